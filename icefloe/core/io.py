@@ -1,0 +1,124 @@
+"""The one file I/O layer every metadata and data access goes through.
+
+Only local (and mounted) file systems are implemented. A commit needs one
+primitive from the store: *create a file only if it does not exist yet*, made
+visible atomically. Locally that is a write to a hidden temporary file followed
+by ``os.link`` (which fails if the target exists), so a half-written metadata
+file is never visible and two writers can never both win the same name.
+
+Tests subclass :class:`FileIO` to inject faults at every write, rename and delete.
+"""
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import uuid
+from typing import Iterator
+from urllib.parse import urlparse
+
+
+class FileAlreadyExistsError(FileExistsError):
+    pass
+
+
+def strip_scheme(path: str) -> str:
+    if path.startswith("file:"):
+        p = urlparse(path)
+        return p.path
+    return path
+
+
+class FileIO:
+    """Local file system I/O. Paths may be plain or ``file:`` URIs."""
+
+    # ------------------------------------------------------------------ reads
+    def read_bytes(self, path: str) -> bytes:
+        with open(strip_scheme(path), "rb") as f:
+            return f.read()
+
+    def open_read(self, path: str):
+        return open(strip_scheme(path), "rb")
+
+    def exists(self, path: str) -> bool:
+        return os.path.exists(strip_scheme(path))
+
+    def size(self, path: str) -> int:
+        return os.path.getsize(strip_scheme(path))
+
+    def mtime_ms(self, path: str) -> int:
+        return int(os.path.getmtime(strip_scheme(path)) * 1000)
+
+    def list_dir(self, path: str) -> list[str]:
+        p = strip_scheme(path)
+        try:
+            return sorted(os.listdir(p))
+        except FileNotFoundError:
+            return []
+
+    def walk_files(self, path: str) -> Iterator[str]:
+        for root, _dirs, files in os.walk(strip_scheme(path)):
+            for name in files:
+                yield os.path.join(root, name)
+
+    def is_dir(self, path: str) -> bool:
+        return os.path.isdir(strip_scheme(path))
+
+    # ------------------------------------------------------------------ writes
+    def makedirs(self, path: str) -> None:
+        os.makedirs(strip_scheme(path), exist_ok=True)
+
+    def write_bytes(self, path: str, data: bytes, overwrite: bool = True) -> None:
+        """Write ``data`` to ``path`` so it appears whole or not at all.
+
+        With ``overwrite=False`` raise :class:`FileAlreadyExistsError` if the path
+        exists, also when another process creates it concurrently.
+        """
+        p = strip_scheme(path)
+        d = os.path.dirname(p)
+        os.makedirs(d, exist_ok=True)
+        tmp = os.path.join(d, f".{os.path.basename(p)}.{uuid.uuid4().hex}.tmp")
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        try:
+            if overwrite:
+                self._replace(tmp, p)
+            else:
+                self._link_if_absent(tmp, p)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+
+    def _replace(self, src: str, dst: str) -> None:
+        os.replace(src, dst)
+
+    def _link_if_absent(self, src: str, dst: str) -> None:
+        try:
+            os.link(src, dst)
+        except FileExistsError as e:
+            raise FileAlreadyExistsError(dst) from e
+        except OSError as e:  # file systems without hard links
+            if e.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV):
+                raise
+            fd = os.open(dst, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            with os.fdopen(fd, "wb") as out, open(src, "rb") as inp:
+                shutil.copyfileobj(inp, out)
+
+    def rename(self, src: str, dst: str) -> None:
+        d = os.path.dirname(strip_scheme(dst))
+        os.makedirs(d, exist_ok=True)
+        os.rename(strip_scheme(src), strip_scheme(dst))
+
+    def delete(self, path: str) -> None:
+        try:
+            os.unlink(strip_scheme(path))
+        except FileNotFoundError:
+            pass
+
+    def delete_tree(self, path: str) -> None:
+        shutil.rmtree(strip_scheme(path), ignore_errors=True)
+
+
+LOCAL = FileIO()

@@ -1,0 +1,70 @@
+"""Typed errors raised by icefloe.
+
+Every error names what is wrong (the table, the column, the file) so a user
+can act on it without reading a traceback from inside a library.
+"""
+
+
+class IcefloeError(Exception):
+    """Base class of every error raised on purpose by icefloe."""
+
+
+class NoSuchTableError(IcefloeError):
+    pass
+
+
+class TableAlreadyExistsError(IcefloeError):
+    pass
+
+
+class NoSuchNamespaceError(IcefloeError):
+    pass
+
+
+class InvalidNameError(IcefloeError, ValueError):
+    """A table or namespace name that could escape the warehouse or be mangled."""
+
+
+class SchemaError(IcefloeError, ValueError):
+    """A schema string or type that cannot be parsed or is not allowed."""
+
+
+class SchemaMismatchError(IcefloeError, ValueError):
+    """Data whose columns or types do not fit the table's schema."""
+
+
+class RequiredFieldNullError(SchemaMismatchError):
+    """A null value in a column the table declares NOT NULL."""
+
+
+class UnknownTransformError(IcefloeError, ValueError):
+    pass
+
+
+class CorruptMetadataError(IcefloeError):
+    """A metadata file that exists but cannot be decoded; names the file."""
+
+    def __init__(self, path: str, reason: str):
+        self.path = path
+        self.reason = reason
+        super().__init__(f"corrupt metadata file {path}: {reason}")
+
+
+class CommitFailedError(IcefloeError):
+    """A commit lost a race too many times or failed for a reason other than a conflict."""
+
+
+class CommitConflictError(CommitFailedError):
+    """Another writer committed a change that conflicts with this one."""
+
+
+class CommitStateUnknownError(CommitFailedError):
+    pass
+
+
+class NoSuchSnapshotError(IcefloeError):
+    pass
+
+
+class JavaMissingError(IcefloeError):
+    pass

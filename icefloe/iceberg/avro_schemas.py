@@ -1,0 +1,134 @@
+"""Avro schemas of manifests and manifest lists (Iceberg spec, "Manifests" and "Manifest Lists").
+
+Every field carries its ``field-id``; maps with non-string keys are arrays of
+key/value records with ``logicalType: map``, named ``k<key id>_v<value id>``
+as the spec's Appendix A describes.
+"""
+from __future__ import annotations
+
+from icefloe.core.types import DecimalType, FixedType, IcebergType, StructType
+
+
+def _opt(t):
+    return ["null", t]
+
+
+def _int_map(field_id: int, name: str, key_id: int, value_id: int, value_type: str) -> dict:
+    return {
+        "name": name, "field-id": field_id, "default": None,
+        "type": _opt({
+            "type": "array", "logicalType": "map",
+            "items": {"type": "record", "name": f"k{key_id}_v{value_id}", "fields": [
+                {"name": "key", "type": "int", "field-id": key_id},
+                {"name": "value", "type": value_type, "field-id": value_id},
+            ]},
+        }),
+    }
+
+
+def avro_primitive(t: IcebergType, name_hint: str = "f") -> object:
+    s = str(t)
+    if s in ("boolean", "int", "long", "float", "double", "string", "bytes"):
+        return s
+    if s == "binary":
+        return "bytes"
+    if s == "date":
+        return {"type": "int", "logicalType": "date"}
+    if s == "time":
+        return {"type": "long", "logicalType": "time-micros"}
+    if s == "timestamp":
+        return {"type": "long", "logicalType": "timestamp-micros", "adjust-to-utc": False}
+    if s == "timestamptz":
+        return {"type": "long", "logicalType": "timestamp-micros", "adjust-to-utc": True}
+    if s == "uuid":
+        return {"type": "fixed", "size": 16, "name": f"uuid_fixed_{name_hint}", "logicalType": "uuid"}
+    if isinstance(t, FixedType):
+        return {"type": "fixed", "size": t.length, "name": f"fixed_{name_hint}"}
+    if isinstance(t, DecimalType):
+        size = _decimal_size(t.precision)
+        return {"type": "fixed", "size": size, "name": f"decimal_{name_hint}", "logicalType": "decimal",
+                "precision": t.precision, "scale": t.scale}
+    raise ValueError(f"no Avro type for {t}")
+
+
+def _decimal_size(precision: int) -> int:
+    size = 1
+    while 10 ** precision > 2 ** (8 * size - 1):
+        size += 1
+    return size
+
+
+def partition_record(partition_type: StructType) -> dict:
+    return {
+        "type": "record", "name": "r102",
+        "fields": [
+            {"name": f.name, "type": _opt(avro_primitive(f.field_type, str(f.field_id))),
+             "field-id": f.field_id, "default": None}
+            for f in partition_type.fields
+        ],
+    }
+
+
+def manifest_entry_schema(partition_type: StructType) -> dict:
+    data_file = {
+        "type": "record", "name": "r2",
+        "fields": [
+            {"name": "content", "type": "int", "field-id": 134, "doc": "Contents of the file: 0=data, 1=position deletes, 2=equality deletes"},
+            {"name": "file_path", "type": "string", "field-id": 100, "doc": "Location URI with FS scheme"},
+            {"name": "file_format", "type": "string", "field-id": 101, "doc": "File format name: avro, orc, or parquet"},
+            {"name": "partition", "type": partition_record(partition_type), "field-id": 102, "doc": "Partition data tuple, schema based on the partition spec"},
+            {"name": "record_count", "type": "long", "field-id": 103, "doc": "Number of records in the file"},
+            {"name": "file_size_in_bytes", "type": "long", "field-id": 104, "doc": "Total file size in bytes"},
+            _int_map(108, "column_sizes", 117, 118, "long"),
+            _int_map(109, "value_counts", 119, 120, "long"),
+            _int_map(110, "null_value_counts", 121, 122, "long"),
+            _int_map(137, "nan_value_counts", 138, 139, "long"),
+            _int_map(125, "lower_bounds", 126, 127, "bytes"),
+            _int_map(128, "upper_bounds", 129, 130, "bytes"),
+            {"name": "key_metadata", "type": ["null", "bytes"], "field-id": 131, "default": None},
+            {"name": "split_offsets", "type": _opt({"type": "array", "items": "long", "element-id": 133}),
+             "field-id": 132, "default": None},
+            {"name": "equality_ids", "type": _opt({"type": "array", "items": "int", "element-id": 136}),
+             "field-id": 135, "default": None},
+            {"name": "sort_order_id", "type": ["null", "int"], "field-id": 140, "default": None},
+        ],
+    }
+    return {
+        "type": "record", "name": "manifest_entry",
+        "fields": [
+            {"name": "status", "type": "int", "field-id": 0},
+            {"name": "snapshot_id", "type": ["null", "long"], "field-id": 1, "default": None},
+            {"name": "sequence_number", "type": ["null", "long"], "field-id": 3, "default": None},
+            {"name": "file_sequence_number", "type": ["null", "long"], "field-id": 4, "default": None},
+            {"name": "data_file", "type": data_file, "field-id": 2},
+        ],
+    }
+
+
+MANIFEST_LIST_SCHEMA = {
+    "type": "record", "name": "manifest_file",
+    "fields": [
+        {"name": "manifest_path", "type": "string", "field-id": 500, "doc": "Location URI with FS scheme"},
+        {"name": "manifest_length", "type": "long", "field-id": 501, "doc": "Total file size in bytes"},
+        {"name": "partition_spec_id", "type": "int", "field-id": 502, "doc": "Spec ID used to write"},
+        {"name": "content", "type": "int", "field-id": 517, "doc": "Contents of the manifest: 0=data, 1=deletes"},
+        {"name": "sequence_number", "type": "long", "field-id": 515, "doc": "Sequence number when the manifest was added"},
+        {"name": "min_sequence_number", "type": "long", "field-id": 516, "doc": "Lowest sequence number in the manifest"},
+        {"name": "added_snapshot_id", "type": "long", "field-id": 503, "doc": "Snapshot ID that added the manifest"},
+        {"name": "added_files_count", "type": "int", "field-id": 504, "doc": "Added entry count"},
+        {"name": "existing_files_count", "type": "int", "field-id": 505, "doc": "Existing entry count"},
+        {"name": "deleted_files_count", "type": "int", "field-id": 506, "doc": "Deleted entry count"},
+        {"name": "added_rows_count", "type": "long", "field-id": 512, "doc": "Added rows count"},
+        {"name": "existing_rows_count", "type": "long", "field-id": 513, "doc": "Existing rows count"},
+        {"name": "deleted_rows_count", "type": "long", "field-id": 514, "doc": "Deleted rows count"},
+        {"name": "partitions", "field-id": 507, "default": None, "doc": "Summary for each partition",
+         "type": ["null", {"type": "array", "element-id": 508, "items": {
+             "type": "record", "name": "r508", "fields": [
+                 {"name": "contains_null", "type": "boolean", "field-id": 509, "doc": "True if any file has a null partition value"},
+                 {"name": "contains_nan", "type": ["null", "boolean"], "field-id": 518, "default": None, "doc": "True if any file has a nan partition value"},
+                 {"name": "lower_bound", "type": ["null", "bytes"], "field-id": 510, "default": None, "doc": "Partition lower bound for all files"},
+                 {"name": "upper_bound", "type": ["null", "bytes"], "field-id": 511, "default": None, "doc": "Partition upper bound for all files"},
+             ]}}]},
+        {"name": "key_metadata", "type": ["null", "bytes"], "field-id": 519, "default": None, "doc": "Encryption key metadata blob"},
+    ],
+}

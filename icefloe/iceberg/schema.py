@@ -1,0 +1,87 @@
+"""Schemas in table metadata (Iceberg spec, "Schemas" and Appendix C JSON serialization)."""
+from __future__ import annotations
+
+from typing import Any
+
+from icefloe.core.types import (
+    DecimalType, IcebergType, ListType, MapType, NestedField, Schema, StructType, primitive_from_string,
+)
+from icefloe.errors import SchemaError
+
+
+def type_to_json(t: IcebergType) -> Any:
+    if isinstance(t, StructType):
+        return {"type": "struct", "fields": [field_to_json(f) for f in t.fields]}
+    if isinstance(t, ListType):
+        return {"type": "list", "element-id": t.element_id, "element": type_to_json(t.element_type),
+                "element-required": t.element_required}
+    if isinstance(t, MapType):
+        return {"type": "map", "key-id": t.key_id, "key": type_to_json(t.key_type),
+                "value-id": t.value_id, "value": type_to_json(t.value_type),
+                "value-required": t.value_required}
+    if isinstance(t, DecimalType):
+        return f"decimal({t.precision}, {t.scale})"
+    return str(t)
+
+
+def field_to_json(f: NestedField) -> dict:
+    d = {"id": f.field_id, "name": f.name, "required": f.required, "type": type_to_json(f.field_type)}
+    if f.doc:
+        d["doc"] = f.doc
+    return d
+
+
+def schema_to_json(schema: Schema) -> dict:
+    d = {"type": "struct", "schema-id": schema.schema_id}
+    if schema.identifier_field_ids:
+        d["identifier-field-ids"] = list(schema.identifier_field_ids)
+    d["fields"] = [field_to_json(f) for f in schema.fields]
+    return d
+
+
+def type_from_json(obj: Any) -> IcebergType:
+    if isinstance(obj, str):
+        return primitive_from_string(obj)
+    if not isinstance(obj, dict):
+        raise SchemaError(f"cannot read type from {obj!r}")
+    kind = obj.get("type")
+    if kind == "struct":
+        return StructType([field_from_json(f) for f in obj["fields"]])
+    if kind == "list":
+        return ListType(obj["element-id"], type_from_json(obj["element"]), obj.get("element-required", False))
+    if kind == "map":
+        return MapType(obj["key-id"], type_from_json(obj["key"]), obj["value-id"],
+                       type_from_json(obj["value"]), obj.get("value-required", False))
+    raise SchemaError(f"unknown type {kind!r}")
+
+
+def field_from_json(obj: dict) -> NestedField:
+    return NestedField(obj["id"], obj["name"], type_from_json(obj["type"]), bool(obj.get("required", False)),
+                       obj.get("doc"))
+
+
+def schema_from_json(obj: dict) -> Schema:
+    return Schema([field_from_json(f) for f in obj["fields"]], schema_id=obj.get("schema-id", 0),
+                  identifier_field_ids=obj.get("identifier-field-ids"))
+
+
+def name_mapping(schema: Schema) -> list:
+    """The default name mapping (spec: "Column Projection"), for files written without ids."""
+
+    def fields(t: IcebergType) -> list:
+        if isinstance(t, StructType):
+            return [entry(f) for f in t.fields]
+        if isinstance(t, ListType):
+            return [entry(t.element_field)]
+        if isinstance(t, MapType):
+            return [entry(t.key_field), entry(t.value_field)]
+        return []
+
+    def entry(f: NestedField) -> dict:
+        d: dict = {"field-id": f.field_id, "names": [f.name]}
+        sub = fields(f.field_type)
+        if sub:
+            d["fields"] = sub
+        return d
+
+    return fields(schema.struct)

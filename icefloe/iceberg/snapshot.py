@@ -1,0 +1,130 @@
+"""Snapshots, their summaries and references (Iceberg spec, "Snapshots", "Snapshot References")."""
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Optional
+
+APPEND, REPLACE, OVERWRITE, DELETE = "append", "replace", "overwrite", "delete"
+
+
+@dataclass
+class Snapshot:
+    snapshot_id: int
+    sequence_number: int
+    timestamp_ms: int
+    manifest_list: str
+    summary: dict
+    parent_snapshot_id: Optional[int] = None
+    schema_id: Optional[int] = None
+
+    @property
+    def operation(self) -> str:
+        return self.summary.get("operation", "")
+
+    def to_json(self) -> dict:
+        d: dict = {"sequence-number": self.sequence_number, "snapshot-id": self.snapshot_id}
+        if self.parent_snapshot_id is not None:
+            d["parent-snapshot-id"] = self.parent_snapshot_id
+        d["timestamp-ms"] = self.timestamp_ms
+        d["summary"] = dict(self.summary)
+        d["manifest-list"] = self.manifest_list
+        if self.schema_id is not None:
+            d["schema-id"] = self.schema_id
+        return d
+
+    @staticmethod
+    def from_json(obj: dict) -> "Snapshot":
+        return Snapshot(
+            snapshot_id=obj["snapshot-id"], sequence_number=obj.get("sequence-number", 0),
+            timestamp_ms=obj["timestamp-ms"], manifest_list=obj.get("manifest-list", ""),
+            summary=dict(obj.get("summary") or {"operation": APPEND}),
+            parent_snapshot_id=obj.get("parent-snapshot-id"), schema_id=obj.get("schema-id"),
+        )
+
+
+@dataclass
+class SnapshotRef:
+    snapshot_id: int
+    type: str = "branch"
+    min_snapshots_to_keep: Optional[int] = None
+    max_snapshot_age_ms: Optional[int] = None
+    max_ref_age_ms: Optional[int] = None
+
+    def to_json(self) -> dict:
+        d: dict = {"snapshot-id": self.snapshot_id, "type": self.type}
+        if self.min_snapshots_to_keep is not None:
+            d["min-snapshots-to-keep"] = self.min_snapshots_to_keep
+        if self.max_snapshot_age_ms is not None:
+            d["max-snapshot-age-ms"] = self.max_snapshot_age_ms
+        if self.max_ref_age_ms is not None:
+            d["max-ref-age-ms"] = self.max_ref_age_ms
+        return d
+
+    @staticmethod
+    def from_json(obj: dict) -> "SnapshotRef":
+        return SnapshotRef(obj["snapshot-id"], obj.get("type", "branch"), obj.get("min-snapshots-to-keep"),
+                           obj.get("max-snapshot-age-ms"), obj.get("max-ref-age-ms"))
+
+
+def new_snapshot_id() -> int:
+    """A positive random 63-bit id, as Java derives from a UUID's bits."""
+    u = uuid.uuid4()
+    v = (u.int >> 64) ^ (u.int & ((1 << 64) - 1))
+    return v & ((1 << 63) - 1) or 1
+
+
+# Summary keys (spec: "Snapshot Summary" / metrics written by Java's SnapshotProducer)
+TOTAL_KEYS = ("total-records", "total-files-size", "total-data-files", "total-delete-files",
+              "total-position-deletes", "total-equality-deletes")
+
+
+def build_summary(operation: str, added: list, removed: list, previous: Optional[dict],
+                  extra: Optional[dict] = None) -> dict:
+    """Summary map with the figures seed 001 shows, derived from added and removed DataFiles."""
+    from icefloe.iceberg.manifest import DATA, EQUALITY_DELETES, POSITION_DELETES
+
+    s: dict = {"operation": operation}
+    if extra:
+        s.update(extra)
+    add_data = [f for f in added if f.content == DATA]
+    add_del = [f for f in added if f.content != DATA]
+    rm_data = [f for f in removed if f.content == DATA]
+    rm_del = [f for f in removed if f.content != DATA]
+
+    def put(key, value):
+        if value:
+            s[key] = str(value)
+
+    put("added-data-files", len(add_data))
+    put("deleted-data-files", len(rm_data))
+    put("added-delete-files", len(add_del))
+    put("removed-delete-files", len(rm_del))
+    put("added-records", sum(f.record_count for f in add_data))
+    put("deleted-records", sum(f.record_count for f in rm_data))
+    put("added-files-size", sum(f.file_size_in_bytes for f in added))
+    put("removed-files-size", sum(f.file_size_in_bytes for f in removed))
+    put("added-position-deletes", sum(f.record_count for f in add_del if f.content == POSITION_DELETES))
+    put("removed-position-deletes", sum(f.record_count for f in rm_del if f.content == POSITION_DELETES))
+    put("added-equality-deletes", sum(f.record_count for f in add_del if f.content == EQUALITY_DELETES))
+    put("removed-equality-deletes", sum(f.record_count for f in rm_del if f.content == EQUALITY_DELETES))
+    parts = {(f.spec_id, f.partition) for f in added + removed}
+    s["changed-partition-count"] = str(len(parts))
+
+    prev = previous or {}
+
+    def total(key, delta):
+        base = int(prev.get(key, "0"))
+        s[key] = str(base + delta)
+
+    total("total-records", sum(f.record_count for f in add_data) - sum(f.record_count for f in rm_data))
+    total("total-files-size", sum(f.file_size_in_bytes for f in added) - sum(f.file_size_in_bytes for f in removed))
+    total("total-data-files", len(add_data) - len(rm_data))
+    total("total-delete-files", len(add_del) - len(rm_del))
+    total("total-position-deletes",
+          sum(f.record_count for f in add_del if f.content == POSITION_DELETES)
+          - sum(f.record_count for f in rm_del if f.content == POSITION_DELETES))
+    total("total-equality-deletes",
+          sum(f.record_count for f in add_del if f.content == EQUALITY_DELETES)
+          - sum(f.record_count for f in rm_del if f.content == EQUALITY_DELETES))
+    return s

@@ -1,0 +1,110 @@
+"""The embedded Spark: a local SparkSession created on first use, or the user's own.
+
+Whatever session is used, the settings the table formats rely on are applied:
+Parquet timestamps as INT64 microseconds (the Iceberg spec forbids INT96),
+column matching by Parquet field id on read, and Python workers that run the
+interpreter icefloe is installed in.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import threading
+
+from icefloe.errors import JavaMissingError
+
+_lock = threading.Lock()
+_session = None
+
+# Settings every session used with icefloe needs, for correctness.
+REQUIRED_CONF = {
+    "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
+    "spark.sql.parquet.fieldId.write.enabled": "true",
+    "spark.sql.parquet.fieldId.read.enabled": "true",
+    "spark.sql.python.filterPushdown.enabled": "true",
+}
+
+
+def check_java() -> None:
+    """Raise a clear error when no Java 17+ runtime can be found."""
+    java_home = os.environ.get("JAVA_HOME")
+    java = os.path.join(java_home, "bin", "java") if java_home else shutil.which("java")
+    if not java or not os.path.exists(java):
+        raise JavaMissingError(
+            "icefloe runs Apache Spark, which needs a Java 17 runtime, and none was found. "
+            "Install Java 17 (for example the 'openjdk-17-jre-headless' package) "
+            "or set JAVA_HOME to its location.")
+    try:
+        out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30).stderr
+    except Exception as e:  # pragma: no cover - broken installation
+        raise JavaMissingError(f"could not run {java}: {e}") from e
+    import re
+
+    m = re.search(r'version "(\d+)', out)
+    if m and int(m.group(1)) < 17:
+        raise JavaMissingError(f"Spark 4 needs Java 17 or newer; {java} is version {m.group(1)}")
+
+
+def apply_required_conf(spark) -> None:
+    for k, v in REQUIRED_CONF.items():
+        try:
+            if spark.conf.get(k, None) != v:
+                spark.conf.set(k, v)
+        except Exception:  # static confs of a running session cannot change
+            pass
+
+
+def get_spark(spark=None):
+    """Return ``spark`` (configured for icefloe) or the embedded local session."""
+    global _session
+    if spark is not None:
+        apply_required_conf(spark)
+        _register_data_source(spark)
+        return spark
+    with _lock:
+        from pyspark.sql import SparkSession
+
+        active = SparkSession.getActiveSession()
+        if active is not None:
+            apply_required_conf(active)
+            _register_data_source(active)
+            return active
+        if _session is not None:
+            return _session
+        check_java()
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+        builder = (
+            SparkSession.builder.appName("icefloe")
+            .master(os.environ.get("ICEFLOE_SPARK_MASTER", "local[*]"))
+            .config("spark.ui.enabled", "false")
+            .config("spark.sql.shuffle.partitions", os.environ.get("ICEFLOE_SHUFFLE_PARTITIONS", "8"))
+            .config("spark.driver.memory", os.environ.get("ICEFLOE_DRIVER_MEMORY", "2g"))
+            .config("spark.sql.sources.partitionOverwriteMode", "static")
+            .config("spark.python.worker.reuse", "true")
+            .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        )
+        for k, v in REQUIRED_CONF.items():
+            builder = builder.config(k, v)
+        _session = builder.getOrCreate()
+        _session.sparkContext.setLogLevel(os.environ.get("ICEFLOE_SPARK_LOG_LEVEL", "ERROR"))
+        _register_data_source(_session)
+        return _session
+
+
+_registered: set = set()
+
+
+def _register_data_source(spark) -> None:
+    key = id(spark)
+    if key in _registered:
+        return
+    try:
+        from icefloe.spark.datasource import IcefloeDataSource
+
+        spark.dataSource.register(IcefloeDataSource)
+        _registered.add(key)
+    except ImportError:  # data source module not available (partial install)
+        pass
