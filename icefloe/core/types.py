@@ -588,7 +588,7 @@ def to_arrow_type(t: IcebergType, with_ids: bool = True):
         "boolean": pa.bool_(), "int": pa.int32(), "long": pa.int64(), "float": pa.float32(),
         "double": pa.float64(), "date": pa.date32(), "time": pa.time64("us"),
         "timestamp": pa.timestamp("us"), "timestamptz": pa.timestamp("us", tz="UTC"),
-        "string": pa.large_string() if False else pa.string(), "uuid": pa.binary(16),
+        "string": pa.string(), "uuid": pa.binary(16),
         "binary": pa.binary(),
     }[s]
 

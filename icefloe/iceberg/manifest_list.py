@@ -48,6 +48,9 @@ class ManifestFile:
     key_metadata: Optional[bytes] = None
 
     def has_added_or_existing(self) -> bool:
+        # counts are optional in v1 manifest lists: unknown means "may have live files"
+        if self.added_files_count is None or self.existing_files_count is None:
+            return True
         return self.added_files_count > 0 or self.existing_files_count > 0
 
 
@@ -135,6 +138,13 @@ def write_manifest_list(io_: FileIO, path: str, manifests: list[ManifestFile], s
     io_.write_bytes(path, buf.getvalue(), overwrite=False)
 
 
+def _first(rec: dict, *keys):
+    for k in keys:
+        if rec.get(k) is not None:
+            return rec[k]
+    return None
+
+
 def read_manifest_list(io_: FileIO, path: str) -> list[ManifestFile]:
     try:
         data = io_.read_bytes(path)
@@ -154,9 +164,9 @@ def read_manifest_list(io_: FileIO, path: str) -> list[ManifestFile]:
                 sequence_number=r.get("sequence_number", 0) or 0,
                 min_sequence_number=r.get("min_sequence_number", 0) or 0,
                 added_snapshot_id=r["added_snapshot_id"],
-                added_files_count=r.get("added_files_count") or r.get("added_data_files_count") or 0,
-                existing_files_count=r.get("existing_files_count") or r.get("existing_data_files_count") or 0,
-                deleted_files_count=r.get("deleted_files_count") or r.get("deleted_data_files_count") or 0,
+                added_files_count=_first(r, "added_files_count", "added_data_files_count"),
+                existing_files_count=_first(r, "existing_files_count", "existing_data_files_count"),
+                deleted_files_count=_first(r, "deleted_files_count", "deleted_data_files_count"),
                 added_rows_count=r.get("added_rows_count") or 0,
                 existing_rows_count=r.get("existing_rows_count") or 0,
                 deleted_rows_count=r.get("deleted_rows_count") or 0,

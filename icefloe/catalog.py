@@ -1,0 +1,85 @@
+"""The user-facing catalog, the same for both formats."""
+from __future__ import annotations
+
+import os
+from typing import Optional
+
+from icefloe.core.types import Schema, from_arrow_schema, from_spark_schema, parse_schema
+from icefloe.errors import IcefloeError, SchemaError
+
+FORMATS = ("iceberg", "paimon")
+
+
+def to_schema(schema) -> Schema:
+    """Accept a DDL string, an icefloe Schema, a pyarrow.Schema or a Spark StructType."""
+    if isinstance(schema, Schema):
+        return schema
+    if isinstance(schema, str):
+        return parse_schema(schema)
+    try:
+        import pyarrow as pa
+
+        if isinstance(schema, pa.Schema):
+            return from_arrow_schema(schema)
+    except ImportError:  # pragma: no cover
+        pass
+    if type(schema).__name__ == "StructType":
+        return from_spark_schema(schema)
+    raise SchemaError(f"cannot use {type(schema).__name__} as a table schema")
+
+
+class Catalog:
+    """A warehouse directory of tables in one format.
+
+    >>> cat = Catalog("warehouse")                      # Iceberg, embedded local Spark
+    >>> t = cat.create_table("db.tb01", "id bigint not null, ts timestamp", partitioned_by=["year(ts)"])
+    """
+
+    def __init__(self, warehouse: str, format: str = "iceberg", spark=None):
+        fmt = (format or "iceberg").lower()
+        if fmt not in FORMATS:
+            raise IcefloeError(f"unknown table format {format!r}; expected one of {FORMATS}")
+        self.warehouse = os.path.abspath(warehouse)
+        self.format = fmt
+        self._spark = spark
+        os.makedirs(self.warehouse, exist_ok=True)
+        if fmt == "iceberg":
+            from icefloe.iceberg.catalog import HadoopCatalog
+
+            self._impl = HadoopCatalog(self.warehouse, spark)
+        else:
+            from icefloe.paimon.catalog import PaimonCatalog
+
+            self._impl = PaimonCatalog(self.warehouse, spark)
+
+    def __repr__(self) -> str:
+        return f"Catalog({self.warehouse!r}, format={self.format!r})"
+
+    @property
+    def spark(self):
+        from icefloe.spark.session import get_spark
+
+        self._spark = get_spark(self._spark)
+        return self._spark
+
+    def create_table(self, name: str, schema, partitioned_by=None, properties: Optional[dict] = None):
+        if self.format == "paimon":
+            return self._impl.create_table(name, schema, partitioned_by=partitioned_by, properties=properties)
+        return self._impl.create_table(name, to_schema(schema), partitioned_by, properties)
+
+    def load_table(self, name: str):
+        return self._impl.load_table(name)
+
+    def table_exists(self, name: str) -> bool:
+        return self._impl.table_exists(name)
+
+    def list_tables(self, namespace: str) -> list[str]:
+        return self._impl.list_tables(namespace)
+
+    def drop_table(self, name: str) -> None:
+        self._impl.drop_table(name)
+
+    def register_table(self, name: str, metadata_location: str):
+        if self.format != "iceberg":
+            raise IcefloeError("register_table is only available for Iceberg tables")
+        return self._impl.register_table(name, metadata_location)

@@ -1,0 +1,186 @@
+"""Column statistics of written Parquet files, read from their footers.
+
+Both write paths (Spark's own Parquet writer and the Arrow writer) end here:
+the footer gives, per leaf column, the compressed size, value count, null
+count and min/max, which become the file's metrics keyed by field id. String
+and binary bounds are truncated to 16 units like Iceberg's default metrics
+mode ``truncate(16)``: the lower bound is a prefix, the upper bound a prefix
+whose last unit is incremented, so both stay valid bounds.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import decimal
+import math
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from icefloe.core.types import (
+    DecimalType, IcebergType, ListType, MapType, NestedField, Schema, StructType,
+)
+
+DEFAULT_TRUNCATE = 16
+
+
+@dataclass
+class FileMetrics:
+    record_count: int
+    column_sizes: dict = field(default_factory=dict)
+    value_counts: dict = field(default_factory=dict)
+    null_value_counts: dict = field(default_factory=dict)
+    nan_value_counts: dict = field(default_factory=dict)
+    lower_bounds: dict = field(default_factory=dict)   # field id -> internal value
+    upper_bounds: dict = field(default_factory=dict)
+    split_offsets: list = field(default_factory=list)
+
+
+def parquet_leaf_paths(schema: Schema) -> dict:
+    """Map Parquet column paths ("s.a", "l.list.element", "m.key_value.key") to (field, repeated)."""
+    out: dict = {}
+
+    def visit(f: NestedField, prefix: str, repeated: bool):
+        path = f"{prefix}{f.name}" if prefix is not None else f.name
+        t = f.field_type
+        if isinstance(t, StructType):
+            for c in t.fields:
+                visit(c, path + ".", repeated)
+        elif isinstance(t, ListType):
+            visit(NestedField(t.element_id, "element", t.element_type, t.element_required), path + ".list.", True)
+        elif isinstance(t, MapType):
+            visit(t.key_field, path + ".key_value.", True)
+            visit(NestedField(t.value_id, "value", t.value_type, t.value_required), path + ".key_value.", True)
+        else:
+            out[path] = (f, repeated)
+
+    for f in schema.fields:
+        visit(f, "", False)
+    return out
+
+
+def _truncate_lower(t: IcebergType, v: Any, n: int) -> Any:
+    if str(t) == "string" and isinstance(v, str):
+        return v[:n]
+    if str(t) == "binary" and isinstance(v, (bytes, bytearray)):
+        return bytes(v[:n])
+    return v
+
+
+def _truncate_upper(t: IcebergType, v: Any, n: int) -> Optional[Any]:
+    s = str(t)
+    if s == "string" and isinstance(v, str) and len(v) > n:
+        chars = list(v[:n])
+        for i in range(len(chars) - 1, -1, -1):
+            cp = ord(chars[i]) + 1
+            if 0xD800 <= cp <= 0xDFFF:
+                cp = 0xE000
+            if cp <= 0x10FFFF:
+                return "".join(chars[:i]) + chr(cp)
+        return None
+    if s == "binary" and isinstance(v, (bytes, bytearray)) and len(v) > n:
+        b = bytearray(v[:n])
+        for i in range(len(b) - 1, -1, -1):
+            if b[i] < 0xFF:
+                b[i] += 1
+                return bytes(b[: i + 1])
+        return None
+    return v
+
+
+def _stat_value(t: IcebergType, v: Any) -> Any:
+    """A footer statistic (as pyarrow reports it) as an internal value."""
+    from icefloe.iceberg.conversions import to_internal
+
+    s = str(t)
+    if v is None:
+        return None
+    if s == "string" and isinstance(v, (bytes, bytearray)):
+        return bytes(v).decode("utf-8", "surrogateescape")
+    if s in ("timestamp", "timestamptz") and isinstance(v, _dt.datetime):
+        if v.tzinfo is not None and s == "timestamp":
+            v = v.replace(tzinfo=None)
+        return to_internal(t, v)
+    if isinstance(t, DecimalType) and not isinstance(v, decimal.Decimal):
+        if isinstance(v, int):
+            return decimal.Decimal(v).scaleb(-t.scale)
+        if isinstance(v, (bytes, bytearray)):
+            return decimal.Decimal(int.from_bytes(v, "big", signed=True)).scaleb(-t.scale)
+    if s == "uuid" and isinstance(v, (bytes, bytearray)):
+        import uuid
+
+        return uuid.UUID(bytes=bytes(v))
+    return to_internal(t, v)
+
+
+def metrics_from_footer(parquet_metadata, schema: Schema, truncate: int = DEFAULT_TRUNCATE,
+                        skip_float_bounds: bool = False) -> FileMetrics:
+    """Metrics of one Parquet file from its footer (``pyarrow.parquet.FileMetaData``).
+
+    ``skip_float_bounds``: writers that may have seen NaN without recording it in
+    the footer statistics cannot give trustworthy float bounds.
+    """
+    md = parquet_metadata
+    leaves = parquet_leaf_paths(schema)
+    m = FileMetrics(record_count=md.num_rows)
+    lows: dict = {}
+    highs: dict = {}
+    bounds_ok: dict = {}
+    for rg_i in range(md.num_row_groups):
+        rg = md.row_group(rg_i)
+        first_offset = None
+        for ci in range(rg.num_columns):
+            col = rg.column(ci)
+            if first_offset is None or (col.dictionary_page_offset or col.data_page_offset) < first_offset:
+                off = col.dictionary_page_offset if col.has_dictionary_page else col.data_page_offset
+                first_offset = off if first_offset is None else min(first_offset, off)
+            info = leaves.get(col.path_in_schema)
+            if info is None:
+                continue
+            f, repeated = info
+            fid = f.field_id
+            m.column_sizes[fid] = m.column_sizes.get(fid, 0) + col.total_compressed_size
+            m.value_counts[fid] = m.value_counts.get(fid, 0) + col.num_values
+            st = col.statistics
+            if st is not None and st.has_null_count:
+                m.null_value_counts[fid] = m.null_value_counts.get(fid, 0) + st.null_count
+            if repeated:
+                continue
+            ok = bounds_ok.get(fid, True)
+            is_float = str(f.field_type) in ("float", "double")
+            if st is None or not st.has_min_max or (is_float and skip_float_bounds):
+                # A row group with values but no min/max makes file bounds unknown.
+                if st is None or st.null_count != col.num_values:
+                    bounds_ok[fid] = False
+                continue
+            try:
+                lo = _stat_value(f.field_type, st.min)
+                hi = _stat_value(f.field_type, st.max)
+            except Exception:
+                bounds_ok[fid] = False
+                continue
+            if is_float and (math.isnan(lo) or math.isnan(hi)):
+                bounds_ok[fid] = False
+                continue
+            bounds_ok[fid] = ok
+            if fid not in lows or lo < lows[fid]:
+                lows[fid] = lo
+            if fid not in highs or hi > highs[fid]:
+                highs[fid] = hi
+        if first_offset is not None:
+            m.split_offsets.append(first_offset)
+    for fid, lo in lows.items():
+        if not bounds_ok.get(fid, True):
+            continue
+        t = _field_type(leaves, fid)
+        m.lower_bounds[fid] = _truncate_lower(t, lo, truncate)
+        hi = _truncate_upper(t, highs[fid], truncate)
+        if hi is not None:
+            m.upper_bounds[fid] = hi
+    m.split_offsets.sort()
+    return m
+
+
+def _field_type(leaves: dict, fid: int) -> IcebergType:
+    for f, _rep in leaves.values():
+        if f.field_id == fid:
+            return f.field_type
+    raise KeyError(fid)

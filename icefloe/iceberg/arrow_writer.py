@@ -1,0 +1,161 @@
+"""Writing Arrow data as Iceberg data files (used for pyarrow input and in Spark tasks).
+
+Rows are split by partition tuple (transforms applied with Arrow compute), each
+group is written with pyarrow's Parquet writer carrying field ids, and the
+footer plus exact NaN counts give the file metrics.
+"""
+from __future__ import annotations
+
+import uuid
+from typing import Iterable, Optional
+
+from icefloe.core.io import FileIO
+from icefloe.core.parquet import metrics_from_footer
+from icefloe.core.types import Schema, to_arrow_schema
+from icefloe.errors import RequiredFieldNullError, SchemaMismatchError
+from icefloe.iceberg import conversions
+from icefloe.iceberg.manifest import DataFile
+from icefloe.iceberg.partitioning import PartitionSpec
+from icefloe.iceberg.transforms import apply_arrow
+
+
+def align_arrow(table, schema: Schema, table_name: str = "table"):
+    """Project and cast an Arrow table to ``schema``; reject what does not fit."""
+    import pyarrow as pa
+
+    target = to_arrow_schema(schema)
+    names = {n.lower(): n for n in table.column_names}
+    extra = set(names) - {f.name.lower() for f in schema.fields}
+    if extra:
+        raise SchemaMismatchError(f"data has columns that table {table_name} does not: {sorted(extra)}; "
+                                  f"table columns are {schema.column_names}")
+    arrays = []
+    for f, af in zip(schema.fields, target):
+        src = names.get(f.name.lower())
+        if src is None:
+            if f.required:
+                raise SchemaMismatchError(f"required column {f.name!r} of table {table_name} is missing from the data")
+            arrays.append(pa.nulls(table.num_rows, type=af.type))
+            continue
+        col = table.column(src)
+        if f.required and col.null_count:
+            raise RequiredFieldNullError(f"null value in required column '{f.name}' of table {table_name}")
+        if col.type != af.type:
+            _check_arrow_cast(col.type, af.type, f.name)
+            try:
+                col = col.cast(af.type)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+                raise SchemaMismatchError(f"column {f.name!r}: cannot convert {col.type} to {af.type}: {e}") from e
+        arrays.append(col)
+    return pa.Table.from_arrays(arrays, schema=target)
+
+
+def _check_arrow_cast(src, dst, name: str) -> None:
+    import pyarrow.types as pt
+
+    ok = (
+        (pt.is_integer(src) and pt.is_integer(dst) and src.bit_width <= dst.bit_width)
+        or (pt.is_floating(src) and pt.is_floating(dst) and src.bit_width <= dst.bit_width)
+        or ((pt.is_string(src) or pt.is_large_string(src)) and pt.is_string(dst))
+        or ((pt.is_binary(src) or pt.is_large_binary(src)) and pt.is_binary(dst))
+        or (pt.is_timestamp(src) and pt.is_timestamp(dst) and (src.tz is None) == (dst.tz is None))
+        or (pt.is_date(src) and pt.is_date(dst))
+        or (pt.is_decimal(src) and pt.is_decimal(dst) and src.scale == dst.scale and src.precision <= dst.precision)
+        or (pt.is_nested(src) and pt.is_nested(dst))
+    )
+    if not ok:
+        raise SchemaMismatchError(f"column {name!r} has type {src} but the table column needs {dst}; cast it explicitly")
+
+
+def write_arrow(io: FileIO, table, schema: Schema, spec: PartitionSpec, location: str,
+                properties: Optional[dict] = None, task_id: int = 0, write_id: Optional[str] = None) -> list[DataFile]:
+    """Write an already aligned Arrow table; returns uncommitted DataFiles."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    props = properties or {}
+    write_id = write_id or uuid.uuid4().hex
+    codec = props.get("write.parquet.compression-codec", "zstd").lower()
+    target_rows = None
+    out: list[DataFile] = []
+    if table.num_rows == 0:
+        return out
+    groups = _split_by_partition(table, schema, spec)
+    counter = 0
+    written: list[str] = []
+    try:
+        for partition, part_table in groups:
+            counter += 1
+            sub = spec.partition_path(schema, partition) if spec.fields else ""
+            name = f"{task_id:05d}-0-{write_id}-{counter:05d}.parquet"
+            path = f"{location.rstrip('/')}/data/{sub + '/' if sub else ''}{name}"
+            io.makedirs(path.rsplit("/", 1)[0])
+            written.append(path)
+            pq.write_table(part_table, path, compression=None if codec == "uncompressed" else codec,
+                           store_schema=False)
+            md = pq.read_metadata(path)
+            m = metrics_from_footer(md, schema)
+            _add_nan_counts(m, part_table, schema)
+            out.append(_to_data_file(path, io.size(path), partition, spec.spec_id, schema, m))
+    except BaseException:
+        for p in written:
+            io.delete(p)
+        raise
+    return out
+
+
+def _add_nan_counts(m, table, schema: Schema) -> None:
+    import pyarrow.compute as pc
+
+    for f in schema.fields:
+        if str(f.field_type) in ("float", "double"):
+            col = table.column(f.name)
+            m.nan_value_counts[f.field_id] = int(pc.sum(pc.is_nan(col).cast("int64")).as_py() or 0)
+            # min/max from Arrow compute ignore NaN, as the spec requires
+            mm = pc.min_max(pc.if_else(pc.is_nan(col), None, col))
+            lo, hi = mm["min"].as_py(), mm["max"].as_py()
+            if lo is not None:
+                m.lower_bounds[f.field_id] = lo
+                m.upper_bounds[f.field_id] = hi
+
+
+def _split_by_partition(table, schema: Schema, spec: PartitionSpec):
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if spec.is_unpartitioned:
+        return [((), table)]
+    keys = []
+    for i, pf in enumerate(spec.fields):
+        src = schema.find_field(pf.source_id)
+        keys.append(apply_arrow(pf.transform, src.field_type, table.column(src.name).combine_chunks()))
+    key_names = [f"__p{i}" for i in range(len(keys))]
+    with_keys = table.append_column("__row", pa.array(range(table.num_rows), pa.int64()))
+    for n, k in zip(key_names, keys):
+        with_keys = with_keys.append_column(n, k)
+    grouped = with_keys.group_by(key_names, use_threads=False).aggregate([("__row", "list")])
+    result = []
+    rtypes = spec.result_types(schema)
+    for row in grouped.to_pylist():
+        partition = tuple(conversions.to_internal(t, row[n]) for n, t in zip(key_names, rtypes))
+        idx = pa.array(row["__row_list"], pa.int64())
+        result.append((partition, table.take(idx)))
+    return result
+
+
+def data_file_from_metrics(path: str, size: int, partition: tuple, spec_id: int, schema: Schema, m) -> DataFile:
+    """A DataFile (content DATA) from a written file's metrics; bounds serialized per the spec."""
+    def enc(bounds: dict) -> dict:
+        return {fid: conversions.to_bytes(schema.find_field(fid).field_type, v) for fid, v in bounds.items()}
+
+    return DataFile(
+        file_path=path, file_format="PARQUET", partition=partition, record_count=m.record_count,
+        file_size_in_bytes=size, content=0, column_sizes=m.column_sizes, value_counts=m.value_counts,
+        null_value_counts=m.null_value_counts, nan_value_counts=m.nan_value_counts or {},
+        lower_bounds=enc(m.lower_bounds), upper_bounds=enc(m.upper_bounds),
+        split_offsets=m.split_offsets or None, sort_order_id=0, spec_id=spec_id,
+    )
+
+
+_to_data_file = data_file_from_metrics

@@ -1,0 +1,97 @@
+"""The Hadoop-catalog table layout: ``metadata/vN.metadata.json`` and ``version-hint.text``.
+
+A commit writes version N+1 with create-if-absent, so of two writers racing
+for the same version exactly one wins; the hint is written afterwards and is
+only a hint: readers look past it for newer versions, and list the directory
+when it is missing, empty or garbage.
+"""
+from __future__ import annotations
+
+import os
+import re
+from typing import Optional
+
+from icefloe.core.io import FileAlreadyExistsError, FileIO
+from icefloe.errors import CommitFailedError, CorruptMetadataError, NoSuchTableError
+from icefloe.iceberg.table_metadata import TableMetadata, now_ms, with_metadata_log
+
+HINT_FILE = "version-hint.text"
+_VERSION_RE = re.compile(r"^v(\d+)\.metadata\.json$")
+
+
+class VersionConflict(CommitFailedError):
+    """Another writer committed the version this commit wanted to write."""
+
+
+class HadoopTableOperations:
+    def __init__(self, io: FileIO, location: str):
+        self.io = io
+        self.location = location.rstrip("/")
+        self.metadata_dir = f"{self.location}/metadata"
+
+    def metadata_path(self, version: int) -> str:
+        return f"{self.metadata_dir}/v{version}.metadata.json"
+
+    # ------------------------------------------------------------------ versions
+    def _read_hint(self) -> Optional[int]:
+        try:
+            text = self.io.read_bytes(f"{self.metadata_dir}/{HINT_FILE}").decode("utf-8", "replace").strip()
+        except (FileNotFoundError, IsADirectoryError):
+            return None
+        return int(text) if text.isdigit() else None
+
+    def _list_versions(self) -> list[int]:
+        out = []
+        for name in self.io.list_dir(self.metadata_dir):
+            m = _VERSION_RE.match(name)
+            if m:
+                out.append(int(m.group(1)))
+        return sorted(out)
+
+    def current_version(self) -> Optional[int]:
+        """The highest committed version; the hint is a starting point, never the last word."""
+        hint = self._read_hint()
+        if hint is not None and hint > 0 and self.io.exists(self.metadata_path(hint)):
+            v = hint
+            while self.io.exists(self.metadata_path(v + 1)):
+                v += 1
+            return v
+        versions = self._list_versions()
+        return versions[-1] if versions else None
+
+    def exists(self) -> bool:
+        return self.current_version() is not None
+
+    def load(self, version: Optional[int] = None) -> tuple[int, TableMetadata]:
+        v = self.current_version() if version is None else version
+        if v is None:
+            raise NoSuchTableError(f"no Iceberg table at {self.location} (no metadata/v*.metadata.json)")
+        path = self.metadata_path(v)
+        try:
+            data = self.io.read_bytes(path)
+        except FileNotFoundError as e:
+            raise NoSuchTableError(f"metadata file {path} is missing") from e
+        return v, TableMetadata.loads(data, path)
+
+    # ------------------------------------------------------------------ commit
+    def commit(self, base_version: Optional[int], base: Optional[TableMetadata],
+               new: TableMetadata) -> int:
+        """Write ``new`` as version base_version+1; raise VersionConflict if it exists."""
+        version = (base_version or 0) + 1
+        if base is not None and base_version is not None:
+            max_log = int(new.properties.get("write.metadata.previous-versions-max", "100"))
+            new = with_metadata_log(new, self.metadata_path(base_version), base.last_updated_ms, max_log)
+        path = self.metadata_path(version)
+        try:
+            self.io.write_bytes(path, new.dumps(), overwrite=False)
+        except FileAlreadyExistsError as e:
+            raise VersionConflict(f"version {version} of {self.location} was committed by another writer") from e
+        self._write_hint(version)
+        return version
+
+    def _write_hint(self, version: int) -> None:
+        try:
+            self.io.write_bytes(f"{self.metadata_dir}/{HINT_FILE}", str(version).encode(), overwrite=True)
+        except OSError:
+            # The commit is already durable; a stale hint is repaired by readers.
+            pass

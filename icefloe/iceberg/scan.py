@@ -1,0 +1,111 @@
+"""Scan planning (Iceberg spec, "Scan Planning").
+
+Pruning goes from coarse to fine: the manifest list's partition summaries
+decide which manifests to open, each manifest's partition values decide which
+entries to keep (each manifest is judged with its own partition spec), and
+the files' column bounds and null counts decide which files can match.
+Delete files are matched to data files by the spec's sequence-number rules.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from icefloe.core.io import FileIO
+from icefloe.iceberg.commit import load_manifest_entries, snapshot_manifests
+from icefloe.iceberg.manifest import DATA, DELETED, EQUALITY_DELETES, POSITION_DELETES, DataFile
+from icefloe.iceberg.manifest_list import DATA_MANIFEST, DELETE_MANIFEST
+from icefloe.iceberg.snapshot import Snapshot
+from icefloe.iceberg.table_metadata import TableMetadata
+
+
+@dataclass
+class FileScanTask:
+    file: DataFile
+    data_sequence_number: int
+    deletes: list = field(default_factory=list)   # DataFiles with content 1 or 2
+
+    @property
+    def path(self) -> str:
+        return self.file.file_path
+
+
+def _filters(meta: TableMetadata, where):
+    """Bind ``where`` (Spark SQL text or an expression) against the current schema."""
+    if where is None:
+        return None
+    from icefloe.core import expressions as ex
+
+    expr = ex.parse_predicate(where) if isinstance(where, str) else where
+    return ex.bind(expr, meta.schema)
+
+
+def plan_files(io: FileIO, meta: TableMetadata, snapshot: Optional[Snapshot], where=None) -> list[FileScanTask]:
+    if snapshot is None:
+        return []
+    bound = _filters(meta, where)
+    manifests = snapshot_manifests(io, snapshot)
+    specs = meta.specs_by_id()
+    schema = meta.schema
+    manifest_evals: dict = {}
+    part_evals: dict = {}
+    metrics_eval = None
+    if bound is not None:
+        from icefloe.iceberg import evaluators as ev
+
+        metrics_eval = ev.MetricsEvaluator(schema, bound)
+        for spec_id, spec in specs.items():
+            ptype = spec.partition_type(schema)
+            projected = ev.project_inclusive(bound, spec, schema)
+            manifest_evals[spec_id] = ev.ManifestEvaluator(ptype, projected)
+            part_evals[spec_id] = ev.PartitionEvaluator(ptype, projected)
+
+    data_tasks: list[FileScanTask] = []
+    delete_entries: list = []
+    for m in manifests:
+        if not m.has_added_or_existing():
+            continue
+        if bound is not None and m.partitions is not None:
+            if not manifest_evals[m.partition_spec_id].may_match(m.partitions):
+                continue
+        pe = part_evals.get(m.partition_spec_id)
+        for e in load_manifest_entries(io, meta, m):
+            if e.status == DELETED:
+                continue
+            f = e.data_file
+            if pe is not None and not pe.eval(f.partition):
+                continue
+            if m.content == DELETE_MANIFEST or f.content != DATA:
+                delete_entries.append(e)
+                continue
+            if metrics_eval is not None and not metrics_eval.may_match(f):
+                continue
+            data_tasks.append(FileScanTask(f, e.sequence_number or 0))
+    if delete_entries:
+        _attach_deletes(data_tasks, delete_entries, specs)
+    return data_tasks
+
+
+def _attach_deletes(tasks: list[FileScanTask], delete_entries: list, specs: dict) -> None:
+    """Spec rules: a position delete applies to data files in the same partition with a data
+    sequence number <= its own; an equality delete to those strictly less (unpartitioned
+    equality deletes apply to every partition)."""
+    by_partition: dict = {}
+    global_eq: list = []
+    for e in delete_entries:
+        f = e.data_file
+        if f.content == EQUALITY_DELETES and specs[f.spec_id].is_unpartitioned:
+            global_eq.append(e)
+        else:
+            by_partition.setdefault((f.spec_id, f.partition), []).append(e)
+    for t in tasks:
+        seq = t.data_sequence_number
+        for e in by_partition.get((t.file.spec_id, t.file.partition), []):
+            dseq = e.sequence_number or 0
+            if e.data_file.content == POSITION_DELETES and seq <= dseq:
+                t.deletes.append(e.data_file)
+            elif e.data_file.content == EQUALITY_DELETES and seq < dseq:
+                t.deletes.append(e.data_file)
+        for e in global_eq:
+            if seq < (e.sequence_number or 0):
+                t.deletes.append(e.data_file)

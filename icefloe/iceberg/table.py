@@ -1,0 +1,226 @@
+"""An Iceberg table: reads, writes and history over one Hadoop-layout table directory."""
+from __future__ import annotations
+
+import datetime as _dt
+from typing import Optional, Sequence
+
+from icefloe.core.io import FileIO
+from icefloe.errors import NoSuchSnapshotError
+from icefloe.iceberg import scan as scan_mod
+from icefloe.iceberg.commit import Change, commit_change
+from icefloe.iceberg.hadoop import HadoopTableOperations
+from icefloe.iceberg.snapshot import Snapshot
+from icefloe.iceberg.table_metadata import MAIN_BRANCH, TableMetadata
+
+
+def to_epoch_ms(as_of) -> int:
+    if isinstance(as_of, _dt.datetime):
+        if as_of.tzinfo is None:
+            as_of = as_of.astimezone()  # local wall-clock time, as Spark's TIMESTAMP AS OF
+        return int(as_of.timestamp() * 1000)
+    if isinstance(as_of, _dt.date):
+        return int(_dt.datetime(as_of.year, as_of.month, as_of.day).astimezone().timestamp() * 1000)
+    if isinstance(as_of, str):
+        return to_epoch_ms(_dt.datetime.fromisoformat(as_of))
+    return int(as_of)
+
+
+class IcebergTable:
+    format = "iceberg"
+
+    def __init__(self, name: str, ops: HadoopTableOperations, spark=None):
+        self.name = name
+        self.ops = ops
+        self.io: FileIO = ops.io
+        self._spark = spark
+        self._version, self._meta = ops.load()
+
+    # ------------------------------------------------------------------ state
+    def refresh(self) -> "IcebergTable":
+        self._version, self._meta = self.ops.load()
+        return self
+
+    @property
+    def metadata(self) -> TableMetadata:
+        return self._meta
+
+    @property
+    def metadata_location(self) -> str:
+        return self.ops.metadata_path(self._version)
+
+    @property
+    def location(self) -> str:
+        return self._meta.location
+
+    @property
+    def schema(self):
+        return self._meta.schema
+
+    @property
+    def spec(self):
+        return self._meta.spec
+
+    @property
+    def properties(self) -> dict:
+        return dict(self._meta.properties)
+
+    def snapshots(self) -> list[Snapshot]:
+        return list(self.refresh()._meta.snapshots)
+
+    def current_snapshot(self) -> Optional[Snapshot]:
+        return self.refresh()._meta.current_snapshot
+
+    def history(self) -> list[dict]:
+        return list(self.refresh()._meta.snapshot_log)
+
+    def __repr__(self) -> str:
+        return f"IcebergTable({self.name!r}, {self.location!r})"
+
+    @property
+    def spark(self):
+        from icefloe.spark.session import get_spark
+
+        self._spark = get_spark(self._spark)
+        return self._spark
+
+    # ------------------------------------------------------------------ snapshots for reads
+    def snapshot_for(self, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None) -> Optional[Snapshot]:
+        meta = self.refresh()._meta
+        if snapshot_id is not None:
+            return meta.snapshot_by_id(int(snapshot_id))
+        if as_of is not None:
+            return meta.snapshot_as_of(to_epoch_ms(as_of))
+        if ref is not None:
+            r = meta.refs.get(ref)
+            if r is None:
+                raise NoSuchSnapshotError(f"table {self.name} has no branch or tag {ref!r}")
+            return meta.snapshot_by_id(r.snapshot_id)
+        return meta.current_snapshot
+
+    def plan_files(self, where=None, snapshot_id: Optional[int] = None, as_of=None, ref=None):
+        """The data files a read would hand Spark, after pruning."""
+        return [t.file for t in self.plan_tasks(where, snapshot_id, as_of, ref)]
+
+    def plan_tasks(self, where=None, snapshot_id=None, as_of=None, ref=None):
+        snap = self.snapshot_for(snapshot_id, as_of, ref)
+        return scan_mod.plan_files(self.io, self._meta, snap, where)
+
+    def schema_for(self, snap: Optional[Snapshot]):
+        if snap is None or snap.schema_id is None:
+            return self._meta.schema
+        return self._meta.schema_by_id(snap.schema_id)
+
+    # ------------------------------------------------------------------ reads
+    def to_spark(self, snapshot_id: Optional[int] = None, as_of=None, where=None,
+                 columns: Optional[Sequence[str]] = None, ref: Optional[str] = None):
+        """A Spark DataFrame of the table (at a snapshot, a time, or a ref)."""
+        from icefloe.spark.iceberg_read import read_tasks
+
+        snap = self.snapshot_for(snapshot_id, as_of, ref)
+        tasks = scan_mod.plan_files(self.io, self._meta, snap, where)
+        return read_tasks(self.spark, tasks, self.schema_for(snap), where, columns)
+
+    def to_arrow(self, snapshot_id: Optional[int] = None, as_of=None, where=None, ref=None):
+        """The table as a pyarrow.Table, read without Spark (for small tables and tools)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        from icefloe.core.types import to_arrow_schema
+
+        snap = self.snapshot_for(snapshot_id, as_of, ref)
+        schema = self.schema_for(snap)
+        target = to_arrow_schema(schema)
+        tasks = scan_mod.plan_files(self.io, self._meta, snap, where)
+        parts = []
+        for t in tasks:
+            parts.append(_read_by_field_id(pq.read_table(t.path), target))
+        if not parts:
+            return target.empty_table()
+        return pa.concat_tables(parts)
+
+    # ------------------------------------------------------------------ writes
+    def _write_files(self, data) -> list:
+        meta = self.refresh()._meta
+        if _is_arrow(data):
+            from icefloe.iceberg.arrow_writer import align_arrow, write_arrow
+
+            aligned = align_arrow(_as_arrow_table(data), meta.schema, self.name)
+            return write_arrow(self.io, aligned, meta.schema, meta.spec, meta.location, meta.properties)
+        from icefloe.spark.iceberg_write import write_data_files
+
+        self.spark  # noqa: B018 - make sure the session has the settings the write relies on
+        return write_data_files(data, meta, self.io, self.name)
+
+    def _commit(self, change: Change, branch: str) -> Snapshot:
+        try:
+            meta = commit_change(self.ops, change, branch)
+        except BaseException:
+            for f in change.added:
+                self.io.delete(f.file_path)
+            raise
+        self.refresh()
+        return meta.snapshot_by_id(meta.refs[branch].snapshot_id)
+
+    def append(self, data, branch: str = MAIN_BRANCH) -> Snapshot:
+        """Append a Spark DataFrame or pyarrow.Table as one new snapshot."""
+        files = self._write_files(data)
+        return self._commit(Change(added=files, operation="append", summary_extra=self._app_summary()), branch)
+
+    def overwrite(self, data, branch: str = MAIN_BRANCH) -> Snapshot:
+        """Replace the table's contents with ``data`` in one snapshot."""
+        files = self._write_files(data)
+        return self._commit(Change(added=files, remove_all=True, operation="overwrite",
+                                   summary_extra=self._app_summary()), branch)
+
+    def commit_files(self, files: list, overwrite: bool = False, branch: str = MAIN_BRANCH) -> Snapshot:
+        """Commit data files written elsewhere (e.g. by Spark tasks of the data source)."""
+        return self._commit(Change(added=list(files), remove_all=overwrite,
+                                   operation="overwrite" if overwrite else "append",
+                                   summary_extra=self._app_summary()), branch)
+
+    def _app_summary(self) -> dict:
+        try:
+            if self._spark is not None:
+                return {"spark.app.id": self._spark.sparkContext.applicationId}
+        except Exception:
+            pass
+        return {}
+
+
+def _is_arrow(data) -> bool:
+    try:
+        import pyarrow as pa
+    except ImportError:  # pragma: no cover
+        return False
+    return isinstance(data, (pa.Table, pa.RecordBatch)) or type(data).__name__ == "DataFrame" and \
+        type(data).__module__.startswith("pandas")
+
+
+def _as_arrow_table(data):
+    import pyarrow as pa
+
+    if isinstance(data, pa.Table):
+        return data
+    if isinstance(data, pa.RecordBatch):
+        return pa.Table.from_batches([data])
+    return pa.Table.from_pandas(data, preserve_index=False)
+
+
+def _read_by_field_id(table, target):
+    """Project a file's Arrow table onto ``target`` by ``PARQUET:field_id`` (missing -> nulls)."""
+    import pyarrow as pa
+
+    by_id = {}
+    for i, f in enumerate(table.schema):
+        fid = (f.metadata or {}).get(b"PARQUET:field_id")
+        if fid is not None:
+            by_id[int(fid)] = i
+    cols = []
+    for f in target:
+        fid = int(f.metadata[b"PARQUET:field_id"])
+        if fid in by_id:
+            col = table.column(by_id[fid])
+            cols.append(col.cast(f.type) if col.type != f.type else col)
+        else:
+            cols.append(pa.nulls(table.num_rows, f.type))
+    return pa.Table.from_arrays(cols, schema=target)

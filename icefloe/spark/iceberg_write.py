@@ -1,0 +1,274 @@
+"""Spark writes Iceberg data files; the driver turns them into commit messages.
+
+The fast path is Spark's own Parquet writer. The DataFrame is fitted to the
+table schema (field ids as ``parquet.field.id`` metadata), each row gets a key
+column holding its partition tuple (computed with Spark expressions that
+follow the spec's transforms), rows are clustered by that key (Iceberg's
+``write.distribution-mode=hash``) and Spark writes them to a hidden staging
+directory partitioned by the key. The driver then moves each file to
+``data/<partition path>/`` and reads its footer for the column metrics.
+Nothing is committed here: the caller commits the returned DataFiles.
+"""
+from __future__ import annotations
+
+import binascii
+import json
+import os
+import re
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from typing import Optional
+
+from icefloe.core.io import FileIO
+from icefloe.core.parquet import metrics_from_footer
+from icefloe.core.types import DecimalType, Schema
+from icefloe.iceberg import conversions
+from icefloe.iceberg.arrow_writer import data_file_from_metrics
+from icefloe.iceberg.manifest import DataFile
+from icefloe.iceberg.partitioning import PartitionSpec
+from icefloe.iceberg.table_metadata import TableMetadata
+from icefloe.iceberg.transforms import (
+    BucketTransform, DayTransform, HourTransform, IdentityTransform, MonthTransform,
+    TruncateTransform, VoidTransform, YearTransform,
+)
+from icefloe.spark.align import align_dataframe, explain_spark_error
+
+KEY_COL = "__icefloe_partition"
+_PART_RE = re.compile(r"part-(\d+)-")
+
+
+# --------------------------------------------------------------------------- partition values in Spark
+def _internal_expr(col, t):
+    """A Spark expression giving the internal (JSON-friendly) form of a source value."""
+    from pyspark.sql import functions as F
+
+    s = str(t)
+    if s == "date":
+        return F.unix_date(col)
+    if s == "timestamptz":
+        return F.unix_micros(col)
+    if s == "timestamp":
+        return _ntz_micros(col)
+    if isinstance(t, DecimalType):
+        return col.cast("string")
+    if s in ("binary",) or s.startswith("fixed"):
+        return F.hex(col)
+    return col
+
+
+def _ntz_micros(col):
+    from pyspark.sql import functions as F
+
+    return F.timestamp_diff("MICROSECOND", F.lit("1970-01-01 00:00:00").cast("timestamp_ntz"), col)
+
+
+def _utc_micros(col, t):
+    s = str(t)
+    if s == "timestamptz":
+        from pyspark.sql import functions as F
+
+        return F.unix_micros(col)
+    return _ntz_micros(col)
+
+
+def _days_expr(col, t):
+    from pyspark.sql import functions as F
+
+    if str(t) == "date":
+        return F.unix_date(col)
+    return F.floor(_utc_micros(col, t) / F.lit(86_400_000_000)).cast("int")
+
+
+def transform_expr(transform, col, t):
+    """Spark expression for an Iceberg transform; values match the spec's (see tests)."""
+    from pyspark.sql import functions as F
+
+    if isinstance(transform, IdentityTransform):
+        return _internal_expr(col, t)
+    if isinstance(transform, VoidTransform):
+        return F.lit(None).cast("int")
+    if isinstance(transform, (YearTransform, MonthTransform)):
+        d = F.date_from_unix_date(_days_expr(col, t))
+        if isinstance(transform, YearTransform):
+            return (F.year(d) - 1970).cast("int")
+        return ((F.year(d) - 1970) * 12 + F.month(d) - 1).cast("int")
+    if isinstance(transform, DayTransform):
+        return _days_expr(col, t)
+    if isinstance(transform, HourTransform):
+        return F.floor(_utc_micros(col, t) / F.lit(3_600_000_000)).cast("int")
+    if isinstance(transform, TruncateTransform):
+        w = transform.width
+        s = str(t)
+        if s in ("int", "long"):
+            return col - F.pmod(col, F.lit(w).cast("int" if s == "int" else "bigint"))
+        if s == "string":
+            return F.substring(col, 1, w)
+        if s == "binary":
+            return F.hex(F.substring(col, 1, w))
+        if isinstance(t, DecimalType):
+            unscaled = (col * F.lit(10 ** t.scale)).cast("decimal(38,0)")
+            truncated = unscaled - F.pmod(unscaled, F.lit(w).cast("decimal(38,0)"))
+            return (truncated / F.lit(10 ** t.scale)).cast(f"decimal({t.precision},{t.scale})").cast("string")
+    if isinstance(transform, BucketTransform):
+        return _bucket_udf(transform.num_buckets, t)(col)
+    raise ValueError(f"no Spark expression for transform {transform}")
+
+
+def _bucket_udf(n: int, t):
+    from pyspark.sql.functions import pandas_udf
+
+    type_str = str(t)
+
+    @pandas_udf("int")
+    def bucket(values):  # runs in the Python workers
+        import pandas as pd
+
+        from icefloe.core.types import primitive_from_string
+        from icefloe.iceberg.conversions import to_internal
+        from icefloe.iceberg.transforms import BucketTransform
+
+        src = primitive_from_string(type_str)
+        tr = BucketTransform(n)
+        out = [None if (v is None or (isinstance(v, float) and v != v) or v is pd.NaT)
+               else tr.apply(src, to_internal(src, v.to_pydatetime() if hasattr(v, "to_pydatetime") else v))
+               for v in values]
+        return pd.Series(out, dtype="Int32")
+
+    return bucket
+
+
+def partition_key_expr(spec: PartitionSpec, schema: Schema):
+    """One string column: hex(JSON of the partition tuple). Hex keeps directory names safe."""
+    from pyspark.sql import functions as F
+
+    parts = []
+    for i, pf in enumerate(spec.fields):
+        src = schema.find_field(pf.source_id)
+        parts.append(F.lit(f"p{i}"))
+        parts.append(transform_expr(pf.transform, F.col(f"`{src.name}`"), src.field_type))
+    return F.hex(F.to_json(F.named_struct(*parts)))
+
+
+def decode_partition_key(hex_key: str, spec: PartitionSpec, schema: Schema) -> tuple:
+    obj = json.loads(binascii.unhexlify(hex_key).decode("utf-8")) if hex_key else {}
+    out = []
+    for i, (pf, rt) in enumerate(zip(spec.fields, spec.result_types(schema))):
+        v = obj.get(f"p{i}")
+        if v is None:
+            out.append(None)
+            continue
+        src = schema.find_field(pf.source_id).field_type
+        s = str(rt)
+        if s == "binary" or s.startswith("fixed"):
+            v = binascii.unhexlify(v)
+        elif s == "uuid":
+            v = conversions.to_internal(rt, v)
+        elif isinstance(rt, DecimalType):
+            import decimal
+
+            v = decimal.Decimal(v)
+        elif s in ("int", "long", "date", "timestamp", "timestamptz", "time"):
+            v = int(v)
+        elif s in ("float", "double"):
+            v = float(v)
+        out.append(v)
+    return tuple(out)
+
+
+# --------------------------------------------------------------------------- the write
+def estimate_records_per_file(meta: TableMetadata, io: FileIO, target_bytes: int, schema: Schema) -> int:
+    """Rows per file for Spark's ``maxRecordsPerFile``, from the table's recent bytes/row."""
+    summary = meta.current_snapshot.summary if meta.current_snapshot else {}
+    rows = int(summary.get("total-records", "0") or 0)
+    size = int(summary.get("total-files-size", "0") or 0)
+    if rows > 10_000 and size > 0:
+        per_row = size / rows
+    else:
+        per_row = 0
+        for f in schema.fields:  # compressed-size guess per column
+            s = str(f.field_type)
+            per_row += {"boolean": 0.2, "int": 2.5, "long": 4, "date": 2, "float": 4, "double": 6,
+                        "timestamp": 4, "timestamptz": 4}.get(s, 8)
+    return max(1000, int(target_bytes / max(per_row, 0.1)))
+
+
+def write_data_files(df, meta: TableMetadata, io: FileIO, table_name: str) -> list[DataFile]:
+    """Write ``df`` as data files of the table's default spec; return them uncommitted."""
+    schema = meta.schema
+    spec = meta.spec
+    props = meta.properties
+    location = meta.location.rstrip("/")
+    aligned = align_dataframe(df, schema, table_name)
+    write_id = uuid.uuid4().hex
+    staging = f"{location}/data/.staging-{write_id}"
+    partitioned = not spec.is_unpartitioned
+    if partitioned:
+        aligned = aligned.withColumn(KEY_COL, partition_key_expr(spec, schema))
+        mode = props.get("write.distribution-mode", "hash")
+        if mode == "hash":
+            aligned = aligned.repartition(KEY_COL)
+        elif mode == "range":
+            aligned = aligned.repartitionByRange(KEY_COL)
+    target = int(props.get("write.target-file-size-bytes", 512 * 1024 * 1024))
+    codec = props.get("write.parquet.compression-codec", "zstd").lower()
+    writer = (aligned.write.mode("errorifexists")
+              .option("compression", "none" if codec == "uncompressed" else codec)
+              .option("maxRecordsPerFile", estimate_records_per_file(meta, io, target, schema)))
+    if "write.parquet.row-group-size-bytes" in props:
+        writer = writer.option("parquet.block.size", props["write.parquet.row-group-size-bytes"])
+    if partitioned:
+        writer = writer.partitionBy(KEY_COL)
+    moved: list[str] = []
+    try:
+        try:
+            writer.parquet(staging)
+        except Exception as e:  # a failed Spark job: our null check or anything else
+            raise explain_spark_error(e) from None
+        files = _collect_staged(io, staging, location, spec, schema, write_id, moved)
+        return _describe_files(io, files, schema, spec)
+    except BaseException:
+        for p in moved:
+            io.delete(p)
+        raise
+    finally:
+        io.delete_tree(staging)
+
+
+def _collect_staged(io: FileIO, staging: str, location: str, spec: PartitionSpec, schema: Schema,
+                    write_id: str, moved: list) -> list[tuple[str, tuple]]:
+    out = []
+    counters: dict = {}
+    for path in sorted(io.walk_files(staging)):
+        name = os.path.basename(path)
+        if not name.endswith(".parquet") or name.startswith((".", "_")):
+            continue
+        rel = os.path.relpath(os.path.dirname(path), staging)
+        partition: tuple = ()
+        if not spec.is_unpartitioned:
+            key = rel.split("=", 1)[1] if "=" in rel else ""
+            partition = decode_partition_key("" if key == "__HIVE_DEFAULT_PARTITION__" else key, spec, schema)
+        m = _PART_RE.match(name)
+        task = int(m.group(1)) if m else 0
+        counters[task] = counters.get(task, 0) + 1
+        final_name = f"{task:05d}-{counters[task] - 1}-{write_id}-{counters[task]:05d}.parquet"
+        sub = spec.partition_path(schema, partition) if partition else ""
+        final = f"{location}/data/{sub + '/' if sub else ''}{final_name}"
+        io.rename(path, final)
+        moved.append(final)
+        out.append((final, partition))
+    return out
+
+
+def _describe_files(io: FileIO, files: list, schema: Schema, spec: PartitionSpec) -> list[DataFile]:
+    import pyarrow.parquet as pq
+
+    def one(item):
+        path, partition = item
+        md = pq.read_metadata(path)
+        m = metrics_from_footer(md, schema, skip_float_bounds=True)
+        return data_file_from_metrics(path, io.size(path), partition, spec.spec_id, schema, m)
+
+    if len(files) <= 4:
+        return [one(f) for f in files]
+    with ThreadPoolExecutor(max_workers=min(8, len(files))) as ex:
+        return list(ex.map(one, files))
