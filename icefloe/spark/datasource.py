@@ -1,0 +1,262 @@
+"""The ``icefloe`` Spark data source (Spark's Python data source API).
+
+``spark.read.format("icefloe").load(location)`` plans on the driver (pushed
+filters prune files) and reads one file per input partition with Arrow.
+``df.write.format("icefloe").mode("append"|"overwrite").save(location)``
+writes data files in the Spark tasks, each returning a commit message that
+lists its files; ``commit`` on the driver turns all of them into one snapshot,
+and ``abort`` deletes them. A location with no table yet gets one created
+from the DataFrame's schema (option ``partitioned_by``: terms separated by ';').
+"""
+from __future__ import annotations
+
+import os
+import uuid
+from dataclasses import dataclass, field
+
+from pyspark.sql.datasource import (
+    DataSource, DataSourceArrowWriter, DataSourceReader, InputPartition, WriterCommitMessage,
+)
+
+
+def detect_format(location: str) -> str:
+    loc = location[5:] if location.startswith("file:") else location
+    if os.path.isdir(os.path.join(loc, "snapshot")) or os.path.isdir(os.path.join(loc, "schema")):
+        return "paimon"
+    return "iceberg"
+
+
+def _iceberg_table(location: str):
+    from icefloe.core.io import LOCAL
+    from icefloe.iceberg.hadoop import HadoopTableOperations
+    from icefloe.iceberg.table import IcebergTable
+
+    ops = HadoopTableOperations(LOCAL, os.path.abspath(location[5:] if location.startswith("file:") else location))
+    return IcebergTable(os.path.basename(location.rstrip("/")), ops)
+
+
+def _location(options) -> str:
+    loc = options.get("path") or options.get("location") or options.get("table_location")
+    if not loc:
+        raise ValueError("the icefloe data source needs a table location: .load(path) or .save(path), "
+                         f"or OPTIONS (path '...') in SQL; got options {sorted(options)}")
+    return loc
+
+
+class IcefloeDataSource(DataSource):
+    @classmethod
+    def name(cls):
+        return "icefloe"
+
+    def schema(self):
+        from icefloe.core.types import schema_to_ddl
+
+        loc = _location(self.options)
+        if detect_format(loc) == "paimon":
+            from icefloe.spark.paimon_source import paimon_schema_ddl
+
+            return paimon_schema_ddl(loc)
+        t = _iceberg_table(loc)
+        snap = t.snapshot_for(_opt_int(self.options, "snapshot-id"), self.options.get("as-of-timestamp"))
+        return schema_to_ddl(t.schema_for(snap))
+
+    def reader(self, schema):
+        return IcefloeReader(dict(self.options), schema)
+
+    def writer(self, schema, overwrite: bool):
+        return IcefloeWriter(dict(self.options), schema, overwrite)
+
+
+def _opt_int(options, key):
+    v = options.get(key)
+    return int(v) if v not in (None, "") else None
+
+
+@dataclass
+class FilePartition(InputPartition):
+    path: str
+
+
+# Spark filter classes -> our predicate AST (only used for pruning; Spark re-applies every filter)
+def _to_predicate(f):
+    from pyspark.sql import datasource as ds
+
+    from icefloe.core import expressions as ex
+
+    def col(attr):
+        return ".".join(attr)
+
+    pairs = [("EqualTo", ex.EqualTo), ("GreaterThan", ex.GreaterThan), ("GreaterThanOrEqual", ex.GreaterThanOrEqual),
+             ("LessThan", ex.LessThan), ("LessThanOrEqual", ex.LessThanOrEqual)]
+    for cls_name, node in pairs:
+        cls = getattr(ds, cls_name, None)
+        if cls is not None and isinstance(f, cls):
+            return node(col(f.attribute), f.value)
+    if isinstance(f, getattr(ds, "In", ())) :
+        return ex.In(col(f.attribute), list(f.value))
+    if isinstance(f, getattr(ds, "IsNull", ())):
+        return ex.IsNull(col(f.attribute))
+    if isinstance(f, getattr(ds, "IsNotNull", ())):
+        return ex.NotNull(col(f.attribute))
+    if isinstance(f, getattr(ds, "StringStartsWith", ())):
+        return ex.StartsWith(col(f.attribute), f.value)
+    return None
+
+
+class IcefloeReader(DataSourceReader):
+    def __init__(self, options: dict, schema):
+        self.options = options
+        self.schema = schema
+        self.predicates: list = []
+
+    def pushFilters(self, filters):
+        for f in filters:
+            try:
+                p = _to_predicate(f)
+            except Exception:
+                p = None
+            if p is not None:
+                self.predicates.append(p)
+            yield f  # pruning is inclusive: Spark still evaluates every filter on rows
+
+    def _where(self):
+        if not self.predicates:
+            return None
+        from icefloe.core import expressions as ex
+
+        expr = self.predicates[0]
+        for p in self.predicates[1:]:
+            expr = ex.And(expr, p)
+        return expr
+
+    def partitions(self):
+        loc = _location(self.options)
+        if detect_format(loc) == "paimon":
+            from icefloe.spark.paimon_source import paimon_partitions
+
+            return [FilePartition(p) for p in paimon_partitions(loc, self.options, self._where())]
+        t = _iceberg_table(loc)
+        tasks = t.plan_tasks(self._where(), _opt_int(self.options, "snapshot-id"),
+                             self.options.get("as-of-timestamp"), self.options.get("branch") or self.options.get("tag"))
+        if any(task.deletes for task in tasks):
+            raise NotImplementedError("reading delete files (merge-on-read) is not supported yet")
+        parts = [FilePartition(task.path) for task in tasks]
+        return parts or [FilePartition("")]
+
+    def read(self, partition):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        from icefloe.core.types import to_arrow_schema
+
+        target = _arrow_target(self.schema)
+        if not partition.path:
+            return
+        loc = _location(self.options)
+        if detect_format(loc) == "paimon":
+            from icefloe.spark.paimon_source import paimon_read_file
+
+            yield from paimon_read_file(loc, partition.path, target)
+            return
+        t = _iceberg_table(loc)
+        snap = t.snapshot_for(_opt_int(self.options, "snapshot-id"), self.options.get("as-of-timestamp"))
+        with_ids = to_arrow_schema(t.schema_for(snap))
+        pf = pq.ParquetFile(partition.path)
+        for batch in pf.iter_batches(batch_size=65536):
+            projected = _project_batch(pa.Table.from_batches([batch]), with_ids)
+            yield pa.RecordBatch.from_arrays(
+                [projected.column(i).combine_chunks().cast(target.field(i).type) for i in range(len(target))],
+                schema=target)
+
+
+def _arrow_target(spark_schema):
+    """The Arrow schema Spark expects for ``spark_schema`` (same names, types and nullability)."""
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    return to_arrow_schema(spark_schema, timezone="UTC")
+
+
+def _project_batch(table, with_ids):
+    from icefloe.iceberg.table import _read_by_field_id
+
+    return _read_by_field_id(table, with_ids)
+
+
+@dataclass
+class FilesMessage(WriterCommitMessage):
+    files: list = field(default_factory=list)
+
+
+class IcefloeWriter(DataSourceArrowWriter):
+    def __init__(self, options: dict, schema, overwrite: bool):
+        self.options = options
+        self.overwrite = overwrite
+        self.write_id = uuid.uuid4().hex
+        self.location = _location(options)
+        self.format = detect_format(self.location)
+        if self.format == "iceberg":
+            self._ensure_iceberg_table(schema)
+
+    def _ensure_iceberg_table(self, spark_schema):
+        from icefloe.core.io import LOCAL
+        from icefloe.core.types import from_spark_schema
+        from icefloe.iceberg.hadoop import HadoopTableOperations
+        from icefloe.iceberg.partitioning import build_spec
+        from icefloe.iceberg.table_metadata import new_table_metadata
+
+        loc = os.path.abspath(self.location[5:] if self.location.startswith("file:") else self.location)
+        ops = HadoopTableOperations(LOCAL, loc)
+        if ops.exists():
+            return
+        schema = from_spark_schema(spark_schema)
+        terms = [t for t in (self.options.get("partitioned_by") or "").split(";") if t.strip()]
+        meta = new_table_metadata(loc, schema, build_spec(schema, terms), {})
+        try:
+            ops.commit(None, None, meta)
+        except Exception:
+            if not ops.exists():
+                raise
+
+    def write(self, iterator):
+        import pyarrow as pa
+        from pyspark import TaskContext
+
+        ctx = TaskContext.get()
+        task_id = ctx.partitionId() if ctx else 0
+        batches = list(iterator)
+        if self.format == "paimon":
+            from icefloe.spark.paimon_source import paimon_write_batches
+
+            return FilesMessage(paimon_write_batches(self.location, batches))
+        if not batches:
+            return FilesMessage([])
+        from icefloe.iceberg.arrow_writer import align_arrow, write_arrow
+
+        t = _iceberg_table(self.location)
+        meta = t.metadata
+        data = align_arrow(pa.Table.from_batches(batches), meta.schema, t.name)
+        files = write_arrow(t.io, data, meta.schema, meta.spec, meta.location, meta.properties,
+                            task_id=task_id, write_id=self.write_id)
+        return FilesMessage(files)
+
+    def commit(self, messages):
+        files = [f for m in messages if m is not None for f in m.files]
+        if self.format == "paimon":
+            from icefloe.spark.paimon_source import paimon_commit
+
+            paimon_commit(self.location, files, self.overwrite)
+            return
+        t = _iceberg_table(self.location)
+        t.commit_files(files, overwrite=self.overwrite)
+
+    def abort(self, messages):
+        from icefloe.core.io import LOCAL
+
+        for m in messages:
+            if m is None:
+                continue
+            for f in m.files:
+                path = getattr(f, "file_path", None) or getattr(f, "path", None)
+                if path:
+                    LOCAL.delete(path)
