@@ -10,7 +10,9 @@ from __future__ import annotations
 import datetime as _dt
 import decimal
 import re
+import math
 import struct
+import uuid as _uuid
 from typing import Any, Optional
 
 import mmh3
@@ -29,19 +31,31 @@ DATE = PRIMITIVES_BY_NAME["date"]
 
 
 # ------------------------------------------------------------------ murmur3 (bucket)
+_CANONICAL_NAN_BITS = struct.pack("<q", 0x7FF8000000000000)
+
+
 def _hash_bytes(t: IcebergType, v: Any) -> bytes:
+    """The bytes the spec hashes for a value (Appendix B)."""
     s = str(t)
     if s in ("int", "long", "date", "time", "timestamp", "timestamptz"):
         return struct.pack("<q", v)  # ints hash as 8-byte longs so promotion keeps buckets
     if s == "string":
         return v.encode("utf-8")
     if s == "uuid":
-        return v.bytes
+        if isinstance(v, str):
+            v = _uuid.UUID(v)
+        return v.bytes if isinstance(v, _uuid.UUID) else bytes(v)  # 16 bytes, big endian
     if isinstance(t, DecimalType):
         return conversions.min_bytes_signed(conversions.unscaled(v, t.scale))
+    if s == "boolean":
+        return struct.pack("<q", 1 if v else 0)
     if s in ("float", "double"):
-        return struct.pack("<d", float(v))
-    return bytes(v)
+        # doubleToLongBits of the value as a double; NaN canonical, -0.0 as 0.0
+        f = float(v)
+        if math.isnan(f):
+            return _CANONICAL_NAN_BITS
+        return struct.pack("<d", 0.0 if f == 0.0 else f)
+    return bytes(v)  # binary, fixed[L]
 
 
 def murmur3_hash(t: IcebergType, v: Any) -> int:
@@ -122,6 +136,12 @@ class BucketTransform(Transform):
         return (murmur3_hash(source, v) & 0x7FFFFFFF) % self.num_buckets
 
 
+def _wrap(n: int, bits: int) -> int:
+    """``n`` as a two's-complement integer of ``bits`` bits (Java int/long overflow)."""
+    half = 1 << (bits - 1)
+    return ((n + half) % (1 << bits)) - half
+
+
 class TruncateTransform(Transform):
     def __init__(self, width: int):
         if width <= 0:
@@ -141,11 +161,13 @@ class TruncateTransform(Transform):
         w = self.width
         s = str(source)
         if s in ("int", "long"):
-            return v - (((v % w) + w) % w)
+            # Python's % is already non-negative for w > 0 (the spec's "positive remainder").
+            # Near the type's minimum the result leaves the type's range; wrap it as the
+            # Java reference implementation's int/long arithmetic does.
+            return _wrap(v - v % w, 32 if s == "int" else 64)
         if isinstance(source, DecimalType):
             u = conversions.unscaled(v, source.scale)
-            u = u - (((u % w) + w) % w)
-            return decimal.Decimal(u).scaleb(-source.scale)
+            return conversions.from_unscaled(u - u % w, source.scale)
         if s == "string":
             return v[:w]  # Python str slices by code point, as the spec requires
         return bytes(v)[:w]
@@ -178,7 +200,7 @@ class YearTransform(_TimeTransform):
     def apply(self, source, v):
         if v is None:
             return None
-        return conversions.days_to_date(_days(source, v)).year - 1970
+        return conversions.civil_from_days(_days(source, v))[0] - 1970
 
     def human(self, source, v):
         return "null" if v is None else f"{1970 + v:04d}"
@@ -194,8 +216,8 @@ class MonthTransform(_TimeTransform):
     def apply(self, source, v):
         if v is None:
             return None
-        d = conversions.days_to_date(_days(source, v))
-        return (d.year - 1970) * 12 + (d.month - 1)
+        year, month, _day = conversions.civil_from_days(_days(source, v))
+        return (year - 1970) * 12 + (month - 1)
 
     def human(self, source, v):
         if v is None:
@@ -217,7 +239,10 @@ class DayTransform(_TimeTransform):
         return _days(source, v)
 
     def human(self, source, v):
-        return "null" if v is None else conversions.days_to_date(v).isoformat()
+        if v is None:
+            return "null"
+        y, m, d = conversions.civil_from_days(v)
+        return f"{y:04d}-{m:02d}-{d:02d}"
 
 
 class HourTransform(_TimeTransform):
@@ -235,8 +260,10 @@ class HourTransform(_TimeTransform):
     def human(self, source, v):
         if v is None:
             return "null"
-        dt = conversions.EPOCH_DT + _dt.timedelta(hours=v)
-        return dt.strftime("%Y-%m-%d-%H")
+        # not strftime: its %Y does not zero-pad years before 1000 on glibc
+        days, hour = divmod(v, 24)
+        y, m, d = conversions.civil_from_days(days)
+        return f"{y:04d}-{m:02d}-{d:02d}-{hour:02d}"
 
 
 _BUCKET_RE = re.compile(r"^bucket\[(\d+)\]$")

@@ -110,28 +110,42 @@ def transform_expr(transform, col, t):
             truncated = unscaled - F.pmod(unscaled, F.lit(w).cast("decimal(38,0)"))
             return (truncated / F.lit(10 ** t.scale)).cast(f"decimal({t.precision},{t.scale})").cast("string")
     if isinstance(transform, BucketTransform):
-        return _bucket_udf(transform.num_buckets, t)(col)
+        return _bucket_udf(transform.num_buckets, t)(_internal_expr(col, t))
     raise ValueError(f"no Spark expression for transform {transform}")
 
 
 def _bucket_udf(n: int, t):
+    """Bucket in a vectorised UDF over the value's internal form (zone-free longs for times)."""
     from pyspark.sql.functions import pandas_udf
 
     type_str = str(t)
 
     @pandas_udf("int")
     def bucket(values):  # runs in the Python workers
+        import binascii
+        import decimal
+
         import pandas as pd
 
         from icefloe.core.types import primitive_from_string
-        from icefloe.iceberg.conversions import to_internal
         from icefloe.iceberg.transforms import BucketTransform
 
         src = primitive_from_string(type_str)
         tr = BucketTransform(n)
-        out = [None if (v is None or (isinstance(v, float) and v != v) or v is pd.NaT)
-               else tr.apply(src, to_internal(src, v.to_pydatetime() if hasattr(v, "to_pydatetime") else v))
-               for v in values]
+        if type_str in ("int", "long", "date", "time", "timestamp", "timestamptz"):
+            conv = int
+        elif type_str.startswith("decimal"):
+            conv = decimal.Decimal
+        elif type_str == "binary" or type_str.startswith("fixed"):
+            conv = binascii.unhexlify
+        elif type_str == "uuid":
+            import uuid
+
+            conv = uuid.UUID
+        else:
+            conv = str
+        out = [None if v is None or (isinstance(v, float) and v != v) else tr.apply(src, conv(v))
+               for v in values.astype(object).where(values.notna(), None)]
         return pd.Series(out, dtype="Int32")
 
     return bucket
