@@ -8,9 +8,8 @@ value before 1970 lands in the earlier unit.
 from __future__ import annotations
 
 import datetime as _dt
-import decimal
-import re
 import math
+import re
 import struct
 import uuid as _uuid
 from typing import Any, Optional
@@ -289,44 +288,67 @@ def parse_transform(text: str) -> Transform:
 
 
 # Spark SQL spellings: years(ts), months(ts), days(ts), hours(ts), bucket(16, id), truncate(10, s)
-_CALL_RE = re.compile(r"^\s*([A-Za-z_]+)\s*\(\s*(.*?)\s*\)\s*$")
+_CALL_RE = re.compile(r"^\s*([A-Za-z_]+)\s*\((.*)\)\s*$", re.S)
+_PLAIN_COL_RE = re.compile(r"^[A-Za-z_][\w.]*$")
+_INT_RE = re.compile(r"^[+-]?\d+$")
+_ONE_COLUMN = {
+    "year": YearTransform, "years": YearTransform,
+    "month": MonthTransform, "months": MonthTransform,
+    "day": DayTransform, "days": DayTransform, "date": DayTransform,
+    "hour": HourTransform, "hours": HourTransform, "date_hour": HourTransform,
+    "identity": IdentityTransform, "void": VoidTransform,
+}
+_EXPECTED = ("expected a column, years(col), months(col), days(col), hours(col), "
+             "bucket(N, col) or truncate(W, col)")
+
+
+def _column_name(text: str, expr: str) -> str:
+    """A column reference: ``name``, ``a.b`` or a backtick-quoted ``\`any name\```."""
+    t = text.strip()
+    if len(t) >= 2 and t.startswith("`") and t.endswith("`"):
+        inner = t[1:-1].replace("``", "`")
+        if inner:
+            return inner
+    elif _PLAIN_COL_RE.match(t):
+        return t
+    raise UnknownTransformError(f"cannot parse partition term {expr!r}: {text.strip()!r} is not a column "
+                                f"name; {_EXPECTED}")
 
 
 def parse_partition_expr(expr: str) -> tuple[Transform, str]:
-    """Parse one ``PARTITIONED BY`` term into (transform, source column name)."""
+    """Parse one ``PARTITIONED BY`` term into (transform, source column name).
+
+    Raises :class:`UnknownTransformError` naming the term for anything else.
+    """
+    if not isinstance(expr, str) or not expr.strip():
+        raise UnknownTransformError(f"empty partition term {expr!r}; {_EXPECTED}")
     m = _CALL_RE.match(expr)
     if not m:
-        col = expr.strip().strip("`")
-        if not re.match(r"^[A-Za-z_][\w.]*$", col):
-            raise UnknownTransformError(f"cannot parse partition term {expr!r}")
-        return IdentityTransform(), col
+        return IdentityTransform(), _column_name(expr, expr)
     fn = m.group(1).lower()
-    args = [a.strip().strip("`") for a in m.group(2).split(",")]
-    if fn in ("year", "years"):
-        t: Transform = YearTransform()
-    elif fn in ("month", "months"):
-        t = MonthTransform()
-    elif fn in ("day", "days", "date"):
-        t = DayTransform()
-    elif fn in ("hour", "hours", "date_hour"):
-        t = HourTransform()
-    elif fn == "identity":
-        t = IdentityTransform()
-    elif fn == "void":
-        t = VoidTransform()
-    elif fn == "bucket" and len(args) == 2:
-        n, col = (args[0], args[1]) if args[0].isdigit() else (args[1], args[0])
-        return BucketTransform(int(n)), col
-    elif fn == "truncate" and len(args) == 2:
-        n, col = (args[0], args[1]) if args[0].isdigit() else (args[1], args[0])
-        return TruncateTransform(int(n)), col
-    else:
-        raise UnknownTransformError(
-            f"unknown partition transform {expr!r}; expected a column, years(col), months(col), "
-            "days(col), hours(col), bucket(N, col) or truncate(W, col)")
-    if len(args) != 1:
-        raise UnknownTransformError(f"partition transform {expr!r} takes one column")
-    return t, args[0]
+    args = [a.strip() for a in m.group(2).split(",")]
+    if fn in _ONE_COLUMN:
+        if len(args) != 1 or not args[0]:
+            raise UnknownTransformError(
+                f"partition transform {expr!r} takes exactly one column, e.g. {fn}(ts)")
+        return _ONE_COLUMN[fn](), _column_name(args[0], expr)
+    if fn in ("bucket", "truncate"):
+        if len(args) != 2:
+            raise UnknownTransformError(
+                f"partition transform {expr!r} takes a number and a column, e.g. {fn}(16, id)")
+        # Spark's Iceberg DDL spells the number first; accept the column first as well.
+        if _INT_RE.match(args[0]):
+            n, col = args
+        elif _INT_RE.match(args[1]):
+            col, n = args
+        else:
+            raise UnknownTransformError(
+                f"partition transform {expr!r} needs an integer {'bucket count' if fn == 'bucket' else 'width'}"
+                f", e.g. {fn}(16, id)")
+        count = int(n)
+        t: Transform = BucketTransform(count) if fn == "bucket" else TruncateTransform(count)
+        return t, _column_name(col, expr)
+    raise UnknownTransformError(f"unknown partition transform {expr!r}; {_EXPECTED}")
 
 
 def default_field_name(t: Transform, source_name: str) -> str:
