@@ -49,15 +49,14 @@ def file_tree(location: str) -> Tree:
 
 def snapshot_table(table) -> RichTable:
     rt = RichTable(title=f"snapshots of {table.name}")
-    for col in ("sequence", "snapshot id", "parent", "operation", "added files", "added records",
-                "total records", "total files", "timestamp"):
-        rt.add_column(col)
+    for col in ("seq", "snapshot id", "parent", "op", "+files", "+rows", "rows", "files", "committed"):
+        rt.add_column(col, no_wrap=col in ("snapshot id", "parent", "committed"))
     for s in table.snapshots():
         sm = s.summary
         rt.add_row(str(s.sequence_number), str(s.snapshot_id), str(s.parent_snapshot_id or ""),
                    s.operation, sm.get("added-data-files", "0"), sm.get("added-records", "0"),
                    sm.get("total-records", "0"), sm.get("total-data-files", "0"),
-                   dt.datetime.fromtimestamp(s.timestamp_ms / 1000).isoformat(timespec="milliseconds"))
+                   dt.datetime.fromtimestamp(s.timestamp_ms / 1000).strftime("%H:%M:%S.%f")[:-3])
     return rt
 
 

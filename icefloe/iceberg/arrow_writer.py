@@ -94,7 +94,8 @@ def write_arrow(io: FileIO, table, schema: Schema, spec: PartitionSpec, location
             written.append(path)
             pq.write_table(part_table, path, compression=None if codec == "uncompressed" else codec,
                            store_schema=False)
-            md = pq.read_metadata(path)
+            with io.open_read(path) as fh:
+                md = pq.read_metadata(fh)
             m = metrics_from_footer(md, schema)
             _add_nan_counts(m, part_table, schema)
             out.append(_to_data_file(path, io.size(path), partition, spec.spec_id, schema, m))

@@ -7,7 +7,6 @@ value before 1970 lands in the earlier unit.
 """
 from __future__ import annotations
 
-import datetime as _dt
 import math
 import re
 import struct
@@ -365,53 +364,119 @@ def default_field_name(t: Transform, source_name: str) -> str:
 
 
 # ------------------------------------------------------------------ Arrow (vectorised)
-def apply_arrow(t: Transform, source: IcebergType, arr):
-    """Apply ``t`` to a pyarrow array of the source type, returning internal values."""
+_UNIT_PER_US = {"s": (1_000_000, 1), "ms": (1000, 1), "us": (1, 1), "ns": (1, 1000)}
+_TEMPORAL = ("date", "time", "timestamp", "timestamptz")
+
+
+def _arrow_ints(source: IcebergType, arr):
+    """Internal integer values of an int/long/date/time/timestamp Arrow array.
+
+    Returns (int64 numpy values with nulls as 0, numpy null mask). Dates become
+    days; times and timestamps microseconds, floored (also from nanoseconds) so
+    values before 1970 stay in the earlier unit, exactly as the scalar path.
+    """
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
     s = str(source)
+    at = arr.type
+    mask = np.asarray(pc.is_null(arr).to_numpy(zero_copy_only=False), dtype=bool)
+    if pa.types.is_date64(at):
+        ms = pc.fill_null(arr.cast(pa.int64()), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+        return np.floor_divide(ms, 86_400_000), mask
+    if pa.types.is_date32(at):
+        raw = arr.cast(pa.int32()).cast(pa.int64())
+        unit = None
+    elif pa.types.is_timestamp(at) or pa.types.is_time(at):
+        raw = arr.cast(pa.int64())
+        unit = at.unit
+    else:
+        raw = arr.cast(pa.int64())
+        unit = "us" if s in ("time", "timestamp", "timestamptz") else None
+    vals = pc.fill_null(raw, 0).to_numpy(zero_copy_only=False).astype(np.int64)
+    if unit is not None:
+        mul, div = _UNIT_PER_US[unit]
+        if mul != 1:
+            vals = vals * mul
+        if div != 1:
+            vals = np.floor_divide(vals, div)
+    return vals, mask
+
+
+def _civil_np(days):
+    """Vectorised :func:`conversions.civil_from_days` (year, month) on int64 numpy days."""
+    import numpy as np
+
+    z = days.astype(np.int64) + 719468
+    era = np.floor_divide(z, 146097)
+    doe = z - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    month = np.where(mp < 10, mp + 3, mp - 9)
+    year = yoe + era * 400 + (month <= 2)
+    return year, month
+
+
+def apply_arrow(t: Transform, source: IcebergType, arr):
+    """Apply ``t`` to a pyarrow array of the source type.
+
+    Returns an Arrow array of the result type whose values, read back with
+    ``conversions.to_internal(t.result_type(source), v)``, equal the scalar
+    ``t.apply(source, conversions.to_internal(source, v))`` value by value
+    (nulls stay null). Identity returns ``arr`` itself; day returns date32.
+    """
+    import numpy as np
+    import pyarrow as pa
+
+    from icefloe.core.types import to_arrow_type
+
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    s = str(source)
     if isinstance(t, IdentityTransform):
         return arr
     if isinstance(t, VoidTransform):
         return pa.nulls(len(arr), type=pa.int32())
-    if isinstance(t, (YearTransform, MonthTransform, DayTransform, HourTransform)):
-        if s == "date":
-            days = arr.cast(pa.int32())
-            us = None
-        else:
-            us = arr.cast(pa.timestamp("us")).cast(pa.int64()) if "tz" not in str(arr.type) else \
-                arr.cast(pa.timestamp("us", tz="UTC")).cast(pa.int64())
-            np_us = us.to_numpy(zero_copy_only=False)
-            mask = pc.is_null(us).to_numpy(zero_copy_only=False)
-            np_days = np.floor_divide(np.where(mask, 0, np_us).astype(np.int64), US_PER_DAY)
-            days = pa.array(np_days, type=pa.int64(), mask=mask).cast(pa.int32())
-        if isinstance(t, DayTransform):
-            return days.cast(pa.date32())
+    if isinstance(t, (YearTransform, MonthTransform, DayTransform, HourTransform)) and s in _TEMPORAL:
+        vals, mask = _arrow_ints(source, arr)
         if isinstance(t, HourTransform):
-            np_us = us.to_numpy(zero_copy_only=False)
-            mask = pc.is_null(us).to_numpy(zero_copy_only=False)
-            h = np.floor_divide(np.where(mask, 0, np_us).astype(np.int64), US_PER_HOUR)
-            return pa.array(h, type=pa.int64(), mask=mask).cast(pa.int32())
-        dates = days.cast(pa.date32())
-        years = pc.year(dates)
+            return pa.array(np.floor_divide(vals, US_PER_HOUR).astype(np.int32), type=pa.int32(), mask=mask)
+        days = vals if s == "date" else np.floor_divide(vals, US_PER_DAY)
+        if isinstance(t, DayTransform):
+            return pa.array(days.astype(np.int32), type=pa.int32(), mask=mask).cast(pa.date32())
+        year, month = _civil_np(days)
         if isinstance(t, YearTransform):
-            return pc.subtract(years, 1970).cast(pa.int32())
-        months = pc.month(dates)
-        return pc.add(pc.multiply(pc.subtract(years, 1970), 12), pc.subtract(months, 1)).cast(pa.int32())
+            out = year - 1970
+        else:
+            out = (year - 1970) * 12 + (month - 1)
+        return pa.array(out.astype(np.int32), type=pa.int32(), mask=mask)
     if isinstance(t, TruncateTransform) and s in ("int", "long"):
+        vals, mask = _arrow_ints(source, arr)
         w = t.width
-        np_v = arr.to_numpy(zero_copy_only=False)
-        mask = pc.is_null(arr).to_numpy(zero_copy_only=False)
-        v = np.where(mask, 0, np_v).astype(np.int64)
-        r = v - (((v % w) + w) % w)
-        return pa.array(r, type=pa.int64(), mask=mask).cast(arr.type)
+        # numpy's % is a floor modulo (non-negative for w > 0); int64 arithmetic wraps
+        # like Java's long, and the int32 cast wraps like Java's int.
+        with np.errstate(over="ignore"):
+            out = vals - np.mod(vals, w)
+        if s == "int":
+            return pa.array(out.astype(np.int32), type=pa.int32(), mask=mask)
+        return pa.array(out, type=pa.int64(), mask=mask)
     if isinstance(t, TruncateTransform) and s == "string":
+        import pyarrow.compute as pc
+
+        # slices by code points (not bytes), as the spec requires
         return pc.utf8_slice_codeunits(arr, 0, t.width)
-    # bucket, decimal/binary truncate: per value (bucket of longs uses mmh3 per value)
+    if isinstance(t, BucketTransform) and s in ("int", "long") + _TEMPORAL:
+        vals, mask = _arrow_ints(source, arr)
+        packed = vals.astype("<i8").tobytes()
+        n = t.num_buckets
+        out = [None if mask[i] else (mmh3.hash(packed[8 * i:8 * i + 8], 0, signed=True) & 0x7FFFFFFF) % n
+               for i in range(len(vals))]
+        return pa.array(out, type=pa.int32())
+    # bucket of strings/uuids/decimals/binary, decimal/binary truncate: per value
     vals = [t.apply(source, conversions.to_internal(source, x)) for x in arr.to_pylist()]
     rt = t.result_type(source)
-    from icefloe.core.types import to_arrow_type
-
+    if str(rt) == "uuid":
+        vals = [None if v is None else v.bytes for v in vals]
     return pa.array(vals, type=to_arrow_type(rt))

@@ -278,7 +278,8 @@ def _describe_files(io: FileIO, files: list, schema: Schema, spec: PartitionSpec
 
     def one(item):
         path, partition = item
-        md = pq.read_metadata(path)
+        with io.open_read(path) as fh:
+            md = pq.read_metadata(fh)
         m = metrics_from_footer(md, schema, skip_float_bounds=True)
         return data_file_from_metrics(path, io.size(path), partition, spec.spec_id, schema, m)
 

@@ -80,6 +80,8 @@ def get_spark(spark=None):
             SparkSession.builder.appName("icefloe")
             .master(os.environ.get("ICEFLOE_SPARK_MASTER", "local[*]"))
             .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
+            .config("spark.sql.sources.parallelPartitionDiscovery.threshold", "100000")
             .config("spark.sql.shuffle.partitions", os.environ.get("ICEFLOE_SHUFFLE_PARTITIONS", "8"))
             .config("spark.driver.memory", os.environ.get("ICEFLOE_DRIVER_MEMORY", "2g"))
             .config("spark.sql.sources.partitionOverwriteMode", "static")
