@@ -15,6 +15,7 @@ from icefloe.core.types import Schema, to_arrow_schema
 from icefloe.errors import RequiredFieldNullError, SchemaMismatchError
 from icefloe.iceberg import conversions
 from icefloe.iceberg.manifest import DataFile
+from icefloe.iceberg.table_metadata import TableMetadata
 from icefloe.iceberg.partitioning import PartitionSpec
 from icefloe.iceberg.transforms import apply_arrow
 
@@ -67,8 +68,25 @@ def _check_arrow_cast(src, dst, name: str) -> None:
         raise SchemaMismatchError(f"column {name!r} has type {src} but the table column needs {dst}; cast it explicitly")
 
 
+def estimate_records_per_file(meta: Optional[TableMetadata], target_bytes: int, schema: Schema) -> int:
+    """Rows per file for Spark's ``maxRecordsPerFile``, from the table's recent bytes/row."""
+    summary = meta.current_snapshot.summary if meta is not None and meta.current_snapshot else {}
+    rows = int(summary.get("total-records", "0") or 0)
+    size = int(summary.get("total-files-size", "0") or 0)
+    if rows > 10_000 and size > 0:
+        per_row = size / rows
+    else:
+        per_row = 0
+        for f in schema.fields:  # compressed-size guess per column
+            s = str(f.field_type)
+            per_row += {"boolean": 0.2, "int": 2.5, "long": 4, "date": 2, "float": 4, "double": 6,
+                        "timestamp": 4, "timestamptz": 4}.get(s, 8)
+    return max(1000, int(target_bytes / max(per_row, 0.1)))
+
+
 def write_arrow(io: FileIO, table, schema: Schema, spec: PartitionSpec, location: str,
-                properties: Optional[dict] = None, task_id: int = 0, write_id: Optional[str] = None) -> list[DataFile]:
+                properties: Optional[dict] = None, task_id: int = 0, write_id: Optional[str] = None,
+                meta: Optional[TableMetadata] = None) -> list[DataFile]:
     """Write an already aligned Arrow table; returns uncommitted DataFiles."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -77,11 +95,13 @@ def write_arrow(io: FileIO, table, schema: Schema, spec: PartitionSpec, location
     props = properties or {}
     write_id = write_id or uuid.uuid4().hex
     codec = props.get("write.parquet.compression-codec", "zstd").lower()
-    target_rows = None
+    max_rows = estimate_records_per_file(meta, int(props.get("write.target-file-size-bytes", 512 * 1024 * 1024)),
+                                         schema)
     out: list[DataFile] = []
     if table.num_rows == 0:
         return out
-    groups = _split_by_partition(table, schema, spec)
+    groups = [(p, chunk) for p, t in _split_by_partition(table, schema, spec)
+              for chunk in (t.slice(o, max_rows) for o in range(0, t.num_rows, max_rows))]
     counter = 0
     written: list[str] = []
     try:

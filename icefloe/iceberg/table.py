@@ -145,7 +145,7 @@ class IcebergTable:
             from icefloe.iceberg.arrow_writer import align_arrow, write_arrow
 
             aligned = align_arrow(_as_arrow_table(data), meta.schema, self.name)
-            return write_arrow(self.io, aligned, meta.schema, meta.spec, meta.location, meta.properties)
+            return write_arrow(self.io, aligned, meta.schema, meta.spec, meta.location, meta.properties, meta=meta)
         from icefloe.spark.iceberg_write import write_data_files
 
         self.spark  # noqa: B018 - make sure the session has the settings the write relies on

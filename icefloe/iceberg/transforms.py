@@ -344,8 +344,10 @@ def parse_partition_expr(expr: str) -> tuple[Transform, str]:
             raise UnknownTransformError(
                 f"partition transform {expr!r} needs an integer {'bucket count' if fn == 'bucket' else 'width'}"
                 f", e.g. {fn}(16, id)")
-        count = int(n)
-        t: Transform = BucketTransform(count) if fn == "bucket" else TruncateTransform(count)
+        try:
+            t: Transform = BucketTransform(int(n)) if fn == "bucket" else TruncateTransform(int(n))
+        except UnknownTransformError as e:
+            raise UnknownTransformError(f"invalid partition term {expr!r}: {e}") from None
         return t, _column_name(col, expr)
     raise UnknownTransformError(f"unknown partition transform {expr!r}; {_EXPECTED}")
 
@@ -479,4 +481,11 @@ def apply_arrow(t: Transform, source: IcebergType, arr):
     rt = t.result_type(source)
     if str(rt) == "uuid":
         vals = [None if v is None else v.bytes for v in vals]
-    return pa.array(vals, type=to_arrow_type(rt))
+    at = to_arrow_type(rt)
+    if isinstance(rt, DecimalType):
+        # truncating next to the precision's bound can add a digit (decimal(2, 0): -99 ->
+        # -100 with W=10); carry such values in a wider Arrow decimal instead of failing
+        limit = 10 ** rt.precision
+        if any(v is not None and abs(conversions.unscaled(v, rt.scale)) >= limit for v in vals):
+            at = pa.decimal128(38, rt.scale)
+    return pa.array(vals, type=at)

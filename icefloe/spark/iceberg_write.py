@@ -23,7 +23,7 @@ from icefloe.core.io import FileIO
 from icefloe.core.parquet import metrics_from_footer
 from icefloe.core.types import DecimalType, Schema
 from icefloe.iceberg import conversions
-from icefloe.iceberg.arrow_writer import data_file_from_metrics
+from icefloe.iceberg.arrow_writer import data_file_from_metrics, estimate_records_per_file
 from icefloe.iceberg.manifest import DataFile
 from icefloe.iceberg.partitioning import PartitionSpec
 from icefloe.iceberg.table_metadata import TableMetadata
@@ -190,22 +190,6 @@ def decode_partition_key(hex_key: str, spec: PartitionSpec, schema: Schema) -> t
 
 
 # --------------------------------------------------------------------------- the write
-def estimate_records_per_file(meta: TableMetadata, io: FileIO, target_bytes: int, schema: Schema) -> int:
-    """Rows per file for Spark's ``maxRecordsPerFile``, from the table's recent bytes/row."""
-    summary = meta.current_snapshot.summary if meta.current_snapshot else {}
-    rows = int(summary.get("total-records", "0") or 0)
-    size = int(summary.get("total-files-size", "0") or 0)
-    if rows > 10_000 and size > 0:
-        per_row = size / rows
-    else:
-        per_row = 0
-        for f in schema.fields:  # compressed-size guess per column
-            s = str(f.field_type)
-            per_row += {"boolean": 0.2, "int": 2.5, "long": 4, "date": 2, "float": 4, "double": 6,
-                        "timestamp": 4, "timestamptz": 4}.get(s, 8)
-    return max(1000, int(target_bytes / max(per_row, 0.1)))
-
-
 def write_data_files(df, meta: TableMetadata, io: FileIO, table_name: str) -> list[DataFile]:
     """Write ``df`` as data files of the table's default spec; return them uncommitted."""
     schema = meta.schema
@@ -227,7 +211,7 @@ def write_data_files(df, meta: TableMetadata, io: FileIO, table_name: str) -> li
     codec = props.get("write.parquet.compression-codec", "zstd").lower()
     writer = (aligned.write.mode("errorifexists")
               .option("compression", "none" if codec == "uncompressed" else codec)
-              .option("maxRecordsPerFile", estimate_records_per_file(meta, io, target, schema)))
+              .option("maxRecordsPerFile", estimate_records_per_file(meta, target, schema)))
     if "write.parquet.row-group-size-bytes" in props:
         writer = writer.option("parquet.block.size", props["write.parquet.row-group-size-bytes"])
     if partitioned:

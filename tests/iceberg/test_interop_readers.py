@@ -1,0 +1,578 @@
+"""We write, they read: pyiceberg and DuckDB must see exactly the rows we (and Spark) see.
+
+Every table below is written by icefloe through both write paths (a Spark
+DataFrame and a pyarrow.Table), then overwritten; for every snapshot the rows
+that Spark reads through ``to_spark(snapshot_id=...)``, that pyiceberg's
+``StaticTable`` scan returns and that DuckDB's ``iceberg_scan`` returns must
+all equal the rows we generated. Independent checks on the metadata use
+pyiceberg's parsed objects: partition values are recomputed with pyiceberg's
+own transforms, column metrics are compared with the files' contents, and
+manifest entries, sequence numbers, summaries and partition summaries are
+checked against the spec.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import math
+from decimal import Decimal
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+
+from tests.interop_util import duckdb_connection, pyiceberg_table
+
+UTC = dt.timezone.utc
+
+SCHEMA_DDL = (
+    "id bigint not null, i int, name string, d double, flag boolean, dt date, "
+    "ts timestamp not null, ts_ntz timestamp_ntz, amount decimal(10,2), payload binary, "
+    "info struct<a: int, b: string>"
+)
+COLUMNS = ["id", "i", "name", "d", "flag", "dt", "ts", "ts_ntz", "amount", "payload", "info"]
+
+ARROW_SCHEMA = pa.schema([
+    pa.field("id", pa.int64(), nullable=False),
+    pa.field("i", pa.int32()),
+    pa.field("name", pa.string()),
+    pa.field("d", pa.float64()),
+    pa.field("flag", pa.bool_()),
+    pa.field("dt", pa.date32()),
+    pa.field("ts", pa.timestamp("us", tz="UTC"), nullable=False),
+    pa.field("ts_ntz", pa.timestamp("us")),
+    pa.field("amount", pa.decimal128(10, 2)),
+    pa.field("payload", pa.binary()),
+    pa.field("info", pa.struct([pa.field("a", pa.int32()), pa.field("b", pa.string())])),
+])
+
+NAMES = ["alpha", "beta", "gamma", "δέλτα", "z", "", "épsilon-long-name-over-sixteen-chars"]
+N = 40  # rows per write: small, the point is coverage, not volume
+
+
+# --------------------------------------------------------------------------- data
+def make_rows(start: int, n: int) -> list[dict]:
+    """Deterministic rows with nulls, negative numbers, pre-1970 dates/times and unicode."""
+    rows = []
+    for k in range(start, start + n):
+        d = None if k % 11 == 0 else k * 1.5 - 20.25
+        if k % 13 == 5:
+            d = float("nan")
+        rows.append({
+            "id": k,
+            "i": None if k % 7 == 0 else (k * 37) % 200 - 100,
+            "name": None if k % 5 == 0 else f"{NAMES[k % len(NAMES)]}{k % 3}",
+            "d": d,
+            "flag": None if k % 4 == 3 else k % 2 == 0,
+            "dt": None if k % 9 == 0 else dt.date(1969, 12, 25) + dt.timedelta(days=k * 3),
+            "ts": dt.datetime(1969, 12, 31, 22, 0, tzinfo=UTC) + dt.timedelta(days=k * 13, hours=k, minutes=k),
+            "ts_ntz": None if k % 6 == 0 else dt.datetime(1969, 12, 31, 23, 30) + dt.timedelta(hours=k * 5),
+            "amount": None if k % 8 == 0 else Decimal(k * 123 - 5000).scaleb(-2),
+            "payload": None if k % 10 == 0 else bytes([k % 256, (k * 7) % 256, 0, 255]),
+            "info": None if k % 12 == 0 else {"a": None if k % 3 == 0 else k, "b": f"s{k}"},
+        })
+    return rows
+
+
+def spark_df(spark, rows):
+    from pyspark.sql import Row
+
+    spark_rows = [Row(**{**r, "info": None if r["info"] is None else Row(**r["info"])}) for r in rows]
+    return spark.createDataFrame(spark_rows, SCHEMA_DDL)
+
+
+def arrow_table(rows):
+    return pa.Table.from_pylist(rows, schema=ARROW_SCHEMA)
+
+
+# --------------------------------------------------------------------------- canonical rows
+_EPOCH = dt.datetime(1970, 1, 1)
+_US = dt.timedelta(microseconds=1)
+
+
+def canon(v):
+    """A comparable form of one Python value (timestamps become ("tz"|"ntz", micros))."""
+    if v is None:
+        return None
+    if isinstance(v, float) and math.isnan(v):
+        return "NaN"
+    if isinstance(v, dt.datetime):
+        if v.tzinfo is not None:
+            return "tz", (v - _EPOCH.replace(tzinfo=UTC)) // _US
+        return "ntz", (v - _EPOCH) // _US
+    if isinstance(v, dict):
+        return tuple((k, canon(x)) for k, x in v.items())
+    if isinstance(v, (bytearray, memoryview)):
+        return bytes(v)
+    return v
+
+
+def _canon_array(arr) -> list:
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks() if arr.num_chunks else pa.array([], arr.type)
+    t = arr.type
+    if pa.types.is_timestamp(t):
+        kind = "tz" if t.tz else "ntz"
+        ints = arr.cast(pa.timestamp("us", tz=t.tz)).cast(pa.int64()).to_pylist()
+        return [None if x is None else (kind, x) for x in ints]
+    if pa.types.is_struct(t):
+        children = [_canon_array(c) for c in arr.flatten()]
+        valid = arr.is_valid().to_pylist()
+        return [tuple((t.field(j).name, children[j][r]) for j in range(t.num_fields)) if valid[r] else None
+                for r in range(len(arr))]
+    return [canon(x) for x in arr.to_pylist()]
+
+
+def arrow_rows(table: pa.Table, columns=COLUMNS) -> list[tuple]:
+    cols = [_canon_array(table.column(c)) for c in columns]
+    return sort_rows(list(zip(*cols)) if cols else [])
+
+
+def py_rows(rows: list[dict], columns=COLUMNS) -> list[tuple]:
+    return sort_rows([tuple(canon(r[c]) for c in columns) for r in rows])
+
+
+def sort_rows(rows):
+    return sorted(rows, key=lambda r: (r[0], repr(r)))
+
+
+def spark_rows(df, columns=COLUMNS):
+    return arrow_rows(df.toArrow(), columns)
+
+
+def pyiceberg_rows(metadata_location, snapshot_id, row_filter=None, columns=COLUMNS):
+    tbl = pyiceberg_table(metadata_location)
+    kw = {"snapshot_id": snapshot_id}
+    if row_filter is not None:
+        kw["row_filter"] = row_filter
+    return arrow_rows(tbl.scan(**kw).to_arrow(), columns)
+
+
+def duckdb_rows(con, metadata_location, snapshot_id, where=None, columns=COLUMNS):
+    cols = ", ".join(f'"{c}"' for c in columns)
+    sql = f"SELECT {cols} FROM iceberg_scan('{metadata_location}', snapshot_from_id => {snapshot_id})"
+    if where:
+        sql += f" WHERE {where}"
+    return arrow_rows(con.execute(sql).fetch_arrow_table(), columns)
+
+
+@pytest.fixture(scope="module")
+def duck():
+    con = duckdb_connection()
+    con.execute("SET TimeZone = 'UTC'")
+    yield con
+    con.close()
+
+
+# --------------------------------------------------------------------------- the cases
+def _ts(*a):
+    return dt.datetime(*a, tzinfo=UTC)
+
+
+def _filter(pyice, duck_sql, pred, spark_sql=None):
+    return {"pyiceberg": pyice, "duckdb": duck_sql, "pred": pred, "spark": spark_sql or duck_sql}
+
+
+def _filters():
+    from pyiceberg import expressions as E
+
+    return {
+        "id_lt": _filter(E.LessThan("id", 25), "id < 25", lambda r: r["id"] < 25),
+        "ts_ge_1975": _filter(E.GreaterThanOrEqual("ts", "1975-01-01T00:00:00+00:00"),
+                              "ts >= TIMESTAMPTZ '1975-01-01 00:00:00+00'",
+                              lambda r: r["ts"] >= _ts(1975, 1, 1),
+                              "ts >= TIMESTAMP '1975-01-01 00:00:00+00:00'"),
+        "ts_lt_1970_03": _filter(E.LessThan("ts", "1970-03-01T00:00:00+00:00"),
+                                 "ts < TIMESTAMPTZ '1970-03-01 00:00:00+00'",
+                                 lambda r: r["ts"] < _ts(1970, 3, 1),
+                                 "ts < TIMESTAMP '1970-03-01 00:00:00+00:00'"),
+        "ts_eq": _filter(E.EqualTo("ts", "1970-05-12T10:10:00+00:00"),
+                         "ts = TIMESTAMPTZ '1970-05-12 10:10:00+00'",
+                         lambda r: r["ts"] == _ts(1970, 5, 12, 10, 10),
+                         "ts = TIMESTAMP '1970-05-12 10:10:00+00:00'"),
+        "id_eq": _filter(E.EqualTo("id", 17), "id = 17", lambda r: r["id"] == 17),
+        "name_eq": _filter(E.EqualTo("name", "beta1"), "name = 'beta1'", lambda r: r["name"] == "beta1"),
+        "name_null": _filter(E.IsNull("name"), "name IS NULL", lambda r: r["name"] is None),
+        "name_unicode": _filter(E.EqualTo("name", "δέλτα0"), "name = 'δέλτα0'", lambda r: r["name"] == "δέλτα0"),
+        "dt_ge": _filter(E.GreaterThanOrEqual("dt", "1970-06-01"), "dt >= DATE '1970-06-01'",
+                         lambda r: r["dt"] is not None and r["dt"] >= dt.date(1970, 6, 1)),
+        "i_lt0": _filter(E.LessThan("i", 0), "i < 0", lambda r: r["i"] is not None and r["i"] < 0),
+        "ntz_lt": _filter(E.LessThan("ts_ntz", "1970-01-05T00:00:00"),
+                          "ts_ntz < TIMESTAMP '1970-01-05 00:00:00'",
+                          lambda r: r["ts_ntz"] is not None and r["ts_ntz"] < dt.datetime(1970, 1, 5),
+                          "ts_ntz < TIMESTAMP_NTZ '1970-01-05 00:00:00'"),
+    }
+
+
+# (partition terms, filter names, write path of the overwrite)
+CASES = {
+    "unpartitioned": ([], ["id_lt", "name_null"], "spark"),
+    "year_ts": (["year(ts)"], ["ts_ge_1975", "ts_lt_1970_03"], "arrow"),
+    "month_ts": (["month(ts)"], ["ts_lt_1970_03", "ts_ge_1975"], "spark"),
+    "day_ts": (["day(ts)"], ["ts_eq", "ts_lt_1970_03"], "arrow"),
+    "hour_ts": (["hour(ts)"], ["ts_eq"], "spark"),
+    "bucket_id": (["bucket(4, id)"], ["id_eq", "id_lt"], "arrow"),
+    "truncate_name": (["truncate(2, name)"], ["name_eq", "name_null", "name_unicode"], "spark"),
+    "identity_string": (["name"], ["name_eq", "name_null", "name_unicode"], "arrow"),
+    "identity_date": (["dt"], ["dt_ge"], "spark"),
+    "identity_int": (["i"], ["i_lt0"], "arrow"),
+    "multi_ntz_bucket": (["day(ts_ntz)", "bucket(3, name)", "truncate(10, i)"], ["ntz_lt", "name_eq", "i_lt0"],
+                         "spark"),
+    "month_date_year_ntz": (["month(dt)", "year(ts_ntz)"], ["dt_ge", "ntz_lt"], "arrow"),
+}
+
+
+def _build(catalog, spark, name, partitioned_by, overwrite_path):
+    """Append via Spark, append via Arrow, overwrite; returns the table and [(snapshot, rows)]."""
+    t = catalog.create_table(f"db.{name}", SCHEMA_DDL, partitioned_by=partitioned_by)
+    r1, r2 = make_rows(0, N), make_rows(N, N)
+    # the overwrite keeps some old ids and brings new ones
+    r3 = make_rows(N // 2, N // 2) + make_rows(3 * N, N // 2)
+    s1 = t.append(spark_df(spark, r1))
+    s2 = t.append(arrow_table(r2))
+    s3 = t.overwrite(spark_df(spark, r3) if overwrite_path == "spark" else arrow_table(r3))
+    return t, [(s1, r1), (s2, r1 + r2), (s3, r3)]
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_every_snapshot_reads_the_same_everywhere(case, catalog, spark, duck):
+    partitioned_by, filter_names, overwrite_path = CASES[case]
+    t, history = _build(catalog, spark, case, partitioned_by, overwrite_path)
+    loc = t.metadata_location
+    assert [s.snapshot_id for s in t.snapshots()] == [s.snapshot_id for s, _ in history]
+    for snap, rows in history:
+        expected = py_rows(rows)
+        sid = snap.snapshot_id
+        assert spark_rows(t.to_spark(snapshot_id=sid)) == expected, f"spark, snapshot {sid}"
+        assert pyiceberg_rows(loc, sid) == expected, f"pyiceberg, snapshot {sid}"
+        assert duckdb_rows(duck, loc, sid) == expected, f"duckdb, snapshot {sid}"
+    # the current snapshot without naming it, and the table directory form (version hint)
+    current = py_rows(history[-1][1])
+    assert arrow_rows(pyiceberg_table(loc).scan().to_arrow()) == current
+    cols = ", ".join(f'"{c}"' for c in COLUMNS)
+    assert arrow_rows(duck.execute(f"SELECT {cols} FROM iceberg_scan('{loc}')").fetch_arrow_table()) == current
+    assert arrow_rows(duck.execute(f"SELECT {cols} FROM iceberg_scan('{t.location}')")
+                      .fetch_arrow_table()) == current
+
+    # pruning by the other readers relies on our partition values, bounds and summaries
+    filters = _filters()
+    for fname in filter_names:
+        f = filters[fname]
+        for snap, rows in history:
+            sid = snap.snapshot_id
+            expected = py_rows([r for r in rows if f["pred"](r)])
+            assert pyiceberg_rows(loc, sid, row_filter=f["pyiceberg"]) == expected, f"pyiceberg {fname} @ {sid}"
+            assert duckdb_rows(duck, loc, sid, where=f["duckdb"]) == expected, f"duckdb {fname} @ {sid}"
+
+    _check_partition_values(loc, history)
+    _check_file_metrics(loc, history[-1][0].snapshot_id)
+
+
+# --------------------------------------------------------------------------- independent metadata checks
+def _internal_values(arr: pa.ChunkedArray) -> list:
+    """Column values in pyiceberg's internal representation (micros, days, ...)."""
+    arr = arr.combine_chunks()
+    if pa.types.is_timestamp(arr.type):
+        return arr.cast(pa.int64()).to_pylist()
+    if pa.types.is_date32(arr.type):
+        return arr.cast(pa.int32()).to_pylist()
+    return arr.to_pylist()
+
+
+def _check_partition_values(loc, history):
+    """Each data file's partition tuple is what pyiceberg's transforms give for each of its rows."""
+    tbl = pyiceberg_table(loc)
+    spec = tbl.spec()
+    schema = tbl.schema()
+    for snap, _ in history:
+        tasks = list(tbl.scan(snapshot_id=snap.snapshot_id).plan_files())
+        assert tasks
+        for task in tasks:
+            f = task.file
+            assert f.spec_id == spec.spec_id
+            data = pq.read_table(f.file_path)
+            assert data.num_rows == f.record_count
+            for pos, pf in enumerate(spec.fields):
+                src = schema.find_field(pf.source_id)
+                fn = pf.transform.transform(src.field_type)
+                got = {fn(v) for v in _internal_values(data.column(src.name))}
+                assert got == {f.partition[pos]}, (
+                    f"{f.file_path}: partition field {pf.name}={f.partition[pos]!r}, rows give {got}")
+
+
+def _check_file_metrics(loc, snapshot_id):
+    """Record, value and null counts are exact; bounds enclose the file's values."""
+    from pyiceberg.conversions import from_bytes
+
+    tbl = pyiceberg_table(loc)
+    schema = tbl.schema()
+    for task in tbl.scan(snapshot_id=snapshot_id).plan_files():
+        f = task.file
+        data = pq.read_table(f.file_path)
+        assert f.record_count == data.num_rows
+        assert f.file_format.name == "PARQUET"
+        for field in schema.fields:
+            if not field.field_type.is_primitive:
+                continue
+            fid = field.field_id
+            col = data.column(field.name)
+            assert f.value_counts[fid] == data.num_rows, field.name
+            assert f.null_value_counts[fid] == col.null_count, field.name
+            vals = [v for v in _internal_values(col) if v is not None
+                    and not (isinstance(v, float) and math.isnan(v))]
+            if f.nan_value_counts and fid in f.nan_value_counts:
+                nans = sum(1 for v in _internal_values(col) if isinstance(v, float) and math.isnan(v))
+                assert f.nan_value_counts[fid] == nans, field.name
+            if not vals:
+                assert fid not in (f.lower_bounds or {}), f"{field.name}: bound on an all-null column"
+                continue
+            if fid in (f.lower_bounds or {}):
+                lo = from_bytes(field.field_type, f.lower_bounds[fid])
+                assert lo <= min(vals), f"{field.name}: lower bound {lo!r} > min {min(vals)!r}"
+            if fid in (f.upper_bounds or {}):
+                hi = from_bytes(field.field_type, f.upper_bounds[fid])
+                assert hi >= max(vals), f"{field.name}: upper bound {hi!r} < max {max(vals)!r}"
+            if str(field.field_type) in ("long", "int", "date", "timestamptz", "timestamp", "boolean"):
+                # exact types: both bounds must be present and tight
+                assert from_bytes(field.field_type, f.lower_bounds[fid]) == min(vals), field.name
+                assert from_bytes(field.field_type, f.upper_bounds[fid]) == max(vals), field.name
+
+
+def _entries(io, manifest):
+    return manifest.fetch_manifest_entry(io, discard_deleted=False)
+
+
+def test_metadata_manifests_and_summaries(catalog, spark, duck):
+    """Spec checks through pyiceberg's parsed objects: snapshots, summaries, manifest lists,
+    entry statuses and sequence numbers, partition summaries - across append, append,
+    overwrite and a commit that removes one file (which rewrites a manifest with EXISTING entries)."""
+    from pyiceberg.conversions import from_bytes
+    from pyiceberg.manifest import ManifestContent, ManifestEntryStatus
+    from pyiceberg.table.snapshots import Operation
+
+    from icefloe.iceberg.commit import Change, commit_change
+
+    t, history = _build(catalog, spark, "meta", ["year(ts)", "name"], "arrow")
+    (s1, r1), (s2, r12), (s3, r3) = history
+    files_by_snap = {s.snapshot_id: t.plan_files(snapshot_id=s.snapshot_id) for s, _ in history}
+
+    # 4th commit: remove one file of the overwrite -> its manifest is rewritten
+    victim = sorted(files_by_snap[s3.snapshot_id], key=lambda f: f.file_path)[0]
+    commit_change(t.ops, Change(remove_paths={victim.file_path}, operation="delete"))
+    t.refresh()
+    s4 = t.current_snapshot()
+    victim_rows = {r["id"] for r in pq.read_table(victim.file_path).to_pylist()}
+    r4 = [r for r in r3 if r["id"] not in victim_rows]
+    assert 0 < len(r4) < len(r3)
+    history.append((s4, r4))
+    ids = [s.snapshot_id for s, _ in history]
+
+    tbl = pyiceberg_table(t.metadata_location)
+    md = tbl.metadata
+    io = tbl.io
+    # ------------------------------------------------------------ table metadata
+    assert md.format_version == 2
+    assert md.last_sequence_number == 4
+    assert md.current_snapshot_id == s4.snapshot_id
+    assert md.refs["main"].snapshot_id == s4.snapshot_id
+    assert [s.snapshot_id for s in md.snapshots] == ids
+    assert [s.sequence_number for s in md.snapshots] == [1, 2, 3, 4]
+    assert [s.parent_snapshot_id for s in md.snapshots] == [None] + ids[:-1]
+    assert [e.snapshot_id for e in md.snapshot_log] == ids
+    stamps = [s.timestamp_ms for s in md.snapshots]
+    assert stamps == sorted(stamps) and md.last_updated_ms >= stamps[-1]
+    assert len(md.metadata_log) == 4  # v1 (create) .. v4; the current file is not in its own log
+    spec = tbl.spec()
+    assert [(f.name, str(f.transform), f.field_id) for f in spec.fields] == [
+        ("ts_year", "year", 1000), ("name", "identity", 1001)]
+    assert md.last_partition_id == 1001
+
+    # ------------------------------------------------------------ summaries
+    def summary(s):
+        return md.snapshot_by_id(s.snapshot_id).summary
+
+    def nfiles(s):
+        return len(files_by_snap[s.snapshot_id]) if s.snapshot_id in files_by_snap else None
+
+    sm1, sm2, sm3, sm4 = (summary(s) for s, _ in history)
+    assert sm1.operation == Operation.APPEND and sm2.operation == Operation.APPEND
+    assert sm3.operation == Operation.OVERWRITE and sm4.operation == Operation.DELETE
+    assert sm1["added-records"] == str(N) and sm1["total-records"] == str(N)
+    assert sm1["added-data-files"] == str(nfiles(s1)) and sm1["total-data-files"] == str(nfiles(s1))
+    assert sm2["added-records"] == str(N) and sm2["total-records"] == str(2 * N)
+    assert sm2["total-data-files"] == str(nfiles(s2))
+    assert int(sm2["added-data-files"]) == nfiles(s2) - nfiles(s1)
+    assert sm3["deleted-records"] == str(2 * N) and sm3["deleted-data-files"] == str(nfiles(s2))
+    assert sm3["added-records"] == str(len(r3)) and sm3["total-records"] == str(len(r3))
+    assert sm3["added-data-files"] == str(nfiles(s3)) and sm3["total-data-files"] == str(nfiles(s3))
+    assert sm4["deleted-data-files"] == "1" and sm4["deleted-records"] == str(victim.record_count)
+    assert sm4["total-records"] == str(len(r4)) and sm4["total-data-files"] == str(nfiles(s3) - 1)
+    for sm, files in ((sm1, files_by_snap[s1.snapshot_id]), (sm3, files_by_snap[s3.snapshot_id])):
+        assert sm["added-files-size"] == str(sum(f.file_size_in_bytes for f in files))
+        assert sm["changed-partition-count"] == str(len({f.partition for f in files}))
+    for sm in (sm1, sm2, sm3, sm4):
+        assert sm["total-delete-files"] == "0" and sm["total-equality-deletes"] == "0"
+        assert sm["total-position-deletes"] == "0"
+
+    # ------------------------------------------------------------ manifests and entries
+    seq_of = {s.snapshot_id: i + 1 for i, (s, _) in enumerate(history)}
+    for snap, rows in history:
+        psnap = md.snapshot_by_id(snap.snapshot_id)
+        manifests = psnap.manifests(io)
+        live = 0
+        for m in manifests:
+            assert m.content == ManifestContent.DATA
+            assert m.added_snapshot_id in seq_of
+            assert m.sequence_number == seq_of[m.added_snapshot_id]
+            entries = _entries(io, m)
+            by_status = {st: [e for e in entries if e.status == st] for st in ManifestEntryStatus}
+            assert len(by_status[ManifestEntryStatus.ADDED]) == m.added_files_count
+            assert len(by_status[ManifestEntryStatus.EXISTING]) == m.existing_files_count
+            assert len(by_status[ManifestEntryStatus.DELETED]) == m.deleted_files_count
+            assert sum(e.data_file.record_count for e in by_status[ManifestEntryStatus.ADDED]) == m.added_rows_count
+            assert sum(e.data_file.record_count for e in by_status[ManifestEntryStatus.EXISTING]) == \
+                m.existing_rows_count
+            assert sum(e.data_file.record_count for e in by_status[ManifestEntryStatus.DELETED]) == \
+                m.deleted_rows_count
+            for e in by_status[ManifestEntryStatus.ADDED]:
+                # added entries inherit (or carry) the manifest's snapshot and sequence number
+                assert e.snapshot_id == m.added_snapshot_id
+                assert e.sequence_number == m.sequence_number
+                assert e.file_sequence_number == m.sequence_number
+            for e in by_status[ManifestEntryStatus.DELETED]:
+                assert e.snapshot_id == m.added_snapshot_id  # the snapshot that deleted it
+                assert e.sequence_number is not None and e.sequence_number < m.sequence_number
+            for e in by_status[ManifestEntryStatus.EXISTING]:
+                assert e.snapshot_id != m.added_snapshot_id
+                assert e.sequence_number is not None and e.sequence_number < m.sequence_number
+            live_entries = by_status[ManifestEntryStatus.ADDED] + by_status[ManifestEntryStatus.EXISTING]
+            if live_entries:
+                assert m.min_sequence_number == min(e.sequence_number for e in live_entries)
+            live += sum(e.data_file.record_count for e in live_entries)
+            # partition summaries enclose every entry's partition values
+            ptype = spec.partition_type(tbl.schema())
+            assert len(m.partitions) == len(spec.fields)
+            for pos, (fs, pfield) in enumerate(zip(m.partitions, ptype.fields)):
+                values = [e.data_file.partition[pos] for e in entries]
+                present = [v for v in values if v is not None]
+                assert fs.contains_null == (len(present) < len(values)), pfield.name
+                if present:
+                    assert from_bytes(pfield.field_type, fs.lower_bound) == min(present), pfield.name
+                    assert from_bytes(pfield.field_type, fs.upper_bound) == max(present), pfield.name
+                else:
+                    assert fs.lower_bound is None and fs.upper_bound is None
+        assert live == len(rows)
+
+    # the overwrite: new files ADDED at seq 3, every earlier file DELETED keeping its own seq
+    m3 = md.snapshot_by_id(s3.snapshot_id).manifests(io)
+    e3 = [(m, e) for m in m3 for e in _entries(io, m)]
+    added3 = {e.data_file.file_path for m, e in e3 if e.status == ManifestEntryStatus.ADDED}
+    deleted3 = {e.data_file.file_path: e.sequence_number for m, e in e3 if e.status == ManifestEntryStatus.DELETED}
+    assert added3 == {f.file_path for f in files_by_snap[s3.snapshot_id]}
+    before = {f.file_path for f in files_by_snap[s2.snapshot_id]}
+    assert set(deleted3) == before
+    first = {f.file_path for f in files_by_snap[s1.snapshot_id]}
+    assert {p: (1 if p in first else 2) for p in before} == deleted3
+    assert not any(e.status == ManifestEntryStatus.EXISTING for m, e in e3)
+
+    # the one-file delete: the rewritten manifest keeps the others as EXISTING (seq 3)
+    m4 = md.snapshot_by_id(s4.snapshot_id).manifests(io)
+    e4 = [e for m in m4 for e in _entries(io, m)]
+    st4 = {e.data_file.file_path: (e.status, e.sequence_number, e.file_sequence_number, e.snapshot_id) for e in e4}
+    assert st4[victim.file_path] == (ManifestEntryStatus.DELETED, 3, 3, s4.snapshot_id)
+    for p in added3 - {victim.file_path}:
+        assert st4[p] == (ManifestEntryStatus.EXISTING, 3, 3, s3.snapshot_id)
+    assert not any(e.status == ManifestEntryStatus.ADDED for e in e4)
+
+    # the other readers agree on every snapshot, including the EXISTING/DELETED mix
+    loc = t.metadata_location
+    for snap, rows in history:
+        expected = py_rows(rows)
+        assert spark_rows(t.to_spark(snapshot_id=snap.snapshot_id)) == expected
+        assert pyiceberg_rows(loc, snap.snapshot_id) == expected
+        assert duckdb_rows(duck, loc, snap.snapshot_id) == expected
+
+    # DuckDB's own view of the snapshots and of the manifest entries
+    dsnaps = duck.execute(f"SELECT sequence_number, snapshot_id FROM iceberg_snapshots('{loc}') "
+                          "ORDER BY sequence_number").fetchall()
+    assert dsnaps == [(i + 1, sid) for i, sid in enumerate(ids)]
+    dentries = duck.execute(
+        f"SELECT status, count(*) FROM iceberg_metadata('{loc}', snapshot_from_id => {s4.snapshot_id}) "
+        "GROUP BY status ORDER BY status").fetchall()
+    assert dict(dentries) == {"DELETED": 1, "EXISTING": len(added3) - 1}
+
+
+def test_metadata_json_matches_pyiceberg_model(catalog, spark):
+    """Our metadata JSON round-trips through pyiceberg's strict model unchanged in meaning."""
+    import json
+
+    t, history = _build(catalog, spark, "json", ["bucket(4, id)", "day(ts)"], "spark")
+    raw = json.load(open(t.metadata_location))
+    md = pyiceberg_table(t.metadata_location).metadata
+    assert str(md.table_uuid) == raw["table-uuid"]
+    assert md.location == raw["location"] == t.location
+    assert md.current_schema_id == raw["current-schema-id"]
+    assert md.last_column_id == raw["last-column-id"] == max(
+        f.field_id for _, f in _all_fields(md.schema()))
+    sch = md.schema()
+    types = {f.name: str(f.field_type) for f in sch.fields}
+    assert types == {
+        "id": "long", "i": "int", "name": "string", "d": "double", "flag": "boolean", "dt": "date",
+        "ts": "timestamptz", "ts_ntz": "timestamp", "amount": "decimal(10, 2)", "payload": "binary",
+        "info": "struct<12: a: optional int, 13: b: optional string>",
+    }
+    assert sch.find_field("id").required and sch.find_field("ts").required
+    assert not sch.find_field("name").required
+    for s in md.snapshots:
+        assert s.manifest_list.startswith(t.location + "/metadata/")
+        rs = next(x for x in raw["snapshots"] if x["snapshot-id"] == s.snapshot_id)
+        assert rs["summary"]["operation"] == s.summary.operation.value
+        assert s.schema_id == raw["current-schema-id"]
+    assert md.default_spec_id == raw["default-spec-id"] == 0
+    assert md.sort_orders[0].order_id == 0 and md.default_sort_order_id == 0
+
+
+def _all_fields(schema):
+    from pyiceberg.schema import StructType
+
+    def walk(fields, prefix=""):
+        for f in fields:
+            yield prefix + f.name, f
+            if isinstance(f.field_type, StructType):
+                yield from walk(f.field_type.fields, prefix + f.name + ".")
+
+    return list(walk(schema.fields))
+
+
+# --------------------------------------------------------------------------- our own filters agree
+@pytest.mark.parametrize("case", ["year_ts", "identity_string", "bucket_id"])
+def test_our_filtered_reads_match_pyiceberg(case, catalog, spark):
+    """``to_spark(where=...)``/``plan_files(where=...)`` keep every file pyiceberg keeps rows from."""
+    pytest.importorskip("icefloe.core.expressions")
+    partitioned_by, filter_names, overwrite_path = CASES[case]
+    t, history = _build(catalog, spark, case, partitioned_by, overwrite_path)
+    filters = _filters()
+    loc = t.metadata_location
+    tbl = pyiceberg_table(loc)
+    for fname in filter_names:
+        f = filters[fname]
+        for snap, rows in history:
+            sid = snap.snapshot_id
+            expected = py_rows([r for r in rows if f["pred"](r)])
+            assert spark_rows(t.to_spark(snapshot_id=sid, where=f["spark"])) == expected, f"{fname} @ {sid}"
+            ours = {df.file_path for df in t.plan_files(where=f["spark"], snapshot_id=sid)}
+            theirs = {task.file.file_path for task in tbl.scan(snapshot_id=sid, row_filter=f["pyiceberg"])
+                      .plan_files()}
+            # files that hold matching rows must be planned by both
+            needed = {p for p in {task.file.file_path for task in tbl.scan(snapshot_id=sid).plan_files()}
+                      if any(f["pred"](r) for r in _file_rows(p))}
+            assert needed <= ours, f"{fname} @ {sid}: we pruned files with matching rows"
+            assert needed <= theirs
+
+
+def _file_rows(path):
+    rows = pq.read_table(path).to_pylist()
+    for r in rows:
+        if r["ts"] is not None and r["ts"].tzinfo is None:
+            r["ts"] = r["ts"].replace(tzinfo=UTC)
+    return rows
