@@ -36,6 +36,11 @@ def _filters(meta: TableMetadata, where):
         return None
     from icefloe.core import expressions as ex
 
+    if not isinstance(where, str) and hasattr(where, "_jc"):  # a Spark Column: prune by its SQL text
+        try:
+            where = where._jc.expr().sql()
+        except Exception:
+            return None
     expr = ex.parse_predicate(where) if isinstance(where, str) else where
     return ex.bind(expr, meta.schema)
 

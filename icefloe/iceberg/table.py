@@ -186,6 +186,10 @@ class IcebergTable:
             pass
         return {}
 
+    # ------------------------------------------------------------------ row-level changes (issue 4)
+
+    # ------------------------------------------------------------------ evolution and lifecycle (issue 5)
+
 
 def _is_arrow(data) -> bool:
     try:

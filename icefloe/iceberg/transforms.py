@@ -487,5 +487,5 @@ def apply_arrow(t: Transform, source: IcebergType, arr):
         # -100 with W=10); carry such values in a wider Arrow decimal instead of failing
         limit = 10 ** rt.precision
         if any(v is not None and abs(conversions.unscaled(v, rt.scale)) >= limit for v in vals):
-            at = pa.decimal128(38, rt.scale)
+            at = pa.decimal128(38, rt.scale) if rt.precision < 38 else pa.decimal256(76, rt.scale)
     return pa.array(vals, type=at)
