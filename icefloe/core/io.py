@@ -91,6 +91,12 @@ class FileIO:
             if os.path.exists(tmp):
                 os.unlink(tmp)
 
+    def open_write(self, path: str):
+        """A new file for streaming writes (data files: their visibility comes from the commit)."""
+        p = strip_scheme(path)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        return open(p, "xb")
+
     def _replace(self, src: str, dst: str) -> None:
         os.replace(src, dst)
 

@@ -110,10 +110,10 @@ def write_arrow(io: FileIO, table, schema: Schema, spec: PartitionSpec, location
             sub = spec.partition_path(schema, partition) if spec.fields else ""
             name = f"{task_id:05d}-0-{write_id}-{counter:05d}.parquet"
             path = f"{location.rstrip('/')}/data/{sub + '/' if sub else ''}{name}"
-            io.makedirs(path.rsplit("/", 1)[0])
             written.append(path)
-            pq.write_table(part_table, path, compression=None if codec == "uncompressed" else codec,
-                           store_schema=False)
+            with io.open_write(path) as sink:
+                pq.write_table(part_table, sink, compression=None if codec == "uncompressed" else codec,
+                               store_schema=False)
             with io.open_read(path) as fh:
                 md = pq.read_metadata(fh)
             m = metrics_from_footer(md, schema)

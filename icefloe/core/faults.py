@@ -1,0 +1,48 @@
+"""A FileIO that fails or kills the process at a chosen mutating operation (for tests).
+
+Every write, streaming write, rename and delete is counted; when the count
+reaches ``fail_at`` the operation raises :class:`InjectedFault` (``mode="raise"``)
+or the process exits at once without cleanup (``mode="kill"``), as a crash would.
+"""
+from __future__ import annotations
+
+import os
+from typing import Optional
+
+from icefloe.core.io import FileIO
+
+
+class InjectedFault(OSError):
+    pass
+
+
+class FaultInjectingFileIO(FileIO):
+    def __init__(self, fail_at: Optional[int] = None, mode: str = "raise"):
+        self.fail_at = fail_at
+        self.mode = mode
+        self.count = 0
+        self.log: list[tuple[str, str]] = []
+
+    def _tick(self, op: str, path: str) -> None:
+        self.count += 1
+        self.log.append((op, path))
+        if self.fail_at is not None and self.count == self.fail_at:
+            if self.mode == "kill":
+                os._exit(137)
+            raise InjectedFault(f"injected fault at operation {self.count}: {op} {path}")
+
+    def write_bytes(self, path, data, overwrite=True):
+        self._tick("write", path)
+        return super().write_bytes(path, data, overwrite)
+
+    def open_write(self, path):
+        self._tick("write", path)
+        return super().open_write(path)
+
+    def rename(self, src, dst):
+        self._tick("rename", dst)
+        return super().rename(src, dst)
+
+    def delete(self, path):
+        self._tick("delete", path)
+        return super().delete(path)

@@ -1,0 +1,358 @@
+"""Iceberg evaluation of bound expressions for scan planning (spec, "Scan Planning").
+
+* :class:`MetricsEvaluator` - may a data file hold a matching row, judging by
+  its column bounds and value/null/NaN counts?
+* :func:`project_inclusive` - turn a row filter into a filter on partition
+  values that every matching row's partition tuple satisfies.
+* :class:`PartitionEvaluator` - evaluate a projected filter on one partition
+  tuple (exact).
+* :class:`ManifestEvaluator` - may a manifest hold a matching file, judging by
+  the manifest list's partition field summaries?
+
+All of them are inclusive: they answer False only when the statistics prove
+that no row can match; missing statistics mean "may match". Comparisons follow
+Spark SQL (see ``icefloe.core.expressions``): NaN is above every float, so a
+float column that may hold NaN may match ``>``/``>=``/``!=``/``NOT IN``.
+"""
+from __future__ import annotations
+
+import decimal
+import math
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence
+
+from icefloe.core import expressions as ex
+from icefloe.core.expressions import (
+    AlwaysFalse, AlwaysTrue, And, BoundReference, EqualTo, Expr, GreaterThan, GreaterThanOrEqual,
+    In, IsNaN, IsNull, LessThan, LessThanOrEqual, Not, NotEqualTo, NotIn, NotNaN, NotNull,
+    NotStartsWith, Or, Predicate, StartsWith, Unknown, and_, or_,
+)
+from icefloe.core.types import DecimalType, IcebergType, Schema, StructType
+from icefloe.iceberg import conversions
+from icefloe.iceberg.partitioning import PartitionField, PartitionSpec
+from icefloe.iceberg.transforms import (
+    BucketTransform, DayTransform, HourTransform, IdentityTransform, MonthTransform,
+    TruncateTransform, VoidTransform, YearTransform,
+)
+
+_FLOATS = ("float", "double")
+
+
+# =========================================================================== stats logic
+@dataclass
+class _Stats:
+    """What is known about one column's values in a file or manifest.
+
+    ``lower``/``upper`` bound the non-null, non-NaN values (None: unknown);
+    they may be looser than the real min/max (truncated strings).
+    """
+
+    lower: Any
+    upper: Any
+    null_possible: bool    # may hold a null
+    nan_possible: bool     # may hold a NaN
+    value_possible: bool   # may hold a non-null, non-NaN value
+
+
+_UNKNOWN_STATS = _Stats(None, None, True, True, True)
+
+
+def _decode(t: IcebergType, data: Optional[bytes]) -> Any:
+    if data is None:
+        return None
+    try:
+        v = conversions.from_bytes(t, data)
+    except Exception:  # a bound we cannot read is no bound
+        return None
+    if isinstance(v, float) and math.isnan(v):
+        return None  # bounds must not be NaN; a writer that stored one tells us nothing
+    return v
+
+
+def _stats_may_match(p: Predicate, st: _Stats) -> bool:
+    if isinstance(p, IsNull):
+        return st.null_possible
+    if isinstance(p, NotNull):
+        return st.value_possible or st.nan_possible
+    if isinstance(p, IsNaN):
+        return st.nan_possible
+    if isinstance(p, NotNaN):
+        return st.null_possible or st.value_possible
+    # value predicates: a null never matches; a NaN (floats) matches the ones below
+    is_float = str(p.term.field_type) in _FLOATS
+    if is_float and st.nan_possible and isinstance(p, (GreaterThan, GreaterThanOrEqual, NotEqualTo, NotIn)):
+        return True
+    if not st.value_possible:
+        return False
+    lo, hi = st.lower, st.upper
+    try:
+        if isinstance(p, LessThan):
+            return lo is None or lo < p.literal
+        if isinstance(p, LessThanOrEqual):
+            return lo is None or lo <= p.literal
+        if isinstance(p, GreaterThan):
+            return hi is None or hi > p.literal
+        if isinstance(p, GreaterThanOrEqual):
+            return hi is None or hi >= p.literal
+        if isinstance(p, EqualTo):
+            return (lo is None or lo <= p.literal) and (hi is None or hi >= p.literal)
+        if isinstance(p, NotEqualTo):
+            # every value equals the literal only if both bounds do (lower <= v <= upper)
+            return not (lo is not None and hi is not None and lo == p.literal and hi == p.literal)
+        if isinstance(p, In):
+            return any((lo is None or lo <= v) and (hi is None or hi >= v) for v in p.literals
+                       if not (isinstance(v, float) and math.isnan(v)))
+        if isinstance(p, NotIn):
+            return not (lo is not None and hi is not None and lo == hi and any(lo == v for v in p.literals))
+        if isinstance(p, StartsWith):
+            prefix = p.literal
+            if not isinstance(prefix, str):
+                return True
+            n = len(prefix)
+            if isinstance(lo, str) and lo[:n] > prefix:
+                return False
+            if isinstance(hi, str) and hi[:n] < prefix:
+                return False
+            return True
+        if isinstance(p, NotStartsWith):
+            prefix = p.literal
+            # lower <= every value <= upper, both starting with prefix: so does every value
+            return not (isinstance(lo, str) and isinstance(hi, str) and isinstance(prefix, str)
+                        and lo.startswith(prefix) and hi.startswith(prefix))
+    except TypeError:  # a bound of an unexpected type: cannot judge
+        return True
+    return True
+
+
+def _walk(e: Expr, pred_fn) -> bool:
+    """Inclusive evaluation of an NNF expression with a per-predicate judge."""
+    if isinstance(e, And):
+        return _walk(e.left, pred_fn) and _walk(e.right, pred_fn)
+    if isinstance(e, Or):
+        return _walk(e.left, pred_fn) or _walk(e.right, pred_fn)
+    if isinstance(e, AlwaysFalse):
+        return False
+    if isinstance(e, (AlwaysTrue, Unknown)):
+        return True
+    if isinstance(e, Not):
+        return _walk(ex.rewrite_not(e), pred_fn)
+    if isinstance(e, Predicate):
+        if not isinstance(e.term, BoundReference):
+            raise ex.ExpressionError(f"expression {e} is not bound; bind it to the table schema first")
+        return pred_fn(e)
+    return True
+
+
+# =========================================================================== metrics
+class MetricsEvaluator:
+    """Decides from a data file's column metrics whether it may contain a matching row."""
+
+    def __init__(self, schema: Schema, bound_expr: Expr):
+        self.schema = schema
+        self.expr = ex.rewrite_not(bound_expr)
+
+    def may_match(self, data_file) -> bool:
+        """False only if the file's stats prove that no row matches."""
+        rc = getattr(data_file, "record_count", None)
+        if rc is not None and rc <= 0:
+            return False
+        cache: dict[int, _Stats] = {}
+
+        def judge(p: Predicate) -> bool:
+            fid = p.term.field_id
+            st = cache.get(fid)
+            if st is None:
+                st = cache[fid] = self._stats(data_file, fid, p.term.field_type)
+            return _stats_may_match(p, st)
+
+        return _walk(self.expr, judge)
+
+    @staticmethod
+    def _stats(f, fid: int, t: IcebergType) -> _Stats:
+        is_float = str(t) in _FLOATS
+        vc = (f.value_counts or {}).get(fid)
+        nc = (f.null_value_counts or {}).get(fid)
+        nanc = (f.nan_value_counts or {}).get(fid) if is_float else 0
+        null_possible = nc is None or nc > 0
+        nan_possible = is_float and (nanc is None or nanc > 0)
+        if vc is not None:
+            if nanc is not None and nanc >= vc:
+                null_possible = False
+            if nc is not None and nc >= vc:
+                nan_possible = False
+            value_possible = (nc or 0) + (nanc or 0) < vc
+        else:
+            value_possible = True
+        lower = _decode(t, (f.lower_bounds or {}).get(fid))
+        upper = _decode(t, (f.upper_bounds or {}).get(fid))
+        return _Stats(lower, upper, null_possible, nan_possible, value_possible)
+
+
+# =========================================================================== projection
+def project_inclusive(bound_expr: Expr, spec: PartitionSpec, schema: Schema) -> Expr:
+    """Project a bound row filter onto ``spec``'s partition fields (inclusive).
+
+    The result refers to partition fields (``BoundReference(partition field
+    id, partition field name, result type)``) and holds for the partition
+    tuple of every row that satisfies ``bound_expr``. Columns without a
+    partition field project to ``AlwaysTrue``; several partition fields on one
+    column are ANDed.
+    """
+    by_source: dict[int, list[tuple[PartitionField, IcebergType]]] = {}
+    for pf in spec.fields:
+        src = schema.find_field_or_none(pf.source_id)
+        if src is None:
+            continue
+        by_source.setdefault(pf.source_id, []).append((pf, src.field_type))
+
+    def project(e: Expr) -> Expr:
+        if isinstance(e, And):
+            return and_(project(e.left), project(e.right))
+        if isinstance(e, Or):
+            return or_(project(e.left), project(e.right))
+        if isinstance(e, AlwaysFalse):
+            return AlwaysFalse()
+        if isinstance(e, Predicate):
+            if not isinstance(e.term, BoundReference):
+                raise ex.ExpressionError(f"expression {e} is not bound; bind it to the table schema first")
+            parts = [_project_predicate(e, pf, st) for pf, st in by_source.get(e.term.field_id, [])]
+            return and_(*parts)
+        return AlwaysTrue()  # AlwaysTrue, Unknown
+
+    return project(ex.rewrite_not(bound_expr))
+
+
+def _step(t: IcebergType, v: Any, direction: int) -> Any:
+    """The next representable value above (+1) or below (-1) ``v`` for discrete types."""
+    s = str(t)
+    if s in ("int", "long", "date", "time", "timestamp", "timestamptz"):
+        return v + direction
+    if isinstance(t, DecimalType):
+        return v + direction * decimal.Decimal(1).scaleb(-t.scale)
+    return None
+
+
+def _project_predicate(p: Predicate, pf: PartitionField, source: IcebergType) -> Expr:
+    tr = pf.transform
+    pref = BoundReference(pf.field_id, pf.name, tr.result_type(source))
+    if isinstance(tr, VoidTransform):
+        return AlwaysTrue()
+    if isinstance(tr, IdentityTransform):
+        return p.with_term(pref)
+    if isinstance(p, (IsNull, NotNull)):
+        return type(p)(pref)  # every other transform maps null to null and only null
+    apply = lambda v: tr.apply(source, v)  # noqa: E731
+    if isinstance(tr, BucketTransform):
+        if isinstance(p, EqualTo):
+            return EqualTo(pref, apply(p.literal))
+        if isinstance(p, In):
+            return In(pref, [apply(v) for v in p.literals])
+        return AlwaysTrue()
+    monotone = isinstance(tr, (TruncateTransform, YearTransform, MonthTransform, DayTransform, HourTransform))
+    if not monotone:
+        return AlwaysTrue()
+    s = str(source)
+    if isinstance(p, EqualTo):
+        return EqualTo(pref, apply(p.literal))
+    if isinstance(p, In):
+        return In(pref, [apply(v) for v in p.literals])
+    if isinstance(p, (LessThan, LessThanOrEqual)):
+        v = p.literal
+        if isinstance(p, LessThan):
+            # x < v  =>  x <= v - 1 for discrete types  =>  f(x) <= f(v - 1)
+            prev = _step(source, v, -1)
+            if prev is not None:
+                v = prev
+        return LessThanOrEqual(pref, apply(v))
+    if isinstance(p, (GreaterThan, GreaterThanOrEqual)):
+        v = p.literal
+        if isinstance(p, GreaterThan):
+            nxt = _step(source, v, +1)
+            if nxt is not None:
+                v = nxt
+        return GreaterThanOrEqual(pref, apply(v))
+    if isinstance(tr, TruncateTransform) and s == "string":
+        w = tr.width
+        if isinstance(p, StartsWith):
+            prefix = p.literal
+            if len(prefix) >= w:
+                return EqualTo(pref, prefix[:w])
+            return StartsWith(pref, prefix)
+        if isinstance(p, NotStartsWith):
+            prefix = p.literal
+            if len(prefix) <= w:
+                # s starts with prefix  <=>  s[:w] starts with prefix
+                return NotStartsWith(pref, prefix)
+            return AlwaysTrue()
+    return AlwaysTrue()  # !=, NOT IN, NaN tests: nothing to say about the partition value
+
+
+# =========================================================================== partitions
+def _positions(partition_type: StructType) -> dict[int, int]:
+    return {f.field_id: i for i, f in enumerate(partition_type.fields)}
+
+
+class PartitionEvaluator:
+    """Evaluates a projected expression on partition tuples (exact)."""
+
+    def __init__(self, partition_type: StructType, projected_expr: Expr):
+        self.partition_type = partition_type
+        self.expr = ex.rewrite_not(projected_expr)
+        self._pos = _positions(partition_type)
+
+    def eval(self, partition_tuple: Sequence) -> bool:
+        values = tuple(partition_tuple) if partition_tuple is not None else ()
+
+        def lookup(fid: int):
+            i = self._pos.get(fid)
+            if i is None or i >= len(values):
+                return ex._MISSING  # unknown field: may match
+            return values[i]
+
+        return ex._eval_nnf(self.expr, lookup)
+
+
+class ManifestEvaluator:
+    """Decides from a manifest's partition field summaries whether it may hold matching files."""
+
+    def __init__(self, partition_type: StructType, projected_expr: Expr):
+        self.partition_type = partition_type
+        self.expr = ex.rewrite_not(projected_expr)
+        self._pos = _positions(partition_type)
+
+    def may_match(self, field_summaries) -> bool:
+        if field_summaries is None:
+            return True
+        summaries = list(field_summaries)
+        cache: dict[int, _Stats] = {}
+
+        def judge(p: Predicate) -> bool:
+            fid = p.term.field_id
+            st = cache.get(fid)
+            if st is None:
+                i = self._pos.get(fid)
+                if i is None or i >= len(summaries) or summaries[i] is None:
+                    st = _UNKNOWN_STATS
+                else:
+                    st = self._stats(summaries[i], self.partition_type.fields[i].field_type)
+                cache[fid] = st
+            return _stats_may_match(p, st)
+
+        return _walk(self.expr, judge)
+
+    @staticmethod
+    def _stats(fs, t: IcebergType) -> _Stats:
+        is_float = str(t) in _FLOATS
+        contains_null = getattr(fs, "contains_null", None)
+        contains_nan = getattr(fs, "contains_nan", None)
+        null_possible = contains_null is None or bool(contains_null)
+        nan_possible = is_float and contains_nan is not False
+        lower = _decode(t, getattr(fs, "lower_bound", None))
+        upper = _decode(t, getattr(fs, "upper_bound", None))
+        raw_lo, raw_hi = getattr(fs, "lower_bound", None), getattr(fs, "upper_bound", None)
+        # Spec: the bounds are null when every value is null or NaN.
+        all_null_or_nan = raw_lo is None and raw_hi is None and (contains_null is True or contains_nan is True)
+        return _Stats(lower, upper, null_possible, nan_possible, not all_null_or_nan)
+
+
+__all__ = ["MetricsEvaluator", "project_inclusive", "PartitionEvaluator", "ManifestEvaluator"]

@@ -1,0 +1,42 @@
+"""Shared helpers of the reliability suite (Iceberg side)."""
+import os
+
+import pyarrow as pa
+
+from icefloe.catalog import to_schema
+from icefloe.iceberg.catalog import HadoopCatalog
+
+SCHEMA = "id bigint not null, name string"
+
+
+def rows(start, n):
+    return pa.table({"id": pa.array(range(start, start + n), pa.int64()),
+                     "name": [f"n{i}" for i in range(start, start + n)]})
+
+
+def make_table(wh, props=None):
+    return HadoopCatalog(wh).create_table("db.t", to_schema(SCHEMA), properties=props or {})
+
+
+def read_ids(wh):
+    t = HadoopCatalog(wh).load_table("db.t")
+    return sorted(t.to_arrow()["id"].to_pylist())
+
+
+def referenced_files(t):
+    """Every file the table's metadata reaches, from all snapshots."""
+    from icefloe.iceberg.commit import load_manifest_entries, load_manifest_list
+
+    out = set()
+    meta = t.refresh().metadata
+    for s in meta.snapshots:
+        out.add(s.manifest_list)
+        for m in load_manifest_list(t.io, s.manifest_list):
+            out.add(m.manifest_path)
+            for e in load_manifest_entries(t.io, meta, m):
+                out.add(e.data_file.file_path)
+    return out
+
+
+def all_files(root):
+    return {os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs}

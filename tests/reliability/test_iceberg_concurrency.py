@@ -1,0 +1,63 @@
+"""Several OS processes commit to one Iceberg table at once: nothing lost, nothing doubled."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from icefloe.iceberg.catalog import HadoopCatalog
+from tests.reliability.rel_util import make_table, read_ids
+
+WRITER = textwrap.dedent("""
+    import sys
+    import pyarrow as pa
+    from icefloe.iceberg.catalog import HadoopCatalog
+    wh, w, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    t = HadoopCatalog(wh).load_table("db.t")
+    for j in range(n):
+        base = w * 10000 + j * 10
+        t.append(pa.table({"id": pa.array(range(base, base + 3), pa.int64()), "name": [f"w{w}"] * 3}))
+        print("ok", flush=True)
+""")
+
+
+def run_writers(wh, processes, commits):
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, wh, str(w), str(commits)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for w in range(processes)]
+    outs = [p.communicate(timeout=600) for p in procs]
+    for p, (out, err) in zip(procs, outs):
+        assert p.returncode == 0, err[-2000:]
+    return sum(o.count("ok") for o, _ in outs)
+
+
+def check(wh, processes, commits):
+    expected = sorted(w * 10000 + j * 10 + i for w in range(processes) for j in range(commits) for i in range(3))
+    assert read_ids(wh) == expected
+    t = HadoopCatalog(wh).load_table("db.t")
+    snaps = t.snapshots()
+    assert len(snaps) == processes * commits
+    assert [s.sequence_number for s in snaps] == list(range(1, processes * commits + 1))
+    assert len({s.snapshot_id for s in snaps}) == len(snaps)
+    versions = sorted(int(f[1:].split(".")[0]) for f in os.listdir(f"{t.location}/metadata")
+                      if f.startswith("v") and f.endswith(".metadata.json"))
+    assert versions == list(range(1, processes * commits + 2))
+
+
+PROPS = {"commit.retry.num-retries": "1000", "commit.retry.min-wait-ms": "5", "commit.retry.max-wait-ms": "100"}
+
+
+def test_concurrent_processes_fast(tmp_path):
+    wh = str(tmp_path / "wh")
+    make_table(wh, PROPS)
+    assert run_writers(wh, 3, 5) == 15
+    check(wh, 3, 5)
+
+
+@pytest.mark.stress
+def test_concurrent_processes_stress(tmp_path):
+    wh = str(tmp_path / "wh")
+    make_table(wh, PROPS)
+    assert run_writers(wh, 8, 40) == 320
+    check(wh, 8, 40)
