@@ -58,11 +58,25 @@ def _decimal_size(precision: int) -> int:
     return size
 
 
+def avro_name(name: str) -> str:
+    """A valid Avro name for ``name``: invalid characters become ``_x<HEX>``, a leading digit gets ``_``."""
+    out = []
+    for i, ch in enumerate(name):
+        valid = ch == "_" or ("a" <= ch <= "z") or ("A" <= ch <= "Z") or (i > 0 and "0" <= ch <= "9")
+        if valid:
+            out.append(ch)
+        elif i == 0 and "0" <= ch <= "9":
+            out.append("_" + ch)
+        else:
+            out.append(f"_x{ord(ch):X}")
+    return "".join(out) or "_"
+
+
 def partition_record(partition_type: StructType) -> dict:
     return {
         "type": "record", "name": "r102",
         "fields": [
-            {"name": f.name, "type": _opt(avro_primitive(f.field_type, str(f.field_id))),
+            {"name": avro_name(f.name), "type": _opt(avro_primitive(f.field_type, str(f.field_id))),
              "field-id": f.field_id, "default": None}
             for f in partition_type.fields
         ],

@@ -17,7 +17,7 @@ from icefloe.core.io import FileIO
 from icefloe.core.types import Schema, StructType
 from icefloe.errors import CorruptMetadataError
 from icefloe.iceberg import conversions
-from icefloe.iceberg.avro_schemas import manifest_entry_schema
+from icefloe.iceberg.avro_schemas import avro_name, manifest_entry_schema
 from icefloe.iceberg.partitioning import PartitionSpec
 from icefloe.iceberg.schema import schema_to_json
 
@@ -75,14 +75,14 @@ def _partition_to_avro(partition_type: StructType, values: tuple) -> dict:
         s = str(f.field_type)
         if v is not None and s == "uuid":
             v = v.bytes
-        out[f.name] = v
+        out[avro_name(f.name)] = v
     return out
 
 
 def _partition_from_avro(partition_type: StructType, rec: dict) -> tuple:
     out = []
     for f in partition_type.fields:
-        v = rec.get(f.name)
+        v = rec.get(avro_name(f.name), rec.get(f.name))
         if v is not None:
             v = conversions.to_internal(f.field_type, v)
             s = str(f.field_type)
@@ -170,9 +170,10 @@ def entries_from_records(records: list[dict], partition_type: StructType, spec_i
         if snap is None:
             snap = inherited_snapshot_id
         # Inheritance applies to ADDED entries only (spec: "Sequence Number Inheritance").
-        if seq is None and status == ADDED:
+        # v1 manifests carry no sequence numbers: every entry then has the list's (0).
+        if seq is None and (status == ADDED or inherited_sequence_number == 0):
             seq = inherited_sequence_number
-        if fseq is None and status == ADDED:
+        if fseq is None and (status == ADDED or inherited_sequence_number == 0):
             fseq = inherited_sequence_number
         f = DataFile(
             file_path=df["file_path"], file_format=df["file_format"],

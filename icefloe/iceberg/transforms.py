@@ -302,7 +302,7 @@ _EXPECTED = ("expected a column, years(col), months(col), days(col), hours(col),
 
 
 def _column_name(text: str, expr: str) -> str:
-    """A column reference: ``name``, ``a.b`` or a backtick-quoted ``\`any name\```."""
+    """A column reference: a plain name (``ts``, ``a.b``) or a backtick-quoted one (any characters)."""
     t = text.strip()
     if len(t) >= 2 and t.startswith("`") and t.endswith("`"):
         inner = t[1:-1].replace("``", "`")

@@ -678,3 +678,63 @@ def test_apply_arrow_all_null_and_empty():
                       (BucketTransform(4), LONG, pa.int64()), (TruncateTransform(3), INT, pa.int32())):
         assert apply_arrow(tr, t, pa.array([None, None], at)).to_pylist() == [None, None]
         assert apply_arrow(tr, t, pa.array([], at)).to_pylist() == []
+
+
+# ------------------------------------------------------------------ pyiceberg as a second opinion
+def _pyi(t):
+    from pyiceberg import types as pt
+
+    s = str(t)
+    if isinstance(t, DecimalType):
+        return pt.DecimalType(t.precision, t.scale)
+    if isinstance(t, FixedType):
+        return pt.FixedType(t.length)
+    return {"int": pt.IntegerType(), "long": pt.LongType(), "date": pt.DateType(), "time": pt.TimeType(),
+            "timestamp": pt.TimestampType(), "timestamptz": pt.TimestamptzType(), "string": pt.StringType(),
+            "uuid": pt.UUIDType(), "binary": pt.BinaryType()}[s]
+
+
+_DAYS = st.integers(-719162 + 1, 2932896 - 1)  # years 1..9999: pyiceberg goes through datetime
+_MICROS = st.integers(-62135596800000000 + 86_400_000_000, 253402300799999999 - 86_400_000_000)
+CROSS = [
+    (INT, st.integers(-2**31 + 1000, 2**31 - 1), ["bucket[16]", "bucket[3]", "truncate[10]", "truncate[7]"]),
+    (LONG, st.integers(-2**63 + 1000, 2**63 - 1), ["bucket[16]", "bucket[1000]", "truncate[10]", "truncate[3]"]),
+    (DATE, _DAYS, ["bucket[16]", "year", "month", "day"]),
+    (TIME, st.integers(0, 86_400_000_000 - 1), ["bucket[16]"]),
+    (TS, _MICROS, ["bucket[16]", "year", "month", "day", "hour"]),
+    (TSTZ, _MICROS, ["bucket[16]", "year", "month", "day", "hour"]),
+    (STRING, st.text(max_size=10), ["bucket[16]", "bucket[5]", "truncate[1]", "truncate[3]"]),
+    (UUID, st.uuids(), ["bucket[16]", "bucket[1000]"]),
+    (BINARY, st.binary(max_size=10), ["bucket[16]", "truncate[2]"]),
+    (FixedType(3), st.binary(min_size=3, max_size=3), ["bucket[16]"]),
+    (DecimalType(38, 4), st.integers(-(10**38 - 1) + 100, 10**38 - 1 - 100).map(lambda n: C.from_unscaled(n, 4)),
+     ["bucket[16]", "truncate[10]", "truncate[333]"]),
+]
+
+
+@pytest.mark.parametrize("source,values,transforms", CROSS, ids=[str(c[0]) for c in CROSS])
+def test_same_values_as_pyiceberg(source, values, transforms):
+    from pyiceberg.transforms import parse_transform as pyi_parse
+
+    @settings(max_examples=60, deadline=None)
+    @given(values)
+    def run(v):
+        for text in transforms:
+            ours = parse_transform(text).apply(source, v)
+            theirs = pyi_parse(text).transform(_pyi(source))(v)
+            assert ours == theirs, text
+    run()
+
+
+@pytest.mark.parametrize("text", ["year", "month", "day", "hour"])
+def test_same_human_strings_as_pyiceberg(text):
+    from pyiceberg.transforms import parse_transform as pyi_parse
+
+    @settings(max_examples=60, deadline=None)
+    @given(_MICROS)
+    def run(v):
+        ours_t = parse_transform(text)
+        r = ours_t.apply(TS, v)
+        theirs = pyi_parse(text).to_human_string(_pyi(ours_t.result_type(TS)), r)
+        assert ours_t.human(TS, r) == theirs
+    run()
