@@ -26,20 +26,63 @@ def detect_format(location: str) -> str:
     return "iceberg"
 
 
+def _local(location: str) -> str:
+    return os.path.abspath(location[5:] if location.startswith("file:") else location)
+
+
+def _iceberg_exists(location: str) -> bool:
+    from icefloe.core.io import LOCAL
+    from icefloe.iceberg.hadoop import HadoopTableOperations
+
+    return HadoopTableOperations(LOCAL, _local(location)).exists()
+
+
+def _create_iceberg_table(location: str, schema, partitioned_by) -> None:
+    """Create a table at ``location`` (schema: DDL text or Spark StructType; terms separated by ';')."""
+    from icefloe.catalog import to_schema
+    from icefloe.core.io import LOCAL
+    from icefloe.iceberg.hadoop import HadoopTableOperations
+    from icefloe.iceberg.partitioning import build_spec
+    from icefloe.iceberg.table_metadata import new_table_metadata
+
+    ops = HadoopTableOperations(LOCAL, _local(location))
+    sch = to_schema(schema)
+    terms = [t for t in (partitioned_by or "").split(";") if t.strip()]
+    meta = new_table_metadata(ops.location, sch, build_spec(sch, terms), {})
+    try:
+        ops.commit(None, None, meta)
+    except Exception:
+        if not ops.exists():
+            raise
+
+
 def _iceberg_table(location: str):
     from icefloe.core.io import LOCAL
     from icefloe.iceberg.hadoop import HadoopTableOperations
     from icefloe.iceberg.table import IcebergTable
 
-    ops = HadoopTableOperations(LOCAL, os.path.abspath(location[5:] if location.startswith("file:") else location))
+    ops = HadoopTableOperations(LOCAL, _local(location))
     return IcebergTable(os.path.basename(location.rstrip("/")), ops)
 
 
-def _location(options) -> str:
-    loc = options.get("path") or options.get("location") or options.get("table_location")
+LOCATION_KEY = "icefloe.location"
+
+
+def _location(options, schema=None) -> str:
+    """The table location: the ``path`` option, or (for tables in Spark's session catalog,
+    whose options Spark does not hand to Python data sources) the location recorded in the
+    table schema's field metadata when the catalog entry was created."""
+    loc = options.get("path") or options.get("location")
+    if not loc and schema is not None:
+        for f in getattr(schema, "fields", []):
+            loc = (f.metadata or {}).get(LOCATION_KEY)
+            if loc:
+                break
     if not loc:
-        raise ValueError("the icefloe data source needs a table location: .load(path) or .save(path), "
-                         f"or OPTIONS (path '...') in SQL; got options {sorted(options)}")
+        raise ValueError(
+            "the icefloe data source needs a table location: .load(path) / .save(path); in SQL use "
+            "CREATE TABLE name USING icefloe LOCATION 'path' without a column list (the columns come "
+            "from the table, or from OPTIONS (columns '...') for a new one)")
     return loc
 
 
@@ -49,16 +92,24 @@ class IcefloeDataSource(DataSource):
         return "icefloe"
 
     def schema(self):
-        from icefloe.core.types import schema_to_ddl
+        from pyspark.sql import types as T
+
+        from icefloe.core.types import to_spark_schema
 
         loc = _location(self.options)
         if detect_format(loc) == "paimon":
             from icefloe.spark.paimon_source import paimon_schema_ddl
 
             return paimon_schema_ddl(loc)
+        if self.options.get("columns") and not _iceberg_exists(loc):
+            _create_iceberg_table(loc, self.options.get("columns"), self.options.get("partitioned_by"))
         t = _iceberg_table(loc)
         snap = t.snapshot_for(_opt_int(self.options, "snapshot-id"), self.options.get("as-of-timestamp"))
-        return schema_to_ddl(t.schema_for(snap))
+        # Record the location in the field metadata: Spark keeps it in its catalog entry and hands it
+        # back to reader() and writer(), the one channel that reaches them for SQL tables.
+        fields = [T.StructField(f.name, f.dataType, f.nullable, {LOCATION_KEY: loc})
+                  for f in to_spark_schema(t.schema_for(snap)).fields]
+        return T.StructType(fields)
 
     def reader(self, schema):
         return IcefloeReader(dict(self.options), schema)
@@ -130,7 +181,7 @@ class IcefloeReader(DataSourceReader):
         return expr
 
     def partitions(self):
-        loc = _location(self.options)
+        loc = _location(self.options, self.schema)
         if detect_format(loc) == "paimon":
             from icefloe.spark.paimon_source import paimon_partitions
 
@@ -138,9 +189,11 @@ class IcefloeReader(DataSourceReader):
         t = _iceberg_table(loc)
         tasks = t.plan_tasks(self._where(), _opt_int(self.options, "snapshot-id"),
                              self.options.get("as-of-timestamp"), self.options.get("branch") or self.options.get("tag"))
-        if any(task.deletes for task in tasks):
-            raise NotImplementedError("reading delete files (merge-on-read) is not supported yet")
-        parts = [FilePartition(task.path) for task in tasks]
+        parts = []
+        for task in tasks:
+            part = FilePartition(task.path)
+            part.deletes = list(task.deletes)  # merge-on-read: applied with Arrow in read()
+            parts.append(part)
         return parts or [FilePartition("")]
 
     def read(self, partition):
@@ -152,7 +205,7 @@ class IcefloeReader(DataSourceReader):
         target = _arrow_target(self.schema)
         if not partition.path:
             return
-        loc = _location(self.options)
+        loc = _location(self.options, self.schema)
         if detect_format(loc) == "paimon":
             from icefloe.spark.paimon_source import paimon_read_file
 
@@ -162,7 +215,16 @@ class IcefloeReader(DataSourceReader):
         snap = t.snapshot_for(_opt_int(self.options, "snapshot-id"), self.options.get("as-of-timestamp"))
         with_ids = to_arrow_schema(t.schema_for(snap))
         pf = pq.ParquetFile(partition.path)
-        for batch in pf.iter_batches(batch_size=65536):
+        deletes = getattr(partition, "deletes", None)
+        if deletes:  # positions count from the file's first row, so apply deletes to the whole file
+            from icefloe.iceberg.delete_files import apply_deletes_arrow
+
+            whole = apply_deletes_arrow(_project_batch(pf.read(), with_ids), partition.path, deletes,
+                                        t.schema_for(snap), t.io)
+            batches = whole.to_batches(max_chunksize=65536)
+        else:
+            batches = pf.iter_batches(batch_size=65536)
+        for batch in batches:
             projected = _project_batch(pa.Table.from_batches([batch]), with_ids)
             yield pa.RecordBatch.from_arrays(
                 [projected.column(i).combine_chunks().cast(target.field(i).type) for i in range(len(target))],
@@ -193,30 +255,14 @@ class IcefloeWriter(DataSourceArrowWriter):
         self.options = options
         self.overwrite = overwrite
         self.write_id = uuid.uuid4().hex
-        self.location = _location(options)
+        self.location = _location(options, schema)
         self.format = detect_format(self.location)
         if self.format == "iceberg":
             self._ensure_iceberg_table(schema)
 
     def _ensure_iceberg_table(self, spark_schema):
-        from icefloe.core.io import LOCAL
-        from icefloe.core.types import from_spark_schema
-        from icefloe.iceberg.hadoop import HadoopTableOperations
-        from icefloe.iceberg.partitioning import build_spec
-        from icefloe.iceberg.table_metadata import new_table_metadata
-
-        loc = os.path.abspath(self.location[5:] if self.location.startswith("file:") else self.location)
-        ops = HadoopTableOperations(LOCAL, loc)
-        if ops.exists():
-            return
-        schema = from_spark_schema(spark_schema)
-        terms = [t for t in (self.options.get("partitioned_by") or "").split(";") if t.strip()]
-        meta = new_table_metadata(loc, schema, build_spec(schema, terms), {})
-        try:
-            ops.commit(None, None, meta)
-        except Exception:
-            if not ops.exists():
-                raise
+        if not _iceberg_exists(self.location):
+            _create_iceberg_table(self.location, spark_schema, self.options.get("partitioned_by"))
 
     def write(self, iterator):
         import pyarrow as pa

@@ -34,3 +34,32 @@ def test_data_source_append_to_api_table(spark, catalog):
     spark.range(10).selectExpr("id", "cast(id * 1.5 as double) as v").write.format("icefloe").mode("append").save(t.location)
     assert sorted(r.id for r in t.to_spark().collect()) == list(range(10))
     assert {f.partition[0] for f in t.plan_files()} <= set(range(4))
+
+
+def test_sql_through_the_session_catalog(spark, catalog):
+    t = catalog.create_table("db.sq", "id bigint not null, name string", partitioned_by=["bucket(2, id)"])
+    spark.sql(f"CREATE TABLE icefloe_sq USING icefloe LOCATION '{t.location}'")
+    try:
+        spark.sql("INSERT INTO icefloe_sq VALUES (1, 'a'), (2, 'b')")
+        spark.sql("INSERT INTO icefloe_sq SELECT id + 10, name FROM icefloe_sq")
+        got = sorted(tuple(r) for r in spark.sql("SELECT id, name FROM icefloe_sq").collect())
+        assert got == [(1, "a"), (2, "b"), (11, "a"), (12, "b")]
+        assert spark.sql("SELECT count(*) FROM icefloe_sq WHERE id > 10").first()[0] == 2
+        t.refresh()
+        assert len(t.snapshots()) == 2 and t.current_snapshot().summary["total-records"] == "4"
+    finally:
+        spark.sql("DROP TABLE IF EXISTS icefloe_sq")
+
+
+def test_sql_create_new_table(spark, warehouse):
+    loc = f"{warehouse}/db/fresh"
+    spark.sql(f"CREATE TABLE icefloe_fresh USING icefloe LOCATION '{loc}' "
+              "OPTIONS (columns 'id bigint not null, ts timestamp', partitioned_by 'days(ts)')")
+    try:
+        spark.sql("INSERT INTO icefloe_fresh VALUES (1, timestamp'2024-01-01 10:00:00')")
+        assert spark.sql("SELECT id FROM icefloe_fresh").first()[0] == 1
+        t = icefloe.Catalog(warehouse).load_table("db.fresh")
+        assert [f.transform.name for f in t.spec.fields] == ["day"]
+        assert pyiceberg_table(t.metadata_location).scan().to_arrow().num_rows == 1
+    finally:
+        spark.sql("DROP TABLE IF EXISTS icefloe_fresh")
