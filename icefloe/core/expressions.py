@@ -35,7 +35,7 @@ import math
 import re
 import struct
 import uuid as _uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Optional, Union
 
 from icefloe.core.types import (
@@ -521,7 +521,8 @@ def parse_predicate(text: str) -> Expr:
     (either side), ``<=>``, ``IS [NOT] NULL``, ``IS [NOT] TRUE/FALSE``,
     ``[NOT] IN (...)``, ``[NOT] BETWEEN``, ``[NOT] LIKE`` (``'prefix%'`` becomes
     ``StartsWith``, a pattern without wildcards an equality), ``isnan(col)``,
-    ``startswith(col, 'p')``, bare boolean columns. Literals: numbers, strings,
+    ``isnull(col)``, ``isnotnull(col)``, ``startswith(col, 'p')``, bare boolean
+    columns; Catalyst's own SQL text (``Column.expr().sql()``) parses too. Literals: numbers, strings,
     booleans, NULL, ``DATE'..'``, ``TIMESTAMP'..'``, ``TIMESTAMP_NTZ'..'``,
     ``X'..'``, casts of literals. Anything else (functions, arithmetic,
     column-to-column comparisons, other LIKE patterns) becomes ``Unknown``.
@@ -617,7 +618,8 @@ class _Converter:
         if isinstance(node, exp.Not):
             child = self.convert(node.this)
             # NOT of one predicate is its negation (IS NOT NULL, NOT IN, NOT LIKE...)
-            return child.negate() if isinstance(child, (Predicate, Unknown)) else Not(child)
+            return child.negate() if isinstance(child, (Predicate, Unknown, AlwaysTrue, AlwaysFalse)) \
+                else Not(child)
         if isinstance(node, exp.Boolean):
             return AlwaysTrue() if node.this else AlwaysFalse()
         if isinstance(node, exp.Null):
@@ -652,6 +654,12 @@ class _Converter:
         if isinstance(node, exp.IsNan):
             col = self.column_or_none(node.this)
             return IsNaN(col) if col is not None else self.unknown(node)
+        if isinstance(node, exp.Anonymous) and str(node.this).lower() in ("isnull", "isnotnull") \
+                and len(node.expressions) == 1:
+            col = self.column_or_none(node.expressions[0])
+            if col is None:
+                return self.unknown(node)
+            return IsNull(col) if str(node.this).lower() == "isnull" else NotNull(col)
         if isinstance(node, exp.StartsWith):
             col = self.column_or_none(node.this)
             prefix = self.literal_or_none(node.expression)
@@ -956,12 +964,26 @@ def _to_date(v) -> _dt.date:
     raise ValueError(f"cannot convert {v!r} to a date")
 
 
+_FRACTION = re.compile(r"^(.*[T ]\d{2}:\d{2}:\d{2})\.(\d{1,6})(.*)$")
+
+
+def _parse_datetime(text: str) -> _dt.datetime:
+    """ISO date or timestamp: ``2023-01-01``, ``2023-01-01 10:00:00.5``, ``...T10:00Z``, offsets."""
+    s = text.strip()
+    if s.endswith(("Z", "z")):
+        s = s[:-1] + "+00:00"
+    m = _FRACTION.match(s)
+    if m:  # Python < 3.11 only reads 3 or 6 fraction digits
+        s = f"{m.group(1)}.{m.group(2).ljust(6, '0')}{m.group(3)}"
+    return _dt.datetime.fromisoformat(s)
+
+
 def _to_timestamp(v, utc: bool) -> _dt.datetime:
     """TIMESTAMP literals become aware (UTC when no offset); TIMESTAMP_NTZ naive."""
     if isinstance(v, str):
         s = v.strip()
         try:
-            d = _dt.datetime.fromisoformat(s)
+            d = _parse_datetime(s)
         except ValueError:
             raise ValueError(f"invalid timestamp {v!r}") from None
     elif isinstance(v, _dt.datetime):
@@ -1241,7 +1263,7 @@ def _to_domain(ref: BoundReference, lit: Any, e: Expr) -> tuple[str, Any]:
         if s in ("timestamp", "timestamptz"):
             if isinstance(lit, str):
                 try:
-                    d = _dt.datetime.fromisoformat(lit.strip())
+                    d = _parse_datetime(lit)
                 except ValueError:
                     raise bad("not an ISO timestamp") from None
                 if d.tzinfo is not None and s == "timestamp":

@@ -137,14 +137,23 @@ def _to_predicate(f):
     def col(attr):
         return ".".join(attr)
 
+    def lit(v):
+        # Spark hands timestamp filter values over as naive local-time datetimes; make the
+        # instant explicit so binding does not read them as UTC wall-clock times.
+        import datetime as _dt
+
+        if isinstance(v, _dt.datetime) and v.tzinfo is None:
+            return v.astimezone()
+        return v
+
     pairs = [("EqualTo", ex.EqualTo), ("GreaterThan", ex.GreaterThan), ("GreaterThanOrEqual", ex.GreaterThanOrEqual),
              ("LessThan", ex.LessThan), ("LessThanOrEqual", ex.LessThanOrEqual)]
     for cls_name, node in pairs:
         cls = getattr(ds, cls_name, None)
         if cls is not None and isinstance(f, cls):
-            return node(col(f.attribute), f.value)
+            return node(col(f.attribute), lit(f.value))
     if isinstance(f, getattr(ds, "In", ())) :
-        return ex.In(col(f.attribute), list(f.value))
+        return ex.In(col(f.attribute), [lit(v) for v in f.value])
     if isinstance(f, getattr(ds, "IsNull", ())):
         return ex.IsNull(col(f.attribute))
     if isinstance(f, getattr(ds, "IsNotNull", ())):
