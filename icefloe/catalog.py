@@ -83,3 +83,9 @@ class Catalog:
         if self.format != "iceberg":
             raise IcefloeError("register_table is only available for Iceberg tables")
         return self._impl.register_table(name, metadata_location)
+
+    def sql(self, text: str, catalog_name: str = "local"):
+        """Run Spark SQL over this catalog's tables (``local.db.t`` or ``db.t``); a Spark DataFrame."""
+        from icefloe.sql import SqlSession
+
+        return SqlSession(self, self.spark, catalog_name).sql(text)

@@ -1,23 +1,41 @@
-"""The ``icefloe`` command line."""
+"""The ``icefloe`` command line.
+
+``icefloe --warehouse DIR [--format iceberg|paimon] COMMAND``. Commands that only
+read metadata (``tables``, ``describe``, ``snapshots``, ``files``, ``manifests``,
+``tree``, ``check``) never start Spark; ``sql``, ``demo`` and the maintenance
+commands do when they need it. Exit codes: 0 success, 1 an error (or ``check``
+found problems), 2 a capability icefloe does not have yet.
+"""
 from __future__ import annotations
 
+import datetime as dt
 import json
+import os
 import sys
 
 import click
 from rich.console import Console
 from rich.table import Table as RichTable
+from rich.tree import Tree
 
 from icefloe.errors import IcefloeError
+
+EXIT_ERROR = 1
+EXIT_NOT_SUPPORTED = 2
+
+
+def _console() -> Console:
+    return Console(width=int(os.environ.get("ICEFLOE_CLI_WIDTH", "0")) or None)
 
 
 @click.group()
 @click.option("--warehouse", default="warehouse", show_default=True, help="warehouse directory")
 @click.option("--format", "fmt", default="iceberg", type=click.Choice(["iceberg", "paimon"]), show_default=True)
+@click.option("--catalog-name", default="local", show_default=True, help="catalog name used in SQL (local.db.t)")
 @click.pass_context
-def main(ctx, warehouse, fmt):
+def cli(ctx, warehouse, fmt, catalog_name):
     """icefloe: Iceberg and Paimon tables with Spark as the data plane."""
-    ctx.obj = {"warehouse": warehouse, "format": fmt}
+    ctx.obj = {"warehouse": warehouse, "format": fmt, "catalog_name": catalog_name}
 
 
 def _catalog(ctx):
@@ -26,7 +44,72 @@ def _catalog(ctx):
     return Catalog(ctx.obj["warehouse"], format=ctx.obj["format"])
 
 
-@main.command()
+def _load(ctx, name):
+    parts = name.split(".")
+    if len(parts) == 3 and parts[0] == ctx.obj["catalog_name"]:
+        name = ".".join(parts[1:])
+    return _catalog(ctx).load_table(name)
+
+
+def _ms(ms) -> str:
+    if ms is None:
+        return ""
+    return dt.datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+
+
+def _echo_json(obj) -> None:
+    click.echo(json.dumps(obj, indent=2, default=_json_default))
+
+
+def _json_default(v):
+    if isinstance(v, (bytes, bytearray)):
+        return v.hex()
+    if isinstance(v, (dt.datetime, dt.date)):
+        return v.isoformat()
+    return str(v)
+
+
+def _rows_table(title, columns, rows) -> RichTable:
+    rt = RichTable(title=title)
+    for c in columns:
+        rt.add_column(c, overflow="fold")
+    for r in rows:
+        rt.add_row(*["" if v is None else (v.hex() if isinstance(v, bytes) else str(v)) for v in r])
+    return rt
+
+
+def _metadata_rows(table, name):
+    """(column names, rows) of a metadata table, built without Spark."""
+    from icefloe.sql import metadata_tables
+
+    if getattr(table, "format", "iceberg") != "iceberg":
+        from icefloe.sql.errors import NotSupportedYetError
+
+        raise NotSupportedYetError(f"{name} of {table.format} tables on the command line")
+    schema, rows = metadata_tables.BUILDERS[name](table, table.current_snapshot())
+    names = [part.split(":")[0] for part in _top_level(metadata_tables._ddl_to_struct_body(schema))]
+    return names, rows
+
+
+def _top_level(body: str) -> list:
+    parts, depth, cur = [], 0, ""
+    for ch in body:
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    if cur:
+        parts.append(cur)
+    return parts
+
+
+# --------------------------------------------------------------------------- demo and SQL
+@cli.command()
 @click.option("--fresh/--keep", default=True, help="drop db.tb01 first")
 @click.pass_context
 def demo(ctx, fresh):
@@ -36,70 +119,385 @@ def demo(ctx, fresh):
     run(ctx.obj["warehouse"], fresh=fresh)
 
 
-@main.command()
-@click.argument("namespace", default="db")
+def _print_df(df, as_json: bool, limit: int) -> None:
+    if df is None or not df.columns:
+        if not as_json:
+            click.echo("OK")
+        else:
+            _echo_json([])
+        return
+    rows = df.limit(limit).collect()
+    if as_json:
+        _echo_json([r.asDict(recursive=True) for r in rows])
+        return
+    _console().print(_rows_table(None, df.columns, [tuple(r) for r in rows]))
+
+
+@cli.command()
+@click.argument("text", required=False)
+@click.option("--json", "as_json", is_flag=True, help="print rows as JSON")
+@click.option("--limit", default=1000, show_default=True, help="rows to print")
 @click.pass_context
-def tables(ctx, namespace):
-    """List the tables of a namespace."""
-    for name in _catalog(ctx).list_tables(namespace):
+def sql(ctx, text, as_json, limit):
+    """Run SQL (or, without TEXT, an interactive shell with history)."""
+    from icefloe.sql import SqlSession
+
+    session = SqlSession(_catalog(ctx), None, ctx.obj["catalog_name"])
+    if text is not None:
+        _print_df(session.sql(text), as_json, limit)
+        return
+    _shell(session, as_json, limit)
+
+
+def _shell(session, as_json: bool, limit: int) -> None:
+    history = os.path.expanduser(os.environ.get("ICEFLOE_HISTORY", "~/.icefloe_history"))
+    try:
+        import readline
+
+        try:
+            readline.read_history_file(history)
+        except (FileNotFoundError, OSError):
+            pass
+    except ImportError:  # pragma: no cover - platforms without readline
+        readline = None
+    console = _console()
+    console.print(f"icefloe SQL on {session.catalog.warehouse} ({session.catalog.format}); "
+                  "end statements with ';', quit with \\q or Ctrl-D")
+    buf = []
+    while True:
+        try:
+            line = input("icefloe> " if not buf else "     ...> ")
+        except EOFError:
+            break
+        except KeyboardInterrupt:
+            buf = []
+            click.echo()
+            continue
+        if not buf and line.strip() in ("\\q", "quit", "exit"):
+            break
+        buf.append(line)
+        text = "\n".join(buf).strip()
+        if not text.endswith(";"):
+            continue
+        buf = []
+        try:
+            _print_df(session.sql(text), as_json, limit)
+        except IcefloeError as e:
+            console.print(f"[red]error:[/] {e}")
+        except Exception as e:  # keep the shell alive on Spark errors
+            console.print(f"[red]error:[/] {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+    if readline is not None:
+        try:
+            readline.write_history_file(history)
+        except OSError:
+            pass
+
+
+# --------------------------------------------------------------------------- reading metadata
+@cli.command()
+@click.argument("namespace", required=False)
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def tables(ctx, namespace, as_json):
+    """List the tables (of one namespace, or all)."""
+    from icefloe.sql.ddl import list_tables
+
+    found = [f"{ns}.{t}" for ns, t in list_tables(_catalog(ctx), namespace)]
+    if as_json:
+        _echo_json(found)
+        return
+    for name in found:
         click.echo(name)
 
 
-@main.command()
+@cli.command()
+@click.argument("table")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def describe(ctx, table, as_json):
+    """Columns, partitioning and table information."""
+    from icefloe.sql.ddl import describe_rows
+
+    t = _load(ctx, table)
+    rows = describe_rows(t, extended=True)
+    if as_json:
+        _echo_json([{"col_name": a, "data_type": b, "comment": c} for a, b, c in rows])
+        return
+    _console().print(_rows_table(f"{t.name}", ["col_name", "data_type", "comment"], rows))
+
+
+@cli.command()
 @click.argument("table")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
 def snapshots(ctx, table, as_json):
     """List a table's snapshots."""
-    t = _catalog(ctx).load_table(table)
+    t = _load(ctx, table)
     snaps = t.snapshots()
     if as_json:
-        click.echo(json.dumps([s.to_json() for s in snaps], indent=2))
+        _echo_json([s.to_json() for s in snaps])
         return
-    from icefloe.demo import snapshot_table
+    rt = RichTable(title=f"snapshots of {t.name}")
+    for col in ("seq", "snapshot id", "parent", "operation", "+files", "-files", "+rows", "-rows", "rows",
+                "files", "committed"):
+        rt.add_column(col, no_wrap=col in ("snapshot id", "parent", "committed"))
+    current = t.current_snapshot()
+    for s in snaps:
+        sm = s.summary
+        mark = " *" if current is not None and s.snapshot_id == current.snapshot_id else ""
+        rt.add_row(str(s.sequence_number), f"{s.snapshot_id}{mark}", str(s.parent_snapshot_id or ""),
+                   s.operation, sm.get("added-data-files", "0"), sm.get("deleted-data-files", "0"),
+                   sm.get("added-records", "0"), sm.get("deleted-records", "0"), sm.get("total-records", ""),
+                   sm.get("total-data-files", ""), _ms(s.timestamp_ms))
+    _console().print(rt)
 
-    Console().print(snapshot_table(t))
 
-
-@main.command()
+@cli.command()
 @click.argument("table")
 @click.option("--where", default=None, help="Spark SQL predicate used for pruning")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
 def files(ctx, table, where, as_json):
     """List the data files a read would use."""
-    t = _catalog(ctx).load_table(table)
+    t = _load(ctx, table)
     fs = t.plan_files(where=where)
     if as_json:
-        click.echo(json.dumps([{"path": f.file_path, "partition": list(f.partition), "records": f.record_count,
-                                "size": f.file_size_in_bytes} for f in fs], indent=2, default=str))
+        _echo_json([{"path": f.file_path, "partition": list(f.partition), "records": f.record_count,
+                     "size": f.file_size_in_bytes, "content": f.content} for f in fs])
         return
-    rt = RichTable(title=f"files of {table}")
-    for c in ("path", "partition", "records", "bytes"):
-        rt.add_column(c)
-    for f in fs:
-        rt.add_row(f.file_path, str(f.partition), str(f.record_count), str(f.file_size_in_bytes))
-    Console().print(rt)
+    _console().print(_rows_table(f"files of {t.name}", ["path", "partition", "records", "bytes"],
+                                 [(f.file_path, str(f.partition), f.record_count, f.file_size_in_bytes)
+                                  for f in fs]))
 
 
-@main.command()
+@cli.command()
 @click.argument("table")
+@click.option("--json", "as_json", is_flag=True)
 @click.pass_context
-def tree(ctx, table):
-    """Draw the table's files on disk."""
+def manifests(ctx, table, as_json):
+    """List the manifests of the current snapshot."""
+    t = _load(ctx, table)
+    cols, rows = _metadata_rows(t, "manifests")
+    if as_json:
+        _echo_json([dict(zip(cols, r)) for r in rows])
+        return
+    short = ["content", "path", "length", "spec", "added by", "+files", "=files", "-files"]
+    _console().print(_rows_table(f"manifests of {t.name}", short,
+                                 [(r[0], os.path.basename(r[1]), r[2], r[3], r[4], r[5] + r[8], r[6] + r[9],
+                                   r[7] + r[10]) for r in rows]))
+
+
+_STATUS = {0: "EXISTING", 1: "ADDED", 2: "DELETED"}
+
+
+def snapshot_tree(t, all_snapshots: bool = True) -> Tree:
+    """Snapshot -> manifest list -> manifests -> data files, as a rich tree."""
+    from icefloe.iceberg.commit import load_manifest_entries, snapshot_manifests
+
+    t.refresh()
+    meta = t.metadata
+    root = Tree(f"[bold]{t.name}[/] [dim]{t.metadata_location}[/]")
+    snaps = meta.snapshots if all_snapshots else [s for s in [meta.current_snapshot] if s is not None]
+    for s in snaps:
+        cur = " [green](current)[/]" if s.snapshot_id == meta.current_snapshot_id else ""
+        sn = root.add(f"snapshot [bold]{s.snapshot_id}[/] seq {s.sequence_number} {s.operation}{cur}")
+        if not s.manifest_list:
+            continue
+        ml = sn.add(f"manifest list {os.path.basename(s.manifest_list)}")
+        try:
+            mans = snapshot_manifests(t.io, s)
+        except IcefloeError as e:
+            ml.add(f"[red]{e}[/]")
+            continue
+        for m in mans:
+            kind = "data" if m.content == 0 else "deletes"
+            mn = ml.add(f"manifest {os.path.basename(m.manifest_path)} [dim]({kind}, seq {m.sequence_number}, "
+                        f"+{m.added_files_count} ={m.existing_files_count} -{m.deleted_files_count})[/]")
+            try:
+                entries = load_manifest_entries(t.io, meta, m)
+            except IcefloeError as e:
+                mn.add(f"[red]{e}[/]")
+                continue
+            for e in entries:
+                f = e.data_file
+                rel = os.path.relpath(f.file_path, t.location) if f.file_path.startswith(t.location) else f.file_path
+                style = {0: "", 1: "green", 2: "red"}[e.status]
+                label = f"{_STATUS[e.status]:8} {rel} [dim]({f.record_count} rows, {f.file_size_in_bytes} bytes)[/]"
+                mn.add(f"[{style}]{label}[/]" if style else label)
+    return root
+
+
+@cli.command()
+@click.argument("table")
+@click.option("--current", is_flag=True, help="only the current snapshot")
+@click.option("--no-disk", is_flag=True, help="leave out the files on disk")
+@click.pass_context
+def tree(ctx, table, current, no_disk):
+    """Draw snapshot -> manifest list -> manifests -> data files, then the files on disk."""
     from icefloe.demo import file_tree
 
-    t = _catalog(ctx).load_table(table)
-    Console().print(file_tree(t.location))
+    t = _load(ctx, table)
+    console = _console()
+    if getattr(t, "format", "iceberg") == "iceberg":
+        console.print(snapshot_tree(t, all_snapshots=not current))
+    if not no_disk:
+        console.print(file_tree(t.location))
 
 
-def run():  # pragma: no cover - console entry with friendly errors
+@cli.command()
+@click.argument("table")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def check(ctx, table, as_json):
+    """Verify a table end to end; exit 1 with a report when something is wrong."""
+    from icefloe.check import check_table
+
+    t = _load(ctx, table)
+    console = _console()
+    if as_json:
+        report = check_table(t)
+        _echo_json(report.to_json())
+    else:
+        with console.status(f"checking {t.name}") as status:
+            report = check_table(t, progress=lambda msg: status.update(f"checking {t.name}: {msg}"))
+        looked = ", ".join(f"{n} {k}" for k, n in report.checked.items())
+        if report.ok:
+            console.print(f"[green]OK[/] {t.name}: {looked}")
+        else:
+            console.print(f"[red]FAILED[/] {t.name}: {len(report.problems)} problem(s) ({looked})")
+            for p in report.problems:
+                console.print(f"  [{p.kind}] {p.path}: {p.message}", markup=False)
+    if not report.ok:
+        sys.exit(EXIT_ERROR)
+
+
+# --------------------------------------------------------------------------- maintenance
+def _maintain(ctx, table, method, capability, **kwargs):
+    from icefloe.sql import capabilities as cap
+
+    t = _load(ctx, table)
+    fn = cap.method(t, method, capability)
+    with _console().status(f"{capability} on {t.name}"):
+        result = cap.call_strict(fn, capability, **kwargs)
+    return t, result
+
+
+def _report(result, as_json: bool) -> None:
+    if hasattr(result, "to_json"):
+        result = result.to_json()
+    elif hasattr(result, "__dict__") and not isinstance(result, dict):
+        result = dict(result.__dict__)
+    if as_json:
+        _echo_json(result)
+    else:
+        click.echo(json.dumps(result, default=_json_default) if result is not None else "OK")
+
+
+def _older_than(value):
+    if value is None:
+        return None
     try:
-        main(standalone_mode=True)
+        return int(dt.datetime.fromisoformat(value).timestamp() * 1000)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not an ISO timestamp like 2024-01-31T12:00:00")
+
+
+@cli.command()
+@click.argument("table")
+@click.option("--older-than", default=None, help="ISO timestamp; snapshots older than this expire")
+@click.option("--retain-last", type=int, default=None, help="keep at least this many snapshots")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def expire(ctx, table, older_than, retain_last, as_json):
+    """Expire old snapshots and delete the files only they used."""
+    _t, r = _maintain(ctx, table, "expire_snapshots", "expire snapshots",
+                      older_than=_older_than(older_than), retain_last=retain_last)
+    _report(r, as_json)
+
+
+@cli.command("remove-orphans")
+@click.argument("table")
+@click.option("--older-than", default=None, help="ISO timestamp; only files older than this are removed")
+@click.option("--dry-run", is_flag=True, default=None)
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def remove_orphans(ctx, table, older_than, dry_run, as_json):
+    """Delete files in the table directory that no metadata references."""
+    _t, r = _maintain(ctx, table, "remove_orphan_files", "remove orphan files",
+                      older_than=_older_than(older_than), dry_run=dry_run)
+    _report(r, as_json)
+
+
+@cli.command()
+@click.argument("table")
+@click.option("--where", default=None, help="only files that may hold rows matching this predicate")
+@click.option("--target-file-size", type=int, default=None)
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def compact(ctx, table, where, target_file_size, as_json):
+    """Rewrite small data files (and fold delete files in)."""
+    _t, r = _maintain(ctx, table, "rewrite_data_files", "compaction (rewrite data files)",
+                      where=where, target_file_size=target_file_size)
+    _report(r, as_json)
+
+
+@cli.command("rewrite-manifests")
+@click.argument("table")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def rewrite_manifests(ctx, table, as_json):
+    """Regroup manifests to the target manifest size."""
+    _t, r = _maintain(ctx, table, "rewrite_manifests", "rewrite manifests")
+    _report(r, as_json)
+
+
+@cli.command()
+@click.argument("table")
+@click.option("--snapshot", "snapshot_id", type=int, default=None, help="snapshot id to make current")
+@click.option("--to-time", default=None, help="ISO timestamp: the snapshot current at that time")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def rollback(ctx, table, snapshot_id, to_time, as_json):
+    """Make an earlier snapshot current again."""
+    if (snapshot_id is None) == (to_time is None):
+        raise click.UsageError("give exactly one of --snapshot or --to-time")
+    if snapshot_id is not None:
+        from icefloe.sql import capabilities as cap
+
+        t = _load(ctx, table)
+        r = cap.method(t, "rollback_to_snapshot", "rollback to snapshot")(snapshot_id)
+    else:
+        from icefloe.sql import capabilities as cap
+
+        t = _load(ctx, table)
+        r = cap.method(t, "rollback_to_timestamp", "rollback to timestamp")(_older_than(to_time))
+    _report(r, as_json)
+
+
+def main(argv=None):
+    """The console entry (``icefloe``): friendly errors and exit codes."""
+    from icefloe.sql.errors import NotSupportedYetError
+
+    try:
+        cli.main(args=argv, prog_name="icefloe", standalone_mode=False)
+    except NotSupportedYetError as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(EXIT_NOT_SUPPORTED)
     except IcefloeError as e:
         click.echo(f"error: {e}", err=True)
-        sys.exit(1)
+        sys.exit(EXIT_ERROR)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(EXIT_ERROR)
+    except click.ClickException as e:
+        e.show()
+        sys.exit(e.exit_code)
+    except SystemExit:
+        raise
+    sys.exit(0)
 
+
+run = main   # the name pyproject's console script points at
 
 if __name__ == "__main__":  # pragma: no cover
-    run()
+    main()

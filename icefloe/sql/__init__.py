@@ -1,0 +1,18 @@
+"""Spark SQL for icefloe tables.
+
+``icefloe.sql(spark, text, warehouse=...)`` and ``Catalog.sql(text)`` run SQL
+text: statements about icefloe tables are carried out through the table API,
+queries reading them run on Spark over temporary views, and everything else
+goes to ``spark.sql`` unchanged. Modules by concern:
+
+* ``parser``: text -> statements (sqlglot's Spark dialect + Iceberg extensions)
+* ``names``: ``db.t`` / ``local.db.t`` / ``db.t.snapshots`` resolution
+* ``session``: dispatch, temp views and time travel, error positions
+* ``ddl``, ``dml``, ``procedures``: the statements; ``capabilities``: calls
+  into the table API's newer methods, or a clear not-supported error
+* ``metadata_tables``: ``snapshots``, ``history``, ``files``... as rows
+"""
+from icefloe.sql.errors import NotSupportedYetError, SqlError
+from icefloe.sql.session import SqlSession, sql
+
+__all__ = ["sql", "SqlSession", "SqlError", "NotSupportedYetError"]

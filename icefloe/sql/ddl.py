@@ -1,0 +1,415 @@
+"""DDL on icefloe tables: CREATE [AS SELECT], DROP, SHOW TABLES, DESCRIBE, ALTER TABLE."""
+from __future__ import annotations
+
+from sqlglot import exp
+
+from icefloe.core.types import parse_schema, parse_type, schema_to_ddl, to_spark_ddl_type
+from icefloe.errors import IcefloeError, SchemaError
+from icefloe.sql import capabilities as cap
+from icefloe.sql import parser as p
+from icefloe.sql.errors import NotSupportedYetError, SqlError
+from icefloe.sql.parser import node_position
+from icefloe.sql.session import table_parts
+from icefloe.sql.translate import partition_term
+
+ICEFLOE_PROVIDERS = ("iceberg", "paimon", "icefloe")
+
+
+# --------------------------------------------------------------------------- CREATE
+def _provider(create: exp.Create):
+    props = create.args.get("properties")
+    if props is None:
+        return None
+    for prop in props.expressions:
+        if isinstance(prop, exp.FileFormatProperty):
+            return prop.name.lower() if prop.this is not None else None
+    return None
+
+
+def _is_ours(sess, table: exp.Table, provider) -> bool:
+    parts = table_parts(table)
+    if len(parts) == 3 and parts[0].lower() == sess.catalog_name.lower():
+        return True
+    return provider in ICEFLOE_PROVIDERS
+
+
+def _target_name(sess, table: exp.Table) -> str:
+    parts = table_parts(table)
+    if len(parts) == 3 and parts[0].lower() == sess.catalog_name.lower():
+        parts = parts[1:]
+    if len(parts) != 2:
+        raise sess.error(f"table name {'.'.join(table_parts(table))} must be db.table or "
+                         f"{sess.catalog_name}.db.table", table)
+    return ".".join(parts)
+
+
+def create(sess, tree: exp.Create):
+    kind = str(tree.args.get("kind") or "").upper()
+    target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
+    provider = _provider(tree)
+    if kind != "TABLE" or not isinstance(target, exp.Table) or not _is_ours(sess, target, provider):
+        return sess.query_statement(tree)        # views, functions, Spark's own tables
+    fmt = sess.catalog.format
+    if provider in ("iceberg", "paimon") and provider != fmt:
+        raise sess.error(f"this catalog holds {fmt} tables; USING {provider} needs a catalog opened "
+                         f"with format={provider!r} (icefloe --format {provider})", tree)
+    if tree.args.get("replace"):
+        raise sess.not_supported("CREATE OR REPLACE TABLE", tree)
+    name = _target_name(sess, target)
+    if sess.exists(name):
+        if tree.args.get("exists"):
+            return sess.empty()
+        raise sess.error(f"table {name} already exists", target)
+    partitioned_by, properties = [], {}
+    for prop in (tree.args.get("properties").expressions if tree.args.get("properties") else []):
+        if isinstance(prop, exp.PartitionedByProperty):
+            terms = prop.this.expressions if isinstance(prop.this, exp.Schema) else [prop.this]
+            partitioned_by = [partition_term(t) for t in terms]
+        elif isinstance(prop, exp.Property):
+            properties[prop.name] = prop.args["value"].name if prop.args.get("value") is not None else ""
+        elif isinstance(prop, (exp.FileFormatProperty, exp.LocationProperty)):
+            if isinstance(prop, exp.LocationProperty):
+                raise sess.not_supported("CREATE TABLE ... LOCATION (tables live in the warehouse)", prop)
+        else:
+            raise sess.not_supported(f"CREATE TABLE clause {prop.sql('spark')}", prop)
+    query = tree.expression
+    if isinstance(tree.this, exp.Schema):
+        if query is not None:
+            raise sess.error("CREATE TABLE AS SELECT takes no column list", tree.this)
+        cols = [c for c in tree.this.expressions if isinstance(c, exp.ColumnDef)]
+        if not cols:
+            raise sess.error("CREATE TABLE needs at least one column", tree.this)
+        ddl = ", ".join(c.sql("spark") for c in cols)
+        try:
+            schema = parse_schema(ddl)
+        except SchemaError as e:
+            raise sess.error(str(e), tree.this) from None
+        _create(sess, name, schema, partitioned_by, properties, target)
+        return sess.empty()
+    if query is None:
+        raise sess.error("CREATE TABLE needs a column list or AS SELECT", tree)
+    df = sess.query_df(query)
+    from icefloe.core.types import from_spark_schema
+
+    t = _create(sess, name, from_spark_schema(df.schema), partitioned_by, properties, target)
+    try:
+        t.append(df)
+    except Exception:
+        sess.catalog.drop_table(name)   # CTAS is all or nothing
+        raise
+    return sess.empty()
+
+
+def _create(sess, name, schema, partitioned_by, properties, node):
+    try:
+        return sess.catalog.create_table(name, schema, partitioned_by=partitioned_by or None,
+                                         properties=properties or None)
+    except SqlError:
+        raise
+    except IcefloeError as e:
+        raise sess.error(str(e), node) from None
+
+
+# --------------------------------------------------------------------------- DROP / SHOW / DESCRIBE
+def drop(sess, tree: exp.Drop):
+    tables = tree.args.get("tables") or ([tree.this] if tree.this is not None else [])
+    table = tables[0] if len(tables) == 1 else None
+    if str(tree.args.get("kind") or "").upper() != "TABLE" or not isinstance(table, exp.Table):
+        return sess.run_spark(sess._stmt.text)
+    ref, ours = sess.resolve(table)
+    if ref is None:
+        if ours:
+            if tree.args.get("exists"):
+                return sess.empty()
+            raise sess.error(f"unknown table {'.'.join(table_parts(table))}", table)
+        return sess.run_spark(sess._stmt.text)      # a table of Spark's own catalog
+    if ref.metadata:
+        raise sess.error(f"metadata table {ref} cannot be dropped", table)
+    sess.catalog.drop_table(ref.name)
+    return sess.empty()
+
+
+def list_tables(catalog, namespace=None) -> list:
+    """(namespace, table) pairs of the catalog, optionally of one namespace."""
+    if namespace is not None:
+        namespaces = [namespace]
+    else:
+        impl = getattr(catalog, "_impl", None)
+        if impl is not None and hasattr(impl, "list_namespaces"):
+            namespaces = impl.list_namespaces()
+        else:
+            import os
+
+            base = catalog.warehouse
+            namespaces = sorted(d for d in os.listdir(base)
+                                if os.path.isdir(os.path.join(base, d)) and not d.startswith("."))
+    out = []
+    for ns in namespaces:
+        try:
+            names = catalog.list_tables(ns)
+        except IcefloeError:
+            if namespace is not None:
+                raise
+            continue
+        out.extend((ns, n.split(".", 1)[1]) for n in names)
+    return out
+
+
+def show_tables(sess, stmt: p.ShowTables):
+    ns = None
+    if stmt.namespace is not None:
+        parts = list(stmt.namespace.parts)
+        if len(parts) == 2 and parts[0].lower() == sess.catalog_name.lower():
+            parts = parts[1:]
+        elif len(parts) != 1:
+            raise SqlError(f"unknown namespace {stmt.namespace}", stmt.namespace.line, stmt.namespace.column)
+        ns = parts[0]
+    try:
+        rows = [(n, t, False) for n, t in list_tables(sess.catalog, ns)]
+    except IcefloeError as e:
+        raise SqlError(str(e), stmt.namespace.line, stmt.namespace.column) from None
+    return sess.spark.createDataFrame(rows, "namespace string, tableName string, isTemporary boolean")
+
+
+def describe(sess, tree: exp.Describe):
+    if not isinstance(tree.this, exp.Table):
+        return sess.query_statement(tree)
+    ref, ours = sess.resolve(tree.this)
+    if ref is None:
+        if ours:
+            raise sess.error(f"unknown table {'.'.join(table_parts(tree.this))}", tree.this)
+        return sess.query_statement(tree)
+    if ref.metadata:
+        df = sess.table_df(ref, None, tree.this)
+        rows = [(f.name, f.dataType.simpleString(), "") for f in df.schema.fields]
+        return sess.spark.createDataFrame(rows, "col_name string, data_type string, comment string")
+    t = sess.load(ref)
+    rows = describe_rows(t, extended=str(tree.args.get("style") or "").upper() in ("EXTENDED", "FORMATTED"))
+    return sess.spark.createDataFrame(rows, "col_name string, data_type string, comment string")
+
+
+def describe_rows(t, extended: bool = False) -> list:
+    """Spark's DESCRIBE TABLE rows: columns, partitioning, then (extended) table information."""
+    schema = t.schema
+    rows = [(f.name, to_spark_ddl_type(f.field_type) + (" not null" if f.required else ""), f.doc or "")
+            for f in schema.fields]
+    spec = getattr(t, "spec", None)
+    fields = list(getattr(spec, "fields", []) or [])
+    if fields:
+        rows.append(("", "", ""))
+        rows.append(("# Partitioning", "", ""))
+        for i, pf in enumerate(fields):
+            src = schema.find_field_or_none(pf.source_id)
+            src_name = src.name if src is not None else str(pf.source_id)
+            tr = str(pf.transform)
+            term = src_name if tr == "identity" else f"{tr.split('[')[0]}({tr[tr.find('[') + 1:-1] + ', ' if '[' in tr else ''}{src_name})"
+            rows.append((f"Part {i}", term, ""))
+    if extended:
+        rows.append(("", "", ""))
+        rows.append(("# Detailed Table Information", "", ""))
+        rows.append(("Name", t.name, ""))
+        rows.append(("Type", "MANAGED", ""))
+        rows.append(("Location", t.location, ""))
+        rows.append(("Provider", getattr(t, "format", "iceberg"), ""))
+        snap = t.current_snapshot() if hasattr(t, "current_snapshot") else None
+        if snap is not None:
+            rows.append(("Current Snapshot", str(snap.snapshot_id), ""))
+        if hasattr(t, "metadata_location"):
+            rows.append(("Metadata Location", t.metadata_location, ""))
+        props = getattr(t, "properties", {}) or {}
+        rows.append(("Table Properties",
+                     "[" + ",".join(f"{k}={v}" for k, v in sorted(props.items())
+                                    if k != "schema.name-mapping.default") + "]", ""))
+    return rows
+
+
+# --------------------------------------------------------------------------- ALTER TABLE
+def _alter_target(sess, table: exp.Table):
+    ref = sess.resolve_or_fail(table)
+    return sess.load(ref)
+
+
+def alter(sess, tree: exp.Alter):
+    if str(tree.args.get("kind") or "").upper() != "TABLE" or not isinstance(tree.this, exp.Table):
+        return sess.query_statement(tree)
+    ref, ours = sess.resolve(tree.this)
+    if ref is None and not ours:
+        return sess.query_statement(tree)
+    t = _alter_target(sess, tree.this)
+    schema = t.schema
+    for action in tree.args.get("actions") or []:
+        _alter_action(sess, t, schema, action)
+        t.refresh() if hasattr(t, "refresh") else None
+        schema = t.schema
+    return sess.empty()
+
+
+def _column_name(node) -> str:
+    if isinstance(node, exp.Column):
+        return ".".join(p.name for p in node.parts)
+    return node.name
+
+
+def _check_column(sess, schema, name: str, node):
+    if schema.find_field_or_none(name) is None:
+        raise sess.error(f"unknown column {name}; columns are {', '.join(schema.column_names)}", node)
+
+
+def _alter_action(sess, t, schema, action):
+    if isinstance(action, exp.Schema):        # ADD COLUMNS (...)
+        cols = [c for c in action.expressions if isinstance(c, exp.ColumnDef)]
+        for c in cols:
+            if schema.find_field_or_none(c.name) is not None:
+                raise sess.error(f"column {c.name} already exists", c)
+        with cap.schema_update(t, "ALTER TABLE ... ADD COLUMNS (schema evolution)") as u:
+            for c in cols:
+                parsed = _column_def(sess, c)
+                cap.call_with(u.add_column, path=parsed.name, name=parsed.name, field_type=parsed.field_type,
+                              doc=parsed.doc, required=parsed.required or None)
+        return
+    if isinstance(action, exp.ColumnDef):
+        return _alter_action(sess, t, schema, exp.Schema(expressions=[action]))
+    if isinstance(action, exp.RenameColumn):
+        old = _column_name(action.this)
+        _check_column(sess, schema, old, action.this)
+        new = _column_name(action.args["to"])
+        with cap.schema_update(t, "ALTER TABLE ... RENAME COLUMN (schema evolution)") as u:
+            u.rename_column(old, new)
+        return
+    if isinstance(action, exp.Drop) and str(action.args.get("kind") or "").upper() == "COLUMN":
+        names = [_column_name(c) for c in action.args.get("tables") or [action.this]]
+        for n, node in zip(names, action.args.get("tables") or [action.this]):
+            _check_column(sess, schema, n, node)
+        with cap.schema_update(t, "ALTER TABLE ... DROP COLUMN (schema evolution)") as u:
+            for n in names:
+                u.delete_column(n)
+        return
+    if isinstance(action, exp.AlterColumn):
+        name = _column_name(action.this)
+        _check_column(sess, schema, name, action.this)
+        kwargs = {}
+        if action.args.get("dtype") is not None:
+            try:
+                kwargs["field_type"] = parse_type(action.args["dtype"].sql("spark"))
+            except SchemaError as e:
+                raise sess.error(str(e), action) from None
+        if action.args.get("comment") is not None:
+            kwargs["doc"] = action.args["comment"].name
+        if action.args.get("drop") and action.args.get("allow_null"):
+            kwargs["required"] = False
+        if not kwargs:
+            raise sess.not_supported(f"ALTER COLUMN form {action.sql('spark')}", action)
+        with cap.schema_update(t, "ALTER TABLE ... ALTER COLUMN (schema evolution)") as u:
+            u.update_column(name, **kwargs)
+        return
+    if isinstance(action, exp.AlterSet):
+        updates = {}
+        for props in action.expressions:
+            for prop in getattr(props, "expressions", []):
+                if isinstance(prop, exp.Property):
+                    updates[prop.name] = prop.args["value"].name
+        if not updates:
+            raise sess.not_supported(f"ALTER TABLE SET form {action.sql('spark')}", action)
+        cap.update_properties(t, updates, [])
+        return
+    raise sess.not_supported(f"ALTER TABLE action {action.sql('spark')}", action)
+
+
+def _column_def(sess, c: exp.ColumnDef):
+    try:
+        return parse_schema(c.sql("spark")).fields[0]
+    except SchemaError as e:
+        raise sess.error(str(e), c) from None
+
+
+def alter_extension(sess, stmt):
+    from icefloe.sql.names import resolve_parts
+
+    ref, _ours = resolve_parts(stmt.table.parts, sess.catalog_name, sess.exists)
+    if ref is None or ref.metadata:
+        raise SqlError(f"unknown table {stmt.table}", stmt.table.line, stmt.table.column)
+    t = sess.load(ref)
+    if isinstance(stmt, p.AlterColumns):
+        schema = t.schema
+        if stmt.action == "drop_columns":
+            names = [n for n in stmt.names if schema.find_field_or_none(n) is not None or not stmt.if_exists]
+            for n in names:
+                if schema.find_field_or_none(n) is None:
+                    raise SqlError(f"unknown column {n}; columns are {', '.join(schema.column_names)}",
+                                   stmt.table.line, stmt.table.column)
+            with cap.schema_update(t, "ALTER TABLE ... DROP COLUMNS (schema evolution)") as u:
+                for n in names:
+                    u.delete_column(n)
+        else:
+            cap.update_properties(t, {}, list(stmt.names))
+        return sess.empty()
+    if isinstance(stmt, p.AlterPartitionField):
+        return _partition_field(sess, t, stmt)
+    return _ref_ddl(sess, t, stmt)
+
+
+def _partition_field(sess, t, stmt: p.AlterPartitionField):
+    from icefloe.iceberg.transforms import default_field_name, parse_partition_expr
+
+    schema = t.schema
+
+    def parse(term):
+        try:
+            transform, col = parse_partition_expr(term)
+        except IcefloeError as e:
+            raise SqlError(str(e), stmt.table.line, stmt.table.column) from None
+        if schema.find_field_or_none(col) is None:
+            raise SqlError(f"unknown column {col} in partition term {term}", stmt.table.line, stmt.table.column)
+        return transform, col
+
+    def existing_field_name(term):
+        """A partition field named by its name or by its term (``bucket(16, id)``)."""
+        for f in t.spec.fields:
+            if f.name == term:
+                return f.name
+        transform, col = parse(term)
+        src = schema.find_field(col)
+        for f in t.spec.fields:
+            if f.source_id == src.field_id and str(f.transform) == str(transform):
+                return f.name
+        raise SqlError(f"table {t.name} has no partition field {term}", stmt.table.line, stmt.table.column)
+
+    capability = f"ALTER TABLE ... {stmt.action.upper()} PARTITION FIELD (partition evolution)"
+    if stmt.action == "drop":
+        name = existing_field_name(stmt.term)
+        with cap.spec_update(t, capability) as u:
+            u.remove_field(name)
+        return sess.empty()
+    transform, col = parse(stmt.term)
+    new_name = stmt.alias or default_field_name(transform, col)
+    old_name = existing_field_name(stmt.old) if stmt.action == "replace" else None
+    with cap.spec_update(t, capability) as u:
+        if old_name is not None:
+            u.remove_field(old_name)
+        cap.call_with(u.add_field, term=stmt.term, name=new_name)
+    return sess.empty()
+
+
+def _ref_ddl(sess, t, stmt: p.AlterRef):
+    kind = stmt.kind
+    refs = getattr(getattr(t, "metadata", None), "refs", {}) or {}
+    exists = stmt.ref in refs
+    if stmt.action == "drop":
+        if not exists:
+            if stmt.if_exists:
+                return sess.empty()
+            raise SqlError(f"table {t.name} has no {kind} {stmt.ref}", stmt.table.line, stmt.table.column)
+        cap.method(t, f"drop_{kind}", f"ALTER TABLE ... DROP {kind.upper()}")(stmt.ref)
+        return sess.empty()
+    create_fn = cap.method(t, f"create_{kind}", f"ALTER TABLE ... CREATE {kind.upper()}")
+    if exists:
+        if stmt.if_not_exists and stmt.action == "create":
+            return sess.empty()
+        if stmt.action == "create":
+            raise SqlError(f"{kind} {stmt.ref} already exists in table {t.name}", stmt.table.line,
+                           stmt.table.column)
+        cap.method(t, f"drop_{kind}", f"ALTER TABLE ... REPLACE {kind.upper()}")(stmt.ref)
+    elif stmt.action == "replace":
+        raise SqlError(f"table {t.name} has no {kind} {stmt.ref} to replace", stmt.table.line, stmt.table.column)
+    cap.call_with(create_fn, name=stmt.ref, snapshot_id=stmt.snapshot_id, max_ref_age_ms=stmt.retain_ms)
+    return sess.empty()

@@ -1,0 +1,278 @@
+"""DML on icefloe tables: INSERT INTO / OVERWRITE, DELETE, UPDATE, MERGE INTO.
+
+INSERT follows Spark's rules: values match the table's (or the listed)
+columns by position and are cast with Spark's ANSI store assignment
+(numbers to numbers, anything to strings, dates and timestamps among
+themselves); anything else is a type mismatch naming the column. The
+row-level statements check every column they name before asking the table
+for its row-level API (``delete``, ``update``, ``merge``).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from sqlglot import exp
+
+from icefloe.core.types import to_spark_type
+from icefloe.sql import capabilities as cap
+from icefloe.sql.translate import strip_qualifier, unknown_columns
+
+
+# --------------------------------------------------------------------------- INSERT
+def _store_assignable(src, dst) -> bool:
+    from pyspark.sql import types as T
+
+    if src == dst or isinstance(src, T.NullType):
+        return True
+    if isinstance(src, T.NumericType) and isinstance(dst, T.NumericType):
+        return True
+    if isinstance(dst, T.StringType) and isinstance(src, T.AtomicType):
+        return True
+    datetime = (T.DateType, T.TimestampType, T.TimestampNTZType)
+    if isinstance(src, datetime) and isinstance(dst, datetime):
+        return True
+    if isinstance(src, T.StructType) and isinstance(dst, T.StructType):
+        return len(src.fields) == len(dst.fields) and all(
+            _store_assignable(a.dataType, b.dataType) for a, b in zip(src.fields, dst.fields))
+    if isinstance(src, T.ArrayType) and isinstance(dst, T.ArrayType):
+        return _store_assignable(src.elementType, dst.elementType)
+    if isinstance(src, T.MapType) and isinstance(dst, T.MapType):
+        return _store_assignable(src.keyType, dst.keyType) and _store_assignable(src.valueType, dst.valueType)
+    return False
+
+
+def fit_by_position(sess, df, schema, columns: Optional[list], node):
+    """Name and cast ``df``'s columns for the table, by position (Spark's INSERT semantics)."""
+    from pyspark.sql import functions as F
+
+    if columns is None:
+        targets = list(schema.fields)
+    else:
+        targets = []
+        for c in columns:
+            f = schema.find_field_or_none(c)
+            if f is None:
+                raise sess.error(f"unknown column {c}; columns are {', '.join(schema.column_names)}", node)
+            targets.append(f)
+    if len(df.columns) != len(targets):
+        raise sess.error(f"INSERT gives {len(df.columns)} values per row but "
+                         f"{'the listed columns are' if columns else 'table has'} {len(targets)} "
+                         f"({', '.join(f.name for f in targets)})", node)
+    out = []
+    for src, f in zip(df.schema.fields, targets):
+        dst = to_spark_type(f.field_type)
+        if not _store_assignable(src.dataType, dst):
+            raise sess.error(f"type mismatch: cannot write {src.dataType.simpleString()} value to column "
+                             f"{f.name} of type {dst.simpleString()}", node)
+        c = F.col(f"`{src.name}`")
+        if src.dataType != dst:
+            c = c.cast(dst)
+        out.append(c.alias(f.name))
+    return df.select(*out)
+
+
+def _source_df(sess, query: exp.Expression):
+    if isinstance(query, exp.Values):
+        return sess.query_df(exp.select("*").from_(query.copy()))
+    return sess.query_df(query)
+
+
+def insert(sess, tree: exp.Insert):
+    target = tree.this
+    columns = None
+    if isinstance(target, exp.Schema):
+        columns = [c.name for c in target.expressions]
+        target = target.this
+    if not isinstance(target, exp.Table):
+        return sess.query_statement(tree)     # INSERT OVERWRITE DIRECTORY and the like
+    ref, ours = sess.resolve(target)
+    if ref is None and not ours:
+        return sess.query_statement(tree)
+    ref = sess.resolve_or_fail(target)
+    if tree.args.get("partition"):
+        raise sess.not_supported("INSERT ... PARTITION (static partition values)", tree.args["partition"])
+    if tree.args.get("by_name"):
+        raise sess.not_supported("INSERT ... BY NAME", tree)
+    t = sess.load(ref)
+    df = _source_df(sess, tree.expression)
+    df = fit_by_position(sess, df, t.schema, columns, tree.expression)
+    if tree.args.get("overwrite"):
+        t.overwrite(df)
+    else:
+        t.append(df)
+    return sess.empty()
+
+
+# --------------------------------------------------------------------------- DELETE / UPDATE
+def _target(sess, table: exp.Table):
+    ref = sess.resolve_or_fail(table)
+    t = sess.load(ref)
+    alias = table.alias or None
+    quals = {table.name, alias} if alias else {table.name}
+    return t, quals
+
+
+def _check_columns(sess, node, t, quals, other_quals=frozenset(), other_known=frozenset()):
+    if node is None:
+        return
+    names = {n for n, _f in t.schema.all_fields()}
+    bad = unknown_columns(node, names, quals, other_quals, other_known)
+    if bad:
+        c = bad[0]
+        raise sess.error(f"unknown column {c.sql('spark')}; table {t.name} has columns "
+                         f"{', '.join(t.schema.column_names)}", c)
+
+
+def delete(sess, tree: exp.Delete):
+    table = tree.this
+    if not isinstance(table, exp.Table):
+        return sess.query_statement(tree)
+    ref, ours = sess.resolve(table)
+    if ref is None and not ours:
+        return sess.query_statement(tree)
+    t, quals = _target(sess, table)
+    where = tree.args.get("where")
+    cond = where.this if where is not None else None
+    _check_columns(sess, cond, t, quals)
+    fn = sess.require(t, "delete", "DELETE FROM (row-level deletes)", tree)
+    fn(_sql(cond, quals) if cond is not None else "true")
+    return sess.empty()
+
+
+def update(sess, tree: exp.Update):
+    table = tree.this
+    if not isinstance(table, exp.Table):
+        return sess.query_statement(tree)
+    ref, ours = sess.resolve(table)
+    if ref is None and not ours:
+        return sess.query_statement(tree)
+    t, quals = _target(sess, table)
+    assignments = _assignments(sess, tree.expressions, t, quals)
+    where = tree.args.get("where")
+    cond = where.this if where is not None else None
+    _check_columns(sess, cond, t, quals)
+    for value in tree.expressions:
+        _check_columns(sess, value.expression, t, quals)
+    fn = sess.require(t, "update", "UPDATE (row-level updates)", tree)
+    fn(assignments, _sql(cond, quals) if cond is not None else None)
+    return sess.empty()
+
+
+def _assignments(sess, eqs, t, quals, source_quals=frozenset()) -> dict:
+    """``SET a = expr, t.b = expr`` -> {"a": "expr", "b": "expr"} after checking the targets."""
+    out = {}
+    for eq in eqs:
+        if not isinstance(eq, exp.EQ) or not isinstance(eq.this, exp.Column):
+            raise sess.error(f"expected column = value in SET, got {eq.sql('spark')}", eq)
+        col = eq.this
+        if col.table and col.table.lower() not in {q.lower() for q in quals if q}:
+            raise sess.error(f"SET names column {col.sql('spark')} of another table", col)
+        name = col.name
+        if t.schema.find_field_or_none(name) is None:
+            raise sess.error(f"unknown column {col.sql('spark')}; table {t.name} has columns "
+                             f"{', '.join(t.schema.column_names)}", col)
+        out[t.schema.find_field(name).name] = _sql(eq.expression, quals - set(source_quals))
+    return out
+
+
+def _sql(node: exp.Expression, quals) -> str:
+    return strip_qualifier(node, set(quals)).sql("spark")
+
+
+# --------------------------------------------------------------------------- MERGE
+def merge(sess, tree: exp.Merge):
+    table = tree.this
+    if not isinstance(table, exp.Table):
+        return sess.query_statement(tree)
+    ref, ours = sess.resolve(table)
+    if ref is None and not ours:
+        return sess.query_statement(tree)
+    t, quals = _target(sess, table)
+    target_alias = table.alias or table.name
+    using = tree.args.get("using")
+    source_alias = using.alias or (using.name if isinstance(using, exp.Table) else None)
+    if isinstance(using, exp.Subquery):
+        source_df = sess.query_df(using.this)
+    elif isinstance(using, exp.Table):
+        plain = using.copy()
+        plain.set("alias", None)
+        source_df = sess.query_df(exp.select("*").from_(plain))
+    else:
+        source_df = sess.query_df(using)
+    if not source_alias:
+        raise sess.error("MERGE needs an alias for its source (USING ... AS s)", using)
+    source_cols = set(source_df.columns)
+    squals = {source_alias}
+    on = tree.args.get("on")
+    _check_columns(sess, on, t, quals, squals, source_cols)
+
+    clauses = []
+    whens = tree.args.get("whens")
+    for when in (whens.expressions if whens is not None else []):
+        matched = bool(when.args.get("matched"))
+        by_source = bool(when.args.get("source"))
+        cond = when.args.get("condition")
+        _check_columns(sess, cond, t, quals, squals, source_cols)
+        then = when.args.get("then")
+        kind = "matched" if matched else ("not_matched_by_source" if by_source else "not_matched")
+        cond_sql = cond.sql("spark") if cond is not None else None
+        if isinstance(then, exp.Update):
+            if any(isinstance(e, exp.Star) for e in then.expressions) or not then.expressions:
+                clauses.append((kind, "update_all", None, cond_sql, when))
+            else:
+                sets = {}
+                for eq in then.expressions:
+                    if not isinstance(eq, exp.EQ) or not isinstance(eq.this, exp.Column):
+                        raise sess.error(f"expected column = value in SET, got {eq.sql('spark')}", eq)
+                    col = eq.this
+                    if col.table and col.table.lower() != target_alias.lower():
+                        raise sess.error(f"SET names column {col.sql('spark')}, not a column of the "
+                                         f"target {target_alias}", col)
+                    f = t.schema.find_field_or_none(col.name)
+                    if f is None:
+                        raise sess.error(f"unknown column {col.sql('spark')}; table {t.name} has columns "
+                                         f"{', '.join(t.schema.column_names)}", col)
+                    _check_columns(sess, eq.expression, t, quals, squals, source_cols)
+                    sets[f.name] = eq.expression.sql("spark")
+                clauses.append((kind, "update", sets, cond_sql, when))
+        elif isinstance(then, exp.Insert):
+            if isinstance(then.this, exp.Star) or then.this is None and then.expression is None:
+                clauses.append((kind, "insert_all", None, cond_sql, when))
+            else:
+                cols = [c.name for c in then.this.expressions] if then.this is not None else t.schema.column_names
+                vals = then.expression.expressions if then.expression is not None else []
+                if len(cols) != len(vals):
+                    raise sess.error(f"INSERT lists {len(cols)} columns but {len(vals)} values", then)
+                values = {}
+                for c, v, node in zip(cols, vals, then.this.expressions if then.this is not None else vals):
+                    f = t.schema.find_field_or_none(c)
+                    if f is None:
+                        raise sess.error(f"unknown column {c}; table {t.name} has columns "
+                                         f"{', '.join(t.schema.column_names)}", node)
+                    _check_columns(sess, v, t, set(), squals, source_cols)
+                    values[f.name] = v.sql("spark")
+                clauses.append((kind, "insert", values, cond_sql, when))
+        elif isinstance(then, exp.Var) and then.name.upper() == "DELETE" or \
+                isinstance(then, exp.Delete):
+            clauses.append((kind, "delete", None, cond_sql, when))
+        else:
+            raise sess.not_supported(f"MERGE action {then.sql('spark') if then is not None else ''}", when)
+
+    merge_fn = sess.require(t, "merge", "MERGE INTO (row-level merge)", tree)
+    builder = cap.call_with(merge_fn, source=source_df.alias(source_alias), df=source_df.alias(source_alias),
+                            on=on.sql("spark"), condition=on.sql("spark"), source_alias=source_alias,
+                            target_alias=target_alias)
+    for kind, action, arg, cond_sql, node in clauses:
+        method = f"when_{kind}_{action}"
+        fn = getattr(builder, method, None)
+        if fn is None:
+            raise sess.not_supported(f"MERGE clause WHEN {kind.replace('_', ' ').upper()} THEN "
+                                     f"{action.replace('_all', ' *').upper()}", node)
+        kwargs = {"condition": cond_sql}
+        if action == "update":
+            kwargs["set"] = arg
+        elif action == "insert":
+            kwargs["values"] = arg
+        builder = cap.call_with(fn, **kwargs)
+    builder.execute()
+    return sess.empty()

@@ -1,0 +1,50 @@
+"""Table names in SQL: ``db.table``, ``<catalog>.db.table`` and metadata tables.
+
+``local.db.tb01`` (seed 001's catalog name, configurable) and ``db.tb01`` name
+the same icefloe table; ``db.tb01.snapshots`` and ``local.db.tb01.snapshots``
+name its metadata tables. A two-part name that is not an icefloe table is left
+to Spark (it may be a table of Spark's own catalog); a name under the icefloe
+catalog that does not exist is an error.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from icefloe.sql.metadata_tables import METADATA_TABLES
+
+
+@dataclass(frozen=True)
+class TableRef:
+    name: str                          # "db.table" as the icefloe catalog knows it
+    metadata: Optional[str] = None     # "snapshots", "files"... for metadata tables
+    qualified: bool = False            # written with the icefloe catalog name
+
+    def __str__(self) -> str:
+        return self.name + (f".{self.metadata}" if self.metadata else "")
+
+
+def resolve_parts(parts: list, catalog_name: str, exists) -> tuple[Optional[TableRef], bool]:
+    """(ref, ours): ``ref`` for an existing icefloe table; ``ours`` when the name is in our catalog.
+
+    ``exists(name)`` tells whether ``db.table`` is an icefloe table.
+    """
+    parts = [p for p in parts]
+    low = [p.lower() for p in parts]
+    cat = catalog_name.lower()
+    if len(parts) == 4 and low[0] == cat and low[3] in METADATA_TABLES:
+        name = f"{parts[1]}.{parts[2]}"
+        return (TableRef(name, low[3], True) if exists(name) else None), True
+    if len(parts) == 3 and low[0] == cat:
+        name = f"{parts[1]}.{parts[2]}"
+        return (TableRef(name, None, True) if exists(name) else None), True
+    if len(parts) == 3 and low[2] in METADATA_TABLES:
+        name = f"{parts[0]}.{parts[1]}"
+        if exists(name):
+            return TableRef(name, low[2], False), True
+        return None, False
+    if len(parts) == 2:
+        name = f"{parts[0]}.{parts[1]}"
+        if exists(name):
+            return TableRef(name, None, False), True
+    return None, False

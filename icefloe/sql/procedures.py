@@ -1,0 +1,211 @@
+"""``CALL <catalog>.system.<procedure>(...)``: Iceberg's Spark procedures on icefloe tables.
+
+Arguments follow Iceberg's names (named with ``=>`` or positional in
+Iceberg's order); each procedure maps to the table API method of the same
+job and returns the rows Iceberg's procedure returns.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from icefloe.sql import capabilities as cap
+from icefloe.sql.errors import NotSupportedYetError, SqlError
+from icefloe.sql.names import resolve_parts
+from icefloe.sql.parser import Call, node_position
+from icefloe.sql.translate import literal_value
+
+
+@dataclass(frozen=True)
+class Procedure:
+    params: tuple          # Iceberg's parameter names, in positional order
+    required: tuple
+    method: str            # table API method
+    capability: str
+    result: str            # Spark DDL of the result rows
+
+
+PROCEDURES = {
+    "rollback_to_snapshot": Procedure(("table", "snapshot_id"), ("table", "snapshot_id"), "rollback_to_snapshot",
+                                      "CALL system.rollback_to_snapshot",
+                                      "previous_snapshot_id bigint, current_snapshot_id bigint"),
+    "rollback_to_timestamp": Procedure(("table", "timestamp"), ("table", "timestamp"), "rollback_to_timestamp",
+                                       "CALL system.rollback_to_timestamp",
+                                       "previous_snapshot_id bigint, current_snapshot_id bigint"),
+    "set_current_snapshot": Procedure(("table", "snapshot_id", "ref"), ("table",), "rollback_to_snapshot",
+                                      "CALL system.set_current_snapshot",
+                                      "previous_snapshot_id bigint, current_snapshot_id bigint"),
+    "expire_snapshots": Procedure(("table", "older_than", "retain_last", "max_concurrent_deletes",
+                                   "stream_results", "snapshot_ids"), ("table",), "expire_snapshots",
+                                  "CALL system.expire_snapshots",
+                                  "deleted_data_files_count bigint, deleted_manifest_files_count bigint, "
+                                  "deleted_manifest_lists_count bigint"),
+    "remove_orphan_files": Procedure(("table", "older_than", "location", "dry_run"), ("table",),
+                                     "remove_orphan_files", "CALL system.remove_orphan_files",
+                                     "orphan_file_location string"),
+    "rewrite_data_files": Procedure(("table", "strategy", "sort_order", "options", "where"), ("table",),
+                                    "rewrite_data_files", "CALL system.rewrite_data_files",
+                                    "rewritten_data_files_count int, added_data_files_count int, "
+                                    "rewritten_bytes_count bigint"),
+    "rewrite_manifests": Procedure(("table", "use_caching"), ("table",), "rewrite_manifests",
+                                   "CALL system.rewrite_manifests",
+                                   "rewritten_manifests_count int, added_manifests_count int"),
+    "create_tag": Procedure(("table", "tag", "snapshot_id", "max_ref_age_ms"), ("table", "tag"), "create_tag",
+                            "CALL system.create_tag", "tag string, snapshot_id bigint"),
+    "create_branch": Procedure(("table", "branch", "snapshot_id", "max_ref_age_ms"), ("table", "branch"),
+                               "create_branch", "CALL system.create_branch", "branch string, snapshot_id bigint"),
+}
+
+
+def _err(reason, node, stmt_text=None):
+    line, col = node_position(node) if node is not None else (None, None)
+    return SqlError(reason, line, col, stmt_text)
+
+
+def bind_args(call: Call, proc: Procedure) -> dict:
+    """Named and positional arguments -> {iceberg name: sqlglot expression}."""
+    out: dict = {}
+    seen_named = False
+    for i, (name, value) in enumerate(call.args):
+        if name is None:
+            if seen_named:
+                raise _err("positional arguments must come before named ones", value)
+            if i >= len(proc.params):
+                raise _err(f"{call.procedure.parts[-1]} takes at most {len(proc.params)} arguments", value)
+            name = proc.params[i]
+        else:
+            seen_named = True
+            if name not in proc.params:
+                raise _err(f"unknown argument {name!r} of {call.procedure.parts[-1]}; arguments are "
+                           f"{', '.join(proc.params)}", value)
+        if name in out:
+            raise _err(f"argument {name!r} given twice", value)
+        out[name] = value
+    for name in proc.required:
+        if name not in out:
+            raise SqlError(f"{call.procedure.parts[-1]} needs argument {name!r}", call.procedure.line,
+                           call.procedure.column)
+    return out
+
+
+def _value(sess, node):
+    try:
+        return literal_value(node)
+    except ValueError:
+        return sess.run_spark(f"SELECT {node.sql('spark')}").first()[0]
+
+
+def _timestamp_ms(sess, node) -> int:
+    micros = sess.run_spark(f"SELECT unix_micros(CAST(({node.sql('spark')}) AS TIMESTAMP))").first()[0]
+    if micros is None:
+        raise _err(f"{node.sql('spark')} is not a timestamp", node)
+    return micros // 1000
+
+
+def call(sess, stmt: Call):
+    parts = [p.lower() for p in stmt.procedure.parts]
+    if len(parts) == 3 and parts[0] == sess.catalog_name.lower():
+        parts = parts[1:]
+    if len(parts) != 2 or parts[0] != "system":
+        raise SqlError(f"unknown procedure {stmt.procedure}; icefloe procedures are "
+                       f"{sess.catalog_name}.system.<name>", stmt.procedure.line, stmt.procedure.column)
+    proc = PROCEDURES.get(parts[1])
+    if proc is None:
+        raise SqlError(f"unknown procedure {stmt.procedure}; known: {', '.join(sorted(PROCEDURES))}",
+                       stmt.procedure.line, stmt.procedure.column)
+    args = bind_args(stmt, proc)
+    table_node = args["table"]
+    table_name = _value(sess, table_node)
+    if not isinstance(table_name, str):
+        raise _err("argument 'table' must be a string like 'db.table'", table_node)
+    ref, _ours = resolve_parts(table_name.split("."), sess.catalog_name, sess.exists)
+    if ref is None or ref.metadata:
+        raise _err(f"unknown table {table_name}", table_node)
+    t = sess.load(ref)
+    fn = getattr(t, proc.method, None)
+    if fn is None:
+        line, col = stmt.procedure.line, stmt.procedure.column
+        raise NotSupportedYetError(proc.capability, line, col)
+    before = t.current_snapshot() if hasattr(t, "current_snapshot") else None
+    name = parts[1]
+    kwargs = {}
+    for key, node in args.items():
+        if key == "table":
+            continue
+        if key in ("older_than", "timestamp"):
+            kwargs[key] = _timestamp_ms(sess, node)
+        elif key == "snapshot_ids" and isinstance(node, exp.Array):
+            kwargs[key] = [int(_value(sess, e)) for e in node.expressions]
+        elif key == "options" and isinstance(node, exp.Map):
+            kwargs[key] = dict(zip((_value(sess, k) for k in node.keys), (_value(sess, v) for v in node.values)))
+        else:
+            kwargs[key] = _value(sess, node)
+    result = _run(t, name, fn, kwargs)
+    return _result_df(sess, t, name, proc, result, before, kwargs)
+
+
+def _run(t, name, fn, kwargs):
+    if name in ("rollback_to_snapshot", "set_current_snapshot"):
+        if "snapshot_id" not in kwargs:
+            raise NotSupportedYetError("set_current_snapshot by ref")
+        return fn(int(kwargs["snapshot_id"]))
+    if name == "rollback_to_timestamp":
+        return fn(kwargs["timestamp"])
+    capability = f"CALL system.{name}"
+    if name == "create_tag":
+        return cap.call_strict(fn, capability, name=kwargs["tag"], snapshot_id=kwargs.get("snapshot_id"),
+                               max_ref_age_ms=kwargs.get("max_ref_age_ms"))
+    if name == "create_branch":
+        return cap.call_strict(fn, capability, name=kwargs["branch"], snapshot_id=kwargs.get("snapshot_id"),
+                               max_ref_age_ms=kwargs.get("max_ref_age_ms"))
+    if name == "rewrite_data_files":
+        kwargs = dict(kwargs)
+        strategy = kwargs.pop("strategy", None)
+        if strategy is not None and str(strategy).lower() != "binpack":
+            raise NotSupportedYetError(f"rewrite_data_files strategy {strategy!r}")
+        options = dict(kwargs.pop("options", None) or {})
+        size = options.pop("target-file-size-bytes", None)
+        if size is not None:
+            kwargs["target_file_size"] = int(size)
+        if options:
+            raise NotSupportedYetError(f"rewrite_data_files options {', '.join(sorted(options))}")
+    if name == "expire_snapshots":
+        kwargs = {k: v for k, v in kwargs.items() if k not in ("max_concurrent_deletes", "stream_results")}
+    return cap.call_strict(fn, capability, **kwargs)
+
+
+def _result_df(sess, t, name, proc, result, before, kwargs):
+    if name in ("rollback_to_snapshot", "rollback_to_timestamp", "set_current_snapshot"):
+        after = t.current_snapshot() if hasattr(t, "current_snapshot") else None
+        rows = [(before.snapshot_id if before else None, after.snapshot_id if after else None)]
+    elif name in ("create_tag", "create_branch"):
+        refs = t.refresh().metadata.refs if hasattr(t, "refresh") else {}
+        key = kwargs["tag" if name == "create_tag" else "branch"]
+        rows = [(key, refs[key].snapshot_id if key in refs else None)]
+    else:
+        rows = _rows_from(result, proc.result)
+    return sess.spark.createDataFrame(rows, proc.result)
+
+
+def _rows_from(result, ddl: str):
+    """Fit whatever the API returned (dict, list of paths, dataclass) to the procedure's result row."""
+    cols = [c.strip().split(" ")[0] for c in ddl.split(",")]
+    if result is None:
+        return []
+    if isinstance(result, (list, tuple, set)) and len(cols) == 1:
+        return [(str(r),) for r in result]
+    if not isinstance(result, dict):
+        result = getattr(result, "__dict__", {}) or {}
+    aliases = {c: (c, c.replace("_count", ""), c.replace("_count", "s")) for c in cols}
+    row = []
+    for c in cols:
+        v = None
+        for k in aliases[c]:
+            if k in result:
+                v = result[k]
+                break
+        if isinstance(v, (list, tuple, set)):
+            v = len(v)
+        row.append(v)
+    return [tuple(row)]

@@ -1,0 +1,319 @@
+"""Running SQL text against a warehouse of icefloe tables, with Spark for everything else.
+
+A :class:`SqlSession` holds a :class:`~icefloe.catalog.Catalog` and a Spark
+session. Each statement is parsed (``icefloe.sql.parser``) and dispatched:
+
+* statements about icefloe tables (DDL, DML, ``CALL``, metadata tables) go to
+  ``icefloe.sql.ddl``, ``icefloe.sql.dml`` and ``icefloe.sql.procedures``, which
+  call the table API;
+* queries that read icefloe tables have each reference replaced by a temporary
+  view of ``table.to_spark(...)`` at the snapshot the reference asks for
+  (``VERSION AS OF``, ``TIMESTAMP AS OF``), then run on ``spark.sql``;
+* anything else reaches ``spark.sql`` exactly as written.
+"""
+from __future__ import annotations
+
+import hashlib
+from typing import Optional
+
+from sqlglot import exp
+
+from icefloe.errors import IcefloeError, NoSuchSnapshotError, NoSuchTableError
+from icefloe.sql import metadata_tables
+from icefloe.sql.errors import NotSupportedYetError, SqlError
+from icefloe.sql.names import TableRef, resolve_parts
+from icefloe.sql.parser import Statement, node_position, position_of, split
+from icefloe.sql.translate import literal_value
+
+VIEW_PREFIX = "__icefloe_"
+
+
+def table_parts(table: exp.Table) -> list:
+    parts = []
+    for key in ("catalog", "db", "this"):
+        v = table.args.get(key)
+        if v is None:
+            continue
+        if isinstance(v, exp.Dot):  # deeper names: a.b.c.d
+            parts.extend(p.name for p in v.flatten())
+        else:
+            parts.append(v.name)
+    return parts
+
+
+class SqlSession:
+    """SQL over one catalog. ``catalog_name`` is the name that qualifies its tables (``local``)."""
+
+    def __init__(self, catalog, spark=None, catalog_name: str = "local"):
+        self.catalog = catalog
+        self._spark = spark
+        self.catalog_name = catalog_name
+        self._views: dict = {}   # view name -> display name, to translate Spark's messages back
+        self._stmt: Optional[Statement] = None
+        self._text = ""
+
+    @property
+    def spark(self):
+        if self._spark is None:
+            self._spark = self.catalog.spark
+        return self._spark
+
+    # ------------------------------------------------------------------ entry point
+    def sql(self, text: str):
+        """Run every statement of ``text``; return the DataFrame of the last one."""
+        statements = split(text)
+        self._text = text
+        if not statements:
+            raise SqlError("no SQL statement given")
+        result = None
+        for stmt in statements:
+            result = self.execute(stmt)
+        return result
+
+    def execute(self, stmt: Statement):
+        from icefloe.sql import ddl, dml, procedures
+        from icefloe.sql import parser as p
+
+        self._stmt = stmt
+        try:
+            ext = stmt.ext
+            if isinstance(ext, p.Call):
+                return procedures.call(self, ext)
+            if isinstance(ext, p.ShowTables):
+                return ddl.show_tables(self, ext)
+            if isinstance(ext, (p.AlterPartitionField, p.AlterRef, p.AlterColumns)):
+                return ddl.alter_extension(self, ext)
+            tree = stmt.tree
+            if isinstance(tree, exp.Create):
+                return ddl.create(self, tree)
+            if isinstance(tree, exp.Drop):
+                return ddl.drop(self, tree)
+            if isinstance(tree, exp.Describe):
+                return ddl.describe(self, tree)
+            if isinstance(tree, exp.Alter):
+                return ddl.alter(self, tree)
+            if isinstance(tree, exp.Insert):
+                return dml.insert(self, tree)
+            if isinstance(tree, exp.Delete):
+                return dml.delete(self, tree)
+            if isinstance(tree, exp.Update):
+                return dml.update(self, tree)
+            if isinstance(tree, exp.Merge):
+                return dml.merge(self, tree)
+            return self.query_statement(tree)
+        except SqlError as e:
+            if e.statement is None:
+                e.statement = stmt.text
+            if e.line is None:
+                raise type(e)(*self._error_args(e, stmt)) from e.__cause__
+            raise
+        except (NoSuchTableError, NoSuchSnapshotError) as e:
+            raise SqlError(str(e), stmt.line, stmt.column, stmt.text) from e
+
+    @staticmethod
+    def _error_args(e: SqlError, stmt: Statement):
+        if isinstance(e, NotSupportedYetError):
+            return e.capability, stmt.line, stmt.column, stmt.text
+        return e.reason, stmt.line, stmt.column, stmt.text
+
+    # ------------------------------------------------------------------ errors
+    def error(self, reason: str, node=None) -> SqlError:
+        line, col = node_position(node) if node is not None else (None, None)
+        return SqlError(reason, line, col, self._stmt.text if self._stmt else None)
+
+    def not_supported(self, capability: str, node=None) -> NotSupportedYetError:
+        line, col = node_position(node) if node is not None else (None, None)
+        return NotSupportedYetError(capability, line, col, self._stmt.text if self._stmt else None)
+
+    def require(self, obj, method: str, capability: str, node=None):
+        """``obj.method`` if the table API has it yet, else the not-supported error."""
+        fn = getattr(obj, method, None)
+        if fn is None:
+            raise self.not_supported(capability, node)
+        return fn
+
+    def spark_error(self, e: Exception, sql_text: str) -> SqlError:
+        """A Spark analysis/parse error as a SqlError at the matching place of the statement."""
+        msg = str(e)
+        for view, shown in self._views.items():
+            msg = msg.replace(f"`{view}`", shown).replace(view, shown)
+        first = msg.strip().splitlines()[0] if msg.strip() else type(e).__name__
+        line = col = None
+        stmt = self._stmt
+        try:
+            contexts = e.getQueryContext() if hasattr(e, "getQueryContext") else []
+        except Exception:
+            contexts = []
+        for ctx in contexts or []:
+            try:
+                frag = ctx.fragment()
+            except Exception:
+                continue
+            if stmt is not None and frag:
+                at = stmt.text.find(frag)
+                if at < 0:
+                    at = stmt.text.lower().find(frag.lower())
+                if at >= 0:
+                    line, col = position_of(self._text, stmt.start + at)
+                    break
+        if line is None and stmt is not None:
+            line, col = stmt.line, stmt.column
+        return SqlError(first, line, col, stmt.text if stmt else None)
+
+    def run_spark(self, sql_text: str):
+        from pyspark.errors import PySparkException
+
+        try:
+            return self.spark.sql(sql_text)
+        except PySparkException as e:
+            raise self.spark_error(e, sql_text) from e
+
+    def empty(self):
+        from pyspark.sql.types import StructType
+
+        return self.spark.createDataFrame([], StructType([]))
+
+    # ------------------------------------------------------------------ tables
+    def exists(self, name: str) -> bool:
+        try:
+            return self.catalog.table_exists(name)
+        except IcefloeError:
+            return False
+
+    def resolve(self, table: exp.Table) -> tuple[Optional[TableRef], bool]:
+        return resolve_parts(table_parts(table), self.catalog_name, self.exists)
+
+    def resolve_or_fail(self, table: exp.Table, allow_metadata: bool = False) -> TableRef:
+        ref, ours = self.resolve(table)
+        if ref is None:
+            raise self.error(f"unknown table {'.'.join(table_parts(table))}"
+                             + ("" if ours else f" (not an icefloe table in {self.catalog.warehouse})"), table)
+        if ref.metadata and not allow_metadata:
+            raise self.error(f"metadata table {ref} cannot be changed", table)
+        return ref
+
+    def load(self, ref: TableRef):
+        return self.catalog.load_table(ref.name)
+
+    # ------------------------------------------------------------------ reads
+    def read_kwargs(self, table_obj, version: Optional[exp.Version], node=None) -> dict:
+        """``to_spark`` keyword arguments for a reference's ``VERSION``/``TIMESTAMP AS OF``."""
+        if version is None:
+            return {}
+        kind = str(version.this).upper()
+        expr = version.expression
+        if kind == "VERSION":
+            try:
+                v = literal_value(expr)
+            except ValueError:
+                raise self.error(f"VERSION AS OF needs a snapshot id, tag or branch, got {expr.sql('spark')}",
+                                 node) from None
+            if isinstance(v, str):
+                refs = getattr(getattr(table_obj, "metadata", None), "refs", {}) or {}
+                if v in refs:
+                    return {"ref": v}
+                if v.isdigit():
+                    return {"snapshot_id": int(v)}
+                raise self.error(f"table {table_obj.name} has no branch or tag {v!r}", node)
+            if isinstance(v, int):
+                return {"snapshot_id": v}
+            raise self.error(f"VERSION AS OF needs a snapshot id, tag or branch, got {v!r}", node)
+        if kind == "TIMESTAMP":
+            micros = self.run_spark(f"SELECT unix_micros(CAST(({expr.sql('spark')}) AS TIMESTAMP))").first()[0]
+            if micros is None:
+                raise self.error(f"TIMESTAMP AS OF {expr.sql('spark')} is null", node)
+            return {"as_of": micros // 1000}
+        raise self.error(f"unsupported time travel {version.sql('spark')}", node)
+
+    def table_df(self, ref: TableRef, version: Optional[exp.Version] = None, node=None):
+        """A DataFrame of a table or metadata table reference."""
+        t = self.load(ref)
+        if ref.metadata:
+            return self.metadata_df(t, ref, version, node)
+        kwargs = self.read_kwargs(t, version, node)
+        return t.to_spark(**kwargs)
+
+    def metadata_df(self, t, ref: TableRef, version=None, node=None):
+        name = ref.metadata
+        inspect = getattr(t, "inspect", None)
+        kwargs = {} if name in metadata_tables.TABLE_LEVEL else self.read_kwargs(t, version, node)
+        fn = getattr(inspect, name, None) if inspect is not None else None
+        if fn is not None:
+            try:
+                out = fn(snapshot_id=kwargs["snapshot_id"]) if "snapshot_id" in kwargs else fn()
+            except TypeError:
+                out = None
+            if out is not None:
+                return self._to_df(out)
+        if getattr(t, "format", "iceberg") != "iceberg":
+            raise self.not_supported(f"metadata table {name} for {t.format} tables", node)
+        snapshot = None
+        if name not in metadata_tables.TABLE_LEVEL:
+            snapshot = t.snapshot_for(**kwargs)
+        schema, rows = metadata_tables.BUILDERS[name](t, snapshot)
+        return self.spark.createDataFrame(rows, schema)
+
+    def _to_df(self, out):
+        if hasattr(out, "_jdf") or type(out).__name__ == "DataFrame" and hasattr(out, "sparkSession"):
+            return out
+        return self.spark.createDataFrame(out)
+
+    def view_for(self, ref: TableRef, table: exp.Table) -> str:
+        """Register a temporary view for one reference and return its name."""
+        version = table.args.get("version")
+        df = self.table_df(ref, version, table)
+        t = self.load(ref)
+        key = f"{getattr(t, 'metadata_location', '')}|{ref}|{version.sql('spark') if version else ''}"
+        view = VIEW_PREFIX + ref.name.replace(".", "_").replace("-", "_") + \
+            (f"_{ref.metadata}" if ref.metadata else "") + "_" + hashlib.sha1(key.encode()).hexdigest()[:12]
+        df.createOrReplaceTempView(view)
+        self._views[view] = str(ref)
+        return view
+
+    def rewrite(self, tree: exp.Expression) -> tuple[exp.Expression, int]:
+        """A copy of ``tree`` with icefloe references replaced by temp views; and how many."""
+        tree = tree.copy()
+        count = 0
+        for table in list(tree.find_all(exp.Table)):
+            if not table.name:
+                continue
+            ref, ours = self.resolve(table)
+            if ref is None:
+                if ours:
+                    raise self.error(f"unknown table {'.'.join(table_parts(table))}", table)
+                if table.args.get("version") is not None and len(table_parts(table)) >= 2:
+                    pass  # Spark decides (its own catalog's tables)
+                continue
+            view = self.view_for(ref, table)
+            alias = table.args.get("alias")
+            if alias is None:
+                alias = exp.TableAlias(this=exp.to_identifier(table.name if not ref.metadata else ref.metadata))
+            table.replace(exp.Table(this=exp.to_identifier(view), alias=alias.copy()))
+            count += 1
+        return tree, count
+
+    def query_df(self, tree: exp.Expression):
+        """Run a query tree (with icefloe references) on Spark."""
+        rewritten, _ = self.rewrite(tree)
+        return self.run_spark(rewritten.sql("spark"))
+
+    def query_statement(self, tree: Optional[exp.Expression]):
+        stmt = self._stmt
+        if tree is None or isinstance(tree, exp.Command):
+            return self.run_spark(stmt.text)
+        rewritten, count = self.rewrite(tree)
+        if count == 0:
+            return self.run_spark(stmt.text)   # not about icefloe tables: Spark gets it unchanged
+        return self.run_spark(rewritten.sql("spark"))
+
+
+def sql(spark, text: str, warehouse: Optional[str] = None, catalog=None, format: str = "iceberg",
+        catalog_name: str = "local"):
+    """Run SQL ``text`` over the icefloe tables of ``warehouse`` (or ``catalog``); a Spark DataFrame."""
+    if catalog is None:
+        if warehouse is None:
+            raise SqlError("icefloe.sql needs a warehouse directory or a catalog")
+        from icefloe.catalog import Catalog
+
+        catalog = Catalog(warehouse, format=format, spark=spark)
+    return SqlSession(catalog, spark, catalog_name).sql(text)

@@ -1,0 +1,126 @@
+"""The ``icefloe`` command run as a real process: output and exit codes.
+
+Tables here are written with pyarrow appends, and the metadata commands must not
+start Spark; only the two SQL runs start a JVM.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import pyarrow as pa
+import pytest
+
+import icefloe
+
+ICEFLOE = [sys.executable, "-c", "import sys; from icefloe.cli import main; main(sys.argv[1:])"]
+
+
+def icefloe_cmd(warehouse, *args, stdin=None, env=None):
+    e = dict(os.environ, ICEFLOE_CLI_WIDTH="200", **(env or {}))
+    return subprocess.run(ICEFLOE + ["--warehouse", warehouse, *args], capture_output=True, text=True,
+                          input=stdin, timeout=240, env=e)
+
+
+@pytest.fixture
+def arrow_table(tmp_path):
+    wh = str(tmp_path / "wh")
+    cat = icefloe.Catalog(wh)             # no Spark: pyarrow appends write the files
+    t = cat.create_table("db.events", "id bigint not null, name string", partitioned_by=["bucket(2, id)"])
+    t.append(pa.table({"id": pa.array([1, 2, 3, 4], pa.int64()), "name": ["a", "b", "c", "d"]}))
+    t.append(pa.table({"id": pa.array([5], pa.int64()), "name": ["e"]}))
+    return wh, t
+
+
+def test_metadata_commands_without_spark(arrow_table):
+    wh, t = arrow_table
+    r = icefloe_cmd(wh, "tables")
+    assert r.returncode == 0 and r.stdout.split() == ["db.events"]
+    r = icefloe_cmd(wh, "snapshots", "db.events", "--json")
+    snaps = json.loads(r.stdout)
+    assert [s["summary"]["total-records"] for s in snaps] == ["4", "5"]
+    r = icefloe_cmd(wh, "snapshots", "local.db.events")
+    assert r.returncode == 0 and str(t.current_snapshot().snapshot_id) in r.stdout
+    r = icefloe_cmd(wh, "files", "db.events", "--json")
+    assert sum(f["records"] for f in json.loads(r.stdout)) == 5
+    r = icefloe_cmd(wh, "manifests", "db.events", "--json")
+    assert len(json.loads(r.stdout)) == 2
+    r = icefloe_cmd(wh, "describe", "db.events", "--json")
+    assert {"col_name": "Part 0", "data_type": "bucket(2, id)", "comment": ""} in json.loads(r.stdout)
+    r = icefloe_cmd(wh, "tree", "db.events")
+    assert r.returncode == 0
+    for text in ("manifest list snap-", "ADDED", "data/id_bucket=", "version-hint.text"):
+        assert text in r.stdout
+    r = icefloe_cmd(wh, "check", "db.events")
+    assert r.returncode == 0 and r.stdout.startswith("OK db.events")
+    r = icefloe_cmd(wh, "snapshots", "db.missing")
+    assert r.returncode == 1 and "db.missing does not exist" in r.stderr
+    r = icefloe_cmd(wh, "expire", "db.events", "--retain-last", "1")
+    if hasattr(t, "expire_snapshots"):
+        assert r.returncode == 0, r.stderr
+    else:
+        assert r.returncode == 2 and "not supported yet: expire snapshots" in r.stderr
+
+
+def test_check_reports_a_deleted_data_file(arrow_table):
+    wh, t = arrow_table
+    victim = t.plan_files()[0]
+    os.remove(victim.file_path)
+    r = icefloe_cmd(wh, "check", "db.events", "--json")
+    assert r.returncode == 1
+    report = json.loads(r.stdout)
+    assert not report["ok"]
+    assert {"kind": "file", "path": victim.file_path,
+            "message": f"missing (recorded {victim.file_size_in_bytes} bytes, {victim.record_count} records)"} \
+        in report["problems"]
+    r = icefloe_cmd(wh, "check", "db.events")
+    assert r.returncode == 1 and "FAILED" in r.stdout and victim.file_path in r.stdout
+
+
+def test_check_reports_a_wrong_hint_and_a_wrong_size(arrow_table):
+    wh, t = arrow_table
+    hint = os.path.join(t.location, "metadata", "version-hint.text")
+    with open(hint, "w") as f:
+        f.write("2")
+    victim = t.plan_files()[-1]
+    with open(victim.file_path, "ab") as f:
+        f.write(b"junk")
+    r = icefloe_cmd(wh, "check", "db.events", "--json")
+    assert r.returncode == 1
+    problems = json.loads(r.stdout)["problems"]
+    assert {"kind": "hint", "path": hint,
+            "message": "says version 2 but the latest metadata file is v3.metadata.json"} in problems
+    assert any(p["kind"] == "file" and p["path"] == victim.file_path and "bytes, the manifest records" in p["message"]
+               for p in problems)
+
+
+def test_sql_command(tmp_path):
+    wh = str(tmp_path / "wh")
+    r = icefloe_cmd(wh, "sql", "CREATE TABLE local.db.t (id bigint, name string) USING iceberg; "
+                               "INSERT INTO local.db.t VALUES (1, 'a'), (2, 'b'); "
+                               "SELECT * FROM local.db.t ORDER BY id", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == [{"id": 1, "name": "a"}, {"id": 2, "name": "b"}]
+
+
+def test_sql_shell_with_history(tmp_path, spark, monkeypatch):
+    """The interactive shell, in-process (it uses the test session's Spark instead of a new JVM)."""
+    from click.testing import CliRunner
+
+    from icefloe.cli import cli
+
+    wh = str(tmp_path / "wh")
+    history = str(tmp_path / "history")
+    monkeypatch.setenv("ICEFLOE_HISTORY", history)
+    monkeypatch.setenv("ICEFLOE_CLI_WIDTH", "200")
+    script = ("CREATE TABLE local.db.t (id bigint, name string) USING iceberg;\n"
+              "INSERT INTO db.t VALUES (1, 'a'),\n  (2, 'b');\n"
+              "SELECT count(*) AS n\n  FROM db.t;\n"
+              "SELECT * FROM db.t.snapshots;\n"
+              "SELECT * FROM local.db.nope;\n")
+    r = CliRunner().invoke(cli, ["--warehouse", wh, "sql"], input=script)
+    assert r.exit_code == 0, r.output
+    assert "│ 2 │" in r.output                                    # the count, as a table
+    assert "snapshot_id" in r.output and "append" in r.output
+    assert "error: line 1, column 15: unknown table local.db.nope" in r.output
+    assert os.path.exists(history)
