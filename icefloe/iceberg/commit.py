@@ -20,7 +20,8 @@ from icefloe.iceberg.manifest import ADDED, DELETED, EXISTING, DataFile, Manifes
 from icefloe.iceberg.manifest_list import (
     DATA_MANIFEST, DELETE_MANIFEST, ManifestFile, manifest_file_for, read_manifest_list, write_manifest_list,
 )
-from icefloe.iceberg.snapshot import APPEND, OVERWRITE, Snapshot, build_summary, new_snapshot_id
+from icefloe.iceberg.row_delta import Validation
+from icefloe.iceberg.snapshot import APPEND, OVERWRITE, REPLACE, Snapshot, build_summary, new_snapshot_id
 from icefloe.iceberg.table_metadata import MAIN_BRANCH, TableMetadata, now_ms, with_snapshot
 
 # --------------------------------------------------------------------------- manifest cache
@@ -74,6 +75,10 @@ class Change:
     remove_all: bool = False                           # remove every live file (full overwrite)
     operation: Optional[str] = None
     summary_extra: dict = field(default_factory=dict)
+    # row-level changes (issue 4)
+    validation: Optional[Validation] = None            # conflict checks against concurrent commits
+    added_data_sequence_number: Optional[int] = None   # compaction: new files keep the read snapshot's
+    rewrite_manifests: bool = False                    # only regroup the live entries into fewer manifests
 
 
 def commit_change(ops: HadoopTableOperations, change: Change, branch: str = MAIN_BRANCH,
@@ -101,6 +106,28 @@ def commit_change(ops: HadoopTableOperations, change: Change, branch: str = MAIN
     return latest
 
 
+class _ManifestWriter:
+    """Writes this attempt's manifests as ``<commit uuid>-m<N>.avro`` and remembers them for cleanup."""
+
+    def __init__(self, io: FileIO, ops: HadoopTableOperations, base: TableMetadata, commit_uuid: str,
+                 snapshot_id: int, seq: int, written: list):
+        self.io, self.ops, self.base = io, ops, base
+        self.commit_uuid, self.snapshot_id, self.seq = commit_uuid, snapshot_id, seq
+        self.written = written
+        self.count = 0
+
+    def write(self, entries: list[ManifestEntry], spec_id: int, content: int) -> ManifestFile:
+        schema = self.base.schema
+        spec = self.base.spec_by_id(spec_id)
+        path = f"{self.ops.metadata_dir}/{self.commit_uuid}-m{self.count}.avro"
+        self.count += 1
+        self.written.append(path)
+        length = mf.write_manifest(self.io, path, schema, spec, entries,
+                                   content=mf.DATA if content == DATA_MANIFEST else mf.POSITION_DELETES)
+        return manifest_file_for(path, length, spec_id, content, self.snapshot_id, self.seq, entries,
+                                 spec.partition_type(schema))
+
+
 def _produce(io: FileIO, ops: HadoopTableOperations, base: TableMetadata, change: Change, branch: str,
              commit_uuid: str, attempt: int, written: list) -> TableMetadata:
     ref = base.refs.get(branch)
@@ -111,34 +138,22 @@ def _produce(io: FileIO, ops: HadoopTableOperations, base: TableMetadata, change
         snapshot_id = new_snapshot_id()
     seq = base.last_sequence_number + 1
     schema = base.schema
-    manifest_count = 0
+    writer = _ManifestWriter(io, ops, base, commit_uuid, snapshot_id, seq, written)
 
-    def next_manifest_path() -> str:
-        nonlocal manifest_count
-        p = f"{ops.metadata_dir}/{commit_uuid}-m{manifest_count}.avro"
-        manifest_count += 1
-        return p
+    if change.validation is not None:
+        from icefloe.iceberg.row_delta import validate
 
-    def write(entries: list[ManifestEntry], spec_id: int, content: int) -> ManifestFile:
-        spec = base.spec_by_id(spec_id)
-        path = next_manifest_path()
-        written.append(path)
-        length = mf.write_manifest(io, path, schema, spec, entries,
-                                   content=mf.DATA if content == DATA_MANIFEST else mf.POSITION_DELETES)
-        return manifest_file_for(path, length, spec_id, content, snapshot_id, seq, entries,
-                                 spec.partition_type(schema))
+        validate(io, base, parent.snapshot_id if parent else None, change.validation)
 
-    # 1. new files, one manifest per (spec, content kind)
-    new_manifests: list[ManifestFile] = []
-    groups: dict = {}
-    for f in change.added:
-        kind = DATA_MANIFEST if f.content == mf.DATA else DELETE_MANIFEST
-        groups.setdefault((f.spec_id, kind), []).append(f)
-    for (spec_id, kind), files in sorted(groups.items()):
-        entries = [ManifestEntry(ADDED, snapshot_id, None, None, f) for f in files]
-        new_manifests.append(write(entries, spec_id, kind))
+    if change.rewrite_manifests:
+        manifests, extra = _rewrite_all_manifests(io, base, parent, writer)
+        summary = build_summary(REPLACE, [], [], parent.summary if parent else None,
+                                extra={**change.summary_extra, **extra})
+        summary.pop("changed-partition-count", None)
+        return _finish(io, ops, base, branch, parent, snapshot_id, seq, commit_uuid, attempt, written,
+                       manifests, summary, schema)
 
-    # 2. carry the parent's manifests over, rewriting those that lose files
+    # 1. carry the parent's manifests over, rewriting those that lose files (EXISTING / DELETED)
     removed: list[DataFile] = []
     kept: list[ManifestFile] = []
     found_paths: set = set()
@@ -148,8 +163,7 @@ def _produce(io: FileIO, ops: HadoopTableOperations, base: TableMetadata, change
             # only deleted entries: nothing live, so later snapshots need not carry it
             continue
         if not removing:
-            if m.has_added_or_existing():
-                kept.append(m)
+            kept.append(m)
             continue
         entries = load_manifest_entries(io, base, m)
         live = [e for e in entries if e.status != DELETED]
@@ -166,7 +180,7 @@ def _produce(io: FileIO, ops: HadoopTableOperations, base: TableMetadata, change
                 found_paths.add(e.data_file.file_path)
             else:
                 rewritten.append(mf.as_existing(e))
-        kept.append(write(rewritten, m.partition_spec_id, m.content))
+        kept.append(writer.write(rewritten, m.partition_spec_id, m.content))
 
     missing = set(change.remove_paths) - found_paths
     if missing:
@@ -174,18 +188,131 @@ def _produce(io: FileIO, ops: HadoopTableOperations, base: TableMetadata, change
             f"cannot remove {len(missing)} file(s) that are no longer live in {ops.location} "
             f"(removed by a concurrent commit?): {sorted(missing)[:3]}")
 
+    # 2. new files, one manifest per (spec, content kind)
+    new_manifests: list[ManifestFile] = []
+    groups: dict = {}
+    for f in change.added:
+        kind = DATA_MANIFEST if f.content == mf.DATA else DELETE_MANIFEST
+        groups.setdefault((f.spec_id, kind), []).append(f)
+    for (spec_id, kind), files in sorted(groups.items()):
+        data_seq = change.added_data_sequence_number if kind == DATA_MANIFEST else None
+        entries = [ManifestEntry(ADDED, snapshot_id, data_seq, None, f) for f in files]
+        new_manifests.append(writer.write(entries, spec_id, kind))
+
     # 3. manifest list and snapshot
+    manifests = new_manifests + kept
+    if _merge_enabled(base.properties):
+        manifests = merge_manifests(io, base, manifests, writer, _min_count_to_merge(base.properties),
+                                    _target_manifest_size(base.properties))
     operation = change.operation or (OVERWRITE if removed else APPEND)
     summary = build_summary(operation, list(change.added), removed, parent.summary if parent else None,
                             extra=change.summary_extra)
+    return _finish(io, ops, base, branch, parent, snapshot_id, seq, commit_uuid, attempt, written,
+                   manifests, summary, schema)
+
+
+def _finish(io, ops, base, branch, parent, snapshot_id, seq, commit_uuid, attempt, written, manifests,
+            summary, schema) -> TableMetadata:
     list_path = f"{ops.metadata_dir}/snap-{snapshot_id}-{attempt}-{commit_uuid}.avro"
-    manifests = new_manifests + kept
     written.append(list_path)
     write_manifest_list(io, list_path, manifests, snapshot_id, parent.snapshot_id if parent else None, seq)
     snap = Snapshot(snapshot_id=snapshot_id, sequence_number=seq, timestamp_ms=max(now_ms(), base.last_updated_ms),
                     manifest_list=list_path, summary=summary,
                     parent_snapshot_id=parent.snapshot_id if parent else None, schema_id=schema.schema_id)
     return with_snapshot(base, snap, branch)
+
+
+# --------------------------------------------------------------------------- manifest merging
+# Table properties (Iceberg "Table Properties" / write properties) and their defaults.
+MERGE_ENABLED = "commit.manifest-merge.enabled"
+MIN_COUNT_TO_MERGE = "commit.manifest.min-count-to-merge"
+TARGET_SIZE = "commit.manifest.target-size-bytes"
+
+
+def _merge_enabled(props: dict) -> bool:
+    return str(props.get(MERGE_ENABLED, "true")).lower() == "true"
+
+
+def _min_count_to_merge(props: dict) -> int:
+    return int(props.get(MIN_COUNT_TO_MERGE, 100))
+
+
+def _target_manifest_size(props: dict) -> int:
+    return int(props.get(TARGET_SIZE, 8 * 1024 * 1024))
+
+
+def _pack(manifests: list[ManifestFile], target: int) -> list[list[ManifestFile]]:
+    """Bins of consecutive manifests (newest first) up to ``target`` bytes each."""
+    bins: list[list[ManifestFile]] = []
+    size = 0
+    for m in manifests:
+        if bins and size + m.manifest_length <= target:
+            bins[-1].append(m)
+            size += m.manifest_length
+        else:
+            bins.append([m])
+            size = m.manifest_length
+    return bins
+
+
+def merge_manifests(io: FileIO, base: TableMetadata, manifests: list[ManifestFile], writer: "_ManifestWriter",
+                    min_count: int, target: int) -> list[ManifestFile]:
+    """Merge small manifests on commit, as Java's merging snapshot producer does.
+
+    Manifests are grouped by (spec, content) and packed into bins of ``target``
+    bytes. A bin of one manifest is kept; the bin holding the newest manifest is
+    merged only once it has ``min_count`` manifests (so small tables keep one
+    manifest per commit until then); other bins are merged. In a merged manifest
+    this snapshot's ADDED and DELETED entries keep their status, older live
+    entries become EXISTING and older DELETED entries are dropped.
+    """
+    groups: "OrderedDict[tuple, list]" = OrderedDict()
+    for m in manifests:
+        groups.setdefault((m.partition_spec_id, m.content), []).append(m)
+    out: list[ManifestFile] = []
+    for (spec_id, content), group in groups.items():
+        first = group[0]
+        for bin_ in _pack(group, target):
+            if len(bin_) == 1 or (first in bin_ and len(bin_) < min_count):
+                out.extend(bin_)
+                continue
+            entries: list[ManifestEntry] = []
+            for m in bin_:
+                for e in load_manifest_entries(io, base, m):
+                    if e.snapshot_id == writer.snapshot_id and e.status in (ADDED, DELETED):
+                        entries.append(e)
+                    elif e.status != DELETED:
+                        entries.append(mf.as_existing(e))
+            out.append(writer.write(entries, spec_id, content))
+    return out
+
+
+def _rewrite_all_manifests(io: FileIO, base: TableMetadata, parent: Optional[Snapshot],
+                           writer: "_ManifestWriter") -> tuple[list, dict]:
+    """All live entries regrouped by (spec, content) into manifests of about the target size."""
+    target = _target_manifest_size(base.properties)
+    old = [m for m in snapshot_manifests(io, parent) if m.has_added_or_existing()]
+    groups: "OrderedDict[tuple, list]" = OrderedDict()
+    sizes: dict = {}
+    for m in old:
+        entries = [mf.as_existing(e) for e in load_manifest_entries(io, base, m) if e.status != DELETED]
+        key = (m.partition_spec_id, m.content)
+        groups.setdefault(key, []).extend(entries)
+        per_entry = m.manifest_length / max(1, m.added_files_count + m.existing_files_count
+                                            + (m.deleted_files_count or 0))
+        sizes[key] = max(sizes.get(key, 0), per_entry)
+    out: list[ManifestFile] = []
+    processed = 0
+    for (spec_id, content), entries in sorted(groups.items()):
+        entries.sort(key=lambda e: (repr(e.data_file.partition), e.data_file.file_path))
+        per_file = max(1, int(target / max(sizes[(spec_id, content)], 1.0)))
+        for i in range(0, len(entries), per_file):
+            chunk = entries[i:i + per_file]
+            processed += len(chunk)
+            out.append(writer.write(chunk, spec_id, content))
+    extra = {"manifests-created": str(len(out)), "manifests-replaced": str(len(old)),
+             "manifests-kept": "0", "entries-processed": str(processed)}
+    return out, extra
 
 
 def live_entries(io: FileIO, meta: TableMetadata, snap: Optional[Snapshot]) -> Iterable[ManifestEntry]:

@@ -24,10 +24,18 @@ class FileScanTask:
     file: DataFile
     data_sequence_number: int
     deletes: list = field(default_factory=list)   # DataFiles with content 1 or 2
+    # data sequence number of each attached delete file, by its path (readers in Spark
+    # re-check the spec's rules per row, so they need the numbers, not only the files)
+    delete_sequence_numbers: dict = field(default_factory=dict)
 
     @property
     def path(self) -> str:
         return self.file.file_path
+
+    @property
+    def partition_key(self) -> tuple:
+        """(spec id, partition tuple): the unit position and equality deletes are scoped to."""
+        return (self.file.spec_id, self.file.partition)
 
 
 def _filters(meta: TableMetadata, where):
@@ -108,9 +116,14 @@ def _attach_deletes(tasks: list[FileScanTask], delete_entries: list, specs: dict
         for e in by_partition.get((t.file.spec_id, t.file.partition), []):
             dseq = e.sequence_number or 0
             if e.data_file.content == POSITION_DELETES and seq <= dseq:
-                t.deletes.append(e.data_file)
+                _attach(t, e)
             elif e.data_file.content == EQUALITY_DELETES and seq < dseq:
-                t.deletes.append(e.data_file)
+                _attach(t, e)
         for e in global_eq:
             if seq < (e.sequence_number or 0):
-                t.deletes.append(e.data_file)
+                _attach(t, e)
+
+
+def _attach(task: FileScanTask, e) -> None:
+    task.deletes.append(e.data_file)
+    task.delete_sequence_numbers[e.data_file.file_path] = e.sequence_number or 0

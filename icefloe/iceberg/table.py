@@ -132,8 +132,11 @@ class IcebergTable:
         target = to_arrow_schema(schema)
         tasks = scan_mod.plan_files(self.io, self._meta, snap, where)
         parts = []
+        from icefloe.iceberg.delete_files import apply_deletes_arrow
+
         for t in tasks:
-            parts.append(_read_by_field_id(pq.read_table(t.path), target))
+            part = _read_by_field_id(pq.ParquetFile(t.path).read(), target)  # no hive-partition guessing
+            parts.append(apply_deletes_arrow(part, t.path, t.deletes, schema, self.io))
         if not parts:
             return target.empty_table()
         return pa.concat_tables(parts)
@@ -187,8 +190,170 @@ class IcebergTable:
         return {}
 
     # ------------------------------------------------------------------ row-level changes (issue 4)
+    # Modes per table property write.{delete,update,merge}.mode (copy-on-write | merge-on-read),
+    # isolation per write.{delete,update,merge}.isolation-level (serializable | snapshot).
+    def delete(self, where, isolation_level: Optional[str] = None) -> dict:
+        """``DELETE FROM t WHERE where`` (Spark SQL text or a Column); returns counts and snapshot id."""
+        from icefloe.spark.iceberg_dml import delete_rows
+
+        return delete_rows(self, where, isolation_level)
+
+    def update(self, set: dict, where=None, isolation_level: Optional[str] = None) -> dict:
+        """``UPDATE t SET col = expr, ... WHERE where``; values are Spark SQL text or Columns."""
+        from icefloe.spark.iceberg_dml import update_rows
+
+        return update_rows(self, set, where, isolation_level)
+
+    def merge(self, source, on, target_alias: str = "t", source_alias: str = "s",
+              isolation_level: Optional[str] = None):
+        """``MERGE INTO t USING source s ON on``: add when_* clauses, then ``execute()``."""
+        from icefloe.spark.iceberg_dml import MergeBuilder
+
+        return MergeBuilder(self, source, on, target_alias, source_alias, isolation_level)
+
+    def delete_by_key(self, keys) -> Optional[Snapshot]:
+        """Equality deletes of the rows matching ``keys`` (a DataFrame or Arrow table of key columns)."""
+        from icefloe.spark.iceberg_dml import delete_by_key
+
+        return delete_by_key(self, keys)
+
+    def rewrite_data_files(self, where=None, target_file_size: Optional[int] = None) -> Optional[Snapshot]:
+        """Compaction as a ``replace`` snapshot: small files merged, delete files folded in."""
+        from icefloe.spark.iceberg_dml import rewrite_data_files
+
+        return rewrite_data_files(self, where, target_file_size)
+
+    def rewrite_manifests(self, branch: str = MAIN_BRANCH) -> Snapshot:
+        """Regroup the live manifest entries into manifests of commit.manifest.target-size-bytes."""
+        return self._commit(Change(rewrite_manifests=True, summary_extra=self._app_summary()), branch)
+
 
     # ------------------------------------------------------------------ evolution and lifecycle (issue 5)
+    def update_schema(self):
+        """``with t.update_schema() as u: u.add_column("c", "string")`` -- one metadata commit on exit."""
+        from icefloe.iceberg.schema_update import UpdateSchema
+
+        return UpdateSchema(self.ops, on_commit=self.refresh)
+
+    def update_spec(self):
+        """``with t.update_spec() as u: u.add_field("month(ts)")`` -- a new default partition spec on exit."""
+        from icefloe.iceberg.spec_update import UpdateSpec
+
+        return UpdateSpec(self.ops, on_commit=self.refresh)
+
+    def update_properties(self, set: Optional[dict] = None, remove: Optional[Sequence[str]] = None) -> dict:
+        """Set and remove table properties in one commit (the table comment is property ``comment``)."""
+        from icefloe.iceberg.maintenance import update_properties
+
+        update_properties(self.ops, set, remove)
+        return self.refresh().properties
+
+    @property
+    def inspect(self):
+        """Iceberg's metadata tables as Spark DataFrames: ``t.inspect.snapshots()``, ``.files()``..."""
+        from icefloe.iceberg.inspect import InspectTable
+
+        return InspectTable(self)
+
+    def refs(self) -> dict:
+        return dict(self.refresh()._meta.refs)
+
+    def _ref_change(self, change, name: str):
+        from icefloe.iceberg.refs import commit_ref_change
+
+        meta = commit_ref_change(self.ops, change)
+        self.refresh()
+        return meta.refs.get(name)
+
+    def create_tag(self, name: str, snapshot_id: Optional[int] = None, max_ref_age_ms: Optional[int] = None):
+        from icefloe.iceberg.refs import create_tag_change
+
+        return self._ref_change(create_tag_change(name, snapshot_id, max_ref_age_ms), name)
+
+    def create_branch(self, name: str, snapshot_id: Optional[int] = None, min_snapshots_to_keep: Optional[int] = None,
+                      max_snapshot_age_ms: Optional[int] = None, max_ref_age_ms: Optional[int] = None):
+        from icefloe.iceberg.refs import create_branch
+
+        meta = create_branch(self.ops, name, snapshot_id, min_snapshots_to_keep, max_snapshot_age_ms, max_ref_age_ms)
+        self.refresh()
+        return meta.refs[name]
+
+    def replace_tag(self, name: str, snapshot_id, max_ref_age_ms: Optional[int] = None):
+        """Point tag ``name`` at ``snapshot_id`` (or at the snapshot of the ref named so)."""
+        from icefloe.iceberg.refs import TAG, replace_ref_change
+
+        return self._ref_change(replace_ref_change(name, TAG, snapshot_id, max_ref_age_ms=max_ref_age_ms), name)
+
+    def replace_branch(self, name: str, snapshot_id, min_snapshots_to_keep: Optional[int] = None,
+                       max_snapshot_age_ms: Optional[int] = None, max_ref_age_ms: Optional[int] = None):
+        """Point branch ``name`` at ``snapshot_id`` (or at the snapshot of the ref named so)."""
+        from icefloe.iceberg.refs import BRANCH, replace_ref_change
+
+        return self._ref_change(replace_ref_change(
+            name, BRANCH, snapshot_id, min_snapshots_to_keep=min_snapshots_to_keep,
+            max_snapshot_age_ms=max_snapshot_age_ms, max_ref_age_ms=max_ref_age_ms), name)
+
+    def rename_branch(self, name: str, new_name: str):
+        from icefloe.iceberg.refs import rename_branch_change
+
+        return self._ref_change(rename_branch_change(name, new_name), new_name)
+
+    def drop_tag(self, name: str) -> None:
+        from icefloe.iceberg.refs import TAG, drop_ref_change
+
+        self._ref_change(drop_ref_change(name, TAG), name)
+
+    def drop_branch(self, name: str) -> None:
+        from icefloe.iceberg.refs import BRANCH, drop_ref_change
+
+        self._ref_change(drop_ref_change(name, BRANCH), name)
+
+    def fast_forward(self, branch: str, source: str):
+        """Move ``branch`` to the head of ``source`` if that head descends from ``branch``'s."""
+        from icefloe.iceberg.refs import fast_forward_change
+
+        return self._ref_change(fast_forward_change(branch, source), branch)
+
+    def rollback_to_snapshot(self, snapshot_id: int) -> Snapshot:
+        """Make ``snapshot_id``, an ancestor of the current snapshot, current again."""
+        from icefloe.iceberg.refs import rollback_to_snapshot_change
+
+        self._ref_change(rollback_to_snapshot_change(snapshot_id), MAIN_BRANCH)
+        return self._meta.current_snapshot
+
+    def rollback_to_timestamp(self, as_of) -> Snapshot:
+        """Make current the newest ancestor of the current snapshot committed before ``as_of``."""
+        from icefloe.iceberg.refs import rollback_to_timestamp_change
+
+        self._ref_change(rollback_to_timestamp_change(to_epoch_ms(as_of)), MAIN_BRANCH)
+        return self._meta.current_snapshot
+
+    def set_current_snapshot(self, snapshot_id: int) -> Snapshot:
+        from icefloe.iceberg.refs import set_current_snapshot_change
+
+        self._ref_change(set_current_snapshot_change(snapshot_id), MAIN_BRANCH)
+        return self._meta.current_snapshot
+
+    def cherry_pick(self, snapshot_id: int) -> Snapshot:
+        """Apply an append snapshot (e.g. staged on a branch) to main: fast-forward or a new append."""
+        from icefloe.iceberg.refs import cherry_pick
+
+        cherry_pick(self.ops, snapshot_id)
+        return self.refresh()._meta.current_snapshot
+
+    def expire_snapshots(self, older_than=None, retain_last: Optional[int] = None):
+        """Expire snapshots by the retention policy of every ref; returns an ExpireReport."""
+        from icefloe.iceberg.maintenance import expire_snapshots
+
+        report = expire_snapshots(self.ops, older_than, retain_last)
+        self.refresh()
+        return report
+
+    def remove_orphan_files(self, older_than=None, dry_run: bool = False) -> list:
+        """Delete files under the table location that no metadata refers to (default: older than 3 days)."""
+        from icefloe.iceberg.maintenance import remove_orphan_files
+
+        return remove_orphan_files(self.ops, older_than, dry_run)
 
 
 def _is_arrow(data) -> bool:

@@ -5,31 +5,154 @@ match, with the table schema carrying ``parquet.field.id`` so columns are
 matched by id (a renamed column keeps its data, a column added later reads
 as null). The filter is applied again on rows, and projected columns reach
 Spark's reader as a plain select it pushes down.
+
+Merge-on-read tables (spec, "Row-level Deletes"): when a planned file has
+delete files, every row also carries its data file and 0-based position
+(Spark's ``_metadata.file_path`` / ``_metadata.row_index``) and the file's data
+sequence number and partition, and the deletes are applied as anti joins that
+re-check the spec's rules per row:
+
+* position deletes: same data file and position, data sequence number <= the
+  delete file's;
+* equality deletes (one anti join per set of equality field ids): equal on
+  those columns with null equal to null, data sequence number < the delete
+  file's, same partition unless the delete file is unpartitioned.
+
+Small delete sets are broadcast. Files without deletes take the plain path.
 """
 from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from icefloe.core.types import Schema, to_spark_schema
+from icefloe.core.types import NestedField, Schema, to_spark_field, to_spark_schema
 from icefloe.errors import IcefloeError
+from icefloe.iceberg.manifest import EQUALITY_DELETES, POSITION_DELETES
+
+FILE_COL = "_icefloe_file"     # the data file a row was read from (the path as the table's metadata has it)
+POS_COL = "_icefloe_pos"       # the row's 0-based position in that file
+_SEQ_COL = "_icefloe_seq"
+_PART_COL = "_icefloe_part"
+_RAW_PATH = "_icefloe_raw_path"
+BROADCAST_ROWS = 2_000_000
 
 
 class UnsupportedFeatureError(IcefloeError):
     pass
 
 
-def read_tasks(spark, tasks: list, schema: Schema, where=None, columns: Optional[Sequence[str]] = None):
+def read_tasks(spark, tasks: list, schema: Schema, where=None, columns: Optional[Sequence[str]] = None,
+               with_positions: bool = False):
+    """A DataFrame of the planned ``tasks`` (deletes applied).
+
+    ``with_positions`` adds FILE_COL and POS_COL, which row-level writes need to
+    point position deletes at rows or to find the files they must rewrite.
+    """
     spark_schema = to_spark_schema(schema)
-    if any(t.deletes for t in tasks):
-        raise UnsupportedFeatureError(
-            "this snapshot has delete files (merge-on-read); reading them is not supported yet")
+    has_deletes = any(t.deletes for t in tasks)
     if not tasks:
         df = spark.createDataFrame([], spark_schema)
-    else:
+        if with_positions:
+            from pyspark.sql import functions as F
+
+            df = df.withColumn(FILE_COL, F.lit(None).cast("string")).withColumn(POS_COL, F.lit(None).cast("long"))
+    elif not has_deletes and not with_positions:
         paths = [t.path for t in tasks]
         df = spark.read.schema(spark_schema).parquet(*paths)
+    else:
+        df = _read_with_positions(spark, tasks, spark_schema)
+        if has_deletes:
+            df = _apply_deletes(spark, df, tasks, schema)
+        if not with_positions:
+            df = df.drop(FILE_COL, POS_COL)
     if where is not None:
         df = df.where(where) if isinstance(where, str) else df.where(where)
     if columns:
-        df = df.select(*[f"`{c}`" for c in columns])
+        keep = [f"`{c}`" for c in columns] + ([FILE_COL, POS_COL] if with_positions else [])
+        df = df.select(*keep)
     return df
+
+
+def table_path_of(col):
+    """Spark's ``file:`` URI of a file (percent-encoded) back to the plain path the metadata holds."""
+    from pyspark.sql import functions as F
+
+    no_scheme = F.regexp_replace(col, r"^file:(//)?", "")
+    return F.url_decode(F.replace(no_scheme, F.lit("+"), F.lit("%2B")))
+
+
+def _read_with_positions(spark, tasks: list, spark_schema):
+    from pyspark.sql import functions as F
+
+    df = spark.read.schema(spark_schema).parquet(*[t.path for t in tasks])
+    return (df.select("*", F.col("_metadata.file_path").alias(_RAW_PATH), F.col("_metadata.row_index").alias(POS_COL))
+              .withColumn(FILE_COL, table_path_of(F.col(_RAW_PATH))).drop(_RAW_PATH))
+
+
+def _hint(df, rows: int):
+    from pyspark.sql import functions as F
+
+    return F.broadcast(df) if rows <= BROADCAST_ROWS else df
+
+
+def _apply_deletes(spark, df, tasks: list, schema: Schema):
+    from pyspark.sql import functions as F
+
+    # per data file: its data sequence number and partition (as a small integer id)
+    part_ids: dict = {}
+    info_rows = []
+    delete_files: dict = {}
+    delete_seq: dict = {}
+    for t in tasks:
+        pid = part_ids.setdefault(t.partition_key, len(part_ids))
+        info_rows.append((t.path, int(t.data_sequence_number), pid))
+        for d in t.deletes:
+            delete_files[d.file_path] = d
+            delete_seq[d.file_path] = int(t.delete_sequence_numbers.get(d.file_path, 0))
+    info = spark.createDataFrame(info_rows, f"{FILE_COL} string, {_SEQ_COL} long, {_PART_COL} int")
+    df = df.join(F.broadcast(info), FILE_COL, "inner")
+
+    # position deletes
+    pos = [d for d in delete_files.values() if d.content == POSITION_DELETES]
+    if pos:
+        from icefloe.iceberg.delete_files import POSITION_DELETE_SCHEMA
+
+        pschema = to_spark_schema(POSITION_DELETE_SCHEMA)
+        dinfo = spark.createDataFrame([(d.file_path, delete_seq[d.file_path]) for d in pos],
+                                      "_d_file string, _d_seq long")
+        pdf = (spark.read.schema(pschema).parquet(*[d.file_path for d in pos])
+               .select(F.col("file_path").alias("_d_target"), F.col("pos").alias("_d_pos"),
+                       table_path_of(F.col("_metadata.file_path")).alias("_d_file"))
+               .join(F.broadcast(dinfo), "_d_file").drop("_d_file"))
+        cond = ((df[FILE_COL] == pdf["_d_target"]) & (df[POS_COL] == pdf["_d_pos"])
+                & (df[_SEQ_COL] <= pdf["_d_seq"]))
+        df = df.join(_hint(pdf, sum(d.record_count for d in pos)), cond, "left_anti")
+
+    # equality deletes, one anti join per set of equality ids
+    by_ids: dict = {}
+    for d in delete_files.values():
+        if d.content == EQUALITY_DELETES:
+            by_ids.setdefault(tuple(sorted(d.equality_ids or [])), []).append(d)
+    for ids, files in sorted(by_ids.items()):
+        fields = [schema.find_field(i) for i in ids if schema.find_field_or_none(i) is not None]
+        if not fields:
+            continue
+        from pyspark.sql import types as T
+
+        eschema = T.StructType([to_spark_field(f) for f in fields])
+        rows = []
+        for d in files:
+            # the partition id is null for unpartitioned (global) equality deletes
+            key = d.spec_id, d.partition
+            rows.append((d.file_path, delete_seq[d.file_path], None if not d.partition else part_ids.get(key, -1)))
+        dinfo = spark.createDataFrame(rows, "_d_file string, _d_seq long, _d_part int")
+        names = {f.field_id: f"_d_eq_{f.field_id}" for f in fields}
+        edf = (spark.read.schema(eschema).parquet(*[d.file_path for d in files])
+               .select(*[F.col(f"`{f.name}`").alias(names[f.field_id]) for f in fields],
+                       table_path_of(F.col("_metadata.file_path")).alias("_d_file"))
+               .join(F.broadcast(dinfo), "_d_file").drop("_d_file"))
+        cond = df[_SEQ_COL] < edf["_d_seq"]
+        cond = cond & (edf["_d_part"].isNull() | (df[_PART_COL] == edf["_d_part"]))
+        for f in fields:
+            cond = cond & df[f"`{f.name}`"].eqNullSafe(edf[names[f.field_id]])
+        df = df.join(_hint(edf, sum(d.record_count for d in files)), cond, "left_anti")
+    return df.select(*[f"`{f.name}`" for f in schema.fields], FILE_COL, POS_COL)

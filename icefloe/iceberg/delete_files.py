@@ -1,0 +1,201 @@
+"""Delete files (Iceberg spec, "Row-level Deletes"): writing them and applying them with Arrow.
+
+* Position delete files hold ``file_path`` (field id 2147483546) and ``pos``
+  (2147483545), sorted by file path then position; a row is deleted when its
+  data file and 0-based position are listed. They live in the partition of the
+  data files they point at.
+* Equality delete files hold some columns of the table (their field ids are the
+  file's ``equality_ids``); a row is deleted when it equals a delete row on all
+  of them, null equal to null.
+
+Which delete files apply to which data file (sequence numbers, partitions) is
+scan planning's business (``icefloe.iceberg.scan``); here a data file's rows
+meet the delete files already chosen for it.
+"""
+from __future__ import annotations
+
+import uuid
+from typing import Iterable, Optional
+
+from icefloe.core.io import FileIO
+from icefloe.core.parquet import metrics_from_footer
+from icefloe.core.types import PRIMITIVES_BY_NAME, NestedField, Schema, to_arrow_schema
+from icefloe.iceberg.arrow_writer import data_file_from_metrics
+from icefloe.iceberg.manifest import EQUALITY_DELETES, POSITION_DELETES, DataFile
+from icefloe.iceberg.partitioning import PartitionSpec
+
+# Reserved field ids (spec, "Reserved Field IDs")
+FILE_PATH_ID = 2147483546
+POS_ID = 2147483545
+
+POSITION_DELETE_SCHEMA = Schema([
+    NestedField(FILE_PATH_ID, "file_path", PRIMITIVES_BY_NAME["string"], True),
+    NestedField(POS_ID, "pos", PRIMITIVES_BY_NAME["long"], True),
+])
+
+
+def equality_delete_schema(schema: Schema, equality_ids: Iterable[int]) -> Schema:
+    """The columns of an equality delete file: the table's fields with those ids, in table order."""
+    ids = set(equality_ids)
+    return Schema([f for f in schema.fields if f.field_id in ids])
+
+
+def _delete_path(location: str, spec: PartitionSpec, schema: Schema, partition: tuple, kind: str,
+                 write_id: str, n: int) -> str:
+    sub = spec.partition_path(schema, partition) if spec.fields else ""
+    return f"{location.rstrip('/')}/data/{sub + '/' if sub else ''}{n:05d}-{write_id}-{kind}-deletes.parquet"
+
+
+def _write(io: FileIO, path: str, table, file_schema: Schema, codec: str):
+    import pyarrow.parquet as pq
+
+    with io.open_write(path) as sink:
+        pq.write_table(table, sink, compression=None if codec == "uncompressed" else codec, store_schema=False)
+    with io.open_read(path) as fh:
+        md = pq.read_metadata(fh)
+    return metrics_from_footer(md, file_schema, truncate=1 << 30)
+
+
+def write_position_deletes(io: FileIO, location: str, schema: Schema, spec: PartitionSpec,
+                           deletes_by_partition: dict, properties: Optional[dict] = None) -> list[DataFile]:
+    """One position delete file per partition.
+
+    ``deletes_by_partition`` maps a partition tuple of ``spec`` to an Arrow table
+    or a list of ``(file_path, pos)`` pairs; rows are sorted as the spec requires.
+    The bounds on ``file_path`` are kept whole (not truncated) so readers can tell
+    which data files a delete file may touch.
+    """
+    import pyarrow as pa
+
+    codec = (properties or {}).get("write.parquet.compression-codec", "zstd").lower()
+    target = to_arrow_schema(POSITION_DELETE_SCHEMA)
+    write_id = uuid.uuid4().hex
+    out: list[DataFile] = []
+    written: list[str] = []
+    try:
+        for n, (partition, rows) in enumerate(sorted(deletes_by_partition.items(), key=lambda kv: repr(kv[0]))):
+            if not isinstance(rows, pa.Table):
+                paths, positions = zip(*rows) if rows else ((), ())
+                rows = pa.table({"file_path": pa.array(paths, pa.string()), "pos": pa.array(positions, pa.int64())})
+            rows = rows.select(["file_path", "pos"]).cast(target)
+            if rows.num_rows == 0:
+                continue
+            rows = rows.sort_by([("file_path", "ascending"), ("pos", "ascending")])
+            path = _delete_path(location, spec, schema, partition, "pos", write_id, n)
+            written.append(path)
+            m = _write(io, path, rows, POSITION_DELETE_SCHEMA, codec)
+            df = data_file_from_metrics(path, io.size(path), partition, spec.spec_id, POSITION_DELETE_SCHEMA, m)
+            df.content = POSITION_DELETES
+            df.sort_order_id = None
+            out.append(df)
+    except BaseException:
+        for p in written:
+            io.delete(p)
+        raise
+    return out
+
+
+def write_equality_deletes(io: FileIO, location: str, schema: Schema, spec: PartitionSpec,
+                           keys_by_partition: dict, equality_ids: list[int],
+                           properties: Optional[dict] = None) -> list[DataFile]:
+    """One equality delete file per partition, holding the key columns ``equality_ids``."""
+    codec = (properties or {}).get("write.parquet.compression-codec", "zstd").lower()
+    file_schema = equality_delete_schema(schema, equality_ids)
+    target = to_arrow_schema(file_schema)
+    write_id = uuid.uuid4().hex
+    out: list[DataFile] = []
+    written: list[str] = []
+    try:
+        for n, (partition, keys) in enumerate(sorted(keys_by_partition.items(), key=lambda kv: repr(kv[0]))):
+            keys = keys.select([f.name for f in file_schema.fields]).cast(target)
+            if keys.num_rows == 0:
+                continue
+            path = _delete_path(location, spec, schema, partition, "eq", write_id, n)
+            written.append(path)
+            m = _write(io, path, keys, file_schema, codec)
+            df = data_file_from_metrics(path, io.size(path), partition, spec.spec_id, file_schema, m)
+            df.content = EQUALITY_DELETES
+            df.equality_ids = sorted(f.field_id for f in file_schema.fields)
+            df.sort_order_id = None
+            out.append(df)
+    except BaseException:
+        for p in written:
+            io.delete(p)
+        raise
+    return out
+
+
+# --------------------------------------------------------------------------- reading
+def _read_by_ids(io: FileIO, path: str, fields: list[NestedField]):
+    """Read the columns with these field ids from a Parquet file (by ``PARQUET:field_id``)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    with io.open_read(path) as fh:
+        t = pq.read_table(fh)
+    by_id = {}
+    for i, f in enumerate(t.schema):
+        fid = (f.metadata or {}).get(b"PARQUET:field_id")
+        if fid is not None:
+            by_id[int(fid)] = i
+    cols, names = [], []
+    for f in fields:
+        i = by_id.get(f.field_id)
+        if i is None:  # files written without ids: fall back to the column name
+            i = t.schema.get_field_index(f.name)
+        cols.append(t.column(i) if i >= 0 else pa.nulls(t.num_rows))
+        names.append(f.name)
+    return pa.Table.from_arrays(cols, names=names)
+
+
+def referenced_data_files(io: FileIO, delete_file: DataFile) -> set:
+    """The data files a position delete file points at (from its bounds when they pin one file)."""
+    lo = (delete_file.lower_bounds or {}).get(FILE_PATH_ID)
+    hi = (delete_file.upper_bounds or {}).get(FILE_PATH_ID)
+    if lo is not None and lo == hi:
+        return {bytes(lo).decode("utf-8")}
+    t = _read_by_ids(io, delete_file.file_path, [POSITION_DELETE_SCHEMA.fields[0]])
+    return set(t.column(0).unique().to_pylist())
+
+
+def deleted_positions(io: FileIO, data_path: str, delete_files: Iterable[DataFile]) -> set:
+    out: set = set()
+    for d in delete_files:
+        if d.content != POSITION_DELETES:
+            continue
+        t = _read_by_ids(io, d.file_path, list(POSITION_DELETE_SCHEMA.fields))
+        paths = t.column(0).to_pylist()
+        for p, pos in zip(paths, t.column(1).to_pylist()):
+            if p == data_path:
+                out.add(pos)
+    return out
+
+
+def apply_deletes_arrow(table, data_path: str, delete_files: list, schema: Schema, io: FileIO):
+    """Drop the rows of one data file's Arrow table (rows in file order) that its delete files delete.
+
+    ``table`` has the columns of ``schema`` (at least those the equality deletes use).
+    """
+    import pyarrow as pa
+
+    if not delete_files:
+        return table
+    keep = [True] * table.num_rows
+    for pos in deleted_positions(io, data_path, delete_files):
+        if 0 <= pos < len(keep):
+            keep[pos] = False
+    for d in delete_files:
+        if d.content != EQUALITY_DELETES:
+            continue
+        fields = [f for f in schema.fields if f.field_id in set(d.equality_ids or [])]
+        if not fields:
+            continue
+        deleted = _read_by_ids(io, d.file_path, fields)
+        keys = set(zip(*[deleted.column(i).to_pylist() for i in range(len(fields))]))
+        rows = zip(*[table.column(f.name).to_pylist() for f in fields])
+        for i, key in enumerate(rows):
+            if keep[i] and key in keys:
+                keep[i] = False
+    if all(keep):
+        return table
+    return table.filter(pa.array(keep, pa.bool_()))

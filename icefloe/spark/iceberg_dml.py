@@ -1,0 +1,446 @@
+"""Row-level changes in Spark: DELETE, UPDATE, MERGE, equality deletes and compaction.
+
+Every statement follows one flow. The driver plans the target files (pruned by
+the predicate where there is one) and Spark reads them with each row's data
+file and position (``iceberg_read.read_tasks(with_positions=True)``, existing
+deletes applied). Spark then labels every row with what happens to it
+(keep, update, delete, insert) and its new values; the labelled rows are
+checkpointed so the counts and the writes see the same rows. Per data file:
+
+* copy-on-write (default): files with changed rows are replaced by new files
+  holding their surviving rows (updated ones with new values) -> ``overwrite``,
+  or ``delete`` when whole files go and nothing is written;
+* merge-on-read: changed rows get position deletes (sorted by path and
+  position, one file per partition) and updated or inserted rows go to new
+  data files -> ``delete`` when only deletes are added, else ``overwrite``.
+
+A file all of whose live rows are deleted is removed from the table in both
+modes, without writing anything. The commit validates against commits made
+since the read snapshot (``icefloe.iceberg.row_delta``).
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional
+
+from icefloe.errors import IcefloeError
+from icefloe.iceberg import scan as scan_mod
+from icefloe.iceberg.commit import Change, live_entries
+from icefloe.iceberg.manifest import DATA
+from icefloe.iceberg.row_delta import SNAPSHOT, Validation, isolation_level
+from icefloe.iceberg.snapshot import DELETE, OVERWRITE, REPLACE
+from icefloe.spark.iceberg_read import FILE_COL, POS_COL, read_tasks
+
+COPY_ON_WRITE, MERGE_ON_READ = "copy-on-write", "merge-on-read"
+ACTION = "_icefloe_action"
+NOTHING, KEEP, UPDATE, DELETE_ROW, INSERT = -1, 0, 1, 2, 3
+_T_MARK, _S_MARK, _CLAUSE = "_icefloe_in_target", "_icefloe_in_source", "_icefloe_clause"
+
+
+class MergeCardinalityError(IcefloeError, ValueError):
+    """MERGE matched one target row with more than one source row; nothing was committed."""
+
+
+def write_mode(properties: dict, operation: str) -> str:
+    """``write.<operation>.mode`` (delete, update, merge): copy-on-write unless set to merge-on-read."""
+    mode = properties.get(f"write.{operation}.mode", COPY_ON_WRITE).lower()
+    if mode not in (COPY_ON_WRITE, MERGE_ON_READ):
+        raise ValueError(f"write.{operation}.mode must be {COPY_ON_WRITE!r} or {MERGE_ON_READ!r}, got {mode!r}")
+    return mode
+
+
+def _predicate(cond):
+    from pyspark.sql import functions as F
+
+    if cond is None:
+        return F.lit(True)
+    return F.expr(cond) if isinstance(cond, str) else cond
+
+
+def _value(v):
+    from pyspark.sql import Column
+    from pyspark.sql import functions as F
+
+    if isinstance(v, Column):
+        return v
+    if isinstance(v, str):
+        return F.expr(v)
+    return F.lit(v)
+
+
+def _column_name(key: str, alias: str) -> str:
+    key = key.strip().strip("`")
+    if key.lower().startswith(alias.lower() + "."):
+        key = key[len(alias) + 1:].strip("`")
+    return key
+
+
+def _assignments(schema, assignments: dict, alias: str = "t") -> dict:
+    out = {}
+    for k, v in (assignments or {}).items():
+        name = _column_name(k, alias)
+        out[schema.find_field(name).name] = v
+    return out
+
+
+# --------------------------------------------------------------------------- the shared tail
+def _target(table, where):
+    meta = table.refresh().metadata
+    snap = meta.current_snapshot
+    tasks = scan_mod.plan_files(table.io, meta, snap, where)
+    return meta, snap, tasks
+
+
+def _commit_changes(table, operation: str, meta, snap, tasks: list, changes, isolation: Optional[str],
+                    conflict_filter=None, scope_by_partition: bool = False) -> dict:
+    """Write and commit labelled rows (table columns + FILE_COL, POS_COL, ACTION)."""
+    from pyspark.sql import functions as F
+
+    schema = meta.schema
+    cols = [f"`{f.name}`" for f in schema.fields]
+    changes = changes.where(F.col(ACTION) != NOTHING).localCheckpoint()
+    stats = (changes.groupBy(FILE_COL)
+             .agg(F.count(F.lit(1)).alias("n"),
+                  F.sum((F.col(ACTION) == UPDATE).cast("long")).alias("upd"),
+                  F.sum((F.col(ACTION) == DELETE_ROW).cast("long")).alias("dele"),
+                  F.sum((F.col(ACTION) == INSERT).cast("long")).alias("ins"))
+             .collect())
+    by_file = {r[FILE_COL]: r for r in stats if r[FILE_COL] is not None}
+    counts = {"updated": sum(r["upd"] for r in stats), "deleted": sum(r["dele"] for r in stats),
+              "inserted": sum(r["ins"] for r in stats)}
+    touched = {f for f, r in by_file.items() if r["upd"] + r["dele"] > 0}
+    whole = {f for f in touched if by_file[f]["upd"] == 0 and by_file[f]["dele"] == by_file[f]["n"]}
+    if not touched and not counts["inserted"]:
+        return {**counts, "snapshot_id": None}
+
+    task_by_path = {t.path: t for t in tasks}
+    mode = write_mode(meta.properties, operation)
+    added: list = []
+    referenced: set = set()
+    try:
+        if mode == COPY_ON_WRITE:
+            rewrite = sorted(touched - whole)
+            in_rewrite = F.col(FILE_COL).isin(rewrite) if rewrite else F.lit(False)
+            new_rows = changes.where((F.col(ACTION) == INSERT) | (in_rewrite & F.col(ACTION).isin(KEEP, UPDATE)))
+            removed = set(touched)
+        else:
+            new_rows = changes.where(F.col(ACTION).isin(UPDATE, INSERT))
+            removed = set(whole)
+            changed = F.col(ACTION).isin(UPDATE, DELETE_ROW)
+            if whole:
+                changed = changed & ~F.col(FILE_COL).isin(sorted(whole))
+            pos = changes.where(changed).select(FILE_COL, POS_COL).toArrow()
+            added.extend(_write_position_deletes(table, meta, pos, task_by_path))
+            referenced = set(pos.column(FILE_COL).unique().to_pylist()) if pos.num_rows else set()
+        if counts["inserted"] or (mode == COPY_ON_WRITE and touched - whole) or counts["updated"]:
+            from icefloe.spark.iceberg_write import write_data_files
+
+            added.extend(write_data_files(new_rows.select(*cols), meta, table.io, table.name))
+    except BaseException:
+        for f in added:
+            table.io.delete(f.file_path)
+        raise
+
+    protected = removed | referenced
+    partitions = {task_by_path[p].partition_key for p in protected}
+    scope = None
+    if scope_by_partition:
+        scope = partitions | {(f.spec_id, f.partition) for f in added if f.content == DATA}
+    validation = Validation(
+        read_snapshot_id=snap.snapshot_id if snap else None,
+        isolation=isolation_level(meta.properties, operation, isolation),
+        operation=operation.upper(), scope_partitions=scope, conflict_filter=conflict_filter,
+        protected_files=protected, protected_partitions=partitions, referenced_files=referenced)
+    op = OVERWRITE if any(f.content == DATA for f in added) else DELETE
+    new = table._commit(Change(added=added, remove_paths=removed, operation=op, validation=validation,
+                               summary_extra=table._app_summary()), "main")
+    return {**counts, "snapshot_id": new.snapshot_id}
+
+
+def _write_position_deletes(table, meta, pos, task_by_path: dict) -> list:
+    """Position delete files from an Arrow table (FILE_COL, POS_COL), one per data-file partition."""
+    import pyarrow as pa
+
+    from icefloe.iceberg.delete_files import write_position_deletes
+
+    if pos.num_rows == 0:
+        return []
+    pos = pos.rename_columns(["file_path", "pos"])
+    paths = pos.column("file_path").to_pylist()
+    groups: dict = {}
+    for i, p in enumerate(paths):
+        groups.setdefault(task_by_path[p].partition_key, []).append(i)
+    by_spec: dict = {}
+    for (spec_id, partition), idx in groups.items():
+        by_spec.setdefault(spec_id, {})[partition] = pos.take(pa.array(idx, pa.int64()))
+    out: list = []
+    try:
+        for spec_id, parts in sorted(by_spec.items()):
+            out.extend(write_position_deletes(table.io, meta.location, meta.schema, meta.spec_by_id(spec_id),
+                                              parts, meta.properties))
+    except BaseException:
+        for f in out:
+            table.io.delete(f.file_path)
+        raise
+    return out
+
+
+# --------------------------------------------------------------------------- DELETE and UPDATE
+def delete_rows(table, condition, isolation: Optional[str] = None) -> dict:
+    """``DELETE FROM t WHERE condition``; returns the counts and the new snapshot id."""
+    from pyspark.sql import functions as F
+
+    where = condition if not isinstance(condition, str) or condition.strip() else None
+    meta, snap, tasks = _target(table, where)
+    if not tasks:
+        return {"updated": 0, "deleted": 0, "inserted": 0, "snapshot_id": None}
+    rows = read_tasks(table.spark, tasks, meta.schema, with_positions=True)
+    hit = F.coalesce(_predicate(condition), F.lit(False))
+    rows = rows.withColumn(ACTION, F.when(hit, F.lit(DELETE_ROW)).otherwise(F.lit(KEEP)))
+    return _commit_changes(table, "delete", meta, snap, tasks, rows, isolation, conflict_filter=where)
+
+
+def update_rows(table, assignments: dict, condition=None, isolation: Optional[str] = None) -> dict:
+    """``UPDATE t SET col = expr, ... WHERE condition``."""
+    from pyspark.sql import functions as F
+
+    from icefloe.core.types import to_spark_type
+
+    meta, snap, tasks = _target(table, condition)
+    if not tasks:
+        return {"updated": 0, "deleted": 0, "inserted": 0, "snapshot_id": None}
+    sets = _assignments(meta.schema, assignments)
+    rows = read_tasks(table.spark, tasks, meta.schema, with_positions=True)
+    hit = F.coalesce(_predicate(condition), F.lit(False))
+    out = []
+    for f in meta.schema.fields:
+        c = F.col(f"`{f.name}`")
+        if f.name in sets:
+            c = F.when(hit, _value(sets[f.name]).cast(to_spark_type(f.field_type))).otherwise(c)
+        out.append(c.alias(f.name))
+    rows = rows.select(*out, FILE_COL, POS_COL,
+                       F.when(hit, F.lit(UPDATE)).otherwise(F.lit(KEEP)).alias(ACTION))
+    return _commit_changes(table, "update", meta, snap, tasks, rows, isolation, conflict_filter=condition)
+
+
+# --------------------------------------------------------------------------- MERGE
+@dataclasses.dataclass
+class _Clause:
+    kind: str                  # "update", "update_all", "delete", "insert", "insert_all"
+    condition: object = None
+    values: Optional[dict] = None
+
+
+class MergeBuilder:
+    """``MERGE INTO target t USING source s ON ...`` built clause by clause (first matching clause wins).
+
+    >>> (t.merge(src, "t.id = s.id")
+    ...   .when_matched_update({"name": "s.name"})
+    ...   .when_not_matched_insert_all()
+    ...   .execute())
+    {'updated': 1, 'deleted': 0, 'inserted': 1, 'snapshot_id': ...}
+    """
+
+    def __init__(self, table, source, on, target_alias: str = "t", source_alias: str = "s",
+                 isolation: Optional[str] = None):
+        self.table, self.source, self.on = table, source, on
+        self.ta, self.sa = target_alias, source_alias
+        self.isolation = isolation
+        self.matched: list[_Clause] = []
+        self.not_matched: list[_Clause] = []
+        self.not_matched_by_source: list[_Clause] = []
+
+    # clauses
+    def when_matched_update(self, set: dict, condition=None) -> "MergeBuilder":
+        self.matched.append(_Clause("update", condition, set))
+        return self
+
+    def when_matched_update_all(self, condition=None) -> "MergeBuilder":
+        self.matched.append(_Clause("update_all", condition))
+        return self
+
+    def when_matched_delete(self, condition=None) -> "MergeBuilder":
+        self.matched.append(_Clause("delete", condition))
+        return self
+
+    def when_not_matched_insert(self, values: dict, condition=None) -> "MergeBuilder":
+        self.not_matched.append(_Clause("insert", condition, values))
+        return self
+
+    def when_not_matched_insert_all(self, condition=None) -> "MergeBuilder":
+        self.not_matched.append(_Clause("insert_all", condition))
+        return self
+
+    def when_not_matched_by_source_update(self, set: dict, condition=None) -> "MergeBuilder":
+        self.not_matched_by_source.append(_Clause("update", condition, set))
+        return self
+
+    def when_not_matched_by_source_delete(self, condition=None) -> "MergeBuilder":
+        self.not_matched_by_source.append(_Clause("delete", condition))
+        return self
+
+    # execution
+    def execute(self) -> dict:
+        from pyspark.sql import functions as F
+
+        from icefloe.core.types import to_spark_type
+
+        table, ta, sa = self.table, self.ta, self.sa
+        meta, snap, tasks = _target(table, None)
+        schema = meta.schema
+        mode = write_mode(meta.properties, "merge")
+        need_target = mode == COPY_ON_WRITE or bool(self.not_matched_by_source)
+        need_source = bool(self.not_matched)
+        how = {(True, True): "full_outer", (True, False): "left_outer",
+               (False, True): "right_outer", (False, False): "inner"}[(need_target, need_source)]
+        target = read_tasks(table.spark, tasks, schema, with_positions=True).withColumn(_T_MARK, F.lit(True))
+        source = self.source.withColumn(_S_MARK, F.lit(True))
+        on = F.expr(self.on) if isinstance(self.on, str) else self.on
+        joined = target.alias(ta).join(source.alias(sa), on, how)
+
+        def tcol(name):
+            return F.col(f"{ta}.`{name}`")
+
+        in_t = tcol(_T_MARK).isNotNull()
+        in_s = F.col(f"{sa}.`{_S_MARK}`").isNotNull()
+        matched, not_matched, by_source = in_t & in_s, in_s & ~in_t, in_t & ~in_s
+
+        if self.matched:
+            dup = (joined.where(matched).groupBy(tcol(FILE_COL), tcol(POS_COL)).count()
+                   .where(F.col("count") > 1).limit(1).collect())
+            if dup:
+                raise MergeCardinalityError(
+                    f"MERGE into {table.name}: a target row (file {dup[0][0]}, position {dup[0][1]}) matched "
+                    f"more than one source row; make the source unique on the join keys. Nothing was committed.")
+
+        # which clause handles each row: matched i -> i, not matched j -> 1000 + j, by source k -> 2000 + k
+        chain = None
+        clauses: dict = {}
+        for base, cat, items in ((0, matched, self.matched), (1000, not_matched, self.not_matched),
+                                 (2000, by_source, self.not_matched_by_source)):
+            for i, c in enumerate(items):
+                cond = cat & F.coalesce(_predicate(c.condition), F.lit(False)) if c.condition is not None else cat
+                chain = F.when(cond, F.lit(base + i)) if chain is None else chain.when(cond, F.lit(base + i))
+                clauses[base + i] = c
+        joined = joined.withColumn(_CLAUSE, chain if chain is not None else F.lit(None).cast("int"))
+        clause = F.col(_CLAUSE)
+
+        source_names = {n.lower(): n for n in self.source.columns}
+
+        def scol(name):
+            real = source_names.get(name.lower())
+            return None if real is None else F.col(f"{sa}.`{real}`")
+
+        values = []
+        for f in schema.fields:
+            spark_type = to_spark_type(f.field_type)
+            expr = None
+            for idx, c in clauses.items():
+                if c.kind == "delete":
+                    continue
+                if c.kind == "update":
+                    sets = _assignments(schema, c.values, ta)
+                    v = _value(sets[f.name]) if f.name in sets else tcol(f.name)
+                elif c.kind == "update_all":
+                    v = scol(f.name) if scol(f.name) is not None else tcol(f.name)
+                elif c.kind == "insert":
+                    sets = _assignments(schema, c.values, ta)
+                    v = _value(sets[f.name]) if f.name in sets else F.lit(None)
+                else:  # insert_all
+                    v = scol(f.name) if scol(f.name) is not None else F.lit(None)
+                v = v.cast(spark_type)
+                expr = F.when(clause == idx, v) if expr is None else expr.when(clause == idx, v)
+            expr = tcol(f.name) if expr is None else expr.otherwise(tcol(f.name))
+            values.append(expr.alias(f.name))
+
+        action = None
+        for idx, c in clauses.items():
+            a = DELETE_ROW if c.kind == "delete" else INSERT if idx >= 1000 and idx < 2000 else UPDATE
+            action = F.when(clause == idx, F.lit(a)) if action is None else action.when(clause == idx, F.lit(a))
+        action = (action if action is not None else F.when(F.lit(False), F.lit(0)))
+        action = action.when(in_t, F.lit(KEEP)).otherwise(F.lit(NOTHING))
+        rows = joined.select(*values, tcol(FILE_COL).alias(FILE_COL), tcol(POS_COL).alias(POS_COL),
+                             action.alias(ACTION))
+        return _commit_changes(table, "merge", meta, snap, tasks, rows, self.isolation, scope_by_partition=True)
+
+
+# --------------------------------------------------------------------------- equality deletes
+def delete_by_key(table, keys):
+    """Equality deletes for the rows whose key columns equal a row of ``keys`` (merge-on-read).
+
+    ``keys`` is a Spark DataFrame or pyarrow Table whose columns are the key
+    columns. No data file is read: if the keys hold the partition source
+    columns each delete goes to its partition, else the keys are written once
+    per live partition (an unpartitioned table gets one global file).
+    """
+    import pyarrow as pa
+
+    from icefloe.core.types import to_arrow_schema
+    from icefloe.iceberg.arrow_writer import _split_by_partition
+    from icefloe.iceberg.delete_files import equality_delete_schema, write_equality_deletes
+
+    meta = table.refresh().metadata
+    schema = meta.schema
+    arrow = keys if isinstance(keys, pa.Table) else keys.toArrow()
+    fields = [schema.find_field(n) for n in arrow.column_names]
+    eq_schema = equality_delete_schema(schema, [f.field_id for f in fields])
+    target = to_arrow_schema(eq_schema)
+    arrow = arrow.rename_columns([f.name for f in fields]).select([f.name for f in eq_schema.fields]).cast(target)
+    arrow = arrow.group_by([f.name for f in eq_schema.fields], use_threads=False).aggregate([]).cast(target)
+    if arrow.num_rows == 0 or meta.current_snapshot is None:
+        return None
+    ids = [f.field_id for f in eq_schema.fields]
+    by_spec: dict = {}
+    spec = meta.spec
+    if spec.is_unpartitioned:
+        by_spec[spec.spec_id] = {(): arrow}
+    elif all(eq_schema.find_field_or_none(pf.source_id) is not None for pf in spec.fields):
+        by_spec[spec.spec_id] = dict(_split_by_partition(arrow, schema, spec))
+    else:
+        for e in live_entries(table.io, meta, meta.current_snapshot):
+            if e.data_file.content == DATA:
+                by_spec.setdefault(e.data_file.spec_id, {})[e.data_file.partition] = arrow
+    added: list = []
+    try:
+        for spec_id, parts in sorted(by_spec.items()):
+            added.extend(write_equality_deletes(table.io, meta.location, schema, meta.spec_by_id(spec_id), parts,
+                                                ids, meta.properties))
+    except BaseException:
+        for f in added:
+            table.io.delete(f.file_path)
+        raise
+    return table._commit(Change(added=added, operation=DELETE, summary_extra=table._app_summary()), "main")
+
+
+# --------------------------------------------------------------------------- compaction
+def rewrite_data_files(table, where=None, target_file_size: Optional[int] = None):
+    """Compact data files and fold delete files in: one ``replace`` snapshot, contents unchanged."""
+    from icefloe.iceberg.rewrite import plan_compaction
+    from icefloe.spark.iceberg_write import write_data_files
+
+    meta = table.refresh().metadata
+    snap = meta.current_snapshot
+    if snap is None:
+        return None
+    all_tasks = scan_mod.plan_files(table.io, meta, snap, None)
+    candidates = all_tasks if where is None else scan_mod.plan_files(table.io, meta, snap, where)
+    live_deletes = [e.data_file for e in live_entries(table.io, meta, snap) if e.data_file.content != DATA]
+    plan = plan_compaction(candidates, all_tasks, live_deletes, meta.default_spec_id)
+    if plan.empty:
+        return None
+    added: list = []
+    if plan.rewrite:
+        write_meta = meta
+        if target_file_size:
+            write_meta = dataclasses.replace(meta, properties={**meta.properties,
+                                                               "write.target-file-size-bytes": str(target_file_size)})
+        rows = read_tasks(table.spark, plan.rewrite, meta.schema)
+        added = write_data_files(rows, write_meta, table.io, table.name)
+    rewritten = {t.path for t in plan.rewrite}
+    validation = Validation(read_snapshot_id=snap.snapshot_id, isolation=SNAPSHOT, operation="REWRITE_DATA_FILES",
+                            protected_files=rewritten,
+                            protected_partitions={t.partition_key for t in plan.rewrite})
+    change = Change(added=added, remove_paths=rewritten | {d.file_path for d in plan.drop_delete_files},
+                    operation=REPLACE, validation=validation, added_data_sequence_number=snap.sequence_number,
+                    summary_extra=table._app_summary())
+    return table._commit(change, "main")
