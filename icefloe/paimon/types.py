@@ -452,6 +452,55 @@ def to_spark_type(t: DataType, with_ids: bool = True):
     }[r]
 
 
+def from_spark_type(st, nullable: bool, next_id) -> DataType:
+    """Paimon type of a Spark type (Spark TIMESTAMP -> TIMESTAMP_LTZ, TIMESTAMP_NTZ -> TIMESTAMP)."""
+    from pyspark.sql import types as T
+
+    if isinstance(st, T.StructType):
+        fields = []
+        for c in st.fields:
+            ft = from_spark_type(c.dataType, c.nullable, next_id)
+            fields.append(DataField(next_id(), c.name, ft, c.metadata.get("comment") if c.metadata else None))
+        return RowType(tuple(fields), nullable)
+    if isinstance(st, T.ArrayType):
+        return ArrayType(from_spark_type(st.elementType, st.containsNull, next_id), nullable)
+    if isinstance(st, T.MapType):
+        return MapType(from_spark_type(st.keyType, False, next_id),
+                       from_spark_type(st.valueType, st.valueContainsNull, next_id), nullable)
+    if isinstance(st, T.DecimalType):
+        return AtomicType("DECIMAL", nullable, precision=st.precision, scale=st.scale)
+    if isinstance(st, (T.StringType, T.VarcharType, T.CharType)):
+        return AtomicType("VARCHAR", nullable, length=MAX_LENGTH)
+    if isinstance(st, T.BinaryType):
+        return AtomicType("VARBINARY", nullable, length=MAX_LENGTH)
+    if isinstance(st, T.TimestampNTZType):
+        return AtomicType("TIMESTAMP", nullable, precision=6)
+    if isinstance(st, T.TimestampType):
+        return AtomicType("TIMESTAMP_LTZ", nullable, precision=6)
+    simple = [(T.BooleanType, "BOOLEAN"), (T.ByteType, "TINYINT"), (T.ShortType, "SMALLINT"),
+              (T.IntegerType, "INT"), (T.LongType, "BIGINT"), (T.FloatType, "FLOAT"),
+              (T.DoubleType, "DOUBLE"), (T.DateType, "DATE")]
+    for cls, root in simple:
+        if isinstance(st, cls):
+            return AtomicType(root, nullable)
+    raise SchemaError(f"Spark type {st.simpleString()} has no Paimon type icefloe supports")
+
+
+def fields_from_spark_schema(spark_schema) -> list[DataField]:
+    counter = [-1]
+
+    def next_id() -> int:
+        counter[0] += 1
+        return counter[0]
+
+    out = []
+    for c in spark_schema.fields:
+        fid = next_id()
+        out.append(DataField(fid, c.name, from_spark_type(c.dataType, c.nullable, next_id),
+                             c.metadata.get("comment") if c.metadata else None))
+    return out
+
+
 def to_spark_field(f: DataField, with_ids: bool = True):
     """A Spark field. ``with_ids`` adds ``parquet.field.id`` so Spark's writer records
     Paimon's field ids in the Parquet schema, as Paimon's own writer does; reads match

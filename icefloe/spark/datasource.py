@@ -98,9 +98,12 @@ class IcefloeDataSource(DataSource):
 
         loc = _location(self.options)
         if detect_format(loc) == "paimon":
-            from icefloe.spark.paimon_source import paimon_schema_ddl
+            from icefloe.paimon import types as pt
+            from icefloe.spark.paimon_read import _table as paimon_table
 
-            return paimon_schema_ddl(loc)
+            return T.StructType([
+                T.StructField(f.name, pt.to_spark_type(f.type, False), f.type.nullable, {LOCATION_KEY: loc})
+                for f in paimon_table(loc).table_schema.fields])
         if self.options.get("columns") and not _iceberg_exists(loc):
             _create_iceberg_table(loc, self.options.get("columns"), self.options.get("partitioned_by"))
         t = _iceberg_table(loc)
@@ -192,7 +195,7 @@ class IcefloeReader(DataSourceReader):
     def partitions(self):
         loc = _location(self.options, self.schema)
         if detect_format(loc) == "paimon":
-            from icefloe.spark.paimon_source import paimon_partitions
+            from icefloe.spark.paimon_read import paimon_partitions
 
             return [FilePartition(p) for p in paimon_partitions(loc, self.options, self._where())]
         t = _iceberg_table(loc)
@@ -216,7 +219,7 @@ class IcefloeReader(DataSourceReader):
             return
         loc = _location(self.options, self.schema)
         if detect_format(loc) == "paimon":
-            from icefloe.spark.paimon_source import paimon_read_file
+            from icefloe.spark.paimon_read import paimon_read_file
 
             yield from paimon_read_file(loc, partition.path, target)
             return
@@ -281,7 +284,7 @@ class IcefloeWriter(DataSourceArrowWriter):
         task_id = ctx.partitionId() if ctx else 0
         batches = list(iterator)
         if self.format == "paimon":
-            from icefloe.spark.paimon_source import paimon_write_batches
+            from icefloe.spark.paimon_write import paimon_write_batches
 
             return FilesMessage(paimon_write_batches(self.location, batches))
         if not batches:
@@ -298,7 +301,7 @@ class IcefloeWriter(DataSourceArrowWriter):
     def commit(self, messages):
         files = [f for m in messages if m is not None for f in m.files]
         if self.format == "paimon":
-            from icefloe.spark.paimon_source import paimon_commit
+            from icefloe.spark.paimon_write import paimon_commit
 
             paimon_commit(self.location, files, self.overwrite)
             return
@@ -308,10 +311,12 @@ class IcefloeWriter(DataSourceArrowWriter):
     def abort(self, messages):
         from icefloe.core.io import LOCAL
 
+        messages = [m for m in messages if m is not None]
+        if self.format == "paimon":
+            from icefloe.spark.paimon_write import paimon_abort
+
+            paimon_abort(self.location, [f for m in messages for f in m.files])
+            return
         for m in messages:
-            if m is None:
-                continue
             for f in m.files:
-                path = getattr(f, "file_path", None) or getattr(f, "path", None)
-                if path:
-                    LOCAL.delete(path)
+                LOCAL.delete(f.file_path)

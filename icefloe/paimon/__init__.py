@@ -1,0 +1,24 @@
+"""Apache Paimon append tables in Paimon's filesystem-catalog layout, with Spark as the data plane.
+
+Spec sections, pure encoding over plain data:
+
+* ``types``, ``schema``, ``options`` -- data types, ``schema/schema-N`` files, table options
+* ``binary_row``, ``murmur``, ``bucket`` -- the BinaryRow layout, its hash, the bucket function
+* ``partition`` -- ``<k>=<v>/bucket-<N>`` directory names
+* ``data_file``, ``stats`` -- ``DataFileMeta`` and its ``SimpleStats``
+* ``manifest`` -- manifest files, manifest lists, the ADD/DELETE merge rules
+* ``snapshot`` -- snapshot files and the EARLIEST/LATEST hints (seed 000)
+* ``predicate`` -- Spark SQL filters as a small tree, for pruning
+
+Operations, with I/O at the edge (``file_store``):
+
+* ``commit`` -- seed 004's commit, manifest compaction included; ``expire`` -- retention
+* ``scan`` -- planning with pruning; ``writer`` -- Arrow data to data files and commit messages
+* ``catalog``, ``table`` -- the user-facing API (the same as for Iceberg tables)
+"""
+from icefloe.paimon.catalog import PaimonCatalog
+from icefloe.paimon.commit import CommitMessage
+from icefloe.paimon.table import PaimonTable
+from icefloe.paimon.writer import write_arrow_files
+
+__all__ = ["PaimonCatalog", "PaimonTable", "CommitMessage", "write_arrow_files"]

@@ -1,0 +1,126 @@
+"""Paimon's filesystem catalog: ``<warehouse>/<db>.db/<table>/`` directories.
+
+A database is a directory named ``<db>.db``; a table is a directory in it with a
+``schema/`` directory holding ``schema-0``. The same layout Java Paimon's and
+pypaimon's filesystem catalogs use, so any of them can open the warehouse.
+"""
+from __future__ import annotations
+
+import os
+import re
+from typing import Optional
+
+from icefloe.core.io import LOCAL, FileIO
+from icefloe.core.types import Schema, parse_schema
+from icefloe.errors import (
+    InvalidNameError, NoSuchNamespaceError, NoSuchTableError, SchemaError, TableAlreadyExistsError,
+)
+from icefloe.paimon import types as pt
+from icefloe.paimon.schema import SCHEMA_DIR, TableSchema, create_schema, list_schema_ids, validate
+from icefloe.paimon.table import PaimonTable
+
+DB_SUFFIX = ".db"
+_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_\-]{0,199}$")
+
+
+def check_name_part(part: str, what: str) -> str:
+    """Reject names that could escape the warehouse or be mangled by a file system."""
+    if not isinstance(part, str) or not _NAME_RE.match(part):
+        raise InvalidNameError(f"invalid {what} name {part!r}: use letters, digits, '_' and '-' "
+                               "(no path separators, dots or spaces)")
+    return part
+
+
+def split_name(name: str) -> tuple[str, str]:
+    if not isinstance(name, str):
+        raise InvalidNameError(f"table name must be a string, got {name!r}")
+    parts = name.split(".")
+    if len(parts) != 2:
+        raise InvalidNameError(f"table name {name!r} must look like 'db.table'")
+    return check_name_part(parts[0], "database"), check_name_part(parts[1], "table")
+
+
+def _to_fields(schema) -> list:
+    """Paimon fields (fresh ids) of a DDL string, an icefloe Schema, a pyarrow.Schema
+    or a Spark StructType."""
+    if isinstance(schema, str):
+        return pt.fields_from_core_schema(parse_schema(schema))
+    if isinstance(schema, Schema):
+        return pt.fields_from_core_schema(schema)
+    try:
+        import pyarrow as pa
+
+        if isinstance(schema, pa.Schema):
+            return pt.fields_from_arrow_schema(schema)
+    except ImportError:  # pragma: no cover
+        pass
+    if type(schema).__name__ == "StructType":
+        return pt.fields_from_spark_schema(schema)
+    raise SchemaError(f"cannot use {type(schema).__name__} as a table schema")
+
+
+class PaimonCatalog:
+    def __init__(self, warehouse: str, spark=None, io: Optional[FileIO] = None):
+        self.warehouse = os.path.abspath(warehouse)
+        self.spark = spark
+        self.io = io or LOCAL
+
+    def database_path(self, db: str) -> str:
+        return f"{self.warehouse}/{check_name_part(db, 'database')}{DB_SUFFIX}"
+
+    def table_location(self, name: str) -> str:
+        db, tbl = split_name(name)
+        return f"{self.database_path(db)}/{tbl}"
+
+    def table_exists(self, name: str) -> bool:
+        return bool(list_schema_ids(self.io, self.table_location(name)))
+
+    def create_table(self, name: str, schema, partitioned_by: Optional[list] = None,
+                     properties: Optional[dict] = None) -> PaimonTable:
+        """Create an append table. ``partitioned_by``: partition key column names;
+        ``properties``: Paimon table options (``bucket``, ``bucket-key``, ...)."""
+        location = self.table_location(name)
+        if self.table_exists(name):
+            raise TableAlreadyExistsError(f"table {name} already exists at {location}")
+        fields = _to_fields(schema)
+        keys = []
+        for k in partitioned_by or []:
+            if not isinstance(k, str) or "(" in k:
+                raise SchemaError(f"Paimon partition keys are column names, got {k!r}")
+            keys.append(pt.field_by_name(fields, k.strip()).name)
+        options = {str(k): str(v) for k, v in (properties or {}).items()}
+        table_schema = TableSchema(id=0, fields=fields, partition_keys=keys, primary_keys=[],
+                                   options=options)
+        validate(table_schema)
+        self.io.makedirs(self.database_path(split_name(name)[0]))
+        create_schema(self.io, location, table_schema)
+        return PaimonTable(name, location, self.io, self.spark)
+
+    def load_table(self, name: str) -> PaimonTable:
+        location = self.table_location(name)
+        if not list_schema_ids(self.io, location):
+            raise NoSuchTableError(f"table {name} does not exist (no Paimon schema under {location})")
+        return PaimonTable(name, location, self.io, self.spark)
+
+    def list_namespaces(self) -> list[str]:
+        return sorted(n[:-len(DB_SUFFIX)] for n in self.io.list_dir(self.warehouse)
+                      if n.endswith(DB_SUFFIX) and self.io.is_dir(f"{self.warehouse}/{n}"))
+
+    def list_tables(self, namespace: str) -> list[str]:
+        db_path = self.database_path(namespace)
+        if not self.io.is_dir(db_path):
+            raise NoSuchNamespaceError(f"database {namespace} does not exist in {self.warehouse}")
+        out = []
+        for n in self.io.list_dir(db_path):
+            if n.startswith(".") or not self.io.is_dir(f"{db_path}/{n}"):
+                continue
+            if list_schema_ids(self.io, f"{db_path}/{n}"):
+                out.append(f"{namespace}.{n}")
+        return sorted(out)
+
+    def drop_table(self, name: str, purge: bool = True) -> None:
+        """Delete the table directory (a Paimon table's data lives inside it)."""
+        location = self.table_location(name)
+        if not self.io.is_dir(f"{location}/{SCHEMA_DIR}"):
+            raise NoSuchTableError(f"table {name} does not exist")
+        self.io.delete_tree(location)

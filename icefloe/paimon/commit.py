@@ -1,0 +1,296 @@
+"""The commit (seed 004): commit messages -> manifests -> manifest lists -> a snapshot.
+
+1. *Collect file changes*: every new data file of every ``CommitMessage`` becomes an
+   ADD ``ManifestEntry`` (an overwrite adds a DELETE for every live file).
+2. *Compact manifests*: the base and delta manifests of the latest snapshot are
+   compacted -- full compaction first, else minor compaction (``compact_manifests``).
+3. *Base manifest list*: the compacted manifests.
+4. *New manifests and the delta manifest list*: this commit's entries.
+5. *Snapshot and hint*: ``snapshot-(latest + 1)`` is created if absent -- the atomic
+   step that makes the commit visible -- then the ``LATEST`` hint is written.
+
+Anything written by an attempt that does not become visible (an error, or a lost
+race for the snapshot id) is deleted; a lost race retries on the new latest
+snapshot, ``commit.max-retries`` times within ``commit.timeout``.
+"""
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Optional, Sequence
+
+from icefloe.core.retry import RetryPolicy
+from icefloe.errors import CommitFailedError
+from icefloe.paimon import manifest as mf
+from icefloe.paimon.binary_row import BinaryRow, decode_row, encode_row
+from icefloe.paimon.file_store import FileStore
+from icefloe.paimon.snapshot import (
+    APPEND, BATCH_COMMIT_IDENTIFIER, EARLIEST, NO_WATERMARK, OVERWRITE, Snapshot,
+)
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class CommitMessage:
+    """What one writer task produced for one (partition, bucket): picklable plain data."""
+
+    partition: tuple
+    bucket: int
+    total_buckets: int
+    new_files: list = field(default_factory=list)   # DataFileMeta, with file_path set
+
+
+class _LostRace(Exception):
+    """Another committer created the snapshot id this attempt wanted."""
+
+
+# --------------------------------------------------------------------------- 1. collect
+def collect_entries(messages: Sequence[CommitMessage], partition_types) -> list[mf.ManifestEntry]:
+    """ADD entries of the messages' new files; the same file twice is an error."""
+    entries = []
+    for m in messages:
+        part = encode_row(list(m.partition), partition_types)
+        for f in m.new_files:
+            entries.append(mf.ManifestEntry(mf.ADD, part, m.bucket, m.total_buckets, f))
+    mf.merge_entries(entries, {})  # raises DuplicateFileError on a repeated ADD
+    return entries
+
+
+def delete_entries(live: Sequence[mf.ManifestEntry]) -> list[mf.ManifestEntry]:
+    return [mf.ManifestEntry(mf.DELETE, e.partition, e.bucket, e.total_buckets, e.file) for e in live]
+
+
+# --------------------------------------------------------------------------- 2. compact
+def compact_manifests(store: FileStore, manifests: list, created: list, target_size: int,
+                      min_count: int, full_threshold: int) -> list:
+    """Seed 004's manifest compaction: full compaction if it triggers, else minor."""
+    full = try_full_compaction(store, manifests, created, target_size, full_threshold)
+    if full is not None:
+        return full
+    return minor_compaction(store, manifests, created, target_size, min_count)
+
+
+def try_full_compaction(store: FileStore, manifests: list, created: list, target_size: int,
+                        threshold: int) -> Optional[list]:
+    """A manifest without DELETE entries of at least the target size is *base*; every
+    other one is *delta*. Once the delta manifests total ``threshold`` bytes, all
+    DELETEs are applied: delta manifests and the base manifests holding a deleted
+    file are rewritten without the deleted files (and without DELETE entries);
+    untouched base manifests are kept as they are. None if it does not trigger."""
+    def is_delta(m) -> bool:
+        return m.num_deleted_files > 0 or m.file_size < target_size
+
+    if sum(m.file_size for m in manifests if is_delta(m)) < threshold:
+        return None
+    deleted: set = set()
+    for m in manifests:
+        if m.num_deleted_files > 0:
+            deleted.update(e.identifier() for e in store.read_manifest(m.file_name) if e.kind == mf.DELETE)
+    delete_partitions = {ident[0] for ident in deleted}
+    result, to_merge = [], []
+    for m in manifests:
+        if is_delta(m) or (deleted and _may_contain(store, m, delete_partitions)):
+            to_merge.append(m)
+        else:
+            result.append(m)
+    if len(to_merge) <= 1:
+        return None
+    kept: list = []
+    seen: set = set()
+    for m in to_merge:
+        rewrite = is_delta(m)
+        survivors = []
+        for e in store.read_manifest(m.file_name):
+            if e.kind == mf.DELETE:
+                continue
+            ident = e.identifier()
+            if ident in deleted:
+                rewrite = True
+            else:
+                survivors.append(e)
+        if rewrite:
+            for e in survivors:
+                ident = e.identifier()
+                if ident in seen:
+                    raise mf.DuplicateFileError(f"trying to add file {e.file.file_name} which is already added")
+                seen.add(ident)
+            kept.extend(survivors)
+        else:
+            result.append(m)
+    result.extend(store.write_manifests(kept, created))
+    return result
+
+
+def _may_contain(store: FileStore, m: mf.ManifestFileMeta, partitions: set) -> bool:
+    """Whether a manifest's partition statistics admit one of the given partitions."""
+    types = store.partition_types
+    if not types:
+        return True
+    mins, maxs, nulls = m.partition_stats.decode(types)
+    for raw in partitions:
+        values = decode_row(BinaryRow.from_bytes(raw), types)
+        ok = True
+        for v, lo, hi, n in zip(values, mins, maxs, nulls):
+            if v is None:
+                ok = n is None or n > 0
+            else:
+                ok = lo is None or hi is None or lo <= v <= hi
+            if not ok:
+                break
+        if ok:
+            return True
+    return False
+
+
+def minor_compaction(store: FileStore, manifests: list, created: list, target_size: int,
+                     min_count: int) -> list:
+    """Walk the manifests in order collecting a run; once the run totals the target size
+    it is merged into new manifests (a run of one -- a manifest already at least the
+    target size -- is kept as it is). A leftover run is merged only if it has at least
+    ``manifest.merge-min-count`` manifests. Order is kept, so every DELETE stays after
+    the ADD it cancels."""
+    result: list = []
+    run: list = []
+    size = 0
+    for m in manifests:
+        run.append(m)
+        size += m.file_size
+        if size >= target_size:
+            _merge_run(store, run, result, created)
+            run, size = [], 0
+    if len(run) >= min_count:
+        _merge_run(store, run, result, created)
+    else:
+        result.extend(run)
+    return result
+
+
+def _merge_run(store: FileStore, run: list, result: list, created: list) -> None:
+    if len(run) == 1:
+        result.append(run[0])
+        return
+    merged: dict = {}
+    for m in run:
+        mf.merge_entries(store.read_manifest(m.file_name), merged)
+    if merged:
+        result.extend(store.write_manifests(list(merged.values()), created))
+
+
+# --------------------------------------------------------------------------- the commit
+class FileStoreCommit:
+    def __init__(self, store: FileStore, commit_user: Optional[str] = None):
+        self.store = store
+        self.commit_user = commit_user or str(uuid.uuid4())
+
+    def commit(self, messages: Sequence[CommitMessage], overwrite: bool = False,
+               properties: Optional[dict] = None) -> Optional[Snapshot]:
+        """Commit the messages as one snapshot (APPEND, or OVERWRITE replacing every live
+        file). An append without files commits nothing and returns None."""
+        adds = collect_entries(messages, self.store.partition_types)
+        if not adds and not overwrite:
+            return None
+        kind = OVERWRITE if overwrite else APPEND
+        co = self.store.options
+        timeout = co.commit_timeout_ms
+        policy = RetryPolicy(num_retries=co.commit_max_retries, min_wait_ms=co.commit_min_retry_wait_ms,
+                             max_wait_ms=co.commit_max_retry_wait_ms,
+                             total_timeout_ms=timeout if timeout is not None else 2**62)
+
+        def attempt(_n: int) -> Snapshot:
+            latest = self.store.snapshots.latest()
+            changes = list(adds)
+            if overwrite and latest is not None:
+                changes = delete_entries(self.store.live_entries(latest)) + changes
+            return self._try_commit_once(latest, changes, kind, properties)
+
+        try:
+            snapshot = policy.run(attempt, retry_on=(_LostRace,))
+        except _LostRace:
+            raise CommitFailedError(
+                f"commit to {self.store.table_path} lost the race for a snapshot id "
+                f"{co.commit_max_retries + 1} times; giving up") from None
+        self._after_commit(snapshot)
+        return snapshot
+
+    def _try_commit_once(self, latest: Optional[Snapshot], changes: list, kind: str,
+                         properties: Optional[dict]) -> Snapshot:
+        store = self.store
+        co = store.options
+        new_id = latest.id + 1 if latest is not None else 1
+        created: list[str] = []      # manifests and lists written by this attempt
+        snapshot = None
+        try:
+            # 2. compact the manifests of the latest snapshot
+            before = store.data_manifests(latest)
+            after = compact_manifests(store, before, created, co.manifest_target_file_size,
+                                      co.manifest_merge_min_count, co.manifest_full_compaction_size)
+            # 3. the base manifest list
+            base_list, base_size = store.write_manifest_list(after)
+            created.append(base_list)
+            # 4. new manifests and the delta manifest list
+            delta_metas = store.write_manifests(changes, created)
+            delta_list, delta_size = store.write_manifest_list(delta_metas)
+            created.append(delta_list)
+            # 5. the snapshot
+            delta_count = sum(e.file.row_count if e.kind == mf.ADD else -e.file.row_count for e in changes)
+            snapshot = Snapshot(
+                id=new_id, schema_id=store.schema.id,
+                base_manifest_list=base_list, delta_manifest_list=delta_list,
+                base_manifest_list_size=base_size, delta_manifest_list_size=delta_size,
+                changelog_manifest_list=None,
+                index_manifest=latest.index_manifest if latest is not None else None,
+                commit_user=self.commit_user, commit_identifier=BATCH_COMMIT_IDENTIFIER,
+                commit_kind=kind, time_millis=int(time.time() * 1000), log_offsets={},
+                total_record_count=(latest.total_record_count if latest is not None else 0) + delta_count,
+                delta_record_count=delta_count, changelog_record_count=0,
+                watermark=NO_WATERMARK, statistics=None, properties=properties or None,
+            )
+            won = store.snapshots.try_commit(snapshot)
+        except BaseException:
+            if snapshot is not None and self._is_visible(snapshot):
+                return snapshot  # the failure came after the snapshot file was in place
+            self._clean_up(created)
+            raise
+        if not won:
+            self._clean_up(created)
+            raise _LostRace()
+        return snapshot
+
+    def _is_visible(self, snapshot: Snapshot) -> bool:
+        try:
+            data = self.store.io.read_bytes(self.store.snapshots.snapshot_path(snapshot.id))
+        except Exception:
+            return False
+        return data == snapshot.to_json().encode("utf-8")
+
+    def _clean_up(self, created: list) -> None:
+        for name in created:
+            try:
+                self.store.delete_manifest_file(name)
+            except Exception:  # pragma: no cover - best effort; the names are unreferenced
+                log.warning("could not delete %s after a failed commit", name, exc_info=True)
+
+    def _after_commit(self, snapshot: Snapshot) -> None:
+        """Hints, then snapshot expiration. Neither can undo the commit, so failures here
+        are logged, not raised (readers do not trust hints anyway)."""
+        snaps = self.store.snapshots
+        try:
+            snaps.commit_latest_hint(snapshot.id)
+            earliest = snaps.earliest_id()   # lists the directory if the hint is off
+            if earliest is not None and snaps.read_hint(EARLIEST) != earliest:
+                snaps.commit_earliest_hint(earliest)
+        except Exception:
+            log.warning("could not write snapshot hints for snapshot %d", snapshot.id, exc_info=True)
+        try:
+            from icefloe.paimon.expire import expire_snapshots
+
+            expire_snapshots(self.store)
+        except Exception:
+            log.warning("snapshot expiration after snapshot %d failed", snapshot.id, exc_info=True)
+
+
+__all__ = ["CommitMessage", "FileStoreCommit", "compact_manifests", "try_full_compaction",
+           "minor_compaction", "collect_entries"]

@@ -1,0 +1,92 @@
+"""Data files and their metadata (``DataFileMeta``), as recorded in manifest entries.
+
+A data file of an append table carries: its name and size, the row count, the
+sequence-number range of its rows, the schema id it was written with, its LSM
+level (always 0 here), the creation time, and ``SimpleStats`` of the value
+columns (min row, max row, null counts). Append tables have no keys, so the
+key fields (``_MIN_KEY``, ``_MAX_KEY``, ``_KEY_STATS``) hold the empty row.
+
+File names follow Paimon: ``data-<uuid>-<n>.parquet``, ``n`` counting the files
+one writer (one uuid) produced.
+"""
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass, field, replace
+from typing import Optional
+
+from icefloe.paimon.binary_row import EMPTY_ROW, BinaryRow, decode_row
+
+FILE_SOURCE_APPEND = 0
+FILE_SOURCE_COMPACT = 1
+
+
+@dataclass(frozen=True)
+class SimpleStats:
+    """Per-column min and max values (as BinaryRows) and null counts."""
+
+    min_values: BinaryRow
+    max_values: BinaryRow
+    null_counts: Optional[tuple]
+
+    def decode(self, types) -> tuple:
+        """(mins, maxs, null counts) as python values for the given field types."""
+        counts = tuple(self.null_counts) if self.null_counts is not None else (None,) * len(types)
+        return decode_row(self.min_values, types), decode_row(self.max_values, types), counts
+
+
+EMPTY_STATS = SimpleStats(EMPTY_ROW, EMPTY_ROW, ())
+
+
+def local_now_millis() -> int:
+    """Creation time as Paimon records it: the local wall clock read as if it were UTC
+    (Java ``Timestamp.fromLocalDateTime(LocalDateTime.now())``)."""
+    t = time.time()
+    return int((t + time.localtime(t).tm_gmtoff) * 1000)
+
+
+@dataclass
+class DataFileMeta:
+    file_name: str
+    file_size: int
+    row_count: int
+    min_key: BinaryRow = EMPTY_ROW
+    max_key: BinaryRow = EMPTY_ROW
+    key_stats: SimpleStats = EMPTY_STATS
+    value_stats: SimpleStats = EMPTY_STATS
+    min_sequence_number: int = 0
+    max_sequence_number: int = 0
+    schema_id: int = 0
+    level: int = 0
+    extra_files: tuple = ()
+    creation_time: Optional[int] = None   # epoch millis of the local wall clock
+    delete_row_count: Optional[int] = 0
+    embedded_index: Optional[bytes] = None
+    file_source: Optional[int] = FILE_SOURCE_APPEND
+    value_stats_cols: Optional[tuple] = None  # None: stats cover every column of the schema
+    external_path: Optional[str] = None
+    first_row_id: Optional[int] = None
+    write_cols: Optional[tuple] = None
+    write_cols_sequences: Optional[tuple] = None
+    # not persisted: where the file is, filled in by scan planning and writers
+    file_path: Optional[str] = field(default=None, compare=False)
+
+    def with_sequence_numbers(self, start: int) -> "DataFileMeta":
+        """The same file with rows numbered ``start .. start + row_count - 1``."""
+        return replace(self, min_sequence_number=start, max_sequence_number=start + self.row_count - 1)
+
+
+class DataFileNamer:
+    """``<prefix><uuid>-<n>.<format>``: one uuid per writer, ``n`` counts its files."""
+
+    def __init__(self, prefix: str = "data-", file_format: str = "parquet"):
+        self.prefix = prefix
+        self.file_format = file_format
+        self.uuid = str(uuid.uuid4())
+        self.count = 0
+
+    def next(self) -> str:
+        name = f"{self.prefix}{self.uuid}-{self.count}.{self.file_format}"
+        self.count += 1
+        return name

@@ -1,0 +1,91 @@
+"""Snapshot expiration: keep a window of snapshots, delete what only older ones used.
+
+Retention (Paimon's options): the newest ``snapshot.num-retained.min`` snapshots
+are always kept; beyond the newest ``snapshot.num-retained.max`` all are
+expired; in between, snapshots older than ``snapshot.time-retained`` are expired.
+Expiring the snapshots before ``end`` (the new earliest) deletes
+
+* data files that a snapshot in ``(earliest, end]`` marked DELETE in its delta
+  manifests -- they are live in no retained snapshot;
+* manifests and manifest lists of expired snapshots that ``end`` does not use
+  (a manifest a later snapshot uses is carried through ``end``'s lists);
+* the snapshot files, then the ``EARLIEST`` hint is moved to ``end``.
+"""
+from __future__ import annotations
+
+import time
+from typing import Optional
+
+from icefloe.errors import NoSuchSnapshotError
+from icefloe.paimon import manifest as mf
+from icefloe.paimon.file_store import FileStore
+
+
+def expiration_end(store: FileStore, now_ms: Optional[int] = None) -> Optional[int]:
+    """The id of the first snapshot to keep, or None if nothing expires."""
+    snaps = store.snapshots
+    latest, earliest = snaps.latest_id(), snaps.earliest_id()
+    if latest is None or earliest is None:
+        return None
+    co = store.options
+    retain_min = max(1, co.snapshot_num_retained_min)
+    retain_max = max(retain_min, co.snapshot_num_retained_max)
+    older_than = (now_ms if now_ms is not None else int(time.time() * 1000)) - co.snapshot_time_retained_ms
+    low = max(latest - retain_max + 1, earliest)
+    high = latest - retain_min + 1   # exclusive: the newest retain_min are never expired
+    end = high
+    for sid in range(low, high):
+        try:
+            if snaps.snapshot(sid).time_millis > older_than:
+                end = sid
+                break
+        except NoSuchSnapshotError:
+            continue
+    end = max(end, low)
+    return end if end > earliest else None
+
+
+def expire_snapshots(store: FileStore, now_ms: Optional[int] = None) -> list[int]:
+    """Expire per the table's retention options; returns the expired snapshot ids."""
+    end = expiration_end(store, now_ms)
+    if end is None:
+        return []
+    snaps = store.snapshots
+    begin = snaps.earliest_id()
+    keep = snaps.snapshot(end)
+    # 1. data files deleted by snapshots (begin, end]
+    for sid in range(begin + 1, end + 1):
+        try:
+            s = snaps.snapshot(sid)
+        except NoSuchSnapshotError:
+            continue
+        for m in store.read_manifest_list(s.delta_manifest_list):
+            for e in store.read_manifest(m.file_name):
+                if e.kind == mf.DELETE:
+                    store.io.delete(store.data_file_path(e))
+    # 2. manifests and lists only the expired snapshots use
+    kept_lists = {keep.base_manifest_list, keep.delta_manifest_list}
+    kept_manifests = {m.file_name for m in store.data_manifests(keep)}
+    expired = []
+    for sid in range(begin, end):
+        try:
+            s = snaps.snapshot(sid)
+        except NoSuchSnapshotError:
+            continue
+        for lst in (s.base_manifest_list, s.delta_manifest_list):
+            if lst in kept_lists:
+                continue
+            try:
+                metas = store.read_manifest_list(lst)
+            except Exception:
+                metas = []
+            for m in metas:
+                if m.file_name not in kept_manifests:
+                    store.delete_manifest_file(m.file_name)
+            store.delete_manifest_file(lst)
+        expired.append(sid)
+    # 3. the snapshot files, oldest first, then the hint
+    for sid in expired:
+        snaps.delete_snapshot(sid)
+    snaps.commit_earliest_hint(end)
+    return expired

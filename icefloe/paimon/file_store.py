@@ -1,0 +1,134 @@
+"""The I/O edge of one Paimon table directory: manifests, manifest lists, data file paths.
+
+The spec modules (``manifest``, ``snapshot``, ``binary_row``...) encode and decode
+plain data; this class reads and writes their files under ``<table>/manifest``,
+resolves where a data file lives and lists the live files of a snapshot. Commit,
+scan and snapshot expiration all go through it.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Optional, Sequence
+
+from icefloe.core.io import FileIO, strip_scheme
+from icefloe.errors import CorruptMetadataError
+from icefloe.paimon import manifest as mf
+from icefloe.paimon.binary_row import BinaryRow, decode_row
+from icefloe.paimon.partition import bucket_path, partition_path
+from icefloe.paimon.schema import TableSchema
+from icefloe.paimon.snapshot import Snapshot, SnapshotManager
+
+MANIFEST_DIR = "manifest"
+
+
+class FileStore:
+    def __init__(self, io: FileIO, table_path: str, schema: TableSchema):
+        self.io = io
+        self.table_path = table_path.rstrip("/")
+        self.schema = schema
+        self.options = schema.core_options
+        self.snapshots = SnapshotManager(io, self.table_path)
+        self.manifest_dir = f"{self.table_path}/{MANIFEST_DIR}"
+        self.partition_types = schema.partition_types
+        self._cache: dict = {}
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ manifest lists
+    def manifest_path(self, name: str) -> str:
+        return f"{self.manifest_dir}/{name}"
+
+    def read_manifest_list(self, name: str) -> list[mf.ManifestFileMeta]:
+        path = self.manifest_path(name)
+        try:
+            data = self.io.read_bytes(path)
+        except FileNotFoundError:
+            raise CorruptMetadataError(path, "manifest list referenced by a snapshot is missing") from None
+        return mf.decode_manifest_list(data, path)
+
+    def write_manifest_list(self, metas: Sequence[mf.ManifestFileMeta]) -> tuple[str, int]:
+        name = f"{mf.new_manifest_list_name()}-0"
+        data = mf.encode_manifest_list(metas, mf.avro_codec(self.options.manifest_compression))
+        self.io.write_bytes(self.manifest_path(name), data, overwrite=False)
+        return name, len(data)
+
+    def data_manifests(self, snapshot: Optional[Snapshot]) -> list[mf.ManifestFileMeta]:
+        """Base then delta manifests of a snapshot: together, every change up to it."""
+        if snapshot is None:
+            return []
+        return (self.read_manifest_list(snapshot.base_manifest_list)
+                + self.read_manifest_list(snapshot.delta_manifest_list))
+
+    # ------------------------------------------------------------------ manifests
+    def read_manifest(self, name: str) -> list[mf.ManifestEntry]:
+        with self._lock:
+            cached = self._cache.get(name)
+        if cached is not None:
+            return cached
+        path = self.manifest_path(name)
+        try:
+            data = self.io.read_bytes(path)
+        except FileNotFoundError:
+            raise CorruptMetadataError(path, "manifest referenced by a manifest list is missing") from None
+        entries = mf.decode_manifest(data, path)
+        with self._lock:
+            if len(self._cache) > 256:
+                self._cache.clear()
+            self._cache[name] = entries
+        return entries
+
+    def write_manifests(self, entries: Sequence[mf.ManifestEntry],
+                        created: Optional[list] = None) -> list[mf.ManifestFileMeta]:
+        """Write entries as manifest files rolled at ``manifest.target-file-size``.
+        Names of written files are appended to ``created`` as they are written."""
+        if not entries:
+            return []
+        base = mf.new_manifest_name()
+        metas = []
+        codec = mf.avro_codec(self.options.manifest_compression)
+        for i, (data, chunk) in enumerate(mf.encode_manifests(entries, self.options.manifest_target_file_size,
+                                                                codec)):
+            name = f"{base}-{i}"
+            self.io.write_bytes(self.manifest_path(name), data, overwrite=False)
+            if created is not None:
+                created.append(name)
+            metas.append(mf.file_meta_of(name, len(data), chunk, self.partition_types, self.schema.id))
+        return metas
+
+    def delete_manifest_file(self, name: str) -> None:
+        self.io.delete(self.manifest_path(name))
+        with self._lock:
+            self._cache.pop(name, None)
+
+    # ------------------------------------------------------------------ live files
+    def entries(self, manifests: Sequence[mf.ManifestFileMeta]) -> list[mf.ManifestEntry]:
+        out: list = []
+        for m in manifests:
+            out.extend(self.read_manifest(m.file_name))
+        return out
+
+    def live_entries(self, snapshot: Optional[Snapshot]) -> list[mf.ManifestEntry]:
+        """ADD entries of a snapshot minus its DELETEs: the data files a reader uses."""
+        return self.merge_live(self.entries(self.data_manifests(snapshot)))
+
+    def merge_live(self, entries) -> list[mf.ManifestEntry]:
+        try:
+            return mf.live_files(entries)
+        except mf.DuplicateFileError as e:  # on a read this is a broken table, not a failed commit
+            raise CorruptMetadataError(self.manifest_dir, str(e)) from None
+
+    # ------------------------------------------------------------------ data file paths
+    def partition_values(self, partition: BinaryRow) -> tuple:
+        return decode_row(partition, self.partition_types) if self.partition_types else ()
+
+    def partition_dir(self, values: Sequence) -> str:
+        return partition_path(self.schema.partition_keys, self.partition_types, values,
+                              self.options.partition_default_name, self.options.partition_legacy_name)
+
+    def bucket_dir(self, values: Sequence, bucket: int) -> str:
+        return bucket_path(self.table_path, self.partition_dir(values), bucket)
+
+    def data_file_path(self, entry: mf.ManifestEntry) -> str:
+        f = entry.file
+        if f.external_path:
+            return strip_scheme(f.external_path)
+        return f"{self.bucket_dir(self.partition_values(entry.partition), entry.bucket)}/{f.file_name}"

@@ -1,0 +1,370 @@
+"""Manifest files and manifest lists (Avro), and the rules for merging their entries.
+
+A manifest file (``manifest/manifest-<uuid>-<n>``) holds ``ManifestEntry`` records,
+each one change to one data file::
+
+    _VERSION 2 | _KIND 0=ADD 1=DELETE | _PARTITION (serialised BinaryRow) | _BUCKET |
+    _TOTAL_BUCKETS | _FILE (DataFileMeta)
+
+A manifest list (``manifest/manifest-list-<uuid>-<n>``) holds ``ManifestFileMeta``
+records: a manifest's name and size, how many ADD and DELETE entries it has, the
+min/max/null-count statistics of the partitions in it (BinaryRows), its schema id
+and the bucket and level ranges.
+
+``_VERSION`` is 2 in both, the value Java Paimon's ``ManifestEntrySerializer`` and
+``ManifestFileMetaSerializer`` write and check (pypaimon writes 2 as well). Record
+names follow Java's ``AvroSchemaConverter`` (``org.apache.paimon.avro.generated.record``
+and ``record_<FIELD>`` for nested rows); nullable fields are ``["null", T]``.
+
+Merging (seed 004, "Compaction Rules"): a file is identified by partition, bucket,
+level, name, extra files, embedded index and external path. An ADD of a file that
+is already added is an error; a DELETE cancels an earlier ADD of the same file,
+and a DELETE whose ADD is not among the merged entries is kept.
+"""
+from __future__ import annotations
+
+import io as _io
+import uuid
+from dataclasses import dataclass
+from typing import Iterable, Optional, Sequence
+
+import fastavro
+
+from icefloe.errors import CommitFailedError, CorruptMetadataError
+from icefloe.paimon.binary_row import BinaryRow, decode_row, encode_row
+from icefloe.paimon.data_file import DataFileMeta, SimpleStats
+
+ADD = 0
+DELETE = 1
+MANIFEST_VERSION = 2
+_NS = "org.apache.paimon.avro.generated"
+
+
+class DuplicateFileError(CommitFailedError):
+    """Two ADD entries for one data file: the commit would make the file live twice."""
+
+
+# --------------------------------------------------------------------------- records
+@dataclass
+class ManifestEntry:
+    kind: int
+    partition: BinaryRow
+    bucket: int
+    total_buckets: int
+    file: DataFileMeta
+
+    def identifier(self) -> tuple:
+        f = self.file
+        return (self.partition.to_bytes(), self.bucket, f.level, f.file_name,
+                tuple(f.extra_files or ()), f.embedded_index, f.external_path)
+
+
+@dataclass
+class ManifestFileMeta:
+    file_name: str
+    file_size: int
+    num_added_files: int
+    num_deleted_files: int
+    partition_stats: SimpleStats
+    schema_id: int
+    min_bucket: Optional[int] = None
+    max_bucket: Optional[int] = None
+    min_level: Optional[int] = None
+    max_level: Optional[int] = None
+    min_row_id: Optional[int] = None
+    max_row_id: Optional[int] = None
+    total_buckets: Optional[int] = None
+    extra_files: Optional[tuple] = None
+
+
+# --------------------------------------------------------------------------- Avro schemas
+def _nullable(t):
+    return ["null", t]
+
+
+def _stats_schema(name: str) -> dict:
+    return {"type": "record", "name": name, "namespace": _NS, "fields": [
+        {"name": "_MIN_VALUES", "type": "bytes"},
+        {"name": "_MAX_VALUES", "type": "bytes"},
+        {"name": "_NULL_COUNTS", "type": _nullable({"type": "array", "items": ["null", "long"]}),
+         "default": None},
+    ]}
+
+
+def _opt(name: str, t) -> dict:
+    return {"name": name, "type": _nullable(t), "default": None}
+
+
+DATA_FILE_SCHEMA = {"type": "record", "name": "record__FILE", "namespace": _NS, "fields": [
+    {"name": "_FILE_NAME", "type": "string"},
+    {"name": "_FILE_SIZE", "type": "long"},
+    {"name": "_ROW_COUNT", "type": "long"},
+    {"name": "_MIN_KEY", "type": "bytes"},
+    {"name": "_MAX_KEY", "type": "bytes"},
+    {"name": "_KEY_STATS", "type": _stats_schema("record__FILE__KEY_STATS")},
+    {"name": "_VALUE_STATS", "type": _stats_schema("record__FILE__VALUE_STATS")},
+    {"name": "_MIN_SEQUENCE_NUMBER", "type": "long"},
+    {"name": "_MAX_SEQUENCE_NUMBER", "type": "long"},
+    {"name": "_SCHEMA_ID", "type": "long"},
+    {"name": "_LEVEL", "type": "int"},
+    {"name": "_EXTRA_FILES", "type": {"type": "array", "items": "string"}},
+    _opt("_CREATION_TIME", {"type": "long", "logicalType": "timestamp-millis"}),
+    _opt("_DELETE_ROW_COUNT", "long"),
+    _opt("_EMBEDDED_FILE_INDEX", "bytes"),
+    _opt("_FILE_SOURCE", "int"),
+    _opt("_VALUE_STATS_COLS", {"type": "array", "items": "string"}),
+    _opt("_EXTERNAL_PATH", "string"),
+    _opt("_FIRST_ROW_ID", "long"),
+    _opt("_WRITE_COLS", {"type": "array", "items": "string"}),
+    _opt("_WRITE_COLS_SEQUENCES", {"type": "array", "items": "long"}),
+]}
+
+MANIFEST_ENTRY_SCHEMA = {"type": "record", "name": "record", "namespace": _NS, "fields": [
+    {"name": "_VERSION", "type": "int"},
+    {"name": "_KIND", "type": "int"},
+    {"name": "_PARTITION", "type": "bytes"},
+    {"name": "_BUCKET", "type": "int"},
+    {"name": "_TOTAL_BUCKETS", "type": "int"},
+    {"name": "_FILE", "type": DATA_FILE_SCHEMA},
+]}
+
+MANIFEST_FILE_META_SCHEMA = {"type": "record", "name": "record", "namespace": _NS, "fields": [
+    {"name": "_VERSION", "type": "int"},
+    {"name": "_FILE_NAME", "type": "string"},
+    {"name": "_FILE_SIZE", "type": "long"},
+    {"name": "_NUM_ADDED_FILES", "type": "long"},
+    {"name": "_NUM_DELETED_FILES", "type": "long"},
+    {"name": "_PARTITION_STATS", "type": _stats_schema("record__PARTITION_STATS")},
+    {"name": "_SCHEMA_ID", "type": "long"},
+    _opt("_MIN_BUCKET", "int"),
+    _opt("_MAX_BUCKET", "int"),
+    _opt("_MIN_LEVEL", "int"),
+    _opt("_MAX_LEVEL", "int"),
+    _opt("_MIN_ROW_ID", "long"),
+    _opt("_MAX_ROW_ID", "long"),
+    _opt("_TOTAL_BUCKETS", "int"),
+    _opt("_EXTRA_FILES", {"type": "array", "items": "string"}),
+]}
+
+_PARSED_ENTRY = fastavro.parse_schema(MANIFEST_ENTRY_SCHEMA)
+_PARSED_META = fastavro.parse_schema(MANIFEST_FILE_META_SCHEMA)
+
+
+def avro_codec(compression: str) -> str:
+    """Avro codec for ``manifest.compression`` (Paimon's default is zstd)."""
+    c = (compression or "zstd").lower()
+    return {"zstd": "zstandard", "none": "null", "uncompressed": "null"}.get(c, c)
+
+
+# --------------------------------------------------------------------------- record <-> dict
+def _stats_to_avro(s: SimpleStats) -> dict:
+    return {"_MIN_VALUES": s.min_values.to_bytes(), "_MAX_VALUES": s.max_values.to_bytes(),
+            "_NULL_COUNTS": list(s.null_counts) if s.null_counts is not None else None}
+
+
+def _stats_from_avro(d: dict) -> SimpleStats:
+    counts = d.get("_NULL_COUNTS")
+    return SimpleStats(BinaryRow.from_bytes(d["_MIN_VALUES"]), BinaryRow.from_bytes(d["_MAX_VALUES"]),
+                       tuple(counts) if counts is not None else None)
+
+
+def _opt_list(v):
+    return list(v) if v is not None else None
+
+
+def _opt_tuple(v):
+    return tuple(v) if v is not None else None
+
+
+def data_file_to_avro(f: DataFileMeta) -> dict:
+    return {
+        "_FILE_NAME": f.file_name, "_FILE_SIZE": f.file_size, "_ROW_COUNT": f.row_count,
+        "_MIN_KEY": f.min_key.to_bytes(), "_MAX_KEY": f.max_key.to_bytes(),
+        "_KEY_STATS": _stats_to_avro(f.key_stats), "_VALUE_STATS": _stats_to_avro(f.value_stats),
+        "_MIN_SEQUENCE_NUMBER": f.min_sequence_number, "_MAX_SEQUENCE_NUMBER": f.max_sequence_number,
+        "_SCHEMA_ID": f.schema_id, "_LEVEL": f.level, "_EXTRA_FILES": list(f.extra_files or ()),
+        "_CREATION_TIME": f.creation_time, "_DELETE_ROW_COUNT": f.delete_row_count,
+        "_EMBEDDED_FILE_INDEX": f.embedded_index, "_FILE_SOURCE": f.file_source,
+        "_VALUE_STATS_COLS": _opt_list(f.value_stats_cols), "_EXTERNAL_PATH": f.external_path,
+        "_FIRST_ROW_ID": f.first_row_id, "_WRITE_COLS": _opt_list(f.write_cols),
+        "_WRITE_COLS_SEQUENCES": _opt_list(f.write_cols_sequences),
+    }
+
+
+def _millis(v) -> Optional[int]:
+    if v is None or isinstance(v, int):
+        return v
+    import datetime as _dt
+
+    if v.tzinfo is None:
+        v = v.replace(tzinfo=_dt.timezone.utc)
+    return int(v.timestamp() * 1000)
+
+
+def data_file_from_avro(d: dict) -> DataFileMeta:
+    return DataFileMeta(
+        file_name=d["_FILE_NAME"], file_size=d["_FILE_SIZE"], row_count=d["_ROW_COUNT"],
+        min_key=BinaryRow.from_bytes(d["_MIN_KEY"]), max_key=BinaryRow.from_bytes(d["_MAX_KEY"]),
+        key_stats=_stats_from_avro(d["_KEY_STATS"]), value_stats=_stats_from_avro(d["_VALUE_STATS"]),
+        min_sequence_number=d["_MIN_SEQUENCE_NUMBER"], max_sequence_number=d["_MAX_SEQUENCE_NUMBER"],
+        schema_id=d["_SCHEMA_ID"], level=d["_LEVEL"], extra_files=tuple(d.get("_EXTRA_FILES") or ()),
+        creation_time=_millis(d.get("_CREATION_TIME")), delete_row_count=d.get("_DELETE_ROW_COUNT"),
+        embedded_index=d.get("_EMBEDDED_FILE_INDEX"), file_source=d.get("_FILE_SOURCE"),
+        value_stats_cols=_opt_tuple(d.get("_VALUE_STATS_COLS")), external_path=d.get("_EXTERNAL_PATH"),
+        first_row_id=d.get("_FIRST_ROW_ID"), write_cols=_opt_tuple(d.get("_WRITE_COLS")),
+        write_cols_sequences=_opt_tuple(d.get("_WRITE_COLS_SEQUENCES")),
+    )
+
+
+def entry_to_avro(e: ManifestEntry) -> dict:
+    return {"_VERSION": MANIFEST_VERSION, "_KIND": e.kind, "_PARTITION": e.partition.to_bytes(),
+            "_BUCKET": e.bucket, "_TOTAL_BUCKETS": e.total_buckets, "_FILE": data_file_to_avro(e.file)}
+
+
+def entry_from_avro(d: dict) -> ManifestEntry:
+    return ManifestEntry(d["_KIND"], BinaryRow.from_bytes(d["_PARTITION"]), d["_BUCKET"],
+                         d["_TOTAL_BUCKETS"], data_file_from_avro(d["_FILE"]))
+
+
+def file_meta_to_avro(m: ManifestFileMeta) -> dict:
+    return {
+        "_VERSION": MANIFEST_VERSION, "_FILE_NAME": m.file_name, "_FILE_SIZE": m.file_size,
+        "_NUM_ADDED_FILES": m.num_added_files, "_NUM_DELETED_FILES": m.num_deleted_files,
+        "_PARTITION_STATS": _stats_to_avro(m.partition_stats), "_SCHEMA_ID": m.schema_id,
+        "_MIN_BUCKET": m.min_bucket, "_MAX_BUCKET": m.max_bucket, "_MIN_LEVEL": m.min_level,
+        "_MAX_LEVEL": m.max_level, "_MIN_ROW_ID": m.min_row_id, "_MAX_ROW_ID": m.max_row_id,
+        "_TOTAL_BUCKETS": m.total_buckets, "_EXTRA_FILES": _opt_list(m.extra_files),
+    }
+
+
+def file_meta_from_avro(d: dict) -> ManifestFileMeta:
+    return ManifestFileMeta(
+        d["_FILE_NAME"], d["_FILE_SIZE"], d["_NUM_ADDED_FILES"], d["_NUM_DELETED_FILES"],
+        _stats_from_avro(d["_PARTITION_STATS"]), d["_SCHEMA_ID"], d.get("_MIN_BUCKET"),
+        d.get("_MAX_BUCKET"), d.get("_MIN_LEVEL"), d.get("_MAX_LEVEL"), d.get("_MIN_ROW_ID"),
+        d.get("_MAX_ROW_ID"), d.get("_TOTAL_BUCKETS"), _opt_tuple(d.get("_EXTRA_FILES")),
+    )
+
+
+# --------------------------------------------------------------------------- encode / decode
+def encode_manifest_list(metas: Sequence[ManifestFileMeta], codec: str = "zstandard") -> bytes:
+    buf = _io.BytesIO()
+    fastavro.writer(buf, _PARSED_META, [file_meta_to_avro(m) for m in metas], codec=codec)
+    return buf.getvalue()
+
+
+def _read_avro(data: bytes, path: str) -> list:
+    try:
+        records = list(fastavro.reader(_io.BytesIO(data)))
+    except Exception as e:  # fastavro raises assorted errors on garbage
+        raise CorruptMetadataError(path, f"not a readable Avro file: {e}") from None
+    for r in records:
+        if r.get("_VERSION") != MANIFEST_VERSION:
+            raise CorruptMetadataError(path, f"unsupported _VERSION {r.get('_VERSION')!r} (expected 2)")
+    return records
+
+
+def decode_manifest_list(data: bytes, path: str = "<manifest list>") -> list[ManifestFileMeta]:
+    try:
+        return [file_meta_from_avro(r) for r in _read_avro(data, path)]
+    except (KeyError, TypeError, ValueError) as e:
+        raise CorruptMetadataError(path, f"bad manifest list record: {e}") from None
+
+
+def decode_manifest(data: bytes, path: str = "<manifest>") -> list[ManifestEntry]:
+    try:
+        return [entry_from_avro(r) for r in _read_avro(data, path)]
+    except (KeyError, TypeError, ValueError) as e:
+        raise CorruptMetadataError(path, f"bad manifest entry: {e}") from None
+
+
+def encode_manifests(entries: Sequence[ManifestEntry], target_size: int,
+                     codec: str = "zstandard") -> list[tuple[bytes, list[ManifestEntry]]]:
+    """Encode entries as one or more manifest files, rolling to a new file once a file
+    has reached ``target_size`` bytes (measured on the written, compressed blocks)."""
+    out = []
+    sync = max(256, min(16000, target_size // 4))
+    i = 0
+    while i < len(entries):
+        buf = _io.BytesIO()
+        w = fastavro.write.Writer(buf, _PARSED_ENTRY, codec=codec, sync_interval=sync)
+        start = i
+        while i < len(entries):
+            w.write(entry_to_avro(entries[i]))
+            i += 1
+            if buf.tell() >= target_size:
+                break
+        w.flush()
+        out.append((buf.getvalue(), list(entries[start:i])))
+    return out
+
+
+# --------------------------------------------------------------------------- merge rules
+def merge_entries(entries: Iterable[ManifestEntry], into: dict) -> dict:
+    """Apply entries in order to ``into`` (identifier -> entry): seed 004's rules."""
+    for e in entries:
+        ident = e.identifier()
+        if e.kind == ADD:
+            if ident in into:
+                raise DuplicateFileError(f"trying to add file {e.file.file_name} which is already added")
+            into[ident] = e
+        elif ident in into:
+            del into[ident]  # ADD then DELETE of one file cancel out
+        else:
+            into[ident] = e  # its ADD is in an earlier manifest: keep the DELETE
+    return into
+
+
+def live_files(entries: Iterable[ManifestEntry]) -> list[ManifestEntry]:
+    """The ADD entries left after merging (what a snapshot's reader sees)."""
+    merged = merge_entries(entries, {})
+    return [e for e in merged.values() if e.kind == ADD]
+
+
+# --------------------------------------------------------------------------- ManifestFileMeta of entries
+def partition_stats(entries: Sequence[ManifestEntry], partition_types: Sequence) -> SimpleStats:
+    """Min/max/null count of each partition field over the entries."""
+    n = len(partition_types)
+    mins: list = [None] * n
+    maxs: list = [None] * n
+    nulls = [0] * n
+    decoded: dict = {}
+    for e in entries:
+        values = decoded.get(e.partition.data)
+        if values is None:
+            values = decoded[e.partition.data] = decode_row(e.partition, partition_types) if n else ()
+        for i, v in enumerate(values):
+            if v is None:
+                nulls[i] += 1
+            else:
+                if mins[i] is None or v < mins[i]:
+                    mins[i] = v
+                if maxs[i] is None or v > maxs[i]:
+                    maxs[i] = v
+    return SimpleStats(encode_row(mins, partition_types), encode_row(maxs, partition_types), tuple(nulls))
+
+
+def file_meta_of(file_name: str, file_size: int, entries: Sequence[ManifestEntry],
+                 partition_types: Sequence, default_schema_id: int) -> ManifestFileMeta:
+    added = sum(1 for e in entries if e.kind == ADD)
+    totals = {e.total_buckets for e in entries}
+    total = totals.pop() if len(totals) == 1 else None
+    return ManifestFileMeta(
+        file_name=file_name, file_size=file_size, num_added_files=added,
+        num_deleted_files=len(entries) - added,
+        partition_stats=partition_stats(entries, partition_types),
+        schema_id=max((e.file.schema_id for e in entries), default=default_schema_id),
+        min_bucket=min((e.bucket for e in entries), default=None),
+        max_bucket=max((e.bucket for e in entries), default=None),
+        min_level=min((e.file.level for e in entries), default=None),
+        max_level=max((e.file.level for e in entries), default=None),
+        total_buckets=total if total is not None and total > 0 else None,
+    )
+
+
+def new_manifest_name() -> str:
+    return f"manifest-{uuid.uuid4()}"
+
+
+def new_manifest_list_name() -> str:
+    return f"manifest-list-{uuid.uuid4()}"

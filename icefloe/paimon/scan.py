@@ -1,0 +1,144 @@
+"""Scan planning: the data files a read of one snapshot uses, after pruning.
+
+The snapshot's base and delta manifest lists name every manifest up to it; their
+entries, merged in order (ADD minus DELETE), are the live files. With a filter:
+
+1. a manifest whose partition statistics cannot match is not opened;
+2. a file whose exact partition value cannot match is dropped;
+3. with equality on every bucket-key column, only the buckets of those keys stay;
+4. a file whose value statistics (min/max/null counts) cannot match is dropped.
+
+Dropping an ADD whose DELETE sat in a skipped manifest is safe: both are in the
+same partition, which the filter rejects either way.
+"""
+from __future__ import annotations
+
+import decimal
+from dataclasses import replace
+from typing import Optional
+
+from icefloe.errors import IcefloeError
+from icefloe.paimon import manifest as mf
+from icefloe.paimon import predicate as pr
+from icefloe.paimon.bucket import bucket_of
+from icefloe.paimon.file_store import FileStore
+from icefloe.paimon.snapshot import Snapshot
+from icefloe.paimon.types import AtomicType
+
+
+class UnsupportedTableError(IcefloeError):
+    """A Paimon table feature icefloe does not implement."""
+
+
+def bind_filter(where, fields):
+    """A bound predicate for Spark SQL text; anything else (e.g. a Column) prunes nothing."""
+    if isinstance(where, str):
+        return pr.bind(pr.parse_where(where), fields)
+    return pr.ALWAYS
+
+
+def plan(store: FileStore, snapshot: Optional[Snapshot], where=None) -> list[mf.ManifestEntry]:
+    """Live ADD entries of ``snapshot`` that may hold rows matching ``where``, each with
+    ``file.file_path`` set to the data file's location."""
+    if snapshot is None:
+        return []
+    schema = store.schema
+    if schema.primary_keys:
+        raise UnsupportedTableError(f"{store.table_path} is a primary-key table; icefloe reads append tables "
+                                    "only (rows of primary-key tables must be merged by key)")
+    if snapshot.index_manifest:
+        raise UnsupportedTableError(f"snapshot {snapshot.id} of {store.table_path} has index files "
+                                    "(deletion vectors); icefloe cannot apply them yet")
+    pred = bind_filter(where, schema.fields)
+    pruning = not isinstance(pred, pr.Always)
+    part_keys = schema.partition_keys
+    part_types = store.partition_types
+    manifests = store.data_manifests(snapshot)
+    if pruning and part_keys and pr.referenced_columns(pred) & set(part_keys):
+        manifests = [m for m in manifests if _manifest_may_match(pred, m, part_keys, part_types)]
+    live = store.merge_live(store.entries(manifests))
+    buckets = _selected_buckets(pred, schema) if pruning else None
+    out = []
+    part_cache: dict = {}
+    for e in live:
+        values = part_cache.get(e.partition.data)
+        if values is None:
+            values = part_cache[e.partition.data] = store.partition_values(e.partition)
+        if pruning:
+            ranges = {k: pr.ColumnRange(v, v, 1 if v is None else 0, 1) for k, v in zip(part_keys, values)}
+            if not pr.may_match(pred, ranges):
+                continue
+            if buckets is not None and e.total_buckets == schema.num_buckets and e.bucket not in buckets:
+                continue
+            if not _file_may_match(pred, e.file, schema, ranges):
+                continue
+        path = store.bucket_dir(values, e.bucket) + "/" + e.file.file_name if not e.file.external_path \
+            else store.data_file_path(e)
+        out.append(mf.ManifestEntry(e.kind, e.partition, e.bucket, e.total_buckets,
+                                    replace(e.file, file_path=path)))
+    return out
+
+
+def _manifest_may_match(pred, m: mf.ManifestFileMeta, keys, types) -> bool:
+    mins, maxs, nulls = m.partition_stats.decode(types)
+    rows = m.num_added_files + m.num_deleted_files
+    ranges = {k: pr.ColumnRange(lo, hi, n, rows) for k, lo, hi, n in zip(keys, mins, maxs, nulls)}
+    return pr.may_match(pred, ranges)
+
+
+def _file_may_match(pred, f, schema, part_ranges: dict) -> bool:
+    if f.schema_id != schema.id:
+        return True  # statistics laid out by another schema version: do not guess
+    if f.value_stats_cols is None:
+        fields = schema.fields
+    else:
+        by_name = {x.name: x for x in schema.fields}
+        if any(c not in by_name for c in f.value_stats_cols):
+            return True
+        fields = [by_name[c] for c in f.value_stats_cols]
+    if not fields:
+        return True
+    try:
+        mins, maxs, nulls = f.value_stats.decode([x.type for x in fields])
+    except Exception:
+        return True
+    ranges = dict(part_ranges)
+    for x, lo, hi, n in zip(fields, mins, maxs, nulls):
+        if x.name not in ranges:
+            ranges[x.name] = pr.ColumnRange(lo, hi, n, f.row_count)
+    return pr.may_match(pred, ranges)
+
+
+def _selected_buckets(pred, schema) -> Optional[set]:
+    """Buckets that can hold rows matching ``pred`` when it fixes every bucket key by
+    equality (``k = v`` or ``k IN (...)`` in the top-level AND); else None."""
+    if schema.num_buckets <= 0:
+        return None
+    keys = schema.bucket_key_fields
+    if not keys or any(not isinstance(k.type, AtomicType) or k.type.root not in
+                       ("TINYINT", "SMALLINT", "INT", "BIGINT", "CHAR", "VARCHAR", "DATE", "BOOLEAN")
+                       for k in keys):
+        return None
+    conjuncts = pr.conjuncts(pred)
+    choices = {}
+    for c in conjuncts:
+        if isinstance(c, pr.Compare) and c.op == "=":
+            choices[c.column] = [c.value]
+        elif isinstance(c, pr.In):
+            choices[c.column] = list(c.values)
+    if any(k.name not in choices for k in keys):
+        return None
+    combos: list = [[]]
+    for k in keys:
+        vals = []
+        for v in choices[k.name]:
+            if isinstance(v, decimal.Decimal):
+                if v != v.to_integral_value():
+                    continue  # no integer equals it: no bucket
+                v = int(v)
+            vals.append(v)
+        combos = [c + [v] for c in combos for v in vals]
+        if len(combos) > 1000:
+            return None
+    types = [k.type for k in keys]
+    return {bucket_of(c, types, schema.num_buckets) for c in combos}

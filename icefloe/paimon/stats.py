@@ -1,0 +1,180 @@
+"""Value statistics of a data file (``_VALUE_STATS``): min, max and null count per column.
+
+The statistics cover the top-level columns of the schema in order (so
+``_VALUE_STATS_COLS`` is null). Per ``metadata.stats-mode`` (default
+``truncate(16)``): ``full`` keeps exact bounds; ``truncate(N)`` keeps a string's
+first N characters as lower bound and, as upper bound, the first N characters
+with the last one incremented (no upper bound if that is impossible);
+``counts`` keeps only null counts; ``none`` records no statistics at all.
+Nested columns (ROW, ARRAY, MAP) get no bounds. Floating point bounds are
+dropped when a NaN was seen (a NaN makes min/max meaningless).
+
+Two sources: an Arrow table (the Arrow writer) and a Parquet footer (files
+Spark wrote); both end in ``value_stats``.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import decimal
+import math
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence
+
+from icefloe.paimon.binary_row import encode_row
+from icefloe.paimon.data_file import EMPTY_STATS, SimpleStats
+from icefloe.paimon.types import AtomicType, DataField
+
+
+@dataclass
+class ColumnStats:
+    min: Any = None
+    max: Any = None
+    null_count: Optional[int] = None
+
+
+def truncate_min(s: str, n: int) -> str:
+    return s if len(s) <= n else s[:n]
+
+
+def truncate_max(s: str, n: int) -> Optional[str]:
+    """A string >= every string starting with ``s[:n]``, or None if there is none."""
+    if len(s) <= n:
+        return s
+    chars = list(s[:n])
+    for i in range(len(chars) - 1, -1, -1):
+        cp = ord(chars[i]) + 1
+        if 0xD800 <= cp <= 0xDFFF:
+            cp = 0xE000
+        if cp <= 0x10FFFF:
+            return "".join(chars[:i]) + chr(cp)
+    return None
+
+
+def apply_stats_mode(col: ColumnStats, t, mode: str, truncate: Optional[int]) -> ColumnStats:
+    if not isinstance(t, AtomicType) or mode == "counts":
+        return ColumnStats(None, None, col.null_count)
+    if truncate and t.root in ("CHAR", "VARCHAR"):
+        lo = truncate_min(col.min, truncate) if col.min is not None else None
+        hi = truncate_max(col.max, truncate) if col.max is not None else None
+        return ColumnStats(lo, hi, col.null_count)
+    return col
+
+
+def value_stats(fields: Sequence[DataField], columns: Sequence[ColumnStats], mode: str,
+                truncate: Optional[int]) -> tuple[SimpleStats, Optional[tuple]]:
+    """(``_VALUE_STATS``, ``_VALUE_STATS_COLS``) of one file."""
+    if mode == "none":
+        return EMPTY_STATS, ()
+    types = [f.type for f in fields]
+    cols = [apply_stats_mode(c, t, mode, truncate) for c, t in zip(columns, types)]
+    stats = SimpleStats(
+        encode_row([c.min for c in cols], types),
+        encode_row([c.max for c in cols], types),
+        tuple(c.null_count for c in cols),
+    )
+    return stats, None
+
+
+# --------------------------------------------------------------------------- from Arrow
+def _is_float(t) -> bool:
+    return isinstance(t, AtomicType) and t.root in ("FLOAT", "DOUBLE")
+
+
+def stats_from_arrow(table, fields: Sequence[DataField]) -> list[ColumnStats]:
+    """Exact statistics of the columns of an Arrow table (matched by name)."""
+    import pyarrow.compute as pc
+
+    out = []
+    for f in fields:
+        col = table.column(f.name)
+        nulls = col.null_count
+        if not isinstance(f.type, AtomicType) or nulls == len(col):
+            out.append(ColumnStats(None, None, nulls))
+            continue
+        if _is_float(f.type) and pc.any(pc.is_nan(col)).as_py():
+            out.append(ColumnStats(None, None, nulls))
+            continue
+        mm = pc.min_max(col)
+        out.append(ColumnStats(mm["min"].as_py(), mm["max"].as_py(), nulls))
+    return out
+
+
+# --------------------------------------------------------------------------- from a Parquet footer
+def stats_from_footer(metadata, fields: Sequence[DataField]) -> list[ColumnStats]:
+    """Statistics of a Parquet file's top-level columns from its footer (by column name).
+
+    Null counts of nested columns cannot be told from leaf statistics and are None.
+    """
+    md = metadata
+    by_path: dict = {}
+    for rg_i in range(md.num_row_groups):
+        rg = md.row_group(rg_i)
+        for ci in range(rg.num_columns):
+            col = rg.column(ci)
+            by_path.setdefault(col.path_in_schema, []).append(col)
+    out = []
+    for f in fields:
+        chunks = by_path.get(f.name)
+        if not isinstance(f.type, AtomicType) or chunks is None:
+            out.append(ColumnStats(None, None, None))
+            continue
+        nulls: Optional[int] = 0
+        lo = hi = None
+        bounds_ok = True
+        for c in chunks:
+            st = c.statistics
+            if st is None or not st.has_null_count:
+                nulls = None
+            elif nulls is not None:
+                nulls += st.null_count
+            if st is None:
+                bounds_ok = False
+                continue
+            if not st.has_min_max:
+                if st.null_count != c.num_values:
+                    bounds_ok = False
+                continue
+            try:
+                a, b = _footer_value(f.type, st, "min"), _footer_value(f.type, st, "max")
+            except Exception:  # statistics pyarrow cannot convert: bounds unknown
+                bounds_ok = False
+                continue
+            if _is_float(f.type) and (math.isnan(a) or math.isnan(b)):
+                bounds_ok = False
+                continue
+            lo = a if lo is None or a < lo else lo
+            hi = b if hi is None or b > hi else hi
+        if not bounds_ok:
+            lo = hi = None
+        out.append(ColumnStats(lo, hi, nulls))
+    return out
+
+
+def _footer_value(t: AtomicType, st, which: str):
+    r = t.root
+    if r == "DECIMAL":
+        # pyarrow cannot convert decimals stored as INT32/INT64 (Spark's layout): use raw
+        v = getattr(st, f"{which}_raw")
+    else:
+        v = getattr(st, which)
+    if v is None:
+        return None
+    if r in ("CHAR", "VARCHAR") and isinstance(v, (bytes, bytearray)):
+        return bytes(v).decode("utf-8")
+    if r == "DECIMAL" and not isinstance(v, decimal.Decimal):
+        if isinstance(v, int):
+            return decimal.Decimal(v).scaleb(-t.scale)
+        return decimal.Decimal(int.from_bytes(bytes(v), "big", signed=True)).scaleb(-t.scale)
+    if r in ("TIMESTAMP", "TIMESTAMP_LTZ") and isinstance(v, _dt.datetime):
+        if r == "TIMESTAMP_LTZ" and v.tzinfo is None:
+            return v.replace(tzinfo=_dt.timezone.utc)
+        if r == "TIMESTAMP" and v.tzinfo is not None:
+            return v.replace(tzinfo=None)
+        return v
+    if r == "BOOLEAN":
+        return bool(v)
+    if r in ("TINYINT", "SMALLINT", "INT", "BIGINT"):
+        return int(v)
+    if r in ("FLOAT", "DOUBLE"):
+        return float(v)
+    return v

@@ -1,0 +1,258 @@
+"""A Paimon append table: reads, writes and history over one table directory.
+
+The same user-facing surface as an Iceberg table (``append``, ``overwrite``,
+``to_spark``, ``to_arrow``, ``snapshots``, ``plan_files``...). Writes go
+tasks -> commit messages -> one commit; reads plan on the driver and hand the
+files to Spark's Parquet reader (or pyarrow for ``to_arrow``).
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import uuid
+from typing import Optional, Sequence
+
+from icefloe.core.io import LOCAL, FileIO, strip_scheme
+from icefloe.errors import NoSuchTableError
+from icefloe.paimon import scan as scan_mod
+from icefloe.paimon import types as pt
+from icefloe.paimon.commit import CommitMessage, FileStoreCommit
+from icefloe.paimon.file_store import FileStore
+from icefloe.paimon.schema import TableSchema, latest_schema
+from icefloe.paimon.snapshot import Snapshot
+
+
+def to_epoch_ms(as_of) -> int:
+    """A datetime (naive = local time, as Spark's TIMESTAMP AS OF), date, ISO string or epoch ms."""
+    if isinstance(as_of, _dt.datetime):
+        if as_of.tzinfo is None:
+            as_of = as_of.astimezone()
+        return int(as_of.timestamp() * 1000)
+    if isinstance(as_of, _dt.date):
+        return int(_dt.datetime(as_of.year, as_of.month, as_of.day).astimezone().timestamp() * 1000)
+    if isinstance(as_of, str):
+        return to_epoch_ms(_dt.datetime.fromisoformat(as_of))
+    return int(as_of)
+
+
+class PaimonTable:
+    format = "paimon"
+
+    def __init__(self, name: str, location: str, io: Optional[FileIO] = None, spark=None):
+        self.name = name
+        self._location = location.rstrip("/")
+        self.io = io or LOCAL
+        self._spark = spark
+        self.commit_user = str(uuid.uuid4())
+        self.refresh()
+
+    # ------------------------------------------------------------------ state
+    def refresh(self) -> "PaimonTable":
+        schema = latest_schema(self.io, self._location)
+        if schema is None:
+            raise NoSuchTableError(f"no Paimon table at {self._location}")
+        self._schema = schema
+        self._store = FileStore(self.io, self._location, schema)
+        return self
+
+    def __getstate__(self):  # picklable for Spark tasks: no session, no caches
+        state = dict(self.__dict__)
+        state["_spark"] = None
+        state.pop("_store", None)
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._store = FileStore(self.io, self._location, self._schema)
+
+    @property
+    def location(self) -> str:
+        return self._location
+
+    @property
+    def table_schema(self) -> TableSchema:
+        """The Paimon schema (``schema-N``): fields with Paimon types, keys, options."""
+        return self._schema
+
+    @property
+    def schema(self):
+        """The icefloe Schema (field ids are Paimon's)."""
+        return pt.to_core_schema(self._schema.fields, self._schema.id)
+
+    @property
+    def store(self) -> FileStore:
+        return self._store
+
+    @property
+    def properties(self) -> dict:
+        return dict(self._schema.options)
+
+    @property
+    def options(self) -> dict:
+        return dict(self._schema.options)
+
+    @property
+    def partition_keys(self) -> list[str]:
+        return list(self._schema.partition_keys)
+
+    def __repr__(self) -> str:
+        return f"PaimonTable({self.name!r}, {self._location!r})"
+
+    @property
+    def spark(self):
+        from icefloe.spark.session import get_spark
+
+        self._spark = get_spark(self._spark)
+        return self._spark
+
+    # ------------------------------------------------------------------ history
+    def snapshots(self) -> list[Snapshot]:
+        return self._store.snapshots.snapshots()
+
+    def current_snapshot(self) -> Optional[Snapshot]:
+        return self._store.snapshots.latest()
+
+    def history(self) -> list[dict]:
+        """When each snapshot was committed (Paimon's history is linear)."""
+        return [{"timestamp-ms": s.time_millis, "snapshot-id": s.id} for s in self.snapshots()]
+
+    def snapshot(self, snapshot_id: int) -> Snapshot:
+        return self._store.snapshots.snapshot(int(snapshot_id))
+
+    def snapshot_for(self, snapshot_id: Optional[int] = None, as_of=None) -> Optional[Snapshot]:
+        if snapshot_id is not None and as_of is not None:
+            raise ValueError("give snapshot_id or as_of, not both")
+        if snapshot_id is not None:
+            return self.snapshot(snapshot_id)
+        if as_of is not None:
+            return self._store.snapshots.as_of(to_epoch_ms(as_of))
+        return self.current_snapshot()
+
+    # ------------------------------------------------------------------ planning
+    def plan(self, where=None, snapshot_id: Optional[int] = None, as_of=None):
+        """Manifest entries (ADD) of the files a read would use, paths filled in."""
+        return scan_mod.plan(self._store, self.snapshot_for(snapshot_id, as_of), where)
+
+    def plan_files(self, where=None, snapshot_id: Optional[int] = None, as_of=None):
+        """DataFileMetas of the files a read would use (``file_path`` filled in)."""
+        return [e.file for e in self.plan(where, snapshot_id, as_of)]
+
+    # ------------------------------------------------------------------ reads
+    def to_spark(self, snapshot_id: Optional[int] = None, as_of=None, where=None,
+                 columns: Optional[Sequence[str]] = None):
+        from icefloe.spark.paimon_read import read_files
+
+        files = self.plan_files(where, snapshot_id, as_of)
+        return read_files(self.spark, [f.file_path for f in files], self._schema.fields, where, columns)
+
+    def to_arrow(self, snapshot_id: Optional[int] = None, as_of=None, where: Optional[str] = None,
+                 columns: Optional[Sequence[str]] = None):
+        """The table as a pyarrow.Table, read without Spark. ``where`` (Spark SQL text)
+        prunes files and filters rows; conditions beyond comparisons, IN, IS [NOT] NULL,
+        prefix LIKE, AND and OR raise ``UnsupportedFilterError`` (use ``to_spark``)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        from icefloe.paimon.predicate import to_arrow_expression
+
+        row_filter = to_arrow_expression(where, self._schema.fields) if where is not None else None
+        target = pt.to_arrow_schema(self._schema.fields, with_ids=False)
+        parts = []
+        for f in self.plan_files(where, snapshot_id, as_of):
+            t = pq.ParquetFile(strip_scheme(f.file_path)).read()  # one file: no Hive partition discovery
+            parts.append(_project_by_name(t, target))
+        out = pa.concat_tables(parts) if parts else target.empty_table()
+        if row_filter is not None:
+            out = out.filter(row_filter)
+        if columns:
+            out = out.select(list(columns))
+        return out
+
+    # ------------------------------------------------------------------ writes
+    def _check_writable(self) -> None:
+        from icefloe.paimon.scan import UnsupportedTableError
+
+        if self._schema.primary_keys:
+            raise UnsupportedTableError(f"table {self.name} has a primary key; icefloe writes append tables only")
+        if self._schema.num_buckets < -1 or self._schema.num_buckets == 0:
+            raise UnsupportedTableError(f"table {self.name} uses bucket mode {self._schema.num_buckets}; "
+                                        "icefloe writes bucket -1 (unaware) or fixed buckets only")
+
+    def _write(self, data) -> list[CommitMessage]:
+        self.refresh()
+        self._check_writable()
+        if _is_arrow(data):
+            from icefloe.paimon.writer import write_arrow_table
+
+            return write_arrow_table(self._store, self._schema, _as_arrow_table(data), self.name)
+        from icefloe.spark.paimon_write import write_data_files
+
+        self.spark  # noqa: B018 - make sure the session has the settings the write relies on
+        return write_data_files(data, self)
+
+    def commit(self, messages: Sequence[CommitMessage], overwrite: bool = False) -> Optional[Snapshot]:
+        """Commit messages written elsewhere (e.g. by Spark tasks). If the commit fails,
+        the messages' data files are deleted: nothing references them."""
+        self.refresh()
+        try:
+            self._check_writable()
+            return FileStoreCommit(self._store, self.commit_user).commit(list(messages), overwrite=overwrite)
+        except BaseException:
+            self.abort(messages)
+            raise
+
+    def abort(self, messages: Sequence[CommitMessage]) -> None:
+        """Delete the data files of uncommitted messages."""
+        for m in messages:
+            for f in m.new_files:
+                path = f.file_path or f"{self._store.bucket_dir(m.partition, m.bucket)}/{f.file_name}"
+                self.io.delete(path)
+
+    def append(self, data) -> Optional[Snapshot]:
+        """Append a Spark DataFrame or pyarrow.Table as one APPEND snapshot (None if empty)."""
+        return self.commit(self._write(data))
+
+    def overwrite(self, data) -> Snapshot:
+        """Replace the whole table with ``data`` in one OVERWRITE snapshot."""
+        return self.commit(self._write(data), overwrite=True)
+
+    def expire_snapshots(self, now_ms: Optional[int] = None) -> list[int]:
+        """Expire snapshots per the retention options; returns the expired ids."""
+        from icefloe.paimon.expire import expire_snapshots
+
+        return expire_snapshots(self.refresh()._store, now_ms)
+
+
+def _project_by_name(table, target):
+    """A file's columns matched to the table's by name (as Paimon reads); missing -> nulls."""
+    import pyarrow as pa
+
+    names = {n.lower(): n for n in table.column_names}
+    cols = []
+    for f in target:
+        src = names.get(f.name.lower())
+        if src is None:
+            cols.append(pa.nulls(table.num_rows, f.type))
+            continue
+        col = table.column(src)
+        cols.append(col.cast(f.type) if col.type != f.type else col)
+    return pa.Table.from_arrays(cols, schema=target)
+
+
+def _is_arrow(data) -> bool:
+    import pyarrow as pa
+
+    return isinstance(data, (pa.Table, pa.RecordBatch)) or (
+        type(data).__name__ == "DataFrame" and type(data).__module__.startswith("pandas"))
+
+
+def _as_arrow_table(data):
+    import pyarrow as pa
+
+    if isinstance(data, pa.Table):
+        return data
+    if isinstance(data, pa.RecordBatch):
+        return pa.Table.from_batches([data])
+    return pa.Table.from_pandas(data, preserve_index=False)
+
+
+__all__ = ["PaimonTable", "to_epoch_ms"]

@@ -1,0 +1,210 @@
+"""Writing Arrow data as Paimon data files (no Spark): the task side of a write.
+
+``write_arrow_files(table, record_batches)`` fits the batches to the table schema,
+splits the rows by partition and bucket, writes one Parquet file per
+(partition, bucket) -- more when it exceeds ``target-file-size`` -- into
+``<partition>/bucket-<N>/data-<uuid>-<n>.parquet`` and returns one
+``CommitMessage`` per (partition, bucket). It runs inside Spark tasks (the
+Python data source writer) as well as in the driver; nothing is committed.
+
+Parquet files carry every column, partition keys included, with Paimon's field
+ids as Parquet field ids, ``zstd`` compressed (``file.compression``).
+Sequence numbers: a bucket-unaware file numbers its rows from 0 (Paimon's
+append writer ignores earlier files there); in a fixed bucket they continue
+after the largest sequence number already committed in that bucket.
+"""
+from __future__ import annotations
+
+import io as _io
+from typing import Iterable, Optional
+
+from icefloe.errors import RequiredFieldNullError, SchemaMismatchError
+from icefloe.paimon import types as pt
+from icefloe.paimon.bucket import buckets_of_columns
+from icefloe.paimon.commit import CommitMessage
+from icefloe.paimon.data_file import DataFileMeta, DataFileNamer, local_now_millis
+from icefloe.paimon.file_store import FileStore
+from icefloe.paimon.schema import TableSchema
+from icefloe.paimon.stats import stats_from_arrow, value_stats
+
+
+# --------------------------------------------------------------------------- fitting data to the schema
+def _compatible(src, dst) -> bool:
+    """Whether Arrow type ``src`` converts to ``dst`` without loss or reinterpretation."""
+    import pyarrow.types as t
+
+    if src == dst or t.is_null(src):
+        return True
+    ints = [t.is_int8, t.is_int16, t.is_int32, t.is_int64]
+    rank = lambda x: next((i for i, f in enumerate(ints) if f(x)), None)  # noqa: E731
+    if rank(src) is not None and rank(dst) is not None:
+        return rank(src) <= rank(dst)
+    if t.is_floating(src) and t.is_floating(dst):
+        return src.bit_width <= dst.bit_width
+    if t.is_decimal(src) and t.is_decimal(dst):
+        return src.scale <= dst.scale and src.precision - src.scale <= dst.precision - dst.scale
+    if t.is_timestamp(src) and t.is_timestamp(dst):
+        return (src.tz is None) == (dst.tz is None)
+    strings = (t.is_string, t.is_large_string, lambda x: str(x) == "string_view")
+    if any(f(src) for f in strings) and any(f(dst) for f in strings):
+        return True
+    if (t.is_binary(src) or t.is_large_binary(src) or t.is_fixed_size_binary(src)) and t.is_binary(dst):
+        return True
+    if t.is_date(src) and t.is_date(dst):
+        return True
+    if t.is_nested(src) and t.is_nested(dst):
+        return True  # checked by the cast itself
+    return False
+
+
+def align_arrow(data, fields, table_name: str = "table"):
+    """``data`` (pyarrow.Table) projected, cast and checked against the table's fields."""
+    import pyarrow as pa
+
+    by_name = {}
+    for name in data.column_names:
+        if name.lower() in by_name:
+            raise SchemaMismatchError(f"data has two columns named {name!r}")
+        by_name[name.lower()] = name
+    extra = set(by_name) - {f.name.lower() for f in fields}
+    if extra:
+        raise SchemaMismatchError(f"data has columns that table {table_name} does not: {sorted(extra)}; "
+                                  f"table columns are {[f.name for f in fields]}")
+    target = pt.to_arrow_schema(fields)
+    cols = []
+    for f, tf in zip(fields, target):
+        src_name = by_name.get(f.name.lower())
+        if src_name is None:
+            if not f.type.nullable:
+                raise SchemaMismatchError(f"required column {f.name!r} of table {table_name} is missing from the data")
+            cols.append(pa.nulls(data.num_rows, tf.type))
+            continue
+        col = data.column(src_name)
+        if not _compatible(col.type, tf.type):
+            raise SchemaMismatchError(
+                f"column {f.name!r} has type {col.type} but table {table_name} declares {f.type}; "
+                "cast it explicitly")
+        if col.type != tf.type:
+            try:
+                col = col.cast(tf.type)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+                raise SchemaMismatchError(f"column {f.name!r} cannot be converted to {f.type}: {e}") from None
+        if not f.type.nullable and col.null_count:
+            raise RequiredFieldNullError(f"null value in required column '{f.name}' of table {table_name}")
+        cols.append(col)
+    return pa.Table.from_arrays(cols, schema=target)
+
+
+# --------------------------------------------------------------------------- grouping
+def _group_rows(data, schema: TableSchema) -> dict:
+    """(partition tuple, bucket) -> row indices."""
+    import numpy as np
+
+    n = data.num_rows
+    num_buckets = schema.num_buckets
+    if num_buckets > 0:
+        keys = schema.bucket_key_fields
+        buckets = buckets_of_columns([data.column(k.name) for k in keys], [k.type for k in keys], num_buckets)
+    else:
+        buckets = np.zeros(n, dtype=np.int32)
+    if not schema.partition_keys:
+        if num_buckets <= 0:
+            return {((), 0): None}
+        return {((), int(b)): np.nonzero(buckets == b)[0] for b in np.unique(buckets)}
+    import pyarrow as pa
+
+    keys = {f"k{i}": data.column(k) for i, k in enumerate(schema.partition_keys)}
+    keys["bucket"] = pa.array(buckets, pa.int32())
+    index = pa.table({**keys, "row": pa.array(np.arange(n, dtype=np.int64))})
+    grouped = index.group_by(list(keys), use_threads=False).aggregate([("row", "list")])
+    groups: dict = {}
+    part_values = [grouped.column(f"k{i}").to_pylist() for i in range(len(schema.partition_keys))]
+    for g, (bucket, rows) in enumerate(zip(grouped.column("bucket").to_pylist(),
+                                           grouped.column("row_list").to_pylist())):
+        groups[(tuple(c[g] for c in part_values), int(bucket))] = np.asarray(sorted(rows))
+    return groups
+
+
+def restored_sequence_numbers(store: FileStore) -> dict:
+    """Largest committed sequence number per (partition bytes, bucket) of the latest snapshot."""
+    out: dict = {}
+    for e in store.live_entries(store.snapshots.latest()):
+        key = (e.partition.data, e.bucket)
+        out[key] = max(out.get(key, -1), e.file.max_sequence_number)
+    return out
+
+
+# --------------------------------------------------------------------------- writing
+def write_parquet_bytes(data, compression: str = "zstd") -> bytes:
+    import pyarrow.parquet as pq
+
+    buf = _io.BytesIO()
+    pq.write_table(data, buf, compression=None if compression in ("none", "uncompressed") else compression,
+                   use_compliant_nested_type=True)
+    return buf.getvalue()
+
+
+def write_arrow_table(store: FileStore, schema: TableSchema, data, table_name: str = "table",
+                      namer: Optional[DataFileNamer] = None) -> list[CommitMessage]:
+    """Write an Arrow table (any column order) as data files; return the commit messages."""
+    from icefloe.paimon.binary_row import encode_row
+
+    data = align_arrow(data, schema.fields, table_name)
+    if data.num_rows == 0:
+        return []
+    co = schema.core_options
+    namer = namer or DataFileNamer(co.data_file_prefix, co.file_format)
+    total_buckets = schema.num_buckets if schema.num_buckets > 0 else -1
+    restored = restored_sequence_numbers(store) if total_buckets > 0 else {}
+    target = co.target_file_size
+    messages = []
+    written: list[str] = []
+    try:
+        for (partition, bucket), rows in _group_rows(data, schema).items():
+            part_data = data if rows is None else data.take(rows)
+            seq_key = (encode_row(list(partition), schema.partition_types).data, bucket)
+            next_seq = restored.get(seq_key, -1) + 1
+            directory = store.bucket_dir(partition, bucket)
+            files = []
+            per_file = max(1, int(part_data.num_rows * target / max(part_data.nbytes, 1)))
+            for start in range(0, part_data.num_rows, per_file):
+                chunk = part_data.slice(start, per_file)
+                meta = _write_one(store, schema, chunk, directory, namer, written)
+                files.append(meta.with_sequence_numbers(next_seq))
+                if total_buckets > 0:
+                    next_seq += chunk.num_rows
+            messages.append(CommitMessage(tuple(partition), bucket, total_buckets, files))
+    except BaseException:
+        for p in written:
+            store.io.delete(p)
+        raise
+    return messages
+
+
+def _write_one(store: FileStore, schema: TableSchema, chunk, directory: str, namer: DataFileNamer,
+               written: list) -> DataFileMeta:
+    co = schema.core_options
+    name = namer.next()
+    path = f"{directory}/{name}"
+    raw = write_parquet_bytes(chunk, co.file_compression)
+    store.io.write_bytes(path, raw, overwrite=False)
+    written.append(path)
+    stats, stats_cols = value_stats(schema.fields, stats_from_arrow(chunk, schema.fields),
+                                    co.stats_mode, co.stats_truncate_length)
+    return DataFileMeta(
+        file_name=name, file_size=len(raw), row_count=chunk.num_rows, value_stats=stats,
+        min_sequence_number=0, max_sequence_number=chunk.num_rows - 1, schema_id=schema.id,
+        creation_time=local_now_millis(), value_stats_cols=stats_cols, file_path=path,
+    )
+
+
+def write_arrow_files(table, record_batches: Iterable) -> list[CommitMessage]:
+    """Write record batches as data files of ``table`` (a PaimonTable); returns picklable
+    commit messages for ``table.commit(messages)``. Usable inside a Spark task."""
+    import pyarrow as pa
+
+    batches = [b for b in record_batches if b is not None and b.num_rows > 0]
+    if not batches:
+        return []
+    data = pa.Table.from_batches(batches)
+    return write_arrow_table(table.store, table.table_schema, data, table.name)

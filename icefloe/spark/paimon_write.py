@@ -1,0 +1,335 @@
+"""Spark writes Paimon data files; the driver turns them into commit messages.
+
+The fast path is Spark's own Parquet writer:
+
+1. the DataFrame is fitted to the table's fields (by name; safe widenings only;
+   a null in a NOT NULL column fails the Spark job, and with it the write),
+   every column carrying its Paimon field id as ``parquet.field.id``;
+2. each row gets a key column: its bucket (Paimon's bucket function, computed by
+   an Arrow UDF on the bucket-key columns) and its partition tuple (as hex JSON,
+   computed with Spark expressions);
+3. rows are clustered by that key and Spark writes them, zstd-compressed, to a
+   hidden staging directory of the table, partitioned by the key;
+4. the driver moves each file to ``<partition>/bucket-<N>/data-<uuid>-<n>.parquet``
+   and reads its footer for the row count and the value statistics.
+
+Partition columns stay in the data files, as Paimon requires. Nothing is
+committed here; on any failure the files written so far are deleted.
+"""
+from __future__ import annotations
+
+import binascii
+import datetime as _dt
+import decimal
+import json
+import os
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from typing import Optional
+
+from icefloe.errors import SchemaMismatchError
+from icefloe.paimon import types as pt
+from icefloe.paimon.binary_row import encode_row
+from icefloe.paimon.commit import CommitMessage
+from icefloe.paimon.data_file import DataFileMeta, DataFileNamer, local_now_millis
+from icefloe.paimon.stats import stats_from_footer, value_stats
+from icefloe.spark.align import NULL_MARKER, explain_spark_error
+
+KEY_COL = "__icefloe_paimon_key"
+_EPOCH = _dt.datetime(1970, 1, 1)
+
+
+# --------------------------------------------------------------------------- fitting the DataFrame
+def _int_rank(dt) -> Optional[int]:
+    from pyspark.sql import types as T
+
+    for i, cls in enumerate((T.ByteType, T.ShortType, T.IntegerType, T.LongType)):
+        if isinstance(dt, cls):
+            return i
+    return None
+
+
+def _check_compatible(src, dst, path: str) -> None:
+    """Raise unless Spark type ``src`` can be written as ``dst`` without loss."""
+    from pyspark.sql import types as T
+
+    if isinstance(src, T.NullType) or src == dst:
+        return
+    if isinstance(dst, T.StructType):
+        if not isinstance(src, T.StructType):
+            raise SchemaMismatchError(f"column {path!r}: expected a struct, got {src.simpleString()}")
+        names = {f.name.lower(): f for f in src.fields}
+        for tf in dst.fields:
+            sf = names.pop(tf.name.lower(), None)
+            if sf is None:
+                raise SchemaMismatchError(f"struct {path!r} lacks field {tf.name!r}")
+            _check_compatible(sf.dataType, tf.dataType, f"{path}.{tf.name}")
+        if names:
+            raise SchemaMismatchError(f"struct {path!r} has fields the table does not: {sorted(names)}")
+        return
+    if isinstance(dst, T.ArrayType):
+        if not isinstance(src, T.ArrayType):
+            raise SchemaMismatchError(f"column {path!r}: expected an array, got {src.simpleString()}")
+        return _check_compatible(src.elementType, dst.elementType, f"{path}.element")
+    if isinstance(dst, T.MapType):
+        if not isinstance(src, T.MapType):
+            raise SchemaMismatchError(f"column {path!r}: expected a map, got {src.simpleString()}")
+        _check_compatible(src.keyType, dst.keyType, f"{path}.key")
+        return _check_compatible(src.valueType, dst.valueType, f"{path}.value")
+    a, b = _int_rank(src), _int_rank(dst)
+    if a is not None and b is not None and a <= b:
+        return
+    if isinstance(src, T.FloatType) and isinstance(dst, T.DoubleType):
+        return
+    if isinstance(src, T.DecimalType) and isinstance(dst, T.DecimalType) and src.scale <= dst.scale \
+            and src.precision - src.scale <= dst.precision - dst.scale:
+        return
+    if isinstance(src, (T.StringType, T.VarcharType, T.CharType)) and isinstance(dst, T.StringType):
+        return
+    raise SchemaMismatchError(
+        f"column {path!r} has type {src.simpleString()} but the table column is {dst.simpleString()}; "
+        "cast it explicitly (only wider integers, float->double and wider decimals are implicit)")
+
+
+def align_dataframe(df, fields, table_name: str = "table"):
+    """``df`` projected, cast and null-checked to the table's fields (with field ids)."""
+    from pyspark.sql import functions as F
+
+    by_name = {}
+    for f in df.schema.fields:
+        if f.name.lower() in by_name:
+            raise SchemaMismatchError(f"data has two columns named {f.name!r}")
+        by_name[f.name.lower()] = f
+    extra = set(by_name) - {f.name.lower() for f in fields}
+    if extra:
+        raise SchemaMismatchError(f"data has columns that table {table_name} does not: {sorted(extra)}; "
+                                  f"table columns are {[f.name for f in fields]}")
+    cols = []
+    for f in fields:
+        target = pt.to_spark_type(f.type)
+        md = {"parquet.field.id": f.id}
+        sf = by_name.get(f.name.lower())
+        if sf is None:
+            if not f.type.nullable:
+                raise SchemaMismatchError(f"required column {f.name!r} of table {table_name} is missing from the data")
+            cols.append(F.lit(None).cast(target).alias(f.name, metadata=md))
+            continue
+        _check_compatible(sf.dataType, target, f.name)
+        c = F.col(f"`{sf.name}`")
+        if sf.dataType != target:
+            c = c.cast(target)
+        if not f.type.nullable and sf.nullable:
+            msg = f"{NULL_MARKER}: null value in required column '{f.name}' of table {table_name}"
+            c = F.when(c.isNull(), F.raise_error(F.lit(msg)).cast(target)).otherwise(c)
+        cols.append(c.alias(f.name, metadata=md))
+    return df.select(*cols)
+
+
+# --------------------------------------------------------------------------- the key column
+def _internal(col, t):
+    """A Spark expression of a partition value in a JSON-safe form that decodes exactly."""
+    from pyspark.sql import functions as F
+
+    r = t.root
+    if r == "DATE":
+        return F.unix_date(col)
+    if r == "TIMESTAMP_LTZ":
+        return F.unix_micros(col)
+    if r == "TIMESTAMP":
+        return F.timestamp_diff("MICROSECOND", F.lit("1970-01-01 00:00:00").cast("timestamp_ntz"), col)
+    if r == "DECIMAL":
+        return col.cast("string")
+    if r in ("BINARY", "VARBINARY"):
+        return F.hex(col)
+    return col
+
+
+def _decode(v, t):
+    if v is None:
+        return None
+    r = t.root
+    if r == "DATE":
+        return _dt.date(1970, 1, 1) + _dt.timedelta(days=int(v))
+    if r == "TIMESTAMP":
+        return _EPOCH + _dt.timedelta(microseconds=int(v))
+    if r == "TIMESTAMP_LTZ":
+        return (_EPOCH + _dt.timedelta(microseconds=int(v))).replace(tzinfo=_dt.timezone.utc)
+    if r == "DECIMAL":
+        return decimal.Decimal(v)
+    if r in ("BINARY", "VARBINARY"):
+        return binascii.unhexlify(v)
+    if r in ("FLOAT", "DOUBLE"):
+        return float(v)
+    return v
+
+
+def _bucket_udf(key_types: list, num_buckets: int):
+    from pyspark.sql.functions import arrow_udf
+
+    @arrow_udf("int")
+    def paimon_bucket(*columns):  # runs in the Python workers
+        import pyarrow as pa
+
+        from icefloe.paimon.bucket import buckets_of_columns
+
+        return pa.array(buckets_of_columns(list(columns), key_types, num_buckets), type=pa.int32())
+
+    return paimon_bucket
+
+
+def key_column(schema):
+    """``<bucket>_<hex(JSON of the partition tuple)>`` (None if neither is needed)."""
+    from pyspark.sql import functions as F
+
+    parts = []
+    if schema.num_buckets > 0:
+        keys = schema.bucket_key_fields
+        udf = _bucket_udf([k.type for k in keys], schema.num_buckets)
+        parts.append(udf(*[F.col(f"`{k.name}`") for k in keys]).cast("string"))
+    else:
+        parts.append(F.lit("0"))
+    if schema.partition_keys:
+        named = []
+        for i, f in enumerate(schema.partition_fields):
+            named += [F.lit(f"p{i}"), _internal(F.col(f"`{f.name}`"), f.type)]
+        parts.append(F.hex(F.to_json(F.named_struct(*named))))
+    elif schema.num_buckets <= 0:
+        return None
+    return F.concat_ws("_", *parts)
+
+
+def decode_key(key: str, schema) -> tuple[tuple, int]:
+    bucket_text, _, hexed = key.partition("_")
+    bucket = int(bucket_text)
+    if not schema.partition_keys:
+        return (), bucket
+    obj = json.loads(binascii.unhexlify(hexed).decode("utf-8")) if hexed else {}
+    return tuple(_decode(obj.get(f"p{i}"), f.type) for i, f in enumerate(schema.partition_fields)), bucket
+
+
+# --------------------------------------------------------------------------- the write
+def _records_per_file(schema, target_bytes: int) -> int:
+    per_row = 0.0
+    for f in schema.fields:
+        r = f.type.root if isinstance(f.type, pt.AtomicType) else "NESTED"
+        per_row += {"BOOLEAN": 0.2, "TINYINT": 1, "SMALLINT": 1.5, "INT": 2.5, "BIGINT": 4, "DATE": 2,
+                    "FLOAT": 4, "DOUBLE": 6, "TIMESTAMP": 4, "TIMESTAMP_LTZ": 4}.get(r, 8)
+    return max(1000, int(target_bytes / max(per_row, 0.1)))
+
+
+def write_data_files(df, table) -> list[CommitMessage]:
+    """Write ``df`` as data files of ``table`` (a PaimonTable); return commit messages."""
+    schema = table.table_schema
+    store = table.store
+    co = schema.core_options
+    aligned = align_dataframe(df, schema.fields, table.name)
+    key = key_column(schema)
+    if key is not None:
+        aligned = aligned.withColumn(KEY_COL, key).repartition(KEY_COL)
+    staging = f"{table.location}/.staging-{uuid.uuid4().hex}"
+    codec = co.file_compression
+    writer = (aligned.write.mode("errorifexists")
+              .option("compression", "none" if codec in ("none", "uncompressed") else codec)
+              .option("maxRecordsPerFile", _records_per_file(schema, co.target_file_size)))
+    if key is not None:
+        writer = writer.partitionBy(KEY_COL)
+    moved: list[str] = []
+    try:
+        try:
+            writer.parquet(staging)
+        except Exception as e:  # a failed Spark job: our null check or anything else
+            raise explain_spark_error(e) from None
+        return _collect(store, schema, staging, key is not None, moved)
+    except BaseException:
+        for p in moved:
+            store.io.delete(p)
+        raise
+    finally:
+        store.io.delete_tree(staging)
+
+
+def _collect(store, schema, staging: str, keyed: bool, moved: list) -> list[CommitMessage]:
+    """Move staged files into place and describe them, grouped per (partition, bucket)."""
+    import pyarrow.parquet as pq
+
+    from icefloe.paimon.writer import restored_sequence_numbers
+
+    co = schema.core_options
+    namer = DataFileNamer(co.data_file_prefix, co.file_format)
+    staged = []
+    for path in sorted(store.io.walk_files(staging)):
+        name = os.path.basename(path)
+        if not name.endswith(".parquet") or name.startswith((".", "_")):
+            continue
+        if keyed:
+            rel = os.path.relpath(os.path.dirname(path), staging)
+            partition, bucket = decode_key(rel.split("=", 1)[1], schema)
+        else:
+            partition, bucket = (), 0
+        staged.append((path, partition, bucket))
+
+    def describe(item):
+        return item, pq.read_metadata(item[0])
+
+    with ThreadPoolExecutor(max_workers=max(1, min(8, len(staged)))) as ex:
+        described = list(ex.map(describe, staged))
+    total_buckets = schema.num_buckets if schema.num_buckets > 0 else -1
+    restored = restored_sequence_numbers(store) if total_buckets > 0 else {}
+    groups: dict = {}
+    for (path, partition, bucket), md in described:
+        if md.num_rows == 0:
+            store.io.delete(path)
+            continue
+        name = namer.next()
+        final = f"{store.bucket_dir(partition, bucket)}/{name}"
+        store.io.rename(path, final)
+        moved.append(final)
+        stats, stats_cols = value_stats(schema.fields, stats_from_footer(md, schema.fields),
+                                        co.stats_mode, co.stats_truncate_length)
+        meta = DataFileMeta(
+            file_name=name, file_size=store.io.size(final), row_count=md.num_rows, value_stats=stats,
+            min_sequence_number=0, max_sequence_number=md.num_rows - 1, schema_id=schema.id,
+            creation_time=local_now_millis(), value_stats_cols=stats_cols, file_path=final,
+        )
+        gkey = (partition, bucket)
+        if total_buckets > 0:
+            seq_key = (encode_row(list(partition), schema.partition_types).data, bucket)
+            start = restored.get(seq_key, -1) + 1
+            meta = meta.with_sequence_numbers(start)
+            restored[seq_key] = meta.max_sequence_number
+        groups.setdefault(gkey, []).append(meta)
+    return [CommitMessage(p, b, total_buckets, files) for (p, b), files in groups.items()]
+
+
+# --------------------------------------------------------------------------- Python data source hooks
+def paimon_write_batches(location: str, batches) -> list[CommitMessage]:
+    """Task side of ``df.write.format("icefloe")`` for a Paimon table: the batches as
+    data files, returned as commit messages (nothing committed)."""
+    from icefloe.paimon.table import PaimonTable
+    from icefloe.paimon.writer import write_arrow_files
+
+    table = PaimonTable(os.path.basename(location.rstrip("/")), _local(location))
+    return write_arrow_files(table, batches)
+
+
+def paimon_commit(location: str, messages, overwrite: bool = False):
+    """Driver side: commit the tasks' messages as one snapshot (their files are deleted
+    if the commit fails)."""
+    from icefloe.paimon.table import PaimonTable
+
+    table = PaimonTable(os.path.basename(location.rstrip("/")), _local(location))
+    return table.commit([m for m in messages if m is not None], overwrite=overwrite)
+
+
+def paimon_abort(location: str, messages) -> None:
+    """Driver side of a failed write: delete the data files the tasks wrote."""
+    from icefloe.paimon.table import PaimonTable
+
+    PaimonTable(os.path.basename(location.rstrip("/")), _local(location)).abort(
+        [m for m in messages if m is not None])
+
+
+def _local(location: str) -> str:
+    from icefloe.core.io import strip_scheme
+
+    return os.path.abspath(strip_scheme(location))

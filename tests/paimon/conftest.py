@@ -1,0 +1,43 @@
+"""Fixtures of the Paimon tests: one SparkSession for the whole run, fresh warehouses."""
+import os
+import sys
+
+import pytest
+
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+os.environ.setdefault("ICEFLOE_SHUFFLE_PARTITIONS", "4")
+
+
+@pytest.fixture(scope="session")
+def paimon_spark():
+    from icefloe.spark.session import get_spark
+
+    return get_spark()
+
+
+@pytest.fixture
+def paimon_warehouse(tmp_path):
+    return str(tmp_path / "warehouse")
+
+
+@pytest.fixture
+def paimon_catalog(paimon_warehouse):
+    """A catalog for Arrow-only tests (no Spark session is started)."""
+    from icefloe.paimon import PaimonCatalog
+
+    return PaimonCatalog(paimon_warehouse)
+
+
+@pytest.fixture
+def spark_catalog(paimon_warehouse, paimon_spark):
+    from icefloe.paimon import PaimonCatalog
+
+    return PaimonCatalog(paimon_warehouse, paimon_spark)
+
+
+@pytest.fixture
+def pypaimon_catalog(paimon_warehouse):
+    """pypaimon's filesystem catalog over the same warehouse."""
+    from pypaimon import CatalogFactory
+
+    return CatalogFactory.create({"warehouse": paimon_warehouse})

@@ -1,0 +1,153 @@
+"""Paimon type strings, schema files and the filesystem catalog layout."""
+import json
+import os
+
+import pyarrow as pa
+import pytest
+
+from icefloe.errors import (
+    InvalidNameError, NoSuchNamespaceError, NoSuchTableError, SchemaError, TableAlreadyExistsError,
+)
+from icefloe.paimon.schema import TableSchema, load_schema
+from icefloe.paimon.types import (
+    ArrayType, MapType, RowType, parse_atomic, parse_type, to_core_schema, type_to_json,
+)
+
+
+@pytest.mark.parametrize("text", [
+    "BIGINT NOT NULL", "STRING", "INT", "TIMESTAMP(6)", "TIMESTAMP(3) NOT NULL", "DECIMAL(10, 2)",
+    "DECIMAL(38, 0) NOT NULL", "TIMESTAMP(6) WITH LOCAL TIME ZONE", "DATE", "BOOLEAN", "DOUBLE", "FLOAT",
+    "TINYINT", "SMALLINT", "BYTES", "VARCHAR(10)", "CHAR(3) NOT NULL", "BINARY(16)", "TIME(0)",
+])
+def test_type_strings_round_trip(text):
+    assert str(parse_atomic(text)) == text
+
+
+@pytest.mark.parametrize("text,canonical", [
+    ("INTEGER", "INT"), ("TIMESTAMP_LTZ(3)", "TIMESTAMP(3) WITH LOCAL TIME ZONE"),
+    ("timestamp with local time zone", "TIMESTAMP(6) WITH LOCAL TIME ZONE"), ("DECIMAL", "DECIMAL(10, 0)"),
+    ("VARCHAR(2147483647)", "STRING"), ("TIMESTAMP", "TIMESTAMP(6)"), ("bigint not null", "BIGINT NOT NULL"),
+])
+def test_type_aliases(text, canonical):
+    assert str(parse_atomic(text)) == canonical
+
+
+def test_nested_type_json():
+    js = {"type": "MAP NOT NULL", "key": "STRING NOT NULL",
+          "value": {"type": "ARRAY", "element": {"type": "ROW", "fields": [
+              {"id": 5, "name": "x", "type": "INT", "description": "an x"}]}}}
+    t = parse_type(js)
+    assert isinstance(t, MapType) and not t.nullable
+    assert isinstance(t.value, ArrayType) and isinstance(t.value.element, RowType)
+    assert t.value.element.fields[0].description == "an x"
+    assert type_to_json(t) == js
+
+
+def test_schema_file_layout(paimon_catalog, paimon_warehouse):
+    t = paimon_catalog.create_table(
+        "db.t", "id bigint not null, name string, ts timestamp, ntz timestamp_ntz, d decimal(10,2), "
+                "s struct<a: int, b: struct<c: string>>, l array<int>, m map<string, bigint>",
+        partitioned_by=["name"], properties={"bucket": "2", "bucket-key": "id", "snapshot.num-retained.min": "5"})
+    path = os.path.join(paimon_warehouse, "db.db", "t", "schema", "schema-0")
+    doc = json.loads(open(path).read())
+    assert doc["version"] == 3 and doc["id"] == 0
+    assert [f["id"] for f in doc["fields"]] == [0, 1, 2, 3, 4, 5, 9, 10]
+    assert [f["type"] for f in doc["fields"][:5]] == [
+        "BIGINT NOT NULL", "STRING", "TIMESTAMP(6) WITH LOCAL TIME ZONE", "TIMESTAMP(6)", "DECIMAL(10, 2)"]
+    row = doc["fields"][5]["type"]
+    assert row["type"] == "ROW" and [(f["id"], f["name"]) for f in row["fields"]] == [(6, "a"), (8, "b")]
+    assert row["fields"][1]["type"]["fields"][0] == {"id": 7, "name": "c", "type": "STRING"}
+    assert doc["fields"][6]["type"] == {"type": "ARRAY", "element": "INT"}
+    assert doc["fields"][7]["type"] == {"type": "MAP", "key": "STRING NOT NULL", "value": "BIGINT"}
+    assert doc["highestFieldId"] == 10
+    assert doc["partitionKeys"] == ["name"] and doc["primaryKeys"] == []
+    assert doc["options"] == {"bucket": "2", "bucket-key": "id", "snapshot.num-retained.min": "5"}
+    assert isinstance(doc["timeMillis"], int)
+    # the icefloe Schema keeps Paimon's ids
+    assert [f.field_id for f in t.schema.fields] == [0, 1, 2, 3, 4, 5, 9, 10]
+    assert str(t.schema.find_field("ts").field_type) == "timestamptz"
+
+
+def test_pypaimon_reads_our_schema_file(paimon_catalog, paimon_warehouse, pypaimon_catalog):
+    paimon_catalog.create_table("db.t", "id bigint not null, name string, d decimal(10,2), l array<int>",
+                                partitioned_by=["name"])
+    pt = pypaimon_catalog.get_table("db.t")
+    assert [f.name for f in pt.fields] == ["id", "name", "d", "l"]
+    assert [str(f.type) for f in pt.fields] == ["BIGINT NOT NULL", "STRING", "DECIMAL(10, 2)", "ARRAY<INT>"]
+    assert pt.partition_keys == ["name"]
+
+
+def test_we_read_a_pypaimon_schema_file(paimon_catalog, pypaimon_catalog, paimon_warehouse):
+    from pypaimon import Schema
+
+    pypaimon_catalog.create_database("db", True)
+    arrow = pa.schema([pa.field("id", pa.int64(), nullable=False), ("tiny", pa.int8()),
+                       ("s", pa.struct([("a", pa.int32())])), ("ts", pa.timestamp("ms"))])
+    pypaimon_catalog.create_table("db.p", Schema.from_pyarrow_schema(arrow, options={"bucket": "-1"}), False)
+    ts = load_schema(paimon_catalog.io, os.path.join(paimon_warehouse, "db.db", "p"), 0)
+    assert [str(f.type) for f in ts.fields] == ["BIGINT NOT NULL", "TINYINT", "ROW<`a` INT>", "TIMESTAMP(3)"]
+    core = to_core_schema(ts.fields)
+    assert str(core.find_field("tiny").field_type) == "int"
+    assert TableSchema.from_json(ts.to_json()).fields == ts.fields
+
+
+def test_catalog_layout_and_lifecycle(paimon_catalog, paimon_warehouse):
+    cat = paimon_catalog
+    t = cat.create_table("db.one", "id int")
+    assert t.location == os.path.join(paimon_warehouse, "db.db", "one")
+    cat.create_table("db.two", pa.schema([("x", pa.string())]))
+    assert cat.list_tables("db") == ["db.one", "db.two"]
+    assert cat.list_namespaces() == ["db"]
+    assert cat.table_exists("db.one") and not cat.table_exists("db.three")
+    with pytest.raises(TableAlreadyExistsError):
+        cat.create_table("db.one", "id int")
+    cat.drop_table("db.one")
+    assert cat.list_tables("db") == ["db.two"]
+    with pytest.raises(NoSuchTableError):
+        cat.load_table("db.one")
+    with pytest.raises(NoSuchTableError):
+        cat.drop_table("db.one")
+    with pytest.raises(NoSuchNamespaceError):
+        cat.list_tables("nope")
+
+
+@pytest.mark.parametrize("name", ["db", "a.b.c", "../x.y", "db.t/x", "db.", ".t", "d b.t"])
+def test_invalid_names(paimon_catalog, name):
+    with pytest.raises(InvalidNameError):
+        paimon_catalog.create_table(name, "id int")
+
+
+@pytest.mark.parametrize("props,partitions,msg", [
+    ({"bucket": "4"}, None, "bucket-key"),
+    ({"bucket": "4", "bucket-key": "dt"}, ["dt"], "partition key"),
+    ({"bucket": "4", "bucket-key": "nope"}, None, "nope"),
+    ({"bucket": "0"}, None, "bucket"),
+    ({"bucket-key": "id"}, None, "bucket"),
+    ({"primary-key": "id"}, None, "append"),
+    ({"file.format": "orc"}, None, "parquet"),
+    ({"manifest.target-file-size": "8 lightyears"}, None, "memory size"),
+    ({}, ["nope"], "nope"),
+    ({}, ["year(dt)"], "column names"),
+])
+def test_create_option_validation(paimon_catalog, props, partitions, msg):
+    with pytest.raises(SchemaError, match=msg):
+        paimon_catalog.create_table("db.t", "id bigint, dt string", partitioned_by=partitions, properties=props)
+    assert not paimon_catalog.table_exists("db.t")
+
+
+def test_through_the_shared_catalog_api(paimon_warehouse):
+    import icefloe
+
+    cat = icefloe.Catalog(paimon_warehouse, format="paimon")
+    t = cat.create_table("db.t", "id bigint not null, dt string", partitioned_by=["dt"],
+                         properties={"bucket": "2", "bucket-key": "id"})
+    t.append(pa.table({"id": pa.array([1, 2, 3], pa.int64()), "dt": ["a", "b", "a"]}))
+    assert cat.list_tables("db") == ["db.t"] and cat.table_exists("db.t")
+    loaded = cat.load_table("db.t")
+    assert loaded.format == "paimon" and loaded.name == "db.t"
+    assert sorted(loaded.to_arrow().column("id").to_pylist()) == [1, 2, 3]
+    s = loaded.current_snapshot()
+    assert (s.snapshot_id, s.operation, s.parent_snapshot_id) == (1, "append", None)
+    assert loaded.history()[0]["snapshot-id"] == 1
+    cat.drop_table("db.t")
+    assert not cat.table_exists("db.t")
