@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import os
-import re
 from typing import Optional
 
 from icefloe.core.io import FileIO, LOCAL
+from icefloe.core.names import check_name_part, is_valid_name_part, split_name
 from icefloe.core.types import Schema
 from icefloe.errors import (
     InvalidNameError, NoSuchNamespaceError, NoSuchTableError, TableAlreadyExistsError,
@@ -14,27 +14,6 @@ from icefloe.iceberg.hadoop import HadoopTableOperations
 from icefloe.iceberg.partitioning import build_spec
 from icefloe.iceberg.table import IcebergTable
 from icefloe.iceberg.table_metadata import TableMetadata, new_table_metadata
-
-_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_\-]{0,199}$")
-
-
-def check_name_part(part: str, what: str) -> str:
-    """Reject names that could escape the warehouse or be mangled by a file system."""
-    if not isinstance(part, str) or not _NAME_RE.match(part):
-        raise InvalidNameError(
-            f"invalid {what} name {part!r}: use letters, digits, '_' and '-' "
-            "(no path separators, dots or spaces)")
-    return part
-
-
-def split_name(name: str) -> tuple[str, str]:
-    if not isinstance(name, str):
-        raise InvalidNameError(f"table name must be a string, got {name!r}")
-    parts = name.split(".")
-    if len(parts) != 2:
-        raise InvalidNameError(f"table name {name!r} must look like 'db.table'")
-    return check_name_part(parts[0], "namespace"), check_name_part(parts[1], "table")
-
 
 class HadoopCatalog:
     def __init__(self, warehouse: str, spark=None, io: Optional[FileIO] = None):
@@ -85,7 +64,7 @@ class HadoopCatalog:
 
     def list_namespaces(self) -> list[str]:
         return [d for d in self.io.list_dir(self.warehouse)
-                if _NAME_RE.match(d) and self.io.is_dir(f"{self.warehouse}/{d}")]
+                if is_valid_name_part(d) and self.io.is_dir(f"{self.warehouse}/{d}")]
 
     def list_tables(self, namespace: str) -> list[str]:
         check_name_part(namespace, "namespace")
@@ -94,7 +73,7 @@ class HadoopCatalog:
             raise NoSuchNamespaceError(f"namespace {namespace} does not exist in {self.warehouse}")
         out = []
         for d in self.io.list_dir(base):
-            if _NAME_RE.match(d) and HadoopTableOperations(self.io, f"{base}/{d}").exists():
+            if is_valid_name_part(d) and HadoopTableOperations(self.io, f"{base}/{d}").exists():
                 out.append(f"{namespace}.{d}")
         return out
 

@@ -7,10 +7,11 @@ pypaimon's filesystem catalogs use, so any of them can open the warehouse.
 from __future__ import annotations
 
 import os
-import re
 from typing import Optional
 
 from icefloe.core.io import LOCAL, FileIO
+from icefloe.core.names import check_name_part
+from icefloe.core.names import split_name as _split_name
 from icefloe.core.types import Schema, parse_schema
 from icefloe.errors import (
     InvalidNameError, NoSuchNamespaceError, NoSuchTableError, SchemaError, TableAlreadyExistsError,
@@ -20,24 +21,10 @@ from icefloe.paimon.schema import SCHEMA_DIR, TableSchema, create_schema, list_s
 from icefloe.paimon.table import PaimonTable
 
 DB_SUFFIX = ".db"
-_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_\-]{0,199}$")
-
-
-def check_name_part(part: str, what: str) -> str:
-    """Reject names that could escape the warehouse or be mangled by a file system."""
-    if not isinstance(part, str) or not _NAME_RE.match(part):
-        raise InvalidNameError(f"invalid {what} name {part!r}: use letters, digits, '_' and '-' "
-                               "(no path separators, dots or spaces)")
-    return part
 
 
 def split_name(name: str) -> tuple[str, str]:
-    if not isinstance(name, str):
-        raise InvalidNameError(f"table name must be a string, got {name!r}")
-    parts = name.split(".")
-    if len(parts) != 2:
-        raise InvalidNameError(f"table name {name!r} must look like 'db.table'")
-    return check_name_part(parts[0], "database"), check_name_part(parts[1], "table")
+    return _split_name(name, "database")
 
 
 def _to_fields(schema) -> list:

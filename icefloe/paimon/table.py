@@ -19,19 +19,7 @@ from icefloe.paimon.commit import CommitMessage, FileStoreCommit
 from icefloe.paimon.file_store import FileStore
 from icefloe.paimon.schema import TableSchema, latest_schema
 from icefloe.paimon.snapshot import Snapshot
-
-
-def to_epoch_ms(as_of) -> int:
-    """A datetime (naive = local time, as Spark's TIMESTAMP AS OF), date, ISO string or epoch ms."""
-    if isinstance(as_of, _dt.datetime):
-        if as_of.tzinfo is None:
-            as_of = as_of.astimezone()
-        return int(as_of.timestamp() * 1000)
-    if isinstance(as_of, _dt.date):
-        return int(_dt.datetime(as_of.year, as_of.month, as_of.day).astimezone().timestamp() * 1000)
-    if isinstance(as_of, str):
-        return to_epoch_ms(_dt.datetime.fromisoformat(as_of))
-    return int(as_of)
+from icefloe.core.timetravel import to_epoch_ms  
 
 
 class PaimonTable:
