@@ -130,7 +130,8 @@ class _ManifestWriter:
 
 def _produce(io: FileIO, ops: HadoopTableOperations, base: TableMetadata, change: Change, branch: str,
              commit_uuid: str, attempt: int, written: list) -> TableMetadata:
-    ref = base.refs.get(branch)
+    # a write to a branch that does not exist yet starts from main's head, as Iceberg does
+    ref = base.refs.get(branch) or base.refs.get(MAIN_BRANCH)
     parent = base.snapshot_by_id(ref.snapshot_id) if ref is not None else None
     snapshot_id = new_snapshot_id()
     existing_ids = {s.snapshot_id for s in base.snapshots}

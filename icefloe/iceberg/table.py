@@ -5,24 +5,13 @@ import datetime as _dt
 from typing import Optional, Sequence
 
 from icefloe.core.io import FileIO
+from icefloe.core.timetravel import to_epoch_ms
 from icefloe.errors import NoSuchSnapshotError
 from icefloe.iceberg import scan as scan_mod
 from icefloe.iceberg.commit import Change, commit_change
 from icefloe.iceberg.hadoop import HadoopTableOperations
 from icefloe.iceberg.snapshot import Snapshot
 from icefloe.iceberg.table_metadata import MAIN_BRANCH, TableMetadata
-
-
-def to_epoch_ms(as_of) -> int:
-    if isinstance(as_of, _dt.datetime):
-        if as_of.tzinfo is None:
-            as_of = as_of.astimezone()  # local wall-clock time, as Spark's TIMESTAMP AS OF
-        return int(as_of.timestamp() * 1000)
-    if isinstance(as_of, _dt.date):
-        return int(_dt.datetime(as_of.year, as_of.month, as_of.day).astimezone().timestamp() * 1000)
-    if isinstance(as_of, str):
-        return to_epoch_ms(_dt.datetime.fromisoformat(as_of))
-    return int(as_of)
 
 
 class IcebergTable:
@@ -110,6 +99,14 @@ class IcebergTable:
             return self._meta.schema
         return self._meta.schema_by_id(snap.schema_id)
 
+    def read_schema(self, snap: Optional[Snapshot], snapshot_id=None, as_of=None, ref=None):
+        """The schema a read uses, as Iceberg chooses it: the current schema for the current state
+        and branches; the snapshot's own schema for time travel by id, by time or to a tag."""
+        is_tag = ref is not None and getattr(self._meta.refs.get(ref), "type", "") == "tag"
+        if snapshot_id is None and as_of is None and not is_tag:
+            return self._meta.schema
+        return self.schema_for(snap)
+
     # ------------------------------------------------------------------ reads
     def to_spark(self, snapshot_id: Optional[int] = None, as_of=None, where=None,
                  columns: Optional[Sequence[str]] = None, ref: Optional[str] = None):
@@ -118,7 +115,8 @@ class IcebergTable:
 
         snap = self.snapshot_for(snapshot_id, as_of, ref)
         tasks = scan_mod.plan_files(self.io, self._meta, snap, where)
-        return read_tasks(self.spark, tasks, self.schema_for(snap), where, columns)
+        return read_tasks(self.spark, tasks, self.read_schema(snap, snapshot_id, as_of, ref), where, columns,
+                          history=self._meta.schemas)
 
     def to_arrow(self, snapshot_id: Optional[int] = None, as_of=None, where=None, ref=None):
         """The table as a pyarrow.Table, read without Spark (for small tables and tools)."""
@@ -128,7 +126,7 @@ class IcebergTable:
         from icefloe.core.types import to_arrow_schema
 
         snap = self.snapshot_for(snapshot_id, as_of, ref)
-        schema = self.schema_for(snap)
+        schema = self.read_schema(snap, snapshot_id, as_of, ref)
         target = to_arrow_schema(schema)
         tasks = scan_mod.plan_files(self.io, self._meta, snap, where)
         parts = []
@@ -376,20 +374,51 @@ def _as_arrow_table(data):
 
 
 def _read_by_field_id(table, target):
-    """Project a file's Arrow table onto ``target`` by ``PARQUET:field_id`` (missing -> nulls)."""
+    """Project a file's Arrow table onto ``target`` by ``PARQUET:field_id``, recursively through
+    structs, list elements and map values (a missing id reads as nulls)."""
     import pyarrow as pa
 
-    by_id = {}
-    for i, f in enumerate(table.schema):
-        fid = (f.metadata or {}).get(b"PARQUET:field_id")
-        if fid is not None:
-            by_id[int(fid)] = i
-    cols = []
+    cols = [_chunked(table.column(i)) for i in range(table.num_columns)]
+    by_id = {_fid(f): (f, c) for f, c in zip(table.schema, cols) if _fid(f) is not None}
+    out = []
     for f in target:
-        fid = int(f.metadata[b"PARQUET:field_id"])
-        if fid in by_id:
-            col = table.column(by_id[fid])
-            cols.append(col.cast(f.type) if col.type != f.type else col)
-        else:
-            cols.append(pa.nulls(table.num_rows, f.type))
-    return pa.Table.from_arrays(cols, schema=target)
+        hit = by_id.get(_fid(f))
+        out.append(_conform(hit[1], hit[0], f, table.num_rows) if hit else pa.nulls(table.num_rows, f.type))
+    return pa.Table.from_arrays(out, schema=target)
+
+
+def _fid(field):
+    v = (field.metadata or {}).get(b"PARQUET:field_id")
+    return int(v) if v is not None else None
+
+
+def _chunked(col):
+    return col.combine_chunks() if hasattr(col, "combine_chunks") else col
+
+
+def _conform(arr, src_field, dst_field, n):
+    """``arr`` (of ``src_field``) as ``dst_field``'s type, matching nested fields by id."""
+    import pyarrow as pa
+    import pyarrow.types as pt
+
+    st, dt = src_field.type, dst_field.type
+    if pt.is_struct(dt) and pt.is_struct(st):
+        children = {}
+        for i in range(st.num_fields):
+            fid = _fid(st.field(i))
+            if fid is not None:
+                children[fid] = (st.field(i), arr.field(i))
+        parts = []
+        for j in range(dt.num_fields):
+            df_ = dt.field(j)
+            hit = children.get(_fid(df_))
+            parts.append(_conform(hit[1], hit[0], df_, len(arr)) if hit else pa.nulls(len(arr), df_.type))
+        return pa.StructArray.from_arrays(parts, fields=list(dt), mask=arr.is_null())
+    if (pt.is_list(dt) or pt.is_large_list(dt)) and (pt.is_list(st) or pt.is_large_list(st)):
+        values = _conform(arr.values, st.value_field, dt.value_field, len(arr.values))
+        return pa.ListArray.from_arrays(arr.offsets, values, type=dt, mask=arr.is_null())
+    if pt.is_map(dt) and pt.is_map(st):
+        keys = _conform(arr.keys, st.key_field, dt.key_field, len(arr.keys))
+        items = _conform(arr.items, st.item_field, dt.item_field, len(arr.items))
+        return pa.MapArray.from_arrays(arr.offsets, keys, items, type=dt, mask=arr.is_null())
+    return arr.cast(dt) if st != dt else arr

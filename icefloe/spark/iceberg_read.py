@@ -41,7 +41,7 @@ class UnsupportedFeatureError(IcefloeError):
 
 
 def read_tasks(spark, tasks: list, schema: Schema, where=None, columns: Optional[Sequence[str]] = None,
-               with_positions: bool = False):
+               with_positions: bool = False, history: Sequence[Schema] = ()):
     """A DataFrame of the planned ``tasks`` (deletes applied).
 
     ``with_positions`` adds FILE_COL and POS_COL, which row-level writes need to
@@ -56,10 +56,11 @@ def read_tasks(spark, tasks: list, schema: Schema, where=None, columns: Optional
 
             df = df.withColumn(FILE_COL, F.lit(None).cast("string")).withColumn(POS_COL, F.lit(None).cast("long"))
     elif not has_deletes and not with_positions:
-        paths = [t.path for t in tasks]
-        df = spark.read.schema(spark_schema).parquet(*paths)
+        from icefloe.spark.iceberg_evolved_read import read_parquet_by_field_id
+
+        df = read_parquet_by_field_id(spark, [t.path for t in tasks], schema, history)
     else:
-        df = _read_with_positions(spark, tasks, spark_schema)
+        df = _read_with_positions(spark, tasks, schema, history)
         if has_deletes:
             df = _apply_deletes(spark, df, tasks, schema)
         if not with_positions:
@@ -80,12 +81,15 @@ def table_path_of(col):
     return F.url_decode(F.replace(no_scheme, F.lit("+"), F.lit("%2B")))
 
 
-def _read_with_positions(spark, tasks: list, spark_schema):
+def _read_with_positions(spark, tasks: list, schema: Schema, history: Sequence[Schema] = ()):
     from pyspark.sql import functions as F
 
-    df = spark.read.schema(spark_schema).parquet(*[t.path for t in tasks])
-    return (df.select("*", F.col("_metadata.file_path").alias(_RAW_PATH), F.col("_metadata.row_index").alias(POS_COL))
-              .withColumn(FILE_COL, table_path_of(F.col(_RAW_PATH))).drop(_RAW_PATH))
+    from icefloe.spark.iceberg_evolved_read import restore_column_names, spark_read_schema
+
+    df = spark.read.schema(spark_read_schema(schema, history)).parquet(*[t.path for t in tasks])
+    df = (df.select("*", F.col("_metadata.file_path").alias(_RAW_PATH), F.col("_metadata.row_index").alias(POS_COL))
+            .withColumn(FILE_COL, table_path_of(F.col(_RAW_PATH))).drop(_RAW_PATH))
+    return restore_column_names(df, schema)
 
 
 def _hint(df, rows: int):

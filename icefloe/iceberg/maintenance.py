@@ -1,0 +1,319 @@
+"""Table maintenance: snapshot expiry and orphan-file removal, plus property updates.
+
+Expiry follows the spec's "Snapshot Retention Policy" for every ref:
+
+1. refs other than ``main`` whose snapshot is older than their ``max-ref-age-ms``
+   (default: table property ``history.expire.max-ref-age-ms``, unlimited) are dropped;
+2. every remaining ref's snapshot is kept;
+3. each remaining branch keeps its ancestors while the chain is shorter than
+   ``min-snapshots-to-keep`` or the snapshot is younger than ``max-snapshot-age-ms``
+   (defaults: ``history.expire.min-snapshots-to-keep`` = 1,
+   ``history.expire.max-snapshot-age-ms`` = 5 days, overridden by the call's
+   ``retain_last`` and ``older_than``);
+4. snapshots on no branch are kept while younger than the expiry time;
+5. everything else expires.
+
+The new metadata is committed first; only then are files deleted that no retained
+snapshot reaches: manifest lists of expired snapshots, their manifests that no
+retained snapshot lists, and the data and delete files live in those manifests but
+live in no retained manifest (Java's ``ReachableFileCleanup``). A crash after the
+commit leaves orphans, never a dangling reference; ``remove_orphan_files`` collects them.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from typing import Iterable, Optional
+
+from icefloe.core.io import strip_scheme
+from icefloe.errors import IcefloeError
+from icefloe.iceberg.commit import load_manifest_entries, snapshot_manifests
+from icefloe.iceberg.hadoop import HINT_FILE, HadoopTableOperations
+from icefloe.iceberg.manifest import DATA, DELETED
+from icefloe.iceberg.metadata_commit import commit_metadata
+from icefloe.iceberg.refs import BRANCH, ancestors
+from icefloe.iceberg.table_metadata import MAIN_BRANCH, TableMetadata, now_ms
+
+MAX_SNAPSHOT_AGE_MS = "history.expire.max-snapshot-age-ms"
+MIN_SNAPSHOTS_TO_KEEP = "history.expire.min-snapshots-to-keep"
+MAX_REF_AGE_MS = "history.expire.max-ref-age-ms"
+GC_ENABLED = "gc.enabled"
+DEFAULT_MAX_SNAPSHOT_AGE_MS = 5 * 24 * 3600 * 1000
+DEFAULT_MIN_SNAPSHOTS_TO_KEEP = 1
+DEFAULT_MAX_REF_AGE_MS = 2 ** 63 - 1
+ORPHAN_MIN_AGE_MS = 3 * 24 * 3600 * 1000
+
+
+class MaintenanceError(IcefloeError, ValueError):
+    pass
+
+
+def _check_gc(meta: TableMetadata, what: str) -> None:
+    if meta.properties.get(GC_ENABLED, "true").strip().lower() == "false":
+        raise MaintenanceError(f"cannot {what}: gc.enabled is false for table {meta.location} "
+                               "(its files may be shared with other tables)")
+
+
+# --------------------------------------------------------------------------- retention
+def retained(meta: TableMetadata, now: int, expire_older_than: int, min_snapshots: int,
+             max_ref_age_ms: int) -> tuple[set, dict]:
+    """(snapshot ids to keep, refs to keep) under the retention policy."""
+    refs = {}
+    for name, ref in meta.refs.items():
+        if name == MAIN_BRANCH:
+            refs[name] = ref
+            continue
+        snap = next((s for s in meta.snapshots if s.snapshot_id == ref.snapshot_id), None)
+        limit = ref.max_ref_age_ms if ref.max_ref_age_ms is not None else max_ref_age_ms
+        if snap is not None and now - snap.timestamp_ms <= limit:
+            refs[name] = ref
+    keep = {ref.snapshot_id for ref in refs.values()}
+    on_branches: set = set()
+    for ref in refs.values():
+        if ref.type != BRANCH:
+            on_branches.add(ref.snapshot_id)
+            continue
+        older_than = now - ref.max_snapshot_age_ms if ref.max_snapshot_age_ms is not None else expire_older_than
+        min_keep = ref.min_snapshots_to_keep if ref.min_snapshots_to_keep is not None else min_snapshots
+        kept_here = 0
+        walking = True
+        for snap in ancestors(meta, ref.snapshot_id):
+            on_branches.add(snap.snapshot_id)
+            if walking and (kept_here < min_keep or snap.timestamp_ms >= older_than):
+                keep.add(snap.snapshot_id)
+                kept_here += 1
+            else:
+                walking = False
+    for snap in meta.snapshots:
+        if snap.snapshot_id not in on_branches and snap.timestamp_ms >= expire_older_than:
+            keep.add(snap.snapshot_id)
+    return keep, refs
+
+
+def without_snapshots(meta: TableMetadata, keep: set, refs: dict) -> TableMetadata:
+    """``meta`` keeping only snapshots ``keep`` and refs ``refs``.
+
+    The snapshot log keeps only its suffix after the last expired entry (Java does
+    the same: history must not claim a state whose snapshot is gone).
+    """
+    log: list = []
+    for entry in meta.snapshot_log:
+        if entry["snapshot-id"] in keep:
+            log.append(entry)
+        else:
+            log = []
+    return replace(
+        meta,
+        snapshots=[s for s in meta.snapshots if s.snapshot_id in keep],
+        refs=dict(refs), snapshot_log=log,
+        statistics=[s for s in meta.statistics if s.get("snapshot-id") in keep],
+        partition_statistics=[s for s in meta.partition_statistics if s.get("snapshot-id") in keep],
+    )
+
+
+@dataclass
+class ExpireReport:
+    expired_snapshot_ids: list = field(default_factory=list)
+    removed_refs: list = field(default_factory=list)
+    deleted_data_files: list = field(default_factory=list)
+    deleted_delete_files: list = field(default_factory=list)
+    deleted_manifests: list = field(default_factory=list)
+    deleted_manifest_lists: list = field(default_factory=list)
+    errors: list = field(default_factory=list)
+
+    @property
+    def deleted_files(self) -> list:
+        return (self.deleted_data_files + self.deleted_delete_files + self.deleted_manifests
+                + self.deleted_manifest_lists)
+
+    def counts(self) -> dict:
+        return {"expired_snapshots": len(self.expired_snapshot_ids), "removed_refs": len(self.removed_refs),
+                "deleted_data_files": len(self.deleted_data_files),
+                "deleted_delete_files": len(self.deleted_delete_files),
+                "deleted_manifests": len(self.deleted_manifests),
+                "deleted_manifest_lists": len(self.deleted_manifest_lists)}
+
+
+def _ms(value) -> int:
+    from icefloe.iceberg.table import to_epoch_ms
+
+    return to_epoch_ms(value)
+
+
+def expire_snapshots(ops: HadoopTableOperations, older_than=None, retain_last: Optional[int] = None,
+                     clean_files: bool = True) -> ExpireReport:
+    """Expire snapshots under the retention policy; commit, then delete unreachable files."""
+    if retain_last is not None and int(retain_last) < 1:
+        raise MaintenanceError(f"retain_last must be at least 1, got {retain_last}")
+    _check_gc(ops.load()[1], "expire snapshots")
+
+    def change(base: TableMetadata) -> Optional[TableMetadata]:
+        _check_gc(base, "expire snapshots")
+        if not base.snapshots:
+            return None
+        props = base.properties
+        now = now_ms()
+        expire_before = _ms(older_than) if older_than is not None else \
+            now - int(props.get(MAX_SNAPSHOT_AGE_MS, DEFAULT_MAX_SNAPSHOT_AGE_MS))
+        min_keep = int(retain_last) if retain_last is not None else \
+            int(props.get(MIN_SNAPSHOTS_TO_KEEP, DEFAULT_MIN_SNAPSHOTS_TO_KEEP))
+        max_ref_age = int(props.get(MAX_REF_AGE_MS, DEFAULT_MAX_REF_AGE_MS))
+        keep, refs = retained(base, now, expire_before, min_keep, max_ref_age)
+        if keep >= {s.snapshot_id for s in base.snapshots} and set(refs) == set(base.refs):
+            return None
+        return without_snapshots(base, keep, refs)
+
+    result = commit_metadata(ops, change)
+    before, after = result.base, result.new
+    kept_ids = {s.snapshot_id for s in after.snapshots}
+    expired = [s for s in before.snapshots if s.snapshot_id not in kept_ids]
+    report = ExpireReport(expired_snapshot_ids=[s.snapshot_id for s in expired],
+                          removed_refs=sorted(set(before.refs) - set(after.refs)))
+    if clean_files and expired:
+        _clean_expired(ops, before, expired, report)
+    return report
+
+
+def _clean_expired(ops: HadoopTableOperations, before: TableMetadata, expired: list,
+                   report: ExpireReport) -> None:
+    io = ops.io
+    try:
+        # what is reachable now: a commit may have landed since ours (Java re-reads, too)
+        latest = ops.load()[1]
+        retained_manifests = {}
+        for snap in latest.snapshots:
+            for m in snapshot_manifests(io, snap):
+                retained_manifests[m.manifest_path] = m
+        candidates = {}
+        for snap in expired:
+            try:
+                manifests = snapshot_manifests(io, snap)
+            except Exception as e:  # its manifest list is gone already: nothing to learn from it
+                report.errors.append(f"manifest list of expired snapshot {snap.snapshot_id}: {e}")
+                continue
+            for m in manifests:
+                if m.manifest_path not in retained_manifests:
+                    candidates[m.manifest_path] = m
+        doomed: dict = {}
+        for m in candidates.values():
+            for e in load_manifest_entries(io, before, m):
+                if e.status != DELETED:
+                    doomed[e.data_file.file_path] = e.data_file.content
+        if doomed:
+            for m in retained_manifests.values():
+                for e in load_manifest_entries(io, before, m):
+                    if e.status != DELETED:
+                        doomed.pop(e.data_file.file_path, None)
+    except Exception as e:
+        # Without the full picture of what is still reachable, delete nothing but manifest lists.
+        report.errors.append(f"could not read the retained snapshots' manifests, kept all files: {e}")
+        candidates, doomed = {}, {}
+    for path, content in sorted(doomed.items()):
+        io.delete(path)
+        (report.deleted_data_files if content == DATA else report.deleted_delete_files).append(path)
+    for path in sorted(candidates):
+        io.delete(path)
+        report.deleted_manifests.append(path)
+    for snap in expired:
+        if snap.manifest_list:
+            io.delete(snap.manifest_list)
+            report.deleted_manifest_lists.append(snap.manifest_list)
+
+
+# --------------------------------------------------------------------------- orphan files
+def _norm(path: str) -> str:
+    return os.path.normpath(strip_scheme(path))
+
+
+def referenced_files(ops: HadoopTableOperations, version: int, meta: TableMetadata) -> set:
+    """Every file the table's metadata refers to (normalized paths).
+
+    The current and all logged metadata versions, the version hint, every snapshot's
+    manifest list and manifests, every file in those manifests (deleted entries too,
+    to stay on the safe side), and statistics files.
+    """
+    io = ops.io
+    out = {_norm(ops.metadata_path(version)), _norm(f"{ops.metadata_dir}/{HINT_FILE}")}
+    out.update(_norm(e["metadata-file"]) for e in meta.metadata_log if e.get("metadata-file"))
+    for s in list(meta.statistics) + list(meta.partition_statistics):
+        if s.get("statistics-path"):
+            out.add(_norm(s["statistics-path"]))
+    for snap in meta.snapshots:
+        if not snap.manifest_list:
+            continue
+        out.add(_norm(snap.manifest_list))
+        for m in snapshot_manifests(io, snap):
+            out.add(_norm(m.manifest_path))
+            for e in load_manifest_entries(io, meta, m):
+                out.add(_norm(e.data_file.file_path))
+    return out
+
+
+def _newer_versions(ops: HadoopTableOperations, version: int) -> set:
+    import re
+
+    pattern = re.compile(r"^v(\d+)\.metadata\.json$")
+    out = set()
+    for name in ops.io.list_dir(ops.metadata_dir):
+        m = pattern.match(name)
+        if m and int(m.group(1)) >= version:
+            out.add(_norm(f"{ops.metadata_dir}/{name}"))
+    return out
+
+
+def remove_orphan_files(ops: HadoopTableOperations, older_than=None, dry_run: bool = False) -> list[str]:
+    """Delete files under the table location that no metadata refers to; returns them sorted.
+
+    Files modified after ``older_than`` (default: 3 days ago) are never touched: a
+    commit in progress writes its files before the metadata that refers to them.
+    Metadata JSON files outside this table's metadata directory are left alone (a
+    registered table may share its location with the catalog that wrote it).
+    """
+    io = ops.io
+    version, meta = ops.load()
+    _check_gc(meta, "remove orphan files")
+    cutoff = _ms(older_than) if older_than is not None else now_ms() - ORPHAN_MIN_AGE_MS
+    roots = sorted({_norm(meta.location), _norm(ops.location)})
+    listed = []
+    for root in roots:
+        if any(root != r and root.startswith(r + os.sep) for r in roots):
+            continue  # nested in another root: listed with it
+        listed.extend(_norm(p) for p in io.walk_files(root))
+    own_metadata = _norm(ops.metadata_dir) + os.sep
+    candidates = sorted({p for p in listed if io.mtime_ms(p) < cutoff
+                         # another catalog's metadata files (a registered table) are its business
+                         and (p.startswith(own_metadata) or not p.endswith(".metadata.json"))})
+    if not candidates:
+        return []
+    referenced = referenced_files(ops, version, meta)
+    # A commit may have landed while we listed: what it refers to is not an orphan either.
+    latest_version, latest = ops.load()
+    if latest_version != version:
+        referenced |= referenced_files(ops, latest_version, latest)
+    referenced |= _newer_versions(ops, version)
+    orphans = [p for p in candidates if p not in referenced]
+    if not dry_run:
+        for p in orphans:
+            io.delete(p)
+    return orphans
+
+
+# --------------------------------------------------------------------------- properties
+def update_properties(ops: HadoopTableOperations, set: Optional[dict] = None,
+                      remove: Optional[Iterable[str]] = None) -> TableMetadata:
+    """Set and remove table properties in one metadata commit (``comment`` is the table comment)."""
+    updates = {str(k): str(v) for k, v in (set or {}).items()}
+    removals = [str(k) for k in (remove or [])]
+    both = sorted(frozenset(updates) & frozenset(removals))
+    if both:
+        raise MaintenanceError(f"properties {both} are both set and removed in one update")
+
+    def change(base: TableMetadata) -> Optional[TableMetadata]:
+        props = dict(base.properties)
+        props.update(updates)
+        for k in removals:
+            props.pop(k, None)
+        return None if props == base.properties else replace(base, properties=props)
+
+    return commit_metadata(ops, change).new
+

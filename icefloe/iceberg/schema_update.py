@@ -1,0 +1,429 @@
+"""Schema evolution (Iceberg spec, "Schema Evolution").
+
+Columns are identified by field id, never by name or position, so every change
+here keeps the ids of the fields it touches and gives new fields ids that were
+never used before (after ``last-column-id``):
+
+- add: a new optional column (v2 has no default values, so a required column
+  could not be filled for existing rows); nested fields of its type get fresh ids;
+- rename: same id, new name (old files keep their data);
+- delete: the id leaves the schema and is never reused, so re-adding a column
+  with the same name does not bring the old values back;
+- update: only the spec's type promotions (int -> long, float -> double,
+  decimal(P, S) -> decimal(P2, S) with P2 > P), required -> optional, docs;
+- reorder: within one struct.
+
+Nested fields are named by dotted paths (``info.a``); a list's element and a
+map's key and value are ``col.element``, ``col.key`` and ``col.value``.
+
+The changes of one ``with t.update_schema() as u:`` block are recorded and
+replayed against the latest metadata on each commit attempt, so a lost race is
+retried on the winner's schema (and fails clearly if it no longer applies).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Callable, Optional, Sequence, Union
+
+from icefloe.core.types import (
+    DecimalType, IcebergType, ListType, MapType, NestedField, Schema, StructType, parse_type, reassign_ids,
+)
+from icefloe.errors import SchemaError
+from icefloe.iceberg.table_metadata import TableMetadata
+
+NAME_MAPPING_PROPERTY = "schema.name-mapping.default"
+
+ColumnPath = Union[str, Sequence[str]]
+
+
+# --------------------------------------------------------------------------- rules
+def can_promote(old: IcebergType, new: IcebergType) -> bool:
+    """The spec's allowed type promotions (v1/v2): int->long, float->double, wider decimals."""
+    if str(old) == str(new):
+        return True
+    if (str(old), str(new)) in (("int", "long"), ("float", "double")):
+        return True
+    if isinstance(old, DecimalType) and isinstance(new, DecimalType):
+        return new.scale == old.scale and new.precision > old.precision
+    return False
+
+
+def _as_type(t) -> IcebergType:
+    if isinstance(t, IcebergType):
+        return t
+    if isinstance(t, str):
+        return parse_type(t)
+    raise SchemaError(f"expected a type string such as 'bigint' or an icefloe type, got {t!r}")
+
+
+# --------------------------------------------------------------------------- the working schema
+class SchemaBuilder:
+    """Applies changes, in order, to a working copy of one table's current schema."""
+
+    def __init__(self, meta: TableMetadata):
+        self.meta = meta
+        self.struct: StructType = meta.schema.struct
+        self.last_column_id = meta.last_column_id
+        self.identifier_ids = list(meta.schema.identifier_field_ids)
+        self._partition_sources = {f.source_id: (spec.spec_id, f.name)
+                                   for spec in meta.partition_specs for f in spec.fields}
+
+    # ------------------------------------------------------------------ paths
+    def _parts(self, name: ColumnPath) -> list[str]:
+        if not isinstance(name, str):
+            parts = list(name)
+        elif _child_or_none(self.struct, name) is not None:
+            parts = [name]  # a top-level column whose name contains dots
+        else:
+            parts = name.split(".")
+        if not parts or any(not isinstance(p, str) or not p for p in parts):
+            raise SchemaError(f"invalid column name {name!r}")
+        return parts
+
+    def _resolve(self, name: ColumnPath) -> tuple[list[str], NestedField, str]:
+        """(canonical path, field, kind) where kind is field, element, key or value."""
+        parts = self._parts(name)
+        t: IcebergType = self.struct
+        canonical: list[str] = []
+        found: Optional[NestedField] = None
+        kind = "field"
+        for i, part in enumerate(parts):
+            found, kind = _child(t, part, ".".join(parts[:i]) or None, name)
+            canonical.append(found.name)
+            t = found.field_type
+        return canonical, found, kind
+
+    def _rebuild(self, path: list[str], fn: Callable[[NestedField], Optional[NestedField]]) -> None:
+        self.struct = _rebuild(self.struct, path, fn)
+
+    def _struct_at(self, parent: list[str], what: str) -> tuple[list[str], StructType]:
+        """The struct that ``parent`` names (a list's element or map's value struct included)."""
+        if not parent:
+            return [], self.struct
+        path, f, _kind = self._resolve(parent)
+        t = f.field_type
+        if isinstance(t, ListType):
+            path, t = path + ["element"], t.element_type
+        elif isinstance(t, MapType):
+            path, t = path + ["value"], t.value_type
+        if not isinstance(t, StructType):
+            raise SchemaError(f"cannot {what}: {'.'.join(parent)!r} is a {f.field_type}, not a struct")
+        return path, t
+
+    def _replace_struct(self, path: list[str], struct: StructType) -> None:
+        if not path:
+            self.struct = struct
+        else:
+            self._rebuild(path, lambda f: replace(f, field_type=struct))
+
+    def _next_id(self) -> int:
+        self.last_column_id += 1
+        return self.last_column_id
+
+    # ------------------------------------------------------------------ changes
+    def add_column(self, name: ColumnPath, field_type, doc: Optional[str] = None, required: bool = False) -> None:
+        parts = self._parts(name)
+        parent, leaf = parts[:-1], parts[-1]
+        full = ".".join(parts)
+        if required and self.meta.format_version < 3:
+            raise SchemaError(
+                f"cannot add required column {full!r}: format version {self.meta.format_version} tables have no "
+                "default values, so rows already written would have no value for it; add it as optional")
+        t = _as_type(field_type)
+        path, struct = self._struct_at(parent, f"add column {full!r}")
+        if _child_or_none(struct, leaf) is not None:
+            raise SchemaError(f"cannot add column {full!r}: a column with that name already exists")
+        _check_new_name(leaf, full)
+        fid = self._next_id()
+        new = NestedField(fid, leaf, reassign_ids(t, self._next_id), required, doc)
+        self._replace_struct(path, StructType(list(struct.fields) + [new]))
+
+    def rename_column(self, name: ColumnPath, new_name: str) -> None:
+        path, f, kind = self._resolve(name)
+        full = ".".join(path)
+        if kind != "field":
+            raise SchemaError(f"cannot rename {full!r}: a list element or map key/value has no name of its own")
+        _check_new_name(new_name, new_name)
+        parent_path, struct = self._struct_at(path[:-1], f"rename {full!r}")
+        clash = _child_or_none(struct, new_name)
+        if clash is not None and clash.field_id != f.field_id:
+            raise SchemaError(f"cannot rename {full!r} to {new_name!r}: that name is already used by another column")
+        self._rebuild(path, lambda old: replace(old, name=new_name))
+
+    def delete_column(self, name: ColumnPath) -> None:
+        path, f, kind = self._resolve(name)
+        full = ".".join(path)
+        if kind != "field":
+            raise SchemaError(f"cannot delete {full!r}: a list element or map key/value cannot be deleted")
+        ids = {f.field_id} | {sub.field_id for _, sub in Schema([f]).all_fields()}
+        if ids & set(self.identifier_ids):
+            raise SchemaError(f"cannot delete {full!r}: it is (or contains) an identifier field")
+        for fid in sorted(ids & set(self._partition_sources)):
+            spec_id, pname = self._partition_sources[fid]
+            raise SchemaError(
+                f"cannot delete {full!r}: it is the source of partition field {pname!r} of partition spec "
+                f"{spec_id}; files written with that spec need the column to read their partition values")
+        self._rebuild(path, lambda _old: None)
+
+    def update_column(self, name: ColumnPath, field_type=None, required: Optional[bool] = None,
+                      doc: Optional[str] = None) -> None:
+        path, f, kind = self._resolve(name)
+        full = ".".join(path)
+        new = f
+        if field_type is not None:
+            t = _as_type(field_type)
+            if not f.field_type.is_primitive or not t.is_primitive:
+                raise SchemaError(f"cannot change the type of {full!r} to {t}: only primitive types can be "
+                                  "promoted; change nested fields one by one")
+            if kind == "key" and str(t) != str(f.field_type):
+                raise SchemaError(f"cannot change the type of map key {full!r}: map keys cannot be promoted")
+            if not can_promote(f.field_type, t):
+                raise SchemaError(
+                    f"cannot change column {full!r} from {f.field_type} to {t}: Iceberg only allows int -> long, "
+                    "float -> double and decimal(P,S) -> decimal(P2,S) with P2 > P")
+            new = replace(new, field_type=t)
+        if required is not None and bool(required) != f.required:
+            if required:
+                raise SchemaError(
+                    f"cannot make optional column {full!r} required: rows already written may hold nulls, "
+                    "and Iceberg allows only required -> optional")
+            if kind == "key":
+                raise SchemaError(f"cannot make map key {full!r} optional: map keys are always required")
+            new = replace(new, required=False)
+        if doc is not None:
+            if kind != "field":
+                raise SchemaError(f"cannot set a doc on {full!r}: list elements and map keys/values carry no doc")
+            new = replace(new, doc=doc)
+        if new != f:
+            self._rebuild(path, lambda _old: new)
+
+    def move(self, name: ColumnPath, where: str, other: Optional[ColumnPath] = None) -> None:
+        path, f, kind = self._resolve(name)
+        full = ".".join(path)
+        if kind != "field":
+            raise SchemaError(f"cannot move {full!r}: only struct fields can be reordered")
+        parent_path, struct = self._struct_at(path[:-1], f"move {full!r}")
+        fields = [x for x in struct.fields if x.field_id != f.field_id]
+        if where == "first":
+            fields.insert(0, f)
+        else:
+            opath, other_field, okind = self._resolve(other)
+            if okind != "field" or opath[:-1] != path[:-1]:
+                raise SchemaError(f"cannot move {full!r} next to {'.'.join(opath)!r}: "
+                                  "columns can only be moved within the same struct")
+            if other_field.field_id == f.field_id:
+                raise SchemaError(f"cannot move {full!r} relative to itself")
+            i = next(k for k, x in enumerate(fields) if x.field_id == other_field.field_id)
+            fields.insert(i if where == "before" else i + 1, f)
+        self._replace_struct(parent_path, StructType(fields))
+
+    # ------------------------------------------------------------------ result
+    def build(self) -> Optional[TableMetadata]:
+        """The new table metadata, or None when the schema did not change."""
+        return with_schema(self.meta, self.struct, self.last_column_id, self.identifier_ids)
+
+
+def with_schema(meta: TableMetadata, struct: StructType, last_column_id: int,
+                identifier_ids: list) -> Optional[TableMetadata]:
+    """``meta`` with ``struct`` as the current schema, reusing the id of an identical older schema."""
+    candidate = Schema(struct.fields, schema_id=-1, identifier_field_ids=identifier_ids)
+    existing = next((s for s in meta.schemas if s.same_fields(candidate)
+                     and s.identifier_field_ids == candidate.identifier_field_ids), None)
+    if existing is not None and existing.schema_id == meta.current_schema_id:
+        return None
+    schemas = list(meta.schemas)
+    if existing is not None:
+        schema = existing
+    else:
+        schema = Schema(struct.fields, schema_id=max(s.schema_id for s in schemas) + 1,
+                        identifier_field_ids=identifier_ids)
+        schemas.append(schema)
+    props = dict(meta.properties)
+    if NAME_MAPPING_PROPERTY in props:
+        props[NAME_MAPPING_PROPERTY] = json.dumps(update_name_mapping(
+            json.loads(props[NAME_MAPPING_PROPERTY]), schema))
+    return replace(meta, schemas=schemas, current_schema_id=schema.schema_id,
+                   last_column_id=max(meta.last_column_id, last_column_id, schema.highest_field_id),
+                   properties=props)
+
+
+# --------------------------------------------------------------------------- name mapping
+def update_name_mapping(old: list, schema: Schema) -> list:
+    """Merge ``schema`` into a name mapping (spec: "Column Projection", name mapping).
+
+    Every current field gets its current name; a renamed field keeps its old names
+    as aliases, so files written without ids under the old name still map. Entries
+    of deleted fields stay, minus any name a current field now uses (a re-added
+    column must not pick up the dropped column's values).
+    """
+    return _merge_level(old or [], _children(schema.struct))
+
+
+def _children(t: IcebergType) -> list[NestedField]:
+    if isinstance(t, StructType):
+        return list(t.fields)
+    if isinstance(t, ListType):
+        return [t.element_field]
+    if isinstance(t, MapType):
+        return [t.key_field, t.value_field]
+    return []
+
+
+def _merge_level(old_entries: list, fields: list[NestedField]) -> list:
+    by_id = {e.get("field-id"): e for e in old_entries if e.get("field-id") is not None}
+    taken = {f.name for f in fields}
+    out = []
+    for f in fields:
+        prev = by_id.get(f.field_id, {})
+        names = [n for n in prev.get("names", []) if n == f.name or n not in taken]
+        if f.name not in names:
+            names.append(f.name)
+        entry: dict = {"field-id": f.field_id, "names": names}
+        sub = _merge_level(prev.get("fields") or [], _children(f.field_type))
+        if sub:
+            entry["fields"] = sub
+        out.append(entry)
+    current = {f.field_id for f in fields}
+    for e in old_entries:
+        if e.get("field-id") in current:
+            continue
+        names = [n for n in e.get("names", []) if n not in taken]
+        if names:
+            kept = dict(e)
+            kept["names"] = names
+            out.append(kept)
+    return out
+
+
+# --------------------------------------------------------------------------- tree helpers
+def _check_new_name(name: str, full: str) -> None:
+    if not isinstance(name, str) or not name:
+        raise SchemaError(f"invalid column name {full!r}")
+    if "." in name:
+        raise SchemaError(f"invalid column name {name!r}: names with dots would be ambiguous in dotted paths; "
+                          "give the path as a tuple of names to reach nested fields")
+
+
+def _child_or_none(struct: StructType, name: str) -> Optional[NestedField]:
+    for f in struct.fields:
+        if f.name == name:
+            return f
+    lowered = [f for f in struct.fields if f.name.lower() == name.lower()]
+    return lowered[0] if len(lowered) == 1 else None
+
+
+def _child(t: IcebergType, part: str, parent: Optional[str], full) -> tuple[NestedField, str]:
+    if isinstance(t, StructType):
+        f = _child_or_none(t, part)
+        if f is None:
+            where = f"struct {parent!r}" if parent else "the schema"
+            raise SchemaError(f"no column {part!r} in {where} (looking up {full!r}); "
+                              f"fields are {', '.join(x.name for x in t.fields)}")
+        return f, "field"
+    if isinstance(t, ListType) and part.lower() == "element":
+        return t.element_field, "element"
+    if isinstance(t, MapType) and part.lower() in ("key", "value"):
+        return (t.key_field, "key") if part.lower() == "key" else (t.value_field, "value")
+    hint = {ListType: "use 'element'", MapType: "use 'key' or 'value'"}.get(type(t), "it has no fields")
+    raise SchemaError(f"cannot find {part!r} inside {parent!r} of type {t} ({hint}) in {full!r}")
+
+
+def _rebuild(t: IcebergType, path: list[str], fn) -> IcebergType:
+    """``t`` with the field at ``path`` replaced by ``fn(field)`` (None removes it)."""
+    head, rest = path[0], path[1:]
+
+    def apply(f: NestedField) -> Optional[NestedField]:
+        return replace(f, field_type=_rebuild(f.field_type, rest, fn)) if rest else fn(f)
+
+    if isinstance(t, StructType):
+        fields = []
+        for f in t.fields:
+            if f.name == head:
+                f = apply(f)
+                if f is None:
+                    continue
+            fields.append(f)
+        return StructType(fields)
+    if isinstance(t, ListType):
+        e = apply(t.element_field)
+        return ListType(t.element_id, e.field_type, e.required)
+    if isinstance(t, MapType):
+        if head == "key":
+            k = apply(t.key_field)
+            return MapType(t.key_id, k.field_type, t.value_id, t.value_type, t.value_required)
+        v = apply(t.value_field)
+        return MapType(t.key_id, t.key_type, t.value_id, v.field_type, v.required)
+    raise SchemaError(f"cannot descend into {t}")  # pragma: no cover - paths are resolved first
+
+
+# --------------------------------------------------------------------------- the user-facing update
+class UpdateSchema:
+    """``with table.update_schema() as u:`` -- changes committed as one metadata version on exit.
+
+    Nothing is committed when the block raises. Each method checks its change at
+    once against the table as it was loaded; the commit replays all of them on
+    the latest metadata.
+    """
+
+    def __init__(self, ops, on_commit: Optional[Callable[[], None]] = None):
+        self._ops = ops
+        self._on_commit = on_commit
+        self._calls: list[tuple[str, tuple, dict]] = []
+        self._preview = SchemaBuilder(ops.load()[1])
+        self.committed: Optional[Schema] = None
+
+    def _record(self, method: str, *args, **kwargs) -> "UpdateSchema":
+        getattr(self._preview, method)(*args, **kwargs)
+        self._calls.append((method, args, kwargs))
+        return self
+
+    def add_column(self, name: ColumnPath, field_type, doc: Optional[str] = None,
+                   required: bool = False) -> "UpdateSchema":
+        return self._record("add_column", name, field_type, doc=doc, required=required)
+
+    def rename_column(self, name: ColumnPath, new_name: str) -> "UpdateSchema":
+        return self._record("rename_column", name, new_name)
+
+    def delete_column(self, name: ColumnPath) -> "UpdateSchema":
+        return self._record("delete_column", name)
+
+    def update_column(self, name: ColumnPath, field_type=None, required: Optional[bool] = None,
+                      doc: Optional[str] = None) -> "UpdateSchema":
+        return self._record("update_column", name, field_type=field_type, required=required, doc=doc)
+
+    def move_first(self, name: ColumnPath) -> "UpdateSchema":
+        return self._record("move", name, "first")
+
+    def move_before(self, name: ColumnPath, other: ColumnPath) -> "UpdateSchema":
+        return self._record("move", name, "before", other)
+
+    def move_after(self, name: ColumnPath, other: ColumnPath) -> "UpdateSchema":
+        return self._record("move", name, "after", other)
+
+    def apply(self) -> Schema:
+        """The schema these changes would produce (ids as they would be assigned now)."""
+        return Schema(self._preview.struct.fields, identifier_field_ids=self._preview.identifier_ids)
+
+    def commit(self) -> Schema:
+        from icefloe.iceberg.metadata_commit import commit_metadata
+
+        def change(base: TableMetadata) -> Optional[TableMetadata]:
+            builder = SchemaBuilder(base)
+            for method, args, kwargs in self._calls:
+                getattr(builder, method)(*args, **kwargs)
+            return builder.build()
+
+        result = commit_metadata(self._ops, change)
+        self.committed = result.new.schema
+        if self._on_commit is not None:
+            self._on_commit()
+        return self.committed
+
+    def __enter__(self) -> "UpdateSchema":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        if exc_type is None:
+            self.commit()
+        return False
