@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import uuid
 from decimal import Decimal
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
@@ -209,20 +209,18 @@ def _filters():
     }
 
 
-# (partition terms, filter names, write path of the overwrite)
+# (partition terms, filter names, write path of the overwrite). Transforms are combined in
+# multi-field specs to keep the number of tables (and Spark jobs) small.
 CASES = {
     "unpartitioned": ([], ["id_lt", "name_null"], "spark"),
     "year_ts": (["year(ts)"], ["ts_ge_1972", "ts_lt_1970_03"], "arrow"),
-    "month_ts": (["month(ts)"], ["ts_lt_1970_03", "ts_ge_1972"], "spark"),
-    "day_ts": (["day(ts)"], ["ts_eq", "ts_lt_1970_03"], "arrow"),
-    "hour_ts": (["hour(ts)"], ["ts_eq"], "spark"),
-    "bucket_id": (["bucket(4, id)"], ["id_eq", "id_lt"], "arrow"),
-    "truncate_name": (["truncate(2, name)"], ["name_eq", "name_null", "name_unicode"], "spark"),
-    "identity_string": (["name"], ["name_eq", "name_null", "name_unicode"], "arrow"),
-    "identity_date": (["dt"], ["dt_ge"], "spark"),
-    "identity_int": (["i"], ["i_lt0"], "arrow"),
-    "multi_ntz_bucket": (["day(ts_ntz)", "bucket(3, name)", "truncate(10, i)"], ["ntz_lt", "name_eq", "i_lt0"],
-                         "spark"),
+    "month_ts_truncate_name": (["month(ts)", "truncate(2, name)"],
+                               ["ts_lt_1970_03", "name_eq", "name_null", "name_unicode"], "spark"),
+    "day_ts_identity_int": (["day(ts)", "i"], ["ts_eq", "i_lt0"], "arrow"),
+    "hour_ts_bucket_id": (["hour(ts)", "bucket(4, id)"], ["ts_eq", "id_eq", "id_lt"], "spark"),
+    "identity_string_date": (["name", "dt"], ["name_eq", "name_null", "name_unicode", "dt_ge"], "arrow"),
+    "ntz_day_bucket_name_truncate_int": (["day(ts_ntz)", "bucket(3, name)", "truncate(10, i)"],
+                                         ["ntz_lt", "name_eq", "i_lt0"], "spark"),
     "month_date_year_ntz": (["month(dt)", "year(ts_ntz)"], ["dt_ge", "ntz_lt"], "arrow"),
 }
 
@@ -259,8 +257,10 @@ def test_every_snapshot_reads_the_same_everywhere(case, catalog, spark, duck):
     assert arrow_rows(duck.execute(f"SELECT {cols} FROM iceberg_scan('{t.location}')")
                       .fetch_arrow_table()) == current
 
-    # pruning by the other readers relies on our partition values, bounds and summaries
+    # pruning by the other readers relies on our partition values, bounds and summaries;
+    # our own pruning (plan_files/to_spark with where=) must keep every file with a matching row
     filters = _filters()
+    file_rows = _FileRows()
     for fname in filter_names:
         f = filters[fname]
         selected = [sum(map(f["pred"], rows)) for _, rows in history]
@@ -270,9 +270,38 @@ def test_every_snapshot_reads_the_same_everywhere(case, catalog, spark, duck):
             expected = py_rows([r for r in rows if f["pred"](r)])
             assert pyiceberg_rows(loc, sid, row_filter=f["pyiceberg"]) == expected, f"pyiceberg {fname} @ {sid}"
             assert duckdb_rows(duck, loc, sid, where=f["duckdb"]) == expected, f"duckdb {fname} @ {sid}"
+            if HAVE_WHERE:
+                needed = {df.file_path for df in t.plan_files(snapshot_id=sid)
+                          if any(f["pred"](r) for r in file_rows[df.file_path])}
+                kept = {df.file_path for df in t.plan_files(where=f["spark"], snapshot_id=sid)}
+                assert needed <= kept, f"plan_files({f['spark']!r}) pruned files with matching rows @ {sid}"
+        if HAVE_WHERE and fname == filter_names[0]:  # one Spark job per table is enough here
+            expected = py_rows([r for r in history[-1][1] if f["pred"](r)])
+            assert spark_rows(t.to_spark(where=f["spark"])) == expected, f"to_spark(where={f['spark']!r})"
 
     _check_partition_values(loc, history)
     _check_file_metrics(loc, history[-1][0].snapshot_id)
+
+
+class _FileRows(dict):
+    """Rows of data files by path (timestamps with tz as aware datetimes), read once."""
+
+    def __missing__(self, path):
+        rows = read_file(path).to_pylist()
+        self[path] = rows
+        return rows
+
+
+def _have_where() -> bool:
+    try:
+        import icefloe.core.expressions  # noqa: F401  (filters are being finished separately)
+        import icefloe.iceberg.evaluators  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+HAVE_WHERE = _have_where()
 
 
 # --------------------------------------------------------------------------- independent metadata checks
@@ -513,11 +542,13 @@ def test_metadata_manifests_and_summaries(catalog, spark, duck):
     assert dict(dentries) == {"DELETED": 1, "EXISTING": len(added3) - 1}
 
 
-def test_metadata_json_matches_pyiceberg_model(catalog, spark):
+def test_metadata_json_matches_pyiceberg_model(catalog):
     """Our metadata JSON round-trips through pyiceberg's strict model unchanged in meaning."""
     import json
 
-    t, history = _build(catalog, spark, "json", ["bucket(4, id)", "day(ts)"], "spark")
+    t = catalog.create_table("db.json", SCHEMA_DDL, partitioned_by=["bucket(4, id)", "day(ts)"])
+    t.append(arrow_table(make_rows(0, N)))
+    t.overwrite(arrow_table(make_rows(N, N)))
     raw = json.load(open(t.metadata_location))
     md = pyiceberg_table(t.metadata_location).metadata
     assert str(md.table_uuid) == raw["table-uuid"]
@@ -555,35 +586,52 @@ def _all_fields(schema):
     return list(walk(schema.fields))
 
 
-# --------------------------------------------------------------------------- our own filters agree
-@pytest.mark.parametrize("case", ["year_ts", "identity_string", "bucket_id"])
-def test_our_filtered_reads_match_pyiceberg(case, catalog, spark):
-    """``to_spark(where=...)``/``plan_files(where=...)`` keep every file pyiceberg keeps rows from."""
-    pytest.importorskip("icefloe.core.expressions")
-    partitioned_by, filter_names, overwrite_path = CASES[case]
-    t, history = _build(catalog, spark, case, partitioned_by, overwrite_path)
-    filters = _filters()
-    loc = t.metadata_location
-    tbl = pyiceberg_table(loc)
-    for fname in filter_names:
-        f = filters[fname]
-        for snap, rows in history:
-            sid = snap.snapshot_id
-            expected = py_rows([r for r in rows if f["pred"](r)])
-            assert spark_rows(t.to_spark(snapshot_id=sid, where=f["spark"])) == expected, f"{fname} @ {sid}"
-            ours = {df.file_path for df in t.plan_files(where=f["spark"], snapshot_id=sid)}
-            theirs = {task.file.file_path for task in tbl.scan(snapshot_id=sid, row_filter=f["pyiceberg"])
-                      .plan_files()}
-            # files that hold matching rows must be planned by both
-            needed = {p for p in {task.file.file_path for task in tbl.scan(snapshot_id=sid).plan_files()}
-                      if any(f["pred"](r) for r in _file_rows(p))}
-            assert needed <= ours, f"{fname} @ {sid}: we pruned files with matching rows"
-            assert needed <= theirs
+# --------------------------------------------------------------------------- uuid columns
+_UUIDS = [uuid.UUID("12345678-1234-5678-1234-567812345678"), uuid.UUID(int=5), None]
 
 
-def _file_rows(path):
-    rows = read_file(path).to_pylist()
-    for r in rows:
-        if r["ts"] is not None and r["ts"].tzinfo is None:
-            r["ts"] = r["ts"].replace(tzinfo=UTC)
-    return rows
+def _uuid_physical_types(t):
+    out = set()
+    for f in t.plan_files():
+        col = pq.ParquetFile(f.file_path).schema.column(1)
+        out.add(col.physical_type + ("" if col.physical_type != "FIXED_LEN_BYTE_ARRAY" else f"({col.length})"))
+    return out
+
+
+def test_uuid_column_arrow_path(catalog, duck):
+    """uuid values given as 16-byte binaries are stored as fixed[16]; the other readers see UUIDs."""
+    t = catalog.create_table("db.uuid_arrow", "id bigint not null, u uuid")
+    t.append(pa.table({"id": pa.array(range(3), pa.int64()),
+                       "u": pa.array([u.bytes if u else None for u in _UUIDS], pa.binary(16))}))
+    assert _uuid_physical_types(t) == {"FIXED_LEN_BYTE_ARRAY(16)"}
+    got = pyiceberg_table(t.metadata_location).scan().to_arrow().to_pylist()
+    assert sorted((r["id"], r["u"]) for r in got) == list(enumerate(_UUIDS))
+    dgot = duck.execute(f"SELECT id, u FROM iceberg_scan('{t.metadata_location}') ORDER BY id").fetchall()
+    assert dgot == list(enumerate(_UUIDS))
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "uuid columns written from a Spark DataFrame are stored as Parquet BINARY (UTF8 string) instead of "
+    "fixed_len_byte_array(16): icefloe/core/types.py to_spark_type() maps uuid -> StringType and "
+    "icefloe/spark/iceberg_write.py writes that as-is; pyiceberg then fails with "
+    "'ResolveError: Cannot promote an string to uuid'"))
+def test_uuid_column_spark_path(catalog, spark, duck):
+    t = catalog.create_table("db.uuid_spark", "id bigint not null, u uuid")
+    df = spark.createDataFrame([(i, str(u) if u else None) for i, u in enumerate(_UUIDS)], "id bigint, u string")
+    t.append(df)
+    assert _uuid_physical_types(t) == {"FIXED_LEN_BYTE_ARRAY(16)"}
+    got = pyiceberg_table(t.metadata_location).scan().to_arrow().to_pylist()
+    assert sorted((r["id"], r["u"]) for r in got) == list(enumerate(_UUIDS))
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "to_spark() cannot read spec-compliant uuid columns (Parquet fixed_len_byte_array(16)): "
+    "icefloe/spark/iceberg_read.py read_tasks() asks Spark's Parquet reader for StringType "
+    "(icefloe/core/types.py to_spark_type maps uuid -> StringType) and the job fails with "
+    "FAILED_READ_FILE.PARQUET_COLUMN_DATA_TYPE_MISMATCH"))
+def test_uuid_column_read_back_by_spark(catalog, spark):
+    t = catalog.create_table("db.uuid_read", "id bigint not null, u uuid")
+    t.append(pa.table({"id": pa.array(range(3), pa.int64()),
+                       "u": pa.array([u.bytes if u else None for u in _UUIDS], pa.binary(16))}))
+    got = sorted(tuple(r) for r in t.to_spark().collect())
+    assert got == [(i, str(u) if u else None) for i, u in enumerate(_UUIDS)]
