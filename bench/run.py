@@ -408,6 +408,8 @@ def main(argv=None) -> int:
     ap.add_argument("--runs", type=int, default=3, help="timed runs per figure (best is reported)")
     ap.add_argument("--out", default=os.path.join(OUT_DIR, "results.json"), help="JSON results file")
     ap.add_argument("--keep", action="store_true", help="keep the benchmark warehouse")
+    ap.add_argument("--rowlevel", action="store_true",
+                    help="also run (d): MERGE of 1%% copy-on-write vs merge-on-read, reads with delete files")
     args = ap.parse_args(argv)
 
     rows = args.rows or (500_000 if args.quick else 5_000_000)
@@ -434,6 +436,12 @@ def main(argv=None) -> int:
         read = bench_read(spark, cat, rows, args.runs)
         print("(c) planning ...", flush=True)
         planning = bench_planning(cat, commits, rows_per_commit, args.runs, warm_runs)
+        rowlevel = None
+        if args.rowlevel:
+            print("(d) row-level ...", flush=True)
+            from bench.rowlevel import bench_rowlevel
+
+            rowlevel = bench_rowlevel(spark, args.quick)
         summary = {
             "write_ratio": write["ratio"],
             "read_ratios": {k: v["ratio"] for k, v in read["queries"].items()},
@@ -449,7 +457,7 @@ def main(argv=None) -> int:
             "params": {"quick": args.quick, "rows": rows, "commits": commits, "rows_per_commit": rows_per_commit,
                        "runs": args.runs, "warm_runs": warm_runs},
             "targets": TARGETS,
-            "write": write, "read": read, "planning": planning, "summary": summary,
+            "write": write, "read": read, "planning": planning, "rowlevel": rowlevel, "summary": summary,
             "total_s": time.perf_counter() - t_start,
         }
         try:
@@ -458,6 +466,8 @@ def main(argv=None) -> int:
             pass
         print()
         print(report(res))
+        if rowlevel is not None:
+            print("\n(d) row-level:", json.dumps(rowlevel, indent=2, default=str))
         print(f"\ntotal {res['total_s']:.0f} s; results written to {os.path.relpath(args.out)}")
         os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
         with open(args.out, "w") as f:
