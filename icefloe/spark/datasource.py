@@ -56,6 +56,22 @@ def _create_iceberg_table(location: str, schema, partitioned_by) -> None:
             raise
 
 
+def _create_paimon_table(location: str, spark_schema, options) -> None:
+    """A new Paimon table at ``<warehouse>/<db>.db/<table>`` (Paimon's filesystem-catalog layout)."""
+    from icefloe.errors import InvalidNameError
+    from icefloe.paimon.catalog import PaimonCatalog
+
+    loc = _local(location)
+    db_dir, table = os.path.split(loc.rstrip("/"))
+    warehouse, db = os.path.split(db_dir)
+    if not db.endswith(".db"):
+        raise InvalidNameError(f"a new Paimon table needs a location like <warehouse>/<db>.db/<table>, got {location}")
+    keys = [k.strip() for k in (options.get("partitioned_by") or "").split(";") if k.strip()]
+    props = {k[len("option."):]: v for k, v in options.items() if k.startswith("option.")}
+    PaimonCatalog(warehouse).create_table(f"{db[:-3]}.{table}", spark_schema, partitioned_by=keys or None,
+                                          properties=props or None)
+
+
 def _iceberg_table(location: str):
     from icefloe.core.io import LOCAL
     from icefloe.iceberg.hadoop import HadoopTableOperations
@@ -269,7 +285,11 @@ class IcefloeWriter(DataSourceArrowWriter):
         self.write_id = uuid.uuid4().hex
         self.location = _location(options, schema)
         self.format = detect_format(self.location)
-        if self.format == "iceberg":
+        wanted = (options.get("format") or options.get("table_format") or "").lower()
+        if self.format == "iceberg" and wanted == "paimon" and not _iceberg_exists(self.location):
+            _create_paimon_table(self.location, schema, options)
+            self.format = "paimon"
+        elif self.format == "iceberg":
             self._ensure_iceberg_table(schema)
 
     def _ensure_iceberg_table(self, spark_schema):

@@ -23,3 +23,13 @@ def test_data_source_on_paimon_table(spark, tmp_path):
         spark.sql("DROP TABLE IF EXISTS paimon_sq")
     t.refresh()
     assert [s.snapshot_id for s in t.snapshots()] == [1, 2, 3]
+
+
+def test_data_source_creates_a_paimon_table(spark, tmp_path):
+    loc = str(tmp_path / "pwh" / "db.db" / "fresh")
+    (spark.range(4).selectExpr("id", "cast(id % 2 as string) as k").write.format("icefloe")
+     .option("format", "paimon").option("partitioned_by", "k").option("option.bucket", "2")
+     .option("option.bucket-key", "id").mode("append").save(loc))
+    t = icefloe.Catalog(str(tmp_path / "pwh"), format="paimon").load_table("db.fresh")
+    assert t.partition_keys == ["k"] and t.properties.get("bucket") == "2"
+    assert sorted(r.id for r in t.to_spark().collect()) == [0, 1, 2, 3]
