@@ -50,11 +50,11 @@ def load_manifest_entries(io: FileIO, meta: TableMetadata, m: ManifestFile) -> l
     key = (m.manifest_path, m.added_snapshot_id, m.sequence_number)
     hit = _MANIFEST_CACHE.get(key)
     if hit is None:
-        _meta, records = mf.read_manifest_raw(io, m.manifest_path)
         spec = meta.spec_by_id(m.partition_spec_id)
         ptype = spec.partition_type(meta.schema)
-        hit = mf.entries_from_records(records, ptype, m.partition_spec_id, m.added_snapshot_id,
-                                      m.sequence_number)
+        # metrics maps are decoded on first access (see ``mf.read_manifest_entries``)
+        hit = mf.read_manifest_entries(io, m.manifest_path, ptype, m.partition_spec_id, m.added_snapshot_id,
+                                       m.sequence_number)
         _cache_put(_MANIFEST_CACHE, key, hit)
     return hit
 

@@ -1,0 +1,202 @@
+"""Optimized scan planning returns exactly what a straightforward full decode returns.
+
+``load_manifest_entries`` reads manifests with a decoder generated from each writer
+schema that leaves the six metrics maps undecoded until a ``DataFile`` reads them.
+The reference here is the plain path: fastavro decodes every record
+(``read_manifest_raw``) and ``entries_from_records`` builds the entries. Both must
+give the same planned files with the same fields and metrics, for filters on
+partition columns, data columns and none, on icefloe's and pyiceberg's manifests;
+and manifests rewritten by commits (manifest merging) must keep full metrics.
+"""
+from __future__ import annotations
+
+import copy
+import dataclasses
+import datetime as dt
+import pickle
+from decimal import Decimal
+
+import pyarrow as pa
+import pytest
+
+import icefloe
+from icefloe.iceberg import commit as C
+from icefloe.iceberg import manifest as mf
+from icefloe.iceberg import scan as scan_mod
+
+FIELDS = [f.name for f in dataclasses.fields(mf.DataFile)]
+
+
+def _clear():
+    C._MANIFEST_CACHE.clear()
+    C._LIST_CACHE.clear()
+    mf._DECODERS.clear()
+
+
+def _full_decode(io_, path, ptype, spec_id, snap, seq):
+    _meta, records = mf.read_manifest_raw(io_, path)
+    return mf.entries_from_records(records, ptype, spec_id, snap, seq)
+
+
+def _describe(tasks):
+    out = []
+    for t in tasks:
+        f = t.file
+        out.append((tuple(getattr(f, n) for n in FIELDS), t.data_sequence_number,
+                    sorted((d.file_path, t.delete_sequence_numbers[d.file_path]) for d in t.deletes)))
+    return sorted(out, key=lambda x: x[0][0])
+
+
+def _plan_both(monkeypatch, io_, meta, snapshot, where):
+    _clear()
+    fast = _describe(scan_mod.plan_files(io_, meta, snapshot, where))
+    _clear()
+    with monkeypatch.context() as m:
+        m.setattr(mf, "read_manifest_entries", _full_decode)
+        full = _describe(scan_mod.plan_files(io_, meta, snapshot, where))
+    _clear()
+    return fast, full
+
+
+def _assert_manifests_equal(io_, meta, snapshot):
+    """Every entry of every manifest: same fields, same metrics, as the full decode."""
+    n = 0
+    for m in C.snapshot_manifests(io_, snapshot):
+        ptype = meta.spec_by_id(m.partition_spec_id).partition_type(meta.schema)
+        fast = mf.read_manifest_entries(io_, m.manifest_path, ptype, m.partition_spec_id,
+                                        m.added_snapshot_id, m.sequence_number)
+        full = _full_decode(io_, m.manifest_path, ptype, m.partition_spec_id,
+                            m.added_snapshot_id, m.sequence_number)
+        assert len(fast) == len(full)
+        for a, b in zip(fast, full):
+            assert (a.status, a.snapshot_id, a.sequence_number, a.file_sequence_number) == \
+                   (b.status, b.snapshot_id, b.sequence_number, b.file_sequence_number)
+            for name in FIELDS:
+                assert getattr(a.data_file, name) == getattr(b.data_file, name), name
+            assert a == b
+            n += 1
+    return n
+
+
+# --------------------------------------------------------------------------- icefloe-written tables
+@pytest.fixture
+def table(tmp_path):
+    cat = icefloe.Catalog(str(tmp_path / "wh"))
+    t = cat.create_table("db.t", "id bigint not null, p int not null, v double, s string",
+                         partitioned_by=["p"])
+    for c in range(12):
+        ids = list(range(c * 20, c * 20 + 20))
+        t.append(pa.table({
+            "id": pa.array(ids, pa.int64()),
+            "p": pa.array([(c // 4) * 3 + i % 3 for i in range(20)], pa.int32()),
+            "v": pa.array([float("nan") if i % 7 == 0 else i * 0.5 for i in ids], pa.float64()),
+            "s": pa.array([None if i % 5 == 0 else f"s{i:04d}" for i in ids], pa.string()),
+        }))
+    t.delete("id = 25")  # a delete (position deletes or a rewrite): exercises delete manifests
+    return cat.load_table("db.t")
+
+
+WHERES = [None, "p = 4", "p > 2 AND p < 7", "id = 137", "id < 30 OR id >= 230", "s = 's0101'",
+          "v IS NAN", "s IS NULL", "p = 4 AND id > 90", "p = 999"]
+
+
+@pytest.mark.parametrize("where", WHERES)
+def test_same_plan_as_full_decode(table, monkeypatch, where):
+    fast, full = _plan_both(monkeypatch, table.io, table.metadata, table.current_snapshot(), where)
+    assert fast == full
+    if where is None:
+        assert len(fast) > 0
+
+
+def test_every_entry_equal(table):
+    _clear()
+    assert _assert_manifests_equal(table.io, table.metadata, table.current_snapshot()) > 0
+
+
+def test_merged_manifests_keep_full_metrics(table):
+    """Commits merge manifests from cached (lazily decoded) entries: the rewritten ones carry metrics."""
+    snap = table.current_snapshot()
+    seen = 0
+    for m in C.snapshot_manifests(table.io, snap):
+        _meta, records = mf.read_manifest_raw(table.io, m.manifest_path)
+        for r in records:
+            df = r["data_file"]
+            if df["content"] == 0:
+                for name in mf.METRIC_FIELDS:
+                    if name != "nan_value_counts":
+                        assert df[name], (m.manifest_path, name)
+                seen += 1
+    assert seen > 0
+
+
+def test_lazy_datafile_behaves_like_plain(table):
+    _clear()
+    meta = table.metadata
+    fast, full = [], []
+    for m in C.snapshot_manifests(table.io, table.current_snapshot()):
+        ptype = meta.spec_by_id(m.partition_spec_id).partition_type(meta.schema)
+        args = (table.io, m.manifest_path, ptype, m.partition_spec_id, m.added_snapshot_id, m.sequence_number)
+        fast += mf.read_manifest_entries(*args)
+        full += _full_decode(*args)
+    assert len(fast) >= 5
+    a, b = fast[0].data_file, full[0].data_file
+    assert "_lazy" in a.__dict__
+    assert pickle.loads(pickle.dumps(a)) == b
+    assert copy.deepcopy(a) == b and copy.copy(fast[1].data_file) == full[1].data_file
+    assert dataclasses.replace(fast[2].data_file) == full[2].data_file
+    assert dataclasses.asdict(fast[3].data_file) == dataclasses.asdict(full[3].data_file)
+    # a value assigned before the first read wins over the manifest's
+    f = fast[4].data_file
+    f.upper_bounds = {1: b"x"}
+    assert f.upper_bounds == {1: b"x"} and f.lower_bounds == full[4].data_file.lower_bounds
+    with pytest.raises(AttributeError):
+        a.no_such_field
+    assert mf.DataFile("p", "PARQUET", (), 1, 1).column_sizes is None
+
+
+# --------------------------------------------------------------------------- pyiceberg-written tables
+def _pyiceberg_table(tmp_path):
+    from tests.iceberg.test_interop_writers import _dict_catalog_class
+    from pyiceberg.transforms import IdentityTransform
+
+    root = tmp_path / "pyiceberg-warehouse"
+    root.mkdir()
+    pycat = _dict_catalog_class()("interop", warehouse=f"file://{root}")
+    pycat.create_namespace("db")
+    schema = pa.schema([
+        pa.field("id", pa.int64(), nullable=False),
+        pa.field("name", pa.string()),
+        pa.field("dt", pa.date32()),
+        pa.field("ts", pa.timestamp("us", tz="UTC")),
+        pa.field("amount", pa.decimal128(10, 2)),
+        pa.field("flag", pa.bool_()),
+    ])
+    tbl = pycat.create_table("db.py", schema)
+    with tbl.update_spec() as u:
+        u.add_identity("name")
+        u.add_field("dt", IdentityTransform(), "dt_ident")
+        u.add_field("ts", IdentityTransform(), "ts_ident")
+        u.add_field("amount", IdentityTransform(), "amount_ident")
+        u.add_identity("flag")
+    base = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
+    for c in range(4):
+        rows = [{"id": c * 10 + i, "name": [None, "north", "south"][i % 3],
+                 "dt": dt.date(2024, 1, 1 + i % 3), "ts": base + dt.timedelta(hours=7 * i + c),
+                 "amount": Decimal(f"{i % 2}.25"), "flag": i % 2 == 0} for i in range(10)]
+        tbl.append(pa.Table.from_pylist(rows, schema=schema))
+    return tbl
+
+
+@pytest.mark.parametrize("where", [None, "name = 'north'", "dt = DATE '2024-01-02'", "id = 13",
+                                   "amount = 1.25", "flag = true", "ts > TIMESTAMP '2024-01-01 20:00:00'",
+                                   "name IS NULL"])
+def test_pyiceberg_manifests(tmp_path, monkeypatch, where):
+    py_tbl = _pyiceberg_table(tmp_path)
+    cat = icefloe.Catalog(str(tmp_path / "wh"))
+    t = cat.register_table("db.py", py_tbl.metadata_location)
+    _clear()
+    assert _assert_manifests_equal(t.io, t.metadata, t.current_snapshot()) == 40
+    fast, full = _plan_both(monkeypatch, t.io, t.metadata, t.current_snapshot(), where)
+    assert fast == full
+    if where is None:
+        assert len(fast) == len({task.file.file_path for task in py_tbl.scan().plan_files()})
