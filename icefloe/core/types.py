@@ -652,16 +652,21 @@ def from_arrow_schema(arrow_schema) -> Schema:
 
 
 # --------------------------------------------------------------------------- Spark
-def to_spark_type(t: IcebergType, field_id: Optional[int] = None):
-    """Spark DataType for ``t``; nested struct fields carry ``parquet.field.id`` metadata."""
+def to_spark_type(t: IcebergType, field_id: Optional[int] = None, uuid_as_binary: bool = False):
+    """Spark DataType for ``t``; nested struct fields carry ``parquet.field.id`` metadata.
+
+    uuid is a string in Spark; ``uuid_as_binary`` maps it to BinaryType instead, the type in
+    which Spark's Parquet reader accepts the spec's fixed_len_byte_array(16) columns."""
     from pyspark.sql import types as T
 
     if isinstance(t, StructType):
-        return T.StructType([to_spark_field(f) for f in t.fields])
+        return T.StructType([to_spark_field(f, uuid_as_binary) for f in t.fields])
     if isinstance(t, ListType):
-        return T.ArrayType(to_spark_type(t.element_type), containsNull=not t.element_required)
+        return T.ArrayType(to_spark_type(t.element_type, uuid_as_binary=uuid_as_binary),
+                           containsNull=not t.element_required)
     if isinstance(t, MapType):
-        return T.MapType(to_spark_type(t.key_type), to_spark_type(t.value_type),
+        return T.MapType(to_spark_type(t.key_type, uuid_as_binary=uuid_as_binary),
+                         to_spark_type(t.value_type, uuid_as_binary=uuid_as_binary),
                          valueContainsNull=not t.value_required)
     if isinstance(t, DecimalType):
         return T.DecimalType(t.precision, t.scale)
@@ -670,18 +675,20 @@ def to_spark_type(t: IcebergType, field_id: Optional[int] = None):
         "boolean": T.BooleanType(), "int": T.IntegerType(), "long": T.LongType(),
         "float": T.FloatType(), "double": T.DoubleType(), "date": T.DateType(),
         "timestamp": T.TimestampNTZType(), "timestamptz": T.TimestampType(),
-        "string": T.StringType(), "uuid": T.StringType(), "binary": T.BinaryType(),
+        "string": T.StringType(), "uuid": T.BinaryType() if uuid_as_binary else T.StringType(),
+        "binary": T.BinaryType(),
         "time": T.LongType(),
     }.get(s, T.BinaryType())
 
 
-def to_spark_field(f: NestedField):
+def to_spark_field(f: NestedField, uuid_as_binary: bool = False):
     from pyspark.sql import types as T
 
     md = {"parquet.field.id": f.field_id}
     if f.doc:
         md["comment"] = f.doc
-    return T.StructField(f.name, to_spark_type(f.field_type), nullable=not f.required, metadata=md)
+    return T.StructField(f.name, to_spark_type(f.field_type, uuid_as_binary=uuid_as_binary),
+                         nullable=not f.required, metadata=md)
 
 
 def to_spark_schema(schema: Schema):

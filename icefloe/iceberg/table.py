@@ -116,7 +116,8 @@ class IcebergTable:
         snap = self.snapshot_for(snapshot_id, as_of, ref)
         tasks = scan_mod.plan_files(self.io, self._meta, snap, where)
         return read_tasks(self.spark, tasks, self.read_schema(snap, snapshot_id, as_of, ref), where, columns,
-                          history=self._meta.schemas)
+                          history=self._meta.schemas,
+                          name_mapping=self._meta.properties.get("schema.name-mapping.default"))
 
     def to_arrow(self, snapshot_id: Optional[int] = None, as_of=None, where=None, ref=None):
         """The table as a pyarrow.Table, read without Spark (for small tables and tools)."""
@@ -133,7 +134,8 @@ class IcebergTable:
         from icefloe.iceberg.delete_files import apply_deletes_arrow
 
         for t in tasks:
-            part = _read_by_field_id(pq.ParquetFile(t.path).read(), target)  # no hive-partition guessing
+            part = _read_by_field_id(pq.ParquetFile(t.path).read(), target,  # no hive-partition guessing
+                                     self._meta.properties.get("schema.name-mapping.default"), t.path)
             parts.append(apply_deletes_arrow(part, t.path, t.deletes, schema, self.io))
         if not parts:
             return target.empty_table()
@@ -373,18 +375,65 @@ def _as_arrow_table(data):
     return pa.Table.from_pandas(data, preserve_index=False)
 
 
-def _read_by_field_id(table, target):
+def _read_by_field_id(table, target, name_mapping=None, path: Optional[str] = None):
     """Project a file's Arrow table onto ``target`` by ``PARQUET:field_id``, recursively through
-    structs, list elements and map values (a missing id reads as nulls)."""
+    structs, list elements and map values (a missing optional id reads as nulls).
+
+    A file without field ids (e.g. added with pyiceberg's ``add_files``) gets them from
+    ``name_mapping`` (spec, "Column Projection": JSON text or the parsed list), by name.
+    A required field the file does not have is an error naming the file (``path``)."""
     import pyarrow as pa
 
+    if name_mapping is not None and table.num_columns and all(_fid(f) is None for f in table.schema):
+        import json
+
+        mapping = json.loads(name_mapping) if isinstance(name_mapping, str) else name_mapping
+        table = table.cast(pa.schema([_map_field(f, mapping) for f in table.schema],
+                                     metadata=table.schema.metadata))
+    where = path or "a data file"
     cols = [_chunked(table.column(i)) for i in range(table.num_columns)]
     by_id = {_fid(f): (f, c) for f, c in zip(table.schema, cols) if _fid(f) is not None}
     out = []
     for f in target:
         hit = by_id.get(_fid(f))
-        out.append(_conform(hit[1], hit[0], f, table.num_rows) if hit else pa.nulls(table.num_rows, f.type))
+        if hit is None:
+            _check_optional(f, where, f.name)
+        out.append(_conform(hit[1], hit[0], f, table.num_rows, where, f.name) if hit
+                   else pa.nulls(table.num_rows, f.type))
     return pa.Table.from_arrays(out, schema=target)
+
+
+def _check_optional(field, where: str, path: str) -> None:
+    if not field.nullable:
+        from icefloe.errors import IcefloeError
+
+        raise IcefloeError(f"data file {where} has no column for required field {path!r} "
+                           f"(id {_fid(field)}); it has no matching field id and no name-mapped column")
+
+
+def _map_field(field, entries):
+    """``field`` (of a file without ids) with the id the name mapping gives its name, recursively."""
+    import pyarrow as pa
+    import pyarrow.types as pt
+
+    entry = next((e for e in entries or [] if field.name in e.get("names", [])), None)
+    sub = (entry or {}).get("fields") or []
+    t = field.type
+    if pt.is_struct(t):
+        t = pa.struct([_map_field(t.field(i), sub) for i in range(t.num_fields)])
+    elif pt.is_list(t) or pt.is_large_list(t):
+        vf = _map_field(t.value_field, [dict(e, names=list(e.get("names", [])) + [t.value_field.name])
+                                        for e in sub[:1]])
+        t = pa.large_list(vf) if pt.is_large_list(t) else pa.list_(vf)
+    elif pt.is_map(t):
+        key_entry = [dict(e, names=list(e.get("names", [])) + [t.key_field.name]) for e in sub[:1]]
+        item_entry = [dict(e, names=list(e.get("names", [])) + [t.item_field.name]) for e in sub[1:2]]
+        t = pa.map_(_map_field(t.key_field, key_entry), _map_field(t.item_field, item_entry))
+    md = dict(field.metadata or {})
+    md.pop(b"PARQUET:field_id", None)
+    if entry is not None and entry.get("field-id") is not None:
+        md[b"PARQUET:field_id"] = str(entry["field-id"]).encode()
+    return pa.field(field.name, t, nullable=field.nullable, metadata=md or None)
 
 
 def _fid(field):
@@ -396,7 +445,7 @@ def _chunked(col):
     return col.combine_chunks() if hasattr(col, "combine_chunks") else col
 
 
-def _conform(arr, src_field, dst_field, n):
+def _conform(arr, src_field, dst_field, n, where: str = "a data file", path: str = ""):
     """``arr`` (of ``src_field``) as ``dst_field``'s type, matching nested fields by id."""
     import pyarrow as pa
     import pyarrow.types as pt
@@ -412,13 +461,16 @@ def _conform(arr, src_field, dst_field, n):
         for j in range(dt.num_fields):
             df_ = dt.field(j)
             hit = children.get(_fid(df_))
-            parts.append(_conform(hit[1], hit[0], df_, len(arr)) if hit else pa.nulls(len(arr), df_.type))
+            if hit is None and arr.null_count < len(arr):
+                _check_optional(df_, where, f"{path}.{df_.name}")
+            parts.append(_conform(hit[1], hit[0], df_, len(arr), where, f"{path}.{df_.name}") if hit
+                         else pa.nulls(len(arr), df_.type))
         return pa.StructArray.from_arrays(parts, fields=list(dt), mask=arr.is_null())
     if (pt.is_list(dt) or pt.is_large_list(dt)) and (pt.is_list(st) or pt.is_large_list(st)):
-        values = _conform(arr.values, st.value_field, dt.value_field, len(arr.values))
+        values = _conform(arr.values, st.value_field, dt.value_field, len(arr.values), where, f"{path}.element")
         return pa.ListArray.from_arrays(arr.offsets, values, type=dt, mask=arr.is_null())
     if pt.is_map(dt) and pt.is_map(st):
-        keys = _conform(arr.keys, st.key_field, dt.key_field, len(arr.keys))
-        items = _conform(arr.items, st.item_field, dt.item_field, len(arr.items))
+        keys = _conform(arr.keys, st.key_field, dt.key_field, len(arr.keys), where, f"{path}.key")
+        items = _conform(arr.items, st.item_field, dt.item_field, len(arr.items), where, f"{path}.value")
         return pa.MapArray.from_arrays(arr.offsets, keys, items, type=dt, mask=arr.is_null())
     return arr.cast(dt) if st != dt else arr

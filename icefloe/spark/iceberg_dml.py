@@ -194,7 +194,8 @@ def delete_rows(table, condition, isolation: Optional[str] = None) -> dict:
     meta, snap, tasks = _target(table, where)
     if not tasks:
         return {"updated": 0, "deleted": 0, "inserted": 0, "snapshot_id": None}
-    rows = read_tasks(table.spark, tasks, meta.schema, with_positions=True, history=meta.schemas)
+    rows = read_tasks(table.spark, tasks, meta.schema, with_positions=True, history=meta.schemas,
+                      name_mapping=meta.properties.get("schema.name-mapping.default"))
     hit = F.coalesce(_predicate(condition), F.lit(False))
     rows = rows.withColumn(ACTION, F.when(hit, F.lit(DELETE_ROW)).otherwise(F.lit(KEEP)))
     return _commit_changes(table, "delete", meta, snap, tasks, rows, isolation, conflict_filter=where)
@@ -210,7 +211,8 @@ def update_rows(table, assignments: dict, condition=None, isolation: Optional[st
     if not tasks:
         return {"updated": 0, "deleted": 0, "inserted": 0, "snapshot_id": None}
     sets = _assignments(meta.schema, assignments)
-    rows = read_tasks(table.spark, tasks, meta.schema, with_positions=True, history=meta.schemas)
+    rows = read_tasks(table.spark, tasks, meta.schema, with_positions=True, history=meta.schemas,
+                      name_mapping=meta.properties.get("schema.name-mapping.default"))
     hit = F.coalesce(_predicate(condition), F.lit(False))
     out = []
     for f in meta.schema.fields:
@@ -293,7 +295,8 @@ class MergeBuilder:
         need_source = bool(self.not_matched)
         how = {(True, True): "full_outer", (True, False): "left_outer",
                (False, True): "right_outer", (False, False): "inner"}[(need_target, need_source)]
-        target = read_tasks(table.spark, tasks, schema, with_positions=True, history=meta.schemas).withColumn(_T_MARK, F.lit(True))
+        target = read_tasks(table.spark, tasks, schema, with_positions=True, history=meta.schemas,
+                      name_mapping=meta.properties.get("schema.name-mapping.default")).withColumn(_T_MARK, F.lit(True))
         source = self.source.withColumn(_S_MARK, F.lit(True))
         on = F.expr(self.on) if isinstance(self.on, str) else self.on
         joined = target.alias(ta).join(source.alias(sa), on, how)
@@ -434,7 +437,8 @@ def rewrite_data_files(table, where=None, target_file_size: Optional[int] = None
         if target_file_size:
             write_meta = dataclasses.replace(meta, properties={**meta.properties,
                                                                "write.target-file-size-bytes": str(target_file_size)})
-        rows = read_tasks(table.spark, plan.rewrite, meta.schema, history=meta.schemas)
+        rows = read_tasks(table.spark, plan.rewrite, meta.schema, history=meta.schemas,
+                      name_mapping=meta.properties.get("schema.name-mapping.default"))
         added = write_data_files(rows, write_meta, table.io, table.name)
     rewritten = {t.path for t in plan.rewrite}
     validation = Validation(read_snapshot_id=snap.snapshot_id, isolation=SNAPSHOT, operation="REWRITE_DATA_FILES",

@@ -19,9 +19,17 @@ re-check the spec's rules per row:
   file's, same partition unless the delete file is unpartitioned.
 
 Small delete sets are broadcast. Files without deletes take the plain path.
+
+Files without Parquet field ids (e.g. registered with pyiceberg's ``add_files``)
+are read apart, by name through the table's name mapping (spec, "Column
+Projection"), and unioned with the rest. Finding them costs a footer read, so
+only files whose names are not icefloe's own are checked, once per path.
 """
 from __future__ import annotations
 
+import json
+import os
+import re
 from typing import Optional, Sequence
 
 from icefloe.core.types import NestedField, Schema, to_spark_field, to_spark_schema
@@ -35,17 +43,25 @@ _PART_COL = "_icefloe_part"
 _RAW_PATH = "_icefloe_raw_path"
 BROADCAST_ROWS = 2_000_000
 
+# data files icefloe writes: <task>-<n>-<32 hex write id>-<counter>.parquet, always with field ids
+_ICEFLOE_FILE = re.compile(r"^\d{5}-\d+-[0-9a-f]{32}-\d{5}\.parquet$")
+_FOOTERS: dict = {}   # path -> Arrow schema of a file without field ids, or None (it has ids)
+_FOOTERS_MAX = 200_000
+
 
 class UnsupportedFeatureError(IcefloeError):
     pass
 
 
 def read_tasks(spark, tasks: list, schema: Schema, where=None, columns: Optional[Sequence[str]] = None,
-               with_positions: bool = False, history: Sequence[Schema] = ()):
+               with_positions: bool = False, history: Sequence[Schema] = (), name_mapping=None):
     """A DataFrame of the planned ``tasks`` (deletes applied).
 
     ``with_positions`` adds FILE_COL and POS_COL, which row-level writes need to
     point position deletes at rows or to find the files they must rewrite.
+    ``name_mapping`` (the table property ``schema.name-mapping.default``, JSON text or
+    parsed) resolves columns of files without field ids; without it, the names each
+    field id had in ``history`` and ``schema`` are used.
     """
     spark_schema = to_spark_schema(schema)
     has_deletes = any(t.deletes for t in tasks)
@@ -58,9 +74,15 @@ def read_tasks(spark, tasks: list, schema: Schema, where=None, columns: Optional
     elif not has_deletes and not with_positions:
         from icefloe.spark.iceberg_evolved_read import read_parquet_by_field_id
 
-        df = read_parquet_by_field_id(spark, [t.path for t in tasks], schema, history)
+        with_ids, without_ids = _split_by_field_ids(tasks)
+        if not without_ids:
+            df = read_parquet_by_field_id(spark, [t.path for t in tasks], schema, history)
+        else:
+            parts = [read_parquet_by_field_id(spark, [t.path for t in with_ids], schema, history)] if with_ids else []
+            parts += _read_without_ids(spark, without_ids, schema, history, name_mapping, False)
+            df = _union(parts)
     else:
-        df = _read_with_positions(spark, tasks, schema, history)
+        df = _read_with_positions(spark, tasks, schema, history, name_mapping)
         if has_deletes:
             df = _apply_deletes(spark, df, tasks, schema)
         if not with_positions:
@@ -81,15 +103,91 @@ def table_path_of(col):
     return F.url_decode(F.replace(no_scheme, F.lit("+"), F.lit("%2B")))
 
 
-def _read_with_positions(spark, tasks: list, schema: Schema, history: Sequence[Schema] = ()):
+def _read_with_positions(spark, tasks: list, schema: Schema, history: Sequence[Schema] = (), name_mapping=None):
     from pyspark.sql import functions as F
 
     from icefloe.spark.iceberg_evolved_read import restore_column_names, spark_read_schema
 
-    df = spark.read.schema(spark_read_schema(schema, history)).parquet(*[t.path for t in tasks])
-    df = (df.select("*", F.col("_metadata.file_path").alias(_RAW_PATH), F.col("_metadata.row_index").alias(POS_COL))
-            .withColumn(FILE_COL, table_path_of(F.col(_RAW_PATH))).drop(_RAW_PATH))
-    return restore_column_names(df, schema)
+    with_ids, without_ids = _split_by_field_ids(tasks)
+    parts = []
+    if with_ids:
+        df = spark.read.schema(spark_read_schema(schema, history)).parquet(*[t.path for t in with_ids])
+        df = (df.select("*", F.col("_metadata.file_path").alias(_RAW_PATH),
+                        F.col("_metadata.row_index").alias(POS_COL))
+                .withColumn(FILE_COL, table_path_of(F.col(_RAW_PATH))).drop(_RAW_PATH))
+        parts.append(restore_column_names(df, schema))
+    if without_ids:
+        parts += _read_without_ids(spark, without_ids, schema, history, name_mapping, True)
+    return _union(parts)
+
+
+def _union(parts: list):
+    df = parts[0]
+    for p in parts[1:]:
+        df = df.unionByName(p)
+    return df
+
+
+# --------------------------------------------------------------------------- files without field ids
+def _footer_without_ids(path: str):
+    """The Arrow schema of ``path`` if its footer has no field ids, else None (cached per path)."""
+    if path in _FOOTERS:
+        return _FOOTERS[path]
+    import pyarrow.parquet as pq
+
+    from icefloe.core.io import strip_scheme
+
+    sch = pq.read_schema(strip_scheme(path))
+    has_ids = any(b"PARQUET:field_id" in (f.metadata or {}) for f in sch)
+    if len(_FOOTERS) >= _FOOTERS_MAX:
+        _FOOTERS.clear()
+    _FOOTERS[path] = None if has_ids else sch
+    return _FOOTERS[path]
+
+
+def _split_by_field_ids(tasks: list):
+    """(tasks whose files have field ids, [(task, Arrow schema)] of files that have none).
+    icefloe's own files are not opened; any other file's footer is read once."""
+    others = [t for t in tasks if not _ICEFLOE_FILE.match(os.path.basename(t.path))]
+    if not others:
+        return tasks, []
+    if len(others) > 8:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=8) as ex:
+            schemas = list(ex.map(lambda t: _footer_without_ids(t.path), others))
+    else:
+        schemas = [_footer_without_ids(t.path) for t in others]
+    missing = {id(t): s for t, s in zip(others, schemas) if s is not None}
+    if not missing:
+        return tasks, []
+    return [t for t in tasks if id(t) not in missing], [(t, missing[id(t)]) for t in tasks if id(t) in missing]
+
+
+def _read_without_ids(spark, items: list, schema: Schema, history: Sequence[Schema], name_mapping,
+                      with_positions: bool) -> list:
+    """DataFrames of files without field ids, read by name; files sharing a column layout share a read."""
+    from pyspark.sql import functions as F
+
+    from icefloe.spark.iceberg_evolved_read import mapping_from_history, name_read_plan, read_parquet_by_name
+
+    if isinstance(name_mapping, str):
+        name_mapping = json.loads(name_mapping)
+    mapping = name_mapping if name_mapping is not None else mapping_from_history(schema, history)
+    groups: dict = {}
+    for t, file_schema in items:
+        read_schema, names = name_read_plan(schema, file_schema, mapping, t.path)
+        key = (read_schema.json(), tuple(names))
+        groups.setdefault(key, (read_schema, names, []))[2].append(t.path)
+    out = []
+    for read_schema, names, paths in groups.values():
+        extra = [F.col("_metadata.file_path").alias(_RAW_PATH), F.col("_metadata.row_index").alias(POS_COL)] \
+            if with_positions else []
+        df = read_parquet_by_name(spark, paths, schema, read_schema, names, extra)
+        if with_positions:
+            df = df.withColumn(FILE_COL, table_path_of(F.col(_RAW_PATH))).drop(_RAW_PATH)
+        out.append(df)
+    return out
 
 
 def _hint(df, rows: int):

@@ -8,6 +8,11 @@ follow the spec's transforms), rows are clustered by that key (Iceberg's
 directory partitioned by the key. The driver then moves each file to
 ``data/<partition path>/`` and reads its footer for the column metrics.
 Nothing is committed here: the caller commits the returned DataFiles.
+
+Tables with uuid columns take another path: the spec stores uuids as
+fixed_len_byte_array(16), which Spark's writer cannot produce, so the tasks
+write with Arrow (``iceberg/arrow_writer.py``, uuid strings turned into 16
+bytes) and send their DataFiles back to the driver.
 """
 from __future__ import annotations
 
@@ -198,6 +203,10 @@ def write_data_files(df, meta: TableMetadata, io: FileIO, table_name: str) -> li
     location = meta.location.rstrip("/")
     aligned = align_dataframe(df, schema, table_name)
     write_id = uuid.uuid4().hex
+    from icefloe.spark.iceberg_evolved_read import schema_has_uuid
+
+    if schema_has_uuid(schema):
+        return _write_with_arrow(aligned, meta, io, write_id)
     staging = f"{location}/data/.staging-{write_id}"
     partitioned = not spec.is_unpartitioned
     if partitioned:
@@ -271,3 +280,103 @@ def _describe_files(io: FileIO, files: list, schema: Schema, spec: PartitionSpec
         return [one(f) for f in files]
     with ThreadPoolExecutor(max_workers=min(8, len(files))) as ex:
         return list(ex.map(one, files))
+
+
+# --------------------------------------------------------------------------- tables with uuid columns
+def _write_with_arrow(aligned, meta: TableMetadata, io: FileIO, write_id: str) -> list[DataFile]:
+    """Write ``aligned`` with Arrow inside the tasks (uuid as fixed[16]); DataFiles come back pickled."""
+    import pickle
+
+    schema, spec = meta.schema, meta.spec
+    location = meta.location.rstrip("/")
+    if not spec.is_unpartitioned:
+        aligned = aligned.withColumn(KEY_COL, partition_key_expr(spec, schema))
+        mode = meta.properties.get("write.distribution-mode", "hash")
+        if mode == "hash":
+            aligned = aligned.repartition(KEY_COL)
+        elif mode == "range":
+            aligned = aligned.repartitionByRange(KEY_COL)
+        aligned = aligned.drop(KEY_COL)
+    run = _arrow_task(io, meta, write_id)
+    try:
+        rows = aligned.mapInArrow(run, "files binary").collect()
+    except Exception as e:  # a failed Spark job: our null check or anything else
+        _delete_written(io, location, write_id)
+        raise explain_spark_error(e) from None
+    return [f for r in rows for f in pickle.loads(r["files"])]
+
+
+def _arrow_task(io: FileIO, meta: TableMetadata, write_id: str):
+    schema, spec, location, props = meta.schema, meta.spec, meta.location, dict(meta.properties)
+
+    def run(batches):  # runs in the Python workers
+        import pickle
+
+        import pyarrow as pa
+        from pyspark import TaskContext
+
+        from icefloe.iceberg.arrow_writer import align_arrow, write_arrow
+
+        batches = list(batches)
+        if not batches:
+            return
+        table = pa.Table.from_batches(batches)
+        if table.num_rows == 0:
+            return
+        table = pa.Table.from_arrays(
+            [uuid_strings_to_bytes(table.column(f.name).combine_chunks(), f.field_type, f.name)
+             for f in schema.fields], names=[f.name for f in schema.fields])
+        table = align_arrow(table, schema)
+        ctx = TaskContext.get()
+        task_id = ctx.partitionId() if ctx is not None else 0
+        files = write_arrow(io, table, schema, spec, location, props, task_id=task_id, write_id=write_id,
+                            meta=meta)
+        if files:
+            yield pa.RecordBatch.from_arrays([pa.array([pickle.dumps(files)], pa.binary())], names=["files"])
+
+    return run
+
+
+def uuid_strings_to_bytes(arr, t, path: str):
+    """An Arrow array of ``t`` with uuid strings (anywhere inside) as 16-byte fixed binaries."""
+    import pyarrow as pa
+
+    from icefloe.core.types import ListType, MapType, StructType
+    from icefloe.spark.iceberg_evolved_read import _has_uuid
+
+    if not _has_uuid(t):
+        return arr
+    if isinstance(t, StructType):
+        children = [uuid_strings_to_bytes(arr.field(i), f.field_type, f"{path}.{f.name}")
+                    for i, f in enumerate(t.fields)]
+        return pa.StructArray.from_arrays(children, names=[f.name for f in t.fields], mask=arr.is_null())
+    if isinstance(t, ListType):
+        values = uuid_strings_to_bytes(arr.values, t.element_type, f"{path}.element")
+        return pa.ListArray.from_arrays(arr.offsets, values, mask=arr.is_null())
+    if isinstance(t, MapType):
+        keys = uuid_strings_to_bytes(arr.keys, t.key_type, f"{path}.key")
+        items = uuid_strings_to_bytes(arr.items, t.value_type, f"{path}.value")
+        return pa.MapArray.from_arrays(arr.offsets, keys, items, mask=arr.is_null())
+    out = []
+    for v in arr.to_pylist():
+        if v is None or isinstance(v, bytes) and len(v) == 16:
+            out.append(v)
+            continue
+        try:
+            out.append(uuid.UUID(v).bytes)
+        except (ValueError, TypeError, AttributeError):
+            from icefloe.errors import SchemaMismatchError
+
+            raise SchemaMismatchError(f"column {path!r}: {v!r} is not a uuid") from None
+    return pa.array(out, pa.binary(16))
+
+
+def _delete_written(io: FileIO, location: str, write_id: str) -> None:
+    """Remove the data files a failed Arrow write left (their names carry ``write_id``)."""
+    data = f"{location}/data"
+    try:
+        paths = [p for p in io.walk_files(data) if write_id in os.path.basename(p)]
+    except (FileNotFoundError, OSError):
+        return
+    for p in paths:
+        io.delete(p)

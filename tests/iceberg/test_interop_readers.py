@@ -610,11 +610,6 @@ def test_uuid_column_arrow_path(catalog, duck):
     assert dgot == list(enumerate(_UUIDS))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "uuid columns written from a Spark DataFrame are stored as Parquet BINARY (UTF8 string) instead of "
-    "fixed_len_byte_array(16): icefloe/core/types.py to_spark_type() maps uuid -> StringType and "
-    "icefloe/spark/iceberg_write.py writes that as-is; pyiceberg then fails with "
-    "'ResolveError: Cannot promote an string to uuid'"))
 def test_uuid_column_spark_path(catalog, spark, duck):
     t = catalog.create_table("db.uuid_spark", "id bigint not null, u uuid")
     df = spark.createDataFrame([(i, str(u) if u else None) for i, u in enumerate(_UUIDS)], "id bigint, u string")
@@ -624,11 +619,6 @@ def test_uuid_column_spark_path(catalog, spark, duck):
     assert sorted((r["id"], r["u"]) for r in got) == list(enumerate(_UUIDS))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "to_spark() cannot read spec-compliant uuid columns (Parquet fixed_len_byte_array(16)): "
-    "icefloe/spark/iceberg_read.py read_tasks() asks Spark's Parquet reader for StringType "
-    "(icefloe/core/types.py to_spark_type maps uuid -> StringType) and the job fails with "
-    "FAILED_READ_FILE.PARQUET_COLUMN_DATA_TYPE_MISMATCH"))
 def test_uuid_column_read_back_by_spark(catalog, spark):
     t = catalog.create_table("db.uuid_read", "id bigint not null, u uuid")
     t.append(pa.table({"id": pa.array(range(3), pa.int64()),

@@ -383,12 +383,6 @@ def test_schema_evolution_by_pyiceberg(pycat, catalog, spark):
     assert "name" in t.to_spark(snapshot_id=first).columns   # old snapshot, old schema
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "icefloe ignores the table property schema.name-mapping.default when data files have no Parquet "
-    "field ids: icefloe/spark/iceberg_read.py read_tasks() reads with a field-id schema and Spark fails "
-    "('Spark read schema expects field Ids, but Parquet file schema doesn't contain any field Ids'); "
-    "icefloe/iceberg/table.py _read_by_field_id() (to_arrow) silently returns all-null columns, "
-    "even for the required column id"))
 def test_add_files_without_field_ids(pycat, catalog, spark, tmp_path):
     """pyiceberg's add_files registers plain Parquet files (no field ids) and a name mapping;
     the spec says readers must then match columns by name."""
@@ -405,11 +399,6 @@ def test_add_files_without_field_ids(pycat, catalog, spark, tmp_path):
     assert ours(t, columns=COLUMNS) == expected
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "to_spark() cannot read spec-compliant uuid columns (Parquet fixed_len_byte_array(16), as pyiceberg and "
-    "Java write them): icefloe/core/types.py to_spark_type() maps uuid -> StringType, which "
-    "icefloe/spark/iceberg_read.py read_tasks() hands to Spark's Parquet reader, and the job fails with "
-    "FAILED_READ_FILE.PARQUET_COLUMN_DATA_TYPE_MISMATCH"))
 def test_uuid_column_written_by_pyiceberg(pycat, catalog, spark):
     import uuid
 
