@@ -100,6 +100,14 @@ def write_arrow(io: FileIO, table, schema: Schema, spec: PartitionSpec, location
     out: list[DataFile] = []
     if table.num_rows == 0:
         return out
+    order_id, sort_cols = 0, []
+    if meta is not None:
+        from icefloe.iceberg.sort_order import writer_sort_columns
+
+        order_id, sort_cols = writer_sort_columns(meta)
+    if sort_cols:  # the table's sort order within each file; Arrow places nulls once for all keys
+        table = table.sort_by([(c, "ascending" if asc else "descending") for c, asc, _ in sort_cols],
+                              null_placement="at_start" if sort_cols[0][2] else "at_end")
     groups = [(p, chunk) for p, t in _split_by_partition(table, schema, spec)
               for chunk in (t.slice(o, max_rows) for o in range(0, t.num_rows, max_rows))]
     counter = 0
@@ -118,7 +126,9 @@ def write_arrow(io: FileIO, table, schema: Schema, spec: PartitionSpec, location
                 md = pq.read_metadata(fh)
             m = metrics_from_footer(md, schema)
             _add_nan_counts(m, part_table, schema)
-            out.append(_to_data_file(path, io.size(path), partition, spec.spec_id, schema, m))
+            df = _to_data_file(path, io.size(path), partition, spec.spec_id, schema, m)
+            df.sort_order_id = order_id
+            out.append(df)
     except BaseException:
         for p in written:
             io.delete(p)

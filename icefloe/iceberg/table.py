@@ -241,6 +241,15 @@ class IcebergTable:
 
         return UpdateSpec(self.ops, on_commit=self.refresh)
 
+    def replace_sort_order(self, *terms: str) -> dict:
+        """Declare the table's sort order (``"id"``, ``"ts desc nulls last"``, ``"truncate(4, name)"``);
+        no terms makes the table unsorted. Writers sort each data file by it. Returns the order."""
+        from icefloe.iceberg.sort_order import default_order, replace_sort_order
+
+        replace_sort_order(self.ops, list(terms))
+        order_id, fields = default_order(self.refresh()._meta)
+        return {"order-id": order_id, "fields": fields}
+
     def update_properties(self, set: Optional[dict] = None, remove: Optional[Sequence[str]] = None) -> dict:
         """Set and remove table properties in one commit (the table comment is property ``comment``)."""
         from icefloe.iceberg.maintenance import update_properties

@@ -315,7 +315,7 @@ class IcefloeWriter(DataSourceArrowWriter):
         meta = t.metadata
         data = align_arrow(pa.Table.from_batches(batches), meta.schema, t.name)
         files = write_arrow(t.io, data, meta.schema, meta.spec, meta.location, meta.properties,
-                            task_id=task_id, write_id=self.write_id)
+                            task_id=task_id, write_id=self.write_id, meta=meta)
         return FilesMessage(files)
 
     def commit(self, messages):

@@ -216,6 +216,12 @@ def write_data_files(df, meta: TableMetadata, io: FileIO, table_name: str) -> li
             aligned = aligned.repartition(KEY_COL)
         elif mode == "range":
             aligned = aligned.repartitionByRange(KEY_COL)
+    from icefloe.iceberg.sort_order import writer_sort_columns
+
+    order_id, sort_cols = writer_sort_columns(meta)
+    if sort_cols:  # the table's sort order, within each file (after the partition key)
+        aligned = aligned.sortWithinPartitions(*([KEY_COL] if partitioned else []),
+                                               *[_sort_col(c, asc, nulls_first) for c, asc, nulls_first in sort_cols])
     target = int(props.get("write.target-file-size-bytes", 512 * 1024 * 1024))
     codec = props.get("write.parquet.compression-codec", "zstd").lower()
     writer = (aligned.write.mode("errorifexists")
@@ -232,7 +238,10 @@ def write_data_files(df, meta: TableMetadata, io: FileIO, table_name: str) -> li
         except Exception as e:  # a failed Spark job: our null check or anything else
             raise explain_spark_error(e) from None
         files = _collect_staged(io, staging, location, spec, schema, write_id, moved)
-        return _describe_files(io, files, schema, spec)
+        described = _describe_files(io, files, schema, spec)
+        for f in described:
+            f.sort_order_id = order_id
+        return described
     except BaseException:
         for p in moved:
             io.delete(p)
@@ -264,6 +273,15 @@ def _collect_staged(io: FileIO, staging: str, location: str, spec: PartitionSpec
         moved.append(final)
         out.append((final, partition))
     return out
+
+
+def _sort_col(name: str, ascending: bool, nulls_first: bool):
+    from pyspark.sql import functions as F
+
+    c = F.col(f"`{name}`")
+    if ascending:
+        return c.asc_nulls_first() if nulls_first else c.asc_nulls_last()
+    return c.desc_nulls_first() if nulls_first else c.desc_nulls_last()
 
 
 def _describe_files(io: FileIO, files: list, schema: Schema, spec: PartitionSpec) -> list[DataFile]:
