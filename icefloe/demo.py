@@ -61,7 +61,7 @@ def snapshot_table(table) -> RichTable:
 
 
 def run(warehouse: str, fresh: bool = True, console: Console | None = None) -> dict:
-    console = console or Console()
+    console = console or Console(width=max(120, Console().width))  # room for 19-digit snapshot ids
     if fresh and os.path.exists(os.path.join(warehouse, "db", "tb01")):
         shutil.rmtree(os.path.join(warehouse, "db", "tb01"))
     cat = Catalog(warehouse)
