@@ -235,7 +235,8 @@ def snapshots(ctx, table, as_json):
     t = _load(ctx, table)
     snaps = t.snapshots()
     if as_json:
-        _echo_json([s.to_json() for s in snaps])
+        # Iceberg snapshots give a dict; Paimon's give their snapshot-N JSON text
+        _echo_json([json.loads(d) if isinstance(d, str) else d for d in (s.to_json() for s in snaps)])
         return
     rt = RichTable(title=f"snapshots of {t.name}")
     for col in ("seq", "snapshot id", "parent", "operation", "+files", "-files", "+rows", "-rows", "rows",
@@ -260,14 +261,25 @@ def snapshots(ctx, table, as_json):
 def files(ctx, table, where, as_json):
     """List the data files a read would use."""
     t = _load(ctx, table)
-    fs = t.plan_files(where=where)
+    rows = list(_file_rows(t, t.plan_files(where=where)))
     if as_json:
-        _echo_json([{"path": f.file_path, "partition": list(f.partition), "records": f.record_count,
-                     "size": f.file_size_in_bytes, "content": f.content} for f in fs])
+        _echo_json([{"path": p, "partition": part, "records": n, "size": size, "content": content}
+                    for p, part, n, size, content in rows])
         return
     _console().print(_rows_table(f"files of {t.name}", ["path", "partition", "records", "bytes"],
-                                 [(f.file_path, str(f.partition), f.record_count, f.file_size_in_bytes)
-                                  for f in fs]))
+                                 [(p, str(part), n, size) for p, part, n, size, _ in rows]))
+
+
+def _file_rows(t, files):
+    """(path, partition, records, bytes, content) of Iceberg DataFiles or Paimon DataFileMetas."""
+    import os
+
+    for f in files:
+        if hasattr(f, "partition"):
+            yield f.file_path, list(f.partition), f.record_count, f.file_size_in_bytes, f.content
+        else:  # a Paimon data file: its partition and bucket are its directory, <k>=<v>/bucket-<N>
+            yield f.file_path, os.path.relpath(os.path.dirname(f.file_path), t.location), f.row_count, \
+                f.file_size, 0
 
 
 @cli.command()
