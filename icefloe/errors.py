@@ -50,6 +50,15 @@ class CorruptMetadataError(IcefloeError):
         super().__init__(f"corrupt metadata file {path}: {reason}")
 
 
+class CorruptDataFileError(IcefloeError):
+    """A data file a snapshot references that is missing or not readable; names the file."""
+
+    def __init__(self, path: str, reason: str):
+        self.path = path
+        self.reason = reason
+        super().__init__(f"corrupt data file {path}: {reason}")
+
+
 class CommitFailedError(IcefloeError):
     """A commit lost a race too many times or failed for a reason other than a conflict."""
 

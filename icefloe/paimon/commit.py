@@ -88,7 +88,7 @@ def try_full_compaction(store: FileStore, manifests: list, created: list, target
     deleted: set = set()
     for m in manifests:
         if m.num_deleted_files > 0:
-            deleted.update(e.identifier() for e in store.read_manifest(m.file_name) if e.kind == mf.DELETE)
+            deleted.update(e.identifier() for e in store.read_manifest(m.file_name, m.file_size) if e.kind == mf.DELETE)
     delete_partitions = {ident[0] for ident in deleted}
     result, to_merge = [], []
     for m in manifests:
@@ -103,7 +103,7 @@ def try_full_compaction(store: FileStore, manifests: list, created: list, target
     for m in to_merge:
         rewrite = is_delta(m)
         survivors = []
-        for e in store.read_manifest(m.file_name):
+        for e in store.read_manifest(m.file_name, m.file_size):
             if e.kind == mf.DELETE:
                 continue
             ident = e.identifier()
@@ -174,7 +174,7 @@ def _merge_run(store: FileStore, run: list, result: list, created: list) -> None
         return
     merged: dict = {}
     for m in run:
-        mf.merge_entries(store.read_manifest(m.file_name), merged)
+        mf.merge_entries(store.read_manifest(m.file_name, m.file_size), merged)
     if merged:
         result.extend(store.write_manifests(list(merged.values()), created))
 

@@ -10,6 +10,9 @@ Expiring the snapshots before ``end`` (the new earliest) deletes
 * manifests and manifest lists of expired snapshots that ``end`` does not use
   (a manifest a later snapshot uses is carried through ``end``'s lists);
 * the snapshot files, then the ``EARLIEST`` hint is moved to ``end``.
+
+The snapshot files are deleted first (after everything to delete has been listed), so
+an expiration that fails or crashes part-way leaves only unreferenced files behind.
 """
 from __future__ import annotations
 
@@ -53,19 +56,24 @@ def expire_snapshots(store: FileStore, now_ms: Optional[int] = None) -> list[int
     snaps = store.snapshots
     begin = snaps.earliest_id()
     keep = snaps.snapshot(end)
+    # Everything to delete is found before anything is deleted, and the snapshot files go
+    # first: an expiration cut short leaves unreferenced files, never a snapshot that
+    # references deleted ones.
     # 1. data files deleted by snapshots (begin, end]
+    data_files = []
     for sid in range(begin + 1, end + 1):
         try:
             s = snaps.snapshot(sid)
         except NoSuchSnapshotError:
             continue
-        for m in store.read_manifest_list(s.delta_manifest_list):
-            for e in store.read_manifest(m.file_name):
+        for m in store.read_manifest_list(s.delta_manifest_list, s.delta_manifest_list_size):
+            for e in store.read_manifest(m.file_name, m.file_size):
                 if e.kind == mf.DELETE:
-                    store.io.delete(store.data_file_path(e))
+                    data_files.append(store.data_file_path(e))
     # 2. manifests and lists only the expired snapshots use
     kept_lists = {keep.base_manifest_list, keep.delta_manifest_list}
     kept_manifests = {m.file_name for m in store.data_manifests(keep)}
+    metadata_files: list = []
     expired = []
     for sid in range(begin, end):
         try:
@@ -79,13 +87,15 @@ def expire_snapshots(store: FileStore, now_ms: Optional[int] = None) -> list[int
                 metas = store.read_manifest_list(lst)
             except Exception:
                 metas = []
-            for m in metas:
-                if m.file_name not in kept_manifests:
-                    store.delete_manifest_file(m.file_name)
-            store.delete_manifest_file(lst)
+            metadata_files.extend(m.file_name for m in metas if m.file_name not in kept_manifests)
+            metadata_files.append(lst)
         expired.append(sid)
-    # 3. the snapshot files, oldest first, then the hint
+    # 3. the snapshot files, oldest first, and the hint; then the files only they used
     for sid in expired:
         snaps.delete_snapshot(sid)
     snaps.commit_earliest_hint(end)
+    for path in data_files:
+        store.io.delete(path)
+    for name in dict.fromkeys(metadata_files):
+        store.delete_manifest_file(name)
     return expired

@@ -37,13 +37,17 @@ class FileStore:
     def manifest_path(self, name: str) -> str:
         return f"{self.manifest_dir}/{name}"
 
-    def read_manifest_list(self, name: str) -> list[mf.ManifestFileMeta]:
+    def read_manifest_list(self, name: str, expected_size: Optional[int] = None) -> list[mf.ManifestFileMeta]:
+        """The manifest list ``name``; ``expected_size`` (the size the snapshot recorded), if
+        known, catches a truncation that still decodes."""
         path = self.manifest_path(name)
         try:
             data = self.io.read_bytes(path)
         except FileNotFoundError:
             raise CorruptMetadataError(path, "manifest list referenced by a snapshot is missing") from None
-        return mf.decode_manifest_list(data, path)
+        metas = mf.decode_manifest_list(data, path)
+        _check_size(path, data, expected_size, "the snapshot")
+        return metas
 
     def write_manifest_list(self, metas: Sequence[mf.ManifestFileMeta]) -> tuple[str, int]:
         name = f"{mf.new_manifest_list_name()}-0"
@@ -55,11 +59,13 @@ class FileStore:
         """Base then delta manifests of a snapshot: together, every change up to it."""
         if snapshot is None:
             return []
-        return (self.read_manifest_list(snapshot.base_manifest_list)
-                + self.read_manifest_list(snapshot.delta_manifest_list))
+        return (self.read_manifest_list(snapshot.base_manifest_list, snapshot.base_manifest_list_size)
+                + self.read_manifest_list(snapshot.delta_manifest_list, snapshot.delta_manifest_list_size))
 
     # ------------------------------------------------------------------ manifests
-    def read_manifest(self, name: str) -> list[mf.ManifestEntry]:
+    def read_manifest(self, name: str, expected_size: Optional[int] = None) -> list[mf.ManifestEntry]:
+        """The entries of manifest ``name``; ``expected_size`` as in ``read_manifest_list``
+        (the size its manifest list recorded)."""
         with self._lock:
             cached = self._cache.get(name)
         if cached is not None:
@@ -70,6 +76,7 @@ class FileStore:
         except FileNotFoundError:
             raise CorruptMetadataError(path, "manifest referenced by a manifest list is missing") from None
         entries = mf.decode_manifest(data, path)
+        _check_size(path, data, expected_size, "its manifest list")
         with self._lock:
             if len(self._cache) > 256:
                 self._cache.clear()
@@ -103,7 +110,7 @@ class FileStore:
     def entries(self, manifests: Sequence[mf.ManifestFileMeta]) -> list[mf.ManifestEntry]:
         out: list = []
         for m in manifests:
-            out.extend(self.read_manifest(m.file_name))
+            out.extend(self.read_manifest(m.file_name, m.file_size))
         return out
 
     def live_entries(self, snapshot: Optional[Snapshot]) -> list[mf.ManifestEntry]:
@@ -132,3 +139,11 @@ class FileStore:
         if f.external_path:
             return strip_scheme(f.external_path)
         return f"{self.bucket_dir(self.partition_values(entry.partition), entry.bucket)}/{f.file_name}"
+
+
+def _check_size(path: str, data: bytes, expected: Optional[int], recorder: str) -> None:
+    """A file shorter than its recorded size was truncated -- even if what is left decodes
+    (an Avro file cut after a whole block reads as fewer records, or none)."""
+    if expected is not None and len(data) < expected:
+        raise CorruptMetadataError(path, f"truncated: file is {len(data)} bytes but {recorder} "
+                                         f"recorded {expected}")

@@ -122,7 +122,7 @@ class Snapshot:
     def from_json(text: str, path: str = "<snapshot>") -> "Snapshot":
         try:
             d = json.loads(text)
-            return Snapshot(
+            snap = Snapshot(
                 id=int(d["id"]), schema_id=int(d["schemaId"]),
                 base_manifest_list=d["baseManifestList"], delta_manifest_list=d["deltaManifestList"],
                 commit_user=d.get("commitUser", ""), commit_identifier=int(d.get("commitIdentifier", 0)),
@@ -139,8 +139,13 @@ class Snapshot:
                 changelog_manifest_list_size=d.get("changelogManifestListSize"),
                 properties=d.get("properties"), version=int(d.get("version", 1)),
             )
-        except (ValueError, KeyError, TypeError) as e:
-            raise CorruptMetadataError(path, f"not a Paimon snapshot: {e}") from None
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
+            raise CorruptMetadataError(path, f"not a Paimon snapshot: {type(e).__name__}: {e}") from None
+        for key, value in (("baseManifestList", snap.base_manifest_list),
+                           ("deltaManifestList", snap.delta_manifest_list)):
+            if not isinstance(value, str) or not value:
+                raise CorruptMetadataError(path, f"not a Paimon snapshot: {key} is {value!r}, not a file name")
+        return snap
 
 
 class SnapshotManager:
@@ -199,9 +204,12 @@ class SnapshotManager:
         except FileNotFoundError:
             raise NoSuchSnapshotError(f"snapshot {snapshot_id} does not exist in {self.snapshot_dir}") from None
         try:
-            return Snapshot.from_json(data.decode("utf-8"), path)
+            snap = Snapshot.from_json(data.decode("utf-8"), path)
         except UnicodeDecodeError:
             raise CorruptMetadataError(path, "snapshot file is not UTF-8 JSON") from None
+        if snap.id != snapshot_id:
+            raise CorruptMetadataError(path, f"snapshot file holds id {snap.id}, expected {snapshot_id}")
+        return snap
 
     def latest(self) -> Optional[Snapshot]:
         sid = self.latest_id()

@@ -12,14 +12,15 @@ import uuid
 from typing import Optional, Sequence
 
 from icefloe.core.io import LOCAL, FileIO, strip_scheme
-from icefloe.errors import NoSuchTableError
+from icefloe.errors import IcefloeError, NoSuchTableError
 from icefloe.paimon import scan as scan_mod
 from icefloe.paimon import types as pt
 from icefloe.paimon.commit import CommitMessage, FileStoreCommit
 from icefloe.paimon.file_store import FileStore
 from icefloe.paimon.schema import TableSchema, latest_schema
 from icefloe.paimon.snapshot import Snapshot
-from icefloe.core.timetravel import to_epoch_ms  
+from icefloe.core.timetravel import to_epoch_ms
+from icefloe.errors import CorruptDataFileError  # noqa: F401 - raised by reads, importable from here  
 
 
 class PaimonTable:
@@ -138,7 +139,6 @@ class PaimonTable:
         prunes files and filters rows; conditions beyond comparisons, IN, IS [NOT] NULL,
         prefix LIKE, AND and OR raise ``UnsupportedFilterError`` (use ``to_spark``)."""
         import pyarrow as pa
-        import pyarrow.parquet as pq
 
         from icefloe.paimon.predicate import to_arrow_expression
 
@@ -146,8 +146,7 @@ class PaimonTable:
         target = pt.to_arrow_schema(self._schema.fields, with_ids=False)
         parts = []
         for f in self.plan_files(where, snapshot_id, as_of):
-            t = pq.ParquetFile(strip_scheme(f.file_path)).read()  # one file: no Hive partition discovery
-            parts.append(_project_by_name(t, target))
+            parts.append(_project_by_name(_read_data_file(f.file_path), target))
         out = pa.concat_tables(parts) if parts else target.empty_table()
         if row_filter is not None:
             out = out.filter(row_filter)
@@ -210,6 +209,22 @@ class PaimonTable:
         return expire_snapshots(self.refresh()._store, now_ms)
 
 
+
+
+def _read_data_file(path: str):
+    """One data file as a pyarrow.Table (no Hive partition discovery)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    local = strip_scheme(path)
+    try:
+        return pq.ParquetFile(local).read()
+    except FileNotFoundError:
+        raise CorruptDataFileError(local, "data file referenced by the snapshot is missing") from None
+    except (pa.ArrowException, OSError) as e:
+        raise CorruptDataFileError(local, f"not a readable Parquet file ({type(e).__name__}: {e})") from None
+
+
 def _project_by_name(table, target):
     """A file's columns matched to the table's by name (as Paimon reads); missing -> nulls."""
     import pyarrow as pa
@@ -243,4 +258,4 @@ def _as_arrow_table(data):
     return pa.Table.from_pandas(data, preserve_index=False)
 
 
-__all__ = ["PaimonTable", "to_epoch_ms"]
+__all__ = ["PaimonTable", "CorruptDataFileError", "to_epoch_ms"]
