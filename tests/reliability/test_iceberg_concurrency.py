@@ -61,3 +61,49 @@ def test_concurrent_processes_stress(tmp_path):
     make_table(wh, PROPS)
     assert run_writers(wh, 8, 40) == 320
     check(wh, 8, 40)
+
+
+MIXED_WRITER = textwrap.dedent("""
+    import sys
+    import pyarrow as pa
+    from icefloe.iceberg.catalog import HadoopCatalog
+    wh, w, n, op = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+    t = HadoopCatalog(wh).load_table("db.t")
+    for j in range(n):
+        base = w * 10000 + j * 10
+        getattr(t, op)(pa.table({"id": pa.array(range(base, base + 3), pa.int64()), "name": [f"w{w}"] * 3}))
+        print("ok", base, flush=True)
+""")
+
+
+def test_concurrent_appends_and_overwrites(tmp_path):
+    """Every snapshot is exactly one writer's whole batch: appended to, or replacing, its parent."""
+    wh = str(tmp_path / "wh")
+    make_table(wh, PROPS)
+    plan = [(0, 5, "append"), (1, 5, "append"), (2, 3, "overwrite")]
+    procs = [subprocess.Popen([sys.executable, "-c", MIXED_WRITER, wh, str(w), str(n), op],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for w, n, op in plan]
+    committed = {}
+    for (w, n, op), p in zip(plan, procs):
+        out, err = p.communicate(timeout=600)
+        assert p.returncode == 0, err[-2000:]
+        for line in out.splitlines():
+            committed[int(line.split()[1])] = op
+    assert len(committed) == 13
+    t = HadoopCatalog(wh).load_table("db.t")
+    snaps = t.snapshots()
+    assert [s.sequence_number for s in snaps] == list(range(1, 14))
+    seen = set()
+    previous: list = []
+    for s in snaps:
+        state = sorted(t.to_arrow(snapshot_id=s.snapshot_id)["id"].to_pylist())
+        if s.operation == "append":
+            batch = sorted(set(state) - set(previous))
+            assert sorted(previous + batch) == state
+        else:
+            batch = state
+        assert len(batch) == 3 and batch == list(range(batch[0], batch[0] + 3))
+        assert committed[batch[0]] == s.operation and batch[0] not in seen
+        seen.add(batch[0])
+        previous = state
+    assert seen == set(committed)
