@@ -22,6 +22,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+from icefloe.core.progress import track
+
 
 @dataclass
 class Problem:
@@ -137,7 +139,7 @@ def check_iceberg(table, progress: Optional[Callable[[str], None]] = None) -> Re
     seen_manifests: dict = {}
     footer_checked: set = set()
     specs = meta.specs_by_id()
-    for s in meta.snapshots:
+    for s in track(meta.snapshots, "checking snapshots"):
         say(f"snapshot {s.snapshot_id}")
         if not s.manifest_list:
             continue
@@ -281,7 +283,7 @@ def check_paimon(name: str, location: str, progress: Optional[Callable[[str], No
         text = open(path).read().strip()
         if not text.isdigit() or int(text) != expected:
             report.add("hint", path, f"says {text!r} but the {hint.lower()} snapshot file is snapshot-{expected}")
-    for sid in ids:
+    for sid in track(ids, "checking snapshots"):
         path = os.path.join(snap_dir, f"snapshot-{sid}")
         if progress:
             progress(f"snapshot {sid}")

@@ -108,6 +108,83 @@ def _top_level(body: str) -> list:
     return parts
 
 
+# --------------------------------------------------------------------------- progress bars
+class _Bars:
+    """Progress bars on stderr: one per loop icefloe reports (:mod:`icefloe.core.progress`),
+    and one for the Spark job running, if any (its stages' tasks, polled)."""
+
+    def __init__(self, title: str):
+        import threading
+
+        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn,
+                                   TimeElapsedColumn)
+
+        self.progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                                 MofNCompleteColumn(), TimeElapsedColumn(),
+                                 console=Console(stderr=True), transient=False)
+        self.title = title
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll_spark, daemon=True)
+        self._spark_task = None
+
+    # the Reporter protocol
+    def start(self, description, total):
+        return self.progress.add_task(description, total=total)
+
+    def advance(self, handle, n=1):
+        self.progress.advance(handle, n)
+
+    def finish(self, handle):
+        task = self.progress.tasks[handle] if handle < len(self.progress.tasks) else None
+        if task is not None and task.total is None:
+            self.progress.update(handle, total=task.completed)
+
+    def _poll_spark(self):
+        """Tasks done / tasks in the active stages of the running Spark job."""
+        while not self._stop.wait(0.25):
+            try:
+                from pyspark import SparkContext
+
+                sc = SparkContext._active_spark_context
+                if sc is None:
+                    continue
+                tracker = sc.statusTracker()
+                infos = [tracker.getStageInfo(i) for i in tracker.getActiveStageIds()]
+                infos = [i for i in infos if i is not None]
+                if not infos:
+                    continue
+                total = sum(i.numTasks for i in infos)
+                done = sum(i.numCompletedTasks for i in infos)
+                label = f"Spark stage {', '.join(str(i.stageId) for i in infos)}"
+                if self._spark_task is None:
+                    self._spark_task = self.progress.add_task(label, total=total, completed=done)
+                else:
+                    self.progress.update(self._spark_task, description=label, total=total, completed=done)
+            except Exception:  # progress is best effort; never break the work it reports on
+                continue
+
+    def __enter__(self):
+        from icefloe.core import progress
+
+        self.progress.start()
+        self._main = self.progress.add_task(self.title, total=None)
+        self._thread.start()
+        self._ctx = progress.reporting(self)
+        self._ctx.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join(timeout=1)
+        if self._spark_task is not None:
+            task = self.progress.tasks[self._spark_task]
+            self.progress.update(self._spark_task, completed=task.total or task.completed)
+        self._ctx.__exit__(*exc)
+        self.progress.update(self._main, total=1, completed=1)
+        self.progress.stop()
+        return False
+
+
 # --------------------------------------------------------------------------- demo and SQL
 @cli.command()
 @click.option("--fresh/--keep", default=True, help="drop db.tb01 first")
@@ -289,6 +366,8 @@ def _file_rows(t, files):
 def manifests(ctx, table, as_json):
     """List the manifests of the current snapshot."""
     t = _load(ctx, table)
+    if getattr(t, "format", "iceberg") == "paimon":
+        return _paimon_manifests(t, as_json)
     cols, rows = _metadata_rows(t, "manifests")
     if as_json:
         _echo_json([dict(zip(cols, r)) for r in rows])
@@ -297,6 +376,70 @@ def manifests(ctx, table, as_json):
     _console().print(_rows_table(f"manifests of {t.name}", short,
                                  [(r[0], os.path.basename(r[1]), r[2], r[3], r[4], r[5] + r[8], r[6] + r[9],
                                    r[7] + r[10]) for r in rows]))
+
+
+def _paimon_manifest_lists(t, snap):
+    """(kind, manifest list name) of a Paimon snapshot: base, delta, and changelog if any."""
+    out = [("base", snap.base_manifest_list), ("delta", snap.delta_manifest_list)]
+    if snap.changelog_manifest_list:
+        out.append(("changelog", snap.changelog_manifest_list))
+    return out
+
+
+def _paimon_manifests(t, as_json: bool) -> None:
+    snap = t.current_snapshot()
+    store = t.store
+    rows = []
+    for kind, lst in (_paimon_manifest_lists(t, snap) if snap is not None else []):
+        for m in store.read_manifest_list(lst):
+            rows.append({"manifest_list": lst, "list_kind": kind, "file_name": m.file_name,
+                         "path": store.manifest_path(m.file_name), "file_size": m.file_size,
+                         "num_added_files": m.num_added_files, "num_deleted_files": m.num_deleted_files,
+                         "schema_id": m.schema_id})
+    if as_json:
+        _echo_json(rows)
+        return
+    _console().print(_rows_table(f"manifests of {t.name}", ["list", "manifest", "bytes", "+files", "-files",
+                                                            "schema"],
+                                 [(r["list_kind"], r["file_name"], r["file_size"], r["num_added_files"],
+                                   r["num_deleted_files"], r["schema_id"]) for r in rows]))
+
+
+def paimon_snapshot_tree(t, all_snapshots: bool = True) -> Tree:
+    """Snapshot -> base/delta manifest lists -> manifests -> data files, as a rich tree."""
+    from icefloe.paimon import manifest as mf
+
+    t.refresh()
+    store = t.store
+    current = t.current_snapshot()
+    root = Tree(f"[bold]{t.name}[/] [dim]{t.location} (paimon)[/]")
+    snaps = t.snapshots() if all_snapshots else [s for s in [current] if s is not None]
+    for s in snaps:
+        cur = " [green](current)[/]" if current is not None and s.id == current.id else ""
+        sn = root.add(f"snapshot-{s.id} [bold]{s.commit_kind}[/] schema {s.schema_id} "
+                      f"{s.total_record_count} rows{cur}")
+        for kind, lst in _paimon_manifest_lists(t, s):
+            ml = sn.add(f"{kind} manifest list {lst}")
+            try:
+                metas = store.read_manifest_list(lst)
+            except IcefloeError as e:
+                ml.add(f"[red]{e}[/]")
+                continue
+            for m in metas:
+                mn = ml.add(f"manifest {m.file_name} [dim](+{m.num_added_files} -{m.num_deleted_files}, "
+                            f"schema {m.schema_id})[/]")
+                try:
+                    entries = store.read_manifest(m.file_name, m.file_size)
+                except IcefloeError as e:
+                    mn.add(f"[red]{e}[/]")
+                    continue
+                for e in entries:
+                    path = store.data_file_path(e)
+                    rel = os.path.relpath(path, t.location) if path.startswith(t.location) else path
+                    label = (f"{'ADD' if e.kind == mf.ADD else 'DELETE':8} {rel} "
+                             f"[dim]({e.file.row_count} rows, {e.file.file_size} bytes)[/]")
+                    mn.add(f"[green]{label}[/]" if e.kind == mf.ADD else f"[red]{label}[/]")
+    return root
 
 
 _STATUS = {0: "EXISTING", 1: "ADDED", 2: "DELETED"}
@@ -352,6 +495,8 @@ def tree(ctx, table, current, no_disk):
     console = _console()
     if getattr(t, "format", "iceberg") == "iceberg":
         console.print(snapshot_tree(t, all_snapshots=not current))
+    else:
+        console.print(paimon_snapshot_tree(t, all_snapshots=not current))
     if not no_disk:
         console.print(file_tree(t.location))
 
@@ -370,8 +515,8 @@ def check(ctx, table, as_json):
         report = check_table(t)
         _echo_json(report.to_json())
     else:
-        with console.status(f"checking {t.name}") as status:
-            report = check_table(t, progress=lambda msg: status.update(f"checking {t.name}: {msg}"))
+        with _Bars(f"checking {t.name}"):
+            report = check_table(t)
         looked = ", ".join(f"{n} {k}" for k, n in report.checked.items())
         if report.ok:
             console.print(f"[green]OK[/] {t.name}: {looked}")
@@ -389,7 +534,7 @@ def _maintain(ctx, table, method, capability, **kwargs):
 
     t = _load(ctx, table)
     fn = cap.method(t, method, capability)
-    with _console().status(f"{capability} on {t.name}"):
+    with _Bars(f"{capability} on {t.name}"):
         result = cap.call_strict(fn, capability, **kwargs)
     return t, result
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import Iterable, Optional
 
 from icefloe.core.io import strip_scheme
+from icefloe.core.progress import track
 from icefloe.errors import IcefloeError
 from icefloe.iceberg.commit import load_manifest_entries, snapshot_manifests
 from icefloe.iceberg.hadoop import HINT_FILE, HadoopTableOperations
@@ -185,7 +186,7 @@ def _clean_expired(ops: HadoopTableOperations, before: TableMetadata, expired: l
             for m in snapshot_manifests(io, snap):
                 retained_manifests[m.manifest_path] = m
         candidates = {}
-        for snap in expired:
+        for snap in track(expired, "reading expired snapshots"):
             try:
                 manifests = snapshot_manifests(io, snap)
             except Exception as e:  # its manifest list is gone already: nothing to learn from it
@@ -208,10 +209,10 @@ def _clean_expired(ops: HadoopTableOperations, before: TableMetadata, expired: l
         # Without the full picture of what is still reachable, delete nothing but manifest lists.
         report.errors.append(f"could not read the retained snapshots' manifests, kept all files: {e}")
         candidates, doomed = {}, {}
-    for path, content in sorted(doomed.items()):
+    for path, content in track(sorted(doomed.items()), "deleting data and delete files"):
         io.delete(path)
         (report.deleted_data_files if content == DATA else report.deleted_delete_files).append(path)
-    for path in sorted(candidates):
+    for path in track(sorted(candidates), "deleting manifests"):
         io.delete(path)
         report.deleted_manifests.append(path)
     for snap in expired:
@@ -238,7 +239,7 @@ def referenced_files(ops: HadoopTableOperations, version: int, meta: TableMetada
     for s in list(meta.statistics) + list(meta.partition_statistics):
         if s.get("statistics-path"):
             out.add(_norm(s["statistics-path"]))
-    for snap in meta.snapshots:
+    for snap in track(meta.snapshots, "reading snapshots"):
         if not snap.manifest_list:
             continue
         out.add(_norm(snap.manifest_list))
@@ -293,7 +294,7 @@ def remove_orphan_files(ops: HadoopTableOperations, older_than=None, dry_run: bo
     referenced |= _newer_versions(ops, version)
     orphans = [p for p in candidates if p not in referenced]
     if not dry_run:
-        for p in orphans:
+        for p in track(orphans, "deleting orphan files"):
             io.delete(p)
     return orphans
 

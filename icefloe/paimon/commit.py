@@ -287,7 +287,8 @@ class FileStoreCommit:
         try:
             from icefloe.paimon.expire import expire_snapshots
 
-            expire_snapshots(self.store)
+            if not self.store.options.write_only:
+                expire_snapshots(self.store)
         except Exception:
             log.warning("snapshot expiration after snapshot %d failed", snapshot.id, exc_info=True)
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import time
 from typing import Optional
 
+from icefloe.core.progress import track
 from icefloe.errors import NoSuchSnapshotError
 from icefloe.paimon import manifest as mf
 from icefloe.paimon.file_store import FileStore
@@ -61,7 +62,7 @@ def expire_snapshots(store: FileStore, now_ms: Optional[int] = None) -> list[int
     # references deleted ones.
     # 1. data files deleted by snapshots (begin, end]
     data_files = []
-    for sid in range(begin + 1, end + 1):
+    for sid in track(range(begin + 1, end + 1), "reading expired snapshots"):
         try:
             s = snaps.snapshot(sid)
         except NoSuchSnapshotError:
@@ -94,8 +95,8 @@ def expire_snapshots(store: FileStore, now_ms: Optional[int] = None) -> list[int
     for sid in expired:
         snaps.delete_snapshot(sid)
     snaps.commit_earliest_hint(end)
-    for path in data_files:
+    for path in track(data_files, "deleting data files"):
         store.io.delete(path)
-    for name in dict.fromkeys(metadata_files):
+    for name in track(list(dict.fromkeys(metadata_files)), "deleting manifests"):
         store.delete_manifest_file(name)
     return expired

@@ -33,6 +33,7 @@ PARTITION_LEGACY_NAME = "partition.legacy-name"
 DATA_FILE_PREFIX = "data-file.prefix"
 STATS_MODE = "metadata.stats-mode"
 PRIMARY_KEY = "primary-key"
+WRITE_ONLY = "write-only"   # true: commits never expire snapshots (a separate job does)
 
 DEFAULTS = {
     BUCKET: "-1",
@@ -53,6 +54,7 @@ DEFAULTS = {
     PARTITION_LEGACY_NAME: "true",
     DATA_FILE_PREFIX: "data-",
     STATS_MODE: "truncate(16)",
+    WRITE_ONLY: "false",
 }
 
 _UNITS = {
@@ -152,6 +154,10 @@ class CoreOptions:
     @property
     def snapshot_num_retained_max(self) -> int:
         return self._int(SNAPSHOT_NUM_RETAINED_MAX)
+
+    @property
+    def write_only(self) -> bool:
+        return str(self.get(WRITE_ONLY)).strip().lower() == "true"
 
     @property
     def snapshot_time_retained_ms(self) -> int:

@@ -221,6 +221,16 @@ def test_snapshot_expiration(paimon_catalog):
     assert manifest_files(t) == referenced_manifest_files(t)
 
 
+def test_write_only_commits_leave_expiry_to_a_separate_job(paimon_catalog):
+    t = paimon_catalog.create_table("db.w", "id bigint", properties={
+        "snapshot.num-retained.min": "1", "snapshot.num-retained.max": "1", "write-only": "true"})
+    for i in range(3):
+        t.append(pa.table({"id": pa.array([i], pa.int64())}))
+    assert [s.id for s in t.snapshots()] == [1, 2, 3]
+    assert t.expire_snapshots() == [1, 2]
+    assert [s.id for s in t.snapshots()] == [3] and sorted(t.to_arrow().column("id").to_pylist()) == [0, 1, 2]
+
+
 def test_commit_timeout_stops_retrying(paimon_catalog, paimon_warehouse):
     table = paimon_catalog.create_table("db.t", "id bigint not null, dt string", properties={
         "commit.max-retries": "1000", "commit.timeout": "50 ms", "commit.min-retry-wait": "20 ms"})
