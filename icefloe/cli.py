@@ -542,6 +542,8 @@ def _maintain(ctx, table, method, capability, **kwargs):
 def _report(result, as_json: bool) -> None:
     if hasattr(result, "to_json"):
         result = result.to_json()
+        if isinstance(result, str):       # a Paimon snapshot: its snapshot-N JSON text
+            result = json.loads(result)
     elif hasattr(result, "__dict__") and not isinstance(result, dict):
         result = dict(result.__dict__)
     if as_json:

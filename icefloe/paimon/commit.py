@@ -192,7 +192,19 @@ class FileStoreCommit:
         adds = collect_entries(messages, self.store.partition_types)
         if not adds and not overwrite:
             return None
-        kind = OVERWRITE if overwrite else APPEND
+
+        def changes(latest: Optional[Snapshot]) -> list:
+            if overwrite and latest is not None:
+                return delete_entries(self.store.live_entries(latest)) + list(adds)
+            return list(adds)
+
+        return self.commit_changes(changes, OVERWRITE if overwrite else APPEND, properties)
+
+    def commit_changes(self, changes_for, kind: str, properties: Optional[dict] = None,
+                       full_manifest_compaction: bool = False) -> Snapshot:
+        """Commit the entries ``changes_for(latest)`` returns for the latest snapshot of each
+        attempt (it raises to abort, e.g. on a conflict) as one snapshot of ``kind``.
+        ``full_manifest_compaction`` merges every manifest of the latest snapshot."""
         co = self.store.options
         timeout = co.commit_timeout_ms
         policy = RetryPolicy(num_retries=co.commit_max_retries, min_wait_ms=co.commit_min_retry_wait_ms,
@@ -201,10 +213,7 @@ class FileStoreCommit:
 
         def attempt(_n: int) -> Snapshot:
             latest = self.store.snapshots.latest()
-            changes = list(adds)
-            if overwrite and latest is not None:
-                changes = delete_entries(self.store.live_entries(latest)) + changes
-            return self._try_commit_once(latest, changes, kind, properties)
+            return self._try_commit_once(latest, changes_for(latest), kind, properties, full_manifest_compaction)
 
         try:
             snapshot = policy.run(attempt, retry_on=(_LostRace,))
@@ -216,7 +225,7 @@ class FileStoreCommit:
         return snapshot
 
     def _try_commit_once(self, latest: Optional[Snapshot], changes: list, kind: str,
-                         properties: Optional[dict]) -> Snapshot:
+                         properties: Optional[dict], full_manifest_compaction: bool = False) -> Snapshot:
         store = self.store
         co = store.options
         new_id = latest.id + 1 if latest is not None else 1
@@ -225,8 +234,11 @@ class FileStoreCommit:
         try:
             # 2. compact the manifests of the latest snapshot
             before = store.data_manifests(latest)
-            after = compact_manifests(store, before, created, co.manifest_target_file_size,
-                                      co.manifest_merge_min_count, co.manifest_full_compaction_size)
+            if full_manifest_compaction:
+                after = compact_manifests(store, before, created, co.manifest_target_file_size, 1, 0)
+            else:
+                after = compact_manifests(store, before, created, co.manifest_target_file_size,
+                                          co.manifest_merge_min_count, co.manifest_full_compaction_size)
             # 3. the base manifest list
             base_list, base_size = store.write_manifest_list(after)
             created.append(base_list)

@@ -25,16 +25,19 @@ from icefloe.paimon import manifest as mf
 from icefloe.paimon.file_store import FileStore
 
 
-def expiration_end(store: FileStore, now_ms: Optional[int] = None) -> Optional[int]:
-    """The id of the first snapshot to keep, or None if nothing expires."""
+def expiration_end(store: FileStore, now_ms: Optional[int] = None, older_than_ms: Optional[int] = None,
+                   retain_min: Optional[int] = None) -> Optional[int]:
+    """The id of the first snapshot to keep, or None if nothing expires. ``older_than_ms``
+    and ``retain_min`` override the time retention and the retained minimum."""
     snaps = store.snapshots
     latest, earliest = snaps.latest_id(), snaps.earliest_id()
     if latest is None or earliest is None:
         return None
     co = store.options
-    retain_min = max(1, co.snapshot_num_retained_min)
+    retain_min = max(1, co.snapshot_num_retained_min if retain_min is None else int(retain_min))
     retain_max = max(retain_min, co.snapshot_num_retained_max)
-    older_than = (now_ms if now_ms is not None else int(time.time() * 1000)) - co.snapshot_time_retained_ms
+    older_than = older_than_ms if older_than_ms is not None else \
+        (now_ms if now_ms is not None else int(time.time() * 1000)) - co.snapshot_time_retained_ms
     low = max(latest - retain_max + 1, earliest)
     high = latest - retain_min + 1   # exclusive: the newest retain_min are never expired
     end = high
@@ -49,9 +52,10 @@ def expiration_end(store: FileStore, now_ms: Optional[int] = None) -> Optional[i
     return end if end > earliest else None
 
 
-def expire_snapshots(store: FileStore, now_ms: Optional[int] = None) -> list[int]:
+def expire_snapshots(store: FileStore, now_ms: Optional[int] = None, older_than_ms: Optional[int] = None,
+                     retain_min: Optional[int] = None) -> list[int]:
     """Expire per the table's retention options; returns the expired snapshot ids."""
-    end = expiration_end(store, now_ms)
+    end = expiration_end(store, now_ms, older_than_ms, retain_min)
     if end is None:
         return []
     snaps = store.snapshots

@@ -202,11 +202,41 @@ class PaimonTable:
         """Replace the whole table with ``data`` in one OVERWRITE snapshot."""
         return self.commit(self._write(data), overwrite=True)
 
-    def expire_snapshots(self, now_ms: Optional[int] = None) -> list[int]:
-        """Expire snapshots per the retention options; returns the expired ids."""
+    def expire_snapshots(self, now_ms: Optional[int] = None, older_than=None,
+                         retain_last: Optional[int] = None) -> list[int]:
+        """Expire snapshots per the retention options; returns the expired ids.
+        ``older_than`` (a time) replaces ``snapshot.time-retained`` and ``retain_last``
+        the retained minimum, as the expire procedure's arguments do."""
         from icefloe.paimon.expire import expire_snapshots
 
-        return expire_snapshots(self.refresh()._store, now_ms)
+        return expire_snapshots(self.refresh()._store, now_ms,
+                                older_than_ms=to_epoch_ms(older_than) if older_than is not None else None,
+                                retain_min=retain_last)
+
+    # ------------------------------------------------------------------ maintenance
+    def rewrite_data_files(self, where=None, target_file_size: Optional[int] = None) -> Optional[Snapshot]:
+        """Compaction: small files of each (partition, bucket) rewritten as one COMPACT snapshot."""
+        from icefloe.paimon.maintenance import compact
+
+        return compact(self, where, target_file_size)
+
+    def rewrite_manifests(self) -> Optional[Snapshot]:
+        """Merge all manifests of the latest snapshot into a COMPACT snapshot."""
+        from icefloe.paimon.maintenance import rewrite_manifests
+
+        return rewrite_manifests(self)
+
+    def rollback_to_snapshot(self, snapshot_id: int) -> Snapshot:
+        """Paimon's rollback: later snapshots, and the files only they added, are deleted."""
+        from icefloe.paimon.maintenance import rollback_to
+
+        return rollback_to(self, snapshot_id)
+
+    def rollback_to_timestamp(self, as_of) -> Snapshot:
+        """Roll back to the latest snapshot committed at or before ``as_of``."""
+        from icefloe.paimon.maintenance import rollback_to
+
+        return rollback_to(self, self.refresh()._store.snapshots.as_of(to_epoch_ms(as_of)).id)
 
 
 

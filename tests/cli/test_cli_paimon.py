@@ -90,3 +90,23 @@ def test_maintenance_shows_progress_bars(tmp_path):
     assert bars["deleting data files"] == "3/3"
     r = _icefloe("--warehouse", wh, "--format", "paimon", "check", "db.t")
     assert r.returncode == 0 and "checking snapshots" in r.stderr and "1/1" in r.stderr
+
+
+def test_compact_rewrite_manifests_and_rollback_on_paimon(tmp_path):
+    wh = str(tmp_path / "pwh")
+    t = PaimonCatalog(wh).create_table("db.t", "id bigint not null, name string", partitioned_by=["name"])
+    for i in range(4):
+        t.append(pa.table({"id": pa.array([i, i + 10], pa.int64()), "name": ["a", "b"]}))
+    base = ["--warehouse", wh, "--format", "paimon"]
+    r = _icefloe(*base, "compact", "db.t", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["commitKind"] == "COMPACT"
+    assert "compacting buckets" in r.stderr and "2/2" in r.stderr
+    assert len(t.plan_files()) == 2
+    r = _icefloe(*base, "rewrite-manifests", "db.t", "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)["id"] == 6, r.stderr
+    assert _icefloe(*base, "check", "db.t").returncode == 0
+    r = _icefloe(*base, "rollback", "db.t", "--snapshot", "2", "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)["id"] == 2, r.stderr
+    assert sorted(t.to_arrow()["id"].to_pylist()) == [0, 1, 10, 11]
+    assert _icefloe(*base, "check", "db.t").returncode == 0
