@@ -9,7 +9,9 @@
 (c) scan planning: ``t.plan_files()`` vs pyiceberg ``StaticTable.scan().plan_files()`` on a
     table of many small commits, without a filter, with ``id = <n>`` (column metrics) and
     with a partition-column filter; cold (fresh objects, in-process caches cleared, table
-    load included) and warm (same objects, repeated).
+    load included) and warm (same objects, repeated);
+(e) the same for Paimon tables (``bench/paimon.py``): write and read against plain Spark
+    Parquet, planning against pypaimon.
 
 Each figure is the best of ``--runs`` timed runs after one warm-up run; icefloe and its
 baseline run interleaved, in alternating order, with garbage collected and dirty pages flushed
@@ -411,6 +413,7 @@ def main(argv=None) -> int:
     ap.add_argument("--runs", type=int, default=3, help="timed runs per figure (best is reported)")
     ap.add_argument("--out", default=os.path.join(OUT_DIR, "results.json"), help="JSON results file")
     ap.add_argument("--keep", action="store_true", help="keep the benchmark warehouse")
+    ap.add_argument("--no-paimon", action="store_true", help="leave out (e), the Paimon figures")
     ap.add_argument("--rowlevel", action="store_true",
                     help="also run (d): MERGE of 1%% copy-on-write vs merge-on-read, reads with delete files")
     args = ap.parse_args(argv)
@@ -439,6 +442,14 @@ def main(argv=None) -> int:
         read = bench_read(spark, cat, rows, args.runs)
         print("(c) planning ...", flush=True)
         planning = bench_planning(cat, commits, rows_per_commit, args.runs, warm_runs)
+        paimon = None
+        if not args.no_paimon:
+            from bench.paimon import bench_paimon_data, bench_paimon_planning
+
+            print("(e) paimon ...", flush=True)
+            paimon = {"data": bench_paimon_data(spark, work, rows, args.runs, quiesce),
+                      "planning": bench_paimon_planning(work, commits, rows_per_commit, args.runs, warm_runs,
+                                                        best_of)}
         rowlevel = None
         if args.rowlevel:
             print("(d) row-level ...", flush=True)
@@ -455,12 +466,18 @@ def main(argv=None) -> int:
         summary["read_target_met"] = all(r >= TARGETS["read"] for r in summary["read_ratios"].values())
         summary["planning_target_met"] = all(min(v.values()) > TARGETS["plan"]
                                              for v in summary["planning_speedups"].values())
+        if paimon is not None:
+            summary["paimon_write_ratio"] = paimon["data"]["write"]["ratio"]
+            summary["paimon_read_ratios"] = {k: v["ratio"] for k, v in paimon["data"]["read"].items()}
+            summary["paimon_planning_speedups"] = {k: {"cold": v["speedup_cold"], "warm": v["speedup_warm"]}
+                                                   for k, v in paimon["planning"]["filters"].items()}
         res = {
             "environment": env,
             "params": {"quick": args.quick, "rows": rows, "commits": commits, "rows_per_commit": rows_per_commit,
                        "runs": args.runs, "warm_runs": warm_runs},
             "targets": TARGETS,
-            "write": write, "read": read, "planning": planning, "rowlevel": rowlevel, "summary": summary,
+            "write": write, "read": read, "planning": planning, "paimon": paimon, "rowlevel": rowlevel,
+            "summary": summary,
             "total_s": time.perf_counter() - t_start,
         }
         try:
@@ -469,6 +486,11 @@ def main(argv=None) -> int:
             pass
         print()
         print(report(res))
+        if paimon is not None:
+            from bench.paimon import report_lines
+
+            print()
+            print("\n".join(report_lines(paimon, fmt_ms)))
         if rowlevel is not None:
             print("\n(d) row-level:", json.dumps(rowlevel, indent=2, default=str))
         print(f"\ntotal {res['total_s']:.0f} s; results written to {os.path.relpath(args.out)}")

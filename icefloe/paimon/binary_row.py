@@ -67,10 +67,18 @@ class BinaryRow:
 
     @staticmethod
     def from_bytes(raw: bytes) -> "BinaryRow":
+        # Manifests repeat the same rows over and over (partitions, the empty keys of append
+        # tables): equal bytes share one immutable object, decoded once.
+        row = _INTERNED.get(raw)
+        if row is not None:
+            return row
         if len(raw) < 4:
             raise ValueError(f"serialised BinaryRow too short ({len(raw)} bytes)")
-        (arity,) = struct.unpack(">i", raw[:4])
-        return BinaryRow(arity, bytes(raw[4:]))
+        row = BinaryRow(int.from_bytes(raw[:4], "big", signed=True), bytes(raw[4:]))
+        if len(_INTERNED) >= _INTERN_LIMIT:
+            _INTERNED.clear()
+        _INTERNED[bytes(raw)] = row
+        return row
 
     def hash_code(self) -> int:
         """Java's ``BinaryRow.hashCode()``: MurmurHash3 of the row bytes by words."""
@@ -85,6 +93,8 @@ class BinaryRow:
 
 
 EMPTY_ROW = BinaryRow(0, bytes(null_bits_size(0)))
+_INTERNED: dict = {}
+_INTERN_LIMIT = 1 << 16
 
 
 # --------------------------------------------------------------------------- value conversions

@@ -1,0 +1,148 @@
+"""(e) Paimon tables: Spark write and read against plain Spark Parquet, planning against pypaimon.
+
+* write: ``PaimonTable.append(df)`` vs ``df.write.parquet(path)`` on the same cached DataFrame;
+* read: ``t.to_spark()`` vs ``spark.read.schema(s).parquet(<the table's data files>)``, count()
+  and an aggregate over every column;
+* planning: ``plan_files()`` vs pypaimon ``new_read_builder().new_scan().plan()`` on a table of
+  many small pyarrow commits, without a filter, with a partition filter and with ``id = n``
+  (file statistics); cold (new catalog and table objects each run) and warm (same objects).
+
+Figures are best-of-``runs`` after a warm-up, icefloe and the baseline interleaved in
+alternating order, as in the rest of the benchmark.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import time
+
+
+def _interleaved(ours, theirs, runs, quiesce):
+    times = {"ours": [], "theirs": []}
+    results = {}
+    for i in range(1 + runs):
+        order = [("ours", ours), ("theirs", theirs)]
+        if i % 2:
+            order.reverse()
+        for name, fn in order:
+            quiesce()
+            t0 = time.perf_counter()
+            results[name] = fn()
+            d = time.perf_counter() - t0
+            if i > 0:
+                times[name].append(d)
+    return min(times["ours"]), min(times["theirs"]), results
+
+
+def bench_paimon_data(spark, work: str, rows: int, runs: int, quiesce) -> dict:
+    from icefloe.paimon import PaimonCatalog
+
+    cat = PaimonCatalog(os.path.join(work, "paimon-wh"), spark)
+    df = spark.range(0, rows, numPartitions=spark.sparkContext.defaultParallelism).selectExpr(
+        "id", "cast(rand(7) * 1000000 as double) as v",
+        "concat('name-', cast(id % 10007 as string)) as s", "timestamp_seconds(1600000000 + id) as ts",
+    ).cache()
+    df.count()
+    t = cat.create_table("bench.write", "id bigint not null, v double, s string, ts timestamp",
+                         properties={"file.compression": "zstd", "write-only": "true"})
+    plain_dirs = []
+
+    def plain_write():
+        path = os.path.join(work, f"paimon-plain-{time.time_ns()}")
+        plain_dirs.append(path)
+        df.write.option("compression", "zstd").parquet(path)
+        while len(plain_dirs) > 1:
+            shutil.rmtree(plain_dirs.pop(0), ignore_errors=True)
+
+    ours_w, plain_w, _ = _interleaved(lambda: t.overwrite(df), plain_write, runs, quiesce)
+    df.unpersist()
+    for p in plain_dirs:
+        shutil.rmtree(p, ignore_errors=True)
+
+    files = [f.file_path for f in t.plan_files()]
+    schema = spark.read.parquet(*files).schema
+    out = {"rows": rows, "files": len(files), "write": {"icefloe_s": ours_w, "spark_parquet_s": plain_w,
+                                                         "ratio": plain_w / ours_w}, "read": {}}
+    queries = {"count": lambda d: d.count(),
+               "all_columns_agg": lambda d: d.selectExpr("sum(hash(id, v, s, ts)) as h").collect()[0][0]}
+    for name, q in queries.items():
+        ours_r, plain_r, res = _interleaved(lambda: q(t.to_spark()),
+                                            lambda: q(spark.read.schema(schema).parquet(*files)), runs, quiesce)
+        if res["ours"] != res["theirs"]:
+            raise AssertionError(f"paimon read {name}: icefloe {res['ours']!r}, plain Spark {res['theirs']!r}")
+        out["read"][name] = {"icefloe_s": ours_r, "spark_parquet_s": plain_r, "ratio": plain_r / ours_r}
+    return out
+
+
+def bench_paimon_planning(work: str, commits: int, rows_per_commit: int, runs: int, warm_runs: int,
+                          best_of) -> dict:
+    import numpy as np
+    import pyarrow as pa
+    from pypaimon import CatalogFactory
+
+    from icefloe.paimon import PaimonCatalog, binary_row
+
+    wh = os.path.join(work, "paimon-plan-wh")
+    t = PaimonCatalog(wh).create_table("bench.plan", "id bigint not null, p int not null, v double",
+                                       partitioned_by=["p"])
+    k = 10
+    t0 = time.perf_counter()
+    for c in range(commits):
+        r = np.arange(rows_per_commit, dtype=np.int64)
+        ids = c * rows_per_commit + r
+        t.append(pa.table({"id": pa.array(ids, pa.int64()), "p": pa.array((c // 30) * k + (r % k), pa.int32()),
+                           "v": pa.array(np.sin(ids.astype(np.float64)), pa.float64())}))
+    build_s = time.perf_counter() - t0
+    target_id = rows_per_commit * (commits // 2) + 23
+    target_p = (commits // 2 // 30) * k + 3
+    filters = {"none": None, f"p = {target_p}": ("p", target_p), f"id = {target_id}": ("id", target_id)}
+
+    def ours(tbl, f):
+        return [x.file_path for x in tbl.plan_files(where=None if f is None else f"{f[0]} = {f[1]}")]
+
+    def theirs(tbl, f):
+        rb = tbl.new_read_builder()
+        if f is not None:
+            rb = rb.with_filter(rb.new_predicate_builder().equal(f[0], f[1]))
+        return [x.file_name for s in rb.new_scan().plan().splits() for x in s.files]
+
+    out = {"commits": commits, "data_files": len(t.plan_files()), "build_s": build_s, "filters": {}}
+    for name, f in filters.items():
+        ours_cold, ours_files = best_of(lambda: ours(PaimonCatalog(wh).load_table("bench.plan"), f), runs, warmup=0,
+                                        before=binary_row._INTERNED.clear)  # cold: no decoded rows kept
+        theirs_cold, their_files = best_of(
+            lambda: theirs(CatalogFactory.create({"warehouse": wh}).get_table("bench.plan"), f), runs, warmup=0)
+        mine = PaimonCatalog(wh).load_table("bench.plan")
+        ours_warm, _ = best_of(lambda: ours(mine, f), warm_runs, warmup=1)
+        other = CatalogFactory.create({"warehouse": wh}).get_table("bench.plan")
+        theirs_warm, _ = best_of(lambda: theirs(other, f), warm_runs, warmup=1)
+        if name == "none" and sorted(os.path.basename(p) for p in ours_files) != sorted(their_files):
+            raise AssertionError("icefloe and pypaimon plan different files for the full scan")
+        out["filters"][name] = {
+            "icefloe_files": len(ours_files), "pypaimon_files": len(their_files),
+            "icefloe_cold_s": ours_cold, "pypaimon_cold_s": theirs_cold,
+            "icefloe_warm_s": ours_warm, "pypaimon_warm_s": theirs_warm,
+            "speedup_cold": theirs_cold / ours_cold, "speedup_warm": theirs_warm / ours_warm,
+        }
+    return out
+
+
+def report_lines(res: dict, fmt_ms) -> list:
+    d, p = res["data"], res["planning"]
+    lines = [f"(e) Paimon: {d['rows']:,} rows in {d['files']} files  [baselines: plain Spark Parquet, pypaimon]"]
+    lines.append(f"{'  write (append via Spark)':44s}{d['write']['icefloe_s']:16.2f} s"
+                 f"{d['write']['spark_parquet_s']:16.2f} s{d['write']['ratio']:8.2f}")
+    for name, q in d["read"].items():
+        lines.append(f"{'  read ' + name:44s}{q['icefloe_s']:16.2f} s{q['spark_parquet_s']:16.2f} s"
+                     f"{q['ratio']:8.2f}")
+    lines.append(f"  planning: {p['data_files']:,} data files from {p['commits']} commits "
+                 f"(built in {p['build_s']:.1f} s)")
+    lines.append(f"{'':44s}{'icefloe':>14s}{'pypaimon':>14s}{'speedup':>9s}  files (ours/theirs)")
+    for name, f in p["filters"].items():
+        for mode in ("cold", "warm"):
+            sp = f[f"speedup_{mode}"]
+            label = f"  {('no filter' if name == 'none' else name)}, {mode}"
+            lines.append(f"{label:44s}{fmt_ms(f[f'icefloe_{mode}_s']):>14s}{fmt_ms(f[f'pypaimon_{mode}_s']):>14s}"
+                         f"{sp:8.1f}x  {f['icefloe_files']}/{f['pypaimon_files']}"
+                         f"{'' if sp > 1 else '  SLOWER THAN PYPAIMON'}")
+    return lines
