@@ -5,11 +5,11 @@ import re
 
 from icefloe.errors import InvalidNameError
 
-_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_\-]{0,199}$")
+_NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_\-]{0,199}")
 
 
 def is_valid_name_part(part: str) -> bool:
-    return isinstance(part, str) and bool(_NAME_RE.match(part))
+    return isinstance(part, str) and bool(_NAME_RE.fullmatch(part))  # fullmatch: no trailing newline
 
 
 def check_name_part(part: str, what: str) -> str:

@@ -83,7 +83,9 @@ def test_unknown_transform(catalog):
     assert not catalog.table_exists("db.u")
 
 
-@pytest.mark.parametrize("name", ["../x.t", "db.t/../../x", "db/x.t", "db.", ".t", "db.t.u", "db.t x", "db.."])
+@pytest.mark.parametrize("name", ["../x.t", "db.t/../../x", "db/x.t", "db.", ".t", "db.t.u", "db.t x", "db..",
+                                  "db.t\n", "db\n.t", "db.t:x", "db.t\\x", "db.t\x00", "db.t\u00e4", "db.t*",
+                                  "db.t?", "db. t", "db.t\t"])
 def test_bad_names_rejected(catalog, name, warehouse):
     with pytest.raises(InvalidNameError):
         catalog.create_table(name, "id bigint")

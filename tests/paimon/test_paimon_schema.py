@@ -111,7 +111,8 @@ def test_catalog_layout_and_lifecycle(paimon_catalog, paimon_warehouse):
         cat.list_tables("nope")
 
 
-@pytest.mark.parametrize("name", ["db", "a.b.c", "../x.y", "db.t/x", "db.", ".t", "d b.t"])
+@pytest.mark.parametrize("name", ["db", "a.b.c", "../x.y", "db.t/x", "db.", ".t", "d b.t", "db.t\n", "db.t:x",
+                                  "db.t\\x", "db.t\x00", "db.t\u00e4"])
 def test_invalid_names(paimon_catalog, name):
     with pytest.raises(InvalidNameError):
         paimon_catalog.create_table(name, "id int")
