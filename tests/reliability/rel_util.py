@@ -24,7 +24,8 @@ def read_ids(wh):
 
 
 def referenced_files(t):
-    """Every file the table's metadata reaches, from all snapshots."""
+    """Every file the table's metadata needs, from all snapshots (not the files that
+    DELETED manifest entries name: expiry may have removed those, as the spec allows)."""
     from icefloe.iceberg.commit import load_manifest_entries, load_manifest_list
 
     out = set()
@@ -34,7 +35,8 @@ def referenced_files(t):
         for m in load_manifest_list(t.io, s.manifest_list):
             out.add(m.manifest_path)
             for e in load_manifest_entries(t.io, meta, m):
-                out.add(e.data_file.file_path)
+                if e.status != 2:
+                    out.add(e.data_file.file_path)
     return out
 
 

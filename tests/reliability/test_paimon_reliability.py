@@ -433,38 +433,76 @@ def test_kill_at_every_point(tmp_path, expire):
 
 
 # =========================================================================== 3. model
-OPS = st.lists(st.tuples(st.sampled_from(["append", "overwrite"]), st.integers(1, 4),
-                         st.one_of(st.none(), st.integers(1, 12))), min_size=1, max_size=6)
+OP_NAMES = ["append", "overwrite", "compact", "rewrite_manifests", "rollback", "expire"]
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(ops=OPS)
-def test_random_ops_with_faults_match_model(tmp_path_factory, ops):
-    wh = str(tmp_path_factory.mktemp("model"))
-    make_table(wh)
+def ops_strategy(max_size):
+    return st.lists(st.tuples(st.sampled_from(OP_NAMES), st.integers(1, 4),
+                              st.one_of(st.none(), st.integers(1, 12))), min_size=1, max_size=max_size)
+
+
+def run_model(wh, ops):
+    """Apply ``ops`` with injected faults; after each, the table equals the model."""
+    make_table(wh, {"write-only": "true"})
     model: list = []
-    commits = 0
+    states = {}            # snapshot id -> the ids it shows
     next_id = 0
+    garbage: set = set()   # unreferenced files earlier failed expiries or rollbacks left
     for op, n, fault in ops:
-        ids = list(range(next_id, next_id + n))
-        data = rows(next_id, n)
-        next_id += n
-        io = FaultInjectingFileIO(fail_at=fault)
+        t = load(wh, FaultInjectingFileIO(fail_at=fault))
+        latest = t.current_snapshot()
+        expected = model
         try:
-            getattr(load(wh, io), op)(data)
+            if op in ("append", "overwrite"):
+                ids = list(range(next_id, next_id + n))
+                getattr(t, op)(rows(next_id, n))
+                next_id += n
+                expected = sorted(model + ids) if op == "append" else ids
+            elif op == "compact":
+                t.rewrite_data_files()
+            elif op == "rewrite_manifests":
+                t.rewrite_manifests()
+            elif op == "rollback":
+                if latest is None or latest.id - 1 not in states or latest.id - 1 not in snapshot_ids(wh):
+                    continue
+                t.rollback_to_snapshot(latest.id - 1)
+                expected = states[latest.id - 1]
+            elif op == "expire":
+                t.expire_snapshots(older_than=2**62, retain_last=1)
             ok = True
         except InjectedFault:
             ok = False
         if ok:
-            commits += 1
-            model = sorted(model + ids) if op == "append" else ids
-        assert read_ids(wh) == model
-        assert snapshot_ids(wh) == list(range(1, commits + 1))
+            model = expected
+        ids_now = snapshot_ids(wh)
+        if ids_now:
+            assert ids_now == list(range(ids_now[0], ids_now[-1] + 1)), ids_now   # continuous
+            if op == "rollback" and not ok:
+                # a rollback cut short stops at a snapshot in between: each one is whole
+                model = states[ids_now[-1]]
+            states = {k: v for k, v in states.items() if k <= ids_now[-1]}
+            states.setdefault(ids_now[-1], model)
+        assert read_ids(wh) == model, (op, fault)
         t, refs = check_consistent(wh)
-        if not ok:
-            assert table_files(t) == refs   # the failed commit removed what it wrote
-    if commits:
+        left = table_files(t) - refs
+        if not ok and op in ("append", "overwrite", "compact", "rewrite_manifests"):
+            assert left <= garbage, left - garbage   # the failed commit removed what it wrote
+        garbage = left
+    if model:
         assert load(wh).current_snapshot().total_record_count == len(model)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=ops_strategy(6))
+def test_random_ops_with_faults_match_model(tmp_path_factory, ops):
+    run_model(str(tmp_path_factory.mktemp("model")), ops)
+
+
+@pytest.mark.stress
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=ops_strategy(20))
+def test_random_ops_with_faults_match_model_stress(tmp_path_factory, ops):
+    run_model(str(tmp_path_factory.mktemp("model")), ops)
 
 
 # =========================================================================== 4. concurrency
