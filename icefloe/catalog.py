@@ -79,6 +79,20 @@ class Catalog:
     def drop_table(self, name: str) -> None:
         self._impl.drop_table(name)
 
+    def replace_table(self, name: str, schema, partitioned_by=None, properties: Optional[dict] = None,
+                      data=None, create_if_missing: bool = False):
+        """Replace an Iceberg table's definition (and data), keeping its history: Iceberg's
+        ``REPLACE TABLE`` / ``CREATE OR REPLACE TABLE [AS SELECT]``. See ``icefloe.iceberg.catalog``."""
+        if self.format != "iceberg":
+            raise IcefloeError("replace_table is only available for Iceberg tables: a Paimon table has no "
+                               "replace operation (drop it and create it again)")
+        return self._impl.replace_table(name, to_schema(schema), partitioned_by, properties, data,
+                                        create_if_missing)
+
+    def rename_table(self, name: str, new_name: str) -> None:
+        """Rename a table (Paimon: the table directory moves; Iceberg Hadoop tables cannot be renamed)."""
+        self._impl.rename_table(name, new_name)
+
     def register_table(self, name: str, metadata_location: str):
         if self.format != "iceberg":
             raise IcefloeError("register_table is only available for Iceberg tables")

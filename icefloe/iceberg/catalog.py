@@ -1,19 +1,45 @@
-"""The Hadoop catalog: ``<warehouse>/<db>/<table>/`` directories with Iceberg metadata."""
+"""The Hadoop catalog: ``<warehouse>/<db>/<table>/`` directories with Iceberg metadata.
+
+Replacing a table (``CREATE OR REPLACE TABLE``, ``REPLACE TABLE ... AS SELECT``)
+keeps its history, as Iceberg does: the new schema (columns that survive keep
+their ids), partition spec and properties are added to the metadata, ``main`` is
+removed so the table has no current snapshot, and the data of ``AS SELECT``
+becomes one new snapshot without a parent, all in one metadata version. Older
+snapshots, branches and tags stay until they expire.
+
+Renaming is not supported: a Hadoop table is its directory, and its metadata
+files, manifest lists and manifests record absolute paths inside it, so a rename
+would have to rewrite all of them (Iceberg's Java ``HadoopCatalog`` refuses
+renames for the same reason).
+"""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from typing import Optional
 
 from icefloe.core.io import FileIO, LOCAL
 from icefloe.core.names import check_name_part, is_valid_name_part, split_name
 from icefloe.core.types import Schema
 from icefloe.errors import (
-    InvalidNameError, NoSuchNamespaceError, NoSuchTableError, TableAlreadyExistsError,
+    CommitConflictError, IcefloeError, InvalidNameError, NoSuchNamespaceError, NoSuchTableError,
+    TableAlreadyExistsError,
 )
-from icefloe.iceberg.hadoop import HadoopTableOperations
-from icefloe.iceberg.partitioning import build_spec
+from icefloe.iceberg.hadoop import HadoopTableOperations, VersionConflict
+from icefloe.iceberg.partitioning import PartitionField, PartitionSpec, build_spec
 from icefloe.iceberg.table import IcebergTable
-from icefloe.iceberg.table_metadata import TableMetadata, new_table_metadata
+from icefloe.iceberg.table_metadata import MAIN_BRANCH, TableMetadata, new_table_metadata, now_ms
+
+RENAME_NOT_SUPPORTED = (
+    "renaming a table of the Hadoop catalog: the table is its directory, and its metadata files, "
+    "manifest lists and manifests record absolute paths inside that directory, so a rename would have "
+    "to rewrite every one of them (Iceberg's HadoopCatalog does not rename tables either); "
+    "CREATE TABLE <new> AS SELECT * FROM <old> copies the data without the history")
+
+
+class RenameNotSupportedError(IcefloeError):
+    """Hadoop-catalog tables cannot be renamed (see ``RENAME_NOT_SUPPORTED``)."""
+
 
 class HadoopCatalog:
     def __init__(self, warehouse: str, spark=None, io: Optional[FileIO] = None):
@@ -77,6 +103,79 @@ class HadoopCatalog:
                 out.append(f"{namespace}.{d}")
         return out
 
+    def rename_table(self, name: str, new_name: str) -> None:
+        if not self.table_exists(name):
+            raise NoSuchTableError(f"table {name} does not exist")
+        raise RenameNotSupportedError(f"cannot rename {name} to {new_name}: {RENAME_NOT_SUPPORTED}")
+
+    def replace_table(self, name: str, schema: Schema, partitioned_by=None, properties: Optional[dict] = None,
+                      data=None, create_if_missing: bool = False) -> IcebergTable:
+        """Replace table ``name`` with a new schema, partitioning and (optionally) data, keeping its
+        history (see the module doc). ``create_if_missing``: create the table when it does not
+        exist (``CREATE OR REPLACE``); otherwise a missing table is an error (``REPLACE TABLE``).
+        ``data`` (a Spark DataFrame or pyarrow.Table) becomes the first snapshot of the new state."""
+        from icefloe.core.retry import RetryPolicy
+
+        ops = self._ops(name)
+        if not ops.exists() and not create_if_missing:
+            raise NoSuchTableError(f"table {name} does not exist, so it cannot be replaced "
+                                   "(CREATE OR REPLACE TABLE creates it)")
+
+        def build(base: Optional[TableMetadata]) -> TableMetadata:
+            if base is None:
+                if not create_if_missing:
+                    raise NoSuchTableError(f"table {name} was dropped while it was being replaced")
+                return new_table_metadata(ops.location, schema, build_spec(schema, partitioned_by),
+                                          properties or {})
+            return replacement_metadata(base, schema, partitioned_by, properties or {})
+
+        def latest():
+            return ops.load() if ops.exists() else (None, None)
+
+        policy = RetryPolicy.from_iceberg_properties(latest()[1].properties if ops.exists() else {})
+        if data is None:
+            def attempt(_n: int) -> None:
+                version, base = latest()
+                ops.commit(version, base, build(base))
+            policy.run(attempt, retry_on=(VersionConflict,))
+            return IcebergTable(name, ops, self.spark)
+
+        from icefloe.iceberg.commit import Change, commit_change
+
+        target = build(latest()[1])
+        files = self._write_files(name, target, data)
+
+        def checked(base: Optional[TableMetadata]) -> TableMetadata:
+            new = build(base)
+            if new.default_spec_id != target.default_spec_id or not new.spec.same_fields(target.spec) \
+                    or not new.schema.same_fields(target.schema):
+                raise CommitConflictError(
+                    f"table {name} changed while it was being replaced (its new schema or partition spec "
+                    "no longer matches the files just written); run the statement again")
+            return new
+        try:
+            commit_change(_ReplacingOperations(ops, checked), Change(added=files, operation="append"),
+                          MAIN_BRANCH, policy)
+        except BaseException:
+            for f in files:
+                self.io.delete(f.file_path)
+            raise
+        return IcebergTable(name, ops, self.spark)
+
+    def _write_files(self, name: str, meta: TableMetadata, data) -> list:
+        from icefloe.iceberg.table import _as_arrow_table, _is_arrow
+
+        if _is_arrow(data):
+            from icefloe.iceberg.arrow_writer import align_arrow, write_arrow
+
+            aligned = align_arrow(_as_arrow_table(data), meta.schema, name)
+            return write_arrow(self.io, aligned, meta.schema, meta.spec, meta.location, meta.properties, meta=meta)
+        from icefloe.spark.iceberg_write import write_data_files
+        from icefloe.spark.session import get_spark
+
+        self.spark = get_spark(self.spark)  # the settings the write relies on
+        return write_data_files(data, meta, self.io, name)
+
     def drop_table(self, name: str, purge: bool = True) -> None:
         ops = self._ops(name)
         if not ops.exists():
@@ -87,3 +186,90 @@ class HadoopCatalog:
             self.io.delete_tree(ops.location)
         else:
             self.io.delete_tree(ops.metadata_dir)
+
+
+# --------------------------------------------------------------------------- replace
+def replacement_metadata(base: TableMetadata, schema: Schema, partitioned_by, properties: dict) -> TableMetadata:
+    """``base`` replaced by a new definition, as Java's ``TableMetadata.buildReplacement`` does it:
+
+    - the schema gets ids by :func:`assign_fresh_ids` (same path, same id; new columns after
+      ``last-column-id``) and becomes current, reusing the id of an identical older schema;
+    - partition fields take back the id they had in any earlier spec (same source and transform),
+      new ones continue after ``last-partition-id``; an identical earlier spec is reused;
+    - the sort order becomes unsorted; properties are updated (none removed);
+    - ``main`` is removed, so there is no current snapshot; snapshots, their log, other branches
+      and tags stay.
+    """
+    from icefloe.iceberg.schema_update import assign_fresh_ids, with_schema
+    from icefloe.iceberg.sort_order import with_sort_order
+
+    if base.format_version < 2:
+        raise IcefloeError(f"cannot replace table {base.location}: format version {base.format_version} tables "
+                           "carry removed partition fields as void transforms; upgrade to format version 2")
+    last = [base.last_column_id]
+
+    def next_id() -> int:
+        last[0] += 1
+        return last[0]
+
+    fresh = assign_fresh_ids(schema, base.schema, next_id)
+    meta = with_schema(base, fresh.struct, last[0], []) or base
+    current = meta.schema
+
+    spec = build_spec(current, partitioned_by)
+    known: dict = {}
+    for old in base.partition_specs:
+        for f in old.fields:
+            key = (f.source_id, str(f.transform))
+            known[key] = max(known.get(key, f.field_id), f.field_id)
+    last_pid = base.last_partition_id
+    fields = []
+    for f in spec.fields:
+        fid = known.get((f.source_id, str(f.transform)))
+        if fid is None:
+            last_pid += 1
+            fid = last_pid
+        fields.append(PartitionField(f.source_id, fid, f.transform, f.name))
+    key = [(f.source_id, str(f.transform), f.name, f.field_id) for f in fields]
+    same = next((s for s in base.partition_specs
+                 if [(f.source_id, str(f.transform), f.name, f.field_id) for f in s.fields] == key), None)
+    specs = list(base.partition_specs)
+    if same is None:
+        same = PartitionSpec(fields, max(s.spec_id for s in specs) + 1)
+        specs.append(same)
+    meta = replace(meta, partition_specs=specs, default_spec_id=same.spec_id,
+                   last_partition_id=max(base.last_partition_id, last_pid))
+    meta = with_sort_order(meta, [])
+    props = dict(meta.properties)
+    props.update({str(k): str(v) for k, v in (properties or {}).items()})
+    refs = {k: v for k, v in meta.refs.items() if k != MAIN_BRANCH}
+    return replace(meta, properties=props, refs=refs, current_snapshot_id=None,
+                   last_updated_ms=max(now_ms(), base.last_updated_ms))
+
+
+class _ReplacingOperations:
+    """Operations of one table that show every version already replaced: ``commit_change`` then
+    produces the snapshot of ``AS SELECT`` on top of the replacement, and both land in one metadata
+    version. A version that does not exist yet (``CREATE OR REPLACE`` of a new table) loads as the
+    new table's metadata and commits as version 1."""
+
+    def __init__(self, ops: HadoopTableOperations, build):
+        self._ops = ops
+        self._build = build
+        self._bases: dict = {}
+        self.io = ops.io
+        self.location = ops.location
+        self.metadata_dir = ops.metadata_dir
+
+    def load(self, version: Optional[int] = None):
+        if version is None and not self._ops.exists():
+            return None, self._build(None)
+        v, base = self._ops.load(version)
+        self._bases[v] = base
+        return v, self._build(base)
+
+    def commit(self, base_version, _replaced, new) -> int:
+        return self._ops.commit(base_version, self._bases.get(base_version), new)
+
+    def __getattr__(self, name):
+        return getattr(self._ops, name)

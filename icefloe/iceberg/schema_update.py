@@ -248,6 +248,55 @@ def with_schema(meta: TableMetadata, struct: StructType, last_column_id: int,
                    properties=props)
 
 
+def assign_fresh_ids(schema: Schema, base: Schema, next_id: Callable[[], int]) -> Schema:
+    """``schema`` with ids for a table whose current schema is ``base``: a field at a path that
+    ``base`` has (``info.a``, ``tags.element``) keeps ``base``'s id, any other field gets
+    ``next_id()`` (ids after ``last-column-id``, never reused). Replacing a table (``CREATE OR
+    REPLACE TABLE``) assigns ids this way, as Java's ``TypeUtil.assignFreshIds`` does, so columns
+    that survive a replace keep their ids."""
+    exact = dict(_id_paths(base.struct, ()))
+    lowered: dict = {}
+    for path, fid in exact.items():
+        lowered.setdefault(tuple(x.lower() for x in path), []).append(fid)
+    used: set = set()
+
+    def reuse(path: tuple) -> int:
+        fid = exact.get(path)
+        if fid is None:
+            hits = lowered.get(tuple(x.lower() for x in path), [])
+            fid = hits[0] if len(hits) == 1 else None
+        if fid is None or fid in used:
+            fid = next_id()
+        used.add(fid)
+        return fid
+
+    def fresh(t: IcebergType, path: tuple) -> IcebergType:
+        if isinstance(t, StructType):
+            ids = [reuse(path + (f.name,)) for f in t.fields]
+            return StructType([NestedField(i, f.name, fresh(f.field_type, path + (f.name,)), f.required, f.doc)
+                               for i, f in zip(ids, t.fields)])
+        if isinstance(t, ListType):
+            e = reuse(path + ("element",))
+            return ListType(e, fresh(t.element_type, path + ("element",)), t.element_required)
+        if isinstance(t, MapType):
+            k, v = reuse(path + ("key",)), reuse(path + ("value",))
+            return MapType(k, fresh(t.key_type, path + ("key",)), v, fresh(t.value_type, path + ("value",)),
+                           t.value_required)
+        return t
+
+    struct = fresh(schema.struct, ())
+    return Schema(struct.fields, schema_id=schema.schema_id)
+
+
+def _id_paths(t: IcebergType, path: tuple):
+    """(path tuple, field id) of every field under ``t``; list elements and map keys/values by
+    the names ``element``, ``key``, ``value``."""
+    for f in _children(t):
+        p = path + (f.name,)
+        yield p, f.field_id
+        yield from _id_paths(f.field_type, p)
+
+
 # --------------------------------------------------------------------------- name mapping
 def update_name_mapping(old: list, schema: Schema) -> list:
     """Merge ``schema`` into a name mapping (spec: "Column Projection", name mapping).

@@ -105,6 +105,21 @@ class PaimonCatalog:
                 out.append(f"{namespace}.{n}")
         return sorted(out)
 
+    def rename_table(self, name: str, new_name: str) -> None:
+        """Move the table directory, as Paimon's filesystem catalog does: a Paimon table records
+        its manifests, manifest lists and data files by names relative to the table directory
+        (files with an external path keep pointing there), so the moved table is complete."""
+        src, dst = self.table_location(name), self.table_location(new_name)
+        if not self.table_exists(name):
+            raise NoSuchTableError(f"table {name} does not exist")
+        if self.table_exists(new_name) or self.io.exists(dst):
+            raise TableAlreadyExistsError(f"cannot rename {name} to {new_name}: {dst} already exists")
+        db = self.database_path(split_name(new_name)[0])
+        if not self.io.is_dir(db):
+            raise NoSuchNamespaceError(f"cannot rename {name} to {new_name}: database "
+                                       f"{split_name(new_name)[0]} does not exist in {self.warehouse}")
+        self.io.rename(src, dst)
+
     def drop_table(self, name: str, purge: bool = True) -> None:
         """Delete the table directory (a Paimon table's data lives inside it)."""
         location = self.table_location(name)

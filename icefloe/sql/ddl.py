@@ -1,10 +1,12 @@
 """DDL on icefloe tables: CREATE [AS SELECT], DROP, SHOW TABLES, DESCRIBE, ALTER TABLE."""
 from __future__ import annotations
 
+import contextlib
+
 from sqlglot import exp
 
 from icefloe.core.types import parse_schema, parse_type, schema_to_ddl, to_spark_ddl_type
-from icefloe.errors import IcefloeError, SchemaError
+from icefloe.errors import CommitFailedError, IcefloeError, SchemaError
 from icefloe.sql import capabilities as cap
 from icefloe.sql import parser as p
 from icefloe.sql.errors import NotSupportedYetError, SqlError
@@ -53,13 +55,23 @@ def create(sess, tree: exp.Create):
     if provider in ("iceberg", "paimon") and provider != fmt:
         raise sess.error(f"this catalog holds {fmt} tables; USING {provider} needs a catalog opened "
                          f"with format={provider!r} (icefloe --format {provider})", tree)
-    if tree.args.get("replace"):
-        raise sess.not_supported("CREATE OR REPLACE TABLE", tree)
+    replace = bool(tree.args.get("replace"))
+    replace_only = bool(getattr(sess._stmt, "replace_only", False))
+    verb = "REPLACE TABLE" if replace_only else "CREATE OR REPLACE TABLE"
+    if replace and fmt != "iceberg":
+        raise sess.not_supported(f"{verb} on {fmt} tables ({fmt} has no table replace that keeps the "
+                                 "history; DROP TABLE, then CREATE TABLE)", tree)
     name = _target_name(sess, target)
-    if sess.exists(name):
+    exists = sess.exists(name)
+    if replace and tree.args.get("exists"):
+        raise sess.error(f"{verb} cannot be combined with IF NOT EXISTS", tree)
+    if exists and not replace:
         if tree.args.get("exists"):
             return sess.empty()
         raise sess.error(f"table {name} already exists", target)
+    if replace_only and not exists:
+        raise sess.error(f"table {name} does not exist, so REPLACE TABLE cannot replace it "
+                         "(CREATE OR REPLACE TABLE creates it)", target)
     partitioned_by, properties = [], {}
     for prop in (tree.args.get("properties").expressions if tree.args.get("properties") else []):
         if isinstance(prop, exp.PartitionedByProperty):
@@ -84,14 +96,21 @@ def create(sess, tree: exp.Create):
             schema = parse_schema(ddl)
         except SchemaError as e:
             raise sess.error(str(e), tree.this) from None
-        _create(sess, name, schema, partitioned_by, properties, target)
+        if replace:
+            _replace(sess, name, schema, partitioned_by, properties, None, not replace_only, target)
+        else:
+            _create(sess, name, schema, partitioned_by, properties, target)
         return sess.empty()
     if query is None:
         raise sess.error("CREATE TABLE needs a column list or AS SELECT", tree)
     df = sess.query_df(query)
     from icefloe.core.types import from_spark_schema
 
-    t = _create(sess, name, from_spark_schema(df.schema), partitioned_by, properties, target)
+    schema = from_spark_schema(df.schema)
+    if replace:
+        _replace(sess, name, schema, partitioned_by, properties, df, not replace_only, target)
+        return sess.empty()
+    t = _create(sess, name, schema, partitioned_by, properties, target)
     try:
         t.append(df)
     except Exception:
@@ -105,6 +124,19 @@ def _create(sess, name, schema, partitioned_by, properties, node):
         return sess.catalog.create_table(name, schema, partitioned_by=partitioned_by or None,
                                          properties=properties or None)
     except SqlError:
+        raise
+    except IcefloeError as e:
+        raise sess.error(str(e), node) from None
+
+
+def _replace(sess, name, schema, partitioned_by, properties, data, create_if_missing, node):
+    """Iceberg's replace: a new schema, spec and properties (and the data of AS SELECT as one new
+    snapshot) in one metadata version; older snapshots, branches and tags stay."""
+    fn = sess.require(sess.catalog, "replace_table", "CREATE OR REPLACE TABLE", node)
+    try:
+        return fn(name, schema, partitioned_by=partitioned_by or None, properties=properties or None,
+                  data=data, create_if_missing=create_if_missing)
+    except (SqlError, CommitFailedError):
         raise
     except IcefloeError as e:
         raise sess.error(str(e), node) from None
@@ -238,7 +270,15 @@ def alter(sess, tree: exp.Alter):
     t = _alter_target(sess, tree.this)
     schema = t.schema
     for action in tree.args.get("actions") or []:
-        _alter_action(sess, t, schema, action)
+        if isinstance(action, exp.AlterRename):
+            _rename(sess, t, action)
+            continue
+        try:
+            _alter_action(sess, t, schema, action)
+        except (SqlError, CommitFailedError):
+            raise
+        except IcefloeError as e:       # a change the table's rules refuse (SchemaError, ...)
+            raise sess.error(str(e), action) from None
         t.refresh() if hasattr(t, "refresh") else None
         schema = t.schema
     return sess.empty()
@@ -255,17 +295,37 @@ def _check_column(sess, schema, name: str, node):
         raise sess.error(f"unknown column {name}; columns are {', '.join(schema.column_names)}", node)
 
 
+@contextlib.contextmanager
+def _schema_update(sess, t, capability: str, node=None):
+    if getattr(t, "format", "iceberg") != "iceberg" and not hasattr(t, "update_schema"):
+        raise sess.not_supported(f"{capability} on {t.format} tables (icefloe has no {t.format} schema "
+                                 "evolution yet)", node)
+    with cap.schema_update(t, capability) as u:
+        yield u
+
+
+def _sibling(path: str, other_parts: list) -> str:
+    """The column ``AFTER x`` names: a sibling of ``path`` (or a full path when dotted)."""
+    if len(other_parts) > 1:
+        return ".".join(other_parts)
+    parent = path.rsplit(".", 1)[0] + "." if "." in path else ""
+    return parent + other_parts[0]
+
+
 def _alter_action(sess, t, schema, action):
     if isinstance(action, exp.Schema):        # ADD COLUMNS (...)
         cols = [c for c in action.expressions if isinstance(c, exp.ColumnDef)]
         for c in cols:
             if schema.find_field_or_none(c.name) is not None:
                 raise sess.error(f"column {c.name} already exists", c)
-        with cap.schema_update(t, "ALTER TABLE ... ADD COLUMNS (schema evolution)") as u:
+        added: list = []
+        with _schema_update(sess, t, "ALTER TABLE ... ADD COLUMNS (schema evolution)", action) as u:
             for c in cols:
                 parsed = _column_def(sess, c)
                 cap.call_with(u.add_column, path=parsed.name, name=parsed.name, field_type=parsed.field_type,
                               doc=parsed.doc, required=parsed.required or None)
+                _place_added(sess, u, schema, parsed.name, c.args.get("position"), added)
+                added.append(parsed.name)
         return
     if isinstance(action, exp.ColumnDef):
         return _alter_action(sess, t, schema, exp.Schema(expressions=[action]))
@@ -273,14 +333,14 @@ def _alter_action(sess, t, schema, action):
         old = _column_name(action.this)
         _check_column(sess, schema, old, action.this)
         new = _column_name(action.args["to"])
-        with cap.schema_update(t, "ALTER TABLE ... RENAME COLUMN (schema evolution)") as u:
+        with _schema_update(sess, t, "ALTER TABLE ... RENAME COLUMN (schema evolution)", action) as u:
             u.rename_column(old, new)
         return
     if isinstance(action, exp.Drop) and str(action.args.get("kind") or "").upper() == "COLUMN":
         names = [_column_name(c) for c in action.args.get("tables") or [action.this]]
         for n, node in zip(names, action.args.get("tables") or [action.this]):
             _check_column(sess, schema, n, node)
-        with cap.schema_update(t, "ALTER TABLE ... DROP COLUMN (schema evolution)") as u:
+        with _schema_update(sess, t, "ALTER TABLE ... DROP COLUMN (schema evolution)", action) as u:
             for n in names:
                 u.delete_column(n)
         return
@@ -295,11 +355,11 @@ def _alter_action(sess, t, schema, action):
                 raise sess.error(str(e), action) from None
         if action.args.get("comment") is not None:
             kwargs["doc"] = action.args["comment"].name
-        if action.args.get("drop") and action.args.get("allow_null"):
-            kwargs["required"] = False
+        if action.args.get("allow_null") is not None:
+            kwargs["required"] = not action.args["allow_null"]
         if not kwargs:
             raise sess.not_supported(f"ALTER COLUMN form {action.sql('spark')}", action)
-        with cap.schema_update(t, "ALTER TABLE ... ALTER COLUMN (schema evolution)") as u:
+        with _schema_update(sess, t, "ALTER TABLE ... ALTER COLUMN (schema evolution)", action) as u:
             u.update_column(name, **kwargs)
         return
     if isinstance(action, exp.AlterSet):
@@ -315,20 +375,75 @@ def _alter_action(sess, t, schema, action):
     raise sess.not_supported(f"ALTER TABLE action {action.sql('spark')}", action)
 
 
+def _place_added(sess, u, schema, name: str, position, added: list) -> None:
+    """``ADD COLUMNS (c int FIRST | AFTER x)``: move the column just added."""
+    if position is None:
+        return
+    where = str(position.args.get("position") or "").upper()
+    if where == "FIRST":
+        u.move_first(name)
+        return
+    other_node = position.this
+    other = _sibling(name, [p.name for p in other_node.parts] if isinstance(other_node, exp.Column)
+                     else [other_node.name])
+    if schema.find_field_or_none(other) is None and other not in added:
+        raise sess.error(f"AFTER names unknown column {other}; columns are "
+                         f"{', '.join(schema.column_names + added)}", other_node)
+    u.move_after(name, other)
+
+
 def _column_def(sess, c: exp.ColumnDef):
+    if c.args.get("position") is not None:
+        c = c.copy()
+        c.set("position", None)
     try:
         return parse_schema(c.sql("spark")).fields[0]
     except SchemaError as e:
         raise sess.error(str(e), c) from None
 
 
+def _rename(sess, t, action: exp.AlterRename):
+    """``ALTER TABLE t RENAME TO [db.]t2`` (a one-part name stays in t's namespace)."""
+    new_table = action.this
+    parts = table_parts(new_table)
+    if len(parts) == 3 and parts[0].lower() == sess.catalog_name.lower():
+        parts = parts[1:]
+    if len(parts) == 1:
+        parts = [t.name.split(".")[0]] + parts
+    if len(parts) != 2:
+        raise sess.error(f"new table name {'.'.join(table_parts(new_table))} must be db.table or "
+                         f"{sess.catalog_name}.db.table", new_table)
+    new_name = ".".join(parts)
+    from icefloe.iceberg.catalog import RenameNotSupportedError
+
+    try:
+        cap.method(sess.catalog, "rename_table", "ALTER TABLE ... RENAME TO")(t.name, new_name)
+    except RenameNotSupportedError as e:
+        raise sess.not_supported(str(e), action) from None
+    except IcefloeError as e:
+        raise sess.error(str(e), new_table) from None
+
+
 def alter_extension(sess, stmt):
     from icefloe.sql.names import resolve_parts
 
-    ref, _ours = resolve_parts(stmt.table.parts, sess.catalog_name, sess.exists)
+    ref, ours = resolve_parts(stmt.table.parts, sess.catalog_name, sess.exists)
+    if ref is None and not ours:
+        return sess.run_spark(sess._stmt.text)      # a table of Spark's own catalog
     if ref is None or ref.metadata:
         raise SqlError(f"unknown table {stmt.table}", stmt.table.line, stmt.table.column)
     t = sess.load(ref)
+    try:
+        return _alter_extension(sess, t, stmt)
+    except (SqlError, CommitFailedError):
+        raise
+    except IcefloeError as e:
+        raise SqlError(str(e), stmt.table.line, stmt.table.column) from None
+
+
+def _alter_extension(sess, t, stmt):
+    if isinstance(stmt, p.AlterColumn):
+        return _alter_column(sess, t, stmt)
     if isinstance(stmt, p.AlterColumns):
         schema = t.schema
         if stmt.action == "drop_columns":
@@ -337,7 +452,7 @@ def alter_extension(sess, stmt):
                 if schema.find_field_or_none(n) is None:
                     raise SqlError(f"unknown column {n}; columns are {', '.join(schema.column_names)}",
                                    stmt.table.line, stmt.table.column)
-            with cap.schema_update(t, "ALTER TABLE ... DROP COLUMNS (schema evolution)") as u:
+            with _schema_update(sess, t, "ALTER TABLE ... DROP COLUMNS (schema evolution)") as u:
                 for n in names:
                     u.delete_column(n)
         else:
@@ -346,6 +461,54 @@ def alter_extension(sess, stmt):
     if isinstance(stmt, p.AlterPartitionField):
         return _partition_field(sess, t, stmt)
     return _ref_ddl(sess, t, stmt)
+
+
+def _alter_column(sess, t, stmt: p.AlterColumn):
+    """``ALTER|CHANGE COLUMN c TYPE t | COMMENT s | SET/DROP NOT NULL | FIRST | AFTER x`` for each
+    listed column, all in one schema change (field ids stay; a move only reorders)."""
+    schema = t.schema
+
+    def fail(reason, name: p.Name):
+        return SqlError(reason, name.line, name.column)
+
+    with _schema_update(sess, t, "ALTER TABLE ... ALTER COLUMN (schema evolution)") as u:
+        for ch in stmt.changes:
+            name = ".".join(ch.column.parts)
+            f = schema.find_field_or_none(name)
+            if f is None:
+                raise fail(f"unknown column {name}; columns are {', '.join(schema.column_names)}", ch.column)
+            if ch.new_name is not None and ch.new_name.parts[-1].lower() != ch.column.parts[-1].lower():
+                raise fail(f"CHANGE COLUMN {name} {ch.new_name} would rename the column: renaming is not "
+                           f"supported in Hive-style CHANGE COLUMN, use RENAME COLUMN {name} TO {ch.new_name}",
+                           ch.new_name)
+            kwargs = {}
+            if ch.type_text is not None:
+                try:
+                    kwargs["field_type"] = parse_type(ch.type_text)
+                except SchemaError as e:
+                    raise SqlError(str(e), *(ch.type_at or (ch.column.line, ch.column.column))) from None
+            if ch.comment is not None:
+                kwargs["doc"] = ch.comment
+            if ch.nullable is not None:
+                kwargs["required"] = not ch.nullable
+            if kwargs:
+                try:
+                    u.update_column(name, **kwargs)
+                except SchemaError as e:
+                    at = ch.type_at if "field_type" in kwargs and ch.type_at else (ch.column.line, ch.column.column)
+                    raise SqlError(str(e), *at) from None
+            if ch.position == "first":
+                u.move_first(name)
+            elif ch.position == "after":
+                other = _sibling(name, list(ch.after.parts))
+                if schema.find_field_or_none(other) is None:
+                    raise fail(f"AFTER names unknown column {other}; columns are "
+                               f"{', '.join(schema.column_names)}", ch.after)
+                try:
+                    u.move_after(name, other)
+                except SchemaError as e:
+                    raise fail(str(e), ch.after) from None
+    return sess.empty()
 
 
 def _partition_field(sess, t, stmt: p.AlterPartitionField):
@@ -394,22 +557,38 @@ def _ref_ddl(sess, t, stmt: p.AlterRef):
     kind = stmt.kind
     refs = getattr(getattr(t, "metadata", None), "refs", {}) or {}
     exists = stmt.ref in refs
+    where = (stmt.table.line, stmt.table.column)
     if stmt.action == "drop":
         if not exists:
             if stmt.if_exists:
                 return sess.empty()
-            raise SqlError(f"table {t.name} has no {kind} {stmt.ref}", stmt.table.line, stmt.table.column)
+            raise SqlError(f"table {t.name} has no {kind} {stmt.ref}", *where)
         cap.method(t, f"drop_{kind}", f"ALTER TABLE ... DROP {kind.upper()}")(stmt.ref)
         return sess.empty()
-    create_fn = cap.method(t, f"create_{kind}", f"ALTER TABLE ... CREATE {kind.upper()}")
+    retention = dict(max_ref_age_ms=stmt.retain_ms, min_snapshots_to_keep=stmt.min_snapshots_to_keep,
+                     max_snapshot_age_ms=stmt.max_snapshot_age_ms)
     if exists:
         if stmt.if_not_exists and stmt.action == "create":
             return sess.empty()
         if stmt.action == "create":
-            raise SqlError(f"{kind} {stmt.ref} already exists in table {t.name}", stmt.table.line,
-                           stmt.table.column)
-        cap.method(t, f"drop_{kind}", f"ALTER TABLE ... REPLACE {kind.upper()}")(stmt.ref)
-    elif stmt.action == "replace":
-        raise SqlError(f"table {t.name} has no {kind} {stmt.ref} to replace", stmt.table.line, stmt.table.column)
-    cap.call_with(create_fn, name=stmt.ref, snapshot_id=stmt.snapshot_id, max_ref_age_ms=stmt.retain_ms)
+            raise SqlError(f"{kind} {stmt.ref} already exists in table {t.name}", *where)
+        if refs[stmt.ref].type != kind:
+            raise SqlError(f"{stmt.ref} is a {refs[stmt.ref].type} of table {t.name}, not a {kind}", *where)
+        # REPLACE moves the ref (to the current snapshot unless AS OF VERSION says otherwise) and keeps
+        # its retention settings unless new ones are given, as Iceberg's REPLACE BRANCH|TAG does
+        capability = f"ALTER TABLE ... REPLACE {kind.upper()}"
+        fn = cap.method(t, f"replace_{kind}", capability)
+        snap = stmt.snapshot_id
+        if snap is None:
+            current = t.current_snapshot()
+            if current is None:
+                raise SqlError(f"table {t.name} has no current snapshot to point {kind} {stmt.ref} at", *where)
+            snap = current.snapshot_id
+        cap.call_strict(fn, capability, name=stmt.ref, snapshot_id=snap, **retention)
+        return sess.empty()
+    if stmt.action == "replace":
+        raise SqlError(f"table {t.name} has no {kind} {stmt.ref} to replace", *where)
+    capability = f"ALTER TABLE ... CREATE {kind.upper()}"
+    create_fn = cap.method(t, f"create_{kind}", capability)
+    cap.call_strict(create_fn, capability, name=stmt.ref, snapshot_id=stmt.snapshot_id, **retention)
     return sess.empty()

@@ -90,7 +90,9 @@ class AlterRef:
     if_not_exists: bool = False
     if_exists: bool = False
     snapshot_id: Optional[int] = None
-    retain_ms: Optional[int] = None
+    retain_ms: Optional[int] = None              # RETAIN n DAYS: max ref age
+    min_snapshots_to_keep: Optional[int] = None  # WITH SNAPSHOT RETENTION n SNAPSHOTS (branches)
+    max_snapshot_age_ms: Optional[int] = None    # WITH SNAPSHOT RETENTION n DAYS (branches)
 
 
 @dataclass
@@ -104,12 +106,34 @@ class AlterColumns:
 
 
 @dataclass
+class ColumnChange:
+    """One column of ``ALTER TABLE t ALTER|CHANGE COLUMN c <changes>``."""
+
+    column: Name
+    type_text: Optional[str] = None       # TYPE <type> (or the type of Hive's CHANGE c c <type>)
+    type_at: Optional[tuple] = None       # (line, column) of the type
+    comment: Optional[str] = None
+    nullable: Optional[bool] = None       # DROP NOT NULL -> True, SET NOT NULL -> False
+    position: Optional[str] = None        # "first" | "after"
+    after: Optional[Name] = None
+    new_name: Optional[Name] = None       # Hive's CHANGE COLUMN old new <type>
+
+
+@dataclass
+class AlterColumn:
+    """``ALTER TABLE t ALTER|CHANGE [COLUMN] c TYPE ... | COMMENT ... | FIRST | AFTER x | SET/DROP NOT NULL``."""
+
+    table: Name
+    changes: list = field(default_factory=list)
+
+
+@dataclass
 class Call:
     procedure: Name
     args: list                        # (name or None, sqlglot expression)
 
 
-Extension = Union[ShowTables, AlterPartitionField, AlterRef, AlterColumns, Call]
+Extension = Union[ShowTables, AlterPartitionField, AlterRef, AlterColumns, AlterColumn, Call]
 
 
 @dataclass
@@ -120,6 +144,7 @@ class Statement:
     column: int
     tree: Optional[exp.Expression] = None   # sqlglot AST with absolute positions
     ext: Optional[Extension] = None         # an Iceberg extension statement
+    replace_only: bool = False              # ``REPLACE TABLE`` (the table must exist), parsed as CREATE
 
 
 # --------------------------------------------------------------------------- splitting
@@ -197,6 +222,11 @@ def _parse_statement(stmt: Statement, before: str, body: str, tokens: list[Token
     if first in ("CALL", "SHOW") or (first == "ALTER" and _is_extension_alter(tokens)):
         stmt.ext = _ExtensionParser(before, body, stmt).parse()
         return
+    if first == "REPLACE" and len(tokens) > 1 and tokens[1].token_type == TokenType.TABLE:
+        # Spark's ``REPLACE TABLE``: sqlglot knows only CREATE [OR REPLACE] TABLE. "REPLACE" and
+        # "CREATE " have the same length, so every later position stays where it is.
+        body = "CREATE " + body[len("REPLACE"):]
+        stmt.replace_only = True
     padded = _blank(before) + body
     try:
         with _quiet_sqlglot():
@@ -205,6 +235,8 @@ def _parse_statement(stmt: Statement, before: str, body: str, tokens: list[Token
         err = e.errors[0] if e.errors else {}
         raise SqlError(f"syntax error: {err.get('description') or e}",
                        err.get("line"), _start_col(err), stmt.text) from None
+    if stmt.replace_only and isinstance(stmt.tree, exp.Create):
+        stmt.tree.set("replace", True)
 
 
 def _start_col(err: dict) -> Optional[int]:
@@ -218,15 +250,34 @@ def _start_col(err: dict) -> Optional[int]:
 _EXTENSION_ALTER_WORDS = {"PARTITION", "BRANCH", "TAG", "UNSET"}
 
 
+def _action_index(tokens: list[Token]) -> int:
+    """Index of the first token after ``ALTER TABLE <dotted name>``."""
+    i = 2
+    if len(tokens) > i:
+        i += 1
+        while i + 1 < len(tokens) and tokens[i].token_type == TokenType.DOT:
+            i += 2
+    return i
+
+
 def _is_extension_alter(tokens: list[Token]) -> bool:
-    words = [t.text.upper() for t in tokens if t.token_type != TokenType.STRING]
-    if any(w in _EXTENSION_ALTER_WORDS for w in words):
+    if len(tokens) < 2 or tokens[1].token_type != TokenType.TABLE:
+        return False
+    i = _action_index(tokens)
+    action = tokens[i].text.upper() if i < len(tokens) and tokens[i].token_type != TokenType.IDENTIFIER else ""
+    if action in ("ALTER", "CHANGE"):
+        return True     # ALTER COLUMN ... FIRST / AFTER / SET NOT NULL: beyond sqlglot's grammar
+    words = [t.text.upper() for t in tokens[i:] if t.token_type not in (TokenType.STRING, TokenType.IDENTIFIER)]
+    if action in ("ADD", "DROP", "REPLACE") and len(words) > 1 and words[1] == "PARTITION":
+        return True
+    if action in ("CREATE", "REPLACE", "DROP") and any(w in ("BRANCH", "TAG") for w in words[1:4]):
+        return True
+    if action == "UNSET":
         return True
     # DROP COLUMN a, b / DROP COLUMNS (a, b): sqlglot parses only the single-column form
-    if "DROP" in words:
-        i = words.index("DROP")
-        rest = words[i + 1:]
-        return bool(rest) and (rest[0] == "COLUMNS" or "," in [t.text for t in tokens])
+    if action == "DROP":
+        rest = words[1:]
+        return bool(rest) and (rest[0] == "COLUMNS" or "," in [t.text for t in tokens[i:]])
     return False
 
 
@@ -395,6 +446,8 @@ class _ExtensionParser:
         self.expect("ALTER")
         self.expect("TABLE")
         table = self.name()
+        if self.word() in ("ALTER", "CHANGE"):
+            return self.alter_column(table)
         if self.accept("ADD", "PARTITION", "FIELD"):
             s, e = self.balanced_until("AS")
             term = self.span_text(s, e)
@@ -446,7 +499,8 @@ class _ExtensionParser:
         elif self.accept("REPLACE"):
             action = "replace"
         if action is None or self.word() not in ("BRANCH", "TAG"):
-            self.fail("expected ADD|DROP|REPLACE PARTITION FIELD, CREATE|REPLACE|DROP BRANCH|TAG")
+            self.fail("expected ADD|DROP|REPLACE PARTITION FIELD, CREATE|REPLACE|DROP BRANCH|TAG "
+                      "or ALTER COLUMN")
         kind = self.word().lower()
         self.i += 1
         if_not_exists = self.accept("IF", "NOT", "EXISTS")
@@ -455,22 +509,118 @@ class _ExtensionParser:
         retain = None
         if self.accept("AS", "OF", "VERSION"):
             snap = self.number()
+        min_keep = max_age = None
         while self.peek() is not None:
             if self.accept("RETAIN"):
-                n = self.number()
-                unit = self.word()
-                self.i += 1
-                per = {"DAYS": 86_400_000, "DAY": 86_400_000, "HOURS": 3_600_000, "HOUR": 3_600_000,
-                       "MINUTES": 60_000, "MINUTE": 60_000}.get(unit or "")
-                if per is None:
-                    self.fail("expected DAYS, HOURS or MINUTES", self.toks[self.i - 1])
-                retain = n * per
-            elif self.accept("WITH", "SNAPSHOT", "RETENTION"):
-                self.fail(f"not supported yet: snapshot retention on {kind}s")
+                if retain is not None:
+                    self.fail("RETAIN given twice", self.toks[self.i - 1])
+                retain = self.duration()
+            elif self.word() == "WITH" and self.word(1) == "SNAPSHOT" and self.word(2) == "RETENTION":
+                at = self.peek()
+                self.i += 3
+                if kind != "branch":
+                    self.fail("WITH SNAPSHOT RETENTION applies to branches only (a tag names exactly one "
+                              "snapshot; use RETAIN n DAYS for how long the tag is kept)", at)
+                if min_keep is not None or max_age is not None:
+                    self.fail("WITH SNAPSHOT RETENTION given twice", at)
+                if self.peek() is not None and self.peek().token_type == TokenType.NUMBER \
+                        and self.word(1) == "SNAPSHOTS":
+                    min_keep = self.number()
+                    self.i += 1
+                if self.peek() is not None and self.peek().token_type == TokenType.NUMBER:
+                    max_age = self.duration()
+                if min_keep is None and max_age is None:
+                    self.fail("expected <n> SNAPSHOTS and/or <n> DAYS|HOURS|MINUTES after WITH SNAPSHOT RETENTION")
             else:
                 self.fail("unexpected text")
         return AlterRef(table, action, kind, ref, if_not_exists=if_not_exists, snapshot_id=snap,
-                        retain_ms=retain)
+                        retain_ms=retain, min_snapshots_to_keep=min_keep, max_snapshot_age_ms=max_age)
+
+    _UNITS = {"DAYS": 86_400_000, "DAY": 86_400_000, "HOURS": 3_600_000, "HOUR": 3_600_000,
+              "MINUTES": 60_000, "MINUTE": 60_000}
+
+    def duration(self) -> int:
+        """``<n> DAYS|HOURS|MINUTES`` in milliseconds."""
+        n = self.number()
+        if n <= 0:
+            self.fail("expected a positive number", self.toks[self.i - 1])
+        per = self._UNITS.get(self.word() or "")
+        if per is None:
+            self.fail("expected DAYS, HOURS or MINUTES")
+        self.i += 1
+        return n * per
+
+    # -- ALTER COLUMN
+    _COLUMN_ACTIONS = ("TYPE", "COMMENT", "FIRST", "AFTER", "SET", "DROP")
+
+    def alter_column(self, table: Name) -> AlterColumn:
+        hive = self.word() == "CHANGE"
+        self.i += 1
+        self.accept("COLUMN")
+        changes = []
+        while True:
+            ch = ColumnChange(self.name())
+            if hive and self.peek() is not None and self.word() not in self._COLUMN_ACTIONS \
+                    and self.peek().token_type != TokenType.COMMA:
+                # Hive's CHANGE [COLUMN] old new <type> [COMMENT c] [FIRST | AFTER x]
+                ch.new_name = self.name()
+                ch.type_at = self.where()
+                ch.type_text = self.type_text()
+            while self.peek() is not None and self.peek().token_type != TokenType.COMMA:
+                at = self.peek()
+                if self.accept("TYPE"):
+                    if ch.type_text is not None:
+                        self.fail("the type is given twice", at)
+                    ch.type_at = self.where()
+                    ch.type_text = self.type_text()
+                elif self.accept("COMMENT"):
+                    t = self.peek()
+                    if t is None or t.token_type != TokenType.STRING:
+                        self.fail("expected a string after COMMENT")
+                    self.i += 1
+                    ch.comment = t.text
+                elif self.accept("FIRST") or self.accept("AFTER"):
+                    if ch.position is not None:
+                        self.fail("the column position is given twice", at)
+                    ch.position = at.text.lower()
+                    if ch.position == "after":
+                        ch.after = self.name()
+                elif self.accept("SET", "NOT", "NULL") or self.accept("DROP", "NOT", "NULL"):
+                    if ch.nullable is not None:
+                        self.fail("SET/DROP NOT NULL is given twice", at)
+                    ch.nullable = at.text.upper() == "DROP"
+                elif self.word() in ("SET", "DROP") and self.word(1) == "DEFAULT":
+                    from icefloe.sql.errors import NotSupportedYetError
+
+                    line, col = self.where(at)
+                    raise NotSupportedYetError("column default values (SET/DROP DEFAULT: Iceberg format v3)",
+                                               line, col, self.stmt.text)
+                else:
+                    self.fail("expected TYPE, COMMENT, FIRST, AFTER, SET NOT NULL or DROP NOT NULL")
+            if ch.type_text is None and ch.comment is None and ch.nullable is None and ch.position is None:
+                self.fail("expected TYPE, COMMENT, FIRST, AFTER, SET NOT NULL or DROP NOT NULL")
+            changes.append(ch)
+            if self.peek() is None:
+                break
+            self.i += 1   # the comma before the next column
+        return AlterColumn(table, changes)
+
+    def type_text(self) -> str:
+        """The text of a Spark type (``decimal(10, 2)``, ``struct<a: int>``) up to the next clause."""
+        start = self.i
+        depth = 0
+        while self.peek() is not None:
+            t = self.peek()
+            if t.token_type in (TokenType.L_PAREN, TokenType.LT):
+                depth += 1
+            elif t.token_type in (TokenType.R_PAREN, TokenType.GT):
+                depth -= 1
+            elif depth == 0 and (t.token_type == TokenType.COMMA or self.word() in self._COLUMN_ACTIONS):
+                break
+            self.i += 1
+        if self.i == start:
+            self.fail("expected a type")
+        return self.span_text(start, self.i)
 
     def paren_list(self, string: bool = False) -> list:
         t = self.peek()

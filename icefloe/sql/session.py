@@ -81,7 +81,7 @@ class SqlSession:
                 return procedures.call(self, ext)
             if isinstance(ext, p.ShowTables):
                 return ddl.show_tables(self, ext)
-            if isinstance(ext, (p.AlterPartitionField, p.AlterRef, p.AlterColumns)):
+            if isinstance(ext, (p.AlterPartitionField, p.AlterRef, p.AlterColumns, p.AlterColumn)):
                 return ddl.alter_extension(self, ext)
             tree = stmt.tree
             if isinstance(tree, exp.Create):

@@ -62,3 +62,51 @@ def test_syntax_errors_name_the_position(text, line, col):
     if col is not None:
         assert ei.value.column == col
     assert "syntax error" in str(ei.value)
+
+
+def test_alter_column_positions_and_changes():
+    from icefloe.sql.parser import AlterColumn
+
+    (s,) = split("ALTER TABLE local.db.t ALTER COLUMN v TYPE decimal(10, 2) COMMENT 'c' AFTER id, "
+                 "w FIRST")
+    assert isinstance(s.ext, AlterColumn) and s.ext.table.parts == ["local", "db", "t"]
+    v, w = s.ext.changes
+    assert (v.column.parts, v.type_text, v.comment, v.position, v.after.parts) == \
+        (["v"], "decimal(10, 2)", "c", "after", ["id"])
+    assert v.type_at == (1, 44) and (w.column.parts, w.position) == (["w"], "first")
+    (s,) = split("ALTER TABLE db.t CHANGE v v struct<first: int, b: map<string, int>> AFTER id")
+    (ch,) = s.ext.changes
+    assert ch.new_name.parts == ["v"] and ch.type_text == "struct<first: int, b: map<string, int>>"
+    (s,) = split("ALTER TABLE db.t ALTER COLUMN info.y SET NOT NULL")
+    assert (s.ext.changes[0].column.parts, s.ext.changes[0].nullable) == (["info", "y"], False)
+    (s,) = split("ALTER TABLE db.t ALTER COLUMN `first` DROP NOT NULL")   # a quoted name is a name
+    assert (s.ext.changes[0].column.parts, s.ext.changes[0].nullable) == (["first"], True)
+
+
+def test_branch_retention_and_replace_table():
+    (s,) = split("ALTER TABLE db.t CREATE BRANCH b AS OF VERSION 3 RETAIN 2 DAYS "
+                 "WITH SNAPSHOT RETENTION 3 SNAPSHOTS 4 HOURS")
+    r = s.ext
+    assert (r.snapshot_id, r.retain_ms, r.min_snapshots_to_keep, r.max_snapshot_age_ms) == \
+        (3, 2 * 86_400_000, 3, 4 * 3_600_000)
+    (s,) = split("ALTER TABLE db.t CREATE OR REPLACE BRANCH b WITH SNAPSHOT RETENTION 5 MINUTES")
+    assert (s.ext.action, s.ext.min_snapshots_to_keep, s.ext.max_snapshot_age_ms) == \
+        ("create_or_replace", None, 300_000)
+    (s,) = split("REPLACE TABLE db.t\n  USING iceberg AS SELECT 1 AS x")
+    assert s.replace_only and s.tree.args["replace"] and s.text.startswith("REPLACE TABLE")
+    from sqlglot import exp
+
+    assert node_position(s.tree.find(exp.Table)) == (1, 15)
+
+
+@pytest.mark.parametrize("text,col,reason", [
+    ("ALTER TABLE db.t CREATE TAG v WITH SNAPSHOT RETENTION 3 SNAPSHOTS", 31, "applies to branches only"),
+    ("ALTER TABLE db.t ALTER COLUMN v", 32, "expected TYPE, COMMENT, FIRST, AFTER"),
+    ("ALTER TABLE db.t ALTER COLUMN v AFTER", 38, "expected a name"),
+    ("ALTER TABLE db.t ALTER COLUMN v TYPE int TYPE bigint", 42, "the type is given twice"),
+    ("ALTER TABLE db.t CREATE BRANCH b WITH SNAPSHOT RETENTION", 57, "expected <n> SNAPSHOTS"),
+])
+def test_alter_syntax_errors_name_the_position(text, col, reason):
+    with pytest.raises(SqlError) as ei:
+        split(text)
+    assert (ei.value.line, ei.value.column) == (1, col) and reason in str(ei.value)
