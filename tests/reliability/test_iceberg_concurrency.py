@@ -12,13 +12,18 @@ from tests.reliability.rel_util import make_table, read_ids
 WRITER = textwrap.dedent("""
     import sys
     import pyarrow as pa
+    from icefloe.core.faults import FaultInjectingFileIO
     from icefloe.iceberg.catalog import HadoopCatalog
     wh, w, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-    t = HadoopCatalog(wh).load_table("db.t")
+    io = FaultInjectingFileIO()          # injects nothing: records every write
+    t = HadoopCatalog(wh, io=io).load_table("db.t")
     for j in range(n):
         base = w * 10000 + j * 10
         t.append(pa.table({"id": pa.array(range(base, base + 3), pa.int64()), "name": [f"w{w}"] * 3}))
         print("ok", flush=True)
+    data = sum(1 for op, p in io.log if op == "write" and p.endswith(".parquet"))
+    attempts = sum(1 for op, p in io.log if op == "write" and p.endswith(".metadata.json"))
+    print("writes", data, attempts, flush=True)
 """)
 
 
@@ -29,6 +34,12 @@ def run_writers(wh, processes, commits):
     outs = [p.communicate(timeout=600) for p in procs]
     for p, (out, err) in zip(procs, outs):
         assert p.returncode == 0, err[-2000:]
+    attempts = 0
+    for out, _ in outs:
+        _, data, tries = next(line for line in out.splitlines() if line.startswith("writes")).split()
+        assert int(data) == commits      # a lost race re-does metadata only: one data file per commit
+        attempts += int(tries)
+    print(f"{processes} processes x {commits} commits: {attempts - processes * commits} lost races retried")
     return sum(o.count("ok") for o, _ in outs)
 
 

@@ -509,15 +509,20 @@ def test_random_ops_with_faults_match_model_stress(tmp_path_factory, ops):
 WRITER = textwrap.dedent("""
     import sys
     import pyarrow as pa
+    from icefloe.core.faults import FaultInjectingFileIO
     from icefloe.paimon import PaimonCatalog
     wh, w, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-    t = PaimonCatalog(wh).load_table("db.t")
+    io = FaultInjectingFileIO()          # injects nothing: records every write
+    t = PaimonCatalog(wh, io=io).load_table("db.t")
     for j in range(n):
         base = w * 10000 + j * 10
         ids = range(base, base + 3)
         t.append(pa.table({"id": pa.array(ids, pa.int64()), "name": [f"w{w}"] * 3,
                            "p": pa.array([i % 2 for i in ids], pa.int32())}))
         print("ok", flush=True)
+    data = sum(1 for op, p in io.log if op == "write" and p.endswith(".parquet"))
+    attempts = sum(1 for op, p in io.log if op == "write" and "/snapshot/snapshot-" in p)
+    print("writes", data, attempts, flush=True)
 """)
 
 CONCURRENT = {"commit.max-retries": "1000", "commit.min-retry-wait": "5 ms",
@@ -531,6 +536,12 @@ def run_writers(wh, processes, commits):
     outs = [p.communicate(timeout=600) for p in procs]
     for p, (_, err) in zip(procs, outs):
         assert p.returncode == 0, err[-2000:]
+    attempts = 0
+    for out, _ in outs:
+        _, data, tries = next(line for line in out.splitlines() if line.startswith("writes")).split()
+        assert int(data) == 2 * commits  # two partitions a commit; a lost race re-does metadata only
+        attempts += int(tries)
+    print(f"{processes} processes x {commits} commits: {attempts - processes * commits} lost races retried")
     return sum(o.count("ok") for o, _ in outs)
 
 
