@@ -13,7 +13,7 @@ from typing import Optional
 
 from sqlglot import exp
 
-from icefloe.core.types import to_spark_type
+from icefloe.core.types import to_spark_ddl_type, to_spark_type
 from icefloe.sql import capabilities as cap
 from icefloe.sql.translate import strip_qualifier, unknown_columns
 
@@ -41,33 +41,91 @@ def _store_assignable(src, dst) -> bool:
     return False
 
 
-def fit_by_position(sess, df, schema, columns: Optional[list], node):
-    """Name and cast ``df``'s columns for the table, by position (Spark's INSERT semantics)."""
+def _check_assignable(sess, src_type, f, node):
+    dst = to_spark_type(f.field_type)
+    if not _store_assignable(src_type, dst):
+        raise sess.error(f"type mismatch: cannot write {src_type.simpleString()} value to column "
+                         f"{f.name} of type {dst.simpleString()}", node)
+    return dst
+
+
+def _static_columns(sess, static: dict) -> list:
+    """Spark columns of the PARTITION clause's values (already cast to their columns' types)."""
     from pyspark.sql import functions as F
 
+    return [F.expr(value_sql).alias(f.name) for f, _node, value_sql in static.values()]
+
+
+def fit_by_position(sess, df, schema, columns: Optional[list], node, static: Optional[dict] = None):
+    """Name and cast ``df``'s columns for the table, by position (Spark's INSERT semantics).
+
+    ``static``: the PARTITION clause's constant columns (name -> (field, value node, type)); the
+    query provides the other columns, in table order (or the order of ``columns``)."""
+    from pyspark.sql import functions as F
+
+    static = static or {}
     if columns is None:
-        targets = list(schema.fields)
+        targets = [f for f in schema.fields if f.name not in static]
     else:
         targets = []
         for c in columns:
             f = schema.find_field_or_none(c)
             if f is None:
                 raise sess.error(f"unknown column {c}; columns are {', '.join(schema.column_names)}", node)
+            if f.name in static:
+                raise sess.error(f"column {f.name} is listed and also given a value in the PARTITION clause",
+                                 node)
             targets.append(f)
     if len(df.columns) != len(targets):
-        raise sess.error(f"INSERT gives {len(df.columns)} values per row but "
-                         f"{'the listed columns are' if columns else 'table has'} {len(targets)} "
+        what = "the listed columns are" if columns else \
+            ("the table has, besides the PARTITION clause's," if static else "table has")
+        raise sess.error(f"INSERT gives {len(df.columns)} values per row but {what} {len(targets)} "
                          f"({', '.join(f.name for f in targets)})", node)
-    out = []
+    given = {}
     for src, f in zip(df.schema.fields, targets):
-        dst = to_spark_type(f.field_type)
-        if not _store_assignable(src.dataType, dst):
-            raise sess.error(f"type mismatch: cannot write {src.dataType.simpleString()} value to column "
-                             f"{f.name} of type {dst.simpleString()}", node)
+        dst = _check_assignable(sess, src.dataType, f, node)
         c = F.col(f"`{src.name}`")
         if src.dataType != dst:
             c = c.cast(dst)
-        out.append(c.alias(f.name))
+        given[f.name] = c.alias(f.name)
+    for c, f in zip(_static_columns(sess, static), [v[0] for v in static.values()]):
+        given[f.name] = c
+    return df.select(*[given[f.name] for f in schema.fields if f.name in given])
+
+
+def fit_by_name(sess, df, schema, node, static: Optional[dict] = None):
+    """``INSERT ... BY NAME``: the query's columns matched to the table's by name (case-insensitive);
+    columns the query leaves out are null (an error for required columns)."""
+    from pyspark.sql import functions as F
+
+    static = static or {}
+    by_name = {f.name.lower(): f for f in schema.fields}
+    given = {}
+    for src in df.schema.fields:
+        f = by_name.get(src.name.lower())
+        if f is None:
+            raise sess.error(f"INSERT ... BY NAME: the query's column {src.name} is not a column of the table; "
+                             f"columns are {', '.join(schema.column_names)}", node)
+        if f.name in given:
+            raise sess.error(f"INSERT ... BY NAME: the query gives column {f.name} twice", node)
+        if f.name in static:
+            raise sess.error(f"INSERT ... BY NAME: column {f.name} is given by the query and by the "
+                             "PARTITION clause", node)
+        dst = _check_assignable(sess, src.dataType, f, node)
+        c = F.col(f"`{src.name}`")
+        if src.dataType != dst:
+            c = c.cast(dst)
+        given[f.name] = c.alias(f.name)
+    for c, f in zip(_static_columns(sess, static), [v[0] for v in static.values()]):
+        given[f.name] = c
+    out = []
+    for f in schema.fields:
+        if f.name in given:
+            out.append(given[f.name])
+        elif f.required:
+            raise sess.error(f"INSERT ... BY NAME: the query has no column {f.name}, which is required", node)
+        else:
+            out.append(F.lit(None).cast(to_spark_type(f.field_type)).alias(f.name))
     return df.select(*out)
 
 
@@ -75,6 +133,78 @@ def _source_df(sess, query: exp.Expression):
     if isinstance(query, exp.Values):
         return sess.query_df(exp.select("*").from_(query.copy()))
     return sess.query_df(query)
+
+
+def partition_columns(t) -> list:
+    """The columns a PARTITION clause may name: identity partition sources (Iceberg), partition
+    keys (Paimon). Other transforms (days(ts), bucket(16, id)) have no column to set."""
+    if getattr(t, "format", "iceberg") == "paimon":
+        return list(t.partition_keys)
+    from icefloe.iceberg.transforms import IdentityTransform
+
+    out = []
+    for pf in getattr(t.spec, "fields", []) or []:
+        if isinstance(pf.transform, IdentityTransform):
+            name = t.schema.name_of(pf.source_id)
+            if name is not None and "." not in name:
+                out.append(name)
+    return out
+
+
+def _partition_clause(sess, t, partition) -> dict:
+    """PARTITION (p = 'x', q): {name: (field, value node, Spark type of the value)} of the static
+    columns, after checking every named column is a partition column of ``t``."""
+    if partition is None:
+        return {}
+    allowed = partition_columns(t)
+    lowered = {c.lower(): c for c in allowed}
+    static: dict = {}
+    seen: set = set()
+    for item in partition.expressions:
+        col, value = (item.this, item.expression) if isinstance(item, exp.EQ) else (item, None)
+        if not isinstance(col, (exp.Column, exp.Identifier)) or (isinstance(col, exp.Column) and col.table):
+            raise sess.error(f"expected a partition column in the PARTITION clause, got {item.sql('spark')}", item)
+        name = col.name
+        if t.schema.find_field_or_none(name) is None or "." in name:
+            raise sess.error(f"unknown column {name} in the PARTITION clause; columns of {t.name} are "
+                             f"{', '.join(t.schema.column_names)}", col)
+        canonical = lowered.get(name.lower())
+        if canonical is None:
+            raise sess.error(f"PARTITION clause names {name}, which is not a partition column of {t.name} "
+                             f"(partition columns: {', '.join(allowed) or 'none'}; only identity partitions "
+                             "can be given a value)", col)
+        if canonical in seen:
+            raise sess.error(f"PARTITION clause names {canonical} twice", col)
+        seen.add(canonical)
+        if value is None:
+            continue                       # a dynamic partition column: the query provides it
+        if any(isinstance(n, exp.Column) for n in value.walk()):
+            raise sess.error(f"the value of partition column {canonical} must be a constant, got "
+                             f"{value.sql('spark')}", value)
+        f = t.schema.find_field(canonical)
+        from icefloe.sql.parser import node_position
+
+        value_sql = _partition_value_sql(sess, f, value, value if node_position(value)[0] is not None else item)
+        static[canonical] = (f, value, value_sql)
+    return static
+
+
+def _partition_value_sql(sess, f, value, node) -> str:
+    """A PARTITION clause value as Spark gives it to a column: the constant's text cast to the
+    column's type (``day = '2024-05-01'`` for a date). A value that does not cast is an error."""
+    ddl = to_spark_ddl_type(f.field_type)
+    text = value.sql("spark")
+    if isinstance(value, exp.Null):
+        return f"CAST(NULL AS {ddl})"
+    cast = f"CAST(CAST(({text}) AS STRING) AS {ddl})"
+    try:
+        row = sess.spark.range(1).selectExpr(f"try_cast(CAST(({text}) AS STRING) AS {ddl}) AS v",
+                                             f"({text}) IS NULL AS n").first()
+    except Exception as e:
+        raise sess.spark_error(e, text) from e
+    if row.v is None and not row.n:
+        raise sess.error(f"type mismatch: cannot write {text} to partition column {f.name} of type {ddl}", node)
+    return cast
 
 
 def insert(sess, tree: exp.Insert):
@@ -89,15 +219,21 @@ def insert(sess, tree: exp.Insert):
     if ref is None and not ours:
         return sess.query_statement(tree)
     ref = sess.resolve_or_fail(target)
-    if tree.args.get("partition"):
-        raise sess.not_supported("INSERT ... PARTITION (static partition values)", tree.args["partition"])
-    if tree.args.get("by_name"):
-        raise sess.not_supported("INSERT ... BY NAME", tree)
     t = sess.load(ref)
+    if tree.args.get("partition") not in (None, False):
+        raise sess.not_supported(f"INSERT ... {tree.args['partition'].sql('spark')}", tree)
+    static = _partition_clause(sess, t, target.args.get("partition"))
     df = _source_df(sess, tree.expression)
-    df = fit_by_position(sess, df, t.schema, columns, tree.expression)
+    if tree.args.get("by_name"):
+        if columns is not None:
+            raise sess.error("INSERT ... BY NAME takes no column list", tree)
+        df = fit_by_name(sess, df, t.schema, tree.expression, static)
+    else:
+        df = fit_by_position(sess, df, t.schema, columns, tree.expression, static)
     if tree.args.get("overwrite"):
-        t.overwrite(df)
+        from icefloe.sql.overwrite import overwrite
+
+        overwrite(sess, t, df, {name: v for name, v in static.items()}, tree)
     else:
         t.append(df)
     return sess.empty()
