@@ -127,7 +127,7 @@ def bench_paimon_planning(work: str, commits: int, rows_per_commit: int, runs: i
     return out
 
 
-def report_lines(res: dict, fmt_ms) -> list:
+def report_lines(res: dict, planning_lines) -> list:
     d, p = res["data"], res["planning"]
     lines = [f"(e) Paimon: {d['rows']:,} rows in {d['files']} files  [baselines: plain Spark Parquet, pypaimon]"]
     lines.append(f"{'  write (append via Spark)':44s}{d['write']['icefloe_s']:16.2f} s"
@@ -137,12 +137,5 @@ def report_lines(res: dict, fmt_ms) -> list:
                      f"{q['ratio']:8.2f}")
     lines.append(f"  planning: {p['data_files']:,} data files from {p['commits']} commits "
                  f"(built in {p['build_s']:.1f} s)")
-    lines.append(f"{'':44s}{'icefloe':>14s}{'pypaimon':>14s}{'speedup':>9s}  files (ours/theirs)")
-    for name, f in p["filters"].items():
-        for mode in ("cold", "warm"):
-            sp = f[f"speedup_{mode}"]
-            label = f"  {('no filter' if name == 'none' else name)}, {mode}"
-            lines.append(f"{label:44s}{fmt_ms(f[f'icefloe_{mode}_s']):>14s}{fmt_ms(f[f'pypaimon_{mode}_s']):>14s}"
-                         f"{sp:8.1f}x  {f['icefloe_files']}/{f['pypaimon_files']}"
-                         f"{'' if sp > 1 else '  SLOWER THAN PYPAIMON'}")
+    lines.extend(planning_lines(p["filters"], "pypaimon"))
     return lines

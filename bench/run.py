@@ -347,6 +347,19 @@ def bench_planning(cat, commits: int, rows_per_commit: int, runs: int, warm_runs
 
 
 # --------------------------------------------------------------------------- report
+def planning_lines(filters: dict, baseline: str) -> list:
+    """Cold and warm planning times per filter against ``baseline`` (pyiceberg or pypaimon)."""
+    lines = [f"{'':44s}{'icefloe':>14s}{baseline:>14s}{'speedup':>9s}  files (ours/theirs)"]
+    for name, f in filters.items():
+        for mode in ("cold", "warm"):
+            sp = f[f"speedup_{mode}"]
+            label = f"  {('no filter' if name == 'none' else name)}, {mode}"
+            lines.append(f"{label:44s}{fmt_ms(f[f'icefloe_{mode}_s']):>14s}{fmt_ms(f[f'{baseline}_{mode}_s']):>14s}"
+                         f"{sp:8.1f}x  {f['icefloe_files']}/{f[f'{baseline}_files']}"
+                         f"{'' if sp > TARGETS['plan'] else f'  SLOWER THAN {baseline.upper()}'}")
+    return lines
+
+
 def report(res: dict) -> str:
     lines = []
     env = res["environment"]
@@ -389,14 +402,7 @@ def report(res: dict) -> str:
     p = res["planning"]
     lines.append(f"(c) scan planning: {p['data_files']:,} data files, {p['manifests']} manifests from "
                  f"{p['commits']} commits (built in {p['build_s']:.1f} s)  [baseline: pyiceberg plan_files]")
-    lines.append(f"{'':44s}{'icefloe':>14s}{'pyiceberg':>14s}{'speedup':>9s}  files (ours/theirs)")
-    for name, f in p["filters"].items():
-        for mode in ("cold", "warm"):
-            sp = f[f"speedup_{mode}"]
-            label = f"  {('no filter' if name == 'none' else name)}, {mode}"
-            lines.append(f"{label:44s}{fmt_ms(f[f'icefloe_{mode}_s']):>14s}{fmt_ms(f[f'pyiceberg_{mode}_s']):>14s}"
-                         f"{sp:8.1f}x  {f['icefloe_files']}/{f['pyiceberg_files']}"
-                         f"{'' if sp > TARGETS['plan'] else '  SLOWER THAN PYICEBERG'}")
+    lines.extend(planning_lines(p["filters"], "pyiceberg"))
     lines.append("")
     s = res["summary"]
     lines.append("targets: write >= 0.8x: {}; read >= 0.9x: {}; planning faster than pyiceberg: {}".format(
@@ -490,7 +496,7 @@ def main(argv=None) -> int:
             from bench.paimon import report_lines
 
             print()
-            print("\n".join(report_lines(paimon, fmt_ms)))
+            print("\n".join(report_lines(paimon, planning_lines)))
         if rowlevel is not None:
             print("\n(d) row-level:", json.dumps(rowlevel, indent=2, default=str))
         print(f"\ntotal {res['total_s']:.0f} s; results written to {os.path.relpath(args.out)}")
