@@ -236,6 +236,11 @@ def describe_rows(t, extended: bool = False) -> list:
             tr = str(pf.transform)
             term = src_name if tr == "identity" else f"{tr.split('[')[0]}({tr[tr.find('[') + 1:-1] + ', ' if '[' in tr else ''}{src_name})"
             rows.append((f"Part {i}", term, ""))
+    keys = list(getattr(t, "partition_keys", None) or []) if not fields else []
+    if keys:                                  # Paimon: partition key columns
+        rows.append(("", "", ""))
+        rows.append(("# Partitioning", "", ""))
+        rows.extend((f"Part {i}", k, "") for i, k in enumerate(keys))
     if extended:
         rows.append(("", "", ""))
         rows.append(("# Detailed Table Information", "", ""))

@@ -1,4 +1,4 @@
-"""Iceberg's metadata tables (``t.snapshots``, ``t.files``...) as plain rows.
+"""Iceberg's metadata tables (``t.snapshots``, ``t.files``...) and Paimon's system tables as plain rows.
 
 Column names and types follow Iceberg's Spark metadata tables. Each builder
 returns ``(spark_ddl_schema, rows)`` from the table's metadata and manifests
@@ -14,7 +14,8 @@ from typing import Callable, Optional
 from icefloe.core.types import to_spark_ddl_type
 
 METADATA_TABLES = ("snapshots", "history", "files", "data_files", "delete_files", "manifests",
-                   "partitions", "refs", "entries")
+                   "partitions", "refs", "entries",
+                   "schemas", "options")   # the last two: Paimon's system tables
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 
@@ -271,3 +272,121 @@ BUILDERS = {
 
 # Metadata tables that describe the table, not one snapshot: time travel does not apply.
 TABLE_LEVEL = ("snapshots", "history", "refs")
+
+
+# =========================================================================== Paimon system tables
+# Paimon's system tables (``t$snapshots``, ``t$files``...), with Paimon's column names. In SQL they
+# are ``db.t.snapshots`` or ``db.`t$snapshots```. Partitions are shown as their directory
+# (``dt=2024-01-01/region=eu``), value statistics as ``{col=value, ...}`` strings as Paimon does.
+PAIMON_METADATA_TABLES = ("snapshots", "schemas", "options", "files", "manifests", "partitions")
+PAIMON_TABLE_LEVEL = ("snapshots", "schemas", "options")
+
+
+def _local_ms(ms: Optional[int]):
+    """Paimon's file creation time: local wall-clock millis stored as if UTC."""
+    if ms is None:
+        return None
+    return _dt.datetime(1970, 1, 1) + _dt.timedelta(milliseconds=ms)
+
+
+def paimon_snapshots(table, snapshot=None):
+    schema = ("snapshot_id bigint, schema_id bigint, commit_user string, commit_identifier bigint, "
+              "commit_kind string, commit_time timestamp, base_manifest_list string, delta_manifest_list string, "
+              "changelog_manifest_list string, total_record_count bigint, delta_record_count bigint, "
+              "changelog_record_count bigint, watermark bigint")
+    rows = [(s.id, s.schema_id, s.commit_user, s.commit_identifier, s.commit_kind, _ts(s.time_millis),
+             s.base_manifest_list, s.delta_manifest_list, s.changelog_manifest_list, s.total_record_count,
+             s.delta_record_count, s.changelog_record_count, s.watermark) for s in table.snapshots()]
+    return schema, rows
+
+
+def _paimon_schemas(table) -> dict:
+    from icefloe.paimon.schema import list_schema_ids, load_schema
+
+    return {i: load_schema(table.io, table.location, i) for i in list_schema_ids(table.io, table.location)}
+
+
+def paimon_schemas(table, snapshot=None):
+    import json
+
+    from icefloe.paimon.types import field_to_json
+
+    schema = ("schema_id bigint, fields string, partition_keys string, primary_keys string, options string, "
+              "comment string, update_time timestamp")
+    rows = [(s.id, json.dumps([field_to_json(f) for f in s.fields]), json.dumps(list(s.partition_keys)),
+             json.dumps(list(s.primary_keys)), json.dumps(dict(s.options)), s.comment, _ts(s.time_millis))
+            for s in sorted(_paimon_schemas(table).values(), key=lambda s: s.id)]
+    return schema, rows
+
+
+def paimon_options(table, snapshot=None):
+    return "key string, value string", sorted(table.refresh().options.items())
+
+
+def _stats_text(names, values) -> Optional[str]:
+    if values is None:
+        return None
+    return "{" + ", ".join(f"{n}={'null' if v is None else v}" for n, v in zip(names, values)) + "}"
+
+
+def _paimon_entries(table, snapshot):
+    """(entry, partition directory) of the live files of ``snapshot``; paths filled in."""
+    store = table.refresh().store
+    for e in table.plan(snapshot_id=snapshot.id) if snapshot is not None else []:
+        values = store.partition_values(e.partition)
+        yield e, (store.partition_dir(values) if table.partition_keys else "")
+
+
+def paimon_files(table, snapshot=None):
+    schema = ("partition string, bucket int, file_path string, file_format string, schema_id bigint, "
+              "level int, record_count bigint, file_size_in_bytes bigint, null_value_counts string, "
+              "min_value_stats string, max_value_stats string, min_sequence_number bigint, "
+              "max_sequence_number bigint, creation_time timestamp")
+    schemas = _paimon_schemas(table)
+    rows = []
+    for e, part in _paimon_entries(table, snapshot):
+        f = e.file
+        mins = maxs = counts = None
+        fields = schemas[f.schema_id].fields if f.schema_id in schemas else []
+        if f.value_stats_cols is not None:
+            by_name = {x.name: x for x in fields}
+            fields = [by_name[c] for c in f.value_stats_cols if c in by_name]
+        names = [x.name for x in fields]
+        try:
+            mins, maxs, counts = f.value_stats.decode([x.type for x in fields])
+        except Exception:       # stats of another layout: shown as unknown, never guessed
+            pass
+        fmt = f.file_name.rsplit(".", 1)[-1] if "." in f.file_name else None
+        rows.append((part, e.bucket, f.file_path, fmt, f.schema_id, f.level, f.row_count, f.file_size,
+                     _stats_text(names, counts), _stats_text(names, mins), _stats_text(names, maxs),
+                     f.min_sequence_number, f.max_sequence_number, _local_ms(f.creation_time)))
+    return schema, rows
+
+
+def paimon_manifests(table, snapshot=None):
+    schema = "file_name string, file_size bigint, num_added_files bigint, num_deleted_files bigint, schema_id bigint"
+    store = table.refresh().store
+    rows = [(m.file_name, m.file_size, m.num_added_files, m.num_deleted_files, m.schema_id)
+            for m in store.data_manifests(snapshot)]
+    return schema, rows
+
+
+def paimon_partitions(table, snapshot=None):
+    schema = ("partition string, record_count bigint, file_size_in_bytes bigint, file_count bigint, "
+              "last_update_time timestamp")
+    acc: dict = {}
+    for e, part in _paimon_entries(table, snapshot):
+        a = acc.setdefault(part, [0, 0, 0, None])
+        a[0] += e.file.row_count
+        a[1] += e.file.file_size
+        a[2] += 1
+        if e.file.creation_time is not None and (a[3] is None or e.file.creation_time > a[3]):
+            a[3] = e.file.creation_time
+    rows = [(part, a[0], a[1], a[2], _local_ms(a[3])) for part, a in sorted(acc.items())]
+    return schema, rows
+
+
+PAIMON_BUILDERS = {
+    "snapshots": paimon_snapshots, "schemas": paimon_schemas, "options": paimon_options, "files": paimon_files,
+    "manifests": paimon_manifests, "partitions": paimon_partitions,
+}

@@ -2,7 +2,7 @@
 
 ``local.db.tb01`` (seed 001's catalog name, configurable) and ``db.tb01`` name
 the same icefloe table; ``db.tb01.snapshots`` and ``local.db.tb01.snapshots``
-name its metadata tables. A two-part name that is not an icefloe table is left
+name its metadata tables (for Paimon tables also ``db.`tb01$snapshots```). A two-part name that is not an icefloe table is left
 to Spark (it may be a table of Spark's own catalog); a name under the icefloe
 catalog that does not exist is an error.
 """
@@ -30,6 +30,14 @@ def resolve_parts(parts: list, catalog_name: str, exists) -> tuple[Optional[Tabl
     ``exists(name)`` tells whether ``db.table`` is an icefloe table.
     """
     parts = [p for p in parts]
+    if parts and "$" in parts[-1]:
+        # Paimon's spelling of system tables: db.`t$snapshots`
+        base, _, suffix = parts[-1].rpartition("$")
+        if base and suffix.lower() in METADATA_TABLES:
+            ref, ours = resolve_parts(parts[:-1] + [base], catalog_name, exists)
+            if ref is not None and ref.metadata is None:
+                return TableRef(ref.name, suffix.lower(), ref.qualified), True
+            return None, ours
     low = [p.lower() for p in parts]
     cat = catalog_name.lower()
     if len(parts) == 4 and low[0] == cat and low[3] in METADATA_TABLES:

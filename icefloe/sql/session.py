@@ -235,6 +235,11 @@ class SqlSession:
 
     def metadata_df(self, t, ref: TableRef, version=None, node=None):
         name = ref.metadata
+        if getattr(t, "format", "iceberg") == "paimon":
+            return self._paimon_metadata_df(t, name, version, node)
+        if name not in metadata_tables.BUILDERS:
+            raise self.not_supported(f"metadata table {name} for iceberg tables (Iceberg's metadata tables: "
+                                     f"{', '.join(metadata_tables.BUILDERS)})", node)
         inspect = getattr(t, "inspect", None)
         kwargs = {} if name in metadata_tables.TABLE_LEVEL else self.read_kwargs(t, version, node)
         fn = getattr(inspect, name, None) if inspect is not None else None
@@ -251,6 +256,19 @@ class SqlSession:
         if name not in metadata_tables.TABLE_LEVEL:
             snapshot = t.snapshot_for(**kwargs)
         schema, rows = metadata_tables.BUILDERS[name](t, snapshot)
+        return self.spark.createDataFrame(rows, schema)
+
+    def _paimon_metadata_df(self, t, name: str, version=None, node=None):
+        builder = metadata_tables.PAIMON_BUILDERS.get(name)
+        if builder is None:
+            raise self.not_supported(f"metadata table {name} for paimon tables (Paimon's system tables: "
+                                     f"{', '.join(metadata_tables.PAIMON_BUILDERS)})", node)
+        snapshot = None
+        if name not in metadata_tables.PAIMON_TABLE_LEVEL:
+            snapshot = t.snapshot_for(**self.read_kwargs(t, version, node))
+        elif version is not None:
+            raise self.error(f"metadata table {name} describes the whole table; it takes no time travel", node)
+        schema, rows = builder(t, snapshot)
         return self.spark.createDataFrame(rows, schema)
 
     def _to_df(self, out):
@@ -284,6 +302,11 @@ class SqlSession:
                 if table.args.get("version") is not None and len(table_parts(table)) >= 2:
                     pass  # Spark decides (its own catalog's tables)
                 continue
+            alias = table.args.get("alias")
+            if alias is not None and isinstance(alias.this, exp.Parameter):
+                raise self.error(f"write Paimon system tables in backquotes: {table.name} followed by "
+                                 f"${alias.this.name} reads as table {table.name} with an alias; use "
+                                 f"`{table.name}${alias.this.name}`", table)
             view = self.view_for(ref, table)
             alias = table.args.get("alias")
             if alias is None:

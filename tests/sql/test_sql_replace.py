@@ -107,6 +107,8 @@ def test_replace_errors(catalog, warehouse, spark):
         run("CREATE OR REPLACE TABLE db.e (a int) USING iceberg PARTITIONED BY (nope)")
     with pytest.raises(SqlError, match="IF NOT EXISTS"):
         run("CREATE OR REPLACE TABLE IF NOT EXISTS db.e (a int) USING iceberg")
+    with pytest.raises(NotSupportedYetError, match="metadata table options for iceberg tables"):
+        run("SELECT * FROM db.e.options")                  # a Paimon system table
     # nothing was committed by the failed statements
     assert catalog.load_table("db.e").ops.current_version() == before
     assert _rows(run, "SELECT * FROM db.e") == [(1,)]

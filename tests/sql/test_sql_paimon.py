@@ -1,0 +1,163 @@
+"""``cat.sql`` on a Paimon warehouse: DDL, DML, time travel, system tables; what Paimon cannot do
+raises NotSupportedYetError and changes nothing."""
+import json
+import os
+
+import pyarrow.parquet as pq
+import pytest
+
+import icefloe
+from icefloe.sql.errors import NotSupportedYetError, SqlError
+
+
+@pytest.fixture
+def pcat(warehouse, spark):
+    return icefloe.Catalog(warehouse, format="paimon", spark=spark)
+
+
+def _rows(df):
+    return sorted(tuple(r) for r in df.collect())
+
+
+def test_paimon_ddl_dml_and_time_travel(pcat, warehouse):
+    run = pcat.sql
+    run("CREATE TABLE local.db.ev (id bigint not null, name string, amount double, dt string) USING paimon "
+        "PARTITIONED BY (dt) TBLPROPERTIES ('bucket' = '2', 'bucket-key' = 'id')")
+    run("CREATE TABLE IF NOT EXISTS db.ev (x int) USING paimon")                 # no-op
+    t = pcat.load_table("db.ev")
+    assert t.partition_keys == ["dt"] and t.options["bucket"] == "2"
+    assert os.path.isfile(os.path.join(warehouse, "db.db", "ev", "schema", "schema-0"))
+
+    run("INSERT INTO db.ev VALUES (1, 'ann', 1.5, '2024-01-01'), (2, 'bob', 2, '2024-01-02')")
+    run("INSERT INTO db.ev PARTITION (dt = '2024-01-01') SELECT 3, 'cy', 3.0")       # static partition value
+    run("INSERT INTO db.ev BY NAME SELECT '2024-01-03' AS dt, 4 AS id")             # by name, nulls for the rest
+    assert _rows(run("SELECT id, name, amount, dt FROM local.db.ev")) == [
+        (1, "ann", 1.5, "2024-01-01"), (2, "bob", 2.0, "2024-01-02"), (3, "cy", 3.0, "2024-01-01"),
+        (4, None, None, "2024-01-03")]
+    assert [s.id for s in t.snapshots()] == [1, 2, 3]
+
+    # joins, aggregates, filters on partition and data columns
+    assert _rows(run("SELECT dt, count(*) AS n FROM db.ev WHERE amount > 1 GROUP BY dt")) == [
+        ("2024-01-01", 2), ("2024-01-02", 1)]
+    run("CREATE TABLE db.names USING paimon AS SELECT id, upper(name) AS shout FROM db.ev WHERE name IS NOT NULL")
+    assert _rows(run("SELECT e.id, n.shout FROM db.ev e JOIN db.names n ON e.id = n.id")) == [
+        (1, "ANN"), (2, "BOB"), (3, "CY")]
+
+    # time travel by snapshot id (VERSION AS OF, FOR SYSTEM_VERSION AS OF) and by time
+    assert _rows(run("SELECT id FROM db.ev VERSION AS OF 1")) == [(1,), (2,)]
+    assert _rows(run("SELECT id FROM db.ev FOR SYSTEM_VERSION AS OF 2")) == [(1,), (2,), (3,)]
+    assert run("SELECT count(*) AS n FROM db.ev TIMESTAMP AS OF current_timestamp()").first().n == 4
+    with pytest.raises(SqlError, match="snapshot"):
+        run("SELECT * FROM db.ev VERSION AS OF 99")
+
+    # INSERT OVERWRITE of the whole table: one OVERWRITE snapshot
+    run("INSERT OVERWRITE db.names SELECT 9, 'NINE'")
+    assert _rows(run("SELECT * FROM db.names")) == [(9, "NINE")]
+    assert pcat.load_table("db.names").current_snapshot().commit_kind == "OVERWRITE"
+
+    # DESCRIBE, SHOW TABLES, DROP
+    desc = [tuple(r) for r in run("DESCRIBE TABLE EXTENDED db.ev").collect()]
+    assert desc[:4] == [("id", "bigint not null", ""), ("name", "string", ""), ("amount", "double", ""),
+                        ("dt", "string", "")]
+    assert ("# Partitioning", "", "") in desc and ("Part 0", "dt", "") in desc
+    info = {r[0]: r[1] for r in desc}
+    assert info["Provider"] == "paimon" and info["Current Snapshot"] == "3"
+    assert [(r.namespace, r.tableName) for r in run("SHOW TABLES IN db").collect()] == [("db", "ev"), ("db", "names")]
+    run("DROP TABLE db.names")
+    assert not pcat.table_exists("db.names")
+    assert [r.tableName for r in run("SHOW TABLES").collect()] == ["ev"]
+
+
+def test_paimon_system_tables(pcat):
+    run = pcat.sql
+    run("CREATE TABLE db.t (id bigint, name string, p string) USING paimon PARTITIONED BY (p)")
+    run("INSERT INTO db.t VALUES (1, 'a', 'x'), (2, 'b', 'y')")
+    run("INSERT INTO db.t VALUES (3, 'c', 'x')")
+    t = pcat.load_table("db.t")
+
+    snaps = run("SELECT snapshot_id, schema_id, commit_kind, total_record_count, delta_record_count, "
+                "commit_user FROM db.t.snapshots ORDER BY snapshot_id").collect()
+    assert [(r.snapshot_id, r.schema_id, r.commit_kind, r.total_record_count, r.delta_record_count)
+            for r in snaps] == [(1, 0, "APPEND", 2, 2), (2, 0, "APPEND", 3, 1)]
+    assert snaps[0].commit_user == t.snapshot(1).commit_user
+    # Paimon's own spelling, in backquotes
+    assert run("SELECT count(*) AS n FROM db.`t$snapshots`").first().n == 2
+    assert run("SELECT count(*) AS n FROM local.db.`t$snapshots`").first().n == 2
+
+    files = run("SELECT * FROM db.t.files").collect()
+    planned = {f.file_path for f in t.plan_files()}
+    assert {r.file_path for r in files} == planned and len(files) == 3
+    for r in files:
+        assert os.path.getsize(r.file_path) == r.file_size_in_bytes
+        assert pq.ParquetFile(r.file_path).metadata.num_rows == r.record_count
+        assert r.file_format == "parquet" and r.bucket == 0 and r.level == 0
+    assert sorted((r.partition, r.record_count) for r in files) == [("p=x", 1), ("p=x", 1), ("p=y", 1)]
+    stats = {r.min_value_stats for r in files}
+    assert "{id=1, name=a, p=x}" in stats
+    assert run("SELECT count(*) AS n FROM db.t.files VERSION AS OF 1").first().n == 2
+
+    parts = [tuple(r) for r in run("SELECT partition, record_count, file_count FROM db.`t$partitions` "
+                                   "ORDER BY partition").collect()]
+    assert parts == [("p=x", 2, 2), ("p=y", 1, 1)]
+    manifests = run("SELECT * FROM db.t.manifests").collect()
+    assert sum(r.num_added_files for r in manifests) == 3 and all(r.schema_id == 0 for r in manifests)
+    schemas = run("SELECT * FROM db.t.schemas").collect()
+    assert len(schemas) == 1 and json.loads(schemas[0].partition_keys) == ["p"]
+    assert [f["name"] for f in json.loads(schemas[0].fields)] == ["id", "name", "p"]
+    run("CREATE TABLE db.o (a int) USING paimon TBLPROPERTIES ('snapshot.num-retained.max' = '5')")
+    assert ("snapshot.num-retained.max", "5") in [tuple(r) for r in run("SELECT * FROM db.o.options").collect()]
+    # DESCRIBE of a system table
+    assert [r.col_name for r in run("DESCRIBE db.t.partitions").collect()][:2] == ["partition", "record_count"]
+
+    # Iceberg-only metadata tables, and time travel on table-level ones
+    with pytest.raises(NotSupportedYetError, match="metadata table refs for paimon tables"):
+        run("SELECT * FROM db.t.refs")
+    with pytest.raises(SqlError, match="takes no time travel"):
+        run("SELECT * FROM db.t.snapshots VERSION AS OF 1")
+    with pytest.raises(SqlError, match="backquotes"):
+        run("SELECT * FROM db.t$files")
+
+
+def test_what_paimon_cannot_do_is_refused(pcat):
+    run = pcat.sql
+    run("CREATE TABLE db.r (id bigint, p string) USING paimon PARTITIONED BY (p)")
+    run("INSERT INTO db.r VALUES (1, 'x'), (2, 'y')")
+    t = pcat.load_table("db.r")
+
+    def unchanged():
+        assert [s.id for s in pcat.load_table("db.r").snapshots()] == [1]
+        assert _rows(run("SELECT * FROM db.r")) == [(1, "x"), (2, "y")]
+
+    cases = [
+        ("DELETE FROM db.r WHERE id = 1", "DELETE FROM"),
+        ("UPDATE db.r SET id = 3 WHERE id = 1", "UPDATE"),
+        ("MERGE INTO db.r t USING (SELECT 1 AS id, 'x' AS p) s ON t.id = s.id WHEN MATCHED THEN DELETE", "MERGE"),
+        ("INSERT OVERWRITE db.r PARTITION (p = 'x') VALUES (5)", "INSERT OVERWRITE of single partitions"),
+        ("ALTER TABLE db.r ADD COLUMNS (c int)", "ADD COLUMNS .schema evolution. on paimon tables"),
+        ("ALTER TABLE db.r ALTER COLUMN id FIRST", "ALTER COLUMN .schema evolution. on paimon tables"),
+        ("ALTER TABLE db.r RENAME COLUMN id TO k", "RENAME COLUMN"),
+        ("ALTER TABLE db.r ADD PARTITION FIELD id", "PARTITION FIELD"),
+        ("ALTER TABLE db.r CREATE BRANCH b", "CREATE BRANCH"),
+        ("CREATE OR REPLACE TABLE db.r (id bigint) USING paimon", "REPLACE TABLE on paimon tables"),
+    ]
+    for statement, capability in cases:
+        with pytest.raises(NotSupportedYetError, match=capability) as ei:
+            run(statement)
+        assert ei.value.line == 1, statement
+        unchanged()
+
+    # dynamic partition overwrite would need a partition-level Paimon commit too
+    key = "spark.sql.sources.partitionOverwriteMode"
+    spark = pcat.spark
+    old = spark.conf.get(key)
+    spark.conf.set(key, "dynamic")
+    try:
+        with pytest.raises(NotSupportedYetError, match="dynamic partition overwrite"):
+            run("INSERT OVERWRITE db.r VALUES (7, 'x')")
+    finally:
+        spark.conf.set(key, old)
+    unchanged()
+    # a USING clause of the other format is an error, not a silent Iceberg/Paimon mix
+    with pytest.raises(SqlError, match="this catalog holds paimon tables"):
+        run("CREATE TABLE db.ice (a int) USING iceberg")
+    assert t.snapshots()[0].id == 1
