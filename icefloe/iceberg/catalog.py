@@ -41,6 +41,10 @@ class RenameNotSupportedError(IcefloeError):
     """Hadoop-catalog tables cannot be renamed (see ``RENAME_NOT_SUPPORTED``)."""
 
 
+class ReplaceNotSupportedError(IcefloeError):
+    """A replace that would leave snapshots of the table's history unreadable."""
+
+
 class HadoopCatalog:
     def __init__(self, warehouse: str, spark=None, io: Optional[FileIO] = None):
         self.warehouse = os.path.abspath(warehouse)
@@ -215,6 +219,21 @@ def replacement_metadata(base: TableMetadata, schema: Schema, partitioned_by, pr
     fresh = assign_fresh_ids(schema, base.schema, next_id)
     meta = with_schema(base, fresh.struct, last[0], []) or base
     current = meta.schema
+    # Snapshots written under every spec stay in the history (time travel, tags, expiry read their
+    # manifests), and their partition values are read with the current schema: each spec's source
+    # columns must stay, as ALTER TABLE ... DROP COLUMN requires too.
+    kept = {f.field_id for _, f in current.all_fields()}
+    for old in base.partition_specs:
+        for pf in old.fields:
+            if pf.source_id in kept or str(pf.transform) == "void":
+                continue
+            col = next((s.name_of(pf.source_id) for s in reversed(base.schemas)
+                        if s.name_of(pf.source_id) is not None), str(pf.source_id))
+            raise ReplaceNotSupportedError(
+                f"replacing {base.location} with a schema that drops column {col!r} or changes its type: it is "
+                f"the source of partition field {pf.name!r} of partition spec {old.spec_id}, and the snapshots "
+                "kept in the table's history need it to read their partition values (keep the column with "
+                "its type, even unpartitioned, or DROP TABLE and CREATE TABLE)")
 
     spec = build_spec(current, partitioned_by)
     known: dict = {}

@@ -253,39 +253,56 @@ def assign_fresh_ids(schema: Schema, base: Schema, next_id: Callable[[], int]) -
     ``base`` has (``info.a``, ``tags.element``) keeps ``base``'s id, any other field gets
     ``next_id()`` (ids after ``last-column-id``, never reused). Replacing a table (``CREATE OR
     REPLACE TABLE``) assigns ids this way, as Java's ``TypeUtil.assignFreshIds`` does, so columns
-    that survive a replace keep their ids."""
+    that survive a replace keep their ids. Unlike Java, a field whose type changed beyond the
+    spec's promotions (``string`` -> ``int``, a struct that became a list) is a new column with a
+    new id, so metadata written for the old column is never read with the new type."""
     exact = dict(_id_paths(base.struct, ()))
+    base_types = {fid: t for fid, t in _id_types(base.struct)}
     lowered: dict = {}
     for path, fid in exact.items():
         lowered.setdefault(tuple(x.lower() for x in path), []).append(fid)
     used: set = set()
 
-    def reuse(path: tuple) -> int:
+    def reuse(path: tuple, new_type: IcebergType) -> int:
         fid = exact.get(path)
         if fid is None:
             hits = lowered.get(tuple(x.lower() for x in path), [])
             fid = hits[0] if len(hits) == 1 else None
-        if fid is None or fid in used:
+        if fid is None or fid in used or not _same_kind(base_types[fid], new_type):
             fid = next_id()
         used.add(fid)
         return fid
 
     def fresh(t: IcebergType, path: tuple) -> IcebergType:
         if isinstance(t, StructType):
-            ids = [reuse(path + (f.name,)) for f in t.fields]
+            ids = [reuse(path + (f.name,), f.field_type) for f in t.fields]
             return StructType([NestedField(i, f.name, fresh(f.field_type, path + (f.name,)), f.required, f.doc)
                                for i, f in zip(ids, t.fields)])
         if isinstance(t, ListType):
-            e = reuse(path + ("element",))
+            e = reuse(path + ("element",), t.element_type)
             return ListType(e, fresh(t.element_type, path + ("element",)), t.element_required)
         if isinstance(t, MapType):
-            k, v = reuse(path + ("key",)), reuse(path + ("value",))
+            k, v = reuse(path + ("key",), t.key_type), reuse(path + ("value",), t.value_type)
             return MapType(k, fresh(t.key_type, path + ("key",)), v, fresh(t.value_type, path + ("value",)),
                            t.value_required)
         return t
 
     struct = fresh(schema.struct, ())
     return Schema(struct.fields, schema_id=schema.schema_id)
+
+
+def _same_kind(old: IcebergType, new: IcebergType) -> bool:
+    """Whether a field of type ``old`` may keep its id as type ``new`` (same or promoted primitive,
+    or the same kind of nested type)."""
+    if old.is_primitive or new.is_primitive:
+        return old.is_primitive and new.is_primitive and can_promote(old, new)
+    return type(old) is type(new)
+
+
+def _id_types(t: IcebergType):
+    for f in _children(t):
+        yield f.field_id, f.field_type
+        yield from _id_types(f.field_type)
 
 
 def _id_paths(t: IcebergType, path: tuple):

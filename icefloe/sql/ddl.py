@@ -132,12 +132,16 @@ def _create(sess, name, schema, partitioned_by, properties, node):
 def _replace(sess, name, schema, partitioned_by, properties, data, create_if_missing, node):
     """Iceberg's replace: a new schema, spec and properties (and the data of AS SELECT as one new
     snapshot) in one metadata version; older snapshots, branches and tags stay."""
+    from icefloe.iceberg.catalog import ReplaceNotSupportedError
+
     fn = sess.require(sess.catalog, "replace_table", "CREATE OR REPLACE TABLE", node)
     try:
         return fn(name, schema, partitioned_by=partitioned_by or None, properties=properties or None,
                   data=data, create_if_missing=create_if_missing)
     except (SqlError, CommitFailedError):
         raise
+    except ReplaceNotSupportedError as e:
+        raise sess.not_supported(str(e), node) from None
     except IcefloeError as e:
         raise sess.error(str(e), node) from None
 

@@ -107,6 +107,33 @@ def test_replace_errors(catalog, warehouse, spark):
         run("CREATE OR REPLACE TABLE db.e (a int) USING iceberg PARTITIONED BY (nope)")
     with pytest.raises(SqlError, match="IF NOT EXISTS"):
         run("CREATE OR REPLACE TABLE IF NOT EXISTS db.e (a int) USING iceberg")
+    # a column whose type changes beyond a promotion is a new column (new id); time travel still
+    # reads the old values with the old type
+    run("CREATE TABLE db.ty (k int, v string, n int) USING iceberg")
+    run("INSERT INTO db.ty VALUES (1, 'one', 5)")
+    old = catalog.load_table("db.ty")
+    snap, ids = old.current_snapshot().snapshot_id, {f.name: f.field_id for f in old.schema.fields}
+    run("CREATE OR REPLACE TABLE db.ty (k int, v int, n bigint) USING iceberg")
+    new = {f.name: f.field_id for f in catalog.load_table("db.ty").schema.fields}
+    assert new["k"] == ids["k"] and new["n"] == ids["n"] and new["v"] == 4       # int -> bigint keeps its id
+    assert _rows(run, f"SELECT * FROM db.ty VERSION AS OF {snap}") == [(1, "one", 5)]
+
+    # partition source columns must survive: the history's manifests need them
+    run("CREATE TABLE db.pt (id bigint, day date) USING iceberg PARTITIONED BY (day)")
+    run("INSERT INTO db.pt VALUES (1, DATE '2024-01-01')")
+    pt_version = catalog.load_table("db.pt").ops.current_version()
+    with pytest.raises(NotSupportedYetError) as ei:
+        run("CREATE OR REPLACE TABLE db.pt (id bigint) USING iceberg")
+    assert "drops column 'day'" in str(ei.value) and "partition spec 0" in str(ei.value)
+    with pytest.raises(NotSupportedYetError, match="drops column 'day' or changes its type"):
+        run("REPLACE TABLE db.pt USING iceberg AS SELECT 1 AS id, 'x' AS day")
+    assert catalog.load_table("db.pt").ops.current_version() == pt_version
+    run("CREATE OR REPLACE TABLE db.pt (id bigint, day date) USING iceberg")       # kept, now unpartitioned
+    run("INSERT INTO db.pt VALUES (2, DATE '2024-01-02')")
+    assert catalog.load_table("db.pt").spec.is_unpartitioned
+    assert _rows(run, "SELECT id FROM db.pt VERSION AS OF "
+                 f"{catalog.load_table('db.pt').snapshots()[0].snapshot_id} WHERE day = DATE '2024-01-01'") == [(1,)]
+
     with pytest.raises(NotSupportedYetError, match="metadata table options for iceberg tables"):
         run("SELECT * FROM db.e.options")                  # a Paimon system table
     # nothing was committed by the failed statements
