@@ -13,7 +13,7 @@ from typing import Iterable, Optional
 
 from icefloe.core.io import FileIO
 from icefloe.core.retry import RetryPolicy
-from icefloe.errors import CommitConflictError
+from icefloe.errors import CommitConflictError, CorruptMetadataError, IcefloeError
 from icefloe.iceberg import manifest as mf
 from icefloe.iceberg.hadoop import HadoopTableOperations, VersionConflict
 from icefloe.iceberg.manifest import ADDED, DELETED, EXISTING, DataFile, ManifestEntry
@@ -50,19 +50,74 @@ def load_manifest_entries(io: FileIO, meta: TableMetadata, m: ManifestFile) -> l
     key = (m.manifest_path, m.added_snapshot_id, m.sequence_number)
     hit = _MANIFEST_CACHE.get(key)
     if hit is None:
-        spec = meta.spec_by_id(m.partition_spec_id)
-        ptype = spec.partition_type(meta.schema)
+        spec = meta.specs_by_id().get(m.partition_spec_id)
+        if spec is None:
+            raise CorruptMetadataError(m.manifest_path, f"{_listed_in(m)}names partition spec "
+                                       f"{m.partition_spec_id!r}, which the table metadata does not have")
+        try:
+            ptype = spec.partition_type(meta.schema)
+        except IcefloeError as e:
+            raise CorruptMetadataError(m.manifest_path, f"{_listed_in(m)}cannot use its partition spec "
+                                       f"{m.partition_spec_id}: {e}") from e
         # metrics maps are decoded on first access (see ``mf.read_manifest_entries``)
-        hit = mf.read_manifest_entries(io, m.manifest_path, ptype, m.partition_spec_id, m.added_snapshot_id,
-                                       m.sequence_number)
+        try:
+            hit = mf.read_manifest_entries(io, m.manifest_path, ptype, m.partition_spec_id, m.added_snapshot_id,
+                                           m.sequence_number)
+        except CorruptMetadataError as e:
+            if not m.manifest_list or e.path != m.manifest_path:
+                raise
+            raise CorruptMetadataError(e.path, f"{e.reason} (listed in manifest list {m.manifest_list})") from e
+        _check_entry_count(m, hit)
         _cache_put(_MANIFEST_CACHE, key, hit)
     return hit
+
+
+def _listed_in(m: ManifestFile) -> str:
+    return f"the entry in manifest list {m.manifest_list} " if m.manifest_list else ""
+
+
+def _check_entry_count(m: ManifestFile, entries: list) -> None:
+    """A manifest holds exactly the entries its manifest-list entry counts: fewer means a
+    manifest cut at an Avro block boundary (which decodes without error) or a wrong file."""
+    counts = (m.added_files_count, m.existing_files_count, m.deleted_files_count)
+    if any(c is None for c in counts):   # optional in v1 manifest lists
+        return
+    if len(entries) != sum(counts):
+        where = f"manifest list {m.manifest_list}" if m.manifest_list else "the manifest list"
+        raise CorruptMetadataError(m.manifest_path, f"holds {len(entries)} entries, but {where} "
+                                   f"counts {sum(counts)} (truncated, or not the manifest it lists)")
 
 
 def snapshot_manifests(io: FileIO, snap: Optional[Snapshot]) -> list[ManifestFile]:
     if snap is None or not snap.manifest_list:
         return []
-    return load_manifest_list(io, snap.manifest_list)
+    manifests = load_manifest_list(io, snap.manifest_list)
+    _check_data_file_total(snap, manifests)
+    return manifests
+
+
+def _check_data_file_total(snap: Snapshot, manifests: list[ManifestFile]) -> None:
+    """A manifest list that counts fewer live data files than its snapshot's summary
+    (``total-data-files``) lost manifests: e.g. it was cut at an Avro block boundary, which
+    decodes without error. Only "fewer" is an error: a summary can understate the total
+    (a writer that started counting on a parent without totals), never overstate it."""
+    total = snap.summary.get("total-data-files") if snap.summary else None
+    if total is None:
+        return
+    try:
+        expected = int(total)
+    except (TypeError, ValueError):
+        return
+    live = 0
+    for m in manifests:
+        if m.content != DATA_MANIFEST:
+            continue
+        if m.added_files_count is None or m.existing_files_count is None:
+            return
+        live += m.added_files_count + m.existing_files_count
+    if live < expected:
+        raise CorruptMetadataError(snap.manifest_list, f"lists manifests with {live} live data files, but "
+                                   f"snapshot {snap.snapshot_id} has {expected} (truncated, or not its manifest list)")
 
 
 # --------------------------------------------------------------------------- the producer
@@ -93,17 +148,32 @@ def commit_change(ops: HadoopTableOperations, change: Change, branch: str = MAIN
         try:
             new_meta = _produce(io, ops, base, change, branch, commit_uuid, n, written)
             ops.commit(version, base, new_meta)
-            return new_meta
         except BaseException:
             for p in written:
                 io.delete(p)
             raise
+        _drop_merged_away(io, new_meta, branch, written)
+        return new_meta
 
     if policy is None:
         policy = RetryPolicy.from_iceberg_properties(ops.load()[1].properties)
     committed = policy.run(attempt, retry_on=(VersionConflict,))
     _, latest = ops.load()
     return latest
+
+
+def _drop_merged_away(io: FileIO, meta: TableMetadata, branch: str, written: list) -> None:
+    """Delete the manifests this commit wrote but its manifest list does not hold (new manifests
+    that ``merge_manifests`` folded into a merged one), now that the commit is durable. Best
+    effort: whatever is left is an orphan, and the commit stands either way."""
+    try:
+        snap = meta.snapshot_by_id(meta.refs[branch].snapshot_id)
+        listed = {m.manifest_path for m in snapshot_manifests(io, snap)} | {snap.manifest_list}
+        for p in written:
+            if p not in listed:
+                io.delete(p)
+    except Exception:  # noqa: BLE001 - never fail a commit that has happened
+        pass
 
 
 class _ManifestWriter:
@@ -159,7 +229,11 @@ def _produce(io: FileIO, ops: HadoopTableOperations, base: TableMetadata, change
     kept: list[ManifestFile] = []
     found_paths: set = set()
     removing = change.remove_all or bool(change.remove_paths)
+    specs = base.specs_by_id()
     for m in snapshot_manifests(io, parent):
+        if m.partition_spec_id not in specs:   # carried over unopened: check what can be checked
+            raise CorruptMetadataError(parent.manifest_list, f"the entry for manifest {m.manifest_path} names "
+                                       f"partition spec {m.partition_spec_id!r}, which the table metadata does not have")
         if not m.has_added_or_existing():
             # only deleted entries: nothing live, so later snapshots need not carry it
             continue

@@ -16,7 +16,8 @@ from icefloe.errors import CommitFailedError, CorruptMetadataError, NoSuchTableE
 from icefloe.iceberg.table_metadata import TableMetadata, now_ms, with_metadata_log
 
 HINT_FILE = "version-hint.text"
-_VERSION_RE = re.compile(r"^v(\d+)\.metadata\.json$")
+_VERSION_RE = re.compile(r"^v([0-9]+)\.metadata\.json$")
+_HINT_RE = re.compile(r"^[0-9]{1,18}$")
 
 
 class VersionConflict(CommitFailedError):
@@ -38,7 +39,8 @@ class HadoopTableOperations:
             text = self.io.read_bytes(f"{self.metadata_dir}/{HINT_FILE}").decode("utf-8", "replace").strip()
         except (FileNotFoundError, IsADirectoryError):
             return None
-        return int(text) if text.isdigit() else None
+        # ASCII digits only: str.isdigit() also accepts e.g. superscripts, which int() rejects
+        return int(text) if _HINT_RE.match(text) else None
 
     def _list_versions(self) -> list[int]:
         out = []

@@ -150,6 +150,8 @@ def read_manifest_raw(io_: FileIO, path: str) -> tuple[dict, list[dict]]:
         data = io_.read_bytes(path)
     except FileNotFoundError as e:
         raise CorruptMetadataError(path, "manifest file is missing") from e
+    except (IsADirectoryError, ValueError) as e:   # e.g. a path with a NUL byte
+        raise CorruptMetadataError(path, f"manifest file cannot be read ({type(e).__name__}: {e})") from e
     try:
         reader = fastavro.reader(io.BytesIO(data))
         meta = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in reader.metadata.items()}
@@ -591,6 +593,8 @@ def read_manifest_entries(io_: FileIO, path: str, partition_type: StructType, sp
         data = io_.read_bytes(path)
     except FileNotFoundError as e:
         raise CorruptMetadataError(path, "manifest file is missing") from e
+    except (IsADirectoryError, ValueError) as e:   # e.g. a path with a NUL byte
+        raise CorruptMetadataError(path, f"manifest file cannot be read ({type(e).__name__}: {e})") from e
     try:
         parsed = _container_blocks(data)
         dec = None

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import io
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
 import fastavro
@@ -46,6 +46,8 @@ class ManifestFile:
     deleted_rows_count: int
     partitions: Optional[list] = None
     key_metadata: Optional[bytes] = None
+    # the manifest list this entry was read from (for error messages; not part of the entry)
+    manifest_list: Optional[str] = field(default=None, compare=False, repr=False)
 
     def has_added_or_existing(self) -> bool:
         # counts are optional in v1 manifest lists: unknown means "may have live files"
@@ -150,6 +152,8 @@ def read_manifest_list(io_: FileIO, path: str) -> list[ManifestFile]:
         data = io_.read_bytes(path)
     except FileNotFoundError as e:
         raise CorruptMetadataError(path, "manifest list is missing") from e
+    except (IsADirectoryError, ValueError) as e:   # e.g. a path with a NUL byte
+        raise CorruptMetadataError(path, f"manifest list cannot be read ({type(e).__name__}: {e})") from e
     try:
         records = list(fastavro.reader(io.BytesIO(data)))
     except Exception as e:
@@ -158,8 +162,11 @@ def read_manifest_list(io_: FileIO, path: str) -> list[ManifestFile]:
     try:
         for r in records:
             parts = r.get("partitions")
+            mp = r["manifest_path"]
+            if not isinstance(mp, str) or not mp or "\x00" in mp:
+                raise CorruptMetadataError(path, f"manifest list entry names an invalid manifest path {mp!r}")
             out.append(ManifestFile(
-                manifest_path=r["manifest_path"], manifest_length=r["manifest_length"],
+                manifest_path=mp, manifest_length=r["manifest_length"],
                 partition_spec_id=r["partition_spec_id"], content=r.get("content", 0) or 0,
                 sequence_number=r.get("sequence_number", 0) or 0,
                 min_sequence_number=r.get("min_sequence_number", 0) or 0,
@@ -173,8 +180,8 @@ def read_manifest_list(io_: FileIO, path: str) -> list[ManifestFile]:
                 partitions=None if parts is None else [
                     FieldSummary(p["contains_null"], p.get("contains_nan"), p.get("lower_bound"),
                                  p.get("upper_bound")) for p in parts],
-                key_metadata=r.get("key_metadata"),
+                key_metadata=r.get("key_metadata"), manifest_list=path,
             ))
-    except (KeyError, TypeError) as e:
+    except (KeyError, TypeError, AttributeError) as e:
         raise CorruptMetadataError(path, f"manifest list entry lacks a required field: {e}") from e
     return out

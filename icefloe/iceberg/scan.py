@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from icefloe.core.io import FileIO
+from icefloe.errors import CorruptMetadataError
 from icefloe.iceberg.commit import load_manifest_entries, snapshot_manifests
 from icefloe.iceberg.manifest import DATA, DELETED, EQUALITY_DELETES, POSITION_DELETES, DataFile
 from icefloe.iceberg.manifest_list import DATA_MANIFEST, DELETE_MANIFEST
@@ -78,6 +79,9 @@ def plan_files(io: FileIO, meta: TableMetadata, snapshot: Optional[Snapshot], wh
     for m in manifests:
         if not m.has_added_or_existing():
             continue
+        if m.partition_spec_id not in specs:
+            raise CorruptMetadataError(snapshot.manifest_list, f"the entry for manifest {m.manifest_path} names "
+                                       f"partition spec {m.partition_spec_id!r}, which the table metadata does not have")
         if bound is not None and m.partitions is not None:
             if not manifest_evals[m.partition_spec_id].may_match(m.partitions):
                 continue

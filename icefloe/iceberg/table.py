@@ -122,7 +122,6 @@ class IcebergTable:
     def to_arrow(self, snapshot_id: Optional[int] = None, as_of=None, where=None, ref=None):
         """The table as a pyarrow.Table, read without Spark (for small tables and tools)."""
         import pyarrow as pa
-        import pyarrow.parquet as pq
 
         from icefloe.core.types import to_arrow_schema
 
@@ -134,7 +133,7 @@ class IcebergTable:
         from icefloe.iceberg.delete_files import apply_deletes_arrow
 
         for t in tasks:
-            part = _read_by_field_id(pq.ParquetFile(t.path).read(), target,  # no hive-partition guessing
+            part = _read_by_field_id(read_data_file(t.file), target,
                                      self._meta.properties.get("schema.name-mapping.default"), t.path)
             parts.append(apply_deletes_arrow(part, t.path, t.deletes, schema, self.io))
         if not parts:
@@ -382,6 +381,30 @@ def _as_arrow_table(data):
     if isinstance(data, pa.RecordBatch):
         return pa.Table.from_batches([data])
     return pa.Table.from_pandas(data, preserve_index=False)
+
+
+def read_data_file(data_file):
+    """A data file (a ``DataFile``) as a pyarrow.Table, without Hive-partition guessing.
+    A missing or unreadable file, or one whose row count is not the manifest's, is a
+    ``CorruptDataFileError`` naming it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from icefloe.errors import CorruptDataFileError
+
+    path = data_file.file_path
+    try:
+        # page checksums, where the writer stored them (parquet-mr does by default), catch flipped bits
+        table = pq.ParquetFile(path, page_checksum_verification=True).read()
+    except FileNotFoundError:
+        raise CorruptDataFileError(path, "data file referenced by the table's manifests is missing") from None
+    except (pa.ArrowException, OSError, ValueError) as e:
+        raise CorruptDataFileError(path, f"not a readable Parquet file ({type(e).__name__}: {e})") from None
+    expected = data_file.record_count
+    if expected is not None and expected >= 0 and table.num_rows != expected:
+        raise CorruptDataFileError(path, f"has {table.num_rows} rows, but its manifest entry says {expected} "
+                                         "(replaced or rewritten after the commit?)")
+    return table
 
 
 def _read_by_field_id(table, target, name_mapping=None, path: Optional[str] = None):

@@ -128,66 +128,134 @@ class TableMetadata:
 
     @staticmethod
     def from_json(obj: dict, path: str = "<memory>") -> "TableMetadata":
+        """Parse and validate a metadata document; anything malformed is a
+        ``CorruptMetadataError`` naming ``path``, the field and what is wrong."""
+        where = ["table metadata"]   # the field being read, for error messages
+
+        def bad(reason: str):
+            return CorruptMetadataError(path, reason)
+
+        def need(key: str):
+            where[0] = key
+            if key not in obj:
+                raise bad(f"missing required field {key!r}")
+            return obj[key]
+
+        def section(key: str, default=None, kind=list):
+            where[0] = key
+            v = obj.get(key)
+            if v is None:
+                return default
+            if not isinstance(v, kind):
+                raise bad(f"{key!r} must be a JSON {'array' if kind is list else 'object'}, "
+                          f"not {type(v).__name__}")
+            return v
+
         try:
-            fv = obj["format-version"]
-            if fv not in (1, 2):
-                raise CorruptMetadataError(path, f"unsupported format-version {fv}")
-            if "schemas" in obj:
-                schemas = [schema_from_json(s) for s in obj["schemas"]]
-                current_schema_id = obj.get("current-schema-id", schemas[-1].schema_id)
-            else:  # v1 tables carry a single schema
-                schemas = [schema_from_json(obj["schema"])]
+            fv = need("format-version")
+            if type(fv) is not int or fv not in (1, 2):
+                raise bad(f"unsupported format-version {fv!r} (icefloe reads versions 1 and 2)")
+            v2 = fv == 2
+            location = need("location")
+            if not isinstance(location, str):
+                raise bad(f"'location' must be a string, not {type(location).__name__}")
+            if "schemas" in obj or v2:
+                raw = section("schemas")
+                if not raw:
+                    raise bad("missing required field 'schemas'" if raw is None else "'schemas' is empty")
+                schemas = [schema_from_json(s) for s in raw]
+                if v2:
+                    current_schema_id = need("current-schema-id")
+                else:
+                    current_schema_id = obj.get("current-schema-id", schemas[-1].schema_id)
+            else:  # v1 tables may carry a single schema
+                schemas = [schema_from_json(need("schema"))]
                 current_schema_id = schemas[0].schema_id
-            if "partition-specs" in obj:
-                specs = [PartitionSpec.from_json(s) for s in obj["partition-specs"]]
-                default_spec_id = obj.get("default-spec-id", specs[-1].spec_id)
+            where[0] = "current-schema-id"
+            if current_schema_id not in {s.schema_id for s in schemas}:
+                raise bad(f"current-schema-id {current_schema_id!r} names no schema in 'schemas'")
+            schema = next(s for s in schemas if s.schema_id == current_schema_id)
+            if "partition-specs" in obj or v2:
+                raw = section("partition-specs")
+                if not raw:
+                    raise bad("missing required field 'partition-specs'" if raw is None
+                              else "'partition-specs' is empty")
+                specs = [PartitionSpec.from_json(s) for s in raw]
+                default_spec_id = need("default-spec-id") if v2 else obj.get("default-spec-id", specs[-1].spec_id)
             else:
+                where[0] = "partition-spec"
                 specs = [PartitionSpec.from_json({"spec-id": 0, "fields": obj.get("partition-spec", [])})]
                 default_spec_id = 0
-            snapshots = [Snapshot.from_json(s) for s in obj.get("snapshots") or []]
+            where[0] = "default-spec-id"
+            default_spec = next((s for s in specs if s.spec_id == default_spec_id), None)
+            if default_spec is None:
+                raise bad(f"default-spec-id {default_spec_id!r} names no spec in 'partition-specs'")
+            where[0] = "partition-specs"
+            default_spec.partition_type(schema)   # its source columns exist in the current schema
+            raw_snapshots = section("snapshots", [])
+            for s in raw_snapshots:
+                if not isinstance(s, dict):
+                    raise bad(f"a snapshot must be a JSON object, not {type(s).__name__}")
+                for key in ("snapshot-id", "timestamp-ms", "manifest-list"):
+                    if key not in s:
+                        raise bad(f"snapshot {s.get('snapshot-id', '?')} lacks required field {key!r}")
+                if not isinstance(s["manifest-list"], str) or not s["manifest-list"]:
+                    raise bad(f"snapshot {s['snapshot-id']} has no manifest-list path")
+            snapshots = [Snapshot.from_json(s) for s in raw_snapshots]
+            ids = {s.snapshot_id for s in snapshots}
+            where[0] = "current-snapshot-id"
             cur = obj.get("current-snapshot-id")
             if cur == -1:
                 cur = None
-            refs = {k: SnapshotRef.from_json(v) for k, v in (obj.get("refs") or {}).items()}
+            if cur is not None and (type(cur) is not int or cur not in ids):
+                raise bad(f"current-snapshot-id {cur!r} names no snapshot in 'snapshots'")
+            refs = {k: SnapshotRef.from_json(v) for k, v in section("refs", {}, dict).items()}
+            for k, r in refs.items():
+                if r.snapshot_id not in ids:
+                    raise bad(f"ref {k!r} points to snapshot {r.snapshot_id!r}, which is not in 'snapshots'")
             if cur is not None and MAIN_BRANCH not in refs:
                 refs[MAIN_BRANCH] = SnapshotRef(cur, "branch")
+            where[0] = "last-partition-id"
             last_pid = obj.get("last-partition-id")
             if last_pid is None:
                 last_pid = max([s.last_field_id for s in specs] + [PARTITION_DATA_ID_START - 1])
+            where[0] = "table metadata"
             return TableMetadata(
-                location=obj["location"],
+                location=location,
                 table_uuid=obj.get("table-uuid") or str(uuid.uuid4()),
                 last_sequence_number=obj.get("last-sequence-number", 0),
-                last_updated_ms=obj["last-updated-ms"],
-                last_column_id=obj["last-column-id"],
+                last_updated_ms=need("last-updated-ms"),
+                last_column_id=need("last-column-id"),
                 schemas=schemas, current_schema_id=current_schema_id,
                 partition_specs=specs, default_spec_id=default_spec_id,
                 last_partition_id=last_pid,
-                properties=dict(obj.get("properties") or {}),
+                properties=dict(section("properties", {}, dict)),
                 current_snapshot_id=cur,
                 snapshots=snapshots,
-                snapshot_log=list(obj.get("snapshot-log") or []),
-                metadata_log=list(obj.get("metadata-log") or []),
-                sort_orders=list(obj.get("sort-orders") or [{"order-id": 0, "fields": []}]),
+                snapshot_log=list(section("snapshot-log", [])),
+                metadata_log=list(section("metadata-log", [])),
+                sort_orders=list(section("sort-orders", None) or [{"order-id": 0, "fields": []}]),
                 default_sort_order_id=obj.get("default-sort-order-id", 0),
                 refs=refs,
-                statistics=list(obj.get("statistics") or []),
-                partition_statistics=list(obj.get("partition-statistics") or []),
+                statistics=list(section("statistics", [])),
+                partition_statistics=list(section("partition-statistics", [])),
                 format_version=fv,
             )
         except CorruptMetadataError:
             raise
-        except (KeyError, TypeError, ValueError) as e:
-            raise CorruptMetadataError(path, f"invalid table metadata: {type(e).__name__}: {e}") from e
+        except KeyError as e:
+            raise bad(f"invalid {where[0]!r}: missing field {e}") from e
+        except (TypeError, ValueError, AttributeError, IndexError) as e:
+            raise bad(f"invalid {where[0]!r}: {type(e).__name__}: {e}") from e
 
     @staticmethod
     def loads(data: bytes, path: str) -> "TableMetadata":
         try:
             obj = json.loads(data)
-        except (ValueError, UnicodeDecodeError) as e:
-            raise CorruptMetadataError(path, f"not valid JSON ({e})") from e
+        except (ValueError, UnicodeDecodeError, RecursionError) as e:
+            raise CorruptMetadataError(path, f"not valid JSON ({type(e).__name__}: {e})") from e
         if not isinstance(obj, dict):
-            raise CorruptMetadataError(path, "table metadata must be a JSON object")
+            raise CorruptMetadataError(path, f"table metadata must be a JSON object, not {type(obj).__name__}")
         return TableMetadata.from_json(obj, path)
 
 

@@ -63,6 +63,48 @@ def read_tasks(spark, tasks: list, schema: Schema, where=None, columns: Optional
     parsed) resolves columns of files without field ids; without it, the names each
     field id had in ``history`` and ``schema`` are used.
     """
+    try:
+        return _read_tasks(_NoSkipping(spark), tasks, schema, where, columns, with_positions, history,
+                           name_mapping)
+    except Exception as e:
+        raise_if_missing(e, [t.path for t in tasks], "data file")
+        raise_if_missing(e, list({d.file_path: None for t in tasks for d in t.deletes}), "delete file")
+        raise
+
+
+def raise_if_missing(err: Exception, paths: Sequence[str], what: str = "data file") -> None:
+    """Spark finds a missing input file while building the DataFrame (``PATH_NOT_FOUND``, on the
+    driver): raise a ``CorruptDataFileError`` naming it as the table's metadata does. Errors of
+    files that exist but cannot be read come later, from the executors, as Spark's
+    ``FAILED_READ_FILE`` errors, which name the file themselves."""
+    if "PATH_NOT_FOUND" not in str(err):
+        return
+    from icefloe.core.io import strip_scheme
+    from icefloe.errors import CorruptDataFileError
+
+    missing = [p for p in paths if not os.path.exists(strip_scheme(p))]
+    if missing:
+        more = f" ({len(missing)} of its files are missing)" if len(missing) > 1 else ""
+        raise CorruptDataFileError(missing[0], f"{what} referenced by the snapshot is missing{more}") from err
+
+
+class _NoSkipping:
+    """``spark`` whose ``read`` fails on unreadable or missing files even in a session set to skip
+    them (``spark.sql.files.ignoreCorruptFiles`` / ``ignoreMissingFiles``): skipping one of a
+    table's files would silently drop its rows. Everything else is the session's own."""
+
+    def __init__(self, spark):
+        self._spark = spark
+
+    @property
+    def read(self):
+        return self._spark.read.option("ignoreCorruptFiles", "false").option("ignoreMissingFiles", "false")
+
+    def __getattr__(self, name):
+        return getattr(self._spark, name)
+
+
+def _read_tasks(spark, tasks: list, schema: Schema, where, columns, with_positions: bool, history, name_mapping):
     spark_schema = to_spark_schema(schema)
     has_deletes = any(t.deletes for t in tasks)
     if not tasks:
@@ -133,11 +175,18 @@ def _footer_without_ids(path: str):
     """The Arrow schema of ``path`` if its footer has no field ids, else None (cached per path)."""
     if path in _FOOTERS:
         return _FOOTERS[path]
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     from icefloe.core.io import strip_scheme
+    from icefloe.errors import CorruptDataFileError
 
-    sch = pq.read_schema(strip_scheme(path))
+    try:
+        sch = pq.read_schema(strip_scheme(path))
+    except FileNotFoundError:
+        raise CorruptDataFileError(path, "data file referenced by the snapshot is missing") from None
+    except (pa.ArrowException, OSError) as e:
+        raise CorruptDataFileError(path, f"not a readable Parquet file ({type(e).__name__}: {e})") from None
     has_ids = any(b"PARQUET:field_id" in (f.metadata or {}) for f in sch)
     if len(_FOOTERS) >= _FOOTERS_MAX:
         _FOOTERS.clear()

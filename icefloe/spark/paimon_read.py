@@ -21,7 +21,16 @@ def read_files(spark, paths: Sequence[str], fields, where=None, columns: Optiona
     if not paths:
         df = spark.createDataFrame([], schema)
     else:
-        df = spark.read.schema(schema).parquet(*paths)
+        from icefloe.spark.iceberg_read import raise_if_missing
+
+        # never skip a file (sessions may set spark.sql.files.ignoreCorruptFiles/ignoreMissingFiles):
+        # its rows would silently be missing from the result
+        try:
+            df = (spark.read.option("ignoreCorruptFiles", "false").option("ignoreMissingFiles", "false")
+                  .schema(schema).parquet(*paths))
+        except Exception as e:
+            raise_if_missing(e, paths, "data file")
+            raise
     if where is not None:
         df = df.where(where)
     if columns:
@@ -62,11 +71,25 @@ def paimon_read_file(location: str, path: str, target):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    names = {}
-    pf = pq.ParquetFile(path)
-    for n in pf.schema_arrow.names:
-        names[n.lower()] = n
-    for batch in pf.iter_batches(batch_size=65536):
+    from icefloe.core.io import strip_scheme
+    from icefloe.errors import CorruptDataFileError
+
+    def batches():
+        # errors name the file: this runs in a Python worker, where pyarrow's message alone
+        # ("Parquet magic bytes not found in footer") would not say which file
+        local = strip_scheme(path)
+        try:
+            pf = pq.ParquetFile(local, page_checksum_verification=True)
+            yield pf.schema_arrow.names
+            yield from pf.iter_batches(batch_size=65536)
+        except FileNotFoundError:
+            raise CorruptDataFileError(local, "data file referenced by the snapshot is missing") from None
+        except (pa.ArrowException, OSError) as e:
+            raise CorruptDataFileError(local, f"not a readable Parquet file ({type(e).__name__}: {e})") from None
+
+    it = batches()
+    names = {n.lower(): n for n in next(it)}
+    for batch in it:
         cols = []
         for f in target:
             src = names.get(f.name.lower())
