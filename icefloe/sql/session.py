@@ -308,7 +308,6 @@ class SqlSession:
                                  f"${alias.this.name} reads as table {table.name} with an alias; use "
                                  f"`{table.name}${alias.this.name}`", table)
             view = self.view_for(ref, table)
-            alias = table.args.get("alias")
             if alias is None:
                 alias = exp.TableAlias(this=exp.to_identifier(table.name if not ref.metadata else ref.metadata))
             table.replace(exp.Table(this=exp.to_identifier(view), alias=alias.copy()))
