@@ -3,6 +3,8 @@
 * write: ``PaimonTable.append(df)`` vs ``df.write.parquet(path)`` on the same cached DataFrame;
 * read: ``t.to_spark()`` vs ``spark.read.schema(s).parquet(<the table's data files>)``, count()
   and an aggregate over every column;
+* commit: one more small append of 10 partitions to that table, pyarrow through icefloe vs
+  pypaimon's batch write and commit (table loaded anew each time);
 * planning: ``plan_files()`` vs pypaimon ``new_read_builder().new_scan().plan()`` on a table of
   many small pyarrow commits, without a filter, with a partition filter and with ``id = n``
   (file statistics); cold (new catalog and table objects each run) and warm (same objects).
@@ -106,7 +108,40 @@ def bench_paimon_planning(work: str, commits: int, rows_per_commit: int, runs: i
             rb = rb.with_filter(rb.new_predicate_builder().equal(f[0], f[1]))
         return [x.file_name for s in rb.new_scan().plan().splits() for x in s.files]
 
-    out = {"commits": commits, "data_files": len(t.plan_files()), "build_s": build_s, "filters": {}}
+    # commit time: one more small append of 10 partitions, icefloe against pypaimon, on the same table
+    def batch(c):
+        r = np.arange(rows_per_commit, dtype=np.int64)
+        ids = (commits + c) * rows_per_commit + r
+        return pa.table({"id": pa.array(ids, pa.int64()), "p": pa.array(r % k, pa.int32()),
+                         "v": pa.array(np.cos(ids.astype(np.float64)), pa.float64())})
+
+    counter = iter(range(10_000))
+
+    def ours_commit():
+        PaimonCatalog(wh).load_table("bench.plan").append(batch(next(counter)))
+
+    def theirs_commit():
+        tbl = CatalogFactory.create({"warehouse": wh}).get_table("bench.plan")
+        wb = tbl.new_batch_write_builder()
+        w, c = wb.new_write(), wb.new_commit()
+        try:
+            w.write_arrow(batch(next(counter)))
+            c.commit(w.prepare_commit())
+        finally:
+            w.close()
+            c.close()
+
+    commit_times = {"ours": [], "theirs": []}
+    for i in range(1 + runs):
+        for name, fn in ((("ours", ours_commit), ("theirs", theirs_commit)) if i % 2 == 0
+                         else (("theirs", theirs_commit), ("ours", ours_commit))):
+            t0 = time.perf_counter()
+            fn()
+            if i > 0:
+                commit_times[name].append(time.perf_counter() - t0)
+    out = {"commits": commits, "data_files": len(t.plan_files()), "build_s": build_s, "filters": {},
+           "commit": {"icefloe_s": min(commit_times["ours"]), "pypaimon_s": min(commit_times["theirs"]),
+                      "speedup": min(commit_times["theirs"]) / min(commit_times["ours"])}}
     for name, f in filters.items():
         ours_cold, ours_files = best_of(lambda: ours(PaimonCatalog(wh).load_table("bench.plan"), f), runs, warmup=0,
                                         before=binary_row._INTERNED.clear)  # cold: no decoded rows kept
@@ -137,5 +172,12 @@ def report_lines(res: dict, planning_lines) -> list:
                      f"{q['ratio']:8.2f}")
     lines.append(f"  planning: {p['data_files']:,} data files from {p['commits']} commits "
                  f"(built in {p['build_s']:.1f} s)")
+    c = p["commit"]
+    lines.append(f"{'  commit of one append (10 partitions)':44s}{fmt_s(c['icefloe_s']):>14s}"
+                 f"{fmt_s(c['pypaimon_s']):>14s}{c['speedup']:8.1f}x")
     lines.extend(planning_lines(p["filters"], "pypaimon"))
     return lines
+
+
+def fmt_s(s: float) -> str:
+    return f"{s * 1000:.1f} ms"

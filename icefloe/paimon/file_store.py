@@ -30,7 +30,8 @@ class FileStore:
         self.snapshots = SnapshotManager(io, self.table_path)
         self.manifest_dir = f"{self.table_path}/{MANIFEST_DIR}"
         self.partition_types = schema.partition_types
-        self._cache: dict = {}
+        self._cache: dict = {}       # manifest name -> its entries
+        self._raw_cache: dict = {}   # manifest name -> its Avro records (read by pruned scans only)
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ manifest lists
@@ -63,24 +64,37 @@ class FileStore:
                 + self.read_manifest_list(snapshot.delta_manifest_list, snapshot.delta_manifest_list_size))
 
     # ------------------------------------------------------------------ manifests
-    def read_manifest(self, name: str, expected_size: Optional[int] = None) -> list[mf.ManifestEntry]:
+    def read_manifest(self, name: str, expected_size: Optional[int] = None,
+                      keep_partition=None) -> list[mf.ManifestEntry]:
         """The entries of manifest ``name``; ``expected_size`` as in ``read_manifest_list``
-        (the size its manifest list recorded)."""
+        (the size its manifest list recorded). With ``keep_partition`` (a predicate on a
+        partition's row bytes) only the entries of the partitions it keeps: a pruned scan
+        builds no objects for the rest."""
         with self._lock:
             cached = self._cache.get(name)
+            raw = self._raw_cache.get(name) if cached is None else None
         if cached is not None:
-            return cached
+            return cached if keep_partition is None else [e for e in cached if keep_partition(e.partition.data)]
         path = self.manifest_path(name)
-        try:
-            data = self.io.read_bytes(path)
-        except FileNotFoundError:
-            raise CorruptMetadataError(path, "manifest referenced by a manifest list is missing") from None
-        entries = mf.decode_manifest(data, path)
-        _check_size(path, data, expected_size, "its manifest list")
+        if raw is None:
+            try:
+                data = self.io.read_bytes(path)
+            except FileNotFoundError:
+                raise CorruptMetadataError(path, "manifest referenced by a manifest list is missing") from None
+            raw = mf.read_manifest_records(data, path)
+            _check_size(path, data, expected_size, "its manifest list")
+        if keep_partition is not None:
+            with self._lock:
+                if len(self._raw_cache) > 256:
+                    self._raw_cache.clear()
+                self._raw_cache[name] = raw
+            return mf.entries_from_records(raw, path, keep_partition)
+        entries = mf.entries_from_records(raw, path)
         with self._lock:
             if len(self._cache) > 256:
                 self._cache.clear()
             self._cache[name] = entries
+            self._raw_cache.pop(name, None)
         return entries
 
     def write_manifests(self, entries: Sequence[mf.ManifestEntry],
@@ -105,12 +119,13 @@ class FileStore:
         self.io.delete(self.manifest_path(name))
         with self._lock:
             self._cache.pop(name, None)
+            self._raw_cache.pop(name, None)
 
     # ------------------------------------------------------------------ live files
-    def entries(self, manifests: Sequence[mf.ManifestFileMeta]) -> list[mf.ManifestEntry]:
+    def entries(self, manifests: Sequence[mf.ManifestFileMeta], keep_partition=None) -> list[mf.ManifestEntry]:
         out: list = []
         for m in manifests:
-            out.extend(self.read_manifest(m.file_name, m.file_size))
+            out.extend(self.read_manifest(m.file_name, m.file_size, keep_partition))
         return out
 
     def live_entries(self, snapshot: Optional[Snapshot]) -> list[mf.ManifestEntry]:

@@ -272,8 +272,26 @@ def decode_manifest_list(data: bytes, path: str = "<manifest list>") -> list[Man
 
 
 def decode_manifest(data: bytes, path: str = "<manifest>") -> list[ManifestEntry]:
+    return entries_from_records(_read_avro(data, path), path)
+
+
+def read_manifest_records(data: bytes, path: str = "<manifest>") -> list:
+    """The raw Avro records of a manifest (checked), for :func:`entries_from_records`."""
+    records = _read_avro(data, path)
+    for r in records:
+        p = r.get("_PARTITION")
+        if not isinstance(p, bytes) or len(p) < 4:
+            raise CorruptMetadataError(path, f"bad manifest entry: _PARTITION {p!r}")
+    return records
+
+
+def entries_from_records(records: list, path: str = "<manifest>", keep_partition=None) -> list[ManifestEntry]:
+    """Entries of raw manifest records; with ``keep_partition`` (a predicate on a partition's
+    row bytes, without the arity prefix) only those of the partitions it keeps are built."""
     try:
-        return [entry_from_avro(r) for r in _read_avro(data, path)]
+        if keep_partition is None:
+            return [entry_from_avro(r) for r in records]
+        return [entry_from_avro(r) for r in records if keep_partition(r["_PARTITION"][4:])]
     except (KeyError, TypeError, ValueError) as e:
         raise CorruptMetadataError(path, f"bad manifest entry: {e}") from None
 

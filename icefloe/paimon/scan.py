@@ -20,6 +20,7 @@ from typing import Optional
 from icefloe.errors import IcefloeError
 from icefloe.paimon import manifest as mf
 from icefloe.paimon import predicate as pr
+from icefloe.paimon.binary_row import BinaryRow
 from icefloe.paimon.bucket import bucket_of
 from icefloe.paimon.file_store import FileStore
 from icefloe.paimon.snapshot import Snapshot
@@ -54,12 +55,24 @@ def plan(store: FileStore, snapshot: Optional[Snapshot], where=None) -> list[mf.
     part_keys = schema.partition_keys
     part_types = store.partition_types
     manifests = store.data_manifests(snapshot)
+    part_cache: dict = {}
+    keep_partition = None
     if pruning and part_keys and pr.referenced_columns(pred) & set(part_keys):
         manifests = [m for m in manifests if _manifest_may_match(pred, m, part_keys, part_types)]
-    live = store.merge_live(store.entries(manifests))
+        verdicts: dict = {}
+
+        def keep_partition(data: bytes) -> bool:
+            # an entry of a partition the filter rejects is never built (its DELETE, if
+            # any, is in the same partition and dropped alike)
+            ok = verdicts.get(data)
+            if ok is None:
+                values = part_cache[data] = store.partition_values(BinaryRow(len(part_keys), data))
+                ranges = {k: pr.ColumnRange(v, v, 1 if v is None else 0, 1) for k, v in zip(part_keys, values)}
+                ok = verdicts[data] = pr.may_match(pred, ranges)
+            return ok
+    live = store.merge_live(store.entries(manifests, keep_partition))
     buckets = _selected_buckets(pred, schema) if pruning else None
     out = []
-    part_cache: dict = {}
     for e in live:
         values = part_cache.get(e.partition.data)
         if values is None:
