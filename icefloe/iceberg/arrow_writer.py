@@ -157,10 +157,18 @@ def _split_by_partition(table, schema: Schema, spec: PartitionSpec):
 
     if spec.is_unpartitioned:
         return [((), table)]
+    from icefloe.core.ranges import arrow_out_of_range, out_of_range_message
+    from icefloe.iceberg.transforms import BucketTransform, TruncateTransform, VoidTransform
+
     keys = []
     for i, pf in enumerate(spec.fields):
         src = schema.find_field(pf.source_id)
-        keys.append(apply_arrow(pf.transform, src.field_type, table.column(src.name).combine_chunks()))
+        col = table.column(src.name).combine_chunks()
+        if not isinstance(pf.transform, (BucketTransform, TruncateTransform, VoidTransform)):
+            bad = arrow_out_of_range(col)  # dates and times only; None for other types
+            if bad is not None:
+                raise SchemaMismatchError(out_of_range_message(src.name, bad))
+        keys.append(apply_arrow(pf.transform, src.field_type, col))
     key_names = [f"__p{i}" for i in range(len(keys))]
     with_keys = table.append_column("__row", pa.array(range(table.num_rows), pa.int64()))
     for n, k in zip(key_names, keys):

@@ -238,6 +238,13 @@ class PaimonTable:
 
         return rollback_to(self, self.refresh()._store.snapshots.as_of(to_epoch_ms(as_of)).id)
 
+    def remove_orphan_files(self, older_than=None, dry_run: bool = False) -> list:
+        """Delete files under the table directory that no snapshot, tag or schema refers to
+        (default: only those older than 3 days); returns their paths, sorted."""
+        from icefloe.paimon.orphans import remove_orphan_files
+
+        return remove_orphan_files(self.refresh()._store, older_than, dry_run)
+
 
 
 

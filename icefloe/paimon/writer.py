@@ -95,6 +95,17 @@ def align_arrow(data, fields, table_name: str = "table"):
     return pa.Table.from_arrays(cols, schema=target)
 
 
+def check_partition_ranges(data, partition_keys, table_name: str = "table") -> None:
+    """Reject date and timestamp partition values outside years 1..9999 (``core.ranges``):
+    their directory names and partition values cannot be represented."""
+    from icefloe.core.ranges import arrow_out_of_range, out_of_range_message
+
+    for key in partition_keys:
+        bad = arrow_out_of_range(data.column(key))
+        if bad is not None:
+            raise SchemaMismatchError(out_of_range_message(key, bad, table_name))
+
+
 # --------------------------------------------------------------------------- grouping
 def _group_rows(data, schema: TableSchema) -> dict:
     """(partition tuple, bucket) -> row indices."""
@@ -152,6 +163,7 @@ def write_arrow_table(store: FileStore, schema: TableSchema, data, table_name: s
     data = align_arrow(data, schema.fields, table_name)
     if data.num_rows == 0:
         return []
+    check_partition_ranges(data, schema.partition_keys, table_name)
     co = schema.core_options
     namer = namer or DataFileNamer(co.data_file_prefix, co.file_format)
     total_buckets = schema.num_buckets if schema.num_buckets > 0 else -1

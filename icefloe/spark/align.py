@@ -4,16 +4,21 @@ Columns match by name (case-insensitively); a column the table does not have,
 a missing required column or a type that cannot be widened safely is rejected
 at once with a message naming it. Nulls in required columns can only be seen
 while the data is written, so each such column is wrapped in a check that
-fails the Spark job, and with it the write, before any commit.
+fails the Spark job, and with it the write, before any commit. The same goes
+for date and timestamp partition values outside years 1..9999
+(``check_partition_ranges``) and for UPDATE/MERGE values a column cannot
+hold (``checked_cast``: overflow or unparsable text fails, ANSI mode or not).
 """
 from __future__ import annotations
 
 from icefloe.core.types import (
     IcebergType, ListType, MapType, NestedField, Schema, StructType, to_spark_type,
 )
+from icefloe.core.ranges import MAX_DAYS, MAX_MICROS, MIN_DAYS, MIN_MICROS
 from icefloe.errors import SchemaMismatchError
 
 NULL_MARKER = "ICEFLOE_REQUIRED_NULL"
+RANGE_MARKER = "ICEFLOE_OUT_OF_RANGE"
 
 _WIDENINGS = {
     ("int", "long"), ("float", "double"),
@@ -132,16 +137,76 @@ def align_dataframe(df, schema: Schema, table_name: str = "table"):
     return df.select(*cols)
 
 
+def check_partition_ranges(df, columns, table_name: str = "table"):
+    """``df`` with each named date/timestamp column checked to lie in the range partition
+    values can take (``icefloe.core.ranges``); a value outside fails the Spark job, and the write."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    types = {f.name.lower(): f.dataType for f in df.schema.fields}
+    checked = {c.lower() for c in columns
+               if isinstance(types.get(c.lower()), (T.DateType, T.TimestampType, T.TimestampNTZType))}
+    if not checked:
+        return df
+    cols = []
+    for name in df.columns:
+        c = F.col(f"`{name}`")
+        dt = types[name.lower()]
+        if name.lower() in checked:
+            if isinstance(dt, T.DateType):
+                v, lo, hi = F.unix_date(c), MIN_DAYS, MAX_DAYS
+            elif isinstance(dt, T.TimestampType):
+                v, lo, hi = F.unix_micros(c), MIN_MICROS, MAX_MICROS
+            else:
+                epoch = F.lit("1970-01-01 00:00:00").cast("timestamp_ntz")
+                v, lo, hi = F.timestamp_diff("MICROSECOND", epoch, c), MIN_MICROS, MAX_MICROS
+            msg = F.concat(F.lit(f"{RANGE_MARKER}: partition value out of range (years 1 to 9999) in column "
+                                 f"'{name}' of table {table_name}: "), v.cast("string"),
+                           F.lit(" days from 1970-01-01" if isinstance(dt, T.DateType) else " us from 1970-01-01"))
+            c = F.when((v < lo) | (v > hi), F.raise_error(msg).cast(dt)).otherwise(c)
+        cols.append(c.alias(name, metadata=df.schema[name].metadata))
+    return df.select(*cols)
+
+
+def checked_cast(value, target: IcebergType, column: str, table_name: str = "table"):
+    """``value`` (a Column) cast to ``target`` for an UPDATE or MERGE assignment: a non-null
+    value the cast cannot represent (overflow, unparsable text) fails the Spark job whether
+    or not ANSI mode is on, instead of turning into null or wrapping around."""
+    from pyspark.sql import functions as F
+
+    spark_type = to_spark_type(target)
+    cast = value.try_cast(spark_type)
+    msg = F.concat(F.lit(f"{RANGE_MARKER}: value cannot be stored in column '{column}' ({target}) of table "
+                         f"{table_name}: "), value.cast("string"))
+    return F.when(value.isNotNull() & cast.isNull(), F.raise_error(msg).cast(spark_type)).otherwise(cast)
+
+
+def check_assignable(src, target: IcebergType, path: str) -> None:
+    """Raise unless Spark type ``src`` may be assigned to ``target`` by MERGE's ``*`` clauses:
+    what an append accepts, plus numeric narrowing (checked per value by ``checked_cast``)."""
+    from pyspark.sql import types as T
+
+    numeric_target = str(target) in ("int", "long", "float", "double") or str(target).startswith("decimal")
+    if isinstance(src, T.NumericType) and numeric_target:
+        return
+    _compatible(src, target, path)
+
+
+def _marker_detail(text: str, marker: str) -> str:
+    i = text.index(marker) + len(marker) + 2
+    j = text.find("\n", i)
+    detail = text[i:j if j > 0 else None].strip().rstrip(".").rstrip("'\"").rstrip()
+    # drop trailing Spark error-class decoration such as ' SQLSTATE: P0001'
+    return detail.split(" SQLSTATE")[0]
+
+
 def explain_spark_error(e: Exception) -> Exception:
-    """Turn a failed Spark job caused by our null check into a typed error."""
+    """Turn a failed Spark job caused by our null or range checks into a typed error."""
     from icefloe.errors import RequiredFieldNullError
 
     text = str(e)
     if NULL_MARKER in text:
-        i = text.index(NULL_MARKER) + len(NULL_MARKER) + 2
-        j = text.find("\n", i)
-        detail = text[i:j if j > 0 else None].strip().rstrip(".").rstrip("'\"").rstrip()
-        # drop trailing Spark error-class decoration such as ' SQLSTATE: P0001'
-        detail = detail.split(" SQLSTATE")[0]
-        return RequiredFieldNullError(detail)
+        return RequiredFieldNullError(_marker_detail(text, NULL_MARKER))
+    if RANGE_MARKER in text:
+        return SchemaMismatchError(_marker_detail(text, RANGE_MARKER))
     return e

@@ -29,6 +29,7 @@ from icefloe.iceberg.commit import Change, live_entries
 from icefloe.iceberg.manifest import DATA
 from icefloe.iceberg.row_delta import SNAPSHOT, Validation, isolation_level
 from icefloe.iceberg.snapshot import DELETE, OVERWRITE, REPLACE
+from icefloe.spark.align import check_assignable, checked_cast, explain_spark_error
 from icefloe.spark.iceberg_read import FILE_COL, POS_COL, read_tasks
 
 COPY_ON_WRITE, MERGE_ON_READ = "copy-on-write", "merge-on-read"
@@ -98,13 +99,19 @@ def _commit_changes(table, operation: str, meta, snap, tasks: list, changes, iso
 
     schema = meta.schema
     cols = [f"`{f.name}`" for f in schema.fields]
-    changes = changes.where(F.col(ACTION) != NOTHING).localCheckpoint()
-    stats = (changes.groupBy(FILE_COL)
-             .agg(F.count(F.lit(1)).alias("n"),
-                  F.sum((F.col(ACTION) == UPDATE).cast("long")).alias("upd"),
-                  F.sum((F.col(ACTION) == DELETE_ROW).cast("long")).alias("dele"),
-                  F.sum((F.col(ACTION) == INSERT).cast("long")).alias("ins"))
-             .collect())
+    try:
+        changes = changes.where(F.col(ACTION) != NOTHING).localCheckpoint()
+        stats = (changes.groupBy(FILE_COL)
+                 .agg(F.count(F.lit(1)).alias("n"),
+                      F.sum((F.col(ACTION) == UPDATE).cast("long")).alias("upd"),
+                      F.sum((F.col(ACTION) == DELETE_ROW).cast("long")).alias("dele"),
+                      F.sum((F.col(ACTION) == INSERT).cast("long")).alias("ins"))
+                 .collect())
+    except Exception as e:  # a value an assignment cannot store: a typed error, nothing written
+        typed = explain_spark_error(e)
+        if typed is e:
+            raise
+        raise typed from None
     by_file = {r[FILE_COL]: r for r in stats if r[FILE_COL] is not None}
     counts = {"updated": sum(r["upd"] for r in stats), "deleted": sum(r["dele"] for r in stats),
               "inserted": sum(r["ins"] for r in stats)}
@@ -205,8 +212,6 @@ def update_rows(table, assignments: dict, condition=None, isolation: Optional[st
     """``UPDATE t SET col = expr, ... WHERE condition``."""
     from pyspark.sql import functions as F
 
-    from icefloe.core.types import to_spark_type
-
     meta, snap, tasks = _target(table, condition)
     if not tasks:
         return {"updated": 0, "deleted": 0, "inserted": 0, "snapshot_id": None}
@@ -218,7 +223,7 @@ def update_rows(table, assignments: dict, condition=None, isolation: Optional[st
     for f in meta.schema.fields:
         c = F.col(f"`{f.name}`")
         if f.name in sets:
-            c = F.when(hit, _value(sets[f.name]).cast(to_spark_type(f.field_type))).otherwise(c)
+            c = F.when(hit, checked_cast(_value(sets[f.name]), f.field_type, f.name, table.name)).otherwise(c)
         out.append(c.alias(f.name))
     rows = rows.select(*out, FILE_COL, POS_COL,
                        F.when(hit, F.lit(UPDATE)).otherwise(F.lit(KEEP)).alias(ACTION))
@@ -285,8 +290,6 @@ class MergeBuilder:
     def execute(self) -> dict:
         from pyspark.sql import functions as F
 
-        from icefloe.core.types import to_spark_type
-
         table, ta, sa = self.table, self.ta, self.sa
         meta, snap, tasks = _target(table, None)
         schema = meta.schema
@@ -328,15 +331,18 @@ class MergeBuilder:
         joined = joined.withColumn(_CLAUSE, chain if chain is not None else F.lit(None).cast("int"))
         clause = F.col(_CLAUSE)
 
-        source_names = {n.lower(): n for n in self.source.columns}
+        source_fields = {sf.name.lower(): sf for sf in self.source.schema.fields}
+        copies_source = any(c.kind in ("update_all", "insert_all") for c in clauses.values())
 
         def scol(name):
-            real = source_names.get(name.lower())
-            return None if real is None else F.col(f"{sa}.`{real}`")
+            sf = source_fields.get(name.lower())
+            return None if sf is None else F.col(f"{sa}.`{sf.name}`")
 
         values = []
         for f in schema.fields:
-            spark_type = to_spark_type(f.field_type)
+            if copies_source and f.name.lower() in source_fields:
+                # UPDATE SET * / INSERT *: the source column must fit as an appended one would
+                check_assignable(source_fields[f.name.lower()].dataType, f.field_type, f.name)
             expr = None
             for idx, c in clauses.items():
                 if c.kind == "delete":
@@ -351,7 +357,7 @@ class MergeBuilder:
                     v = _value(sets[f.name]) if f.name in sets else F.lit(None)
                 else:  # insert_all
                     v = scol(f.name) if scol(f.name) is not None else F.lit(None)
-                v = v.cast(spark_type)
+                v = checked_cast(v, f.field_type, f.name, table.name)
                 expr = F.when(clause == idx, v) if expr is None else expr.when(clause == idx, v)
             expr = tcol(f.name) if expr is None else expr.otherwise(tcol(f.name))
             values.append(expr.alias(f.name))

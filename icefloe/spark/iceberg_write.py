@@ -36,7 +36,7 @@ from icefloe.iceberg.transforms import (
     BucketTransform, DayTransform, HourTransform, IdentityTransform, MonthTransform,
     TruncateTransform, VoidTransform, YearTransform,
 )
-from icefloe.spark.align import align_dataframe, explain_spark_error
+from icefloe.spark.align import align_dataframe, check_partition_ranges, explain_spark_error
 
 KEY_COL = "__icefloe_partition"
 _PART_RE = re.compile(r"part-(\d+)-")
@@ -202,6 +202,9 @@ def write_data_files(df, meta: TableMetadata, io: FileIO, table_name: str) -> li
     props = meta.properties
     location = meta.location.rstrip("/")
     aligned = align_dataframe(df, schema, table_name)
+    aligned = check_partition_ranges(aligned, [schema.find_field(pf.source_id).name for pf in spec.fields if not
+                                               isinstance(pf.transform, (BucketTransform, TruncateTransform,
+                                                                         VoidTransform))], table_name)
     write_id = uuid.uuid4().hex
     from icefloe.spark.iceberg_evolved_read import schema_has_uuid
 

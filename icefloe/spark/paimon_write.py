@@ -33,7 +33,7 @@ from icefloe.paimon.binary_row import encode_row
 from icefloe.paimon.commit import CommitMessage
 from icefloe.paimon.data_file import DataFileMeta, DataFileNamer, local_now_millis
 from icefloe.paimon.stats import stats_from_footer, value_stats
-from icefloe.spark.align import NULL_MARKER, explain_spark_error
+from icefloe.spark.align import NULL_MARKER, check_partition_ranges, explain_spark_error
 
 KEY_COL = "__icefloe_paimon_key"
 _EPOCH = _dt.datetime(1970, 1, 1)
@@ -222,7 +222,8 @@ def write_data_files(df, table) -> list[CommitMessage]:
     schema = table.table_schema
     store = table.store
     co = schema.core_options
-    aligned = align_dataframe(df, schema.fields, table.name)
+    aligned = check_partition_ranges(align_dataframe(df, schema.fields, table.name), schema.partition_keys,
+                                     table.name)
     key = key_column(schema)
     if key is not None:
         aligned = aligned.withColumn(KEY_COL, key).repartition(KEY_COL)
