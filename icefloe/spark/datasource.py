@@ -242,17 +242,34 @@ class IcefloeReader(DataSourceReader):
         t = _iceberg_table(loc)
         snap = t.snapshot_for(_opt_int(self.options, "snapshot-id"), self.options.get("as-of-timestamp"))
         with_ids = to_arrow_schema(t.schema_for(snap))
-        pf = pq.ParquetFile(partition.path)
         deletes = getattr(partition, "deletes", None)
-        if deletes:  # positions count from the file's first row, so apply deletes to the whole file
-            from icefloe.iceberg.delete_files import apply_deletes_arrow
 
-            whole = apply_deletes_arrow(_project_batch(pf.read(), with_ids), partition.path, deletes,
-                                        t.schema_for(snap), t.io)
-            batches = whole.to_batches(max_chunksize=65536)
-        else:
-            batches = pf.iter_batches(batch_size=65536)
-        for batch in batches:
+        def batches():
+            # errors name the file: in a Python worker pyarrow's message alone would not
+            from icefloe.core.io import strip_scheme
+            from icefloe.errors import CorruptDataFileError, IcefloeError
+
+            try:
+                pf = pq.ParquetFile(strip_scheme(partition.path))
+                if deletes:  # positions count from the file's first row: apply deletes to the whole file
+                    from icefloe.iceberg.delete_files import apply_deletes_arrow
+
+                    whole = apply_deletes_arrow(_project_batch(pf.read(), with_ids), partition.path, deletes,
+                                                t.schema_for(snap), t.io)
+                    yield from whole.to_batches(max_chunksize=65536)
+                else:
+                    yield from pf.iter_batches(batch_size=65536)
+            except IcefloeError:
+                raise
+            except FileNotFoundError as e:
+                missing = getattr(e, "filename", None) or partition.path
+                raise CorruptDataFileError(strip_scheme(missing), "file referenced by the snapshot is missing") \
+                    from None
+            except (pa.ArrowException, OSError) as e:
+                raise CorruptDataFileError(strip_scheme(partition.path),
+                                           f"not a readable Parquet file ({type(e).__name__}: {e})") from None
+
+        for batch in batches():
             projected = _project_batch(pa.Table.from_batches([batch]), with_ids)
             yield pa.RecordBatch.from_arrays(
                 [projected.column(i).combine_chunks().cast(target.field(i).type) for i in range(len(target))],

@@ -616,3 +616,13 @@ def test_paimon_data_source_read_of_truncated_data_file_names_it(tmp_path, spark
         spark.read.format("icefloe").load(t.location).collect()
     msg = str(info.value)
     assert "CorruptDataFileError" in msg and os.path.basename(path) in msg, _spark_error_text(info.value)
+
+
+@pytest.mark.parametrize("case", ["data-half", "data-garbage"])
+def test_iceberg_data_source_read_of_damaged_data_file_names_it(tmp_path, spark, case):
+    """The ``icefloe`` data source reads Iceberg files in Python workers: the worker's error names the file."""
+    t, path = _damaged_iceberg(tmp_path, spark, CASES[case][1])
+    with pytest.raises(Exception) as info:
+        spark.read.format("icefloe").load(t.location).collect()
+    msg = str(info.value)
+    assert "CorruptDataFileError" in msg and os.path.basename(path) in msg, _spark_error_text(info.value)
