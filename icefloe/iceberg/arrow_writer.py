@@ -121,7 +121,7 @@ def write_arrow(io: FileIO, table, schema: Schema, spec: PartitionSpec, location
             written.append(path)
             with io.open_write(path) as sink:
                 pq.write_table(part_table, sink, compression=None if codec == "uncompressed" else codec,
-                               store_schema=False)
+                               store_schema=False, write_page_checksum=True)  # readers can catch bit rot
             with io.open_read(path) as fh:
                 md = pq.read_metadata(fh)
             m = metrics_from_footer(md, schema)

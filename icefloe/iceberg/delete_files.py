@@ -50,7 +50,8 @@ def _write(io: FileIO, path: str, table, file_schema: Schema, codec: str):
     import pyarrow.parquet as pq
 
     with io.open_write(path) as sink:
-        pq.write_table(table, sink, compression=None if codec == "uncompressed" else codec, store_schema=False)
+        pq.write_table(table, sink, compression=None if codec == "uncompressed" else codec, store_schema=False,
+                       write_page_checksum=True)
     with io.open_read(path) as fh:
         md = pq.read_metadata(fh)
     return metrics_from_footer(md, file_schema, truncate=1 << 30)

@@ -255,7 +255,7 @@ def _read_data_file(path: str):
 
     local = strip_scheme(path)
     try:
-        return pq.ParquetFile(local).read()
+        return pq.ParquetFile(local, page_checksum_verification=True).read()  # catches flipped bits
     except FileNotFoundError:
         raise CorruptDataFileError(local, "data file referenced by the snapshot is missing") from None
     except (pa.ArrowException, OSError) as e:

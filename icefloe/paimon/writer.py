@@ -151,7 +151,7 @@ def write_parquet_bytes(data, compression: str = "zstd") -> bytes:
 
     buf = _io.BytesIO()
     pq.write_table(data, buf, compression=None if compression in ("none", "uncompressed") else compression,
-                   use_compliant_nested_type=True)
+                   use_compliant_nested_type=True, write_page_checksum=True)  # readers can catch bit rot
     return buf.getvalue()
 
 

@@ -626,3 +626,35 @@ def test_iceberg_data_source_read_of_damaged_data_file_names_it(tmp_path, spark,
         spark.read.format("icefloe").load(t.location).collect()
     msg = str(info.value)
     assert "CorruptDataFileError" in msg and os.path.basename(path) in msg, _spark_error_text(info.value)
+
+
+@pytest.mark.parametrize("fmt", ["iceberg", "paimon"])
+def test_bit_flip_in_a_file_icefloe_wrote_is_caught(tmp_path, fmt):
+    """icefloe's own Arrow writers store page checksums: a flipped bit inside a value is an
+    error naming the file, not a silently different number."""
+    import struct
+
+    import pyarrow as pa
+
+    marker = 0x5A5A_1234_5678_9ABC
+    data = pa.table({"id": pa.array([marker, 1, 2], pa.int64()), "name": ["a", "b", "c"]})
+    if fmt == "iceberg":
+        from icefloe.catalog import to_schema
+
+        t = HadoopCatalog(str(tmp_path)).create_table("db.b", to_schema("id bigint not null, name string"),
+                                                      properties={"write.parquet.compression-codec": "uncompressed"})
+    else:
+        from icefloe.paimon import PaimonCatalog
+
+        t = PaimonCatalog(str(tmp_path)).create_table("db.b", "id bigint not null, name string",
+                                                      properties={"file.compression": "none"})
+    t.append(data)
+    path = t.plan_files()[0].file_path
+    raw = bytearray(open(path, "rb").read())
+    at = raw.find(struct.pack("<q", marker))
+    assert at > 0                                  # uncompressed: the value is in the file as is
+    raw[at + 2] ^= 0x01
+    open(path, "wb").write(bytes(raw))
+    with pytest.raises(CorruptDataFileError) as info:
+        t.to_arrow()
+    assert os.path.basename(path) in str(info.value)
