@@ -38,12 +38,19 @@ def bind_filter(where, fields):
     return pr.ALWAYS
 
 
-def plan(store: FileStore, snapshot: Optional[Snapshot], where=None) -> list[mf.ManifestEntry]:
+def plan(store: FileStore, snapshot: Optional[Snapshot], where=None, schema=None,
+         schemas=None) -> list[mf.ManifestEntry]:
     """Live ADD entries of ``snapshot`` that may hold rows matching ``where``, each with
-    ``file.file_path`` set to the data file's location."""
+    ``file.file_path`` set to the data file's location. ``where`` is bound to ``schema``
+    (the read schema; default: the store's); ``schemas`` looks up a schema by id (for
+    the statistics of files written with other schemas)."""
     if snapshot is None:
         return []
-    schema = store.schema
+    schema = schema if schema is not None else store.schema
+    if schemas is None:
+        from icefloe.paimon.schema import SchemaHistory
+
+        schemas = SchemaHistory(store.io, store.table_path, [schema, store.schema])
     if schema.primary_keys:
         raise UnsupportedTableError(f"{store.table_path} is a primary-key table; icefloe reads append tables "
                                     "only (rows of primary-key tables must be merged by key)")
@@ -81,9 +88,10 @@ def plan(store: FileStore, snapshot: Optional[Snapshot], where=None) -> list[mf.
             ranges = {k: pr.ColumnRange(v, v, 1 if v is None else 0, 1) for k, v in zip(part_keys, values)}
             if not pr.may_match(pred, ranges):
                 continue
-            if buckets is not None and e.total_buckets == schema.num_buckets and e.bucket not in buckets:
+            if buckets is not None and e.total_buckets == schema.num_buckets and e.bucket not in buckets \
+                    and _same_bucket_keys(schemas, e.file.schema_id, schema):
                 continue
-            if not _file_may_match(pred, e.file, schema, ranges):
+            if not _file_may_match(pred, e.file, schema, ranges, schemas):
                 continue
         path = store.bucket_dir(values, e.bucket) + "/" + e.file.file_name if not e.file.external_path \
             else store.data_file_path(e)
@@ -99,27 +107,78 @@ def _manifest_may_match(pred, m: mf.ManifestFileMeta, keys, types) -> bool:
     return pr.may_match(pred, ranges)
 
 
-def _file_may_match(pred, f, schema, part_ranges: dict) -> bool:
+def _file_may_match(pred, f, schema, part_ranges: dict, schemas=None) -> bool:
+    """Whether a file's value statistics allow rows matching ``pred`` (bound to ``schema``).
+    Statistics of a file written with another schema are laid out by that schema: they
+    are matched to ``schema``'s columns by field id, and used only where the type kept
+    its values' order (the same type or a widening); a column the file's schema lacks
+    is null in every row of the file."""
+    file_schema = schema
     if f.schema_id != schema.id:
-        return True  # statistics laid out by another schema version: do not guess
+        if schemas is None:
+            return True
+        try:
+            file_schema = schemas(f.schema_id)
+        except Exception:
+            return True
     if f.value_stats_cols is None:
-        fields = schema.fields
+        fields = file_schema.fields
     else:
-        by_name = {x.name: x for x in schema.fields}
+        by_name = {x.name: x for x in file_schema.fields}
         if any(c not in by_name for c in f.value_stats_cols):
             return True
         fields = [by_name[c] for c in f.value_stats_cols]
-    if not fields:
-        return True
     try:
-        mins, maxs, nulls = f.value_stats.decode([x.type for x in fields])
+        mins, maxs, nulls = f.value_stats.decode([x.type for x in fields]) if fields else ((), (), ())
     except Exception:
         return True
     ranges = dict(part_ranges)
+    if file_schema is schema:
+        for x, lo, hi, n in zip(fields, mins, maxs, nulls):
+            if x.name not in ranges:
+                ranges[x.name] = pr.ColumnRange(lo, hi, n, f.row_count)
+        return pr.may_match(pred, ranges) if fields else True
+    read_by_id = {x.id: x for x in schema.fields}
     for x, lo, hi, n in zip(fields, mins, maxs, nulls):
-        if x.name not in ranges:
-            ranges[x.name] = pr.ColumnRange(lo, hi, n, f.row_count)
+        rf = read_by_id.get(x.id)
+        if rf is not None and rf.name not in ranges and _order_kept(x.type, rf.type):
+            ranges[rf.name] = pr.ColumnRange(lo, hi, n, f.row_count)
+    file_ids = {x.id for x in file_schema.fields}
+    for rf in schema.fields:
+        if rf.id not in file_ids and rf.name not in ranges:
+            ranges[rf.name] = pr.ColumnRange(None, None, f.row_count, f.row_count)
     return pr.may_match(pred, ranges)
+
+
+def _order_kept(old, new) -> bool:
+    """Statistics of ``old`` values bound values of ``new`` (same type, or a widening)."""
+    from icefloe.paimon.schema_update import can_widen
+
+    if not isinstance(old, AtomicType) or not isinstance(new, AtomicType):
+        return False
+    if old.root in ("CHAR", "BINARY") or new.root in ("CHAR", "BINARY"):
+        return old.root == new.root and old.length == new.length
+    return can_widen(old, new)
+
+
+def _same_bucket_keys(schemas, schema_id: int, schema) -> bool:
+    """Whether a file's schema puts rows in buckets as ``schema`` does (the same bucket-key
+    field ids and types), so bucket pruning computed with ``schema`` applies to it."""
+    if schema_id == schema.id:
+        return True
+    try:
+        other = schemas(schema_id)
+    except Exception:
+        return False
+
+    def keys(s):
+        try:
+            return [(k.id, str(k.type.copy(True))) for k in s.bucket_key_fields]
+        except Exception:
+            return None
+
+    mine = keys(schema)
+    return mine is not None and keys(other) == mine and other.num_buckets == schema.num_buckets
 
 
 def _selected_buckets(pred, schema) -> Optional[set]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
 from icefloe.core.io import FileAlreadyExistsError, FileIO
@@ -204,3 +204,146 @@ def create_schema(io: FileIO, table_path: str, schema: TableSchema) -> None:
         io.write_bytes(schema_path(table_path, schema.id), schema.to_json().encode("utf-8"), overwrite=False)
     except FileAlreadyExistsError:
         raise TableAlreadyExistsError(f"table already exists at {table_path}") from None
+
+
+class SchemaHistory:
+    """``schema-N`` files by id, each read once (a schema file never changes)."""
+
+    def __init__(self, io: FileIO, table_path: str, known=()):
+        self.io = io
+        self.table_path = table_path
+        self._by_id = {s.id: s for s in known}
+
+    def get(self, schema_id: int) -> TableSchema:
+        s = self._by_id.get(schema_id)
+        if s is None:
+            s = self._by_id[schema_id] = load_schema(self.io, self.table_path, schema_id)
+        return s
+
+    __call__ = get
+
+
+# --------------------------------------------------------------------------- reading older files
+# A data file holds the columns of the schema it was written with (its ``schema_id``),
+# under that schema's names. Reads match them to the read schema by field id, as Paimon
+# does: a renamed column keeps its values, a column dropped and added again under the
+# same name is a new id (nulls for older files), a widened column is cast, and a column
+# added later is null for older files.
+def same_layout(file_fields, read_fields) -> bool:
+    """Whether files of ``file_fields`` read under ``read_fields`` need nothing but casts
+    by name (same ids, names and nested fields)."""
+    return _layout(file_fields) == _layout(read_fields)
+
+
+def _layout(fields) -> tuple:
+    from icefloe.paimon.types import ArrayType, MapType, MultisetType, RowType
+
+    def shape(t):
+        if isinstance(t, RowType):
+            return ("ROW", _layout(t.fields))
+        if isinstance(t, (ArrayType, MultisetType)):
+            return ("ARRAY", shape(t.element))
+        if isinstance(t, MapType):
+            return ("MAP", shape(t.key), shape(t.value))
+        return ()
+
+    return tuple((f.id, f.name, shape(f.type)) for f in fields)
+
+
+def _column_named(names: dict, name: str):
+    """The physical column of a file for a schema field name (exact, else case-insensitive)."""
+    return names.get(name, names.get(name.lower()))
+
+
+def evolve_arrow(data, file_fields, read_fields):
+    """A pyarrow Table of one data file (columns named as in ``file_fields``, the fields of
+    the schema it was written with) as ``read_fields``: matched by field id, cast,
+    nulls for ids the file's schema does not have."""
+    import pyarrow as pa
+
+    from icefloe.paimon.types import to_arrow_schema
+
+    target = to_arrow_schema(read_fields, with_ids=False)
+    names = {n: n for n in data.column_names}
+    for n in data.column_names:
+        names.setdefault(n.lower(), n)
+    by_id = {f.id: f for f in file_fields}
+    cols = []
+    for rf, tf in zip(read_fields, target):
+        ff = by_id.get(rf.id)
+        src = _column_named(names, ff.name) if ff is not None else None
+        if src is None:
+            cols.append(pa.nulls(data.num_rows, tf.type))
+            continue
+        cols.append(_evolve_column(data.column(src), ff.type, rf.type, tf.type))
+    return pa.Table.from_arrays(cols, schema=target)
+
+
+def _evolve_column(col, ftype, rtype, arrow_type):
+    import pyarrow as pa
+
+    if isinstance(col, pa.ChunkedArray):
+        chunks = [_evolve_array(c, ftype, rtype, arrow_type) for c in col.chunks]
+        return pa.chunked_array(chunks, type=arrow_type)
+    return _evolve_array(col, ftype, rtype, arrow_type)
+
+
+def _evolve_array(arr, ftype, rtype, arrow_type):
+    """One Arrow array of file type ``ftype`` as read type ``rtype`` (ROW fields by id)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from icefloe.paimon.types import ArrayType, MapType, RowType, to_arrow_type
+
+    if _layout([_Probe(ftype)]) == _layout([_Probe(rtype)]):
+        return arr.cast(arrow_type) if arr.type != arrow_type else arr
+    if isinstance(rtype, RowType) and isinstance(ftype, RowType):
+        by_id = {f.id: f for f in ftype.fields}
+        names = {arr.type.field(i).name: i for i in range(arr.type.num_fields)}
+        for n, i in list(names.items()):
+            names.setdefault(n.lower(), i)
+        children, fields = [], []
+        for rf, af in zip(rtype.fields, arrow_type):
+            ff = by_id.get(rf.id)
+            idx = None
+            if ff is not None:
+                idx = names.get(ff.name, names.get(ff.name.lower()))
+            if idx is None:
+                children.append(pa.nulls(len(arr), af.type))
+            else:
+                children.append(_evolve_array(arr.field(idx), ff.type, rf.type, af.type))
+            fields.append(af)
+        mask = pc.is_null(arr) if arr.null_count else None
+        return pa.StructArray.from_arrays(children, fields=fields, mask=mask)
+    if isinstance(rtype, ArrayType) and isinstance(ftype, ArrayType):
+        values = _evolve_array(arr.values, ftype.element, rtype.element, arrow_type.value_type)
+        mask = pc.is_null(arr) if arr.null_count else None
+        return pa.ListArray.from_arrays(arr.offsets, values, type=arrow_type, mask=mask)
+    if isinstance(rtype, MapType) and isinstance(ftype, MapType):
+        keys = _evolve_array(arr.keys, ftype.key, rtype.key, arrow_type.key_type)
+        items = _evolve_array(arr.items, ftype.value, rtype.value, arrow_type.item_type)
+        mask = pc.is_null(arr) if arr.null_count else None
+        return pa.MapArray.from_arrays(arr.offsets, keys, items, type=arrow_type, mask=mask)
+    return arr.cast(to_arrow_type(rtype))
+
+
+class _Probe:
+    """A stand-in field so a lone type can go through ``_layout``."""
+
+    def __init__(self, t):
+        self.id, self.name, self.type = -1, "", t
+
+
+def name_projection_matches(file_fields, read_fields) -> bool:
+    """Whether matching a file's columns by name gives what matching by field id gives
+    (no column renamed, or dropped and added again under its name, and no nested field
+    changes) -- the condition for readers that still match by name."""
+    by_name = {f.name.lower(): f for f in file_fields}
+    by_id = {f.id: f for f in file_fields}
+    for rf in read_fields:
+        named, same_id = by_name.get(rf.name.lower()), by_id.get(rf.id)
+        if named is not same_id:
+            return False
+        if same_id is not None and _layout([same_id]) != _layout([replace(rf, name=same_id.name)]):
+            return False
+    return True

@@ -116,10 +116,36 @@ class PaimonTable:
             return self._store.snapshots.as_of(to_epoch_ms(as_of))
         return self.current_snapshot()
 
+    # ------------------------------------------------------------------ schema evolution
+    def update_schema(self):
+        """``with t.update_schema() as u:`` -- add, rename, drop, widen, reorder columns;
+        committed on exit as one new ``schema-N`` file (``icefloe.paimon.schema_update``)."""
+        from icefloe.paimon.schema_update import UpdateSchema
+
+        return UpdateSchema(self)
+
+    def schema_by_id(self, schema_id: int) -> TableSchema:
+        """The Paimon schema ``schema-<schema_id>`` (cached: schema files never change)."""
+        from icefloe.paimon.schema import SchemaHistory
+
+        history = self.__dict__.get("_schema_history")
+        if history is None or history.table_path != self._location:
+            history = self.__dict__["_schema_history"] = SchemaHistory(self.io, self._location)
+        return self._schema if schema_id == self._schema.id else history.get(schema_id)
+
+    def schema_for(self, snapshot_id: Optional[int] = None, as_of=None) -> TableSchema:
+        """The schema a read uses: the snapshot's for time travel, else the table's latest."""
+        snap = None if snapshot_id is None and as_of is None else self.snapshot_for(snapshot_id, as_of)
+        return self._schema if snap is None else self.schema_by_id(snap.schema_id)
+
     # ------------------------------------------------------------------ planning
     def plan(self, where=None, snapshot_id: Optional[int] = None, as_of=None):
-        """Manifest entries (ADD) of the files a read would use, paths filled in."""
-        return scan_mod.plan(self._store, self.snapshot_for(snapshot_id, as_of), where)
+        """Manifest entries (ADD) of the files a read would use, paths filled in. ``where``
+        is bound to the read schema (the snapshot's when time travelling)."""
+        snap = self.snapshot_for(snapshot_id, as_of)
+        travel = (snapshot_id is not None or as_of is not None) and snap is not None
+        schema = self.schema_by_id(snap.schema_id) if travel else self._schema
+        return scan_mod.plan(self._store, snap, where, schema, self.schema_by_id)
 
     def plan_files(self, where=None, snapshot_id: Optional[int] = None, as_of=None):
         """DataFileMetas of the files a read would use (``file_path`` filled in)."""
@@ -130,8 +156,10 @@ class PaimonTable:
                  columns: Optional[Sequence[str]] = None):
         from icefloe.spark.paimon_read import read_files
 
+        schema = self.schema_for(snapshot_id, as_of)
         files = self.plan_files(where, snapshot_id, as_of)
-        return read_files(self.spark, [f.file_path for f in files], self._schema.fields, where, columns)
+        return read_files(self.spark, [f.file_path for f in files], schema.fields, where, columns,
+                          file_fields=[self.schema_by_id(f.schema_id).fields for f in files])
 
     def to_arrow(self, snapshot_id: Optional[int] = None, as_of=None, where: Optional[str] = None,
                  columns: Optional[Sequence[str]] = None):
@@ -142,11 +170,15 @@ class PaimonTable:
 
         from icefloe.paimon.predicate import to_arrow_expression
 
-        row_filter = to_arrow_expression(where, self._schema.fields) if where is not None else None
-        target = pt.to_arrow_schema(self._schema.fields, with_ids=False)
+        from icefloe.paimon.schema import evolve_arrow
+
+        schema = self.schema_for(snapshot_id, as_of)
+        row_filter = to_arrow_expression(where, schema.fields) if where is not None else None
+        target = pt.to_arrow_schema(schema.fields, with_ids=False)
         parts = []
-        for f in self.plan_files(where, snapshot_id, as_of):
-            parts.append(_project_by_name(_read_data_file(f.file_path), target))
+        for f in self.plan_files(where, snapshot_id, as_of):  # columns matched by field id
+            parts.append(evolve_arrow(_read_data_file(f.file_path), self.schema_by_id(f.schema_id).fields,
+                                      schema.fields))
         out = pa.concat_tables(parts) if parts else target.empty_table()
         if row_filter is not None:
             out = out.filter(row_filter)
@@ -217,7 +249,16 @@ class PaimonTable:
     def rewrite_data_files(self, where=None, target_file_size: Optional[int] = None) -> Optional[Snapshot]:
         """Compaction: small files of each (partition, bucket) rewritten as one COMPACT snapshot."""
         from icefloe.paimon.maintenance import compact
+        from icefloe.paimon.schema import name_projection_matches
 
+        self.refresh()
+        for f in self.plan_files(where):   # compaction reads files by column name
+            if f.schema_id != self._schema.id and not name_projection_matches(
+                    self.schema_by_id(f.schema_id).fields, self._schema.fields):
+                raise scan_mod.UnsupportedTableError(
+                    f"cannot compact {self.name}: data file {f.file_name} was written with schema {f.schema_id}, "
+                    f"whose columns were renamed or dropped and added again since; compaction would "
+                    "match them by name")
         return compact(self, where, target_file_size)
 
     def rewrite_manifests(self) -> Optional[Snapshot]:

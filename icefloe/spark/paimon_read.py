@@ -1,41 +1,117 @@
 """Reading planned Paimon data files with Spark's own Parquet reader.
 
 The driver plans (``icefloe.paimon.scan``); Spark reads exactly the files that may
-match. Columns are matched by name, as Paimon's readers do: the read schema
-carries no ``parquet.field.id`` (files written by pypaimon have no field ids,
-and Spark refuses id-based reads of such files). The files are passed one by
-one, so Spark infers no partition columns from the ``k=v`` directories. The
-filter is applied again on rows.
+match. Spark matches Parquet columns by name: the read schema carries no
+``parquet.field.id`` (files written by pypaimon have no field ids, and Spark refuses
+id-based reads of such files). After schema evolution a file's columns carry the
+names of the schema it was written with, so the files are read in groups, one per
+schema layout, each under its own schema's names and types; each group's columns are
+then matched to the read schema by field id (renamed, cast to a widened type, nulls
+for columns added later; ROW fields by id too) and the groups are unioned. The files
+are passed one by one, so Spark infers no partition columns from the ``k=v``
+directories. The filter is applied again on rows.
 """
 from __future__ import annotations
 
 import os
+import re
 from typing import Optional, Sequence
 
 from icefloe.paimon import types as pt
 
 
-def read_files(spark, paths: Sequence[str], fields, where=None, columns: Optional[Sequence[str]] = None):
-    """A DataFrame of the given data files under the table's (Paimon) fields."""
+def read_files(spark, paths: Sequence[str], fields, where=None, columns: Optional[Sequence[str]] = None,
+               file_fields: Optional[Sequence] = None):
+    """A DataFrame of the given data files under the table's (Paimon) fields.
+    ``file_fields[i]``, if given, are the fields of the schema ``paths[i]`` was written
+    with (default: ``fields``)."""
     schema = pt.to_spark_schema(fields, with_ids=False)
     if not paths:
         df = spark.createDataFrame([], schema)
     else:
-        from icefloe.spark.iceberg_read import raise_if_missing
+        from icefloe.paimon.schema import _layout
 
-        # never skip a file (sessions may set spark.sql.files.ignoreCorruptFiles/ignoreMissingFiles):
-        # its rows would silently be missing from the result
-        try:
-            df = (spark.read.option("ignoreCorruptFiles", "false").option("ignoreMissingFiles", "false")
-                  .schema(schema).parquet(*paths))
-        except Exception as e:
-            raise_if_missing(e, paths, "data file")
-            raise
+        groups: dict = {}
+        for i, path in enumerate(paths):
+            ff = file_fields[i] if file_fields is not None else fields
+            key = (_layout(ff), tuple(str(f.type) for f in ff))
+            groups.setdefault(key, (ff, []))[1].append(path)
+        frames = [_read_group(spark, group_paths, ff, fields) for ff, group_paths in groups.values()]
+        df = frames[0]
+        for other in frames[1:]:
+            df = df.union(other)
     if where is not None:
         df = df.where(where)
     if columns:
         df = df.select(*[f"`{c}`" for c in columns])
     return df
+
+
+def _read_group(spark, paths: Sequence[str], file_fields, fields):
+    """Files written with ``file_fields`` as a DataFrame of ``fields`` (by field id)."""
+    from icefloe.paimon.schema import same_layout
+    from icefloe.spark.iceberg_read import raise_if_missing
+
+    read_schema = pt.to_spark_schema(fields, with_ids=False)
+    file_schema = pt.to_spark_schema(file_fields, with_ids=False)
+    plain = same_layout(file_fields, fields) and \
+        [f.dataType for f in read_schema.fields] == [f.dataType for f in file_schema.fields]
+    schema = read_schema if plain else file_schema
+    # never skip a file (sessions may set spark.sql.files.ignoreCorruptFiles/ignoreMissingFiles):
+    # its rows would silently be missing from the result
+    try:
+        df = (spark.read.option("ignoreCorruptFiles", "false").option("ignoreMissingFiles", "false")
+              .schema(schema).parquet(*paths))
+    except Exception as e:
+        raise_if_missing(e, paths, "data file")
+        raise
+    if plain:
+        return df
+    from pyspark.sql import functions as F
+
+    by_id = {f.id: f for f in file_fields}
+    cols = []
+    for rf in fields:
+        target = pt.to_spark_type(rf.type, False)
+        ff = by_id.get(rf.id)
+        if ff is None:
+            c = F.lit(None).cast(target)
+        else:
+            c = _evolve_expr(F.col(_quote(ff.name)), ff.type, rf.type)
+        cols.append(c.alias(rf.name))
+    return df.select(*cols)
+
+
+def _quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _evolve_expr(c, ftype, rtype):
+    """A Spark column of Paimon type ``ftype`` as ``rtype``: ROW fields matched by id."""
+    from pyspark.sql import functions as F
+
+    from icefloe.paimon.schema import _Probe, _layout
+
+    target = pt.to_spark_type(rtype, False)
+    if _layout([_Probe(ftype)]) == _layout([_Probe(rtype)]):
+        return c if pt.to_spark_type(ftype, False) == target else c.cast(target)
+    if isinstance(ftype, pt.RowType) and isinstance(rtype, pt.RowType):
+        by_id = {f.id: f for f in ftype.fields}
+        parts = []
+        for rf in rtype.fields:
+            ff = by_id.get(rf.id)
+            v = (F.lit(None).cast(pt.to_spark_type(rf.type, False)) if ff is None
+                 else _evolve_expr(c.getField(ff.name), ff.type, rf.type))
+            parts.append(v.alias(rf.name))
+        return F.when(c.isNull(), F.lit(None).cast(target)).otherwise(F.struct(*parts))
+    if isinstance(ftype, pt.ArrayType) and isinstance(rtype, pt.ArrayType):
+        return F.transform(c, lambda x: _evolve_expr(x, ftype.element, rtype.element))
+    if isinstance(ftype, pt.MapType) and isinstance(rtype, pt.MapType):
+        c = F.transform_values(c, lambda _k, v: _evolve_expr(v, ftype.value, rtype.value))
+        if pt.to_spark_type(ftype.key, False) != pt.to_spark_type(rtype.key, False):
+            c = F.transform_keys(c, lambda k, _v: k.cast(pt.to_spark_type(rtype.key, False)))
+        return c
+    return c.cast(target)
 
 
 # --------------------------------------------------------------------------- Python data source hooks
@@ -56,23 +132,36 @@ def paimon_schema_ddl(location: str) -> str:
         for f in table.table_schema.fields)
 
 
+_PARTITION_RE = re.compile(r"^(?P<path>.*)#schema=(?P<file>\d+),(?P<read>\d+)$", re.S)
+
+
 def paimon_partitions(location: str, options: dict, where=None) -> list[str]:
-    """Paths of the data files a read uses (``snapshot-id`` / ``as-of-timestamp`` options)."""
+    """The data files a read uses (``snapshot-id`` / ``as-of-timestamp`` options), each as
+    ``<path>#schema=<file schema id>,<table schema id>`` so the task reading it can match
+    its columns by field id (a data file's path ends in its format's extension, never so)."""
     table = _table(location)
     sid = options.get("snapshot-id")
     as_of = options.get("as-of-timestamp")
-    return [f.file_path for f in table.plan_files(where if isinstance(where, str) else None,
-                                                  int(sid) if sid not in (None, "") else None,
-                                                  as_of=int(as_of) if as_of not in (None, "") else None)]
+    files = table.plan_files(where if isinstance(where, str) else None,
+                             int(sid) if sid not in (None, "") else None,
+                             as_of=int(as_of) if as_of not in (None, "") else None)
+    current = table.table_schema.id
+    return [f"{f.file_path}#schema={f.schema_id},{current}" for f in files]
 
 
 def paimon_read_file(location: str, path: str, target):
-    """Arrow batches of one data file, columns matched by name and cast to ``target``."""
+    """Arrow batches of one data file, cast to ``target`` (Spark's read schema: the table's
+    columns by name). With the schema ids ``paimon_partitions`` appends, columns are
+    matched by field id; a bare path matches them by name."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from icefloe.core.io import strip_scheme
     from icefloe.errors import CorruptDataFileError
+
+    m = _PARTITION_RE.match(path)
+    if m is not None:
+        path = m.group("path")
 
     def batches():
         # errors name the file: this runs in a Python worker, where pyarrow's message alone
@@ -88,7 +177,11 @@ def paimon_read_file(location: str, path: str, target):
             raise CorruptDataFileError(local, f"not a readable Parquet file ({type(e).__name__}: {e})") from None
 
     it = batches()
-    names = {n.lower(): n for n in next(it)}
+    file_names = next(it)
+    if m is not None:
+        yield from _read_by_id(location, it, int(m.group("file")), int(m.group("read")), target)
+        return
+    names = {n.lower(): n for n in file_names}
     for batch in it:
         cols = []
         for f in target:
@@ -99,3 +192,27 @@ def paimon_read_file(location: str, path: str, target):
                 col = batch.column(batch.schema.get_field_index(src))
                 cols.append(col.cast(f.type) if col.type != f.type else col)
         yield pa.RecordBatch.from_arrays(cols, schema=target)
+
+
+def _read_by_id(location: str, batches, file_schema_id: int, read_schema_id: int, target):
+    import pyarrow as pa
+
+    from icefloe.core.io import LOCAL, strip_scheme
+    from icefloe.paimon.schema import SchemaHistory, evolve_arrow
+
+    schemas = SchemaHistory(LOCAL, os.path.abspath(strip_scheme(location)))
+    file_fields = schemas.get(file_schema_id).fields
+    table_fields = schemas.get(read_schema_id).fields
+    read_fields = []
+    for f in target:
+        match = [x for x in table_fields if x.name == f.name] or \
+            [x for x in table_fields if x.name.lower() == f.name.lower()]
+        # a column Spark asks for that the table schema lacks: an id no file has (nulls)
+        read_fields.append(match[0] if match else pt.DataField(-1, f.name, pt.from_arrow_type(
+            f.type, True, lambda: -1)))
+    for batch in batches:
+        data = evolve_arrow(pa.Table.from_batches([batch]), file_fields, read_fields)
+        cols = [data.column(i).cast(f.type) if data.column(i).type != f.type else data.column(i)
+                for i, f in enumerate(target)]
+        yield pa.RecordBatch.from_arrays([c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c
+                                          for c in cols], schema=target)

@@ -331,7 +331,10 @@ def _alter_action(sess, t, schema, action):
         with _schema_update(sess, t, "ALTER TABLE ... ADD COLUMNS (schema evolution)", action) as u:
             for c in cols:
                 parsed = _column_def(sess, c)
-                cap.call_with(u.add_column, path=parsed.name, name=parsed.name, field_type=parsed.field_type,
+                field_type = parsed.field_type
+                if getattr(t, "format", None) == "paimon" and c.args.get("kind") is not None:
+                    field_type = _column_type(t, c.args["kind"].sql("spark"))
+                cap.call_with(u.add_column, path=parsed.name, name=parsed.name, field_type=field_type,
                               doc=parsed.doc, required=parsed.required or None)
                 _place_added(sess, u, schema, parsed.name, c.args.get("position"), added)
                 added.append(parsed.name)
@@ -359,7 +362,7 @@ def _alter_action(sess, t, schema, action):
         kwargs = {}
         if action.args.get("dtype") is not None:
             try:
-                kwargs["field_type"] = parse_type(action.args["dtype"].sql("spark"))
+                kwargs["field_type"] = _column_type(t, action.args["dtype"].sql("spark"))
             except SchemaError as e:
                 raise sess.error(str(e), action) from None
         if action.args.get("comment") is not None:
@@ -382,6 +385,15 @@ def _alter_action(sess, t, schema, action):
         cap.update_properties(t, updates, [])
         return
     raise sess.not_supported(f"ALTER TABLE action {action.sql('spark')}", action)
+
+
+def _column_type(t, text: str):
+    """A column type of ALTER TABLE: Paimon tables keep Spark's TINYINT and SMALLINT."""
+    if getattr(t, "format", None) == "paimon":
+        from icefloe.paimon.schema_update import spark_sql_type
+
+        return spark_sql_type(text)
+    return parse_type(text)
 
 
 def _place_added(sess, u, schema, name: str, position, added: list) -> None:
@@ -493,7 +505,7 @@ def _alter_column(sess, t, stmt: p.AlterColumn):
             kwargs = {}
             if ch.type_text is not None:
                 try:
-                    kwargs["field_type"] = parse_type(ch.type_text)
+                    kwargs["field_type"] = _column_type(t, ch.type_text)
                 except SchemaError as e:
                     raise SqlError(str(e), *(ch.type_at or (ch.column.line, ch.column.column))) from None
             if ch.comment is not None:

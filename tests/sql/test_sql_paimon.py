@@ -133,9 +133,6 @@ def test_what_paimon_cannot_do_is_refused(pcat):
         ("UPDATE db.r SET id = 3 WHERE id = 1", "UPDATE"),
         ("MERGE INTO db.r t USING (SELECT 1 AS id, 'x' AS p) s ON t.id = s.id WHEN MATCHED THEN DELETE", "MERGE"),
         ("INSERT OVERWRITE db.r PARTITION (p = 'x') VALUES (5)", "INSERT OVERWRITE of single partitions"),
-        ("ALTER TABLE db.r ADD COLUMNS (c int)", "ADD COLUMNS .schema evolution. on paimon tables"),
-        ("ALTER TABLE db.r ALTER COLUMN id FIRST", "ALTER COLUMN .schema evolution. on paimon tables"),
-        ("ALTER TABLE db.r RENAME COLUMN id TO k", "RENAME COLUMN"),
         ("ALTER TABLE db.r ADD PARTITION FIELD id", "PARTITION FIELD"),
         ("ALTER TABLE db.r CREATE BRANCH b", "CREATE BRANCH"),
         ("CREATE OR REPLACE TABLE db.r (id bigint) USING paimon", "REPLACE TABLE on paimon tables"),
@@ -161,3 +158,55 @@ def test_what_paimon_cannot_do_is_refused(pcat):
     with pytest.raises(SqlError, match="this catalog holds paimon tables"):
         run("CREATE TABLE db.ice (a int) USING iceberg")
     assert t.snapshots()[0].id == 1
+
+
+def test_paimon_alter_table_evolves_the_schema(pcat, warehouse):
+    """ALTER TABLE on a Paimon table: one ``schema-N`` file per statement, old files read by field id."""
+    run = pcat.sql
+    run("CREATE TABLE db.ev (id bigint not null, v int, name string, p string) USING paimon PARTITIONED BY (p)")
+    run("INSERT INTO db.ev VALUES (1, 10, 'a', 'x'), (2, 20, 'b', 'y')")
+    run("ALTER TABLE db.ev ADD COLUMNS (score double COMMENT 'points' AFTER id, tiny tinyint)")
+    run("ALTER TABLE db.ev RENAME COLUMN name TO label")
+    run("ALTER TABLE db.ev ALTER COLUMN v TYPE bigint")
+    run("ALTER TABLE db.ev ALTER COLUMN tiny TYPE smallint")
+    run("ALTER TABLE db.ev ALTER COLUMN label COMMENT 'the label'")
+    run("ALTER TABLE db.ev ALTER COLUMN label FIRST")
+    run("ALTER TABLE db.ev ALTER COLUMN id DROP NOT NULL")
+    t = pcat.load_table("db.ev")
+    assert t.table_schema.field_names == ["label", "id", "score", "v", "p", "tiny"]
+    assert [str(f.type) for f in t.table_schema.fields] == ["STRING", "BIGINT", "DOUBLE", "BIGINT", "STRING",
+                                                            "SMALLINT"]
+    import pyarrow as pa
+
+    t.append(pa.table({"label": ["c"], "id": pa.array([3], pa.int64()), "score": [1.5], "v": [30000000000],
+                       "p": ["x"], "tiny": pa.array([7], pa.int16())}))
+    run("ALTER TABLE db.ev DROP COLUMN score")
+    run("ALTER TABLE db.ev ADD COLUMNS (score double)")       # a new column: the old scores stay gone
+    schema_dir = os.path.join(warehouse, "db.db", "ev", "schema")
+    assert sorted(os.listdir(schema_dir)) == [f"schema-{i}" for i in range(10)]
+    assert _rows(run("SELECT label, id, v, p, tiny, score FROM db.ev")) == [
+        ("a", 1, 10, "x", None, None), ("b", 2, 20, "y", None, None), ("c", 3, 30000000000, "x", 7, None)]
+    assert [c for c in run("SELECT * FROM db.ev").columns] == ["label", "id", "v", "p", "tiny", "score"]
+    # time travel reads each snapshot with its own schema
+    old = run("SELECT * FROM db.ev VERSION AS OF 1")
+    assert old.columns == ["id", "v", "name", "p"] and _rows(old) == [(1, 10, "a", "x"), (2, 20, "b", "y")]
+    assert _rows(run("SELECT label, score FROM db.ev VERSION AS OF 2")) == [("a", None), ("b", None), ("c", 1.5)]
+    desc = {r[0]: (r[1], r[2]) for r in run("DESCRIBE TABLE db.ev").collect()}
+    assert desc["label"] == ("string", "the label") and desc["score"] == ("double", "")
+    snaps = run("SELECT snapshot_id, schema_id FROM db.ev.snapshots ORDER BY snapshot_id").collect()
+    assert [(r.snapshot_id, r.schema_id) for r in snaps] == [(1, 0), (2, 7)]
+
+    # refused changes name the reason and write no schema file
+    for statement, message in [
+        ("ALTER TABLE db.ev ALTER COLUMN v TYPE int", "cannot change column 'v' from BIGINT to INT"),
+        ("ALTER TABLE db.ev ALTER COLUMN label TYPE int", "from STRING to INT"),
+        ("ALTER TABLE db.ev RENAME COLUMN p TO q", "cannot rename partition column 'p'"),
+        ("ALTER TABLE db.ev DROP COLUMN p", "cannot drop partition column 'p'"),
+        ("ALTER TABLE db.ev ADD COLUMNS (req int NOT NULL)", "cannot be NOT NULL"),
+        ("ALTER TABLE db.ev ALTER COLUMN v SET NOT NULL", "cannot make column 'v' NOT NULL"),
+        ("ALTER TABLE db.ev DROP COLUMN nope", "unknown column nope"),
+    ]:
+        with pytest.raises(SqlError, match=message):
+            run(statement)
+        assert len(os.listdir(schema_dir)) == 10, statement
+    assert _rows(run("SELECT id FROM db.ev")) == [(1,), (2,), (3,)]

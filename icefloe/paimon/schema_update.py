@@ -1,0 +1,522 @@
+"""Schema evolution of Paimon tables: each change is a new ``schema/schema-N`` file.
+
+``with table.update_schema() as u:`` records changes and, on a clean exit, writes
+``schema-<latest+1>`` with create-if-absent. The rules are Paimon's:
+
+- field ids are never reused: an added column takes ``highestFieldId + 1`` (then its
+  nested ROW fields the next ids), so dropping a column and adding one of the same
+  name gives a new id, and the old files' values do not come back;
+- an added column must be nullable (the rows already written have no value);
+- partition columns cannot be renamed, dropped or retyped; primary-key columns cannot be
+  dropped or retyped; a table cannot lose its last column;
+- renaming a column renames it in the primary keys and in ``bucket-key`` /
+  ``sequence.field``; ``add-column-before-partition`` places new columns before the
+  first partition column;
+- nullability only ever widens (NOT NULL -> nullable): Paimon refuses nullable ->
+  NOT NULL unless ``alter-column-null-to-not-null.disabled`` is false, and icefloe
+  never does it, as existing files may hold nulls.
+
+icefloe is stricter than Paimon in two places, both to keep every file readable and
+every read exact:
+
+- type changes are widening only (Paimon also allows lossy "explicit" casts such as
+  DOUBLE -> INT or anything -> STRING): integers to wider integers, FLOAT -> DOUBLE,
+  DECIMAL to a DECIMAL holding every old value, TINYINT/SMALLINT -> FLOAT/DOUBLE and
+  INT -> DOUBLE, integers to a DECIMAL with room for them, CHAR/VARCHAR/BINARY/
+  VARBINARY to a longer VARCHAR/VARBINARY, TIME/TIMESTAMP to a finer precision
+  (timestamps up to microseconds, what Spark reads);
+- bucket-key columns cannot be dropped or retyped: the bucket of a row is the hash
+  of the key's binary layout, which a new type changes.
+
+Only top-level columns are changed here (pypaimon and Java Paimon can also change
+nested ROW fields; reads handle those by field id too).
+
+Concurrency, as Paimon's ``SchemaManager``: the changes are replayed on the latest
+schema for each attempt; losing the race for ``schema-N`` (another change took it)
+replays them on ``schema-N`` and tries ``schema-N+1``. A change that no longer
+applies (say, both add a column ``x``) fails with ``SchemaError`` and writes nothing.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from typing import Optional
+
+from icefloe.core.io import FileAlreadyExistsError
+from icefloe.errors import CommitConflictError, SchemaError
+from icefloe.paimon import types as pt
+from icefloe.paimon.schema import TableSchema, latest_schema, schema_path
+from icefloe.paimon.types import ArrayType, AtomicType, DataField, MapType, MultisetType, RowType
+
+BUCKET_KEY = "bucket-key"
+SEQUENCE_FIELD = "sequence.field"
+ADD_BEFORE_PARTITION = "add-column-before-partition"
+
+_INT_RANK = {"TINYINT": 0, "SMALLINT": 1, "INT": 2, "BIGINT": 3}
+_INT_DIGITS = {"TINYINT": 3, "SMALLINT": 5, "INT": 10, "BIGINT": 19}
+_EXACT_IN_FLOAT = {"FLOAT": ("TINYINT", "SMALLINT"), "DOUBLE": ("TINYINT", "SMALLINT", "INT")}
+
+
+# --------------------------------------------------------------------------- types
+def as_paimon_type(t) -> pt.DataType:
+    """A Paimon type from a Paimon type object, a Paimon type string (``BIGINT``,
+    ``DECIMAL(12, 2)``, ``TIMESTAMP(6) WITH LOCAL TIME ZONE``), a Spark/icefloe type
+    string for what Paimon strings cannot say (``struct<a: int>``, ``array<string>``,
+    ``long``), or an icefloe type. Nested ROW fields get ids when the column is added."""
+    from icefloe.core import types as core
+
+    if isinstance(t, (AtomicType, RowType, ArrayType, MapType, MultisetType)):
+        return t
+    counter = [-1]
+
+    def next_id() -> int:
+        counter[0] += 1
+        return counter[0]
+
+    if isinstance(t, dict):
+        return pt.parse_type(t)
+    if isinstance(t, str):
+        try:
+            return pt.parse_atomic(t)
+        except SchemaError:
+            pass
+        try:
+            return pt.from_core_type(core.parse_type(t), False, next_id)
+        except SchemaError as e:
+            raise SchemaError(f"cannot parse type {t!r}: {e}") from None
+    if isinstance(t, core.IcebergType):
+        return pt.from_core_type(t, False, next_id)
+    raise SchemaError(f"expected a Paimon type or a type string such as 'BIGINT', got {t!r}")
+
+
+_SPARK_SMALL_INTS = {"tinyint": "TINYINT", "byte": "TINYINT", "smallint": "SMALLINT", "short": "SMALLINT"}
+
+
+def spark_sql_type(text: str) -> pt.DataType:
+    """The Paimon type of a Spark SQL type (``timestamp`` is Paimon's TIMESTAMP WITH LOCAL
+    TIME ZONE, ``timestamp_ntz`` its TIMESTAMP, ``tinyint``/``smallint`` stay so)."""
+    from icefloe.core import types as core
+
+    small = _SPARK_SMALL_INTS.get(text.strip().lower())
+    if small is not None:
+        return AtomicType(small)
+    return as_paimon_type(core.parse_type(text))
+
+
+def _with_fresh_ids(t: pt.DataType, next_id) -> pt.DataType:
+    """``t`` with new ids for its nested ROW fields (parents before children, as Paimon)."""
+    if isinstance(t, RowType):
+        fields = []
+        for f in t.fields:
+            fid = next_id()
+            fields.append(DataField(fid, f.name, _with_fresh_ids(f.type, next_id), f.description))
+        return RowType(tuple(fields), t.nullable)
+    if isinstance(t, ArrayType):
+        return ArrayType(_with_fresh_ids(t.element, next_id), t.nullable)
+    if isinstance(t, MultisetType):
+        return MultisetType(_with_fresh_ids(t.element, next_id), t.nullable)
+    if isinstance(t, MapType):
+        return MapType(_with_fresh_ids(t.key, next_id), _with_fresh_ids(t.value, next_id), t.nullable)
+    return t
+
+
+def _shape(t: pt.DataType):
+    """A type without nullability and field ids: what two nested types must share to be the same."""
+    if isinstance(t, RowType):
+        return ("ROW", tuple((f.name, _shape(f.type)) for f in t.fields))
+    if isinstance(t, (ArrayType, MultisetType)):
+        return (type(t).__name__, _shape(t.element))
+    if isinstance(t, MapType):
+        return ("MAP", _shape(t.key), _shape(t.value))
+    return str(t.copy(True))
+
+
+def can_widen(old: pt.DataType, new: pt.DataType) -> bool:
+    """Whether every value of ``old`` converts exactly to ``new`` (nullability aside),
+    in Arrow and in Spark: the type changes icefloe accepts."""
+    if not isinstance(old, AtomicType) or not isinstance(new, AtomicType):
+        return _shape(old) == _shape(new)
+    a, b = old.root, new.root
+    if a == b:
+        if a in _INT_RANK or a in ("BOOLEAN", "DATE", "FLOAT", "DOUBLE"):
+            return True
+        if a == "DECIMAL":
+            return new.scale >= old.scale and new.precision - new.scale >= old.precision - old.scale
+        if a in ("VARCHAR", "VARBINARY"):
+            return new.length >= old.length
+        if a in ("CHAR", "BINARY"):
+            return new.length == old.length
+        if a == "TIME":
+            return new.precision >= old.precision
+        if a in ("TIMESTAMP", "TIMESTAMP_LTZ"):
+            return new.precision >= old.precision and (new.precision <= 6 or old.precision > 6)
+        return False
+    if a in _INT_RANK and b in _INT_RANK:
+        return _INT_RANK[a] <= _INT_RANK[b]
+    if a == "FLOAT" and b == "DOUBLE":
+        return True
+    if a in _INT_RANK and b == "DECIMAL":
+        return new.precision - new.scale >= _INT_DIGITS[a]
+    if b in _EXACT_IN_FLOAT:
+        return a in _EXACT_IN_FLOAT[b]
+    if (a, b) in (("CHAR", "VARCHAR"), ("BINARY", "VARBINARY")):
+        return new.length >= old.length
+    return False
+
+
+# --------------------------------------------------------------------------- the working schema
+class _Builder:
+    """The changes applied one by one to a copy of ``base``."""
+
+    def __init__(self, base: TableSchema, table_name: str):
+        self.base = base
+        self.table = table_name
+        self.fields: list[DataField] = list(base.fields)
+        self.highest = base.highest_field_id
+        self.options = dict(base.options)
+        self.primary_keys = list(base.primary_keys)
+        self.comment = base.comment
+        self.changed = False
+
+    # -- lookups
+    def _index(self, name: str) -> int:
+        if not isinstance(name, str):
+            raise SchemaError(f"a column name must be a string, got {name!r}")
+        for i, f in enumerate(self.fields):
+            if f.name == name:
+                return i
+        lowered = [i for i, f in enumerate(self.fields) if f.name.lower() == name.lower()]
+        if len(lowered) == 1:
+            return lowered[0]
+        if "." in name and any(f.name == name.split(".", 1)[0] and not isinstance(f.type, AtomicType)
+                               for f in self.fields):
+            raise SchemaError(f"table {self.table}: changing nested field {name!r} is not supported; "
+                              "icefloe evolves top-level columns of Paimon tables")
+        raise SchemaError(f"table {self.table} has no column {name!r}; columns are "
+                          f"{', '.join(f.name for f in self.fields)}")
+
+    def _field(self, name: str) -> DataField:
+        return self.fields[self._index(name)]
+
+    def _bucket_keys(self) -> list[str]:
+        raw = self.options.get(BUCKET_KEY)
+        if raw:
+            return [k.strip() for k in raw.split(",") if k.strip()]
+        return [k for k in self.primary_keys if k not in self.base.partition_keys]
+
+    def _check_new_name(self, name: str, ignore: Optional[int] = None) -> None:
+        if not isinstance(name, str) or not name.strip():
+            raise SchemaError(f"table {self.table}: a column name must be a non-empty string, got {name!r}")
+        for i, f in enumerate(self.fields):
+            if i != ignore and f.name.lower() == name.lower():
+                raise SchemaError(f"table {self.table} already has a column {f.name!r}")
+
+    def _refuse_key(self, f: DataField, what: str, bucket: bool = True) -> None:
+        if f.name in self.base.partition_keys:
+            raise SchemaError(f"table {self.table}: cannot {what} partition column {f.name!r}")
+        if f.name in self.primary_keys:
+            raise SchemaError(f"table {self.table}: cannot {what} primary-key column {f.name!r}")
+        if bucket and f.name in self._bucket_keys():
+            raise SchemaError(f"table {self.table}: cannot {what} bucket-key column {f.name!r} "
+                              "(rows are placed in buckets by the hash of its values)")
+
+    def _type(self, t, column: str) -> pt.DataType:
+        try:
+            return as_paimon_type(t)
+        except SchemaError as e:
+            raise SchemaError(f"table {self.table}, column {column!r}: {e}") from None
+
+    def _next_id(self) -> int:
+        self.highest += 1
+        return self.highest
+
+    # -- changes
+    def add_column(self, name: str, field_type, comment: Optional[str] = None, after: Optional[str] = None,
+                   first: bool = False, before: Optional[str] = None) -> None:
+        self._check_new_name(name)
+        t = self._type(field_type, name)
+        if not t.nullable:
+            raise SchemaError(f"table {self.table}: new column {name!r} cannot be NOT NULL "
+                              "(the rows already written have no value for it)")
+        if sum(1 for p in (after is not None, before is not None, bool(first)) if p) > 1:
+            raise SchemaError(f"table {self.table}: give one of first, after and before for column {name!r}")
+        fid = self._next_id()
+        f = DataField(fid, name, _with_fresh_ids(t, self._next_id), comment)
+        if first:
+            self.fields.insert(0, f)
+        elif after is not None:
+            self.fields.insert(self._index(after) + 1, f)
+        elif before is not None:
+            self.fields.insert(self._index(before), f)
+        elif str(self.options.get(ADD_BEFORE_PARTITION, "false")).lower() == "true" and self.base.partition_keys:
+            at = next((i for i, x in enumerate(self.fields) if x.name in self.base.partition_keys),
+                      len(self.fields))
+            self.fields.insert(at, f)
+        else:
+            self.fields.append(f)
+        self.changed = True
+
+    def rename_column(self, name: str, new_name: str) -> None:
+        i = self._index(name)
+        f = self.fields[i]
+        if f.name in self.base.partition_keys:
+            raise SchemaError(f"table {self.table}: cannot rename partition column {f.name!r}")
+        if new_name == f.name:
+            return
+        self._check_new_name(new_name, ignore=i)
+        self.fields[i] = replace(f, name=new_name)
+        self.primary_keys = [new_name if k == f.name else k for k in self.primary_keys]
+        for key in (BUCKET_KEY, SEQUENCE_FIELD):
+            if self.options.get(key):
+                self.options[key] = ",".join(new_name if k.strip() == f.name else k
+                                             for k in self.options[key].split(","))
+        self.changed = True
+
+    def drop_column(self, name: str) -> None:
+        i = self._index(name)
+        self._refuse_key(self.fields[i], "drop")
+        if len(self.fields) == 1:
+            raise SchemaError(f"table {self.table}: cannot drop its last column {self.fields[i].name!r}")
+        del self.fields[i]
+        self.changed = True
+
+    def update_column_type(self, name: str, new_type) -> None:
+        i = self._index(name)
+        f = self.fields[i]
+        t = self._type(new_type, f.name)
+        old = f.type
+        if not t.nullable and old.nullable:
+            raise SchemaError(f"table {self.table}: cannot change column {f.name!r} from {old} to {t}: "
+                              "a nullable column cannot become NOT NULL (files may hold nulls)")
+        t = t.copy(old.nullable)
+        if _shape(t) == _shape(old):
+            return
+        self._refuse_key(f, "change the type of")
+        if not can_widen(old, t):
+            raise SchemaError(f"table {self.table}: cannot change column {f.name!r} from {old.copy(True)} to "
+                              f"{t.copy(True)}: only widening type changes are allowed (wider integers, "
+                              "FLOAT -> DOUBLE, DECIMAL with no fewer integer or fraction digits, ...)")
+        self.fields[i] = replace(f, type=t)
+        self.changed = True
+
+    def update_column_nullability(self, name: str, nullable: bool = True) -> None:
+        i = self._index(name)
+        f = self.fields[i]
+        if f.type.nullable == bool(nullable):
+            return
+        if not nullable:
+            raise SchemaError(f"table {self.table}: cannot make column {f.name!r} NOT NULL "
+                              "(files may hold nulls; only NOT NULL -> nullable is allowed)")
+        if f.name in self.primary_keys:
+            raise SchemaError(f"table {self.table}: cannot make primary-key column {f.name!r} nullable")
+        self.fields[i] = replace(f, type=f.type.copy(True))
+        self.changed = True
+
+    def update_column_comment(self, name: str, comment: Optional[str]) -> None:
+        i = self._index(name)
+        if self.fields[i].description != comment:
+            self.fields[i] = replace(self.fields[i], description=comment)
+            self.changed = True
+
+    def update_comment(self, comment: Optional[str]) -> None:
+        if comment != self.comment:
+            self.comment = comment
+            self.changed = True
+
+    def move(self, name: str, where: str, other: Optional[str] = None) -> None:
+        i = self._index(name)
+        f = self.fields[i]
+        if other is not None and self._index(other) == i:
+            raise SchemaError(f"table {self.table}: cannot move column {f.name!r} relative to itself")
+        before = [x.name for x in self.fields]
+        del self.fields[i]
+        if where == "first":
+            self.fields.insert(0, f)
+        elif where == "last":
+            self.fields.append(f)
+        else:
+            j = self._index(other)
+            self.fields.insert(j + 1 if where == "after" else j, f)
+        if [x.name for x in self.fields] != before:
+            self.changed = True
+
+    # -- the result
+    def build(self) -> TableSchema:
+        schema = TableSchema(
+            id=self.base.id + 1, fields=list(self.fields), partition_keys=list(self.base.partition_keys),
+            primary_keys=list(self.primary_keys), options=dict(self.options), comment=self.comment,
+            time_millis=int(time.time() * 1000), highest_field_id=max(self.highest, self.base.highest_field_id),
+            version=self.base.version)
+        _check_ids(schema, self.table)
+        return schema
+
+
+def _check_ids(schema: TableSchema, table: str) -> None:
+    seen: set = set()
+
+    def walk(fields):
+        for f in fields:
+            if f.id in seen:
+                raise SchemaError(f"table {table}: field id {f.id} would be used twice")  # pragma: no cover
+            seen.add(f.id)
+            t = f.type
+            while isinstance(t, (ArrayType, MultisetType, MapType)):
+                t = t.value if isinstance(t, MapType) else t.element
+            if isinstance(t, RowType):
+                walk(t.fields)
+
+    walk(schema.fields)
+
+
+# --------------------------------------------------------------------------- the user-facing update
+class UpdateSchema:
+    """``with table.update_schema() as u:`` -- Paimon schema changes, committed on a clean
+    exit as one new ``schema-N`` file (nothing is written when the block raises).
+
+    Each change is checked at once against the schema the update started from (so a
+    bad change raises inside the block) and replayed on the latest schema at commit.
+    The Iceberg-style names the SQL layer uses (``delete_column``, ``update_column``)
+    are accepted too.
+    """
+
+    def __init__(self, table):
+        self._table = table
+        self._calls: list[tuple[str, tuple, dict]] = []
+        base = latest_schema(table.io, table.location)
+        if base is None:
+            raise SchemaError(f"table {table.name} has no schema at {table.location}")
+        self._preview = _Builder(base, table.name)
+        self.committed: Optional[TableSchema] = None
+
+    def _record(self, method: str, *args, **kwargs) -> "UpdateSchema":
+        getattr(self._preview, method)(*args, **kwargs)
+        self._calls.append((method, args, kwargs))
+        return self
+
+    # -- Paimon's SchemaChange operations
+    def add_column(self, name: str, type=None, comment: Optional[str] = None, after: Optional[str] = None,
+                   first: bool = False, before: Optional[str] = None, *, field_type=None,
+                   doc: Optional[str] = None, required: bool = False) -> "UpdateSchema":
+        """Add a nullable column (at the end, or ``first``, ``after``/``before`` a column)."""
+        t = type if type is not None else field_type
+        if t is None:
+            raise SchemaError(f"add_column({name!r}) needs a type")
+        if required:
+            t = self._preview._type(t, name).copy(False)   # refused by the rule on NOT NULL columns
+        return self._record("add_column", name, t, comment if comment is not None else doc, after=after,
+                            first=first, before=before)
+
+    def rename_column(self, name: str, new_name: str) -> "UpdateSchema":
+        return self._record("rename_column", name, new_name)
+
+    def drop_column(self, name: str) -> "UpdateSchema":
+        return self._record("drop_column", name)
+
+    delete_column = drop_column
+
+    def update_column_type(self, name: str, new_type) -> "UpdateSchema":
+        return self._record("update_column_type", name, new_type)
+
+    def update_column_nullability(self, name: str, nullable: bool = True) -> "UpdateSchema":
+        return self._record("update_column_nullability", name, nullable)
+
+    def update_column_comment(self, name: str, comment: Optional[str]) -> "UpdateSchema":
+        return self._record("update_column_comment", name, comment)
+
+    def update_comment(self, comment: Optional[str]) -> "UpdateSchema":
+        """The table's comment."""
+        return self._record("update_comment", comment)
+
+    def update_column(self, name: str, field_type=None, required: Optional[bool] = None,
+                      doc: Optional[str] = None) -> "UpdateSchema":
+        """Type, nullability and comment in one call (the SQL layer's ALTER COLUMN)."""
+        if field_type is not None:
+            self.update_column_type(name, field_type)
+        if required is not None:
+            self.update_column_nullability(name, not required)
+        if doc is not None:
+            self.update_column_comment(name, doc)
+        return self
+
+    def move_first(self, name: str) -> "UpdateSchema":
+        return self._record("move", name, "first")
+
+    def move_last(self, name: str) -> "UpdateSchema":
+        return self._record("move", name, "last")
+
+    def move_after(self, name: str, other: str) -> "UpdateSchema":
+        return self._record("move", name, "after", other)
+
+    def move_before(self, name: str, other: str) -> "UpdateSchema":
+        return self._record("move", name, "before", other)
+
+    # -- results
+    def apply(self) -> TableSchema:
+        """The schema these changes would produce on the schema the update started from."""
+        return self._preview.build()
+
+    def commit(self) -> TableSchema:
+        """Write the next ``schema-N`` (create-if-absent); on a lost race replay the changes
+        on the winner's schema and try the next id. Returns the new schema, or the
+        latest one unchanged when the changes change nothing (then no file is written)."""
+        from icefloe.core.retry import RetryPolicy
+
+        table = self._table
+        io = table.io
+
+        def attempt(_n: int) -> TableSchema:
+            base = latest_schema(io, table.location)
+            builder = _Builder(base, table.name)
+            for method, args, kwargs in self._calls:
+                getattr(builder, method)(*args, **kwargs)
+            if not builder.changed:
+                return base
+            new = builder.build()
+            _validate(new, table.name)
+            io.write_bytes(schema_path(table.location, new.id), new.to_json().encode("utf-8"), overwrite=False)
+            return new
+
+        retries = max(10, _max_retries(self._preview.base))
+        try:
+            result = RetryPolicy(num_retries=retries, min_wait_ms=5, max_wait_ms=500).run(
+                attempt, (FileAlreadyExistsError,))
+        except FileAlreadyExistsError:
+            raise CommitConflictError(f"schema change of {table.name} lost the race for the next schema file "
+                                      f"{retries + 1} times; nothing was written") from None
+        self.committed = result
+        if hasattr(table, "refresh"):
+            table.refresh()
+        return result
+
+    def __enter__(self) -> "UpdateSchema":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        if exc_type is None:
+            self.commit()
+        return False
+
+
+def _max_retries(schema: TableSchema) -> int:
+    try:
+        return int(schema.core_options.commit_max_retries)
+    except Exception:
+        return 10
+
+
+def _validate(schema: TableSchema, table: str) -> None:
+    """The evolved schema still describes a table icefloe (and Paimon) can use."""
+    names = [f.name.lower() for f in schema.fields]
+    if len(set(names)) != len(names):
+        raise SchemaError(f"table {table}: duplicate column names in {[f.name for f in schema.fields]}")
+    by_name = {f.name: f for f in schema.fields}
+    for k in list(schema.partition_keys) + list(schema.primary_keys):
+        if k not in by_name:
+            raise SchemaError(f"table {table}: key column {k!r} would no longer exist")
+    raw = schema.options.get(BUCKET_KEY)
+    for k in ([x.strip() for x in raw.split(",") if x.strip()] if raw else []):
+        if k not in by_name:
+            raise SchemaError(f"table {table}: bucket-key column {k!r} would no longer exist")
+
+
+__all__ = ["UpdateSchema", "can_widen", "as_paimon_type"]
