@@ -93,8 +93,10 @@ def _target(table, where):
 
 
 def _commit_changes(table, operation: str, meta, snap, tasks: list, changes, isolation: Optional[str],
-                    conflict_filter=None, scope_by_partition: bool = False) -> dict:
-    """Write and commit labelled rows (table columns + FILE_COL, POS_COL, ACTION)."""
+                    conflict_filter=None, scope_by_partition: bool = False, every_row: bool = True) -> dict:
+    """Write and commit labelled rows (table columns + FILE_COL, POS_COL, ACTION). ``every_row``:
+    ``changes`` holds every live row of the files it touches (KEEP for the untouched ones); a
+    MERGE that reads only matched target rows passes False."""
     from pyspark.sql import functions as F
 
     schema = meta.schema
@@ -116,11 +118,23 @@ def _commit_changes(table, operation: str, meta, snap, tasks: list, changes, iso
     counts = {"updated": sum(r["upd"] for r in stats), "deleted": sum(r["dele"] for r in stats),
               "inserted": sum(r["ins"] for r in stats)}
     touched = {f for f, r in by_file.items() if r["upd"] + r["dele"] > 0}
-    whole = {f for f in touched if by_file[f]["upd"] == 0 and by_file[f]["dele"] == by_file[f]["n"]}
+    task_by_path = {t.path: t for t in tasks}
+
+    def every_row_deleted(f) -> bool:
+        r = by_file[f]
+        if r["upd"] or r["dele"] != r["n"]:
+            return False
+        if every_row:
+            return True
+        # only some rows of the file are in ``changes``: all of it goes only if the deletes
+        # cover its whole record count (and no earlier delete file makes that count stale)
+        task = task_by_path.get(f)
+        return task is not None and not task.deletes and r["dele"] == task.file.record_count
+
+    whole = {f for f in touched if every_row_deleted(f)}
     if not touched and not counts["inserted"]:
         return {**counts, "snapshot_id": None}
 
-    task_by_path = {t.path: t for t in tasks}
     mode = write_mode(meta.properties, operation)
     added: list = []
     referenced: set = set()
@@ -370,7 +384,8 @@ class MergeBuilder:
         action = action.when(in_t, F.lit(KEEP)).otherwise(F.lit(NOTHING))
         rows = joined.select(*values, tcol(FILE_COL).alias(FILE_COL), tcol(POS_COL).alias(POS_COL),
                              action.alias(ACTION))
-        return _commit_changes(table, "merge", meta, snap, tasks, rows, self.isolation, scope_by_partition=True)
+        return _commit_changes(table, "merge", meta, snap, tasks, rows, self.isolation, scope_by_partition=True,
+                               every_row=need_target)
 
 
 # --------------------------------------------------------------------------- equality deletes

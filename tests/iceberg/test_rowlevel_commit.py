@@ -118,3 +118,21 @@ def test_manifest_merging_on_commit(catalog):
     assert len(ms) == 1 and (ms[0].existing_files_count, ms[0].added_files_count) == (3, 0)
     assert ms[0].min_sequence_number == 1 and ms[0].sequence_number == 4
     assert _ids(off) == [0, 1, 2]
+
+
+def test_merge_on_read_delete_of_some_rows_keeps_the_rest_of_the_file(catalog, spark):
+    """A merge-on-read MERGE reads only the matched target rows: deleting every one of them
+    must not be mistaken for deleting the whole data file."""
+    t = catalog.create_table("db.m", SCHEMA, properties={"write.merge.mode": "merge-on-read"})
+    t.append(_arrow([1, 3], "a"))                    # one data file, two rows
+    src = spark.createDataFrame([(3, "s", "a")], "id bigint, name string, cat string")
+    r = t.merge(src, "t.id = s.id").when_matched_delete().when_not_matched_insert_all().execute()
+    assert r["deleted"] == 1
+    assert _ids(t) == [1]
+    assert sorted(row.id for row in t.to_spark().collect()) == [1]
+    summary = t.current_snapshot().summary
+    assert summary.get("deleted-data-files", "0") == "0" and summary["added-position-deletes"] == "1"
+    # the same with the one row left deleted too: now the whole file goes
+    src = spark.createDataFrame([(1, "s", "a")], "id bigint, name string, cat string")
+    t.merge(src, "t.id = s.id").when_matched_delete().execute()
+    assert _ids(t) == []
