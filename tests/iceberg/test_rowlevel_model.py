@@ -3,6 +3,7 @@ checked after every step against a plain in-memory model of the table."""
 import itertools
 
 import pyarrow as pa
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -23,6 +24,18 @@ step = st.one_of(
 @given(mode=st.sampled_from(["copy-on-write", "merge-on-read"]),
        steps=st.lists(step, min_size=2, max_size=5))
 def test_random_row_level_histories(catalog, spark, mode, steps):
+    run_history(catalog, spark, mode, steps)
+
+
+@pytest.mark.stress
+@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+@given(mode=st.sampled_from(["copy-on-write", "merge-on-read"]),
+       steps=st.lists(step, min_size=2, max_size=8))
+def test_random_row_level_histories_stress(catalog, spark, mode, steps):
+    run_history(catalog, spark, mode, steps)
+
+
+def run_history(catalog, spark, mode, steps):
     props = {f"write.{op}.mode": mode for op in ("delete", "update", "merge")}
     t = catalog.create_table(f"db.m{next(_names)}", SCHEMA, partitioned_by=["p"], properties=props)
     model: list = []  # rows (id, v, p); ids may repeat
