@@ -186,16 +186,21 @@ class FileStoreCommit:
         self.commit_user = commit_user or str(uuid.uuid4())
 
     def commit(self, messages: Sequence[CommitMessage], overwrite: bool = False,
-               properties: Optional[dict] = None) -> Optional[Snapshot]:
+               properties: Optional[dict] = None, overwrite_partitions=None) -> Optional[Snapshot]:
         """Commit the messages as one snapshot (APPEND, or OVERWRITE replacing every live
-        file). An append without files commits nothing and returns None."""
+        file). An append without files commits nothing and returns None.
+        ``overwrite_partitions`` (a predicate on a partition's values) narrows an
+        overwrite to the live files of the partitions it accepts."""
         adds = collect_entries(messages, self.store.partition_types)
         if not adds and not overwrite:
             return None
 
         def changes(latest: Optional[Snapshot]) -> list:
             if overwrite and latest is not None:
-                return delete_entries(self.store.live_entries(latest)) + list(adds)
+                live = self.store.live_entries(latest)
+                if overwrite_partitions is not None:
+                    live = [e for e in live if overwrite_partitions(self.store.partition_values(e.partition))]
+                return delete_entries(live) + list(adds)
             return list(adds)
 
         return self.commit_changes(changes, OVERWRITE if overwrite else APPEND, properties)

@@ -208,13 +208,16 @@ class PaimonTable:
         self.spark  # noqa: B018 - make sure the session has the settings the write relies on
         return write_data_files(data, self)
 
-    def commit(self, messages: Sequence[CommitMessage], overwrite: bool = False) -> Optional[Snapshot]:
+    def commit(self, messages: Sequence[CommitMessage], overwrite: bool = False,
+               overwrite_partitions=None) -> Optional[Snapshot]:
         """Commit messages written elsewhere (e.g. by Spark tasks). If the commit fails,
-        the messages' data files are deleted: nothing references them."""
+        the messages' data files are deleted: nothing references them. An overwrite with
+        ``overwrite_partitions`` (a predicate on partition values) replaces only those."""
         self.refresh()
         try:
             self._check_writable()
-            return FileStoreCommit(self._store, self.commit_user).commit(list(messages), overwrite=overwrite)
+            return FileStoreCommit(self._store, self.commit_user).commit(
+                list(messages), overwrite=overwrite, overwrite_partitions=overwrite_partitions)
         except BaseException:
             self.abort(messages)
             raise
@@ -230,9 +233,53 @@ class PaimonTable:
         """Append a Spark DataFrame or pyarrow.Table as one APPEND snapshot (None if empty)."""
         return self.commit(self._write(data))
 
-    def overwrite(self, data) -> Snapshot:
-        """Replace the whole table with ``data`` in one OVERWRITE snapshot."""
-        return self.commit(self._write(data), overwrite=True)
+    def overwrite(self, data, partition: Optional[dict] = None, dynamic: bool = False) -> Optional[Snapshot]:
+        """Replace the table's rows with ``data`` in one OVERWRITE snapshot: all of them;
+        with ``partition={key: value, ...}`` (some or all partition keys) those of the
+        matching partitions, and every row of ``data`` must match; with ``dynamic=True``
+        those of the partitions ``data`` has rows in (no rows: nothing is committed)."""
+        if partition and dynamic:
+            raise ValueError("give partition or dynamic=True, not both")
+        keys = self.partition_keys
+        match = self._static_partition_match(partition) if partition else None
+        messages = self._write(data)
+        if dynamic and keys:
+            if not messages:
+                return None
+            present = {tuple(m.partition) for m in messages}
+            return self.commit(messages, overwrite=True, overwrite_partitions=lambda values: tuple(values) in present)
+        if match is not None:
+            stray = [m.partition for m in messages if not match(m.partition)]
+            if stray:
+                self.abort(messages)
+                from icefloe.errors import SchemaMismatchError
+
+                raise SchemaMismatchError(
+                    f"overwrite of {self.name} partition {partition}: the data has rows in partition "
+                    f"{dict(zip(keys, stray[0]))}; nothing was committed")
+            return self.commit(messages, overwrite=True, overwrite_partitions=match)
+        return self.commit(messages, overwrite=True)
+
+    def _static_partition_match(self, partition: dict):
+        """A predicate on partition values: those equal to ``partition``'s (cast to the key types)."""
+        import pyarrow as pa
+
+        from icefloe.errors import SchemaMismatchError
+
+        keys = self.partition_keys
+        arrow = pt.to_arrow_schema(self._schema.fields, with_ids=False)
+        wanted = []
+        for k, v in partition.items():
+            name = next((p for p in keys if p.lower() == str(k).lower()), None)
+            if name is None:
+                raise SchemaMismatchError(f"{k!r} is not a partition key of {self.name} (keys: {keys})")
+            try:
+                typed = pa.array([v]).cast(arrow.field(name).type).to_pylist()[0] if v is not None else None
+            except (pa.ArrowException, ValueError) as e:
+                raise SchemaMismatchError(f"partition value {v!r} does not fit key {name} of {self.name}: {e}") \
+                    from None
+            wanted.append((keys.index(name), typed))
+        return lambda values: all(values[i] == v for i, v in wanted)
 
     def expire_snapshots(self, now_ms: Optional[int] = None, older_than=None,
                          retain_last: Optional[int] = None) -> list[int]:

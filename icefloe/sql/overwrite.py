@@ -19,9 +19,10 @@ supported rather than wrong. The commit validates against snapshots committed
 meanwhile (serializable): a concurrent write into the replaced partitions is a
 conflict, not a survivor.
 
-Paimon tables are overwritten whole (icefloe's Paimon commit has no partition
-overwrite yet), so a partition overwrite of a partitioned Paimon table is not
-supported.
+Paimon tables replace partitions in their commit (an OVERWRITE snapshot whose
+DELETE entries are the live files of the replaced partitions): static mode
+replaces the partitions matching the PARTITION clause (some or all keys), or the
+whole table without one; dynamic mode replaces the partitions the query writes to.
 """
 from __future__ import annotations
 
@@ -45,12 +46,14 @@ def overwrite(sess, t, df, static: dict, node):
 
     mode = overwrite_mode(sess)
     if getattr(t, "format", "iceberg") != "iceberg":
-        if static or (mode == DYNAMIC and partition_columns(t)):
-            raise sess.not_supported(
-                f"INSERT OVERWRITE of single partitions of {t.format} tables "
-                f"({'PARTITION clause' if static else 'dynamic partition overwrite mode'}; icefloe's "
-                f"{t.format} commit replaces whole tables only)", node)
-        t.overwrite(df)
+        if mode == DYNAMIC and partition_columns(t):
+            t.overwrite(df, dynamic=True)
+        elif static:
+            values = {name: sess.run_spark(f"SELECT ({value_sql}) AS v").first()[0]
+                      for name, (_f, _node, value_sql) in static.items()}
+            t.overwrite(df, partition=values)
+        else:
+            t.overwrite(df)
         return
     if mode == DYNAMIC:
         _dynamic(sess, t, df)

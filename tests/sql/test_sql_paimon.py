@@ -132,7 +132,6 @@ def test_what_paimon_cannot_do_is_refused(pcat):
         ("DELETE FROM db.r WHERE id = 1", "DELETE FROM"),
         ("UPDATE db.r SET id = 3 WHERE id = 1", "UPDATE"),
         ("MERGE INTO db.r t USING (SELECT 1 AS id, 'x' AS p) s ON t.id = s.id WHEN MATCHED THEN DELETE", "MERGE"),
-        ("INSERT OVERWRITE db.r PARTITION (p = 'x') VALUES (5)", "INSERT OVERWRITE of single partitions"),
         ("ALTER TABLE db.r ADD PARTITION FIELD id", "PARTITION FIELD"),
         ("ALTER TABLE db.r CREATE BRANCH b", "CREATE BRANCH"),
         ("CREATE OR REPLACE TABLE db.r (id bigint) USING paimon", "REPLACE TABLE on paimon tables"),
@@ -143,17 +142,6 @@ def test_what_paimon_cannot_do_is_refused(pcat):
         assert ei.value.line == 1, statement
         unchanged()
 
-    # dynamic partition overwrite would need a partition-level Paimon commit too
-    key = "spark.sql.sources.partitionOverwriteMode"
-    spark = pcat.spark
-    old = spark.conf.get(key)
-    spark.conf.set(key, "dynamic")
-    try:
-        with pytest.raises(NotSupportedYetError, match="dynamic partition overwrite"):
-            run("INSERT OVERWRITE db.r VALUES (7, 'x')")
-    finally:
-        spark.conf.set(key, old)
-    unchanged()
     # a USING clause of the other format is an error, not a silent Iceberg/Paimon mix
     with pytest.raises(SqlError, match="this catalog holds paimon tables"):
         run("CREATE TABLE db.ice (a int) USING iceberg")
