@@ -11,6 +11,11 @@ Expiring the snapshots before ``end`` (the new earliest) deletes
   (a manifest a later snapshot uses is carried through ``end``'s lists);
 * the snapshot files, then the ``EARLIEST`` hint is moved to ``end``.
 
+Tags (``tag.py``) keep their snapshot's files: a data file live in a tag, and the manifests
+and manifest lists a tag uses, are never deleted here. Only a tag before ``end`` can hold a
+file that a snapshot in ``(earliest, end]`` deleted. The tags are listed again after the
+snapshot files are gone, so a tag created meanwhile keeps its files too.
+
 The snapshot files are deleted first (after everything to delete has been listed), so
 an expiration that fails or crashes part-way leaves only unreferenced files behind.
 """
@@ -23,6 +28,7 @@ from icefloe.core.progress import track
 from icefloe.errors import NoSuchSnapshotError
 from icefloe.paimon import manifest as mf
 from icefloe.paimon.file_store import FileStore
+from icefloe.paimon.tag import Reach, TagManager, tags_reach
 
 
 def expiration_end(store: FileStore, now_ms: Optional[int] = None, older_than_ms: Optional[int] = None,
@@ -61,6 +67,8 @@ def expire_snapshots(store: FileStore, now_ms: Optional[int] = None, older_than_
     snaps = store.snapshots
     begin = snaps.earliest_id()
     keep = snaps.snapshot(end)
+    tag_manager = TagManager(store.io, store.table_path)
+    tags = tag_manager.tags()
     # Everything to delete is found before anything is deleted, and the snapshot files go
     # first: an expiration cut short leaves unreferenced files, never a snapshot that
     # references deleted ones.
@@ -75,9 +83,12 @@ def expire_snapshots(store: FileStore, now_ms: Optional[int] = None, older_than_
             for e in store.read_manifest(m.file_name, m.file_size):
                 if e.kind == mf.DELETE:
                     data_files.append(store.data_file_path(e))
+    # ... except those a tag still reads, and the manifests and lists tags use
+    protected = tags_reach(store, tags, data_below=end if data_files else 0)
+    data_files = [p for p in data_files if p not in protected.data]
     # 2. manifests and lists only the expired snapshots use
-    kept_lists = {keep.base_manifest_list, keep.delta_manifest_list}
-    kept_manifests = {m.file_name for m in store.data_manifests(keep)}
+    kept_lists = {keep.base_manifest_list, keep.delta_manifest_list} | protected.lists
+    kept_manifests = {m.file_name for m in store.data_manifests(keep)} | protected.manifests
     metadata_files: list = []
     expired = []
     for sid in range(begin, end):
@@ -99,6 +110,13 @@ def expire_snapshots(store: FileStore, now_ms: Optional[int] = None, older_than_
     for sid in expired:
         snaps.delete_snapshot(sid)
     snaps.commit_earliest_hint(end)
+    # a tag written meanwhile saw its snapshot still there; it is listed here
+    seen = {(t.name, t.raw) for t in tags}
+    late = [t for t in tag_manager.tags() if (t.name, t.raw) not in seen]
+    if late:
+        more: Reach = tags_reach(store, late)
+        data_files = [p for p in data_files if p not in more.data]
+        metadata_files = [n for n in metadata_files if n not in more.lists and n not in more.manifests]
     for path in track(data_files, "deleting data files"):
         store.io.delete(path)
     for name in track(list(dict.fromkeys(metadata_files)), "deleting manifests"):

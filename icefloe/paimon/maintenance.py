@@ -13,7 +13,13 @@
 * ``rollback_to``: Paimon's rollback. Snapshots after the target are deleted,
   newest first (an interrupted rollback leaves a table at a snapshot in between, each
   one whole), then the ``LATEST`` hint, then the data files, manifests and manifest
-  lists only those snapshots added.
+  lists only those snapshots added. As in Paimon, tags of snapshots after the target
+  are deleted with them; the files of the tags that stay (the target's and older ones)
+  are kept.
+* ``rollback_to_tag``: rollback to a tag's snapshot. If that snapshot has expired, its
+  file is written again from the tag (as Paimon does) and becomes the only snapshot:
+  every other snapshot is later. A snapshot id that only a tag still has rolls back to
+  that tag.
 """
 from __future__ import annotations
 
@@ -107,19 +113,77 @@ def rewrite_manifests(table) -> Optional[Snapshot]:
 
 # --------------------------------------------------------------------------- rollback
 def rollback_to(table, snapshot_id: int) -> Snapshot:
-    """Make ``snapshot_id`` the latest snapshot again, deleting every later one."""
+    """Make ``snapshot_id`` the latest snapshot again, deleting every later one (and the
+    tags of later snapshots). An expired snapshot some tag still holds is restored from it."""
+    from icefloe.paimon.tag import TagManager
+
+    table.refresh()
+    store = table.store
+    try:
+        target = store.snapshots.snapshot(int(snapshot_id))
+    except NoSuchSnapshotError:
+        for t in TagManager(store.io, store.table_path).tags():
+            if t.snapshot.id == int(snapshot_id):
+                return rollback_to_tag(table, t.name)
+        raise                                        # names the table's snapshot directory
+    return _rollback(store, target)
+
+
+def rollback_to_tag(table, name: str) -> Snapshot:
+    """Make the snapshot of tag ``name`` the latest snapshot again (see ``rollback_to``)."""
+    from icefloe.paimon.tag import TagError, TagManager
+
     table.refresh()
     store = table.store
     snaps = store.snapshots
-    target = snaps.snapshot(int(snapshot_id))       # NoSuchSnapshotError names the table
-    latest = snaps.latest_id()
-    if latest is None or latest <= target.id:
+    tag = TagManager(store.io, store.table_path).tag(name)      # NoSuchTagError
+    try:
+        snap = snaps.snapshot(tag.snapshot.id)
+    except NoSuchSnapshotError:
+        snap = None
+    if snap is not None:
+        if not tag.same_snapshot(snap):
+            raise TagError(f"tag {name!r} of {store.table_path} names snapshot {tag.snapshot.id} as it was "
+                           "before a rollback; the snapshot of that id now is another one (nothing was changed)")
+        return _rollback(store, snap)
+    earliest = snaps.earliest_id()
+    if earliest is not None and tag.snapshot.id >= earliest:
+        raise TagError(f"snapshot {tag.snapshot.id} of tag {name!r} is missing from {snaps.snapshot_dir} although "
+                       f"snapshots from {earliest} on are retained; icefloe does not roll back over the gap "
+                       "(nothing was changed)")
+    return _rollback(store, tag.snapshot, restore=tag)
+
+
+def _snapshot_json_of_tag(tag) -> bytes:
+    """The tag file without the tag-only fields: the snapshot file it was copied from."""
+    import json
+
+    doc = json.loads(tag.raw.decode("utf-8"))
+    if "tagCreateTime" not in doc and "tagTimeRetained" not in doc:
+        return tag.raw
+    doc.pop("tagCreateTime", None)
+    doc.pop("tagTimeRetained", None)
+    return json.dumps(doc, indent=2, separators=(",", " : "), ensure_ascii=False).encode("utf-8")
+
+
+def _rollback(store, target: Snapshot, restore=None) -> Snapshot:
+    """Roll back to ``target``; ``restore`` is the tag to write an expired target back from."""
+    from icefloe.core.io import FileAlreadyExistsError
+    from icefloe.paimon.tag import TagManager, reach
+
+    snaps = store.snapshots
+    latest, earliest = snaps.latest_id(), snaps.earliest_id()
+    if restore is None and (latest is None or latest <= target.id):
         return target
-    keep_paths = {store.data_file_path(e) for e in store.live_entries(target)}
-    keep_manifests = {m.file_name for m in store.data_manifests(target)}
-    keep_lists = {target.base_manifest_list, target.delta_manifest_list}
+    tag_manager = TagManager(store.io, store.table_path)
+    tags = tag_manager.tags()
+    staying = [t for t in tags if t.snapshot.id <= target.id]
+    unique = {(s.id, s.base_manifest_list, s.delta_manifest_list): s
+              for s in [target] + [t.snapshot for t in staying]}
+    keep = reach(store, unique.values(), description="reading the target and its tags")
+    first = target.id + 1 if restore is None else earliest
     later = []
-    for sid in range(target.id + 1, latest + 1):
+    for sid in range(first or target.id + 1, (latest or 0) + 1):
         try:
             later.append(snaps.snapshot(sid))
         except NoSuchSnapshotError:
@@ -128,24 +192,56 @@ def rollback_to(table, snapshot_id: int) -> Snapshot:
     metadata_files: list = []
     for s in later:
         for lst in (s.base_manifest_list, s.delta_manifest_list):
-            if lst in keep_lists:
+            if lst in keep.lists:
                 continue
             try:
                 metas = store.read_manifest_list(lst)
             except Exception:
                 metas = []
             for m in metas:
-                if m.file_name in keep_manifests:
+                if m.file_name in keep.manifests:
                     continue
                 metadata_files.append(m.file_name)
                 if lst == s.delta_manifest_list:
                     data_files.extend(p for p in (store.data_file_path(e) for e in
                                                   store.read_manifest(m.file_name, m.file_size)
-                                                  if e.kind == mf.ADD) if p not in keep_paths)
+                                                  if e.kind == mf.ADD) if p not in keep.data)
             metadata_files.append(lst)
+    # Snapshots whose files no later snapshot's delta lists: the earliest when the target is
+    # restored from a tag, and tags of expired snapshots after the target.
+    whole = [t.snapshot for t in tags if t.snapshot.id > target.id and earliest is not None
+             and t.snapshot.id < earliest]
+    if restore is not None and later:
+        whole.append(later[0])
+    if whole:
+        doomed = reach(store, whole, description="reading deleted tags")
+        data_files.extend(p for p in sorted(doomed.data) if p not in keep.data)
+        metadata_files.extend(n for n in sorted(doomed.manifests | doomed.lists)
+                              if n not in keep.manifests and n not in keep.lists)
+    if restore is not None:
+        try:
+            store.io.write_bytes(snaps.snapshot_path(target.id), _snapshot_json_of_tag(restore), overwrite=False)
+        except FileAlreadyExistsError:
+            raise CommitConflictError(f"snapshot {target.id} of {store.table_path} was written while rolling back "
+                                      f"to tag {restore.name!r}; nothing was rolled back") from None
     for s in track(list(reversed(later)), "deleting snapshots"):
         snaps.delete_snapshot(s.id)
     snaps.commit_latest_hint(target.id)
+    if restore is not None:
+        snaps.commit_earliest_hint(target.id)
+    # as Paimon: the tags of later snapshots go (also one created meanwhile); one created
+    # meanwhile on the target or before keeps its files
+    seen = {(t.name, t.raw) for t in tags}
+    late_staying = []
+    for t in tag_manager.tags():
+        if t.snapshot.id > target.id:
+            tag_manager.delete_file(t.name)
+        elif (t.name, t.raw) not in seen:
+            late_staying.append(t.snapshot)
+    if late_staying:
+        more = reach(store, late_staying)
+        data_files = [p for p in data_files if p not in more.data]
+        metadata_files = [n for n in metadata_files if n not in more.manifests and n not in more.lists]
     for path in track(list(dict.fromkeys(data_files)), "deleting data files"):
         store.io.delete(path)
     for name in track(list(dict.fromkeys(metadata_files)), "deleting manifests"):

@@ -107,9 +107,15 @@ class PaimonTable:
     def snapshot(self, snapshot_id: int) -> Snapshot:
         return self._store.snapshots.snapshot(int(snapshot_id))
 
-    def snapshot_for(self, snapshot_id: Optional[int] = None, as_of=None) -> Optional[Snapshot]:
-        if snapshot_id is not None and as_of is not None:
-            raise ValueError("give snapshot_id or as_of, not both")
+    def snapshot_for(self, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None,
+                     tag: Optional[str] = None) -> Optional[Snapshot]:
+        """The snapshot a read uses: by id, by time (``as_of``), by tag (``ref`` or ``tag``:
+        the tag's own copy, readable after its snapshot expired), else the latest."""
+        ref = _one_ref(ref, tag)
+        if sum(x is not None for x in (snapshot_id, as_of, ref)) > 1:
+            raise ValueError("give one of snapshot_id, as_of and ref (a tag)")
+        if ref is not None:
+            return self._tags().tag(ref).snapshot
         if snapshot_id is not None:
             return self.snapshot(snapshot_id)
         if as_of is not None:
@@ -133,36 +139,41 @@ class PaimonTable:
             history = self.__dict__["_schema_history"] = SchemaHistory(self.io, self._location)
         return self._schema if schema_id == self._schema.id else history.get(schema_id)
 
-    def schema_for(self, snapshot_id: Optional[int] = None, as_of=None) -> TableSchema:
+    def schema_for(self, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None) -> TableSchema:
         """The schema a read uses: the snapshot's for time travel, else the table's latest."""
-        snap = None if snapshot_id is None and as_of is None else self.snapshot_for(snapshot_id, as_of)
+        snap = None if snapshot_id is None and as_of is None and ref is None else \
+            self.snapshot_for(snapshot_id, as_of, ref)
         return self._schema if snap is None else self.schema_by_id(snap.schema_id)
 
     # ------------------------------------------------------------------ planning
-    def plan(self, where=None, snapshot_id: Optional[int] = None, as_of=None):
+    def plan(self, where=None, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None,
+             tag: Optional[str] = None):
         """Manifest entries (ADD) of the files a read would use, paths filled in. ``where``
         is bound to the read schema (the snapshot's when time travelling)."""
-        snap = self.snapshot_for(snapshot_id, as_of)
-        travel = (snapshot_id is not None or as_of is not None) and snap is not None
+        ref = _one_ref(ref, tag)
+        snap = self.snapshot_for(snapshot_id, as_of, ref)
+        travel = (snapshot_id is not None or as_of is not None or ref is not None) and snap is not None
         schema = self.schema_by_id(snap.schema_id) if travel else self._schema
         return scan_mod.plan(self._store, snap, where, schema, self.schema_by_id)
 
-    def plan_files(self, where=None, snapshot_id: Optional[int] = None, as_of=None):
+    def plan_files(self, where=None, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None,
+                   tag: Optional[str] = None):
         """DataFileMetas of the files a read would use (``file_path`` filled in)."""
-        return [e.file for e in self.plan(where, snapshot_id, as_of)]
+        return [e.file for e in self.plan(where, snapshot_id, as_of, ref, tag)]
 
     # ------------------------------------------------------------------ reads
     def to_spark(self, snapshot_id: Optional[int] = None, as_of=None, where=None,
-                 columns: Optional[Sequence[str]] = None):
+                 columns: Optional[Sequence[str]] = None, ref: Optional[str] = None, tag: Optional[str] = None):
         from icefloe.spark.paimon_read import read_files
 
-        schema = self.schema_for(snapshot_id, as_of)
-        files = self.plan_files(where, snapshot_id, as_of)
+        ref = _one_ref(ref, tag)
+        schema = self.schema_for(snapshot_id, as_of, ref)
+        files = self.plan_files(where, snapshot_id, as_of, ref)
         return read_files(self.spark, [f.file_path for f in files], schema.fields, where, columns,
                           file_fields=[self.schema_by_id(f.schema_id).fields for f in files])
 
     def to_arrow(self, snapshot_id: Optional[int] = None, as_of=None, where: Optional[str] = None,
-                 columns: Optional[Sequence[str]] = None):
+                 columns: Optional[Sequence[str]] = None, ref: Optional[str] = None, tag: Optional[str] = None):
         """The table as a pyarrow.Table, read without Spark. ``where`` (Spark SQL text)
         prunes files and filters rows; conditions beyond comparisons, IN, IS [NOT] NULL,
         prefix LIKE, AND and OR raise ``UnsupportedFilterError`` (use ``to_spark``)."""
@@ -172,11 +183,12 @@ class PaimonTable:
 
         from icefloe.paimon.schema import evolve_arrow
 
-        schema = self.schema_for(snapshot_id, as_of)
+        ref = _one_ref(ref, tag)
+        schema = self.schema_for(snapshot_id, as_of, ref)
         row_filter = to_arrow_expression(where, schema.fields) if where is not None else None
         target = pt.to_arrow_schema(schema.fields, with_ids=False)
         parts = []
-        for f in self.plan_files(where, snapshot_id, as_of):  # columns matched by field id
+        for f in self.plan_files(where, snapshot_id, as_of, ref):  # columns matched by field id
             parts.append(evolve_arrow(_read_data_file(f.file_path), self.schema_by_id(f.schema_id).fields,
                                       schema.fields))
         out = pa.concat_tables(parts) if parts else target.empty_table()
@@ -315,7 +327,8 @@ class PaimonTable:
         return rewrite_manifests(self)
 
     def rollback_to_snapshot(self, snapshot_id: int) -> Snapshot:
-        """Paimon's rollback: later snapshots, and the files only they added, are deleted."""
+        """Paimon's rollback: later snapshots, their tags and the files only they added are
+        deleted. An expired snapshot a tag still holds is restored from the tag."""
         from icefloe.paimon.maintenance import rollback_to
 
         return rollback_to(self, snapshot_id)
@@ -333,7 +346,60 @@ class PaimonTable:
 
         return remove_orphan_files(self.refresh()._store, older_than, dry_run)
 
+    # ------------------------------------------------------------------ tags
+    def _tags(self):
+        from icefloe.paimon.tag import TagManager
 
+        return TagManager(self.io, self._location)
+
+    def tags(self) -> dict:
+        """``{name: Tag}``, ordered by snapshot id then name (``tag/tag-<name>`` files)."""
+        return {t.name: t for t in self._tags().tags()}
+
+    def refs(self) -> dict:
+        """The table's refs: its tags (icefloe does not follow Paimon branches)."""
+        return self.tags()
+
+    def tag(self, name: str):
+        return self._tags().tag(name)
+
+    def create_tag(self, name: str, snapshot_id: Optional[int] = None):
+        """Tag ``snapshot_id`` (default: the latest snapshot). The tag keeps the snapshot's
+        files after it expires; ``TagAlreadyExistsError`` if ``name`` is taken."""
+        from icefloe.paimon.tag import create_tag
+
+        return create_tag(self.refresh()._store, name, snapshot_id)
+
+    def replace_tag(self, name: str, snapshot_id: Optional[int] = None):
+        """Point tag ``name`` at ``snapshot_id`` (default: the latest snapshot)."""
+        from icefloe.paimon.tag import replace_tag
+
+        return replace_tag(self.refresh()._store, name, snapshot_id)
+
+    def delete_tag(self, name: str) -> list:
+        """Delete tag ``name`` and the files only it kept alive; returns their paths."""
+        from icefloe.paimon.tag import delete_tag
+
+        return delete_tag(self.refresh()._store, name)
+
+    def drop_tag(self, name: str) -> list:
+        """``delete_tag`` under the Iceberg table API's name."""
+        return self.delete_tag(name)
+
+    def rollback_to_tag(self, name: str) -> Snapshot:
+        """Roll back to a tag's snapshot (written back from the tag if it expired); later
+        snapshots and their tags are deleted."""
+        from icefloe.paimon.maintenance import rollback_to_tag
+
+        return rollback_to_tag(self, name)
+
+
+
+
+def _one_ref(ref: Optional[str], tag: Optional[str]) -> Optional[str]:
+    if ref is not None and tag is not None and ref != tag:
+        raise ValueError("give ref or tag, not both")
+    return ref if ref is not None else tag
 
 
 def _read_data_file(path: str):

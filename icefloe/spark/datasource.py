@@ -137,6 +137,16 @@ class IcefloeDataSource(DataSource):
         return IcefloeWriter(dict(self.options), schema, overwrite)
 
 
+def _paimon_tag_files(location: str, tag: str) -> list:
+    """The data files of a Paimon tag, as ``paimon_partitions`` names them (the tag's own copy
+    of its snapshot: readable after the snapshot expired)."""
+    from icefloe.spark.paimon_read import _table
+
+    table = _table(location)
+    current = table.table_schema.id
+    return [f"{f.file_path}#schema={f.schema_id},{current}" for f in table.plan_files(ref=tag)]
+
+
 def _opt_int(options, key):
     v = options.get(key)
     return int(v) if v not in (None, "") else None
@@ -213,6 +223,10 @@ class IcefloeReader(DataSourceReader):
         if detect_format(loc) == "paimon":
             from icefloe.spark.paimon_read import paimon_partitions
 
+            if self.options.get("branch"):
+                raise ValueError(f"option branch: icefloe does not read Paimon branches ({loc})")
+            if self.options.get("tag"):
+                return [FilePartition(p) for p in _paimon_tag_files(loc, self.options["tag"])]
             return [FilePartition(p) for p in paimon_partitions(loc, self.options, self._where())]
         t = _iceberg_table(loc)
         tasks = t.plan_tasks(self._where(), _opt_int(self.options, "snapshot-id"),

@@ -576,7 +576,10 @@ def _partition_field(sess, t, stmt: p.AlterPartitionField):
 
 def _ref_ddl(sess, t, stmt: p.AlterRef):
     kind = stmt.kind
-    refs = getattr(getattr(t, "metadata", None), "refs", {}) or {}
+    refs = getattr(getattr(t, "metadata", None), "refs", None)
+    if refs is None and callable(getattr(t, "refs", None)):
+        refs = t.refs()                      # Paimon tables: their tags
+    refs = refs or {}
     exists = stmt.ref in refs
     where = (stmt.table.line, stmt.table.column)
     if stmt.action == "drop":

@@ -15,7 +15,7 @@ from icefloe.core.types import to_spark_ddl_type
 
 METADATA_TABLES = ("snapshots", "history", "files", "data_files", "delete_files", "manifests",
                    "partitions", "refs", "entries",
-                   "schemas", "options")   # the last two: Paimon's system tables
+                   "schemas", "options", "tags")   # the last three: Paimon's system tables
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 
@@ -278,8 +278,8 @@ TABLE_LEVEL = ("snapshots", "history", "refs")
 # Paimon's system tables (``t$snapshots``, ``t$files``...), with Paimon's column names. In SQL they
 # are ``db.t.snapshots`` or ``db.`t$snapshots```. Partitions are shown as their directory
 # (``dt=2024-01-01/region=eu``), value statistics as ``{col=value, ...}`` strings as Paimon does.
-PAIMON_METADATA_TABLES = ("snapshots", "schemas", "options", "files", "manifests", "partitions")
-PAIMON_TABLE_LEVEL = ("snapshots", "schemas", "options")
+PAIMON_METADATA_TABLES = ("snapshots", "schemas", "options", "files", "manifests", "partitions", "tags")
+PAIMON_TABLE_LEVEL = ("snapshots", "schemas", "options", "tags")
 
 
 def _local_ms(ms: Optional[int]):
@@ -331,8 +331,13 @@ def _stats_text(names, values) -> Optional[str]:
 
 def _paimon_entries(table, snapshot):
     """(entry, partition directory) of the live files of ``snapshot``; paths filled in."""
+    from icefloe.paimon.scan import plan
+
     store = table.refresh().store
-    for e in table.plan(snapshot_id=snapshot.id) if snapshot is not None else []:
+    # planned from the snapshot itself: a tag's snapshot may have expired
+    entries = plan(store, snapshot, None, table.schema_by_id(snapshot.schema_id), table.schema_by_id) \
+        if snapshot is not None else []
+    for e in entries:
         values = store.partition_values(e.partition)
         yield e, (store.partition_dir(values) if table.partition_keys else "")
 
@@ -386,7 +391,19 @@ def paimon_partitions(table, snapshot=None):
     return schema, rows
 
 
+def paimon_tags(table, snapshot=None):
+    """Paimon's ``$tags``: one row per tag, ordered by name; ``create_time`` and
+    ``time_retained`` only for tags created with a retention time."""
+    from icefloe.paimon.tag import duration_text
+
+    schema = ("tag_name string, snapshot_id bigint, schema_id bigint, commit_time timestamp, "
+              "record_count bigint, create_time timestamp, time_retained string")
+    rows = [(name, t.snapshot.id, t.snapshot.schema_id, _ts(t.snapshot.time_millis), t.snapshot.total_record_count,
+             t.create_time, duration_text(t.time_retained)) for name, t in sorted(table.tags().items())]
+    return schema, rows
+
+
 PAIMON_BUILDERS = {
     "snapshots": paimon_snapshots, "schemas": paimon_schemas, "options": paimon_options, "files": paimon_files,
-    "manifests": paimon_manifests, "partitions": paimon_partitions,
+    "manifests": paimon_manifests, "partitions": paimon_partitions, "tags": paimon_tags,
 }

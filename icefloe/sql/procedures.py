@@ -53,6 +53,8 @@ PROCEDURES = {
                                    "rewritten_manifests_count int, added_manifests_count int"),
     "create_tag": Procedure(("table", "tag", "snapshot_id", "max_ref_age_ms"), ("table", "tag"), "create_tag",
                             "CALL system.create_tag", "tag string, snapshot_id bigint"),
+    "delete_tag": Procedure(("table", "tag"), ("table", "tag"), "drop_tag", "CALL system.delete_tag",
+                            "result boolean"),      # Paimon's procedure (Iceberg has ALTER TABLE ... DROP TAG)
     "create_branch": Procedure(("table", "branch", "snapshot_id", "max_ref_age_ms"), ("table", "branch"),
                                "create_branch", "CALL system.create_branch", "branch string, snapshot_id bigint"),
 }
@@ -156,6 +158,9 @@ def _run(t, name, fn, kwargs):
     if name == "create_tag":
         return cap.call_strict(fn, capability, name=kwargs["tag"], snapshot_id=kwargs.get("snapshot_id"),
                                max_ref_age_ms=kwargs.get("max_ref_age_ms"))
+    if name == "delete_tag":
+        fn(kwargs["tag"])
+        return {"result": True}
     if name == "create_branch":
         return cap.call_strict(fn, capability, name=kwargs["branch"], snapshot_id=kwargs.get("snapshot_id"),
                                max_ref_age_ms=kwargs.get("max_ref_age_ms"))
@@ -180,7 +185,11 @@ def _result_df(sess, t, name, proc, result, before, kwargs):
         after = t.current_snapshot() if hasattr(t, "current_snapshot") else None
         rows = [(before.snapshot_id if before else None, after.snapshot_id if after else None)]
     elif name in ("create_tag", "create_branch"):
-        refs = t.refresh().metadata.refs if hasattr(t, "refresh") else {}
+        t = t.refresh() if hasattr(t, "refresh") else t
+        refs = getattr(getattr(t, "metadata", None), "refs", None)
+        if refs is None and callable(getattr(t, "refs", None)):
+            refs = t.refs()                  # Paimon tables: their tags
+        refs = refs or {}
         key = kwargs["tag" if name == "create_tag" else "branch"]
         rows = [(key, refs[key].snapshot_id if key in refs else None)]
     else:

@@ -209,8 +209,10 @@ class SqlSession:
                 raise self.error(f"VERSION AS OF needs a snapshot id, tag or branch, got {expr.sql('spark')}",
                                  node) from None
             if isinstance(v, str):
-                refs = getattr(getattr(table_obj, "metadata", None), "refs", {}) or {}
-                if v in refs:
+                refs = getattr(getattr(table_obj, "metadata", None), "refs", None)
+                if refs is None and callable(getattr(table_obj, "refs", None)):
+                    refs = table_obj.refs()          # Paimon tables: their tags
+                if v in (refs or {}):
                     return {"ref": v}
                 if v.isdigit():
                     return {"snapshot_id": int(v)}

@@ -198,3 +198,52 @@ def test_paimon_alter_table_evolves_the_schema(pcat, warehouse):
             run(statement)
         assert len(os.listdir(schema_dir)) == 10, statement
     assert _rows(run("SELECT id FROM db.ev")) == [(1,), (2,), (3,)]
+
+
+def test_paimon_tags_in_sql(pcat, warehouse):
+    run = pcat.sql
+    run("CREATE TABLE db.tg (id bigint, p string) USING paimon PARTITIONED BY (p) "
+        "TBLPROPERTIES ('write-only' = 'true')")
+    run("INSERT INTO db.tg VALUES (1, 'x'), (2, 'y')")
+    run("INSERT INTO db.tg VALUES (3, 'x')")
+    run("ALTER TABLE db.tg CREATE TAG first AS OF VERSION 1")
+    run("ALTER TABLE db.tg CREATE TAG IF NOT EXISTS first")                      # no-op
+    with pytest.raises(SqlError, match="tag first already exists"):
+        run("ALTER TABLE db.tg CREATE TAG first")
+    created = run("CALL local.system.create_tag(table => 'db.tg', tag => 'second', snapshot_id => 2)").collect()
+    assert [tuple(r) for r in created] == [("second", 2)]
+    tag_dir = os.path.join(warehouse, "db.db", "tg", "tag")
+    assert sorted(os.listdir(tag_dir)) == ["tag-first", "tag-second"]
+    run("INSERT OVERWRITE db.tg VALUES (9, 'z')")
+    t = pcat.load_table("db.tg")
+    assert t.expire_snapshots(older_than=t.current_snapshot().time_millis + 1, retain_last=1) == [1, 2]
+
+    # time travel to a tag whose snapshot expired; system tables at a tag
+    assert _rows(run("SELECT id FROM db.tg VERSION AS OF 'first'")) == [(1,), (2,)]
+    assert _rows(run("SELECT id FROM db.tg FOR SYSTEM_VERSION AS OF 'second'")) == [(1,), (2,), (3,)]
+    assert _rows(run("SELECT id FROM db.tg")) == [(9,)]
+    assert run("SELECT count(*) AS n FROM db.tg.files VERSION AS OF 'first'").first().n == 2
+    with pytest.raises(SqlError, match="snapshot 1 does not exist"):
+        run("SELECT * FROM db.tg VERSION AS OF 1")
+    tags = run("SELECT tag_name, snapshot_id, schema_id, record_count, create_time, time_retained "
+               "FROM db.tg.tags ORDER BY tag_name").collect()
+    assert [tuple(r) for r in tags] == [("first", 1, 0, 2, None, None), ("second", 2, 0, 3, None, None)]
+    assert run("SELECT count(*) AS n FROM db.`tg$tags`").first().n == 2
+
+    # REPLACE moves a tag; DROP deletes it (and what only it kept); retention is refused
+    run("ALTER TABLE db.tg REPLACE TAG second AS OF VERSION 3")
+    assert _rows(run("SELECT id FROM db.tg VERSION AS OF 'second'")) == [(9,)]
+    with pytest.raises(NotSupportedYetError, match="max_ref_age_ms"):
+        run("ALTER TABLE db.tg CREATE TAG third RETAIN 2 DAYS")
+    run("ALTER TABLE db.tg DROP TAG first")
+    run("ALTER TABLE db.tg DROP TAG IF EXISTS first")                            # no-op
+    with pytest.raises(SqlError, match="has no tag first"):
+        run("ALTER TABLE db.tg DROP TAG first")
+    assert run("CALL local.system.delete_tag('db.tg', 'second')").first().result is True
+    assert os.listdir(tag_dir) == [] and t.tags() == {}
+    with pytest.raises(SqlError, match="no branch or tag 'first'"):
+        run("SELECT * FROM db.tg VERSION AS OF 'first'")
+    assert _rows(run("SELECT id FROM db.tg")) == [(9,)]
+    # only the live files of the latest snapshot are left
+    data = {os.path.join(d, f) for d, _, fs in os.walk(t.location) for f in fs if f.startswith("data-")}
+    assert data == {f.file_path for f in t.plan_files()}
