@@ -384,3 +384,54 @@ def test_spark_reads_a_tag_after_its_snapshot_expired(paimon_warehouse, spark):
     assert sorted(r.id for r in spark.read.format("icefloe").load(t.location).collect()) == [10, 11, 20, 21]
     with pytest.raises(Exception, match="no tag 'nope'"):
         spark.read.format("icefloe").option("tag", "nope").load(t.location).collect()
+
+
+# --------------------------------------------------------------------------- faults
+def _readable(t):
+    """What every snapshot and tag reads (a missing file would raise)."""
+    out = {("snapshot", s.id): ids_of(t.to_arrow(snapshot_id=s.id)) for s in t.snapshots()}
+    out.update({("tag", name): ids_of(t.to_arrow(tag=name)) for name in t.tags()})
+    return out
+
+
+@pytest.mark.parametrize("op", ["delete_tag", "replace_tag", "expire", "rollback_to_tag"])
+def test_a_fault_at_any_point_leaves_every_snapshot_and_tag_readable(tmp_path, op):
+    from icefloe.core.faults import FaultInjectingFileIO, InjectedFault
+
+    def setup(wh):
+        t = PaimonCatalog(wh).create_table("db.t", "id bigint not null, name string, p int", partitioned_by=["p"],
+                                           properties={"write-only": "true"})
+        _history(t)
+        t.create_tag("t3", 3)
+        if op != "expire":
+            expire_all_but_last(t, 2)            # 3 and 4 stay; t1's snapshot expired
+        return t
+
+    def run(t):
+        if op == "delete_tag":
+            t.delete_tag("t1")
+        elif op == "replace_tag":
+            t.replace_tag("t1", 4)
+        elif op == "expire":
+            expire_all_but_last(t)
+        else:
+            t.rollback_to_tag("t1")
+
+    before = _readable(setup(str(tmp_path / "before")))
+    probe = str(tmp_path / "probe")
+    setup(probe)
+    io = FaultInjectingFileIO()
+    run(PaimonCatalog(probe, io=io).load_table("db.t"))
+    after = _readable(PaimonCatalog(probe).load_table("db.t"))
+    assert io.count >= 3 and any(o == "delete" for o, _ in io.log), io.log
+    for k in range(1, io.count + 1):
+        wh = str(tmp_path / f"{op}-{k}")
+        setup(wh)
+        try:
+            run(PaimonCatalog(wh, io=FaultInjectingFileIO(fail_at=k)).load_table("db.t"))
+        except InjectedFault:
+            pass
+        state = _readable(PaimonCatalog(wh).load_table("db.t"))
+        for key, value in state.items():
+            assert value in (before.get(key), after.get(key)), (k, key, value)
+        assert state.get(("tag", "t1")) in (before[("tag", "t1")], after.get(("tag", "t1"))), k
