@@ -240,6 +240,12 @@ def test_pypaimon_tags_with_retention_are_read_and_protected(table, pypaimon_cat
     assert "tagCreateTime" in doc and "tagTimeRetained" in doc
     tag = t.tag("py")
     assert tag.snapshot_id == 1 and tag.time_retained.total_seconds() == 86400 and tag.create_time.year >= 2024
+    # the tags system table (Paimon's columns): create_time and time_retained as Paimon shows them
+    from icefloe.sql.metadata_tables import paimon_tags
+
+    schema, table_rows = paimon_tags(t)
+    assert schema.startswith("tag_name string, snapshot_id bigint, schema_id bigint, commit_time timestamp")
+    assert [(r[0], r[1], r[4], r[5], r[6]) for r in table_rows] == [("py", 1, 4, tag.create_time, "PT24H")]
     t.overwrite(rows(20, 2))
     t.append(rows(30, 1))
     expire_all_but_last(t)
