@@ -38,8 +38,8 @@ def compact(table, where=None, target_file_size: Optional[int] = None) -> Option
     """Rewrite small data files (of the files a read with ``where`` would use); None if
     no (partition, bucket) has two or more small files."""
     from icefloe.paimon.commit import FileStoreCommit
-    from icefloe.paimon.table import _project_by_name, _read_data_file
-    from icefloe.paimon.types import to_arrow_schema
+    from icefloe.paimon.schema import evolve_arrow
+    from icefloe.paimon.table import _read_data_file
     from icefloe.paimon.writer import _write_one
 
     table.refresh()
@@ -58,7 +58,6 @@ def compact(table, where=None, target_file_size: Optional[int] = None) -> Option
               for k, v in groups.items() if len(v) > 1}
     if not groups:
         return None
-    arrow_schema = to_arrow_schema(schema.fields, with_ids=False)
     namer = DataFileNamer(co.data_file_prefix, co.file_format)
     written: list = []
     removed, added = [], []
@@ -67,7 +66,9 @@ def compact(table, where=None, target_file_size: Optional[int] = None) -> Option
             import pyarrow as pa
 
             first = inputs[0]
-            data = pa.concat_tables([_project_by_name(_read_data_file(e.file.file_path), arrow_schema)
+            # files written under older schemas are matched to the current one by field id
+            data = pa.concat_tables([evolve_arrow(_read_data_file(e.file.file_path),
+                                                  table.schema_by_id(e.file.schema_id).fields, schema.fields)
                                      for e in inputs])
             directory = store.bucket_dir(store.partition_values(first.partition), bucket)
             per_file = max(1, int(data.num_rows * target / max(data.nbytes, 1)))

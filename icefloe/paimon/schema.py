@@ -334,16 +334,3 @@ class _Probe:
         self.id, self.name, self.type = -1, "", t
 
 
-def name_projection_matches(file_fields, read_fields) -> bool:
-    """Whether matching a file's columns by name gives what matching by field id gives
-    (no column renamed, or dropped and added again under its name, and no nested field
-    changes) -- the condition for readers that still match by name."""
-    by_name = {f.name.lower(): f for f in file_fields}
-    by_id = {f.id: f for f in file_fields}
-    for rf in read_fields:
-        named, same_id = by_name.get(rf.name.lower()), by_id.get(rf.id)
-        if named is not same_id:
-            return False
-        if same_id is not None and _layout([same_id]) != _layout([replace(rf, name=same_id.name)]):
-            return False
-    return True

@@ -308,16 +308,7 @@ class PaimonTable:
     def rewrite_data_files(self, where=None, target_file_size: Optional[int] = None) -> Optional[Snapshot]:
         """Compaction: small files of each (partition, bucket) rewritten as one COMPACT snapshot."""
         from icefloe.paimon.maintenance import compact
-        from icefloe.paimon.schema import name_projection_matches
 
-        self.refresh()
-        for f in self.plan_files(where):   # compaction reads files by column name
-            if f.schema_id != self._schema.id and not name_projection_matches(
-                    self.schema_by_id(f.schema_id).fields, self._schema.fields):
-                raise scan_mod.UnsupportedTableError(
-                    f"cannot compact {self.name}: data file {f.file_name} was written with schema {f.schema_id}, "
-                    f"whose columns were renamed or dropped and added again since; compaction would "
-                    "match them by name")
         return compact(self, where, target_file_size)
 
     def rewrite_manifests(self) -> Optional[Snapshot]:
