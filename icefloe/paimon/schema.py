@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Optional
 
 from icefloe.core.io import FileAlreadyExistsError, FileIO
