@@ -164,6 +164,20 @@ def can_widen(old: pt.DataType, new: pt.DataType) -> bool:
     return False
 
 
+# Options whose change would reinterpret data already written (Paimon keeps them, or the
+# table's identity, fixed after creation; a bucket change needs a rescale that rewrites data).
+FIXED_OPTIONS = {
+    "bucket": "changing the bucket count needs every file rewritten into the new buckets",
+    "bucket-key": "rows already written are bucketed by the old key",
+    "primary-key": "the primary key is part of the schema",
+    "partition": "the partition keys are part of the schema",
+    "merge-engine": "rows already written were merged with the old engine",
+    "sequence.field": "rows already written were ordered by the old field",
+    "path": "the table's location is fixed",
+    "type": "the table type is fixed",
+}
+
+
 # --------------------------------------------------------------------------- the working schema
 class _Builder:
     """The changes applied one by one to a copy of ``base``."""
@@ -340,6 +354,25 @@ class _Builder:
         if [x.name for x in self.fields] != before:
             self.changed = True
 
+    def set_option(self, key: str, value) -> None:
+        key, value = str(key), str(value)
+        self._check_option(key)
+        if self.options.get(key) != value:
+            self.options[key] = value
+            self.changed = True
+
+    def remove_option(self, key: str) -> None:
+        key = str(key)
+        self._check_option(key)
+        if key in self.options:
+            del self.options[key]
+            self.changed = True
+
+    def _check_option(self, key: str) -> None:
+        if key in FIXED_OPTIONS:
+            raise SchemaError(f"table {self.table}: option {key!r} cannot change after the table is created "
+                              f"({FIXED_OPTIONS[key]})")
+
     # -- the result
     def build(self) -> TableSchema:
         schema = TableSchema(
@@ -426,6 +459,15 @@ class UpdateSchema:
     def update_comment(self, comment: Optional[str]) -> "UpdateSchema":
         """The table's comment."""
         return self._record("update_comment", comment)
+
+    def set_option(self, key: str, value) -> "UpdateSchema":
+        """Paimon's SetOption: a table option (``snapshot.num-retained.max``, ...) takes effect
+        for every later commit and read."""
+        return self._record("set_option", key, value)
+
+    def remove_option(self, key: str) -> "UpdateSchema":
+        """Paimon's RemoveOption: the option falls back to its default."""
+        return self._record("remove_option", key)
 
     def update_column(self, name: str, field_type=None, required: Optional[bool] = None,
                       doc: Optional[str] = None) -> "UpdateSchema":

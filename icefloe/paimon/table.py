@@ -130,6 +130,16 @@ class PaimonTable:
 
         return UpdateSchema(self)
 
+    def update_properties(self, set: Optional[dict] = None, remove: Optional[Sequence[str]] = None) -> dict:
+        """Set and remove table options in one new ``schema-N`` (Paimon's SetOption and
+        RemoveOption); returns the options now in effect."""
+        with self.update_schema() as u:
+            for k, v in (set or {}).items():
+                u.set_option(k, v)
+            for k in remove or ():
+                u.remove_option(k)
+        return dict(self.refresh()._schema.options)
+
     def schema_by_id(self, schema_id: int) -> TableSchema:
         """The Paimon schema ``schema-<schema_id>`` (cached: schema files never change)."""
         from icefloe.paimon.schema import SchemaHistory

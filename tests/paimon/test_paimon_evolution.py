@@ -534,3 +534,21 @@ def test_we_read_what_pypaimon_evolves_and_it_reads_what_we_evolve(spark_catalog
     final = rows(t.to_arrow())
     assert [(r["id"], r["k"], r["title"], r["v"]) for r in final] == [
         (1, None, None, D(1)), (2, None, None, D(2)), (3, None, None, D(2**33)), (4, 7, "d", None), (5, 8, "e", D(5))]
+
+
+def test_table_options_change_through_new_schema_files(paimon_catalog, pypaimon_catalog):
+    t = paimon_catalog.create_table("db.opt", "id bigint, p int", partitioned_by=["p"])
+    opts = t.update_properties(set={"snapshot.num-retained.min": "1", "snapshot.time-retained": "1 ms",
+                                    "manifest.merge-min-count": "2"})
+    assert opts["snapshot.num-retained.min"] == "1" and t.table_schema.id == 1
+    for i in range(3):
+        t.append(pa.table({"id": i64(i), "p": i32(0)}))
+    assert [s.id for s in t.snapshots()] == [3]            # the new retention is in effect
+    assert pypaimon_catalog.get_table("db.opt").table_schema.options["snapshot.time-retained"] == "1 ms"
+    assert "manifest.merge-min-count" not in t.update_properties(remove=["manifest.merge-min-count"])
+    assert t.table_schema.id == 2
+    for key in ("bucket", "bucket-key", "partition"):
+        with pytest.raises(SchemaError, match="cannot change after the table is created"):
+            t.update_properties(set={key: "id"})
+    assert t.refresh().table_schema.id == 2                  # refused changes write nothing
+    assert sorted(t.to_arrow()["id"].to_pylist()) == [0, 1, 2]

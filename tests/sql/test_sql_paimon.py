@@ -106,6 +106,13 @@ def test_paimon_system_tables(pcat):
     assert [f["name"] for f in json.loads(schemas[0].fields)] == ["id", "name", "p"]
     run("CREATE TABLE db.o (a int) USING paimon TBLPROPERTIES ('snapshot.num-retained.max' = '5')")
     assert ("snapshot.num-retained.max", "5") in [tuple(r) for r in run("SELECT * FROM db.o.options").collect()]
+    run("ALTER TABLE db.o SET TBLPROPERTIES ('snapshot.num-retained.max' = '7', 'write-only' = 'true')")
+    run("ALTER TABLE db.o UNSET TBLPROPERTIES ('write-only')")
+    opts = dict(tuple(r) for r in run("SELECT * FROM db.o.options").collect())
+    assert opts["snapshot.num-retained.max"] == "7" and "write-only" not in opts
+    assert len(run("SELECT * FROM db.o.schemas").collect()) == 3    # one schema file per statement
+    with pytest.raises(SqlError, match="cannot change after the table is created"):
+        run("ALTER TABLE db.o SET TBLPROPERTIES ('bucket' = '4')")
     # DESCRIBE of a system table
     assert [r.col_name for r in run("DESCRIBE db.t.partitions").collect()][:2] == ["partition", "record_count"]
 
