@@ -31,7 +31,11 @@ def _to_fields(schema) -> list:
     """Paimon fields (fresh ids) of a DDL string, an icefloe Schema, a pyarrow.Schema
     or a Spark StructType."""
     if isinstance(schema, str):
-        return pt.fields_from_core_schema(parse_schema(schema))
+        fields = pt.fields_from_core_schema(parse_schema(schema))
+        small = _small_int_columns(schema)
+        # Paimon has TINYINT and SMALLINT (icefloe's shared type model widens them to INT)
+        return [pt.DataField(f.id, f.name, pt.AtomicType(small[f.name], f.type.nullable), f.description)
+                if f.name in small else f for f in fields]
     if isinstance(schema, Schema):
         return pt.fields_from_core_schema(schema)
     try:
@@ -44,6 +48,29 @@ def _to_fields(schema) -> list:
     if type(schema).__name__ == "StructType":
         return pt.fields_from_spark_schema(schema)
     raise SchemaError(f"cannot use {type(schema).__name__} as a table schema")
+
+
+def _small_int_columns(ddl: str) -> dict:
+    """Top-level columns of a Spark DDL column list declared tinyint/byte or smallint/short:
+    name -> Paimon type root."""
+    from icefloe.core.types import _ident, _Tokens
+
+    kinds = {"tinyint": "TINYINT", "byte": "TINYINT", "smallint": "SMALLINT", "short": "SMALLINT"}
+    tk = _Tokens(ddl)
+    out = {}
+    while tk.peek() is not None:
+        name = _ident(tk.next())
+        tk.accept(":")
+        first = tk.peek()
+        if first is not None and first.lower() in kinds:
+            out[name] = kinds[first.lower()]
+        depth = 0
+        while tk.peek() is not None and not (depth == 0 and tk.peek() == ","):
+            t = tk.next()
+            depth += t in ("<", "(")
+            depth -= t in (">", ")")
+        tk.accept(",")
+    return out
 
 
 class PaimonCatalog:

@@ -77,11 +77,14 @@ def create(sess, tree: exp.Create):
         if isinstance(prop, exp.PartitionedByProperty):
             terms = prop.this.expressions if isinstance(prop.this, exp.Schema) else [prop.this]
             partitioned_by = [partition_term(t) for t in terms]
-        elif isinstance(prop, exp.Property):
-            properties[prop.name] = prop.args["value"].name if prop.args.get("value") is not None else ""
         elif isinstance(prop, (exp.FileFormatProperty, exp.LocationProperty)):
+            # checked before exp.Property, their base class: USING iceberg is not a table property
             if isinstance(prop, exp.LocationProperty):
                 raise sess.not_supported("CREATE TABLE ... LOCATION (tables live in the warehouse)", prop)
+        elif isinstance(prop, exp.SchemaCommentProperty):
+            properties["comment"] = prop.this.name      # the table comment, as Iceberg's Spark catalog keeps it
+        elif isinstance(prop, exp.Property):
+            properties[prop.name] = prop.args["value"].name if prop.args.get("value") is not None else ""
         else:
             raise sess.not_supported(f"CREATE TABLE clause {prop.sql('spark')}", prop)
     query = tree.expression
@@ -99,7 +102,8 @@ def create(sess, tree: exp.Create):
         if replace:
             _replace(sess, name, schema, partitioned_by, properties, None, not replace_only, target)
         else:
-            _create(sess, name, schema, partitioned_by, properties, target)
+            # Paimon keeps TINYINT/SMALLINT, which the shared schema widens: give it the DDL itself
+            _create(sess, name, ddl if _is_paimon(sess) else schema, partitioned_by, properties, target)
         return sess.empty()
     if query is None:
         raise sess.error("CREATE TABLE needs a column list or AS SELECT", tree)
@@ -110,13 +114,17 @@ def create(sess, tree: exp.Create):
     if replace:
         _replace(sess, name, schema, partitioned_by, properties, df, not replace_only, target)
         return sess.empty()
-    t = _create(sess, name, schema, partitioned_by, properties, target)
+    t = _create(sess, name, df.schema if _is_paimon(sess) else schema, partitioned_by, properties, target)
     try:
         t.append(df)
     except Exception:
         sess.catalog.drop_table(name)   # CTAS is all or nothing
         raise
     return sess.empty()
+
+
+def _is_paimon(sess) -> bool:
+    return getattr(sess.catalog, "format", "iceberg") == "paimon"
 
 
 def _create(sess, name, schema, partitioned_by, properties, node):
@@ -227,8 +235,16 @@ def describe(sess, tree: exp.Describe):
 def describe_rows(t, extended: bool = False) -> list:
     """Spark's DESCRIBE TABLE rows: columns, partitioning, then (extended) table information."""
     schema = t.schema
-    rows = [(f.name, to_spark_ddl_type(f.field_type) + (" not null" if f.required else ""), f.doc or "")
-            for f in schema.fields]
+    if getattr(t, "format", "iceberg") == "paimon":
+        # Paimon's own types (SMALLINT, TINYINT, CHAR(n), ...) as Spark names them
+        from icefloe.paimon import types as pt
+
+        spark_fields = pt.to_spark_schema(t.table_schema.fields, with_ids=False).fields
+        rows = [(sf.name, sf.dataType.simpleString() + ("" if sf.nullable else " not null"), f.description or "")
+                for sf, f in zip(spark_fields, t.table_schema.fields)]
+    else:
+        rows = [(f.name, to_spark_ddl_type(f.field_type) + (" not null" if f.required else ""), f.doc or "")
+                for f in schema.fields]
     spec = getattr(t, "spec", None)
     fields = list(getattr(spec, "fields", []) or [])
     if fields:

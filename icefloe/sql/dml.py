@@ -230,6 +230,7 @@ def insert(sess, tree: exp.Insert):
         df = fit_by_name(sess, df, t.schema, tree.expression, static)
     else:
         df = fit_by_position(sess, df, t.schema, columns, tree.expression, static)
+    df = _narrow_small_ints(df, t)
     if tree.args.get("overwrite"):
         from icefloe.sql.overwrite import overwrite
 
@@ -237,6 +238,34 @@ def insert(sess, tree: exp.Insert):
     else:
         t.append(df)
     return sess.empty()
+
+
+def _narrow_small_ints(df, t):
+    """Paimon TINYINT/SMALLINT columns (the shared schema widens them to int): INSERT stores
+    values into them as Spark does, and a value out of range fails the statement."""
+    if getattr(t, "format", "iceberg") != "paimon":
+        return df
+    from pyspark.sql import functions as F
+
+    from icefloe.spark.align import RANGE_MARKER
+
+    kinds = {"TINYINT": "tinyint", "SMALLINT": "smallint"}
+    small = {f.name: kinds[f.type.root] for f in t.table_schema.fields
+             if getattr(f.type, "root", None) in kinds}
+    if not small:
+        return df
+    cols = []
+    for c in df.columns:
+        if c in small:
+            v = F.col(f"`{c}`")
+            cast = v.try_cast(small[c])
+            msg = F.concat(F.lit(f"{RANGE_MARKER}: value cannot be stored in column '{c}' ({small[c]}) of table "
+                                 f"{t.name}: "), v.cast("string"))
+            cols.append(F.when(v.isNotNull() & cast.isNull(), F.raise_error(msg).cast(small[c]))
+                        .otherwise(cast).alias(c))
+        else:
+            cols.append(F.col(f"`{c}`"))
+    return df.select(*cols)
 
 
 # --------------------------------------------------------------------------- DELETE / UPDATE
