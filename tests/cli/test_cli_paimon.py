@@ -110,3 +110,44 @@ def test_compact_rewrite_manifests_and_rollback_on_paimon(tmp_path):
     assert r.returncode == 0 and json.loads(r.stdout)["id"] == 2, r.stderr
     assert sorted(t.to_arrow()["id"].to_pylist()) == [0, 1, 10, 11]
     assert _icefloe(*base, "check", "db.t").returncode == 0
+
+
+def test_check_on_paimon_finds_damaged_manifests_data_files_and_counts(tmp_path):
+    wh = str(tmp_path / "pwh")
+    t = PaimonCatalog(wh).create_table("db.t", "id bigint not null, name string", partitioned_by=["name"])
+    for i in range(3):
+        t.append(pa.table({"id": pa.array([i, i + 10], pa.int64()), "name": ["a", "b"]}))
+    t.create_tag("first", 1)
+    base = ["--warehouse", wh, "--format", "paimon"]
+    ok = _icefloe(*base, "check", "db.t", "--json")
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    checked = json.loads(ok.stdout)["checked"]
+    assert checked["data files"] == 6 and checked["tags"] == 1 and checked["schemas"] == 1
+
+    victim = sorted(f.file_path for f in t.plan_files())[0]
+    with open(victim, "ab") as f:
+        f.write(b"junk")                                  # the recorded size no longer holds
+    first = sorted(f.file_path for f in t.plan_files(snapshot_id=1))[-1]
+    os.remove(first)                                      # a file snapshot 1 and the tag still use
+    snap3 = os.path.join(t.location, "snapshot", "snapshot-3")
+    doc = json.load(open(snap3))
+    doc["totalRecordCount"] = 99
+    json.dump(doc, open(snap3, "w"))
+    bad = _icefloe(*base, "check", "db.t", "--json")
+    assert bad.returncode == 1
+    problems = json.loads(bad.stdout)["problems"]
+    assert any(p["kind"] == "file" and p["path"] == victim and "the manifest records" in p["message"]
+               for p in problems), problems
+    assert any(p["kind"] == "file" and p["path"] == first and p["message"].startswith("missing")
+               for p in problems), problems
+    assert any(p["kind"] == "records" and "totalRecordCount 99" in p["message"] for p in problems), problems
+
+    manifest_dir = os.path.join(t.location, "manifest")
+    victim_manifest = sorted((n for n in os.listdir(manifest_dir) if not n.startswith("manifest-list")),
+                             key=lambda n: os.path.getmtime(os.path.join(manifest_dir, n)))[-1]
+    path = os.path.join(manifest_dir, victim_manifest)
+    data = open(path, "rb").read()
+    open(path, "wb").write(data[: len(data) // 2])
+    bad = _icefloe(*base, "check", "db.t", "--json")
+    problems = json.loads(bad.stdout)["problems"]
+    assert bad.returncode == 1 and any(p["kind"] == "manifest" and p["path"] == path for p in problems), problems
