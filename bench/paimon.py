@@ -131,17 +131,9 @@ def bench_paimon_planning(work: str, commits: int, rows_per_commit: int, runs: i
             w.close()
             c.close()
 
-    commit_times = {"ours": [], "theirs": []}
-    for i in range(1 + runs):
-        for name, fn in ((("ours", ours_commit), ("theirs", theirs_commit)) if i % 2 == 0
-                         else (("theirs", theirs_commit), ("ours", ours_commit))):
-            t0 = time.perf_counter()
-            fn()
-            if i > 0:
-                commit_times[name].append(time.perf_counter() - t0)
+    ours_c, theirs_c, _ = _interleaved(ours_commit, theirs_commit, runs, lambda: None)
     out = {"commits": commits, "data_files": len(t.plan_files()), "build_s": build_s, "filters": {},
-           "commit": {"icefloe_s": min(commit_times["ours"]), "pypaimon_s": min(commit_times["theirs"]),
-                      "speedup": min(commit_times["theirs"]) / min(commit_times["ours"])}}
+           "commit": {"icefloe_s": ours_c, "pypaimon_s": theirs_c, "speedup": theirs_c / ours_c}}
     for name, f in filters.items():
         ours_cold, ours_files = best_of(lambda: ours(PaimonCatalog(wh).load_table("bench.plan"), f), runs, warmup=0,
                                         before=binary_row._INTERNED.clear)  # cold: no decoded rows kept

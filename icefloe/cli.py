@@ -87,25 +87,9 @@ def _metadata_rows(table, name):
 
         raise NotSupportedYetError(f"{name} of {table.format} tables on the command line")
     schema, rows = metadata_tables.BUILDERS[name](table, table.current_snapshot())
-    names = [part.split(":")[0] for part in _top_level(metadata_tables._ddl_to_struct_body(schema))]
+    body = metadata_tables._ddl_to_struct_body(schema)
+    names = [part.split(":")[0] for part in metadata_tables.split_top_level(body) if part]
     return names, rows
-
-
-def _top_level(body: str) -> list:
-    parts, depth, cur = [], 0, ""
-    for ch in body:
-        if ch == "<":
-            depth += 1
-        elif ch == ">":
-            depth -= 1
-        if ch == "," and depth == 0:
-            parts.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    if cur:
-        parts.append(cur)
-    return parts
 
 
 # --------------------------------------------------------------------------- progress bars

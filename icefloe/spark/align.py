@@ -172,11 +172,16 @@ def checked_cast(value, target: IcebergType, column: str, table_name: str = "tab
     """``value`` (a Column) cast to ``target`` for an UPDATE or MERGE assignment: a non-null
     value the cast cannot represent (overflow, unparsable text) fails the Spark job whether
     or not ANSI mode is on, instead of turning into null or wrapping around."""
+    return checked_cast_to(value, to_spark_type(target), str(target), column, table_name)
+
+
+def checked_cast_to(value, spark_type, type_label: str, column: str, table_name: str = "table"):
+    """``value`` cast to Spark type ``spark_type`` (``type_label`` names it in the error); a
+    non-null value the cast cannot represent fails the Spark job, ANSI mode or not."""
     from pyspark.sql import functions as F
 
-    spark_type = to_spark_type(target)
     cast = value.try_cast(spark_type)
-    msg = F.concat(F.lit(f"{RANGE_MARKER}: value cannot be stored in column '{column}' ({target}) of table "
+    msg = F.concat(F.lit(f"{RANGE_MARKER}: value cannot be stored in column '{column}' ({type_label}) of table "
                          f"{table_name}: "), value.cast("string"))
     return F.when(value.isNotNull() & cast.isNull(), F.raise_error(msg).cast(spark_type)).otherwise(cast)
 

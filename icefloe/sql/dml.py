@@ -247,25 +247,15 @@ def _narrow_small_ints(df, t):
         return df
     from pyspark.sql import functions as F
 
-    from icefloe.spark.align import RANGE_MARKER
+    from icefloe.spark.align import checked_cast_to
 
     kinds = {"TINYINT": "tinyint", "SMALLINT": "smallint"}
     small = {f.name: kinds[f.type.root] for f in t.table_schema.fields
              if getattr(f.type, "root", None) in kinds}
     if not small:
         return df
-    cols = []
-    for c in df.columns:
-        if c in small:
-            v = F.col(f"`{c}`")
-            cast = v.try_cast(small[c])
-            msg = F.concat(F.lit(f"{RANGE_MARKER}: value cannot be stored in column '{c}' ({small[c]}) of table "
-                                 f"{t.name}: "), v.cast("string"))
-            cols.append(F.when(v.isNotNull() & cast.isNull(), F.raise_error(msg).cast(small[c]))
-                        .otherwise(cast).alias(c))
-        else:
-            cols.append(F.col(f"`{c}`"))
-    return df.select(*cols)
+    return df.select(*[checked_cast_to(F.col(f"`{c}`"), small[c], small[c], c, t.name).alias(c) if c in small
+                       else F.col(f"`{c}`") for c in df.columns])
 
 
 # --------------------------------------------------------------------------- DELETE / UPDATE

@@ -208,10 +208,10 @@ def entries(table, snapshot=None):
     return schema, rows
 
 
-def _ddl_to_struct_body(cols: str) -> str:
-    """``a int, b map<int,bigint>`` -> ``a:int,b:map<int,bigint>`` (top-level commas only)."""
+def split_top_level(text: str) -> list:
+    """``text`` split at the commas outside ``<...>``."""
     parts, depth, cur = [], 0, ""
-    for ch in cols:
+    for ch in text:
         if ch == "<":
             depth += 1
         elif ch == ">":
@@ -222,6 +222,12 @@ def _ddl_to_struct_body(cols: str) -> str:
         else:
             cur += ch
     parts.append(cur)
+    return parts
+
+
+def _ddl_to_struct_body(cols: str) -> str:
+    """``a int, b map<int,bigint>`` -> ``a:int,b:map<int,bigint>`` (top-level commas only)."""
+    parts = split_top_level(cols)
     out = []
     for p in parts:
         name, _, typ = p.strip().partition(" ")
