@@ -37,9 +37,9 @@ def _interleaved(ours, theirs, runs, quiesce):
 
 
 def bench_paimon_data(spark, work: str, rows: int, runs: int, quiesce) -> dict:
-    from icefloe.paimon import PaimonCatalog
+    from icefloe.catalog import Catalog
 
-    cat = PaimonCatalog(os.path.join(work, "paimon-wh"), spark)
+    cat = Catalog(os.path.join(work, "paimon-wh"), "paimon", spark)
     df = spark.range(0, rows, numPartitions=spark.sparkContext.defaultParallelism).selectExpr(
         "id", "cast(rand(7) * 1000000 as double) as v",
         "concat('name-', cast(id % 10007 as string)) as s", "timestamp_seconds(1600000000 + id) as ts",
@@ -82,10 +82,11 @@ def bench_paimon_planning(work: str, commits: int, rows_per_commit: int, runs: i
     import pyarrow as pa
     from pypaimon import CatalogFactory
 
-    from icefloe.paimon import PaimonCatalog, binary_row
+    from icefloe.catalog import Catalog
+    from icefloe.paimon import binary_row
 
     wh = os.path.join(work, "paimon-plan-wh")
-    t = PaimonCatalog(wh).create_table("bench.plan", "id bigint not null, p int not null, v double",
+    t = Catalog(wh, "paimon").create_table("bench.plan", "id bigint not null, p int not null, v double",
                                        partitioned_by=["p"])
     k = 10
     t0 = time.perf_counter()
@@ -118,7 +119,7 @@ def bench_paimon_planning(work: str, commits: int, rows_per_commit: int, runs: i
     counter = iter(range(10_000))
 
     def ours_commit():
-        PaimonCatalog(wh).load_table("bench.plan").append(batch(next(counter)))
+        Catalog(wh, "paimon").load_table("bench.plan").append(batch(next(counter)))
 
     def theirs_commit():
         tbl = CatalogFactory.create({"warehouse": wh}).get_table("bench.plan")
@@ -135,11 +136,11 @@ def bench_paimon_planning(work: str, commits: int, rows_per_commit: int, runs: i
     out = {"commits": commits, "data_files": len(t.plan_files()), "build_s": build_s, "filters": {},
            "commit": {"icefloe_s": ours_c, "pypaimon_s": theirs_c, "speedup": theirs_c / ours_c}}
     for name, f in filters.items():
-        ours_cold, ours_files = best_of(lambda: ours(PaimonCatalog(wh).load_table("bench.plan"), f), runs, warmup=0,
+        ours_cold, ours_files = best_of(lambda: ours(Catalog(wh, "paimon").load_table("bench.plan"), f), runs, warmup=0,
                                         before=binary_row._INTERNED.clear)  # cold: no decoded rows kept
         theirs_cold, their_files = best_of(
             lambda: theirs(CatalogFactory.create({"warehouse": wh}).get_table("bench.plan"), f), runs, warmup=0)
-        mine = PaimonCatalog(wh).load_table("bench.plan")
+        mine = Catalog(wh, "paimon").load_table("bench.plan")
         ours_warm, _ = best_of(lambda: ours(mine, f), warm_runs, warmup=1)
         other = CatalogFactory.create({"warehouse": wh}).get_table("bench.plan")
         theirs_warm, _ = best_of(lambda: theirs(other, f), warm_runs, warmup=1)

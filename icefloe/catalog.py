@@ -4,28 +4,19 @@ from __future__ import annotations
 import os
 from typing import Optional
 
-from icefloe.core.types import Schema, from_arrow_schema, from_spark_schema, parse_schema
-from icefloe.errors import IcefloeError, SchemaError
+from icefloe.core.io import FileIO
+from icefloe.core.schema_input import to_schema
+from icefloe.errors import IcefloeError
+from icefloe.sql import SqlError, SqlSession
+from icefloe.iceberg.catalog import HadoopCatalog
+from icefloe.paimon.catalog import PaimonCatalog
+from icefloe.spark.session import get_spark
+from icefloe.table import IcebergTable, PaimonTable
+from icefloe.table.iceberg import write_files_for
 
 FORMATS = ("iceberg", "paimon")
 
-
-def to_schema(schema) -> Schema:
-    """Accept a DDL string, an icefloe Schema, a pyarrow.Schema or a Spark StructType."""
-    if isinstance(schema, Schema):
-        return schema
-    if isinstance(schema, str):
-        return parse_schema(schema)
-    try:
-        import pyarrow as pa
-
-        if isinstance(schema, pa.Schema):
-            return from_arrow_schema(schema)
-    except ImportError:  # pragma: no cover
-        pass
-    if type(schema).__name__ == "StructType":
-        return from_spark_schema(schema)
-    raise SchemaError(f"cannot use {type(schema).__name__} as a table schema")
+__all__ = ["Catalog", "FORMATS", "sql", "to_schema"]
 
 
 class Catalog:
@@ -35,7 +26,7 @@ class Catalog:
     >>> t = cat.create_table("db.tb01", "id bigint not null, ts timestamp", partitioned_by=["year(ts)"])
     """
 
-    def __init__(self, warehouse: str, format: str = "iceberg", spark=None):
+    def __init__(self, warehouse: str, format: str = "iceberg", spark=None, io: Optional[FileIO] = None):
         fmt = (format or "iceberg").lower()
         if fmt not in FORMATS:
             raise IcefloeError(f"unknown table format {format!r}; expected one of {FORMATS}")
@@ -44,21 +35,15 @@ class Catalog:
         self._spark = spark
         os.makedirs(self.warehouse, exist_ok=True)
         if fmt == "iceberg":
-            from icefloe.iceberg.catalog import HadoopCatalog
-
-            self._impl = HadoopCatalog(self.warehouse, spark)
+            self._impl = HadoopCatalog(self.warehouse, spark, io, table_type=IcebergTable)
         else:
-            from icefloe.paimon.catalog import PaimonCatalog
-
-            self._impl = PaimonCatalog(self.warehouse, spark)
+            self._impl = PaimonCatalog(self.warehouse, spark, io, table_type=PaimonTable)
 
     def __repr__(self) -> str:
         return f"Catalog({self.warehouse!r}, format={self.format!r})"
 
     @property
     def spark(self):
-        from icefloe.spark.session import get_spark
-
         self._spark = get_spark(self._spark)
         return self._spark
 
@@ -67,11 +52,18 @@ class Catalog:
             return self._impl.create_table(name, schema, partitioned_by=partitioned_by, properties=properties)
         return self._impl.create_table(name, to_schema(schema), partitioned_by, properties)
 
+    def table_location(self, name: str) -> str:
+        """The directory table ``name`` has (or would have) in this warehouse."""
+        return self._impl.table_location(name)
+
     def load_table(self, name: str):
         return self._impl.load_table(name)
 
     def table_exists(self, name: str) -> bool:
         return self._impl.table_exists(name)
+
+    def list_namespaces(self) -> list[str]:
+        return self._impl.list_namespaces()
 
     def list_tables(self, namespace: str) -> list[str]:
         return self._impl.list_tables(namespace)
@@ -86,8 +78,10 @@ class Catalog:
         if self.format != "iceberg":
             raise IcefloeError("replace_table is only available for Iceberg tables: a Paimon table has no "
                                "replace operation (drop it and create it again)")
-        return self._impl.replace_table(name, to_schema(schema), partitioned_by, properties, data,
-                                        create_if_missing)
+        impl = self._impl
+        write = None if data is None else (
+            lambda meta: write_files_for(meta, data, impl.io, name, lambda: self.spark))
+        return impl.replace_table(name, to_schema(schema), partitioned_by, properties, write, create_if_missing)
 
     def rename_table(self, name: str, new_name: str) -> None:
         """Rename a table (Paimon: the table directory moves; Iceberg Hadoop tables cannot be renamed)."""
@@ -100,6 +94,14 @@ class Catalog:
 
     def sql(self, text: str, catalog_name: str = "local"):
         """Run Spark SQL over this catalog's tables (``local.db.t`` or ``db.t``); a Spark DataFrame."""
-        from icefloe.sql import SqlSession
-
         return SqlSession(self, self.spark, catalog_name).sql(text)
+
+
+def sql(spark, text: str, warehouse: Optional[str] = None, catalog: Optional[Catalog] = None,
+        format: str = "iceberg", catalog_name: str = "local"):
+    """Run SQL ``text`` over the icefloe tables of ``warehouse`` (or ``catalog``); a Spark DataFrame."""
+    if catalog is None:
+        if warehouse is None:
+            raise SqlError("icefloe.sql needs a warehouse directory or a catalog")
+        catalog = Catalog(warehouse, format=format, spark=spark)
+    return SqlSession(catalog, spark, catalog_name).sql(text)

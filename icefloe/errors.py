@@ -77,3 +77,18 @@ class NoSuchSnapshotError(IcefloeError):
 
 class JavaMissingError(IcefloeError):
     pass
+
+
+class NotSupportedError(IcefloeError):
+    """An operation the table's format (or icefloe for that format) does not offer.
+
+    Names the operation, the table and its format, and why, so a caller never gets a
+    silent partial result: ``delete on paimon table db.t: ...``."""
+
+    def __init__(self, operation: str, table: str = "", format: str = "", reason: str = ""):
+        self.operation = operation
+        self.table = table
+        self.format = format
+        self.reason = reason
+        where = f" on {format} table {table}" if table else (f" on {format} tables" if format else "")
+        super().__init__(f"{operation} is not supported{where}" + (f": {reason}" if reason else ""))

@@ -19,15 +19,19 @@ from dataclasses import replace
 from typing import Optional
 
 from icefloe.core.io import FileIO, LOCAL
+from icefloe.core.retry import RetryPolicy
 from icefloe.core.names import check_name_part, is_valid_name_part, split_name
 from icefloe.core.types import Schema
 from icefloe.errors import (
     CommitConflictError, IcefloeError, InvalidNameError, NoSuchNamespaceError, NoSuchTableError,
     TableAlreadyExistsError,
 )
+from icefloe.iceberg.commit import Change, commit_change
 from icefloe.iceberg.hadoop import HadoopTableOperations, VersionConflict
 from icefloe.iceberg.partitioning import PartitionField, PartitionSpec, build_spec
-from icefloe.iceberg.table import IcebergTable
+from icefloe.iceberg.schema_update import assign_fresh_ids, with_schema
+from icefloe.iceberg.sort_order import with_sort_order
+from icefloe.iceberg.table import BaseTable
 from icefloe.iceberg.table_metadata import MAIN_BRANCH, TableMetadata, new_table_metadata, now_ms
 
 RENAME_NOT_SUPPORTED = (
@@ -46,10 +50,13 @@ class ReplaceNotSupportedError(IcefloeError):
 
 
 class HadoopCatalog:
-    def __init__(self, warehouse: str, spark=None, io: Optional[FileIO] = None):
+    """Tables of ``table_type`` (``BaseTable`` or a subclass with a data plane) under ``warehouse``."""
+
+    def __init__(self, warehouse: str, spark=None, io: Optional[FileIO] = None, table_type=BaseTable):
         self.warehouse = os.path.abspath(warehouse)
         self.io = io or LOCAL
         self.spark = spark
+        self.table_type = table_type
 
     def table_location(self, name: str) -> str:
         db, tbl = split_name(name)
@@ -62,7 +69,7 @@ class HadoopCatalog:
         return self._ops(name).exists()
 
     def create_table(self, name: str, schema: Schema, partitioned_by=None,
-                     properties: Optional[dict] = None) -> IcebergTable:
+                     properties: Optional[dict] = None) -> BaseTable:
         ops = self._ops(name)
         if ops.exists():
             raise TableAlreadyExistsError(f"table {name} already exists at {ops.location}")
@@ -74,15 +81,15 @@ class HadoopCatalog:
             if ops.exists():
                 raise TableAlreadyExistsError(f"table {name} was created concurrently") from e
             raise
-        return IcebergTable(name, ops, self.spark)
+        return self.table_type(name, ops, self.spark)
 
-    def load_table(self, name: str) -> IcebergTable:
+    def load_table(self, name: str) -> BaseTable:
         ops = self._ops(name)
         if not ops.exists():
             raise NoSuchTableError(f"table {name} does not exist (looked in {ops.location})")
-        return IcebergTable(name, ops, self.spark)
+        return self.table_type(name, ops, self.spark)
 
-    def register_table(self, name: str, metadata_location: str) -> IcebergTable:
+    def register_table(self, name: str, metadata_location: str) -> BaseTable:
         """Adopt a table written by another engine: its metadata becomes our version 1."""
         ops = self._ops(name)
         if ops.exists():
@@ -90,7 +97,7 @@ class HadoopCatalog:
         data = self.io.read_bytes(metadata_location)
         meta = TableMetadata.loads(data, metadata_location)  # validates before anything is written
         ops.commit(None, None, meta)
-        return IcebergTable(name, ops, self.spark)
+        return self.table_type(name, ops, self.spark)
 
     def list_namespaces(self) -> list[str]:
         return [d for d in self.io.list_dir(self.warehouse)
@@ -113,13 +120,12 @@ class HadoopCatalog:
         raise RenameNotSupportedError(f"cannot rename {name} to {new_name}: {RENAME_NOT_SUPPORTED}")
 
     def replace_table(self, name: str, schema: Schema, partitioned_by=None, properties: Optional[dict] = None,
-                      data=None, create_if_missing: bool = False) -> IcebergTable:
+                      write_files=None, create_if_missing: bool = False) -> BaseTable:
         """Replace table ``name`` with a new schema, partitioning and (optionally) data, keeping its
         history (see the module doc). ``create_if_missing``: create the table when it does not
         exist (``CREATE OR REPLACE``); otherwise a missing table is an error (``REPLACE TABLE``).
-        ``data`` (a Spark DataFrame or pyarrow.Table) becomes the first snapshot of the new state."""
-        from icefloe.core.retry import RetryPolicy
-
+        ``write_files(metadata)``, when given, writes the data of the new state under that
+        metadata and returns its data files, which become the new state's first snapshot."""
         ops = self._ops(name)
         if not ops.exists() and not create_if_missing:
             raise NoSuchTableError(f"table {name} does not exist, so it cannot be replaced "
@@ -137,17 +143,15 @@ class HadoopCatalog:
             return ops.load() if ops.exists() else (None, None)
 
         policy = RetryPolicy.from_iceberg_properties(latest()[1].properties if ops.exists() else {})
-        if data is None:
+        if write_files is None:
             def attempt(_n: int) -> None:
                 version, base = latest()
                 ops.commit(version, base, build(base))
             policy.run(attempt, retry_on=(VersionConflict,))
-            return IcebergTable(name, ops, self.spark)
-
-        from icefloe.iceberg.commit import Change, commit_change
+            return self.table_type(name, ops, self.spark)
 
         target = build(latest()[1])
-        files = self._write_files(name, target, data)
+        files = write_files(target)
 
         def checked(base: Optional[TableMetadata]) -> TableMetadata:
             new = build(base)
@@ -164,21 +168,7 @@ class HadoopCatalog:
             for f in files:
                 self.io.delete(f.file_path)
             raise
-        return IcebergTable(name, ops, self.spark)
-
-    def _write_files(self, name: str, meta: TableMetadata, data) -> list:
-        from icefloe.iceberg.table import _as_arrow_table, _is_arrow
-
-        if _is_arrow(data):
-            from icefloe.iceberg.arrow_writer import align_arrow, write_arrow
-
-            aligned = align_arrow(_as_arrow_table(data), meta.schema, name)
-            return write_arrow(self.io, aligned, meta.schema, meta.spec, meta.location, meta.properties, meta=meta)
-        from icefloe.spark.iceberg_write import write_data_files
-        from icefloe.spark.session import get_spark
-
-        self.spark = get_spark(self.spark)  # the settings the write relies on
-        return write_data_files(data, meta, self.io, name)
+        return self.table_type(name, ops, self.spark)
 
     def drop_table(self, name: str, purge: bool = True) -> None:
         ops = self._ops(name)
@@ -204,9 +194,6 @@ def replacement_metadata(base: TableMetadata, schema: Schema, partitioned_by, pr
     - ``main`` is removed, so there is no current snapshot; snapshots, their log, other branches
       and tags stay.
     """
-    from icefloe.iceberg.schema_update import assign_fresh_ids, with_schema
-    from icefloe.iceberg.sort_order import with_sort_order
-
     if base.format_version < 2:
         raise IcefloeError(f"cannot replace table {base.location}: format version {base.format_version} tables "
                            "carry removed partition fields as void transforms; upgrade to format version 2")

@@ -22,11 +22,13 @@ commit leaves orphans, never a dangling reference; ``remove_orphan_files`` colle
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Iterable, Optional
 
 from icefloe.core.io import strip_scheme
 from icefloe.core.progress import track
+from icefloe.core.reports import ExpireReport
+from icefloe.core.timetravel import to_epoch_ms
 from icefloe.errors import IcefloeError
 from icefloe.iceberg.commit import load_manifest_entries, snapshot_manifests
 from icefloe.iceberg.hadoop import HINT_FILE, HadoopTableOperations
@@ -112,32 +114,7 @@ def without_snapshots(meta: TableMetadata, keep: set, refs: dict) -> TableMetada
     )
 
 
-@dataclass
-class ExpireReport:
-    expired_snapshot_ids: list = field(default_factory=list)
-    removed_refs: list = field(default_factory=list)
-    deleted_data_files: list = field(default_factory=list)
-    deleted_delete_files: list = field(default_factory=list)
-    deleted_manifests: list = field(default_factory=list)
-    deleted_manifest_lists: list = field(default_factory=list)
-    errors: list = field(default_factory=list)
-
-    @property
-    def deleted_files(self) -> list:
-        return (self.deleted_data_files + self.deleted_delete_files + self.deleted_manifests
-                + self.deleted_manifest_lists)
-
-    def counts(self) -> dict:
-        return {"expired_snapshots": len(self.expired_snapshot_ids), "removed_refs": len(self.removed_refs),
-                "deleted_data_files": len(self.deleted_data_files),
-                "deleted_delete_files": len(self.deleted_delete_files),
-                "deleted_manifests": len(self.deleted_manifests),
-                "deleted_manifest_lists": len(self.deleted_manifest_lists)}
-
-
 def _ms(value) -> int:
-    from icefloe.iceberg.table import to_epoch_ms
-
     return to_epoch_ms(value)
 
 

@@ -14,11 +14,12 @@ Operations, with I/O at the edge (``file_store``):
 
 * ``commit`` -- seed 004's commit, manifest compaction included; ``expire`` -- retention
 * ``scan`` -- planning with pruning; ``writer`` -- Arrow data to data files and commit messages
-* ``catalog``, ``table`` -- the user-facing API (the same as for Iceberg tables)
+* ``catalog``, ``table`` -- the filesystem catalog and ``FileStoreTable`` (the user-facing table,
+  with Spark, is ``icefloe.table.PaimonTable``)
 """
 from icefloe.paimon.catalog import PaimonCatalog
 from icefloe.paimon.commit import CommitMessage
-from icefloe.paimon.table import PaimonTable
+from icefloe.paimon.table import FileStoreTable
 from icefloe.paimon.writer import write_arrow_files
 
-__all__ = ["PaimonCatalog", "PaimonTable", "CommitMessage", "write_arrow_files"]
+__all__ = ["PaimonCatalog", "FileStoreTable", "CommitMessage", "write_arrow_files"]

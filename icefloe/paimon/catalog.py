@@ -18,7 +18,7 @@ from icefloe.errors import (
 )
 from icefloe.paimon import types as pt
 from icefloe.paimon.schema import SCHEMA_DIR, TableSchema, create_schema, list_schema_ids, validate
-from icefloe.paimon.table import PaimonTable
+from icefloe.paimon.table import FileStoreTable
 
 DB_SUFFIX = ".db"
 
@@ -74,10 +74,13 @@ def _small_int_columns(ddl: str) -> dict:
 
 
 class PaimonCatalog:
-    def __init__(self, warehouse: str, spark=None, io: Optional[FileIO] = None):
+    """Tables of ``table_type`` (``FileStoreTable`` or a subclass with a data plane) under ``warehouse``."""
+
+    def __init__(self, warehouse: str, spark=None, io: Optional[FileIO] = None, table_type=FileStoreTable):
         self.warehouse = os.path.abspath(warehouse)
         self.spark = spark
         self.io = io or LOCAL
+        self.table_type = table_type
 
     def database_path(self, db: str) -> str:
         return f"{self.warehouse}/{check_name_part(db, 'database')}{DB_SUFFIX}"
@@ -90,7 +93,7 @@ class PaimonCatalog:
         return bool(list_schema_ids(self.io, self.table_location(name)))
 
     def create_table(self, name: str, schema, partitioned_by: Optional[list] = None,
-                     properties: Optional[dict] = None) -> PaimonTable:
+                     properties: Optional[dict] = None) -> FileStoreTable:
         """Create an append table. ``partitioned_by``: partition key column names;
         ``properties``: Paimon table options (``bucket``, ``bucket-key``, ...)."""
         location = self.table_location(name)
@@ -108,13 +111,13 @@ class PaimonCatalog:
         validate(table_schema)
         self.io.makedirs(self.database_path(split_name(name)[0]))
         create_schema(self.io, location, table_schema)
-        return PaimonTable(name, location, self.io, self.spark)
+        return self.table_type(name, location, self.io, self.spark)
 
-    def load_table(self, name: str) -> PaimonTable:
+    def load_table(self, name: str) -> FileStoreTable:
         location = self.table_location(name)
         if not list_schema_ids(self.io, location):
             raise NoSuchTableError(f"table {name} does not exist (no Paimon schema under {location})")
-        return PaimonTable(name, location, self.io, self.spark)
+        return self.table_type(name, location, self.io, self.spark)
 
     def list_namespaces(self) -> list[str]:
         return sorted(n[:-len(DB_SUFFIX)] for n in self.io.list_dir(self.warehouse)

@@ -27,6 +27,7 @@ from dataclasses import replace
 from typing import Optional
 
 from icefloe.core.progress import track
+from icefloe.paimon.arrow_read import read_data_file
 from icefloe.errors import CommitConflictError, NoSuchSnapshotError
 from icefloe.paimon import manifest as mf
 from icefloe.paimon.data_file import FILE_SOURCE_COMPACT, DataFileNamer
@@ -39,11 +40,10 @@ def compact(table, where=None, target_file_size: Optional[int] = None) -> Option
     no (partition, bucket) has two or more small files."""
     from icefloe.paimon.commit import FileStoreCommit
     from icefloe.paimon.schema import evolve_arrow
-    from icefloe.paimon.table import _read_data_file
     from icefloe.paimon.writer import _write_one
 
     table.refresh()
-    table._check_writable()
+    table.check_writable()
     store, schema = table.store, table.table_schema
     co = schema.core_options
     target = int(target_file_size) if target_file_size is not None else co.target_file_size
@@ -67,7 +67,7 @@ def compact(table, where=None, target_file_size: Optional[int] = None) -> Option
 
             first = inputs[0]
             # files written under older schemas are matched to the current one by field id
-            data = pa.concat_tables([evolve_arrow(_read_data_file(e.file.file_path),
+            data = pa.concat_tables([evolve_arrow(read_data_file(e.file.file_path),
                                                   table.schema_by_id(e.file.schema_id).fields, schema.fields)
                                      for e in inputs])
             directory = store.bucket_dir(store.partition_values(first.partition), bucket)

@@ -1,29 +1,37 @@
-"""A Paimon append table: reads, writes and history over one table directory.
+"""A Paimon table over its directory: schema, snapshots, planning, commits, tags, maintenance.
 
-The same user-facing surface as an Iceberg table (``append``, ``overwrite``,
-``to_spark``, ``to_arrow``, ``snapshots``, ``plan_files``...). Writes go
-tasks -> commit messages -> one commit; reads plan on the driver and hand the
-files to Spark's Parquet reader (or pyarrow for ``to_arrow``).
+``FileStoreTable`` (Paimon's name for a table backed by its file store) is the format's
+side of a table, with no data plane: writes arrive as commit messages (from Spark tasks or
+the Arrow writer) and become one snapshot (seed 004); reads are planned here and carried
+out by Spark or, for ``to_arrow``, by pyarrow. The user-facing table (``icefloe.table``)
+adds Spark reads and writes on top.
 """
 from __future__ import annotations
 
-import datetime as _dt
 import uuid
 from typing import Optional, Sequence
 
-from icefloe.core.io import LOCAL, FileIO, strip_scheme
-from icefloe.errors import IcefloeError, NoSuchTableError
+import pyarrow as pa
+
+from icefloe.core.io import LOCAL, FileIO
+from icefloe.core.timetravel import to_epoch_ms
+from icefloe.errors import NoSuchTableError, SchemaMismatchError
 from icefloe.paimon import scan as scan_mod
 from icefloe.paimon import types as pt
+from icefloe.paimon.arrow_read import read_data_file
 from icefloe.paimon.commit import CommitMessage, FileStoreCommit
+from icefloe.paimon.expire import expire_snapshots
 from icefloe.paimon.file_store import FileStore
-from icefloe.paimon.schema import TableSchema, latest_schema
+from icefloe.paimon.maintenance import compact, rewrite_manifests, rollback_to, rollback_to_tag
+from icefloe.paimon.orphans import remove_orphan_files
+from icefloe.paimon.predicate import to_arrow_expression
+from icefloe.paimon.scan import UnsupportedTableError
+from icefloe.paimon.schema import SchemaHistory, TableSchema, evolve_arrow, latest_schema
+from icefloe.paimon.schema_update import UpdateSchema
 from icefloe.paimon.snapshot import Snapshot
-from icefloe.core.timetravel import to_epoch_ms
-from icefloe.errors import CorruptDataFileError  # noqa: F401 - raised by reads, importable from here  
+from icefloe.paimon.tag import TagManager, create_tag, delete_tag, replace_tag
 
-
-class PaimonTable:
+class FileStoreTable:
     format = "paimon"
 
     def __init__(self, name: str, location: str, io: Optional[FileIO] = None, spark=None):
@@ -35,7 +43,7 @@ class PaimonTable:
         self.refresh()
 
     # ------------------------------------------------------------------ state
-    def refresh(self) -> "PaimonTable":
+    def refresh(self) -> "FileStoreTable":
         schema = latest_schema(self.io, self._location)
         if schema is None:
             raise NoSuchTableError(f"no Paimon table at {self._location}")
@@ -84,14 +92,7 @@ class PaimonTable:
         return list(self._schema.partition_keys)
 
     def __repr__(self) -> str:
-        return f"PaimonTable({self.name!r}, {self._location!r})"
-
-    @property
-    def spark(self):
-        from icefloe.spark.session import get_spark
-
-        self._spark = get_spark(self._spark)
-        return self._spark
+        return f"{type(self).__name__}({self.name!r}, {self._location!r})"
 
     # ------------------------------------------------------------------ history
     def snapshots(self) -> list[Snapshot]:
@@ -111,7 +112,7 @@ class PaimonTable:
                      tag: Optional[str] = None) -> Optional[Snapshot]:
         """The snapshot a read uses: by id, by time (``as_of``), by tag (``ref`` or ``tag``:
         the tag's own copy, readable after its snapshot expired), else the latest."""
-        ref = _one_ref(ref, tag)
+        ref = FileStoreTable.one_ref(ref, tag)
         if sum(x is not None for x in (snapshot_id, as_of, ref)) > 1:
             raise ValueError("give one of snapshot_id, as_of and ref (a tag)")
         if ref is not None:
@@ -126,8 +127,6 @@ class PaimonTable:
     def update_schema(self):
         """``with t.update_schema() as u:`` -- add, rename, drop, widen, reorder columns;
         committed on exit as one new ``schema-N`` file (``icefloe.paimon.schema_update``)."""
-        from icefloe.paimon.schema_update import UpdateSchema
-
         return UpdateSchema(self)
 
     def update_properties(self, set: Optional[dict] = None, remove: Optional[Sequence[str]] = None) -> dict:
@@ -142,15 +141,24 @@ class PaimonTable:
 
     def schema_by_id(self, schema_id: int) -> TableSchema:
         """The Paimon schema ``schema-<schema_id>`` (cached: schema files never change)."""
-        from icefloe.paimon.schema import SchemaHistory
-
         history = self.__dict__.get("_schema_history")
         if history is None or history.table_path != self._location:
             history = self.__dict__["_schema_history"] = SchemaHistory(self.io, self._location)
         return self._schema if schema_id == self._schema.id else history.get(schema_id)
 
-    def schema_for(self, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None) -> TableSchema:
-        """The schema a read uses: the snapshot's for time travel, else the table's latest."""
+    @staticmethod
+    def one_ref(ref: Optional[str], tag: Optional[str]) -> Optional[str]:
+        if ref is not None and tag is not None and ref != tag:
+            raise ValueError("give ref or tag, not both")
+        return ref if ref is not None else tag
+
+    def schema_for(self, snapshot_id=None, as_of=None, ref: Optional[str] = None):
+        """The icefloe Schema a read uses: the snapshot's for time travel, else the table's latest."""
+        ts = self.table_schema_for(snapshot_id, as_of, ref)
+        return pt.to_core_schema(ts.fields, ts.id)
+
+    def table_schema_for(self, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None) -> TableSchema:
+        """The Paimon schema a read uses: the snapshot's for time travel, else the table's latest."""
         snap = None if snapshot_id is None and as_of is None and ref is None else \
             self.snapshot_for(snapshot_id, as_of, ref)
         return self._schema if snap is None else self.schema_by_id(snap.schema_id)
@@ -160,7 +168,7 @@ class PaimonTable:
              tag: Optional[str] = None):
         """Manifest entries (ADD) of the files a read would use, paths filled in. ``where``
         is bound to the read schema (the snapshot's when time travelling)."""
-        ref = _one_ref(ref, tag)
+        ref = FileStoreTable.one_ref(ref, tag)
         snap = self.snapshot_for(snapshot_id, as_of, ref)
         travel = (snapshot_id is not None or as_of is not None or ref is not None) and snap is not None
         schema = self.schema_by_id(snap.schema_id) if travel else self._schema
@@ -172,34 +180,18 @@ class PaimonTable:
         return [e.file for e in self.plan(where, snapshot_id, as_of, ref, tag)]
 
     # ------------------------------------------------------------------ reads
-    def to_spark(self, snapshot_id: Optional[int] = None, as_of=None, where=None,
-                 columns: Optional[Sequence[str]] = None, ref: Optional[str] = None, tag: Optional[str] = None):
-        from icefloe.spark.paimon_read import read_files
-
-        ref = _one_ref(ref, tag)
-        schema = self.schema_for(snapshot_id, as_of, ref)
-        files = self.plan_files(where, snapshot_id, as_of, ref)
-        return read_files(self.spark, [f.file_path for f in files], schema.fields, where, columns,
-                          file_fields=[self.schema_by_id(f.schema_id).fields for f in files])
-
     def to_arrow(self, snapshot_id: Optional[int] = None, as_of=None, where: Optional[str] = None,
                  columns: Optional[Sequence[str]] = None, ref: Optional[str] = None, tag: Optional[str] = None):
         """The table as a pyarrow.Table, read without Spark. ``where`` (Spark SQL text)
         prunes files and filters rows; conditions beyond comparisons, IN, IS [NOT] NULL,
         prefix LIKE, AND and OR raise ``UnsupportedFilterError`` (use ``to_spark``)."""
-        import pyarrow as pa
-
-        from icefloe.paimon.predicate import to_arrow_expression
-
-        from icefloe.paimon.schema import evolve_arrow
-
-        ref = _one_ref(ref, tag)
-        schema = self.schema_for(snapshot_id, as_of, ref)
+        ref = FileStoreTable.one_ref(ref, tag)
+        schema = self.table_schema_for(snapshot_id, as_of, ref)
         row_filter = to_arrow_expression(where, schema.fields) if where is not None else None
         target = pt.to_arrow_schema(schema.fields, with_ids=False)
         parts = []
         for f in self.plan_files(where, snapshot_id, as_of, ref):  # columns matched by field id
-            parts.append(evolve_arrow(_read_data_file(f.file_path), self.schema_by_id(f.schema_id).fields,
+            parts.append(evolve_arrow(read_data_file(f.file_path), self.schema_by_id(f.schema_id).fields,
                                       schema.fields))
         out = pa.concat_tables(parts) if parts else target.empty_table()
         if row_filter is not None:
@@ -209,26 +201,12 @@ class PaimonTable:
         return out
 
     # ------------------------------------------------------------------ writes
-    def _check_writable(self) -> None:
-        from icefloe.paimon.scan import UnsupportedTableError
-
+    def check_writable(self) -> None:
         if self._schema.primary_keys:
             raise UnsupportedTableError(f"table {self.name} has a primary key; icefloe writes append tables only")
         if self._schema.num_buckets < -1 or self._schema.num_buckets == 0:
             raise UnsupportedTableError(f"table {self.name} uses bucket mode {self._schema.num_buckets}; "
                                         "icefloe writes bucket -1 (unaware) or fixed buckets only")
-
-    def _write(self, data) -> list[CommitMessage]:
-        self.refresh()
-        self._check_writable()
-        if _is_arrow(data):
-            from icefloe.paimon.writer import write_arrow_table
-
-            return write_arrow_table(self._store, self._schema, _as_arrow_table(data), self.name)
-        from icefloe.spark.paimon_write import write_data_files
-
-        self.spark  # noqa: B018 - make sure the session has the settings the write relies on
-        return write_data_files(data, self)
 
     def commit(self, messages: Sequence[CommitMessage], overwrite: bool = False,
                overwrite_partitions=None) -> Optional[Snapshot]:
@@ -237,7 +215,7 @@ class PaimonTable:
         ``overwrite_partitions`` (a predicate on partition values) replaces only those."""
         self.refresh()
         try:
-            self._check_writable()
+            self.check_writable()
             return FileStoreCommit(self._store, self.commit_user).commit(
                 list(messages), overwrite=overwrite, overwrite_partitions=overwrite_partitions)
         except BaseException:
@@ -251,43 +229,31 @@ class PaimonTable:
                 path = f.file_path or f"{self._store.bucket_dir(m.partition, m.bucket)}/{f.file_name}"
                 self.io.delete(path)
 
-    def append(self, data) -> Optional[Snapshot]:
-        """Append a Spark DataFrame or pyarrow.Table as one APPEND snapshot (None if empty)."""
-        return self.commit(self._write(data))
-
-    def overwrite(self, data, partition: Optional[dict] = None, dynamic: bool = False) -> Optional[Snapshot]:
-        """Replace the table's rows with ``data`` in one OVERWRITE snapshot: all of them;
-        with ``partition={key: value, ...}`` (some or all partition keys) those of the
-        matching partitions, and every row of ``data`` must match; with ``dynamic=True``
-        those of the partitions ``data`` has rows in (no rows: nothing is committed)."""
-        if partition and dynamic:
-            raise ValueError("give partition or dynamic=True, not both")
-        keys = self.partition_keys
-        match = self._static_partition_match(partition) if partition else None
-        messages = self._write(data)
-        if dynamic and keys:
+    def commit_overwrite(self, messages: Sequence[CommitMessage], partition: Optional[dict] = None,
+                         dynamic: bool = False) -> Optional[Snapshot]:
+        """Commit ``messages`` as an OVERWRITE: of the whole table; of the partitions matching
+        ``partition`` (some or all keys); with ``dynamic``, of the partitions the messages
+        write to (none: nothing is committed)."""
+        if dynamic and self.partition_keys:
             if not messages:
                 return None
             present = {tuple(m.partition) for m in messages}
             return self.commit(messages, overwrite=True, overwrite_partitions=lambda values: tuple(values) in present)
-        if match is not None:
-            stray = [m.partition for m in messages if not match(m.partition)]
-            if stray:
-                self.abort(messages)
-                from icefloe.errors import SchemaMismatchError
-
-                raise SchemaMismatchError(
-                    f"overwrite of {self.name} partition {partition}: the data has rows in partition "
-                    f"{dict(zip(keys, stray[0]))}; nothing was committed")
-            return self.commit(messages, overwrite=True, overwrite_partitions=match)
+        if partition:
+            return self.commit(messages, overwrite=True, overwrite_partitions=self.static_partition_match(partition))
         return self.commit(messages, overwrite=True)
 
-    def _static_partition_match(self, partition: dict):
+    def check_in_partition(self, messages: Sequence[CommitMessage], partition: dict, match) -> None:
+        """Every message writes into the partition ``partition`` selects, else nothing is kept."""
+        stray = [m.partition for m in messages if not match(m.partition)]
+        if stray:
+            self.abort(messages)
+            raise SchemaMismatchError(
+                f"overwrite of {self.name} partition {partition}: the data has rows in partition "
+                f"{dict(zip(self.partition_keys, stray[0]))}; nothing was committed")
+
+    def static_partition_match(self, partition: dict):
         """A predicate on partition values: those equal to ``partition``'s (cast to the key types)."""
-        import pyarrow as pa
-
-        from icefloe.errors import SchemaMismatchError
-
         keys = self.partition_keys
         arrow = pt.to_arrow_schema(self._schema.fields, with_ids=False)
         wanted = []
@@ -308,8 +274,6 @@ class PaimonTable:
         """Expire snapshots per the retention options; returns the expired ids.
         ``older_than`` (a time) replaces ``snapshot.time-retained`` and ``retain_last``
         the retained minimum, as the expire procedure's arguments do."""
-        from icefloe.paimon.expire import expire_snapshots
-
         return expire_snapshots(self.refresh()._store, now_ms,
                                 older_than_ms=to_epoch_ms(older_than) if older_than is not None else None,
                                 retain_min=retain_last)
@@ -317,39 +281,28 @@ class PaimonTable:
     # ------------------------------------------------------------------ maintenance
     def rewrite_data_files(self, where=None, target_file_size: Optional[int] = None) -> Optional[Snapshot]:
         """Compaction: small files of each (partition, bucket) rewritten as one COMPACT snapshot."""
-        from icefloe.paimon.maintenance import compact
-
         return compact(self, where, target_file_size)
 
     def rewrite_manifests(self) -> Optional[Snapshot]:
         """Merge all manifests of the latest snapshot into a COMPACT snapshot."""
-        from icefloe.paimon.maintenance import rewrite_manifests
-
         return rewrite_manifests(self)
 
     def rollback_to_snapshot(self, snapshot_id: int) -> Snapshot:
         """Paimon's rollback: later snapshots, their tags and the files only they added are
         deleted. An expired snapshot a tag still holds is restored from the tag."""
-        from icefloe.paimon.maintenance import rollback_to
-
         return rollback_to(self, snapshot_id)
 
     def rollback_to_timestamp(self, as_of) -> Snapshot:
         """Roll back to the latest snapshot committed at or before ``as_of``."""
-        from icefloe.paimon.maintenance import rollback_to
-
         return rollback_to(self, self.refresh()._store.snapshots.as_of(to_epoch_ms(as_of)).id)
 
     def remove_orphan_files(self, older_than=None, dry_run: bool = False) -> list:
         """Delete files under the table directory that no snapshot, tag or schema refers to
         (default: only those older than 3 days); returns their paths, sorted."""
-        from icefloe.paimon.orphans import remove_orphan_files
-
         return remove_orphan_files(self.refresh()._store, older_than, dry_run)
 
     # ------------------------------------------------------------------ tags
     def _tags(self):
-        from icefloe.paimon.tag import TagManager
 
         return TagManager(self.io, self._location)
 
@@ -367,20 +320,14 @@ class PaimonTable:
     def create_tag(self, name: str, snapshot_id: Optional[int] = None):
         """Tag ``snapshot_id`` (default: the latest snapshot). The tag keeps the snapshot's
         files after it expires; ``TagAlreadyExistsError`` if ``name`` is taken."""
-        from icefloe.paimon.tag import create_tag
-
         return create_tag(self.refresh()._store, name, snapshot_id)
 
     def replace_tag(self, name: str, snapshot_id: Optional[int] = None):
         """Point tag ``name`` at ``snapshot_id`` (default: the latest snapshot)."""
-        from icefloe.paimon.tag import replace_tag
-
         return replace_tag(self.refresh()._store, name, snapshot_id)
 
     def delete_tag(self, name: str) -> list:
         """Delete tag ``name`` and the files only it kept alive; returns their paths."""
-        from icefloe.paimon.tag import delete_tag
-
         return delete_tag(self.refresh()._store, name)
 
     def drop_tag(self, name: str) -> list:
@@ -390,64 +337,4 @@ class PaimonTable:
     def rollback_to_tag(self, name: str) -> Snapshot:
         """Roll back to a tag's snapshot (written back from the tag if it expired); later
         snapshots and their tags are deleted."""
-        from icefloe.paimon.maintenance import rollback_to_tag
-
         return rollback_to_tag(self, name)
-
-
-
-
-def _one_ref(ref: Optional[str], tag: Optional[str]) -> Optional[str]:
-    if ref is not None and tag is not None and ref != tag:
-        raise ValueError("give ref or tag, not both")
-    return ref if ref is not None else tag
-
-
-def _read_data_file(path: str):
-    """One data file as a pyarrow.Table (no Hive partition discovery)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    local = strip_scheme(path)
-    try:
-        return pq.ParquetFile(local, page_checksum_verification=True).read()  # catches flipped bits
-    except FileNotFoundError:
-        raise CorruptDataFileError(local, "data file referenced by the snapshot is missing") from None
-    except (pa.ArrowException, OSError) as e:
-        raise CorruptDataFileError(local, f"not a readable Parquet file ({type(e).__name__}: {e})") from None
-
-
-def _project_by_name(table, target):
-    """A file's columns matched to the table's by name (as Paimon reads); missing -> nulls."""
-    import pyarrow as pa
-
-    names = {n.lower(): n for n in table.column_names}
-    cols = []
-    for f in target:
-        src = names.get(f.name.lower())
-        if src is None:
-            cols.append(pa.nulls(table.num_rows, f.type))
-            continue
-        col = table.column(src)
-        cols.append(col.cast(f.type) if col.type != f.type else col)
-    return pa.Table.from_arrays(cols, schema=target)
-
-
-def _is_arrow(data) -> bool:
-    import pyarrow as pa
-
-    return isinstance(data, (pa.Table, pa.RecordBatch)) or (
-        type(data).__name__ == "DataFrame" and type(data).__module__.startswith("pandas"))
-
-
-def _as_arrow_table(data):
-    import pyarrow as pa
-
-    if isinstance(data, pa.Table):
-        return data
-    if isinstance(data, pa.RecordBatch):
-        return pa.Table.from_batches([data])
-    return pa.Table.from_pandas(data, preserve_index=False)
-
-
-__all__ = ["PaimonTable", "CorruptDataFileError", "to_epoch_ms"]

@@ -39,7 +39,7 @@ def _iceberg_exists(location: str) -> bool:
 
 def _create_iceberg_table(location: str, schema, partitioned_by) -> None:
     """Create a table at ``location`` (schema: DDL text or Spark StructType; terms separated by ';')."""
-    from icefloe.catalog import to_schema
+    from icefloe.core.schema_input import to_schema
     from icefloe.core.io import LOCAL
     from icefloe.iceberg.hadoop import HadoopTableOperations
     from icefloe.iceberg.partitioning import build_spec
@@ -75,10 +75,10 @@ def _create_paimon_table(location: str, spark_schema, options) -> None:
 def _iceberg_table(location: str):
     from icefloe.core.io import LOCAL
     from icefloe.iceberg.hadoop import HadoopTableOperations
-    from icefloe.iceberg.table import IcebergTable
+    from icefloe.iceberg.table import BaseTable
 
     ops = HadoopTableOperations(LOCAL, _local(location))
-    return IcebergTable(os.path.basename(location.rstrip("/")), ops)
+    return BaseTable(os.path.basename(location.rstrip("/")), ops)
 
 
 LOCATION_KEY = "icefloe.location"
@@ -299,9 +299,9 @@ def _arrow_target(spark_schema):
 
 
 def _project_batch(table, with_ids):
-    from icefloe.iceberg.table import _read_by_field_id
+    from icefloe.iceberg.arrow_read import read_by_field_id
 
-    return _read_by_field_id(table, with_ids)
+    return read_by_field_id(table, with_ids)
 
 
 @dataclass

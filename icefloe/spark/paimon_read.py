@@ -117,10 +117,10 @@ def _evolve_expr(c, ftype, rtype):
 # --------------------------------------------------------------------------- Python data source hooks
 def _table(location: str):
     from icefloe.core.io import strip_scheme
-    from icefloe.paimon.table import PaimonTable
+    from icefloe.paimon.table import FileStoreTable
 
     loc = os.path.abspath(strip_scheme(location))
-    return PaimonTable(os.path.basename(loc.rstrip("/")), loc)
+    return FileStoreTable(os.path.basename(loc.rstrip("/")), loc)
 
 
 def paimon_schema_ddl(location: str) -> str:

@@ -306,27 +306,27 @@ def _collect(store, schema, staging: str, keyed: bool, moved: list) -> list[Comm
 def paimon_write_batches(location: str, batches) -> list[CommitMessage]:
     """Task side of ``df.write.format("icefloe")`` for a Paimon table: the batches as
     data files, returned as commit messages (nothing committed)."""
-    from icefloe.paimon.table import PaimonTable
+    from icefloe.paimon.table import FileStoreTable
     from icefloe.paimon.writer import write_arrow_files
 
-    table = PaimonTable(os.path.basename(location.rstrip("/")), _local(location))
+    table = FileStoreTable(os.path.basename(location.rstrip("/")), _local(location))
     return write_arrow_files(table, batches)
 
 
 def paimon_commit(location: str, messages, overwrite: bool = False):
     """Driver side: commit the tasks' messages as one snapshot (their files are deleted
     if the commit fails)."""
-    from icefloe.paimon.table import PaimonTable
+    from icefloe.paimon.table import FileStoreTable
 
-    table = PaimonTable(os.path.basename(location.rstrip("/")), _local(location))
+    table = FileStoreTable(os.path.basename(location.rstrip("/")), _local(location))
     return table.commit([m for m in messages if m is not None], overwrite=overwrite)
 
 
 def paimon_abort(location: str, messages) -> None:
     """Driver side of a failed write: delete the data files the tasks wrote."""
-    from icefloe.paimon.table import PaimonTable
+    from icefloe.paimon.table import FileStoreTable
 
-    PaimonTable(os.path.basename(location.rstrip("/")), _local(location)).abort(
+    FileStoreTable(os.path.basename(location.rstrip("/")), _local(location)).abort(
         [m for m in messages if m is not None])
 
 

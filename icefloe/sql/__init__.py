@@ -1,6 +1,6 @@
 """Spark SQL for icefloe tables.
 
-``icefloe.sql(spark, text, warehouse=...)`` and ``Catalog.sql(text)`` run SQL
+``Catalog.sql(text)`` and ``icefloe.sql(spark, text, warehouse=...)`` run SQL
 text: statements about icefloe tables are carried out through the table API,
 queries reading them run on Spark over temporary views, and everything else
 goes to ``spark.sql`` unchanged. Modules by concern:
@@ -13,6 +13,6 @@ goes to ``spark.sql`` unchanged. Modules by concern:
 * ``metadata_tables``: ``snapshots``, ``history``, ``files``... as rows
 """
 from icefloe.sql.errors import NotSupportedYetError, SqlError
-from icefloe.sql.session import SqlSession, sql
+from icefloe.sql.session import SqlSession
 
-__all__ = ["sql", "SqlSession", "SqlError", "NotSupportedYetError"]
+__all__ = ["SqlSession", "SqlError", "NotSupportedYetError"]

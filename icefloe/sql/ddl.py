@@ -178,15 +178,7 @@ def list_tables(catalog, namespace=None) -> list:
     if namespace is not None:
         namespaces = [namespace]
     else:
-        impl = getattr(catalog, "_impl", None)
-        if impl is not None and hasattr(impl, "list_namespaces"):
-            namespaces = impl.list_namespaces()
-        else:
-            import os
-
-            base = catalog.warehouse
-            namespaces = sorted(d for d in os.listdir(base)
-                                if os.path.isdir(os.path.join(base, d)) and not d.startswith("."))
+        namespaces = catalog.list_namespaces()
     out = []
     for ns in namespaces:
         try:

@@ -10,26 +10,20 @@ Spark runtime:
   stay (an unpartitioned table is replaced whole); a query without rows
   changes nothing.
 
-Iceberg removes whole data files, so a static overwrite needs every file it
-removes to hold only matching rows. Files are planned twice with the
-inclusive (may-match) evaluators: with the filter, and with its complement; a
-file that may hold rows of both cannot be removed whole (it was written under
-an older partition spec that mixes partitions) and the statement is not
-supported rather than wrong. The commit validates against snapshots committed
-meanwhile (serializable): a concurrent write into the replaced partitions is a
-conflict, not a survivor.
-
-Paimon tables replace partitions in their commit (an OVERWRITE snapshot whose
-DELETE entries are the live files of the replaced partitions): static mode
-replaces the partitions matching the PARTITION clause (some or all keys), or the
-whole table without one; dynamic mode replaces the partitions the query writes to.
+The PARTITION clause's constants are evaluated by Spark (cast to the column
+types) and handed to ``Table.overwrite(df, partition=...)``; dynamic mode is
+``Table.overwrite(df, dynamic=True)``. How each format replaces partitions is
+the table's business (``icefloe.table.overwrite`` for Iceberg, the Paimon
+commit's OVERWRITE snapshot for Paimon).
 """
 from __future__ import annotations
 
-from icefloe.core.expressions import format_literal
-from icefloe.core.types import to_spark_ddl_type
+import datetime as _dt
+
+from icefloe.errors import NotSupportedError
 
 STATIC, DYNAMIC = "static", "dynamic"
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 
 
 def overwrite_mode(sess) -> str:
@@ -40,96 +34,25 @@ def overwrite_mode(sess) -> str:
     return (mode or STATIC).lower()
 
 
+def _value(sess, f, value_sql: str):
+    """The PARTITION clause's value (``value_sql``, already cast to column ``f``'s type) as a
+    Python value; an instant (timestamptz) as an aware UTC datetime, whatever the session zone."""
+    if str(f.field_type) == "timestamptz":
+        micros = sess.run_spark(f"SELECT unix_micros(CAST(({value_sql}) AS TIMESTAMP)) AS v").first()[0]
+        return None if micros is None else _EPOCH + _dt.timedelta(microseconds=micros)
+    return sess.run_spark(f"SELECT ({value_sql}) AS v").first()[0]
+
+
 def overwrite(sess, t, df, static: dict, node):
     """Replace the part of ``t`` that ``static`` (PARTITION clause constants) and the mode select."""
-    from icefloe.sql.dml import partition_columns
-
     mode = overwrite_mode(sess)
-    if getattr(t, "format", "iceberg") != "iceberg":
-        if mode == DYNAMIC and partition_columns(t):
+    try:
+        if mode == DYNAMIC:
             t.overwrite(df, dynamic=True)
         elif static:
-            values = {name: sess.run_spark(f"SELECT ({value_sql}) AS v").first()[0]
-                      for name, (_f, _node, value_sql) in static.items()}
-            t.overwrite(df, partition=values)
+            t.overwrite(df, partition={name: _value(sess, f, value_sql)
+                                       for name, (f, _node, value_sql) in static.items()})
         else:
             t.overwrite(df)
-        return
-    if mode == DYNAMIC:
-        _dynamic(sess, t, df)
-    elif static:
-        _static(sess, t, df, static, node)
-    else:
-        t.overwrite(df)
-
-
-def _commit(t, files, remove: set, validation):
-    from icefloe.iceberg.commit import Change
-    from icefloe.iceberg.table_metadata import MAIN_BRANCH
-
-    return t._commit(Change(added=files, remove_paths=remove, operation="overwrite", validation=validation,
-                            summary_extra=t._app_summary()), MAIN_BRANCH)
-
-
-def _literal(sess, f, expr: str) -> str:
-    """The PARTITION clause's value (``expr``, already cast to column ``f``'s type) as a literal."""
-    kind = str(f.field_type)
-    if kind == "timestamptz":
-        v = sess.run_spark(f"SELECT unix_micros(CAST(({expr}) AS TIMESTAMP)) AS v").first()[0]
-    else:
-        v = sess.run_spark(f"SELECT CAST(({expr}) AS {to_spark_ddl_type(f.field_type)}) AS v").first()[0]
-    return format_literal(v, f.field_type)
-
-
-def _static(sess, t, df, static: dict, node):
-    from icefloe.iceberg.row_delta import SERIALIZABLE, Validation
-
-    match, other = [], []
-    for name, (f, _node, value_sql) in static.items():
-        lit = _literal(sess, f, value_sql)
-        col = "`" + name.replace("`", "``") + "`"
-        if lit == "NULL":
-            match.append(f"{col} IS NULL")
-            other.append(f"{col} IS NOT NULL")
-        else:
-            match.append(f"{col} = {lit}")
-            other.append(f"{col} <> {lit} OR {col} IS NULL")
-    where = " AND ".join(match)
-    complement = " OR ".join(f"({o})" for o in other)
-    snap = t.current_snapshot()
-    remove: set = set()
-    if snap is not None:
-        mixed = {f.file_path for f in t.plan_files(where=complement, snapshot_id=snap.snapshot_id)}
-        for f in t.plan_files(where=where, snapshot_id=snap.snapshot_id):
-            if f.file_path in mixed:
-                raise sess.not_supported(
-                    f"INSERT OVERWRITE ... PARTITION on {t.name}: data file {f.file_path} may hold rows both "
-                    f"inside and outside {where} (written under another partition spec), so it cannot be "
-                    "replaced whole; rewrite it first (CALL system.rewrite_data_files) or use DELETE and INSERT",
-                    node)
-            remove.add(f.file_path)
-    files = t._write_files(df)
-    validation = Validation(read_snapshot_id=snap.snapshot_id if snap else None, isolation=SERIALIZABLE,
-                            operation="INSERT OVERWRITE ... PARTITION", conflict_filter=where,
-                            protected_files=set(remove))
-    return _commit(t, files, remove, validation)
-
-
-def _dynamic(sess, t, df):
-    from icefloe.iceberg.row_delta import SERIALIZABLE, Validation
-
-    snap = t.current_snapshot()
-    files = t._write_files(df)
-    if not files:
-        return None                            # no rows: no partition to replace
-    if t.refresh().spec.is_unpartitioned:
-        return t.commit_files(files, overwrite=True)
-    written = {(f.spec_id, f.partition) for f in files}
-    remove = set()
-    if snap is not None:
-        remove = {task.file.file_path for task in t.plan_tasks(snapshot_id=snap.snapshot_id)
-                  if (task.file.spec_id, task.file.partition) in written}
-    validation = Validation(read_snapshot_id=snap.snapshot_id if snap else None, isolation=SERIALIZABLE,
-                            operation="INSERT OVERWRITE (dynamic partition overwrite)", scope_partitions=written,
-                            protected_files=set(remove), protected_partitions=written)
-    return _commit(t, files, remove, validation)
+    except NotSupportedError as e:
+        raise sess.not_supported(str(e), node) from None

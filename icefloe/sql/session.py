@@ -329,15 +329,3 @@ class SqlSession:
         if count == 0:
             return self.run_spark(stmt.text)   # not about icefloe tables: Spark gets it unchanged
         return self.run_spark(rewritten.sql("spark"))
-
-
-def sql(spark, text: str, warehouse: Optional[str] = None, catalog=None, format: str = "iceberg",
-        catalog_name: str = "local"):
-    """Run SQL ``text`` over the icefloe tables of ``warehouse`` (or ``catalog``); a Spark DataFrame."""
-    if catalog is None:
-        if warehouse is None:
-            raise SqlError("icefloe.sql needs a warehouse directory or a catalog")
-        from icefloe.catalog import Catalog
-
-        catalog = Catalog(warehouse, format=format, spark=spark)
-    return SqlSession(catalog, spark, catalog_name).sql(text)

@@ -6,7 +6,7 @@ import sys
 
 import pyarrow as pa
 
-from icefloe.paimon.catalog import PaimonCatalog
+from icefloe.catalog import Catalog
 
 
 def _icefloe(*args):
@@ -16,7 +16,7 @@ def _icefloe(*args):
 
 def test_files_snapshots_and_check_on_paimon(tmp_path):
     wh = str(tmp_path / "pwh")
-    t = PaimonCatalog(wh).create_table("db.t", "id bigint not null, name string", partitioned_by=["name"])
+    t = Catalog(wh, "paimon").create_table("db.t", "id bigint not null, name string", partitioned_by=["name"])
     t.append(pa.table({"id": pa.array([1, 2, 3], pa.int64()), "name": ["a", "b", "a"]}))
     t.append(pa.table({"id": pa.array([4], pa.int64()), "name": ["c"]}))
     base = ["--warehouse", wh, "--format", "paimon"]
@@ -43,7 +43,7 @@ def test_manifests_and_tree_on_paimon(tmp_path):
     import fastavro
 
     wh = str(tmp_path / "pwh")
-    t = PaimonCatalog(wh).create_table("db.t", "id bigint not null, name string", partitioned_by=["name"])
+    t = Catalog(wh, "paimon").create_table("db.t", "id bigint not null, name string", partitioned_by=["name"])
     t.append(pa.table({"id": pa.array([1, 2, 3], pa.int64()), "name": ["a", "b", "a"]}))
     t.overwrite(pa.table({"id": pa.array([4], pa.int64()), "name": ["c"]}))
     base = ["--warehouse", wh, "--format", "paimon"]
@@ -77,7 +77,7 @@ def test_manifests_and_tree_on_paimon(tmp_path):
 
 def test_maintenance_shows_progress_bars(tmp_path):
     wh = str(tmp_path / "pwh")
-    t = PaimonCatalog(wh).create_table("db.t", "id bigint", properties={
+    t = Catalog(wh, "paimon").create_table("db.t", "id bigint", properties={
         "snapshot.num-retained.min": "1", "snapshot.num-retained.max": "1", "snapshot.time-retained": "1 ms",
         "write-only": "true"})
     for i in range(4):
@@ -94,7 +94,7 @@ def test_maintenance_shows_progress_bars(tmp_path):
 
 def test_compact_rewrite_manifests_and_rollback_on_paimon(tmp_path):
     wh = str(tmp_path / "pwh")
-    t = PaimonCatalog(wh).create_table("db.t", "id bigint not null, name string", partitioned_by=["name"])
+    t = Catalog(wh, "paimon").create_table("db.t", "id bigint not null, name string", partitioned_by=["name"])
     for i in range(4):
         t.append(pa.table({"id": pa.array([i, i + 10], pa.int64()), "name": ["a", "b"]}))
     base = ["--warehouse", wh, "--format", "paimon"]
@@ -114,7 +114,7 @@ def test_compact_rewrite_manifests_and_rollback_on_paimon(tmp_path):
 
 def test_check_on_paimon_finds_damaged_manifests_data_files_and_counts(tmp_path):
     wh = str(tmp_path / "pwh")
-    t = PaimonCatalog(wh).create_table("db.t", "id bigint not null, name string", partitioned_by=["name"])
+    t = Catalog(wh, "paimon").create_table("db.t", "id bigint not null, name string", partitioned_by=["name"])
     for i in range(3):
         t.append(pa.table({"id": pa.array([i, i + 10], pa.int64()), "name": ["a", "b"]}))
     t.create_tag("first", 1)

@@ -3,8 +3,8 @@ import pyarrow as pa
 
 from icefloe.catalog import to_schema
 from icefloe.core import progress
-from icefloe.iceberg.catalog import HadoopCatalog
-from icefloe.paimon import PaimonCatalog
+from icefloe.catalog import Catalog
+from icefloe.catalog import Catalog
 
 
 def _rows(i):
@@ -32,7 +32,7 @@ def test_track_reports_each_item_and_finishes_on_error():
 
 
 def test_iceberg_expire_and_orphans_report_the_files_they_delete(tmp_path):
-    t = HadoopCatalog(str(tmp_path)).create_table("db.t", to_schema("id bigint, name string"))
+    t = Catalog(str(tmp_path)).create_table("db.t", to_schema("id bigint, name string"))
     for i in range(4):
         t.overwrite(_rows(i * 10))
     rec = progress.Recorder()
@@ -51,7 +51,7 @@ def test_iceberg_expire_and_orphans_report_the_files_they_delete(tmp_path):
 
 
 def test_paimon_expire_reports_progress(tmp_path):
-    t = PaimonCatalog(str(tmp_path)).create_table(
+    t = Catalog(str(tmp_path), "paimon").create_table(
         "db.t", "id bigint, name string",
         properties={"snapshot.num-retained.min": "1", "snapshot.num-retained.max": "1",
                     "snapshot.time-retained": "1 ms", "snapshot.expire.execution-mode": "sync",
@@ -60,7 +60,7 @@ def test_paimon_expire_reports_progress(tmp_path):
         t.overwrite(_rows(i * 10))
     rec = progress.Recorder()
     with progress.reporting(rec):
-        expired = t.expire_snapshots(now_ms=2**62)
+        expired = t.expire_snapshots(now_ms=2**62).expired_snapshot_ids
     assert expired == [1, 2]
     assert rec.steps("reading expired snapshots") == 2
     assert rec.steps("deleting data files") == 2   # the files the two overwrites replaced

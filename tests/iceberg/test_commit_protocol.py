@@ -9,7 +9,7 @@ import icefloe
 from icefloe.core.io import FileIO
 from icefloe.core.retry import RetryPolicy
 from icefloe.errors import CommitFailedError, CorruptMetadataError
-from icefloe.iceberg.catalog import HadoopCatalog
+from icefloe.catalog import Catalog
 from icefloe.iceberg.commit import Change, commit_change
 from icefloe.iceberg.hadoop import HadoopTableOperations, VersionConflict
 
@@ -21,7 +21,7 @@ def _rows(start, n=5):
 
 @pytest.fixture
 def table(tmp_path):
-    cat = HadoopCatalog(str(tmp_path / "wh"))
+    cat = Catalog(str(tmp_path / "wh"))
     return cat, cat.create_table("db.t", icefloe.catalog.to_schema("id bigint not null, name string"))
 
 
@@ -115,32 +115,32 @@ class FailingIO(FileIO):
 @pytest.mark.parametrize("point", ["manifest", "manifest-list", "metadata"])
 def test_failed_commit_leaves_table_and_directory_unchanged(tmp_path, point):
     wh = str(tmp_path / "wh")
-    HadoopCatalog(wh).create_table("db.t", icefloe.catalog.to_schema("id bigint not null, name string")).append(_rows(0))
+    Catalog(wh).create_table("db.t", icefloe.catalog.to_schema("id bigint not null, name string")).append(_rows(0))
     predicate = {
         "manifest": lambda p: p.endswith(".avro") and "-m" in os.path.basename(p) and not os.path.basename(p).startswith("snap-"),
         "manifest-list": lambda p: os.path.basename(p).startswith("snap-"),
         "metadata": lambda p: p.endswith(".metadata.json"),
     }[point]
-    cat = HadoopCatalog(wh, io=FailingIO(predicate))
+    cat = Catalog(wh, io=FailingIO(predicate))
     t = cat.load_table("db.t")
     before = sorted(_all_files(t.location))
     with pytest.raises(OSError, match="injected"):
         t.append(_rows(10))
     assert sorted(_all_files(t.location)) == before
-    clean = HadoopCatalog(wh).load_table("db.t")
+    clean = Catalog(wh).load_table("db.t")
     assert clean.to_arrow().num_rows == 5 and len(clean.snapshots()) == 1
 
 
 def test_concurrent_threads_all_commit(tmp_path):
     wh = str(tmp_path / "wh")
-    HadoopCatalog(wh).create_table("db.t", icefloe.catalog.to_schema("id bigint not null, name string"),
+    Catalog(wh).create_table("db.t", icefloe.catalog.to_schema("id bigint not null, name string"),
                                    properties={"commit.retry.num-retries": "50", "commit.retry.min-wait-ms": "1",
                                                "commit.retry.max-wait-ms": "20"})
     errors = []
 
     def writer(k):
         try:
-            t = HadoopCatalog(wh).load_table("db.t")
+            t = Catalog(wh).load_table("db.t")
             for j in range(3):
                 t.append(_rows(k * 100 + j * 10, 2))
         except Exception as e:  # pragma: no cover - reported below
@@ -152,7 +152,7 @@ def test_concurrent_threads_all_commit(tmp_path):
     for th in threads:
         th.join()
     assert errors == []
-    t = HadoopCatalog(wh).load_table("db.t")
+    t = Catalog(wh).load_table("db.t")
     assert t.to_arrow().num_rows == 24
     assert [s.sequence_number for s in t.snapshots()] == list(range(1, 13))
     assert sorted(t.to_arrow()["id"].to_pylist()) == sorted(k * 100 + j * 10 + i for k in range(4) for j in range(3) for i in range(2))

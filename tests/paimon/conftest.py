@@ -23,16 +23,16 @@ def paimon_warehouse(tmp_path):
 @pytest.fixture
 def paimon_catalog(paimon_warehouse):
     """A catalog for Arrow-only tests (no Spark session is started)."""
-    from icefloe.paimon import PaimonCatalog
+    from icefloe.catalog import Catalog
 
-    return PaimonCatalog(paimon_warehouse)
+    return Catalog(paimon_warehouse, "paimon")
 
 
 @pytest.fixture
 def spark_catalog(paimon_warehouse, paimon_spark):
-    from icefloe.paimon import PaimonCatalog
+    from icefloe.catalog import Catalog
 
-    return PaimonCatalog(paimon_warehouse, paimon_spark)
+    return Catalog(paimon_warehouse, "paimon", paimon_spark)
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import pytest
 
 from icefloe.core.io import FileIO
 from icefloe.errors import CommitFailedError
-from icefloe.paimon import PaimonCatalog
+from icefloe.catalog import Catalog
 from icefloe.paimon.commit import CommitMessage
 from icefloe.paimon.data_file import DataFileMeta
 from icefloe.paimon.manifest import DuplicateFileError
@@ -61,7 +61,7 @@ class HookIO(FileIO):
 
 
 def open_with(warehouse, io):
-    return PaimonCatalog(warehouse, io=io).load_table("db.t")
+    return Catalog(warehouse, "paimon", io=io).load_table("db.t")
 
 
 @pytest.fixture
@@ -102,7 +102,7 @@ def test_overwrite_deletes_every_live_file(table):
 
 def test_lost_race_retries_on_new_latest_and_cleans_up(table, paimon_warehouse):
     table.append(rows(0, 2))
-    rival = PaimonCatalog(paimon_warehouse).load_table("db.t")
+    rival = Catalog(paimon_warehouse, "paimon").load_table("db.t")
 
     def rival_commits_first(path):
         rival.append(rows(50, 2))   # takes the snapshot id our attempt planned
@@ -124,7 +124,7 @@ def test_retries_run_out(paimon_catalog, paimon_warehouse):
     table = paimon_catalog.create_table("db.t", "id bigint not null, dt string", partitioned_by=["dt"],
                                         properties={"commit.max-retries": "2", "commit.min-retry-wait": "1 ms"})
     table.append(rows(0, 2))
-    rival = PaimonCatalog(paimon_warehouse).load_table("db.t")
+    rival = Catalog(paimon_warehouse, "paimon").load_table("db.t")
     counter = iter(range(1000, 2000))
 
     def always_lose(path):
@@ -227,14 +227,14 @@ def test_write_only_commits_leave_expiry_to_a_separate_job(paimon_catalog):
     for i in range(3):
         t.append(pa.table({"id": pa.array([i], pa.int64())}))
     assert [s.id for s in t.snapshots()] == [1, 2, 3]
-    assert t.expire_snapshots() == [1, 2]
+    assert t.expire_snapshots().expired_snapshot_ids == [1, 2]
     assert [s.id for s in t.snapshots()] == [3] and sorted(t.to_arrow().column("id").to_pylist()) == [0, 1, 2]
 
 
 def test_commit_timeout_stops_retrying(paimon_catalog, paimon_warehouse):
     table = paimon_catalog.create_table("db.t", "id bigint not null, dt string", properties={
         "commit.max-retries": "1000", "commit.timeout": "50 ms", "commit.min-retry-wait": "20 ms"})
-    rival = PaimonCatalog(paimon_warehouse).load_table("db.t")
+    rival = Catalog(paimon_warehouse, "paimon").load_table("db.t")
     counter = iter(range(1000, 5000))
     io = HookIO(lambda path: rival.append(rows(next(counter), 1)), times=10_000)
     with pytest.raises(CommitFailedError):

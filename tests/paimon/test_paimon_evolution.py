@@ -131,7 +131,7 @@ def test_each_change_is_a_new_schema_file_and_old_files_read_by_field_id(paimon_
     assert mid.column_names == ["id", "extra", "n", "label", "amt", "f", "p"]
     assert [r["label"] for r in rows(mid)] == ["a", "b", "c", "d", "e", "f"]   # the renamed column keeps its data
     assert rows(t.to_arrow(as_of=snaps[1].time_millis)) == rows(mid)
-    assert t.schema_for(snapshot_id=1).id == 0 and t.schema_for().id == 2
+    assert t.table_schema_for(snapshot_id=1).id == 0 and t.table_schema_for().id == 2
     # filters bind to the read schema's names
     assert [r["id"] for r in rows(t.to_arrow(snapshot_id=1, where="s = 'c'"))] == [3]
     assert [r["id"] for r in rows(t.to_arrow(snapshot_id=2, where="label >= 'e'"))] == [5, 6]

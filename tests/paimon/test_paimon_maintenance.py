@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 
 from icefloe.errors import CommitConflictError, NoSuchSnapshotError
-from icefloe.paimon import PaimonCatalog
+from icefloe.catalog import Catalog
 from icefloe.paimon.commit import FileStoreCommit
 from tests.paimon.test_paimon_interop import pypaimon_read
 
@@ -82,7 +82,7 @@ def test_compaction_conflicting_with_an_overwrite_fails_and_leaves_no_trace(paim
     t = paimon_catalog.create_table("db.c", "id bigint not null, name string, p int")
     for i in range(3):
         t.append(rows(i * 10, 2))
-    rival = PaimonCatalog(paimon_warehouse).load_table("db.c")
+    rival = Catalog(paimon_warehouse, "paimon").load_table("db.c")
     real = FileStoreCommit.commit_changes
     done = []
 
@@ -152,5 +152,5 @@ def test_rollback_to_timestamp_and_expire_arguments(paimon_catalog):
     assert t.rollback_to_timestamp(mid).id == 2 and ids_of(t.to_arrow()) == [0, 1]
     t.append(rows(4, 1))
     t.append(rows(5, 1))
-    assert t.expire_snapshots(older_than=t.current_snapshot().time_millis + 1, retain_last=2) == [1, 2]
+    assert t.expire_snapshots(older_than=t.current_snapshot().time_millis + 1, retain_last=2).expired_snapshot_ids == [1, 2]
     assert [s.id for s in t.snapshots()] == [3, 4] and ids_of(t.to_arrow()) == [0, 1, 4, 5]

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 from icefloe.errors import InvalidNameError, NoSuchSnapshotError
-from icefloe.paimon import PaimonCatalog
+from icefloe.catalog import Catalog
 from icefloe.paimon.tag import NoSuchTagError, TagAlreadyExistsError, TagError
 from tests.paimon.test_paimon_interop import pypaimon_read
 
@@ -56,7 +56,7 @@ def tree(t):
 
 
 def expire_all_but_last(t, n=1):
-    return t.expire_snapshots(older_than=t.current_snapshot().time_millis + 1, retain_last=n)
+    return t.expire_snapshots(older_than=t.current_snapshot().time_millis + 1, retain_last=n).expired_snapshot_ids
 
 
 def pypaimon_tag_read(pcat, name, tag):
@@ -375,7 +375,7 @@ def test_rollback_to_a_tag_restores_its_expired_snapshot(table, pypaimon_catalog
 
 # --------------------------------------------------------------------------- Spark
 def test_spark_reads_a_tag_after_its_snapshot_expired(paimon_warehouse, spark):
-    cat = PaimonCatalog(paimon_warehouse, spark)
+    cat = Catalog(paimon_warehouse, "paimon", spark)
     t = cat.create_table("db.s", "id bigint not null, name string, p int", partitioned_by=["p"],
                          properties={"write-only": "true"})
     t.append(rows(0, 4))
@@ -405,7 +405,7 @@ def test_a_fault_at_any_point_leaves_every_snapshot_and_tag_readable(tmp_path, o
     from icefloe.core.faults import FaultInjectingFileIO, InjectedFault
 
     def setup(wh):
-        t = PaimonCatalog(wh).create_table("db.t", "id bigint not null, name string, p int", partitioned_by=["p"],
+        t = Catalog(wh, "paimon").create_table("db.t", "id bigint not null, name string, p int", partitioned_by=["p"],
                                            properties={"write-only": "true"})
         _history(t)
         t.create_tag("t3", 3)
@@ -427,17 +427,17 @@ def test_a_fault_at_any_point_leaves_every_snapshot_and_tag_readable(tmp_path, o
     probe = str(tmp_path / "probe")
     setup(probe)
     io = FaultInjectingFileIO()
-    run(PaimonCatalog(probe, io=io).load_table("db.t"))
-    after = _readable(PaimonCatalog(probe).load_table("db.t"))
+    run(Catalog(probe, "paimon", io=io).load_table("db.t"))
+    after = _readable(Catalog(probe, "paimon").load_table("db.t"))
     assert io.count >= 3 and any(o == "delete" for o, _ in io.log), io.log
     for k in range(1, io.count + 1):
         wh = str(tmp_path / f"{op}-{k}")
         setup(wh)
         try:
-            run(PaimonCatalog(wh, io=FaultInjectingFileIO(fail_at=k)).load_table("db.t"))
+            run(Catalog(wh, "paimon", io=FaultInjectingFileIO(fail_at=k)).load_table("db.t"))
         except InjectedFault:
             pass
-        state = _readable(PaimonCatalog(wh).load_table("db.t"))
+        state = _readable(Catalog(wh, "paimon").load_table("db.t"))
         for key, value in state.items():
             assert value in (before.get(key), after.get(key)), (k, key, value)
         assert state.get(("tag", "t1")) in (before[("tag", "t1")], after.get(("tag", "t1"))), k

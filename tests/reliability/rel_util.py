@@ -4,7 +4,7 @@ import os
 import pyarrow as pa
 
 from icefloe.catalog import to_schema
-from icefloe.iceberg.catalog import HadoopCatalog
+from icefloe.catalog import Catalog
 
 SCHEMA = "id bigint not null, name string"
 
@@ -15,11 +15,11 @@ def rows(start, n):
 
 
 def make_table(wh, props=None):
-    return HadoopCatalog(wh).create_table("db.t", to_schema(SCHEMA), properties=props or {})
+    return Catalog(wh).create_table("db.t", to_schema(SCHEMA), properties=props or {})
 
 
 def read_ids(wh):
-    t = HadoopCatalog(wh).load_table("db.t")
+    t = Catalog(wh).load_table("db.t")
     return sorted(t.to_arrow()["id"].to_pylist())
 
 

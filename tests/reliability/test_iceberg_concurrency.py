@@ -6,17 +6,17 @@ import textwrap
 
 import pytest
 
-from icefloe.iceberg.catalog import HadoopCatalog
+from icefloe.catalog import Catalog
 from tests.reliability.rel_util import make_table, read_ids
 
 WRITER = textwrap.dedent("""
     import sys
     import pyarrow as pa
     from icefloe.core.faults import FaultInjectingFileIO
-    from icefloe.iceberg.catalog import HadoopCatalog
+    from icefloe.catalog import Catalog
     wh, w, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     io = FaultInjectingFileIO()          # injects nothing: records every write
-    t = HadoopCatalog(wh, io=io).load_table("db.t")
+    t = Catalog(wh, io=io).load_table("db.t")
     for j in range(n):
         base = w * 10000 + j * 10
         t.append(pa.table({"id": pa.array(range(base, base + 3), pa.int64()), "name": [f"w{w}"] * 3}))
@@ -46,7 +46,7 @@ def run_writers(wh, processes, commits):
 def check(wh, processes, commits):
     expected = sorted(w * 10000 + j * 10 + i for w in range(processes) for j in range(commits) for i in range(3))
     assert read_ids(wh) == expected
-    t = HadoopCatalog(wh).load_table("db.t")
+    t = Catalog(wh).load_table("db.t")
     snaps = t.snapshots()
     assert len(snaps) == processes * commits
     assert [s.sequence_number for s in snaps] == list(range(1, processes * commits + 1))
@@ -77,9 +77,9 @@ def test_concurrent_processes_stress(tmp_path):
 MIXED_WRITER = textwrap.dedent("""
     import sys
     import pyarrow as pa
-    from icefloe.iceberg.catalog import HadoopCatalog
+    from icefloe.catalog import Catalog
     wh, w, n, op = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-    t = HadoopCatalog(wh).load_table("db.t")
+    t = Catalog(wh).load_table("db.t")
     for j in range(n):
         base = w * 10000 + j * 10
         getattr(t, op)(pa.table({"id": pa.array(range(base, base + 3), pa.int64()), "name": [f"w{w}"] * 3}))
@@ -101,7 +101,7 @@ def test_concurrent_appends_and_overwrites(tmp_path):
         for line in out.splitlines():
             committed[int(line.split()[1])] = op
     assert len(committed) == 13
-    t = HadoopCatalog(wh).load_table("db.t")
+    t = Catalog(wh).load_table("db.t")
     snaps = t.snapshots()
     assert [s.sequence_number for s in snaps] == list(range(1, 14))
     seen = set()

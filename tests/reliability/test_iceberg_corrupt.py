@@ -27,7 +27,7 @@ import pytest
 from icefloe.catalog import to_schema
 from icefloe.errors import CorruptDataFileError, CorruptMetadataError, IcefloeError
 from icefloe.iceberg import commit as commit_mod
-from icefloe.iceberg.catalog import HadoopCatalog
+from icefloe.catalog import Catalog
 
 NAME = "db.t"
 SCHEMA = "id bigint not null, name string, p int"
@@ -41,7 +41,7 @@ def rows(ids):
 
 
 def load(wh):
-    return HadoopCatalog(wh).load_table(NAME)
+    return Catalog(wh).load_table(NAME)
 
 
 def _forget_cached_metadata():
@@ -53,7 +53,7 @@ def _forget_cached_metadata():
 
 def build(tmp_path):
     wh = str(tmp_path / "wh")
-    t = HadoopCatalog(wh).create_table(NAME, to_schema(SCHEMA), partitioned_by=["p"])
+    t = Catalog(wh).create_table(NAME, to_schema(SCHEMA), partitioned_by=["p"])
     for ids in BATCHES:
         t.append(rows(ids))
     return wh, load(wh)
@@ -529,7 +529,7 @@ def _damaged_iceberg(tmp_path, spark, damage):
     wh, t = build(tmp_path)
     path = _newest_data_file(t)
     _damage(t, path, damage)
-    return HadoopCatalog(wh, spark=spark).load_table(NAME), path
+    return Catalog(wh, spark=spark).load_table(NAME), path
 
 
 @pytest.mark.parametrize("case", ["data-half", "data-garbage"])
@@ -575,20 +575,20 @@ def test_spark_read_of_corrupt_manifest_names_it(tmp_path, spark):
     wh, t = build(tmp_path)
     path = _oldest_manifest(t)
     _damage(t, path, _half)
-    t = HadoopCatalog(wh, spark=spark).load_table(NAME)
+    t = Catalog(wh, spark=spark).load_table(NAME)
     with pytest.raises(CorruptMetadataError) as info:
         t.to_spark().collect()
     check_error(info.value, path, "Avro")
 
 
 def _paimon_table(tmp_path, spark):
-    from icefloe.paimon import PaimonCatalog
+    from icefloe.catalog import Catalog
 
     wh = str(tmp_path / "pwh")
-    t = PaimonCatalog(wh, spark=spark).create_table(NAME, SCHEMA, partitioned_by=["p"])
+    t = Catalog(wh, "paimon", spark=spark).create_table(NAME, SCHEMA, partitioned_by=["p"])
     for ids in BATCHES:
         t.append(rows(ids))
-    t = PaimonCatalog(wh, spark=spark).load_table(NAME)
+    t = Catalog(wh, "paimon", spark=spark).load_table(NAME)
     return t, sorted(f.file_path for f in t.plan_files())[0]
 
 
@@ -641,12 +641,12 @@ def test_bit_flip_in_a_file_icefloe_wrote_is_caught(tmp_path, fmt):
     if fmt == "iceberg":
         from icefloe.catalog import to_schema
 
-        t = HadoopCatalog(str(tmp_path)).create_table("db.b", to_schema("id bigint not null, name string"),
+        t = Catalog(str(tmp_path)).create_table("db.b", to_schema("id bigint not null, name string"),
                                                       properties={"write.parquet.compression-codec": "uncompressed"})
     else:
-        from icefloe.paimon import PaimonCatalog
+        from icefloe.catalog import Catalog
 
-        t = PaimonCatalog(str(tmp_path)).create_table("db.b", "id bigint not null, name string",
+        t = Catalog(str(tmp_path), "paimon").create_table("db.b", "id bigint not null, name string",
                                                       properties={"file.compression": "none"})
     t.append(data)
     path = t.plan_files()[0].file_path

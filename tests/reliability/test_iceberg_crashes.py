@@ -11,7 +11,7 @@ import textwrap
 import pytest
 
 from icefloe.core.faults import FaultInjectingFileIO, InjectedFault
-from icefloe.iceberg.catalog import HadoopCatalog
+from icefloe.catalog import Catalog
 from tests.reliability.rel_util import all_files, make_table, read_ids, referenced_files, rows
 
 
@@ -19,7 +19,7 @@ def _count_ops(tmp_path, op):
     wh = str(tmp_path / "probe")
     make_table(wh).append(rows(0, 5))
     io = FaultInjectingFileIO()
-    t = HadoopCatalog(wh, io=io).load_table("db.t")
+    t = Catalog(wh, io=io).load_table("db.t")
     getattr(t, op)(rows(100, 5))
     return io.count
 
@@ -32,7 +32,7 @@ def test_fault_at_every_point_raise(tmp_path, op):
     for k in range(1, n + 1):
         wh = str(tmp_path / f"{op}-{k}")
         make_table(wh).append(rows(0, 5))
-        t = HadoopCatalog(wh, io=FaultInjectingFileIO(fail_at=k)).load_table("db.t")
+        t = Catalog(wh, io=FaultInjectingFileIO(fail_at=k)).load_table("db.t")
         failed = False
         try:
             getattr(t, op)(rows(100, 5))
@@ -40,7 +40,7 @@ def test_fault_at_every_point_raise(tmp_path, op):
             failed = True
         state = read_ids(wh)
         assert state in (old, new), (k, state)
-        clean = HadoopCatalog(wh).load_table("db.t")
+        clean = Catalog(wh).load_table("db.t")
         if failed:
             assert state == old
             getattr(clean, op)(rows(100, 5))  # the retry succeeds
@@ -56,9 +56,9 @@ KILL_SCRIPT = textwrap.dedent("""
     import sys
     import pyarrow as pa
     from icefloe.core.faults import FaultInjectingFileIO
-    from icefloe.iceberg.catalog import HadoopCatalog
+    from icefloe.catalog import Catalog
     wh, k = sys.argv[1], int(sys.argv[2])
-    t = HadoopCatalog(wh, io=FaultInjectingFileIO(fail_at=k, mode="kill")).load_table("db.t")
+    t = Catalog(wh, io=FaultInjectingFileIO(fail_at=k, mode="kill")).load_table("db.t")
     t.append(pa.table({"id": pa.array(range(100, 105), pa.int64()), "name": ["x"] * 5}))
 """)
 
@@ -73,7 +73,7 @@ def test_kill_at_every_point(tmp_path):
         assert proc.returncode == 137, proc.stderr
         state = read_ids(wh)
         assert state in (list(range(5)), list(range(5)) + list(range(100, 105))), (k, state)
-        t = HadoopCatalog(wh).load_table("db.t")
+        t = Catalog(wh).load_table("db.t")
         refs = referenced_files(t)
         assert all(os.path.exists(p) for p in refs)
         leftovers = {p for p in all_files(wh) - before if "/data/" in p or p.endswith(".avro")} - refs

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from icefloe.core.faults import FaultInjectingFileIO, InjectedFault
-from icefloe.iceberg.catalog import HadoopCatalog
+from icefloe.catalog import Catalog
 from tests.reliability.rel_util import make_table, read_ids, referenced_files, rows
 
 OP_NAMES = ["append", "overwrite", "rewrite_manifests", "expire", "rollback"]
@@ -29,7 +29,7 @@ def run_model(wh, ops):
     states = {}          # snapshot id -> the ids it shows
     next_id = 0
     for op, n, fault in ops:
-        t = HadoopCatalog(wh, io=FaultInjectingFileIO(fail_at=fault)).load_table("db.t")
+        t = Catalog(wh, io=FaultInjectingFileIO(fail_at=fault)).load_table("db.t")
         current = t.current_snapshot()
         expected = model
         try:
@@ -55,7 +55,7 @@ def run_model(wh, ops):
             ok = False
         if ok:
             model = expected
-        clean = HadoopCatalog(wh).load_table("db.t")
+        clean = Catalog(wh).load_table("db.t")
         cur = clean.current_snapshot()
         if cur is not None:
             states.setdefault(cur.snapshot_id, model)

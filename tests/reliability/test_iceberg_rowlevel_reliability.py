@@ -32,7 +32,7 @@ import pytest
 
 from icefloe.core.faults import FaultInjectingFileIO, InjectedFault
 from icefloe.errors import CommitConflictError, SchemaMismatchError
-from icefloe.iceberg.catalog import HadoopCatalog
+from icefloe.catalog import Catalog
 from tests.reliability.rel_util import all_files, referenced_files
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -56,7 +56,7 @@ def create(wh, props):
 
 
 def load(wh, io=None, spark=None):
-    t = HadoopCatalog(wh, io=io).load_table(NAME)
+    t = Catalog(wh, io=io).load_table(NAME)
     t._spark = spark
     return t
 
@@ -212,9 +212,9 @@ WORKER = textwrap.dedent("""
 APPENDER = textwrap.dedent("""
     import json, os, sys, time
     import pyarrow as pa
-    from icefloe.iceberg.catalog import HadoopCatalog
+    from icefloe.catalog import Catalog
     wh, cat, base, stop, pause = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], float(sys.argv[5])
-    t = HadoopCatalog(wh).load_table("db.t")
+    t = Catalog(wh).load_table("db.t")
     n = 0
     while not os.path.exists(stop) and n < 5000:
         ids = list(range(base + 3 * n, base + 3 * n + 3))
@@ -599,17 +599,17 @@ def test_commits_that_merge_manifests_leave_no_orphans(tmp_path):
 
 
 def _paimon_make(wh):
-    from icefloe.paimon import PaimonCatalog
+    from icefloe.catalog import Catalog
 
-    t = PaimonCatalog(wh).create_table(NAME, SCHEMA, partitioned_by=["cat"])
+    t = Catalog(wh, "paimon").create_table(NAME, SCHEMA, partitioned_by=["cat"])
     t.append(batch(range(5), "a"))
     return t
 
 
 def _paimon_load(wh, io):
-    from icefloe.paimon import PaimonCatalog
+    from icefloe.catalog import Catalog
 
-    return PaimonCatalog(wh, io=io).load_table(NAME)
+    return Catalog(wh, "paimon", io=io).load_table(NAME)
 
 
 def _paimon_refs(t) -> set:
@@ -733,9 +733,9 @@ def test_partition_values_out_of_range_rejected_spark(tmp_path, spark, fmt):
 def test_paimon_partition_values_with_path_characters_stay_one_directory(tmp_path):
     """'/' and '=' in a partition value are escaped in the path (Hive style, as Paimon does),
     so the value neither nests directories nor escapes the table; it reads back as written."""
-    from icefloe.paimon import PaimonCatalog
+    from icefloe.catalog import Catalog
 
-    t = PaimonCatalog(str(tmp_path / "wh")).create_table(NAME, SCHEMA, partitioned_by=["cat"])
+    t = Catalog(str(tmp_path / "wh"), "paimon").create_table(NAME, SCHEMA, partitioned_by=["cat"])
     values = ["a/../../b=c", "..", "x=y"]
     t.append(pa.table({"id": pa.array([1, 2, 3], pa.int64()), "name": ["p", "q", "r"], "cat": values}))
     for f in t.plan_files():

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from icefloe.core.faults import FaultInjectingFileIO, InjectedFault
 from icefloe.errors import CorruptMetadataError, IcefloeError
-from icefloe.paimon import PaimonCatalog
+from icefloe.catalog import Catalog
 
 NAME = "db.t"
 # a small merge-min-count makes commits compact manifests too (more write points)
@@ -36,12 +36,12 @@ def rows(start, n):
 
 
 def make_table(wh, options=None):
-    return PaimonCatalog(wh).create_table(NAME, "id bigint not null, name string, p int",
+    return Catalog(wh, "paimon").create_table(NAME, "id bigint not null, name string, p int",
                                           partitioned_by=["p"], properties={**OPTIONS, **(options or {})})
 
 
 def load(wh, io=None):
-    return PaimonCatalog(wh, io=io).load_table(NAME)
+    return Catalog(wh, "paimon", io=io).load_table(NAME)
 
 
 def read_ids(wh):
@@ -245,7 +245,7 @@ def test_corrupt_file_is_named(tmp_path, case):
 def _schema_file(tmp_path):
     wh = str(tmp_path / "wh")
     make_table(wh).append(rows(0, 3))
-    return wh, f"{PaimonCatalog(wh).table_location(NAME)}/schema/schema-0"
+    return wh, f"{Catalog(wh, 'paimon').table_location(NAME)}/schema/schema-0"
 
 
 CORRUPT_SCHEMA = {
@@ -392,9 +392,9 @@ KILL_SCRIPT = textwrap.dedent("""
     import sys
     import pyarrow as pa
     from icefloe.core.faults import FaultInjectingFileIO
-    from icefloe.paimon import PaimonCatalog
+    from icefloe.catalog import Catalog
     wh, k = sys.argv[1], int(sys.argv[2])
-    t = PaimonCatalog(wh, io=FaultInjectingFileIO(fail_at=k, mode="kill")).load_table("db.t")
+    t = Catalog(wh, "paimon", io=FaultInjectingFileIO(fail_at=k, mode="kill")).load_table("db.t")
     ids = range(100, 105)
     t.append(pa.table({"id": pa.array(ids, pa.int64()), "name": [f"n{i}" for i in ids],
                        "p": pa.array([i % 2 for i in ids], pa.int32())}))
@@ -510,10 +510,10 @@ WRITER = textwrap.dedent("""
     import sys
     import pyarrow as pa
     from icefloe.core.faults import FaultInjectingFileIO
-    from icefloe.paimon import PaimonCatalog
+    from icefloe.catalog import Catalog
     wh, w, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     io = FaultInjectingFileIO()          # injects nothing: records every write
-    t = PaimonCatalog(wh, io=io).load_table("db.t")
+    t = Catalog(wh, "paimon", io=io).load_table("db.t")
     for j in range(n):
         base = w * 10000 + j * 10
         ids = range(base, base + 3)

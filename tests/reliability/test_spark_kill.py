@@ -8,16 +8,16 @@ import time
 
 import pytest
 
-from icefloe.iceberg.catalog import HadoopCatalog
+from icefloe.catalog import Catalog
 from tests.reliability.rel_util import all_files, make_table, read_ids, referenced_files, rows
 
 WRITER = textwrap.dedent("""
     import os, sys
     os.environ["PYSPARK_PYTHON"] = sys.executable
-    from icefloe.iceberg.catalog import HadoopCatalog
+    from icefloe.catalog import Catalog
     from icefloe.spark.session import get_spark
     spark = get_spark()
-    t = HadoopCatalog(sys.argv[1], spark=spark).load_table("db.t")
+    t = Catalog(sys.argv[1], spark=spark).load_table("db.t")
     df = spark.range(0, 40_000_000, numPartitions=16).selectExpr("id + 1000 as id", "concat('n', id) as name")
     print("writing", flush=True)
     t.append(df)
@@ -64,7 +64,7 @@ def test_sigkill_driver_mid_write(tmp_path):
     # the table is exactly at its previous snapshot
     assert sorted(os.listdir(f"{t.location}/metadata")) == before_meta
     assert read_ids(wh) == list(range(5))
-    clean = HadoopCatalog(wh).load_table("db.t")
+    clean = Catalog(wh).load_table("db.t")
     assert len(clean.snapshots()) == 1
     # what the killed job left is never referenced, and the next write works
     refs = referenced_files(clean)
@@ -76,10 +76,10 @@ def test_sigkill_driver_mid_write(tmp_path):
 PAIMON_WRITER = textwrap.dedent("""
     import os, sys
     os.environ["PYSPARK_PYTHON"] = sys.executable
-    from icefloe.paimon.catalog import PaimonCatalog
+    from icefloe.catalog import Catalog
     from icefloe.spark.session import get_spark
     spark = get_spark()
-    t = PaimonCatalog(sys.argv[1], spark=spark).load_table("db.t")
+    t = Catalog(sys.argv[1], "paimon", spark=spark).load_table("db.t")
     df = spark.range(0, 40_000_000, numPartitions=16).selectExpr("id + 1000 as id", "concat('n', id) as name")
     print("writing", flush=True)
     t.append(df)
@@ -100,10 +100,10 @@ def _wait_for_paimon_staging(location, proc, timeout=180):
 
 
 def test_sigkill_driver_mid_write_paimon(tmp_path):
-    from icefloe.paimon.catalog import PaimonCatalog
+    from icefloe.catalog import Catalog
 
     wh = str(tmp_path / "pwh")
-    t = PaimonCatalog(wh).create_table("db.t", "id bigint not null, name string")
+    t = Catalog(wh, "paimon").create_table("db.t", "id bigint not null, name string")
     t.append(rows(0, 5))
     snap_dir = os.path.join(t.location, "snapshot")
     before = sorted(os.listdir(snap_dir))
@@ -119,7 +119,7 @@ def test_sigkill_driver_mid_write_paimon(tmp_path):
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
     assert sorted(os.listdir(snap_dir)) == before
-    clean = PaimonCatalog(wh).load_table("db.t")
+    clean = Catalog(wh, "paimon").load_table("db.t")
     assert [s.snapshot_id for s in clean.snapshots()] == [1]
     assert sorted(clean.to_arrow()["id"].to_pylist()) == list(range(5))
     clean.append(rows(100, 3))

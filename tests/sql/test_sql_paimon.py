@@ -223,7 +223,7 @@ def test_paimon_tags_in_sql(pcat, warehouse):
     assert sorted(os.listdir(tag_dir)) == ["tag-first", "tag-second"]
     run("INSERT OVERWRITE db.tg VALUES (9, 'z')")
     t = pcat.load_table("db.tg")
-    assert t.expire_snapshots(older_than=t.current_snapshot().time_millis + 1, retain_last=1) == [1, 2]
+    assert t.expire_snapshots(older_than=t.current_snapshot().time_millis + 1, retain_last=1).expired_snapshot_ids == [1, 2]
 
     # time travel to a tag whose snapshot expired; system tables at a tag
     assert _rows(run("SELECT id FROM db.tg VERSION AS OF 'first'")) == [(1,), (2,)]

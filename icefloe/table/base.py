@@ -1,0 +1,186 @@
+"""The table contract: one set of operations, signatures and return types for every format.
+
+``Catalog``, SQL, the command line and ``check`` call tables only through this contract,
+never asking a table which format it is. Each format implements what it can; an operation
+it does not offer raises :class:`~icefloe.errors.NotSupportedError` naming the operation,
+the table and the format (``Table.unsupported``), never a silent partial result.
+
+Conventions shared by both formats:
+
+- time travel is ``snapshot_id=``, ``as_of=`` (a datetime or epoch milliseconds) or
+  ``ref=`` (a branch or tag name), at most one of them;
+- ``where`` is Spark SQL predicate text (or a Spark Column where Spark evaluates it);
+- writes take a Spark DataFrame, a pyarrow Table/RecordBatch or a pandas DataFrame
+  and return the new snapshot (None when nothing was committed);
+- ``expire_snapshots`` returns an :class:`~icefloe.core.reports.ExpireReport`,
+  ``remove_orphan_files`` the paths removed (or, with ``dry_run``, that would be).
+"""
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+from icefloe.core.types import Schema
+from icefloe.errors import NotSupportedError
+
+
+class Table:
+    """A table of either format. Subclasses: ``IcebergTable``, ``PaimonTable``."""
+
+    #: the table format's name, for display only ("iceberg" or "paimon")
+    format: str = ""
+    name: str
+
+    # ------------------------------------------------------------------ refusal
+    def unsupported(self, operation: str, reason: str = "") -> NotSupportedError:
+        """The error for ``operation``, which this table's format does not offer."""
+        return NotSupportedError(operation, getattr(self, "name", ""), self.format, reason)
+
+    # ------------------------------------------------------------------ state
+    @property
+    def location(self) -> str:
+        raise self.unsupported("location")
+
+    @property
+    def schema(self) -> Schema:
+        raise self.unsupported("schema")
+
+    @property
+    def properties(self) -> dict:
+        raise self.unsupported("properties")
+
+    def refresh(self) -> "Table":
+        raise self.unsupported("refresh")
+
+    def snapshots(self) -> list:
+        raise self.unsupported("snapshots")
+
+    def current_snapshot(self):
+        raise self.unsupported("current_snapshot")
+
+    def history(self) -> list[dict]:
+        raise self.unsupported("history")
+
+    def refs(self) -> dict:
+        raise self.unsupported("refs")
+
+    def snapshot_for(self, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None):
+        raise self.unsupported("time travel")
+
+    def schema_for(self, snapshot_id=None, as_of=None, ref: Optional[str] = None) -> Schema:
+        raise self.unsupported("schema_for")
+
+    # ------------------------------------------------------------------ reads
+    def plan_files(self, where=None, snapshot_id: Optional[int] = None, as_of=None,
+                   ref: Optional[str] = None) -> list:
+        raise self.unsupported("plan_files")
+
+    def to_spark(self, snapshot_id: Optional[int] = None, as_of=None, where=None,
+                 columns: Optional[Sequence[str]] = None, ref: Optional[str] = None):
+        raise self.unsupported("to_spark")
+
+    def to_arrow(self, snapshot_id: Optional[int] = None, as_of=None, where=None, ref: Optional[str] = None):
+        raise self.unsupported("to_arrow")
+
+    # ------------------------------------------------------------------ writes
+    def append(self, data, branch: Optional[str] = None):
+        raise self.unsupported("append")
+
+    def overwrite(self, data, partition: Optional[dict] = None, dynamic: bool = False,
+                  branch: Optional[str] = None):
+        """Replace rows with ``data`` in one snapshot: all of them; with ``partition``
+        (``{column: value}``, some or all partition columns) those of the matching
+        partitions; with ``dynamic=True`` those of the partitions ``data`` has rows in."""
+        raise self.unsupported("overwrite")
+
+    def commit(self, files: Sequence[Any], overwrite: bool = False, branch: Optional[str] = None):
+        """Commit data files written elsewhere (the format's commit messages)."""
+        raise self.unsupported("commit")
+
+    def commit_files(self, files: Sequence[Any], overwrite: bool = False, branch: Optional[str] = None):
+        return self.commit(files, overwrite=overwrite, branch=branch)
+
+    # ------------------------------------------------------------------ row-level changes
+    def delete(self, where, isolation_level: Optional[str] = None) -> dict:
+        raise self.unsupported("delete")
+
+    def update(self, set: dict, where=None, isolation_level: Optional[str] = None) -> dict:
+        raise self.unsupported("update")
+
+    def merge(self, source, on, target_alias: str = "t", source_alias: str = "s",
+              isolation_level: Optional[str] = None):
+        raise self.unsupported("merge")
+
+    def delete_by_key(self, keys):
+        raise self.unsupported("delete_by_key")
+
+    # ------------------------------------------------------------------ evolution
+    def update_schema(self):
+        raise self.unsupported("update_schema")
+
+    def update_spec(self):
+        raise self.unsupported("partition evolution (update_spec)")
+
+    def replace_sort_order(self, *terms: str) -> dict:
+        raise self.unsupported("replace_sort_order")
+
+    def update_properties(self, set: Optional[dict] = None, remove: Optional[Sequence[str]] = None) -> dict:
+        raise self.unsupported("update_properties")
+
+    # ------------------------------------------------------------------ refs
+    def create_tag(self, name: str, snapshot_id: Optional[int] = None, max_ref_age_ms: Optional[int] = None):
+        raise self.unsupported("create_tag")
+
+    def replace_tag(self, name: str, snapshot_id=None, max_ref_age_ms: Optional[int] = None):
+        raise self.unsupported("replace_tag")
+
+    def drop_tag(self, name: str):
+        raise self.unsupported("drop_tag")
+
+    def create_branch(self, name: str, snapshot_id: Optional[int] = None, min_snapshots_to_keep: Optional[int] = None,
+                      max_snapshot_age_ms: Optional[int] = None, max_ref_age_ms: Optional[int] = None):
+        raise self.unsupported("create_branch")
+
+    def replace_branch(self, name: str, snapshot_id, min_snapshots_to_keep: Optional[int] = None,
+                       max_snapshot_age_ms: Optional[int] = None, max_ref_age_ms: Optional[int] = None):
+        raise self.unsupported("replace_branch")
+
+    def rename_branch(self, name: str, new_name: str):
+        raise self.unsupported("rename_branch")
+
+    def drop_branch(self, name: str):
+        raise self.unsupported("drop_branch")
+
+    def fast_forward(self, branch: str, source: str):
+        raise self.unsupported("fast_forward")
+
+    # ------------------------------------------------------------------ history changes
+    def rollback_to_snapshot(self, snapshot_id: int):
+        raise self.unsupported("rollback_to_snapshot")
+
+    def rollback_to_timestamp(self, as_of):
+        raise self.unsupported("rollback_to_timestamp")
+
+    def rollback_to_tag(self, name: str):
+        raise self.unsupported("rollback_to_tag")
+
+    def set_current_snapshot(self, snapshot_id: int):
+        raise self.unsupported("set_current_snapshot")
+
+    def cherry_pick(self, snapshot_id: int):
+        raise self.unsupported("cherry_pick")
+
+    # ------------------------------------------------------------------ maintenance
+    def expire_snapshots(self, older_than=None, retain_last: Optional[int] = None, now_ms: Optional[int] = None):
+        raise self.unsupported("expire_snapshots")
+
+    def remove_orphan_files(self, older_than=None, dry_run: bool = False) -> list:
+        raise self.unsupported("remove_orphan_files")
+
+    def rewrite_data_files(self, where=None, target_file_size: Optional[int] = None):
+        raise self.unsupported("rewrite_data_files")
+
+    def rewrite_manifests(self, branch: Optional[str] = None):
+        raise self.unsupported("rewrite_manifests")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({getattr(self, 'name', '')!r})"

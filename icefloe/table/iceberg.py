@@ -1,0 +1,112 @@
+"""The user-facing Iceberg table: the format's ``BaseTable`` with Spark as its data plane."""
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+from icefloe.core.arrow import as_arrow_table, is_arrow_data
+from icefloe.core.reports import ExpireReport
+from icefloe.iceberg.arrow_writer import align_arrow, write_arrow
+from icefloe.iceberg.commit import Change
+from icefloe.iceberg.inspect import InspectTable
+from icefloe.iceberg.snapshot import Snapshot
+from icefloe.iceberg.table import BaseTable
+from icefloe.iceberg.table_metadata import MAIN_BRANCH
+from icefloe.spark import iceberg_dml
+from icefloe.spark.iceberg_read import read_tasks
+from icefloe.spark.iceberg_write import write_data_files
+from icefloe.spark.session import get_spark
+from icefloe.table.base import Table
+from icefloe.table.overwrite import iceberg_partition_overwrite
+
+
+def write_files_for(meta, data, io, name: str, spark) -> list:
+    """``data`` (a Spark DataFrame, or Arrow/pandas data) written as data files of the table
+    whose metadata is ``meta``; nothing committed. ``spark()`` gives the session, configured
+    for the write, when ``data`` needs Spark."""
+    if is_arrow_data(data):
+        aligned = align_arrow(as_arrow_table(data), meta.schema, name)
+        return write_arrow(io, aligned, meta.schema, meta.spec, meta.location, meta.properties, meta=meta)
+    spark()
+    return write_data_files(data, meta, io, name)
+
+
+class IcebergTable(BaseTable, Table):
+    """An Iceberg table (Hadoop layout): reads, writes, row-level changes and history."""
+
+    format = "iceberg"
+
+    @property
+    def spark(self):
+        self._spark = get_spark(self._spark)
+        return self._spark
+
+    # ------------------------------------------------------------------ reads
+    def to_spark(self, snapshot_id: Optional[int] = None, as_of=None, where=None,
+                 columns: Optional[Sequence[str]] = None, ref: Optional[str] = None):
+        """A Spark DataFrame of the table (at a snapshot, a time, or a ref)."""
+        snap = self.snapshot_for(snapshot_id, as_of, ref)
+        tasks = self.plan_snapshot(snap, where)
+        return read_tasks(self.spark, tasks, self.read_schema(snap, snapshot_id, as_of, ref), where, columns,
+                          history=self._meta.schemas,
+                          name_mapping=self._meta.properties.get("schema.name-mapping.default"))
+
+    # ------------------------------------------------------------------ writes
+    def write_files(self, data) -> list:
+        """Write ``data`` (Spark or Arrow) as data files of the current spec; nothing committed."""
+        return write_files_for(self.refresh()._meta, data, self.io, self.name, lambda: self.spark)
+
+    def append(self, data, branch: Optional[str] = None) -> Snapshot:
+        """Append a Spark DataFrame or pyarrow.Table as one new snapshot."""
+        files = self.write_files(data)
+        return self._commit(Change(added=files, operation="append", summary_extra=self._app_summary()),
+                            branch or MAIN_BRANCH)
+
+    def overwrite(self, data, partition: Optional[dict] = None, dynamic: bool = False,
+                  branch: Optional[str] = None) -> Optional[Snapshot]:
+        """Replace the table's contents with ``data`` in one snapshot; with ``partition``
+        or ``dynamic=True`` only some partitions (see ``Table.overwrite``)."""
+        if partition or dynamic:
+            return iceberg_partition_overwrite(self, data, partition or {}, dynamic, branch or MAIN_BRANCH)
+        files = self.write_files(data)
+        return self._commit(Change(added=files, remove_all=True, operation="overwrite",
+                                   summary_extra=self._app_summary()), branch or MAIN_BRANCH)
+
+    def commit(self, files, overwrite: bool = False, branch: Optional[str] = None) -> Snapshot:
+        return self.commit_files(files, overwrite=overwrite, branch=branch or MAIN_BRANCH)
+
+    # ------------------------------------------------------------------ row-level changes
+    # Modes per table property write.{delete,update,merge}.mode (copy-on-write | merge-on-read),
+    # isolation per write.{delete,update,merge}.isolation-level (serializable | snapshot).
+    def delete(self, where, isolation_level: Optional[str] = None) -> dict:
+        """``DELETE FROM t WHERE where`` (Spark SQL text or a Column); returns counts and snapshot id."""
+        return iceberg_dml.delete_rows(self, where, isolation_level)
+
+    def update(self, set: dict, where=None, isolation_level: Optional[str] = None) -> dict:
+        """``UPDATE t SET col = expr, ... WHERE where``; values are Spark SQL text or Columns."""
+        return iceberg_dml.update_rows(self, set, where, isolation_level)
+
+    def merge(self, source, on, target_alias: str = "t", source_alias: str = "s",
+              isolation_level: Optional[str] = None):
+        """``MERGE INTO t USING source s ON on``: add when_* clauses, then ``execute()``."""
+        return iceberg_dml.MergeBuilder(self, source, on, target_alias, source_alias, isolation_level)
+
+    def delete_by_key(self, keys) -> Optional[Snapshot]:
+        """Equality deletes of the rows matching ``keys`` (a DataFrame or Arrow table of key columns)."""
+        return iceberg_dml.delete_by_key(self, keys)
+
+    def rewrite_data_files(self, where=None, target_file_size: Optional[int] = None) -> Optional[Snapshot]:
+        """Compaction as a ``replace`` snapshot: small files merged, delete files folded in."""
+        return iceberg_dml.rewrite_data_files(self, where, target_file_size)
+
+    def rewrite_manifests(self, branch: Optional[str] = None) -> Snapshot:
+        return BaseTable.rewrite_manifests(self, branch or MAIN_BRANCH)
+
+    # ------------------------------------------------------------------ maintenance and metadata
+    def expire_snapshots(self, older_than=None, retain_last: Optional[int] = None,
+                         now_ms: Optional[int] = None) -> ExpireReport:
+        return BaseTable.expire_snapshots(self, older_than if older_than is not None else now_ms, retain_last)
+
+    @property
+    def inspect(self) -> InspectTable:
+        """Iceberg's metadata tables as Spark DataFrames: ``t.inspect.snapshots()``, ``.files()``..."""
+        return InspectTable(self)

@@ -1,0 +1,104 @@
+"""Partition overwrite of Iceberg tables: static (``partition={...}``) and dynamic.
+
+Iceberg removes whole data files, so a static overwrite needs every file it removes to
+hold only matching rows. Files are planned twice with the inclusive (may-match)
+evaluators: with the partition filter and with its complement; a file that may hold rows
+of both (written under an older spec that mixes partitions) cannot be removed whole, and
+the overwrite is refused rather than wrong. A dynamic overwrite replaces the partitions
+the data has rows in (an unpartitioned table whole; no rows: nothing is committed). The
+commit validates against snapshots committed meanwhile (serializable isolation): a
+concurrent write into the replaced partitions is a conflict, not a survivor.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import pyarrow as pa
+
+from icefloe.core.expressions import format_literal
+from icefloe.core.types import to_arrow_type
+from icefloe.errors import SchemaMismatchError
+from icefloe.iceberg.commit import Change
+from icefloe.iceberg.row_delta import SERIALIZABLE, Validation
+
+
+def iceberg_partition_overwrite(t, data, partition: dict, dynamic: bool, branch: str):
+    if partition and dynamic:
+        raise ValueError("give partition or dynamic=True, not both")
+    if dynamic:
+        return _dynamic(t, data, branch)
+    return _static(t, data, partition, branch)
+
+
+def _commit(t, files, remove: set, validation, branch: str):
+    return t._commit(Change(added=files, remove_paths=remove, operation="overwrite", validation=validation,
+                            summary_extra=t._app_summary()), branch)
+
+
+def partition_literal(t, name: str, value) -> tuple[str, str]:
+    """Column ``name`` of ``t`` (as the schema spells it) and ``value`` as a Spark SQL literal of its type."""
+    field = next((f for f in t.schema.fields if f.name.lower() == str(name).lower()), None)
+    if field is None:
+        raise SchemaMismatchError(f"{name!r} is not a column of {t.name}")
+    if value is None:
+        return field.name, "NULL"
+    kind = str(field.field_type)
+    try:
+        typed = pa.array([value]).cast(to_arrow_type(field.field_type, with_ids=False))
+    except (pa.ArrowException, ValueError) as e:
+        raise SchemaMismatchError(f"partition value {value!r} does not fit column {field.name} of {t.name}: {e}") \
+            from None
+    if kind in ("timestamp", "timestamptz"):
+        micros = typed.cast(pa.int64()).to_pylist()[0]
+        return field.name, format_literal(micros, field.field_type)
+    return field.name, format_literal(typed.to_pylist()[0], field.field_type)
+
+
+def _static(t, data, partition: dict, branch: str):
+    match, other = [], []
+    for name, value in partition.items():
+        col_name, lit = partition_literal(t, name, value)
+        col = "`" + col_name.replace("`", "``") + "`"
+        if lit == "NULL":
+            match.append(f"{col} IS NULL")
+            other.append(f"{col} IS NOT NULL")
+        else:
+            match.append(f"{col} = {lit}")
+            other.append(f"{col} <> {lit} OR {col} IS NULL")
+    where = " AND ".join(match)
+    complement = " OR ".join(f"({o})" for o in other)
+    snap = t.current_snapshot()
+    remove: set = set()
+    if snap is not None:
+        mixed = {f.file_path for f in t.plan_files(where=complement, snapshot_id=snap.snapshot_id)}
+        for f in t.plan_files(where=where, snapshot_id=snap.snapshot_id):
+            if f.file_path in mixed:
+                raise t.unsupported(
+                    "overwrite of a partition",
+                    f"data file {f.file_path} may hold rows both inside and outside {where} (written under "
+                    "another partition spec), so it cannot be replaced whole; rewrite it first "
+                    "(CALL system.rewrite_data_files) or use DELETE and INSERT")
+            remove.add(f.file_path)
+    files = t.write_files(data)
+    validation = Validation(read_snapshot_id=snap.snapshot_id if snap else None, isolation=SERIALIZABLE,
+                            operation="INSERT OVERWRITE ... PARTITION", conflict_filter=where,
+                            protected_files=set(remove))
+    return _commit(t, files, remove, validation, branch)
+
+
+def _dynamic(t, data, branch: str) -> Optional[object]:
+    snap = t.current_snapshot()
+    files = t.write_files(data)
+    if not files:
+        return None                            # no rows: no partition to replace
+    if t.refresh().spec.is_unpartitioned:
+        return t.commit_files(files, overwrite=True, branch=branch)
+    written = {(f.spec_id, f.partition) for f in files}
+    remove = set()
+    if snap is not None:
+        remove = {task.file.file_path for task in t.plan_tasks(snapshot_id=snap.snapshot_id)
+                  if (task.file.spec_id, task.file.partition) in written}
+    validation = Validation(read_snapshot_id=snap.snapshot_id if snap else None, isolation=SERIALIZABLE,
+                            operation="INSERT OVERWRITE (dynamic partition overwrite)", scope_partitions=written,
+                            protected_files=set(remove), protected_partitions=written)
+    return _commit(t, files, remove, validation, branch)

@@ -1,0 +1,105 @@
+"""The user-facing Paimon table: the format's ``FileStoreTable`` with Spark as its data plane.
+
+Writes go tasks -> commit messages -> one commit (seed 004); reads plan on the driver and
+hand the files to Spark's Parquet reader (or pyarrow for ``to_arrow``).
+"""
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+from icefloe.core.arrow import as_arrow_table, is_arrow_data
+from icefloe.core.reports import ExpireReport
+from icefloe.paimon.commit import CommitMessage
+from icefloe.paimon.snapshot import Snapshot
+from icefloe.paimon.table import FileStoreTable
+from icefloe.paimon.writer import write_arrow_table
+from icefloe.spark.paimon_read import read_files
+from icefloe.spark.paimon_write import write_data_files
+from icefloe.spark.session import get_spark
+from icefloe.table.base import Table
+
+MAIN = "main"
+
+
+class PaimonTable(FileStoreTable, Table):
+    """A Paimon append table (bucket -1 or fixed buckets): reads, writes, tags and history."""
+
+    format = "paimon"
+
+    @property
+    def spark(self):
+        self._spark = get_spark(self._spark)
+        return self._spark
+
+    def _no_branch(self, branch: Optional[str], operation: str) -> None:
+        if branch not in (None, MAIN):
+            raise self.unsupported(f"{operation} to branch {branch!r}",
+                                   "icefloe does not follow Paimon branches; write to the table itself")
+
+    # ------------------------------------------------------------------ reads
+    def to_spark(self, snapshot_id: Optional[int] = None, as_of=None, where=None,
+                 columns: Optional[Sequence[str]] = None, ref: Optional[str] = None, tag: Optional[str] = None):
+        ref = self.one_ref(ref, tag)
+        schema = self.table_schema_for(snapshot_id, as_of, ref)
+        files = self.plan_files(where, snapshot_id, as_of, ref)
+        return read_files(self.spark, [f.file_path for f in files], schema.fields, where, columns,
+                          file_fields=[self.schema_by_id(f.schema_id).fields for f in files])
+
+    # ------------------------------------------------------------------ writes
+    def write(self, data) -> list[CommitMessage]:
+        """Write ``data`` (Spark or Arrow) as data files; their commit messages, nothing committed."""
+        self.refresh()
+        self.check_writable()
+        if is_arrow_data(data):
+            return write_arrow_table(self._store, self._schema, as_arrow_table(data), self.name)
+        self.spark  # noqa: B018 - make sure the session has the settings the write relies on
+        return write_data_files(data, self)
+
+    def commit(self, messages: Sequence[CommitMessage], overwrite: bool = False, overwrite_partitions=None,
+               branch: Optional[str] = None) -> Optional[Snapshot]:
+        self._no_branch(branch, "commit")
+        return FileStoreTable.commit(self, messages, overwrite=overwrite, overwrite_partitions=overwrite_partitions)
+
+    def append(self, data, branch: Optional[str] = None) -> Optional[Snapshot]:
+        """Append a Spark DataFrame or pyarrow.Table as one APPEND snapshot (None if empty)."""
+        self._no_branch(branch, "append")
+        return self.commit(self.write(data))
+
+    def overwrite(self, data, partition: Optional[dict] = None, dynamic: bool = False,
+                  branch: Optional[str] = None) -> Optional[Snapshot]:
+        """Replace the table's rows with ``data`` in one OVERWRITE snapshot: all of them;
+        with ``partition={key: value, ...}`` (some or all partition keys) those of the
+        matching partitions, and every row of ``data`` must match; with ``dynamic=True``
+        those of the partitions ``data`` has rows in (no rows: nothing is committed)."""
+        self._no_branch(branch, "overwrite")
+        if partition and dynamic:
+            raise ValueError("give partition or dynamic=True, not both")
+        return self.commit_overwrite(self.write_checked(data, partition), partition, dynamic)
+
+    def write_checked(self, data, partition: Optional[dict]) -> list[CommitMessage]:
+        match = self.static_partition_match(partition) if partition else None  # bad keys fail before writing
+        messages = self.write(data)
+        if match is not None:
+            self.check_in_partition(messages, partition, match)
+        return messages
+
+    # ------------------------------------------------------------------ maintenance
+    def expire_snapshots(self, older_than=None, retain_last: Optional[int] = None,
+                         now_ms: Optional[int] = None) -> ExpireReport:
+        """Expire snapshots per the retention options (``older_than`` replaces
+        ``snapshot.time-retained``, ``retain_last`` the retained minimum)."""
+        return ExpireReport(expired_snapshot_ids=FileStoreTable.expire_snapshots(self, now_ms, older_than, retain_last))
+
+    def rewrite_manifests(self, branch: Optional[str] = None) -> Optional[Snapshot]:
+        self._no_branch(branch, "rewrite_manifests")
+        return FileStoreTable.rewrite_manifests(self)
+
+    def create_tag(self, name: str, snapshot_id: Optional[int] = None, max_ref_age_ms: Optional[int] = None):
+        if max_ref_age_ms is not None:
+            raise self.unsupported("tag retention", "icefloe keeps Paimon tags until they are deleted")
+        return FileStoreTable.create_tag(self, name, snapshot_id)
+
+    def replace_tag(self, name: str, snapshot_id=None, max_ref_age_ms: Optional[int] = None):
+        if max_ref_age_ms is not None:
+            raise self.unsupported("tag retention", "icefloe keeps Paimon tags until they are deleted")
+        return FileStoreTable.replace_tag(self, name, snapshot_id)
