@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test stress bench install clean
+.PHONY: demo test lint stress bench install clean
 
 $(STAMP): pyproject.toml requirements-lock.txt
 	@command -v java >/dev/null 2>&1 || { echo "error: Java 17 is required (install openjdk-17-jre-headless or set JAVA_HOME)"; exit 1; }
@@ -18,8 +18,15 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/icefloe --warehouse $${WAREHOUSE:-warehouse} demo --fresh
 
-test: $(STAMP)
+test: lint
 	$(BIN)/python -m pytest -q tests
+
+# The architecture's rules, executable: import layers and no cycles (import-linter, imports
+# inside functions included), lint (ruff), and no module over 800 lines.
+lint: $(STAMP)
+	$(BIN)/lint-imports
+	$(BIN)/ruff check icefloe tests bench tools
+	$(BIN)/python tools/module_size.py icefloe
 
 stress: $(STAMP)
 	$(BIN)/python -m pytest -q -m stress tests

@@ -39,6 +39,11 @@ class Catalog:
         else:
             self._impl = PaimonCatalog(self.warehouse, spark, io, table_type=PaimonTable)
 
+    @property
+    def io(self) -> FileIO:
+        """The file I/O this catalog's tables read and write through."""
+        return self._impl.io
+
     def __repr__(self) -> str:
         return f"Catalog({self.warehouse!r}, format={self.format!r})"
 

@@ -11,7 +11,7 @@ from icefloe.sql import capabilities as cap
 from icefloe.sql import parser as p
 from icefloe.sql.errors import NotSupportedYetError, SqlError
 from icefloe.sql.parser import node_position
-from icefloe.sql.session import table_parts
+from icefloe.sql.names import table_parts
 from icefloe.sql.translate import partition_term
 
 ICEFLOE_PROVIDERS = ("iceberg", "paimon", "icefloe")

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
+from sqlglot import exp
+
 from icefloe.sql.metadata_tables import METADATA_TABLES
 
 
@@ -56,3 +58,16 @@ def resolve_parts(parts: list, catalog_name: str, exists) -> tuple[Optional[Tabl
         if exists(name):
             return TableRef(name, None, False), True
     return None, False
+
+
+def table_parts(table: exp.Table) -> list:
+    parts = []
+    for key in ("catalog", "db", "this"):
+        v = table.args.get(key)
+        if v is None:
+            continue
+        if isinstance(v, exp.Dot):  # deeper names: a.b.c.d
+            parts.extend(p.name for p in v.flatten())
+        else:
+            parts.append(v.name)
+    return parts

@@ -21,24 +21,11 @@ from sqlglot import exp
 from icefloe.errors import IcefloeError, NoSuchSnapshotError, NoSuchTableError
 from icefloe.sql import metadata_tables
 from icefloe.sql.errors import NotSupportedYetError, SqlError
-from icefloe.sql.names import TableRef, resolve_parts
+from icefloe.sql.names import TableRef, resolve_parts, table_parts
 from icefloe.sql.parser import Statement, node_position, position_of, split
 from icefloe.sql.translate import literal_value
 
 VIEW_PREFIX = "__icefloe_"
-
-
-def table_parts(table: exp.Table) -> list:
-    parts = []
-    for key in ("catalog", "db", "this"):
-        v = table.args.get(key)
-        if v is None:
-            continue
-        if isinstance(v, exp.Dot):  # deeper names: a.b.c.d
-            parts.extend(p.name for p in v.flatten())
-        else:
-            parts.append(v.name)
-    return parts
 
 
 class SqlSession:

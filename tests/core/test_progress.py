@@ -4,7 +4,6 @@ import pyarrow as pa
 from icefloe.catalog import to_schema
 from icefloe.core import progress
 from icefloe.catalog import Catalog
-from icefloe.catalog import Catalog
 
 
 def _rows(i):

@@ -5,7 +5,6 @@ import os
 import pyarrow as pa
 import pytest
 
-import icefloe
 from icefloe.errors import (
     InvalidNameError, RequiredFieldNullError, SchemaError, SchemaMismatchError, UnknownTransformError,
 )

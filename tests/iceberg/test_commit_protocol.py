@@ -7,10 +7,8 @@ import pytest
 
 import icefloe
 from icefloe.core.io import FileIO
-from icefloe.core.retry import RetryPolicy
-from icefloe.errors import CommitFailedError, CorruptMetadataError
+from icefloe.errors import CorruptMetadataError
 from icefloe.catalog import Catalog
-from icefloe.iceberg.commit import Change, commit_change
 from icefloe.iceberg.hadoop import HadoopTableOperations, VersionConflict
 
 

@@ -582,8 +582,6 @@ def test_spark_read_of_corrupt_manifest_names_it(tmp_path, spark):
 
 
 def _paimon_table(tmp_path, spark):
-    from icefloe.catalog import Catalog
-
     wh = str(tmp_path / "pwh")
     t = Catalog(wh, "paimon", spark=spark).create_table(NAME, SCHEMA, partitioned_by=["p"])
     for ids in BATCHES:
@@ -644,8 +642,6 @@ def test_bit_flip_in_a_file_icefloe_wrote_is_caught(tmp_path, fmt):
         t = Catalog(str(tmp_path)).create_table("db.b", to_schema("id bigint not null, name string"),
                                                       properties={"write.parquet.compression-codec": "uncompressed"})
     else:
-        from icefloe.catalog import Catalog
-
         t = Catalog(str(tmp_path), "paimon").create_table("db.b", "id bigint not null, name string",
                                                       properties={"file.compression": "none"})
     t.append(data)

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from icefloe.catalog import Catalog
-from tests.reliability.rel_util import all_files, make_table, read_ids, referenced_files, rows
+from tests.reliability.rel_util import make_table, read_ids, referenced_files, rows
 
 WRITER = textwrap.dedent("""
     import os, sys

@@ -1,5 +1,4 @@
 """The `icefloe` Spark data source: df.write.format("icefloe") and spark.read.format("icefloe")."""
-import pytest
 
 import icefloe
 from tests.interop_util import pyiceberg_table

@@ -3,7 +3,6 @@ import datetime as dt
 import decimal
 import random
 
-import pytest
 
 from icefloe.core.types import parse_schema
 from icefloe.iceberg.conversions import to_internal
