@@ -7,10 +7,10 @@ from typing import Optional
 from icefloe.core.io import FileIO
 from icefloe.core.schema_input import to_schema
 from icefloe.errors import IcefloeError
-from icefloe.sql import SqlError, SqlSession
 from icefloe.iceberg.catalog import HadoopCatalog
 from icefloe.paimon.catalog import PaimonCatalog
 from icefloe.spark.session import get_spark
+from icefloe.sql import SqlError, SqlSession
 from icefloe.table import IcebergTable, PaimonTable
 from icefloe.table.iceberg import write_files_for
 

@@ -92,3 +92,63 @@ class NotSupportedError(IcefloeError):
         self.reason = reason
         where = f" on {format} table {table}" if table else (f" on {format} tables" if format else "")
         super().__init__(f"{operation} is not supported{where}" + (f": {reason}" if reason else ""))
+
+
+# --------------------------------------------------------------------------- file I/O
+class FileAlreadyExistsError(FileExistsError):
+    """A create-if-absent write found the file there: another writer made it first."""
+
+
+class InjectedFault(OSError):
+    """The failure a fault-injecting FileIO raises at its chosen write, rename or delete (tests)."""
+
+
+# --------------------------------------------------------------------------- Iceberg
+class VersionConflict(CommitFailedError):
+    """Another writer committed the version this commit wanted to write."""
+
+
+class RefError(IcefloeError, ValueError):
+    """A branch or tag operation that the table's refs do not allow."""
+
+
+class MaintenanceError(IcefloeError, ValueError):
+    """A maintenance request (expiry, orphan removal) with arguments that cannot be carried out."""
+
+
+class RenameNotSupportedError(IcefloeError):
+    """Hadoop-catalog tables cannot be renamed (see ``RENAME_NOT_SUPPORTED``)."""
+
+
+class ReplaceNotSupportedError(IcefloeError):
+    """A replace that would leave snapshots of the table's history unreadable."""
+
+
+# --------------------------------------------------------------------------- Paimon
+class TagError(IcefloeError, ValueError):
+    """A tag operation the table's tags do not allow (nothing was changed)."""
+
+
+class TagAlreadyExistsError(TagError):
+    pass
+
+
+class NoSuchTagError(TagError, NoSuchSnapshotError):
+    """No tag of that name (also a missing snapshot for reads that travel to it)."""
+
+
+class OrphanCleanupError(IcefloeError):
+    """Orphan cleanup refused to run (nothing was deleted)."""
+
+
+class DuplicateFileError(CommitFailedError):
+    """Two ADD entries for one data file: the commit would make the file live twice."""
+
+
+# --------------------------------------------------------------------------- data plane
+class UnsupportedFeatureError(IcefloeError):
+    """A table feature the Spark read path cannot apply (nothing is read rather than a wrong result)."""
+
+
+class MergeCardinalityError(IcefloeError, ValueError):
+    """MERGE matched one target row with more than one source row; nothing was committed."""

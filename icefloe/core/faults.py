@@ -10,10 +10,7 @@ import os
 from typing import Optional
 
 from icefloe.core.io import FileIO
-
-
-class InjectedFault(OSError):
-    pass
+from icefloe.errors import InjectedFault  # noqa: F401 - defined in icefloe.errors, importable here too
 
 
 class FaultInjectingFileIO(FileIO):

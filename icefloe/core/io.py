@@ -16,10 +16,7 @@ import shutil
 import uuid
 from typing import Iterator
 from urllib.parse import urlparse
-
-
-class FileAlreadyExistsError(FileExistsError):
-    pass
+from icefloe.errors import FileAlreadyExistsError  # noqa: F401 - defined in icefloe.errors, importable here too
 
 
 def strip_scheme(path: str) -> str:

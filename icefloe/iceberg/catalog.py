@@ -18,12 +18,17 @@ import os
 from dataclasses import replace
 from typing import Optional
 
-from icefloe.core.io import FileIO, LOCAL
-from icefloe.core.retry import RetryPolicy
+from icefloe.core.io import LOCAL, FileIO
 from icefloe.core.names import check_name_part, is_valid_name_part, split_name
+from icefloe.core.retry import RetryPolicy
 from icefloe.core.types import Schema
-from icefloe.errors import (
-    CommitConflictError, IcefloeError, InvalidNameError, NoSuchNamespaceError, NoSuchTableError,
+from icefloe.errors import (  # noqa: F401 - defined in icefloe.errors, importable here too
+    CommitConflictError,
+    IcefloeError,
+    NoSuchNamespaceError,
+    NoSuchTableError,
+    RenameNotSupportedError,
+    ReplaceNotSupportedError,
     TableAlreadyExistsError,
 )
 from icefloe.iceberg.commit import Change, commit_change
@@ -39,14 +44,6 @@ RENAME_NOT_SUPPORTED = (
     "manifest lists and manifests record absolute paths inside that directory, so a rename would have "
     "to rewrite every one of them (Iceberg's HadoopCatalog does not rename tables either); "
     "CREATE TABLE <new> AS SELECT * FROM <old> copies the data without the history")
-
-
-class RenameNotSupportedError(IcefloeError):
-    """Hadoop-catalog tables cannot be renamed (see ``RENAME_NOT_SUPPORTED``)."""
-
-
-class ReplaceNotSupportedError(IcefloeError):
-    """A replace that would leave snapshots of the table's history unreadable."""
 
 
 class HadoopCatalog:

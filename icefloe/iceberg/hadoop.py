@@ -7,21 +7,17 @@ when it is missing, empty or garbage.
 """
 from __future__ import annotations
 
-import os
 import re
 from typing import Optional
 
 from icefloe.core.io import FileAlreadyExistsError, FileIO
-from icefloe.errors import CommitFailedError, CorruptMetadataError, NoSuchTableError
-from icefloe.iceberg.table_metadata import TableMetadata, now_ms, with_metadata_log
+from icefloe.errors import NoSuchTableError
+from icefloe.iceberg.table_metadata import TableMetadata, with_metadata_log
+from icefloe.errors import VersionConflict  # noqa: F401 - defined in icefloe.errors, importable here too
 
 HINT_FILE = "version-hint.text"
 _VERSION_RE = re.compile(r"^v([0-9]+)\.metadata\.json$")
 _HINT_RE = re.compile(r"^[0-9]{1,18}$")
-
-
-class VersionConflict(CommitFailedError):
-    """Another writer committed the version this commit wanted to write."""
 
 
 class HadoopTableOperations:

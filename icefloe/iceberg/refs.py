@@ -15,18 +15,14 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Iterator, Optional
 
-from icefloe.errors import IcefloeError
 from icefloe.iceberg.hadoop import HadoopTableOperations
 from icefloe.iceberg.metadata_commit import commit_metadata
 from icefloe.iceberg.snapshot import APPEND, Snapshot, SnapshotRef
 from icefloe.iceberg.table_metadata import MAIN_BRANCH, TableMetadata, now_ms
+from icefloe.errors import RefError  # noqa: F401 - defined in icefloe.errors, importable here too
 
 BRANCH, TAG = "branch", "tag"
 SOURCE_SNAPSHOT_ID = "source-snapshot-id"
-
-
-class RefError(IcefloeError, ValueError):
-    """A branch or tag operation that the table's refs do not allow."""
 
 
 # --------------------------------------------------------------------------- lineage

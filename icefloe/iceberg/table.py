@@ -9,26 +9,39 @@ changes and Spark reads are the user-facing table's (``icefloe.table``).
 """
 from __future__ import annotations
 
-import datetime as _dt
 from typing import Optional, Sequence
 
 import pyarrow as pa
 
 from icefloe.core.io import FileIO
-from icefloe.core.types import to_arrow_schema
-from icefloe.iceberg.arrow_read import read_by_field_id, read_data_file
-from icefloe.iceberg.delete_files import apply_deletes_arrow
-from icefloe.iceberg.maintenance import expire_snapshots, remove_orphan_files, update_properties
-from icefloe.iceberg.refs import BRANCH, TAG, cherry_pick, commit_ref_change, create_branch, create_tag_change, drop_ref_change, fast_forward_change, rename_branch_change, replace_ref_change, rollback_to_snapshot_change, rollback_to_timestamp_change, set_current_snapshot_change
-from icefloe.iceberg.schema_update import UpdateSchema
-from icefloe.iceberg.sort_order import default_order, replace_sort_order
-from icefloe.iceberg.spec_update import UpdateSpec
 from icefloe.core.timetravel import to_epoch_ms
+from icefloe.core.types import to_arrow_schema
 from icefloe.errors import NoSuchSnapshotError
 from icefloe.iceberg import scan as scan_mod
+from icefloe.iceberg.arrow_read import read_by_field_id, read_data_file
 from icefloe.iceberg.commit import Change, commit_change
+from icefloe.iceberg.delete_files import apply_deletes_arrow
 from icefloe.iceberg.hadoop import HadoopTableOperations
+from icefloe.iceberg.maintenance import expire_snapshots, remove_orphan_files, update_properties
+from icefloe.iceberg.refs import (
+    BRANCH,
+    TAG,
+    cherry_pick,
+    commit_ref_change,
+    create_branch,
+    create_tag_change,
+    drop_ref_change,
+    fast_forward_change,
+    rename_branch_change,
+    replace_ref_change,
+    rollback_to_snapshot_change,
+    rollback_to_timestamp_change,
+    set_current_snapshot_change,
+)
+from icefloe.iceberg.schema_update import UpdateSchema
 from icefloe.iceberg.snapshot import Snapshot
+from icefloe.iceberg.sort_order import default_order, replace_sort_order
+from icefloe.iceberg.spec_update import UpdateSpec
 from icefloe.iceberg.table_metadata import MAIN_BRANCH, TableMetadata
 
 
@@ -84,7 +97,8 @@ class BaseTable:
         return f"{type(self).__name__}({self.name!r}, {self.location!r})"
 
     # ------------------------------------------------------------------ snapshots for reads
-    def snapshot_for(self, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None) -> Optional[Snapshot]:
+    def snapshot_for(self, snapshot_id: Optional[int] = None, as_of=None,
+                     ref: Optional[str] = None) -> Optional[Snapshot]:
         meta = self.refresh()._meta
         if snapshot_id is not None:
             return meta.snapshot_by_id(int(snapshot_id))

@@ -30,18 +30,15 @@ from typing import Iterable, Optional, Sequence
 
 import fastavro
 
-from icefloe.errors import CommitFailedError, CorruptMetadataError
+from icefloe.errors import CorruptMetadataError
 from icefloe.paimon.binary_row import BinaryRow, decode_row, encode_row
 from icefloe.paimon.data_file import DataFileMeta, SimpleStats
+from icefloe.errors import DuplicateFileError  # noqa: F401 - defined in icefloe.errors, importable here too
 
 ADD = 0
 DELETE = 1
 MANIFEST_VERSION = 2
 _NS = "org.apache.paimon.avro.generated"
-
-
-class DuplicateFileError(CommitFailedError):
-    """Two ADD entries for one data file: the commit would make the file live twice."""
 
 
 # --------------------------------------------------------------------------- records

@@ -30,13 +30,12 @@ from __future__ import annotations
 import os
 import re
 import time
-from typing import Optional
 
 from icefloe.core.io import strip_scheme
 from icefloe.core.progress import track
-from icefloe.errors import IcefloeError
 from icefloe.paimon.file_store import MANIFEST_DIR, FileStore
 from icefloe.paimon.snapshot import EARLIEST, LATEST, Snapshot
+from icefloe.errors import OrphanCleanupError  # noqa: F401 - defined in icefloe.errors, importable here too
 
 ORPHAN_MIN_AGE_MS = 3 * 24 * 3600 * 1000
 
@@ -48,10 +47,6 @@ _METADATA_FILES = {
 }
 _PARTITION_DIR = re.compile(r"^[^=/]+=.*$")
 _BUCKET_DIR = re.compile(r"^bucket-\d+$")
-
-
-class OrphanCleanupError(IcefloeError):
-    """Orphan cleanup refused to run (nothing was deleted)."""
 
 
 def _norm(path: str) -> str:

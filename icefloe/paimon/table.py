@@ -31,6 +31,7 @@ from icefloe.paimon.schema_update import UpdateSchema
 from icefloe.paimon.snapshot import Snapshot
 from icefloe.paimon.tag import TagManager, create_tag, delete_tag, replace_tag
 
+
 class FileStoreTable:
     format = "paimon"
 

@@ -40,25 +40,14 @@ from typing import Iterable, Optional
 
 from icefloe.core.io import FileAlreadyExistsError
 from icefloe.core.progress import track
-from icefloe.errors import CorruptMetadataError, IcefloeError, InvalidNameError, NoSuchSnapshotError
+from icefloe.errors import CorruptMetadataError, InvalidNameError, NoSuchSnapshotError
 from icefloe.paimon.snapshot import Snapshot
+from icefloe.errors import TagError, TagAlreadyExistsError, NoSuchTagError  # noqa: F401 - defined in icefloe.errors, importable here too
 
 TAG_DIR = "tag"
 TAG_PREFIX = "tag-"
 MAX_NAME_BYTES = 200
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-
-
-class TagError(IcefloeError, ValueError):
-    """A tag operation the table's tags do not allow (nothing was changed)."""
-
-
-class TagAlreadyExistsError(TagError):
-    pass
-
-
-class NoSuchTagError(TagError, NoSuchSnapshotError):
-    """No tag of that name (also a missing snapshot for reads that travel to it)."""
 
 
 def check_tag_name(name) -> str:

@@ -23,7 +23,6 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional
 
-from icefloe.errors import IcefloeError
 from icefloe.iceberg import scan as scan_mod
 from icefloe.iceberg.commit import Change, live_entries
 from icefloe.iceberg.manifest import DATA
@@ -31,15 +30,12 @@ from icefloe.iceberg.row_delta import SNAPSHOT, Validation, isolation_level
 from icefloe.iceberg.snapshot import DELETE, OVERWRITE, REPLACE
 from icefloe.spark.align import check_assignable, checked_cast, explain_spark_error
 from icefloe.spark.iceberg_read import FILE_COL, POS_COL, read_tasks
+from icefloe.errors import MergeCardinalityError  # noqa: F401 - defined in icefloe.errors, importable here too
 
 COPY_ON_WRITE, MERGE_ON_READ = "copy-on-write", "merge-on-read"
 ACTION = "_icefloe_action"
 NOTHING, KEEP, UPDATE, DELETE_ROW, INSERT = -1, 0, 1, 2, 3
 _T_MARK, _S_MARK, _CLAUSE = "_icefloe_in_target", "_icefloe_in_source", "_icefloe_clause"
-
-
-class MergeCardinalityError(IcefloeError, ValueError):
-    """MERGE matched one target row with more than one source row; nothing was committed."""
 
 
 def write_mode(properties: dict, operation: str) -> str:

@@ -32,9 +32,9 @@ import os
 import re
 from typing import Optional, Sequence
 
-from icefloe.core.types import NestedField, Schema, to_spark_field, to_spark_schema
-from icefloe.errors import IcefloeError
+from icefloe.core.types import Schema, to_spark_field, to_spark_schema
 from icefloe.iceberg.manifest import EQUALITY_DELETES, POSITION_DELETES
+from icefloe.errors import UnsupportedFeatureError  # noqa: F401 - defined in icefloe.errors, importable here too
 
 FILE_COL = "_icefloe_file"     # the data file a row was read from (the path as the table's metadata has it)
 POS_COL = "_icefloe_pos"       # the row's 0-based position in that file
@@ -47,10 +47,6 @@ BROADCAST_ROWS = 2_000_000
 _ICEFLOE_FILE = re.compile(r"^\d{5}-\d+-[0-9a-f]{32}-\d{5}\.parquet$")
 _FOOTERS: dict = {}   # path -> Arrow schema of a file without field ids, or None (it has ids)
 _FOOTERS_MAX = 200_000
-
-
-class UnsupportedFeatureError(IcefloeError):
-    pass
 
 
 def read_tasks(spark, tasks: list, schema: Schema, where=None, columns: Optional[Sequence[str]] = None,
