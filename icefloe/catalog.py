@@ -33,11 +33,11 @@ class Catalog:
         self.warehouse = os.path.abspath(warehouse)
         self.format = fmt
         self._spark = spark
-        os.makedirs(self.warehouse, exist_ok=True)
         if fmt == "iceberg":
             self._impl = HadoopCatalog(self.warehouse, spark, io, table_type=IcebergTable)
         else:
             self._impl = PaimonCatalog(self.warehouse, spark, io, table_type=PaimonTable)
+        self._impl.io.makedirs(self.warehouse)
 
     @property
     def io(self) -> FileIO:

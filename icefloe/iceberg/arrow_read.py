@@ -13,17 +13,19 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pyarrow.types as pt
 
+from icefloe.core.io import LOCAL, FileIO
 from icefloe.errors import CorruptDataFileError, IcefloeError
 
 
-def read_data_file(data_file):
+def read_data_file(data_file, io: FileIO = LOCAL):
     """A data file (a ``DataFile``) as a pyarrow.Table, without Hive-partition guessing.
     A missing or unreadable file, or one whose row count is not the manifest's, is a
     ``CorruptDataFileError`` naming it."""
     path = data_file.file_path
     try:
         # page checksums, where the writer stored them (parquet-mr does by default), catch flipped bits
-        table = pq.ParquetFile(path, page_checksum_verification=True).read()
+        with io.open_read(path) as fh:
+            table = pq.ParquetFile(fh, page_checksum_verification=True).read()
     except FileNotFoundError:
         raise CorruptDataFileError(path, "data file referenced by the table's manifests is missing") from None
     except (pa.ArrowException, OSError, ValueError) as e:

@@ -152,7 +152,7 @@ class BaseTable:
         tasks = self.plan_snapshot(snap, where)
         parts = []
         for t in tasks:
-            part = read_by_field_id(read_data_file(t.file), target,
+            part = read_by_field_id(read_data_file(t.file, self.io), target,
                                     self._meta.properties.get("schema.name-mapping.default"), t.path)
             parts.append(apply_deletes_arrow(part, t.path, t.deletes, schema, self.io))
         if not parts:

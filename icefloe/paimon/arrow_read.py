@@ -4,15 +4,16 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from icefloe.core.io import strip_scheme
+from icefloe.core.io import LOCAL, FileIO, strip_scheme
 from icefloe.errors import CorruptDataFileError
 
 
-def read_data_file(path: str):
+def read_data_file(path: str, io: FileIO = LOCAL):
     """One data file as a pyarrow.Table (no Hive partition discovery)."""
     local = strip_scheme(path)
     try:
-        return pq.ParquetFile(local, page_checksum_verification=True).read()  # catches flipped bits
+        with io.open_read(path) as fh:
+            return pq.ParquetFile(fh, page_checksum_verification=True).read()  # catches flipped bits
     except FileNotFoundError:
         raise CorruptDataFileError(local, "data file referenced by the snapshot is missing") from None
     except (pa.ArrowException, OSError) as e:

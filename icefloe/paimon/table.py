@@ -192,7 +192,7 @@ class FileStoreTable:
         target = pt.to_arrow_schema(schema.fields, with_ids=False)
         parts = []
         for f in self.plan_files(where, snapshot_id, as_of, ref):  # columns matched by field id
-            parts.append(evolve_arrow(read_data_file(f.file_path), self.schema_by_id(f.schema_id).fields,
+            parts.append(evolve_arrow(read_data_file(f.file_path, self.io), self.schema_by_id(f.schema_id).fields,
                                       schema.fields))
         out = pa.concat_tables(parts) if parts else target.empty_table()
         if row_filter is not None:

@@ -15,13 +15,19 @@ import uuid
 from dataclasses import dataclass, field
 
 from pyspark.sql.datasource import (
-    DataSource, DataSourceArrowWriter, DataSourceReader, InputPartition, WriterCommitMessage,
+    DataSource,
+    DataSourceArrowWriter,
+    DataSourceReader,
+    InputPartition,
+    WriterCommitMessage,
 )
+
+from icefloe.core.io import LOCAL
 
 
 def detect_format(location: str) -> str:
-    loc = location[5:] if location.startswith("file:") else location
-    if os.path.isdir(os.path.join(loc, "snapshot")) or os.path.isdir(os.path.join(loc, "schema")):
+    loc = location.rstrip("/")
+    if LOCAL.is_dir(f"{loc}/snapshot") or LOCAL.is_dir(f"{loc}/schema"):
         return "paimon"
     return "iceberg"
 
@@ -31,7 +37,6 @@ def _local(location: str) -> str:
 
 
 def _iceberg_exists(location: str) -> bool:
-    from icefloe.core.io import LOCAL
     from icefloe.iceberg.hadoop import HadoopTableOperations
 
     return HadoopTableOperations(LOCAL, _local(location)).exists()
@@ -40,7 +45,6 @@ def _iceberg_exists(location: str) -> bool:
 def _create_iceberg_table(location: str, schema, partitioned_by) -> None:
     """Create a table at ``location`` (schema: DDL text or Spark StructType; terms separated by ';')."""
     from icefloe.core.schema_input import to_schema
-    from icefloe.core.io import LOCAL
     from icefloe.iceberg.hadoop import HadoopTableOperations
     from icefloe.iceberg.partitioning import build_spec
     from icefloe.iceberg.table_metadata import new_table_metadata
@@ -73,7 +77,6 @@ def _create_paimon_table(location: str, spark_schema, options) -> None:
 
 
 def _iceberg_table(location: str):
-    from icefloe.core.io import LOCAL
     from icefloe.iceberg.hadoop import HadoopTableOperations
     from icefloe.iceberg.table import BaseTable
 
@@ -264,15 +267,16 @@ class IcefloeReader(DataSourceReader):
             from icefloe.errors import CorruptDataFileError, IcefloeError
 
             try:
-                pf = pq.ParquetFile(strip_scheme(partition.path))
-                if deletes:  # positions count from the file's first row: apply deletes to the whole file
-                    from icefloe.iceberg.delete_files import apply_deletes_arrow
+                with t.io.open_read(partition.path) as fh:
+                    pf = pq.ParquetFile(fh)
+                    if deletes:  # positions count from the file's first row: apply deletes to the whole file
+                        from icefloe.iceberg.delete_files import apply_deletes_arrow
 
-                    whole = apply_deletes_arrow(_project_batch(pf.read(), with_ids), partition.path, deletes,
-                                                t.schema_for(snap), t.io)
-                    yield from whole.to_batches(max_chunksize=65536)
-                else:
-                    yield from pf.iter_batches(batch_size=65536)
+                        whole = apply_deletes_arrow(_project_batch(pf.read(), with_ids), partition.path, deletes,
+                                                    t.schema_for(snap), t.io)
+                        yield from whole.to_batches(max_chunksize=65536)
+                    else:
+                        yield from pf.iter_batches(batch_size=65536)
             except IcefloeError:
                 raise
             except FileNotFoundError as e:
@@ -292,7 +296,6 @@ class IcefloeReader(DataSourceReader):
 
 def _arrow_target(spark_schema):
     """The Arrow schema Spark expects for ``spark_schema`` (same names, types and nullability)."""
-    import pyarrow as pa
     from pyspark.sql.pandas.types import to_arrow_schema
 
     return to_arrow_schema(spark_schema, timezone="UTC")
@@ -360,7 +363,6 @@ class IcefloeWriter(DataSourceArrowWriter):
         t.commit_files(files, overwrite=self.overwrite)
 
     def abort(self, messages):
-        from icefloe.core.io import LOCAL
 
         messages = [m for m in messages if m is not None]
         if self.format == "paimon":

@@ -32,6 +32,7 @@ import os
 import re
 from typing import Optional, Sequence
 
+from icefloe.core.io import LOCAL
 from icefloe.core.types import Schema, to_spark_field, to_spark_schema
 from icefloe.iceberg.manifest import EQUALITY_DELETES, POSITION_DELETES
 from icefloe.errors import UnsupportedFeatureError  # noqa: F401 - defined in icefloe.errors, importable here too
@@ -75,10 +76,9 @@ def raise_if_missing(err: Exception, paths: Sequence[str], what: str = "data fil
     ``FAILED_READ_FILE`` errors, which name the file themselves."""
     if "PATH_NOT_FOUND" not in str(err):
         return
-    from icefloe.core.io import strip_scheme
     from icefloe.errors import CorruptDataFileError
 
-    missing = [p for p in paths if not os.path.exists(strip_scheme(p))]
+    missing = [p for p in paths if not LOCAL.exists(p)]
     if missing:
         more = f" ({len(missing)} of its files are missing)" if len(missing) > 1 else ""
         raise CorruptDataFileError(missing[0], f"{what} referenced by the snapshot is missing{more}") from err
@@ -174,11 +174,11 @@ def _footer_without_ids(path: str):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from icefloe.core.io import strip_scheme
     from icefloe.errors import CorruptDataFileError
 
     try:
-        sch = pq.read_schema(strip_scheme(path))
+        with LOCAL.open_read(path) as fh:
+            sch = pq.read_schema(fh)
     except FileNotFoundError:
         raise CorruptDataFileError(path, "data file referenced by the snapshot is missing") from None
     except (pa.ArrowException, OSError) as e:
