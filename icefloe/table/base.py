@@ -92,8 +92,9 @@ class Table:
         partitions; with ``dynamic=True`` those of the partitions ``data`` has rows in."""
         raise self.unsupported("overwrite")
 
-    def commit(self, files: Sequence[Any], overwrite: bool = False, branch: Optional[str] = None):
-        """Commit data files written elsewhere (the format's commit messages)."""
+    def commit(self, messages: Sequence[Any], overwrite: bool = False, branch: Optional[str] = None):
+        """Commit what Spark tasks or the Arrow writer wrote elsewhere, as one snapshot: the
+        format's commit messages (Iceberg ``DataFile``s, Paimon ``CommitMessage``s)."""
         raise self.unsupported("commit")
 
     def commit_files(self, files: Sequence[Any], overwrite: bool = False, branch: Optional[str] = None):

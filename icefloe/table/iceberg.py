@@ -71,8 +71,8 @@ class IcebergTable(BaseTable, Table):
         return self._commit(Change(added=files, remove_all=True, operation="overwrite",
                                    summary_extra=self._app_summary()), branch or MAIN_BRANCH)
 
-    def commit(self, files, overwrite: bool = False, branch: Optional[str] = None) -> Snapshot:
-        return self.commit_files(files, overwrite=overwrite, branch=branch or MAIN_BRANCH)
+    def commit(self, messages, overwrite: bool = False, branch: Optional[str] = None) -> Snapshot:
+        return self.commit_files(messages, overwrite=overwrite, branch=branch or MAIN_BRANCH)
 
     # ------------------------------------------------------------------ row-level changes
     # Modes per table property write.{delete,update,merge}.mode (copy-on-write | merge-on-read),

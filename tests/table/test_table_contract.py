@@ -1,0 +1,93 @@
+"""The Table contract: both formats answer the same calls, and what a format cannot do is one
+typed error naming the operation, the table and the format, with the table left as it was."""
+import inspect
+
+import pyarrow as pa
+import pytest
+
+import icefloe
+from icefloe.core.reports import ExpireReport
+from icefloe.errors import NotSupportedError
+from icefloe.table import IcebergTable, PaimonTable, Table
+
+PUBLIC = sorted(n for n, v in vars(Table).items()
+                if not n.startswith("_") and (callable(v) or isinstance(v, property)) and n != "unsupported")
+
+
+def _rows(ids):
+    return pa.table({"id": pa.array(ids, pa.int64()), "name": [f"n{i}" for i in ids]})
+
+
+@pytest.fixture
+def tables(tmp_path, spark):
+    ice = icefloe.Catalog(str(tmp_path / "ice"), spark=spark).create_table("db.t", "id bigint not null, name string")
+    pai = icefloe.Catalog(str(tmp_path / "pai"), "paimon", spark=spark).create_table(
+        "db.t", "id bigint not null, name string")
+    return ice, pai
+
+
+@pytest.mark.parametrize("cls", [IcebergTable, PaimonTable])
+def test_every_contract_method_keeps_the_contract_signature(cls):
+    # a format may add optional parameters, never drop or rename one of the contract's
+    for name in PUBLIC:
+        ours = getattr(Table, name)
+        theirs = getattr(cls, name)
+        if isinstance(ours, property):
+            assert isinstance(theirs, property), f"{cls.__name__}.{name} is not a property"
+            continue
+        want = [p for p in inspect.signature(ours).parameters.values() if p.name != "self"]
+        got = inspect.signature(theirs).parameters
+        for p in want:
+            if p.kind is p.VAR_POSITIONAL:
+                assert any(q.kind is q.VAR_POSITIONAL for q in got.values()), (cls.__name__, name)
+                continue
+            assert p.name in got, f"{cls.__name__}.{name} lacks parameter {p.name!r} of the contract"
+
+
+def test_both_formats_are_tables_with_one_shape(tables):
+    for t in tables:
+        assert isinstance(t, Table)
+        t.append(_rows([1, 2]))
+        t.overwrite(_rows([3]))
+        assert t.to_arrow().column("id").to_pylist() == [3]
+        assert sorted(r.id for r in t.to_spark().collect()) == [3]
+        assert len(t.plan_files()) == 1
+        first = t.snapshots()[0]
+        first_id = getattr(first, "snapshot_id", getattr(first, "id", None))
+        assert t.to_arrow(snapshot_id=first_id).column("id").to_pylist() == [1, 2]
+        assert [f.name for f in t.schema_for(snapshot_id=first_id).fields] == ["id", "name"]
+        report = t.expire_snapshots(older_than=2**62, retain_last=1)
+        assert isinstance(report, ExpireReport) and report.expired_snapshot_ids == [first_id]
+
+
+def test_what_a_format_cannot_do_names_operation_table_and_format(tables):
+    _ice, pai = tables
+    pai.append(_rows([1, 2]))
+    before = [s.id for s in pai.snapshots()]
+    for call, operation in [(lambda: pai.delete("id = 1"), "delete"),
+                            (lambda: pai.update({"name": "'x'"}, "id = 1"), "update"),
+                            (lambda: pai.merge(_rows([1]), "t.id = s.id"), "merge"),
+                            (lambda: pai.update_spec(), "update_spec"),
+                            (lambda: pai.create_branch("b"), "create_branch"),
+                            (lambda: pai.append(_rows([9]), branch="dev"), "branch 'dev'")]:
+        with pytest.raises(NotSupportedError, match=operation) as info:
+            call()
+        assert info.value.table == "db.t" and info.value.format == "paimon"
+        assert "paimon table db.t" in str(info.value)
+    assert [s.id for s in pai.snapshots()] == before
+    assert sorted(pai.to_arrow().column("id").to_pylist()) == [1, 2]
+
+
+def test_iceberg_partition_overwrite_through_the_table_api(tmp_path, spark):
+    t = icefloe.Catalog(str(tmp_path / "ice"), spark=spark).create_table(
+        "db.p", "id bigint not null, p string", partitioned_by=["p"])
+    t.append(pa.table({"id": pa.array([1, 2, 3], pa.int64()), "p": ["a", "b", "c"]}))
+    t.overwrite(pa.table({"id": pa.array([10], pa.int64()), "p": ["a"]}), partition={"p": "a"})
+    assert sorted(t.to_arrow().to_pylist(), key=lambda r: r["id"]) == [
+        {"id": 2, "p": "b"}, {"id": 3, "p": "c"}, {"id": 10, "p": "a"}]
+    t.overwrite(pa.table({"id": pa.array([20, 30], pa.int64()), "p": ["b", "d"]}), dynamic=True)
+    assert sorted(t.to_arrow().to_pylist(), key=lambda r: r["id"]) == [
+        {"id": 3, "p": "c"}, {"id": 10, "p": "a"}, {"id": 20, "p": "b"}, {"id": 30, "p": "d"}]
+    assert t.current_snapshot().summary["operation"] == "overwrite"
+    with pytest.raises(ValueError, match="not both"):
+        t.overwrite(_rows([1]), partition={"p": "a"}, dynamic=True)
