@@ -144,7 +144,7 @@ class HadoopCatalog:
             policy.run(attempt, retry_on=(VersionConflict,))
             return IcebergTable(name, ops, self.spark)
 
-        from icefloe.iceberg.commit import Change, commit_change
+        from icefloe.iceberg.append import Append
 
         target = build(latest()[1])
         files = self._write_files(name, target, data)
@@ -158,8 +158,7 @@ class HadoopCatalog:
                     "no longer matches the files just written); run the statement again")
             return new
         try:
-            commit_change(_ReplacingOperations(ops, checked), Change(added=files, operation="append"),
-                          MAIN_BRANCH, policy)
+            Append(files).commit(_ReplacingOperations(ops, checked), MAIN_BRANCH, policy)
         except BaseException:
             for f in files:
                 self.io.delete(f.file_path)
@@ -267,7 +266,7 @@ def replacement_metadata(base: TableMetadata, schema: Schema, partitioned_by, pr
 
 
 class _ReplacingOperations:
-    """Operations of one table that show every version already replaced: ``commit_change`` then
+    """Operations of one table that show every version already replaced: ``Append.commit`` then
     produces the snapshot of ``AS SELECT`` on top of the replacement, and both land in one metadata
     version. A version that does not exist yet (``CREATE OR REPLACE`` of a new table) loads as the
     new table's metadata and commits as version 1."""

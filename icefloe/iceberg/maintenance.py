@@ -27,10 +27,11 @@ from typing import Iterable, Optional
 
 from icefloe.core.io import strip_scheme
 from icefloe.core.progress import track
+from icefloe.core.timetravel import to_epoch_ms
 from icefloe.errors import IcefloeError
-from icefloe.iceberg.commit import load_manifest_entries, snapshot_manifests
 from icefloe.iceberg.hadoop import HINT_FILE, HadoopTableOperations
 from icefloe.iceberg.manifest import DATA, DELETED
+from icefloe.iceberg.manifest_reader import load_manifest_entries, snapshot_manifests
 from icefloe.iceberg.metadata_commit import commit_metadata
 from icefloe.iceberg.refs import BRANCH, ancestors
 from icefloe.iceberg.table_metadata import MAIN_BRANCH, TableMetadata, now_ms
@@ -136,8 +137,6 @@ class ExpireReport:
 
 
 def _ms(value) -> int:
-    from icefloe.iceberg.table import to_epoch_ms
-
     return to_epoch_ms(value)
 
 

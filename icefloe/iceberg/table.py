@@ -8,9 +8,12 @@ from icefloe.core.io import FileIO
 from icefloe.core.timetravel import to_epoch_ms
 from icefloe.errors import NoSuchSnapshotError
 from icefloe.iceberg import scan as scan_mod
-from icefloe.iceberg.commit import Change, commit_change
+from icefloe.iceberg.append import Append
 from icefloe.iceberg.hadoop import HadoopTableOperations
+from icefloe.iceberg.overwrite import Overwrite
+from icefloe.iceberg.rewrite import RewriteManifests
 from icefloe.iceberg.snapshot import Snapshot
+from icefloe.iceberg.snapshot_producer import SnapshotProducer
 from icefloe.iceberg.table_metadata import MAIN_BRANCH, TableMetadata
 
 
@@ -153,9 +156,9 @@ class IcebergTable:
         self.spark  # noqa: B018 - make sure the session has the settings the write relies on
         return write_data_files(data, meta, self.io, self.name)
 
-    def _commit(self, change: Change, branch: str) -> Snapshot:
+    def _commit(self, change: SnapshotProducer, branch: str) -> Snapshot:
         try:
-            meta = commit_change(self.ops, change, branch)
+            meta = change.commit(self.ops, branch)
         except BaseException:
             for f in change.added:
                 self.io.delete(f.file_path)
@@ -166,19 +169,17 @@ class IcebergTable:
     def append(self, data, branch: str = MAIN_BRANCH) -> Snapshot:
         """Append a Spark DataFrame or pyarrow.Table as one new snapshot."""
         files = self._write_files(data)
-        return self._commit(Change(added=files, operation="append", summary_extra=self._app_summary()), branch)
+        return self._commit(Append(files, summary_extra=self._app_summary()), branch)
 
     def overwrite(self, data, branch: str = MAIN_BRANCH) -> Snapshot:
         """Replace the table's contents with ``data`` in one snapshot."""
         files = self._write_files(data)
-        return self._commit(Change(added=files, remove_all=True, operation="overwrite",
-                                   summary_extra=self._app_summary()), branch)
+        return self._commit(Overwrite.replace_all(files, summary_extra=self._app_summary()), branch)
 
     def commit_files(self, files: list, overwrite: bool = False, branch: str = MAIN_BRANCH) -> Snapshot:
         """Commit data files written elsewhere (e.g. by Spark tasks of the data source)."""
-        return self._commit(Change(added=list(files), remove_all=overwrite,
-                                   operation="overwrite" if overwrite else "append",
-                                   summary_extra=self._app_summary()), branch)
+        produce = Overwrite.replace_all if overwrite else Append
+        return self._commit(produce(list(files), summary_extra=self._app_summary()), branch)
 
     def _app_summary(self) -> dict:
         try:
@@ -224,7 +225,7 @@ class IcebergTable:
 
     def rewrite_manifests(self, branch: str = MAIN_BRANCH) -> Snapshot:
         """Regroup the live manifest entries into manifests of commit.manifest.target-size-bytes."""
-        return self._commit(Change(rewrite_manifests=True, summary_extra=self._app_summary()), branch)
+        return self._commit(RewriteManifests(summary_extra=self._app_summary()), branch)
 
 
     # ------------------------------------------------------------------ evolution and lifecycle (issue 5)

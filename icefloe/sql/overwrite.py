@@ -63,12 +63,10 @@ def overwrite(sess, t, df, static: dict, node):
         t.overwrite(df)
 
 
-def _commit(t, files, remove: set, validation):
-    from icefloe.iceberg.commit import Change
+def _commit(t, producer):
     from icefloe.iceberg.table_metadata import MAIN_BRANCH
 
-    return t._commit(Change(added=files, remove_paths=remove, operation="overwrite", validation=validation,
-                            summary_extra=t._app_summary()), MAIN_BRANCH)
+    return t._commit(producer, MAIN_BRANCH)
 
 
 def _literal(sess, f, expr: str) -> str:
@@ -82,7 +80,7 @@ def _literal(sess, f, expr: str) -> str:
 
 
 def _static(sess, t, df, static: dict, node):
-    from icefloe.iceberg.row_delta import SERIALIZABLE, Validation
+    from icefloe.iceberg.overwrite import Overwrite
 
     match, other = [], []
     for name, (f, _node, value_sql) in static.items():
@@ -109,14 +107,12 @@ def _static(sess, t, df, static: dict, node):
                     node)
             remove.add(f.file_path)
     files = t._write_files(df)
-    validation = Validation(read_snapshot_id=snap.snapshot_id if snap else None, isolation=SERIALIZABLE,
-                            operation="INSERT OVERWRITE ... PARTITION", conflict_filter=where,
-                            protected_files=set(remove))
-    return _commit(t, files, remove, validation)
+    return _commit(t, Overwrite.by_filter(files, remove, snap.snapshot_id if snap else None, where,
+                                          "INSERT OVERWRITE ... PARTITION", t._app_summary()))
 
 
 def _dynamic(sess, t, df):
-    from icefloe.iceberg.row_delta import SERIALIZABLE, Validation
+    from icefloe.iceberg.overwrite import Overwrite
 
     snap = t.current_snapshot()
     files = t._write_files(df)
@@ -129,7 +125,6 @@ def _dynamic(sess, t, df):
     if snap is not None:
         remove = {task.file.file_path for task in t.plan_tasks(snapshot_id=snap.snapshot_id)
                   if (task.file.spec_id, task.file.partition) in written}
-    validation = Validation(read_snapshot_id=snap.snapshot_id if snap else None, isolation=SERIALIZABLE,
-                            operation="INSERT OVERWRITE (dynamic partition overwrite)", scope_partitions=written,
-                            protected_files=set(remove), protected_partitions=written)
-    return _commit(t, files, remove, validation)
+    return _commit(t, Overwrite.replace_partitions(files, remove, snap.snapshot_id if snap else None, written,
+                                                   "INSERT OVERWRITE (dynamic partition overwrite)",
+                                                   t._app_summary()))
