@@ -64,6 +64,39 @@ class Validation:
     referenced_files: set = field(default_factory=set)      # data files our position deletes point at
 
 
+class ChangeScope:
+    """Whether a data file may hold rows of a change's scope: its partitions, then its row
+    filter projected onto each partition spec and judged on the file's column metrics."""
+
+    def __init__(self, meta: TableMetadata, v: Validation):
+        self.meta, self.v = meta, v
+        self._bound = False
+        self._filter = None
+        self._partition_evals: dict = {}
+        self._metrics_eval = None
+
+    def may_contain(self, f: DataFile) -> bool:
+        v = self.v
+        if v.scope_partitions is not None and (f.spec_id, f.partition) not in v.scope_partitions:
+            return False
+        if v.conflict_filter is None:
+            return True
+        if not self._bound:   # bound once, and only when a file reaches this far
+            self._filter = bind_row_filter(self.meta, v.conflict_filter)
+            self._bound = True
+        if self._filter is None:
+            return True
+        pe = self._partition_evals.get(f.spec_id)
+        if pe is None:
+            meta = self.meta
+            spec = meta.spec_by_id(f.spec_id)
+            pe = self._partition_evals[f.spec_id] = ev.PartitionEvaluator(
+                spec.partition_type(meta.schema), ev.project_inclusive(self._filter, spec, meta.schema))
+            if self._metrics_eval is None:
+                self._metrics_eval = ev.MetricsEvaluator(meta.schema, self._filter)
+        return pe.eval(f.partition) and self._metrics_eval.may_match(f)
+
+
 def validate_read_snapshot_is_ancestor(meta: TableMetadata, head_id: Optional[int],
                                        read_snapshot_id: Optional[int]) -> list[Snapshot]:
     """The snapshots committed after ``read_snapshot_id`` up to ``head_id``, newest first; a
@@ -99,7 +132,7 @@ def validate_referenced_files_not_removed(v: Validation, snap: Snapshot, deleted
             f"data file(s) this change deletes rows from: {sorted(gone)[:3]}")
 
 
-def validate_no_conflicting_data(v: Validation, snap: Snapshot, f: DataFile, scope: "ChangeScope") -> None:
+def validate_no_conflicting_data(v: Validation, snap: Snapshot, f: DataFile, scope: ChangeScope) -> None:
     """Serializable isolation: data file ``f`` added by ``snap`` holds no row in this change's scope."""
     if v.isolation == SERIALIZABLE and scope.may_contain(f):
         raise CommitConflictError(
@@ -116,39 +149,6 @@ def validate_no_conflicting_deletes(meta: TableMetadata, v: Validation, snap: Sn
         raise CommitConflictError(
             f"{v.operation} conflicts with snapshot {snap.snapshot_id} ({snap.operation}): it added "
             f"delete file {f.file_path} for data files this change rewrites or deletes from")
-
-
-class ChangeScope:
-    """Whether a data file may hold rows of a change's scope: its partitions, then its row
-    filter projected onto each partition spec and judged on the file's column metrics."""
-
-    def __init__(self, meta: TableMetadata, v: Validation):
-        self.meta, self.v = meta, v
-        self._bound = False
-        self._filter = None
-        self._partition_evals: dict = {}
-        self._metrics_eval = None
-
-    def may_contain(self, f: DataFile) -> bool:
-        v = self.v
-        if v.scope_partitions is not None and (f.spec_id, f.partition) not in v.scope_partitions:
-            return False
-        if v.conflict_filter is None:
-            return True
-        if not self._bound:   # bound once, and only when a file reaches this far
-            self._filter = bind_row_filter(self.meta, v.conflict_filter)
-            self._bound = True
-        if self._filter is None:
-            return True
-        pe = self._partition_evals.get(f.spec_id)
-        if pe is None:
-            meta = self.meta
-            spec = meta.spec_by_id(f.spec_id)
-            pe = self._partition_evals[f.spec_id] = ev.PartitionEvaluator(
-                spec.partition_type(meta.schema), ev.project_inclusive(self._filter, spec, meta.schema))
-            if self._metrics_eval is None:
-                self._metrics_eval = ev.MetricsEvaluator(meta.schema, self._filter)
-        return pe.eval(f.partition) and self._metrics_eval.may_match(f)
 
 
 def validate_concurrent_commits(io: FileIO, meta: TableMetadata, head_id: Optional[int], v: Validation) -> None:

@@ -141,6 +141,8 @@ def test_lazy_datafile_behaves_like_plain(table):
     a, b = fast[0].data_file, full[0].data_file
     assert "_lazy" in a.__dict__
     assert pickle.loads(pickle.dumps(a)) == b
+    assert type(pickle.loads(pickle.dumps(a))) is mf.DataFile    # copies and pickles are plain
+    assert "__getattr__" not in vars(mf.DataFile)                  # the spec type is not patched
     assert copy.deepcopy(a) == b and copy.copy(fast[1].data_file) == full[1].data_file
     assert dataclasses.replace(fast[2].data_file) == full[2].data_file
     assert dataclasses.asdict(fast[3].data_file) == dataclasses.asdict(full[3].data_file)
