@@ -16,7 +16,7 @@ from icefloe.core.io import FileIO
 from icefloe.errors import CorruptMetadataError
 from icefloe.iceberg import evaluators as ev
 from icefloe.iceberg.manifest import DATA, DELETED, EQUALITY_DELETES, POSITION_DELETES, DataFile
-from icefloe.iceberg.manifest_list import DATA_MANIFEST, DELETE_MANIFEST
+from icefloe.iceberg.manifest_list import DELETE_MANIFEST
 from icefloe.iceberg.manifest_reader import load_manifest_entries, snapshot_manifests
 from icefloe.iceberg.snapshot import Snapshot
 from icefloe.iceberg.table_metadata import TableMetadata

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Optional
 
 from icefloe.iceberg.manifest import DATA, EQUALITY_DELETES, POSITION_DELETES
