@@ -284,7 +284,7 @@ def bench_planning(cat, commits: int, rows_per_commit: int, runs: int, warm_runs
     from pyiceberg.manifest import clear_manifest_cache
     from pyiceberg.table import StaticTable
 
-    from icefloe.iceberg import commit as icefloe_commit
+    from icefloe.iceberg import manifest_reader
 
     partitions = 10
     t, build_s = build_planning_table(cat, commits, rows_per_commit, partitions)
@@ -303,14 +303,8 @@ def bench_planning(cat, commits: int, rows_per_commit: int, runs: int, warm_runs
             tbl = cat.load_table("bench.plan")
             return [f.file_path for f in tbl.plan_files(where=where)]
 
-        def clear():
-            icefloe_commit._MANIFEST_CACHE.clear()
-            icefloe_commit._LIST_CACHE.clear()
-            from icefloe.iceberg import manifest as icefloe_manifest
-
-            getattr(icefloe_manifest, "_DECODERS", {}).clear()  # compiled per-schema decoders count as cold too
-
-        return best_of(run, runs, warmup=0, before=clear)
+        # compiled per-schema decoders count as cold too
+        return best_of(run, runs, warmup=0, before=manifest_reader.clear_manifest_cache)
 
     def pyiceberg_cold(row_filter):
         def run():
@@ -321,7 +315,7 @@ def bench_planning(cat, commits: int, rows_per_commit: int, runs: int, warm_runs
         return best_of(run, runs, warmup=0, before=clear_manifest_cache)
 
     results = {"commits": commits, "rows_per_commit": rows_per_commit, "partitions_per_commit": partitions,
-               "data_files": n_files, "manifests": len(icefloe_commit.snapshot_manifests(t.io, t.current_snapshot())),
+               "data_files": n_files, "manifests": len(manifest_reader.snapshot_manifests(t.io, t.current_snapshot())),
                "build_s": build_s, "filters": {}}
     for name, (where, row_filter) in filters.items():
         ours_cold, ours_files = icefloe_cold(where)

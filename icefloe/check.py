@@ -67,8 +67,8 @@ def check_table(table, progress: Optional[Callable[[str], None]] = None) -> Repo
 def check_iceberg(table, progress: Optional[Callable[[str], None]] = None) -> Report:
     from icefloe.errors import IcefloeError
     from icefloe.iceberg.hadoop import HINT_FILE
-    from icefloe.iceberg.manifest import ADDED, DATA, DELETED, POSITION_DELETES, entries_from_records, \
-        read_manifest_raw
+    from icefloe.iceberg.manifest import ADDED, DATA, DELETED, POSITION_DELETES
+    from icefloe.iceberg.manifest_avro import entries_from_records, read_manifest_raw
     from icefloe.iceberg.manifest_list import read_manifest_list
 
     ops = table.ops

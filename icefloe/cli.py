@@ -431,7 +431,7 @@ _STATUS = {0: "EXISTING", 1: "ADDED", 2: "DELETED"}
 
 def snapshot_tree(t, all_snapshots: bool = True) -> Tree:
     """Snapshot -> manifest list -> manifests -> data files, as a rich tree."""
-    from icefloe.iceberg.commit import load_manifest_entries, snapshot_manifests
+    from icefloe.iceberg.manifest_reader import load_manifest_entries, snapshot_manifests
 
     t.refresh()
     meta = t.metadata

@@ -31,7 +31,7 @@ from icefloe.errors import (  # noqa: F401 - defined in icefloe.errors, importab
     ReplaceNotSupportedError,
     TableAlreadyExistsError,
 )
-from icefloe.iceberg.commit import Change, commit_change
+from icefloe.iceberg.append import Append
 from icefloe.iceberg.hadoop import HadoopTableOperations, VersionConflict
 from icefloe.iceberg.partitioning import PartitionField, PartitionSpec, build_spec
 from icefloe.iceberg.schema_update import assign_fresh_ids, with_schema
@@ -159,8 +159,7 @@ class HadoopCatalog:
                     "no longer matches the files just written); run the statement again")
             return new
         try:
-            commit_change(_ReplacingOperations(ops, checked), Change(added=files, operation="append"),
-                          MAIN_BRANCH, policy)
+            Append(files).commit(_ReplacingOperations(ops, checked), MAIN_BRANCH, policy)
         except BaseException:
             for f in files:
                 self.io.delete(f.file_path)
@@ -251,7 +250,7 @@ def replacement_metadata(base: TableMetadata, schema: Schema, partitioned_by, pr
 
 
 class _ReplacingOperations:
-    """Operations of one table that show every version already replaced: ``commit_change`` then
+    """Operations of one table that show every version already replaced: ``Append.commit`` then
     produces the snapshot of ``AS SELECT`` on top of the replacement, and both land in one metadata
     version. A version that does not exist yet (``CREATE OR REPLACE`` of a new table) loads as the
     new table's metadata and commits as version 1."""

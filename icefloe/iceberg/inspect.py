@@ -18,8 +18,8 @@ from typing import Any, Optional
 
 from icefloe.core.types import IcebergType, NestedField, StructType, to_spark_type
 from icefloe.iceberg import conversions
-from icefloe.iceberg.commit import load_manifest_entries, snapshot_manifests
 from icefloe.iceberg.manifest import DATA, DELETED, EQUALITY_DELETES, POSITION_DELETES
+from icefloe.iceberg.manifest_reader import load_manifest_entries, snapshot_manifests
 from icefloe.iceberg.manifest_list import DATA_MANIFEST
 from icefloe.iceberg.refs import ancestors
 from icefloe.iceberg.snapshot import Snapshot

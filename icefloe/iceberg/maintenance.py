@@ -29,13 +29,13 @@ from icefloe.core.io import strip_scheme
 from icefloe.core.progress import track
 from icefloe.core.reports import ExpireReport
 from icefloe.core.timetravel import to_epoch_ms
-from icefloe.iceberg.commit import load_manifest_entries, snapshot_manifests
+from icefloe.errors import MaintenanceError  # noqa: F401 - defined in icefloe.errors, importable here too
 from icefloe.iceberg.hadoop import HINT_FILE, HadoopTableOperations
 from icefloe.iceberg.manifest import DATA, DELETED
+from icefloe.iceberg.manifest_reader import load_manifest_entries, snapshot_manifests
 from icefloe.iceberg.metadata_commit import commit_metadata
 from icefloe.iceberg.refs import BRANCH, ancestors
 from icefloe.iceberg.table_metadata import MAIN_BRANCH, TableMetadata, now_ms
-from icefloe.errors import MaintenanceError  # noqa: F401 - defined in icefloe.errors, importable here too
 
 MAX_SNAPSHOT_AGE_MS = "history.expire.max-snapshot-age-ms"
 MIN_SNAPSHOTS_TO_KEEP = "history.expire.min-snapshots-to-keep"

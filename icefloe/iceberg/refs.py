@@ -8,18 +8,21 @@ a pure change of the metadata committed with :func:`commit_metadata`, checked
 again against the latest metadata on every attempt.
 
 Writes to a branch name that does not exist yet start from ``main``'s current
-snapshot, as Java's ``SnapshotUtil.latestSnapshot`` does (see ``commit.py``).
+snapshot, as Java's ``SnapshotUtil.latestSnapshot`` does (see ``snapshot_producer.py``).
 """
 from __future__ import annotations
 
 from dataclasses import replace
 from typing import Iterator, Optional
 
+from icefloe.errors import RefError  # noqa: F401 - defined in icefloe.errors, importable here too
+from icefloe.iceberg.append import Append
 from icefloe.iceberg.hadoop import HadoopTableOperations
+from icefloe.iceberg.manifest import DATA
+from icefloe.iceberg.manifest_reader import files_changed_by
 from icefloe.iceberg.metadata_commit import commit_metadata
 from icefloe.iceberg.snapshot import APPEND, Snapshot, SnapshotRef
 from icefloe.iceberg.table_metadata import MAIN_BRANCH, TableMetadata, now_ms
-from icefloe.errors import RefError  # noqa: F401 - defined in icefloe.errors, importable here too
 
 BRANCH, TAG = "branch", "tag"
 SOURCE_SNAPSHOT_ID = "source-snapshot-id"
@@ -224,11 +227,9 @@ def create_branch(ops: HadoopTableOperations, name: str, snapshot_id: Optional[i
     """
     _, meta = ops.load()
     if snapshot_id is None and meta.current_snapshot_id is None and name not in meta.refs:
-        from icefloe.iceberg.commit import Change, commit_change
-
         _check_name(name)
         _check_retention(min_snapshots_to_keep, max_snapshot_age_ms, max_ref_age_ms)
-        meta = commit_change(ops, Change(operation=APPEND), branch=name)
+        meta = Append().commit(ops, branch=name)
         if min_snapshots_to_keep is None and max_snapshot_age_ms is None and max_ref_age_ms is None:
             return meta
         return commit_ref_change(ops, replace_ref_change(
@@ -240,17 +241,8 @@ def create_branch(ops: HadoopTableOperations, name: str, snapshot_id: Optional[i
 
 def added_data_files(io, meta: TableMetadata, snap: Snapshot) -> list:
     """Data files that ``snap`` itself added (ADDED entries carrying its snapshot id)."""
-    from icefloe.iceberg.commit import load_manifest_entries, snapshot_manifests
-    from icefloe.iceberg.manifest import ADDED, DATA
-
-    out = []
-    for m in snapshot_manifests(io, snap):
-        if m.added_snapshot_id != snap.snapshot_id:
-            continue
-        for e in load_manifest_entries(io, meta, m):
-            if e.status == ADDED and e.snapshot_id == snap.snapshot_id and e.data_file.content == DATA:
-                out.append(e.data_file)
-    return out
+    added, _deleted = files_changed_by(io, meta, snap)
+    return [f for f in added if f.content == DATA]
 
 
 def cherry_pick(ops: HadoopTableOperations, snapshot_id: int) -> TableMetadata:
@@ -261,8 +253,6 @@ def cherry_pick(ops: HadoopTableOperations, snapshot_id: int) -> TableMetadata:
     the same data files, with ``source-snapshot-id`` in its summary. A snapshot that
     is already an ancestor of main, or was already picked into it, is refused.
     """
-    from icefloe.iceberg.commit import Change, commit_change
-
     _, meta = ops.load()
     snap = meta.snapshot_by_id(int(snapshot_id))
 
@@ -278,8 +268,7 @@ def cherry_pick(ops: HadoopTableOperations, snapshot_id: int) -> TableMetadata:
     if fast_forward(meta):
         return commit_ref_change(ops, _fast_forward_to(snap, fast_forward))
     files = added_data_files(ops.io, meta, snap)
-    return commit_change(ops, Change(added=files, operation=APPEND,
-                                     summary_extra={SOURCE_SNAPSHOT_ID: str(snap.snapshot_id)}))
+    return Append(files, summary_extra={SOURCE_SNAPSHOT_ID: str(snap.snapshot_id)}).commit(ops)
 
 
 def _fast_forward_to(snap: Snapshot, allowed):

@@ -11,11 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
+from icefloe.core import expressions as ex
 from icefloe.core.io import FileIO
 from icefloe.errors import CorruptMetadataError
-from icefloe.iceberg.commit import load_manifest_entries, snapshot_manifests
+from icefloe.iceberg import evaluators as ev
 from icefloe.iceberg.manifest import DATA, DELETED, EQUALITY_DELETES, POSITION_DELETES, DataFile
-from icefloe.iceberg.manifest_list import DATA_MANIFEST, DELETE_MANIFEST
+from icefloe.iceberg.manifest_list import DELETE_MANIFEST
+from icefloe.iceberg.manifest_reader import load_manifest_entries, snapshot_manifests
 from icefloe.iceberg.snapshot import Snapshot
 from icefloe.iceberg.table_metadata import TableMetadata
 
@@ -39,12 +41,11 @@ class FileScanTask:
         return (self.file.spec_id, self.file.partition)
 
 
-def _filters(meta: TableMetadata, where):
-    """Bind ``where`` (Spark SQL text or an expression) against the current schema."""
+def bind_row_filter(meta: TableMetadata, where):
+    """Bind ``where`` (Spark SQL text, an expression or a Spark Column) against the current
+    schema; None when there is no filter, or a Column whose SQL text cannot be had."""
     if where is None:
         return None
-    from icefloe.core import expressions as ex
-
     if not isinstance(where, str) and hasattr(where, "_jc"):  # a Spark Column: prune by its SQL text
         try:
             where = where._jc.expr().sql()
@@ -57,7 +58,7 @@ def _filters(meta: TableMetadata, where):
 def plan_files(io: FileIO, meta: TableMetadata, snapshot: Optional[Snapshot], where=None) -> list[FileScanTask]:
     if snapshot is None:
         return []
-    bound = _filters(meta, where)
+    bound = bind_row_filter(meta, where)
     manifests = snapshot_manifests(io, snapshot)
     specs = meta.specs_by_id()
     schema = meta.schema
@@ -65,8 +66,6 @@ def plan_files(io: FileIO, meta: TableMetadata, snapshot: Optional[Snapshot], wh
     part_evals: dict = {}
     metrics_eval = None
     if bound is not None:
-        from icefloe.iceberg import evaluators as ev
-
         metrics_eval = ev.MetricsEvaluator(schema, bound)
         for spec_id, spec in specs.items():
             ptype = spec.partition_type(schema)

@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Optional
+
+from icefloe.iceberg.manifest import DATA, EQUALITY_DELETES, POSITION_DELETES
 
 APPEND, REPLACE, OVERWRITE, DELETE = "append", "replace", "overwrite", "delete"
 
@@ -82,8 +84,6 @@ TOTAL_KEYS = ("total-records", "total-files-size", "total-data-files", "total-de
 def build_summary(operation: str, added: list, removed: list, previous: Optional[dict],
                   extra: Optional[dict] = None) -> dict:
     """Summary map with the figures seed 001 shows, derived from added and removed DataFiles."""
-    from icefloe.iceberg.manifest import DATA, EQUALITY_DELETES, POSITION_DELETES
-
     s: dict = {"operation": operation}
     if extra:
         s.update(extra)

@@ -18,11 +18,12 @@ from icefloe.core.timetravel import to_epoch_ms
 from icefloe.core.types import to_arrow_schema
 from icefloe.errors import NoSuchSnapshotError
 from icefloe.iceberg import scan as scan_mod
+from icefloe.iceberg.append import Append
 from icefloe.iceberg.arrow_read import read_by_field_id, read_data_file
-from icefloe.iceberg.commit import Change, commit_change
 from icefloe.iceberg.delete_files import apply_deletes_arrow
 from icefloe.iceberg.hadoop import HadoopTableOperations
 from icefloe.iceberg.maintenance import expire_snapshots, remove_orphan_files, update_properties
+from icefloe.iceberg.overwrite import Overwrite
 from icefloe.iceberg.refs import (
     BRANCH,
     TAG,
@@ -38,8 +39,10 @@ from icefloe.iceberg.refs import (
     rollback_to_timestamp_change,
     set_current_snapshot_change,
 )
+from icefloe.iceberg.rewrite import RewriteManifests
 from icefloe.iceberg.schema_update import UpdateSchema
 from icefloe.iceberg.snapshot import Snapshot
+from icefloe.iceberg.snapshot_producer import SnapshotProducer
 from icefloe.iceberg.sort_order import default_order, replace_sort_order
 from icefloe.iceberg.spec_update import UpdateSpec
 from icefloe.iceberg.table_metadata import MAIN_BRANCH, TableMetadata
@@ -160,9 +163,9 @@ class BaseTable:
         return pa.concat_tables(parts)
 
     # ------------------------------------------------------------------ writes
-    def _commit(self, change: Change, branch: str) -> Snapshot:
+    def _commit(self, change: SnapshotProducer, branch: str) -> Snapshot:
         try:
-            meta = commit_change(self.ops, change, branch)
+            meta = change.commit(self.ops, branch)
         except BaseException:
             for f in change.added:
                 self.io.delete(f.file_path)
@@ -172,9 +175,8 @@ class BaseTable:
 
     def commit_files(self, files: list, overwrite: bool = False, branch: str = MAIN_BRANCH) -> Snapshot:
         """Commit data files written elsewhere (e.g. by Spark tasks of the data source)."""
-        return self._commit(Change(added=list(files), remove_all=overwrite,
-                                   operation="overwrite" if overwrite else "append",
-                                   summary_extra=self._app_summary()), branch)
+        produce = Overwrite.replace_all if overwrite else Append
+        return self._commit(produce(list(files), summary_extra=self._app_summary()), branch)
 
     def _app_summary(self) -> dict:
         try:
@@ -186,7 +188,7 @@ class BaseTable:
 
     def rewrite_manifests(self, branch: str = MAIN_BRANCH) -> Snapshot:
         """Regroup the live manifest entries into manifests of commit.manifest.target-size-bytes."""
-        return self._commit(Change(rewrite_manifests=True, summary_extra=self._app_summary()), branch)
+        return self._commit(RewriteManifests(summary_extra=self._app_summary()), branch)
 
 
     # ------------------------------------------------------------------ evolution and lifecycle (issue 5)

@@ -16,7 +16,7 @@ checkpointed so the counts and the writes see the same rows. Per data file:
 
 A file all of whose live rows are deleted is removed from the table in both
 modes, without writing anything. The commit validates against commits made
-since the read snapshot (``icefloe.iceberg.row_delta``).
+since the read snapshot (``icefloe.iceberg.row_delta``, ``icefloe.iceberg.validate``).
 """
 from __future__ import annotations
 
@@ -24,10 +24,11 @@ import dataclasses
 from typing import Optional
 
 from icefloe.iceberg import scan as scan_mod
-from icefloe.iceberg.commit import Change, live_entries
 from icefloe.iceberg.manifest import DATA
-from icefloe.iceberg.row_delta import SNAPSHOT, Validation, isolation_level
-from icefloe.iceberg.snapshot import DELETE, OVERWRITE, REPLACE
+from icefloe.iceberg.manifest_reader import live_entries
+from icefloe.iceberg.rewrite import RewriteFiles, plan_compaction
+from icefloe.iceberg.row_delta import RowDelta
+from icefloe.iceberg.validate import Validation, isolation_level
 from icefloe.spark.align import check_assignable, checked_cast, explain_spark_error
 from icefloe.spark.iceberg_read import FILE_COL, POS_COL, read_tasks
 from icefloe.errors import MergeCardinalityError  # noqa: F401 - defined in icefloe.errors, importable here too
@@ -168,9 +169,7 @@ def _commit_changes(table, operation: str, meta, snap, tasks: list, changes, iso
         isolation=isolation_level(meta.properties, operation, isolation),
         operation=operation.upper(), scope_partitions=scope, conflict_filter=conflict_filter,
         protected_files=protected, protected_partitions=partitions, referenced_files=referenced)
-    op = OVERWRITE if any(f.content == DATA for f in added) else DELETE
-    new = table._commit(Change(added=added, remove_paths=removed, operation=op, validation=validation,
-                               summary_extra=table._app_summary()), "main")
+    new = table._commit(RowDelta(added, removed, validation, summary_extra=table._app_summary()), "main")
     return {**counts, "snapshot_id": new.snapshot_id}
 
 
@@ -429,13 +428,12 @@ def delete_by_key(table, keys):
         for f in added:
             table.io.delete(f.file_path)
         raise
-    return table._commit(Change(added=added, operation=DELETE, summary_extra=table._app_summary()), "main")
+    return table._commit(RowDelta(added, summary_extra=table._app_summary()), "main")
 
 
 # --------------------------------------------------------------------------- compaction
 def rewrite_data_files(table, where=None, target_file_size: Optional[int] = None):
     """Compact data files and fold delete files in: one ``replace`` snapshot, contents unchanged."""
-    from icefloe.iceberg.rewrite import plan_compaction
     from icefloe.spark.iceberg_write import write_data_files
 
     meta = table.refresh().metadata
@@ -457,11 +455,6 @@ def rewrite_data_files(table, where=None, target_file_size: Optional[int] = None
         rows = read_tasks(table.spark, plan.rewrite, meta.schema, history=meta.schemas,
                       name_mapping=meta.properties.get("schema.name-mapping.default"))
         added = write_data_files(rows, write_meta, table.io, table.name)
-    rewritten = {t.path for t in plan.rewrite}
-    validation = Validation(read_snapshot_id=snap.snapshot_id, isolation=SNAPSHOT, operation="REWRITE_DATA_FILES",
-                            protected_files=rewritten,
-                            protected_partitions={t.partition_key for t in plan.rewrite})
-    change = Change(added=added, remove_paths=rewritten | {d.file_path for d in plan.drop_delete_files},
-                    operation=REPLACE, validation=validation, added_data_sequence_number=snap.sequence_number,
-                    summary_extra=table._app_summary())
+    change = RewriteFiles(snap, [t.file for t in plan.rewrite], added, plan.drop_delete_files,
+                          summary_extra=table._app_summary())
     return table._commit(change, "main")

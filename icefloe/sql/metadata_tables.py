@@ -105,13 +105,13 @@ def _partition_value(meta, data_file, order, fields):
 
 
 def _manifests(table, snapshot):
-    from icefloe.iceberg.commit import snapshot_manifests
+    from icefloe.iceberg.manifest_reader import snapshot_manifests
 
     return snapshot_manifests(table.io, snapshot)
 
 
 def _entries(table, snapshot):
-    from icefloe.iceberg.commit import load_manifest_entries
+    from icefloe.iceberg.manifest_reader import load_manifest_entries
 
     meta = table.metadata
     for m in _manifests(table, snapshot):

@@ -5,9 +5,10 @@ from typing import Optional, Sequence
 
 from icefloe.core.arrow import as_arrow_table, is_arrow_data
 from icefloe.core.reports import ExpireReport
+from icefloe.iceberg.append import Append
 from icefloe.iceberg.arrow_writer import align_arrow, write_arrow
-from icefloe.iceberg.commit import Change
 from icefloe.iceberg.inspect import InspectTable
+from icefloe.iceberg.overwrite import Overwrite
 from icefloe.iceberg.snapshot import Snapshot
 from icefloe.iceberg.table import BaseTable
 from icefloe.iceberg.table_metadata import MAIN_BRANCH
@@ -58,8 +59,7 @@ class IcebergTable(BaseTable, Table):
     def append(self, data, branch: Optional[str] = None) -> Snapshot:
         """Append a Spark DataFrame or pyarrow.Table as one new snapshot."""
         files = self.write_files(data)
-        return self._commit(Change(added=files, operation="append", summary_extra=self._app_summary()),
-                            branch or MAIN_BRANCH)
+        return self._commit(Append(files, summary_extra=self._app_summary()), branch or MAIN_BRANCH)
 
     def overwrite(self, data, partition: Optional[dict] = None, dynamic: bool = False,
                   branch: Optional[str] = None) -> Optional[Snapshot]:
@@ -68,8 +68,7 @@ class IcebergTable(BaseTable, Table):
         if partition or dynamic:
             return iceberg_partition_overwrite(self, data, partition or {}, dynamic, branch or MAIN_BRANCH)
         files = self.write_files(data)
-        return self._commit(Change(added=files, remove_all=True, operation="overwrite",
-                                   summary_extra=self._app_summary()), branch or MAIN_BRANCH)
+        return self._commit(Overwrite.replace_all(files, summary_extra=self._app_summary()), branch or MAIN_BRANCH)
 
     def commit(self, messages, overwrite: bool = False, branch: Optional[str] = None) -> Snapshot:
         return self.commit_files(messages, overwrite=overwrite, branch=branch or MAIN_BRANCH)

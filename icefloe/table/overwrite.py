@@ -18,8 +18,7 @@ import pyarrow as pa
 from icefloe.core.expressions import format_literal
 from icefloe.core.types import to_arrow_type
 from icefloe.errors import SchemaMismatchError
-from icefloe.iceberg.commit import Change
-from icefloe.iceberg.row_delta import SERIALIZABLE, Validation
+from icefloe.iceberg.overwrite import Overwrite
 
 
 def iceberg_partition_overwrite(t, data, partition: dict, dynamic: bool, branch: str):
@@ -28,11 +27,6 @@ def iceberg_partition_overwrite(t, data, partition: dict, dynamic: bool, branch:
     if dynamic:
         return _dynamic(t, data, branch)
     return _static(t, data, partition, branch)
-
-
-def _commit(t, files, remove: set, validation, branch: str):
-    return t._commit(Change(added=files, remove_paths=remove, operation="overwrite", validation=validation,
-                            summary_extra=t._app_summary()), branch)
 
 
 def partition_literal(t, name: str, value) -> tuple[str, str]:
@@ -80,10 +74,8 @@ def _static(t, data, partition: dict, branch: str):
                     "(CALL system.rewrite_data_files) or use DELETE and INSERT")
             remove.add(f.file_path)
     files = t.write_files(data)
-    validation = Validation(read_snapshot_id=snap.snapshot_id if snap else None, isolation=SERIALIZABLE,
-                            operation="INSERT OVERWRITE ... PARTITION", conflict_filter=where,
-                            protected_files=set(remove))
-    return _commit(t, files, remove, validation, branch)
+    return t._commit(Overwrite.by_filter(files, remove, snap.snapshot_id if snap else None, where,
+                                         "INSERT OVERWRITE ... PARTITION", t._app_summary()), branch)
 
 
 def _dynamic(t, data, branch: str) -> Optional[object]:
@@ -98,7 +90,6 @@ def _dynamic(t, data, branch: str) -> Optional[object]:
     if snap is not None:
         remove = {task.file.file_path for task in t.plan_tasks(snapshot_id=snap.snapshot_id)
                   if (task.file.spec_id, task.file.partition) in written}
-    validation = Validation(read_snapshot_id=snap.snapshot_id if snap else None, isolation=SERIALIZABLE,
-                            operation="INSERT OVERWRITE (dynamic partition overwrite)", scope_partitions=written,
-                            protected_files=set(remove), protected_partitions=written)
-    return _commit(t, files, remove, validation, branch)
+    return t._commit(Overwrite.replace_partitions(files, remove, snap.snapshot_id if snap else None, written,
+                                                  "INSERT OVERWRITE (dynamic partition overwrite)",
+                                                  t._app_summary()), branch)

@@ -90,7 +90,7 @@ def _all_files(root):
 
 
 def _referenced_metadata(t):
-    from icefloe.iceberg.commit import load_manifest_list
+    from icefloe.iceberg.manifest_reader import load_manifest_list
 
     names = set()
     for s in t.snapshots():
@@ -169,7 +169,7 @@ def test_corrupt_manifest_list_names_the_file(table):
     cat, t = table
     snap = t.append(_rows(0))
     open(snap.manifest_list, "wb").write(b"Obj\x01garbage")
-    from icefloe.iceberg import commit as commit_mod
-    commit_mod._LIST_CACHE.clear()
+    from icefloe.iceberg.manifest_reader import clear_manifest_cache
+    clear_manifest_cache()
     with pytest.raises(CorruptMetadataError, match=os.path.basename(snap.manifest_list)):
         cat.load_table("db.t").plan_files()

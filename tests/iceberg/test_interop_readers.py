@@ -386,7 +386,7 @@ def test_metadata_manifests_and_summaries(catalog, spark, duck):
     from pyiceberg.manifest import ManifestContent, ManifestEntryStatus
     from pyiceberg.table.snapshots import Operation
 
-    from icefloe.iceberg.commit import Change, commit_change
+    from icefloe.iceberg.row_delta import RowDelta
 
     t, history = _build(catalog, spark, "meta", ["year(ts)", "name"], "arrow")
     (s1, r1), (s2, r12), (s3, r3) = history
@@ -394,7 +394,7 @@ def test_metadata_manifests_and_summaries(catalog, spark, duck):
 
     # 4th commit: remove one file of the overwrite -> its manifest is rewritten
     victim = sorted(files_by_snap[s3.snapshot_id], key=lambda f: f.file_path)[0]
-    commit_change(t.ops, Change(remove_paths={victim.file_path}, operation="delete"))
+    RowDelta(removed_paths={victim.file_path}).commit(t.ops)
     t.refresh()
     s4 = t.current_snapshot()
     victim_rows = {r["id"] for r in read_file(victim.file_path).to_pylist()}

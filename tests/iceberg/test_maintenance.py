@@ -12,9 +12,9 @@ import time
 import pyarrow as pa
 import pytest
 
-from icefloe.iceberg.commit import load_manifest_entries, load_manifest_list
 from icefloe.iceberg.maintenance import MaintenanceError
 from icefloe.iceberg.manifest import DELETED
+from icefloe.iceberg.manifest_reader import load_manifest_entries, load_manifest_list
 from tests.interop_util import duckdb_connection, pyiceberg_table
 
 DAY_MS = 24 * 3600 * 1000

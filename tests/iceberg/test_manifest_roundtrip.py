@@ -22,8 +22,8 @@ from icefloe.core.types import parse_schema
 from icefloe.iceberg import conversions as C
 from icefloe.iceberg.manifest import (
     ADDED, DATA, DELETED, EQUALITY_DELETES, EXISTING, POSITION_DELETES, DataFile, ManifestEntry,
-    entries_from_records, read_manifest_raw, write_manifest,
 )
+from icefloe.iceberg.manifest_avro import entries_from_records, read_manifest_raw, write_manifest
 from icefloe.iceberg.manifest_list import (
     DATA_MANIFEST, DELETE_MANIFEST, FieldSummary, manifest_file_for, read_manifest_list,
     write_manifest_list,

@@ -1,6 +1,6 @@
 """Optimized scan planning returns exactly what a straightforward full decode returns.
 
-``load_manifest_entries`` reads manifests with a decoder generated from each writer
+``manifest_reader.load_manifest_entries`` reads manifests with a decoder generated from each writer
 schema that leaves the six metrics maps undecoded until a ``DataFile`` reads them.
 The reference here is the plain path: fastavro decodes every record
 (``read_manifest_raw``) and ``entries_from_records`` builds the entries. Both must
@@ -20,22 +20,21 @@ import pyarrow as pa
 import pytest
 
 import icefloe
-from icefloe.iceberg import commit as C
 from icefloe.iceberg import manifest as mf
+from icefloe.iceberg import manifest_avro
+from icefloe.iceberg import manifest_reader
 from icefloe.iceberg import scan as scan_mod
 
 FIELDS = [f.name for f in dataclasses.fields(mf.DataFile)]
 
 
 def _clear():
-    C._MANIFEST_CACHE.clear()
-    C._LIST_CACHE.clear()
-    mf._DECODERS.clear()
+    manifest_reader.clear_manifest_cache()
 
 
 def _full_decode(io_, path, ptype, spec_id, snap, seq):
-    _meta, records = mf.read_manifest_raw(io_, path)
-    return mf.entries_from_records(records, ptype, spec_id, snap, seq)
+    _meta, records = manifest_avro.read_manifest_raw(io_, path)
+    return manifest_avro.entries_from_records(records, ptype, spec_id, snap, seq)
 
 
 def _describe(tasks):
@@ -52,7 +51,7 @@ def _plan_both(monkeypatch, io_, meta, snapshot, where):
     fast = _describe(scan_mod.plan_files(io_, meta, snapshot, where))
     _clear()
     with monkeypatch.context() as m:
-        m.setattr(mf, "read_manifest_entries", _full_decode)
+        m.setattr(manifest_avro, "read_manifest_entries", _full_decode)
         full = _describe(scan_mod.plan_files(io_, meta, snapshot, where))
     _clear()
     return fast, full
@@ -61,9 +60,9 @@ def _plan_both(monkeypatch, io_, meta, snapshot, where):
 def _assert_manifests_equal(io_, meta, snapshot):
     """Every entry of every manifest: same fields, same metrics, as the full decode."""
     n = 0
-    for m in C.snapshot_manifests(io_, snapshot):
+    for m in manifest_reader.snapshot_manifests(io_, snapshot):
         ptype = meta.spec_by_id(m.partition_spec_id).partition_type(meta.schema)
-        fast = mf.read_manifest_entries(io_, m.manifest_path, ptype, m.partition_spec_id,
+        fast = manifest_avro.read_manifest_entries(io_, m.manifest_path, ptype, m.partition_spec_id,
                                         m.added_snapshot_id, m.sequence_number)
         full = _full_decode(io_, m.manifest_path, ptype, m.partition_spec_id,
                             m.added_snapshot_id, m.sequence_number)
@@ -117,8 +116,8 @@ def test_merged_manifests_keep_full_metrics(table):
     """Commits merge manifests from cached (lazily decoded) entries: the rewritten ones carry metrics."""
     snap = table.current_snapshot()
     seen = 0
-    for m in C.snapshot_manifests(table.io, snap):
-        _meta, records = mf.read_manifest_raw(table.io, m.manifest_path)
+    for m in manifest_reader.snapshot_manifests(table.io, snap):
+        _meta, records = manifest_avro.read_manifest_raw(table.io, m.manifest_path)
         for r in records:
             df = r["data_file"]
             if df["content"] == 0:
@@ -133,15 +132,17 @@ def test_lazy_datafile_behaves_like_plain(table):
     _clear()
     meta = table.metadata
     fast, full = [], []
-    for m in C.snapshot_manifests(table.io, table.current_snapshot()):
+    for m in manifest_reader.snapshot_manifests(table.io, table.current_snapshot()):
         ptype = meta.spec_by_id(m.partition_spec_id).partition_type(meta.schema)
         args = (table.io, m.manifest_path, ptype, m.partition_spec_id, m.added_snapshot_id, m.sequence_number)
-        fast += mf.read_manifest_entries(*args)
+        fast += manifest_avro.read_manifest_entries(*args)
         full += _full_decode(*args)
     assert len(fast) >= 5
     a, b = fast[0].data_file, full[0].data_file
     assert "_lazy" in a.__dict__
     assert pickle.loads(pickle.dumps(a)) == b
+    assert type(pickle.loads(pickle.dumps(a))) is mf.DataFile    # copies and pickles are plain
+    assert "__getattr__" not in vars(mf.DataFile)                  # the spec type is not patched
     assert copy.deepcopy(a) == b and copy.copy(fast[1].data_file) == full[1].data_file
     assert dataclasses.replace(fast[2].data_file) == full[2].data_file
     assert dataclasses.asdict(fast[3].data_file) == dataclasses.asdict(full[3].data_file)

@@ -99,7 +99,7 @@ def test_manifest_merging_on_commit(catalog):
     t = catalog.create_table("db.t", SCHEMA, properties={"commit.manifest.min-count-to-merge": "3"})
     for i in range(4):
         t.append(_arrow([i], "a"))
-    from icefloe.iceberg.commit import load_manifest_list
+    from icefloe.iceberg.manifest_reader import load_manifest_list
 
     counts = [len(load_manifest_list(t.io, s.manifest_list)) for s in t.snapshots()]
     assert counts == [1, 2, 1, 2]  # the third commit reached min-count 3 and merged all into one

@@ -26,7 +26,7 @@ def read_ids(wh):
 def referenced_files(t):
     """Every file the table's metadata needs, from all snapshots (not the files that
     DELETED manifest entries name: expiry may have removed those, as the spec allows)."""
-    from icefloe.iceberg.commit import load_manifest_entries, load_manifest_list
+    from icefloe.iceberg.manifest_reader import load_manifest_entries, load_manifest_list
 
     out = set()
     meta = t.refresh().metadata

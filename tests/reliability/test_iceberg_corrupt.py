@@ -26,8 +26,8 @@ import pytest
 
 from icefloe.catalog import to_schema
 from icefloe.errors import CorruptDataFileError, CorruptMetadataError, IcefloeError
-from icefloe.iceberg import commit as commit_mod
 from icefloe.catalog import Catalog
+from icefloe.iceberg import manifest_reader
 
 NAME = "db.t"
 SCHEMA = "id bigint not null, name string, p int"
@@ -47,8 +47,7 @@ def load(wh):
 def _forget_cached_metadata():
     """Manifests and manifest lists are cached by path (they are immutable); a test that damages
     one after this process read it must drop the cache to see the damage, as a new process would."""
-    commit_mod._MANIFEST_CACHE.clear()
-    commit_mod._LIST_CACHE.clear()
+    manifest_reader.clear_manifest_cache()
 
 
 def build(tmp_path):
@@ -62,9 +61,9 @@ def build(tmp_path):
 def reachable(t, snap):
     """Every file a read of ``snap`` opens: manifest list, manifests, data files."""
     out = {snap.manifest_list}
-    for m in commit_mod.load_manifest_list(t.io, snap.manifest_list):
+    for m in manifest_reader.load_manifest_list(t.io, snap.manifest_list):
         out.add(m.manifest_path)
-        out.update(e.data_file.file_path for e in commit_mod.load_manifest_entries(t.io, t.metadata, m))
+        out.update(e.data_file.file_path for e in manifest_reader.load_manifest_entries(t.io, t.metadata, m))
     return out
 
 
@@ -78,7 +77,7 @@ def _manifest_list(t):
 
 
 def _manifest_of(t, snap):
-    return next(m.manifest_path for m in commit_mod.load_manifest_list(t.io, _manifest_list(t))
+    return next(m.manifest_path for m in manifest_reader.load_manifest_list(t.io, _manifest_list(t))
                 if m.added_snapshot_id == snap.snapshot_id)
 
 
@@ -97,9 +96,9 @@ def _newest_data_file(t):
 
 
 def _newest_files(t, snap):
-    m = next(m for m in commit_mod.load_manifest_list(t.io, snap.manifest_list)
+    m = next(m for m in manifest_reader.load_manifest_list(t.io, snap.manifest_list)
              if m.added_snapshot_id == snap.snapshot_id)
-    return {e.data_file.file_path for e in commit_mod.load_manifest_entries(t.io, t.metadata, m)}
+    return {e.data_file.file_path for e in manifest_reader.load_manifest_entries(t.io, t.metadata, m)}
 
 
 # --------------------------------------------------------------------------- damage

@@ -268,9 +268,9 @@ def run_processes(tmp_path, wh, spark_plans: dict, appenders: list, in_process: 
 
 
 def _added_by(t, snap) -> set:
-    from icefloe.iceberg.row_delta import _changes_of
+    from icefloe.iceberg.manifest_reader import files_changed_by
 
-    added, _ = _changes_of(t.io, t.metadata, snap)
+    added, _ = files_changed_by(t.io, t.metadata, snap)
     return {f.file_path for f in added}
 
 
@@ -589,7 +589,7 @@ def test_commits_that_merge_manifests_leave_no_orphans(tmp_path):
     for k in range(6):
         t.append(batch(range(10 * k, 10 * k + 3), "a"))
     t.delete_by_key(pa.table({"id": pa.array([0, 10], pa.int64())}))
-    from icefloe.iceberg.commit import snapshot_manifests
+    from icefloe.iceberg.manifest_reader import snapshot_manifests
 
     t = t.refresh()
     assert len(snapshot_manifests(t.io, t.current_snapshot())) <= 3   # seven commits, merged

@@ -1,0 +1,314 @@
+"""Producing a snapshot: new manifests, a manifest list and the next metadata version
+(Iceberg spec, "Snapshots", "Manifest Lists", "Commit Conflict Resolution and Retry").
+
+A producer describes one commit (the files it adds and removes, what it must
+validate); ``commit`` turns it into a snapshot of a branch. Each attempt
+re-reads the latest metadata and produces the snapshot on top of it, so a writer
+that lost a race only re-does metadata work: data files written by Spark are
+reused as they are. Files written by a failed attempt are deleted before the next.
+
+``SnapshotProducer`` is the shared part (snapshot id and sequence number,
+manifest and manifest-list files, the retried commit); ``FileChangeProducer``
+adds the work common to every producer that adds or removes files: carrying the
+parent's manifests over (rewriting those that lose files), writing manifests for
+the new files, merging small manifests and the summary. The producers
+themselves are ``append.Append``, ``overwrite.Overwrite``, ``row_delta.RowDelta``
+and ``rewrite.RewriteFiles`` / ``rewrite.RewriteManifests``.
+"""
+from __future__ import annotations
+
+import uuid
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Iterable, Optional
+
+from icefloe.core.io import FileIO
+from icefloe.core.retry import RetryPolicy
+from icefloe.errors import CorruptMetadataError
+from icefloe.iceberg.hadoop import HadoopTableOperations, VersionConflict
+from icefloe.iceberg.manifest import (
+    ADDED, DATA, DELETED, POSITION_DELETES, DataFile, ManifestEntry, as_deleted, as_existing,
+)
+from icefloe.iceberg.manifest_avro import write_manifest
+from icefloe.iceberg.manifest_list import DATA_MANIFEST, DELETE_MANIFEST, ManifestFile, manifest_file_for, \
+    write_manifest_list
+from icefloe.iceberg.manifest_reader import load_manifest_entries, snapshot_manifests
+from icefloe.iceberg.snapshot import Snapshot, build_summary, new_snapshot_id
+from icefloe.iceberg.table_metadata import MAIN_BRANCH, TableMetadata, now_ms, with_snapshot
+from icefloe.iceberg.validate import Validation, validate_concurrent_commits, validate_removed_files_live
+
+# Table properties (spec "Table Properties", write properties) and their defaults.
+MERGE_ENABLED = "commit.manifest-merge.enabled"
+MIN_COUNT_TO_MERGE = "commit.manifest.min-count-to-merge"
+TARGET_SIZE = "commit.manifest.target-size-bytes"
+
+
+def merge_enabled(props: dict) -> bool:
+    return str(props.get(MERGE_ENABLED, "true")).lower() == "true"
+
+
+def min_count_to_merge(props: dict) -> int:
+    return int(props.get(MIN_COUNT_TO_MERGE, 100))
+
+
+def target_manifest_size(props: dict) -> int:
+    return int(props.get(TARGET_SIZE, 8 * 1024 * 1024))
+
+
+# --------------------------------------------------------------------------- one attempt
+@dataclass
+class PendingSnapshot:
+    """One commit attempt's snapshot in the making: its ids, its parent and the files written.
+
+    Manifests are named ``<commit uuid>-m<N>.avro`` and the manifest list
+    ``snap-<snapshot id>-<attempt>-<commit uuid>.avro``, as Java names them.
+    """
+
+    io: FileIO
+    ops: HadoopTableOperations
+    base: TableMetadata
+    branch: str
+    parent: Optional[Snapshot]
+    snapshot_id: int
+    sequence_number: int
+    commit_uuid: str
+    attempt: int
+    written: list = field(default_factory=list)   # paths, deleted if the attempt fails
+    manifest_count: int = 0
+
+    @classmethod
+    def start(cls, ops: HadoopTableOperations, base: TableMetadata, branch: str, commit_uuid: str,
+              attempt: int, written: list) -> "PendingSnapshot":
+        # a write to a branch that does not exist yet starts from main's head, as Iceberg does
+        ref = base.refs.get(branch) or base.refs.get(MAIN_BRANCH)
+        parent = base.snapshot_by_id(ref.snapshot_id) if ref is not None else None
+        snapshot_id = new_snapshot_id()
+        existing_ids = {s.snapshot_id for s in base.snapshots}
+        while snapshot_id in existing_ids:
+            snapshot_id = new_snapshot_id()
+        return cls(ops.io, ops, base, branch, parent, snapshot_id, base.last_sequence_number + 1,
+                   commit_uuid, attempt, written)
+
+    @property
+    def parent_id(self) -> Optional[int]:
+        return self.parent.snapshot_id if self.parent else None
+
+    @property
+    def parent_summary(self) -> Optional[dict]:
+        return self.parent.summary if self.parent else None
+
+    def parent_manifests(self) -> list[ManifestFile]:
+        return snapshot_manifests(self.io, self.parent)
+
+    def entries(self, m: ManifestFile) -> list[ManifestEntry]:
+        return load_manifest_entries(self.io, self.base, m)
+
+    def write_manifest(self, entries: list[ManifestEntry], spec_id: int, content: int) -> ManifestFile:
+        """A manifest of this snapshot holding ``entries``; ``content`` is the manifest-list kind."""
+        schema = self.base.schema
+        spec = self.base.spec_by_id(spec_id)
+        path = f"{self.ops.metadata_dir}/{self.commit_uuid}-m{self.manifest_count}.avro"
+        self.manifest_count += 1
+        self.written.append(path)
+        length = write_manifest(self.io, path, schema, spec, entries,
+                                content=DATA if content == DATA_MANIFEST else POSITION_DELETES)
+        return manifest_file_for(path, length, spec_id, content, self.snapshot_id, self.sequence_number,
+                                 entries, spec.partition_type(schema))
+
+    def finish(self, manifests: list[ManifestFile], summary: dict) -> TableMetadata:
+        """Write the manifest list and return the base metadata with the snapshot on the branch."""
+        list_path = f"{self.ops.metadata_dir}/snap-{self.snapshot_id}-{self.attempt}-{self.commit_uuid}.avro"
+        self.written.append(list_path)
+        write_manifest_list(self.io, list_path, manifests, self.snapshot_id, self.parent_id, self.sequence_number)
+        base = self.base
+        snap = Snapshot(snapshot_id=self.snapshot_id, sequence_number=self.sequence_number,
+                        timestamp_ms=max(now_ms(), base.last_updated_ms), manifest_list=list_path,
+                        summary=summary, parent_snapshot_id=self.parent_id, schema_id=base.schema.schema_id)
+        return with_snapshot(base, snap, self.branch)
+
+
+# --------------------------------------------------------------------------- the producer
+class SnapshotProducer:
+    """One commit that produces a snapshot. Subclasses say what its manifests and summary are."""
+
+    operation: str = ""
+
+    def __init__(self, added: Iterable[DataFile] = (), summary_extra: Optional[dict] = None):
+        self.added: list[DataFile] = list(added)     # new data or delete files (the caller wrote them)
+        self.summary_extra: dict = dict(summary_extra or {})
+
+    def apply(self, pending: PendingSnapshot) -> tuple[list[ManifestFile], dict]:
+        """This snapshot's manifests and summary on top of ``pending.base``."""
+        raise NotImplementedError
+
+    def commit(self, ops: HadoopTableOperations, branch: str = MAIN_BRANCH,
+               policy: Optional[RetryPolicy] = None) -> TableMetadata:
+        """Commit as one new snapshot of ``branch``, retrying lost races; returns the latest metadata."""
+        io = ops.io
+        commit_uuid = str(uuid.uuid4())
+
+        def attempt(n: int) -> TableMetadata:
+            version, base = ops.load()
+            written: list[str] = []
+            try:
+                pending = PendingSnapshot.start(ops, base, branch, commit_uuid, n, written)
+                new_meta = pending.finish(*self.apply(pending))
+                ops.commit(version, base, new_meta)
+            except BaseException:
+                for p in written:
+                    io.delete(p)
+                raise
+            _drop_merged_away(io, new_meta, branch, written)
+            return new_meta
+
+        if policy is None:
+            policy = RetryPolicy.from_iceberg_properties(ops.load()[1].properties)
+        policy.run(attempt, retry_on=(VersionConflict,))
+        _, latest = ops.load()
+        return latest
+
+
+def _drop_merged_away(io: FileIO, meta: TableMetadata, branch: str, written: list) -> None:
+    """Delete the manifests this commit wrote but its manifest list does not hold (new manifests
+    that ``merge_manifests`` folded into a merged one), now that the commit is durable. Best
+    effort: whatever is left is an orphan, and the commit stands either way."""
+    try:
+        snap = meta.snapshot_by_id(meta.refs[branch].snapshot_id)
+        listed = {m.manifest_path for m in snapshot_manifests(io, snap)} | {snap.manifest_list}
+        for p in written:
+            if p not in listed:
+                io.delete(p)
+    except Exception:  # noqa: BLE001 - never fail a commit that has happened
+        pass
+
+
+class FileChangeProducer(SnapshotProducer):
+    """A snapshot that adds files and removes live ones (Java's merging snapshot producer).
+
+    ``removed_paths`` are exact files to remove, which must still be live;
+    ``remove_all`` removes every live file. Added data files take
+    ``data_sequence_number`` when given (compaction keeps the read snapshot's),
+    else inherit the snapshot's. ``validation`` is checked against the snapshots
+    committed since its read snapshot before each attempt.
+    """
+
+    def __init__(self, added: Iterable[DataFile] = (), removed_paths: Iterable[str] = (), *,
+                 remove_all: bool = False, validation: Optional[Validation] = None,
+                 data_sequence_number: Optional[int] = None, summary_extra: Optional[dict] = None):
+        super().__init__(added, summary_extra)
+        self.removed_paths: set = set(removed_paths)
+        self.remove_all = remove_all
+        self.validation = validation
+        self.data_sequence_number = data_sequence_number
+
+    def apply(self, pending: PendingSnapshot) -> tuple[list[ManifestFile], dict]:
+        if self.validation is not None:
+            validate_concurrent_commits(pending.io, pending.base, pending.parent_id, self.validation)
+        kept, removed = self.carry_over(pending)
+        manifests = self.new_manifests(pending) + kept
+        base = pending.base
+        if merge_enabled(base.properties):
+            manifests = merge_manifests(pending, manifests, min_count_to_merge(base.properties),
+                                        target_manifest_size(base.properties))
+        summary = build_summary(self.operation, list(self.added), removed, pending.parent_summary,
+                                extra=self.summary_extra)
+        return manifests, summary
+
+    def removes(self, f: DataFile) -> bool:
+        return self.remove_all or f.file_path in self.removed_paths
+
+    def carry_over(self, pending: PendingSnapshot) -> tuple[list[ManifestFile], list[DataFile]]:
+        """The parent's manifests that stay live, those losing files rewritten with the removed
+        entries DELETED and the others EXISTING; and the files removed."""
+        removed: list[DataFile] = []
+        kept: list[ManifestFile] = []
+        found_paths: set = set()
+        removing = self.remove_all or bool(self.removed_paths)
+        specs = pending.base.specs_by_id()
+        for m in pending.parent_manifests():
+            if m.partition_spec_id not in specs:   # carried over unopened: check what can be checked
+                raise CorruptMetadataError(pending.parent.manifest_list, f"the entry for manifest {m.manifest_path} "
+                                           f"names partition spec {m.partition_spec_id!r}, which the table metadata "
+                                           "does not have")
+            if not m.has_added_or_existing():
+                # only deleted entries: nothing live, so later snapshots need not carry it
+                continue
+            if not removing:
+                kept.append(m)
+                continue
+            live = [e for e in pending.entries(m) if e.status != DELETED]
+            if not any(self.removes(e.data_file) for e in live):
+                if live:
+                    kept.append(m)
+                continue
+            rewritten: list[ManifestEntry] = []
+            for e in live:
+                if self.removes(e.data_file):
+                    rewritten.append(as_deleted(e, pending.snapshot_id))
+                    removed.append(e.data_file)
+                    found_paths.add(e.data_file.file_path)
+                else:
+                    rewritten.append(as_existing(e))
+            kept.append(pending.write_manifest(rewritten, m.partition_spec_id, m.content))
+        validate_removed_files_live(pending.ops.location, self.removed_paths, found_paths)
+        return kept, removed
+
+    def new_manifests(self, pending: PendingSnapshot) -> list[ManifestFile]:
+        """The added files as ADDED entries, one manifest per (partition spec, content kind)."""
+        groups: dict = {}
+        for f in self.added:
+            kind = DATA_MANIFEST if f.content == DATA else DELETE_MANIFEST
+            groups.setdefault((f.spec_id, kind), []).append(f)
+        out: list[ManifestFile] = []
+        for (spec_id, kind), files in sorted(groups.items()):
+            data_seq = self.data_sequence_number if kind == DATA_MANIFEST else None
+            entries = [ManifestEntry(ADDED, pending.snapshot_id, data_seq, None, f) for f in files]
+            out.append(pending.write_manifest(entries, spec_id, kind))
+        return out
+
+
+# --------------------------------------------------------------------------- manifest merging
+def _pack(manifests: list[ManifestFile], target: int) -> list[list[ManifestFile]]:
+    """Bins of consecutive manifests (newest first) up to ``target`` bytes each."""
+    bins: list[list[ManifestFile]] = []
+    size = 0
+    for m in manifests:
+        if bins and size + m.manifest_length <= target:
+            bins[-1].append(m)
+            size += m.manifest_length
+        else:
+            bins.append([m])
+            size = m.manifest_length
+    return bins
+
+
+def merge_manifests(pending: PendingSnapshot, manifests: list[ManifestFile], min_count: int,
+                    target: int) -> list[ManifestFile]:
+    """Merge small manifests on commit, as Java's merging snapshot producer does.
+
+    Manifests are grouped by (spec, content) and packed into bins of ``target``
+    bytes. A bin of one manifest is kept; the bin holding the newest manifest is
+    merged only once it has ``min_count`` manifests (so small tables keep one
+    manifest per commit until then); other bins are merged. In a merged manifest
+    this snapshot's ADDED and DELETED entries keep their status, older live
+    entries become EXISTING and older DELETED entries are dropped.
+    """
+    groups: "OrderedDict[tuple, list]" = OrderedDict()
+    for m in manifests:
+        groups.setdefault((m.partition_spec_id, m.content), []).append(m)
+    out: list[ManifestFile] = []
+    for (spec_id, content), group in groups.items():
+        first = group[0]
+        for bin_ in _pack(group, target):
+            if len(bin_) == 1 or (first in bin_ and len(bin_) < min_count):
+                out.extend(bin_)
+                continue
+            entries: list[ManifestEntry] = []
+            for m in bin_:
+                for e in pending.entries(m):
+                    if e.snapshot_id == pending.snapshot_id and e.status in (ADDED, DELETED):
+                        entries.append(e)
+                    elif e.status != DELETED:
+                        entries.append(as_existing(e))
+            out.append(pending.write_manifest(entries, spec_id, content))
+    return out
