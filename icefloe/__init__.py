@@ -1,6 +1,6 @@
 """icefloe: Apache Iceberg v2 and Apache Paimon tables with Apache Spark as the data plane."""
 from icefloe.catalog import Catalog
-from icefloe.catalog import sql  # SQL over a warehouse: icefloe.sql(spark, text, warehouse=...)
+from icefloe.catalog import sql as sql  # SQL over a warehouse: icefloe.sql(spark, text, warehouse=...)
 from icefloe.errors import (
     CommitConflictError, CommitFailedError, CorruptMetadataError, IcefloeError, InvalidNameError,
     NoSuchTableError, RequiredFieldNullError, SchemaError, SchemaMismatchError, TableAlreadyExistsError,

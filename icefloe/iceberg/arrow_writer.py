@@ -7,7 +7,7 @@ footer plus exact NaN counts give the file metrics.
 from __future__ import annotations
 
 import uuid
-from typing import Iterable, Optional
+from typing import Optional
 
 from icefloe.core.io import FileIO
 from icefloe.core.parquet import metrics_from_footer
@@ -18,6 +18,9 @@ from icefloe.iceberg.manifest import DataFile
 from icefloe.iceberg.table_metadata import TableMetadata
 from icefloe.iceberg.partitioning import PartitionSpec
 from icefloe.iceberg.transforms import apply_arrow
+from icefloe.core.ranges import arrow_out_of_range, out_of_range_message
+from icefloe.iceberg.sort_order import writer_sort_columns
+from icefloe.iceberg.transforms import BucketTransform, TruncateTransform, VoidTransform
 
 
 def align_arrow(table, schema: Schema, table_name: str = "table"):
@@ -88,8 +91,6 @@ def write_arrow(io: FileIO, table, schema: Schema, spec: PartitionSpec, location
                 properties: Optional[dict] = None, task_id: int = 0, write_id: Optional[str] = None,
                 meta: Optional[TableMetadata] = None) -> list[DataFile]:
     """Write an already aligned Arrow table; returns uncommitted DataFiles."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     props = properties or {}
@@ -102,7 +103,6 @@ def write_arrow(io: FileIO, table, schema: Schema, spec: PartitionSpec, location
         return out
     order_id, sort_cols = 0, []
     if meta is not None:
-        from icefloe.iceberg.sort_order import writer_sort_columns
 
         order_id, sort_cols = writer_sort_columns(meta)
     if sort_cols:  # the table's sort order within each file; Arrow places nulls once for all keys
@@ -153,12 +153,9 @@ def _add_nan_counts(m, table, schema: Schema) -> None:
 
 def _split_by_partition(table, schema: Schema, spec: PartitionSpec):
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     if spec.is_unpartitioned:
         return [((), table)]
-    from icefloe.core.ranges import arrow_out_of_range, out_of_range_message
-    from icefloe.iceberg.transforms import BucketTransform, TruncateTransform, VoidTransform
 
     keys = []
     for i, pf in enumerate(spec.fields):

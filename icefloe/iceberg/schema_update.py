@@ -31,6 +31,7 @@ from icefloe.core.types import (
 )
 from icefloe.errors import SchemaError
 from icefloe.iceberg.table_metadata import TableMetadata
+from icefloe.iceberg.metadata_commit import commit_metadata
 
 NAME_MAPPING_PROPERTY = "schema.name-mapping.default"
 
@@ -60,7 +61,6 @@ def _as_type(t) -> IcebergType:
 # --------------------------------------------------------------------------- the working schema
 class SchemaBuilder:
     """Applies changes, in order, to a working copy of one table's current schema."""
-
     def __init__(self, meta: TableMetadata):
         self.meta = meta
         self.struct: StructType = meta.schema.struct
@@ -431,7 +431,6 @@ class UpdateSchema:
     once against the table as it was loaded; the commit replays all of them on
     the latest metadata.
     """
-
     def __init__(self, ops, on_commit: Optional[Callable[[], None]] = None):
         self._ops = ops
         self._on_commit = on_commit
@@ -472,8 +471,6 @@ class UpdateSchema:
         return Schema(self._preview.struct.fields, identifier_field_ids=self._preview.identifier_ids)
 
     def commit(self) -> Schema:
-        from icefloe.iceberg.metadata_commit import commit_metadata
-
         def change(base: TableMetadata) -> Optional[TableMetadata]:
             builder = SchemaBuilder(base)
             for method, args, kwargs in self._calls:

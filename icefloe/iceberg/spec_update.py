@@ -21,13 +21,13 @@ from icefloe.iceberg.transforms import (
     DayTransform, HourTransform, IdentityTransform, MonthTransform, Transform, VoidTransform, YearTransform,
     default_field_name, parse_partition_expr,
 )
+from icefloe.iceberg.metadata_commit import commit_metadata
 
 _TIME = (YearTransform, MonthTransform, DayTransform, HourTransform)
 
 
 class SpecBuilder:
     """Applies partition-field changes, in order, to a working copy of the default spec."""
-
     def __init__(self, meta: TableMetadata):
         self.meta = meta
         self.schema = meta.schema
@@ -167,7 +167,6 @@ def with_spec(meta: TableMetadata, fields: list[PartitionField], last_partition_
 
 class UpdateSpec:
     """``with table.update_spec() as u:`` -- partition changes committed as one metadata version on exit."""
-
     def __init__(self, ops, on_commit: Optional[Callable[[], None]] = None):
         self._ops = ops
         self._on_commit = on_commit
@@ -195,8 +194,6 @@ class UpdateSpec:
         return PartitionSpec(self._preview.fields, -1)
 
     def commit(self) -> PartitionSpec:
-        from icefloe.iceberg.metadata_commit import commit_metadata
-
         def change(base: TableMetadata) -> Optional[TableMetadata]:
             builder = SpecBuilder(base)
             for method, args in self._calls:

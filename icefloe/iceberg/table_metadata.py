@@ -5,7 +5,6 @@ with :func:`dataclasses.replace`, and a commit writes it as the next version.
 """
 from __future__ import annotations
 
-import copy
 import json
 import time
 import uuid

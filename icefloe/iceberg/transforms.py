@@ -11,15 +11,16 @@ import math
 import re
 import struct
 import uuid as _uuid
-from typing import Any, Optional
+from typing import Any
 
 import mmh3
 
 from icefloe.core.types import (
-    PRIMITIVES_BY_NAME, DecimalType, FixedType, IcebergType,
+    PRIMITIVES_BY_NAME, DecimalType, IcebergType,
 )
 from icefloe.errors import UnknownTransformError
 from icefloe.iceberg import conversions
+from icefloe.core.types import to_arrow_type
 
 US_PER_HOUR = 3_600_000_000
 US_PER_DAY = 86_400_000_000
@@ -431,8 +432,6 @@ def apply_arrow(t: Transform, source: IcebergType, arr):
     """
     import numpy as np
     import pyarrow as pa
-
-    from icefloe.core.types import to_arrow_type
 
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()

@@ -29,6 +29,7 @@ from icefloe.paimon.file_store import FileStore
 from icefloe.paimon.snapshot import (
     APPEND, BATCH_COMMIT_IDENTIFIER, EARLIEST, NO_WATERMARK, OVERWRITE, Snapshot,
 )
+from icefloe.paimon.expire import expire_snapshots
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +37,6 @@ log = logging.getLogger(__name__)
 @dataclass
 class CommitMessage:
     """What one writer task produced for one (partition, bucket): picklable plain data."""
-
     partition: tuple
     bucket: int
     total_buckets: int
@@ -302,7 +302,6 @@ class FileStoreCommit:
         except Exception:
             log.warning("could not write snapshot hints for snapshot %d", snapshot.id, exc_info=True)
         try:
-            from icefloe.paimon.expire import expire_snapshots
 
             if not self.store.options.write_only:
                 expire_snapshots(self.store)

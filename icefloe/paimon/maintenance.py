@@ -32,16 +32,17 @@ from icefloe.errors import CommitConflictError, NoSuchSnapshotError
 from icefloe.paimon import manifest as mf
 from icefloe.paimon.data_file import FILE_SOURCE_COMPACT, DataFileNamer
 from icefloe.paimon.snapshot import COMPACT, Snapshot
+from icefloe.core.io import FileAlreadyExistsError
+from icefloe.paimon.commit import FileStoreCommit
+from icefloe.paimon.schema import evolve_arrow
+from icefloe.paimon.tag import TagError, TagManager, reach
+from icefloe.paimon.writer import _write_one
 
 
 # --------------------------------------------------------------------------- compaction
 def compact(table, where=None, target_file_size: Optional[int] = None) -> Optional[Snapshot]:
     """Rewrite small data files (of the files a read with ``where`` would use); None if
     no (partition, bucket) has two or more small files."""
-    from icefloe.paimon.commit import FileStoreCommit
-    from icefloe.paimon.schema import evolve_arrow
-    from icefloe.paimon.writer import _write_one
-
     table.refresh()
     table.check_writable()
     store, schema = table.store, table.table_schema
@@ -103,8 +104,6 @@ def compact(table, where=None, target_file_size: Optional[int] = None) -> Option
 # --------------------------------------------------------------------------- manifests
 def rewrite_manifests(table) -> Optional[Snapshot]:
     """Merge every manifest of the latest snapshot (a COMPACT snapshot without file changes)."""
-    from icefloe.paimon.commit import FileStoreCommit
-
     table.refresh()
     if table.current_snapshot() is None:
         return None
@@ -116,8 +115,6 @@ def rewrite_manifests(table) -> Optional[Snapshot]:
 def rollback_to(table, snapshot_id: int) -> Snapshot:
     """Make ``snapshot_id`` the latest snapshot again, deleting every later one (and the
     tags of later snapshots). An expired snapshot some tag still holds is restored from it."""
-    from icefloe.paimon.tag import TagManager
-
     table.refresh()
     store = table.store
     try:
@@ -132,8 +129,6 @@ def rollback_to(table, snapshot_id: int) -> Snapshot:
 
 def rollback_to_tag(table, name: str) -> Snapshot:
     """Make the snapshot of tag ``name`` the latest snapshot again (see ``rollback_to``)."""
-    from icefloe.paimon.tag import TagError, TagManager
-
     table.refresh()
     store = table.store
     snaps = store.snapshots
@@ -169,9 +164,6 @@ def _snapshot_json_of_tag(tag) -> bytes:
 
 def _rollback(store, target: Snapshot, restore=None) -> Snapshot:
     """Roll back to ``target``; ``restore`` is the tag to write an expired target back from."""
-    from icefloe.core.io import FileAlreadyExistsError
-    from icefloe.paimon.tag import TagManager, reach
-
     snaps = store.snapshots
     latest, earliest = snaps.latest_id(), snaps.earliest_id()
     if restore is None and (latest is None or latest <= target.id):

@@ -36,6 +36,7 @@ from icefloe.core.progress import track
 from icefloe.paimon.file_store import MANIFEST_DIR, FileStore
 from icefloe.paimon.snapshot import EARLIEST, LATEST, Snapshot
 from icefloe.errors import OrphanCleanupError  # noqa: F401 - defined in icefloe.errors, importable here too
+from icefloe.core.timetravel import to_epoch_ms
 
 ORPHAN_MIN_AGE_MS = 3 * 24 * 3600 * 1000
 
@@ -111,7 +112,6 @@ def _may_be_orphan(rel: str) -> bool:
 def _cutoff(older_than) -> int:
     if older_than is None:
         return int(time.time() * 1000) - ORPHAN_MIN_AGE_MS
-    from icefloe.core.timetravel import to_epoch_ms
 
     return to_epoch_ms(older_than)
 

@@ -12,10 +12,11 @@ hold (``checked_cast``: overflow or unparsable text fails, ANSI mode or not).
 from __future__ import annotations
 
 from icefloe.core.types import (
-    IcebergType, ListType, MapType, NestedField, Schema, StructType, to_spark_type,
+    IcebergType, ListType, MapType, Schema, StructType, to_spark_type,
 )
 from icefloe.core.ranges import MAX_DAYS, MAX_MICROS, MIN_DAYS, MIN_MICROS
 from icefloe.errors import SchemaMismatchError
+from icefloe.errors import RequiredFieldNullError
 
 NULL_MARKER = "ICEFLOE_REQUIRED_NULL"
 RANGE_MARKER = "ICEFLOE_OUT_OF_RANGE"
@@ -207,8 +208,6 @@ def _marker_detail(text: str, marker: str) -> str:
 
 def explain_spark_error(e: Exception) -> Exception:
     """Turn a failed Spark job caused by our null or range checks into a typed error."""
-    from icefloe.errors import RequiredFieldNullError
-
     text = str(e)
     if NULL_MARKER in text:
         return RequiredFieldNullError(_marker_detail(text, NULL_MARKER))

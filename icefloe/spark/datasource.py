@@ -23,6 +23,22 @@ from pyspark.sql.datasource import (
 )
 
 from icefloe.core.io import LOCAL
+from icefloe.core import expressions as ex
+from icefloe.core.io import strip_scheme
+from icefloe.core.schema_input import to_schema
+from icefloe.core.types import to_arrow_schema, to_spark_schema
+from icefloe.errors import CorruptDataFileError, IcefloeError, InvalidNameError
+from icefloe.iceberg.arrow_read import read_by_field_id
+from icefloe.iceberg.arrow_writer import align_arrow, write_arrow
+from icefloe.iceberg.delete_files import apply_deletes_arrow
+from icefloe.iceberg.hadoop import HadoopTableOperations
+from icefloe.iceberg.partitioning import build_spec
+from icefloe.iceberg.table import BaseTable
+from icefloe.iceberg.table_metadata import new_table_metadata
+from icefloe.paimon import types as pt
+from icefloe.paimon.catalog import PaimonCatalog
+from icefloe.spark.paimon_read import _table, _table as paimon_table, paimon_partitions, paimon_read_file
+from icefloe.spark.paimon_write import paimon_abort, paimon_commit, paimon_write_batches
 
 
 def detect_format(location: str) -> str:
@@ -37,18 +53,11 @@ def _local(location: str) -> str:
 
 
 def _iceberg_exists(location: str) -> bool:
-    from icefloe.iceberg.hadoop import HadoopTableOperations
-
     return HadoopTableOperations(LOCAL, _local(location)).exists()
 
 
 def _create_iceberg_table(location: str, schema, partitioned_by) -> None:
     """Create a table at ``location`` (schema: DDL text or Spark StructType; terms separated by ';')."""
-    from icefloe.core.schema_input import to_schema
-    from icefloe.iceberg.hadoop import HadoopTableOperations
-    from icefloe.iceberg.partitioning import build_spec
-    from icefloe.iceberg.table_metadata import new_table_metadata
-
     ops = HadoopTableOperations(LOCAL, _local(location))
     sch = to_schema(schema)
     terms = [t for t in (partitioned_by or "").split(";") if t.strip()]
@@ -62,9 +71,6 @@ def _create_iceberg_table(location: str, schema, partitioned_by) -> None:
 
 def _create_paimon_table(location: str, spark_schema, options) -> None:
     """A new Paimon table at ``<warehouse>/<db>.db/<table>`` (Paimon's filesystem-catalog layout)."""
-    from icefloe.errors import InvalidNameError
-    from icefloe.paimon.catalog import PaimonCatalog
-
     loc = _local(location)
     db_dir, table = os.path.split(loc.rstrip("/"))
     warehouse, db = os.path.split(db_dir)
@@ -77,9 +83,6 @@ def _create_paimon_table(location: str, spark_schema, options) -> None:
 
 
 def _iceberg_table(location: str):
-    from icefloe.iceberg.hadoop import HadoopTableOperations
-    from icefloe.iceberg.table import BaseTable
-
     ops = HadoopTableOperations(LOCAL, _local(location))
     return BaseTable(os.path.basename(location.rstrip("/")), ops)
 
@@ -113,12 +116,8 @@ class IcefloeDataSource(DataSource):
     def schema(self):
         from pyspark.sql import types as T
 
-        from icefloe.core.types import to_spark_schema
-
         loc = _location(self.options)
         if detect_format(loc) == "paimon":
-            from icefloe.paimon import types as pt
-            from icefloe.spark.paimon_read import _table as paimon_table
 
             return T.StructType([
                 T.StructField(f.name, pt.to_spark_type(f.type, False), f.type.nullable, {LOCATION_KEY: loc})
@@ -143,8 +142,6 @@ class IcefloeDataSource(DataSource):
 def _paimon_tag_files(location: str, tag: str) -> list:
     """The data files of a Paimon tag, as ``paimon_partitions`` names them (the tag's own copy
     of its snapshot: readable after the snapshot expired)."""
-    from icefloe.spark.paimon_read import _table
-
     table = _table(location)
     current = table.table_schema.id
     return [f"{f.file_path}#schema={f.schema_id},{current}" for f in table.plan_files(ref=tag)]
@@ -163,8 +160,6 @@ class FilePartition(InputPartition):
 # Spark filter classes -> our predicate AST (only used for pruning; Spark re-applies every filter)
 def _to_predicate(f):
     from pyspark.sql import datasource as ds
-
-    from icefloe.core import expressions as ex
 
     def col(attr):
         return ".".join(attr)
@@ -214,7 +209,6 @@ class IcefloeReader(DataSourceReader):
     def _where(self):
         if not self.predicates:
             return None
-        from icefloe.core import expressions as ex
 
         expr = self.predicates[0]
         for p in self.predicates[1:]:
@@ -224,7 +218,6 @@ class IcefloeReader(DataSourceReader):
     def partitions(self):
         loc = _location(self.options, self.schema)
         if detect_format(loc) == "paimon":
-            from icefloe.spark.paimon_read import paimon_partitions
 
             if self.options.get("branch"):
                 raise ValueError(f"option branch: icefloe does not read Paimon branches ({loc})")
@@ -245,14 +238,11 @@ class IcefloeReader(DataSourceReader):
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        from icefloe.core.types import to_arrow_schema
-
         target = _arrow_target(self.schema)
         if not partition.path:
             return
         loc = _location(self.options, self.schema)
         if detect_format(loc) == "paimon":
-            from icefloe.spark.paimon_read import paimon_read_file
 
             yield from paimon_read_file(loc, partition.path, target)
             return
@@ -263,14 +253,11 @@ class IcefloeReader(DataSourceReader):
 
         def batches():
             # errors name the file: in a Python worker pyarrow's message alone would not
-            from icefloe.core.io import strip_scheme
-            from icefloe.errors import CorruptDataFileError, IcefloeError
 
             try:
                 with t.io.open_read(partition.path) as fh:
                     pf = pq.ParquetFile(fh)
                     if deletes:  # positions count from the file's first row: apply deletes to the whole file
-                        from icefloe.iceberg.delete_files import apply_deletes_arrow
 
                         whole = apply_deletes_arrow(_project_batch(pf.read(), with_ids), partition.path, deletes,
                                                     t.schema_for(snap), t.io)
@@ -302,8 +289,6 @@ def _arrow_target(spark_schema):
 
 
 def _project_batch(table, with_ids):
-    from icefloe.iceberg.arrow_read import read_by_field_id
-
     return read_by_field_id(table, with_ids)
 
 
@@ -338,12 +323,10 @@ class IcefloeWriter(DataSourceArrowWriter):
         task_id = ctx.partitionId() if ctx else 0
         batches = list(iterator)
         if self.format == "paimon":
-            from icefloe.spark.paimon_write import paimon_write_batches
 
             return FilesMessage(paimon_write_batches(self.location, batches))
         if not batches:
             return FilesMessage([])
-        from icefloe.iceberg.arrow_writer import align_arrow, write_arrow
 
         t = _iceberg_table(self.location)
         meta = t.metadata
@@ -355,7 +338,6 @@ class IcefloeWriter(DataSourceArrowWriter):
     def commit(self, messages):
         files = [f for m in messages if m is not None for f in m.files]
         if self.format == "paimon":
-            from icefloe.spark.paimon_write import paimon_commit
 
             paimon_commit(self.location, files, self.overwrite)
             return
@@ -363,10 +345,8 @@ class IcefloeWriter(DataSourceArrowWriter):
         t.commit_files(files, overwrite=self.overwrite)
 
     def abort(self, messages):
-
         messages = [m for m in messages if m is not None]
         if self.format == "paimon":
-            from icefloe.spark.paimon_write import paimon_abort
 
             paimon_abort(self.location, [f for m in messages for f in m.files])
             return

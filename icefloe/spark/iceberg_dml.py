@@ -32,6 +32,10 @@ from icefloe.iceberg.validate import Validation, isolation_level
 from icefloe.spark.align import check_assignable, checked_cast, explain_spark_error
 from icefloe.spark.iceberg_read import FILE_COL, POS_COL, read_tasks
 from icefloe.errors import MergeCardinalityError  # noqa: F401 - defined in icefloe.errors, importable here too
+from icefloe.core.types import to_arrow_schema
+from icefloe.iceberg.arrow_writer import _split_by_partition
+from icefloe.iceberg.delete_files import equality_delete_schema, write_equality_deletes, write_position_deletes
+from icefloe.spark.iceberg_write import write_data_files
 
 COPY_ON_WRITE, MERGE_ON_READ = "copy-on-write", "merge-on-read"
 ACTION = "_icefloe_action"
@@ -151,7 +155,6 @@ def _commit_changes(table, operation: str, meta, snap, tasks: list, changes, iso
             added.extend(_write_position_deletes(table, meta, pos, task_by_path))
             referenced = set(pos.column(FILE_COL).unique().to_pylist()) if pos.num_rows else set()
         if counts["inserted"] or (mode == COPY_ON_WRITE and touched - whole) or counts["updated"]:
-            from icefloe.spark.iceberg_write import write_data_files
 
             added.extend(write_data_files(new_rows.select(*cols), meta, table.io, table.name))
     except BaseException:
@@ -176,8 +179,6 @@ def _commit_changes(table, operation: str, meta, snap, tasks: list, changes, iso
 def _write_position_deletes(table, meta, pos, task_by_path: dict) -> list:
     """Position delete files from an Arrow table (FILE_COL, POS_COL), one per data-file partition."""
     import pyarrow as pa
-
-    from icefloe.iceberg.delete_files import write_position_deletes
 
     if pos.num_rows == 0:
         return []
@@ -256,7 +257,6 @@ class MergeBuilder:
     ...   .execute())
     {'updated': 1, 'deleted': 0, 'inserted': 1, 'snapshot_id': ...}
     """
-
     def __init__(self, table, source, on, target_alias: str = "t", source_alias: str = "s",
                  isolation: Optional[str] = None):
         self.table, self.source, self.on = table, source, on
@@ -394,10 +394,6 @@ def delete_by_key(table, keys):
     """
     import pyarrow as pa
 
-    from icefloe.core.types import to_arrow_schema
-    from icefloe.iceberg.arrow_writer import _split_by_partition
-    from icefloe.iceberg.delete_files import equality_delete_schema, write_equality_deletes
-
     meta = table.refresh().metadata
     schema = meta.schema
     arrow = keys if isinstance(keys, pa.Table) else keys.toArrow()
@@ -434,8 +430,6 @@ def delete_by_key(table, keys):
 # --------------------------------------------------------------------------- compaction
 def rewrite_data_files(table, where=None, target_file_size: Optional[int] = None):
     """Compact data files and fold delete files in: one ``replace`` snapshot, contents unchanged."""
-    from icefloe.spark.iceberg_write import write_data_files
-
     meta = table.refresh().metadata
     snap = meta.current_snapshot
     if snap is None:

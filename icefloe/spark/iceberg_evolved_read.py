@@ -31,6 +31,7 @@ from icefloe.core.types import (
     IcebergType, ListType, MapType, Schema, StructType, to_spark_field, to_spark_type,
 )
 from icefloe.errors import IcefloeError
+from icefloe.iceberg.schema_update import update_name_mapping
 
 ALIAS_PREFIX = "__icefloe_fid_"
 
@@ -138,8 +139,6 @@ def uuid_columns_to_strings(df, schema: Schema):
 # --------------------------------------------------------------------------- files without field ids
 def mapping_from_history(schema: Schema, history: Iterable[Schema] = ()) -> list:
     """A name mapping for tables that have none: every name each field id has had."""
-    from icefloe.iceberg.schema_update import update_name_mapping
-
     mapping: list = []
     for old in list(history) + [schema]:
         mapping = update_name_mapping(mapping, old)

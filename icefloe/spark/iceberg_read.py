@@ -36,6 +36,9 @@ from icefloe.core.io import LOCAL
 from icefloe.core.types import Schema, to_spark_field, to_spark_schema
 from icefloe.iceberg.manifest import EQUALITY_DELETES, POSITION_DELETES
 from icefloe.errors import UnsupportedFeatureError  # noqa: F401 - defined in icefloe.errors, importable here too
+from icefloe.errors import CorruptDataFileError
+from icefloe.iceberg.delete_files import POSITION_DELETE_SCHEMA
+from icefloe.spark.iceberg_evolved_read import mapping_from_history, name_read_plan, read_parquet_by_field_id, read_parquet_by_name, restore_column_names, spark_read_schema
 
 FILE_COL = "_icefloe_file"     # the data file a row was read from (the path as the table's metadata has it)
 POS_COL = "_icefloe_pos"       # the row's 0-based position in that file
@@ -76,7 +79,6 @@ def raise_if_missing(err: Exception, paths: Sequence[str], what: str = "data fil
     ``FAILED_READ_FILE`` errors, which name the file themselves."""
     if "PATH_NOT_FOUND" not in str(err):
         return
-    from icefloe.errors import CorruptDataFileError
 
     missing = [p for p in paths if not LOCAL.exists(p)]
     if missing:
@@ -88,7 +90,6 @@ class _NoSkipping:
     """``spark`` whose ``read`` fails on unreadable or missing files even in a session set to skip
     them (``spark.sql.files.ignoreCorruptFiles`` / ``ignoreMissingFiles``): skipping one of a
     table's files would silently drop its rows. Everything else is the session's own."""
-
     def __init__(self, spark):
         self._spark = spark
 
@@ -110,7 +111,6 @@ def _read_tasks(spark, tasks: list, schema: Schema, where, columns, with_positio
 
             df = df.withColumn(FILE_COL, F.lit(None).cast("string")).withColumn(POS_COL, F.lit(None).cast("long"))
     elif not has_deletes and not with_positions:
-        from icefloe.spark.iceberg_evolved_read import read_parquet_by_field_id
 
         with_ids, without_ids = _split_by_field_ids(tasks)
         if not without_ids:
@@ -144,8 +144,6 @@ def table_path_of(col):
 def _read_with_positions(spark, tasks: list, schema: Schema, history: Sequence[Schema] = (), name_mapping=None):
     from pyspark.sql import functions as F
 
-    from icefloe.spark.iceberg_evolved_read import restore_column_names, spark_read_schema
-
     with_ids, without_ids = _split_by_field_ids(tasks)
     parts = []
     if with_ids:
@@ -173,8 +171,6 @@ def _footer_without_ids(path: str):
         return _FOOTERS[path]
     import pyarrow as pa
     import pyarrow.parquet as pq
-
-    from icefloe.errors import CorruptDataFileError
 
     try:
         with LOCAL.open_read(path) as fh:
@@ -213,8 +209,6 @@ def _read_without_ids(spark, items: list, schema: Schema, history: Sequence[Sche
                       with_positions: bool) -> list:
     """DataFrames of files without field ids, read by name; files sharing a column layout share a read."""
     from pyspark.sql import functions as F
-
-    from icefloe.spark.iceberg_evolved_read import mapping_from_history, name_read_plan, read_parquet_by_name
 
     if isinstance(name_mapping, str):
         name_mapping = json.loads(name_mapping)
@@ -261,7 +255,6 @@ def _apply_deletes(spark, df, tasks: list, schema: Schema):
     # position deletes
     pos = [d for d in delete_files.values() if d.content == POSITION_DELETES]
     if pos:
-        from icefloe.iceberg.delete_files import POSITION_DELETE_SCHEMA
 
         pschema = to_spark_schema(POSITION_DELETE_SCHEMA)
         dinfo = spark.createDataFrame([(d.file_path, delete_seq[d.file_path]) for d in pos],

@@ -22,7 +22,6 @@ import os
 import re
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from typing import Optional
 
 from icefloe.core.io import FileIO
 from icefloe.core.parquet import metrics_from_footer
@@ -37,6 +36,11 @@ from icefloe.iceberg.transforms import (
     TruncateTransform, VoidTransform, YearTransform,
 )
 from icefloe.spark.align import align_dataframe, check_partition_ranges, explain_spark_error
+from icefloe.core.types import ListType, MapType, StructType, primitive_from_string
+from icefloe.errors import SchemaMismatchError
+from icefloe.iceberg.arrow_writer import align_arrow, write_arrow
+from icefloe.iceberg.sort_order import writer_sort_columns
+from icefloe.spark.iceberg_evolved_read import _has_uuid, schema_has_uuid
 
 KEY_COL = "__icefloe_partition"
 _PART_RE = re.compile(r"part-(\d+)-")
@@ -132,9 +136,6 @@ def _bucket_udf(n: int, t):
 
         import pandas as pd
 
-        from icefloe.core.types import primitive_from_string
-        from icefloe.iceberg.transforms import BucketTransform
-
         src = primitive_from_string(type_str)
         tr = BucketTransform(n)
         if type_str in ("int", "long", "date", "time", "timestamp", "timestamptz"):
@@ -176,7 +177,6 @@ def decode_partition_key(hex_key: str, spec: PartitionSpec, schema: Schema) -> t
         if v is None:
             out.append(None)
             continue
-        src = schema.find_field(pf.source_id).field_type
         s = str(rt)
         if s == "binary" or s.startswith("fixed"):
             v = binascii.unhexlify(v)
@@ -206,7 +206,6 @@ def write_data_files(df, meta: TableMetadata, io: FileIO, table_name: str) -> li
                                                isinstance(pf.transform, (BucketTransform, TruncateTransform,
                                                                          VoidTransform))], table_name)
     write_id = uuid.uuid4().hex
-    from icefloe.spark.iceberg_evolved_read import schema_has_uuid
 
     if schema_has_uuid(schema):
         return _write_with_arrow(aligned, meta, io, write_id)
@@ -219,7 +218,6 @@ def write_data_files(df, meta: TableMetadata, io: FileIO, table_name: str) -> li
             aligned = aligned.repartition(KEY_COL)
         elif mode == "range":
             aligned = aligned.repartitionByRange(KEY_COL)
-    from icefloe.iceberg.sort_order import writer_sort_columns
 
     order_id, sort_cols = writer_sort_columns(meta)
     if sort_cols:  # the table's sort order, within each file (after the partition key)
@@ -336,8 +334,6 @@ def _arrow_task(io: FileIO, meta: TableMetadata, write_id: str):
         import pyarrow as pa
         from pyspark import TaskContext
 
-        from icefloe.iceberg.arrow_writer import align_arrow, write_arrow
-
         batches = list(batches)
         if not batches:
             return
@@ -362,9 +358,6 @@ def uuid_strings_to_bytes(arr, t, path: str):
     """An Arrow array of ``t`` with uuid strings (anywhere inside) as 16-byte fixed binaries."""
     import pyarrow as pa
 
-    from icefloe.core.types import ListType, MapType, StructType
-    from icefloe.spark.iceberg_evolved_read import _has_uuid
-
     if not _has_uuid(t):
         return arr
     if isinstance(t, StructType):
@@ -386,7 +379,6 @@ def uuid_strings_to_bytes(arr, t, path: str):
         try:
             out.append(uuid.UUID(v).bytes)
         except (ValueError, TypeError, AttributeError):
-            from icefloe.errors import SchemaMismatchError
 
             raise SchemaMismatchError(f"column {path!r}: {v!r} is not a uuid") from None
     return pa.array(out, pa.binary(16))

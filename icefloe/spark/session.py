@@ -14,6 +14,7 @@ import sys
 import threading
 
 from icefloe.errors import JavaMissingError
+from icefloe.spark.datasource import IcefloeDataSource
 
 _lock = threading.Lock()
 _session = None
@@ -104,7 +105,6 @@ def _register_data_source(spark) -> None:
     if key in _registered:
         return
     try:
-        from icefloe.spark.datasource import IcefloeDataSource
 
         spark.dataSource.register(IcefloeDataSource)
         _registered.add(key)

@@ -126,10 +126,12 @@ class _Probe:
         from icefloe.spark import iceberg_dml, iceberg_write
 
         probe = self
+        # row-level changes write data files through iceberg_dml's binding of the writer
         self._saved = [(iceberg_write, "write_data_files", iceberg_write.write_data_files),
+                       (iceberg_dml, "write_data_files", iceberg_dml.write_data_files),
                        (iceberg_dml, "_write_position_deletes", iceberg_dml._write_position_deletes),
                        (HadoopTableOperations, "commit", HadoopTableOperations.commit)]
-        real_write, real_deletes, real_commit = (s[2] for s in self._saved)
+        real_write, _, real_deletes, real_commit = (s[2] for s in self._saved)
 
         def write_data_files(*a, **kw):
             probe.write_calls["data"] += 1
@@ -155,6 +157,7 @@ class _Probe:
                 raise
 
         iceberg_write.write_data_files = write_data_files
+        iceberg_dml.write_data_files = write_data_files
         iceberg_dml._write_position_deletes = write_position_deletes
         HadoopTableOperations.commit = commit
 
