@@ -6,7 +6,7 @@ from typing import Optional
 
 from icefloe.core.io import FileIO
 from icefloe.core.schema_input import to_schema
-from icefloe.errors import IcefloeError
+from icefloe.errors import IcefloeError, NotSupportedError
 from icefloe.iceberg.catalog import HadoopCatalog
 from icefloe.paimon.catalog import PaimonCatalog
 from icefloe.spark.session import get_spark
@@ -80,9 +80,9 @@ class Catalog:
                       data=None, create_if_missing: bool = False):
         """Replace an Iceberg table's definition (and data), keeping its history: Iceberg's
         ``REPLACE TABLE`` / ``CREATE OR REPLACE TABLE [AS SELECT]``. See ``icefloe.iceberg.catalog``."""
-        if self.format != "iceberg":
-            raise IcefloeError("replace_table is only available for Iceberg tables: a Paimon table has no "
-                               "replace operation (drop it and create it again)")
+        if not isinstance(self._impl, HadoopCatalog):
+            raise NotSupportedError("replace_table", format=self.format,
+                                    reason="a Paimon table has no replace operation (drop it and create it again)")
         impl = self._impl
         write = None if data is None else (
             lambda meta: write_files_for(meta, data, impl.io, name, lambda: self.spark))
@@ -93,8 +93,9 @@ class Catalog:
         self._impl.rename_table(name, new_name)
 
     def register_table(self, name: str, metadata_location: str):
-        if self.format != "iceberg":
-            raise IcefloeError("register_table is only available for Iceberg tables")
+        if not isinstance(self._impl, HadoopCatalog):
+            raise NotSupportedError("register_table", format=self.format,
+                                    reason="Paimon tables are adopted by pointing a catalog at their warehouse")
         return self._impl.register_table(name, metadata_location)
 
     def sql(self, text: str, catalog_name: str = "local"):

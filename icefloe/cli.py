@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.table import Table as RichTable
 from rich.tree import Tree
 
-from icefloe.errors import IcefloeError
+from icefloe.errors import IcefloeError, NotSupportedError
 
 EXIT_ERROR = 1
 EXIT_NOT_SUPPORTED = 2
@@ -513,13 +513,11 @@ def check(ctx, table, as_json):
 
 
 # --------------------------------------------------------------------------- maintenance
-def _maintain(ctx, table, method, capability, **kwargs):
-    from icefloe.sql import capabilities as cap
-
+def _maintain(ctx, table, capability, call):
+    """``call(table)`` under progress bars; a format's refusal is a not-supported exit."""
     t = _load(ctx, table)
-    fn = cap.method(t, method, capability)
     with _Bars(f"{capability} on {t.name}"):
-        result = cap.call_strict(fn, capability, **kwargs)
+        result = call(t)
     return t, result
 
 
@@ -553,8 +551,8 @@ def _older_than(value):
 @click.pass_context
 def expire(ctx, table, older_than, retain_last, as_json):
     """Expire old snapshots and delete the files only they used."""
-    _t, r = _maintain(ctx, table, "expire_snapshots", "expire snapshots",
-                      older_than=_older_than(older_than), retain_last=retain_last)
+    _t, r = _maintain(ctx, table, "expire snapshots",
+                      lambda t: t.expire_snapshots(older_than=_older_than(older_than), retain_last=retain_last))
     _report(r, as_json)
 
 
@@ -566,8 +564,8 @@ def expire(ctx, table, older_than, retain_last, as_json):
 @click.pass_context
 def remove_orphans(ctx, table, older_than, dry_run, as_json):
     """Delete files in the table directory that no metadata references."""
-    _t, r = _maintain(ctx, table, "remove_orphan_files", "remove orphan files",
-                      older_than=_older_than(older_than), dry_run=dry_run)
+    _t, r = _maintain(ctx, table, "remove orphan files",
+                      lambda t: t.remove_orphan_files(older_than=_older_than(older_than), dry_run=bool(dry_run)))
     _report(r, as_json)
 
 
@@ -579,8 +577,8 @@ def remove_orphans(ctx, table, older_than, dry_run, as_json):
 @click.pass_context
 def compact(ctx, table, where, target_file_size, as_json):
     """Rewrite small data files (and fold delete files in)."""
-    _t, r = _maintain(ctx, table, "rewrite_data_files", "compaction (rewrite data files)",
-                      where=where, target_file_size=target_file_size)
+    _t, r = _maintain(ctx, table, "compaction (rewrite data files)",
+                      lambda t: t.rewrite_data_files(where=where, target_file_size=target_file_size))
     _report(r, as_json)
 
 
@@ -590,7 +588,7 @@ def compact(ctx, table, where, target_file_size, as_json):
 @click.pass_context
 def rewrite_manifests(ctx, table, as_json):
     """Regroup manifests to the target manifest size."""
-    _t, r = _maintain(ctx, table, "rewrite_manifests", "rewrite manifests")
+    _t, r = _maintain(ctx, table, "rewrite manifests", lambda t: t.rewrite_manifests())
     _report(r, as_json)
 
 
@@ -604,26 +602,19 @@ def rollback(ctx, table, snapshot_id, to_time, as_json):
     """Make an earlier snapshot current again."""
     if (snapshot_id is None) == (to_time is None):
         raise click.UsageError("give exactly one of --snapshot or --to-time")
+    t = _load(ctx, table)
     if snapshot_id is not None:
-        from icefloe.sql import capabilities as cap
-
-        t = _load(ctx, table)
-        r = cap.method(t, "rollback_to_snapshot", "rollback to snapshot")(snapshot_id)
+        r = t.rollback_to_snapshot(snapshot_id)
     else:
-        from icefloe.sql import capabilities as cap
-
-        t = _load(ctx, table)
-        r = cap.method(t, "rollback_to_timestamp", "rollback to timestamp")(_older_than(to_time))
+        r = t.rollback_to_timestamp(_older_than(to_time))
     _report(r, as_json)
 
 
 def main(argv=None):
     """The console entry (``icefloe``): friendly errors and exit codes."""
-    from icefloe.sql.errors import NotSupportedYetError
-
     try:
         cli.main(args=argv, prog_name="icefloe", standalone_mode=False)
-    except NotSupportedYetError as e:
+    except NotSupportedError as e:              # a format's refusal, or a statement icefloe lacks
         click.echo(f"error: {e}", err=True)
         sys.exit(EXIT_NOT_SUPPORTED)
     except IcefloeError as e:

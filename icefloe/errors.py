@@ -37,6 +37,10 @@ class RequiredFieldNullError(SchemaMismatchError):
     """A null value in a column the table declares NOT NULL."""
 
 
+class ExpressionError(IcefloeError, ValueError):
+    """A predicate that cannot be parsed or bound; names the text or the column."""
+
+
 class UnknownTransformError(IcefloeError, ValueError):
     pass
 

@@ -16,6 +16,7 @@ import shutil
 import uuid
 from typing import Iterator
 from urllib.parse import urlparse
+
 from icefloe.errors import FileAlreadyExistsError  # noqa: F401 - defined in icefloe.errors, importable here too
 
 

@@ -16,8 +16,15 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from icefloe.core.types import (
-    DecimalType, IcebergType, ListType, MapType, NestedField, Schema, StructType,
+    DecimalType,
+    IcebergType,
+    ListType,
+    MapType,
+    NestedField,
+    Schema,
+    StructType,
 )
+from icefloe.core.values import to_internal
 
 DEFAULT_TRUNCATE = 16
 
@@ -88,8 +95,6 @@ def _truncate_upper(t: IcebergType, v: Any, n: int) -> Optional[Any]:
 
 def _stat_value(t: IcebergType, v: Any) -> Any:
     """A footer statistic (as pyarrow reports it) as an internal value."""
-    from icefloe.iceberg.conversions import to_internal
-
     s = str(t)
     if v is None:
         return None

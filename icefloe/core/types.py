@@ -8,7 +8,7 @@ and Spark types. It has no I/O and does not import Spark.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Iterator, Optional
 
 from icefloe.errors import SchemaError

@@ -19,9 +19,11 @@ from typing import Any
 
 from icefloe.core.types import DecimalType, IcebergType
 
-EPOCH_DATE = _dt.date(1970, 1, 1)
-EPOCH_DT = _dt.datetime(1970, 1, 1)
-EPOCH_DT_UTC = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+# values in their internal form are shared with Paimon (core.values), importable from here too
+from icefloe.core.values import (  # noqa: E402,F401
+    EPOCH_DATE, EPOCH_DT, EPOCH_DT_UTC, civil_from_days, days_to_date, from_unscaled, micros_to_datetime,
+    to_internal, unscaled,
+)
 
 
 def to_bytes(t: IcebergType, value: Any) -> bytes:
@@ -70,29 +72,6 @@ def from_bytes(t: IcebergType, data: bytes) -> Any:
     return bytes(data)
 
 
-def unscaled(value: decimal.Decimal, scale: int) -> int:
-    """The unscaled integer of ``value`` at ``scale`` (``12.34``, 2 -> ``1234``).
-
-    Exact for any number of digits: the arithmetic runs in a context wide enough
-    for the value, not in the default 28-digit context (which would silently
-    round decimal(38, s) values). Extra fraction digits round half-even.
-    """
-    if not isinstance(value, decimal.Decimal):
-        value = decimal.Decimal(str(value)) if isinstance(value, float) else decimal.Decimal(value)
-    if not value.is_finite():
-        raise ValueError(f"cannot store non-finite decimal {value}")
-    _sign, digits, exp = value.as_tuple()
-    with decimal.localcontext() as ctx:
-        ctx.prec = max(ctx.prec, len(digits) + abs(exp) + abs(scale) + 2)
-        return int(value.scaleb(scale).to_integral_value(rounding=decimal.ROUND_HALF_EVEN))
-
-
-def from_unscaled(n: int, scale: int) -> decimal.Decimal:
-    """The Decimal with unscaled value ``n`` and exponent ``-scale``, built exactly."""
-    digits = tuple(int(c) for c in str(abs(n)))
-    return decimal.Decimal((1 if n < 0 else 0, digits, -scale))
-
-
 def decimal_to_bytes(value: decimal.Decimal, scale: int) -> bytes:
     return min_bytes_signed(unscaled(value, scale))
 
@@ -101,81 +80,6 @@ def min_bytes_signed(n: int) -> bytes:
     """Minimal two's-complement big-endian bytes of ``n`` (at least one byte)."""
     length = max(1, (n + (n < 0)).bit_length() // 8 + 1)
     return n.to_bytes(length, "big", signed=True)
-
-
-# ------------------------------------------------------------------ python <-> internal
-def to_internal(t: IcebergType, value: Any) -> Any:
-    """Convert a user-facing Python value (datetime, date, Decimal...) to its internal form."""
-    if value is None:
-        return None
-    s = str(t)
-    if s == "date":
-        if isinstance(value, _dt.datetime):
-            value = value.date()
-        if isinstance(value, _dt.date):
-            return (value - EPOCH_DATE).days
-        if isinstance(value, str):
-            return (_dt.date.fromisoformat(value) - EPOCH_DATE).days
-        return int(value)
-    if s in ("timestamp", "timestamptz"):
-        if isinstance(value, str):
-            value = _dt.datetime.fromisoformat(value)
-        if isinstance(value, _dt.datetime):
-            if value.tzinfo is None:
-                delta = value - EPOCH_DT
-            else:
-                delta = value - EPOCH_DT_UTC
-            return delta.days * 86_400_000_000 + delta.seconds * 1_000_000 + delta.microseconds
-        if isinstance(value, _dt.date):
-            return (value - EPOCH_DATE).days * 86_400_000_000
-        return int(value)
-    if s == "time":
-        if isinstance(value, str):
-            value = _dt.time.fromisoformat(value)
-        if isinstance(value, _dt.time):
-            return ((value.hour * 60 + value.minute) * 60 + value.second) * 1_000_000 + value.microsecond
-        return int(value)
-    if isinstance(t, DecimalType):
-        return decimal.Decimal(value) if not isinstance(value, decimal.Decimal) else value
-    if s == "uuid" and isinstance(value, str):
-        return _uuid.UUID(value)
-    if s == "uuid" and isinstance(value, (bytes, bytearray, memoryview)):
-        # Arrow and Avro carry uuids as 16 big-endian bytes (fixed_size_binary(16) / fixed[16])
-        return _uuid.UUID(bytes=bytes(value))
-    if s in ("int", "long"):
-        return int(value)
-    if s in ("float", "double"):
-        return float(value)
-    return value
-
-
-def micros_to_datetime(us: int, utc: bool = False) -> _dt.datetime:
-    base = EPOCH_DT_UTC if utc else EPOCH_DT
-    return base + _dt.timedelta(microseconds=us)
-
-
-def days_to_date(days: int) -> _dt.date:
-    return EPOCH_DATE + _dt.timedelta(days=days)
-
-
-def civil_from_days(days: int) -> tuple[int, int, int]:
-    """(year, month, day) of the proleptic Gregorian date ``days`` after 1970-01-01.
-
-    Pure integer arithmetic, so it works for every int/long day count, also
-    outside Python's ``datetime`` range of years 1..9999. Days are grouped in
-    400-year eras of 146097 days that start on a March 1st (so the leap day is
-    the last day of an era-year); floor division keeps negative days correct.
-    """
-    z = days + 719468  # days from 0000-03-01 to 1970-01-01
-    era = z // 146097
-    doe = z - era * 146097  # day of era, 0..146096
-    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365  # year of era, 0..399
-    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)  # day of the March-based year, 0..365
-    mp = (5 * doy + 2) // 153  # March-based month, 0..11
-    day = doy - (153 * mp + 2) // 5 + 1
-    month = mp + 3 if mp < 10 else mp - 9
-    year = yoe + era * 400 + (1 if month <= 2 else 0)
-    return year, month, day
 
 
 def human_string(t: IcebergType, value: Any) -> str:

@@ -306,10 +306,10 @@ class PartitionEvaluator:
         def lookup(fid: int):
             i = self._pos.get(fid)
             if i is None or i >= len(values):
-                return ex._MISSING  # unknown field: may match
+                return ex.MISSING  # unknown field: may match
             return values[i]
 
-        return ex._eval_nnf(self.expr, lookup)
+        return ex.eval_nnf(self.expr, lookup)
 
 
 class ManifestEvaluator:

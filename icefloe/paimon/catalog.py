@@ -14,7 +14,7 @@ from icefloe.core.names import check_name_part
 from icefloe.core.names import split_name as _split_name
 from icefloe.core.types import Schema, parse_schema
 from icefloe.errors import (
-    InvalidNameError, NoSuchNamespaceError, NoSuchTableError, SchemaError, TableAlreadyExistsError,
+    NoSuchNamespaceError, NoSuchTableError, SchemaError, TableAlreadyExistsError,
 )
 from icefloe.paimon import types as pt
 from icefloe.paimon.schema import SCHEMA_DIR, TableSchema, create_schema, list_schema_ids, validate

@@ -8,8 +8,8 @@ goes to ``spark.sql`` unchanged. Modules by concern:
 * ``parser``: text -> statements (sqlglot's Spark dialect + Iceberg extensions)
 * ``names``: ``db.t`` / ``local.db.t`` / ``db.t.snapshots`` resolution
 * ``session``: dispatch, temp views and time travel, error positions
-* ``ddl``, ``dml``, ``procedures``: the statements; ``capabilities``: calls
-  into the table API's newer methods, or a clear not-supported error
+* ``ddl``, ``dml``, ``procedures``: the statements, carried out through the ``Table``
+  contract (a format's ``NotSupportedError`` becomes the statement's ``NotSupportedYetError``)
 * ``metadata_tables``: ``snapshots``, ``history``, ``files``... as rows
 """
 from icefloe.sql.errors import NotSupportedYetError, SqlError

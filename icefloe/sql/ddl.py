@@ -5,12 +5,10 @@ import contextlib
 
 from sqlglot import exp
 
-from icefloe.core.types import parse_schema, parse_type, schema_to_ddl, to_spark_ddl_type
+from icefloe.core.types import parse_schema, parse_type, to_spark_ddl_type
 from icefloe.errors import CommitFailedError, IcefloeError, SchemaError
-from icefloe.sql import capabilities as cap
 from icefloe.sql import parser as p
-from icefloe.sql.errors import NotSupportedYetError, SqlError
-from icefloe.sql.parser import node_position
+from icefloe.sql.errors import SqlError
 from icefloe.sql.names import table_parts
 from icefloe.sql.translate import partition_term
 
@@ -142,10 +140,11 @@ def _replace(sess, name, schema, partitioned_by, properties, data, create_if_mis
     snapshot) in one metadata version; older snapshots, branches and tags stay."""
     from icefloe.iceberg.catalog import ReplaceNotSupportedError
 
-    fn = sess.require(sess.catalog, "replace_table", "CREATE OR REPLACE TABLE", node)
     try:
-        return fn(name, schema, partitioned_by=partitioned_by or None, properties=properties or None,
-                  data=data, create_if_missing=create_if_missing)
+        with sess.refused_as("CREATE OR REPLACE TABLE", node):
+            return sess.catalog.replace_table(name, schema, partitioned_by=partitioned_by or None,
+                                              properties=properties or None, data=data,
+                                              create_if_missing=create_if_missing)
     except (SqlError, CommitFailedError):
         raise
     except ReplaceNotSupportedError as e:
@@ -314,10 +313,7 @@ def _check_column(sess, schema, name: str, node):
 
 @contextlib.contextmanager
 def _schema_update(sess, t, capability: str, node=None):
-    if getattr(t, "format", "iceberg") != "iceberg" and not hasattr(t, "update_schema"):
-        raise sess.not_supported(f"{capability} on {t.format} tables (icefloe has no {t.format} schema "
-                                 "evolution yet)", node)
-    with cap.schema_update(t, capability) as u:
+    with sess.refused_as(capability, node), t.update_schema() as u:
         yield u
 
 
@@ -342,8 +338,7 @@ def _alter_action(sess, t, schema, action):
                 field_type = parsed.field_type
                 if getattr(t, "format", None) == "paimon" and c.args.get("kind") is not None:
                     field_type = _column_type(t, c.args["kind"].sql("spark"))
-                cap.call_with(u.add_column, path=parsed.name, name=parsed.name, field_type=field_type,
-                              doc=parsed.doc, required=parsed.required or None)
+                u.add_column(parsed.name, field_type=field_type, doc=parsed.doc, required=bool(parsed.required))
                 _place_added(sess, u, schema, parsed.name, c.args.get("position"), added)
                 added.append(parsed.name)
         return
@@ -390,7 +385,8 @@ def _alter_action(sess, t, schema, action):
                     updates[prop.name] = prop.args["value"].name
         if not updates:
             raise sess.not_supported(f"ALTER TABLE SET form {action.sql('spark')}", action)
-        cap.update_properties(t, updates, [])
+        with sess.refused_as("ALTER TABLE ... SET TBLPROPERTIES", action):
+            t.update_properties(set=updates)
         return
     raise sess.not_supported(f"ALTER TABLE action {action.sql('spark')}", action)
 
@@ -446,7 +442,7 @@ def _rename(sess, t, action: exp.AlterRename):
     from icefloe.iceberg.catalog import RenameNotSupportedError
 
     try:
-        cap.method(sess.catalog, "rename_table", "ALTER TABLE ... RENAME TO")(t.name, new_name)
+        sess.catalog.rename_table(t.name, new_name)
     except RenameNotSupportedError as e:
         raise sess.not_supported(str(e), action) from None
     except IcefloeError as e:
@@ -485,7 +481,8 @@ def _alter_extension(sess, t, stmt):
                 for n in names:
                     u.delete_column(n)
         else:
-            cap.update_properties(t, {}, list(stmt.names))
+            with sess.refused_as("ALTER TABLE ... UNSET TBLPROPERTIES"):
+                t.update_properties(remove=list(stmt.names))
         return sess.empty()
     if isinstance(stmt, p.AlterPartitionField):
         return _partition_field(sess, t, stmt)
@@ -569,16 +566,16 @@ def _partition_field(sess, t, stmt: p.AlterPartitionField):
     capability = f"ALTER TABLE ... {stmt.action.upper()} PARTITION FIELD (partition evolution)"
     if stmt.action == "drop":
         name = existing_field_name(stmt.term)
-        with cap.spec_update(t, capability) as u:
+        with sess.refused_as(capability), t.update_spec() as u:
             u.remove_field(name)
         return sess.empty()
     transform, col = parse(stmt.term)
     new_name = stmt.alias or default_field_name(transform, col)
     old_name = existing_field_name(stmt.old) if stmt.action == "replace" else None
-    with cap.spec_update(t, capability) as u:
+    with sess.refused_as(capability), t.update_spec() as u:
         if old_name is not None:
             u.remove_field(old_name)
-        cap.call_with(u.add_field, term=stmt.term, name=new_name)
+        u.add_field(stmt.term, name=new_name)
     return sess.empty()
 
 
@@ -595,7 +592,8 @@ def _ref_ddl(sess, t, stmt: p.AlterRef):
             if stmt.if_exists:
                 return sess.empty()
             raise SqlError(f"table {t.name} has no {kind} {stmt.ref}", *where)
-        cap.method(t, f"drop_{kind}", f"ALTER TABLE ... DROP {kind.upper()}")(stmt.ref)
+        with sess.refused_as(f"ALTER TABLE ... DROP {kind.upper()}"):
+            t.drop_tag(stmt.ref) if kind == "tag" else t.drop_branch(stmt.ref)
         return sess.empty()
     retention = dict(max_ref_age_ms=stmt.retain_ms, min_snapshots_to_keep=stmt.min_snapshots_to_keep,
                      max_snapshot_age_ms=stmt.max_snapshot_age_ms)
@@ -609,18 +607,24 @@ def _ref_ddl(sess, t, stmt: p.AlterRef):
         # REPLACE moves the ref (to the current snapshot unless AS OF VERSION says otherwise) and keeps
         # its retention settings unless new ones are given, as Iceberg's REPLACE BRANCH|TAG does
         capability = f"ALTER TABLE ... REPLACE {kind.upper()}"
-        fn = cap.method(t, f"replace_{kind}", capability)
         snap = stmt.snapshot_id
         if snap is None:
             current = t.current_snapshot()
             if current is None:
                 raise SqlError(f"table {t.name} has no current snapshot to point {kind} {stmt.ref} at", *where)
             snap = current.snapshot_id
-        cap.call_strict(fn, capability, name=stmt.ref, snapshot_id=snap, **retention)
+        with sess.refused_as(capability):
+            if kind == "tag":
+                t.replace_tag(stmt.ref, snap, max_ref_age_ms=stmt.retain_ms)
+            else:
+                t.replace_branch(stmt.ref, snap, **retention)
         return sess.empty()
     if stmt.action == "replace":
         raise SqlError(f"table {t.name} has no {kind} {stmt.ref} to replace", *where)
     capability = f"ALTER TABLE ... CREATE {kind.upper()}"
-    create_fn = cap.method(t, f"create_{kind}", capability)
-    cap.call_strict(create_fn, capability, name=stmt.ref, snapshot_id=stmt.snapshot_id, **retention)
+    with sess.refused_as(capability):
+        if kind == "tag":
+            t.create_tag(stmt.ref, stmt.snapshot_id, max_ref_age_ms=stmt.retain_ms)
+        else:
+            t.create_branch(stmt.ref, stmt.snapshot_id, **retention)
     return sess.empty()

@@ -14,7 +14,6 @@ from typing import Optional
 from sqlglot import exp
 
 from icefloe.core.types import to_spark_ddl_type, to_spark_type
-from icefloe.sql import capabilities as cap
 from icefloe.sql.translate import strip_qualifier, unknown_columns
 
 
@@ -289,8 +288,8 @@ def delete(sess, tree: exp.Delete):
     where = tree.args.get("where")
     cond = where.this if where is not None else None
     _check_columns(sess, cond, t, quals)
-    fn = sess.require(t, "delete", "DELETE FROM (row-level deletes)", tree)
-    fn(_sql(cond, quals) if cond is not None else "true")
+    with sess.refused_as("DELETE FROM (row-level deletes)", tree):
+        t.delete(_sql(cond, quals) if cond is not None else "true")
     return sess.empty()
 
 
@@ -308,8 +307,8 @@ def update(sess, tree: exp.Update):
     _check_columns(sess, cond, t, quals)
     for value in tree.expressions:
         _check_columns(sess, value.expression, t, quals)
-    fn = sess.require(t, "update", "UPDATE (row-level updates)", tree)
-    fn(assignments, _sql(cond, quals) if cond is not None else None)
+    with sess.refused_as("UPDATE (row-level updates)", tree):
+        t.update(assignments, _sql(cond, quals) if cond is not None else None)
     return sess.empty()
 
 
@@ -413,21 +412,15 @@ def merge(sess, tree: exp.Merge):
         else:
             raise sess.not_supported(f"MERGE action {then.sql('spark') if then is not None else ''}", when)
 
-    merge_fn = sess.require(t, "merge", "MERGE INTO (row-level merge)", tree)
-    builder = cap.call_with(merge_fn, source=source_df.alias(source_alias), df=source_df.alias(source_alias),
-                            on=on.sql("spark"), condition=on.sql("spark"), source_alias=source_alias,
-                            target_alias=target_alias)
-    for kind, action, arg, cond_sql, node in clauses:
-        method = f"when_{kind}_{action}"
-        fn = getattr(builder, method, None)
-        if fn is None:
-            raise sess.not_supported(f"MERGE clause WHEN {kind.replace('_', ' ').upper()} THEN "
-                                     f"{action.replace('_all', ' *').upper()}", node)
-        kwargs = {"condition": cond_sql}
-        if action == "update":
-            kwargs["set"] = arg
-        elif action == "insert":
-            kwargs["values"] = arg
-        builder = cap.call_with(fn, **kwargs)
-    builder.execute()
+    with sess.refused_as("MERGE INTO (row-level merge)", tree):
+        builder = t.merge(source_df.alias(source_alias), on.sql("spark"), target_alias=target_alias,
+                          source_alias=source_alias)
+        for kind, action, arg, cond_sql, node in clauses:
+            fn = getattr(builder, f"when_{kind}_{action}", None)
+            if fn is None:
+                raise sess.not_supported(f"MERGE clause WHEN {kind.replace('_', ' ').upper()} THEN "
+                                         f"{action.replace('_all', ' *').upper()}", node)
+            # update and insert take their column -> value map first; the rest only a condition
+            builder = fn(arg, condition=cond_sql) if action in ("update", "insert") else fn(condition=cond_sql)
+        builder.execute()
     return sess.empty()

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from icefloe.sql import capabilities as cap
-from icefloe.sql.errors import NotSupportedYetError, SqlError
+from icefloe.errors import NotSupportedError
+from icefloe.sql.errors import NotSupportedYetError, SqlError, refusal
 from icefloe.sql.names import resolve_parts
 from icefloe.sql.parser import Call, node_position
 from icefloe.sql.translate import literal_value
@@ -24,6 +24,8 @@ class Procedure:
     method: str            # table API method
     capability: str
     result: str            # Spark DDL of the result rows
+    passed: tuple = ()     # arguments handed to the table method under the same name
+    ignored: tuple = ()    # arguments accepted with no effect here (tuning knobs of the JVM runtime)
 
 
 PROCEDURES = {
@@ -40,14 +42,15 @@ PROCEDURES = {
                                    "stream_results", "snapshot_ids"), ("table",), "expire_snapshots",
                                   "CALL system.expire_snapshots",
                                   "deleted_data_files_count bigint, deleted_manifest_files_count bigint, "
-                                  "deleted_manifest_lists_count bigint"),
+                                  "deleted_manifest_lists_count bigint", ("older_than", "retain_last"),
+                                  ("max_concurrent_deletes", "stream_results")),
     "remove_orphan_files": Procedure(("table", "older_than", "location", "dry_run"), ("table",),
                                      "remove_orphan_files", "CALL system.remove_orphan_files",
-                                     "orphan_file_location string"),
+                                     "orphan_file_location string", ("older_than", "dry_run")),
     "rewrite_data_files": Procedure(("table", "strategy", "sort_order", "options", "where"), ("table",),
                                     "rewrite_data_files", "CALL system.rewrite_data_files",
                                     "rewritten_data_files_count int, added_data_files_count int, "
-                                    "rewritten_bytes_count bigint"),
+                                    "rewritten_bytes_count bigint", ("where", "target_file_size")),
     "rewrite_manifests": Procedure(("table", "use_caching"), ("table",), "rewrite_manifests",
                                    "CALL system.rewrite_manifests",
                                    "rewritten_manifests_count int, added_manifests_count int"),
@@ -143,7 +146,13 @@ def call(sess, stmt: Call):
             kwargs[key] = dict(zip((_value(sess, k) for k in node.keys), (_value(sess, v) for v in node.values)))
         else:
             kwargs[key] = _value(sess, node)
-    result = _run(t, name, fn, kwargs)
+    try:
+        result = _run(t, name, fn, kwargs)
+    except NotSupportedYetError:
+        raise
+    except NotSupportedError as e:
+        raise NotSupportedYetError(refusal(proc.capability, e), stmt.procedure.line, stmt.procedure.column) \
+            from None
     return _result_df(sess, t, name, proc, result, before, kwargs)
 
 
@@ -156,14 +165,12 @@ def _run(t, name, fn, kwargs):
         return fn(kwargs["timestamp"])
     capability = f"CALL system.{name}"
     if name == "create_tag":
-        return cap.call_strict(fn, capability, name=kwargs["tag"], snapshot_id=kwargs.get("snapshot_id"),
-                               max_ref_age_ms=kwargs.get("max_ref_age_ms"))
+        return fn(kwargs["tag"], kwargs.get("snapshot_id"), max_ref_age_ms=kwargs.get("max_ref_age_ms"))
     if name == "delete_tag":
         fn(kwargs["tag"])
         return {"result": True}
     if name == "create_branch":
-        return cap.call_strict(fn, capability, name=kwargs["branch"], snapshot_id=kwargs.get("snapshot_id"),
-                               max_ref_age_ms=kwargs.get("max_ref_age_ms"))
+        return fn(kwargs["branch"], kwargs.get("snapshot_id"), max_ref_age_ms=kwargs.get("max_ref_age_ms"))
     if name == "rewrite_data_files":
         kwargs = dict(kwargs)
         strategy = kwargs.pop("strategy", None)
@@ -175,9 +182,12 @@ def _run(t, name, fn, kwargs):
             kwargs["target_file_size"] = int(size)
         if options:
             raise NotSupportedYetError(f"rewrite_data_files options {', '.join(sorted(options))}")
-    if name == "expire_snapshots":
-        kwargs = {k: v for k, v in kwargs.items() if k not in ("max_concurrent_deletes", "stream_results")}
-    return cap.call_strict(fn, capability, **kwargs)
+    proc = PROCEDURES[name]
+    given = {k: v for k, v in kwargs.items() if v is not None and k not in proc.ignored}
+    extra = sorted(k for k in given if k not in proc.passed)
+    if extra:
+        raise NotSupportedYetError(f"{capability} with {', '.join(extra)}")
+    return fn(**given)
 
 
 def _result_df(sess, t, name, proc, result, before, kwargs):

@@ -13,6 +13,8 @@ session. Each statement is parsed (``icefloe.sql.parser``) and dispatched:
 """
 from __future__ import annotations
 
+import contextlib
+
 import hashlib
 from typing import Optional
 
@@ -20,6 +22,8 @@ from sqlglot import exp
 
 from icefloe.errors import IcefloeError, NoSuchSnapshotError, NoSuchTableError
 from icefloe.sql import metadata_tables
+from icefloe.errors import NotSupportedError
+from icefloe.sql.errors import refusal
 from icefloe.sql.errors import NotSupportedYetError, SqlError
 from icefloe.sql.names import TableRef, resolve_parts, table_parts
 from icefloe.sql.parser import Statement, node_position, position_of, split
@@ -112,12 +116,16 @@ class SqlSession:
         line, col = node_position(node) if node is not None else (None, None)
         return NotSupportedYetError(capability, line, col, self._stmt.text if self._stmt else None)
 
-    def require(self, obj, method: str, capability: str, node=None):
-        """``obj.method`` if the table API has it yet, else the not-supported error."""
-        fn = getattr(obj, method, None)
-        if fn is None:
-            raise self.not_supported(capability, node)
-        return fn
+    @contextlib.contextmanager
+    def refused_as(self, capability: str, node=None):
+        """Run a statement's calls into the table contract: a ``NotSupportedError`` they raise becomes
+        the statement's not-supported error, naming the statement, the table and its format."""
+        try:
+            yield
+        except NotSupportedYetError:
+            raise
+        except NotSupportedError as e:
+            raise self.not_supported(refusal(capability, e), node) from None
 
     def spark_error(self, e: Exception, sql_text: str) -> SqlError:
         """A Spark analysis/parse error as a SqlError at the matching place of the statement."""

@@ -19,6 +19,7 @@ from icefloe.spark.session import get_spark
 from icefloe.table.base import Table
 
 MAIN = "main"
+TAG_RETENTION = "tag retention (max_ref_age_ms): icefloe keeps a Paimon tag until it is deleted"
 
 
 class PaimonTable(FileStoreTable, Table):
@@ -96,10 +97,10 @@ class PaimonTable(FileStoreTable, Table):
 
     def create_tag(self, name: str, snapshot_id: Optional[int] = None, max_ref_age_ms: Optional[int] = None):
         if max_ref_age_ms is not None:
-            raise self.unsupported("tag retention", "icefloe keeps Paimon tags until they are deleted")
+            raise self.unsupported("create_tag with max_ref_age_ms", TAG_RETENTION)
         return FileStoreTable.create_tag(self, name, snapshot_id)
 
     def replace_tag(self, name: str, snapshot_id=None, max_ref_age_ms: Optional[int] = None):
         if max_ref_age_ms is not None:
-            raise self.unsupported("tag retention", "icefloe keeps Paimon tags until they are deleted")
+            raise self.unsupported("replace_tag with max_ref_age_ms", TAG_RETENTION)
         return FileStoreTable.replace_tag(self, name, snapshot_id)

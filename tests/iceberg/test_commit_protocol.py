@@ -58,7 +58,6 @@ def test_lost_race_retries_without_rewriting_data(table, monkeypatch):
     cat, t = table
     t.append(_rows(0))
     other = cat.load_table("db.t")
-    ops = t.ops
     real_commit = HadoopTableOperations.commit
     calls = {"n": 0}
 

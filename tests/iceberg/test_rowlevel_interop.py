@@ -63,7 +63,6 @@ def test_statements_agree_with_plain_dataframes(catalog, spark, mode):
     _check_readers(t, _state(plain))
 
     # DELETE of a whole partition (metadata only: no rows rewritten, no delete files)
-    before = t.current_snapshot().summary
     r = t.delete("cat = 'c'")
     plain = plain.where("cat != 'c'").localCheckpoint()
     sm = t.current_snapshot().summary
@@ -89,18 +88,23 @@ def test_statements_agree_with_plain_dataframes(catalog, spark, mode):
     for i, s in src_rows.items():
         if i in model:
             if s.op == "D":
-                del model[i]; counts["deleted"] += 1
+                del model[i]
+                counts["deleted"] += 1
             else:
-                model[i][1] = s.name; counts["updated"] += 1
+                model[i][1] = s.name
+                counts["updated"] += 1
         else:
-            model[i] = [i, s.name if s.op == "I" else "ins", s.cat, None]; counts["inserted"] += 1
+            model[i] = [i, s.name if s.op == "I" else "ins", s.cat, None]
+            counts["inserted"] += 1
     for i in list(model):
         if i in src_rows:
             continue
         if 30 <= i <= 33 and i <= 40:
-            model[i][1] = model[i][1].upper(); counts["updated"] += 1
+            model[i][1] = model[i][1].upper()
+            counts["updated"] += 1
         elif i > 37 and i < 200:
-            del model[i]; counts["deleted"] += 1
+            del model[i]
+            counts["deleted"] += 1
     assert {k: r[k] for k in counts} == counts
     _check_readers(t, sorted((v[0], v[1], v[2]) for v in model.values()))
 
