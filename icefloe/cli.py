@@ -16,8 +16,11 @@ import sys
 import click
 from rich.console import Console
 from rich.table import Table as RichTable
+from rich.markup import escape
 from rich.tree import Tree
 
+from icefloe.core.tree import Node
+from icefloe.paimon.layout import manifest_lists
 from icefloe.errors import IcefloeError, NotSupportedError
 
 EXIT_ERROR = 1
@@ -362,19 +365,11 @@ def manifests(ctx, table, as_json):
                                    r[7] + r[10]) for r in rows]))
 
 
-def _paimon_manifest_lists(t, snap):
-    """(kind, manifest list name) of a Paimon snapshot: base, delta, and changelog if any."""
-    out = [("base", snap.base_manifest_list), ("delta", snap.delta_manifest_list)]
-    if snap.changelog_manifest_list:
-        out.append(("changelog", snap.changelog_manifest_list))
-    return out
-
-
 def _paimon_manifests(t, as_json: bool) -> None:
     snap = t.current_snapshot()
     store = t.store
     rows = []
-    for kind, lst in (_paimon_manifest_lists(t, snap) if snap is not None else []):
+    for kind, lst in (manifest_lists(snap) if snap is not None else []):
         for m in store.read_manifest_list(lst):
             rows.append({"manifest_list": lst, "list_kind": kind, "file_name": m.file_name,
                          "path": store.manifest_path(m.file_name), "file_size": m.file_size,
@@ -389,81 +384,13 @@ def _paimon_manifests(t, as_json: bool) -> None:
                                    r["num_deleted_files"], r["schema_id"]) for r in rows]))
 
 
-def paimon_snapshot_tree(t, all_snapshots: bool = True) -> Tree:
-    """Snapshot -> base/delta manifest lists -> manifests -> data files, as a rich tree."""
-    from icefloe.paimon import manifest as mf
-
-    t.refresh()
-    store = t.store
-    current = t.current_snapshot()
-    root = Tree(f"[bold]{t.name}[/] [dim]{t.location} (paimon)[/]")
-    snaps = t.snapshots() if all_snapshots else [s for s in [current] if s is not None]
-    for s in snaps:
-        cur = " [green](current)[/]" if current is not None and s.id == current.id else ""
-        sn = root.add(f"snapshot-{s.id} [bold]{s.commit_kind}[/] schema {s.schema_id} "
-                      f"{s.total_record_count} rows{cur}")
-        for kind, lst in _paimon_manifest_lists(t, s):
-            ml = sn.add(f"{kind} manifest list {lst}")
-            try:
-                metas = store.read_manifest_list(lst)
-            except IcefloeError as e:
-                ml.add(f"[red]{e}[/]")
-                continue
-            for m in metas:
-                mn = ml.add(f"manifest {m.file_name} [dim](+{m.num_added_files} -{m.num_deleted_files}, "
-                            f"schema {m.schema_id})[/]")
-                try:
-                    entries = store.read_manifest(m.file_name, m.file_size)
-                except IcefloeError as e:
-                    mn.add(f"[red]{e}[/]")
-                    continue
-                for e in entries:
-                    path = store.data_file_path(e)
-                    rel = os.path.relpath(path, t.location) if path.startswith(t.location) else path
-                    label = (f"{'ADD' if e.kind == mf.ADD else 'DELETE':8} {rel} "
-                             f"[dim]({e.file.row_count} rows, {e.file.file_size} bytes)[/]")
-                    mn.add(f"[green]{label}[/]" if e.kind == mf.ADD else f"[red]{label}[/]")
-    return root
-
-
-_STATUS = {0: "EXISTING", 1: "ADDED", 2: "DELETED"}
-
-
-def snapshot_tree(t, all_snapshots: bool = True) -> Tree:
-    """Snapshot -> manifest list -> manifests -> data files, as a rich tree."""
-    from icefloe.iceberg.manifest_reader import load_manifest_entries, snapshot_manifests
-
-    t.refresh()
-    meta = t.metadata
-    root = Tree(f"[bold]{t.name}[/] [dim]{t.metadata_location}[/]")
-    snaps = meta.snapshots if all_snapshots else [s for s in [meta.current_snapshot] if s is not None]
-    for s in snaps:
-        cur = " [green](current)[/]" if s.snapshot_id == meta.current_snapshot_id else ""
-        sn = root.add(f"snapshot [bold]{s.snapshot_id}[/] seq {s.sequence_number} {s.operation}{cur}")
-        if not s.manifest_list:
-            continue
-        ml = sn.add(f"manifest list {os.path.basename(s.manifest_list)}")
-        try:
-            mans = snapshot_manifests(t.io, s)
-        except IcefloeError as e:
-            ml.add(f"[red]{e}[/]")
-            continue
-        for m in mans:
-            kind = "data" if m.content == 0 else "deletes"
-            mn = ml.add(f"manifest {os.path.basename(m.manifest_path)} [dim]({kind}, seq {m.sequence_number}, "
-                        f"+{m.added_files_count} ={m.existing_files_count} -{m.deleted_files_count})[/]")
-            try:
-                entries = load_manifest_entries(t.io, meta, m)
-            except IcefloeError as e:
-                mn.add(f"[red]{e}[/]")
-                continue
-            for e in entries:
-                f = e.data_file
-                rel = os.path.relpath(f.file_path, t.location) if f.file_path.startswith(t.location) else f.file_path
-                style = {0: "", 1: "green", 2: "red"}[e.status]
-                label = f"{_STATUS[e.status]:8} {rel} [dim]({f.record_count} rows, {f.file_size_in_bytes} bytes)[/]"
-                mn.add(f"[{style}]{label}[/]" if style else label)
-    return root
+def rich_tree(node: Node) -> Tree:
+    """A table's metadata tree (``Table.metadata_tree``) drawn with rich."""
+    label = "".join(f"[{style}]{escape(text)}[/]" if style else escape(text) for text, style in node.parts)
+    tree = Tree(label)
+    for child in node.children:
+        tree.children.append(rich_tree(child))
+    return tree
 
 
 @cli.command()
@@ -477,10 +404,7 @@ def tree(ctx, table, current, no_disk):
 
     t = _load(ctx, table)
     console = _console()
-    if getattr(t, "format", "iceberg") == "iceberg":
-        console.print(snapshot_tree(t, all_snapshots=not current))
-    else:
-        console.print(paimon_snapshot_tree(t, all_snapshots=not current))
+    console.print(rich_tree(t.metadata_tree(all_snapshots=not current)))
     if not no_disk:
         console.print(file_tree(t.location))
 

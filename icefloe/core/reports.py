@@ -1,4 +1,4 @@
-"""Results of table maintenance, the same for both formats."""
+"""Results of table maintenance and checks, the same for both formats."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -26,3 +26,36 @@ class ExpireReport:
                 "deleted_delete_files": len(self.deleted_delete_files),
                 "deleted_manifests": len(self.deleted_manifests),
                 "deleted_manifest_lists": len(self.deleted_manifest_lists)}
+
+
+# --------------------------------------------------------------------------- check
+@dataclass
+class Problem:
+    kind: str
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"[{self.kind}] {self.path}: {self.message}"
+
+
+@dataclass
+class Report:
+    table: str
+    location: str
+    problems: list = field(default_factory=list)
+    checked: dict = field(default_factory=dict)     # what was looked at: counts per kind
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def add(self, kind: str, path: str, message: str) -> None:
+        self.problems.append(Problem(kind, path, message))
+
+    def count(self, kind: str, n: int = 1) -> None:
+        self.checked[kind] = self.checked.get(kind, 0) + n
+
+    def to_json(self) -> dict:
+        return {"table": self.table, "location": self.location, "ok": self.ok, "checked": self.checked,
+                "problems": [{"kind": p.kind, "path": p.path, "message": p.message} for p in self.problems]}

@@ -5,7 +5,7 @@ import contextlib
 
 from sqlglot import exp
 
-from icefloe.core.types import parse_schema, parse_type, to_spark_ddl_type
+from icefloe.core.types import parse_schema
 from icefloe.errors import CommitFailedError, IcefloeError, SchemaError
 from icefloe.sql import parser as p
 from icefloe.sql.errors import SqlError
@@ -225,40 +225,19 @@ def describe(sess, tree: exp.Describe):
 
 def describe_rows(t, extended: bool = False) -> list:
     """Spark's DESCRIBE TABLE rows: columns, partitioning, then (extended) table information."""
-    schema = t.schema
-    if getattr(t, "format", "iceberg") == "paimon":
-        # Paimon's own types (SMALLINT, TINYINT, CHAR(n), ...) as Spark names them
-        from icefloe.paimon import types as pt
-
-        spark_fields = pt.to_spark_schema(t.table_schema.fields, with_ids=False).fields
-        rows = [(sf.name, sf.dataType.simpleString() + ("" if sf.nullable else " not null"), f.description or "")
-                for sf, f in zip(spark_fields, t.table_schema.fields)]
-    else:
-        rows = [(f.name, to_spark_ddl_type(f.field_type) + (" not null" if f.required else ""), f.doc or "")
-                for f in schema.fields]
-    spec = getattr(t, "spec", None)
-    fields = list(getattr(spec, "fields", []) or [])
-    if fields:
+    rows = list(t.describe_columns())
+    terms = t.partitioning()
+    if terms:
         rows.append(("", "", ""))
         rows.append(("# Partitioning", "", ""))
-        for i, pf in enumerate(fields):
-            src = schema.find_field_or_none(pf.source_id)
-            src_name = src.name if src is not None else str(pf.source_id)
-            tr = str(pf.transform)
-            term = src_name if tr == "identity" else f"{tr.split('[')[0]}({tr[tr.find('[') + 1:-1] + ', ' if '[' in tr else ''}{src_name})"
-            rows.append((f"Part {i}", term, ""))
-    keys = list(getattr(t, "partition_keys", None) or []) if not fields else []
-    if keys:                                  # Paimon: partition key columns
-        rows.append(("", "", ""))
-        rows.append(("# Partitioning", "", ""))
-        rows.extend((f"Part {i}", k, "") for i, k in enumerate(keys))
+        rows.extend((f"Part {i}", term, "") for i, term in enumerate(terms))
     if extended:
         rows.append(("", "", ""))
         rows.append(("# Detailed Table Information", "", ""))
         rows.append(("Name", t.name, ""))
         rows.append(("Type", "MANAGED", ""))
         rows.append(("Location", t.location, ""))
-        rows.append(("Provider", getattr(t, "format", "iceberg"), ""))
+        rows.append(("Provider", t.format, ""))
         snap = t.current_snapshot() if hasattr(t, "current_snapshot") else None
         if snap is not None:
             rows.append(("Current Snapshot", str(snap.snapshot_id), ""))
@@ -336,8 +315,8 @@ def _alter_action(sess, t, schema, action):
             for c in cols:
                 parsed = _column_def(sess, c)
                 field_type = parsed.field_type
-                if getattr(t, "format", None) == "paimon" and c.args.get("kind") is not None:
-                    field_type = _column_type(t, c.args["kind"].sql("spark"))
+                if c.args.get("kind") is not None:     # as the table stores it (Paimon keeps TINYINT)
+                    field_type = t.parse_column_type(c.args["kind"].sql("spark"))
                 u.add_column(parsed.name, field_type=field_type, doc=parsed.doc, required=bool(parsed.required))
                 _place_added(sess, u, schema, parsed.name, c.args.get("position"), added)
                 added.append(parsed.name)
@@ -392,12 +371,8 @@ def _alter_action(sess, t, schema, action):
 
 
 def _column_type(t, text: str):
-    """A column type of ALTER TABLE: Paimon tables keep Spark's TINYINT and SMALLINT."""
-    if getattr(t, "format", None) == "paimon":
-        from icefloe.paimon.schema_update import spark_sql_type
-
-        return spark_sql_type(text)
-    return parse_type(text)
+    """A column type of ALTER TABLE as the table stores it (Paimon keeps TINYINT and SMALLINT)."""
+    return t.parse_column_type(text)
 
 
 def _place_added(sess, u, schema, name: str, position, added: list) -> None:

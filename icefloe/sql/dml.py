@@ -135,19 +135,9 @@ def _source_df(sess, query: exp.Expression):
 
 
 def partition_columns(t) -> list:
-    """The columns a PARTITION clause may name: identity partition sources (Iceberg), partition
-    keys (Paimon). Other transforms (days(ts), bucket(16, id)) have no column to set."""
-    if getattr(t, "format", "iceberg") == "paimon":
-        return list(t.partition_keys)
-    from icefloe.iceberg.transforms import IdentityTransform
-
-    out = []
-    for pf in getattr(t.spec, "fields", []) or []:
-        if isinstance(pf.transform, IdentityTransform):
-            name = t.schema.name_of(pf.source_id)
-            if name is not None and "." not in name:
-                out.append(name)
-    return out
+    """The columns a PARTITION clause may name (identity partition sources, Paimon partition keys):
+    other transforms (days(ts), bucket(16, id)) have no column to set."""
+    return t.partition_columns()
 
 
 def _partition_clause(sess, t, partition) -> dict:
@@ -242,17 +232,13 @@ def insert(sess, tree: exp.Insert):
 def _narrow_small_ints(df, t):
     """Paimon TINYINT/SMALLINT columns (the shared schema widens them to int): INSERT stores
     values into them as Spark does, and a value out of range fails the statement."""
-    if getattr(t, "format", "iceberg") != "paimon":
+    small = t.narrow_column_types()
+    if not small:
         return df
     from pyspark.sql import functions as F
 
     from icefloe.spark.align import checked_cast_to
 
-    kinds = {"TINYINT": "tinyint", "SMALLINT": "smallint"}
-    small = {f.name: kinds[f.type.root] for f in t.table_schema.fields
-             if getattr(f.type, "root", None) in kinds}
-    if not small:
-        return df
     return df.select(*[checked_cast_to(F.col(f"`{c}`"), small[c], small[c], c, t.name).alias(c) if c in small
                        else F.col(f"`{c}`") for c in df.columns])
 

@@ -17,8 +17,10 @@ Conventions shared by both formats:
 """
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
+from icefloe.core.reports import Report
+from icefloe.core.tree import Node
 from icefloe.core.types import Schema
 from icefloe.errors import NotSupportedError
 
@@ -182,6 +184,36 @@ class Table:
 
     def rewrite_manifests(self, branch: Optional[str] = None):
         raise self.unsupported("rewrite_manifests")
+
+    # ------------------------------------------------------------------ description (SQL, CLI, check)
+    def partition_columns(self) -> list[str]:
+        """Columns a ``PARTITION (col = value)`` clause may name: identity-partitioned columns."""
+        return []
+
+    def partitioning(self) -> list[str]:
+        """The partitioning as terms people read (``years(ts)``, ``bucket(16, id)``, ``dt``)."""
+        return []
+
+    def describe_columns(self) -> list[tuple]:
+        """(name, Spark type as stored, comment) per top-level column, as DESCRIBE shows them."""
+        raise self.unsupported("describe")
+
+    def narrow_column_types(self) -> dict:
+        """Columns stored in a narrower Spark type than the shared schema's (``{name: "tinyint"}``):
+        values written to them are range-checked and narrowed."""
+        return {}
+
+    def parse_column_type(self, text: str):
+        """A column type of DDL text (``ALTER TABLE ... ADD COLUMNS``) as this table stores it."""
+        raise self.unsupported("parse_column_type")
+
+    def metadata_tree(self, all_snapshots: bool = True) -> Node:
+        """Snapshots -> manifest lists -> manifests -> files, for people to read."""
+        raise self.unsupported("metadata_tree")
+
+    def check(self, progress: Optional[Callable[[str], None]] = None) -> Report:
+        """Verify the table end to end without Spark (``icefloe check``): every problem found."""
+        raise self.unsupported("check")
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({getattr(self, 'name', '')!r})"

@@ -1,17 +1,22 @@
 """The user-facing Iceberg table: the format's ``BaseTable`` with Spark as its data plane."""
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 from icefloe.core.arrow import as_arrow_table, is_arrow_data
-from icefloe.core.reports import ExpireReport
+from icefloe.core.reports import ExpireReport, Report
+from icefloe.core.tree import Node
+from icefloe.core.types import parse_type, to_spark_ddl_type
 from icefloe.iceberg.append import Append
 from icefloe.iceberg.arrow_writer import align_arrow, write_arrow
+from icefloe.iceberg.check import check_iceberg
 from icefloe.iceberg.inspect import InspectTable
+from icefloe.iceberg.layout import metadata_tree
 from icefloe.iceberg.overwrite import Overwrite
 from icefloe.iceberg.snapshot import Snapshot
 from icefloe.iceberg.table import BaseTable
 from icefloe.iceberg.table_metadata import MAIN_BRANCH
+from icefloe.iceberg.transforms import IdentityTransform
 from icefloe.spark import iceberg_dml
 from icefloe.spark.iceberg_read import read_tasks
 from icefloe.spark.iceberg_write import write_data_files
@@ -109,3 +114,42 @@ class IcebergTable(BaseTable, Table):
     def inspect(self) -> InspectTable:
         """Iceberg's metadata tables as Spark DataFrames: ``t.inspect.snapshots()``, ``.files()``..."""
         return InspectTable(self)
+
+    # ------------------------------------------------------------------ description (SQL, CLI, check)
+    def partition_columns(self) -> list[str]:
+        out = []
+        for pf in self.spec.fields:
+            if isinstance(pf.transform, IdentityTransform):
+                name = self.schema.name_of(pf.source_id)
+                if name is not None and "." not in name:
+                    out.append(name)
+        return out
+
+    def partitioning(self) -> list[str]:
+        """Each partition field as Spark SQL writes it: ``ts_year`` of ``year(ts)`` is ``years(ts)``'s
+        spelling ``year(ts)``, ``bucket[16]`` of ``id`` is ``bucket(16, id)``."""
+        terms = []
+        for pf in self.spec.fields:
+            src = self.schema.find_field_or_none(pf.source_id)
+            src_name = src.name if src is not None else str(pf.source_id)
+            tr = str(pf.transform)
+            if tr == "identity":
+                terms.append(src_name)
+            elif "[" in tr:
+                terms.append(f"{tr.split('[')[0]}({tr[tr.find('[') + 1:-1]}, {src_name})")
+            else:
+                terms.append(f"{tr}({src_name})")
+        return terms
+
+    def describe_columns(self) -> list[tuple]:
+        return [(f.name, to_spark_ddl_type(f.field_type) + (" not null" if f.required else ""), f.doc or "")
+                for f in self.schema.fields]
+
+    def parse_column_type(self, text: str):
+        return parse_type(text)
+
+    def metadata_tree(self, all_snapshots: bool = True) -> Node:
+        return metadata_tree(self, all_snapshots)
+
+    def check(self, progress: Optional[Callable[[str], None]] = None) -> Report:
+        return check_iceberg(self, progress)

@@ -5,11 +5,16 @@ hand the files to Spark's Parquet reader (or pyarrow for ``to_arrow``).
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 from icefloe.core.arrow import as_arrow_table, is_arrow_data
-from icefloe.core.reports import ExpireReport
+from icefloe.core.reports import ExpireReport, Report
+from icefloe.core.tree import Node
+from icefloe.paimon import types as pt
+from icefloe.paimon.check import check_paimon
 from icefloe.paimon.commit import CommitMessage
+from icefloe.paimon.layout import metadata_tree
+from icefloe.paimon.schema_update import spark_sql_type
 from icefloe.paimon.snapshot import Snapshot
 from icefloe.paimon.table import FileStoreTable
 from icefloe.paimon.writer import write_arrow_table
@@ -104,3 +109,29 @@ class PaimonTable(FileStoreTable, Table):
         if max_ref_age_ms is not None:
             raise self.unsupported("replace_tag with max_ref_age_ms", TAG_RETENTION)
         return FileStoreTable.replace_tag(self, name, snapshot_id)
+
+    # ------------------------------------------------------------------ description (SQL, CLI, check)
+    def partition_columns(self) -> list[str]:
+        return list(self.partition_keys)
+
+    def partitioning(self) -> list[str]:
+        return list(self.partition_keys)
+
+    def describe_columns(self) -> list[tuple]:
+        """Paimon's own types (SMALLINT, TINYINT, CHAR(n), ...) as Spark names them."""
+        spark_fields = pt.to_spark_schema(self.table_schema.fields, with_ids=False).fields
+        return [(sf.name, sf.dataType.simpleString() + ("" if sf.nullable else " not null"), f.description or "")
+                for sf, f in zip(spark_fields, self.table_schema.fields)]
+
+    def narrow_column_types(self) -> dict:
+        kinds = {"TINYINT": "tinyint", "SMALLINT": "smallint"}
+        return {f.name: kinds[f.type.root] for f in self.table_schema.fields if getattr(f.type, "root", None) in kinds}
+
+    def parse_column_type(self, text: str):
+        return spark_sql_type(text)
+
+    def metadata_tree(self, all_snapshots: bool = True) -> Node:
+        return metadata_tree(self, all_snapshots)
+
+    def check(self, progress: Optional[Callable[[str], None]] = None) -> Report:
+        return check_paimon(self.name, self.location, progress)
