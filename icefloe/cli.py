@@ -20,7 +20,6 @@ from rich.markup import escape
 from rich.tree import Tree
 
 from icefloe.core.tree import Node
-from icefloe.paimon.layout import manifest_lists
 from icefloe.errors import IcefloeError, NotSupportedError
 
 EXIT_ERROR = 1
@@ -83,16 +82,8 @@ def _rows_table(title, columns, rows) -> RichTable:
 
 def _metadata_rows(table, name):
     """(column names, rows) of a metadata table, built without Spark."""
-    from icefloe.sql import metadata_tables
-
-    if getattr(table, "format", "iceberg") != "iceberg":
-        from icefloe.sql.errors import NotSupportedYetError
-
-        raise NotSupportedYetError(f"{name} of {table.format} tables on the command line")
-    schema, rows = metadata_tables.BUILDERS[name](table, table.current_snapshot())
-    body = metadata_tables._ddl_to_struct_body(schema)
-    names = [part.split(":")[0] for part in metadata_tables.split_top_level(body) if part]
-    return names, rows
+    arrow = table.metadata_table(name)
+    return arrow.column_names, [tuple(r.values()) for r in arrow.to_pylist()]
 
 
 # --------------------------------------------------------------------------- progress bars
@@ -353,35 +344,14 @@ def _file_rows(t, files):
 def manifests(ctx, table, as_json):
     """List the manifests of the current snapshot."""
     t = _load(ctx, table)
-    if getattr(t, "format", "iceberg") == "paimon":
-        return _paimon_manifests(t, as_json)
-    cols, rows = _metadata_rows(t, "manifests")
-    if as_json:
-        _echo_json([dict(zip(cols, r)) for r in rows])
-        return
-    short = ["content", "path", "length", "spec", "added by", "+files", "=files", "-files"]
-    _console().print(_rows_table(f"manifests of {t.name}", short,
-                                 [(r[0], os.path.basename(r[1]), r[2], r[3], r[4], r[5] + r[8], r[6] + r[9],
-                                   r[7] + r[10]) for r in rows]))
-
-
-def _paimon_manifests(t, as_json: bool) -> None:
-    snap = t.current_snapshot()
-    store = t.store
-    rows = []
-    for kind, lst in (manifest_lists(snap) if snap is not None else []):
-        for m in store.read_manifest_list(lst):
-            rows.append({"manifest_list": lst, "list_kind": kind, "file_name": m.file_name,
-                         "path": store.manifest_path(m.file_name), "file_size": m.file_size,
-                         "num_added_files": m.num_added_files, "num_deleted_files": m.num_deleted_files,
-                         "schema_id": m.schema_id})
+    rows = t.manifest_files()
     if as_json:
         _echo_json(rows)
         return
-    _console().print(_rows_table(f"manifests of {t.name}", ["list", "manifest", "bytes", "+files", "-files",
-                                                            "schema"],
-                                 [(r["list_kind"], r["file_name"], r["file_size"], r["num_added_files"],
-                                   r["num_deleted_files"], r["schema_id"]) for r in rows]))
+    columns = [c for c in (rows[0] if rows else {}) if c not in ("partition_summaries", "manifest_list")]
+    _console().print(_rows_table(f"manifests of {t.name}", columns,
+                                 [tuple(os.path.basename(str(r[c])) if c == "path" else r[c] for c in columns)
+                                  for r in rows]))
 
 
 def rich_tree(node: Node) -> Tree:

@@ -1,9 +1,12 @@
-"""Metadata tables as Spark DataFrames, with the columns Iceberg's Spark integration shows.
+"""Iceberg's metadata tables (spec: Snapshots, Manifests, Manifest Lists, Snapshot References),
+built once, as Arrow tables, with the columns Iceberg's Spark integration shows.
 
-``t.inspect.snapshots()`` is what ``SELECT * FROM db.t.snapshots`` shows in Spark
-with Iceberg's runtime: same table names, column names, order and types. Rows
-are built in Python from the metadata and manifests (they are small), and each
-DataFrame gets an explicit Spark schema.
+``t.metadata_table("snapshots")`` (Arrow), ``t.inspect.snapshots()`` (Spark) and
+``SELECT * FROM db.t.snapshots`` all come from here: same table names, column names,
+order and types as with Iceberg's runtime. Rows are built from the metadata and manifests
+(they are small); each table gets an explicit Arrow schema whose types map one to one to
+the Spark types the runtime shows (timestamps with a zone are Spark TIMESTAMP, uuids
+strings, binary and fixed values BINARY).
 
 Partition values are shown in the table's unified partition type: the union of
 all specs' fields (ordered by field id, named as in the newest spec that has
@@ -16,7 +19,9 @@ import datetime as _dt
 import uuid as _uuid
 from typing import Any, Optional
 
-from icefloe.core.types import IcebergType, NestedField, StructType, to_spark_type
+import pyarrow as pa
+
+from icefloe.core.types import DecimalType, IcebergType, NestedField, StructType
 from icefloe.iceberg import conversions
 from icefloe.iceberg.manifest import DATA, DELETED, EQUALITY_DELETES, POSITION_DELETES
 from icefloe.iceberg.manifest_reader import load_manifest_entries, snapshot_manifests
@@ -87,20 +92,61 @@ def _coerce(meta: TableMetadata, unified: StructType, spec_id: int, values: tupl
     return tuple(spark_value(f.field_type, by_id.get(f.field_id)) for f in unified.fields)
 
 
-# --------------------------------------------------------------------------- Spark schemas
-def _T():
-    from pyspark.sql import types as T
-
-    return T
-
-
-def _field(name: str, dt, nullable: bool = True):
-    return _T().StructField(name, dt, nullable)
+# --------------------------------------------------------------------------- Arrow schemas
+_PRIMITIVE = {"boolean": pa.bool_(), "int": pa.int32(), "long": pa.int64(), "float": pa.float32(),
+              "double": pa.float64(), "date": pa.date32(), "time": pa.int64(),
+              "timestamp": pa.timestamp("us"), "timestamptz": pa.timestamp("us", tz="UTC"),
+              "string": pa.string(), "uuid": pa.string(), "binary": pa.binary()}
+LONG, INT, STRING, BOOL, BINARY = pa.int64(), pa.int32(), pa.string(), pa.bool_(), pa.binary()
+TIMESTAMP = pa.timestamp("us", tz="UTC")
 
 
-def _struct_type(struct: StructType):
-    T = _T()
-    return T.StructType([_field(f.name, to_spark_type(f.field_type)) for f in struct.fields])
+def value_type(t: IcebergType) -> pa.DataType:
+    """The Arrow type of a primitive value as ``spark_value`` gives it (fixed[N] is binary)."""
+    if isinstance(t, DecimalType):
+        return pa.decimal128(t.precision, t.scale)
+    return _PRIMITIVE.get(str(t), pa.binary())
+
+
+def _field(name: str, dt: pa.DataType, nullable: bool = True) -> pa.Field:
+    return pa.field(name, dt, nullable)
+
+
+def _map(k: pa.DataType, v: pa.DataType) -> pa.DataType:
+    return pa.map_(k, v)
+
+
+def _list(element: pa.DataType, contains_null: bool = True) -> pa.DataType:
+    return pa.list_(pa.field("element", element, contains_null))
+
+
+def _struct_type(struct: StructType) -> pa.DataType:
+    return pa.struct([_field(f.name, value_type(f.field_type)) for f in struct.fields])
+
+
+def _relaxed(t: pa.DataType) -> pa.DataType:
+    """``t`` with every nested field nullable: the type Python values convert to (pyarrow refuses
+    nested non-nullable fields there); the array is then viewed as ``t`` (the same layout)."""
+    if pa.types.is_struct(t):
+        return pa.struct([pa.field(f.name, _relaxed(f.type)) for f in t])
+    if pa.types.is_list(t):
+        return pa.list_(pa.field(t.value_field.name, _relaxed(t.value_type)))
+    if pa.types.is_map(t):
+        return pa.map_(_relaxed(t.key_type), _relaxed(t.item_type))
+    return t
+
+
+def _array(values: list, t: pa.DataType) -> pa.Array:
+    loose = _relaxed(t)
+    arr = pa.array(values, type=loose)
+    return arr if loose == t else arr.view(t)
+
+
+def arrow_table(rows: list, fields: list) -> pa.Table:
+    """Rows (tuples in field order, nested structs as tuples) as an Arrow table of ``fields``."""
+    schema = pa.schema(fields)
+    columns = list(zip(*rows)) if rows else [[] for _ in fields]
+    return pa.Table.from_arrays([_array(list(c), f.type) for c, f in zip(columns, fields)], schema=schema)
 
 
 def _readable_columns(meta: TableMetadata) -> list:
@@ -109,32 +155,30 @@ def _readable_columns(meta: TableMetadata) -> list:
 
 
 def _readable_metrics_type(meta: TableMetadata):
-    T = _T()
     cols = []
     for name, f in _readable_columns(meta):
-        vt = to_spark_type(f.field_type)
-        cols.append(_field(name, T.StructType([
-            _field("column_size", T.LongType()), _field("value_count", T.LongType()),
-            _field("null_value_count", T.LongType()), _field("nan_value_count", T.LongType()),
+        vt = value_type(f.field_type)
+        cols.append(_field(name, pa.struct([
+            _field("column_size", LONG), _field("value_count", LONG),
+            _field("null_value_count", LONG), _field("nan_value_count", LONG),
             _field("lower_bound", vt), _field("upper_bound", vt)]), False))
-    return T.StructType(cols)
+    return pa.struct(cols)
 
 
 def _data_file_fields(unified: Optional[StructType]) -> list:
-    T = _T()
-    int_long = T.MapType(T.IntegerType(), T.LongType())
-    fields = [_field("content", T.IntegerType(), False), _field("file_path", T.StringType(), False),
-              _field("file_format", T.StringType(), False), _field("spec_id", T.IntegerType(), False)]
+    int_long = _map(INT, LONG)
+    fields = [_field("content", INT, False), _field("file_path", STRING, False),
+              _field("file_format", STRING, False), _field("spec_id", INT, False)]
     if unified is not None:
         fields.append(_field("partition", _struct_type(unified), False))
     fields += [
-        _field("record_count", T.LongType(), False), _field("file_size_in_bytes", T.LongType(), False),
+        _field("record_count", LONG, False), _field("file_size_in_bytes", LONG, False),
         _field("column_sizes", int_long), _field("value_counts", int_long),
         _field("null_value_counts", int_long), _field("nan_value_counts", int_long),
-        _field("lower_bounds", T.MapType(T.IntegerType(), T.BinaryType())),
-        _field("upper_bounds", T.MapType(T.IntegerType(), T.BinaryType())),
-        _field("key_metadata", T.BinaryType()), _field("split_offsets", T.ArrayType(T.LongType())),
-        _field("equality_ids", T.ArrayType(T.IntegerType())), _field("sort_order_id", T.IntegerType()),
+        _field("lower_bounds", _map(INT, BINARY)),
+        _field("upper_bounds", _map(INT, BINARY)),
+        _field("key_metadata", BINARY), _field("split_offsets", _list(LONG)),
+        _field("equality_ids", _list(INT)), _field("sort_order_id", INT),
     ]
     return fields
 
@@ -143,8 +187,8 @@ def _bytes_map(d: Optional[dict]) -> Optional[dict]:
     return None if d is None else {k: bytearray(v) for k, v in d.items()}
 
 
-class InspectTable:
-    """``table.inspect``: Iceberg's metadata tables of one table, read at call time."""
+class MetadataTables:
+    """Iceberg's metadata tables of one table (a ``BaseTable``), read at call time, as Arrow."""
 
     def __init__(self, table):
         self._table = table
@@ -153,8 +197,8 @@ class InspectTable:
     def _meta(self) -> TableMetadata:
         return self._table.refresh().metadata
 
-    def _df(self, rows: list, fields: list):
-        return self._table.spark.createDataFrame(rows, _T().StructType(fields))
+    def _df(self, rows: list, fields: list) -> pa.Table:
+        return arrow_table(rows, fields)
 
     def _unified(self, meta: TableMetadata) -> Optional[StructType]:
         unified = unified_partition_type(meta)
@@ -188,28 +232,25 @@ class InspectTable:
 
     # ------------------------------------------------------------------ tables
     def snapshots(self):
-        T = _T()
         meta = self._meta()
         rows = [(_ts(s.timestamp_ms), s.snapshot_id, s.parent_snapshot_id, s.operation or None,
                  s.manifest_list, dict(s.summary)) for s in meta.snapshots]
         return self._df(rows, [
-            _field("committed_at", T.TimestampType(), False), _field("snapshot_id", T.LongType(), False),
-            _field("parent_id", T.LongType()), _field("operation", T.StringType()),
-            _field("manifest_list", T.StringType()), _field("summary", T.MapType(T.StringType(), T.StringType()))])
+            _field("committed_at", TIMESTAMP, False), _field("snapshot_id", LONG, False),
+            _field("parent_id", LONG), _field("operation", STRING),
+            _field("manifest_list", STRING), _field("summary", _map(STRING, STRING))])
 
     def history(self):
-        T = _T()
         meta = self._meta()
         current = {s.snapshot_id for s in ancestors(meta, meta.current_snapshot_id)}
         parents = {s.snapshot_id: s.parent_snapshot_id for s in meta.snapshots}
         rows = [(_ts(e["timestamp-ms"]), e["snapshot-id"], parents.get(e["snapshot-id"]),
                  e["snapshot-id"] in current) for e in meta.snapshot_log]
         return self._df(rows, [
-            _field("made_current_at", T.TimestampType(), False), _field("snapshot_id", T.LongType(), False),
-            _field("parent_id", T.LongType()), _field("is_current_ancestor", T.BooleanType(), False)])
+            _field("made_current_at", TIMESTAMP, False), _field("snapshot_id", LONG, False),
+            _field("parent_id", LONG), _field("is_current_ancestor", BOOL, False)])
 
     def metadata_log_entries(self):
-        T = _T()
         meta = self._meta()
         entries = [(e["timestamp-ms"], e["metadata-file"]) for e in meta.metadata_log]
         entries.append((meta.last_updated_ms, self._table.metadata_location))
@@ -224,19 +265,18 @@ class InspectTable:
             rows.append((_ts(ts), path, sid, snap.schema_id if snap else None,
                          snap.sequence_number if snap else None))
         return self._df(rows, [
-            _field("timestamp", T.TimestampType(), False), _field("file", T.StringType(), False),
-            _field("latest_snapshot_id", T.LongType()), _field("latest_schema_id", T.IntegerType()),
-            _field("latest_sequence_number", T.LongType())])
+            _field("timestamp", TIMESTAMP, False), _field("file", STRING, False),
+            _field("latest_snapshot_id", LONG), _field("latest_schema_id", INT),
+            _field("latest_sequence_number", LONG)])
 
     def refs(self):
-        T = _T()
         meta = self._meta()
         rows = [(name, r.type.upper(), r.snapshot_id, r.max_ref_age_ms, r.min_snapshots_to_keep,
                  r.max_snapshot_age_ms) for name, r in sorted(meta.refs.items())]
         return self._df(rows, [
-            _field("name", T.StringType(), False), _field("type", T.StringType(), False),
-            _field("snapshot_id", T.LongType(), False), _field("max_reference_age_in_ms", T.LongType()),
-            _field("min_snapshots_to_keep", T.IntegerType()), _field("max_snapshot_age_in_ms", T.LongType())])
+            _field("name", STRING, False), _field("type", STRING, False),
+            _field("snapshot_id", LONG, False), _field("max_reference_age_in_ms", LONG),
+            _field("min_snapshots_to_keep", INT), _field("max_snapshot_age_in_ms", LONG)])
 
     def _files(self, contents: tuple, snapshot_id: Optional[int]):
         meta = self._meta()
@@ -263,7 +303,6 @@ class InspectTable:
 
     def entries(self, snapshot_id: Optional[int] = None):
         """Every manifest entry of the snapshot, deleted ones included (status 0/1/2)."""
-        T = _T()
         meta = self._meta()
         unified = self._unified(meta)
         io = self._table.io
@@ -274,29 +313,28 @@ class InspectTable:
                              tuple(self._file_row(meta, unified, e.data_file)),
                              self._readable_metrics(meta, e.data_file)))
         return self._df(rows, [
-            _field("status", T.IntegerType(), False), _field("snapshot_id", T.LongType()),
-            _field("sequence_number", T.LongType()), _field("file_sequence_number", T.LongType()),
-            _field("data_file", T.StructType(_data_file_fields(unified)), False),
+            _field("status", INT, False), _field("snapshot_id", LONG),
+            _field("sequence_number", LONG), _field("file_sequence_number", LONG),
+            _field("data_file", pa.struct(_data_file_fields(unified)), False),
             _field("readable_metrics", _readable_metrics_type(meta))])
 
     def _manifest_fields(self, all_manifests: bool) -> list:
-        T = _T()
-        summary = T.StructType([
-            _field("contains_null", T.BooleanType(), False), _field("contains_nan", T.BooleanType()),
-            _field("lower_bound", T.StringType()), _field("upper_bound", T.StringType())])
+        summary = pa.struct([
+            _field("contains_null", BOOL, False), _field("contains_nan", BOOL),
+            _field("lower_bound", STRING), _field("upper_bound", STRING)])
         fields = [
-            _field("content", T.IntegerType(), False), _field("path", T.StringType(), False),
-            _field("length", T.LongType(), False), _field("partition_spec_id", T.IntegerType(), False),
-            _field("added_snapshot_id", T.LongType(), False),
-            _field("added_data_files_count", T.IntegerType(), False),
-            _field("existing_data_files_count", T.IntegerType(), False),
-            _field("deleted_data_files_count", T.IntegerType(), False),
-            _field("added_delete_files_count", T.IntegerType(), False),
-            _field("existing_delete_files_count", T.IntegerType(), False),
-            _field("deleted_delete_files_count", T.IntegerType(), False),
-            _field("partition_summaries", T.ArrayType(summary, False), False)]
+            _field("content", INT, False), _field("path", STRING, False),
+            _field("length", LONG, False), _field("partition_spec_id", INT, False),
+            _field("added_snapshot_id", LONG, False),
+            _field("added_data_files_count", INT, False),
+            _field("existing_data_files_count", INT, False),
+            _field("deleted_data_files_count", INT, False),
+            _field("added_delete_files_count", INT, False),
+            _field("existing_delete_files_count", INT, False),
+            _field("deleted_delete_files_count", INT, False),
+            _field("partition_summaries", _list(summary, False), False)]
         if all_manifests:
-            fields += [_field("reference_snapshot_id", T.LongType(), False), _field("key_metadata", T.BinaryType())]
+            fields += [_field("reference_snapshot_id", LONG, False), _field("key_metadata", BINARY)]
         return fields
 
     def _manifest_row(self, meta: TableMetadata, m) -> tuple:
@@ -341,7 +379,6 @@ class InspectTable:
 
     def partitions(self, snapshot_id: Optional[int] = None):
         """Per partition (in the unified partition type): counts and sizes of live files."""
-        T = _T()
         meta = self._meta()
         unified = self._unified(meta)
         by_id = {s.snapshot_id: s for s in meta.snapshots}
@@ -375,14 +412,26 @@ class InspectTable:
             row += [p["records"], p["files"], p["size"], p["pos_records"], p["pos_files"], p["eq_records"],
                     p["eq_files"], _ts(p["updated_at"]), p["updated_by"]]
             rows.append(tuple(row))
-        fields = [_field("partition", _struct_type(unified), False), _field("spec_id", T.IntegerType(), False)] \
+        fields = [_field("partition", _struct_type(unified), False), _field("spec_id", INT, False)] \
             if unified is not None else []
         fields += [
-            _field("record_count", T.LongType(), False), _field("file_count", T.IntegerType(), False),
-            _field("total_data_file_size_in_bytes", T.LongType(), False),
-            _field("position_delete_record_count", T.LongType(), False),
-            _field("position_delete_file_count", T.IntegerType(), False),
-            _field("equality_delete_record_count", T.LongType(), False),
-            _field("equality_delete_file_count", T.IntegerType(), False),
-            _field("last_updated_at", T.TimestampType()), _field("last_updated_snapshot_id", T.LongType())]
+            _field("record_count", LONG, False), _field("file_count", INT, False),
+            _field("total_data_file_size_in_bytes", LONG, False),
+            _field("position_delete_record_count", LONG, False),
+            _field("position_delete_file_count", INT, False),
+            _field("equality_delete_record_count", LONG, False),
+            _field("equality_delete_file_count", INT, False),
+            _field("last_updated_at", TIMESTAMP), _field("last_updated_snapshot_id", LONG)]
         return self._df(rows, fields)
+
+
+# Metadata tables by name; those describing the table, not one snapshot, ignore time travel.
+NAMES = ("snapshots", "history", "metadata_log_entries", "refs", "files", "data_files", "delete_files",
+         "entries", "manifests", "all_manifests", "partitions")
+TABLE_LEVEL = ("snapshots", "history", "metadata_log_entries", "refs", "all_manifests")
+
+
+def metadata_table(table, name: str, snapshot_id: Optional[int] = None) -> pa.Table:
+    """Metadata table ``name`` of ``table`` (of the current or the given snapshot) as Arrow."""
+    build = getattr(MetadataTables(table), name)
+    return build() if name in TABLE_LEVEL else build(snapshot_id=snapshot_id)

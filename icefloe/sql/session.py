@@ -232,46 +232,18 @@ class SqlSession:
 
     def metadata_df(self, t, ref: TableRef, version=None, node=None):
         name = ref.metadata
-        if getattr(t, "format", "iceberg") == "paimon":
-            return self._paimon_metadata_df(t, name, version, node)
-        if name not in metadata_tables.BUILDERS:
-            raise self.not_supported(f"metadata table {name} for iceberg tables (Iceberg's metadata tables: "
-                                     f"{', '.join(metadata_tables.BUILDERS)})", node)
-        inspect = getattr(t, "inspect", None)
-        kwargs = {} if name in metadata_tables.TABLE_LEVEL else self.read_kwargs(t, version, node)
-        fn = getattr(inspect, name, None) if inspect is not None else None
-        if fn is not None:
-            try:
-                out = fn(snapshot_id=kwargs["snapshot_id"]) if "snapshot_id" in kwargs else fn()
-            except TypeError:
-                out = None
-            if out is not None:
-                return self._to_df(out)
-        if getattr(t, "format", "iceberg") != "iceberg":
-            raise self.not_supported(f"metadata table {name} for {t.format} tables", node)
-        snapshot = None
-        if name not in metadata_tables.TABLE_LEVEL:
-            snapshot = t.snapshot_for(**kwargs)
-        schema, rows = metadata_tables.BUILDERS[name](t, snapshot)
-        return self.spark.createDataFrame(rows, schema)
-
-    def _paimon_metadata_df(self, t, name: str, version=None, node=None):
-        builder = metadata_tables.PAIMON_BUILDERS.get(name)
-        if builder is None:
-            raise self.not_supported(f"metadata table {name} for paimon tables (Paimon's system tables: "
-                                     f"{', '.join(metadata_tables.PAIMON_BUILDERS)})", node)
-        snapshot = None
-        if name not in metadata_tables.PAIMON_TABLE_LEVEL:
-            snapshot = t.snapshot_for(**self.read_kwargs(t, version, node))
-        elif version is not None:
-            raise self.error(f"metadata table {name} describes the whole table; it takes no time travel", node)
-        schema, rows = builder(t, snapshot)
-        return self.spark.createDataFrame(rows, schema)
-
-    def _to_df(self, out):
-        if hasattr(out, "_jdf") or type(out).__name__ == "DataFrame" and hasattr(out, "sparkSession"):
-            return out
-        return self.spark.createDataFrame(out)
+        names = t.metadata_table_names()
+        if name not in names:
+            raise self.not_supported(f"metadata table {name} for {t.format} tables ({t.format}'s metadata "
+                                     f"tables: {', '.join(names)})", node)
+        kwargs = self.read_kwargs(t, version, node)
+        try:
+            table = t.metadata_table(name, **kwargs)
+        except (NoSuchTableError, NoSuchSnapshotError):
+            raise
+        except IcefloeError as e:
+            raise self.error(str(e), node) from None
+        return metadata_tables.to_spark(self.spark, table)
 
     def view_for(self, ref: TableRef, table: exp.Table) -> str:
         """Register a temporary view for one reference and return its name."""

@@ -19,10 +19,13 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional, Sequence
 
+import pyarrow as pa
+
 from icefloe.core.reports import Report
 from icefloe.core.tree import Node
 from icefloe.core.types import Schema
 from icefloe.errors import NotSupportedError
+from icefloe.table.inspect import Inspect
 
 
 class Table:
@@ -214,6 +217,26 @@ class Table:
     def check(self, progress: Optional[Callable[[str], None]] = None) -> Report:
         """Verify the table end to end without Spark (``icefloe check``): every problem found."""
         raise self.unsupported("check")
+
+    # ------------------------------------------------------------------ metadata tables
+    def metadata_table_names(self) -> tuple:
+        """The metadata (system) tables of this table's format, by name."""
+        return ()
+
+    def metadata_table(self, name: str, snapshot_id: Optional[int] = None, as_of=None,
+                       ref: Optional[str] = None) -> pa.Table:
+        """Metadata table ``name`` (``snapshots``, ``files``, ``manifests``...) as Arrow, of the current
+        snapshot or the one time travel chooses (tables describing the whole table ignore it)."""
+        raise self.unsupported(f"metadata table {name}")
+
+    def manifest_files(self) -> list[dict]:
+        """The manifests of the current snapshot, one dict each, in the format's own terms."""
+        return self.metadata_table("manifests").to_pylist()
+
+    @property
+    def inspect(self) -> Inspect:
+        """The metadata tables as Spark DataFrames: ``t.inspect.snapshots()``, ``t.inspect.files()``..."""
+        return Inspect(self)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({getattr(self, 'name', '')!r})"

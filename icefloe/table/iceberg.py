@@ -3,14 +3,16 @@ from __future__ import annotations
 
 from typing import Callable, Optional, Sequence
 
+import pyarrow as pa
+
 from icefloe.core.arrow import as_arrow_table, is_arrow_data
 from icefloe.core.reports import ExpireReport, Report
 from icefloe.core.tree import Node
 from icefloe.core.types import parse_type, to_spark_ddl_type
+from icefloe.iceberg import inspect as metadata
 from icefloe.iceberg.append import Append
 from icefloe.iceberg.arrow_writer import align_arrow, write_arrow
 from icefloe.iceberg.check import check_iceberg
-from icefloe.iceberg.inspect import InspectTable
 from icefloe.iceberg.layout import metadata_tree
 from icefloe.iceberg.overwrite import Overwrite
 from icefloe.iceberg.snapshot import Snapshot
@@ -110,10 +112,6 @@ class IcebergTable(BaseTable, Table):
                          now_ms: Optional[int] = None) -> ExpireReport:
         return BaseTable.expire_snapshots(self, older_than if older_than is not None else now_ms, retain_last)
 
-    @property
-    def inspect(self) -> InspectTable:
-        """Iceberg's metadata tables as Spark DataFrames: ``t.inspect.snapshots()``, ``.files()``..."""
-        return InspectTable(self)
 
     # ------------------------------------------------------------------ description (SQL, CLI, check)
     def partition_columns(self) -> list[str]:
@@ -153,3 +151,16 @@ class IcebergTable(BaseTable, Table):
 
     def check(self, progress: Optional[Callable[[str], None]] = None) -> Report:
         return check_iceberg(self, progress)
+
+    # ------------------------------------------------------------------ metadata tables
+    def metadata_table_names(self) -> tuple:
+        return metadata.NAMES
+
+    def metadata_table(self, name: str, snapshot_id: Optional[int] = None, as_of=None,
+                       ref: Optional[str] = None) -> pa.Table:
+        if name not in metadata.NAMES:
+            raise self.unsupported(f"metadata table {name}", f"Iceberg's metadata tables: {', '.join(metadata.NAMES)}")
+        if name not in metadata.TABLE_LEVEL and (as_of is not None or ref is not None):
+            snap = self.snapshot_for(snapshot_id, as_of, ref)
+            snapshot_id = snap.snapshot_id if snap is not None else None
+        return metadata.metadata_table(self, name, snapshot_id)

@@ -7,13 +7,17 @@ from __future__ import annotations
 
 from typing import Callable, Optional, Sequence
 
+import pyarrow as pa
+
 from icefloe.core.arrow import as_arrow_table, is_arrow_data
 from icefloe.core.reports import ExpireReport, Report
 from icefloe.core.tree import Node
+from icefloe.errors import IcefloeError
+from icefloe.paimon import system_tables
 from icefloe.paimon import types as pt
 from icefloe.paimon.check import check_paimon
 from icefloe.paimon.commit import CommitMessage
-from icefloe.paimon.layout import metadata_tree
+from icefloe.paimon.layout import manifest_lists, metadata_tree
 from icefloe.paimon.schema_update import spark_sql_type
 from icefloe.paimon.snapshot import Snapshot
 from icefloe.paimon.table import FileStoreTable
@@ -135,3 +139,34 @@ class PaimonTable(FileStoreTable, Table):
 
     def check(self, progress: Optional[Callable[[str], None]] = None) -> Report:
         return check_paimon(self.name, self.location, progress)
+
+    # ------------------------------------------------------------------ metadata tables
+    def metadata_table_names(self) -> tuple:
+        return system_tables.NAMES
+
+    def metadata_table(self, name: str, snapshot_id: Optional[int] = None, as_of=None,
+                       ref: Optional[str] = None) -> pa.Table:
+        build = system_tables.BUILDERS.get(name)
+        if build is None:
+            raise self.unsupported(f"metadata table {name}",
+                                   f"Paimon's system tables: {', '.join(system_tables.NAMES)}")
+        travel = snapshot_id is not None or as_of is not None or ref is not None
+        if name in system_tables.TABLE_LEVEL:
+            if travel:
+                raise IcefloeError(f"metadata table {name} describes the whole table; it takes no time travel")
+            return build(self)
+        return build(self, self.snapshot_for(snapshot_id, as_of, ref))
+
+    def manifest_files(self) -> list[dict]:
+        """The manifests of the latest snapshot by manifest list (base, delta, changelog), with their
+        paths: what a commit wrote and compacted (seed 004), where the system table merges them."""
+        snap = self.current_snapshot()
+        store = self.store
+        rows = []
+        for kind, lst in (manifest_lists(snap) if snap is not None else []):
+            for m in store.read_manifest_list(lst):
+                rows.append({"manifest_list": lst, "list_kind": kind, "file_name": m.file_name,
+                             "path": store.manifest_path(m.file_name), "file_size": m.file_size,
+                             "num_added_files": m.num_added_files, "num_deleted_files": m.num_deleted_files,
+                             "schema_id": m.schema_id})
+        return rows

@@ -1,6 +1,7 @@
 """Paimon tags (``tag/tag-<name>``): create, list, replace, delete; time travel by tag after
 its snapshot expired (icefloe, Spark, the data source and pypaimon); expiry, tag deletion,
 orphan cleanup and rollback delete exactly the files nothing else needs."""
+import datetime
 import hashlib
 import json
 import os
@@ -241,11 +242,12 @@ def test_pypaimon_tags_with_retention_are_read_and_protected(table, pypaimon_cat
     tag = t.tag("py")
     assert tag.snapshot_id == 1 and tag.time_retained.total_seconds() == 86400 and tag.create_time.year >= 2024
     # the tags system table (Paimon's columns): create_time and time_retained as Paimon shows them
-    from icefloe.sql.metadata_tables import paimon_tags
-
-    schema, table_rows = paimon_tags(t)
-    assert schema.startswith("tag_name string, snapshot_id bigint, schema_id bigint, commit_time timestamp")
-    assert [(r[0], r[1], r[4], r[5], r[6]) for r in table_rows] == [("py", 1, 4, tag.create_time, "PT24H")]
+    tags_table = t.metadata_table("tags")
+    assert tags_table.column_names[:4] == ["tag_name", "snapshot_id", "schema_id", "commit_time"]
+    assert str(tags_table.schema.field("commit_time").type) == "timestamp[us, tz=UTC]"
+    table_rows = [tuple(r.values()) for r in tags_table.to_pylist()]
+    created = tag.create_time.astimezone(datetime.timezone.utc)    # Paimon records local wall-clock time
+    assert [(r[0], r[1], r[4], r[5], r[6]) for r in table_rows] == [("py", 1, 4, created, "PT24H")]
     t.overwrite(rows(20, 2))
     t.append(rows(30, 1))
     expire_all_but_last(t)

@@ -1,0 +1,163 @@
+"""Paimon's system tables (``t$snapshots``, ``t$files``...) as Arrow tables, with Paimon's column names.
+
+In SQL they are ``db.t.snapshots`` or ``db.`t$snapshots```; ``t.metadata_table(name)`` gives them
+as Arrow and ``t.inspect.<name>()`` as Spark DataFrames. Partitions are shown as their directory
+(``dt=2024-01-01/region=eu``), value statistics as ``{col=value, ...}`` strings, as Paimon does.
+Times are instants (Arrow timestamps in UTC), shown by Spark in the session time zone.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from typing import Optional
+
+import pyarrow as pa
+
+from icefloe.paimon.schema import list_schema_ids, load_schema
+from icefloe.paimon.scan import plan
+from icefloe.paimon.tag import duration_text
+from icefloe.paimon.types import field_to_json
+
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+LONG, INT, STRING, TIMESTAMP = pa.int64(), pa.int32(), pa.string(), pa.timestamp("us", tz="UTC")
+
+
+def _schema(*cols) -> pa.Schema:
+    return pa.schema([pa.field(name, t) for name, t in cols])
+
+
+SNAPSHOTS = _schema(("snapshot_id", LONG), ("schema_id", LONG), ("commit_user", STRING), ("commit_identifier", LONG),
+                    ("commit_kind", STRING), ("commit_time", TIMESTAMP), ("base_manifest_list", STRING),
+                    ("delta_manifest_list", STRING), ("changelog_manifest_list", STRING),
+                    ("total_record_count", LONG), ("delta_record_count", LONG), ("changelog_record_count", LONG),
+                    ("watermark", LONG))
+SCHEMAS = _schema(("schema_id", LONG), ("fields", STRING), ("partition_keys", STRING), ("primary_keys", STRING),
+                  ("options", STRING), ("comment", STRING), ("update_time", TIMESTAMP))
+OPTIONS = _schema(("key", STRING), ("value", STRING))
+FILES = _schema(("partition", STRING), ("bucket", INT), ("file_path", STRING), ("file_format", STRING),
+                ("schema_id", LONG), ("level", INT), ("record_count", LONG), ("file_size_in_bytes", LONG),
+                ("null_value_counts", STRING), ("min_value_stats", STRING), ("max_value_stats", STRING),
+                ("min_sequence_number", LONG), ("max_sequence_number", LONG), ("creation_time", TIMESTAMP))
+MANIFESTS = _schema(("file_name", STRING), ("file_size", LONG), ("num_added_files", LONG),
+                    ("num_deleted_files", LONG), ("schema_id", LONG))
+PARTITIONS = _schema(("partition", STRING), ("record_count", LONG), ("file_size_in_bytes", LONG),
+                     ("file_count", LONG), ("last_update_time", TIMESTAMP))
+TAGS = _schema(("tag_name", STRING), ("snapshot_id", LONG), ("schema_id", LONG), ("commit_time", TIMESTAMP),
+               ("record_count", LONG), ("create_time", TIMESTAMP), ("time_retained", STRING))
+
+NAMES = ("snapshots", "schemas", "options", "files", "manifests", "partitions", "tags")
+TABLE_LEVEL = ("snapshots", "schemas", "options", "tags")     # they describe the table, not one snapshot
+
+
+def _table(schema: pa.Schema, rows: list) -> pa.Table:
+    columns = list(zip(*rows)) if rows else [[] for _ in schema]
+    return pa.Table.from_arrays([pa.array(list(c), type=f.type) for c, f in zip(columns, schema)], schema=schema)
+
+
+def _ts(ms: Optional[int]):
+    return None if ms is None else _EPOCH + _dt.timedelta(milliseconds=ms)
+
+
+def _instant(v):
+    """A local wall-clock datetime (Paimon records some times so) as the instant it names."""
+    return v.astimezone() if isinstance(v, _dt.datetime) and v.tzinfo is None else v
+
+
+def _local_ms(ms: Optional[int]):
+    """Paimon's file creation time: local wall-clock millis stored as if UTC."""
+    if ms is None:
+        return None
+    return (_dt.datetime(1970, 1, 1) + _dt.timedelta(milliseconds=ms)).astimezone()
+
+
+def snapshots(table, snapshot=None) -> pa.Table:
+    rows = [(s.id, s.schema_id, s.commit_user, s.commit_identifier, s.commit_kind, _ts(s.time_millis),
+             s.base_manifest_list, s.delta_manifest_list, s.changelog_manifest_list, s.total_record_count,
+             s.delta_record_count, s.changelog_record_count, s.watermark) for s in table.snapshots()]
+    return _table(SNAPSHOTS, rows)
+
+
+def _schemas(table) -> dict:
+    return {i: load_schema(table.io, table.location, i) for i in list_schema_ids(table.io, table.location)}
+
+
+def schemas(table, snapshot=None) -> pa.Table:
+    rows = [(s.id, json.dumps([field_to_json(f) for f in s.fields]), json.dumps(list(s.partition_keys)),
+             json.dumps(list(s.primary_keys)), json.dumps(dict(s.options)), s.comment, _ts(s.time_millis))
+            for s in sorted(_schemas(table).values(), key=lambda s: s.id)]
+    return _table(SCHEMAS, rows)
+
+
+def options(table, snapshot=None) -> pa.Table:
+    return _table(OPTIONS, sorted(table.refresh().options.items()))
+
+
+def _stats_text(names, values) -> Optional[str]:
+    if values is None:
+        return None
+    return "{" + ", ".join(f"{n}={'null' if v is None else v}" for n, v in zip(names, values)) + "}"
+
+
+def _entries(table, snapshot):
+    """(entry, partition directory) of the live files of ``snapshot``; paths filled in."""
+    store = table.refresh().store
+    # planned from the snapshot itself: a tag's snapshot may have expired
+    entries = plan(store, snapshot, None, table.schema_by_id(snapshot.schema_id), table.schema_by_id) \
+        if snapshot is not None else []
+    for e in entries:
+        values = store.partition_values(e.partition)
+        yield e, (store.partition_dir(values) if table.partition_keys else "")
+
+
+def files(table, snapshot=None) -> pa.Table:
+    schemas = _schemas(table)
+    rows = []
+    for e, part in _entries(table, snapshot):
+        f = e.file
+        mins = maxs = counts = None
+        fields = schemas[f.schema_id].fields if f.schema_id in schemas else []
+        if f.value_stats_cols is not None:
+            by_name = {x.name: x for x in fields}
+            fields = [by_name[c] for c in f.value_stats_cols if c in by_name]
+        names = [x.name for x in fields]
+        try:
+            mins, maxs, counts = f.value_stats.decode([x.type for x in fields])
+        except Exception:       # stats of another layout: shown as unknown, never guessed
+            pass
+        fmt = f.file_name.rsplit(".", 1)[-1] if "." in f.file_name else None
+        rows.append((part, e.bucket, f.file_path, fmt, f.schema_id, f.level, f.row_count, f.file_size,
+                     _stats_text(names, counts), _stats_text(names, mins), _stats_text(names, maxs),
+                     f.min_sequence_number, f.max_sequence_number, _local_ms(f.creation_time)))
+    return _table(FILES, rows)
+
+
+def manifests(table, snapshot=None) -> pa.Table:
+    store = table.refresh().store
+    rows = [(m.file_name, m.file_size, m.num_added_files, m.num_deleted_files, m.schema_id)
+            for m in store.data_manifests(snapshot)]
+    return _table(MANIFESTS, rows)
+
+
+def partitions(table, snapshot=None) -> pa.Table:
+    acc: dict = {}
+    for e, part in _entries(table, snapshot):
+        a = acc.setdefault(part, [0, 0, 0, None])
+        a[0] += e.file.row_count
+        a[1] += e.file.file_size
+        a[2] += 1
+        if e.file.creation_time is not None and (a[3] is None or e.file.creation_time > a[3]):
+            a[3] = e.file.creation_time
+    rows = [(part, a[0], a[1], a[2], _local_ms(a[3])) for part, a in sorted(acc.items())]
+    return _table(PARTITIONS, rows)
+
+
+def tags(table, snapshot=None) -> pa.Table:
+    """Paimon's ``$tags``: one row per tag, ordered by name; ``create_time`` and
+    ``time_retained`` only for tags created with a retention time."""
+    rows = [(name, t.snapshot.id, t.snapshot.schema_id, _ts(t.snapshot.time_millis), t.snapshot.total_record_count,
+             _instant(t.create_time), duration_text(t.time_retained)) for name, t in sorted(table.tags().items())]
+    return _table(TAGS, rows)
+
+
+BUILDERS = {"snapshots": snapshots, "schemas": schemas, "options": options, "files": files,
+            "manifests": manifests, "partitions": partitions, "tags": tags}
