@@ -41,6 +41,10 @@ class ExpressionError(IcefloeError, ValueError):
     """A predicate that cannot be parsed or bound; names the text or the column."""
 
 
+class UnsupportedFilterError(IcefloeError, ValueError):
+    """A condition that cannot be evaluated exactly without Spark (``to_arrow(where=...)``)."""
+
+
 class UnknownTransformError(IcefloeError, ValueError):
     pass
 

@@ -17,6 +17,7 @@ import decimal
 from dataclasses import replace
 from typing import Optional
 
+from icefloe.core import expressions as ex
 from icefloe.errors import IcefloeError
 from icefloe.paimon import manifest as mf
 from icefloe.paimon import predicate as pr
@@ -194,10 +195,9 @@ def _selected_buckets(pred, schema) -> Optional[set]:
     conjuncts = pr.conjuncts(pred)
     choices = {}
     for c in conjuncts:
-        if isinstance(c, pr.Compare) and c.op == "=":
-            choices[c.column] = [c.value]
-        elif isinstance(c, pr.In):
-            choices[c.column] = list(c.values)
+        if isinstance(c, (ex.EqualTo, ex.In)) and isinstance(c.term, ex.BoundReference) \
+                and not isinstance(c, ex.LikeEqualTo):
+            choices[c.term.name] = [c.literal] if isinstance(c, ex.EqualTo) else list(c.literals)
     if any(k.name not in choices for k in keys):
         return None
     combos: list = [[]]
