@@ -53,9 +53,8 @@ class Catalog:
         return self._spark
 
     def create_table(self, name: str, schema, partitioned_by=None, properties: Optional[dict] = None):
-        if self.format == "paimon":
-            return self._impl.create_table(name, schema, partitioned_by=partitioned_by, properties=properties)
-        return self._impl.create_table(name, to_schema(schema), partitioned_by, properties)
+        """A new table; ``schema`` is DDL text, an icefloe Schema, a pyarrow.Schema or a Spark StructType."""
+        return self._impl.create_table(name, schema, partitioned_by=partitioned_by, properties=properties)
 
     def table_location(self, name: str) -> str:
         """The directory table ``name`` has (or would have) in this warehouse."""

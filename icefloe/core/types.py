@@ -52,6 +52,17 @@ class LongType(PrimitiveType):
     name = "long"
 
 
+class ByteType(PrimitiveType):
+    """An 8-bit integer: Paimon's TINYINT, Spark's ByteType. Iceberg has no such type and stores
+    these columns as int (``widen_small_ints``), as Iceberg's Spark integration does."""
+    name = "tinyint"
+
+
+class ShortType(PrimitiveType):
+    """A 16-bit integer: Paimon's SMALLINT, Spark's ShortType (an int in Iceberg tables)."""
+    name = "smallint"
+
+
 class FloatType(PrimitiveType):
     name = "float"
 
@@ -191,6 +202,25 @@ PRIMITIVES_BY_NAME: dict[str, PrimitiveType] = {
                           TimeType, TimestampType, TimestamptzType, StringType, UUIDType, BinaryType)
 }
 
+# The spec strings above are Iceberg's; Spark DDL also names the small integers, which Paimon keeps.
+DDL_PRIMITIVES: dict[str, PrimitiveType] = dict(PRIMITIVES_BY_NAME, tinyint=ByteType(), smallint=ShortType())
+SMALL_INTS = ("tinyint", "smallint")
+
+
+def widen_small_ints(t: IcebergType) -> IcebergType:
+    """``t`` with TINYINT and SMALLINT as int, nested ones included: the type a format without
+    small integers (Iceberg) stores."""
+    if isinstance(t, StructType):
+        return StructType([NestedField(f.field_id, f.name, widen_small_ints(f.field_type), f.required, f.doc)
+                           for f in t.fields])
+    if isinstance(t, ListType):
+        return ListType(t.element_id, widen_small_ints(t.element_type), t.element_required)
+    if isinstance(t, MapType):
+        return MapType(t.key_id, widen_small_ints(t.key_type), t.value_id, widen_small_ints(t.value_type),
+                       t.value_required)
+    return PRIMITIVES_BY_NAME["int"] if str(t) in SMALL_INTS else t
+
+
 _DECIMAL_RE = re.compile(r"^decimal\(\s*(\d+)\s*,\s*(\d+)\s*\)$")
 _FIXED_RE = re.compile(r"^fixed\[\s*(\d+)\s*\]$")
 
@@ -281,6 +311,14 @@ class Schema:
             yield ".".join(path), f
 
 
+def widen_schema_small_ints(schema: Schema) -> Schema:
+    """``schema`` with every TINYINT and SMALLINT as int (see ``widen_small_ints``)."""
+    widened = widen_small_ints(schema.struct)
+    if widened == schema.struct:
+        return schema
+    return Schema(list(widened.fields), schema.schema_id, schema.identifier_field_ids)
+
+
 def _walk(t: IcebergType, path: tuple[str, ...]):
     if isinstance(t, StructType):
         for f in t.fields:
@@ -302,7 +340,7 @@ def _walk(t: IcebergType, path: tuple[str, ...]):
 # --------------------------------------------------------------------------- DDL
 _SPARK_NAMES = {
     "boolean": "boolean", "bool": "boolean",
-    "tinyint": "int", "byte": "int", "smallint": "int", "short": "int",
+    "tinyint": "tinyint", "byte": "tinyint", "smallint": "smallint", "short": "smallint",
     "int": "int", "integer": "int",
     "bigint": "long", "long": "long",
     "float": "float", "real": "float", "double": "double",
@@ -425,7 +463,7 @@ def _parse_type(tk: _Tokens, ids: _IdAllocator) -> IcebergType:
         tk.next()
         return FixedType(n)
     if name in _SPARK_NAMES:
-        return PRIMITIVES_BY_NAME[_SPARK_NAMES[name]]
+        return DDL_PRIMITIVES[_SPARK_NAMES[name]]
     raise SchemaError(f"unknown type {name!r} in schema {tk.text!r}")
 
 
@@ -553,8 +591,8 @@ def to_spark_ddl_type(t: IcebergType) -> str:
     if isinstance(t, DecimalType):
         return f"decimal({t.precision},{t.scale})"
     return {
-        "boolean": "boolean", "int": "int", "long": "bigint", "float": "float", "double": "double",
-        "date": "date", "timestamp": "timestamp_ntz", "timestamptz": "timestamp", "string": "string",
+        "boolean": "boolean", "tinyint": "tinyint", "smallint": "smallint", "int": "int", "long": "bigint",
+        "float": "float", "double": "double", "date": "date", "timestamp": "timestamp_ntz", "timestamptz": "timestamp", "string": "string",
         "uuid": "string", "binary": "binary", "time": "bigint",
     }.get(str(t), "binary")
 
@@ -585,7 +623,8 @@ def to_arrow_type(t: IcebergType, with_ids: bool = True):
         return pa.binary(t.length)
     s = str(t)
     return {
-        "boolean": pa.bool_(), "int": pa.int32(), "long": pa.int64(), "float": pa.float32(),
+        "boolean": pa.bool_(), "tinyint": pa.int8(), "smallint": pa.int16(), "int": pa.int32(),
+        "long": pa.int64(), "float": pa.float32(),
         "double": pa.float64(), "date": pa.date32(), "time": pa.time64("us"),
         "timestamp": pa.timestamp("us"), "timestamptz": pa.timestamp("us", tz="UTC"),
         "string": pa.string(), "uuid": pa.binary(16),
@@ -623,7 +662,11 @@ def from_arrow_schema(arrow_schema) -> Schema:
             return _PendingMap(conv(at.key_type), conv(at.item_type))
         if pt.is_boolean(at):
             return PRIMITIVES_BY_NAME["boolean"]
-        if pt.is_int8(at) or pt.is_int16(at) or pt.is_int32(at) or pt.is_uint8(at) or pt.is_uint16(at):
+        if pt.is_int8(at):
+            return DDL_PRIMITIVES["tinyint"]
+        if pt.is_int16(at) or pt.is_uint8(at):
+            return DDL_PRIMITIVES["smallint"]
+        if pt.is_int32(at) or pt.is_uint16(at):
             return PRIMITIVES_BY_NAME["int"]
         if pt.is_int64(at) or pt.is_uint32(at):
             return PRIMITIVES_BY_NAME["long"]
@@ -672,7 +715,8 @@ def to_spark_type(t: IcebergType, field_id: Optional[int] = None, uuid_as_binary
         return T.DecimalType(t.precision, t.scale)
     s = str(t)
     return {
-        "boolean": T.BooleanType(), "int": T.IntegerType(), "long": T.LongType(),
+        "boolean": T.BooleanType(), "tinyint": T.ByteType(), "smallint": T.ShortType(),
+        "int": T.IntegerType(), "long": T.LongType(),
         "float": T.FloatType(), "double": T.DoubleType(), "date": T.DateType(),
         "timestamp": T.TimestampNTZType(), "timestamptz": T.TimestampType(),
         "string": T.StringType(), "uuid": T.BinaryType() if uuid_as_binary else T.StringType(),

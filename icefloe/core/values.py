@@ -79,7 +79,7 @@ def to_internal(t: IcebergType, value: Any) -> Any:
     if s == "uuid" and isinstance(value, (bytes, bytearray, memoryview)):
         # Arrow and Avro carry uuids as 16 big-endian bytes (fixed_size_binary(16) / fixed[16])
         return _uuid.UUID(bytes=bytes(value))
-    if s in ("int", "long"):
+    if s in ("tinyint", "smallint", "int", "long"):
         return int(value)
     if s in ("float", "double"):
         return float(value)

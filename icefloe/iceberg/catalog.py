@@ -21,7 +21,8 @@ from typing import Optional
 from icefloe.core.io import LOCAL, FileIO
 from icefloe.core.names import check_name_part, is_valid_name_part, split_name
 from icefloe.core.retry import RetryPolicy
-from icefloe.core.types import Schema
+from icefloe.core.schema_input import to_schema
+from icefloe.core.types import Schema, widen_schema_small_ints
 from icefloe.errors import (  # noqa: F401 - defined in icefloe.errors, importable here too
     CommitConflictError,
     IcefloeError,
@@ -65,11 +66,14 @@ class HadoopCatalog:
     def table_exists(self, name: str) -> bool:
         return self._ops(name).exists()
 
-    def create_table(self, name: str, schema: Schema, partitioned_by=None,
+    def create_table(self, name: str, schema, partitioned_by=None,
                      properties: Optional[dict] = None) -> BaseTable:
+        """A new table; ``schema`` is DDL text, an icefloe Schema, a pyarrow.Schema or a Spark
+        StructType (TINYINT and SMALLINT columns become int: Iceberg has no smaller integers)."""
         ops = self._ops(name)
         if ops.exists():
             raise TableAlreadyExistsError(f"table {name} already exists at {ops.location}")
+        schema = widen_schema_small_ints(to_schema(schema))
         spec = build_spec(schema, partitioned_by)
         meta = new_table_metadata(ops.location, schema, spec, properties or {})
         try:
@@ -199,7 +203,7 @@ def replacement_metadata(base: TableMetadata, schema: Schema, partitioned_by, pr
         last[0] += 1
         return last[0]
 
-    fresh = assign_fresh_ids(schema, base.schema, next_id)
+    fresh = assign_fresh_ids(widen_schema_small_ints(schema), base.schema, next_id)
     meta = with_schema(base, fresh.struct, last[0], []) or base
     current = meta.schema
     # Snapshots written under every spec stay in the history (time travel, tags, expiry read their

@@ -27,7 +27,7 @@ from dataclasses import replace
 from typing import Callable, Optional, Sequence, Union
 
 from icefloe.core.types import (
-    DecimalType, IcebergType, ListType, MapType, NestedField, Schema, StructType, parse_type, reassign_ids,
+    DecimalType, IcebergType, ListType, MapType, NestedField, Schema, StructType, parse_type, reassign_ids, widen_small_ints,
 )
 from icefloe.errors import SchemaError
 from icefloe.iceberg.table_metadata import TableMetadata
@@ -51,10 +51,11 @@ def can_promote(old: IcebergType, new: IcebergType) -> bool:
 
 
 def _as_type(t) -> IcebergType:
+    """A column type as Iceberg stores it (TINYINT and SMALLINT are int, as in Iceberg's Spark)."""
     if isinstance(t, IcebergType):
-        return t
+        return widen_small_ints(t)
     if isinstance(t, str):
-        return parse_type(t)
+        return widen_small_ints(parse_type(t))
     raise SchemaError(f"expected a type string such as 'bigint' or an icefloe type, got {t!r}")
 
 

@@ -11,7 +11,7 @@ import uuid
 from dataclasses import dataclass, field, replace
 from typing import Optional
 
-from icefloe.core.types import Schema
+from icefloe.core.types import Schema, widen_schema_small_ints
 from icefloe.errors import CorruptMetadataError, NoSuchSnapshotError
 from icefloe.iceberg.partitioning import PARTITION_DATA_ID_START, PartitionSpec
 from icefloe.iceberg.schema import name_mapping, schema_from_json, schema_to_json
@@ -259,6 +259,7 @@ class TableMetadata:
 
 
 def new_table_metadata(location: str, schema: Schema, spec: PartitionSpec, properties: dict) -> TableMetadata:
+    schema = widen_schema_small_ints(schema)      # Iceberg has no TINYINT/SMALLINT: they are int
     props = {"write.parquet.compression-codec": "zstd"}
     props.update(properties or {})
     props.setdefault("schema.name-mapping.default", json.dumps(name_mapping(schema)))

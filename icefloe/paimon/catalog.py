@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 from typing import Optional
 
+import pyarrow as pa
+
 from icefloe.core.io import LOCAL, FileIO
 from icefloe.core.names import check_name_part
 from icefloe.core.names import split_name as _split_name
@@ -28,49 +30,17 @@ def split_name(name: str) -> tuple[str, str]:
 
 
 def _to_fields(schema) -> list:
-    """Paimon fields (fresh ids) of a DDL string, an icefloe Schema, a pyarrow.Schema
-    or a Spark StructType."""
+    """Paimon fields (fresh ids) of a DDL string, an icefloe Schema, a pyarrow.Schema or a Spark
+    StructType; TINYINT and SMALLINT stay so (the shared type system has them)."""
     if isinstance(schema, str):
-        fields = pt.fields_from_core_schema(parse_schema(schema))
-        small = _small_int_columns(schema)
-        # Paimon has TINYINT and SMALLINT (icefloe's shared type model widens them to INT)
-        return [pt.DataField(f.id, f.name, pt.AtomicType(small[f.name], f.type.nullable), f.description)
-                if f.name in small else f for f in fields]
+        return pt.fields_from_core_schema(parse_schema(schema))
     if isinstance(schema, Schema):
         return pt.fields_from_core_schema(schema)
-    try:
-        import pyarrow as pa
-
-        if isinstance(schema, pa.Schema):
-            return pt.fields_from_arrow_schema(schema)
-    except ImportError:  # pragma: no cover
-        pass
+    if isinstance(schema, pa.Schema):
+        return pt.fields_from_arrow_schema(schema)
     if type(schema).__name__ == "StructType":
         return pt.fields_from_spark_schema(schema)
     raise SchemaError(f"cannot use {type(schema).__name__} as a table schema")
-
-
-def _small_int_columns(ddl: str) -> dict:
-    """Top-level columns of a Spark DDL column list declared tinyint/byte or smallint/short:
-    name -> Paimon type root."""
-    from icefloe.core.types import _ident, _Tokens
-
-    kinds = {"tinyint": "TINYINT", "byte": "TINYINT", "smallint": "SMALLINT", "short": "SMALLINT"}
-    tk = _Tokens(ddl)
-    out = {}
-    while tk.peek() is not None:
-        name = _ident(tk.next())
-        tk.accept(":")
-        first = tk.peek()
-        if first is not None and first.lower() in kinds:
-            out[name] = kinds[first.lower()]
-        depth = 0
-        while tk.peek() is not None and not (depth == 0 and tk.peek() == ","):
-            t = tk.next()
-            depth += t in ("<", "(")
-            depth -= t in (">", ")")
-        tk.accept(",")
-    return out
 
 
 class PaimonCatalog:

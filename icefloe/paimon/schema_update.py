@@ -89,17 +89,11 @@ def as_paimon_type(t) -> pt.DataType:
     raise SchemaError(f"expected a Paimon type or a type string such as 'BIGINT', got {t!r}")
 
 
-_SPARK_SMALL_INTS = {"tinyint": "TINYINT", "byte": "TINYINT", "smallint": "SMALLINT", "short": "SMALLINT"}
-
-
 def spark_sql_type(text: str) -> pt.DataType:
     """The Paimon type of a Spark SQL type (``timestamp`` is Paimon's TIMESTAMP WITH LOCAL
     TIME ZONE, ``timestamp_ntz`` its TIMESTAMP, ``tinyint``/``smallint`` stay so)."""
     from icefloe.core import types as core
 
-    small = _SPARK_SMALL_INTS.get(text.strip().lower())
-    if small is not None:
-        return AtomicType(small)
     return as_paimon_type(core.parse_type(text))
 
 

@@ -264,8 +264,8 @@ def from_core_type(t: core.IcebergType, required: bool, next_id) -> DataType:
     if isinstance(t, core.FixedType):
         return AtomicType("BINARY", nullable, length=t.length)
     s = str(t)
-    simple = {"boolean": "BOOLEAN", "int": "INT", "long": "BIGINT", "float": "FLOAT",
-              "double": "DOUBLE", "date": "DATE"}
+    simple = {"boolean": "BOOLEAN", "tinyint": "TINYINT", "smallint": "SMALLINT", "int": "INT", "long": "BIGINT",
+              "float": "FLOAT", "double": "DOUBLE", "date": "DATE"}
     if s in simple:
         return AtomicType(simple[s], nullable)
     if s == "string":
@@ -319,8 +319,8 @@ def to_core_schema(fields, schema_id: int = 0) -> core.Schema:
             return core.DecimalType(t.precision, t.scale)
         if r == "BINARY":
             return core.FixedType(t.length)
-        return core.PRIMITIVES_BY_NAME[{
-            "BOOLEAN": "boolean", "TINYINT": "int", "SMALLINT": "int", "INT": "int",
+        return core.DDL_PRIMITIVES[{
+            "BOOLEAN": "boolean", "TINYINT": "tinyint", "SMALLINT": "smallint", "INT": "int",
             "BIGINT": "long", "FLOAT": "float", "DOUBLE": "double", "CHAR": "string",
             "VARCHAR": "string", "VARBINARY": "binary", "DATE": "date", "TIME": "time",
             "TIMESTAMP": "timestamp", "TIMESTAMP_LTZ": "timestamptz",

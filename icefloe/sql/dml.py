@@ -13,7 +13,7 @@ from typing import Optional
 
 from sqlglot import exp
 
-from icefloe.core.types import to_spark_ddl_type, to_spark_type
+from icefloe.core.types import to_spark_ddl_type, to_spark_type, widen_schema_small_ints
 from icefloe.sql.translate import strip_qualifier, unknown_columns
 
 
@@ -216,9 +216,9 @@ def insert(sess, tree: exp.Insert):
     if tree.args.get("by_name"):
         if columns is not None:
             raise sess.error("INSERT ... BY NAME takes no column list", tree)
-        df = fit_by_name(sess, df, t.schema, tree.expression, static)
+        df = fit_by_name(sess, df, widen_schema_small_ints(t.schema), tree.expression, static)
     else:
-        df = fit_by_position(sess, df, t.schema, columns, tree.expression, static)
+        df = fit_by_position(sess, df, widen_schema_small_ints(t.schema), columns, tree.expression, static)
     df = _narrow_small_ints(df, t)
     if tree.args.get("overwrite"):
         from icefloe.sql.overwrite import overwrite

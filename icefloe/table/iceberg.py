@@ -8,7 +8,7 @@ import pyarrow as pa
 from icefloe.core.arrow import as_arrow_table, is_arrow_data
 from icefloe.core.reports import ExpireReport, Report
 from icefloe.core.tree import Node
-from icefloe.core.types import parse_type, to_spark_ddl_type
+from icefloe.core.types import parse_type, to_spark_ddl_type, widen_small_ints
 from icefloe.iceberg import inspect as metadata
 from icefloe.iceberg.append import Append
 from icefloe.iceberg.arrow_writer import align_arrow, write_arrow
@@ -144,7 +144,7 @@ class IcebergTable(BaseTable, Table):
                 for f in self.schema.fields]
 
     def parse_column_type(self, text: str):
-        return parse_type(text)
+        return widen_small_ints(parse_type(text))
 
     def metadata_tree(self, all_snapshots: bool = True) -> Node:
         return metadata_tree(self, all_snapshots)

@@ -33,7 +33,8 @@ def _scalar(value, t: IcebergType) -> pa.Scalar:
         return pa.scalar(days_to_date(value), pa.date32())
     if s == "timestamp":
         return pa.scalar(value, pa.timestamp("us"))
-    simple = {"boolean": pa.bool_(), "int": pa.int32(), "long": pa.int64(), "float": pa.float32(),
+    simple = {"boolean": pa.bool_(), "tinyint": pa.int8(), "smallint": pa.int16(), "int": pa.int32(),
+              "long": pa.int64(), "float": pa.float32(),
               "double": pa.float64(), "string": pa.string()}
     if s not in simple:
         raise UnsupportedFilterError(f"cannot filter on a {s} column without Spark")

@@ -48,6 +48,8 @@ from icefloe.errors import ExpressionError
 # =========================================================================== binding
 INT_MIN, INT_MAX = -(2 ** 31), 2 ** 31 - 1
 LONG_MIN, LONG_MAX = -(2 ** 63), 2 ** 63 - 1
+INTEGER_RANGES = {"tinyint": (-(2 ** 7), 2 ** 7 - 1), "smallint": (-(2 ** 15), 2 ** 15 - 1),
+                  "int": (INT_MIN, INT_MAX), "long": (LONG_MIN, LONG_MAX)}
 US_PER_DAY = 86_400_000_000
 
 
@@ -161,7 +163,7 @@ def _bind(e: Expr, r: _Resolver) -> Expr:
     if isinstance(e, (IsNaN, NotNaN)):
         if s in ("float", "double"):
             return type(e)(ref)
-        if s in ("int", "long") or isinstance(t, DecimalType):
+        if s in INTEGER_RANGES or isinstance(t, DecimalType):
             return AlwaysFalse() if isinstance(e, IsNaN) else AlwaysTrue()
         return Unknown(str(e))
     if isinstance(e, (StartsWith, NotStartsWith)):
@@ -255,8 +257,8 @@ def _to_domain(ref: BoundReference, lit: Any, e: Expr) -> tuple[str, Any]:
             if isinstance(lit, str) and lit.strip().lower() in ("true", "false"):
                 return "exact", lit.strip().lower() == "true"
             raise bad()
-        if s in ("int", "long"):
-            lo, hi = (INT_MIN, INT_MAX) if s == "int" else (LONG_MIN, LONG_MAX)
+        if s in INTEGER_RANGES:
+            lo, hi = INTEGER_RANGES[s]
             num = _numeric(lit, bad)
             if isinstance(num, float):
                 if math.isnan(num):
