@@ -13,6 +13,7 @@ them unsafe to compare), and a condition that cannot be bound prunes nothing.
 """
 from __future__ import annotations
 
+import datetime as _dt
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
@@ -109,8 +110,11 @@ def may_match(node: ex.Expr, ranges: dict) -> bool:
         return True                           # AlwaysTrue, Unknown, NOT of what NNF cannot push down
     ref = node.term
     r = ranges.get(ref.name)
+    if r is None:
+        return True
     t = ref.field_type
-    if r is None or str(t) in _UNPRUNABLE or str(t).startswith("fixed"):
+    kind = str(t)
+    if kind in _UNPRUNABLE or kind.startswith("fixed"):
         return True
     if isinstance(node, ex.IsNull):
         return r.null_count is None or r.null_count > 0
@@ -121,8 +125,9 @@ def may_match(node: ex.Expr, ranges: dict) -> bool:
     if r.all_null:
         return False                          # a comparison with null is never true, nor its NOT
     try:
-        lo = to_internal(t, r.lower)
-        hi = to_internal(t, r.upper)
+        lo, hi = r.lower, r.upper
+        if isinstance(lo, _dt.date) or isinstance(hi, _dt.date):    # dates and timestamps: days, micros
+            lo, hi = to_internal(t, lo), to_internal(t, hi)
         if isinstance(node, ex.In):
             return any(_in_range(v, lo, hi) for v in node.literals)
         if isinstance(node, ex.NotIn):        # all values one listed value: no row is outside the list
