@@ -21,6 +21,12 @@ from rich.tree import Tree
 
 from icefloe.core.tree import Node
 from icefloe.errors import IcefloeError, NotSupportedError
+from icefloe.catalog import Catalog
+from icefloe.check import check_table
+from icefloe.core import progress
+from icefloe.demo import file_tree
+from icefloe.sql import SqlSession
+from icefloe.sql.ddl import describe_rows, list_tables
 
 EXIT_ERROR = 1
 EXIT_NOT_SUPPORTED = 2
@@ -41,8 +47,6 @@ def cli(ctx, warehouse, fmt, catalog_name):
 
 
 def _catalog(ctx):
-    from icefloe.catalog import Catalog
-
     return Catalog(ctx.obj["warehouse"], format=ctx.obj["format"])
 
 
@@ -90,7 +94,6 @@ def _metadata_rows(table, name):
 class _Bars:
     """Progress bars on stderr: one per loop icefloe reports (:mod:`icefloe.core.progress`),
     and one for the Spark job running, if any (its stages' tasks, polled)."""
-
     def __init__(self, title: str):
         import threading
 
@@ -142,8 +145,6 @@ class _Bars:
                 continue
 
     def __enter__(self):
-        from icefloe.core import progress
-
         self.progress.start()
         self._main = self.progress.add_task(self.title, total=None)
         self._thread.start()
@@ -195,8 +196,6 @@ def _print_df(df, as_json: bool, limit: int) -> None:
 @click.pass_context
 def sql(ctx, text, as_json, limit):
     """Run SQL (or, without TEXT, an interactive shell with history)."""
-    from icefloe.sql import SqlSession
-
     session = SqlSession(_catalog(ctx), None, ctx.obj["catalog_name"])
     if text is not None:
         _print_df(session.sql(text), as_json, limit)
@@ -255,8 +254,6 @@ def _shell(session, as_json: bool, limit: int) -> None:
 @click.pass_context
 def tables(ctx, namespace, as_json):
     """List the tables (of one namespace, or all)."""
-    from icefloe.sql.ddl import list_tables
-
     found = [f"{ns}.{t}" for ns, t in list_tables(_catalog(ctx), namespace)]
     if as_json:
         _echo_json(found)
@@ -271,8 +268,6 @@ def tables(ctx, namespace, as_json):
 @click.pass_context
 def describe(ctx, table, as_json):
     """Columns, partitioning and table information."""
-    from icefloe.sql.ddl import describe_rows
-
     t = _load(ctx, table)
     rows = describe_rows(t, extended=True)
     if as_json:
@@ -370,8 +365,6 @@ def rich_tree(node: Node) -> Tree:
 @click.pass_context
 def tree(ctx, table, current, no_disk):
     """Draw snapshot -> manifest list -> manifests -> data files, then the files on disk."""
-    from icefloe.demo import file_tree
-
     t = _load(ctx, table)
     console = _console()
     console.print(rich_tree(t.metadata_tree(all_snapshots=not current)))
@@ -385,8 +378,6 @@ def tree(ctx, table, current, no_disk):
 @click.pass_context
 def check(ctx, table, as_json):
     """Verify a table end to end; exit 1 with a report when something is wrong."""
-    from icefloe.check import check_table
-
     t = _load(ctx, table)
     console = _console()
     if as_json:

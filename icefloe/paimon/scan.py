@@ -26,6 +26,8 @@ from icefloe.paimon.bucket import bucket_of
 from icefloe.paimon.file_store import FileStore
 from icefloe.paimon.snapshot import Snapshot
 from icefloe.paimon.types import AtomicType
+from icefloe.paimon.schema import SchemaHistory
+from icefloe.paimon.schema_update import can_widen
 
 
 class UnsupportedTableError(IcefloeError):
@@ -49,7 +51,6 @@ def plan(store: FileStore, snapshot: Optional[Snapshot], where=None, schema=None
         return []
     schema = schema if schema is not None else store.schema
     if schemas is None:
-        from icefloe.paimon.schema import SchemaHistory
 
         schemas = SchemaHistory(store.io, store.table_path, [schema, store.schema])
     if schema.primary_keys:
@@ -153,8 +154,6 @@ def _file_may_match(pred, f, schema, part_ranges: dict, schemas=None) -> bool:
 
 def _order_kept(old, new) -> bool:
     """Statistics of ``old`` values bound values of ``new`` (same type, or a widening)."""
-    from icefloe.paimon.schema_update import can_widen
-
     if not isinstance(old, AtomicType) or not isinstance(new, AtomicType):
         return False
     if old.root in ("CHAR", "BINARY") or new.root in ("CHAR", "BINARY"):

@@ -29,6 +29,7 @@ from icefloe.paimon import options as opt
 from icefloe.paimon.types import (
     AtomicType, DataField, field_to_json, highest_field_id, parse_field,
 )
+from icefloe.paimon.types import ArrayType, MapType, MultisetType, RowType, to_arrow_schema, to_arrow_type
 
 CURRENT_VERSION = 3
 SCHEMA_DIR = "schema"
@@ -208,7 +209,6 @@ def create_schema(io: FileIO, table_path: str, schema: TableSchema) -> None:
 
 class SchemaHistory:
     """``schema-N`` files by id, each read once (a schema file never changes)."""
-
     def __init__(self, io: FileIO, table_path: str, known=()):
         self.io = io
         self.table_path = table_path
@@ -236,8 +236,6 @@ def same_layout(file_fields, read_fields) -> bool:
 
 
 def _layout(fields) -> tuple:
-    from icefloe.paimon.types import ArrayType, MapType, MultisetType, RowType
-
     def shape(t):
         if isinstance(t, RowType):
             return ("ROW", _layout(t.fields))
@@ -260,8 +258,6 @@ def evolve_arrow(data, file_fields, read_fields):
     the schema it was written with) as ``read_fields``: matched by field id, cast,
     nulls for ids the file's schema does not have."""
     import pyarrow as pa
-
-    from icefloe.paimon.types import to_arrow_schema
 
     target = to_arrow_schema(read_fields, with_ids=False)
     names = {n: n for n in data.column_names}
@@ -292,8 +288,6 @@ def _evolve_array(arr, ftype, rtype, arrow_type):
     """One Arrow array of file type ``ftype`` as read type ``rtype`` (ROW fields by id)."""
     import pyarrow as pa
     import pyarrow.compute as pc
-
-    from icefloe.paimon.types import ArrayType, MapType, RowType, to_arrow_type
 
     if _layout([_Probe(ftype)]) == _layout([_Probe(rtype)]):
         return arr.cast(arrow_type) if arr.type != arrow_type else arr
@@ -329,7 +323,6 @@ def _evolve_array(arr, ftype, rtype, arrow_type):
 
 class _Probe:
     """A stand-in field so a lone type can go through ``_layout``."""
-
     def __init__(self, t):
         self.id, self.name, self.type = -1, "", t
 

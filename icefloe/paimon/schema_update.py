@@ -47,6 +47,8 @@ from icefloe.errors import CommitConflictError, SchemaError
 from icefloe.paimon import types as pt
 from icefloe.paimon.schema import TableSchema, latest_schema, schema_path
 from icefloe.paimon.types import ArrayType, AtomicType, DataField, MapType, MultisetType, RowType
+from icefloe.core import types as core
+from icefloe.core.retry import RetryPolicy
 
 BUCKET_KEY = "bucket-key"
 SEQUENCE_FIELD = "sequence.field"
@@ -63,8 +65,6 @@ def as_paimon_type(t) -> pt.DataType:
     ``DECIMAL(12, 2)``, ``TIMESTAMP(6) WITH LOCAL TIME ZONE``), a Spark/icefloe type
     string for what Paimon strings cannot say (``struct<a: int>``, ``array<string>``,
     ``long``), or an icefloe type. Nested ROW fields get ids when the column is added."""
-    from icefloe.core import types as core
-
     if isinstance(t, (AtomicType, RowType, ArrayType, MapType, MultisetType)):
         return t
     counter = [-1]
@@ -92,8 +92,6 @@ def as_paimon_type(t) -> pt.DataType:
 def spark_sql_type(text: str) -> pt.DataType:
     """The Paimon type of a Spark SQL type (``timestamp`` is Paimon's TIMESTAMP WITH LOCAL
     TIME ZONE, ``timestamp_ntz`` its TIMESTAMP, ``tinyint``/``smallint`` stay so)."""
-    from icefloe.core import types as core
-
     return as_paimon_type(core.parse_type(text))
 
 
@@ -175,7 +173,6 @@ FIXED_OPTIONS = {
 # --------------------------------------------------------------------------- the working schema
 class _Builder:
     """The changes applied one by one to a copy of ``base``."""
-
     def __init__(self, base: TableSchema, table_name: str):
         self.base = base
         self.table = table_name
@@ -405,7 +402,6 @@ class UpdateSchema:
     The Iceberg-style names the SQL layer uses (``delete_column``, ``update_column``)
     are accepted too.
     """
-
     def __init__(self, table):
         self._table = table
         self._calls: list[tuple[str, tuple, dict]] = []
@@ -495,8 +491,6 @@ class UpdateSchema:
         """Write the next ``schema-N`` (create-if-absent); on a lost race replay the changes
         on the winner's schema and try the next id. Returns the new schema, or the
         latest one unchanged when the changes change nothing (then no file is written)."""
-        from icefloe.core.retry import RetryPolicy
-
         table = self._table
         io = table.io
 

@@ -26,6 +26,8 @@ from icefloe.paimon.data_file import DataFileMeta, DataFileNamer, local_now_mill
 from icefloe.paimon.file_store import FileStore
 from icefloe.paimon.schema import TableSchema
 from icefloe.paimon.stats import stats_from_arrow, value_stats
+from icefloe.core.ranges import arrow_out_of_range, out_of_range_message
+from icefloe.paimon.binary_row import encode_row
 
 
 # --------------------------------------------------------------------------- fitting data to the schema
@@ -98,8 +100,6 @@ def align_arrow(data, fields, table_name: str = "table"):
 def check_partition_ranges(data, partition_keys, table_name: str = "table") -> None:
     """Reject date and timestamp partition values outside years 1..9999 (``core.ranges``):
     their directory names and partition values cannot be represented."""
-    from icefloe.core.ranges import arrow_out_of_range, out_of_range_message
-
     for key in partition_keys:
         bad = arrow_out_of_range(data.column(key))
         if bad is not None:
@@ -158,8 +158,6 @@ def write_parquet_bytes(data, compression: str = "zstd") -> bytes:
 def write_arrow_table(store: FileStore, schema: TableSchema, data, table_name: str = "table",
                       namer: Optional[DataFileNamer] = None) -> list[CommitMessage]:
     """Write an Arrow table (any column order) as data files; return the commit messages."""
-    from icefloe.paimon.binary_row import encode_row
-
     data = align_arrow(data, schema.fields, table_name)
     if data.num_rows == 0:
         return []

@@ -18,6 +18,11 @@ import re
 from typing import Optional, Sequence
 
 from icefloe.paimon import types as pt
+from icefloe.core.io import LOCAL, strip_scheme
+from icefloe.errors import CorruptDataFileError
+from icefloe.paimon.schema import SchemaHistory, _Probe, _layout, evolve_arrow, same_layout
+from icefloe.paimon.table import FileStoreTable
+from icefloe.spark.iceberg_read import raise_if_missing
 
 
 def read_files(spark, paths: Sequence[str], fields, where=None, columns: Optional[Sequence[str]] = None,
@@ -29,7 +34,6 @@ def read_files(spark, paths: Sequence[str], fields, where=None, columns: Optiona
     if not paths:
         df = spark.createDataFrame([], schema)
     else:
-        from icefloe.paimon.schema import _layout
 
         groups: dict = {}
         for i, path in enumerate(paths):
@@ -49,9 +53,6 @@ def read_files(spark, paths: Sequence[str], fields, where=None, columns: Optiona
 
 def _read_group(spark, paths: Sequence[str], file_fields, fields):
     """Files written with ``file_fields`` as a DataFrame of ``fields`` (by field id)."""
-    from icefloe.paimon.schema import same_layout
-    from icefloe.spark.iceberg_read import raise_if_missing
-
     read_schema = pt.to_spark_schema(fields, with_ids=False)
     file_schema = pt.to_spark_schema(file_fields, with_ids=False)
     plain = same_layout(file_fields, fields) and \
@@ -90,8 +91,6 @@ def _evolve_expr(c, ftype, rtype):
     """A Spark column of Paimon type ``ftype`` as ``rtype``: ROW fields matched by id."""
     from pyspark.sql import functions as F
 
-    from icefloe.paimon.schema import _Probe, _layout
-
     target = pt.to_spark_type(rtype, False)
     if _layout([_Probe(ftype)]) == _layout([_Probe(rtype)]):
         return c if pt.to_spark_type(ftype, False) == target else c.cast(target)
@@ -116,9 +115,6 @@ def _evolve_expr(c, ftype, rtype):
 
 # --------------------------------------------------------------------------- Python data source hooks
 def _table(location: str):
-    from icefloe.core.io import strip_scheme
-    from icefloe.paimon.table import FileStoreTable
-
     loc = os.path.abspath(strip_scheme(location))
     return FileStoreTable(os.path.basename(loc.rstrip("/")), loc)
 
@@ -155,9 +151,6 @@ def paimon_read_file(location: str, path: str, target):
     matched by field id; a bare path matches them by name."""
     import pyarrow as pa
     import pyarrow.parquet as pq
-
-    from icefloe.core.io import strip_scheme
-    from icefloe.errors import CorruptDataFileError
 
     m = _PARTITION_RE.match(path)
     if m is not None:
@@ -196,9 +189,6 @@ def paimon_read_file(location: str, path: str, target):
 
 def _read_by_id(location: str, batches, file_schema_id: int, read_schema_id: int, target):
     import pyarrow as pa
-
-    from icefloe.core.io import LOCAL, strip_scheme
-    from icefloe.paimon.schema import SchemaHistory, evolve_arrow
 
     schemas = SchemaHistory(LOCAL, os.path.abspath(strip_scheme(location)))
     file_fields = schemas.get(file_schema_id).fields

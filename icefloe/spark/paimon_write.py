@@ -34,6 +34,10 @@ from icefloe.paimon.commit import CommitMessage
 from icefloe.paimon.data_file import DataFileMeta, DataFileNamer, local_now_millis
 from icefloe.paimon.stats import stats_from_footer, value_stats
 from icefloe.spark.align import NULL_MARKER, check_partition_ranges, explain_spark_error
+from icefloe.core.io import strip_scheme
+from icefloe.paimon.bucket import buckets_of_columns
+from icefloe.paimon.table import FileStoreTable
+from icefloe.paimon.writer import restored_sequence_numbers, write_arrow_files
 
 KEY_COL = "__icefloe_paimon_key"
 _EPOCH = _dt.datetime(1970, 1, 1)
@@ -170,8 +174,6 @@ def _bucket_udf(key_types: list, num_buckets: int):
     def paimon_bucket(*columns):  # runs in the Python workers
         import pyarrow as pa
 
-        from icefloe.paimon.bucket import buckets_of_columns
-
         return pa.array(buckets_of_columns(list(columns), key_types, num_buckets), type=pa.int32())
 
     return paimon_bucket
@@ -253,8 +255,6 @@ def _collect(store, schema, staging: str, keyed: bool, moved: list) -> list[Comm
     """Move staged files into place and describe them, grouped per (partition, bucket)."""
     import pyarrow.parquet as pq
 
-    from icefloe.paimon.writer import restored_sequence_numbers
-
     co = schema.core_options
     namer = DataFileNamer(co.data_file_prefix, co.file_format)
     staged = []
@@ -306,9 +306,6 @@ def _collect(store, schema, staging: str, keyed: bool, moved: list) -> list[Comm
 def paimon_write_batches(location: str, batches) -> list[CommitMessage]:
     """Task side of ``df.write.format("icefloe")`` for a Paimon table: the batches as
     data files, returned as commit messages (nothing committed)."""
-    from icefloe.paimon.table import FileStoreTable
-    from icefloe.paimon.writer import write_arrow_files
-
     table = FileStoreTable(os.path.basename(location.rstrip("/")), _local(location))
     return write_arrow_files(table, batches)
 
@@ -316,21 +313,15 @@ def paimon_write_batches(location: str, batches) -> list[CommitMessage]:
 def paimon_commit(location: str, messages, overwrite: bool = False):
     """Driver side: commit the tasks' messages as one snapshot (their files are deleted
     if the commit fails)."""
-    from icefloe.paimon.table import FileStoreTable
-
     table = FileStoreTable(os.path.basename(location.rstrip("/")), _local(location))
     return table.commit([m for m in messages if m is not None], overwrite=overwrite)
 
 
 def paimon_abort(location: str, messages) -> None:
     """Driver side of a failed write: delete the data files the tasks wrote."""
-    from icefloe.paimon.table import FileStoreTable
-
     FileStoreTable(os.path.basename(location.rstrip("/")), _local(location)).abort(
         [m for m in messages if m is not None])
 
 
 def _local(location: str) -> str:
-    from icefloe.core.io import strip_scheme
-
     return os.path.abspath(strip_scheme(location))

@@ -11,6 +11,10 @@ from icefloe.sql import parser as p
 from icefloe.sql.errors import SqlError
 from icefloe.sql.names import table_parts
 from icefloe.sql.translate import partition_term
+from icefloe.core.types import from_spark_schema
+from icefloe.iceberg.catalog import RenameNotSupportedError, ReplaceNotSupportedError
+from icefloe.iceberg.transforms import default_field_name, parse_partition_expr
+from icefloe.sql.names import resolve_parts
 
 ICEFLOE_PROVIDERS = ("iceberg", "paimon", "icefloe")
 
@@ -106,7 +110,6 @@ def create(sess, tree: exp.Create):
     if query is None:
         raise sess.error("CREATE TABLE needs a column list or AS SELECT", tree)
     df = sess.query_df(query)
-    from icefloe.core.types import from_spark_schema
 
     schema = from_spark_schema(df.schema)
     if replace:
@@ -138,8 +141,6 @@ def _create(sess, name, schema, partitioned_by, properties, node):
 def _replace(sess, name, schema, partitioned_by, properties, data, create_if_missing, node):
     """Iceberg's replace: a new schema, spec and properties (and the data of AS SELECT as one new
     snapshot) in one metadata version; older snapshots, branches and tags stay."""
-    from icefloe.iceberg.catalog import ReplaceNotSupportedError
-
     try:
         with sess.refused_as("CREATE OR REPLACE TABLE", node):
             return sess.catalog.replace_table(name, schema, partitioned_by=partitioned_by or None,
@@ -414,7 +415,6 @@ def _rename(sess, t, action: exp.AlterRename):
         raise sess.error(f"new table name {'.'.join(table_parts(new_table))} must be db.table or "
                          f"{sess.catalog_name}.db.table", new_table)
     new_name = ".".join(parts)
-    from icefloe.iceberg.catalog import RenameNotSupportedError
 
     try:
         sess.catalog.rename_table(t.name, new_name)
@@ -425,8 +425,6 @@ def _rename(sess, t, action: exp.AlterRename):
 
 
 def alter_extension(sess, stmt):
-    from icefloe.sql.names import resolve_parts
-
     ref, ours = resolve_parts(stmt.table.parts, sess.catalog_name, sess.exists)
     if ref is None and not ours:
         return sess.run_spark(sess._stmt.text)      # a table of Spark's own catalog
@@ -513,8 +511,6 @@ def _alter_column(sess, t, stmt: p.AlterColumn):
 
 
 def _partition_field(sess, t, stmt: p.AlterPartitionField):
-    from icefloe.iceberg.transforms import default_field_name, parse_partition_expr
-
     schema = t.schema
 
     def parse(term):

@@ -15,6 +15,9 @@ from sqlglot import exp
 
 from icefloe.core.types import to_spark_ddl_type, to_spark_type, widen_schema_small_ints
 from icefloe.sql.translate import strip_qualifier, unknown_columns
+from icefloe.spark.align import checked_cast_to
+from icefloe.sql.overwrite import overwrite
+from icefloe.sql.parser import node_position
 
 
 # --------------------------------------------------------------------------- INSERT
@@ -171,7 +174,6 @@ def _partition_clause(sess, t, partition) -> dict:
             raise sess.error(f"the value of partition column {canonical} must be a constant, got "
                              f"{value.sql('spark')}", value)
         f = t.schema.find_field(canonical)
-        from icefloe.sql.parser import node_position
 
         value_sql = _partition_value_sql(sess, f, value, value if node_position(value)[0] is not None else item)
         static[canonical] = (f, value, value_sql)
@@ -221,7 +223,6 @@ def insert(sess, tree: exp.Insert):
         df = fit_by_position(sess, df, widen_schema_small_ints(t.schema), columns, tree.expression, static)
     df = _narrow_small_ints(df, t)
     if tree.args.get("overwrite"):
-        from icefloe.sql.overwrite import overwrite
 
         overwrite(sess, t, df, {name: v for name, v in static.items()}, tree)
     else:
@@ -236,8 +237,6 @@ def _narrow_small_ints(df, t):
     if not small:
         return df
     from pyspark.sql import functions as F
-
-    from icefloe.spark.align import checked_cast_to
 
     return df.select(*[checked_cast_to(F.col(f"`{c}`"), small[c], small[c], c, t.name).alias(c) if c in small
                        else F.col(f"`{c}`") for c in df.columns])

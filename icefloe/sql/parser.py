@@ -25,6 +25,7 @@ from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
 
 from icefloe.sql.errors import SqlError
+from icefloe.sql.errors import NotSupportedYetError
 
 DIALECT = "spark"
 
@@ -58,7 +59,6 @@ def node_position(node: Optional[exp.Expression]) -> tuple[Optional[int], Option
 @dataclass
 class Name:
     """A dotted name as written, with where it starts."""
-
     parts: list
     line: int
     column: int
@@ -98,7 +98,6 @@ class AlterRef:
 @dataclass
 class AlterColumns:
     """``ALTER TABLE t DROP COLUMN(S) a, b`` / ``UNSET TBLPROPERTIES``: what sqlglot leaves opaque."""
-
     table: Name
     action: str                       # "drop_columns" | "unset_properties"
     names: list = field(default_factory=list)
@@ -108,7 +107,6 @@ class AlterColumns:
 @dataclass
 class ColumnChange:
     """One column of ``ALTER TABLE t ALTER|CHANGE COLUMN c <changes>``."""
-
     column: Name
     type_text: Optional[str] = None       # TYPE <type> (or the type of Hive's CHANGE c c <type>)
     type_at: Optional[tuple] = None       # (line, column) of the type
@@ -122,7 +120,6 @@ class ColumnChange:
 @dataclass
 class AlterColumn:
     """``ALTER TABLE t ALTER|CHANGE [COLUMN] c TYPE ... | COMMENT ... | FIRST | AFTER x | SET/DROP NOT NULL``."""
-
     table: Name
     changes: list = field(default_factory=list)
 
@@ -284,7 +281,6 @@ def _is_extension_alter(tokens: list[Token]) -> bool:
 # --------------------------------------------------------------------------- extension parser
 class _ExtensionParser:
     """A token cursor for the statements sqlglot leaves as commands."""
-
     def __init__(self, before: str, body: str, stmt: Statement):
         self.before = before
         self.body = body
@@ -590,7 +586,6 @@ class _ExtensionParser:
                         self.fail("SET/DROP NOT NULL is given twice", at)
                     ch.nullable = at.text.upper() == "DROP"
                 elif self.word() in ("SET", "DROP") and self.word(1) == "DEFAULT":
-                    from icefloe.sql.errors import NotSupportedYetError
 
                     line, col = self.where(at)
                     raise NotSupportedYetError("column default values (SET/DROP DEFAULT: Iceberg format v3)",

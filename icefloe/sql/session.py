@@ -28,13 +28,13 @@ from icefloe.sql.errors import NotSupportedYetError, SqlError
 from icefloe.sql.names import TableRef, resolve_parts, table_parts
 from icefloe.sql.parser import Statement, node_position, position_of, split
 from icefloe.sql.translate import literal_value
+from icefloe.sql import ddl, dml, parser as p, procedures
 
 VIEW_PREFIX = "__icefloe_"
 
 
 class SqlSession:
     """SQL over one catalog. ``catalog_name`` is the name that qualifies its tables (``local``)."""
-
     def __init__(self, catalog, spark=None, catalog_name: str = "local"):
         self.catalog = catalog
         self._spark = spark
@@ -62,9 +62,6 @@ class SqlSession:
         return result
 
     def execute(self, stmt: Statement):
-        from icefloe.sql import ddl, dml, procedures
-        from icefloe.sql import parser as p
-
         self._stmt = stmt
         try:
             ext = stmt.ext

@@ -44,6 +44,7 @@ from icefloe.core.expressions.tree import (
 from icefloe.core.types import DecimalType, IcebergType, ListType, MapType, NestedField, Schema, StructType
 from icefloe.core.values import to_internal
 from icefloe.errors import ExpressionError
+from icefloe.core.types import PRIMITIVES_BY_NAME
 
 # =========================================================================== binding
 INT_MIN, INT_MAX = -(2 ** 31), 2 ** 31 - 1
@@ -356,8 +357,6 @@ def _to_domain(ref: BoundReference, lit: Any, e: Expr) -> tuple[str, Any]:
 
 
 def _ts_type(v: _dt.datetime) -> IcebergType:
-    from icefloe.core.types import PRIMITIVES_BY_NAME
-
     return PRIMITIVES_BY_NAME["timestamptz" if v.tzinfo is not None else "timestamp"]
 
 
