@@ -3,6 +3,7 @@
 Every error names what is wrong (the table, the column, the file) so a user
 can act on it without reading a traceback from inside a library.
 """
+from typing import Optional
 
 
 class IcefloeError(Exception):
@@ -103,6 +104,7 @@ class NotSupportedError(IcefloeError):
 
 
 # --------------------------------------------------------------------------- file I/O
+
 class FileAlreadyExistsError(FileExistsError):
     """A create-if-absent write found the file there: another writer made it first."""
 
@@ -112,6 +114,7 @@ class InjectedFault(OSError):
 
 
 # --------------------------------------------------------------------------- Iceberg
+
 class VersionConflict(CommitFailedError):
     """Another writer committed the version this commit wanted to write."""
 
@@ -133,6 +136,7 @@ class ReplaceNotSupportedError(IcefloeError):
 
 
 # --------------------------------------------------------------------------- Paimon
+
 class TagError(IcefloeError, ValueError):
     """A tag operation the table's tags do not allow (nothing was changed)."""
 
@@ -154,9 +158,43 @@ class DuplicateFileError(CommitFailedError):
 
 
 # --------------------------------------------------------------------------- data plane
+
 class UnsupportedFeatureError(IcefloeError):
     """A table feature the Spark read path cannot apply (nothing is read rather than a wrong result)."""
 
 
 class MergeCardinalityError(IcefloeError, ValueError):
     """MERGE matched one target row with more than one source row; nothing was committed."""
+
+
+# --------------------------------------------------------------------------- SQL
+class SqlError(IcefloeError):
+    """A statement that cannot run: unknown table or column, type mismatch, bad syntax...
+
+    ``line`` and ``column`` are 1-based positions in the text given to ``sql()``
+    (``None`` when the position is not known).
+    """
+
+    def __init__(self, reason: str, line: Optional[int] = None, column: Optional[int] = None,
+                 statement: Optional[str] = None):
+        self.reason = reason
+        self.line = line
+        self.column = column
+        self.statement = statement
+        where = f"line {line}, column {column}: " if line is not None else ""
+        # not super(): a subclass may also derive from an error with another constructor
+        Exception.__init__(self, f"{where}{reason}")
+
+
+class NotSupportedYetError(SqlError, NotSupportedError):
+    """A statement whose capability icefloe does not have yet (never a wrong result)."""
+
+    def __init__(self, capability: str, line: Optional[int] = None, column: Optional[int] = None,
+                 statement: Optional[str] = None):
+        self.capability = capability
+        self.operation, self.table, self.format = capability, "", ""
+        SqlError.__init__(self, f"not supported yet: {capability}", line, column, statement)
+
+
+class UnsupportedTableError(IcefloeError):
+    """A Paimon table feature icefloe does not implement."""

@@ -18,7 +18,6 @@ from dataclasses import replace
 from typing import Optional
 
 from icefloe.core import expressions as ex
-from icefloe.errors import IcefloeError
 from icefloe.paimon import manifest as mf
 from icefloe.paimon import predicate as pr
 from icefloe.paimon.binary_row import BinaryRow
@@ -28,10 +27,7 @@ from icefloe.paimon.snapshot import Snapshot
 from icefloe.paimon.types import AtomicType
 from icefloe.paimon.schema import SchemaHistory
 from icefloe.paimon.schema_update import can_widen
-
-
-class UnsupportedTableError(IcefloeError):
-    """A Paimon table feature icefloe does not implement."""
+from icefloe.errors import UnsupportedTableError  # noqa: F401 - defined in icefloe.errors, importable here too
 
 
 def bind_filter(where, fields):
