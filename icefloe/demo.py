@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import shutil
 
 from rich.console import Console
 from rich.table import Table as RichTable
 from rich.tree import Tree
 
 from icefloe.catalog import Catalog
+from icefloe.core.io import LOCAL, FileIO
 
 SCHEMA = "id bigint not null, name string, ts timestamp not null"
 
@@ -29,21 +29,20 @@ def seed_rows() -> list[tuple]:
     return rows
 
 
-def file_tree(location: str) -> Tree:
+def file_tree(location: str, io: FileIO = LOCAL) -> Tree:
+    """The files under a table's directory, directories first, hidden names left out."""
     tree = Tree(f"[bold]{location}[/]")
-    nodes = {location: tree}
-    for root, dirs, files in os.walk(location):
-        dirs.sort()
-        parent = nodes[root]
+
+    def add(node: Tree, path: str) -> None:
+        names = [n for n in io.list_dir(path) if not n.startswith(".")]
+        dirs = [n for n in names if io.is_dir(f"{path}/{n}")]
         for d in dirs:
-            if d.startswith("."):
-                continue
-            nodes[os.path.join(root, d)] = parent.add(f"[blue]{d}/[/]")
-        for f in sorted(files):
-            if f.startswith("."):
-                continue
-            size = os.path.getsize(os.path.join(root, f))
-            parent.add(f"{f} [dim]({size} bytes)[/]")
+            add(node.add(f"[blue]{d}/[/]"), f"{path}/{d}")
+        for f in names:
+            if f not in dirs:
+                node.add(f"{f} [dim]({io.size(f'{path}/{f}')} bytes)[/]")
+
+    add(tree, location.rstrip("/"))
     return tree
 
 
@@ -62,8 +61,9 @@ def snapshot_table(table) -> RichTable:
 
 def run(warehouse: str, fresh: bool = True, console: Console | None = None) -> dict:
     console = console or Console(width=max(120, Console().width))  # room for 19-digit snapshot ids
-    if fresh and os.path.exists(os.path.join(warehouse, "db", "tb01")):
-        shutil.rmtree(os.path.join(warehouse, "db", "tb01"))
+    seeded = os.path.join(warehouse, "db", "tb01")
+    if fresh and LOCAL.exists(seeded):
+        LOCAL.delete_tree(seeded)
     cat = Catalog(warehouse)
     spark = cat.spark
     console.rule("[bold]icefloe demo: seed 001 on a fresh warehouse")

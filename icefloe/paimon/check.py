@@ -11,7 +11,7 @@ import json
 import os
 from typing import Callable, Optional
 
-from icefloe.core.io import LOCAL
+from icefloe.core.io import LOCAL, FileIO
 from icefloe.core.progress import track
 from icefloe.core.reports import Report
 from icefloe.errors import IcefloeError
@@ -21,23 +21,24 @@ from icefloe.paimon.schema import latest_schema, list_schema_ids
 from icefloe.paimon.snapshot import Snapshot
 
 
-def check_paimon(name: str, location: str, progress: Optional[Callable[[str], None]] = None) -> Report:
+def check_paimon(name: str, location: str, progress: Optional[Callable[[str], None]] = None,
+                 io: FileIO = LOCAL) -> Report:
     report = Report(name, location)
     snap_dir = os.path.join(location, "snapshot")
     manifest_dir = os.path.join(location, "manifest")
-    if not os.path.isdir(snap_dir):
+    if not io.is_dir(snap_dir):
         report.add("snapshot", snap_dir, "missing snapshot directory")
         return report
-    ids = sorted(int(n.split("-", 1)[1]) for n in os.listdir(snap_dir)
+    ids = sorted(int(n.split("-", 1)[1]) for n in io.list_dir(snap_dir)
                  if n.startswith("snapshot-") and n.split("-", 1)[1].isdigit())
     report.count("snapshots", len(ids))
     for hint, expected in (("LATEST", ids[-1] if ids else None), ("EARLIEST", ids[0] if ids else None)):
         path = os.path.join(snap_dir, hint)
-        if not os.path.exists(path):
+        if not io.exists(path):
             if expected is not None:
                 report.add("hint", path, f"missing; expected {expected}")
             continue
-        text = open(path).read().strip()
+        text = io.read_bytes(path).decode().strip()
         if not text.isdigit() or int(text) != expected:
             report.add("hint", path, f"says {text!r} but the {hint.lower()} snapshot file is snapshot-{expected}")
     for sid in track(ids, "checking snapshots"):
@@ -45,7 +46,7 @@ def check_paimon(name: str, location: str, progress: Optional[Callable[[str], No
         if progress:
             progress(f"snapshot {sid}")
         try:
-            snap = json.load(open(path))
+            snap = json.loads(io.read_bytes(path))
         except ValueError as e:
             report.add("snapshot", path, f"not valid JSON: {e}")
             continue
@@ -53,45 +54,45 @@ def check_paimon(name: str, location: str, progress: Optional[Callable[[str], No
             report.add("snapshot", path, f"holds id {snap.get('id')}, expected {sid}")
         for key in ("baseManifestList", "deltaManifestList", "changelogManifestList", "indexManifest"):
             ml = snap.get(key)
-            if ml and not os.path.exists(os.path.join(manifest_dir, ml)):
+            if ml and not io.exists(os.path.join(manifest_dir, ml)):
                 report.add("manifest-list", os.path.join(manifest_dir, ml), f"missing ({key} of snapshot {sid})")
             elif ml:
                 report.count("manifest lists")
     if ids and ids != list(range(ids[0], ids[-1] + 1)):
         gaps = sorted(set(range(ids[0], ids[-1] + 1)) - set(ids))
         report.add("snapshot", snap_dir, f"snapshot ids are not continuous: missing {gaps[:10]}")
-    _check_paimon_contents(report, location, ids)
+    _check_paimon_contents(report, location, ids, io)
     return report
 
 
-def _check_paimon_contents(report: Report, location: str, ids: list) -> None:
+def _check_paimon_contents(report: Report, location: str, ids: list, io: FileIO) -> None:
     """Manifests and data files of every snapshot and tag: present, at their recorded sizes,
     record counts adding up to each snapshot's totals, schemas present."""
     try:
-        schema = latest_schema(LOCAL, location)
+        schema = latest_schema(io, location)
     except IcefloeError as e:
         report.add("schema", os.path.join(location, "schema"), str(e))
         return
     if schema is None:
         report.add("schema", os.path.join(location, "schema"), "no schema file")
         return
-    schema_ids = set(list_schema_ids(LOCAL, location))
+    schema_ids = set(list_schema_ids(io, location))
     report.count("schemas", len(schema_ids))
-    store = FileStore(LOCAL, location, schema)
+    store = FileStore(io, location, schema)
     snaps = []
     for sid in ids:
         path = store.snapshots.snapshot_path(sid)
         try:
-            snaps.append((f"snapshot {sid}", path, Snapshot.from_json(open(path).read(), path)))
+            snaps.append((f"snapshot {sid}", path, Snapshot.from_json(io.read_bytes(path).decode(), path)))
         except (IcefloeError, OSError, ValueError):
             continue                      # reported above
     tag_dir = os.path.join(location, "tag")
-    for name in sorted(os.listdir(tag_dir)) if os.path.isdir(tag_dir) else []:
+    for name in sorted(io.list_dir(tag_dir)) if io.is_dir(tag_dir) else []:
         if not name.startswith("tag-"):
             continue
         path = os.path.join(tag_dir, name)
         try:
-            snaps.append((f"tag {name[4:]}", path, Snapshot.from_json(open(path).read(), path)))
+            snaps.append((f"tag {name[4:]}", path, Snapshot.from_json(io.read_bytes(path).decode(), path)))
             report.count("tags")
         except (IcefloeError, OSError, ValueError) as e:
             report.add("tag", path, f"not a readable snapshot: {e}")
@@ -121,8 +122,8 @@ def _check_paimon_contents(report: Report, location: str, ids: list) -> None:
                 if m.file_name not in seen_manifests:
                     seen_manifests.add(m.file_name)
                     report.count("manifests")
-                    if os.path.exists(mpath) and os.path.getsize(mpath) != m.file_size:
-                        report.add("manifest", mpath, f"is {os.path.getsize(mpath)} bytes, its manifest list "
+                    if io.exists(mpath) and io.size(mpath) != m.file_size:
+                        report.add("manifest", mpath, f"is {io.size(mpath)} bytes, its manifest list "
                                                       f"records {m.file_size}")
                 try:
                     entries.setdefault(lst, []).extend(store.read_manifest(m.file_name, m.file_size))
@@ -151,9 +152,9 @@ def _check_paimon_contents(report: Report, location: str, ids: list) -> None:
                 continue
             seen_files.add(fpath)
             report.count("data files")
-            if not os.path.exists(fpath):
+            if not io.exists(fpath):
                 report.add("file", fpath, f"missing (recorded {e.file.file_size} bytes, {e.file.row_count} rows; "
                                           f"live in {what})")
-            elif os.path.getsize(fpath) != e.file.file_size:
-                report.add("file", fpath, f"is {os.path.getsize(fpath)} bytes, the manifest records "
+            elif io.size(fpath) != e.file.file_size:
+                report.add("file", fpath, f"is {io.size(fpath)} bytes, the manifest records "
                                           f"{e.file.file_size}")

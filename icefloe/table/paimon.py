@@ -138,7 +138,7 @@ class PaimonTable(FileStoreTable, Table):
         return metadata_tree(self, all_snapshots)
 
     def check(self, progress: Optional[Callable[[str], None]] = None) -> Report:
-        return check_paimon(self.name, self.location, progress)
+        return check_paimon(self.name, self.location, progress, self.io)
 
     # ------------------------------------------------------------------ metadata tables
     def metadata_table_names(self) -> tuple:
