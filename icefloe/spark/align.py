@@ -11,6 +11,9 @@ hold (``checked_cast``: overflow or unparsable text fails, ANSI mode or not).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Callable
+
 from icefloe.core.types import (
     IcebergType, ListType, MapType, Schema, StructType, to_spark_type,
 )
@@ -102,8 +105,24 @@ def _compatible(src, target: IcebergType, path: str) -> None:
         "cast it explicitly (only int->bigint, float->double and wider decimals are implicit)")
 
 
-def align_dataframe(df, schema: Schema, table_name: str = "table"):
-    """Return ``df`` projected, cast and checked to match ``schema`` (with field-id metadata)."""
+@dataclass(frozen=True)
+class Target:
+    """One column a DataFrame is fitted to: its name and field id, the Spark type it is written
+    as, whether it is required, and the format's rule for which source types it accepts
+    (``accepts(source_spark_type, path)`` raises ``SchemaMismatchError`` naming the column)."""
+    name: str
+    field_id: int
+    spark_type: object
+    required: bool
+    accepts: Callable[[object, str], None]
+
+
+def fit_dataframe(df, targets: list, table_name: str = "table"):
+    """``df`` projected, cast and checked to the ``targets`` (field-id metadata on every column):
+    columns matched by name case-insensitively, missing optional columns as nulls, a missing
+    required column or one the table does not have refused, a null in a required column failing
+    the job with a marker ``explain_spark_error`` turns into ``RequiredFieldNullError``. The one
+    way both formats fit data to a table; each brings its own type rules (``Target.accepts``)."""
     from pyspark.sql import functions as F
 
     by_name = {}
@@ -112,30 +131,37 @@ def align_dataframe(df, schema: Schema, table_name: str = "table"):
         if key in by_name:
             raise SchemaMismatchError(f"data has two columns named {f.name!r}")
         by_name[key] = f
-    extra = set(by_name) - {f.name.lower() for f in schema.fields}
+    extra = set(by_name) - {t.name.lower() for t in targets}
     if extra:
         raise SchemaMismatchError(
             f"data has columns that table {table_name} does not: {sorted(extra)}; "
-            f"table columns are {schema.column_names}")
+            f"table columns are {[t.name for t in targets]}")
     cols = []
-    for tf in schema.fields:
-        sf = by_name.get(tf.name.lower())
-        spark_type = to_spark_type(tf.field_type)
-        md = {"parquet.field.id": tf.field_id}
+    for t in targets:
+        sf = by_name.get(t.name.lower())
+        md = {"parquet.field.id": t.field_id}
         if sf is None:
-            if tf.required:
-                raise SchemaMismatchError(f"required column {tf.name!r} of table {table_name} is missing from the data")
-            cols.append(F.lit(None).cast(spark_type).alias(tf.name, metadata=md))
+            if t.required:
+                raise SchemaMismatchError(f"required column {t.name!r} of table {table_name} is missing from the data")
+            cols.append(F.lit(None).cast(t.spark_type).alias(t.name, metadata=md))
             continue
-        _compatible(sf.dataType, tf.field_type, tf.name)
+        t.accepts(sf.dataType, t.name)
         c = F.col(f"`{sf.name}`")
-        if sf.dataType != spark_type:
-            c = c.cast(spark_type)
-        if tf.required and sf.nullable:
-            msg = f"{NULL_MARKER}: null value in required column '{tf.name}' of table {table_name}"
-            c = F.when(c.isNull(), F.raise_error(F.lit(msg)).cast(spark_type)).otherwise(c)
-        cols.append(c.alias(tf.name, metadata=md))
+        if sf.dataType != t.spark_type:
+            c = c.cast(t.spark_type)
+        if t.required and sf.nullable:
+            msg = f"{NULL_MARKER}: null value in required column '{t.name}' of table {table_name}"
+            c = F.when(c.isNull(), F.raise_error(F.lit(msg)).cast(t.spark_type)).otherwise(c)
+        cols.append(c.alias(t.name, metadata=md))
     return df.select(*cols)
+
+
+def align_dataframe(df, schema: Schema, table_name: str = "table"):
+    """``df`` fitted to an Iceberg table's ``schema`` (only safe widening is implicit)."""
+    return fit_dataframe(df, [
+        Target(f.name, f.field_id, to_spark_type(f.field_type), f.required,
+               lambda src, path, target=f.field_type: _compatible(src, target, path))
+        for f in schema.fields], table_name)
 
 
 def check_partition_ranges(df, columns, table_name: str = "table"):

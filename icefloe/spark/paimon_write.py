@@ -33,7 +33,7 @@ from icefloe.paimon.binary_row import encode_row
 from icefloe.paimon.commit import CommitMessage
 from icefloe.paimon.data_file import DataFileMeta, DataFileNamer, local_now_millis
 from icefloe.paimon.stats import stats_from_footer, value_stats
-from icefloe.spark.align import NULL_MARKER, check_partition_ranges, explain_spark_error
+from icefloe.spark.align import Target, check_partition_ranges, explain_spark_error, fit_dataframe
 from icefloe.core.io import strip_scheme
 from icefloe.paimon.bucket import buckets_of_columns
 from icefloe.paimon.table import FileStoreTable
@@ -96,37 +96,15 @@ def _check_compatible(src, dst, path: str) -> None:
 
 
 def align_dataframe(df, fields, table_name: str = "table"):
-    """``df`` projected, cast and null-checked to the table's fields (with field ids)."""
-    from pyspark.sql import functions as F
-
-    by_name = {}
-    for f in df.schema.fields:
-        if f.name.lower() in by_name:
-            raise SchemaMismatchError(f"data has two columns named {f.name!r}")
-        by_name[f.name.lower()] = f
-    extra = set(by_name) - {f.name.lower() for f in fields}
-    if extra:
-        raise SchemaMismatchError(f"data has columns that table {table_name} does not: {sorted(extra)}; "
-                                  f"table columns are {[f.name for f in fields]}")
-    cols = []
+    """``df`` fitted to a Paimon table's ``fields`` (Paimon's types; wider integers, float to
+    double, wider decimals and char/varchar to string are implicit), with the one fitting both
+    formats use (``spark.align.fit_dataframe``)."""
+    targets = []
     for f in fields:
-        target = pt.to_spark_type(f.type)
-        md = {"parquet.field.id": f.id}
-        sf = by_name.get(f.name.lower())
-        if sf is None:
-            if not f.type.nullable:
-                raise SchemaMismatchError(f"required column {f.name!r} of table {table_name} is missing from the data")
-            cols.append(F.lit(None).cast(target).alias(f.name, metadata=md))
-            continue
-        _check_compatible(sf.dataType, target, f.name)
-        c = F.col(f"`{sf.name}`")
-        if sf.dataType != target:
-            c = c.cast(target)
-        if not f.type.nullable and sf.nullable:
-            msg = f"{NULL_MARKER}: null value in required column '{f.name}' of table {table_name}"
-            c = F.when(c.isNull(), F.raise_error(F.lit(msg)).cast(target)).otherwise(c)
-        cols.append(c.alias(f.name, metadata=md))
-    return df.select(*cols)
+        spark_type = pt.to_spark_type(f.type)
+        targets.append(Target(f.name, f.id, spark_type, not f.type.nullable,
+                              lambda src, path, dst=spark_type: _check_compatible(src, dst, path)))
+    return fit_dataframe(df, targets, table_name)
 
 
 # --------------------------------------------------------------------------- the key column
