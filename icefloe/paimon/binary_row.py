@@ -36,7 +36,8 @@ from typing import Any, Sequence
 
 from icefloe.errors import CorruptMetadataError
 from icefloe.paimon.murmur import hash_bytes_by_words
-from icefloe.paimon.types import AtomicType, DataType, is_compact_decimal, is_compact_timestamp
+from icefloe.core.types import IcebergType as DataType
+from icefloe.paimon.types import is_compact_decimal, is_compact_timestamp, root as root_of
 
 HEADER_BITS = 8
 MAX_FIX_PART_DATA_SIZE = 7
@@ -169,7 +170,7 @@ def encode_row(values: Sequence[Any], types: Sequence[DataType]) -> BinaryRow:
         return offset
 
     for i, (v, t) in enumerate(zip(values, types)):
-        root = t.root if isinstance(t, AtomicType) else None
+        root = root_of(t)
         if v is None:
             bit = i + HEADER_BITS
             fixed[bit // 8] |= 1 << (bit % 8)
@@ -238,12 +239,12 @@ def decode_row(row: BinaryRow, types: Sequence[DataType]) -> tuple:
     nb = null_bits_size(row.arity)
     out = []
     for i, t in enumerate(types):
-        if row.is_null_at(i) or not isinstance(t, AtomicType):
+        if row.is_null_at(i) or not t.is_primitive:
             out.append(None)
             continue
         off = nb + 8 * i
         (slot,) = struct.unpack_from("<q", data, off)
-        root = t.root
+        root = root_of(t)
         if root == "BOOLEAN":
             out.append(data[off] != 0)
         elif root == "TINYINT":

@@ -18,7 +18,8 @@ from typing import Sequence
 
 from icefloe.paimon.binary_row import encode_row, null_bits_size
 from icefloe.paimon.murmur import hash_words
-from icefloe.paimon.types import AtomicType, DataType
+from icefloe.core.types import IcebergType as DataType
+from icefloe.paimon.types import root as root_of
 
 UNAWARE_BUCKET = -1
 
@@ -69,12 +70,12 @@ def buckets_of_columns(columns: Sequence, key_types: Sequence[DataType], num_buc
 
     n_rows = len(columns[0]) if columns else 0
     arrays = [c.combine_chunks() if hasattr(c, "combine_chunks") else c for c in columns]
-    if all(isinstance(t, AtomicType) and t.root in _FIXED_WIDTH for t in key_types):
+    if all(root_of(t) in _FIXED_WIDTH for t in key_types):
         arity = len(key_types)
         header_words = null_bits_size(arity) // 4
         words = np.zeros((n_rows, header_words + 2 * arity), dtype=np.uint32)
         for i, (arr, t) in enumerate(zip(arrays, key_types)):
-            low, high = _slot_words(arr, t.root)
+            low, high = _slot_words(arr, root_of(t))
             words[:, header_words + 2 * i] = low
             words[:, header_words + 2 * i + 1] = high
             if arr.null_count:

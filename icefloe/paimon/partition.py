@@ -20,7 +20,8 @@ import math
 from typing import Sequence
 
 from icefloe.errors import SchemaError
-from icefloe.paimon.types import AtomicType
+from icefloe.core.types import IcebergType
+from icefloe.paimon.types import root as root_of
 
 _ESCAPE = set("\"#%'*/:=?\\{}[]^")
 _EPOCH_DATE = _dt.date(1970, 1, 1)
@@ -79,9 +80,9 @@ def _cast_timestamp_string(v: _dt.datetime, precision: int) -> str:
     return text + ("." + fraction if fraction else "")
 
 
-def partition_value_string(value, t: AtomicType, legacy: bool = True) -> str:
+def partition_value_string(value, t: IcebergType, legacy: bool = True) -> str:
     """The directory spelling of one non-null partition value."""
-    r = t.root
+    r = root_of(t)
     if r == "BOOLEAN":
         return "true" if value else "false"
     if r in ("TINYINT", "SMALLINT", "INT", "BIGINT"):
@@ -106,7 +107,7 @@ def partition_value_string(value, t: AtomicType, legacy: bool = True) -> str:
     raise SchemaError(f"{t} values cannot be used as partition values")
 
 
-def partition_path(keys: Sequence[str], types: Sequence[AtomicType], values: Sequence,
+def partition_path(keys: Sequence[str], types: Sequence[IcebergType], values: Sequence,
                    default_name: str = "__DEFAULT_PARTITION__", legacy: bool = True) -> str:
     """``k1=v1/k2=v2`` (empty for an unpartitioned table)."""
     parts = []

@@ -24,7 +24,7 @@ from icefloe.paimon.binary_row import BinaryRow
 from icefloe.paimon.bucket import bucket_of
 from icefloe.paimon.file_store import FileStore
 from icefloe.paimon.snapshot import Snapshot
-from icefloe.paimon.types import AtomicType
+from icefloe.paimon.types import length, root as root_of, type_string
 from icefloe.paimon.schema import SchemaHistory
 from icefloe.paimon.schema_update import can_widen
 from icefloe.errors import UnsupportedTableError  # noqa: F401 - defined in icefloe.errors, importable here too
@@ -150,10 +150,10 @@ def _file_may_match(pred, f, schema, part_ranges: dict, schemas=None) -> bool:
 
 def _order_kept(old, new) -> bool:
     """Statistics of ``old`` values bound values of ``new`` (same type, or a widening)."""
-    if not isinstance(old, AtomicType) or not isinstance(new, AtomicType):
+    if not old.is_primitive or not new.is_primitive:
         return False
-    if old.root in ("CHAR", "BINARY") or new.root in ("CHAR", "BINARY"):
-        return old.root == new.root and old.length == new.length
+    if root_of(old) in ("CHAR", "BINARY") or root_of(new) in ("CHAR", "BINARY"):
+        return root_of(old) == root_of(new) and length(old) == length(new)
     return can_widen(old, new)
 
 
@@ -169,7 +169,7 @@ def _same_bucket_keys(schemas, schema_id: int, schema) -> bool:
 
     def keys(s):
         try:
-            return [(k.id, str(k.type.copy(True))) for k in s.bucket_key_fields]
+            return [(k.id, type_string(k.type)) for k in s.bucket_key_fields]
         except Exception:
             return None
 
@@ -183,7 +183,7 @@ def _selected_buckets(pred, schema) -> Optional[set]:
     if schema.num_buckets <= 0:
         return None
     keys = schema.bucket_key_fields
-    if not keys or any(not isinstance(k.type, AtomicType) or k.type.root not in
+    if not keys or any(root_of(k.type) not in
                        ("TINYINT", "SMALLINT", "INT", "BIGINT", "CHAR", "VARCHAR", "DATE", "BOOLEAN")
                        for k in keys):
         return None

@@ -26,10 +26,8 @@ from typing import Optional
 from icefloe.core.io import FileAlreadyExistsError, FileIO
 from icefloe.errors import CorruptMetadataError, SchemaError, TableAlreadyExistsError
 from icefloe.paimon import options as opt
-from icefloe.paimon.types import (
-    AtomicType, DataField, field_to_json, highest_field_id, parse_field,
-)
-from icefloe.paimon.types import ArrayType, MapType, MultisetType, RowType, to_arrow_schema, to_arrow_type
+from icefloe.core import types as core
+from icefloe.paimon.types import DataField, field_to_json, highest_field_id, parse_field, to_arrow_schema, to_arrow_type
 
 CURRENT_VERSION = 3
 SCHEMA_DIR = "schema"
@@ -137,7 +135,7 @@ def validate(schema: TableSchema) -> None:
         raise SchemaError("icefloe only supports Paimon append tables (no primary key)")
     for k in schema.partition_keys:
         f = schema.field(k)
-        if not isinstance(f.type, AtomicType):
+        if not f.type.is_primitive:
             raise SchemaError(f"partition key {k!r} must have an atomic type, not {f.type}")
     if len(set(schema.partition_keys)) != len(schema.partition_keys):
         raise SchemaError(f"duplicate partition keys {schema.partition_keys}")
@@ -155,7 +153,7 @@ def validate(schema: TableSchema) -> None:
             f = schema.field(k)
             if k in schema.partition_keys:
                 raise SchemaError(f"bucket key {k!r} must not be a partition key")
-            if not isinstance(f.type, AtomicType):
+            if not f.type.is_primitive:
                 raise SchemaError(f"bucket key {k!r} must have an atomic type, not {f.type}")
     elif co.bucket_key:
         raise SchemaError("'bucket-key' needs a fixed bucket count ('bucket' > 0)")
@@ -237,15 +235,25 @@ def same_layout(file_fields, read_fields) -> bool:
 
 def _layout(fields) -> tuple:
     def shape(t):
-        if isinstance(t, RowType):
+        if isinstance(t, core.StructType):
             return ("ROW", _layout(t.fields))
-        if isinstance(t, (ArrayType, MultisetType)):
-            return ("ARRAY", shape(t.element))
-        if isinstance(t, MapType):
-            return ("MAP", shape(t.key), shape(t.value))
+        if isinstance(t, (core.ListType, core.MultisetType)):
+            return ("ARRAY", shape(t.element_type))
+        if isinstance(t, core.MapType):
+            return ("MAP", shape(t.key_type), shape(t.value_type))
         return ()
 
-    return tuple((f.id, f.name, shape(f.type)) for f in fields)
+    return tuple((f.field_id, f.name, shape(f.field_type)) for f in fields)
+
+
+def layout(fields) -> tuple:
+    """What files of ``fields`` share when they read alike: ids, names and nested shapes."""
+    return _layout(fields)
+
+
+def same_type_layout(a, b) -> bool:
+    """Whether types ``a`` and ``b`` have the same nested ROW ids and names (casts suffice)."""
+    return _layout([_Probe(a)]) == _layout([_Probe(b)])
 
 
 def _column_named(names: dict, name: str):
@@ -291,31 +299,31 @@ def _evolve_array(arr, ftype, rtype, arrow_type):
 
     if _layout([_Probe(ftype)]) == _layout([_Probe(rtype)]):
         return arr.cast(arrow_type) if arr.type != arrow_type else arr
-    if isinstance(rtype, RowType) and isinstance(ftype, RowType):
-        by_id = {f.id: f for f in ftype.fields}
+    if isinstance(rtype, core.StructType) and isinstance(ftype, core.StructType):
+        by_id = {f.field_id: f for f in ftype.fields}
         names = {arr.type.field(i).name: i for i in range(arr.type.num_fields)}
         for n, i in list(names.items()):
             names.setdefault(n.lower(), i)
         children, fields = [], []
         for rf, af in zip(rtype.fields, arrow_type):
-            ff = by_id.get(rf.id)
+            ff = by_id.get(rf.field_id)
             idx = None
             if ff is not None:
                 idx = names.get(ff.name, names.get(ff.name.lower()))
             if idx is None:
                 children.append(pa.nulls(len(arr), af.type))
             else:
-                children.append(_evolve_array(arr.field(idx), ff.type, rf.type, af.type))
+                children.append(_evolve_array(arr.field(idx), ff.field_type, rf.field_type, af.type))
             fields.append(af)
         mask = pc.is_null(arr) if arr.null_count else None
         return pa.StructArray.from_arrays(children, fields=fields, mask=mask)
-    if isinstance(rtype, ArrayType) and isinstance(ftype, ArrayType):
-        values = _evolve_array(arr.values, ftype.element, rtype.element, arrow_type.value_type)
+    if isinstance(rtype, core.ListType) and isinstance(ftype, core.ListType):
+        values = _evolve_array(arr.values, ftype.element_type, rtype.element_type, arrow_type.value_type)
         mask = pc.is_null(arr) if arr.null_count else None
         return pa.ListArray.from_arrays(arr.offsets, values, type=arrow_type, mask=mask)
-    if isinstance(rtype, MapType) and isinstance(ftype, MapType):
-        keys = _evolve_array(arr.keys, ftype.key, rtype.key, arrow_type.key_type)
-        items = _evolve_array(arr.items, ftype.value, rtype.value, arrow_type.item_type)
+    if isinstance(rtype, core.MapType) and isinstance(ftype, core.MapType):
+        keys = _evolve_array(arr.keys, ftype.key_type, rtype.key_type, arrow_type.key_type)
+        items = _evolve_array(arr.items, ftype.value_type, rtype.value_type, arrow_type.item_type)
         mask = pc.is_null(arr) if arr.null_count else None
         return pa.MapArray.from_arrays(arr.offsets, keys, items, type=arrow_type, mask=mask)
     return arr.cast(to_arrow_type(rtype))
@@ -324,6 +332,6 @@ def _evolve_array(arr, ftype, rtype, arrow_type):
 class _Probe:
     """A stand-in field so a lone type can go through ``_layout``."""
     def __init__(self, t):
-        self.id, self.name, self.type = -1, "", t
+        self.field_id, self.name, self.field_type = -1, "", t
 
 

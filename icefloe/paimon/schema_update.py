@@ -39,14 +39,13 @@ applies (say, both add a column ``x``) fails with ``SchemaError`` and writes not
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 from typing import Optional
 
 from icefloe.core.io import FileAlreadyExistsError
 from icefloe.errors import CommitConflictError, SchemaError
 from icefloe.paimon import types as pt
 from icefloe.paimon.schema import TableSchema, latest_schema, schema_path
-from icefloe.paimon.types import ArrayType, AtomicType, DataField, MapType, MultisetType, RowType
+from icefloe.paimon.types import DataField, length, root as root_of
 from icefloe.core import types as core
 from icefloe.core.retry import RetryPolicy
 
@@ -60,13 +59,11 @@ _EXACT_IN_FLOAT = {"FLOAT": ("TINYINT", "SMALLINT"), "DOUBLE": ("TINYINT", "SMAL
 
 
 # --------------------------------------------------------------------------- types
-def as_paimon_type(t) -> pt.DataType:
-    """A Paimon type from a Paimon type object, a Paimon type string (``BIGINT``,
-    ``DECIMAL(12, 2)``, ``TIMESTAMP(6) WITH LOCAL TIME ZONE``), a Spark/icefloe type
-    string for what Paimon strings cannot say (``struct<a: int>``, ``array<string>``,
-    ``long``), or an icefloe type. Nested ROW fields get ids when the column is added."""
-    if isinstance(t, (AtomicType, RowType, ArrayType, MapType, MultisetType)):
-        return t
+def as_paimon_type(t) -> tuple[core.IcebergType, bool]:
+    """(type, nullable) from a Paimon type string (``BIGINT NOT NULL``, ``DECIMAL(12, 2)``,
+    ``TIMESTAMP(6) WITH LOCAL TIME ZONE``), schema-file JSON, a Spark/icefloe type string
+    for what Paimon strings cannot say (``struct<a: int>``, ``array<string>``, ``long``),
+    or a shared type (nullable). Nested ROW fields get ids when the column is added."""
     counter = [-1]
 
     def next_id() -> int:
@@ -77,67 +74,68 @@ def as_paimon_type(t) -> pt.DataType:
         return pt.parse_type(t)
     if isinstance(t, str):
         try:
-            return pt.parse_atomic(t)
+            return pt.parse_atomic_nullable(t)
         except SchemaError:
             pass
         try:
-            return pt.from_core_type(core.parse_type(t), False, next_id)
+            return pt.from_core_type(core.parse_type(t), next_id), True
         except SchemaError as e:
             raise SchemaError(f"cannot parse type {t!r}: {e}") from None
     if isinstance(t, core.IcebergType):
-        return pt.from_core_type(t, False, next_id)
+        return pt.from_core_type(t, next_id), True
     raise SchemaError(f"expected a Paimon type or a type string such as 'BIGINT', got {t!r}")
 
 
-def spark_sql_type(text: str) -> pt.DataType:
+def spark_sql_type(text: str) -> core.IcebergType:
     """The Paimon type of a Spark SQL type (``timestamp`` is Paimon's TIMESTAMP WITH LOCAL
     TIME ZONE, ``timestamp_ntz`` its TIMESTAMP, ``tinyint``/``smallint`` stay so)."""
-    return as_paimon_type(core.parse_type(text))
+    return as_paimon_type(core.parse_type(text))[0]
 
 
-def _with_fresh_ids(t: pt.DataType, next_id) -> pt.DataType:
+def _with_fresh_ids(t: core.IcebergType, next_id) -> core.IcebergType:
     """``t`` with new ids for its nested ROW fields (parents before children, as Paimon)."""
-    if isinstance(t, RowType):
+    if isinstance(t, core.StructType):
         fields = []
         for f in t.fields:
             fid = next_id()
-            fields.append(DataField(fid, f.name, _with_fresh_ids(f.type, next_id), f.description))
-        return RowType(tuple(fields), t.nullable)
-    if isinstance(t, ArrayType):
-        return ArrayType(_with_fresh_ids(t.element, next_id), t.nullable)
-    if isinstance(t, MultisetType):
-        return MultisetType(_with_fresh_ids(t.element, next_id), t.nullable)
-    if isinstance(t, MapType):
-        return MapType(_with_fresh_ids(t.key, next_id), _with_fresh_ids(t.value, next_id), t.nullable)
+            fields.append(DataField(fid, f.name, _with_fresh_ids(f.field_type, next_id), f.doc, not f.required))
+        return core.StructType(fields)
+    if isinstance(t, core.ListType):
+        return core.ListType(t.element_id, _with_fresh_ids(t.element_type, next_id), t.element_required)
+    if isinstance(t, core.MultisetType):
+        return core.MultisetType(t.element_id, _with_fresh_ids(t.element_type, next_id), t.element_required)
+    if isinstance(t, core.MapType):
+        return core.MapType(t.key_id, _with_fresh_ids(t.key_type, next_id), t.value_id,
+                            _with_fresh_ids(t.value_type, next_id), t.value_required, t.key_required)
     return t
 
 
-def _shape(t: pt.DataType):
+def _shape(t: core.IcebergType):
     """A type without nullability and field ids: what two nested types must share to be the same."""
-    if isinstance(t, RowType):
-        return ("ROW", tuple((f.name, _shape(f.type)) for f in t.fields))
-    if isinstance(t, (ArrayType, MultisetType)):
-        return (type(t).__name__, _shape(t.element))
-    if isinstance(t, MapType):
-        return ("MAP", _shape(t.key), _shape(t.value))
-    return str(t.copy(True))
+    if isinstance(t, core.StructType):
+        return ("ROW", tuple((f.name, _shape(f.field_type)) for f in t.fields))
+    if isinstance(t, (core.ListType, core.MultisetType)):
+        return (type(t).__name__, _shape(t.element_type))
+    if isinstance(t, core.MapType):
+        return ("MAP", _shape(t.key_type), _shape(t.value_type))
+    return pt.type_string(t)
 
 
-def can_widen(old: pt.DataType, new: pt.DataType) -> bool:
+def can_widen(old: core.IcebergType, new: core.IcebergType) -> bool:
     """Whether every value of ``old`` converts exactly to ``new`` (nullability aside),
     in Arrow and in Spark: the type changes icefloe accepts."""
-    if not isinstance(old, AtomicType) or not isinstance(new, AtomicType):
+    if not old.is_primitive or not new.is_primitive:
         return _shape(old) == _shape(new)
-    a, b = old.root, new.root
+    a, b = root_of(old), root_of(new)
     if a == b:
         if a in _INT_RANK or a in ("BOOLEAN", "DATE", "FLOAT", "DOUBLE"):
             return True
         if a == "DECIMAL":
             return new.scale >= old.scale and new.precision - new.scale >= old.precision - old.scale
         if a in ("VARCHAR", "VARBINARY"):
-            return new.length >= old.length
+            return length(new) >= length(old)
         if a in ("CHAR", "BINARY"):
-            return new.length == old.length
+            return length(new) == length(old)
         if a == "TIME":
             return new.precision >= old.precision
         if a in ("TIMESTAMP", "TIMESTAMP_LTZ"):
@@ -152,8 +150,13 @@ def can_widen(old: pt.DataType, new: pt.DataType) -> bool:
     if b in _EXACT_IN_FLOAT:
         return a in _EXACT_IN_FLOAT[b]
     if (a, b) in (("CHAR", "VARCHAR"), ("BINARY", "VARBINARY")):
-        return new.length >= old.length
+        return length(new) >= length(old)
     return False
+
+
+def _shown(t: core.IcebergType, nullable: bool = True) -> str:
+    """A type as Paimon writes it, for messages."""
+    return pt.type_string(t, nullable)
 
 
 # Options whose change would reinterpret data already written (Paimon keeps them, or the
@@ -193,7 +196,7 @@ class _Builder:
         lowered = [i for i, f in enumerate(self.fields) if f.name.lower() == name.lower()]
         if len(lowered) == 1:
             return lowered[0]
-        if "." in name and any(f.name == name.split(".", 1)[0] and not isinstance(f.type, AtomicType)
+        if "." in name and any(f.name == name.split(".", 1)[0] and not f.type.is_primitive
                                for f in self.fields):
             raise SchemaError(f"table {self.table}: changing nested field {name!r} is not supported; "
                               "icefloe evolves top-level columns of Paimon tables")
@@ -225,7 +228,7 @@ class _Builder:
             raise SchemaError(f"table {self.table}: cannot {what} bucket-key column {f.name!r} "
                               "(rows are placed in buckets by the hash of its values)")
 
-    def _type(self, t, column: str) -> pt.DataType:
+    def _type(self, t, column: str) -> tuple[core.IcebergType, bool]:
         try:
             return as_paimon_type(t)
         except SchemaError as e:
@@ -239,8 +242,8 @@ class _Builder:
     def add_column(self, name: str, field_type, comment: Optional[str] = None, after: Optional[str] = None,
                    first: bool = False, before: Optional[str] = None) -> None:
         self._check_new_name(name)
-        t = self._type(field_type, name)
-        if not t.nullable:
+        t, nullable = self._type(field_type, name)
+        if not nullable:
             raise SchemaError(f"table {self.table}: new column {name!r} cannot be NOT NULL "
                               "(the rows already written have no value for it)")
         if sum(1 for p in (after is not None, before is not None, bool(first)) if p) > 1:
@@ -269,7 +272,7 @@ class _Builder:
         if new_name == f.name:
             return
         self._check_new_name(new_name, ignore=i)
-        self.fields[i] = replace(f, name=new_name)
+        self.fields[i] = f.copy(name=new_name)
         self.primary_keys = [new_name if k == f.name else k for k in self.primary_keys]
         for key in (BUCKET_KEY, SEQUENCE_FIELD):
             if self.options.get(key):
@@ -288,39 +291,38 @@ class _Builder:
     def update_column_type(self, name: str, new_type) -> None:
         i = self._index(name)
         f = self.fields[i]
-        t = self._type(new_type, f.name)
+        t, nullable = self._type(new_type, f.name)
         old = f.type
-        if not t.nullable and old.nullable:
-            raise SchemaError(f"table {self.table}: cannot change column {f.name!r} from {old} to {t}: "
-                              "a nullable column cannot become NOT NULL (files may hold nulls)")
-        t = t.copy(old.nullable)
+        if not nullable and f.nullable:
+            raise SchemaError(f"table {self.table}: cannot change column {f.name!r} from {_shown(old)} to "
+                              f"{_shown(t, nullable)}: a nullable column cannot become NOT NULL (files may hold nulls)")
         if _shape(t) == _shape(old):
             return
         self._refuse_key(f, "change the type of")
         if not can_widen(old, t):
-            raise SchemaError(f"table {self.table}: cannot change column {f.name!r} from {old.copy(True)} to "
-                              f"{t.copy(True)}: only widening type changes are allowed (wider integers, "
+            raise SchemaError(f"table {self.table}: cannot change column {f.name!r} from {_shown(old)} to "
+                              f"{_shown(t)}: only widening type changes are allowed (wider integers, "
                               "FLOAT -> DOUBLE, DECIMAL with no fewer integer or fraction digits, ...)")
-        self.fields[i] = replace(f, type=t)
+        self.fields[i] = f.copy(type=t)
         self.changed = True
 
     def update_column_nullability(self, name: str, nullable: bool = True) -> None:
         i = self._index(name)
         f = self.fields[i]
-        if f.type.nullable == bool(nullable):
+        if f.nullable == bool(nullable):
             return
         if not nullable:
             raise SchemaError(f"table {self.table}: cannot make column {f.name!r} NOT NULL "
                               "(files may hold nulls; only NOT NULL -> nullable is allowed)")
         if f.name in self.primary_keys:
             raise SchemaError(f"table {self.table}: cannot make primary-key column {f.name!r} nullable")
-        self.fields[i] = replace(f, type=f.type.copy(True))
+        self.fields[i] = f.copy(nullable=True)
         self.changed = True
 
     def update_column_comment(self, name: str, comment: Optional[str]) -> None:
         i = self._index(name)
         if self.fields[i].description != comment:
-            self.fields[i] = replace(self.fields[i], description=comment)
+            self.fields[i] = self.fields[i].copy(description=comment)
             self.changed = True
 
     def update_comment(self, comment: Optional[str]) -> None:
@@ -380,13 +382,13 @@ def _check_ids(schema: TableSchema, table: str) -> None:
 
     def walk(fields):
         for f in fields:
-            if f.id in seen:
-                raise SchemaError(f"table {table}: field id {f.id} would be used twice")  # pragma: no cover
-            seen.add(f.id)
-            t = f.type
-            while isinstance(t, (ArrayType, MultisetType, MapType)):
-                t = t.value if isinstance(t, MapType) else t.element
-            if isinstance(t, RowType):
+            if f.field_id in seen:
+                raise SchemaError(f"table {table}: field id {f.field_id} would be used twice")  # pragma: no cover
+            seen.add(f.field_id)
+            t = f.field_type
+            while isinstance(t, (core.ListType, core.MultisetType, core.MapType)):
+                t = t.value_type if isinstance(t, core.MapType) else t.element_type
+            if isinstance(t, core.StructType):
                 walk(t.fields)
 
     walk(schema.fields)
@@ -425,7 +427,8 @@ class UpdateSchema:
         if t is None:
             raise SchemaError(f"add_column({name!r}) needs a type")
         if required:
-            t = self._preview._type(t, name).copy(False)   # refused by the rule on NOT NULL columns
+            # as NOT NULL schema-file JSON: refused by the rule on NOT NULL columns
+            t = pt.type_to_json(self._preview._type(t, name)[0], nullable=False)
         return self._record("add_column", name, t, comment if comment is not None else doc, after=after,
                             first=first, before=before)
 

@@ -22,7 +22,7 @@ from typing import Any, Optional, Sequence
 
 from icefloe.paimon.binary_row import encode_row
 from icefloe.paimon.data_file import EMPTY_STATS, SimpleStats
-from icefloe.paimon.types import AtomicType, DataField
+from icefloe.paimon.types import DataField, root as root_of
 
 
 @dataclass
@@ -51,9 +51,9 @@ def truncate_max(s: str, n: int) -> Optional[str]:
 
 
 def apply_stats_mode(col: ColumnStats, t, mode: str, truncate: Optional[int]) -> ColumnStats:
-    if not isinstance(t, AtomicType) or mode == "counts":
+    if not t.is_primitive or mode == "counts":
         return ColumnStats(None, None, col.null_count)
-    if truncate and t.root in ("CHAR", "VARCHAR"):
+    if truncate and root_of(t) in ("CHAR", "VARCHAR"):
         lo = truncate_min(col.min, truncate) if col.min is not None else None
         hi = truncate_max(col.max, truncate) if col.max is not None else None
         return ColumnStats(lo, hi, col.null_count)
@@ -77,7 +77,7 @@ def value_stats(fields: Sequence[DataField], columns: Sequence[ColumnStats], mod
 
 # --------------------------------------------------------------------------- from Arrow
 def _is_float(t) -> bool:
-    return isinstance(t, AtomicType) and t.root in ("FLOAT", "DOUBLE")
+    return root_of(t) in ("FLOAT", "DOUBLE")
 
 
 def stats_from_arrow(table, fields: Sequence[DataField]) -> list[ColumnStats]:
@@ -88,7 +88,7 @@ def stats_from_arrow(table, fields: Sequence[DataField]) -> list[ColumnStats]:
     for f in fields:
         col = table.column(f.name)
         nulls = col.null_count
-        if not isinstance(f.type, AtomicType) or nulls == len(col):
+        if not f.type.is_primitive or nulls == len(col):
             out.append(ColumnStats(None, None, nulls))
             continue
         if _is_float(f.type) and pc.any(pc.is_nan(col)).as_py():
@@ -115,7 +115,7 @@ def stats_from_footer(metadata, fields: Sequence[DataField]) -> list[ColumnStats
     out = []
     for f in fields:
         chunks = by_path.get(f.name)
-        if not isinstance(f.type, AtomicType) or chunks is None:
+        if not f.type.is_primitive or chunks is None:
             out.append(ColumnStats(None, None, None))
             continue
         nulls: Optional[int] = 0
@@ -150,8 +150,8 @@ def stats_from_footer(metadata, fields: Sequence[DataField]) -> list[ColumnStats
     return out
 
 
-def _footer_value(t: AtomicType, st, which: str):
-    r = t.root
+def _footer_value(t, st, which: str):
+    r = root_of(t)
     if r == "DECIMAL":
         # pyarrow cannot convert decimals stored as INT32/INT64 (Spark's layout): use raw
         v = getattr(st, f"{which}_raw")

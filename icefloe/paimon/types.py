@@ -1,9 +1,23 @@
-"""Paimon data types: the type strings and JSON of schema files, and their mappings.
+"""Paimon's data types: the type strings and JSON of schema files, in Paimon's words, over
+the shared type system of ``icefloe.core.types``.
 
 Atomic types are written as Paimon's SQL strings (``BIGINT NOT NULL``,
 ``DECIMAL(10, 2)``, ``TIMESTAMP(6)``, ``TIMESTAMP(6) WITH LOCAL TIME ZONE``,
 ``STRING`` for ``VARCHAR(2147483647)``); ROW, ARRAY, MAP and MULTISET are JSON
-objects (``{"type": "ROW", "fields": [...]}``). Only ROW fields carry field ids.
+objects (``{"type": "ROW", "fields": [...]}``). Only ROW fields carry field ids:
+ARRAY elements, MAP keys and values and MULTISET elements hold ``core.NO_ID`` until
+``to_core_schema`` numbers them above the highest field id.
+
+Paimon puts nullability on the type (``INT NOT NULL``); the shared types put it on the
+field or container (``required``, ``element_required``...). A Paimon field is a
+``DataField``: a shared ``NestedField`` that also answers in Paimon's words (``id``,
+``type``, ``description``, ``nullable``).
+
+Each Paimon type is one shared type: CHAR(n) ``CharType``, VARCHAR(n) ``VarCharType``
+(STRING ``StringType``), BINARY(n) ``FixedType``, VARBINARY(n) ``VarBinaryType`` (BYTES
+``BinaryType``), TINYINT ``ByteType``, SMALLINT ``ShortType``, TIME(p) ``TimeType(p)``,
+TIMESTAMP(p) ``TimestampType(p)``, TIMESTAMP(p) WITH LOCAL TIME ZONE
+``TimestamptzType(p)``, MULTISET ``MultisetType``.
 
 Timestamps: Spark's ``TIMESTAMP`` is an instant (session time zone on display),
 which is Paimon's ``TIMESTAMP_LTZ`` (``TIMESTAMP(6) WITH LOCAL TIME ZONE``), and
@@ -14,117 +28,84 @@ Spark connector uses for Spark 3.4+. In Parquet both are INT64 microseconds,
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
-from typing import Optional, Union
+from typing import Optional
 
 from icefloe.core import types as core
 from icefloe.errors import SchemaError
 
 MAX_LENGTH = 2**31 - 1
+NO_ID = core.NO_ID
 
-_ATOMIC_ROOTS = {
-    "BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "CHAR", "VARCHAR",
-    "BINARY", "VARBINARY", "DECIMAL", "DATE", "TIME", "TIMESTAMP", "TIMESTAMP_LTZ",
-}
 _ALIASES = {
     "INTEGER": "INT", "STRING": "VARCHAR", "BYTES": "VARBINARY", "DEC": "DECIMAL",
     "NUMERIC": "DECIMAL", "BOOL": "BOOLEAN", "REAL": "FLOAT", "DOUBLE PRECISION": "DOUBLE",
 }
+_SIMPLE = {
+    "BOOLEAN": core.BooleanType(), "TINYINT": core.ByteType(), "SMALLINT": core.ShortType(),
+    "INT": core.IntegerType(), "BIGINT": core.LongType(), "FLOAT": core.FloatType(),
+    "DOUBLE": core.DoubleType(), "DATE": core.DateType(),
+}
+_ROOT_OF_SIMPLE = {str(t): r for r, t in _SIMPLE.items()}
 
 
-@dataclass(frozen=True)
-class AtomicType:
-    root: str
-    nullable: bool = True
-    length: Optional[int] = None      # CHAR, VARCHAR, BINARY, VARBINARY
-    precision: Optional[int] = None   # DECIMAL, TIME, TIMESTAMP, TIMESTAMP_LTZ
-    scale: Optional[int] = None       # DECIMAL
+class DataField(core.NestedField):
+    """A field of a Paimon schema: the shared field, named the way schema files name it."""
 
-    def __str__(self) -> str:
-        r = self.root
-        if r == "VARCHAR" and self.length == MAX_LENGTH:
-            s = "STRING"
-        elif r == "VARBINARY" and self.length == MAX_LENGTH:
-            s = "BYTES"
-        elif r in ("CHAR", "VARCHAR", "BINARY", "VARBINARY"):
-            s = f"{r}({self.length})"
-        elif r == "DECIMAL":
-            s = f"DECIMAL({self.precision}, {self.scale})"
-        elif r in ("TIME", "TIMESTAMP"):
-            s = f"{r}({self.precision})"
-        elif r == "TIMESTAMP_LTZ":
-            s = f"TIMESTAMP({self.precision}) WITH LOCAL TIME ZONE"
-        else:
-            s = r
-        return s if self.nullable else s + " NOT NULL"
+    def __init__(self, id: int, name: str, type: core.IcebergType, description: Optional[str] = None,
+                 nullable: bool = True):
+        super().__init__(id, name, type, not nullable, description)
 
-    def copy(self, nullable: bool) -> "AtomicType":
-        return replace(self, nullable=nullable)
+    @property
+    def id(self) -> int:
+        return self.field_id
 
+    @property
+    def type(self) -> core.IcebergType:
+        return self.field_type
 
-@dataclass(frozen=True)
-class DataField:
-    id: int
-    name: str
-    type: "DataType"
-    description: Optional[str] = None
+    @property
+    def description(self) -> Optional[str]:
+        return self.doc
 
+    @property
+    def nullable(self) -> bool:
+        return not self.required
 
-@dataclass(frozen=True)
-class RowType:
-    fields: tuple
-    nullable: bool = True
+    @property
+    def type_string(self) -> str:
+        """The field's type as Paimon writes it (``BIGINT NOT NULL``, ``ROW<`a` INT>``)."""
+        return type_string(self.type, self.nullable)
 
-    def __str__(self) -> str:
-        inner = ", ".join(f"`{f.name}` {f.type}" for f in self.fields)
-        return f"ROW<{inner}>" + ("" if self.nullable else " NOT NULL")
+    def copy(self, **changes) -> "DataField":
+        """This field with some of ``id``, ``name``, ``type``, ``description``, ``nullable`` changed."""
+        now = dict(id=self.id, name=self.name, type=self.type, description=self.description,
+                   nullable=self.nullable)
+        now.update(changes)
+        return DataField(**now)
 
-    def copy(self, nullable: bool) -> "RowType":
-        return replace(self, nullable=nullable)
+    def __repr__(self) -> str:
+        return f"DataField({self.id}, {self.name!r}, {type_string(self.type, self.nullable)})"
 
 
-@dataclass(frozen=True)
-class ArrayType:
-    element: "DataType"
-    nullable: bool = True
-
-    def __str__(self) -> str:
-        return f"ARRAY<{self.element}>" + ("" if self.nullable else " NOT NULL")
-
-    def copy(self, nullable: bool) -> "ArrayType":
-        return replace(self, nullable=nullable)
-
-
-@dataclass(frozen=True)
-class MultisetType:
-    element: "DataType"
-    nullable: bool = True
-
-    def __str__(self) -> str:
-        return f"MULTISET<{self.element}>" + ("" if self.nullable else " NOT NULL")
-
-    def copy(self, nullable: bool) -> "MultisetType":
-        return replace(self, nullable=nullable)
+def root(t: core.IcebergType) -> Optional[str]:
+    """Paimon's name for an atomic type's kind (``INT``, ``VARCHAR``, ``TIMESTAMP_LTZ``...);
+    None for ROW, ARRAY, MAP and MULTISET."""
+    if not t.is_primitive:
+        return None
+    simple = _ROOT_OF_SIMPLE.get(str(t))
+    if simple:
+        return simple
+    for cls, name in ((core.CharType, "CHAR"), (core.StringType, "VARCHAR"), (core.FixedType, "BINARY"),
+                      (core.BinaryType, "VARBINARY"), (core.DecimalType, "DECIMAL"), (core.TimeType, "TIME"),
+                      (core.TimestampType, "TIMESTAMP"), (core.TimestamptzType, "TIMESTAMP_LTZ")):
+        if isinstance(t, cls):
+            return name
+    raise SchemaError(f"type {t} has no Paimon equivalent")
 
 
-@dataclass(frozen=True)
-class MapType:
-    key: "DataType"
-    value: "DataType"
-    nullable: bool = True
-
-    def __str__(self) -> str:
-        return f"MAP<{self.key}, {self.value}>" + ("" if self.nullable else " NOT NULL")
-
-    def copy(self, nullable: bool) -> "MapType":
-        return replace(self, nullable=nullable)
-
-
-DataType = Union[AtomicType, RowType, ArrayType, MapType, MultisetType]
-
-
-def is_atomic(t: DataType) -> bool:
-    return isinstance(t, AtomicType)
+def length(t: core.IcebergType) -> int:
+    """The declared length of a CHAR, VARCHAR, BINARY or VARBINARY (the maximum for STRING/BYTES)."""
+    return getattr(t, "length", MAX_LENGTH)
 
 
 def is_compact_decimal(precision: int) -> bool:
@@ -137,7 +118,38 @@ def is_compact_timestamp(precision: int) -> bool:
     return precision <= 3
 
 
-# --------------------------------------------------------------------------- parsing
+# --------------------------------------------------------------------------- type strings
+def type_string(t: core.IcebergType, nullable: bool = True) -> str:
+    """Paimon's SQL string of a type (``DECIMAL(10, 2) NOT NULL``, ``ROW<`a` INT>``,
+    ``MAP<STRING NOT NULL, BIGINT>``): what schema files hold for atomic types."""
+    r = root(t)
+    if r is None:
+        if isinstance(t, core.StructType):
+            s = "ROW<" + ", ".join(f"`{f.name}` {type_string(f.field_type, not f.required)}"
+                                   for f in t.fields) + ">"
+        elif isinstance(t, (core.ListType, core.MultisetType)):
+            kind = "ARRAY" if isinstance(t, core.ListType) else "MULTISET"
+            s = f"{kind}<{type_string(t.element_type, not t.element_required)}>"
+        else:
+            s = (f"MAP<{type_string(t.key_type, not t.key_required)}, "
+                 f"{type_string(t.value_type, not t.value_required)}>")
+    elif r == "VARCHAR":
+        s = "STRING" if length(t) == MAX_LENGTH else f"VARCHAR({t.length})"
+    elif r == "VARBINARY":
+        s = "BYTES" if length(t) == MAX_LENGTH else f"VARBINARY({t.length})"
+    elif r in ("CHAR", "BINARY"):
+        s = f"{r}({t.length})"
+    elif r == "DECIMAL":
+        s = f"DECIMAL({t.precision}, {t.scale})"
+    elif r in ("TIME", "TIMESTAMP"):
+        s = f"{r}({t.precision})"
+    elif r == "TIMESTAMP_LTZ":
+        s = f"TIMESTAMP({t.precision}) WITH LOCAL TIME ZONE"
+    else:
+        s = r
+    return s if nullable else s + " NOT NULL"
+
+
 _ATOMIC_RE = re.compile(
     r"^\s*(?P<name>[A-Za-z_]+(?: PRECISION)?)\s*"
     r"(?:\(\s*(?P<p>\d+)\s*(?:,\s*(?P<s>\d+)\s*)?\))?\s*"
@@ -145,12 +157,9 @@ _ATOMIC_RE = re.compile(
     re.IGNORECASE,
 )
 
-_DEFAULT_LENGTH = {"CHAR": 1, "VARCHAR": 1, "BINARY": 1, "VARBINARY": 1}
-_DEFAULT_PRECISION = {"TIME": 0, "TIMESTAMP": 6, "TIMESTAMP_LTZ": 6, "DECIMAL": 10}
 
-
-def parse_atomic(text: str) -> AtomicType:
-    """Parse a Paimon SQL type string such as ``DECIMAL(10, 2) NOT NULL``."""
+def parse_atomic_nullable(text: str) -> tuple[core.IcebergType, bool]:
+    """A Paimon SQL type string such as ``DECIMAL(10, 2) NOT NULL`` as (type, nullable)."""
     m = _ATOMIC_RE.match(text)
     if not m:
         raise SchemaError(f"cannot parse Paimon type {text!r}")
@@ -158,71 +167,86 @@ def parse_atomic(text: str) -> AtomicType:
     nullable = (m.group("nn") or "").upper() != "NOT NULL"
     p = int(m.group("p")) if m.group("p") is not None else None
     s = int(m.group("s")) if m.group("s") is not None else None
-    max_len = name in ("STRING", "BYTES")
-    root = _ALIASES.get(name, name)
-    if m.group("ltz"):
-        if root != "TIMESTAMP":
-            raise SchemaError(f"cannot parse Paimon type {text!r}")
-        root = "TIMESTAMP_LTZ"
-    if root not in _ATOMIC_ROOTS:
-        raise SchemaError(f"unsupported Paimon type {text!r}")
-    if root in _DEFAULT_LENGTH:
-        length = MAX_LENGTH if max_len else (p if p is not None else _DEFAULT_LENGTH[root])
-        return AtomicType(root, nullable, length=length)
-    if root == "DECIMAL":
-        return AtomicType(root, nullable, precision=p if p is not None else 10, scale=s or 0)
-    if root in _DEFAULT_PRECISION:
-        return AtomicType(root, nullable, precision=p if p is not None else _DEFAULT_PRECISION[root])
-    return AtomicType(root, nullable)
+    r = _ALIASES.get(name, name)
+    if m.group("ltz") and r != "TIMESTAMP":
+        raise SchemaError(f"cannot parse Paimon type {text!r}")
+    if r in _SIMPLE:
+        return _SIMPLE[r], nullable
+    if r in ("CHAR", "VARCHAR", "BINARY", "VARBINARY"):
+        n = MAX_LENGTH if name in ("STRING", "BYTES") else (p if p is not None else 1)
+        if r == "CHAR":
+            return core.CharType(n), nullable
+        if r == "BINARY":
+            return core.FixedType(n), nullable
+        if n == MAX_LENGTH:
+            return (core.StringType() if r == "VARCHAR" else core.BinaryType()), nullable
+        return (core.VarCharType(n) if r == "VARCHAR" else core.VarBinaryType(n)), nullable
+    if r == "DECIMAL":
+        return core.DecimalType(p if p is not None else 10, s or 0), nullable
+    if r == "TIME":
+        return core.TimeType(p if p is not None else 0), nullable
+    if r == "TIMESTAMP":
+        cls = core.TimestamptzType if m.group("ltz") else core.TimestampType
+        return cls(p if p is not None else 6), nullable
+    if r == "TIMESTAMP_LTZ":
+        return core.TimestamptzType(p if p is not None else 6), nullable
+    raise SchemaError(f"unsupported Paimon type {text!r}")
 
 
-def _nullable_of(type_text: str) -> bool:
-    return not type_text.strip().upper().endswith("NOT NULL")
+def parse_atomic(text: str) -> core.IcebergType:
+    """The type of a Paimon SQL type string (its NOT NULL, if any, dropped)."""
+    return parse_atomic_nullable(text)[0]
 
 
-def parse_type(js) -> DataType:
-    """A type from schema-file JSON: a string for atomic types, an object otherwise."""
+# --------------------------------------------------------------------------- schema-file JSON
+def parse_type(js) -> tuple[core.IcebergType, bool]:
+    """(type, nullable) of schema-file JSON: a string for atomic types, an object otherwise."""
     if isinstance(js, str):
-        return parse_atomic(js)
+        return parse_atomic_nullable(js)
     if not isinstance(js, dict) or "type" not in js:
         raise SchemaError(f"cannot parse Paimon type {js!r}")
     kind = str(js["type"]).strip().upper()
-    nullable = _nullable_of(kind)
+    nullable = not kind.endswith("NOT NULL")
     if kind.startswith("ROW"):
-        return RowType(tuple(parse_field(f) for f in js.get("fields", [])), nullable)
+        return core.StructType([parse_field(f) for f in js.get("fields", [])]), nullable
     if kind.startswith("ARRAY"):
-        return ArrayType(parse_type(js["element"]), nullable)
+        e, e_null = parse_type(js["element"])
+        return core.ListType(NO_ID, e, not e_null), nullable
     if kind.startswith("MULTISET"):
-        return MultisetType(parse_type(js["element"]), nullable)
+        e, e_null = parse_type(js["element"])
+        return core.MultisetType(NO_ID, e, not e_null), nullable
     if kind.startswith("MAP"):
-        return MapType(parse_type(js["key"]), parse_type(js["value"]), nullable)
-    return parse_atomic(kind)
+        (k, k_null), (v, v_null) = parse_type(js["key"]), parse_type(js["value"])
+        return core.MapType(NO_ID, k, NO_ID, v, not v_null, not k_null), nullable
+    return parse_atomic_nullable(kind)
 
 
 def parse_field(js: dict) -> DataField:
     try:
-        return DataField(int(js["id"]), str(js["name"]), parse_type(js["type"]), js.get("description"))
+        t, nullable = parse_type(js["type"])
+        return DataField(int(js["id"]), str(js["name"]), t, js.get("description"), nullable)
     except KeyError as e:
         raise SchemaError(f"schema field {js!r} has no {e.args[0]!r}") from None
 
 
-def type_to_json(t: DataType):
-    if isinstance(t, AtomicType):
-        return str(t)
-    suffix = "" if t.nullable else " NOT NULL"
-    if isinstance(t, RowType):
+def type_to_json(t: core.IcebergType, nullable: bool = True):
+    suffix = "" if nullable else " NOT NULL"
+    if isinstance(t, core.StructType):
         return {"type": "ROW" + suffix, "fields": [field_to_json(f) for f in t.fields]}
-    if isinstance(t, ArrayType):
-        return {"type": "ARRAY" + suffix, "element": type_to_json(t.element)}
-    if isinstance(t, MultisetType):
-        return {"type": "MULTISET" + suffix, "element": type_to_json(t.element)}
-    return {"type": "MAP" + suffix, "key": type_to_json(t.key), "value": type_to_json(t.value)}
+    if isinstance(t, core.ListType):
+        return {"type": "ARRAY" + suffix, "element": type_to_json(t.element_type, not t.element_required)}
+    if isinstance(t, core.MultisetType):
+        return {"type": "MULTISET" + suffix, "element": type_to_json(t.element_type, not t.element_required)}
+    if isinstance(t, core.MapType):
+        return {"type": "MAP" + suffix, "key": type_to_json(t.key_type, not t.key_required),
+                "value": type_to_json(t.value_type, not t.value_required)}
+    return type_string(t, nullable)
 
 
-def field_to_json(f: DataField) -> dict:
-    out = {"id": f.id, "name": f.name, "type": type_to_json(f.type)}
-    if f.description is not None:
-        out["description"] = f.description
+def field_to_json(f: core.NestedField) -> dict:
+    out = {"id": f.field_id, "name": f.name, "type": type_to_json(f.field_type, not f.required)}
+    if f.doc is not None:
+        out["description"] = f.doc
     return out
 
 
@@ -230,53 +254,41 @@ def highest_field_id(fields) -> int:
     """The largest field id, nested ROW fields included (-1 for no fields)."""
     best = -1
     for f in fields:
-        best = max(best, f.id, _highest_in(f.type))
+        best = max(best, f.field_id, _highest_in(f.field_type))
     return best
 
 
-def _highest_in(t: DataType) -> int:
-    if isinstance(t, RowType):
+def _highest_in(t: core.IcebergType) -> int:
+    if isinstance(t, core.StructType):
         return highest_field_id(t.fields)
-    if isinstance(t, (ArrayType, MultisetType)):
-        return _highest_in(t.element)
-    if isinstance(t, MapType):
-        return max(_highest_in(t.key), _highest_in(t.value))
+    if isinstance(t, (core.ListType, core.MultisetType)):
+        return _highest_in(t.element_type)
+    if isinstance(t, core.MapType):
+        return max(_highest_in(t.key_type), _highest_in(t.value_type))
     return -1
 
 
-# --------------------------------------------------------------------------- icefloe schema <-> Paimon
-def from_core_type(t: core.IcebergType, required: bool, next_id) -> DataType:
-    """Paimon type for an icefloe type; ``next_id()`` hands out ids for nested ROW fields."""
-    nullable = not required
+# --------------------------------------------------------------------------- shared schemas <-> Paimon fields
+def from_core_type(t: core.IcebergType, next_id) -> core.IcebergType:
+    """``t`` with Paimon's field ids: ``next_id()`` numbers nested ROW fields, children
+    before their parent (as pypaimon does); elements, keys and values get NO_ID."""
     if isinstance(t, core.StructType):
         fields = []
         for f in t.fields:
-            ft = from_core_type(f.field_type, f.required, next_id)  # children first, like pypaimon
-            fields.append(DataField(next_id(), f.name, ft, f.doc))
-        return RowType(tuple(fields), nullable)
+            ft = from_core_type(f.field_type, next_id)
+            fields.append(DataField(next_id(), f.name, ft, f.doc, not f.required))
+        return core.StructType(fields)
     if isinstance(t, core.ListType):
-        return ArrayType(from_core_type(t.element_type, t.element_required, next_id), nullable)
+        return core.ListType(NO_ID, from_core_type(t.element_type, next_id), t.element_required)
+    if isinstance(t, core.MultisetType):
+        return core.MultisetType(NO_ID, from_core_type(t.element_type, next_id), t.element_required)
     if isinstance(t, core.MapType):
-        return MapType(from_core_type(t.key_type, True, next_id),
-                       from_core_type(t.value_type, t.value_required, next_id), nullable)
-    if isinstance(t, core.DecimalType):
-        return AtomicType("DECIMAL", nullable, precision=t.precision, scale=t.scale)
-    if isinstance(t, core.FixedType):
-        return AtomicType("BINARY", nullable, length=t.length)
-    s = str(t)
-    simple = {"boolean": "BOOLEAN", "tinyint": "TINYINT", "smallint": "SMALLINT", "int": "INT", "long": "BIGINT",
-              "float": "FLOAT", "double": "DOUBLE", "date": "DATE"}
-    if s in simple:
-        return AtomicType(simple[s], nullable)
-    if s == "string":
-        return AtomicType("VARCHAR", nullable, length=MAX_LENGTH)
-    if s == "binary":
-        return AtomicType("VARBINARY", nullable, length=MAX_LENGTH)
-    if s == "timestamp":
-        return AtomicType("TIMESTAMP", nullable, precision=6)
-    if s == "timestamptz":
-        return AtomicType("TIMESTAMP_LTZ", nullable, precision=6)
-    raise SchemaError(f"type {s} has no Paimon equivalent that icefloe's Spark data plane can write")
+        return core.MapType(NO_ID, from_core_type(t.key_type, next_id), NO_ID,
+                            from_core_type(t.value_type, next_id), t.value_required, t.key_required)
+    if isinstance(t, (core.UUIDType, core.TimeType)):
+        raise SchemaError(f"type {t} has no Paimon equivalent that icefloe's Spark data plane can write")
+    root(t)  # refuses what Paimon has no type for
+    return t
 
 
 def fields_from_core_schema(schema: core.Schema) -> list[DataField]:
@@ -290,227 +302,55 @@ def fields_from_core_schema(schema: core.Schema) -> list[DataField]:
     out = []
     for f in schema.fields:
         fid = next_id()
-        out.append(DataField(fid, f.name, from_core_type(f.field_type, f.required, next_id), f.doc))
+        out.append(DataField(fid, f.name, from_core_type(f.field_type, next_id), f.doc, not f.required))
     return out
 
 
 def to_core_schema(fields, schema_id: int = 0) -> core.Schema:
-    """The icefloe Schema of Paimon fields. Field ids are Paimon's; ARRAY elements and
-    MAP keys/values, which have no id in Paimon, get ids above the highest Paimon id."""
+    """The shared Schema of Paimon fields. Field ids are Paimon's; ARRAY elements, MAP
+    keys/values and MULTISET elements, which have no id in Paimon, are numbered above
+    the highest Paimon id."""
     counter = [highest_field_id(fields)]
 
     def extra_id() -> int:
         counter[0] += 1
         return counter[0]
 
-    def conv(t: DataType) -> core.IcebergType:
-        if isinstance(t, RowType):
-            return core.StructType([core.NestedField(f.id, f.name, conv(f.type), not f.type.nullable,
-                                                     f.description) for f in t.fields])
-        if isinstance(t, ArrayType):
-            return core.ListType(extra_id(), conv(t.element), not t.element.nullable)
-        if isinstance(t, MultisetType):
-            return core.MapType(extra_id(), conv(t.element), extra_id(), core.IntegerType(), True)
-        if isinstance(t, MapType):
-            kid, vid = extra_id(), extra_id()
-            return core.MapType(kid, conv(t.key), vid, conv(t.value), not t.value.nullable)
-        r = t.root
-        if r == "DECIMAL":
-            return core.DecimalType(t.precision, t.scale)
-        if r == "BINARY":
-            return core.FixedType(t.length)
-        return core.DDL_PRIMITIVES[{
-            "BOOLEAN": "boolean", "TINYINT": "tinyint", "SMALLINT": "smallint", "INT": "int",
-            "BIGINT": "long", "FLOAT": "float", "DOUBLE": "double", "CHAR": "string",
-            "VARCHAR": "string", "VARBINARY": "binary", "DATE": "date", "TIME": "time",
-            "TIMESTAMP": "timestamp", "TIMESTAMP_LTZ": "timestamptz",
-        }[r]]
-
-    return core.Schema([core.NestedField(f.id, f.name, conv(f.type), not f.type.nullable, f.description)
-                        for f in fields], schema_id=schema_id)
+    numbered = core.number_unset_ids(core.StructType(list(fields)), extra_id)
+    return core.Schema(numbered.fields, schema_id=schema_id)
 
 
-# --------------------------------------------------------------------------- Arrow
-def to_arrow_type(t: DataType):
-    import pyarrow as pa
-
-    if isinstance(t, RowType):
-        return pa.struct([to_arrow_field(f) for f in t.fields])
-    if isinstance(t, ArrayType):
-        return pa.list_(pa.field("element", to_arrow_type(t.element), nullable=t.element.nullable))
-    if isinstance(t, MultisetType):
-        return pa.map_(pa.field("key", to_arrow_type(t.element), nullable=False),
-                       pa.field("value", pa.int32(), nullable=False))
-    if isinstance(t, MapType):
-        return pa.map_(pa.field("key", to_arrow_type(t.key), nullable=False),
-                       pa.field("value", to_arrow_type(t.value), nullable=t.value.nullable))
-    r = t.root
-    if r in ("TIMESTAMP", "TIMESTAMP_LTZ"):
-        p = t.precision
-        unit = "s" if p == 0 else "ms" if p <= 3 else "us" if p <= 6 else "ns"
-        return pa.timestamp(unit, tz="UTC" if r == "TIMESTAMP_LTZ" else None)
-    if r == "DECIMAL":
-        return pa.decimal128(t.precision, t.scale)
-    if r == "TIME":
-        return pa.time32("ms") if t.precision <= 3 else pa.time64("us")
-    return {
-        "BOOLEAN": pa.bool_(), "TINYINT": pa.int8(), "SMALLINT": pa.int16(), "INT": pa.int32(),
-        "BIGINT": pa.int64(), "FLOAT": pa.float32(), "DOUBLE": pa.float64(), "CHAR": pa.string(),
-        "VARCHAR": pa.string(), "BINARY": pa.binary(), "VARBINARY": pa.binary(), "DATE": pa.date32(),
-    }[r]
+def fields_from_arrow_schema(arrow_schema) -> list[DataField]:
+    """Paimon fields of an Arrow schema: timestamps keep their unit as precision."""
+    return fields_from_core_schema(core.from_arrow_schema(arrow_schema, precise=True))
 
 
-def to_arrow_field(f: DataField, with_ids: bool = True):
-    import pyarrow as pa
+def fields_from_spark_schema(spark_schema) -> list[DataField]:
+    """Paimon fields of a Spark schema (Spark TIMESTAMP -> TIMESTAMP_LTZ, TIMESTAMP_NTZ -> TIMESTAMP)."""
+    return fields_from_core_schema(core.from_spark_schema(spark_schema))
 
-    md = {b"PARQUET:field_id": str(f.id).encode()} if with_ids else None
-    return pa.field(f.name, to_arrow_type(f.type), nullable=f.type.nullable, metadata=md)
+
+# --------------------------------------------------------------------------- Arrow and Spark
+def to_arrow_type(t: core.IcebergType):
+    """The Arrow type of a Paimon column (BINARY(n) is variable-length binary in Paimon's files)."""
+    return core.to_arrow_type(t, with_ids=False, fixed_as_binary=True)
 
 
 def to_arrow_schema(fields, with_ids: bool = True):
     import pyarrow as pa
 
-    return pa.schema([to_arrow_field(f, with_ids) for f in fields])
+    return pa.schema([core.to_arrow_field(f, with_ids, fixed_as_binary=True) for f in fields])
 
 
-def from_arrow_type(at, nullable: bool, next_id) -> DataType:
-    import pyarrow as pa
-    import pyarrow.types as pt
-
-    if pt.is_struct(at):
-        fields = []
-        for i in range(at.num_fields):
-            c = at.field(i)
-            ft = from_arrow_type(c.type, c.nullable, next_id)
-            fields.append(DataField(next_id(), c.name, ft))
-        return RowType(tuple(fields), nullable)
-    if pt.is_map(at):
-        return MapType(from_arrow_type(at.key_type, False, next_id),
-                       from_arrow_type(at.item_type, at.item_field.nullable, next_id), nullable)
-    if pt.is_list(at) or pt.is_large_list(at):
-        return ArrayType(from_arrow_type(at.value_type, at.value_field.nullable, next_id), nullable)
-    if pt.is_timestamp(at):
-        p = {"s": 0, "ms": 3, "us": 6, "ns": 9}[at.unit]
-        return AtomicType("TIMESTAMP_LTZ" if at.tz else "TIMESTAMP", nullable, precision=p)
-    if pt.is_decimal(at):
-        return AtomicType("DECIMAL", nullable, precision=at.precision, scale=at.scale)
-    if pt.is_fixed_size_binary(at):
-        return AtomicType("BINARY", nullable, length=at.byte_width)
-    if pt.is_string(at) or pt.is_large_string(at) or pa.types.is_string_view(at):
-        return AtomicType("VARCHAR", nullable, length=MAX_LENGTH)
-    if pt.is_binary(at) or pt.is_large_binary(at):
-        return AtomicType("VARBINARY", nullable, length=MAX_LENGTH)
-    simple = [(pt.is_boolean, "BOOLEAN"), (pt.is_int8, "TINYINT"), (pt.is_int16, "SMALLINT"),
-              (pt.is_int32, "INT"), (pt.is_int64, "BIGINT"), (pt.is_float32, "FLOAT"),
-              (pt.is_float64, "DOUBLE"), (pt.is_date32, "DATE")]
-    for pred, root in simple:
-        if pred(at):
-            return AtomicType(root, nullable)
-    raise SchemaError(f"Arrow type {at} has no Paimon type icefloe supports")
+def to_spark_type(t: core.IcebergType, with_ids: bool = True):
+    return core.to_spark_type(t, with_ids=with_ids)
 
 
-def fields_from_arrow_schema(arrow_schema) -> list[DataField]:
-    counter = [-1]
-
-    def next_id() -> int:
-        counter[0] += 1
-        return counter[0]
-
-    out = []
-    for f in arrow_schema:
-        fid = next_id()
-        desc = (f.metadata or {}).get(b"description")
-        out.append(DataField(fid, f.name, from_arrow_type(f.type, f.nullable, next_id),
-                             desc.decode() if desc else None))
-    return out
-
-
-# --------------------------------------------------------------------------- Spark
-def to_spark_type(t: DataType, with_ids: bool = True):
-    from pyspark.sql import types as T
-
-    if isinstance(t, RowType):
-        return T.StructType([to_spark_field(f, with_ids) for f in t.fields])
-    if isinstance(t, ArrayType):
-        return T.ArrayType(to_spark_type(t.element, with_ids), containsNull=t.element.nullable)
-    if isinstance(t, MultisetType):
-        return T.MapType(to_spark_type(t.element, with_ids), T.IntegerType(), valueContainsNull=False)
-    if isinstance(t, MapType):
-        return T.MapType(to_spark_type(t.key, with_ids), to_spark_type(t.value, with_ids),
-                         valueContainsNull=t.value.nullable)
-    r = t.root
-    if r == "DECIMAL":
-        return T.DecimalType(t.precision, t.scale)
-    if r == "TIME":
-        raise SchemaError("Paimon TIME columns cannot be read or written with Spark")
-    return {
-        "BOOLEAN": T.BooleanType(), "TINYINT": T.ByteType(), "SMALLINT": T.ShortType(),
-        "INT": T.IntegerType(), "BIGINT": T.LongType(), "FLOAT": T.FloatType(),
-        "DOUBLE": T.DoubleType(), "CHAR": T.StringType(), "VARCHAR": T.StringType(),
-        "BINARY": T.BinaryType(), "VARBINARY": T.BinaryType(), "DATE": T.DateType(),
-        "TIMESTAMP": T.TimestampNTZType(), "TIMESTAMP_LTZ": T.TimestampType(),
-    }[r]
-
-
-def from_spark_type(st, nullable: bool, next_id) -> DataType:
-    """Paimon type of a Spark type (Spark TIMESTAMP -> TIMESTAMP_LTZ, TIMESTAMP_NTZ -> TIMESTAMP)."""
-    from pyspark.sql import types as T
-
-    if isinstance(st, T.StructType):
-        fields = []
-        for c in st.fields:
-            ft = from_spark_type(c.dataType, c.nullable, next_id)
-            fields.append(DataField(next_id(), c.name, ft, c.metadata.get("comment") if c.metadata else None))
-        return RowType(tuple(fields), nullable)
-    if isinstance(st, T.ArrayType):
-        return ArrayType(from_spark_type(st.elementType, st.containsNull, next_id), nullable)
-    if isinstance(st, T.MapType):
-        return MapType(from_spark_type(st.keyType, False, next_id),
-                       from_spark_type(st.valueType, st.valueContainsNull, next_id), nullable)
-    if isinstance(st, T.DecimalType):
-        return AtomicType("DECIMAL", nullable, precision=st.precision, scale=st.scale)
-    if isinstance(st, (T.StringType, T.VarcharType, T.CharType)):
-        return AtomicType("VARCHAR", nullable, length=MAX_LENGTH)
-    if isinstance(st, T.BinaryType):
-        return AtomicType("VARBINARY", nullable, length=MAX_LENGTH)
-    if isinstance(st, T.TimestampNTZType):
-        return AtomicType("TIMESTAMP", nullable, precision=6)
-    if isinstance(st, T.TimestampType):
-        return AtomicType("TIMESTAMP_LTZ", nullable, precision=6)
-    simple = [(T.BooleanType, "BOOLEAN"), (T.ByteType, "TINYINT"), (T.ShortType, "SMALLINT"),
-              (T.IntegerType, "INT"), (T.LongType, "BIGINT"), (T.FloatType, "FLOAT"),
-              (T.DoubleType, "DOUBLE"), (T.DateType, "DATE")]
-    for cls, root in simple:
-        if isinstance(st, cls):
-            return AtomicType(root, nullable)
-    raise SchemaError(f"Spark type {st.simpleString()} has no Paimon type icefloe supports")
-
-
-def fields_from_spark_schema(spark_schema) -> list[DataField]:
-    counter = [-1]
-
-    def next_id() -> int:
-        counter[0] += 1
-        return counter[0]
-
-    out = []
-    for c in spark_schema.fields:
-        fid = next_id()
-        out.append(DataField(fid, c.name, from_spark_type(c.dataType, c.nullable, next_id),
-                             c.metadata.get("comment") if c.metadata else None))
-    return out
-
-
-def to_spark_field(f: DataField, with_ids: bool = True):
+def to_spark_field(f: core.NestedField, with_ids: bool = True):
     """A Spark field. ``with_ids`` adds ``parquet.field.id`` so Spark's writer records
     Paimon's field ids in the Parquet schema, as Paimon's own writer does; reads match
     columns by name (like Paimon), so they must use ``with_ids=False``."""
-    from pyspark.sql import types as T
-
-    md = {"parquet.field.id": f.id} if with_ids else {}
-    if f.description:
-        md["comment"] = f.description
-    return T.StructField(f.name, to_spark_type(f.type, with_ids), nullable=f.type.nullable, metadata=md)
+    return core.to_spark_field(f, with_ids=with_ids)
 
 
 def to_spark_schema(fields, with_ids: bool = True):
@@ -530,8 +370,9 @@ def field_by_name(fields, name: str) -> DataField:
 
 
 __all__ = [
-    "AtomicType", "RowType", "ArrayType", "MapType", "MultisetType", "DataField", "DataType",
-    "parse_type", "parse_atomic", "parse_field", "type_to_json", "field_to_json", "highest_field_id",
-    "to_arrow_type", "to_arrow_schema", "to_spark_type", "to_spark_schema", "to_core_schema",
-    "fields_from_core_schema", "fields_from_arrow_schema", "is_compact_decimal", "is_compact_timestamp",
+    "DataField", "MAX_LENGTH", "NO_ID", "root", "length", "type_string", "parse_type", "parse_atomic",
+    "parse_atomic_nullable", "parse_field", "type_to_json", "field_to_json", "highest_field_id",
+    "from_core_type", "to_arrow_type", "to_arrow_schema", "to_spark_type", "to_spark_field", "to_spark_schema",
+    "to_core_schema", "fields_from_core_schema", "fields_from_arrow_schema", "fields_from_spark_schema",
+    "field_by_name", "is_compact_decimal", "is_compact_timestamp",
 ]

@@ -77,7 +77,7 @@ def align_arrow(data, fields, table_name: str = "table"):
     for f, tf in zip(fields, target):
         src_name = by_name.get(f.name.lower())
         if src_name is None:
-            if not f.type.nullable:
+            if not f.nullable:
                 raise SchemaMismatchError(f"required column {f.name!r} of table {table_name} is missing from the data")
             cols.append(pa.nulls(data.num_rows, tf.type))
             continue
@@ -91,7 +91,7 @@ def align_arrow(data, fields, table_name: str = "table"):
                 col = col.cast(tf.type)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
                 raise SchemaMismatchError(f"column {f.name!r} cannot be converted to {f.type}: {e}") from None
-        if not f.type.nullable and col.null_count:
+        if not f.nullable and col.null_count:
             raise RequiredFieldNullError(f"null value in required column '{f.name}' of table {table_name}")
         cols.append(col)
     return pa.Table.from_arrays(cols, schema=target)

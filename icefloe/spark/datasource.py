@@ -120,7 +120,7 @@ class IcefloeDataSource(DataSource):
         if detect_format(loc) == "paimon":
 
             return T.StructType([
-                T.StructField(f.name, pt.to_spark_type(f.type, False), f.type.nullable, {LOCATION_KEY: loc})
+                T.StructField(f.name, pt.to_spark_type(f.type, False), f.nullable, {LOCATION_KEY: loc})
                 for f in paimon_table(loc).table_schema.fields])
         if self.options.get("columns") and not _iceberg_exists(loc):
             _create_iceberg_table(loc, self.options.get("columns"), self.options.get("partitioned_by"))

@@ -20,7 +20,8 @@ from typing import Optional, Sequence
 from icefloe.paimon import types as pt
 from icefloe.core.io import LOCAL, strip_scheme
 from icefloe.errors import CorruptDataFileError
-from icefloe.paimon.schema import SchemaHistory, _Probe, _layout, evolve_arrow, same_layout
+from icefloe.core import types as core
+from icefloe.paimon.schema import SchemaHistory, evolve_arrow, layout, same_layout, same_type_layout
 from icefloe.paimon.table import FileStoreTable
 from icefloe.spark.iceberg_read import raise_if_missing
 
@@ -38,7 +39,7 @@ def read_files(spark, paths: Sequence[str], fields, where=None, columns: Optiona
         groups: dict = {}
         for i, path in enumerate(paths):
             ff = file_fields[i] if file_fields is not None else fields
-            key = (_layout(ff), tuple(str(f.type) for f in ff))
+            key = (layout(ff), tuple((str(f.type), f.nullable) for f in ff))
             groups.setdefault(key, (ff, []))[1].append(path)
         frames = [_read_group(spark, group_paths, ff, fields) for ff, group_paths in groups.values()]
         df = frames[0]
@@ -92,23 +93,23 @@ def _evolve_expr(c, ftype, rtype):
     from pyspark.sql import functions as F
 
     target = pt.to_spark_type(rtype, False)
-    if _layout([_Probe(ftype)]) == _layout([_Probe(rtype)]):
+    if same_type_layout(ftype, rtype):
         return c if pt.to_spark_type(ftype, False) == target else c.cast(target)
-    if isinstance(ftype, pt.RowType) and isinstance(rtype, pt.RowType):
-        by_id = {f.id: f for f in ftype.fields}
+    if isinstance(ftype, core.StructType) and isinstance(rtype, core.StructType):
+        by_id = {f.field_id: f for f in ftype.fields}
         parts = []
         for rf in rtype.fields:
-            ff = by_id.get(rf.id)
-            v = (F.lit(None).cast(pt.to_spark_type(rf.type, False)) if ff is None
-                 else _evolve_expr(c.getField(ff.name), ff.type, rf.type))
+            ff = by_id.get(rf.field_id)
+            v = (F.lit(None).cast(pt.to_spark_type(rf.field_type, False)) if ff is None
+                 else _evolve_expr(c.getField(ff.name), ff.field_type, rf.field_type))
             parts.append(v.alias(rf.name))
         return F.when(c.isNull(), F.lit(None).cast(target)).otherwise(F.struct(*parts))
-    if isinstance(ftype, pt.ArrayType) and isinstance(rtype, pt.ArrayType):
-        return F.transform(c, lambda x: _evolve_expr(x, ftype.element, rtype.element))
-    if isinstance(ftype, pt.MapType) and isinstance(rtype, pt.MapType):
-        c = F.transform_values(c, lambda _k, v: _evolve_expr(v, ftype.value, rtype.value))
-        if pt.to_spark_type(ftype.key, False) != pt.to_spark_type(rtype.key, False):
-            c = F.transform_keys(c, lambda k, _v: k.cast(pt.to_spark_type(rtype.key, False)))
+    if isinstance(ftype, core.ListType) and isinstance(rtype, core.ListType):
+        return F.transform(c, lambda x: _evolve_expr(x, ftype.element_type, rtype.element_type))
+    if isinstance(ftype, core.MapType) and isinstance(rtype, core.MapType):
+        c = F.transform_values(c, lambda _k, v: _evolve_expr(v, ftype.value_type, rtype.value_type))
+        if pt.to_spark_type(ftype.key_type, False) != pt.to_spark_type(rtype.key_type, False):
+            c = F.transform_keys(c, lambda k, _v: k.cast(pt.to_spark_type(rtype.key_type, False)))
         return c
     return c.cast(target)
 
@@ -124,7 +125,7 @@ def paimon_schema_ddl(location: str) -> str:
     table = _table(location)
     return ", ".join(
         f"`{f.name.replace('`', '``')}` {pt.to_spark_type(f.type, False).simpleString()}"
-        + ("" if f.type.nullable else " NOT NULL")
+        + ("" if f.nullable else " NOT NULL")
         for f in table.table_schema.fields)
 
 
@@ -198,8 +199,8 @@ def _read_by_id(location: str, batches, file_schema_id: int, read_schema_id: int
         match = [x for x in table_fields if x.name == f.name] or \
             [x for x in table_fields if x.name.lower() == f.name.lower()]
         # a column Spark asks for that the table schema lacks: an id no file has (nulls)
-        read_fields.append(match[0] if match else pt.DataField(-1, f.name, pt.from_arrow_type(
-            f.type, True, lambda: -1)))
+        read_fields.append(match[0] if match else pt.DataField(
+            -1, f.name, core.from_arrow_schema([f.with_nullable(True)], precise=True).fields[0].field_type))
     for batch in batches:
         data = evolve_arrow(pa.Table.from_batches([batch]), file_fields, read_fields)
         cols = [data.column(i).cast(f.type) if data.column(i).type != f.type else data.column(i)

@@ -102,7 +102,7 @@ def align_dataframe(df, fields, table_name: str = "table"):
     targets = []
     for f in fields:
         spark_type = pt.to_spark_type(f.type)
-        targets.append(Target(f.name, f.id, spark_type, not f.type.nullable,
+        targets.append(Target(f.name, f.id, spark_type, not f.nullable,
                               lambda src, path, dst=spark_type: _check_compatible(src, dst, path)))
     return fit_dataframe(df, targets, table_name)
 
@@ -112,7 +112,7 @@ def _internal(col, t):
     """A Spark expression of a partition value in a JSON-safe form that decodes exactly."""
     from pyspark.sql import functions as F
 
-    r = t.root
+    r = pt.root(t)
     if r == "DATE":
         return F.unix_date(col)
     if r == "TIMESTAMP_LTZ":
@@ -129,7 +129,7 @@ def _internal(col, t):
 def _decode(v, t):
     if v is None:
         return None
-    r = t.root
+    r = pt.root(t)
     if r == "DATE":
         return _dt.date(1970, 1, 1) + _dt.timedelta(days=int(v))
     if r == "TIMESTAMP":
@@ -191,7 +191,7 @@ def decode_key(key: str, schema) -> tuple[tuple, int]:
 def _records_per_file(schema, target_bytes: int) -> int:
     per_row = 0.0
     for f in schema.fields:
-        r = f.type.root if isinstance(f.type, pt.AtomicType) else "NESTED"
+        r = pt.root(f.type) or "NESTED"
         per_row += {"BOOLEAN": 0.2, "TINYINT": 1, "SMALLINT": 1.5, "INT": 2.5, "BIGINT": 4, "DATE": 2,
                     "FLOAT": 4, "DOUBLE": 6, "TIMESTAMP": 4, "TIMESTAMP_LTZ": 4}.get(r, 8)
     return max(1000, int(target_bytes / max(per_row, 0.1)))

@@ -129,7 +129,7 @@ class PaimonTable(FileStoreTable, Table):
 
     def narrow_column_types(self) -> dict:
         kinds = {"TINYINT": "tinyint", "SMALLINT": "smallint"}
-        return {f.name: kinds[f.type.root] for f in self.table_schema.fields if getattr(f.type, "root", None) in kinds}
+        return {f.name: kinds[pt.root(f.type)] for f in self.table_schema.fields if pt.root(f.type) in kinds}
 
     def parse_column_type(self, text: str):
         return spark_sql_type(text)

@@ -19,7 +19,7 @@ def test_ddl_arrow_and_spark_names_of_small_ints():
 def test_paimon_keeps_them_and_iceberg_lowers_them(tmp_path):
     ddl = "id bigint not null, t tinyint, s smallint"
     p = icefloe.Catalog(str(tmp_path / "p"), "paimon").create_table("db.t", ddl)
-    assert [str(f.type) for f in p.table_schema.fields] == ["BIGINT NOT NULL", "TINYINT", "SMALLINT"]
+    assert [f.type_string for f in p.table_schema.fields] == ["BIGINT NOT NULL", "TINYINT", "SMALLINT"]
     assert [str(f.field_type) for f in p.schema.fields] == ["long", "tinyint", "smallint"]
     i = icefloe.Catalog(str(tmp_path / "i")).create_table("db.t", ddl)
     meta = json.loads(open(i.metadata_location).read())
@@ -27,7 +27,7 @@ def test_paimon_keeps_them_and_iceberg_lowers_them(tmp_path):
     # the same from an Arrow schema: int8/int16 columns
     arrow = pa.schema([("t", pa.int8()), ("s", pa.int16())])
     p2 = icefloe.Catalog(str(tmp_path / "p"), "paimon").create_table("db.a", arrow)
-    assert [str(f.type) for f in p2.table_schema.fields] == ["TINYINT", "SMALLINT"]
+    assert [f.type_string for f in p2.table_schema.fields] == ["TINYINT", "SMALLINT"]
     i2 = icefloe.Catalog(str(tmp_path / "i")).create_table("db.a", arrow)
     assert [str(f.field_type) for f in i2.schema.fields] == ["int", "int"]
     with i2.update_schema() as u:

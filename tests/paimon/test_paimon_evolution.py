@@ -10,6 +10,7 @@ import pyarrow as pa
 import pytest
 
 from icefloe.errors import SchemaError
+from icefloe.paimon.types import root
 
 D = decimal.Decimal
 
@@ -150,7 +151,7 @@ def test_widening_type_changes_cast_old_files(paimon_catalog, pypaimon_catalog):
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("t", pa.int8()), ("s", pa.int16()),
                         ("i", pa.int32()), ("f", pa.float32()), ("d", pa.decimal128(5, 2))])
     t = paimon_catalog.create_table("db.w", schema)
-    assert [f.type.root for f in t.table_schema.fields] == ["BIGINT", "TINYINT", "SMALLINT", "INT", "FLOAT",
+    assert [root(f.type) for f in t.table_schema.fields] == ["BIGINT", "TINYINT", "SMALLINT", "INT", "FLOAT",
                                                              "DECIMAL"]
     t.append(pa.table({"id": i64(1, 2), "t": pa.array([-128, 127], pa.int8()),
                        "s": pa.array([-32768, 5], pa.int16()), "i": i32(-2**31, 2**31 - 1),

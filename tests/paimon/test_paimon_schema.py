@@ -9,8 +9,9 @@ from icefloe.errors import (
     InvalidNameError, NoSuchNamespaceError, NoSuchTableError, SchemaError, TableAlreadyExistsError,
 )
 from icefloe.paimon.schema import TableSchema, load_schema
+from icefloe.core import types as core
 from icefloe.paimon.types import (
-    ArrayType, MapType, RowType, parse_atomic, parse_type, to_core_schema, type_to_json,
+    parse_atomic, parse_atomic_nullable, parse_type, to_core_schema, type_string, type_to_json,
 )
 
 
@@ -20,7 +21,7 @@ from icefloe.paimon.types import (
     "TINYINT", "SMALLINT", "BYTES", "VARCHAR(10)", "CHAR(3) NOT NULL", "BINARY(16)", "TIME(0)",
 ])
 def test_type_strings_round_trip(text):
-    assert str(parse_atomic(text)) == text
+    assert type_string(*parse_atomic_nullable(text)) == text
 
 
 @pytest.mark.parametrize("text,canonical", [
@@ -29,18 +30,34 @@ def test_type_strings_round_trip(text):
     ("VARCHAR(2147483647)", "STRING"), ("TIMESTAMP", "TIMESTAMP(6)"), ("bigint not null", "BIGINT NOT NULL"),
 ])
 def test_type_aliases(text, canonical):
-    assert str(parse_atomic(text)) == canonical
+    assert type_string(*parse_atomic_nullable(text)) == canonical
+
+
+@pytest.mark.parametrize("text,shared", [
+    ("TINYINT", core.ByteType()), ("SMALLINT", core.ShortType()), ("BIGINT", core.LongType()),
+    ("CHAR(3)", core.CharType(3)), ("VARCHAR(10)", core.VarCharType(10)), ("STRING", core.StringType()),
+    ("BINARY(16)", core.FixedType(16)), ("VARBINARY(8)", core.VarBinaryType(8)), ("BYTES", core.BinaryType()),
+    ("TIME(0)", core.TimeType(0)), ("TIMESTAMP(3)", core.TimestampType(3)), ("TIMESTAMP(6)", core.TimestampType()),
+    ("TIMESTAMP(9) WITH LOCAL TIME ZONE", core.TimestamptzType(9)), ("DECIMAL(5, 2)", core.DecimalType(5, 2)),
+])
+def test_paimon_types_are_the_shared_types(text, shared):
+    assert parse_atomic(text) == shared
+    assert type_string(shared) == text
 
 
 def test_nested_type_json():
     js = {"type": "MAP NOT NULL", "key": "STRING NOT NULL",
           "value": {"type": "ARRAY", "element": {"type": "ROW", "fields": [
               {"id": 5, "name": "x", "type": "INT", "description": "an x"}]}}}
-    t = parse_type(js)
-    assert isinstance(t, MapType) and not t.nullable
-    assert isinstance(t.value, ArrayType) and isinstance(t.value.element, RowType)
-    assert t.value.element.fields[0].description == "an x"
-    assert type_to_json(t) == js
+    t, nullable = parse_type(js)
+    assert isinstance(t, core.MapType) and not nullable and t.key_required and not t.value_required
+    assert isinstance(t.value_type, core.ListType) and isinstance(t.value_type.element_type, core.StructType)
+    assert t.value_type.element_type.fields[0].description == "an x"
+    assert type_to_json(t, nullable) == js
+    assert type_string(t, nullable) == "MAP<STRING NOT NULL, ARRAY<ROW<`x` INT>>> NOT NULL"
+    multiset = {"type": "MULTISET", "element": "INT NOT NULL"}
+    m, _ = parse_type(multiset)
+    assert isinstance(m, core.MultisetType) and m.element_required and type_to_json(m) == multiset
 
 
 def test_schema_file_layout(paimon_catalog, paimon_warehouse):
@@ -85,7 +102,8 @@ def test_we_read_a_pypaimon_schema_file(paimon_catalog, pypaimon_catalog, paimon
                        ("s", pa.struct([("a", pa.int32())])), ("ts", pa.timestamp("ms"))])
     pypaimon_catalog.create_table("db.p", Schema.from_pyarrow_schema(arrow, options={"bucket": "-1"}), False)
     ts = load_schema(paimon_catalog.io, os.path.join(paimon_warehouse, "db.db", "p"), 0)
-    assert [str(f.type) for f in ts.fields] == ["BIGINT NOT NULL", "TINYINT", "ROW<`a` INT>", "TIMESTAMP(3)"]
+    assert [type_string(f.type, f.nullable) for f in ts.fields] == [
+        "BIGINT NOT NULL", "TINYINT", "ROW<`a` INT>", "TIMESTAMP(3)"]
     core = to_core_schema(ts.fields)
     assert str(core.find_field("tiny").field_type) == "tinyint"     # the shared type system keeps TINYINT
     assert TableSchema.from_json(ts.to_json()).fields == ts.fields

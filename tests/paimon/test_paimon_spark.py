@@ -98,7 +98,7 @@ def test_create_from_spark_schema_keeps_narrow_types(spark_catalog, paimon_spark
     df = paimon_spark.sql("select cast(1 as tinyint) as b, cast(2 as smallint) as s, timestamp'2024-01-01' as ts, "
                           "timestamp_ntz'2024-01-01' as ntz")
     t = spark_catalog.create_table("db.narrow", df.schema)
-    assert [str(f.type) for f in t.table_schema.fields] == [
+    assert [f.type_string for f in t.table_schema.fields] == [
         "TINYINT NOT NULL", "SMALLINT NOT NULL", "TIMESTAMP(6) WITH LOCAL TIME ZONE NOT NULL", "TIMESTAMP(6) NOT NULL"]
     t.append(df)
     assert t.to_spark().collect() == df.collect()

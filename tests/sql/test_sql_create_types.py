@@ -31,4 +31,4 @@ def test_paimon_tinyint_and_smallint_columns(warehouse, spark, tmp_path):
     assert len(t.snapshots()) == 1                                  # the failed insert committed nothing
     # the Python API's DDL strings keep them too
     t2 = cat.create_table("db.s2", "a tinyint not null, b short")
-    assert [str(f.type) for f in t2.table_schema.fields][:2] == ["TINYINT NOT NULL", "SMALLINT"]
+    assert [f.type_string for f in t2.table_schema.fields][:2] == ["TINYINT NOT NULL", "SMALLINT"]

@@ -169,7 +169,7 @@ def test_paimon_alter_table_evolves_the_schema(pcat, warehouse):
     run("ALTER TABLE db.ev ALTER COLUMN id DROP NOT NULL")
     t = pcat.load_table("db.ev")
     assert t.table_schema.field_names == ["label", "id", "score", "v", "p", "tiny"]
-    assert [str(f.type) for f in t.table_schema.fields] == ["STRING", "BIGINT", "DOUBLE", "BIGINT", "STRING",
+    assert [f.type_string for f in t.table_schema.fields] == ["STRING", "BIGINT", "DOUBLE", "BIGINT", "STRING",
                                                             "SMALLINT"]
     import pyarrow as pa
 
