@@ -130,7 +130,7 @@ def _walk(e: Expr, pred_fn) -> bool:
         return _walk(e.left, pred_fn) and _walk(e.right, pred_fn)
     if isinstance(e, Or):
         return _walk(e.left, pred_fn) or _walk(e.right, pred_fn)
-    if isinstance(e, AlwaysFalse):
+    if isinstance(e, (AlwaysFalse, ex.AlwaysNull)):
         return False
     if isinstance(e, (AlwaysTrue, Unknown)):
         return True

@@ -17,7 +17,6 @@ import datetime as _dt
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
-import sqlglot
 
 from icefloe.core import expressions as ex
 from icefloe.core.expressions.arrow import to_arrow_filter
@@ -88,24 +87,11 @@ def to_arrow_expression(text: str, fields: Sequence[DataField]):
     """The pyarrow.compute expression of a Spark SQL condition, evaluated exactly (SQL's
     three-valued logic). Raises ``UnsupportedFilterError`` for what Arrow cannot evaluate
     exactly (functions, casts, comparisons of columns, TIMESTAMP_LTZ literals)."""
-    if _compares_with_null(str(text)):
-        # ``x = NULL`` is unknown, and so is its NOT: the tree folds the comparison to false, which
-        # prunes safely but would make NOT select rows; Spark evaluates such conditions exactly
-        raise UnsupportedFilterError(f"{text!r} compares with a NULL literal; filter it with Spark")
     try:
         bound = ex.bind(ex.parse_predicate(str(text)), to_core_schema(fields))
     except IcefloeError as e:
         raise UnsupportedFilterError(f"cannot filter with {text!r} without Spark: {e}") from None
     return to_arrow_filter(bound)
-
-
-def _compares_with_null(text: str) -> bool:
-    """True if a NULL literal appears anywhere but in ``IS [NOT] NULL``."""
-    try:
-        tree = sqlglot.parse_one(f"SELECT 1 WHERE {text}", read="spark")
-    except sqlglot.errors.ParseError:
-        return False                      # the parser proper reports it
-    return any(not isinstance(n.parent, sqlglot.exp.Is) for n in tree.find_all(sqlglot.exp.Null))
 
 
 # --------------------------------------------------------------------------- pruning

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from icefloe.core import expressions as ex
 from icefloe.core.expressions import (
-    AlwaysFalse, AlwaysTrue, And, BoundReference, EqualTo, ExpressionError, GreaterThan,
+    AlwaysFalse, AlwaysNull, AlwaysTrue, And, BoundReference, EqualTo, ExpressionError, GreaterThan,
     GreaterThanOrEqual, In, IsNaN, IsNull, LessThan, LessThanOrEqual, Not, NotEqualTo, NotIn, NotNaN,
     NotNull, NotStartsWith, Or, StartsWith, Unknown, bind, parse_predicate, rewrite_not,
 )
@@ -217,15 +217,17 @@ class TestParse:
     def test_in_lists(self):
         assert P("a in (1, 2, 2)") == In("a", [1, 2])
         assert P("a in ('x', 'y')") == In("a", ["x", "y"])
-        assert P("a in (1, null)") == In("a", [1])
-        assert P("a in (null)") == AlwaysFalse()
+        # a NULL in the list: unknown where the value is not found (so NOT IN never matches)
+        assert P("a in (1, null)") == Or(In("a", [1]), AlwaysNull())
+        assert P("a in (null)") == AlwaysNull()
+        assert rewrite_not(P("a in (1, null)")) == In("a", [1])
         assert P("a in (1, b)") == Unknown("a IN (1, b)")
         assert isinstance(P("a in (select 1)"), Unknown)
 
     def test_comparisons_with_null_never_match(self):
-        assert P("a = null") == AlwaysFalse()
-        assert P("null < a") == AlwaysFalse()
-        assert P("a != null") == AlwaysFalse()
+        for text in ("a = null", "null < a", "a != null", "not (a = null)"):
+            assert P(text) == AlwaysNull(), text
+            assert rewrite_not(P(text)) == AlwaysFalse(), text
 
     @pytest.mark.parametrize("text,expected", [
         ("name like 'ab%'", StartsWith("name", "ab")),

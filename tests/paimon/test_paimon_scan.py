@@ -178,10 +178,12 @@ def test_to_arrow_filters_rows_exactly(paimon_catalog):
         "name = 'n4'": [4], "id between 2 and 3": [2, 3],
         "not (id = 1)": [0, 2, 3, 4, 5, 6, 7, 8, 9], "not (name = 'n1')": [2, 3, 4, 5, 6, 7, 8, 9],
         "not (name like 'n%')": [], "not (id in (1, 2) or x > 3.5)": [0, 3, 4, 5, 6, 7],
+        # NULL literals: unknown in SQL, and so is their NOT
+        "not (id = NULL)": [], "id not in (1, NULL)": [], "id in (1, NULL)": [1],
+        "not (id > 7 and NULL)": [0, 1, 2, 3, 4, 5, 6, 7], "id < 2 or NULL": [0, 1],
     }
     for where, expected in cases.items():
         assert sorted(t.to_arrow(where=where).column("id").to_pylist()) == expected, where
-    # NULL literals: unknown in SQL, and so is their NOT; Spark evaluates them exactly
-    for unsupported in ("upper(name) = 'N1'", "id = 'x'", "not (id = NULL)", "id not in (1, NULL)"):
+    for unsupported in ("upper(name) = 'N1'", "id = 'x'"):
         with pytest.raises(pr.UnsupportedFilterError):
             t.to_arrow(where=unsupported)

@@ -1,6 +1,7 @@
 """Predicate expressions used to prune files during scan planning (format-neutral).
 
-The AST is small and immutable: ``AlwaysTrue``, ``AlwaysFalse``, ``Unknown``,
+The AST is small and immutable: ``AlwaysTrue``, ``AlwaysFalse``, ``AlwaysNull`` (SQL's
+unknown, for comparisons with NULL), ``Unknown``,
 ``And``, ``Or``, ``Not`` and predicates on one column (``EqualTo``, ``In``,
 ``StartsWith``...). A predicate's term is a :class:`Reference` (a column name,
 "unbound") or, after :func:`bind`, a :class:`BoundReference` (field id, name,
@@ -66,6 +67,7 @@ from icefloe.core.expressions.parse import (  # noqa: F401
 from icefloe.core.expressions.tree import (  # noqa: F401
     SIMPLE_NAME,
     AlwaysFalse,
+    AlwaysNull,
     AlwaysTrue,
     And,
     BoundReference,
@@ -120,6 +122,7 @@ __all__ = [
     "Expr",
     "AlwaysTrue",
     "AlwaysFalse",
+    "AlwaysNull",
     "Unknown",
     "And",
     "Or",

@@ -11,6 +11,7 @@ from typing import Any, Callable
 from icefloe.core.expressions.literals import float32, parse_datetime, to_date, to_float
 from icefloe.core.expressions.tree import (
     AlwaysFalse,
+    AlwaysNull,
     AlwaysTrue,
     And,
     BoundReference,
@@ -39,7 +40,6 @@ from icefloe.core.expressions.tree import (
     format_literal,
     not_,
     or_,
-    rewrite_not,
 )
 from icefloe.core.types import DecimalType, IcebergType, ListType, MapType, NestedField, Schema, StructType
 from icefloe.core.values import to_internal
@@ -147,7 +147,7 @@ def _bind(e: Expr, r: _Resolver) -> Expr:
         return or_(_bind(e.left, r), _bind(e.right, r))
     if isinstance(e, Not):
         return not_(_bind(e.child, r))
-    if isinstance(e, (AlwaysTrue, AlwaysFalse, Unknown)):
+    if isinstance(e, (AlwaysTrue, AlwaysFalse, AlwaysNull, Unknown)):
         return e
     if not isinstance(e, Predicate):
         raise ExpressionError(f"not an expression: {e!r}")
@@ -171,7 +171,7 @@ def _bind(e: Expr, r: _Resolver) -> Expr:
         if s == "string" and isinstance(e.literal, str):
             return type(e)(ref, e.literal)
         if e.literal is None:
-            return AlwaysFalse()
+            return AlwaysNull()
         return Unknown(str(e))
     if isinstance(e, (LikeEqualTo, LikeNotEqualTo)):
         if s == "string" and isinstance(e.literal, str):
@@ -185,10 +185,10 @@ def _bind(e: Expr, r: _Resolver) -> Expr:
             return bound
         if isinstance(bound, AlwaysFalse):  # no value can be in the list: any non-null row
             return NotNull(ref)
-        return rewrite_not(bound.negate())
+        return bound.negate()  # keeps AlwaysNull: NOT of this may be taken again
     if isinstance(e, LiteralPredicate):
         if e.literal is None:
-            return AlwaysFalse()
+            return AlwaysNull()  # a comparison with NULL is unknown, and so is its NOT
         return _bind_compare(e, ref)
     raise ExpressionError(f"cannot bind {e!r}")  # pragma: no cover
 
@@ -196,8 +196,10 @@ def _bind(e: Expr, r: _Resolver) -> Expr:
 def _bind_in(e: SetPredicate, ref: BoundReference) -> Expr:
     vals = []
     nan = False
+    has_null = False
     for lit in e.literals:
         if lit is None:
+            has_null = True
             continue
         kind, v = _to_domain(ref, lit, e)
         if kind == "exact":
@@ -208,7 +210,10 @@ def _bind_in(e: SetPredicate, ref: BoundReference) -> Expr:
             return Unknown(str(e))
         # "between", "above", "below": can never be equal to a column value
     base = In(ref, vals) if vals else AlwaysFalse()
-    return or_(base, IsNaN(ref)) if nan else base
+    if nan:
+        base = or_(base, IsNaN(ref))
+    # a NULL in the list makes every non-match unknown rather than false
+    return or_(base, AlwaysNull()) if has_null else base
 
 
 def _bind_compare(e: LiteralPredicate, ref: BoundReference) -> Expr:

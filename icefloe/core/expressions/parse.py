@@ -8,6 +8,7 @@ from typing import Optional
 from icefloe.core.expressions.literals import NotLiteral, float32, to_date, to_float, to_timestamp
 from icefloe.core.expressions.tree import (
     AlwaysFalse,
+    AlwaysNull,
     AlwaysTrue,
     And,
     EqualTo,
@@ -27,6 +28,7 @@ from icefloe.core.expressions.tree import (
     Predicate,
     StartsWith,
     Unknown,
+    or_,
 )
 from icefloe.errors import ExpressionError
 
@@ -132,12 +134,12 @@ class _Converter:
         if isinstance(node, exp.Not):
             child = self.convert(node.this)
             # NOT of one predicate is its negation (IS NOT NULL, NOT IN, NOT LIKE...)
-            return child.negate() if isinstance(child, (Predicate, Unknown, AlwaysTrue, AlwaysFalse)) \
+            return child.negate() if isinstance(child, (Predicate, Unknown, AlwaysTrue, AlwaysFalse, AlwaysNull)) \
                 else Not(child)
         if isinstance(node, exp.Boolean):
             return AlwaysTrue() if node.this else AlwaysFalse()
         if isinstance(node, exp.Null):
-            return AlwaysFalse()  # WHERE NULL selects nothing; NOT NULL neither
+            return AlwaysNull()  # WHERE NULL selects nothing; NOT NULL neither
         if isinstance(node, exp.Column):
             return EqualTo(self.column(node), True)  # a bare boolean column
         if isinstance(node, (exp.Alias, exp.Query, exp.Block, exp.Subquery, exp.Literal,
@@ -217,7 +219,7 @@ class _Converter:
         except NotLiteral:
             return self.unknown(node)
         if value is None:
-            return AlwaysFalse()  # col op NULL is never true, nor is its negation
+            return AlwaysNull()  # col op NULL is unknown, and so is its negation
         return pred(col, value)
 
     def null_safe_eq(self, node) -> Expr:
@@ -253,16 +255,20 @@ class _Converter:
                 or node.args.get("field") is not None:
             return self.unknown(node)
         values = []
+        has_null = False
         for item in node.expressions:
             try:
                 v = self.literal(item)
             except NotLiteral:
                 return self.unknown(node)
-            if v is not None:  # x IN (.., NULL): the NULL can only make the result unknown
+            if v is None:
+                has_null = True
+            else:
                 values.append(v)
-        if not values:
-            return AlwaysFalse()
-        return In(col, values)
+        # x IN (a, NULL) is true where x = a and unknown elsewhere: never false, so its NOT
+        # (x NOT IN (a, NULL)) selects no row
+        found = In(col, values) if values else AlwaysFalse()
+        return or_(found, AlwaysNull()) if has_null else found
 
     def between(self, node) -> Expr:
         col = self.column_or_none(node.this)
@@ -273,8 +279,8 @@ class _Converter:
             high = self.literal(node.args["high"])
         except NotLiteral:
             return self.unknown(node)
-        lo = AlwaysFalse() if low is None else GreaterThanOrEqual(col, low)
-        hi = AlwaysFalse() if high is None else LessThanOrEqual(col, high)
+        lo = AlwaysNull() if low is None else GreaterThanOrEqual(col, low)
+        hi = AlwaysNull() if high is None else LessThanOrEqual(col, high)
         return And(lo, hi)
 
     def like(self, node, escape: str) -> Expr:

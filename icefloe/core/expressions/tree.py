@@ -92,6 +92,20 @@ class AlwaysFalse(Expr):
 
 
 @dataclass(frozen=True)
+class AlwaysNull(Expr):
+    """SQL's unknown truth value everywhere (``x = NULL``, ``WHERE NULL``): no row passes it,
+    and none passes its NOT either. It folds by Kleene's rules (unknown AND false is false,
+    unknown OR true is true, NOT unknown is unknown) and becomes false only once every NOT
+    is pushed below it (``rewrite_not``), where "the row passes" is all that is asked."""
+
+    def negate(self) -> Expr:
+        return self
+
+    def __str__(self) -> str:
+        return "NULL"
+
+
+@dataclass(frozen=True)
 class Unknown(Expr):
     """A term the AST cannot express: "may match", and so is its negation."""
 
@@ -381,6 +395,8 @@ def and_(*exprs: Expr) -> Expr:
             return AlwaysFalse()
         if isinstance(e, AlwaysTrue):
             continue
+        if isinstance(e, AlwaysNull) and isinstance(out, AlwaysNull):
+            continue
         out = e if out is None else And(out, e)
     return AlwaysTrue() if out is None else out
 
@@ -393,13 +409,15 @@ def or_(*exprs: Expr) -> Expr:
             return AlwaysTrue()
         if isinstance(e, AlwaysFalse):
             continue
+        if isinstance(e, AlwaysNull) and isinstance(out, AlwaysNull):
+            continue
         out = e if out is None else Or(out, e)
     return AlwaysFalse() if out is None else out
 
 
 def not_(e: Expr) -> Expr:
-    """NOT, folding constants and double negation (``Unknown`` stays ``Unknown``)."""
-    if isinstance(e, (AlwaysTrue, AlwaysFalse, Unknown)):
+    """NOT, folding constants and double negation (``Unknown`` and ``AlwaysNull`` stay)."""
+    if isinstance(e, (AlwaysTrue, AlwaysFalse, AlwaysNull, Unknown)):
         return e.negate()
     if isinstance(e, Not):
         return e.child
@@ -412,8 +430,11 @@ def rewrite_not(expr: Expr) -> Expr:
     The result contains no ``Not`` node. Because each predicate's negation is
     false on nulls (like SQL's NOT of an unknown), the rewritten expression
     holds for a row exactly when the original is TRUE under SQL's
-    three-valued logic.
+    three-valued logic. For the same reason ``AlwaysNull`` is false here: below every
+    NOT, "unknown" and "false" both mean the row does not pass.
     """
+    if isinstance(expr, AlwaysNull):
+        return AlwaysFalse()
     if isinstance(expr, Not):
         return rewrite_not(expr.child.negate())
     if isinstance(expr, And):
