@@ -1,6 +1,6 @@
 """Verify a Paimon table end to end, without Spark (``Table.check``, ``icefloe check``).
 
-The ``EARLIEST``/``LATEST`` hints agree with the snapshot files; snapshot ids are
+The ``EARLIEST``/``LATEST`` hints, where present, agree with the snapshot files; snapshot ids are
 continuous; every snapshot's and tag's manifest lists, manifests and data files exist
 at their recorded sizes; record counts add up to the snapshot totals; every schema
 file a snapshot names exists.
@@ -35,9 +35,7 @@ def check_paimon(name: str, location: str, progress: Optional[Callable[[str], No
     for hint, expected in (("LATEST", ids[-1] if ids else None), ("EARLIEST", ids[0] if ids else None)):
         path = os.path.join(snap_dir, hint)
         if not io.exists(path):
-            if expected is not None:
-                report.add("hint", path, f"missing; expected {expected}")
-            continue
+            continue  # hints may be absent (pypaimon never writes EARLIEST): readers list the snapshots
         text = io.read_bytes(path).decode().strip()
         if not text.isdigit() or int(text) != expected:
             report.add("hint", path, f"says {text!r} but the {hint.lower()} snapshot file is snapshot-{expected}")

@@ -49,9 +49,6 @@ def plan(store: FileStore, snapshot: Optional[Snapshot], where=None, schema=None
     if schemas is None:
 
         schemas = SchemaHistory(store.io, store.table_path, [schema, store.schema])
-    if schema.primary_keys:
-        raise UnsupportedTableError(f"{store.table_path} is a primary-key table; icefloe reads append tables "
-                                    "only (rows of primary-key tables must be merged by key)")
     if snapshot.index_manifest:
         raise UnsupportedTableError(f"snapshot {snapshot.id} of {store.table_path} has index files "
                                     "(deletion vectors); icefloe cannot apply them yet")
@@ -89,7 +86,9 @@ def plan(store: FileStore, snapshot: Optional[Snapshot], where=None, schema=None
             if buckets is not None and e.total_buckets == schema.num_buckets and e.bucket not in buckets \
                     and _same_bucket_keys(schemas, e.file.schema_id, schema):
                 continue
-            if not _file_may_match(pred, e.file, schema, ranges, schemas):
+            # a primary-key table's file may hold the newer record of a key whose older record
+            # matches: only a whole (partition, bucket) may be skipped, never one of its files
+            if not schema.primary_keys and not _file_may_match(pred, e.file, schema, ranges, schemas):
                 continue
         path = store.bucket_dir(values, e.bucket) + "/" + e.file.file_name if not e.file.external_path \
             else store.data_file_path(e)

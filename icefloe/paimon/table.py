@@ -25,6 +25,7 @@ from icefloe.paimon.file_store import FileStore
 from icefloe.paimon.maintenance import compact, rewrite_manifests, rollback_to, rollback_to_tag
 from icefloe.paimon.orphans import remove_orphan_files
 from icefloe.paimon.predicate import to_arrow_expression
+from icefloe.paimon.merge import check_engine_options, merge_engine, read_merged_bucket
 from icefloe.paimon.scan import UnsupportedTableError
 from icefloe.paimon.schema import SchemaHistory, TableSchema, evolve_arrow, latest_schema
 from icefloe.paimon.schema_update import UpdateSchema
@@ -191,14 +192,37 @@ class FileStoreTable:
         row_filter = to_arrow_expression(where, schema.fields) if where is not None else None
         target = pt.to_arrow_schema(schema.fields, with_ids=False)
         parts = []
-        for f in self.plan_files(where, snapshot_id, as_of, ref):  # columns matched by field id
-            parts.append(evolve_arrow(read_data_file(f.file_path, self.io), self.schema_by_id(f.schema_id).fields,
-                                      schema.fields))
+        if schema.primary_keys:       # merged per (partition, bucket); the filter applies after the merge
+            self.check_mergeable(schema)
+            for paths, fields in self.buckets_of(self.plan(where, snapshot_id, as_of, ref)):
+                parts.append(read_merged_bucket(self.io, paths, fields, schema, self.name))
+        else:
+            for f in self.plan_files(where, snapshot_id, as_of, ref):  # columns matched by field id
+                parts.append(evolve_arrow(read_data_file(f.file_path, self.io),
+                                          self.schema_by_id(f.schema_id).fields, schema.fields))
         out = pa.concat_tables(parts) if parts else target.empty_table()
         if row_filter is not None:
             out = out.filter(row_filter)
         if columns:
             out = out.select(list(columns))
+        return out
+
+    def check_mergeable(self, schema: TableSchema) -> None:
+        """Refuse, before reading, a primary-key table whose merge icefloe cannot do exactly."""
+        keys = set(schema.primary_keys)
+        check_engine_options(merge_engine(schema.options), [f.name for f in schema.fields if f.name not in keys],
+                             schema.primary_keys, schema.options, self.name)
+
+    def buckets_of(self, entries) -> list[tuple[list, list]]:
+        """Planned entries grouped per (partition, bucket), oldest files first: for each, the
+        file paths and the fields of the schema each file was written with."""
+        groups: dict = {}
+        for e in entries:
+            groups.setdefault((e.partition.data, e.bucket), []).append(e.file)
+        out = []
+        for files in groups.values():
+            files.sort(key=lambda f: (f.max_sequence_number, f.min_sequence_number))
+            out.append(([f.file_path for f in files], [self.schema_by_id(f.schema_id).fields for f in files]))
         return out
 
     # ------------------------------------------------------------------ writes

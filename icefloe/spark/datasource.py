@@ -37,7 +37,7 @@ from icefloe.iceberg.table import BaseTable
 from icefloe.iceberg.table_metadata import new_table_metadata
 from icefloe.paimon import types as pt
 from icefloe.paimon.catalog import PaimonCatalog
-from icefloe.spark.paimon_read import _table, _table as paimon_table, paimon_partitions, paimon_read_file
+from icefloe.spark.paimon_read import _table, _table as paimon_table, paimon_partitions, paimon_read_file, partitions_of
 from icefloe.spark.paimon_write import paimon_abort, paimon_commit, paimon_write_batches
 
 
@@ -143,8 +143,7 @@ def _paimon_tag_files(location: str, tag: str) -> list:
     """The data files of a Paimon tag, as ``paimon_partitions`` names them (the tag's own copy
     of its snapshot: readable after the snapshot expired)."""
     table = _table(location)
-    current = table.table_schema.id
-    return [f"{f.file_path}#schema={f.schema_id},{current}" for f in table.plan_files(ref=tag)]
+    return partitions_of(table, table.plan(ref=tag))
 
 
 def _opt_int(options, key):

@@ -21,6 +21,7 @@ from icefloe.paimon import types as pt
 from icefloe.core.io import LOCAL, strip_scheme
 from icefloe.errors import CorruptDataFileError
 from icefloe.core import types as core
+from icefloe.paimon.merge import read_merged_bucket
 from icefloe.paimon.schema import SchemaHistory, evolve_arrow, layout, same_layout, same_type_layout
 from icefloe.paimon.table import FileStoreTable
 from icefloe.spark.iceberg_read import raise_if_missing
@@ -139,11 +140,45 @@ def paimon_partitions(location: str, options: dict, where=None) -> list[str]:
     table = _table(location)
     sid = options.get("snapshot-id")
     as_of = options.get("as-of-timestamp")
-    files = table.plan_files(where if isinstance(where, str) else None,
-                             int(sid) if sid not in (None, "") else None,
-                             as_of=int(as_of) if as_of not in (None, "") else None)
+    entries = table.plan(where if isinstance(where, str) else None, int(sid) if sid not in (None, "") else None,
+                         as_of=int(as_of) if as_of not in (None, "") else None, ref=options.get("tag") or None)
+    return partitions_of(table, entries)
+
+
+def partitions_of(table, entries) -> list[str]:
+    """What each read task of the data source gets: a data file (append tables), or a whole
+    (partition, bucket) to merge (``merge:`` and its files, primary-key tables)."""
+    import json
+
+    if table.table_schema.primary_keys:
+        table.check_mergeable(table.table_schema)
+        ids = {e.file.file_path: e.file.schema_id for e in entries}
+        return [MERGE_PREFIX + json.dumps({"paths": paths, "schema_ids": [ids[p] for p in paths]})
+                for paths, _ in table.buckets_of(entries)]
     current = table.table_schema.id
-    return [f"{f.file_path}#schema={f.schema_id},{current}" for f in files]
+    return [f"{e.file.file_path}#schema={e.file.schema_id},{current}" for e in entries]
+
+
+MERGE_PREFIX = "merge:"
+
+
+def paimon_read_bucket(location: str, spec: str, target):
+    """Arrow batches of one merged (partition, bucket) of a primary-key table, cast to ``target``."""
+    import json
+
+    import pyarrow as pa
+
+    table = _table(location)
+    task = json.loads(spec[len(MERGE_PREFIX):])
+    schema = table.table_schema
+    merged = read_merged_bucket(table.io, task["paths"], [table.schema_by_id(i).fields for i in task["schema_ids"]],
+                                schema, table.name)
+    names = {n.lower(): n for n in merged.column_names}
+    cols = []
+    for f in target:
+        src = names.get(f.name.lower())
+        cols.append(pa.nulls(merged.num_rows, f.type) if src is None else merged.column(src).cast(f.type))
+    yield from pa.Table.from_arrays(cols, schema=target).to_batches()
 
 
 def paimon_read_file(location: str, path: str, target):
@@ -153,6 +188,9 @@ def paimon_read_file(location: str, path: str, target):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    if path.startswith(MERGE_PREFIX):
+        yield from paimon_read_bucket(location, path, target)
+        return
     m = _PARTITION_RE.match(path)
     if m is not None:
         path = m.group("path")
@@ -207,3 +245,57 @@ def _read_by_id(location: str, batches, file_schema_id: int, read_schema_id: int
                 for i, f in enumerate(target)]
         yield pa.RecordBatch.from_arrays([c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c
                                           for c in cols], schema=target)
+
+
+# --------------------------------------------------------------------------- primary-key tables
+def read_merged(spark, table, schema, entries, where=None, columns: Optional[Sequence[str]] = None):
+    """A primary-key table's merged rows as a DataFrame: one Spark task per (partition,
+    bucket) reads that bucket's files and merges its records by key with the table's merge
+    engine (``icefloe.paimon.merge``); the driver only plans. ``where`` applies to the
+    merged rows, never to the records before the merge (an older record would show)."""
+    import json
+
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    out_schema = pt.to_spark_schema(schema.fields, with_ids=False)
+    buckets = table.buckets_of(entries)
+    if not buckets:
+        df = spark.createDataFrame([], out_schema)
+    else:
+        by_id = {}
+        tasks = []
+        for paths, _ in buckets:
+            ids = [_schema_id_of(table, p, entries) for p in paths]
+            for i in ids:
+                by_id[i] = table.schema_by_id(i).fields
+            tasks.append((json.dumps({"paths": paths, "schema_ids": ids}),))
+        arrow_out = to_arrow_schema(out_schema)
+        io, name = table.io, table.name
+
+        def merge_buckets(batches):
+            import pyarrow as pa
+
+            for batch in batches:
+                for spec in batch.column(0).to_pylist():
+                    task = json.loads(spec)
+                    merged = read_merged_bucket(io, task["paths"], [by_id[i] for i in task["schema_ids"]],
+                                                schema, name)
+                    merged = pa.Table.from_arrays([c.cast(f.type) for c, f in zip(merged.columns, arrow_out)],
+                                                  schema=arrow_out)
+                    yield from merged.to_batches()
+
+        parallelism = max(1, min(len(tasks), spark.sparkContext.defaultParallelism * 2))
+        df = spark.createDataFrame(tasks, "task string").repartition(parallelism).mapInArrow(merge_buckets,
+                                                                                             out_schema)
+    if where is not None:
+        df = df.where(where)
+    if columns:
+        df = df.select(*[f"`{c}`" for c in columns])
+    return df
+
+
+def _schema_id_of(table, path: str, entries) -> int:
+    for e in entries:
+        if e.file.file_path == path:
+            return e.file.schema_id
+    return table.table_schema.id  # pragma: no cover - every path comes from the entries

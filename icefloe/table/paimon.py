@@ -22,7 +22,7 @@ from icefloe.paimon.schema_update import spark_sql_type
 from icefloe.paimon.snapshot import Snapshot
 from icefloe.paimon.table import FileStoreTable
 from icefloe.paimon.writer import write_arrow_table
-from icefloe.spark.paimon_read import read_files
+from icefloe.spark.paimon_read import read_files, read_merged
 from icefloe.spark.paimon_write import write_data_files
 from icefloe.spark.session import get_spark
 from icefloe.table.base import Table
@@ -51,6 +51,9 @@ class PaimonTable(FileStoreTable, Table):
                  columns: Optional[Sequence[str]] = None, ref: Optional[str] = None, tag: Optional[str] = None):
         ref = self.one_ref(ref, tag)
         schema = self.table_schema_for(snapshot_id, as_of, ref)
+        if schema.primary_keys:
+            self.check_mergeable(schema)
+            return read_merged(self.spark, self, schema, self.plan(where, snapshot_id, as_of, ref), where, columns)
         files = self.plan_files(where, snapshot_id, as_of, ref)
         return read_files(self.spark, [f.file_path for f in files], schema.fields, where, columns,
                           file_fields=[self.schema_by_id(f.schema_id).fields for f in files])

@@ -178,7 +178,7 @@ def test_data_file_layout(spark_catalog, paimon_spark):
     assert [pf.schema_arrow.field(n).metadata[b"PARQUET:field_id"] for n in ("id", "d", "ts")] == [b"0", b"1", b"2"]
 
 
-def test_primary_key_tables_are_refused_clearly(paimon_catalog, pypaimon_catalog):
+def test_primary_key_tables_read_merged_and_writes_are_refused_clearly(paimon_catalog, pypaimon_catalog):
     from pypaimon import Schema
 
     from icefloe.paimon.scan import UnsupportedTableError
@@ -188,12 +188,12 @@ def test_primary_key_tables_are_refused_clearly(paimon_catalog, pypaimon_catalog
     pypaimon_catalog.create_table("db.pk", Schema.from_pyarrow_schema(
         schema, primary_keys=["id"], options={"bucket": "2"}), False)
     pypaimon_write(pypaimon_catalog, "db.pk", pa.table({"id": pa.array([1], pa.int64()), "v": ["a"]}, schema=schema))
+    pypaimon_write(pypaimon_catalog, "db.pk", pa.table({"id": pa.array([1], pa.int64()), "v": ["b"]}, schema=schema))
     t = paimon_catalog.load_table("db.pk")
-    with pytest.raises(UnsupportedTableError, match="primary-key"):
-        t.to_arrow()
+    assert t.to_arrow().to_pylist() == [{"id": 1, "v": "b"}]
     with pytest.raises(UnsupportedTableError, match="primary key"):
         t.append(pa.table({"id": pa.array([2], pa.int64()), "v": ["b"]}))
-    assert [s.id for s in t.snapshots()] == [1]
+    assert [s.id for s in t.snapshots()] == [1, 2]
 
 
 def test_typed_partition_keys_written_by_spark(spark_catalog, paimon_spark, pypaimon_catalog):
