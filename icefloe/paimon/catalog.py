@@ -63,9 +63,11 @@ class PaimonCatalog:
         return bool(list_schema_ids(self.io, self.table_location(name)))
 
     def create_table(self, name: str, schema, partitioned_by: Optional[list] = None,
-                     properties: Optional[dict] = None) -> FileStoreTable:
-        """Create an append table. ``partitioned_by``: partition key column names;
-        ``properties``: Paimon table options (``bucket``, ``bucket-key``, ...)."""
+                     properties: Optional[dict] = None, primary_key: Optional[list] = None) -> FileStoreTable:
+        """Create a table. ``partitioned_by``: partition key column names; ``properties``:
+        Paimon table options (``bucket``, ``bucket-key``, ``merge-engine``, ...); a primary
+        key (``primary_key`` or the ``primary-key`` option, comma-separated) makes it a
+        primary-key table, whose key columns become NOT NULL."""
         location = self.table_location(name)
         if self.table_exists(name):
             raise TableAlreadyExistsError(f"table {name} already exists at {location}")
@@ -76,7 +78,14 @@ class PaimonCatalog:
                 raise SchemaError(f"Paimon partition keys are column names, got {k!r}")
             keys.append(pt.field_by_name(fields, k.strip()).name)
         options = {str(k): str(v) for k, v in (properties or {}).items()}
-        table_schema = TableSchema(id=0, fields=fields, partition_keys=keys, primary_keys=[],
+        pk_text = options.pop("primary-key", None)
+        if primary_key is not None and pk_text is not None:
+            raise SchemaError("give the primary key once: primary_key= or the 'primary-key' option")
+        pk_names = list(primary_key) if primary_key is not None else \
+            [k.strip() for k in (pk_text or "").split(",") if k.strip()]
+        pk = [pt.field_by_name(fields, k).name for k in pk_names]
+        fields = [f.copy(nullable=False) if f.name in pk else f for f in fields]
+        table_schema = TableSchema(id=0, fields=fields, partition_keys=keys, primary_keys=pk,
                                    options=options)
         validate(table_schema)
         self.io.makedirs(self.database_path(split_name(name)[0]))

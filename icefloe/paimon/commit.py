@@ -186,16 +186,19 @@ class FileStoreCommit:
         self.commit_user = commit_user or str(uuid.uuid4())
 
     def commit(self, messages: Sequence[CommitMessage], overwrite: bool = False,
-               properties: Optional[dict] = None, overwrite_partitions=None) -> Optional[Snapshot]:
+               properties: Optional[dict] = None, overwrite_partitions=None, validate=None) -> Optional[Snapshot]:
         """Commit the messages as one snapshot (APPEND, or OVERWRITE replacing every live
         file). An append without files commits nothing and returns None.
         ``overwrite_partitions`` (a predicate on a partition's values) narrows an
-        overwrite to the live files of the partitions it accepts."""
+        overwrite to the live files of the partitions it accepts. ``validate(latest)``, if
+        given, runs against each snapshot the commit would follow and raises to refuse it."""
         adds = collect_entries(messages, self.store.partition_types)
         if not adds and not overwrite:
             return None
 
         def changes(latest: Optional[Snapshot]) -> list:
+            if validate is not None:
+                validate(latest)
             if overwrite and latest is not None:
                 live = self.store.live_entries(latest)
                 if overwrite_partitions is not None:

@@ -28,7 +28,7 @@ from typing import Optional
 
 from icefloe.core.progress import track
 from icefloe.paimon.arrow_read import read_data_file
-from icefloe.errors import CommitConflictError, NoSuchSnapshotError
+from icefloe.errors import CommitConflictError, NoSuchSnapshotError, UnsupportedTableError
 from icefloe.paimon import manifest as mf
 from icefloe.paimon.data_file import FILE_SOURCE_COMPACT, DataFileNamer
 from icefloe.paimon.snapshot import COMPACT, Snapshot
@@ -46,6 +46,9 @@ def compact(table, where=None, target_file_size: Optional[int] = None) -> Option
     table.refresh()
     table.check_writable()
     store, schema = table.store, table.table_schema
+    if schema.primary_keys:
+        raise UnsupportedTableError(f"table {table.name}: compaction of primary-key tables (merging their "
+                                    "records into higher LSM levels) is not supported yet")
     co = schema.core_options
     target = int(target_file_size) if target_file_size is not None else co.target_file_size
     base = table.current_snapshot()

@@ -250,6 +250,16 @@ def encode_manifest_list(metas: Sequence[ManifestFileMeta], codec: str = "zstand
     return buf.getvalue()
 
 
+def index_types(data: bytes, path: str) -> set:
+    """The index types (``HASH``, ``DELETION_VECTORS``...) an index manifest adds (its
+    entries are at ``_VERSION`` 1)."""
+    try:
+        records = list(fastavro.reader(_io.BytesIO(data)))
+    except Exception as e:  # fastavro raises assorted errors on garbage
+        raise CorruptMetadataError(path, f"not a readable Avro file: {e}") from None
+    return {str(r.get("_INDEX_TYPE")) for r in records if r.get("_KIND", 0) == 0}
+
+
 def _read_avro(data: bytes, path: str) -> list:
     try:
         records = list(fastavro.reader(_io.BytesIO(data)))

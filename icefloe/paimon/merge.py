@@ -127,7 +127,7 @@ def merge(data, keys: Sequence[str], value_names: Sequence[str], engine: str, op
         if data.num_rows == 0:
             return data.select(list(value_names))
     if engine in ("deduplicate", "first-row"):
-        edge = _group_edges(data, keys, last=engine == "deduplicate")
+        edge = group_edges(data, keys, last=engine == "deduplicate")
         out = data.filter(edge)
         if engine == "deduplicate":
             live = pc.invert(pc.is_in(out.column(VALUE_KIND), value_set=pa.array([UPDATE_BEFORE, DELETE], pa.int8())))
@@ -151,7 +151,7 @@ def merge(data, keys: Sequence[str], value_names: Sequence[str], engine: str, op
     return out.take(pc.sort_indices(out, sort_keys=[(k, "ascending") for k in keys]))
 
 
-def _group_edges(data, keys: Sequence[str], last: bool):
+def group_edges(data, keys: Sequence[str], last: bool):
     """A mask of the last (or first) record of each key in key-sorted ``data``."""
     import numpy as np
     import pyarrow as pa
@@ -207,3 +207,25 @@ def read_merged_bucket(io, paths: Sequence[str], file_fields: Sequence, schema, 
     data = pa.concat_tables(parts)
     keys = trimmed_primary_keys(schema.primary_keys, schema.partition_keys)
     return merge(data, keys, names, merge_engine(schema.options), schema.options, schema.primary_keys, table)
+
+
+def merge_records(data, keys: Sequence[str], value_names: Sequence[str], engine: str, options: dict,
+                  primary_keys: Sequence[str] = (), table: str = "table"):
+    """The records of one write merged to one per key (a data file holds each key once, in
+    key order): ``data`` as for ``merge``; returns the value columns with each key's
+    ``_SEQUENCE_NUMBER`` (its newest) and ``_VALUE_KIND``. The deduplicate engine keeps the
+    newest record as it is (a -D stays a -D, to delete older records at read time)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if engine == "deduplicate":
+        order = [(k, "ascending") for k in keys] + [(f, "ascending") for f in sequence_fields(options)] + \
+            [(SEQUENCE, "ascending")]
+        data = data.take(pc.sort_indices(data, sort_keys=order))
+        return data.filter(group_edges(data, keys, last=True)).select(list(value_names) + list(SYSTEM_COLUMNS))
+    merged = merge(data, keys, value_names, engine, options, primary_keys, table)
+    seqs = data.group_by(list(keys), use_threads=False).aggregate([(SEQUENCE, "max")])
+    joined = merged.join(seqs, list(keys), join_type="left outer")
+    joined = joined.take(pc.sort_indices(joined, sort_keys=[(k, "ascending") for k in keys]))
+    out = joined.select(list(value_names)).append_column(SEQUENCE, joined.column(f"{SEQUENCE}_max"))
+    return out.append_column(VALUE_KIND, pa.array([INSERT] * out.num_rows, pa.int8()))

@@ -50,8 +50,12 @@ def plan(store: FileStore, snapshot: Optional[Snapshot], where=None, schema=None
 
         schemas = SchemaHistory(store.io, store.table_path, [schema, store.schema])
     if snapshot.index_manifest:
-        raise UnsupportedTableError(f"snapshot {snapshot.id} of {store.table_path} has index files "
-                                    "(deletion vectors); icefloe cannot apply them yet")
+        # HASH indexes (dynamic bucket mode) only guide writers; deletion vectors change what a read sees
+        path = store.manifest_path(snapshot.index_manifest)
+        kinds = mf.index_types(store.io.read_bytes(path), path) - {"HASH"}
+        if kinds:
+            raise UnsupportedTableError(f"snapshot {snapshot.id} of {store.table_path} has {', '.join(sorted(kinds))} "
+                                        "index files (deletion vectors); icefloe cannot apply them yet")
     pred = bind_filter(where, schema.fields)
     pruning = not isinstance(pred, pr.Always)
     part_keys = schema.partition_keys

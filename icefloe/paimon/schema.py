@@ -123,16 +123,48 @@ class TableSchema:
         return self.core_options.bucket
 
 
+def _validate_primary_key(schema: TableSchema) -> None:
+    """Paimon's rules for a primary key, and what icefloe writes (fixed buckets)."""
+    pk = schema.primary_keys
+    if len(set(pk)) != len(pk):
+        raise SchemaError(f"duplicate primary-key columns {pk}")
+    for k in pk:
+        f = schema.field(k)
+        if not f.type.is_primitive:
+            raise SchemaError(f"primary-key column {k!r} must have an atomic type, not {f.type}")
+        if f.nullable:
+            raise SchemaError(f"primary-key column {k!r} must be NOT NULL")
+    missing = [k for k in schema.partition_keys if k not in pk]
+    if missing:
+        raise SchemaError(f"the primary key {pk} must include every partition key (missing {missing})")
+    co = schema.core_options
+    if co.bucket <= 0:
+        raise SchemaError("icefloe writes primary-key tables with a fixed number of buckets: set 'bucket' to a "
+                          "positive number (dynamic bucket mode, 'bucket' = -1, needs a hash index icefloe does "
+                          "not write yet)")
+    trimmed = [k for k in pk if k not in schema.partition_keys] or list(pk)
+    for k in co.bucket_key or []:
+        if k not in trimmed:
+            raise SchemaError(f"bucket key {k!r} must be a primary-key column that is not a partition key "
+                              f"({trimmed})")
+    engine = str(schema.options.get("merge-engine", "deduplicate")).lower()
+    if engine not in ("deduplicate", "first-row", "partial-update", "aggregation"):
+        raise SchemaError(f"unknown merge-engine {engine!r}: deduplicate, first-row, partial-update or aggregation")
+
+
 def validate(schema: TableSchema) -> None:
-    """The rules icefloe enforces at create time (append tables only)."""
+    """The rules icefloe enforces at create time."""
     names = [f.name for f in schema.fields]
     if not names:
         raise SchemaError("a table needs at least one column")
     lowered = [n.lower() for n in names]
     if len(set(lowered)) != len(lowered):
         raise SchemaError(f"duplicate column names in {names}")
-    if schema.primary_keys or schema.options.get(opt.PRIMARY_KEY):
-        raise SchemaError("icefloe only supports Paimon append tables (no primary key)")
+    if schema.options.get(opt.PRIMARY_KEY):
+        raise SchemaError("the primary key belongs in the schema's primaryKeys, not in options")
+    pk = schema.primary_keys
+    if pk:
+        _validate_primary_key(schema)
     for k in schema.partition_keys:
         f = schema.field(k)
         if not f.type.is_primitive:
@@ -145,7 +177,7 @@ def validate(schema: TableSchema) -> None:
     bucket = co.bucket
     if bucket == 0 or bucket < -1:
         raise SchemaError(f"bucket must be -1 (bucket-unaware) or a positive number, got {bucket}")
-    if bucket > 0:
+    if bucket > 0 and not pk:
         if not co.bucket_key:
             raise SchemaError("a bucketed append table needs a 'bucket-key' option "
                               "(the columns whose hash picks the bucket)")
@@ -155,7 +187,7 @@ def validate(schema: TableSchema) -> None:
                 raise SchemaError(f"bucket key {k!r} must not be a partition key")
             if not f.type.is_primitive:
                 raise SchemaError(f"bucket key {k!r} must have an atomic type, not {f.type}")
-    elif co.bucket_key:
+    elif co.bucket_key and not pk:
         raise SchemaError("'bucket-key' needs a fixed bucket count ('bucket' > 0)")
     for key in (opt.MANIFEST_TARGET_FILE_SIZE, opt.MANIFEST_FULL_COMPACTION_SIZE, opt.TARGET_FILE_SIZE):
         if opt.parse_memory_size(co.get(key)) <= 0:

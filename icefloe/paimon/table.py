@@ -15,10 +15,11 @@ import pyarrow as pa
 
 from icefloe.core.io import LOCAL, FileIO
 from icefloe.core.timetravel import to_epoch_ms
-from icefloe.errors import NoSuchTableError, SchemaMismatchError
+from icefloe.errors import CommitConflictError, NoSuchTableError, SchemaMismatchError
 from icefloe.paimon import scan as scan_mod
 from icefloe.paimon import types as pt
 from icefloe.paimon.arrow_read import read_data_file
+from icefloe.paimon.binary_row import encode_row
 from icefloe.paimon.commit import CommitMessage, FileStoreCommit
 from icefloe.paimon.expire import expire_snapshots
 from icefloe.paimon.file_store import FileStore
@@ -227,8 +228,9 @@ class FileStoreTable:
 
     # ------------------------------------------------------------------ writes
     def check_writable(self) -> None:
-        if self._schema.primary_keys:
-            raise UnsupportedTableError(f"table {self.name} has a primary key; icefloe writes append tables only")
+        if self._schema.primary_keys and self._schema.num_buckets <= 0:
+            raise UnsupportedTableError(f"table {self.name} is a primary-key table in dynamic bucket mode "
+                                        "(bucket = -1); icefloe writes primary-key tables with fixed buckets only")
         if self._schema.num_buckets < -1 or self._schema.num_buckets == 0:
             raise UnsupportedTableError(f"table {self.name} uses bucket mode {self._schema.num_buckets}; "
                                         "icefloe writes bucket -1 (unaware) or fixed buckets only")
@@ -241,11 +243,35 @@ class FileStoreTable:
         self.refresh()
         try:
             self.check_writable()
+            validate = self.sequence_check(messages) if self._schema.primary_keys else None
             return FileStoreCommit(self._store, self.commit_user).commit(
-                list(messages), overwrite=overwrite, overwrite_partitions=overwrite_partitions)
+                list(messages), overwrite=overwrite, overwrite_partitions=overwrite_partitions, validate=validate)
         except BaseException:
             self.abort(messages)
             raise
+
+    def sequence_check(self, messages: Sequence[CommitMessage]):
+        """For a primary-key table: refuse a commit whose records are not numbered after
+        everything committed in their buckets since they were written (another writer got
+        there first: its records would not be ordered against these)."""
+        firsts: dict = {}
+        for m in messages:
+            part = encode_row(list(m.partition), self._schema.partition_types).data
+            for f in m.new_files:
+                key = (part, m.bucket)
+                firsts[key] = min(firsts.get(key, f.min_sequence_number), f.min_sequence_number)
+
+        def check(latest) -> None:
+            if latest is None or not firsts:
+                return
+            for e in self._store.live_entries(latest):
+                first = firsts.get((e.partition.data, e.bucket))
+                if first is not None and e.file.max_sequence_number >= first:
+                    raise CommitConflictError(
+                        f"table {self.name}: bucket {e.bucket} got records numbered up to "
+                        f"{e.file.max_sequence_number} from another commit (snapshot {latest.id}) while this "
+                        f"write numbered its records from {first}; write the data again")
+        return check
 
     def abort(self, messages: Sequence[CommitMessage]) -> None:
         """Delete the data files of uncommitted messages."""

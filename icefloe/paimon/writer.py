@@ -107,7 +107,7 @@ def check_partition_ranges(data, partition_keys, table_name: str = "table") -> N
 
 
 # --------------------------------------------------------------------------- grouping
-def _group_rows(data, schema: TableSchema) -> dict:
+def group_rows(data, schema: TableSchema) -> dict:
     """(partition tuple, bucket) -> row indices."""
     import numpy as np
 
@@ -170,7 +170,7 @@ def write_arrow_table(store: FileStore, schema: TableSchema, data, table_name: s
     messages = []
     written: list[str] = []
     try:
-        for (partition, bucket), rows in _group_rows(data, schema).items():
+        for (partition, bucket), rows in group_rows(data, schema).items():
             part_data = data if rows is None else data.take(rows)
             seq_key = (encode_row(list(partition), schema.partition_types).data, bucket)
             next_seq = restored.get(seq_key, -1) + 1

@@ -36,6 +36,8 @@ from icefloe.paimon.stats import stats_from_footer, value_stats
 from icefloe.spark.align import Target, check_partition_ranges, explain_spark_error, fit_dataframe
 from icefloe.core.io import strip_scheme
 from icefloe.paimon.bucket import buckets_of_columns
+from icefloe.paimon.file_store import FileStore
+from icefloe.paimon.kv_writer import write_kv_table
 from icefloe.paimon.table import FileStoreTable
 from icefloe.paimon.writer import restored_sequence_numbers, write_arrow_files
 
@@ -303,3 +305,43 @@ def paimon_abort(location: str, messages) -> None:
 
 def _local(location: str) -> str:
     return os.path.abspath(strip_scheme(location))
+
+
+# --------------------------------------------------------------------------- primary-key tables
+ARRIVAL_COL = "__icefloe_arrival"
+
+
+def write_kv_files(df, table, restored: dict) -> list[CommitMessage]:
+    """Upserts into a primary-key table with fixed buckets: rows go to one Spark task per
+    group of (partition, bucket)s, in the order ``df`` holds them, and each task numbers
+    and writes its buckets' records (``icefloe.paimon.kv_writer``); the driver gets only
+    the commit messages. ``restored``: the highest committed sequence number per
+    (partition bytes, bucket)."""
+    import pickle
+
+    from pyspark.sql import functions as F
+
+    schema = table.table_schema
+    aligned = check_partition_ranges(align_dataframe(df, schema.fields, table.name), schema.partition_keys,
+                                     table.name)
+    staged = (aligned.withColumn(ARRIVAL_COL, F.monotonically_increasing_id())
+              .withColumn(KEY_COL, key_column(schema))
+              .repartition(KEY_COL).sortWithinPartitions(ARRIVAL_COL).drop(KEY_COL, ARRIVAL_COL))
+    io, location, name = table.io, table.location, table.name
+
+    def write_buckets(batches):
+        import pyarrow as pa
+
+        parts = [b for b in batches if b.num_rows]
+        if not parts:
+            return
+        store = FileStore(io, location, schema)
+        messages = write_kv_table(store, schema, pa.Table.from_batches(parts), name, restored)
+        yield pa.RecordBatch.from_pylist([{"message": pickle.dumps(m)} for m in messages],
+                                         schema=pa.schema([("message", pa.binary())]))
+
+    try:
+        rows = staged.mapInArrow(write_buckets, "message binary").collect()
+    except Exception as e:
+        raise explain_spark_error(e) from None
+    return [pickle.loads(r.message) for r in rows]

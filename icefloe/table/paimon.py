@@ -21,9 +21,10 @@ from icefloe.paimon.layout import manifest_lists, metadata_tree
 from icefloe.paimon.schema_update import spark_sql_type
 from icefloe.paimon.snapshot import Snapshot
 from icefloe.paimon.table import FileStoreTable
-from icefloe.paimon.writer import write_arrow_table
+from icefloe.paimon.kv_writer import write_kv_table
+from icefloe.paimon.writer import restored_sequence_numbers, write_arrow_table
 from icefloe.spark.paimon_read import read_files, read_merged
-from icefloe.spark.paimon_write import write_data_files
+from icefloe.spark.paimon_write import write_data_files, write_kv_files
 from icefloe.spark.session import get_spark
 from icefloe.table.base import Table
 
@@ -63,6 +64,12 @@ class PaimonTable(FileStoreTable, Table):
         """Write ``data`` (Spark or Arrow) as data files; their commit messages, nothing committed."""
         self.refresh()
         self.check_writable()
+        if self._schema.primary_keys:     # upserts: key-value records numbered per bucket
+            restored = restored_sequence_numbers(self._store)
+            if is_arrow_data(data):
+                return write_kv_table(self._store, self._schema, as_arrow_table(data), self.name, restored)
+            self.spark  # noqa: B018
+            return write_kv_files(data, self, restored)
         if is_arrow_data(data):
             return write_arrow_table(self._store, self._schema, as_arrow_table(data), self.name)
         self.spark  # noqa: B018 - make sure the session has the settings the write relies on

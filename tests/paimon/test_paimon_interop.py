@@ -178,7 +178,8 @@ def test_data_file_layout(spark_catalog, paimon_spark):
     assert [pf.schema_arrow.field(n).metadata[b"PARQUET:field_id"] for n in ("id", "d", "ts")] == [b"0", b"1", b"2"]
 
 
-def test_primary_key_tables_read_merged_and_writes_are_refused_clearly(paimon_catalog, pypaimon_catalog):
+def test_dynamic_bucket_primary_key_tables_read_merged_and_writes_are_refused_clearly(paimon_catalog,
+                                                                                     pypaimon_catalog):
     from pypaimon import Schema
 
     from icefloe.paimon.scan import UnsupportedTableError
@@ -186,12 +187,12 @@ def test_primary_key_tables_read_merged_and_writes_are_refused_clearly(paimon_ca
     pypaimon_catalog.create_database("db", True)
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
     pypaimon_catalog.create_table("db.pk", Schema.from_pyarrow_schema(
-        schema, primary_keys=["id"], options={"bucket": "2"}), False)
+        schema, primary_keys=["id"], options={"bucket": "-1"}), False)
     pypaimon_write(pypaimon_catalog, "db.pk", pa.table({"id": pa.array([1], pa.int64()), "v": ["a"]}, schema=schema))
     pypaimon_write(pypaimon_catalog, "db.pk", pa.table({"id": pa.array([1], pa.int64()), "v": ["b"]}, schema=schema))
     t = paimon_catalog.load_table("db.pk")
     assert t.to_arrow().to_pylist() == [{"id": 1, "v": "b"}]
-    with pytest.raises(UnsupportedTableError, match="primary key"):
+    with pytest.raises(UnsupportedTableError, match="dynamic bucket mode"):
         t.append(pa.table({"id": pa.array([2], pa.int64()), "v": ["b"]}))
     assert [s.id for s in t.snapshots()] == [1, 2]
 

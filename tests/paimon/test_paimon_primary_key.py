@@ -168,3 +168,117 @@ def test_merge_matches_a_dict_model(engine, records, shuffle):
     options = {"fields.a.aggregate-function": "sum"}
     got = mg.merge(data, ["id"], ["id", "a"], engine, options, ["id"]).to_pylist()
     assert got == _model(records, engine)
+
+
+# --------------------------------------------------------------------------- writes
+DDL = "id bigint, dt string, a bigint, b string"
+
+
+def batch(rows):
+    return pa.Table.from_pylist(rows, schema=SCHEMA)
+
+
+@pytest.mark.parametrize("options", [
+    {"bucket": "2"},
+    {"bucket": "1", "merge-engine": "partial-update"},
+    {"bucket": "2", "merge-engine": "aggregation", "fields.a.aggregate-function": "sum"},
+], ids=lambda o: o.get("merge-engine", "deduplicate"))
+def test_our_upserts_read_the_same_in_pypaimon(options, spark_catalog, pypaimon_catalog, paimon_spark):
+    t = spark_catalog.create_table("db.w", DDL, partitioned_by=["dt"],
+                                   properties={"primary-key": "id,dt", **options})
+    assert [f.nullable for f in t.table_schema.fields] == [False, False, True, True]
+    for i, updates in enumerate(UPDATES):
+        data = batch(updates)
+        t.append(data if i % 2 == 0 else paimon_spark.createDataFrame(data.to_pandas(), DDL))
+        expected = rows(referee(pypaimon_catalog.get_table("db.w")))
+        assert rows(t.to_arrow()) == expected, i
+    assert spark_rows(t.to_spark()) == expected and len(expected) == 4
+    # records of a bucket are numbered on from the bucket's highest committed number
+    by_bucket: dict = {}
+    for e in t.plan():
+        by_bucket.setdefault((e.partition.data, e.bucket), []).append(
+            (e.file.min_sequence_number, e.file.max_sequence_number))
+    for ranges in by_bucket.values():
+        ranges.sort()
+        assert all(a[1] < b[0] for a, b in zip(ranges, ranges[1:])), ranges
+    assert t.check().ok
+
+
+def test_we_upsert_into_a_pypaimon_table_and_delete_through_rowkind(spark_catalog, pypaimon_catalog):
+    schema = SCHEMA.append(pa.field("op", pa.string()))
+    pt = create(pypaimon_catalog, "db.r", {"bucket": "2", "rowkind.field": "op"}, schema=schema)
+    write(pt, [{"id": i, "dt": "x", "a": i, "b": None, "op": "+I"} for i in range(5)], schema)
+    t = spark_catalog.load_table("db.r")
+    t.append(pa.Table.from_pylist([{"id": 1, "dt": "x", "a": 10, "b": "new", "op": "+U"},
+                                   {"id": 3, "dt": "x", "a": None, "b": None, "op": "-D"},
+                                   {"id": 9, "dt": "x", "a": 9, "b": "nine", "op": "+I"}], schema=schema))
+    expected = rows(referee(pypaimon_catalog.get_table("db.r")))
+    assert [(r["id"], r["a"]) for r in expected] == [(0, 0), (1, 10), (2, 2), (4, 4), (9, 9)]
+    assert rows(t.to_arrow()) == expected
+    write(pypaimon_catalog.get_table("db.r"), [{"id": 1, "dt": "x", "a": 11, "b": None, "op": "+U"}], schema)
+    assert [r["a"] for r in rows(t.refresh().to_arrow()) if r["id"] == 1] == [11]   # pypaimon numbered on
+    with pytest.raises(Exception, match="rowkind.field"):
+        t.append(pa.Table.from_pylist([{"id": 1, "dt": "x", "a": 1, "b": None, "op": "?"}], schema=schema))
+
+
+def test_a_second_writer_to_the_same_bucket_is_refused_not_lost(paimon_catalog):
+    from icefloe.errors import CommitConflictError
+
+    t = paimon_catalog.create_table("db.c", DDL, properties={"primary-key": "id", "bucket": "1"})
+    t.append(batch([{"id": 1, "dt": "x", "a": 1, "b": None}]))
+    other = paimon_catalog.load_table("db.c")
+    mine = t.write(batch([{"id": 1, "dt": "x", "a": 2, "b": None}]))
+    theirs = other.write(batch([{"id": 1, "dt": "x", "a": 3, "b": None}]))   # same numbers: same base
+    other.commit(theirs)
+    before = [s.id for s in t.refresh().snapshots()]
+    with pytest.raises(CommitConflictError, match="another commit"):
+        t.commit(mine)
+    assert [s.id for s in t.refresh().snapshots()] == before and t.to_arrow().column("a").to_pylist() == [3]
+    t.append(batch([{"id": 1, "dt": "x", "a": 4, "b": None}]))               # written again: fine
+    assert t.to_arrow().column("a").to_pylist() == [4]
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(partitioned_by=["dt"], properties={"primary-key": "id", "bucket": "1"}), "every partition key"),
+    (dict(properties={"primary-key": "id"}), "fixed number of buckets"),
+    (dict(properties={"primary-key": "id", "bucket": "1", "merge-engine": "nope"}), "unknown merge-engine"),
+    (dict(properties={"primary-key": "id", "bucket": "2", "bucket-key": "a"}), "bucket key 'a'"),
+    (dict(properties={"primary-key": "nope", "bucket": "1"}), "no column"),
+])
+def test_bad_primary_key_tables_are_refused_at_create(paimon_catalog, kwargs, match):
+    from icefloe.errors import SchemaError
+
+    with pytest.raises(SchemaError, match=match):
+        paimon_catalog.create_table("db.bad", DDL, **kwargs)
+    assert not paimon_catalog.table_exists("db.bad")
+
+
+def test_compaction_of_primary_key_tables_is_refused(paimon_catalog):
+    t = paimon_catalog.create_table("db.k", DDL, properties={"primary-key": "id", "bucket": "1"})
+    for i in range(3):
+        t.append(batch([{"id": 1, "dt": "x", "a": i, "b": None}]))
+    with pytest.raises(UnsupportedTableError, match="compaction of primary-key tables"):
+        t.rewrite_data_files()
+    assert t.to_arrow().column("a").to_pylist() == [2]
+
+
+@pytest.mark.parametrize("engine", mg.ENGINES)
+@settings(max_examples=40, deadline=None)
+@given(records=RECORDS, cuts=st.lists(st.integers(0, 40), max_size=3))
+def test_merging_each_write_first_changes_nothing(engine, records, cuts):
+    """Writers merge a write's records of a key into one (a file holds each key once); the
+    read's merge over those files equals the merge of every record."""
+    if engine != "deduplicate":
+        records = [(k, 0, v) for k, kind, v in records]
+    bounds = sorted({0, len(records), *[c for c in cuts if c < len(records)]})
+    options = {"fields.a.aggregate-function": "sum"}
+    files = []
+    for lo, hi in zip(bounds, bounds[1:]):
+        part = records[lo:hi]
+        data = pa.table({"id": pa.array([r[0] for r in part], pa.int64()), "a": pa.array([r[2] for r in part], pa.int64()),
+                         SEQ: pa.array(range(lo, hi), pa.int64()), KIND: pa.array([r[1] for r in part], pa.int8())})
+        merged = mg.merge_records(data, ["id"], ["id", "a"], engine, options, ["id"])
+        assert merged.column("id").to_pylist() == sorted(set(merged.column("id").to_pylist()))   # unique, sorted
+        files.append(merged)
+    got = mg.merge(pa.concat_tables(files), ["id"], ["id", "a"], engine, options, ["id"]).to_pylist()
+    assert got == _model(records, engine)
