@@ -311,12 +311,13 @@ def _local(location: str) -> str:
 ARRIVAL_COL = "__icefloe_arrival"
 
 
-def write_kv_files(df, table, restored: dict) -> list[CommitMessage]:
+def write_kv_files(df, table, restored: dict, kind: Optional[int] = None) -> list[CommitMessage]:
     """Upserts into a primary-key table with fixed buckets: rows go to one Spark task per
     group of (partition, bucket)s, in the order ``df`` holds them, and each task numbers
     and writes its buckets' records (``icefloe.paimon.kv_writer``); the driver gets only
     the commit messages. ``restored``: the highest committed sequence number per
-    (partition bytes, bucket)."""
+    (partition bytes, bucket); ``kind``: one row kind for every row (e.g. DELETE), else
+    the ``rowkind.field`` column's or inserts."""
     import pickle
 
     from pyspark.sql import functions as F
@@ -336,7 +337,9 @@ def write_kv_files(df, table, restored: dict) -> list[CommitMessage]:
         if not parts:
             return
         store = FileStore(io, location, schema)
-        messages = write_kv_table(store, schema, pa.Table.from_batches(parts), name, restored)
+        data = pa.Table.from_batches(parts)
+        kinds = None if kind is None else pa.array([kind] * data.num_rows, pa.int8())
+        messages = write_kv_table(store, schema, data, name, restored, kinds)
         yield pa.RecordBatch.from_pylist([{"message": pickle.dumps(m)} for m in messages],
                                          schema=pa.schema([("message", pa.binary())]))
 

@@ -96,6 +96,16 @@ def create(sess, tree: exp.Create):
         cols = [c for c in tree.this.expressions if isinstance(c, exp.ColumnDef)]
         if not cols:
             raise sess.error("CREATE TABLE needs at least one column", tree.this)
+        for c in tree.this.expressions:
+            if isinstance(c, exp.PrimaryKey):
+                # PRIMARY KEY (...) NOT ENFORCED: a Paimon primary-key table (Flink's and Paimon's spelling)
+                if not _is_paimon(sess):
+                    raise sess.not_supported("PRIMARY KEY on Iceberg tables (use SET IDENTIFIER FIELDS)", c)
+                if "primary-key" in properties:
+                    raise sess.error("the primary key is given twice (PRIMARY KEY and 'primary-key')", c)
+                properties["primary-key"] = ",".join(i.name for i in c.expressions)
+            elif not isinstance(c, exp.ColumnDef):
+                raise sess.not_supported(f"CREATE TABLE clause {c.sql('spark')}", c)
         ddl = ", ".join(c.sql("spark") for c in cols)
         try:
             schema = parse_schema(ddl)

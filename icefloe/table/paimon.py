@@ -22,6 +22,7 @@ from icefloe.paimon.schema_update import spark_sql_type
 from icefloe.paimon.snapshot import Snapshot
 from icefloe.paimon.table import FileStoreTable
 from icefloe.paimon.kv_writer import write_kv_table
+from icefloe.paimon.merge import DELETE, UPDATE_AFTER, merge_engine
 from icefloe.paimon.writer import restored_sequence_numbers, write_arrow_table
 from icefloe.spark.paimon_read import read_files, read_merged
 from icefloe.spark.paimon_write import write_data_files, write_kv_files
@@ -102,6 +103,49 @@ class PaimonTable(FileStoreTable, Table):
         if match is not None:
             self.check_in_partition(messages, partition, match)
         return messages
+
+    # ------------------------------------------------------------------ row-level changes
+    def _check_row_level(self, operation: str) -> None:
+        schema = self.table_schema
+        if not schema.primary_keys:
+            raise self.unsupported(operation, "row-level changes of Paimon append tables are not supported yet; "
+                                              "primary-key tables take them as upserts and delete records")
+        engine = merge_engine(schema.options)
+        if engine != "deduplicate":
+            raise self.unsupported(operation, f"the {engine} merge engine merges changes itself; icefloe writes "
+                                              "deletes and updates to deduplicate tables only")
+
+    def delete(self, where, isolation_level: Optional[str] = None) -> dict:
+        """``DELETE FROM t WHERE where`` on a primary-key table: a DELETE record for each
+        current row that matches, in its bucket; no data file is rewritten."""
+        self._check_row_level("delete")
+        self.refresh()
+        restored = restored_sequence_numbers(self._store)
+        messages = write_kv_files(self.to_spark(where=where), self, restored, kind=DELETE)
+        snap = self.commit(messages)
+        n = sum(f.row_count for m in messages for f in m.new_files)
+        return {"updated": 0, "deleted": n, "inserted": 0, "snapshot_id": snap.id if snap else None}
+
+    def update(self, set: dict, where=None, isolation_level: Optional[str] = None) -> dict:
+        """``UPDATE t SET col = expr, ... WHERE where`` on a primary-key table: the new rows
+        of the keys that match, upserted; key columns cannot change."""
+        from pyspark.sql import functions as F
+
+        self._check_row_level("update")
+        keys = {k.lower() for k in self.table_schema.primary_keys}
+        for col in set:
+            if col.lower() in keys:
+                raise self.unsupported(f"update of primary-key column {col!r}",
+                                       "a new key is a new row: delete the old key and insert the new one")
+        self.refresh()
+        restored = restored_sequence_numbers(self._store)
+        rows = self.to_spark(where=where)
+        for col, value in set.items():
+            rows = rows.withColumn(col, F.expr(value) if isinstance(value, str) else value)
+        messages = write_kv_files(rows, self, restored, kind=UPDATE_AFTER)
+        snap = self.commit(messages)
+        n = sum(f.row_count for m in messages for f in m.new_files)
+        return {"updated": n, "deleted": 0, "inserted": 0, "snapshot_id": snap.id if snap else None}
 
     # ------------------------------------------------------------------ maintenance
     def expire_snapshots(self, older_than=None, retain_last: Optional[int] = None,

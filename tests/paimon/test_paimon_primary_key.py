@@ -282,3 +282,28 @@ def test_merging_each_write_first_changes_nothing(engine, records, cuts):
         files.append(merged)
     got = mg.merge(pa.concat_tables(files), ["id"], ["id", "a"], engine, options, ["id"]).to_pylist()
     assert got == _model(records, engine)
+
+
+def test_sql_primary_key_tables_take_inserts_updates_and_deletes(paimon_spark, paimon_warehouse, pypaimon_catalog):
+    import icefloe
+    from icefloe.sql.errors import NotSupportedYetError
+
+    def run(q):
+        return icefloe.sql(paimon_spark, q, warehouse=paimon_warehouse, format="paimon")
+
+    run("CREATE TABLE db.q (id BIGINT, dt STRING, v STRING, n INT, PRIMARY KEY (id, dt) NOT ENFORCED) "
+        "USING paimon PARTITIONED BY (dt) TBLPROPERTIES ('bucket' = '2')")
+    run("INSERT INTO db.q VALUES (1, 'a', 'x', 1), (2, 'a', 'y', 2), (3, 'b', 'z', 3), (4, 'b', 'w', 4)")
+    run("INSERT INTO db.q VALUES (1, 'a', 'x2', 10)")                        # an upsert
+    run("UPDATE db.q SET v = upper(v), n = n + 100 WHERE id >= 3")
+    run("DELETE FROM db.q WHERE v = 'y' OR id = 4")
+    expected = [(1, "a", "x2", 10), (3, "b", "Z", 103)]
+    assert sorted(tuple(r) for r in run("SELECT * FROM db.q").collect()) == expected
+    theirs = referee(pypaimon_catalog.get_table("db.q")).to_pylist()
+    assert sorted((r["id"], r["dt"], r["v"], r["n"]) for r in theirs) == expected
+    with pytest.raises(NotSupportedYetError, match="key"):
+        run("UPDATE db.q SET id = 7 WHERE id = 1")
+    run("CREATE TABLE db.pu (id BIGINT, v STRING, PRIMARY KEY (id) NOT ENFORCED) USING paimon "
+        "TBLPROPERTIES ('bucket' = '1', 'merge-engine' = 'partial-update')")
+    with pytest.raises(NotSupportedYetError, match="partial-update"):
+        run("DELETE FROM db.pu WHERE id = 1")
