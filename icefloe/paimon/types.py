@@ -45,7 +45,6 @@ _SIMPLE = {
     "INT": core.IntegerType(), "BIGINT": core.LongType(), "FLOAT": core.FloatType(),
     "DOUBLE": core.DoubleType(), "DATE": core.DateType(),
 }
-_ROOT_OF_SIMPLE = {str(t): r for r, t in _SIMPLE.items()}
 
 
 class DataField(core.NestedField):
@@ -87,19 +86,23 @@ class DataField(core.NestedField):
         return f"DataField({self.id}, {self.name!r}, {type_string(self.type, self.nullable)})"
 
 
+_ROOT_BY_CLASS = {
+    **{type(t): r for r, t in _SIMPLE.items()},
+    core.CharType: "CHAR", core.VarCharType: "VARCHAR", core.StringType: "VARCHAR", core.FixedType: "BINARY",
+    core.VarBinaryType: "VARBINARY", core.BinaryType: "VARBINARY", core.DecimalType: "DECIMAL",
+    core.TimeType: "TIME", core.TimestampType: "TIMESTAMP", core.TimestamptzType: "TIMESTAMP_LTZ",
+}
+
+
 def root(t: core.IcebergType) -> Optional[str]:
     """Paimon's name for an atomic type's kind (``INT``, ``VARCHAR``, ``TIMESTAMP_LTZ``...);
-    None for ROW, ARRAY, MAP and MULTISET."""
+    None for ROW, ARRAY, MAP and MULTISET. (Called per value when rows are decoded: one
+    dictionary lookup.)"""
+    r = _ROOT_BY_CLASS.get(type(t))
+    if r is not None:
+        return r
     if not t.is_primitive:
         return None
-    simple = _ROOT_OF_SIMPLE.get(str(t))
-    if simple:
-        return simple
-    for cls, name in ((core.CharType, "CHAR"), (core.StringType, "VARCHAR"), (core.FixedType, "BINARY"),
-                      (core.BinaryType, "VARBINARY"), (core.DecimalType, "DECIMAL"), (core.TimeType, "TIME"),
-                      (core.TimestampType, "TIMESTAMP"), (core.TimestamptzType, "TIMESTAMP_LTZ")):
-        if isinstance(t, cls):
-            return name
     raise SchemaError(f"type {t} has no Paimon equivalent")
 
 
