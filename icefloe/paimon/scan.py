@@ -23,6 +23,7 @@ from icefloe.paimon import predicate as pr
 from icefloe.paimon.binary_row import BinaryRow
 from icefloe.paimon.bucket import bucket_of
 from icefloe.paimon.file_store import FileStore
+from icefloe.paimon.merge import trimmed_primary_keys
 from icefloe.paimon.snapshot import Snapshot
 from icefloe.paimon.types import length, root as root_of, type_string
 from icefloe.paimon.schema import SchemaHistory
@@ -94,6 +95,10 @@ def plan(store: FileStore, snapshot: Optional[Snapshot], where=None, schema=None
             # matches: only a whole (partition, bucket) may be skipped, never one of its files
             if not schema.primary_keys and not _file_may_match(pred, e.file, schema, ranges, schemas):
                 continue
+            # ... unless the filter is on the key alone: a file whose key range cannot match holds
+            # no record of a matching key, so every record a matching key's merge needs stays
+            if schema.primary_keys and not _key_range_may_match(pred, e.file, schema, ranges, schemas):
+                continue
         path = store.bucket_dir(values, e.bucket) + "/" + e.file.file_name if not e.file.external_path \
             else store.data_file_path(e)
         out.append(mf.ManifestEntry(e.kind, e.partition, e.bucket, e.total_buckets,
@@ -148,6 +153,29 @@ def _file_may_match(pred, f, schema, part_ranges: dict, schemas=None) -> bool:
     for rf in schema.fields:
         if rf.id not in file_ids and rf.name not in ranges:
             ranges[rf.name] = pr.ColumnRange(None, None, f.row_count, f.row_count)
+    return pr.may_match(pred, ranges)
+
+
+def _key_range_may_match(pred, f, schema, part_ranges: dict, schemas) -> bool:
+    """For a primary-key table: whether a file's key statistics allow a key matching ``pred``,
+    when ``pred`` refers to key and partition columns only (else True)."""
+    keys = trimmed_primary_keys(schema.primary_keys, schema.partition_keys)
+    if not pr.referenced_columns(pred) <= set(keys) | set(schema.partition_keys):
+        return True
+    try:
+        file_schema = schema if f.schema_id == schema.id else schemas(f.schema_id)
+        file_keys = [file_schema.field(k) for k in trimmed_primary_keys(file_schema.primary_keys,
+                                                                        file_schema.partition_keys)]
+        mins, maxs, nulls = f.key_stats.decode([k.type for k in file_keys])
+    except Exception:
+        return True
+    by_id = {x.id: x for x in schema.fields}
+    ranges = dict(part_ranges)
+    for k, lo, hi, n in zip(file_keys, mins, maxs, nulls):
+        rf = by_id.get(k.id)
+        if rf is None or lo is None or hi is None:
+            return True
+        ranges[rf.name] = pr.ColumnRange(lo, hi, n, f.row_count)
     return pr.may_match(pred, ranges)
 
 
