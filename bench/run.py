@@ -12,6 +12,8 @@
     load included) and warm (same objects, repeated);
 (e) the same for Paimon tables (``bench/paimon.py``): write and read against plain Spark
     Parquet, planning against pypaimon.
+(f) Paimon primary-key tables (``bench/paimon_pk.py``): upsert of 1% of the keys and the merged
+    read, against pypaimon on the same table and against plain Spark Parquet.
 
 Each figure is the best of ``--runs`` timed runs after one warm-up run; icefloe and its
 baseline run interleaved, in alternating order, with garbage collected and dirty pages flushed
@@ -450,6 +452,10 @@ def main(argv=None) -> int:
             paimon = {"data": bench_paimon_data(spark, work, rows, args.runs, quiesce),
                       "planning": bench_paimon_planning(work, commits, rows_per_commit, args.runs, warm_runs,
                                                         best_of)}
+            from bench.paimon_pk import bench_paimon_pk
+
+            print("(f) paimon primary-key ...", flush=True)
+            paimon["pk"] = bench_paimon_pk(spark, work, rows, args.runs, quiesce)
         rowlevel = None
         if args.rowlevel:
             print("(d) row-level ...", flush=True)
@@ -489,8 +495,11 @@ def main(argv=None) -> int:
         if paimon is not None:
             from bench.paimon import report_lines
 
+            from bench.paimon_pk import report_lines as pk_lines
+
             print()
             print("\n".join(report_lines(paimon, planning_lines)))
+            print("\n".join(pk_lines(paimon["pk"])))
         if rowlevel is not None:
             print("\n(d) row-level:", json.dumps(rowlevel, indent=2, default=str))
         print(f"\ntotal {res['total_s']:.0f} s; results written to {os.path.relpath(args.out)}")
