@@ -36,11 +36,12 @@ from icefloe.core.types import to_arrow_schema
 from icefloe.iceberg.arrow_writer import _split_by_partition
 from icefloe.iceberg.delete_files import equality_delete_schema, write_equality_deletes, write_position_deletes
 from icefloe.spark.iceberg_write import write_data_files
+from icefloe.spark.merge_clauses import CLAUSE, S_MARK, T_MARK, MergeClauses, predicate, value
 
 COPY_ON_WRITE, MERGE_ON_READ = "copy-on-write", "merge-on-read"
 ACTION = "_icefloe_action"
 NOTHING, KEEP, UPDATE, DELETE_ROW, INSERT = -1, 0, 1, 2, 3
-_T_MARK, _S_MARK, _CLAUSE = "_icefloe_in_target", "_icefloe_in_source", "_icefloe_clause"
+_T_MARK, _S_MARK, _CLAUSE = T_MARK, S_MARK, CLAUSE
 
 
 def write_mode(properties: dict, operation: str) -> str:
@@ -49,25 +50,6 @@ def write_mode(properties: dict, operation: str) -> str:
     if mode not in (COPY_ON_WRITE, MERGE_ON_READ):
         raise ValueError(f"write.{operation}.mode must be {COPY_ON_WRITE!r} or {MERGE_ON_READ!r}, got {mode!r}")
     return mode
-
-
-def _predicate(cond):
-    from pyspark.sql import functions as F
-
-    if cond is None:
-        return F.lit(True)
-    return F.expr(cond) if isinstance(cond, str) else cond
-
-
-def _value(v):
-    from pyspark.sql import Column
-    from pyspark.sql import functions as F
-
-    if isinstance(v, Column):
-        return v
-    if isinstance(v, str):
-        return F.expr(v)
-    return F.lit(v)
 
 
 def _column_name(key: str, alias: str) -> str:
@@ -213,7 +195,7 @@ def delete_rows(table, condition, isolation: Optional[str] = None) -> dict:
         return {"updated": 0, "deleted": 0, "inserted": 0, "snapshot_id": None}
     rows = read_tasks(table.spark, tasks, meta.schema, with_positions=True, history=meta.schemas,
                       name_mapping=meta.properties.get("schema.name-mapping.default"))
-    hit = F.coalesce(_predicate(condition), F.lit(False))
+    hit = F.coalesce(predicate(condition), F.lit(False))
     rows = rows.withColumn(ACTION, F.when(hit, F.lit(DELETE_ROW)).otherwise(F.lit(KEEP)))
     return _commit_changes(table, "delete", meta, snap, tasks, rows, isolation, conflict_filter=where)
 
@@ -228,12 +210,12 @@ def update_rows(table, assignments: dict, condition=None, isolation: Optional[st
     sets = _assignments(meta.schema, assignments)
     rows = read_tasks(table.spark, tasks, meta.schema, with_positions=True, history=meta.schemas,
                       name_mapping=meta.properties.get("schema.name-mapping.default"))
-    hit = F.coalesce(_predicate(condition), F.lit(False))
+    hit = F.coalesce(predicate(condition), F.lit(False))
     out = []
     for f in meta.schema.fields:
         c = F.col(f"`{f.name}`")
         if f.name in sets:
-            c = F.when(hit, checked_cast(_value(sets[f.name]), f.field_type, f.name, table.name)).otherwise(c)
+            c = F.when(hit, checked_cast(value(sets[f.name]), f.field_type, f.name, table.name)).otherwise(c)
         out.append(c.alias(f.name))
     rows = rows.select(*out, FILE_COL, POS_COL,
                        F.when(hit, F.lit(UPDATE)).otherwise(F.lit(KEEP)).alias(ACTION))
@@ -241,14 +223,7 @@ def update_rows(table, assignments: dict, condition=None, isolation: Optional[st
 
 
 # --------------------------------------------------------------------------- MERGE
-@dataclasses.dataclass
-class _Clause:
-    kind: str                  # "update", "update_all", "delete", "insert", "insert_all"
-    condition: object = None
-    values: Optional[dict] = None
-
-
-class MergeBuilder:
+class MergeBuilder(MergeClauses):
     """``MERGE INTO target t USING source s ON ...`` built clause by clause (first matching clause wins).
 
     >>> (t.merge(src, "t.id = s.id")
@@ -257,44 +232,6 @@ class MergeBuilder:
     ...   .execute())
     {'updated': 1, 'deleted': 0, 'inserted': 1, 'snapshot_id': ...}
     """
-    def __init__(self, table, source, on, target_alias: str = "t", source_alias: str = "s",
-                 isolation: Optional[str] = None):
-        self.table, self.source, self.on = table, source, on
-        self.ta, self.sa = target_alias, source_alias
-        self.isolation = isolation
-        self.matched: list[_Clause] = []
-        self.not_matched: list[_Clause] = []
-        self.not_matched_by_source: list[_Clause] = []
-
-    # clauses
-    def when_matched_update(self, set: dict, condition=None) -> "MergeBuilder":
-        self.matched.append(_Clause("update", condition, set))
-        return self
-
-    def when_matched_update_all(self, condition=None) -> "MergeBuilder":
-        self.matched.append(_Clause("update_all", condition))
-        return self
-
-    def when_matched_delete(self, condition=None) -> "MergeBuilder":
-        self.matched.append(_Clause("delete", condition))
-        return self
-
-    def when_not_matched_insert(self, values: dict, condition=None) -> "MergeBuilder":
-        self.not_matched.append(_Clause("insert", condition, values))
-        return self
-
-    def when_not_matched_insert_all(self, condition=None) -> "MergeBuilder":
-        self.not_matched.append(_Clause("insert_all", condition))
-        return self
-
-    def when_not_matched_by_source_update(self, set: dict, condition=None) -> "MergeBuilder":
-        self.not_matched_by_source.append(_Clause("update", condition, set))
-        return self
-
-    def when_not_matched_by_source_delete(self, condition=None) -> "MergeBuilder":
-        self.not_matched_by_source.append(_Clause("delete", condition))
-        return self
-
     # execution
     def execute(self) -> dict:
         from pyspark.sql import functions as F
@@ -329,15 +266,8 @@ class MergeBuilder:
                     f"more than one source row; make the source unique on the join keys. Nothing was committed.")
 
         # which clause handles each row: matched i -> i, not matched j -> 1000 + j, by source k -> 2000 + k
-        chain = None
-        clauses: dict = {}
-        for base, cat, items in ((0, matched, self.matched), (1000, not_matched, self.not_matched),
-                                 (2000, by_source, self.not_matched_by_source)):
-            for i, c in enumerate(items):
-                cond = cat & F.coalesce(_predicate(c.condition), F.lit(False)) if c.condition is not None else cat
-                chain = F.when(cond, F.lit(base + i)) if chain is None else chain.when(cond, F.lit(base + i))
-                clauses[base + i] = c
-        joined = joined.withColumn(_CLAUSE, chain if chain is not None else F.lit(None).cast("int"))
+        chain, clauses = self.clause_column(matched, not_matched, by_source)
+        joined = joined.withColumn(_CLAUSE, chain)
         clause = F.col(_CLAUSE)
 
         source_fields = {sf.name.lower(): sf for sf in self.source.schema.fields}
@@ -358,12 +288,12 @@ class MergeBuilder:
                     continue
                 if c.kind == "update":
                     sets = _assignments(schema, c.values, ta)
-                    v = _value(sets[f.name]) if f.name in sets else tcol(f.name)
+                    v = value(sets[f.name]) if f.name in sets else tcol(f.name)
                 elif c.kind == "update_all":
                     v = scol(f.name) if scol(f.name) is not None else tcol(f.name)
                 elif c.kind == "insert":
                     sets = _assignments(schema, c.values, ta)
-                    v = _value(sets[f.name]) if f.name in sets else F.lit(None)
+                    v = value(sets[f.name]) if f.name in sets else F.lit(None)
                 else:  # insert_all
                     v = scol(f.name) if scol(f.name) is not None else F.lit(None)
                 v = checked_cast(v, f.field_type, f.name, table.name)

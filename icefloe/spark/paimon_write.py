@@ -311,20 +311,22 @@ def _local(location: str) -> str:
 ARRIVAL_COL = "__icefloe_arrival"
 
 
-def write_kv_files(df, table, restored: dict, kind: Optional[int] = None) -> list[CommitMessage]:
+def write_kv_files(df, table, restored: dict, kind: Optional[int] = None,
+                   kind_column: Optional[str] = None) -> list[CommitMessage]:
     """Upserts into a primary-key table with fixed buckets: rows go to one Spark task per
     group of (partition, bucket)s, in the order ``df`` holds them, and each task numbers
     and writes its buckets' records (``icefloe.paimon.kv_writer``); the driver gets only
     the commit messages. ``restored``: the highest committed sequence number per
     (partition bytes, bucket); ``kind``: one row kind for every row (e.g. DELETE), else
-    the ``rowkind.field`` column's or inserts."""
+    the ``rowkind.field`` column's or inserts. ``kind_column``: rows built by icefloe (the
+    table's columns in its types, as MERGE makes them) whose kinds are in that column."""
     import pickle
 
     from pyspark.sql import functions as F
 
     schema = table.table_schema
-    aligned = check_partition_ranges(align_dataframe(df, schema.fields, table.name), schema.partition_keys,
-                                     table.name)
+    aligned = df if kind_column else align_dataframe(df, schema.fields, table.name)
+    aligned = check_partition_ranges(aligned, schema.partition_keys, table.name)
     staged = (aligned.withColumn(ARRIVAL_COL, F.monotonically_increasing_id())
               .withColumn(KEY_COL, key_column(schema))
               .repartition(KEY_COL).sortWithinPartitions(ARRIVAL_COL).drop(KEY_COL, ARRIVAL_COL))
@@ -339,6 +341,9 @@ def write_kv_files(df, table, restored: dict, kind: Optional[int] = None) -> lis
         store = FileStore(io, location, schema)
         data = pa.Table.from_batches(parts)
         kinds = None if kind is None else pa.array([kind] * data.num_rows, pa.int8())
+        if kind_column:
+            kinds = data.column(kind_column)
+            data = data.drop_columns([kind_column])
         messages = write_kv_table(store, schema, data, name, restored, kinds)
         yield pa.RecordBatch.from_pylist([{"message": pickle.dumps(m)} for m in messages],
                                          schema=pa.schema([("message", pa.binary())]))

@@ -24,6 +24,7 @@ from icefloe.paimon.table import FileStoreTable
 from icefloe.paimon.kv_writer import write_kv_table
 from icefloe.paimon.merge import DELETE, UPDATE_AFTER, merge_engine
 from icefloe.paimon.writer import restored_sequence_numbers, write_arrow_table
+from icefloe.spark.paimon_dml import PrimaryKeyMerge
 from icefloe.spark.paimon_read import read_files, read_merged
 from icefloe.spark.paimon_write import write_data_files, write_kv_files
 from icefloe.spark.session import get_spark
@@ -146,6 +147,13 @@ class PaimonTable(FileStoreTable, Table):
         snap = self.commit(messages)
         n = sum(f.row_count for m in messages for f in m.new_files)
         return {"updated": n, "deleted": 0, "inserted": 0, "snapshot_id": snap.id if snap else None}
+
+    def merge(self, source, on, target_alias: str = "t", source_alias: str = "s",
+              isolation_level: Optional[str] = None):
+        """``MERGE INTO t USING source s ON on`` on a primary-key table: add when_* clauses,
+        then ``execute()``; changed keys are written as upserts and DELETE records."""
+        self._check_row_level("merge")
+        return PrimaryKeyMerge(self, source, on, target_alias, source_alias, isolation_level)
 
     # ------------------------------------------------------------------ maintenance
     def expire_snapshots(self, older_than=None, retain_last: Optional[int] = None,

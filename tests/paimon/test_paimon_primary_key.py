@@ -350,3 +350,36 @@ def test_pypaimon_rust_and_icefloe_read_each_others_primary_key_tables(spark_cat
     for updates in UPDATES:
         w.append(batch(updates))
     assert _rust_rows(_rust(paimon_warehouse), "db.ours") == rows(w.to_arrow())
+
+
+def test_merge_into_a_primary_key_table(paimon_spark, paimon_warehouse, pypaimon_catalog):
+    import icefloe
+    from icefloe.errors import MergeCardinalityError
+
+    def run(q):
+        return icefloe.sql(paimon_spark, q, warehouse=paimon_warehouse, format="paimon")
+
+    run("CREATE TABLE db.m (id BIGINT, v STRING, n INT, PRIMARY KEY (id) NOT ENFORCED) USING paimon "
+        "TBLPROPERTIES ('bucket' = '2')")
+    run("INSERT INTO db.m VALUES (1, 'a', 1), (2, 'b', 2), (3, 'c', 3), (4, 'd', 4)")
+    paimon_spark.createDataFrame([(1, "A", 10), (3, "gone", 0), (5, "E", 50), (6, "F", 60)],
+                                 "id bigint, v string, n int").createOrReplaceTempView("src")
+    run("MERGE INTO db.m t USING src s ON t.id = s.id "
+        "WHEN MATCHED AND s.v = 'gone' THEN DELETE "
+        "WHEN MATCHED THEN UPDATE SET v = s.v, n = t.n + s.n "
+        "WHEN NOT MATCHED AND s.id < 6 THEN INSERT * "
+        "WHEN NOT MATCHED BY SOURCE AND t.id = 4 THEN UPDATE SET v = 'old'")
+    expected = [(1, "A", 11), (2, "b", 2), (4, "old", 4), (5, "E", 50)]
+    assert sorted(tuple(r) for r in run("SELECT * FROM db.m").collect()) == expected
+    theirs = referee(pypaimon_catalog.get_table("db.m")).to_pylist()
+    assert sorted((r["id"], r["v"], r["n"]) for r in theirs) == expected
+    t = icefloe.Catalog(paimon_warehouse, "paimon", spark=paimon_spark).load_table("db.m")
+    files_before = {f.file_name for f in t.plan_files()}
+    paimon_spark.createDataFrame([(2, "x", 0), (2, "y", 0)], "id bigint, v string, n int") \
+        .createOrReplaceTempView("dups")
+    with pytest.raises(MergeCardinalityError, match="more than one source row"):
+        run("MERGE INTO db.m t USING dups s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v")
+    assert {f.file_name for f in t.refresh().plan_files()} == files_before   # nothing committed
+    res = t.merge(paimon_spark.createDataFrame([(2, "z", 0)], "id bigint, v string, n int"), "t.id = s.id") \
+        .when_matched_update({"v": "s.v"}).execute()
+    assert res["updated"] == 1 and [r["v"] for r in t.to_arrow().to_pylist() if r["id"] == 2] == ["z"]

@@ -1,0 +1,107 @@
+"""MERGE INTO a Paimon primary-key table: changed keys only, as records.
+
+The current rows (merged, in Spark) are joined with the source; each joined row takes the
+first clause that applies; updates and inserts become upserts and deletes become DELETE
+records of the target row, written together by Spark tasks per bucket
+(``paimon_write.write_kv_files``) and committed as one snapshot. No data file is rewritten.
+"""
+from __future__ import annotations
+
+from icefloe.errors import MergeCardinalityError
+from icefloe.paimon.merge import DELETE, INSERT, UPDATE_AFTER
+from icefloe.spark.align import check_assignable, checked_cast
+from icefloe.spark.merge_clauses import CLAUSE, S_MARK, T_MARK, MergeClauses, value
+from icefloe.spark.paimon_write import write_kv_files
+from icefloe.paimon.writer import restored_sequence_numbers
+
+KIND_COL = "__icefloe_row_kind"
+
+
+class PrimaryKeyMerge(MergeClauses):
+    """``MERGE INTO`` a primary-key table with the deduplicate engine (see the module doc)."""
+
+    def execute(self) -> dict:
+        from pyspark.sql import functions as F
+
+        table, ta, sa = self.table, self.ta, self.sa
+        table.refresh()
+        schema = table.table_schema
+        restored = restored_sequence_numbers(table.store)
+        need_target = bool(self.not_matched_by_source)
+        need_source = bool(self.not_matched)
+        how = {(True, True): "full_outer", (True, False): "left_outer",
+               (False, True): "right_outer", (False, False): "inner"}[(need_target, need_source)]
+        target = table.to_spark().withColumn(T_MARK, F.lit(True))
+        source = self.source.withColumn(S_MARK, F.lit(True))
+        on = F.expr(self.on) if isinstance(self.on, str) else self.on
+        joined = target.alias(ta).join(source.alias(sa), on, how)
+
+        def tcol(name):
+            return F.col(f"{ta}.`{name}`")
+
+        in_t = tcol(T_MARK).isNotNull()
+        in_s = F.col(f"{sa}.`{S_MARK}`").isNotNull()
+        matched, not_matched, by_source = in_t & in_s, in_s & ~in_t, in_t & ~in_s
+        keys = list(schema.primary_keys)
+        if self.matched:
+            dup = joined.where(matched).groupBy(*[tcol(k) for k in keys]).count().where(F.col("count") > 1) \
+                .limit(1).collect()
+            if dup:
+                raise MergeCardinalityError(
+                    f"MERGE into {table.name}: the row with key {tuple(dup[0])[:-1]} matched more than one "
+                    "source row; make the source unique on the join keys. Nothing was committed.")
+        chain, clauses = self.clause_column(matched, not_matched, by_source)
+        joined = joined.withColumn(CLAUSE, chain)
+        clause = F.col(CLAUSE)
+        source_fields = {sf.name.lower(): sf for sf in self.source.schema.fields}
+
+        def scol(name):
+            sf = source_fields.get(name.lower())
+            return None if sf is None else F.col(f"{sa}.`{sf.name}`")
+
+        def target_name(k: str) -> str:
+            k = k.strip().strip("`")
+            if k.lower().startswith(ta.lower() + "."):
+                k = k[len(ta) + 1:].strip("`")
+            return schema.field(k).name
+
+        key_names = {k.lower() for k in keys}
+        values = []
+        for f in schema.fields:
+            expr = None
+            for idx, c in clauses.items():
+                if c.kind == "delete":
+                    continue
+                if c.kind in ("update_all", "insert_all") and scol(f.name) is not None:
+                    check_assignable(source_fields[f.name.lower()].dataType, f.field_type, f.name)
+                sets = {target_name(k): v for k, v in (c.values or {}).items()}
+                if c.kind == "update" and any(n.lower() in key_names for n in sets):
+                    raise table.unsupported("MERGE updating a primary-key column",
+                                            "a new key is a new row: delete the old key and insert the new one")
+                if c.kind == "update":
+                    v = value(sets[f.name]) if f.name in sets else tcol(f.name)
+                elif c.kind == "update_all":
+                    v = scol(f.name) if scol(f.name) is not None else tcol(f.name)
+                elif c.kind == "insert":
+                    v = value(sets[f.name]) if f.name in sets else F.lit(None)
+                else:  # insert_all
+                    v = scol(f.name) if scol(f.name) is not None else F.lit(None)
+                v = checked_cast(v, f.field_type, f.name, table.name)
+                expr = F.when(clause == idx, v) if expr is None else expr.when(clause == idx, v)
+            expr = tcol(f.name) if expr is None else expr.otherwise(tcol(f.name))
+            values.append(expr.alias(f.name))
+        kind = None
+        for idx, c in clauses.items():
+            k = DELETE if c.kind == "delete" else INSERT if 1000 <= idx < 2000 else UPDATE_AFTER
+            kind = F.when(clause == idx, F.lit(k)) if kind is None else kind.when(clause == idx, F.lit(k))
+        if kind is None:
+            return {"updated": 0, "deleted": 0, "inserted": 0, "snapshot_id": None}
+        rows = joined.where(clause.isNotNull()).select(*values, kind.cast("tinyint").alias(KIND_COL)).cache()
+        try:
+            by_kind = {r[0]: r[1] for r in rows.groupBy(KIND_COL).count().collect()}
+            messages = write_kv_files(rows, table, restored, kind_column=KIND_COL)
+        finally:
+            rows.unpersist()
+        snap = table.commit(messages)
+        return {"updated": by_kind.get(UPDATE_AFTER, 0), "deleted": by_kind.get(DELETE, 0),
+                "inserted": by_kind.get(INSERT, 0), "snapshot_id": snap.id if snap else None}
