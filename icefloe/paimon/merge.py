@@ -9,11 +9,15 @@ table's ``merge-engine``:
 
 - ``deduplicate`` (default): the newest record wins; a newest -U/-D removes the key.
 - ``first-row``: the oldest insert wins; -U/-D records are refused unless ``ignore-delete``.
-- ``partial-update``: per column, the newest non-null value; -U/-D refused unless
-  ``ignore-delete``.
+- ``partial-update``: per column, the newest non-null value, with sequence groups and
+  per-column aggregate functions (``icefloe.paimon.merge_function``).
 - ``aggregation``: per column, ``fields.<name>.aggregate-function`` (default
-  ``fields.default-aggregate-function``, else ``last_non_null_value``) over the records;
-  -U/-D refused unless ``ignore-delete``.
+  ``fields.default-aggregate-function``, else ``last_non_null_value``) over the records,
+  -U/-D records retracted.
+
+``ignore-delete`` drops -U/-D records before any engine sees them. Where Arrow's hash
+aggregations give the engine's result exactly (no retraction, no sequence group, functions
+Arrow has), whole buckets merge in Arrow; otherwise key by key with the merge function.
 
 Records are ordered by ``sequence.field`` columns when the table sets them, then by
 sequence number. The stored key is the primary key without the partition keys (the
@@ -26,8 +30,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from icefloe.errors import NotSupportedError, UnsupportedTableError
-from icefloe.paimon.arrow_read import read_data_file
+from icefloe.errors import CorruptDataFileError, UnsupportedTableError
+from icefloe.paimon.arrow_read import iter_data_file, read_data_file
+from icefloe.paimon.merge_function import aggregate_function_name, merge_function
 from icefloe.paimon.schema import evolve_arrow
 from icefloe.paimon.types import to_arrow_schema
 
@@ -42,12 +47,12 @@ KIND_NAMES = {INSERT: "+I", UPDATE_BEFORE: "-U", UPDATE_AFTER: "+U", DELETE: "-D
 MERGE_ENGINE = "merge-engine"
 ENGINES = ("deduplicate", "first-row", "partial-update", "aggregation")
 
-# Arrow hash aggregations of the aggregation engine's functions: (function, skip nulls)
+# Arrow hash aggregations for the functions that have one: (function, skip nulls)
 _AGGREGATES = {
     "sum": ("sum", True), "product": ("product", True), "max": ("max", True), "min": ("min", True),
     "last_value": ("last", False), "last_non_null_value": ("last", True),
     "first_value": ("first", False), "first_non_null_value": ("first", True),
-    "bool_and": ("all", True), "bool_or": ("any", True),
+    "bool_and": ("all", True), "bool_or": ("any", True), "primary_key": ("last", False),
 }
 
 
@@ -75,29 +80,27 @@ def _truthy(options: dict, key: str) -> bool:
 
 def aggregate_function(name: str, primary_keys: Sequence[str], options: dict, seq_fields=()) -> str:
     """The aggregation engine's function for column ``name`` (Paimon's precedence)."""
-    if name in seq_fields:
-        return "last_value"
-    if name in primary_keys:
-        return "primary_key"
-    return str(options.get(f"fields.{name}.aggregate-function")
-               or options.get("fields.default-aggregate-function") or "last_non_null_value").strip().lower()
+    return aggregate_function_name(name, primary_keys, options, seq_fields)
 
 
 def check_engine_options(engine: str, value_names: Sequence[str], primary_keys: Sequence[str], options: dict,
                          table: str) -> None:
-    """Refuse, before any row is read, what this engine cannot merge exactly."""
+    """Refuse, before any row is read, options this engine cannot merge (unknown aggregate
+    functions, bad sequence groups, conflicting delete options)."""
+    if engine in ("partial-update", "aggregation"):
+        names = list(primary_keys) + [n for n in value_names if n not in primary_keys]
+        merge_function(engine, names, primary_keys, options, [n not in primary_keys for n in names],
+                       sequence_fields(options), table)
+
+
+def _vectorizable(engine: str, names: Sequence[str], primary_keys: Sequence[str], options: dict) -> bool:
+    """Whether Arrow's hash aggregations merge this engine exactly (no retraction present)."""
     if engine == "partial-update":
-        groups = [k for k in options if str(k).startswith("fields.") and str(k).endswith(".sequence-group")]
-        if groups:
-            raise NotSupportedError("read partial-update with sequence groups", table, "paimon",
-                                    f"options {', '.join(sorted(groups))} are not supported yet")
-    if engine == "aggregation":
-        seq = sequence_fields(options)
-        for n in value_names:
-            fn = aggregate_function(n, primary_keys, options, seq)
-            if fn != "primary_key" and fn not in _AGGREGATES:
-                raise NotSupportedError(f"read the aggregation function {fn!r} (column {n!r})", table, "paimon",
-                                        f"icefloe merges {', '.join(sorted(_AGGREGATES))}")
+        return not any(str(k).startswith("fields.") and (str(k).endswith(".sequence-group")
+                                                         or str(k).endswith("aggregate-function"))
+                       for k in options)
+    seq = sequence_fields(options)
+    return all(aggregate_function(n, primary_keys, options, seq) in _AGGREGATES for n in names)
 
 
 def merge(data, keys: Sequence[str], value_names: Sequence[str], engine: str, options: dict,
@@ -106,33 +109,56 @@ def merge(data, keys: Sequence[str], value_names: Sequence[str], engine: str, op
     ``value_names``, ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND`` of all its records (any order);
     ``keys`` are the stored key's columns. Returns the value columns, one row per live key,
     sorted by key."""
+    out = _merge(data, keys, value_names, engine, options, primary_keys, table)
+    if VALUE_KIND in out.column_names:
+        out = out.filter(_live(out.column(VALUE_KIND)))
+    return out.select(list(value_names))
+
+
+def _live(kinds):
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    return pc.invert(pc.is_in(kinds, value_set=pa.array([UPDATE_BEFORE, DELETE], pa.int8())))
+
+
+def _sorted(data, keys: Sequence[str], options: dict):
+    import pyarrow.compute as pc
+
+    order = [(k, "ascending") for k in keys] + [(f, "ascending") for f in sequence_fields(options)] + \
+        [(SEQUENCE, "ascending")]
+    # sort_indices is stable: records with equal sequence stay in file order
+    return data.take(pc.sort_indices(data, sort_keys=order, null_placement="at_start"))
+
+
+def _merge(data, keys, value_names, engine, options, primary_keys, table):
+    """One row per key: the value columns, and for the engines merged record by record a
+    ``_VALUE_KIND`` column (-D where the merge deletes the key)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     if data.num_rows == 0:
         return data.select(list(value_names))
-    seq = sequence_fields(options)
-    order = [(k, "ascending") for k in keys] + [(f, "ascending") for f in seq] + [(SEQUENCE, "ascending")]
-    # sort_indices is stable: records with equal sequence stay in file order
-    data = data.take(pc.sort_indices(data, sort_keys=order, null_placement="at_start"))
-    kinds = data.column(VALUE_KIND)
-    retract = pc.is_in(kinds, value_set=pa.array([UPDATE_BEFORE, DELETE], pa.int8()))
+    data = _sorted(data, keys, options)
+    retract = pc.invert(_live(data.column(VALUE_KIND)))
     has_retract = pc.any(retract).as_py()
-    if engine != "deduplicate" and has_retract:
-        if not _truthy(options, "ignore-delete") and not _truthy(options, f"{engine}.ignore-delete"):
+    ignore = _truthy(options, "ignore-delete") or _truthy(options, f"{engine}.ignore-delete")
+    if has_retract and (ignore or engine == "first-row"):
+        if not ignore:
             raise UnsupportedTableError(
                 f"table {table}: the {engine} merge engine got DELETE/UPDATE_BEFORE records; "
                 "set 'ignore-delete' = 'true' to ignore them")
         data = data.filter(pc.invert(retract))
+        has_retract = False
         if data.num_rows == 0:
             return data.select(list(value_names))
     if engine in ("deduplicate", "first-row"):
-        edge = group_edges(data, keys, last=engine == "deduplicate")
-        out = data.filter(edge)
+        out = data.filter(group_edges(data, keys, last=engine == "deduplicate"))
         if engine == "deduplicate":
-            live = pc.invert(pc.is_in(out.column(VALUE_KIND), value_set=pa.array([UPDATE_BEFORE, DELETE], pa.int8())))
-            out = out.filter(live)
+            out = out.filter(_live(out.column(VALUE_KIND)))
         return out.select(list(value_names))
+    if has_retract or not _vectorizable(engine, value_names, primary_keys, options):
+        return _merge_records_one_by_one(data, keys, value_names, engine, options, primary_keys, table)
     aggs = []
     for n in value_names:
         if n in keys:
@@ -140,8 +166,7 @@ def merge(data, keys: Sequence[str], value_names: Sequence[str], engine: str, op
         if engine == "partial-update":
             fn, skip = "last", True
         else:
-            name = aggregate_function(n, primary_keys, options, seq)
-            fn, skip = _AGGREGATES["last_value" if name == "primary_key" else name]
+            fn, skip = _AGGREGATES[aggregate_function(n, primary_keys, options, sequence_fields(options))]
         aggs.append((n, fn, pc.ScalarAggregateOptions(skip_nulls=skip)))
     grouped = data.group_by(list(keys), use_threads=False).aggregate(aggs)
     renamed = grouped.rename_columns([c.rsplit("_", 1)[0] if c not in keys else c for c in grouped.column_names])
@@ -149,6 +174,30 @@ def merge(data, keys: Sequence[str], value_names: Sequence[str], engine: str, op
     cols = [renamed.column(n).cast(schema.field(n).type) for n in value_names]
     out = pa.Table.from_arrays(cols, schema=schema)
     return out.take(pc.sort_indices(out, sort_keys=[(k, "ascending") for k in keys]))
+
+
+def _merge_records_one_by_one(data, keys, value_names, engine, options, primary_keys, table):
+    """Key-sorted ``data`` merged by Paimon's merge function, key by key, in sequence order."""
+    import numpy as np
+    import pyarrow as pa
+
+    names = list(value_names)
+    fn = merge_function(engine, names, primary_keys, options, [n not in primary_keys for n in names],
+                        sequence_fields(options), table)
+    cols = [data.column(n).to_pylist() for n in names]
+    kinds = data.column(VALUE_KIND).to_pylist()
+    ends = np.flatnonzero(group_edges(data, keys, last=True).to_numpy(zero_copy_only=False))
+    rows, dead = [], []
+    start = 0
+    for end in ends:
+        row, deleted = fn.merge((kinds[j], [c[j] for c in cols]) for j in range(start, end + 1))
+        rows.append(row)
+        dead.append(deleted)
+        start = end + 1
+    schema = data.select(names).schema
+    arrays = [pa.array([r[i] for r in rows], type=schema.field(n).type) for i, n in enumerate(names)]
+    kind = pa.array([DELETE if d else INSERT for d in dead], pa.int8())
+    return pa.Table.from_arrays(arrays + [kind], schema=schema.append(pa.field(VALUE_KIND, pa.int8())))
 
 
 def group_edges(data, keys: Sequence[str], last: bool):
@@ -179,12 +228,11 @@ def strip_key_columns(table):
     return table.select(keep) if len(keep) != table.num_columns else table
 
 
-def read_kv_file(path: str, io, file_fields, read_fields):
-    """One data file of a primary-key table as the value columns of ``read_fields`` (matched
-    by field id, as ``evolve_arrow`` does) plus ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND``."""
+def _kv_columns(raw, path: str, file_fields, read_fields):
+    """Records of a data file as the value columns of ``read_fields`` (matched by field id,
+    as ``evolve_arrow`` does) plus ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND``."""
     import pyarrow as pa
 
-    raw = read_data_file(path, io)
     missing = [c for c in SYSTEM_COLUMNS if c not in raw.column_names]
     if missing:
         raise UnsupportedTableError(f"data file {path} of a primary-key table has no {', '.join(missing)} column")
@@ -193,20 +241,116 @@ def read_kv_file(path: str, io, file_fields, read_fields):
         .append_column(VALUE_KIND, raw.column(VALUE_KIND).cast(pa.int8()))
 
 
+def read_kv_file(path: str, io, file_fields, read_fields):
+    """One data file of a primary-key table as the value columns of ``read_fields`` plus
+    ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND``."""
+    return _kv_columns(read_data_file(path, io), path, file_fields, read_fields)
+
+
+BATCH_ROWS = 65536
+
+
 def read_merged_bucket(io, paths: Sequence[str], file_fields: Sequence, schema, table: str = "table"):
-    """The merged rows of one (partition, bucket) of a primary-key table: ``paths`` are its
-    live data files (``file_fields[i]`` the fields of the schema each was written with),
-    ``schema`` the read's TableSchema."""
+    """The merged rows of one (partition, bucket) of a primary-key table as one Arrow table
+    (see ``iter_merged_bucket``)."""
+    import pyarrow as pa
+
+    parts = list(iter_merged_bucket(io, paths, file_fields, schema, table))
+    if not parts:
+        return to_arrow_schema(schema.fields, with_ids=False).empty_table()
+    return pa.concat_tables(parts)
+
+
+def iter_merged_bucket(io, paths: Sequence[str], file_fields: Sequence, schema, table: str = "table",
+                       batch_rows: int = BATCH_ROWS):
+    """The merged rows of one (partition, bucket) of a primary-key table, in key order, as a
+    stream of Arrow tables: ``paths`` are its live data files (``file_fields[i]`` the fields
+    of the schema each was written with), ``schema`` the read's TableSchema.
+
+    Every data file of a primary-key table is sorted by key, so the files are read batch by
+    batch side by side: all records with keys below the smallest of the files' last buffered
+    keys are complete (no file can hold more of them) and are merged and handed on. Memory
+    holds about one batch per file, not the bucket. A file found out of key order is corrupt."""
     import pyarrow as pa
 
     read_fields = schema.fields
     names = [f.name for f in read_fields]
-    parts = [read_kv_file(p, io, ff, read_fields) for p, ff in zip(paths, file_fields)]
-    if not parts:
-        return to_arrow_schema(read_fields, with_ids=False).empty_table()
-    data = pa.concat_tables(parts)
     keys = trimmed_primary_keys(schema.primary_keys, schema.partition_keys)
-    return merge(data, keys, names, merge_engine(schema.options), schema.options, schema.primary_keys, table)
+    engine, options = merge_engine(schema.options), schema.options
+    readers = [_sorted_batches(p, io, ff, read_fields, keys, batch_rows) for p, ff in zip(paths, file_fields)]
+    buffers: list = [None] * len(readers)
+    done = [False] * len(readers)
+
+    def pull(i: int) -> None:
+        for chunk in readers[i]:
+            if chunk.num_rows:
+                buffers[i] = chunk if buffers[i] is None or not buffers[i].num_rows else \
+                    pa.concat_tables([buffers[i], chunk])
+                return
+        done[i] = True
+
+    def emit(parts):
+        out = merge(pa.concat_tables(parts), keys, names, engine, options, schema.primary_keys, table)
+        return out if out.num_rows else None
+
+    for i in range(len(readers)):
+        pull(i)
+    while True:
+        active = [i for i in range(len(readers)) if not done[i]]
+        held = [b for b in buffers if b is not None and b.num_rows]
+        if not active:
+            if held:
+                out = emit(held)
+                if out is not None:
+                    yield out
+            return
+        bound = min(_key_at(buffers[i], keys, buffers[i].num_rows - 1) for i in active)
+        cuts = [0 if b is None else _count_below(b, keys, bound) for b in buffers]
+        if not any(cuts):           # every buffered record is at or above the bound: read on
+            for i in active:
+                if _key_at(buffers[i], keys, buffers[i].num_rows - 1) == bound:
+                    pull(i)
+            continue
+        ready = [buffers[i].slice(0, c) for i, c in enumerate(cuts) if c]
+        buffers = [b if b is None or not c else b.slice(c) for b, c in zip(buffers, cuts)]
+        out = emit(ready)
+        if out is not None:
+            yield out
+
+
+def _key_at(table, keys, i: int) -> tuple:
+    return tuple(table.column(k)[i].as_py() for k in keys)
+
+
+def _count_below(table, keys, bound: tuple) -> int:
+    """How many of key-sorted ``table``'s first records have keys below ``bound``."""
+    lo, hi = 0, table.num_rows
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if _key_at(table, keys, mid) < bound:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def _sorted_batches(path: str, io, file_fields, read_fields, keys, batch_rows: int):
+    """A data file's records batch by batch, checked to be in key order."""
+    import pyarrow.compute as pc
+
+    last = None
+    for raw in iter_data_file(path, io, batch_rows):
+        chunk = _kv_columns(raw, path, file_fields, read_fields)
+        if not chunk.num_rows:
+            continue
+        first = _key_at(chunk, keys, 0)
+        col = chunk.column(keys[0])
+        unsorted = (last is not None and first < last) or (
+            chunk.num_rows > 1 and pc.any(pc.less(col.slice(1), col.slice(0, chunk.num_rows - 1))).as_py())
+        if unsorted:
+            raise CorruptDataFileError(path, "records of a primary-key table's data file are not in key order")
+        last = _key_at(chunk, keys, chunk.num_rows - 1)
+        yield chunk
 
 
 def merge_records(data, keys: Sequence[str], value_names: Sequence[str], engine: str, options: dict,
@@ -214,18 +358,20 @@ def merge_records(data, keys: Sequence[str], value_names: Sequence[str], engine:
     """The records of one write merged to one per key (a data file holds each key once, in
     key order): ``data`` as for ``merge``; returns the value columns with each key's
     ``_SEQUENCE_NUMBER`` (its newest) and ``_VALUE_KIND``. The deduplicate engine keeps the
-    newest record as it is (a -D stays a -D, to delete older records at read time)."""
+    newest record as it is (a -D stays a -D, to delete older records at read time); the
+    others keep their merge function's result, a -D where it deletes the key."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     if engine == "deduplicate":
-        order = [(k, "ascending") for k in keys] + [(f, "ascending") for f in sequence_fields(options)] + \
-            [(SEQUENCE, "ascending")]
-        data = data.take(pc.sort_indices(data, sort_keys=order))
+        data = _sorted(data, keys, options)
         return data.filter(group_edges(data, keys, last=True)).select(list(value_names) + list(SYSTEM_COLUMNS))
-    merged = merge(data, keys, value_names, engine, options, primary_keys, table)
+    merged = _merge(data, keys, value_names, engine, options, primary_keys, table)
+    kinds = merged.column(VALUE_KIND) if VALUE_KIND in merged.column_names else \
+        pa.array([INSERT] * merged.num_rows, pa.int8())
+    merged = merged.select(list(value_names)).append_column(VALUE_KIND, kinds)
     seqs = data.group_by(list(keys), use_threads=False).aggregate([(SEQUENCE, "max")])
     joined = merged.join(seqs, list(keys), join_type="left outer")
     joined = joined.take(pc.sort_indices(joined, sort_keys=[(k, "ascending") for k in keys]))
     out = joined.select(list(value_names)).append_column(SEQUENCE, joined.column(f"{SEQUENCE}_max"))
-    return out.append_column(VALUE_KIND, pa.array([INSERT] * out.num_rows, pa.int8()))
+    return out.append_column(VALUE_KIND, joined.column(VALUE_KIND))

@@ -21,7 +21,7 @@ from icefloe.paimon import types as pt
 from icefloe.core.io import LOCAL, strip_scheme
 from icefloe.errors import CorruptDataFileError
 from icefloe.core import types as core
-from icefloe.paimon.merge import read_merged_bucket
+from icefloe.paimon.merge import iter_merged_bucket
 from icefloe.paimon.schema import SchemaHistory, evolve_arrow, layout, same_layout, same_type_layout
 from icefloe.paimon.table import FileStoreTable
 from icefloe.spark.iceberg_read import raise_if_missing
@@ -171,14 +171,14 @@ def paimon_read_bucket(location: str, spec: str, target):
     table = _table(location)
     task = json.loads(spec[len(MERGE_PREFIX):])
     schema = table.table_schema
-    merged = read_merged_bucket(table.io, task["paths"], [table.schema_by_id(i).fields for i in task["schema_ids"]],
-                                schema, table.name)
-    names = {n.lower(): n for n in merged.column_names}
-    cols = []
-    for f in target:
-        src = names.get(f.name.lower())
-        cols.append(pa.nulls(merged.num_rows, f.type) if src is None else merged.column(src).cast(f.type))
-    yield from pa.Table.from_arrays(cols, schema=target).to_batches()
+    for merged in iter_merged_bucket(table.io, task["paths"],
+                                     [table.schema_by_id(i).fields for i in task["schema_ids"]], schema, table.name):
+        names = {n.lower(): n for n in merged.column_names}
+        cols = []
+        for f in target:
+            src = names.get(f.name.lower())
+            cols.append(pa.nulls(merged.num_rows, f.type) if src is None else merged.column(src).cast(f.type))
+        yield from pa.Table.from_arrays(cols, schema=target).to_batches()
 
 
 def paimon_read_file(location: str, path: str, target):
@@ -278,11 +278,11 @@ def read_merged(spark, table, schema, entries, where=None, columns: Optional[Seq
             for batch in batches:
                 for spec in batch.column(0).to_pylist():
                     task = json.loads(spec)
-                    merged = read_merged_bucket(io, task["paths"], [by_id[i] for i in task["schema_ids"]],
-                                                schema, name)
-                    merged = pa.Table.from_arrays([c.cast(f.type) for c, f in zip(merged.columns, arrow_out)],
-                                                  schema=arrow_out)
-                    yield from merged.to_batches()
+                    for merged in iter_merged_bucket(io, task["paths"], [by_id[i] for i in task["schema_ids"]],
+                                                     schema, name):
+                        merged = pa.Table.from_arrays([c.cast(f.type) for c, f in zip(merged.columns, arrow_out)],
+                                                      schema=arrow_out)
+                        yield from merged.to_batches()
 
         parallelism = max(1, min(len(tasks), spark.sparkContext.defaultParallelism * 2))
         df = spark.createDataFrame(tasks, "task string").repartition(parallelism).mapInArrow(merge_buckets,

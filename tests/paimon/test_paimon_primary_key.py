@@ -117,16 +117,18 @@ def test_deletes_through_rowkind_field_and_time_travel(pypaimon_catalog, spark_c
 
 def test_merge_engines_refuse_what_they_cannot_merge(pypaimon_catalog, paimon_catalog):
     create(pypaimon_catalog, "db.s", {"bucket": "1", "merge-engine": "partial-update",
-                                      "fields.a.sequence-group": "b"})
-    with pytest.raises(NotSupportedError, match="sequence groups"):
+                                      "fields.a.sequence-group": "b", "fields.dt.sequence-group": "b"})
+    with pytest.raises(UnsupportedTableError, match="two sequence groups"):
         paimon_catalog.load_table("db.s").to_arrow()
     create(pypaimon_catalog, "db.m", {"bucket": "1", "merge-engine": "aggregation",
-                                      "fields.b.aggregate-function": "listagg"})
-    with pytest.raises(NotSupportedError, match="listagg"):
+                                      "fields.b.aggregate-function": "count"})
+    with pytest.raises(NotSupportedError, match="Paimon has no 'count'"):
         paimon_catalog.load_table("db.m").to_arrow()
     data = pa.table({"id": [1, 1], "a": [1, 2], SEQ: [0, 1], KIND: pa.array([0, 3], pa.int8())})
     with pytest.raises(UnsupportedTableError, match="ignore-delete"):
         mg.merge(data, ["id"], ["id", "a"], "partial-update", {})
+    with pytest.raises(UnsupportedTableError, match="ignore-retract"):
+        mg.merge(data, ["id"], ["id", "a"], "aggregation", {"fields.a.aggregate-function": "max"}, ["id"])
     assert mg.merge(data, ["id"], ["id", "a"], "partial-update", {"ignore-delete": "true"}).to_pylist() == \
         [{"id": 1, "a": 1}]                                       # the DELETE record is ignored
 
@@ -167,7 +169,7 @@ def test_merge_matches_a_dict_model(engine, records, shuffle):
     data = pa.table({"id": pa.array([records[i][0] for i in order], pa.int64()),
                      "a": pa.array([records[i][2] for i in order], pa.int64()),
                      SEQ: pa.array(order, pa.int64()), KIND: pa.array([records[i][1] for i in order], pa.int8())})
-    options = {"fields.a.aggregate-function": "sum"}
+    options = {"fields.a.aggregate-function": "sum"} if engine == "aggregation" else {}
     got = mg.merge(data, ["id"], ["id", "a"], engine, options, ["id"]).to_pylist()
     assert got == _model(records, engine)
 
@@ -273,7 +275,7 @@ def test_merging_each_write_first_changes_nothing(engine, records, cuts):
     if engine != "deduplicate":
         records = [(k, 0, v) for k, kind, v in records]
     bounds = sorted({0, len(records), *[c for c in cuts if c < len(records)]})
-    options = {"fields.a.aggregate-function": "sum"}
+    options = {"fields.a.aggregate-function": "sum"} if engine == "aggregation" else {}
     files = []
     for lo, hi in zip(bounds, bounds[1:]):
         part = records[lo:hi]
