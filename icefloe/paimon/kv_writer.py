@@ -80,6 +80,8 @@ def write_kv_table(store: FileStore, schema: TableSchema, data, table_name: str,
             part = part.append_column(mg.SEQUENCE, pa.array(range(first, first + part.num_rows), pa.int64()))
             meta = _write_file(store, schema, part, keys, engine, store.bucket_dir(partition, bucket), namer,
                                written)
+            if meta is None:             # nothing left (ignored deletes)
+                continue
             messages.append(CommitMessage(tuple(partition), bucket, schema.num_buckets, [meta]))
     except BaseException:
         for p in written:
@@ -88,12 +90,15 @@ def write_kv_table(store: FileStore, schema: TableSchema, data, table_name: str,
     return messages
 
 
-def _write_file(store, schema: TableSchema, part, keys, engine: str, directory: str, namer, written) -> DataFileMeta:
+def _write_file(store, schema: TableSchema, part, keys, engine: str, directory: str, namer,
+                written) -> Optional[DataFileMeta]:
     import pyarrow as pa
     import pyarrow.compute as pc
 
     names = [f.name for f in schema.fields]
     part = mg.merge_records(part, keys, names, engine, schema.options, schema.primary_keys, store.table_path)
+    if part.num_rows == 0:
+        return None
     columns = [part.column(k) for k in keys] + [part.column(mg.SEQUENCE), part.column(mg.VALUE_KIND)] + \
         [part.column(n) for n in names]
     key_fields = [schema.field(k) for k in keys]

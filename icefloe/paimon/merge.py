@@ -110,9 +110,7 @@ def merge(data, keys: Sequence[str], value_names: Sequence[str], engine: str, op
     ``keys`` are the stored key's columns. Returns the value columns, one row per live key,
     sorted by key."""
     out = _merge(data, keys, value_names, engine, options, primary_keys, table)
-    if VALUE_KIND in out.column_names:
-        out = out.filter(_live(out.column(VALUE_KIND)))
-    return out.select(list(value_names))
+    return out.filter(_live(out.column(VALUE_KIND))).select(list(value_names))
 
 
 def _live(kinds):
@@ -132,13 +130,17 @@ def _sorted(data, keys: Sequence[str], options: dict):
 
 
 def _merge(data, keys, value_names, engine, options, primary_keys, table):
-    """One row per key: the value columns, and for the engines merged record by record a
-    ``_VALUE_KIND`` column (-D where the merge deletes the key)."""
+    """One row per key, in key order: the value columns, ``_SEQUENCE_NUMBER`` (the key's
+    newest) and ``_VALUE_KIND`` (a retraction where the merge deletes the key). A key's only
+    record stays as it is, its row kind too, as in Paimon's readers and writers (merging a
+    lone retraction would turn it into an insert)."""
+    import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    names = list(value_names)
     if data.num_rows == 0:
-        return data.select(list(value_names))
+        return data.select(names + list(SYSTEM_COLUMNS))
     data = _sorted(data, keys, options)
     retract = pc.invert(_live(data.column(VALUE_KIND)))
     has_retract = pc.any(retract).as_py()
@@ -151,16 +153,26 @@ def _merge(data, keys, value_names, engine, options, primary_keys, table):
         data = data.filter(pc.invert(retract))
         has_retract = False
         if data.num_rows == 0:
-            return data.select(list(value_names))
+            return data.select(names + list(SYSTEM_COLUMNS))
+    ends = np.flatnonzero(group_edges(data, keys, last=True).to_numpy(zero_copy_only=False))
+    starts = np.concatenate([[0], ends[:-1] + 1])
+    newest = pa.array(np.maximum.reduceat(data.column(SEQUENCE).to_numpy(), starts), pa.int64())
     if engine in ("deduplicate", "first-row"):
-        out = data.filter(group_edges(data, keys, last=engine == "deduplicate"))
-        if engine == "deduplicate":
-            out = out.filter(_live(out.column(VALUE_KIND)))
-        return out.select(list(value_names))
+        out = data.take(pa.array(ends if engine == "deduplicate" else starts))
+        return out.select(names).append_column(SEQUENCE, newest).append_column(VALUE_KIND, out.column(VALUE_KIND))
     if has_retract or not _vectorizable(engine, value_names, primary_keys, options):
-        return _merge_records_one_by_one(data, keys, value_names, engine, options, primary_keys, table)
+        out = _merge_records_one_by_one(data, ends, keys, names, engine, options, primary_keys, table)
+        out = out.select(names).append_column(SEQUENCE, newest).append_column(VALUE_KIND, out.column(VALUE_KIND))
+        single = np.flatnonzero(ends == starts)
+        if len(single):
+            originals = data.take(pa.array(starts[single])).select(names + list(SYSTEM_COLUMNS))
+            both = pa.concat_tables([out, originals.cast(out.schema)])
+            pick = np.arange(out.num_rows)
+            pick[single] = out.num_rows + np.arange(len(single))
+            out = both.take(pa.array(pick))
+        return out
     aggs = []
-    for n in value_names:
+    for n in names:
         if n in keys:
             continue
         if engine == "partial-update":
@@ -170,23 +182,22 @@ def _merge(data, keys, value_names, engine, options, primary_keys, table):
         aggs.append((n, fn, pc.ScalarAggregateOptions(skip_nulls=skip)))
     grouped = data.group_by(list(keys), use_threads=False).aggregate(aggs)
     renamed = grouped.rename_columns([c.rsplit("_", 1)[0] if c not in keys else c for c in grouped.column_names])
-    schema = data.select(list(value_names)).schema
-    cols = [renamed.column(n).cast(schema.field(n).type) for n in value_names]
+    schema = data.select(names).schema
+    cols = [renamed.column(n).cast(schema.field(n).type) for n in names]
     out = pa.Table.from_arrays(cols, schema=schema)
-    return out.take(pc.sort_indices(out, sort_keys=[(k, "ascending") for k in keys]))
+    out = out.take(pc.sort_indices(out, sort_keys=[(k, "ascending") for k in keys]))   # the groups' order
+    return out.append_column(SEQUENCE, newest).append_column(VALUE_KIND, pa.array([INSERT] * out.num_rows, pa.int8()))
 
 
-def _merge_records_one_by_one(data, keys, value_names, engine, options, primary_keys, table):
-    """Key-sorted ``data`` merged by Paimon's merge function, key by key, in sequence order."""
-    import numpy as np
+def _merge_records_one_by_one(data, ends, keys, names, engine, options, primary_keys, table):
+    """Key-sorted ``data`` (groups ending at ``ends``) merged by Paimon's merge function, key
+    by key, in sequence order: the value columns and ``_VALUE_KIND``."""
     import pyarrow as pa
 
-    names = list(value_names)
     fn = merge_function(engine, names, primary_keys, options, [n not in primary_keys for n in names],
                         sequence_fields(options), table)
     cols = [data.column(n).to_pylist() for n in names]
     kinds = data.column(VALUE_KIND).to_pylist()
-    ends = np.flatnonzero(group_edges(data, keys, last=True).to_numpy(zero_copy_only=False))
     rows, dead = [], []
     start = 0
     for end in ends:
@@ -360,18 +371,7 @@ def merge_records(data, keys: Sequence[str], value_names: Sequence[str], engine:
     ``_SEQUENCE_NUMBER`` (its newest) and ``_VALUE_KIND``. The deduplicate engine keeps the
     newest record as it is (a -D stays a -D, to delete older records at read time); the
     others keep their merge function's result, a -D where it deletes the key."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
     if engine == "deduplicate":
         data = _sorted(data, keys, options)
         return data.filter(group_edges(data, keys, last=True)).select(list(value_names) + list(SYSTEM_COLUMNS))
-    merged = _merge(data, keys, value_names, engine, options, primary_keys, table)
-    kinds = merged.column(VALUE_KIND) if VALUE_KIND in merged.column_names else \
-        pa.array([INSERT] * merged.num_rows, pa.int8())
-    merged = merged.select(list(value_names)).append_column(VALUE_KIND, kinds)
-    seqs = data.group_by(list(keys), use_threads=False).aggregate([(SEQUENCE, "max")])
-    joined = merged.join(seqs, list(keys), join_type="left outer")
-    joined = joined.take(pc.sort_indices(joined, sort_keys=[(k, "ascending") for k in keys]))
-    out = joined.select(list(value_names)).append_column(SEQUENCE, joined.column(f"{SEQUENCE}_max"))
-    return out.append_column(VALUE_KIND, joined.column(VALUE_KIND))
+    return _merge(data, keys, value_names, engine, options, primary_keys, table)

@@ -286,6 +286,10 @@ class PartialUpdate:
         met_insert = deleted = False
         for kind, values in records:
             deleted = False
+            if not met_insert:           # the NOT NULL columns (the key) are set from any record
+                for i, v in enumerate(values):
+                    if not self.nullable[i] and row[i] is None:
+                        row[i] = v
             if kind in (UPDATE_BEFORE, DELETE):
                 if self.ignore_delete:
                     continue
