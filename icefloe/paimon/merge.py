@@ -93,6 +93,33 @@ def check_engine_options(engine: str, value_names: Sequence[str], primary_keys: 
                        sequence_fields(options), table)
 
 
+def row_level_refusal(operation: str, options: dict) -> "str | None":
+    """Why ``operation`` ("delete", "update" or "merge") cannot be written to a primary-key
+    table with these options as upserts and DELETE records, or None if it can (Paimon's
+    rules): deletes need an engine that removes a row on a -D (deduplicate;
+    partial-update with ``partial-update.remove-record-on-delete`` or
+    ``...remove-record-on-sequence-group``; aggregation with
+    ``aggregation.remove-record-on-delete``) and no ``ignore-delete``; updates cannot go
+    to first-row (the first row stays) or aggregation tables (the new row would be
+    aggregated into the old)."""
+    engine = merge_engine(options)
+    if operation in ("update", "merge") and engine in ("first-row", "aggregation"):
+        return (f"the {engine} merge engine would {'keep the first row' if engine == 'first-row' else 'aggregate an updated row into the current one'}; "
+                "updates go to deduplicate and partial-update tables")
+    if operation == "delete":
+        if _truthy(options, "ignore-delete") or _truthy(options, f"{engine}.ignore-delete"):
+            return "the table ignores deletes ('ignore-delete' = 'true')"
+        if engine == "first-row":
+            return "the first-row merge engine cannot take deletes"
+        if engine == "partial-update" and not (_truthy(options, "partial-update.remove-record-on-delete")
+                                               or options.get("partial-update.remove-record-on-sequence-group")):
+            return ("a partial-update table removes rows only with 'partial-update.remove-record-on-delete' "
+                    "(or 'partial-update.remove-record-on-sequence-group')")
+        if engine == "aggregation" and not _truthy(options, "aggregation.remove-record-on-delete"):
+            return "an aggregation table removes rows only with 'aggregation.remove-record-on-delete'"
+    return None
+
+
 def _vectorizable(engine: str, names: Sequence[str], primary_keys: Sequence[str], options: dict) -> bool:
     """Whether Arrow's hash aggregations merge this engine exactly (no retraction present)."""
     if engine == "partial-update":

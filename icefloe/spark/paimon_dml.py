@@ -8,7 +8,7 @@ records of the target row, written together by Spark tasks per bucket
 from __future__ import annotations
 
 from icefloe.errors import MergeCardinalityError
-from icefloe.paimon.merge import DELETE, INSERT, UPDATE_AFTER
+from icefloe.paimon.merge import DELETE, INSERT, UPDATE_AFTER, row_level_refusal
 from icefloe.spark.align import check_assignable, checked_cast
 from icefloe.spark.merge_clauses import CLAUSE, S_MARK, T_MARK, MergeClauses, value
 from icefloe.spark.paimon_write import write_kv_files
@@ -18,7 +18,7 @@ KIND_COL = "__icefloe_row_kind"
 
 
 class PrimaryKeyMerge(MergeClauses):
-    """``MERGE INTO`` a primary-key table with the deduplicate engine (see the module doc)."""
+    """``MERGE INTO`` a deduplicate or partial-update primary-key table (see the module doc)."""
 
     def execute(self) -> dict:
         from pyspark.sql import functions as F
@@ -90,6 +90,10 @@ class PrimaryKeyMerge(MergeClauses):
                 expr = F.when(clause == idx, v) if expr is None else expr.when(clause == idx, v)
             expr = tcol(f.name) if expr is None else expr.otherwise(tcol(f.name))
             values.append(expr.alias(f.name))
+        if any(c.kind == "delete" for c in clauses.values()):
+            reason = row_level_refusal("delete", schema.options)
+            if reason:
+                raise table.unsupported("MERGE with a DELETE clause", reason)
         kind = None
         for idx, c in clauses.items():
             k = DELETE if c.kind == "delete" else INSERT if 1000 <= idx < 2000 else UPDATE_AFTER

@@ -22,7 +22,7 @@ from icefloe.paimon.schema_update import spark_sql_type
 from icefloe.paimon.snapshot import Snapshot
 from icefloe.paimon.table import FileStoreTable
 from icefloe.paimon.kv_writer import write_kv_table
-from icefloe.paimon.merge import DELETE, UPDATE_AFTER, merge_engine
+from icefloe.paimon.merge import DELETE, UPDATE_AFTER, row_level_refusal
 from icefloe.paimon.writer import restored_sequence_numbers, write_arrow_table
 from icefloe.spark.paimon_dml import PrimaryKeyMerge
 from icefloe.spark.paimon_read import read_files, read_merged
@@ -111,10 +111,9 @@ class PaimonTable(FileStoreTable, Table):
         if not schema.primary_keys:
             raise self.unsupported(operation, "row-level changes of Paimon append tables are not supported yet; "
                                               "primary-key tables take them as upserts and delete records")
-        engine = merge_engine(schema.options)
-        if engine != "deduplicate":
-            raise self.unsupported(operation, f"the {engine} merge engine merges changes itself; icefloe writes "
-                                              "deletes and updates to deduplicate tables only")
+        reason = row_level_refusal(operation, schema.options)
+        if reason:
+            raise self.unsupported(operation, reason)
 
     def delete(self, where, isolation_level: Optional[str] = None) -> dict:
         """``DELETE FROM t WHERE where`` on a primary-key table: a DELETE record for each

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from icefloe.errors import CorruptDataFileError
+from icefloe.errors import CorruptDataFileError, NotSupportedError
 from icefloe.paimon import merge as mg
 from icefloe.paimon import merge_function as mf
 
@@ -261,3 +261,51 @@ def test_a_data_file_out_of_key_order_is_named_corrupt(paimon_catalog):
     [(paths, fields)] = t.buckets_of(t.plan())
     with pytest.raises(CorruptDataFileError, match="not in key order"):
         list(mg.iter_merged_bucket(t.io, paths, fields, ts, t.name, batch_rows=4))
+
+
+# --------------------------------------------------------------------------- row-level changes
+ROW_LEVEL = {   # options -> (delete works, update works)
+    "partial-update": ({"merge-engine": "partial-update"}, False, True),
+    "partial-update,remove-on-delete": ({"merge-engine": "partial-update",
+                                         "partial-update.remove-record-on-delete": "true"}, True, True),
+    "aggregation,remove-on-delete": ({"merge-engine": "aggregation", "fields.n.aggregate-function": "sum",
+                                      "aggregation.remove-record-on-delete": "true"}, True, False),
+    "first-row": ({"merge-engine": "first-row"}, False, False),
+    "deduplicate,ignore-delete": ({"ignore-delete": "true"}, False, True),
+}
+
+
+@pytest.mark.parametrize("case", list(ROW_LEVEL))
+def test_delete_update_and_merge_follow_what_each_engine_can_take(case, spark_catalog, paimon_spark,
+                                                                  paimon_warehouse):
+    options, can_delete, can_update = ROW_LEVEL[case]
+    t = spark_catalog.create_table("db.r", "id bigint, n bigint, s string",
+                                   properties={"primary-key": "id", "bucket": "2", **options})
+    schema = t.to_arrow().schema
+    t.append(pa.Table.from_pylist([{"id": i, "n": i, "s": f"v{i}"} for i in range(6)], schema=schema))
+    before = _rows(t.to_arrow())
+    snapshots = len(t.snapshots())
+    if can_delete:
+        assert t.delete("id < 2")["deleted"] == 2
+        assert [r["id"] for r in _rows(t.refresh().to_arrow())] == [2, 3, 4, 5]
+        assert _rows(t.to_arrow()) == _rust_rows(paimon_warehouse, "db.r")
+    else:
+        with pytest.raises(NotSupportedError):
+            t.delete("id < 2")
+        source = paimon_spark.createDataFrame([(1,)], "id bigint")
+        with pytest.raises(NotSupportedError):
+            t.merge(source, "t.id = s.id").when_matched_delete().execute()
+        assert _rows(t.refresh().to_arrow()) == before and len(t.snapshots()) == snapshots   # nothing written
+    current = _rows(t.refresh().to_arrow())
+    if can_update:
+        assert t.update({"s": "'new'"}, "id = 3")["updated"] == 1
+        assert [r["s"] for r in _rows(t.refresh().to_arrow()) if r["id"] == 3] == ["new"]
+        source = paimon_spark.createDataFrame([(4, 40, "m"), (9, 90, "ins")], "id bigint, n bigint, s string")
+        t.merge(source, "t.id = s.id").when_matched_update_all().when_not_matched_insert_all().execute()
+        got = {r["id"]: r for r in _rows(t.refresh().to_arrow())}
+        assert got[4]["s"] == "m" and got[9]["n"] == 90
+        assert _rows(t.to_arrow()) == _rust_rows(paimon_warehouse, "db.r")
+    else:
+        with pytest.raises(NotSupportedError):
+            t.update({"s": "'new'"}, "id = 3")
+        assert _rows(t.refresh().to_arrow()) == current
