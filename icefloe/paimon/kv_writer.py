@@ -55,10 +55,11 @@ def row_kinds(data, schema: TableSchema, table_name: str, kinds=None):
 
 
 def write_kv_table(store: FileStore, schema: TableSchema, data, table_name: str, restored: dict,
-                   kinds=None, namer: Optional[DataFileNamer] = None) -> list[CommitMessage]:
+                   kinds=None, namer: Optional[DataFileNamer] = None, seq_offset: int = 0) -> list[CommitMessage]:
     """Write ``data`` (a pyarrow Table in arrival order) as key-value files of a primary-key
     table with fixed buckets. ``restored`` maps (partition bytes, bucket) to the highest
-    committed sequence number (``writer.restored_sequence_numbers``)."""
+    committed sequence number (``writer.restored_sequence_numbers``); ``seq_offset`` moves
+    this writer's numbers past those of writers of the same commit with smaller offsets."""
     import pyarrow as pa
 
     row_kind = row_kinds(data, schema, table_name, kinds)
@@ -76,7 +77,7 @@ def write_kv_table(store: FileStore, schema: TableSchema, data, table_name: str,
         for (partition, bucket), rows in group_rows(data, schema).items():
             part = data if rows is None else data.take(rows)
             seq_key = (encode_row(list(partition), schema.partition_types).data, bucket)
-            first = restored.get(seq_key, -1) + 1
+            first = restored.get(seq_key, -1) + 1 + seq_offset
             part = part.append_column(mg.SEQUENCE, pa.array(range(first, first + part.num_rows), pa.int64()))
             meta = _write_file(store, schema, part, keys, engine, store.bucket_dir(partition, bucket), namer,
                                written)

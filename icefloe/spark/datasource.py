@@ -37,6 +37,7 @@ from icefloe.iceberg.table import BaseTable
 from icefloe.iceberg.table_metadata import new_table_metadata
 from icefloe.paimon import types as pt
 from icefloe.paimon.catalog import PaimonCatalog
+from icefloe.paimon.writer import restored_sequence_numbers
 from icefloe.spark.paimon_read import _table, _table as paimon_table, paimon_partitions, paimon_read_file, partitions_of
 from icefloe.spark.paimon_write import paimon_abort, paimon_commit, paimon_write_batches
 
@@ -309,6 +310,11 @@ class IcefloeWriter(DataSourceArrowWriter):
             self.format = "paimon"
         elif self.format == "iceberg":
             self._ensure_iceberg_table(schema)
+        self.restored = None
+        if self.format == "paimon":          # upserts number on from here, read once on the driver
+            pt_ = paimon_table(self.location)
+            if pt_.table_schema.primary_keys:
+                self.restored = restored_sequence_numbers(pt_.store)
 
     def _ensure_iceberg_table(self, spark_schema):
         if not _iceberg_exists(self.location):
@@ -323,7 +329,7 @@ class IcefloeWriter(DataSourceArrowWriter):
         batches = list(iterator)
         if self.format == "paimon":
 
-            return FilesMessage(paimon_write_batches(self.location, batches))
+            return FilesMessage(paimon_write_batches(self.location, batches, self.restored, task_id))
         if not batches:
             return FilesMessage([])
 

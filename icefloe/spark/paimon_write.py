@@ -283,11 +283,28 @@ def _collect(store, schema, staging: str, keyed: bool, moved: list) -> list[Comm
 
 
 # --------------------------------------------------------------------------- Python data source hooks
-def paimon_write_batches(location: str, batches) -> list[CommitMessage]:
+# the sequence numbers of the data source's task ``i`` start ``i << TASK_SEQUENCE_BITS`` past the
+# bucket's highest committed number: tasks write disjoint ranges, in the order of their partitions
+TASK_SEQUENCE_BITS = 33
+
+
+def paimon_write_batches(location: str, batches, restored: Optional[dict] = None, task: int = 0) -> list[CommitMessage]:
     """Task side of ``df.write.format("icefloe")`` for a Paimon table: the batches as
-    data files, returned as commit messages (nothing committed)."""
+    data files, returned as commit messages (nothing committed). A primary-key table's rows
+    are upserts: key-value files numbered on from ``restored`` (the highest committed
+    sequence number per bucket, read once on the driver) in this task's own range."""
+    import pyarrow as pa
+
     table = FileStoreTable(os.path.basename(location.rstrip("/")), _local(location))
-    return write_arrow_files(table, batches)
+    schema = table.table_schema
+    if not schema.primary_keys:
+        return write_arrow_files(table, batches)
+    table.check_writable()
+    parts = [b for b in batches if b is not None and b.num_rows]
+    if not parts:
+        return []
+    return write_kv_table(table.store, schema, pa.Table.from_batches(parts), table.name, restored or {},
+                          seq_offset=task << TASK_SEQUENCE_BITS)
 
 
 def paimon_commit(location: str, messages, overwrite: bool = False):
