@@ -22,7 +22,8 @@ from icefloe.errors import SchemaMismatchError
 from icefloe.paimon import merge as mg
 from icefloe.paimon.binary_row import encode_row
 from icefloe.paimon.commit import CommitMessage
-from icefloe.paimon.data_file import DataFileMeta, DataFileNamer, local_now_millis
+from icefloe.paimon.data_file import (FILE_SOURCE_APPEND, FILE_SOURCE_COMPACT, DataFileMeta, DataFileNamer,
+                                      local_now_millis)
 from icefloe.paimon.file_store import FileStore
 from icefloe.paimon.schema import TableSchema
 from icefloe.paimon.stats import SimpleStats, stats_from_arrow, value_stats
@@ -92,12 +93,16 @@ def write_kv_table(store: FileStore, schema: TableSchema, data, table_name: str,
 
 
 def _write_file(store, schema: TableSchema, part, keys, engine: str, directory: str, namer,
-                written) -> Optional[DataFileMeta]:
+                written, merged: bool = False, level: int = 0) -> Optional[DataFileMeta]:
+    """One key-value file of ``part``'s records (merged to one per key first, unless
+    ``merged``: then ``part`` already holds each key once, in key order, with its
+    ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND``) at LSM ``level``."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     names = [f.name for f in schema.fields]
-    part = mg.merge_records(part, keys, names, engine, schema.options, schema.primary_keys, store.table_path)
+    if not merged:
+        part = mg.merge_records(part, keys, names, engine, schema.options, schema.primary_keys, store.table_path)
     if part.num_rows == 0:
         return None
     columns = [part.column(k) for k in keys] + [part.column(mg.SEQUENCE), part.column(mg.VALUE_KIND)] + \
@@ -129,8 +134,8 @@ def _write_file(store, schema: TableSchema, part, keys, engine: str, directory: 
         file_name=name, file_size=len(raw), row_count=part.num_rows,
         min_key=encode_row(first_key, key_types), max_key=encode_row(last_key, key_types), key_stats=key_stats,
         value_stats=stats, min_sequence_number=pc.min(seqs).as_py(), max_sequence_number=pc.max(seqs).as_py(),
-        schema_id=schema.id, level=0, creation_time=local_now_millis(), delete_row_count=retract.as_py() or 0,
-        value_stats_cols=stats_cols, file_path=path)
+        schema_id=schema.id, level=level, creation_time=local_now_millis(), delete_row_count=retract.as_py() or 0,
+        value_stats_cols=stats_cols, file_path=path, file_source=FILE_SOURCE_COMPACT if level else FILE_SOURCE_APPEND)
 
 
 def _file_schema(schema, keys, n_values: int):
@@ -142,4 +147,13 @@ def _file_schema(schema, keys, n_values: int):
     return pa.schema(fields)
 
 
-__all__ = ["write_kv_table", "row_kinds", "KINDS"]
+def write_merged_file(store, schema: TableSchema, merged, directory: str, namer, written: list,
+                      level: int) -> Optional[DataFileMeta]:
+    """A file of already merged records (each key once, in key order, with
+    ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND``) at ``level``, as compaction writes them."""
+    keys = mg.trimmed_primary_keys(schema.primary_keys, schema.partition_keys)
+    return _write_file(store, schema, merged, keys, mg.merge_engine(schema.options), directory, namer, written,
+                       merged=True, level=level)
+
+
+__all__ = ["write_kv_table", "write_merged_file", "row_kinds", "KINDS"]

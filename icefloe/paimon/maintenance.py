@@ -1,6 +1,7 @@
-"""Maintenance of Paimon append tables: compaction, manifest rewrite, rollback.
+"""Maintenance of Paimon tables: compaction, manifest rewrite, rollback.
 
-* ``compact``: in every (partition, bucket), data files smaller than the target
+* ``compact``: primary-key tables get a full compaction (``kv_compact``). Append tables:
+  in every (partition, bucket), data files smaller than the target
   file size are read and rewritten as files of about the target size. The commit is
   a ``COMPACT`` snapshot whose delta manifests DELETE the old files and ADD the new
   ones (file source ``COMPACT``); the table's rows do not change. In fixed-bucket
@@ -28,12 +29,13 @@ from typing import Optional
 
 from icefloe.core.progress import track
 from icefloe.paimon.arrow_read import read_data_file
-from icefloe.errors import CommitConflictError, NoSuchSnapshotError, UnsupportedTableError
+from icefloe.errors import CommitConflictError, NoSuchSnapshotError
 from icefloe.paimon import manifest as mf
 from icefloe.paimon.data_file import FILE_SOURCE_COMPACT, DataFileNamer
 from icefloe.paimon.snapshot import COMPACT, Snapshot
 from icefloe.core.io import FileAlreadyExistsError
 from icefloe.paimon.commit import FileStoreCommit
+from icefloe.paimon.kv_compact import compact_table
 from icefloe.paimon.schema import evolve_arrow
 from icefloe.paimon.tag import TagError, TagManager, reach
 from icefloe.paimon.writer import _write_one
@@ -46,9 +48,8 @@ def compact(table, where=None, target_file_size: Optional[int] = None) -> Option
     table.refresh()
     table.check_writable()
     store, schema = table.store, table.table_schema
-    if schema.primary_keys:
-        raise UnsupportedTableError(f"table {table.name}: compaction of primary-key tables (merging their "
-                                    "records into higher LSM levels) is not supported yet")
+    if schema.primary_keys:             # merging records into the highest LSM level
+        return compact_table(table, where, target_file_size)
     co = schema.core_options
     target = int(target_file_size) if target_file_size is not None else co.target_file_size
     base = table.current_snapshot()

@@ -131,13 +131,13 @@ def _vectorizable(engine: str, names: Sequence[str], primary_keys: Sequence[str]
 
 
 def merge(data, keys: Sequence[str], value_names: Sequence[str], engine: str, options: dict,
-          primary_keys: Sequence[str] = (), table: str = "table"):
+          primary_keys: Sequence[str] = (), table: str = "table", keep_sequence: bool = False):
     """The merged rows of one bucket. ``data`` is a pyarrow Table holding the value columns
     ``value_names``, ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND`` of all its records (any order);
     ``keys`` are the stored key's columns. Returns the value columns, one row per live key,
-    sorted by key."""
+    sorted by key (with ``keep_sequence``, each key's newest sequence number too)."""
     out = _merge(data, keys, value_names, engine, options, primary_keys, table)
-    return out.filter(_live(out.column(VALUE_KIND))).select(list(value_names))
+    return out.filter(_live(out.column(VALUE_KIND))).select(list(value_names) + ([SEQUENCE] if keep_sequence else []))
 
 
 def _live(kinds):
@@ -300,7 +300,7 @@ def read_merged_bucket(io, paths: Sequence[str], file_fields: Sequence, schema, 
 
 
 def iter_merged_bucket(io, paths: Sequence[str], file_fields: Sequence, schema, table: str = "table",
-                       batch_rows: int = BATCH_ROWS):
+                       batch_rows: int = BATCH_ROWS, keep_sequence: bool = False):
     """The merged rows of one (partition, bucket) of a primary-key table, in key order, as a
     stream of Arrow tables: ``paths`` are its live data files (``file_fields[i]`` the fields
     of the schema each was written with), ``schema`` the read's TableSchema.
@@ -308,7 +308,8 @@ def iter_merged_bucket(io, paths: Sequence[str], file_fields: Sequence, schema, 
     Every data file of a primary-key table is sorted by key, so the files are read batch by
     batch side by side: all records with keys below the smallest of the files' last buffered
     keys are complete (no file can hold more of them) and are merged and handed on. Memory
-    holds about one batch per file, not the bucket. A file found out of key order is corrupt."""
+    holds about one batch per file, not the bucket. A file found out of key order is corrupt.
+    With ``keep_sequence`` each row carries its key's newest ``_SEQUENCE_NUMBER``."""
     import pyarrow as pa
 
     read_fields = schema.fields
@@ -328,7 +329,7 @@ def iter_merged_bucket(io, paths: Sequence[str], file_fields: Sequence, schema, 
         done[i] = True
 
     def emit(parts):
-        out = merge(pa.concat_tables(parts), keys, names, engine, options, schema.primary_keys, table)
+        out = merge(pa.concat_tables(parts), keys, names, engine, options, schema.primary_keys, table, keep_sequence)
         return out if out.num_rows else None
 
     for i in range(len(readers)):

@@ -26,6 +26,7 @@ from icefloe.paimon.merge import DELETE, UPDATE_AFTER, row_level_refusal
 from icefloe.paimon.writer import restored_sequence_numbers, write_arrow_table
 from icefloe.spark.paimon_dml import PrimaryKeyMerge
 from icefloe.spark.paimon_read import read_files, read_merged
+from icefloe.spark.paimon_compact import compact_primary_key_table
 from icefloe.spark.paimon_write import write_data_files, write_kv_files
 from icefloe.spark.session import get_spark
 from icefloe.table.base import Table
@@ -155,6 +156,13 @@ class PaimonTable(FileStoreTable, Table):
         return PrimaryKeyMerge(self, source, on, target_alias, source_alias, isolation_level)
 
     # ------------------------------------------------------------------ maintenance
+    def rewrite_data_files(self, where=None, target_file_size: Optional[int] = None) -> Optional[Snapshot]:
+        """Compaction. Primary-key tables: a full compaction, each (partition, bucket) merged
+        into the highest LSM level by one Spark task. Append tables: small files rewritten."""
+        if self.table_schema.primary_keys:
+            return compact_primary_key_table(self.spark, self, where, target_file_size)
+        return FileStoreTable.rewrite_data_files(self, where, target_file_size)
+
     def expire_snapshots(self, older_than=None, retain_last: Optional[int] = None,
                          now_ms: Optional[int] = None) -> ExpireReport:
         """Expire snapshots per the retention options (``older_than`` replaces

@@ -257,15 +257,6 @@ def test_bad_primary_key_tables_are_refused_at_create(paimon_catalog, kwargs, ma
     assert not paimon_catalog.table_exists("db.bad")
 
 
-def test_compaction_of_primary_key_tables_is_refused(paimon_catalog):
-    t = paimon_catalog.create_table("db.k", DDL, properties={"primary-key": "id", "bucket": "1"})
-    for i in range(3):
-        t.append(batch([{"id": 1, "dt": "x", "a": i, "b": None}]))
-    with pytest.raises(UnsupportedTableError, match="compaction of primary-key tables"):
-        t.rewrite_data_files()
-    assert t.to_arrow().column("a").to_pylist() == [2]
-
-
 @pytest.mark.parametrize("engine", mg.ENGINES)
 @settings(max_examples=40, deadline=None)
 @given(records=RECORDS, cuts=st.lists(st.integers(0, 40), max_size=3))

@@ -1,0 +1,57 @@
+"""Full compaction of a Paimon primary-key table in Spark: one task per (partition, bucket).
+
+The driver plans the buckets (``icefloe.paimon.kv_compact.plan``) and commits; each Spark
+task merges one bucket's files, streaming, and writes the merged records at the highest
+LSM level (``kv_compact.compact_bucket``), returning only the new files' metadata. A failed
+task deletes what it wrote and a failed commit deletes every new file; files of tasks that
+finished before another task failed are referenced by no snapshot and left to orphan cleanup.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from icefloe.paimon import kv_compact
+from icefloe.spark.align import explain_spark_error
+
+
+def compact_primary_key_table(spark, table, where=None, target_file_size: Optional[int] = None):
+    import pickle
+
+    table.refresh()
+    table.check_writable()
+    base = table.current_snapshot()
+    if base is None:
+        return None
+    schema = table.table_schema
+    table.check_mergeable(schema)
+    tasks = kv_compact.plan(table, where)
+    if not tasks:
+        return None
+    specs = []
+    for i, task in enumerate(tasks):
+        fields = [table.schema_by_id(e.file.schema_id).fields for e in task.entries]
+        specs.append((i, pickle.dumps((task.paths(), fields, task.partition, task.bucket))))
+    io, location, name = table.io, table.location, table.name
+
+    def run(batches):
+        import pyarrow as pa
+
+        for batch in batches:
+            for i, spec in zip(batch.column(0).to_pylist(), batch.column(1).to_pylist()):
+                paths, fields, partition, bucket = pickle.loads(spec)
+                metas = kv_compact.compact_bucket(io, location, schema, paths, fields, partition, bucket, name,
+                                                  target_file_size)
+                yield pa.RecordBatch.from_pylist([{"task": i, "metas": pickle.dumps(metas)}],
+                                                 schema=pa.schema([("task", pa.int64()), ("metas", pa.binary())]))
+
+    parallelism = max(1, min(len(specs), spark.sparkContext.defaultParallelism * 2))
+    df = spark.createDataFrame(specs, "task long, spec binary").repartition(parallelism)
+    try:
+        rows = df.mapInArrow(run, "task long, metas binary").collect()
+    except Exception as e:
+        raise explain_spark_error(e) from None
+    done = [(tasks[r.task], pickle.loads(r.metas)) for r in rows]
+    return kv_compact.commit(table, base, done)
+
+
+__all__ = ["compact_primary_key_table"]
