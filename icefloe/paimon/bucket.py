@@ -68,6 +68,17 @@ def buckets_of_columns(columns: Sequence, key_types: Sequence[DataType], num_buc
     """Buckets (numpy int32) of every row of the given Arrow bucket-key columns."""
     import numpy as np
 
+    if num_buckets <= 0:
+        raise ValueError(f"a fixed-bucket table needs bucket > 0, got {num_buckets}")
+    hashes = hashes_of_columns(columns, key_types).astype(np.int64)
+    return (np.abs(hashes) % num_buckets).astype(np.int32)
+
+
+def hashes_of_columns(columns: Sequence, key_types: Sequence[DataType]):
+    """The BinaryRow hash codes (numpy int32) of every row of the given Arrow key columns
+    (what dynamic-bucket tables keep in their HASH index)."""
+    import numpy as np
+
     n_rows = len(columns[0]) if columns else 0
     arrays = [c.combine_chunks() if hasattr(c, "combine_chunks") else c for c in columns]
     if all(root_of(t) in _FIXED_WIDTH for t in key_types):
@@ -82,9 +93,8 @@ def buckets_of_columns(columns: Sequence, key_types: Sequence[DataType], num_buc
                 is_null = arr.is_null().to_numpy(zero_copy_only=False)
                 bit = i + 8
                 words[is_null, bit // 32] |= np.uint32(1 << (bit % 32))
-        hashes = hash_words(words).astype(np.int64)
-        return (np.abs(hashes) % num_buckets).astype(np.int32)
+        return hash_words(words).astype(np.int32)
     py_columns = [a.to_pylist() for a in arrays]
     types = list(key_types)
-    return np.array([bucket_of([col[r] for col in py_columns], types, num_buckets)
-                     for r in range(n_rows)], dtype=np.int32)
+    return np.array([encode_row([col[r] for col in py_columns], types).hash_code() for r in range(n_rows)],
+                    dtype=np.int32)

@@ -25,6 +25,7 @@ from icefloe.core.retry import RetryPolicy
 from icefloe.errors import CommitFailedError
 from icefloe.paimon import manifest as mf
 from icefloe.paimon.binary_row import BinaryRow, decode_row, encode_row
+from icefloe.paimon.dynamic_bucket import check_index_base, write_index_manifest
 from icefloe.paimon.file_store import FileStore
 from icefloe.paimon.snapshot import (
     APPEND, BATCH_COMMIT_IDENTIFIER, EARLIEST, NO_WATERMARK, OVERWRITE, Snapshot,
@@ -41,6 +42,10 @@ class CommitMessage:
     bucket: int
     total_buckets: int
     new_files: list = field(default_factory=list)   # DataFileMeta, with file_path set
+    # dynamic-bucket tables: the bucket's new complete HASH index file, and the snapshot id
+    # whose index the bucket assignment read (None: no snapshot yet)
+    index_files: list = field(default_factory=list)  # dynamic_bucket.IndexFile
+    index_base: Optional[int] = None
 
 
 class _LostRace(Exception):
@@ -193,12 +198,17 @@ class FileStoreCommit:
         overwrite to the live files of the partitions it accepts. ``validate(latest)``, if
         given, runs against each snapshot the commit would follow and raises to refuse it."""
         adds = collect_entries(messages, self.store.partition_types)
-        if not adds and not overwrite:
+        index_files = {(encode_row(list(m.partition), self.store.partition_types).to_bytes(), m.bucket): f
+                       for m in messages for f in m.index_files}
+        if not adds and not overwrite and not index_files:
             return None
+        index_bases = {m.index_base for m in messages if m.index_files}
 
         def changes(latest: Optional[Snapshot]) -> list:
             if validate is not None:
                 validate(latest)
+            for base_id in index_bases:
+                check_index_base(self.store, latest, base_id, {p for p, _ in index_files})
             if overwrite and latest is not None:
                 live = self.store.live_entries(latest)
                 if overwrite_partitions is not None:
@@ -206,10 +216,11 @@ class FileStoreCommit:
                 return delete_entries(live) + list(adds)
             return list(adds)
 
-        return self.commit_changes(changes, OVERWRITE if overwrite else APPEND, properties)
+        return self.commit_changes(changes, OVERWRITE if overwrite else APPEND, properties,
+                                   index_files=index_files)
 
     def commit_changes(self, changes_for, kind: str, properties: Optional[dict] = None,
-                       full_manifest_compaction: bool = False) -> Snapshot:
+                       full_manifest_compaction: bool = False, index_files: Optional[dict] = None) -> Snapshot:
         """Commit the entries ``changes_for(latest)`` returns for the latest snapshot of each
         attempt (it raises to abort, e.g. on a conflict) as one snapshot of ``kind``.
         ``full_manifest_compaction`` merges every manifest of the latest snapshot."""
@@ -221,7 +232,8 @@ class FileStoreCommit:
 
         def attempt(_n: int) -> Snapshot:
             latest = self.store.snapshots.latest()
-            return self._try_commit_once(latest, changes_for(latest), kind, properties, full_manifest_compaction)
+            return self._try_commit_once(latest, changes_for(latest), kind, properties, full_manifest_compaction,
+                                         index_files)
 
         try:
             snapshot = policy.run(attempt, retry_on=(_LostRace,))
@@ -233,7 +245,8 @@ class FileStoreCommit:
         return snapshot
 
     def _try_commit_once(self, latest: Optional[Snapshot], changes: list, kind: str,
-                         properties: Optional[dict], full_manifest_compaction: bool = False) -> Snapshot:
+                         properties: Optional[dict], full_manifest_compaction: bool = False,
+                         index_files: Optional[dict] = None) -> Snapshot:
         store = self.store
         co = store.options
         new_id = latest.id + 1 if latest is not None else 1
@@ -254,14 +267,19 @@ class FileStoreCommit:
             delta_metas = store.write_manifests(changes, created)
             delta_list, delta_size = store.write_manifest_list(delta_metas)
             created.append(delta_list)
-            # 5. the snapshot
+            # 5. the index manifest: the latest one with the new HASH index files swapped in
+            index_manifest = latest.index_manifest if latest is not None else None
+            if index_files:
+                index_manifest = write_index_manifest(store, index_manifest, index_files)
+                created.append(index_manifest)
+            # 6. the snapshot
             delta_count = sum(e.file.row_count if e.kind == mf.ADD else -e.file.row_count for e in changes)
             snapshot = Snapshot(
                 id=new_id, schema_id=store.schema.id,
                 base_manifest_list=base_list, delta_manifest_list=delta_list,
                 base_manifest_list_size=base_size, delta_manifest_list_size=delta_size,
                 changelog_manifest_list=None,
-                index_manifest=latest.index_manifest if latest is not None else None,
+                index_manifest=index_manifest,
                 commit_user=self.commit_user, commit_identifier=BATCH_COMMIT_IDENTIFIER,
                 commit_kind=kind, time_millis=int(time.time() * 1000), log_offsets={},
                 total_record_count=(latest.total_record_count if latest is not None else 0) + delta_count,

@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Optional
 
 from icefloe.errors import SchemaMismatchError
+from icefloe.paimon import dynamic_bucket as db
 from icefloe.paimon import merge as mg
 from icefloe.paimon.binary_row import encode_row
 from icefloe.paimon.commit import CommitMessage
@@ -56,11 +57,14 @@ def row_kinds(data, schema: TableSchema, table_name: str, kinds=None):
 
 
 def write_kv_table(store: FileStore, schema: TableSchema, data, table_name: str, restored: dict,
-                   kinds=None, namer: Optional[DataFileNamer] = None, seq_offset: int = 0) -> list[CommitMessage]:
+                   kinds=None, namer: Optional[DataFileNamer] = None, seq_offset: int = 0,
+                   index_base: Optional[int] = None) -> list[CommitMessage]:
     """Write ``data`` (a pyarrow Table in arrival order) as key-value files of a primary-key
-    table with fixed buckets. ``restored`` maps (partition bytes, bucket) to the highest
-    committed sequence number (``writer.restored_sequence_numbers``); ``seq_offset`` moves
-    this writer's numbers past those of writers of the same commit with smaller offsets."""
+    table. ``restored`` maps (partition bytes, bucket) to the highest committed sequence
+    number (``writer.restored_sequence_numbers``); ``seq_offset`` moves this writer's
+    numbers past those of writers of the same commit with smaller offsets. Dynamic-bucket
+    tables assign buckets from the HASH index of snapshot ``index_base`` (None: the latest;
+    0: none yet) and write the index files of the buckets that gain keys."""
     import pyarrow as pa
 
     row_kind = row_kinds(data, schema, table_name, kinds)
@@ -74,17 +78,32 @@ def write_kv_table(store: FileStore, schema: TableSchema, data, table_name: str,
     keys = mg.trimmed_primary_keys(schema.primary_keys, schema.partition_keys)
     engine = mg.merge_engine(schema.options)
     messages, written = [], []
+    dynamic = schema.num_buckets == -1
+    base = None
+    if dynamic:
+        snap = store.snapshots.latest() if index_base is None else \
+            (store.snapshots.snapshot(index_base) if index_base else None)
+        base = snap.id if snap is not None else None
+        groups, changed = db.assign_buckets(store, schema, data, snap)
+    else:
+        groups, changed = group_rows(data, schema), {}
     try:
-        for (partition, bucket), rows in group_rows(data, schema).items():
+        for (partition, bucket), rows in groups.items():
             part = data if rows is None else data.take(rows)
             seq_key = (encode_row(list(partition), schema.partition_types).data, bucket)
             first = restored.get(seq_key, -1) + 1 + seq_offset
             part = part.append_column(mg.SEQUENCE, pa.array(range(first, first + part.num_rows), pa.int64()))
             meta = _write_file(store, schema, part, keys, engine, store.bucket_dir(partition, bucket), namer,
                                written)
-            if meta is None:             # nothing left (ignored deletes)
+            index = []
+            if (partition, bucket) in changed:
+                f = db.write_index_file(store, changed[(partition, bucket)])
+                written.append(f.file_path)
+                index.append(f)
+            if meta is None and not index:             # nothing left (ignored deletes)
                 continue
-            messages.append(CommitMessage(tuple(partition), bucket, schema.num_buckets, [meta]))
+            messages.append(CommitMessage(tuple(partition), bucket, schema.num_buckets, [meta] if meta else [],
+                                          index_files=index, index_base=base))
     except BaseException:
         for p in written:
             store.io.delete(p)

@@ -124,7 +124,7 @@ class TableSchema:
 
 
 def _validate_primary_key(schema: TableSchema) -> None:
-    """Paimon's rules for a primary key, and what icefloe writes (fixed buckets)."""
+    """Paimon's rules for a primary key (fixed or dynamic buckets)."""
     pk = schema.primary_keys
     if len(set(pk)) != len(pk):
         raise SchemaError(f"duplicate primary-key columns {pk}")
@@ -138,10 +138,11 @@ def _validate_primary_key(schema: TableSchema) -> None:
     if missing:
         raise SchemaError(f"the primary key {pk} must include every partition key (missing {missing})")
     co = schema.core_options
-    if co.bucket <= 0:
-        raise SchemaError("icefloe writes primary-key tables with a fixed number of buckets: set 'bucket' to a "
-                          "positive number (dynamic bucket mode, 'bucket' = -1, needs a hash index icefloe does "
-                          "not write yet)")
+    if co.bucket == 0 or co.bucket < -1:
+        raise SchemaError(f"'bucket' = {co.bucket}: a primary-key table has a fixed number of buckets (> 0) or "
+                          "dynamic buckets (-1, the default)")
+    if co.bucket == -1 and co.bucket_key:
+        raise SchemaError("a dynamic-bucket table ('bucket' = -1) cannot set 'bucket-key'")
     trimmed = [k for k in pk if k not in schema.partition_keys] or list(pk)
     for k in co.bucket_key or []:
         if k not in trimmed:

@@ -228,9 +228,9 @@ class FileStoreTable:
 
     # ------------------------------------------------------------------ writes
     def check_writable(self) -> None:
-        if self._schema.primary_keys and self._schema.num_buckets <= 0:
-            raise UnsupportedTableError(f"table {self.name} is a primary-key table in dynamic bucket mode "
-                                        "(bucket = -1); icefloe writes primary-key tables with fixed buckets only")
+        if self._schema.primary_keys and self._schema.num_buckets <= 0 and self._schema.num_buckets != -1:
+            raise UnsupportedTableError(f"table {self.name} is a primary-key table with bucket mode "
+                                        f"{self._schema.num_buckets}; icefloe writes fixed or dynamic (-1) buckets")
         if self._schema.num_buckets < -1 or self._schema.num_buckets == 0:
             raise UnsupportedTableError(f"table {self.name} uses bucket mode {self._schema.num_buckets}; "
                                         "icefloe writes bucket -1 (unaware) or fixed buckets only")
@@ -274,11 +274,14 @@ class FileStoreTable:
         return check
 
     def abort(self, messages: Sequence[CommitMessage]) -> None:
-        """Delete the data files of uncommitted messages."""
+        """Delete the data files (and dynamic-bucket index files) of uncommitted messages."""
         for m in messages:
             for f in m.new_files:
                 path = f.file_path or f"{self._store.bucket_dir(m.partition, m.bucket)}/{f.file_name}"
                 self.io.delete(path)
+            for f in getattr(m, "index_files", None) or ():
+                if f.file_path:
+                    self.io.delete(f.file_path)
 
     def commit_overwrite(self, messages: Sequence[CommitMessage], partition: Optional[dict] = None,
                          dynamic: bool = False) -> Optional[Snapshot]:

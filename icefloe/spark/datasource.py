@@ -27,7 +27,7 @@ from icefloe.core import expressions as ex
 from icefloe.core.io import strip_scheme
 from icefloe.core.schema_input import to_schema
 from icefloe.core.types import to_arrow_schema, to_spark_schema
-from icefloe.errors import CorruptDataFileError, IcefloeError, InvalidNameError
+from icefloe.errors import CorruptDataFileError, IcefloeError, InvalidNameError, NotSupportedError
 from icefloe.iceberg.arrow_read import read_by_field_id
 from icefloe.iceberg.arrow_writer import align_arrow, write_arrow
 from icefloe.iceberg.delete_files import apply_deletes_arrow
@@ -313,6 +313,10 @@ class IcefloeWriter(DataSourceArrowWriter):
         self.restored = None
         if self.format == "paimon":          # upserts number on from here, read once on the driver
             pt_ = paimon_table(self.location)
+            if pt_.table_schema.primary_keys and pt_.table_schema.num_buckets == -1:
+                raise NotSupportedError("write through the data source", pt_.name, "paimon",
+                                        "a dynamic-bucket table assigns a partition's keys in one writer, and the "
+                                        "data source cannot route rows so: use Table.append (or SQL INSERT)")
             if pt_.table_schema.primary_keys:
                 self.restored = restored_sequence_numbers(pt_.store)
 

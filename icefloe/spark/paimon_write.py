@@ -330,9 +330,10 @@ ARRIVAL_COL = "__icefloe_arrival"
 
 def write_kv_files(df, table, restored: dict, kind: Optional[int] = None,
                    kind_column: Optional[str] = None) -> list[CommitMessage]:
-    """Upserts into a primary-key table with fixed buckets: rows go to one Spark task per
-    group of (partition, bucket)s, in the order ``df`` holds them, and each task numbers
-    and writes its buckets' records (``icefloe.paimon.kv_writer``); the driver gets only
+    """Upserts into a primary-key table: rows go to one Spark task per group of (partition,
+    bucket)s (dynamic buckets: per group of partitions, whose task assigns the buckets), in
+    the order ``df`` holds them, and each task numbers and writes its buckets' records
+    (``icefloe.paimon.kv_writer``); the driver gets only
     the commit messages. ``restored``: the highest committed sequence number per
     (partition bytes, bucket); ``kind``: one row kind for every row (e.g. DELETE), else
     the ``rowkind.field`` column's or inserts. ``kind_column``: rows built by icefloe (the
@@ -344,10 +345,13 @@ def write_kv_files(df, table, restored: dict, kind: Optional[int] = None,
     schema = table.table_schema
     aligned = df if kind_column else align_dataframe(df, schema.fields, table.name)
     aligned = check_partition_ranges(aligned, schema.partition_keys, table.name)
-    staged = (aligned.withColumn(ARRIVAL_COL, F.monotonically_increasing_id())
-              .withColumn(KEY_COL, key_column(schema))
-              .repartition(KEY_COL).sortWithinPartitions(ARRIVAL_COL).drop(KEY_COL, ARRIVAL_COL))
+    # dynamic buckets: one task per partition assigns its keys buckets from the HASH index
+    key = key_column(schema)
+    staged = aligned.withColumn(ARRIVAL_COL, F.monotonically_increasing_id())
+    staged = staged.repartition(1) if key is None else staged.withColumn(KEY_COL, key).repartition(KEY_COL)
+    staged = staged.sortWithinPartitions(ARRIVAL_COL).drop(KEY_COL, ARRIVAL_COL)
     io, location, name = table.io, table.location, table.name
+    index_base = (table.store.snapshots.latest_id() or 0) if schema.num_buckets == -1 else None
 
     def write_buckets(batches):
         import pyarrow as pa
@@ -361,7 +365,7 @@ def write_kv_files(df, table, restored: dict, kind: Optional[int] = None,
         if kind_column:
             kinds = data.column(kind_column)
             data = data.drop_columns([kind_column])
-        messages = write_kv_table(store, schema, data, name, restored, kinds)
+        messages = write_kv_table(store, schema, data, name, restored, kinds, index_base=index_base)
         yield pa.RecordBatch.from_pylist([{"message": pickle.dumps(m)} for m in messages],
                                          schema=pa.schema([("message", pa.binary())]))
 

@@ -178,11 +178,8 @@ def test_data_file_layout(spark_catalog, paimon_spark):
     assert [pf.schema_arrow.field(n).metadata[b"PARQUET:field_id"] for n in ("id", "d", "ts")] == [b"0", b"1", b"2"]
 
 
-def test_dynamic_bucket_primary_key_tables_read_merged_and_writes_are_refused_clearly(paimon_catalog,
-                                                                                     pypaimon_catalog):
+def test_dynamic_bucket_primary_key_tables_read_merged_and_take_upserts(paimon_catalog, pypaimon_catalog):
     from pypaimon import Schema
-
-    from icefloe.paimon.scan import UnsupportedTableError
 
     pypaimon_catalog.create_database("db", True)
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
@@ -192,9 +189,9 @@ def test_dynamic_bucket_primary_key_tables_read_merged_and_writes_are_refused_cl
     pypaimon_write(pypaimon_catalog, "db.pk", pa.table({"id": pa.array([1], pa.int64()), "v": ["b"]}, schema=schema))
     t = paimon_catalog.load_table("db.pk")
     assert t.to_arrow().to_pylist() == [{"id": 1, "v": "b"}]
-    with pytest.raises(UnsupportedTableError, match="dynamic bucket mode"):
-        t.append(pa.table({"id": pa.array([2], pa.int64()), "v": ["b"]}))
-    assert [s.id for s in t.snapshots()] == [1, 2]
+    t.append(pa.table({"id": pa.array([2, 1], pa.int64()), "v": ["x", "c"]}))
+    assert normalised(pypaimon_read(pypaimon_catalog, "db.pk")) == normalised(t.refresh().to_arrow())
+    assert sorted(t.to_arrow().to_pylist(), key=lambda r: r["id"]) == [{"id": 1, "v": "c"}, {"id": 2, "v": "x"}]
 
 
 def test_typed_partition_keys_written_by_spark(spark_catalog, paimon_spark, pypaimon_catalog):

@@ -244,7 +244,8 @@ def test_a_second_writer_to_the_same_bucket_is_refused_not_lost(paimon_catalog):
 
 @pytest.mark.parametrize("kwargs,match", [
     (dict(partitioned_by=["dt"], properties={"primary-key": "id", "bucket": "1"}), "every partition key"),
-    (dict(properties={"primary-key": "id"}), "fixed number of buckets"),
+    (dict(properties={"primary-key": "id", "bucket": "0"}), "fixed number of buckets"),
+    (dict(properties={"primary-key": "id", "bucket": "-1", "bucket-key": "id"}), "cannot set 'bucket-key'"),
     (dict(properties={"primary-key": "id", "bucket": "1", "merge-engine": "nope"}), "unknown merge-engine"),
     (dict(properties={"primary-key": "id", "bucket": "2", "bucket-key": "a"}), "bucket key 'a'"),
     (dict(properties={"primary-key": "nope", "bucket": "1"}), "no column"),

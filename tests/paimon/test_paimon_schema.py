@@ -142,7 +142,7 @@ def test_invalid_names(paimon_catalog, name):
     ({"bucket": "4", "bucket-key": "nope"}, None, "nope"),
     ({"bucket": "0"}, None, "bucket"),
     ({"bucket-key": "id"}, None, "bucket"),
-    ({"primary-key": "id"}, None, "fixed number of buckets"),
+    ({"primary-key": "id", "bucket": "-2"}, None, "fixed number of buckets"),
     ({"file.format": "orc"}, None, "parquet"),
     ({"manifest.target-file-size": "8 lightyears"}, None, "memory size"),
     ({}, ["nope"], "nope"),
