@@ -3,7 +3,8 @@
 The ``EARLIEST``/``LATEST`` hints, where present, agree with the snapshot files; snapshot ids are
 continuous; every snapshot's and tag's manifest lists, manifests and data files exist
 at their recorded sizes; record counts add up to the snapshot totals; every schema
-file a snapshot names exists.
+file a snapshot names exists; index files exist; primary-key tables' files hold what their
+manifests record (``check_pk``).
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from icefloe.core.reports import Report
 from icefloe.errors import IcefloeError
 from icefloe.paimon import manifest as mf
 from icefloe.paimon.file_store import FileStore
+from icefloe.paimon.check_pk import check_index_files, check_primary_key_files
 from icefloe.paimon.schema import latest_schema, list_schema_ids
 from icefloe.paimon.snapshot import Snapshot
 
@@ -156,3 +158,7 @@ def _check_paimon_contents(report: Report, location: str, ids: list, io: FileIO)
             elif io.size(fpath) != e.file.file_size:
                 report.add("file", fpath, f"is {io.size(fpath)} bytes, the manifest records "
                                           f"{e.file.file_size}")
+    check_index_files(report, store, io, [snap for _what, _path, snap in snaps])
+    if schema.primary_keys and ids:
+        latest = next((snap for what, _path, snap in reversed(snaps) if what == f"snapshot {ids[-1]}"), None)
+        check_primary_key_files(report, store, io, location, latest)
