@@ -143,11 +143,11 @@ def read_hashes(io, path: str):
     return np.frombuffer(raw, dtype=">i4").astype(np.int32)
 
 
-def write_index_file(store, hashes) -> IndexFile:
+def write_index_file(store, hashes, name: Optional[str] = None) -> IndexFile:
     import numpy as np
 
     data = np.sort(np.asarray(hashes, dtype=np.int32)).astype(">i4").tobytes()
-    name = f"index-{uuid.uuid4()}-0"
+    name = name or f"index-{uuid.uuid4()}-0"
     path = index_path(store, name)
     store.io.write_bytes(path, data, overwrite=False)
     return IndexFile(HASH, name, len(data), len(data) // 4, path)

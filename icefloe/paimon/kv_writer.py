@@ -96,8 +96,8 @@ def write_kv_table(store: FileStore, schema: TableSchema, data, table_name: str,
             meta = _write_file(store, schema, part, keys, engine, store.bucket_dir(partition, bucket), namer,
                                written)
             index = []
-            if (partition, bucket) in changed:
-                f = db.write_index_file(store, changed[(partition, bucket)])
+            if (partition, bucket) in changed:             # named after the data files' writer
+                f = db.write_index_file(store, changed[(partition, bucket)], f"index-{namer.uuid}-{len(messages)}")
                 written.append(f.file_path)
                 index.append(f)
             if meta is None and not index:             # nothing left (ignored deletes)

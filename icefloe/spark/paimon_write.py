@@ -353,24 +353,82 @@ def write_kv_files(df, table, restored: dict, kind: Optional[int] = None,
     io, location, name = table.io, table.location, table.name
     index_base = (table.store.snapshots.latest_id() or 0) if schema.num_buckets == -1 else None
 
+    job = str(uuid.uuid4())[:24]          # every file of this write is named data-/index-<job>...
+    marker = abort_marker(table.store.table_path, job)
+
     def write_buckets(batches):
         import pyarrow as pa
+        from pyspark import TaskContext
 
         parts = [b for b in batches if b.num_rows]
         if not parts:
             return
         store = FileStore(io, location, schema)
+        ctx = TaskContext.get()
+        namer = DataFileNamer(schema.core_options.data_file_prefix, schema.core_options.file_format)
+        namer.uuid = job_uuid(job, ctx.partitionId() if ctx else 0)
         data = pa.Table.from_batches(parts)
         kinds = None if kind is None else pa.array([kind] * data.num_rows, pa.int8())
         if kind_column:
             kinds = data.column(kind_column)
             data = data.drop_columns([kind_column])
-        messages = write_kv_table(store, schema, data, name, restored, kinds, index_base=index_base)
+        messages = write_kv_table(store, schema, data, name, restored, kinds, namer=namer, index_base=index_base)
+        if io.exists(marker):              # the write failed elsewhere and its files are being removed
+            remove_written(store, messages)
+            return
         yield pa.RecordBatch.from_pylist([{"message": pickle.dumps(m)} for m in messages],
                                          schema=pa.schema([("message", pa.binary())]))
 
     try:
         rows = staged.mapInArrow(write_buckets, "message binary").collect()
     except Exception as e:
+        # a failed task removed its own files; those of the tasks that finished are found by
+        # name. A task still running (Spark kills them asynchronously) looks for the marker
+        # after its last write and removes its own files: it either sees the marker or wrote
+        # everything before the marker existed, and so before the listing below.
+        io.write_bytes(marker, b"", overwrite=True)
+        wait_until_idle(df.sparkSession)
+        remove_job_files(table.store, f"{schema.core_options.data_file_prefix}{job}", f"index-{job}")
         raise explain_spark_error(e) from None
     return [pickle.loads(r.message) for r in rows]
+
+
+def abort_marker(table_path: str, job: str) -> str:
+    """The file that tells the tasks of a failed write to remove what they wrote. It lives in
+    a ``.staging-`` directory, which orphan cleanup removes once it is old."""
+    return f"{table_path}/.staging-{job}/aborted"
+
+
+def remove_written(store, messages) -> None:
+    """Delete the data and index files of a task's uncommitted commit messages."""
+    for m in messages:
+        for f in m.new_files:
+            store.io.delete(f.file_path or f"{store.bucket_dir(m.partition, m.bucket)}/{f.file_name}")
+        for f in m.index_files:
+            store.io.delete(f.file_path)
+
+
+def wait_until_idle(spark, timeout_s: float = 60.0) -> None:
+    """Wait until no Spark stage of this session runs (the tasks of a failed job are killed
+    asynchronously and may still write)."""
+    import time
+
+    tracker = spark.sparkContext.statusTracker()
+    deadline = time.monotonic() + timeout_s
+    while tracker.getActiveStageIds() and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
+def job_uuid(job: str, task: int) -> str:
+    """A writer task's file-name uuid: the job's 24 leading characters, then the task id."""
+    return f"{job}{task:012x}"
+
+
+def remove_job_files(store, *prefixes: str) -> None:
+    """Delete the data and index files of a failed write (their names start with ``prefixes``)."""
+    for path in list(store.io.walk_files(store.table_path)):
+        rel = os.path.relpath(path, store.table_path).split(os.sep)
+        if rel[0] in ("snapshot", "manifest", "schema", "tag", "branch"):
+            continue
+        if os.path.basename(path).startswith(prefixes):
+            store.io.delete(path)

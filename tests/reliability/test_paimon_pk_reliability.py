@@ -56,6 +56,11 @@ def referenced(t):
             for m in store.read_manifest_list(lst):
                 out.add(store.manifest_path(m.file_name))
         out.update(e.file.file_path for e in t.plan(snapshot_id=s.id))
+        if s.index_manifest:                                   # dynamic buckets: the HASH index
+            from icefloe.paimon import dynamic_bucket as db
+
+            out.add(store.manifest_path(s.index_manifest))
+            out.update(db.index_path(store, r["_FILE_NAME"]) for r in db.read_index_manifest(store, s.index_manifest))
     return out
 
 
@@ -105,3 +110,41 @@ def test_a_failed_write_of_data_files_leaves_nothing(tmp_path, k):
         t.write(pa.Table.from_pylist([dict(zip(("id", "p", "v", "op"), r)) for r in CHANGE], schema=SCHEMA))
     fresh = load(wh)
     assert files_on_disk(fresh) == referenced(fresh) and merged(wh) == OLD
+
+
+@pytest.mark.parametrize("props", [{"bucket": "4"}, {"bucket": "-1", "dynamic-bucket.target-row-num": "5"}],
+                         ids=["fixed", "dynamic"])
+def test_a_failed_spark_upsert_leaves_nothing_behind(tmp_path, spark, props):
+    """One Spark task fails (a bad row kind in its rows) while others finish: the table is
+    unchanged and no data or index file of the failed write is left on disk."""
+    wh = str(tmp_path / "s")
+    t = Catalog(wh, "paimon", spark=spark).create_table(NAME, SCHEMA, partitioned_by=["p"], properties={
+        "primary-key": "id,p", "rowkind.field": "op", **props})
+    upsert(t, [(i, i % 3, f"v{i}", "+I") for i in range(30)])
+    before = merged(wh)
+    # the bad row goes to the last of the write's tasks, so earlier ones finish writing first
+    from pyspark.sql import functions as F
+
+    from icefloe.spark.paimon_write import key_column
+
+    ddl = "id bigint, p int, v string, op string"
+    candidates = spark.createDataFrame([(i, 2, "bad", "?") for i in range(100, 160)], ddl)
+    placed = (candidates.withColumn("k", key_column(t.table_schema)).repartition("k")
+              .select("id", F.spark_partition_id().alias("task")).collect())
+    last = max(r.task for r in placed)
+    bad = next(r.id for r in placed if r.task == last)
+    rows = [(i, i % 3, f"x{i}", "+U") for i in range(30)] + [(bad, 2, "bad", "?")]
+    df = spark.createDataFrame([dict(zip(("id", "p", "v", "op"), r)) for r in rows], ddl)
+    spark.conf.set("spark.sql.adaptive.coalescePartitions.enabled", "false")   # keep the tasks apart
+    try:
+        with pytest.raises(Exception, match="rowkind.field"):
+            t.append(df)
+    finally:
+        spark.conf.unset("spark.sql.adaptive.coalescePartitions.enabled")
+    fresh = load(wh)
+    assert merged(wh) == before and [s.id for s in fresh.snapshots()] == [1]
+    left = files_on_disk(fresh) - referenced(fresh)
+    # only the abort marker, in a staging directory that orphan cleanup removes once old
+    assert {os.path.relpath(f, fresh.location).split(os.sep)[0][:9] for f in left} == {".staging-"}
+    upsert(load(wh), [(0, 0, "again", "+U")])                                   # the next write works
+    assert merged(wh)[0] == (0, "again")
