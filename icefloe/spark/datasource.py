@@ -306,6 +306,11 @@ class IcefloeWriter(DataSourceArrowWriter):
         self.format = detect_format(self.location)
         wanted = (options.get("format") or options.get("table_format") or "").lower()
         if self.format == "iceberg" and wanted == "paimon" and not _iceberg_exists(self.location):
+            if options.get("option.primary-key") and options.get("option.bucket", "-1").strip() == "-1":
+                raise NotSupportedError("create through the data source", self.location, "paimon",
+                                        "a primary-key table without a fixed bucket count is a dynamic-bucket table, "
+                                        "which the data source cannot write: set option.bucket to a number of "
+                                        "buckets, or create the table with Catalog.create_table (nothing was created)")
             _create_paimon_table(self.location, schema, options)
             self.format = "paimon"
         elif self.format == "iceberg":

@@ -129,6 +129,11 @@ def test_bad_dynamic_bucket_settings_are_refused(paimon_catalog, paimon_spark, t
         paimon_spark.createDataFrame(_batch([1]).to_pylist(), DDL).write.format("icefloe").mode("append") \
             .save(t.location)
     assert len(t.refresh().snapshots()) == 1
+    fresh = tmp_path / "wh" / "db.db" / "fresh"                # refused before anything is created
+    with pytest.raises(Exception, match="set option.bucket"):
+        paimon_spark.createDataFrame(_batch([1]).to_pylist(), DDL).write.format("icefloe").mode("append") \
+            .option("format", "paimon").option("option.primary-key", "id").save(str(fresh))
+    assert not fresh.exists()
 
 
 def test_a_changed_index_of_the_partition_refuses_the_commit(paimon_catalog):
