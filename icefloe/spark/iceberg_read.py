@@ -18,7 +18,9 @@ re-check the spec's rules per row:
   those columns with null equal to null, data sequence number < the delete
   file's, same partition unless the delete file is unpartitioned.
 
-Small delete sets are broadcast. Files without deletes take the plain path.
+Small delete sets are broadcast. Files without deletes take the plain path. When every
+delete is a position delete and the paths are plain, rows are matched on Spark's own
+``_metadata.file_path`` in one anti join, with no per-row path decoding and no per-file join.
 
 Files without Parquet field ids (e.g. registered with pyiceberg's ``add_files``)
 are read apart, by name through the table's name mapping (spec, "Column
@@ -119,6 +121,14 @@ def _read_tasks(spark, tasks: list, schema: Schema, where, columns, with_positio
             parts = [read_parquet_by_field_id(spark, [t.path for t in with_ids], schema, history)] if with_ids else []
             parts += _read_without_ids(spark, without_ids, schema, history, name_mapping, False)
             df = _union(parts)
+    elif not with_positions and any(not t.deletes for t in tasks):
+        # files without deletes take the plain path; only the others carry positions
+        clean = [t for t in tasks if not t.deletes]
+        dirty = [t for t in tasks if t.deletes]
+        df = _union([_read_tasks(spark, clean, schema, None, None, False, history, name_mapping),
+                     _read_tasks(spark, dirty, schema, None, None, False, history, name_mapping)])
+    elif not with_positions and _only_position_deletes_by_raw_path(tasks):
+        df = _read_minus_position_deletes(spark, tasks, schema, history)
     else:
         df = _read_with_positions(spark, tasks, schema, history, name_mapping)
         if has_deletes:
@@ -155,6 +165,64 @@ def _read_with_positions(spark, tasks: list, schema: Schema, history: Sequence[S
     if without_ids:
         parts += _read_without_ids(spark, without_ids, schema, history, name_mapping, True)
     return _union(parts)
+
+
+# a path Spark reports as ``file:<path>`` unchanged (no character Hadoop's URI would escape)
+_PLAIN_PATH = re.compile(r"^/[A-Za-z0-9/_.=+,:@~-]+$")
+
+
+def _only_position_deletes_by_raw_path(tasks: list) -> bool:
+    """Whether every delete is a position delete and every data file's path is plain
+    (``_PLAIN_PATH``), with field ids: then rows are matched to deletes on Spark's own
+    ``_metadata.file_path``, with no per-row path decoding and no per-file join."""
+    if not all(d.content == POSITION_DELETES for t in tasks for d in t.deletes):
+        return False
+    if not all(_PLAIN_PATH.match(t.path) for t in tasks):
+        return False
+    with_ids, without_ids = _split_by_field_ids(tasks)
+    return not without_ids
+
+
+def _read_minus_position_deletes(spark, tasks: list, schema: Schema, history: Sequence[Schema]):
+    """The rows of ``tasks`` less their position deletes, by one anti join on (Spark's path of
+    the data file, position). The delete rows are narrowed, on the small side, to the data
+    files their delete file is attached to (the planner applied the sequence-number rule
+    there), and their target paths turned into Spark's form."""
+    from pyspark.sql import functions as F
+
+    df = spark.read.schema(spark_read_schema(schema, history)).parquet(*[t.path for t in tasks])
+    df = restore_column_names(df.select("*", F.col("_metadata.file_path").alias(_RAW_PATH),
+                                        F.col("_metadata.row_index").alias(POS_COL)), schema)
+    attached = {(t.path, d.file_path): d for t in tasks for d in t.deletes}
+    files = {d.file_path: d for d in attached.values()}
+    pschema = to_spark_schema(POSITION_DELETE_SCHEMA)
+    pdf = spark.read.schema(pschema).parquet(*files)
+    if _attached_to_their_partition(tasks, files.values()):
+        # each delete file applies to every data file of its partition read here, so a
+        # delete row matches exactly the rows it names
+        pdf = pdf.select(F.concat(F.lit("file:"), F.col("file_path")).alias(_RAW_PATH), F.col("pos").alias(POS_COL))
+    else:
+        att = spark.createDataFrame([(data, dfile, "file:" + data) for data, dfile in attached],
+                                    f"_d_target string, _d_file string, {_RAW_PATH} string")
+        pdf = (pdf.select(F.col("file_path").alias("_d_target"), F.col("pos").alias(POS_COL),
+                          table_path_of(F.col("_metadata.file_path")).alias("_d_file"))
+               .join(F.broadcast(att), ["_d_target", "_d_file"]).select(_RAW_PATH, POS_COL))
+    df = df.join(_hint(pdf, sum(d.record_count for d in files.values())), [_RAW_PATH, POS_COL], "left_anti")
+    return df.select(*[f"`{f.name}`" for f in schema.fields])
+
+
+def _attached_to_their_partition(tasks: list, deletes) -> bool:
+    """Whether every delete file is attached to every task of its partition (a position
+    delete names data files of its own partition only). Not so when the sequence-number
+    rule kept a delete file from a data file, e.g. one added again after the delete."""
+    by_part: dict = {}
+    for t in tasks:
+        by_part.setdefault(t.partition_key, []).append(t)
+    for d in deletes:
+        for t in by_part.get((d.spec_id, d.partition), ()):
+            if all(x.file_path != d.file_path for x in t.deletes):
+                return False
+    return True
 
 
 def _union(parts: list):
