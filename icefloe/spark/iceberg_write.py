@@ -239,7 +239,7 @@ def write_data_files(df, meta: TableMetadata, io: FileIO, table_name: str) -> li
         except Exception as e:  # a failed Spark job: our null check or anything else
             raise explain_spark_error(e) from None
         files = _collect_staged(io, staging, location, spec, schema, write_id, moved)
-        described = _describe_files(io, files, schema, spec)
+        described = _drop_empty(io, _describe_files(io, files, schema, spec))
         for f in described:
             f.sort_order_id = order_id
         return described
@@ -322,7 +322,15 @@ def _write_with_arrow(aligned, meta: TableMetadata, io: FileIO, write_id: str) -
     except Exception as e:  # a failed Spark job: our null check or anything else
         _delete_written(io, location, write_id)
         raise explain_spark_error(e) from None
-    return [f for r in rows for f in pickle.loads(r["files"])]
+    return _drop_empty(io, [f for r in rows for f in pickle.loads(r["files"])])
+
+
+def _drop_empty(io: FileIO, files: list) -> list:
+    """The files that hold rows; the empty ones (Spark writes one for an empty task) deleted."""
+    for f in files:
+        if f.record_count == 0:
+            io.delete(f.file_path)
+    return [f for f in files if f.record_count > 0]
 
 
 def _arrow_task(io: FileIO, meta: TableMetadata, write_id: str):

@@ -146,3 +146,20 @@ def test_a_failed_attempt_leaves_no_files(table):
     with pytest.raises(CommitConflictError):
         RowDelta(removed_paths={a.file_path, _file(table, "gone", 1).file_path}).commit(table.ops)
     assert sorted(os.listdir(table.ops.metadata_dir)) == listing
+
+
+def test_spark_appends_commit_no_empty_data_files(catalog, spark):
+    """A DataFrame with empty partitions (one row on two tasks) commits only files that
+    hold rows, with and without a partition spec and on the Arrow (uuid) path; the empty
+    files Spark wrote are gone from disk."""
+    import os
+
+    for name, ddl, parts in (("db.e1", "id bigint, s string", None), ("db.e2", "id bigint, s string", ["s"]),
+                             ("db.e3", "id bigint, u uuid", None)):
+        t = catalog.create_table(name, ddl, partitioned_by=parts)
+        row = "cast(id as string) as s" if "s " in ddl else "'0f8fad5b-d9cb-469f-a165-70867728950e' as u"
+        t.append(spark.range(0, 1, numPartitions=2).selectExpr("id", row).repartition(2))
+        files = t.plan_files()
+        assert [f.record_count for f in files] == [1], name
+        on_disk = [n for _, _, fs in os.walk(os.path.join(t.location, "data")) for n in fs if n.endswith(".parquet")]
+        assert len(on_disk) == 1, (name, on_disk)
