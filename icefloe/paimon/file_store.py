@@ -149,6 +149,15 @@ class FileStore:
     def bucket_dir(self, values: Sequence, bucket: int) -> str:
         return bucket_path(self.table_path, self.partition_dir(values), bucket)
 
+    def delete_uncommitted(self, messages) -> None:
+        """Delete the data files (and dynamic-bucket index files) of uncommitted commit messages."""
+        for m in messages:
+            for f in m.new_files:
+                self.io.delete(f.file_path or f"{self.bucket_dir(m.partition, m.bucket)}/{f.file_name}")
+            for f in getattr(m, "index_files", None) or ():
+                if f.file_path:
+                    self.io.delete(f.file_path)
+
     def data_file_path(self, entry: mf.ManifestEntry) -> str:
         f = entry.file
         if f.external_path:

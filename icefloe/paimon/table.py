@@ -275,13 +275,7 @@ class FileStoreTable:
 
     def abort(self, messages: Sequence[CommitMessage]) -> None:
         """Delete the data files (and dynamic-bucket index files) of uncommitted messages."""
-        for m in messages:
-            for f in m.new_files:
-                path = f.file_path or f"{self._store.bucket_dir(m.partition, m.bucket)}/{f.file_name}"
-                self.io.delete(path)
-            for f in getattr(m, "index_files", None) or ():
-                if f.file_path:
-                    self.io.delete(f.file_path)
+        self._store.delete_uncommitted(messages)
 
     def commit_overwrite(self, messages: Sequence[CommitMessage], partition: Optional[dict] = None,
                          dynamic: bool = False) -> Optional[Snapshot]:

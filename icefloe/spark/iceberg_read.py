@@ -179,8 +179,7 @@ def _only_position_deletes_by_raw_path(tasks: list) -> bool:
         return False
     if not all(_PLAIN_PATH.match(t.path) for t in tasks):
         return False
-    with_ids, without_ids = _split_by_field_ids(tasks)
-    return not without_ids
+    return not _split_by_field_ids(tasks)[1]
 
 
 def _read_minus_position_deletes(spark, tasks: list, schema: Schema, history: Sequence[Schema]):

@@ -374,7 +374,7 @@ def write_kv_files(df, table, restored: dict, kind: Optional[int] = None,
             data = data.drop_columns([kind_column])
         messages = write_kv_table(store, schema, data, name, restored, kinds, namer=namer, index_base=index_base)
         if io.exists(marker):              # the write failed elsewhere and its files are being removed
-            remove_written(store, messages)
+            store.delete_uncommitted(messages)
             return
         yield pa.RecordBatch.from_pylist([{"message": pickle.dumps(m)} for m in messages],
                                          schema=pa.schema([("message", pa.binary())]))
@@ -397,15 +397,6 @@ def abort_marker(table_path: str, job: str) -> str:
     """The file that tells the tasks of a failed write to remove what they wrote. It lives in
     a ``.staging-`` directory, which orphan cleanup removes once it is old."""
     return f"{table_path}/.staging-{job}/aborted"
-
-
-def remove_written(store, messages) -> None:
-    """Delete the data and index files of a task's uncommitted commit messages."""
-    for m in messages:
-        for f in m.new_files:
-            store.io.delete(f.file_path or f"{store.bucket_dir(m.partition, m.bucket)}/{f.file_name}")
-        for f in m.index_files:
-            store.io.delete(f.file_path)
 
 
 def wait_until_idle(spark, timeout_s: float = 60.0) -> None:
