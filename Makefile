@@ -10,7 +10,7 @@ $(STAMP): pyproject.toml requirements-lock.txt
 	@command -v java >/dev/null 2>&1 || { echo "error: Java 17 is required (install openjdk-17-jre-headless or set JAVA_HOME)"; exit 1; }
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c requirements-lock.txt -e '.[test]'
+	$(BIN)/python -m pip install --quiet -c requirements-lock.txt -e '.[test]' --config-settings editable_mode=compat
 	@touch $(STAMP)
 
 install: $(STAMP)

@@ -14,3 +14,21 @@ __all__ = [
     "SchemaError", "SchemaMismatchError", "RequiredFieldNullError", "UnknownTransformError",
     "CorruptMetadataError", "CommitFailedError", "CommitConflictError",
 ]
+
+
+def _attach_to_active_session() -> None:
+    """``import icefloe`` in a script that already built its SparkSession: register the
+    data source there (with filter pushdown, which icefloe's reader uses to prune files)."""
+    try:
+        from pyspark.sql import SparkSession
+
+        active = SparkSession.getActiveSession()
+        if active is not None:
+            from icefloe.spark.session import attach_data_source
+
+            attach_data_source(active)
+    except Exception:  # pragma: no cover - never let an import fail over this
+        pass
+
+
+_attach_to_active_session()

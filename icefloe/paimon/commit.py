@@ -186,9 +186,12 @@ def _merge_run(store: FileStore, run: list, result: list, created: list) -> None
 
 # --------------------------------------------------------------------------- the commit
 class FileStoreCommit:
-    def __init__(self, store: FileStore, commit_user: Optional[str] = None):
+    def __init__(self, store: FileStore, commit_user: Optional[str] = None,
+                 commit_identifier: int = BATCH_COMMIT_IDENTIFIER):
         self.store = store
         self.commit_user = commit_user or str(uuid.uuid4())
+        # a streaming write's batch id: with the user, how a replayed batch is recognised
+        self.commit_identifier = commit_identifier
 
     def commit(self, messages: Sequence[CommitMessage], overwrite: bool = False,
                properties: Optional[dict] = None, overwrite_partitions=None, validate=None) -> Optional[Snapshot]:
@@ -280,7 +283,7 @@ class FileStoreCommit:
                 base_manifest_list_size=base_size, delta_manifest_list_size=delta_size,
                 changelog_manifest_list=None,
                 index_manifest=index_manifest,
-                commit_user=self.commit_user, commit_identifier=BATCH_COMMIT_IDENTIFIER,
+                commit_user=self.commit_user, commit_identifier=self.commit_identifier,
                 commit_kind=kind, time_millis=int(time.time() * 1000), log_offsets={},
                 total_record_count=(latest.total_record_count if latest is not None else 0) + delta_count,
                 delta_record_count=delta_count, changelog_record_count=0,

@@ -30,7 +30,8 @@ from icefloe.paimon.merge import check_engine_options, merge_engine, read_merged
 from icefloe.paimon.scan import UnsupportedTableError
 from icefloe.paimon.schema import SchemaHistory, TableSchema, evolve_arrow, latest_schema
 from icefloe.paimon.schema_update import UpdateSchema
-from icefloe.paimon.snapshot import Snapshot
+from icefloe.paimon.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
+from icefloe.paimon.streaming import not_committed_check
 from icefloe.paimon.tag import TagManager, create_tag, delete_tag, replace_tag
 
 
@@ -236,16 +237,28 @@ class FileStoreTable:
                                         "icefloe writes bucket -1 (unaware) or fixed buckets only")
 
     def commit(self, messages: Sequence[CommitMessage], overwrite: bool = False,
-               overwrite_partitions=None) -> Optional[Snapshot]:
+               overwrite_partitions=None, commit_user: Optional[str] = None,
+               commit_identifier: Optional[int] = None) -> Optional[Snapshot]:
         """Commit messages written elsewhere (e.g. by Spark tasks). If the commit fails,
         the messages' data files are deleted: nothing references them. An overwrite with
-        ``overwrite_partitions`` (a predicate on partition values) replaces only those."""
+        ``overwrite_partitions`` (a predicate on partition values) replaces only those.
+        A streaming write passes its ``commit_user`` and batch id (``commit_identifier``):
+        a batch that user committed already raises ``BatchAlreadyCommitted`` (and its files
+        are deleted), as Paimon filters the committables a restarted stream replays."""
         self.refresh()
         try:
             self.check_writable()
-            validate = self.sequence_check(messages) if self._schema.primary_keys else None
-            return FileStoreCommit(self._store, self.commit_user).commit(
-                list(messages), overwrite=overwrite, overwrite_partitions=overwrite_partitions, validate=validate)
+            checks = [self.sequence_check(messages)] if self._schema.primary_keys else []
+            if commit_identifier is not None:
+                checks.append(not_committed_check(self._store, commit_user, commit_identifier))
+
+            def validate(latest) -> None:
+                for check in checks:
+                    check(latest)
+            committer = FileStoreCommit(self._store, commit_user or self.commit_user,
+                                        BATCH_COMMIT_IDENTIFIER if commit_identifier is None else commit_identifier)
+            return committer.commit(list(messages), overwrite=overwrite, overwrite_partitions=overwrite_partitions,
+                                    validate=validate if checks else None)
         except BaseException:
             self.abort(messages)
             raise

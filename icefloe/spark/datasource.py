@@ -109,7 +109,9 @@ def _location(options, schema=None) -> str:
     return loc
 
 
-class IcefloeDataSource(DataSource):
+class BatchDataSource(DataSource):
+    """The batch side of the ``icefloe`` data source (``icefloe.spark.source`` adds streaming)."""
+
     @classmethod
     def name(cls):
         return "icefloe"
@@ -119,8 +121,11 @@ class IcefloeDataSource(DataSource):
 
         loc = _location(self.options)
         if detect_format(loc) == "paimon":
-
-            return T.StructType([
+            # read.changelog (a stream of a primary-key table): each row's kind first, as Paimon's
+            # Spark source gives it
+            kind = [T.StructField("rowkind", T.StringType(), False, {LOCATION_KEY: loc})] \
+                if str(self.options.get("read.changelog", "")).lower() == "true" else []
+            return T.StructType(kind + [
                 T.StructField(f.name, pt.to_spark_type(f.type, False), f.nullable, {LOCATION_KEY: loc})
                 for f in paimon_table(loc).table_schema.fields])
         if self.options.get("columns") and not _iceberg_exists(loc):
@@ -134,7 +139,7 @@ class IcefloeDataSource(DataSource):
         return T.StructType(fields)
 
     def reader(self, schema):
-        return IcefloeReader(dict(self.options), schema)
+        return IcefloePushdownReader(dict(self.options), schema)
 
     def writer(self, schema, overwrite: bool):
         return IcefloeWriter(dict(self.options), schema, overwrite)
@@ -191,20 +196,12 @@ def _to_predicate(f):
 
 
 class IcefloeReader(DataSourceReader):
+    """A batch read: one input partition per data file."""
+
     def __init__(self, options: dict, schema):
         self.options = options
         self.schema = schema
         self.predicates: list = []
-
-    def pushFilters(self, filters):
-        for f in filters:
-            try:
-                p = _to_predicate(f)
-            except Exception:
-                p = None
-            if p is not None:
-                self.predicates.append(p)
-            yield f  # pruning is inclusive: Spark still evaluates every filter on rows
 
     def _where(self):
         if not self.predicates:
@@ -279,6 +276,22 @@ class IcefloeReader(DataSourceReader):
             yield pa.RecordBatch.from_arrays(
                 [projected.column(i).combine_chunks().cast(target.field(i).type) for i in range(len(target))],
                 schema=target)
+
+
+class IcefloePushdownReader(IcefloeReader):
+    """A read whose files are pruned by the filters Spark pushes down (sessions configured
+    by icefloe enable ``spark.sql.python.filterPushdown.enabled``; Spark refuses a reader that
+    takes filters in a session where it is off)."""
+
+    def pushFilters(self, filters):
+        for f in filters:
+            try:
+                p = _to_predicate(f)
+            except Exception:
+                p = None
+            if p is not None:
+                self.predicates.append(p)
+            yield f  # pruning is inclusive: Spark still evaluates every filter on rows
 
 
 def _arrow_target(spark_schema):

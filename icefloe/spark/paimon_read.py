@@ -121,6 +121,9 @@ def _table(location: str):
     return FileStoreTable(os.path.basename(loc.rstrip("/")), loc)
 
 
+paimon_table_at = _table
+
+
 def paimon_schema_ddl(location: str) -> str:
     """The Spark DDL of a Paimon table's columns (for ``DataSource.schema``)."""
     table = _table(location)

@@ -14,7 +14,7 @@ import sys
 import threading
 
 from icefloe.errors import JavaMissingError
-from icefloe.spark.datasource import IcefloeDataSource
+from icefloe.spark.source import IcefloeDataSource
 
 _lock = threading.Lock()
 _session = None
@@ -98,6 +98,18 @@ def get_spark(spark=None):
 
 
 _registered: set = set()
+
+
+def attach_data_source(spark) -> None:
+    """Register the pruning ``icefloe`` data source in ``spark`` and turn on the Python filter
+    pushdown it needs; nothing else in the session changes."""
+    key = "spark.sql.python.filterPushdown.enabled"
+    try:
+        if spark.conf.get(key, None) != "true":
+            spark.conf.set(key, "true")
+    except Exception:
+        pass
+    _register_data_source(spark)
 
 
 def _register_data_source(spark) -> None:

@@ -1,0 +1,137 @@
+"""Streaming commits and streaming reads of an Iceberg table.
+
+A streaming write commits each micro-batch as one snapshot whose summary records
+the query's id and the batch (epoch) id, under the keys Iceberg's Spark runtime
+uses. A batch that is replayed after a crash (its files committed, the engine's own
+record of it lost) is recognised by walking the branch's history back to the
+query's latest snapshot: an epoch at or below the one recorded there is not
+committed again. The check runs inside every commit attempt, against the metadata
+the snapshot would follow.
+
+A streaming read follows the branch's snapshots in order and takes, from each
+``append`` snapshot, the data files it added. Snapshots that only rewrite files
+(``replace``) are skipped; one that deletes or overwrites rows stops the stream with
+an error, unless the reader asked to skip such snapshots.
+"""
+from __future__ import annotations
+
+from typing import Iterable, Optional
+
+from icefloe.iceberg.append import Append
+from icefloe.iceberg.manifest import ADDED, DATA
+from icefloe.iceberg.manifest_list import DATA_MANIFEST
+from icefloe.iceberg.manifest_reader import load_manifest_entries, snapshot_manifests
+from icefloe.iceberg.overwrite import Overwrite
+from icefloe.iceberg.snapshot import APPEND, DELETE, OVERWRITE, REPLACE, Snapshot
+from icefloe.iceberg.table_metadata import MAIN_BRANCH, TableMetadata
+
+QUERY_ID = "spark.sql.streaming.queryId"
+EPOCH_ID = "spark.sql.streaming.epochId"
+
+
+class BatchAlreadyCommitted(Exception):
+    """The micro-batch is in the table already (a replay after a restart): commit nothing."""
+
+
+def branch_history(meta: TableMetadata, branch: str = MAIN_BRANCH) -> list[Snapshot]:
+    """The branch's snapshots, newest first (the head, its parent, ...)."""
+    ref = meta.refs.get(branch)
+    out: list[Snapshot] = []
+    sid = ref.snapshot_id if ref is not None else None
+    by_id = {s.snapshot_id: s for s in meta.snapshots}
+    while sid is not None and sid in by_id:
+        s = by_id[sid]
+        out.append(s)
+        sid = s.parent_snapshot_id
+    return out
+
+
+def last_committed_epoch(meta: TableMetadata, query_id: str, branch: str = MAIN_BRANCH) -> Optional[int]:
+    """The highest epoch the query ``query_id`` committed to ``branch`` (its latest snapshot)."""
+    for s in branch_history(meta, branch):
+        summary = s.summary or {}
+        if summary.get(QUERY_ID) == query_id:
+            try:
+                return int(summary[EPOCH_ID])
+            except (KeyError, ValueError):
+                return None
+    return None
+
+
+class _Once:
+    """Mixin: refuse the commit when the query committed this epoch (or a later one) already."""
+
+    query_id: str
+    epoch: int
+
+    def apply(self, pending):
+        last = last_committed_epoch(pending.base, self.query_id, pending.branch)
+        if last is not None and self.epoch <= last:
+            raise BatchAlreadyCommitted(f"query {self.query_id} committed epoch {last}; epoch {self.epoch} is a replay")
+        return super().apply(pending)
+
+
+class StreamingAppend(_Once, Append):
+    def __init__(self, files: Iterable, query_id: str, epoch: int, summary_extra: Optional[dict] = None):
+        super().__init__(files, summary_extra={**(summary_extra or {}), QUERY_ID: query_id, EPOCH_ID: str(epoch)})
+        self.query_id, self.epoch = query_id, epoch
+
+
+class StreamingOverwrite(_Once, Overwrite):
+    """``complete`` output mode: each batch replaces the whole table."""
+
+    def __init__(self, files: Iterable, query_id: str, epoch: int, summary_extra: Optional[dict] = None):
+        super().__init__(files, remove_all=True,
+                         summary_extra={**(summary_extra or {}), QUERY_ID: query_id, EPOCH_ID: str(epoch)})
+        self.query_id, self.epoch = query_id, epoch
+
+
+# --------------------------------------------------------------------------- reading a stream
+class StreamStopped(Exception):
+    """A snapshot the stream cannot pass: it deleted or overwrote rows."""
+
+
+def snapshots_after(meta: TableMetadata, after: Optional[int], branch: str = MAIN_BRANCH) -> list[Snapshot]:
+    """The branch's snapshots committed after ``after`` (None: all of them), oldest first.
+    Raises ValueError when ``after`` is not an ancestor of the branch head any more."""
+    history = branch_history(meta, branch)
+    if after is None:
+        return list(reversed(history))
+    ids = [s.snapshot_id for s in history]
+    if after not in ids:
+        raise ValueError(f"snapshot {after} is no longer in the history of {branch}")
+    return list(reversed(history[:ids.index(after)]))
+
+
+def added_data_files(io, meta: TableMetadata, snap: Snapshot) -> list:
+    """(data file, data sequence number) for each data file ``snap`` added, in manifest order."""
+    out = []
+    for m in snapshot_manifests(io, snap):
+        if m.content != DATA_MANIFEST or m.added_snapshot_id != snap.snapshot_id:
+            continue
+        if m.added_files_count == 0:
+            continue
+        for e in load_manifest_entries(io, meta, m):
+            if e.status == ADDED and e.snapshot_id == snap.snapshot_id and e.data_file.content == DATA:
+                out.append((e.data_file, e.sequence_number or 0))
+    return out
+
+
+def stream_files(io, meta: TableMetadata, snap: Snapshot, skip_deletes: bool = False,
+                 skip_overwrites: bool = False) -> list:
+    """The data files a stream takes from ``snap``: what an append added; nothing from a
+    rewrite; a delete or overwrite stops the stream unless the matching skip is asked."""
+    op = snap.operation
+    if op == APPEND:
+        return added_data_files(io, meta, snap)
+    if op == REPLACE:
+        return []
+    if op == DELETE and skip_deletes:
+        return []
+    if op == OVERWRITE and skip_overwrites:
+        return []
+    if op in (DELETE, OVERWRITE):
+        option = "streaming-skip-delete-snapshots" if op == DELETE else "streaming-skip-overwrite-snapshots"
+        raise StreamStopped(f"snapshot {snap.snapshot_id} is a {op}, which a stream of appended rows cannot "
+                            f"pass; set option {option}=true to skip such snapshots")
+    return added_data_files(io, meta, snap)

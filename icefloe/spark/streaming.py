@@ -1,0 +1,420 @@
+"""Structured Streaming through the ``icefloe`` data source: a sink and a source, both formats.
+
+The sink (``df.writeStream.format("icefloe")``) writes each micro-batch's files in
+the Spark tasks, exactly as a batch write does, and commits them on the driver as at
+most one snapshot. The query's id, which Spark keeps in the checkpoint (its
+``metadata`` file) and reuses after a restart, is the Iceberg snapshot summary's
+query id and the Paimon snapshot's ``commitUser``; the micro-batch id is the epoch
+id / ``commitIdentifier``. A batch replayed after a crash between the table commit
+and Spark's own record of it is recognised in the commit and not committed twice
+(its files are deleted).
+
+The source (``spark.readStream.format("icefloe")``) streams what each snapshot adds.
+An offset is a snapshot and how many of that snapshot's files were consumed
+(``{"snapshot": id, "files": n}``); the stream starts with the whole table as of a
+starting snapshot (``full``) or with what follows it, and each micro-batch reads the
+files between two offsets, one file per Spark task, rate-limited by files or rows.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Optional
+
+from pyspark.sql.datasource import DataSourceStreamArrowWriter, DataSourceStreamReader, InputPartition
+from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
+
+from icefloe.core.io import LOCAL, strip_scheme
+from icefloe.errors import IcefloeError, NoSuchSnapshotError
+from icefloe.iceberg import streaming as ice_stream
+from icefloe.paimon import streaming as paimon_stream
+
+ROWKIND = "rowkind"   # the leading column of a Paimon stream read with read.changelog
+_KINDS = ("+I", "-U", "+U", "-D")
+
+
+class StreamingSetupError(IcefloeError, ValueError):
+    """A streaming query the data source cannot run as asked."""
+
+
+def _opt(options, key: str, default=None):
+    for k, v in options.items():
+        if k.lower() == key.lower():
+            return v
+    return default
+
+
+def _flag(options, key: str) -> bool:
+    return str(_opt(options, key, "false")).strip().lower() in ("true", "1", "yes")
+
+
+def stream_query_id(options) -> str:
+    """The streaming query's id: an explicit ``commit-user`` option, else the id Spark keeps in
+    the checkpoint's ``metadata`` file (the same after every restart of the query)."""
+    explicit = _opt(options, "commit-user") or _opt(options, "commitUser")
+    if explicit:
+        return str(explicit)
+    cp = _opt(options, "checkpointLocation")
+    if not cp:
+        raise StreamingSetupError(
+            "a streaming write to an icefloe table needs .option('checkpointLocation', <dir>): the query's id "
+            "kept there is how a batch replayed after a restart is recognised and not committed twice")
+    path = os.path.join(os.path.abspath(strip_scheme(cp)), "metadata")
+    try:
+        return str(json.loads(LOCAL.read_bytes(path).decode("utf-8"))["id"])
+    except (OSError, ValueError, KeyError) as e:
+        raise StreamingSetupError(f"cannot read the streaming query's id from {path}: {e}") from None
+
+
+# --------------------------------------------------------------------------- the sink
+class IcefloeStreamWriter(DataSourceStreamArrowWriter):
+    """Each micro-batch: files written by the tasks, one idempotent commit on the driver.
+    ``overwrite`` (output mode ``complete``) replaces the whole table each batch."""
+
+    def __init__(self, options: dict, schema, overwrite: bool):
+        from icefloe.spark.datasource import IcefloeWriter
+
+        self.batch_writer = IcefloeWriter(options, schema, overwrite)
+        self.options = options
+        self.overwrite = overwrite
+
+    def write(self, iterator):
+        return self.batch_writer.write(iterator)
+
+    def commit(self, messages, batchId: int) -> None:
+        from icefloe.spark.datasource import _iceberg_table
+        from icefloe.spark.paimon_read import paimon_table_at
+
+        query_id = stream_query_id(self.options)
+        files = [f for m in messages if m is not None for f in m.files]
+        w = self.batch_writer
+        if w.format == "paimon":
+            try:
+                paimon_table_at(w.location).commit(files, overwrite=self.overwrite, commit_user=query_id,
+                                                   commit_identifier=int(batchId))
+            except paimon_stream.BatchAlreadyCommitted:
+                pass  # the table has this batch; its files were deleted
+            return
+        if not files and not self.overwrite:
+            return
+        t = _iceberg_table(w.location)
+        produce = ice_stream.StreamingOverwrite if self.overwrite else ice_stream.StreamingAppend
+        try:
+            t._commit(produce(files, query_id, int(batchId), summary_extra=t._app_summary()), "main")
+        except ice_stream.BatchAlreadyCommitted:
+            pass  # the table has this batch; its files were deleted
+
+    def abort(self, messages, batchId: int) -> None:
+        self.batch_writer.abort(messages)
+
+
+# --------------------------------------------------------------------------- the source
+@dataclass
+class StreamPartition(InputPartition):
+    path: str
+    deletes: list = field(default_factory=list)
+    kind: str = "file"            # "file": a data file; "delta": a Paimon key-value file's records
+
+
+class _Unit:
+    """One file of the stream: what a task reads, and its row count for rate limits."""
+
+    __slots__ = ("path", "rows", "deletes", "kind")
+
+    def __init__(self, path: str, rows: int, deletes=(), kind: str = "file"):
+        self.path, self.rows, self.deletes, self.kind = path, rows, list(deletes), kind
+
+
+class IcefloeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """Offsets ``{"snapshot": id, "files": n, "full": bool}``: ``n`` files of the snapshot's
+    units consumed. A snapshot's units are the whole table as of it (``full``) or the files
+    it added. ``snapshot`` -1 is the empty table before the first snapshot."""
+
+    def __init__(self, options: dict, schema):
+        from icefloe.spark.datasource import _location, detect_format
+
+        self.options = options
+        self.schema = schema
+        self.location = _location(options, schema)
+        self.format = detect_format(self.location)
+        self._units: dict = {}
+        self._cap: Optional[int] = None      # Trigger.AvailableNow: the last snapshot to read
+        self.max_files = _int_opt(options, "streaming-max-files-per-micro-batch", "maxFilesPerTrigger")
+        self.max_rows = _int_opt(options, "streaming-max-rows-per-micro-batch", "maxRowsPerTrigger")
+
+    # ------------------------------------------------------------------ snapshots
+    def _ice(self):
+        from icefloe.spark.datasource import _iceberg_table
+
+        return _iceberg_table(self.location)
+
+    def _paimon(self):
+        from icefloe.spark.paimon_read import paimon_table_at
+
+        return paimon_table_at(self.location)
+
+    def _latest_id(self) -> int:
+        if self.format == "paimon":
+            latest = self._paimon().store.snapshots.latest_id()
+            return latest if latest is not None else -1
+        snap = self._ice().current_snapshot()
+        return snap.snapshot_id if snap is not None else -1
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        self._cap = self._latest_id()
+
+    def _following(self, sid: int) -> list:
+        """Snapshot ids committed after ``sid`` (-1: all), oldest first, up to the latest (or
+        the one ``Trigger.AvailableNow`` saw at the start)."""
+        ids = self._following_all(sid)
+        if self._cap is not None:
+            ids = ids[:ids.index(self._cap) + 1] if self._cap in ids else ([] if self._cap <= sid else ids)
+        return ids
+
+    def _following_all(self, sid: int) -> list:
+        if self.format == "paimon":
+            store = self._paimon().store
+            latest = store.snapshots.latest_id()
+            if latest is None or latest <= sid:
+                return []
+            first = sid + 1 if sid >= 0 else (store.snapshots.earliest_id() or 1)
+            earliest = store.snapshots.earliest_id() or 1
+            if first < earliest:
+                raise NoSuchSnapshotError(
+                    f"the stream needs snapshot {first} of {self.location}, which has expired (the earliest is "
+                    f"{earliest}); restart the query from a new checkpoint or keep snapshots longer")
+            return list(range(first, latest + 1))
+        meta = self._ice().metadata
+        try:
+            return [s.snapshot_id for s in ice_stream.snapshots_after(meta, sid if sid >= 0 else None)]
+        except ValueError:
+            raise NoSuchSnapshotError(
+                f"the stream needs what followed snapshot {sid} of {self.location}, which is no longer in the "
+                "table's history (expired or rolled back); restart the query from a new checkpoint") from None
+
+    def _start_id(self) -> tuple[int, bool]:
+        """The starting snapshot and whether the stream starts with the whole table as of it."""
+        o = self.options
+        mode = (_opt(o, "scan.mode") or "").strip().lower()
+        sid = _opt(o, "scan.snapshot-id") or _opt(o, "start-snapshot-id")
+        ts = _opt(o, "scan.timestamp-millis") or _opt(o, "stream-from-timestamp")
+        if sid not in (None, ""):
+            sid = int(sid)
+            full = mode == "from-snapshot-full"
+            # from-snapshot: that snapshot's own changes and what follows
+            return (sid if full else self._before(sid), full)
+        if ts not in (None, ""):
+            return (self._last_before_time(int(ts)), False)
+        if mode in ("latest",):
+            return (self._latest_id(), False)
+        if mode in ("", "default", "latest-full", "full"):
+            return (self._latest_id(), True)
+        raise StreamingSetupError(f"option scan.mode={mode!r}: expected latest-full, latest, from-snapshot, "
+                                  "from-snapshot-full or from-timestamp")
+
+    def _before(self, sid: int) -> int:
+        """The snapshot just before ``sid`` (-1 when ``sid`` is the first)."""
+        if self.format == "paimon":
+            return sid - 1 if sid > 1 else -1
+        snap = self._ice().metadata.snapshot_by_id(sid)
+        return snap.parent_snapshot_id if snap.parent_snapshot_id is not None else -1
+
+    def _last_before_time(self, millis: int) -> int:
+        """The newest snapshot committed before ``millis`` (the stream starts after it)."""
+        best = -1
+        if self.format == "paimon":
+            for s in self._paimon().store.snapshots.iter_snapshots():
+                if s.time_millis < millis:
+                    best = s.id
+            return best
+        for s in reversed(ice_stream.branch_history(self._ice().metadata)):
+            if s.timestamp_ms < millis:
+                best = s.snapshot_id
+        return best
+
+    def _units_of(self, sid: int, full: bool) -> list:
+        key = (sid, full)
+        if key not in self._units:
+            self._units[key] = self._plan_units(sid, full) if sid >= 0 else []
+        return self._units[key]
+
+    def _plan_units(self, sid: int, full: bool) -> list:
+        o = self.options
+        if self.format == "paimon":
+            from icefloe.spark.paimon_read import partitions_of
+
+            table = self._paimon()
+            store = table.store
+            snap = store.snapshots.snapshot(sid)
+            if full:
+                entries = table.plan(None, sid)
+                rows = sum(e.file.row_count for e in entries)
+                parts = partitions_of(table, entries)
+                if table.table_schema.primary_keys:
+                    return [_Unit(p, max(rows // max(len(parts), 1), 1)) for p in parts]
+                return [_Unit(p, e.file.row_count) for p, e in zip(parts, entries)]
+            entries = paimon_stream.delta_entries(store, snap, _flag(o, "streaming-read-overwrite"))
+            if not table.table_schema.primary_keys:
+                return [_Unit(p, e.file.row_count) for p, e in zip(partitions_of(table, entries), entries)]
+            return [_Unit(f"{e.file.file_path}#schema={e.file.schema_id},{table.table_schema.id}",
+                          e.file.row_count, kind="delta") for e in entries]
+        t = self._ice()
+        meta = t.metadata
+        snap = meta.snapshot_by_id(sid)
+        if full:
+            return [_Unit(task.path, task.file.record_count, task.deletes) for task in t.plan_snapshot(snap)]
+        try:
+            added = ice_stream.stream_files(t.io, meta, snap, _flag(o, "streaming-skip-delete-snapshots"),
+                                            _flag(o, "streaming-skip-overwrite-snapshots"))
+        except ice_stream.StreamStopped as e:
+            raise StreamingSetupError(f"{self.location}: {e}") from None
+        return [_Unit(f.file_path, f.record_count) for f, _ in added]
+
+    # ------------------------------------------------------------------ offsets
+    def initialOffset(self) -> dict:
+        sid, full = self._start_id()
+        return {"snapshot": sid, "files": 0, "full": full}
+
+    def getDefaultReadLimit(self):
+        from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
+
+        try:
+            from pyspark.sql.streaming.datasource import ReadMaxFiles
+        except ImportError:  # pragma: no cover
+            ReadMaxFiles = None
+        if self.max_files and ReadMaxFiles is not None:
+            return ReadMaxFiles(self.max_files)
+        if self.max_rows:
+            return ReadMaxRows(self.max_rows)
+        return ReadAllAvailable()
+
+    def latestOffset(self, start: dict, limit) -> dict:
+        max_files, max_rows = _limits(limit)
+        sid, n, full = int(start["snapshot"]), int(start["files"]), bool(start.get("full", False))
+        taken_files = taken_rows = 0
+        pos = {"snapshot": sid, "files": n, "full": full}
+        queue = None
+        while True:
+            units = self._units_of(sid, full)
+            while n < len(units):
+                if taken_files and ((max_files is not None and taken_files >= max_files)
+                                    or (max_rows is not None and taken_rows >= max_rows)):
+                    return pos
+                taken_files += 1
+                taken_rows += units[n].rows
+                n += 1
+                pos = {"snapshot": sid, "files": n, "full": full}
+            if queue is None:
+                queue = self._following(sid)
+            if not queue:
+                return pos
+            sid, n, full = queue.pop(0), 0, False
+            pos = {"snapshot": sid, "files": 0, "full": False} if not self._units_of(sid, False) else pos
+
+    def partitions(self, start: dict, end: dict):
+        out = []
+        for sid, full, lo, hi in self._ranges(start, end):
+            for u in self._units_of(sid, full)[lo:hi]:
+                out.append(StreamPartition(u.path, u.deletes, u.kind))
+        return out
+
+    def _ranges(self, start: dict, end: dict):
+        """(snapshot, full, first unit, end unit) for every snapshot between two offsets."""
+        sid, n, full = int(start["snapshot"]), int(start["files"]), bool(start.get("full", False))
+        end_sid, end_n = int(end["snapshot"]), int(end["files"])
+        if sid == end_sid:
+            if end_n > n:
+                yield (sid, full, n, end_n)
+            return
+        yield (sid, full, n, len(self._units_of(sid, full)))
+        for nxt in self._following(sid):
+            if nxt == end_sid:
+                yield (nxt, bool(end.get("full", False)), 0, end_n)
+                return
+            yield (nxt, False, 0, len(self._units_of(nxt, False)))
+        raise NoSuchSnapshotError(f"the stream's end offset names snapshot {end_sid}, which {self.location} "
+                                  "no longer has in its history")
+
+    def read(self, partition):
+        yield from read_stream_partition(self.location, self.format, self.schema, partition)
+
+    def commit(self, end: dict) -> None:
+        keep = int(end["snapshot"])
+        self._units = {k: v for k, v in self._units.items() if k[0] == keep or k[0] > keep}
+
+
+def _int_opt(options, *keys) -> Optional[int]:
+    for k in keys:
+        v = _opt(options, k)
+        if v not in (None, ""):
+            n = int(v)
+            if n <= 0:
+                raise StreamingSetupError(f"option {k} must be a positive number, got {v}")
+            return n
+    return None
+
+
+def _limits(limit) -> tuple[Optional[int], Optional[int]]:
+    """(max files, max rows) of a Spark read limit."""
+    files = getattr(limit, "max_files", None)
+    rows = getattr(limit, "max_rows", None)
+    if files is None and rows is None:
+        for name in ("maxFiles", "files"):
+            files = getattr(limit, name, None) or files
+        for name in ("maxRows", "rows"):
+            rows = getattr(limit, name, None) or rows
+    return files, rows
+
+
+def read_stream_partition(location: str, fmt: str, schema, partition):
+    """Arrow batches of one stream partition in Spark's read schema."""
+    from icefloe.spark.datasource import FilePartition, IcefloeReader
+
+    names = [f.name for f in schema.fields]
+    with_kind = bool(names) and names[0] == ROWKIND and fmt == "paimon"
+    if fmt == "paimon" and partition.kind == "delta":
+        yield from _read_delta(location, schema, partition.path, with_kind)
+        return
+    from pyspark.sql import types as T
+
+    import pyarrow as pa
+
+    inner = T.StructType(schema.fields[1:]) if with_kind else schema
+    reader = IcefloeReader({"path": location}, inner)
+    part = FilePartition(partition.path)
+    part.deletes = list(partition.deletes)
+    for batch in reader.read(part):
+        if with_kind:
+            kinds = pa.array(["+I"] * batch.num_rows, pa.string())
+            batch = pa.RecordBatch.from_arrays([kinds, *batch.columns], names=[ROWKIND, *batch.schema.names])
+        yield batch
+
+
+def _read_delta(location: str, schema, spec: str, with_kind: bool):
+    """A primary-key table's key-value file as rows: the value columns and, with
+    ``read.changelog``, each record's kind; without it, only the records that insert or
+    update (``+I``, ``+U``): the table's upserts."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from pyspark.sql import types as T
+
+    from icefloe.spark.datasource import _arrow_target
+    from icefloe.spark.paimon_read import paimon_read_file
+
+    value_schema = T.StructType([f for f in schema.fields if f.name != ROWKIND]) if with_kind else schema
+    target = _arrow_target(value_schema)
+    path = spec.split("#schema=")[0]
+    import pyarrow.parquet as pq
+
+    kinds = pq.read_table(strip_scheme(path), columns=["_VALUE_KIND"]).column(0).combine_chunks()
+    offset = 0
+    for batch in paimon_read_file(location, spec, target):
+        k = kinds.slice(offset, batch.num_rows)
+        offset += batch.num_rows
+        if with_kind:
+            labels = pc.take(pa.array(_KINDS, pa.string()), k.cast(pa.int32()))
+            yield pa.RecordBatch.from_arrays([labels, *batch.columns], names=[ROWKIND, *batch.schema.names])
+        else:
+            keep = pc.or_(pc.equal(k, 0), pc.equal(k, 2))
+            yield batch.filter(keep)
