@@ -123,7 +123,7 @@ class BatchDataSource(DataSource):
         if detect_format(loc) == "paimon":
             # read.changelog (a stream of a primary-key table): each row's kind first, as Paimon's
             # Spark source gives it
-            kind = [T.StructField("rowkind", T.StringType(), False, {LOCATION_KEY: loc})] \
+            kind = [T.StructField("rowkind", T.StringType(), True, {LOCATION_KEY: loc})] \
                 if str(self.options.get("read.changelog", "")).lower() == "true" else []
             return T.StructType(kind + [
                 T.StructField(f.name, pt.to_spark_type(f.type, False), f.nullable, {LOCATION_KEY: loc})

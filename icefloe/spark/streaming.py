@@ -32,6 +32,7 @@ from icefloe.paimon import streaming as paimon_stream
 
 ROWKIND = "rowkind"   # the leading column of a Paimon stream read with read.changelog
 _KINDS = ("+I", "-U", "+U", "-D")
+DONE = -1    # an offset's file count when the whole snapshot was consumed
 
 
 class StreamingSetupError(IcefloeError, ValueError):
@@ -236,7 +237,14 @@ class IcefloeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def _units_of(self, sid: int, full: bool) -> list:
         key = (sid, full)
         if key not in self._units:
-            self._units[key] = self._plan_units(sid, full) if sid >= 0 else []
+            try:
+                self._units[key] = self._plan_units(sid, full) if sid >= 0 else []
+            except (NoSuchSnapshotError, KeyError, ValueError) as e:
+                if isinstance(e, StreamingSetupError):
+                    raise
+                raise NoSuchSnapshotError(
+                    f"the stream needs snapshot {sid} of {self.location}, which has expired or is gone ({e}); "
+                    "restart the query from a new checkpoint or keep snapshots longer") from None
         return self._units[key]
 
     def _plan_units(self, sid: int, full: bool) -> list:
@@ -274,7 +282,8 @@ class IcefloeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     # ------------------------------------------------------------------ offsets
     def initialOffset(self) -> dict:
         sid, full = self._start_id()
-        return {"snapshot": sid, "files": 0, "full": full}
+        # "files" -1: everything of that snapshot consumed (the stream starts after it)
+        return {"snapshot": sid, "files": 0 if full else DONE, "full": full}
 
     def getDefaultReadLimit(self):
         from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
@@ -296,21 +305,22 @@ class IcefloeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         pos = {"snapshot": sid, "files": n, "full": full}
         queue = None
         while True:
-            units = self._units_of(sid, full)
-            while n < len(units):
+            units = self._units_of(sid, full) if n != DONE else []
+            while 0 <= n < len(units):
                 if taken_files and ((max_files is not None and taken_files >= max_files)
                                     or (max_rows is not None and taken_rows >= max_rows)):
                     return pos
                 taken_files += 1
                 taken_rows += units[n].rows
                 n += 1
-                pos = {"snapshot": sid, "files": n, "full": full}
+                # a snapshot read to its end is DONE: a restart never needs its files again
+                pos = {"snapshot": sid, "files": n if n < len(units) else DONE, "full": full}
             if queue is None:
                 queue = self._following(sid)
             if not queue:
                 return pos
             sid, n, full = queue.pop(0), 0, False
-            pos = {"snapshot": sid, "files": 0, "full": False} if not self._units_of(sid, False) else pos
+            pos = {"snapshot": sid, "files": DONE, "full": False} if not self._units_of(sid, False) else pos
 
     def partitions(self, start: dict, end: dict):
         out = []
@@ -322,15 +332,18 @@ class IcefloeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def _ranges(self, start: dict, end: dict):
         """(snapshot, full, first unit, end unit) for every snapshot between two offsets."""
         sid, n, full = int(start["snapshot"]), int(start["files"]), bool(start.get("full", False))
-        end_sid, end_n = int(end["snapshot"]), int(end["files"])
+        end_sid, end_n, end_full = int(end["snapshot"]), int(end["files"]), bool(end.get("full", False))
+        if end_n == DONE:
+            end_n = len(self._units_of(end_sid, end_full))
         if sid == end_sid:
-            if end_n > n:
+            if n != DONE and end_n > n:
                 yield (sid, full, n, end_n)
             return
-        yield (sid, full, n, len(self._units_of(sid, full)))
+        if n != DONE:
+            yield (sid, full, n, len(self._units_of(sid, full)))
         for nxt in self._following(sid):
             if nxt == end_sid:
-                yield (nxt, bool(end.get("full", False)), 0, end_n)
+                yield (nxt, end_full, 0, end_n)
                 return
             yield (nxt, False, 0, len(self._units_of(nxt, False)))
         raise NoSuchSnapshotError(f"the stream's end offset names snapshot {end_sid}, which {self.location} "
@@ -384,10 +397,13 @@ def read_stream_partition(location: str, fmt: str, schema, partition):
     reader = IcefloeReader({"path": location}, inner)
     part = FilePartition(partition.path)
     part.deletes = list(partition.deletes)
+    from icefloe.spark.datasource import _arrow_target
+
+    target = _arrow_target(schema)
     for batch in reader.read(part):
         if with_kind:
             kinds = pa.array(["+I"] * batch.num_rows, pa.string())
-            batch = pa.RecordBatch.from_arrays([kinds, *batch.columns], names=[ROWKIND, *batch.schema.names])
+            batch = pa.RecordBatch.from_arrays([kinds, *batch.columns], schema=target)
         yield batch
 
 
@@ -414,7 +430,7 @@ def _read_delta(location: str, schema, spec: str, with_kind: bool):
         offset += batch.num_rows
         if with_kind:
             labels = pc.take(pa.array(_KINDS, pa.string()), k.cast(pa.int32()))
-            yield pa.RecordBatch.from_arrays([labels, *batch.columns], names=[ROWKIND, *batch.schema.names])
+            yield pa.RecordBatch.from_arrays([labels, *batch.columns], schema=_arrow_target(schema))
         else:
             keep = pc.or_(pc.equal(k, 0), pc.equal(k, 2))
             yield batch.filter(keep)

@@ -1,0 +1,148 @@
+"""The streaming sink: each micro-batch is one snapshot, a replayed batch is not committed twice."""
+import glob
+import json
+import os
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from tests.interop_util import pyiceberg_table
+
+
+def _inputs(folder, batches, rows=5, start=0):
+    """``batches`` Parquet files of ``rows`` rows each: ids start, start+1, ...; returns all ids."""
+    os.makedirs(folder, exist_ok=True)
+    ids = []
+    for b in range(batches):
+        chunk = list(range(start + b * rows, start + (b + 1) * rows))
+        ids += chunk
+        pq.write_table(pa.table({"id": pa.array(chunk, pa.int64()), "v": [f"v{i}" for i in chunk]}),
+                       os.path.join(folder, f"in-{start + b:05d}.parquet"))
+    return ids
+
+
+def _run(spark, src_dir, location, checkpoint, *, mode="append", files_per_batch=1, **options):
+    src = spark.readStream.schema("id long, v string").option("maxFilesPerTrigger", files_per_batch).parquet(src_dir)
+    w = src.writeStream.format("icefloe").option("checkpointLocation", checkpoint).outputMode(mode)
+    for k, v in options.items():
+        w = w.option(k, v)
+    q = w.trigger(availableNow=True).start(location)
+    q.awaitTermination()
+    return q
+
+
+def _forget_last_batch(checkpoint):
+    """What a crash between the table commit and Spark's record of it leaves: the batch's
+    offsets are logged, its commit is not, so a restart runs the batch again."""
+    commits = sorted(glob.glob(os.path.join(checkpoint, "commits", "[0-9]*")), key=lambda p: int(os.path.basename(p)))
+    os.remove(commits[-1])
+    crc = os.path.join(os.path.dirname(commits[-1]), f".{os.path.basename(commits[-1])}.crc")
+    if os.path.exists(crc):
+        os.remove(crc)
+    return int(os.path.basename(commits[-1]))
+
+
+def _live_parquet(location):
+    return sorted(p for p in glob.glob(os.path.join(location, "**", "*.parquet"), recursive=True)
+                  if "/." not in p[len(location):])
+
+
+def test_iceberg_sink_commits_each_batch_once_and_a_replay_is_skipped(spark, catalog, warehouse, tmp_path):
+    ids = _inputs(str(tmp_path / "in"), 4)
+    loc, cp = os.path.join(warehouse, "db", "events"), str(tmp_path / "cp")
+    _run(spark, str(tmp_path / "in"), loc, cp)
+    t = catalog.load_table("db.events")
+    snaps = t.snapshots()
+    assert [s.summary.get("spark.sql.streaming.epochId") for s in snaps] == ["0", "1", "2", "3"]
+    query_id = json.load(open(os.path.join(cp, "metadata")))["id"]
+    assert {s.summary.get("spark.sql.streaming.queryId") for s in snaps} == {query_id}
+    files_before = _live_parquet(loc)
+
+    replayed = _forget_last_batch(cp)
+    _run(spark, str(tmp_path / "in"), loc, cp)
+    assert os.path.exists(os.path.join(cp, "commits", str(replayed)))  # Spark did run the batch again
+    t = catalog.load_table("db.events")
+    assert len(t.snapshots()) == 4
+    assert _live_parquet(loc) == files_before           # the replay's files were deleted
+    got = sorted(r["id"] for r in spark.read.format("icefloe").load(loc).collect())
+    assert got == sorted(ids)
+    # an independent reader sees the same rows
+    assert sorted(pyiceberg_table(t.metadata_location).scan().to_arrow().column("id").to_pylist()) == sorted(ids)
+
+    # new input after the restart: only it is added, in one more snapshot
+    more = _inputs(str(tmp_path / "in"), 1, start=100)
+    _run(spark, str(tmp_path / "in"), loc, cp)
+    t = catalog.load_table("db.events")
+    assert len(t.snapshots()) == 5
+    assert sorted(r["id"] for r in spark.read.format("icefloe").load(loc).collect()) == sorted(ids + more)
+
+
+def test_paimon_sink_commits_each_batch_once_and_a_replay_is_skipped(spark, warehouse, tmp_path):
+    from pypaimon import CatalogFactory
+
+    ids = _inputs(str(tmp_path / "in"), 3)
+    loc, cp = os.path.join(warehouse, "db.db", "events"), str(tmp_path / "cp")
+    _run(spark, str(tmp_path / "in"), loc, cp, format="paimon")
+    snapdir = os.path.join(loc, "snapshot")
+    snaps = [json.load(open(os.path.join(snapdir, f"snapshot-{i}"))) for i in (1, 2, 3)]
+    query_id = json.load(open(os.path.join(cp, "metadata")))["id"]
+    assert [(s["commitUser"], s["commitIdentifier"], s["commitKind"]) for s in snaps] == \
+        [(query_id, 0, "APPEND"), (query_id, 1, "APPEND"), (query_id, 2, "APPEND")]
+    files_before = _live_parquet(loc)
+
+    _forget_last_batch(cp)
+    _run(spark, str(tmp_path / "in"), loc, cp)
+    assert not os.path.exists(os.path.join(snapdir, "snapshot-4"))
+    assert _live_parquet(loc) == files_before
+    t = CatalogFactory.create({"warehouse": warehouse}).get_table("db.events")
+    rb = t.new_read_builder()
+    assert sorted(rb.new_read().to_arrow(rb.new_scan().plan().splits()).column("id").to_pylist()) == sorted(ids)
+
+
+def test_paimon_primary_key_sink_upserts_across_batches(spark, warehouse, tmp_path):
+    import icefloe
+    from pypaimon import CatalogFactory
+
+    cat = icefloe.Catalog(warehouse, "paimon", spark)
+    cat.create_table("db.kv", "id bigint not null, v string", properties={"primary-key": "id", "bucket": "2"})
+    src_dir = str(tmp_path / "in")
+    os.makedirs(src_dir)
+    for b in range(3):  # each batch rewrites ids 0..5 and adds its own
+        ids = list(range(6)) + [10 + b]
+        pq.write_table(pa.table({"id": pa.array(ids, pa.int64()), "v": [f"b{b}"] * len(ids)}),
+                       os.path.join(src_dir, f"in-{b}.parquet"))
+    loc, cp = os.path.join(warehouse, "db.db", "kv"), str(tmp_path / "cp")
+    _run(spark, src_dir, loc, cp)
+    _forget_last_batch(cp)
+    _run(spark, src_dir, loc, cp)
+    want = {i: "b2" for i in range(6)} | {10: "b0", 11: "b1", 12: "b2"}
+    got = {r["id"]: r["v"] for r in spark.read.format("icefloe").load(loc).collect()}
+    assert got == want
+    t = CatalogFactory.create({"warehouse": warehouse}).get_table("db.kv")
+    rb = t.new_read_builder()
+    rows = rb.new_read().to_arrow(rb.new_scan().plan().splits()).to_pylist()
+    assert {r["id"]: r["v"] for r in rows} == want
+    assert not os.path.exists(os.path.join(loc, "snapshot", "snapshot-4"))
+
+
+@pytest.mark.parametrize("fmt", ["iceberg", "paimon"])
+def test_complete_mode_replaces_the_table_each_batch(spark, warehouse, tmp_path, fmt):
+    src_dir = str(tmp_path / "in")
+    _inputs(src_dir, 3, rows=4)
+    loc = os.path.join(warehouse, "db.db" if fmt == "paimon" else "db", "counts")
+    src = spark.readStream.schema("id long, v string").option("maxFilesPerTrigger", 1).parquet(src_dir)
+    agg = src.selectExpr("id % 2 AS parity").groupBy("parity").count()
+    q = (agg.writeStream.format("icefloe").option("checkpointLocation", str(tmp_path / "cp"))
+         .option("format", fmt).outputMode("complete").trigger(availableNow=True).start(loc))
+    q.awaitTermination()
+    got = {r["parity"]: r["count"] for r in spark.read.format("icefloe").load(loc).collect()}
+    assert got == {0: 6, 1: 6}     # the last batch's totals, not three batches' rows
+
+
+def test_a_sink_without_a_checkpoint_location_is_refused_clearly(spark, warehouse, tmp_path):
+    from icefloe.spark.streaming import StreamingSetupError, stream_query_id
+
+    with pytest.raises(StreamingSetupError, match="checkpointLocation"):
+        stream_query_id({"path": warehouse})
+    assert stream_query_id({"commit-user": "job-7"}) == "job-7"
