@@ -84,30 +84,44 @@ class IcefloeStreamWriter(DataSourceStreamArrowWriter):
         return self.batch_writer.write(iterator)
 
     def commit(self, messages, batchId: int) -> None:
-        from icefloe.spark.datasource import _iceberg_table
-        from icefloe.spark.paimon_read import paimon_table_at
-
-        query_id = stream_query_id(self.options)
-        files = [f for m in messages if m is not None for f in m.files]
         w = self.batch_writer
-        if w.format == "paimon":
-            try:
-                paimon_table_at(w.location).commit(files, overwrite=self.overwrite, commit_user=query_id,
-                                                   commit_identifier=int(batchId))
-            except paimon_stream.BatchAlreadyCommitted:
-                pass  # the table has this batch; its files were deleted
-            return
-        if not files and not self.overwrite:
-            return
-        t = _iceberg_table(w.location)
-        produce = ice_stream.StreamingOverwrite if self.overwrite else ice_stream.StreamingAppend
-        try:
-            t._commit(produce(files, query_id, int(batchId), summary_extra=t._app_summary()), "main")
-        except ice_stream.BatchAlreadyCommitted:
-            pass  # the table has this batch; its files were deleted
+        files = [f for m in messages if m is not None for f in m.files]
+        commit_batch(w.location, w.format, files, stream_query_id(self.options), int(batchId), self.overwrite)
 
     def abort(self, messages, batchId: int) -> None:
         self.batch_writer.abort(messages)
+
+
+def commit_batch(location: str, fmt: str, files: list, query_id: str, batch_id: int, overwrite: bool = False,
+                 io=None) -> bool:
+    """Commit one micro-batch's files as one snapshot unless the query committed this batch
+    already (then the files are deleted). Returns whether a snapshot was committed. ``io``:
+    the FileIO of the table (tests inject faults through it)."""
+    import os as _os
+
+    loc = _os.path.abspath(strip_scheme(location))
+    name = _os.path.basename(loc.rstrip("/"))
+    if fmt == "paimon":
+        from icefloe.paimon.table import FileStoreTable
+
+        try:
+            snap = FileStoreTable(name, loc, io=io).commit(files, overwrite=overwrite, commit_user=query_id,
+                                                           commit_identifier=batch_id)
+        except paimon_stream.BatchAlreadyCommitted:
+            return False  # the table has this batch; its files were deleted
+        return snap is not None
+    if not files and not overwrite:
+        return False
+    from icefloe.iceberg.hadoop import HadoopTableOperations
+    from icefloe.iceberg.table import BaseTable
+
+    t = BaseTable(name, HadoopTableOperations(io or LOCAL, loc))
+    produce = ice_stream.StreamingOverwrite if overwrite else ice_stream.StreamingAppend
+    try:
+        t._commit(produce(files, query_id, batch_id, summary_extra=t._app_summary()), "main")
+    except ice_stream.BatchAlreadyCommitted:
+        return False  # the table has this batch; its files were deleted
+    return True
 
 
 # --------------------------------------------------------------------------- the source
