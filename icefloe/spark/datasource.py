@@ -89,6 +89,7 @@ def _iceberg_table(location: str):
 
 
 LOCATION_KEY = "icefloe.location"
+ROWKIND = "rowkind"   # the first column of a Paimon read with option read.changelog
 
 
 def _location(options, schema=None) -> str:
@@ -123,7 +124,7 @@ class BatchDataSource(DataSource):
         if detect_format(loc) == "paimon":
             # read.changelog (a stream of a primary-key table): each row's kind first, as Paimon's
             # Spark source gives it
-            kind = [T.StructField("rowkind", T.StringType(), True, {LOCATION_KEY: loc})] \
+            kind = [T.StructField(ROWKIND, T.StringType(), True, {LOCATION_KEY: loc})] \
                 if str(self.options.get("read.changelog", "")).lower() == "true" else []
             return T.StructType(kind + [
                 T.StructField(f.name, pt.to_spark_type(f.type, False), f.nullable, {LOCATION_KEY: loc})
@@ -240,7 +241,12 @@ class IcefloeReader(DataSourceReader):
             return
         loc = _location(self.options, self.schema)
         if detect_format(loc) == "paimon":
-
+            if len(target) and target.field(0).name == ROWKIND:   # read.changelog: each row's kind first
+                values = pa.schema([target.field(i) for i in range(1, len(target))])
+                for b in paimon_read_file(loc, partition.path, values):
+                    yield pa.RecordBatch.from_arrays([pa.array(["+I"] * b.num_rows, pa.string()), *b.columns],
+                                                     schema=target)
+                return
             yield from paimon_read_file(loc, partition.path, target)
             return
         t = _iceberg_table(loc)

@@ -29,8 +29,8 @@ from icefloe.core.io import LOCAL, strip_scheme
 from icefloe.errors import IcefloeError, NoSuchSnapshotError
 from icefloe.iceberg import streaming as ice_stream
 from icefloe.paimon import streaming as paimon_stream
+from icefloe.spark.datasource import ROWKIND
 
-ROWKIND = "rowkind"   # the leading column of a Paimon stream read with read.changelog
 _KINDS = ("+I", "-U", "+U", "-D")
 DONE = -1    # an offset's file count when the whole snapshot was consumed
 

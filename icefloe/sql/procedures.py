@@ -58,6 +58,9 @@ PROCEDURES = {
                             "CALL system.create_tag", "tag string, snapshot_id bigint"),
     "delete_tag": Procedure(("table", "tag"), ("table", "tag"), "drop_tag", "CALL system.delete_tag",
                             "result boolean"),      # Paimon's procedure (Iceberg has ALTER TABLE ... DROP TAG)
+    "create_changelog_view": Procedure(("table", "options", "changelog_view", "net_changes", "compute_updates",
+                                        "identifier_columns"), ("table",), "changelog",
+                                       "CALL system.create_changelog_view", "changelog_view string"),
     "create_branch": Procedure(("table", "branch", "snapshot_id", "max_ref_age_ms"), ("table", "branch"),
                                "create_branch", "CALL system.create_branch", "branch string, snapshot_id bigint"),
 }
@@ -142,6 +145,8 @@ def call(sess, stmt: Call):
             kwargs[key] = _timestamp_ms(sess, node)
         elif key == "snapshot_ids" and isinstance(node, exp.Array):
             kwargs[key] = [int(_value(sess, e)) for e in node.expressions]
+        elif key == "identifier_columns" and isinstance(node, exp.Array):
+            kwargs[key] = [str(_value(sess, e)) for e in node.expressions]
         elif key == "options" and isinstance(node, exp.Map):
             kwargs[key] = dict(zip((_value(sess, k) for k in node.keys), (_value(sess, v) for v in node.values)))
         else:
@@ -171,6 +176,8 @@ def _run(t, name, fn, kwargs):
         return {"result": True}
     if name == "create_branch":
         return fn(kwargs["branch"], kwargs.get("snapshot_id"), max_ref_age_ms=kwargs.get("max_ref_age_ms"))
+    if name == "create_changelog_view":
+        return _changelog(t, fn, kwargs)
     if name == "rewrite_data_files":
         kwargs = dict(kwargs)
         strategy = kwargs.pop("strategy", None)
@@ -190,7 +197,51 @@ def _run(t, name, fn, kwargs):
     return fn(**given)
 
 
+_CHANGELOG_OPTIONS = ("start-snapshot-id", "end-snapshot-id", "start-timestamp", "end-timestamp")
+
+
+def _changelog(t, fn, kwargs):
+    """The changelog DataFrame and the name of the view to register it as."""
+    options = {str(k).lower(): v for k, v in (kwargs.get("options") or {}).items()}
+    unknown = sorted(k for k in options if k not in _CHANGELOG_OPTIONS)
+    if unknown:
+        raise NotSupportedYetError(f"create_changelog_view options {', '.join(unknown)} (known: "
+                                   f"{', '.join(_CHANGELOG_OPTIONS)})")
+    start = options.get("start-snapshot-id")
+    end = options.get("end-snapshot-id")
+    if options.get("start-timestamp") is not None:
+        start = _snapshot_before(t, int(options["start-timestamp"]), strict=True)
+    if options.get("end-timestamp") is not None:
+        end = _snapshot_before(t, int(options["end-timestamp"]))
+        if end is None:
+            raise SqlError(f"no snapshot of {t.name} was committed by end-timestamp {options['end-timestamp']}")
+    df = fn(int(start) if start is not None else None, int(end) if end is not None else None,
+            kwargs.get("identifier_columns"), _bool(kwargs.get("compute_updates")),
+            bool(_bool(kwargs.get("net_changes"))))
+    view = kwargs.get("changelog_view") or f"{t.name.split('.')[-1]}_changes"
+    return df, view
+
+
+def _bool(v):
+    if v is None or isinstance(v, bool):
+        return v
+    return str(v).strip().lower() in ("true", "1")
+
+
+def _snapshot_before(t, millis: int, strict: bool = False):
+    """The newest snapshot committed at or before ``millis`` (``strict``: before it; None: none was)."""
+    best = None
+    for s in t.snapshots():
+        if (s.timestamp_ms < millis if strict else s.timestamp_ms <= millis) and (best is None or s.timestamp_ms >= best.timestamp_ms):
+            best = s
+    return best.snapshot_id if best is not None else None
+
+
 def _result_df(sess, t, name, proc, result, before, kwargs):
+    if name == "create_changelog_view":
+        df, view = result
+        df.createOrReplaceTempView(view)
+        return sess.spark.createDataFrame([(view,)], proc.result)
     if name in ("rollback_to_snapshot", "rollback_to_timestamp", "set_current_snapshot"):
         after = t.current_snapshot() if hasattr(t, "current_snapshot") else None
         rows = [(before.snapshot_id if before else None, after.snapshot_id if after else None)]

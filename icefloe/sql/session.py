@@ -229,6 +229,8 @@ class SqlSession:
 
     def metadata_df(self, t, ref: TableRef, version=None, node=None):
         name = ref.metadata
+        if name == "audit_log" and t.format == "paimon":     # rows, not metadata: read in Spark
+            return t.audit_log(**self.read_kwargs(t, version, node))
         names = t.metadata_table_names()
         if name not in names:
             raise self.not_supported(f"metadata table {name} for {t.format} tables ({t.format}'s metadata "

@@ -86,6 +86,20 @@ class Table:
     def to_arrow(self, snapshot_id: Optional[int] = None, as_of=None, where=None, ref: Optional[str] = None):
         raise self.unsupported("to_arrow")
 
+    def changelog(self, start_snapshot_id: Optional[int] = None, end_snapshot_id: Optional[int] = None,
+                  identifier_columns: Optional[Sequence[str]] = None, compute_updates: Optional[bool] = None,
+                  net_changes: bool = False):
+        """The row changes of the snapshots after ``start_snapshot_id`` up to ``end_snapshot_id``
+        as a Spark DataFrame: the table's columns, ``_change_type`` (INSERT, DELETE,
+        UPDATE_BEFORE, UPDATE_AFTER), ``_change_ordinal`` and ``_commit_snapshot_id``, as
+        Iceberg's ``create_changelog_view`` shows them."""
+        raise self.unsupported("changelog")
+
+    def audit_log(self, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None):
+        """The table's rows with each row's kind first (``rowkind``: +I, -U, +U, -D), as Paimon's
+        ``audit_log`` system table shows them."""
+        raise self.unsupported("audit_log")
+
     # ------------------------------------------------------------------ writes
     def append(self, data, branch: Optional[str] = None):
         raise self.unsupported("append")

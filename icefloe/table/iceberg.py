@@ -20,6 +20,7 @@ from icefloe.iceberg.table import BaseTable
 from icefloe.iceberg.table_metadata import MAIN_BRANCH
 from icefloe.iceberg.transforms import IdentityTransform
 from icefloe.spark import iceberg_dml
+from icefloe.spark.iceberg_changelog import changelog_df
 from icefloe.spark.iceberg_read import read_tasks
 from icefloe.spark.iceberg_write import write_data_files
 from icefloe.spark.session import get_spark
@@ -57,6 +58,12 @@ class IcebergTable(BaseTable, Table):
         return read_tasks(self.spark, tasks, self.read_schema(snap, snapshot_id, as_of, ref), where, columns,
                           history=self._meta.schemas,
                           name_mapping=self._meta.properties.get("schema.name-mapping.default"))
+
+    def changelog(self, start_snapshot_id: Optional[int] = None, end_snapshot_id: Optional[int] = None,
+                  identifier_columns: Optional[Sequence[str]] = None, compute_updates: Optional[bool] = None,
+                  net_changes: bool = False):
+        return changelog_df(self.spark, self, start_snapshot_id, end_snapshot_id, identifier_columns,
+                            compute_updates, net_changes)
 
     # ------------------------------------------------------------------ writes
     def write_files(self, data) -> list:

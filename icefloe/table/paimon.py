@@ -62,6 +62,14 @@ class PaimonTable(FileStoreTable, Table):
         return read_files(self.spark, [f.file_path for f in files], schema.fields, where, columns,
                           file_fields=[self.schema_by_id(f.schema_id).fields for f in files])
 
+    def audit_log(self, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None):
+        """The rows (merged, for a primary-key table) with ``rowkind`` first: +I for each, since a
+        batch read of the table holds no retracted row."""
+        from pyspark.sql import functions as F
+
+        df = self.to_spark(snapshot_id, as_of, ref=ref)
+        return df.select(F.lit("+I").alias("rowkind"), *[F.col(f"`{c}`") for c in df.columns])
+
     # ------------------------------------------------------------------ writes
     def write(self, data) -> list[CommitMessage]:
         """Write ``data`` (Spark or Arrow) as data files; their commit messages, nothing committed."""
