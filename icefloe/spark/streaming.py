@@ -124,6 +124,42 @@ def commit_batch(location: str, fmt: str, files: list, query_id: str, batch_id: 
     return True
 
 
+def last_committed_batch(location: str, fmt: str, query_id: str) -> Optional[int]:
+    """The highest batch id the query committed to the table (None: none)."""
+    loc = os.path.abspath(strip_scheme(location))
+    if fmt == "paimon":
+        from icefloe.paimon.table import FileStoreTable
+
+        store = FileStoreTable(os.path.basename(loc), loc).store
+        mine = paimon_stream.latest_of_user(store, query_id, store.snapshots.latest())
+        return mine.commit_identifier if mine is not None else None
+    from icefloe.iceberg.hadoop import HadoopTableOperations
+
+    ops = HadoopTableOperations(LOCAL, loc)
+    return ice_stream.last_committed_epoch(ops.load()[1], query_id)
+
+
+def foreach_batch_writer(table, overwrite: bool = False):
+    """``foreachBatch`` function writing each micro-batch to ``table`` once (see
+    ``Table.foreach_batch``). The query id is the one Spark sets on the streaming thread."""
+
+    def write(df, batch_id: int) -> None:
+        query_id = df.sparkSession.sparkContext.getLocalProperty("sql.streaming.queryId")
+        if not query_id:
+            raise StreamingSetupError("Table.foreach_batch() is for df.writeStream.foreachBatch(...): no streaming "
+                                      "query is running on this thread")
+        last = last_committed_batch(table.location, table.format, query_id)
+        if last is not None and batch_id <= last:
+            # a replay of a batch the table has: nothing to write, but the batch still runs,
+            # since Spark expects its stateful operators to commit their state for it
+            df.write.format("noop").mode("overwrite").save()
+            return
+        files = table.write(df) if table.format == "paimon" else table.write_files(df)
+        commit_batch(table.location, table.format, files, query_id, int(batch_id), overwrite)
+
+    return write
+
+
 # --------------------------------------------------------------------------- the source
 @dataclass
 class StreamPartition(InputPartition):

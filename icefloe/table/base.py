@@ -119,6 +119,16 @@ class Table:
     def commit_files(self, files: Sequence[Any], overwrite: bool = False, branch: Optional[str] = None):
         return self.commit(files, overwrite=overwrite, branch=branch)
 
+    def foreach_batch(self, overwrite: bool = False):
+        """A function for ``df.writeStream.foreachBatch(...)``: each micro-batch written in Spark
+        tasks and committed as one snapshot, exactly once per query and batch id (a batch
+        replayed after a restart is recognised and skipped). Any output mode works: with
+        ``update`` a primary-key table takes each batch's changed rows as upserts; with
+        ``overwrite=True`` each batch replaces the table."""
+        from icefloe.spark.streaming import foreach_batch_writer
+
+        return foreach_batch_writer(self, overwrite)
+
     # ------------------------------------------------------------------ row-level changes
     def delete(self, where, isolation_level: Optional[str] = None) -> dict:
         raise self.unsupported("delete")

@@ -146,3 +146,55 @@ def test_a_sink_without_a_checkpoint_location_is_refused_clearly(spark, warehous
     with pytest.raises(StreamingSetupError, match="checkpointLocation"):
         stream_query_id({"path": warehouse})
     assert stream_query_id({"commit-user": "job-7"}) == "job-7"
+
+
+def test_cdc_stream_mirrors_its_source_in_a_primary_key_table(spark, warehouse, tmp_path):
+    import icefloe
+
+    cat = icefloe.Catalog(warehouse, "paimon", spark)
+    t = cat.create_table("db.cdc", "id bigint not null, v string, op string",
+                         properties={"primary-key": "id", "bucket": "2", "rowkind.field": "op"})
+    src_dir = str(tmp_path / "in")
+    os.makedirs(src_dir)
+    changes = [([1, 2, 3], ["a", "b", "c"], ["+I", "+I", "+I"]), ([2, 3], ["B", None], ["+U", "-D"]),
+               ([4, 1], ["d", None], ["+I", "-D"])]
+    for n, (ids, vs, ops) in enumerate(changes):
+        pq.write_table(pa.table({"id": pa.array(ids, pa.int64()), "v": vs, "op": ops}),
+                       os.path.join(src_dir, f"c-{n}.parquet"))
+    src = spark.readStream.schema("id long, v string, op string").option("maxFilesPerTrigger", 1).parquet(src_dir)
+    q = (src.writeStream.format("icefloe").option("checkpointLocation", str(tmp_path / "cp"))
+         .trigger(availableNow=True).start(t.location))
+    q.awaitTermination()
+    got = sorted((r["id"], r["v"]) for r in spark.read.format("icefloe").load(t.location).collect())
+    assert got == [(2, "B"), (4, "d")]
+
+
+def test_update_mode_through_foreach_batch_upserts_running_counts_once(spark, warehouse, tmp_path):
+    import icefloe
+
+    cat = icefloe.Catalog(warehouse, "paimon", spark)
+    t = cat.create_table("db.counts", "k bigint not null, n bigint", properties={"primary-key": "k", "bucket": "1"})
+    src_dir = str(tmp_path / "in")
+    os.makedirs(src_dir)
+    for b in range(3):
+        ids = [0, 1, 1, b + 2]
+        pq.write_table(pa.table({"id": pa.array(ids, pa.int64()), "v": ["x"] * 4}), os.path.join(src_dir, f"{b}.parquet"))
+
+    def run():
+        src = spark.readStream.schema("id long, v string").option("maxFilesPerTrigger", 1).parquet(src_dir)
+        counts = src.groupBy(src.id.alias("k")).count().withColumnRenamed("count", "n")
+        q = (counts.writeStream.outputMode("update").foreachBatch(t.foreach_batch())
+             .option("checkpointLocation", str(tmp_path / "cp")).trigger(availableNow=True).start())
+        q.awaitTermination()
+
+    run()
+    want = {0: 3, 1: 6, 2: 1, 3: 1, 4: 1}
+    assert {r["k"]: r["n"] for r in t.to_spark().collect()} == want
+    snapshots = len(t.snapshots())
+    assert snapshots == 3
+    _forget_last_batch(str(tmp_path / "cp"))
+    run()
+    assert len(t.snapshots()) == snapshots
+    assert {r["k"]: r["n"] for r in t.to_spark().collect()} == want
+    with pytest.raises(Exception, match="foreachBatch"):
+        t.foreach_batch()(spark.range(1), 0)
