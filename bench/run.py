@@ -14,6 +14,8 @@
     Parquet, planning against pypaimon.
 (f) Paimon primary-key tables (``bench/paimon_pk.py``): upsert of 1% of the keys and the merged
     read, against pypaimon on the same table and against plain Spark Parquet.
+(g) streaming (``bench/streaming.py``): sustained rows/s of the icefloe sink (Iceberg and Paimon)
+    against Spark's Parquet file sink on the same input stream, and the latency of a new file.
 
 Each figure is the best of ``--runs`` timed runs after one warm-up run; icefloe and its
 baseline run interleaved, in alternating order, with garbage collected and dirty pages flushed
@@ -456,6 +458,10 @@ def main(argv=None) -> int:
 
             print("(f) paimon primary-key ...", flush=True)
             paimon["pk"] = bench_paimon_pk(spark, work, rows, args.runs, quiesce)
+        from bench.streaming import bench_streaming
+
+        print("(g) streaming ...", flush=True)
+        streaming = bench_streaming(spark, work, min(rows, 2_000_000), args.runs, quiesce)
         rowlevel = None
         if args.rowlevel:
             print("(d) row-level ...", flush=True)
@@ -483,6 +489,7 @@ def main(argv=None) -> int:
                        "runs": args.runs, "warm_runs": warm_runs},
             "targets": TARGETS,
             "write": write, "read": read, "planning": planning, "paimon": paimon, "rowlevel": rowlevel,
+            "streaming": streaming,
             "summary": summary,
             "total_s": time.perf_counter() - t_start,
         }
@@ -500,6 +507,9 @@ def main(argv=None) -> int:
             print()
             print("\n".join(report_lines(paimon, planning_lines)))
             print("\n".join(pk_lines(paimon["pk"])))
+        from bench.streaming import report_lines as streaming_lines
+
+        print("\n".join(streaming_lines(streaming)))
         if rowlevel is not None:
             print("\n(d) row-level:", json.dumps(rowlevel, indent=2, default=str))
         print(f"\ntotal {res['total_s']:.0f} s; results written to {os.path.relpath(args.out)}")
