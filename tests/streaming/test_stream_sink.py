@@ -198,3 +198,32 @@ def test_update_mode_through_foreach_batch_upserts_running_counts_once(spark, wa
     assert {r["k"]: r["n"] for r in t.to_spark().collect()} == want
     with pytest.raises(Exception, match="foreachBatch"):
         t.foreach_batch()(spark.range(1), 0)
+
+
+@pytest.mark.parametrize("fmt", ["iceberg", "paimon"])
+def test_a_processing_time_trigger_commits_files_as_they_arrive(spark, warehouse, tmp_path, fmt):
+    import time
+
+    src_dir = str(tmp_path / "in")
+    ids = _inputs(src_dir, 1)
+    loc = os.path.join(warehouse, "db.db" if fmt == "paimon" else "db", "live")
+    src = spark.readStream.schema("id long, v string").parquet(src_dir)
+    q = (src.writeStream.format("icefloe").option("format", fmt).option("checkpointLocation", str(tmp_path / "cp"))
+         .trigger(processingTime="200 milliseconds").start(loc))
+    try:
+        def rows():
+            try:
+                return sorted(r["id"] for r in spark.read.format("icefloe").load(loc).collect())
+            except Exception:
+                return []
+        deadline = time.time() + 60
+        while rows() != sorted(ids) and time.time() < deadline:
+            time.sleep(0.2)
+        assert rows() == sorted(ids)
+        ids += _inputs(src_dir, 1, start=50)
+        deadline = time.time() + 60
+        while rows() != sorted(ids) and time.time() < deadline:
+            time.sleep(0.2)
+        assert rows() == sorted(ids)
+    finally:
+        q.stop()
