@@ -88,6 +88,10 @@ class JavaMissingError(IcefloeError):
     pass
 
 
+class WorkerPythonError(IcefloeError):
+    """The Python interpreter Spark starts for its workers cannot run icefloe's code."""
+
+
 class NotSupportedError(IcefloeError):
     """An operation the table's format (or icefloe for that format) does not offer.
 

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import threading
 
-from icefloe.errors import JavaMissingError
+from icefloe.errors import JavaMissingError, WorkerPythonError
 from icefloe.spark.source import IcefloeDataSource
 
 _lock = threading.Lock()
@@ -57,10 +57,55 @@ def apply_required_conf(spark) -> None:
             pass
 
 
+_checked_workers: dict = {}
+
+
+def worker_python(spark) -> str:
+    """The interpreter Spark starts for Python workers: ``spark.pyspark.python``, else the
+    ``PYSPARK_PYTHON`` the session was created with (Spark's default: ``python3`` on the PATH)."""
+    try:
+        conf = spark.sparkContext.getConf().get("spark.pyspark.python", None)
+    except Exception:
+        conf = None
+    return conf or getattr(spark.sparkContext, "pythonExec", None) or os.environ.get("PYSPARK_PYTHON", "python3")
+
+
+def check_worker_python(spark) -> None:
+    """Refuse, with the fix, a local session whose Python workers would run an interpreter
+    that cannot import icefloe (a script run with a virtualenv's python, the virtualenv not
+    activated: Spark starts ``python3`` from the PATH). Checked once per interpreter; a
+    cluster's workers run elsewhere and are not checked."""
+    try:
+        master = spark.sparkContext.master or ""
+    except Exception:
+        return
+    if not master.startswith("local"):
+        return
+    exe = worker_python(spark)
+    resolved = shutil.which(exe) or exe
+    if os.path.realpath(resolved) == os.path.realpath(sys.executable):
+        return
+    if resolved not in _checked_workers:
+        try:
+            proc = subprocess.run([resolved, "-c", "import icefloe, pandas, pyarrow, pyspark"], capture_output=True,
+                                  text=True, timeout=120)
+            _checked_workers[resolved] = None if proc.returncode == 0 else \
+                (proc.stderr.strip().splitlines() or ["exit code %d" % proc.returncode])[-1]
+        except (OSError, subprocess.SubprocessError) as e:
+            _checked_workers[resolved] = str(e)
+    problem = _checked_workers[resolved]
+    if problem:
+        raise WorkerPythonError(
+            f"Spark will start its Python workers with {resolved}, which cannot run icefloe ({problem}); "
+            f"icefloe is installed for {sys.executable}. Set PYSPARK_PYTHON={sys.executable} before the "
+            f"SparkSession is created (or the Spark setting spark.pyspark.python), or activate the virtualenv.")
+
+
 def get_spark(spark=None):
     """Return ``spark`` (configured for icefloe) or the embedded local session."""
     global _session
     if spark is not None:
+        check_worker_python(spark)
         apply_required_conf(spark)
         _register_data_source(spark)
         return spark
@@ -69,6 +114,7 @@ def get_spark(spark=None):
 
         active = SparkSession.getActiveSession()
         if active is not None:
+            check_worker_python(active)
             apply_required_conf(active)
             _register_data_source(active)
             return active
@@ -92,6 +138,7 @@ def get_spark(spark=None):
         for k, v in REQUIRED_CONF.items():
             builder = builder.config(k, v)
         _session = builder.getOrCreate()
+        check_worker_python(_session)
         _session.sparkContext.setLogLevel(os.environ.get("ICEFLOE_SPARK_LOG_LEVEL", "ERROR"))
         _register_data_source(_session)
         return _session

@@ -41,3 +41,48 @@ def test_format_icefloe_works_in_a_session_icefloe_never_touched(tmp_path):
     out = json.loads(lines[0][len("RESULT "):])
     assert out == {"icefloe_imported_before": False, "read": 6, "streamed": 10,
                    "pushdown_before_import": "false", "pushdown_after_import": "true", "read_after_import": 6}
+
+
+WORKER_SCRIPT = textwrap.dedent("""
+    import sys
+    from pyspark.sql import SparkSession
+
+    import icefloe
+
+    spark = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false").getOrCreate()
+    cat = icefloe.Catalog(sys.argv[1], spark=spark)
+    try:
+        cat.spark
+    except icefloe.IcefloeError as e:
+        print("REFUSED " + type(e).__name__ + ": " + str(e), flush=True)
+        sys.exit(3)
+    print("ACCEPTED", flush=True)
+""")
+
+
+def test_a_worker_interpreter_without_icefloe_is_named_with_the_fix(tmp_path):
+    """A script run with the virtualenv's python, the virtualenv not activated: Spark would
+    start ``python3`` from the PATH for its workers, which has no icefloe."""
+    import shutil
+
+    java = os.path.dirname(os.path.realpath(shutil.which("java")))
+    system_python = shutil.which("python3", path="/usr/bin:/bin")
+    if system_python is None or subprocess.run([system_python, "-c", "import icefloe"],
+                                               capture_output=True).returncode == 0:
+        import pytest
+
+        pytest.skip("no python3 without icefloe on this machine's system PATH")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON",
+                                                             "VIRTUAL_ENV", "PYTHONPATH")}
+    env["PATH"] = f"{java}:/usr/bin:/bin"
+    proc = subprocess.run([sys.executable, "-c", WORKER_SCRIPT, str(tmp_path / "wh")], cwd=str(tmp_path), env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 3, proc.stdout[-2000:] + proc.stderr[-2000:]
+    line = [ln for ln in proc.stdout.splitlines() if ln.startswith("REFUSED")][0]
+    assert "WorkerPythonError" in line and system_python in line
+    assert f"PYSPARK_PYTHON={sys.executable}" in line and "spark.pyspark.python" in line
+    # with the fix the message gives, the same script is accepted
+    env["PYSPARK_PYTHON"] = sys.executable
+    ok = subprocess.run([sys.executable, "-c", WORKER_SCRIPT, str(tmp_path / "wh")], cwd=str(tmp_path), env=env,
+                        capture_output=True, text=True, timeout=300)
+    assert ok.returncode == 0 and "ACCEPTED" in ok.stdout, ok.stdout[-2000:] + ok.stderr[-2000:]
