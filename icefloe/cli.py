@@ -32,11 +32,30 @@ EXIT_ERROR = 1
 EXIT_NOT_SUPPORTED = 2
 
 
+def _piped() -> bool:
+    """Whether standard output is not a terminal (a pipe or a file): then nothing is wrapped
+    or squeezed to a width, and tables are plain tab-separated columns."""
+    try:
+        return not sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return True
+
+
 def _console() -> Console:
-    return Console(width=int(os.environ.get("ICEFLOE_CLI_WIDTH", "0")) or None)
+    width = int(os.environ.get("ICEFLOE_CLI_WIDTH", "0")) or None
+    if width is None and _piped():
+        return Console(width=100_000, soft_wrap=True, no_color=True, highlight=False)
+    return Console(width=width)
+
+
+def _version() -> str:
+    from icefloe import __version__
+
+    return __version__
 
 
 @click.group()
+@click.version_option(_version(), "--version", prog_name="icefloe")
 @click.option("--warehouse", default="warehouse", show_default=True, help="warehouse directory")
 @click.option("--format", "fmt", default="iceberg", type=click.Choice(["iceberg", "paimon"]), show_default=True)
 @click.option("--catalog-name", default="local", show_default=True, help="catalog name used in SQL (local.db.t)")
@@ -75,13 +94,43 @@ def _json_default(v):
     return str(v)
 
 
-def _rows_table(title, columns, rows) -> RichTable:
+def _cell(v) -> str:
+    return "" if v is None else (v.hex() if isinstance(v, (bytes, bytearray)) else str(v))
+
+
+def _rows_table(title, columns, rows, no_wrap=()):
+    """A rich table on a terminal; piped, plain tab-separated lines (a header, then one line per
+    row; tabs and newlines inside values escaped), which ``print`` writes as they are."""
+    if _piped() and not os.environ.get("ICEFLOE_CLI_WIDTH"):
+        return _PlainRows(columns, rows)
     rt = RichTable(title=title)
     for c in columns:
-        rt.add_column(c, overflow="fold")
+        rt.add_column(c, overflow="fold", no_wrap=c in no_wrap)
     for r in rows:
-        rt.add_row(*["" if v is None else (v.hex() if isinstance(v, bytes) else str(v)) for v in r])
+        rt.add_row(*[_cell(v) for v in r])
     return rt
+
+
+class _PlainRows:
+    def __init__(self, columns, rows):
+        self.columns, self.rows = list(columns), list(rows)
+
+    def lines(self):
+        def esc(v):
+            return _cell(v).replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n")
+
+        yield "\t".join(self.columns)
+        for r in self.rows:
+            yield "\t".join(esc(v) for v in r)
+
+
+def _show(renderable) -> None:
+    """Print a table: plain lines as they are, anything else through rich."""
+    if isinstance(renderable, _PlainRows):
+        for line in renderable.lines():
+            click.echo(line)
+        return
+    _console().print(renderable)
 
 
 def _metadata_rows(table, name):
@@ -176,31 +225,86 @@ def demo(ctx, fresh):
 
 
 def _print_df(df, as_json: bool, limit: int) -> None:
+    """A statement's result: its rows (at most ``limit``, 0 for all, with a warning on standard
+    error when rows were left out), or OK for a statement without rows."""
     if df is None or not df.columns:
         if not as_json:
             click.echo("OK")
         else:
             _echo_json([])
         return
-    rows = df.limit(limit).collect()
+    rows = (df.limit(limit + 1) if limit > 0 else df).collect()
+    if limit > 0 and len(rows) > limit:
+        rows = rows[:limit]
+        click.echo(f"warning: showing the first {limit} rows; more were left out (--limit N, 0 for all)", err=True)
     if as_json:
         _echo_json([r.asDict(recursive=True) for r in rows])
         return
-    _console().print(_rows_table(None, df.columns, [tuple(r) for r in rows]))
+    _show(_rows_table(None, df.columns, [tuple(r) for r in rows]))
+
+
+def _spark_started(session) -> None:
+    """Start Spark for ``session`` if it is not running, with a line on a terminal's standard
+    error while it starts (it takes seconds; without the line the shell would seem stuck)."""
+    from icefloe.spark import session as spark_session
+
+    if session._spark is not None or spark_session._session is not None:
+        return
+    if sys.stderr.isatty():
+        err = Console(stderr=True)
+        with err.status("starting Spark (once per run) ..."):
+            session.spark  # noqa: B018
+    else:
+        session.spark  # noqa: B018
+
+
+def _run_script(session, text: str, as_json: bool, limit: int) -> None:
+    """Every statement of ``text`` in order, each result printed; the first failure stops the
+    script (the error goes to standard error and the exit code says so)."""
+    first = True
+    for _stmt, df in session.sql_each(text):
+        if as_json and (df is None or not df.columns):
+            continue            # JSON: one document per statement that returns rows
+        if not first and not as_json:
+            click.echo()
+        first = False
+        _print_df(df, as_json, limit)
 
 
 @cli.command()
 @click.argument("text", required=False)
+@click.option("-f", "--file", "path", type=click.Path(exists=True, dir_okay=False), help="run the SQL in FILE")
 @click.option("--json", "as_json", is_flag=True, help="print rows as JSON")
-@click.option("--limit", default=1000, show_default=True, help="rows to print")
+@click.option("--limit", default=1000, show_default=True, help="rows to print per statement (0: all)")
+@click.option("-i", "--interactive", is_flag=True, help="the shell, even when standard input is not a terminal")
 @click.pass_context
-def sql(ctx, text, as_json, limit):
-    """Run SQL (or, without TEXT, an interactive shell with history)."""
+def sql(ctx, text, path, as_json, limit, interactive):
+    """Run SQL: TEXT, a file (-f), standard input when it is not a terminal, or else an
+    interactive shell. Statements are separated by ';' (the last may omit it); each result is
+    printed; the first failing statement stops the run with exit code 1."""
     session = SqlSession(_catalog(ctx), None, ctx.obj["catalog_name"])
+    if text is not None and path is not None:
+        raise click.UsageError("give SQL as TEXT or with -f FILE, not both")
+    if path is not None:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    elif text is None and not interactive and not sys.stdin.isatty():
+        text = sys.stdin.read()
     if text is not None:
-        _print_df(session.sql(text), as_json, limit)
+        if text.strip() in ("-", ""):
+            raise click.UsageError("no SQL given")
+        _run_script(session, text, as_json, limit)
         return
     _shell(session, as_json, limit)
+
+
+SHELL_HELP = """\
+Statements end with ';' and may span lines (the prompt turns to '...>' until the ';').
+  help, \\?      this help                 \\q, quit, exit, Ctrl-D   leave
+  Ctrl-C        drop the statement being typed
+  SHOW TABLES;  DESCRIBE db.t;  SELECT * FROM db.t LIMIT 10;  SELECT * FROM db.t.snapshots;
+  CALL system.expire_snapshots(table => 'db.t', retain_last => 5);
+Tab completes table names. Results show at most --limit rows."""
 
 
 def _shell(session, as_json: bool, limit: int) -> None:
@@ -215,8 +319,10 @@ def _shell(session, as_json: bool, limit: int) -> None:
     except ImportError:  # pragma: no cover - platforms without readline
         readline = None
     console = _console()
+    if readline is not None:
+        _complete_tables(readline, session)
     console.print(f"icefloe SQL on {session.catalog.warehouse} ({session.catalog.format}); "
-                  "end statements with ';', quit with \\q or Ctrl-D")
+                  "end statements with ';', 'help' for help, quit with \\q or Ctrl-D", markup=False, highlight=False)
     buf = []
     while True:
         try:
@@ -227,15 +333,19 @@ def _shell(session, as_json: bool, limit: int) -> None:
             buf = []
             click.echo()
             continue
-        if not buf and line.strip() in ("\\q", "quit", "exit"):
+        if not buf and line.strip().rstrip(";") in ("\\q", "quit", "exit"):
             break
+        if not buf and line.strip().rstrip(";").lower() in ("help", "\\?", "\\h"):
+            console.print(SHELL_HELP, markup=False, highlight=False)
+            continue
         buf.append(line)
         text = "\n".join(buf).strip()
         if not text.endswith(";"):
             continue
         buf = []
         try:
-            _print_df(session.sql(text), as_json, limit)
+            _spark_started(session)
+            _run_script(session, text, as_json, limit)
         except IcefloeError as e:
             console.print(f"[red]error:[/] {e}")
         except Exception as e:  # keep the shell alive on Spark errors
@@ -245,6 +355,26 @@ def _shell(session, as_json: bool, limit: int) -> None:
             readline.write_history_file(history)
         except OSError:
             pass
+
+
+def _complete_tables(readline, session) -> None:
+    """Tab completion of table names (db.t) and SQL keywords in the shell."""
+    words = ["SELECT", "FROM", "WHERE", "INSERT", "INTO", "VALUES", "UPDATE", "DELETE", "MERGE", "CREATE", "TABLE",
+             "DROP", "ALTER", "DESCRIBE", "SHOW", "TABLES", "CALL", "system."]
+
+    def names():
+        try:
+            return [f"{ns}.{t}" for ns, t in list_tables(session.catalog, None)]
+        except Exception:
+            return []
+
+    def complete(text, state):
+        options = [w for w in names() + words if w.lower().startswith(text.lower())]
+        return options[state] if state < len(options) else None
+
+    readline.set_completer_delims(" \t\n;,()=")
+    readline.set_completer(complete)
+    readline.parse_and_bind("tab: complete")
 
 
 # --------------------------------------------------------------------------- reading metadata
@@ -273,7 +403,7 @@ def describe(ctx, table, as_json):
     if as_json:
         _echo_json([{"col_name": a, "data_type": b, "comment": c} for a, b, c in rows])
         return
-    _console().print(_rows_table(f"{t.name}", ["col_name", "data_type", "comment"], rows))
+    _show(_rows_table(f"{t.name}", ["col_name", "data_type", "comment"], rows))
 
 
 @cli.command()
@@ -288,19 +418,19 @@ def snapshots(ctx, table, as_json):
         # Iceberg snapshots give a dict; Paimon's give their snapshot-N JSON text
         _echo_json([json.loads(d) if isinstance(d, str) else d for d in (s.to_json() for s in snaps)])
         return
-    rt = RichTable(title=f"snapshots of {t.name}")
-    for col in ("seq", "snapshot id", "parent", "operation", "+files", "-files", "+rows", "-rows", "rows",
-                "files", "committed"):
-        rt.add_column(col, no_wrap=col in ("snapshot id", "parent", "committed"))
+    cols = ("seq", "snapshot id", "parent", "operation", "+files", "-files", "+rows", "-rows", "rows", "files",
+            "committed")
     current = t.current_snapshot()
+    rows = []
     for s in snaps:
         sm = s.summary
         mark = " *" if current is not None and s.snapshot_id == current.snapshot_id else ""
-        rt.add_row(str(s.sequence_number), f"{s.snapshot_id}{mark}", str(s.parent_snapshot_id or ""),
-                   s.operation, sm.get("added-data-files", "0"), sm.get("deleted-data-files", "0"),
-                   sm.get("added-records", "0"), sm.get("deleted-records", "0"), sm.get("total-records", ""),
-                   sm.get("total-data-files", ""), _ms(s.timestamp_ms))
-    _console().print(rt)
+        rows.append((str(s.sequence_number), f"{s.snapshot_id}{mark}", str(s.parent_snapshot_id or ""),
+                     s.operation, sm.get("added-data-files", "0"), sm.get("deleted-data-files", "0"),
+                     sm.get("added-records", "0"), sm.get("deleted-records", "0"), sm.get("total-records", ""),
+                     sm.get("total-data-files", ""), _ms(s.timestamp_ms)))
+    _show(_rows_table(f"snapshots of {t.name}", cols, rows,
+                                 no_wrap=("snapshot id", "parent", "committed", "operation")))
 
 
 @cli.command()
@@ -316,7 +446,7 @@ def files(ctx, table, where, as_json):
         _echo_json([{"path": p, "partition": part, "records": n, "size": size, "content": content}
                     for p, part, n, size, content in rows])
         return
-    _console().print(_rows_table(f"files of {t.name}", ["path", "partition", "records", "bytes"],
+    _show(_rows_table(f"files of {t.name}", ["path", "partition", "records", "bytes"],
                                  [(p, str(part), n, size) for p, part, n, size, _ in rows]))
 
 
@@ -344,7 +474,7 @@ def manifests(ctx, table, as_json):
         _echo_json(rows)
         return
     columns = [c for c in (rows[0] if rows else {}) if c not in ("partition_summaries", "manifest_list")]
-    _console().print(_rows_table(f"manifests of {t.name}", columns,
+    _show(_rows_table(f"manifests of {t.name}", columns,
                                  [tuple(os.path.basename(str(r[c])) if c == "path" else r[c] for c in columns)
                                   for r in rows]))
 

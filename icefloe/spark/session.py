@@ -137,6 +137,9 @@ def get_spark(spark=None):
         )
         for k, v in REQUIRED_CONF.items():
             builder = builder.config(k, v)
+        if not os.environ.get("ICEFLOE_SPARK_LOG_LEVEL"):   # quiet from the first line on
+            quiet = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2.properties")
+            builder = builder.config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{quiet}")
         _session = builder.getOrCreate()
         check_worker_python(_session)
         _session.sparkContext.setLogLevel(os.environ.get("ICEFLOE_SPARK_LOG_LEVEL", "ERROR"))

@@ -61,6 +61,16 @@ class SqlSession:
             result = self.execute(stmt)
         return result
 
+    def sql_each(self, text: str):
+        """Run the statements of ``text`` one by one, yielding (statement text, DataFrame)
+        after each (a failing statement raises; the ones after it are not run)."""
+        statements = split(text)
+        self._text = text
+        if not statements:
+            raise SqlError("no SQL statement given")
+        for stmt in statements:
+            yield stmt.text, self.execute(stmt)
+
     def execute(self, stmt: Statement):
         self._stmt = stmt
         try:

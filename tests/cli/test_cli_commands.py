@@ -118,7 +118,7 @@ def test_sql_shell_with_history(tmp_path, spark, monkeypatch):
               "SELECT count(*) AS n\n  FROM db.t;\n"
               "SELECT * FROM db.t.snapshots;\n"
               "SELECT * FROM local.db.nope;\n")
-    r = CliRunner().invoke(cli, ["--warehouse", wh, "sql"], input=script)
+    r = CliRunner().invoke(cli, ["--warehouse", wh, "sql", "--interactive"], input=script)
     assert r.exit_code == 0, r.output
     assert "│ 2 │" in r.output                                    # the count, as a table
     assert "snapshot_id" in r.output and "append" in r.output
