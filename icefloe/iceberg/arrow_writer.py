@@ -62,7 +62,9 @@ def _check_arrow_cast(src, dst, name: str) -> None:
         or (pt.is_floating(src) and pt.is_floating(dst) and src.bit_width <= dst.bit_width)
         or ((pt.is_string(src) or pt.is_large_string(src)) and pt.is_string(dst))
         or ((pt.is_binary(src) or pt.is_large_binary(src)) and pt.is_binary(dst))
-        or (pt.is_timestamp(src) and pt.is_timestamp(dst) and (src.tz is None) == (dst.tz is None))
+        # naive values for a timestamptz column are UTC instants (Arrow's reading of them); zoned
+        # values for a naive column would lose their zone: refused
+        or (pt.is_timestamp(src) and pt.is_timestamp(dst) and ((src.tz is None) == (dst.tz is None) or src.tz is None))
         or (pt.is_date(src) and pt.is_date(dst))
         or (pt.is_decimal(src) and pt.is_decimal(dst) and src.scale == dst.scale and src.precision <= dst.precision)
         or (pt.is_nested(src) and pt.is_nested(dst))

@@ -46,7 +46,9 @@ def _compatible(src, dst) -> bool:
     if t.is_decimal(src) and t.is_decimal(dst):
         return src.scale <= dst.scale and src.precision - src.scale <= dst.precision - dst.scale
     if t.is_timestamp(src) and t.is_timestamp(dst):
-        return (src.tz is None) == (dst.tz is None)
+        # naive values for a zoned column are instants in UTC (Arrow's reading of them);
+        # zoned values for a naive column would lose their zone: refused
+        return (src.tz is None) == (dst.tz is None) or src.tz is None
     strings = (t.is_string, t.is_large_string, lambda x: str(x) == "string_view")
     if any(f(src) for f in strings) and any(f(dst) for f in strings):
         return True
