@@ -20,7 +20,7 @@ from rich.markup import escape
 from rich.tree import Tree
 
 from icefloe.core.tree import Node
-from icefloe.errors import IcefloeError, NotSupportedError
+from icefloe.errors import IcefloeError, NoSuchNamespaceError, NoSuchTableError, NotSupportedError, WarehouseError
 from icefloe.catalog import Catalog
 from icefloe.check import check_table
 from icefloe.core import progress
@@ -65,15 +65,33 @@ def cli(ctx, warehouse, fmt, catalog_name):
     ctx.obj = {"warehouse": warehouse, "format": fmt, "catalog_name": catalog_name}
 
 
-def _catalog(ctx):
-    return Catalog(ctx.obj["warehouse"], format=ctx.obj["format"])
+def _catalog(ctx, fmt=None, create: bool = True):
+    """The warehouse's catalog (of ``fmt``, default the --format). ``create``: a missing
+    warehouse directory is made (SQL may create the first table); else it is an error,
+    since a mistyped --warehouse would otherwise look like an empty one."""
+    wh = ctx.obj["warehouse"]
+    if os.path.exists(wh) and not os.path.isdir(wh):
+        raise WarehouseError(f"--warehouse {wh} is a file; it must name the directory that holds the tables")
+    if not create and not os.path.isdir(wh):
+        raise WarehouseError(f"warehouse {wh} does not exist (--warehouse names the directory that holds the "
+                             f"tables; the current directory is {os.getcwd()})")
+    return Catalog(wh, format=fmt or ctx.obj["format"])
 
 
 def _load(ctx, name):
+    """The table ``name`` in whichever format the warehouse holds it (the --format one first)."""
     parts = name.split(".")
     if len(parts) == 3 and parts[0] == ctx.obj["catalog_name"]:
         name = ".".join(parts[1:])
-    return _catalog(ctx).load_table(name)
+    first = ctx.obj["format"]
+    try:
+        return _catalog(ctx, first, create=False).load_table(name)
+    except NoSuchTableError as e:
+        other = "paimon" if first == "iceberg" else "iceberg"
+        try:
+            return _catalog(ctx, other, create=False).load_table(name)
+        except NoSuchTableError:
+            raise e from None
 
 
 def _ms(ms) -> str:
@@ -377,6 +395,11 @@ def _complete_tables(readline, session) -> None:
     readline.parse_and_bind("tab: complete")
 
 
+def _namespace_exists(ctx, namespace: str) -> bool:
+    wh = ctx.obj["warehouse"]
+    return os.path.isdir(os.path.join(wh, namespace)) or os.path.isdir(os.path.join(wh, f"{namespace}.db"))
+
+
 # --------------------------------------------------------------------------- reading metadata
 @cli.command()
 @click.argument("namespace", required=False)
@@ -384,7 +407,15 @@ def _complete_tables(readline, session) -> None:
 @click.pass_context
 def tables(ctx, namespace, as_json):
     """List the tables (of one namespace, or all)."""
-    found = [f"{ns}.{t}" for ns, t in list_tables(_catalog(ctx), namespace)]
+    found: list = []
+    for fmt in (ctx.obj["format"], "paimon" if ctx.obj["format"] == "iceberg" else "iceberg"):
+        try:
+            found += [f"{ns}.{t}" for ns, t in list_tables(_catalog(ctx, fmt, create=False), namespace)]
+        except NoSuchNamespaceError:
+            continue
+    if namespace is not None and not found and not _namespace_exists(ctx, namespace):
+        raise NoSuchNamespaceError(f"namespace {namespace} does not exist in warehouse {ctx.obj['warehouse']}")
+    found = sorted(set(found))
     if as_json:
         _echo_json(found)
         return
@@ -426,8 +457,9 @@ def snapshots(ctx, table, as_json):
         sm = s.summary
         mark = " *" if current is not None and s.snapshot_id == current.snapshot_id else ""
         rows.append((str(s.sequence_number), f"{s.snapshot_id}{mark}", str(s.parent_snapshot_id or ""),
-                     s.operation, sm.get("added-data-files", "0"), sm.get("deleted-data-files", "0"),
-                     sm.get("added-records", "0"), sm.get("deleted-records", "0"), sm.get("total-records", ""),
+                     # blank where the format's snapshot does not record the figure (Paimon's: file counts)
+                     s.operation, sm.get("added-data-files", ""), sm.get("deleted-data-files", ""),
+                     sm.get("added-records", ""), sm.get("deleted-records", ""), sm.get("total-records", ""),
                      sm.get("total-data-files", ""), _ms(s.timestamp_ms)))
     _show(_rows_table(f"snapshots of {t.name}", cols, rows,
                                  no_wrap=("snapshot id", "parent", "committed", "operation")))

@@ -88,6 +88,10 @@ class JavaMissingError(IcefloeError):
     pass
 
 
+class WarehouseError(IcefloeError):
+    """The warehouse location names no directory of tables."""
+
+
 class WorkerPythonError(IcefloeError):
     """The Python interpreter Spark starts for its workers cannot run icefloe's code."""
 

@@ -130,3 +130,25 @@ def test_the_shell_in_a_terminal(tmp_path):
         if proc.poll() is None:
             proc.kill()
         os.close(master)
+
+
+def test_warehouse_mistakes_and_the_format_found_per_table(tmp_path):
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    r = CliRunner().invoke(cli, ["--warehouse", str(afile), "tables"])
+    assert r.exit_code != 0 and "is a file" in str(r.exception)
+    missing = tmp_path / "typo"
+    r = CliRunner().invoke(cli, ["--warehouse", str(missing), "tables"])
+    assert r.exit_code != 0 and "does not exist" in str(r.exception) and not missing.exists()
+    # one warehouse, both formats: every command finds each table in its own format
+    wh = str(tmp_path / "wh")
+    icefloe.Catalog(wh).create_table("db.ice", "id bigint")
+    p = icefloe.Catalog(wh, "paimon").create_table("db.pai", "id bigint")
+    p.append(pa.table({"id": pa.array([1, 2], pa.int64())}))
+    r = CliRunner().invoke(cli, ["--warehouse", wh, "tables"])
+    assert r.exit_code == 0 and r.stdout.split() == ["db.ice", "db.pai"]
+    r = CliRunner().invoke(cli, ["--warehouse", wh, "snapshots", "db.pai"])
+    assert r.exit_code == 0, r.output
+    assert r.stdout.splitlines()[1].split("\t")[3] == "append"
+    r = CliRunner().invoke(cli, ["--warehouse", wh, "tables", "nope"])
+    assert r.exit_code != 0 and "namespace nope does not exist" in str(r.exception)
