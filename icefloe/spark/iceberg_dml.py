@@ -36,7 +36,7 @@ from icefloe.core.types import to_arrow_schema
 from icefloe.iceberg.arrow_writer import _split_by_partition
 from icefloe.iceberg.delete_files import equality_delete_schema, write_equality_deletes, write_position_deletes
 from icefloe.spark.iceberg_write import write_data_files
-from icefloe.spark.merge_clauses import CLAUSE, S_MARK, T_MARK, MergeClauses, predicate, value
+from icefloe.spark.merge_clauses import CLAUSE, S_MARK, T_MARK, MergeClauses, check_resolvable, predicate, value
 
 COPY_ON_WRITE, MERGE_ON_READ = "copy-on-write", "merge-on-read"
 ACTION = "_icefloe_action"
@@ -208,6 +208,7 @@ def update_rows(table, assignments: dict, condition=None, isolation: Optional[st
     if not tasks:
         return {"updated": 0, "deleted": 0, "inserted": 0, "snapshot_id": None}
     sets = _assignments(meta.schema, assignments)
+    check_resolvable(table.spark, meta.schema, sets, table.name, condition)
     rows = read_tasks(table.spark, tasks, meta.schema, with_positions=True, history=meta.schemas,
                       name_mapping=meta.properties.get("schema.name-mapping.default"))
     hit = F.coalesce(predicate(condition), F.lit(False))

@@ -37,6 +37,32 @@ def value(v):
     return F.lit(v)
 
 
+def check_resolvable(spark, schema, sets: dict, table_name: str, condition=None) -> None:
+    """Analyse UPDATE's values and condition against the table's own columns (no job runs), so a
+    name that is no column is reported as such, and never with icefloe's internal columns as
+    suggestions. A bare word where a string was meant gets the hint to quote it."""
+    from pyspark.errors import AnalysisException
+
+    from icefloe.core.types import to_spark_schema
+    from icefloe.errors import ExpressionError
+
+    empty = spark.createDataFrame([], to_spark_schema(schema))
+    columns = ", ".join(f.name for f in schema.fields)
+    items = [(f"value of column {k!r}", v) for k, v in sets.items()]
+    if condition is not None and (isinstance(condition, str) or hasattr(condition, "_jc")):
+        items.append(("condition", condition))
+    for what, v in items:
+        try:
+            empty.select((predicate(v) if what == "condition" else value(v)).alias("_v")).schema  # noqa: B018
+        except AnalysisException as e:
+            reason = (str(e).splitlines() or [""])[0]
+            if "UNRESOLVED_COLUMN" in reason:
+                hint = f" (a string needs quotes: \"'{v}'\")" if isinstance(v, str) and v.isidentifier() else ""
+                raise ExpressionError(f"{what} {v!r} names no column of table {table_name} (columns: {columns})"
+                                      f"{hint}") from None
+            raise ExpressionError(f"{what} {v!r}: {reason.split(' SQLSTATE')[0]}") from None
+
+
 class MergeClauses:
     """``MERGE INTO target t USING source s ON ...`` built clause by clause (the first matching
     clause of its kind wins); a format's builder adds ``execute()``."""

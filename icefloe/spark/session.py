@@ -140,6 +140,11 @@ def get_spark(spark=None):
         if not os.environ.get("ICEFLOE_SPARK_LOG_LEVEL"):   # quiet from the first line on
             quiet = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2.properties")
             builder = builder.config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{quiet}")
+            # PySpark logs each analysis error with its query context as JSON before raising it;
+            # icefloe reports the error itself, in one line
+            import logging
+
+            logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)
         _session = builder.getOrCreate()
         check_worker_python(_session)
         _session.sparkContext.setLogLevel(os.environ.get("ICEFLOE_SPARK_LOG_LEVEL", "ERROR"))
