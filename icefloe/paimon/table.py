@@ -20,7 +20,7 @@ from icefloe.paimon import scan as scan_mod
 from icefloe.paimon import types as pt
 from icefloe.paimon.arrow_read import read_data_file
 from icefloe.paimon.binary_row import encode_row
-from icefloe.paimon.commit import CommitMessage, FileStoreCommit
+from icefloe.paimon.commit import CommitMessage, FileStoreCommit, collect_entries, delete_entries
 from icefloe.paimon.expire import expire_snapshots
 from icefloe.paimon.file_store import FileStore
 from icefloe.paimon.maintenance import compact, rewrite_manifests, rollback_to, rollback_to_tag
@@ -30,7 +30,7 @@ from icefloe.paimon.merge import check_engine_options, merge_engine, read_merged
 from icefloe.paimon.scan import UnsupportedTableError
 from icefloe.paimon.schema import SchemaHistory, TableSchema, evolve_arrow, latest_schema
 from icefloe.paimon.schema_update import UpdateSchema
-from icefloe.paimon.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
+from icefloe.paimon.snapshot import BATCH_COMMIT_IDENTIFIER, OVERWRITE, Snapshot
 from icefloe.paimon.streaming import not_committed_check
 from icefloe.paimon.tag import TagManager, create_tag, delete_tag, replace_tag
 
@@ -259,6 +259,32 @@ class FileStoreTable:
                                         BATCH_COMMIT_IDENTIFIER if commit_identifier is None else commit_identifier)
             return committer.commit(list(messages), overwrite=overwrite, overwrite_partitions=overwrite_partitions,
                                     validate=validate if checks else None)
+        except BaseException:
+            self.abort(messages)
+            raise
+
+    def replace_files(self, removed: Sequence, messages: Sequence[CommitMessage], operation: str,
+                      base_id: Optional[int]) -> Snapshot:
+        """Commit a copy-on-write change of an append table as one OVERWRITE snapshot (as Paimon
+        commits file deletions): the live files ``removed`` (manifest entries) are deleted and
+        the messages' files added. Refused with ``CommitConflictError`` when another commit
+        since snapshot ``base_id`` removed one of them; then the new files are deleted too."""
+        self.refresh()
+        store = self._store
+        try:
+            self.check_writable()
+            adds = collect_entries(messages, store.partition_types)
+
+            def changes(latest) -> list:
+                live = {e.identifier() for e in store.live_entries(latest)}
+                for e in removed:
+                    if e.identifier() not in live:
+                        raise CommitConflictError(
+                            f"{operation} on {self.name} conflicts with a commit after snapshot {base_id}: "
+                            f"data file {e.file.file_name} it rewrites is no longer live; nothing was committed")
+                return delete_entries(removed) + adds
+
+            return FileStoreCommit(store, self.commit_user).commit_changes(changes, OVERWRITE)
         except BaseException:
             self.abort(messages)
             raise

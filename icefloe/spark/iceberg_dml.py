@@ -29,18 +29,19 @@ from icefloe.iceberg.manifest_reader import live_entries
 from icefloe.iceberg.rewrite import RewriteFiles, plan_compaction
 from icefloe.iceberg.row_delta import RowDelta
 from icefloe.iceberg.validate import Validation, isolation_level
-from icefloe.spark.align import check_assignable, checked_cast, explain_spark_error
+from icefloe.spark.align import checked_cast
 from icefloe.spark.iceberg_read import FILE_COL, POS_COL, read_tasks
 from icefloe.errors import MergeCardinalityError  # noqa: F401 - defined in icefloe.errors, importable here too
 from icefloe.core.types import to_arrow_schema
 from icefloe.iceberg.arrow_writer import _split_by_partition
 from icefloe.iceberg.delete_files import equality_delete_schema, write_equality_deletes, write_position_deletes
 from icefloe.spark.iceberg_write import write_data_files
-from icefloe.spark.merge_clauses import CLAUSE, S_MARK, T_MARK, MergeClauses, check_resolvable, predicate, value
+from icefloe.spark.merge_clauses import (
+    ACTION, CLAUSE, DELETE_ROW, INSERT, KEEP, S_MARK, T_MARK, UPDATE, MergeClauses, action_column, check_resolvable,
+    file_stats, predicate, value,
+)
 
 COPY_ON_WRITE, MERGE_ON_READ = "copy-on-write", "merge-on-read"
-ACTION = "_icefloe_action"
-NOTHING, KEEP, UPDATE, DELETE_ROW, INSERT = -1, 0, 1, 2, 3
 _T_MARK, _S_MARK, _CLAUSE = T_MARK, S_MARK, CLAUSE
 
 
@@ -84,22 +85,7 @@ def _commit_changes(table, operation: str, meta, snap, tasks: list, changes, iso
 
     schema = meta.schema
     cols = [f"`{f.name}`" for f in schema.fields]
-    try:
-        changes = changes.where(F.col(ACTION) != NOTHING).localCheckpoint()
-        stats = (changes.groupBy(FILE_COL)
-                 .agg(F.count(F.lit(1)).alias("n"),
-                      F.sum((F.col(ACTION) == UPDATE).cast("long")).alias("upd"),
-                      F.sum((F.col(ACTION) == DELETE_ROW).cast("long")).alias("dele"),
-                      F.sum((F.col(ACTION) == INSERT).cast("long")).alias("ins"))
-                 .collect())
-    except Exception as e:  # a value an assignment cannot store: a typed error, nothing written
-        typed = explain_spark_error(e)
-        if typed is e:
-            raise
-        raise typed from None
-    by_file = {r[FILE_COL]: r for r in stats if r[FILE_COL] is not None}
-    counts = {"updated": sum(r["upd"] for r in stats), "deleted": sum(r["dele"] for r in stats),
-              "inserted": sum(r["ins"] for r in stats)}
+    changes, by_file, counts = file_stats(changes, FILE_COL)
     touched = {f for f, r in by_file.items() if r["upd"] + r["dele"] > 0}
     task_by_path = {t.path: t for t in tasks}
 
@@ -271,43 +257,10 @@ class MergeBuilder(MergeClauses):
         joined = joined.withColumn(_CLAUSE, chain)
         clause = F.col(_CLAUSE)
 
-        source_fields = {sf.name.lower(): sf for sf in self.source.schema.fields}
-        copies_source = any(c.kind in ("update_all", "insert_all") for c in clauses.values())
+        values = self.clause_values(schema.fields, clause, clauses, tcol,
+                                    lambda n: schema.find_field(n).name, table.name)
 
-        def scol(name):
-            sf = source_fields.get(name.lower())
-            return None if sf is None else F.col(f"{sa}.`{sf.name}`")
-
-        values = []
-        for f in schema.fields:
-            if copies_source and f.name.lower() in source_fields:
-                # UPDATE SET * / INSERT *: the source column must fit as an appended one would
-                check_assignable(source_fields[f.name.lower()].dataType, f.field_type, f.name)
-            expr = None
-            for idx, c in clauses.items():
-                if c.kind == "delete":
-                    continue
-                if c.kind == "update":
-                    sets = _assignments(schema, c.values, ta)
-                    v = value(sets[f.name]) if f.name in sets else tcol(f.name)
-                elif c.kind == "update_all":
-                    v = scol(f.name) if scol(f.name) is not None else tcol(f.name)
-                elif c.kind == "insert":
-                    sets = _assignments(schema, c.values, ta)
-                    v = value(sets[f.name]) if f.name in sets else F.lit(None)
-                else:  # insert_all
-                    v = scol(f.name) if scol(f.name) is not None else F.lit(None)
-                v = checked_cast(v, f.field_type, f.name, table.name)
-                expr = F.when(clause == idx, v) if expr is None else expr.when(clause == idx, v)
-            expr = tcol(f.name) if expr is None else expr.otherwise(tcol(f.name))
-            values.append(expr.alias(f.name))
-
-        action = None
-        for idx, c in clauses.items():
-            a = DELETE_ROW if c.kind == "delete" else INSERT if idx >= 1000 and idx < 2000 else UPDATE
-            action = F.when(clause == idx, F.lit(a)) if action is None else action.when(clause == idx, F.lit(a))
-        action = (action if action is not None else F.when(F.lit(False), F.lit(0)))
-        action = action.when(in_t, F.lit(KEEP)).otherwise(F.lit(NOTHING))
+        action = action_column(clauses, in_t)
         rows = joined.select(*values, tcol(FILE_COL).alias(FILE_COL), tcol(POS_COL).alias(POS_COL),
                              action.alias(ACTION))
         return _commit_changes(table, "merge", meta, snap, tasks, rows, self.isolation, scope_by_partition=True,

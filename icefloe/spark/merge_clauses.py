@@ -7,6 +7,9 @@ import dataclasses
 from typing import Optional
 
 T_MARK, S_MARK, CLAUSE = "_icefloe_in_target", "_icefloe_in_source", "_icefloe_clause"
+# what happens to each row a copy-on-write or merge-on-read statement reads or joins
+ACTION = "_icefloe_action"
+NOTHING, KEEP, UPDATE, DELETE_ROW, INSERT = -1, 0, 1, 2, 3
 
 
 @dataclasses.dataclass
@@ -61,6 +64,47 @@ def check_resolvable(spark, schema, sets: dict, table_name: str, condition=None)
                 raise ExpressionError(f"{what} {v!r} names no column of table {table_name} (columns: {columns})"
                                       f"{hint}") from None
             raise ExpressionError(f"{what} {v!r}: {reason.split(' SQLSTATE')[0]}") from None
+
+
+def file_stats(changes, file_col: str):
+    """Labelled rows (an ``ACTION`` column, the data file in ``file_col``), checkpointed so the
+    counts and the writes see the same rows, with each file's counts (n, upd, dele, ins) and the
+    statement's totals. A value an assignment cannot store raises its typed error here."""
+    from pyspark.sql import functions as F
+
+    from icefloe.spark.align import explain_spark_error
+
+    try:
+        changes = changes.where(F.col(ACTION) != NOTHING).localCheckpoint()
+        stats = (changes.groupBy(file_col)
+                 .agg(F.count(F.lit(1)).alias("n"),
+                      F.sum((F.col(ACTION) == UPDATE).cast("long")).alias("upd"),
+                      F.sum((F.col(ACTION) == DELETE_ROW).cast("long")).alias("dele"),
+                      F.sum((F.col(ACTION) == INSERT).cast("long")).alias("ins"))
+                 .collect())
+    except Exception as e:  # nothing written yet
+        typed = explain_spark_error(e)
+        if typed is e:
+            raise
+        raise typed from None
+    by_file = {r[file_col]: r for r in stats if r[file_col] is not None}
+    counts = {"updated": sum(r["upd"] for r in stats), "deleted": sum(r["dele"] for r in stats),
+              "inserted": sum(r["ins"] for r in stats)}
+    return changes, by_file, counts
+
+
+def action_column(clauses: dict, in_target):
+    """The ACTION of each joined row from the clause it takes: DELETE_ROW, INSERT (not matched),
+    UPDATE; KEEP for a target row no clause takes, NOTHING for a source row none takes."""
+    from pyspark.sql import functions as F
+
+    clause = F.col(CLAUSE)
+    action = None
+    for idx, c in clauses.items():
+        a = DELETE_ROW if c.kind == "delete" else INSERT if 1000 <= idx < 2000 else UPDATE
+        action = F.when(clause == idx, F.lit(a)) if action is None else action.when(clause == idx, F.lit(a))
+    action = action if action is not None else F.when(F.lit(False), F.lit(0))
+    return action.when(in_target, F.lit(KEEP)).otherwise(F.lit(NOTHING))
 
 
 class MergeClauses:
@@ -118,3 +162,56 @@ class MergeClauses:
                 chain = F.when(cond, F.lit(base + i)) if chain is None else chain.when(cond, F.lit(base + i))
                 clauses[base + i] = c
         return (chain if chain is not None else F.lit(None).cast("int")), clauses
+
+    def clause_values(self, fields, clause, clauses: dict, tcol, resolve, table_name: str,
+                      check_update=None) -> list:
+        """For each target field (``.name``, ``.field_type``), the value of the clause each joined
+        row takes (``clause``: the column from ``clause_column``), the target's own value when
+        the clause does not set it. ``resolve(name)`` maps an assigned name (alias stripped) to
+        the field's name and raises for no column; ``check_update(names)`` may refuse an UPDATE
+        clause by the columns it sets."""
+        from pyspark.sql import functions as F
+
+        from icefloe.spark.align import check_assignable, checked_cast
+
+        ta, sa = self.ta, self.sa
+        source_fields = {sf.name.lower(): sf for sf in self.source.schema.fields}
+
+        def scol(name):
+            sf = source_fields.get(name.lower())
+            return None if sf is None else F.col(f"{sa}.`{sf.name}`")
+
+        def target_name(k: str) -> str:
+            k = k.strip().strip("`")
+            if k.lower().startswith(ta.lower() + "."):
+                k = k[len(ta) + 1:].strip("`")
+            return resolve(k)
+
+        sets_of = {idx: {target_name(k): v for k, v in (c.values or {}).items()} for idx, c in clauses.items()}
+        if check_update is not None:
+            for idx, c in clauses.items():
+                if c.kind == "update":
+                    check_update(list(sets_of[idx]))
+        values = []
+        for f in fields:
+            expr = None
+            for idx, c in clauses.items():
+                if c.kind == "delete":
+                    continue
+                if c.kind in ("update_all", "insert_all") and scol(f.name) is not None:
+                    # UPDATE SET * / INSERT *: the source column must fit as an appended one would
+                    check_assignable(source_fields[f.name.lower()].dataType, f.field_type, f.name)
+                sets = sets_of[idx]
+                if c.kind == "update":
+                    v = value(sets[f.name]) if f.name in sets else tcol(f.name)
+                elif c.kind == "update_all":
+                    v = scol(f.name) if scol(f.name) is not None else tcol(f.name)
+                elif c.kind == "insert":
+                    v = value(sets[f.name]) if f.name in sets else F.lit(None)
+                else:  # insert_all
+                    v = scol(f.name) if scol(f.name) is not None else F.lit(None)
+                v = checked_cast(v, f.field_type, f.name, table_name)
+                expr = F.when(clause == idx, v) if expr is None else expr.when(clause == idx, v)
+            expr = tcol(f.name) if expr is None else expr.otherwise(tcol(f.name))
+            values.append(expr.alias(f.name))
+        return values

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from icefloe.errors import MergeCardinalityError
 from icefloe.paimon.merge import DELETE, INSERT, UPDATE_AFTER, row_level_refusal
-from icefloe.spark.align import check_assignable, checked_cast
-from icefloe.spark.merge_clauses import CLAUSE, S_MARK, T_MARK, MergeClauses, value
+from icefloe.spark.merge_clauses import CLAUSE, S_MARK, T_MARK, MergeClauses
 from icefloe.spark.paimon_write import write_kv_files
 from icefloe.paimon.writer import restored_sequence_numbers
 
@@ -53,43 +52,14 @@ class PrimaryKeyMerge(MergeClauses):
         chain, clauses = self.clause_column(matched, not_matched, by_source)
         joined = joined.withColumn(CLAUSE, chain)
         clause = F.col(CLAUSE)
-        source_fields = {sf.name.lower(): sf for sf in self.source.schema.fields}
-
-        def scol(name):
-            sf = source_fields.get(name.lower())
-            return None if sf is None else F.col(f"{sa}.`{sf.name}`")
-
-        def target_name(k: str) -> str:
-            k = k.strip().strip("`")
-            if k.lower().startswith(ta.lower() + "."):
-                k = k[len(ta) + 1:].strip("`")
-            return schema.field(k).name
-
         key_names = {k.lower() for k in keys}
-        values = []
-        for f in schema.fields:
-            expr = None
-            for idx, c in clauses.items():
-                if c.kind == "delete":
-                    continue
-                if c.kind in ("update_all", "insert_all") and scol(f.name) is not None:
-                    check_assignable(source_fields[f.name.lower()].dataType, f.field_type, f.name)
-                sets = {target_name(k): v for k, v in (c.values or {}).items()}
-                if c.kind == "update" and any(n.lower() in key_names for n in sets):
-                    raise table.unsupported("MERGE updating a primary-key column",
-                                            "a new key is a new row: delete the old key and insert the new one")
-                if c.kind == "update":
-                    v = value(sets[f.name]) if f.name in sets else tcol(f.name)
-                elif c.kind == "update_all":
-                    v = scol(f.name) if scol(f.name) is not None else tcol(f.name)
-                elif c.kind == "insert":
-                    v = value(sets[f.name]) if f.name in sets else F.lit(None)
-                else:  # insert_all
-                    v = scol(f.name) if scol(f.name) is not None else F.lit(None)
-                v = checked_cast(v, f.field_type, f.name, table.name)
-                expr = F.when(clause == idx, v) if expr is None else expr.when(clause == idx, v)
-            expr = tcol(f.name) if expr is None else expr.otherwise(tcol(f.name))
-            values.append(expr.alias(f.name))
+
+        def check_update(names):
+            if any(n.lower() in key_names for n in names):
+                raise table.unsupported("MERGE updating a primary-key column",
+                                        "a new key is a new row: delete the old key and insert the new one")
+        values = self.clause_values(schema.fields, clause, clauses, tcol, lambda n: schema.field(n).name,
+                                    table.name, check_update)
         if any(c.kind == "delete" for c in clauses.values()):
             reason = row_level_refusal("delete", schema.options)
             if reason:

@@ -24,17 +24,25 @@ from icefloe.core import types as core
 from icefloe.paimon.merge import iter_merged_bucket
 from icefloe.paimon.schema import SchemaHistory, evolve_arrow, layout, same_layout, same_type_layout
 from icefloe.paimon.table import FileStoreTable
-from icefloe.spark.iceberg_read import raise_if_missing
+from icefloe.spark.iceberg_read import raise_if_missing, table_path_of
 
 
 def read_files(spark, paths: Sequence[str], fields, where=None, columns: Optional[Sequence[str]] = None,
-               file_fields: Optional[Sequence] = None):
+               file_fields: Optional[Sequence] = None, file_col: Optional[str] = None, pos_col: Optional[str] = None):
     """A DataFrame of the given data files under the table's (Paimon) fields.
     ``file_fields[i]``, if given, are the fields of the schema ``paths[i]`` was written
-    with (default: ``fields``)."""
+    with (default: ``fields``). ``file_col`` adds a column of that name holding each row's
+    data file (the path as ``paths`` has it), ``pos_col`` one with its position in that file,
+    for row-level changes."""
     schema = pt.to_spark_schema(fields, with_ids=False)
     if not paths:
         df = spark.createDataFrame([], schema)
+        if file_col:
+            from pyspark.sql import functions as F
+
+            df = df.withColumn(file_col, F.lit(None).cast("string"))
+            if pos_col:
+                df = df.withColumn(pos_col, F.lit(None).cast("long"))
     else:
 
         groups: dict = {}
@@ -42,18 +50,19 @@ def read_files(spark, paths: Sequence[str], fields, where=None, columns: Optiona
             ff = file_fields[i] if file_fields is not None else fields
             key = (layout(ff), tuple((str(f.type), f.nullable) for f in ff))
             groups.setdefault(key, (ff, []))[1].append(path)
-        frames = [_read_group(spark, group_paths, ff, fields) for ff, group_paths in groups.values()]
+        frames = [_read_group(spark, group_paths, ff, fields, file_col, pos_col) for ff, group_paths in groups.values()]
         df = frames[0]
         for other in frames[1:]:
             df = df.union(other)
     if where is not None:
         df = df.where(where)
     if columns:
-        df = df.select(*[f"`{c}`" for c in columns])
+        df = df.select(*[f"`{c}`" for c in columns] + [c for c in (file_col, pos_col) if c])
     return df
 
 
-def _read_group(spark, paths: Sequence[str], file_fields, fields):
+def _read_group(spark, paths: Sequence[str], file_fields, fields, file_col: Optional[str] = None,
+                pos_col: Optional[str] = None):
     """Files written with ``file_fields`` as a DataFrame of ``fields`` (by field id)."""
     read_schema = pt.to_spark_schema(fields, with_ids=False)
     file_schema = pt.to_spark_schema(file_fields, with_ids=False)
@@ -68,9 +77,13 @@ def _read_group(spark, paths: Sequence[str], file_fields, fields):
     except Exception as e:
         raise_if_missing(e, paths, "data file")
         raise
-    if plain:
-        return df
     from pyspark.sql import functions as F
+
+    extra = [table_path_of(F.col("_metadata.file_path")).alias(file_col)] if file_col else []
+    if pos_col:
+        extra.append(F.col("_metadata.row_index").alias(pos_col))
+    if plain:
+        return df.select("*", *extra) if extra else df
 
     by_id = {f.id: f for f in file_fields}
     cols = []
@@ -82,7 +95,7 @@ def _read_group(spark, paths: Sequence[str], file_fields, fields):
         else:
             c = _evolve_expr(F.col(_quote(ff.name)), ff.type, rf.type)
         cols.append(c.alias(rf.name))
-    return df.select(*cols)
+    return df.select(*cols, *extra)
 
 
 def _quote(name: str) -> str:

@@ -24,6 +24,7 @@ from icefloe.paimon.table import FileStoreTable
 from icefloe.paimon.kv_writer import write_kv_table
 from icefloe.paimon.merge import DELETE, UPDATE_AFTER, row_level_refusal
 from icefloe.paimon.writer import restored_sequence_numbers, write_arrow_table
+from icefloe.spark import paimon_append_dml as append_dml
 from icefloe.spark.paimon_dml import PrimaryKeyMerge
 from icefloe.spark.paimon_read import read_files, read_merged
 from icefloe.spark.paimon_compact import compact_primary_key_table
@@ -115,19 +116,27 @@ class PaimonTable(FileStoreTable, Table):
         return messages
 
     # ------------------------------------------------------------------ row-level changes
-    def _check_row_level(self, operation: str) -> None:
+    def _is_append_table(self, operation: str) -> bool:
+        """True for an append table (row-level changes rewrite its files); a primary-key table
+        whose merge engine cannot take ``operation`` is refused."""
+        self.refresh()
         schema = self.table_schema
         if not schema.primary_keys:
-            raise self.unsupported(operation, "row-level changes of Paimon append tables are not supported yet; "
-                                              "primary-key tables take them as upserts and delete records")
+            return True
         reason = row_level_refusal(operation, schema.options)
         if reason:
             raise self.unsupported(operation, reason)
+        return False
 
     def delete(self, where, isolation_level: Optional[str] = None) -> dict:
-        """``DELETE FROM t WHERE where`` on a primary-key table: a DELETE record for each
-        current row that matches, in its bucket; no data file is rewritten."""
-        self._check_row_level("delete")
+        """``DELETE FROM t WHERE where``. A primary-key table gets a DELETE record for each
+        current row that matches, in its bucket, and no data file is rewritten; an append
+        table's files holding matching rows are rewritten without them (copy-on-write), in
+        one OVERWRITE snapshot. Paimon has no isolation levels: ``isolation_level`` is
+        accepted for the common contract, and the commit is refused if a file it rewrites
+        was removed by a concurrent commit."""
+        if self._is_append_table("delete"):
+            return append_dml.delete_rows(self, where)
         self.refresh()
         restored = restored_sequence_numbers(self._store)
         messages = write_kv_files(self.to_spark(where=where), self, restored, kind=DELETE)
@@ -136,11 +145,13 @@ class PaimonTable(FileStoreTable, Table):
         return {"updated": 0, "deleted": n, "inserted": 0, "snapshot_id": snap.id if snap else None}
 
     def update(self, set: dict, where=None, isolation_level: Optional[str] = None) -> dict:
-        """``UPDATE t SET col = expr, ... WHERE where`` on a primary-key table: the new rows
-        of the keys that match, upserted; key columns cannot change."""
+        """``UPDATE t SET col = expr, ... WHERE where``. A primary-key table upserts the new
+        rows of the keys that match (key columns cannot change); an append table's files
+        holding matching rows are rewritten with the new values (copy-on-write)."""
         from pyspark.sql import functions as F
 
-        self._check_row_level("update")
+        if self._is_append_table("update"):
+            return append_dml.update_rows(self, set, where)
         keys = {k.lower() for k in self.table_schema.primary_keys}
         for col in set:
             if col.lower() in keys:
@@ -158,9 +169,11 @@ class PaimonTable(FileStoreTable, Table):
 
     def merge(self, source, on, target_alias: str = "t", source_alias: str = "s",
               isolation_level: Optional[str] = None):
-        """``MERGE INTO t USING source s ON on`` on a primary-key table: add when_* clauses,
-        then ``execute()``; changed keys are written as upserts and DELETE records."""
-        self._check_row_level("merge")
+        """``MERGE INTO t USING source s ON on``: add when_* clauses, then ``execute()``. A
+        primary-key table's changed keys are written as upserts and DELETE records; an append
+        table's files with matched rows are rewritten (copy-on-write), inserts appended."""
+        if self._is_append_table("merge"):
+            return append_dml.AppendMerge(self, source, on, target_alias, source_alias, isolation_level)
         return PrimaryKeyMerge(self, source, on, target_alias, source_alias, isolation_level)
 
     # ------------------------------------------------------------------ maintenance

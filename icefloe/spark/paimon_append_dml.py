@@ -1,0 +1,150 @@
+"""DELETE, UPDATE and MERGE INTO on Paimon append tables, copy-on-write.
+
+The driver plans the data files a statement can touch (pruned by its condition); Spark reads
+them with each row's file and position, labels every row (keep, update, delete, insert: the
+``merge_clauses`` vocabulary Iceberg's row-level changes use too) and counts per file. A file
+with changed rows is replaced by new files holding its surviving rows (updated ones with their
+new values), written by Spark tasks per (partition, bucket) with the inserted rows
+(``paimon_write.write_data_files``); a file all of whose rows go is dropped and nothing is
+written for it. One OVERWRITE snapshot, as Paimon commits file deletions, removes the replaced
+files and adds the new ones; a commit since the read that removed one of them makes it a
+``CommitConflictError`` with nothing committed (``FileStoreTable.replace_files``).
+"""
+from __future__ import annotations
+
+from icefloe.errors import MergeCardinalityError
+from icefloe.spark.align import checked_cast
+from icefloe.spark.merge_clauses import (
+    ACTION, CLAUSE, DELETE_ROW, INSERT, KEEP, S_MARK, T_MARK, UPDATE, MergeClauses, action_column, check_resolvable,
+    file_stats, predicate, value,
+)
+from icefloe.spark.paimon_read import read_files
+from icefloe.spark.paimon_write import write_data_files
+
+FILE_COL, POS_COL = "_icefloe_file", "_icefloe_pos"
+NONE = {"updated": 0, "deleted": 0, "inserted": 0, "snapshot_id": None}
+
+
+def _target(table, condition):
+    """The latest snapshot and the manifest entries of the files ``condition`` may touch."""
+    table.refresh()
+    table.check_writable()
+    base = table.current_snapshot()
+    where = condition if isinstance(condition, str) else None
+    return base, (table.plan(where) if base is not None else [])
+
+
+def _read(table, entries):
+    fields = table.table_schema.fields
+    return read_files(table.spark, [e.file.file_path for e in entries], fields,
+                      file_fields=[table.schema_by_id(e.file.schema_id).fields for e in entries],
+                      file_col=FILE_COL, pos_col=POS_COL)
+
+
+def _apply(table, operation: str, base, entries, changes) -> dict:
+    """Write and commit labelled rows (the table's columns, FILE_COL, ACTION; every row of
+    each file read is there, KEEP for those no change takes)."""
+    from pyspark.sql import functions as F
+
+    changes, by_file, counts = file_stats(changes, FILE_COL)
+    touched = {f for f, r in by_file.items() if r["upd"] + r["dele"] > 0}
+    whole = {f for f in touched if not by_file[f]["upd"] and by_file[f]["dele"] == by_file[f]["n"]}
+    if not touched and not counts["inserted"]:
+        return {**counts, "snapshot_id": None}
+    rewrite = sorted(touched - whole)
+    in_rewrite = F.col(FILE_COL).isin(rewrite) if rewrite else F.lit(False)
+    new_rows = changes.where((F.col(ACTION) == INSERT) | (in_rewrite & F.col(ACTION).isin(KEEP, UPDATE)))
+    messages = []
+    if counts["inserted"] or rewrite:
+        messages = write_data_files(new_rows.select(*[f"`{f.name}`" for f in table.table_schema.fields]), table)
+    by_path = {e.file.file_path: e for e in entries}
+    removed = [by_path[f] for f in sorted(touched)]
+    if not removed:                      # a MERGE that only inserts: an append
+        snap = table.commit(messages)
+    else:
+        snap = table.replace_files(removed, messages, operation.upper(), base.id if base else None)
+    return {**counts, "snapshot_id": snap.id if snap else None}
+
+
+def delete_rows(table, condition) -> dict:
+    """``DELETE FROM t WHERE condition`` (no condition: every row)."""
+    from pyspark.sql import functions as F
+
+    if isinstance(condition, str) and not condition.strip():
+        condition = None
+    if condition is not None:
+        check_resolvable(table.spark, table.schema, {}, table.name, condition)
+    base, entries = _target(table, condition)
+    if not entries:
+        return dict(NONE)
+    hit = F.coalesce(predicate(condition), F.lit(False))
+    rows = _read(table, entries).withColumn(ACTION, F.when(hit, F.lit(DELETE_ROW)).otherwise(F.lit(KEEP)))
+    return _apply(table, "delete", base, entries, rows)
+
+
+def update_rows(table, assignments: dict, condition=None) -> dict:
+    """``UPDATE t SET col = expr, ... WHERE condition``."""
+    from pyspark.sql import functions as F
+
+    schema = table.schema
+    sets = {schema.find_field(_strip_alias(k)).name: v for k, v in (assignments or {}).items()}
+    check_resolvable(table.spark, schema, sets, table.name, condition)
+    base, entries = _target(table, condition)
+    if not entries:
+        return dict(NONE)
+    rows = _read(table, entries)
+    hit = F.coalesce(predicate(condition), F.lit(False))
+    out = []
+    for f in schema.fields:
+        c = F.col(f"`{f.name}`")
+        if f.name in sets:
+            c = F.when(hit, checked_cast(value(sets[f.name]), f.field_type, f.name, table.name)).otherwise(c)
+        out.append(c.alias(f.name))
+    rows = rows.select(*out, FILE_COL, F.when(hit, F.lit(UPDATE)).otherwise(F.lit(KEEP)).alias(ACTION))
+    return _apply(table, "update", base, entries, rows)
+
+
+def _strip_alias(key: str, alias: str = "t") -> str:
+    key = key.strip().strip("`")
+    if key.lower().startswith(alias.lower() + "."):
+        key = key[len(alias) + 1:].strip("`")
+    return key
+
+
+class AppendMerge(MergeClauses):
+    """``MERGE INTO`` a Paimon append table (see the module doc): every target row is read,
+    since a file with a changed row is rewritten whole."""
+
+    def execute(self) -> dict:
+        from pyspark.sql import functions as F
+
+        table, ta, sa = self.table, self.ta, self.sa
+        base, entries = _target(table, None)
+        schema = table.schema
+        how = "full_outer" if self.not_matched else "left_outer"
+        target = _read(table, entries).withColumn(T_MARK, F.lit(True))
+        source = self.source.withColumn(S_MARK, F.lit(True))
+        on = F.expr(self.on) if isinstance(self.on, str) else self.on
+        joined = target.alias(ta).join(source.alias(sa), on, how)
+
+        def tcol(name):
+            return F.col(f"{ta}.`{name}`")
+
+        in_t = tcol(T_MARK).isNotNull()
+        in_s = F.col(f"{sa}.`{S_MARK}`").isNotNull()
+        matched, not_matched, by_source = in_t & in_s, in_s & ~in_t, in_t & ~in_s
+        if self.matched:
+            dup = (joined.where(matched).groupBy(tcol(FILE_COL), tcol(POS_COL)).count()
+                   .where(F.col("count") > 1).limit(1).collect())
+            if dup:
+                raise MergeCardinalityError(
+                    f"MERGE into {table.name}: a target row (file {dup[0][0]}, position {dup[0][1]}) matched "
+                    f"more than one source row; make the source unique on the join keys. Nothing was committed.")
+        chain, clauses = self.clause_column(matched, not_matched, by_source)
+        joined = joined.withColumn(CLAUSE, chain)
+        values = self.clause_values(schema.fields, F.col(CLAUSE), clauses, tcol,
+                                    lambda n: schema.find_field(n).name, table.name)
+        rows = joined.select(*values, tcol(FILE_COL).alias(FILE_COL), action_column(clauses, in_t).alias(ACTION))
+        if not clauses:
+            return dict(NONE)
+        return _apply(table, "merge", base, entries, rows)
