@@ -6,7 +6,9 @@ from typing import Optional
 
 from icefloe.core.io import FileIO
 from icefloe.core.schema_input import to_schema
-from icefloe.errors import IcefloeError, NotSupportedError
+from icefloe.errors import (
+    IcefloeError, NamespaceAlreadyExistsError, NamespaceNotEmptyError, NoSuchNamespaceError, NotSupportedError,
+)
 from icefloe.iceberg.catalog import HadoopCatalog
 from icefloe.paimon.catalog import PaimonCatalog
 from icefloe.spark.session import get_spark
@@ -72,6 +74,36 @@ class Catalog:
     def list_tables(self, namespace: str) -> list[str]:
         return self._impl.list_tables(namespace)
 
+    def namespace_exists(self, namespace: str) -> bool:
+        return self.io.is_dir(self._impl.namespace_path(namespace))
+
+    def create_namespace(self, namespace: str, exist_ok: bool = False) -> None:
+        """Create namespace (database) ``namespace``: its directory in the warehouse (Paimon:
+        ``<name>.db``). An existing one raises ``NamespaceAlreadyExistsError`` unless ``exist_ok``."""
+        path = self._impl.namespace_path(namespace)
+        if self.io.is_dir(path):
+            if exist_ok:
+                return
+            raise NamespaceAlreadyExistsError(f"namespace {namespace} already exists in {self.warehouse}")
+        self.io.makedirs(path)
+
+    def drop_namespace(self, namespace: str, cascade: bool = False, missing_ok: bool = False) -> None:
+        """Drop namespace ``namespace``; one that holds tables only with ``cascade`` (its tables
+        are dropped first)."""
+        path = self._impl.namespace_path(namespace)
+        if not self.io.is_dir(path):
+            if missing_ok:
+                return
+            raise NoSuchNamespaceError(f"namespace {namespace} does not exist in {self.warehouse}")
+        tables = self.list_tables(namespace)
+        if tables and not cascade:
+            raise NamespaceNotEmptyError(f"namespace {namespace} holds {len(tables)} table(s) "
+                                         f"({', '.join(tables[:5])}{', ...' if len(tables) > 5 else ''}); "
+                                         "drop them first or use CASCADE")
+        for name in tables:
+            self.drop_table(name)
+        self.io.delete_tree(path)
+
     def drop_table(self, name: str) -> None:
         self._impl.drop_table(name)
 
@@ -98,8 +130,12 @@ class Catalog:
         return self._impl.register_table(name, metadata_location)
 
     def sql(self, text: str, catalog_name: str = "local"):
-        """Run Spark SQL over this catalog's tables (``local.db.t`` or ``db.t``); a Spark DataFrame."""
-        return SqlSession(self, self.spark, catalog_name).sql(text)
+        """Run Spark SQL over this catalog's tables (``local.db.t`` or ``db.t``); a Spark DataFrame.
+        Calls share one SQL session per ``catalog_name``, so ``USE db`` holds for the next ones."""
+        sessions = self.__dict__.setdefault("_sql_sessions", {})
+        if catalog_name not in sessions:
+            sessions[catalog_name] = SqlSession(self, self.spark, catalog_name)
+        return sessions[catalog_name].sql(text)
 
 
 def sql(spark, text: str, warehouse: Optional[str] = None, catalog: Optional[Catalog] = None,

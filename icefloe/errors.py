@@ -18,6 +18,14 @@ class TableAlreadyExistsError(IcefloeError):
     pass
 
 
+class NamespaceAlreadyExistsError(IcefloeError):
+    """CREATE NAMESPACE of a namespace that exists."""
+
+
+class NamespaceNotEmptyError(IcefloeError):
+    """DROP NAMESPACE (without CASCADE) of a namespace that holds tables."""
+
+
 class NoSuchNamespaceError(IcefloeError):
     pass
 

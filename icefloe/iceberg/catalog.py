@@ -100,6 +100,9 @@ class HadoopCatalog:
         ops.commit(None, None, meta)
         return self.table_type(name, ops, self.spark)
 
+    def namespace_path(self, namespace: str) -> str:
+        return f"{self.warehouse}/{check_name_part(namespace, 'namespace')}"
+
     def list_namespaces(self) -> list[str]:
         return [d for d in self.io.list_dir(self.warehouse)
                 if is_valid_name_part(d) and self.io.is_dir(f"{self.warehouse}/{d}")]

@@ -278,17 +278,63 @@ class MetadataTables:
             _field("snapshot_id", LONG, False), _field("max_reference_age_in_ms", LONG),
             _field("min_snapshots_to_keep", INT), _field("max_snapshot_age_in_ms", LONG)])
 
-    def _files(self, contents: tuple, snapshot_id: Optional[int]):
+    def _all_manifests(self, meta: TableMetadata) -> list:
+        """Each manifest any snapshot lists, once."""
+        seen: dict = {}
+        for snap in meta.snapshots:
+            for m in snapshot_manifests(self._table.io, snap):
+                seen.setdefault(m.manifest_path, m)
+        return list(seen.values())
+
+    def _files(self, contents: tuple, snapshot_id: Optional[int], every_snapshot: bool = False):
+        meta = self._meta()
+        unified = self._unified(meta)
+        io = self._table.io
+        manifests = self._all_manifests(meta) if every_snapshot else \
+            snapshot_manifests(io, self._snapshot(meta, snapshot_id))
+        rows, seen = [], set()
+        for m in manifests:
+            for e in load_manifest_entries(io, meta, m):
+                f = e.data_file
+                if e.status != DELETED and f.content in contents and f.file_path not in seen:
+                    seen.add(f.file_path)
+                    rows.append(tuple(self._file_row(meta, unified, f)) + (self._readable_metrics(meta, f),))
+        fields = _data_file_fields(unified) + [_field("readable_metrics", _readable_metrics_type(meta))]
+        return self._df(rows, fields)
+
+    def all_files(self):
+        """The data and delete files of every snapshot (each once)."""
+        return self._files((DATA, POSITION_DELETES, EQUALITY_DELETES), None, every_snapshot=True)
+
+    def all_data_files(self):
+        return self._files((DATA,), None, every_snapshot=True)
+
+    def all_delete_files(self):
+        return self._files((POSITION_DELETES, EQUALITY_DELETES), None, every_snapshot=True)
+
+    def position_deletes(self, snapshot_id: Optional[int] = None):
+        """The rows of the live position delete files: the data file and position each deletes,
+        with the delete file's partition, spec id and path."""
+        import pyarrow.parquet as pq
+
         meta = self._meta()
         unified = self._unified(meta)
         io = self._table.io
         rows = []
         for m in snapshot_manifests(io, self._snapshot(meta, snapshot_id)):
             for e in load_manifest_entries(io, meta, m):
-                if e.status != DELETED and e.data_file.content in contents:
-                    rows.append(tuple(self._file_row(meta, unified, e.data_file))
-                                + (self._readable_metrics(meta, e.data_file),))
-        fields = _data_file_fields(unified) + [_field("readable_metrics", _readable_metrics_type(meta))]
+                f = e.data_file
+                if e.status == DELETED or f.content != POSITION_DELETES:
+                    continue
+                with io.open_read(f.file_path) as fh:
+                    got = pq.read_table(fh, columns=["file_path", "pos"])
+                part = _coerce(meta, unified, f.spec_id, f.partition) if unified is not None else None
+                for path, pos in zip(got.column("file_path").to_pylist(), got.column("pos").to_pylist()):
+                    rows.append((path, pos) + ((part,) if unified is not None else ()) + (f.spec_id, f.file_path))
+        fields = [_field("file_path", STRING, False), _field("pos", LONG, False)]
+        if unified is not None:
+            fields.append(_field("partition", _struct_type(unified), False))
+        fields += [_field("spec_id", INT, False), _field("delete_file_path", STRING, False)]
         return self._df(rows, fields)
 
     def files(self, snapshot_id: Optional[int] = None):
@@ -301,13 +347,15 @@ class MetadataTables:
     def delete_files(self, snapshot_id: Optional[int] = None):
         return self._files((POSITION_DELETES, EQUALITY_DELETES), snapshot_id)
 
-    def entries(self, snapshot_id: Optional[int] = None):
+    def entries(self, snapshot_id: Optional[int] = None, every_snapshot: bool = False):
         """Every manifest entry of the snapshot, deleted ones included (status 0/1/2)."""
         meta = self._meta()
         unified = self._unified(meta)
         io = self._table.io
         rows = []
-        for m in snapshot_manifests(io, self._snapshot(meta, snapshot_id)):
+        manifests = self._all_manifests(meta) if every_snapshot else \
+            snapshot_manifests(io, self._snapshot(meta, snapshot_id))
+        for m in manifests:
             for e in load_manifest_entries(io, meta, m):
                 rows.append((e.status, e.snapshot_id, e.sequence_number, e.file_sequence_number,
                              tuple(self._file_row(meta, unified, e.data_file)),
@@ -317,6 +365,10 @@ class MetadataTables:
             _field("sequence_number", LONG), _field("file_sequence_number", LONG),
             _field("data_file", pa.struct(_data_file_fields(unified)), False),
             _field("readable_metrics", _readable_metrics_type(meta))])
+
+    def all_entries(self):
+        """The entries of every manifest any snapshot lists (each manifest once)."""
+        return self.entries(every_snapshot=True)
 
     def _manifest_fields(self, all_manifests: bool) -> list:
         summary = pa.struct([
@@ -427,8 +479,10 @@ class MetadataTables:
 
 # Metadata tables by name; those describing the table, not one snapshot, ignore time travel.
 NAMES = ("snapshots", "history", "metadata_log_entries", "refs", "files", "data_files", "delete_files",
-         "entries", "manifests", "all_manifests", "partitions")
-TABLE_LEVEL = ("snapshots", "history", "metadata_log_entries", "refs", "all_manifests")
+         "entries", "manifests", "all_manifests", "partitions", "all_files", "all_data_files", "all_delete_files",
+         "all_entries", "position_deletes")
+TABLE_LEVEL = ("snapshots", "history", "metadata_log_entries", "refs", "all_manifests", "all_files",
+               "all_data_files", "all_delete_files", "all_entries")
 
 
 def metadata_table(table, name: str, snapshot_id: Optional[int] = None) -> pa.Table:

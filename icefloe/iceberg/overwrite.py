@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Iterable, Optional
 
 from icefloe.iceberg.manifest import DataFile
-from icefloe.iceberg.snapshot import OVERWRITE
+from icefloe.iceberg.snapshot import DELETE, OVERWRITE
 from icefloe.iceberg.snapshot_producer import FileChangeProducer
 from icefloe.iceberg.validate import SERIALIZABLE, Validation
 
@@ -52,3 +52,13 @@ class Overwrite(FileChangeProducer):
                                 scope_partitions=partitions, protected_files=set(removed),
                                 protected_partitions=partitions)
         return cls(added, removed, validation=validation, summary_extra=summary_extra)
+
+
+class DeleteAll(FileChangeProducer):
+    """Every live file (data and delete files) removed, nothing added: the ``delete`` snapshot
+    of ``TRUNCATE TABLE``, which reads no file."""
+
+    operation = DELETE
+
+    def __init__(self, summary_extra: Optional[dict] = None):
+        super().__init__((), remove_all=True, summary_extra=summary_extra)

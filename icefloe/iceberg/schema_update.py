@@ -29,6 +29,7 @@ from typing import Callable, Optional, Sequence, Union
 from icefloe.core.types import (
     DecimalType, IcebergType, ListType, MapType, NestedField, Schema, StructType, parse_type, reassign_ids, widen_small_ints,
 )
+from icefloe.core.types.model import DoubleType, FloatType, PrimitiveType
 from icefloe.errors import SchemaError
 from icefloe.iceberg.table_metadata import TableMetadata
 from icefloe.iceberg.metadata_commit import commit_metadata
@@ -218,6 +219,32 @@ class SchemaBuilder:
             i = next(k for k, x in enumerate(fields) if x.field_id == other_field.field_id)
             fields.insert(i if where == "before" else i + 1, f)
         self._replace_struct(parent_path, StructType(fields))
+
+    def set_identifier_fields(self, names: Sequence[ColumnPath]) -> None:
+        """The schema's identifier fields (the spec's row identity): required primitive fields,
+        not float or double, not inside a list, a map or an optional struct. None clears them."""
+        ids = []
+        for name in names:
+            parts = self._parts(name)
+            t: IcebergType = self.struct
+            for i, part in enumerate(parts):
+                f, kind = _child(t, part, ".".join(parts[:i]) or None, name)
+                full = ".".join(parts[:i + 1])
+                if kind != "field":
+                    raise SchemaError(f"identifier field {name!r} cannot be inside a list or a map")
+                if not f.required:
+                    what = "an optional struct" if i < len(parts) - 1 else "an optional column"
+                    raise SchemaError(f"identifier field {name!r}: {full!r} is {what}; identifier fields "
+                                      "must be required (SET NOT NULL first)")
+                t = f.field_type
+            if not isinstance(t, PrimitiveType):
+                raise SchemaError(f"identifier field {name!r} must be a primitive column, not {t}")
+            if isinstance(t, (FloatType, DoubleType)):
+                raise SchemaError(f"identifier field {name!r} cannot be {t} (floating point values do not "
+                                  "identify rows)")
+            if f.field_id not in ids:
+                ids.append(f.field_id)
+        self.identifier_ids = ids
 
     # ------------------------------------------------------------------ result
     def build(self) -> Optional[TableMetadata]:
@@ -466,6 +493,10 @@ class UpdateSchema:
 
     def move_after(self, name: ColumnPath, other: ColumnPath) -> "UpdateSchema":
         return self._record("move", name, "after", other)
+
+    def set_identifier_fields(self, *names: ColumnPath) -> "UpdateSchema":
+        """Make ``names`` the identifier fields (replacing any); no names clears them."""
+        return self._record("set_identifier_fields", list(names))
 
     def apply(self) -> Schema:
         """The schema these changes would produce (ids as they would be assigned now)."""

@@ -55,6 +55,9 @@ class PaimonCatalog:
     def database_path(self, db: str) -> str:
         return f"{self.warehouse}/{check_name_part(db, 'database')}{DB_SUFFIX}"
 
+    def namespace_path(self, namespace: str) -> str:
+        return self.database_path(namespace)
+
     def table_location(self, name: str) -> str:
         db, tbl = split_name(name)
         return f"{self.database_path(db)}/{tbl}"

@@ -8,6 +8,7 @@ interpreter icefloe is installed in.
 from __future__ import annotations
 
 import os
+import tempfile
 import shutil
 import subprocess
 import sys
@@ -134,6 +135,9 @@ def get_spark(spark=None):
             .config("spark.sql.sources.partitionOverwriteMode", "static")
             .config("spark.python.worker.reuse", "true")
             .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+            # Spark's own catalog (not icefloe's tables) keeps its directory out of the working directory
+            .config("spark.sql.warehouse.dir", os.environ.get(
+                "ICEFLOE_SPARK_WAREHOUSE", os.path.join(tempfile.gettempdir(), "icefloe-spark-warehouse")))
         )
         for k, v in REQUIRED_CONF.items():
             builder = builder.config(k, v)

@@ -7,7 +7,7 @@ from sqlglot import exp
 
 from icefloe.core.types import parse_schema
 from icefloe.errors import CommitFailedError, IcefloeError, SchemaError
-from icefloe.sql import parser as p
+from icefloe.sql import catalog_statements as cs, parser as p
 from icefloe.sql.errors import SqlError
 from icefloe.sql.names import table_parts
 from icefloe.sql.translate import partition_term
@@ -32,13 +32,15 @@ def _provider(create: exp.Create):
 
 def _is_ours(sess, table: exp.Table, provider) -> bool:
     parts = table_parts(table)
+    if len(parts) == 1 and sess.namespace:
+        return True
     if len(parts) == 3 and parts[0].lower() == sess.catalog_name.lower():
         return True
     return provider in ICEFLOE_PROVIDERS
 
 
 def _target_name(sess, table: exp.Table) -> str:
-    parts = table_parts(table)
+    parts = sess.qualify(table_parts(table))
     if len(parts) == 3 and parts[0].lower() == sess.catalog_name.lower():
         parts = parts[1:]
     if len(parts) != 2:
@@ -202,7 +204,7 @@ def list_tables(catalog, namespace=None) -> list:
 
 
 def show_tables(sess, stmt: p.ShowTables):
-    ns = None
+    ns = sess.namespace
     if stmt.namespace is not None:
         parts = list(stmt.namespace.parts)
         if len(parts) == 2 and parts[0].lower() == sess.catalog_name.lower():
@@ -435,7 +437,7 @@ def _rename(sess, t, action: exp.AlterRename):
 
 
 def alter_extension(sess, stmt):
-    ref, ours = resolve_parts(stmt.table.parts, sess.catalog_name, sess.exists)
+    ref, ours = resolve_parts(sess.qualify(list(stmt.table.parts)), sess.catalog_name, sess.exists)
     if ref is None and not ours:
         return sess.run_spark(sess._stmt.text)      # a table of Spark's own catalog
     if ref is None or ref.metadata:
@@ -469,6 +471,10 @@ def _alter_extension(sess, t, stmt):
         return sess.empty()
     if isinstance(stmt, p.AlterPartitionField):
         return _partition_field(sess, t, stmt)
+    if isinstance(stmt, p.AlterWriteOrder):
+        return cs.write_order(sess, t, stmt)
+    if isinstance(stmt, p.AlterIdentifierFields):
+        return cs.identifier_fields(sess, t, stmt)
     return _ref_ddl(sess, t, stmt)
 
 

@@ -54,6 +54,28 @@ class ShowTables(exp.Expression):
     arg_types = {"this": False}   # the namespace (exp.Table), if given
 
 
+class ShowNamespaces(exp.Expression):
+    arg_types = {"this": False, "pattern": False}   # IN <catalog>, [LIKE] '<pattern>'
+
+
+class ShowCreateTable(exp.Expression):
+    arg_types = {"this": True}
+
+
+class ShowTblProperties(exp.Expression):
+    arg_types = {"this": True, "key": False}
+
+
+class WriteOrder(exp.Expression):
+    """``WRITE [LOCALLY] ORDERED BY ...`` / ``WRITE UNORDERED`` / ``WRITE DISTRIBUTED BY PARTITION
+    [LOCALLY ORDERED BY ...]``: ``distribution`` none | range | hash, ``terms`` the sort terms."""
+    arg_types = {"distribution": True, "terms": False}
+
+
+class IdentifierFields(exp.Expression):
+    arg_types = {"action": True, "expressions": True}   # set | drop, the columns
+
+
 class PartitionFieldChange(exp.Expression):
     """``action``: add | drop | replace; ``term`` the transform term (or, for drop, the field
     or term) as written; ``old`` what replace replaces; ``alias`` the new field's name."""
@@ -273,6 +295,32 @@ class Icefloe(Spark):
             return self.expression(Call(this=proc, expressions=args))
 
         def _parse_icefloe_show(self) -> exp.Expression:
+            if self._word() in ("NAMESPACES", "DATABASES", "SCHEMAS"):
+                self._advance()
+                ns = self._dotted() if self._accept("IN") or self._accept("FROM") else None
+                self._accept("LIKE")
+                pattern = None
+                if bool(self._curr) and self._curr.token_type == TokenType.STRING:
+                    pattern = self._curr.text
+                    self._advance()
+                self._done()
+                return self.expression(ShowNamespaces(this=ns, pattern=pattern))
+            if self._word() == "CREATE" and self._word(1) == "TABLE":
+                self._advance(2)
+                name = self._dotted()
+                self._accept("AS", "SERDE")
+                self._done()
+                return self.expression(ShowCreateTable(this=name))
+            if self._accept("TBLPROPERTIES"):
+                name = self._dotted()
+                key = None
+                if bool(self._curr) and self._curr.token_type == TokenType.L_PAREN:
+                    keys = self._paren_names(strings=True)
+                    if len(keys) != 1:
+                        self._fail("SHOW TBLPROPERTIES takes one property key", self._prev)
+                    key = keys[0].name if isinstance(keys[0], exp.Literal) else ".".join(name_parts(keys[0]))
+                self._done()
+                return self.expression(ShowTblProperties(this=name, key=key))
             if not self._accept("TABLES"):
                 return self._spark_command()
             ns = self._dotted() if self._accept("IN") or self._accept("FROM") else None
@@ -302,7 +350,9 @@ class Icefloe(Spark):
                 return False
             action = rest[0].text.upper()
             words = [t.text.upper() for t in rest if t.token_type not in (TokenType.STRING, TokenType.IDENTIFIER)]
-            if action in ("ALTER", "CHANGE", "UNSET"):
+            if action in ("ALTER", "CHANGE", "UNSET", "WRITE"):
+                return True
+            if action in ("SET", "DROP") and len(words) > 1 and words[1] == "IDENTIFIER":
                 return True
             if action in ("ADD", "DROP", "REPLACE") and len(words) > 1 and words[1] == "PARTITION":
                 return True
@@ -314,9 +364,53 @@ class Icefloe(Spark):
                                                                         for t in rest))
             return False
 
+        def _sort_terms(self) -> list:
+            """Comma-separated terms as written (``id DESC NULLS LAST``, ``bucket(4, id)``)."""
+            terms = []
+            while True:
+                start, last, depth = self._curr, None, 0
+                while self._curr and not (depth == 0 and self._curr.token_type == TokenType.COMMA):
+                    if self._curr.token_type == TokenType.L_PAREN:
+                        depth += 1
+                    elif self._curr.token_type == TokenType.R_PAREN:
+                        depth -= 1
+                    last = self._curr
+                    self._advance()
+                if last is None:
+                    self._fail("expected a sort term")
+                terms.append(self._find_sql(start, last))
+                if not self._match(TokenType.COMMA):
+                    return terms
+
+        def _parse_write_order(self) -> exp.Expression:
+            if self._accept("UNORDERED"):
+                self._done()
+                return WriteOrder(distribution="none", terms=[])
+            if self._accept("DISTRIBUTED", "BY", "PARTITION"):
+                terms = []
+                if bool(self._curr):
+                    self._expect("LOCALLY", "ORDERED", "BY")
+                    terms = self._sort_terms()
+                return WriteOrder(distribution="hash", terms=terms)
+            local = self._accept("LOCALLY")
+            if not self._accept("ORDERED", "BY"):
+                self._fail("expected [LOCALLY] ORDERED BY, UNORDERED or DISTRIBUTED BY PARTITION after WRITE")
+            return WriteOrder(distribution="none" if local else "range", terms=self._sort_terms())
+
         def _parse_extension_action(self) -> exp.Expression:
             if self._word() in ("ALTER", "CHANGE"):
                 return self._parse_column_changes()
+            if self._accept("WRITE"):
+                return self._parse_write_order()
+            if self._word() in ("SET", "DROP") and self._word(1) == "IDENTIFIER":
+                action = self._word().lower()
+                self._advance(2)
+                self._expect("FIELDS")
+                names = [self._dotted()]
+                while self._match(TokenType.COMMA):
+                    names.append(self._dotted())
+                self._done()
+                return IdentifierFields(action=action, expressions=names)
             if self._accept("ADD", "PARTITION", "FIELD"):
                 term = self._text_until("AS")
                 alias = self._ident().text if self._accept("AS") else None
@@ -459,6 +553,14 @@ class Icefloe(Spark):
             **Spark.Generator.TRANSFORMS,
             Call: lambda self, e: f"CALL {_name_sql(e.this)}({self.expressions(e, flat=True)})",
             ShowTables: lambda self, e: "SHOW TABLES" + (f" IN {_name_sql(e.this)}" if e.this else ""),
+            ShowNamespaces: lambda self, e: "SHOW NAMESPACES" + (f" IN {_name_sql(e.this)}" if e.this else "")
+            + (f" LIKE {_string(e.args['pattern'])}" if e.args.get("pattern") else ""),
+            ShowCreateTable: lambda self, e: f"SHOW CREATE TABLE {_name_sql(e.this)}",
+            ShowTblProperties: lambda self, e: f"SHOW TBLPROPERTIES {_name_sql(e.this)}"
+            + (f" ({_string(e.args['key'])})" if e.args.get("key") else ""),
+            WriteOrder: lambda self, e: _write_order_sql(e),
+            IdentifierFields: lambda self, e: f"{e.args['action'].upper()} IDENTIFIER FIELDS "
+            + ", ".join(_name_sql(n) for n in e.expressions),
             PartitionFieldChange: lambda self, e: _partition_field_sql(e),
             RefChange: lambda self, e: _ref_sql(e),
             UnsetProperties: lambda self, e: "UNSET TBLPROPERTIES " + ("IF EXISTS " if e.args.get("if_exists")
@@ -473,9 +575,19 @@ class Icefloe(Spark):
         def alter_sql(self, expression: exp.Alter) -> str:
             actions = expression.args.get("actions") or []
             if len(actions) == 1 and isinstance(actions[0], (PartitionFieldChange, RefChange, UnsetProperties,
-                                                             DropColumns, ColumnChanges)):
+                                                             DropColumns, ColumnChanges, WriteOrder,
+                                                             IdentifierFields)):
                 return f"ALTER TABLE {_name_sql(expression.this)} {self.sql(actions[0])}"
             return super().alter_sql(expression)
+
+
+def _write_order_sql(e: WriteOrder) -> str:
+    terms, dist = ", ".join(e.args.get("terms") or []), e.args["distribution"]
+    if dist == "hash":
+        return "WRITE DISTRIBUTED BY PARTITION" + (f" LOCALLY ORDERED BY {terms}" if terms else "")
+    if not terms:
+        return "WRITE UNORDERED"
+    return f"WRITE {'LOCALLY ' if dist == 'none' else ''}ORDERED BY {terms}"
 
 
 def _partition_field_sql(e: PartitionFieldChange) -> str:

@@ -209,8 +209,12 @@ def insert(sess, tree: exp.Insert):
     ref, ours = sess.resolve(target)
     if ref is None and not ours:
         return sess.query_statement(tree)
-    ref = sess.resolve_or_fail(target)
+    ref = sess.resolve_or_fail(target, allow_ref=True)
     t = sess.load(ref)
+    if ref.ref and (ref.ref_kind != "branch" or tree.args.get("overwrite")):
+        raise sess.not_supported(f"INSERT {'OVERWRITE' if tree.args.get('overwrite') else 'INTO'} {ref} "
+                                 "(icefloe appends to branches; a tag names one snapshot and takes no writes)",
+                                 target)
     if tree.args.get("partition") not in (None, False):
         raise sess.not_supported(f"INSERT ... {tree.args['partition'].sql('spark')}", tree)
     static = _partition_clause(sess, t, target.args.get("partition"))
@@ -225,6 +229,10 @@ def insert(sess, tree: exp.Insert):
     if tree.args.get("overwrite"):
 
         overwrite(sess, t, df, {name: v for name, v in static.items()}, tree)
+    elif ref.ref:
+        if ref.ref not in (t.refs() or {}):
+            raise sess.error(f"table {t.name} has no branch {ref.ref!r}", target)
+        t.append(df, branch=ref.ref)
     else:
         t.append(df)
     return sess.empty()

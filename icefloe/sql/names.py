@@ -21,9 +21,20 @@ class TableRef:
     name: str                          # "db.table" as the icefloe catalog knows it
     metadata: Optional[str] = None     # "snapshots", "files"... for metadata tables
     qualified: bool = False            # written with the icefloe catalog name
+    ref: Optional[str] = None          # db.t.branch_dev / db.t.tag_v1: the branch or tag read or written
+    ref_kind: Optional[str] = None     # "branch" | "tag"
 
     def __str__(self) -> str:
-        return self.name + (f".{self.metadata}" if self.metadata else "")
+        return self.name + (f".{self.metadata}" if self.metadata else "") + \
+            (f".{self.ref_kind}_{self.ref}" if self.ref else "")
+
+
+def _ref_part(part: str) -> Optional[tuple]:
+    """(kind, name) of Iceberg's ``branch_<name>`` / ``tag_<name>`` table-name suffix."""
+    for kind in ("branch", "tag"):
+        if part.lower().startswith(kind + "_") and len(part) > len(kind) + 1:
+            return kind, part[len(kind) + 1:]
+    return None
 
 
 def resolve_parts(parts: list, catalog_name: str, exists) -> tuple[Optional[TableRef], bool]:
@@ -45,6 +56,13 @@ def resolve_parts(parts: list, catalog_name: str, exists) -> tuple[Optional[Tabl
     if len(parts) == 4 and low[0] == cat and low[3] in METADATA_TABLES:
         name = f"{parts[1]}.{parts[2]}"
         return (TableRef(name, low[3], True) if exists(name) else None), True
+    if len(parts) in (3, 4) and _ref_part(parts[-1]) and (len(parts) == 3 or low[0] == cat):
+        name = f"{parts[-3]}.{parts[-2]}"
+        if exists(name):
+            kind, ref = _ref_part(parts[-1])
+            return TableRef(name, None, len(parts) == 4, ref=ref, ref_kind=kind), True
+        if len(parts) == 4:
+            return None, True
     if len(parts) == 3 and low[0] == cat:
         name = f"{parts[1]}.{parts[2]}"
         return (TableRef(name, None, True) if exists(name) else None), True

@@ -69,6 +69,38 @@ class ShowTables:
 
 
 @dataclass
+class ShowNamespaces:
+    catalog: Optional[Name]
+    pattern: Optional[str] = None
+
+
+@dataclass
+class ShowCreateTable:
+    table: Name
+
+
+@dataclass
+class ShowTblProperties:
+    table: Name
+    key: Optional[str] = None
+
+
+@dataclass
+class AlterWriteOrder:
+    """``ALTER TABLE t WRITE ...``: the sort order's terms and ``write.distribution-mode``."""
+    table: Name
+    distribution: str                 # none | range | hash
+    terms: list = field(default_factory=list)
+
+
+@dataclass
+class AlterIdentifierFields:
+    table: Name
+    action: str                       # set | drop
+    names: list = field(default_factory=list)
+
+
+@dataclass
 class AlterPartitionField:
     table: Name
     action: str                       # "add" | "drop" | "replace"
@@ -126,7 +158,8 @@ class Call:
     args: list                        # (name or None, sqlglot expression)
 
 
-Extension = Union[ShowTables, AlterPartitionField, AlterRef, AlterColumns, AlterColumn, Call]
+Extension = Union[ShowTables, ShowNamespaces, ShowCreateTable, ShowTblProperties, AlterPartitionField, AlterRef,
+                  AlterColumns, AlterColumn, AlterWriteOrder, AlterIdentifierFields, Call]
 
 
 @dataclass
@@ -138,6 +171,11 @@ class Statement:
     tree: Optional[exp.Expression] = None   # sqlglot AST with absolute positions
     ext: Optional[Extension] = None         # an Iceberg extension statement
     replace_only: bool = False              # ``REPLACE TABLE`` (the table must exist), parsed as CREATE
+
+
+# statements Spark knows whose first word sqlglot's tokenizer reads as a plain name
+_SPARK_WORDS = frozenset(("MSCK", "REFRESH", "REPAIR", "RESET", "CLEAR", "UNCACHE", "LIST", "ADD", "ANALYZE",
+                          "LOAD", "EXPORT", "IMPORT", "OPTIMIZE", "VACUUM", "RESTORE", "FSCK", "CONVERT"))
 
 
 # --------------------------------------------------------------------------- splitting
@@ -199,14 +237,21 @@ def _parse_statement(stmt: Statement, before: str, body: str, tokens: list[Token
         # "CREATE " have the same length, so every later position stays where it is.
         body = "CREATE " + body[len("REPLACE"):]
         stmt.replace_only = True
+    first = tokens[0]
+    if first.token_type in (TokenType.VAR, TokenType.IDENTIFIER) and first.text.upper() not in _SPARK_WORDS:
+        line, col = position_of(before + body, len(before) + (first.start - tokens[0].start))
+        raise SqlError(f"syntax error at or near {first.text!r}: no statement starts with it", line, col, stmt.text)
     padded = _blank(before) + body
     try:
         with _quiet_sqlglot():
             tree = sqlglot.parse_one(padded, read=DIALECT)
     except ParseError as e:
         err = e.errors[0] if e.errors else {}
-        raise SqlError(f"syntax error: {err.get('description') or e}",
-                       err.get("line"), _start_col(err), stmt.text) from None
+        description = str(err.get("description") or e)
+        if "sqlglot" in description or "<class" in description:   # the parser's internals: say where instead
+            near = (err.get("highlight") or "").strip()
+            description = f"unexpected text{f' at or near {near!r}' if near else ''}"
+        raise SqlError(f"syntax error: {description}", err.get("line"), _start_col(err), stmt.text) from None
     except SqlError as e:
         e.statement = stmt.text
         raise
@@ -239,6 +284,12 @@ def _extension(tree: exp.Expression) -> Optional[Extension]:
     """The record of an extension statement; None for the Spark grammar."""
     if isinstance(tree, d.ShowTables):
         return ShowTables(_name(tree.this) if tree.this else None)
+    if isinstance(tree, d.ShowNamespaces):
+        return ShowNamespaces(_name(tree.this) if tree.this else None, tree.args.get("pattern"))
+    if isinstance(tree, d.ShowCreateTable):
+        return ShowCreateTable(_name(tree.this))
+    if isinstance(tree, d.ShowTblProperties):
+        return ShowTblProperties(_name(tree.this), tree.args.get("key"))
     if isinstance(tree, d.Call):
         args = [(a.this.name.lower(), a.expression) if isinstance(a, exp.Kwarg) else (None, a)
                 for a in tree.expressions]
@@ -260,6 +311,10 @@ def _extension(tree: exp.Expression) -> Optional[Extension]:
     if isinstance(action, d.DropColumns):
         return AlterColumns(_name(tree.this), "drop_columns", [_dotted(n) for n in action.expressions],
                             bool(a.get("if_exists")))
+    if isinstance(action, d.WriteOrder):
+        return AlterWriteOrder(_name(tree.this), a["distribution"], list(a.get("terms") or []))
+    if isinstance(action, d.IdentifierFields):
+        return AlterIdentifierFields(_name(tree.this), a["action"], [_dotted(n) for n in action.expressions])
     if isinstance(action, d.ColumnChanges):
         return AlterColumn(_name(tree.this), [_column_change(c) for c in action.expressions])
     return None

@@ -151,8 +151,13 @@ def call(sess, stmt: Call):
             kwargs[key] = dict(zip((_value(sess, k) for k in node.keys), (_value(sess, v) for v in node.values)))
         else:
             kwargs[key] = _value(sess, node)
+    manifests_before = {m["path"] for m in t.manifest_files()} if name == "rewrite_manifests" else None
     try:
         result = _run(t, name, fn, kwargs)
+        if name == "rewrite_manifests":      # what the procedure reports: manifests replaced and written
+            after = {m["path"] for m in t.refresh().manifest_files()} if result is not None else manifests_before
+            result = {"rewritten_manifests_count": len(manifests_before - after),
+                      "added_manifests_count": len(after - manifests_before)}
     except NotSupportedYetError:
         raise
     except NotSupportedError as e:
@@ -253,6 +258,8 @@ def _result_df(sess, t, name, proc, result, before, kwargs):
         refs = refs or {}
         key = kwargs["tag" if name == "create_tag" else "branch"]
         rows = [(key, refs[key].snapshot_id if key in refs else None)]
+    elif name == "expire_snapshots" and t.format == "iceberg":
+        rows = [(len(result.deleted_data_files), len(result.deleted_manifests), len(result.deleted_manifest_lists))]
     else:
         rows = _rows_from(result, proc.result)
     return sess.spark.createDataFrame(rows, proc.result)

@@ -28,7 +28,7 @@ from icefloe.sql.errors import NotSupportedYetError, SqlError
 from icefloe.sql.names import TableRef, resolve_parts, table_parts
 from icefloe.sql.parser import Statement, node_position, position_of, split
 from icefloe.sql.translate import literal_value
-from icefloe.sql import ddl, dml, parser as p, procedures
+from icefloe.sql import catalog_statements as cs, ddl, dml, parser as p, procedures
 
 VIEW_PREFIX = "__icefloe_"
 
@@ -42,6 +42,7 @@ class SqlSession:
         self._views: dict = {}   # view name -> display name, to translate Spark's messages back
         self._stmt: Optional[Statement] = None
         self._text = ""
+        self.namespace: Optional[str] = None   # USE db: where one-part table names are looked up
 
     @property
     def spark(self):
@@ -79,9 +80,23 @@ class SqlSession:
                 return procedures.call(self, ext)
             if isinstance(ext, p.ShowTables):
                 return ddl.show_tables(self, ext)
-            if isinstance(ext, (p.AlterPartitionField, p.AlterRef, p.AlterColumns, p.AlterColumn)):
+            if isinstance(ext, p.ShowNamespaces):
+                return cs.show_namespaces(self, ext)
+            if isinstance(ext, p.ShowCreateTable):
+                return cs.show_create_table(self, ext)
+            if isinstance(ext, p.ShowTblProperties):
+                return cs.show_tblproperties(self, ext)
+            if isinstance(ext, (p.AlterPartitionField, p.AlterRef, p.AlterColumns, p.AlterColumn, p.AlterWriteOrder,
+                                p.AlterIdentifierFields)):
                 return ddl.alter_extension(self, ext)
             tree = stmt.tree
+            kind = str(tree.args.get("kind") or "").upper() if isinstance(tree, (exp.Create, exp.Drop)) else ""
+            if kind in ("NAMESPACE", "DATABASE", "SCHEMA"):
+                return (cs.create_namespace if isinstance(tree, exp.Create) else cs.drop_namespace)(self, tree)
+            if isinstance(tree, exp.Use):
+                return cs.use(self, tree)
+            if isinstance(tree, exp.TruncateTable):
+                return cs.truncate(self, tree)
             if isinstance(tree, exp.Create):
                 return ddl.create(self, tree)
             if isinstance(tree, exp.Drop):
@@ -182,16 +197,23 @@ class SqlSession:
         except IcefloeError:
             return False
 
-    def resolve(self, table: exp.Table) -> tuple[Optional[TableRef], bool]:
-        return resolve_parts(table_parts(table), self.catalog_name, self.exists)
+    def qualify(self, parts: list) -> list:
+        """A one-part table name under the namespace of ``USE`` (unchanged without one)."""
+        return [self.namespace, *parts] if len(parts) == 1 and self.namespace else parts
 
-    def resolve_or_fail(self, table: exp.Table, allow_metadata: bool = False) -> TableRef:
+    def resolve(self, table: exp.Table) -> tuple[Optional[TableRef], bool]:
+        return resolve_parts(self.qualify(table_parts(table)), self.catalog_name, self.exists)
+
+    def resolve_or_fail(self, table: exp.Table, allow_metadata: bool = False, allow_ref: bool = False) -> TableRef:
         ref, ours = self.resolve(table)
         if ref is None:
             raise self.error(f"unknown table {'.'.join(table_parts(table))}"
                              + ("" if ours else f" (not an icefloe table in {self.catalog.warehouse})"), table)
         if ref.metadata and not allow_metadata:
             raise self.error(f"metadata table {ref} cannot be changed", table)
+        if ref.ref and not allow_ref:
+            raise self.not_supported(f"this statement on {ref.ref_kind} {ref.ref!r} of {ref.name} (icefloe "
+                                     "writes branches with INSERT INTO and the API's branch= arguments)", table)
         return ref
 
     def load(self, ref: TableRef):
@@ -235,6 +257,13 @@ class SqlSession:
         if ref.metadata:
             return self.metadata_df(t, ref, version, node)
         kwargs = self.read_kwargs(t, version, node)
+        if ref.ref:
+            if kwargs:
+                raise self.error(f"{ref} names a {ref.ref_kind} already; it takes no VERSION or TIMESTAMP AS OF",
+                                 node)
+            if ref.ref not in (t.refs() or {}):
+                raise self.error(f"table {t.name} has no {ref.ref_kind} {ref.ref!r}", node)
+            kwargs = {"ref": ref.ref}
         return t.to_spark(**kwargs)
 
     def metadata_df(self, t, ref: TableRef, version=None, node=None):

@@ -111,6 +111,10 @@ class Table:
         partitions; with ``dynamic=True`` those of the partitions ``data`` has rows in."""
         raise self.unsupported("overwrite")
 
+    def truncate(self, branch: Optional[str] = None):
+        """Remove every row in one snapshot, reading no data file (SQL ``TRUNCATE TABLE``)."""
+        raise self.unsupported("truncate")
+
     def commit(self, messages: Sequence[Any], overwrite: bool = False, branch: Optional[str] = None):
         """Commit what Spark tasks or the Arrow writer wrote elsewhere, as one snapshot: the
         format's commit messages (Iceberg ``DataFile``s, Paimon ``CommitMessage``s)."""

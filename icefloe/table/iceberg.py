@@ -14,7 +14,7 @@ from icefloe.iceberg.append import Append
 from icefloe.iceberg.arrow_writer import align_arrow, write_arrow
 from icefloe.iceberg.check import check_iceberg
 from icefloe.iceberg.layout import metadata_tree
-from icefloe.iceberg.overwrite import Overwrite
+from icefloe.iceberg.overwrite import DeleteAll, Overwrite
 from icefloe.iceberg.snapshot import Snapshot
 from icefloe.iceberg.table import BaseTable
 from icefloe.iceberg.table_metadata import MAIN_BRANCH
@@ -83,6 +83,14 @@ class IcebergTable(BaseTable, Table):
             return iceberg_partition_overwrite(self, data, partition or {}, dynamic, branch or MAIN_BRANCH)
         files = self.write_files(data)
         return self._commit(Overwrite.replace_all(files, summary_extra=self._app_summary()), branch or MAIN_BRANCH)
+
+    def truncate(self, branch: Optional[str] = None) -> Optional[Snapshot]:
+        """Remove every row in one ``delete`` snapshot: all files dropped, none read (None for a
+        table without rows)."""
+        snap = self.snapshot_for(ref=branch) if branch else self.current_snapshot()
+        if snap is None:
+            return None
+        return self._commit(DeleteAll(summary_extra=self._app_summary()), branch or MAIN_BRANCH)
 
     def commit(self, messages, overwrite: bool = False, branch: Optional[str] = None) -> Snapshot:
         return self.commit_files(messages, overwrite=overwrite, branch=branch or MAIN_BRANCH)

@@ -108,6 +108,15 @@ class PaimonTable(FileStoreTable, Table):
             raise ValueError("give partition or dynamic=True, not both")
         return self.commit_overwrite(self.write_checked(data, partition), partition, dynamic)
 
+    def truncate(self, branch: Optional[str] = None) -> Optional[Snapshot]:
+        """Remove every row in one OVERWRITE snapshot that deletes every live file (None for a
+        table without snapshots)."""
+        self._no_branch(branch, "truncate")
+        self.refresh()
+        if self.current_snapshot() is None:
+            return None
+        return self.commit([], overwrite=True)
+
     def write_checked(self, data, partition: Optional[dict]) -> list[CommitMessage]:
         match = self.static_partition_match(partition) if partition else None  # bad keys fail before writing
         messages = self.write(data)

@@ -26,6 +26,17 @@ EXTENSIONS = [
     ("ALTER TABLE db.t ALTER COLUMN v TYPE decimal(10, 2) COMMENT 'c' AFTER id, w FIRST", d.ColumnChanges),
     ("ALTER TABLE db.t CHANGE v v2 struct<a: int, b: map<string, int>> FIRST", d.ColumnChanges),
     ("ALTER TABLE db.t ALTER COLUMN info.y SET NOT NULL", d.ColumnChanges),
+    ("SHOW DATABASES", d.ShowNamespaces),
+    ("SHOW NAMESPACES IN local LIKE 'd*'", d.ShowNamespaces),
+    ("SHOW CREATE TABLE local.db.t", d.ShowCreateTable),
+    ("SHOW TBLPROPERTIES db.t", d.ShowTblProperties),
+    ("SHOW TBLPROPERTIES db.t ('write.format.default')", d.ShowTblProperties),
+    ("ALTER TABLE db.t WRITE ORDERED BY id DESC NULLS LAST, bucket(4, name)", d.WriteOrder),
+    ("ALTER TABLE db.t WRITE LOCALLY ORDERED BY id", d.WriteOrder),
+    ("ALTER TABLE db.t WRITE UNORDERED", d.WriteOrder),
+    ("ALTER TABLE db.t WRITE DISTRIBUTED BY PARTITION LOCALLY ORDERED BY id", d.WriteOrder),
+    ("ALTER TABLE db.t SET IDENTIFIER FIELDS id, s.k", d.IdentifierFields),
+    ("ALTER TABLE db.t DROP IDENTIFIER FIELDS id", d.IdentifierFields),
 ]
 
 
@@ -64,7 +75,7 @@ def test_node_fields():
     "CREATE TABLE db.t (id BIGINT NOT NULL, ts TIMESTAMP) USING iceberg PARTITIONED BY (days(ts))",
     "ALTER TABLE db.t ADD COLUMN x INT", "ALTER TABLE db.t RENAME COLUMN a TO b",
     "ALTER TABLE db.t SET TBLPROPERTIES ('k' = 'v')", "DELETE FROM db.t WHERE id = 1",
-    "SELECT * FROM db.t VERSION AS OF 3", "SHOW DATABASES", "SHOW TBLPROPERTIES db.t", "ADD JAR x.jar",
+    "SELECT * FROM db.t VERSION AS OF 3", "SHOW FUNCTIONS", "ADD JAR x.jar",
     "MSCK REPAIR TABLE db.t", "ALTER TABLE db.t DROP COLUMN a",
 ])
 def test_the_spark_grammar_parses_as_spark_does(text):

@@ -1,0 +1,214 @@
+"""Statements about the catalog and a table's definition: namespaces (``SHOW NAMESPACES``,
+``CREATE``/``DROP NAMESPACE``, ``USE``), ``SHOW CREATE TABLE``, ``SHOW TBLPROPERTIES``,
+``TRUNCATE TABLE`` and the Iceberg extensions ``WRITE ... ORDERED BY`` and ``SET``/``DROP
+IDENTIFIER FIELDS``. Names under another catalog (``spark_catalog.x``) go to Spark unchanged."""
+from __future__ import annotations
+
+import fnmatch
+import re
+from typing import Optional
+
+from sqlglot import exp
+
+from icefloe.errors import IcefloeError, SchemaError
+from icefloe.sql import parser as p
+from icefloe.sql.errors import SqlError
+from icefloe.sql.names import resolve_parts, table_parts
+
+DISTRIBUTION_MODE = "write.distribution-mode"
+
+
+def _at(name: Optional[p.Name]) -> tuple:
+    return (name.line, name.column) if name is not None else (None, None)
+
+
+# --------------------------------------------------------------------------- namespaces
+def _namespace(sess, parts: list, node=None) -> Optional[str]:
+    """The icefloe namespace ``parts`` names (``db`` or ``<catalog>.db``); None when the name
+    belongs to another catalog."""
+    if len(parts) == 2 and parts[0].lower() == sess.catalog_name.lower():
+        return parts[1]
+    if len(parts) == 1:
+        return parts[0]
+    if len(parts) >= 2 and parts[0].lower() != sess.catalog_name.lower():
+        return None
+    raise sess.error(f"namespace {'.'.join(parts)} must be db or {sess.catalog_name}.db", node)
+
+
+def show_namespaces(sess, stmt: p.ShowNamespaces):
+    if stmt.catalog is not None and ".".join(stmt.catalog.parts).lower() != sess.catalog_name.lower():
+        return sess.run_spark(sess._stmt.text)
+    names = sorted(sess.catalog.list_namespaces())
+    if stmt.pattern:   # Spark's SHOW ... LIKE: '*' any characters, '|' alternatives, case-insensitive
+        alts = [re.compile(fnmatch.translate(a.strip().replace(".*", "*").lower())) for a in stmt.pattern.split("|")]
+        names = [n for n in names if any(a.match(n.lower()) for a in alts)]
+    return sess.spark.createDataFrame([(n,) for n in names], "namespace string")
+
+
+def create_namespace(sess, tree: exp.Create):
+    parts = table_parts(tree.this)
+    ns = _namespace(sess, parts, tree.this)
+    if ns is None:
+        return sess.run_spark(sess._stmt.text)
+    props = tree.args.get("properties")
+    if props is not None and props.expressions:
+        raise sess.not_supported("namespace properties, comments and locations (a warehouse namespace is "
+                                 "a directory)", props)
+    try:
+        sess.catalog.create_namespace(ns, exist_ok=bool(tree.args.get("exists")))
+    except IcefloeError as e:
+        raise sess.error(str(e), tree.this) from None
+    return sess.empty()
+
+
+def drop_namespace(sess, tree: exp.Drop):
+    for table in tree.args.get("tables") or [tree.this]:
+        ns = _namespace(sess, table_parts(table), table)
+        if ns is None:
+            return sess.run_spark(sess._stmt.text)
+        try:
+            sess.catalog.drop_namespace(ns, cascade=bool(tree.args.get("cascade")),
+                                        missing_ok=bool(tree.args.get("exists")))
+        except IcefloeError as e:
+            raise sess.error(str(e), table) from None
+        if sess.namespace == ns:
+            sess.namespace = None
+    return sess.empty()
+
+
+def use(sess, tree: exp.Use):
+    target = tree.this
+    parts = table_parts(target) if isinstance(target, exp.Table) else [target.name]
+    alias = target.args.get("alias") if isinstance(target, exp.Table) else None
+    if alias is not None and parts[-1].upper() in ("NAMESPACE", "DATABASE", "SCHEMA"):
+        parts = [alias.name]                       # USE NAMESPACE db
+    if len(parts) == 1 and parts[0].lower() == sess.catalog_name.lower():
+        sess.namespace = None                      # USE local: the catalog, no namespace
+        return sess.empty()
+    ns = _namespace(sess, parts, target) if len(parts) <= 2 else None
+    if ns is not None and sess.catalog.namespace_exists(ns):
+        sess.namespace = ns
+        return sess.empty()
+    if len(parts) == 2 and parts[0].lower() == sess.catalog_name.lower():
+        raise sess.error(f"namespace {ns} does not exist in {sess.catalog.warehouse}", target)
+    sess.namespace = None                          # Spark's own database
+    return sess.run_spark(sess._stmt.text)
+
+
+# --------------------------------------------------------------------------- one table's definition
+def _table(sess, name: p.Name):
+    ref, ours = resolve_parts(sess.qualify(list(name.parts)), sess.catalog_name, sess.exists)
+    if ref is None and not ours:
+        return None
+    if ref is None or ref.metadata:
+        raise SqlError(f"unknown table {name}", *_at(name))
+    return sess.load(ref)
+
+
+def _quote(s: str) -> str:
+    return "'" + s.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _ident(s: str) -> str:
+    return s if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", s) else "`" + s.replace("`", "``") + "`"
+
+
+def table_properties(t) -> dict:
+    props = dict(t.properties)
+    if t.format == "paimon":
+        keys = list(getattr(t.table_schema, "primary_keys", []) or [])
+        if keys:
+            props["primary-key"] = ",".join(keys)
+    return props
+
+
+def show_create_table(sess, stmt: p.ShowCreateTable):
+    t = _table(sess, stmt.table)
+    if t is None:
+        return sess.run_spark(sess._stmt.text)
+    cols = []
+    for name, dtype, comment in t.describe_columns():
+        col = f"  {_ident(name)} {dtype.replace(' not null', '').upper()}" + (" NOT NULL" if "not null" in dtype else "")
+        cols.append(col + (f" COMMENT {_quote(comment)}" if comment else ""))
+    props = table_properties(t)
+    comment = props.pop("comment", None)
+    lines = [f"CREATE TABLE {sess.catalog_name}.{t.name} (", ",\n".join(cols) + ")", f"USING {t.format}"]
+    if t.partitioning():
+        lines.append(f"PARTITIONED BY ({', '.join(t.partitioning())})")
+    if comment:
+        lines.append(f"COMMENT {_quote(comment)}")
+    if props:
+        lines.append("TBLPROPERTIES (\n" + ",\n".join(f"  {_quote(k)} = {_quote(v)}" for k, v in sorted(props.items()))
+                     + ")")
+    return sess.spark.createDataFrame([("\n".join(lines) + "\n",)], "createtab_stmt string")
+
+
+def show_tblproperties(sess, stmt: p.ShowTblProperties):
+    t = _table(sess, stmt.table)
+    if t is None:
+        return sess.run_spark(sess._stmt.text)
+    props = table_properties(t)
+    if stmt.key is not None:
+        value = props.get(stmt.key, f"Table {sess.catalog_name}.{t.name} does not have property: {stmt.key}")
+        rows = [(stmt.key, value)]
+    else:
+        rows = sorted(props.items())
+    return sess.spark.createDataFrame(rows, "key string, value string")
+
+
+def truncate(sess, tree: exp.TruncateTable):
+    """``TRUNCATE TABLE t``: every row removed in one snapshot (the files are dropped, none read)."""
+    if tree.args.get("partition") is not None:
+        raise sess.not_supported("TRUNCATE TABLE ... PARTITION (use DELETE FROM t WHERE <partition condition>)",
+                                 tree.args["partition"])
+    tables = []
+    for table in tree.expressions:
+        ref, ours = sess.resolve(table)
+        if ref is None and not ours:
+            return sess.run_spark(sess._stmt.text)
+        if ref is None or ref.metadata:
+            raise sess.error(f"unknown table {'.'.join(table_parts(table))}", table)
+        tables.append(sess.load(ref))
+    for t in tables:
+        with sess.refused_as("TRUNCATE TABLE"):
+            t.truncate()
+    return sess.empty()
+
+
+# --------------------------------------------------------------------------- Iceberg extensions
+def write_order(sess, t, stmt: p.AlterWriteOrder):
+    """``WRITE [LOCALLY] ORDERED BY`` / ``UNORDERED`` / ``DISTRIBUTED BY PARTITION``: the sort
+    order, and ``write.distribution-mode`` as Iceberg's Spark extensions set it."""
+    with sess.refused_as("ALTER TABLE ... WRITE ORDERED BY"):
+        try:
+            t.replace_sort_order(*stmt.terms)
+        except (SchemaError, ValueError) as e:
+            raise SqlError(str(e), *_at(stmt.table)) from None
+        t.update_properties(set={DISTRIBUTION_MODE: stmt.distribution})
+    return sess.empty()
+
+
+def identifier_fields(sess, t, stmt: p.AlterIdentifierFields):
+    with sess.refused_as(f"ALTER TABLE ... {stmt.action.upper()} IDENTIFIER FIELDS"):
+        u = t.update_schema()
+        if not hasattr(u, "set_identifier_fields"):
+            raise t.unsupported("identifier fields", "a Paimon table's row identity is its primary key")
+        schema = t.schema
+        current = [schema.find_field(i).name for i in schema.identifier_field_ids]
+        if stmt.action == "set":
+            names = stmt.names
+        else:
+            low = {c.lower(): c for c in current}
+            missing = [n for n in stmt.names if n.lower() not in low]
+            if missing:
+                raise SqlError(f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not an identifier "
+                               f"field of {t.name} (identifier fields: {', '.join(current) or 'none'})",
+                               *_at(stmt.table))
+            drop = {n.lower() for n in stmt.names}
+            names = [c for c in current if c.lower() not in drop]
+        try:
+            with u:
+                u.set_identifier_fields(*names)
+        except SchemaError as e:
+            raise SqlError(str(e), *_at(stmt.table)) from None
+    return sess.empty()
