@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint stress bench install clean
+.PHONY: demo test lint stress bench docs install clean
 
 $(STAMP): pyproject.toml requirements-lock.txt
 	@command -v java >/dev/null 2>&1 || { echo "error: Java 17 is required (install openjdk-17-jre-headless or set JAVA_HOME)"; exit 1; }
@@ -31,8 +31,12 @@ lint: $(STAMP)
 stress: $(STAMP)
 	$(BIN)/python -m pytest -q -m stress tests
 
+# The documentation site (docs/, mkdocs.yml) into site/; warnings are errors. Its examples run in make test.
+docs: $(STAMP)
+	$(BIN)/mkdocs build --strict
+
 bench: $(STAMP)
 	$(BIN)/python -m bench.run
 
 clean:
-	rm -rf $(VENV) warehouse .pytest_cache
+	rm -rf $(VENV) warehouse .pytest_cache site

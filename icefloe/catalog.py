@@ -51,6 +51,7 @@ class Catalog:
 
     @property
     def spark(self):
+        """The SparkSession this catalog's tables use (the embedded one unless one was given)."""
         self._spark = get_spark(self._spark)
         return self._spark
 
@@ -63,18 +64,24 @@ class Catalog:
         return self._impl.table_location(name)
 
     def load_table(self, name: str):
+        """The table ``name`` (``db.table``), in this catalog's format; ``NoSuchTableError`` if
+        there is none."""
         return self._impl.load_table(name)
 
     def table_exists(self, name: str) -> bool:
+        """Whether table ``name`` exists."""
         return self._impl.table_exists(name)
 
     def list_namespaces(self) -> list[str]:
+        """The namespaces (databases) of the warehouse."""
         return self._impl.list_namespaces()
 
     def list_tables(self, namespace: str) -> list[str]:
+        """The tables of ``namespace`` as ``db.table`` names."""
         return self._impl.list_tables(namespace)
 
     def namespace_exists(self, namespace: str) -> bool:
+        """Whether namespace ``namespace`` exists."""
         return self.io.is_dir(self._impl.namespace_path(namespace))
 
     def create_namespace(self, namespace: str, exist_ok: bool = False) -> None:
@@ -105,6 +112,7 @@ class Catalog:
         self.io.delete_tree(path)
 
     def drop_table(self, name: str) -> None:
+        """Drop table ``name``: its directory, data included, is deleted."""
         self._impl.drop_table(name)
 
     def replace_table(self, name: str, schema, partitioned_by=None, properties: Optional[dict] = None,
@@ -124,6 +132,8 @@ class Catalog:
         self._impl.rename_table(name, new_name)
 
     def register_table(self, name: str, metadata_location: str):
+        """Adopt an Iceberg table written elsewhere: ``name`` points at ``metadata_location``
+        (a ``vN.metadata.json``); nothing is copied."""
         if not isinstance(self._impl, HadoopCatalog):
             raise NotSupportedError("register_table", format=self.format,
                                     reason="Paimon tables are adopted by pointing a catalog at their warehouse")

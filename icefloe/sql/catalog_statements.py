@@ -13,7 +13,7 @@ from sqlglot import exp
 from icefloe.errors import IcefloeError, SchemaError
 from icefloe.sql import parser as p
 from icefloe.sql.errors import SqlError
-from icefloe.sql.names import resolve_parts, table_parts
+from icefloe.sql.names import table_parts
 
 DISTRIBUTION_MODE = "write.distribution-mode"
 
@@ -97,7 +97,7 @@ def use(sess, tree: exp.Use):
 
 # --------------------------------------------------------------------------- one table's definition
 def _table(sess, name: p.Name):
-    ref, ours = resolve_parts(sess.qualify(list(name.parts)), sess.catalog_name, sess.exists)
+    ref, ours = sess.resolve_name(list(name.parts))
     if ref is None and not ours:
         return None
     if ref is None or ref.metadata:

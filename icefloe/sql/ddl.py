@@ -14,7 +14,6 @@ from icefloe.sql.translate import partition_term
 from icefloe.core.types import from_spark_schema
 from icefloe.iceberg.catalog import RenameNotSupportedError, ReplaceNotSupportedError
 from icefloe.iceberg.transforms import default_field_name, parse_partition_expr
-from icefloe.sql.names import resolve_parts
 
 ICEFLOE_PROVIDERS = ("iceberg", "paimon", "icefloe")
 
@@ -437,7 +436,7 @@ def _rename(sess, t, action: exp.AlterRename):
 
 
 def alter_extension(sess, stmt):
-    ref, ours = resolve_parts(sess.qualify(list(stmt.table.parts)), sess.catalog_name, sess.exists)
+    ref, ours = sess.resolve_name(list(stmt.table.parts))
     if ref is None and not ours:
         return sess.run_spark(sess._stmt.text)      # a table of Spark's own catalog
     if ref is None or ref.metadata:

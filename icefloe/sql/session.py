@@ -201,8 +201,18 @@ class SqlSession:
         """A one-part table name under the namespace of ``USE`` (unchanged without one)."""
         return [self.namespace, *parts] if len(parts) == 1 and self.namespace else parts
 
+    def resolve_name(self, parts: list) -> tuple[Optional[TableRef], bool]:
+        """(ref, ours) of a dotted name; after ``USE db`` also ``t``, ``t.snapshots`` and
+        ``t.branch_dev`` under that namespace (a two-part name that is a table wins)."""
+        ref, ours = resolve_parts(self.qualify(list(parts)), self.catalog_name, self.exists)
+        if ref is None and self.namespace and len(parts) == 2:
+            under, ours_under = resolve_parts([self.namespace, *parts], self.catalog_name, self.exists)
+            if under is not None:
+                return under, ours_under
+        return ref, ours
+
     def resolve(self, table: exp.Table) -> tuple[Optional[TableRef], bool]:
-        return resolve_parts(self.qualify(table_parts(table)), self.catalog_name, self.exists)
+        return self.resolve_name(table_parts(table))
 
     def resolve_or_fail(self, table: exp.Table, allow_metadata: bool = False, allow_ref: bool = False) -> TableRef:
         ref, ours = self.resolve(table)

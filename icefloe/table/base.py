@@ -43,47 +43,64 @@ class Table:
     # ------------------------------------------------------------------ state
     @property
     def location(self) -> str:
+        """The table's directory."""
         raise self.unsupported("location")
 
     @property
     def schema(self) -> Schema:
+        """The current schema (icefloe's type system; Paimon field ids are Paimon's)."""
         raise self.unsupported("schema")
 
     @property
     def properties(self) -> dict:
+        """Table properties (Iceberg) or options (Paimon), as a dict."""
         raise self.unsupported("properties")
 
     def refresh(self) -> "Table":
+        """Reload the table's metadata from storage; returns the table."""
         raise self.unsupported("refresh")
 
     def snapshots(self) -> list:
+        """Every snapshot still in the table's metadata, oldest first."""
         raise self.unsupported("snapshots")
 
     def current_snapshot(self):
+        """The snapshot reads see by default, or None for a table never written."""
         raise self.unsupported("current_snapshot")
 
     def history(self) -> list[dict]:
+        """The snapshot log: which snapshot became current when, oldest first (one dict each)."""
         raise self.unsupported("history")
 
     def refs(self) -> dict:
+        """Named references: Iceberg branches and tags, Paimon tags (``{name: ref}``)."""
         raise self.unsupported("refs")
 
     def snapshot_for(self, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None):
+        """The snapshot a read with these arguments sees: by id, as of a time (datetime or epoch ms)
+        or by branch or tag name; the current one without arguments."""
         raise self.unsupported("time travel")
 
     def schema_for(self, snapshot_id=None, as_of=None, ref: Optional[str] = None) -> Schema:
+        """The schema a read with these arguments uses (time travel reads the snapshot's schema)."""
         raise self.unsupported("schema_for")
 
     # ------------------------------------------------------------------ reads
     def plan_files(self, where=None, snapshot_id: Optional[int] = None, as_of=None,
                    ref: Optional[str] = None) -> list:
+        """The data files a read with ``where`` (Spark SQL text) would use, pruned by partition
+        values and column statistics."""
         raise self.unsupported("plan_files")
 
     def to_spark(self, snapshot_id: Optional[int] = None, as_of=None, where=None,
                  columns: Optional[Sequence[str]] = None, ref: Optional[str] = None):
+        """The rows as a Spark DataFrame (read by Spark tasks): at the current snapshot or the one
+        ``snapshot_id``/``as_of``/``ref`` names, filtered by ``where`` (Spark SQL text or a
+        Column; files pruned by it) and limited to ``columns``."""
         raise self.unsupported("to_spark")
 
     def to_arrow(self, snapshot_id: Optional[int] = None, as_of=None, where=None, ref: Optional[str] = None):
+        """The rows as a pyarrow.Table, read on the caller without Spark (small tables and tests)."""
         raise self.unsupported("to_arrow")
 
     def changelog(self, start_snapshot_id: Optional[int] = None, end_snapshot_id: Optional[int] = None,
@@ -102,6 +119,7 @@ class Table:
 
     # ------------------------------------------------------------------ writes
     def append(self, data, branch: Optional[str] = None):
+        """Append a Spark DataFrame or pyarrow.Table as one snapshot; with ``branch``, to that branch."""
         raise self.unsupported("append")
 
     def overwrite(self, data, partition: Optional[dict] = None, dynamic: bool = False,
@@ -121,6 +139,7 @@ class Table:
         raise self.unsupported("commit")
 
     def commit_files(self, files: Sequence[Any], overwrite: bool = False, branch: Optional[str] = None):
+        """Same as :meth:`commit`."""
         return self.commit(files, overwrite=overwrite, branch=branch)
 
     def foreach_batch(self, overwrite: bool = False):
@@ -135,85 +154,124 @@ class Table:
 
     # ------------------------------------------------------------------ row-level changes
     def delete(self, where, isolation_level: Optional[str] = None) -> dict:
+        """``DELETE FROM t WHERE where`` (Spark SQL text or a Column) in one snapshot; returns
+        ``{updated, deleted, inserted, snapshot_id}``. ``isolation_level`` (Iceberg:
+        ``serializable`` or ``snapshot``) decides which concurrent commits conflict."""
         raise self.unsupported("delete")
 
     def update(self, set: dict, where=None, isolation_level: Optional[str] = None) -> dict:
+        """``UPDATE t SET col = value, ... WHERE where``: ``set`` maps column names to Spark SQL
+        expressions (text), Columns or literals; returns the counts and the snapshot id."""
         raise self.unsupported("update")
 
     def merge(self, source, on, target_alias: str = "t", source_alias: str = "s",
               isolation_level: Optional[str] = None):
+        """``MERGE INTO t USING source s ON on``: returns a builder; add ``when_matched_update``,
+        ``when_matched_delete``, ``when_not_matched_insert[_all]``,
+        ``when_not_matched_by_source_update/delete`` clauses, then ``execute()``."""
         raise self.unsupported("merge")
 
     def delete_by_key(self, keys):
+        """Delete the rows whose key columns equal a row of ``keys`` (Iceberg: equality delete
+        files, no data file read)."""
         raise self.unsupported("delete_by_key")
 
     # ------------------------------------------------------------------ evolution
     def update_schema(self):
+        """A schema change, committed when the ``with`` block ends: ``add_column``,
+        ``rename_column``, ``update_column``, ``delete_column``, ``move_*``."""
         raise self.unsupported("update_schema")
 
     def update_spec(self):
+        """A partition spec change (Iceberg), committed when the ``with`` block ends:
+        ``add_field("bucket(4, id)")``, ``remove_field``, ``rename_field``."""
         raise self.unsupported("partition evolution (update_spec)")
 
     def replace_sort_order(self, *terms: str) -> dict:
+        """Declare the table's sort order (``"id"``, ``"ts desc nulls last"``); no terms: unsorted."""
         raise self.unsupported("replace_sort_order")
 
     def update_properties(self, set: Optional[dict] = None, remove: Optional[Sequence[str]] = None) -> dict:
+        """Set and remove table properties in one commit; returns the properties."""
         raise self.unsupported("update_properties")
 
     # ------------------------------------------------------------------ refs
     def create_tag(self, name: str, snapshot_id: Optional[int] = None, max_ref_age_ms: Optional[int] = None):
+        """Name snapshot ``snapshot_id`` (default: the current one) ``name``."""
         raise self.unsupported("create_tag")
 
     def replace_tag(self, name: str, snapshot_id=None, max_ref_age_ms: Optional[int] = None):
+        """Point tag ``name`` at another snapshot."""
         raise self.unsupported("replace_tag")
 
     def drop_tag(self, name: str):
+        """Remove tag ``name`` (the snapshot stays until expired)."""
         raise self.unsupported("drop_tag")
 
     def create_branch(self, name: str, snapshot_id: Optional[int] = None, min_snapshots_to_keep: Optional[int] = None,
                       max_snapshot_age_ms: Optional[int] = None, max_ref_age_ms: Optional[int] = None):
+        """Create branch ``name`` at ``snapshot_id`` (default: the current one), with its
+        retention settings."""
         raise self.unsupported("create_branch")
 
     def replace_branch(self, name: str, snapshot_id, min_snapshots_to_keep: Optional[int] = None,
                        max_snapshot_age_ms: Optional[int] = None, max_ref_age_ms: Optional[int] = None):
+        """Point branch ``name`` at ``snapshot_id``."""
         raise self.unsupported("replace_branch")
 
     def rename_branch(self, name: str, new_name: str):
+        """Rename branch ``name`` to ``new_name``."""
         raise self.unsupported("rename_branch")
 
     def drop_branch(self, name: str):
+        """Remove branch ``name``."""
         raise self.unsupported("drop_branch")
 
     def fast_forward(self, branch: str, source: str):
+        """Move ``branch`` to the head of ``source`` when ``branch`` is its ancestor."""
         raise self.unsupported("fast_forward")
 
     # ------------------------------------------------------------------ history changes
     def rollback_to_snapshot(self, snapshot_id: int):
+        """Make snapshot ``snapshot_id`` (an ancestor of the current one) current again."""
         raise self.unsupported("rollback_to_snapshot")
 
     def rollback_to_timestamp(self, as_of):
+        """Make the snapshot that was current at ``as_of`` current again."""
         raise self.unsupported("rollback_to_timestamp")
 
     def rollback_to_tag(self, name: str):
+        """Make the snapshot tag ``name`` names current again."""
         raise self.unsupported("rollback_to_tag")
 
     def set_current_snapshot(self, snapshot_id: int):
+        """Make any snapshot of the table current."""
         raise self.unsupported("set_current_snapshot")
 
     def cherry_pick(self, snapshot_id: int):
+        """Apply the changes of snapshot ``snapshot_id`` (an append or overwrite, for example on
+        a branch) to the current state as a new snapshot."""
         raise self.unsupported("cherry_pick")
 
     # ------------------------------------------------------------------ maintenance
     def expire_snapshots(self, older_than=None, retain_last: Optional[int] = None, now_ms: Optional[int] = None):
+        """Remove snapshots older than ``older_than`` (datetime or epoch ms), keeping at least
+        ``retain_last``, and delete the files only they used; returns an ``ExpireReport``."""
         raise self.unsupported("expire_snapshots")
 
     def remove_orphan_files(self, older_than=None, dry_run: bool = False) -> list:
+        """Delete files under the table directory that no metadata references and that are
+        older than ``older_than`` (default: three days); returns their paths. ``dry_run``
+        only lists them."""
         raise self.unsupported("remove_orphan_files")
 
     def rewrite_data_files(self, where=None, target_file_size: Optional[int] = None):
+        """Compaction: rewrite small files (and fold Iceberg delete files in) of the files a
+        read with ``where`` would use, in one snapshot that changes no row."""
         raise self.unsupported("rewrite_data_files")
 
     def rewrite_manifests(self, branch: Optional[str] = None):
+        """Regroup the manifests of the current snapshot to the target manifest size."""
         raise self.unsupported("rewrite_manifests")
 
     # ------------------------------------------------------------------ description (SQL, CLI, check)
