@@ -1,5 +1,7 @@
 """icefloe: Apache Iceberg v2 and Apache Paimon tables with Apache Spark as the data plane."""
 from icefloe.catalog import Catalog
+from icefloe.catalog import load_table as load_table  # a table by its directory, format detected
+from icefloe.config import load_catalog as load_catalog  # a catalog by name from .icefloe.yaml / ICEFLOE_CATALOG__*
 from icefloe.catalog import sql as sql  # SQL over a warehouse: icefloe.sql(spark, text, warehouse=...)
 from icefloe.errors import (
     CommitConflictError, CommitFailedError, CorruptMetadataError, IcefloeError, InvalidNameError,

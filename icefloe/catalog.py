@@ -7,7 +7,8 @@ from typing import Optional
 from icefloe.core.io import FileIO
 from icefloe.core.schema_input import to_schema
 from icefloe.errors import (
-    IcefloeError, NamespaceAlreadyExistsError, NamespaceNotEmptyError, NoSuchNamespaceError, NotSupportedError,
+    IcefloeError, NamespaceAlreadyExistsError, NamespaceNotEmptyError, NoSuchNamespaceError, NoSuchTableError,
+    NotSupportedError,
 )
 from icefloe.iceberg.catalog import HadoopCatalog
 from icefloe.paimon.catalog import PaimonCatalog
@@ -146,6 +147,24 @@ class Catalog:
         if catalog_name not in sessions:
             sessions[catalog_name] = SqlSession(self, self.spark, catalog_name)
         return sessions[catalog_name].sql(text)
+
+
+def load_table(location: str, spark=None, io: Optional[FileIO] = None):
+    """The table in directory ``location``, its format detected (like Delta's ``forPath``): an
+    Iceberg table (``metadata/``) as ``<warehouse>/<db>/<table>``, a Paimon table
+    (``schema/``) as ``<warehouse>/<db>.db/<table>``."""
+    loc = os.path.abspath(location[5:] if location.startswith("file:") else location).rstrip("/")
+    db_dir, name = os.path.split(loc)
+    warehouse, db = os.path.split(db_dir)
+    if os.path.isdir(os.path.join(loc, "schema")):
+        if not db.endswith(".db"):
+            raise NoSuchTableError(f"{location} holds a Paimon table outside a <db>.db directory; open it with "
+                                   f"icefloe.Catalog(<warehouse>, format='paimon')")
+        return Catalog(warehouse, "paimon", spark, io).load_table(f"{db[:-3]}.{name}")
+    if os.path.isdir(os.path.join(loc, "metadata")):
+        return Catalog(warehouse, "iceberg", spark, io).load_table(f"{db}.{name}")
+    raise NoSuchTableError(f"no Iceberg or Paimon table at {location} (an Iceberg table directory holds "
+                           "metadata/, a Paimon table directory schema/)")
 
 
 def sql(spark, text: str, warehouse: Optional[str] = None, catalog: Optional[Catalog] = None,

@@ -59,9 +59,28 @@ def _version() -> str:
 @click.option("--warehouse", default="warehouse", show_default=True, help="warehouse directory")
 @click.option("--format", "fmt", default="iceberg", type=click.Choice(["iceberg", "paimon"]), show_default=True)
 @click.option("--catalog-name", default="local", show_default=True, help="catalog name used in SQL (local.db.t)")
+@click.option("--catalog", "catalog", default=None,
+              help="a catalog configured in .icefloe.yaml or ICEFLOE_CATALOG__<NAME>__* (its warehouse and format; "
+                   "--warehouse and --format override them)")
 @click.pass_context
-def cli(ctx, warehouse, fmt, catalog_name):
+def cli(ctx, warehouse, fmt, catalog_name, catalog):
     """icefloe: Iceberg and Paimon tables with Spark as the data plane."""
+    if catalog:
+        from click.core import ParameterSource
+
+        from icefloe.config import ConfigError, catalog_properties
+
+        try:
+            props = catalog_properties(catalog)
+        except ConfigError as e:
+            raise click.UsageError(str(e)) from None
+        if ctx.get_parameter_source("warehouse") is ParameterSource.DEFAULT:
+            if not props.get("warehouse"):
+                raise click.UsageError(f"catalog {catalog!r} has no warehouse configured (.icefloe.yaml or "
+                                       f"ICEFLOE_CATALOG__{catalog.upper()}__WAREHOUSE)")
+            warehouse = str(props["warehouse"])
+        if ctx.get_parameter_source("fmt") is ParameterSource.DEFAULT and props.get("format"):
+            fmt = str(props["format"]).lower()
     ctx.obj = {"warehouse": warehouse, "format": fmt, "catalog_name": catalog_name}
 
 

@@ -148,19 +148,32 @@ class BaseTable:
 
     # ------------------------------------------------------------------ reads
     def to_arrow(self, snapshot_id: Optional[int] = None, as_of=None, where=None, ref=None):
-        """The table as a pyarrow.Table, read without Spark (for small tables and tools)."""
+        """The table as a pyarrow.Table, read without Spark (for small tables and tools).
+        ``where`` (Spark SQL text) prunes files and filters rows; conditions beyond comparisons,
+        IN, IS [NOT] NULL, prefix LIKE, AND and OR raise ``UnsupportedFilterError`` (use ``to_spark``)."""
         snap = self.snapshot_for(snapshot_id, as_of, ref)
         schema = self.read_schema(snap, snapshot_id, as_of, ref)
         target = to_arrow_schema(schema)
+        row_filter = None
+        if isinstance(where, str) and where.strip():
+            from icefloe.core import expressions as ex
+            from icefloe.core.expressions.arrow import to_arrow_filter
+            from icefloe.errors import IcefloeError, UnsupportedFilterError
+
+            try:
+                row_filter = to_arrow_filter(ex.bind(ex.parse_predicate(where), schema))
+            except UnsupportedFilterError:
+                raise
+            except IcefloeError as e:
+                raise UnsupportedFilterError(f"cannot filter with {where!r} without Spark: {e}") from None
         tasks = self.plan_snapshot(snap, where)
         parts = []
         for t in tasks:
             part = read_by_field_id(read_data_file(t.file, self.io), target,
                                     self._meta.properties.get("schema.name-mapping.default"), t.path)
             parts.append(apply_deletes_arrow(part, t.path, t.deletes, schema, self.io))
-        if not parts:
-            return target.empty_table()
-        return pa.concat_tables(parts)
+        out = pa.concat_tables(parts) if parts else target.empty_table()
+        return out.filter(row_filter) if row_filter is not None else out
 
     # ------------------------------------------------------------------ writes
     def _commit(self, change: SnapshotProducer, branch: str) -> Snapshot:

@@ -186,6 +186,29 @@ def delete_rows(table, condition, isolation: Optional[str] = None) -> dict:
     return _commit_changes(table, "delete", meta, snap, tasks, rows, isolation, conflict_filter=where)
 
 
+def replace_where(table, data, where: str, isolation: Optional[str] = None) -> dict:
+    """``overwrite(data, where=...)``: the rows matching ``where`` replaced by ``data`` (every row
+    of which must match it) in one snapshot; files with matching rows are rewritten or dropped."""
+    from pyspark.sql import functions as F
+
+    from icefloe.spark.align import align_dataframe
+    from icefloe.spark.merge_clauses import replacement_rows
+
+    meta, snap, tasks = _target(table, where)
+    new = replacement_rows(table.spark, data, lambda df: align_dataframe(df, meta.schema, table.name), where,
+                           table.name)
+    new = new.select(*[F.col(f"`{f.name}`") for f in meta.schema.fields],
+                     F.lit(None).cast("string").alias(FILE_COL), F.lit(None).cast("long").alias(POS_COL),
+                     F.lit(INSERT).alias(ACTION))
+    changes = new
+    if tasks:
+        rows = read_tasks(table.spark, tasks, meta.schema, with_positions=True, history=meta.schemas,
+                          name_mapping=meta.properties.get("schema.name-mapping.default"))
+        hit = F.coalesce(predicate(where), F.lit(False))
+        changes = rows.withColumn(ACTION, F.when(hit, F.lit(DELETE_ROW)).otherwise(F.lit(KEEP))).unionByName(new)
+    return _commit_changes(table, "delete", meta, snap, tasks, changes, isolation, conflict_filter=where)
+
+
 def update_rows(table, assignments: dict, condition=None, isolation: Optional[str] = None) -> dict:
     """``UPDATE t SET col = expr, ... WHERE condition``."""
     from pyspark.sql import functions as F

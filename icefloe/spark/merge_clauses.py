@@ -93,6 +93,25 @@ def file_stats(changes, file_col: str):
     return changes, by_file, counts
 
 
+def replacement_rows(spark, data, aligned_fn, where: str, table_name: str):
+    """``overwrite(data, where=...)``: ``data`` (Spark or Arrow) fitted to the table by
+    ``aligned_fn``, every row of it checked to match ``where`` (Delta's replaceWhere rule: rows
+    that would not be replaced are not written), labelled INSERT with no source file."""
+    from pyspark.sql import functions as F
+
+    from icefloe.core.arrow import as_arrow_table, is_arrow_data
+    from icefloe.errors import SchemaMismatchError
+
+    df = spark.createDataFrame(as_arrow_table(data)) if is_arrow_data(data) else data
+    aligned = aligned_fn(df)
+    outside = aligned.where(~F.coalesce(F.expr(where), F.lit(False))).limit(1).collect()
+    if outside:
+        raise SchemaMismatchError(f"overwrite of {table_name} where {where!r}: the data has a row that does not "
+                                  f"match it ({outside[0].asDict()}); every row written must match the condition. "
+                                  "Nothing was committed.")
+    return aligned
+
+
 def action_column(clauses: dict, in_target):
     """The ACTION of each joined row from the clause it takes: DELETE_ROW, INSERT (not matched),
     UPDATE; KEEP for a target row no clause takes, NOTHING for a source row none takes."""

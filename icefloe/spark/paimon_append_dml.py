@@ -82,6 +82,28 @@ def delete_rows(table, condition) -> dict:
     return _apply(table, "delete", base, entries, rows)
 
 
+def replace_where(table, data, where: str) -> dict:
+    """``overwrite(data, where=...)`` on an append table: the rows matching ``where`` replaced by
+    ``data`` (every row of which must match it) in one snapshot."""
+    from pyspark.sql import functions as F
+
+    from icefloe.spark.merge_clauses import replacement_rows
+    from icefloe.spark.paimon_write import align_dataframe
+
+    fields = table.table_schema.fields
+    check_resolvable(table.spark, table.schema, {}, table.name, where)
+    base, entries = _target(table, where)
+    new = replacement_rows(table.spark, data, lambda df: align_dataframe(df, fields, table.name), where, table.name)
+    new = new.select(*[F.col(f"`{f.name}`") for f in fields], F.lit(None).cast("string").alias(FILE_COL),
+                     F.lit(INSERT).alias(ACTION))
+    changes = new
+    if entries:
+        hit = F.coalesce(predicate(where), F.lit(False))
+        rows = _read(table, entries).drop(POS_COL)
+        changes = rows.withColumn(ACTION, F.when(hit, F.lit(DELETE_ROW)).otherwise(F.lit(KEEP))).unionByName(new)
+    return _apply(table, "overwrite", base, entries, changes)
+
+
 def update_rows(table, assignments: dict, condition=None) -> dict:
     """``UPDATE t SET col = expr, ... WHERE condition``."""
     from pyspark.sql import functions as F

@@ -103,6 +103,15 @@ class Table:
         """The rows as a pyarrow.Table, read on the caller without Spark (small tables and tests)."""
         raise self.unsupported("to_arrow")
 
+    def scan(self, row_filter: Optional[str] = None, selected_fields: Optional[Sequence[str]] = None,
+             snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None):
+        """A read to run later, as pyiceberg's ``scan``: ``.to_arrow()``, ``.to_pandas()``,
+        ``.to_spark()``, ``.plan_files()``. ``row_filter`` is Spark SQL text, ``selected_fields``
+        the columns."""
+        from icefloe.table.scan import TableScan
+
+        return TableScan(self, row_filter, selected_fields, snapshot_id, as_of, ref)
+
     def changelog(self, start_snapshot_id: Optional[int] = None, end_snapshot_id: Optional[int] = None,
                   identifier_columns: Optional[Sequence[str]] = None, compute_updates: Optional[bool] = None,
                   net_changes: bool = False):
@@ -123,10 +132,13 @@ class Table:
         raise self.unsupported("append")
 
     def overwrite(self, data, partition: Optional[dict] = None, dynamic: bool = False,
-                  branch: Optional[str] = None):
+                  branch: Optional[str] = None, where: Optional[str] = None):
         """Replace rows with ``data`` in one snapshot: all of them; with ``partition``
         (``{column: value}``, some or all partition columns) those of the matching
-        partitions; with ``dynamic=True`` those of the partitions ``data`` has rows in."""
+        partitions; with ``dynamic=True`` those of the partitions ``data`` has rows in; with
+        ``where`` (Spark SQL text, like Delta's ``replaceWhere``) the rows matching it, and
+        every row of ``data`` must match it. Returns the snapshot (``where``: the counts
+        and the snapshot id, as ``delete`` does)."""
         raise self.unsupported("overwrite")
 
     def truncate(self, branch: Optional[str] = None):

@@ -76,9 +76,14 @@ class IcebergTable(BaseTable, Table):
         return self._commit(Append(files, summary_extra=self._app_summary()), branch or MAIN_BRANCH)
 
     def overwrite(self, data, partition: Optional[dict] = None, dynamic: bool = False,
-                  branch: Optional[str] = None) -> Optional[Snapshot]:
+                  branch: Optional[str] = None, where: Optional[str] = None):
         """Replace the table's contents with ``data`` in one snapshot; with ``partition``
-        or ``dynamic=True`` only some partitions (see ``Table.overwrite``)."""
+        or ``dynamic=True`` only some partitions, with ``where`` the rows matching it (see
+        ``Table.overwrite``)."""
+        if where is not None:
+            if partition or dynamic or branch not in (None, MAIN_BRANCH):
+                raise ValueError("overwrite(where=...) takes no partition, dynamic or branch")
+            return iceberg_dml.replace_where(self, data, where)
         if partition or dynamic:
             return iceberg_partition_overwrite(self, data, partition or {}, dynamic, branch or MAIN_BRANCH)
         files = self.write_files(data)

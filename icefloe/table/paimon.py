@@ -98,12 +98,20 @@ class PaimonTable(FileStoreTable, Table):
         return self.commit(self.write(data))
 
     def overwrite(self, data, partition: Optional[dict] = None, dynamic: bool = False,
-                  branch: Optional[str] = None) -> Optional[Snapshot]:
+                  branch: Optional[str] = None, where: Optional[str] = None):
         """Replace the table's rows with ``data`` in one OVERWRITE snapshot: all of them;
         with ``partition={key: value, ...}`` (some or all partition keys) those of the
         matching partitions, and every row of ``data`` must match; with ``dynamic=True``
-        those of the partitions ``data`` has rows in (no rows: nothing is committed)."""
+        those of the partitions ``data`` has rows in (no rows: nothing is committed); with
+        ``where`` (append tables) the rows matching it, every row of ``data`` matching it."""
         self._no_branch(branch, "overwrite")
+        if where is not None:
+            if partition or dynamic:
+                raise ValueError("overwrite(where=...) takes no partition or dynamic")
+            if not self._is_append_table("overwrite"):
+                raise self.unsupported("overwrite with where on a primary-key table",
+                                       "delete the matching keys, then append: writes are upserts there")
+            return append_dml.replace_where(self, data, where)
         if partition and dynamic:
             raise ValueError("give partition or dynamic=True, not both")
         return self.commit_overwrite(self.write_checked(data, partition), partition, dynamic)

@@ -44,6 +44,16 @@ def test_sql_reference_runs(tmp_path, monkeypatch, spark):
     assert cat.sql("SELECT count(*) FROM shop.orders.branch_dev").collect()[0][0] == 3
 
 
+def test_configuration_example_is_a_working_configuration(tmp_path, monkeypatch, spark):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ICEFLOE_CONFIG", raising=False)
+    for k in [k for k in os.environ if k.startswith("ICEFLOE_CATALOG__")]:
+        monkeypatch.delenv(k)
+    (tmp_path / ".icefloe.yaml").write_text(blocks("configuration.md", "yaml")[0])
+    assert icefloe.load_catalog(spark=spark).warehouse == str(tmp_path / "warehouse")
+    assert icefloe.load_catalog("logs", spark=spark).format == "paimon"
+
+
 def test_cli_examples_run(tmp_path):
     wh = tmp_path / "warehouse"
     t = icefloe.Catalog(str(wh)).create_table("db.t", "id bigint not null, name string")
