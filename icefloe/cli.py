@@ -498,19 +498,33 @@ def files(ctx, table, where, as_json):
                     for p, part, n, size, content in rows])
         return
     _show(_rows_table(f"files of {t.name}", ["path", "partition", "records", "bytes"],
-                                 [(p, str(part), n, size) for p, part, n, size, _ in rows]))
+                      [(p, "/".join(f"{k}={v}" for k, v in part.items()), n, size) for p, part, n, size, _ in rows]))
 
 
 def _file_rows(t, files):
-    """(path, partition, records, bytes, content) of Iceberg DataFiles or Paimon DataFileMetas."""
+    """(path, partition {field: value as people read it}, records, bytes, content) of Iceberg
+    DataFiles or Paimon DataFileMetas."""
     import os
 
     for f in files:
         if hasattr(f, "partition"):
-            yield f.file_path, list(f.partition), f.record_count, f.file_size_in_bytes, f.content
+            yield f.file_path, _iceberg_partition(t, f), f.record_count, f.file_size_in_bytes, f.content
         else:  # a Paimon data file: its partition and bucket are its directory, <k>=<v>/bucket-<N>
-            yield f.file_path, os.path.relpath(os.path.dirname(f.file_path), t.location), f.row_count, \
-                f.file_size, 0
+            rel = os.path.relpath(os.path.dirname(f.file_path), t.location)
+            part = dict(p.split("=", 1) for p in rel.split(os.sep) if "=" in p)
+            part["bucket"] = int(rel.rsplit("bucket-", 1)[-1]) if "bucket-" in rel else None
+            yield f.file_path, part, f.row_count, f.file_size, 0
+
+
+def _iceberg_partition(t, f) -> dict:
+    """An Iceberg partition tuple with each value as the spec writes it (``2024-01-01``, not 19723)."""
+    meta = t.metadata
+    spec = meta.spec_by_id(f.spec_id)
+    out = {}
+    for pf, v in zip(spec.fields, f.partition):
+        src = meta.schema.find_field_or_none(pf.source_id)
+        out[pf.name] = None if v is None else pf.transform.human(src.field_type, v) if src is not None else str(v)
+    return out
 
 
 @cli.command()
@@ -543,10 +557,16 @@ def rich_tree(node: Node) -> Tree:
 @click.argument("table")
 @click.option("--current", is_flag=True, help="only the current snapshot")
 @click.option("--no-disk", is_flag=True, help="leave out the files on disk")
+@click.option("--json", "as_json", is_flag=True, help="the metadata tree as nested JSON ({label, children})")
 @click.pass_context
-def tree(ctx, table, current, no_disk):
+def tree(ctx, table, current, no_disk, as_json):
     """Draw snapshot -> manifest list -> manifests -> data files, then the files on disk."""
     t = _load(ctx, table)
+    if as_json:
+        def doc(node: Node) -> dict:
+            return {"label": node.text, "children": [doc(c) for c in node.children]}
+        _echo_json(doc(t.metadata_tree(all_snapshots=not current)))
+        return
     console = _console()
     console.print(rich_tree(t.metadata_tree(all_snapshots=not current)))
     if not no_disk:

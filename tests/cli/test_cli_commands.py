@@ -124,3 +124,23 @@ def test_sql_shell_with_history(tmp_path, spark, monkeypatch):
     assert "snapshot_id" in r.output and "append" in r.output
     assert "error: line 1, column 15: unknown table local.db.nope" in r.output
     assert os.path.exists(history)
+
+
+def test_partition_values_read_as_people_write_them_and_tree_as_json(tmp_path):
+    wh = str(tmp_path / "wh")
+    t = icefloe.Catalog(wh).create_table("db.d", "id bigint not null, day date, ts timestamp",
+                                         partitioned_by=["day", "months(ts)", "bucket(2, id)"])
+    import datetime as dt
+
+    t.append(pa.table({"id": pa.array([1], pa.int64()), "day": pa.array([dt.date(2024, 1, 1)]),
+                       "ts": pa.array([dt.datetime(2024, 3, 5, 12)], pa.timestamp("us", "UTC"))}))
+    r = icefloe_cmd(wh, "files", "db.d", "--json")
+    assert r.returncode == 0, r.stderr
+    part = json.loads(r.stdout)[0]["partition"]
+    assert part["day"] == "2024-01-01" and part["ts_month"] == "2024-03" and part["id_bucket"] in ("0", "1")
+    r = icefloe_cmd(wh, "files", "db.d")                       # piped: plain columns
+    assert "day=2024-01-01/ts_month=2024-03/id_bucket=" in r.stdout
+    r = icefloe_cmd(wh, "tree", "db.d", "--json")
+    doc = json.loads(r.stdout)
+    assert r.returncode == 0 and doc["children"] and "label" in doc["children"][0]
+    assert str(t.current_snapshot().snapshot_id) in json.dumps(doc)
