@@ -59,11 +59,12 @@ def _version() -> str:
 @click.option("--warehouse", default="warehouse", show_default=True, help="warehouse directory")
 @click.option("--format", "fmt", default="iceberg", type=click.Choice(["iceberg", "paimon"]), show_default=True)
 @click.option("--catalog-name", default="local", show_default=True, help="catalog name used in SQL (local.db.t)")
+@click.option("--verbose", is_flag=True, help="on an error, print the full trace (Spark's included)")
 @click.option("--catalog", "catalog", default=None,
               help="a catalog configured in .icefloe.yaml or ICEFLOE_CATALOG__<NAME>__* (its warehouse and format; "
                    "--warehouse and --format override them)")
 @click.pass_context
-def cli(ctx, warehouse, fmt, catalog_name, catalog):
+def cli(ctx, warehouse, fmt, catalog_name, verbose, catalog):
     """icefloe: Iceberg and Paimon tables with Spark as the data plane."""
     if catalog:
         from click.core import ParameterSource
@@ -697,13 +698,25 @@ def rollback(ctx, table, snapshot_id, to_time, as_json):
 
 
 def main(argv=None):
-    """The console entry (``icefloe``): friendly errors and exit codes."""
+    """The console entry (``icefloe``): friendly errors and exit codes; ``--verbose`` adds the
+    full trace of an error."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    verbose = "--verbose" in args[:args.index("--") if "--" in args else len(args)]
+
+    def trace() -> None:
+        if verbose:
+            import traceback
+
+            click.echo(traceback.format_exc(), err=True)
+
     try:
-        cli.main(args=argv, prog_name="icefloe", standalone_mode=False)
+        cli.main(args=args, prog_name="icefloe", standalone_mode=False)
     except NotSupportedError as e:              # a format's refusal, or a statement icefloe lacks
+        trace()
         click.echo(f"error: {e}", err=True)
         sys.exit(EXIT_NOT_SUPPORTED)
     except IcefloeError as e:
+        trace()
         click.echo(f"error: {e}", err=True)
         sys.exit(EXIT_ERROR)
     except click.exceptions.Abort:
@@ -714,6 +727,12 @@ def main(argv=None):
         sys.exit(e.exit_code)
     except SystemExit:
         raise
+    except Exception as e:                      # anything else (a Spark failure): one line, the trace on request
+        trace()
+        first = (str(e).strip().splitlines() or [""])[0]
+        click.echo(f"error: {type(e).__name__}: {first}" + ("" if verbose else " (--verbose shows the full trace)"),
+                   err=True)
+        sys.exit(EXIT_ERROR)
     sys.exit(0)
 
 

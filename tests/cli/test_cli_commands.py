@@ -144,3 +144,13 @@ def test_partition_values_read_as_people_write_them_and_tree_as_json(tmp_path):
     doc = json.loads(r.stdout)
     assert r.returncode == 0 and doc["children"] and "label" in doc["children"][0]
     assert str(t.current_snapshot().snapshot_id) in json.dumps(doc)
+
+
+def test_errors_are_one_line_and_verbose_shows_the_trace(arrow_table):
+    wh, _t = arrow_table
+    r = icefloe_cmd(wh, "snapshots", "db.nope")
+    assert r.returncode == 1 and r.stderr.strip().startswith("error:") and "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    r = subprocess.run(ICEFLOE + ["--verbose", "--warehouse", wh, "snapshots", "db.nope"], capture_output=True,
+                       text=True, timeout=240)
+    assert r.returncode == 1 and "Traceback" in r.stderr and r.stderr.strip().splitlines()[-1].startswith("error:")
