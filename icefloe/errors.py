@@ -18,6 +18,11 @@ class TableAlreadyExistsError(IcefloeError):
     pass
 
 
+class UnsupportedFormatVersionError(IcefloeError):
+    """An Iceberg table of a format version icefloe does not read or write (the metadata is
+    fine; icefloe lacks the version's features)."""
+
+
 class NamespaceAlreadyExistsError(IcefloeError):
     """CREATE NAMESPACE of a namespace that exists."""
 

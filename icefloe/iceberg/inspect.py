@@ -441,7 +441,9 @@ class MetadataTables:
                     continue
                 f = e.data_file
                 key = _coerce(meta, unified, f.spec_id, f.partition) if unified is not None else ()
-                p = stats.setdefault(key, {"spec_id": f.spec_id, "records": 0, "files": 0, "size": 0,
+                # binary partition values are bytearrays (unhashable): group by their bytes
+                group = tuple(bytes(v) if isinstance(v, bytearray) else v for v in key)
+                p = stats.setdefault(group, {"key": key, "spec_id": f.spec_id, "records": 0, "files": 0, "size": 0,
                                            "pos_records": 0, "pos_files": 0, "eq_records": 0, "eq_files": 0,
                                            "updated_at": None, "updated_by": None})
                 snap = by_id.get(e.snapshot_id)
@@ -459,8 +461,8 @@ class MetadataTables:
                     p["eq_records"] += f.record_count
                     p["eq_files"] += 1
         rows = []
-        for key, p in stats.items():
-            row = [key, p["spec_id"]] if unified is not None else []
+        for p in stats.values():
+            row = [p["key"], p["spec_id"]] if unified is not None else []
             row += [p["records"], p["files"], p["size"], p["pos_records"], p["pos_files"], p["eq_records"],
                     p["eq_files"], _ts(p["updated_at"]), p["updated_by"]]
             rows.append(tuple(row))

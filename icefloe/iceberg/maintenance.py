@@ -235,13 +235,24 @@ def _newer_versions(ops: HadoopTableOperations, version: int) -> set:
     return out
 
 
+def _hidden(path: str, roots: list) -> bool:
+    root = next((r for r in roots if path.startswith(r + os.sep)), None)
+    parts = os.path.relpath(path, root).split(os.sep) if root else [os.path.basename(path)]
+    if any(p.startswith(".staging-") for p in parts[:-1]):
+        return False
+    return any(p.startswith((".", "_")) and "=" not in p for p in parts)
+
+
 def remove_orphan_files(ops: HadoopTableOperations, older_than=None, dry_run: bool = False) -> list[str]:
     """Delete files under the table location that no metadata refers to; returns them sorted.
 
     Files modified after ``older_than`` (default: 3 days ago) are never touched: a
     commit in progress writes its files before the metadata that refers to them.
     Metadata JSON files outside this table's metadata directory are left alone (a
-    registered table may share its location with the catalog that wrote it).
+    registered table may share its location with the catalog that wrote it), and so are
+    hidden names (``.x``, ``_x``: Hadoop's checksum sidecars ``.<file>.crc``, ``_SUCCESS``),
+    as Iceberg's own orphan cleanup skips them, except inside icefloe's ``.staging-*``
+    directories, which only a failed write leaves behind.
     """
     io = ops.io
     version, meta = ops.load()
@@ -254,7 +265,7 @@ def remove_orphan_files(ops: HadoopTableOperations, older_than=None, dry_run: bo
             continue  # nested in another root: listed with it
         listed.extend(_norm(p) for p in io.walk_files(root))
     own_metadata = _norm(ops.metadata_dir) + os.sep
-    candidates = sorted({p for p in listed if io.mtime_ms(p) < cutoff
+    candidates = sorted({p for p in listed if not _hidden(p, roots) and io.mtime_ms(p) < cutoff
                          # another catalog's metadata files (a registered table) are its business
                          and (p.startswith(own_metadata) or not p.endswith(".metadata.json"))})
     if not candidates:
@@ -278,6 +289,12 @@ def update_properties(ops: HadoopTableOperations, set: Optional[dict] = None,
     """Set and remove table properties in one metadata commit (``comment`` is the table comment)."""
     updates = {str(k): str(v) for k, v in (set or {}).items()}
     removals = [str(k) for k in (remove or [])]
+    if "format-version" in updates:             # reserved: the version, not a stored property
+        from icefloe.iceberg.table_metadata import check_format_version_property
+
+        check_format_version_property(updates.pop("format-version"), ops.location)
+    if "format-version" in removals:
+        raise MaintenanceError("format-version is the table's format version, not a property that can be removed")
     both = sorted(frozenset(updates) & frozenset(removals))
     if both:
         raise MaintenanceError(f"properties {both} are both set and removed in one update")

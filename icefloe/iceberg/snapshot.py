@@ -81,12 +81,26 @@ TOTAL_KEYS = ("total-records", "total-files-size", "total-data-files", "total-de
               "total-position-deletes", "total-equality-deletes")
 
 
+def _icefloe_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("icefloe")
+    except Exception:  # pragma: no cover - running from a tree that is not installed
+        return "unknown"
+
+
 def build_summary(operation: str, added: list, removed: list, previous: Optional[dict],
                   extra: Optional[dict] = None) -> dict:
-    """Summary map with the figures seed 001 shows, derived from added and removed DataFiles."""
+    """Summary map with the figures seed 001 shows, derived from added and removed DataFiles,
+    and the engine that wrote the snapshot (``engine-name``/``engine-version``: Spark's when a
+    Spark job wrote it, as Iceberg's Spark runtime records, else icefloe's; ``icefloe-version``)."""
     s: dict = {"operation": operation}
     if extra:
         s.update(extra)
+    s.setdefault("engine-name", "icefloe")
+    s.setdefault("engine-version", _icefloe_version())
+    s["icefloe-version"] = _icefloe_version()
     add_data = [f for f in added if f.content == DATA]
     add_del = [f for f in added if f.content != DATA]
     rm_data = [f for f in removed if f.content == DATA]

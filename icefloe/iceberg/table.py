@@ -194,7 +194,8 @@ class BaseTable:
     def _app_summary(self) -> dict:
         try:
             if self._spark is not None:
-                return {"spark.app.id": self._spark.sparkContext.applicationId}
+                return {"spark.app.id": self._spark.sparkContext.applicationId, "engine-name": "spark",
+                        "engine-version": self._spark.version}
         except Exception:
             pass
         return {}

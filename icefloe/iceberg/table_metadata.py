@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Optional
 
 from icefloe.core.types import Schema, widen_schema_small_ints
-from icefloe.errors import CorruptMetadataError, NoSuchSnapshotError
+from icefloe.errors import CorruptMetadataError, NoSuchSnapshotError, UnsupportedFormatVersionError
 from icefloe.iceberg.partitioning import PARTITION_DATA_ID_START, PartitionSpec
 from icefloe.iceberg.schema import name_mapping, schema_from_json, schema_to_json
 from icefloe.iceberg.snapshot import Snapshot, SnapshotRef
@@ -152,6 +152,11 @@ class TableMetadata:
 
         try:
             fv = need("format-version")
+            if type(fv) is int and fv > 2:
+                raise UnsupportedFormatVersionError(
+                    f"{path}: format-version {fv}: the table is Iceberg format version {fv}, which icefloe does not read "
+                    "yet (it reads "
+                    "versions 1 and 2; version 3 brings deletion vectors, row lineage, default values and new types)")
             if type(fv) is not int or fv not in (1, 2):
                 raise bad(f"unsupported format-version {fv!r} (icefloe reads versions 1 and 2)")
             v2 = fv == 2
@@ -258,10 +263,23 @@ class TableMetadata:
         return TableMetadata.from_json(obj, path)
 
 
+FORMAT_VERSION = "format-version"   # a reserved property: it sets the table's version, it is not stored
+
+
+def check_format_version_property(value, table: str = "the table") -> None:
+    """``format-version`` given as a property (as Iceberg's catalogs take it): icefloe writes 2."""
+    if str(value).strip() != "2":
+        raise UnsupportedFormatVersionError(
+            f"{table}: format-version {value!r} cannot be set; icefloe writes Iceberg format version 2 "
+            "(version 3 is not supported yet, and tables are not downgraded to version 1)")
+
+
 def new_table_metadata(location: str, schema: Schema, spec: PartitionSpec, properties: dict) -> TableMetadata:
     schema = widen_schema_small_ints(schema)      # Iceberg has no TINYINT/SMALLINT: they are int
     props = {"write.parquet.compression-codec": "zstd"}
     props.update(properties or {})
+    if FORMAT_VERSION in props:
+        check_format_version_property(props.pop(FORMAT_VERSION), location)
     props.setdefault("schema.name-mapping.default", json.dumps(name_mapping(schema)))
     ts = now_ms()
     return TableMetadata(

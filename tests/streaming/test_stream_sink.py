@@ -110,8 +110,10 @@ def test_paimon_primary_key_sink_upserts_across_batches(spark, warehouse, tmp_pa
     os.makedirs(src_dir)
     for b in range(3):  # each batch rewrites ids 0..5 and adds its own
         ids = list(range(6)) + [10 + b]
-        pq.write_table(pa.table({"id": pa.array(ids, pa.int64()), "v": [f"b{b}"] * len(ids)}),
-                       os.path.join(src_dir, f"in-{b}.parquet"))
+        path = os.path.join(src_dir, f"in-{b}.parquet")
+        pq.write_table(pa.table({"id": pa.array(ids, pa.int64()), "v": [f"b{b}"] * len(ids)}), path)
+        # Spark's file source takes files in modification-time order: make it the batch order
+        os.utime(path, (1_700_000_000 + 10 * b, 1_700_000_000 + 10 * b))
     loc, cp = os.path.join(warehouse, "db.db", "kv"), str(tmp_path / "cp")
     _run(spark, src_dir, loc, cp)
     _forget_last_batch(cp)
@@ -159,8 +161,9 @@ def test_cdc_stream_mirrors_its_source_in_a_primary_key_table(spark, warehouse, 
     changes = [([1, 2, 3], ["a", "b", "c"], ["+I", "+I", "+I"]), ([2, 3], ["B", None], ["+U", "-D"]),
                ([4, 1], ["d", None], ["+I", "-D"])]
     for n, (ids, vs, ops) in enumerate(changes):
-        pq.write_table(pa.table({"id": pa.array(ids, pa.int64()), "v": vs, "op": ops}),
-                       os.path.join(src_dir, f"c-{n}.parquet"))
+        path = os.path.join(src_dir, f"c-{n}.parquet")
+        pq.write_table(pa.table({"id": pa.array(ids, pa.int64()), "v": vs, "op": ops}), path)
+        os.utime(path, (1_700_000_000 + 10 * n, 1_700_000_000 + 10 * n))   # the file source's order
     src = spark.readStream.schema("id long, v string, op string").option("maxFilesPerTrigger", 1).parquet(src_dir)
     q = (src.writeStream.format("icefloe").option("checkpointLocation", str(tmp_path / "cp"))
          .trigger(availableNow=True).start(t.location))
