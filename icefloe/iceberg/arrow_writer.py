@@ -44,6 +44,8 @@ def align_arrow(table, schema: Schema, table_name: str = "table"):
         col = table.column(src)
         if f.required and col.null_count:
             raise RequiredFieldNullError(f"null value in required column '{f.name}' of table {table_name}")
+        if str(f.field_type) == "uuid" and (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+            col = _uuid_bytes(col, f.name, table_name)      # uuids as their text, as Spark writers give them
         if col.type != af.type:
             _check_arrow_cast(col.type, af.type, f.name)
             try:
@@ -54,10 +56,25 @@ def align_arrow(table, schema: Schema, table_name: str = "table"):
     return pa.Table.from_arrays(arrays, schema=target)
 
 
+def _uuid_bytes(col, name: str, table_name: str):
+    import pyarrow as pa
+
+    out = []
+    for v in col.to_pylist():
+        try:
+            out.append(None if v is None else uuid.UUID(v).bytes)
+        except ValueError:
+            raise SchemaMismatchError(f"column {name!r} of table {table_name}: {v!r} is not a uuid") from None
+    return pa.array(out, pa.binary(16))
+
+
 def _check_arrow_cast(src, dst, name: str) -> None:
     import pyarrow.types as pt
 
     ok = (
+        # binary values for a fixed[n] column: each must be n bytes long (the cast checks)
+        ((pt.is_binary(src) or pt.is_large_binary(src) or pt.is_fixed_size_binary(src))
+         and pt.is_fixed_size_binary(dst)) or
         (pt.is_integer(src) and pt.is_integer(dst) and src.bit_width <= dst.bit_width)
         or (pt.is_floating(src) and pt.is_floating(dst) and src.bit_width <= dst.bit_width)
         or ((pt.is_string(src) or pt.is_large_string(src)) and pt.is_string(dst))

@@ -96,6 +96,8 @@ def _compatible(src, target: IcebergType, path: str) -> None:
         t = "string"
     if s == t or (s, t) in _WIDENINGS:
         return
+    if s == "binary" and t.startswith("fixed["):       # Spark has no fixed type: lengths checked per value
+        return
     if s.startswith("decimal") and t.startswith("decimal"):
         sp, ss = src.precision, src.scale
         if ss == target.scale and sp <= target.precision:
@@ -157,11 +159,27 @@ def fit_dataframe(df, targets: list, table_name: str = "table"):
 
 
 def align_dataframe(df, schema: Schema, table_name: str = "table"):
-    """``df`` fitted to an Iceberg table's ``schema`` (only safe widening is implicit)."""
-    return fit_dataframe(df, [
+    """``df`` fitted to an Iceberg table's ``schema`` (only safe widening is implicit); a value of
+    a ``fixed[N]`` column that is not N bytes long fails the job (``SchemaMismatchError``)."""
+    from pyspark.sql import functions as F
+
+    fitted = fit_dataframe(df, [
         Target(f.name, f.field_id, to_spark_type(f.field_type), f.required,
                lambda src, path, target=f.field_type: _compatible(src, target, path))
         for f in schema.fields], table_name)
+    fixed = {f.name: f.field_type.length for f in schema.fields if str(f.field_type).startswith("fixed[")}
+    if not fixed:
+        return fitted
+    cols = []
+    for name in fitted.columns:
+        c = F.col(f"`{name}`")
+        if name in fixed:
+            n = fixed[name]
+            msg = F.concat(F.lit(f"{RANGE_MARKER}: a value of "), F.length(c).cast("string"),
+                           F.lit(f" bytes cannot be stored in column '{name}' (fixed[{n}]) of table {table_name}"))
+            c = F.when(c.isNotNull() & (F.length(c) != n), F.raise_error(msg).cast("binary")).otherwise(c)
+        cols.append(c.alias(name, metadata=fitted.schema[name].metadata))
+    return fitted.select(*cols)
 
 
 def check_partition_ranges(df, columns, table_name: str = "table"):

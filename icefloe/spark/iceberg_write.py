@@ -207,7 +207,7 @@ def write_data_files(df, meta: TableMetadata, io: FileIO, table_name: str) -> li
                                                                          VoidTransform))], table_name)
     write_id = uuid.uuid4().hex
 
-    if schema_has_uuid(schema):
+    if schema_has_uuid(schema) or _has_fixed(schema):    # Parquet fixed_len_byte_array: Arrow writes it
         return _write_with_arrow(aligned, meta, io, write_id)
     staging = f"{location}/data/.staging-{write_id}"
     partitioned = not spec.is_unpartitioned
@@ -302,6 +302,18 @@ def _describe_files(io: FileIO, files: list, schema: Schema, spec: PartitionSpec
 
 
 # --------------------------------------------------------------------------- tables with uuid columns
+def _has_fixed(schema) -> bool:
+    def fixed(t) -> bool:
+        if hasattr(t, "fields"):
+            return any(fixed(f.field_type) for f in t.fields)
+        if hasattr(t, "element_type"):
+            return fixed(t.element_type)
+        if hasattr(t, "key_type"):
+            return fixed(t.key_type) or fixed(t.value_type)
+        return str(t).startswith("fixed[")
+    return any(fixed(f.field_type) for f in schema.fields)
+
+
 def _write_with_arrow(aligned, meta: TableMetadata, io: FileIO, write_id: str) -> list[DataFile]:
     """Write ``aligned`` with Arrow inside the tasks (uuid as fixed[16]); DataFiles come back pickled."""
     import pickle

@@ -71,3 +71,31 @@ def test_a_v3_table_is_named_as_such_not_as_corrupt(tmp_path):
         json.dump(doc, f)
     with pytest.raises(UnsupportedFormatVersionError, match="format version 3, which icefloe does not read yet"):
         icefloe.Catalog(str(tmp_path / "w")).load_table("db.t").to_arrow()
+
+
+def test_fixed_columns_from_spark_and_uuids_from_arrow_text(tmp_path, spark):
+    import uuid
+
+    from icefloe.core.types import LongType, NestedField, Schema
+    from icefloe.core.types.model import FixedType, UUIDType
+    from icefloe.errors import SchemaMismatchError
+    from tests.interop_util import pyiceberg_table
+
+    t = icefloe.Catalog(str(tmp_path / "w"), spark=spark).create_table("db.f", Schema([
+        NestedField(1, "id", LongType(), True), NestedField(2, "f", FixedType(4), False),
+        NestedField(3, "u", UUIDType(), False)]))
+    u1, u2 = uuid.UUID(int=1), uuid.UUID(int=2)
+    t.append(spark.createDataFrame([(1, bytearray(b"abcd"), str(u1))], "id bigint, f binary, u string"))
+    t.append(pa.table({"id": pa.array([2], pa.int64()), "f": pa.array([b"wxyz"], pa.binary()), "u": [str(u2)]}))
+    got = pyiceberg_table(t.metadata_location).scan().to_arrow().sort_by("id")
+    assert got.column("f").to_pylist() == [b"abcd", b"wxyz"]
+    assert [uuid.UUID(bytes=bytes(v)) if isinstance(v, (bytes, bytearray)) else uuid.UUID(str(v))
+            for v in got.column("u").to_pylist()] == [u1, u2]
+    before = len(t.snapshots())
+    with pytest.raises(SchemaMismatchError, match=r"3 bytes cannot be stored in column 'f' \(fixed\[4\]\)"):
+        t.append(spark.createDataFrame([(3, bytearray(b"abc"), str(u1))], "id bigint, f binary, u string"))
+    with pytest.raises(SchemaMismatchError, match="'nope' is not a uuid"):
+        t.append(pa.table({"id": pa.array([4], pa.int64()), "f": pa.array([b"abcd"]), "u": ["nope"]}))
+    with pytest.raises(SchemaMismatchError, match="column 'f'"):
+        t.append(pa.table({"id": pa.array([5], pa.int64()), "f": pa.array([b"ab"]), "u": [str(u1)]}))
+    assert len(t.snapshots()) == before and t.to_arrow().num_rows == 2
