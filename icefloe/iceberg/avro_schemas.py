@@ -105,6 +105,8 @@ def manifest_entry_schema(partition_type: StructType) -> dict:
             {"name": "equality_ids", "type": _opt({"type": "array", "items": "int", "element-id": 136}),
              "field-id": 135, "default": None},
             {"name": "sort_order_id", "type": ["null", "int"], "field-id": 140, "default": None},
+            {"name": "referenced_data_file", "type": ["null", "string"], "field-id": 143, "default": None,
+             "doc": "Fully qualified location of the data file all deletes of this file reference"},
         ],
     }
     return {

@@ -88,6 +88,9 @@ def write_position_deletes(io: FileIO, location: str, schema: Schema, spec: Part
             df = data_file_from_metrics(path, io.size(path), partition, spec.spec_id, POSITION_DELETE_SCHEMA, m)
             df.content = POSITION_DELETES
             df.sort_order_id = None
+            targets = rows.column("file_path")
+            if rows.num_rows and targets[0] == targets[rows.num_rows - 1]:   # sorted: first == last, all one file
+                df.referenced_data_file = targets[0].as_py()
             out.append(df)
     except BaseException:
         for p in written:

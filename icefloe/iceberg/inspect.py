@@ -179,6 +179,9 @@ def _data_file_fields(unified: Optional[StructType]) -> list:
         _field("upper_bounds", _map(INT, BINARY)),
         _field("key_metadata", BINARY), _field("split_offsets", _list(LONG)),
         _field("equality_ids", _list(INT)), _field("sort_order_id", INT),
+        # v3 fields (row lineage, deletion vectors) are null in v2 tables; referenced_data_file is v2's too
+        _field("first_row_id", LONG), _field("referenced_data_file", STRING),
+        _field("content_offset", LONG), _field("content_size_in_bytes", LONG),
     ]
     return fields
 
@@ -214,7 +217,7 @@ class MetadataTables:
         row += [f.record_count, f.file_size_in_bytes, f.column_sizes, f.value_counts, f.null_value_counts,
                 f.nan_value_counts, _bytes_map(f.lower_bounds), _bytes_map(f.upper_bounds),
                 None if f.key_metadata is None else bytearray(f.key_metadata), f.split_offsets, f.equality_ids,
-                f.sort_order_id]
+                f.sort_order_id, None, getattr(f, "referenced_data_file", None), None, None]
         return row
 
     def _readable_metrics(self, meta, f) -> tuple:

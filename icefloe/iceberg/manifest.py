@@ -51,6 +51,8 @@ class DataFile:
     equality_ids: Optional[list] = None
     sort_order_id: Optional[int] = None
     spec_id: int = 0
+    # a position delete file whose deletes all reference one data file names it (field 143)
+    referenced_data_file: Optional[str] = None
 
 
 @dataclass

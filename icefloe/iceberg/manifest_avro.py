@@ -87,6 +87,7 @@ def entry_to_avro(e: ManifestEntry, partition_type: StructType) -> dict:
             "split_offsets": f.split_offsets,
             "equality_ids": f.equality_ids,
             "sort_order_id": f.sort_order_id,
+            "referenced_data_file": f.referenced_data_file,
         },
     }
 
@@ -159,7 +160,7 @@ def entries_from_records(records: list[dict], partition_type: StructType, spec_i
             upper_bounds=_map_from_avro(df.get("upper_bounds")),
             key_metadata=df.get("key_metadata"), split_offsets=df.get("split_offsets"),
             equality_ids=df.get("equality_ids"), sort_order_id=df.get("sort_order_id"),
-            spec_id=spec_id,
+            spec_id=spec_id, referenced_data_file=df.get("referenced_data_file"),
         )
         out.append(ManifestEntry(status, snap, seq, fseq, f))
     return out
@@ -641,7 +642,8 @@ def read_manifest_entries(io_: FileIO, path: str, partition_type: StructType, sp
                     "content": df.get("content", 0) or 0,
                     "key_metadata": df.get("key_metadata"), "split_offsets": df.get("split_offsets"),
                     "equality_ids": df.get("equality_ids"), "sort_order_id": df.get("sort_order_id"),
-                    "spec_id": spec_id, "_lazy": (buf, df["@"], readers),
+                    "spec_id": spec_id, "referenced_data_file": df.get("referenced_data_file"),
+                    "_lazy": (buf, df["@"], readers),
                 }
                 append(ManifestEntry(status, snap, seq, fseq, f))
             if p != len(buf):

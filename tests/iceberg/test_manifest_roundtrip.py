@@ -259,7 +259,7 @@ def test_manifest_avro_schema_keeps_field_ids(written):
                   "record_count": 103, "file_size_in_bytes": 104, "column_sizes": 108,
                   "value_counts": 109, "null_value_counts": 110, "nan_value_counts": 137,
                   "lower_bounds": 125, "upper_bounds": 128, "key_metadata": 131, "split_offsets": 132,
-                  "equality_ids": 135, "sort_order_id": 140}
+                  "equality_ids": 135, "sort_order_id": 140, "referenced_data_file": 143}
     # map key/value ids (spec: map<117: int, 118: long> ...)
     kv = {p[1:]: i for p, i in ids.items() if p[0] == "data_file" and len(p) == 3 and p[1] != "partition"}
     assert kv == {("column_sizes", "key"): 117, ("column_sizes", "value"): 118,

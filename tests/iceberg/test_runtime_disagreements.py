@@ -99,3 +99,19 @@ def test_fixed_columns_from_spark_and_uuids_from_arrow_text(tmp_path, spark):
     with pytest.raises(SchemaMismatchError, match="column 'f'"):
         t.append(pa.table({"id": pa.array([5], pa.int64()), "f": pa.array([b"ab"]), "u": [str(u1)]}))
     assert len(t.snapshots()) == before and t.to_arrow().num_rows == 2
+
+
+def test_position_deletes_name_their_one_data_file(tmp_path, spark):
+    from tests.interop_util import pyiceberg_table
+
+    t = icefloe.Catalog(str(tmp_path / "w"), spark=spark).create_table(
+        "db.t", "id bigint", properties={"write.delete.mode": "merge-on-read"})
+    t.append(pa.table({"id": pa.array([1, 2, 3], pa.int64())}))
+    data = t.plan_files()[0].file_path
+    t.delete("id = 2")
+    deletes = t.metadata_table("delete_files").to_pylist()
+    assert [d["referenced_data_file"] for d in deletes] == [data]
+    files = t.metadata_table("files").to_pylist()
+    assert {f["content"]: f["referenced_data_file"] for f in files} == {0: None, 1: data}
+    assert all(f["first_row_id"] is None and f["content_offset"] is None for f in files)
+    assert sorted(pyiceberg_table(t.metadata_location).scan().to_arrow().column("id").to_pylist()) == [1, 3]
