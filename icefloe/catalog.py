@@ -29,14 +29,29 @@ class Catalog:
     >>> t = cat.create_table("db.tb01", "id bigint not null, ts timestamp", partitioned_by=["year(ts)"])
     """
 
-    def __init__(self, warehouse: str, format: str = "iceberg", spark=None, io: Optional[FileIO] = None):
+    def __init__(self, warehouse: str, format: str = "iceberg", spark=None, io: Optional[FileIO] = None,
+                 type: Optional[str] = None, uri: Optional[str] = None, name: str = "default"):
+        """``type``: ``hadoop`` (the default: the warehouse directories are the catalog) or ``sql``
+        (Iceberg tables registered in a database, as Iceberg's JDBC catalog and pyiceberg's
+        ``SqlCatalog`` keep them: ``uri`` a SQLAlchemy URL, default SQLite
+        ``<warehouse>/catalog.db``; ``name`` the catalog's name in it)."""
         fmt = (format or "iceberg").lower()
         if fmt not in FORMATS:
             raise IcefloeError(f"unknown table format {format!r}; expected one of {FORMATS}")
+        kind = (type or ("sql" if uri else "hadoop")).lower()
+        if kind not in ("hadoop", "sql"):
+            raise IcefloeError(f"unknown catalog type {type!r}; expected 'hadoop' or 'sql'")
+        if kind == "sql" and fmt != "iceberg":
+            raise IcefloeError("the SQL catalog holds Iceberg tables; Paimon tables use the warehouse directories")
         self.warehouse = os.path.abspath(warehouse)
         self.format = fmt
+        self.type = kind
         self._spark = spark
-        if fmt == "iceberg":
+        if kind == "sql":
+            from icefloe.iceberg.sql_catalog import SqlCatalog
+
+            self._impl = SqlCatalog(self.warehouse, uri, name, spark, io, table_type=IcebergTable)
+        elif fmt == "iceberg":
             self._impl = HadoopCatalog(self.warehouse, spark, io, table_type=IcebergTable)
         else:
             self._impl = PaimonCatalog(self.warehouse, spark, io, table_type=PaimonTable)
@@ -83,11 +98,15 @@ class Catalog:
 
     def namespace_exists(self, namespace: str) -> bool:
         """Whether namespace ``namespace`` exists."""
+        if hasattr(self._impl, "namespace_exists"):
+            return self._impl.namespace_exists(namespace)
         return self.io.is_dir(self._impl.namespace_path(namespace))
 
     def create_namespace(self, namespace: str, exist_ok: bool = False) -> None:
         """Create namespace (database) ``namespace``: its directory in the warehouse (Paimon:
         ``<name>.db``). An existing one raises ``NamespaceAlreadyExistsError`` unless ``exist_ok``."""
+        if hasattr(self._impl, "create_namespace"):
+            return self._impl.create_namespace(namespace, exist_ok)
         path = self._impl.namespace_path(namespace)
         if self.io.is_dir(path):
             if exist_ok:
@@ -98,6 +117,8 @@ class Catalog:
     def drop_namespace(self, namespace: str, cascade: bool = False, missing_ok: bool = False) -> None:
         """Drop namespace ``namespace``; one that holds tables only with ``cascade`` (its tables
         are dropped first)."""
+        if hasattr(self._impl, "drop_namespace"):
+            return self._impl.drop_namespace(namespace, cascade, missing_ok)
         path = self._impl.namespace_path(namespace)
         if not self.io.is_dir(path):
             if missing_ok:

@@ -82,7 +82,10 @@ def cli(ctx, warehouse, fmt, catalog_name, verbose, catalog):
             warehouse = str(props["warehouse"])
         if ctx.get_parameter_source("fmt") is ParameterSource.DEFAULT and props.get("format"):
             fmt = str(props["format"]).lower()
-    ctx.obj = {"warehouse": warehouse, "format": fmt, "catalog_name": catalog_name}
+        sql_catalog = {k: props[k] for k in ("type", "uri", "name") if props.get(k)}
+    else:
+        sql_catalog = {}
+    ctx.obj = {"warehouse": warehouse, "format": fmt, "catalog_name": catalog_name, "sql_catalog": sql_catalog}
 
 
 def _catalog(ctx, fmt=None, create: bool = True):
@@ -95,7 +98,9 @@ def _catalog(ctx, fmt=None, create: bool = True):
     if not create and not os.path.isdir(wh):
         raise WarehouseError(f"warehouse {wh} does not exist (--warehouse names the directory that holds the "
                              f"tables; the current directory is {os.getcwd()})")
-    return Catalog(wh, format=fmt or ctx.obj["format"])
+    fmt = fmt or ctx.obj["format"]
+    extra = (ctx.obj.get("sql_catalog") or {}) if fmt == "iceberg" else {}
+    return Catalog(wh, format=fmt, **extra)
 
 
 def _load(ctx, name):

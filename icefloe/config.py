@@ -12,7 +12,8 @@ another file)::
         format: paimon
 
 and ``ICEFLOE_CATALOG__<NAME>__<KEY>=value`` (``ICEFLOE_CATALOG__DEFAULT__WAREHOUSE=/data/wh``),
-which override the file. Keys: ``warehouse`` (required), ``format`` (iceberg or paimon).
+which override the file. Keys: ``warehouse`` (required), ``format`` (iceberg or paimon), ``type``
+(``hadoop`` or ``sql``), ``uri`` (the SQL catalog's database URL) and ``name`` (its catalog name).
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from typing import Optional
 
 from icefloe.errors import IcefloeError
 
-KEYS = ("warehouse", "format")
+KEYS = ("warehouse", "format", "type", "uri", "name")
 ENV_PREFIX = "ICEFLOE_CATALOG__"
 
 
@@ -80,4 +81,5 @@ def load_catalog(name: str = "default", spark=None, **overrides):
         raise ConfigError(f"catalog {name!r} has no warehouse: set it in {where or '.icefloe.yaml'} "
                           f"(catalog: {{{name}: {{warehouse: <dir>}}}}) or in "
                           f"{ENV_PREFIX}{name.upper()}__WAREHOUSE")
-    return Catalog(str(props["warehouse"]), format=str(props.get("format", "iceberg")), spark=spark)
+    return Catalog(str(props["warehouse"]), format=str(props.get("format", "iceberg")), spark=spark,
+                   type=props.get("type"), uri=props.get("uri"), name=str(props.get("name", "default")))

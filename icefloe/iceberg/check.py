@@ -40,7 +40,9 @@ def check_iceberg(table, progress: Optional[Callable[[str], None]] = None) -> Re
         hint_text = io.read_bytes(hint_path).decode("utf-8", "replace").strip()
     except FileNotFoundError:
         hint_text = None
-    if hint_text is None:
+    if not getattr(ops, "uses_version_hint", True):
+        pass                                    # a catalog table: the catalog row names the version
+    elif hint_text is None:
         report.add("hint", hint_path, f"missing; the latest metadata version is {latest}")
     elif not hint_text.isdigit():
         report.add("hint", hint_path, f"holds {hint_text!r}, not a version number (latest is {latest})")

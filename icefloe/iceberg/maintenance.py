@@ -226,11 +226,12 @@ def referenced_files(ops: HadoopTableOperations, version: int, meta: TableMetada
 def _newer_versions(ops: HadoopTableOperations, version: int) -> set:
     import re
 
-    pattern = re.compile(r"^v(\d+)\.metadata\.json$")
+    # v<N>.metadata.json (Hadoop tables) or <NNNNN>-<uuid>.metadata.json (catalog tables)
+    pattern = re.compile(r"^(?:v(\d+)|(\d+)-[0-9a-fA-F-]+)\.metadata\.json$")
     out = set()
     for name in ops.io.list_dir(ops.metadata_dir):
         m = pattern.match(name)
-        if m and int(m.group(1)) >= version:
+        if m and int(m.group(1) or m.group(2)) >= version:
             out.add(_norm(f"{ops.metadata_dir}/{name}"))
     return out
 

@@ -1,0 +1,341 @@
+"""The SQL catalog: Iceberg tables whose current metadata file is a row in a database.
+
+The tables and columns are those of Iceberg's JDBC catalog and pyiceberg's ``SqlCatalog``, so
+each of them opens the tables the others create in the same database:
+
+* ``iceberg_tables(catalog_name, table_namespace, table_name, metadata_location,
+  previous_metadata_location, iceberg_type)``, one row per table;
+* ``iceberg_namespace_properties(catalog_name, namespace, property_key, property_value)``, the
+  namespaces made without a table (``exists = true``) and their properties.
+
+A commit writes ``<location>/metadata/<NNNNN>-<uuid>.metadata.json`` (the version number first,
+as the other implementations name them), then swaps the row's ``metadata_location`` from the one
+the commit read to the new one in one ``UPDATE ... WHERE metadata_location = <read>``: of two
+writers that read the same version exactly one changes the row; the other gets
+``VersionConflict`` and its file is deleted. SQLite (a file next to the warehouse) is the embedded
+database; any SQLAlchemy URL works (``postgresql://...``).
+"""
+from __future__ import annotations
+
+import os
+import re
+import uuid
+from typing import Optional
+
+from icefloe.core.io import FileAlreadyExistsError, FileIO
+from icefloe.core.names import check_name_part, split_name
+from icefloe.errors import (
+    IcefloeError, NamespaceAlreadyExistsError, NamespaceNotEmptyError, NoSuchNamespaceError, NoSuchTableError,
+    TableAlreadyExistsError, VersionConflict,
+)
+from icefloe.iceberg.catalog import HadoopCatalog
+from icefloe.iceberg.table_metadata import TableMetadata, with_metadata_log
+
+TABLES, NAMESPACES = "iceberg_tables", "iceberg_namespace_properties"
+TABLE_TYPE = "TABLE"
+_NAME_RE = re.compile(r"^(\d+)-[0-9a-fA-F-]{36}\.metadata\.json$")
+_V_RE = re.compile(r"^v(\d+)\.metadata\.json$")
+
+
+class CatalogDatabaseError(IcefloeError):
+    """The catalog database cannot be reached or does not have the catalog's tables."""
+
+
+def version_of(path: str) -> int:
+    """The version number a metadata file name starts with (``00003-<uuid>`` or ``v3``); 0 if none."""
+    name = os.path.basename(path)
+    m = _NAME_RE.match(name) or _V_RE.match(name)
+    return int(m.group(1)) if m else 0
+
+
+class _Schema:
+    """The two catalog tables as SQLAlchemy Core objects (created when missing)."""
+
+    def __init__(self, engine):
+        import sqlalchemy as sa
+
+        self.engine = engine
+        md = sa.MetaData()
+        self.tables = sa.Table(
+            TABLES, md,
+            sa.Column("catalog_name", sa.String(255), primary_key=True, nullable=False),
+            sa.Column("table_namespace", sa.String(255), primary_key=True, nullable=False),
+            sa.Column("table_name", sa.String(255), primary_key=True, nullable=False),
+            sa.Column("metadata_location", sa.String(1000), nullable=True),
+            sa.Column("previous_metadata_location", sa.String(1000), nullable=True),
+            sa.Column("iceberg_type", sa.String(5), nullable=True))
+        self.namespaces = sa.Table(
+            NAMESPACES, md,
+            sa.Column("catalog_name", sa.String(255), primary_key=True, nullable=False),
+            sa.Column("namespace", sa.String(255), primary_key=True, nullable=False),
+            sa.Column("property_key", sa.String(255), primary_key=True, nullable=False),
+            sa.Column("property_value", sa.String(1000), nullable=False))
+        try:
+            md.create_all(engine)          # only what is missing
+            with engine.connect() as c:
+                c.execute(sa.select(self.tables.c.metadata_location).limit(1)).fetchall()
+        except sa.exc.SQLAlchemyError as e:
+            raise CatalogDatabaseError(f"catalog database {engine.url.render_as_string(hide_password=True)}: "
+                                       f"{str(e).splitlines()[0]}") from None
+        self.typed = self._has_type_column()
+
+    def _has_type_column(self) -> bool:
+        import sqlalchemy as sa
+
+        try:
+            with self.engine.connect() as c:
+                c.execute(sa.text(f"SELECT iceberg_type FROM {TABLES} WHERE 1 = 0")).fetchall()
+            return True
+        except sa.exc.SQLAlchemyError:     # a catalog made before views (Iceberg's v0 schema)
+            return False
+
+    def table_filter(self):
+        c = self.tables.c
+        return (c.iceberg_type == TABLE_TYPE) | c.iceberg_type.is_(None) if self.typed else None
+
+
+class SqlTableOperations:
+    """One table's metadata through the catalog database; the interface of
+    ``HadoopTableOperations`` (versions are the numbers metadata file names start with)."""
+
+    uses_version_hint = False
+
+    def __init__(self, io: FileIO, location: str, schema: _Schema, catalog_name: str, namespace: str,
+                 table: str):
+        self.io = io
+        self.location = location.rstrip("/")
+        self.metadata_dir = f"{self.location}/metadata"
+        self._db, self._key = schema, (catalog_name, namespace, table)
+        self._paths: dict = {}
+
+    def _where(self):
+        c = self._db.tables.c
+        cond = (c.catalog_name == self._key[0]) & (c.table_namespace == self._key[1]) & (c.table_name == self._key[2])
+        f = self._db.table_filter()
+        return cond if f is None else cond & f
+
+    def current_location(self) -> Optional[str]:
+        import sqlalchemy as sa
+
+        with self._db.engine.connect() as conn:
+            row = conn.execute(sa.select(self._db.tables.c.metadata_location).where(self._where())).first()
+        return row[0] if row else None
+
+    def metadata_path(self, version: int) -> str:
+        if version in self._paths:
+            return self._paths[version]
+        for name in self.io.list_dir(self.metadata_dir):
+            if version_of(name) == version and name.endswith(".metadata.json"):
+                return f"{self.metadata_dir}/{name}"
+        return f"{self.metadata_dir}/{version:05d}-missing.metadata.json"
+
+    def _list_versions(self) -> list[int]:
+        return sorted({version_of(n) for n in self.io.list_dir(self.metadata_dir) if n.endswith(".metadata.json")})
+
+    def current_version(self) -> Optional[int]:
+        loc = self.current_location()
+        return None if loc is None else version_of(loc)
+
+    def exists(self) -> bool:
+        return self.current_location() is not None
+
+    def load(self, version: Optional[int] = None) -> tuple[int, TableMetadata]:
+        path = self.current_location() if version is None else self.metadata_path(version)
+        if path is None:
+            raise NoSuchTableError(f"no Iceberg table {'.'.join(self._key[1:])} in the catalog database")
+        try:
+            data = self.io.read_bytes(path)
+        except FileNotFoundError as e:
+            raise NoSuchTableError(f"metadata file {path} is missing") from e
+        v = version_of(path)
+        self._paths[v] = path
+        return v, TableMetadata.loads(data, path)
+
+    def commit(self, base_version: Optional[int], base: Optional[TableMetadata], new: TableMetadata) -> int:
+        """Write ``new`` as version base_version+1 and swap the row to it; ``VersionConflict``
+        when the row no longer names the version the commit read."""
+        import sqlalchemy as sa
+
+        version = (base_version or 0) + 1
+        base_path = self._paths.get(base_version) if base_version is not None else None
+        if base is not None and base_version is not None:
+            base_path = base_path or self.current_location()
+            max_log = int(new.properties.get("write.metadata.previous-versions-max", "100"))
+            new = with_metadata_log(new, base_path, base.last_updated_ms, max_log)
+        path = f"{self.metadata_dir}/{version:05d}-{uuid.uuid4()}.metadata.json"
+        try:
+            self.io.write_bytes(path, new.dumps(), overwrite=False)
+        except FileAlreadyExistsError as e:   # pragma: no cover - a fresh uuid
+            raise VersionConflict(f"metadata file {path} exists") from e
+        t = self._db.tables
+        try:
+            with self._db.engine.begin() as conn:
+                if base is None:
+                    values = dict(catalog_name=self._key[0], table_namespace=self._key[1], table_name=self._key[2],
+                                  metadata_location=path, previous_metadata_location=None)
+                    if self._db.typed:
+                        values["iceberg_type"] = TABLE_TYPE
+                    conn.execute(sa.insert(t).values(**values))
+                else:
+                    done = conn.execute(sa.update(t).where(self._where() & (t.c.metadata_location == base_path))
+                                        .values(metadata_location=path, previous_metadata_location=base_path))
+                    if done.rowcount != 1:
+                        raise VersionConflict(f"{'.'.join(self._key[1:])} was committed by another writer "
+                                              f"(it no longer points at {base_path})")
+        except sa.exc.IntegrityError:
+            self.io.delete(path)
+            raise VersionConflict(f"table {'.'.join(self._key[1:])} was created by another writer") from None
+        except BaseException:
+            self.io.delete(path)
+            raise
+        self._paths[version] = path
+        return version
+
+
+class SqlCatalog(HadoopCatalog):
+    """Iceberg tables registered in a catalog database (see the module doc); tables live under
+    ``<warehouse>/<db>/<table>`` unless registered elsewhere."""
+
+    def __init__(self, warehouse: str, uri: Optional[str] = None, catalog_name: str = "default", spark=None,
+                 io: Optional[FileIO] = None, table_type=None, **kwargs):
+        import sqlalchemy as sa
+
+        super().__init__(warehouse, spark, io, **({"table_type": table_type} if table_type else {}))
+        self.uri = uri or f"sqlite:///{os.path.join(self.warehouse, 'catalog.db')}"
+        self.catalog_name = catalog_name
+        if self.uri.startswith("sqlite:///"):
+            os.makedirs(os.path.dirname(os.path.abspath(self.uri[len("sqlite:///"):])) or ".", exist_ok=True)
+        try:
+            engine = sa.create_engine(self.uri)
+        except (sa.exc.ArgumentError, ImportError) as e:
+            raise CatalogDatabaseError(f"catalog uri {self.uri!r}: {e}") from None
+        self.db = _Schema(engine)
+
+    def _ops(self, name: str) -> SqlTableOperations:
+        db, tbl = split_name(name)
+        return SqlTableOperations(self.io, self.table_location(name), self.db, self.catalog_name, db, tbl)
+
+    def _rows(self, *where):
+        import sqlalchemy as sa
+
+        t = self.db.tables
+        cond = t.c.catalog_name == self.catalog_name
+        for w in where:
+            cond = cond & w
+        f = self.db.table_filter()
+        with self.db.engine.connect() as conn:
+            return conn.execute(sa.select(t.c.table_namespace, t.c.table_name, t.c.metadata_location)
+                                .where(cond if f is None else cond & f)).fetchall()
+
+    def load_table(self, name: str):
+        ops = self._ops(name)
+        loc = ops.current_location()
+        if loc is None:
+            raise NoSuchTableError(f"table {name} does not exist in catalog {self.catalog_name!r} ({self.uri})")
+        ops.location = os.path.dirname(os.path.dirname(loc))     # a registered table lives where it was written
+        ops.metadata_dir = f"{ops.location}/metadata"
+        return self.table_type(name, ops, self.spark)
+
+    def register_table(self, name: str, metadata_location: str):
+        """Adopt a table written elsewhere: its row names ``metadata_location``; nothing is copied."""
+        import sqlalchemy as sa
+
+        db, tbl = split_name(name)
+        TableMetadata.loads(self.io.read_bytes(metadata_location), metadata_location)   # validate first
+        values = dict(catalog_name=self.catalog_name, table_namespace=db, table_name=tbl,
+                      metadata_location=metadata_location, previous_metadata_location=None)
+        if self.db.typed:
+            values["iceberg_type"] = TABLE_TYPE
+        try:
+            with self.db.engine.begin() as conn:
+                conn.execute(sa.insert(self.db.tables).values(**values))
+        except sa.exc.IntegrityError:
+            raise TableAlreadyExistsError(f"table {name} already exists") from None
+        return self.load_table(name)
+
+    # ------------------------------------------------------------------ namespaces
+    def namespace_path(self, namespace: str) -> str:
+        return f"{self.warehouse}/{check_name_part(namespace, 'namespace')}"
+
+    def list_namespaces(self) -> list[str]:
+        import sqlalchemy as sa
+
+        n = self.db.namespaces
+        with self.db.engine.connect() as conn:
+            named = {r[0] for r in conn.execute(sa.select(n.c.namespace).where(
+                n.c.catalog_name == self.catalog_name)).fetchall()}
+        return sorted(named | {r[0] for r in self._rows()})
+
+    def namespace_exists(self, namespace: str) -> bool:
+        return namespace in self.list_namespaces()
+
+    def create_namespace(self, namespace: str, exist_ok: bool = False) -> None:
+        import sqlalchemy as sa
+
+        check_name_part(namespace, "namespace")
+        if self.namespace_exists(namespace):
+            if exist_ok:
+                return
+            raise NamespaceAlreadyExistsError(f"namespace {namespace} already exists in catalog {self.catalog_name!r}")
+        with self.db.engine.begin() as conn:
+            conn.execute(sa.insert(self.db.namespaces).values(catalog_name=self.catalog_name, namespace=namespace,
+                                                              property_key="exists", property_value="true"))
+        self.io.makedirs(self.namespace_path(namespace))
+
+    def drop_namespace(self, namespace: str, cascade: bool = False, missing_ok: bool = False) -> None:
+        import sqlalchemy as sa
+
+        if not self.namespace_exists(namespace):
+            if missing_ok:
+                return
+            raise NoSuchNamespaceError(f"namespace {namespace} does not exist in catalog {self.catalog_name!r}")
+        tables = self.list_tables(namespace)
+        if tables and not cascade:
+            raise NamespaceNotEmptyError(f"namespace {namespace} holds {len(tables)} table(s) "
+                                         f"({', '.join(tables[:5])}); drop them first or use CASCADE")
+        for t in tables:
+            self.drop_table(t)
+        n = self.db.namespaces
+        with self.db.engine.begin() as conn:
+            conn.execute(sa.delete(n).where((n.c.catalog_name == self.catalog_name) & (n.c.namespace == namespace)))
+        if self.io.is_dir(self.namespace_path(namespace)) and not self.io.list_dir(self.namespace_path(namespace)):
+            self.io.delete_tree(self.namespace_path(namespace))
+
+    def list_tables(self, namespace: str) -> list[str]:
+        if not self.namespace_exists(namespace):
+            raise NoSuchNamespaceError(f"namespace {namespace} does not exist in catalog {self.catalog_name!r}")
+        return sorted(f"{ns}.{t}" for ns, t, _ in self._rows(self.db.tables.c.table_namespace == namespace))
+
+    # ------------------------------------------------------------------ drop and rename
+    def drop_table(self, name: str, purge: bool = True) -> None:
+        """Remove the table's row; with ``purge`` also its directory, unless another table of
+        the catalog (one registered on the same files) still points into it."""
+        import sqlalchemy as sa
+
+        t = self.load_table(name)
+        location = t.ops.location
+        with self.db.engine.begin() as conn:
+            gone = conn.execute(sa.delete(self.db.tables).where(t.ops._where())).rowcount
+        if not gone:
+            raise NoSuchTableError(f"table {name} does not exist")
+        shared = any(str(loc).startswith(location.rstrip("/") + "/") for _, _, loc in self._rows())
+        if purge and not shared:
+            self.io.delete_tree(location)
+
+    def rename_table(self, name: str, new_name: str) -> None:
+        """Rename: the row gets the new name; the files stay where they are (their paths are in
+        the metadata), as Iceberg's JDBC catalog renames."""
+        import sqlalchemy as sa
+
+        old = self.load_table(name)
+        db, tbl = split_name(new_name)
+        if not self.namespace_exists(db):
+            raise NoSuchNamespaceError(f"namespace {db} does not exist in catalog {self.catalog_name!r}")
+        try:
+            with self.db.engine.begin() as conn:
+                done = conn.execute(sa.update(self.db.tables).where(old.ops._where())
+                                    .values(table_namespace=db, table_name=tbl)).rowcount
+        except sa.exc.IntegrityError:
+            raise TableAlreadyExistsError(f"table {new_name} already exists") from None
+        if done != 1:
+            raise NoSuchTableError(f"table {name} does not exist")
