@@ -33,8 +33,8 @@ def test_catalogs_by_name_from_the_file_and_the_environment(config, monkeypatch,
     assert icefloe.load_catalog("envonly", spark=spark).warehouse == str(config / "env")
     with pytest.raises(ConfigError, match="catalog 'nope' has no warehouse.*ICEFLOE_CATALOG__NOPE__WAREHOUSE"):
         icefloe.load_catalog("nope")
-    monkeypatch.setenv("ICEFLOE_CATALOG__DEFAULT__URI", "http://x")
-    with pytest.raises(ConfigError, match="unknown setting.*uri"):
+    monkeypatch.setenv("ICEFLOE_CATALOG__DEFAULT__FLAVOR", "x")
+    with pytest.raises(ConfigError, match="unknown setting.*flavor"):
         icefloe.load_catalog()
 
 
