@@ -702,6 +702,19 @@ def rollback(ctx, table, snapshot_id, to_time, as_json):
     _report(r, as_json)
 
 
+@cli.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8181, show_default=True, type=int)
+@click.pass_context
+def serve(ctx, host, port):
+    """Serve the warehouse's Iceberg tables over the Iceberg REST catalog protocol."""
+    from icefloe.rest.server import serve as run_server
+
+    cat = _catalog(ctx, "iceberg")
+    click.echo(f"icefloe REST catalog on http://{host}:{port} ({cat.warehouse}, {cat.type} catalog)", err=True)
+    run_server(cat, host, port)
+
+
 def main(argv=None):
     """The console entry (``icefloe``): friendly errors and exit codes; ``--verbose`` adds the
     full trace of an error."""

@@ -1,0 +1,2 @@
+"""The Iceberg REST catalog protocol: ``icefloe serve`` (``server.py``) and its commit semantics
+(``updates.py``)."""
