@@ -29,24 +29,37 @@ class Catalog:
     >>> t = cat.create_table("db.tb01", "id bigint not null, ts timestamp", partitioned_by=["year(ts)"])
     """
 
-    def __init__(self, warehouse: str, format: str = "iceberg", spark=None, io: Optional[FileIO] = None,
-                 type: Optional[str] = None, uri: Optional[str] = None, name: str = "default"):
+    def __init__(self, warehouse: Optional[str] = None, format: str = "iceberg", spark=None,
+                 io: Optional[FileIO] = None, type: Optional[str] = None, uri: Optional[str] = None,
+                 name: str = "default"):
         """``type``: ``hadoop`` (the default: the warehouse directories are the catalog) or ``sql``
         (Iceberg tables registered in a database, as Iceberg's JDBC catalog and pyiceberg's
         ``SqlCatalog`` keep them: ``uri`` a SQLAlchemy URL, default SQLite
-        ``<warehouse>/catalog.db``; ``name`` the catalog's name in it)."""
+        ``<warehouse>/catalog.db``; ``name`` the catalog's name in it) or ``rest`` (a server of the
+        Iceberg REST catalog protocol at ``uri``, such as ``icefloe serve``; no warehouse needed)."""
         fmt = (format or "iceberg").lower()
         if fmt not in FORMATS:
             raise IcefloeError(f"unknown table format {format!r}; expected one of {FORMATS}")
-        kind = (type or ("sql" if uri else "hadoop")).lower()
-        if kind not in ("hadoop", "sql"):
-            raise IcefloeError(f"unknown catalog type {type!r}; expected 'hadoop' or 'sql'")
-        if kind == "sql" and fmt != "iceberg":
-            raise IcefloeError("the SQL catalog holds Iceberg tables; Paimon tables use the warehouse directories")
-        self.warehouse = os.path.abspath(warehouse)
+        kind = (type or ("rest" if uri and uri.startswith(("http://", "https://")) else "sql" if uri
+                         else "hadoop")).lower()
+        if kind not in ("hadoop", "sql", "rest"):
+            raise IcefloeError(f"unknown catalog type {type!r}; expected 'hadoop', 'sql' or 'rest'")
+        if kind in ("sql", "rest") and fmt != "iceberg":
+            raise IcefloeError(f"the {kind.upper()} catalog holds Iceberg tables; Paimon tables use the warehouse "
+                               "directories")
+        if kind == "rest" and not uri:
+            raise IcefloeError("a REST catalog needs uri='http://host:port'")
+        if warehouse is None and kind != "rest":
+            raise IcefloeError("a warehouse directory is needed (icefloe.Catalog('warehouse'))")
+        self.warehouse = os.path.abspath(warehouse) if warehouse is not None else None
         self.format = fmt
         self.type = kind
         self._spark = spark
+        if kind == "rest":
+            from icefloe.iceberg.rest_client import RestCatalog
+
+            self._impl = RestCatalog(uri, spark, io, table_type=IcebergTable, warehouse=self.warehouse or "")
+            return
         if kind == "sql":
             from icefloe.iceberg.sql_catalog import SqlCatalog
 

@@ -1,0 +1,258 @@
+"""A client of the Iceberg REST catalog protocol: ``icefloe.Catalog(type="rest", uri=...)``.
+
+Tables are loaded from the server (their metadata location and document); a commit sends the
+difference between the metadata it read and the one it made, as the protocol's table updates,
+with requirements that everything it read is still so (the table's uuid, every ref, the
+current schema, spec and sort order, the last column id). A 409 is ``VersionConflict``, so the
+producer re-applies its change on the new metadata and tries again, as with the other catalogs.
+Data and metadata files are read and written through the catalog's ``FileIO`` (the server's
+warehouse must be reachable from here: a shared file system).
+"""
+from __future__ import annotations
+
+import os
+from typing import Optional
+
+from icefloe.core.io import FileIO, LOCAL
+from icefloe.core.names import check_name_part, split_name
+from icefloe.errors import (
+    IcefloeError, NamespaceAlreadyExistsError, NamespaceNotEmptyError, NoSuchNamespaceError, NoSuchTableError,
+    TableAlreadyExistsError, VersionConflict,
+)
+from icefloe.iceberg.schema import schema_to_json
+from icefloe.iceberg.table import BaseTable
+from icefloe.iceberg.table_metadata import TableMetadata
+
+
+class RestCatalogError(IcefloeError):
+    """The REST catalog server answered with an error icefloe has no better name for."""
+
+
+class _Http:
+    def __init__(self, uri: str):
+        import requests
+
+        self.base = uri.rstrip("/")
+        self.session = requests.Session()
+
+    def call(self, method: str, path: str, body=None, ok=(200,)):
+        import requests
+
+        try:
+            r = self.session.request(method, f"{self.base}{path}", json=body, timeout=60)
+        except requests.RequestException as e:
+            raise RestCatalogError(f"REST catalog {self.base} cannot be reached: {e}") from None
+        if r.status_code in ok:
+            return r.json() if r.content else None
+        try:
+            err = r.json().get("error", {})
+        except ValueError:
+            err = {}
+        kind, msg = err.get("type", ""), err.get("message", r.text[:200])
+        if r.status_code == 404 and not kind:      # HEAD answers carry no body
+            kind = "NoSuchTableException" if "/tables/" in path else "NoSuchNamespaceException"
+            msg = f"{path} does not exist"
+        raise {"NoSuchTableException": NoSuchTableError, "NoSuchNamespaceException": NoSuchNamespaceError,
+               "NamespaceNotEmptyException": NamespaceNotEmptyError, "CommitFailedException": VersionConflict,
+               }.get(kind, TableAlreadyExistsError if kind == "AlreadyExistsException" else RestCatalogError)(
+            f"{msg} (REST {r.status_code} {kind})")
+
+
+def _diff(base: TableMetadata, new: TableMetadata) -> tuple[list, list]:
+    """(requirements, updates) that turn ``base`` into ``new`` on the server."""
+    b, n = base.to_json(), new.to_json()
+    req = [{"type": "assert-table-uuid", "uuid": b["table-uuid"]},
+           {"type": "assert-current-schema-id", "current-schema-id": b["current-schema-id"]},
+           {"type": "assert-last-assigned-field-id", "last-assigned-field-id": b["last-column-id"]},
+           {"type": "assert-default-spec-id", "default-spec-id": b["default-spec-id"]},
+           {"type": "assert-default-sort-order-id", "default-sort-order-id": b["default-sort-order-id"]}]
+    for name in sorted(set(b["refs"]) | set(n["refs"])):
+        ref = b["refs"].get(name)
+        req.append({"type": "assert-ref-snapshot-id", "ref": name, "snapshot-id": ref["snapshot-id"] if ref else None})
+    up: list = []
+    if n["format-version"] != b["format-version"]:
+        up.append({"action": "upgrade-format-version", "format-version": n["format-version"]})
+    old_schemas = {s["schema-id"] for s in b["schemas"]}
+    for s in n["schemas"]:
+        if s["schema-id"] not in old_schemas:
+            up.append({"action": "add-schema", "schema": s, "last-column-id": n["last-column-id"]})
+    if n["current-schema-id"] != b["current-schema-id"]:
+        up.append({"action": "set-current-schema", "schema-id": n["current-schema-id"]})
+    old_specs = {s["spec-id"] for s in b["partition-specs"]}
+    up += [{"action": "add-spec", "spec": s} for s in n["partition-specs"] if s["spec-id"] not in old_specs]
+    if n["default-spec-id"] != b["default-spec-id"]:
+        up.append({"action": "set-default-spec", "spec-id": n["default-spec-id"]})
+    old_orders = {o["order-id"] for o in b["sort-orders"]}
+    up += [{"action": "add-sort-order", "sort-order": o} for o in n["sort-orders"] if o["order-id"] not in old_orders]
+    if n["default-sort-order-id"] != b["default-sort-order-id"]:
+        up.append({"action": "set-default-sort-order", "sort-order-id": n["default-sort-order-id"]})
+    if n["location"] != b["location"]:
+        up.append({"action": "set-location", "location": n["location"]})
+    changed = {k: v for k, v in n["properties"].items() if b["properties"].get(k) != v}
+    if changed:
+        up.append({"action": "set-properties", "updates": changed})
+    removed = [k for k in b["properties"] if k not in n["properties"]]
+    if removed:
+        up.append({"action": "remove-properties", "removals": removed})
+    old_snaps = {s["snapshot-id"] for s in b["snapshots"]}
+    new_snaps = {s["snapshot-id"] for s in n["snapshots"]}
+    up += [{"action": "add-snapshot", "snapshot": s} for s in n["snapshots"] if s["snapshot-id"] not in old_snaps]
+    gone = sorted(old_snaps - new_snaps)
+    for name in sorted(set(b["refs"]) - set(n["refs"])):
+        up.append({"action": "remove-snapshot-ref", "ref-name": name})
+    for name, ref in n["refs"].items():
+        if b["refs"].get(name) != ref:
+            up.append({"action": "set-snapshot-ref", "ref-name": name, **ref})
+    if gone:
+        up.append({"action": "remove-snapshots", "snapshot-ids": gone})
+    old_stats = {s["snapshot-id"]: s for s in b["statistics"]}
+    for s in n["statistics"]:
+        if old_stats.get(s["snapshot-id"]) != s:
+            up.append({"action": "set-statistics", "snapshot-id": s["snapshot-id"], "statistics": s})
+    for sid in set(old_stats) - {s["snapshot-id"] for s in n["statistics"]}:
+        up.append({"action": "remove-statistics", "snapshot-id": sid})
+    return req, up
+
+
+class RestTableOperations:
+    """One table through the REST server (the interface of ``HadoopTableOperations``)."""
+
+    uses_version_hint = False
+
+    def __init__(self, http: _Http, io: FileIO, namespace: str, table: str):
+        self.http, self.io = http, io
+        self.path = f"/v1/namespaces/{namespace}/tables/{table}"
+        self.name = f"{namespace}.{table}"
+        self._paths: dict = {}
+        self._version = 0
+        self.location = self.metadata_dir = ""
+
+    def exists(self) -> bool:
+        try:
+            self.http.call("HEAD", self.path, ok=(200, 204))
+            return True
+        except NoSuchTableError:
+            return False
+
+    def load(self, version: Optional[int] = None) -> tuple[int, TableMetadata]:
+        res = self.http.call("GET", self.path)
+        loc = res["metadata-location"]
+        if loc not in self._paths.values():
+            self._version += 1
+            self._paths[self._version] = loc
+        v = next(k for k, p in self._paths.items() if p == loc)
+        meta = TableMetadata.from_json(res["metadata"], loc)
+        self.location = meta.location.rstrip("/")
+        self.metadata_dir = os.path.dirname(loc)
+        return v, meta
+
+    def metadata_path(self, version: int) -> str:
+        return self._paths.get(version, "")
+
+    def _list_versions(self) -> list[int]:
+        return sorted(self._paths)
+
+    def commit(self, base_version: Optional[int], base: Optional[TableMetadata], new: TableMetadata) -> int:
+        if base is None:
+            raise IcefloeError("tables are created through the REST catalog (create_table)")
+        if base_version is not None and self._paths.get(base_version) is None:
+            raise VersionConflict(f"{self.name}: unknown base version")
+        req, up = _diff(base, new)
+        res = self.http.call("POST", self.path, {"requirements": req, "updates": up})
+        self._version += 1
+        self._paths[self._version] = res["metadata-location"]
+        return self._version
+
+
+class RestCatalog:
+    """Iceberg tables of a REST catalog server (see the module doc)."""
+
+    def __init__(self, uri: str, spark=None, io: Optional[FileIO] = None, table_type=BaseTable, warehouse: str = ""):
+        self.http = _Http(uri)
+        self.uri = uri
+        self.io = io or LOCAL
+        self.spark = spark
+        self.table_type = table_type
+        self.warehouse = warehouse
+        self.http.call("GET", "/v1/config")
+
+    def _ops(self, name: str) -> RestTableOperations:
+        db, tbl = split_name(name)
+        return RestTableOperations(self.http, self.io, db, tbl)
+
+    def table_location(self, name: str) -> str:
+        return self.load_table(name).location
+
+    def table_exists(self, name: str) -> bool:
+        return self._ops(name).exists()
+
+    def load_table(self, name: str):
+        ops = self._ops(name)
+        if not ops.exists():
+            raise NoSuchTableError(f"table {name} does not exist in the REST catalog {self.uri}")
+        return self.table_type(name, ops, self.spark)
+
+    def create_table(self, name: str, schema, partitioned_by=None, properties: Optional[dict] = None):
+        from icefloe.core.schema_input import to_schema
+        from icefloe.core.types import widen_schema_small_ints
+        from icefloe.iceberg.partitioning import build_spec
+
+        db, tbl = split_name(name)
+        sch = widen_schema_small_ints(to_schema(schema))
+        spec = build_spec(sch, partitioned_by)
+        self.http.call("POST", f"/v1/namespaces/{db}/tables",
+                       {"name": tbl, "schema": schema_to_json(sch), "partition-spec": spec.to_json(),
+                        "properties": {str(k): str(v) for k, v in (properties or {}).items()}})
+        return self.load_table(name)
+
+    def register_table(self, name: str, metadata_location: str):
+        db, tbl = split_name(name)
+        self.http.call("POST", f"/v1/namespaces/{db}/register", {"name": tbl, "metadata-location": metadata_location})
+        return self.load_table(name)
+
+    def drop_table(self, name: str, purge: bool = True) -> None:
+        db, tbl = split_name(name)
+        self.http.call("DELETE", f"/v1/namespaces/{db}/tables/{tbl}", ok=(200, 204))
+
+    def rename_table(self, name: str, new_name: str) -> None:
+        (a, b), (c, d) = split_name(name), split_name(new_name)
+        self.http.call("POST", "/v1/tables/rename", {"source": {"namespace": [a], "name": b},
+                                                     "destination": {"namespace": [c], "name": d}}, ok=(200, 204))
+
+    def replace_table(self, *args, **kwargs):
+        raise IcefloeError("REPLACE TABLE through a REST catalog is not supported yet")
+
+    # ------------------------------------------------------------------ namespaces
+    def namespace_path(self, namespace: str) -> str:
+        return f"{self.warehouse}/{check_name_part(namespace, 'namespace')}"
+
+    def list_namespaces(self) -> list[str]:
+        return sorted(n[0] for n in self.http.call("GET", "/v1/namespaces")["namespaces"])
+
+    def namespace_exists(self, namespace: str) -> bool:
+        try:
+            self.http.call("HEAD", f"/v1/namespaces/{namespace}", ok=(200, 204))
+            return True
+        except NoSuchNamespaceError:
+            return False
+
+    def create_namespace(self, namespace: str, exist_ok: bool = False) -> None:
+        try:
+            self.http.call("POST", "/v1/namespaces", {"namespace": [namespace], "properties": {}})
+        except TableAlreadyExistsError:
+            if not exist_ok:
+                raise NamespaceAlreadyExistsError(f"namespace {namespace} already exists") from None
+
+    def drop_namespace(self, namespace: str, cascade: bool = False, missing_ok: bool = False) -> None:
+        if not self.namespace_exists(namespace):
+            if missing_ok:
+                return
+            raise NoSuchNamespaceError(f"namespace {namespace} does not exist")
+        if cascade:
+            for t in self.list_tables(namespace):
+                self.drop_table(t)
+        self.http.call("DELETE", f"/v1/namespaces/{namespace}", ok=(200, 204))
+
+    def list_tables(self, namespace: str) -> list[str]:
+        ids = self.http.call("GET", f"/v1/namespaces/{namespace}/tables")["identifiers"]
+        return sorted(f"{i['namespace'][0]}.{i['name']}" for i in ids)
