@@ -111,3 +111,27 @@ def test_icefloe_as_a_rest_client(served, spark):
     assert cat.list_tables("db") == ["db.r"] and cat.list_namespaces() == ["db"]
     cat.drop_table("db.r")
     assert not cat.table_exists("db.r")
+
+
+def test_the_serve_command(tmp_path):
+    import subprocess
+    import sys
+
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-c", "import sys; from icefloe.cli import main; main(sys.argv[1:])",
+                             "--warehouse", str(tmp_path / "wh"), "serve", "--port", str(port)],
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(300):
+            try:
+                if requests.get(f"http://127.0.0.1:{port}/v1/config", timeout=2).status_code == 200:
+                    break
+            except requests.ConnectionError:
+                time.sleep(0.1)
+        rc = _rest(f"http://127.0.0.1:{port}")
+        rc.create_namespace("db")
+        rc.create_table("db.t", schema=SCHEMA)
+        assert icefloe.Catalog(str(tmp_path / "wh")).list_tables("db") == ["db.t"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
