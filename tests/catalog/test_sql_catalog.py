@@ -138,3 +138,26 @@ def test_a_configured_sql_catalog_in_the_api_and_the_cli(tmp_path, monkeypatch):
     res = CliRunner().invoke(cli, ["--catalog", "shared", "snapshots", "db.t", "--json"])
     assert res.exit_code == 0, res.output
     assert '"total-records": "3"' in res.output
+
+
+def test_bad_catalog_configuration_is_named(tmp_path):
+    import sqlite3
+
+    from icefloe.errors import IcefloeError
+
+    db = tmp_path / "wrong.db"
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE iceberg_tables (catalog_name text, something_else text)")
+    con.commit()
+    con.close()
+    with pytest.raises(IcefloeError, match="catalog database sqlite:///.*wrong.db: .*metadata_location"):
+        icefloe.Catalog(str(tmp_path / "wh"), type="sql", uri=f"sqlite:///{db}")
+    with pytest.raises(IcefloeError) as e:
+        icefloe.Catalog(str(tmp_path / "wh"), type="sql", uri="postgresql+psycopg://u:s3cret@127.0.0.1:1/x")
+    assert "s3cret" not in str(e.value) and "127.0.0.1" in str(e.value)
+    with pytest.raises(IcefloeError, match="cannot be reached"):
+        icefloe.Catalog(type="rest", uri="http://127.0.0.1:1")
+    with pytest.raises(IcefloeError, match="unknown catalog type 'glue'"):
+        icefloe.Catalog(str(tmp_path / "wh"), type="glue")
+    with pytest.raises(IcefloeError, match="Paimon tables use the warehouse"):
+        icefloe.Catalog(str(tmp_path / "wh"), format="paimon", type="sql")
