@@ -1,0 +1,64 @@
+"""icefloe on a Spark cluster simulated on this machine: ``local-cluster[2,1,1024]`` starts a
+master, two workers and two executor JVMs with their own Python workers and working directories,
+so nothing a task needs may live only in the driver. An append, a MERGE and a read of each format
+give the right rows there."""
+import os
+import shutil
+import stat
+import subprocess
+import sys
+
+JOB = r"""
+import sys
+from pyspark.sql import SparkSession
+spark = (SparkSession.builder.master("local-cluster[2,1,1024]").appName("icefloe-cluster")
+         .config("spark.pyspark.python", sys.executable).getOrCreate())
+assert spark.sparkContext.master.startswith("local-cluster")
+import icefloe
+wh = sys.argv[1]
+for fmt in ("iceberg", "paimon"):
+    cat = icefloe.Catalog(f"{wh}/{fmt}", format=fmt, spark=spark)
+    t = cat.create_table("db.t", "id bigint not null, v string")
+    t.append(spark.range(1000).selectExpr("id", "cast(id as string) as v").repartition(4))
+    src = spark.range(990, 1010).selectExpr("id", "'new' as v")
+    r = t.merge(src, "t.id = s.id").when_matched_update({"v": "s.v"}).when_not_matched_insert_all().execute()
+    assert (r["updated"], r["inserted"]) == (10, 10), r
+    assert t.to_spark().count() == 1010
+    assert sorted(x.id for x in t.to_spark(where="v = 'new'").collect()) == list(range(990, 1010))
+    hosts = spark.sparkContext.parallelize(range(4), 4).map(lambda _: __import__("os").getpid()).distinct().count()
+    assert hosts >= 2, hosts                       # tasks ran in more than one executor process
+print("CLUSTER OK")
+"""
+
+# Spark 4.3 adds a Java 24 option to executor command lines that Java 17 refuses; the wrapper drops it
+JAVA_WRAPPER = """#!/bin/sh
+real="{java}"
+for a in "$@"; do
+  shift
+  case "$a" in --sun-misc-unsafe-memory-access=*) ;; *) set -- "$@" "$a" ;; esac
+done
+exec "$real" "$@"
+"""
+
+
+def test_append_merge_and_read_on_a_local_cluster(tmp_path):
+    java = os.path.realpath(os.path.join(os.environ["JAVA_HOME"], "bin", "java")) if os.environ.get("JAVA_HOME") \
+        else os.path.realpath(shutil.which("java"))
+    home = tmp_path / "java"
+    (home / "bin").mkdir(parents=True)
+    wrapper = home / "bin" / "java"
+    wrapper.write_text(JAVA_WRAPPER.format(java=java))
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IEXEC)
+    env = dict(os.environ, JAVA_HOME=str(home), PYSPARK_PYTHON=sys.executable)
+    import pyspark
+
+    # the local cluster's workers keep their application directories under Spark's home
+    work = os.path.join(os.path.dirname(pyspark.__file__), "work")
+    existed = os.path.exists(work)
+    try:
+        proc = subprocess.run([sys.executable, "-c", JOB, str(tmp_path / "wh")], capture_output=True, text=True,
+                              timeout=600, env=env, cwd=tmp_path)
+    finally:
+        if not existed:
+            shutil.rmtree(work, ignore_errors=True)
+    assert proc.returncode == 0 and "CLUSTER OK" in proc.stdout, proc.stderr[-3000:]
