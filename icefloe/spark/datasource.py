@@ -88,6 +88,77 @@ def _iceberg_table(location: str):
     return BaseTable(os.path.basename(location.rstrip("/")), ops)
 
 
+CATALOG_OPTION = "catalog"
+
+
+def _uses_catalog(options) -> bool:
+    return bool(options.get(CATALOG_OPTION)) or any(str(k).lower().startswith(CATALOG_OPTION + ".")
+                                                    for k in options)
+
+
+def _catalog_table(options) -> BaseTable:
+    """The Iceberg table ``.option("catalog", <name>).load("<db>.<table>")`` names: a catalog
+    configured in .icefloe.yaml / ICEFLOE_CATALOG__* (as Spark's Python workers see them), with
+    ``catalog.<key>`` options (warehouse, type, uri, name) over it or instead of it."""
+    from icefloe.core.config import catalog_properties
+
+    name = options.get(CATALOG_OPTION)
+    table = options.get("path") or options.get("table")
+    props = catalog_properties(name) if name else {}
+    props.update({str(k).lower()[len(CATALOG_OPTION) + 1:]: v for k, v in options.items()
+                  if str(k).lower().startswith(CATALOG_OPTION + ".")})
+    if str(props.get("format", "iceberg")).lower() != "iceberg":
+        raise NotSupportedError("a Paimon catalog by name in the data source", table or "", "paimon",
+                                "load the table by its directory (.load('<warehouse>/<db>.db/<table>'))")
+    kind = str(props.get("type", "hadoop")).lower()
+    if kind == "rest":
+        from icefloe.iceberg.rest_client import RestCatalog
+
+        return RestCatalog(props["uri"]).load_table(table)
+    if not props.get("warehouse"):
+        raise ValueError(f"catalog {name or ''!r} has no warehouse: configure it where Spark's Python workers "
+                         "see it (.icefloe.yaml in the home or working directory, ICEFLOE_CATALOG__* set before "
+                         "Spark starts) or give option catalog.warehouse")
+    if kind == "sql":
+        from icefloe.iceberg.sql_catalog import SqlCatalog
+
+        return SqlCatalog(str(props["warehouse"]), props.get("uri"), str(props.get("name", "default"))) \
+            .load_table(table)
+    from icefloe.iceberg.catalog import HadoopCatalog
+
+    return HadoopCatalog(str(props["warehouse"])).load_table(table)
+
+
+class _StaticOperations:
+    """One metadata file, read-only: what Spark tasks of a catalog table read and write against
+    (the driver resolved the table through its catalog; the tasks need only its metadata)."""
+
+    def __init__(self, metadata_location: str):
+        from icefloe.iceberg.table_metadata import TableMetadata
+
+        self.io, self._path = LOCAL, metadata_location
+        self._meta = TableMetadata.loads(LOCAL.read_bytes(metadata_location), metadata_location)
+        self.location = self._meta.location.rstrip("/")
+        self.metadata_dir = os.path.dirname(metadata_location)
+
+    def load(self, version=None):
+        return 1, self._meta
+
+    def metadata_path(self, version: int) -> str:
+        return self._path
+
+    def exists(self) -> bool:
+        return True
+
+    def commit(self, *args, **kwargs):   # pragma: no cover - tasks never commit
+        raise NotSupportedError("commit from a task", self.location, "iceberg", "the driver commits")
+
+
+def _static_table(metadata_location: str) -> BaseTable:
+    return BaseTable(os.path.basename(os.path.dirname(os.path.dirname(metadata_location))),
+                     _StaticOperations(metadata_location))
+
+
 LOCATION_KEY = "icefloe.location"
 ROWKIND = "rowkind"   # the first column of a Paimon read with option read.changelog
 
@@ -120,6 +191,10 @@ class BatchDataSource(DataSource):
     def schema(self):
         from pyspark.sql import types as T
 
+        if _uses_catalog(self.options):
+            t = _catalog_table(self.options)
+            snap = t.snapshot_for(_opt_int(self.options, "snapshot-id"), self.options.get("as-of-timestamp"))
+            return to_spark_schema(t.schema_for(snap))
         loc = _location(self.options)
         if detect_format(loc) == "paimon":
             # read.changelog (a stream of a primary-key table): each row's kind first, as Paimon's
@@ -214,21 +289,24 @@ class IcefloeReader(DataSourceReader):
         return expr
 
     def partitions(self):
-        loc = _location(self.options, self.schema)
-        if detect_format(loc) == "paimon":
+        catalog_table = _catalog_table(self.options) if _uses_catalog(self.options) else None
+        loc = catalog_table.location if catalog_table is not None else _location(self.options, self.schema)
+        if catalog_table is None and detect_format(loc) == "paimon":
 
             if self.options.get("branch"):
                 raise ValueError(f"option branch: icefloe does not read Paimon branches ({loc})")
             if self.options.get("tag"):
                 return [FilePartition(p) for p in _paimon_tag_files(loc, self.options["tag"])]
             return [FilePartition(p) for p in paimon_partitions(loc, self.options, self._where())]
-        t = _iceberg_table(loc)
+        t = catalog_table if catalog_table is not None else _iceberg_table(loc)
         tasks = t.plan_tasks(self._where(), _opt_int(self.options, "snapshot-id"),
                              self.options.get("as-of-timestamp"), self.options.get("branch") or self.options.get("tag"))
         parts = []
         for task in tasks:
             part = FilePartition(task.path)
             part.deletes = list(task.deletes)  # merge-on-read: applied with Arrow in read()
+            if catalog_table is not None:      # tasks read the metadata the driver planned with
+                part.metadata_location = catalog_table.metadata_location
             parts.append(part)
         return parts or [FilePartition("")]
 
@@ -239,8 +317,9 @@ class IcefloeReader(DataSourceReader):
         target = _arrow_target(self.schema)
         if not partition.path:
             return
-        loc = _location(self.options, self.schema)
-        if detect_format(loc) == "paimon":
+        static = getattr(partition, "metadata_location", None)
+        loc = static or _location(self.options, self.schema)
+        if not static and detect_format(loc) == "paimon":
             if len(target) and target.field(0).name == ROWKIND:   # read.changelog: each row's kind first
                 values = pa.schema([target.field(i) for i in range(1, len(target))])
                 for b in paimon_read_file(loc, partition.path, values):
@@ -249,7 +328,7 @@ class IcefloeReader(DataSourceReader):
                 return
             yield from paimon_read_file(loc, partition.path, target)
             return
-        t = _iceberg_table(loc)
+        t = _static_table(static) if static else _iceberg_table(loc)
         snap = t.snapshot_for(_opt_int(self.options, "snapshot-id"), self.options.get("as-of-timestamp"))
         with_ids = to_arrow_schema(t.schema_for(snap))
         deletes = getattr(partition, "deletes", None)
@@ -321,6 +400,12 @@ class IcefloeWriter(DataSourceArrowWriter):
         self.options = options
         self.overwrite = overwrite
         self.write_id = uuid.uuid4().hex
+        self.metadata_location = None
+        self.restored = None
+        if _uses_catalog(options):            # a table of a configured catalog: it must exist
+            t = _catalog_table(options)
+            self.location, self.format, self.metadata_location = t.location, "iceberg", t.metadata_location
+            return
         self.location = _location(options, schema)
         self.format = detect_format(self.location)
         wanted = (options.get("format") or options.get("table_format") or "").lower()
@@ -361,7 +446,7 @@ class IcefloeWriter(DataSourceArrowWriter):
         if not batches:
             return FilesMessage([])
 
-        t = _iceberg_table(self.location)
+        t = _static_table(self.metadata_location) if self.metadata_location else _iceberg_table(self.location)
         meta = t.metadata
         data = align_arrow(pa.Table.from_batches(batches), meta.schema, t.name)
         files = write_arrow(t.io, data, meta.schema, meta.spec, meta.location, meta.properties,
@@ -374,7 +459,7 @@ class IcefloeWriter(DataSourceArrowWriter):
 
             paimon_commit(self.location, files, self.overwrite)
             return
-        t = _iceberg_table(self.location)
+        t = _catalog_table(self.options) if self.metadata_location else _iceberg_table(self.location)
         t.commit_files(files, overwrite=self.overwrite)
 
     def abort(self, messages):

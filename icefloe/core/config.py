@@ -1,0 +1,71 @@
+"""Catalogs by name, configured as pyiceberg users configure theirs: a YAML file and
+environment variables.
+
+``.icefloe.yaml`` (in the working directory, else the home directory; ``ICEFLOE_CONFIG`` names
+another file)::
+
+    catalog:
+      default:
+        warehouse: /data/warehouse
+      logs:
+        warehouse: /data/paimon
+        format: paimon
+
+and ``ICEFLOE_CATALOG__<NAME>__<KEY>=value`` (``ICEFLOE_CATALOG__DEFAULT__WAREHOUSE=/data/wh``),
+which override the file. Keys: ``warehouse`` (required), ``format`` (iceberg or paimon), ``type``
+(``hadoop`` or ``sql``), ``uri`` (the SQL catalog's database URL) and ``name`` (its catalog name).
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Optional
+
+from icefloe.errors import IcefloeError
+
+KEYS = ("warehouse", "format", "type", "uri", "name")
+ENV_PREFIX = "ICEFLOE_CATALOG__"
+
+
+class ConfigError(IcefloeError):
+    """A catalog configuration that is missing, unreadable or names unknown keys."""
+
+
+def config_path() -> Optional[Path]:
+    named = os.environ.get("ICEFLOE_CONFIG")
+    if named:
+        return Path(named)
+    for d in (Path.cwd(), Path.home()):
+        if (d / ".icefloe.yaml").is_file():
+            return d / ".icefloe.yaml"
+    return None
+
+
+def _from_file(path: Optional[Path]) -> dict:
+    if path is None:
+        return {}
+    import yaml
+
+    try:
+        doc = yaml.safe_load(path.read_text()) or {}
+    except (OSError, yaml.YAMLError) as e:
+        raise ConfigError(f"cannot read the icefloe configuration {path}: {e}") from None
+    catalogs = doc.get("catalog", {}) if isinstance(doc, dict) else None
+    if not isinstance(catalogs, dict):
+        raise ConfigError(f"{path}: expected 'catalog:' with one entry per catalog name")
+    return {str(k).lower(): dict(v or {}) for k, v in catalogs.items()}
+
+
+def catalog_properties(name: str = "default") -> dict:
+    """The configured properties of catalog ``name`` (file, then environment)."""
+    path = config_path()
+    props = dict(_from_file(path).get(name.lower(), {}))
+    prefix = f"{ENV_PREFIX}{name.upper()}__"
+    for k, v in os.environ.items():
+        if k.startswith(prefix):
+            props[k[len(prefix):].lower().replace("__", ".")] = v
+    unknown = sorted(set(props) - set(KEYS))
+    if unknown:
+        raise ConfigError(f"catalog {name!r}: unknown setting(s) {', '.join(unknown)} (known: {', '.join(KEYS)})"
+                          + (f" in {path}" if path else ""))
+    return props
