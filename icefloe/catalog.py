@@ -174,13 +174,15 @@ class Catalog:
                                     reason="Paimon tables are adopted by pointing a catalog at their warehouse")
         return self._impl.register_table(name, metadata_location)
 
-    def sql(self, text: str, catalog_name: str = "local"):
+    def sql(self, text: str, catalog_name: str = "local", catalogs: Optional[dict] = None):
         """Run Spark SQL over this catalog's tables (``local.db.t`` or ``db.t``); a Spark DataFrame.
+        ``catalogs`` adds more catalogs by name, usable in the same statements (``other.db.t``).
         Calls share one SQL session per ``catalog_name``, so ``USE db`` holds for the next ones."""
         sessions = self.__dict__.setdefault("_sql_sessions", {})
-        if catalog_name not in sessions:
-            sessions[catalog_name] = SqlSession(self, self.spark, catalog_name)
-        return sessions[catalog_name].sql(text)
+        key = (catalog_name, tuple(sorted((str(k), id(v)) for k, v in (catalogs or {}).items())))
+        if key not in sessions:
+            sessions[key] = SqlSession(self, self.spark, catalog_name, catalogs)
+        return sessions[key].sql(text)
 
 
 def load_table(location: str, spark=None, io: Optional[FileIO] = None):

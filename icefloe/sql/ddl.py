@@ -180,7 +180,7 @@ def drop(sess, tree: exp.Drop):
         return sess.run_spark(sess._stmt.text)      # a table of Spark's own catalog
     if ref.metadata:
         raise sess.error(f"metadata table {ref} cannot be dropped", table)
-    sess.catalog.drop_table(ref.name)
+    sess.catalog_for(ref).drop_table(ref.name)
     return sess.empty()
 
 

@@ -23,9 +23,11 @@ class TableRef:
     qualified: bool = False            # written with the icefloe catalog name
     ref: Optional[str] = None          # db.t.branch_dev / db.t.tag_v1: the branch or tag read or written
     ref_kind: Optional[str] = None     # "branch" | "tag"
+    catalog: Optional[str] = None      # another catalog of the session (other.db.t); None: the session's own
 
     def __str__(self) -> str:
-        return self.name + (f".{self.metadata}" if self.metadata else "") + \
+        return (f"{self.catalog}." if self.catalog else "") + self.name + \
+            (f".{self.metadata}" if self.metadata else "") + \
             (f".{self.ref_kind}_{self.ref}" if self.ref else "")
 
 

@@ -14,6 +14,7 @@ session. Each statement is parsed (``icefloe.sql.parser``) and dispatched:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 
 import hashlib
 from typing import Optional
@@ -35,10 +36,13 @@ VIEW_PREFIX = "__icefloe_"
 
 class SqlSession:
     """SQL over one catalog. ``catalog_name`` is the name that qualifies its tables (``local``)."""
-    def __init__(self, catalog, spark=None, catalog_name: str = "local"):
+    def __init__(self, catalog, spark=None, catalog_name: str = "local", catalogs: Optional[dict] = None):
         self.catalog = catalog
         self._spark = spark
         self.catalog_name = catalog_name
+        # more catalogs, by the name that qualifies their tables (other.db.t), in the same statements
+        self.catalogs = {str(k).lower(): v for k, v in (catalogs or {}).items() if str(k).lower() != catalog_name.lower()}
+        self._subsessions: dict = {}
         self._views: dict = {}   # view name -> display name, to translate Spark's messages back
         self._stmt: Optional[Statement] = None
         self._text = ""
@@ -72,7 +76,35 @@ class SqlSession:
         for stmt in statements:
             yield stmt.text, self.execute(stmt)
 
+    def _other_catalog(self, stmt: Statement) -> Optional[str]:
+        """The other catalog a DDL statement's target names (``CREATE TABLE other.db.t``), if any."""
+        parts = None
+        ext, tree = stmt.ext, stmt.tree
+        if ext is not None and hasattr(ext, "table") and hasattr(ext.table, "parts"):
+            parts = list(ext.table.parts)
+        elif isinstance(tree, (exp.Create, exp.Drop, exp.Alter, exp.Describe)):
+            target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
+            if isinstance(tree, exp.Drop) and tree.args.get("tables"):
+                target = tree.args["tables"][0]
+            if isinstance(target, exp.Table):
+                parts = table_parts(target)
+        if parts and len(parts) >= 2 and parts[0].lower() in self.catalogs:
+            return parts[0].lower()
+        return None
+
+    def _session_for(self, name: str) -> "SqlSession":
+        """A session of catalog ``name`` that sees this session's catalogs under their names."""
+        if name not in self._subsessions:
+            others = {self.catalog_name: self.catalog, **{k: v for k, v in self.catalogs.items() if k != name}}
+            self._subsessions[name] = SqlSession(self.catalogs[name], self._spark, name, others)
+        return self._subsessions[name]
+
     def execute(self, stmt: Statement):
+        other = self._other_catalog(stmt)
+        if other is not None:
+            sub = self._session_for(other)
+            sub._text = self._text
+            return sub.execute(stmt)
         self._stmt = stmt
         try:
             ext = stmt.ext
@@ -203,7 +235,19 @@ class SqlSession:
 
     def resolve_name(self, parts: list) -> tuple[Optional[TableRef], bool]:
         """(ref, ours) of a dotted name; after ``USE db`` also ``t``, ``t.snapshots`` and
-        ``t.branch_dev`` under that namespace (a two-part name that is a table wins)."""
+        ``t.branch_dev`` under that namespace (a two-part name that is a table wins); names of
+        the session's other catalogs (``other.db.t``) resolve in those."""
+        if len(parts) >= 3 and str(parts[0]).lower() in self.catalogs:
+            name = str(parts[0]).lower()
+            other = self.catalogs[name]
+
+            def exists(n: str) -> bool:
+                try:
+                    return other.table_exists(n)
+                except IcefloeError:
+                    return False
+            ref, _ours = resolve_parts([self.catalog_name, *parts[1:]], self.catalog_name, exists)
+            return (dataclasses.replace(ref, catalog=name, qualified=True) if ref is not None else None), True
         ref, ours = resolve_parts(self.qualify(list(parts)), self.catalog_name, self.exists)
         if ref is None and self.namespace and len(parts) == 2:
             under, ours_under = resolve_parts([self.namespace, *parts], self.catalog_name, self.exists)
@@ -226,8 +270,11 @@ class SqlSession:
                                      "writes branches with INSERT INTO and the API's branch= arguments)", table)
         return ref
 
+    def catalog_for(self, ref: TableRef):
+        return self.catalogs[ref.catalog] if ref.catalog else self.catalog
+
     def load(self, ref: TableRef):
-        return self.catalog.load_table(ref.name)
+        return self.catalog_for(ref).load_table(ref.name)
 
     # ------------------------------------------------------------------ reads
     def read_kwargs(self, table_obj, version: Optional[exp.Version], node=None) -> dict:
@@ -299,7 +346,7 @@ class SqlSession:
         df = self.table_df(ref, version, table)
         t = self.load(ref)
         key = f"{getattr(t, 'metadata_location', '')}|{ref}|{version.sql('spark') if version else ''}"
-        view = VIEW_PREFIX + ref.name.replace(".", "_").replace("-", "_") + \
+        view = VIEW_PREFIX + (f"{ref.catalog}_" if ref.catalog else "") + ref.name.replace(".", "_").replace("-", "_") + \
             (f"_{ref.metadata}" if ref.metadata else "") + "_" + hashlib.sha1(key.encode()).hexdigest()[:12]
         df.createOrReplaceTempView(view)
         self._views[view] = str(ref)
