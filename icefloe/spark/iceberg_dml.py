@@ -37,12 +37,11 @@ from icefloe.iceberg.arrow_writer import _split_by_partition
 from icefloe.iceberg.delete_files import equality_delete_schema, write_equality_deletes, write_position_deletes
 from icefloe.spark.iceberg_write import write_data_files
 from icefloe.spark.merge_clauses import (
-    ACTION, CLAUSE, DELETE_ROW, INSERT, KEEP, S_MARK, T_MARK, UPDATE, MergeClauses, action_column, check_resolvable,
+    ACTION, CLAUSE, DELETE_ROW, INSERT, KEEP, UPDATE, MergeClauses, action_column, check_resolvable,
     file_stats, predicate, value,
 )
 
 COPY_ON_WRITE, MERGE_ON_READ = "copy-on-write", "merge-on-read"
-_T_MARK, _S_MARK, _CLAUSE = T_MARK, S_MARK, CLAUSE
 
 
 def write_mode(properties: dict, operation: str) -> str:
@@ -246,39 +245,21 @@ class MergeBuilder(MergeClauses):
     def execute(self) -> dict:
         from pyspark.sql import functions as F
 
-        table, ta, sa = self.table, self.ta, self.sa
+        table = self.table
         meta, snap, tasks = _target(table, None)
         schema = meta.schema
         mode = write_mode(meta.properties, "merge")
         need_target = mode == COPY_ON_WRITE or bool(self.not_matched_by_source)
-        need_source = bool(self.not_matched)
-        how = {(True, True): "full_outer", (True, False): "left_outer",
-               (False, True): "right_outer", (False, False): "inner"}[(need_target, need_source)]
         target = read_tasks(table.spark, tasks, schema, with_positions=True, history=meta.schemas,
-                      name_mapping=meta.properties.get("schema.name-mapping.default")).withColumn(_T_MARK, F.lit(True))
-        source = self.source.withColumn(_S_MARK, F.lit(True))
-        on = F.expr(self.on) if isinstance(self.on, str) else self.on
-        joined = target.alias(ta).join(source.alias(sa), on, how)
-
-        def tcol(name):
-            return F.col(f"{ta}.`{name}`")
-
-        in_t = tcol(_T_MARK).isNotNull()
-        in_s = F.col(f"{sa}.`{_S_MARK}`").isNotNull()
-        matched, not_matched, by_source = in_t & in_s, in_s & ~in_t, in_t & ~in_s
-
-        if self.matched:
-            dup = (joined.where(matched).groupBy(tcol(FILE_COL), tcol(POS_COL)).count()
-                   .where(F.col("count") > 1).limit(1).collect())
-            if dup:
-                raise MergeCardinalityError(
-                    f"MERGE into {table.name}: a target row (file {dup[0][0]}, position {dup[0][1]}) matched "
-                    f"more than one source row; make the source unique on the join keys. Nothing was committed.")
+                            name_mapping=meta.properties.get("schema.name-mapping.default"))
+        joined, tcol, (in_t, matched, not_matched, by_source) = self.join(target, need_target)
+        self.check_cardinality(joined, matched, [tcol(FILE_COL), tcol(POS_COL)],
+                               lambda row: f"a target row (file {row[0]}, position {row[1]})")
 
         # which clause handles each row: matched i -> i, not matched j -> 1000 + j, by source k -> 2000 + k
         chain, clauses = self.clause_column(matched, not_matched, by_source)
-        joined = joined.withColumn(_CLAUSE, chain)
-        clause = F.col(_CLAUSE)
+        joined = joined.withColumn(CLAUSE, chain)
+        clause = F.col(CLAUSE)
 
         values = self.clause_values(schema.fields, clause, clauses, tcol,
                                     lambda n: schema.find_field(n).name, table.name)

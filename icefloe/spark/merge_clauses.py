@@ -167,6 +167,43 @@ class MergeClauses:
         self.not_matched_by_source.append(Clause("delete", condition))
         return self
 
+    def join(self, target, need_target: bool):
+        """The target rows (a DataFrame of the table's columns) joined with the source on the ON
+        condition: an outer join on the sides whose unmatched rows a clause takes (the target's
+        when ``need_target``, the source's when there is a NOT MATCHED clause). Returns the
+        joined rows, a function naming a target column, and the conditions (in target, matched,
+        not matched, not matched by source)."""
+        from pyspark.sql import functions as F
+
+        how = {(True, True): "full_outer", (True, False): "left_outer",
+               (False, True): "right_outer", (False, False): "inner"}[(need_target, bool(self.not_matched))]
+        on = F.expr(self.on) if isinstance(self.on, str) else self.on
+        joined = target.withColumn(T_MARK, F.lit(True)).alias(self.ta).join(
+            self.source.withColumn(S_MARK, F.lit(True)).alias(self.sa), on, how)
+
+        def tcol(name):
+            return F.col(f"{self.ta}.`{name}`")
+
+        in_t = tcol(T_MARK).isNotNull()
+        in_s = F.col(f"{self.sa}.`{S_MARK}`").isNotNull()
+        return joined, tcol, (in_t, in_t & in_s, in_s & ~in_t, in_t & ~in_s)
+
+    def check_cardinality(self, joined, matched, row_id: list, describe) -> None:
+        """SQL's MERGE rule: a target row (identified by the ``row_id`` columns) that more than one
+        source row matches is an error, checked only when a MATCHED clause exists. ``describe``
+        names the offending row from its id values."""
+        from pyspark.sql import functions as F
+
+        from icefloe.errors import MergeCardinalityError
+
+        if not self.matched:
+            return
+        dup = joined.where(matched).groupBy(*row_id).count().where(F.col("count") > 1).limit(1).collect()
+        if dup:
+            raise MergeCardinalityError(
+                f"MERGE into {self.table.name}: {describe(tuple(dup[0])[:-1])} matched more than one source row; "
+                "make the source unique on the join keys. Nothing was committed.")
+
     def clause_column(self, matched, not_matched, by_source):
         """The index of the clause each joined row takes (matched i -> i, not matched j ->
         1000 + j, not matched by source k -> 2000 + k; null for none), and the clauses by index."""

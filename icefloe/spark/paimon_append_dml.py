@@ -12,10 +12,9 @@ files and adds the new ones; a commit since the read that removed one of them ma
 """
 from __future__ import annotations
 
-from icefloe.errors import MergeCardinalityError
 from icefloe.spark.align import checked_cast
 from icefloe.spark.merge_clauses import (
-    ACTION, CLAUSE, DELETE_ROW, INSERT, KEEP, S_MARK, T_MARK, UPDATE, MergeClauses, action_column, check_resolvable,
+    ACTION, CLAUSE, DELETE_ROW, INSERT, KEEP, UPDATE, MergeClauses, action_column, check_resolvable,
     file_stats, predicate, value,
 )
 from icefloe.spark.paimon_read import read_files
@@ -140,28 +139,12 @@ class AppendMerge(MergeClauses):
     def execute(self) -> dict:
         from pyspark.sql import functions as F
 
-        table, ta, sa = self.table, self.ta, self.sa
+        table = self.table
         base, entries = _target(table, None)
         schema = table.schema
-        how = "full_outer" if self.not_matched else "left_outer"
-        target = _read(table, entries).withColumn(T_MARK, F.lit(True))
-        source = self.source.withColumn(S_MARK, F.lit(True))
-        on = F.expr(self.on) if isinstance(self.on, str) else self.on
-        joined = target.alias(ta).join(source.alias(sa), on, how)
-
-        def tcol(name):
-            return F.col(f"{ta}.`{name}`")
-
-        in_t = tcol(T_MARK).isNotNull()
-        in_s = F.col(f"{sa}.`{S_MARK}`").isNotNull()
-        matched, not_matched, by_source = in_t & in_s, in_s & ~in_t, in_t & ~in_s
-        if self.matched:
-            dup = (joined.where(matched).groupBy(tcol(FILE_COL), tcol(POS_COL)).count()
-                   .where(F.col("count") > 1).limit(1).collect())
-            if dup:
-                raise MergeCardinalityError(
-                    f"MERGE into {table.name}: a target row (file {dup[0][0]}, position {dup[0][1]}) matched "
-                    f"more than one source row; make the source unique on the join keys. Nothing was committed.")
+        joined, tcol, (in_t, matched, not_matched, by_source) = self.join(_read(table, entries), True)
+        self.check_cardinality(joined, matched, [tcol(FILE_COL), tcol(POS_COL)],
+                               lambda row: f"a target row (file {row[0]}, position {row[1]})")
         chain, clauses = self.clause_column(matched, not_matched, by_source)
         joined = joined.withColumn(CLAUSE, chain)
         values = self.clause_values(schema.fields, F.col(CLAUSE), clauses, tcol,

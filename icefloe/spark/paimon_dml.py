@@ -7,9 +7,8 @@ records of the target row, written together by Spark tasks per bucket
 """
 from __future__ import annotations
 
-from icefloe.errors import MergeCardinalityError
 from icefloe.paimon.merge import DELETE, INSERT, UPDATE_AFTER, row_level_refusal
-from icefloe.spark.merge_clauses import CLAUSE, S_MARK, T_MARK, MergeClauses
+from icefloe.spark.merge_clauses import CLAUSE, MergeClauses
 from icefloe.spark.paimon_write import write_kv_files
 from icefloe.paimon.writer import restored_sequence_numbers
 
@@ -22,33 +21,14 @@ class PrimaryKeyMerge(MergeClauses):
     def execute(self) -> dict:
         from pyspark.sql import functions as F
 
-        table, ta, sa = self.table, self.ta, self.sa
+        table = self.table
         table.refresh()
         schema = table.table_schema
         restored = restored_sequence_numbers(table.store)
-        need_target = bool(self.not_matched_by_source)
-        need_source = bool(self.not_matched)
-        how = {(True, True): "full_outer", (True, False): "left_outer",
-               (False, True): "right_outer", (False, False): "inner"}[(need_target, need_source)]
-        target = table.to_spark().withColumn(T_MARK, F.lit(True))
-        source = self.source.withColumn(S_MARK, F.lit(True))
-        on = F.expr(self.on) if isinstance(self.on, str) else self.on
-        joined = target.alias(ta).join(source.alias(sa), on, how)
-
-        def tcol(name):
-            return F.col(f"{ta}.`{name}`")
-
-        in_t = tcol(T_MARK).isNotNull()
-        in_s = F.col(f"{sa}.`{S_MARK}`").isNotNull()
-        matched, not_matched, by_source = in_t & in_s, in_s & ~in_t, in_t & ~in_s
         keys = list(schema.primary_keys)
-        if self.matched:
-            dup = joined.where(matched).groupBy(*[tcol(k) for k in keys]).count().where(F.col("count") > 1) \
-                .limit(1).collect()
-            if dup:
-                raise MergeCardinalityError(
-                    f"MERGE into {table.name}: the row with key {tuple(dup[0])[:-1]} matched more than one "
-                    "source row; make the source unique on the join keys. Nothing was committed.")
+        joined, tcol, (in_t, matched, not_matched, by_source) = self.join(table.to_spark(),
+                                                                          bool(self.not_matched_by_source))
+        self.check_cardinality(joined, matched, [tcol(k) for k in keys], lambda row: f"the row with key {row}")
         chain, clauses = self.clause_column(matched, not_matched, by_source)
         joined = joined.withColumn(CLAUSE, chain)
         clause = F.col(CLAUSE)
