@@ -269,7 +269,7 @@ class SqlCatalog(HadoopCatalog):
     def namespace_exists(self, namespace: str) -> bool:
         return namespace in self.list_namespaces()
 
-    def create_namespace(self, namespace: str, exist_ok: bool = False) -> None:
+    def create_namespace(self, namespace: str, exist_ok: bool = False, properties: Optional[dict] = None) -> None:
         import sqlalchemy as sa
 
         check_name_part(namespace, "namespace")
@@ -277,10 +277,42 @@ class SqlCatalog(HadoopCatalog):
             if exist_ok:
                 return
             raise NamespaceAlreadyExistsError(f"namespace {namespace} already exists in catalog {self.catalog_name!r}")
+        props = {"exists": "true", **{str(k): str(v) for k, v in (properties or {}).items()}}
         with self.db.engine.begin() as conn:
-            conn.execute(sa.insert(self.db.namespaces).values(catalog_name=self.catalog_name, namespace=namespace,
-                                                              property_key="exists", property_value="true"))
+            conn.execute(sa.insert(self.db.namespaces), [
+                dict(catalog_name=self.catalog_name, namespace=namespace, property_key=k, property_value=v)
+                for k, v in props.items()])
         self.io.makedirs(self.namespace_path(namespace))
+
+    def namespace_properties(self, namespace: str) -> dict:
+        """The namespace's properties (kept in iceberg_namespace_properties, as the JDBC catalog does)."""
+        import sqlalchemy as sa
+
+        if not self.namespace_exists(namespace):
+            raise NoSuchNamespaceError(f"namespace {namespace} does not exist in catalog {self.catalog_name!r}")
+        n = self.db.namespaces
+        with self.db.engine.connect() as conn:
+            rows = conn.execute(sa.select(n.c.property_key, n.c.property_value).where(
+                (n.c.catalog_name == self.catalog_name) & (n.c.namespace == namespace))).fetchall()
+        return {k: v for k, v in rows if k != "exists"}
+
+    def update_namespace_properties(self, namespace: str, updates: Optional[dict] = None,
+                                    removals: Optional[list] = None) -> tuple[list, list, list]:
+        """Set and remove namespace properties in one transaction: (updated, removed, missing)."""
+        import sqlalchemy as sa
+
+        current = self.namespace_properties(namespace)
+        n = self.db.namespaces
+        key = (n.c.catalog_name == self.catalog_name) & (n.c.namespace == namespace)
+        removed = [k for k in (removals or []) if k in current]
+        missing = [k for k in (removals or []) if k not in current]
+        with self.db.engine.begin() as conn:
+            for k in list(removed) + [k for k in (updates or {}) if k in current]:
+                conn.execute(sa.delete(n).where(key & (n.c.property_key == k)))
+            for k, v in (updates or {}).items():
+                conn.execute(sa.insert(n).values(catalog_name=self.catalog_name, namespace=namespace,
+                                                 property_key=str(k), property_value=str(v)))
+        return sorted(updates or {}), removed, missing
 
     def drop_namespace(self, namespace: str, cascade: bool = False, missing_ok: bool = False) -> None:
         import sqlalchemy as sa

@@ -130,10 +130,16 @@ class RestCatalogApp:
 
         body = await request.json()
         ns = self._one_level(body.get("namespace"))
-        if body.get("properties"):
-            raise ValueError("namespace properties are not kept by icefloe's catalogs")
-        self.catalog.create_namespace(ns)
-        return JSONResponse({"namespace": [ns], "properties": {}})
+        props = body.get("properties") or {}
+        impl = self.catalog._impl
+        if props and not hasattr(impl, "namespace_properties"):
+            raise ValueError("namespace properties are kept by the SQL catalog only (a Hadoop warehouse "
+                             "namespace is a directory)")
+        if props:
+            impl.create_namespace(ns, properties=props)
+        else:
+            self.catalog.create_namespace(ns)
+        return JSONResponse({"namespace": [ns], "properties": props})
 
     @_errors
     async def load_namespace(self, request):
@@ -144,7 +150,9 @@ class RestCatalogApp:
             raise NoSuchNamespaceError(f"namespace {ns} does not exist")
         if request.method == "HEAD":
             return Response(status_code=204)
-        return JSONResponse({"namespace": [ns], "properties": {}})
+        impl = self.catalog._impl
+        props = impl.namespace_properties(ns) if hasattr(impl, "namespace_properties") else {}
+        return JSONResponse({"namespace": [ns], "properties": props})
 
     @_errors
     async def drop_namespace(self, request):
@@ -155,12 +163,17 @@ class RestCatalogApp:
 
     @_errors
     async def namespace_properties(self, request):
-        body = await request.json()
-        if body.get("updates"):
-            raise ValueError("namespace properties are not kept by icefloe's catalogs")
         from starlette.responses import JSONResponse
 
-        return JSONResponse({"updated": [], "removed": [], "missing": list(body.get("removals") or [])})
+        body = await request.json()
+        ns = self._namespace(request.path_params["namespace"])
+        impl = self.catalog._impl
+        if not hasattr(impl, "update_namespace_properties"):
+            if body.get("updates"):
+                raise ValueError("namespace properties are kept by the SQL catalog only")
+            return JSONResponse({"updated": [], "removed": [], "missing": list(body.get("removals") or [])})
+        updated, removed, missing = impl.update_namespace_properties(ns, body.get("updates"), body.get("removals"))
+        return JSONResponse({"updated": updated, "removed": removed, "missing": missing})
 
     # ------------------------------------------------------------------ tables
     @_errors

@@ -135,3 +135,31 @@ def test_the_serve_command(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_namespace_properties_in_the_sql_catalog(tmp_path):
+    import uvicorn
+
+    from icefloe.rest.server import RestCatalogApp
+
+    cat = icefloe.Catalog(str(tmp_path / "wh"), type="sql", uri=f"sqlite:///{tmp_path / 'c.db'}")
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(RestCatalogApp(cat), host="127.0.0.1", port=port, log_level="error"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.05)
+    try:
+        rc = _rest(f"http://127.0.0.1:{port}")
+        rc.create_namespace("db", {"owner": "ana", "team": "x"})
+        assert rc.load_namespace_properties("db") == {"owner": "ana", "team": "x"}
+        summary = rc.update_namespace_properties("db", removals={"team", "nope"}, updates={"owner": "bo"})
+        assert summary.removed == ["team"] and summary.missing == ["nope"] and summary.updated == ["owner"]
+        assert rc.load_namespace_properties("db") == {"owner": "bo"}
+        from pyiceberg.catalog.sql import SqlCatalog
+
+        py = SqlCatalog("default", uri=f"sqlite:///{tmp_path / 'c.db'}", warehouse=f"file://{tmp_path}/py")
+        assert py.load_namespace_properties("db")["owner"] == "bo"    # the JDBC catalog's table, shared
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
