@@ -130,13 +130,11 @@ class Catalog:
     def drop_namespace(self, namespace: str, cascade: bool = False, missing_ok: bool = False) -> None:
         """Drop namespace ``namespace``; one that holds tables only with ``cascade`` (its tables
         are dropped first)."""
-        if hasattr(self._impl, "drop_namespace"):
-            return self._impl.drop_namespace(namespace, cascade, missing_ok)
-        path = self._impl.namespace_path(namespace)
-        if not self.io.is_dir(path):
+        if not self.namespace_exists(namespace):
             if missing_ok:
                 return
-            raise NoSuchNamespaceError(f"namespace {namespace} does not exist in {self.warehouse}")
+            raise NoSuchNamespaceError(f"namespace {namespace} does not exist in "
+                                       f"{self.warehouse or getattr(self._impl, 'uri', 'the catalog')}")
         tables = self.list_tables(namespace)
         if tables and not cascade:
             raise NamespaceNotEmptyError(f"namespace {namespace} holds {len(tables)} table(s) "
@@ -144,7 +142,11 @@ class Catalog:
                                          "drop them first or use CASCADE")
         for name in tables:
             self.drop_table(name)
-        self.io.delete_tree(path)
+        remove = getattr(self._impl, "remove_namespace", None)    # a catalog that records namespaces
+        if remove is not None:
+            remove(namespace)
+        else:                                                   # a warehouse namespace is its directory
+            self.io.delete_tree(self._impl.namespace_path(namespace))
 
     def drop_table(self, name: str) -> None:
         """Drop table ``name``: its directory, data included, is deleted."""

@@ -16,7 +16,7 @@ from typing import Optional
 
 from icefloe.errors import NoSuchSnapshotError, NotSupportedError
 from icefloe.iceberg.manifest import ADDED, DATA, DELETED, EQUALITY_DELETES, POSITION_DELETES
-from icefloe.iceberg.manifest_reader import load_manifest_entries, snapshot_manifests
+from icefloe.iceberg.manifest_reader import entries_written_by
 from icefloe.iceberg.snapshot import REPLACE, Snapshot
 from icefloe.iceberg.streaming import branch_history
 from icefloe.iceberg.table_metadata import MAIN_BRANCH, TableMetadata
@@ -61,23 +61,18 @@ def plan_changelog(io, meta: TableMetadata, start_exclusive: Optional[int] = Non
         if snap.operation == REPLACE:
             continue
         ch = SnapshotChanges(snap, len(out))
-        for m in snapshot_manifests(io, snap):
-            if m.added_snapshot_id != snap.snapshot_id:
-                continue
-            for e in load_manifest_entries(io, meta, m):
-                if e.snapshot_id != snap.snapshot_id:
-                    continue
-                f = e.data_file
-                if f.content == DATA:
-                    if e.status == ADDED:
-                        ch.added.append((f, e.sequence_number or 0))
-                    elif e.status == DELETED:
-                        ch.removed.append((f, e.sequence_number or 0))
-                elif f.content == POSITION_DELETES and e.status == ADDED:
-                    ch.position_deletes.append(f)
-                elif f.content == EQUALITY_DELETES and e.status == ADDED:
-                    raise NotSupportedError("changelog", table_name, "iceberg",
-                                            f"snapshot {snap.snapshot_id} has equality delete file {f.file_path}, "
-                                            "whose deleted rows a changelog cannot list")
+        for e in entries_written_by(io, meta, snap):
+            f = e.data_file
+            if f.content == DATA:
+                if e.status == ADDED:
+                    ch.added.append((f, e.sequence_number or 0))
+                elif e.status == DELETED:
+                    ch.removed.append((f, e.sequence_number or 0))
+            elif f.content == POSITION_DELETES and e.status == ADDED:
+                ch.position_deletes.append(f)
+            elif f.content == EQUALITY_DELETES and e.status == ADDED:
+                raise NotSupportedError("changelog", table_name, "iceberg",
+                                        f"snapshot {snap.snapshot_id} has equality delete file {f.file_path}, "
+                                        "whose deleted rows a changelog cannot list")
         out.append(ch)   # every snapshot of the range takes an ordinal, even one that changed nothing
     return out

@@ -128,18 +128,27 @@ def live_entries(io: FileIO, meta: TableMetadata, snap: Optional[Snapshot]) -> I
                 yield e
 
 
-def files_changed_by(io: FileIO, meta: TableMetadata, snap: Snapshot) -> tuple[list[DataFile], list[DataFile]]:
-    """(files added, files deleted) by ``snap`` itself: entries carrying its snapshot id in the
-    manifests it wrote (older manifests it carried over hold nothing it changed)."""
-    added, deleted = [], []
+def entries_written_by(io: FileIO, meta: TableMetadata, snap: Snapshot,
+                       data_only: bool = False) -> Iterable[ManifestEntry]:
+    """The manifest entries ``snap`` itself wrote: those carrying its snapshot id in the manifests
+    it added (older manifests it carried over hold nothing it changed). ``data_only`` leaves delete
+    manifests, and manifests that added no file, unopened."""
     for m in snapshot_manifests(io, snap):
         if m.added_snapshot_id != snap.snapshot_id:
             continue
+        if data_only and (m.content != DATA_MANIFEST or m.added_files_count == 0):
+            continue
         for e in load_manifest_entries(io, meta, m):
-            if e.snapshot_id != snap.snapshot_id:
-                continue
-            if e.status == ADDED:
-                added.append(e.data_file)
-            elif e.status == DELETED:
-                deleted.append(e.data_file)
+            if e.snapshot_id == snap.snapshot_id:
+                yield e
+
+
+def files_changed_by(io: FileIO, meta: TableMetadata, snap: Snapshot) -> tuple[list[DataFile], list[DataFile]]:
+    """(files added, files deleted) by ``snap`` itself (see ``entries_written_by``)."""
+    added, deleted = [], []
+    for e in entries_written_by(io, meta, snap):
+        if e.status == ADDED:
+            added.append(e.data_file)
+        elif e.status == DELETED:
+            deleted.append(e.data_file)
     return added, deleted

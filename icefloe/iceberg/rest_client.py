@@ -243,14 +243,8 @@ class RestCatalog:
             if not exist_ok:
                 raise NamespaceAlreadyExistsError(f"namespace {namespace} already exists") from None
 
-    def drop_namespace(self, namespace: str, cascade: bool = False, missing_ok: bool = False) -> None:
-        if not self.namespace_exists(namespace):
-            if missing_ok:
-                return
-            raise NoSuchNamespaceError(f"namespace {namespace} does not exist")
-        if cascade:
-            for t in self.list_tables(namespace):
-                self.drop_table(t)
+    def remove_namespace(self, namespace: str) -> None:
+        """Drop an empty namespace on the server (``Catalog.drop_namespace`` drops its tables first)."""
         self.http.call("DELETE", f"/v1/namespaces/{namespace}", ok=(200, 204))
 
     def list_tables(self, namespace: str) -> list[str]:

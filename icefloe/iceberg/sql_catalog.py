@@ -25,7 +25,7 @@ from typing import Optional
 from icefloe.core.io import FileAlreadyExistsError, FileIO
 from icefloe.core.names import check_name_part, split_name
 from icefloe.errors import (
-    IcefloeError, NamespaceAlreadyExistsError, NamespaceNotEmptyError, NoSuchNamespaceError, NoSuchTableError,
+    IcefloeError, NamespaceAlreadyExistsError, NoSuchNamespaceError, NoSuchTableError,
     TableAlreadyExistsError, VersionConflict,
 )
 from icefloe.iceberg.catalog import HadoopCatalog
@@ -314,24 +314,17 @@ class SqlCatalog(HadoopCatalog):
                                                  property_key=str(k), property_value=str(v)))
         return sorted(updates or {}), removed, missing
 
-    def drop_namespace(self, namespace: str, cascade: bool = False, missing_ok: bool = False) -> None:
+    def remove_namespace(self, namespace: str) -> None:
+        """Forget an empty namespace: its rows, and its directory when nothing is left in it
+        (``Catalog.drop_namespace`` drops its tables first)."""
         import sqlalchemy as sa
 
-        if not self.namespace_exists(namespace):
-            if missing_ok:
-                return
-            raise NoSuchNamespaceError(f"namespace {namespace} does not exist in catalog {self.catalog_name!r}")
-        tables = self.list_tables(namespace)
-        if tables and not cascade:
-            raise NamespaceNotEmptyError(f"namespace {namespace} holds {len(tables)} table(s) "
-                                         f"({', '.join(tables[:5])}); drop them first or use CASCADE")
-        for t in tables:
-            self.drop_table(t)
         n = self.db.namespaces
         with self.db.engine.begin() as conn:
             conn.execute(sa.delete(n).where((n.c.catalog_name == self.catalog_name) & (n.c.namespace == namespace)))
-        if self.io.is_dir(self.namespace_path(namespace)) and not self.io.list_dir(self.namespace_path(namespace)):
-            self.io.delete_tree(self.namespace_path(namespace))
+        path = self.namespace_path(namespace)
+        if self.io.is_dir(path) and not self.io.list_dir(path):
+            self.io.delete_tree(path)
 
     def list_tables(self, namespace: str) -> list[str]:
         if not self.namespace_exists(namespace):

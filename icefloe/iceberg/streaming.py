@@ -19,8 +19,7 @@ from typing import Iterable, Optional
 
 from icefloe.iceberg.append import Append
 from icefloe.iceberg.manifest import ADDED, DATA
-from icefloe.iceberg.manifest_list import DATA_MANIFEST
-from icefloe.iceberg.manifest_reader import load_manifest_entries, snapshot_manifests
+from icefloe.iceberg.manifest_reader import entries_written_by
 from icefloe.iceberg.overwrite import Overwrite
 from icefloe.iceberg.snapshot import APPEND, DELETE, OVERWRITE, REPLACE, Snapshot
 from icefloe.iceberg.table_metadata import MAIN_BRANCH, TableMetadata
@@ -105,16 +104,8 @@ def snapshots_after(meta: TableMetadata, after: Optional[int], branch: str = MAI
 
 def added_data_files(io, meta: TableMetadata, snap: Snapshot) -> list:
     """(data file, data sequence number) for each data file ``snap`` added, in manifest order."""
-    out = []
-    for m in snapshot_manifests(io, snap):
-        if m.content != DATA_MANIFEST or m.added_snapshot_id != snap.snapshot_id:
-            continue
-        if m.added_files_count == 0:
-            continue
-        for e in load_manifest_entries(io, meta, m):
-            if e.status == ADDED and e.snapshot_id == snap.snapshot_id and e.data_file.content == DATA:
-                out.append((e.data_file, e.sequence_number or 0))
-    return out
+    return [(e.data_file, e.sequence_number or 0) for e in entries_written_by(io, meta, snap, data_only=True)
+            if e.status == ADDED and e.data_file.content == DATA]
 
 
 def stream_files(io, meta: TableMetadata, snap: Snapshot, skip_deletes: bool = False,

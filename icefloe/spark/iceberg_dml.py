@@ -29,7 +29,6 @@ from icefloe.iceberg.manifest_reader import live_entries
 from icefloe.iceberg.rewrite import RewriteFiles, plan_compaction
 from icefloe.iceberg.row_delta import RowDelta
 from icefloe.iceberg.validate import Validation, isolation_level
-from icefloe.spark.align import checked_cast
 from icefloe.spark.iceberg_read import FILE_COL, POS_COL, read_tasks
 from icefloe.errors import MergeCardinalityError  # noqa: F401 - defined in icefloe.errors, importable here too
 from icefloe.core.types import to_arrow_schema
@@ -38,7 +37,7 @@ from icefloe.iceberg.delete_files import equality_delete_schema, write_equality_
 from icefloe.spark.iceberg_write import write_data_files
 from icefloe.spark.merge_clauses import (
     ACTION, CLAUSE, DELETE_ROW, INSERT, KEEP, UPDATE, MergeClauses, action_column, check_resolvable,
-    file_stats, predicate, value,
+    file_stats, predicate, resolve_assignments, updated_columns,
 )
 
 COPY_ON_WRITE, MERGE_ON_READ = "copy-on-write", "merge-on-read"
@@ -50,21 +49,6 @@ def write_mode(properties: dict, operation: str) -> str:
     if mode not in (COPY_ON_WRITE, MERGE_ON_READ):
         raise ValueError(f"write.{operation}.mode must be {COPY_ON_WRITE!r} or {MERGE_ON_READ!r}, got {mode!r}")
     return mode
-
-
-def _column_name(key: str, alias: str) -> str:
-    key = key.strip().strip("`")
-    if key.lower().startswith(alias.lower() + "."):
-        key = key[len(alias) + 1:].strip("`")
-    return key
-
-
-def _assignments(schema, assignments: dict, alias: str = "t") -> dict:
-    out = {}
-    for k, v in (assignments or {}).items():
-        name = _column_name(k, alias)
-        out[schema.find_field(name).name] = v
-    return out
 
 
 # --------------------------------------------------------------------------- the shared tail
@@ -215,17 +199,12 @@ def update_rows(table, assignments: dict, condition=None, isolation: Optional[st
     meta, snap, tasks = _target(table, condition)
     if not tasks:
         return {"updated": 0, "deleted": 0, "inserted": 0, "snapshot_id": None}
-    sets = _assignments(meta.schema, assignments)
+    sets = resolve_assignments(meta.schema, assignments)
     check_resolvable(table.spark, meta.schema, sets, table.name, condition)
     rows = read_tasks(table.spark, tasks, meta.schema, with_positions=True, history=meta.schemas,
                       name_mapping=meta.properties.get("schema.name-mapping.default"))
     hit = F.coalesce(predicate(condition), F.lit(False))
-    out = []
-    for f in meta.schema.fields:
-        c = F.col(f"`{f.name}`")
-        if f.name in sets:
-            c = F.when(hit, checked_cast(value(sets[f.name]), f.field_type, f.name, table.name)).otherwise(c)
-        out.append(c.alias(f.name))
+    out = updated_columns(meta.schema.fields, sets, hit, table.name)
     rows = rows.select(*out, FILE_COL, POS_COL,
                        F.when(hit, F.lit(UPDATE)).otherwise(F.lit(KEEP)).alias(ACTION))
     return _commit_changes(table, "update", meta, snap, tasks, rows, isolation, conflict_filter=condition)

@@ -40,6 +40,35 @@ def value(v):
     return F.lit(v)
 
 
+def column_name(key: str, alias: str = "t") -> str:
+    """An assigned column as written (``name``, ``t.name``, backquoted) without the target alias."""
+    key = key.strip().strip("`")
+    if key.lower().startswith(alias.lower() + "."):
+        key = key[len(alias) + 1:].strip("`")
+    return key
+
+
+def resolve_assignments(schema, values: dict, alias: str = "t") -> dict:
+    """UPDATE's ``{column: value}`` keyed by the schema's own column names (an unknown one raises)."""
+    return {schema.find_field(column_name(k, alias)).name: v for k, v in (values or {}).items()}
+
+
+def updated_columns(fields, sets: dict, hit, table_name: str) -> list:
+    """UPDATE's new row: each field (``.name``, ``.field_type``) its assigned value, cast and
+    checked, where ``hit`` (the condition) holds, else its own value."""
+    from pyspark.sql import functions as F
+
+    from icefloe.spark.align import checked_cast
+
+    out = []
+    for f in fields:
+        c = F.col(f"`{f.name}`")
+        if f.name in sets:
+            c = F.when(hit, checked_cast(value(sets[f.name]), f.field_type, f.name, table_name)).otherwise(c)
+        out.append(c.alias(f.name))
+    return out
+
+
 def check_resolvable(spark, schema, sets: dict, table_name: str, condition=None) -> None:
     """Analyse UPDATE's values and condition against the table's own columns (no job runs), so a
     name that is no column is reported as such, and never with icefloe's internal columns as
@@ -237,13 +266,8 @@ class MergeClauses:
             sf = source_fields.get(name.lower())
             return None if sf is None else F.col(f"{sa}.`{sf.name}`")
 
-        def target_name(k: str) -> str:
-            k = k.strip().strip("`")
-            if k.lower().startswith(ta.lower() + "."):
-                k = k[len(ta) + 1:].strip("`")
-            return resolve(k)
-
-        sets_of = {idx: {target_name(k): v for k, v in (c.values or {}).items()} for idx, c in clauses.items()}
+        sets_of = {idx: {resolve(column_name(k, ta)): v for k, v in (c.values or {}).items()}
+                   for idx, c in clauses.items()}
         if check_update is not None:
             for idx, c in clauses.items():
                 if c.kind == "update":

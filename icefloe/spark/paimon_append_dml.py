@@ -12,10 +12,9 @@ files and adds the new ones; a commit since the read that removed one of them ma
 """
 from __future__ import annotations
 
-from icefloe.spark.align import checked_cast
 from icefloe.spark.merge_clauses import (
     ACTION, CLAUSE, DELETE_ROW, INSERT, KEEP, UPDATE, MergeClauses, action_column, check_resolvable,
-    file_stats, predicate, value,
+    file_stats, predicate, resolve_assignments, updated_columns,
 )
 from icefloe.spark.paimon_read import read_files
 from icefloe.spark.paimon_write import write_data_files
@@ -108,28 +107,16 @@ def update_rows(table, assignments: dict, condition=None) -> dict:
     from pyspark.sql import functions as F
 
     schema = table.schema
-    sets = {schema.find_field(_strip_alias(k)).name: v for k, v in (assignments or {}).items()}
+    sets = resolve_assignments(schema, assignments)
     check_resolvable(table.spark, schema, sets, table.name, condition)
     base, entries = _target(table, condition)
     if not entries:
         return dict(NONE)
     rows = _read(table, entries)
     hit = F.coalesce(predicate(condition), F.lit(False))
-    out = []
-    for f in schema.fields:
-        c = F.col(f"`{f.name}`")
-        if f.name in sets:
-            c = F.when(hit, checked_cast(value(sets[f.name]), f.field_type, f.name, table.name)).otherwise(c)
-        out.append(c.alias(f.name))
+    out = updated_columns(schema.fields, sets, hit, table.name)
     rows = rows.select(*out, FILE_COL, F.when(hit, F.lit(UPDATE)).otherwise(F.lit(KEEP)).alias(ACTION))
     return _apply(table, "update", base, entries, rows)
-
-
-def _strip_alias(key: str, alias: str = "t") -> str:
-    key = key.strip().strip("`")
-    if key.lower().startswith(alias.lower() + "."):
-        key = key[len(alias) + 1:].strip("`")
-    return key
 
 
 class AppendMerge(MergeClauses):
