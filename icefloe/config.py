@@ -3,13 +3,12 @@
 data source uses too."""
 from __future__ import annotations
 
+from icefloe.catalog import Catalog
 from icefloe.core.config import ENV_PREFIX, KEYS, ConfigError, catalog_properties, config_path  # noqa: F401
 
 
 def load_catalog(name: str = "default", spark=None, **overrides):
     """Catalog ``name`` as configured (see the module doc); ``overrides`` take precedence."""
-    from icefloe.catalog import Catalog
-
     props = {**catalog_properties(name), **{k: v for k, v in overrides.items() if v is not None}}
     if not props.get("warehouse"):
         where = config_path()

@@ -35,7 +35,7 @@ from icefloe.iceberg.manifest import DATA, DELETED
 from icefloe.iceberg.manifest_reader import load_manifest_entries, snapshot_manifests
 from icefloe.iceberg.metadata_commit import commit_metadata
 from icefloe.iceberg.refs import BRANCH, ancestors
-from icefloe.iceberg.table_metadata import MAIN_BRANCH, TableMetadata, now_ms
+from icefloe.iceberg.table_metadata import MAIN_BRANCH, TableMetadata, check_format_version_property, now_ms
 
 MAX_SNAPSHOT_AGE_MS = "history.expire.max-snapshot-age-ms"
 MIN_SNAPSHOTS_TO_KEEP = "history.expire.min-snapshots-to-keep"
@@ -291,8 +291,6 @@ def update_properties(ops: HadoopTableOperations, set: Optional[dict] = None,
     updates = {str(k): str(v) for k, v in (set or {}).items()}
     removals = [str(k) for k in (remove or [])]
     if "format-version" in updates:             # reserved: the version, not a stored property
-        from icefloe.iceberg.table_metadata import check_format_version_property
-
         check_format_version_property(updates.pop("format-version"), ops.location)
     if "format-version" in removals:
         raise MaintenanceError("format-version is the table's format version, not a property that can be removed")

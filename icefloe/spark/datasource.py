@@ -24,6 +24,7 @@ from pyspark.sql.datasource import (
 
 from icefloe.core.io import LOCAL
 from icefloe.core import expressions as ex
+from icefloe.core.config import catalog_properties
 from icefloe.core.io import strip_scheme
 from icefloe.core.schema_input import to_schema
 from icefloe.core.types import to_arrow_schema, to_spark_schema
@@ -31,10 +32,13 @@ from icefloe.errors import CorruptDataFileError, IcefloeError, InvalidNameError,
 from icefloe.iceberg.arrow_read import read_by_field_id
 from icefloe.iceberg.arrow_writer import align_arrow, write_arrow
 from icefloe.iceberg.delete_files import apply_deletes_arrow
+from icefloe.iceberg.catalog import HadoopCatalog
 from icefloe.iceberg.hadoop import HadoopTableOperations
 from icefloe.iceberg.partitioning import build_spec
+from icefloe.iceberg.rest_client import RestCatalog
+from icefloe.iceberg.sql_catalog import SqlCatalog
 from icefloe.iceberg.table import BaseTable
-from icefloe.iceberg.table_metadata import new_table_metadata
+from icefloe.iceberg.table_metadata import TableMetadata, new_table_metadata
 from icefloe.paimon import types as pt
 from icefloe.paimon.catalog import PaimonCatalog
 from icefloe.paimon.writer import restored_sequence_numbers
@@ -100,8 +104,6 @@ def _catalog_table(options) -> BaseTable:
     """The Iceberg table ``.option("catalog", <name>).load("<db>.<table>")`` names: a catalog
     configured in .icefloe.yaml / ICEFLOE_CATALOG__* (as Spark's Python workers see them), with
     ``catalog.<key>`` options (warehouse, type, uri, name) over it or instead of it."""
-    from icefloe.core.config import catalog_properties
-
     name = options.get(CATALOG_OPTION)
     table = options.get("path") or options.get("table")
     props = catalog_properties(name) if name else {}
@@ -112,20 +114,14 @@ def _catalog_table(options) -> BaseTable:
                                 "load the table by its directory (.load('<warehouse>/<db>.db/<table>'))")
     kind = str(props.get("type", "hadoop")).lower()
     if kind == "rest":
-        from icefloe.iceberg.rest_client import RestCatalog
-
         return RestCatalog(props["uri"]).load_table(table)
     if not props.get("warehouse"):
         raise ValueError(f"catalog {name or ''!r} has no warehouse: configure it where Spark's Python workers "
                          "see it (.icefloe.yaml in the home or working directory, ICEFLOE_CATALOG__* set before "
                          "Spark starts) or give option catalog.warehouse")
     if kind == "sql":
-        from icefloe.iceberg.sql_catalog import SqlCatalog
-
         return SqlCatalog(str(props["warehouse"]), props.get("uri"), str(props.get("name", "default"))) \
             .load_table(table)
-    from icefloe.iceberg.catalog import HadoopCatalog
-
     return HadoopCatalog(str(props["warehouse"])).load_table(table)
 
 
@@ -134,8 +130,6 @@ class _StaticOperations:
     (the driver resolved the table through its catalog; the tasks need only its metadata)."""
 
     def __init__(self, metadata_location: str):
-        from icefloe.iceberg.table_metadata import TableMetadata
-
         self.io, self._path = LOCAL, metadata_location
         self._meta = TableMetadata.loads(LOCAL.read_bytes(metadata_location), metadata_location)
         self.location = self._meta.location.rstrip("/")

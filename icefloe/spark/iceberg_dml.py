@@ -29,6 +29,7 @@ from icefloe.iceberg.manifest_reader import live_entries
 from icefloe.iceberg.rewrite import RewriteFiles, plan_compaction
 from icefloe.iceberg.row_delta import RowDelta
 from icefloe.iceberg.validate import Validation, isolation_level
+from icefloe.spark.align import align_dataframe
 from icefloe.spark.iceberg_read import FILE_COL, POS_COL, read_tasks
 from icefloe.errors import MergeCardinalityError  # noqa: F401 - defined in icefloe.errors, importable here too
 from icefloe.core.types import to_arrow_schema
@@ -37,7 +38,7 @@ from icefloe.iceberg.delete_files import equality_delete_schema, write_equality_
 from icefloe.spark.iceberg_write import write_data_files
 from icefloe.spark.merge_clauses import (
     ACTION, CLAUSE, DELETE_ROW, INSERT, KEEP, UPDATE, MergeClauses, action_column, check_resolvable,
-    file_stats, predicate, resolve_assignments, updated_columns,
+    file_stats, predicate, replacement_rows, resolve_assignments, updated_columns,
 )
 
 COPY_ON_WRITE, MERGE_ON_READ = "copy-on-write", "merge-on-read"
@@ -174,8 +175,6 @@ def replace_where(table, data, where: str, isolation: Optional[str] = None) -> d
     of which must match it) in one snapshot; files with matching rows are rewritten or dropped."""
     from pyspark.sql import functions as F
 
-    from icefloe.spark.align import align_dataframe
-    from icefloe.spark.merge_clauses import replacement_rows
 
     meta, snap, tasks = _target(table, where)
     new = replacement_rows(table.spark, data, lambda df: align_dataframe(df, meta.schema, table.name), where,

@@ -6,6 +6,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional
 
+from icefloe.core.arrow import as_arrow_table, is_arrow_data
+from icefloe.core.types import to_spark_schema
+from icefloe.errors import ExpressionError, MergeCardinalityError, SchemaMismatchError
+from icefloe.spark.align import check_assignable, checked_cast, explain_spark_error
+
 T_MARK, S_MARK, CLAUSE = "_icefloe_in_target", "_icefloe_in_source", "_icefloe_clause"
 # what happens to each row a copy-on-write or merge-on-read statement reads or joins
 ACTION = "_icefloe_action"
@@ -58,8 +63,6 @@ def updated_columns(fields, sets: dict, hit, table_name: str) -> list:
     checked, where ``hit`` (the condition) holds, else its own value."""
     from pyspark.sql import functions as F
 
-    from icefloe.spark.align import checked_cast
-
     out = []
     for f in fields:
         c = F.col(f"`{f.name}`")
@@ -75,8 +78,6 @@ def check_resolvable(spark, schema, sets: dict, table_name: str, condition=None)
     suggestions. A bare word where a string was meant gets the hint to quote it."""
     from pyspark.errors import AnalysisException
 
-    from icefloe.core.types import to_spark_schema
-    from icefloe.errors import ExpressionError
 
     empty = spark.createDataFrame([], to_spark_schema(schema))
     columns = ", ".join(f.name for f in schema.fields)
@@ -100,8 +101,6 @@ def file_stats(changes, file_col: str):
     counts and the writes see the same rows, with each file's counts (n, upd, dele, ins) and the
     statement's totals. A value an assignment cannot store raises its typed error here."""
     from pyspark.sql import functions as F
-
-    from icefloe.spark.align import explain_spark_error
 
     try:
         changes = changes.where(F.col(ACTION) != NOTHING).localCheckpoint()
@@ -128,8 +127,6 @@ def replacement_rows(spark, data, aligned_fn, where: str, table_name: str):
     that would not be replaced are not written), labelled INSERT with no source file."""
     from pyspark.sql import functions as F
 
-    from icefloe.core.arrow import as_arrow_table, is_arrow_data
-    from icefloe.errors import SchemaMismatchError
 
     df = spark.createDataFrame(as_arrow_table(data)) if is_arrow_data(data) else data
     aligned = aligned_fn(df)
@@ -223,8 +220,6 @@ class MergeClauses:
         names the offending row from its id values."""
         from pyspark.sql import functions as F
 
-        from icefloe.errors import MergeCardinalityError
-
         if not self.matched:
             return
         dup = joined.where(matched).groupBy(*row_id).count().where(F.col("count") > 1).limit(1).collect()
@@ -256,8 +251,6 @@ class MergeClauses:
         the field's name and raises for no column; ``check_update(names)`` may refuse an UPDATE
         clause by the columns it sets."""
         from pyspark.sql import functions as F
-
-        from icefloe.spark.align import check_assignable, checked_cast
 
         ta, sa = self.ta, self.sa
         source_fields = {sf.name.lower(): sf for sf in self.source.schema.fields}

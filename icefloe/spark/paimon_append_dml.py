@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from icefloe.spark.merge_clauses import (
     ACTION, CLAUSE, DELETE_ROW, INSERT, KEEP, UPDATE, MergeClauses, action_column, check_resolvable,
-    file_stats, predicate, resolve_assignments, updated_columns,
+    file_stats, predicate, replacement_rows, resolve_assignments, updated_columns,
 )
 from icefloe.spark.paimon_read import read_files
-from icefloe.spark.paimon_write import write_data_files
+from icefloe.spark.paimon_write import align_dataframe, write_data_files
 
 FILE_COL, POS_COL = "_icefloe_file", "_icefloe_pos"
 NONE = {"updated": 0, "deleted": 0, "inserted": 0, "snapshot_id": None}
@@ -85,8 +85,6 @@ def replace_where(table, data, where: str) -> dict:
     ``data`` (every row of which must match it) in one snapshot."""
     from pyspark.sql import functions as F
 
-    from icefloe.spark.merge_clauses import replacement_rows
-    from icefloe.spark.paimon_write import align_dataframe
 
     fields = table.table_schema.fields
     check_resolvable(table.spark, table.schema, {}, table.name, where)

@@ -26,6 +26,7 @@ from icefloe.core.tree import Node
 from icefloe.core.types import Schema
 from icefloe.errors import NotSupportedError
 from icefloe.table.inspect import Inspect
+from icefloe.table.scan import TableScan
 
 
 class Table:
@@ -108,8 +109,6 @@ class Table:
         """A read to run later, as pyiceberg's ``scan``: ``.to_arrow()``, ``.to_pandas()``,
         ``.to_spark()``, ``.plan_files()``. ``row_filter`` is Spark SQL text, ``selected_fields``
         the columns."""
-        from icefloe.table.scan import TableScan
-
         return TableScan(self, row_filter, selected_fields, snapshot_id, as_of, ref)
 
     def changelog(self, start_snapshot_id: Optional[int] = None, end_snapshot_id: Optional[int] = None,
