@@ -260,3 +260,36 @@ def test_random_statements_against_a_model(ops, tmp_path_factory, paimon_spark):
         changed += out["snapshot_id"] is not None
     assert changed >= 1
     assert [(x["id"], x["p"], x["v"]) for x in referee(wh)] == sorted((i, p, v) for i, (p, v) in model.items())
+
+
+def test_row_level_changes_on_a_table_pypaimon_wrote(paimon_warehouse, spark_catalog):
+    """pypaimon writes an append table; icefloe deletes, updates and merges into it; pypaimon and
+    pypaimon-rust read the result, and pypaimon appends on top of icefloe's snapshot."""
+    from pypaimon import CatalogFactory, Schema
+
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("p", pa.string()), ("v", pa.string())])
+    pc = CatalogFactory.create({"warehouse": paimon_warehouse})
+    pc.create_database("db", True)
+    pc.create_table("db.a", Schema.from_pyarrow_schema(schema, partition_keys=["p"]), False)
+
+    def py_append(table):
+        pt = CatalogFactory.create({"warehouse": paimon_warehouse}).get_table("db.a")
+        wb = pt.new_batch_write_builder()
+        w, c = wb.new_write(), wb.new_commit()
+        w.write_arrow(table.cast(schema))
+        c.commit(w.prepare_commit())
+        w.close()
+        c.close()
+
+    py_append(rows(0, 4, "x"))
+    py_append(rows(4, 8, "y"))
+    t = spark_catalog.load_table("db.a")
+    t.delete("id IN (1, 5)")
+    t.update({"v": "'u'"}, where="id = 2")
+    src = spark_catalog.spark.createDataFrame([(3, "x", "m"), (9, "y", "n")], "id bigint, p string, v string")
+    t.merge(src, "t.id = s.id").when_matched_update({"v": "s.v"}).when_not_matched_insert_all().execute()
+    want = {0: "v0", 2: "u", 3: "m", 4: "v4", 6: "v6", 7: "v7", 9: "n"}
+    assert {r["id"]: r["v"] for r in referee(paimon_warehouse)} == want
+    assert {r["id"]: r["v"] for r in rust_rows(paimon_warehouse)} == want
+    py_append(rows(20, 21, "z"))                          # pypaimon commits after icefloe's snapshots
+    assert sorted(r["id"] for r in spark_catalog.load_table("db.a").to_arrow().to_pylist()) == sorted([*want, 20])
