@@ -418,6 +418,9 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=os.path.join(OUT_DIR, "results.json"), help="JSON results file")
     ap.add_argument("--keep", action="store_true", help="keep the benchmark warehouse")
     ap.add_argument("--no-paimon", action="store_true", help="leave out (e), the Paimon figures")
+    ap.add_argument("--no-jvm", action="store_true", help="leave out (h), the side-by-side with Iceberg's JVM runtime")
+    ap.add_argument("--jvm-rows", type=int, help="rows for (h) (default 4M, quick 500k)")
+    ap.add_argument("--only-jvm", action="store_true", help="run only (h)")
     ap.add_argument("--rowlevel", action="store_true",
                     help="also run (d): MERGE of 1%% copy-on-write vs merge-on-read, reads with delete files")
     args = ap.parse_args(argv)
@@ -440,6 +443,17 @@ def main(argv=None) -> int:
         env = environment(spark)
         cat = icefloe.Catalog(os.path.join(work, "warehouse"), spark=spark)
         print(f"running on {env['cpu_count']} cores; rows={rows:,}, planning commits={commits}", flush=True)
+        jvm = None
+        if not args.no_jvm:
+            from bench.jvm import bench_jvm, report_lines as jvm_lines
+
+            print("(h) side by side with Iceberg's JVM runtime ...", flush=True)
+            jvm = bench_jvm(spark, args.jvm_rows or (500_000 if args.quick else 4_000_000), args.runs, quiesce)
+            print("\n".join(jvm_lines(jvm)), flush=True)
+            if args.only_jvm:
+                with open(args.out, "w") as f:
+                    json.dump({"environment": env, "jvm": jvm}, f, indent=2)
+                return 0
         print("(a) write ...", flush=True)
         write = bench_write(spark, cat, work, rows, args.runs)
         print("(b) read ...", flush=True)
@@ -489,7 +503,7 @@ def main(argv=None) -> int:
                        "runs": args.runs, "warm_runs": warm_runs},
             "targets": TARGETS,
             "write": write, "read": read, "planning": planning, "paimon": paimon, "rowlevel": rowlevel,
-            "streaming": streaming,
+            "streaming": streaming, "jvm": jvm,
             "summary": summary,
             "total_s": time.perf_counter() - t_start,
         }
@@ -512,6 +526,8 @@ def main(argv=None) -> int:
         print("\n".join(streaming_lines(streaming)))
         if rowlevel is not None:
             print("\n(d) row-level:", json.dumps(rowlevel, indent=2, default=str))
+        if jvm is not None:
+            print("\n".join(jvm_lines(jvm)))
         print(f"\ntotal {res['total_s']:.0f} s; results written to {os.path.relpath(args.out)}")
         os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
         with open(args.out, "w") as f:

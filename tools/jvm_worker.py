@@ -31,6 +31,8 @@ def plain(value):
         return {"$date": value.isoformat()}
     if isinstance(value, uuid.UUID):
         return str(value)
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {k: plain(v) for k, v in value.items()}
     if isinstance(value, dict):
         return {"$map": [[plain(k), plain(v)] for k, v in value.items()]}
     if hasattr(value, "asDict"):
