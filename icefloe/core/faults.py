@@ -14,11 +14,17 @@ from icefloe.errors import InjectedFault  # noqa: F401 - defined in icefloe.erro
 
 
 class FaultInjectingFileIO(FileIO):
-    def __init__(self, fail_at: Optional[int] = None, mode: str = "raise"):
+    def __init__(self, fail_at: Optional[int] = None, mode: str = "raise", task_fault: Optional[str] = None):
+        self.task_fault = task_fault       # tasks fail writing a file whose name holds this text
         self.fail_at = fail_at
         self.mode = mode
         self.count = 0
         self.log: list[tuple[str, str]] = []
+
+    def for_tasks(self) -> FileIO:
+        """Tasks write through a plain FileIO (the count of operations is the driver's), which
+        fails writing files named like ``task_fault`` if that is set."""
+        return TaskFaultFileIO(self.task_fault) if self.task_fault else FileIO()
 
     def _tick(self, op: str, path: str) -> None:
         self.count += 1
@@ -43,3 +49,15 @@ class FaultInjectingFileIO(FileIO):
     def delete(self, path):
         self._tick("delete", path)
         return super().delete(path)
+
+
+class TaskFaultFileIO(FileIO):
+    """The FileIO of Spark tasks in a fault test: writing a file whose name holds ``text`` fails."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def open_write(self, path):
+        if self.text in os.path.basename(path):
+            raise InjectedFault(f"injected fault in a task: write {path}")
+        return super().open_write(path)

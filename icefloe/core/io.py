@@ -30,6 +30,11 @@ def strip_scheme(path: str) -> str:
 class FileIO:
     """Local file system I/O. Paths may be plain or ``file:`` URIs."""
 
+    def for_tasks(self) -> "FileIO":
+        """The FileIO that Spark tasks get (pickled): this one, unless it is a driver-side wrapper
+        (one that counts or injects faults) whose state means nothing in another process."""
+        return self
+
     # ------------------------------------------------------------------ reads
     def read_bytes(self, path: str) -> bytes:
         with open(strip_scheme(path), "rb") as f:

@@ -58,8 +58,9 @@ def _write(io: FileIO, path: str, table, file_schema: Schema, codec: str):
 
 
 def write_position_deletes(io: FileIO, location: str, schema: Schema, spec: PartitionSpec,
-                           deletes_by_partition: dict, properties: Optional[dict] = None) -> list[DataFile]:
-    """One position delete file per partition.
+                           deletes_by_partition: dict, properties: Optional[dict] = None,
+                           write_id: Optional[str] = None) -> list[DataFile]:
+    """One position delete file per partition (``write_id`` in each file's name; new if not given).
 
     ``deletes_by_partition`` maps a partition tuple of ``spec`` to an Arrow table
     or a list of ``(file_path, pos)`` pairs; rows are sorted as the spec requires.
@@ -70,7 +71,7 @@ def write_position_deletes(io: FileIO, location: str, schema: Schema, spec: Part
 
     codec = (properties or {}).get("write.parquet.compression-codec", "zstd").lower()
     target = to_arrow_schema(POSITION_DELETE_SCHEMA)
-    write_id = uuid.uuid4().hex
+    write_id = write_id or uuid.uuid4().hex
     out: list[DataFile] = []
     written: list[str] = []
     try:

@@ -34,8 +34,9 @@ from icefloe.spark.iceberg_read import FILE_COL, POS_COL, read_tasks
 from icefloe.errors import MergeCardinalityError  # noqa: F401 - defined in icefloe.errors, importable here too
 from icefloe.core.types import to_arrow_schema
 from icefloe.iceberg.arrow_writer import _split_by_partition
-from icefloe.iceberg.delete_files import equality_delete_schema, write_equality_deletes, write_position_deletes
+from icefloe.iceberg.delete_files import equality_delete_schema, write_equality_deletes
 from icefloe.spark.iceberg_write import write_data_files
+from icefloe.spark.iceberg_delete_write import write_position_deletes_in_tasks
 from icefloe.spark.merge_clauses import (
     ACTION, CLAUSE, DELETE_ROW, INSERT, KEEP, UPDATE, MergeClauses, action_column, check_resolvable,
     file_stats, predicate, replacement_rows, resolve_assignments, updated_columns,
@@ -60,18 +61,30 @@ def _target(table, where):
     return meta, snap, tasks
 
 
-def _commit_changes(table, operation: str, meta, snap, tasks: list, changes, isolation: Optional[str],
+def _commit_changes(table, operation: str, meta, snap, tasks: list, labelled, isolation: Optional[str],
                     conflict_filter=None, scope_by_partition: bool = False, every_row: bool = True) -> dict:
-    """Write and commit labelled rows (table columns + FILE_COL, POS_COL, ACTION). ``every_row``:
-    ``changes`` holds every live row of the files it touches (KEEP for the untouched ones); a
-    MERGE that reads only matched target rows passes False."""
+    """Write and commit a statement's labelled rows. ``labelled(tasks)`` gives them (table columns
+    + FILE_COL, POS_COL, ACTION) with the target read from those file tasks; ``every_row``: they
+    hold every live row of the files they touch (KEEP for the untouched ones); a MERGE that reads
+    only matched target rows passes False.
+
+    Merge-on-read keeps only the changed rows (a checkpoint of those alone), counts them per file,
+    and writes position deletes (in Spark tasks) and new rows from them. Copy-on-write counts per
+    file without keeping any row, then rewrites only the touched files, reading them again: the
+    data files are immutable, so both passes see the same rows."""
     from pyspark.sql import functions as F
 
     schema = meta.schema
     cols = [f"`{f.name}`" for f in schema.fields]
-    changes, by_file, counts = file_stats(changes, FILE_COL)
-    touched = {f for f, r in by_file.items() if r["upd"] + r["dele"] > 0}
+    mode = write_mode(meta.properties, operation)
     task_by_path = {t.path: t for t in tasks}
+    if mode == MERGE_ON_READ:
+        changed_rows = labelled(tasks).where(F.col(ACTION).isin(UPDATE, DELETE_ROW, INSERT))
+        changes, by_file, counts = file_stats(changed_rows, FILE_COL)
+        every_row = False
+    else:
+        changes, by_file, counts = file_stats(labelled(tasks), FILE_COL, checkpoint=False)
+    touched = {f for f, r in by_file.items() if r["upd"] + r["dele"] > 0}
 
     def every_row_deleted(f) -> bool:
         r = by_file[f]
@@ -79,35 +92,46 @@ def _commit_changes(table, operation: str, meta, snap, tasks: list, changes, iso
             return False
         if every_row:
             return True
-        # only some rows of the file are in ``changes``: all of it goes only if the deletes
-        # cover its whole record count (and no earlier delete file makes that count stale)
+        # only some rows of the file were counted: all of it goes only if the deletes cover its
+        # whole record count (and no earlier delete file makes that count stale)
         task = task_by_path.get(f)
         return task is not None and not task.deletes and r["dele"] == task.file.record_count
 
     whole = {f for f in touched if every_row_deleted(f)}
+    if not every_row:
+        # files with earlier deletes whose every counted row is a delete: their live rows counted
+        unsure = [task_by_path[f] for f in touched - whole
+                  if f in task_by_path and task_by_path[f].deletes and not by_file[f]["upd"]]
+        if unsure:
+            live = _read_target(table, meta, unsure).groupBy(FILE_COL).count().collect()
+            whole |= {r[0] for r in live if r[1] == by_file[r[0]]["dele"]}
     if not touched and not counts["inserted"]:
         return {**counts, "snapshot_id": None}
 
-    mode = write_mode(meta.properties, operation)
     added: list = []
     referenced: set = set()
     try:
         if mode == COPY_ON_WRITE:
             rewrite = sorted(touched - whole)
-            in_rewrite = F.col(FILE_COL).isin(rewrite) if rewrite else F.lit(False)
-            new_rows = changes.where((F.col(ACTION) == INSERT) | (in_rewrite & F.col(ACTION).isin(KEEP, UPDATE)))
+            parts = []
+            if rewrite:
+                kept = labelled([task_by_path[p] for p in rewrite])
+                parts.append(kept.where(F.col(ACTION).isin(KEEP, UPDATE) & F.col(FILE_COL).isNotNull()))
+            if counts["inserted"]:
+                parts.append(changes.where(F.col(ACTION) == INSERT))
+            new_rows = parts[0] if parts else None
+            for more in parts[1:]:
+                new_rows = new_rows.unionByName(more)
             removed = set(touched)
         else:
             new_rows = changes.where(F.col(ACTION).isin(UPDATE, INSERT))
             removed = set(whole)
-            changed = F.col(ACTION).isin(UPDATE, DELETE_ROW)
-            if whole:
-                changed = changed & ~F.col(FILE_COL).isin(sorted(whole))
-            pos = changes.where(changed).select(FILE_COL, POS_COL).toArrow()
-            added.extend(_write_position_deletes(table, meta, pos, task_by_path))
-            referenced = set(pos.column(FILE_COL).unique().to_pylist()) if pos.num_rows else set()
-        if counts["inserted"] or (mode == COPY_ON_WRITE and touched - whole) or counts["updated"]:
-
+            referenced = touched - whole
+            if referenced:
+                pos = changes.where(F.col(ACTION).isin(UPDATE, DELETE_ROW) & F.col(FILE_COL).isin(sorted(referenced)))
+                partition_of = {p: task_by_path[p].partition_key for p in referenced}
+                added.extend(write_position_deletes_in_tasks(pos, meta, table.io, partition_of))
+        if new_rows is not None and (counts["inserted"] or counts["updated"] or (mode == COPY_ON_WRITE and rewrite)):
             added.extend(write_data_files(new_rows.select(*cols), meta, table.io, table.name))
     except BaseException:
         for f in added:
@@ -128,32 +152,6 @@ def _commit_changes(table, operation: str, meta, snap, tasks: list, changes, iso
     return {**counts, "snapshot_id": new.snapshot_id}
 
 
-def _write_position_deletes(table, meta, pos, task_by_path: dict) -> list:
-    """Position delete files from an Arrow table (FILE_COL, POS_COL), one per data-file partition."""
-    import pyarrow as pa
-
-    if pos.num_rows == 0:
-        return []
-    pos = pos.rename_columns(["file_path", "pos"])
-    paths = pos.column("file_path").to_pylist()
-    groups: dict = {}
-    for i, p in enumerate(paths):
-        groups.setdefault(task_by_path[p].partition_key, []).append(i)
-    by_spec: dict = {}
-    for (spec_id, partition), idx in groups.items():
-        by_spec.setdefault(spec_id, {})[partition] = pos.take(pa.array(idx, pa.int64()))
-    out: list = []
-    try:
-        for spec_id, parts in sorted(by_spec.items()):
-            out.extend(write_position_deletes(table.io, meta.location, meta.schema, meta.spec_by_id(spec_id),
-                                              parts, meta.properties))
-    except BaseException:
-        for f in out:
-            table.io.delete(f.file_path)
-        raise
-    return out
-
-
 # --------------------------------------------------------------------------- DELETE and UPDATE
 def delete_rows(table, condition, isolation: Optional[str] = None) -> dict:
     """``DELETE FROM t WHERE condition``; returns the counts and the new snapshot id."""
@@ -163,11 +161,19 @@ def delete_rows(table, condition, isolation: Optional[str] = None) -> dict:
     meta, snap, tasks = _target(table, where)
     if not tasks:
         return {"updated": 0, "deleted": 0, "inserted": 0, "snapshot_id": None}
-    rows = read_tasks(table.spark, tasks, meta.schema, with_positions=True, history=meta.schemas,
-                      name_mapping=meta.properties.get("schema.name-mapping.default"))
     hit = F.coalesce(predicate(condition), F.lit(False))
-    rows = rows.withColumn(ACTION, F.when(hit, F.lit(DELETE_ROW)).otherwise(F.lit(KEEP)))
-    return _commit_changes(table, "delete", meta, snap, tasks, rows, isolation, conflict_filter=where)
+
+    def labelled(file_tasks):
+        rows = _read_target(table, meta, file_tasks)
+        return rows.withColumn(ACTION, F.when(hit, F.lit(DELETE_ROW)).otherwise(F.lit(KEEP)))
+
+    return _commit_changes(table, "delete", meta, snap, tasks, labelled, isolation, conflict_filter=where)
+
+
+def _read_target(table, meta, file_tasks):
+    """The live rows of ``file_tasks`` with each row's data file and position."""
+    return read_tasks(table.spark, file_tasks, meta.schema, with_positions=True, history=meta.schemas,
+                      name_mapping=meta.properties.get("schema.name-mapping.default"))
 
 
 def replace_where(table, data, where: str, isolation: Optional[str] = None) -> dict:
@@ -182,13 +188,15 @@ def replace_where(table, data, where: str, isolation: Optional[str] = None) -> d
     new = new.select(*[F.col(f"`{f.name}`") for f in meta.schema.fields],
                      F.lit(None).cast("string").alias(FILE_COL), F.lit(None).cast("long").alias(POS_COL),
                      F.lit(INSERT).alias(ACTION))
-    changes = new
-    if tasks:
-        rows = read_tasks(table.spark, tasks, meta.schema, with_positions=True, history=meta.schemas,
-                          name_mapping=meta.properties.get("schema.name-mapping.default"))
-        hit = F.coalesce(predicate(where), F.lit(False))
-        changes = rows.withColumn(ACTION, F.when(hit, F.lit(DELETE_ROW)).otherwise(F.lit(KEEP))).unionByName(new)
-    return _commit_changes(table, "delete", meta, snap, tasks, changes, isolation, conflict_filter=where)
+    hit = F.coalesce(predicate(where), F.lit(False))
+
+    def labelled(file_tasks):
+        if not file_tasks:
+            return new
+        rows = _read_target(table, meta, file_tasks)
+        return rows.withColumn(ACTION, F.when(hit, F.lit(DELETE_ROW)).otherwise(F.lit(KEEP))).unionByName(new)
+
+    return _commit_changes(table, "delete", meta, snap, tasks, labelled, isolation, conflict_filter=where)
 
 
 def update_rows(table, assignments: dict, condition=None, isolation: Optional[str] = None) -> dict:
@@ -200,13 +208,14 @@ def update_rows(table, assignments: dict, condition=None, isolation: Optional[st
         return {"updated": 0, "deleted": 0, "inserted": 0, "snapshot_id": None}
     sets = resolve_assignments(meta.schema, assignments)
     check_resolvable(table.spark, meta.schema, sets, table.name, condition)
-    rows = read_tasks(table.spark, tasks, meta.schema, with_positions=True, history=meta.schemas,
-                      name_mapping=meta.properties.get("schema.name-mapping.default"))
     hit = F.coalesce(predicate(condition), F.lit(False))
     out = updated_columns(meta.schema.fields, sets, hit, table.name)
-    rows = rows.select(*out, FILE_COL, POS_COL,
-                       F.when(hit, F.lit(UPDATE)).otherwise(F.lit(KEEP)).alias(ACTION))
-    return _commit_changes(table, "update", meta, snap, tasks, rows, isolation, conflict_filter=condition)
+
+    def labelled(file_tasks):
+        return _read_target(table, meta, file_tasks).select(
+            *out, FILE_COL, POS_COL, F.when(hit, F.lit(UPDATE)).otherwise(F.lit(KEEP)).alias(ACTION))
+
+    return _commit_changes(table, "update", meta, snap, tasks, labelled, isolation, conflict_filter=condition)
 
 
 # --------------------------------------------------------------------------- MERGE
@@ -228,24 +237,23 @@ class MergeBuilder(MergeClauses):
         schema = meta.schema
         mode = write_mode(meta.properties, "merge")
         need_target = mode == COPY_ON_WRITE or bool(self.not_matched_by_source)
-        target = read_tasks(table.spark, tasks, schema, with_positions=True, history=meta.schemas,
-                            name_mapping=meta.properties.get("schema.name-mapping.default"))
-        joined, tcol, (in_t, matched, not_matched, by_source) = self.join(target, need_target)
-        self.check_cardinality(joined, matched, [tcol(FILE_COL), tcol(POS_COL)],
-                               lambda row: f"a target row (file {row[0]}, position {row[1]})")
 
-        # which clause handles each row: matched i -> i, not matched j -> 1000 + j, by source k -> 2000 + k
-        chain, clauses = self.clause_column(matched, not_matched, by_source)
-        joined = joined.withColumn(CLAUSE, chain)
-        clause = F.col(CLAUSE)
+        def labelled(file_tasks, check: bool = False):
+            joined, tcol, (in_t, matched, not_matched, by_source) = self.join(
+                _read_target(table, meta, file_tasks), need_target)
+            if check:
+                self.check_cardinality(joined, matched, [tcol(FILE_COL), tcol(POS_COL)],
+                                       lambda row: f"a target row (file {row[0]}, position {row[1]})")
+            # which clause handles each row: matched i -> i, not matched j -> 1000 + j, by source k -> 2000 + k
+            chain, clauses = self.clause_column(matched, not_matched, by_source)
+            joined = joined.withColumn(CLAUSE, chain)
+            values = self.clause_values(schema.fields, F.col(CLAUSE), clauses, tcol,
+                                        lambda n: schema.find_field(n).name, table.name)
+            return joined.select(*values, tcol(FILE_COL).alias(FILE_COL), tcol(POS_COL).alias(POS_COL),
+                                 action_column(clauses, in_t).alias(ACTION))
 
-        values = self.clause_values(schema.fields, clause, clauses, tcol,
-                                    lambda n: schema.find_field(n).name, table.name)
-
-        action = action_column(clauses, in_t)
-        rows = joined.select(*values, tcol(FILE_COL).alias(FILE_COL), tcol(POS_COL).alias(POS_COL),
-                             action.alias(ACTION))
-        return _commit_changes(table, "merge", meta, snap, tasks, rows, self.isolation, scope_by_partition=True,
+        labelled(tasks, check=True)
+        return _commit_changes(table, "merge", meta, snap, tasks, labelled, self.isolation, scope_by_partition=True,
                                every_row=need_target)
 
 

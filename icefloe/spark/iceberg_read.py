@@ -121,14 +121,14 @@ def _read_tasks(spark, tasks: list, schema: Schema, where, columns, with_positio
             parts = [read_parquet_by_field_id(spark, [t.path for t in with_ids], schema, history)] if with_ids else []
             parts += _read_without_ids(spark, without_ids, schema, history, name_mapping, False)
             df = _union(parts)
-    elif not with_positions and any(not t.deletes for t in tasks):
-        # files without deletes take the plain path; only the others carry positions
+    elif has_deletes and any(not t.deletes for t in tasks):
+        # files without deletes take the plain path; only the others go through the deletes
         clean = [t for t in tasks if not t.deletes]
         dirty = [t for t in tasks if t.deletes]
-        df = _union([_read_tasks(spark, clean, schema, None, None, False, history, name_mapping),
-                     _read_tasks(spark, dirty, schema, None, None, False, history, name_mapping)])
-    elif not with_positions and _only_position_deletes_by_raw_path(tasks):
-        df = _read_minus_position_deletes(spark, tasks, schema, history)
+        df = _union([_read_tasks(spark, clean, schema, None, None, with_positions, history, name_mapping),
+                     _read_tasks(spark, dirty, schema, None, None, with_positions, history, name_mapping)])
+    elif _only_position_deletes_by_raw_path(tasks):
+        df = _read_minus_position_deletes(spark, tasks, schema, history, with_positions)
     else:
         df = _read_with_positions(spark, tasks, schema, history, name_mapping)
         if has_deletes:
@@ -158,9 +158,10 @@ def _read_with_positions(spark, tasks: list, schema: Schema, history: Sequence[S
     parts = []
     if with_ids:
         df = spark.read.schema(spark_read_schema(schema, history)).parquet(*[t.path for t in with_ids])
+        plain = all(_PLAIN_PATH.match(t.path) for t in with_ids)
         df = (df.select("*", F.col("_metadata.file_path").alias(_RAW_PATH),
                         F.col("_metadata.row_index").alias(POS_COL))
-                .withColumn(FILE_COL, table_path_of(F.col(_RAW_PATH))).drop(_RAW_PATH))
+                .withColumn(FILE_COL, _table_path(F.col(_RAW_PATH), plain)).drop(_RAW_PATH))
         parts.append(restore_column_names(df, schema))
     if without_ids:
         parts += _read_without_ids(spark, without_ids, schema, history, name_mapping, True)
@@ -182,11 +183,19 @@ def _only_position_deletes_by_raw_path(tasks: list) -> bool:
     return not _split_by_field_ids(tasks)[1]
 
 
-def _read_minus_position_deletes(spark, tasks: list, schema: Schema, history: Sequence[Schema]):
+def _table_path(raw, plain: bool):
+    """The table's path of a file from Spark's ``_metadata.file_path``: with plain paths
+    (``_PLAIN_PATH``) Spark's form is ``file:`` + the path, so a substring is enough."""
+    return raw.substr(6, 1 << 30) if plain else table_path_of(raw)
+
+
+def _read_minus_position_deletes(spark, tasks: list, schema: Schema, history: Sequence[Schema],
+                                 with_positions: bool = False):
     """The rows of ``tasks`` less their position deletes, by one anti join on (Spark's path of
     the data file, position). The delete rows are narrowed, on the small side, to the data
     files their delete file is attached to (the planner applied the sequence-number rule
-    there), and their target paths turned into Spark's form."""
+    there), and their target paths turned into Spark's form. ``with_positions`` keeps each
+    row's FILE_COL and POS_COL."""
     from pyspark.sql import functions as F
 
     df = spark.read.schema(spark_read_schema(schema, history)).parquet(*[t.path for t in tasks])
@@ -207,6 +216,9 @@ def _read_minus_position_deletes(spark, tasks: list, schema: Schema, history: Se
                           table_path_of(F.col("_metadata.file_path")).alias("_d_file"))
                .join(F.broadcast(att), ["_d_target", "_d_file"]).select(_RAW_PATH, POS_COL))
     df = df.join(_hint(pdf, sum(d.record_count for d in files.values())), [_RAW_PATH, POS_COL], "left_anti")
+    if with_positions:
+        return df.select(*[f"`{f.name}`" for f in schema.fields], _table_path(F.col(_RAW_PATH), True).alias(FILE_COL),
+                         POS_COL)
     return df.select(*[f"`{f.name}`" for f in schema.fields])
 
 
@@ -297,9 +309,13 @@ def _read_without_ids(spark, items: list, schema: Schema, history: Sequence[Sche
 
 
 def _hint(df, rows: int):
+    """Broadcast a delete side of at most BROADCAST_ROWS rows (a broadcast passes through the
+    driver), unless the session turned broadcast joins off (``autoBroadcastJoinThreshold`` -1)."""
     from pyspark.sql import functions as F
 
-    return F.broadcast(df) if rows <= BROADCAST_ROWS else df
+    if rows > BROADCAST_ROWS or str(df.sparkSession.conf.get("spark.sql.autoBroadcastJoinThreshold", "1")).strip() == "-1":
+        return df
+    return F.broadcast(df)
 
 
 def _apply_deletes(spark, df, tasks: list, schema: Schema):

@@ -96,14 +96,18 @@ def check_resolvable(spark, schema, sets: dict, table_name: str, condition=None)
             raise ExpressionError(f"{what} {v!r}: {reason.split(' SQLSTATE')[0]}") from None
 
 
-def file_stats(changes, file_col: str):
+def file_stats(changes, file_col: str, checkpoint: bool = True):
     """Labelled rows (an ``ACTION`` column, the data file in ``file_col``), checkpointed so the
-    counts and the writes see the same rows, with each file's counts (n, upd, dele, ins) and the
-    statement's totals. A value an assignment cannot store raises its typed error here."""
+    counts and the writes see the same rows (unless ``checkpoint`` is False: the caller then
+    computes its writes again from the same immutable files), with each file's counts (n, upd,
+    dele, ins) and the statement's totals. With a checkpoint, a value an assignment cannot store
+    raises its typed error here."""
     from pyspark.sql import functions as F
 
     try:
-        changes = changes.where(F.col(ACTION) != NOTHING).localCheckpoint()
+        changes = changes.where(F.col(ACTION) != NOTHING)
+        if checkpoint:
+            changes = changes.localCheckpoint()
         stats = (changes.groupBy(file_col)
                  .agg(F.count(F.lit(1)).alias("n"),
                       F.sum((F.col(ACTION) == UPDATE).cast("long")).alias("upd"),

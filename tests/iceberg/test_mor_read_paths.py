@@ -19,7 +19,7 @@ def test_position_delete_read_paths_agree_with_pyiceberg(catalog, spark, monkeyp
         monkeypatch.setattr(ir, "_attached_to_their_partition", lambda tasks, deletes: False)
     used = []
     real = ir._read_minus_position_deletes
-    monkeypatch.setattr(ir, "_read_minus_position_deletes", lambda *a: used.append(1) or real(*a))
+    monkeypatch.setattr(ir, "_read_minus_position_deletes", lambda *a, **kw: used.append(1) or real(*a, **kw))
     t = catalog.create_table("db.mor", "id bigint not null, p int, s string", partitioned_by=["p"],
                              properties={"write.delete.mode": "merge-on-read"})
     t.append(spark.range(300).selectExpr("id", "cast(id % 3 as int) as p", "cast(id as string) as s"))

@@ -1,0 +1,101 @@
+"""Position delete files written by Spark tasks, never on the driver.
+
+The (data file, position) rows of a merge-on-read change are clustered by data file, so every
+position of one data file reaches one task; each task sorts its rows, splits them by the data
+file's partition and writes one position delete file per partition. The task sends back the
+DataFiles describing what it wrote (a few hundred bytes each); the driver sees no positions.
+A failed job leaves files whose names carry the job's id: the driver writes an abort marker,
+waits for the job's tasks to stop and removes them; a task still running when the marker appears
+removes its own files after its last write.
+"""
+from __future__ import annotations
+
+import os
+import pickle
+import uuid
+
+from icefloe.core.io import FileIO
+from icefloe.iceberg.delete_files import write_position_deletes
+from icefloe.iceberg.table_metadata import TableMetadata
+from icefloe.spark.align import explain_spark_error
+from icefloe.spark.iceberg_read import FILE_COL, POS_COL
+from icefloe.spark.paimon_write import wait_until_idle
+
+
+def write_position_deletes_in_tasks(positions, meta: TableMetadata, io: FileIO, partition_of: dict) -> list:
+    """Position delete files for ``positions`` (a DataFrame of FILE_COL, POS_COL), written by tasks.
+
+    ``partition_of`` maps each data file path to its ``(spec_id, partition)``: a file list the
+    driver already holds from planning."""
+    from pyspark.sql import functions as F
+
+    if not partition_of:
+        return []
+    job_id = uuid.uuid4().hex
+    spark = positions.sparkSession
+    files = len(partition_of)
+    parallelism = max(1, min(files, spark.sparkContext.defaultParallelism))
+    clustered = (positions.select(F.col(FILE_COL).alias("file_path"), F.col(POS_COL).alias("pos"))
+                 .repartition(parallelism, "file_path").sortWithinPartitions("file_path", "pos"))
+    marker = f"{meta.location.rstrip('/')}/data/.staging-{job_id}/aborted"
+    run = _task(io.for_tasks(), meta, partition_of, job_id, marker)
+    try:
+        rows = clustered.mapInArrow(run, "files binary").collect()
+    except Exception as e:
+        io.write_bytes(marker, b"", overwrite=True)
+        wait_until_idle(spark)
+        _remove_job_files(io, meta.location, job_id)
+        io.delete_tree(os.path.dirname(marker))
+        raise explain_spark_error(e) from None
+    return [f for r in rows for f in pickle.loads(r["files"])]
+
+
+def _task(io: FileIO, meta: TableMetadata, partition_of: dict, job_id: str, marker: str):
+    schema, location, props = meta.schema, meta.location, dict(meta.properties)
+    specs = {spec_id: meta.spec_by_id(spec_id) for spec_id, _ in set(partition_of.values())}
+
+    def run(batches):  # in the Python workers
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        from pyspark import TaskContext
+
+        batches = list(batches)
+        if not batches:
+            return
+        table = pa.Table.from_batches(batches)
+        if table.num_rows == 0:
+            return
+        ctx = TaskContext.get()
+        task = ctx.partitionId() if ctx is not None else 0
+        paths = table.column("file_path").combine_chunks()
+        groups: dict = {}
+        for path in pc.unique(paths).to_pylist():
+            groups.setdefault(partition_of[path], []).append(path)
+        written: list = []
+        try:
+            for n, ((spec_id, partition), members) in enumerate(sorted(groups.items(), key=repr)):
+                rows = table.filter(pc.is_in(paths, pa.array(members, pa.string())))
+                written.extend(write_position_deletes(io, location, schema, specs[spec_id], {partition: rows}, props,
+                                                      write_id=f"{job_id}-{task:05d}-{n:05d}"))
+        except BaseException:
+            for f in written:
+                io.delete(f.file_path)
+            raise
+        if io.exists(marker):               # the job failed elsewhere and its files are being removed
+            for f in written:
+                io.delete(f.file_path)
+            return
+        if written:
+            yield pa.RecordBatch.from_arrays([pa.array([pickle.dumps(written)], pa.binary())], names=["files"])
+
+    return run
+
+
+def _remove_job_files(io: FileIO, location: str, job_id: str) -> None:
+    data = f"{location.rstrip('/')}/data"
+    try:
+        paths = [p for p in io.walk_files(data) if job_id in os.path.basename(p) and not p.endswith("aborted")]
+    except (FileNotFoundError, OSError):
+        return
+    for p in paths:
+        io.delete(p)
