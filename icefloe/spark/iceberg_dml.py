@@ -24,21 +24,21 @@ import dataclasses
 from typing import Optional
 
 from icefloe.iceberg import scan as scan_mod
-from icefloe.iceberg.manifest import DATA
+from icefloe.iceberg.manifest import DATA, POSITION_DELETES
 from icefloe.iceberg.manifest_reader import live_entries
 from icefloe.iceberg.rewrite import RewriteFiles, plan_compaction
 from icefloe.iceberg.row_delta import RowDelta
 from icefloe.iceberg.validate import Validation, isolation_level
 from icefloe.spark.align import align_dataframe
 from icefloe.spark.iceberg_read import FILE_COL, POS_COL, read_tasks
-from icefloe.errors import MergeCardinalityError  # noqa: F401 - defined in icefloe.errors, importable here too
+from icefloe.errors import MergeCardinalityError
 from icefloe.core.types import to_arrow_schema
 from icefloe.iceberg.arrow_writer import _split_by_partition
 from icefloe.iceberg.delete_files import equality_delete_schema, write_equality_deletes
 from icefloe.spark.iceberg_write import write_data_files
 from icefloe.spark.iceberg_delete_write import write_position_deletes_in_tasks
 from icefloe.spark.merge_clauses import (
-    ACTION, CLAUSE, DELETE_ROW, INSERT, KEEP, UPDATE, MergeClauses, action_column, check_resolvable,
+    ACTION, CLAUSE, DELETE_ROW, INSERT, KEEP, SOURCE_ID, UPDATE, MergeClauses, action_column, check_resolvable,
     file_stats, predicate, replacement_rows, resolve_assignments, updated_columns,
 )
 
@@ -59,6 +59,14 @@ def _target(table, where):
     snap = meta.current_snapshot
     tasks = scan_mod.plan_files(table.io, meta, snap, where)
     return meta, snap, tasks
+
+
+def _fewest_live_rows(task) -> int:
+    """A lower bound of a file task's live rows: its record count less every row its position
+    delete files hold (0 when an equality delete applies: one such row may delete many)."""
+    if any(d.content != POSITION_DELETES for d in task.deletes):
+        return 0
+    return task.file.record_count - sum(d.record_count for d in task.deletes)
 
 
 def _commit_changes(table, operation: str, meta, snap, tasks: list, labelled, isolation: Optional[str],
@@ -101,7 +109,8 @@ def _commit_changes(table, operation: str, meta, snap, tasks: list, labelled, is
     if not every_row:
         # files with earlier deletes whose every counted row is a delete: their live rows counted
         unsure = [task_by_path[f] for f in touched - whole
-                  if f in task_by_path and task_by_path[f].deletes and not by_file[f]["upd"]]
+                  if f in task_by_path and task_by_path[f].deletes and not by_file[f]["upd"]
+                  and by_file[f]["dele"] >= _fewest_live_rows(task_by_path[f])]
         if unsure:
             live = _read_target(table, meta, unsure).groupBy(FILE_COL).count().collect()
             whole |= {r[0] for r in live if r[1] == by_file[r[0]]["dele"]}
@@ -238,12 +247,8 @@ class MergeBuilder(MergeClauses):
         mode = write_mode(meta.properties, "merge")
         need_target = mode == COPY_ON_WRITE or bool(self.not_matched_by_source)
 
-        def labelled(file_tasks, check: bool = False):
-            joined, tcol, (in_t, matched, not_matched, by_source) = self.join(
-                _read_target(table, meta, file_tasks), need_target)
-            if check:
-                self.check_cardinality(joined, matched, [tcol(FILE_COL), tcol(POS_COL)],
-                                       lambda row: f"a target row (file {row[0]}, position {row[1]})")
+        def label(joined, tcol, marks):
+            in_t, matched, not_matched, by_source = marks
             # which clause handles each row: matched i -> i, not matched j -> 1000 + j, by source k -> 2000 + k
             chain, clauses = self.clause_column(matched, not_matched, by_source)
             joined = joined.withColumn(CLAUSE, chain)
@@ -252,9 +257,59 @@ class MergeBuilder(MergeClauses):
             return joined.select(*values, tcol(FILE_COL).alias(FILE_COL), tcol(POS_COL).alias(POS_COL),
                                  action_column(clauses, in_t).alias(ACTION))
 
-        labelled(tasks, check=True)
+        def tcol(name):
+            return F.col(f"{self.ta}.`{name}`")
+
+        source = self.small_source()
+        if source is not None:
+            labelled = self._broadcast_plan(meta, tasks, source, need_target, label, tcol)
+        else:
+            def labelled(file_tasks):
+                joined, tcol_, marks = self.join(_read_target(table, meta, file_tasks), need_target)
+                return label(joined, tcol_, marks)
+
+            joined, _, marks = self.join(_read_target(table, meta, tasks), need_target)
+            self.check_cardinality(joined, marks[1], [tcol(FILE_COL), tcol(POS_COL)], self._describe_row)
         return _commit_changes(table, "merge", meta, snap, tasks, labelled, self.isolation, scope_by_partition=True,
                                every_row=need_target)
+
+    @staticmethod
+    def _describe_row(row) -> str:
+        return f"a target row (file {row[0]}, position {row[1]})"
+
+    def _broadcast_plan(self, meta, tasks, source, need_target: bool, label, tcol):
+        """MERGE with a small source: every join is the target's tasks against the broadcast
+        source, so the target is never shuffled. One pass over the target's join columns finds
+        the matched (file, position, source row) triples -- a small set, checkpointed -- which
+        gives the cardinality check and the source rows no target row matches (the inserts)."""
+        from pyspark.sql import functions as F
+
+        table = self.table
+        pairs = (self.broadcast_join(_read_target(table, meta, tasks), source, "inner")
+                 .select(tcol(FILE_COL).alias(FILE_COL), tcol(POS_COL).alias(POS_COL),
+                         F.col(f"{self.sa}.`{SOURCE_ID}`").alias(SOURCE_ID)))
+        if self.matched or self.not_matched:
+            pairs = pairs.localCheckpoint()
+        if self.matched:
+            dup = pairs.groupBy(FILE_COL, POS_COL).count().where(F.col("count") > 1).limit(1).collect()
+            if dup:
+                raise MergeCardinalityError(
+                    f"MERGE into {table.name}: {self._describe_row(tuple(dup[0])[:-1])} matched more than one "
+                    "source row; make the source unique on the join keys. Nothing was committed.")
+        unmatched = None
+        if self.not_matched:
+            unmatched = self.unmatched_source_rows(
+                _read_target(table, meta, []), source.join(pairs.select(SOURCE_ID), SOURCE_ID, "left_anti"))
+
+        def labelled(file_tasks):
+            joined = self.broadcast_join(_read_target(table, meta, file_tasks), source,
+                                         "left_outer" if need_target else "inner")
+            out = label(joined, tcol, self.marks())
+            if unmatched is not None:
+                out = out.unionByName(label(unmatched, tcol, self.marks()))
+            return out
+
+        return labelled
 
 
 # --------------------------------------------------------------------------- equality deletes

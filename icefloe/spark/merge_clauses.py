@@ -12,6 +12,8 @@ from icefloe.errors import ExpressionError, MergeCardinalityError, SchemaMismatc
 from icefloe.spark.align import check_assignable, checked_cast, explain_spark_error
 
 T_MARK, S_MARK, CLAUSE = "_icefloe_in_target", "_icefloe_in_source", "_icefloe_clause"
+SOURCE_ID = "_icefloe_source_row"
+BROADCAST_SOURCE_BYTES = 256 << 20     # a MERGE source up to this size (estimated from its rows) is broadcast
 # what happens to each row a copy-on-write or merge-on-read statement reads or joins
 ACTION = "_icefloe_action"
 NOTHING, KEEP, UPDATE, DELETE_ROW, INSERT = -1, 0, 1, 2, 3
@@ -142,6 +144,19 @@ def replacement_rows(spark, data, aligned_fn, where: str, table_name: str):
     return aligned
 
 
+def _width(t) -> int:
+    """A rough width in bytes of a value of Spark type ``t`` (a string or binary counted as 32)."""
+    from pyspark.sql import types as T
+
+    if isinstance(t, T.StructType):
+        return sum(_width(f.dataType) for f in t.fields)
+    if isinstance(t, (T.ArrayType, T.MapType)):
+        return 128
+    if isinstance(t, (T.StringType, T.BinaryType)):
+        return 32
+    return 16 if isinstance(t, T.DecimalType) else 8
+
+
 def action_column(clauses: dict, in_target):
     """The ACTION of each joined row from the clause it takes: DELETE_ROW, INSERT (not matched),
     UPDATE; KEEP for a target row no clause takes, NOTHING for a source row none takes."""
@@ -217,6 +232,47 @@ class MergeClauses:
         in_t = tcol(T_MARK).isNotNull()
         in_s = F.col(f"{self.sa}.`{S_MARK}`").isNotNull()
         return joined, tcol, (in_t, in_t & in_s, in_s & ~in_t, in_t & ~in_s)
+
+    def small_source(self):
+        """The source, checkpointed with a row id (SOURCE_ID), if it is small enough to broadcast
+        to every target task (its rows times Spark's estimate of a row's width); else None. Not
+        when the session turned broadcast joins off (``autoBroadcastJoinThreshold`` -1)."""
+        from pyspark.sql import functions as F
+
+        spark = self.source.sparkSession
+        if str(spark.conf.get("spark.sql.autoBroadcastJoinThreshold", "1")).strip() == "-1":
+            return None
+        width = sum(_width(f.dataType) for f in self.source.schema.fields) + 16
+        source = self.source.withColumn(SOURCE_ID, F.monotonically_increasing_id()).localCheckpoint()
+        if source.count() * width > BROADCAST_SOURCE_BYTES:
+            return None
+        return source
+
+    def broadcast_join(self, target, source, how: str):
+        """``target`` joined (``inner`` or ``left_outer``) with the broadcast ``source`` on the ON
+        condition: the target is not shuffled. Same columns and aliases as ``join``."""
+        from pyspark.sql import functions as F
+
+        on = F.expr(self.on) if isinstance(self.on, str) else self.on
+        return target.withColumn(T_MARK, F.lit(True)).alias(self.ta).join(
+            F.broadcast(source.withColumn(S_MARK, F.lit(True))).alias(self.sa), on, how)
+
+    def unmatched_source_rows(self, empty_target, source):
+        """``source`` rows as a join of an empty target and them (every target column null):
+        the NOT MATCHED side of a broadcast MERGE, with the same columns and aliases as ``join``."""
+        from pyspark.sql import functions as F
+
+        on = F.expr(self.on) if isinstance(self.on, str) else self.on
+        return empty_target.withColumn(T_MARK, F.lit(True)).alias(self.ta).join(
+            source.withColumn(S_MARK, F.lit(True)).alias(self.sa), on, "right_outer")
+
+    def marks(self):
+        """The conditions on a joined row: (in target, matched, not matched, not matched by source)."""
+        from pyspark.sql import functions as F
+
+        in_t = F.col(f"{self.ta}.`{T_MARK}`").isNotNull()
+        in_s = F.col(f"{self.sa}.`{S_MARK}`").isNotNull()
+        return in_t, in_t & in_s, in_s & ~in_t, in_t & ~in_s
 
     def check_cardinality(self, joined, matched, row_id: list, describe) -> None:
         """SQL's MERGE rule: a target row (identified by the ``row_id`` columns) that more than one
