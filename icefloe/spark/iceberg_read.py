@@ -205,9 +205,17 @@ def _read_minus_position_deletes(spark, tasks: list, schema: Schema, history: Se
     files = {d.file_path: d for d in attached.values()}
     pschema = to_spark_schema(POSITION_DELETE_SCHEMA)
     pdf = spark.read.schema(pschema).parquet(*files)
-    if _attached_to_their_partition(tasks, files.values()):
-        # each delete file applies to every data file of its partition read here, so a
-        # delete row matches exactly the rows it names
+    unattached = _unattached_pairs(tasks, files.values())
+    if len(unattached) <= _MAX_FILTER_PAIRS and all(_PLAIN_PATH.match(d) for d in unattached):
+        # each delete file applies to every data file of its partition read here but those in
+        # ``unattached`` (the sequence-number rule kept it from them): its rows naming those are
+        # dropped by a filter, and every other delete row matches exactly the rows it names
+        if unattached:
+            named = None
+            for dfile, targets in unattached.items():
+                one = (F.col("_metadata.file_path") == F.lit("file:" + dfile)) & F.col("file_path").isin(sorted(targets))
+                named = one if named is None else named | one
+            pdf = pdf.where(~named)
         pdf = pdf.select(F.concat(F.lit("file:"), F.col("file_path")).alias(_RAW_PATH), F.col("pos").alias(POS_COL))
     else:
         att = spark.createDataFrame([(data, dfile, "file:" + data) for data, dfile in attached],
@@ -222,18 +230,27 @@ def _read_minus_position_deletes(spark, tasks: list, schema: Schema, history: Se
     return df.select(*[f"`{f.name}`" for f in schema.fields])
 
 
-def _attached_to_their_partition(tasks: list, deletes) -> bool:
-    """Whether every delete file is attached to every task of its partition (a position
-    delete names data files of its own partition only). Not so when the sequence-number
-    rule kept a delete file from a data file, e.g. one added again after the delete."""
+_MAX_FILTER_PAIRS = 4096
+
+
+def _unattached_pairs(tasks: list, deletes) -> dict:
+    """For each delete file, the data files of its partition read here that it is not attached to
+    (a position delete names data files of its own partition only): the sequence-number rule
+    keeps a delete file from files added after it, and from a file added again after it."""
     by_part: dict = {}
     for t in tasks:
         by_part.setdefault(t.partition_key, []).append(t)
+    out: dict = {}
     for d in deletes:
         for t in by_part.get((d.spec_id, d.partition), ()):
             if all(x.file_path != d.file_path for x in t.deletes):
-                return False
-    return True
+                out.setdefault(d.file_path, set()).add(t.path)
+    return out
+
+
+def _attached_to_their_partition(tasks: list, deletes) -> bool:
+    """Whether every delete file is attached to every task of its partition."""
+    return not _unattached_pairs(tasks, deletes)
 
 
 def _union(parts: list):

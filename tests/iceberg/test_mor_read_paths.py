@@ -13,10 +13,14 @@ def _pyiceberg_ids(catalog, name):
     return sorted(t.scan().to_arrow().column("id").to_pylist())
 
 
-@pytest.mark.parametrize("narrowed", [True, False], ids=["whole-partition", "attached-only"])
-def test_position_delete_read_paths_agree_with_pyiceberg(catalog, spark, monkeypatch, narrowed):
-    if not narrowed:                      # force the small-side join with the attachments
-        monkeypatch.setattr(ir, "_attached_to_their_partition", lambda tasks, deletes: False)
+@pytest.mark.parametrize("path", ["whole-partition", "filtered", "joined"])
+def test_position_delete_read_paths_agree_with_pyiceberg(catalog, spark, monkeypatch, path):
+    """whole-partition: every delete file applies to every data file of its partition;
+    filtered: a data file added after the deletes is not attached to them, and their rows
+    naming it (none here) are dropped by a filter; joined: the same through the small-side
+    join with the attachments (the path for many unattached pairs or unusual paths)."""
+    if path == "joined":
+        monkeypatch.setattr(ir, "_MAX_FILTER_PAIRS", -1)
     used = []
     real = ir._read_minus_position_deletes
     monkeypatch.setattr(ir, "_read_minus_position_deletes", lambda *a, **kw: used.append(1) or real(*a, **kw))
@@ -27,6 +31,13 @@ def test_position_delete_read_paths_agree_with_pyiceberg(catalog, spark, monkeyp
     t.delete("p = 1 and id % 7 = 0")                       # partitions 0 and 2 stay without deletes
     t.delete("p = 1 and id % 11 = 0")                      # a second delete file in that partition
     expected = [i for i in range(330) if not ((i % 3 == 1 or i >= 300) and (i % 7 == 0 or i % 11 == 0))]
+    if path != "whole-partition":
+        t.append(spark.range(1000, 1010).selectExpr("id", "1 as p", "'after' as s"))
+        expected += list(range(1000, 1010))
+        meta = t.refresh().metadata
+        from icefloe.iceberg import scan as scan_mod
+        tasks = scan_mod.plan_files(t.io, meta, meta.current_snapshot, None)
+        assert ir._unattached_pairs(tasks, {d.file_path: d for x in tasks for d in x.deletes}.values())
     assert sorted(r.id for r in t.to_spark().select("id").collect()) == expected
     assert used, "the read did not take the position-delete path"
     assert sorted(r.id for r in t.to_spark().where("p = 1").select("id").collect()) == \
@@ -40,9 +51,10 @@ def test_a_delete_file_kept_from_a_data_file_of_its_partition_is_detected():
             self.file_path, self.spec_id, self.partition = path, 0, part
 
     class T:
-        def __init__(self, deletes, part):
-            self.deletes, self.partition_key = deletes, (0, part)
+        def __init__(self, path, deletes, part):
+            self.path, self.deletes, self.partition_key = path, deletes, (0, part)
 
     d1, d2 = D("d1", (1,)), D("d2", (2,))
-    assert ir._attached_to_their_partition([T([d1], (1,)), T([d1], (1,)), T([d2], (2,))], [d1, d2])
-    assert not ir._attached_to_their_partition([T([d1], (1,)), T([], (1,))], [d1])
+    assert ir._attached_to_their_partition([T("a", [d1], (1,)), T("b", [d1], (1,)), T("c", [d2], (2,))], [d1, d2])
+    assert not ir._attached_to_their_partition([T("a", [d1], (1,)), T("b", [], (1,))], [d1])
+    assert ir._unattached_pairs([T("a", [d1], (1,)), T("b", [], (1,)), T("c", [], (2,))], [d1, d2]) == {"d1": {"b"}, "d2": {"c"}}
