@@ -70,7 +70,8 @@ def _fewest_live_rows(task) -> int:
 
 
 def _commit_changes(table, operation: str, meta, snap, tasks: list, labelled, isolation: Optional[str],
-                    conflict_filter=None, scope_by_partition: bool = False, every_row: bool = True) -> dict:
+                    conflict_filter=None, scope_by_partition: bool = False, every_row: bool = True,
+                    changed=None, inserts=None) -> dict:
     """Write and commit a statement's labelled rows. ``labelled(tasks)`` gives them (table columns
     + FILE_COL, POS_COL, ACTION) with the target read from those file tasks; ``every_row``: they
     hold every live row of the files they touch (KEEP for the untouched ones); a MERGE that reads
@@ -79,7 +80,11 @@ def _commit_changes(table, operation: str, meta, snap, tasks: list, labelled, is
     Merge-on-read keeps only the changed rows (a checkpoint of those alone), counts them per file,
     and writes position deletes (in Spark tasks) and new rows from them. Copy-on-write counts per
     file without keeping any row, then rewrites only the touched files, reading them again: the
-    data files are immutable, so both passes see the same rows."""
+    data files are immutable, so both passes see the same rows.
+
+    ``changed``, when given, holds every changed and inserted row (a MERGE's matched rows and
+    unmatched source rows): the counts come from it rather than from ``labelled(tasks)``; with
+    copy-on-write it needs only FILE_COL and ACTION, and ``inserts`` gives the inserted rows."""
     from pyspark.sql import functions as F
 
     schema = meta.schema
@@ -87,8 +92,12 @@ def _commit_changes(table, operation: str, meta, snap, tasks: list, labelled, is
     mode = write_mode(meta.properties, operation)
     task_by_path = {t.path: t for t in tasks}
     if mode == MERGE_ON_READ:
-        changed_rows = labelled(tasks).where(F.col(ACTION).isin(UPDATE, DELETE_ROW, INSERT))
+        changed_rows = (labelled(tasks) if changed is None else changed).where(
+            F.col(ACTION).isin(UPDATE, DELETE_ROW, INSERT))
         changes, by_file, counts = file_stats(changed_rows, FILE_COL)
+        every_row = False
+    elif changed is not None:
+        changes, by_file, counts = file_stats(changed, FILE_COL, checkpoint=False)
         every_row = False
     else:
         changes, by_file, counts = file_stats(labelled(tasks), FILE_COL, checkpoint=False)
@@ -127,7 +136,7 @@ def _commit_changes(table, operation: str, meta, snap, tasks: list, labelled, is
                 kept = labelled([task_by_path[p] for p in rewrite])
                 parts.append(kept.where(F.col(ACTION).isin(KEEP, UPDATE) & F.col(FILE_COL).isNotNull()))
             if counts["inserted"]:
-                parts.append(changes.where(F.col(ACTION) == INSERT))
+                parts.append(changes.where(F.col(ACTION) == INSERT) if inserts is None else inserts)
             new_rows = parts[0] if parts else None
             for more in parts[1:]:
                 new_rows = new_rows.unionByName(more)
@@ -247,7 +256,7 @@ class MergeBuilder(MergeClauses):
         mode = write_mode(meta.properties, "merge")
         need_target = mode == COPY_ON_WRITE or bool(self.not_matched_by_source)
 
-        def label(joined, tcol, marks):
+        def label(joined, tcol, marks, extra=()):
             in_t, matched, not_matched, by_source = marks
             # which clause handles each row: matched i -> i, not matched j -> 1000 + j, by source k -> 2000 + k
             chain, clauses = self.clause_column(matched, not_matched, by_source)
@@ -255,12 +264,16 @@ class MergeBuilder(MergeClauses):
             values = self.clause_values(schema.fields, F.col(CLAUSE), clauses, tcol,
                                         lambda n: schema.find_field(n).name, table.name)
             return joined.select(*values, tcol(FILE_COL).alias(FILE_COL), tcol(POS_COL).alias(POS_COL),
-                                 action_column(clauses, in_t).alias(ACTION))
+                                 action_column(clauses, in_t).alias(ACTION), *extra)
 
         def tcol(name):
             return F.col(f"{self.ta}.`{name}`")
 
         source = self.small_source()
+        if source is not None and not self.not_matched_by_source:
+            labelled, changed, inserts = self._matched_plan(meta, tasks, source, mode, label, tcol)
+            return _commit_changes(table, "merge", meta, snap, tasks, labelled, self.isolation,
+                                   scope_by_partition=True, every_row=False, changed=changed, inserts=inserts)
         if source is not None:
             labelled = self._broadcast_plan(meta, tasks, source, need_target, label, tcol)
         else:
@@ -276,6 +289,44 @@ class MergeBuilder(MergeClauses):
     @staticmethod
     def _describe_row(row) -> str:
         return f"a target row (file {row[0]}, position {row[1]})"
+
+    def _matched_plan(self, meta, tasks, source, mode: str, label, tcol):
+        """MERGE with a small source and no NOT MATCHED BY SOURCE clause: only matched target rows
+        and unmatched source rows can change anything. One pass joins every target task with the
+        broadcast source and keeps the matched rows (labelled; with copy-on-write only their file,
+        position, source row and action, so the scan reads only the columns the ON condition and
+        the clause conditions use), checkpointed: a small set, which gives the cardinality check,
+        the unmatched source rows (the inserts) and the counts per file. Merge-on-read writes from
+        it; copy-on-write rewrites the touched files with one more pass over them alone."""
+        from pyspark.sql import functions as F
+
+        table = self.table
+        sid = F.col(f"{self.sa}.`{SOURCE_ID}`").alias(SOURCE_ID)
+        matched = label(self.broadcast_join(_read_target(table, meta, tasks), source, "inner"), tcol, self.marks(),
+                        extra=[sid])
+        if mode == COPY_ON_WRITE:
+            matched = matched.select(FILE_COL, POS_COL, SOURCE_ID, ACTION)
+        matched = matched.localCheckpoint()
+        if self.matched:
+            dup = matched.groupBy(FILE_COL, POS_COL).count().where(F.col("count") > 1).limit(1).collect()
+            if dup:
+                raise MergeCardinalityError(
+                    f"MERGE into {table.name}: {self._describe_row(tuple(dup[0])[:-1])} matched more than one "
+                    "source row; make the source unique on the join keys. Nothing was committed.")
+        inserts = None
+        if self.not_matched:
+            unmatched = self.unmatched_source_rows(
+                _read_target(table, meta, []), source.join(matched.select(SOURCE_ID), SOURCE_ID, "left_anti"))
+            inserts = label(unmatched, tcol, self.marks()).where(F.col(ACTION) == INSERT)
+        changed = matched.drop(SOURCE_ID)
+        if inserts is not None:
+            changed = changed.unionByName(inserts.select(*changed.columns))
+
+        def labelled(file_tasks):      # copy-on-write: the touched files' rows, matched or not
+            return label(self.broadcast_join(_read_target(table, meta, file_tasks), source, "left_outer"),
+                         tcol, self.marks())
+
+        return labelled, changed, inserts
 
     def _broadcast_plan(self, meta, tasks, source, need_target: bool, label, tcol):
         """MERGE with a small source: every join is the target's tasks against the broadcast

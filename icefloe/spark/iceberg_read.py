@@ -127,7 +127,7 @@ def _read_tasks(spark, tasks: list, schema: Schema, where, columns, with_positio
         dirty = [t for t in tasks if t.deletes]
         df = _union([_read_tasks(spark, clean, schema, None, None, with_positions, history, name_mapping),
                      _read_tasks(spark, dirty, schema, None, None, with_positions, history, name_mapping)])
-    elif _only_position_deletes_by_raw_path(tasks):
+    elif has_deletes and _only_position_deletes_by_raw_path(tasks):
         df = _read_minus_position_deletes(spark, tasks, schema, history, with_positions)
     else:
         df = _read_with_positions(spark, tasks, schema, history, name_mapping)
