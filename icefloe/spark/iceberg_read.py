@@ -200,8 +200,10 @@ def _read_minus_position_deletes(spark, tasks: list, schema: Schema, history: Se
 
     df = spark.read.schema(spark_read_schema(schema, history)).parquet(*[t.path for t in tasks])
     df = restore_column_names(df.select("*", F.col("_metadata.file_path").alias(_RAW_PATH),
+                                        F.col("_metadata.file_size").alias(_SIZE),
                                         F.col("_metadata.row_index").alias(POS_COL)), schema)
     attached = {(t.path, d.file_path): d for t in tasks for d in t.deletes}
+    key = [_RAW_PATH, POS_COL]
     files = {d.file_path: d for d in attached.values()}
     pschema = to_spark_schema(POSITION_DELETE_SCHEMA)
     pdf = spark.read.schema(pschema).parquet(*files)
@@ -216,14 +218,26 @@ def _read_minus_position_deletes(spark, tasks: list, schema: Schema, history: Se
                 one = (F.col("_metadata.file_path") == F.lit("file:" + dfile)) & F.col("file_path").isin(sorted(targets))
                 named = one if named is None else named | one
             pdf = pdf.where(~named)
-        pdf = pdf.select(F.concat(F.lit("file:"), F.col("file_path")).alias(_RAW_PATH), F.col("pos").alias(POS_COL))
+        sizes = _sizes_if_distinct(tasks)
+        if sizes is not None:
+            # no two data files read here have the same size: the size names the file, and the
+            # join matches two numbers per row instead of a path and a number
+            import pyarrow as pa
+
+            by_size = spark.createDataFrame(pa.table({"file_path": pa.array(list(sizes), pa.string()),
+                                                      _SIZE: pa.array(list(sizes.values()), pa.int64())}))
+            pdf = pdf.join(F.broadcast(by_size), "file_path").select(_SIZE, F.col("pos").alias(POS_COL))
+            key = [_SIZE, POS_COL]
+        else:
+            pdf = pdf.select(F.concat(F.lit("file:"), F.col("file_path")).alias(_RAW_PATH),
+                             F.col("pos").alias(POS_COL))
     else:
         att = spark.createDataFrame([(data, dfile, "file:" + data) for data, dfile in attached],
                                     f"_d_target string, _d_file string, {_RAW_PATH} string")
         pdf = (pdf.select(F.col("file_path").alias("_d_target"), F.col("pos").alias(POS_COL),
                           table_path_of(F.col("_metadata.file_path")).alias("_d_file"))
                .join(F.broadcast(att), ["_d_target", "_d_file"]).select(_RAW_PATH, POS_COL))
-    df = df.join(_hint(pdf, sum(d.record_count for d in files.values())), [_RAW_PATH, POS_COL], "left_anti")
+    df = df.join(_hint(pdf, sum(d.record_count for d in files.values())), key, "left_anti")
     if with_positions:
         return df.select(*[f"`{f.name}`" for f in schema.fields], _table_path(F.col(_RAW_PATH), True).alias(FILE_COL),
                          POS_COL)
@@ -231,6 +245,22 @@ def _read_minus_position_deletes(spark, tasks: list, schema: Schema, history: Se
 
 
 _MAX_FILTER_PAIRS = 4096
+_SIZE = "_icefloe_file_size"
+_MAX_SIZED_FILES = 100_000
+
+
+def _sizes_if_distinct(tasks: list):
+    """Each data file's size on disk (as Spark's ``_metadata.file_size`` reports it), if no two
+    of them share a size; else None."""
+    if len(tasks) > _MAX_SIZED_FILES:
+        return None
+    sizes: dict = {}
+    for t in tasks:
+        try:
+            sizes[t.path] = LOCAL.size(t.path)
+        except OSError:
+            return None
+    return sizes if len(set(sizes.values())) == len(sizes) else None
 
 
 def _unattached_pairs(tasks: list, deletes) -> dict:
