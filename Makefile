@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint stress bench docs install clean
+.PHONY: demo test lint stress bench docs install jvm clean
 
 $(STAMP): pyproject.toml requirements-lock.txt
 	@command -v java >/dev/null 2>&1 || { echo "error: Java 17 is required (install openjdk-17-jre-headless or set JAVA_HOME)"; exit 1; }
@@ -18,8 +18,13 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/icefloe --warehouse $${WAREHOUSE:-warehouse} demo --fresh
 
-test: lint
+test: lint jvm
 	$(BIN)/python -m pytest -q tests
+
+# Apache Iceberg's Java runtime (Spark 3.5) in its own environment, .venv-jvm: a test oracle and the
+# benchmark's peer (tools/jvm_runtime.py; pinned in requirements-jvm.txt).
+jvm: $(STAMP)
+	$(BIN)/python tools/jvm_runtime.py
 
 # The architecture's rules, executable: import layers and no cycles (import-linter, imports
 # inside functions included), lint (ruff), and no module over 800 lines.
@@ -35,8 +40,8 @@ stress: $(STAMP)
 docs: $(STAMP)
 	$(BIN)/mkdocs build --strict
 
-bench: $(STAMP)
+bench: $(STAMP) jvm
 	$(BIN)/python -m bench.run
 
 clean:
-	rm -rf $(VENV) warehouse .pytest_cache site
+	rm -rf $(VENV) .venv-jvm warehouse .pytest_cache site
