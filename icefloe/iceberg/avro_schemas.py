@@ -83,7 +83,8 @@ def partition_record(partition_type: StructType) -> dict:
     }
 
 
-def manifest_entry_schema(partition_type: StructType) -> dict:
+def manifest_entry_schema(partition_type: StructType, format_version: int = 2) -> dict:
+    """The manifest entry schema; format v3 adds row lineage (142) and deletion vector fields (144, 145)."""
     data_file = {
         "type": "record", "name": "r2",
         "fields": [
@@ -109,6 +110,16 @@ def manifest_entry_schema(partition_type: StructType) -> dict:
              "doc": "Fully qualified location of the data file all deletes of this file reference"},
         ],
     }
+    if format_version >= 3:
+        fields = data_file["fields"]
+        fields.insert(len(fields) - 1, {"name": "first_row_id", "type": ["null", "long"], "field-id": 142,
+                                        "default": None, "doc": "The _row_id of the first row in the data file"})
+        fields += [
+            {"name": "content_offset", "type": ["null", "long"], "field-id": 144, "default": None,
+             "doc": "The offset in the file where the content starts"},
+            {"name": "content_size_in_bytes", "type": ["null", "long"], "field-id": 145, "default": None,
+             "doc": "The length of a referenced content stored in the file"},
+        ]
     return {
         "type": "record", "name": "manifest_entry",
         "fields": [
@@ -148,3 +159,9 @@ MANIFEST_LIST_SCHEMA = {
         {"name": "key_metadata", "type": ["null", "bytes"], "field-id": 519, "default": None, "doc": "Encryption key metadata blob"},
     ],
 }
+
+# format v3 adds the first row id a data manifest's files inherit from (field 520)
+MANIFEST_LIST_SCHEMA_V3 = dict(MANIFEST_LIST_SCHEMA, fields=MANIFEST_LIST_SCHEMA["fields"] + [
+    {"name": "first_row_id", "type": ["null", "long"], "field-id": 520, "default": None,
+     "doc": "Starting row ID to assign to new rows in ADDED data files"},
+])

@@ -22,6 +22,7 @@ from icefloe.core.parquet import metrics_from_footer
 from icefloe.core.types import PRIMITIVES_BY_NAME, NestedField, Schema, to_arrow_schema
 from icefloe.iceberg.arrow_writer import data_file_from_metrics
 from icefloe.iceberg.manifest import EQUALITY_DELETES, POSITION_DELETES, DataFile
+from icefloe.iceberg.puffin import vector_positions
 from icefloe.iceberg.partitioning import PartitionSpec
 
 # Reserved field ids (spec, "Reserved Field IDs")
@@ -155,6 +156,8 @@ def _read_by_ids(io: FileIO, path: str, fields: list[NestedField]):
 
 def referenced_data_files(io: FileIO, delete_file: DataFile) -> set:
     """The data files a position delete file points at (from its bounds when they pin one file)."""
+    if delete_file.referenced_data_file is not None and delete_file.content == POSITION_DELETES:
+        return {delete_file.referenced_data_file}
     lo = (delete_file.lower_bounds or {}).get(FILE_PATH_ID)
     hi = (delete_file.upper_bounds or {}).get(FILE_PATH_ID)
     if lo is not None and lo == hi:
@@ -167,6 +170,10 @@ def deleted_positions(io: FileIO, data_path: str, delete_files: Iterable[DataFil
     out: set = set()
     for d in delete_files:
         if d.content != POSITION_DELETES:
+            continue
+        if d.is_deletion_vector:
+            if d.referenced_data_file == data_path:
+                out.update(vector_positions(io, d))
             continue
         t = _read_by_ids(io, d.file_path, list(POSITION_DELETE_SCHEMA.fields))
         paths = t.column(0).to_pylist()

@@ -35,7 +35,13 @@ from icefloe.iceberg.manifest import DATA, DELETED
 from icefloe.iceberg.manifest_reader import load_manifest_entries, snapshot_manifests
 from icefloe.iceberg.metadata_commit import commit_metadata
 from icefloe.iceberg.refs import BRANCH, ancestors
-from icefloe.iceberg.table_metadata import MAIN_BRANCH, TableMetadata, check_format_version_property, now_ms
+from icefloe.iceberg.table_metadata import (
+    MAIN_BRANCH,
+    TableMetadata,
+    check_format_version_property,
+    now_ms,
+    upgraded,
+)
 
 MAX_SNAPSHOT_AGE_MS = "history.expire.max-snapshot-age-ms"
 MIN_SNAPSHOTS_TO_KEEP = "history.expire.min-snapshots-to-keep"
@@ -290,8 +296,10 @@ def update_properties(ops: HadoopTableOperations, set: Optional[dict] = None,
     """Set and remove table properties in one metadata commit (``comment`` is the table comment)."""
     updates = {str(k): str(v) for k, v in (set or {}).items()}
     removals = [str(k) for k in (remove or [])]
+    version = None
     if "format-version" in updates:             # reserved: the version, not a stored property
-        check_format_version_property(updates.pop("format-version"), ops.location)
+        version = updates.pop("format-version")
+        check_format_version_property(version, ops.location)
     if "format-version" in removals:
         raise MaintenanceError("format-version is the table's format version, not a property that can be removed")
     both = sorted(frozenset(updates) & frozenset(removals))
@@ -303,7 +311,9 @@ def update_properties(ops: HadoopTableOperations, set: Optional[dict] = None,
         props.update(updates)
         for k in removals:
             props.pop(k, None)
-        return None if props == base.properties else replace(base, properties=props)
+        new = base if version is None else \
+            upgraded(base, check_format_version_property(version, ops.location, base.format_version))
+        return None if props == base.properties and new is base else replace(new, properties=props)
 
     return commit_metadata(ops, change).new
 

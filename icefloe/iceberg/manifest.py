@@ -53,6 +53,25 @@ class DataFile:
     spec_id: int = 0
     # a position delete file whose deletes all reference one data file names it (field 143)
     referenced_data_file: Optional[str] = None
+    # format v3: the row id of the file's first row (field 142; null in the manifest means
+    # inherited from the manifest's first_row_id), and a deletion vector's blob in its Puffin
+    # file (fields 144, 145)
+    first_row_id: Optional[int] = None
+    content_offset: Optional[int] = None
+    content_size_in_bytes: Optional[int] = None
+
+    @property
+    def is_deletion_vector(self) -> bool:
+        """A deletion vector: a blob in a Puffin file, the deleted positions of one data file."""
+        return self.content == POSITION_DELETES and self.file_format.upper() == "PUFFIN"
+
+    @property
+    def delete_key(self) -> str:
+        """What names this delete file among others: its path, and for a deletion vector (many share
+        one Puffin file) its blob's offset too."""
+        if self.content_offset is not None and self.file_format.upper() == "PUFFIN":
+            return f"{self.file_path}#{self.content_offset}"
+        return self.file_path
 
 
 @dataclass

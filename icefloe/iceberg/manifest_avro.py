@@ -63,9 +63,9 @@ def _partition_from_avro(partition_type: StructType, rec: dict) -> tuple:
     return tuple(out)
 
 
-def entry_to_avro(e: ManifestEntry, partition_type: StructType) -> dict:
+def entry_to_avro(e: ManifestEntry, partition_type: StructType, format_version: int = 2) -> dict:
     f = e.data_file
-    return {
+    rec = {
         "status": e.status,
         "snapshot_id": e.snapshot_id,
         "sequence_number": e.sequence_number,
@@ -90,23 +90,27 @@ def entry_to_avro(e: ManifestEntry, partition_type: StructType) -> dict:
             "referenced_data_file": f.referenced_data_file,
         },
     }
+    if format_version >= 3:
+        rec["data_file"].update(first_row_id=f.first_row_id, content_offset=f.content_offset,
+                                content_size_in_bytes=f.content_size_in_bytes)
+    return rec
 
 
 def write_manifest(io_: FileIO, path: str, schema: Schema, spec: PartitionSpec,
-                   entries: Iterable[ManifestEntry], content: int = DATA) -> int:
+                   entries: Iterable[ManifestEntry], content: int = DATA, format_version: int = 2) -> int:
     """Write a manifest file; returns its length in bytes."""
     ptype = spec.partition_type(schema)
-    avro_schema = manifest_entry_schema(ptype)
+    avro_schema = manifest_entry_schema(ptype, format_version)
     metadata = {
         "schema": json.dumps(schema_to_json(schema), separators=(",", ":")),
         "schema-id": str(schema.schema_id),
         "partition-spec": json.dumps(spec.fields_json(), separators=(",", ":")),
         "partition-spec-id": str(spec.spec_id),
-        "format-version": "2",
+        "format-version": str(max(format_version, 2)),
         "content": "data" if content == DATA else "deletes",
     }
     buf = io.BytesIO()
-    records = [entry_to_avro(e, ptype) for e in entries]
+    records = [entry_to_avro(e, ptype, format_version) for e in entries]
     fastavro.writer(buf, fastavro.parse_schema(avro_schema), records, codec="deflate", metadata=metadata)
     data = buf.getvalue()
     io_.write_bytes(path, data, overwrite=False)
@@ -161,6 +165,8 @@ def entries_from_records(records: list[dict], partition_type: StructType, spec_i
             key_metadata=df.get("key_metadata"), split_offsets=df.get("split_offsets"),
             equality_ids=df.get("equality_ids"), sort_order_id=df.get("sort_order_id"),
             spec_id=spec_id, referenced_data_file=df.get("referenced_data_file"),
+            first_row_id=df.get("first_row_id"), content_offset=df.get("content_offset"),
+            content_size_in_bytes=df.get("content_size_in_bytes"),
         )
         out.append(ManifestEntry(status, snap, seq, fseq, f))
     return out
@@ -643,6 +649,8 @@ def read_manifest_entries(io_: FileIO, path: str, partition_type: StructType, sp
                     "key_metadata": df.get("key_metadata"), "split_offsets": df.get("split_offsets"),
                     "equality_ids": df.get("equality_ids"), "sort_order_id": df.get("sort_order_id"),
                     "spec_id": spec_id, "referenced_data_file": df.get("referenced_data_file"),
+                    "first_row_id": df.get("first_row_id"), "content_offset": df.get("content_offset"),
+                    "content_size_in_bytes": df.get("content_size_in_bytes"),
                     "_lazy": (buf, df["@"], readers),
                 }
                 append(ManifestEntry(status, snap, seq, fseq, f))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import io
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable, Optional
 
 import fastavro
@@ -12,10 +12,11 @@ from icefloe.core.io import FileIO
 from icefloe.core.types import StructType
 from icefloe.errors import CorruptMetadataError
 from icefloe.iceberg import conversions
-from icefloe.iceberg.avro_schemas import MANIFEST_LIST_SCHEMA
+from icefloe.iceberg.avro_schemas import MANIFEST_LIST_SCHEMA, MANIFEST_LIST_SCHEMA_V3
 from icefloe.iceberg.manifest import ADDED, DELETED, EXISTING, ManifestEntry
 
 _PARSED_LIST_SCHEMA = fastavro.parse_schema(MANIFEST_LIST_SCHEMA)
+_PARSED_LIST_SCHEMA_V3 = fastavro.parse_schema(MANIFEST_LIST_SCHEMA_V3)
 
 # ManifestFile.content
 DATA_MANIFEST, DELETE_MANIFEST = 0, 1
@@ -46,6 +47,8 @@ class ManifestFile:
     deleted_rows_count: int
     partitions: Optional[list] = None
     key_metadata: Optional[bytes] = None
+    # format v3: the row id the manifest's data files without one inherit from (field 520)
+    first_row_id: Optional[int] = None
     # the manifest list this entry was read from (for error messages; not part of the entry)
     manifest_list: Optional[str] = field(default=None, compare=False, repr=False)
 
@@ -123,19 +126,39 @@ def _to_avro(m: ManifestFile) -> dict:
             {"contains_null": p.contains_null, "contains_nan": p.contains_nan,
              "lower_bound": p.lower_bound, "upper_bound": p.upper_bound} for p in m.partitions],
         "key_metadata": m.key_metadata,
+        "first_row_id": m.first_row_id,
     }
 
 
+def assign_first_row_ids(manifests: list[ManifestFile], next_row_id: int) -> tuple[list[ManifestFile], int]:
+    """Format v3 ("First Row ID Assignment"): each data manifest without a first row id gets the
+    next one, which moves on by the rows of its live files; delete manifests get none. Returns the
+    manifests and how many ids were assigned."""
+    out = []
+    start = next_row_id
+    for m in manifests:
+        if m.content == DATA_MANIFEST and m.first_row_id is None:
+            m = replace(m, first_row_id=next_row_id)
+            next_row_id += (m.added_rows_count or 0) + (m.existing_rows_count or 0)
+        out.append(m)
+    return out, next_row_id - start
+
+
 def write_manifest_list(io_: FileIO, path: str, manifests: list[ManifestFile], snapshot_id: int,
-                        parent_snapshot_id: Optional[int], sequence_number: int) -> None:
+                        parent_snapshot_id: Optional[int], sequence_number: int, format_version: int = 2,
+                        first_row_id: Optional[int] = None) -> None:
     metadata = {
         "snapshot-id": str(snapshot_id),
         "parent-snapshot-id": "null" if parent_snapshot_id is None else str(parent_snapshot_id),
         "sequence-number": str(sequence_number),
-        "format-version": "2",
+        "format-version": str(max(format_version, 2)),
     }
+    schema = _PARSED_LIST_SCHEMA
+    if format_version >= 3:
+        metadata["first-row-id"] = str(first_row_id or 0)
+        schema = _PARSED_LIST_SCHEMA_V3
     buf = io.BytesIO()
-    fastavro.writer(buf, _PARSED_LIST_SCHEMA, [_to_avro(m) for m in manifests], codec="deflate",
+    fastavro.writer(buf, schema, [_to_avro(m) for m in manifests], codec="deflate",
                     metadata=metadata)
     io_.write_bytes(path, buf.getvalue(), overwrite=False)
 
@@ -180,7 +203,7 @@ def read_manifest_list(io_: FileIO, path: str) -> list[ManifestFile]:
                 partitions=None if parts is None else [
                     FieldSummary(p["contains_null"], p.get("contains_nan"), p.get("lower_bound"),
                                  p.get("upper_bound")) for p in parts],
-                key_metadata=r.get("key_metadata"), manifest_list=path,
+                key_metadata=r.get("key_metadata"), first_row_id=r.get("first_row_id"), manifest_list=path,
             ))
     except (KeyError, TypeError, AttributeError) as e:
         raise CorruptMetadataError(path, f"manifest list entry lacks a required field: {e}") from e

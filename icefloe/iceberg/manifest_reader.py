@@ -47,7 +47,7 @@ def load_manifest_list(io: FileIO, path: str) -> list[ManifestFile]:
 
 def load_manifest_entries(io: FileIO, meta: TableMetadata, m: ManifestFile) -> list[ManifestEntry]:
     """Entries of manifest ``m`` with inherited snapshot ids and sequence numbers applied."""
-    key = (m.manifest_path, m.added_snapshot_id, m.sequence_number)
+    key = (m.manifest_path, m.added_snapshot_id, m.sequence_number, m.first_row_id)
     hit = _MANIFEST_CACHE.get(key)
     if hit is None:
         spec = meta.specs_by_id().get(m.partition_spec_id)
@@ -68,8 +68,20 @@ def load_manifest_entries(io: FileIO, meta: TableMetadata, m: ManifestFile) -> l
                 raise
             raise CorruptMetadataError(e.path, f"{e.reason} (listed in manifest list {m.manifest_list})") from e
         _check_entry_count(m, hit)
+        if m.first_row_id is not None and m.content == DATA_MANIFEST:
+            _inherit_first_row_ids(hit, m.first_row_id)
         _cache_put(_MANIFEST_CACHE, key, hit)
     return hit
+
+
+def _inherit_first_row_ids(entries: list, next_row_id: int) -> None:
+    """Format v3 ("First Row ID Inheritance"): a live data file without a first row id takes the
+    manifest's, moved on by the rows of the files before it that had none."""
+    for e in entries:
+        f = e.data_file
+        if f.first_row_id is None and e.status != DELETED:
+            f.first_row_id = next_row_id
+            next_row_id += f.record_count
 
 
 def _listed_in(m: ManifestFile) -> str:

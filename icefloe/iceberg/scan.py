@@ -107,15 +107,21 @@ def _attach_deletes(tasks: list[FileScanTask], delete_entries: list, specs: dict
     sequence number <= its own; an equality delete to those strictly less (unpartitioned
     equality deletes apply to every partition)."""
     by_partition: dict = {}
+    by_target: dict = {}     # deletion vectors and position delete files scoped to one data file
     global_eq: list = []
     for e in delete_entries:
         f = e.data_file
-        if f.content == EQUALITY_DELETES and specs[f.spec_id].is_unpartitioned:
+        if f.content == POSITION_DELETES and f.referenced_data_file is not None:
+            by_target.setdefault(f.referenced_data_file, []).append(e)
+        elif f.content == EQUALITY_DELETES and specs[f.spec_id].is_unpartitioned:
             global_eq.append(e)
         else:
             by_partition.setdefault((f.spec_id, f.partition), []).append(e)
     for t in tasks:
         seq = t.data_sequence_number
+        for e in by_target.get(t.path, ()):
+            if seq <= (e.sequence_number or 0):
+                _attach(t, e)
         for e in by_partition.get((t.file.spec_id, t.file.partition), []):
             dseq = e.sequence_number or 0
             if e.data_file.content == POSITION_DELETES and seq <= dseq:
@@ -129,4 +135,4 @@ def _attach_deletes(tasks: list[FileScanTask], delete_entries: list, specs: dict
 
 def _attach(task: FileScanTask, e) -> None:
     task.deletes.append(e.data_file)
-    task.delete_sequence_numbers[e.data_file.file_path] = e.sequence_number or 0
+    task.delete_sequence_numbers[e.data_file.delete_key] = e.sequence_number or 0

@@ -28,6 +28,10 @@ def field_to_json(f: NestedField) -> dict:
     d = {"id": f.field_id, "name": f.name, "required": f.required, "type": type_to_json(f.field_type)}
     if f.doc:
         d["doc"] = f.doc
+    if f.initial_default is not None:
+        d["initial-default"] = f.initial_default
+    if f.write_default is not None:
+        d["write-default"] = f.write_default
     return d
 
 
@@ -57,7 +61,7 @@ def type_from_json(obj: Any) -> IcebergType:
 
 def field_from_json(obj: dict) -> NestedField:
     return NestedField(obj["id"], obj["name"], type_from_json(obj["type"]), bool(obj.get("required", False)),
-                       obj.get("doc"))
+                       obj.get("doc"), obj.get("initial-default"), obj.get("write-default"))
 
 
 def schema_from_json(obj: dict) -> Schema:

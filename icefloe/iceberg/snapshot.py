@@ -19,6 +19,9 @@ class Snapshot:
     summary: dict
     parent_snapshot_id: Optional[int] = None
     schema_id: Optional[int] = None
+    # format v3 row lineage: the first row id this snapshot assigned, and how many it assigned
+    first_row_id: Optional[int] = None
+    added_rows: Optional[int] = None
 
     @property
     def operation(self) -> str:
@@ -33,6 +36,9 @@ class Snapshot:
         d["manifest-list"] = self.manifest_list
         if self.schema_id is not None:
             d["schema-id"] = self.schema_id
+        if self.first_row_id is not None:
+            d["first-row-id"] = self.first_row_id
+            d["added-rows"] = self.added_rows or 0
         return d
 
     @staticmethod
@@ -42,6 +48,7 @@ class Snapshot:
             timestamp_ms=obj["timestamp-ms"], manifest_list=obj.get("manifest-list", ""),
             summary=dict(obj.get("summary") or {"operation": APPEND}),
             parent_snapshot_id=obj.get("parent-snapshot-id"), schema_id=obj.get("schema-id"),
+            first_row_id=obj.get("first-row-id"), added_rows=obj.get("added-rows"),
         )
 
 

@@ -30,8 +30,14 @@ from icefloe.iceberg.manifest import (
     ADDED, DATA, DELETED, POSITION_DELETES, DataFile, ManifestEntry, as_deleted, as_existing,
 )
 from icefloe.iceberg.manifest_avro import write_manifest
-from icefloe.iceberg.manifest_list import DATA_MANIFEST, DELETE_MANIFEST, ManifestFile, manifest_file_for, \
-    write_manifest_list
+from icefloe.iceberg.manifest_list import (
+    DATA_MANIFEST,
+    DELETE_MANIFEST,
+    ManifestFile,
+    assign_first_row_ids,
+    manifest_file_for,
+    write_manifest_list,
+)
 from icefloe.iceberg.manifest_reader import load_manifest_entries, snapshot_manifests
 from icefloe.iceberg.snapshot import Snapshot, build_summary, new_snapshot_id
 from icefloe.iceberg.table_metadata import MAIN_BRANCH, TableMetadata, now_ms, with_snapshot
@@ -111,7 +117,8 @@ class PendingSnapshot:
         self.manifest_count += 1
         self.written.append(path)
         length = write_manifest(self.io, path, schema, spec, entries,
-                                content=DATA if content == DATA_MANIFEST else POSITION_DELETES)
+                                content=DATA if content == DATA_MANIFEST else POSITION_DELETES,
+                                format_version=self.base.format_version)
         return manifest_file_for(path, length, spec_id, content, self.snapshot_id, self.sequence_number,
                                  entries, spec.partition_type(schema))
 
@@ -119,11 +126,17 @@ class PendingSnapshot:
         """Write the manifest list and return the base metadata with the snapshot on the branch."""
         list_path = f"{self.ops.metadata_dir}/snap-{self.snapshot_id}-{self.attempt}-{self.commit_uuid}.avro"
         self.written.append(list_path)
-        write_manifest_list(self.io, list_path, manifests, self.snapshot_id, self.parent_id, self.sequence_number)
         base = self.base
+        first_row_id = added_rows = None
+        if base.format_version >= 3:        # row lineage: data manifests without a first row id get one
+            first_row_id = base.next_row_id or 0
+            manifests, added_rows = assign_first_row_ids(manifests, first_row_id)
+        write_manifest_list(self.io, list_path, manifests, self.snapshot_id, self.parent_id, self.sequence_number,
+                            base.format_version, first_row_id)
         snap = Snapshot(snapshot_id=self.snapshot_id, sequence_number=self.sequence_number,
                         timestamp_ms=max(now_ms(), base.last_updated_ms), manifest_list=list_path,
-                        summary=summary, parent_snapshot_id=self.parent_id, schema_id=base.schema.schema_id)
+                        summary=summary, parent_snapshot_id=self.parent_id, schema_id=base.schema.schema_id,
+                        first_row_id=first_row_id, added_rows=added_rows)
         return with_snapshot(base, snap, self.branch)
 
 
@@ -215,7 +228,22 @@ class FileChangeProducer(SnapshotProducer):
         return manifests, summary
 
     def removes(self, f: DataFile) -> bool:
-        return self.remove_all or f.file_path in self.removed_paths
+        if self.remove_all or f.file_path in self.removed_paths:
+            return True
+        # a deletion vector goes with its data file, and gives way to a new vector for that file
+        # (which holds its positions: at most one vector per data file); so does a v2 position
+        # delete file scoped to that one file, once a vector holds its positions
+        target = f.referenced_data_file
+        if target is None or f.content != POSITION_DELETES:
+            return False
+        return target in self._replaced_vector_targets or (f.is_deletion_vector and target in self.removed_paths)
+
+    @property
+    def _replaced_vector_targets(self) -> set:
+        targets = getattr(self, "_vector_targets", None)
+        if targets is None:
+            targets = self._vector_targets = {f.referenced_data_file for f in self.added if f.is_deletion_vector}
+        return targets
 
     def carry_over(self, pending: PendingSnapshot) -> tuple[list[ManifestFile], list[DataFile]]:
         """The parent's manifests that stay live, those losing files rewritten with the removed
@@ -223,7 +251,7 @@ class FileChangeProducer(SnapshotProducer):
         removed: list[DataFile] = []
         kept: list[ManifestFile] = []
         found_paths: set = set()
-        removing = self.remove_all or bool(self.removed_paths)
+        removing = self.remove_all or bool(self.removed_paths) or bool(self._replaced_vector_targets)
         specs = pending.base.specs_by_id()
         for m in pending.parent_manifests():
             if m.partition_spec_id not in specs:   # carried over unopened: check what can be checked
@@ -246,7 +274,8 @@ class FileChangeProducer(SnapshotProducer):
                 if self.removes(e.data_file):
                     rewritten.append(as_deleted(e, pending.snapshot_id))
                     removed.append(e.data_file)
-                    found_paths.add(e.data_file.file_path)
+                    if e.data_file.content == DATA or e.data_file.file_path in self.removed_paths:
+                        found_paths.add(e.data_file.file_path)
                 else:
                     rewritten.append(as_existing(e))
             kept.append(pending.write_manifest(rewritten, m.partition_spec_id, m.content))

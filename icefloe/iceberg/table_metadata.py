@@ -47,6 +47,8 @@ class TableMetadata:
     statistics: list = field(default_factory=list)
     partition_statistics: list = field(default_factory=list)
     format_version: int = 2
+    # format v3 row lineage: the next row id to assign (null below v3)
+    next_row_id: Optional[int] = None
 
     # ------------------------------------------------------------------ lookups
     @property
@@ -120,6 +122,8 @@ class TableMetadata:
             "snapshot-log": self.snapshot_log,
             "metadata-log": self.metadata_log,
         }
+        if self.format_version >= 3:
+            d["next-row-id"] = self.next_row_id or 0
         return d
 
     def dumps(self) -> bytes:
@@ -152,14 +156,13 @@ class TableMetadata:
 
         try:
             fv = need("format-version")
-            if type(fv) is int and fv > 2:
+            if type(fv) is int and fv > MAX_FORMAT_VERSION:
                 raise UnsupportedFormatVersionError(
                     f"{path}: format-version {fv}: the table is Iceberg format version {fv}, which icefloe does not read "
-                    "yet (it reads "
-                    "versions 1 and 2; version 3 brings deletion vectors, row lineage, default values and new types)")
-            if type(fv) is not int or fv not in (1, 2):
-                raise bad(f"unsupported format-version {fv!r} (icefloe reads versions 1 and 2)")
-            v2 = fv == 2
+                    f"(it reads versions 1 to {MAX_FORMAT_VERSION})")
+            if type(fv) is not int or fv < 1:
+                raise bad(f"unsupported format-version {fv!r} (icefloe reads versions 1 to {MAX_FORMAT_VERSION})")
+            v2 = fv >= 2
             location = need("location")
             if not isinstance(location, str):
                 raise bad(f"'location' must be a string, not {type(location).__name__}")
@@ -244,6 +247,7 @@ class TableMetadata:
                 statistics=list(section("statistics", [])),
                 partition_statistics=list(section("partition-statistics", [])),
                 format_version=fv,
+                next_row_id=_next_row_id(obj, fv, bad),
             )
         except CorruptMetadataError:
             raise
@@ -263,23 +267,50 @@ class TableMetadata:
         return TableMetadata.from_json(obj, path)
 
 
+def _next_row_id(obj: dict, fv: int, bad):
+    if fv < 3:
+        return None
+    v = obj.get("next-row-id")
+    if type(v) is not int or v < 0:
+        raise bad(f"format-version {fv} needs 'next-row-id', a non-negative integer, not {v!r}")
+    return v
+
+
 FORMAT_VERSION = "format-version"   # a reserved property: it sets the table's version, it is not stored
+MAX_FORMAT_VERSION = 3            # the highest version icefloe reads and writes
+DEFAULT_FORMAT_VERSION = 2        # what a new table is unless ``format-version`` says otherwise
 
 
-def check_format_version_property(value, table: str = "the table") -> None:
-    """``format-version`` given as a property (as Iceberg's catalogs take it): icefloe writes 2."""
-    if str(value).strip() != "2":
+def check_format_version_property(value, table: str = "the table", current: Optional[int] = None) -> int:
+    """``format-version`` given as a property (as Iceberg's catalogs take it): the version asked for,
+    2 or 3; never lower than ``current`` (tables are upgraded, not downgraded)."""
+    text = str(value).strip()
+    if text not in ("2", "3"):
         raise UnsupportedFormatVersionError(
-            f"{table}: format-version {value!r} cannot be set; icefloe writes Iceberg format version 2 "
-            "(version 3 is not supported yet, and tables are not downgraded to version 1)")
+            f"{table}: format-version {value!r} cannot be set; icefloe writes Iceberg format versions 2 and 3")
+    v = int(text)
+    if current is not None and v < current:
+        raise UnsupportedFormatVersionError(
+            f"{table}: format-version {v} cannot be set on a version {current} table: versions are upgraded, "
+            "never downgraded")
+    return v
+
+
+def upgraded(meta: TableMetadata, version: int) -> TableMetadata:
+    """``meta`` at format ``version`` (>= its own): a v3 table starts assigning row ids at 0."""
+    if version <= meta.format_version:
+        return meta
+    return replace(meta, format_version=version,
+                   next_row_id=meta.next_row_id if meta.next_row_id is not None else 0)
 
 
 def new_table_metadata(location: str, schema: Schema, spec: PartitionSpec, properties: dict) -> TableMetadata:
     schema = widen_schema_small_ints(schema)      # Iceberg has no TINYINT/SMALLINT: they are int
     props = {"write.parquet.compression-codec": "zstd"}
     props.update(properties or {})
+    version = DEFAULT_FORMAT_VERSION
     if FORMAT_VERSION in props:
-        check_format_version_property(props.pop(FORMAT_VERSION), location)
+        version = check_format_version_property(props.pop(FORMAT_VERSION), location)
     props.setdefault("schema.name-mapping.default", json.dumps(name_mapping(schema)))
     ts = now_ms()
     return TableMetadata(
@@ -289,6 +320,7 @@ def new_table_metadata(location: str, schema: Schema, spec: PartitionSpec, prope
         last_partition_id=max(spec.last_field_id, PARTITION_DATA_ID_START - 1),
         properties=props, current_snapshot_id=None, snapshots=[], snapshot_log=[], metadata_log=[],
         sort_orders=[{"order-id": 0, "fields": []}], default_sort_order_id=0, refs={},
+        format_version=version, next_row_id=0 if version >= 3 else None,
     )
 
 
@@ -297,8 +329,13 @@ def with_snapshot(base: TableMetadata, snap: Snapshot, branch: str = MAIN_BRANCH
     refs[branch] = SnapshotRef(snap.snapshot_id, "branch") if branch not in refs else \
         replace(refs[branch], snapshot_id=snap.snapshot_id)
     is_main = branch == MAIN_BRANCH
+    next_row_id = base.next_row_id
+    if base.format_version >= 3 and snap.first_row_id is not None:
+        # the table's next row id moves on even for a snapshot outside the main branch
+        next_row_id = max(next_row_id or 0, snap.first_row_id + (snap.added_rows or 0))
     return replace(
         base,
+        next_row_id=next_row_id,
         last_sequence_number=snap.sequence_number,
         last_updated_ms=snap.timestamp_ms,
         snapshots=base.snapshots + [snap],

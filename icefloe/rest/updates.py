@@ -7,7 +7,7 @@ import copy
 from typing import Optional
 
 from icefloe.errors import IcefloeError
-from icefloe.iceberg.table_metadata import MAIN_BRANCH, TableMetadata, now_ms
+from icefloe.iceberg.table_metadata import MAIN_BRANCH, MAX_FORMAT_VERSION, TableMetadata, now_ms
 
 
 class RequirementFailed(IcefloeError):
@@ -60,8 +60,12 @@ def apply_updates(base: TableMetadata, updates: list) -> TableMetadata:
             doc["table-uuid"] = u["uuid"]
         elif action == "upgrade-format-version":
             v = int(u["format-version"])
-            if v != doc["format-version"]:
-                raise BadUpdate(f"format-version {v}: icefloe writes Iceberg format version 2")
+            if v < doc["format-version"] or v > MAX_FORMAT_VERSION:
+                raise BadUpdate(f"format-version {v}: a version {doc['format-version']} table can be upgraded "
+                                f"to at most {MAX_FORMAT_VERSION}, never downgraded")
+            if v >= 3 and doc["format-version"] < 3:
+                doc["next-row-id"] = 0
+            doc["format-version"] = v
         elif action == "add-schema":
             schema = u["schema"]
             doc["schemas"].append(schema)

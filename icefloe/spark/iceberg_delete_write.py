@@ -1,4 +1,5 @@
-"""Position delete files written by Spark tasks, never on the driver.
+"""Position delete files (format v2) and deletion vectors (v3) written by Spark tasks, never on
+the driver.
 
 The (data file, position) rows of a merge-on-read change are clustered by data file, so every
 position of one data file reaches one task; each task sorts its rows, splits them by the data
@@ -7,38 +8,50 @@ DataFiles describing what it wrote (a few hundred bytes each); the driver sees n
 A failed job leaves files whose names carry the job's id: the driver writes an abort marker,
 waits for the job's tasks to stop and removes them; a task still running when the marker appears
 removes its own files after its last write.
+
+On a format v3 table each task writes one Puffin file instead, holding a deletion vector per
+data file: the new positions merged with those the file's earlier vector (or v2 position
+deletes) held, as the spec allows at most one vector per data file; the commit then removes
+the earlier vector.
 """
 from __future__ import annotations
 
 import os
 import pickle
 import uuid
+from typing import Optional
 
 from icefloe.core.io import FileIO
-from icefloe.iceberg.delete_files import write_position_deletes
+from icefloe.iceberg.delete_files import deleted_positions, write_position_deletes
+from icefloe.iceberg.manifest import POSITION_DELETES, DataFile
+from icefloe.iceberg.puffin import write_vectors
 from icefloe.iceberg.table_metadata import TableMetadata
 from icefloe.spark.align import explain_spark_error
 from icefloe.spark.iceberg_read import FILE_COL, POS_COL
 from icefloe.spark.paimon_write import wait_until_idle
 
 
-def write_position_deletes_in_tasks(positions, meta: TableMetadata, io: FileIO, partition_of: dict) -> list:
+def write_position_deletes_in_tasks(positions, meta: TableMetadata, io: FileIO, partition_of: dict,
+                                    previous: Optional[dict] = None) -> list:
     """Position delete files for ``positions`` (a DataFrame of FILE_COL, POS_COL), written by tasks.
 
     ``partition_of`` maps each data file path to its ``(spec_id, partition)``: a file list the
-    driver already holds from planning."""
+    driver already holds from planning. ``previous`` maps a data file to the position delete files
+    (and vectors) already applying to it, merged into its new vector on a v3 table."""
     from pyspark.sql import functions as F
 
     if not partition_of:
         return []
     job_id = uuid.uuid4().hex
     spark = positions.sparkSession
-    files = len(partition_of)
-    parallelism = max(1, min(files, spark.sparkContext.defaultParallelism))
+    parallelism = _task_count(spark, len(partition_of))
     clustered = (positions.select(F.col(FILE_COL).alias("file_path"), F.col(POS_COL).alias("pos"))
                  .repartition(parallelism, "file_path").sortWithinPartitions("file_path", "pos"))
     marker = f"{meta.location.rstrip('/')}/data/.staging-{job_id}/aborted"
-    run = _task(io.for_tasks(), meta, partition_of, job_id, marker)
+    if meta.format_version >= 3:
+        run = _vector_task(io.for_tasks(), meta, partition_of, previous or {}, job_id, marker)
+    else:
+        run = _task(io.for_tasks(), meta, partition_of, job_id, marker)
     try:
         rows = clustered.mapInArrow(run, "files binary").collect()
     except Exception as e:
@@ -48,6 +61,11 @@ def write_position_deletes_in_tasks(positions, meta: TableMetadata, io: FileIO, 
         io.delete_tree(os.path.dirname(marker))
         raise explain_spark_error(e) from None
     return [f for r in rows for f in pickle.loads(r["files"])]
+
+
+def _task_count(spark, files: int) -> int:
+    """How many tasks write the delete files of ``files`` data files."""
+    return max(1, min(files, spark.sparkContext.defaultParallelism))
 
 
 def _task(io: FileIO, meta: TableMetadata, partition_of: dict, job_id: str, marker: str):
@@ -87,6 +105,51 @@ def _task(io: FileIO, meta: TableMetadata, partition_of: dict, job_id: str, mark
             return
         if written:
             yield pa.RecordBatch.from_arrays([pa.array([pickle.dumps(written)], pa.binary())], names=["files"])
+
+    return run
+
+
+def _vector_task(io: FileIO, meta: TableMetadata, partition_of: dict, previous: dict, job_id: str, marker: str):
+    location = meta.location.rstrip("/")
+
+    def run(batches):  # in the Python workers
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        from pyspark import TaskContext
+        from pyroaring import BitMap64
+
+        batches = list(batches)
+        if not batches:
+            return
+        table = pa.Table.from_batches(batches)
+        if table.num_rows == 0:
+            return
+        ctx = TaskContext.get()
+        task = ctx.partitionId() if ctx is not None else 0
+        paths = table.column("file_path").combine_chunks()
+        vectors = []
+        for path in sorted(pc.unique(paths).to_pylist()):
+            rows = table.filter(pc.equal(paths, path)).column("pos").combine_chunks()
+            positions = BitMap64(rows.to_numpy(zero_copy_only=False).astype("uint64"))
+            earlier = previous.get(path)
+            if earlier:
+                positions |= BitMap64(deleted_positions(io, path, earlier))
+            vectors.append((path, positions))
+        puffin = f"{location}/data/{task:05d}-0-{job_id}-{uuid.uuid4().hex[:8]}-deletes.puffin"
+        blobs = write_vectors(io, puffin, vectors)
+        try:
+            size = io.size(puffin)
+            written = [DataFile(puffin, "PUFFIN", partition_of[path][1], len(positions), size,
+                                content=POSITION_DELETES, spec_id=partition_of[path][0], referenced_data_file=path,
+                                content_offset=b.offset, content_size_in_bytes=b.length)
+                       for (path, positions), b in zip(vectors, blobs)]
+        except BaseException:
+            io.delete(puffin)
+            raise
+        if io.exists(marker):               # the job failed elsewhere and its files are being removed
+            io.delete(puffin)
+            return
+        yield pa.RecordBatch.from_arrays([pa.array([pickle.dumps(written)], pa.binary())], names=["files"])
 
     return run
 

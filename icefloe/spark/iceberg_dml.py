@@ -30,6 +30,8 @@ from icefloe.iceberg.rewrite import RewriteFiles, plan_compaction
 from icefloe.iceberg.row_delta import RowDelta
 from icefloe.iceberg.validate import Validation, isolation_level
 from icefloe.spark.align import align_dataframe
+from icefloe.spark import iceberg_lineage as lineage_mod
+from icefloe.spark.iceberg_lineage import tracks_lineage, with_lineage_fields
 from icefloe.spark.iceberg_read import FILE_COL, POS_COL, read_tasks
 from icefloe.errors import MergeCardinalityError
 from icefloe.core.types import to_arrow_schema
@@ -148,9 +150,11 @@ def _commit_changes(table, operation: str, meta, snap, tasks: list, labelled, is
             if referenced:
                 pos = changes.where(F.col(ACTION).isin(UPDATE, DELETE_ROW) & F.col(FILE_COL).isin(sorted(referenced)))
                 partition_of = {p: task_by_path[p].partition_key for p in referenced}
-                added.extend(write_position_deletes_in_tasks(pos, meta, table.io, partition_of))
+                previous = {p: [d for d in task_by_path[p].deletes if d.content == POSITION_DELETES]
+                            for p in referenced}
+                added.extend(write_position_deletes_in_tasks(pos, meta, table.io, partition_of, previous))
         if new_rows is not None and (counts["inserted"] or counts["updated"] or (mode == COPY_ON_WRITE and rewrite)):
-            added.extend(write_data_files(new_rows.select(*cols), meta, table.io, table.name))
+            added.extend(_write_rows(new_rows, meta, table, cols))
     except BaseException:
         for f in added:
             table.io.delete(f.file_path)
@@ -189,9 +193,32 @@ def delete_rows(table, condition, isolation: Optional[str] = None) -> dict:
 
 
 def _read_target(table, meta, file_tasks):
-    """The live rows of ``file_tasks`` with each row's data file and position."""
-    return read_tasks(table.spark, file_tasks, meta.schema, with_positions=True, history=meta.schemas,
+    """The live rows of ``file_tasks`` with each row's data file and position (and on a format v3
+    table each row's id and last sequence number, ``iceberg_lineage``)."""
+    lineage = tracks_lineage(meta)
+    schema = with_lineage_fields(meta.schema) if lineage else meta.schema
+    rows = read_tasks(table.spark, file_tasks, schema, with_positions=True, history=meta.schemas,
                       name_mapping=meta.properties.get("schema.name-mapping.default"))
+    return lineage_mod.computed(table.spark, rows, file_tasks, FILE_COL, POS_COL) if lineage else rows
+
+
+def _lineage_cols(meta, col=None) -> list:
+    """The lineage columns a labelled row carries on a v3 table (none below v3)."""
+    from pyspark.sql import functions as F
+
+    if not tracks_lineage(meta):
+        return []
+    col = col or F.col
+    return [col(lineage_mod.ROW_ID_COL).alias(lineage_mod.ROW_ID_COL),
+            col(lineage_mod.LAST_SEQ_COL).alias(lineage_mod.LAST_SEQ_COL)]
+
+
+def _write_rows(rows, meta, table, cols: list) -> list:
+    """Write labelled ``rows`` as new data files; on a v3 table with their lineage."""
+    if tracks_lineage(meta):
+        return write_data_files(rows.select(*cols, *lineage_mod.stored(ACTION, KEEP)),
+                                lineage_mod.writing_lineage(meta), table.io, table.name)
+    return write_data_files(rows.select(*cols), meta, table.io, table.name)
 
 
 def replace_where(table, data, where: str, isolation: Optional[str] = None) -> dict:
@@ -206,6 +233,8 @@ def replace_where(table, data, where: str, isolation: Optional[str] = None) -> d
     new = new.select(*[F.col(f"`{f.name}`") for f in meta.schema.fields],
                      F.lit(None).cast("string").alias(FILE_COL), F.lit(None).cast("long").alias(POS_COL),
                      F.lit(INSERT).alias(ACTION))
+    if tracks_lineage(meta):
+        new = lineage_mod.empty_lineage(new)
     hit = F.coalesce(predicate(where), F.lit(False))
 
     def labelled(file_tasks):
@@ -231,7 +260,8 @@ def update_rows(table, assignments: dict, condition=None, isolation: Optional[st
 
     def labelled(file_tasks):
         return _read_target(table, meta, file_tasks).select(
-            *out, FILE_COL, POS_COL, F.when(hit, F.lit(UPDATE)).otherwise(F.lit(KEEP)).alias(ACTION))
+            *out, FILE_COL, POS_COL, F.when(hit, F.lit(UPDATE)).otherwise(F.lit(KEEP)).alias(ACTION),
+            *_lineage_cols(meta))
 
     return _commit_changes(table, "update", meta, snap, tasks, labelled, isolation, conflict_filter=condition)
 
@@ -264,7 +294,7 @@ class MergeBuilder(MergeClauses):
             values = self.clause_values(schema.fields, F.col(CLAUSE), clauses, tcol,
                                         lambda n: schema.find_field(n).name, table.name)
             return joined.select(*values, tcol(FILE_COL).alias(FILE_COL), tcol(POS_COL).alias(POS_COL),
-                                 action_column(clauses, in_t).alias(ACTION), *extra)
+                                 action_column(clauses, in_t).alias(ACTION), *_lineage_cols(meta, tcol), *extra)
 
         def tcol(name):
             return F.col(f"{self.ta}.`{name}`")
@@ -410,6 +440,8 @@ def delete_by_key(table, keys):
 # --------------------------------------------------------------------------- compaction
 def rewrite_data_files(table, where=None, target_file_size: Optional[int] = None):
     """Compact data files and fold delete files in: one ``replace`` snapshot, contents unchanged."""
+    from pyspark.sql import functions as F
+
     meta = table.refresh().metadata
     snap = meta.current_snapshot
     if snap is None:
@@ -426,9 +458,13 @@ def rewrite_data_files(table, where=None, target_file_size: Optional[int] = None
         if target_file_size:
             write_meta = dataclasses.replace(meta, properties={**meta.properties,
                                                                "write.target-file-size-bytes": str(target_file_size)})
-        rows = read_tasks(table.spark, plan.rewrite, meta.schema, history=meta.schemas,
-                      name_mapping=meta.properties.get("schema.name-mapping.default"))
-        added = write_data_files(rows, write_meta, table.io, table.name)
+        if tracks_lineage(meta):       # rows keep their ids and last sequence numbers
+            rows = _read_target(table, meta, plan.rewrite).withColumn(ACTION, F.lit(KEEP))
+            added = _write_rows(rows, write_meta, table, [f"`{f.name}`" for f in meta.schema.fields])
+        else:
+            rows = read_tasks(table.spark, plan.rewrite, meta.schema, history=meta.schemas,
+                              name_mapping=meta.properties.get("schema.name-mapping.default"))
+            added = write_data_files(rows, write_meta, table.io, table.name)
     change = RewriteFiles(snap, [t.file for t in plan.rewrite], added, plan.drop_delete_files,
                           summary_extra=table._app_summary())
     return table._commit(change, "main")

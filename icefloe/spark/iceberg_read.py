@@ -202,11 +202,14 @@ def _read_minus_position_deletes(spark, tasks: list, schema: Schema, history: Se
     df = restore_column_names(df.select("*", F.col("_metadata.file_path").alias(_RAW_PATH),
                                         F.col("_metadata.file_size").alias(_SIZE),
                                         F.col("_metadata.row_index").alias(POS_COL)), schema)
-    attached = {(t.path, d.file_path): d for t in tasks for d in t.deletes}
+    attached = {(t.path, d.delete_key): d for t in tasks for d in t.deletes}
     key = [_RAW_PATH, POS_COL]
-    files = {d.file_path: d for d in attached.values()}
+    everything = {d.delete_key: d for d in attached.values()}
+    files = {d.file_path: d for d in everything.values() if not d.is_deletion_vector}
+    # a deletion vector names one data file, and is attached to it (else it is not here)
+    vectors = [d for d in everything.values() if d.is_deletion_vector]
     pschema = to_spark_schema(POSITION_DELETE_SCHEMA)
-    pdf = spark.read.schema(pschema).parquet(*files)
+    pdf = spark.read.schema(pschema).parquet(*files) if files else None
     unattached = _unattached_pairs(tasks, files.values())
     if len(unattached) <= _MAX_FILTER_PAIRS and all(_PLAIN_PATH.match(d) for d in unattached):
         # each delete file applies to every data file of its partition read here but those in
@@ -218,6 +221,9 @@ def _read_minus_position_deletes(spark, tasks: list, schema: Schema, history: Se
                 one = (F.col("_metadata.file_path") == F.lit("file:" + dfile)) & F.col("file_path").isin(sorted(targets))
                 named = one if named is None else named | one
             pdf = pdf.where(~named)
+        if vectors:
+            vdf = vector_rows(spark, vectors)
+            pdf = vdf if pdf is None else pdf.select("file_path", "pos").unionByName(vdf)
         sizes = _sizes_if_distinct(tasks)
         if sizes is not None:
             # no two data files read here have the same size: the size names the file, and the
@@ -232,12 +238,16 @@ def _read_minus_position_deletes(spark, tasks: list, schema: Schema, history: Se
             pdf = pdf.select(F.concat(F.lit("file:"), F.col("file_path")).alias(_RAW_PATH),
                              F.col("pos").alias(POS_COL))
     else:
-        att = spark.createDataFrame([(data, dfile, "file:" + data) for data, dfile in attached],
+        att = spark.createDataFrame([(data, dfile, "file:" + data) for data, dfile in attached if dfile in files],
                                     f"_d_target string, _d_file string, {_RAW_PATH} string")
         pdf = (pdf.select(F.col("file_path").alias("_d_target"), F.col("pos").alias(POS_COL),
                           table_path_of(F.col("_metadata.file_path")).alias("_d_file"))
                .join(F.broadcast(att), ["_d_target", "_d_file"]).select(_RAW_PATH, POS_COL))
-    df = df.join(_hint(pdf, sum(d.record_count for d in files.values())), key, "left_anti")
+        if vectors:
+            vdf = vector_rows(spark, vectors).select(F.concat(F.lit("file:"), F.col("file_path")).alias(_RAW_PATH),
+                                                     F.col("pos").alias(POS_COL))
+            pdf = vdf if pdf is None else pdf.unionByName(vdf)
+    df = df.join(_hint(pdf, sum(d.record_count for d in everything.values())), key, "left_anti")
     if with_positions:
         return df.select(*[f"`{f.name}`" for f in schema.fields], _table_path(F.col(_RAW_PATH), True).alias(FILE_COL),
                          POS_COL)
@@ -268,11 +278,17 @@ def _unattached_pairs(tasks: list, deletes) -> dict:
     (a position delete names data files of its own partition only): the sequence-number rule
     keeps a delete file from files added after it, and from a file added again after it."""
     by_part: dict = {}
+    by_path: dict = {}
     for t in tasks:
         by_part.setdefault(t.partition_key, []).append(t)
+        by_path[t.path] = t
     out: dict = {}
     for d in deletes:
-        for t in by_part.get((d.spec_id, d.partition), ()):
+        # a delete file scoped to one data file names no other
+        scoped = d.referenced_data_file is not None
+        candidates = [by_path[d.referenced_data_file]] if scoped and d.referenced_data_file in by_path else \
+            [] if scoped else by_part.get((d.spec_id, d.partition), ())
+        for t in candidates:
             if all(x.file_path != d.file_path for x in t.deletes):
                 out.setdefault(d.file_path, set()).add(t.path)
     return out
@@ -365,6 +381,39 @@ def _hint(df, rows: int):
     return F.broadcast(df)
 
 
+def vector_rows(spark, vectors: list, seqs: Optional[dict] = None):
+    """A DataFrame of (file_path, pos) rows: the positions deletion ``vectors`` hold, each read by a
+    Spark task from its Puffin file; with ``seqs`` (by delete key) also each vector's ``seq``."""
+    import pyarrow as pa
+
+    keys = [d.delete_key for d in vectors]
+    desc = pa.table({"puffin": [d.file_path for d in vectors], "offset": [d.content_offset for d in vectors],
+                     "length": [d.content_size_in_bytes for d in vectors],
+                     "target": [d.referenced_data_file for d in vectors],
+                     "seq": [int((seqs or {}).get(k, 0)) for k in keys]})
+    schema = "file_path string, pos bigint" + (", seq bigint" if seqs is not None else "")
+    with_seq = seqs is not None
+
+    def read(batches):  # in the Python workers
+        import numpy as np
+
+        from icefloe.core.io import LOCAL as io
+        from icefloe.iceberg.puffin import read_vector
+
+        for b in batches:
+            for row in b.to_pylist():
+                positions = np.array(read_vector(io, row["puffin"], row["offset"], row["length"]).to_array(),
+                                     dtype=np.int64)
+                cols = {"file_path": pa.array([row["target"]] * len(positions), pa.string()),
+                        "pos": pa.array(positions, pa.int64())}
+                if with_seq:
+                    cols["seq"] = pa.array(np.full(len(positions), row["seq"], dtype=np.int64))
+                yield pa.RecordBatch.from_pydict(cols)
+
+    slices = max(1, min(len(vectors), spark.sparkContext.defaultParallelism))
+    return spark.createDataFrame(desc).repartition(slices).mapInArrow(read, schema)
+
+
 def _apply_deletes(spark, df, tasks: list, schema: Schema):
     from pyspark.sql import functions as F
 
@@ -377,22 +426,31 @@ def _apply_deletes(spark, df, tasks: list, schema: Schema):
         pid = part_ids.setdefault(t.partition_key, len(part_ids))
         info_rows.append((t.path, int(t.data_sequence_number), pid))
         for d in t.deletes:
-            delete_files[d.file_path] = d
-            delete_seq[d.file_path] = int(t.delete_sequence_numbers.get(d.file_path, 0))
+            delete_files[d.delete_key] = d
+            delete_seq[d.delete_key] = int(t.delete_sequence_numbers.get(d.delete_key, 0))
     info = spark.createDataFrame(info_rows, f"{FILE_COL} string, {_SEQ_COL} long, {_PART_COL} int")
     df = df.join(F.broadcast(info), FILE_COL, "inner")
 
     # position deletes
-    pos = [d for d in delete_files.values() if d.content == POSITION_DELETES]
-    if pos:
-
-        pschema = to_spark_schema(POSITION_DELETE_SCHEMA)
-        dinfo = spark.createDataFrame([(d.file_path, delete_seq[d.file_path]) for d in pos],
-                                      "_d_file string, _d_seq long")
-        pdf = (spark.read.schema(pschema).parquet(*[d.file_path for d in pos])
-               .select(F.col("file_path").alias("_d_target"), F.col("pos").alias("_d_pos"),
-                       table_path_of(F.col("_metadata.file_path")).alias("_d_file"))
-               .join(F.broadcast(dinfo), "_d_file").drop("_d_file"))
+    everything = [d for d in delete_files.values() if d.content == POSITION_DELETES]
+    pos = [d for d in everything if not d.is_deletion_vector]
+    vectors = [d for d in everything if d.is_deletion_vector]
+    if everything:
+        parts = []
+        if pos:
+            pschema = to_spark_schema(POSITION_DELETE_SCHEMA)
+            dinfo = spark.createDataFrame([(d.file_path, delete_seq[d.file_path]) for d in pos],
+                                          "_d_file string, _d_seq long")
+            parts.append(spark.read.schema(pschema).parquet(*[d.file_path for d in pos])
+                         .select(F.col("file_path").alias("_d_target"), F.col("pos").alias("_d_pos"),
+                                 table_path_of(F.col("_metadata.file_path")).alias("_d_file"))
+                         .join(F.broadcast(dinfo), "_d_file").drop("_d_file"))
+        if vectors:
+            parts.append(vector_rows(spark, vectors, {d.delete_key: delete_seq[d.delete_key] for d in vectors})
+                         .select(F.col("file_path").alias("_d_target"), F.col("pos").alias("_d_pos"),
+                                 F.col("seq").alias("_d_seq")))
+        pdf = _union(parts)
+        pos = everything
         cond = ((df[FILE_COL] == pdf["_d_target"]) & (df[POS_COL] == pdf["_d_pos"])
                 & (df[_SEQ_COL] <= pdf["_d_seq"]))
         df = df.join(_hint(pdf, sum(d.record_count for d in pos)), cond, "left_anti")

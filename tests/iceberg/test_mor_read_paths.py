@@ -3,6 +3,7 @@ files with only position deletes are matched on Spark's own file path (with or w
 narrowing each delete file to the data files it is attached to), anything else goes
 through the general anti joins. Every path gives the rows pyiceberg gives."""
 import pytest
+import icefloe.spark.iceberg_delete_write as delete_write
 import icefloe.spark.iceberg_read as ir
 
 
@@ -21,6 +22,9 @@ def test_position_delete_read_paths_agree_with_pyiceberg(catalog, spark, monkeyp
     join with the attachments (the path for many unattached pairs or unusual paths)."""
     if path == "joined":
         monkeypatch.setattr(ir, "_MAX_FILTER_PAIRS", -1)
+    # one task writes each delete: its file then covers every data file of the partition it hits
+    # (a delete file naming one data file is attached to that file alone, and needs no filter)
+    monkeypatch.setattr(delete_write, "_task_count", lambda spark, files: 1)
     used = []
     real = ir._read_minus_position_deletes
     monkeypatch.setattr(ir, "_read_minus_position_deletes", lambda *a, **kw: used.append(1) or real(*a, **kw))
@@ -47,8 +51,8 @@ def test_position_delete_read_paths_agree_with_pyiceberg(catalog, spark, monkeyp
 
 def test_a_delete_file_kept_from_a_data_file_of_its_partition_is_detected():
     class D:
-        def __init__(self, path, part):
-            self.file_path, self.spec_id, self.partition = path, 0, part
+        def __init__(self, path, part, target=None):
+            self.file_path, self.spec_id, self.partition, self.referenced_data_file = path, 0, part, target
 
     class T:
         def __init__(self, path, deletes, part):
@@ -58,3 +62,8 @@ def test_a_delete_file_kept_from_a_data_file_of_its_partition_is_detected():
     assert ir._attached_to_their_partition([T("a", [d1], (1,)), T("b", [d1], (1,)), T("c", [d2], (2,))], [d1, d2])
     assert not ir._attached_to_their_partition([T("a", [d1], (1,)), T("b", [], (1,))], [d1])
     assert ir._unattached_pairs([T("a", [d1], (1,)), T("b", [], (1,)), T("c", [], (2,))], [d1, d2]) == {"d1": {"b"}, "d2": {"c"}}
+    # a delete file scoped to one data file (a deletion vector, or a position delete file naming one
+    # file) names no other file of its partition: it is unattached only to its own file, if at all
+    d3 = D("d3", (1,), target="a")
+    assert ir._unattached_pairs([T("a", [d3], (1,)), T("b", [], (1,))], [d3]) == {}
+    assert ir._unattached_pairs([T("a", [], (1,)), T("b", [], (1,))], [d3]) == {"d3": {"a"}}

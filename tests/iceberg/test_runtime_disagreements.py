@@ -43,9 +43,11 @@ def test_format_version_is_a_reserved_property(tmp_path):
     t = cat.create_table("db.v2", "id bigint", properties={"format-version": "2"})
     assert "format-version" not in t.properties
     assert json.loads(open(t.metadata_location).read())["format-version"] == 2
-    with pytest.raises(UnsupportedFormatVersionError, match="format-version '3' cannot be set"):
-        cat.create_table("db.v3", "id bigint", properties={"format-version": "3"})
-    assert not cat.table_exists("db.v3")
+    with pytest.raises(UnsupportedFormatVersionError, match="format-version '4' cannot be set"):
+        cat.create_table("db.v4", "id bigint", properties={"format-version": "4"})
+    assert not cat.table_exists("db.v4")
+    v3 = cat.create_table("db.v3", "id bigint", properties={"format-version": "3"})
+    assert json.loads(open(v3.metadata_location).read())["format-version"] == 3
     with pytest.raises(UnsupportedFormatVersionError, match="format-version '1'"):
         t.update_properties(set={"format-version": "1"})
     t.update_properties(set={"format-version": "2", "k": "v"})
@@ -63,13 +65,13 @@ def test_snapshot_summaries_name_the_engine(tmp_path, spark):
     assert arrow_only.current_snapshot().summary["engine-name"] == "icefloe"
 
 
-def test_a_v3_table_is_named_as_such_not_as_corrupt(tmp_path):
+def test_a_v4_table_is_named_as_such_not_as_corrupt(tmp_path):
     t = icefloe.Catalog(str(tmp_path / "w")).create_table("db.t", "id bigint")
     doc = json.loads(open(t.metadata_location).read())
-    doc["format-version"] = 3
+    doc["format-version"] = 4
     with open(t.metadata_location, "w") as f:
         json.dump(doc, f)
-    with pytest.raises(UnsupportedFormatVersionError, match="format version 3, which icefloe does not read yet"):
+    with pytest.raises(UnsupportedFormatVersionError, match="format version 4, which icefloe does not read"):
         icefloe.Catalog(str(tmp_path / "w")).load_table("db.t").to_arrow()
 
 

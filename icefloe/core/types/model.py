@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import re
 from dataclasses import dataclass
-from typing import Iterator, Optional
+from typing import Any, Iterator, Optional
 
 from icefloe.errors import SchemaError
 
@@ -183,6 +183,11 @@ class NestedField:
     field_type: IcebergType
     required: bool = False
     doc: Optional[str] = None
+    # Iceberg v3 default values, in the spec's JSON single-value form: ``initial_default`` is the
+    # value of rows written before the field existed, ``write_default`` what a writer puts when a
+    # row has no value for it
+    initial_default: Any = None
+    write_default: Any = None
 
     @property
     def optional(self) -> bool:
@@ -329,6 +334,8 @@ def primitive_from_string(text: str) -> PrimitiveType:
     s = text.strip().lower()
     if s in PRIMITIVES_BY_NAME:
         return PRIMITIVES_BY_NAME[s]
+    if s in ("timestamp_ns", "timestamptz_ns"):      # format v3: nanosecond precision
+        return (TimestampType if s == "timestamp_ns" else TimestamptzType)(9)
     m = _DECIMAL_RE.match(s)
     if m:
         return DecimalType(int(m.group(1)), int(m.group(2)))

@@ -1,0 +1,72 @@
+"""Row lineage (Iceberg format v3, "Row Lineage") on the data plane.
+
+Every row of a v3 table has a row id and the sequence number of the commit that last changed
+it. A data file may store them (``_row_id``, field 2147483540, and
+``_last_updated_sequence_number``, 2147483539); where it stores null, or nothing, the row id is
+the file's first row id plus the row's position and the sequence number is the file's data
+sequence number.
+
+Row-level changes read the rows they touch with both values computed (``ROW_ID_COL``,
+``LAST_SEQ_COL``) and write them back into the new data files: a row carried over unchanged
+keeps both, an updated row keeps its id and takes the new commit's sequence number (null in the
+file), an inserted row gets nothing (its id comes from the new file's first row id).
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from icefloe.core.types import PRIMITIVES_BY_NAME, NestedField, Schema
+
+ROW_ID = NestedField(2147483540, "_row_id", PRIMITIVES_BY_NAME["long"], False)
+LAST_UPDATED = NestedField(2147483539, "_last_updated_sequence_number", PRIMITIVES_BY_NAME["long"], False)
+ROW_ID_COL = "_icefloe_row_id"           # a row's id, computed
+LAST_SEQ_COL = "_icefloe_last_seq"       # the sequence number that last changed it, computed
+_FIRST = "_icefloe_first_row_id"
+_DSEQ = "_icefloe_data_seq"
+
+
+def tracks_lineage(meta) -> bool:
+    return meta.format_version >= 3
+
+
+def with_lineage_fields(schema: Schema) -> Schema:
+    """``schema`` with the two lineage fields after its own (to read or write them by field id)."""
+    return Schema(list(schema.fields) + [ROW_ID, LAST_UPDATED], schema_id=schema.schema_id,
+                  identifier_field_ids=schema.identifier_field_ids)
+
+
+def writing_lineage(meta):
+    """``meta`` whose current schema also holds the lineage fields: new data files store them."""
+    current = meta.schema
+    return replace(meta, schemas=[with_lineage_fields(s) if s.schema_id == current.schema_id else s
+                                  for s in meta.schemas])
+
+
+def computed(spark, rows, tasks, file_col: str, pos_col: str):
+    """``rows`` (read with ``with_lineage_fields``, with each row's file and position) with the
+    stored lineage columns replaced by ``ROW_ID_COL`` and ``LAST_SEQ_COL``, inheritance applied."""
+    from pyspark.sql import functions as F
+
+    info = spark.createDataFrame([(t.path, t.file.first_row_id, int(t.data_sequence_number)) for t in tasks],
+                                 f"{file_col} string, {_FIRST} long, {_DSEQ} long")
+    joined = rows.join(F.broadcast(info), file_col, "left")
+    return (joined
+            .withColumn(ROW_ID_COL, F.coalesce(F.col(ROW_ID.name), F.col(_FIRST) + F.col(pos_col)))
+            .withColumn(LAST_SEQ_COL, F.coalesce(F.col(LAST_UPDATED.name), F.col(_DSEQ)))
+            .drop(ROW_ID.name, LAST_UPDATED.name, _FIRST, _DSEQ))
+
+
+def empty_lineage(df):
+    """``df`` with null lineage columns (rows that are new)."""
+    from pyspark.sql import functions as F
+
+    return df.withColumn(ROW_ID_COL, F.lit(None).cast("long")).withColumn(LAST_SEQ_COL, F.lit(None).cast("long"))
+
+
+def stored(action_col: str, keep: str):
+    """The columns a new data file stores: a row's id always (null for inserted rows), its last
+    sequence number only when the row is carried over unchanged (``keep``)."""
+    from pyspark.sql import functions as F
+
+    return [F.col(ROW_ID_COL).alias(ROW_ID.name),
+            F.when(F.col(action_col) == F.lit(keep), F.col(LAST_SEQ_COL)).cast("long").alias(LAST_UPDATED.name)]
