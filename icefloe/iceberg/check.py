@@ -19,11 +19,13 @@ from typing import Callable, Optional
 
 from icefloe.core.progress import track
 from icefloe.core.reports import Report
-from icefloe.errors import IcefloeError
+from icefloe.errors import CorruptDataFileError, IcefloeError
 from icefloe.iceberg.hadoop import HINT_FILE
 from icefloe.iceberg.manifest import ADDED, DATA, DELETED, POSITION_DELETES
 from icefloe.iceberg.manifest_avro import entries_from_records, read_manifest_raw
 from icefloe.iceberg.manifest_list import read_manifest_list
+from icefloe.iceberg.snapshot import content_size
+from icefloe.iceberg.puffin import DV_BLOB_TYPE, read_footer, vector_positions
 
 
 def check_iceberg(table, progress: Optional[Callable[[str], None]] = None) -> Report:
@@ -96,6 +98,7 @@ def check_iceberg(table, progress: Optional[Callable[[str], None]] = None) -> Re
     seen_files: dict = {}
     seen_manifests: dict = {}
     footer_checked: set = set()
+    vectors: dict = {}
     specs = meta.specs_by_id()
     for s in track(meta.snapshots, "checking snapshots"):
         say(f"snapshot {s.snapshot_id}")
@@ -141,8 +144,8 @@ def check_iceberg(table, progress: Optional[Callable[[str], None]] = None) -> Re
                 else:
                     live["delete"] += 1
                     live["pos" if f.content == POSITION_DELETES else "eq"] += f.record_count
-                live["size"] += f.file_size_in_bytes
-                _check_file(report, io, f, seen_files, footer_checked)
+                live["size"] += content_size(f)
+                _check_file(report, io, f, seen_files, footer_checked, vectors)
             expected = {"added": (m.added_files_count, m.added_rows_count, counts[1]),
                         "existing": (m.existing_files_count, m.existing_rows_count, counts[0]),
                         "deleted": (m.deleted_files_count, m.deleted_rows_count, counts[2])}
@@ -179,8 +182,10 @@ def _read_manifest(report, io, meta, m, specs, entries_from_records, read_manife
         return None
 
 
-def _check_file(report, io, f, seen: dict, footer_checked: set) -> None:
+def _check_file(report, io, f, seen: dict, footer_checked: set, vectors: Optional[dict] = None) -> None:
     path = f.file_path
+    if f.is_deletion_vector and vectors is not None and io.exists(path):
+        _check_vector(report, io, f, vectors)
     if path in seen:
         return
     seen[path] = True
@@ -202,6 +207,34 @@ def _check_file(report, io, f, seen: dict, footer_checked: set) -> None:
                 report.add("file", path, f"holds {rows} rows, the manifest records {f.record_count}")
         except Exception as e:
             report.add("file", path, f"unreadable Parquet footer: {e}")
+
+
+def _check_vector(report, io, f, vectors: dict) -> None:
+    """A deletion vector's offset and length name a blob of its Puffin file's footer, for its data
+    file, holding as many positions as the manifest records [Deletion Vectors]. ``vectors`` holds
+    what was checked and the footers read."""
+    key = (f.file_path, f.content_offset)
+    if key in vectors:
+        return
+    vectors[key] = True
+    footers = vectors.setdefault("footers", {})
+    where = f"{f.file_path} (deletion vector at offset {f.content_offset})"
+    try:
+        if f.file_path not in footers:
+            footers[f.file_path] = {(b.offset, b.length): b for b in read_footer(io, f.file_path)}
+        blob = footers[f.file_path].get((f.content_offset, f.content_size_in_bytes))
+        if blob is None:
+            report.add("file", where, f"no blob of {f.content_size_in_bytes} bytes at that offset in the Puffin footer")
+            return
+        target = blob.properties.get("referenced-data-file")
+        if blob.type != DV_BLOB_TYPE or target != f.referenced_data_file:
+            report.add("file", where, f"the footer describes a {blob.type} blob for {target}, the manifest a "
+                                      f"deletion vector for {f.referenced_data_file}")
+        n = len(vector_positions(io, f))
+        if n != f.record_count:
+            report.add("file", where, f"holds {n} positions, the manifest records {f.record_count}")
+    except CorruptDataFileError as e:
+        report.add("file", where, e.reason)
 
 
 def _check_summary(report, meta_path, s, live) -> None:

@@ -217,7 +217,8 @@ class MetadataTables:
         row += [f.record_count, f.file_size_in_bytes, f.column_sizes, f.value_counts, f.null_value_counts,
                 f.nan_value_counts, _bytes_map(f.lower_bounds), _bytes_map(f.upper_bounds),
                 None if f.key_metadata is None else bytearray(f.key_metadata), f.split_offsets, f.equality_ids,
-                f.sort_order_id, None, getattr(f, "referenced_data_file", None), None, None]
+                f.sort_order_id, f.first_row_id if f.content == 0 else None, f.referenced_data_file,
+                f.content_offset, f.content_size_in_bytes]
         return row
 
     def _readable_metrics(self, meta, f) -> tuple:

@@ -97,6 +97,14 @@ def _icefloe_version() -> str:
         return "unknown"
 
 
+def content_size(f) -> int:
+    """The bytes a file contributes to a summary's sizes: a deletion vector counts its blob, not
+    the whole Puffin file it shares with others."""
+    if f.is_deletion_vector and f.content_size_in_bytes is not None:
+        return f.content_size_in_bytes
+    return f.file_size_in_bytes
+
+
 def build_summary(operation: str, added: list, removed: list, previous: Optional[dict],
                   extra: Optional[dict] = None) -> dict:
     """Summary map with the figures seed 001 shows, derived from added and removed DataFiles,
@@ -123,8 +131,10 @@ def build_summary(operation: str, added: list, removed: list, previous: Optional
     put("removed-delete-files", len(rm_del))
     put("added-records", sum(f.record_count for f in add_data))
     put("deleted-records", sum(f.record_count for f in rm_data))
-    put("added-files-size", sum(f.file_size_in_bytes for f in added))
-    put("removed-files-size", sum(f.file_size_in_bytes for f in removed))
+    put("added-dvs", sum(1 for f in add_del if f.is_deletion_vector))
+    put("removed-dvs", sum(1 for f in rm_del if f.is_deletion_vector))
+    put("added-files-size", sum(content_size(f) for f in added))
+    put("removed-files-size", sum(content_size(f) for f in removed))
     put("added-position-deletes", sum(f.record_count for f in add_del if f.content == POSITION_DELETES))
     put("removed-position-deletes", sum(f.record_count for f in rm_del if f.content == POSITION_DELETES))
     put("added-equality-deletes", sum(f.record_count for f in add_del if f.content == EQUALITY_DELETES))
@@ -139,7 +149,7 @@ def build_summary(operation: str, added: list, removed: list, previous: Optional
         s[key] = str(base + delta)
 
     total("total-records", sum(f.record_count for f in add_data) - sum(f.record_count for f in rm_data))
-    total("total-files-size", sum(f.file_size_in_bytes for f in added) - sum(f.file_size_in_bytes for f in removed))
+    total("total-files-size", sum(content_size(f) for f in added) - sum(content_size(f) for f in removed))
     total("total-data-files", len(add_data) - len(rm_data))
     total("total-delete-files", len(add_del) - len(rm_del))
     total("total-position-deletes",

@@ -21,7 +21,9 @@ from icefloe.iceberg.table_metadata import MAIN_BRANCH
 from icefloe.iceberg.transforms import IdentityTransform
 from icefloe.spark import iceberg_dml
 from icefloe.spark.iceberg_changelog import changelog_df
-from icefloe.spark.iceberg_read import read_tasks
+from icefloe.errors import UnsupportedFeatureError
+from icefloe.spark import iceberg_lineage as lineage
+from icefloe.spark.iceberg_read import FILE_COL, POS_COL, read_tasks
 from icefloe.spark.iceberg_write import write_data_files
 from icefloe.spark.session import get_spark
 from icefloe.table.base import Table
@@ -51,13 +53,28 @@ class IcebergTable(BaseTable, Table):
 
     # ------------------------------------------------------------------ reads
     def to_spark(self, snapshot_id: Optional[int] = None, as_of=None, where=None,
-                 columns: Optional[Sequence[str]] = None, ref: Optional[str] = None):
-        """A Spark DataFrame of the table (at a snapshot, a time, or a ref)."""
+                 columns: Optional[Sequence[str]] = None, ref: Optional[str] = None, row_lineage: bool = False):
+        """A Spark DataFrame of the table (at a snapshot, a time, or a ref). ``row_lineage`` adds each
+        row's ``_row_id`` and ``_last_updated_sequence_number`` (format v3 tables)."""
         snap = self.snapshot_for(snapshot_id, as_of, ref)
         tasks = self.plan_snapshot(snap, where)
-        return read_tasks(self.spark, tasks, self.read_schema(snap, snapshot_id, as_of, ref), where, columns,
-                          history=self._meta.schemas,
-                          name_mapping=self._meta.properties.get("schema.name-mapping.default"))
+        schema = self.read_schema(snap, snapshot_id, as_of, ref)
+        mapping = self._meta.properties.get("schema.name-mapping.default")
+        if not row_lineage:
+            return read_tasks(self.spark, tasks, schema, where, columns, history=self._meta.schemas,
+                              name_mapping=mapping)
+        from pyspark.sql import functions as F
+
+        if self._meta.format_version < 3:
+            raise UnsupportedFeatureError(f"{self.name}: row lineage (_row_id, _last_updated_sequence_number) is "
+                                          f"kept by format version 3 tables; this one is version "
+                                          f"{self._meta.format_version} (upgrade it with format-version 3)")
+        rows = read_tasks(self.spark, tasks, lineage.with_lineage_fields(schema), where, None, with_positions=True,
+                          history=self._meta.schemas, name_mapping=mapping)
+        rows = lineage.computed(self.spark, rows, tasks, FILE_COL, POS_COL)
+        keep = [f"`{c}`" for c in columns] if columns else [f"`{f.name}`" for f in schema.fields]
+        return rows.select(*keep, F.col(lineage.ROW_ID_COL).alias(lineage.ROW_ID.name),
+                           F.col(lineage.LAST_SEQ_COL).alias(lineage.LAST_UPDATED.name))
 
     def changelog(self, start_snapshot_id: Optional[int] = None, end_snapshot_id: Optional[int] = None,
                   identifier_columns: Optional[Sequence[str]] = None, compute_updates: Optional[bool] = None,

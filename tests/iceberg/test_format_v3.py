@@ -15,7 +15,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspa
 from tools.jvm_runtime import JvmRuntime  # noqa: E402
 
 import icefloe  # noqa: E402
-from icefloe.errors import UnsupportedFormatVersionError  # noqa: E402
+from icefloe.errors import UnsupportedFeatureError, UnsupportedFormatVersionError  # noqa: E402
 from icefloe.iceberg.manifest_reader import snapshot_manifests  # noqa: E402
 from tests.interop_util import duckdb_connection, pyiceberg_table  # noqa: E402
 
@@ -131,8 +131,12 @@ def test_rows_keep_their_ids_through_changes_and_compaction(catalog, spark, jvm,
     t.append(_rows(spark, range(60, 90), "b"))
 
     def lineage():
-        return {r[0]: (r[1], r[2]) for r in jvm_read(jvm, t.location,
-                                                     cols="id, _row_id, _last_updated_sequence_number")}
+        theirs = {r[0]: (r[1], r[2]) for r in jvm_read(jvm, t.location,
+                                                       cols="id, _row_id, _last_updated_sequence_number")}
+        mine = {r[0]: (r[1], r[2]) for r in t.refresh().to_spark(row_lineage=True)
+                .select("id", "_row_id", "_last_updated_sequence_number").collect()}
+        assert mine == theirs                         # icefloe reads the lineage the runtime reads
+        return theirs
 
     before = lineage()
     assert len({v[0] for v in before.values()}) == 90
@@ -227,6 +231,8 @@ def test_a_v2_table_upgraded_to_v3_keeps_its_position_deletes_and_writes_vectors
     originals = {f.file_path for f in t.plan_files()}
     t.delete("id % 10 = 0")                    # v2 position deletes
     model = {i: "a" for i in range(40) if i % 10}
+    with pytest.raises(UnsupportedFeatureError, match="format version 3"):
+        t.to_spark(row_lineage=True)
     with pytest.raises(UnsupportedFormatVersionError, match="4"):
         t.update_properties({"format-version": "4"})
     t.update_properties({"format-version": "3"})
@@ -251,3 +257,27 @@ def test_a_v2_table_upgraded_to_v3_keeps_its_position_deletes_and_writes_vectors
     assert meta.next_row_id >= 43
     ids = [r[1] for r in jvm_read(jvm, t.location, cols="id, _row_id")]
     assert len(set(ids)) == len(ids)
+
+
+def test_check_verifies_deletion_vectors_against_their_puffin_footer(catalog, spark):
+    t = catalog.create_table("db.checked", "id bigint, name string", properties={"format-version": "3", **MOR})
+    t.append(_rows(spark, range(50), "a"))
+    t.delete("id % 4 = 0")
+    t.delete("id % 4 = 1")
+    report = t.check()
+    assert report.ok, report.problems
+    files = t.inspect.files().collect()
+    vectors = [r for r in files if r["content"] == 1]
+    assert vectors and all(r["file_format"] == "PUFFIN" and r["referenced_data_file"] and
+                           r["content_offset"] is not None and r["content_size_in_bytes"] for r in vectors)
+    assert sum(r["record_count"] for r in vectors) == 26
+    assert all(r["first_row_id"] is not None for r in files if r["content"] == 0)
+    summary = t.current_snapshot().summary
+    assert summary["added-dvs"] == summary["removed-dvs"] == str(len(vectors))
+    # a flipped byte inside one vector's bitmap is named by check, as is a wrong offset
+    v = vectors[0]
+    data = bytearray(open(v["file_path"], "rb").read())
+    data[v["content_offset"] + 12] ^= 0xFF
+    open(v["file_path"], "wb").write(bytes(data))
+    problems = [p.message for p in t.check().problems]
+    assert any("checksum" in m for m in problems), problems
