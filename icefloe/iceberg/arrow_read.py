@@ -37,13 +37,15 @@ def read_data_file(data_file, io: FileIO = LOCAL):
     return table
 
 
-def read_by_field_id(table, target, name_mapping=None, path: Optional[str] = None):
+def read_by_field_id(table, target, name_mapping=None, path: Optional[str] = None, defaults: Optional[dict] = None):
     """Project a file's Arrow table onto ``target`` by ``PARQUET:field_id``, recursively through
     structs, list elements and map values (a missing optional id reads as nulls).
 
     A file without field ids (e.g. added with pyiceberg's ``add_files``) gets them from
     ``name_mapping`` (spec, "Column Projection": JSON text or the parsed list), by name.
-    A required field the file does not have is an error naming the file (``path``)."""
+    A required field the file does not have is an error naming the file (``path``).
+    ``defaults`` (field id -> value) are what a top-level field the file lacks reads as (format
+    v3 ``initial-default``) instead of null."""
     if name_mapping is not None and table.num_columns and all(_fid(f) is None for f in table.schema):
         mapping = json.loads(name_mapping) if isinstance(name_mapping, str) else name_mapping
         table = table.cast(pa.schema([_map_field(f, mapping) for f in table.schema],
@@ -54,11 +56,22 @@ def read_by_field_id(table, target, name_mapping=None, path: Optional[str] = Non
     out = []
     for f in target:
         hit = by_id.get(_fid(f))
+        if hit is None and defaults and _fid(f) in defaults:
+            out.append(_repeated(defaults[_fid(f)], f.type, table.num_rows))
+            continue
         if hit is None:
             _check_optional(f, where, f.name)
         out.append(_conform(hit[1], hit[0], f, table.num_rows, where, f.name) if hit
                    else pa.nulls(table.num_rows, f.type))
     return pa.Table.from_arrays(out, schema=target)
+
+
+def _repeated(value, type_, n: int):
+    import uuid
+
+    if isinstance(value, uuid.UUID):
+        value = value.bytes if pa.types.is_binary(type_) or pa.types.is_fixed_size_binary(type_) else str(value)
+    return pa.array([value] * n, type_)
 
 
 def _check_optional(field, where: str, path: str) -> None:

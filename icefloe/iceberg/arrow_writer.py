@@ -14,6 +14,7 @@ from icefloe.core.parquet import metrics_from_footer
 from icefloe.core.types import Schema, to_arrow_schema
 from icefloe.errors import RequiredFieldNullError, SchemaMismatchError
 from icefloe.iceberg import conversions
+from icefloe.iceberg.schema import default_value
 from icefloe.iceberg.manifest import DataFile
 from icefloe.iceberg.table_metadata import TableMetadata
 from icefloe.iceberg.partitioning import PartitionSpec
@@ -37,6 +38,12 @@ def align_arrow(table, schema: Schema, table_name: str = "table"):
     for f, af in zip(schema.fields, target):
         src = names.get(f.name.lower())
         if src is None:
+            if f.write_default is not None:          # format v3: what a row without the column holds
+                value = default_value(f.field_type, f.write_default)
+                if isinstance(value, uuid.UUID):
+                    value = value.bytes if pa.types.is_fixed_size_binary(af.type) else str(value)
+                arrays.append(pa.array([value] * table.num_rows, af.type))
+                continue
             if f.required:
                 raise SchemaMismatchError(f"required column {f.name!r} of table {table_name} is missing from the data")
             arrays.append(pa.nulls(table.num_rows, type=af.type))

@@ -31,6 +31,7 @@ from icefloe.core.types import (
 )
 from icefloe.core.types.model import DoubleType, FloatType, PrimitiveType
 from icefloe.errors import SchemaError
+from icefloe.iceberg.schema import default_json
 from icefloe.iceberg.table_metadata import TableMetadata
 from icefloe.iceberg.metadata_commit import commit_metadata
 
@@ -124,7 +125,8 @@ class SchemaBuilder:
         return self.last_column_id
 
     # ------------------------------------------------------------------ changes
-    def add_column(self, name: ColumnPath, field_type, doc: Optional[str] = None, required: bool = False) -> None:
+    def add_column(self, name: ColumnPath, field_type, doc: Optional[str] = None, required: bool = False,
+                   default=None) -> None:
         parts = self._parts(name)
         parent, leaf = parts[:-1], parts[-1]
         full = ".".join(parts)
@@ -132,13 +134,20 @@ class SchemaBuilder:
             raise SchemaError(
                 f"cannot add required column {full!r}: format version {self.meta.format_version} tables have no "
                 "default values, so rows already written would have no value for it; add it as optional")
+        if default is not None and self.meta.format_version < 3:
+            raise SchemaError(f"cannot add column {full!r} with a default value: default values need format "
+                              f"version 3 (this table is version {self.meta.format_version})")
+        if required and default is None:
+            raise SchemaError(f"cannot add required column {full!r} without a default value: rows already "
+                              "written would have no value for it")
         t = _as_type(field_type)
         path, struct = self._struct_at(parent, f"add column {full!r}")
         if _child_or_none(struct, leaf) is not None:
             raise SchemaError(f"cannot add column {full!r}: a column with that name already exists")
         _check_new_name(leaf, full)
         fid = self._next_id()
-        new = NestedField(fid, leaf, reassign_ids(t, self._next_id), required, doc)
+        js = None if default is None else default_json(t, default, full)
+        new = NestedField(fid, leaf, reassign_ids(t, self._next_id), required, doc, js, js)
         self._replace_struct(path, StructType(list(struct.fields) + [new]))
 
     def rename_column(self, name: ColumnPath, new_name: str) -> None:
@@ -472,8 +481,10 @@ class UpdateSchema:
         return self
 
     def add_column(self, name: ColumnPath, field_type, doc: Optional[str] = None,
-                   required: bool = False) -> "UpdateSchema":
-        return self._record("add_column", name, field_type, doc=doc, required=required)
+                   required: bool = False, default=None) -> "UpdateSchema":
+        """Add a column; on a format v3 table ``default`` is the value rows written before it read
+        (``initial-default``) and rows written without it get (``write-default``)."""
+        return self._record("add_column", name, field_type, doc=doc, required=required, default=default)
 
     def rename_column(self, name: ColumnPath, new_name: str) -> "UpdateSchema":
         return self._record("rename_column", name, new_name)

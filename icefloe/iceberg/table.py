@@ -40,6 +40,7 @@ from icefloe.iceberg.refs import (
     set_current_snapshot_change,
 )
 from icefloe.iceberg.rewrite import RewriteManifests
+from icefloe.iceberg.schema import default_value
 from icefloe.iceberg.schema_update import UpdateSchema
 from icefloe.iceberg.snapshot import Snapshot
 from icefloe.iceberg.snapshot_producer import SnapshotProducer
@@ -167,10 +168,12 @@ class BaseTable:
             except IcefloeError as e:
                 raise UnsupportedFilterError(f"cannot filter with {where!r} without Spark: {e}") from None
         tasks = self.plan_snapshot(snap, where)
+        defaults = {f.field_id: default_value(f.field_type, f.initial_default) for f in schema.fields
+                    if f.initial_default is not None}
         parts = []
         for t in tasks:
             part = read_by_field_id(read_data_file(t.file, self.io), target,
-                                    self._meta.properties.get("schema.name-mapping.default"), t.path)
+                                    self._meta.properties.get("schema.name-mapping.default"), t.path, defaults)
             parts.append(apply_deletes_arrow(part, t.path, t.deletes, schema, self.io))
         out = pa.concat_tables(parts) if parts else target.empty_table()
         return out.filter(row_filter) if row_filter is not None else out

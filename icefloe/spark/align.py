@@ -117,6 +117,7 @@ class Target:
     spark_type: object
     required: bool
     accepts: Callable[[object, str], None]
+    default: object = None       # the value a row without this column gets (Iceberg v3 write-default)
 
 
 def fit_dataframe(df, targets: list, table_name: str = "table"):
@@ -143,6 +144,9 @@ def fit_dataframe(df, targets: list, table_name: str = "table"):
         sf = by_name.get(t.name.lower())
         md = {"parquet.field.id": t.field_id}
         if sf is None:
+            if t.default is not None:
+                cols.append(F.lit(t.default).cast(t.spark_type).alias(t.name, metadata=md))
+                continue
             if t.required:
                 raise SchemaMismatchError(f"required column {t.name!r} of table {table_name} is missing from the data")
             cols.append(F.lit(None).cast(t.spark_type).alias(t.name, metadata=md))
@@ -158,6 +162,21 @@ def fit_dataframe(df, targets: list, table_name: str = "table"):
     return df.select(*cols)
 
 
+def _write_default(f):
+    """A field's write default as a value Spark's ``lit`` takes and casts to the column's type."""
+    if f.write_default is None:
+        return None
+    import datetime
+    import uuid
+
+    from icefloe.iceberg.schema import default_value
+
+    value = default_value(f.field_type, f.write_default)
+    if isinstance(value, uuid.UUID) or (isinstance(value, datetime.datetime) and value.tzinfo is None):
+        return str(value)
+    return value
+
+
 def align_dataframe(df, schema: Schema, table_name: str = "table"):
     """``df`` fitted to an Iceberg table's ``schema`` (only safe widening is implicit); a value of
     a ``fixed[N]`` column that is not N bytes long fails the job (``SchemaMismatchError``)."""
@@ -165,7 +184,7 @@ def align_dataframe(df, schema: Schema, table_name: str = "table"):
 
     fitted = fit_dataframe(df, [
         Target(f.name, f.field_id, to_spark_type(f.field_type), f.required,
-               lambda src, path, target=f.field_type: _compatible(src, target, path))
+               lambda src, path, target=f.field_type: _compatible(src, target, path), _write_default(f))
         for f in schema.fields], table_name)
     fixed = {f.name: f.field_type.length for f in schema.fields if str(f.field_type).startswith("fixed[")}
     if not fixed:

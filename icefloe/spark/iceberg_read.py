@@ -29,9 +29,11 @@ only files whose names are not icefloe's own are checked, once per path.
 """
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import re
+import uuid
 from typing import Optional, Sequence
 
 from icefloe.core.io import LOCAL
@@ -40,6 +42,7 @@ from icefloe.iceberg.manifest import EQUALITY_DELETES, POSITION_DELETES
 from icefloe.errors import UnsupportedFeatureError  # noqa: F401 - defined in icefloe.errors, importable here too
 from icefloe.errors import CorruptDataFileError
 from icefloe.iceberg.delete_files import POSITION_DELETE_SCHEMA
+from icefloe.iceberg.schema import default_value
 from icefloe.spark.iceberg_evolved_read import mapping_from_history, name_read_plan, read_parquet_by_field_id, read_parquet_by_name, restore_column_names, spark_read_schema
 
 FILE_COL = "_icefloe_file"     # the data file a row was read from (the path as the table's metadata has it)
@@ -66,12 +69,70 @@ def read_tasks(spark, tasks: list, schema: Schema, where=None, columns: Optional
     field id had in ``history`` and ``schema`` are used.
     """
     try:
-        return _read_tasks(_NoSkipping(spark), tasks, schema, where, columns, with_positions, history,
-                           name_mapping)
+        groups = _by_missing_defaults(tasks, schema)
+        if groups is None:
+            return _read_tasks(_NoSkipping(spark), tasks, schema, where, columns, with_positions, history,
+                               name_mapping)
+        parts = []
+        for missing, group in groups.items():
+            df = _read_tasks(_NoSkipping(spark), group, schema, None, None, with_positions, history, name_mapping)
+            parts.append(_with_defaults(df, [schema.find_field(i) for i in missing]))
+        df = _union(parts)
+        if where is not None:
+            df = df.where(where)
+        if columns:
+            df = df.select(*[f"`{c}`" for c in columns], *([FILE_COL, POS_COL] if with_positions else []))
+        return df
     except Exception as e:
         raise_if_missing(e, [t.path for t in tasks], "data file")
         raise_if_missing(e, list({d.file_path: None for t in tasks for d in t.deletes}), "delete file")
         raise
+
+
+def _by_missing_defaults(tasks: list, schema: Schema):
+    """Format v3 ``initial-default``: the tasks grouped by which of the table's top-level fields
+    with an initial default their file lacks (those rows read the default, not null); None when
+    no field has one, or no file lacks one."""
+    fields = [f for f in schema.fields if f.initial_default is not None]
+    if not fields or not tasks:
+        return None
+    groups: dict = {}
+    for t in tasks:
+        ids = _file_field_ids(t.path)
+        groups.setdefault(tuple(f.field_id for f in fields if f.field_id not in ids), []).append(t)
+    return None if list(groups) == [()] else groups
+
+
+def _file_field_ids(path: str) -> frozenset:
+    """The top-level field ids of a Parquet file (cached per path: files are immutable)."""
+    hit = _FIELD_IDS.get(path)
+    if hit is None:
+        import pyarrow.parquet as pq
+
+        with LOCAL.open_read(path) as fh:
+            sch = pq.read_schema(fh)
+        hit = frozenset(int(f.metadata[b"PARQUET:field_id"]) for f in sch
+                        if f.metadata and b"PARQUET:field_id" in f.metadata)
+        if len(_FIELD_IDS) >= _FOOTERS_MAX:
+            _FIELD_IDS.clear()
+        _FIELD_IDS[path] = hit
+    return hit
+
+
+def _with_defaults(df, fields: list):
+    """``df`` with each of ``fields`` (which its files lack) set to its initial default."""
+    from pyspark.sql import functions as F
+
+    for f in fields:
+        if f.name in df.columns:
+            value = default_value(f.field_type, f.initial_default)
+            if isinstance(value, uuid.UUID) or (isinstance(value, datetime.datetime) and value.tzinfo is None):
+                value = str(value)            # a naive timestamp as text: no session time zone applied
+            df = df.withColumn(f.name, F.lit(value).cast(to_spark_field(f).dataType))
+    return df
+
+
+_FIELD_IDS: dict = {}
 
 
 def raise_if_missing(err: Exception, paths: Sequence[str], what: str = "data file") -> None:

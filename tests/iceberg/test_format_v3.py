@@ -29,8 +29,10 @@ def jvm(tmp_path_factory):
         yield runtime
 
 
-def jvm_read(jvm, location, snapshot_id=None, cols="id, name"):
+def jvm_read(jvm, location, snapshot_id=None, cols="id, name", vectorized=True):
     option = f".option('snapshot-id', {snapshot_id})" if snapshot_id else ""
+    if not vectorized:
+        option += ".option('vectorization-enabled', 'false')"
     return sorted(tuple(r) for r in jvm.run(
         f"result = rows(spark.read.format('iceberg'){option}.load(location).selectExpr(*cols.split(', ')))",
         location=location, cols=cols))
@@ -281,3 +283,71 @@ def test_check_verifies_deletion_vectors_against_their_puffin_footer(catalog, sp
     open(v["file_path"], "wb").write(bytes(data))
     problems = [p.message for p in t.check().problems]
     assert any("checksum" in m for m in problems), problems
+
+
+ADD_DEFAULTS = """
+jvm = spark._jvm
+t = jvm.org.apache.iceberg.hadoop.HadoopTables(spark._jsc.hadoopConfiguration()).load(location)
+T = jvm.org.apache.iceberg.types.Types
+L = jvm.org.apache.iceberg.expressions.Literal
+t.updateSchema().addColumn("c", T.IntegerType.get(), "with a default", L.of(5)).commit()
+t.updateSchema().addColumn("s", T.StringType.get(), "with a default", L.of("hello")).commit()
+result = 'ok'
+"""
+
+
+def test_default_values_of_the_runtimes_columns_are_read_and_written(spark, jvm):
+    warehouse = jvm.run("result = spark.conf.get('spark.sql.catalog.jvm.warehouse')")
+    jvm.sql("CREATE TABLE jvm.db.defaults (id bigint) USING iceberg TBLPROPERTIES ('format-version'='3')")
+    jvm.sql("INSERT INTO jvm.db.defaults VALUES (1), (2)")
+    location = os.path.join(warehouse, "db", "defaults")
+    jvm.run(ADD_DEFAULTS, location=location)          # columns added with initial and write defaults
+    jvm.sql("REFRESH TABLE jvm.db.defaults")
+    jvm.sql("INSERT INTO jvm.db.defaults VALUES (3, 7, 'x'), (4, null, null)")
+    t = icefloe.load_table(location)
+    field = t.metadata.schema.find_field(2)
+    assert (field.initial_default, field.write_default) == (5, 5)
+    expected = [(1, 5, "hello"), (2, 5, "hello"), (3, 7, "x"), (4, None, None)]
+    assert sorted(tuple(r) for r in t.to_spark().collect()) == expected
+    assert sorted(tuple(r) for r in t.to_spark(where="c = 5").collect()) == expected[:2]
+    arrow = t.to_arrow()
+    assert sorted(zip(*[arrow.column(c).to_pylist() for c in ("id", "c", "s")])) == expected
+    # icefloe writes the write default for a column the data lacks (Spark and Arrow), and keeps nulls given
+    t.append(spark.createDataFrame([(5,)], "id bigint"))
+    import pyarrow as pa
+
+    t.append(pa.table({"id": pa.array([6], pa.int64())}))
+    t.append(spark.createDataFrame([(7, None)], "id bigint, c int"))
+    expected += [(5, 5, "hello"), (6, 5, "hello"), (7, None, "hello")]
+    assert sorted(tuple(r) for r in t.refresh().to_spark().collect()) == expected
+    jvm.sql("REFRESH TABLE jvm.db.defaults")
+    assert sorted(tuple(r) for r in jvm.sql("SELECT id, c, s FROM jvm.db.defaults")) == expected
+    # the schema icefloe commits keeps the defaults
+    t.update({"s": "'y'"}, where="id = 1")
+    assert t.refresh().metadata.schema.find_field(3).initial_default == "hello"
+
+
+def test_columns_added_with_defaults_by_icefloe_read_the_same_in_the_runtime(catalog, spark, jvm):
+    import datetime
+    import decimal
+
+    v2 = catalog.create_table("db.nodefaults", "id bigint")
+    with pytest.raises(Exception, match="format version 3"):
+        v2.update_schema().add_column("c", "int", default=1).commit()
+    t = catalog.create_table("db.withdefaults", "id bigint", properties={"format-version": "3"})
+    t.append(_rows(spark, [1, 2], "x").select("id"))
+    (t.update_schema().add_column("n", "int", default=7).add_column("d", "date", default=datetime.date(2024, 2, 29))
+     .add_column("amount", "decimal(9, 2)", default=decimal.Decimal("1.5"))
+     .add_column("ts", "timestamptz", default="2024-03-01T10:00:00+00:00").commit())
+    with pytest.raises(Exception, match="does not fit"):
+        t.update_schema().add_column("bad", "int", default="seven").commit()
+    fields = {f.name: f for f in t.refresh().metadata.schema.fields}
+    assert (fields["d"].initial_default, fields["amount"].initial_default) == ("2024-02-29", "1.50")
+    t.append(spark.createDataFrame([(3,)], "id bigint"))
+    cols = "id, n, unix_date(d) AS d, CAST(amount AS STRING) AS amount, unix_micros(ts) AS ts"
+    want = [(i, 7, 19782, "1.50", 1709287200000000) for i in (1, 2, 3)]
+    # (the runtime's vectorized Parquet reader fails on a decimal column with a default, in its own
+    # tables too: "Cannot cast default value to int"; its row reader is used here)
+    assert jvm_read(jvm, t.location, cols=cols, vectorized=False) == want
+    t.to_spark().createOrReplaceTempView("with_defaults")
+    assert sorted(tuple(r) for r in spark.sql(f"SELECT {cols} FROM with_defaults").collect()) == want
