@@ -351,3 +351,31 @@ def test_columns_added_with_defaults_by_icefloe_read_the_same_in_the_runtime(cat
     assert jvm_read(jvm, t.location, cols=cols, vectorized=False) == want
     t.to_spark().createOrReplaceTempView("with_defaults")
     assert sorted(tuple(r) for r in spark.sql(f"SELECT {cols} FROM with_defaults").collect()) == want
+
+
+def test_expiry_compaction_and_orphan_cleanup_know_puffin_files(catalog, spark):
+    import time
+
+    t = catalog.create_table("db.maint", "id bigint, name string", properties={"format-version": "3", **MOR})
+    t.append(_rows(spark, range(60), "a"))
+    t.delete("id % 5 = 0")
+    first = {f.file_path for task in _tasks(t) for f in task.deletes}
+    t.delete("id % 5 = 1")                     # new vectors replace the first ones
+    second = {f.file_path for task in _tasks(t) for f in task.deletes}
+    assert first and second and not first & second
+    model = [(i, "a") for i in range(60) if i % 5 > 1]
+    # expiring the first delete's snapshot removes the Puffin files no live snapshot uses
+    t.expire_snapshots(older_than=int(time.time() * 1000) + 1, retain_last=1)
+    assert not any(os.path.exists(p) for p in first) and all(os.path.exists(p) for p in second)
+    assert ours(t.refresh()) == model
+    assert t.remove_orphan_files(older_than=int(time.time() * 1000) + 60_000, dry_run=True) == []
+    # compaction folds the vectors in: no delete file is left, the rows are the same
+    t.rewrite_data_files()
+    assert not any(task.deletes for task in _tasks(t.refresh()))
+    assert ours(t) == model and t.check().ok
+
+
+def _tasks(t):
+    from icefloe.iceberg import scan as scan_mod
+
+    return scan_mod.plan_files(t.io, t.metadata, t.metadata.current_snapshot)
