@@ -24,6 +24,7 @@ import pyarrow as pa
 from icefloe.core.types import DecimalType, IcebergType, NestedField, StructType
 from icefloe.iceberg import conversions
 from icefloe.iceberg.manifest import DATA, DELETED, EQUALITY_DELETES, POSITION_DELETES
+from icefloe.iceberg.puffin import vector_positions
 from icefloe.iceberg.manifest_reader import load_manifest_entries, snapshot_manifests
 from icefloe.iceberg.manifest_list import DATA_MANIFEST
 from icefloe.iceberg.refs import ancestors
@@ -300,8 +301,8 @@ class MetadataTables:
         for m in manifests:
             for e in load_manifest_entries(io, meta, m):
                 f = e.data_file
-                if e.status != DELETED and f.content in contents and f.file_path not in seen:
-                    seen.add(f.file_path)
+                if e.status != DELETED and f.content in contents and f.delete_key not in seen:
+                    seen.add(f.delete_key)     # deletion vectors share a Puffin file
                     rows.append(tuple(self._file_row(meta, unified, f)) + (self._readable_metrics(meta, f),))
         fields = _data_file_fields(unified) + [_field("readable_metrics", _readable_metrics_type(meta))]
         return self._df(rows, fields)
@@ -330,10 +331,15 @@ class MetadataTables:
                 f = e.data_file
                 if e.status == DELETED or f.content != POSITION_DELETES:
                     continue
-                with io.open_read(f.file_path) as fh:
-                    got = pq.read_table(fh, columns=["file_path", "pos"])
+                if f.is_deletion_vector:
+                    positions = list(vector_positions(io, f))
+                    pairs = zip([f.referenced_data_file] * len(positions), positions)
+                else:
+                    with io.open_read(f.file_path) as fh:
+                        got = pq.read_table(fh, columns=["file_path", "pos"])
+                    pairs = zip(got.column("file_path").to_pylist(), got.column("pos").to_pylist())
                 part = _coerce(meta, unified, f.spec_id, f.partition) if unified is not None else None
-                for path, pos in zip(got.column("file_path").to_pylist(), got.column("pos").to_pylist()):
+                for path, pos in pairs:
                     rows.append((path, pos) + ((part,) if unified is not None else ()) + (f.spec_id, f.file_path))
         fields = [_field("file_path", STRING, False), _field("pos", LONG, False)]
         if unified is not None:

@@ -188,6 +188,8 @@ def _read_tasks(spark, tasks: list, schema: Schema, where, columns, with_positio
         dirty = [t for t in tasks if t.deletes]
         df = _union([_read_tasks(spark, clean, schema, None, None, with_positions, history, name_mapping),
                      _read_tasks(spark, dirty, schema, None, None, with_positions, history, name_mapping)])
+    elif has_deletes and _only_position_deletes_by_raw_path(tasks) and _fits_a_filter(tasks):
+        df = _read_with_position_filter(spark, tasks, schema, history, with_positions)
     elif has_deletes and _only_position_deletes_by_raw_path(tasks):
         df = _read_minus_position_deletes(spark, tasks, schema, history, with_positions)
     else:
@@ -309,6 +311,98 @@ def _read_minus_position_deletes(spark, tasks: list, schema: Schema, history: Se
                                                      F.col("pos").alias(POS_COL))
             pdf = vdf if pdf is None else pdf.unionByName(vdf)
     df = df.join(_hint(pdf, sum(d.record_count for d in everything.values())), key, "left_anti")
+    if with_positions:
+        return df.select(*[f"`{f.name}`" for f in schema.fields], _table_path(F.col(_RAW_PATH), True).alias(FILE_COL),
+                         POS_COL)
+    return df.select(*[f"`{f.name}`" for f in schema.fields])
+
+
+# --------------------------------------------------------------------------- deletes as a filter
+# A few data files with position deletes (or deletion vectors) are read with a filter instead of a
+# join: each file's deleted positions become a bitmap (64 positions per bigint), a constant of the
+# plan, and a row is kept when its bit (Spark's ``_metadata.row_index``) is clear. A constant is
+# shipped once per stage with the task binary, and testing a bit costs a few operations per row,
+# where the anti join hashes every row. Many files (a CASE per row over them) or many rows (a large
+# constant) take the join.
+_MAX_FILTER_FILES = 64
+_MAX_FILTER_ROWS = 64_000_000
+_WORD = "_icefloe_deleted_word"
+_BIT = "_icefloe_deleted_bit"
+
+
+def _fits_a_filter(tasks: list) -> bool:
+    return (len(tasks) <= _MAX_FILTER_FILES and sum(t.file.record_count for t in tasks) <= _MAX_FILTER_ROWS
+            and sum(d.record_count for d in {d.delete_key: d for t in tasks for d in t.deletes}.values())
+            <= BROADCAST_ROWS)
+
+
+def deleted_bitmaps(tasks: list, io=LOCAL) -> dict:
+    """Each task's deleted positions as bitmap words (numpy uint64, bit ``p % 64`` of word
+    ``p // 64``), from the delete files the planner attached to it: vectors read from their Puffin
+    blobs, each position delete file read once and split by the data file its rows name."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    from icefloe.iceberg.puffin import vector_positions
+
+    by_file: dict = {}
+    out: dict = {}
+    for t in tasks:
+        parts = []
+        for d in t.deletes:
+            if d.is_deletion_vector:
+                parts.append(np.asarray(vector_positions(io, d).to_array(), dtype=np.int64))
+                continue
+            if d.file_path not in by_file:
+                table = _read_position_delete_file(io, d.file_path)
+                paths = table.column("file_path")
+                by_file[d.file_path] = {target: table.column("pos").filter(pc.equal(paths, target)).to_numpy()
+                                        for target in pc.unique(paths).to_pylist()}
+            hit = by_file[d.file_path].get(t.path)
+            if hit is not None:
+                parts.append(np.asarray(hit, dtype=np.int64))
+        words = np.zeros(t.file.record_count // 64 + 1, dtype=np.uint64)
+        if parts:
+            pos = np.concatenate(parts)
+            pos = pos[(pos >= 0) & (pos < t.file.record_count)]
+            np.bitwise_or.at(words, pos >> 6, np.left_shift(np.uint64(1), (pos & 63).astype(np.uint64)))
+        out[t.path] = words
+    return out
+
+
+def _read_position_delete_file(io, path: str):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        with io.open_read(path) as fh:
+            return pq.read_table(fh, columns=["file_path", "pos"])
+    except FileNotFoundError:
+        raise CorruptDataFileError(path, "delete file referenced by the snapshot is missing") from None
+    except (pa.ArrowException, OSError, KeyError) as e:
+        raise CorruptDataFileError(path, f"not a readable position delete file ({type(e).__name__}: {e})") from None
+
+
+def _read_with_position_filter(spark, tasks: list, schema: Schema, history: Sequence[Schema],
+                               with_positions: bool = False):
+    """The rows of ``tasks`` less their position deletes, by a bitmap filter (see above)."""
+    from pyspark.sql import functions as F
+
+    bitmaps = deleted_bitmaps(tasks)
+    sizes = _sizes_if_distinct(tasks)
+    key = F.col("_metadata.file_size") if sizes is not None else F.col("_metadata.file_path")
+    words = None
+    for t in tasks:
+        value = F.from_json(F.lit(json.dumps(bitmaps[t.path].view("int64").tolist())), "array<bigint>")
+        match = key == F.lit(sizes[t.path] if sizes is not None else "file:" + t.path)
+        words = F.when(match, value) if words is None else words.when(match, value)
+    df = spark.read.schema(spark_read_schema(schema, history)).parquet(*[t.path for t in tasks])
+    pos = F.col("_metadata.row_index")
+    df = df.select("*", F.element_at(words, F.expr("cast(shiftright(_metadata.row_index, 6) as int) + 1"))
+                   .alias(_WORD), F.expr("cast(_metadata.row_index & 63 as int)").alias(_BIT),
+                   *([F.col("_metadata.file_path").alias(_RAW_PATH), pos.alias(POS_COL)] if with_positions else []))
+    df = df.where(F.expr(f"shiftright(coalesce({_WORD}, 0), {_BIT}) & 1 = 0"))
+    df = restore_column_names(df.drop(_WORD, _BIT), schema)
     if with_positions:
         return df.select(*[f"`{f.name}`" for f in schema.fields], _table_path(F.col(_RAW_PATH), True).alias(FILE_COL),
                          POS_COL)

@@ -273,6 +273,8 @@ def test_check_verifies_deletion_vectors_against_their_puffin_footer(catalog, sp
     assert vectors and all(r["file_format"] == "PUFFIN" and r["referenced_data_file"] and
                            r["content_offset"] is not None and r["content_size_in_bytes"] for r in vectors)
     assert sum(r["record_count"] for r in vectors) == 26
+    positions = t.inspect.position_deletes().collect()
+    assert len(positions) == 26 and {r["file_path"] for r in positions} == {r["referenced_data_file"] for r in vectors}
     assert all(r["first_row_id"] is not None for r in files if r["content"] == 0)
     summary = t.current_snapshot().summary
     assert summary["added-dvs"] == summary["removed-dvs"] == str(len(vectors))

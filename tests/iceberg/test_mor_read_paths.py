@@ -14,20 +14,24 @@ def _pyiceberg_ids(catalog, name):
     return sorted(t.scan().to_arrow().column("id").to_pylist())
 
 
-@pytest.mark.parametrize("path", ["whole-partition", "filtered", "joined"])
+@pytest.mark.parametrize("path", ["whole-partition", "filtered", "joined", "bitmap"])
 def test_position_delete_read_paths_agree_with_pyiceberg(catalog, spark, monkeypatch, path):
     """whole-partition: every delete file applies to every data file of its partition;
     filtered: a data file added after the deletes is not attached to them, and their rows
     naming it (none here) are dropped by a filter; joined: the same through the small-side
-    join with the attachments (the path for many unattached pairs or unusual paths)."""
+    join with the attachments (the path for many unattached pairs or unusual paths); bitmap: few
+    files, their deleted positions as a bitmap filter (the others force the joins)."""
     if path == "joined":
         monkeypatch.setattr(ir, "_MAX_FILTER_PAIRS", -1)
+    if path != "bitmap":
+        monkeypatch.setattr(ir, "_MAX_FILTER_FILES", -1)
     # one task writes each delete: its file then covers every data file of the partition it hits
     # (a delete file naming one data file is attached to that file alone, and needs no filter)
     monkeypatch.setattr(delete_write, "_task_count", lambda spark, files: 1)
     used = []
-    real = ir._read_minus_position_deletes
-    monkeypatch.setattr(ir, "_read_minus_position_deletes", lambda *a, **kw: used.append(1) or real(*a, **kw))
+    name = "_read_with_position_filter" if path == "bitmap" else "_read_minus_position_deletes"
+    real = getattr(ir, name)
+    monkeypatch.setattr(ir, name, lambda *a, **kw: used.append(1) or real(*a, **kw))
     t = catalog.create_table("db.mor", "id bigint not null, p int, s string", partitioned_by=["p"],
                              properties={"write.delete.mode": "merge-on-read"})
     t.append(spark.range(300).selectExpr("id", "cast(id % 3 as int) as p", "cast(id as string) as s"))
@@ -35,7 +39,7 @@ def test_position_delete_read_paths_agree_with_pyiceberg(catalog, spark, monkeyp
     t.delete("p = 1 and id % 7 = 0")                       # partitions 0 and 2 stay without deletes
     t.delete("p = 1 and id % 11 = 0")                      # a second delete file in that partition
     expected = [i for i in range(330) if not ((i % 3 == 1 or i >= 300) and (i % 7 == 0 or i % 11 == 0))]
-    if path != "whole-partition":
+    if path not in ("whole-partition", "bitmap"):
         t.append(spark.range(1000, 1010).selectExpr("id", "1 as p", "'after' as s"))
         expected += list(range(1000, 1010))
         meta = t.refresh().metadata
