@@ -318,20 +318,21 @@ def _read_minus_position_deletes(spark, tasks: list, schema: Schema, history: Se
 
 
 # --------------------------------------------------------------------------- deletes as a filter
-# A few data files with position deletes (or deletion vectors) are read with a filter instead of a
-# join: each file's deleted positions become a bitmap (64 positions per bigint), a constant of the
-# plan, and a row is kept when its bit (Spark's ``_metadata.row_index``) is clear. A constant is
-# shipped once per stage with the task binary, and testing a bit costs a few operations per row,
-# where the anti join hashes every row. Many files (a CASE per row over them) or many rows (a large
-# constant) take the join.
-_MAX_FILTER_FILES = 64
-_MAX_FILTER_ROWS = 64_000_000
+# Data files with position deletes (or deletion vectors) are read with a filter instead of an anti
+# join when their deleted positions are few enough to broadcast: each file's deleted positions
+# become a bitmap (64 positions per bigint), one row per file in a broadcast table, joined to the
+# data rows by the file (its size, a number, when no two files read share one); a row is kept when
+# its bit (Spark's ``_metadata.row_index``) is clear. The join probes a table of one row per file
+# with one number, where the anti join hashes every row into a table of every deleted position.
+_MAX_FILTER_ROWS = 512_000_000      # rows of the files read: their bitmaps, 64 MB at most
 _WORD = "_icefloe_deleted_word"
 _BIT = "_icefloe_deleted_bit"
+_WORDS = "_icefloe_deleted_words"
+_KEY = "_icefloe_file_key"
 
 
 def _fits_a_filter(tasks: list) -> bool:
-    return (len(tasks) <= _MAX_FILTER_FILES and sum(t.file.record_count for t in tasks) <= _MAX_FILTER_ROWS
+    return (sum(t.file.record_count for t in tasks) <= _MAX_FILTER_ROWS
             and sum(d.record_count for d in {d.delete_key: d for t in tasks for d in t.deletes}.values())
             <= BROADCAST_ROWS)
 
@@ -386,23 +387,26 @@ def _read_position_delete_file(io, path: str):
 def _read_with_position_filter(spark, tasks: list, schema: Schema, history: Sequence[Schema],
                                with_positions: bool = False):
     """The rows of ``tasks`` less their position deletes, by a bitmap filter (see above)."""
+    import pyarrow as pa
     from pyspark.sql import functions as F
 
     bitmaps = deleted_bitmaps(tasks)
     sizes = _sizes_if_distinct(tasks)
-    key = F.col("_metadata.file_size") if sizes is not None else F.col("_metadata.file_path")
-    words = None
-    for t in tasks:
-        value = F.from_json(F.lit(json.dumps(bitmaps[t.path].view("int64").tolist())), "array<bigint>")
-        match = key == F.lit(sizes[t.path] if sizes is not None else "file:" + t.path)
-        words = F.when(match, value) if words is None else words.when(match, value)
+    if sizes is not None:
+        keys, key = pa.array([sizes[p] for p in bitmaps], pa.int64()), F.col("_metadata.file_size")
+    else:
+        keys, key = pa.array(["file:" + p for p in bitmaps], pa.string()), F.col("_metadata.file_path")
+    words = spark.createDataFrame(pa.table({_KEY: keys, _WORDS: pa.array([b.view("int64") for b in bitmaps.values()],
+                                                                         pa.list_(pa.int64()))}))
     df = spark.read.schema(spark_read_schema(schema, history)).parquet(*[t.path for t in tasks])
-    pos = F.col("_metadata.row_index")
-    df = df.select("*", F.element_at(words, F.expr("cast(shiftright(_metadata.row_index, 6) as int) + 1"))
-                   .alias(_WORD), F.expr("cast(_metadata.row_index & 63 as int)").alias(_BIT),
-                   *([F.col("_metadata.file_path").alias(_RAW_PATH), pos.alias(POS_COL)] if with_positions else []))
-    df = df.where(F.expr(f"shiftright(coalesce({_WORD}, 0), {_BIT}) & 1 = 0"))
-    df = restore_column_names(df.drop(_WORD, _BIT), schema)
+    df = df.select("*", key.alias(_KEY), F.expr("cast(shiftright(_metadata.row_index, 6) as int) + 1").alias(_WORD),
+                   F.expr("cast(_metadata.row_index & 63 as int)").alias(_BIT),
+                   *([F.col("_metadata.file_path").alias(_RAW_PATH), F.col("_metadata.row_index").alias(POS_COL)]
+                     if with_positions else []))
+    df = (df.join(_hint(words, len(bitmaps)), _KEY, "left")
+          .where(F.expr(f"shiftright(coalesce(element_at({_WORDS}, {_WORD}), 0), {_BIT}) & 1 = 0"))
+          .drop(_KEY, _WORD, _BIT, _WORDS))
+    df = restore_column_names(df, schema)
     if with_positions:
         return df.select(*[f"`{f.name}`" for f in schema.fields], _table_path(F.col(_RAW_PATH), True).alias(FILE_COL),
                          POS_COL)

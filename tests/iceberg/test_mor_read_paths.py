@@ -24,7 +24,7 @@ def test_position_delete_read_paths_agree_with_pyiceberg(catalog, spark, monkeyp
     if path == "joined":
         monkeypatch.setattr(ir, "_MAX_FILTER_PAIRS", -1)
     if path != "bitmap":
-        monkeypatch.setattr(ir, "_MAX_FILTER_FILES", -1)
+        monkeypatch.setattr(ir, "_MAX_FILTER_ROWS", -1)
     # one task writes each delete: its file then covers every data file of the partition it hits
     # (a delete file naming one data file is attached to that file alone, and needs no filter)
     monkeypatch.setattr(delete_write, "_task_count", lambda spark, files: 1)
