@@ -154,7 +154,7 @@ def _commit_changes(table, operation: str, meta, snap, tasks: list, labelled, is
                             for p in referenced}
                 added.extend(write_position_deletes_in_tasks(pos, meta, table.io, partition_of, previous))
         if new_rows is not None and (counts["inserted"] or counts["updated"] or (mode == COPY_ON_WRITE and rewrite)):
-            added.extend(_write_rows(new_rows, meta, table, cols))
+            added.extend(_write_rows(new_rows, meta, table, cols, tasks))
     except BaseException:
         for f in added:
             table.io.delete(f.file_path)
@@ -199,7 +199,7 @@ def _read_target(table, meta, file_tasks):
     schema = with_lineage_fields(meta.schema) if lineage else meta.schema
     rows = read_tasks(table.spark, file_tasks, schema, with_positions=True, history=meta.schemas,
                       name_mapping=meta.properties.get("schema.name-mapping.default"))
-    return lineage_mod.computed(table.spark, rows, file_tasks, FILE_COL, POS_COL) if lineage else rows
+    return lineage_mod.as_stored(rows) if lineage else rows
 
 
 def _lineage_cols(meta, col=None) -> list:
@@ -213,11 +213,12 @@ def _lineage_cols(meta, col=None) -> list:
             col(lineage_mod.LAST_SEQ_COL).alias(lineage_mod.LAST_SEQ_COL)]
 
 
-def _write_rows(rows, meta, table, cols: list) -> list:
-    """Write labelled ``rows`` as new data files; on a v3 table with their lineage."""
+def _write_rows(rows, meta, table, cols: list, tasks: list) -> list:
+    """Write labelled ``rows`` (of ``tasks``' files, or inserted) as new data files; on a v3 table
+    with their lineage."""
     if tracks_lineage(meta):
-        return write_data_files(rows.select(*cols, *lineage_mod.stored(ACTION, KEEP)),
-                                lineage_mod.writing_lineage(meta), table.io, table.name)
+        out = lineage_mod.stored(table.spark, rows, tasks, cols, FILE_COL, POS_COL, ACTION, KEEP)
+        return write_data_files(out, lineage_mod.writing_lineage(meta), table.io, table.name)
     return write_data_files(rows.select(*cols), meta, table.io, table.name)
 
 
@@ -460,7 +461,7 @@ def rewrite_data_files(table, where=None, target_file_size: Optional[int] = None
                                                                "write.target-file-size-bytes": str(target_file_size)})
         if tracks_lineage(meta):       # rows keep their ids and last sequence numbers
             rows = _read_target(table, meta, plan.rewrite).withColumn(ACTION, F.lit(KEEP))
-            added = _write_rows(rows, write_meta, table, [f"`{f.name}`" for f in meta.schema.fields])
+            added = _write_rows(rows, write_meta, table, [f"`{f.name}`" for f in meta.schema.fields], plan.rewrite)
         else:
             rows = read_tasks(table.spark, plan.rewrite, meta.schema, history=meta.schemas,
                               name_mapping=meta.properties.get("schema.name-mapping.default"))

@@ -6,10 +6,11 @@ it. A data file may store them (``_row_id``, field 2147483540, and
 the file's first row id plus the row's position and the sequence number is the file's data
 sequence number.
 
-Row-level changes read the rows they touch with both values computed (``ROW_ID_COL``,
-``LAST_SEQ_COL``) and write them back into the new data files: a row carried over unchanged
-keeps both, an updated row keeps its id and takes the new commit's sequence number (null in the
-file), an inserted row gets nothing (its id comes from the new file's first row id).
+Row-level changes read the rows they touch with the stored values (``ROW_ID_COL``,
+``LAST_SEQ_COL``, null where the file stores none) beside each row's file and position, and
+compute the inherited ones only for the rows they write (``stored``): a row carried over
+unchanged keeps both, an updated row keeps its id and takes the new commit's sequence number
+(null in the file), an inserted row gets nothing (its id comes from the new file's first row id).
 """
 from __future__ import annotations
 
@@ -56,6 +57,12 @@ def computed(spark, rows, tasks, file_col: str, pos_col: str):
             .drop(ROW_ID.name, LAST_UPDATED.name, _FIRST, _DSEQ))
 
 
+def as_stored(rows):
+    """``rows`` read with ``with_lineage_fields``: the stored lineage columns as ``ROW_ID_COL``
+    and ``LAST_SEQ_COL`` (null where the file stores none)."""
+    return rows.withColumnsRenamed({ROW_ID.name: ROW_ID_COL, LAST_UPDATED.name: LAST_SEQ_COL})
+
+
 def empty_lineage(df):
     """``df`` with null lineage columns (rows that are new)."""
     from pyspark.sql import functions as F
@@ -63,10 +70,18 @@ def empty_lineage(df):
     return df.withColumn(ROW_ID_COL, F.lit(None).cast("long")).withColumn(LAST_SEQ_COL, F.lit(None).cast("long"))
 
 
-def stored(action_col: str, keep: str):
-    """The columns a new data file stores: a row's id always (null for inserted rows), its last
-    sequence number only when the row is carried over unchanged (``keep``)."""
+def stored(spark, rows, tasks, columns: list, file_col: str, pos_col: str, action_col: str, keep: str):
+    """``rows`` (stored lineage as ``as_stored`` gives it, and each row's file and position) as the
+    ``columns`` a new data file stores, then the lineage: a row's id always (null for inserted
+    rows, which have no file), its last sequence number only when the row is carried over
+    unchanged (``keep``). Inherited values come from the tasks' files, joined by file."""
     from pyspark.sql import functions as F
 
-    return [F.col(ROW_ID_COL).alias(ROW_ID.name),
-            F.when(F.col(action_col) == F.lit(keep), F.col(LAST_SEQ_COL)).cast("long").alias(LAST_UPDATED.name)]
+    info = spark.createDataFrame([(t.path, t.file.first_row_id, int(t.data_sequence_number)) for t in tasks],
+                                 f"{file_col} string, {_FIRST} long, {_DSEQ} long")
+    joined = rows.join(F.broadcast(info), file_col, "left")
+    return joined.select(
+        *columns,
+        F.coalesce(F.col(ROW_ID_COL), F.col(_FIRST) + F.col(pos_col)).alias(ROW_ID.name),
+        F.when(F.col(action_col) == F.lit(keep), F.coalesce(F.col(LAST_SEQ_COL), F.col(_DSEQ)))
+        .cast("long").alias(LAST_UPDATED.name))
