@@ -30,10 +30,10 @@ from icefloe.iceberg.rewrite import RewriteFiles, plan_compaction
 from icefloe.iceberg.row_delta import RowDelta
 from icefloe.iceberg.validate import Validation, isolation_level
 from icefloe.spark.align import align_dataframe
+from icefloe.errors import MergeCardinalityError  # noqa: F401 - defined in icefloe.errors, importable here too
 from icefloe.spark import iceberg_lineage as lineage_mod
 from icefloe.spark.iceberg_lineage import tracks_lineage, with_lineage_fields
 from icefloe.spark.iceberg_read import FILE_COL, POS_COL, read_tasks
-from icefloe.errors import MergeCardinalityError
 from icefloe.core.types import to_arrow_schema
 from icefloe.iceberg.arrow_writer import _split_by_partition
 from icefloe.iceberg.delete_files import equality_delete_schema, write_equality_deletes
@@ -338,12 +338,8 @@ class MergeBuilder(MergeClauses):
         if mode == COPY_ON_WRITE:
             matched = matched.select(FILE_COL, POS_COL, SOURCE_ID, ACTION)
         matched = matched.localCheckpoint()
-        if self.matched:
-            dup = matched.groupBy(FILE_COL, POS_COL).count().where(F.col("count") > 1).limit(1).collect()
-            if dup:
-                raise MergeCardinalityError(
-                    f"MERGE into {table.name}: {self._describe_row(tuple(dup[0])[:-1])} matched more than one "
-                    "source row; make the source unique on the join keys. Nothing was committed.")
+        # every row here is a match: SQL's cardinality rule on the (file, position) pairs
+        self.check_cardinality(matched, F.lit(True), [FILE_COL, POS_COL], self._describe_row)
         inserts = None
         if self.not_matched:
             unmatched = self.unmatched_source_rows(
@@ -372,12 +368,8 @@ class MergeBuilder(MergeClauses):
                          F.col(f"{self.sa}.`{SOURCE_ID}`").alias(SOURCE_ID)))
         if self.matched or self.not_matched:
             pairs = pairs.localCheckpoint()
-        if self.matched:
-            dup = pairs.groupBy(FILE_COL, POS_COL).count().where(F.col("count") > 1).limit(1).collect()
-            if dup:
-                raise MergeCardinalityError(
-                    f"MERGE into {table.name}: {self._describe_row(tuple(dup[0])[:-1])} matched more than one "
-                    "source row; make the source unique on the join keys. Nothing was committed.")
+        # every row here is a match: SQL's cardinality rule on the (file, position) pairs
+        self.check_cardinality(pairs, F.lit(True), [FILE_COL, POS_COL], self._describe_row)
         unmatched = None
         if self.not_matched:
             unmatched = self.unmatched_source_rows(
