@@ -389,6 +389,17 @@ def test_row_level_changes_from_several_processes_stress(tmp_path):
 FAULT_CASES = [("delete", "copy-on-write"), ("delete", "merge-on-read"), ("merge", "merge-on-read")]
 
 
+def _seeded(wh: str, props: dict):
+    """A table with ``props`` holding two appends (ids 0-9 in "a", 10-19 in "b"), and its model."""
+    t = create(wh, props)
+    state: dict = {}
+    for seed in ({"kind": "append", "cat": "a", "ids": list(range(10))},
+                 {"kind": "append", "cat": "b", "ids": list(range(10, 20))}):
+        t.append(batch(seed["ids"], seed["cat"]))
+        apply_model(state, seed)
+    return t, state
+
+
 def _fault_op(op: str) -> dict:
     if op == "delete":
         return {"kind": "delete", "cat": "a", "lo": 3, "hi": 5}
@@ -403,12 +414,7 @@ def test_fault_at_every_point_of_a_row_level_commit(tmp_path, spark, op, mode):
     the one before from the same state -- and the last one, whose fault only the version hint
     can take (the commit is durable by then), commits the new state."""
     wh = str(tmp_path / "wh")
-    t = create(wh, {"write.delete.mode": mode, "write.merge.mode": mode})
-    state: dict = {}
-    for seed in ({"kind": "append", "cat": "a", "ids": list(range(10))},
-                 {"kind": "append", "cat": "b", "ids": list(range(10, 20))}):
-        t.append(batch(seed["ids"], seed["cat"]))
-        apply_model(state, seed)
+    t, state = _seeded(wh, {"write.delete.mode": mode, "write.merge.mode": mode})
     change = _fault_op(op)
     new = dict(state)
     apply_model(new, change)
@@ -455,13 +461,8 @@ def test_a_task_failing_to_write_a_delete_file_leaves_the_table_as_it_was(tmp_pa
     """Merge-on-read delete files are written by Spark tasks: one failing there fails the
     statement with the table and its directory exactly as they were."""
     wh = str(tmp_path / "wh")
-    t = create(wh, {"write.delete.mode": "merge-on-read", "write.merge.mode": "merge-on-read",
+    t, state = _seeded(wh, {"write.delete.mode": "merge-on-read", "write.merge.mode": "merge-on-read",
                     "write.update.mode": "merge-on-read"})
-    state: dict = {}
-    for seed in ({"kind": "append", "cat": "a", "ids": list(range(10))},
-                 {"kind": "append", "cat": "b", "ids": list(range(10, 20))}):
-        t.append(batch(seed["ids"], seed["cat"]))
-        apply_model(state, seed)
     before = all_files(wh)
     io = FaultInjectingFileIO(task_fault="pos-deletes")
     with pytest.raises(Exception, match="injected fault in a task"):
@@ -496,12 +497,7 @@ def test_kill_at_every_point_of_a_row_level_commit_stress(tmp_path, spark, op, m
     points = []
     for k in range(1, 30):
         wh = str(tmp_path / f"wh-{k}")
-        t = create(wh, {"write.delete.mode": mode, "write.merge.mode": mode})
-        state: dict = {}
-        for seed in ({"kind": "append", "cat": "a", "ids": list(range(10))},
-                     {"kind": "append", "cat": "b", "ids": list(range(10, 20))}):
-            t.append(batch(seed["ids"], seed["cat"]))
-            apply_model(state, seed)
+        t, state = _seeded(wh, {"write.delete.mode": mode, "write.merge.mode": mode})
         new = dict(state)
         apply_model(new, change)
         before = all_files(wh)
