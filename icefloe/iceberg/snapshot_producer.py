@@ -213,6 +213,8 @@ class FileChangeProducer(SnapshotProducer):
         self.remove_all = remove_all
         self.validation = validation
         self.data_sequence_number = data_sequence_number
+        # data files that get a new deletion vector here: their earlier vector gives way to it
+        self.vector_targets: set = {f.referenced_data_file for f in self.added if f.is_deletion_vector}
 
     def apply(self, pending: PendingSnapshot) -> tuple[list[ManifestFile], dict]:
         if self.validation is not None:
@@ -236,14 +238,7 @@ class FileChangeProducer(SnapshotProducer):
         target = f.referenced_data_file
         if target is None or f.content != POSITION_DELETES:
             return False
-        return target in self._replaced_vector_targets or (f.is_deletion_vector and target in self.removed_paths)
-
-    @property
-    def _replaced_vector_targets(self) -> set:
-        targets = getattr(self, "_vector_targets", None)
-        if targets is None:
-            targets = self._vector_targets = {f.referenced_data_file for f in self.added if f.is_deletion_vector}
-        return targets
+        return target in self.vector_targets or (f.is_deletion_vector and target in self.removed_paths)
 
     def carry_over(self, pending: PendingSnapshot) -> tuple[list[ManifestFile], list[DataFile]]:
         """The parent's manifests that stay live, those losing files rewritten with the removed
@@ -251,7 +246,7 @@ class FileChangeProducer(SnapshotProducer):
         removed: list[DataFile] = []
         kept: list[ManifestFile] = []
         found_paths: set = set()
-        removing = self.remove_all or bool(self.removed_paths) or bool(self._replaced_vector_targets)
+        removing = self.remove_all or bool(self.removed_paths) or bool(self.vector_targets)
         specs = pending.base.specs_by_id()
         for m in pending.parent_manifests():
             if m.partition_spec_id not in specs:   # carried over unopened: check what can be checked
