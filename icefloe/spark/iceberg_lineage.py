@@ -43,24 +43,25 @@ def writing_lineage(meta):
                                   for s in meta.schemas])
 
 
-def computed(spark, rows, tasks, file_col: str, pos_col: str):
-    """``rows`` (read with ``with_lineage_fields``, with each row's file and position) with the
-    stored lineage columns replaced by ``ROW_ID_COL`` and ``LAST_SEQ_COL``, inheritance applied."""
-    from pyspark.sql import functions as F
-
-    info = spark.createDataFrame([(t.path, t.file.first_row_id, int(t.data_sequence_number)) for t in tasks],
-                                 f"{file_col} string, {_FIRST} long, {_DSEQ} long")
-    joined = rows.join(F.broadcast(info), file_col, "left")
-    return (joined
-            .withColumn(ROW_ID_COL, F.coalesce(F.col(ROW_ID.name), F.col(_FIRST) + F.col(pos_col)))
-            .withColumn(LAST_SEQ_COL, F.coalesce(F.col(LAST_UPDATED.name), F.col(_DSEQ)))
-            .drop(ROW_ID.name, LAST_UPDATED.name, _FIRST, _DSEQ))
-
-
 def as_stored(rows):
     """``rows`` read with ``with_lineage_fields``: the stored lineage columns as ``ROW_ID_COL``
     and ``LAST_SEQ_COL`` (null where the file stores none)."""
     return rows.withColumnsRenamed({ROW_ID.name: ROW_ID_COL, LAST_UPDATED.name: LAST_SEQ_COL})
+
+
+def computed(spark, rows, tasks, file_col: str, pos_col: str):
+    """``rows`` (stored lineage as ``as_stored`` gives it, and each row's file and position) with
+    ``ROW_ID_COL`` and ``LAST_SEQ_COL`` inherited where null: the file's first row id plus the
+    row's position, and the file's data sequence number (from ``tasks``, joined by file; rows of
+    no file, inserted ones, stay null)."""
+    from pyspark.sql import functions as F
+
+    info = spark.createDataFrame([(t.path, t.file.first_row_id, int(t.data_sequence_number)) for t in tasks],
+                                 f"{file_col} string, {_FIRST} long, {_DSEQ} long")
+    return (rows.join(F.broadcast(info), file_col, "left")
+            .withColumn(ROW_ID_COL, F.coalesce(F.col(ROW_ID_COL), F.col(_FIRST) + F.col(pos_col)))
+            .withColumn(LAST_SEQ_COL, F.coalesce(F.col(LAST_SEQ_COL), F.col(_DSEQ)))
+            .drop(_FIRST, _DSEQ))
 
 
 def empty_lineage(df):
@@ -72,16 +73,11 @@ def empty_lineage(df):
 
 def stored(spark, rows, tasks, columns: list, file_col: str, pos_col: str, action_col: str, keep: str):
     """``rows`` (stored lineage as ``as_stored`` gives it, and each row's file and position) as the
-    ``columns`` a new data file stores, then the lineage: a row's id always (null for inserted
-    rows, which have no file), its last sequence number only when the row is carried over
-    unchanged (``keep``). Inherited values come from the tasks' files, joined by file."""
+    ``columns`` a new data file stores, then the lineage (``computed``): a row's id always (null
+    for inserted rows), its last sequence number only when the row is carried over unchanged
+    (``keep``)."""
     from pyspark.sql import functions as F
 
-    info = spark.createDataFrame([(t.path, t.file.first_row_id, int(t.data_sequence_number)) for t in tasks],
-                                 f"{file_col} string, {_FIRST} long, {_DSEQ} long")
-    joined = rows.join(F.broadcast(info), file_col, "left")
-    return joined.select(
-        *columns,
-        F.coalesce(F.col(ROW_ID_COL), F.col(_FIRST) + F.col(pos_col)).alias(ROW_ID.name),
-        F.when(F.col(action_col) == F.lit(keep), F.coalesce(F.col(LAST_SEQ_COL), F.col(_DSEQ)))
-        .cast("long").alias(LAST_UPDATED.name))
+    return computed(spark, rows, tasks, file_col, pos_col).select(
+        *columns, F.col(ROW_ID_COL).alias(ROW_ID.name),
+        F.when(F.col(action_col) == F.lit(keep), F.col(LAST_SEQ_COL)).cast("long").alias(LAST_UPDATED.name))

@@ -71,7 +71,7 @@ class IcebergTable(BaseTable, Table):
                                           f"{self._meta.format_version} (upgrade it with format-version 3)")
         rows = read_tasks(self.spark, tasks, lineage.with_lineage_fields(schema), where, None, with_positions=True,
                           history=self._meta.schemas, name_mapping=mapping)
-        rows = lineage.computed(self.spark, rows, tasks, FILE_COL, POS_COL)
+        rows = lineage.computed(self.spark, lineage.as_stored(rows), tasks, FILE_COL, POS_COL)
         keep = [f"`{c}`" for c in columns] if columns else [f"`{f.name}`" for f in schema.fields]
         return rows.select(*keep, F.col(lineage.ROW_ID_COL).alias(lineage.ROW_ID.name),
                            F.col(lineage.LAST_SEQ_COL).alias(lineage.LAST_UPDATED.name))
