@@ -7,6 +7,7 @@ default name mapping (``schema.name-mapping.default``).
 from __future__ import annotations
 
 import json
+import uuid
 from typing import Optional
 
 import pyarrow as pa
@@ -67,8 +68,6 @@ def read_by_field_id(table, target, name_mapping=None, path: Optional[str] = Non
 
 
 def _repeated(value, type_, n: int):
-    import uuid
-
     if isinstance(value, uuid.UUID):
         value = value.bytes if pa.types.is_binary(type_) or pa.types.is_fixed_size_binary(type_) else str(value)
     return pa.array([value] * n, type_)

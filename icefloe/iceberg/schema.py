@@ -1,10 +1,15 @@
 """Schemas in table metadata (Iceberg spec, "Schemas" and Appendix C JSON serialization)."""
 from __future__ import annotations
 
+import datetime
+import decimal
+import uuid
 from typing import Any
 
 from icefloe.core.types import (
-    DecimalType, IcebergType, ListType, MapType, NestedField, Schema, StructType, primitive_from_string,
+    BinaryType, BooleanType, DateType, DecimalType, DoubleType, FixedType, FloatType, IcebergType, IntegerType,
+    ListType, LongType, MapType, NestedField, Schema, StringType, StructType, TimestampType, TimestamptzType,
+    UUIDType, primitive_from_string,
 )
 from icefloe.errors import SchemaError
 
@@ -91,38 +96,21 @@ def name_mapping(schema: Schema) -> list:
     return fields(schema.struct)
 
 
+# JSON single values that stand as they are, each for the types it serves
+_PLAIN_DEFAULTS = ((BooleanType, (bool,), "a boolean"), ((IntegerType, LongType), (int,), "an integer"),
+                   (StringType, (str,), "a string"), ((FloatType, DoubleType), (int, float), "a number"))
+
+
 def default_value(t: IcebergType, value: Any):
     """A field default in the spec's JSON single-value form ("Appendix C") as the value icefloe
     holds for type ``t`` (dates, timestamps, decimals, UUIDs and bytes as Python objects)."""
-    import datetime
-    import decimal
-    import uuid
-
-    from icefloe.core.types import (
-        BinaryType, BooleanType, DateType, DoubleType, FixedType, FloatType, TimestampType, TimestamptzType,
-        UUIDType,
-    )
-
-    from icefloe.core.types import IntegerType, LongType, StringType
-
     if value is None:
         return None
-    if isinstance(t, BooleanType):
-        if not isinstance(value, bool):
-            raise ValueError(f"{value!r} is not a boolean")
-        return value
-    if isinstance(t, (IntegerType, LongType)):
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ValueError(f"{value!r} is not an integer")
-        return value
-    if isinstance(t, StringType):
-        if not isinstance(value, str):
-            raise ValueError(f"{value!r} is not a string")
-        return value
-    if isinstance(t, (FloatType, DoubleType)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValueError(f"{value!r} is not a number")
-        return float(value)
+    for types, kinds, what in _PLAIN_DEFAULTS:
+        if isinstance(t, types):
+            if type(value) not in kinds:          # exact types: a JSON true is not an integer
+                raise ValueError(f"{value!r} is not {what}")
+            return float(value) if isinstance(t, (FloatType, DoubleType)) else value
     if isinstance(t, DecimalType):
         return decimal.Decimal(str(value))
     if isinstance(t, DateType):
@@ -134,10 +122,7 @@ def default_value(t: IcebergType, value: Any):
             digits = "".join(ch for ch in frac if ch.isdigit())
             zone = frac[len(digits):]
             text = f"{head}.{digits[:6].ljust(6, '0')}{zone}"
-        ts = datetime.datetime.fromisoformat(text)
-        if isinstance(t, TimestamptzType):
-            return ts.astimezone(datetime.timezone.utc) if ts.tzinfo else ts.replace(tzinfo=datetime.timezone.utc)
-        return ts.replace(tzinfo=None)
+        return _as_timestamp(t, datetime.datetime.fromisoformat(text))
     if isinstance(t, UUIDType):
         return uuid.UUID(str(value))
     if isinstance(t, (BinaryType, FixedType)):
@@ -147,34 +132,32 @@ def default_value(t: IcebergType, value: Any):
     return value
 
 
+def _as_timestamp(t: IcebergType, ts: datetime.datetime) -> datetime.datetime:
+    """``ts`` as a value of ``t``: an instant in UTC (a naive one taken as UTC), or naive."""
+    if isinstance(t, TimestamptzType):
+        return ts.astimezone(datetime.timezone.utc) if ts.tzinfo else ts.replace(tzinfo=datetime.timezone.utc)
+    return ts.replace(tzinfo=None)
+
+
 def default_json(t: IcebergType, value: Any, column: str = "the column"):
     """``value`` (a Python value, or its JSON single-value text) as a default of type ``t`` in the
     spec's JSON form; a value that does not fit the type is a ``SchemaError`` naming the column."""
-    import datetime
-    import decimal
-    import uuid
-
-    from icefloe.core.types import BinaryType, FixedType, TimestamptzType
-
     try:
-        if isinstance(value, (datetime.date, decimal.Decimal, uuid.UUID)):
-            v = value if not isinstance(value, datetime.datetime) or not isinstance(t, TimestamptzType) or \
-                value.tzinfo else value.replace(tzinfo=datetime.timezone.utc)
+        if isinstance(value, datetime.datetime) and isinstance(t, (TimestampType, TimestamptzType)):
+            v = _as_timestamp(t, value)
+        elif isinstance(value, (datetime.date, decimal.Decimal, uuid.UUID)):
+            v = value
         elif isinstance(value, (bytes, bytearray)) and isinstance(t, (BinaryType, FixedType)):
             v = bytes(value)
         else:
             v = default_value(t, value)
-        if isinstance(t, DecimalType) and isinstance(v, (int, float)):
-            v = decimal.Decimal(str(v))
     except (ValueError, TypeError, decimal.InvalidOperation) as e:
         raise SchemaError(f"default value {value!r} of {column} does not fit its type {t}: {e}") from None
-    if isinstance(v, bool) or isinstance(v, (int, float, str)):
+    if isinstance(v, (int, float, str)):
         return v
     if isinstance(v, decimal.Decimal):
         return str(v.quantize(decimal.Decimal(1).scaleb(-t.scale)))
     if isinstance(v, datetime.datetime):
-        if isinstance(t, TimestamptzType):
-            return v.astimezone(datetime.timezone.utc).isoformat(timespec="microseconds")
         return v.isoformat(timespec="microseconds")
     if isinstance(v, (datetime.date, uuid.UUID)):
         return str(v)

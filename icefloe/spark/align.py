@@ -11,6 +11,8 @@ hold (``checked_cast``: overflow or unparsable text fails, ANSI mode or not).
 """
 from __future__ import annotations
 
+import datetime
+import uuid
 from dataclasses import dataclass
 from typing import Callable
 
@@ -20,6 +22,7 @@ from icefloe.core.types import (
 from icefloe.core.ranges import MAX_DAYS, MAX_MICROS, MIN_DAYS, MIN_MICROS
 from icefloe.errors import SchemaMismatchError
 from icefloe.errors import RequiredFieldNullError
+from icefloe.iceberg.schema import default_value
 
 NULL_MARKER = "ICEFLOE_REQUIRED_NULL"
 RANGE_MARKER = "ICEFLOE_OUT_OF_RANGE"
@@ -162,19 +165,20 @@ def fit_dataframe(df, targets: list, table_name: str = "table"):
     return df.select(*cols)
 
 
-def _write_default(f):
-    """A field's write default as a value Spark's ``lit`` takes and casts to the column's type."""
-    if f.write_default is None:
+def spark_default(field_type, value):
+    """A field default (JSON single-value form) as a value Spark's ``lit`` takes and casts to the
+    column's type: UUIDs and naive timestamps as text, so no session time zone applies."""
+    if value is None:
         return None
-    import datetime
-    import uuid
+    out = default_value(field_type, value)
+    if isinstance(out, uuid.UUID) or (isinstance(out, datetime.datetime) and out.tzinfo is None):
+        return str(out)
+    return out
 
-    from icefloe.iceberg.schema import default_value
 
-    value = default_value(f.field_type, f.write_default)
-    if isinstance(value, uuid.UUID) or (isinstance(value, datetime.datetime) and value.tzinfo is None):
-        return str(value)
-    return value
+def _write_default(f):
+    """A field's write default as a value Spark's ``lit`` takes."""
+    return spark_default(f.field_type, f.write_default)
 
 
 def align_dataframe(df, schema: Schema, table_name: str = "table"):
