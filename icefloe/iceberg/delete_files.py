@@ -20,6 +20,7 @@ from typing import Iterable, Optional
 from icefloe.core.io import FileIO
 from icefloe.core.parquet import metrics_from_footer
 from icefloe.core.types import PRIMITIVES_BY_NAME, NestedField, Schema, to_arrow_schema
+from icefloe.errors import CorruptDataFileError
 from icefloe.iceberg.arrow_writer import data_file_from_metrics
 from icefloe.iceberg.manifest import EQUALITY_DELETES, POSITION_DELETES, DataFile
 from icefloe.iceberg.puffin import vector_positions
@@ -167,20 +168,49 @@ def referenced_data_files(io: FileIO, delete_file: DataFile) -> set:
 
 
 def deleted_positions(io: FileIO, data_path: str, delete_files: Iterable[DataFile]) -> set:
-    out: set = set()
-    for d in delete_files:
-        if d.content != POSITION_DELETES:
-            continue
-        if d.is_deletion_vector:
-            if d.referenced_data_file == data_path:
-                out.update(vector_positions(io, d))
-            continue
-        t = _read_by_ids(io, d.file_path, list(POSITION_DELETE_SCHEMA.fields))
-        paths = t.column(0).to_pylist()
-        for p, pos in zip(paths, t.column(1).to_pylist()):
-            if p == data_path:
-                out.add(pos)
+    return set(positions_by_data_file(io, {data_path: list(delete_files)})[data_path].tolist())
+
+
+def positions_by_data_file(io: FileIO, deletes_of: dict) -> dict:
+    """For each data file (its path -> the delete files applying to it), the positions its position
+    delete files and deletion vectors delete, as an int64 numpy array: a vector read from its
+    Puffin blob, each position delete file read once and split by the data file its rows name."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    split: dict = {}
+    out: dict = {}
+    for path, deletes in deletes_of.items():
+        parts = []
+        for d in deletes:
+            if d.content != POSITION_DELETES:
+                continue
+            if d.is_deletion_vector:
+                if d.referenced_data_file == path:
+                    parts.append(np.asarray(vector_positions(io, d).to_array(), dtype=np.int64))
+                continue
+            if d.file_path not in split:
+                t = _read_position_file(io, d.file_path)
+                targets = t.column(0)
+                split[d.file_path] = {target: t.column(1).filter(pc.equal(targets, target)).to_numpy()
+                                      for target in pc.unique(targets).to_pylist()}
+            hit = split[d.file_path].get(path)
+            if hit is not None:
+                parts.append(np.asarray(hit, dtype=np.int64))
+        out[path] = np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
     return out
+
+
+def _read_position_file(io: FileIO, path: str):
+    """A position delete file's (file_path, pos) rows; a missing or unreadable file is named."""
+    import pyarrow as pa
+
+    try:
+        return _read_by_ids(io, path, list(POSITION_DELETE_SCHEMA.fields))
+    except FileNotFoundError:
+        raise CorruptDataFileError(path, "delete file referenced by the snapshot is missing") from None
+    except (pa.ArrowException, OSError, KeyError) as e:
+        raise CorruptDataFileError(path, f"not a readable position delete file ({type(e).__name__}: {e})") from None
 
 
 def apply_deletes_arrow(table, data_path: str, delete_files: list, schema: Schema, io: FileIO):

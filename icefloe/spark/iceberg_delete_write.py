@@ -22,12 +22,13 @@ import uuid
 from typing import Optional
 
 from icefloe.core.io import FileIO
-from icefloe.iceberg.delete_files import deleted_positions, write_position_deletes
+from icefloe.iceberg.delete_files import positions_by_data_file, write_position_deletes
 from icefloe.iceberg.manifest import POSITION_DELETES, DataFile
 from icefloe.iceberg.puffin import write_vectors
 from icefloe.iceberg.table_metadata import TableMetadata
 from icefloe.spark.align import explain_spark_error
 from icefloe.spark.iceberg_read import FILE_COL, POS_COL
+from icefloe.spark.iceberg_write import task_input
 from icefloe.spark.paimon_write import wait_until_idle
 
 
@@ -75,16 +76,11 @@ def _task(io: FileIO, meta: TableMetadata, partition_of: dict, job_id: str, mark
     def run(batches):  # in the Python workers
         import pyarrow as pa
         import pyarrow.compute as pc
-        from pyspark import TaskContext
 
-        batches = list(batches)
-        if not batches:
+        got = task_input(batches)
+        if got is None:
             return
-        table = pa.Table.from_batches(batches)
-        if table.num_rows == 0:
-            return
-        ctx = TaskContext.get()
-        task = ctx.partitionId() if ctx is not None else 0
+        table, task = got
         paths = table.column("file_path").combine_chunks()
         groups: dict = {}
         for path in pc.unique(paths).to_pylist():
@@ -99,12 +95,7 @@ def _task(io: FileIO, meta: TableMetadata, partition_of: dict, job_id: str, mark
             for f in written:
                 io.delete(f.file_path)
             raise
-        if io.exists(marker):               # the job failed elsewhere and its files are being removed
-            for f in written:
-                io.delete(f.file_path)
-            return
-        if written:
-            yield pa.RecordBatch.from_arrays([pa.array([pickle.dumps(written)], pa.binary())], names=["files"])
+        yield from _report(io, marker, written)
 
     return run
 
@@ -113,27 +104,22 @@ def _vector_task(io: FileIO, meta: TableMetadata, partition_of: dict, previous: 
     location = meta.location.rstrip("/")
 
     def run(batches):  # in the Python workers
-        import pyarrow as pa
         import pyarrow.compute as pc
-        from pyspark import TaskContext
         from pyroaring import BitMap64
 
-        batches = list(batches)
-        if not batches:
+        got = task_input(batches)
+        if got is None:
             return
-        table = pa.Table.from_batches(batches)
-        if table.num_rows == 0:
-            return
-        ctx = TaskContext.get()
-        task = ctx.partitionId() if ctx is not None else 0
+        table, task = got
         paths = table.column("file_path").combine_chunks()
+        targets = sorted(pc.unique(paths).to_pylist())
+        earlier = positions_by_data_file(io, {p: previous[p] for p in targets if previous.get(p)})
         vectors = []
-        for path in sorted(pc.unique(paths).to_pylist()):
+        for path in targets:
             rows = table.filter(pc.equal(paths, path)).column("pos").combine_chunks()
             positions = BitMap64(rows.to_numpy(zero_copy_only=False).astype("uint64"))
-            earlier = previous.get(path)
-            if earlier:
-                positions |= BitMap64(deleted_positions(io, path, earlier))
+            if path in earlier:
+                positions |= BitMap64(earlier[path].astype("uint64"))
             vectors.append((path, positions))
         puffin = f"{location}/data/{task:05d}-0-{job_id}-{uuid.uuid4().hex[:8]}-deletes.puffin"
         blobs = write_vectors(io, puffin, vectors)
@@ -146,12 +132,22 @@ def _vector_task(io: FileIO, meta: TableMetadata, partition_of: dict, previous: 
         except BaseException:
             io.delete(puffin)
             raise
-        if io.exists(marker):               # the job failed elsewhere and its files are being removed
-            io.delete(puffin)
-            return
-        yield pa.RecordBatch.from_arrays([pa.array([pickle.dumps(written)], pa.binary())], names=["files"])
+        yield from _report(io, marker, written)
 
     return run
+
+
+def _report(io: FileIO, marker: str, written: list):
+    """A task's answer: the DataFiles it wrote (pickled, one row), unless the job failed elsewhere
+    (``marker`` exists), when it removes its files instead and answers nothing."""
+    import pyarrow as pa
+
+    if io.exists(marker):
+        for path in {f.file_path for f in written}:
+            io.delete(path)
+        return
+    if written:
+        yield pa.RecordBatch.from_arrays([pa.array([pickle.dumps(written)], pa.binary())], names=["files"])
 
 
 def _remove_job_files(io: FileIO, location: str, job_id: str) -> None:

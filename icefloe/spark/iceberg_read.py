@@ -29,11 +29,9 @@ only files whose names are not icefloe's own are checked, once per path.
 """
 from __future__ import annotations
 
-import datetime
 import json
 import os
 import re
-import uuid
 from typing import Optional, Sequence
 
 from icefloe.core.io import LOCAL
@@ -41,8 +39,8 @@ from icefloe.core.types import Schema, to_spark_field, to_spark_schema
 from icefloe.iceberg.manifest import EQUALITY_DELETES, POSITION_DELETES
 from icefloe.errors import UnsupportedFeatureError  # noqa: F401 - defined in icefloe.errors, importable here too
 from icefloe.errors import CorruptDataFileError
-from icefloe.iceberg.delete_files import POSITION_DELETE_SCHEMA
-from icefloe.iceberg.schema import default_value
+from icefloe.iceberg.delete_files import POSITION_DELETE_SCHEMA, positions_by_data_file
+from icefloe.spark.align import spark_default
 from icefloe.spark.iceberg_evolved_read import mapping_from_history, name_read_plan, read_parquet_by_field_id, read_parquet_by_name, restore_column_names, spark_read_schema
 
 FILE_COL = "_icefloe_file"     # the data file a row was read from (the path as the table's metadata has it)
@@ -54,7 +52,7 @@ BROADCAST_ROWS = 2_000_000
 
 # data files icefloe writes: <task>-<n>-<32 hex write id>-<counter>.parquet, always with field ids
 _ICEFLOE_FILE = re.compile(r"^\d{5}-\d+-[0-9a-f]{32}-\d{5}\.parquet$")
-_FOOTERS: dict = {}   # path -> Arrow schema of a file without field ids, or None (it has ids)
+_FOOTERS: dict = {}   # path -> (its top-level field ids, its Arrow schema if it has none)
 _FOOTERS_MAX = 200_000
 
 
@@ -104,19 +102,8 @@ def _by_missing_defaults(tasks: list, schema: Schema):
 
 
 def _file_field_ids(path: str) -> frozenset:
-    """The top-level field ids of a Parquet file (cached per path: files are immutable)."""
-    hit = _FIELD_IDS.get(path)
-    if hit is None:
-        import pyarrow.parquet as pq
-
-        with LOCAL.open_read(path) as fh:
-            sch = pq.read_schema(fh)
-        hit = frozenset(int(f.metadata[b"PARQUET:field_id"]) for f in sch
-                        if f.metadata and b"PARQUET:field_id" in f.metadata)
-        if len(_FIELD_IDS) >= _FOOTERS_MAX:
-            _FIELD_IDS.clear()
-        _FIELD_IDS[path] = hit
-    return hit
+    """The top-level field ids of a Parquet file."""
+    return _footer(path)[0]
 
 
 def _with_defaults(df, fields: list):
@@ -125,14 +112,9 @@ def _with_defaults(df, fields: list):
 
     for f in fields:
         if f.name in df.columns:
-            value = default_value(f.field_type, f.initial_default)
-            if isinstance(value, uuid.UUID) or (isinstance(value, datetime.datetime) and value.tzinfo is None):
-                value = str(value)            # a naive timestamp as text: no session time zone applied
+            value = spark_default(f.field_type, f.initial_default)
             df = df.withColumn(f.name, F.lit(value).cast(to_spark_field(f).dataType))
     return df
-
-
-_FIELD_IDS: dict = {}
 
 
 def raise_if_missing(err: Exception, paths: Sequence[str], what: str = "data file") -> None:
@@ -338,50 +320,19 @@ def _fits_a_filter(tasks: list) -> bool:
 
 
 def deleted_bitmaps(tasks: list, io=LOCAL) -> dict:
-    """Each task's deleted positions as bitmap words (numpy uint64, bit ``p % 64`` of word
-    ``p // 64``), from the delete files the planner attached to it: vectors read from their Puffin
-    blobs, each position delete file read once and split by the data file its rows name."""
+    """Each task's deleted positions (``delete_files.positions_by_data_file``) as bitmap words
+    (numpy uint64, bit ``p % 64`` of word ``p // 64``)."""
     import numpy as np
-    import pyarrow.compute as pc
 
-    from icefloe.iceberg.puffin import vector_positions
-
-    by_file: dict = {}
+    positions = positions_by_data_file(io, {t.path: t.deletes for t in tasks})
     out: dict = {}
     for t in tasks:
-        parts = []
-        for d in t.deletes:
-            if d.is_deletion_vector:
-                parts.append(np.asarray(vector_positions(io, d).to_array(), dtype=np.int64))
-                continue
-            if d.file_path not in by_file:
-                table = _read_position_delete_file(io, d.file_path)
-                paths = table.column("file_path")
-                by_file[d.file_path] = {target: table.column("pos").filter(pc.equal(paths, target)).to_numpy()
-                                        for target in pc.unique(paths).to_pylist()}
-            hit = by_file[d.file_path].get(t.path)
-            if hit is not None:
-                parts.append(np.asarray(hit, dtype=np.int64))
         words = np.zeros(t.file.record_count // 64 + 1, dtype=np.uint64)
-        if parts:
-            pos = np.concatenate(parts)
-            pos = pos[(pos >= 0) & (pos < t.file.record_count)]
-            np.bitwise_or.at(words, pos >> 6, np.left_shift(np.uint64(1), (pos & 63).astype(np.uint64)))
+        pos = positions[t.path]
+        pos = pos[(pos >= 0) & (pos < t.file.record_count)]
+        np.bitwise_or.at(words, pos >> 6, np.left_shift(np.uint64(1), (pos & 63).astype(np.uint64)))
         out[t.path] = words
     return out
-
-
-def _read_position_delete_file(io, path: str):
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    try:
-        with io.open_read(path) as fh:
-            return pq.read_table(fh, columns=["file_path", "pos"])
-    except FileNotFoundError:
-        raise CorruptDataFileError(path, "delete file referenced by the snapshot is missing") from None
-    except (pa.ArrowException, OSError, KeyError) as e:
-        raise CorruptDataFileError(path, f"not a readable position delete file ({type(e).__name__}: {e})") from None
 
 
 def _read_with_position_filter(spark, tasks: list, schema: Schema, history: Sequence[Schema],
@@ -453,11 +404,6 @@ def _unattached_pairs(tasks: list, deletes) -> dict:
     return out
 
 
-def _attached_to_their_partition(tasks: list, deletes) -> bool:
-    """Whether every delete file is attached to every task of its partition."""
-    return not _unattached_pairs(tasks, deletes)
-
-
 def _union(parts: list):
     df = parts[0]
     for p in parts[1:]:
@@ -466,10 +412,12 @@ def _union(parts: list):
 
 
 # --------------------------------------------------------------------------- files without field ids
-def _footer_without_ids(path: str):
-    """The Arrow schema of ``path`` if its footer has no field ids, else None (cached per path)."""
-    if path in _FOOTERS:
-        return _FOOTERS[path]
+def _footer(path: str):
+    """``path``'s footer: its top-level field ids (empty when it has none) and its Arrow schema when
+    it has none (else None), read once per path (files are immutable)."""
+    hit = _FOOTERS.get(path)
+    if hit is not None:
+        return hit
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -480,11 +428,17 @@ def _footer_without_ids(path: str):
         raise CorruptDataFileError(path, "data file referenced by the snapshot is missing") from None
     except (pa.ArrowException, OSError) as e:
         raise CorruptDataFileError(path, f"not a readable Parquet file ({type(e).__name__}: {e})") from None
-    has_ids = any(b"PARQUET:field_id" in (f.metadata or {}) for f in sch)
+    ids = frozenset(int(f.metadata[b"PARQUET:field_id"]) for f in sch
+                    if f.metadata and b"PARQUET:field_id" in f.metadata)
     if len(_FOOTERS) >= _FOOTERS_MAX:
         _FOOTERS.clear()
-    _FOOTERS[path] = None if has_ids else sch
-    return _FOOTERS[path]
+    _FOOTERS[path] = hit = (ids, None if ids else sch)
+    return hit
+
+
+def _footer_without_ids(path: str):
+    """The Arrow schema of ``path`` if its footer has no field ids, else None."""
+    return _footer(path)[1]
 
 
 def _split_by_field_ids(tasks: list):

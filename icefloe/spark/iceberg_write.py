@@ -345,6 +345,22 @@ def _drop_empty(io: FileIO, files: list) -> list:
     return [f for f in files if f.record_count > 0]
 
 
+def task_input(batches):
+    """A Python task's Arrow batches as one table, with the task's partition id; None when the
+    task got no rows."""
+    import pyarrow as pa
+    from pyspark import TaskContext
+
+    batches = list(batches)
+    if not batches:
+        return None
+    table = pa.Table.from_batches(batches)
+    if table.num_rows == 0:
+        return None
+    ctx = TaskContext.get()
+    return table, (ctx.partitionId() if ctx is not None else 0)
+
+
 def _arrow_task(io: FileIO, meta: TableMetadata, write_id: str):
     schema, spec, location, props = meta.schema, meta.spec, meta.location, dict(meta.properties)
 
@@ -352,20 +368,15 @@ def _arrow_task(io: FileIO, meta: TableMetadata, write_id: str):
         import pickle
 
         import pyarrow as pa
-        from pyspark import TaskContext
 
-        batches = list(batches)
-        if not batches:
+        got = task_input(batches)
+        if got is None:
             return
-        table = pa.Table.from_batches(batches)
-        if table.num_rows == 0:
-            return
+        table, task_id = got
         table = pa.Table.from_arrays(
             [uuid_strings_to_bytes(table.column(f.name).combine_chunks(), f.field_type, f.name)
              for f in schema.fields], names=[f.name for f in schema.fields])
         table = align_arrow(table, schema)
-        ctx = TaskContext.get()
-        task_id = ctx.partitionId() if ctx is not None else 0
         files = write_arrow(io, table, schema, spec, location, props, task_id=task_id, write_id=write_id,
                             meta=meta)
         if files:

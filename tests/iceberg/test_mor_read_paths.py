@@ -63,8 +63,8 @@ def test_a_delete_file_kept_from_a_data_file_of_its_partition_is_detected():
             self.path, self.deletes, self.partition_key = path, deletes, (0, part)
 
     d1, d2 = D("d1", (1,)), D("d2", (2,))
-    assert ir._attached_to_their_partition([T("a", [d1], (1,)), T("b", [d1], (1,)), T("c", [d2], (2,))], [d1, d2])
-    assert not ir._attached_to_their_partition([T("a", [d1], (1,)), T("b", [], (1,))], [d1])
+    assert not ir._unattached_pairs([T("a", [d1], (1,)), T("b", [d1], (1,)), T("c", [d2], (2,))], [d1, d2])
+    assert ir._unattached_pairs([T("a", [d1], (1,)), T("b", [], (1,))], [d1])
     assert ir._unattached_pairs([T("a", [d1], (1,)), T("b", [], (1,)), T("c", [], (2,))], [d1, d2]) == {"d1": {"b"}, "d2": {"c"}}
     # a delete file scoped to one data file (a deletion vector, or a position delete file naming one
     # file) names no other file of its partition: it is unattached only to its own file, if at all
