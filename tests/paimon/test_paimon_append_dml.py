@@ -228,8 +228,9 @@ def test_fault_at_every_file_operation_of_an_update(tmp_path, paimon_spark):
 
 
 @settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
-@given(ops=st.lists(st.tuples(st.sampled_from(["delete", "update", "merge"]), st.integers(2, 4),
-                              st.integers(0, 3)), min_size=2, max_size=3))
+@given(ops=st.lists(st.tuples(st.sampled_from(["delete", "update", "merge"]), st.integers(2, 4)).flatmap(
+    lambda op_k: st.tuples(st.just(op_k[0]), st.just(op_k[1]), st.integers(0, op_k[1] - 1))),
+    min_size=2, max_size=3))
 def test_random_statements_against_a_model(ops, tmp_path_factory, paimon_spark):
     wh = str(tmp_path_factory.mktemp("m"))
     t = Catalog(wh, "paimon", spark=paimon_spark).create_table("db.a", DDL, partitioned_by=["p"])
