@@ -4,7 +4,8 @@ from __future__ import annotations
 import os
 from typing import Optional
 
-from icefloe.core.io import FileIO
+from icefloe.core.io import FileIO, is_remote, normalize_location
+from icefloe.core.object_store import file_io_for
 from icefloe.core.schema_input import to_schema
 from icefloe.errors import (
     IcefloeError, NamespaceAlreadyExistsError, NamespaceNotEmptyError, NoSuchNamespaceError, NoSuchTableError,
@@ -31,12 +32,17 @@ class Catalog:
 
     def __init__(self, warehouse: Optional[str] = None, format: str = "iceberg", spark=None,
                  io: Optional[FileIO] = None, type: Optional[str] = None, uri: Optional[str] = None,
-                 name: str = "default"):
+                 name: str = "default", **properties):
         """``type``: ``hadoop`` (the default: the warehouse directories are the catalog) or ``sql``
         (Iceberg tables registered in a database, as Iceberg's JDBC catalog and pyiceberg's
         ``SqlCatalog`` keep them: ``uri`` a SQLAlchemy URL, default SQLite
         ``<warehouse>/catalog.db``; ``name`` the catalog's name in it) or ``rest`` (a server of the
-        Iceberg REST catalog protocol at ``uri``, such as ``icefloe serve``; no warehouse needed)."""
+        Iceberg REST catalog protocol at ``uri``, such as ``icefloe serve``; no warehouse needed).
+
+        The warehouse may be on an object store (``s3://bucket/warehouse``, ``gs://``, ``az://``),
+        configured by ``properties`` with pyiceberg's names: ``s3.endpoint``, ``s3.access-key-id``,
+        ``s3.secret-access-key``, ``s3.session-token``, ``s3.region``, ``s3.path-style-access``
+        (see ``icefloe.core.object_store``)."""
         fmt = (format or "iceberg").lower()
         if fmt not in FORMATS:
             raise IcefloeError(f"unknown table format {format!r}; expected one of {FORMATS}")
@@ -51,7 +57,12 @@ class Catalog:
             raise IcefloeError("a REST catalog needs uri='http://host:port'")
         if warehouse is None and kind != "rest":
             raise IcefloeError("a warehouse directory is needed (icefloe.Catalog('warehouse'))")
-        self.warehouse = os.path.abspath(warehouse) if warehouse is not None else None
+        self.warehouse = normalize_location(warehouse) if warehouse is not None else None
+        self.properties = {str(k): str(v) for k, v in properties.items() if v is not None}
+        if io is None and self.warehouse is not None:
+            io = file_io_for(self.warehouse, self.properties)
+            if is_remote(self.warehouse):
+                io.check_location(self.warehouse)
         self.format = fmt
         self.type = kind
         self._spark = spark
@@ -75,7 +86,7 @@ class Catalog:
         """The file I/O this catalog's tables read and write through."""
         return self._impl.io
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:       # never the properties: they may hold secrets
         return f"Catalog({self.warehouse!r}, format={self.format!r})"
 
     @property

@@ -19,6 +19,7 @@ from rich.table import Table as RichTable
 from rich.markup import escape
 from rich.tree import Tree
 
+from icefloe.core.io import is_remote
 from icefloe.core.tree import Node
 from icefloe.errors import IcefloeError, NoSuchNamespaceError, NoSuchTableError, NotSupportedError, WarehouseError
 from icefloe.catalog import Catalog
@@ -82,10 +83,14 @@ def cli(ctx, warehouse, fmt, catalog_name, verbose, catalog):
             warehouse = str(props["warehouse"])
         if ctx.get_parameter_source("fmt") is ParameterSource.DEFAULT and props.get("format"):
             fmt = str(props["format"]).lower()
+        from icefloe.config import storage_properties
+
         sql_catalog = {k: props[k] for k in ("type", "uri", "name") if props.get(k)}
+        storage = storage_properties(props)
     else:
-        sql_catalog = {}
-    ctx.obj = {"warehouse": warehouse, "format": fmt, "catalog_name": catalog_name, "sql_catalog": sql_catalog}
+        sql_catalog, storage = {}, {}
+    ctx.obj = {"warehouse": warehouse, "format": fmt, "catalog_name": catalog_name, "sql_catalog": sql_catalog,
+               "storage": storage}
 
 
 def _catalog(ctx, fmt=None, create: bool = True):
@@ -93,6 +98,10 @@ def _catalog(ctx, fmt=None, create: bool = True):
     warehouse directory is made (SQL may create the first table); else it is an error,
     since a mistyped --warehouse would otherwise look like an empty one."""
     wh = ctx.obj["warehouse"]
+    fmt = fmt or ctx.obj["format"]
+    if is_remote(wh):
+        extra = (ctx.obj.get("sql_catalog") or {}) if fmt == "iceberg" else {}
+        return Catalog(wh, format=fmt, **extra, **(ctx.obj.get("storage") or {}))
     if os.path.exists(wh) and not os.path.isdir(wh):
         raise WarehouseError(f"--warehouse {wh} is a file; it must name the directory that holds the tables")
     if not create and not os.path.isdir(wh):

@@ -4,7 +4,9 @@ data source uses too."""
 from __future__ import annotations
 
 from icefloe.catalog import Catalog
-from icefloe.core.config import ENV_PREFIX, KEYS, ConfigError, catalog_properties, config_path  # noqa: F401
+from icefloe.core.config import (  # noqa: F401
+    ENV_PREFIX, KEYS, ConfigError, catalog_properties, config_path, storage_properties,
+)
 
 
 def load_catalog(name: str = "default", spark=None, **overrides):
@@ -16,4 +18,5 @@ def load_catalog(name: str = "default", spark=None, **overrides):
                           f"(catalog: {{{name}: {{warehouse: <dir>}}}}) or in "
                           f"{ENV_PREFIX}{name.upper()}__WAREHOUSE")
     return Catalog(str(props["warehouse"]), format=str(props.get("format", "iceberg")), spark=spark,
-                   type=props.get("type"), uri=props.get("uri"), name=str(props.get("name", "default")))
+                   type=props.get("type"), uri=props.get("uri"), name=str(props.get("name", "default")),
+                   **storage_properties(props))

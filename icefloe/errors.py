@@ -126,6 +126,11 @@ class NotSupportedError(IcefloeError):
 
 # --------------------------------------------------------------------------- file I/O
 
+class ObjectStoreError(IcefloeError):
+    """An object store that cannot be used as configured: an unknown scheme, an unreachable
+    endpoint, missing credentials, a bucket that does not exist. Never carries a secret."""
+
+
 class FileAlreadyExistsError(FileExistsError):
     """A create-if-absent write found the file there: another writer made it first."""
 

@@ -24,6 +24,8 @@ from typing import Optional
 from icefloe.errors import IcefloeError
 
 KEYS = ("warehouse", "format", "type", "uri", "name")
+# the object store's settings (pyiceberg's names: s3.endpoint, s3.access-key-id, ...), passed to the FileIO
+STORAGE_PREFIXES = ("s3.", "gcs.", "adls.", "io.", "spark.native-io")
 ENV_PREFIX = "ICEFLOE_CATALOG__"
 
 
@@ -63,9 +65,16 @@ def catalog_properties(name: str = "default") -> dict:
     prefix = f"{ENV_PREFIX}{name.upper()}__"
     for k, v in os.environ.items():
         if k.startswith(prefix):
-            props[k[len(prefix):].lower().replace("__", ".")] = v
-    unknown = sorted(set(props) - set(KEYS))
+            key = k[len(prefix):].lower().replace("__", ".")
+            props[key.replace("_", "-") if key.startswith(STORAGE_PREFIXES) else key] = v
+    unknown = sorted(k for k in set(props) - set(KEYS) if not k.startswith(STORAGE_PREFIXES))
     if unknown:
-        raise ConfigError(f"catalog {name!r}: unknown setting(s) {', '.join(unknown)} (known: {', '.join(KEYS)})"
+        raise ConfigError(f"catalog {name!r}: unknown setting(s) {', '.join(unknown)} (known: {', '.join(KEYS)} and the "
+                          f"storage settings {', '.join(p + '*' for p in STORAGE_PREFIXES)})"
                           + (f" in {path}" if path else ""))
     return props
+
+
+def storage_properties(props: dict) -> dict:
+    """The object-store settings among a catalog's configured properties."""
+    return {str(k): str(v) for k, v in props.items() if str(k).startswith(STORAGE_PREFIXES)}

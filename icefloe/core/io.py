@@ -30,6 +30,10 @@ def strip_scheme(path: str) -> str:
 class FileIO:
     """Local file system I/O. Paths may be plain or ``file:`` URIs."""
 
+    #: whether Spark's own Parquet reader and writer can take this I/O's paths (a local disk: yes;
+    #: an object store only when the Spark session has its connector, see ``object_store``)
+    spark_native = True
+
     def for_tasks(self) -> "FileIO":
         """The FileIO that Spark tasks get (pickled): this one, unless it is a driver-side wrapper
         (one that counts or injects faults) whose state means nothing in another process."""
@@ -131,3 +135,18 @@ class FileIO:
 
 
 LOCAL = FileIO()
+
+
+def is_remote(location: str) -> bool:
+    """Whether ``location`` is a URI of a store other than the local file system."""
+    head = location.split("://", 1)[0].lower() if "://" in location else ""
+    return bool(head) and head != "file"
+
+
+def normalize_location(location: str) -> str:
+    """A warehouse or table location as icefloe keeps it: an absolute local path, or the URI of
+    an object store as given (without a trailing slash)."""
+    if is_remote(location):
+        return location.rstrip("/")
+    return os.path.abspath(strip_scheme(location))
+

@@ -14,11 +14,11 @@ renames for the same reason).
 """
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 from typing import Optional
 
-from icefloe.core.io import LOCAL, FileIO
+from icefloe.core.io import FileIO, normalize_location
+from icefloe.core.object_store import file_io_for
 from icefloe.core.names import check_name_part, is_valid_name_part, split_name
 from icefloe.core.retry import RetryPolicy
 from icefloe.core.schema_input import to_schema
@@ -51,8 +51,8 @@ class HadoopCatalog:
     """Tables of ``table_type`` (``BaseTable`` or a subclass with a data plane) under ``warehouse``."""
 
     def __init__(self, warehouse: str, spark=None, io: Optional[FileIO] = None, table_type=BaseTable):
-        self.warehouse = os.path.abspath(warehouse)
-        self.io = io or LOCAL
+        self.warehouse = normalize_location(warehouse)
+        self.io = io or file_io_for(self.warehouse)
         self.spark = spark
         self.table_type = table_type
 
@@ -178,7 +178,7 @@ class HadoopCatalog:
         if not ops.exists():
             raise NoSuchTableError(f"table {name} does not exist")
         _, meta = ops.load()
-        inside = os.path.abspath(meta.location).startswith(ops.location)
+        inside = normalize_location(meta.location).startswith(ops.location)
         if purge and inside:
             self.io.delete_tree(ops.location)
         else:

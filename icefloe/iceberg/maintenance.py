@@ -25,7 +25,7 @@ import os
 from dataclasses import replace
 from typing import Iterable, Optional
 
-from icefloe.core.io import strip_scheme
+from icefloe.core.io import is_remote, strip_scheme
 from icefloe.core.progress import track
 from icefloe.core.reports import ExpireReport
 from icefloe.core.timetravel import to_epoch_ms
@@ -202,7 +202,7 @@ def _clean_expired(ops: HadoopTableOperations, before: TableMetadata, expired: l
 
 # --------------------------------------------------------------------------- orphan files
 def _norm(path: str) -> str:
-    return os.path.normpath(strip_scheme(path))
+    return path.rstrip("/") if is_remote(path) else os.path.normpath(strip_scheme(path))
 
 
 def referenced_files(ops: HadoopTableOperations, version: int, meta: TableMetadata) -> set:

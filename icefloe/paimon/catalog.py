@@ -6,12 +6,12 @@ pypaimon's filesystem catalogs use, so any of them can open the warehouse.
 """
 from __future__ import annotations
 
-import os
 from typing import Optional
 
 import pyarrow as pa
 
-from icefloe.core.io import LOCAL, FileIO
+from icefloe.core.io import FileIO, normalize_location
+from icefloe.core.object_store import file_io_for
 from icefloe.core.names import check_name_part
 from icefloe.core.names import split_name as _split_name
 from icefloe.core.types import Schema, parse_schema
@@ -47,9 +47,9 @@ class PaimonCatalog:
     """Tables of ``table_type`` (``FileStoreTable`` or a subclass with a data plane) under ``warehouse``."""
 
     def __init__(self, warehouse: str, spark=None, io: Optional[FileIO] = None, table_type=FileStoreTable):
-        self.warehouse = os.path.abspath(warehouse)
+        self.warehouse = normalize_location(warehouse)
         self.spark = spark
-        self.io = io or LOCAL
+        self.io = io or file_io_for(self.warehouse)
         self.table_type = table_type
 
     def database_path(self, db: str) -> str:

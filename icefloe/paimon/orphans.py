@@ -31,7 +31,7 @@ import os
 import re
 import time
 
-from icefloe.core.io import strip_scheme
+from icefloe.core.io import is_remote, strip_scheme
 from icefloe.core.progress import track
 from icefloe.paimon.file_store import MANIFEST_DIR, FileStore
 from icefloe.paimon.snapshot import EARLIEST, LATEST, Snapshot
@@ -51,7 +51,7 @@ _BUCKET_DIR = re.compile(r"^bucket-\d+$")
 
 
 def _norm(path: str) -> str:
-    return os.path.normpath(strip_scheme(path))
+    return path.rstrip("/") if is_remote(path) else os.path.normpath(strip_scheme(path))
 
 
 def _metadata_snapshots(store: FileStore) -> list[Snapshot]:

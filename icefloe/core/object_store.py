@@ -1,0 +1,393 @@
+"""File I/O on object stores (``s3://``, ``gs://``, ``az://`` / ``abfs://``) through obstore.
+
+An object store has no directories and no rename, but S3 (and GCS and Azure) can create an
+object *only if it does not exist yet* (``If-None-Match: *``), which is the one primitive a
+commit needs: ``vN.metadata.json`` (Iceberg) and ``snapshot-N`` (Paimon) are put that way, so
+two writers never both win, with no lock service. A single PUT is atomic, so a reader never
+sees half an object.
+
+Configuration uses pyiceberg's property names where they exist (``s3.endpoint``,
+``s3.access-key-id``, ``s3.secret-access-key``, ``s3.session-token``, ``s3.region``,
+``s3.path-style-access``, ``s3.anonymous``); obstore's own configuration keys (``aws_...``,
+``google_...``, ``azure_...``) pass through for everything else. Secrets are kept out of
+``repr`` and of every error message.
+"""
+from __future__ import annotations
+
+import datetime
+import io as _io
+import os
+from typing import Iterator, Optional
+from urllib.parse import urlparse
+
+from icefloe.core.io import LOCAL, FileIO, is_remote
+from icefloe.errors import FileAlreadyExistsError, ObjectStoreError
+
+SCHEMES = {"s3": "s3", "s3a": "s3", "s3n": "s3", "gs": "gcs", "gcs": "gcs",
+           "az": "azure", "abfs": "azure", "abfss": "azure", "adl": "azure"}
+
+_S3_PROPERTIES = {          # pyiceberg's names -> obstore's S3 configuration keys
+    "s3.endpoint": "endpoint",
+    "s3.access-key-id": "access_key_id",
+    "s3.secret-access-key": "secret_access_key",
+    "s3.session-token": "session_token",
+    "s3.region": "region",
+}
+_SECRET_WORDS = ("secret", "token", "password", "key", "credential", "sas")
+_CHUNK = 1000
+
+
+def is_object_store(location: str) -> bool:
+    """Whether ``location`` is a URI of an object store icefloe reaches through obstore."""
+    scheme = urlparse(location).scheme.lower() if "://" in location else ""
+    return scheme in SCHEMES
+
+
+def _split(path: str) -> tuple[str, str, str]:
+    """``s3://bucket/a/b`` -> ("s3", "bucket", "a/b")."""
+    p = urlparse(path)
+    return p.scheme.lower(), p.netloc, p.path.lstrip("/")
+
+
+def _is_secret(name: str) -> bool:
+    n = name.lower()
+    return any(w in n for w in _SECRET_WORDS) and not n.endswith(("key-id", "key_id"))
+
+
+class _Reader(_io.RawIOBase):
+    """A seekable file over an object (what pyarrow's Parquet reader needs), read in ranges."""
+
+    def __init__(self, store, key: str, path: str):
+        import obstore
+
+        self._path = path
+        self._file = obstore.open_reader(store, key, buffer_size=1024 * 1024)
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        data = self._file.read(len(buffer))
+        n = len(data)
+        buffer[:n] = memoryview(data)
+        return n
+
+    def read(self, size: int = -1) -> bytes:
+        return bytes(self._file.read() if size is None or size < 0 else self._file.read(size))
+
+    def readall(self) -> bytes:
+        return bytes(self._file.read())
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        return self._file.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self._file.tell()
+
+    def size(self) -> int:
+        return self._file.size
+
+    def close(self) -> None:
+        if not self.closed:
+            self._file.close()
+        super().close()
+
+
+class _Upload(_io.BytesIO):
+    """A new object written whole: buffered, then put on ``close`` (never visible half-written;
+    ``abort`` or an exception inside ``with`` puts nothing)."""
+
+    def __init__(self, owner: "ObjectStoreIO", path: str):
+        super().__init__()
+        self._owner = owner
+        self._path = path
+        self._done = False
+
+    def abort(self) -> None:
+        self._done = True
+
+    def close(self) -> None:
+        if not self._done and not self.closed:
+            self._done = True
+            self._owner.write_bytes(self._path, self.getvalue(), overwrite=False)
+        super().close()
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is not None:
+            self.abort()
+        return super().__exit__(exc_type, exc, tb)
+
+
+class ObjectStoreIO(FileIO):
+    """I/O on object stores; paths are full URIs (``s3://bucket/key``). Pickles without its
+    client connections, so Spark tasks rebuild them from the same configuration."""
+
+    def __init__(self, properties: Optional[dict] = None):
+        self.properties = {str(k): str(v) for k, v in (properties or {}).items() if v is not None}
+        self._stores: dict = {}
+
+    @property
+    def spark_native(self) -> bool:
+        """Spark's own Parquet reader and writer take these paths only when the user says the
+        session has the store's Hadoop connector (``spark.native-io=true``); otherwise data goes
+        through Python tasks with this I/O."""
+        return self.properties.get("spark.native-io", "false").lower() == "true"
+
+    def __repr__(self) -> str:
+        shown = {k: ("***" if _is_secret(k) else v) for k, v in self.properties.items()}
+        return f"ObjectStoreIO({shown})"
+
+    def __getstate__(self):
+        return {"properties": self.properties}
+
+    def __setstate__(self, state):
+        self.properties = state["properties"]
+        self._stores = {}
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, ObjectStoreIO) and other.properties == self.properties
+
+    __hash__ = None  # mutable configuration
+
+    # ------------------------------------------------------------------ stores
+    def _store(self, scheme: str, bucket: str):
+        key = (scheme, bucket)
+        if key not in self._stores:
+            self._stores[key] = self._make_store(scheme, bucket)
+        return self._stores[key]
+
+    def _make_store(self, scheme: str, bucket: str):
+        from obstore.store import AzureStore, GCSStore, S3Store
+
+        kind = SCHEMES.get(scheme)
+        if kind is None:
+            raise ObjectStoreError(f"unsupported URI scheme {scheme!r}; icefloe reaches "
+                                   f"{', '.join(sorted(SCHEMES))} and the local file system")
+        if not bucket:
+            raise ObjectStoreError(f"a {scheme}:// location needs a bucket: {scheme}://<bucket>/<path>")
+        raw = {k: v for k, v in self.properties.items() if "." not in k and "-" not in k}
+        retry = {"max_retries": int(self.properties.get("io.max-retries", "3")),
+                 "retry_timeout": datetime.timedelta(seconds=float(self.properties.get("io.retry-timeout-s", "20")))}
+        client = {"connect_timeout": self.properties.get("io.connect-timeout", "5s"),
+                  "timeout": self.properties.get("io.request-timeout", "120s")}
+        if kind == "s3":
+            conf = {obstore_key: self.properties[name] for name, obstore_key in _S3_PROPERTIES.items()
+                    if name in self.properties}
+            for name in ("endpoint", "access_key_id", "secret_access_key", "session_token", "region"):
+                env = os.environ.get({"endpoint": "AWS_ENDPOINT_URL"}.get(name, "AWS_" + name.upper()))
+                if name not in conf and env:
+                    conf[name] = env
+            if "region" not in conf:
+                conf["region"] = os.environ.get("AWS_DEFAULT_REGION", "us-east-1")
+            anonymous = self.properties.get("s3.anonymous", "false").lower() == "true"
+            if anonymous:
+                conf["skip_signature"] = True
+            elif not ("access_key_id" in conf and "secret_access_key" in conf) and not any(
+                    os.environ.get(v) for v in ("AWS_PROFILE", "AWS_WEB_IDENTITY_TOKEN_FILE",
+                                                "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI")) \
+                    and self.properties.get("s3.credentials", "") != "instance":
+                raise ObjectStoreError(
+                    f"no credentials for {scheme}://{bucket}: set s3.access-key-id and s3.secret-access-key "
+                    "(or AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY), s3.anonymous=true for a public bucket, "
+                    "or s3.credentials=instance to use the machine's instance role")
+            endpoint = conf.get("endpoint", "")
+            if endpoint.startswith("http://"):
+                client["allow_http"] = True
+            path_style = self.properties.get("s3.path-style-access", "true" if endpoint else "false")
+            conf["virtual_hosted_style_request"] = path_style.lower() != "true"
+            conf.update({k: v for k, v in raw.items() if k.startswith("aws_")})
+            return S3Store(bucket, config=conf, client_options=client, retry_config=retry)
+        if kind == "gcs":
+            conf = {k: v for k, v in raw.items() if k.startswith("google_")}
+            if "gcs.service-account-path" in self.properties:
+                conf["google_service_account"] = self.properties["gcs.service-account-path"]
+            return GCSStore(bucket, config=conf, client_options=client, retry_config=retry)
+        conf = {k: v for k, v in raw.items() if k.startswith("azure_")}
+        for name, key in (("adls.account-name", "azure_storage_account_name"),
+                          ("adls.account-key", "azure_storage_account_key"),
+                          ("adls.sas-token", "azure_storage_sas_key")):
+            if name in self.properties:
+                conf[key] = self.properties[name]
+        container = bucket.split("@", 1)[0]
+        if "@" in bucket and "azure_storage_account_name" not in conf:
+            conf["azure_storage_account_name"] = bucket.split("@", 1)[1].split(".", 1)[0]
+        return AzureStore(container, config=conf, client_options=client, retry_config=retry)
+
+    def _locate(self, path: str):
+        scheme, bucket, key = _split(path)
+        return self._store(scheme, bucket), key
+
+    def _error(self, e: Exception, op: str, path: str) -> Exception:
+        """An obstore error as an icefloe error: its first line, with no configuration in it."""
+        first = str(e).split("\n", 1)[0]
+        for k, v in self.properties.items():
+            if _is_secret(k) and v:
+                first = first.replace(v, "***")
+        if "NoSuchBucket" in str(e):
+            return ObjectStoreError(f"cannot {op} {path}: the bucket {_split(path)[1]!r} does not exist")
+        name = type(e).__name__
+        if name in ("UnauthenticatedError", "PermissionDeniedError"):
+            return ObjectStoreError(f"cannot {op} {path}: access denied ({first})")
+        if "error sending request" in first or "Connection refused" in str(e) or "dns error" in str(e):
+            endpoint = self.properties.get("s3.endpoint", "the store's endpoint")
+            return ObjectStoreError(f"cannot {op} {path}: {endpoint} is unreachable ({first})")
+        return ObjectStoreError(f"cannot {op} {path}: {first}")
+
+    def _call(self, op: str, path: str, fn):
+        from obstore.exceptions import AlreadyExistsError, BaseError
+
+        try:
+            return fn()
+        except AlreadyExistsError:
+            raise FileAlreadyExistsError(path) from None
+        except FileNotFoundError as e:
+            if "NoSuchBucket" in str(e):
+                raise self._error(e, op, path) from None
+            raise FileNotFoundError(2, "No such object", path) from None
+        except BaseError as e:
+            raise self._error(e, op, path) from None
+        except OSError as e:   # obstore reports transport failures as OSError subclasses too
+            raise self._error(e, op, path) from None
+
+    def check_location(self, location: str) -> None:
+        """Reach ``location``'s bucket once (a listing of one object), so a bad endpoint, bucket or
+        credentials is named when a catalog opens rather than at its first commit."""
+        import obstore
+
+        store, key = self._locate(location)
+        prefix = key.rstrip("/") + "/" if key else None
+
+        def probe():
+            stream = obstore.list(store, prefix, chunk_size=1)
+            next(iter(stream), None)
+        self._call("reach", location, probe)
+
+    # ------------------------------------------------------------------ reads
+    def read_bytes(self, path: str) -> bytes:
+        import obstore
+
+        store, key = self._locate(path)
+        return self._call("read", path, lambda: bytes(obstore.get(store, key).bytes()))
+
+    def open_read(self, path: str):
+        store, key = self._locate(path)
+        return self._call("read", path, lambda: _Reader(store, key, path))
+
+    def _head(self, path: str) -> dict:
+        import obstore
+
+        store, key = self._locate(path)
+        return self._call("read", path, lambda: obstore.head(store, key))
+
+    def exists(self, path: str) -> bool:
+        try:
+            self._head(path)
+            return True
+        except FileNotFoundError:
+            return self.is_dir(path)
+
+    def size(self, path: str) -> int:
+        return int(self._head(path)["size"])
+
+    def mtime_ms(self, path: str) -> int:
+        return int(self._head(path)["last_modified"].timestamp() * 1000)
+
+    def list_dir(self, path: str) -> list[str]:
+        import obstore
+
+        store, key = self._locate(path)
+        prefix = key.rstrip("/") + "/" if key.rstrip("/") else None
+        listed = self._call("list", path, lambda: obstore.list_with_delimiter(store, prefix))
+        names = {p.rstrip("/").rsplit("/", 1)[-1] for p in listed["common_prefixes"]}
+        names |= {o["path"].rsplit("/", 1)[-1] for o in listed["objects"]}
+        return sorted(n for n in names if n)
+
+    def _keys(self, path: str) -> Iterator[str]:
+        import obstore
+
+        store, key = self._locate(path)
+        prefix = key.rstrip("/") + "/" if key.rstrip("/") else None
+        stream = self._call("list", path, lambda: obstore.list(store, prefix, chunk_size=_CHUNK))
+        it = iter(stream)
+        while True:
+            chunk = self._call("list", path, lambda: next(it, None))
+            if chunk is None:
+                return
+            for o in chunk:
+                yield o["path"]
+
+    def walk_files(self, path: str) -> Iterator[str]:
+        scheme, bucket, _key = _split(path)
+        for k in self._keys(path):
+            yield f"{scheme}://{bucket}/{k}"
+
+    def is_dir(self, path: str) -> bool:
+        return next(self._keys(path), None) is not None
+
+    # ------------------------------------------------------------------ writes
+    def makedirs(self, path: str) -> None:
+        """Nothing to do: a prefix exists once an object is under it."""
+
+    def write_bytes(self, path: str, data: bytes, overwrite: bool = True) -> None:
+        """One PUT, so the object appears whole or not at all; ``overwrite=False`` puts it only if
+        absent (``If-None-Match: *``) and raises ``FileAlreadyExistsError`` otherwise."""
+        import obstore
+
+        store, key = self._locate(path)
+        self._call("write", path, lambda: obstore.put(store, key, bytes(data),
+                                                      mode="overwrite" if overwrite else "create"))
+
+    def open_write(self, path: str):
+        return _Upload(self, path)
+
+    def rename(self, src: str, dst: str) -> None:
+        """Copy then delete (object stores cannot rename): of one object, or of every object under
+        a prefix. Not atomic; commits never rely on it."""
+        import obstore
+
+        try:
+            self._head(src)
+            pairs = [(src, dst)]
+        except FileNotFoundError:
+            base = src.rstrip("/")
+            pairs = [(p, dst.rstrip("/") + p[len(base):]) for p in self.walk_files(base)]
+            if not pairs:
+                raise FileNotFoundError(2, "No such object", src) from None
+        for s, d in pairs:
+            store, skey = self._locate(s)
+            _dstore, dkey = self._locate(d)
+            self._call("copy", s, lambda: obstore.copy(store, skey, dkey, overwrite=False))
+            self._call("delete", s, lambda: obstore.delete(store, skey))
+
+    def delete(self, path: str) -> None:
+        import obstore
+
+        store, key = self._locate(path)
+        try:
+            self._call("delete", path, lambda: obstore.delete(store, key))
+        except FileNotFoundError:
+            pass
+
+    def delete_tree(self, path: str) -> None:
+        import obstore
+
+        store, _key = self._locate(path)
+        keys = list(self._keys(path))
+        for i in range(0, len(keys), _CHUNK):
+            batch = keys[i:i + _CHUNK]
+            self._call("delete", path, lambda: obstore.delete(store, batch))
+
+
+def file_io_for(location: str, properties: Optional[dict] = None) -> FileIO:
+    """The FileIO for ``location``: the local file system, or an object store (``s3://``,
+    ``gs://``, ``az://``/``abfs://``) configured by ``properties`` (pyiceberg's names)."""
+    if not is_remote(location):
+        return LOCAL
+    scheme = location.split("://", 1)[0].lower()
+    if scheme not in SCHEMES:
+        raise ObjectStoreError(f"unsupported location {location!r}: icefloe reaches the local file system "
+                               f"and the schemes {', '.join(sorted(SCHEMES))}")
+    return ObjectStoreIO(properties)
