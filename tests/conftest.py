@@ -25,3 +25,19 @@ def catalog(warehouse, spark):
     import icefloe
 
     return icefloe.Catalog(warehouse, spark=spark)
+
+
+@pytest.fixture(scope="session")
+def s3_server():
+    """A real S3 protocol server (moto) on the loopback address, for the whole test session."""
+    from tests.s3_util import S3Server
+
+    server = S3Server()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def s3_warehouse(s3_server):
+    """A fresh bucket on the S3 server; the warehouse URI in it."""
+    return f"s3://{s3_server.new_bucket()}/warehouse"

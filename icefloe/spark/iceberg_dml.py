@@ -198,7 +198,7 @@ def _read_target(table, meta, file_tasks):
     lineage = tracks_lineage(meta)
     schema = with_lineage_fields(meta.schema) if lineage else meta.schema
     rows = read_tasks(table.spark, file_tasks, schema, with_positions=True, history=meta.schemas,
-                      name_mapping=meta.properties.get("schema.name-mapping.default"))
+                      name_mapping=meta.properties.get("schema.name-mapping.default"), io=table.io)
     return lineage_mod.as_stored(rows) if lineage else rows
 
 
@@ -456,7 +456,7 @@ def rewrite_data_files(table, where=None, target_file_size: Optional[int] = None
             added = _write_rows(rows, write_meta, table, [f"`{f.name}`" for f in meta.schema.fields], plan.rewrite)
         else:
             rows = read_tasks(table.spark, plan.rewrite, meta.schema, history=meta.schemas,
-                              name_mapping=meta.properties.get("schema.name-mapping.default"))
+                              name_mapping=meta.properties.get("schema.name-mapping.default"), io=table.io)
             added = write_data_files(rows, write_meta, table.io, table.name)
     change = RewriteFiles(snap, [t.file for t in plan.rewrite], added, plan.drop_delete_files,
                           summary_extra=table._app_summary())

@@ -41,10 +41,11 @@ from icefloe.errors import UnsupportedFeatureError  # noqa: F401 - defined in ic
 from icefloe.errors import CorruptDataFileError
 from icefloe.iceberg.delete_files import POSITION_DELETE_SCHEMA, positions_by_data_file
 from icefloe.spark.align import spark_default
+# FILE_COL: the data file a row was read from (the path as the table's metadata has it); POS_COL: the
+# row's 0-based position in that file
+from icefloe.spark.python_read import FILE_COL, POS_COL, read_tasks_in_python
 from icefloe.spark.iceberg_evolved_read import mapping_from_history, name_read_plan, read_parquet_by_field_id, read_parquet_by_name, restore_column_names, spark_read_schema
 
-FILE_COL = "_icefloe_file"     # the data file a row was read from (the path as the table's metadata has it)
-POS_COL = "_icefloe_pos"       # the row's 0-based position in that file
 _SEQ_COL = "_icefloe_seq"
 _PART_COL = "_icefloe_part"
 _RAW_PATH = "_icefloe_raw_path"
@@ -57,15 +58,19 @@ _FOOTERS_MAX = 200_000
 
 
 def read_tasks(spark, tasks: list, schema: Schema, where=None, columns: Optional[Sequence[str]] = None,
-               with_positions: bool = False, history: Sequence[Schema] = (), name_mapping=None):
+               with_positions: bool = False, history: Sequence[Schema] = (), name_mapping=None, io=None):
     """A DataFrame of the planned ``tasks`` (deletes applied).
 
     ``with_positions`` adds FILE_COL and POS_COL, which row-level writes need to
     point position deletes at rows or to find the files they must rewrite.
     ``name_mapping`` (the table property ``schema.name-mapping.default``, JSON text or
     parsed) resolves columns of files without field ids; without it, the names each
-    field id had in ``history`` and ``schema`` are used.
+    field id had in ``history`` and ``schema`` are used. ``io``: the table's FileIO; when Spark
+    cannot take its paths (an object store without the session's connector) Python tasks read the
+    files through it (``python_read``).
     """
+    if io is not None and not io.spark_native:
+        return read_tasks_in_python(spark, tasks, schema, where, columns, with_positions, name_mapping, io)
     try:
         groups = _by_missing_defaults(tasks, schema)
         if groups is None:

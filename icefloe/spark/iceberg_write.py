@@ -207,7 +207,8 @@ def write_data_files(df, meta: TableMetadata, io: FileIO, table_name: str) -> li
                                                                          VoidTransform))], table_name)
     write_id = uuid.uuid4().hex
 
-    if schema_has_uuid(schema) or _has_fixed(schema):    # Parquet fixed_len_byte_array: Arrow writes it
+    # Arrow writes in the tasks: Parquet's fixed_len_byte_array (uuid, fixed), and stores Spark cannot reach
+    if schema_has_uuid(schema) or _has_fixed(schema) or not io.spark_native:
         return _write_with_arrow(aligned, meta, io, write_id)
     staging = f"{location}/data/.staging-{write_id}"
     partitioned = not spec.is_unpartitioned

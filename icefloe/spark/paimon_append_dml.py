@@ -36,7 +36,7 @@ def _read(table, entries):
     fields = table.table_schema.fields
     return read_files(table.spark, [e.file.file_path for e in entries], fields,
                       file_fields=[table.schema_by_id(e.file.schema_id).fields for e in entries],
-                      file_col=FILE_COL, pos_col=POS_COL)
+                      file_col=FILE_COL, pos_col=POS_COL, io=table.io)
 
 
 def _apply(table, operation: str, base, entries, changes) -> dict:

@@ -21,6 +21,7 @@ from icefloe.paimon import types as pt
 from icefloe.core.io import LOCAL, strip_scheme
 from icefloe.errors import CorruptDataFileError
 from icefloe.core import types as core
+from icefloe.paimon.arrow_read import read_data_file
 from icefloe.paimon.merge import iter_merged_bucket
 from icefloe.paimon.schema import SchemaHistory, evolve_arrow, layout, same_layout, same_type_layout
 from icefloe.paimon.table import FileStoreTable
@@ -28,14 +29,18 @@ from icefloe.spark.iceberg_read import raise_if_missing, table_path_of
 
 
 def read_files(spark, paths: Sequence[str], fields, where=None, columns: Optional[Sequence[str]] = None,
-               file_fields: Optional[Sequence] = None, file_col: Optional[str] = None, pos_col: Optional[str] = None):
+               file_fields: Optional[Sequence] = None, file_col: Optional[str] = None, pos_col: Optional[str] = None,
+               io=None):
     """A DataFrame of the given data files under the table's (Paimon) fields.
     ``file_fields[i]``, if given, are the fields of the schema ``paths[i]`` was written
     with (default: ``fields``). ``file_col`` adds a column of that name holding each row's
     data file (the path as ``paths`` has it), ``pos_col`` one with its position in that file,
-    for row-level changes."""
+    for row-level changes. ``io``: the table's FileIO; when Spark cannot take its paths (an object
+    store without the session's connector) Python tasks read the files through it."""
     schema = pt.to_spark_schema(fields, with_ids=False)
-    if not paths:
+    if paths and io is not None and not io.spark_native:
+        df = _read_in_python(spark, paths, file_fields or [fields] * len(paths), fields, file_col, pos_col, io)
+    elif not paths:
         df = spark.createDataFrame([], schema)
         if file_col:
             from pyspark.sql import functions as F
@@ -59,6 +64,41 @@ def read_files(spark, paths: Sequence[str], fields, where=None, columns: Optiona
     if columns:
         df = df.select(*[f"`{c}`" for c in columns] + [c for c in (file_col, pos_col) if c])
     return df
+
+
+def _read_in_python(spark, paths: Sequence[str], file_fields: Sequence, fields, file_col: Optional[str],
+                    pos_col: Optional[str], io):
+    """One Python task per data file: read through ``io`` with pyarrow, evolved to ``fields`` by
+    field id (the driver holds only the paths)."""
+    import pickle
+
+    from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+    out = pt.to_spark_schema(fields, with_ids=False)
+    extra = ([StructField(file_col, StringType(), False)] if file_col else []) + \
+        ([StructField(pos_col, LongType(), False)] if pos_col else [])
+    out = StructType(list(out.fields) + extra)
+    task_io = io.for_tasks()
+
+    def run(batches):  # in the Python workers
+        import pyarrow as pa
+        from pyspark.sql.pandas.types import to_arrow_schema as spark_arrow_schema
+
+        wanted = spark_arrow_schema(out, timezone="UTC")
+        for batch in batches:
+            for blob in batch.column(0).to_pylist():
+                path, ff = pickle.loads(blob)
+                data = evolve_arrow(read_data_file(path, task_io), ff, fields)
+                if file_col:
+                    data = data.append_column(file_col, pa.array([path] * data.num_rows, pa.string()))
+                if pos_col:
+                    data = data.append_column(pos_col, pa.array(range(data.num_rows), pa.int64()))
+                cols = [data.column(i).cast(f.type) for i, f in enumerate(wanted)]
+                yield from pa.Table.from_arrays(cols, schema=wanted).to_batches(max_chunksize=65536)
+
+    payload = [(pickle.dumps((p, list(ff))),) for p, ff in zip(paths, file_fields)]
+    rdd = spark.sparkContext.parallelize(payload, min(len(payload), 10_000))
+    return spark.createDataFrame(rdd, "task binary").mapInArrow(run, out)
 
 
 def _read_group(spark, paths: Sequence[str], file_fields, fields, file_col: Optional[str] = None,

@@ -39,7 +39,8 @@ from icefloe.paimon.bucket import buckets_of_columns
 from icefloe.paimon.file_store import FileStore
 from icefloe.paimon.kv_writer import write_kv_table
 from icefloe.paimon.table import FileStoreTable
-from icefloe.paimon.writer import restored_sequence_numbers, write_arrow_files
+from icefloe.paimon.writer import restored_sequence_numbers, write_arrow_files, write_arrow_table
+from icefloe.spark.iceberg_write import task_input
 
 KEY_COL = "__icefloe_paimon_key"
 _EPOCH = _dt.datetime(1970, 1, 1)
@@ -207,6 +208,8 @@ def write_data_files(df, table) -> list[CommitMessage]:
     aligned = check_partition_ranges(align_dataframe(df, schema.fields, table.name), schema.partition_keys,
                                      table.name)
     key = key_column(schema)
+    if not store.io.spark_native:    # a store Spark cannot reach: Python tasks write through the FileIO
+        return _write_in_python(aligned if key is None else aligned.repartition(key), table)
     if key is not None:
         aligned = aligned.withColumn(KEY_COL, key).repartition(KEY_COL)
     staging = f"{table.location}/.staging-{uuid.uuid4().hex}"
@@ -229,6 +232,29 @@ def write_data_files(df, table) -> list[CommitMessage]:
         raise
     finally:
         store.io.delete_tree(staging)
+
+
+def _write_in_python(aligned, table) -> list[CommitMessage]:
+    """Each task writes its rows with Arrow through the table's FileIO (all rows of a partition and
+    bucket are in one task) and returns its commit messages; the driver gets only those."""
+    import pickle
+
+    io, location, schema, name = table.store.io.for_tasks(), table.store.table_path, table.table_schema, table.name
+
+    def run(batches):  # in the Python workers
+        import pyarrow as pa
+
+        got = task_input(batches)
+        if got is None:
+            return
+        messages = write_arrow_table(FileStore(io, location, schema), schema, got[0], name)
+        yield pa.RecordBatch.from_arrays([pa.array([pickle.dumps(messages)], pa.binary())], names=["messages"])
+
+    try:
+        rows = aligned.mapInArrow(run, "messages binary").collect()
+    except Exception as e:
+        raise explain_spark_error(e) from None
+    return [m for r in rows for m in pickle.loads(r["messages"])]
 
 
 def _collect(store, schema, staging: str, keyed: bool, moved: list) -> list[CommitMessage]:

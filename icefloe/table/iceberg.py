@@ -61,7 +61,7 @@ class IcebergTable(BaseTable, Table):
         schema = self.read_schema(snap, snapshot_id, as_of, ref)
         mapping = self._meta.properties.get("schema.name-mapping.default")
         if not row_lineage:
-            return read_tasks(self.spark, tasks, schema, where, columns, history=self._meta.schemas,
+            return read_tasks(self.spark, tasks, schema, where, columns, history=self._meta.schemas, io=self.io,
                               name_mapping=mapping)
         from pyspark.sql import functions as F
 
@@ -69,7 +69,7 @@ class IcebergTable(BaseTable, Table):
             raise UnsupportedFeatureError(f"{self.name}: row lineage (_row_id, _last_updated_sequence_number) is "
                                           f"kept by format version 3 tables; this one is version "
                                           f"{self._meta.format_version} (upgrade it with format-version 3)")
-        rows = read_tasks(self.spark, tasks, lineage.with_lineage_fields(schema), where, None, with_positions=True,
+        rows = read_tasks(self.spark, tasks, lineage.with_lineage_fields(schema), where, None, with_positions=True, io=self.io,
                           history=self._meta.schemas, name_mapping=mapping)
         rows = lineage.computed(self.spark, lineage.as_stored(rows), tasks, FILE_COL, POS_COL)
         keep = [f"`{c}`" for c in columns] if columns else [f"`{f.name}`" for f in schema.fields]

@@ -61,7 +61,7 @@ class PaimonTable(FileStoreTable, Table):
             return read_merged(self.spark, self, schema, self.plan(where, snapshot_id, as_of, ref), where, columns)
         files = self.plan_files(where, snapshot_id, as_of, ref)
         return read_files(self.spark, [f.file_path for f in files], schema.fields, where, columns,
-                          file_fields=[self.schema_by_id(f.schema_id).fields for f in files])
+                          file_fields=[self.schema_by_id(f.schema_id).fields for f in files], io=self.io)
 
     def audit_log(self, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None):
         """The rows (merged, for a primary-key table) with ``rowkind`` first: +I for each, since a

@@ -1,0 +1,95 @@
+"""Reading planned Iceberg files in Python tasks, for stores Spark's own reader cannot reach.
+
+A pip-installed PySpark has no Hadoop connector for ``s3://`` (or ``gs://``, ``az://``), so
+when a table's FileIO is an object store without ``spark.native-io``, Spark never sees its
+paths: the driver hands each task one planned file (its ``FileScanTask``, pickled; the driver
+holds file lists, never rows), and the task reads it with pyarrow through the FileIO, matches
+columns by field id (``iceberg.arrow_read``), applies the file's deletes and deletion vectors
+(``iceberg.delete_files``) and returns Arrow batches in the Spark schema of the table. With
+``with_positions`` each row also carries its data file and 0-based position (``FILE_COL``,
+``POS_COL``), exactly what the reads by Spark's Parquet reader give row-level changes.
+"""
+from __future__ import annotations
+
+import pickle
+from typing import Optional, Sequence
+
+from icefloe.core.io import FileIO
+from icefloe.core.types import Schema, to_spark_schema
+from icefloe.core.types.arrow import to_arrow_schema
+from icefloe.iceberg.schema import default_value
+
+FILE_COL = "_icefloe_file"
+POS_COL = "_icefloe_pos"
+_BATCH_ROWS = 65536
+_MAX_SLICES = 10_000
+
+
+def read_tasks_in_python(spark, tasks: list, schema: Schema, where=None, columns: Optional[Sequence[str]] = None,
+                         with_positions: bool = False, name_mapping=None, io: Optional[FileIO] = None):
+    """A DataFrame of the planned ``tasks`` (deletes applied), each file read by one Python task."""
+    from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+    out = to_spark_schema(schema)
+    if with_positions:
+        out = StructType(list(out.fields) + [StructField(FILE_COL, StringType(), False),
+                                             StructField(POS_COL, LongType(), False)])
+    if not tasks:
+        df = spark.createDataFrame([], out)
+    else:
+        payload = [(pickle.dumps(t),) for t in tasks]
+        rdd = spark.sparkContext.parallelize(payload, min(len(payload), _MAX_SLICES))
+        df = spark.createDataFrame(rdd, "task binary").mapInArrow(
+            _reader(schema, out, with_positions, name_mapping, io.for_tasks()), out)
+    if where is not None:
+        df = df.where(where)
+    if columns:
+        df = df.select(*[f"`{c}`" for c in columns], *([FILE_COL, POS_COL] if with_positions else []))
+    return df
+
+
+def _reader(schema: Schema, spark_schema, with_positions: bool, name_mapping, io: FileIO):
+    defaults = {f.field_id: default_value(f.field_type, f.initial_default) for f in schema.fields
+                if f.initial_default is not None}
+
+    def run(batches):  # in the Python workers
+        import pyarrow as pa
+        from pyspark.sql.pandas.types import to_arrow_schema as spark_arrow_schema
+
+        from icefloe.iceberg.arrow_read import read_by_field_id, read_data_file
+        from icefloe.iceberg.delete_files import apply_deletes_arrow
+
+        target = to_arrow_schema(schema)
+        wanted = spark_arrow_schema(spark_schema, timezone="UTC")
+        for batch in batches:
+            for blob in batch.column(0).to_pylist():
+                task = pickle.loads(blob)
+                table = read_by_field_id(read_data_file(task.file, io), target, name_mapping, task.path, defaults)
+                if with_positions:
+                    table = table.append_column(POS_COL, pa.array(range(table.num_rows), pa.int64()))
+                table = apply_deletes_arrow(table, task.path, task.deletes, schema, io)
+                if with_positions:
+                    pos = table.column(POS_COL)
+                    table = table.drop_columns([POS_COL])
+                    table = table.append_column(FILE_COL, pa.array([task.path] * table.num_rows, pa.string()))
+                    table = table.append_column(POS_COL, pos)
+                yield from _as_spark(table, wanted, schema).to_batches(max_chunksize=_BATCH_ROWS)
+
+    return run
+
+
+def _as_spark(table, wanted, schema: Schema):
+    """``table`` (the Iceberg schema's Arrow types) in the Arrow types Spark expects: uuid as its
+    text form, everything else cast."""
+    import uuid
+
+    import pyarrow as pa
+
+    uuids = {f.name for f in schema.fields if str(f.field_type) == "uuid"}
+    cols = []
+    for i, f in enumerate(wanted):
+        col = table.column(i)
+        if f.name in uuids:
+            col = pa.array([None if v is None else str(uuid.UUID(bytes=v)) for v in col.to_pylist()], pa.string())
+        cols.append(col.cast(f.type))
+    return pa.Table.from_arrays(cols, schema=wanted)
