@@ -4,7 +4,6 @@ Arrow, changed row by row, evolved, and read back by icefloe and by the independ
 import os
 
 import pyarrow as pa
-import pytest
 
 import icefloe
 
