@@ -1,7 +1,8 @@
 """icefloe on a Spark cluster simulated on this machine: ``local-cluster[2,1,1024]`` starts a
 master, two workers and two executor JVMs with their own Python workers and working directories,
 so nothing a task needs may live only in the driver. An append, a MERGE and a read of each format
-give the right rows there."""
+give the right rows there, with the warehouse on the shared disk and on an S3 server."""
+import json
 import os
 import shutil
 import stat
@@ -9,15 +10,15 @@ import subprocess
 import sys
 
 JOB = r"""
-import sys
+import json, sys
 from pyspark.sql import SparkSession
 spark = (SparkSession.builder.master("local-cluster[2,1,1024]").appName("icefloe-cluster")
          .config("spark.pyspark.python", sys.executable).getOrCreate())
 assert spark.sparkContext.master.startswith("local-cluster")
 import icefloe
-wh = sys.argv[1]
-for fmt in ("iceberg", "paimon"):
-    cat = icefloe.Catalog(f"{wh}/{fmt}", format=fmt, spark=spark)
+local_wh, s3_wh, s3_props = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+for wh, props, fmt in [(w, p, f) for w, p in ((local_wh, {}), (s3_wh, s3_props)) for f in ("iceberg", "paimon")]:
+    cat = icefloe.Catalog(f"{wh}/{fmt}", format=fmt, spark=spark, **props)
     t = cat.create_table("db.t", "id bigint not null, v string")
     t.append(spark.range(1000).selectExpr("id", "cast(id as string) as v").repartition(4))
     src = spark.range(990, 1010).selectExpr("id", "'new' as v")
@@ -41,7 +42,7 @@ exec "$real" "$@"
 """
 
 
-def test_append_merge_and_read_on_a_local_cluster(tmp_path):
+def test_append_merge_and_read_on_a_local_cluster(tmp_path, s3_server, s3_warehouse):
     java = os.path.realpath(os.path.join(os.environ["JAVA_HOME"], "bin", "java")) if os.environ.get("JAVA_HOME") \
         else os.path.realpath(shutil.which("java"))
     home = tmp_path / "java"
@@ -56,7 +57,8 @@ def test_append_merge_and_read_on_a_local_cluster(tmp_path):
     work = os.path.join(os.path.dirname(pyspark.__file__), "work")
     existed = os.path.exists(work)
     try:
-        proc = subprocess.run([sys.executable, "-c", JOB, str(tmp_path / "wh")], capture_output=True, text=True,
+        proc = subprocess.run([sys.executable, "-c", JOB, str(tmp_path / "wh"), s3_warehouse,
+                               json.dumps(s3_server.properties)], capture_output=True, text=True,
                               timeout=600, env=env, cwd=tmp_path)
     finally:
         if not existed:
