@@ -5,7 +5,7 @@ import os
 from typing import Optional
 
 from icefloe.core.io import FileIO, is_remote, normalize_location
-from icefloe.core.object_store import file_io_for
+from icefloe.core.object_store import ObjectStoreIO, file_io_for
 from icefloe.core.schema_input import to_schema
 from icefloe.errors import (
     IcefloeError, NamespaceAlreadyExistsError, NamespaceNotEmptyError, NoSuchNamespaceError, NoSuchTableError,
@@ -69,6 +69,8 @@ class Catalog:
         if kind == "rest":
             from icefloe.iceberg.rest_client import RestCatalog
 
+            if io is None and self.properties:   # the server's tables are on an object store: reach it with these
+                io = ObjectStoreIO(self.properties)
             self._impl = RestCatalog(uri, spark, io, table_type=IcebergTable, warehouse=self.warehouse or "")
             return
         if kind == "sql":

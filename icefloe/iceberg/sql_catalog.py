@@ -22,7 +22,7 @@ import re
 import uuid
 from typing import Optional
 
-from icefloe.core.io import FileAlreadyExistsError, FileIO
+from icefloe.core.io import FileAlreadyExistsError, FileIO, is_remote
 from icefloe.core.names import check_name_part, split_name
 from icefloe.errors import (
     IcefloeError, NamespaceAlreadyExistsError, NoSuchNamespaceError, NoSuchTableError,
@@ -201,6 +201,9 @@ class SqlCatalog(HadoopCatalog):
         import sqlalchemy as sa
 
         super().__init__(warehouse, spark, io, **({"table_type": table_type} if table_type else {}))
+        if uri is None and is_remote(self.warehouse):
+            raise CatalogDatabaseError(f"a SQL catalog whose warehouse is on an object store ({self.warehouse}) needs "
+                                       "uri= naming its database (sqlite:///<local file> or postgresql://...)")
         self.uri = uri or f"sqlite:///{os.path.join(self.warehouse, 'catalog.db')}"
         self.catalog_name = catalog_name
         if self.uri.startswith("sqlite:///"):
