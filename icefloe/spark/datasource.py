@@ -22,9 +22,10 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
-from icefloe.core.io import LOCAL
+from icefloe.core.io import LOCAL, FileIO, normalize_location
+from icefloe.core.object_store import ObjectStoreIO, file_io_for
 from icefloe.core import expressions as ex
-from icefloe.core.config import catalog_properties
+from icefloe.core.config import catalog_properties, storage_properties
 from icefloe.core.io import strip_scheme
 from icefloe.core.schema_input import to_schema
 from icefloe.core.types import to_arrow_schema, to_spark_schema
@@ -46,24 +47,30 @@ from icefloe.spark.paimon_read import _table, _table as paimon_table, paimon_par
 from icefloe.spark.paimon_write import paimon_abort, paimon_commit, paimon_write_batches
 
 
-def detect_format(location: str) -> str:
+def detect_format(location: str, io: FileIO = LOCAL) -> str:
     loc = location.rstrip("/")
-    if LOCAL.is_dir(f"{loc}/snapshot") or LOCAL.is_dir(f"{loc}/schema"):
+    if io.is_dir(f"{loc}/snapshot") or io.is_dir(f"{loc}/schema"):
         return "paimon"
     return "iceberg"
 
 
 def _local(location: str) -> str:
-    return os.path.abspath(location[5:] if location.startswith("file:") else location)
+    return normalize_location(location)
 
 
-def _iceberg_exists(location: str) -> bool:
-    return HadoopTableOperations(LOCAL, _local(location)).exists()
+def io_for(options, location: str = "") -> FileIO:
+    """The FileIO of a table the data source reads or writes: the local file system, or the object
+    store of ``location`` configured by the options' storage settings (``s3.endpoint``, ...)."""
+    return file_io_for(location or "", storage_properties(dict(options)))
 
 
-def _create_iceberg_table(location: str, schema, partitioned_by) -> None:
+def _iceberg_exists(location: str, io: FileIO = LOCAL) -> bool:
+    return HadoopTableOperations(io, _local(location)).exists()
+
+
+def _create_iceberg_table(location: str, schema, partitioned_by, io: FileIO = LOCAL) -> None:
     """Create a table at ``location`` (schema: DDL text or Spark StructType; terms separated by ';')."""
-    ops = HadoopTableOperations(LOCAL, _local(location))
+    ops = HadoopTableOperations(io, _local(location))
     sch = to_schema(schema)
     terms = [t for t in (partitioned_by or "").split(";") if t.strip()]
     meta = new_table_metadata(ops.location, sch, build_spec(sch, terms), {})
@@ -74,21 +81,21 @@ def _create_iceberg_table(location: str, schema, partitioned_by) -> None:
             raise
 
 
-def _create_paimon_table(location: str, spark_schema, options) -> None:
+def _create_paimon_table(location: str, spark_schema, options, io: FileIO = LOCAL) -> None:
     """A new Paimon table at ``<warehouse>/<db>.db/<table>`` (Paimon's filesystem-catalog layout)."""
     loc = _local(location)
-    db_dir, table = os.path.split(loc.rstrip("/"))
-    warehouse, db = os.path.split(db_dir)
+    db_dir, table = loc.rstrip("/").rsplit("/", 1)
+    warehouse, db = db_dir.rsplit("/", 1)
     if not db.endswith(".db"):
         raise InvalidNameError(f"a new Paimon table needs a location like <warehouse>/<db>.db/<table>, got {location}")
     keys = [k.strip() for k in (options.get("partitioned_by") or "").split(";") if k.strip()]
     props = {k[len("option."):]: v for k, v in options.items() if k.startswith("option.")}
-    PaimonCatalog(warehouse).create_table(f"{db[:-3]}.{table}", spark_schema, partitioned_by=keys or None,
+    PaimonCatalog(warehouse, io=io).create_table(f"{db[:-3]}.{table}", spark_schema, partitioned_by=keys or None,
                                           properties=props or None)
 
 
-def _iceberg_table(location: str):
-    ops = HadoopTableOperations(LOCAL, _local(location))
+def _iceberg_table(location: str, io: FileIO = LOCAL):
+    ops = HadoopTableOperations(io, _local(location))
     return BaseTable(os.path.basename(location.rstrip("/")), ops)
 
 
@@ -113,27 +120,29 @@ def _catalog_table(options) -> BaseTable:
         raise NotSupportedError("a Paimon catalog by name in the data source", table or "", "paimon",
                                 "load the table by its directory (.load('<warehouse>/<db>.db/<table>'))")
     kind = str(props.get("type", "hadoop")).lower()
+    storage = storage_properties(props)
     if kind == "rest":
-        return RestCatalog(props["uri"]).load_table(table)
+        return RestCatalog(props["uri"], io=ObjectStoreIO(storage) if storage else None).load_table(table)
     if not props.get("warehouse"):
         raise ValueError(f"catalog {name or ''!r} has no warehouse: configure it where Spark's Python workers "
                          "see it (.icefloe.yaml in the home or working directory, ICEFLOE_CATALOG__* set before "
                          "Spark starts) or give option catalog.warehouse")
+    io = file_io_for(str(props["warehouse"]), storage)
     if kind == "sql":
-        return SqlCatalog(str(props["warehouse"]), props.get("uri"), str(props.get("name", "default"))) \
+        return SqlCatalog(str(props["warehouse"]), props.get("uri"), str(props.get("name", "default")), io=io) \
             .load_table(table)
-    return HadoopCatalog(str(props["warehouse"])).load_table(table)
+    return HadoopCatalog(str(props["warehouse"]), io=io).load_table(table)
 
 
 class _StaticOperations:
     """One metadata file, read-only: what Spark tasks of a catalog table read and write against
     (the driver resolved the table through its catalog; the tasks need only its metadata)."""
 
-    def __init__(self, metadata_location: str):
-        self.io, self._path = LOCAL, metadata_location
-        self._meta = TableMetadata.loads(LOCAL.read_bytes(metadata_location), metadata_location)
+    def __init__(self, metadata_location: str, io: FileIO = LOCAL):
+        self.io, self._path = io, metadata_location
+        self._meta = TableMetadata.loads(io.read_bytes(metadata_location), metadata_location)
         self.location = self._meta.location.rstrip("/")
-        self.metadata_dir = os.path.dirname(metadata_location)
+        self.metadata_dir = metadata_location.rsplit("/", 1)[0]
 
     def load(self, version=None):
         return 1, self._meta
@@ -148,9 +157,8 @@ class _StaticOperations:
         raise NotSupportedError("commit from a task", self.location, "iceberg", "the driver commits")
 
 
-def _static_table(metadata_location: str) -> BaseTable:
-    return BaseTable(os.path.basename(os.path.dirname(os.path.dirname(metadata_location))),
-                     _StaticOperations(metadata_location))
+def _static_table(metadata_location: str, io: FileIO = LOCAL) -> BaseTable:
+    return BaseTable(metadata_location.rsplit("/", 3)[-3], _StaticOperations(metadata_location, io))
 
 
 LOCATION_KEY = "icefloe.location"
@@ -190,17 +198,18 @@ class BatchDataSource(DataSource):
             snap = t.snapshot_for(_opt_int(self.options, "snapshot-id"), self.options.get("as-of-timestamp"))
             return to_spark_schema(t.schema_for(snap))
         loc = _location(self.options)
-        if detect_format(loc) == "paimon":
+        io = io_for(self.options, loc)
+        if detect_format(loc, io) == "paimon":
             # read.changelog (a stream of a primary-key table): each row's kind first, as Paimon's
             # Spark source gives it
             kind = [T.StructField(ROWKIND, T.StringType(), True, {LOCATION_KEY: loc})] \
                 if str(self.options.get("read.changelog", "")).lower() == "true" else []
             return T.StructType(kind + [
                 T.StructField(f.name, pt.to_spark_type(f.type, False), f.nullable, {LOCATION_KEY: loc})
-                for f in paimon_table(loc).table_schema.fields])
-        if self.options.get("columns") and not _iceberg_exists(loc):
-            _create_iceberg_table(loc, self.options.get("columns"), self.options.get("partitioned_by"))
-        t = _iceberg_table(loc)
+                for f in paimon_table(loc, io).table_schema.fields])
+        if self.options.get("columns") and not _iceberg_exists(loc, io):
+            _create_iceberg_table(loc, self.options.get("columns"), self.options.get("partitioned_by"), io)
+        t = _iceberg_table(loc, io)
         snap = t.snapshot_for(_opt_int(self.options, "snapshot-id"), self.options.get("as-of-timestamp"))
         # Record the location in the field metadata: Spark keeps it in its catalog entry and hands it
         # back to reader() and writer(), the one channel that reaches them for SQL tables.
@@ -215,10 +224,10 @@ class BatchDataSource(DataSource):
         return IcefloeWriter(dict(self.options), schema, overwrite)
 
 
-def _paimon_tag_files(location: str, tag: str) -> list:
+def _paimon_tag_files(location: str, tag: str, io: FileIO = LOCAL) -> list:
     """The data files of a Paimon tag, as ``paimon_partitions`` names them (the tag's own copy
     of its snapshot: readable after the snapshot expired)."""
-    table = _table(location)
+    table = _table(location, io)
     return partitions_of(table, table.plan(ref=tag))
 
 
@@ -285,14 +294,15 @@ class IcefloeReader(DataSourceReader):
     def partitions(self):
         catalog_table = _catalog_table(self.options) if _uses_catalog(self.options) else None
         loc = catalog_table.location if catalog_table is not None else _location(self.options, self.schema)
-        if catalog_table is None and detect_format(loc) == "paimon":
+        io = catalog_table.io if catalog_table is not None else io_for(self.options, loc)
+        if catalog_table is None and detect_format(loc, io) == "paimon":
 
             if self.options.get("branch"):
                 raise ValueError(f"option branch: icefloe does not read Paimon branches ({loc})")
             if self.options.get("tag"):
-                return [FilePartition(p) for p in _paimon_tag_files(loc, self.options["tag"])]
-            return [FilePartition(p) for p in paimon_partitions(loc, self.options, self._where())]
-        t = catalog_table if catalog_table is not None else _iceberg_table(loc)
+                return [FilePartition(p) for p in _paimon_tag_files(loc, self.options["tag"], io)]
+            return [FilePartition(p) for p in paimon_partitions(loc, self.options, self._where(), io)]
+        t = catalog_table if catalog_table is not None else _iceberg_table(loc, io)
         tasks = t.plan_tasks(self._where(), _opt_int(self.options, "snapshot-id"),
                              self.options.get("as-of-timestamp"), self.options.get("branch") or self.options.get("tag"))
         parts = []
@@ -301,6 +311,7 @@ class IcefloeReader(DataSourceReader):
             part.deletes = list(task.deletes)  # merge-on-read: applied with Arrow in read()
             if catalog_table is not None:      # tasks read the metadata the driver planned with
                 part.metadata_location = catalog_table.metadata_location
+                part.io = catalog_table.io
             parts.append(part)
         return parts or [FilePartition("")]
 
@@ -313,16 +324,17 @@ class IcefloeReader(DataSourceReader):
             return
         static = getattr(partition, "metadata_location", None)
         loc = static or _location(self.options, self.schema)
-        if not static and detect_format(loc) == "paimon":
+        io = getattr(partition, "io", LOCAL) if static else io_for(self.options, loc)
+        if not static and detect_format(loc, io) == "paimon":
             if len(target) and target.field(0).name == ROWKIND:   # read.changelog: each row's kind first
                 values = pa.schema([target.field(i) for i in range(1, len(target))])
-                for b in paimon_read_file(loc, partition.path, values):
+                for b in paimon_read_file(loc, partition.path, values, io):
                     yield pa.RecordBatch.from_arrays([pa.array(["+I"] * b.num_rows, pa.string()), *b.columns],
                                                      schema=target)
                 return
-            yield from paimon_read_file(loc, partition.path, target)
+            yield from paimon_read_file(loc, partition.path, target, io)
             return
-        t = _static_table(static) if static else _iceberg_table(loc)
+        t = _static_table(static, io) if static else _iceberg_table(loc, io)
         snap = t.snapshot_for(_opt_int(self.options, "snapshot-id"), self.options.get("as-of-timestamp"))
         with_ids = to_arrow_schema(t.schema_for(snap))
         deletes = getattr(partition, "deletes", None)
@@ -357,18 +369,28 @@ class IcefloeReader(DataSourceReader):
                 schema=target)
 
 
+# Spark 4.3 keeps the read planned during one query's filter pushdown on the relation and reuses it
+# for later queries of the same DataFrame, filtered or not (``df.where(...).count()`` then
+# ``df.count()`` read only the first query's files); until Spark scopes that plan to its scan,
+# pushed filters must not prune files, or a later query would silently miss rows.
+_PRUNE_BY_PUSHED_FILTERS = False
+
+
 class IcefloePushdownReader(IcefloeReader):
     """A read whose files are pruned by the filters Spark pushes down (sessions configured
     by icefloe enable ``spark.sql.python.filterPushdown.enabled``; Spark refuses a reader that
     takes filters in a session where it is off)."""
 
     def pushFilters(self, filters):
+        # each planning pushes its own filters: Spark may plan several queries with one reader
+        # (a DataFrame read, then filtered, then read whole), so none may keep an earlier query's
+        self.predicates = []
         for f in filters:
             try:
                 p = _to_predicate(f)
             except Exception:
                 p = None
-            if p is not None:
+            if p is not None and _PRUNE_BY_PUSHED_FILTERS:
                 self.predicates.append(p)
             yield f  # pruning is inclusive: Spark still evaluates every filter on rows
 
@@ -399,23 +421,25 @@ class IcefloeWriter(DataSourceArrowWriter):
         if _uses_catalog(options):            # a table of a configured catalog: it must exist
             t = _catalog_table(options)
             self.location, self.format, self.metadata_location = t.location, "iceberg", t.metadata_location
+            self.io = t.io
             return
         self.location = _location(options, schema)
-        self.format = detect_format(self.location)
+        self.io = io = io_for(options, self.location)
+        self.format = detect_format(self.location, io)
         wanted = (options.get("format") or options.get("table_format") or "").lower()
-        if self.format == "iceberg" and wanted == "paimon" and not _iceberg_exists(self.location):
+        if self.format == "iceberg" and wanted == "paimon" and not _iceberg_exists(self.location, io):
             if options.get("option.primary-key") and options.get("option.bucket", "-1").strip() == "-1":
                 raise NotSupportedError("create through the data source", self.location, "paimon",
                                         "a primary-key table without a fixed bucket count is a dynamic-bucket table, "
                                         "which the data source cannot write: set option.bucket to a number of "
                                         "buckets, or create the table with Catalog.create_table (nothing was created)")
-            _create_paimon_table(self.location, schema, options)
+            _create_paimon_table(self.location, schema, options, io)
             self.format = "paimon"
         elif self.format == "iceberg":
             self._ensure_iceberg_table(schema)
         self.restored = None
         if self.format == "paimon":          # upserts number on from here, read once on the driver
-            pt_ = paimon_table(self.location)
+            pt_ = paimon_table(self.location, io)
             if pt_.table_schema.primary_keys and pt_.table_schema.num_buckets == -1:
                 raise NotSupportedError("write through the data source", pt_.name, "paimon",
                                         "a dynamic-bucket table assigns a partition's keys in one writer, and the "
@@ -424,8 +448,8 @@ class IcefloeWriter(DataSourceArrowWriter):
                 self.restored = restored_sequence_numbers(pt_.store)
 
     def _ensure_iceberg_table(self, spark_schema):
-        if not _iceberg_exists(self.location):
-            _create_iceberg_table(self.location, spark_schema, self.options.get("partitioned_by"))
+        if not _iceberg_exists(self.location, self.io):
+            _create_iceberg_table(self.location, spark_schema, self.options.get("partitioned_by"), self.io)
 
     def write(self, iterator):
         import pyarrow as pa
@@ -436,11 +460,12 @@ class IcefloeWriter(DataSourceArrowWriter):
         batches = list(iterator)
         if self.format == "paimon":
 
-            return FilesMessage(paimon_write_batches(self.location, batches, self.restored, task_id))
+            return FilesMessage(paimon_write_batches(self.location, batches, self.restored, task_id, self.io))
         if not batches:
             return FilesMessage([])
 
-        t = _static_table(self.metadata_location) if self.metadata_location else _iceberg_table(self.location)
+        t = _static_table(self.metadata_location, self.io) if self.metadata_location \
+            else _iceberg_table(self.location, self.io)
         meta = t.metadata
         data = align_arrow(pa.Table.from_batches(batches), meta.schema, t.name)
         files = write_arrow(t.io, data, meta.schema, meta.spec, meta.location, meta.properties,
@@ -451,17 +476,17 @@ class IcefloeWriter(DataSourceArrowWriter):
         files = [f for m in messages if m is not None for f in m.files]
         if self.format == "paimon":
 
-            paimon_commit(self.location, files, self.overwrite)
+            paimon_commit(self.location, files, self.overwrite, self.io)
             return
-        t = _catalog_table(self.options) if self.metadata_location else _iceberg_table(self.location)
+        t = _catalog_table(self.options) if self.metadata_location else _iceberg_table(self.location, self.io)
         t.commit_files(files, overwrite=self.overwrite)
 
     def abort(self, messages):
         messages = [m for m in messages if m is not None]
         if self.format == "paimon":
 
-            paimon_abort(self.location, [f for m in messages for f in m.files])
+            paimon_abort(self.location, [f for m in messages for f in m.files], self.io)
             return
         for m in messages:
             for f in m.files:
-                LOCAL.delete(f.file_path)
+                self.io.delete(f.file_path)

@@ -13,12 +13,11 @@ directories. The filter is applied again on rows.
 """
 from __future__ import annotations
 
-import os
 import re
 from typing import Optional, Sequence
 
 from icefloe.paimon import types as pt
-from icefloe.core.io import LOCAL, strip_scheme
+from icefloe.core.io import LOCAL, normalize_location, strip_scheme
 from icefloe.errors import CorruptDataFileError
 from icefloe.core import types as core
 from icefloe.paimon.arrow_read import read_data_file
@@ -169,17 +168,17 @@ def _evolve_expr(c, ftype, rtype):
 
 
 # --------------------------------------------------------------------------- Python data source hooks
-def _table(location: str):
-    loc = os.path.abspath(strip_scheme(location))
-    return FileStoreTable(os.path.basename(loc.rstrip("/")), loc)
+def _table(location: str, io=LOCAL):
+    loc = normalize_location(location)
+    return FileStoreTable(loc.rstrip("/").rsplit("/", 1)[-1], loc, io)
 
 
 paimon_table_at = _table
 
 
-def paimon_schema_ddl(location: str) -> str:
+def paimon_schema_ddl(location: str, io=LOCAL) -> str:
     """The Spark DDL of a Paimon table's columns (for ``DataSource.schema``)."""
-    table = _table(location)
+    table = _table(location, io)
     return ", ".join(
         f"`{f.name.replace('`', '``')}` {pt.to_spark_type(f.type, False).simpleString()}"
         + ("" if f.nullable else " NOT NULL")
@@ -189,11 +188,11 @@ def paimon_schema_ddl(location: str) -> str:
 _PARTITION_RE = re.compile(r"^(?P<path>.*)#schema=(?P<file>\d+),(?P<read>\d+)$", re.S)
 
 
-def paimon_partitions(location: str, options: dict, where=None) -> list[str]:
+def paimon_partitions(location: str, options: dict, where=None, io=LOCAL) -> list[str]:
     """The data files a read uses (``snapshot-id`` / ``as-of-timestamp`` options), each as
     ``<path>#schema=<file schema id>,<table schema id>`` so the task reading it can match
     its columns by field id (a data file's path ends in its format's extension, never so)."""
-    table = _table(location)
+    table = _table(location, io)
     sid = options.get("snapshot-id")
     as_of = options.get("as-of-timestamp")
     entries = table.plan(where if isinstance(where, str) else None, int(sid) if sid not in (None, "") else None,
@@ -218,13 +217,13 @@ def partitions_of(table, entries) -> list[str]:
 MERGE_PREFIX = "merge:"
 
 
-def paimon_read_bucket(location: str, spec: str, target):
+def paimon_read_bucket(location: str, spec: str, target, io=LOCAL):
     """Arrow batches of one merged (partition, bucket) of a primary-key table, cast to ``target``."""
     import json
 
     import pyarrow as pa
 
-    table = _table(location)
+    table = _table(location, io)
     task = json.loads(spec[len(MERGE_PREFIX):])
     schema = table.table_schema
     for merged in iter_merged_bucket(table.io, task["paths"],
@@ -237,7 +236,7 @@ def paimon_read_bucket(location: str, spec: str, target):
         yield from pa.Table.from_arrays(cols, schema=target).to_batches()
 
 
-def paimon_read_file(location: str, path: str, target):
+def paimon_read_file(location: str, path: str, target, io=LOCAL):
     """Arrow batches of one data file, cast to ``target`` (Spark's read schema: the table's
     columns by name). With the schema ids ``paimon_partitions`` appends, columns are
     matched by field id; a bare path matches them by name."""
@@ -245,7 +244,7 @@ def paimon_read_file(location: str, path: str, target):
     import pyarrow.parquet as pq
 
     if path.startswith(MERGE_PREFIX):
-        yield from paimon_read_bucket(location, path, target)
+        yield from paimon_read_bucket(location, path, target, io)
         return
     m = _PARTITION_RE.match(path)
     if m is not None:
@@ -256,9 +255,10 @@ def paimon_read_file(location: str, path: str, target):
         # ("Parquet magic bytes not found in footer") would not say which file
         local = strip_scheme(path)
         try:
-            pf = pq.ParquetFile(local, page_checksum_verification=True)
-            yield pf.schema_arrow.names
-            yield from pf.iter_batches(batch_size=65536)
+            with io.open_read(path) as fh:
+                pf = pq.ParquetFile(fh, page_checksum_verification=True)
+                yield pf.schema_arrow.names
+                yield from pf.iter_batches(batch_size=65536)
         except FileNotFoundError:
             raise CorruptDataFileError(local, "data file referenced by the snapshot is missing") from None
         except (pa.ArrowException, OSError) as e:
@@ -267,7 +267,7 @@ def paimon_read_file(location: str, path: str, target):
     it = batches()
     file_names = next(it)
     if m is not None:
-        yield from _read_by_id(location, it, int(m.group("file")), int(m.group("read")), target)
+        yield from _read_by_id(location, it, int(m.group("file")), int(m.group("read")), target, io)
         return
     names = {n.lower(): n for n in file_names}
     for batch in it:
@@ -282,10 +282,10 @@ def paimon_read_file(location: str, path: str, target):
         yield pa.RecordBatch.from_arrays(cols, schema=target)
 
 
-def _read_by_id(location: str, batches, file_schema_id: int, read_schema_id: int, target):
+def _read_by_id(location: str, batches, file_schema_id: int, read_schema_id: int, target, io=LOCAL):
     import pyarrow as pa
 
-    schemas = SchemaHistory(LOCAL, os.path.abspath(strip_scheme(location)))
+    schemas = SchemaHistory(io, normalize_location(location))
     file_fields = schemas.get(file_schema_id).fields
     table_fields = schemas.get(read_schema_id).fields
     read_fields = []

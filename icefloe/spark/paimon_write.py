@@ -34,7 +34,7 @@ from icefloe.paimon.commit import CommitMessage
 from icefloe.paimon.data_file import DataFileMeta, DataFileNamer, local_now_millis
 from icefloe.paimon.stats import stats_from_footer, value_stats
 from icefloe.spark.align import Target, check_partition_ranges, explain_spark_error, fit_dataframe
-from icefloe.core.io import strip_scheme
+from icefloe.core.io import FileIO, normalize_location
 from icefloe.paimon.bucket import buckets_of_columns
 from icefloe.paimon.file_store import FileStore
 from icefloe.paimon.kv_writer import write_kv_table
@@ -314,14 +314,15 @@ def _collect(store, schema, staging: str, keyed: bool, moved: list) -> list[Comm
 TASK_SEQUENCE_BITS = 33
 
 
-def paimon_write_batches(location: str, batches, restored: Optional[dict] = None, task: int = 0) -> list[CommitMessage]:
+def paimon_write_batches(location: str, batches, restored: Optional[dict] = None, task: int = 0,
+                         io: Optional[FileIO] = None) -> list[CommitMessage]:
     """Task side of ``df.write.format("icefloe")`` for a Paimon table: the batches as
     data files, returned as commit messages (nothing committed). A primary-key table's rows
     are upserts: key-value files numbered on from ``restored`` (the highest committed
     sequence number per bucket, read once on the driver) in this task's own range."""
     import pyarrow as pa
 
-    table = FileStoreTable(os.path.basename(location.rstrip("/")), _local(location))
+    table = FileStoreTable(os.path.basename(location.rstrip("/")), _local(location), io)
     schema = table.table_schema
     if not schema.primary_keys:
         return write_arrow_files(table, batches)
@@ -333,21 +334,21 @@ def paimon_write_batches(location: str, batches, restored: Optional[dict] = None
                           seq_offset=task << TASK_SEQUENCE_BITS)
 
 
-def paimon_commit(location: str, messages, overwrite: bool = False):
+def paimon_commit(location: str, messages, overwrite: bool = False, io: Optional[FileIO] = None):
     """Driver side: commit the tasks' messages as one snapshot (their files are deleted
     if the commit fails)."""
-    table = FileStoreTable(os.path.basename(location.rstrip("/")), _local(location))
+    table = FileStoreTable(os.path.basename(location.rstrip("/")), _local(location), io)
     return table.commit([m for m in messages if m is not None], overwrite=overwrite)
 
 
-def paimon_abort(location: str, messages) -> None:
+def paimon_abort(location: str, messages, io: Optional[FileIO] = None) -> None:
     """Driver side of a failed write: delete the data files the tasks wrote."""
-    FileStoreTable(os.path.basename(location.rstrip("/")), _local(location)).abort(
+    FileStoreTable(os.path.basename(location.rstrip("/")), _local(location), io).abort(
         [m for m in messages if m is not None])
 
 
 def _local(location: str) -> str:
-    return os.path.abspath(strip_scheme(location))
+    return normalize_location(location)
 
 
 # --------------------------------------------------------------------------- primary-key tables
