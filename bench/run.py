@@ -16,6 +16,8 @@
     read, against pypaimon on the same table and against plain Spark Parquet.
 (g) streaming (``bench/streaming.py``): sustained rows/s of the icefloe sink (Iceberg and Paimon)
     against Spark's Parquet file sink on the same input stream, and the latency of a new file.
+(i) object stores (``bench/s3.py``): append and scan with the warehouse on an S3 server against the
+    local disk, and planning on the S3 table against pyiceberg.
 
 Each figure is the best of ``--runs`` timed runs after one warm-up run; icefloe and its
 baseline run interleaved, in alternating order, with garbage collected and dirty pages flushed
@@ -421,6 +423,9 @@ def main(argv=None) -> int:
     ap.add_argument("--no-jvm", action="store_true", help="leave out (h), the side-by-side with Iceberg's JVM runtime")
     ap.add_argument("--jvm-rows", type=int, help="rows for (h) (default 4M, quick 500k)")
     ap.add_argument("--only-jvm", action="store_true", help="run only (h)")
+    ap.add_argument("--no-s3", action="store_true", help="leave out (i), the object-store figures")
+    ap.add_argument("--only-s3", action="store_true", help="run only (i)")
+    ap.add_argument("--s3-rows", type=int, help="rows for (i) (default 2M, quick 200k)")
     ap.add_argument("--rowlevel", action="store_true",
                     help="also run (d): MERGE of 1%% copy-on-write vs merge-on-read, reads with delete files")
     args = ap.parse_args(argv)
@@ -443,8 +448,20 @@ def main(argv=None) -> int:
         env = environment(spark)
         cat = icefloe.Catalog(os.path.join(work, "warehouse"), spark=spark)
         print(f"running on {env['cpu_count']} cores; rows={rows:,}, planning commits={commits}", flush=True)
+        s3 = None
+        if not args.no_s3:
+            from bench.s3 import bench_s3, report_lines as s3_lines
+
+            print("(i) object stores ...", flush=True)
+            s3 = bench_s3(spark, args.s3_rows or (200_000 if args.quick else 2_000_000), commits, args.runs,
+                          quiesce, work)
+            print("\n".join(s3_lines(s3)), flush=True)
+            if args.only_s3:
+                with open(args.out, "w") as f:
+                    json.dump({"environment": env, "s3": s3}, f, indent=2)
+                return 0
         jvm = None
-        if not args.no_jvm:
+        if not args.no_jvm and not args.only_s3:
             from bench.jvm import bench_jvm, report_lines as jvm_lines
 
             print("(h) side by side with Iceberg's JVM runtime ...", flush=True)
@@ -503,7 +520,7 @@ def main(argv=None) -> int:
                        "runs": args.runs, "warm_runs": warm_runs},
             "targets": TARGETS,
             "write": write, "read": read, "planning": planning, "paimon": paimon, "rowlevel": rowlevel,
-            "streaming": streaming, "jvm": jvm,
+            "streaming": streaming, "jvm": jvm, "s3": s3,
             "summary": summary,
             "total_s": time.perf_counter() - t_start,
         }
@@ -528,6 +545,8 @@ def main(argv=None) -> int:
             print("\n(d) row-level:", json.dumps(rowlevel, indent=2, default=str))
         if jvm is not None:
             print("\n".join(jvm_lines(jvm)))
+        if s3 is not None:
+            print("\n".join(s3_lines(s3)))
         print(f"\ntotal {res['total_s']:.0f} s; results written to {os.path.relpath(args.out)}")
         os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
         with open(args.out, "w") as f:

@@ -30,7 +30,7 @@ def catalog(warehouse, spark):
 @pytest.fixture(scope="session")
 def s3_server():
     """A real S3 protocol server (moto) on the loopback address, for the whole test session."""
-    from tests.s3_util import S3Server
+    from tools.s3_server import S3Server
 
     server = S3Server()
     yield server

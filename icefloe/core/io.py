@@ -27,6 +27,17 @@ def strip_scheme(path: str) -> str:
     return path
 
 
+def _local_path(path: str) -> str:
+    """A path of the local file system; a URI of another store is refused (it would otherwise be
+    written as a local directory named after its scheme)."""
+    if is_remote(path):
+        from icefloe.errors import ObjectStoreError
+
+        raise ObjectStoreError(f"{path} is not on the local file system: open its catalog or table with the "
+                               "object store's settings (s3.endpoint, s3.access-key-id, ...)")
+    return strip_scheme(path)
+
+
 class FileIO:
     """Local file system I/O. Paths may be plain or ``file:`` URIs."""
 
@@ -41,39 +52,39 @@ class FileIO:
 
     # ------------------------------------------------------------------ reads
     def read_bytes(self, path: str) -> bytes:
-        with open(strip_scheme(path), "rb") as f:
+        with open(_local_path(path), "rb") as f:
             return f.read()
 
     def open_read(self, path: str):
-        return open(strip_scheme(path), "rb")
+        return open(_local_path(path), "rb")
 
     def exists(self, path: str) -> bool:
-        return os.path.exists(strip_scheme(path))
+        return os.path.exists(_local_path(path))
 
     def size(self, path: str) -> int:
-        return os.path.getsize(strip_scheme(path))
+        return os.path.getsize(_local_path(path))
 
     def mtime_ms(self, path: str) -> int:
-        return int(os.path.getmtime(strip_scheme(path)) * 1000)
+        return int(os.path.getmtime(_local_path(path)) * 1000)
 
     def list_dir(self, path: str) -> list[str]:
-        p = strip_scheme(path)
+        p = _local_path(path)
         try:
             return sorted(os.listdir(p))
         except FileNotFoundError:
             return []
 
     def walk_files(self, path: str) -> Iterator[str]:
-        for root, _dirs, files in os.walk(strip_scheme(path)):
+        for root, _dirs, files in os.walk(_local_path(path)):
             for name in files:
                 yield os.path.join(root, name)
 
     def is_dir(self, path: str) -> bool:
-        return os.path.isdir(strip_scheme(path))
+        return os.path.isdir(_local_path(path))
 
     # ------------------------------------------------------------------ writes
     def makedirs(self, path: str) -> None:
-        os.makedirs(strip_scheme(path), exist_ok=True)
+        os.makedirs(_local_path(path), exist_ok=True)
 
     def write_bytes(self, path: str, data: bytes, overwrite: bool = True) -> None:
         """Write ``data`` to ``path`` so it appears whole or not at all.
@@ -81,7 +92,7 @@ class FileIO:
         With ``overwrite=False`` raise :class:`FileAlreadyExistsError` if the path
         exists, also when another process creates it concurrently.
         """
-        p = strip_scheme(path)
+        p = _local_path(path)
         d = os.path.dirname(p)
         os.makedirs(d, exist_ok=True)
         tmp = os.path.join(d, f".{os.path.basename(p)}.{uuid.uuid4().hex}.tmp")
@@ -100,7 +111,7 @@ class FileIO:
 
     def open_write(self, path: str):
         """A new file for streaming writes (data files: their visibility comes from the commit)."""
-        p = strip_scheme(path)
+        p = _local_path(path)
         os.makedirs(os.path.dirname(p), exist_ok=True)
         return open(p, "xb")
 
@@ -120,18 +131,18 @@ class FileIO:
                 shutil.copyfileobj(inp, out)
 
     def rename(self, src: str, dst: str) -> None:
-        d = os.path.dirname(strip_scheme(dst))
+        d = os.path.dirname(_local_path(dst))
         os.makedirs(d, exist_ok=True)
-        os.rename(strip_scheme(src), strip_scheme(dst))
+        os.rename(_local_path(src), _local_path(dst))
 
     def delete(self, path: str) -> None:
         try:
-            os.unlink(strip_scheme(path))
+            os.unlink(_local_path(path))
         except FileNotFoundError:
             pass
 
     def delete_tree(self, path: str) -> None:
-        shutil.rmtree(strip_scheme(path), ignore_errors=True)
+        shutil.rmtree(_local_path(path), ignore_errors=True)
 
 
 LOCAL = FileIO()

@@ -44,6 +44,20 @@ def test_sql_reference_runs(tmp_path, monkeypatch, spark):
     assert cat.sql("SELECT count(*) FROM shop.orders.branch_dev").collect()[0][0] == 3
 
 
+def test_object_store_example_runs(s3_server, spark, monkeypatch, tmp_path):
+    """The configuration page's object-store example, against the test S3 server."""
+    monkeypatch.chdir(tmp_path)
+    bucket = s3_server.new_bucket()
+    code = blocks("configuration.md", "python")
+    assert len(code) == 1
+    props = s3_server.properties
+    block = (code[0].replace("my-bucket", bucket).replace("http://127.0.0.1:9000", props["s3.endpoint"])
+             .replace("my-key-id", props["s3.access-key-id"]).replace("my-secret", props["s3.secret-access-key"]))
+    namespace: dict = {}
+    exec(compile(block, "configuration.md object stores", "exec"), namespace)   # noqa: S102
+    assert any(k.endswith(".metadata.json") for k in s3_server.keys(bucket))
+
+
 def test_configuration_example_is_a_working_configuration(tmp_path, monkeypatch, spark):
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("ICEFLOE_CONFIG", raising=False)

@@ -15,7 +15,7 @@ import icefloe
 from icefloe.core.faults import FaultInjectingFileIO
 from icefloe.core.object_store import ObjectStoreIO
 from icefloe.errors import FileAlreadyExistsError, InjectedFault, ObjectStoreError
-from tests.s3_util import SECRET_KEY
+from tools.s3_server import SECRET_KEY
 
 
 def _rows(start: int, n: int):

@@ -1,5 +1,5 @@
-"""A real S3 protocol server for tests: moto's server on the loopback address, started and stopped
-by the tests themselves (it implements conditional writes, ``If-None-Match: *``)."""
+"""A real S3 protocol server for tests and benchmarks: moto's server on the loopback address,
+started and stopped by its users (it implements conditional writes, ``If-None-Match: *``)."""
 import os
 import socket
 import subprocess
