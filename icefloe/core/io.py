@@ -44,6 +44,9 @@ class FileIO:
     #: whether Spark's own Parquet reader and writer can take this I/O's paths (a local disk: yes;
     #: an object store only when the Spark session has its connector, see ``object_store``)
     spark_native = True
+    #: how many independent reads (manifests, footers) a planner may run at once: one on a local
+    #: disk, many on an object store, where each read is a request with its own latency
+    parallel_reads = 1
 
     def for_tasks(self) -> "FileIO":
         """The FileIO that Spark tasks get (pickled): this one, unless it is a driver-side wrapper

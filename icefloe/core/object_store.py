@@ -125,6 +125,8 @@ class ObjectStoreIO(FileIO):
     """I/O on object stores; paths are full URIs (``s3://bucket/key``). Pickles without its
     client connections, so Spark tasks rebuild them from the same configuration."""
 
+    parallel_reads = 16
+
     def __init__(self, properties: Optional[dict] = None):
         self.properties = {str(k): str(v) for k, v in (properties or {}).items() if v is not None}
         self._stores: dict = {}

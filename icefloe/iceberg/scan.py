@@ -75,6 +75,9 @@ def plan_files(io: FileIO, meta: TableMetadata, snapshot: Optional[Snapshot], wh
 
     data_tasks: list[FileScanTask] = []
     delete_entries: list = []
+    _prefetch(io, meta, [m for m in manifests if m.has_added_or_existing() and m.partition_spec_id in specs and
+                         (bound is None or m.partitions is None or
+                          manifest_evals[m.partition_spec_id].may_match(m.partitions))])
     for m in manifests:
         if not m.has_added_or_existing():
             continue
@@ -100,6 +103,17 @@ def plan_files(io: FileIO, meta: TableMetadata, snapshot: Optional[Snapshot], wh
     if delete_entries:
         _attach_deletes(data_tasks, delete_entries, specs)
     return data_tasks
+
+
+def _prefetch(io: FileIO, meta: TableMetadata, manifests: list) -> None:
+    """Read the manifests a plan needs concurrently where reads are requests (object stores), so
+    their latencies overlap; the plan then takes them from the manifest cache in order."""
+    if io.parallel_reads <= 1 or len(manifests) < 2:
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=min(io.parallel_reads, len(manifests))) as pool:
+        list(pool.map(lambda m: load_manifest_entries(io, meta, m), manifests))
 
 
 def _attach_deletes(tasks: list[FileScanTask], delete_entries: list, specs: dict) -> None:

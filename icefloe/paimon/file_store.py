@@ -123,6 +123,15 @@ class FileStore:
 
     # ------------------------------------------------------------------ live files
     def entries(self, manifests: Sequence[mf.ManifestFileMeta], keep_partition=None) -> list[mf.ManifestEntry]:
+        """The entries of ``manifests``, in their order; on an object store the manifests are read
+        concurrently (each read is a request with its own latency)."""
+        if self.io.parallel_reads > 1 and len(manifests) > 1:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(max_workers=min(self.io.parallel_reads, len(manifests))) as pool:
+                parts = list(pool.map(lambda m: self.read_manifest(m.file_name, m.file_size, keep_partition),
+                                      manifests))
+            return [e for part in parts for e in part]
         out: list = []
         for m in manifests:
             out.extend(self.read_manifest(m.file_name, m.file_size, keep_partition))

@@ -25,7 +25,7 @@ from typing import Optional
 from pyspark.sql.datasource import DataSourceStreamArrowWriter, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 
-from icefloe.core.io import LOCAL, strip_scheme
+from icefloe.core.io import LOCAL, normalize_location, strip_scheme
 from icefloe.errors import IcefloeError, NoSuchSnapshotError
 from icefloe.iceberg import streaming as ice_stream
 from icefloe.paimon import streaming as paimon_stream
@@ -86,7 +86,8 @@ class IcefloeStreamWriter(DataSourceStreamArrowWriter):
     def commit(self, messages, batchId: int) -> None:
         w = self.batch_writer
         files = [f for m in messages if m is not None for f in m.files]
-        commit_batch(w.location, w.format, files, stream_query_id(self.options), int(batchId), self.overwrite)
+        commit_batch(w.location, w.format, files, stream_query_id(self.options), int(batchId), self.overwrite,
+                     io=w.io)
 
     def abort(self, messages, batchId: int) -> None:
         self.batch_writer.abort(messages)
@@ -97,10 +98,8 @@ def commit_batch(location: str, fmt: str, files: list, query_id: str, batch_id: 
     """Commit one micro-batch's files as one snapshot unless the query committed this batch
     already (then the files are deleted). Returns whether a snapshot was committed. ``io``:
     the FileIO of the table (tests inject faults through it)."""
-    import os as _os
-
-    loc = _os.path.abspath(strip_scheme(location))
-    name = _os.path.basename(loc.rstrip("/"))
+    loc = normalize_location(location)
+    name = loc.rstrip("/").rsplit("/", 1)[-1]
     if fmt == "paimon":
         from icefloe.paimon.table import FileStoreTable
 
@@ -124,18 +123,18 @@ def commit_batch(location: str, fmt: str, files: list, query_id: str, batch_id: 
     return True
 
 
-def last_committed_batch(location: str, fmt: str, query_id: str) -> Optional[int]:
+def last_committed_batch(location: str, fmt: str, query_id: str, io=None) -> Optional[int]:
     """The highest batch id the query committed to the table (None: none)."""
-    loc = os.path.abspath(strip_scheme(location))
+    loc = normalize_location(location)
     if fmt == "paimon":
         from icefloe.paimon.table import FileStoreTable
 
-        store = FileStoreTable(os.path.basename(loc), loc).store
+        store = FileStoreTable(loc.rsplit("/", 1)[-1], loc, io=io).store
         mine = paimon_stream.latest_of_user(store, query_id, store.snapshots.latest())
         return mine.commit_identifier if mine is not None else None
     from icefloe.iceberg.hadoop import HadoopTableOperations
 
-    ops = HadoopTableOperations(LOCAL, loc)
+    ops = HadoopTableOperations(io or LOCAL, loc)
     return ice_stream.last_committed_epoch(ops.load()[1], query_id)
 
 
@@ -148,14 +147,14 @@ def foreach_batch_writer(table, overwrite: bool = False):
         if not query_id:
             raise StreamingSetupError("Table.foreach_batch() is for df.writeStream.foreachBatch(...): no streaming "
                                       "query is running on this thread")
-        last = last_committed_batch(table.location, table.format, query_id)
+        last = last_committed_batch(table.location, table.format, query_id, table.io)
         if last is not None and batch_id <= last:
             # a replay of a batch the table has: nothing to write, but the batch still runs,
             # since Spark expects its stateful operators to commit their state for it
             df.write.format("noop").mode("overwrite").save()
             return
         files = table.write(df) if table.format == "paimon" else table.write_files(df)
-        commit_batch(table.location, table.format, files, query_id, int(batch_id), overwrite)
+        commit_batch(table.location, table.format, files, query_id, int(batch_id), overwrite, io=table.io)
 
     return write
 
@@ -183,12 +182,13 @@ class IcefloeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     it added. ``snapshot`` -1 is the empty table before the first snapshot."""
 
     def __init__(self, options: dict, schema):
-        from icefloe.spark.datasource import _location, detect_format
+        from icefloe.spark.datasource import _location, detect_format, io_for
 
         self.options = options
         self.schema = schema
         self.location = _location(options, schema)
-        self.format = detect_format(self.location)
+        self.io = io_for(options, self.location)
+        self.format = detect_format(self.location, self.io)
         self._units: dict = {}
         self._cap: Optional[int] = None      # Trigger.AvailableNow: the last snapshot to read
         self.max_files = _int_opt(options, "streaming-max-files-per-micro-batch", "maxFilesPerTrigger")
@@ -198,12 +198,12 @@ class IcefloeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def _ice(self):
         from icefloe.spark.datasource import _iceberg_table
 
-        return _iceberg_table(self.location)
+        return _iceberg_table(self.location, self.io)
 
     def _paimon(self):
         from icefloe.spark.paimon_read import paimon_table_at
 
-        return paimon_table_at(self.location)
+        return paimon_table_at(self.location, self.io)
 
     def _latest_id(self) -> int:
         if self.format == "paimon":
@@ -400,7 +400,7 @@ class IcefloeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                                   "no longer has in its history")
 
     def read(self, partition):
-        yield from read_stream_partition(self.location, self.format, self.schema, partition)
+        yield from read_stream_partition(self.location, self.format, self.schema, partition, self.options)
 
     def commit(self, end: dict) -> None:
         keep = int(end["snapshot"])
@@ -430,21 +430,24 @@ def _limits(limit) -> tuple[Optional[int], Optional[int]]:
     return files, rows
 
 
-def read_stream_partition(location: str, fmt: str, schema, partition):
-    """Arrow batches of one stream partition in Spark's read schema."""
-    from icefloe.spark.datasource import FilePartition, IcefloeReader
+def read_stream_partition(location: str, fmt: str, schema, partition, options=None):
+    """Arrow batches of one stream partition in Spark's read schema (``options``: the stream's,
+    for an object store's settings)."""
+    from icefloe.spark.datasource import FilePartition, IcefloeReader, io_for
+
+    options = dict(options or {})
 
     names = [f.name for f in schema.fields]
     with_kind = bool(names) and names[0] == ROWKIND and fmt == "paimon"
     if fmt == "paimon" and partition.kind == "delta":
-        yield from _read_delta(location, schema, partition.path, with_kind)
+        yield from _read_delta(location, schema, partition.path, with_kind, io_for(options, location))
         return
     from pyspark.sql import types as T
 
     import pyarrow as pa
 
     inner = T.StructType(schema.fields[1:]) if with_kind else schema
-    reader = IcefloeReader({"path": location}, inner)
+    reader = IcefloeReader({**options, "path": location}, inner)
     part = FilePartition(partition.path)
     part.deletes = list(partition.deletes)
     from icefloe.spark.datasource import _arrow_target
@@ -457,7 +460,7 @@ def read_stream_partition(location: str, fmt: str, schema, partition):
         yield batch
 
 
-def _read_delta(location: str, schema, spec: str, with_kind: bool):
+def _read_delta(location: str, schema, spec: str, with_kind: bool, io=LOCAL):
     """A primary-key table's key-value file as rows: the value columns and, with
     ``read.changelog``, each record's kind; without it, only the records that insert or
     update (``+I``, ``+U``): the table's upserts."""
@@ -473,9 +476,10 @@ def _read_delta(location: str, schema, spec: str, with_kind: bool):
     path = spec.split("#schema=")[0]
     import pyarrow.parquet as pq
 
-    kinds = pq.read_table(strip_scheme(path), columns=["_VALUE_KIND"]).column(0).combine_chunks()
+    with io.open_read(path) as fh:
+        kinds = pq.read_table(fh, columns=["_VALUE_KIND"]).column(0).combine_chunks()
     offset = 0
-    for batch in paimon_read_file(location, spec, target):
+    for batch in paimon_read_file(location, spec, target, io):
         k = kinds.slice(offset, batch.num_rows)
         offset += batch.num_rows
         if with_kind:
