@@ -285,11 +285,12 @@ class ObjectStoreIO(FileIO):
         return self._call("read", path, lambda: obstore.head(store, key))
 
     def exists(self, path: str) -> bool:
+        """Whether the object ``path`` exists (one HEAD request; a prefix is ``is_dir``)."""
         try:
             self._head(path)
             return True
         except FileNotFoundError:
-            return self.is_dir(path)
+            return False
 
     def size(self, path: str) -> int:
         return int(self._head(path)["size"])

@@ -124,7 +124,7 @@ class PaimonCatalog:
         src, dst = self.table_location(name), self.table_location(new_name)
         if not self.table_exists(name):
             raise NoSuchTableError(f"table {name} does not exist")
-        if self.table_exists(new_name) or self.io.exists(dst):
+        if self.table_exists(new_name) or self.io.is_dir(dst) or self.io.exists(dst):
             raise TableAlreadyExistsError(f"cannot rename {name} to {new_name}: {dst} already exists")
         db = self.database_path(split_name(new_name)[0])
         if not self.io.is_dir(db):
