@@ -362,7 +362,7 @@ class ObjectStoreIO(FileIO):
         for s, d in pairs:
             store, skey = self._locate(s)
             _dstore, dkey = self._locate(d)
-            self._call("copy", s, lambda: obstore.copy(store, skey, dkey, overwrite=False))
+            self._call("copy", s, lambda: obstore.copy(store, skey, dkey))
             self._call("delete", s, lambda: obstore.delete(store, skey))
 
     def delete(self, path: str) -> None:

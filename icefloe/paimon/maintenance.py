@@ -72,7 +72,7 @@ def compact(table, where=None, target_file_size: Optional[int] = None) -> Option
 
             first = inputs[0]
             # files written under older schemas are matched to the current one by field id
-            data = pa.concat_tables([evolve_arrow(read_data_file(e.file.file_path),
+            data = pa.concat_tables([evolve_arrow(read_data_file(e.file.file_path, store.io),
                                                   table.schema_by_id(e.file.schema_id).fields, schema.fields)
                                      for e in inputs])
             directory = store.bucket_dir(store.partition_values(first.partition), bucket)

@@ -24,6 +24,7 @@ from icefloe.errors import SchemaError
 from icefloe.iceberg.changelog import plan_changelog
 from icefloe.iceberg.scan import FileScanTask, plan_files
 from icefloe.spark.iceberg_read import FILE_COL, POS_COL, read_tasks
+from icefloe.spark.python_read import position_rows
 
 CHANGE_TYPE, CHANGE_ORDINAL, COMMIT_SNAPSHOT_ID = "_change_type", "_change_ordinal", "_commit_snapshot_id"
 _ROW, _RN, _ID = "_icefloe_row", "_icefloe_rn", "_icefloe_id"
@@ -60,7 +61,7 @@ def changelog_df(spark, table, start_snapshot_id: Optional[int] = None, end_snap
         for kind, files in (("INSERT", ch.added), ("DELETE", ch.removed)):
             if files:
                 df = read_tasks(spark, [FileScanTask(f, seq) for f, seq in files], schema, history=history,
-                                name_mapping=mapping)
+                                name_mapping=mapping, io=table.io)
                 parts.append(_tagged(df, names, kind, tag))
         if ch.position_deletes:
             df = _deleted_by_positions(spark, table, meta, ch, schema, history, mapping)
@@ -91,18 +92,20 @@ def _tagged(df, names, kind, tag):
 def _deleted_by_positions(spark, table, meta, ch, schema, history, mapping):
     """The rows the snapshot's position delete files name, read from their data files."""
     import pyarrow.parquet as pq
-    from pyspark.sql import functions as F
 
     targets: set = set()
     for d in ch.position_deletes:   # which data files they point at: one small column per delete file
+        if d.referenced_data_file is not None:       # a deletion vector, or a file scoped to one data file
+            targets.add(d.referenced_data_file)
+            continue
         with table.io.open_read(d.file_path) as fh:
             col = pq.read_table(fh, columns=["file_path"]).column(0)
         targets.update(v for v in col.unique().to_pylist() if v is not None)
     tasks = [FileScanTask(t.file, t.data_sequence_number)
              for t in plan_files(table.io, meta, ch.snapshot) if t.path in targets]
-    data = read_tasks(spark, tasks, schema, with_positions=True, history=history, name_mapping=mapping)
-    positions = (spark.read.parquet(*[d.file_path for d in ch.position_deletes])
-                 .select(F.col("file_path").alias(FILE_COL), F.col("pos").alias(POS_COL)))
+    data = read_tasks(spark, tasks, schema, with_positions=True, history=history, name_mapping=mapping,
+                      io=table.io)
+    positions = position_rows(spark, list(ch.position_deletes), table.io)
     return data.join(positions, [FILE_COL, POS_COL], "left_semi").drop(FILE_COL, POS_COL)
 
 

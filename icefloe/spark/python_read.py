@@ -93,3 +93,41 @@ def _as_spark(table, wanted, schema: Schema):
             col = pa.array([None if v is None else str(uuid.UUID(bytes=v)) for v in col.to_pylist()], pa.string())
         cols.append(col.cast(f.type))
     return pa.Table.from_arrays(cols, schema=wanted)
+
+
+def position_rows(spark, delete_files: list, io: FileIO):
+    """A DataFrame of (FILE_COL, POS_COL): the rows ``delete_files`` delete, position delete files
+    and deletion vectors alike, each file read by a Python task through ``io`` (the driver holds the
+    file list only)."""
+    from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+    out = StructType([StructField(FILE_COL, StringType(), False), StructField(POS_COL, LongType(), False)])
+    if not delete_files:
+        return spark.createDataFrame([], out)
+    task_io = io.for_tasks()
+
+    def run(batches):  # in the Python workers
+        import numpy as np
+        import pyarrow as pa
+
+        from icefloe.iceberg.delete_files import positions_by_data_file
+
+        for batch in batches:
+            for blob in batch.column(0).to_pylist():
+                d = pickle.loads(blob)
+                if d.is_deletion_vector:
+                    targets = [d.referenced_data_file]
+                else:
+                    with task_io.open_read(d.file_path) as fh:
+                        import pyarrow.parquet as pq
+
+                        targets = pq.read_table(fh, columns=["file_path"]).column(0).unique().to_pylist()
+                found = positions_by_data_file(task_io, {t: [d] for t in targets if t is not None})
+                for target, positions in found.items():
+                    positions = np.asarray(positions, dtype=np.int64)
+                    yield pa.RecordBatch.from_arrays([pa.array([target] * len(positions), pa.string()),
+                                                      pa.array(positions, pa.int64())], names=[FILE_COL, POS_COL])
+
+    payload = [(pickle.dumps(d),) for d in delete_files]
+    rdd = spark.sparkContext.parallelize(payload, min(len(payload), _MAX_SLICES))
+    return spark.createDataFrame(rdd, "task binary").mapInArrow(run, out)

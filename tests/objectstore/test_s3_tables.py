@@ -4,6 +4,7 @@ Arrow, changed row by row, evolved, and read back by icefloe and by the independ
 import os
 
 import pyarrow as pa
+import pytest
 
 import icefloe
 
@@ -115,3 +116,46 @@ def test_tables_on_s3_survive_maintenance(spark, s3_server, s3_warehouse):
     assert _pyiceberg_rows(t, s3_server.properties) == [(9, "9")]
     report = t.check()
     assert report.ok, report.problems
+
+
+@pytest.mark.parametrize("version", ["2", "3"])
+def test_changelog_of_merge_on_read_deletes_on_s3(spark, s3_server, s3_warehouse, version):
+    """The changelog reads added files, and the rows position deletes (v2) or deletion vectors (v3)
+    removed, through the object store in Spark tasks."""
+    cat = icefloe.Catalog(s3_warehouse, spark=spark, **s3_server.properties)
+    t = cat.create_table("db.c", "id bigint not null, name string",
+                         properties={"format-version": version, "write.delete.mode": "merge-on-read"})
+    t.append(spark.range(10).selectExpr("id", "cast(id as string) as name"))
+    t.delete("id < 3")
+    t.delete("id = 7")
+    rows = sorted((r["_change_ordinal"], r["_change_type"], r["id"]) for r in t.changelog().collect())
+    assert rows == [(0, "INSERT", i) for i in range(10)] + [(1, "DELETE", i) for i in range(3)] + [(2, "DELETE", 7)]
+    assert _rows(t.to_spark()) == [(i, str(i)) for i in range(10) if i >= 3 and i != 7]
+
+
+def test_paimon_maintenance_on_s3(spark, s3_server, s3_warehouse):
+    """Compaction of an append table and of a primary-key table, rename and drop, on the object
+    store (rename is a copy of every object, then their deletion)."""
+    cat = icefloe.Catalog(s3_warehouse, format="paimon", spark=spark, **s3_server.properties)
+    a = cat.create_table("db.a", "id bigint, name string")
+    for i in range(3):
+        a.append(spark.range(i * 10, i * 10 + 10).selectExpr("id", "cast(id as string) as name"))
+    files_before = len(a.plan_files())
+    a.rewrite_data_files()
+    assert len(a.plan_files()) < files_before
+    assert _rows(a.to_spark()) == [(i, str(i)) for i in range(30)]
+    k = cat.create_table("db.k", "id bigint not null, name string", properties={"primary-key": "id", "bucket": "1"})
+    for i in range(3):
+        k.append(spark.range(i * 5, i * 5 + 10).selectExpr("id", f"'r{i}' as name"))
+    k.rewrite_data_files()
+    assert len(k.plan_files()) == 1 and k.check().ok
+    expected = sorted({**{i: "r0" for i in range(10)}, **{i: "r1" for i in range(5, 15)},
+                       **{i: "r2" for i in range(10, 20)}}.items())
+    assert _rows(k.to_spark()) == expected
+    cat.rename_table("db.a", "db.b")
+    assert _rows(cat.load_table("db.b").to_spark()) == [(i, str(i)) for i in range(30)]
+    assert not cat.table_exists("db.a")
+    cat.drop_table("db.b")
+    assert cat.list_tables("db") == ["db.k"]
+    bucket = s3_warehouse.split("/")[2]
+    assert not [key for key in s3_server.keys(bucket) if "/db.db/a/" in key or "/db.db/b/" in key]
