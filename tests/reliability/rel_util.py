@@ -14,13 +14,31 @@ def rows(start, n):
                      "name": [f"n{i}" for i in range(start, start + n)]})
 
 
-def make_table(wh, props=None):
-    return Catalog(wh).create_table("db.t", to_schema(SCHEMA), properties=props or {})
+def make_table(wh, props=None, storage=None):
+    """``storage``: an object store's settings when ``wh`` is on one."""
+    return Catalog(wh, **(storage or {})).create_table("db.t", to_schema(SCHEMA), properties=props or {})
 
 
-def read_ids(wh):
-    t = Catalog(wh).load_table("db.t")
+def read_ids(wh, storage=None):
+    t = Catalog(wh, **(storage or {})).load_table("db.t")
     return sorted(t.to_arrow()["id"].to_pylist())
+
+
+def faulty_io(fail_at=None, storage=None):
+    """A FileIO failing at its ``fail_at``-th write, rename or delete: local, or the object store of
+    ``storage``."""
+    from icefloe.core.faults import FaultInjectingFileIO
+
+    if not storage:
+        return FaultInjectingFileIO(fail_at=fail_at)
+    from icefloe.core.object_store import ObjectStoreIO
+
+    class ObjectStoreFaults(FaultInjectingFileIO, ObjectStoreIO):
+        def __init__(self):
+            ObjectStoreIO.__init__(self, storage)
+            FaultInjectingFileIO.__init__(self, fail_at)
+
+    return ObjectStoreFaults()
 
 
 def referenced_files(t):

@@ -5,15 +5,14 @@ parent snapshot -- each through a FileIO that may fail at its k-th write, rename
 delete. After every step the table reads exactly what the model says, sequence numbers
 strictly increase, and every file the metadata references exists.
 """
-import os
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from icefloe.core.faults import FaultInjectingFileIO, InjectedFault
+from icefloe.core.faults import InjectedFault
 from icefloe.catalog import Catalog
-from tests.reliability.rel_util import make_table, read_ids, referenced_files, rows
+from tests.reliability.rel_util import faulty_io, make_table, read_ids, referenced_files, rows
 
 OP_NAMES = ["append", "overwrite", "rewrite_manifests", "expire", "rollback"]
 
@@ -23,13 +22,14 @@ def ops_strategy(max_size):
                               st.one_of(st.none(), st.integers(1, 8))), min_size=1, max_size=max_size)
 
 
-def run_model(wh, ops):
-    make_table(wh)
+def run_model(wh, ops, storage=None):
+    """``storage``: the object store's settings when ``wh`` is on one."""
+    make_table(wh, storage=storage)
     model: list = []
     states = {}          # snapshot id -> the ids it shows
     next_id = 0
     for op, n, fault in ops:
-        t = Catalog(wh, io=FaultInjectingFileIO(fail_at=fault)).load_table("db.t")
+        t = Catalog(wh, io=faulty_io(fault, storage)).load_table("db.t")
         current = t.current_snapshot()
         expected = model
         try:
@@ -55,14 +55,14 @@ def run_model(wh, ops):
             ok = False
         if ok:
             model = expected
-        clean = Catalog(wh).load_table("db.t")
+        clean = Catalog(wh, **(storage or {})).load_table("db.t")
         cur = clean.current_snapshot()
         if cur is not None:
             states.setdefault(cur.snapshot_id, model)
-        assert read_ids(wh) == model, (op, fault)
+        assert read_ids(wh, storage) == model, (op, fault)
         seqs = [s.sequence_number for s in clean.snapshots()]
         assert seqs == sorted(set(seqs)), seqs
-        assert all(os.path.exists(p) for p in referenced_files(clean))
+        assert all(clean.io.exists(p) for p in referenced_files(clean))
     return model
 
 
@@ -70,6 +70,13 @@ def run_model(wh, ops):
 @given(ops=ops_strategy(6))
 def test_random_ops_with_faults_match_model(tmp_path_factory, ops):
     run_model(str(tmp_path_factory.mktemp("model")), ops)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=ops_strategy(6))
+def test_random_ops_with_faults_match_model_on_s3(s3_server, ops):
+    """The same model with the warehouse on the S3 server and faults at its object writes."""
+    run_model(f"s3://{s3_server.new_bucket()}/wh", ops, s3_server.properties)
 
 
 @pytest.mark.stress
