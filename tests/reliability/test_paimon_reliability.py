@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from icefloe.core.faults import FaultInjectingFileIO, InjectedFault
 from icefloe.errors import CorruptMetadataError, IcefloeError
 from icefloe.catalog import Catalog
+from tests.reliability.rel_util import faulty_io
 
 NAME = "db.t"
 # a small merge-min-count makes commits compact manifests too (more write points)
@@ -35,13 +36,17 @@ def rows(start, n):
                      "p": pa.array([i % 2 for i in ids], pa.int32())})
 
 
+STORAGE: dict = {}   # warehouse on an object store -> its settings
+
+
 def make_table(wh, options=None):
-    return Catalog(wh, "paimon").create_table(NAME, "id bigint not null, name string, p int",
-                                          partitioned_by=["p"], properties={**OPTIONS, **(options or {})})
+    return Catalog(wh, "paimon", **STORAGE.get(wh, {})).create_table(
+        NAME, "id bigint not null, name string, p int", partitioned_by=["p"],
+        properties={**OPTIONS, **(options or {})})
 
 
 def load(wh, io=None):
-    return Catalog(wh, "paimon", io=io).load_table(NAME)
+    return Catalog(wh, "paimon", io=io, **({} if io is not None else STORAGE.get(wh, {}))).load_table(NAME)
 
 
 def read_ids(wh):
@@ -67,13 +72,8 @@ def referenced_files(t):
 
 def table_files(t):
     """Manifests and data files on disk (not schema, snapshot or hint files)."""
-    out = set()
-    for d, _, fs in os.walk(t.location):
-        rel = os.path.relpath(d, t.location)
-        if rel.split(os.sep)[0] in ("schema", "snapshot"):
-            continue
-        out.update(os.path.join(d, f) for f in fs)
-    return out
+    root = t.location.rstrip("/")
+    return {p for p in t.io.walk_files(root) if p[len(root) + 1:].split("/")[0] not in ("schema", "snapshot")}
 
 
 def check_consistent(wh):
@@ -82,7 +82,7 @@ def check_consistent(wh):
     ids = [s.id for s in t.snapshots()]
     assert ids == list(range(ids[0], ids[0] + len(ids))) if ids else True
     refs = referenced_files(t)
-    missing = [p for p in refs if not os.path.exists(p)]
+    missing = [p for p in refs if not t.io.exists(p)]
     assert not missing, missing
     return t, refs
 
@@ -449,7 +449,7 @@ def run_model(wh, ops):
     next_id = 0
     garbage: set = set()   # unreferenced files earlier failed expiries or rollbacks left
     for op, n, fault in ops:
-        t = load(wh, FaultInjectingFileIO(fail_at=fault))
+        t = load(wh, faulty_io(fault, STORAGE.get(wh)))
         latest = t.current_snapshot()
         expected = model
         try:
@@ -496,6 +496,15 @@ def run_model(wh, ops):
 @given(ops=ops_strategy(6))
 def test_random_ops_with_faults_match_model(tmp_path_factory, ops):
     run_model(str(tmp_path_factory.mktemp("model")), ops)
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=ops_strategy(6))
+def test_random_ops_with_faults_match_model_on_s3(s3_server, ops):
+    """The same model with the warehouse on the S3 server and faults at its object writes."""
+    wh = f"s3://{s3_server.new_bucket()}/wh"
+    STORAGE[wh] = s3_server.properties
+    run_model(wh, ops)
 
 
 @pytest.mark.stress
