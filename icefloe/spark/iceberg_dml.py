@@ -96,6 +96,8 @@ def _commit_changes(table, operation: str, meta, snap, tasks: list, labelled, is
     if mode == MERGE_ON_READ:
         changed_rows = (labelled(tasks) if changed is None else changed).where(
             F.col(ACTION).isin(UPDATE, DELETE_ROW, INSERT))
+        if operation == "delete":   # only positions are written: the scan reads the condition's columns alone
+            changed_rows = changed_rows.select(FILE_COL, POS_COL, ACTION)
         changes, by_file, counts = file_stats(changed_rows, FILE_COL)
         every_row = False
     elif changed is not None:
