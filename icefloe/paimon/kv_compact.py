@@ -38,11 +38,15 @@ def max_level(options: dict) -> int:
 
 @dataclass
 class BucketCompaction:
-    """One (partition, bucket) to compact: its live entries, oldest first."""
+    """One (partition, bucket) to compact: the live entries it merges, oldest first; ``level``
+    the LSM level its output goes to (None: the highest); ``drop_deletes`` whether records that
+    delete a key may go (nothing older than the merged runs is left in the bucket)."""
     partition: object              # BinaryRow
     bucket: int
     total_buckets: int
     entries: list
+    level: Optional[int] = None
+    drop_deletes: bool = True
 
     def paths(self) -> list:
         return [e.file.file_path for e in self.entries]
@@ -71,15 +75,18 @@ def plan(table, where=None) -> list[BucketCompaction]:
 
 
 def compact_bucket(io, location: str, schema, paths: Sequence[str], file_fields: Sequence, partition,
-                   bucket: int, table: str = "table", target_file_size: Optional[int] = None) -> list:
-    """Merge one bucket's files and write the result at the highest level; returns the new
-    files' metadata (the files are deleted again if anything fails)."""
+                   bucket: int, table: str = "table", target_file_size: Optional[int] = None,
+                   level: Optional[int] = None, drop_deletes: bool = True) -> list:
+    """Merge files of one bucket and write the result at ``level`` (default the highest);
+    returns the new files' metadata (the files are deleted again if anything fails). Without
+    ``drop_deletes`` a key whose merged record deletes it keeps that record, for the older runs
+    the merge left out."""
     import pyarrow as pa
 
     store = FileStore(io, location, schema)
     co = schema.core_options
     target = int(target_file_size or co.target_file_size)
-    level = max_level(schema.options)
+    level = max_level(schema.options) if level is None else level
     namer = DataFileNamer(co.data_file_prefix, co.file_format)
     directory = store.bucket_dir(store.partition_values(partition), bucket)
     written: list = []
@@ -91,14 +98,16 @@ def compact_bucket(io, location: str, schema, paths: Sequence[str], file_fields:
         nonlocal pending, size
         if pending:
             merged = pa.concat_tables(pending)
-            merged = merged.append_column(mg.VALUE_KIND, pa.array([mg.INSERT] * merged.num_rows, pa.int8()))
+            if mg.VALUE_KIND not in merged.column_names:
+                merged = merged.append_column(mg.VALUE_KIND, pa.array([mg.INSERT] * merged.num_rows, pa.int8()))
             meta = write_merged_file(store, schema, merged, directory, namer, written, level)
             if meta is not None:
                 metas.append(meta)
         pending, size = [], 0
 
     try:
-        for chunk in mg.iter_merged_bucket(io, paths, file_fields, schema, table, keep_sequence=True):
+        for chunk in mg.iter_merged_bucket(io, paths, file_fields, schema, table, keep_sequence=True,
+                                           keep_deletes=not drop_deletes):
             pending.append(chunk)
             size += chunk.nbytes
             if size >= target:
@@ -166,4 +175,118 @@ def compact_table(table, where=None, target_file_size: Optional[int] = None) -> 
     return commit(table, base, done)
 
 
-__all__ = ["plan", "compact_bucket", "commit", "compact_table", "max_level", "BucketCompaction"]
+# --------------------------------------------------------------------------- universal compaction
+# Paimon's default compaction strategy for primary-key tables: a bucket is a list of sorted runs
+# (each level-0 file is one, newest first, then one per non-empty level 1..max), and after a write
+# the runs are checked in this order: size amplification (everything newer than the oldest run is
+# more than compaction.max-size-amplification-percent of it: merge all), size ratio (newer runs
+# whose sizes add up within compaction.size-ratio percent of the next: merge them), and the run
+# count (more than num-sorted-run.compaction-trigger: merge the newest surplus, by size ratio).
+# Merged runs go to the level just above the first run left out, never level 0; when every run
+# is merged the output goes to the highest level.
+
+def _opt_int(options: dict, key: str, default: int) -> int:
+    v = options.get(key)
+    return int(v) if v not in (None, "") else default
+
+
+def sorted_runs(entries: Sequence) -> list[tuple[int, list]]:
+    """A bucket's live entries as its sorted runs ``(level, entries)``, newest first."""
+    runs: list = []
+    level0 = sorted((e for e in entries if e.file.level == 0),
+                    key=lambda e: (e.file.max_sequence_number, e.file.min_sequence_number), reverse=True)
+    runs.extend((0, [e]) for e in level0)
+    by_level: dict = {}
+    for e in entries:
+        if e.file.level > 0:
+            by_level.setdefault(e.file.level, []).append(e)
+    runs.extend((lvl, by_level[lvl]) for lvl in sorted(by_level))
+    return runs
+
+
+def _size(run) -> int:
+    return sum(e.file.file_size for e in run[1])
+
+
+def pick_universal(runs: Sequence, options: dict) -> Optional[tuple[int, int]]:
+    """Which runs universal compaction merges now: ``(count of the newest runs, output level)``,
+    or None. ``runs`` as ``sorted_runs`` gives them."""
+    trigger = _opt_int(options, "num-sorted-run.compaction-trigger", 5)
+    top = max_level(options)
+    if len(runs) < trigger:
+        return None
+    amplification = _opt_int(options, "compaction.max-size-amplification-percent", 200)
+    newer = sum(_size(r) for r in runs[:-1])
+    if newer * 100 > amplification * _size(runs[-1]):
+        return len(runs), top
+    picked = _by_size_ratio(runs, 1, options, top)
+    if picked is not None:
+        return picked
+    if len(runs) > trigger:
+        return _by_size_ratio(runs, len(runs) - trigger + 1, options, top, force=True)
+    return None
+
+
+def _by_size_ratio(runs: Sequence, count: int, options: dict, top: int, force: bool = False):
+    ratio = _opt_int(options, "compaction.size-ratio", 1)
+    size = sum(_size(r) for r in runs[:count])
+    while count < len(runs):
+        nxt = _size(runs[count])
+        if size * (100.0 + ratio) / 100.0 < nxt:
+            break
+        size += nxt
+        count += 1
+    if not force and count <= 1:
+        return None
+    if count == len(runs):
+        return count, top
+    level = max(0, runs[count][0] - 1)
+    while level == 0 and count < len(runs):    # never write level 0: take runs until a leveled one
+        level = runs[count][0]
+        count += 1
+    return (count, top) if count == len(runs) else (count, level)
+
+
+def plan_universal(table, buckets=None) -> list[BucketCompaction]:
+    """The buckets universal compaction merges now (``buckets``: the (partition bytes, bucket)
+    pairs to look at, default all), each with the runs it merges and their output level."""
+    options = table.table_schema.options
+    groups: dict = {}
+    for e in table.plan():
+        key = (e.partition.to_bytes(), e.bucket)
+        if buckets is None or key in buckets:
+            groups.setdefault(key, []).append(e)
+    out = []
+    for entries in groups.values():
+        runs = sorted_runs(entries)
+        picked = pick_universal(runs, options)
+        if picked is None:
+            continue
+        count, level = picked
+        merged = [e for _lvl, run in runs[:count] for e in run]
+        left = [lvl for lvl, _run in runs[count:]]
+        merged.sort(key=lambda e: (e.file.max_sequence_number, e.file.min_sequence_number))
+        first = merged[0]
+        out.append(BucketCompaction(first.partition, first.bucket, first.total_buckets, merged, level,
+                                    drop_deletes=not left or level >= max(left)))
+    return out
+
+
+def compact_universal(table, buckets) -> Optional[Snapshot]:
+    """Universal compaction of ``buckets`` on the caller (no Spark): one COMPACT snapshot."""
+    base = table.current_snapshot()
+    done: list = []
+    try:
+        for task in plan_universal(table, buckets):
+            fields = [table.schema_by_id(e.file.schema_id).fields for e in task.entries]
+            done.append((task, compact_bucket(table.io, table.location, table.table_schema, task.paths(), fields,
+                                              task.partition, task.bucket, table.name, None, task.level,
+                                              task.drop_deletes)))
+    except BaseException:
+        abort(table, [m for _, metas in done for m in metas])
+        raise
+    return commit(table, base, done) if done else None
+
+
+__all__ = ["plan", "plan_universal", "compact_universal", "pick_universal", "sorted_runs", "compact_bucket", "commit", "compact_table",
+           "max_level", "BucketCompaction"]

@@ -131,12 +131,17 @@ def _vectorizable(engine: str, names: Sequence[str], primary_keys: Sequence[str]
 
 
 def merge(data, keys: Sequence[str], value_names: Sequence[str], engine: str, options: dict,
-          primary_keys: Sequence[str] = (), table: str = "table", keep_sequence: bool = False):
+          primary_keys: Sequence[str] = (), table: str = "table", keep_sequence: bool = False,
+          keep_deletes: bool = False):
     """The merged rows of one bucket. ``data`` is a pyarrow Table holding the value columns
     ``value_names``, ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND`` of all its records (any order);
     ``keys`` are the stored key's columns. Returns the value columns, one row per live key,
-    sorted by key (with ``keep_sequence``, each key's newest sequence number too)."""
+    sorted by key (with ``keep_sequence``, each key's newest sequence number too). With
+    ``keep_deletes`` (a compaction of some runs: older runs may hold the key) a key whose merge
+    retracts it stays, and every row carries its ``_VALUE_KIND``."""
     out = _merge(data, keys, value_names, engine, options, primary_keys, table)
+    if keep_deletes:
+        return out.select(list(value_names) + ([SEQUENCE] if keep_sequence else []) + [VALUE_KIND])
     return out.filter(_live(out.column(VALUE_KIND))).select(list(value_names) + ([SEQUENCE] if keep_sequence else []))
 
 
@@ -300,7 +305,7 @@ def read_merged_bucket(io, paths: Sequence[str], file_fields: Sequence, schema, 
 
 
 def iter_merged_bucket(io, paths: Sequence[str], file_fields: Sequence, schema, table: str = "table",
-                       batch_rows: int = BATCH_ROWS, keep_sequence: bool = False):
+                       batch_rows: int = BATCH_ROWS, keep_sequence: bool = False, keep_deletes: bool = False):
     """The merged rows of one (partition, bucket) of a primary-key table, in key order, as a
     stream of Arrow tables: ``paths`` are its live data files (``file_fields[i]`` the fields
     of the schema each was written with), ``schema`` the read's TableSchema.
@@ -329,7 +334,8 @@ def iter_merged_bucket(io, paths: Sequence[str], file_fields: Sequence, schema, 
         done[i] = True
 
     def emit(parts):
-        out = merge(pa.concat_tables(parts), keys, names, engine, options, schema.primary_keys, table, keep_sequence)
+        out = merge(pa.concat_tables(parts), keys, names, engine, options, schema.primary_keys, table, keep_sequence,
+                    keep_deletes)
         return out if out.num_rows else None
 
     for i in range(len(readers)):

@@ -14,7 +14,11 @@ from icefloe.paimon import kv_compact
 from icefloe.spark.align import explain_spark_error
 
 
-def compact_primary_key_table(spark, table, where=None, target_file_size: Optional[int] = None):
+def compact_primary_key_table(spark, table, where=None, target_file_size: Optional[int] = None,
+                              buckets=None):
+    """Full compaction (``buckets`` None), or the universal compaction Paimon's writers run after
+    a commit, of those (partition bytes, bucket) pairs: only the sorted runs it picks, written
+    to the level it picks."""
     import pickle
 
     table.refresh()
@@ -24,13 +28,14 @@ def compact_primary_key_table(spark, table, where=None, target_file_size: Option
         return None
     schema = table.table_schema
     table.check_mergeable(schema)
-    tasks = kv_compact.plan(table, where)
+    tasks = kv_compact.plan(table, where) if buckets is None else kv_compact.plan_universal(table, buckets)
     if not tasks:
         return None
     specs = []
     for i, task in enumerate(tasks):
         fields = [table.schema_by_id(e.file.schema_id).fields for e in task.entries]
-        specs.append((i, pickle.dumps((task.paths(), fields, task.partition, task.bucket))))
+        specs.append((i, pickle.dumps((task.paths(), fields, task.partition, task.bucket, task.level,
+                                       task.drop_deletes))))
     io, location, name = table.io, table.location, table.name
 
     def run(batches):
@@ -38,9 +43,9 @@ def compact_primary_key_table(spark, table, where=None, target_file_size: Option
 
         for batch in batches:
             for i, spec in zip(batch.column(0).to_pylist(), batch.column(1).to_pylist()):
-                paths, fields, partition, bucket = pickle.loads(spec)
+                paths, fields, partition, bucket, level, drop_deletes = pickle.loads(spec)
                 metas = kv_compact.compact_bucket(io, location, schema, paths, fields, partition, bucket, name,
-                                                  target_file_size)
+                                                  target_file_size, level, drop_deletes)
                 yield pa.RecordBatch.from_pylist([{"task": i, "metas": pickle.dumps(metas)}],
                                                  schema=pa.schema([("task", pa.int64()), ("metas", pa.binary())]))
 

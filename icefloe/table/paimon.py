@@ -90,7 +90,32 @@ class PaimonTable(FileStoreTable, Table):
     def commit(self, messages: Sequence[CommitMessage], overwrite: bool = False, overwrite_partitions=None,
                branch: Optional[str] = None) -> Optional[Snapshot]:
         self._no_branch(branch, "commit")
-        return FileStoreTable.commit(self, messages, overwrite=overwrite, overwrite_partitions=overwrite_partitions)
+        snap = FileStoreTable.commit(self, messages, overwrite=overwrite, overwrite_partitions=overwrite_partitions)
+        if snap is not None and self._schema.primary_keys:
+            self._compact_after(snap, messages)
+        return snap
+
+    def _compact_after(self, snap: Snapshot, messages: Sequence[CommitMessage]) -> None:
+        """What Paimon's writers do after a commit (unless the table is ``write-only``): universal
+        compaction of the buckets just written, as its own COMPACT snapshot (Spark tasks when the
+        table has a Spark session, else here). A conflict with a concurrent commit leaves the
+        runs for the next write to compact."""
+        from icefloe.errors import CommitConflictError
+        from icefloe.paimon import kv_compact
+
+        if self._schema.core_options.write_only:
+            return
+        written = {f.file_name for m in messages for f in m.new_files}
+        buckets = {(e.partition.to_bytes(), e.bucket) for e in self.plan() if e.file.file_name in written}
+        if not buckets or not kv_compact.plan_universal(self, buckets):
+            return
+        try:
+            if self._spark is not None:
+                compact_primary_key_table(self._spark, self, buckets=buckets)
+            else:
+                kv_compact.compact_universal(self, buckets)
+        except CommitConflictError:
+            pass
 
     def append(self, data, branch: Optional[str] = None) -> Optional[Snapshot]:
         """Append a Spark DataFrame or pyarrow.Table as one APPEND snapshot (None if empty)."""
