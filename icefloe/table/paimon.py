@@ -98,8 +98,9 @@ class PaimonTable(FileStoreTable, Table):
     def _compact_after(self, snap: Snapshot, messages: Sequence[CommitMessage]) -> None:
         """What Paimon's writers do after a commit (unless the table is ``write-only``): universal
         compaction of the buckets just written, as its own COMPACT snapshot (Spark tasks when the
-        table has a Spark session, else here). A conflict with a concurrent commit leaves the
-        runs for the next write to compact."""
+        table has a Spark session, else here). A conflict with a concurrent commit, or any failure
+        of the compaction (whose files are then deleted), leaves the runs for the next write to
+        compact: the write itself stands."""
         from icefloe.errors import CommitConflictError
         from icefloe.paimon import kv_compact
 
@@ -116,6 +117,11 @@ class PaimonTable(FileStoreTable, Table):
                 kv_compact.compact_universal(self, buckets)
         except CommitConflictError:
             pass
+        except Exception as e:      # the write is committed; the runs wait for the next compaction
+            import warnings
+
+            warnings.warn(f"{self.name}: compaction after snapshot {snap.id} failed and was rolled back, the "
+                          f"write stands ({type(e).__name__}: {e})", RuntimeWarning, stacklevel=3)
 
     def append(self, data, branch: Optional[str] = None) -> Optional[Snapshot]:
         """Append a Spark DataFrame or pyarrow.Table as one APPEND snapshot (None if empty)."""
