@@ -247,9 +247,27 @@ def _by_size_ratio(runs: Sequence, count: int, options: dict, top: int, force: b
     return (count, top) if count == len(runs) else (count, level)
 
 
+def full_compaction_due(table) -> bool:
+    """``full-compaction.delta-commits`` = N: a full compaction is due once N commits that write
+    data followed the last compaction."""
+    n = _opt_int(table.table_schema.options, "full-compaction.delta-commits", 0)
+    if n <= 0:
+        return False
+    commits = 0
+    for s in reversed(table.snapshots()):
+        if s.commit_kind == COMPACT:
+            break
+        commits += 1
+    return commits >= n
+
+
 def plan_universal(table, buckets=None) -> list[BucketCompaction]:
     """The buckets universal compaction merges now (``buckets``: the (partition bytes, bucket)
-    pairs to look at, default all), each with the runs it merges and their output level."""
+    pairs to look at, default all), each with the runs it merges and their output level; every
+    run of each, to the top level, when ``full-compaction.delta-commits`` says a full compaction
+    is due."""
+    if full_compaction_due(table):
+        return [t for t in plan(table) if buckets is None or (t.partition.to_bytes(), t.bucket) in buckets]
     options = table.table_schema.options
     groups: dict = {}
     for e in table.plan():

@@ -184,3 +184,17 @@ def test_a_fault_at_every_file_operation_of_a_write_and_its_compaction(tmp_path)
             on_disk = {p for p in clean.io.walk_files(clean.location) if "/bucket-" in p}
             assert on_disk <= live | {p for p in on_disk if "/." in p}, (k, on_disk - live)
     assert compacted_or_not == {"APPEND", "COMPACT"}    # faults hit both the write and the compaction
+
+
+def test_full_compaction_every_n_delta_commits(tmp_path):
+    """``full-compaction.delta-commits`` = 3: every third write is followed by a full compaction
+    of its buckets (all runs to the top level), whatever the run count."""
+    cat = icefloe.Catalog(str(tmp_path / "wh"), format="paimon")
+    t = cat.create_table("db.k", "id bigint not null, v string",
+                         properties={"primary-key": "id", "bucket": "1", "full-compaction.delta-commits": "3"})
+    for i in range(7):
+        t.append(pa.table({"id": pa.array([i, i + 100], pa.int64()), "v": [f"w{i}"] * 2}))
+    kinds = [s.commit_kind for s in t.snapshots()]
+    assert kinds == ["APPEND"] * 3 + ["COMPACT"] + ["APPEND"] * 3 + ["COMPACT"] + ["APPEND"], kinds
+    assert sorted(e.file.level for e in t.plan()) == [0, 5]
+    assert len(_as_dict(t.to_arrow())) == 14
