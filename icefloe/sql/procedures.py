@@ -51,6 +51,10 @@ PROCEDURES = {
                                     "rewrite_data_files", "CALL system.rewrite_data_files",
                                     "rewritten_data_files_count int, added_data_files_count int, "
                                     "rewritten_bytes_count bigint", ("where", "target_file_size")),
+    # Paimon's compaction procedure (CALL sys.compact): a full compaction of the table or of the
+    # buckets ``where`` reads
+    "compact": Procedure(("table", "partitions", "where", "order_strategy", "order_by", "options"), ("table",),
+                         "rewrite_data_files", "CALL sys.compact", "result boolean", ("where",)),
     "rewrite_manifests": Procedure(("table", "use_caching"), ("table",), "rewrite_manifests",
                                    "CALL system.rewrite_manifests",
                                    "rewritten_manifests_count int, added_manifests_count int"),
@@ -115,7 +119,7 @@ def call(sess, stmt: Call):
     parts = [p.lower() for p in stmt.procedure.parts]
     if len(parts) == 3 and parts[0] == sess.catalog_name.lower():
         parts = parts[1:]
-    if len(parts) != 2 or parts[0] != "system":
+    if len(parts) != 2 or parts[0] not in ("system", "sys"):    # sys: Paimon's procedures' namespace
         raise SqlError(f"unknown procedure {stmt.procedure}; icefloe procedures are "
                        f"{sess.catalog_name}.system.<name>", stmt.procedure.line, stmt.procedure.column)
     proc = PROCEDURES.get(parts[1])
@@ -247,6 +251,8 @@ def _result_df(sess, t, name, proc, result, before, kwargs):
         df, view = result
         df.createOrReplaceTempView(view)
         return sess.spark.createDataFrame([(view,)], proc.result)
+    if name == "compact":
+        return sess.spark.createDataFrame([(True,)], proc.result)
     if name in ("rollback_to_snapshot", "rollback_to_timestamp", "set_current_snapshot"):
         after = t.current_snapshot() if hasattr(t, "current_snapshot") else None
         rows = [(before.snapshot_id if before else None, after.snapshot_id if after else None)]

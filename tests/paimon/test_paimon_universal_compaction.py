@@ -198,3 +198,17 @@ def test_full_compaction_every_n_delta_commits(tmp_path):
     assert kinds == ["APPEND"] * 3 + ["COMPACT"] + ["APPEND"] * 3 + ["COMPACT"] + ["APPEND"], kinds
     assert sorted(e.file.level for e in t.plan()) == [0, 5]
     assert len(_as_dict(t.to_arrow())) == 14
+
+
+def test_call_sys_compact(tmp_path, spark):
+    """Paimon's ``CALL sys.compact(table => ...)``: a full compaction in one COMPACT snapshot."""
+    cat = icefloe.Catalog(str(tmp_path / "wh"), format="paimon", spark=spark)
+    t = cat.create_table("db.k", "id bigint not null, v string",
+                         properties={"primary-key": "id", "bucket": "1", "write-only": "true"})
+    for i in range(3):
+        t.append(pa.table({"id": pa.array([i, 7], pa.int64()), "v": [f"w{i}"] * 2}))
+    assert cat.sql("CALL sys.compact(table => 'db.k')").collect()[0][0] is True
+    t = cat.load_table("db.k")
+    assert t.current_snapshot().commit_kind == "COMPACT"
+    assert [e.file.level for e in t.plan()] == [5]
+    assert _as_dict(t.to_arrow()) == {0: "w0", 1: "w1", 2: "w2", 7: "w2"}
