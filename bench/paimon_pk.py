@@ -7,8 +7,14 @@
   against pypaimon's read of the same table, and against plain Spark Parquet reading the
   same (already merged) rows.
 
+* sorted runs (``bench_paimon_runs``): the merged read of a table whose buckets hold 10 sorted
+  runs (a load and nine 10% upserts, ``write-only`` so none is compacted), the full compaction
+  against a plain Spark rewrite of the same rows, and the read after it, each read against plain
+  Spark Parquet holding the same merged rows (target: after compaction at least 0.8x).
+
 Best of ``runs`` after a warm-up, icefloe and the baseline interleaved; every run of a pair
-sees the same table state (each upsert run adds one commit to both copies).
+sees the same table state (each upsert run adds one commit to both copies). The upsert table is
+``write-only`` (pypaimon's batch writes do not compact either), so the two do the same work.
 """
 from __future__ import annotations
 
@@ -28,7 +34,8 @@ def bench_paimon_pk(spark, work: str, rows: int, runs: int, quiesce) -> dict:
     wh = os.path.join(work, "paimon-pk-wh")
     cat = Catalog(wh, "paimon", spark)
     t = cat.create_table("bench.pk", "id bigint not null, v double, s string",
-                         properties={"primary-key": "id", "bucket": "4", "file.compression": "zstd"})
+                         properties={"primary-key": "id", "bucket": "4", "file.compression": "zstd",
+                                     "write-only": "true"})
     base = spark.range(0, rows, numPartitions=spark.sparkContext.defaultParallelism).selectExpr(
         "id", "cast(rand(7) * 1000000 as double) as v", "concat('name-', cast(id % 10007 as string)) as s")
     t0 = time.perf_counter()
@@ -79,6 +86,67 @@ def bench_paimon_pk(spark, work: str, rows: int, runs: int, quiesce) -> dict:
             "upsert": {"icefloe_s": ours_up, "pypaimon_s": theirs_up, "speedup": theirs_up / ours_up},
             "read_vs_pypaimon": {"icefloe_s": ours_rd, "pypaimon_s": theirs_rd, "speedup": theirs_rd / ours_rd},
             "read_vs_parquet": {"icefloe_s": ours_agg, "spark_parquet_s": plain_agg, "ratio": plain_agg / ours_agg}}
+
+
+def bench_paimon_runs(spark, work: str, rows: int, runs: int, quiesce) -> dict:
+    from icefloe.catalog import Catalog
+    from icefloe.paimon.kv_compact import sorted_runs
+
+    wh = os.path.join(work, "paimon-runs-wh")
+    t = Catalog(wh, "paimon", spark).create_table(
+        "bench.runs", "id bigint not null, v double, s string",
+        properties={"primary-key": "id", "bucket": "4", "file.compression": "zstd", "write-only": "true"})
+    t.append(spark.range(0, rows, numPartitions=spark.sparkContext.defaultParallelism).selectExpr(
+        "id", "cast(rand(7) * 1000000 as double) as v", "concat('name-', cast(id % 10007 as string)) as s"))
+    for u in range(9):
+        t.append(spark.range(0, rows // 10).selectExpr(f"(id * 10 + {u}) % {rows} as id",
+                                                        f"cast({u} as double) as v", "'upserted' as s"))
+    by_bucket: dict = {}
+    for e in t.plan():
+        by_bucket.setdefault(e.bucket, []).append(e)
+    sorted_run_count = max(len(sorted_runs(es)) for es in by_bucket.values())
+    agg = "sum(hash(id, v, s)) as h"
+    plain = os.path.join(work, "paimon-runs-plain")
+    t.to_spark().write.option("compression", "zstd").parquet(plain)
+    schema = spark.read.parquet(plain).schema
+
+    def plain_read():
+        return spark.read.schema(schema).parquet(plain).selectExpr(agg).collect()[0][0]
+
+    merged_s, plain_s, res = _interleaved(lambda: t.to_spark().selectExpr(agg).collect()[0][0], plain_read, runs,
+                                          quiesce)
+    if res["ours"] != res["theirs"]:
+        raise AssertionError(f"merged read of {sorted_run_count} runs: {res['ours']!r} vs plain {res['theirs']!r}")
+    quiesce()
+    t0 = time.perf_counter()
+    t.rewrite_data_files()
+    compact_s = time.perf_counter() - t0
+    rewrite = os.path.join(work, "paimon-runs-rewrite")
+    quiesce()
+    t0 = time.perf_counter()
+    spark.read.schema(schema).parquet(plain).write.option("compression", "zstd").parquet(rewrite)
+    rewrite_s = time.perf_counter() - t0
+    compacted_s, plain2_s, res2 = _interleaved(lambda: t.to_spark().selectExpr(agg).collect()[0][0], plain_read,
+                                               runs, quiesce)
+    if res2["ours"] != res2["theirs"]:
+        raise AssertionError(f"read after compaction: {res2['ours']!r} vs plain {res2['theirs']!r}")
+    return {"rows": rows, "sorted_runs": sorted_run_count,
+            "read_runs": {"icefloe_s": merged_s, "spark_parquet_s": plain_s, "ratio": plain_s / merged_s},
+            "compaction": {"icefloe_s": compact_s, "spark_rewrite_s": rewrite_s, "ratio": rewrite_s / compact_s},
+            "read_compacted": {"icefloe_s": compacted_s, "spark_parquet_s": plain2_s, "ratio": plain2_s / compacted_s}}
+
+
+def report_runs_lines(r: dict) -> list:
+    return [
+        f"  sorted runs: {r['rows']:,} rows, {r['sorted_runs']} runs per bucket "
+        "(ratio = plain Spark time / icefloe time; target after compaction >= 0.8)",
+        f"{'    merged read of the runs, sum(hash(*))':44s}{r['read_runs']['icefloe_s']:14.2f} s"
+        f"{r['read_runs']['spark_parquet_s']:14.2f} s{r['read_runs']['ratio']:8.2f}",
+        f"{'    full compaction vs a plain Spark rewrite':44s}{r['compaction']['icefloe_s']:14.2f} s"
+        f"{r['compaction']['spark_rewrite_s']:14.2f} s{r['compaction']['ratio']:8.2f}",
+        f"{'    read after compaction, sum(hash(*))':44s}{r['read_compacted']['icefloe_s']:14.2f} s"
+        f"{r['read_compacted']['spark_parquet_s']:14.2f} s{r['read_compacted']['ratio']:8.2f}",
+    ]
 
 
 def report_lines(r: dict) -> list:

@@ -425,6 +425,7 @@ def main(argv=None) -> int:
     ap.add_argument("--only-jvm", action="store_true", help="run only (h)")
     ap.add_argument("--no-s3", action="store_true", help="leave out (i), the object-store figures")
     ap.add_argument("--only-s3", action="store_true", help="run only (i)")
+    ap.add_argument("--only-runs", action="store_true", help="run only the sorted-runs part of (f)")
     ap.add_argument("--s3-rows", type=int, help="rows for (i) (default 2M, quick 200k)")
     ap.add_argument("--rowlevel", action="store_true",
                     help="also run (d): MERGE of 1%% copy-on-write vs merge-on-read, reads with delete files")
@@ -448,6 +449,14 @@ def main(argv=None) -> int:
         env = environment(spark)
         cat = icefloe.Catalog(os.path.join(work, "warehouse"), spark=spark)
         print(f"running on {env['cpu_count']} cores; rows={rows:,}, planning commits={commits}", flush=True)
+        if args.only_runs:
+            from bench.paimon_pk import bench_paimon_runs, report_runs_lines
+
+            res_runs = bench_paimon_runs(spark, work, args.rows or 2_000_000, args.runs, quiesce)
+            print("\n".join(report_runs_lines(res_runs)), flush=True)
+            with open(args.out, "w") as f:
+                json.dump({"environment": env, "paimon_runs": res_runs}, f, indent=2)
+            return 0
         s3 = None
         if not args.no_s3:
             from bench.s3 import bench_s3, report_lines as s3_lines
@@ -489,6 +498,9 @@ def main(argv=None) -> int:
 
             print("(f) paimon primary-key ...", flush=True)
             paimon["pk"] = bench_paimon_pk(spark, work, rows, args.runs, quiesce)
+            from bench.paimon_pk import bench_paimon_runs
+
+            paimon["runs"] = bench_paimon_runs(spark, work, rows, args.runs, quiesce)
         from bench.streaming import bench_streaming
 
         print("(g) streaming ...", flush=True)
@@ -538,6 +550,9 @@ def main(argv=None) -> int:
             print()
             print("\n".join(report_lines(paimon, planning_lines)))
             print("\n".join(pk_lines(paimon["pk"])))
+            from bench.paimon_pk import report_runs_lines
+
+            print("\n".join(report_runs_lines(paimon["runs"])))
         from bench.streaming import report_lines as streaming_lines
 
         print("\n".join(streaming_lines(streaming)))

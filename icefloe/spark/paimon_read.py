@@ -314,9 +314,14 @@ def read_merged(spark, table, schema, entries, where=None, columns: Optional[Seq
     from pyspark.sql.pandas.types import to_arrow_schema
 
     out_schema = pt.to_spark_schema(schema.fields, with_ids=False)
+    raw, entries = _raw_buckets(entries)
     buckets = table.buckets_of(entries)
+    plain = None
+    if raw:                  # buckets that need no merge: Spark's own Parquet reader, as an append table
+        plain = read_files(spark, [e.file.file_path for e in raw], schema.fields,
+                           file_fields=[table.schema_by_id(e.file.schema_id).fields for e in raw], io=table.io)
     if not buckets:
-        df = spark.createDataFrame([], out_schema)
+        df = plain if plain is not None else spark.createDataFrame([], out_schema)
     else:
         by_id = {}
         tasks = []
@@ -343,11 +348,32 @@ def read_merged(spark, table, schema, entries, where=None, columns: Optional[Seq
         parallelism = max(1, min(len(tasks), spark.sparkContext.defaultParallelism * 2))
         df = spark.createDataFrame(tasks, "task string").repartition(parallelism).mapInArrow(merge_buckets,
                                                                                              out_schema)
+        if plain is not None:
+            df = df.unionByName(plain)
     if where is not None:
         df = df.where(where)
     if columns:
         df = df.select(*[f"`{c}`" for c in columns])
     return df
+
+
+def _raw_buckets(entries) -> tuple[list, list]:
+    """``entries`` split into those of buckets whose rows need no merge and the rest. A bucket needs
+    none when all its files are one sorted run written by a compaction (one level above 0, so each
+    key once, in key order across the files) and none holds a record that deletes a key: its
+    stored rows are the table's rows, as Paimon's readers take such buckets without merging (a file
+    whose delete count is unknown is merged)."""
+    groups: dict = {}
+    for e in entries:
+        groups.setdefault((e.partition.data, e.bucket), []).append(e)
+    raw, rest = [], []
+    for group in groups.values():
+        levels = {e.file.level for e in group}
+        if len(levels) == 1 and min(levels) > 0 and all(e.file.delete_row_count == 0 for e in group):
+            raw.extend(group)
+        else:
+            rest.extend(group)
+    return raw, rest
 
 
 def _schema_id_of(table, path: str, entries) -> int:

@@ -121,6 +121,7 @@ def test_a_compaction_of_newer_runs_keeps_their_deletes(tmp_path, spark):
     expected.update({10: "a", 11: "a", 12: "b", 13: "b"})
     assert _as_dict(t.to_arrow()) == expected
     assert {r.id: r.v for r in t.to_spark().collect()} == expected
+    assert "MapInArrow" in t.to_spark()._jdf.queryExecution().executedPlan().toString()   # two runs: merged
     assert _pypaimon_dict(wh, "db.k") == expected
     assert _pypaimon_rust_dict(wh, "db.k") == expected
 
@@ -212,3 +213,7 @@ def test_call_sys_compact(tmp_path, spark):
     assert t.current_snapshot().commit_kind == "COMPACT"
     assert [e.file.level for e in t.plan()] == [5]
     assert _as_dict(t.to_arrow()) == {0: "w0", 1: "w1", 2: "w2", 7: "w2"}
+    # one compacted run, no deletes: read by Spark's own Parquet reader, no merge task
+    plan = t.to_spark()._jdf.queryExecution().executedPlan().toString()
+    assert "MapInArrow" not in plan and "parquet" in plan.lower(), plan
+    assert {r.id: r.v for r in t.to_spark().collect()} == {0: "w0", 1: "w1", 2: "w2", 7: "w2"}
