@@ -46,6 +46,8 @@ class CommitMessage:
     # whose index the bucket assignment read (None: no snapshot yet)
     index_files: list = field(default_factory=list)  # dynamic_bucket.IndexFile
     index_base: Optional[int] = None
+    # the bucket's changelog files (changelog-producer input: the records as written)
+    changelog_files: list = field(default_factory=list)  # DataFileMeta
 
 
 class _LostRace(Exception):
@@ -62,6 +64,12 @@ def collect_entries(messages: Sequence[CommitMessage], partition_types) -> list[
             entries.append(mf.ManifestEntry(mf.ADD, part, m.bucket, m.total_buckets, f))
     mf.merge_entries(entries, {})  # raises DuplicateFileError on a repeated ADD
     return entries
+
+
+def collect_changelog(messages: Sequence[CommitMessage], partition_types) -> list[mf.ManifestEntry]:
+    """ADD entries of the messages' changelog files (a changelog manifest holds only ADDs)."""
+    return [mf.ManifestEntry(mf.ADD, encode_row(list(m.partition), partition_types), m.bucket, m.total_buckets, f)
+            for m in messages for f in getattr(m, "changelog_files", None) or ()]
 
 
 def delete_entries(live: Sequence[mf.ManifestEntry]) -> list[mf.ManifestEntry]:
@@ -201,6 +209,7 @@ class FileStoreCommit:
         overwrite to the live files of the partitions it accepts. ``validate(latest)``, if
         given, runs against each snapshot the commit would follow and raises to refuse it."""
         adds = collect_entries(messages, self.store.partition_types)
+        changelog = collect_changelog(messages, self.store.partition_types)
         index_files = {(encode_row(list(m.partition), self.store.partition_types).to_bytes(), m.bucket): f
                        for m in messages for f in m.index_files}
         if not adds and not overwrite and not index_files:
@@ -220,13 +229,15 @@ class FileStoreCommit:
             return list(adds)
 
         return self.commit_changes(changes, OVERWRITE if overwrite else APPEND, properties,
-                                   index_files=index_files)
+                                   index_files=index_files, changelog=changelog)
 
     def commit_changes(self, changes_for, kind: str, properties: Optional[dict] = None,
-                       full_manifest_compaction: bool = False, index_files: Optional[dict] = None) -> Snapshot:
+                       full_manifest_compaction: bool = False, index_files: Optional[dict] = None,
+                       changelog: Sequence[mf.ManifestEntry] = ()) -> Snapshot:
         """Commit the entries ``changes_for(latest)`` returns for the latest snapshot of each
         attempt (it raises to abort, e.g. on a conflict) as one snapshot of ``kind``.
-        ``full_manifest_compaction`` merges every manifest of the latest snapshot."""
+        ``full_manifest_compaction`` merges every manifest of the latest snapshot;
+        ``changelog`` (ADD entries of changelog files) becomes the snapshot's changelog manifest list."""
         co = self.store.options
         timeout = co.commit_timeout_ms
         policy = RetryPolicy(num_retries=co.commit_max_retries, min_wait_ms=co.commit_min_retry_wait_ms,
@@ -236,7 +247,7 @@ class FileStoreCommit:
         def attempt(_n: int) -> Snapshot:
             latest = self.store.snapshots.latest()
             return self._try_commit_once(latest, changes_for(latest), kind, properties, full_manifest_compaction,
-                                         index_files)
+                                         index_files, changelog)
 
         try:
             snapshot = policy.run(attempt, retry_on=(_LostRace,))
@@ -249,7 +260,7 @@ class FileStoreCommit:
 
     def _try_commit_once(self, latest: Optional[Snapshot], changes: list, kind: str,
                          properties: Optional[dict], full_manifest_compaction: bool = False,
-                         index_files: Optional[dict] = None) -> Snapshot:
+                         index_files: Optional[dict] = None, changelog: Sequence = ()) -> Snapshot:
         store = self.store
         co = store.options
         new_id = latest.id + 1 if latest is not None else 1
@@ -270,6 +281,12 @@ class FileStoreCommit:
             delta_metas = store.write_manifests(changes, created)
             delta_list, delta_size = store.write_manifest_list(delta_metas)
             created.append(delta_list)
+            # the changelog manifest list: this commit's changelog files
+            changelog_list = changelog_size = None
+            if changelog:
+                changelog_list, changelog_size = store.write_manifest_list(store.write_manifests(list(changelog),
+                                                                                                  created))
+                created.append(changelog_list)
             # 5. the index manifest: the latest one with the new HASH index files swapped in
             index_manifest = latest.index_manifest if latest is not None else None
             if index_files:
@@ -281,12 +298,13 @@ class FileStoreCommit:
                 id=new_id, schema_id=store.schema.id,
                 base_manifest_list=base_list, delta_manifest_list=delta_list,
                 base_manifest_list_size=base_size, delta_manifest_list_size=delta_size,
-                changelog_manifest_list=None,
+                changelog_manifest_list=changelog_list, changelog_manifest_list_size=changelog_size,
                 index_manifest=index_manifest,
                 commit_user=self.commit_user, commit_identifier=self.commit_identifier,
                 commit_kind=kind, time_millis=int(time.time() * 1000), log_offsets={},
                 total_record_count=(latest.total_record_count if latest is not None else 0) + delta_count,
-                delta_record_count=delta_count, changelog_record_count=0,
+                delta_record_count=delta_count,
+                changelog_record_count=sum(e.file.row_count for e in changelog),
                 watermark=NO_WATERMARK, statistics=None, properties=properties or None,
             )
             won = store.snapshots.try_commit(snapshot)

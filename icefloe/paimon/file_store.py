@@ -159,9 +159,10 @@ class FileStore:
         return bucket_path(self.table_path, self.partition_dir(values), bucket)
 
     def delete_uncommitted(self, messages) -> None:
-        """Delete the data files (and dynamic-bucket index files) of uncommitted commit messages."""
+        """Delete the data and changelog files (and dynamic-bucket index files) of uncommitted commit
+        messages."""
         for m in messages:
-            for f in m.new_files:
+            for f in list(m.new_files) + list(getattr(m, "changelog_files", None) or ()):
                 self.io.delete(f.file_path or f"{self.bucket_dir(m.partition, m.bucket)}/{f.file_name}")
             for f in getattr(m, "index_files", None) or ():
                 if f.file_path:

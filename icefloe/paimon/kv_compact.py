@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from icefloe.errors import CommitConflictError
+from icefloe.paimon import changelog as cl
 from icefloe.paimon import manifest as mf
 from icefloe.paimon import merge as mg
 from icefloe.paimon.commit import FileStoreCommit
@@ -47,6 +48,17 @@ class BucketCompaction:
     entries: list
     level: Optional[int] = None
     drop_deletes: bool = True
+    changelog: Optional[cl.CompactionChangelog] = None   # the changelog this compaction produces
+
+    def changelog_for(self, table, bucket_entries) -> "BucketCompaction":
+        """Attach the changelog the table's producer makes of this compaction (lookup: always;
+        full-compaction: when it merges every run into the highest level)."""
+        mode = cl.producer(table.table_schema)
+        top = max_level(table.table_schema.options)
+        if mode == cl.LOOKUP or (mode == cl.FULL_COMPACTION and (self.level is None or self.level == top)):
+            self.changelog = cl.compaction_changelog(
+                mode, bucket_entries, lambda e: table.schema_by_id(e.file.schema_id).fields, top)
+        return self
 
     def paths(self) -> list:
         return [e.file.file_path for e in self.entries]
@@ -70,17 +82,20 @@ def plan(table, where=None) -> list[BucketCompaction]:
             continue
         entries.sort(key=lambda e: (e.file.max_sequence_number, e.file.min_sequence_number))
         first = entries[0]
-        out.append(BucketCompaction(first.partition, first.bucket, first.total_buckets, entries))
+        out.append(BucketCompaction(first.partition, first.bucket, first.total_buckets, entries)
+                   .changelog_for(table, entries))
     return out
 
 
 def compact_bucket(io, location: str, schema, paths: Sequence[str], file_fields: Sequence, partition,
                    bucket: int, table: str = "table", target_file_size: Optional[int] = None,
-                   level: Optional[int] = None, drop_deletes: bool = True) -> list:
+                   level: Optional[int] = None, drop_deletes: bool = True,
+                   changelog: Optional[cl.CompactionChangelog] = None, changelog_out: Optional[list] = None) -> list:
     """Merge files of one bucket and write the result at ``level`` (default the highest);
     returns the new files' metadata (the files are deleted again if anything fails). Without
     ``drop_deletes`` a key whose merged record deletes it keeps that record, for the older runs
-    the merge left out."""
+    the merge left out. With ``changelog`` the bucket's changelog files are written too and
+    their metadata appended to ``changelog_out``."""
     import pyarrow as pa
 
     store = FileStore(io, location, schema)
@@ -113,6 +128,13 @@ def compact_bucket(io, location: str, schema, paths: Sequence[str], file_fields:
             if size >= target:
                 flush()
         flush()
+        if changelog is not None:
+            records = cl.bucket_changelog(io, schema, changelog, table)
+            cnamer = DataFileNamer(co.changelog_file_prefix, co.file_format)
+            cnamer.uuid = namer.uuid
+            metas_cl = cl.write_bucket_changelog(store, schema, records, directory, cnamer, written, level)
+            if changelog_out is not None:
+                changelog_out.extend(metas_cl)
     except BaseException:
         for p in written:
             io.delete(p)
@@ -121,14 +143,16 @@ def compact_bucket(io, location: str, schema, paths: Sequence[str], file_fields:
 
 
 def commit(table, base: Snapshot, done: Sequence[tuple]) -> Optional[Snapshot]:
-    """Commit compacted buckets, ``done`` = [(BucketCompaction, new file metas)], as one
-    COMPACT snapshot; on any failure the new files are deleted."""
+    """Commit compacted buckets, ``done`` = [(BucketCompaction, new file metas[, changelog file
+    metas])], as one COMPACT snapshot; on any failure the new files are deleted."""
     store = table.store
-    removed, added = [], []
-    for task, metas in done:
+    removed, added, changelog = [], [], []
+    for task, metas, *rest in done:
         removed.extend(mf.ManifestEntry(mf.DELETE, e.partition, e.bucket, e.total_buckets, e.file)
                        for e in task.entries)
         added.extend(mf.ManifestEntry(mf.ADD, task.partition, task.bucket, task.total_buckets, m) for m in metas)
+        for m in (rest[0] if rest else ()):
+            changelog.append(mf.ManifestEntry(mf.ADD, task.partition, task.bucket, task.total_buckets, m))
 
     def changes(latest: Optional[Snapshot]) -> list:
         live = {e.identifier() for e in store.live_entries(latest)}
@@ -142,10 +166,14 @@ def commit(table, base: Snapshot, done: Sequence[tuple]) -> Optional[Snapshot]:
     try:
         if not removed:
             return None
-        return FileStoreCommit(store, table.commit_user).commit_changes(changes, COMPACT)
+        return FileStoreCommit(store, table.commit_user).commit_changes(changes, COMPACT, changelog=changelog)
     except BaseException:
-        abort(table, [m for _, metas in done for m in metas])
+        abort(table, _all_metas(done))
         raise
+
+
+def _all_metas(done: Sequence) -> list:
+    return [m for _task, *lists in done for metas in lists for m in metas]
 
 
 def abort(table, metas: Sequence) -> None:
@@ -166,13 +194,21 @@ def compact_table(table, where=None, target_file_size: Optional[int] = None) -> 
     done: list = []
     try:
         for task in plan(table, where):
-            fields = [table.schema_by_id(e.file.schema_id).fields for e in task.entries]
-            done.append((task, compact_bucket(table.io, table.location, schema, task.paths(), fields, task.partition,
-                                              task.bucket, table.name, target_file_size)))
+            done.append(run_task(table, task, target_file_size))
     except BaseException:
-        abort(table, [m for _, metas in done for m in metas])
+        abort(table, _all_metas(done))
         raise
     return commit(table, base, done)
+
+
+def run_task(table, task: BucketCompaction, target_file_size: Optional[int] = None) -> tuple:
+    """Compact one bucket on the caller: ``(task, new file metas, changelog file metas)``."""
+    fields = [table.schema_by_id(e.file.schema_id).fields for e in task.entries]
+    changelog: list = []
+    metas = compact_bucket(table.io, table.location, table.table_schema, task.paths(), fields, task.partition,
+                           task.bucket, table.name, target_file_size, task.level, task.drop_deletes,
+                           task.changelog, changelog)
+    return task, metas, changelog
 
 
 # --------------------------------------------------------------------------- universal compaction
@@ -250,7 +286,8 @@ def _by_size_ratio(runs: Sequence, count: int, options: dict, top: int, force: b
 def full_compaction_due(table) -> bool:
     """``full-compaction.delta-commits`` = N: a full compaction is due once N commits that write
     data followed the last compaction."""
-    n = _opt_int(table.table_schema.options, "full-compaction.delta-commits", 0)
+    n = _opt_int(table.table_schema.options, "full-compaction.delta-commits",
+                 1 if cl.producer(table.table_schema) == cl.FULL_COMPACTION else 0)
     if n <= 0:
         return False
     commits = 0
@@ -274,10 +311,15 @@ def plan_universal(table, buckets=None) -> list[BucketCompaction]:
         key = (e.partition.to_bytes(), e.bucket)
         if buckets is None or key in buckets:
             groups.setdefault(key, []).append(e)
+    lookup = cl.producer(table.table_schema) == cl.LOOKUP
     out = []
     for entries in groups.values():
         runs = sorted_runs(entries)
         picked = pick_universal(runs, options)
+        level0 = sum(1 for lvl, _run in runs if lvl == 0)
+        if lookup and level0 and (picked is None or picked[0] < level0):
+            # lookup: every new run is merged up (and its changes emitted) after each write
+            picked = _by_size_ratio(runs, level0, options, max_level(options), force=True)
         if picked is None:
             continue
         count, level = picked
@@ -286,7 +328,7 @@ def plan_universal(table, buckets=None) -> list[BucketCompaction]:
         merged.sort(key=lambda e: (e.file.max_sequence_number, e.file.min_sequence_number))
         first = merged[0]
         out.append(BucketCompaction(first.partition, first.bucket, first.total_buckets, merged, level,
-                                    drop_deletes=not left or level >= max(left)))
+                                    drop_deletes=not left or level >= max(left)).changelog_for(table, entries))
     return out
 
 
@@ -296,15 +338,13 @@ def compact_universal(table, buckets) -> Optional[Snapshot]:
     done: list = []
     try:
         for task in plan_universal(table, buckets):
-            fields = [table.schema_by_id(e.file.schema_id).fields for e in task.entries]
-            done.append((task, compact_bucket(table.io, table.location, table.table_schema, task.paths(), fields,
-                                              task.partition, task.bucket, table.name, None, task.level,
-                                              task.drop_deletes)))
+            done.append(run_task(table, task))
     except BaseException:
-        abort(table, [m for _, metas in done for m in metas])
+        abort(table, _all_metas(done))
         raise
     return commit(table, base, done) if done else None
 
 
-__all__ = ["plan", "plan_universal", "compact_universal", "pick_universal", "sorted_runs", "compact_bucket", "commit", "compact_table",
+__all__ = ["plan", "plan_universal", "compact_universal", "pick_universal", "sorted_runs", "compact_bucket", "commit",
+           "compact_table", "run_task",
            "max_level", "BucketCompaction"]

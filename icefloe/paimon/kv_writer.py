@@ -78,6 +78,10 @@ def write_kv_table(store: FileStore, schema: TableSchema, data, table_name: str,
     keys = mg.trimmed_primary_keys(schema.primary_keys, schema.partition_keys)
     engine = mg.merge_engine(schema.options)
     messages, written = [], []
+    cnamer = None
+    if co.changelog_producer == "input":      # the records as written, to changelog files too
+        cnamer = DataFileNamer(co.changelog_file_prefix, co.file_format)
+        cnamer.uuid = namer.uuid
     dynamic = schema.num_buckets == -1
     base = None
     if dynamic:
@@ -93,17 +97,23 @@ def write_kv_table(store: FileStore, schema: TableSchema, data, table_name: str,
             seq_key = (encode_row(list(partition), schema.partition_types).data, bucket)
             first = restored.get(seq_key, -1) + 1 + seq_offset
             part = part.append_column(mg.SEQUENCE, pa.array(range(first, first + part.num_rows), pa.int64()))
-            meta = _write_file(store, schema, part, keys, engine, store.bucket_dir(partition, bucket), namer,
-                               written)
+            directory = store.bucket_dir(partition, bucket)
+            meta = _write_file(store, schema, part, keys, engine, directory, namer, written)
+            changelog = []
+            if cnamer is not None:
+                records = mg.sort_records(part, keys, schema.options).select(
+                    [f.name for f in schema.fields] + list(mg.SYSTEM_COLUMNS))
+                cmeta = _write_file(store, schema, records, keys, engine, directory, cnamer, written, merged=True)
+                changelog = [cmeta] if cmeta is not None else []
             index = []
             if (partition, bucket) in changed:             # named after the data files' writer
                 f = db.write_index_file(store, changed[(partition, bucket)], f"index-{namer.uuid}-{len(messages)}")
                 written.append(f.file_path)
                 index.append(f)
-            if meta is None and not index:             # nothing left (ignored deletes)
+            if meta is None and not index and not changelog:        # nothing left (ignored deletes)
                 continue
             messages.append(CommitMessage(tuple(partition), bucket, schema.num_buckets, [meta] if meta else [],
-                                          index_files=index, index_base=base))
+                                          index_files=index, index_base=base, changelog_files=changelog))
     except BaseException:
         for p in written:
             store.io.delete(p)

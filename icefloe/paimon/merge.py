@@ -152,6 +152,11 @@ def _live(kinds):
     return pc.invert(pc.is_in(kinds, value_set=pa.array([UPDATE_BEFORE, DELETE], pa.int8())))
 
 
+def sort_records(data, keys: Sequence[str], options: dict):
+    """Records in key order, each key's in sequence order (as a bucket's files hold them)."""
+    return _sorted(data, keys, options)
+
+
 def _sorted(data, keys: Sequence[str], options: dict):
     import pyarrow.compute as pc
 

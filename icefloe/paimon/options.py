@@ -34,6 +34,10 @@ DATA_FILE_PREFIX = "data-file.prefix"
 STATS_MODE = "metadata.stats-mode"
 PRIMARY_KEY = "primary-key"
 WRITE_ONLY = "write-only"   # true: commits never expire snapshots (a separate job does)
+CHANGELOG_PRODUCER = "changelog-producer"
+CHANGELOG_PRODUCERS = ("none", "input", "lookup", "full-compaction")
+CHANGELOG_FILE_PREFIX = "changelog-file.prefix"
+CHANGELOG_ROW_DEDUPLICATE = "changelog-producer.row-deduplicate"
 
 DEFAULTS = {
     BUCKET: "-1",
@@ -55,6 +59,9 @@ DEFAULTS = {
     DATA_FILE_PREFIX: "data-",
     STATS_MODE: "truncate(16)",
     WRITE_ONLY: "false",
+    CHANGELOG_PRODUCER: "none",
+    CHANGELOG_FILE_PREFIX: "changelog-",
+    CHANGELOG_ROW_DEDUPLICATE: "false",
 }
 
 _UNITS = {
@@ -158,6 +165,22 @@ class CoreOptions:
     @property
     def write_only(self) -> bool:
         return str(self.get(WRITE_ONLY)).strip().lower() == "true"
+
+    @property
+    def changelog_producer(self) -> str:
+        """``none``, ``input``, ``lookup`` or ``full-compaction``."""
+        v = str(self.get(CHANGELOG_PRODUCER)).strip().lower()
+        if v not in CHANGELOG_PRODUCERS:
+            raise SchemaError(f"unknown {CHANGELOG_PRODUCER} {v!r}: one of {', '.join(CHANGELOG_PRODUCERS)}")
+        return v
+
+    @property
+    def changelog_file_prefix(self) -> str:
+        return str(self.get(CHANGELOG_FILE_PREFIX))
+
+    @property
+    def changelog_row_deduplicate(self) -> bool:
+        return str(self.get(CHANGELOG_ROW_DEDUPLICATE)).strip().lower() == "true"
 
     @property
     def snapshot_time_retained_ms(self) -> int:

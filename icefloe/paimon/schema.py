@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from icefloe.core.io import FileAlreadyExistsError, FileIO
-from icefloe.errors import CorruptMetadataError, SchemaError, TableAlreadyExistsError
+from icefloe.errors import CorruptMetadataError, SchemaError, TableAlreadyExistsError, UnsupportedTableError
 from icefloe.paimon import options as opt
 from icefloe.core import types as core
 from icefloe.paimon.types import DataField, field_to_json, highest_field_id, parse_field, to_arrow_schema, to_arrow_type
@@ -166,6 +166,15 @@ def validate(schema: TableSchema) -> None:
     pk = schema.primary_keys
     if pk:
         _validate_primary_key(schema)
+    producer = schema.core_options.changelog_producer
+    if producer != "none" and not pk:
+        raise SchemaError(f"'changelog-producer' = {producer!r} needs a primary-key table; an append table's "
+                          "changes are its appended rows")
+    engine = str(schema.options.get("merge-engine", "deduplicate")).lower()
+    if producer == "lookup" and engine in ("partial-update", "aggregation"):
+        raise UnsupportedTableError(
+            f"'changelog-producer' = 'lookup' with the {engine} merge engine is not supported by icefloe yet "
+            "(use 'input' or 'full-compaction')")
     for k in schema.partition_keys:
         f = schema.field(k)
         if not f.type.is_primitive:

@@ -5,6 +5,8 @@ task merges one bucket's files, streaming, and writes the merged records at the 
 LSM level (``kv_compact.compact_bucket``), returning only the new files' metadata. A failed
 task deletes what it wrote and a failed commit deletes every new file; files of tasks that
 finished before another task failed are referenced by no snapshot and left to orphan cleanup.
+A table with the lookup or full-compaction changelog producer gets each bucket's changelog
+files written by the same task (``icefloe.paimon.changelog``).
 """
 from __future__ import annotations
 
@@ -35,7 +37,7 @@ def compact_primary_key_table(spark, table, where=None, target_file_size: Option
     for i, task in enumerate(tasks):
         fields = [table.schema_by_id(e.file.schema_id).fields for e in task.entries]
         specs.append((i, pickle.dumps((task.paths(), fields, task.partition, task.bucket, task.level,
-                                       task.drop_deletes))))
+                                       task.drop_deletes, task.changelog))))
     io, location, name = table.io, table.location, table.name
 
     def run(batches):
@@ -43,10 +45,11 @@ def compact_primary_key_table(spark, table, where=None, target_file_size: Option
 
         for batch in batches:
             for i, spec in zip(batch.column(0).to_pylist(), batch.column(1).to_pylist()):
-                paths, fields, partition, bucket, level, drop_deletes = pickle.loads(spec)
+                paths, fields, partition, bucket, level, drop_deletes, changelog = pickle.loads(spec)
+                changelog_metas: list = []
                 metas = kv_compact.compact_bucket(io, location, schema, paths, fields, partition, bucket, name,
-                                                  target_file_size, level, drop_deletes)
-                yield pa.RecordBatch.from_pylist([{"task": i, "metas": pickle.dumps(metas)}],
+                                                  target_file_size, level, drop_deletes, changelog, changelog_metas)
+                yield pa.RecordBatch.from_pylist([{"task": i, "metas": pickle.dumps((metas, changelog_metas))}],
                                                  schema=pa.schema([("task", pa.int64()), ("metas", pa.binary())]))
 
     parallelism = max(1, min(len(specs), spark.sparkContext.defaultParallelism * 2))
@@ -55,7 +58,7 @@ def compact_primary_key_table(spark, table, where=None, target_file_size: Option
         rows = df.mapInArrow(run, "task long, metas binary").collect()
     except Exception as e:
         raise explain_spark_error(e) from None
-    done = [(tasks[r.task], pickle.loads(r.metas)) for r in rows]
+    done = [(tasks[r.task], *pickle.loads(r.metas)) for r in rows]
     return kv_compact.commit(table, base, done)
 
 

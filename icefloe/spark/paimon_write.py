@@ -415,7 +415,8 @@ def write_kv_files(df, table, restored: dict, kind: Optional[int] = None,
         # everything before the marker existed, and so before the listing below.
         io.write_bytes(marker, b"", overwrite=True)
         wait_until_idle(df.sparkSession)
-        remove_job_files(table.store, f"{schema.core_options.data_file_prefix}{job}", f"index-{job}")
+        remove_job_files(table.store, f"{schema.core_options.data_file_prefix}{job}", f"index-{job}",
+                         f"{schema.core_options.changelog_file_prefix}{job}")
         raise explain_spark_error(e) from None
     return [pickle.loads(r.message) for r in rows]
 

@@ -1,0 +1,193 @@
+"""Changelog producers of primary-key tables: what a stream (or ``changes``) reads of each commit.
+
+``changelog-producer`` says where a snapshot's changes come from:
+
+- ``none`` (default): no changelog files; a stream reads each APPEND snapshot's new data files,
+  the records as written (an upsert shows as ``+I``, with no ``-U`` for the row it replaced).
+- ``input``: every write also writes its records, as given, to changelog files
+  (``changelog-<uuid>-<n>.parquet`` in the bucket's directory, the data files' key-value layout);
+  the snapshot lists them in its changelog manifest list.
+- ``lookup``: the compaction after every write merges the new level-0 runs into the levels
+  above and, for each key the new runs hold, compares the key's value in the levels above
+  (before) with its merged value (after): ``+I`` for a new key, ``-U``/``+U`` for a changed one
+  (both even if equal, unless ``changelog-producer.row-deduplicate``), ``-D`` for a removed one
+  (the first-row engine only ever emits ``+I``). The changelog lands in the COMPACT snapshot.
+- ``full-compaction``: each full compaction compares the previous full compaction's output (the
+  highest level) with the new one, for every key, and writes the differences (unchanged keys emit
+  nothing); ``full-compaction.delta-commits`` defaults to 1, a full compaction after every write.
+
+The changes between two snapshots are the changelog files of the snapshots after the first up
+to the second (the data files added by APPEND snapshots for ``none``). Everything here works on
+one bucket as Arrow and runs wherever it is called (Spark tasks for compaction).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Optional, Sequence
+
+from icefloe.paimon import manifest as mf
+from icefloe.paimon import merge as mg
+from icefloe.paimon.snapshot import APPEND, COMPACT, OVERWRITE, Snapshot
+
+NONE, INPUT, LOOKUP, FULL_COMPACTION = "none", "input", "lookup", "full-compaction"
+KIND_LABELS = ("+I", "-U", "+U", "-D")
+
+
+def producer(schema) -> str:
+    """The table's changelog producer (``none`` for an append table)."""
+    return schema.core_options.changelog_producer if schema.primary_keys else NONE
+
+
+@dataclass
+class CompactionChangelog:
+    """What a compaction task needs to write a bucket's changelog: ``mode`` (lookup or
+    full-compaction), every live file of the bucket before the compaction as ``(path, fields,
+    level)``, and the level whose runs hold the changes already emitted (lookup: 1 and above;
+    full-compaction: the highest level only)."""
+    mode: str
+    files: list
+    before_level: int
+    only_level: Optional[int] = None
+
+
+def compaction_changelog(mode: str, bucket_entries: Sequence, field_of, top: int) -> CompactionChangelog:
+    """The changelog spec of a compaction of a bucket whose live entries are ``bucket_entries``
+    (``field_of(entry)`` the fields its file was written with)."""
+    files = [(e.file.file_path, field_of(e), e.file.level) for e in bucket_entries]
+    if mode == LOOKUP:
+        return CompactionChangelog(mode, files, before_level=1)
+    return CompactionChangelog(mode, files, before_level=top, only_level=top)
+
+
+def _merged(io, files: Sequence, schema, table: str):
+    import pyarrow as pa
+
+    from icefloe.paimon.types import to_arrow_schema
+
+    paths = [p for p, _, _ in files]
+    fields = [ff for _, ff, _ in files]
+    parts = list(mg.iter_merged_bucket(io, paths, fields, schema, table, keep_sequence=True)) if paths else []
+    if not parts:
+        empty = to_arrow_schema(schema.fields, with_ids=False).empty_table()
+        return empty.append_column(mg.SEQUENCE, pa.array([], pa.int64()))
+    return pa.concat_tables(parts)
+
+
+def _equal_rows(a, b, names: Sequence[str]):
+    """A boolean mask: the rows of ``a`` and ``b`` hold equal values in every column of ``names``
+    (nulls equal to nulls)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    same = np.ones(a.num_rows, dtype=bool)
+    for n in names:
+        x, y = a.column(n), b.column(n)
+        if pa.types.is_nested(x.type) or pa.types.is_dictionary(x.type):
+            eq = np.array([u == v for u, v in zip(x.to_pylist(), y.to_pylist())], dtype=bool)
+        else:
+            both_null = pc.and_(pc.is_null(x), pc.is_null(y))
+            eq = pc.or_(pc.fill_null(pc.equal(x, y), False), both_null).to_numpy(zero_copy_only=False)
+        same &= eq
+    return same
+
+
+def bucket_changelog(io, schema, spec: CompactionChangelog, table: str = "table"):
+    """The changelog records of one bucket's compaction (value columns, ``_SEQUENCE_NUMBER``,
+    ``_VALUE_KIND``), in key order, -U before +U; None when there is nothing to emit."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    names = [f.name for f in schema.fields]
+    keys = mg.trimmed_primary_keys(schema.primary_keys, schema.partition_keys)
+    if spec.only_level is not None:
+        before_files = [f for f in spec.files if f[2] == spec.only_level]
+    else:
+        before_files = [f for f in spec.files if f[2] >= spec.before_level]
+    before = _merged(io, before_files, schema, table)
+    after = _merged(io, spec.files, schema, table)
+    if spec.mode == LOOKUP:     # only the keys of the new (level-0) runs
+        touched = _keys_of(io, [f for f in spec.files if f[2] == 0], schema, keys)
+        before = _semi(before, touched, keys)
+        after = _semi(after, touched, keys)
+    b = before.append_column("__b", pa.array(np.arange(before.num_rows), pa.int64())).select(keys + ["__b"])
+    a = after.append_column("__a", pa.array(np.arange(after.num_rows), pa.int64())).select(keys + ["__a"])
+    joined = b.join(a, keys, join_type="full outer")
+    jb, ja = joined.column("__b"), joined.column("__a")
+    b_has = jb.is_valid().to_numpy(zero_copy_only=False)
+    a_has = ja.is_valid().to_numpy(zero_copy_only=False)
+    bi = pc.fill_null(jb, 0).to_numpy(zero_copy_only=False)
+    ai = pc.fill_null(ja, 0).to_numpy(zero_copy_only=False)
+    engine = mg.merge_engine(schema.options)
+    inserts = a_has & ~b_has
+    deletes = b_has & ~a_has
+    both = a_has & b_has
+    if engine == "first-row":
+        deletes[:] = False
+        both[:] = False
+    elif both.any() and (spec.mode == FULL_COMPACTION or schema.core_options.changelog_row_deduplicate):
+        idx = np.flatnonzero(both)
+        same = _equal_rows(before.take(pa.array(bi[idx])), after.take(pa.array(ai[idx])), names)
+        both[idx[same]] = False
+    parts = []   # (table rows, kind, order within a key)
+    for mask, src, pick, kind, order in ((deletes, before, bi, mg.DELETE, 0), (both, before, bi, mg.UPDATE_BEFORE, 0),
+                                         (both, after, ai, mg.UPDATE_AFTER, 1), (inserts, after, ai, mg.INSERT, 1)):
+        if not mask.any():
+            continue
+        rows = src.take(pa.array(pick[mask])).select(names + [mg.SEQUENCE])
+        rows = rows.append_column(mg.VALUE_KIND, pa.array([kind] * rows.num_rows, pa.int8()))
+        parts.append(rows.append_column("__o", pa.array([order] * rows.num_rows, pa.int8())))
+    if not parts:
+        return None
+    out = pa.concat_tables(parts)
+    out = out.sort_by([(k, "ascending") for k in keys] + [("__o", "ascending")])
+    return out.drop_columns(["__o"])
+
+
+def _keys_of(io, files: Sequence, schema, keys: Sequence[str]):
+    import pyarrow as pa
+
+    parts = [mg.read_kv_file(p, io, ff, schema.fields).select(list(keys)) for p, ff, _ in files]
+    if not parts:
+        return None
+    return pa.concat_tables(parts).group_by(list(keys)).aggregate([])
+
+
+def _semi(table, keys_table, keys: Sequence[str]):
+    if keys_table is None:
+        return table.slice(0, 0)
+    out = table.join(keys_table, list(keys), join_type="left semi")
+    return out.sort_by([(k, "ascending") for k in keys])
+
+
+def write_bucket_changelog(store, schema, records, directory: str, namer, written: list, level: int) -> list:
+    """The changelog records of a bucket as changelog files (the data files' layout)."""
+    from icefloe.paimon.kv_writer import write_merged_file
+
+    if records is None or records.num_rows == 0:
+        return []
+    meta = write_merged_file(store, schema, records, directory, namer, written, level)
+    return [meta] if meta is not None else []
+
+
+# --------------------------------------------------------------------------- reading changes
+def snapshot_changes(store, snap: Snapshot, mode: str, read_overwrite: bool = False) -> list:
+    """The ADD entries a stream reads for ``snap`` (with file paths): its changelog files, or for
+    ``none`` the data files an APPEND (or, with ``read_overwrite``, an OVERWRITE) added."""
+    if mode == NONE:
+        if snap.commit_kind == COMPACT or (snap.commit_kind == OVERWRITE and not read_overwrite) or \
+                snap.commit_kind not in (APPEND, OVERWRITE):
+            return []
+        manifests = store.read_manifest_list(snap.delta_manifest_list, snap.delta_manifest_list_size)
+    else:
+        if not snap.changelog_manifest_list:
+            return []
+        manifests = store.read_manifest_list(snap.changelog_manifest_list, snap.changelog_manifest_list_size)
+    return [mf.ManifestEntry(e.kind, e.partition, e.bucket, e.total_buckets,
+                             replace(e.file, file_path=store.data_file_path(e)))
+            for e in store.entries(manifests) if e.kind == mf.ADD]
+
+
+__all__ = ["producer", "bucket_changelog", "compaction_changelog", "CompactionChangelog", "snapshot_changes",
+           "write_bucket_changelog", "NONE", "INPUT", "LOOKUP", "FULL_COMPACTION", "KIND_LABELS"]
