@@ -158,7 +158,32 @@ def _check_paimon_contents(report: Report, location: str, ids: list, io: FileIO)
             elif io.size(fpath) != e.file.file_size:
                 report.add("file", fpath, f"is {io.size(fpath)} bytes, the manifest records "
                                           f"{e.file.file_size}")
+        if snap.changelog_manifest_list and what.startswith("snapshot"):
+            _check_changelog(report, store, io, what, path, snap)
     check_index_files(report, store, io, [snap for _what, _path, snap in snaps])
     if schema.primary_keys and ids:
         latest = next((snap for what, _path, snap in reversed(snaps) if what == f"snapshot {ids[-1]}"), None)
         check_primary_key_files(report, store, io, location, latest)
+
+
+def _check_changelog(report: Report, store: FileStore, io: FileIO, what: str, path: str, snap: Snapshot) -> None:
+    """A snapshot's changelog: manifests readable, files present at their sizes, the snapshot's
+    changelogRecordCount their total."""
+    try:
+        entries = store.entries(store.read_manifest_list(snap.changelog_manifest_list,
+                                                         snap.changelog_manifest_list_size))
+    except IcefloeError as e:
+        report.add("manifest", getattr(e, "path", path), f"{getattr(e, 'reason', e)} (changelog of {what})")
+        return
+    rows = 0
+    for e in entries:
+        rows += e.file.row_count
+        fpath = store.data_file_path(e)
+        report.count("changelog files")
+        if not io.exists(fpath):
+            report.add("file", fpath, f"missing (changelog file of {what})")
+        elif io.size(fpath) != e.file.file_size:
+            report.add("file", fpath, f"is {io.size(fpath)} bytes, the changelog manifest records {e.file.file_size}")
+    if snap.changelog_record_count is not None and rows != snap.changelog_record_count:
+        report.add("records", path, f"{what}: changelogRecordCount {snap.changelog_record_count} but its changelog "
+                                    f"files hold {rows} rows")

@@ -9,6 +9,7 @@ Expiring the snapshots before ``end`` (the new earliest) deletes
   manifests -- they are live in no retained snapshot;
 * manifests and manifest lists of expired snapshots that ``end`` does not use
   (a manifest a later snapshot uses is carried through ``end``'s lists);
+* the changelog of each expired snapshot: its changelog manifest list, manifests and files;
 * the snapshot files, then the ``EARLIEST`` hint is moved to ``end``.
 
 Tags (``tag.py``) keep their snapshot's files: a data file live in a tag, and the manifests
@@ -105,6 +106,15 @@ def expire_snapshots(store: FileStore, now_ms: Optional[int] = None, older_than_
                 metas = []
             metadata_files.extend(m.file_name for m in metas if m.file_name not in kept_manifests)
             metadata_files.append(lst)
+        if s.changelog_manifest_list:      # a snapshot's changelog is its own: it goes with it
+            try:
+                metas = store.read_manifest_list(s.changelog_manifest_list, s.changelog_manifest_list_size)
+                for m in metas:
+                    data_files.extend(store.data_file_path(e) for e in store.read_manifest(m.file_name, m.file_size))
+                metadata_files.extend(m.file_name for m in metas)
+            except Exception:
+                pass
+            metadata_files.append(s.changelog_manifest_list)
         expired.append(sid)
     # 3. the snapshot files, oldest first, and the hint; then the files only they used
     for sid in expired:

@@ -170,6 +170,9 @@ def validate(schema: TableSchema) -> None:
     if producer != "none" and not pk:
         raise SchemaError(f"'changelog-producer' = {producer!r} needs a primary-key table; an append table's "
                           "changes are its appended rows")
+    fmt = schema.options.get("changelog-file.format")
+    if fmt and str(fmt).lower() != "parquet":
+        raise SchemaError(f"changelog-file.format {fmt!r} is not supported; icefloe writes parquet")
     engine = str(schema.options.get("merge-engine", "deduplicate")).lower()
     if producer == "lookup" and engine in ("partial-update", "aggregation"):
         raise UnsupportedTableError(

@@ -29,6 +29,7 @@ from icefloe.core.io import LOCAL, normalize_location, strip_scheme
 from icefloe.errors import IcefloeError, NoSuchSnapshotError
 from icefloe.iceberg import streaming as ice_stream
 from icefloe.paimon import streaming as paimon_stream
+from icefloe.paimon import changelog as paimon_changelog
 from icefloe.spark.datasource import ROWKIND
 
 _KINDS = ("+I", "-U", "+U", "-D")
@@ -312,7 +313,9 @@ class IcefloeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 if table.table_schema.primary_keys:
                     return [_Unit(p, max(rows // max(len(parts), 1), 1)) for p in parts]
                 return [_Unit(p, e.file.row_count) for p, e in zip(parts, entries)]
-            entries = paimon_stream.delta_entries(store, snap, _flag(o, "streaming-read-overwrite"))
+            # a primary-key table with a changelog producer streams its changelog files
+            entries = paimon_changelog.snapshot_changes(store, snap, paimon_changelog.producer(table.table_schema),
+                                                        _flag(o, "streaming-read-overwrite"))
             if not table.table_schema.primary_keys:
                 return [_Unit(p, e.file.row_count) for p, e in zip(partitions_of(table, entries), entries)]
             return [_Unit(f"{e.file.file_path}#schema={e.file.schema_id},{table.table_schema.id}",

@@ -120,6 +120,19 @@ class Table:
         Iceberg's ``create_changelog_view`` shows them."""
         raise self.unsupported("changelog")
 
+    def changes(self, start_snapshot_id: Optional[int] = None, end_snapshot_id: Optional[int] = None):
+        """The row changes of the snapshots after ``start_snapshot_id`` up to ``end_snapshot_id``
+        as a Spark DataFrame with each row's kind first (``rowkind``: +I, -U, +U, -D), as a stream
+        of Paimon's ``audit_log`` shows them; by default from ``changelog`` (updates computed
+        where the table has identifier fields)."""
+        from pyspark.sql import functions as F
+
+        df = self.changelog(start_snapshot_id, end_snapshot_id)
+        kind = F.expr("CASE _change_type WHEN 'INSERT' THEN '+I' WHEN 'DELETE' THEN '-D' "
+                      "WHEN 'UPDATE_BEFORE' THEN '-U' ELSE '+U' END")
+        names = [c for c in df.columns if c not in ("_change_type", "_change_ordinal", "_commit_snapshot_id")]
+        return df.orderBy("_change_ordinal").select(kind.alias("rowkind"), *[F.col(f"`{c}`") for c in names])
+
     def audit_log(self, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None):
         """The table's rows with each row's kind first (``rowkind``: +I, -U, +U, -D), as Paimon's
         ``audit_log`` system table shows them."""
@@ -280,6 +293,10 @@ class Table:
         """Compaction: rewrite small files (and fold Iceberg delete files in) of the files a
         read with ``where`` would use, in one snapshot that changes no row."""
         raise self.unsupported("rewrite_data_files")
+
+    def compact(self, where=None, target_file_size: Optional[int] = None):
+        """Dedicated compaction, as Paimon names it: ``rewrite_data_files``."""
+        return self.rewrite_data_files(where, target_file_size)
 
     def rewrite_manifests(self, branch: Optional[str] = None):
         """Regroup the manifests of the current snapshot to the target manifest size."""

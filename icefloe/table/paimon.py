@@ -63,6 +63,27 @@ class PaimonTable(FileStoreTable, Table):
         return read_files(self.spark, [f.file_path for f in files], schema.fields, where, columns,
                           file_fields=[self.schema_by_id(f.schema_id).fields for f in files], io=self.io)
 
+    def changes(self, start_snapshot_id: Optional[int] = None, end_snapshot_id: Optional[int] = None):
+        """The table's changelog between the snapshots (after ``start_snapshot_id``, up to
+        ``end_snapshot_id``): ``rowkind`` then the table's columns, from the changelog files its
+        ``changelog-producer`` writes (the records written, without one)."""
+        from icefloe.spark.paimon_changes import changes_df
+
+        return changes_df(self.spark, self, start_snapshot_id, end_snapshot_id)
+
+    def changelog(self, start_snapshot_id: Optional[int] = None, end_snapshot_id: Optional[int] = None,
+                  identifier_columns: Optional[Sequence[str]] = None, compute_updates: Optional[bool] = None,
+                  net_changes: bool = False):
+        """``changes`` in the shape of Iceberg's changelog view: the table's columns, then
+        ``_change_type`` (INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE), ``_change_ordinal`` and
+        ``_commit_snapshot_id``. Updates are what the changelog producer wrote; ``net_changes``
+        is not offered."""
+        from icefloe.spark.paimon_changes import changes_df
+
+        if net_changes:
+            raise self.unsupported("changelog with net_changes", "Paimon's changelog lists every change")
+        return changes_df(self.spark, self, start_snapshot_id, end_snapshot_id, iceberg_shape=True)
+
     def audit_log(self, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None):
         """The rows (merged, for a primary-key table) with ``rowkind`` first: +I for each, since a
         batch read of the table holds no retracted row."""

@@ -1,0 +1,349 @@
+"""Changelog producers of primary-key tables (input, lookup, full-compaction): the changes between
+any two snapshots turn the first snapshot's rows into the second's, pypaimon's stream reads the
+same changelog files icefloe reads, pypaimon and pypaimon-rust read the tables, expiry takes an
+expired snapshot's changelog with it, and a fault anywhere in a changelog-producing commit leaves
+the table readable and whole."""
+import random
+
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import icefloe
+from icefloe.errors import SchemaError, UnsupportedTableError
+from icefloe.paimon import changelog as cl
+from icefloe.paimon import kv_compact
+from icefloe.paimon import merge as mg
+
+PRODUCERS = ["input", "lookup", "full-compaction"]
+
+
+def _table(wh, name, producer, **extra):
+    cat = icefloe.Catalog(str(wh), format="paimon")
+    return cat.create_table(name, "id bigint not null, v string",
+                            properties={"primary-key": "id", "bucket": "2", "changelog-producer": producer, **extra})
+
+
+def _state(t):
+    d = t.to_arrow().to_pydict()
+    return dict(zip(d["id"], d["v"]))
+
+
+def _records(t, start, end):
+    """The changelog records of snapshots (start, end] read through the spec layer: (kind, id, v)."""
+    out = []
+    for s in t.snapshots():
+        if start < s.id <= end:
+            for e in cl.snapshot_changes(t.store, s, cl.producer(t.table_schema)):
+                d = mg.read_kv_file(e.file.file_path, t.io, t.table_schema.fields, t.table_schema.fields)
+                out += [(cl.KIND_LABELS[k], i, v) for k, i, v in
+                        zip(d.column(mg.VALUE_KIND).to_pylist(), d.column("id").to_pylist(), d.column("v").to_pylist())]
+    return out
+
+
+def _apply(state: dict, records, exact: bool) -> dict:
+    """Apply a changelog to a state. ``exact`` (lookup, full-compaction): every retraction names
+    the value the key held, every +I a key that was absent."""
+    state = dict(state)
+    for kind, k, v in records:
+        if kind in ("-U", "-D"):
+            if exact:
+                assert state.get(k, object()) == v, (kind, k, v, state.get(k))
+            state.pop(k, None)
+        else:
+            if exact:
+                assert k not in state, (kind, k, v)
+            state[k] = v
+    return state
+
+
+def _upsert(t, ids, tag):
+    t.append(pa.table({"id": pa.array(ids, pa.int64()), "v": [f"{tag}{i}" for i in ids]}))
+
+
+def _pypaimon_stream(wh, name):
+    """pypaimon's streaming read of each snapshot's changelog: {snapshot id: [(kind, id, v)]}."""
+    from pypaimon import CatalogFactory
+
+    t = CatalogFactory.create({"warehouse": str(wh)}).get_table(name)
+    builder = t.new_stream_read_builder().with_include_row_kind(True)
+    scan, read = builder.new_streaming_scan(), builder.new_read()
+    out = {}
+    sm = t.snapshot_manager()
+    for sid in range(1, sm.get_latest_snapshot().id + 1):
+        snap = sm.get_snapshot_by_id(sid)
+        if scan.follow_up_scanner.should_scan(snap):
+            rows = read.to_arrow(scan._create_follow_up_plan(snap).splits()).to_pylist()
+            out[sid] = sorted((r["_row_kind"], r["id"], r["v"]) for r in rows)
+    return out
+
+
+@pytest.mark.parametrize("producer", PRODUCERS)
+def test_changes_between_snapshots_turn_one_state_into_the_other(tmp_path, producer):
+    t = _table(tmp_path / "wh", "db.t", producer)
+    rnd = random.Random(3)
+    states = {0: {}}
+    for step in range(8):
+        _upsert(t, rnd.sample(range(30), rnd.randint(1, 8)), f"s{step}-")
+        if step % 3 == 2:
+            t.delete(f"id in ({', '.join(map(str, rnd.sample(range(30), 6)))})")
+        states[t.current_snapshot().id] = _state(t)
+    ids = sorted(states)
+    exact = producer != "input"
+    for a in ids:
+        for b in ids:
+            if a < b:
+                assert _apply(states[a], _records(t, a, b), exact) == states[b], (a, b)
+    kinds = {s.commit_kind for s in t.snapshots() if s.changelog_manifest_list}
+    assert kinds == ({"APPEND"} if producer == "input" else {"COMPACT"})
+    assert all((s.changelog_record_count or 0) > 0 for s in t.snapshots() if s.changelog_manifest_list)
+    report = t.check()
+    assert report.ok and report.checked.get("changelog files", 0) > 0, report.problems
+    # pypaimon's stream reads the same records from the same files, snapshot by snapshot
+    ours = {s.id: sorted(_records(t, s.id - 1, s.id)) for s in t.snapshots() if s.changelog_manifest_list}
+    assert _pypaimon_stream(tmp_path / "wh", "db.t") == ours
+
+
+def test_lookup_emits_update_pairs_and_first_row_only_inserts(tmp_path):
+    t = _table(tmp_path / "wh", "db.t", "lookup")
+    _upsert(t, [1, 2], "a")
+    first = t.current_snapshot().id
+    _upsert(t, [2, 3], "a")          # 2 gets the same value again: -U/+U anyway (no row-deduplicate)
+    assert sorted(_records(t, first, t.current_snapshot().id)) == [("+I", 3, "a3"), ("+U", 2, "a2"), ("-U", 2, "a2")]
+    d = _table(tmp_path / "wh", "db.d", "lookup", **{"changelog-producer.row-deduplicate": "true"})
+    _upsert(d, [1, 2], "a")
+    first = d.current_snapshot().id
+    _upsert(d, [2, 3], "a")
+    assert _records(d, first, d.current_snapshot().id) == [("+I", 3, "a3")]
+    f = _table(tmp_path / "wh", "db.f", "lookup", **{"merge-engine": "first-row"})
+    _upsert(f, [1, 2], "a")
+    first = f.current_snapshot().id
+    _upsert(f, [2, 3], "b")
+    assert _records(f, first, f.current_snapshot().id) == [("+I", 3, "b3")]
+    assert _state(f) == {1: "a1", 2: "a2", 3: "b3"}
+
+
+def test_full_compaction_changelog_of_an_aggregation_table(tmp_path):
+    cat = icefloe.Catalog(str(tmp_path / "wh"), format="paimon")
+    t = cat.create_table("db.a", "id bigint not null, n bigint",
+                         properties={"primary-key": "id", "bucket": "1", "changelog-producer": "full-compaction",
+                                     "merge-engine": "aggregation", "fields.n.aggregate-function": "sum"})
+    t.append(pa.table({"id": pa.array([1, 2], pa.int64()), "n": pa.array([5, 7], pa.int64())}))
+    s1 = t.current_snapshot().id
+    t.append(pa.table({"id": pa.array([1, 3], pa.int64()), "n": pa.array([10, 1], pa.int64())}))
+    snap = t.current_snapshot()
+    assert snap.commit_kind == "COMPACT"
+    recs = []
+    for e in cl.snapshot_changes(t.store, snap, "full-compaction"):
+        d = mg.read_kv_file(e.file.file_path, t.io, t.table_schema.fields, t.table_schema.fields)
+        recs += list(zip(d.column(mg.VALUE_KIND).to_pylist(), d.column("id").to_pylist(), d.column("n").to_pylist()))
+    assert recs == [(mg.UPDATE_BEFORE, 1, 5), (mg.UPDATE_AFTER, 1, 15), (mg.INSERT, 3, 1)]   # 2 unchanged: nothing
+    assert s1 < snap.id
+    rows = t.to_arrow().to_pydict()
+    assert dict(zip(rows["id"], rows["n"])) == {1: 15, 2: 7, 3: 1}
+
+
+def test_changes_and_changelog_views_in_spark(tmp_path, spark):
+    cat = icefloe.Catalog(str(tmp_path / "wh"), format="paimon", spark=spark)
+    t = cat.create_table("db.t", "id bigint not null, v string",
+                         properties={"primary-key": "id", "bucket": "2", "changelog-producer": "lookup"})
+    _upsert(t, [1, 2, 3], "a")
+    s1 = t.current_snapshot().id
+    t.append(spark.createDataFrame([(2, "b2"), (4, "b4")], "id long, v string"))
+    t.delete("id = 3")
+    rows = sorted(tuple(r) for r in t.changes(s1).collect())
+    assert rows == [("+I", 4, "b4"), ("+U", 2, "b2"), ("-D", 3, "a3"), ("-U", 2, "a2")]
+    assert sorted(tuple(r) for r in t.changes().collect()) == sorted(
+        [("+I", 1, "a1"), ("+I", 2, "a2"), ("+I", 3, "a3")] + rows)
+    assert t.changes().columns == ["rowkind", "id", "v"]
+    view = t.changelog(s1)
+    assert view.columns == ["id", "v", "_change_type", "_change_ordinal", "_commit_snapshot_id"]
+    got = sorted((r.id, r.v, r._change_type) for r in view.collect())
+    assert got == [(2, "a2", "UPDATE_BEFORE"), (2, "b2", "UPDATE_AFTER"), (3, "a3", "DELETE"), (4, "b4", "INSERT")]
+    by_snapshot = {r._commit_snapshot_id for r in view.collect()}
+    assert by_snapshot <= {s.id for s in t.snapshots() if s.commit_kind == "COMPACT"}
+    # SQL: Iceberg's procedure gives Paimon tables the same view
+    cat.sql(f"CALL system.create_changelog_view(table => 'db.t', options => map('start-snapshot-id', '{s1}'))")
+    assert sorted(tuple(r) for r in cat.sql("SELECT id, v, _change_type FROM t_changes").collect()) == got
+    # a table without a producer: the records as written, deletes as -D
+    n = cat.create_table("db.n", "id bigint not null, v string", properties={"primary-key": "id", "bucket": "1"})
+    _upsert(n, [1, 2], "a")
+    _upsert(n, [2], "b")
+    n.delete("id = 1")
+    assert sorted(tuple(r) for r in n.changes().collect()) == [("+I", 1, "a1"), ("+I", 2, "a2"), ("+I", 2, "b2"),
+                                                                ("-D", 1, "a1")]
+
+
+def test_expiry_deletes_an_expired_snapshots_changelog(tmp_path):
+    t = _table(tmp_path / "wh", "db.t", "input")
+    for i in range(5):
+        _upsert(t, [i, i + 10], f"w{i}-")
+    files = {e.file.file_path for s in t.snapshots() for e in cl.snapshot_changes(t.store, s, "input")}
+    assert len(files) >= 5 and all(t.io.exists(p) for p in files)
+    t.expire_snapshots(older_than=2**62, retain_last=2)
+    kept = {e.file.file_path for s in t.snapshots() for e in cl.snapshot_changes(t.store, s, "input")}
+    assert kept and kept < files
+    assert not any(t.io.exists(p) for p in files - kept)
+    assert all(t.io.exists(p) for p in kept)
+    assert t.check().ok, t.check().problems
+    assert not t.remove_orphan_files(older_than=2**62, dry_run=True)    # nothing dangling
+    first = t.snapshots()[0].id
+    assert _records(t, first - 1, t.current_snapshot().id)                 # what is left reads
+    with pytest.raises(icefloe.errors.NoSuchSnapshotError, match="expired"):
+        from icefloe.spark.paimon_changes import _range
+        _range(t, first - 3, None)
+
+
+def test_bad_producer_options_are_refused(tmp_path):
+    cat = icefloe.Catalog(str(tmp_path / "wh"), format="paimon")
+    with pytest.raises(SchemaError, match="primary-key"):
+        cat.create_table("db.a", "id bigint", properties={"changelog-producer": "input"})
+    with pytest.raises(SchemaError, match="changelog-producer"):
+        cat.create_table("db.b", "id bigint not null", properties={"primary-key": "id", "bucket": "1",
+                                                                    "changelog-producer": "sometimes"})
+    with pytest.raises(UnsupportedTableError, match="lookup"):
+        cat.create_table("db.c", "id bigint not null, n bigint",
+                         properties={"primary-key": "id", "bucket": "1", "changelog-producer": "lookup",
+                                     "merge-engine": "aggregation"})
+    assert not (tmp_path / "wh" / "db.db").exists() or not any((tmp_path / "wh" / "db.db").iterdir())
+
+
+def test_we_read_the_input_changelog_pypaimon_writes(tmp_path, spark):
+    from pypaimon import CatalogFactory, Schema
+
+    wh = tmp_path / "wh"
+    pcat = CatalogFactory.create({"warehouse": str(wh)})
+    pcat.create_database("db", True)
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
+    pcat.create_table("db.p", Schema.from_pyarrow_schema(schema, primary_keys=["id"], options={
+        "bucket": "1", "changelog-producer": "input"}), False)
+    pt = pcat.get_table("db.p")
+    for batch in ([(1, "a"), (2, "b")], [(2, "c"), (3, "d")]):
+        wb = pt.new_batch_write_builder()
+        w, c = wb.new_write(), wb.new_commit()
+        w.write_arrow(pa.Table.from_pylist([{"id": i, "v": v} for i, v in batch], schema=schema))
+        c.commit(w.prepare_commit())
+        w.close()
+        c.close()
+    t = icefloe.Catalog(str(wh), format="paimon", spark=spark).load_table("db.p")
+    expected = _pypaimon_stream(wh, "db.p")
+    assert sorted(tuple(r) for r in t.changes().collect()) == sorted(r for rows in expected.values() for r in rows)
+    assert sorted(tuple(r) for r in t.changes().collect()) == [("+I", 1, "a"), ("+I", 2, "b"), ("+I", 2, "c"),
+                                                                ("+I", 3, "d")]
+    # and icefloe goes on writing the changelog of the table pypaimon made
+    t.append(pa.table({"id": pa.array([1], pa.int64()), "v": ["z"]}))
+    assert _pypaimon_stream(wh, "db.p")[t.current_snapshot().id] == [("+I", 1, "z")]
+
+
+@pytest.mark.parametrize("producer", PRODUCERS)
+def test_pypaimon_and_pypaimon_rust_read_changelog_tables(tmp_path, producer):
+    from pypaimon import CatalogFactory
+    from pypaimon_rust.datafusion import SQLContext
+
+    wh = tmp_path / "wh"
+    t = _table(wh, "db.t", producer)
+    for i in range(4):
+        _upsert(t, [i, i + 1, 7], f"w{i}-")
+    t.delete("id = 1")
+    expected = _state(t)
+    pt = CatalogFactory.create({"warehouse": str(wh)}).get_table("db.t")
+    rb = pt.new_read_builder()
+    got = rb.new_read().to_arrow(rb.new_scan().plan().splits()).to_pydict()
+    assert dict(zip(got["id"], got["v"])) == expected
+    ctx = SQLContext()
+    ctx.register_catalog("paimon", {"warehouse": str(wh)})
+    rust = pa.Table.from_batches(ctx.sql("SELECT id, v FROM paimon.db.t")).to_pydict()
+    assert dict(zip(rust["id"], rust["v"])) == expected
+
+
+def test_a_fault_at_every_file_operation_of_a_changelog_producing_commit(tmp_path):
+    """Input (the write's changelog in its own commit) and lookup (in the compaction after it): a
+    fault anywhere leaves the old rows or the new ones, every referenced file present, and the
+    changelog whole: the states on either side still follow from it."""
+    from icefloe.core.faults import FaultInjectingFileIO, InjectedFault
+
+    second = pa.table({"id": pa.array([2, 4], pa.int64()), "v": ["b", "b"]})
+    old, new = {1: "a", 2: "a", 3: "a"}, {1: "a", 2: "b", 3: "a", 4: "b"}
+    seen_outcomes = set()
+    for producer in ("input", "lookup"):
+        def fresh(k, producer=producer):
+            wh = tmp_path / f"{producer}{k}"
+            t = _table(wh, "db.t", producer, bucket="1")
+            t.append(pa.table({"id": pa.array([1, 2, 3], pa.int64()), "v": ["a"] * 3}))
+            return wh
+
+        probe = FaultInjectingFileIO()
+        icefloe.Catalog(str(fresh("probe")), format="paimon", io=probe).load_table("db.t").append(second)
+        for k in range(1, probe.count + 1):
+            wh = fresh(k)
+            t = icefloe.Catalog(str(wh), format="paimon", io=FaultInjectingFileIO(fail_at=k)).load_table("db.t")
+            failed = False
+            try:
+                t.append(second)
+            except InjectedFault:
+                failed = True
+            clean = icefloe.Catalog(str(wh), format="paimon").load_table("db.t")
+            assert _state(clean) == (old if failed else new), (producer, k)
+            problems = [p for p in clean.check().problems if p.kind != "hint"]
+            assert not problems, (producer, k, problems)
+            last = clean.current_snapshot()
+            changed = _apply({}, _records(clean, 0, last.id), exact=False)
+            complete = producer == "input" or last.commit_kind == "COMPACT"
+            if complete:
+                assert changed == _state(clean), (producer, k)
+            seen_outcomes.add((producer, failed, last.commit_kind))
+    assert ("input", True, "APPEND") in seen_outcomes and ("input", False, "APPEND") in seen_outcomes
+    assert ("lookup", False, "COMPACT") in seen_outcomes and ("lookup", False, "APPEND") in seen_outcomes
+
+
+OPS = st.lists(st.one_of(
+    st.tuples(st.just("upsert"), st.lists(st.integers(0, 15), min_size=1, max_size=6)),
+    st.tuples(st.just("delete"), st.lists(st.integers(0, 15), min_size=1, max_size=4)),
+    st.tuples(st.just("compact"), st.none()),
+    st.tuples(st.just("expire"), st.integers(1, 4)),
+), min_size=3, max_size=10)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(producer=st.sampled_from(PRODUCERS), ops=OPS, seed=st.integers(0, 10**6))
+def test_model_changelog_between_any_two_snapshots(tmp_path_factory, producer, ops, seed):
+    """Random upserts, deletes, full compactions and expiries against a dict: the changelog between
+    any two retained snapshots (where the changelog is complete) turns the model's state at the
+    first into its state at the second."""
+    wh = tmp_path_factory.mktemp("model")
+    t = _table(wh, "db.t", producer, bucket="2")
+    model: dict = {}
+    states = {0: {}}
+    rnd = random.Random(seed)
+    for n, (op, arg) in enumerate(ops):
+        if op == "upsert":
+            vals = {k: f"{n}-{rnd.randint(0, 2)}" for k in arg}
+            t.append(pa.table({"id": pa.array(list(vals), pa.int64()), "v": list(vals.values())}))
+            model.update(vals)
+        elif op == "delete":
+            t.delete(f"id in ({', '.join(map(str, arg))})")
+            for k in arg:
+                model.pop(k, None)
+        elif op == "compact":
+            kv_compact.compact_table(t)
+        else:
+            t.expire_snapshots(older_than=2**62, retain_last=arg)
+        t.refresh()
+        assert _state(t) == model, (n, op)
+        cur = t.current_snapshot()
+        if cur is not None:
+            states[cur.id] = dict(model)
+    retained = {s.id for s in t.snapshots()}
+    first = min(retained) if retained else 1
+    usable = sorted(i for i in states if i in retained or i == first - 1)
+    checked = 0
+    for a in usable:
+        for b in usable:
+            if a < b:
+                assert _apply(states[a], _records(t, a, b), producer != "input") == states[b], (a, b)
+                checked += 1
+    if len(usable) >= 2:
+        assert checked
+    if t.current_snapshot() is not None:
+        assert t.check().ok, t.check().problems
