@@ -233,11 +233,13 @@ class FileStoreCommit:
 
     def commit_changes(self, changes_for, kind: str, properties: Optional[dict] = None,
                        full_manifest_compaction: bool = False, index_files: Optional[dict] = None,
-                       changelog: Sequence[mf.ManifestEntry] = ()) -> Snapshot:
+                       changelog: Sequence[mf.ManifestEntry] = (), vectors: Optional[dict] = None) -> Snapshot:
         """Commit the entries ``changes_for(latest)`` returns for the latest snapshot of each
         attempt (it raises to abort, e.g. on a conflict) as one snapshot of ``kind``.
         ``full_manifest_compaction`` merges every manifest of the latest snapshot;
-        ``changelog`` (ADD entries of changelog files) becomes the snapshot's changelog manifest list."""
+        ``changelog`` (ADD entries of changelog files) becomes the snapshot's changelog manifest list;
+        ``vectors`` ((partition bytes, bucket) -> deletion-vector IndexFile or None) replaces those
+        buckets' deletion vectors in the index manifest."""
         co = self.store.options
         timeout = co.commit_timeout_ms
         policy = RetryPolicy(num_retries=co.commit_max_retries, min_wait_ms=co.commit_min_retry_wait_ms,
@@ -247,7 +249,7 @@ class FileStoreCommit:
         def attempt(_n: int) -> Snapshot:
             latest = self.store.snapshots.latest()
             return self._try_commit_once(latest, changes_for(latest), kind, properties, full_manifest_compaction,
-                                         index_files, changelog)
+                                         index_files, changelog, vectors)
 
         try:
             snapshot = policy.run(attempt, retry_on=(_LostRace,))
@@ -260,7 +262,8 @@ class FileStoreCommit:
 
     def _try_commit_once(self, latest: Optional[Snapshot], changes: list, kind: str,
                          properties: Optional[dict], full_manifest_compaction: bool = False,
-                         index_files: Optional[dict] = None, changelog: Sequence = ()) -> Snapshot:
+                         index_files: Optional[dict] = None, changelog: Sequence = (),
+                         vectors: Optional[dict] = None) -> Snapshot:
         store = self.store
         co = store.options
         new_id = latest.id + 1 if latest is not None else 1
@@ -289,8 +292,8 @@ class FileStoreCommit:
                 created.append(changelog_list)
             # 5. the index manifest: the latest one with the new HASH index files swapped in
             index_manifest = latest.index_manifest if latest is not None else None
-            if index_files:
-                index_manifest = write_index_manifest(store, index_manifest, index_files)
+            if index_files or vectors:
+                index_manifest = write_index_manifest(store, index_manifest, index_files or {}, vectors)
                 created.append(index_manifest)
             # 6. the snapshot
             delta_count = sum(e.file.row_count if e.kind == mf.ADD else -e.file.row_count for e in changes)

@@ -64,6 +64,8 @@ class IndexFile:
     file_size: int
     row_count: int
     file_path: Optional[str] = field(default=None, compare=False)
+    # deletion vectors: (data file name, offset, size, cardinality) per vector in the file
+    dv_ranges: Optional[list] = field(default=None, compare=False)
 
 
 def target_rows(options: dict) -> int:
@@ -102,21 +104,33 @@ def index_path(store, file_name: str) -> str:
     return f"{store.table_path}/{INDEX_DIR}/{file_name}"
 
 
-def write_index_manifest(store, base_name: Optional[str], replaced: dict) -> Optional[str]:
+def write_index_manifest(store, base_name: Optional[str], replaced: dict, vectors: Optional[dict] = None) -> Optional[str]:
     """A new index manifest: ``base_name``'s entries with the HASH entries of the
-    (partition bytes, bucket)s in ``replaced`` (-> IndexFile) swapped for the new files."""
+    (partition bytes, bucket)s in ``replaced`` (-> IndexFile) swapped for the new files, and the
+    DELETION_VECTORS entries of those in ``vectors`` (-> IndexFile, or None: the bucket has no
+    vectors any more) likewise."""
+    vectors = vectors or {}
     kept = [r for r in read_index_manifest(store, base_name)
-            if not (r["_INDEX_TYPE"] == HASH and (r["_PARTITION"], r["_BUCKET"]) in replaced)]
-    new = [{"_VERSION": 1, "_KIND": 0, "_PARTITION": part, "_BUCKET": bucket, "_INDEX_TYPE": f.index_type,
-            "_FILE_NAME": f.file_name, "_FILE_SIZE": f.file_size, "_ROW_COUNT": f.row_count,
-            "_DELETIONS_VECTORS_RANGES": None, "_EXTERNAL_PATH": None, "_GLOBAL_INDEX": None}
-           for (part, bucket), f in sorted(replaced.items())]
+            if not (r["_INDEX_TYPE"] == HASH and (r["_PARTITION"], r["_BUCKET"]) in replaced)
+            and not (r["_INDEX_TYPE"] != HASH and (r["_PARTITION"], r["_BUCKET"]) in vectors)]
+    new = [_index_record(part, bucket, f) for (part, bucket), f in sorted(replaced.items())]
+    new += [_index_record(part, bucket, f) for (part, bucket), f in sorted(vectors.items(), key=lambda kv: kv[0])
+            if f is not None]
     records = [{**r, "_VERSION": r.get("_VERSION", 1), "_KIND": 0} for r in kept] + new
     buf = _io.BytesIO()
     fastavro.writer(buf, INDEX_MANIFEST_SCHEMA, records, codec=mf.avro_codec(store.options.manifest_compression))
     name = f"index-manifest-{uuid.uuid4()}-0"
     store.io.write_bytes(store.manifest_path(name), buf.getvalue(), overwrite=False)
     return name
+
+
+def _index_record(part: bytes, bucket: int, f: IndexFile) -> dict:
+    ranges = None
+    if f.dv_ranges is not None:
+        ranges = [{"f0": n, "f1": off, "f2": size, "_CARDINALITY": card} for n, off, size, card in f.dv_ranges]
+    return {"_VERSION": 1, "_KIND": 0, "_PARTITION": part, "_BUCKET": bucket, "_INDEX_TYPE": f.index_type,
+            "_FILE_NAME": f.file_name, "_FILE_SIZE": f.file_size, "_ROW_COUNT": f.row_count,
+            "_DELETIONS_VECTORS_RANGES": ranges, "_EXTERNAL_PATH": None, "_GLOBAL_INDEX": None}
 
 
 def check_index_base(store, latest, base_id: Optional[int], partitions: set) -> None:

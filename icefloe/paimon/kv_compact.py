@@ -16,11 +16,12 @@ runs with higher sequence numbers. The table's rows do not change.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 from icefloe.errors import CommitConflictError
 from icefloe.paimon import changelog as cl
+from icefloe.paimon import deletion_vectors as dv
 from icefloe.paimon import manifest as mf
 from icefloe.paimon import merge as mg
 from icefloe.paimon.commit import FileStoreCommit
@@ -49,6 +50,22 @@ class BucketCompaction:
     level: Optional[int] = None
     drop_deletes: bool = True
     changelog: Optional[cl.CompactionChangelog] = None   # the changelog this compaction produces
+    # deletion vectors: the bucket's files left out ((path, fields, file name)) and its vectors
+    vectors_mode: bool = False
+    others: list = field(default_factory=list)
+    vectors: Optional[dv.BucketVectors] = None
+
+    def with_vectors(self, table, bucket_entries, snapshot) -> "BucketCompaction":
+        """A table with deletion vectors: what the compaction needs to look keys up and mark them."""
+        if not dv.enabled(table.table_schema.options):
+            return self
+        picked = {e.file.file_name for e in self.entries}
+        self.vectors_mode = True
+        self.drop_deletes = True
+        self.others = [(e.file.file_path, table.schema_by_id(e.file.schema_id).fields, e.file.file_name)
+                       for e in bucket_entries if e.file.file_name not in picked]
+        self.vectors = dv.bucket_vectors(table.store, snapshot).get((self.partition.to_bytes(), self.bucket))
+        return self
 
     def changelog_for(self, table, bucket_entries) -> "BucketCompaction":
         """Attach the changelog the table's producer makes of this compaction (lookup: always;
@@ -83,19 +100,22 @@ def plan(table, where=None) -> list[BucketCompaction]:
         entries.sort(key=lambda e: (e.file.max_sequence_number, e.file.min_sequence_number))
         first = entries[0]
         out.append(BucketCompaction(first.partition, first.bucket, first.total_buckets, entries)
-                   .changelog_for(table, entries))
+                   .changelog_for(table, entries).with_vectors(table, entries, table.current_snapshot()))
     return out
 
 
 def compact_bucket(io, location: str, schema, paths: Sequence[str], file_fields: Sequence, partition,
                    bucket: int, table: str = "table", target_file_size: Optional[int] = None,
                    level: Optional[int] = None, drop_deletes: bool = True,
-                   changelog: Optional[cl.CompactionChangelog] = None, changelog_out: Optional[list] = None) -> list:
+                   changelog: Optional[cl.CompactionChangelog] = None, changelog_out: Optional[list] = None,
+                   vectors: Optional[tuple] = None, vectors_out: Optional[list] = None) -> list:
     """Merge files of one bucket and write the result at ``level`` (default the highest);
     returns the new files' metadata (the files are deleted again if anything fails). Without
     ``drop_deletes`` a key whose merged record deletes it keeps that record, for the older runs
     the merge left out. With ``changelog`` the bucket's changelog files are written too and
-    their metadata appended to ``changelog_out``."""
+    their metadata appended to ``changelog_out``. With ``vectors`` (``(others, BucketVectors)``:
+    a table with deletion vectors) the merge looks keys up in the other files and marks them
+    (``icefloe.paimon.dv_compact``); ``(index file, changed)`` is appended to ``vectors_out``."""
     import pyarrow as pa
 
     store = FileStore(io, location, schema)
@@ -120,6 +140,21 @@ def compact_bucket(io, location: str, schema, paths: Sequence[str], file_fields:
                 metas.append(meta)
         pending, size = [], 0
 
+    if vectors is not None:
+        from icefloe.paimon.dv_compact import compact_bucket_dv
+
+        others, bucket_vectors = vectors
+        names = [p.rsplit("/", 1)[-1] for p in paths]
+        try:
+            metas, index, changed = compact_bucket_dv(io, store, schema, list(zip(paths, file_fields, names)), others,
+                                                      bucket_vectors, directory, namer, written, level, target)
+        except BaseException:
+            for p in written:
+                io.delete(p)
+            raise
+        if vectors_out is not None:
+            vectors_out.append((index, changed))
+        return metas
     try:
         for chunk in mg.iter_merged_bucket(io, paths, file_fields, schema, table, keep_sequence=True,
                                            keep_deletes=not drop_deletes):
@@ -146,13 +181,18 @@ def commit(table, base: Snapshot, done: Sequence[tuple]) -> Optional[Snapshot]:
     """Commit compacted buckets, ``done`` = [(BucketCompaction, new file metas[, changelog file
     metas])], as one COMPACT snapshot; on any failure the new files are deleted."""
     store = table.store
-    removed, added, changelog = [], [], []
+    removed, added, changelog, vectors = [], [], [], {}
     for task, metas, *rest in done:
         removed.extend(mf.ManifestEntry(mf.DELETE, e.partition, e.bucket, e.total_buckets, e.file)
                        for e in task.entries)
         added.extend(mf.ManifestEntry(mf.ADD, task.partition, task.bucket, task.total_buckets, m) for m in metas)
         for m in (rest[0] if rest else ()):
             changelog.append(mf.ManifestEntry(mf.ADD, task.partition, task.bucket, task.total_buckets, m))
+        for index, changed in (rest[1] if len(rest) > 1 else ()):
+            if changed:
+                vectors[(task.partition.to_bytes(), task.bucket)] = index
+    before = {k: (t.vectors.file_name if t.vectors else None) for t, *_ in done if t.vectors_mode
+              for k in [(t.partition.to_bytes(), t.bucket)]}
 
     def changes(latest: Optional[Snapshot]) -> list:
         live = {e.identifier() for e in store.live_entries(latest)}
@@ -161,19 +201,31 @@ def commit(table, base: Snapshot, done: Sequence[tuple]) -> Optional[Snapshot]:
                 raise CommitConflictError(
                     f"compaction of {table.name} conflicts with a commit after snapshot {base.id}: "
                     f"data file {e.file.file_name} it merges is no longer live")
+        if vectors:
+            now = dv.bucket_vectors(store, latest)
+            for key, name in before.items():
+                if (now[key].file_name if key in now else None) != name:
+                    raise CommitConflictError(f"compaction of {table.name} conflicts with a commit after snapshot "
+                                              f"{base.id}: the deletion vectors of a bucket it compacts changed")
         return removed + added
 
     try:
         if not removed:
             return None
-        return FileStoreCommit(store, table.commit_user).commit_changes(changes, COMPACT, changelog=changelog)
+        return FileStoreCommit(store, table.commit_user).commit_changes(changes, COMPACT, changelog=changelog,
+                                                                        vectors=vectors)
     except BaseException:
         abort(table, _all_metas(done))
         raise
 
 
 def _all_metas(done: Sequence) -> list:
-    return [m for _task, *lists in done for metas in lists for m in metas]
+    out = []
+    for _task, metas, *rest in done:
+        out.extend(metas)
+        out.extend(rest[0] if rest else ())
+        out.extend(index for index, _changed in (rest[1] if len(rest) > 1 else ()) if index is not None)
+    return out
 
 
 def abort(table, metas: Sequence) -> None:
@@ -205,10 +257,12 @@ def run_task(table, task: BucketCompaction, target_file_size: Optional[int] = No
     """Compact one bucket on the caller: ``(task, new file metas, changelog file metas)``."""
     fields = [table.schema_by_id(e.file.schema_id).fields for e in task.entries]
     changelog: list = []
+    vectors: list = []
     metas = compact_bucket(table.io, table.location, table.table_schema, task.paths(), fields, task.partition,
                            task.bucket, table.name, target_file_size, task.level, task.drop_deletes,
-                           task.changelog, changelog)
-    return task, metas, changelog
+                           task.changelog, changelog, (task.others, task.vectors) if task.vectors_mode else None,
+                           vectors)
+    return task, metas, changelog, vectors
 
 
 # --------------------------------------------------------------------------- universal compaction
@@ -311,7 +365,7 @@ def plan_universal(table, buckets=None) -> list[BucketCompaction]:
         key = (e.partition.to_bytes(), e.bucket)
         if buckets is None or key in buckets:
             groups.setdefault(key, []).append(e)
-    lookup = cl.producer(table.table_schema) == cl.LOOKUP
+    lookup = cl.producer(table.table_schema) == cl.LOOKUP or dv.enabled(options)
     out = []
     for entries in groups.values():
         runs = sorted_runs(entries)
@@ -328,7 +382,8 @@ def plan_universal(table, buckets=None) -> list[BucketCompaction]:
         merged.sort(key=lambda e: (e.file.max_sequence_number, e.file.min_sequence_number))
         first = merged[0]
         out.append(BucketCompaction(first.partition, first.bucket, first.total_buckets, merged, level,
-                                    drop_deletes=not left or level >= max(left)).changelog_for(table, entries))
+                                    drop_deletes=not left or level >= max(left)).changelog_for(table, entries)
+                   .with_vectors(table, entries, table.current_snapshot()))
     return out
 
 

@@ -54,9 +54,12 @@ def plan(store: FileStore, snapshot: Optional[Snapshot], where=None, schema=None
         # HASH indexes (dynamic bucket mode) only guide writers; deletion vectors change what a read sees
         path = store.manifest_path(snapshot.index_manifest)
         kinds = mf.index_types(store.io.read_bytes(path), path) - {"HASH"}
-        if kinds:
+        if kinds - {"DELETION_VECTORS"} or (kinds and not (schema.primary_keys and
+                                                          str(schema.options.get("deletion-vectors.enabled")).lower()
+                                                          == "true")):
             raise UnsupportedTableError(f"snapshot {snapshot.id} of {store.table_path} has {', '.join(sorted(kinds))} "
-                                        "index files (deletion vectors); icefloe cannot apply them yet")
+                                        "index files icefloe cannot apply here (it reads deletion vectors of "
+                                        "primary-key tables with 'deletion-vectors.enabled')")
     pred = bind_filter(where, schema.fields)
     pruning = not isinstance(pred, pr.Always)
     part_keys = schema.partition_keys

@@ -26,6 +26,7 @@ from icefloe.paimon.file_store import FileStore
 from icefloe.paimon.maintenance import compact, rewrite_manifests, rollback_to, rollback_to_tag
 from icefloe.paimon.orphans import remove_orphan_files
 from icefloe.paimon.predicate import to_arrow_expression
+from icefloe.paimon import deletion_vectors as dv
 from icefloe.paimon.merge import check_engine_options, merge_engine, read_merged_bucket
 from icefloe.paimon.scan import UnsupportedTableError
 from icefloe.paimon.schema import SchemaHistory, TableSchema, evolve_arrow, latest_schema
@@ -194,7 +195,16 @@ class FileStoreTable:
         row_filter = to_arrow_expression(where, schema.fields) if where is not None else None
         target = pt.to_arrow_schema(schema.fields, with_ids=False)
         parts = []
-        if schema.primary_keys:       # merged per (partition, bucket); the filter applies after the merge
+        if schema.primary_keys and dv.enabled(schema.options):     # files above level 0, minus their vectors
+            vectors = dv.bucket_vectors(self._store, self.snapshot_for(snapshot_id, as_of, ref))
+            loaded: dict = {}
+            for e in dv.readable(self.plan(where, snapshot_id, as_of, ref)):
+                key = (e.partition.to_bytes(), e.bucket)
+                if key in vectors and key not in loaded:
+                    loaded[key] = vectors[key].load(self.io)
+                parts.append(dv.read_rows(self.io, e.file.file_path, self.schema_by_id(e.file.schema_id).fields,
+                                          schema.fields, loaded.get(key, {}).get(e.file.file_name)))
+        elif schema.primary_keys:       # merged per (partition, bucket); the filter applies after the merge
             self.check_mergeable(schema)
             for paths, fields in self.buckets_of(self.plan(where, snapshot_id, as_of, ref)):
                 parts.append(read_merged_bucket(self.io, paths, fields, schema, self.name))

@@ -357,6 +357,59 @@ def read_merged(spark, table, schema, entries, where=None, columns: Optional[Seq
     return df
 
 
+def read_with_vectors(spark, table, schema, snapshot, entries, where=None, columns: Optional[Sequence[str]] = None):
+    """A table with deletion vectors: its files above level 0 as they are (each key has one live
+    record there), minus the rows their vectors mark. Files without a vector go to Spark's own
+    Parquet reader; one Python task per file with a vector reads it and drops those rows."""
+    import pickle
+
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    from icefloe.paimon import deletion_vectors as dv
+
+    out_schema = pt.to_spark_schema(schema.fields, with_ids=False)
+    vectors = dv.bucket_vectors(table.store, snapshot)
+    entries = dv.readable(entries)
+    marked, plain = [], []
+    for e in entries:
+        bv = vectors.get((e.partition.to_bytes(), e.bucket))
+        (marked if bv is not None and e.file.file_name in bv.ranges else plain).append((e, bv))
+    df = None
+    if plain:
+        df = read_files(spark, [e.file.file_path for e, _ in plain], schema.fields,
+                        file_fields=[table.schema_by_id(e.file.schema_id).fields for e, _ in plain], io=table.io)
+    if marked:
+        arrow_out = to_arrow_schema(out_schema)
+        io, fields = table.io.for_tasks(), schema.fields
+        tasks = [(pickle.dumps((e.file.file_path, table.schema_by_id(e.file.schema_id).fields, bv.path,
+                                bv.ranges[e.file.file_name])),) for e, bv in marked]
+
+        def read_marked(batches):
+            import pyarrow as pa
+
+            for batch in batches:
+                for blob in batch.column(0).to_pylist():
+                    path, ff, index_path, (offset, size, _card) = pickle.loads(blob)
+                    with io.open_read(index_path) as fh:
+                        fh.seek(offset)
+                        raw = fh.read(size + 8)
+                    rows = dv.read_rows(io, path, ff, fields, dv.deserialize(raw, 0, size, index_path))
+                    rows = pa.Table.from_arrays([c.cast(f.type) for c, f in zip(rows.columns, arrow_out)],
+                                                schema=arrow_out)
+                    yield from rows.to_batches()
+
+        parallelism = max(1, min(len(tasks), spark.sparkContext.defaultParallelism * 2))
+        vdf = spark.createDataFrame(tasks, "task binary").repartition(parallelism).mapInArrow(read_marked, out_schema)
+        df = vdf if df is None else df.unionByName(vdf)
+    if df is None:
+        df = spark.createDataFrame([], out_schema)
+    if where is not None:
+        df = df.where(where)
+    if columns:
+        df = df.select(*[f"`{c}`" for c in columns])
+    return df
+
+
 def _raw_buckets(entries) -> tuple[list, list]:
     """``entries`` split into those of buckets whose rows need no merge and the rest. A bucket needs
     none when all its files are one sorted run written by a compaction (one level above 0, so each

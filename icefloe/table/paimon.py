@@ -13,6 +13,7 @@ from icefloe.core.arrow import as_arrow_table, is_arrow_data
 from icefloe.core.reports import ExpireReport, Report
 from icefloe.core.tree import Node
 from icefloe.errors import IcefloeError
+from icefloe.paimon import deletion_vectors as dv
 from icefloe.paimon import system_tables
 from icefloe.paimon import types as pt
 from icefloe.paimon.check import check_paimon
@@ -26,7 +27,7 @@ from icefloe.paimon.merge import DELETE, UPDATE_AFTER, row_level_refusal
 from icefloe.paimon.writer import restored_sequence_numbers, write_arrow_table
 from icefloe.spark import paimon_append_dml as append_dml
 from icefloe.spark.paimon_dml import PrimaryKeyMerge
-from icefloe.spark.paimon_read import read_files, read_merged
+from icefloe.spark.paimon_read import read_files, read_merged, read_with_vectors
 from icefloe.spark.paimon_compact import compact_primary_key_table
 from icefloe.spark.paimon_write import write_data_files, write_kv_files
 from icefloe.spark.session import get_spark
@@ -56,6 +57,9 @@ class PaimonTable(FileStoreTable, Table):
                  columns: Optional[Sequence[str]] = None, ref: Optional[str] = None, tag: Optional[str] = None):
         ref = self.one_ref(ref, tag)
         schema = self.table_schema_for(snapshot_id, as_of, ref)
+        if schema.primary_keys and dv.enabled(schema.options):
+            return read_with_vectors(self.spark, self, schema, self.snapshot_for(snapshot_id, as_of, ref),
+                                     self.plan(where, snapshot_id, as_of, ref), where, columns)
         if schema.primary_keys:
             self.check_mergeable(schema)
             return read_merged(self.spark, self, schema, self.plan(where, snapshot_id, as_of, ref), where, columns)

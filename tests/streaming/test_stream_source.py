@@ -183,3 +183,23 @@ def test_pypaimon_appends_are_streamed_without_gaps(spark, warehouse, tmp_path):
         expected += list(range(lo, lo + 10))
         _drain(spark, loc, cp, out)
         assert _out(spark, out) == expected
+
+
+def test_a_paimon_lookup_table_streams_its_changelog(spark, warehouse, tmp_path):
+    """With ``changelog-producer`` = lookup the stream follows the changelog files: an update
+    arrives as -U (the old row) and +U, a delete as -D of the row it removes."""
+    import icefloe
+
+    cat = icefloe.Catalog(warehouse, "paimon", spark)
+    t = cat.create_table("db.lk", "id bigint not null, v string",
+                         properties={"primary-key": "id", "bucket": "1", "changelog-producer": "lookup"})
+    t.append(_batch(0, 4))
+    cp, out = str(tmp_path / "cp"), str(tmp_path / "out")
+    _drain(spark, t.location, cp, out, **{"read.changelog": "true"})
+    first = {(r["rowkind"], r["id"], r["v"]) for r in spark.read.parquet(out).collect()}
+    assert first == {("+I", i, f"v{i}") for i in range(4)}
+    t.append(pa.table({"id": pa.array([1, 9], pa.int64()), "v": ["x1", "x9"]}))
+    t.delete("id = 2")
+    _drain(spark, t.location, cp, out, **{"read.changelog": "true"})
+    rows = {(r["rowkind"], r["id"], r["v"]) for r in spark.read.parquet(out).collect()} - first
+    assert rows == {("-U", 1, "v1"), ("+U", 1, "x1"), ("+I", 9, "x9"), ("-D", 2, "v2")}

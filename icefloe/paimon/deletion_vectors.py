@@ -1,0 +1,146 @@
+"""Deletion vectors of primary-key tables (``deletion-vectors.enabled``), as Paimon stores them.
+
+A deletion vector marks rows of one data file as deleted, by position: a 32-bit Roaring bitmap.
+A bucket's vectors live together in one index file under ``<table>/index/``
+(``index-<uuid>-<n>``): a version byte (1), then per data file ``size`` (big-endian int32: the
+bytes that follow up to the checksum), the magic number 1581511376 (big-endian int32), the
+bitmap in Roaring's portable serialization, and a CRC-32 of magic and bitmap (big-endian). The
+snapshot's index manifest lists the file as a ``DELETION_VECTORS`` entry of its (partition,
+bucket) with, per data file, the vector's offset (of its ``size``), ``size`` and cardinality.
+
+In a table with vectors the rows of the files above level 0 are the table: a compaction merges
+the new level-0 runs with the current record of each of their keys (looked up in the levels
+above, where each key has at most one live record) and marks that record deleted, so every key
+keeps one live record and a read takes the files as they are, minus the vectors' rows, with no
+merge. Level-0 files, not yet compacted, are not read (as Paimon's batch reads do unless
+``deletion-vectors.merge-on-read``).
+"""
+from __future__ import annotations
+
+import struct
+import uuid
+import zlib
+from dataclasses import dataclass
+from typing import Optional
+
+from icefloe.errors import CorruptMetadataError
+
+DELETION_VECTORS = "DELETION_VECTORS"
+MAGIC = 1581511376
+VERSION = 1
+ENABLED = "deletion-vectors.enabled"
+
+
+def enabled(options: dict) -> bool:
+    return str(options.get(ENABLED, "false")).strip().lower() == "true"
+
+
+def serialize(bitmap) -> bytes:
+    """One vector as the index file holds it: size, magic, bitmap, checksum."""
+    data = struct.pack(">i", MAGIC) + bitmap.serialize()
+    return struct.pack(">i", len(data)) + data + struct.pack(">I", zlib.crc32(data) & 0xFFFFFFFF)
+
+
+def deserialize(raw: bytes, offset: int, length: Optional[int], path: str):
+    """The vector at ``offset`` of index file bytes ``raw`` (checked: size, magic, checksum)."""
+    from pyroaring import BitMap
+
+    if offset + 8 > len(raw):
+        raise CorruptMetadataError(path, f"deletion vector at offset {offset} lies past the file's end")
+    size, magic = struct.unpack_from(">ii", raw, offset)
+    if magic != MAGIC:
+        raise CorruptMetadataError(path, f"deletion vector at offset {offset} has magic {magic}, not {MAGIC}")
+    if length is not None and size != length:
+        raise CorruptMetadataError(path, f"deletion vector at offset {offset} is {size} bytes, the index "
+                                         f"manifest records {length}")
+    end = offset + 4 + size
+    if end + 4 > len(raw):
+        raise CorruptMetadataError(path, f"deletion vector at offset {offset} lies past the file's end")
+    data = raw[offset + 4:end]
+    (crc,) = struct.unpack_from(">I", raw, end)
+    if zlib.crc32(data) & 0xFFFFFFFF != crc:
+        raise CorruptMetadataError(path, f"deletion vector at offset {offset} fails its checksum")
+    try:
+        return BitMap.deserialize(bytes(data[4:]))
+    except Exception as e:  # noqa: BLE001 - pyroaring raises plain exceptions for bad input
+        raise CorruptMetadataError(path, f"deletion vector at offset {offset} is not a Roaring bitmap: {e}") from None
+
+
+@dataclass
+class BucketVectors:
+    """A bucket's vector index file and where each data file's vector sits in it."""
+    file_name: str
+    path: str
+    file_size: int
+    ranges: dict            # data file name -> (offset, size, cardinality)
+
+    def load(self, io) -> dict:
+        """data file name -> BitMap."""
+        raw = io.read_bytes(self.path)
+        return {name: deserialize(raw, off, size, self.path) for name, (off, size, _card) in self.ranges.items()}
+
+
+def bucket_vectors(store, snapshot) -> dict:
+    """(partition bytes, bucket) -> BucketVectors of ``snapshot``'s index manifest."""
+    from icefloe.paimon import dynamic_bucket as db
+
+    name = snapshot.index_manifest if snapshot is not None else None
+    out = {}
+    for r in db.read_index_manifest(store, name):
+        if r["_INDEX_TYPE"] != DELETION_VECTORS:
+            continue
+        ranges = {d["f0"]: (d["f1"], d["f2"], d.get("_CARDINALITY")) for d in r.get("_DELETIONS_VECTORS_RANGES") or ()}
+        path = r.get("_EXTERNAL_PATH") or db.index_path(store, r["_FILE_NAME"])
+        out[(r["_PARTITION"], r["_BUCKET"])] = BucketVectors(r["_FILE_NAME"], path, r["_FILE_SIZE"], ranges)
+    return out
+
+
+def read_rows(io, path: str, file_fields, read_fields, deleted=None):
+    """A primary-key data file's rows (the value columns of ``read_fields``) minus those the
+    vector ``deleted`` marks."""
+    import numpy as np
+    import pyarrow as pa
+
+    from icefloe.paimon import merge as mg
+
+    data = mg.read_kv_file(path, io, file_fields, read_fields).drop_columns(list(mg.SYSTEM_COLUMNS))
+    if deleted is not None and len(deleted):
+        keep = np.ones(data.num_rows, dtype=bool)
+        keep[np.fromiter(deleted, dtype=np.int64)] = False
+        data = data.filter(pa.array(keep))
+    return data
+
+
+def readable(entries) -> list:
+    """What a read of a table with vectors takes: the files above level 0."""
+    return [e for e in entries if e.file.level > 0]
+
+
+def write_index(store, vectors: dict, name: Optional[str] = None):
+    """A bucket's vectors (data file name -> BitMap; empty ones left out) as one index file:
+    its ``IndexFile`` (with the ranges), or None when no vector deletes anything."""
+    from icefloe.paimon import dynamic_bucket as db
+
+    chunks = [bytes([VERSION])]
+    ranges = []
+    position = 1
+    for file_name in sorted(vectors):
+        bitmap = vectors[file_name]
+        if not len(bitmap):
+            continue
+        blob = serialize(bitmap)
+        ranges.append((file_name, position, len(blob) - 8, len(bitmap)))
+        chunks.append(blob)
+        position += len(blob)
+    if not ranges:
+        return None
+    data = b"".join(chunks)
+    name = name or f"index-{uuid.uuid4()}-0"
+    path = db.index_path(store, name)
+    store.io.write_bytes(path, data, overwrite=False)
+    return db.IndexFile(DELETION_VECTORS, name, len(data), len(ranges), path, dv_ranges=ranges)
+
+
+__all__ = ["enabled", "serialize", "deserialize", "bucket_vectors", "write_index", "BucketVectors", "read_rows",
+           "readable",
+           "DELETION_VECTORS"]

@@ -1,0 +1,91 @@
+"""Compaction of a bucket of a table with deletion vectors (``icefloe.paimon.deletion_vectors``).
+
+The picked runs (every level-0 run, and the runs universal compaction takes with them) are read
+minus their vectors' rows. For each of their keys, the key's live record in the files left out
+is looked up (each key has at most one live record above level 0) and merged in as the oldest
+record; that record's position is added to its file's vector. The merged records, without
+deletes (a vector now hides the old record), are written at the output level, and the bucket's
+vectors -- old ones of the files left out, plus the new positions; none for the picked files,
+which the compaction removes -- are written as the bucket's new index file. Runs wherever it is
+called (a Spark task per bucket).
+"""
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+from icefloe.paimon import deletion_vectors as dv
+from icefloe.paimon import merge as mg
+
+
+def _kv(io, path: str, fields, schema, deleted):
+    """A file's records (value columns, sequence, kind) minus the rows ``deleted`` marks, with
+    their positions in ``_POS``."""
+    import numpy as np
+    import pyarrow as pa
+
+    data = mg.read_kv_file(path, io, fields, schema.fields)
+    data = data.append_column("_POS", pa.array(np.arange(data.num_rows, dtype=np.int64)))
+    if deleted is not None and len(deleted):
+        keep = np.ones(data.num_rows, dtype=bool)
+        keep[np.fromiter(deleted, dtype=np.int64)] = False
+        data = data.filter(pa.array(keep))
+    return data
+
+
+def compact_bucket_dv(io, store, schema, picked: Sequence[tuple], others: Sequence[tuple], vectors,
+                      directory: str, namer, written: list, level: int, target_file_size: int):
+    """Compact one bucket: ``picked`` and ``others`` are ``(path, fields, file name)`` of the runs
+    merged and of the files left out, ``vectors`` the bucket's ``BucketVectors`` (or None).
+    Returns (new data file metas, the bucket's new vector IndexFile or None, whether its vectors
+    changed). Files written are appended to ``written``."""
+    import pyarrow as pa
+    from pyroaring import BitMap
+
+    from icefloe.paimon.kv_writer import write_merged_file
+
+    current = vectors.load(io) if vectors is not None else {}
+    keys = mg.trimmed_primary_keys(schema.primary_keys, schema.partition_keys)
+    names = [f.name for f in schema.fields]
+    cols = names + list(mg.SYSTEM_COLUMNS)
+    parts = [_kv(io, p, ff, schema, current.get(n)).select(cols) for p, ff, n in picked]
+    records = pa.concat_tables(parts, promote_options="permissive") if parts else None
+    changed = any(n in current for _p, _ff, n in picked)
+    new_vectors = {n: BitMap(current[n]) for _p, _ff, n in others if n in current}
+    if records is not None and records.num_rows and others:
+        wanted = records.select(keys).group_by(keys).aggregate([])
+        looked_up = []
+        for path, ff, name in others:
+            rows = _kv(io, path, ff, schema, current.get(name))
+            hit = rows.join(wanted, keys, join_type="left semi")
+            if not hit.num_rows:
+                continue
+            new_vectors.setdefault(name, BitMap()).update(hit.column("_POS").to_pylist())
+            looked_up.append(hit.select(cols))
+            changed = True
+        if looked_up:                 # the looked-up records are older: they go first
+            records = pa.concat_tables(looked_up + [records], promote_options="permissive")
+    metas = []
+    if records is not None and records.num_rows:
+        engine = mg.merge_engine(schema.options)
+        merged = mg.merge(records, keys, names, engine, schema.options, schema.primary_keys, store.table_path,
+                          keep_sequence=True)
+        merged = merged.append_column(mg.VALUE_KIND, pa.array([mg.INSERT] * merged.num_rows, pa.int8()))
+        rows_per_file = max(1, int(target_file_size // max(1, merged.nbytes // max(1, merged.num_rows))))
+        for start in range(0, merged.num_rows, rows_per_file):
+            meta = write_merged_file(store, schema, merged.slice(start, rows_per_file), directory, namer, written,
+                                     level)
+            if meta is not None:
+                metas.append(meta)
+    index = None
+    if changed:
+        index = dv.write_index(store, new_vectors, f"index-{namer.uuid}-{len(written)}")
+        if index is not None:
+            written.append(index.file_path)
+    return metas, index, changed
+
+
+def vectors_of(store, snapshot, partition_bytes: bytes, bucket: int) -> Optional[dv.BucketVectors]:
+    return dv.bucket_vectors(store, snapshot).get((partition_bytes, bucket))
+
+
+__all__ = ["compact_bucket_dv", "vectors_of"]
