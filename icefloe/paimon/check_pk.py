@@ -11,7 +11,8 @@ For each live data file of the latest snapshot (read from the file itself):
 - files of one bucket at the same level above 0 (one sorted run) do not overlap in key range.
 
 For every snapshot, each file its index manifest names (HASH and deletion-vector indexes,
-under ``index/``) exists at the recorded size, and a HASH index holds ``_ROW_COUNT`` hashes.
+under ``index/``) exists at the recorded size, a HASH index holds ``_ROW_COUNT`` hashes, and each
+deletion vector lies inside its file, framed and checksummed, with the recorded cardinality.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from icefloe.core.io import FileIO
 from icefloe.core.progress import track
 from icefloe.core.reports import Report
 from icefloe.errors import IcefloeError
+from icefloe.paimon import deletion_vectors as dv
 from icefloe.paimon import dynamic_bucket as db
 from icefloe.paimon.binary_row import decode_row
 from icefloe.paimon.merge import KEY_PREFIX, SEQUENCE, VALUE_KIND, trimmed_primary_keys
@@ -121,6 +123,24 @@ def check_index_files(report: Report, store, io: FileIO, snapshots) -> None:
             elif r["_INDEX_TYPE"] == db.HASH and r["_FILE_SIZE"] != 4 * r["_ROW_COUNT"]:
                 report.add("index", path, f"HASH index of {r['_FILE_SIZE']} bytes cannot hold the "
                                           f"{r['_ROW_COUNT']} hashes recorded")
+            elif r["_INDEX_TYPE"] == dv.DELETION_VECTORS:
+                _check_vectors(report, io, path, r)
+
+
+def _check_vectors(report: Report, io: FileIO, path: str, record: dict) -> None:
+    """Each deletion vector of an index file: inside the file, framed and checksummed as the
+    index manifest's range says, with the recorded cardinality."""
+    raw = io.read_bytes(path)
+    for d in record.get("_DELETIONS_VECTORS_RANGES") or ():
+        try:
+            bitmap = dv.deserialize(raw, d["f1"], d["f2"], path)
+        except IcefloeError as ex:
+            report.add("index", path, f"vector of data file {d['f0']}: {getattr(ex, 'reason', ex)}")
+            continue
+        report.count("deletion vectors")
+        if d.get("_CARDINALITY") is not None and len(bitmap) != d["_CARDINALITY"]:
+            report.add("index", path, f"vector of data file {d['f0']} marks {len(bitmap)} rows, the index manifest "
+                                      f"records {d['_CARDINALITY']}")
 
 
 __all__ = ["check_primary_key_files", "check_index_files"]

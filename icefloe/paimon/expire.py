@@ -10,6 +10,8 @@ Expiring the snapshots before ``end`` (the new earliest) deletes
 * manifests and manifest lists of expired snapshots that ``end`` does not use
   (a manifest a later snapshot uses is carried through ``end``'s lists);
 * the changelog of each expired snapshot: its changelog manifest list, manifests and files;
+* index manifests of expired snapshots and the index files (HASH, deletion vectors) that neither
+  ``end`` nor a tag still names;
 * the snapshot files, then the ``EARLIEST`` hint is moved to ``end``.
 
 Tags (``tag.py``) keep their snapshot's files: a data file live in a tag, and the manifests
@@ -57,6 +59,18 @@ def expiration_end(store: FileStore, now_ms: Optional[int] = None, older_than_ms
             continue
     end = max(end, low)
     return end if end > earliest else None
+
+
+def _index_paths(store: FileStore, name: Optional[str]) -> list:
+    from icefloe.paimon import dynamic_bucket as db
+
+    if not name:
+        return []
+    try:
+        return [r.get("_EXTERNAL_PATH") or db.index_path(store, r["_FILE_NAME"])
+                for r in db.read_index_manifest(store, name)]
+    except Exception:
+        return []
 
 
 def expire_snapshots(store: FileStore, now_ms: Optional[int] = None, older_than_ms: Optional[int] = None,
@@ -116,6 +130,15 @@ def expire_snapshots(store: FileStore, now_ms: Optional[int] = None, older_than_
                 pass
             metadata_files.append(s.changelog_manifest_list)
         expired.append(sid)
+    # ... and the index manifests and index files (HASH, deletion vectors) only expired ones use
+    kept_index = {keep.index_manifest} | {t.snapshot.index_manifest for t in tags}
+    kept_index_files = {p for name in kept_index for p in _index_paths(store, name)}
+    for sid in expired:
+        name = snaps.snapshot(sid).index_manifest
+        if name and name not in kept_index:
+            data_files.extend(p for p in _index_paths(store, name) if p not in kept_index_files)
+            metadata_files.append(name)
+            kept_index.add(name)            # each manifest once
     # 3. the snapshot files, oldest first, and the hint; then the files only they used
     for sid in expired:
         snaps.delete_snapshot(sid)
@@ -127,6 +150,10 @@ def expire_snapshots(store: FileStore, now_ms: Optional[int] = None, older_than_
         more: Reach = tags_reach(store, late)
         data_files = [p for p in data_files if p not in more.data]
         metadata_files = [n for n in metadata_files if n not in more.lists and n not in more.manifests]
+        late_index = {t.snapshot.index_manifest for t in late}
+        late_files = {p for name in late_index for p in _index_paths(store, name)}
+        data_files = [p for p in data_files if p not in late_files]
+        metadata_files = [n for n in metadata_files if n not in late_index]
     for path in track(data_files, "deleting data files"):
         store.io.delete(path)
     for name in track(list(dict.fromkeys(metadata_files)), "deleting manifests"):
