@@ -130,10 +130,44 @@ def bench_paimon_runs(spark, work: str, rows: int, runs: int, quiesce) -> dict:
                                                runs, quiesce)
     if res2["ours"] != res2["theirs"]:
         raise AssertionError(f"read after compaction: {res2['ours']!r} vs plain {res2['theirs']!r}")
+    vectors = _bench_vectors(spark, work, rows, runs, quiesce, agg)
     return {"rows": rows, "sorted_runs": sorted_run_count,
             "read_runs": {"icefloe_s": merged_s, "spark_parquet_s": plain_s, "ratio": plain_s / merged_s},
             "compaction": {"icefloe_s": compact_s, "spark_rewrite_s": rewrite_s, "ratio": rewrite_s / compact_s},
-            "read_compacted": {"icefloe_s": compacted_s, "spark_parquet_s": plain2_s, "ratio": plain2_s / compacted_s}}
+            "read_compacted": {"icefloe_s": compacted_s, "spark_parquet_s": plain2_s, "ratio": plain2_s / compacted_s},
+            "vectors": vectors}
+
+
+def _bench_vectors(spark, work: str, rows: int, runs: int, quiesce, agg: str) -> dict:
+    """The same rows in a table with deletion vectors after three upserts of 1% of the keys (each
+    compacted with its keys' old records marked): its read against plain Parquet of the same rows."""
+    from icefloe.catalog import Catalog
+    from icefloe.paimon import deletion_vectors as dv
+
+    wh = os.path.join(work, "paimon-dv-wh")
+    t = Catalog(wh, "paimon", spark).create_table(
+        "bench.dv", "id bigint not null, v double, s string",
+        properties={"primary-key": "id", "bucket": "4", "file.compression": "zstd", "deletion-vectors.enabled": "true"})
+    t.append(spark.range(0, rows, numPartitions=spark.sparkContext.defaultParallelism).selectExpr(
+        "id", "cast(rand(7) * 1000000 as double) as v", "concat('name-', cast(id % 10007 as string)) as s"))
+    quiesce()
+    t0 = time.perf_counter()
+    for u in range(3):
+        t.append(spark.range(0, rows // 100).selectExpr(f"(id * 100 + {u}) % {rows} as id",
+                                                       f"cast({u} as double) as v", "'upserted' as s"))
+    upsert_s = (time.perf_counter() - t0) / 3
+    marked = sum(card for bv in dv.bucket_vectors(t.store, t.current_snapshot()).values()
+                 for _o, _s, card in bv.ranges.values())
+    plain = os.path.join(work, "paimon-dv-plain")
+    t.to_spark().write.option("compression", "zstd").parquet(plain)
+    schema = spark.read.parquet(plain).schema
+    ours_s, plain_s, res = _interleaved(lambda: t.to_spark().selectExpr(agg).collect()[0][0],
+                                        lambda: spark.read.schema(schema).parquet(plain).selectExpr(agg).collect()[0][0],
+                                        runs, quiesce)
+    if res["ours"] != res["theirs"]:
+        raise AssertionError(f"read with deletion vectors: {res['ours']!r} vs plain {res['theirs']!r}")
+    return {"marked": marked, "files": len(t.plan()), "upsert_s": upsert_s,
+            "read": {"icefloe_s": ours_s, "spark_parquet_s": plain_s, "ratio": plain_s / ours_s}}
 
 
 def report_runs_lines(r: dict) -> list:
@@ -146,6 +180,10 @@ def report_runs_lines(r: dict) -> list:
         f"{r['compaction']['spark_rewrite_s']:14.2f} s{r['compaction']['ratio']:8.2f}",
         f"{'    read after compaction, sum(hash(*))':44s}{r['read_compacted']['icefloe_s']:14.2f} s"
         f"{r['read_compacted']['spark_parquet_s']:14.2f} s{r['read_compacted']['ratio']:8.2f}",
+        f"{'    read with deletion vectors, sum(hash(*))':44s}{r['vectors']['read']['icefloe_s']:14.2f} s"
+        f"{r['vectors']['read']['spark_parquet_s']:14.2f} s{r['vectors']['read']['ratio']:8.2f}   "
+        f"({r['vectors']['marked']:,} rows marked in {r['vectors']['files']} files; "
+        f"an upsert of 1% with its compaction {r['vectors']['upsert_s']:.1f} s)",
     ]
 
 

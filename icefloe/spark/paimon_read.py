@@ -29,7 +29,7 @@ from icefloe.spark.iceberg_read import raise_if_missing, table_path_of
 
 def read_files(spark, paths: Sequence[str], fields, where=None, columns: Optional[Sequence[str]] = None,
                file_fields: Optional[Sequence] = None, file_col: Optional[str] = None, pos_col: Optional[str] = None,
-               io=None):
+               io=None, extra: Optional[dict] = None):
     """A DataFrame of the given data files under the table's (Paimon) fields.
     ``file_fields[i]``, if given, are the fields of the schema ``paths[i]`` was written
     with (default: ``fields``). ``file_col`` adds a column of that name holding each row's
@@ -54,7 +54,8 @@ def read_files(spark, paths: Sequence[str], fields, where=None, columns: Optiona
             ff = file_fields[i] if file_fields is not None else fields
             key = (layout(ff), tuple((str(f.type), f.nullable) for f in ff))
             groups.setdefault(key, (ff, []))[1].append(path)
-        frames = [_read_group(spark, group_paths, ff, fields, file_col, pos_col) for ff, group_paths in groups.values()]
+        frames = [_read_group(spark, group_paths, ff, fields, file_col, pos_col, extra)
+                  for ff, group_paths in groups.values()]
         df = frames[0]
         for other in frames[1:]:
             df = df.union(other)
@@ -101,7 +102,7 @@ def _read_in_python(spark, paths: Sequence[str], file_fields: Sequence, fields, 
 
 
 def _read_group(spark, paths: Sequence[str], file_fields, fields, file_col: Optional[str] = None,
-                pos_col: Optional[str] = None):
+                pos_col: Optional[str] = None, extra_columns: Optional[dict] = None):
     """Files written with ``file_fields`` as a DataFrame of ``fields`` (by field id)."""
     read_schema = pt.to_spark_schema(fields, with_ids=False)
     file_schema = pt.to_spark_schema(file_fields, with_ids=False)
@@ -121,6 +122,7 @@ def _read_group(spark, paths: Sequence[str], file_fields, fields, file_col: Opti
     extra = [table_path_of(F.col("_metadata.file_path")).alias(file_col)] if file_col else []
     if pos_col:
         extra.append(F.col("_metadata.row_index").alias(pos_col))
+    extra.extend(F.col(source).alias(name) for name, source in (extra_columns or {}).items())
     if plain:
         return df.select("*", *extra) if extra else df
 
@@ -359,8 +361,69 @@ def read_merged(spark, table, schema, entries, where=None, columns: Optional[Seq
 
 def read_with_vectors(spark, table, schema, snapshot, entries, where=None, columns: Optional[Sequence[str]] = None):
     """A table with deletion vectors: its files above level 0 as they are (each key has one live
-    record there), minus the rows their vectors mark. Files without a vector go to Spark's own
-    Parquet reader; one Python task per file with a vector reads it and drops those rows."""
+    record there), minus the rows their vectors mark. Spark's own Parquet reader scans all the
+    files; a marked file's rows carry their file's size and position, and the marked (size,
+    position) pairs, from the vectors (index metadata, read on the driver as Paimon's readers plan
+    with them), are removed by a broadcast anti-join on one long: no shuffle, no Python. A file's
+    size names it when no two files of the scan share one; otherwise (and where Spark cannot read
+    the paths) Python tasks read the marked files and drop their rows."""
+    import numpy as np
+    import pyarrow as pa
+    from pyspark.sql import functions as F
+
+    from icefloe.paimon import deletion_vectors as dv
+
+    vectors = dv.bucket_vectors(table.store, snapshot)
+    readable = dv.readable(entries)
+    plain, marked = [], []
+    for e in readable:
+        bv = vectors.get((e.partition.to_bytes(), e.bucket))
+        (marked if bv is not None and e.file.file_name in bv.ranges else plain).append((e, bv))
+    fields_of: dict = {}
+
+    def fields(e):
+        return fields_of.setdefault(e.file.schema_id, table.schema_by_id(e.file.schema_id).fields)
+
+    sizes = [e.file.file_size for e in readable]
+    by_size = table.io.spark_native and len(set(sizes)) == len(sizes) and max(sizes, default=0) < 2 ** 31
+    if marked and by_size:
+        # one long per marked row: file size << 31 | position (Spark joins on one long fastest)
+        key_col, size_col, pos_col = "_icefloe_key", "_icefloe_size", "_icefloe_pos"
+        loaded: dict = {}
+        keys = []
+        for e, bv in marked:
+            if bv.path not in loaded:
+                loaded[bv.path] = bv.load(table.io)
+            gone = np.asarray(loaded[bv.path][e.file.file_name].to_array(), dtype=np.int64)
+            keys.append((np.int64(e.file.file_size) << np.int64(31)) | gone)
+        gone_df = spark.createDataFrame(pa.table({key_col: pa.array(np.concatenate(keys))}))
+        df = read_files(spark, [e.file.file_path for e, _ in marked], schema.fields,
+                        file_fields=[fields(e) for e, _ in marked], pos_col=pos_col,
+                        extra={size_col: "_metadata.file_size"})
+        df = df.withColumn(key_col, F.shiftleft(size_col, 31).bitwiseOR(F.col(pos_col)))
+        df = df.join(F.broadcast(gone_df), [key_col], "left_anti").drop(key_col, size_col, pos_col)
+        if plain:
+            df = read_files(spark, [e.file.file_path for e, _ in plain], schema.fields,
+                            file_fields=[fields(e) for e, _ in plain], io=table.io).unionByName(df)
+    else:
+        frames = []
+        if plain or not marked:
+            frames.append(read_files(spark, [e.file.file_path for e, _ in plain], schema.fields,
+                                     file_fields=[fields(e) for e, _ in plain], io=table.io))
+        if marked:
+            frames.append(_read_marked_in_python(spark, table, schema, [(e, bv, fields(e)) for e, bv in marked]))
+        df = frames[0]
+        for other in frames[1:]:
+            df = df.unionByName(other)
+    if where is not None:
+        df = df.where(where)
+    if columns:
+        df = df.select(*[f"`{c}`" for c in columns])
+    return df
+
+
+def _read_marked_in_python(spark, table, schema, marked: list):
+    """One Python task per marked file: read it and drop the rows its vector marks."""
     import pickle
 
     from pyspark.sql.pandas.types import to_arrow_schema
@@ -368,46 +431,25 @@ def read_with_vectors(spark, table, schema, snapshot, entries, where=None, colum
     from icefloe.paimon import deletion_vectors as dv
 
     out_schema = pt.to_spark_schema(schema.fields, with_ids=False)
-    vectors = dv.bucket_vectors(table.store, snapshot)
-    entries = dv.readable(entries)
-    marked, plain = [], []
-    for e in entries:
-        bv = vectors.get((e.partition.to_bytes(), e.bucket))
-        (marked if bv is not None and e.file.file_name in bv.ranges else plain).append((e, bv))
-    df = None
-    if plain:
-        df = read_files(spark, [e.file.file_path for e, _ in plain], schema.fields,
-                        file_fields=[table.schema_by_id(e.file.schema_id).fields for e, _ in plain], io=table.io)
-    if marked:
-        arrow_out = to_arrow_schema(out_schema)
-        io, fields = table.io.for_tasks(), schema.fields
-        tasks = [(pickle.dumps((e.file.file_path, table.schema_by_id(e.file.schema_id).fields, bv.path,
-                                bv.ranges[e.file.file_name])),) for e, bv in marked]
+    arrow_out = to_arrow_schema(out_schema)
+    io, fields = table.io.for_tasks(), schema.fields
+    tasks = [(pickle.dumps((e.file.file_path, ff, bv.path, bv.ranges[e.file.file_name])),) for e, bv, ff in marked]
 
-        def read_marked(batches):
-            import pyarrow as pa
+    def read_marked(batches):
+        import pyarrow as pa
 
-            for batch in batches:
-                for blob in batch.column(0).to_pylist():
-                    path, ff, index_path, (offset, size, _card) = pickle.loads(blob)
-                    with io.open_read(index_path) as fh:
-                        fh.seek(offset)
-                        raw = fh.read(size + 8)
-                    rows = dv.read_rows(io, path, ff, fields, dv.deserialize(raw, 0, size, index_path))
-                    rows = pa.Table.from_arrays([c.cast(f.type) for c, f in zip(rows.columns, arrow_out)],
-                                                schema=arrow_out)
-                    yield from rows.to_batches()
+        for batch in batches:
+            for blob in batch.column(0).to_pylist():
+                path, ff, index_path, (offset, size, _card) = pickle.loads(blob)
+                with io.open_read(index_path) as fh:
+                    fh.seek(offset)
+                    raw = fh.read(size + 8)
+                rows = dv.read_rows(io, path, ff, fields, dv.deserialize(raw, 0, size, index_path))
+                rows = pa.Table.from_arrays([c.cast(f.type) for c, f in zip(rows.columns, arrow_out)], schema=arrow_out)
+                yield from rows.to_batches()
 
-        parallelism = max(1, min(len(tasks), spark.sparkContext.defaultParallelism * 2))
-        vdf = spark.createDataFrame(tasks, "task binary").repartition(parallelism).mapInArrow(read_marked, out_schema)
-        df = vdf if df is None else df.unionByName(vdf)
-    if df is None:
-        df = spark.createDataFrame([], out_schema)
-    if where is not None:
-        df = df.where(where)
-    if columns:
-        df = df.select(*[f"`{c}`" for c in columns])
-    return df
+    parallelism = max(1, min(len(tasks), spark.sparkContext.defaultParallelism * 2))
+    return spark.createDataFrame(tasks, "task binary").repartition(parallelism).mapInArrow(read_marked, out_schema)
 
 
 def _raw_buckets(entries) -> tuple[list, list]:

@@ -42,9 +42,10 @@ def _records(t, start, end):
     return out
 
 
-def _apply(state: dict, records, exact: bool) -> dict:
+def _apply(state: dict, records, exact: bool, combine=None) -> dict:
     """Apply a changelog to a state. ``exact`` (lookup, full-compaction): every retraction names
-    the value the key held, every +I a key that was absent."""
+    the value the key held, every +I a key that was absent. Otherwise (input: the records as
+    written) an added record goes through the merge engine's ``combine(old, new)``."""
     state = dict(state)
     for kind, k, v in records:
         if kind in ("-U", "-D"):
@@ -54,7 +55,7 @@ def _apply(state: dict, records, exact: bool) -> dict:
         else:
             if exact:
                 assert k not in state, (kind, k, v)
-            state[k] = v
+            state[k] = v if exact or combine is None else combine(state.get(k), v)
     return state
 
 
@@ -302,17 +303,32 @@ OPS = st.lists(st.one_of(
     st.tuples(st.just("delete"), st.lists(st.integers(0, 15), min_size=1, max_size=4)),
     st.tuples(st.just("compact"), st.none()),
     st.tuples(st.just("expire"), st.integers(1, 4)),
+    st.tuples(st.just("rollback"), st.integers(1, 3)),
 ), min_size=3, max_size=10)
 
+# merge engines with the options that let them take deletes, and how each changes the model
+ENGINES = {
+    "deduplicate": ({}, lambda old, new: new),
+    "first-row": ({"merge-engine": "first-row"}, lambda old, new: new if old is None else old),
+    "partial-update": ({"merge-engine": "partial-update", "partial-update.remove-record-on-delete": "true"},
+                       lambda old, new: new),
+    "aggregation": ({"merge-engine": "aggregation", "fields.v.aggregate-function": "max",
+                     "aggregation.remove-record-on-delete": "true"},
+                    lambda old, new: new if old is None else max(old, new)),
+}
+CASES = [(e, p) for e in ENGINES for p in PRODUCERS if not (p == "lookup" and e in ("partial-update", "aggregation"))]
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(producer=st.sampled_from(PRODUCERS), ops=OPS, seed=st.integers(0, 10**6))
-def test_model_changelog_between_any_two_snapshots(tmp_path_factory, producer, ops, seed):
-    """Random upserts, deletes, full compactions and expiries against a dict: the changelog between
-    any two retained snapshots (where the changelog is complete) turns the model's state at the
-    first into its state at the second."""
+
+@settings(max_examples=24, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=st.sampled_from(CASES), ops=OPS, seed=st.integers(0, 10**6))
+def test_model_changelog_between_any_two_snapshots(tmp_path_factory, case, ops, seed):
+    """Random upserts, deletes, full compactions, expiries and rollbacks against a dict, per merge
+    engine and changelog producer: the changelog between any two retained snapshots (where the
+    changelog is complete) turns the model's state at the first into its state at the second."""
+    engine, producer = case
+    options, combine = ENGINES[engine]
     wh = tmp_path_factory.mktemp("model")
-    t = _table(wh, "db.t", producer, bucket="2")
+    t = _table(wh, "db.t", producer, bucket="2", **options)
     model: dict = {}
     states = {0: {}}
     rnd = random.Random(seed)
@@ -320,15 +336,21 @@ def test_model_changelog_between_any_two_snapshots(tmp_path_factory, producer, o
         if op == "upsert":
             vals = {k: f"{n}-{rnd.randint(0, 2)}" for k in arg}
             t.append(pa.table({"id": pa.array(list(vals), pa.int64()), "v": list(vals.values())}))
-            model.update(vals)
-        elif op == "delete":
+            model = {**model, **{k: combine(model.get(k), v) for k, v in vals.items()}}
+        elif op == "delete" and engine != "first-row":
             t.delete(f"id in ({', '.join(map(str, arg))})")
-            for k in arg:
-                model.pop(k, None)
+            model = {k: v for k, v in model.items() if k not in arg}
         elif op == "compact":
             kv_compact.compact_table(t)
-        else:
+        elif op == "expire":
             t.expire_snapshots(older_than=2**62, retain_last=arg)
+        elif op == "rollback":
+            retained = sorted(i for i in states if i in {s.id for s in t.snapshots()})
+            if len(retained) > 1:
+                target = retained[max(0, len(retained) - 1 - arg)]
+                t.rollback_to_snapshot(target)
+                states = {i: st_ for i, st_ in states.items() if i <= target}
+                model = dict(states[target])
         t.refresh()
         assert _state(t) == model, (n, op)
         cur = t.current_snapshot()
@@ -341,7 +363,7 @@ def test_model_changelog_between_any_two_snapshots(tmp_path_factory, producer, o
     for a in usable:
         for b in usable:
             if a < b:
-                assert _apply(states[a], _records(t, a, b), producer != "input") == states[b], (a, b)
+                assert _apply(states[a], _records(t, a, b), producer != "input", combine) == states[b], (a, b)
                 checked += 1
     if len(usable) >= 2:
         assert checked

@@ -76,18 +76,25 @@ def test_upserts_and_deletes_read_through_vectors_as_every_reader_does(tmp_path,
     assert _pypaimon(wh, "db.d") == model
 
 
-def test_a_spark_read_takes_unmarked_files_with_sparks_own_reader(tmp_path, spark):
+def test_a_spark_read_applies_vectors_without_python_or_a_shuffle(tmp_path, spark, monkeypatch):
     cat = icefloe.Catalog(str(tmp_path / "wh"), format="paimon", spark=spark)
     t = cat.create_table("db.d", "id bigint not null, v string", properties={**PROPS, "bucket": "1"})
     t.append(spark.range(1000).selectExpr("id", "'a' as v"))
     plan = t.to_spark()._jdf.queryExecution().executedPlan().toString()
-    assert "MapInArrow" not in plan, plan                   # nothing marked yet
+    assert "MapInArrow" not in plan and "Join" not in plan, plan        # nothing marked: a plain scan
     t.append(pa.table({"id": pa.array([5, 5000], pa.int64()), "v": ["b", "b"]}))
     assert _vector_count(t) == 1
     plan = t.to_spark()._jdf.queryExecution().executedPlan().toString()
-    assert "MapInArrow" in plan                              # the marked file: read in Python
-    rows = {r.id: r.v for r in t.to_spark().collect()}
-    assert len(rows) == 1001 and rows[5] == "b" and rows[5000] == "b" and rows[6] == "a"
+    assert "BroadcastHashJoin" in plan and "LeftAnti" in plan, plan     # the marked rows joined away
+    assert "MapInArrow" not in plan and "hashpartitioning" not in plan, plan
+    expected = {i: "a" for i in range(1000)}
+    expected.update({5: "b", 5000: "b"})
+    assert {r.id: r.v for r in t.to_spark().collect()} == expected
+    # where Spark cannot take the paths (or two files share a size), Python tasks drop the rows
+    monkeypatch.setattr(t.io, "spark_native", False, raising=False)
+    plan = t.to_spark()._jdf.queryExecution().executedPlan().toString()
+    assert "MapInArrow" in plan, plan
+    assert {r.id: r.v for r in t.to_spark().collect()} == expected
 
 
 def test_aggregation_keeps_one_full_value_per_key(tmp_path):
