@@ -61,7 +61,7 @@ def expiration_end(store: FileStore, now_ms: Optional[int] = None, older_than_ms
     return end if end > earliest else None
 
 
-def _index_paths(store: FileStore, name: Optional[str]) -> list:
+def index_paths(store: FileStore, name: Optional[str]) -> list:
     from icefloe.paimon import dynamic_bucket as db
 
     if not name:
@@ -132,11 +132,11 @@ def expire_snapshots(store: FileStore, now_ms: Optional[int] = None, older_than_
         expired.append(sid)
     # ... and the index manifests and index files (HASH, deletion vectors) only expired ones use
     kept_index = {keep.index_manifest} | {t.snapshot.index_manifest for t in tags}
-    kept_index_files = {p for name in kept_index for p in _index_paths(store, name)}
+    kept_index_files = {p for name in kept_index for p in index_paths(store, name)}
     for sid in expired:
         name = snaps.snapshot(sid).index_manifest
         if name and name not in kept_index:
-            data_files.extend(p for p in _index_paths(store, name) if p not in kept_index_files)
+            data_files.extend(p for p in index_paths(store, name) if p not in kept_index_files)
             metadata_files.append(name)
             kept_index.add(name)            # each manifest once
     # 3. the snapshot files, oldest first, and the hint; then the files only they used
@@ -151,7 +151,7 @@ def expire_snapshots(store: FileStore, now_ms: Optional[int] = None, older_than_
         data_files = [p for p in data_files if p not in more.data]
         metadata_files = [n for n in metadata_files if n not in more.lists and n not in more.manifests]
         late_index = {t.snapshot.index_manifest for t in late}
-        late_files = {p for name in late_index for p in _index_paths(store, name)}
+        late_files = {p for name in late_index for p in index_paths(store, name)}
         data_files = [p for p in data_files if p not in late_files]
         metadata_files = [n for n in metadata_files if n not in late_index]
     for path in track(data_files, "deleting data files"):

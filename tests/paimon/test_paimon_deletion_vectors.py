@@ -245,3 +245,25 @@ def test_vectors_with_a_computed_changelog_are_refused(tmp_path):
     with pytest.raises(UnsupportedTableError, match="deletion vectors"):
         cat.create_table("db.x", "id bigint not null, v string",
                          properties={**PROPS, "changelog-producer": "lookup"})
+
+
+def test_rollback_removes_the_later_snapshots_vectors_and_changelogs(tmp_path):
+    t = icefloe.Catalog(str(tmp_path / "wh"), format="paimon").create_table(
+        "db.d", "id bigint not null, v string",
+        properties={**PROPS, "bucket": "1", "changelog-producer": "input"})
+    t.append(pa.table({"id": pa.array(range(100), pa.int64()), "v": ["base"] * 100}))
+    target = t.current_snapshot().id
+    table_dir = tmp_path / "wh" / "db.db" / "d"
+
+    def files():
+        return {p.name for p in table_dir.rglob("*") if p.is_file() and ("index-" in p.name or "changelog-" in p.name)}
+
+    before = files()
+    for i in range(3):
+        t.append(pa.table({"id": pa.array([i, 200 + i], pa.int64()), "v": [f"w{i}"] * 2}))
+    assert len(files()) > len(before)
+    t.rollback_to_snapshot(target)
+    assert files() == before
+    assert _as_dict(t.to_arrow()) == {i: "base" for i in range(100)}
+    assert t.check().ok, t.check().problems
+    assert not t.remove_orphan_files(older_than=2**62, dry_run=True)
