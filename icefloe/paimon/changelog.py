@@ -95,10 +95,6 @@ def _equal_rows(a, b, names: Sequence[str]):
 def bucket_changelog(io, schema, spec: CompactionChangelog, table: str = "table"):
     """The changelog records of one bucket's compaction (value columns, ``_SEQUENCE_NUMBER``,
     ``_VALUE_KIND``), in key order, -U before +U; None when there is nothing to emit."""
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
     names = [f.name for f in schema.fields]
     keys = mg.trimmed_primary_keys(schema.primary_keys, schema.partition_keys)
     if spec.only_level is not None:
@@ -111,6 +107,20 @@ def bucket_changelog(io, schema, spec: CompactionChangelog, table: str = "table"
         touched = _keys_of(io, [f for f in spec.files if f[2] == 0], schema, keys)
         before = _semi(before, touched, keys)
         after = _semi(after, touched, keys)
+    return diff_states(before, after, keys, names, mg.merge_engine(schema.options),
+                       spec.mode == FULL_COMPACTION or schema.core_options.changelog_row_deduplicate)
+
+
+def diff_states(before, after, keys: Sequence[str], names: Sequence[str], engine: str, skip_equal: bool):
+    """The changelog that turns ``before`` into ``after`` (a bucket's live rows of some keys: value
+    columns and ``_SEQUENCE_NUMBER``): -D for a key only before, +I for one only after, -U/+U for
+    one in both (none where the values are equal and ``skip_equal``; the first-row engine emits
+    only +I), in key order; None when there is nothing to emit."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    keys, names = list(keys), list(names)
     b = before.append_column("__b", pa.array(np.arange(before.num_rows), pa.int64())).select(keys + ["__b"])
     a = after.append_column("__a", pa.array(np.arange(after.num_rows), pa.int64())).select(keys + ["__a"])
     joined = b.join(a, keys, join_type="full outer")
@@ -119,14 +129,13 @@ def bucket_changelog(io, schema, spec: CompactionChangelog, table: str = "table"
     a_has = ja.is_valid().to_numpy(zero_copy_only=False)
     bi = pc.fill_null(jb, 0).to_numpy(zero_copy_only=False)
     ai = pc.fill_null(ja, 0).to_numpy(zero_copy_only=False)
-    engine = mg.merge_engine(schema.options)
     inserts = a_has & ~b_has
     deletes = b_has & ~a_has
     both = a_has & b_has
     if engine == "first-row":
         deletes[:] = False
         both[:] = False
-    elif both.any() and (spec.mode == FULL_COMPACTION or schema.core_options.changelog_row_deduplicate):
+    elif both.any() and skip_equal:
         idx = np.flatnonzero(both)
         same = _equal_rows(before.take(pa.array(bi[idx])), after.take(pa.array(ai[idx])), names)
         both[idx[same]] = False
@@ -189,5 +198,5 @@ def snapshot_changes(store, snap: Snapshot, mode: str, read_overwrite: bool = Fa
             for e in store.entries(manifests) if e.kind == mf.ADD]
 
 
-__all__ = ["producer", "bucket_changelog", "compaction_changelog", "CompactionChangelog", "snapshot_changes",
+__all__ = ["producer", "bucket_changelog", "diff_states", "compaction_changelog", "CompactionChangelog", "snapshot_changes",
            "write_bucket_changelog", "NONE", "INPUT", "LOOKUP", "FULL_COMPACTION", "KIND_LABELS"]

@@ -33,11 +33,14 @@ def _kv(io, path: str, fields, schema, deleted):
 
 
 def compact_bucket_dv(io, store, schema, picked: Sequence[tuple], others: Sequence[tuple], vectors,
-                      directory: str, namer, written: list, level: int, target_file_size: int):
+                      directory: str, namer, written: list, level: int, target_file_size: int,
+                      picked_levels: Sequence[int] = (), lookup_changelog: bool = False):
     """Compact one bucket: ``picked`` and ``others`` are ``(path, fields, file name)`` of the runs
     merged and of the files left out, ``vectors`` the bucket's ``BucketVectors`` (or None).
     Returns (new data file metas, the bucket's new vector IndexFile or None, whether its vectors
-    changed). Files written are appended to ``written``."""
+    changed, the lookup changelog records or None). Files written are appended to ``written``.
+    With ``lookup_changelog`` the changes of the keys of the level-0 runs (``picked_levels``) are
+    computed: their live records above level 0 before, their merged records after."""
     import pyarrow as pa
     from pyroaring import BitMap
 
@@ -48,7 +51,9 @@ def compact_bucket_dv(io, store, schema, picked: Sequence[tuple], others: Sequen
     names = [f.name for f in schema.fields]
     cols = names + list(mg.SYSTEM_COLUMNS)
     parts = [_kv(io, p, ff, schema, current.get(n)).select(cols) for p, ff, n in picked]
+    levels = list(picked_levels) or [0] * len(parts)
     records = pa.concat_tables(parts, promote_options="permissive") if parts else None
+    before = [part for part, lvl in zip(parts, levels) if lvl > 0]
     changed = any(n in current for _p, _ff, n in picked)
     new_vectors = {n: BitMap(current[n]) for _p, _ff, n in others if n in current}
     if records is not None and records.num_rows and others:
@@ -61,14 +66,18 @@ def compact_bucket_dv(io, store, schema, picked: Sequence[tuple], others: Sequen
                 continue
             new_vectors.setdefault(name, BitMap()).update(hit.column("_POS").to_pylist())
             looked_up.append(hit.select(cols))
+            before.append(hit.select(cols))
             changed = True
         if looked_up:                 # the looked-up records are older: they go first
             records = pa.concat_tables(looked_up + [records], promote_options="permissive")
     metas = []
+    changelog = None
     if records is not None and records.num_rows:
         engine = mg.merge_engine(schema.options)
         merged = mg.merge(records, keys, names, engine, schema.options, schema.primary_keys, store.table_path,
                           keep_sequence=True)
+        if lookup_changelog:
+            changelog = _lookup_changelog(parts, levels, before, merged, keys, names, engine, schema)
         merged = merged.append_column(mg.VALUE_KIND, pa.array([mg.INSERT] * merged.num_rows, pa.int8()))
         rows_per_file = max(1, int(target_file_size // max(1, merged.nbytes // max(1, merged.num_rows))))
         for start in range(0, merged.num_rows, rows_per_file):
@@ -81,7 +90,28 @@ def compact_bucket_dv(io, store, schema, picked: Sequence[tuple], others: Sequen
         index = dv.write_index(store, new_vectors, f"index-{namer.uuid}-{len(written)}")
         if index is not None:
             written.append(index.file_path)
-    return metas, index, changed
+    return metas, index, changed, changelog
+
+
+def _lookup_changelog(parts, levels, before, merged, keys, names, engine, schema):
+    """The changes of the keys of the level-0 runs: their live records above level 0 (each key
+    has at most one) against their merged records."""
+    import pyarrow as pa
+
+    from icefloe.paimon import changelog as cl
+
+    new = [part.select(keys) for part, lvl in zip(parts, levels) if lvl == 0]
+    if not new:
+        return None
+    touched = pa.concat_tables(new, promote_options="permissive").group_by(keys).aggregate([])
+    cols = names + [mg.SEQUENCE]
+    if before:
+        old = pa.concat_tables([b.select(cols) for b in before], promote_options="permissive")
+    else:
+        old = merged.select(cols).slice(0, 0)
+    old = old.join(touched, keys, join_type="left semi").sort_by([(k, "ascending") for k in keys])
+    now = merged.select(cols).join(touched, keys, join_type="left semi").sort_by([(k, "ascending") for k in keys])
+    return cl.diff_states(old, now, keys, names, engine, schema.core_options.changelog_row_deduplicate)
 
 
 def vectors_of(store, snapshot, partition_bytes: bytes, bucket: int) -> Optional[dv.BucketVectors]:

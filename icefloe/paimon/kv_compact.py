@@ -52,8 +52,15 @@ class BucketCompaction:
     changelog: Optional[cl.CompactionChangelog] = None   # the changelog this compaction produces
     # deletion vectors: the bucket's files left out ((path, fields, file name)) and its vectors
     vectors_mode: bool = False
+    lookup_changelog: bool = False
     others: list = field(default_factory=list)
     vectors: Optional[dv.BucketVectors] = None
+
+    def vectors_spec(self) -> Optional[tuple]:
+        """What ``compact_bucket`` takes as ``vectors`` (None without deletion vectors)."""
+        if not self.vectors_mode:
+            return None
+        return (self.others, self.vectors, [e.file.level for e in self.entries], self.lookup_changelog)
 
     def with_vectors(self, table, bucket_entries, snapshot) -> "BucketCompaction":
         """A table with deletion vectors: what the compaction needs to look keys up and mark them."""
@@ -62,6 +69,8 @@ class BucketCompaction:
         picked = {e.file.file_name for e in self.entries}
         self.vectors_mode = True
         self.drop_deletes = True
+        self.lookup_changelog = cl.producer(table.table_schema) == cl.LOOKUP
+        self.changelog = None          # computed inside the compaction (dv_compact)
         self.others = [(e.file.file_path, table.schema_by_id(e.file.schema_id).fields, e.file.file_name)
                        for e in bucket_entries if e.file.file_name not in picked]
         self.vectors = dv.bucket_vectors(table.store, snapshot).get((self.partition.to_bytes(), self.bucket))
@@ -143,11 +152,18 @@ def compact_bucket(io, location: str, schema, paths: Sequence[str], file_fields:
     if vectors is not None:
         from icefloe.paimon.dv_compact import compact_bucket_dv
 
-        others, bucket_vectors = vectors
+        others, bucket_vectors, picked_levels, lookup = vectors
         names = [p.rsplit("/", 1)[-1] for p in paths]
         try:
-            metas, index, changed = compact_bucket_dv(io, store, schema, list(zip(paths, file_fields, names)), others,
-                                                      bucket_vectors, directory, namer, written, level, target)
+            metas, index, changed, records = compact_bucket_dv(
+                io, store, schema, list(zip(paths, file_fields, names)), others, bucket_vectors, directory, namer,
+                written, level, target, picked_levels, lookup)
+            if records is not None:
+                cnamer = DataFileNamer(co.changelog_file_prefix, co.file_format)
+                cnamer.uuid = namer.uuid
+                metas_cl = cl.write_bucket_changelog(store, schema, records, directory, cnamer, written, level)
+                if changelog_out is not None:
+                    changelog_out.extend(metas_cl)
         except BaseException:
             for p in written:
                 io.delete(p)
@@ -260,8 +276,7 @@ def run_task(table, task: BucketCompaction, target_file_size: Optional[int] = No
     vectors: list = []
     metas = compact_bucket(table.io, table.location, table.table_schema, task.paths(), fields, task.partition,
                            task.bucket, table.name, target_file_size, task.level, task.drop_deletes,
-                           task.changelog, changelog, (task.others, task.vectors) if task.vectors_mode else None,
-                           vectors)
+                           task.changelog, changelog, task.vectors_spec(), vectors)
     return task, metas, changelog, vectors
 
 

@@ -38,7 +38,7 @@ def compact_primary_key_table(spark, table, where=None, target_file_size: Option
         fields = [table.schema_by_id(e.file.schema_id).fields for e in task.entries]
         specs.append((i, pickle.dumps((task.paths(), fields, task.partition, task.bucket, task.level,
                                        task.drop_deletes, task.changelog,
-                                       (task.others, task.vectors) if task.vectors_mode else None))))
+                                       task.vectors_spec()))))
     io, location, name = table.io, table.location, table.name
 
     def run(batches):

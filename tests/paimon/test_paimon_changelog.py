@@ -80,9 +80,10 @@ def _pypaimon_stream(wh, name):
     return out
 
 
-@pytest.mark.parametrize("producer", PRODUCERS)
-def test_changes_between_snapshots_turn_one_state_into_the_other(tmp_path, producer):
-    t = _table(tmp_path / "wh", "db.t", producer)
+@pytest.mark.parametrize("producer,extra", [(p, {}) for p in PRODUCERS] +
+                         [("lookup", {"deletion-vectors.enabled": "true"})], ids=PRODUCERS + ["lookup-vectors"])
+def test_changes_between_snapshots_turn_one_state_into_the_other(tmp_path, producer, extra):
+    t = _table(tmp_path / "wh", "db.t", producer, **extra)
     rnd = random.Random(3)
     states = {0: {}}
     for step in range(8):
@@ -316,17 +317,22 @@ ENGINES = {
                      "aggregation.remove-record-on-delete": "true"},
                     lambda old, new: new if old is None else max(old, new)),
 }
-CASES = [(e, p) for e in ENGINES for p in PRODUCERS if not (p == "lookup" and e in ("partial-update", "aggregation"))]
+# (engine, producer, deletion vectors): lookup takes every engine once vectors keep full values
+CASES = [(e, p, False) for e in ENGINES for p in PRODUCERS if not (p == "lookup" and e in ("partial-update",
+                                                                                         "aggregation"))]
+CASES += [(e, "lookup", True) for e in ENGINES] + [("deduplicate", "input", True)]
 
 
-@settings(max_examples=24, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=st.sampled_from(CASES), ops=OPS, seed=st.integers(0, 10**6))
 def test_model_changelog_between_any_two_snapshots(tmp_path_factory, case, ops, seed):
     """Random upserts, deletes, full compactions, expiries and rollbacks against a dict, per merge
     engine and changelog producer: the changelog between any two retained snapshots (where the
     changelog is complete) turns the model's state at the first into its state at the second."""
-    engine, producer = case
+    engine, producer, vectors = case
     options, combine = ENGINES[engine]
+    if vectors:
+        options = {**options, "deletion-vectors.enabled": "true"}
     wh = tmp_path_factory.mktemp("model")
     t = _table(wh, "db.t", producer, bucket="2", **options)
     model: dict = {}

@@ -240,11 +240,11 @@ def test_a_fault_at_every_file_operation_of_a_write_and_its_vector_compaction(tm
     assert {(True, "COMPACT"), (False, "COMPACT"), (False, "APPEND")} <= outcomes, outcomes
 
 
-def test_vectors_with_a_computed_changelog_are_refused(tmp_path):
+def test_vectors_with_the_full_compaction_changelog_are_refused(tmp_path):
     cat = icefloe.Catalog(str(tmp_path / "wh"), format="paimon")
     with pytest.raises(UnsupportedTableError, match="deletion vectors"):
         cat.create_table("db.x", "id bigint not null, v string",
-                         properties={**PROPS, "changelog-producer": "lookup"})
+                         properties={**PROPS, "changelog-producer": "full-compaction"})
 
 
 def test_rollback_removes_the_later_snapshots_vectors_and_changelogs(tmp_path):
