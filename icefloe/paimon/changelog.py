@@ -170,14 +170,83 @@ def _semi(table, keys_table, keys: Sequence[str]):
     return out.sort_by([(k, "ascending") for k in keys])
 
 
-def write_bucket_changelog(store, schema, records, directory: str, namer, written: list, level: int) -> list:
-    """The changelog records of a bucket as changelog files (the data files' layout)."""
-    from icefloe.paimon.kv_writer import write_merged_file
+# --------------------------------------------------------------------------- the changelog's own lifecycle
+# ``changelog.num-retained.min/max`` and ``changelog.time-retained`` (defaults: the snapshot
+# options) may keep changelogs longer than their snapshots. Expiring such a snapshot writes its
+# JSON to ``changelog/changelog-<id>`` and keeps its changelog manifest list, manifests and files;
+# the changelogs past their own retention are expired after the snapshots.
+CHANGELOG_DIR = "changelog"
+_CHANGELOG_RE = __import__("re").compile(r"^changelog-(\d+)$")
 
-    if records is None or records.num_rows == 0:
-        return []
-    meta = write_merged_file(store, schema, records, directory, namer, written, level)
-    return [meta] if meta is not None else []
+
+def decoupled(store) -> bool:
+    """Whether the table keeps changelogs past their snapshots' expiry."""
+    from icefloe.paimon.options import parse_duration_ms
+
+    o = store.schema.options
+    if not store.schema.primary_keys or producer(store.schema) == NONE:
+        return False
+    co = store.options
+    n_max = int(o.get("changelog.num-retained.max") or co.snapshot_num_retained_max)
+    n_min = int(o.get("changelog.num-retained.min") or co.snapshot_num_retained_min)
+    ms = parse_duration_ms(o["changelog.time-retained"]) if o.get("changelog.time-retained") else \
+        co.snapshot_time_retained_ms
+    return n_max > co.snapshot_num_retained_max or n_min > co.snapshot_num_retained_min or \
+        ms > co.snapshot_time_retained_ms
+
+
+def changelog_path(store, changelog_id: int) -> str:
+    return f"{store.table_path}/{CHANGELOG_DIR}/changelog-{changelog_id}"
+
+
+def kept_changelogs(store) -> list:
+    """The changelogs kept past their snapshots, oldest first (Snapshot objects)."""
+    out = []
+    for name in store.io.list_dir(f"{store.table_path}/{CHANGELOG_DIR}"):
+        m = _CHANGELOG_RE.match(name)
+        if m:
+            path = f"{store.table_path}/{CHANGELOG_DIR}/{name}"
+            out.append(Snapshot.from_json(store.io.read_bytes(path).decode("utf-8"), path))
+    return sorted(out, key=lambda s: s.id)
+
+
+def expire_changelogs(store, latest_id: int, now_ms: int) -> list:
+    """Expire kept changelogs past ``changelog.num-retained.max`` (counted back from the latest
+    snapshot), or older than ``changelog.time-retained`` beyond ``changelog.num-retained.min``:
+    their files, manifests and lists, then the changelog file. Returns the expired ids."""
+    from icefloe.paimon.options import parse_duration_ms
+
+    o, co = store.schema.options, store.options
+    n_max = int(o.get("changelog.num-retained.max") or co.snapshot_num_retained_max)
+    n_min = int(o.get("changelog.num-retained.min") or co.snapshot_num_retained_min)
+    ms = parse_duration_ms(o["changelog.time-retained"]) if o.get("changelog.time-retained") else \
+        co.snapshot_time_retained_ms
+    expired = []
+    for c in kept_changelogs(store):
+        too_many = c.id <= latest_id - n_max
+        too_old = c.id <= latest_id - n_min and c.time_millis < now_ms - ms
+        if not (too_many or too_old):
+            break
+        files, lists = changelog_files_of(store, c)
+        store.io.delete(changelog_path(store, c.id))     # first: a crash leaves unreferenced files only
+        for path in files:
+            store.io.delete(path)
+        for name in lists:
+            store.delete_manifest_file(name)
+        expired.append(c.id)
+    return expired
+
+
+def changelog_files_of(store, snap: Snapshot) -> tuple:
+    """(changelog file paths, manifest and list names) of a snapshot's changelog."""
+    if not snap.changelog_manifest_list:
+        return [], []
+    try:
+        metas = store.read_manifest_list(snap.changelog_manifest_list, snap.changelog_manifest_list_size)
+        files = [store.data_file_path(e) for m in metas for e in store.read_manifest(m.file_name, m.file_size)]
+    except Exception:
+        return [], [snap.changelog_manifest_list]
+    return files, [m.file_name for m in metas] + [snap.changelog_manifest_list]
 
 
 # --------------------------------------------------------------------------- reading changes
@@ -199,4 +268,4 @@ def snapshot_changes(store, snap: Snapshot, mode: str, read_overwrite: bool = Fa
 
 
 __all__ = ["producer", "bucket_changelog", "diff_states", "compaction_changelog", "CompactionChangelog", "snapshot_changes",
-           "write_bucket_changelog", "NONE", "INPUT", "LOOKUP", "FULL_COMPACTION", "KIND_LABELS"]
+           "NONE", "INPUT", "LOOKUP", "FULL_COMPACTION", "KIND_LABELS"]

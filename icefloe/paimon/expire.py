@@ -9,7 +9,10 @@ Expiring the snapshots before ``end`` (the new earliest) deletes
   manifests -- they are live in no retained snapshot;
 * manifests and manifest lists of expired snapshots that ``end`` does not use
   (a manifest a later snapshot uses is carried through ``end``'s lists);
-* the changelog of each expired snapshot: its changelog manifest list, manifests and files;
+* the changelog of each expired snapshot: its changelog manifest list, manifests and files --
+  unless the table keeps changelogs longer (``changelog.num-retained.*``, ``changelog.time-retained``):
+  then the snapshot's JSON goes to ``changelog/changelog-<id>`` and the changelogs past their own
+  retention are expired after the snapshots;
 * index manifests of expired snapshots and the index files (HASH, deletion vectors) that neither
   ``end`` nor a tag still names;
 * the snapshot files, then the ``EARLIEST`` hint is moved to ``end``.
@@ -29,6 +32,7 @@ from typing import Optional
 
 from icefloe.core.progress import track
 from icefloe.errors import NoSuchSnapshotError
+from icefloe.paimon import changelog as cl
 from icefloe.paimon import manifest as mf
 from icefloe.paimon.file_store import FileStore
 from icefloe.paimon.tag import Reach, TagManager, tags_reach
@@ -106,6 +110,7 @@ def expire_snapshots(store: FileStore, now_ms: Optional[int] = None, older_than_
     kept_manifests = {m.file_name for m in store.data_manifests(keep)} | protected.manifests
     metadata_files: list = []
     expired = []
+    keep_changelogs, kept_changelog = cl.decoupled(store), []
     for sid in range(begin, end):
         try:
             s = snaps.snapshot(sid)
@@ -121,14 +126,12 @@ def expire_snapshots(store: FileStore, now_ms: Optional[int] = None, older_than_
             metadata_files.extend(m.file_name for m in metas if m.file_name not in kept_manifests)
             metadata_files.append(lst)
         if s.changelog_manifest_list:      # a snapshot's changelog is its own: it goes with it
-            try:
-                metas = store.read_manifest_list(s.changelog_manifest_list, s.changelog_manifest_list_size)
-                for m in metas:
-                    data_files.extend(store.data_file_path(e) for e in store.read_manifest(m.file_name, m.file_size))
-                metadata_files.extend(m.file_name for m in metas)
-            except Exception:
-                pass
-            metadata_files.append(s.changelog_manifest_list)
+            if keep_changelogs:             # ... unless changelogs outlive snapshots: kept as changelog-<id>
+                kept_changelog.append(s)
+            else:
+                files, lists = cl.changelog_files_of(store, s)
+                data_files.extend(files)
+                metadata_files.extend(lists)
         expired.append(sid)
     # ... and the index manifests and index files (HASH, deletion vectors) only expired ones use
     kept_index = {keep.index_manifest} | {t.snapshot.index_manifest for t in tags}
@@ -140,6 +143,8 @@ def expire_snapshots(store: FileStore, now_ms: Optional[int] = None, older_than_
             metadata_files.append(name)
             kept_index.add(name)            # each manifest once
     # 3. the snapshot files, oldest first, and the hint; then the files only they used
+    for snap in kept_changelog:        # written before its snapshot goes: never a gap in the changes
+        store.io.write_bytes(cl.changelog_path(store, snap.id), snap.to_json().encode("utf-8"), overwrite=True)
     for sid in expired:
         snaps.delete_snapshot(sid)
     snaps.commit_earliest_hint(end)
@@ -158,4 +163,8 @@ def expire_snapshots(store: FileStore, now_ms: Optional[int] = None, older_than_
         store.io.delete(path)
     for name in track(list(dict.fromkeys(metadata_files)), "deleting manifests"):
         store.delete_manifest_file(name)
+    if keep_changelogs:
+        latest = snaps.latest_id()
+        if latest is not None:
+            cl.expire_changelogs(store, latest, now_ms if now_ms is not None else int(time.time() * 1000))
     return expired

@@ -161,7 +161,7 @@ def compact_bucket(io, location: str, schema, paths: Sequence[str], file_fields:
             if records is not None:
                 cnamer = DataFileNamer(co.changelog_file_prefix, co.file_format)
                 cnamer.uuid = namer.uuid
-                metas_cl = cl.write_bucket_changelog(store, schema, records, directory, cnamer, written, level)
+                metas_cl = write_changelog(store, schema, records, directory, cnamer, written, level)
                 if changelog_out is not None:
                     changelog_out.extend(metas_cl)
         except BaseException:
@@ -183,7 +183,7 @@ def compact_bucket(io, location: str, schema, paths: Sequence[str], file_fields:
             records = cl.bucket_changelog(io, schema, changelog, table)
             cnamer = DataFileNamer(co.changelog_file_prefix, co.file_format)
             cnamer.uuid = namer.uuid
-            metas_cl = cl.write_bucket_changelog(store, schema, records, directory, cnamer, written, level)
+            metas_cl = write_changelog(store, schema, records, directory, cnamer, written, level)
             if changelog_out is not None:
                 changelog_out.extend(metas_cl)
     except BaseException:
@@ -191,6 +191,14 @@ def compact_bucket(io, location: str, schema, paths: Sequence[str], file_fields:
             io.delete(p)
         raise
     return metas
+
+
+def write_changelog(store, schema, records, directory: str, namer, written: list, level: int) -> list:
+    """A bucket's changelog records as changelog files (the data files' layout)."""
+    if records is None or records.num_rows == 0:
+        return []
+    meta = write_merged_file(store, schema, records, directory, namer, written, level)
+    return [meta] if meta is not None else []
 
 
 def commit(table, base: Snapshot, done: Sequence[tuple]) -> Optional[Snapshot]:

@@ -27,6 +27,8 @@ not follow.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import os
 import re
 import time
@@ -62,7 +64,11 @@ def _metadata_snapshots(store: FileStore) -> list[Snapshot]:
         for name in io.list_dir(f"{root}/{sub}"):
             if pattern.match(name):
                 path = f"{root}/{sub}/{name}"
-                out.append(Snapshot.from_json(io.read_bytes(path).decode("utf-8"), path))
+                snap = Snapshot.from_json(io.read_bytes(path).decode("utf-8"), path)
+                if sub == "changelog":     # a kept changelog holds only its changelog (its data lists are gone)
+                    snap = replace(snap, base_manifest_list=None, delta_manifest_list=None, index_manifest=None,
+                                   statistics=None)
+                out.append(snap)
     return out
 
 

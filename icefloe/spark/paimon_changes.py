@@ -21,7 +21,9 @@ _CHANGE_TYPES = ("INSERT", "UPDATE_BEFORE", "UPDATE_AFTER", "DELETE")
 
 
 def _range(table, start: Optional[int], end: Optional[int]) -> list:
-    snaps = table.snapshots()
+    live = table.snapshots()
+    ids_live = {s.id for s in live}
+    snaps = [c for c in cl.kept_changelogs(table.store) if c.id not in ids_live] + live
     if not snaps:
         return []
     ids = [s.id for s in snaps]
@@ -29,8 +31,8 @@ def _range(table, start: Optional[int], end: Optional[int]) -> list:
     if end not in ids:
         raise NoSuchSnapshotError(f"table {table.name} has no snapshot {end} (it has {ids[0]}..{ids[-1]})")
     if start is not None and int(start) < ids[0] - 1:
-        raise NoSuchSnapshotError(f"the changes of {table.name} after snapshot {start} are gone: snapshots before "
-                                  f"{ids[0]} have expired")
+        raise NoSuchSnapshotError(f"the changes of {table.name} after snapshot {start} are gone: snapshots (and "
+                                  f"changelogs) before {ids[0]} have expired")
     lo = -1 if start is None else int(start)
     return [s for s in snaps if lo < s.id <= end]
 

@@ -375,3 +375,31 @@ def test_model_changelog_between_any_two_snapshots(tmp_path_factory, case, ops, 
         assert checked
     if t.current_snapshot() is not None:
         assert t.check().ok, t.check().problems
+
+
+def test_changelogs_outlive_their_snapshots_when_retained_longer(tmp_path, spark):
+    """``changelog.num-retained.max`` above the snapshots' retention: an expired snapshot's
+    changelog is kept as ``changelog/changelog-<id>`` (its files too) until the changelog's own
+    retention passes, and the changes still read across the expired snapshots."""
+    cat = icefloe.Catalog(str(tmp_path / "wh"), format="paimon", spark=spark)
+    t = cat.create_table("db.t", "id bigint not null, v string", properties={
+        "primary-key": "id", "bucket": "1", "changelog-producer": "input", "write-only": "true",
+        "snapshot.num-retained.min": "1", "snapshot.num-retained.max": "2", "changelog.num-retained.max": "5"})
+    states = {0: {}}
+    for i in range(8):
+        _upsert(t, [i, 100], f"w{i}-")
+        states[t.current_snapshot().id] = _state(t)
+        t.expire_snapshots()
+    latest = t.current_snapshot().id
+    assert [s.id for s in t.snapshots()] == [latest - 1, latest]
+    kept = [c.id for c in cl.kept_changelogs(t.store)]
+    assert kept == [latest - 4, latest - 3, latest - 2]          # the newest 5 changelogs, 2 in snapshots
+    rows = [tuple(r) for r in t.changes(latest - 5).collect()]
+    assert _apply(states[latest - 5], rows, exact=False) == states[latest]
+    with pytest.raises(icefloe.errors.NoSuchSnapshotError, match="expired"):
+        t.changes(latest - 7).collect()
+    assert t.check().ok, t.check().problems
+    assert not t.remove_orphan_files(older_than=2**62, dry_run=True)
+    changelog_files = {p.name for p in (tmp_path / "wh" / "db.db" / "t" / "bucket-0").iterdir()
+                       if p.name.startswith("changelog-")}
+    assert len(changelog_files) == 5                               # older ones were deleted with their changelogs
