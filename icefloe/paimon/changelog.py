@@ -210,6 +210,33 @@ def kept_changelogs(store) -> list:
     return sorted(out, key=lambda s: s.id)
 
 
+def earliest_changes(store) -> Optional[int]:
+    """The earliest snapshot id whose changes are still there: the earliest kept changelog's, else
+    the earliest snapshot's."""
+    kept = kept_changelogs(store) if decoupled(store) else []
+    earliest = store.snapshots.earliest_id()
+    if kept and (earliest is None or kept[0].id < earliest):
+        return kept[0].id
+    return earliest
+
+
+def changes_of(store, snapshot_id: int) -> Optional[Snapshot]:
+    """Snapshot ``snapshot_id``, or its kept changelog once it has expired; None when it expired
+    without a changelog (it changed nothing a stream reads)."""
+    from icefloe.errors import NoSuchSnapshotError
+
+    try:
+        return store.snapshots.snapshot(snapshot_id)
+    except NoSuchSnapshotError:
+        path = changelog_path(store, snapshot_id)
+        if not store.io.exists(path):
+            first = earliest_changes(store)
+            if first is not None and snapshot_id >= first:
+                return None
+            raise
+        return Snapshot.from_json(store.io.read_bytes(path).decode("utf-8"), path)
+
+
 def expire_changelogs(store, latest_id: int, now_ms: int) -> list:
     """Expire kept changelogs past ``changelog.num-retained.max`` (counted back from the latest
     snapshot), or older than ``changelog.time-retained`` beyond ``changelog.num-retained.min``:

@@ -231,7 +231,7 @@ class IcefloeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             if latest is None or latest <= sid:
                 return []
             first = sid + 1 if sid >= 0 else (store.snapshots.earliest_id() or 1)
-            earliest = store.snapshots.earliest_id() or 1
+            earliest = paimon_changelog.earliest_changes(store) or 1      # kept changelogs included
             if first < earliest:
                 raise NoSuchSnapshotError(
                     f"the stream needs snapshot {first} of {self.location}, which has expired (the earliest is "
@@ -305,7 +305,12 @@ class IcefloeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
             table = self._paimon()
             store = table.store
-            snap = store.snapshots.snapshot(sid)
+            if not full:             # an expired snapshot's kept changelog still streams
+                snap = paimon_changelog.changes_of(store, sid)
+                if snap is None:
+                    return []
+            else:
+                snap = store.snapshots.snapshot(sid)
             if full:
                 entries = table.plan(None, sid)
                 rows = sum(e.file.row_count for e in entries)

@@ -203,3 +203,23 @@ def test_a_paimon_lookup_table_streams_its_changelog(spark, warehouse, tmp_path)
     _drain(spark, t.location, cp, out, **{"read.changelog": "true"})
     rows = {(r["rowkind"], r["id"], r["v"]) for r in spark.read.parquet(out).collect()} - first
     assert rows == {("-U", 1, "v1"), ("+U", 1, "x1"), ("+I", 9, "x9"), ("-D", 2, "v2")}
+
+
+def test_a_paimon_stream_reads_changelogs_kept_past_their_snapshots(spark, warehouse, tmp_path):
+    """Snapshots expire under a paused stream; their changelogs, kept longer
+    (``changelog.num-retained.max``), still give the stream every change."""
+    import icefloe
+
+    cat = icefloe.Catalog(warehouse, "paimon", spark)
+    t = cat.create_table("db.kc", "id bigint not null, v string", properties={
+        "primary-key": "id", "bucket": "1", "changelog-producer": "input", "write-only": "true",
+        "snapshot.num-retained.min": "1", "snapshot.num-retained.max": "1", "changelog.num-retained.max": "20"})
+    t.append(_batch(0, 2))
+    cp, out = str(tmp_path / "cp"), str(tmp_path / "out")
+    _drain(spark, t.location, cp, out, **{"read.changelog": "true"})
+    for lo in range(2, 8, 2):
+        t.append(_batch(lo, lo + 2))
+        t.expire_snapshots()
+    assert len(t.snapshots()) == 1
+    _drain(spark, t.location, cp, out, **{"read.changelog": "true"})
+    assert _out(spark, out) == list(range(8))
