@@ -362,11 +362,12 @@ def read_merged(spark, table, schema, entries, where=None, columns: Optional[Seq
 def read_with_vectors(spark, table, schema, snapshot, entries, where=None, columns: Optional[Sequence[str]] = None):
     """A table with deletion vectors: its files above level 0 as they are (each key has one live
     record there), minus the rows their vectors mark. Spark's own Parquet reader scans all the
-    files; a marked file's rows carry their file's size and position, and the marked (size,
-    position) pairs, from the vectors (index metadata, read on the driver as Paimon's readers plan
-    with them), are removed by a broadcast anti-join on one long: no shuffle, no Python. A file's
-    size names it when no two files of the scan share one; otherwise (and where Spark cannot read
-    the paths) Python tasks read the marked files and drop their rows."""
+    files; the vectors (index metadata, read on the driver as Paimon's readers plan with them)
+    become one row per marked file, keyed by its size, holding the vector as bitmap words (64
+    positions per bigint), broadcast and joined to the file's rows, which stay when their bit
+    (Spark's row index) is clear: no shuffle, no Python, a probe of a table of one row per file. A
+    file's size names it when no two files of the scan share one; otherwise (and where Spark
+    cannot read the paths) Python tasks read the marked files and drop their rows."""
     import numpy as np
     import pyarrow as pa
     from pyspark.sql import functions as F
@@ -387,21 +388,30 @@ def read_with_vectors(spark, table, schema, snapshot, entries, where=None, colum
     sizes = [e.file.file_size for e in readable]
     by_size = table.io.spark_native and len(set(sizes)) == len(sizes) and max(sizes, default=0) < 2 ** 31
     if marked and by_size:
-        # one long per marked row: file size << 31 | position (Spark joins on one long fastest)
-        key_col, size_col, pos_col = "_icefloe_key", "_icefloe_size", "_icefloe_pos"
+        # each marked file's vector as bitmap words (64 positions per bigint), one row per file
+        # keyed by its size; a row stays when its bit (Spark's row index) is clear
+        key_col, word_col, bit_col, words_col = "_icefloe_size", "_icefloe_word", "_icefloe_bit", "_icefloe_words"
         loaded: dict = {}
-        keys = []
+        keys, words = [], []
         for e, bv in marked:
             if bv.path not in loaded:
                 loaded[bv.path] = bv.load(table.io)
             gone = np.asarray(loaded[bv.path][e.file.file_name].to_array(), dtype=np.int64)
-            keys.append((np.int64(e.file.file_size) << np.int64(31)) | gone)
-        gone_df = spark.createDataFrame(pa.table({key_col: pa.array(np.concatenate(keys))}))
+            gone = gone[(gone >= 0) & (gone < e.file.row_count)]
+            w = np.zeros(e.file.row_count // 64 + 1, dtype=np.uint64)
+            np.bitwise_or.at(w, gone >> 6, np.left_shift(np.uint64(1), (gone & 63).astype(np.uint64)))
+            keys.append(e.file.file_size)
+            words.append(w.view(np.int64))
+        table_words = spark.createDataFrame(pa.table({key_col: pa.array(keys, pa.int64()),
+                                                      words_col: pa.array(words, pa.list_(pa.int64()))}))
         df = read_files(spark, [e.file.file_path for e, _ in marked], schema.fields,
-                        file_fields=[fields(e) for e, _ in marked], pos_col=pos_col,
-                        extra={size_col: "_metadata.file_size"})
-        df = df.withColumn(key_col, F.shiftleft(size_col, 31).bitwiseOR(F.col(pos_col)))
-        df = df.join(F.broadcast(gone_df), [key_col], "left_anti").drop(key_col, size_col, pos_col)
+                        file_fields=[fields(e) for e, _ in marked],
+                        extra={key_col: "_metadata.file_size", "_icefloe_row": "_metadata.row_index"})
+        df = df.withColumn(word_col, F.expr("cast(shiftright(_icefloe_row, 6) as int) + 1")) \
+            .withColumn(bit_col, F.expr("cast(_icefloe_row & 63 as int)"))
+        df = (df.join(F.broadcast(table_words), key_col, "left")
+              .where(F.expr(f"shiftright(coalesce(element_at({words_col}, {word_col}), 0), {bit_col}) & 1 = 0"))
+              .drop(key_col, word_col, bit_col, words_col, "_icefloe_row"))
         if plain:
             df = read_files(spark, [e.file.file_path for e, _ in plain], schema.fields,
                             file_fields=[fields(e) for e, _ in plain], io=table.io).unionByName(df)

@@ -85,7 +85,7 @@ def test_a_spark_read_applies_vectors_without_python_or_a_shuffle(tmp_path, spar
     t.append(pa.table({"id": pa.array([5, 5000], pa.int64()), "v": ["b", "b"]}))
     assert _vector_count(t) == 1
     plan = t.to_spark()._jdf.queryExecution().executedPlan().toString()
-    assert "BroadcastHashJoin" in plan and "LeftAnti" in plan, plan     # the marked rows joined away
+    assert "BroadcastHashJoin" in plan, plan           # the marked file's bitmap joined to its rows
     assert "MapInArrow" not in plan and "hashpartitioning" not in plan, plan
     expected = {i: "a" for i in range(1000)}
     expected.update({5: "b", 5000: "b"})
@@ -267,3 +267,29 @@ def test_rollback_removes_the_later_snapshots_vectors_and_changelogs(tmp_path):
     assert _as_dict(t.to_arrow()) == {i: "base" for i in range(100)}
     assert t.check().ok, t.check().problems
     assert not t.remove_orphan_files(older_than=2**62, dry_run=True)
+
+
+def test_a_partitioned_dynamic_bucket_table_with_vectors_and_a_lookup_changelog(tmp_path):
+    wh = tmp_path / "wh"
+    t = icefloe.Catalog(str(wh), format="paimon").create_table(
+        "db.d", "id bigint not null, dt string not null, v string", partitioned_by=["dt"],
+        properties={"primary-key": "id,dt", "bucket": "-1", "deletion-vectors.enabled": "true",
+                    "changelog-producer": "lookup", "dynamic-bucket.target-row-num": "20"})
+    rnd = random.Random(1)
+    model: dict = {}
+    for step in range(8):
+        ids = rnd.sample(range(60), 12)
+        dts = [f"d{i % 2}" for i in ids]
+        t.append(pa.table({"id": pa.array(ids, pa.int64()), "dt": dts, "v": [f"s{step}"] * 12}))
+        model.update({(i, d): f"s{step}" for i, d in zip(ids, dts)})
+        d = t.to_arrow().to_pydict()
+        assert {(i, x): v for i, x, v in zip(d["id"], d["dt"], d["v"])} == model, step
+    assert len({(e.partition.to_bytes(), e.bucket) for e in t.plan()}) > 2      # several dynamic buckets
+    assert _vector_count(t) > 0
+    from pypaimon import CatalogFactory
+
+    pt = CatalogFactory.create({"warehouse": str(wh)}).get_table("db.d")
+    rb = pt.new_read_builder()
+    g = rb.new_read().to_arrow(rb.new_scan().plan().splits()).to_pydict()
+    assert {(i, x): v for i, x, v in zip(g["id"], g["dt"], g["v"])} == model
+    assert t.check().ok, t.check().problems
