@@ -116,6 +116,15 @@ def readable(entries) -> list:
     return [e for e in entries if e.file.level > 0]
 
 
+def skips_level0(options: dict) -> bool:
+    """Whether batch reads leave level-0 files out, as Paimon's do: tables with deletion vectors
+    (unless ``deletion-vectors.merge-on-read``) and first-row tables, whose writers compact every
+    new run up."""
+    if enabled(options):
+        return True
+    return str(options.get("merge-engine", "deduplicate")).strip().lower() == "first-row"
+
+
 def write_index(store, vectors: dict, name: Optional[str] = None):
     """A bucket's vectors (data file name -> BitMap; empty ones left out) as one index file:
     its ``IndexFile`` (with the ranges), or None when no vector deletes anything."""
@@ -142,5 +151,5 @@ def write_index(store, vectors: dict, name: Optional[str] = None):
 
 
 __all__ = ["enabled", "serialize", "deserialize", "bucket_vectors", "write_index", "BucketVectors", "read_rows",
-           "readable",
+           "readable", "skips_level0",
            "DELETION_VECTORS"]

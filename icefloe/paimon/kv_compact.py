@@ -52,6 +52,7 @@ class BucketCompaction:
     changelog: Optional[cl.CompactionChangelog] = None   # the changelog this compaction produces
     # deletion vectors: the bucket's files left out ((path, fields, file name)) and its vectors
     vectors_mode: bool = False
+    exclude: list = field(default_factory=list)       # first-row: (path, fields) whose keys the output drops
     lookup_changelog: bool = False
     others: list = field(default_factory=list)
     vectors: Optional[dv.BucketVectors] = None
@@ -63,8 +64,16 @@ class BucketCompaction:
         return (self.others, self.vectors, [e.file.level for e in self.entries], self.lookup_changelog)
 
     def with_vectors(self, table, bucket_entries, snapshot) -> "BucketCompaction":
-        """A table with deletion vectors: what the compaction needs to look keys up and mark them."""
-        if not dv.enabled(table.table_schema.options):
+        """A table with deletion vectors: what the compaction needs to look keys up and mark them.
+        A first-row table without vectors: the files left out, whose keys the merged runs drop
+        (the first row of a key is the one already above level 0, so each key stays once there,
+        as Paimon's readers expect of first-row tables)."""
+        options = table.table_schema.options
+        if not dv.enabled(options):
+            if mg.merge_engine(options) == "first-row":
+                picked = {e.file.file_name for e in self.entries}
+                self.exclude = [(e.file.file_path, table.schema_by_id(e.file.schema_id).fields)
+                                for e in bucket_entries if e.file.file_name not in picked and e.file.level > 0]
             return self
         picked = {e.file.file_name for e in self.entries}
         self.vectors_mode = True
@@ -117,14 +126,16 @@ def compact_bucket(io, location: str, schema, paths: Sequence[str], file_fields:
                    bucket: int, table: str = "table", target_file_size: Optional[int] = None,
                    level: Optional[int] = None, drop_deletes: bool = True,
                    changelog: Optional[cl.CompactionChangelog] = None, changelog_out: Optional[list] = None,
-                   vectors: Optional[tuple] = None, vectors_out: Optional[list] = None) -> list:
+                   vectors: Optional[tuple] = None, vectors_out: Optional[list] = None,
+                   exclude: Sequence = ()) -> list:
     """Merge files of one bucket and write the result at ``level`` (default the highest);
     returns the new files' metadata (the files are deleted again if anything fails). Without
     ``drop_deletes`` a key whose merged record deletes it keeps that record, for the older runs
     the merge left out. With ``changelog`` the bucket's changelog files are written too and
     their metadata appended to ``changelog_out``. With ``vectors`` (``(others, BucketVectors)``:
     a table with deletion vectors) the merge looks keys up in the other files and marks them
-    (``icefloe.paimon.dv_compact``); ``(index file, changed)`` is appended to ``vectors_out``."""
+    (``icefloe.paimon.dv_compact``); ``(index file, changed)`` is appended to ``vectors_out``.
+    Keys found in the files ``exclude`` names (``(path, fields)``) are left out of the output."""
     import pyarrow as pa
 
     store = FileStore(io, location, schema)
@@ -171,9 +182,18 @@ def compact_bucket(io, location: str, schema, paths: Sequence[str], file_fields:
         if vectors_out is not None:
             vectors_out.append((index, changed))
         return metas
+    taken = None
+    if exclude:
+        keys = mg.trimmed_primary_keys(schema.primary_keys, schema.partition_keys)
+        taken = pa.concat_tables([mg.read_kv_file(p, io, ff, schema.fields).select(keys) for p, ff in exclude],
+                                 promote_options="permissive").group_by(keys).aggregate([])
     try:
         for chunk in mg.iter_merged_bucket(io, paths, file_fields, schema, table, keep_sequence=True,
                                            keep_deletes=not drop_deletes):
+            if taken is not None:
+                chunk = chunk.join(taken, keys, join_type="left anti").sort_by([(k, "ascending") for k in keys])
+                if not chunk.num_rows:
+                    continue
             pending.append(chunk)
             size += chunk.nbytes
             if size >= target:
@@ -284,7 +304,7 @@ def run_task(table, task: BucketCompaction, target_file_size: Optional[int] = No
     vectors: list = []
     metas = compact_bucket(table.io, table.location, table.table_schema, task.paths(), fields, task.partition,
                            task.bucket, table.name, target_file_size, task.level, task.drop_deletes,
-                           task.changelog, changelog, task.vectors_spec(), vectors)
+                           task.changelog, changelog, task.vectors_spec(), vectors, task.exclude)
     return task, metas, changelog, vectors
 
 
@@ -388,7 +408,8 @@ def plan_universal(table, buckets=None) -> list[BucketCompaction]:
         key = (e.partition.to_bytes(), e.bucket)
         if buckets is None or key in buckets:
             groups.setdefault(key, []).append(e)
-    lookup = cl.producer(table.table_schema) == cl.LOOKUP or dv.enabled(options)
+    # lookup changelog, deletion vectors, first-row: every new run is merged up after each write
+    lookup = cl.producer(table.table_schema) == cl.LOOKUP or dv.skips_level0(options)
     out = []
     for entries in groups.values():
         runs = sorted_runs(entries)

@@ -206,7 +206,10 @@ class FileStoreTable:
                                           schema.fields, loaded.get(key, {}).get(e.file.file_name)))
         elif schema.primary_keys:       # merged per (partition, bucket); the filter applies after the merge
             self.check_mergeable(schema)
-            for paths, fields in self.buckets_of(self.plan(where, snapshot_id, as_of, ref)):
+            entries = self.plan(where, snapshot_id, as_of, ref)
+            if dv.skips_level0(schema.options):         # first-row: level 0 waits for its compaction
+                entries = dv.readable(entries)
+            for paths, fields in self.buckets_of(entries):
                 parts.append(read_merged_bucket(self.io, paths, fields, schema, self.name))
         else:
             for f in self.plan_files(where, snapshot_id, as_of, ref):  # columns matched by field id

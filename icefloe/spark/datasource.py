@@ -228,7 +228,7 @@ def _paimon_tag_files(location: str, tag: str, io: FileIO = LOCAL) -> list:
     """The data files of a Paimon tag, as ``paimon_partitions`` names them (the tag's own copy
     of its snapshot: readable after the snapshot expired)."""
     table = _table(location, io)
-    return partitions_of(table, table.plan(ref=tag))
+    return partitions_of(table, table.plan(ref=tag), ref=tag)
 
 
 def _opt_int(options, key):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from typing import Optional, Sequence
 
+from icefloe.paimon import deletion_vectors as dv
 from icefloe.paimon import types as pt
 from icefloe.core.io import LOCAL, normalize_location, strip_scheme
 from icefloe.errors import CorruptDataFileError
@@ -197,20 +198,33 @@ def paimon_partitions(location: str, options: dict, where=None, io=LOCAL) -> lis
     table = _table(location, io)
     sid = options.get("snapshot-id")
     as_of = options.get("as-of-timestamp")
-    entries = table.plan(where if isinstance(where, str) else None, int(sid) if sid not in (None, "") else None,
-                         as_of=int(as_of) if as_of not in (None, "") else None, ref=options.get("tag") or None)
-    return partitions_of(table, entries)
+    sid = int(sid) if sid not in (None, "") else None
+    as_of = int(as_of) if as_of not in (None, "") else None
+    entries = table.plan(where if isinstance(where, str) else None, sid, as_of=as_of, ref=options.get("tag") or None)
+    return partitions_of(table, entries, sid, as_of, options.get("tag") or None)
 
 
-def partitions_of(table, entries) -> list[str]:
+def partitions_of(table, entries, snapshot_id=None, as_of=None, ref=None) -> list[str]:
     """What each read task of the data source gets: a data file (append tables), or a whole
     (partition, bucket) to merge (``merge:`` and its files, primary-key tables)."""
     import json
 
     if table.table_schema.primary_keys:
         table.check_mergeable(table.table_schema)
+        options = table.table_schema.options
+        if dv.skips_level0(options):                   # as Paimon's batch reads (see deletion_vectors)
+            entries = dv.readable(entries)
+        vectors: dict = {}
+        if dv.enabled(options):                        # each file's vector travels with its task
+            bvs = dv.bucket_vectors(table.store, table.snapshot_for(snapshot_id, as_of, ref))
+            for e in entries:
+                bv = bvs.get((e.partition.to_bytes(), e.bucket))
+                if bv is not None and e.file.file_name in bv.ranges:
+                    off, size, _card = bv.ranges[e.file.file_name]
+                    vectors[e.file.file_path] = [bv.path, off, size]
         ids = {e.file.file_path: e.file.schema_id for e in entries}
-        return [MERGE_PREFIX + json.dumps({"paths": paths, "schema_ids": [ids[p] for p in paths]})
+        return [MERGE_PREFIX + json.dumps({"paths": paths, "schema_ids": [ids[p] for p in paths],
+                                           "vectors": {p: vectors[p] for p in paths if p in vectors}})
                 for paths, _ in table.buckets_of(entries)]
     current = table.table_schema.id
     return [f"{e.file.file_path}#schema={e.file.schema_id},{current}" for e in entries]
@@ -228,8 +242,21 @@ def paimon_read_bucket(location: str, spec: str, target, io=LOCAL):
     table = _table(location, io)
     task = json.loads(spec[len(MERGE_PREFIX):])
     schema = table.table_schema
-    for merged in iter_merged_bucket(table.io, task["paths"],
-                                     [table.schema_by_id(i).fields for i in task["schema_ids"]], schema, table.name):
+    fields = [table.schema_by_id(i).fields for i in task["schema_ids"]]
+    if dv.enabled(schema.options):          # each key once above level 0: the files minus their vectors
+        parts = []
+        for path, ff in zip(task["paths"], fields):
+            deleted = None
+            if path in task.get("vectors", {}):
+                index_path, offset, size = task["vectors"][path]
+                with table.io.open_read(index_path) as fh:
+                    fh.seek(offset)
+                    deleted = dv.deserialize(fh.read(size + 8), 0, size, index_path)
+            parts.append(dv.read_rows(table.io, path, ff, schema.fields, deleted))
+        stream = iter(parts)
+    else:
+        stream = iter_merged_bucket(table.io, task["paths"], fields, schema, table.name)
+    for merged in stream:
         names = {n.lower(): n for n in merged.column_names}
         cols = []
         for f in target:

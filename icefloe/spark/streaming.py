@@ -314,7 +314,7 @@ class IcefloeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             if full:
                 entries = table.plan(None, sid)
                 rows = sum(e.file.row_count for e in entries)
-                parts = partitions_of(table, entries)
+                parts = partitions_of(table, entries, sid)
                 if table.table_schema.primary_keys:
                     return [_Unit(p, max(rows // max(len(parts), 1), 1)) for p in parts]
                 return [_Unit(p, e.file.row_count) for p, e in zip(parts, entries)]

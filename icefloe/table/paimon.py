@@ -62,7 +62,10 @@ class PaimonTable(FileStoreTable, Table):
                                      self.plan(where, snapshot_id, as_of, ref), where, columns)
         if schema.primary_keys:
             self.check_mergeable(schema)
-            return read_merged(self.spark, self, schema, self.plan(where, snapshot_id, as_of, ref), where, columns)
+            entries = self.plan(where, snapshot_id, as_of, ref)
+            if dv.skips_level0(schema.options):         # first-row: level 0 waits for its compaction
+                entries = dv.readable(entries)
+            return read_merged(self.spark, self, schema, entries, where, columns)
         files = self.plan_files(where, snapshot_id, as_of, ref)
         return read_files(self.spark, [f.file_path for f in files], schema.fields, where, columns,
                           file_fields=[self.schema_by_id(f.schema_id).fields for f in files], io=self.io)
