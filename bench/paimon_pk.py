@@ -88,16 +88,22 @@ def bench_paimon_pk(spark, work: str, rows: int, runs: int, quiesce) -> dict:
             "read_vs_parquet": {"icefloe_s": ours_agg, "spark_parquet_s": plain_agg, "ratio": plain_agg / ours_agg}}
 
 
-def bench_paimon_runs(spark, work: str, rows: int, runs: int, quiesce) -> dict:
+def _loaded_table(spark, wh: str, name: str, rows: int, options: dict):
+    """A primary-key table of ``rows`` rows (id, a double, a string), bucket 4, zstd."""
     from icefloe.catalog import Catalog
-    from icefloe.paimon.kv_compact import sorted_runs
 
-    wh = os.path.join(work, "paimon-runs-wh")
     t = Catalog(wh, "paimon", spark).create_table(
-        "bench.runs", "id bigint not null, v double, s string",
-        properties={"primary-key": "id", "bucket": "4", "file.compression": "zstd", "write-only": "true"})
+        name, "id bigint not null, v double, s string",
+        properties={"primary-key": "id", "bucket": "4", "file.compression": "zstd", **options})
     t.append(spark.range(0, rows, numPartitions=spark.sparkContext.defaultParallelism).selectExpr(
         "id", "cast(rand(7) * 1000000 as double) as v", "concat('name-', cast(id % 10007 as string)) as s"))
+    return t
+
+
+def bench_paimon_runs(spark, work: str, rows: int, runs: int, quiesce) -> dict:
+    from icefloe.paimon.kv_compact import sorted_runs
+
+    t = _loaded_table(spark, os.path.join(work, "paimon-runs-wh"), "bench.runs", rows, {"write-only": "true"})
     for u in range(9):
         t.append(spark.range(0, rows // 10).selectExpr(f"(id * 10 + {u}) % {rows} as id",
                                                         f"cast({u} as double) as v", "'upserted' as s"))
@@ -141,15 +147,9 @@ def bench_paimon_runs(spark, work: str, rows: int, runs: int, quiesce) -> dict:
 def _bench_vectors(spark, work: str, rows: int, runs: int, quiesce, agg: str) -> dict:
     """The same rows in a table with deletion vectors after three upserts of 1% of the keys (each
     compacted with its keys' old records marked): its read against plain Parquet of the same rows."""
-    from icefloe.catalog import Catalog
     from icefloe.paimon import deletion_vectors as dv
 
-    wh = os.path.join(work, "paimon-dv-wh")
-    t = Catalog(wh, "paimon", spark).create_table(
-        "bench.dv", "id bigint not null, v double, s string",
-        properties={"primary-key": "id", "bucket": "4", "file.compression": "zstd", "deletion-vectors.enabled": "true"})
-    t.append(spark.range(0, rows, numPartitions=spark.sparkContext.defaultParallelism).selectExpr(
-        "id", "cast(rand(7) * 1000000 as double) as v", "concat('name-', cast(id % 10007 as string)) as s"))
+    t = _loaded_table(spark, os.path.join(work, "paimon-dv-wh"), "bench.dv", rows, {"deletion-vectors.enabled": "true"})
     quiesce()
     t0 = time.perf_counter()
     for u in range(3):

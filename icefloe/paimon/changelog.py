@@ -22,11 +22,16 @@ one bucket as Arrow and runs wherever it is called (Spark tasks for compaction).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from typing import Optional, Sequence
 
+from icefloe.errors import NoSuchSnapshotError
+
 from icefloe.paimon import manifest as mf
 from icefloe.paimon import merge as mg
+from icefloe.paimon.options import parse_duration_ms
+from icefloe.paimon.types import to_arrow_schema
 from icefloe.paimon.snapshot import APPEND, COMPACT, OVERWRITE, Snapshot
 
 NONE, INPUT, LOOKUP, FULL_COMPACTION = "none", "input", "lookup", "full-compaction"
@@ -61,8 +66,6 @@ def compaction_changelog(mode: str, bucket_entries: Sequence, field_of, top: int
 
 def _merged(io, files: Sequence, schema, table: str):
     import pyarrow as pa
-
-    from icefloe.paimon.types import to_arrow_schema
 
     paths = [p for p, _, _ in files]
     fields = [ff for _, ff, _ in files]
@@ -104,7 +107,7 @@ def bucket_changelog(io, schema, spec: CompactionChangelog, table: str = "table"
     before = _merged(io, before_files, schema, table)
     after = _merged(io, spec.files, schema, table)
     if spec.mode == LOOKUP:     # only the keys of the new (level-0) runs
-        touched = _keys_of(io, [f for f in spec.files if f[2] == 0], schema, keys)
+        touched = mg.keys_of_files(io, [(p, ff) for p, ff, lvl in spec.files if lvl == 0], schema.fields, keys)
         before = _semi(before, touched, keys)
         after = _semi(after, touched, keys)
     return diff_states(before, after, keys, names, mg.merge_engine(schema.options),
@@ -154,15 +157,6 @@ def diff_states(before, after, keys: Sequence[str], names: Sequence[str], engine
     return out.drop_columns(["__o"])
 
 
-def _keys_of(io, files: Sequence, schema, keys: Sequence[str]):
-    import pyarrow as pa
-
-    parts = [mg.read_kv_file(p, io, ff, schema.fields).select(list(keys)) for p, ff, _ in files]
-    if not parts:
-        return None
-    return pa.concat_tables(parts).group_by(list(keys)).aggregate([])
-
-
 def _semi(table, keys_table, keys: Sequence[str]):
     if keys_table is None:
         return table.slice(0, 0)
@@ -176,21 +170,26 @@ def _semi(table, keys_table, keys: Sequence[str]):
 # JSON to ``changelog/changelog-<id>`` and keeps its changelog manifest list, manifests and files;
 # the changelogs past their own retention are expired after the snapshots.
 CHANGELOG_DIR = "changelog"
-_CHANGELOG_RE = __import__("re").compile(r"^changelog-(\d+)$")
+_CHANGELOG_RE = re.compile(r"^changelog-(\d+)$")
+
+
+def _retention(store) -> tuple[int, int, int]:
+    """(``changelog.num-retained.min``, ``.max``, ``changelog.time-retained`` in ms), each
+    defaulting to the snapshots' option."""
+    o, co = store.schema.options, store.options
+    n_min = int(o.get("changelog.num-retained.min") or co.snapshot_num_retained_min)
+    n_max = int(o.get("changelog.num-retained.max") or co.snapshot_num_retained_max)
+    ms = parse_duration_ms(o["changelog.time-retained"]) if o.get("changelog.time-retained") else \
+        co.snapshot_time_retained_ms
+    return n_min, n_max, ms
 
 
 def decoupled(store) -> bool:
     """Whether the table keeps changelogs past their snapshots' expiry."""
-    from icefloe.paimon.options import parse_duration_ms
-
-    o = store.schema.options
     if not store.schema.primary_keys or producer(store.schema) == NONE:
         return False
     co = store.options
-    n_max = int(o.get("changelog.num-retained.max") or co.snapshot_num_retained_max)
-    n_min = int(o.get("changelog.num-retained.min") or co.snapshot_num_retained_min)
-    ms = parse_duration_ms(o["changelog.time-retained"]) if o.get("changelog.time-retained") else \
-        co.snapshot_time_retained_ms
+    n_min, n_max, ms = _retention(store)
     return n_max > co.snapshot_num_retained_max or n_min > co.snapshot_num_retained_min or \
         ms > co.snapshot_time_retained_ms
 
@@ -223,8 +222,6 @@ def earliest_changes(store) -> Optional[int]:
 def changes_of(store, snapshot_id: int) -> Optional[Snapshot]:
     """Snapshot ``snapshot_id``, or its kept changelog once it has expired; None when it expired
     without a changelog (it changed nothing a stream reads)."""
-    from icefloe.errors import NoSuchSnapshotError
-
     try:
         return store.snapshots.snapshot(snapshot_id)
     except NoSuchSnapshotError:
@@ -241,13 +238,7 @@ def expire_changelogs(store, latest_id: int, now_ms: int) -> list:
     """Expire kept changelogs past ``changelog.num-retained.max`` (counted back from the latest
     snapshot), or older than ``changelog.time-retained`` beyond ``changelog.num-retained.min``:
     their files, manifests and lists, then the changelog file. Returns the expired ids."""
-    from icefloe.paimon.options import parse_duration_ms
-
-    o, co = store.schema.options, store.options
-    n_max = int(o.get("changelog.num-retained.max") or co.snapshot_num_retained_max)
-    n_min = int(o.get("changelog.num-retained.min") or co.snapshot_num_retained_min)
-    ms = parse_duration_ms(o["changelog.time-retained"]) if o.get("changelog.time-retained") else \
-        co.snapshot_time_retained_ms
+    n_min, n_max, ms = _retention(store)
     expired = []
     for c in kept_changelogs(store):
         too_many = c.id <= latest_id - n_max

@@ -86,6 +86,12 @@ class DataFileNamer:
         self.uuid = str(uuid.uuid4())
         self.count = 0
 
+    def sibling(self, prefix: str) -> "DataFileNamer":
+        """A namer of other files of the same writer (changelog files): same uuid, its own count."""
+        other = DataFileNamer(prefix, self.file_format)
+        other.uuid = self.uuid
+        return other
+
     def next(self) -> str:
         name = f"{self.prefix}{self.uuid}-{self.count}.{self.file_format}"
         self.count += 1

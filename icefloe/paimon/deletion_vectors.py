@@ -24,15 +24,17 @@ from dataclasses import dataclass
 from typing import Optional
 
 from icefloe.errors import CorruptMetadataError
+from icefloe.paimon import dynamic_bucket as db
+from icefloe.paimon import merge as mg
+from icefloe.paimon.options import CoreOptions
 
 DELETION_VECTORS = "DELETION_VECTORS"
 MAGIC = 1581511376
 VERSION = 1
-ENABLED = "deletion-vectors.enabled"
 
 
 def enabled(options: dict) -> bool:
-    return str(options.get(ENABLED, "false")).strip().lower() == "true"
+    return CoreOptions(options).deletion_vectors_enabled
 
 
 def serialize(bitmap) -> bytes:
@@ -82,8 +84,6 @@ class BucketVectors:
 
 def bucket_vectors(store, snapshot) -> dict:
     """(partition bytes, bucket) -> BucketVectors of ``snapshot``'s index manifest."""
-    from icefloe.paimon import dynamic_bucket as db
-
     name = snapshot.index_manifest if snapshot is not None else None
     out = {}
     for r in db.read_index_manifest(store, name):
@@ -98,17 +98,28 @@ def bucket_vectors(store, snapshot) -> dict:
 def read_rows(io, path: str, file_fields, read_fields, deleted=None):
     """A primary-key data file's rows (the value columns of ``read_fields``) minus those the
     vector ``deleted`` marks."""
+    data = mg.read_kv_file(path, io, file_fields, read_fields).drop_columns(list(mg.SYSTEM_COLUMNS))
+    return without_positions(data, deleted)
+
+
+def without_positions(data, deleted):
+    """``data`` (a file's rows in file order) minus the positions the vector ``deleted`` marks."""
     import numpy as np
     import pyarrow as pa
 
-    from icefloe.paimon import merge as mg
+    if deleted is None or not len(deleted):
+        return data
+    keep = np.ones(data.num_rows, dtype=bool)
+    keep[np.fromiter(deleted, dtype=np.int64)] = False
+    return data.filter(pa.array(keep))
 
-    data = mg.read_kv_file(path, io, file_fields, read_fields).drop_columns(list(mg.SYSTEM_COLUMNS))
-    if deleted is not None and len(deleted):
-        keep = np.ones(data.num_rows, dtype=bool)
-        keep[np.fromiter(deleted, dtype=np.int64)] = False
-        data = data.filter(pa.array(keep))
-    return data
+
+def read_vector(io, index_path: str, offset: int, size: int):
+    """One vector of an index file, read by its range alone."""
+    with io.open_read(index_path) as fh:
+        fh.seek(offset)
+        raw = fh.read(size + 8)
+    return deserialize(raw, 0, size, index_path)
 
 
 def readable(entries) -> list:
@@ -128,8 +139,6 @@ def skips_level0(options: dict) -> bool:
 def write_index(store, vectors: dict, name: Optional[str] = None):
     """A bucket's vectors (data file name -> BitMap; empty ones left out) as one index file:
     its ``IndexFile`` (with the ranges), or None when no vector deletes anything."""
-    from icefloe.paimon import dynamic_bucket as db
-
     chunks = [bytes([VERSION])]
     ranges = []
     position = 1
@@ -151,5 +160,6 @@ def write_index(store, vectors: dict, name: Optional[str] = None):
 
 
 __all__ = ["enabled", "serialize", "deserialize", "bucket_vectors", "write_index", "BucketVectors", "read_rows",
+           "read_vector", "without_positions",
            "readable", "skips_level0",
            "DELETION_VECTORS"]

@@ -11,10 +11,12 @@ called (a Spark task per bucket).
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Sequence
 
+from icefloe.paimon import changelog as cl
 from icefloe.paimon import deletion_vectors as dv
 from icefloe.paimon import merge as mg
+from icefloe.paimon.kv_writer import write_merged_file
 
 
 def _kv(io, path: str, fields, schema, deleted):
@@ -25,11 +27,7 @@ def _kv(io, path: str, fields, schema, deleted):
 
     data = mg.read_kv_file(path, io, fields, schema.fields)
     data = data.append_column("_POS", pa.array(np.arange(data.num_rows, dtype=np.int64)))
-    if deleted is not None and len(deleted):
-        keep = np.ones(data.num_rows, dtype=bool)
-        keep[np.fromiter(deleted, dtype=np.int64)] = False
-        data = data.filter(pa.array(keep))
-    return data
+    return dv.without_positions(data, deleted)
 
 
 def compact_bucket_dv(io, store, schema, picked: Sequence[tuple], others: Sequence[tuple], vectors,
@@ -44,8 +42,6 @@ def compact_bucket_dv(io, store, schema, picked: Sequence[tuple], others: Sequen
     import pyarrow as pa
     from pyroaring import BitMap
 
-    from icefloe.paimon.kv_writer import write_merged_file
-
     current = vectors.load(io) if vectors is not None else {}
     keys = mg.trimmed_primary_keys(schema.primary_keys, schema.partition_keys)
     names = [f.name for f in schema.fields]
@@ -57,7 +53,7 @@ def compact_bucket_dv(io, store, schema, picked: Sequence[tuple], others: Sequen
     changed = any(n in current for _p, _ff, n in picked)
     new_vectors = {n: BitMap(current[n]) for _p, _ff, n in others if n in current}
     if records is not None and records.num_rows and others:
-        wanted = records.select(keys).group_by(keys).aggregate([])
+        wanted = mg.distinct_keys([records], keys)
         looked_up = []
         for path, ff, name in others:
             rows = _kv(io, path, ff, schema, current.get(name))
@@ -98,12 +94,9 @@ def _lookup_changelog(parts, levels, before, merged, keys, names, engine, schema
     has at most one) against their merged records."""
     import pyarrow as pa
 
-    from icefloe.paimon import changelog as cl
-
-    new = [part.select(keys) for part, lvl in zip(parts, levels) if lvl == 0]
-    if not new:
+    touched = mg.distinct_keys([part for part, lvl in zip(parts, levels) if lvl == 0], keys)
+    if touched is None:
         return None
-    touched = pa.concat_tables(new, promote_options="permissive").group_by(keys).aggregate([])
     cols = names + [mg.SEQUENCE]
     if before:
         old = pa.concat_tables([b.select(cols) for b in before], promote_options="permissive")
@@ -114,8 +107,4 @@ def _lookup_changelog(parts, levels, before, merged, keys, names, engine, schema
     return cl.diff_states(old, now, keys, names, engine, schema.core_options.changelog_row_deduplicate)
 
 
-def vectors_of(store, snapshot, partition_bytes: bytes, bucket: int) -> Optional[dv.BucketVectors]:
-    return dv.bucket_vectors(store, snapshot).get((partition_bytes, bucket))
-
-
-__all__ = ["compact_bucket_dv", "vectors_of"]
+__all__ = ["compact_bucket_dv"]

@@ -33,6 +33,7 @@ from typing import Optional
 from icefloe.core.progress import track
 from icefloe.errors import NoSuchSnapshotError
 from icefloe.paimon import changelog as cl
+from icefloe.paimon import dynamic_bucket as db
 from icefloe.paimon import manifest as mf
 from icefloe.paimon.file_store import FileStore
 from icefloe.paimon.tag import Reach, TagManager, tags_reach
@@ -66,8 +67,7 @@ def expiration_end(store: FileStore, now_ms: Optional[int] = None, older_than_ms
 
 
 def index_paths(store: FileStore, name: Optional[str]) -> list:
-    from icefloe.paimon import dynamic_bucket as db
-
+    """The index files an index manifest names (none if it cannot be read)."""
     if not name:
         return []
     try:
@@ -75,6 +75,20 @@ def index_paths(store: FileStore, name: Optional[str]) -> list:
                 for r in db.read_index_manifest(store, name)]
     except Exception:
         return []
+
+
+def unused_index_files(store: FileStore, going, kept) -> tuple[list, list]:
+    """(index file paths, index manifest names) that the snapshots ``going`` name and none of
+    ``kept`` does."""
+    kept_names = {s.index_manifest for s in kept}
+    kept_files = {p for name in kept_names for p in index_paths(store, name)}
+    files: dict = {}                 # insertion-ordered, each file once
+    manifests = []
+    for name in dict.fromkeys(s.index_manifest for s in going):
+        if name and name not in kept_names:
+            files.update((p, None) for p in index_paths(store, name) if p not in kept_files)
+            manifests.append(name)
+    return list(files), manifests
 
 
 def expire_snapshots(store: FileStore, now_ms: Optional[int] = None, older_than_ms: Optional[int] = None,
@@ -109,7 +123,7 @@ def expire_snapshots(store: FileStore, now_ms: Optional[int] = None, older_than_
     kept_lists = {keep.base_manifest_list, keep.delta_manifest_list} | protected.lists
     kept_manifests = {m.file_name for m in store.data_manifests(keep)} | protected.manifests
     metadata_files: list = []
-    expired = []
+    expired, expired_snaps = [], []
     keep_changelogs, kept_changelog = cl.decoupled(store), []
     for sid in range(begin, end):
         try:
@@ -133,15 +147,11 @@ def expire_snapshots(store: FileStore, now_ms: Optional[int] = None, older_than_
                 data_files.extend(files)
                 metadata_files.extend(lists)
         expired.append(sid)
+        expired_snaps.append(s)
     # ... and the index manifests and index files (HASH, deletion vectors) only expired ones use
-    kept_index = {keep.index_manifest} | {t.snapshot.index_manifest for t in tags}
-    kept_index_files = {p for name in kept_index for p in index_paths(store, name)}
-    for sid in expired:
-        name = snaps.snapshot(sid).index_manifest
-        if name and name not in kept_index:
-            data_files.extend(p for p in index_paths(store, name) if p not in kept_index_files)
-            metadata_files.append(name)
-            kept_index.add(name)            # each manifest once
+    files, manifests = unused_index_files(store, expired_snaps, [keep] + [t.snapshot for t in tags])
+    data_files.extend(files)
+    metadata_files.extend(manifests)
     # 3. the snapshot files, oldest first, and the hint; then the files only they used
     for snap in kept_changelog:        # written before its snapshot goes: never a gap in the changes
         store.io.write_bytes(cl.changelog_path(store, snap.id), snap.to_json().encode("utf-8"), overwrite=True)

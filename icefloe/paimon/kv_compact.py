@@ -26,6 +26,7 @@ from icefloe.paimon import manifest as mf
 from icefloe.paimon import merge as mg
 from icefloe.paimon.commit import FileStoreCommit
 from icefloe.paimon.data_file import DataFileNamer
+from icefloe.paimon.dv_compact import compact_bucket_dv
 from icefloe.paimon.file_store import FileStore
 from icefloe.paimon.kv_writer import write_merged_file
 from icefloe.paimon.snapshot import COMPACT, Snapshot
@@ -161,20 +162,13 @@ def compact_bucket(io, location: str, schema, paths: Sequence[str], file_fields:
         pending, size = [], 0
 
     if vectors is not None:
-        from icefloe.paimon.dv_compact import compact_bucket_dv
-
         others, bucket_vectors, picked_levels, lookup = vectors
         names = [p.rsplit("/", 1)[-1] for p in paths]
         try:
             metas, index, changed, records = compact_bucket_dv(
                 io, store, schema, list(zip(paths, file_fields, names)), others, bucket_vectors, directory, namer,
                 written, level, target, picked_levels, lookup)
-            if records is not None:
-                cnamer = DataFileNamer(co.changelog_file_prefix, co.file_format)
-                cnamer.uuid = namer.uuid
-                metas_cl = write_changelog(store, schema, records, directory, cnamer, written, level)
-                if changelog_out is not None:
-                    changelog_out.extend(metas_cl)
+            write_changelog(store, schema, records, directory, namer, written, level, changelog_out)
         except BaseException:
             for p in written:
                 io.delete(p)
@@ -185,8 +179,7 @@ def compact_bucket(io, location: str, schema, paths: Sequence[str], file_fields:
     taken = None
     if exclude:
         keys = mg.trimmed_primary_keys(schema.primary_keys, schema.partition_keys)
-        taken = pa.concat_tables([mg.read_kv_file(p, io, ff, schema.fields).select(keys) for p, ff in exclude],
-                                 promote_options="permissive").group_by(keys).aggregate([])
+        taken = mg.keys_of_files(io, exclude, schema.fields, keys)
     try:
         for chunk in mg.iter_merged_bucket(io, paths, file_fields, schema, table, keep_sequence=True,
                                            keep_deletes=not drop_deletes):
@@ -200,12 +193,8 @@ def compact_bucket(io, location: str, schema, paths: Sequence[str], file_fields:
                 flush()
         flush()
         if changelog is not None:
-            records = cl.bucket_changelog(io, schema, changelog, table)
-            cnamer = DataFileNamer(co.changelog_file_prefix, co.file_format)
-            cnamer.uuid = namer.uuid
-            metas_cl = write_changelog(store, schema, records, directory, cnamer, written, level)
-            if changelog_out is not None:
-                changelog_out.extend(metas_cl)
+            write_changelog(store, schema, cl.bucket_changelog(io, schema, changelog, table), directory, namer,
+                            written, level, changelog_out)
     except BaseException:
         for p in written:
             io.delete(p)
@@ -213,12 +202,16 @@ def compact_bucket(io, location: str, schema, paths: Sequence[str], file_fields:
     return metas
 
 
-def write_changelog(store, schema, records, directory: str, namer, written: list, level: int) -> list:
-    """A bucket's changelog records as changelog files (the data files' layout)."""
+def write_changelog(store, schema, records, directory: str, namer, written: list, level: int,
+                    out: Optional[list]) -> None:
+    """A bucket's changelog records (None: none) as a changelog file (the data files' layout,
+    named by ``namer``'s sibling), its metadata appended to ``out``."""
     if records is None or records.num_rows == 0:
-        return []
-    meta = write_merged_file(store, schema, records, directory, namer, written, level)
-    return [meta] if meta is not None else []
+        return
+    meta = write_merged_file(store, schema, records, directory, namer.sibling(schema.core_options.changelog_file_prefix),
+                             written, level)
+    if meta is not None and out is not None:
+        out.append(meta)
 
 
 def commit(table, base: Snapshot, done: Sequence[tuple]) -> Optional[Snapshot]:

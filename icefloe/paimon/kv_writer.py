@@ -80,8 +80,7 @@ def write_kv_table(store: FileStore, schema: TableSchema, data, table_name: str,
     messages, written = [], []
     cnamer = None
     if co.changelog_producer == "input":      # the records as written, to changelog files too
-        cnamer = DataFileNamer(co.changelog_file_prefix, co.file_format)
-        cnamer.uuid = namer.uuid
+        cnamer = namer.sibling(co.changelog_file_prefix)
     dynamic = schema.num_buckets == -1
     base = None
     if dynamic:

@@ -33,7 +33,8 @@ from icefloe.errors import CommitConflictError, NoSuchSnapshotError
 from icefloe.paimon import manifest as mf
 from icefloe.paimon.data_file import FILE_SOURCE_COMPACT, DataFileNamer
 from icefloe.paimon.snapshot import COMPACT, Snapshot
-from icefloe.paimon.expire import index_paths
+from icefloe.paimon import changelog as cl
+from icefloe.paimon.expire import unused_index_files
 from icefloe.core.io import FileAlreadyExistsError
 from icefloe.paimon.commit import FileStoreCommit
 from icefloe.paimon.kv_compact import compact_table
@@ -206,22 +207,13 @@ def _rollback(store, target: Snapshot, restore=None) -> Snapshot:
                                                   if e.kind == mf.ADD) if p not in keep.data)
             metadata_files.append(lst)
     # later snapshots' changelogs, and index files (HASH, deletion vectors) only they name
-    kept_index = {target.index_manifest} | {t.snapshot.index_manifest for t in staying}
-    kept_index_files = {p for name in kept_index for p in index_paths(store, name)}
     for s in later:
-        if s.changelog_manifest_list:
-            try:
-                metas = store.read_manifest_list(s.changelog_manifest_list, s.changelog_manifest_list_size)
-                for m in metas:
-                    data_files.extend(store.data_file_path(e) for e in store.read_manifest(m.file_name, m.file_size))
-                metadata_files.extend(m.file_name for m in metas)
-            except Exception:
-                pass
-            metadata_files.append(s.changelog_manifest_list)
-        if s.index_manifest and s.index_manifest not in kept_index:
-            data_files.extend(p for p in index_paths(store, s.index_manifest) if p not in kept_index_files)
-            metadata_files.append(s.index_manifest)
-            kept_index.add(s.index_manifest)
+        files, lists = cl.changelog_files_of(store, s)
+        data_files.extend(files)
+        metadata_files.extend(lists)
+    files, manifests = unused_index_files(store, later, [target] + [t.snapshot for t in staying])
+    data_files.extend(files)
+    metadata_files.extend(manifests)
     # Snapshots whose files no later snapshot's delta lists: the earliest when the target is
     # restored from a tag, and tags of expired snapshots after the target.
     whole = [t.snapshot for t in tags if t.snapshot.id > target.id and earliest is not None

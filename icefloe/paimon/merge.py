@@ -289,6 +289,21 @@ def _kv_columns(raw, path: str, file_fields, read_fields):
         .append_column(VALUE_KIND, raw.column(VALUE_KIND).cast(pa.int8()))
 
 
+def distinct_keys(tables, keys: Sequence[str]):
+    """The distinct values of the key columns ``keys`` over ``tables`` (None for none)."""
+    import pyarrow as pa
+
+    parts = [t.select(list(keys)) for t in tables]
+    if not parts:
+        return None
+    return pa.concat_tables(parts, promote_options="permissive").group_by(list(keys)).aggregate([])
+
+
+def keys_of_files(io, files, read_fields, keys: Sequence[str]):
+    """The distinct keys the data files ``files`` (``(path, fields written with)``) hold."""
+    return distinct_keys([read_kv_file(p, io, ff, read_fields) for p, ff in files], keys)
+
+
 def read_kv_file(path: str, io, file_fields, read_fields):
     """One data file of a primary-key table as the value columns of ``read_fields`` plus
     ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND``."""

@@ -38,6 +38,7 @@ CHANGELOG_PRODUCER = "changelog-producer"
 CHANGELOG_PRODUCERS = ("none", "input", "lookup", "full-compaction")
 CHANGELOG_FILE_PREFIX = "changelog-file.prefix"
 CHANGELOG_ROW_DEDUPLICATE = "changelog-producer.row-deduplicate"
+DELETION_VECTORS_ENABLED = "deletion-vectors.enabled"
 
 DEFAULTS = {
     BUCKET: "-1",
@@ -62,6 +63,7 @@ DEFAULTS = {
     CHANGELOG_PRODUCER: "none",
     CHANGELOG_FILE_PREFIX: "changelog-",
     CHANGELOG_ROW_DEDUPLICATE: "false",
+    DELETION_VECTORS_ENABLED: "false",
 }
 
 _UNITS = {
@@ -181,6 +183,10 @@ class CoreOptions:
     @property
     def changelog_row_deduplicate(self) -> bool:
         return str(self.get(CHANGELOG_ROW_DEDUPLICATE)).strip().lower() == "true"
+
+    @property
+    def deletion_vectors_enabled(self) -> bool:
+        return str(self.get(DELETION_VECTORS_ENABLED)).strip().lower() == "true"
 
     @property
     def snapshot_time_retained_ms(self) -> int:

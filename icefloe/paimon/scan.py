@@ -55,8 +55,7 @@ def plan(store: FileStore, snapshot: Optional[Snapshot], where=None, schema=None
         path = store.manifest_path(snapshot.index_manifest)
         kinds = mf.index_types(store.io.read_bytes(path), path) - {"HASH"}
         if kinds - {"DELETION_VECTORS"} or (kinds and not (schema.primary_keys and
-                                                          str(schema.options.get("deletion-vectors.enabled")).lower()
-                                                          == "true")):
+                                                          schema.core_options.deletion_vectors_enabled)):
             raise UnsupportedTableError(f"snapshot {snapshot.id} of {store.table_path} has {', '.join(sorted(kinds))} "
                                         "index files icefloe cannot apply here (it reads deletion vectors of "
                                         "primary-key tables with 'deletion-vectors.enabled')")

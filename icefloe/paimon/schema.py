@@ -170,19 +170,18 @@ def validate(schema: TableSchema) -> None:
     if producer != "none" and not pk:
         raise SchemaError(f"'changelog-producer' = {producer!r} needs a primary-key table; an append table's "
                           "changes are its appended rows")
-    if pk and producer == "full-compaction" and \
-            str(schema.options.get("deletion-vectors.enabled", "false")).strip().lower() == "true":
+    vectors = schema.core_options.deletion_vectors_enabled
+    if pk and producer == "full-compaction" and vectors:
         raise UnsupportedTableError(f"'changelog-producer' = {producer!r} on a table with deletion vectors is not "
                                     "supported by icefloe yet (use 'input' or 'lookup')")
     fmt = schema.options.get("changelog-file.format")
     if fmt and str(fmt).lower() != "parquet":
         raise SchemaError(f"changelog-file.format {fmt!r} is not supported; icefloe writes parquet")
     engine = str(schema.options.get("merge-engine", "deduplicate")).lower()
-    vectors = str(schema.options.get("deletion-vectors.enabled", "false")).strip().lower() == "true"
     if producer == "lookup" and engine in ("partial-update", "aggregation") and not vectors:
         raise UnsupportedTableError(
             f"'changelog-producer' = 'lookup' with the {engine} merge engine is not supported by icefloe yet "
-            "(use 'input' or 'full-compaction')")
+            "(use 'input' or 'full-compaction', or enable deletion vectors)")
     for k in schema.partition_keys:
         f = schema.field(k)
         if not f.type.is_primitive:

@@ -43,6 +43,7 @@ from icefloe.iceberg.delete_files import POSITION_DELETE_SCHEMA, positions_by_da
 from icefloe.spark.align import spark_default
 # FILE_COL: the data file a row was read from (the path as the table's metadata has it); POS_COL: the
 # row's 0-based position in that file
+from icefloe.spark.bitmaps import bit_is_clear, bit_of, bitmap_words, word_of
 from icefloe.spark.python_read import FILE_COL, POS_COL, read_tasks_in_python
 from icefloe.spark.iceberg_evolved_read import mapping_from_history, name_read_plan, read_parquet_by_field_id, read_parquet_by_name, restore_column_names, spark_read_schema
 
@@ -327,17 +328,8 @@ def _fits_a_filter(tasks: list) -> bool:
 def deleted_bitmaps(tasks: list, io=LOCAL) -> dict:
     """Each task's deleted positions (``delete_files.positions_by_data_file``) as bitmap words
     (numpy uint64, bit ``p % 64`` of word ``p // 64``)."""
-    import numpy as np
-
     positions = positions_by_data_file(io, {t.path: t.deletes for t in tasks})
-    out: dict = {}
-    for t in tasks:
-        words = np.zeros(t.file.record_count // 64 + 1, dtype=np.uint64)
-        pos = positions[t.path]
-        pos = pos[(pos >= 0) & (pos < t.file.record_count)]
-        np.bitwise_or.at(words, pos >> 6, np.left_shift(np.uint64(1), (pos & 63).astype(np.uint64)))
-        out[t.path] = words
-    return out
+    return {t.path: bitmap_words(positions[t.path], t.file.record_count) for t in tasks}
 
 
 def _read_with_position_filter(spark, tasks: list, schema: Schema, history: Sequence[Schema],
@@ -355,12 +347,12 @@ def _read_with_position_filter(spark, tasks: list, schema: Schema, history: Sequ
     words = spark.createDataFrame(pa.table({_KEY: keys, _WORDS: pa.array([b.view("int64") for b in bitmaps.values()],
                                                                          pa.list_(pa.int64()))}))
     df = spark.read.schema(spark_read_schema(schema, history)).parquet(*[t.path for t in tasks])
-    df = df.select("*", key.alias(_KEY), F.expr("cast(shiftright(_metadata.row_index, 6) as int) + 1").alias(_WORD),
-                   F.expr("cast(_metadata.row_index & 63 as int)").alias(_BIT),
+    df = df.select("*", key.alias(_KEY), F.expr(word_of("_metadata.row_index")).alias(_WORD),
+                   F.expr(bit_of("_metadata.row_index")).alias(_BIT),
                    *([F.col("_metadata.file_path").alias(_RAW_PATH), F.col("_metadata.row_index").alias(POS_COL)]
                      if with_positions else []))
     df = (df.join(_hint(words, len(bitmaps)), _KEY, "left")
-          .where(F.expr(f"shiftright(coalesce(element_at({_WORDS}, {_WORD}), 0), {_BIT}) & 1 = 0"))
+          .where(F.expr(bit_is_clear(_WORDS, _WORD, _BIT)))
           .drop(_KEY, _WORD, _BIT, _WORDS))
     df = restore_column_names(df, schema)
     if with_positions:

@@ -23,7 +23,8 @@ _CHANGE_TYPES = ("INSERT", "UPDATE_BEFORE", "UPDATE_AFTER", "DELETE")
 def _range(table, start: Optional[int], end: Optional[int]) -> list:
     live = table.snapshots()
     ids_live = {s.id for s in live}
-    snaps = [c for c in cl.kept_changelogs(table.store) if c.id not in ids_live] + live
+    kept = cl.kept_changelogs(table.store) if cl.decoupled(table.store) else []
+    snaps = [c for c in kept if c.id not in ids_live] + live
     if not snaps:
         return []
     ids = [s.id for s in snaps]

@@ -25,6 +25,7 @@ from icefloe.paimon.arrow_read import read_data_file
 from icefloe.paimon.merge import iter_merged_bucket
 from icefloe.paimon.schema import SchemaHistory, evolve_arrow, layout, same_layout, same_type_layout
 from icefloe.paimon.table import FileStoreTable
+from icefloe.spark.bitmaps import bit_is_clear, bit_of, bitmap_words, word_of
 from icefloe.spark.iceberg_read import raise_if_missing, table_path_of
 
 
@@ -248,10 +249,7 @@ def paimon_read_bucket(location: str, spec: str, target, io=LOCAL):
         for path, ff in zip(task["paths"], fields):
             deleted = None
             if path in task.get("vectors", {}):
-                index_path, offset, size = task["vectors"][path]
-                with table.io.open_read(index_path) as fh:
-                    fh.seek(offset)
-                    deleted = dv.deserialize(fh.read(size + 8), 0, size, index_path)
+                deleted = dv.read_vector(table.io, *task["vectors"][path])
             parts.append(dv.read_rows(table.io, path, ff, schema.fields, deleted))
         stream = iter(parts)
     else:
@@ -379,28 +377,16 @@ def read_merged(spark, table, schema, entries, where=None, columns: Optional[Seq
                                                                                              out_schema)
         if plain is not None:
             df = df.unionByName(plain)
-    if where is not None:
-        df = df.where(where)
-    if columns:
-        df = df.select(*[f"`{c}`" for c in columns])
-    return df
+    return _where_and_columns(df, where, columns)
 
 
 def read_with_vectors(spark, table, schema, snapshot, entries, where=None, columns: Optional[Sequence[str]] = None):
     """A table with deletion vectors: its files above level 0 as they are (each key has one live
     record there), minus the rows their vectors mark. Spark's own Parquet reader scans all the
     files; the vectors (index metadata, read on the driver as Paimon's readers plan with them)
-    become one row per marked file, keyed by its size, holding the vector as bitmap words (64
-    positions per bigint), broadcast and joined to the file's rows, which stay when their bit
-    (Spark's row index) is clear: no shuffle, no Python, a probe of a table of one row per file. A
-    file's size names it when no two files of the scan share one; otherwise (and where Spark
-    cannot read the paths) Python tasks read the marked files and drop their rows."""
-    import numpy as np
-    import pyarrow as pa
-    from pyspark.sql import functions as F
-
-    from icefloe.paimon import deletion_vectors as dv
-
+    filter the marked files' rows as bitmaps (``icefloe.spark.bitmaps``), keyed by file size: no
+    shuffle, no Python. A file's size names it when no two files of the scan share one; otherwise
+    (and where Spark cannot read the paths) Python tasks read the marked files and drop their rows."""
     vectors = dv.bucket_vectors(table.store, snapshot)
     readable = dv.readable(entries)
     plain, marked = [], []
@@ -412,46 +398,50 @@ def read_with_vectors(spark, table, schema, snapshot, entries, where=None, colum
     def fields(e):
         return fields_of.setdefault(e.file.schema_id, table.schema_by_id(e.file.schema_id).fields)
 
-    sizes = [e.file.file_size for e in readable]
-    by_size = table.io.spark_native and len(set(sizes)) == len(sizes) and max(sizes, default=0) < 2 ** 31
-    if marked and by_size:
-        # each marked file's vector as bitmap words (64 positions per bigint), one row per file
-        # keyed by its size; a row stays when its bit (Spark's row index) is clear
-        key_col, word_col, bit_col, words_col = "_icefloe_size", "_icefloe_word", "_icefloe_bit", "_icefloe_words"
-        loaded: dict = {}
-        keys, words = [], []
-        for e, bv in marked:
-            if bv.path not in loaded:
-                loaded[bv.path] = bv.load(table.io)
-            gone = np.asarray(loaded[bv.path][e.file.file_name].to_array(), dtype=np.int64)
-            gone = gone[(gone >= 0) & (gone < e.file.row_count)]
-            w = np.zeros(e.file.row_count // 64 + 1, dtype=np.uint64)
-            np.bitwise_or.at(w, gone >> 6, np.left_shift(np.uint64(1), (gone & 63).astype(np.uint64)))
-            keys.append(e.file.file_size)
-            words.append(w.view(np.int64))
-        table_words = spark.createDataFrame(pa.table({key_col: pa.array(keys, pa.int64()),
-                                                      words_col: pa.array(words, pa.list_(pa.int64()))}))
-        df = read_files(spark, [e.file.file_path for e, _ in marked], schema.fields,
-                        file_fields=[fields(e) for e, _ in marked],
-                        extra={key_col: "_metadata.file_size", "_icefloe_row": "_metadata.row_index"})
-        df = df.withColumn(word_col, F.expr("cast(shiftright(_icefloe_row, 6) as int) + 1")) \
-            .withColumn(bit_col, F.expr("cast(_icefloe_row & 63 as int)"))
-        df = (df.join(F.broadcast(table_words), key_col, "left")
-              .where(F.expr(f"shiftright(coalesce(element_at({words_col}, {word_col}), 0), {bit_col}) & 1 = 0"))
-              .drop(key_col, word_col, bit_col, words_col, "_icefloe_row"))
-        if plain:
-            df = read_files(spark, [e.file.file_path for e, _ in plain], schema.fields,
-                            file_fields=[fields(e) for e, _ in plain], io=table.io).unionByName(df)
-    else:
-        frames = []
-        if plain or not marked:
-            frames.append(read_files(spark, [e.file.file_path for e, _ in plain], schema.fields,
-                                     file_fields=[fields(e) for e, _ in plain], io=table.io))
-        if marked:
+    frames = []
+    if plain or not marked:
+        frames.append(read_files(spark, [e.file.file_path for e, _ in plain], schema.fields,
+                                 file_fields=[fields(e) for e, _ in plain], io=table.io))
+    if marked:
+        sizes = [e.file.file_size for e in readable]
+        if table.io.spark_native and len(set(sizes)) == len(sizes):
+            frames.append(_marked_by_bitmap(spark, table, schema, marked, fields))
+        else:
             frames.append(_read_marked_in_python(spark, table, schema, [(e, bv, fields(e)) for e, bv in marked]))
-        df = frames[0]
-        for other in frames[1:]:
-            df = df.unionByName(other)
+    df = frames[0]
+    for other in frames[1:]:
+        df = df.unionByName(other)
+    return _where_and_columns(df, where, columns)
+
+
+def _marked_by_bitmap(spark, table, schema, marked: list, fields):
+    """The marked files' rows by Spark's reader, each file's vector one broadcast row of bitmap
+    words keyed by the file's size, a row kept when its bit is clear."""
+    import numpy as np
+    import pyarrow as pa
+    from pyspark.sql import functions as F
+
+    key_col, row_col, word_col, bit_col, words_col = ("_icefloe_size", "_icefloe_row", "_icefloe_word",
+                                                      "_icefloe_bit", "_icefloe_words")
+    loaded: dict = {}
+    words = []
+    for e, bv in marked:
+        if bv.path not in loaded:
+            loaded[bv.path] = bv.load(table.io)
+        words.append(bitmap_words(loaded[bv.path][e.file.file_name].to_array(), e.file.row_count).view(np.int64))
+    table_words = spark.createDataFrame(pa.table({key_col: pa.array([e.file.file_size for e, _ in marked], pa.int64()),
+                                                  words_col: pa.array(words, pa.list_(pa.int64()))}))
+    df = read_files(spark, [e.file.file_path for e, _ in marked], schema.fields,
+                    file_fields=[fields(e) for e, _ in marked],
+                    extra={key_col: "_metadata.file_size", row_col: "_metadata.row_index"})
+    df = df.withColumn(word_col, F.expr(word_of(row_col))).withColumn(bit_col, F.expr(bit_of(row_col)))
+    return (df.join(F.broadcast(table_words), key_col, "left")
+            .where(F.expr(bit_is_clear(words_col, word_col, bit_col)))
+            .drop(key_col, row_col, word_col, bit_col, words_col))
+
+
+def _where_and_columns(df, where, columns: Optional[Sequence[str]]):
+    """The merged (or vector-filtered) rows, filtered by ``where``, then the ``columns`` asked for."""
     if where is not None:
         df = df.where(where)
     if columns:
@@ -465,8 +455,6 @@ def _read_marked_in_python(spark, table, schema, marked: list):
 
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    from icefloe.paimon import deletion_vectors as dv
-
     out_schema = pt.to_spark_schema(schema.fields, with_ids=False)
     arrow_out = to_arrow_schema(out_schema)
     io, fields = table.io.for_tasks(), schema.fields
@@ -478,10 +466,7 @@ def _read_marked_in_python(spark, table, schema, marked: list):
         for batch in batches:
             for blob in batch.column(0).to_pylist():
                 path, ff, index_path, (offset, size, _card) = pickle.loads(blob)
-                with io.open_read(index_path) as fh:
-                    fh.seek(offset)
-                    raw = fh.read(size + 8)
-                rows = dv.read_rows(io, path, ff, fields, dv.deserialize(raw, 0, size, index_path))
+                rows = dv.read_rows(io, path, ff, fields, dv.read_vector(io, index_path, offset, size))
                 rows = pa.Table.from_arrays([c.cast(f.type) for c, f in zip(rows.columns, arrow_out)], schema=arrow_out)
                 yield from rows.to_batches()
 

@@ -27,6 +27,7 @@ from icefloe.paimon.merge import DELETE, UPDATE_AFTER, row_level_refusal
 from icefloe.paimon.writer import restored_sequence_numbers, write_arrow_table
 from icefloe.spark import paimon_append_dml as append_dml
 from icefloe.spark.paimon_dml import PrimaryKeyMerge
+from icefloe.spark.paimon_changes import changes_df
 from icefloe.spark.paimon_read import read_files, read_merged, read_with_vectors
 from icefloe.spark.paimon_compact import compact_primary_key_table
 from icefloe.spark.paimon_write import write_data_files, write_kv_files
@@ -74,8 +75,6 @@ class PaimonTable(FileStoreTable, Table):
         """The table's changelog between the snapshots (after ``start_snapshot_id``, up to
         ``end_snapshot_id``): ``rowkind`` then the table's columns, from the changelog files its
         ``changelog-producer`` writes (the records written, without one)."""
-        from icefloe.spark.paimon_changes import changes_df
-
         return changes_df(self.spark, self, start_snapshot_id, end_snapshot_id)
 
     def changelog(self, start_snapshot_id: Optional[int] = None, end_snapshot_id: Optional[int] = None,
@@ -85,8 +84,6 @@ class PaimonTable(FileStoreTable, Table):
         ``_change_type`` (INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE), ``_change_ordinal`` and
         ``_commit_snapshot_id``. Updates are what the changelog producer wrote; ``net_changes``
         is not offered."""
-        from icefloe.spark.paimon_changes import changes_df
-
         if net_changes:
             raise self.unsupported("changelog with net_changes", "Paimon's changelog lists every change")
         return changes_df(self.spark, self, start_snapshot_id, end_snapshot_id, iceberg_shape=True)
