@@ -76,3 +76,15 @@ def test_create_changelog_view_in_sql(catalog, spark, warehouse):
     assert rows == [(1, "n1", "UPDATE_BEFORE"), (1, "y", "UPDATE_AFTER")]
     with pytest.raises(Exception, match="not an ancestor|no snapshot"):
         t.changelog(start_snapshot_id=12345)
+
+
+def test_changes_give_the_changelog_with_paimons_row_kinds(catalog):
+    """``Table.changes`` is the same contract on both formats: rowkind first (+I, -D, -U, +U)."""
+    t = catalog.create_table("db.k", "id bigint not null, name string")
+    t.append(_data([1, 2]))
+    first = t.current_snapshot().snapshot_id
+    t.append(_data([3]))
+    t.delete("id = 1")
+    df = t.changes(first)
+    assert df.columns == ["rowkind", "id", "name"]
+    assert sorted(tuple(r) for r in df.collect()) == [("+I", 3, "n3"), ("-D", 1, "n1")]

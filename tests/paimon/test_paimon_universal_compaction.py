@@ -217,3 +217,15 @@ def test_call_sys_compact(tmp_path, spark):
     plan = t.to_spark()._jdf.queryExecution().executedPlan().toString()
     assert "MapInArrow" not in plan and "parquet" in plan.lower(), plan
     assert {r.id: r.v for r in t.to_spark().collect()} == {0: "w0", 1: "w1", 2: "w2", 7: "w2"}
+
+
+def test_compact_is_dedicated_compaction(tmp_path, spark):
+    """``t.compact()``, Paimon's name for a dedicated compaction of a write-only table."""
+    cat = icefloe.Catalog(str(tmp_path / "wh"), format="paimon", spark=spark)
+    t = cat.create_table("db.k", "id bigint not null, v string",
+                         properties={"primary-key": "id", "bucket": "1", "write-only": "true"})
+    for i in range(3):
+        t.append(pa.table({"id": pa.array([i, 9], pa.int64()), "v": [f"w{i}"] * 2}))
+    assert t.compact().commit_kind == "COMPACT"
+    assert [e.file.level for e in t.refresh().plan()] == [5]
+    assert _as_dict(t.to_arrow()) == {0: "w0", 1: "w1", 2: "w2", 9: "w2"}
