@@ -69,7 +69,9 @@ def _merged(io, files: Sequence, schema, table: str):
 
     paths = [p for p, _, _ in files]
     fields = [ff for _, ff, _ in files]
-    parts = list(mg.iter_merged_bucket(io, paths, fields, schema, table, keep_sequence=True)) if paths else []
+    levels = [lvl for _, _, lvl in files]
+    parts = list(mg.iter_merged_bucket(io, paths, fields, schema, table, keep_sequence=True,
+                                       levels=levels)) if paths else []
     if not parts:
         empty = to_arrow_schema(schema.fields, with_ids=False).empty_table()
         return empty.append_column(mg.SEQUENCE, pa.array([], pa.int64()))

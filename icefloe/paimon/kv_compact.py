@@ -99,6 +99,9 @@ class BucketCompaction:
     def paths(self) -> list:
         return [e.file.file_path for e in self.entries]
 
+    def levels(self) -> list:
+        return [e.file.level for e in self.entries]
+
 
 def plan(table, where=None) -> list[BucketCompaction]:
     """The buckets a full compaction rewrites: those with more than one live file, or one
@@ -128,7 +131,7 @@ def compact_bucket(io, location: str, schema, paths: Sequence[str], file_fields:
                    level: Optional[int] = None, drop_deletes: bool = True,
                    changelog: Optional[cl.CompactionChangelog] = None, changelog_out: Optional[list] = None,
                    vectors: Optional[tuple] = None, vectors_out: Optional[list] = None,
-                   exclude: Sequence = ()) -> list:
+                   exclude: Sequence = (), levels: Optional[Sequence[int]] = None) -> list:
     """Merge files of one bucket and write the result at ``level`` (default the highest);
     returns the new files' metadata (the files are deleted again if anything fails). Without
     ``drop_deletes`` a key whose merged record deletes it keeps that record, for the older runs
@@ -136,7 +139,8 @@ def compact_bucket(io, location: str, schema, paths: Sequence[str], file_fields:
     their metadata appended to ``changelog_out``. With ``vectors`` (``(others, BucketVectors)``:
     a table with deletion vectors) the merge looks keys up in the other files and marks them
     (``icefloe.paimon.dv_compact``); ``(index file, changed)`` is appended to ``vectors_out``.
-    Keys found in the files ``exclude`` names (``(path, fields)``) are left out of the output."""
+    Keys found in the files ``exclude`` names (``(path, fields)``) are left out of the output.
+    ``levels``: each file's level (a lookup table merges as Paimon's readers do)."""
     import pyarrow as pa
 
     store = FileStore(io, location, schema)
@@ -182,7 +186,7 @@ def compact_bucket(io, location: str, schema, paths: Sequence[str], file_fields:
         taken = mg.keys_of_files(io, exclude, schema.fields, keys)
     try:
         for chunk in mg.iter_merged_bucket(io, paths, file_fields, schema, table, keep_sequence=True,
-                                           keep_deletes=not drop_deletes):
+                                           keep_deletes=not drop_deletes, levels=levels):
             if taken is not None:
                 chunk = chunk.join(taken, keys, join_type="left anti").sort_by([(k, "ascending") for k in keys])
                 if not chunk.num_rows:
@@ -297,7 +301,7 @@ def run_task(table, task: BucketCompaction, target_file_size: Optional[int] = No
     vectors: list = []
     metas = compact_bucket(table.io, table.location, table.table_schema, task.paths(), fields, task.partition,
                            task.bucket, table.name, target_file_size, task.level, task.drop_deletes,
-                           task.changelog, changelog, task.vectors_spec(), vectors, task.exclude)
+                           task.changelog, changelog, task.vectors_spec(), vectors, task.exclude, task.levels())
     return task, metas, changelog, vectors
 
 
@@ -403,12 +407,20 @@ def plan_universal(table, buckets=None) -> list[BucketCompaction]:
             groups.setdefault(key, []).append(e)
     # lookup changelog, deletion vectors, first-row: every new run is merged up after each write
     lookup = cl.producer(table.table_schema) == cl.LOOKUP or dv.skips_level0(options)
+    # lookup changelog of a partial-update or aggregation table without vectors: every run,
+    # after each write. Paimon's readers of a lookup table take a key's newest record above
+    # level 0 as its whole value, other readers merge every level; a key once above level 0 reads
+    # the same in both (a partial merge written to a middle level would not)
+    whole = (cl.producer(table.table_schema) == cl.LOOKUP and not dv.enabled(options)
+             and str(options.get("merge-engine", "deduplicate")).lower() in ("partial-update", "aggregation"))
     out = []
     for entries in groups.values():
         runs = sorted_runs(entries)
         picked = pick_universal(runs, options)
         level0 = sum(1 for lvl, _run in runs if lvl == 0)
-        if lookup and level0 and (picked is None or picked[0] < level0):
+        if whole and level0:
+            picked = (len(runs), max_level(options))
+        elif lookup and level0 and (picked is None or picked[0] < level0):
             # lookup: every new run is merged up (and its changes emitted) after each write
             picked = _by_size_ratio(runs, level0, options, max_level(options), force=True)
         if picked is None:

@@ -313,19 +313,53 @@ def read_kv_file(path: str, io, file_fields, read_fields):
 BATCH_ROWS = 65536
 
 
-def read_merged_bucket(io, paths: Sequence[str], file_fields: Sequence, schema, table: str = "table"):
+def read_merged_bucket(io, paths: Sequence[str], file_fields: Sequence, schema, table: str = "table",
+                       levels: Sequence[int] | None = None):
     """The merged rows of one (partition, bucket) of a primary-key table as one Arrow table
     (see ``iter_merged_bucket``)."""
     import pyarrow as pa
 
-    parts = list(iter_merged_bucket(io, paths, file_fields, schema, table))
+    parts = list(iter_merged_bucket(io, paths, file_fields, schema, table, levels=levels))
     if not parts:
         return to_arrow_schema(schema.fields, with_ids=False).empty_table()
     return pa.concat_tables(parts)
 
 
+LEVEL = "_LEVEL"
+
+
+def reads_by_lookup(options: dict) -> bool:
+    """Whether Paimon's readers merge a key as a lookup table's: its level-0 records over only its
+    newest record above level 0 (the lookup compaction writes every key's whole value, so older
+    levels hold stale whole values). Partial-update and aggregation tables with the lookup
+    changelog, ``force-lookup`` or deletion vectors; for the other engines both merges agree."""
+    if merge_engine(options) not in ("partial-update", "aggregation"):
+        return False
+    return (str(options.get("changelog-producer", "none")).lower() == "lookup"
+            or str(options.get("force-lookup", "false")).lower() == "true"
+            or str(options.get("deletion-vectors.enabled", "false")).lower() == "true")
+
+
+def _newest_level_only(data, keys: Sequence[str]):
+    """Of each key's records, those at level 0 and those at its lowest level above 0."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    level = data.column(LEVEL)
+    high = pc.if_else(pc.greater(level, 0), level, pa.scalar(None, pa.int32()))
+    if pc.count_distinct(high).as_py() <= 1:
+        return data.drop_columns([LEVEL])
+    out_schema = data.drop_columns([LEVEL]).schema
+    data = data.append_column("_HIGH", high)
+    lowest = data.select(list(keys) + ["_HIGH"]).group_by(list(keys)).aggregate([("_HIGH", "min")])
+    data = data.join(lowest, keys=list(keys))
+    keep = pc.or_(pc.equal(data.column(LEVEL), 0), pc.equal(data.column(LEVEL), data.column("_HIGH_min")))
+    return data.filter(pc.fill_null(keep, False)).select(out_schema.names).cast(out_schema)
+
+
 def iter_merged_bucket(io, paths: Sequence[str], file_fields: Sequence, schema, table: str = "table",
-                       batch_rows: int = BATCH_ROWS, keep_sequence: bool = False, keep_deletes: bool = False):
+                       batch_rows: int = BATCH_ROWS, keep_sequence: bool = False, keep_deletes: bool = False,
+                       levels: Sequence[int] | None = None):
     """The merged rows of one (partition, bucket) of a primary-key table, in key order, as a
     stream of Arrow tables: ``paths`` are its live data files (``file_fields[i]`` the fields
     of the schema each was written with), ``schema`` the read's TableSchema.
@@ -334,7 +368,8 @@ def iter_merged_bucket(io, paths: Sequence[str], file_fields: Sequence, schema, 
     batch side by side: all records with keys below the smallest of the files' last buffered
     keys are complete (no file can hold more of them) and are merged and handed on. Memory
     holds about one batch per file, not the bucket. A file found out of key order is corrupt.
-    With ``keep_sequence`` each row carries its key's newest ``_SEQUENCE_NUMBER``."""
+    With ``keep_sequence`` each row carries its key's newest ``_SEQUENCE_NUMBER``. ``levels``
+    (each file's LSM level) lets a lookup table merge as Paimon's readers do (``reads_by_lookup``)."""
     import pyarrow as pa
 
     read_fields = schema.fields
@@ -345,16 +380,23 @@ def iter_merged_bucket(io, paths: Sequence[str], file_fields: Sequence, schema, 
     buffers: list = [None] * len(readers)
     done = [False] * len(readers)
 
+    by_level = levels is not None and reads_by_lookup(options)
+
     def pull(i: int) -> None:
         for chunk in readers[i]:
             if chunk.num_rows:
+                if by_level:
+                    chunk = chunk.append_column(LEVEL, pa.array([levels[i]] * chunk.num_rows, pa.int32()))
                 buffers[i] = chunk if buffers[i] is None or not buffers[i].num_rows else \
                     pa.concat_tables([buffers[i], chunk])
                 return
         done[i] = True
 
     def emit(parts):
-        out = merge(pa.concat_tables(parts), keys, names, engine, options, schema.primary_keys, table, keep_sequence,
+        data = pa.concat_tables(parts)
+        if by_level:
+            data = _newest_level_only(data, keys)
+        out = merge(data, keys, names, engine, options, schema.primary_keys, table, keep_sequence,
                     keep_deletes)
         return out if out.num_rows else None
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from icefloe.core.io import FileAlreadyExistsError, FileIO
-from icefloe.errors import CorruptMetadataError, SchemaError, TableAlreadyExistsError, UnsupportedTableError
+from icefloe.errors import CorruptMetadataError, SchemaError, TableAlreadyExistsError
 from icefloe.paimon import options as opt
 from icefloe.core import types as core
 from icefloe.paimon.types import DataField, field_to_json, highest_field_id, parse_field, to_arrow_schema, to_arrow_type
@@ -172,16 +172,16 @@ def validate(schema: TableSchema) -> None:
                           "changes are its appended rows")
     vectors = schema.core_options.deletion_vectors_enabled
     if pk and producer == "full-compaction" and vectors:
-        raise UnsupportedTableError(f"'changelog-producer' = {producer!r} on a table with deletion vectors is not "
-                                    "supported by icefloe yet (use 'input' or 'lookup')")
+        # Paimon's own rule: its full-compaction changelog compares the top level's records, which
+        # vectors hide once a newer record of the key is compacted below it
+        raise SchemaError(f"'changelog-producer' = {producer!r} cannot be used with deletion vectors "
+                          "(as in Paimon, vectors take 'none', 'input' or 'lookup')")
+    if pk and vectors and str(schema.options.get("merge-engine", "deduplicate")).lower() == "first-row":
+        raise SchemaError("the first-row merge engine does not take deletion vectors (as in Paimon: it never "
+                          "deletes an older record, and its reads already leave level 0 out)")
     fmt = schema.options.get("changelog-file.format")
     if fmt and str(fmt).lower() != "parquet":
         raise SchemaError(f"changelog-file.format {fmt!r} is not supported; icefloe writes parquet")
-    engine = str(schema.options.get("merge-engine", "deduplicate")).lower()
-    if producer == "lookup" and engine in ("partial-update", "aggregation") and not vectors:
-        raise UnsupportedTableError(
-            f"'changelog-producer' = 'lookup' with the {engine} merge engine is not supported by icefloe yet "
-            "(use 'input' or 'full-compaction', or enable deletion vectors)")
     for k in schema.partition_keys:
         f = schema.field(k)
         if not f.type.is_primitive:

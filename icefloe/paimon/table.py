@@ -209,8 +209,9 @@ class FileStoreTable:
             entries = self.plan(where, snapshot_id, as_of, ref)
             if dv.skips_level0(schema.options):         # first-row: level 0 waits for its compaction
                 entries = dv.readable(entries)
+            levels = {e.file.file_path: e.file.level for e in entries}
             for paths, fields in self.buckets_of(entries):
-                parts.append(read_merged_bucket(self.io, paths, fields, schema, self.name))
+                parts.append(read_merged_bucket(self.io, paths, fields, schema, self.name, [levels[p] for p in paths]))
         else:
             for f in self.plan_files(where, snapshot_id, as_of, ref):  # columns matched by field id
                 parts.append(evolve_arrow(read_data_file(f.file_path, self.io),

@@ -38,7 +38,7 @@ def compact_primary_key_table(spark, table, where=None, target_file_size: Option
         fields = [table.schema_by_id(e.file.schema_id).fields for e in task.entries]
         specs.append((i, pickle.dumps((task.paths(), fields, task.partition, task.bucket, task.level,
                                        task.drop_deletes, task.changelog,
-                                       task.vectors_spec(), task.exclude))))
+                                       task.vectors_spec(), task.exclude, task.levels()))))
     io, location, name = table.io, table.location, table.name
 
     def run(batches):
@@ -46,12 +46,13 @@ def compact_primary_key_table(spark, table, where=None, target_file_size: Option
 
         for batch in batches:
             for i, spec in zip(batch.column(0).to_pylist(), batch.column(1).to_pylist()):
-                paths, fields, partition, bucket, level, drop_deletes, changelog, vectors, exclude = pickle.loads(spec)
+                (paths, fields, partition, bucket, level, drop_deletes, changelog, vectors, exclude,
+                 levels) = pickle.loads(spec)
                 changelog_metas: list = []
                 vectors_out: list = []
                 metas = kv_compact.compact_bucket(io, location, schema, paths, fields, partition, bucket, name,
                                                   target_file_size, level, drop_deletes, changelog, changelog_metas,
-                                                  vectors, vectors_out, exclude)
+                                                  vectors, vectors_out, exclude, levels)
                 yield pa.RecordBatch.from_pylist([{"task": i, "metas": pickle.dumps((metas, changelog_metas,
                                                                                      vectors_out))}],
                                                  schema=pa.schema([("task", pa.int64()), ("metas", pa.binary())]))

@@ -224,7 +224,9 @@ def partitions_of(table, entries, snapshot_id=None, as_of=None, ref=None) -> lis
                     off, size, _card = bv.ranges[e.file.file_name]
                     vectors[e.file.file_path] = [bv.path, off, size]
         ids = {e.file.file_path: e.file.schema_id for e in entries}
+        levels = {e.file.file_path: e.file.level for e in entries}
         return [MERGE_PREFIX + json.dumps({"paths": paths, "schema_ids": [ids[p] for p in paths],
+                                           "levels": [levels[p] for p in paths],
                                            "vectors": {p: vectors[p] for p in paths if p in vectors}})
                 for paths, _ in table.buckets_of(entries)]
     current = table.table_schema.id
@@ -253,7 +255,7 @@ def paimon_read_bucket(location: str, spec: str, target, io=LOCAL):
             parts.append(dv.read_rows(table.io, path, ff, schema.fields, deleted))
         stream = iter(parts)
     else:
-        stream = iter_merged_bucket(table.io, task["paths"], fields, schema, table.name)
+        stream = iter_merged_bucket(table.io, task["paths"], fields, schema, table.name, levels=task.get("levels"))
     for merged in stream:
         names = {n.lower(): n for n in merged.column_names}
         cols = []
@@ -352,11 +354,12 @@ def read_merged(spark, table, schema, entries, where=None, columns: Optional[Seq
     else:
         by_id = {}
         tasks = []
+        levels = {e.file.file_path: e.file.level for e in entries}
         for paths, _ in buckets:
             ids = [_schema_id_of(table, p, entries) for p in paths]
             for i in ids:
                 by_id[i] = table.schema_by_id(i).fields
-            tasks.append((json.dumps({"paths": paths, "schema_ids": ids}),))
+            tasks.append((json.dumps({"paths": paths, "schema_ids": ids, "levels": [levels[p] for p in paths]}),))
         arrow_out = to_arrow_schema(out_schema)
         io, name = table.io, table.name
 
@@ -367,7 +370,7 @@ def read_merged(spark, table, schema, entries, where=None, columns: Optional[Seq
                 for spec in batch.column(0).to_pylist():
                     task = json.loads(spec)
                     for merged in iter_merged_bucket(io, task["paths"], [by_id[i] for i in task["schema_ids"]],
-                                                     schema, name):
+                                                     schema, name, levels=task["levels"]):
                         merged = pa.Table.from_arrays([c.cast(f.type) for c, f in zip(merged.columns, arrow_out)],
                                                       schema=arrow_out)
                         yield from merged.to_batches()

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 import icefloe
-from icefloe.errors import UnsupportedTableError
+from icefloe.errors import SchemaError
 from icefloe.paimon import deletion_vectors as dv
 
 PROPS = {"primary-key": "id", "bucket": "2", "deletion-vectors.enabled": "true"}
@@ -245,11 +245,14 @@ def test_a_fault_at_every_file_operation_of_a_write_and_its_vector_compaction(tm
     assert {(True, "COMPACT"), (False, "COMPACT"), (False, "APPEND")} <= outcomes, outcomes
 
 
-def test_vectors_with_the_full_compaction_changelog_are_refused(tmp_path):
+def test_vectors_with_the_full_compaction_changelog_or_first_row_are_refused_as_paimon_refuses_them(tmp_path):
     cat = icefloe.Catalog(str(tmp_path / "wh"), format="paimon")
-    with pytest.raises(UnsupportedTableError, match="deletion vectors"):
+    with pytest.raises(SchemaError, match="deletion vectors"):
         cat.create_table("db.x", "id bigint not null, v string",
                          properties={**PROPS, "changelog-producer": "full-compaction"})
+    with pytest.raises(SchemaError, match="first-row"):
+        cat.create_table("db.y", "id bigint not null, v string", properties={**PROPS, "merge-engine": "first-row"})
+    assert not (tmp_path / "wh" / "db.db" / "x").exists() and not (tmp_path / "wh" / "db.db" / "y").exists()
 
 
 def test_rollback_removes_the_later_snapshots_vectors_and_changelogs(tmp_path):
