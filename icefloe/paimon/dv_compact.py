@@ -71,10 +71,11 @@ def compact_bucket_dv(io, store, schema, picked: Sequence[tuple], others: Sequen
     if records is not None and records.num_rows:
         engine = mg.merge_engine(schema.options)
         merged = mg.merge(records, keys, names, engine, schema.options, schema.primary_keys, store.table_path,
-                          keep_sequence=True)
+                          keep_sequence=True, keep_deletes=True)
+        merged = merged.filter(mg.is_live(merged.column(mg.VALUE_KIND)))     # each kept with its kind (+I, +U)
         if lookup_changelog:
-            changelog = _lookup_changelog(parts, levels, before, merged, keys, names, engine, schema)
-        merged = merged.append_column(mg.VALUE_KIND, pa.array([mg.INSERT] * merged.num_rows, pa.int8()))
+            changelog = _lookup_changelog(parts, levels, before, merged.drop_columns([mg.VALUE_KIND]), keys, names,
+                                          engine, schema)
         rows_per_file = max(1, int(target_file_size // max(1, merged.nbytes // max(1, merged.num_rows))))
         for start in range(0, merged.num_rows, rows_per_file):
             meta = write_merged_file(store, schema, merged.slice(start, rows_per_file), directory, namer, written,

@@ -185,8 +185,13 @@ def compact_bucket(io, location: str, schema, paths: Sequence[str], file_fields:
         keys = mg.trimmed_primary_keys(schema.primary_keys, schema.partition_keys)
         taken = mg.keys_of_files(io, exclude, schema.fields, keys)
     try:
+        # each key's record keeps its row kind (+U stays +U, as Paimon's compaction writes it)
         for chunk in mg.iter_merged_bucket(io, paths, file_fields, schema, table, keep_sequence=True,
-                                           keep_deletes=not drop_deletes, levels=levels):
+                                           keep_deletes=True, levels=levels):
+            if drop_deletes:
+                chunk = chunk.filter(mg.is_live(chunk.column(mg.VALUE_KIND)))
+                if not chunk.num_rows:
+                    continue
             if taken is not None:
                 chunk = chunk.join(taken, keys, join_type="left anti").sort_by([(k, "ascending") for k in keys])
                 if not chunk.num_rows:

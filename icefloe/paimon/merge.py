@@ -142,10 +142,11 @@ def merge(data, keys: Sequence[str], value_names: Sequence[str], engine: str, op
     out = _merge(data, keys, value_names, engine, options, primary_keys, table)
     if keep_deletes:
         return out.select(list(value_names) + ([SEQUENCE] if keep_sequence else []) + [VALUE_KIND])
-    return out.filter(_live(out.column(VALUE_KIND))).select(list(value_names) + ([SEQUENCE] if keep_sequence else []))
+    return out.filter(is_live(out.column(VALUE_KIND))).select(list(value_names) + ([SEQUENCE] if keep_sequence else []))
 
 
-def _live(kinds):
+def is_live(kinds):
+    """A mask of the row kinds that keep a row (+I, +U)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -179,7 +180,7 @@ def _merge(data, keys, value_names, engine, options, primary_keys, table):
     if data.num_rows == 0:
         return data.select(names + list(SYSTEM_COLUMNS))
     data = _sorted(data, keys, options)
-    retract = pc.invert(_live(data.column(VALUE_KIND)))
+    retract = pc.invert(is_live(data.column(VALUE_KIND)))
     has_retract = pc.any(retract).as_py()
     ignore = _truthy(options, "ignore-delete") or _truthy(options, f"{engine}.ignore-delete")
     if has_retract and (ignore or engine == "first-row"):

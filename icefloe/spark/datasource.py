@@ -43,7 +43,15 @@ from icefloe.iceberg.table_metadata import TableMetadata, new_table_metadata
 from icefloe.paimon import types as pt
 from icefloe.paimon.catalog import PaimonCatalog
 from icefloe.paimon.writer import restored_sequence_numbers
-from icefloe.spark.paimon_read import _table, _table as paimon_table, paimon_partitions, paimon_read_file, partitions_of
+from icefloe.spark.paimon_read import (
+    MERGE_PREFIX,
+    _table,
+    _table as paimon_table,
+    paimon_partitions,
+    paimon_read_bucket,
+    paimon_read_file,
+    partitions_of,
+)
 from icefloe.spark.paimon_write import paimon_abort, paimon_commit, paimon_write_batches
 
 
@@ -327,6 +335,9 @@ class IcefloeReader(DataSourceReader):
         io = getattr(partition, "io", LOCAL) if static else io_for(self.options, loc)
         if not static and detect_format(loc, io) == "paimon":
             if len(target) and target.field(0).name == ROWKIND:   # read.changelog: each row's kind first
+                if partition.path.startswith(MERGE_PREFIX):         # a primary-key bucket: its merged kinds
+                    yield from paimon_read_bucket(loc, partition.path, target, io, kind_col=ROWKIND)
+                    return
                 values = pa.schema([target.field(i) for i in range(1, len(target))])
                 for b in paimon_read_file(loc, partition.path, values, io):
                     yield pa.RecordBatch.from_arrays([pa.array(["+I"] * b.num_rows, pa.string()), *b.columns],

@@ -100,4 +100,37 @@ def changes_df(spark, table, start: Optional[int] = None, end: Optional[int] = N
     return spark.createDataFrame(rdd, "task binary").mapInArrow(run, out)
 
 
-__all__ = ["changes_df", "ROWKIND"]
+def audit_log_df(spark, table, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None):
+    """Paimon's ``audit_log`` of a snapshot: ``rowkind`` then the table's columns. A primary-key
+    table's rows are merged keeping each key's row kind (+I, +U; -D where the merge retracts a key
+    whose older records a compaction has not yet dropped), one Spark task per (partition, bucket);
+    an append table's rows are +I."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.pandas.types import to_arrow_schema
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    from icefloe.spark.paimon_read import paimon_read_bucket, partitions_of
+
+    table.refresh()
+    schema = table.table_schema_for(snapshot_id, as_of, ref)
+    if not schema.primary_keys:
+        df = table.to_spark(snapshot_id, as_of, ref=ref)
+        return df.select(F.lit("+I").alias(ROWKIND), *[F.col(f"`{c}`") for c in df.columns])
+    out = StructType([StructField(ROWKIND, StringType(), False)]
+                     + list(pt.to_spark_schema(table.table_schema.fields, with_ids=False).fields))
+    specs = partitions_of(table, table.plan(None, snapshot_id, as_of, ref), snapshot_id, as_of, ref)
+    if not specs:
+        return spark.createDataFrame([], out)
+    location, task_io = table.location, table.io.for_tasks()
+
+    def run(batches):  # in the Python workers
+        wanted = to_arrow_schema(out, timezone="UTC")
+        for batch in batches:
+            for spec in batch.column(0).to_pylist():
+                yield from paimon_read_bucket(location, spec, wanted, task_io, kind_col=ROWKIND)
+
+    rdd = spark.sparkContext.parallelize([(s,) for s in specs], min(len(specs), 10_000))
+    return spark.createDataFrame(rdd, "task string").mapInArrow(run, out)
+
+
+__all__ = ["changes_df", "audit_log_df", "ROWKIND"]

@@ -236,11 +236,17 @@ def partitions_of(table, entries, snapshot_id=None, as_of=None, ref=None) -> lis
 MERGE_PREFIX = "merge:"
 
 
-def paimon_read_bucket(location: str, spec: str, target, io=LOCAL):
-    """Arrow batches of one merged (partition, bucket) of a primary-key table, cast to ``target``."""
+def paimon_read_bucket(location: str, spec: str, target, io=LOCAL, kind_col: Optional[str] = None):
+    """Arrow batches of one merged (partition, bucket) of a primary-key table, cast to ``target``.
+    With ``kind_col`` (a column of ``target``) each row carries its row kind (+I, +U, -D, ...), and
+    a key whose merge retracts it stays as its retraction, as Paimon's ``audit_log`` reads it."""
     import json
 
     import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from icefloe.paimon import merge as mg
+    from icefloe.paimon.changelog import KIND_LABELS
 
     table = _table(location, io)
     task = json.loads(spec[len(MERGE_PREFIX):])
@@ -252,14 +258,22 @@ def paimon_read_bucket(location: str, spec: str, target, io=LOCAL):
             deleted = None
             if path in task.get("vectors", {}):
                 deleted = dv.read_vector(table.io, *task["vectors"][path])
-            parts.append(dv.read_rows(table.io, path, ff, schema.fields, deleted))
+            if kind_col is None:
+                parts.append(dv.read_rows(table.io, path, ff, schema.fields, deleted))
+            else:
+                parts.append(dv.without_positions(mg.read_kv_file(path, table.io, ff, schema.fields), deleted))
         stream = iter(parts)
     else:
-        stream = iter_merged_bucket(table.io, task["paths"], fields, schema, table.name, levels=task.get("levels"))
+        stream = iter_merged_bucket(table.io, task["paths"], fields, schema, table.name, levels=task.get("levels"),
+                                    keep_deletes=kind_col is not None)
     for merged in stream:
         names = {n.lower(): n for n in merged.column_names}
         cols = []
         for f in target:
+            if f.name == kind_col:
+                kinds = merged.column(mg.VALUE_KIND).cast(pa.int32())
+                cols.append(pc.take(pa.array(KIND_LABELS, pa.string()), kinds))
+                continue
             src = names.get(f.name.lower())
             cols.append(pa.nulls(merged.num_rows, f.type) if src is None else merged.column(src).cast(f.type))
         yield from pa.Table.from_arrays(cols, schema=target).to_batches()

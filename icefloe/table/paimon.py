@@ -27,7 +27,7 @@ from icefloe.paimon.merge import DELETE, UPDATE_AFTER, row_level_refusal
 from icefloe.paimon.writer import restored_sequence_numbers, write_arrow_table
 from icefloe.spark import paimon_append_dml as append_dml
 from icefloe.spark.paimon_dml import PrimaryKeyMerge
-from icefloe.spark.paimon_changes import changes_df
+from icefloe.spark.paimon_changes import audit_log_df, changes_df
 from icefloe.spark.paimon_read import read_files, read_merged, read_with_vectors
 from icefloe.spark.paimon_compact import compact_primary_key_table
 from icefloe.spark.paimon_write import write_data_files, write_kv_files
@@ -89,12 +89,10 @@ class PaimonTable(FileStoreTable, Table):
         return changes_df(self.spark, self, start_snapshot_id, end_snapshot_id, iceberg_shape=True)
 
     def audit_log(self, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None):
-        """The rows (merged, for a primary-key table) with ``rowkind`` first: +I for each, since a
-        batch read of the table holds no retracted row."""
-        from pyspark.sql import functions as F
-
-        df = self.to_spark(snapshot_id, as_of, ref=ref)
-        return df.select(F.lit("+I").alias("rowkind"), *[F.col(f"`{c}`") for c in df.columns])
+        """The rows with ``rowkind`` first, as Paimon's ``audit_log`` reads a snapshot: a
+        primary-key table's merged rows with each key's row kind (+I, +U, -D for a retraction a
+        compaction has not yet dropped), an append table's rows as +I."""
+        return audit_log_df(self.spark, self, snapshot_id, as_of, ref)
 
     # ------------------------------------------------------------------ writes
     def write(self, data) -> list[CommitMessage]:
