@@ -43,7 +43,7 @@ from icefloe.iceberg.delete_files import POSITION_DELETE_SCHEMA, positions_by_da
 from icefloe.spark.align import spark_default
 # FILE_COL: the data file a row was read from (the path as the table's metadata has it); POS_COL: the
 # row's 0-based position in that file
-from icefloe.spark.bitmaps import bit_is_clear, bit_of, bitmap_words, word_of
+from icefloe.spark.bitmaps import bit_is_clear, bit_of, bitmap_words, literal_filter, word_of
 from icefloe.spark.python_read import FILE_COL, POS_COL, read_tasks_in_python
 from icefloe.spark.iceberg_evolved_read import mapping_from_history, name_read_plan, read_parquet_by_field_id, read_parquet_by_name, restore_column_names, spark_read_schema
 
@@ -308,15 +308,18 @@ def _read_minus_position_deletes(spark, tasks: list, schema: Schema, history: Se
 # --------------------------------------------------------------------------- deletes as a filter
 # Data files with position deletes (or deletion vectors) are read with a filter instead of an anti
 # join when their deleted positions are few enough to broadcast: each file's deleted positions
-# become a bitmap (64 positions per bigint), one row per file in a broadcast table, joined to the
-# data rows by the file (its size, a number, when no two files read share one); a row is kept when
-# its bit (Spark's ``_metadata.row_index``) is clear. The join probes a table of one row per file
-# with one number, where the anti join hashes every row into a table of every deleted position.
+# become a bitmap (64 positions per bigint); a row is kept when its bit (Spark's
+# ``_metadata.row_index``) is clear in its file's bitmap, the file named by its size (a number, when
+# no two files read share one) or its path. Small bitmaps are constants of the filter
+# (``bitmaps.literal_filter``); larger ones one row per file of a broadcast table joined to the rows.
+# Either probes per row far less than the anti join, which hashes every row into a table of every
+# deleted position.
 _MAX_FILTER_ROWS = 512_000_000      # rows of the files read: their bitmaps, 64 MB at most
 _WORD = "_icefloe_deleted_word"
 _BIT = "_icefloe_deleted_bit"
 _WORDS = "_icefloe_deleted_words"
 _KEY = "_icefloe_file_key"
+_ROW = "_icefloe_row_index"
 
 
 def _fits_a_filter(tasks: list) -> bool:
@@ -341,19 +344,26 @@ def _read_with_position_filter(spark, tasks: list, schema: Schema, history: Sequ
     bitmaps = deleted_bitmaps(tasks)
     sizes = _sizes_if_distinct(tasks)
     if sizes is not None:
-        keys, key = pa.array([sizes[p] for p in bitmaps], pa.int64()), F.col("_metadata.file_size")
+        key_list, key = [sizes[p] for p in bitmaps], F.col("_metadata.file_size")
+        keys = pa.array(key_list, pa.int64())
     else:
-        keys, key = pa.array(["file:" + p for p in bitmaps], pa.string()), F.col("_metadata.file_path")
-    words = spark.createDataFrame(pa.table({_KEY: keys, _WORDS: pa.array([b.view("int64") for b in bitmaps.values()],
-                                                                         pa.list_(pa.int64()))}))
+        key_list, key = ["file:" + p for p in bitmaps], F.col("_metadata.file_path")
+        keys = pa.array(key_list, pa.string())
     df = spark.read.schema(spark_read_schema(schema, history)).parquet(*[t.path for t in tasks])
-    df = df.select("*", key.alias(_KEY), F.expr(word_of("_metadata.row_index")).alias(_WORD),
-                   F.expr(bit_of("_metadata.row_index")).alias(_BIT),
-                   *([F.col("_metadata.file_path").alias(_RAW_PATH), F.col("_metadata.row_index").alias(POS_COL)]
-                     if with_positions else []))
-    df = (df.join(_hint(words, len(bitmaps)), _KEY, "left")
-          .where(F.expr(bit_is_clear(_WORDS, _WORD, _BIT)))
-          .drop(_KEY, _WORD, _BIT, _WORDS))
+    positions = ([F.col("_metadata.file_path").alias(_RAW_PATH), F.col("_metadata.row_index").alias(POS_COL)]
+                 if with_positions else [])
+    constants = literal_filter(list(zip(key_list, bitmaps.values())), F.col(_KEY), _ROW)
+    if constants is not None:            # the bitmaps as constants of the scan's filter
+        df = (df.select("*", key.alias(_KEY), F.col("_metadata.row_index").alias(_ROW), *positions)
+              .where(constants).drop(_KEY, _ROW))
+    else:                                # one broadcast row of words per file
+        words = spark.createDataFrame(pa.table({_KEY: keys, _WORDS: pa.array([b.view("int64") for b in bitmaps.values()],
+                                                                             pa.list_(pa.int64()))}))
+        df = df.select("*", key.alias(_KEY), F.expr(word_of("_metadata.row_index")).alias(_WORD),
+                       F.expr(bit_of("_metadata.row_index")).alias(_BIT), *positions)
+        df = (df.join(_hint(words, len(bitmaps)), _KEY, "left")
+              .where(F.expr(bit_is_clear(_WORDS, _WORD, _BIT)))
+              .drop(_KEY, _WORD, _BIT, _WORDS))
     df = restore_column_names(df, schema)
     if with_positions:
         return df.select(*[f"`{f.name}`" for f in schema.fields], _table_path(F.col(_RAW_PATH), True).alias(FILE_COL),

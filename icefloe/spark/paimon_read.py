@@ -25,7 +25,7 @@ from icefloe.paimon.arrow_read import read_data_file
 from icefloe.paimon.merge import iter_merged_bucket
 from icefloe.paimon.schema import SchemaHistory, evolve_arrow, layout, same_layout, same_type_layout
 from icefloe.paimon.table import FileStoreTable
-from icefloe.spark.bitmaps import bit_is_clear, bit_of, bitmap_words, word_of
+from icefloe.spark.bitmaps import bit_is_clear, bit_of, bitmap_words, literal_filter, word_of
 from icefloe.spark.iceberg_read import raise_if_missing, table_path_of
 
 
@@ -416,24 +416,29 @@ def read_with_vectors(spark, table, schema, snapshot, entries, where=None, colum
         return fields_of.setdefault(e.file.schema_id, table.schema_by_id(e.file.schema_id).fields)
 
     frames = []
+    sizes = [e.file.file_size for e in readable]
+    by_bitmap = bool(marked) and table.io.spark_native and len(set(sizes)) == len(sizes)
+    if by_bitmap:
+        frame, took_unmarked = _marked_by_bitmap(spark, table, schema, marked, fields, plain)
+        frames.append(frame)
+        if took_unmarked:
+            plain = []
     if plain or not marked:
         frames.append(read_files(spark, [e.file.file_path for e, _ in plain], schema.fields,
                                  file_fields=[fields(e) for e, _ in plain], io=table.io))
-    if marked:
-        sizes = [e.file.file_size for e in readable]
-        if table.io.spark_native and len(set(sizes)) == len(sizes):
-            frames.append(_marked_by_bitmap(spark, table, schema, marked, fields))
-        else:
-            frames.append(_read_marked_in_python(spark, table, schema, [(e, bv, fields(e)) for e, bv in marked]))
+    if marked and not by_bitmap:
+        frames.append(_read_marked_in_python(spark, table, schema, [(e, bv, fields(e)) for e, bv in marked]))
     df = frames[0]
     for other in frames[1:]:
         df = df.unionByName(other)
     return _where_and_columns(df, where, columns)
 
 
-def _marked_by_bitmap(spark, table, schema, marked: list, fields):
-    """The marked files' rows by Spark's reader, each file's vector one broadcast row of bitmap
-    words keyed by the file's size, a row kept when its bit is clear."""
+def _marked_by_bitmap(spark, table, schema, marked: list, fields, unmarked: Sequence = ()) -> tuple:
+    """The marked files' rows by Spark's reader, a row kept when its bit in its file's vector is
+    clear: the vectors as constants of the filter (``bitmaps.literal_filter``; the ``unmarked``
+    files join the same scan, returned as ``(frame, True)``) or, when too big for the plan, one
+    broadcast row of bitmap words per file keyed by the file's size (``(frame, False)``)."""
     import numpy as np
     import pyarrow as pa
     from pyspark.sql import functions as F
@@ -446,15 +451,21 @@ def _marked_by_bitmap(spark, table, schema, marked: list, fields):
         if bv.path not in loaded:
             loaded[bv.path] = bv.load(table.io)
         words.append(bitmap_words(loaded[bv.path][e.file.file_name].to_array(), e.file.row_count).view(np.int64))
+    extra = {key_col: "_metadata.file_size", row_col: "_metadata.row_index"}
+    constants = literal_filter([(e.file.file_size, w) for (e, _), w in zip(marked, words)], F.col(key_col), row_col)
+    if constants is not None:
+        both = list(marked) + list(unmarked)
+        df = read_files(spark, [e.file.file_path for e, _ in both], schema.fields,
+                        file_fields=[fields(e) for e, _ in both], extra=extra)
+        return df.where(constants).drop(key_col, row_col), True
+    df = read_files(spark, [e.file.file_path for e, _ in marked], schema.fields,
+                    file_fields=[fields(e) for e, _ in marked], extra=extra)
     table_words = spark.createDataFrame(pa.table({key_col: pa.array([e.file.file_size for e, _ in marked], pa.int64()),
                                                   words_col: pa.array(words, pa.list_(pa.int64()))}))
-    df = read_files(spark, [e.file.file_path for e, _ in marked], schema.fields,
-                    file_fields=[fields(e) for e, _ in marked],
-                    extra={key_col: "_metadata.file_size", row_col: "_metadata.row_index"})
     df = df.withColumn(word_col, F.expr(word_of(row_col))).withColumn(bit_col, F.expr(bit_of(row_col)))
     return (df.join(F.broadcast(table_words), key_col, "left")
             .where(F.expr(bit_is_clear(words_col, word_col, bit_col)))
-            .drop(key_col, row_col, word_col, bit_col, words_col))
+            .drop(key_col, row_col, word_col, bit_col, words_col)), False
 
 
 def _where_and_columns(df, where, columns: Optional[Sequence[str]]):
