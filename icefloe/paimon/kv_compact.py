@@ -343,6 +343,18 @@ def _size(run) -> int:
     return sum(e.file.file_size for e in run[1])
 
 
+def stalled_buckets(table) -> set:
+    """The (partition bytes, bucket) pairs holding more sorted runs than
+    ``num-sorted-run.stop-trigger`` (default the compaction trigger + 3): Paimon's writers wait for
+    their compaction before writing more (runs pile up only when compactions failed)."""
+    options = table.table_schema.options
+    stop = _opt_int(options, "num-sorted-run.stop-trigger", _opt_int(options, "num-sorted-run.compaction-trigger", 5) + 3)
+    groups: dict = {}
+    for e in table.plan():
+        groups.setdefault((e.partition.to_bytes(), e.bucket), []).append(e)
+    return {key for key, entries in groups.items() if len(sorted_runs(entries)) > stop}
+
+
 def pick_universal(runs: Sequence, options: dict) -> Optional[tuple[int, int]]:
     """Which runs universal compaction merges now: ``(count of the newest runs, output level)``,
     or None. ``runs`` as ``sorted_runs`` gives them."""
@@ -454,6 +466,6 @@ def compact_universal(table, buckets) -> Optional[Snapshot]:
     return commit(table, base, done) if done else None
 
 
-__all__ = ["plan", "plan_universal", "compact_universal", "pick_universal", "sorted_runs", "compact_bucket", "commit",
+__all__ = ["plan", "plan_universal", "stalled_buckets", "compact_universal", "pick_universal", "sorted_runs", "compact_bucket", "commit",
            "compact_table", "run_task",
            "max_level", "BucketCompaction"]

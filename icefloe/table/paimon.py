@@ -99,6 +99,7 @@ class PaimonTable(FileStoreTable, Table):
         """Write ``data`` (Spark or Arrow) as data files; their commit messages, nothing committed."""
         self.refresh()
         self.check_writable()
+        self._wait_for_compaction()
         if self._schema.primary_keys:     # upserts: key-value records numbered per bucket
             restored = restored_sequence_numbers(self._store)
             if is_arrow_data(data):
@@ -134,10 +135,7 @@ class PaimonTable(FileStoreTable, Table):
         if not buckets or not kv_compact.plan_universal(self, buckets):
             return
         try:
-            if self._spark is not None:
-                compact_primary_key_table(self._spark, self, buckets=buckets)
-            else:
-                kv_compact.compact_universal(self, buckets)
+            self._compact_buckets(buckets)
         except CommitConflictError:
             pass
         except Exception as e:      # the write is committed; the runs wait for the next compaction
@@ -145,6 +143,34 @@ class PaimonTable(FileStoreTable, Table):
 
             warnings.warn(f"{self.name}: compaction after snapshot {snap.id} failed and was rolled back, the "
                           f"write stands ({type(e).__name__}: {e})", RuntimeWarning, stacklevel=3)
+
+    def _compact_buckets(self, buckets) -> None:
+        from icefloe.paimon import kv_compact
+
+        if self._spark is not None:
+            compact_primary_key_table(self._spark, self, buckets=buckets)
+        else:
+            kv_compact.compact_universal(self, buckets)
+
+    def _wait_for_compaction(self) -> None:
+        """Before a write, as Paimon's writers wait at ``num-sorted-run.stop-trigger``: buckets
+        whose runs piled up past it (their compactions failed) are compacted first; if that fails
+        the write is refused and the table stays as it was."""
+        from icefloe.errors import CommitFailedError
+        from icefloe.paimon import kv_compact
+
+        if not self._schema.primary_keys or self._schema.core_options.write_only:
+            return
+        stalled = kv_compact.stalled_buckets(self)
+        if not stalled:
+            return
+        try:
+            self._compact_buckets(stalled)
+        except Exception as e:
+            raise CommitFailedError(
+                f"{self.name}: {len(stalled)} bucket(s) hold more sorted runs than num-sorted-run.stop-trigger and "
+                f"their compaction failed ({type(e).__name__}: {e}); nothing was written") from e
+        self.refresh()
 
     def append(self, data, branch: Optional[str] = None) -> Optional[Snapshot]:
         """Append a Spark DataFrame or pyarrow.Table as one APPEND snapshot (None if empty)."""

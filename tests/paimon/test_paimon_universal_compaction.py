@@ -229,3 +229,42 @@ def test_compact_is_dedicated_compaction(tmp_path, spark):
     assert t.compact().commit_kind == "COMPACT"
     assert [e.file.level for e in t.refresh().plan()] == [5]
     assert _as_dict(t.to_arrow()) == {0: "w0", 1: "w1", 2: "w2", 9: "w2"}
+
+
+def test_writes_wait_for_compaction_past_the_stop_trigger(tmp_path, monkeypatch):
+    """Compactions that fail leave runs behind; once a bucket holds more than
+    ``num-sorted-run.stop-trigger`` runs the next write compacts it first, as Paimon's writers wait,
+    and is refused (table unchanged) when that compaction fails too."""
+    import pytest
+
+    from icefloe.errors import CommitFailedError
+    t = icefloe.Catalog(str(tmp_path / "wh"), format="paimon").create_table(
+        "db.t", "id bigint not null, v string",
+        properties={"primary-key": "id", "bucket": "1", "num-sorted-run.compaction-trigger": "2",
+                    "num-sorted-run.stop-trigger": "3"})
+    real = kv_compact.compact_universal
+    monkeypatch.setattr(kv_compact, "compact_universal", lambda *a, **k: (_ for _ in ()).throw(OSError("disk")))
+
+    def put(i):
+        t.append(pa.table({"id": pa.array([i, 100], pa.int64()), "v": [f"w{i}", f"w{i}"]}))
+
+    def runs():
+        t.refresh()
+        return len(kv_compact.sorted_runs(t.plan()))
+
+    with pytest.warns(RuntimeWarning, match="compaction"):
+        for i in range(4):                # each compaction fails: the write stands, its run stays
+            put(i)
+    assert runs() == 4                    # past the stop trigger
+    before = t.current_snapshot().id
+    with pytest.raises(CommitFailedError, match="stop-trigger"):
+        put(9)
+    t.refresh()
+    assert t.current_snapshot().id == before and runs() == 4
+    monkeypatch.setattr(kv_compact, "compact_universal", real)
+    put(5)                                # compacts the backlog first, then writes and compacts again
+    assert runs() <= 2
+    d = t.to_arrow().to_pydict()
+    assert dict(zip(d["id"], d["v"])) == {0: "w0", 1: "w1", 2: "w2", 3: "w3", 5: "w5", 100: "w5"}
+    kinds = [s.commit_kind for s in t.snapshots() if s.id > before]
+    assert kinds[:2] == ["COMPACT", "APPEND"], kinds           # the backlog first, then the write
