@@ -33,12 +33,13 @@ from icefloe.spark.paimon_write import wait_until_idle
 
 
 def write_position_deletes_in_tasks(positions, meta: TableMetadata, io: FileIO, partition_of: dict,
-                                    previous: Optional[dict] = None) -> list:
+                                    previous: Optional[dict] = None, counts: Optional[dict] = None) -> list:
     """Position delete files for ``positions`` (a DataFrame of FILE_COL, POS_COL), written by tasks.
 
     ``partition_of`` maps each data file path to its ``(spec_id, partition)``: a file list the
     driver already holds from planning. ``previous`` maps a data file to the position delete files
-    (and vectors) already applying to it, merged into its new vector on a v3 table."""
+    (and vectors) already applying to it, merged into its new vector on a v3 table. ``counts``,
+    when given, receives each data file's number of new positions (as the tasks report them)."""
     from pyspark.sql import functions as F
 
     if not partition_of:
@@ -61,7 +62,14 @@ def write_position_deletes_in_tasks(positions, meta: TableMetadata, io: FileIO, 
         _remove_job_files(io, meta.location, job_id)
         io.delete_tree(os.path.dirname(marker))
         raise explain_spark_error(e) from None
-    return [f for r in rows for f in pickle.loads(r["files"])]
+    out = []
+    for r in rows:
+        written, task_counts = pickle.loads(r["files"])
+        out.extend(written)
+        if counts is not None:
+            for path, n in task_counts.items():
+                counts[path] = counts.get(path, 0) + n
+    return out
 
 
 def _task_count(spark, files: int) -> int:
@@ -95,7 +103,9 @@ def _task(io: FileIO, meta: TableMetadata, partition_of: dict, job_id: str, mark
             for f in written:
                 io.delete(f.file_path)
             raise
-        yield from _report(io, marker, written)
+        found = pc.value_counts(paths)
+        yield from _report(io, marker, written, dict(zip(found.field("values").to_pylist(),
+                                                         found.field("counts").to_pylist())))
 
     return run
 
@@ -115,8 +125,10 @@ def _vector_task(io: FileIO, meta: TableMetadata, partition_of: dict, previous: 
         targets = sorted(pc.unique(paths).to_pylist())
         earlier = positions_by_data_file(io, {p: previous[p] for p in targets if previous.get(p)})
         vectors = []
+        new_counts = {}
         for path in targets:
             rows = table.filter(pc.equal(paths, path)).column("pos").combine_chunks()
+            new_counts[path] = len(rows)
             positions = BitMap64(rows.to_numpy(zero_copy_only=False).astype("uint64"))
             if path in earlier:
                 positions |= BitMap64(earlier[path].astype("uint64"))
@@ -132,14 +144,15 @@ def _vector_task(io: FileIO, meta: TableMetadata, partition_of: dict, previous: 
         except BaseException:
             io.delete(puffin)
             raise
-        yield from _report(io, marker, written)
+        yield from _report(io, marker, written, new_counts)
 
     return run
 
 
-def _report(io: FileIO, marker: str, written: list):
-    """A task's answer: the DataFiles it wrote (pickled, one row), unless the job failed elsewhere
-    (``marker`` exists), when it removes its files instead and answers nothing."""
+def _report(io: FileIO, marker: str, written: list, counts: dict):
+    """A task's answer: the DataFiles it wrote and each data file's count of new positions
+    (pickled, one row), unless the job failed elsewhere (``marker`` exists), when it removes its
+    files instead and answers nothing."""
     import pyarrow as pa
 
     if io.exists(marker):
@@ -147,7 +160,7 @@ def _report(io: FileIO, marker: str, written: list):
             io.delete(path)
         return
     if written:
-        yield pa.RecordBatch.from_arrays([pa.array([pickle.dumps(written)], pa.binary())], names=["files"])
+        yield pa.RecordBatch.from_arrays([pa.array([pickle.dumps((written, counts))], pa.binary())], names=["files"])
 
 
 def _remove_job_files(io: FileIO, location: str, job_id: str) -> None:

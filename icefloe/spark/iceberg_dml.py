@@ -93,6 +93,14 @@ def _commit_changes(table, operation: str, meta, snap, tasks: list, labelled, is
     cols = [f"`{f.name}`" for f in schema.fields]
     mode = write_mode(meta.properties, operation)
     task_by_path = {t.path: t for t in tasks}
+    if mode == MERGE_ON_READ and operation == "delete" and changed is None:
+        done = _delete_positions_in_one_job(table, meta, task_by_path, labelled)
+        if done is not None:
+            added, counts, referenced = done
+            if not added:
+                return {**counts, "snapshot_id": None}
+            return _commit_row_delta(table, operation, meta, snap, task_by_path, added, set(), referenced, counts,
+                                     isolation, conflict_filter, scope_by_partition)
     if mode == MERGE_ON_READ:
         changed_rows = (labelled(tasks) if changed is None else changed).where(
             F.col(ACTION).isin(UPDATE, DELETE_ROW, INSERT))
@@ -161,7 +169,40 @@ def _commit_changes(table, operation: str, meta, snap, tasks: list, labelled, is
         for f in added:
             table.io.delete(f.file_path)
         raise
+    return _commit_row_delta(table, operation, meta, snap, task_by_path, added, removed, referenced, counts,
+                             isolation, conflict_filter, scope_by_partition)
 
+
+def _delete_positions_in_one_job(table, meta, task_by_path: dict, labelled):
+    """A merge-on-read DELETE as one Spark job, as the JVM runtime runs it: the matching rows'
+    positions go straight to the tasks writing the delete files, which report each data file's
+    count; no checkpoint, no separate count. Returns (delete files, counts, data files
+    referenced), or None when a data file lost every live row (the delete files are removed and
+    the caller's path, which drops such a file instead, runs)."""
+    from pyspark.sql import functions as F
+
+    positions = labelled(list(task_by_path.values())).where(F.col(ACTION) == DELETE_ROW).select(FILE_COL, POS_COL)
+    partition_of = {p: t.partition_key for p, t in task_by_path.items()}
+    previous = {p: [d for d in t.deletes if d.content == POSITION_DELETES] for p, t in task_by_path.items()}
+    per_file: dict = {}
+    added = write_position_deletes_in_tasks(positions, meta, table.io, partition_of, previous, counts=per_file)
+    unsure = [task_by_path[p] for p, n in per_file.items() if n and n >= _fewest_live_rows(task_by_path[p])]
+    emptied = False
+    if unsure:      # earlier delete files name other data files too: count these files' live rows
+        live = _read_target(table, meta, unsure).groupBy(FILE_COL).count().collect()
+        emptied = any(r[1] == per_file[r[0]] for r in live)
+    if emptied:
+        for f in added:
+            table.io.delete(f.file_path)
+        return None
+    counts = {"updated": 0, "deleted": sum(per_file.values()), "inserted": 0}
+    return added, counts, {p for p, n in per_file.items() if n}
+
+
+def _commit_row_delta(table, operation: str, meta, snap, task_by_path: dict, added: list, removed: set,
+                      referenced: set, counts: dict, isolation, conflict_filter, scope_by_partition: bool) -> dict:
+    """Commit a statement's new files, removed data files and referenced data files as one
+    RowDelta validated against what was committed since ``snap``."""
     protected = removed | referenced
     partitions = {task_by_path[p].partition_key for p in protected}
     scope = None

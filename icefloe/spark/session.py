@@ -102,23 +102,30 @@ def check_worker_python(spark) -> None:
             f"SparkSession is created (or the Spark setting spark.pyspark.python), or activate the virtualenv.")
 
 
+_ready: dict = {}      # id(session) -> the session: set up once (the worker check reads the whole conf)
+
+
+def _set_up(spark):
+    if _ready.get(id(spark)) is spark:
+        return spark
+    check_worker_python(spark)
+    apply_required_conf(spark)
+    _register_data_source(spark)
+    _ready[id(spark)] = spark
+    return spark
+
+
 def get_spark(spark=None):
     """Return ``spark`` (configured for icefloe) or the embedded local session."""
     global _session
     if spark is not None:
-        check_worker_python(spark)
-        apply_required_conf(spark)
-        _register_data_source(spark)
-        return spark
+        return _set_up(spark)
     with _lock:
         from pyspark.sql import SparkSession
 
         active = SparkSession.getActiveSession()
         if active is not None:
-            check_worker_python(active)
-            apply_required_conf(active)
-            _register_data_source(active)
-            return active
+            return _set_up(active)
         if _session is not None:
             return _session
         check_java()

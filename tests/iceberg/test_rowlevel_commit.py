@@ -136,3 +136,31 @@ def test_merge_on_read_delete_of_some_rows_keeps_the_rest_of_the_file(catalog, s
     src = spark.createDataFrame([(1, "s", "a")], "id bigint, name string, cat string")
     t.merge(src, "t.id = s.id").when_matched_delete().execute()
     assert _ids(t) == []
+
+
+@pytest.mark.parametrize("version", ["2", "3"])
+def test_merge_on_read_delete_is_one_job_and_an_emptied_file_is_dropped(catalog, spark, version):
+    """A merge-on-read DELETE writes its positions straight from the scan (no checkpoint, no count
+    job: at most the shuffle's map job and the write); one that empties a data file (here behind an
+    earlier delete file naming other data files too) drops the file instead, leaving no delete
+    file of its own behind."""
+    t = catalog.create_table("db.one" + version, SCHEMA, properties={
+        "write.delete.mode": "merge-on-read", "format-version": version})
+    t.append(spark.range(1000).selectExpr("id", "cast(id as string) as name", "'a' as cat"))
+    t.append(_arrow([5000, 5002], "b"))
+    sc = spark.sparkContext
+    sc.setJobGroup("icefloe-one-job-" + version, "delete")
+    try:
+        r = t.delete("id % 10 = 1 or id = 5000")
+    finally:
+        sc.setJobGroup("", "")
+    assert r["deleted"] == 101
+    assert len(sc.statusTracker().getJobIdsForGroup("icefloe-one-job-" + version)) <= 2
+    assert t.current_snapshot().summary.get("deleted-data-files", "0") == "0"
+    r = t.delete("id = 5002")                         # the small file's last live row
+    assert r["deleted"] == 1
+    summary = t.current_snapshot().summary
+    assert summary["deleted-data-files"] == "1" and summary.get("added-delete-files", "0") == "0", summary
+    assert _ids(t) == [i for i in range(1000) if i % 10 != 1]
+    assert t.check().ok, t.check().problems
+    assert not t.remove_orphan_files(older_than=2**62, dry_run=True)      # the unused delete files went
