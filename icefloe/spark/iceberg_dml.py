@@ -29,7 +29,7 @@ from icefloe.iceberg.manifest_reader import live_entries
 from icefloe.iceberg.rewrite import RewriteFiles, plan_compaction
 from icefloe.iceberg.row_delta import RowDelta
 from icefloe.iceberg.validate import Validation, isolation_level
-from icefloe.spark.align import align_dataframe
+from icefloe.spark.align import align_dataframe, explain_spark_error
 from icefloe.errors import MergeCardinalityError  # noqa: F401 - defined in icefloe.errors, importable here too
 from icefloe.spark import iceberg_lineage as lineage_mod
 from icefloe.spark.iceberg_lineage import tracks_lineage, with_lineage_fields
@@ -101,6 +101,12 @@ def _commit_changes(table, operation: str, meta, snap, tasks: list, labelled, is
                 return {**counts, "snapshot_id": None}
             return _commit_row_delta(table, operation, meta, snap, task_by_path, added, set(), referenced, counts,
                                      isolation, conflict_filter, scope_by_partition)
+    if mode == MERGE_ON_READ and operation == "update" and changed is None:
+        added, counts, referenced = _update_positions(table, meta, task_by_path, labelled, cols)
+        if not added:
+            return {**counts, "snapshot_id": None}
+        return _commit_row_delta(table, operation, meta, snap, task_by_path, added, set(), referenced, counts,
+                                 isolation, conflict_filter, scope_by_partition)
     if mode == MERGE_ON_READ:
         changed_rows = (labelled(tasks) if changed is None else changed).where(
             F.col(ACTION).isin(UPDATE, DELETE_ROW, INSERT))
@@ -196,6 +202,38 @@ def _delete_positions_in_one_job(table, meta, task_by_path: dict, labelled):
             table.io.delete(f.file_path)
         return None
     counts = {"updated": 0, "deleted": sum(per_file.values()), "inserted": 0}
+    return added, counts, {p for p, n in per_file.items() if n}
+
+
+def _update_positions(table, meta, task_by_path: dict, labelled, cols: list):
+    """A merge-on-read UPDATE: the updated rows checkpointed once (a value an assignment cannot
+    store raises its typed error there), then their positions written as delete files by tasks
+    that report each data file's count, and their new values as data files. Returns (files
+    written, counts, data files referenced)."""
+    from pyspark.sql import functions as F
+
+    tasks = list(task_by_path.values())
+    try:
+        rows = labelled(tasks).where(F.col(ACTION) == UPDATE).localCheckpoint()
+    except Exception as e:  # nothing written yet
+        typed = explain_spark_error(e)
+        if typed is e:
+            raise
+        raise typed from None
+    partition_of = {p: t.partition_key for p, t in task_by_path.items()}
+    previous = {p: [d for d in t.deletes if d.content == POSITION_DELETES] for p, t in task_by_path.items()}
+    per_file: dict = {}
+    added: list = []
+    try:
+        added.extend(write_position_deletes_in_tasks(rows.select(FILE_COL, POS_COL), meta, table.io, partition_of,
+                                                     previous, counts=per_file))
+        if per_file:
+            added.extend(_write_rows(rows, meta, table, cols, tasks))
+    except BaseException:
+        for f in added:
+            table.io.delete(f.file_path)
+        raise
+    counts = {"updated": sum(per_file.values()), "deleted": 0, "inserted": 0}
     return added, counts, {p for p, n in per_file.items() if n}
 
 
