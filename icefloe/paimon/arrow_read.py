@@ -8,12 +8,12 @@ from icefloe.core.io import LOCAL, FileIO, strip_scheme
 from icefloe.errors import CorruptDataFileError
 
 
-def read_data_file(path: str, io: FileIO = LOCAL):
-    """One data file as a pyarrow.Table (no Hive partition discovery)."""
+def read_data_file(path: str, io: FileIO = LOCAL, columns=None):
+    """One data file as a pyarrow.Table (no Hive partition discovery); ``columns``: only these."""
     local = strip_scheme(path)
     try:
         with io.open_read(path) as fh:
-            return pq.ParquetFile(fh, page_checksum_verification=True).read()  # catches flipped bits
+            return pq.ParquetFile(fh, page_checksum_verification=True).read(columns=columns)  # catches flipped bits
     except FileNotFoundError:
         raise CorruptDataFileError(local, "data file referenced by the snapshot is missing") from None
     except (pa.ArrowException, OSError) as e:

@@ -16,6 +16,7 @@ from typing import Sequence
 from icefloe.paimon import changelog as cl
 from icefloe.paimon import deletion_vectors as dv
 from icefloe.paimon import merge as mg
+from icefloe.paimon.arrow_read import read_data_file
 from icefloe.paimon.kv_writer import write_merged_file
 
 
@@ -26,6 +27,20 @@ def _kv(io, path: str, fields, schema, deleted):
     import pyarrow as pa
 
     data = mg.read_kv_file(path, io, fields, schema.fields)
+    data = data.append_column("_POS", pa.array(np.arange(data.num_rows, dtype=np.int64)))
+    return dv.without_positions(data, deleted)
+
+
+def _key_positions(io, path: str, file_fields, schema, keys, wanted, deleted):
+    """A file's key columns (named as ``schema`` names them, typed as ``wanted``) and positions,
+    minus the rows ``deleted`` marks: all a lookup needs when the found record's value is not."""
+    import numpy as np
+    import pyarrow as pa
+
+    by_id = {f.id: f.name for f in file_fields}
+    data = read_data_file(path, io, columns=[by_id[schema.field(k).id] for k in keys])
+    data = pa.Table.from_arrays([data.column(i).cast(wanted.schema.field(k).type) for i, k in enumerate(keys)],
+                                names=list(keys))
     data = data.append_column("_POS", pa.array(np.arange(data.num_rows, dtype=np.int64)))
     return dv.without_positions(data, deleted)
 
@@ -52,10 +67,22 @@ def compact_bucket_dv(io, store, schema, picked: Sequence[tuple], others: Sequen
     before = [part for part, lvl in zip(parts, levels) if lvl > 0]
     changed = any(n in current for _p, _ff, n in picked)
     new_vectors = {n: BitMap(current[n]) for _p, _ff, n in others if n in current}
+    # deduplicate without a changelog or sequence field: the newest picked record wins whatever
+    # was found, so the lookup reads only the other files' keys and marks positions (as Paimon's
+    # writers keep positions alone then)
+    positions_only = (mg.merge_engine(schema.options) == "deduplicate" and not lookup_changelog
+                      and not mg.sequence_fields(schema.options))
     if records is not None and records.num_rows and others:
         wanted = mg.distinct_keys([records], keys)
         looked_up = []
         for path, ff, name in others:
+            if positions_only:
+                found = _key_positions(io, path, ff, schema, keys, wanted, current.get(name)).join(
+                    wanted, keys, join_type="left semi")
+                if found.num_rows:
+                    new_vectors.setdefault(name, BitMap()).update(found.column("_POS").to_pylist())
+                    changed = True
+                continue
             rows = _kv(io, path, ff, schema, current.get(name))
             hit = rows.join(wanted, keys, join_type="left semi")
             if not hit.num_rows:
