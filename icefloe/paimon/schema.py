@@ -153,6 +153,21 @@ def _validate_primary_key(schema: TableSchema) -> None:
         raise SchemaError(f"unknown merge-engine {engine!r}: deduplicate, first-row, partial-update or aggregation")
 
 
+def check_vector_rules(schema: TableSchema) -> None:
+    """Paimon's rules for deletion vectors: the changelog producers and merge engines they take."""
+    pk = schema.primary_keys
+    producer = schema.core_options.changelog_producer
+    vectors = schema.core_options.deletion_vectors_enabled
+    if pk and producer == "full-compaction" and vectors:
+        # Paimon's own rule: its full-compaction changelog compares the top level's records, which
+        # vectors hide once a newer record of the key is compacted below it
+        raise SchemaError(f"'changelog-producer' = {producer!r} cannot be used with deletion vectors "
+                          "(as in Paimon, vectors take 'none', 'input' or 'lookup')")
+    if pk and vectors and str(schema.options.get("merge-engine", "deduplicate")).lower() == "first-row":
+        raise SchemaError("the first-row merge engine does not take deletion vectors (as in Paimon: it never "
+                          "deletes an older record, and its reads already leave level 0 out)")
+
+
 def validate(schema: TableSchema) -> None:
     """The rules icefloe enforces at create time."""
     names = [f.name for f in schema.fields]
@@ -170,15 +185,7 @@ def validate(schema: TableSchema) -> None:
     if producer != "none" and not pk:
         raise SchemaError(f"'changelog-producer' = {producer!r} needs a primary-key table; an append table's "
                           "changes are its appended rows")
-    vectors = schema.core_options.deletion_vectors_enabled
-    if pk and producer == "full-compaction" and vectors:
-        # Paimon's own rule: its full-compaction changelog compares the top level's records, which
-        # vectors hide once a newer record of the key is compacted below it
-        raise SchemaError(f"'changelog-producer' = {producer!r} cannot be used with deletion vectors "
-                          "(as in Paimon, vectors take 'none', 'input' or 'lookup')")
-    if pk and vectors and str(schema.options.get("merge-engine", "deduplicate")).lower() == "first-row":
-        raise SchemaError("the first-row merge engine does not take deletion vectors (as in Paimon: it never "
-                          "deletes an older record, and its reads already leave level 0 out)")
+    check_vector_rules(schema)
     fmt = schema.options.get("changelog-file.format")
     if fmt and str(fmt).lower() != "parquet":
         raise SchemaError(f"changelog-file.format {fmt!r} is not supported; icefloe writes parquet")

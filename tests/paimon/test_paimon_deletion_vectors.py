@@ -259,6 +259,12 @@ def test_vectors_with_the_full_compaction_changelog_or_first_row_are_refused_as_
     with pytest.raises(SchemaError, match="first-row"):
         cat.create_table("db.y", "id bigint not null, v string", properties={**PROPS, "merge-engine": "first-row"})
     assert not (tmp_path / "wh" / "db.db" / "x").exists() and not (tmp_path / "wh" / "db.db" / "y").exists()
+    # nor can an option change turn them on later: the schema stays as it was
+    f = cat.create_table("db.f", "id bigint not null, v string",
+                         properties={"primary-key": "id", "bucket": "1", "merge-engine": "first-row"})
+    with pytest.raises(SchemaError, match="first-row"):
+        f.update_properties(set={"deletion-vectors.enabled": "true"})
+    assert f.refresh().table_schema.id == 0 and "deletion-vectors.enabled" not in f.table_schema.options
 
 
 def test_rollback_removes_the_later_snapshots_vectors_and_changelogs(tmp_path):
