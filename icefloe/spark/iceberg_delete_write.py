@@ -39,7 +39,8 @@ def write_position_deletes_in_tasks(positions, meta: TableMetadata, io: FileIO, 
     ``partition_of`` maps each data file path to its ``(spec_id, partition)``: a file list the
     driver already holds from planning. ``previous`` maps a data file to the position delete files
     (and vectors) already applying to it, merged into its new vector on a v3 table. ``counts``,
-    when given, receives each data file's number of new positions (as the tasks report them)."""
+    when given, receives each data file's number of new positions (as the tasks report them); with a
+    ``KIND_COL`` column in ``positions``, keyed by (data file, kind) instead."""
     from pyspark.sql import functions as F
 
     if not partition_of:
@@ -47,7 +48,8 @@ def write_position_deletes_in_tasks(positions, meta: TableMetadata, io: FileIO, 
     job_id = uuid.uuid4().hex
     spark = positions.sparkSession
     parallelism = _task_count(spark, len(partition_of))
-    clustered = (positions.select(F.col(FILE_COL).alias("file_path"), F.col(POS_COL).alias("pos"))
+    kind = [F.col(KIND_COL).alias(KIND_COL)] if KIND_COL in positions.columns else []
+    clustered = (positions.select(F.col(FILE_COL).alias("file_path"), F.col(POS_COL).alias("pos"), *kind)
                  .repartition(parallelism, "file_path").sortWithinPartitions("file_path", "pos"))
     marker = f"{meta.location.rstrip('/')}/data/.staging-{job_id}/aborted"
     if meta.format_version >= 3:
@@ -103,9 +105,7 @@ def _task(io: FileIO, meta: TableMetadata, partition_of: dict, job_id: str, mark
             for f in written:
                 io.delete(f.file_path)
             raise
-        found = pc.value_counts(paths)
-        yield from _report(io, marker, written, dict(zip(found.field("values").to_pylist(),
-                                                         found.field("counts").to_pylist())))
+        yield from _report(io, marker, written, _counts(table))
 
     return run
 
@@ -125,10 +125,8 @@ def _vector_task(io: FileIO, meta: TableMetadata, partition_of: dict, previous: 
         targets = sorted(pc.unique(paths).to_pylist())
         earlier = positions_by_data_file(io, {p: previous[p] for p in targets if previous.get(p)})
         vectors = []
-        new_counts = {}
         for path in targets:
             rows = table.filter(pc.equal(paths, path)).column("pos").combine_chunks()
-            new_counts[path] = len(rows)
             positions = BitMap64(rows.to_numpy(zero_copy_only=False).astype("uint64"))
             if path in earlier:
                 positions |= BitMap64(earlier[path].astype("uint64"))
@@ -144,9 +142,21 @@ def _vector_task(io: FileIO, meta: TableMetadata, partition_of: dict, previous: 
         except BaseException:
             io.delete(puffin)
             raise
-        yield from _report(io, marker, written, new_counts)
+        yield from _report(io, marker, written, _counts(table))
 
     return run
+
+
+KIND_COL = "_icefloe_kind"      # an optional column of the positions: counted per (data file, kind)
+
+
+def _counts(table) -> dict:
+    """A task's count of positions per data file, or per (data file, kind) with a kind column."""
+    keys = ["file_path"] + ([KIND_COL] if KIND_COL in table.column_names else [])
+    grouped = table.group_by(keys).aggregate([("pos", "count")])
+    columns = [grouped.column(k).to_pylist() for k in keys]
+    found = zip(*columns) if len(keys) > 1 else columns[0]
+    return dict(zip(found, grouped.column("pos_count").to_pylist()))
 
 
 def _report(io: FileIO, marker: str, written: list, counts: dict):

@@ -38,7 +38,7 @@ from icefloe.core.types import to_arrow_schema
 from icefloe.iceberg.arrow_writer import _split_by_partition
 from icefloe.iceberg.delete_files import equality_delete_schema, write_equality_deletes
 from icefloe.spark.iceberg_write import write_data_files
-from icefloe.spark.iceberg_delete_write import write_position_deletes_in_tasks
+from icefloe.spark.iceberg_delete_write import KIND_COL, write_position_deletes_in_tasks
 from icefloe.spark.merge_clauses import (
     ACTION, CLAUSE, DELETE_ROW, INSERT, KEEP, SOURCE_ID, UPDATE, MergeClauses, action_column, check_resolvable,
     file_stats, predicate, replacement_rows, resolve_assignments, updated_columns,
@@ -107,6 +107,14 @@ def _commit_changes(table, operation: str, meta, snap, tasks: list, labelled, is
             return {**counts, "snapshot_id": None}
         return _commit_row_delta(table, operation, meta, snap, task_by_path, added, set(), referenced, counts,
                                  isolation, conflict_filter, scope_by_partition)
+    if mode == MERGE_ON_READ and operation == "merge" and changed is not None:
+        done = _merge_positions(table, meta, task_by_path, changed, cols)
+        if done is not None:
+            added, counts, referenced = done
+            if not added:
+                return {**counts, "snapshot_id": None}
+            return _commit_row_delta(table, operation, meta, snap, task_by_path, added, set(), referenced, counts,
+                                     isolation, conflict_filter, scope_by_partition)
     if mode == MERGE_ON_READ:
         changed_rows = (labelled(tasks) if changed is None else changed).where(
             F.col(ACTION).isin(UPDATE, DELETE_ROW, INSERT))
@@ -235,6 +243,57 @@ def _update_positions(table, meta, task_by_path: dict, labelled, cols: list):
         raise
     counts = {"updated": sum(per_file.values()), "deleted": 0, "inserted": 0}
     return added, counts, {p for p, n in per_file.items() if n}
+
+
+def _merge_positions(table, meta, task_by_path: dict, changed, cols: list):
+    """A merge-on-read MERGE's changed rows (matched and inserted), checkpointed once; the
+    delete-writing tasks count each data file's updated and deleted positions, the inserted
+    count is what the data files hold beyond the updates: no separate count job. None (and the
+    files written removed) when a data file lost every live row: the caller's path drops it."""
+    from pyspark.sql import functions as F
+
+    tasks = list(task_by_path.values())
+    try:
+        changes = changed.where(F.col(ACTION).isin(UPDATE, DELETE_ROW, INSERT)).localCheckpoint()
+    except Exception as e:  # nothing written yet
+        typed = explain_spark_error(e)
+        if typed is e:
+            raise
+        raise typed from None
+    partition_of = {p: t.partition_key for p, t in task_by_path.items()}
+    previous = {p: [d for d in t.deletes if d.content == POSITION_DELETES] for p, t in task_by_path.items()}
+    by_kind: dict = {}
+    added: list = []
+    try:
+        positions = changes.where(F.col(ACTION).isin(UPDATE, DELETE_ROW)).select(
+            FILE_COL, POS_COL, F.col(ACTION).alias(KIND_COL))
+        added.extend(write_position_deletes_in_tasks(positions, meta, table.io, partition_of, previous,
+                                                     counts=by_kind))
+        upd = {p: n for (p, k), n in by_kind.items() if k == UPDATE}
+        dele = {p: n for (p, k), n in by_kind.items() if k == DELETE_ROW}
+        unsure = [task_by_path[p] for p, n in dele.items() if not upd.get(p) and n >= _fewest_live_rows(task_by_path[p])]
+        if unsure:       # a file whose every live row the MERGE may delete: counted, and dropped by the caller
+            live = _read_target(table, meta, unsure).groupBy(FILE_COL).count().collect()
+            if any(r[1] == dele[r[0]] for r in live):
+                raise _FileEmptied()
+        data = _write_rows(changes.where(F.col(ACTION).isin(UPDATE, INSERT)), meta, table, cols, tasks)
+        added.extend(data)
+    except _FileEmptied:
+        for f in added:
+            table.io.delete(f.file_path)
+        return None
+    except BaseException:
+        for f in added:
+            table.io.delete(f.file_path)
+        raise
+    updated, deleted = sum(upd.values()), sum(dele.values())
+    written = sum(f.record_count for f in data)
+    counts = {"updated": updated, "deleted": deleted, "inserted": written - updated}
+    return added, counts, {p for (p, _k), n in by_kind.items() if n}
+
+
+class _FileEmptied(Exception):
+    """A MERGE deletes every live row of a data file (the file is dropped, not referenced)."""
 
 
 def _commit_row_delta(table, operation: str, meta, snap, task_by_path: dict, added: list, removed: set,

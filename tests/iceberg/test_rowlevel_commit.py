@@ -164,3 +164,32 @@ def test_merge_on_read_delete_is_one_job_and_an_emptied_file_is_dropped(catalog,
     assert _ids(t) == [i for i in range(1000) if i % 10 != 1]
     assert t.check().ok, t.check().problems
     assert not t.remove_orphan_files(older_than=2**62, dry_run=True)      # the unused delete files went
+
+
+@pytest.mark.parametrize("version", ["2", "3"])
+def test_merge_on_read_merge_counts_come_from_the_writing_tasks(catalog, spark, version):
+    """A merge-on-read MERGE with a small source: updated and deleted rows counted by the tasks
+    that write their positions, inserted rows by what the data files hold beyond the updates;
+    the rows read back as expected; a MERGE that empties a data file drops it."""
+    t = catalog.create_table("db.mc" + version, SCHEMA, properties={
+        "write.merge.mode": "merge-on-read", "format-version": version})
+    t.append(spark.range(100).selectExpr("id", "cast(id as string) as name", "'a' as cat"))
+    t.append(_arrow([500, 501], "b"))
+    src = spark.createDataFrame([(1, "u", "a"), (2, "u", "a"), (3, "d", "a"), (500, "d", "b"), (900, "i", "c"),
+                                 (901, "i", "c"), (902, "i", "c")], "id bigint, name string, cat string")
+    r = (t.merge(src, "t.id = s.id").when_matched_delete("s.name = 'd'").when_matched_update_all()
+         .when_not_matched_insert_all().execute())
+    assert (r["updated"], r["deleted"], r["inserted"]) == (2, 2, 3)
+    rows = {row.id: row.name for row in t.to_spark().collect()}
+    expected = {i: str(i) for i in range(100) if i != 3}
+    expected.update({1: "u", 2: "u", 501: "n501", 900: "i", 901: "i", 902: "i"})
+    assert rows == expected
+    summary = t.current_snapshot().summary
+    assert summary.get("deleted-data-files", "0") == "0"
+    # the last row of the small file: that file is dropped instead of referenced
+    r = t.merge(spark.createDataFrame([(501, "d", "b")], "id bigint, name string, cat string"), "t.id = s.id") \
+        .when_matched_delete().execute()
+    assert (r["updated"], r["deleted"], r["inserted"]) == (0, 1, 0)
+    assert t.current_snapshot().summary["deleted-data-files"] == "1"
+    assert 501 not in _ids(t) and len(_ids(t)) == len(expected) - 1
+    assert t.check().ok, t.check().problems
