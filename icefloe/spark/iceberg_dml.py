@@ -73,7 +73,7 @@ def _fewest_live_rows(task) -> int:
 
 def _commit_changes(table, operation: str, meta, snap, tasks: list, labelled, isolation: Optional[str],
                     conflict_filter=None, scope_by_partition: bool = False, every_row: bool = True,
-                    changed=None, inserts=None) -> dict:
+                    changed=None, inserts=None, inserting: bool = False) -> dict:
     """Write and commit a statement's labelled rows. ``labelled(tasks)`` gives them (table columns
     + FILE_COL, POS_COL, ACTION) with the target read from those file tasks; ``every_row``: they
     hold every live row of the files they touch (KEEP for the untouched ones); a MERGE that reads
@@ -86,29 +86,17 @@ def _commit_changes(table, operation: str, meta, snap, tasks: list, labelled, is
 
     ``changed``, when given, holds every changed and inserted row (a MERGE's matched rows and
     unmatched source rows): the counts come from it rather than from ``labelled(tasks)``; with
-    copy-on-write it needs only FILE_COL and ACTION, and ``inserts`` gives the inserted rows."""
+    copy-on-write it needs only FILE_COL and ACTION, and ``inserts`` gives the inserted rows.
+    ``inserting``: a "delete" whose labelled rows include INSERT rows (``overwrite`` with ``where``)."""
     from pyspark.sql import functions as F
 
     schema = meta.schema
     cols = [f"`{f.name}`" for f in schema.fields]
     mode = write_mode(meta.properties, operation)
     task_by_path = {t.path: t for t in tasks}
-    if mode == MERGE_ON_READ and operation == "delete" and changed is None:
-        done = _delete_positions_in_one_job(table, meta, task_by_path, labelled)
-        if done is not None:
-            added, counts, referenced = done
-            if not added:
-                return {**counts, "snapshot_id": None}
-            return _commit_row_delta(table, operation, meta, snap, task_by_path, added, set(), referenced, counts,
-                                     isolation, conflict_filter, scope_by_partition)
-    if mode == MERGE_ON_READ and operation == "update" and changed is None:
-        added, counts, referenced = _update_positions(table, meta, task_by_path, labelled, cols)
-        if not added:
-            return {**counts, "snapshot_id": None}
-        return _commit_row_delta(table, operation, meta, snap, task_by_path, added, set(), referenced, counts,
-                                 isolation, conflict_filter, scope_by_partition)
-    if mode == MERGE_ON_READ and operation == "merge" and changed is not None:
-        done = _merge_positions(table, meta, task_by_path, changed, cols)
+    # a MERGE's changed rows come as ``changed`` (a small source); DELETE and UPDATE label them
+    if mode == MERGE_ON_READ and (changed is not None if operation == "merge" else changed is None):
+        done = _write_changes_in_tasks(table, meta, task_by_path, labelled, changed, cols, operation, inserting)
         if done is not None:
             added, counts, referenced = done
             if not added:
@@ -187,83 +175,37 @@ def _commit_changes(table, operation: str, meta, snap, tasks: list, labelled, is
                              isolation, conflict_filter, scope_by_partition)
 
 
-def _delete_positions_in_one_job(table, meta, task_by_path: dict, labelled):
-    """A merge-on-read DELETE as one Spark job, as the JVM runtime runs it: the matching rows'
-    positions go straight to the tasks writing the delete files, which report each data file's
-    count; no checkpoint, no separate count. Returns (delete files, counts, data files
-    referenced), or None when a data file lost every live row (the delete files are removed and
-    the caller's path, which drops such a file instead, runs)."""
-    from pyspark.sql import functions as F
-
-    positions = labelled(list(task_by_path.values())).where(F.col(ACTION) == DELETE_ROW).select(FILE_COL, POS_COL)
-    partition_of = {p: t.partition_key for p, t in task_by_path.items()}
-    previous = {p: [d for d in t.deletes if d.content == POSITION_DELETES] for p, t in task_by_path.items()}
-    per_file: dict = {}
-    added = write_position_deletes_in_tasks(positions, meta, table.io, partition_of, previous, counts=per_file)
-    unsure = [task_by_path[p] for p, n in per_file.items() if n and n >= _fewest_live_rows(task_by_path[p])]
-    emptied = False
-    if unsure:      # earlier delete files name other data files too: count these files' live rows
-        live = _read_target(table, meta, unsure).groupBy(FILE_COL).count().collect()
-        emptied = any(r[1] == per_file[r[0]] for r in live)
-    if emptied:
-        for f in added:
-            table.io.delete(f.file_path)
-        return None
-    counts = {"updated": 0, "deleted": sum(per_file.values()), "inserted": 0}
-    return added, counts, {p for p, n in per_file.items() if n}
-
-
-def _update_positions(table, meta, task_by_path: dict, labelled, cols: list):
-    """A merge-on-read UPDATE: the updated rows checkpointed once (a value an assignment cannot
-    store raises its typed error there), then their positions written as delete files by tasks
-    that report each data file's count, and their new values as data files. Returns (files
-    written, counts, data files referenced)."""
+def _write_changes_in_tasks(table, meta, task_by_path: dict, labelled, changed, cols: list, operation: str,
+                           inserting: bool):
+    """A merge-on-read statement's changes written by Spark tasks that also count them, as the
+    JVM runtime writes them: no separate count job. The changed rows (``labelled``'s, or a MERGE's
+    ``changed``) go to the tasks writing the delete files, which report each data file's updated
+    and deleted positions; updated and inserted rows are written as data files, the inserted count
+    being what those hold beyond the updates. A DELETE without inserted rows is one job straight
+    from the scan; otherwise the changed rows are checkpointed once (a value an assignment cannot
+    store raises its typed error there). Returns (files written, counts, data files referenced),
+    or None, with the files written removed, when a data file lost every live row: the caller's
+    path drops such a file instead."""
     from pyspark.sql import functions as F
 
     tasks = list(task_by_path.values())
-    try:
-        rows = labelled(tasks).where(F.col(ACTION) == UPDATE).localCheckpoint()
-    except Exception as e:  # nothing written yet
-        typed = explain_spark_error(e)
-        if typed is e:
-            raise
-        raise typed from None
-    partition_of = {p: t.partition_key for p, t in task_by_path.items()}
-    previous = {p: [d for d in t.deletes if d.content == POSITION_DELETES] for p, t in task_by_path.items()}
-    per_file: dict = {}
-    added: list = []
-    try:
-        added.extend(write_position_deletes_in_tasks(rows.select(FILE_COL, POS_COL), meta, table.io, partition_of,
-                                                     previous, counts=per_file))
-        if per_file:
-            added.extend(_write_rows(rows, meta, table, cols, tasks))
-    except BaseException:
-        for f in added:
-            table.io.delete(f.file_path)
-        raise
-    counts = {"updated": sum(per_file.values()), "deleted": 0, "inserted": 0}
-    return added, counts, {p for p, n in per_file.items() if n}
-
-
-def _merge_positions(table, meta, task_by_path: dict, changed, cols: list):
-    """A merge-on-read MERGE's changed rows (matched and inserted), checkpointed once; the
-    delete-writing tasks count each data file's updated and deleted positions, the inserted
-    count is what the data files hold beyond the updates: no separate count job. None (and the
-    files written removed) when a data file lost every live row: the caller's path drops it."""
-    from pyspark.sql import functions as F
-
-    tasks = list(task_by_path.values())
-    try:
-        changes = changed.where(F.col(ACTION).isin(UPDATE, DELETE_ROW, INSERT)).localCheckpoint()
-    except Exception as e:  # nothing written yet
-        typed = explain_spark_error(e)
-        if typed is e:
-            raise
-        raise typed from None
+    kinds = {"delete": (), "update": (UPDATE,), "merge": (UPDATE, INSERT)}[operation]
+    if inserting:
+        kinds = kinds + (INSERT,)
+    changes = (labelled(tasks) if changed is None else changed).where(F.col(ACTION).isin(UPDATE, DELETE_ROW, INSERT))
+    if kinds:
+        try:
+            changes = changes.localCheckpoint()
+        except Exception as e:  # nothing written yet
+            typed = explain_spark_error(e)
+            if typed is e:
+                raise
+            raise typed from None
     partition_of = {p: t.partition_key for p, t in task_by_path.items()}
     previous = {p: [d for d in t.deletes if d.content == POSITION_DELETES] for p, t in task_by_path.items()}
     by_kind: dict = {}
     added: list = []
+    data: list = []
     try:
         positions = changes.where(F.col(ACTION).isin(UPDATE, DELETE_ROW)).select(
             FILE_COL, POS_COL, F.col(ACTION).alias(KIND_COL))
@@ -272,12 +214,13 @@ def _merge_positions(table, meta, task_by_path: dict, changed, cols: list):
         upd = {p: n for (p, k), n in by_kind.items() if k == UPDATE}
         dele = {p: n for (p, k), n in by_kind.items() if k == DELETE_ROW}
         unsure = [task_by_path[p] for p, n in dele.items() if not upd.get(p) and n >= _fewest_live_rows(task_by_path[p])]
-        if unsure:       # a file whose every live row the MERGE may delete: counted, and dropped by the caller
+        if unsure:       # earlier delete files may name other data files too: count these files' live rows
             live = _read_target(table, meta, unsure).groupBy(FILE_COL).count().collect()
             if any(r[1] == dele[r[0]] for r in live):
                 raise _FileEmptied()
-        data = _write_rows(changes.where(F.col(ACTION).isin(UPDATE, INSERT)), meta, table, cols, tasks)
-        added.extend(data)
+        if INSERT in kinds or (kinds and upd):
+            data = _write_rows(changes.where(F.col(ACTION).isin(*kinds)), meta, table, cols, tasks)
+            added.extend(data)
     except _FileEmptied:
         for f in added:
             table.io.delete(f.file_path)
@@ -287,13 +230,12 @@ def _merge_positions(table, meta, task_by_path: dict, changed, cols: list):
             table.io.delete(f.file_path)
         raise
     updated, deleted = sum(upd.values()), sum(dele.values())
-    written = sum(f.record_count for f in data)
-    counts = {"updated": updated, "deleted": deleted, "inserted": written - updated}
+    counts = {"updated": updated, "deleted": deleted, "inserted": sum(f.record_count for f in data) - updated}
     return added, counts, {p for (p, _k), n in by_kind.items() if n}
 
 
 class _FileEmptied(Exception):
-    """A MERGE deletes every live row of a data file (the file is dropped, not referenced)."""
+    """A statement deletes every live row of a data file (the file is dropped, not referenced)."""
 
 
 def _commit_row_delta(table, operation: str, meta, snap, task_by_path: dict, added: list, removed: set,
@@ -384,7 +326,8 @@ def replace_where(table, data, where: str, isolation: Optional[str] = None) -> d
         rows = _read_target(table, meta, file_tasks)
         return rows.withColumn(ACTION, F.when(hit, F.lit(DELETE_ROW)).otherwise(F.lit(KEEP))).unionByName(new)
 
-    return _commit_changes(table, "delete", meta, snap, tasks, labelled, isolation, conflict_filter=where)
+    return _commit_changes(table, "delete", meta, snap, tasks, labelled, isolation, conflict_filter=where,
+                           inserting=True)
 
 
 def update_rows(table, assignments: dict, condition=None, isolation: Optional[str] = None) -> dict:

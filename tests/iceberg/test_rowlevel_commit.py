@@ -193,3 +193,17 @@ def test_merge_on_read_merge_counts_come_from_the_writing_tasks(catalog, spark, 
     assert t.current_snapshot().summary["deleted-data-files"] == "1"
     assert 501 not in _ids(t) and len(_ids(t)) == len(expected) - 1
     assert t.check().ok, t.check().problems
+
+
+@pytest.mark.parametrize("version", ["2", "3"])
+def test_merge_on_read_overwrite_where_keeps_the_new_rows(catalog, version):
+    """``overwrite(data, where=...)`` on a merge-on-read table: the matching rows' positions
+    deleted and the new rows written in the same snapshot, with the counts of both."""
+    t = catalog.create_table("db.ow" + version, SCHEMA, properties={
+        "write.delete.mode": "merge-on-read", "format-version": version})
+    t.append(_arrow([1, 2, 3], "a"))
+    r = t.overwrite(_arrow([2, 20], "a"), where="id >= 2 and id <= 20")
+    assert (r["deleted"], r["inserted"]) == (2, 2)
+    assert _ids(t) == [1, 2, 20]
+    summary = t.current_snapshot().summary
+    assert summary["added-records"] == "2" and summary.get("deleted-data-files", "0") == "0"
