@@ -14,6 +14,7 @@ from typing import Optional
 from icefloe.errors import NoSuchSnapshotError
 from icefloe.paimon import changelog as cl
 from icefloe.paimon import types as pt
+from icefloe.spark.paimon_read import paimon_read_bucket, partitions_of
 
 ROWKIND = "rowkind"
 _ORD, _SNAP = "_change_ordinal", "_commit_snapshot_id"
@@ -108,8 +109,6 @@ def audit_log_df(spark, table, snapshot_id: Optional[int] = None, as_of=None, re
     from pyspark.sql import functions as F
     from pyspark.sql.pandas.types import to_arrow_schema
     from pyspark.sql.types import StringType, StructField, StructType
-
-    from icefloe.spark.paimon_read import paimon_read_bucket, partitions_of
 
     table.refresh()
     schema = table.table_schema_for(snapshot_id, as_of, ref)

@@ -17,11 +17,13 @@ import re
 from typing import Optional, Sequence
 
 from icefloe.paimon import deletion_vectors as dv
+from icefloe.paimon import merge as mg
 from icefloe.paimon import types as pt
 from icefloe.core.io import LOCAL, normalize_location, strip_scheme
 from icefloe.errors import CorruptDataFileError
 from icefloe.core import types as core
 from icefloe.paimon.arrow_read import read_data_file
+from icefloe.paimon.changelog import KIND_LABELS
 from icefloe.paimon.merge import iter_merged_bucket
 from icefloe.paimon.schema import SchemaHistory, evolve_arrow, layout, same_layout, same_type_layout
 from icefloe.paimon.table import FileStoreTable
@@ -244,9 +246,6 @@ def paimon_read_bucket(location: str, spec: str, target, io=LOCAL, kind_col: Opt
 
     import pyarrow as pa
     import pyarrow.compute as pc
-
-    from icefloe.paimon import merge as mg
-    from icefloe.paimon.changelog import KIND_LABELS
 
     table = _table(location, io)
     task = json.loads(spec[len(MERGE_PREFIX):])

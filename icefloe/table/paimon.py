@@ -12,8 +12,9 @@ import pyarrow as pa
 from icefloe.core.arrow import as_arrow_table, is_arrow_data
 from icefloe.core.reports import ExpireReport, Report
 from icefloe.core.tree import Node
-from icefloe.errors import IcefloeError
+from icefloe.errors import CommitConflictError, CommitFailedError, IcefloeError
 from icefloe.paimon import deletion_vectors as dv
+from icefloe.paimon import kv_compact
 from icefloe.paimon import system_tables
 from icefloe.paimon import types as pt
 from icefloe.paimon.check import check_paimon
@@ -125,8 +126,6 @@ class PaimonTable(FileStoreTable, Table):
         table has a Spark session, else here). A conflict with a concurrent commit, or any failure
         of the compaction (whose files are then deleted), leaves the runs for the next write to
         compact: the write itself stands."""
-        from icefloe.errors import CommitConflictError
-        from icefloe.paimon import kv_compact
 
         if self._schema.core_options.write_only:
             return
@@ -145,7 +144,6 @@ class PaimonTable(FileStoreTable, Table):
                           f"write stands ({type(e).__name__}: {e})", RuntimeWarning, stacklevel=3)
 
     def _compact_buckets(self, buckets) -> None:
-        from icefloe.paimon import kv_compact
 
         if self._spark is not None:
             compact_primary_key_table(self._spark, self, buckets=buckets)
@@ -156,8 +154,6 @@ class PaimonTable(FileStoreTable, Table):
         """Before a write, as Paimon's writers wait at ``num-sorted-run.stop-trigger``: buckets
         whose runs piled up past it (their compactions failed) are compacted first; if that fails
         the write is refused and the table stays as it was."""
-        from icefloe.errors import CommitFailedError
-        from icefloe.paimon import kv_compact
 
         if not self._schema.primary_keys or self._schema.core_options.write_only:
             return

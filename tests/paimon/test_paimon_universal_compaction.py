@@ -201,13 +201,19 @@ def test_full_compaction_every_n_delta_commits(tmp_path):
     assert len(_as_dict(t.to_arrow())) == 14
 
 
-def test_call_sys_compact(tmp_path, spark):
-    """Paimon's ``CALL sys.compact(table => ...)``: a full compaction in one COMPACT snapshot."""
+def _write_only_table(tmp_path, spark, shared_key: int):
+    """A write-only table ``db.k`` after three writes of keys 0..2 and ``shared_key`` (three level-0 runs)."""
     cat = icefloe.Catalog(str(tmp_path / "wh"), format="paimon", spark=spark)
     t = cat.create_table("db.k", "id bigint not null, v string",
                          properties={"primary-key": "id", "bucket": "1", "write-only": "true"})
     for i in range(3):
-        t.append(pa.table({"id": pa.array([i, 7], pa.int64()), "v": [f"w{i}"] * 2}))
+        t.append(pa.table({"id": pa.array([i, shared_key], pa.int64()), "v": [f"w{i}"] * 2}))
+    return cat, t
+
+
+def test_call_sys_compact(tmp_path, spark):
+    """Paimon's ``CALL sys.compact(table => ...)``: a full compaction in one COMPACT snapshot."""
+    cat, t = _write_only_table(tmp_path, spark, 7)
     assert cat.sql("CALL sys.compact(table => 'db.k')").collect()[0][0] is True
     t = cat.load_table("db.k")
     assert t.current_snapshot().commit_kind == "COMPACT"
@@ -221,11 +227,7 @@ def test_call_sys_compact(tmp_path, spark):
 
 def test_compact_is_dedicated_compaction(tmp_path, spark):
     """``t.compact()``, Paimon's name for a dedicated compaction of a write-only table."""
-    cat = icefloe.Catalog(str(tmp_path / "wh"), format="paimon", spark=spark)
-    t = cat.create_table("db.k", "id bigint not null, v string",
-                         properties={"primary-key": "id", "bucket": "1", "write-only": "true"})
-    for i in range(3):
-        t.append(pa.table({"id": pa.array([i, 9], pa.int64()), "v": [f"w{i}"] * 2}))
+    _cat, t = _write_only_table(tmp_path, spark, 9)
     assert t.compact().commit_kind == "COMPACT"
     assert [e.file.level for e in t.refresh().plan()] == [5]
     assert _as_dict(t.to_arrow()) == {0: "w0", 1: "w1", 2: "w2", 9: "w2"}
