@@ -102,16 +102,15 @@ def check_worker_python(spark) -> None:
             f"SparkSession is created (or the Spark setting spark.pyspark.python), or activate the virtualenv.")
 
 
-_ready: dict = {}      # id(session) -> the session: set up once (the worker check reads the whole conf)
+_workers_checked: dict = {}      # id(session) -> the session: its workers' interpreter checked (reads the whole conf)
 
 
 def _set_up(spark):
-    if _ready.get(id(spark)) is spark:
-        return spark
-    check_worker_python(spark)
-    apply_required_conf(spark)
+    if _workers_checked.get(id(spark)) is not spark:
+        check_worker_python(spark)
+        _workers_checked[id(spark)] = spark
+    apply_required_conf(spark)          # every time: a caller may have changed one since
     _register_data_source(spark)
-    _ready[id(spark)] = spark
     return spark
 
 
