@@ -29,7 +29,7 @@ from icefloe.iceberg.table_metadata import TableMetadata
 from icefloe.spark.align import explain_spark_error
 from icefloe.spark.iceberg_read import FILE_COL, POS_COL
 from icefloe.spark.iceberg_write import task_input
-from icefloe.spark.paimon_write import wait_until_idle
+from icefloe.spark.paimon_write import clean_up_failed_job
 
 
 def write_position_deletes_in_tasks(positions, meta: TableMetadata, io: FileIO, partition_of: dict,
@@ -60,8 +60,7 @@ def write_position_deletes_in_tasks(positions, meta: TableMetadata, io: FileIO, 
         rows = clustered.mapInArrow(run, "files binary").collect()
     except Exception as e:
         io.write_bytes(marker, b"", overwrite=True)
-        wait_until_idle(spark)
-        _remove_job_files(io, meta.location, job_id)
+        clean_up_failed_job(spark, lambda: _remove_job_files(io, meta.location, job_id))
         io.delete_tree(os.path.dirname(marker))
         raise explain_spark_error(e) from None
     out = []

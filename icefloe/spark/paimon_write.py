@@ -414,9 +414,9 @@ def write_kv_files(df, table, restored: dict, kind: Optional[int] = None,
         # after its last write and removes its own files: it either sees the marker or wrote
         # everything before the marker existed, and so before the listing below.
         io.write_bytes(marker, b"", overwrite=True)
-        wait_until_idle(df.sparkSession)
-        remove_job_files(table.store, f"{schema.core_options.data_file_prefix}{job}", f"index-{job}",
-                         f"{schema.core_options.changelog_file_prefix}{job}")
+        clean_up_failed_job(df.sparkSession, lambda: remove_job_files(
+            table.store, f"{schema.core_options.data_file_prefix}{job}", f"index-{job}",
+            f"{schema.core_options.changelog_file_prefix}{job}"))
         raise explain_spark_error(e) from None
     return [pickle.loads(r.message) for r in rows]
 
@@ -428,14 +428,35 @@ def abort_marker(table_path: str, job: str) -> str:
 
 
 def wait_until_idle(spark, timeout_s: float = 60.0) -> None:
-    """Wait until no Spark stage of this session runs (the tasks of a failed job are killed
+    """Wait until no Spark task of this session runs (the tasks of a failed job are killed
     asynchronously and may still write)."""
     import time
 
-    tracker = spark.sparkContext.statusTracker()
+    tracker = spark.sparkContext._jsc.sc().statusTracker()
     deadline = time.monotonic() + timeout_s
-    while tracker.getActiveStageIds() and time.monotonic() < deadline:
+    while time.monotonic() < deadline:
+        if not any(e.numRunningTasks() for e in tracker.getExecutorInfos()):
+            return
         time.sleep(0.1)
+
+
+def clean_up_failed_job(spark, remove) -> None:
+    """Run ``remove`` (which deletes a failed job's files by name) once the job's tasks have
+    stopped, and again once their Python workers must have too: a Python worker outlives its
+    killed task by up to ``spark.python.task.killTimeout`` and may finish writing a file in
+    that time (it then sees the abort marker and removes its files, unless it is killed first,
+    mid-file)."""
+    import time
+
+    wait_until_idle(spark)
+    remove()
+    try:
+        kill_timeout = spark.sparkContext._jsc.sc().conf().getTimeAsSeconds(
+            "spark.python.task.killTimeout", "2s")
+    except Exception:  # noqa: BLE001 - a conf the JVM cannot parse: Spark's default
+        kill_timeout = 2
+    time.sleep(kill_timeout + 0.5)
+    remove()
 
 
 def job_uuid(job: str, task: int) -> str:
