@@ -3,11 +3,11 @@
 A data file's deleted positions become bitmap words (64 positions per bigint, bit ``p % 64`` of
 word ``p // 64``); a row stays when its bit, found from Spark's ``_metadata.row_index``, is clear.
 When the bitmaps are small enough to travel in the plan (``literal_filter``) they are constants of
-the scan's filter: one branch per file (its key: its size, or its path), testing the row's bit in
-that file's words (a constant array Spark folds once), or, for a file with few deleted rows, the
-row's position against a constant set. Otherwise each file's words are one row of a small
-broadcast table joined to the file's rows by its key. Either way no shuffle and no Python; the
-constants avoid the join's per-row probe and copy.
+the scan's filter: every file's words in one constant array (Spark folds it once per query), a
+file's place in it found from its key (its size, or its path), and, for files with few deleted
+rows, ``file number << 40 | position`` in one constant set. Otherwise each file's words are one row
+of a small broadcast table joined to the file's rows by its key. Either way no shuffle and no
+Python; the constants avoid the join's per-row probe and copy.
 """
 from __future__ import annotations
 
@@ -43,36 +43,73 @@ def bit_is_clear(words: str, word: str, bit: str) -> str:
 MAX_LITERAL_ELEMENTS = 1 << 18     # words and positions written into a plan: 2 MB of numbers at most
 
 
-def literal_filter(files, key_col, row_col: str):
+def literal_filter(files, key_col: str, row_col: str):
     """A Column that keeps a row unless its file's bitmap marks it, with the bitmaps as constants:
-    ``files`` are ``(key, words)`` (the value ``key_col`` holds for the file's rows, its bitmap
-    words), ``row_col`` names the column of each row's position. None when the bitmaps hold more
-    than ``MAX_LITERAL_ELEMENTS`` numbers (the broadcast join takes them)."""
+    ``files`` are ``(key, words)`` (the value the column named ``key_col`` holds for the file's
+    rows, an int or a string; its bitmap words), ``row_col`` names the column of each row's
+    position. None when the bitmaps hold more
+    than ``MAX_LITERAL_ELEMENTS`` numbers (the broadcast join takes them).
+
+    All files' words are one constant array (a JSON string Spark folds once per query, passed as
+    a value, never parsed as SQL), and a file's first word's index in it comes from a CASE of
+    integer branches; files with few marked rows are a constant set of ``file number << 40 |
+    position``. The per-row code stays the same size whatever the number of files: a CASE whose
+    branches each held their own array test grew past the size the JVM compiles and ran
+    interpreted, several times slower."""
     import json
 
     import numpy as np
     from pyspark.sql import functions as F
 
     total = 0
-    cond = None
+    dense: list = []            # (key, offset) of files tested against the shared words
+    chunks: list = []
+    sparse: list = []           # (key, number) of files tested against the set
+    members: list = []
     for key, words in files:
         words = np.ascontiguousarray(words, dtype=np.uint64)
         bits = np.unpackbits(words.view(np.uint8), bitorder="little")
         count = int(bits.sum())
         if not count:
             continue
-        if count * 4 < len(words):          # few deleted rows: their positions as a constant set
+        if count * 4 < len(words):          # few deleted rows: their positions in the constant set
             total += count
-            keep = ~F.col(row_col).isin(np.flatnonzero(bits).tolist())
+            number = len(sparse) + 1
+            sparse.append((key, number))
+            members.append((np.int64(number) << np.int64(40)) | np.flatnonzero(bits).astype(np.int64))
         else:
             total += len(words)
-            constant = f"from_json('{json.dumps(words.view(np.int64).tolist())}', 'array<bigint>')"
-            keep = F.expr(bit_is_clear(constant, word_of(row_col), bit_of(row_col)))
+            dense.append((key, sum(len(c) for c in chunks)))
+            chunks.append(words.view(np.int64))
         if total > MAX_LITERAL_ELEMENTS:
             return None
-        branch = key_col == F.lit(key)
-        cond = F.when(branch, keep) if cond is None else cond.when(branch, keep)
-    return F.lit(True) if cond is None else cond.otherwise(F.lit(True))
+    row = F.col(row_col)
+    keep = F.lit(True)
+    if dense:
+        offset = F.expr(_case(key_col, dense))
+        words = F.from_json(F.lit(json.dumps(np.concatenate(chunks).tolist())), "array<bigint>")
+        word = F.get(words, (offset + F.shiftright(row, 6)).cast("int"))     # null: another file
+        bit = F.call_function("shiftright", word, (row.bitwiseAND(F.lit(63))).cast("int"))
+        keep = F.coalesce(bit.bitwiseAND(F.lit(1)) == 0, F.lit(True))
+    if sparse:
+        # SQL text: a Column's isin makes one call into the JVM per member
+        listed = ",".join(map(str, np.concatenate(members).tolist()))
+        keep = keep & F.expr(f"coalesce(NOT (shiftleft(cast({_case(key_col, sparse)} as bigint), 40) "
+                             f"| `{row_col}`) IN ({listed}), true)")
+    return keep
+
+
+def _case(key_col: str, branches) -> str:
+    """SQL mapping the column ``key_col`` to a number by ``branches`` ((key, number) pairs); null
+    for other keys."""
+    whens = " ".join(f"WHEN {_sql_literal(key)} THEN {number}" for key, number in branches)
+    return f"CASE `{key_col}` {whens} END"
+
+
+def _sql_literal(value) -> str:
+    if isinstance(value, str):
+        return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    return str(int(value))
 
 
 __all__ = ["bitmap_words", "word_of", "bit_of", "bit_is_clear", "literal_filter", "MAX_LITERAL_ELEMENTS"]

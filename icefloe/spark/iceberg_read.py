@@ -170,14 +170,15 @@ def _read_tasks(spark, tasks: list, schema: Schema, where, columns, with_positio
             parts = [read_parquet_by_field_id(spark, [t.path for t in with_ids], schema, history)] if with_ids else []
             parts += _read_without_ids(spark, without_ids, schema, history, name_mapping, False)
             df = _union(parts)
+    elif has_deletes and _only_position_deletes_by_raw_path(tasks) and _fits_a_filter(tasks):
+        # files with and without deletes in one scan, the deletes a filter on it
+        df = _read_with_position_filter(spark, tasks, schema, history, with_positions)
     elif has_deletes and any(not t.deletes for t in tasks):
         # files without deletes take the plain path; only the others go through the deletes
         clean = [t for t in tasks if not t.deletes]
         dirty = [t for t in tasks if t.deletes]
         df = _union([_read_tasks(spark, clean, schema, None, None, with_positions, history, name_mapping),
                      _read_tasks(spark, dirty, schema, None, None, with_positions, history, name_mapping)])
-    elif has_deletes and _only_position_deletes_by_raw_path(tasks) and _fits_a_filter(tasks):
-        df = _read_with_position_filter(spark, tasks, schema, history, with_positions)
     elif has_deletes and _only_position_deletes_by_raw_path(tasks):
         df = _read_minus_position_deletes(spark, tasks, schema, history, with_positions)
     else:
@@ -323,7 +324,7 @@ _ROW = "_icefloe_row_index"
 
 
 def _fits_a_filter(tasks: list) -> bool:
-    return (sum(t.file.record_count for t in tasks) <= _MAX_FILTER_ROWS
+    return (sum(t.file.record_count for t in tasks if t.deletes) <= _MAX_FILTER_ROWS
             and sum(d.record_count for d in {d.delete_key: d for t in tasks for d in t.deletes}.values())
             <= BROADCAST_ROWS)
 
@@ -337,12 +338,14 @@ def deleted_bitmaps(tasks: list, io=LOCAL) -> dict:
 
 def _read_with_position_filter(spark, tasks: list, schema: Schema, history: Sequence[Schema],
                                with_positions: bool = False):
-    """The rows of ``tasks`` less their position deletes, by a bitmap filter (see above)."""
+    """The rows of ``tasks`` less their position deletes, by a bitmap filter (see above); tasks
+    without deletes are read in the same scan (no branch of the filter names them)."""
     import pyarrow as pa
     from pyspark.sql import functions as F
 
-    bitmaps = deleted_bitmaps(tasks)
-    sizes = _sizes_if_distinct(tasks)
+    dirty = [t for t in tasks if t.deletes]
+    bitmaps = deleted_bitmaps(dirty)
+    sizes = _sizes_if_distinct(tasks)      # every file read: a clean file must not share a size
     if sizes is not None:
         key_list, key = [sizes[p] for p in bitmaps], F.col("_metadata.file_size")
         keys = pa.array(key_list, pa.int64())
@@ -352,7 +355,12 @@ def _read_with_position_filter(spark, tasks: list, schema: Schema, history: Sequ
     df = spark.read.schema(spark_read_schema(schema, history)).parquet(*[t.path for t in tasks])
     positions = ([F.col("_metadata.file_path").alias(_RAW_PATH), F.col("_metadata.row_index").alias(POS_COL)]
                  if with_positions else [])
-    constants = literal_filter(list(zip(key_list, bitmaps.values())), F.col(_KEY), _ROW)
+    constants = literal_filter(list(zip(key_list, bitmaps.values())), _KEY, _ROW)
+    if constants is None and len(dirty) < len(tasks):
+        # the join would probe every row: files without deletes take the plain read
+        clean = [t for t in tasks if not t.deletes]
+        return _union([_read_tasks(spark, clean, schema, None, None, with_positions, history, None),
+                       _read_with_position_filter(spark, dirty, schema, history, with_positions)])
     if constants is not None:            # the bitmaps as constants of the scan's filter
         df = (df.select("*", key.alias(_KEY), F.col("_metadata.row_index").alias(_ROW), *positions)
               .where(constants).drop(_KEY, _ROW))

@@ -451,7 +451,7 @@ def _marked_by_bitmap(spark, table, schema, marked: list, fields, unmarked: Sequ
             loaded[bv.path] = bv.load(table.io)
         words.append(bitmap_words(loaded[bv.path][e.file.file_name].to_array(), e.file.row_count).view(np.int64))
     extra = {key_col: "_metadata.file_size", row_col: "_metadata.row_index"}
-    constants = literal_filter([(e.file.file_size, w) for (e, _), w in zip(marked, words)], F.col(key_col), row_col)
+    constants = literal_filter([(e.file.file_size, w) for (e, _), w in zip(marked, words)], key_col, row_col)
     if constants is not None:
         both = list(marked) + list(unmarked)
         df = read_files(spark, [e.file.file_path for e, _ in both], schema.fields,

@@ -23,7 +23,8 @@ def test_position_delete_read_paths_agree_with_pyiceberg(catalog, spark, monkeyp
     files, their deleted positions as a bitmap filter (the others force the joins)."""
     if path == "joined":
         monkeypatch.setattr(ir, "_MAX_FILTER_PAIRS", -1)
-    if path == "bitmap-broadcast":          # bitmaps too big to be constants of the plan: joined
+    broadcast = path == "bitmap-broadcast"
+    if broadcast:                           # bitmaps too big to be constants of the plan: joined
         from icefloe.spark import bitmaps
         monkeypatch.setattr(bitmaps, "MAX_LITERAL_ELEMENTS", 0)
         path = "bitmap"
@@ -52,6 +53,12 @@ def test_position_delete_read_paths_agree_with_pyiceberg(catalog, spark, monkeyp
         assert ir._unattached_pairs(tasks, {d.file_path: d for x in tasks for d in x.deletes}.values())
     assert sorted(r.id for r in t.to_spark().select("id").collect()) == expected
     assert used, "the read did not take the position-delete path"
+    if path == "bitmap":
+        plan = t.to_spark()._jdf.queryExecution().executedPlan().toString()
+        if broadcast:     # the join probes only the files with deletes; the others are read plainly
+            assert "Join" in plan and "Union" in plan, plan
+        else:             # files with and without deletes in one scan, the bitmaps its filter's constants
+            assert "Join" not in plan and "Union" not in plan and plan.count("FileScan") == 1, plan
     assert sorted(r.id for r in t.to_spark().where("p = 1").select("id").collect()) == \
         [i for i in expected if i % 3 == 1 or i >= 300]
     assert _pyiceberg_ids(catalog, "db.mor") == expected

@@ -11,23 +11,26 @@ from icefloe.spark import bitmaps
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(files=st.lists(st.tuples(st.integers(1, 300), st.floats(0, 1)), min_size=1, max_size=4),
-       seed=st.integers(0, 10**6))
-def test_literal_filter_keeps_exactly_the_clear_bits(spark, files, seed):
+       seed=st.integers(0, 10**6), by_path=st.booleans())
+def test_literal_filter_keeps_exactly_the_clear_bits(spark, files, seed, by_path):
     rnd = np.random.default_rng(seed)
     rows, marked, dense = [], [], 0
-    for key, (count, share) in enumerate(files):
+    for number, (count, share) in enumerate(files):
+        # keys are file sizes or paths (quotes and backslashes must survive the SQL text)
+        key = f"file:/w/it's\\{number}.parquet" if by_path else number
         deleted = np.flatnonzero(rnd.random(count) < share)
         words = bitmaps.bitmap_words(deleted, count)
         marked.append((key, words))
         dense += len(deleted) * 4 >= len(words)
         rows += [(key, i, i not in set(deleted.tolist())) for i in range(count)]
-    df = spark.createDataFrame(rows, "k long, pos long, keep boolean")
-    cond = bitmaps.literal_filter(marked, F.col("k"), "pos")
+    ddl = f"k {'string' if by_path else 'long'}, pos long, keep boolean"
+    df = spark.createDataFrame(rows, ddl)
+    cond = bitmaps.literal_filter(marked, "k", "pos")
     assert cond is not None
     got = sorted((r.k, r.pos) for r in df.where(cond).collect())
     assert got == sorted((k, p) for k, p, keep in rows if keep)
     # a file not named by any branch keeps all its rows
-    other = spark.createDataFrame([(99, 0, True), (99, 5, True)], "k long, pos long, keep boolean")
+    other = spark.createDataFrame([("99" if by_path else 99, 0, True), ("99" if by_path else 99, 5, True)], ddl)
     assert other.where(cond).count() == 2
 
 
@@ -36,9 +39,10 @@ def test_both_forms_of_constants_and_the_size_limit(spark, monkeypatch):
     dense = bitmaps.bitmap_words(list(range(0, 640, 2)), 640)   # half the rows: the words
     df = spark.range(10_000).select(F.lit(1).alias("k"), F.col("id").alias("pos")).union(
         spark.range(640).select(F.lit(2).alias("k"), F.col("id").alias("pos")))
-    cond = bitmaps.literal_filter([(1, sparse), (2, dense)], F.col("k"), "pos")
+    cond = bitmaps.literal_filter([(1, sparse), (2, dense)], "k", "pos")
     text = str(cond)
-    assert "in(pos, 3)" in text and text.count("from_json") == 1, text     # sparse: the set; dense: the words
+    # sparse: (file number 1 << 40 | position 3) in the set; dense: the one shared array of words
+    assert str((1 << 40) | 3) in text and text.count("from_json") == 1, text
     assert df.where(cond).count() == 9_999 + 320
     monkeypatch.setattr(bitmaps, "MAX_LITERAL_ELEMENTS", 5)
-    assert bitmaps.literal_filter([(1, sparse), (2, dense)], F.col("k"), "pos") is None
+    assert bitmaps.literal_filter([(1, sparse), (2, dense)], "k", "pos") is None
