@@ -100,6 +100,8 @@ def _stat_value(t: IcebergType, v: Any) -> Any:
         return None
     if s == "string" and isinstance(v, (bytes, bytearray)):
         return bytes(v).decode("utf-8", "surrogateescape")
+    if s in ("timestamp_ns", "timestamptz_ns"):
+        return to_internal(t, v)                  # nanoseconds, also from pandas' Timestamp
     if s in ("timestamp", "timestamptz") and isinstance(v, _dt.datetime):
         if v.tzinfo is not None and s == "timestamp":
             v = v.replace(tzinfo=None)

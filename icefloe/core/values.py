@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal
+import re
 import uuid as _uuid
 from typing import Any
 
@@ -16,6 +17,7 @@ from icefloe.core.types import DecimalType, IcebergType
 EPOCH_DATE = _dt.date(1970, 1, 1)
 EPOCH_DT = _dt.datetime(1970, 1, 1)
 EPOCH_DT_UTC = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+_FRACTION = re.compile(r"\.(\d{1,9})")
 
 
 def unscaled(value: decimal.Decimal, scale: int) -> int:
@@ -58,14 +60,12 @@ def to_internal(t: IcebergType, value: Any) -> Any:
         if isinstance(value, str):
             value = _dt.datetime.fromisoformat(value)
         if isinstance(value, _dt.datetime):
-            if value.tzinfo is None:
-                delta = value - EPOCH_DT
-            else:
-                delta = value - EPOCH_DT_UTC
-            return delta.days * 86_400_000_000 + delta.seconds * 1_000_000 + delta.microseconds
+            return _datetime_micros(value)
         if isinstance(value, _dt.date):
             return (value - EPOCH_DATE).days * 86_400_000_000
         return int(value)
+    if s in ("timestamp_ns", "timestamptz_ns"):
+        return to_nanos(value)
     if s == "time":
         if isinstance(value, str):
             value = _dt.time.fromisoformat(value)
@@ -84,6 +84,43 @@ def to_internal(t: IcebergType, value: Any) -> Any:
     if s in ("float", "double"):
         return float(value)
     return value
+
+
+def to_nanos(value: Any) -> int:
+    """A timestamp as nanoseconds since the epoch (format v3's ``_ns`` types): from an int (taken
+    as nanoseconds), a pandas ``Timestamp`` or numpy ``datetime64`` (exact), an ISO string (up to
+    nine fraction digits) or a ``datetime`` (microseconds); an aware value is taken as its instant."""
+    if isinstance(value, int):
+        return value
+    if hasattr(value, "value") and hasattr(value, "nanosecond"):        # pandas Timestamp
+        return int(value.value)
+    if type(value).__name__ == "datetime64":
+        import numpy as np
+
+        return int(value.astype("datetime64[ns]").astype(np.int64))
+    if isinstance(value, str):
+        text = value.strip().replace(" ", "T", 1)
+        frac = ""
+        m = _FRACTION.search(text)
+        if m:
+            frac, text = m.group(1), text[:m.start()] + text[m.end():]
+        whole = _dt.datetime.fromisoformat(text)
+        return _datetime_micros(whole) * 1000 + int((frac + "000000000")[:9])
+    if isinstance(value, _dt.datetime):
+        return _datetime_micros(value) * 1000
+    if isinstance(value, _dt.date):
+        return (value - EPOCH_DATE).days * 86_400_000_000_000
+    return int(value)
+
+
+def _datetime_micros(value: _dt.datetime) -> int:
+    delta = value - (EPOCH_DT if value.tzinfo is None else EPOCH_DT_UTC)
+    return delta.days * 86_400_000_000 + delta.seconds * 1_000_000 + delta.microseconds
+
+
+def nanos_to_datetime(ns: int, utc: bool = False) -> _dt.datetime:
+    """Nanoseconds since the epoch as a ``datetime`` (its microseconds, floored)."""
+    return micros_to_datetime(ns // 1000, utc)
 
 
 def micros_to_datetime(us: int, utc: bool = False) -> _dt.datetime:

@@ -40,6 +40,8 @@ def avro_primitive(t: IcebergType, name_hint: str = "f") -> object:
         return {"type": "long", "logicalType": "timestamp-micros", "adjust-to-utc": False}
     if s == "timestamptz":
         return {"type": "long", "logicalType": "timestamp-micros", "adjust-to-utc": True}
+    if s in ("timestamp_ns", "timestamptz_ns"):
+        return {"type": "long", "logicalType": "timestamp-nanos", "adjust-to-utc": s == "timestamptz_ns"}
     if s == "uuid":
         return {"type": "fixed", "size": 16, "name": f"uuid_fixed_{name_hint}", "logicalType": "uuid"}
     if isinstance(t, FixedType):

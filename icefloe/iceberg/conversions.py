@@ -22,7 +22,7 @@ from icefloe.core.types import DecimalType, IcebergType
 # values in their internal form are shared with Paimon (core.values), importable from here too
 from icefloe.core.values import (  # noqa: E402,F401
     EPOCH_DATE, EPOCH_DT, EPOCH_DT_UTC, civil_from_days, days_to_date, from_unscaled, micros_to_datetime,
-    to_internal, unscaled,
+    nanos_to_datetime, to_internal, to_nanos, unscaled,
 )
 
 
@@ -34,6 +34,8 @@ def to_bytes(t: IcebergType, value: Any) -> bytes:
         return struct.pack("<i", value)
     if s in ("long", "time", "timestamp", "timestamptz"):
         return struct.pack("<q", value)
+    if s in ("timestamp_ns", "timestamptz_ns"):
+        return struct.pack("<q", to_nanos(value))
     if s == "float":
         return struct.pack("<f", value)
     if s == "double":
@@ -56,7 +58,7 @@ def from_bytes(t: IcebergType, data: bytes) -> Any:
         return data != b"\x00"
     if s in ("int", "date"):
         return struct.unpack("<i", data)[0]
-    if s in ("long", "time", "timestamp", "timestamptz"):
+    if s in ("long", "time", "timestamp", "timestamptz", "timestamp_ns", "timestamptz_ns"):
         # Spec: a long bound may be stored as 4 bytes when promoted from int.
         return struct.unpack("<q", data)[0] if len(data) == 8 else struct.unpack("<i", data)[0]
     if s == "float":
@@ -93,6 +95,9 @@ def human_string(t: IcebergType, value: Any) -> str:
         return micros_to_datetime(value).isoformat(timespec="microseconds")
     if s == "timestamptz":
         return micros_to_datetime(value, utc=True).isoformat(timespec="microseconds")
+    if s in ("timestamp_ns", "timestamptz_ns"):
+        text = nanos_to_datetime(value).isoformat(timespec="seconds") + f".{value % 1_000_000_000:09d}"
+        return text + ("+00:00" if s == "timestamptz_ns" else "")
     if s == "time":
         return (_dt.datetime.min + _dt.timedelta(microseconds=value)).time().isoformat()
     if s in ("binary",) or s.startswith("fixed"):

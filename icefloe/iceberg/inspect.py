@@ -52,6 +52,8 @@ def spark_value(t: IcebergType, v: Any) -> Any:
             return conversions.micros_to_datetime(v, utc=True)
         if s == "timestamp":
             return conversions.micros_to_datetime(v)
+        if s in ("timestamp_ns", "timestamptz_ns"):       # Spark holds microseconds
+            return conversions.nanos_to_datetime(v, utc=s == "timestamptz_ns")
     except OverflowError:  # outside Python's years 1..9999
         return None
     if s == "uuid":
@@ -97,6 +99,8 @@ def _coerce(meta: TableMetadata, unified: StructType, spec_id: int, values: tupl
 _PRIMITIVE = {"boolean": pa.bool_(), "int": pa.int32(), "long": pa.int64(), "float": pa.float32(),
               "double": pa.float64(), "date": pa.date32(), "time": pa.int64(),
               "timestamp": pa.timestamp("us"), "timestamptz": pa.timestamp("us", tz="UTC"),
+              # spark_value gives nanosecond timestamps as Spark holds them: microseconds
+              "timestamp_ns": pa.timestamp("us"), "timestamptz_ns": pa.timestamp("us", tz="UTC"),
               "string": pa.string(), "uuid": pa.string(), "binary": pa.binary()}
 LONG, INT, STRING, BOOL, BINARY = pa.int64(), pa.int32(), pa.string(), pa.bool_(), pa.binary()
 TIMESTAMP = pa.timestamp("us", tz="UTC")

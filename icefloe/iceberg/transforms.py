@@ -31,6 +31,7 @@ DATE = PRIMITIVES_BY_NAME["date"]
 
 # ------------------------------------------------------------------ murmur3 (bucket)
 _CANONICAL_NAN_BITS = struct.pack("<q", 0x7FF8000000000000)
+_NANOS = ("timestamp_ns", "timestamptz_ns")       # format v3: nanoseconds since the epoch
 
 
 def _hash_bytes(t: IcebergType, v: Any) -> bytes:
@@ -38,6 +39,8 @@ def _hash_bytes(t: IcebergType, v: Any) -> bytes:
     s = str(t)
     if s in ("int", "long", "date", "time", "timestamp", "timestamptz"):
         return struct.pack("<q", v)  # ints hash as 8-byte longs so promotion keeps buckets
+    if s in _NANOS:
+        return struct.pack("<q", v // 1000)  # hashed as microseconds, as the microsecond types
     if s == "string":
         return v.encode("utf-8")
     if s == "uuid":
@@ -185,13 +188,18 @@ class _TimeTransform(Transform):
         return True
 
 
+def _micros(source: IcebergType, v: int) -> int:
+    """A timestamp value in microseconds (the ``_ns`` types hold nanoseconds), floored."""
+    return v // 1000 if str(source) in _NANOS else v
+
+
 def _days(source: IcebergType, v: int) -> int:
-    return v if str(source) == "date" else v // US_PER_DAY
+    return v if str(source) == "date" else _micros(source, v) // US_PER_DAY
 
 
 class YearTransform(_TimeTransform):
     name = "year"
-    sources = ("date", "timestamp", "timestamptz")
+    sources = ("date", "timestamp", "timestamptz") + _NANOS
 
     def result_type(self, source):
         return INT
@@ -207,7 +215,7 @@ class YearTransform(_TimeTransform):
 
 class MonthTransform(_TimeTransform):
     name = "month"
-    sources = ("date", "timestamp", "timestamptz")
+    sources = ("date", "timestamp", "timestamptz") + _NANOS
 
     def result_type(self, source):
         return INT
@@ -227,7 +235,7 @@ class MonthTransform(_TimeTransform):
 
 class DayTransform(_TimeTransform):
     name = "day"
-    sources = ("date", "timestamp", "timestamptz")
+    sources = ("date", "timestamp", "timestamptz") + _NANOS
 
     def result_type(self, source):
         return DATE
@@ -246,7 +254,7 @@ class DayTransform(_TimeTransform):
 
 class HourTransform(_TimeTransform):
     name = "hour"
-    sources = ("timestamp", "timestamptz")
+    sources = ("timestamp", "timestamptz") + _NANOS
 
     def result_type(self, source):
         return INT
@@ -254,7 +262,7 @@ class HourTransform(_TimeTransform):
     def apply(self, source, v):
         if v is None:
             return None
-        return v // US_PER_HOUR
+        return _micros(source, v) // US_PER_HOUR
 
     def human(self, source, v):
         if v is None:
@@ -368,7 +376,7 @@ def default_field_name(t: Transform, source_name: str) -> str:
 
 # ------------------------------------------------------------------ Arrow (vectorised)
 _UNIT_PER_US = {"s": (1_000_000, 1), "ms": (1000, 1), "us": (1, 1), "ns": (1, 1000)}
-_TEMPORAL = ("date", "time", "timestamp", "timestamptz")
+_TEMPORAL = ("date", "time", "timestamp", "timestamptz") + _NANOS
 
 
 def _arrow_ints(source: IcebergType, arr):
@@ -396,7 +404,7 @@ def _arrow_ints(source: IcebergType, arr):
         unit = at.unit
     else:
         raw = arr.cast(pa.int64())
-        unit = "us" if s in ("time", "timestamp", "timestamptz") else None
+        unit = "ns" if s in _NANOS else "us" if s in ("time", "timestamp", "timestamptz") else None
     vals = pc.fill_null(raw, 0).to_numpy(zero_copy_only=False).astype(np.int64)
     if unit is not None:
         mul, div = _UNIT_PER_US[unit]

@@ -29,6 +29,8 @@ RANGE_MARKER = "ICEFLOE_OUT_OF_RANGE"
 
 _WIDENINGS = {
     ("int", "long"), ("float", "double"),
+    # Spark's timestamps are microseconds: exact as format v3's nanosecond types
+    ("timestamp", "timestamp_ns"), ("timestamptz", "timestamptz_ns"),
 }
 
 

@@ -30,9 +30,11 @@ from icefloe.iceberg.rewrite import RewriteFiles, plan_compaction
 from icefloe.iceberg.row_delta import RowDelta
 from icefloe.iceberg.validate import Validation, isolation_level
 from icefloe.spark.align import align_dataframe, explain_spark_error
+from icefloe.errors import UnsupportedFeatureError
 from icefloe.errors import MergeCardinalityError  # noqa: F401 - defined in icefloe.errors, importable here too
 from icefloe.spark import iceberg_lineage as lineage_mod
 from icefloe.spark.iceberg_lineage import tracks_lineage, with_lineage_fields
+from icefloe.spark.iceberg_evolved_read import has_nanos
 from icefloe.spark.iceberg_read import FILE_COL, POS_COL, read_tasks
 from icefloe.core.types import to_arrow_schema
 from icefloe.iceberg.arrow_writer import _split_by_partition
@@ -71,6 +73,17 @@ def _fewest_live_rows(task) -> int:
     return task.file.record_count - sum(d.record_count for d in task.deletes)
 
 
+def refuse_truncating_rewrite(meta, what: str) -> None:
+    """Refuse a change that would write existing rows back through Spark on a table with format v3
+    nanosecond timestamps: Spark holds microseconds, so the rewritten rows would lose their last
+    three digits. (A merge-on-read DELETE writes only positions; appends keep what they get.)"""
+    names = [f.name for f in meta.schema.fields if str(f.field_type).endswith("_ns")]
+    if names or has_nanos(meta.schema):
+        raise UnsupportedFeatureError(
+            f"{what} would rewrite rows of nanosecond timestamp column(s) {names or 'nested'} through "
+            "Spark, which holds microseconds and would truncate them; merge-on-read DELETE and appends work")
+
+
 def _commit_changes(table, operation: str, meta, snap, tasks: list, labelled, isolation: Optional[str],
                     conflict_filter=None, scope_by_partition: bool = False, every_row: bool = True,
                     changed=None, inserts=None, inserting: bool = False) -> dict:
@@ -93,6 +106,8 @@ def _commit_changes(table, operation: str, meta, snap, tasks: list, labelled, is
     schema = meta.schema
     cols = [f"`{f.name}`" for f in schema.fields]
     mode = write_mode(meta.properties, operation)
+    if not (operation == "delete" and mode == MERGE_ON_READ and not inserting):
+        refuse_truncating_rewrite(meta, f"{operation.upper()} in {mode} mode")
     task_by_path = {t.path: t for t in tasks}
     # a MERGE's changed rows come as ``changed`` (a small source); DELETE and UPDATE label them
     if mode == MERGE_ON_READ and (changed is not None if operation == "merge" else changed is None):
@@ -522,6 +537,7 @@ def rewrite_data_files(table, where=None, target_file_size: Optional[int] = None
     snap = meta.current_snapshot
     if snap is None:
         return None
+    refuse_truncating_rewrite(meta, "compaction")
     all_tasks = scan_mod.plan_files(table.io, meta, snap, None)
     candidates = all_tasks if where is None else scan_mod.plan_files(table.io, meta, snap, where)
     live_deletes = [e.data_file for e in live_entries(table.io, meta, snap) if e.data_file.content != DATA]

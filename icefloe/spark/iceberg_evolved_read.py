@@ -95,6 +95,25 @@ def _has_uuid(t: IcebergType) -> bool:
     return str(t) == "uuid"
 
 
+def has_nanos(schema) -> bool:
+    """Whether a column (at any depth) is a format v3 nanosecond timestamp: Spark's Parquet reader
+    and writer know only microseconds, so those tables are read and written by Arrow in tasks."""
+    return any(s.endswith("_ns") for s in _type_names(schema.struct))
+
+
+def _type_names(t):
+    if hasattr(t, "fields"):
+        for f in t.fields:
+            yield from _type_names(f.field_type)
+    elif hasattr(t, "element_type"):
+        yield from _type_names(t.element_type)
+    elif hasattr(t, "key_type"):
+        yield from _type_names(t.key_type)
+        yield from _type_names(t.value_type)
+    else:
+        yield str(t)
+
+
 def schema_has_uuid(schema: Schema) -> bool:
     return any(_has_uuid(f.field_type) for f in schema.fields)
 

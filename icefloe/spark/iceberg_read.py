@@ -45,7 +45,7 @@ from icefloe.spark.align import spark_default
 # row's 0-based position in that file
 from icefloe.spark.bitmaps import bit_is_clear, bit_of, bitmap_words, literal_filter, word_of
 from icefloe.spark.python_read import FILE_COL, POS_COL, read_tasks_in_python
-from icefloe.spark.iceberg_evolved_read import mapping_from_history, name_read_plan, read_parquet_by_field_id, read_parquet_by_name, restore_column_names, spark_read_schema
+from icefloe.spark.iceberg_evolved_read import has_nanos, mapping_from_history, name_read_plan, read_parquet_by_field_id, read_parquet_by_name, restore_column_names, spark_read_schema
 
 _SEQ_COL = "_icefloe_seq"
 _PART_COL = "_icefloe_part"
@@ -70,8 +70,9 @@ def read_tasks(spark, tasks: list, schema: Schema, where=None, columns: Optional
     cannot take its paths (an object store without the session's connector) Python tasks read the
     files through it (``python_read``).
     """
-    if io is not None and not io.spark_native:
-        return read_tasks_in_python(spark, tasks, schema, where, columns, with_positions, name_mapping, io)
+    if (io is not None and not io.spark_native) or has_nanos(schema):
+        # Python tasks: a store Spark cannot reach, or nanosecond timestamps Spark's reader refuses
+        return read_tasks_in_python(spark, tasks, schema, where, columns, with_positions, name_mapping, io or LOCAL)
     try:
         groups = _by_missing_defaults(tasks, schema)
         if groups is None:

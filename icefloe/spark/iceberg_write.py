@@ -40,7 +40,7 @@ from icefloe.core.types import ListType, MapType, StructType, primitive_from_str
 from icefloe.errors import SchemaMismatchError
 from icefloe.iceberg.arrow_writer import align_arrow, write_arrow
 from icefloe.iceberg.sort_order import writer_sort_columns
-from icefloe.spark.iceberg_evolved_read import _has_uuid, schema_has_uuid
+from icefloe.spark.iceberg_evolved_read import _has_uuid, has_nanos, schema_has_uuid
 
 KEY_COL = "__icefloe_partition"
 _PART_RE = re.compile(r"part-(\d+)-")
@@ -208,7 +208,7 @@ def write_data_files(df, meta: TableMetadata, io: FileIO, table_name: str) -> li
     write_id = uuid.uuid4().hex
 
     # Arrow writes in the tasks: Parquet's fixed_len_byte_array (uuid, fixed), and stores Spark cannot reach
-    if schema_has_uuid(schema) or _has_fixed(schema) or not io.spark_native:
+    if schema_has_uuid(schema) or _has_fixed(schema) or has_nanos(schema) or not io.spark_native:
         return _write_with_arrow(aligned, meta, io, write_id)
     staging = f"{location}/data/.staging-{write_id}"
     partitioned = not spec.is_unpartitioned

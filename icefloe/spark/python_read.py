@@ -91,8 +91,23 @@ def _as_spark(table, wanted, schema: Schema):
         col = table.column(i)
         if f.name in uuids:
             col = pa.array([None if v is None else str(uuid.UUID(bytes=v)) for v in col.to_pylist()], pa.string())
-        cols.append(col.cast(f.type))
+        elif pa.types.is_timestamp(col.type) and col.type.unit == "ns":
+            col = _floor_to_micros(col)
+        # nested nanosecond timestamps (Spark holds microseconds) are truncated, not refused
+        cols.append(col.cast(f.type, safe=not pa.types.is_nested(col.type)))
     return pa.Table.from_arrays(cols, schema=wanted)
+
+
+def _floor_to_micros(col):
+    """Nanosecond timestamps as microseconds, floored (as Iceberg converts them, also before 1970)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    mask = np.asarray(pc.is_null(col).to_numpy(zero_copy_only=False), dtype=bool)
+    nanos = pc.fill_null(col.cast(pa.int64()), 0).to_numpy(zero_copy_only=False)
+    return pa.array(np.floor_divide(nanos, 1000), pa.int64(), mask=mask).cast(pa.timestamp("us", col.type.tz))
 
 
 def position_rows(spark, delete_files: list, io: FileIO):

@@ -1,0 +1,147 @@
+"""Format v3 nanosecond timestamps (``timestamp_ns``, ``timestamptz_ns``): Arrow writes and reads
+keep every digit, Spark (which holds microseconds) reads them floored and writes its microseconds
+exactly, partitions and bounds follow the spec, pyiceberg reads the nanoseconds back, the Java
+runtime reads the metadata (its Spark 3.5 integration cannot read the type's data at all: "Cannot
+convert unknown type to Spark: timestamp_ns"), and changes that would write existing rows back
+through Spark are refused rather than truncating them."""
+from __future__ import annotations
+
+import os
+import struct
+import sys
+
+import pyarrow as pa
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from tools.jvm_runtime import JvmRuntime  # noqa: E402
+
+from icefloe.core.types.model import NestedField, Schema, primitive_from_string  # noqa: E402
+from icefloe.core.values import to_nanos  # noqa: E402
+from icefloe.errors import UnsupportedFeatureError  # noqa: E402
+from icefloe.iceberg.transforms import BucketTransform, DayTransform  # noqa: E402
+from tests.interop_util import pyiceberg_table  # noqa: E402
+
+# values with digits below the microsecond, one before 1970 (floored, not truncated toward zero)
+NANOS = [to_nanos("2017-11-16T22:31:08.000001001"), to_nanos("2024-02-29T23:59:59.999999999"),
+         -1_500, None]
+MOR = {"write.delete.mode": "merge-on-read", "write.update.mode": "merge-on-read",
+       "write.merge.mode": "merge-on-read"}
+
+
+def _schema():
+    return Schema([NestedField(1, "id", primitive_from_string("long"), False),
+                   NestedField(2, "ts", primitive_from_string("timestamp_ns"), False),
+                   NestedField(3, "tz", primitive_from_string("timestamptz_ns"), False)])
+
+
+def _arrow(ids, nanos):
+    return pa.table({"id": pa.array(ids, pa.int64()), "ts": pa.array(nanos, pa.timestamp("ns")),
+                     "tz": pa.array(nanos, pa.timestamp("ns", tz="UTC"))})
+
+
+def _table(catalog, name, properties=None, partitioned_by=None):
+    return catalog.create_table(name, _schema(), partitioned_by=partitioned_by,
+                                properties={"format-version": "3", **(properties or {})})
+
+
+def _arrow_nanos(t, col="ts"):
+    arrow = t.refresh().to_arrow()
+    return sorted(zip(arrow.column("id").to_pylist(), arrow.column(col).cast(pa.int64()).to_pylist()),
+                  key=lambda r: r[0])
+
+
+def test_nanoseconds_round_trip_through_arrow_and_read_floored_by_spark(catalog, spark):
+    t = _table(catalog, "db.ns")
+    t.append(_arrow([1, 2, 3, 4], NANOS))
+    assert _arrow_nanos(t) == list(zip([1, 2, 3, 4], NANOS))
+    assert _arrow_nanos(t, "tz") == list(zip([1, 2, 3, 4], NANOS))
+    # Spark holds microseconds: each value floored (-1500 ns is -2 us, not -1)
+    got = {r.id: r for r in t.to_spark().selectExpr("id", "unix_micros(cast(ts as timestamp)) as ts",
+                                                    "unix_micros(tz) as tz").collect()}
+    for i, v in zip([1, 2, 3, 4], NANOS):
+        assert (got[i].ts, got[i].tz) == ((None, None) if v is None else (v // 1000, v // 1000)), i
+    # Spark's microseconds go in exactly, through the Arrow writer (Parquet TIMESTAMP(NANOS))
+    t.append(spark.sql("SELECT 5L AS id, timestamp_ntz'2024-01-01 00:00:00.123456' AS ts, "
+                       "timestamp'2024-01-01 00:00:00.123456Z' AS tz"))
+    assert _arrow_nanos(t)[-1] == (5, to_nanos("2024-01-01T00:00:00.123456"))
+    assert _arrow_nanos(t, "tz")[-1] == (5, to_nanos("2024-01-01T00:00:00.123456"))
+    # pyiceberg reads the nanoseconds icefloe wrote
+    theirs = pyiceberg_table(t.metadata_location).scan().to_arrow()
+    assert sorted(zip(theirs.column("id").to_pylist(), theirs.column("ts").cast(pa.int64()).to_pylist()),
+                  key=lambda r: r[0]) == _arrow_nanos(t)
+    # the data file's bounds are the nanosecond min and max, 8-byte little-endian
+    files = [f for f in t.inspect.files().collect() if f.record_count == 4]
+    assert len(files) == 1
+    real = [v for v in NANOS if v is not None]
+    assert struct.unpack("<q", bytes(files[0].lower_bounds[2]))[0] == min(real)
+    assert struct.unpack("<q", bytes(files[0].upper_bounds[2]))[0] == max(real)
+
+
+def test_partitions_of_nanosecond_columns_follow_the_spec(catalog):
+    t = _table(catalog, "db.ns_parts", partitioned_by=["day(ts)", "bucket(8, tz)"])
+    t.append(_arrow([1, 2, 3], NANOS[:3]))
+    parts = sorted((r.partition.ts_day, r.partition.tz_bucket) for r in t.inspect.files().collect())
+    ns = primitive_from_string("timestamp_ns")
+    expected = sorted((_date(DayTransform().apply(ns, v)), BucketTransform(8).apply(ns, v)) for v in NANOS[:3])
+    assert parts == expected
+    # the spec's test vector: nanoseconds hash as their microseconds
+    assert BucketTransform(8).apply(ns, to_nanos("2017-11-16T22:31:08.000001001")) == \
+        BucketTransform(8).apply(primitive_from_string("timestamp"), to_nanos("2017-11-16T22:31:08.000001") // 1000)
+    assert sorted(r[0] for r in _arrow_nanos(t)) == [1, 2, 3]
+    assert sorted(pyiceberg_table(t.metadata_location).scan().to_arrow().column("id").to_pylist()) == [1, 2, 3]
+
+
+def _date(days):
+    import datetime as dt
+
+    return dt.date(1970, 1, 1) + dt.timedelta(days=days)
+
+
+def test_changes_that_would_truncate_are_refused_and_a_merge_on_read_delete_works(catalog, spark):
+    cow = _table(catalog, "db.ns_cow")
+    cow.append(_arrow([1, 2, 3, 4], NANOS))
+    before = cow.current_snapshot().snapshot_id
+    for change in (lambda: cow.delete("id = 1"), lambda: cow.update({"id": "id + 10"}, where="id = 2"),
+                   lambda: cow.rewrite_data_files(),
+                   lambda: cow.merge(spark.sql("SELECT 1L AS id"), "t.id = s.id").when_matched_delete().execute()):
+        with pytest.raises(UnsupportedFeatureError, match="ts.*microseconds"):
+            change()
+        assert cow.refresh().current_snapshot().snapshot_id == before
+    mor = _table(catalog, "db.ns_mor", MOR)
+    mor.append(_arrow([1, 2, 3, 4], NANOS))
+    assert mor.delete("id = 1")["deleted"] == 1          # positions only: the other rows keep every digit
+    assert _arrow_nanos(mor) == list(zip([2, 3, 4], NANOS[1:]))
+    with pytest.raises(UnsupportedFeatureError, match="UPDATE"):
+        mor.update({"id": "id + 10"}, where="id = 2")
+
+
+@pytest.fixture(scope="module")
+def jvm(tmp_path_factory):
+    with JvmRuntime(tmp_path_factory.mktemp("jvm-ns")) as runtime:
+        yield runtime
+
+
+JVM_META = """
+jvm = spark._jvm
+t = jvm.org.apache.iceberg.hadoop.HadoopTables(spark._jsc.hadoopConfiguration()).load(location)
+C = jvm.org.apache.iceberg.types.Conversions
+out = []
+it = t.newScan().includeColumnStats().planFiles().iterator()
+integer = jvm.java.lang.Class.forName('java.lang.Integer')
+while it.hasNext():
+    f = it.next().file()
+    ft = t.schema().findType(2)
+    lo = C.fromByteBuffer(ft, f.lowerBounds().get(2))
+    hi = C.fromByteBuffer(ft, f.upperBounds().get(2))
+    out.append([str(ft), f.recordCount(), lo, hi, f.partition().get(0, integer)])
+result = out
+"""
+
+
+def test_the_java_runtime_reads_the_metadata_of_icefloes_nanosecond_table(catalog, jvm):
+    t = _table(catalog, "db.ns_jvm", partitioned_by=["day(ts)"])
+    t.append(_arrow([1, 2], NANOS[:2]))
+    got = sorted(jvm.run(JVM_META, location=t.location))
+    ns = primitive_from_string("timestamp_ns")
+    assert got == sorted(["timestamp_ns", 1, v, v, DayTransform().apply(ns, v)] for v in NANOS[:2])
