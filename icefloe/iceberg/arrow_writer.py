@@ -145,8 +145,9 @@ def write_arrow(io: FileIO, table, schema: Schema, spec: PartitionSpec, location
             name = f"{task_id:05d}-0-{write_id}-{counter:05d}.parquet"
             path = f"{location.rstrip('/')}/data/{sub + '/' if sub else ''}{name}"
             written.append(path)
-            with io.open_write(path) as sink:
-                pq.write_table(part_table, sink, compression=None if codec == "uncompressed" else codec,
+            unknown = [f.name for f in schema.fields if str(f.field_type) == "unknown"]
+            with io.open_write(path) as sink:          # unknown columns are never stored (the spec)
+                pq.write_table(part_table.drop_columns(unknown), sink, compression=None if codec == "uncompressed" else codec,
                                store_schema=False, write_page_checksum=True)  # readers can catch bit rot
             with io.open_read(path) as fh:
                 md = pq.read_metadata(fh)

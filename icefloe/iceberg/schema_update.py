@@ -32,7 +32,7 @@ from icefloe.core.types import (
 from icefloe.core.types.model import DoubleType, FloatType, PrimitiveType
 from icefloe.errors import SchemaError
 from icefloe.iceberg.schema import default_json
-from icefloe.iceberg.table_metadata import TableMetadata
+from icefloe.iceberg.table_metadata import TableMetadata, check_types_for_version
 from icefloe.iceberg.metadata_commit import commit_metadata
 
 NAME_MAPPING_PROPERTY = "schema.name-mapping.default"
@@ -264,6 +264,7 @@ class SchemaBuilder:
 def with_schema(meta: TableMetadata, struct: StructType, last_column_id: int,
                 identifier_ids: list) -> Optional[TableMetadata]:
     """``meta`` with ``struct`` as the current schema, reusing the id of an identical older schema."""
+    check_types_for_version(struct, meta.format_version, meta.location)
     candidate = Schema(struct.fields, schema_id=-1, identifier_field_ids=identifier_ids)
     existing = next((s for s in meta.schemas if s.same_fields(candidate)
                      and s.identifier_field_ids == candidate.identifier_field_ids), None)

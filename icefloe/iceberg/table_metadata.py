@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Optional
 
 from icefloe.core.types import Schema, widen_schema_small_ints
-from icefloe.errors import CorruptMetadataError, NoSuchSnapshotError, UnsupportedFormatVersionError
+from icefloe.errors import CorruptMetadataError, NoSuchSnapshotError, SchemaError, UnsupportedFormatVersionError
 from icefloe.iceberg.partitioning import PARTITION_DATA_ID_START, PartitionSpec
 from icefloe.iceberg.schema import name_mapping, schema_from_json, schema_to_json
 from icefloe.iceberg.snapshot import Snapshot, SnapshotRef
@@ -304,6 +304,33 @@ def upgraded(meta: TableMetadata, version: int) -> TableMetadata:
                    next_row_id=meta.next_row_id if meta.next_row_id is not None else 0)
 
 
+def check_types_for_version(struct, version: int, what: str) -> None:
+    """Refuse format v3's types (``unknown``, nanosecond timestamps) in an older table, and an
+    ``unknown`` column that is required: the spec's rules, which other readers rely on."""
+    from icefloe.core.types.model import V3_TYPE_NAMES, type_names
+
+    newer = sorted({n for n in type_names(struct) if n in V3_TYPE_NAMES})
+    if newer and version < 3:
+        raise SchemaError(f"{what}: type(s) {', '.join(newer)} need format version 3 (the table is version "
+                          f"{version}); create it with properties={{'format-version': '3'}}")
+    for f in _all_fields(struct):
+        if str(f.field_type) == "unknown" and (f.required or f.initial_default is not None
+                                               or f.write_default is not None):
+            raise SchemaError(f"{what}: column {f.name!r} of type unknown must be optional with no default")
+
+
+def _all_fields(struct):
+    for f in struct.fields:
+        yield f
+        t = f.field_type
+        while hasattr(t, "element_type") or hasattr(t, "value_type"):
+            if hasattr(t, "fields"):
+                break
+            t = t.element_type if hasattr(t, "element_type") else t.value_type
+        if hasattr(t, "fields"):
+            yield from _all_fields(t)
+
+
 def new_table_metadata(location: str, schema: Schema, spec: PartitionSpec, properties: dict) -> TableMetadata:
     schema = widen_schema_small_ints(schema)      # Iceberg has no TINYINT/SMALLINT: they are int
     props = {"write.parquet.compression-codec": "zstd"}
@@ -311,6 +338,7 @@ def new_table_metadata(location: str, schema: Schema, spec: PartitionSpec, prope
     version = DEFAULT_FORMAT_VERSION
     if FORMAT_VERSION in props:
         version = check_format_version_property(props.pop(FORMAT_VERSION), location)
+    check_types_for_version(schema.struct, version, location)
     props.setdefault("schema.name-mapping.default", json.dumps(name_mapping(schema)))
     ts = now_ms()
     return TableMetadata(

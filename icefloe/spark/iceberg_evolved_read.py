@@ -30,6 +30,7 @@ from typing import Iterable, Optional
 from icefloe.core.types import (
     IcebergType, ListType, MapType, Schema, StructType, to_spark_field, to_spark_type,
 )
+from icefloe.core.types.model import type_names
 from icefloe.errors import IcefloeError
 from icefloe.iceberg.schema_update import update_name_mapping
 
@@ -98,20 +99,7 @@ def _has_uuid(t: IcebergType) -> bool:
 def has_nanos(schema) -> bool:
     """Whether a column (at any depth) is a format v3 nanosecond timestamp: Spark's Parquet reader
     and writer know only microseconds, so those tables are read and written by Arrow in tasks."""
-    return any(s.endswith("_ns") for s in _type_names(schema.struct))
-
-
-def _type_names(t):
-    if hasattr(t, "fields"):
-        for f in t.fields:
-            yield from _type_names(f.field_type)
-    elif hasattr(t, "element_type"):
-        yield from _type_names(t.element_type)
-    elif hasattr(t, "key_type"):
-        yield from _type_names(t.key_type)
-        yield from _type_names(t.value_type)
-    else:
-        yield str(t)
+    return any(s.endswith("_ns") for s in type_names(schema.struct))
 
 
 def schema_has_uuid(schema: Schema) -> bool:

@@ -36,6 +36,7 @@ from typing import Optional, Sequence
 
 from icefloe.core.io import LOCAL
 from icefloe.core.types import Schema, to_spark_field, to_spark_schema
+from icefloe.core.types.model import type_names
 from icefloe.iceberg.manifest import EQUALITY_DELETES, POSITION_DELETES
 from icefloe.errors import UnsupportedFeatureError  # noqa: F401 - defined in icefloe.errors, importable here too
 from icefloe.errors import CorruptDataFileError
@@ -70,9 +71,25 @@ def read_tasks(spark, tasks: list, schema: Schema, where=None, columns: Optional
     cannot take its paths (an object store without the session's connector) Python tasks read the
     files through it (``python_read``).
     """
-    if (io is not None and not io.spark_native) or has_nanos(schema):
-        # Python tasks: a store Spark cannot reach, or nanosecond timestamps Spark's reader refuses
+    unknown = [f.name for f in schema.fields if str(f.field_type) == "unknown"]
+    nested_unknown = sum(1 for n in type_names(schema.struct) if n == "unknown") > len(unknown)
+    if (io is not None and not io.spark_native) or has_nanos(schema) or nested_unknown:
+        # Python tasks: a store Spark cannot reach, or types Spark's reader refuses (nanosecond
+        # timestamps, unknown inside a struct, list or map)
         return read_tasks_in_python(spark, tasks, schema, where, columns, with_positions, name_mapping, io or LOCAL)
+    if unknown:                     # format v3: never stored, always null (Spark's void)
+        from pyspark.sql import functions as F
+
+        known = Schema([f for f in schema.fields if f.name not in unknown], schema.schema_id,
+                       [i for i in schema.identifier_field_ids if schema.find_field(i).name not in unknown])
+        df = read_tasks(spark, tasks, known, None, None, with_positions, history, name_mapping, io)
+        df = df.select(*[F.lit(None).alias(f.name) if f.name in unknown else F.col(f"`{f.name}`")
+                         for f in schema.fields], *([FILE_COL, POS_COL] if with_positions else []))
+        if where is not None:
+            df = df.where(where)
+        if columns:
+            df = df.select(*[f"`{c}`" for c in columns], *([FILE_COL, POS_COL] if with_positions else []))
+        return df
     try:
         groups = _by_missing_defaults(tasks, schema)
         if groups is None:

@@ -226,6 +226,7 @@ def write_data_files(df, meta: TableMetadata, io: FileIO, table_name: str) -> li
                                                *[_sort_col(c, asc, nulls_first) for c, asc, nulls_first in sort_cols])
     target = int(props.get("write.target-file-size-bytes", 512 * 1024 * 1024))
     codec = props.get("write.parquet.compression-codec", "zstd").lower()
+    aligned = aligned.drop(*[f.name for f in schema.fields if str(f.field_type) == "unknown"])  # never stored
     writer = (aligned.write.mode("errorifexists")
               .option("compression", "none" if codec == "uncompressed" else codec)
               .option("maxRecordsPerFile", estimate_records_per_file(meta, target, schema)))

@@ -20,6 +20,7 @@ from icefloe.core.types.model import (
     TimestampType,
     TimestamptzType,
     TimeType,
+    UnknownType,
 )
 from icefloe.errors import SchemaError
 
@@ -61,6 +62,8 @@ def to_arrow_type(t: IcebergType, with_ids: bool = True, fixed_as_binary: bool =
         return pa.timestamp(_unit(t.precision), tz="UTC")
     if isinstance(t, TimeType):
         return pa.time32("ms") if t.precision <= 3 else pa.time64("us")
+    if isinstance(t, UnknownType):
+        return pa.null()
     return {
         "boolean": pa.bool_(), "tinyint": pa.int8(), "smallint": pa.int16(), "int": pa.int32(),
         "long": pa.int64(), "float": pa.float32(), "double": pa.float64(), "date": pa.date32(),

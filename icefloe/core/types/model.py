@@ -285,10 +285,35 @@ class MultisetType(IcebergType):
 NO_ID = -1
 
 
+class UnknownType(PrimitiveType):
+    """Iceberg format v3's ``unknown``: a column whose type is not known yet, always null, never
+    stored in data files (Spark's ``void``)."""
+
+    name = "unknown"
+
+
 PRIMITIVES_BY_NAME: dict[str, PrimitiveType] = {
     t.name: t() for t in (BooleanType, IntegerType, LongType, FloatType, DoubleType, DateType,
-                          TimeType, TimestampType, TimestamptzType, StringType, UUIDType, BinaryType)
+                          TimeType, TimestampType, TimestamptzType, StringType, UUIDType, BinaryType,
+                          UnknownType)
 }
+
+# Types a table may hold only from Iceberg's format version 3 on
+V3_TYPE_NAMES = ("unknown", "timestamp_ns", "timestamptz_ns")
+
+
+def type_names(t):
+    """The string form of every primitive type in ``t`` (a type or a struct), at any depth."""
+    if hasattr(t, "fields"):
+        for f in t.fields:
+            yield from type_names(f.field_type)
+    elif hasattr(t, "element_type"):
+        yield from type_names(t.element_type)
+    elif hasattr(t, "key_type"):
+        yield from type_names(t.key_type)
+        yield from type_names(t.value_type)
+    else:
+        yield str(t)
 
 # The spec strings above are Iceberg's; Spark DDL also names the small integers, which Paimon keeps.
 DDL_PRIMITIVES: dict[str, PrimitiveType] = dict(PRIMITIVES_BY_NAME, tinyint=ByteType(), smallint=ShortType())

@@ -21,6 +21,7 @@ from icefloe.core.types.model import (
     TimestampType,
     TimestamptzType,
     TimeType,
+    UnknownType,
     UUIDType,
 )
 from icefloe.errors import SchemaError
@@ -60,6 +61,8 @@ def to_spark_type(t: IcebergType, field_id: Optional[int] = None, uuid_as_binary
         return T.TimestampNTZType()
     if isinstance(t, TimestamptzType):
         return T.TimestampType()
+    if isinstance(t, UnknownType):
+        return T.NullType()
     if isinstance(t, TimeType):
         if t.precision != 6:
             raise SchemaError(f"{t} columns cannot be read or written with Spark")

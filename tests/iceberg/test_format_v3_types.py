@@ -1,5 +1,7 @@
-"""Format v3 nanosecond timestamps (``timestamp_ns``, ``timestamptz_ns``): Arrow writes and reads
-keep every digit, Spark (which holds microseconds) reads them floored and writes its microseconds
+"""Format v3 types. ``unknown``: never stored, read as null by icefloe and pyiceberg, the Java
+runtime's core reading icefloe's metadata and icefloe reading the runtime's (its Spark 3.5
+integration cannot read the type at all), and refused where the spec refuses it. Nanosecond timestamps (``timestamp_ns``,
+``timestamptz_ns``): Arrow writes and reads keep every digit, Spark (which holds microseconds) reads them floored and writes its microseconds
 exactly, partitions and bounds follow the spec, pyiceberg reads the nanoseconds back, the Java
 runtime reads the metadata (its Spark 3.5 integration cannot read the type's data at all: "Cannot
 convert unknown type to Spark: timestamp_ns"), and changes that would write existing rows back
@@ -145,3 +147,78 @@ def test_the_java_runtime_reads_the_metadata_of_icefloes_nanosecond_table(catalo
     got = sorted(jvm.run(JVM_META, location=t.location))
     ns = primitive_from_string("timestamp_ns")
     assert got == sorted(["timestamp_ns", 1, v, v, DayTransform().apply(ns, v)] for v in NANOS[:2])
+
+
+def _unknown_schema():
+    return Schema([NestedField(1, "id", primitive_from_string("long"), False),
+                   NestedField(2, "u", primitive_from_string("unknown"), False),
+                   NestedField(3, "s", primitive_from_string("string"), False)])
+
+
+def test_unknown_columns_are_never_stored_and_read_as_null(catalog, spark, jvm):
+    import glob
+
+    import pyarrow.parquet as pq
+
+    from icefloe.errors import SchemaError
+
+    with pytest.raises(SchemaError, match="unknown need format version 3"):
+        catalog.create_table("db.u2", _unknown_schema())
+    required = Schema([NestedField(1, "id", primitive_from_string("long"), False),
+                       NestedField(2, "u", primitive_from_string("unknown"), True)])
+    with pytest.raises(SchemaError, match="must be optional"):
+        catalog.create_table("db.u3", required, properties={"format-version": "3"})
+    t = catalog.create_table("db.u", _unknown_schema(), properties={"format-version": "3"})
+    t.append(pa.table({"id": pa.array([1], pa.int64()), "s": ["a"]}))             # Arrow writer
+    t.append(spark.sql("SELECT 2L AS id, 'b' AS s"))                               # Spark's writer
+    files = glob.glob(os.path.join(t.location, "data", "*.parquet"))
+    assert len(files) == 2 and all(pq.read_schema(f).names == ["id", "s"] for f in files)
+    df = t.to_spark()
+    assert df.schema["u"].dataType.simpleString() == "void"
+    assert sorted(tuple(r) for r in df.collect()) == [(1, None, "a"), (2, None, "b")]
+    assert sorted(tuple(r) for r in t.to_spark(where="u IS NULL and id > 1").collect()) == [(2, None, "b")]
+    arrow = t.to_arrow()
+    assert arrow.column("u").type == pa.null() and arrow.column("u").null_count == 2
+    theirs = pyiceberg_table(t.metadata_location).scan().to_arrow()
+    assert sorted(zip(theirs.column("id").to_pylist(), theirs.column("u").to_pylist())) == [(1, None), (2, None)]
+    # the Java runtime's Spark 3.5 integration refuses the type ("Cannot convert unknown type to
+    # Spark"); its core reads the schema and the files, which hold no column 2
+    assert jvm.run(JVM_FILES, location=t.location) == ["unknown", 2, [[1, 3], [1, 3]]]
+
+
+JVM_FILES = """
+jvm = spark._jvm
+t = jvm.org.apache.iceberg.hadoop.HadoopTables(spark._jsc.hadoopConfiguration()).load(location)
+files = []
+it = t.newScan().includeColumnStats().planFiles().iterator()
+while it.hasNext():
+    files.append(it.next().file())
+result = [str(t.schema().findType(2)), sum(f.recordCount() for f in files),
+          sorted(sorted(int(k) for k in f.valueCounts().keySet()) for f in files)]
+"""
+
+
+JVM_ADD_UNKNOWN = """
+jvm = spark._jvm
+t = jvm.org.apache.iceberg.hadoop.HadoopTables(spark._jsc.hadoopConfiguration()).load(location)
+t.updateSchema().addColumn("u", jvm.org.apache.iceberg.types.Types.UnknownType.get()).commit()
+result = 'ok'
+"""
+
+
+def test_icefloe_reads_and_appends_to_the_runtimes_table_with_an_unknown_column(spark, jvm):
+    import icefloe
+
+    warehouse = jvm.run("result = spark.conf.get('spark.sql.catalog.jvm.warehouse')")
+    jvm.sql("CREATE TABLE jvm.db.unknown (id bigint) USING iceberg TBLPROPERTIES ('format-version'='3')")
+    jvm.sql("INSERT INTO jvm.db.unknown VALUES (1)")
+    location = os.path.join(warehouse, "db", "unknown")
+    jvm.run(JVM_ADD_UNKNOWN, location=location)          # through Iceberg's API: its Spark cannot write it
+    t = icefloe.load_table(location)
+    assert str(t.metadata.schema.find_field(2).field_type) == "unknown"
+    assert sorted(tuple(r) for r in t.to_spark().collect()) == [(1, None)]
+    t.append(spark.sql("SELECT 3L AS id"))
+    assert sorted(tuple(r) for r in t.refresh().to_spark().collect()) == [(1, None), (3, None)]
+    assert sorted(pyiceberg_table(t.metadata_location).scan().to_arrow().column("id").to_pylist()) == [1, 3]
+    got = jvm.run(JVM_FILES, location=location)
+    assert got == ["unknown", 2, [[1], [1]]]
