@@ -56,7 +56,6 @@ def literal_filter(files, key_col: str, row_col: str):
     position``. The per-row code stays the same size whatever the number of files: a CASE whose
     branches each held their own array test grew past the size the JVM compiles and ran
     interpreted, several times slower."""
-    import json
 
     import numpy as np
     from pyspark.sql import functions as F
@@ -87,7 +86,7 @@ def literal_filter(files, key_col: str, row_col: str):
     keep = F.lit(True)
     if dense:
         offset = F.expr(_case(key_col, dense))
-        words = F.from_json(F.lit(json.dumps(np.concatenate(chunks).tolist())), "array<bigint>")
+        words = long_array_constant(np.concatenate(chunks))
         word = F.get(words, (offset + F.shiftright(row, 6)).cast("int"))     # null: another file
         bit = F.call_function("shiftright", word, (row.bitwiseAND(F.lit(63))).cast("int"))
         keep = F.coalesce(bit.bitwiseAND(F.lit(1)) == 0, F.lit(True))
@@ -97,6 +96,34 @@ def literal_filter(files, key_col: str, row_col: str):
         keep = keep & F.expr(f"coalesce(NOT (shiftleft(cast({_case(key_col, sparse)} as bigint), 40) "
                              f"| `{row_col}`) IN ({listed}), true)")
     return keep
+
+
+def long_array_constant(values):
+    """A Column holding ``values`` (numpy int64) as one constant ``array<bigint>``: built in the
+    JVM as a primitive array from the values' bytes (one transfer, no per-element calls, element
+    reads without boxing), else, where the session gives no JVM access, as a JSON string Spark
+    folds into the array once per query."""
+    import json
+
+    import numpy as np
+    from pyspark.sql import SparkSession
+    from pyspark.sql import functions as F
+
+    values = np.ascontiguousarray(values, dtype="<i8")
+    try:
+        from pyspark.sql.classic.column import Column
+
+        spark = SparkSession.getActiveSession()
+        jvm = spark._jvm
+        longs = spark.sparkContext._gateway.new_array(jvm.long, len(values))
+        raw = jvm.java.nio.ByteBuffer.wrap(bytearray(values.tobytes()))
+        raw.order(jvm.java.nio.ByteOrder.LITTLE_ENDIAN).asLongBuffer().get(longs)
+        expressions = jvm.org.apache.spark.sql.catalyst.expressions
+        literal = expressions.Literal(expressions.UnsafeArrayData.fromPrimitiveArray(longs),
+                                      jvm.org.apache.spark.sql.types.DataType.fromDDL("array<bigint>"))
+        return Column(jvm.org.apache.spark.sql.classic.ExpressionUtils.column(literal))
+    except Exception:  # noqa: BLE001 - no JVM behind the session (Spark Connect): the JSON form
+        return F.from_json(F.lit(json.dumps(values.tolist())), "array<bigint>")
 
 
 def _case(key_col: str, branches) -> str:

@@ -34,6 +34,19 @@ def test_literal_filter_keeps_exactly_the_clear_bits(spark, files, seed, by_path
     assert other.where(cond).count() == 2
 
 
+def test_the_words_constant_without_jvm_access_is_folded_json(spark, monkeypatch):
+    """A session without JVM access (Spark Connect) gets the JSON form of the same constant."""
+    from pyspark.sql import SparkSession
+
+    monkeypatch.setattr(SparkSession, "getActiveSession", staticmethod(lambda: None))
+    col = bitmaps.long_array_constant(np.array([5, -1, 1 << 62], dtype=np.int64))
+    monkeypatch.undo()
+    assert "from_json" in str(col)
+    assert spark.range(1).select(col.alias("w")).first().w == [5, -1, 1 << 62]
+    assert spark.range(1).select(bitmaps.long_array_constant(np.array([5, -1], np.int64)).alias("w")).first().w \
+        == [5, -1]
+
+
 def test_both_forms_of_constants_and_the_size_limit(spark, monkeypatch):
     sparse = bitmaps.bitmap_words([3], 10_000)            # one of 10,000 rows: a constant set
     dense = bitmaps.bitmap_words(list(range(0, 640, 2)), 640)   # half the rows: the words
@@ -41,8 +54,9 @@ def test_both_forms_of_constants_and_the_size_limit(spark, monkeypatch):
         spark.range(640).select(F.lit(2).alias("k"), F.col("id").alias("pos")))
     cond = bitmaps.literal_filter([(1, sparse), (2, dense)], "k", "pos")
     text = str(cond)
-    # sparse: (file number 1 << 40 | position 3) in the set; dense: the one shared array of words
-    assert str((1 << 40) | 3) in text and text.count("from_json") == 1, text
+    # sparse: (file number 1 << 40 | position 3) in the set; dense: the one shared array of words,
+    # a primitive array built in the JVM (no JSON to parse)
+    assert str((1 << 40) | 3) in text and text.count("UnsafeArrayData") == 1 and "from_json" not in text, text
     assert df.where(cond).count() == 9_999 + 320
     monkeypatch.setattr(bitmaps, "MAX_LITERAL_ELEMENTS", 5)
     assert bitmaps.literal_filter([(1, sparse), (2, dense)], "k", "pos") is None
