@@ -208,7 +208,7 @@ def _write_changes_in_tasks(table, meta, task_by_path: dict, labelled, changed, 
     if inserting:
         kinds = kinds + (INSERT,)
     changes = (labelled(tasks) if changed is None else changed).where(F.col(ACTION).isin(UPDATE, DELETE_ROW, INSERT))
-    if kinds:
+    if kinds and changed is None:      # a MERGE's ``changed`` builds on its checkpointed matches
         try:
             changes = changes.localCheckpoint()
         except Exception as e:  # nothing written yet

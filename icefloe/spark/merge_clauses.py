@@ -7,7 +7,7 @@ import dataclasses
 from typing import Optional
 
 from icefloe.core.arrow import as_arrow_table, is_arrow_data
-from icefloe.core.types import to_spark_schema
+from icefloe.core.types import to_spark_schema, to_spark_type
 from icefloe.errors import ExpressionError, MergeCardinalityError, SchemaMismatchError
 from icefloe.spark.align import check_assignable, checked_cast, explain_spark_error
 
@@ -335,15 +335,21 @@ class MergeClauses:
                     # UPDATE SET * / INSERT *: the source column must fit as an appended one would
                     check_assignable(source_fields[f.name.lower()].dataType, f.field_type, f.name)
                 sets = sets_of[idx]
+                spark_type = to_spark_type(f.field_type)
+                source = source_fields.get(f.name.lower())
+                # a value already of the column's type needs no checked cast (the target's own
+                # value, a source column of the same type, a null)
+                exact = source is not None and source.dataType == spark_type
                 if c.kind == "update":
-                    v = value(sets[f.name]) if f.name in sets else tcol(f.name)
+                    v, exact = (value(sets[f.name]), False) if f.name in sets else (tcol(f.name), True)
                 elif c.kind == "update_all":
-                    v = scol(f.name) if scol(f.name) is not None else tcol(f.name)
+                    v, exact = (scol(f.name), exact) if source is not None else (tcol(f.name), True)
                 elif c.kind == "insert":
-                    v = value(sets[f.name]) if f.name in sets else F.lit(None)
+                    v, exact = (value(sets[f.name]), False) if f.name in sets else (F.lit(None).cast(spark_type), True)
                 else:  # insert_all
-                    v = scol(f.name) if scol(f.name) is not None else F.lit(None)
-                v = checked_cast(v, f.field_type, f.name, table_name)
+                    v, exact = (scol(f.name), exact) if source is not None else (F.lit(None).cast(spark_type), True)
+                if not exact:
+                    v = checked_cast(v, f.field_type, f.name, table_name)
                 expr = F.when(clause == idx, v) if expr is None else expr.when(clause == idx, v)
             expr = tcol(f.name) if expr is None else expr.otherwise(tcol(f.name))
             values.append(expr.alias(f.name))

@@ -207,3 +207,26 @@ def test_merge_on_read_overwrite_where_keeps_the_new_rows(catalog, version):
     assert _ids(t) == [1, 2, 20]
     summary = t.current_snapshot().summary
     assert summary["added-records"] == "2" and summary.get("deleted-data-files", "0") == "0"
+
+
+@pytest.mark.parametrize("version", ["2", "3"])
+def test_merge_on_read_merge_with_a_value_a_column_cannot_hold_changes_nothing(catalog, spark, version):
+    """An inserted value out of the column's range fails the MERGE with its typed error after the
+    matched rows' positions were written: the table is unchanged and those files are gone; so is a
+    target row matched twice."""
+    from icefloe.errors import SchemaMismatchError
+
+    t = catalog.create_table("db.mx" + version, "id int, name string", properties={
+        "write.merge.mode": "merge-on-read", "format-version": version})
+    t.append(spark.range(10).selectExpr("cast(id as int) as id", "cast(id as string) as name"))
+    before, files = t.current_snapshot().snapshot_id, _data_files_on_disk(t)
+    src = spark.createDataFrame([(1, "u"), (1 << 40, "too big")], "id bigint, name string")
+    with pytest.raises(SchemaMismatchError, match="cannot be stored in column 'id'"):
+        t.merge(src, "t.id = s.id").when_matched_update_all().when_not_matched_insert_all().execute()
+    twice = spark.createDataFrame([(2, "a"), (2, "b")], "id bigint, name string")
+    with pytest.raises(MergeCardinalityError):
+        t.merge(twice, "t.id = s.id").when_matched_update_all().execute()
+    assert t.refresh().current_snapshot().snapshot_id == before
+    assert _data_files_on_disk(t) == files
+    assert not [f for d, _, fs in os.walk(f"{t.location}/data") for f in fs if "delete" in f or f.endswith(".puffin")]
+    assert sorted(r.name for r in t.to_spark().collect()) == [str(i) for i in range(10)]
