@@ -113,7 +113,8 @@ def long_array_constant(values):
     try:
         from pyspark.sql.classic.column import Column
 
-        spark = SparkSession.getActiveSession()
+        # the active session (thread-local in the JVM), else the one this process started
+        spark = SparkSession.getActiveSession() or SparkSession._instantiatedSession
         jvm = spark._jvm
         longs = spark.sparkContext._gateway.new_array(jvm.long, len(values))
         raw = jvm.java.nio.ByteBuffer.wrap(bytearray(values.tobytes()))

@@ -39,6 +39,7 @@ def test_the_words_constant_without_jvm_access_is_folded_json(spark, monkeypatch
     from pyspark.sql import SparkSession
 
     monkeypatch.setattr(SparkSession, "getActiveSession", staticmethod(lambda: None))
+    monkeypatch.setattr(SparkSession, "_instantiatedSession", None)
     col = bitmaps.long_array_constant(np.array([5, -1, 1 << 62], dtype=np.int64))
     monkeypatch.undo()
     assert "from_json" in str(col)
