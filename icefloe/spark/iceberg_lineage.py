@@ -58,10 +58,12 @@ def computed(spark, rows, tasks, file_col: str, pos_col: str):
 
     info = spark.createDataFrame([(t.path, t.file.first_row_id, int(t.data_sequence_number)) for t in tasks],
                                  f"{file_col} string, {_FIRST} long, {_DSEQ} long")
-    return (rows.join(F.broadcast(info), file_col, "left")
-            .withColumn(ROW_ID_COL, F.coalesce(F.col(ROW_ID_COL), F.col(_FIRST) + F.col(pos_col)))
-            .withColumn(LAST_SEQ_COL, F.coalesce(F.col(LAST_SEQ_COL), F.col(_DSEQ)))
-            .drop(_FIRST, _DSEQ))
+    joined = rows.join(F.broadcast(info), file_col, "left")
+    inherited = {ROW_ID_COL: F.coalesce(F.col(ROW_ID_COL), F.col(_FIRST) + F.col(pos_col)),
+                 LAST_SEQ_COL: F.coalesce(F.col(LAST_SEQ_COL), F.col(_DSEQ))}
+    # one projection (each withColumn is another analysis of the whole plan on the driver)
+    return joined.select(*[inherited[c].alias(c) if c in inherited else F.col(f"`{c}`")
+                           for c in joined.columns if c not in (_FIRST, _DSEQ)])
 
 
 def empty_lineage(df):
