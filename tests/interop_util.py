@@ -1,6 +1,13 @@
-"""Helpers to open our tables with the independent readers (pyiceberg, DuckDB)."""
+"""Helpers to open our tables with the independent readers (pyiceberg, DuckDB, the JVM runtime)."""
 import glob
 import os
+
+# The start of a snippet run in the JVM runtime's worker (``JvmRuntime.run``): ``t`` is the Iceberg
+# table at ``location``, loaded through Iceberg's Java API, ``jvm`` the py4j gateway's JVM view.
+JVM_LOAD_TABLE = """
+jvm = spark._jvm
+t = jvm.org.apache.iceberg.hadoop.HadoopTables(spark._jsc.hadoopConfiguration()).load(location)
+"""
 
 
 def duckdb_connection():

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Optional
 
 from icefloe.core.types import Schema, widen_schema_small_ints
+from icefloe.core.types.model import V3_TYPE_NAMES, nested_fields, type_names
 from icefloe.errors import CorruptMetadataError, NoSuchSnapshotError, SchemaError, UnsupportedFormatVersionError
 from icefloe.iceberg.partitioning import PARTITION_DATA_ID_START, PartitionSpec
 from icefloe.iceberg.schema import name_mapping, schema_from_json, schema_to_json
@@ -307,28 +308,14 @@ def upgraded(meta: TableMetadata, version: int) -> TableMetadata:
 def check_types_for_version(struct, version: int, what: str) -> None:
     """Refuse format v3's types (``unknown``, nanosecond timestamps) in an older table, and an
     ``unknown`` column that is required: the spec's rules, which other readers rely on."""
-    from icefloe.core.types.model import V3_TYPE_NAMES, type_names
-
     newer = sorted({n for n in type_names(struct) if n in V3_TYPE_NAMES})
     if newer and version < 3:
         raise SchemaError(f"{what}: type(s) {', '.join(newer)} need format version 3 (the table is version "
                           f"{version}); create it with properties={{'format-version': '3'}}")
-    for f in _all_fields(struct):
+    for f in nested_fields(struct):
         if str(f.field_type) == "unknown" and (f.required or f.initial_default is not None
                                                or f.write_default is not None):
             raise SchemaError(f"{what}: column {f.name!r} of type unknown must be optional with no default")
-
-
-def _all_fields(struct):
-    for f in struct.fields:
-        yield f
-        t = f.field_type
-        while hasattr(t, "element_type") or hasattr(t, "value_type"):
-            if hasattr(t, "fields"):
-                break
-            t = t.element_type if hasattr(t, "element_type") else t.value_type
-        if hasattr(t, "fields"):
-            yield from _all_fields(t)
 
 
 def new_table_metadata(location: str, schema: Schema, spec: PartitionSpec, properties: dict) -> TableMetadata:

@@ -47,16 +47,14 @@ def literal_filter(files, key_col: str, row_col: str):
     """A Column that keeps a row unless its file's bitmap marks it, with the bitmaps as constants:
     ``files`` are ``(key, words)`` (the value the column named ``key_col`` holds for the file's
     rows, an int or a string; its bitmap words), ``row_col`` names the column of each row's
-    position. None when the bitmaps hold more
-    than ``MAX_LITERAL_ELEMENTS`` numbers (the broadcast join takes them).
+    position. None when the bitmaps hold more than ``MAX_LITERAL_ELEMENTS`` numbers (the
+    broadcast join takes them).
 
-    All files' words are one constant array (a JSON string Spark folds once per query, passed as
-    a value, never parsed as SQL), and a file's first word's index in it comes from a CASE of
-    integer branches; files with few marked rows are a constant set of ``file number << 40 |
-    position``. The per-row code stays the same size whatever the number of files: a CASE whose
-    branches each held their own array test grew past the size the JVM compiles and ran
-    interpreted, several times slower."""
-
+    All files' words are one constant array (``long_array_constant``), and a file's first word's
+    index in it comes from a CASE of integer branches; files with few marked rows are a constant
+    set of ``file number << 40 | position``. The per-row code stays the same size whatever the
+    number of files: a CASE whose branches each held their own array test grew past the size the
+    JVM compiles and ran interpreted, several times slower."""
     import numpy as np
     from pyspark.sql import functions as F
 

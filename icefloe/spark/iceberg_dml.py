@@ -77,8 +77,8 @@ def refuse_truncating_rewrite(meta, what: str) -> None:
     """Refuse a change that would write existing rows back through Spark on a table with format v3
     nanosecond timestamps: Spark holds microseconds, so the rewritten rows would lose their last
     three digits. (A merge-on-read DELETE writes only positions; appends keep what they get.)"""
-    names = [f.name for f in meta.schema.fields if str(f.field_type).endswith("_ns")]
-    if names or has_nanos(meta.schema):
+    if has_nanos(meta.schema):
+        names = [f.name for f in meta.schema.fields if str(f.field_type).endswith("_ns")]
         raise UnsupportedFeatureError(
             f"{what} would rewrite rows of nanosecond timestamp column(s) {names or 'nested'} through "
             "Spark, which holds microseconds and would truncate them; merge-on-read DELETE and appends work")

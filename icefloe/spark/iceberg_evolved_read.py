@@ -87,13 +87,7 @@ def restore_column_names(df, schema: Schema):
 
 # --------------------------------------------------------------------------- uuid
 def _has_uuid(t: IcebergType) -> bool:
-    if isinstance(t, StructType):
-        return any(_has_uuid(f.field_type) for f in t.fields)
-    if isinstance(t, ListType):
-        return _has_uuid(t.element_type)
-    if isinstance(t, MapType):
-        return _has_uuid(t.key_type) or _has_uuid(t.value_type)
-    return str(t) == "uuid"
+    return "uuid" in type_names(t)
 
 
 def has_nanos(schema) -> bool:

@@ -37,6 +37,7 @@ from icefloe.iceberg.transforms import (
 )
 from icefloe.spark.align import align_dataframe, check_partition_ranges, explain_spark_error
 from icefloe.core.types import ListType, MapType, StructType, primitive_from_string
+from icefloe.core.types.model import type_names
 from icefloe.errors import SchemaMismatchError
 from icefloe.iceberg.arrow_writer import align_arrow, write_arrow
 from icefloe.iceberg.sort_order import writer_sort_columns
@@ -305,15 +306,7 @@ def _describe_files(io: FileIO, files: list, schema: Schema, spec: PartitionSpec
 
 # --------------------------------------------------------------------------- tables with uuid columns
 def _has_fixed(schema) -> bool:
-    def fixed(t) -> bool:
-        if hasattr(t, "fields"):
-            return any(fixed(f.field_type) for f in t.fields)
-        if hasattr(t, "element_type"):
-            return fixed(t.element_type)
-        if hasattr(t, "key_type"):
-            return fixed(t.key_type) or fixed(t.value_type)
-        return str(t).startswith("fixed[")
-    return any(fixed(f.field_type) for f in schema.fields)
+    return any(n.startswith("fixed[") for n in type_names(schema.struct))
 
 
 def _write_with_arrow(aligned, meta: TableMetadata, io: FileIO, write_id: str) -> list[DataFile]:

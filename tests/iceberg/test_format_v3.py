@@ -17,7 +17,7 @@ from tools.jvm_runtime import JvmRuntime  # noqa: E402
 import icefloe  # noqa: E402
 from icefloe.errors import UnsupportedFeatureError, UnsupportedFormatVersionError  # noqa: E402
 from icefloe.iceberg.manifest_reader import snapshot_manifests  # noqa: E402
-from tests.interop_util import duckdb_connection, pyiceberg_table  # noqa: E402
+from tests.interop_util import JVM_LOAD_TABLE, duckdb_connection, pyiceberg_table  # noqa: E402
 
 MOR = {"write.delete.mode": "merge-on-read", "write.update.mode": "merge-on-read",
        "write.merge.mode": "merge-on-read"}
@@ -287,9 +287,7 @@ def test_check_verifies_deletion_vectors_against_their_puffin_footer(catalog, sp
     assert any("checksum" in m for m in problems), problems
 
 
-ADD_DEFAULTS = """
-jvm = spark._jvm
-t = jvm.org.apache.iceberg.hadoop.HadoopTables(spark._jsc.hadoopConfiguration()).load(location)
+ADD_DEFAULTS = JVM_LOAD_TABLE + """
 T = jvm.org.apache.iceberg.types.Types
 L = jvm.org.apache.iceberg.expressions.Literal
 t.updateSchema().addColumn("c", T.IntegerType.get(), "with a default", L.of(5)).commit()

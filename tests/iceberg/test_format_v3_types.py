@@ -22,7 +22,7 @@ from icefloe.core.types.model import NestedField, Schema, primitive_from_string 
 from icefloe.core.values import to_nanos  # noqa: E402
 from icefloe.errors import UnsupportedFeatureError  # noqa: E402
 from icefloe.iceberg.transforms import BucketTransform, DayTransform  # noqa: E402
-from tests.interop_util import pyiceberg_table  # noqa: E402
+from tests.interop_util import JVM_LOAD_TABLE, pyiceberg_table  # noqa: E402
 
 # values with digits below the microsecond, one before 1970 (floored, not truncated toward zero)
 NANOS = [to_nanos("2017-11-16T22:31:08.000001001"), to_nanos("2024-02-29T23:59:59.999999999"),
@@ -124,9 +124,7 @@ def jvm(tmp_path_factory):
         yield runtime
 
 
-JVM_META = """
-jvm = spark._jvm
-t = jvm.org.apache.iceberg.hadoop.HadoopTables(spark._jsc.hadoopConfiguration()).load(location)
+JVM_META = JVM_LOAD_TABLE + """
 C = jvm.org.apache.iceberg.types.Conversions
 out = []
 it = t.newScan().includeColumnStats().planFiles().iterator()
@@ -186,9 +184,7 @@ def test_unknown_columns_are_never_stored_and_read_as_null(catalog, spark, jvm):
     assert jvm.run(JVM_FILES, location=t.location) == ["unknown", 2, [[1, 3], [1, 3]]]
 
 
-JVM_FILES = """
-jvm = spark._jvm
-t = jvm.org.apache.iceberg.hadoop.HadoopTables(spark._jsc.hadoopConfiguration()).load(location)
+JVM_FILES = JVM_LOAD_TABLE + """
 files = []
 it = t.newScan().includeColumnStats().planFiles().iterator()
 while it.hasNext():
@@ -198,9 +194,7 @@ result = [str(t.schema().findType(2)), sum(f.recordCount() for f in files),
 """
 
 
-JVM_ADD_UNKNOWN = """
-jvm = spark._jvm
-t = jvm.org.apache.iceberg.hadoop.HadoopTables(spark._jsc.hadoopConfiguration()).load(location)
+JVM_ADD_UNKNOWN = JVM_LOAD_TABLE + """
 t.updateSchema().addColumn("u", jvm.org.apache.iceberg.types.Types.UnknownType.get()).commit()
 result = 'ok'
 """

@@ -302,18 +302,18 @@ PRIMITIVES_BY_NAME: dict[str, PrimitiveType] = {
 V3_TYPE_NAMES = ("unknown", "timestamp_ns", "timestamptz_ns")
 
 
-def type_names(t):
-    """The string form of every primitive type in ``t`` (a type or a struct), at any depth."""
-    if hasattr(t, "fields"):
-        for f in t.fields:
-            yield from type_names(f.field_type)
-    elif hasattr(t, "element_type"):
-        yield from type_names(t.element_type)
-    elif hasattr(t, "key_type"):
-        yield from type_names(t.key_type)
-        yield from type_names(t.value_type)
-    else:
-        yield str(t)
+def nested_fields(t: IcebergType) -> list:
+    """Every field inside ``t`` (a struct, list, map or multiset type), nested ones included:
+    struct fields, list elements, map keys and values."""
+    return [f for _path, f in _walk(t, ())]
+
+
+def type_names(t: IcebergType) -> list:
+    """The string form of every primitive type in ``t``: ``t`` itself, or any depth inside it."""
+    if isinstance(t, PrimitiveType):
+        return [str(t)]
+    return [str(f.field_type) for f in nested_fields(t) if isinstance(f.field_type, PrimitiveType)]
+
 
 # The spec strings above are Iceberg's; Spark DDL also names the small integers, which Paimon keeps.
 DDL_PRIMITIVES: dict[str, PrimitiveType] = dict(PRIMITIVES_BY_NAME, tinyint=ByteType(), smallint=ShortType())
