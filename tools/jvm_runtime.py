@@ -3,7 +3,7 @@
 The runtime is built for Spark 3.5, and icefloe runs on Spark 4, so it lives in a second virtual
 environment (``.venv-jvm``) holding ``pyspark`` 3.5 and the runtime jars from the package index
 (``requirements-jvm.txt``). That package's ``iceberg-spark-runtime`` jar lacks the Jackson classes
-Iceberg relocates into ``org.apache.iceberg.shaded.com.fasterxml.jackson``; :func:`relocate_jackson`
+Iceberg relocates into ``org.apache.iceberg.shaded.com.fasterxml.jackson``; :func:`relocate_jars`
 builds them from Spark 3.5's own Jackson jars by rewriting class names in each class file's constant
 pool (what a shading plugin does), and the session adds the result to ``spark.jars``.
 
@@ -17,9 +17,11 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import struct
 import subprocess
 import sys
+import tempfile
 import threading
 import zipfile
 from pathlib import Path
@@ -29,10 +31,9 @@ ENV_DIR = ROOT / ".venv-jvm"
 REQUIREMENTS = ROOT / "requirements-jvm.txt"
 WORKER = Path(__file__).resolve().parent / "jvm_worker.py"
 
-_OLD_SLASH = b"com/fasterxml/jackson/"
-_NEW_SLASH = b"org/apache/iceberg/shaded/com/fasterxml/jackson/"
-_OLD_DOT = b"com.fasterxml.jackson."
-_NEW_DOT = b"org.apache.iceberg.shaded.com.fasterxml.jackson."
+SHADED = "org/apache/iceberg/shaded/"
+JACKSON = "com/fasterxml/jackson/"
+HTTPCORE5 = "org/apache/hc/core5/"
 JACKSON_JARS = ("jackson-core", "jackson-databind", "jackson-annotations", "jackson-datatype-jsr310")
 
 
@@ -40,12 +41,15 @@ class JvmRuntimeUnavailable(RuntimeError):
     """The runtime's environment could not be built or started."""
 
 
-def _relocate_bytes(data: bytes) -> bytes:
-    return data.replace(_OLD_SLASH, _NEW_SLASH).replace(_OLD_DOT, _NEW_DOT)
+def _relocate_bytes(data: bytes, package: str = JACKSON) -> bytes:
+    old, dotted = package.encode(), package.replace("/", ".").encode()
+    new = (SHADED + package).encode()
+    return data.replace(old, new).replace(dotted, new.replace(b"/", b"."))
 
 
-def relocate_class(data: bytes) -> bytes:
-    """The class file with every Jackson name in its constant pool moved under Iceberg's shaded package.
+def relocate_class(data: bytes, package: str = JACKSON) -> bytes:
+    """The class file with every name under ``package`` in its constant pool moved under Iceberg's
+    shaded package.
 
     Only ``CONSTANT_Utf8`` entries hold names (class entries, descriptors, signatures and string
     literals all point at them), so those are rewritten and every other entry is copied as it is.
@@ -61,7 +65,7 @@ def relocate_class(data: bytes) -> bytes:
         tag = data[pos]
         if tag == 1:
             length = struct.unpack_from(">H", data, pos + 1)[0]
-            text = _relocate_bytes(data[pos + 3:pos + 3 + length])
+            text = _relocate_bytes(data[pos + 3:pos + 3 + length], package)
             out.write(struct.pack(">BH", 1, len(text)))
             out.write(text)
             pos += 3 + length
@@ -75,10 +79,12 @@ def relocate_class(data: bytes) -> bytes:
     return out.getvalue()
 
 
-def relocate_jackson(jars: list[Path], target: Path) -> Path:
-    """One jar with the given Jackson jars' classes and services moved under Iceberg's shaded package."""
+def relocate_jars(jars: list[Path], target: Path, package: str = JACKSON) -> Path:
+    """One jar with the given jars' classes and services under ``package`` moved under Iceberg's
+    shaded package (what Iceberg's build does to the libraries it bundles)."""
     tmp = target.with_suffix(".tmp")
     seen: set[str] = set()
+    services = "META-INF/services/" + package.replace("/", ".")
     with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as out:
         for jar in jars:
             with zipfile.ZipFile(jar) as src:
@@ -87,13 +93,13 @@ def relocate_jackson(jars: list[Path], target: Path) -> Path:
                         continue
                     data = src.read(name)
                     if name.endswith(".class"):
-                        if "com/fasterxml/jackson/" not in name:
+                        if package not in name:
                             continue
-                        new_name = name.replace("com/fasterxml/jackson/", "org/apache/iceberg/shaded/com/fasterxml/jackson/")
-                        data = relocate_class(data)
-                    elif name.startswith("META-INF/services/com.fasterxml.jackson."):
-                        new_name = name.replace("com.fasterxml.jackson.", "org.apache.iceberg.shaded.com.fasterxml.jackson.")
-                        data = _relocate_bytes(data)
+                        new_name = name.replace(package, SHADED + package)
+                        data = relocate_class(data, package)
+                    elif name.startswith(services):
+                        new_name = "META-INF/services/" + SHADED.replace("/", ".") + name[len("META-INF/services/"):]
+                        data = _relocate_bytes(data, package)
                     else:
                         continue
                     if new_name in seen:
@@ -133,8 +139,72 @@ def ensure_env(quiet: bool = True) -> Path:
                 if any(j.name.startswith(prefix + "-2.") for prefix in JACKSON_JARS)]
         if len(jars) != len(JACKSON_JARS):
             raise JvmRuntimeUnavailable(f"expected the Jackson jars {JACKSON_JARS} in {spark_jars}, found {jars}")
-        relocate_jackson(jars, shaded)
+        relocate_jars(jars, shaded)
     return ENV_DIR
+
+
+JAVA_SOURCES = Path(__file__).resolve().parent / "jvm"
+
+
+def rest_client_jars() -> list[Path]:
+    """``icefloe.jvm.JdkRestCatalog``: Iceberg's RESTCatalog over the JDK's HTTP client, compiled here,
+    and the HttpCore 5 classes Iceberg's REST code names, relocated as the runtime expects them.
+
+    The runtime jar lacks the Apache HttpComponents 5 libraries Iceberg's REST code is built on. The
+    catalog's own classes need only HttpCore's (its ``Method`` enum and URI builder), which Debian
+    packages; its default transport needs HttpClient 5.4+, which no archive here carries, so the
+    sources in ``tools/jvm`` carry the same requests over ``java.net.http`` (javac builds them).
+    """
+    core = ENV_DIR / "iceberg-httpcore5-relocated.jar"
+    if not core.exists():
+        plain = debian_jar("libhttpcore5-java", "5.2.1-1", "httpcore5.jar", ENV_DIR / "httpcore5.jar")
+        relocate_jars([plain], core, HTTPCORE5)
+    sources = sorted(JAVA_SOURCES.rglob("*.java"))
+    target = ENV_DIR / "icefloe-jvm-rest.jar"
+    if target.exists() and target.stat().st_mtime >= max(s.stat().st_mtime for s in sources):
+        return [target, core]
+    javac = shutil.which("javac")
+    if javac is None:
+        raise JvmRuntimeUnavailable("javac (a JDK 17) is needed to build the REST transport in tools/jvm")
+    with tempfile.TemporaryDirectory() as out:
+        classpath = os.pathsep.join(str(j) for j in runtime_jars())
+        result = subprocess.run([javac, "--release", "11", "-d", out, "-cp", classpath, *map(str, sources)],
+                                capture_output=True, text=True)
+        if result.returncode != 0:
+            raise JvmRuntimeUnavailable(f"compiling tools/jvm failed:\n{result.stderr}")
+        tmp = target.with_suffix(".tmp")
+        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as jar:
+            for cls in sorted(Path(out).rglob("*.class")):
+                jar.write(cls, cls.relative_to(out).as_posix())
+        tmp.replace(target)
+    return [target, core]
+
+
+def debian_jar(package: str, version: str, pattern: str, target: Path) -> Path:
+    """A jar from a package of the system's archive (Debian), unpacked with ``apt-get download`` and
+    ``dpkg-deb`` (nothing is installed): the pinned version, else the one the archive now serves."""
+    if target.exists():
+        return target
+    with tempfile.TemporaryDirectory() as tmp:
+        for spec in (f"{package}={version}", package):
+            got = subprocess.run(["apt-get", "download", spec], cwd=tmp, capture_output=True, text=True)
+            if got.returncode == 0:
+                break
+        else:
+            raise JvmRuntimeUnavailable(f"apt-get download {package} failed: {got.stderr.strip()}")
+        deb = next(Path(tmp).glob("*.deb"))
+        subprocess.run(["dpkg-deb", "-x", str(deb), str(Path(tmp) / "x")], check=True, capture_output=True)
+        found = [j for j in (Path(tmp) / "x").rglob(pattern) if not j.is_symlink()]
+        if not found:
+            raise JvmRuntimeUnavailable(f"no {pattern} in {deb.name}")
+        shutil.copyfile(found[0], target.with_suffix(".tmp"))
+        target.with_suffix(".tmp").replace(target)
+    return target
+
+
+def postgres_jdbc_jar() -> Path:
+    """PostgreSQL's JDBC driver, for Iceberg's JdbcCatalog."""
+    return debian_jar("libpostgresql-jdbc-java", "42.5.5-0+deb12u1", "postgresql*.jar", ENV_DIR / "postgresql-jdbc.jar")
 
 
 def runtime_jars() -> list[Path]:
@@ -153,9 +223,10 @@ class JvmRuntime:
     ``spark`` in scope and returns the value the snippet assigns to ``result``.
     """
 
-    def __init__(self, warehouse: str | os.PathLike, conf: dict[str, str] | None = None):
+    def __init__(self, warehouse: str | os.PathLike, conf: dict[str, str] | None = None,
+                 extra_jars: tuple[Path, ...] = ()):
         ensure_env()
-        jars = ",".join(str(j) for j in runtime_jars())
+        jars = ",".join(str(j) for j in [*runtime_jars(), *extra_jars])
         config = {"warehouse": str(warehouse), "jars": jars, "conf": conf or {}}
         env = dict(os.environ)
         env.pop("PYTHONPATH", None)

@@ -91,8 +91,10 @@ class RestCatalogApp:
     @staticmethod
     def _namespace(raw: str) -> str:
         parts = raw.split(SEPARATOR)
-        if len(parts) != 1 or not parts[0]:
-            raise ValueError(f"namespace {parts}: icefloe namespaces have one level")
+        if not all(parts):
+            raise ValueError(f"namespace {parts}: a namespace level is empty")
+        if len(parts) != 1:     # no such namespace can exist (clients probe them: Spark's `t.snapshots`)
+            raise NoSuchNamespaceError(f"namespace {'.'.join(parts)} does not exist: icefloe namespaces have one level")
         return parts[0]
 
     @staticmethod
@@ -102,7 +104,12 @@ class RestCatalogApp:
         return str(levels[0])
 
     def _name(self, request) -> str:
-        return f"{self._namespace(request.path_params['namespace'])}.{request.path_params['table']}"
+        try:
+            namespace = self._namespace(request.path_params["namespace"])
+        except NoSuchNamespaceError:
+            name = request.path_params["namespace"].replace(SEPARATOR, ".") + "." + request.path_params["table"]
+            raise NoSuchTableError(f"table {name} does not exist") from None
+        return f"{namespace}.{request.path_params['table']}"
 
     def _result(self, t):
         from starlette.responses import JSONResponse

@@ -2,8 +2,6 @@
 RestCatalog creates namespaces and tables through it, commits appends and schema changes, and
 reads; icefloe reads and writes the same tables directly; a commit whose requirement no longer
 holds is refused with 409 and changes nothing."""
-import socket
-import threading
 import time
 
 import pyarrow as pa
@@ -12,32 +10,16 @@ import requests
 
 import icefloe
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from .conftest import _free_port
+from .conftest import served as serve_catalog
 
 
 @pytest.fixture(params=["sql", "hadoop"])
 def served(request, tmp_path):
-    import uvicorn
-
-    from icefloe.rest.server import RestCatalogApp
-
     kw = {"type": "sql", "uri": f"sqlite:///{tmp_path / 'c.db'}"} if request.param == "sql" else {}
     cat = icefloe.Catalog(str(tmp_path / "wh"), **kw)
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(RestCatalogApp(cat), host="127.0.0.1", port=port, log_level="error"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    for _ in range(200):
-        if server.started:
-            break
-        time.sleep(0.05)
-    yield cat, f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
+    with serve_catalog(cat) as uri:
+        yield cat, uri
 
 
 def _rest(uri):
@@ -138,19 +120,9 @@ def test_the_serve_command(tmp_path):
 
 
 def test_namespace_properties_in_the_sql_catalog(tmp_path):
-    import uvicorn
-
-    from icefloe.rest.server import RestCatalogApp
-
     cat = icefloe.Catalog(str(tmp_path / "wh"), type="sql", uri=f"sqlite:///{tmp_path / 'c.db'}")
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(RestCatalogApp(cat), host="127.0.0.1", port=port, log_level="error"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.05)
-    try:
-        rc = _rest(f"http://127.0.0.1:{port}")
+    with serve_catalog(cat) as uri:
+        rc = _rest(uri)
         rc.create_namespace("db", {"owner": "ana", "team": "x"})
         assert rc.load_namespace_properties("db") == {"owner": "ana", "team": "x"}
         summary = rc.update_namespace_properties("db", removals={"team", "nope"}, updates={"owner": "bo"})
@@ -160,6 +132,3 @@ def test_namespace_properties_in_the_sql_catalog(tmp_path):
 
         py = SqlCatalog("default", uri=f"sqlite:///{tmp_path / 'c.db'}", warehouse=f"file://{tmp_path}/py")
         assert py.load_namespace_properties("db")["owner"] == "bo"    # the JDBC catalog's table, shared
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
