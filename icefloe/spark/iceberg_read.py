@@ -44,6 +44,7 @@ from icefloe.iceberg.delete_files import POSITION_DELETE_SCHEMA, positions_by_da
 from icefloe.spark.align import spark_default
 # FILE_COL: the data file a row was read from (the path as the table's metadata has it); POS_COL: the
 # row's 0-based position in that file
+from icefloe.spark import deleted_rows
 from icefloe.spark.bitmaps import bit_is_clear, bit_of, bitmap_words, literal_filter, word_of
 from icefloe.spark.python_read import FILE_COL, POS_COL, read_tasks_in_python
 from icefloe.spark.iceberg_evolved_read import has_nanos, mapping_from_history, name_read_plan, read_parquet_by_field_id, read_parquet_by_name, restore_column_names, spark_read_schema
@@ -347,13 +348,6 @@ def _fits_a_filter(tasks: list) -> bool:
             <= BROADCAST_ROWS)
 
 
-def deleted_bitmaps(tasks: list, io=LOCAL) -> dict:
-    """Each task's deleted positions (``delete_files.positions_by_data_file``) as bitmap words
-    (numpy uint64, bit ``p % 64`` of word ``p // 64``)."""
-    positions = positions_by_data_file(io, {t.path: t.deletes for t in tasks})
-    return {t.path: bitmap_words(positions[t.path], t.file.record_count) for t in tasks}
-
-
 def _read_with_position_filter(spark, tasks: list, schema: Schema, history: Sequence[Schema],
                                with_positions: bool = False):
     """The rows of ``tasks`` less their position deletes, by a bitmap filter (see above); tasks
@@ -362,7 +356,15 @@ def _read_with_position_filter(spark, tasks: list, schema: Schema, history: Sequ
     from pyspark.sql import functions as F
 
     dirty = [t for t in tasks if t.deletes]
-    bitmaps = deleted_bitmaps(dirty)
+    positions = positions_by_data_file(LOCAL, {t.path: t.deletes for t in dirty})
+    in_scan = deleted_rows.reader(spark, positions)
+    if in_scan is not None:              # the deletes applied inside the Parquet scan
+        df = in_scan.schema(spark_read_schema(schema, history)).load([t.path for t in tasks])
+        if with_positions:
+            df = df.select("*", F.col("_metadata.file_path").alias(_RAW_PATH),
+                           F.col("_metadata.row_index").alias(POS_COL))
+        return _with_names(restore_column_names(df, schema), schema, with_positions)
+    bitmaps = {t.path: bitmap_words(positions[t.path], t.file.record_count) for t in dirty}
     sizes = _sizes_if_distinct(tasks)      # every file read: a clean file must not share a size
     if sizes is not None:
         key_list, key = [sizes[p] for p in bitmaps], F.col("_metadata.file_size")
@@ -390,7 +392,12 @@ def _read_with_position_filter(spark, tasks: list, schema: Schema, history: Sequ
         df = (df.join(_hint(words, len(bitmaps)), _KEY, "left")
               .where(F.expr(bit_is_clear(_WORDS, _WORD, _BIT)))
               .drop(_KEY, _WORD, _BIT, _WORDS))
-    df = restore_column_names(df, schema)
+    return _with_names(restore_column_names(df, schema), schema, with_positions)
+
+
+def _with_names(df, schema: Schema, with_positions: bool):
+    from pyspark.sql import functions as F
+
     if with_positions:
         return df.select(*[f"`{f.name}`" for f in schema.fields], _table_path(F.col(_RAW_PATH), True).alias(FILE_COL),
                          POS_COL)

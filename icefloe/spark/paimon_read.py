@@ -25,6 +25,7 @@ from icefloe.core import types as core
 from icefloe.paimon.arrow_read import read_data_file
 from icefloe.paimon.changelog import KIND_LABELS
 from icefloe.paimon.merge import iter_merged_bucket
+from icefloe.spark import deleted_rows
 from icefloe.paimon.schema import SchemaHistory, evolve_arrow, layout, same_layout, same_type_layout
 from icefloe.paimon.table import FileStoreTable
 from icefloe.spark.bitmaps import bit_is_clear, bit_of, bitmap_words, literal_filter, word_of
@@ -33,7 +34,7 @@ from icefloe.spark.iceberg_read import raise_if_missing, table_path_of
 
 def read_files(spark, paths: Sequence[str], fields, where=None, columns: Optional[Sequence[str]] = None,
                file_fields: Optional[Sequence] = None, file_col: Optional[str] = None, pos_col: Optional[str] = None,
-               io=None, extra: Optional[dict] = None):
+               io=None, extra: Optional[dict] = None, reader=None):
     """A DataFrame of the given data files under the table's (Paimon) fields.
     ``file_fields[i]``, if given, are the fields of the schema ``paths[i]`` was written
     with (default: ``fields``). ``file_col`` adds a column of that name holding each row's
@@ -58,7 +59,7 @@ def read_files(spark, paths: Sequence[str], fields, where=None, columns: Optiona
             ff = file_fields[i] if file_fields is not None else fields
             key = (layout(ff), tuple((str(f.type), f.nullable) for f in ff))
             groups.setdefault(key, (ff, []))[1].append(path)
-        frames = [_read_group(spark, group_paths, ff, fields, file_col, pos_col, extra)
+        frames = [_read_group(spark, group_paths, ff, fields, file_col, pos_col, extra, reader)
                   for ff, group_paths in groups.values()]
         df = frames[0]
         for other in frames[1:]:
@@ -106,7 +107,7 @@ def _read_in_python(spark, paths: Sequence[str], file_fields: Sequence, fields, 
 
 
 def _read_group(spark, paths: Sequence[str], file_fields, fields, file_col: Optional[str] = None,
-                pos_col: Optional[str] = None, extra_columns: Optional[dict] = None):
+                pos_col: Optional[str] = None, extra_columns: Optional[dict] = None, reader=None):
     """Files written with ``file_fields`` as a DataFrame of ``fields`` (by field id)."""
     read_schema = pt.to_spark_schema(fields, with_ids=False)
     file_schema = pt.to_spark_schema(file_fields, with_ids=False)
@@ -116,8 +117,8 @@ def _read_group(spark, paths: Sequence[str], file_fields, fields, file_col: Opti
     # never skip a file (sessions may set spark.sql.files.ignoreCorruptFiles/ignoreMissingFiles):
     # its rows would silently be missing from the result
     try:
-        df = (spark.read.option("ignoreCorruptFiles", "false").option("ignoreMissingFiles", "false")
-              .schema(schema).parquet(*paths))
+        df = ((reader or spark.read.format("parquet")).option("ignoreCorruptFiles", "false")
+              .option("ignoreMissingFiles", "false").schema(schema).load(list(paths)))
     except Exception as e:
         raise_if_missing(e, paths, "data file")
         raise
@@ -416,7 +417,8 @@ def read_with_vectors(spark, table, schema, snapshot, entries, where=None, colum
 
     frames = []
     sizes = [e.file.file_size for e in readable]
-    by_bitmap = bool(marked) and table.io.spark_native and len(set(sizes)) == len(sizes)
+    distinct = len(set(sizes)) == len(sizes)        # the SQL filter names files by size
+    by_bitmap = bool(marked) and table.io.spark_native and (distinct or deleted_rows.available(spark))
     if by_bitmap:
         frame, took_unmarked = _marked_by_bitmap(spark, table, schema, marked, fields, plain)
         frames.append(frame)
@@ -445,11 +447,19 @@ def _marked_by_bitmap(spark, table, schema, marked: list, fields, unmarked: Sequ
     key_col, row_col, word_col, bit_col, words_col = ("_icefloe_size", "_icefloe_row", "_icefloe_word",
                                                       "_icefloe_bit", "_icefloe_words")
     loaded: dict = {}
-    words = []
+    positions = []
     for e, bv in marked:
         if bv.path not in loaded:
             loaded[bv.path] = bv.load(table.io)
-        words.append(bitmap_words(loaded[bv.path][e.file.file_name].to_array(), e.file.row_count).view(np.int64))
+        positions.append(loaded[bv.path][e.file.file_name].to_array())
+    in_scan = deleted_rows.reader(spark, {e.file.file_path: p for (e, _), p in zip(marked, positions)})
+    if in_scan is not None:          # the vectors applied inside the Parquet scan
+        both = list(marked) + list(unmarked)
+        return read_files(spark, [e.file.file_path for e, _ in both], schema.fields,
+                          file_fields=[fields(e) for e, _ in both], reader=in_scan), True
+    if len({e.file.file_size for e, _ in list(marked) + list(unmarked)}) < len(marked) + len(unmarked):
+        return _read_marked_in_python(spark, table, schema, [(e, bv, fields(e)) for e, bv in marked]), False
+    words = [bitmap_words(p, e.file.row_count).view(np.int64) for (e, _), p in zip(marked, positions)]
     extra = {key_col: "_metadata.file_size", row_col: "_metadata.row_index"}
     constants = literal_filter([(e.file.file_size, w) for (e, _), w in zip(marked, words)], key_col, row_col)
     if constants is not None:

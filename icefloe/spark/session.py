@@ -15,6 +15,7 @@ import sys
 import threading
 
 from icefloe.errors import JavaMissingError, WorkerPythonError
+from icefloe.spark import deleted_rows
 from icefloe.spark.source import IcefloeDataSource
 
 _lock = threading.Lock()
@@ -147,6 +148,9 @@ def get_spark(spark=None):
         )
         for k, v in REQUIRED_CONF.items():
             builder = builder.config(k, v)
+        jar = deleted_rows.jar_path()        # deletes applied inside the Parquet scan (deleted_rows.py)
+        if jar:
+            builder = builder.config("spark.jars", jar)
         if not os.environ.get("ICEFLOE_SPARK_LOG_LEVEL"):   # quiet from the first line on
             quiet = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2.properties")
             builder = builder.config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{quiet}")

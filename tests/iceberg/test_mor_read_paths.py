@@ -1,7 +1,8 @@
-"""Merge-on-read reads take one of three paths: files without deletes are read plainly,
-files with only position deletes are matched on Spark's own file path (with or without
-narrowing each delete file to the data files it is attached to), anything else goes
-through the general anti joins. Every path gives the rows pyiceberg gives."""
+"""Merge-on-read reads take one of several paths: files without deletes are read plainly,
+files with only position deletes have them applied inside the Parquet scan (the JVM format of
+``icefloe.spark.deleted_rows``), or, without it, filtered by bitmaps or matched on Spark's own file
+path (with or without narrowing each delete file to the data files it is attached to); anything
+else goes through the general anti joins. Every path gives the rows pyiceberg gives."""
 import pytest
 import icefloe.spark.iceberg_delete_write as delete_write
 import icefloe.spark.iceberg_read as ir
@@ -14,13 +15,22 @@ def _pyiceberg_ids(catalog, name):
     return sorted(t.scan().to_arrow().column("id").to_pylist())
 
 
-@pytest.mark.parametrize("path", ["whole-partition", "filtered", "joined", "bitmap", "bitmap-broadcast"])
+@pytest.mark.parametrize("path", ["whole-partition", "filtered", "joined", "bitmap", "bitmap-broadcast", "in-scan"])
 def test_position_delete_read_paths_agree_with_pyiceberg(catalog, spark, monkeypatch, path):
     """whole-partition: every delete file applies to every data file of its partition;
     filtered: a data file added after the deletes is not attached to them, and their rows
     naming it (none here) are dropped by a filter; joined: the same through the small-side
     join with the attachments (the path for many unattached pairs or unusual paths); bitmap: few
-    files, their deleted positions as a bitmap filter (the others force the joins)."""
+    files, their deleted positions as a bitmap filter (the others force the joins); in-scan: the
+    deletes applied inside the Parquet scan (the default where the JVM format is loadable)."""
+    from icefloe.spark import deleted_rows
+
+    in_scan = path == "in-scan"
+    if in_scan:
+        assert deleted_rows.available(spark), "the session cannot load " + deleted_rows.CLASS
+        path = "bitmap"
+    else:
+        monkeypatch.setattr(deleted_rows, "available", lambda spark: False)
     if path == "joined":
         monkeypatch.setattr(ir, "_MAX_FILTER_PAIRS", -1)
     broadcast = path == "bitmap-broadcast"
@@ -55,7 +65,12 @@ def test_position_delete_read_paths_agree_with_pyiceberg(catalog, spark, monkeyp
     assert used, "the read did not take the position-delete path"
     if path == "bitmap":
         plan = t.to_spark()._jdf.queryExecution().executedPlan().toString()
-        if broadcast:     # the join probes only the files with deletes; the others are read plainly
+        if in_scan:       # one scan, no filter, join or union: the format drops the rows
+            import re
+
+            assert "Join" not in plan and "Union" not in plan and not re.search(r"(^|[-)] )Filter ", plan, re.M), plan
+            assert plan.count("FileScan icefloe-parquet") == 1 and "Batched: true" in plan, plan
+        elif broadcast:   # the join probes only the files with deletes; the others are read plainly
             assert "Join" in plan and "Union" in plan, plan
         else:             # files with and without deletes in one scan, the bitmaps its filter's constants
             assert "Join" not in plan and "Union" not in plan and plan.count("FileScan") == 1, plan

@@ -85,12 +85,18 @@ def test_a_spark_read_applies_vectors_without_python_or_a_shuffle(tmp_path, spar
     t.append(pa.table({"id": pa.array([5, 5000], pa.int64()), "v": ["b", "b"]}))
     assert _vector_count(t) == 1
     plan = t.to_spark()._jdf.queryExecution().executedPlan().toString()
-    assert "Join" not in plan and "Union" not in plan, plan      # the vector a constant of one scan's filter
-    assert "MapInArrow" not in plan and "hashpartitioning" not in plan, plan
+    # the vector applied inside the Parquet scan: one scan, nothing after it
+    assert plan.count("FileScan icefloe-parquet") == 1 and "Batched: true" in plan, plan
+    assert "Join" not in plan and "Union" not in plan and "MapInArrow" not in plan, plan
     expected = {i: "a" for i in range(1000)}
     expected.update({5: "b", 5000: "b"})
     assert {r.id: r.v for r in t.to_spark().collect()} == expected
-    from icefloe.spark import bitmaps
+    from icefloe.spark import bitmaps, deleted_rows
+    monkeypatch.setattr(deleted_rows, "available", lambda spark: False)     # without the format: SQL
+    plan = t.to_spark()._jdf.queryExecution().executedPlan().toString()
+    assert "Join" not in plan and "Union" not in plan, plan      # the vector a constant of one scan's filter
+    assert "MapInArrow" not in plan and "hashpartitioning" not in plan, plan
+    assert {r.id: r.v for r in t.to_spark().collect()} == expected
     monkeypatch.setattr(bitmaps, "MAX_LITERAL_ELEMENTS", 0)     # too big for the plan: a broadcast join
     plan = t.to_spark()._jdf.queryExecution().executedPlan().toString()
     assert "BroadcastHashJoin" in plan, plan           # the marked file's bitmap joined to its rows

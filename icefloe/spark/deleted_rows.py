@@ -1,0 +1,155 @@
+"""Spark's Parquet reader less the rows a table format deleted by position, inside the scan.
+
+Iceberg's position deletes and deletion vectors, and Paimon's deletion vectors, name rows of a data
+file by position. The class ``icefloe.jvm.DeletedRowsParquetFormat`` (its Java source beside this
+module, in ``jvm/``) is Spark's own Parquet file format with one step added in each task: the rows
+whose position (the reader's row index) its file's positions name are dropped from each vectorized
+batch by a selection over the batch's vectors, before any other operator sees them. A scan of a
+table with deletes then costs about what a scan of the same files without them costs: no per-row
+expression, no join, no shuffle.
+
+The class is compiled once per source and Spark version with the JDK's ``javac`` into a cache
+directory (``ICEFLOE_CACHE_DIR``, else ``~/.cache/icefloe``) and added to the ``spark.jars`` of the
+session icefloe starts; a session of the user's own uses it when its ``spark.jars`` lists
+:func:`jar_path`. Where the class is not loadable (no ``javac``, Spark Connect, a session without
+the jar) :func:`reader` returns None and the callers filter with Spark SQL instead.
+
+The positions travel in the scan's options, per file: ascending, delta-encoded as unsigned LEB128
+varints, base64 (one to three bytes per deleted row for the usual sparse deletes).
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import logging
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+import zipfile
+from pathlib import Path
+from typing import Optional
+
+CLASS = "icefloe.jvm.DeletedRowsParquetFormat"
+OPTION = "icefloe.deleted-rows"
+SOURCES = Path(__file__).resolve().parent / "jvm"
+MAX_ENCODED_BYTES = 64 << 20        # the positions of one scan, as they travel in its plan
+
+_log = logging.getLogger(__name__)
+_lock = threading.Lock()
+_jar: dict = {}
+_available: dict = {}
+
+
+def _cache_dir() -> Path:
+    return Path(os.environ.get("ICEFLOE_CACHE_DIR") or Path.home() / ".cache" / "icefloe")
+
+
+def jar_path() -> Optional[str]:
+    """The compiled class's jar (built on first call), or None when it cannot be built here."""
+    with _lock:
+        if "path" in _jar:
+            return _jar["path"]
+        _jar["path"] = _build()
+        return _jar["path"]
+
+
+def _build() -> Optional[str]:
+    import pyspark
+
+    sources = sorted(SOURCES.rglob("*.java"))
+    digest = hashlib.sha256(pyspark.__version__.encode())
+    for s in sources:
+        digest.update(s.read_bytes())
+    target = _cache_dir() / f"icefloe-jvm-{digest.hexdigest()[:16]}.jar"
+    if target.exists():
+        return str(target)
+    javac = shutil.which("javac", path=os.path.join(os.environ["JAVA_HOME"], "bin")) \
+        if os.environ.get("JAVA_HOME") else None
+    javac = javac or shutil.which("javac")
+    if javac is None:
+        _log.info("no javac: scans of files with deleted rows filter them in Spark SQL")
+        return None
+    classpath = os.path.join(os.path.dirname(pyspark.__file__), "jars", "*")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory() as out:
+            done = subprocess.run([javac, "--release", "17", "-nowarn", "-d", out, "-cp", classpath,
+                                   *map(str, sources)], capture_output=True, text=True, timeout=300)
+            if done.returncode != 0:
+                _log.warning("compiling %s failed; deleted rows are filtered in Spark SQL:\n%s", SOURCES,
+                             done.stderr[-2000:])
+                return None
+            tmp = target.with_suffix(f".{os.getpid()}.tmp")
+            with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as jar:
+                for cls in sorted(Path(out).rglob("*.class")):
+                    jar.write(cls, cls.relative_to(out).as_posix())
+            tmp.replace(target)
+    except (OSError, subprocess.SubprocessError) as e:
+        _log.warning("building %s failed (%s); deleted rows are filtered in Spark SQL", target, e)
+        return None
+    return str(target)
+
+
+def available(spark) -> bool:
+    """Whether ``spark`` can load the format's class (checked once per SparkContext)."""
+    try:
+        jsc = spark._jsc
+        key = id(jsc)
+    except Exception:           # Spark Connect: no JVM in this process
+        return False
+    hit = _available.get(key)
+    if hit is None or hit[0] is not jsc:
+        try:
+            jvm = spark._jvm
+            loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+            jvm.java.lang.Class.forName(CLASS, False, loader)
+            ok = True
+        except Exception:
+            ok = False
+        hit = _available[key] = (jsc, ok)
+    return hit[1]
+
+
+def encode(positions) -> str:
+    """``positions`` (any order, repeats allowed) as base64 of their ascending deltas in LEB128."""
+    import numpy as np
+
+    p = np.unique(np.asarray(positions, dtype=np.int64)).astype(np.uint64)
+    if p.size == 0:
+        return ""
+    deltas = np.diff(p, prepend=np.uint64(0))
+    nbytes = np.ones(deltas.size, dtype=np.int64)
+    for k in range(1, 10):
+        nbytes += deltas >= (np.uint64(1) << np.uint64(7 * k))
+    ends = np.cumsum(nbytes)
+    starts = ends - nbytes
+    out = np.empty(int(ends[-1]), dtype=np.uint8)
+    for k in range(int(nbytes.max())):
+        at = np.nonzero(nbytes > k)[0]
+        low = (deltas[at] >> np.uint64(7 * k)) & np.uint64(0x7F)
+        more = (nbytes[at] > k + 1).astype(np.uint64) << np.uint64(7)
+        out[starts[at] + k] = (low | more).astype(np.uint8)
+    return base64.b64encode(out.tobytes()).decode("ascii")
+
+
+def reader(spark, deleted: dict):
+    """``spark.read`` with the format and each file's deleted positions (``path -> positions``), or
+    None when the class is not loadable or the positions are too many to travel in the plan."""
+    if not available(spark):
+        return None
+    lines = []
+    size = 0
+    for path, positions in deleted.items():
+        if len(positions) == 0:
+            continue
+        line = f"{path}\t{encode(positions)}"
+        size += len(line) + 1
+        if size > MAX_ENCODED_BYTES:
+            return None
+        lines.append(line)
+    return spark.read.format(CLASS).option(OPTION, "\n".join(lines))
+
+
+__all__ = ["CLASS", "OPTION", "jar_path", "available", "encode", "reader"]

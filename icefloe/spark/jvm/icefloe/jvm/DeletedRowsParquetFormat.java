@@ -1,0 +1,261 @@
+package icefloe.jvm;
+
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.Path;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.BoundReference;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
+import org.apache.spark.sql.execution.datasources.PartitionedFile;
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat;
+import org.apache.spark.sql.sources.Filter;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.Metadata;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.vectorized.ColumnVector;
+import org.apache.spark.sql.vectorized.ColumnarBatch;
+import scala.Function1;
+import scala.collection.Iterator;
+import scala.collection.immutable.Seq;
+import scala.runtime.AbstractFunction1;
+
+/**
+ * Spark's own Parquet reader, less the rows a table format has deleted by position.
+ *
+ * <p>The option {@code icefloe.deleted-rows} lists, per data file, the positions deleted from it
+ * (lines of {@code path TAB base64(positions)}, the positions ascending and delta-encoded as unsigned
+ * LEB128 varints). Each task turns its file's positions into a bitmap and drops the marked rows
+ * from every batch the vectorized reader returns, by a row selection over the batch's own vectors
+ * (no copy); the row-based reader's rows are filtered one by one. The positions are the reader's
+ * row index (row groups it skips are counted), so filters pushed into the reader are safe.
+ */
+public class DeletedRowsParquetFormat extends ParquetFileFormat {
+  public static final String OPTION = "icefloe.deleted-rows";
+
+  @Override
+  public String shortName() {
+    return "icefloe-parquet";
+  }
+
+  @Override
+  public String toString() {
+    return "Parquet (icefloe deleted rows)";
+  }
+
+  /** Batches hold selections of the reader's vectors, so generated code must not assume their class. */
+  @Override
+  public scala.Option<Seq<String>> vectorTypes(StructType requiredSchema, StructType partitionSchema,
+      org.apache.spark.sql.internal.SQLConf conf) {
+    return scala.Option.empty();
+  }
+
+  @Override
+  public Function1<PartitionedFile, Iterator<InternalRow>> buildReaderWithPartitionValues(
+      SparkSession spark, StructType dataSchema, StructType partitionSchema, StructType requiredSchema,
+      Seq<Filter> filters, scala.collection.immutable.Map<String, String> options, Configuration hadoopConf) {
+    String spec = options.get(OPTION).getOrElse(() -> "");
+    Map<String, String> deleted = parse(spec);
+    String rowIndexName = ParquetFileFormat.ROW_INDEX_TEMPORARY_COLUMN_NAME();
+    int rowIndex = -1;
+    for (int i = 0; i < requiredSchema.length(); i++) {
+      if (requiredSchema.fields()[i].name().equals(rowIndexName)) {
+        rowIndex = i;
+      }
+    }
+    boolean added = rowIndex < 0 && !deleted.isEmpty();
+    StructType schema = requiredSchema;
+    if (added) {
+      schema = requiredSchema.add(new StructField(rowIndexName, DataTypes.LongType, true, Metadata.empty()));
+      rowIndex = requiredSchema.length();
+    }
+    Function1<PartitionedFile, Iterator<InternalRow>> inner = super.buildReaderWithPartitionValues(
+        spark, dataSchema, partitionSchema, schema, filters, options, hadoopConf);
+    if (deleted.isEmpty()) {
+      return inner;
+    }
+    List<DataType> types = new ArrayList<>();
+    for (StructField f : schema.fields()) {
+      types.add(f.dataType());
+    }
+    for (StructField f : partitionSchema.fields()) {
+      types.add(f.dataType());
+    }
+    return new Reader(inner, deleted, rowIndex, added, types.toArray(new DataType[0]));
+  }
+
+  /** A file's key: its path without scheme, as the driver and the task both name it. */
+  static String key(String path) {
+    java.net.URI uri = new Path(path).toUri();
+    return (uri.getAuthority() == null ? "" : uri.getAuthority()) + uri.getPath();
+  }
+
+  private static Map<String, String> parse(String spec) {
+    Map<String, String> out = new HashMap<>();
+    for (String line : spec.split("\n")) {
+      int tab = line.lastIndexOf('\t');
+      if (tab > 0) {
+        out.put(key(line.substring(0, tab)), line.substring(tab + 1));
+      }
+    }
+    return out;
+  }
+
+  /** The positions' bitmap: bit {@code p % 64} of word {@code p / 64}. */
+  static long[] bitmap(String encoded) {
+    byte[] bytes = Base64.getDecoder().decode(encoded);
+    long[] words = new long[16];
+    long pos = 0;
+    int i = 0;
+    while (i < bytes.length) {
+      long delta = 0;
+      int shift = 0;
+      byte b;
+      do {
+        b = bytes[i++];
+        delta |= (long) (b & 0x7f) << shift;
+        shift += 7;
+      } while (b < 0);
+      pos += delta;
+      int word = (int) (pos >>> 6);
+      if (word >= words.length) {
+        words = java.util.Arrays.copyOf(words, Math.max(words.length * 2, word + 1));
+      }
+      words[word] |= 1L << (pos & 63);
+    }
+    return words;
+  }
+
+  private static final class Reader extends AbstractFunction1<PartitionedFile, Iterator<InternalRow>>
+      implements java.io.Serializable {
+    private final Function1<PartitionedFile, Iterator<InternalRow>> inner;
+    private final Map<String, String> deleted;
+    private final int rowIndex;
+    private final boolean dropRowIndex;
+    private final DataType[] types;
+
+    Reader(Function1<PartitionedFile, Iterator<InternalRow>> inner, Map<String, String> deleted, int rowIndex,
+        boolean dropRowIndex, DataType[] types) {
+      this.inner = inner;
+      this.deleted = deleted;
+      this.rowIndex = rowIndex;
+      this.dropRowIndex = dropRowIndex;
+      this.types = types;
+    }
+
+    @Override
+    public Iterator<InternalRow> apply(PartitionedFile file) {
+      Iterator<InternalRow> rows = inner.apply(file);
+      String encoded = deleted.get(key(file.toPath().toString()));
+      long[] words = encoded == null ? new long[0] : bitmap(encoded);
+      // the vectorized reader hands batches through an iterator typed as rows (as Spark does)
+      @SuppressWarnings("unchecked")
+      Iterator<InternalRow> out = (Iterator<InternalRow>) (Iterator<?>) new Filtered(rows, words, rowIndex,
+          dropRowIndex, types);
+      return out;
+    }
+  }
+
+  /** The reader's batches (or rows) less the marked positions, without the added row index. */
+  private static final class Filtered extends scala.collection.AbstractIterator<Object> {
+    private final Iterator<?> rows;
+    private final long[] words;
+    private final int rowIndex;
+    private final boolean drop;
+    private final DataType[] types;
+    private Object pending;
+
+    Filtered(Iterator<?> rows, long[] words, int rowIndex, boolean drop, DataType[] types) {
+      this.rows = rows;
+      this.words = words;
+      this.rowIndex = rowIndex;
+      this.drop = drop;
+      this.types = types;
+    }
+
+    private boolean isDeleted(long pos) {
+      int word = (int) (pos >>> 6);
+      return word < words.length && (words[word] & (1L << (pos & 63))) != 0;
+    }
+
+    @Override
+    public boolean hasNext() {
+      while (pending == null && rows.hasNext()) {
+        Object next = rows.next();
+        if (next instanceof ColumnarBatch) {
+          pending = batch((ColumnarBatch) next);
+        } else {
+          InternalRow row = (InternalRow) next;
+          if (!isDeleted(row.getLong(rowIndex))) {
+            pending = drop ? withoutRowIndex(row) : row;
+          }
+        }
+      }
+      return pending != null;
+    }
+
+    @Override
+    public Object next() {
+      if (!hasNext()) {
+        throw new java.util.NoSuchElementException();
+      }
+      Object out = pending;
+      pending = null;
+      return out;
+    }
+
+    private UnsafeProjection projection;
+
+    // the row less the added row index, as the unsafe row Spark's operators expect
+    private InternalRow withoutRowIndex(InternalRow row) {
+      if (projection == null) {
+        List<Expression> columns = new ArrayList<>();
+        for (int i = 0; i < types.length; i++) {
+          if (i != rowIndex) {
+            columns.add(new BoundReference(i, types[i], true));
+          }
+        }
+        projection = UnsafeProjection.create(scala.jdk.javaapi.CollectionConverters.asScala(columns).toList());
+      }
+      return projection.apply(row);
+    }
+
+    private ColumnarBatch batch(ColumnarBatch in) {
+      int n = in.numRows();
+      ColumnVector positions = in.column(rowIndex);
+      int[] kept = null;
+      int count = 0;
+      for (int r = 0; r < n; r++) {
+        boolean gone = isDeleted(positions.getLong(r));
+        if (gone && kept == null) {
+          kept = new int[n];
+          for (int k = 0; k < r; k++) {
+            kept[k] = k;
+          }
+          count = r;
+        } else if (!gone && kept != null) {
+          kept[count++] = r;
+        }
+      }
+      int width = in.numCols() - (drop ? 1 : 0);
+      if (kept == null && !drop) {
+        return in;
+      }
+      ColumnVector[] columns = new ColumnVector[width];
+      for (int c = 0, j = 0; c < in.numCols(); c++) {
+        if (drop && c == rowIndex) {
+          continue;
+        }
+        columns[j++] = kept == null ? in.column(c) : new SelectedRowsVector(in.column(c), kept);
+      }
+      return new ColumnarBatch(columns, kept == null ? n : count);
+    }
+  }
+}

@@ -1,0 +1,114 @@
+"""The Parquet format that drops deleted positions inside the scan (``icefloe.spark.deleted_rows``):
+its position encoding, and the rows it returns against plain Spark's rows less the deleted ones, on
+the vectorized and the row-based reader, nested columns, row groups skipped by a pushed filter,
+files split across tasks, and the row index a query asks for itself."""
+import base64
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from icefloe.spark import deleted_rows
+
+
+def _decode(text: str) -> list:
+    data, out, pos, i = base64.b64decode(text), [], 0, 0
+    while i < len(data):
+        delta = shift = 0
+        while True:
+            b = data[i]
+            i += 1
+            delta |= (b & 0x7F) << shift
+            shift += 7
+            if b < 0x80:
+                break
+        pos += delta
+        out.append(pos)
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 2**62), max_size=60))
+def test_positions_encode_as_ascending_leb128_deltas(positions):
+    assert _decode(deleted_rows.encode(positions)) == sorted(set(positions))
+
+
+def test_small_deltas_take_one_byte():
+    assert len(base64.b64decode(deleted_rows.encode(range(0, 12_700, 100)))) == 127
+    assert base64.b64decode(deleted_rows.encode([0, 127, 128, 128 + 2**14])) == bytes([0, 127, 1, 0x80, 0x80, 1])
+
+
+@pytest.fixture(scope="module")
+def files(spark, tmp_path_factory):
+    """Three files of 3,000 rows in row groups of about 500 rows: nested and plain columns."""
+    base = tmp_path_factory.mktemp("deleted-rows")
+    paths = []
+    for k in range(3):
+        out = str(base / f"f{k}")
+        (spark.range(k * 10_000, k * 10_000 + 3_000, 1, 1)
+         .selectExpr("id", "cast(id as string) AS s", "named_struct('a', id, 'b', array(id, id + 1)) AS st",
+                     "map('k', id) AS m", "IF(id % 5 = 0, NULL, id * 0.5) AS d")
+         .write.option("parquet.block.size", 16 * 1024).option("parquet.page.size", 4 * 1024).parquet(out))
+        paths += [f"{out}/{f}" for f in sorted(__import__("os").listdir(out)) if f.endswith(".parquet")]
+    return paths
+
+
+def _rows(df):
+    return sorted((r.id, r.s, r.st.a, tuple(r.st.b), r.m["k"], r.d) for r in df.collect())
+
+
+def _expected(spark, files, deleted):
+    from pyspark.sql import functions as F
+
+    df = spark.read.parquet(*files).select("*", F.col("_metadata.file_path").alias("_f"),
+                                           F.col("_metadata.row_index").alias("_p"))
+    gone = {("file:" + p if not p.startswith("file:") else p, int(x)) for p, xs in deleted.items() for x in xs}
+    return sorted((r.id, r.s, r.st.a, tuple(r.st.b), r.m["k"], r.d) for r in df.collect()
+                  if (r._f, r._p) not in gone)
+
+
+@pytest.mark.parametrize("vectorized", [True, False])
+def test_the_scan_drops_exactly_the_deleted_positions(spark, files, vectorized):
+    assert deleted_rows.available(spark), "the session cannot load " + deleted_rows.CLASS
+    rng = np.random.default_rng(7)
+    deleted = {files[0]: rng.choice(3000, 300, replace=False),          # scattered
+               files[1]: np.arange(1000, 2600)}                          # whole row groups and batches
+    # files[2] has no deletes and is read in the same scan
+    key = "spark.sql.parquet.enableVectorizedReader"
+    old = spark.conf.get(key)
+    spark.conf.set(key, str(vectorized).lower())
+    try:
+        df = deleted_rows.reader(spark, deleted).load(files)
+        plan = df._jdf.queryExecution().executedPlan().toString()
+        assert ("Batched: true" in plan) == vectorized, plan
+        assert _rows(df) == _expected(spark, files, deleted)
+        assert df.count() == 9000 - 300 - 1600
+        # a pushed filter skips row groups: positions still count the skipped rows
+        got = _rows(df.where("id >= 1500 AND id < 1800 OR id >= 12500"))
+        assert got == [r for r in _expected(spark, files, deleted) if 1500 <= r[0] < 1800 or r[0] >= 12500]
+        # the query's own row index (row-level changes ask for it) is kept and correct
+        from pyspark.sql import functions as F
+
+        pos = df.select("id", F.col("_metadata.row_index").alias("p"), F.col("_metadata.file_path").alias("f"))
+        assert all(r.id % 10_000 == r.p for r in pos.collect())
+    finally:
+        spark.conf.set(key, old)
+
+
+def test_files_split_across_tasks(spark, files):
+    deleted = {files[0]: np.arange(0, 3000, 3)}
+    key = "spark.sql.files.maxPartitionBytes"
+    old = spark.conf.get(key)
+    spark.conf.set(key, "4096")
+    try:
+        df = deleted_rows.reader(spark, deleted).load(files[:1])
+        assert df.rdd.getNumPartitions() > 1
+        assert sorted(r.id for r in df.select("id").collect()) == [i for i in range(3000) if i % 3]
+    finally:
+        spark.conf.set(key, old)
+
+
+def test_too_many_positions_for_the_plan_fall_back(spark, monkeypatch):
+    monkeypatch.setattr(deleted_rows, "MAX_ENCODED_BYTES", 10)
+    assert deleted_rows.reader(spark, {"/x.parquet": range(100)}) is None
