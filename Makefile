@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint stress bench docs install jvm clean
+.PHONY: demo test lint stress bench docs install jvm azurite clean
 
 $(STAMP): pyproject.toml requirements-lock.txt
 	@command -v java >/dev/null 2>&1 || { echo "error: Java 17 is required (install openjdk-17-jre-headless or set JAVA_HOME)"; exit 1; }
@@ -18,13 +18,22 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/icefloe --warehouse $${WAREHOUSE:-warehouse} demo --fresh
 
-test: lint jvm
+test: lint jvm azurite
 	$(BIN)/python -m pytest -q tests
 
 # Apache Iceberg's Java runtime (Spark 3.5) in its own environment, .venv-jvm: a test oracle and the
 # benchmark's peer (tools/jvm_runtime.py; pinned in requirements-jvm.txt).
 jvm: $(STAMP)
 	$(BIN)/python tools/jvm_runtime.py
+
+# Azurite, the Azure Storage emulator the az:// and abfs:// tests run against (Node.js and npm; the
+# version pinned in tools/azurite/package-lock.json, installed in tools/azurite/node_modules).
+AZURITE := tools/azurite/node_modules/.bin/azurite-blob
+$(AZURITE): tools/azurite/package.json tools/azurite/package-lock.json
+	npm ci --prefix tools/azurite --no-audit --no-fund --loglevel=error
+	@touch $@
+
+azurite: $(AZURITE)
 
 # The architecture's rules, executable: import layers and no cycles (import-linter, imports
 # inside functions included), lint (ruff), and no module over 800 lines.
@@ -44,4 +53,4 @@ bench: $(STAMP) jvm
 	$(BIN)/python -m bench.run
 
 clean:
-	rm -rf $(VENV) .venv-jvm warehouse .pytest_cache site
+	rm -rf $(VENV) .venv-jvm warehouse .pytest_cache site tools/azurite/node_modules

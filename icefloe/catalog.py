@@ -41,7 +41,9 @@ class Catalog:
 
         The warehouse may be on an object store (``s3://bucket/warehouse``, ``gs://``, ``az://``),
         configured by ``properties`` with pyiceberg's names: ``s3.endpoint``, ``s3.access-key-id``,
-        ``s3.secret-access-key``, ``s3.session-token``, ``s3.region``, ``s3.path-style-access``
+        ``s3.secret-access-key``, ``s3.session-token``, ``s3.region``, ``s3.path-style-access``;
+        ``gcs.oauth2.token``, ``gcs.service.host``; ``adls.account-name``, ``adls.account-key``,
+        ``adls.sas-token``, ``adls.connection-string``, ``adls.blob-storage-authority``
         (see ``icefloe.core.object_store``)."""
         fmt = (format or "iceberg").lower()
         if fmt not in FORMATS:

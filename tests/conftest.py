@@ -41,3 +41,25 @@ def s3_server():
 def s3_warehouse(s3_server):
     """A fresh bucket on the S3 server; the warehouse URI in it."""
     return f"s3://{s3_server.new_bucket()}/warehouse"
+
+
+@pytest.fixture(scope="session")
+def gcs_server():
+    """A Google Cloud Storage emulator (fake-gcs-server behind tools/gcs_server.py's XML API adapter)
+    on the loopback address, for the whole test session."""
+    from tools.gcs_server import GCSServer
+
+    server = GCSServer()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def azure_server():
+    """Azurite, the Azure Blob Storage emulator, on the loopback address, for the whole test session
+    (installed from tools/azurite/package-lock.json on first use)."""
+    from tools.azurite_server import AzuriteServer
+
+    server = AzuriteServer()
+    yield server
+    server.stop()

@@ -6,16 +6,23 @@ commit needs: ``vN.metadata.json`` (Iceberg) and ``snapshot-N`` (Paimon) are put
 two writers never both win, with no lock service. A single PUT is atomic, so a reader never
 sees half an object.
 
-Configuration uses pyiceberg's property names where they exist (``s3.endpoint``,
+Configuration uses pyiceberg's property names where they exist: ``s3.endpoint``,
 ``s3.access-key-id``, ``s3.secret-access-key``, ``s3.session-token``, ``s3.region``,
-``s3.path-style-access``, ``s3.anonymous``); obstore's own configuration keys (``aws_...``,
-``google_...``, ``azure_...``) pass through for everything else. Secrets are kept out of
-``repr`` and of every error message.
+``s3.path-style-access``, ``s3.anonymous``; ``gcs.service.host``, ``gcs.oauth2.token``;
+``adls.account-name``, ``adls.account-key``, ``adls.sas-token``, ``adls.token``,
+``adls.client-id``, ``adls.client-secret``, ``adls.tenant-id``, ``adls.connection-string``,
+``adls.blob-storage-authority``, ``adls.blob-storage-scheme``, ``adls.account-host``,
+``adls.anon``. icefloe adds ``gcs.service-account-path``, ``gcs.anonymous`` and
+``s3.credentials`` / ``gcs.credentials`` / ``adls.credentials`` (``instance``: the machine's own
+identity). obstore's own configuration keys (``aws_...``, ``google_...``, ``azure_...``) pass
+through for everything else. Secrets are kept out of ``repr`` and of every error message.
 """
 from __future__ import annotations
 
 import datetime
 import io as _io
+import ipaddress
+import json
 import os
 from typing import Iterator, Optional
 from urllib.parse import urlparse
@@ -33,7 +40,18 @@ _S3_PROPERTIES = {          # pyiceberg's names -> obstore's S3 configuration ke
     "s3.session-token": "session_token",
     "s3.region": "region",
 }
-_SECRET_WORDS = ("secret", "token", "password", "key", "credential", "sas")
+_ADLS_PROPERTIES = {        # pyiceberg's names -> obstore's Azure configuration keys
+    "adls.account-name": "azure_storage_account_name",
+    "adls.account-key": "azure_storage_account_key",
+    "adls.sas-token": "azure_storage_sas_key",
+    "adls.token": "azure_storage_token",
+    "adls.client-id": "azure_storage_client_id",
+    "adls.client-secret": "azure_storage_client_secret",
+    "adls.tenant-id": "azure_storage_tenant_id",
+}
+_CONNECTION_STRING = {"AccountName": "azure_storage_account_name", "AccountKey": "azure_storage_account_key",
+                      "SharedAccessSignature": "azure_storage_sas_key", "BlobEndpoint": "azure_storage_endpoint"}
+_SECRET_WORDS = ("secret", "token", "password", "key", "credential", "sas", "connection-string")
 _CHUNK = 1000
 
 
@@ -47,6 +65,11 @@ def _split(path: str) -> tuple[str, str, str]:
     """``s3://bucket/a/b`` -> ("s3", "bucket", "a/b")."""
     p = urlparse(path)
     return p.scheme.lower(), p.netloc, p.path.lstrip("/")
+
+
+def _missing_bucket(e: Exception) -> bool:
+    """Whether an error says the bucket (S3, GCS) or container (Azure) does not exist."""
+    return any(code in str(e) for code in ("NoSuchBucket", "ContainerNotFound"))
 
 
 def _is_secret(name: str) -> bool:
@@ -162,6 +185,7 @@ class ObjectStoreIO(FileIO):
         return self._stores[key]
 
     def _make_store(self, scheme: str, bucket: str):
+        from obstore.exceptions import BaseError
         from obstore.store import AzureStore, GCSStore, S3Store
 
         kind = SCHEMES.get(scheme)
@@ -202,21 +226,14 @@ class ObjectStoreIO(FileIO):
             conf["virtual_hosted_style_request"] = path_style.lower() != "true"
             conf.update({k: v for k, v in raw.items() if k.startswith("aws_")})
             return S3Store(bucket, config=conf, client_options=client, retry_config=retry)
-        if kind == "gcs":
-            conf = {k: v for k, v in raw.items() if k.startswith("google_")}
-            if "gcs.service-account-path" in self.properties:
-                conf["google_service_account"] = self.properties["gcs.service-account-path"]
-            return GCSStore(bucket, config=conf, client_options=client, retry_config=retry)
-        conf = {k: v for k, v in raw.items() if k.startswith("azure_")}
-        for name, key in (("adls.account-name", "azure_storage_account_name"),
-                          ("adls.account-key", "azure_storage_account_key"),
-                          ("adls.sas-token", "azure_storage_sas_key")):
-            if name in self.properties:
-                conf[key] = self.properties[name]
-        container = bucket.split("@", 1)[0]
-        if "@" in bucket and "azure_storage_account_name" not in conf:
-            conf["azure_storage_account_name"] = bucket.split("@", 1)[1].split(".", 1)[0]
-        return AzureStore(container, config=conf, client_options=client, retry_config=retry)
+        try:
+            if kind == "gcs":
+                return GCSStore(bucket, config=_gcs_config(self.properties, raw, scheme, bucket, client),
+                                client_options=client, retry_config=retry)
+            conf = _azure_config(self.properties, raw, scheme, bucket, client)
+            return AzureStore(bucket.split("@", 1)[0], config=conf, client_options=client, retry_config=retry)
+        except BaseError as e:
+            raise self._error(e, "configure the store for", f"{scheme}://{bucket}") from None
 
     def _locate(self, path: str):
         scheme, bucket, key = _split(path)
@@ -225,16 +242,23 @@ class ObjectStoreIO(FileIO):
     def _error(self, e: Exception, op: str, path: str) -> Exception:
         """An obstore error as an icefloe error: its first line, with no configuration in it."""
         first = str(e).split("\n", 1)[0]
-        for k, v in self.properties.items():
-            if _is_secret(k) and v:
+        secrets = [v for k, v in self.properties.items() if _is_secret(k) and v]
+        secrets += [part.partition("=")[2] for part in self.properties.get("adls.connection-string", "").split(";")
+                    if part.partition("=")[0].strip() in ("AccountKey", "SharedAccessSignature")]
+        for v in secrets:
+            if v:
                 first = first.replace(v, "***")
-        if "NoSuchBucket" in str(e):
-            return ObjectStoreError(f"cannot {op} {path}: the bucket {_split(path)[1]!r} does not exist")
+        if _missing_bucket(e):
+            what = "container" if SCHEMES.get(_split(path)[0]) == "azure" else "bucket"
+            return ObjectStoreError(f"cannot {op} {path}: the {what} {_split(path)[1].split('@', 1)[0]!r} "
+                                    "does not exist")
         name = type(e).__name__
         if name in ("UnauthenticatedError", "PermissionDeniedError"):
             return ObjectStoreError(f"cannot {op} {path}: access denied ({first})")
         if "error sending request" in first or "Connection refused" in str(e) or "dns error" in str(e):
-            endpoint = self.properties.get("s3.endpoint", "the store's endpoint")
+            setting = {"s3": "s3.endpoint", "gcs": "gcs.service.host",
+                       "azure": "adls.blob-storage-authority"}.get(SCHEMES.get(_split(path)[0], ""), "")
+            endpoint = self.properties.get(setting, "the store's endpoint")
             return ObjectStoreError(f"cannot {op} {path}: {endpoint} is unreachable ({first})")
         return ObjectStoreError(f"cannot {op} {path}: {first}")
 
@@ -246,7 +270,7 @@ class ObjectStoreIO(FileIO):
         except AlreadyExistsError:
             raise FileAlreadyExistsError(path) from None
         except FileNotFoundError as e:
-            if "NoSuchBucket" in str(e):
+            if _missing_bucket(e):
                 raise self._error(e, op, path) from None
             raise FileNotFoundError(2, "No such object", path) from None
         except BaseError as e:
@@ -382,6 +406,105 @@ class ObjectStoreIO(FileIO):
         for i in range(0, len(keys), _CHUNK):
             batch = keys[i:i + _CHUNK]
             self._call("delete", path, lambda: obstore.delete(store, batch))
+
+
+def _instance(props: dict, prefix: str) -> bool:
+    return props.get(f"{prefix}.credentials", "") == "instance"
+
+
+def _gcs_config(props: dict, raw: dict, scheme: str, bucket: str, client: dict) -> dict:
+    """obstore's GCS configuration from pyiceberg's names: ``gcs.service.host`` (the endpoint, e.g.
+    an emulator's ``http://127.0.0.1:4443``), ``gcs.oauth2.token`` (a bearer token), and icefloe's
+    ``gcs.service-account-path``, ``gcs.anonymous`` (no credentials: a public bucket or an emulator;
+    ``gcs.oauth2.token=anon`` says the same, as in gcsfs) and ``gcs.credentials=instance``."""
+    conf = {}
+    host = props.get("gcs.service.host", "").rstrip("/")
+    if host:
+        conf["google_base_url"] = host
+        if host.startswith("http://"):
+            client["allow_http"] = True
+    token = props.get("gcs.oauth2.token", "")
+    if props.get("gcs.anonymous", "false").lower() == "true" or token == "anon":
+        # obstore's documented way to send no credentials at all on every request
+        conf["google_service_account_key"] = json.dumps({
+            "gcs_base_url": host or "https://storage.googleapis.com", "disable_oauth": True,
+            "client_email": "", "private_key": "", "private_key_id": ""})
+    elif token:
+        conf["google_bearer_token"] = token
+    if "gcs.service-account-path" in props:
+        conf["google_service_account"] = props["gcs.service-account-path"]
+    conf.update({k: v for k, v in raw.items() if k.startswith("google_")})
+    auth = ("google_bearer_token", "google_service_account", "google_service_account_key",
+            "google_service_account_path", "google_application_credentials")
+    env = ("GOOGLE_SERVICE_ACCOUNT", "GOOGLE_SERVICE_ACCOUNT_PATH", "GOOGLE_SERVICE_ACCOUNT_KEY",
+           "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_BEARER_TOKEN")
+    adc = os.path.join(os.path.expanduser("~"), ".config", "gcloud", "application_default_credentials.json")
+    if not (any(k in conf for k in auth) or any(os.environ.get(v) for v in env) or os.path.exists(adc)
+            or _instance(props, "gcs")):
+        raise ObjectStoreError(
+            f"no credentials for {scheme}://{bucket}: set gcs.oauth2.token or gcs.service-account-path (or "
+            "GOOGLE_APPLICATION_CREDENTIALS), gcs.anonymous=true for a public bucket or an emulator, or "
+            "gcs.credentials=instance to use the machine's service account")
+    return conf
+
+
+def _azure_endpoint(props: dict, account: str) -> Optional[str]:
+    """The blob endpoint from pyiceberg's ``adls.blob-storage-authority`` (``host[:port]``) and
+    ``adls.blob-storage-scheme``, or ``adls.account-host``. An authority on an IP address or
+    localhost is an emulator (Azurite), whose URLs carry the account as the first path segment."""
+    authority = props.get("adls.blob-storage-authority", "")
+    if authority:
+        scheme = props.get("adls.blob-storage-scheme", "https")
+        host = urlparse("//" + authority).hostname or ""
+        try:
+            local = host == "localhost" or bool(ipaddress.ip_address(host))
+        except ValueError:
+            local = False
+        return f"{scheme}://{authority}/{account}" if local else f"{scheme}://{account}.{authority}"
+    host = props.get("adls.account-host", "")
+    if host:
+        return host if "://" in host else f"https://{host}"
+    return None
+
+
+def _azure_config(props: dict, raw: dict, scheme: str, bucket: str, client: dict) -> dict:
+    """obstore's Azure configuration from pyiceberg's ``adls.*`` names; the account also comes from
+    an ``abfs://container@account.dfs.core.windows.net/`` location."""
+    conf = {}
+    for part in props.get("adls.connection-string", "").split(";"):
+        name, _, value = part.strip().partition("=")
+        if name in _CONNECTION_STRING and value:
+            conf[_CONNECTION_STRING[name]] = value
+        elif name == "UseDevelopmentStorage" and value.lower() == "true":
+            conf["azure_storage_use_emulator"] = "true"
+    conf.update({key: props[name] for name, key in _ADLS_PROPERTIES.items() if name in props})
+    if "@" in bucket and "azure_storage_account_name" not in conf:
+        conf["azure_storage_account_name"] = bucket.split("@", 1)[1].split(".", 1)[0]
+    account = conf.get("azure_storage_account_name") or os.environ.get("AZURE_STORAGE_ACCOUNT_NAME", "")
+    endpoint = _azure_endpoint(props, account)
+    if endpoint:
+        conf["azure_storage_endpoint"] = endpoint
+    if props.get("adls.anon", "false").lower() == "true":
+        conf["azure_skip_signature"] = "true"
+    conf.update({k: v for k, v in raw.items() if k.startswith("azure_")})
+    if conf.get("azure_storage_endpoint", "").startswith("http://"):
+        client["allow_http"] = True
+    emulator = str(conf.get("azure_storage_use_emulator", "")).lower() == "true"
+    if not (account or emulator):
+        raise ObjectStoreError(f"no storage account for {scheme}://{bucket}: set adls.account-name, or use "
+                               "abfs://<container>@<account>.dfs.core.windows.net/<path>")
+    auth = ("azure_storage_account_key", "azure_storage_sas_key", "azure_storage_token",
+            "azure_storage_client_secret", "azure_skip_signature", "azure_federated_token_file",
+            "azure_use_azure_cli")
+    env = ("AZURE_STORAGE_ACCOUNT_KEY", "AZURE_STORAGE_SAS_KEY", "AZURE_STORAGE_SAS_TOKEN", "AZURE_STORAGE_TOKEN",
+           "AZURE_CLIENT_SECRET", "AZURE_FEDERATED_TOKEN_FILE")
+    if not (emulator or any(k in conf for k in auth) or any(os.environ.get(v) for v in env)
+            or _instance(props, "adls")):
+        raise ObjectStoreError(
+            f"no credentials for {scheme}://{bucket}: set adls.account-key, adls.sas-token, adls.token, "
+            "adls.client-id with adls.client-secret and adls.tenant-id, or adls.connection-string; adls.anon=true "
+            "for a public container, or adls.credentials=instance to use the machine's managed identity")
+    return conf
 
 
 def file_io_for(location: str, properties: Optional[dict] = None) -> FileIO:
