@@ -116,7 +116,10 @@ def encode(positions) -> str:
     """``positions`` (any order, repeats allowed) as base64 of their ascending deltas in LEB128."""
     import numpy as np
 
-    p = np.unique(np.asarray(positions, dtype=np.int64)).astype(np.uint64)
+    p = np.asarray(positions, dtype=np.int64)
+    if p.size > 1 and not bool(np.all(p[1:] > p[:-1])):      # vectors arrive sorted; files of deletes may not
+        p = np.unique(p)
+    p = p.astype(np.uint64)
     if p.size == 0:
         return ""
     deltas = np.diff(p, prepend=np.uint64(0))

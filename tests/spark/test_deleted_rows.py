@@ -1,7 +1,8 @@
 """The Parquet format that drops deleted positions inside the scan (``icefloe.spark.deleted_rows``):
 its position encoding, and the rows it returns against plain Spark's rows less the deleted ones, on
-the vectorized and the row-based reader, nested columns, row groups skipped by a pushed filter,
-files split across tasks, and the row index a query asks for itself."""
+the vectorized reader (kept rows moved down in its vectors: fixed-width, decimal, dictionary-encoded,
+variable-length and nested columns, with nulls) and the row-based reader, row groups skipped by a
+pushed filter, files split across tasks, and the row index a query asks for itself."""
 import base64
 
 import numpy as np
@@ -48,14 +49,21 @@ def files(spark, tmp_path_factory):
         out = str(base / f"f{k}")
         (spark.range(k * 10_000, k * 10_000 + 3_000, 1, 1)
          .selectExpr("id", "cast(id as string) AS s", "named_struct('a', id, 'b', array(id, id + 1)) AS st",
-                     "map('k', id) AS m", "IF(id % 5 = 0, NULL, id * 0.5) AS d")
+                     "map('k', id) AS m", "IF(id % 5 = 0, NULL, id * 0.5) AS d",
+                     "IF(id % 3 = 0, NULL, cast(id % 7 as string)) AS dict",    # dictionary-encoded, nulls
+                     "cast(id / 7 as decimal(9, 2)) AS d9", "cast(id as decimal(30, 3)) AS d30",
+                     "cast(id % 2 = 0 as boolean) AS b", "timestamp_seconds(id) AS ts")
          .write.option("parquet.block.size", 16 * 1024).option("parquet.page.size", 4 * 1024).parquet(out))
         paths += [f"{out}/{f}" for f in sorted(__import__("os").listdir(out)) if f.endswith(".parquet")]
     return paths
 
 
+def _row(r):
+    return (r.id, r.s, r.st.a, tuple(r.st.b), r.m["k"], r.d, r.dict, r.d9, r.d30, r.b, r.ts)
+
+
 def _rows(df):
-    return sorted((r.id, r.s, r.st.a, tuple(r.st.b), r.m["k"], r.d) for r in df.collect())
+    return sorted(_row(r) for r in df.collect())
 
 
 def _expected(spark, files, deleted):
@@ -64,8 +72,7 @@ def _expected(spark, files, deleted):
     df = spark.read.parquet(*files).select("*", F.col("_metadata.file_path").alias("_f"),
                                            F.col("_metadata.row_index").alias("_p"))
     gone = {("file:" + p if not p.startswith("file:") else p, int(x)) for p, xs in deleted.items() for x in xs}
-    return sorted((r.id, r.s, r.st.a, tuple(r.st.b), r.m["k"], r.d) for r in df.collect()
-                  if (r._f, r._p) not in gone)
+    return sorted(_row(r) for r in df.collect() if (r._f, r._p) not in gone)
 
 
 @pytest.mark.parametrize("vectorized", [True, False])
@@ -112,3 +119,16 @@ def test_files_split_across_tasks(spark, files):
 def test_too_many_positions_for_the_plan_fall_back(spark, monkeypatch):
     monkeypatch.setattr(deleted_rows, "MAX_ENCODED_BYTES", 10)
     assert deleted_rows.reader(spark, {"/x.parquet": range(100)}) is None
+
+
+def test_partition_columns_are_read_through_a_selection(spark, tmp_path):
+    # partition values are constant vectors the reader does not rewrite: they are read through
+    out = str(tmp_path / "parts")
+    spark.range(0, 2000, 1, 1).selectExpr("id", "cast(id % 2 as int) AS p").write.partitionBy("p").parquet(out)
+    import glob
+
+    files = sorted(glob.glob(f"{out}/p=*/*.parquet"))
+    deleted = {f: np.arange(0, 1000, 4) for f in files}
+    df = deleted_rows.reader(spark, deleted).option("basePath", out).load(files)
+    got = sorted((r.id, r.p) for r in df.collect())
+    assert got == [(i, i % 2) for i in range(2000) if (i // 2) % 4]

@@ -253,7 +253,9 @@ public class DeletedRowsParquetFormat extends ParquetFileFormat {
         if (drop && c == rowIndex) {
           continue;
         }
-        columns[j++] = kept == null ? in.column(c) : new SelectedRowsVector(in.column(c), kept);
+        ColumnVector v = in.column(c);
+        // kept rows moved down in the reader's own vectors where their type allows, else read through
+        columns[j++] = kept == null || Compaction.compact(v, kept, count) ? v : new SelectedRowsVector(v, kept);
       }
       return new ColumnarBatch(columns, kept == null ? n : count);
     }
