@@ -41,13 +41,14 @@ final class Compaction {
   }
 
   private static boolean canCompact(WritableColumnVector v) {
-    if (v.isAllNull() || v.hasDictionary()) {
-      return true;
-    }
-    DataType t = v.dataType();
+    return v.isAllNull() || v.hasDictionary() || canCompact(v.dataType());
+  }
+
+  /** Whether the reader's vectors of this type can be rewritten in place (all of its fields too). */
+  static boolean canCompact(DataType t) {
     if (t instanceof StructType) {
-      for (int i = 0; i < ((StructType) t).length(); i++) {
-        if (!canCompact(v.getChild(i))) {
+      for (org.apache.spark.sql.types.StructField f : ((StructType) t).fields()) {
+        if (!canCompact(f.dataType())) {
           return false;
         }
       }

@@ -20,6 +20,7 @@ import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.Metadata;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.execution.vectorized.ConstantColumnVector;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import scala.Function1;
@@ -50,11 +51,20 @@ public class DeletedRowsParquetFormat extends ParquetFileFormat {
     return "Parquet (icefloe deleted rows)";
   }
 
-  /** Batches hold selections of the reader's vectors, so generated code must not assume their class. */
+  /**
+   * The reader's own vector classes when every column's rows can be moved down in place (constant
+   * vectors need nothing); otherwise batches may hold selections, and generated code must not assume
+   * a class.
+   */
   @Override
   public scala.Option<Seq<String>> vectorTypes(StructType requiredSchema, StructType partitionSchema,
       org.apache.spark.sql.internal.SQLConf conf) {
-    return scala.Option.empty();
+    for (StructField f : requiredSchema.fields()) {
+      if (!Compaction.canCompact(f.dataType())) {
+        return scala.Option.empty();
+      }
+    }
+    return super.vectorTypes(requiredSchema, partitionSchema, conf);
   }
 
   @Override
@@ -254,8 +264,10 @@ public class DeletedRowsParquetFormat extends ParquetFileFormat {
           continue;
         }
         ColumnVector v = in.column(c);
-        // kept rows moved down in the reader's own vectors where their type allows, else read through
-        columns[j++] = kept == null || Compaction.compact(v, kept, count) ? v : new SelectedRowsVector(v, kept);
+        // kept rows moved down in the reader's own vectors where their type allows (a constant
+        // vector holds for any rows), else read through a selection
+        columns[j++] = kept == null || v instanceof ConstantColumnVector || Compaction.compact(v, kept, count)
+            ? v : new SelectedRowsVector(v, kept);
       }
       return new ColumnarBatch(columns, kept == null ? n : count);
     }
