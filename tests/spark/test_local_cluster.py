@@ -1,7 +1,8 @@
 """icefloe on a Spark cluster simulated on this machine: ``local-cluster[2,1,1024]`` starts a
 master, two workers and two executor JVMs with their own Python workers and working directories,
 so nothing a task needs may live only in the driver. An append, a MERGE and a read of each format
-give the right rows there, with the warehouse on the shared disk and on an S3 server."""
+give the right rows there, with the warehouse on the shared disk and on an S3 server; a merge-on-read
+delete is applied inside the executors' scans by the Parquet extension the session's jars ship."""
 import json
 import os
 import shutil
@@ -12,8 +13,10 @@ import sys
 JOB = r"""
 import json, sys
 from pyspark.sql import SparkSession
+from icefloe.spark import deleted_rows
 spark = (SparkSession.builder.master("local-cluster[2,1,1024]").appName("icefloe-cluster")
-         .config("spark.pyspark.python", sys.executable).getOrCreate())
+         .config("spark.pyspark.python", sys.executable)
+         .config("spark.jars", deleted_rows.jar_path()).getOrCreate())   # the in-scan deletes, as documented
 assert spark.sparkContext.master.startswith("local-cluster")
 import icefloe
 local_wh, s3_wh, s3_props = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
@@ -28,6 +31,15 @@ for wh, props, fmt in [(w, p, f) for w, p in ((local_wh, {}), (s3_wh, s3_props))
     assert sorted(x.id for x in t.to_spark(where="v = 'new'").collect()) == list(range(990, 1010))
     hosts = spark.sparkContext.parallelize(range(4), 4).map(lambda _: __import__("os").getpid()).distinct().count()
     assert hosts >= 2, hosts                       # tasks ran in more than one executor process
+# deletes applied inside the scan by the executors (the extension's jar shipped to them)
+assert deleted_rows.available(spark)
+t = icefloe.Catalog(f"{local_wh}/mor", spark=spark).create_table(
+    "db.m", "id bigint not null, v string", properties={"write.delete.mode": "merge-on-read", "format-version": "3"})
+t.append(spark.range(1000).selectExpr("id", "cast(id as string) as v").repartition(4))
+t.delete("id % 10 = 0")
+df = t.to_spark()
+assert "icefloe-parquet" in df._jdf.queryExecution().executedPlan().toString()
+assert df.count() == 900 and df.where("id % 10 = 0").count() == 0
 print("CLUSTER OK")
 """
 
