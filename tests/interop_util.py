@@ -1,6 +1,11 @@
-"""Helpers to open our tables with the independent readers (pyiceberg, DuckDB, the JVM runtime)."""
+"""Helpers to open our tables with the independent readers (pyiceberg, DuckDB, the JVM runtime),
+and to serve a catalog to REST clients."""
+import contextlib
 import glob
 import os
+import socket
+import threading
+import time
 
 # The start of a snippet run in the JVM runtime's worker (``JvmRuntime.run``): ``t`` is the Iceberg
 # table at ``location``, loaded through Iceberg's Java API, ``jvm`` the py4j gateway's JVM view.
@@ -26,3 +31,31 @@ def pyiceberg_table(metadata_location):
     from pyiceberg.table import StaticTable
 
     return StaticTable.from_metadata(metadata_location)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def served(catalog):
+    """``icefloe serve``'s app over ``catalog`` in a thread on a free loopback port; yields its URI."""
+    import uvicorn
+
+    from icefloe.rest.server import RestCatalogApp
+
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(RestCatalogApp(catalog), host="127.0.0.1", port=port, log_level="error"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    for _ in range(200):
+        if server.started:
+            break
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)

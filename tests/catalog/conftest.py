@@ -1,22 +1,13 @@
 """A PostgreSQL server of the system's packages, started for the catalog tests that need one
-(in a fresh data directory, on a Unix socket and the loopback address) and stopped after them;
-``served`` runs ``icefloe serve``'s app over a catalog in a thread."""
-import contextlib
+(in a fresh data directory, on a Unix socket and the loopback address) and stopped after them."""
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
-import threading
-import time
 
 import pytest
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests.interop_util import free_port as _free_port
 
 
 @pytest.fixture(scope="session")
@@ -40,24 +31,3 @@ def postgres_url():
         subprocess.run(as_user + [pg_ctl, "-D", data, "-m", "fast", "stop"], capture_output=True, timeout=120)
         shutil.rmtree(base, ignore_errors=True)
 
-
-@contextlib.contextmanager
-def served(catalog):
-    """The REST catalog app over ``catalog`` on a free loopback port; yields its base URI."""
-    import uvicorn
-
-    from icefloe.rest.server import RestCatalogApp
-
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(RestCatalogApp(catalog), host="127.0.0.1", port=port, log_level="error"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    for _ in range(200):
-        if server.started:
-            break
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)

@@ -21,7 +21,7 @@ from tools.jvm_runtime import JvmRuntime, JvmRuntimeError, postgres_jdbc_jar, re
 
 import icefloe  # noqa: E402
 
-from .conftest import served  # noqa: E402
+from tests.interop_util import served  # noqa: E402
 
 
 @pytest.fixture(scope="module")

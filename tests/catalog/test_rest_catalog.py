@@ -10,8 +10,8 @@ import requests
 
 import icefloe
 
-from .conftest import _free_port
-from .conftest import served as serve_catalog
+from tests.interop_util import free_port as _free_port
+from tests.interop_util import served as serve_catalog
 
 
 @pytest.fixture(params=["sql", "hadoop"])

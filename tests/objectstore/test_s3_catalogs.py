@@ -1,15 +1,13 @@
 """The catalogs with their warehouse on an S3 server: the SQL catalog (pyiceberg's SqlCatalog on
 the same database reads and commits icefloe's tables and icefloe pyiceberg's), and ``icefloe
 serve`` (pyiceberg's RestCatalog, doing its own S3 I/O, creates, appends and reads through it)."""
-import socket
-import threading
-import time
 
 import pyarrow as pa
 import pytest
 
 import icefloe
 from icefloe.iceberg.sql_catalog import CatalogDatabaseError
+from tests.interop_util import served
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.string())])
 
@@ -43,29 +41,12 @@ def test_sql_catalog_on_s3_shared_with_pyiceberg(spark, s3_server, s3_warehouse,
         icefloe.Catalog(s3_warehouse, type="sql", **s3_server.properties)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_rest_catalog_over_an_s3_warehouse(s3_server, s3_warehouse):
-    import uvicorn
     from pyiceberg.catalog.rest import RestCatalog
 
-    from icefloe.rest.server import RestCatalogApp
-
     cat = icefloe.Catalog(s3_warehouse, **s3_server.properties)
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(RestCatalogApp(cat), host="127.0.0.1", port=port, log_level="error"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    for _ in range(200):
-        if server.started:
-            break
-        time.sleep(0.05)
-    try:
-        rc = RestCatalog("rest", uri=f"http://127.0.0.1:{port}", **s3_server.properties)
+    with served(cat) as uri:
+        rc = RestCatalog("rest", uri=uri, **s3_server.properties)
         rc.create_namespace("db")
         pt = rc.create_table("db.t", schema=SCHEMA)
         assert pt.location().startswith(s3_warehouse)
@@ -74,9 +55,6 @@ def test_rest_catalog_over_an_s3_warehouse(s3_server, s3_warehouse):
         assert _ids(t.to_arrow()) == [1, 2, 3]
         t.append(_table([4]))
         assert _ids(rc.load_table("db.t").scan().to_arrow()) == [1, 2, 3, 4]
-        rest = icefloe.Catalog(type="rest", uri=f"http://127.0.0.1:{port}", **s3_server.properties)
+        rest = icefloe.Catalog(type="rest", uri=uri, **s3_server.properties)
         rest.load_table("db.t").append(_table([5]))
         assert _ids(cat.load_table("db.t").to_arrow()) == [1, 2, 3, 4, 5]
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
