@@ -4,9 +4,9 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
+import org.apache.spark.broadcast.Broadcast;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.BoundReference;
@@ -33,7 +33,7 @@ import scala.runtime.AbstractFunction1;
  *
  * <p>The option {@code icefloe.deleted-rows} lists, per data file, the positions deleted from it
  * (lines of {@code path TAB base64(positions)}, the positions ascending and delta-encoded as unsigned
- * LEB128 varints). Each task turns its file's positions into a bitmap and drops the marked rows
+ * LEB128 varints); the driver broadcasts them. Each task turns its file's positions into a bitmap and drops the marked rows
  * from every batch the vectorized reader returns, by a row selection over the batch's own vectors
  * (no copy); the row-based reader's rows are filtered one by one. The positions are the reader's
  * row index (row groups it skips are counted), so filters pushed into the reader are safe.
@@ -72,7 +72,7 @@ public class DeletedRowsParquetFormat extends ParquetFileFormat {
       SparkSession spark, StructType dataSchema, StructType partitionSchema, StructType requiredSchema,
       Seq<Filter> filters, scala.collection.immutable.Map<String, String> options, Configuration hadoopConf) {
     String spec = options.get(OPTION).getOrElse(() -> "");
-    Map<String, String> deleted = parse(spec);
+    HashMap<String, String> deleted = parse(spec);
     String rowIndexName = ParquetFileFormat.ROW_INDEX_TEMPORARY_COLUMN_NAME();
     int rowIndex = -1;
     for (int i = 0; i < requiredSchema.length(); i++) {
@@ -98,7 +98,12 @@ public class DeletedRowsParquetFormat extends ParquetFileFormat {
     for (StructField f : partitionSchema.fields()) {
       types.add(f.dataType());
     }
-    return new Reader(inner, deleted, rowIndex, added, types.toArray(new DataType[0]));
+    // each executor fetches the positions once, rather than every task carrying every file's
+    @SuppressWarnings("unchecked")
+    scala.reflect.ClassTag<HashMap<String, String>> tag =
+        (scala.reflect.ClassTag<HashMap<String, String>>) (Object) scala.reflect.ClassTag$.MODULE$.apply(HashMap.class);
+    Broadcast<HashMap<String, String>> shared = spark.sparkContext().broadcast(deleted, tag);
+    return new Reader(inner, shared, rowIndex, added, types.toArray(new DataType[0]));
   }
 
   /** A file's key: its path without scheme, as the driver and the task both name it. */
@@ -107,8 +112,8 @@ public class DeletedRowsParquetFormat extends ParquetFileFormat {
     return (uri.getAuthority() == null ? "" : uri.getAuthority()) + uri.getPath();
   }
 
-  private static Map<String, String> parse(String spec) {
-    Map<String, String> out = new HashMap<>();
+  private static HashMap<String, String> parse(String spec) {
+    HashMap<String, String> out = new HashMap<>();
     for (String line : spec.split("\n")) {
       int tab = line.lastIndexOf('\t');
       if (tab > 0) {
@@ -146,12 +151,13 @@ public class DeletedRowsParquetFormat extends ParquetFileFormat {
   private static final class Reader extends AbstractFunction1<PartitionedFile, Iterator<InternalRow>>
       implements java.io.Serializable {
     private final Function1<PartitionedFile, Iterator<InternalRow>> inner;
-    private final Map<String, String> deleted;
+    private final Broadcast<HashMap<String, String>> deleted;
     private final int rowIndex;
     private final boolean dropRowIndex;
     private final DataType[] types;
 
-    Reader(Function1<PartitionedFile, Iterator<InternalRow>> inner, Map<String, String> deleted, int rowIndex,
+    Reader(Function1<PartitionedFile, Iterator<InternalRow>> inner, Broadcast<HashMap<String, String>> deleted,
+        int rowIndex,
         boolean dropRowIndex, DataType[] types) {
       this.inner = inner;
       this.deleted = deleted;
@@ -163,7 +169,7 @@ public class DeletedRowsParquetFormat extends ParquetFileFormat {
     @Override
     public Iterator<InternalRow> apply(PartitionedFile file) {
       Iterator<InternalRow> rows = inner.apply(file);
-      String encoded = deleted.get(key(file.toPath().toString()));
+      String encoded = deleted.value().get(key(file.toPath().toString()));
       long[] words = encoded == null ? new long[0] : bitmap(encoded);
       // the vectorized reader hands batches through an iterator typed as rows (as Spark does)
       @SuppressWarnings("unchecked")
