@@ -132,3 +132,14 @@ def test_partition_columns_are_read_through_a_selection(spark, tmp_path):
     df = deleted_rows.reader(spark, deleted).option("basePath", out).load(files)
     got = sorted((r.id, r.p) for r in df.collect())
     assert got == [(i, i % 2) for i in range(2000) if (i // 2) % 4]
+
+
+def test_paths_with_spaces_and_escapes_name_their_files(spark, tmp_path):
+    out = str(tmp_path / "a dir %20 #x")
+    spark.range(0, 100, 1, 1).write.parquet(out)
+    import glob
+
+    (path,) = glob.glob(glob.escape(out) + "/*.parquet")
+    for name in (path, "file:" + path):
+        df = deleted_rows.reader(spark, {name: [0, 5, 99]}).load([path])
+        assert sorted(r.id for r in df.collect()) == [i for i in range(100) if i not in (0, 5, 99)]
