@@ -78,8 +78,9 @@ def spark_read_schema(schema: Schema, history: Iterable[Schema] = ()):
 def restore_column_names(df, schema: Schema):
     """Give aliased columns their names back and uuid columns their string form;
     other columns (e.g. ``_metadata`` selections) stay."""
+    columns = set(df.columns)           # one round trip to the JVM, not one per field
     renames = {f"{ALIAS_PREFIX}{f.field_id}": f.name for f in schema.fields
-               if f"{ALIAS_PREFIX}{f.field_id}" in df.columns}
+               if f"{ALIAS_PREFIX}{f.field_id}" in columns}
     if renames:
         df = df.withColumnsRenamed(renames)
     return uuid_columns_to_strings(df, schema)

@@ -401,7 +401,10 @@ def _with_names(df, schema: Schema, with_positions: bool):
     if with_positions:
         return df.select(*[f"`{f.name}`" for f in schema.fields], _table_path(F.col(_RAW_PATH), True).alias(FILE_COL),
                          POS_COL)
-    return df.select(*[f"`{f.name}`" for f in schema.fields])
+    names = [f.name for f in schema.fields]
+    if df.columns == names:     # already the table's columns: no further plan to analyse
+        return df
+    return df.select(*[f"`{n}`" for n in names])
 
 
 _MAX_FILTER_PAIRS = 4096
