@@ -244,6 +244,11 @@ class JvmRuntime:
             raise JvmRuntimeUnavailable(f"the runtime did not start: {ready}")
         self.spark_version = ready["spark"]
         self.iceberg_version = ready["iceberg"]
+        self.warehouse = str(warehouse)
+
+    def table_location(self, name: str) -> str:
+        """Where the ``jvm`` catalog (a Hadoop catalog over the warehouse) keeps table ``db.t``."""
+        return os.path.join(self.warehouse, *name.split("."))
 
     def _drain(self) -> None:
         for line in self._proc.stderr:

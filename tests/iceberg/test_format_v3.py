@@ -172,7 +172,6 @@ def test_rows_keep_their_ids_through_changes_and_compaction(catalog, spark, jvm,
 
 
 def test_icefloe_reads_and_changes_the_runtimes_v3_tables(spark, jvm):
-    warehouse = jvm.run("result = spark.conf.get('spark.sql.catalog.jvm.warehouse')")
     jvm.sql("CREATE TABLE jvm.db.theirs (id bigint, name string) USING iceberg PARTITIONED BY (bucket(2, id)) "
             "TBLPROPERTIES ('format-version'='3', 'write.delete.mode'='merge-on-read', "
             "'write.update.mode'='merge-on-read', 'write.merge.mode'='merge-on-read')")
@@ -198,7 +197,7 @@ def test_icefloe_reads_and_changes_the_runtimes_v3_tables(spark, jvm):
     for i in range(70, 90):
         model[i] = "m"
     record()
-    location = os.path.join(warehouse, "db", "theirs")
+    location = jvm.table_location("db.theirs")
     t = icefloe.load_table(location)
     assert t.metadata.format_version == 3
     for snapshot_id, rows in states:
@@ -297,10 +296,9 @@ result = 'ok'
 
 
 def test_default_values_of_the_runtimes_columns_are_read_and_written(spark, jvm):
-    warehouse = jvm.run("result = spark.conf.get('spark.sql.catalog.jvm.warehouse')")
     jvm.sql("CREATE TABLE jvm.db.defaults (id bigint) USING iceberg TBLPROPERTIES ('format-version'='3')")
     jvm.sql("INSERT INTO jvm.db.defaults VALUES (1), (2)")
-    location = os.path.join(warehouse, "db", "defaults")
+    location = jvm.table_location("db.defaults")
     jvm.run(ADD_DEFAULTS, location=location)          # columns added with initial and write defaults
     jvm.sql("REFRESH TABLE jvm.db.defaults")
     jvm.sql("INSERT INTO jvm.db.defaults VALUES (3, 7, 'x'), (4, null, null)")

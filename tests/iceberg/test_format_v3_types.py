@@ -203,10 +203,9 @@ result = 'ok'
 def test_icefloe_reads_and_appends_to_the_runtimes_table_with_an_unknown_column(spark, jvm):
     import icefloe
 
-    warehouse = jvm.run("result = spark.conf.get('spark.sql.catalog.jvm.warehouse')")
     jvm.sql("CREATE TABLE jvm.db.unknown (id bigint) USING iceberg TBLPROPERTIES ('format-version'='3')")
     jvm.sql("INSERT INTO jvm.db.unknown VALUES (1)")
-    location = os.path.join(warehouse, "db", "unknown")
+    location = jvm.table_location("db.unknown")
     jvm.run(JVM_ADD_UNKNOWN, location=location)          # through Iceberg's API: its Spark cannot write it
     t = icefloe.load_table(location)
     assert str(t.metadata.schema.find_field(2).field_type) == "unknown"

@@ -110,7 +110,6 @@ def test_the_runtime_reads_every_snapshot_icefloe_writes(catalog, spark, jvm, mo
 
 
 def test_icefloe_reads_what_the_runtime_writes_and_the_runtime_reads_icefloes_commits(spark, jvm, tmp_path):
-    warehouse = jvm.run("result = spark.conf.get('spark.sql.catalog.jvm.warehouse')")
     jvm.sql("CREATE TABLE jvm.db.theirs (id bigint, name string, v double, ts timestamp, d date, "
             "amount decimal(10,2)) USING iceberg PARTITIONED BY (days(ts)) TBLPROPERTIES ('format-version'='2', "
             "'write.delete.mode'='merge-on-read', 'write.update.mode'='merge-on-read', "
@@ -142,7 +141,7 @@ def test_icefloe_reads_what_the_runtime_writes_and_the_runtime_reads_icefloes_co
         model[i] = _row(i, "m")
     record()
     jvm.sql("ALTER TABLE jvm.db.theirs ADD COLUMN note string")
-    location = os.path.join(warehouse, "db", "theirs")
+    location = jvm.table_location("db.theirs")
     t = icefloe.load_table(location)
     for snapshot_id, rows in states:
         assert icefloe_rows(spark, t, snapshot_id) == rows, snapshot_id
