@@ -26,6 +26,8 @@ import threading
 import zipfile
 from pathlib import Path
 
+from icefloe.spark.javac import JavacError, compile_jar
+
 ROOT = Path(__file__).resolve().parent.parent
 ENV_DIR = ROOT / ".venv-jvm"
 REQUIREMENTS = ROOT / "requirements-jvm.txt"
@@ -163,20 +165,10 @@ def rest_client_jars() -> list[Path]:
     target = ENV_DIR / "icefloe-jvm-rest.jar"
     if target.exists() and target.stat().st_mtime >= max(s.stat().st_mtime for s in sources):
         return [target, core]
-    javac = shutil.which("javac")
-    if javac is None:
-        raise JvmRuntimeUnavailable("javac (a JDK 17) is needed to build the REST transport in tools/jvm")
-    with tempfile.TemporaryDirectory() as out:
-        classpath = os.pathsep.join(str(j) for j in runtime_jars())
-        result = subprocess.run([javac, "--release", "11", "-d", out, "-cp", classpath, *map(str, sources)],
-                                capture_output=True, text=True)
-        if result.returncode != 0:
-            raise JvmRuntimeUnavailable(f"compiling tools/jvm failed:\n{result.stderr}")
-        tmp = target.with_suffix(".tmp")
-        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as jar:
-            for cls in sorted(Path(out).rglob("*.class")):
-                jar.write(cls, cls.relative_to(out).as_posix())
-        tmp.replace(target)
+    try:
+        compile_jar(sources, os.pathsep.join(str(j) for j in runtime_jars()), target, release="11")
+    except JavacError as e:
+        raise JvmRuntimeUnavailable(f"building the REST transport in tools/jvm: {e}") from None
     return [target, core]
 
 

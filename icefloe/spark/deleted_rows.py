@@ -23,13 +23,12 @@ import base64
 import hashlib
 import logging
 import os
-import shutil
 import subprocess
-import tempfile
 import threading
-import zipfile
 from pathlib import Path
 from typing import Optional
+
+from icefloe.spark.javac import JavacError, compile_jar, find_javac
 
 CLASS = "icefloe.jvm.DeletedRowsParquetFormat"
 OPTION = "icefloe.deleted-rows"
@@ -65,29 +64,14 @@ def _build() -> Optional[str]:
     target = _cache_dir() / f"icefloe-jvm-{digest.hexdigest()[:16]}.jar"
     if target.exists():
         return str(target)
-    javac = shutil.which("javac", path=os.path.join(os.environ["JAVA_HOME"], "bin")) \
-        if os.environ.get("JAVA_HOME") else None
-    javac = javac or shutil.which("javac")
-    if javac is None:
+    if find_javac() is None:
         _log.info("no javac: scans of files with deleted rows filter them in Spark SQL")
         return None
     classpath = os.path.join(os.path.dirname(pyspark.__file__), "jars", "*")
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory() as out:
-            done = subprocess.run([javac, "--release", "17", "-nowarn", "-d", out, "-cp", classpath,
-                                   *map(str, sources)], capture_output=True, text=True, timeout=300)
-            if done.returncode != 0:
-                _log.warning("compiling %s failed; deleted rows are filtered in Spark SQL:\n%s", SOURCES,
-                             done.stderr[-2000:])
-                return None
-            tmp = target.with_suffix(f".{os.getpid()}.tmp")
-            with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as jar:
-                for cls in sorted(Path(out).rglob("*.class")):
-                    jar.write(cls, cls.relative_to(out).as_posix())
-            tmp.replace(target)
-    except (OSError, subprocess.SubprocessError) as e:
-        _log.warning("building %s failed (%s); deleted rows are filtered in Spark SQL", target, e)
+        compile_jar(sources, classpath, target)
+    except (JavacError, OSError, subprocess.SubprocessError) as e:
+        _log.warning("building %s failed; deleted rows are filtered in Spark SQL: %s", target, e)
         return None
     return str(target)
 

@@ -143,3 +143,16 @@ def test_paths_with_spaces_and_escapes_name_their_files(spark, tmp_path):
     for name in (path, "file:" + path):
         df = deleted_rows.reader(spark, {name: [0, 5, 99]}).load([path])
         assert sorted(r.id for r in df.collect()) == [i for i in range(100) if i not in (0, 5, 99)]
+
+
+def test_without_javac_or_with_sources_that_do_not_compile_there_is_no_jar(tmp_path, monkeypatch):
+    from icefloe.spark import javac
+
+    monkeypatch.setenv("ICEFLOE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(deleted_rows, "find_javac", lambda: None)
+    assert deleted_rows._build() is None                        # reads fall back to the SQL filter
+    bad = tmp_path / "Bad.java"
+    bad.write_text("class Bad { int x = ; }")
+    with pytest.raises(javac.JavacError, match="Bad.java"):
+        javac.compile_jar([bad], ".", tmp_path / "bad.jar")
+    assert not (tmp_path / "bad.jar").exists()
