@@ -3,7 +3,6 @@ package icefloe.jvm;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
-import java.net.URLEncoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -113,23 +112,6 @@ public class JdkHttpRestClient extends BaseHTTPClient {
     return session.authenticate(request);
   }
 
-  // The request's address: the base, its path and its query, each parameter percent-encoded.
-  private static URI address(HTTPRequest request) {
-    String path = request.path();
-    StringBuilder uri = new StringBuilder(
-        path.startsWith("http://") || path.startsWith("https://") ? path : request.baseUri() + "/" + path);
-    while (uri.length() > 0 && uri.charAt(uri.length() - 1) == '/') {
-      uri.setLength(uri.length() - 1);
-    }
-    char sep = uri.indexOf("?") >= 0 ? '&' : '?';
-    for (Map.Entry<String, String> e : request.queryParameters().entrySet()) {
-      uri.append(sep).append(URLEncoder.encode(e.getKey(), StandardCharsets.UTF_8))
-          .append('=').append(URLEncoder.encode(e.getValue(), StandardCharsets.UTF_8));
-      sep = '&';
-    }
-    return URI.create(uri.toString());
-  }
-
   @Override
   protected <T extends RESTResponse> T execute(
       HTTPRequest request, Class<T> responseType, Consumer<ErrorResponse> errorHandler,
@@ -142,7 +124,7 @@ public class JdkHttpRestClient extends BaseHTTPClient {
       HTTPRequest request, Class<T> responseType, Consumer<ErrorResponse> errorHandler,
       Consumer<Map<String, String>> responseHeaders, ParserContext parserContext) {
     String body = request.encodedBody();
-    HttpRequest.Builder builder = HttpRequest.newBuilder(address(request))
+    HttpRequest.Builder builder = HttpRequest.newBuilder(request.requestUri())
         .method(request.method().name(),
             body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
     request.headers().entries().forEach(h -> {
