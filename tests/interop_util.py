@@ -3,9 +3,10 @@ and to serve a catalog to REST clients."""
 import contextlib
 import glob
 import os
-import socket
 import threading
 import time
+
+from tools.local_servers import free_port
 
 # The start of a snippet run in the JVM runtime's worker (``JvmRuntime.run``): ``t`` is the Iceberg
 # table at ``location``, loaded through Iceberg's Java API, ``jvm`` the py4j gateway's JVM view.
@@ -31,12 +32,6 @@ def pyiceberg_table(metadata_location):
     from pyiceberg.table import StaticTable
 
     return StaticTable.from_metadata(metadata_location)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @contextlib.contextmanager

@@ -9,10 +9,10 @@ import hmac
 import http.client
 import os
 import shutil
-import socket
 import subprocess
-import time
 import uuid
+
+from tools.local_servers import free_port, stop, wait_listening
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PACKAGE = os.path.join(HERE, "azurite")
@@ -36,25 +36,17 @@ def install() -> str:
 class AzuriteServer:
     def __init__(self):
         binary = install()
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        self.port = s.getsockname()[1]
-        s.close()
+        self.port = free_port()
         self.endpoint = f"http://127.0.0.1:{self.port}/{ACCOUNT}"
         self.proc = subprocess.Popen(
             [binary, "--blobHost", "127.0.0.1", "--blobPort", str(self.port), "--inMemoryPersistence",
              "--disableTelemetry", "--silent", "--skipApiVersionCheck"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=PACKAGE)
-        deadline = time.time() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                break
-            except OSError:
-                if time.time() > deadline or self.proc.poll() is not None:
-                    self.stop()
-                    raise RuntimeError("the Azure test server (Azurite) did not start")
-                time.sleep(0.05)
+        try:
+            wait_listening(self.port, self.proc, "the Azure test server (Azurite)")
+        except RuntimeError:
+            self.stop()
+            raise
 
     @property
     def properties(self) -> dict:
@@ -95,8 +87,4 @@ class AzuriteServer:
         return [o["path"] for chunk in obstore.list(store) for o in chunk]
 
     def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+        stop(self.proc)

