@@ -400,10 +400,11 @@ def read_merged(spark, table, schema, entries, where=None, columns: Optional[Seq
 def read_with_vectors(spark, table, schema, snapshot, entries, where=None, columns: Optional[Sequence[str]] = None):
     """A table with deletion vectors: its files above level 0 as they are (each key has one live
     record there), minus the rows their vectors mark. Spark's own Parquet reader scans all the
-    files; the vectors (index metadata, read on the driver as Paimon's readers plan with them)
-    filter the marked files' rows as bitmaps (``icefloe.spark.bitmaps``), keyed by file size: no
-    shuffle, no Python. A file's size names it when no two files of the scan share one; otherwise
-    (and where Spark cannot read the paths) Python tasks read the marked files and drop their rows."""
+    files; the vectors (index metadata, read on the driver as Paimon's readers plan with them) are
+    applied inside that scan (``icefloe.spark.deleted_rows``) or, where its format cannot load, as
+    bitmaps of a filter (``icefloe.spark.bitmaps``) keyed by file size: no shuffle, no Python. A
+    file's size names it when no two files of the scan share one; otherwise (and where Spark cannot
+    read the paths) Python tasks read the marked files and drop their rows."""
     vectors = dv.bucket_vectors(table.store, snapshot)
     readable = dv.readable(entries)
     plain, marked = [], []
@@ -420,7 +421,7 @@ def read_with_vectors(spark, table, schema, snapshot, entries, where=None, colum
     distinct = len(set(sizes)) == len(sizes)        # the SQL filter names files by size
     by_bitmap = bool(marked) and table.io.spark_native and (distinct or deleted_rows.available(spark))
     if by_bitmap:
-        frame, took_unmarked = _marked_by_bitmap(spark, table, schema, marked, fields, plain)
+        frame, took_unmarked = _marked_by_bitmap(spark, table, schema, marked, fields, plain, by_size=distinct)
         frames.append(frame)
         if took_unmarked:
             plain = []
@@ -435,11 +436,14 @@ def read_with_vectors(spark, table, schema, snapshot, entries, where=None, colum
     return _where_and_columns(df, where, columns)
 
 
-def _marked_by_bitmap(spark, table, schema, marked: list, fields, unmarked: Sequence = ()) -> tuple:
-    """The marked files' rows by Spark's reader, a row kept when its bit in its file's vector is
-    clear: the vectors as constants of the filter (``bitmaps.literal_filter``; the ``unmarked``
-    files join the same scan, returned as ``(frame, True)``) or, when too big for the plan, one
-    broadcast row of bitmap words per file keyed by the file's size (``(frame, False)``)."""
+def _marked_by_bitmap(spark, table, schema, marked: list, fields, unmarked: Sequence = (),
+                      by_size: bool = True) -> tuple:
+    """The marked files' rows by Spark's reader less the positions their vectors mark: dropped
+    inside the scan (``deleted_rows``; the ``unmarked`` files join the same scan, returned as
+    ``(frame, True)``), else a row kept when its bit is clear, the vectors as constants of the filter
+    (``bitmaps.literal_filter``; the unmarked files join that scan too) or, when too big for the
+    plan, one broadcast row of bitmap words per file keyed by the file's size (``(frame, False)``).
+    Without distinct sizes (``by_size``) and the in-scan format, Python tasks drop the rows."""
     import numpy as np
     import pyarrow as pa
     from pyspark.sql import functions as F
@@ -457,7 +461,7 @@ def _marked_by_bitmap(spark, table, schema, marked: list, fields, unmarked: Sequ
         both = list(marked) + list(unmarked)
         return read_files(spark, [e.file.file_path for e, _ in both], schema.fields,
                           file_fields=[fields(e) for e, _ in both], reader=in_scan), True
-    if len({e.file.file_size for e, _ in list(marked) + list(unmarked)}) < len(marked) + len(unmarked):
+    if not by_size:                 # two files share a size: the filter cannot name them
         return _read_marked_in_python(spark, table, schema, [(e, bv, fields(e)) for e, bv in marked]), False
     words = [bitmap_words(p, e.file.row_count).view(np.int64) for (e, _), p in zip(marked, positions)]
     extra = {key_col: "_metadata.file_size", row_col: "_metadata.row_index"}
