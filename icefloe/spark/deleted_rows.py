@@ -124,6 +124,14 @@ def encode(positions) -> str:
 def reader(spark, deleted: dict):
     """``spark.read`` with the format and each file's deleted positions (``path -> positions``), or
     None when the class is not loadable or the positions are too many to travel in the plan."""
+    options = scan_options(spark, deleted)
+    return None if options is None else spark.read.format(CLASS).options(**options)
+
+
+def scan_options(spark, deleted: dict) -> Optional[dict]:
+    """The options of a scan in the format (``CLASS``) that drops each file's deleted positions
+    (``path -> positions``), or None when the class is not loadable or the positions are too many to
+    travel in the plan."""
     if not available(spark):
         return None
     lines = []
@@ -136,7 +144,7 @@ def reader(spark, deleted: dict):
         if size > MAX_ENCODED_BYTES:
             return None
         lines.append(line)
-    return spark.read.format(CLASS).option(OPTION, "\n".join(lines))
+    return {OPTION: "\n".join(lines)}
 
 
-__all__ = ["CLASS", "OPTION", "jar_path", "available", "encode", "reader"]
+__all__ = ["CLASS", "OPTION", "jar_path", "available", "encode", "reader", "scan_options"]

@@ -33,6 +33,7 @@ from icefloe.core.types import (
 from icefloe.core.types.model import type_names
 from icefloe.errors import IcefloeError
 from icefloe.iceberg.schema_update import update_name_mapping
+from icefloe.spark.scans import file_scan
 
 ALIAS_PREFIX = "__icefloe_fid_"
 
@@ -249,7 +250,7 @@ def read_parquet_by_name(spark, paths: list, schema: Schema, read_schema, names:
     columns under their current names; ``extra_cols`` (e.g. ``_metadata`` selections) are added."""
     from pyspark.sql import functions as F
 
-    df = spark.read.schema(read_schema).parquet(*paths)
+    df = file_scan(spark, paths, read_schema)
     cols = []
     for f, name in zip(schema.fields, names):
         target = to_spark_type(f.field_type, uuid_as_binary=True)
@@ -265,5 +266,5 @@ def read_parquet_by_name(spark, paths: list, schema: Schema, read_schema, names:
 
 def read_parquet_by_field_id(spark, paths: list, schema: Schema, history: Iterable[Schema] = ()):
     """``spark.read.parquet(paths)`` projected onto ``schema`` by field id, safe under schema evolution."""
-    df = spark.read.schema(spark_read_schema(schema, history)).parquet(*paths)
+    df = file_scan(spark, paths, spark_read_schema(schema, history))
     return restore_column_names(df, schema)

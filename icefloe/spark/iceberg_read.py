@@ -45,6 +45,7 @@ from icefloe.spark.align import spark_default
 # FILE_COL: the data file a row was read from (the path as the table's metadata has it); POS_COL: the
 # row's 0-based position in that file
 from icefloe.spark import deleted_rows
+from icefloe.spark.scans import file_scan
 from icefloe.spark.bitmaps import bit_is_clear, bit_of, bitmap_words, literal_filter, word_of
 from icefloe.spark.python_read import FILE_COL, POS_COL, read_tasks_in_python
 from icefloe.spark.iceberg_evolved_read import has_nanos, mapping_from_history, name_read_plan, read_parquet_by_field_id, read_parquet_by_name, restore_column_names, spark_read_schema
@@ -228,7 +229,7 @@ def _read_with_positions(spark, tasks: list, schema: Schema, history: Sequence[S
     with_ids, without_ids = _split_by_field_ids(tasks)
     parts = []
     if with_ids:
-        df = spark.read.schema(spark_read_schema(schema, history)).parquet(*[t.path for t in with_ids])
+        df = file_scan(spark, [t.path for t in with_ids], spark_read_schema(schema, history))
         plain = all(_PLAIN_PATH.match(t.path) for t in with_ids)
         df = (df.select("*", F.col("_metadata.file_path").alias(_RAW_PATH),
                         F.col("_metadata.row_index").alias(POS_COL))
@@ -269,7 +270,7 @@ def _read_minus_position_deletes(spark, tasks: list, schema: Schema, history: Se
     row's FILE_COL and POS_COL."""
     from pyspark.sql import functions as F
 
-    df = spark.read.schema(spark_read_schema(schema, history)).parquet(*[t.path for t in tasks])
+    df = file_scan(spark, [t.path for t in tasks], spark_read_schema(schema, history))
     df = restore_column_names(df.select("*", F.col("_metadata.file_path").alias(_RAW_PATH),
                                         F.col("_metadata.file_size").alias(_SIZE),
                                         F.col("_metadata.row_index").alias(POS_COL)), schema)
@@ -280,7 +281,7 @@ def _read_minus_position_deletes(spark, tasks: list, schema: Schema, history: Se
     # a deletion vector names one data file, and is attached to it (else it is not here)
     vectors = [d for d in everything.values() if d.is_deletion_vector]
     pschema = to_spark_schema(POSITION_DELETE_SCHEMA)
-    pdf = spark.read.schema(pschema).parquet(*files) if files else None
+    pdf = file_scan(spark, files, pschema) if files else None
     unattached = _unattached_pairs(tasks, files.values())
     if len(unattached) <= _MAX_FILTER_PAIRS and all(_PLAIN_PATH.match(d) for d in unattached):
         # each delete file applies to every data file of its partition read here but those in
@@ -357,9 +358,9 @@ def _read_with_position_filter(spark, tasks: list, schema: Schema, history: Sequ
 
     dirty = [t for t in tasks if t.deletes]
     positions = positions_by_data_file(LOCAL, {t.path: t.deletes for t in dirty})
-    in_scan = deleted_rows.reader(spark, positions)
+    in_scan = deleted_rows.scan_options(spark, positions)
     if in_scan is not None:              # the deletes applied inside the Parquet scan
-        df = in_scan.schema(spark_read_schema(schema, history)).load([t.path for t in tasks])
+        df = file_scan(spark, [t.path for t in tasks], spark_read_schema(schema, history), in_scan, deleted_rows.CLASS)
         if with_positions:
             df = df.select("*", F.col("_metadata.file_path").alias(_RAW_PATH),
                            F.col("_metadata.row_index").alias(POS_COL))
@@ -372,7 +373,7 @@ def _read_with_position_filter(spark, tasks: list, schema: Schema, history: Sequ
     else:
         key_list, key = ["file:" + p for p in bitmaps], F.col("_metadata.file_path")
         keys = pa.array(key_list, pa.string())
-    df = spark.read.schema(spark_read_schema(schema, history)).parquet(*[t.path for t in tasks])
+    df = file_scan(spark, [t.path for t in tasks], spark_read_schema(schema, history))
     positions = ([F.col("_metadata.file_path").alias(_RAW_PATH), F.col("_metadata.row_index").alias(POS_COL)]
                  if with_positions else [])
     constants = literal_filter(list(zip(key_list, bitmaps.values())), _KEY, _ROW)
@@ -597,7 +598,7 @@ def _apply_deletes(spark, df, tasks: list, schema: Schema):
             pschema = to_spark_schema(POSITION_DELETE_SCHEMA)
             dinfo = spark.createDataFrame([(d.file_path, delete_seq[d.file_path]) for d in pos],
                                           "_d_file string, _d_seq long")
-            parts.append(spark.read.schema(pschema).parquet(*[d.file_path for d in pos])
+            parts.append(file_scan(spark, [d.file_path for d in pos], pschema)
                          .select(F.col("file_path").alias("_d_target"), F.col("pos").alias("_d_pos"),
                                  table_path_of(F.col("_metadata.file_path")).alias("_d_file"))
                          .join(F.broadcast(dinfo), "_d_file").drop("_d_file"))
@@ -630,7 +631,7 @@ def _apply_deletes(spark, df, tasks: list, schema: Schema):
             rows.append((d.file_path, delete_seq[d.file_path], None if not d.partition else part_ids.get(key, -1)))
         dinfo = spark.createDataFrame(rows, "_d_file string, _d_seq long, _d_part int")
         names = {f.field_id: f"_d_eq_{f.field_id}" for f in fields}
-        edf = (spark.read.schema(eschema).parquet(*[d.file_path for d in files])
+        edf = (file_scan(spark, [d.file_path for d in files], eschema)
                .select(*[F.col(f"`{f.name}`").alias(names[f.field_id]) for f in fields],
                        table_path_of(F.col("_metadata.file_path")).alias("_d_file"))
                .join(F.broadcast(dinfo), "_d_file").drop("_d_file"))

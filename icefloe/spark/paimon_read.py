@@ -26,6 +26,7 @@ from icefloe.paimon.arrow_read import read_data_file
 from icefloe.paimon.changelog import KIND_LABELS
 from icefloe.paimon.merge import iter_merged_bucket
 from icefloe.spark import deleted_rows
+from icefloe.spark.scans import file_scan
 from icefloe.paimon.schema import SchemaHistory, evolve_arrow, layout, same_layout, same_type_layout
 from icefloe.paimon.table import FileStoreTable
 from icefloe.spark.bitmaps import bit_is_clear, bit_of, bitmap_words, literal_filter, word_of
@@ -34,13 +35,14 @@ from icefloe.spark.iceberg_read import raise_if_missing, table_path_of
 
 def read_files(spark, paths: Sequence[str], fields, where=None, columns: Optional[Sequence[str]] = None,
                file_fields: Optional[Sequence] = None, file_col: Optional[str] = None, pos_col: Optional[str] = None,
-               io=None, extra: Optional[dict] = None, reader=None):
+               io=None, extra: Optional[dict] = None, deleted: Optional[dict] = None):
     """A DataFrame of the given data files under the table's (Paimon) fields.
     ``file_fields[i]``, if given, are the fields of the schema ``paths[i]`` was written
     with (default: ``fields``). ``file_col`` adds a column of that name holding each row's
     data file (the path as ``paths`` has it), ``pos_col`` one with its position in that file,
     for row-level changes. ``io``: the table's FileIO; when Spark cannot take its paths (an object
-    store without the session's connector) Python tasks read the files through it."""
+    store without the session's connector) Python tasks read the files through it. ``deleted``: the
+    options of the in-scan deletes (``deleted_rows.scan_options``), if the scan drops rows."""
     schema = pt.to_spark_schema(fields, with_ids=False)
     if paths and io is not None and not io.spark_native:
         df = _read_in_python(spark, paths, file_fields or [fields] * len(paths), fields, file_col, pos_col, io)
@@ -59,7 +61,7 @@ def read_files(spark, paths: Sequence[str], fields, where=None, columns: Optiona
             ff = file_fields[i] if file_fields is not None else fields
             key = (layout(ff), tuple((str(f.type), f.nullable) for f in ff))
             groups.setdefault(key, (ff, []))[1].append(path)
-        frames = [_read_group(spark, group_paths, ff, fields, file_col, pos_col, extra, reader)
+        frames = [_read_group(spark, group_paths, ff, fields, file_col, pos_col, extra, deleted)
                   for ff, group_paths in groups.values()]
         df = frames[0]
         for other in frames[1:]:
@@ -107,7 +109,7 @@ def _read_in_python(spark, paths: Sequence[str], file_fields: Sequence, fields, 
 
 
 def _read_group(spark, paths: Sequence[str], file_fields, fields, file_col: Optional[str] = None,
-                pos_col: Optional[str] = None, extra_columns: Optional[dict] = None, reader=None):
+                pos_col: Optional[str] = None, extra_columns: Optional[dict] = None, deleted: Optional[dict] = None):
     """Files written with ``file_fields`` as a DataFrame of ``fields`` (by field id)."""
     read_schema = pt.to_spark_schema(fields, with_ids=False)
     file_schema = pt.to_spark_schema(file_fields, with_ids=False)
@@ -117,8 +119,9 @@ def _read_group(spark, paths: Sequence[str], file_fields, fields, file_col: Opti
     # never skip a file (sessions may set spark.sql.files.ignoreCorruptFiles/ignoreMissingFiles):
     # its rows would silently be missing from the result
     try:
-        df = ((reader or spark.read.format("parquet")).option("ignoreCorruptFiles", "false")
-              .option("ignoreMissingFiles", "false").schema(schema).load(list(paths)))
+        df = file_scan(spark, paths, schema, {"ignoreCorruptFiles": "false", "ignoreMissingFiles": "false",
+                                              **(deleted or {})},
+                       deleted_rows.CLASS if deleted else "parquet")
     except Exception as e:
         raise_if_missing(e, paths, "data file")
         raise
@@ -456,11 +459,11 @@ def _marked_by_bitmap(spark, table, schema, marked: list, fields, unmarked: Sequ
         if bv.path not in loaded:
             loaded[bv.path] = bv.load(table.io)
         positions.append(loaded[bv.path][e.file.file_name].to_array())
-    in_scan = deleted_rows.reader(spark, {e.file.file_path: p for (e, _), p in zip(marked, positions)})
+    in_scan = deleted_rows.scan_options(spark, {e.file.file_path: p for (e, _), p in zip(marked, positions)})
     if in_scan is not None:          # the vectors applied inside the Parquet scan
         both = list(marked) + list(unmarked)
         return read_files(spark, [e.file.file_path for e, _ in both], schema.fields,
-                          file_fields=[fields(e) for e, _ in both], reader=in_scan), True
+                          file_fields=[fields(e) for e, _ in both], deleted=in_scan), True
     if not by_size:                 # two files share a size: the filter cannot name them
         return _read_marked_in_python(spark, table, schema, [(e, bv, fields(e)) for e, bv in marked]), False
     words = [bitmap_words(p, e.file.row_count).view(np.int64) for (e, _), p in zip(marked, positions)]

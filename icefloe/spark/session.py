@@ -15,7 +15,7 @@ import sys
 import threading
 
 from icefloe.errors import JavaMissingError, WorkerPythonError
-from icefloe.spark import deleted_rows
+from icefloe.spark import deleted_rows, scans
 from icefloe.spark.source import IcefloeDataSource
 
 _lock = threading.Lock()
@@ -51,12 +51,7 @@ def check_java() -> None:
 
 
 def apply_required_conf(spark) -> None:
-    for k, v in REQUIRED_CONF.items():
-        try:
-            if spark.conf.get(k, None) != v:
-                spark.conf.set(k, v)
-        except Exception:  # static confs of a running session cannot change
-            pass
+    scans.ensure_conf(spark, REQUIRED_CONF)
 
 
 _checked_workers: dict = {}

@@ -1,0 +1,62 @@
+"""File scans and session settings with few round trips to the JVM.
+
+A table's read is planned on the driver in a few milliseconds; through PySpark's reader, building
+its scan costs one JVM round trip per option, per path (the list is converted element by element)
+and for the schema, about twenty for ten files, which used to be most of the planning time. Where
+icefloe's JVM classes are loadable (``deleted_rows``: the embedded session, or a session with its
+jar) the scan is built in one call (``icefloe.jvm.Scans``); elsewhere (Spark Connect, a session
+without the jar) through PySpark's reader, with the same result.
+"""
+from __future__ import annotations
+
+from typing import Mapping, Optional, Sequence
+
+from icefloe.spark import deleted_rows
+
+SEP = "\u0000"          # between the items of a list sent as one string (no path or option holds it)
+_members: dict = {}     # (id(JavaSparkContext), name) -> (the context, the static method of Scans)
+
+
+def _scans_method(spark, name: str):
+    if not deleted_rows.available(spark):
+        return None
+    jsc = spark._jsc
+    hit = _members.get((id(jsc), name))
+    if hit is None or hit[0] is not jsc:
+        hit = _members[(id(jsc), name)] = (jsc, getattr(spark._jvm.icefloe.jvm.Scans, name))
+    return hit[1]
+
+
+def file_scan(spark, paths: Sequence[str], schema, options: Optional[Mapping[str, str]] = None,
+              fmt: str = "parquet"):
+    """``spark.read.format(fmt).options(options).schema(schema).load(paths)``: a DataFrame of
+    ``paths`` (at least one) read with ``schema`` (a StructType)."""
+    options = dict(options or {})
+    load = _scans_method(spark, "load")
+    if load is not None:
+        from pyspark.sql.dataframe import DataFrame
+
+        flat = SEP.join(s for kv in options.items() for s in kv)
+        return DataFrame(load(spark._jsparkSession, fmt, flat, schema.json(), SEP.join(paths)), spark)
+    reader = spark.read.format(fmt)
+    for k, v in options.items():
+        reader = reader.option(k, v)
+    return reader.schema(schema).load(list(paths))
+
+
+def ensure_conf(spark, settings: Mapping[str, str]) -> None:
+    """Set each of ``settings`` the session holds otherwise; a static setting of a running session,
+    which cannot change, is left as it is."""
+    ensure = _scans_method(spark, "ensureConf")
+    if ensure is not None:
+        ensure(spark._jsparkSession, SEP.join(s for kv in settings.items() for s in kv))
+        return
+    for k, v in settings.items():
+        try:
+            if spark.conf.get(k, None) != v:
+                spark.conf.set(k, v)
+        except Exception:
+            pass
+
+
+__all__ = ["file_scan", "ensure_conf"]
