@@ -61,3 +61,8 @@ class TaskFaultFileIO(FileIO):
         if self.text in os.path.basename(path):
             raise InjectedFault(f"injected fault in a task: write {path}")
         return super().open_write(path)
+
+    def write_bytes(self, path, data, overwrite=True):
+        if self.text in os.path.basename(path):
+            raise InjectedFault(f"injected fault in a task: write {path}")
+        return super().write_bytes(path, data, overwrite)

@@ -115,8 +115,9 @@ def estimate_records_per_file(meta: Optional[TableMetadata], target_bytes: int, 
 
 def write_arrow(io: FileIO, table, schema: Schema, spec: PartitionSpec, location: str,
                 properties: Optional[dict] = None, task_id: int = 0, write_id: Optional[str] = None,
-                meta: Optional[TableMetadata] = None) -> list[DataFile]:
-    """Write an already aligned Arrow table; returns uncommitted DataFiles."""
+                meta: Optional[TableMetadata] = None, first_counter: int = 0) -> list[DataFile]:
+    """Write an already aligned Arrow table; returns uncommitted DataFiles. File names count on
+    from ``first_counter`` (a writer calling again with the same task and write id)."""
     import pyarrow.parquet as pq
 
     props = properties or {}
@@ -136,7 +137,7 @@ def write_arrow(io: FileIO, table, schema: Schema, spec: PartitionSpec, location
                               null_placement="at_start" if sort_cols[0][2] else "at_end")
     groups = [(p, chunk) for p, t in _split_by_partition(table, schema, spec)
               for chunk in (t.slice(o, max_rows) for o in range(0, t.num_rows, max_rows))]
-    counter = 0
+    counter = first_counter
     written: list[str] = []
     try:
         for partition, part_table in groups:

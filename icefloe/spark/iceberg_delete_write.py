@@ -23,7 +23,7 @@ from typing import Optional
 
 from icefloe.core.io import FileIO
 from icefloe.iceberg.delete_files import positions_by_data_file, write_position_deletes
-from icefloe.iceberg.manifest import POSITION_DELETES, DataFile
+from icefloe.iceberg.manifest import DATA, POSITION_DELETES, DataFile
 from icefloe.iceberg.puffin import write_vectors
 from icefloe.iceberg.table_metadata import TableMetadata
 from icefloe.spark.align import explain_spark_error
@@ -52,10 +52,7 @@ def write_position_deletes_in_tasks(positions, meta: TableMetadata, io: FileIO, 
     clustered = (positions.select(F.col(FILE_COL).alias("file_path"), F.col(POS_COL).alias("pos"), *kind)
                  .repartition(parallelism, "file_path").sortWithinPartitions("file_path", "pos"))
     marker = f"{meta.location.rstrip('/')}/data/.staging-{job_id}/aborted"
-    if meta.format_version >= 3:
-        run = _vector_task(io.for_tasks(), meta, partition_of, previous or {}, job_id, marker)
-    else:
-        run = _task(io.for_tasks(), meta, partition_of, job_id, marker)
+    run = _task(io.for_tasks(), meta, partition_of, previous or {}, job_id, marker)
     try:
         rows = clustered.mapInArrow(run, "files binary").collect()
     except Exception as e:
@@ -73,23 +70,124 @@ def write_position_deletes_in_tasks(positions, meta: TableMetadata, io: FileIO, 
     return out
 
 
+def write_changes_in_tasks(changes, meta: TableMetadata, io: FileIO, partition_of: dict, previous: dict,
+                           counts: dict, deleting: tuple, writing: tuple, row_meta: TableMetadata,
+                           prepare=None) -> tuple:
+    """A merge-on-read change written by one Spark job, as the JVM runtime writes it: ``changes``
+    holds FILE_COL, POS_COL, KIND_COL and ``row_meta``'s columns. A row whose kind is in
+    ``deleting`` names a position to delete; one whose kind is in ``writing`` is a row to write.
+    The rows are clustered by data file as for ``write_position_deletes_in_tasks``; each task
+    writes its positions' delete files (or vectors) and its rows' data files (with Arrow, at most
+    ``ROWS_PER_FLUSH`` rows held at once; ``prepare``, if given, turns the rows with the data file
+    and position columns into ``row_meta``'s columns first) and reports both, with its count of positions per
+    (data file, kind) added to ``counts``. Returns (delete files, data files); a failed job leaves
+    none of either."""
+    from pyspark.sql import functions as F
+
+    job_id = uuid.uuid4().hex
+    spark = changes.sparkSession
+    parallelism = _task_count(spark, max(1, len(partition_of)))
+    # inserted rows name no data file: they stay spread over the tasks they come from
+    spread = F.coalesce(F.col(FILE_COL), F.concat(F.lit("+"), F.spark_partition_id().cast("string")))
+    clustered = (changes.withColumnsRenamed({FILE_COL: "file_path", POS_COL: "pos"})
+                 .repartition(parallelism, spread).sortWithinPartitions("file_path", "pos"))
+    marker = f"{meta.location.rstrip('/')}/data/.staging-{job_id}/aborted"
+    write_deletes = _deletes_writer(io.for_tasks(), meta, partition_of, previous, job_id)
+    task_io = io.for_tasks()
+    columns = [f.name for f in row_meta.schema.fields]
+
+    def run(batches):  # in the Python workers
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        from pyspark import TaskContext
+
+        from icefloe.spark.iceberg_write import arrow_rows_to_files
+
+        ctx = TaskContext.get()
+        task = ctx.partitionId() if ctx is not None else 0
+        positions, pending, written, data_files = [], [], [], []
+        held = 0
+        try:
+            for batch in batches:
+                if batch.num_rows == 0:
+                    continue
+                kinds = batch.column(KIND_COL)
+                named = pc.and_(pc.is_in(kinds, pa.array(deleting, kinds.type)), pc.is_valid(batch.column("file_path")))
+                positions.append(pa.Table.from_batches([batch]).filter(named).select(["file_path", "pos", KIND_COL]))
+                rows = pa.Table.from_batches([batch]).filter(pc.is_in(kinds, pa.array(writing, kinds.type)))
+                if rows.num_rows:
+                    pending.append((prepare(rows) if prepare is not None else rows).select(columns))
+                    held += rows.num_rows
+                if held >= ROWS_PER_FLUSH:
+                    data_files.extend(arrow_rows_to_files(task_io, row_meta, job_id, pa.concat_tables(pending), task,
+                                                          first_counter=len(data_files)))
+                    pending, held = [], 0
+            if pending:
+                data_files.extend(arrow_rows_to_files(task_io, row_meta, job_id, pa.concat_tables(pending), task,
+                                                      first_counter=len(data_files)))
+            written.extend(data_files)
+            named = pa.concat_tables(positions) if positions else None
+            if named is not None and named.num_rows:
+                written.extend(write_deletes(named, task))
+        except BaseException:          # the delete writer removes its own files
+            for f in data_files:
+                task_io.delete(f.file_path)
+            raise
+        if written:
+            yield from _report(task_io, marker, written, _counts(named) if named is not None and named.num_rows else {})
+
+    try:
+        rows = clustered.mapInArrow(run, "files binary").collect()
+    except Exception as e:
+        io.write_bytes(marker, b"", overwrite=True)
+        clean_up_failed_job(spark, lambda: _remove_job_files(io, meta.location, job_id))
+        io.delete_tree(os.path.dirname(marker))
+        raise explain_spark_error(e) from None
+    deletes, data = [], []
+    for r in rows:
+        written, task_counts = pickle.loads(r["files"])
+        for f in written:
+            (data if f.content == DATA else deletes).append(f)
+        for key, n in task_counts.items():
+            counts[key] = counts.get(key, 0) + n
+    return deletes, data
+
+
+ROWS_PER_FLUSH = 1_000_000      # rows a task writing changes holds before it writes them out
+
+
 def _task_count(spark, files: int) -> int:
     """How many tasks write the delete files of ``files`` data files."""
     return max(1, min(files, spark.sparkContext.defaultParallelism))
 
 
-def _task(io: FileIO, meta: TableMetadata, partition_of: dict, job_id: str, marker: str):
-    schema, location, props = meta.schema, meta.location, dict(meta.properties)
-    specs = {spec_id: meta.spec_by_id(spec_id) for spec_id, _ in set(partition_of.values())}
+def _task(io: FileIO, meta: TableMetadata, partition_of: dict, previous: dict, job_id: str, marker: str):
+    write = _deletes_writer(io, meta, partition_of, previous, job_id)
 
     def run(batches):  # in the Python workers
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
         got = task_input(batches)
         if got is None:
             return
         table, task = got
+        yield from _report(io, marker, write(table, task), _counts(table))
+
+    return run
+
+
+
+def _deletes_writer(io: FileIO, meta: TableMetadata, partition_of: dict, previous: dict, job_id: str):
+    """What a task calls to write its (file_path, pos) rows as delete files: position delete files
+    (one per partition) below format v3, else one Puffin file of deletion vectors; returns the
+    DataFiles written (none are left behind when it fails)."""
+    if meta.format_version >= 3:
+        return _vector_writer(io, meta, partition_of, previous, job_id)
+    schema, location, props = meta.schema, meta.location, dict(meta.properties)
+    specs = {spec_id: meta.spec_by_id(spec_id) for spec_id, _ in set(partition_of.values())}
+
+    def write(table, task: int) -> list:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
         paths = table.column("file_path").combine_chunks()
         groups: dict = {}
         for path in pc.unique(paths).to_pylist():
@@ -104,22 +202,18 @@ def _task(io: FileIO, meta: TableMetadata, partition_of: dict, job_id: str, mark
             for f in written:
                 io.delete(f.file_path)
             raise
-        yield from _report(io, marker, written, _counts(table))
+        return written
 
-    return run
+    return write
 
 
-def _vector_task(io: FileIO, meta: TableMetadata, partition_of: dict, previous: dict, job_id: str, marker: str):
+def _vector_writer(io: FileIO, meta: TableMetadata, partition_of: dict, previous: dict, job_id: str):
     location = meta.location.rstrip("/")
 
-    def run(batches):  # in the Python workers
+    def write(table, task: int) -> list:
         import pyarrow.compute as pc
         from pyroaring import BitMap64
 
-        got = task_input(batches)
-        if got is None:
-            return
-        table, task = got
         paths = table.column("file_path").combine_chunks()
         targets = sorted(pc.unique(paths).to_pylist())
         earlier = positions_by_data_file(io, {p: previous[p] for p in targets if previous.get(p)})
@@ -134,16 +228,15 @@ def _vector_task(io: FileIO, meta: TableMetadata, partition_of: dict, previous: 
         blobs = write_vectors(io, puffin, vectors)
         try:
             size = io.size(puffin)
-            written = [DataFile(puffin, "PUFFIN", partition_of[path][1], len(positions), size,
-                                content=POSITION_DELETES, spec_id=partition_of[path][0], referenced_data_file=path,
-                                content_offset=b.offset, content_size_in_bytes=b.length)
-                       for (path, positions), b in zip(vectors, blobs)]
+            return [DataFile(puffin, "PUFFIN", partition_of[path][1], len(positions), size,
+                             content=POSITION_DELETES, spec_id=partition_of[path][0], referenced_data_file=path,
+                             content_offset=b.offset, content_size_in_bytes=b.length)
+                    for (path, positions), b in zip(vectors, blobs)]
         except BaseException:
             io.delete(puffin)
             raise
-        yield from _report(io, marker, written, _counts(table))
 
-    return run
+    return write
 
 
 KIND_COL = "_icefloe_kind"      # an optional column of the positions: counted per (data file, kind)

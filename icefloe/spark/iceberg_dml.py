@@ -29,7 +29,7 @@ from icefloe.iceberg.manifest_reader import live_entries
 from icefloe.iceberg.rewrite import RewriteFiles, plan_compaction
 from icefloe.iceberg.row_delta import RowDelta
 from icefloe.iceberg.validate import Validation, isolation_level
-from icefloe.spark.align import align_dataframe, explain_spark_error
+from icefloe.spark.align import NULL_MARKER, align_dataframe, check_partition_ranges
 from icefloe.errors import UnsupportedFeatureError
 from icefloe.errors import MergeCardinalityError  # noqa: F401 - defined in icefloe.errors, importable here too
 from icefloe.spark import iceberg_lineage as lineage_mod
@@ -39,11 +39,11 @@ from icefloe.spark.iceberg_read import FILE_COL, POS_COL, read_tasks
 from icefloe.core.types import to_arrow_schema
 from icefloe.iceberg.arrow_writer import _split_by_partition
 from icefloe.iceberg.delete_files import equality_delete_schema, write_equality_deletes
-from icefloe.spark.iceberg_write import write_data_files
-from icefloe.spark.iceberg_delete_write import KIND_COL, write_position_deletes_in_tasks
+from icefloe.spark.iceberg_write import has_fixed, range_checked, write_data_files
+from icefloe.spark.iceberg_delete_write import KIND_COL, write_changes_in_tasks, write_position_deletes_in_tasks
 from icefloe.spark.merge_clauses import (
     ACTION, CLAUSE, DELETE_ROW, INSERT, KEEP, SOURCE_ID, UPDATE, MergeClauses, action_column, check_resolvable,
-    file_stats, predicate, replacement_rows, resolve_assignments, updated_columns,
+    checkpointed, file_stats, predicate, replacement_rows, resolve_assignments, updated_columns,
 )
 
 COPY_ON_WRITE, MERGE_ON_READ = "copy-on-write", "merge-on-read"
@@ -208,16 +208,12 @@ def _write_changes_in_tasks(table, meta, task_by_path: dict, labelled, changed, 
     if inserting:
         kinds = kinds + (INSERT,)
     changes = (labelled(tasks) if changed is None else changed).where(F.col(ACTION).isin(UPDATE, DELETE_ROW, INSERT))
-    if kinds and changed is None:      # a MERGE's ``changed`` builds on its checkpointed matches
-        try:
-            changes = changes.localCheckpoint()
-        except Exception as e:  # nothing written yet
-            typed = explain_spark_error(e)
-            if typed is e:
-                raise
-            raise typed from None
     partition_of = {p: t.partition_key for p, t in task_by_path.items()}
     previous = {p: [d for d in t.deletes if d.content == POSITION_DELETES] for p, t in task_by_path.items()}
+    if kinds and not has_fixed(meta.schema):       # one job writes the delete files and the rows
+        return _write_changes_in_one_job(table, meta, tasks, changes, cols, kinds, partition_of, previous)
+    if kinds and changed is None:      # a MERGE's ``changed`` builds on its checkpointed matches
+        changes = checkpointed(changes)
     by_kind: dict = {}
     added: list = []
     data: list = []
@@ -226,14 +222,8 @@ def _write_changes_in_tasks(table, meta, task_by_path: dict, labelled, changed, 
             FILE_COL, POS_COL, F.col(ACTION).alias(KIND_COL))
         added.extend(write_position_deletes_in_tasks(positions, meta, table.io, partition_of, previous,
                                                      counts=by_kind))
-        upd = {p: n for (p, k), n in by_kind.items() if k == UPDATE}
-        dele = {p: n for (p, k), n in by_kind.items() if k == DELETE_ROW}
-        unsure = [task_by_path[p] for p, n in dele.items() if not upd.get(p) and n >= _fewest_live_rows(task_by_path[p])]
-        if unsure:       # earlier delete files may name other data files too: count these files' live rows
-            live = _read_target(table, meta, unsure).groupBy(FILE_COL).count().collect()
-            if any(r[1] == dele[r[0]] for r in live):
-                raise _FileEmptied()
-        if INSERT in kinds or (kinds and upd):
+        _refuse_emptied(table, meta, task_by_path, by_kind)
+        if INSERT in kinds or (kinds and any(k == UPDATE and n for (_p, k), n in by_kind.items())):
             data = _write_rows(changes.where(F.col(ACTION).isin(*kinds)), meta, table, cols, tasks)
             added.extend(data)
     except _FileEmptied:
@@ -244,9 +234,86 @@ def _write_changes_in_tasks(table, meta, task_by_path: dict, labelled, changed, 
         for f in added:
             table.io.delete(f.file_path)
         raise
-    updated, deleted = sum(upd.values()), sum(dele.values())
-    counts = {"updated": updated, "deleted": deleted, "inserted": sum(f.record_count for f in data) - updated}
-    return added, counts, {p for (p, _k), n in by_kind.items() if n}
+    return added, _change_counts(by_kind, data), {p for (p, _k), n in by_kind.items() if n}
+
+
+def _write_changes_in_one_job(table, meta, tasks: list, changes, cols: list, kinds: tuple, partition_of: dict,
+                              previous: dict):
+    """``_write_changes_in_tasks`` in one Spark job: the tasks that write a data file's delete
+    file (or vector) also write the updated and inserted rows they receive (with Arrow), so the
+    changed rows are neither checkpointed nor read twice. The rows are fitted to the table here
+    (a type that does not fit is refused before any job runs; a null in a required column or a
+    value out of a partition's range fails the job with its typed error)."""
+    from pyspark.sql import functions as F
+
+    lineage = tracks_lineage(meta)
+    row_meta = lineage_mod.writing_lineage(meta) if lineage else meta
+    stored = [lineage_mod.ROW_ID_COL, lineage_mod.LAST_SEQ_COL] if lineage else []
+    rows = changes.select(*cols, *stored, FILE_COL, POS_COL, F.col(ACTION).alias(KIND_COL))
+    rows = _fitted_for_writing(rows, meta, kinds, table.name)
+    by_kind: dict = {}
+    deletes, data = write_changes_in_tasks(
+        rows, meta, table.io, partition_of, previous, by_kind, (UPDATE, DELETE_ROW), kinds, row_meta,
+        prepare=lineage_mod.written_in_task(tasks, "file_path", "pos") if lineage else None)
+    added = deletes + data
+    task_by_path = {t.path: t for t in tasks}
+    try:
+        _refuse_emptied(table, meta, task_by_path, by_kind)
+    except _FileEmptied:
+        for f in added:
+            table.io.delete(f.file_path)
+        return None
+    except BaseException:
+        for f in added:
+            table.io.delete(f.file_path)
+        raise
+    return added, _change_counts(by_kind, data), {p for (p, _k), n in by_kind.items() if n}
+
+
+def _fitted_for_writing(rows, meta, kinds: tuple, table_name: str):
+    """``rows`` (the table's columns, then others: FILE_COL, POS_COL, KIND_COL...) with the table's columns
+    fitted as ``align_dataframe`` fits a write: its type rules applied now, its casts taken, and a
+    null in a required column of a row to write (its kind in ``kinds``) failing the job; partition
+    sources checked for range."""
+    from pyspark.sql import functions as F
+
+    schema = meta.schema
+    fitted = align_dataframe(rows.select(*[f"`{f.name}`" for f in schema.fields]), schema, table_name).schema
+    writing = F.col(KIND_COL).isin(*kinds)
+    out = []
+    for f in schema.fields:
+        target = fitted[f.name].dataType
+        c = F.col(f"`{f.name}`")
+        if rows.schema[f.name].dataType != target:
+            c = c.cast(target)
+        if f.required:
+            msg = f"{NULL_MARKER}: null value in required column '{f.name}' of table {table_name}"
+            c = F.when(c.isNull() & writing, F.raise_error(F.lit(msg)).cast(target)).otherwise(c)
+        out.append(c.alias(f.name))
+    known = {f.name for f in schema.fields}
+    rows = rows.select(*out, *[c for c in rows.columns if c not in known])
+    return check_partition_ranges(rows, range_checked(meta.spec, schema), table_name)
+
+
+def _refuse_emptied(table, meta, task_by_path: dict, by_kind: dict) -> None:
+    """Raise ``_FileEmptied`` when the deletes counted (per data file and kind) may leave a data
+    file without live rows; earlier delete files may name other data files too, so those files'
+    live rows are counted."""
+    upd = {p: n for (p, k), n in by_kind.items() if k == UPDATE}
+    dele = {p: n for (p, k), n in by_kind.items() if k == DELETE_ROW}
+    unsure = [task_by_path[p] for p, n in dele.items() if not upd.get(p) and n >= _fewest_live_rows(task_by_path[p])]
+    if unsure:
+        live = _read_target(table, meta, unsure).groupBy(FILE_COL).count().collect()
+        if any(r[1] == dele[r[0]] for r in live):
+            raise _FileEmptied()
+
+
+def _change_counts(by_kind: dict, data: list) -> dict:
+    """A statement's counts from its tasks' positions per (data file, kind) and the data files it
+    wrote (which hold the updated rows, then the inserted ones)."""
+    updated = sum(n for (_p, k), n in by_kind.items() if k == UPDATE)
+    deleted = sum(n for (_p, k), n in by_kind.items() if k == DELETE_ROW)
+    return {"updated": updated, "deleted": deleted, "inserted": sum(f.record_count for f in data) - updated}
 
 
 class _FileEmptied(Exception):
@@ -435,7 +502,7 @@ class MergeBuilder(MergeClauses):
                         extra=[sid])
         if mode == COPY_ON_WRITE:
             matched = matched.select(FILE_COL, POS_COL, SOURCE_ID, ACTION)
-        matched = matched.localCheckpoint()
+        matched = checkpointed(matched)
         # every row here is a match: SQL's cardinality rule on the (file, position) pairs
         self.check_cardinality(matched, F.lit(True), [FILE_COL, POS_COL], self._describe_row)
         inserts = None
@@ -465,7 +532,7 @@ class MergeBuilder(MergeClauses):
                  .select(tcol(FILE_COL).alias(FILE_COL), tcol(POS_COL).alias(POS_COL),
                          F.col(f"{self.sa}.`{SOURCE_ID}`").alias(SOURCE_ID)))
         if self.matched or self.not_matched:
-            pairs = pairs.localCheckpoint()
+            pairs = checkpointed(pairs)
         # every row here is a match: SQL's cardinality rule on the (file, position) pairs
         self.check_cardinality(pairs, F.lit(True), [FILE_COL, POS_COL], self._describe_row)
         unmatched = None

@@ -73,13 +73,41 @@ def empty_lineage(df):
     return df.withColumn(ROW_ID_COL, F.lit(None).cast("long")).withColumn(LAST_SEQ_COL, F.lit(None).cast("long"))
 
 
+def written_in_task(tasks, file_col: str, pos_col: str):
+    """For rows a task writes as new data (updated or inserted; never carried over): a function
+    of the task's Arrow table (stored lineage as ``as_stored`` gives it, each row's file and
+    position) giving the lineage a new data file stores, computed in the task with no join: the row
+    id, inherited (the file's first row id plus the position) where null, null for inserted rows;
+    the last sequence number null (the new commit's)."""
+    first_row_ids = {t.path: t.file.first_row_id for t in tasks}
+
+    def lineage(table):
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        paths = list(first_row_ids)
+        firsts = pa.array([first_row_ids[p] for p in paths], pa.int64())
+        at = pc.index_in(table.column(file_col), value_set=pa.array(paths, pa.string()))
+        inherited = pc.add(pc.take(firsts, at), table.column(pos_col).cast(pa.int64()))
+        row_id = pc.coalesce(table.column(ROW_ID_COL).cast(pa.int64()), inherited)
+        out = table.drop_columns([ROW_ID_COL, LAST_SEQ_COL])
+        return (out.append_column(ROW_ID.name, row_id)
+                .append_column(LAST_UPDATED.name, pa.nulls(table.num_rows, pa.int64())))
+
+    return lineage
+
+
 def stored(spark, rows, tasks, columns: list, file_col: str, pos_col: str, action_col: str, keep: str):
     """``rows`` (stored lineage as ``as_stored`` gives it, and each row's file and position) as the
-    ``columns`` a new data file stores, then the lineage (``computed``): a row's id always (null
-    for inserted rows), its last sequence number only when the row is carried over unchanged
+    ``columns`` a new data file stores, then the lineage (``computed``, ``stored_lineage``)."""
+    return computed(spark, rows, tasks, file_col, pos_col).select(*columns, *stored_lineage(action_col, keep))
+
+
+def stored_lineage(action_col: str, keep) -> list:
+    """The lineage columns a new data file stores for a ``computed`` row: its id always (null for
+    inserted rows), its last sequence number only when the row is carried over unchanged
     (``keep``)."""
     from pyspark.sql import functions as F
 
-    return computed(spark, rows, tasks, file_col, pos_col).select(
-        *columns, F.col(ROW_ID_COL).alias(ROW_ID.name),
-        F.when(F.col(action_col) == F.lit(keep), F.col(LAST_SEQ_COL)).cast("long").alias(LAST_UPDATED.name))
+    return [F.col(ROW_ID_COL).alias(ROW_ID.name),
+            F.when(F.col(action_col) == F.lit(keep), F.col(LAST_SEQ_COL)).cast("long").alias(LAST_UPDATED.name)]

@@ -95,11 +95,11 @@ def read_tasks(spark, tasks: list, schema: Schema, where=None, columns: Optional
     try:
         groups = _by_missing_defaults(tasks, schema)
         if groups is None:
-            return _read_tasks(_NoSkipping(spark), tasks, schema, where, columns, with_positions, history,
+            return _read_tasks(spark, tasks, schema, where, columns, with_positions, history,
                                name_mapping)
         parts = []
         for missing, group in groups.items():
-            df = _read_tasks(_NoSkipping(spark), group, schema, None, None, with_positions, history, name_mapping)
+            df = _read_tasks(spark, group, schema, None, None, with_positions, history, name_mapping)
             parts.append(_with_defaults(df, [schema.find_field(i) for i in missing]))
         df = _union(parts)
         if where is not None:
@@ -155,21 +155,6 @@ def raise_if_missing(err: Exception, paths: Sequence[str], what: str = "data fil
     if missing:
         more = f" ({len(missing)} of its files are missing)" if len(missing) > 1 else ""
         raise CorruptDataFileError(missing[0], f"{what} referenced by the snapshot is missing{more}") from err
-
-
-class _NoSkipping:
-    """``spark`` whose ``read`` fails on unreadable or missing files even in a session set to skip
-    them (``spark.sql.files.ignoreCorruptFiles`` / ``ignoreMissingFiles``): skipping one of a
-    table's files would silently drop its rows. Everything else is the session's own."""
-    def __init__(self, spark):
-        self._spark = spark
-
-    @property
-    def read(self):
-        return self._spark.read.option("ignoreCorruptFiles", "false").option("ignoreMissingFiles", "false")
-
-    def __getattr__(self, name):
-        return getattr(self._spark, name)
 
 
 def _read_tasks(spark, tasks: list, schema: Schema, where, columns, with_positions: bool, history, name_mapping):

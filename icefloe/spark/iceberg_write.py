@@ -202,14 +202,11 @@ def write_data_files(df, meta: TableMetadata, io: FileIO, table_name: str) -> li
     spec = meta.spec
     props = meta.properties
     location = meta.location.rstrip("/")
-    aligned = align_dataframe(df, schema, table_name)
-    aligned = check_partition_ranges(aligned, [schema.find_field(pf.source_id).name for pf in spec.fields if not
-                                               isinstance(pf.transform, (BucketTransform, TruncateTransform,
-                                                                         VoidTransform))], table_name)
+    aligned = check_partition_ranges(align_dataframe(df, schema, table_name), range_checked(spec, schema), table_name)
     write_id = uuid.uuid4().hex
 
     # Arrow writes in the tasks: Parquet's fixed_len_byte_array (uuid, fixed), and stores Spark cannot reach
-    if schema_has_uuid(schema) or _has_fixed(schema) or has_nanos(schema) or not io.spark_native:
+    if schema_has_uuid(schema) or has_fixed(schema) or has_nanos(schema) or not io.spark_native:
         return _write_with_arrow(aligned, meta, io, write_id)
     staging = f"{location}/data/.staging-{write_id}"
     partitioned = not spec.is_unpartitioned
@@ -252,6 +249,13 @@ def write_data_files(df, meta: TableMetadata, io: FileIO, table_name: str) -> li
         raise
     finally:
         io.delete_tree(staging)
+
+
+def range_checked(spec: PartitionSpec, schema: Schema) -> list:
+    """The columns whose values must lie in the range partition values can take: sources of the
+    partition fields whose transform keeps order (``check_partition_ranges``)."""
+    return [schema.find_field(pf.source_id).name for pf in spec.fields
+            if not isinstance(pf.transform, (BucketTransform, TruncateTransform, VoidTransform))]
 
 
 def _collect_staged(io: FileIO, staging: str, location: str, spec: PartitionSpec, schema: Schema,
@@ -305,7 +309,7 @@ def _describe_files(io: FileIO, files: list, schema: Schema, spec: PartitionSpec
 
 
 # --------------------------------------------------------------------------- tables with uuid columns
-def _has_fixed(schema) -> bool:
+def has_fixed(schema) -> bool:
     return any(n.startswith("fixed[") for n in type_names(schema.struct))
 
 
@@ -357,8 +361,6 @@ def task_input(batches):
 
 
 def _arrow_task(io: FileIO, meta: TableMetadata, write_id: str):
-    schema, spec, location, props = meta.schema, meta.spec, meta.location, dict(meta.properties)
-
     def run(batches):  # runs in the Python workers
         import pickle
 
@@ -368,16 +370,25 @@ def _arrow_task(io: FileIO, meta: TableMetadata, write_id: str):
         if got is None:
             return
         table, task_id = got
-        table = pa.Table.from_arrays(
-            [uuid_strings_to_bytes(table.column(f.name).combine_chunks(), f.field_type, f.name)
-             for f in schema.fields], names=[f.name for f in schema.fields])
-        table = align_arrow(table, schema)
-        files = write_arrow(io, table, schema, spec, location, props, task_id=task_id, write_id=write_id,
-                            meta=meta)
+        files = arrow_rows_to_files(io, meta, write_id, table, task_id)
         if files:
             yield pa.RecordBatch.from_arrays([pa.array([pickle.dumps(files)], pa.binary())], names=["files"])
 
     return run
+
+
+def arrow_rows_to_files(io: FileIO, meta: TableMetadata, write_id: str, table, task_id: int,
+                        first_counter: int = 0) -> list[DataFile]:
+    """In a task: ``table`` (Arrow, the table's columns as Spark gives them) fitted to the table's
+    schema and written as data files of its default spec; returns their DataFiles."""
+    import pyarrow as pa
+
+    schema = meta.schema
+    table = pa.Table.from_arrays(
+        [uuid_strings_to_bytes(table.column(f.name).combine_chunks(), f.field_type, f.name) for f in schema.fields],
+        names=[f.name for f in schema.fields])
+    return write_arrow(io, align_arrow(table, schema), schema, meta.spec, meta.location, dict(meta.properties),
+                       task_id=task_id, write_id=write_id, meta=meta, first_counter=first_counter)
 
 
 def uuid_strings_to_bytes(arr, t, path: str):

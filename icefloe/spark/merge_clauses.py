@@ -98,6 +98,18 @@ def check_resolvable(spark, schema, sets: dict, table_name: str, condition=None)
             raise ExpressionError(f"{what} {v!r}: {reason.split(' SQLSTATE')[0]}") from None
 
 
+def checkpointed(df):
+    """``df.localCheckpoint()``; a value an assignment or clause cannot store raises its typed
+    error here (nothing is written yet)."""
+    try:
+        return df.localCheckpoint()
+    except Exception as e:
+        typed = explain_spark_error(e)
+        if typed is e:
+            raise
+        raise typed from None
+
+
 def file_stats(changes, file_col: str, checkpoint: bool = True):
     """Labelled rows (an ``ACTION`` column, the data file in ``file_col``), checkpointed so the
     counts and the writes see the same rows (unless ``checkpoint`` is False: the caller then

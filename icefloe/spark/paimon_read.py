@@ -116,12 +116,8 @@ def _read_group(spark, paths: Sequence[str], file_fields, fields, file_col: Opti
     plain = same_layout(file_fields, fields) and \
         [f.dataType for f in read_schema.fields] == [f.dataType for f in file_schema.fields]
     schema = read_schema if plain else file_schema
-    # never skip a file (sessions may set spark.sql.files.ignoreCorruptFiles/ignoreMissingFiles):
-    # its rows would silently be missing from the result
-    try:
-        df = file_scan(spark, paths, schema, {"ignoreCorruptFiles": "false", "ignoreMissingFiles": "false",
-                                              **(deleted or {})},
-                       deleted_rows.CLASS if deleted else "parquet")
+    try:            # (file_scan never skips a file a session would let it skip)
+        df = file_scan(spark, paths, schema, deleted, deleted_rows.CLASS if deleted else "parquet")
     except Exception as e:
         raise_if_missing(e, paths, "data file")
         raise

@@ -15,6 +15,7 @@ from icefloe.spark import deleted_rows
 
 SEP = "\u0000"          # between the items of a list sent as one string (no path or option holds it)
 _members: dict = {}     # (id(JavaSparkContext), name) -> (the context, the static method of Scans)
+NEVER_SKIP = {"ignoreCorruptFiles": "false", "ignoreMissingFiles": "false"}
 
 
 def _scans_method(spark, name: str):
@@ -30,8 +31,11 @@ def _scans_method(spark, name: str):
 def file_scan(spark, paths: Sequence[str], schema, options: Optional[Mapping[str, str]] = None,
               fmt: str = "parquet"):
     """``spark.read.format(fmt).options(options).schema(schema).load(paths)``: a DataFrame of
-    ``paths`` (at least one) read with ``schema`` (a StructType)."""
-    options = dict(options or {})
+    ``paths`` (at least one) read with ``schema`` (a StructType). A table's files are never
+    skipped, even in a session set to skip unreadable or missing files
+    (``spark.sql.files.ignoreCorruptFiles`` / ``ignoreMissingFiles``): that would silently drop
+    their rows."""
+    options = {**NEVER_SKIP, **(options or {})}
     load = _scans_method(spark, "load")
     if load is not None:
         from pyspark.sql.dataframe import DataFrame

@@ -768,15 +768,18 @@ def test_paimon_partition_values_with_path_characters_stay_one_directory(tmp_pat
     assert all(p.startswith(t.location) for p in all_files(str(tmp_path / "wh")))
 
 
-def test_row_level_values_that_do_not_fit_are_rejected(tmp_path, spark):
+@pytest.mark.parametrize("mode", ["copy-on-write", "merge-on-read"])
+def test_row_level_values_that_do_not_fit_are_rejected(tmp_path, spark, mode):
     """UPDATE and MERGE values are held to the column types, whether or not ANSI mode is on:
     no silent wrap-around of an int partition value, no text turned into numbers, no nulls
-    in required columns, no dates outside the partition range."""
+    in required columns, no dates outside the partition range. Merge-on-read writes the rows in
+    the tasks that write the delete files: the same typed errors, nothing left behind."""
     from icefloe import Catalog
     from icefloe.errors import RequiredFieldNullError
 
     t = Catalog(str(tmp_path / "wh"), spark=spark).create_table(
-        NAME, "id bigint not null, name string, p int, d date", partitioned_by=["p", "year(d)"])
+        NAME, "id bigint not null, name string, p int, d date", partitioned_by=["p", "year(d)"],
+        properties={f"write.{op}.mode": mode for op in ("delete", "update", "merge")})
     t.append(pa.table({"id": pa.array([1, 2], pa.int64()), "name": ["a", "b"], "p": pa.array([1, 2], pa.int32()),
                        "d": [dt.date(2024, 1, 1)] * 2}))
     expected = rows_of_full(t)

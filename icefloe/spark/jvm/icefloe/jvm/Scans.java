@@ -58,7 +58,7 @@ public final class Scans {
       if (!kv[i + 1].equals(now)) {
         try {
           spark.conf().set(kv[i], kv[i + 1]);
-        } catch (RuntimeException e) {
+        } catch (Exception e) {         // a static setting of a running session (AnalysisException)
           if (refused.length() > 0) {
             refused.append(SEP);
           }
