@@ -53,16 +53,8 @@ def write_position_deletes_in_tasks(positions, meta: TableMetadata, io: FileIO, 
                  .repartition(parallelism, "file_path").sortWithinPartitions("file_path", "pos"))
     marker = f"{meta.location.rstrip('/')}/data/.staging-{job_id}/aborted"
     run = _task(io.for_tasks(), meta, partition_of, previous or {}, job_id, marker)
-    try:
-        rows = clustered.mapInArrow(run, "files binary").collect()
-    except Exception as e:
-        io.write_bytes(marker, b"", overwrite=True)
-        clean_up_failed_job(spark, lambda: _remove_job_files(io, meta.location, job_id))
-        io.delete_tree(os.path.dirname(marker))
-        raise explain_spark_error(e) from None
     out = []
-    for r in rows:
-        written, task_counts = pickle.loads(r["files"])
+    for written, task_counts in _run_job(clustered, run, io, meta, job_id, marker):
         out.extend(written)
         if counts is not None:
             for path, n in task_counts.items():
@@ -136,16 +128,8 @@ def write_changes_in_tasks(changes, meta: TableMetadata, io: FileIO, partition_o
         if written:
             yield from _report(task_io, marker, written, _counts(named) if named is not None and named.num_rows else {})
 
-    try:
-        rows = clustered.mapInArrow(run, "files binary").collect()
-    except Exception as e:
-        io.write_bytes(marker, b"", overwrite=True)
-        clean_up_failed_job(spark, lambda: _remove_job_files(io, meta.location, job_id))
-        io.delete_tree(os.path.dirname(marker))
-        raise explain_spark_error(e) from None
     deletes, data = [], []
-    for r in rows:
-        written, task_counts = pickle.loads(r["files"])
+    for written, task_counts in _run_job(clustered, run, io, meta, job_id, marker):
         for f in written:
             (data if f.content == DATA else deletes).append(f)
         for key, n in task_counts.items():
@@ -154,6 +138,19 @@ def write_changes_in_tasks(changes, meta: TableMetadata, io: FileIO, partition_o
 
 
 ROWS_PER_FLUSH = 1_000_000      # rows a task writing changes holds before it writes them out
+
+
+def _run_job(clustered, run, io: FileIO, meta: TableMetadata, job_id: str, marker: str) -> list:
+    """Run the writing tasks (``run`` over ``clustered``): each task's (files written, counts). A
+    failed job leaves nothing: the abort marker stops tasks still running, and the job's files go."""
+    try:
+        rows = clustered.mapInArrow(run, "files binary").collect()
+    except Exception as e:
+        io.write_bytes(marker, b"", overwrite=True)
+        clean_up_failed_job(clustered.sparkSession, lambda: _remove_job_files(io, meta.location, job_id))
+        io.delete_tree(os.path.dirname(marker))
+        raise explain_spark_error(e) from None
+    return [pickle.loads(r["files"]) for r in rows]
 
 
 def _task_count(spark, files: int) -> int:

@@ -226,13 +226,11 @@ def _write_changes_in_tasks(table, meta, task_by_path: dict, labelled, changed, 
         if INSERT in kinds or (kinds and any(k == UPDATE and n for (_p, k), n in by_kind.items())):
             data = _write_rows(changes.where(F.col(ACTION).isin(*kinds)), meta, table, cols, tasks)
             added.extend(data)
-    except _FileEmptied:
+    except BaseException as e:
         for f in added:
             table.io.delete(f.file_path)
-        return None
-    except BaseException:
-        for f in added:
-            table.io.delete(f.file_path)
+        if isinstance(e, _FileEmptied):
+            return None
         raise
     return added, _change_counts(by_kind, data), {p for (p, _k), n in by_kind.items() if n}
 
@@ -256,16 +254,13 @@ def _write_changes_in_one_job(table, meta, tasks: list, changes, cols: list, kin
         rows, meta, table.io, partition_of, previous, by_kind, (UPDATE, DELETE_ROW), kinds, row_meta,
         prepare=lineage_mod.written_in_task(tasks, "file_path", "pos") if lineage else None)
     added = deletes + data
-    task_by_path = {t.path: t for t in tasks}
     try:
-        _refuse_emptied(table, meta, task_by_path, by_kind)
-    except _FileEmptied:
+        _refuse_emptied(table, meta, {t.path: t for t in tasks}, by_kind)
+    except BaseException as e:
         for f in added:
             table.io.delete(f.file_path)
-        return None
-    except BaseException:
-        for f in added:
-            table.io.delete(f.file_path)
+        if isinstance(e, _FileEmptied):
+            return None
         raise
     return added, _change_counts(by_kind, data), {p for (p, _k), n in by_kind.items() if n}
 
