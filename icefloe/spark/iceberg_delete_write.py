@@ -28,7 +28,7 @@ from icefloe.iceberg.puffin import write_vectors
 from icefloe.iceberg.table_metadata import TableMetadata
 from icefloe.spark.align import explain_spark_error
 from icefloe.spark.iceberg_read import FILE_COL, POS_COL
-from icefloe.spark.iceberg_write import task_input
+from icefloe.spark.iceberg_write import arrow_rows_to_files, task_input
 from icefloe.spark.paimon_write import clean_up_failed_job
 
 
@@ -80,7 +80,7 @@ def write_changes_in_tasks(changes, meta: TableMetadata, io: FileIO, partition_o
     spark = changes.sparkSession
     parallelism = _task_count(spark, max(1, len(partition_of)))
     # inserted rows name no data file: they stay spread over the tasks they come from
-    spread = F.coalesce(F.col(FILE_COL), F.concat(F.lit("+"), F.spark_partition_id().cast("string")))
+    spread = F.coalesce(F.col("file_path"), F.concat(F.lit("+"), F.spark_partition_id().cast("string")))
     clustered = (changes.withColumnsRenamed({FILE_COL: "file_path", POS_COL: "pos"})
                  .repartition(parallelism, spread).sortWithinPartitions("file_path", "pos"))
     marker = f"{meta.location.rstrip('/')}/data/.staging-{job_id}/aborted"
@@ -92,8 +92,6 @@ def write_changes_in_tasks(changes, meta: TableMetadata, io: FileIO, partition_o
         import pyarrow as pa
         import pyarrow.compute as pc
         from pyspark import TaskContext
-
-        from icefloe.spark.iceberg_write import arrow_rows_to_files
 
         ctx = TaskContext.get()
         task = ctx.partitionId() if ctx is not None else 0
