@@ -13,6 +13,9 @@ On a format v3 table each task writes one Puffin file instead, holding a deletio
 data file: the new positions merged with those the file's earlier vector (or v2 position
 deletes) held, as the spec allows at most one vector per data file; the commit then removes
 the earlier vector.
+
+An UPDATE or MERGE sends its whole changed rows instead (``write_changes_in_tasks``): the same
+tasks write the positions' delete files and the updated and inserted rows' data files, in one job.
 """
 from __future__ import annotations
 
@@ -78,7 +81,7 @@ def write_changes_in_tasks(changes, meta: TableMetadata, io: FileIO, partition_o
 
     job_id = uuid.uuid4().hex
     spark = changes.sparkSession
-    parallelism = _task_count(spark, max(1, len(partition_of)))
+    parallelism = _task_count(spark, len(partition_of))
     # inserted rows name no data file: they stay spread over the tasks they come from
     spread = F.coalesce(F.col("file_path"), F.concat(F.lit("+"), F.spark_partition_id().cast("string")))
     clustered = (changes.withColumnsRenamed({FILE_COL: "file_path", POS_COL: "pos"})
@@ -101,10 +104,11 @@ def write_changes_in_tasks(changes, meta: TableMetadata, io: FileIO, partition_o
             for batch in batches:
                 if batch.num_rows == 0:
                     continue
-                kinds = batch.column(KIND_COL)
-                named = pc.and_(pc.is_in(kinds, pa.array(deleting, kinds.type)), pc.is_valid(batch.column("file_path")))
-                positions.append(pa.Table.from_batches([batch]).filter(named).select(["file_path", "pos", KIND_COL]))
-                rows = pa.Table.from_batches([batch]).filter(pc.is_in(kinds, pa.array(writing, kinds.type)))
+                table = pa.Table.from_batches([batch])
+                kinds = table.column(KIND_COL)
+                deletes = pc.and_(pc.is_in(kinds, pa.array(deleting, kinds.type)), pc.is_valid(table.column("file_path")))
+                positions.append(table.filter(deletes).select(["file_path", "pos", KIND_COL]))
+                rows = table.filter(pc.is_in(kinds, pa.array(writing, kinds.type)))
                 if rows.num_rows:
                     pending.append((prepare(rows) if prepare is not None else rows).select(columns))
                     held += rows.num_rows

@@ -92,8 +92,9 @@ def _commit_changes(table, operation: str, meta, snap, tasks: list, labelled, is
     hold every live row of the files they touch (KEEP for the untouched ones); a MERGE that reads
     only matched target rows passes False.
 
-    Merge-on-read keeps only the changed rows (a checkpoint of those alone), counts them per file,
-    and writes position deletes (in Spark tasks) and new rows from them. Copy-on-write counts per
+    Merge-on-read writes the changed rows' position deletes and new rows in Spark tasks that also
+    count them (``_write_changes_in_tasks``); a MERGE with a large source keeps only the changed
+    rows (a checkpoint of those alone) and counts them per file first. Copy-on-write counts per
     file without keeping any row, then rewrites only the touched files, reading them again: the
     data files are immutable, so both passes see the same rows.
 
@@ -197,8 +198,9 @@ def _write_changes_in_tasks(table, meta, task_by_path: dict, labelled, changed, 
     ``changed``) go to the tasks writing the delete files, which report each data file's updated
     and deleted positions; updated and inserted rows are written as data files, the inserted count
     being what those hold beyond the updates. A DELETE without inserted rows is one job straight
-    from the scan; otherwise the changed rows are checkpointed once (a value an assignment cannot
-    store raises its typed error there). Returns (files written, counts, data files referenced),
+    from the scan; an UPDATE or MERGE is one job too, the same tasks writing the rows
+    (``_write_changes_in_one_job``), except on tables with ``fixed`` columns, whose changed rows are
+    checkpointed once and written by a second job. Returns (files written, counts, data files referenced),
     or None, with the files written removed, when a data file lost every live row: the caller's
     path drops such a file instead."""
     from pyspark.sql import functions as F

@@ -79,16 +79,18 @@ def written_in_task(tasks, file_col: str, pos_col: str):
     position) giving the lineage a new data file stores, computed in the task with no join: the row
     id, inherited (the file's first row id plus the position) where null, null for inserted rows;
     the last sequence number null (the new commit's)."""
-    first_row_ids = {t.path: t.file.first_row_id for t in tasks}
+    paths = [t.path for t in tasks]
+    firsts = [t.file.first_row_id for t in tasks]
+    lookup: list = []           # (paths, first row ids) as Arrow arrays, built once per task
 
     def lineage(table):
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        paths = list(first_row_ids)
-        firsts = pa.array([first_row_ids[p] for p in paths], pa.int64())
-        at = pc.index_in(table.column(file_col), value_set=pa.array(paths, pa.string()))
-        inherited = pc.add(pc.take(firsts, at), table.column(pos_col).cast(pa.int64()))
+        if not lookup:
+            lookup.extend([pa.array(paths, pa.string()), pa.array(firsts, pa.int64())])
+        at = pc.index_in(table.column(file_col), value_set=lookup[0])
+        inherited = pc.add(pc.take(lookup[1], at), table.column(pos_col).cast(pa.int64()))
         row_id = pc.coalesce(table.column(ROW_ID_COL).cast(pa.int64()), inherited)
         out = table.drop_columns([ROW_ID_COL, LAST_SEQ_COL])
         return (out.append_column(ROW_ID.name, row_id)
