@@ -9,12 +9,13 @@ from __future__ import annotations
 import uuid
 from typing import Optional
 
+from icefloe.core.arrow import fit_array
 from icefloe.core.io import FileIO
 from icefloe.core.parquet import metrics_from_footer
 from icefloe.core.types import Schema, to_arrow_schema
 from icefloe.errors import RequiredFieldNullError, SchemaMismatchError
 from icefloe.iceberg import conversions
-from icefloe.iceberg.schema import default_value
+from icefloe.iceberg.schema import default_value, stored_schema
 from icefloe.iceberg.manifest import DataFile
 from icefloe.iceberg.table_metadata import TableMetadata
 from icefloe.iceberg.partitioning import PartitionSpec
@@ -55,10 +56,13 @@ def align_arrow(table, schema: Schema, table_name: str = "table"):
             col = _uuid_bytes(col, f.name, table_name)      # uuids as their text, as Spark writers give them
         if col.type != af.type:
             _check_arrow_cast(col.type, af.type, f.name)
-            try:
-                col = col.cast(af.type)
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
-                raise SchemaMismatchError(f"column {f.name!r}: cannot convert {col.type} to {af.type}: {e}") from e
+            if pa.types.is_nested(af.type):         # struct fields by name, at any depth
+                col = pa.chunked_array([fit_array(ch, af.type, f.name) for ch in col.chunks], type=af.type)
+            else:
+                try:
+                    col = col.cast(af.type)
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+                    raise SchemaMismatchError(f"column {f.name!r}: cannot convert {col.type} to {af.type}: {e}") from e
         arrays.append(col)
     return pa.Table.from_arrays(arrays, schema=target)
 
@@ -146,9 +150,9 @@ def write_arrow(io: FileIO, table, schema: Schema, spec: PartitionSpec, location
             name = f"{task_id:05d}-0-{write_id}-{counter:05d}.parquet"
             path = f"{location.rstrip('/')}/data/{sub + '/' if sub else ''}{name}"
             written.append(path)
-            unknown = [f.name for f in schema.fields if str(f.field_type) == "unknown"]
-            with io.open_write(path) as sink:          # unknown columns are never stored (the spec)
-                pq.write_table(part_table.drop_columns(unknown), sink, compression=None if codec == "uncompressed" else codec,
+            with io.open_write(path) as sink:          # unknown fields are never stored (the spec)
+                pq.write_table(stored_arrow(part_table, schema), sink,
+                               compression=None if codec == "uncompressed" else codec,
                                store_schema=False, write_page_checksum=True)  # readers can catch bit rot
             with io.open_read(path) as fh:
                 md = pq.read_metadata(fh)
@@ -162,6 +166,27 @@ def write_arrow(io: FileIO, table, schema: Schema, spec: PartitionSpec, location
             io.delete(p)
         raise
     return out
+
+
+def stored_arrow(table, schema: Schema):
+    """``table`` (aligned to ``schema``) as data files hold it (``schema.stored_schema``): no
+    field of type ``unknown`` at any depth, the rest as they are."""
+    import pyarrow as pa
+
+    stored = stored_schema(schema)
+    if [f.field_type for f in stored.fields] == [f.field_type for f in schema.fields]:
+        return table
+    target = to_arrow_schema(stored)
+    cols = []
+    for af in target:
+        col = table.column(af.name)
+        cols.append(pa.chunked_array([_stored_array(ch, af.type) for ch in col.chunks], type=af.type))
+    return pa.Table.from_arrays(cols, schema=target)
+
+
+def _stored_array(arr, target):
+    """Arrow array ``arr`` as type ``target`` (``arr``'s type less some struct fields, at any depth)."""
+    return fit_array(arr, target, "column", drop_extra=True)
 
 
 def _add_nan_counts(m, table, schema: Schema) -> None:

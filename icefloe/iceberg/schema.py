@@ -4,14 +4,15 @@ from __future__ import annotations
 import datetime
 import decimal
 import uuid
-from typing import Any
+from typing import Any, Optional
 
 from icefloe.core.types import (
     BinaryType, BooleanType, DateType, DecimalType, DoubleType, FixedType, FloatType, IcebergType, IntegerType,
     ListType, LongType, MapType, NestedField, Schema, StringType, StructType, TimestampType, TimestamptzType,
     UUIDType, primitive_from_string,
 )
-from icefloe.errors import SchemaError
+from icefloe.core.types.model import UnknownType
+from icefloe.errors import SchemaError, UnsupportedFeatureError
 
 
 def type_to_json(t: IcebergType) -> Any:
@@ -94,6 +95,57 @@ def name_mapping(schema: Schema) -> list:
         return d
 
     return fields(schema.struct)
+
+
+def stored_type(t: IcebergType, path: str = "column") -> Optional[IcebergType]:
+    """``t`` as data files hold it: format v3's ``unknown`` is never stored (the spec), so a struct
+    field of that type, at any depth, is left out, and an ``unknown`` column is None. A list element,
+    map key or map value of type ``unknown``, or a struct holding nothing else, has no stored form
+    (Parquet has no empty group), as in Iceberg's Java writer: ``UnsupportedFeatureError`` naming
+    ``path``."""
+    if isinstance(t, UnknownType):
+        return None
+    if isinstance(t, StructType):
+        kept = []
+        for f in t.fields:
+            st = stored_type(f.field_type, f"{path}.{f.name}")
+            if st is not None:
+                kept.append(f if st is f.field_type else
+                            NestedField(f.field_id, f.name, st, f.required, f.doc, f.initial_default, f.write_default))
+        if not kept:
+            raise UnsupportedFeatureError(f"struct {path!r} holds only fields of type unknown, which data files "
+                                          "never store: it has no stored form")
+        return t if len(kept) == len(t.fields) and all(k is f for k, f in zip(kept, t.fields)) else StructType(kept)
+    if isinstance(t, ListType):
+        element = _stored_part(t.element_type, f"{path}.element")
+        return t if element is t.element_type else ListType(t.element_id, element, t.element_required)
+    if isinstance(t, MapType):
+        key, value = _stored_part(t.key_type, f"{path}.key"), _stored_part(t.value_type, f"{path}.value")
+        if key is t.key_type and value is t.value_type:
+            return t
+        return MapType(t.key_id, key, t.value_id, value, t.value_required)
+    return t
+
+
+def _stored_part(t: IcebergType, path: str) -> IcebergType:
+    out = stored_type(t, path)
+    if out is None:
+        raise UnsupportedFeatureError(f"{path!r} is of type unknown, which data files never store; a list "
+                                      "element or map key or value of that type has no stored form")
+    return out
+
+
+def stored_schema(schema: Schema) -> Schema:
+    """``schema`` as data files hold it (``stored_type``): no ``unknown`` field at any depth."""
+    fields = []
+    for f in schema.fields:
+        st = stored_type(f.field_type, f.name)
+        if st is None:
+            continue
+        fields.append(f if st is f.field_type else
+                      NestedField(f.field_id, f.name, st, f.required, f.doc, f.initial_default, f.write_default))
+    kept = {f.field_id for f in fields}
+    return Schema(fields, schema.schema_id, [i for i in schema.identifier_field_ids or [] if i in kept])
 
 
 # JSON single values that stand as they are, each for the types it serves

@@ -18,6 +18,7 @@ from __future__ import annotations
 import io as _io
 from typing import Iterable, Optional
 
+from icefloe.core.arrow import fit_array
 from icefloe.errors import RequiredFieldNullError, SchemaMismatchError
 from icefloe.paimon import types as pt
 from icefloe.paimon.bucket import buckets_of_columns
@@ -88,7 +89,9 @@ def align_arrow(data, fields, table_name: str = "table"):
             raise SchemaMismatchError(
                 f"column {f.name!r} has type {col.type} but table {table_name} declares {f.type}; "
                 "cast it explicitly")
-        if col.type != tf.type:
+        if col.type != tf.type and pa.types.is_nested(tf.type):     # ROW fields by name, at any depth
+            col = pa.chunked_array([fit_array(ch, tf.type, f.name) for ch in col.chunks], type=tf.type)
+        elif col.type != tf.type:
             try:
                 col = col.cast(tf.type)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:

@@ -22,7 +22,7 @@ from icefloe.core.types import (
 from icefloe.core.ranges import MAX_DAYS, MAX_MICROS, MIN_DAYS, MIN_MICROS
 from icefloe.errors import SchemaMismatchError
 from icefloe.errors import RequiredFieldNullError
-from icefloe.iceberg.schema import default_value
+from icefloe.iceberg.schema import default_value, stored_type
 
 NULL_MARKER = "ICEFLOE_REQUIRED_NULL"
 RANGE_MARKER = "ICEFLOE_OUT_OF_RANGE"
@@ -159,12 +159,76 @@ def fit_dataframe(df, targets: list, table_name: str = "table"):
         t.accepts(sf.dataType, t.name)
         c = F.col(f"`{sf.name}`")
         if sf.dataType != t.spark_type:
-            c = c.cast(t.spark_type)
+            c = fitted_column(c, sf.dataType, t.spark_type)
         if t.required and sf.nullable:
             msg = f"{NULL_MARKER}: null value in required column '{t.name}' of table {table_name}"
             c = F.when(c.isNull(), F.raise_error(F.lit(msg)).cast(t.spark_type)).otherwise(c)
         cols.append(c.alias(t.name, metadata=md))
     return df.select(*cols)
+
+
+def _restructured(src, target) -> bool:
+    """Whether Spark type ``src`` reaches ``target`` only field by field: somewhere a struct's
+    fields differ from the target's in names or order (Spark's cast pairs them by position)."""
+    from pyspark.sql import types as T
+
+    if isinstance(src, T.StructType) and isinstance(target, T.StructType):
+        if [f.name.lower() for f in src.fields] != [f.name.lower() for f in target.fields]:
+            return True
+        return any(_restructured(a.dataType, b.dataType) for a, b in zip(src.fields, target.fields))
+    if isinstance(src, T.ArrayType) and isinstance(target, T.ArrayType):
+        return _restructured(src.elementType, target.elementType)
+    if isinstance(src, T.MapType) and isinstance(target, T.MapType):
+        return _restructured(src.keyType, target.keyType) or _restructured(src.valueType, target.valueType)
+    return False
+
+
+def fitted_column(c, src, target):
+    """Column ``c`` of Spark type ``src`` as Spark type ``target``: struct fields matched by name
+    (case-insensitively) at any depth, a field ``target`` lacks left out, one ``src`` lacks null
+    (the caller has checked that it may be), lists and maps element by element; the rest cast."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    if not _restructured(src, target):
+        return c if src == target else c.cast(target)
+    if isinstance(target, T.StructType):
+        by_name = {f.name.lower(): f for f in src.fields}
+        parts = []
+        for tf in target.fields:
+            sf = by_name.get(tf.name.lower())
+            part = (F.lit(None).cast(tf.dataType) if sf is None
+                    else fitted_column(c.getField(sf.name), sf.dataType, tf.dataType))
+            parts.append(part.alias(tf.name))
+        return F.when(c.isNull(), F.lit(None)).otherwise(F.struct(*parts)).cast(target)
+    if isinstance(target, T.ArrayType):
+        return F.transform(c, lambda x: fitted_column(x, src.elementType, target.elementType)).cast(target)
+    if _restructured(src.keyType, target.keyType):
+        c = F.transform_keys(c, lambda k, _v: fitted_column(k, src.keyType, target.keyType))
+    if _restructured(src.valueType, target.valueType):
+        c = F.transform_values(c, lambda _k, v: fitted_column(v, src.valueType, target.valueType))
+    return c.cast(target)
+
+
+def stored_columns(df, schema: Schema):
+    """``df`` (fitted to ``schema``) as data files hold it: no column or struct field of type
+    ``unknown`` at any depth (``schema.stored_type``), the rest as they are."""
+    from pyspark.sql import functions as F
+
+    cols, changed = [], False
+    for f in schema.fields:
+        st = stored_type(f.field_type, f.name)
+        if st is None:
+            changed = True
+            continue
+        c = F.col(f"`{f.name}`")
+        if st is not f.field_type:
+            sf = df.schema[f.name]
+            c = fitted_column(c, sf.dataType, to_spark_type(st)).alias(f.name, metadata=sf.metadata)
+            changed = True
+        cols.append(c)
+    return df.select(*cols, *[c for c in df.columns if c.lower() not in {f.name.lower() for f in schema.fields}]) \
+        if changed else df
 
 
 def spark_default(field_type, value):

@@ -34,7 +34,7 @@ from icefloe.errors import UnsupportedFeatureError
 from icefloe.errors import MergeCardinalityError  # noqa: F401 - defined in icefloe.errors, importable here too
 from icefloe.spark import iceberg_lineage as lineage_mod
 from icefloe.spark.iceberg_lineage import tracks_lineage, with_lineage_fields
-from icefloe.spark.iceberg_evolved_read import has_nanos
+from icefloe.spark.iceberg_evolved_read import has_nanos, nested_nanos
 from icefloe.spark.iceberg_read import FILE_COL, POS_COL, read_tasks
 from icefloe.core.types import to_arrow_schema
 from icefloe.iceberg.arrow_writer import _split_by_partition
@@ -353,13 +353,15 @@ def delete_rows(table, condition, isolation: Optional[str] = None) -> dict:
     return _commit_changes(table, "delete", meta, snap, tasks, labelled, isolation, conflict_filter=where)
 
 
-def _read_target(table, meta, file_tasks):
+def _read_target(table, meta, file_tasks, nanos_raw: bool = False):
     """The live rows of ``file_tasks`` with each row's data file and position (and on a format v3
-    table each row's id and last sequence number, ``iceberg_lineage``)."""
+    table each row's id and last sequence number, ``iceberg_lineage``); ``nanos_raw``: nanosecond
+    timestamps as their raw ``long`` nanoseconds (``read_tasks``)."""
     lineage = tracks_lineage(meta)
     schema = with_lineage_fields(meta.schema) if lineage else meta.schema
     rows = read_tasks(table.spark, file_tasks, schema, with_positions=True, history=meta.schemas,
-                      name_mapping=meta.properties.get("schema.name-mapping.default"), io=table.io)
+                      name_mapping=meta.properties.get("schema.name-mapping.default"), io=table.io,
+                      nanos_raw=nanos_raw)
     return lineage_mod.as_stored(rows) if lineage else rows
 
 
@@ -374,13 +376,13 @@ def _lineage_cols(meta, col=None) -> list:
             col(lineage_mod.LAST_SEQ_COL).alias(lineage_mod.LAST_SEQ_COL)]
 
 
-def _write_rows(rows, meta, table, cols: list, tasks: list) -> list:
+def _write_rows(rows, meta, table, cols: list, tasks: list, nanos_raw: bool = False) -> list:
     """Write labelled ``rows`` (of ``tasks``' files, or inserted) as new data files; on a v3 table
-    with their lineage."""
+    with their lineage. ``nanos_raw``: ``rows`` hold raw nanoseconds (``_read_target``)."""
     if tracks_lineage(meta):
         out = lineage_mod.stored(table.spark, rows, tasks, cols, FILE_COL, POS_COL, ACTION, KEEP)
-        return write_data_files(out, lineage_mod.writing_lineage(meta), table.io, table.name)
-    return write_data_files(rows.select(*cols), meta, table.io, table.name)
+        return write_data_files(out, lineage_mod.writing_lineage(meta), table.io, table.name, nanos_raw)
+    return write_data_files(rows.select(*cols), meta, table.io, table.name, nanos_raw)
 
 
 def replace_where(table, data, where: str, isolation: Optional[str] = None) -> dict:
@@ -601,7 +603,9 @@ def rewrite_data_files(table, where=None, target_file_size: Optional[int] = None
     snap = meta.current_snapshot
     if snap is None:
         return None
-    refuse_truncating_rewrite(meta, "compaction")
+    if nested_nanos(meta.schema):
+        refuse_truncating_rewrite(meta, "compaction")
+    nanos_raw = has_nanos(meta.schema)      # every digit carried through Spark as raw nanoseconds
     all_tasks = scan_mod.plan_files(table.io, meta, snap, None)
     candidates = all_tasks if where is None else scan_mod.plan_files(table.io, meta, snap, where)
     live_deletes = [e.data_file for e in live_entries(table.io, meta, snap) if e.data_file.content != DATA]
@@ -615,12 +619,14 @@ def rewrite_data_files(table, where=None, target_file_size: Optional[int] = None
             write_meta = dataclasses.replace(meta, properties={**meta.properties,
                                                                "write.target-file-size-bytes": str(target_file_size)})
         if tracks_lineage(meta):       # rows keep their ids and last sequence numbers
-            rows = _read_target(table, meta, plan.rewrite).withColumn(ACTION, F.lit(KEEP))
-            added = _write_rows(rows, write_meta, table, [f"`{f.name}`" for f in meta.schema.fields], plan.rewrite)
+            rows = _read_target(table, meta, plan.rewrite, nanos_raw).withColumn(ACTION, F.lit(KEEP))
+            added = _write_rows(rows, write_meta, table, [f"`{f.name}`" for f in meta.schema.fields], plan.rewrite,
+                                nanos_raw)
         else:
             rows = read_tasks(table.spark, plan.rewrite, meta.schema, history=meta.schemas,
-                              name_mapping=meta.properties.get("schema.name-mapping.default"), io=table.io)
-            added = write_data_files(rows, write_meta, table.io, table.name)
+                              name_mapping=meta.properties.get("schema.name-mapping.default"), io=table.io,
+                              nanos_raw=nanos_raw)
+            added = write_data_files(rows, write_meta, table.io, table.name, nanos_raw)
     change = RewriteFiles(snap, [t.file for t in plan.rewrite], added, plan.drop_delete_files,
                           summary_extra=table._app_summary())
     return table._commit(change, "main")

@@ -35,13 +35,14 @@ import re
 from typing import Optional, Sequence
 
 from icefloe.core.io import LOCAL
-from icefloe.core.types import Schema, to_spark_field, to_spark_schema
+from icefloe.core.types import Schema, to_spark_field, to_spark_schema, to_spark_type
 from icefloe.core.types.model import type_names
 from icefloe.iceberg.manifest import EQUALITY_DELETES, POSITION_DELETES
+from icefloe.iceberg.schema import stored_schema
 from icefloe.errors import UnsupportedFeatureError  # noqa: F401 - defined in icefloe.errors, importable here too
 from icefloe.errors import CorruptDataFileError
 from icefloe.iceberg.delete_files import POSITION_DELETE_SCHEMA, positions_by_data_file
-from icefloe.spark.align import spark_default
+from icefloe.spark.align import fitted_column, spark_default
 # FILE_COL: the data file a row was read from (the path as the table's metadata has it); POS_COL: the
 # row's 0-based position in that file
 from icefloe.spark import deleted_rows
@@ -62,7 +63,8 @@ _FOOTERS_MAX = 200_000
 
 
 def read_tasks(spark, tasks: list, schema: Schema, where=None, columns: Optional[Sequence[str]] = None,
-               with_positions: bool = False, history: Sequence[Schema] = (), name_mapping=None, io=None):
+               with_positions: bool = False, history: Sequence[Schema] = (), name_mapping=None, io=None,
+               nanos_raw: bool = False):
     """A DataFrame of the planned ``tasks`` (deletes applied).
 
     ``with_positions`` adds FILE_COL and POS_COL, which row-level writes need to
@@ -71,22 +73,36 @@ def read_tasks(spark, tasks: list, schema: Schema, where=None, columns: Optional
     parsed) resolves columns of files without field ids; without it, the names each
     field id had in ``history`` and ``schema`` are used. ``io``: the table's FileIO; when Spark
     cannot take its paths (an object store without the session's connector) Python tasks read the
-    files through it (``python_read``).
+    files through it (``python_read``). ``nanos_raw``: nanosecond timestamp columns as their raw
+    ``long`` nanoseconds (``python_read``), for a rewrite that must keep every digit.
     """
-    unknown = [f.name for f in schema.fields if str(f.field_type) == "unknown"]
-    nested_unknown = sum(1 for n in type_names(schema.struct) if n == "unknown") > len(unknown)
-    if (io is not None and not io.spark_native) or has_nanos(schema) or nested_unknown:
+    stored = schema
+    if "unknown" in type_names(schema.struct):
+        try:
+            stored = stored_schema(schema)
+        except UnsupportedFeatureError:     # a list or map of unknown: no stored form for Spark to read
+            stored = None
+    if (io is not None and not io.spark_native) or has_nanos(schema) or stored is None:
         # Python tasks: a store Spark cannot reach, or types Spark's reader refuses (nanosecond
-        # timestamps, unknown inside a struct, list or map)
-        return read_tasks_in_python(spark, tasks, schema, where, columns, with_positions, name_mapping, io or LOCAL)
-    if unknown:                     # format v3: never stored, always null (Spark's void)
+        # timestamps, a list or map of unknown)
+        return read_tasks_in_python(spark, tasks, schema, where, columns, with_positions, name_mapping, io or LOCAL,
+                                    nanos_raw=nanos_raw)
+    if stored is not schema:        # format v3's unknown: never stored, always null (Spark's void)
         from pyspark.sql import functions as F
 
-        known = Schema([f for f in schema.fields if f.name not in unknown], schema.schema_id,
-                       [i for i in schema.identifier_field_ids if schema.find_field(i).name not in unknown])
-        df = read_tasks(spark, tasks, known, None, None, with_positions, history, name_mapping, io)
-        df = df.select(*[F.lit(None).alias(f.name) if f.name in unknown else F.col(f"`{f.name}`")
-                         for f in schema.fields], *([FILE_COL, POS_COL] if with_positions else []))
+        df = read_tasks(spark, tasks, stored, None, None, with_positions, history, name_mapping, io)
+        kept = {f.field_id for f in stored.fields}
+        cols = []
+        for f in schema.fields:
+            if f.field_id not in kept:
+                cols.append(F.lit(None).alias(f.name))
+                continue
+            c = F.col(f"`{f.name}`")
+            target = to_spark_type(f.field_type, with_ids=False)
+            if df.schema[f.name].dataType != target:     # its struct fields of type unknown, as nulls
+                c = fitted_column(c, df.schema[f.name].dataType, target).alias(f.name)
+            cols.append(c)
+        df = df.select(*cols, *([FILE_COL, POS_COL] if with_positions else []))
         if where is not None:
             df = df.where(where)
         if columns:

@@ -21,7 +21,6 @@ import json
 import os
 import re
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 
 from icefloe.core.io import FileIO
 from icefloe.core.parquet import metrics_from_footer
@@ -35,13 +34,14 @@ from icefloe.iceberg.transforms import (
     BucketTransform, DayTransform, HourTransform, IdentityTransform, MonthTransform,
     TruncateTransform, VoidTransform, YearTransform,
 )
-from icefloe.spark.align import align_dataframe, check_partition_ranges, explain_spark_error
+from icefloe.spark import described_writes
+from icefloe.spark.align import align_dataframe, check_partition_ranges, explain_spark_error, stored_columns
 from icefloe.core.types import ListType, MapType, StructType, primitive_from_string
 from icefloe.core.types.model import type_names
 from icefloe.errors import SchemaMismatchError
 from icefloe.iceberg.arrow_writer import align_arrow, write_arrow
 from icefloe.iceberg.sort_order import writer_sort_columns
-from icefloe.spark.iceberg_evolved_read import _has_uuid, has_nanos, schema_has_uuid
+from icefloe.spark.iceberg_evolved_read import _has_uuid, has_nanos, nanos_as_long, schema_has_uuid
 
 KEY_COL = "__icefloe_partition"
 _PART_RE = re.compile(r"part-(\d+)-")
@@ -196,18 +196,21 @@ def decode_partition_key(hex_key: str, spec: PartitionSpec, schema: Schema) -> t
 
 
 # --------------------------------------------------------------------------- the write
-def write_data_files(df, meta: TableMetadata, io: FileIO, table_name: str) -> list[DataFile]:
-    """Write ``df`` as data files of the table's default spec; return them uncommitted."""
+def write_data_files(df, meta: TableMetadata, io: FileIO, table_name: str, nanos_raw: bool = False) -> list[DataFile]:
+    """Write ``df`` as data files of the table's default spec; return them uncommitted.
+    ``nanos_raw``: ``df`` holds the top-level nanosecond timestamp columns as their raw ``long``
+    nanoseconds (``read_tasks(nanos_raw=True)``), written back exactly."""
     schema = meta.schema
     spec = meta.spec
     props = meta.properties
     location = meta.location.rstrip("/")
-    aligned = check_partition_ranges(align_dataframe(df, schema, table_name), range_checked(spec, schema), table_name)
+    fit = nanos_as_long(schema) if nanos_raw else schema
+    aligned = check_partition_ranges(align_dataframe(df, fit, table_name), range_checked(spec, schema), table_name)
     write_id = uuid.uuid4().hex
 
     # Arrow writes in the tasks: Parquet's fixed_len_byte_array (uuid, fixed), and stores Spark cannot reach
     if schema_has_uuid(schema) or has_fixed(schema) or has_nanos(schema) or not io.spark_native:
-        return _write_with_arrow(aligned, meta, io, write_id)
+        return _write_with_arrow(aligned, meta, io, write_id, nanos_raw)
     staging = f"{location}/data/.staging-{write_id}"
     partitioned = not spec.is_unpartitioned
     if partitioned:
@@ -224,7 +227,7 @@ def write_data_files(df, meta: TableMetadata, io: FileIO, table_name: str) -> li
                                                *[_sort_col(c, asc, nulls_first) for c, asc, nulls_first in sort_cols])
     target = int(props.get("write.target-file-size-bytes", 512 * 1024 * 1024))
     codec = props.get("write.parquet.compression-codec", "zstd").lower()
-    aligned = aligned.drop(*[f.name for f in schema.fields if str(f.field_type) == "unknown"])  # never stored
+    aligned = stored_columns(aligned, schema)      # unknown fields are never stored (the spec)
     writer = (aligned.write.mode("errorifexists")
               .option("compression", "none" if codec == "uncompressed" else codec)
               .option("maxRecordsPerFile", estimate_records_per_file(meta, target, schema)))
@@ -235,11 +238,11 @@ def write_data_files(df, meta: TableMetadata, io: FileIO, table_name: str) -> li
     moved: list[str] = []
     try:
         try:
-            writer.parquet(staging)
+            footers = described_writes.save(aligned.sparkSession, writer, staging, write_id)
         except Exception as e:  # a failed Spark job: our null check or anything else
             raise explain_spark_error(e) from None
-        files = _collect_staged(io, staging, location, spec, schema, write_id, moved)
-        described = _drop_empty(io, _describe_files(io, files, schema, spec))
+        files = _collect_staged(io, staging, location, spec, schema, write_id, moved, footers)
+        described = _drop_empty(io, _describe_files(files, schema, spec))
         for f in described:
             f.sort_order_id = order_id
         return described
@@ -259,13 +262,15 @@ def range_checked(spec: PartitionSpec, schema: Schema) -> list:
 
 
 def _collect_staged(io: FileIO, staging: str, location: str, spec: PartitionSpec, schema: Schema,
-                    write_id: str, moved: list) -> list[tuple[str, tuple]]:
+                    write_id: str, moved: list, footers: dict) -> list[tuple]:
+    """The staged files moved into place: ``(final path, partition, size, footer)`` each, the
+    footer as the writing task gave it (``described_writes``) or read here."""
     out = []
     counters: dict = {}
-    for path in sorted(io.walk_files(staging)):
+    staged = [p for p in sorted(io.walk_files(staging))
+              if p.endswith(".parquet") and not os.path.basename(p).startswith((".", "_"))]
+    for path, (size, md) in zip(staged, described_writes.footers(footers, io, staged)):
         name = os.path.basename(path)
-        if not name.endswith(".parquet") or name.startswith((".", "_")):
-            continue
         rel = os.path.relpath(os.path.dirname(path), staging)
         partition: tuple = ()
         if not spec.is_unpartitioned:
@@ -279,7 +284,7 @@ def _collect_staged(io: FileIO, staging: str, location: str, spec: PartitionSpec
         final = f"{location}/data/{sub + '/' if sub else ''}{final_name}"
         io.rename(path, final)
         moved.append(final)
-        out.append((final, partition))
+        out.append((final, partition, size, md))
     return out
 
 
@@ -292,20 +297,12 @@ def _sort_col(name: str, ascending: bool, nulls_first: bool):
     return c.desc_nulls_first() if nulls_first else c.desc_nulls_last()
 
 
-def _describe_files(io: FileIO, files: list, schema: Schema, spec: PartitionSpec) -> list[DataFile]:
-    import pyarrow.parquet as pq
-
-    def one(item):
-        path, partition = item
-        with io.open_read(path) as fh:
-            md = pq.read_metadata(fh)
+def _describe_files(files: list, schema: Schema, spec: PartitionSpec) -> list[DataFile]:
+    out = []
+    for path, partition, size, md in files:
         m = metrics_from_footer(md, schema, skip_float_bounds=True)
-        return data_file_from_metrics(path, io.size(path), partition, spec.spec_id, schema, m)
-
-    if len(files) <= 4:
-        return [one(f) for f in files]
-    with ThreadPoolExecutor(max_workers=min(8, len(files))) as ex:
-        return list(ex.map(one, files))
+        out.append(data_file_from_metrics(path, size, partition, spec.spec_id, schema, m))
+    return out
 
 
 # --------------------------------------------------------------------------- tables with uuid columns
@@ -313,13 +310,16 @@ def has_fixed(schema) -> bool:
     return any(n.startswith("fixed[") for n in type_names(schema.struct))
 
 
-def _write_with_arrow(aligned, meta: TableMetadata, io: FileIO, write_id: str) -> list[DataFile]:
+def _write_with_arrow(aligned, meta: TableMetadata, io: FileIO, write_id: str,
+                      nanos_raw: bool = False) -> list[DataFile]:
     """Write ``aligned`` with Arrow inside the tasks (uuid as fixed[16]); DataFiles come back pickled."""
     import pickle
 
     schema, spec = meta.schema, meta.spec
     location = meta.location.rstrip("/")
-    if not spec.is_unpartitioned:
+    raw_sources = nanos_raw and any(str(schema.find_field(pf.source_id).field_type).endswith("_ns")
+                                    for pf in spec.fields)
+    if not spec.is_unpartitioned and not raw_sources:   # (raw nanoseconds: the tasks split by partition)
         aligned = aligned.withColumn(KEY_COL, partition_key_expr(spec, schema))
         mode = meta.properties.get("write.distribution-mode", "hash")
         if mode == "hash":
@@ -327,7 +327,7 @@ def _write_with_arrow(aligned, meta: TableMetadata, io: FileIO, write_id: str) -
         elif mode == "range":
             aligned = aligned.repartitionByRange(KEY_COL)
         aligned = aligned.drop(KEY_COL)
-    run = _arrow_task(io, meta, write_id)
+    run = _arrow_task(io, meta, write_id, nanos_raw)
     try:
         rows = aligned.mapInArrow(run, "files binary").collect()
     except Exception as e:  # a failed Spark job: our null check or anything else
@@ -360,7 +360,7 @@ def task_input(batches):
     return table, (ctx.partitionId() if ctx is not None else 0)
 
 
-def _arrow_task(io: FileIO, meta: TableMetadata, write_id: str):
+def _arrow_task(io: FileIO, meta: TableMetadata, write_id: str, nanos_raw: bool = False):
     def run(batches):  # runs in the Python workers
         import pickle
 
@@ -370,7 +370,7 @@ def _arrow_task(io: FileIO, meta: TableMetadata, write_id: str):
         if got is None:
             return
         table, task_id = got
-        files = arrow_rows_to_files(io, meta, write_id, table, task_id)
+        files = arrow_rows_to_files(io, meta, write_id, table, task_id, nanos_raw=nanos_raw)
         if files:
             yield pa.RecordBatch.from_arrays([pa.array([pickle.dumps(files)], pa.binary())], names=["files"])
 
@@ -378,15 +378,22 @@ def _arrow_task(io: FileIO, meta: TableMetadata, write_id: str):
 
 
 def arrow_rows_to_files(io: FileIO, meta: TableMetadata, write_id: str, table, task_id: int,
-                        first_counter: int = 0) -> list[DataFile]:
+                        first_counter: int = 0, nanos_raw: bool = False) -> list[DataFile]:
     """In a task: ``table`` (Arrow, the table's columns as Spark gives them) fitted to the table's
-    schema and written as data files of its default spec; returns their DataFiles."""
+    schema and written as data files of its default spec; returns their DataFiles. ``nanos_raw``:
+    the nanosecond timestamp columns come as their raw ``long`` nanoseconds."""
     import pyarrow as pa
 
     schema = meta.schema
-    table = pa.Table.from_arrays(
-        [uuid_strings_to_bytes(table.column(f.name).combine_chunks(), f.field_type, f.name) for f in schema.fields],
-        names=[f.name for f in schema.fields])
+
+    def column(f):
+        col = table.column(f.name).combine_chunks()
+        kind = str(f.field_type)
+        if nanos_raw and kind.endswith("_ns") and pa.types.is_integer(col.type):
+            return col.cast(pa.int64()).cast(pa.timestamp("ns", "UTC" if kind == "timestamptz_ns" else None))
+        return uuid_strings_to_bytes(col, f.field_type, f.name)
+
+    table = pa.Table.from_arrays([column(f) for f in schema.fields], names=[f.name for f in schema.fields])
     return write_arrow(io, align_arrow(table, schema), schema, meta.spec, meta.location, dict(meta.properties),
                        task_id=task_id, write_id=write_id, meta=meta, first_counter=first_counter)
 

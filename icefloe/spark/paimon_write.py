@@ -24,7 +24,6 @@ import decimal
 import json
 import os
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from typing import Optional
 
 from icefloe.errors import SchemaMismatchError
@@ -33,6 +32,7 @@ from icefloe.paimon.binary_row import encode_row
 from icefloe.paimon.commit import CommitMessage
 from icefloe.paimon.data_file import DataFileMeta, DataFileNamer, local_now_millis
 from icefloe.paimon.stats import stats_from_footer, value_stats
+from icefloe.spark import described_writes
 from icefloe.spark.align import Target, check_partition_ranges, explain_spark_error, fit_dataframe
 from icefloe.core.io import FileIO, normalize_location
 from icefloe.paimon.bucket import buckets_of_columns
@@ -212,7 +212,8 @@ def write_data_files(df, table) -> list[CommitMessage]:
         return _write_in_python(aligned if key is None else aligned.repartition(key), table)
     if key is not None:
         aligned = aligned.withColumn(KEY_COL, key).repartition(KEY_COL)
-    staging = f"{table.location}/.staging-{uuid.uuid4().hex}"
+    write_id = uuid.uuid4().hex
+    staging = f"{table.location}/.staging-{write_id}"
     codec = co.file_compression
     writer = (aligned.write.mode("errorifexists")
               .option("compression", "none" if codec in ("none", "uncompressed") else codec)
@@ -222,10 +223,10 @@ def write_data_files(df, table) -> list[CommitMessage]:
     moved: list[str] = []
     try:
         try:
-            writer.parquet(staging)
+            footers = described_writes.save(aligned.sparkSession, writer, staging, write_id)
         except Exception as e:  # a failed Spark job: our null check or anything else
             raise explain_spark_error(e) from None
-        return _collect(store, schema, staging, key is not None, moved)
+        return _collect(store, schema, staging, key is not None, moved, footers)
     except BaseException:
         for p in moved:
             store.io.delete(p)
@@ -257,10 +258,9 @@ def _write_in_python(aligned, table) -> list[CommitMessage]:
     return [m for r in rows for m in pickle.loads(r["messages"])]
 
 
-def _collect(store, schema, staging: str, keyed: bool, moved: list) -> list[CommitMessage]:
-    """Move staged files into place and describe them, grouped per (partition, bucket)."""
-    import pyarrow.parquet as pq
-
+def _collect(store, schema, staging: str, keyed: bool, moved: list, footers: dict) -> list[CommitMessage]:
+    """Move staged files into place and describe them (their footers as the writing tasks gave
+    them, ``described_writes``, or read here), grouped per (partition, bucket)."""
     co = schema.core_options
     namer = DataFileNamer(co.data_file_prefix, co.file_format)
     staged = []
@@ -275,15 +275,11 @@ def _collect(store, schema, staging: str, keyed: bool, moved: list) -> list[Comm
             partition, bucket = (), 0
         staged.append((path, partition, bucket))
 
-    def describe(item):
-        return item, pq.read_metadata(item[0])
-
-    with ThreadPoolExecutor(max_workers=max(1, min(8, len(staged)))) as ex:
-        described = list(ex.map(describe, staged))
+    described = list(zip(staged, described_writes.footers(footers, store.io, [p for p, _, _ in staged])))
     total_buckets = schema.num_buckets if schema.num_buckets > 0 else -1
     restored = restored_sequence_numbers(store) if total_buckets > 0 else {}
     groups: dict = {}
-    for (path, partition, bucket), md in described:
+    for (path, partition, bucket), (size, md) in described:
         if md.num_rows == 0:
             store.io.delete(path)
             continue
@@ -294,7 +290,7 @@ def _collect(store, schema, staging: str, keyed: bool, moved: list) -> list[Comm
         stats, stats_cols = value_stats(schema.fields, stats_from_footer(md, schema.fields),
                                         co.stats_mode, co.stats_truncate_length)
         meta = DataFileMeta(
-            file_name=name, file_size=store.io.size(final), row_count=md.num_rows, value_stats=stats,
+            file_name=name, file_size=size, row_count=md.num_rows, value_stats=stats,
             min_sequence_number=0, max_sequence_number=md.num_rows - 1, schema_id=schema.id,
             creation_time=local_now_millis(), value_stats_cols=stats_cols, file_path=final,
         )

@@ -26,11 +26,17 @@ _MAX_SLICES = 10_000
 
 
 def read_tasks_in_python(spark, tasks: list, schema: Schema, where=None, columns: Optional[Sequence[str]] = None,
-                         with_positions: bool = False, name_mapping=None, io: Optional[FileIO] = None):
-    """A DataFrame of the planned ``tasks`` (deletes applied), each file read by one Python task."""
+                         with_positions: bool = False, name_mapping=None, io: Optional[FileIO] = None,
+                         nanos_raw: bool = False):
+    """A DataFrame of the planned ``tasks`` (deletes applied), each file read by one Python task.
+    ``nanos_raw``: top-level nanosecond timestamp columns as ``long`` raw nanoseconds (a rewrite
+    carries them unchanged) rather than Spark's microseconds."""
     from pyspark.sql.types import LongType, StringType, StructField, StructType
 
     out = to_spark_schema(schema)
+    if nanos_raw:
+        out = StructType([StructField(f.name, LongType(), f.nullable, f.metadata)
+                          if str(schema.find_field(f.name).field_type).endswith("_ns") else f for f in out.fields])
     if with_positions:
         out = StructType(list(out.fields) + [StructField(FILE_COL, StringType(), False),
                                              StructField(POS_COL, LongType(), False)])
@@ -92,7 +98,7 @@ def _as_spark(table, wanted, schema: Schema):
         if f.name in uuids:
             col = pa.array([None if v is None else str(uuid.UUID(bytes=v)) for v in col.to_pylist()], pa.string())
         elif pa.types.is_timestamp(col.type) and col.type.unit == "ns":
-            col = _floor_to_micros(col)
+            col = col.cast(pa.int64()) if pa.types.is_integer(f.type) else _floor_to_micros(col)   # raw, or floored
         # nested nanosecond timestamps (Spark holds microseconds) are truncated, not refused
         cols.append(col.cast(f.type, safe=not pa.types.is_nested(col.type)))
     return pa.Table.from_arrays(cols, schema=wanted)

@@ -157,6 +157,10 @@ def get_spark(spark=None):
         _session = builder.getOrCreate()
         check_worker_python(_session)
         _session.sparkContext.setLogLevel(os.environ.get("ICEFLOE_SPARK_LOG_LEVEL", "ERROR"))
+        # a table's files are few and of uneven sizes (a bucket's large sorted run beside small new
+        # files): split a scan's bytes into twice as many parts as the cores, so that no core is
+        # left with most of them while the other idles
+        _session.conf.set("spark.sql.files.minPartitionNum", str(2 * _session.sparkContext.defaultParallelism))
         _register_data_source(_session)
         return _session
 
