@@ -77,3 +77,16 @@ def test_arrow_struct_fields_land_by_name_at_any_depth(table):
         table.append(pa.table({"id": pa.array([3], pa.int64()),
                                "st": pa.array([{"x": 1, "w": 2}], pa.struct([("x", pa.int32()), ("w", pa.int32())]))}))
     assert len(list(table.refresh().snapshots())) == snapshots
+
+
+def test_merge_star_clauses_take_struct_fields_by_name(table, spark):
+    table.append(spark.sql("SELECT 1L AS id, named_struct('x', 1, 'y', 2, 'z', 'a') AS st, "
+                           "CAST(NULL AS array<struct<x: int, y: int>>) AS l, "
+                           "CAST(NULL AS map<string, struct<x: int, y: int>>) AS m"))
+    source = spark.sql(
+        "SELECT id, named_struct('z', z, 'y', y, 'x', x) AS st, array(named_struct('y', y, 'x', x)) AS l, "
+        "map('k', named_struct('y', y, 'x', x)) AS m "
+        "FROM VALUES (1L, 10, 20, 'b'), (2L, 30, 40, 'c') AS v(id, x, y, z)")
+    (table.merge(source, "t.id = s.id").when_matched_update_all().when_not_matched_insert_all().execute())
+    assert _rows(table.refresh().to_spark()) == [(1, (10, 20, "b"), [(10, 20)], {"k": (10, 20)}),
+                                                 (2, (30, 40, "c"), [(30, 40)], {"k": (30, 40)})]

@@ -6,6 +6,9 @@ import java.util.HashMap;
 import java.util.List;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
+import org.apache.parquet.format.converter.ParquetMetadataConverter;
+import org.apache.parquet.hadoop.ParquetFileReader;
+import org.apache.parquet.hadoop.metadata.BlockMetaData;
 import org.apache.spark.broadcast.Broadcast;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.InternalRow;
@@ -23,6 +26,7 @@ import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.execution.vectorized.ConstantColumnVector;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
+import org.apache.spark.util.SerializableConfiguration;
 import scala.Function1;
 import scala.collection.Iterator;
 import scala.collection.immutable.Seq;
@@ -35,8 +39,10 @@ import scala.runtime.AbstractFunction1;
  * (lines of {@code path TAB base64(positions)}, the positions ascending and delta-encoded as unsigned
  * LEB128 varints); the driver broadcasts them. Each task turns its file's positions into a bitmap and drops the marked rows
  * from every batch the vectorized reader returns, by a row selection over the batch's own vectors
- * (no copy); the row-based reader's rows are filtered one by one. The positions are the reader's
- * row index (row groups it skips are counted), so filters pushed into the reader are safe.
+ * (no copy); the row-based reader's rows are filtered one by one. With filters pushed into the
+ * reader (which may skip row groups) the positions are the reader's row index; without any, the
+ * rows of a split arrive in order from its first row group and their positions are counted, which
+ * spares Spark's row index (a boxed value per row). A file without deletes is read as it is.
  */
 public class DeletedRowsParquetFormat extends ParquetFileFormat {
   public static final String OPTION = "icefloe.deleted-rows";
@@ -87,10 +93,22 @@ public class DeletedRowsParquetFormat extends ParquetFileFormat {
       rowIndex = requiredSchema.length();
     }
     Function1<PartitionedFile, Iterator<InternalRow>> inner = super.buildReaderWithPartitionValues(
-        spark, dataSchema, partitionSchema, schema, filters, options, hadoopConf);
+        spark, dataSchema, partitionSchema, schema, filters, options, new Configuration(hadoopConf));
     if (deleted.isEmpty()) {
       return inner;
     }
+    // Spark's row index costs a boxed value per row; where no filter can skip rows (none pushed),
+    // a file's rows arrive in order and their positions are counted instead, from the first row
+    // of the split. Files without deletes skip both.
+    // (each reader on its own copy of the settings: Spark's Parquet reader writes its schema into them)
+    Function1<PartitionedFile, Iterator<InternalRow>> plain = added
+        ? super.buildReaderWithPartitionValues(spark, dataSchema, partitionSchema, requiredSchema, filters, options,
+            new Configuration(hadoopConf))
+        : null;
+    Broadcast<SerializableConfiguration> conf = added && filters.isEmpty()
+        ? spark.sparkContext().broadcast(new SerializableConfiguration(hadoopConf),
+            scala.reflect.ClassTag$.MODULE$.apply(SerializableConfiguration.class))
+        : null;
     List<DataType> types = new ArrayList<>();
     for (StructField f : schema.fields()) {
       types.add(f.dataType());
@@ -103,7 +121,7 @@ public class DeletedRowsParquetFormat extends ParquetFileFormat {
     scala.reflect.ClassTag<HashMap<String, String>> tag =
         (scala.reflect.ClassTag<HashMap<String, String>>) (Object) scala.reflect.ClassTag$.MODULE$.apply(HashMap.class);
     Broadcast<HashMap<String, String>> shared = spark.sparkContext().broadcast(deleted, tag);
-    return new Reader(inner, shared, rowIndex, added, types.toArray(new DataType[0]));
+    return new Reader(inner, plain, conf, shared, rowIndex, added, types.toArray(new DataType[0]));
   }
 
   /** A file's key: its path without scheme, as the driver and the task both name it. */
@@ -151,15 +169,19 @@ public class DeletedRowsParquetFormat extends ParquetFileFormat {
   private static final class Reader extends AbstractFunction1<PartitionedFile, Iterator<InternalRow>>
       implements java.io.Serializable {
     private final Function1<PartitionedFile, Iterator<InternalRow>> inner;
+    private final Function1<PartitionedFile, Iterator<InternalRow>> plain;
+    private final Broadcast<SerializableConfiguration> conf;
     private final Broadcast<HashMap<String, String>> deleted;
     private final int rowIndex;
     private final boolean dropRowIndex;
     private final DataType[] types;
 
-    Reader(Function1<PartitionedFile, Iterator<InternalRow>> inner, Broadcast<HashMap<String, String>> deleted,
-        int rowIndex,
+    Reader(Function1<PartitionedFile, Iterator<InternalRow>> inner, Function1<PartitionedFile, Iterator<InternalRow>> plain,
+        Broadcast<SerializableConfiguration> conf, Broadcast<HashMap<String, String>> deleted, int rowIndex,
         boolean dropRowIndex, DataType[] types) {
       this.inner = inner;
+      this.plain = plain;
+      this.conf = conf;
       this.deleted = deleted;
       this.rowIndex = rowIndex;
       this.dropRowIndex = dropRowIndex;
@@ -168,14 +190,35 @@ public class DeletedRowsParquetFormat extends ParquetFileFormat {
 
     @Override
     public Iterator<InternalRow> apply(PartitionedFile file) {
-      Iterator<InternalRow> rows = inner.apply(file);
       String encoded = deleted.value().get(key(file.toPath().toString()));
+      if (encoded == null && plain != null) {
+        return plain.apply(file);
+      }
       long[] words = encoded == null ? new long[0] : bitmap(encoded);
+      long first = conf == null ? -1 : firstRow(file);
+      Iterator<?> filtered = first >= 0
+          ? new Filtered(plain.apply(file), words, -1, first, false, types)
+          : new Filtered(inner.apply(file), words, rowIndex, 0, dropRowIndex, types);
       // the vectorized reader hands batches through an iterator typed as rows (as Spark does)
       @SuppressWarnings("unchecked")
-      Iterator<InternalRow> out = (Iterator<InternalRow>) (Iterator<?>) new Filtered(rows, words, rowIndex,
-          dropRowIndex, types);
+      Iterator<InternalRow> out = (Iterator<InternalRow>) filtered;
       return out;
+    }
+
+    /** The position of the split's first row: 0 for a whole file, else the row index offset of its
+     * first row group (those whose midpoint lies in the split, as the reader takes them); -1 when
+     * the footer does not say. */
+    private long firstRow(PartitionedFile file) {
+      if (file.start() == 0 && file.length() >= file.fileSize()) {
+        return 0;
+      }
+      try {
+        List<BlockMetaData> blocks = ParquetFileReader.readFooter(conf.value().value(), file.toPath(),
+            ParquetMetadataConverter.range(file.start(), file.start() + file.length())).getBlocks();
+        return blocks.isEmpty() ? 0 : blocks.get(0).getRowIndexOffset();
+      } catch (java.io.IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
     }
   }
 
@@ -183,15 +226,17 @@ public class DeletedRowsParquetFormat extends ParquetFileFormat {
   private static final class Filtered extends scala.collection.AbstractIterator<Object> {
     private final Iterator<?> rows;
     private final long[] words;
-    private final int rowIndex;
+    private final int rowIndex;         // the row index column, or -1: positions counted from next
     private final boolean drop;
     private final DataType[] types;
+    private long next;
     private Object pending;
 
-    Filtered(Iterator<?> rows, long[] words, int rowIndex, boolean drop, DataType[] types) {
+    Filtered(Iterator<?> rows, long[] words, int rowIndex, long first, boolean drop, DataType[] types) {
       this.rows = rows;
       this.words = words;
       this.rowIndex = rowIndex;
+      this.next = first;
       this.drop = drop;
       this.types = types;
     }
@@ -209,7 +254,7 @@ public class DeletedRowsParquetFormat extends ParquetFileFormat {
           pending = batch((ColumnarBatch) next);
         } else {
           InternalRow row = (InternalRow) next;
-          if (!isDeleted(row.getLong(rowIndex))) {
+          if (!isDeleted(rowIndex < 0 ? this.next++ : row.getLong(rowIndex))) {
             pending = drop ? withoutRowIndex(row) : row;
           }
         }
@@ -245,11 +290,13 @@ public class DeletedRowsParquetFormat extends ParquetFileFormat {
 
     private ColumnarBatch batch(ColumnarBatch in) {
       int n = in.numRows();
-      ColumnVector positions = in.column(rowIndex);
+      ColumnVector positions = rowIndex < 0 ? null : in.column(rowIndex);
+      long base = next;
+      next += n;
       int[] kept = null;
       int count = 0;
       for (int r = 0; r < n; r++) {
-        boolean gone = isDeleted(positions.getLong(r));
+        boolean gone = isDeleted(positions == null ? base + r : positions.getLong(r));
         if (gone && kept == null) {
           kept = new int[n];
           for (int k = 0; k < r; k++) {
