@@ -167,7 +167,7 @@ def fit_dataframe(df, targets: list, table_name: str = "table"):
     return df.select(*cols)
 
 
-def _restructured(src, target) -> bool:
+def restructured(src, target) -> bool:
     """Whether Spark type ``src`` reaches ``target`` only field by field: somewhere a struct's
     fields differ from the target's in names or order (Spark's cast pairs them by position)."""
     from pyspark.sql import types as T
@@ -175,11 +175,11 @@ def _restructured(src, target) -> bool:
     if isinstance(src, T.StructType) and isinstance(target, T.StructType):
         if [f.name.lower() for f in src.fields] != [f.name.lower() for f in target.fields]:
             return True
-        return any(_restructured(a.dataType, b.dataType) for a, b in zip(src.fields, target.fields))
+        return any(restructured(a.dataType, b.dataType) for a, b in zip(src.fields, target.fields))
     if isinstance(src, T.ArrayType) and isinstance(target, T.ArrayType):
-        return _restructured(src.elementType, target.elementType)
+        return restructured(src.elementType, target.elementType)
     if isinstance(src, T.MapType) and isinstance(target, T.MapType):
-        return _restructured(src.keyType, target.keyType) or _restructured(src.valueType, target.valueType)
+        return restructured(src.keyType, target.keyType) or restructured(src.valueType, target.valueType)
     return False
 
 
@@ -190,7 +190,7 @@ def fitted_column(c, src, target):
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    if not _restructured(src, target):
+    if not restructured(src, target):
         return c if src == target else c.cast(target)
     if isinstance(target, T.StructType):
         by_name = {f.name.lower(): f for f in src.fields}
@@ -203,9 +203,9 @@ def fitted_column(c, src, target):
         return F.when(c.isNull(), F.lit(None)).otherwise(F.struct(*parts)).cast(target)
     if isinstance(target, T.ArrayType):
         return F.transform(c, lambda x: fitted_column(x, src.elementType, target.elementType)).cast(target)
-    if _restructured(src.keyType, target.keyType):
+    if restructured(src.keyType, target.keyType):
         c = F.transform_keys(c, lambda k, _v: fitted_column(k, src.keyType, target.keyType))
-    if _restructured(src.valueType, target.valueType):
+    if restructured(src.valueType, target.valueType):
         c = F.transform_values(c, lambda _k, v: fitted_column(v, src.valueType, target.valueType))
     return c.cast(target)
 

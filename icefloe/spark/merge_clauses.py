@@ -9,7 +9,7 @@ from typing import Optional
 from icefloe.core.arrow import as_arrow_table, is_arrow_data
 from icefloe.core.types import to_spark_schema, to_spark_type
 from icefloe.errors import ExpressionError, MergeCardinalityError, SchemaMismatchError
-from icefloe.spark.align import check_assignable, checked_cast, explain_spark_error, fitted_column
+from icefloe.spark.align import check_assignable, checked_cast, explain_spark_error, fitted_column, restructured
 
 T_MARK, S_MARK, CLAUSE = "_icefloe_in_target", "_icefloe_in_source", "_icefloe_clause"
 SOURCE_ID = "_icefloe_source_row"
@@ -360,8 +360,10 @@ class MergeClauses:
                     v, exact = (value(sets[f.name]), False) if f.name in sets else (F.lit(None).cast(spark_type), True)
                 else:  # insert_all
                     v, exact = (scol(f.name), exact) if source is not None else (F.lit(None).cast(spark_type), True)
-                if c.kind in ("update_all", "insert_all") and source is not None and not exact:
-                    v = fitted_column(v, source.dataType, spark_type)   # struct fields by name, not position
+                if c.kind in ("update_all", "insert_all") and source is not None and not exact \
+                        and restructured(source.dataType, spark_type):
+                    # struct fields by name, not position (the checked cast below then pairs them right)
+                    v = fitted_column(v, source.dataType, spark_type)
                 if not exact:
                     v = checked_cast(v, f.field_type, f.name, table_name)
                 expr = F.when(clause == idx, v) if expr is None else expr.when(clause == idx, v)
