@@ -109,12 +109,16 @@ def encode(positions) -> str:
         return ""
     deltas = np.diff(p, prepend=np.uint64(0))
     nbytes = np.ones(deltas.size, dtype=np.int64)
-    for k in range(1, 10):
-        nbytes += deltas >= (np.uint64(1) << np.uint64(7 * k))
+    top, width = int(deltas.max()), 1
+    while width < 10 and top >= 1 << (7 * width):        # only as many passes as the largest delta needs
+        nbytes += deltas >= (np.uint64(1) << np.uint64(7 * width))
+        width += 1
     ends = np.cumsum(nbytes)
     starts = ends - nbytes
     out = np.empty(int(ends[-1]), dtype=np.uint8)
-    for k in range(int(nbytes.max())):
+    # the first byte of every delta, then the further bytes of the deltas that have them
+    out[starts] = ((deltas & np.uint64(0x7F)) | ((nbytes > 1).astype(np.uint64) << np.uint64(7))).astype(np.uint8)
+    for k in range(1, width):
         at = np.nonzero(nbytes > k)[0]
         low = (deltas[at] >> np.uint64(7 * k)) & np.uint64(0x7F)
         more = (nbytes[at] > k + 1).astype(np.uint64) << np.uint64(7)
