@@ -21,11 +21,11 @@ def as_arrow_table(data) -> pa.Table:
     return pa.Table.from_pandas(data, preserve_index=False)
 
 
-def fit_array(arr, target, path: str, drop_extra: bool = False):
+def fit_array(arr, target, path: str, drop_extra: bool = False, fill_missing: bool = True):
     """Arrow array ``arr`` as type ``target``: struct fields matched by name (case-insensitively) at
-    any depth, an optional one the data lacks null, one the target lacks refused (or left out with
-    ``drop_extra``), lists and maps element by element, the rest cast; nulls kept. Arrow's own cast
-    wants a struct's fields in the target's order."""
+    any depth, an optional one the data lacks null (refused without ``fill_missing``), one the target
+    lacks refused (or left out with ``drop_extra``), lists and maps element by element, the rest
+    cast; nulls kept. Arrow's own cast wants a struct's fields in the target's order."""
     if arr.type.equals(target):
         return arr
     mask = arr.is_null() if arr.null_count else None
@@ -37,19 +37,21 @@ def fit_array(arr, target, path: str, drop_extra: bool = False):
             if name is None:
                 if not f.nullable:
                     raise SchemaMismatchError(f"required field {path}.{f.name} is missing")
+                if not fill_missing:
+                    raise SchemaMismatchError(f"struct {path!r} lacks field {f.name!r}")
                 children.append(pa.nulls(len(arr), f.type))
             else:
-                children.append(fit_array(arr.field(name), f.type, f"{path}.{f.name}", drop_extra))
+                children.append(fit_array(arr.field(name), f.type, f"{path}.{f.name}", drop_extra, fill_missing))
         if by_name and not drop_extra:
             raise SchemaMismatchError(f"struct {path!r} has fields the table does not: {sorted(by_name.values())}")
         return pa.StructArray.from_arrays(children, fields=list(target), mask=mask)
     if pa.types.is_map(target) and pa.types.is_map(arr.type):
-        keys = fit_array(arr.keys, target.key_type, f"{path}.key", drop_extra)
-        items = fit_array(arr.items, target.item_type, f"{path}.value", drop_extra)
+        keys = fit_array(arr.keys, target.key_type, f"{path}.key", drop_extra, fill_missing)
+        items = fit_array(arr.items, target.item_type, f"{path}.value", drop_extra, fill_missing)
         return pa.MapArray.from_arrays(arr.offsets, keys, items, type=target, mask=mask)
     lists = (pa.types.is_list, pa.types.is_large_list)
     if any(is_list(target) for is_list in lists) and any(is_list(arr.type) for is_list in lists):
-        values = fit_array(arr.values, target.value_type, f"{path}.element", drop_extra)
+        values = fit_array(arr.values, target.value_type, f"{path}.element", drop_extra, fill_missing)
         cls = pa.ListArray if pa.types.is_list(arr.type) else pa.LargeListArray
         if pa.types.is_list(arr.type) == pa.types.is_list(target):
             return cls.from_arrays(arr.offsets, values, type=target, mask=mask)

@@ -72,10 +72,20 @@ def test_arrow_struct_fields_land_by_name_at_any_depth(table):
     }))
     assert _rows(table.refresh().to_spark()) == [(1, (1, 2, "a"), [(3, 4), None], {"k": (5, 6)}),
                                                  (2, None, None, None)]
-    snapshots = len(list(table.snapshots()))
+    partial = pa.table({"id": pa.array([3], pa.int64()),
+                        "st": pa.array([{"y": 5}], pa.struct([("y", pa.int32())]))})
+    if table.format == "iceberg":               # as from Spark: null in Iceberg, refused in Paimon
+        table.append(partial)
+        assert _rows(table.refresh().to_spark())[-1] == (3, (None, 5, None), None, None)
+    else:
+        with pytest.raises(SchemaMismatchError, match="lacks field 'x'"):
+            table.append(partial)
+    snapshots = len(list(table.refresh().snapshots()))
     with pytest.raises(SchemaMismatchError, match="'w'"):
         table.append(pa.table({"id": pa.array([3], pa.int64()),
-                               "st": pa.array([{"x": 1, "w": 2}], pa.struct([("x", pa.int32()), ("w", pa.int32())]))}))
+                               "st": pa.array([{"x": 1, "y": 2, "z": "b", "w": 2}],
+                                              pa.struct([("x", pa.int32()), ("y", pa.int32()), ("z", pa.string()),
+                                                         ("w", pa.int32())]))}))
     assert len(list(table.refresh().snapshots())) == snapshots
 
 
