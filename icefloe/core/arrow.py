@@ -25,9 +25,13 @@ def fit_array(arr, target, path: str, drop_extra: bool = False, fill_missing: bo
     """Arrow array ``arr`` as type ``target``: struct fields matched by name (case-insensitively) at
     any depth, an optional one the data lacks null (refused without ``fill_missing``), one the target
     lacks refused (or left out with ``drop_extra``), lists and maps element by element, the rest
-    cast; nulls kept. Arrow's own cast wants a struct's fields in the target's order."""
+    cast; nulls kept (a chunked array chunk by chunk). Arrow's own cast wants a struct's fields in
+    the target's order."""
     if arr.type.equals(target):
         return arr
+    if isinstance(arr, pa.ChunkedArray):
+        return pa.chunked_array([fit_array(ch, target, path, drop_extra, fill_missing) for ch in arr.chunks],
+                                type=target)
     mask = arr.is_null() if arr.null_count else None
     if pa.types.is_struct(target) and pa.types.is_struct(arr.type):
         by_name = {arr.type.field(i).name.lower(): arr.type.field(i).name for i in range(arr.type.num_fields)}

@@ -57,7 +57,7 @@ def align_arrow(table, schema: Schema, table_name: str = "table"):
         if col.type != af.type:
             _check_arrow_cast(col.type, af.type, f.name)
             if pa.types.is_nested(af.type):         # struct fields by name, at any depth
-                col = pa.chunked_array([fit_array(ch, af.type, f.name) for ch in col.chunks], type=af.type)
+                col = fit_array(col, af.type, f.name)
             else:
                 try:
                     col = col.cast(af.type)
@@ -177,16 +177,8 @@ def stored_arrow(table, schema: Schema):
     if [f.field_type for f in stored.fields] == [f.field_type for f in schema.fields]:
         return table
     target = to_arrow_schema(stored)
-    cols = []
-    for af in target:
-        col = table.column(af.name)
-        cols.append(pa.chunked_array([_stored_array(ch, af.type) for ch in col.chunks], type=af.type))
-    return pa.Table.from_arrays(cols, schema=target)
-
-
-def _stored_array(arr, target):
-    """Arrow array ``arr`` as type ``target`` (``arr``'s type less some struct fields, at any depth)."""
-    return fit_array(arr, target, "column", drop_extra=True)
+    return pa.Table.from_arrays([fit_array(table.column(af.name), af.type, af.name, drop_extra=True) for af in target],
+                                schema=target)
 
 
 def _add_nan_counts(m, table, schema: Schema) -> None:

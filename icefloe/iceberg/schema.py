@@ -1,6 +1,7 @@
 """Schemas in table metadata (Iceberg spec, "Schemas" and Appendix C JSON serialization)."""
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import decimal
 import uuid
@@ -110,8 +111,7 @@ def stored_type(t: IcebergType, path: str = "column") -> Optional[IcebergType]:
         for f in t.fields:
             st = stored_type(f.field_type, f"{path}.{f.name}")
             if st is not None:
-                kept.append(f if st is f.field_type else
-                            NestedField(f.field_id, f.name, st, f.required, f.doc, f.initial_default, f.write_default))
+                kept.append(f if st is f.field_type else dataclasses.replace(f, field_type=st))
         if not kept:
             raise UnsupportedFeatureError(f"struct {path!r} holds only fields of type unknown, which data files "
                                           "never store: it has no stored form")
@@ -142,10 +142,19 @@ def stored_schema(schema: Schema) -> Schema:
         st = stored_type(f.field_type, f.name)
         if st is None:
             continue
-        fields.append(f if st is f.field_type else
-                      NestedField(f.field_id, f.name, st, f.required, f.doc, f.initial_default, f.write_default))
+        fields.append(f if st is f.field_type else dataclasses.replace(f, field_type=st))
     kept = {f.field_id for f in fields}
     return Schema(fields, schema.schema_id, [i for i in schema.identifier_field_ids or [] if i in kept])
+
+
+def nanos_as_long(schema: Schema) -> Schema:
+    """``schema`` with each top-level nanosecond timestamp column (format v3's ``_ns`` types) as
+    ``long``, without defaults: its raw nanoseconds since the epoch, as a rewrite carries them
+    through an engine that holds microseconds (Spark) unchanged."""
+    long = primitive_from_string("long")
+    fields = [dataclasses.replace(f, field_type=long, initial_default=None, write_default=None)
+              if str(f.field_type).endswith("_ns") else f for f in schema.fields]
+    return Schema(fields, schema.schema_id, schema.identifier_field_ids)
 
 
 # JSON single values that stand as they are, each for the types it serves

@@ -90,8 +90,7 @@ def align_arrow(data, fields, table_name: str = "table"):
                 f"column {f.name!r} has type {col.type} but table {table_name} declares {f.type}; "
                 "cast it explicitly")
         if col.type != tf.type and pa.types.is_nested(tf.type):     # ROW fields by name, at any depth
-            col = pa.chunked_array([fit_array(ch, tf.type, f.name, fill_missing=False) for ch in col.chunks],
-                                   type=tf.type)      # (every field of a row given, as from Spark)
+            col = fit_array(col, tf.type, f.name, fill_missing=False)   # (every field of a row given, as from Spark)
         elif col.type != tf.type:
             try:
                 col = col.cast(tf.type)

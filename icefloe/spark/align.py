@@ -216,6 +216,7 @@ def stored_columns(df, schema: Schema):
     from pyspark.sql import functions as F
 
     cols, changed = [], False
+    table_columns = {f.name.lower() for f in schema.fields}
     for f in schema.fields:
         st = stored_type(f.field_type, f.name)
         if st is None:
@@ -227,8 +228,7 @@ def stored_columns(df, schema: Schema):
             c = fitted_column(c, sf.dataType, to_spark_type(st)).alias(f.name, metadata=sf.metadata)
             changed = True
         cols.append(c)
-    return df.select(*cols, *[c for c in df.columns if c.lower() not in {f.name.lower() for f in schema.fields}]) \
-        if changed else df
+    return df.select(*cols, *[c for c in df.columns if c.lower() not in table_columns]) if changed else df
 
 
 def spark_default(field_type, value):

@@ -98,23 +98,10 @@ def has_nanos(schema) -> bool:
     return any(s.endswith("_ns") for s in type_names(schema.struct))
 
 
-_NANOS = ("timestamp_ns", "timestamptz_ns")
-
-
 def nested_nanos(schema) -> bool:
     """Whether a nanosecond timestamp sits inside a struct, list or map (not only at the top)."""
-    return sum(1 for s in type_names(schema.struct) if s in _NANOS) > \
-        sum(1 for f in schema.fields if str(f.field_type) in _NANOS)
-
-
-def nanos_as_long(schema: Schema) -> Schema:
-    """``schema`` with each top-level nanosecond timestamp column as ``long``: its raw nanoseconds
-    since the epoch, as a rewrite carries them through Spark (which holds microseconds) unchanged."""
-    from icefloe.core.types.model import NestedField, primitive_from_string
-
-    fields = [NestedField(f.field_id, f.name, primitive_from_string("long"), f.required, f.doc)
-              if str(f.field_type) in _NANOS else f for f in schema.fields]
-    return Schema(fields, schema.schema_id, schema.identifier_field_ids)
+    return sum(1 for s in type_names(schema.struct) if s.endswith("_ns")) > \
+        sum(1 for f in schema.fields if str(f.field_type).endswith("_ns"))
 
 
 def schema_has_uuid(schema: Schema) -> bool:

@@ -24,7 +24,7 @@ import uuid
 
 from icefloe.core.io import FileIO
 from icefloe.core.parquet import metrics_from_footer
-from icefloe.core.types import DecimalType, Schema
+from icefloe.core.types import DecimalType, Schema, to_arrow_type
 from icefloe.iceberg import conversions
 from icefloe.iceberg.arrow_writer import data_file_from_metrics, estimate_records_per_file
 from icefloe.iceberg.manifest import DataFile
@@ -40,8 +40,9 @@ from icefloe.core.types import ListType, MapType, StructType, primitive_from_str
 from icefloe.core.types.model import type_names
 from icefloe.errors import SchemaMismatchError
 from icefloe.iceberg.arrow_writer import align_arrow, write_arrow
+from icefloe.iceberg.schema import nanos_as_long
 from icefloe.iceberg.sort_order import writer_sort_columns
-from icefloe.spark.iceberg_evolved_read import _has_uuid, has_nanos, nanos_as_long, schema_has_uuid
+from icefloe.spark.iceberg_evolved_read import _has_uuid, has_nanos, schema_has_uuid
 
 KEY_COL = "__icefloe_partition"
 _PART_RE = re.compile(r"part-(\d+)-")
@@ -388,9 +389,8 @@ def arrow_rows_to_files(io: FileIO, meta: TableMetadata, write_id: str, table, t
 
     def column(f):
         col = table.column(f.name).combine_chunks()
-        kind = str(f.field_type)
-        if nanos_raw and kind.endswith("_ns") and pa.types.is_integer(col.type):
-            return col.cast(pa.int64()).cast(pa.timestamp("ns", "UTC" if kind == "timestamptz_ns" else None))
+        if nanos_raw and str(f.field_type).endswith("_ns") and pa.types.is_integer(col.type):
+            return col.cast(pa.int64()).cast(to_arrow_type(f.field_type, with_ids=False))
         return uuid_strings_to_bytes(col, f.field_type, f.name)
 
     table = pa.Table.from_arrays([column(f) for f in schema.fields], names=[f.name for f in schema.fields])

@@ -17,7 +17,7 @@ from typing import Optional, Sequence
 from icefloe.core.io import FileIO
 from icefloe.core.types import Schema, to_spark_schema
 from icefloe.core.types.arrow import to_arrow_schema
-from icefloe.iceberg.schema import default_value
+from icefloe.iceberg.schema import default_value, nanos_as_long
 
 FILE_COL = "_icefloe_file"
 POS_COL = "_icefloe_pos"
@@ -33,10 +33,7 @@ def read_tasks_in_python(spark, tasks: list, schema: Schema, where=None, columns
     carries them unchanged) rather than Spark's microseconds."""
     from pyspark.sql.types import LongType, StringType, StructField, StructType
 
-    out = to_spark_schema(schema)
-    if nanos_raw:
-        out = StructType([StructField(f.name, LongType(), f.nullable, f.metadata)
-                          if str(schema.find_field(f.name).field_type).endswith("_ns") else f for f in out.fields])
+    out = to_spark_schema(nanos_as_long(schema) if nanos_raw else schema)
     if with_positions:
         out = StructType(list(out.fields) + [StructField(FILE_COL, StringType(), False),
                                              StructField(POS_COL, LongType(), False)])

@@ -23,6 +23,7 @@ from icefloe.core.values import to_nanos  # noqa: E402
 from icefloe.errors import UnsupportedFeatureError  # noqa: E402
 from icefloe.iceberg.transforms import BucketTransform, DayTransform  # noqa: E402
 from tests.interop_util import JVM_LOAD_TABLE, pyiceberg_table  # noqa: E402
+from tests.nested_rows import nested_rows  # noqa: E402
 
 # values with digits below the microsecond, one before 1970 (floored, not truncated toward zero)
 NANOS = [to_nanos("2017-11-16T22:31:08.000001001"), to_nanos("2024-02-29T23:59:59.999999999"),
@@ -340,18 +341,10 @@ def test_unknown_fields_inside_structs_lists_and_maps_are_never_stored(catalog, 
         (4, None, None, None),
     ]
 
-    def spark_rows(df):
-        out = []
-        for r in df.collect():
-            out.append((r.id, None if r.st is None else tuple(r.st),
-                        None if r.l is None else [None if e is None else tuple(e) for e in r.l],
-                        None if r.m is None else {k: tuple(v) for k, v in r.m.items()}))
-        return sorted(out)
-
     df = t.refresh().to_spark()
     assert df.schema["st"].dataType.simpleString() == "struct<a:int,u:void>"
-    assert spark_rows(df) == expected
-    assert spark_rows(t.to_spark(where="st.u IS NULL AND st.a >= 2")) == expected[1:3]
+    assert nested_rows(df) == expected
+    assert nested_rows(t.to_spark(where="st.u IS NULL AND st.a >= 2")) == expected[1:3]
     arrow = sorted(t.to_arrow().to_pylist(), key=lambda r: r["id"])
     assert arrow[0]["st"] == {"a": 1, "u": None} and arrow[2]["l"] == [{"b": "z", "u": None}, None]
     theirs = sorted(pyiceberg_table(t.metadata_location).scan().to_arrow().to_pylist(), key=lambda r: r["id"])
@@ -361,7 +354,7 @@ def test_unknown_fields_inside_structs_lists_and_maps_are_never_stored(catalog, 
     assert jvm.run(JVM_LEAF_IDS, location=t.location) == [1, 3, 7, 10, 13]
     # a row-level change rewrites a file through Spark: still nothing of type unknown stored
     t.update({"st": "named_struct('a', 22, 'u', null)"}, where="id = 2")
-    assert spark_rows(t.refresh().to_spark())[1] == (2, (22, None), [("y", None)], {"k": (None, 20)})
+    assert nested_rows(t.refresh().to_spark())[1] == (2, (22, None), [("y", None)], {"k": (None, 20)})
     live = [f.file_path for f in t.plan_files()]
     assert all(7 in _parquet_field_ids(p) and 4 not in _parquet_field_ids(p) for p in live)
 

@@ -7,6 +7,7 @@ import pytest
 
 import icefloe
 from icefloe.errors import SchemaMismatchError
+from tests.nested_rows import nested_rows
 
 SCHEMA = ("id bigint not null, st struct<x: int, y: int, z: string>, "
           "l array<struct<x: int, y: int>>, m map<string, struct<x: int, y: int>>")
@@ -15,15 +16,6 @@ SCHEMA = ("id bigint not null, st struct<x: int, y: int, z: string>, "
 @pytest.fixture(params=["iceberg", "paimon"])
 def table(request, tmp_path, spark):
     return icefloe.Catalog(str(tmp_path / request.param), request.param, spark=spark).create_table("db.t", SCHEMA)
-
-
-def _rows(df):
-    out = []
-    for r in df.collect():
-        out.append((r.id, None if r.st is None else tuple(r.st),
-                    None if r.l is None else [None if e is None else tuple(e) for e in r.l],
-                    None if r.m is None else {k: tuple(v) for k, v in r.m.items()}))
-    return sorted(out)
 
 
 def test_struct_fields_land_by_name_at_any_depth(table, spark):
@@ -40,7 +32,7 @@ def test_struct_fields_land_by_name_at_any_depth(table, spark):
     table.append(spark.sql(                         # the table's order, as before
         "SELECT 3L AS id, named_struct('x', 30, 'y', 31, 'z', 'c') AS st, "
         "CAST(NULL AS array<struct<x: int, y: int>>) AS l, map('k', named_struct('x', 7, 'y', 8)) AS m"))
-    assert _rows(table.refresh().to_spark()) == [
+    assert nested_rows(table.refresh().to_spark()) == [
         (1, (10, 20, "zz"), [(1, 2)], {"k": (3, 4)}),
         *([(2, (None, 21, None), [(5, None)], {"k": (None, 6)})] if table.format == "iceberg" else []),
         (3, (30, 31, "c"), None, {"k": (7, 8)}),
@@ -51,11 +43,11 @@ def test_a_nested_field_the_table_lacks_is_refused(table, spark):
     table.append(spark.sql("SELECT 1L AS id, named_struct('x', 1, 'y', 2, 'z', 'a') AS st, "
                            "CAST(NULL AS array<struct<x: int, y: int>>) AS l, "
                            "CAST(NULL AS map<string, struct<x: int, y: int>>) AS m"))
-    before = _rows(table.refresh().to_spark())
+    before = nested_rows(table.refresh().to_spark())
     snapshots = len(list(table.snapshots()))
     with pytest.raises(SchemaMismatchError, match="'w'"):
         table.append(spark.sql("SELECT 2L AS id, named_struct('x', 1, 'y', 2, 'z', 'b', 'w', 2) AS st"))
-    assert _rows(table.refresh().to_spark()) == before
+    assert nested_rows(table.refresh().to_spark()) == before
     assert len(list(table.snapshots())) == snapshots
 
 
@@ -70,13 +62,13 @@ def test_arrow_struct_fields_land_by_name_at_any_depth(table):
         "l": pa.array([[{"y": 4, "x": 3}, None], None], pa.list_(yx)),
         "m": pa.array([[("k", {"y": 6, "x": 5})], None], pa.map_(pa.string(), yx)),
     }))
-    assert _rows(table.refresh().to_spark()) == [(1, (1, 2, "a"), [(3, 4), None], {"k": (5, 6)}),
+    assert nested_rows(table.refresh().to_spark()) == [(1, (1, 2, "a"), [(3, 4), None], {"k": (5, 6)}),
                                                  (2, None, None, None)]
     partial = pa.table({"id": pa.array([3], pa.int64()),
                         "st": pa.array([{"y": 5}], pa.struct([("y", pa.int32())]))})
     if table.format == "iceberg":               # as from Spark: null in Iceberg, refused in Paimon
         table.append(partial)
-        assert _rows(table.refresh().to_spark())[-1] == (3, (None, 5, None), None, None)
+        assert nested_rows(table.refresh().to_spark())[-1] == (3, (None, 5, None), None, None)
     else:
         with pytest.raises(SchemaMismatchError, match="lacks field 'x'"):
             table.append(partial)
@@ -98,5 +90,5 @@ def test_merge_star_clauses_take_struct_fields_by_name(table, spark):
         "map('k', named_struct('y', y, 'x', x)) AS m "
         "FROM VALUES (1L, 10, 20, 'b'), (2L, 30, 40, 'c') AS v(id, x, y, z)")
     (table.merge(source, "t.id = s.id").when_matched_update_all().when_not_matched_insert_all().execute())
-    assert _rows(table.refresh().to_spark()) == [(1, (10, 20, "b"), [(10, 20)], {"k": (10, 20)}),
+    assert nested_rows(table.refresh().to_spark()) == [(1, (10, 20, "b"), [(10, 20)], {"k": (10, 20)}),
                                                  (2, (30, 40, "c"), [(30, 40)], {"k": (30, 40)})]

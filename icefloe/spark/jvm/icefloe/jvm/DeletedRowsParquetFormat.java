@@ -226,17 +226,17 @@ public class DeletedRowsParquetFormat extends ParquetFileFormat {
   private static final class Filtered extends scala.collection.AbstractIterator<Object> {
     private final Iterator<?> rows;
     private final long[] words;
-    private final int rowIndex;         // the row index column, or -1: positions counted from next
+    private final int rowIndex;         // the row index column, or -1: positions counted from position
     private final boolean drop;
     private final DataType[] types;
-    private long next;
+    private long position;              // the next row's, when counted
     private Object pending;
 
     Filtered(Iterator<?> rows, long[] words, int rowIndex, long first, boolean drop, DataType[] types) {
       this.rows = rows;
       this.words = words;
       this.rowIndex = rowIndex;
-      this.next = first;
+      this.position = first;
       this.drop = drop;
       this.types = types;
     }
@@ -254,7 +254,7 @@ public class DeletedRowsParquetFormat extends ParquetFileFormat {
           pending = batch((ColumnarBatch) next);
         } else {
           InternalRow row = (InternalRow) next;
-          if (!isDeleted(rowIndex < 0 ? this.next++ : row.getLong(rowIndex))) {
+          if (!isDeleted(rowIndex < 0 ? position++ : row.getLong(rowIndex))) {
             pending = drop ? withoutRowIndex(row) : row;
           }
         }
@@ -291,8 +291,8 @@ public class DeletedRowsParquetFormat extends ParquetFileFormat {
     private ColumnarBatch batch(ColumnarBatch in) {
       int n = in.numRows();
       ColumnVector positions = rowIndex < 0 ? null : in.column(rowIndex);
-      long base = next;
-      next += n;
+      long base = position;
+      position += n;
       int[] kept = null;
       int count = 0;
       for (int r = 0; r < n; r++) {
