@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint stress bench docs install jvm azurite clean
+.PHONY: demo test lint stress bench docs install jvm paimon azurite clean
 
 $(STAMP): pyproject.toml requirements-lock.txt
 	@command -v java >/dev/null 2>&1 || { echo "error: Java 17 is required (install openjdk-17-jre-headless or set JAVA_HOME)"; exit 1; }
@@ -18,13 +18,18 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/icefloe --warehouse $${WAREHOUSE:-warehouse} demo --fresh
 
-test: lint jvm azurite
+test: lint jvm paimon azurite
 	$(BIN)/python -m pytest -q tests
 
 # Apache Iceberg's Java runtime (Spark 3.5) in its own environment, .venv-jvm: a test oracle and the
 # benchmark's peer (tools/jvm_runtime.py; pinned in requirements-jvm.txt).
 jvm: $(STAMP)
 	$(BIN)/python tools/jvm_runtime.py
+
+# pypaimon in its own environment, .venv-paimon: it requires pyarrow<20 and icefloe a newer one. The tests
+# and the benchmark reach it through proxies (tools/pypaimon_env.py; pinned in requirements-paimon.txt).
+paimon: $(STAMP)
+	$(BIN)/python tools/pypaimon_env.py
 
 # Azurite, the Azure Storage emulator the az:// and abfs:// tests run against (Node.js and npm; the
 # version pinned in tools/azurite/package-lock.json, installed in tools/azurite/node_modules).
@@ -49,8 +54,8 @@ stress: $(STAMP)
 docs: $(STAMP)
 	$(BIN)/mkdocs build --strict
 
-bench: $(STAMP) jvm
+bench: $(STAMP) jvm paimon
 	$(BIN)/python -m bench.run
 
 clean:
-	rm -rf $(VENV) .venv-jvm warehouse .pytest_cache site tools/azurite/node_modules
+	rm -rf $(VENV) .venv-jvm .venv-paimon warehouse .pytest_cache site tools/azurite/node_modules

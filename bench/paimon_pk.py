@@ -15,6 +15,8 @@
 Best of ``runs`` after a warm-up, icefloe and the baseline interleaved; every run of a pair
 sees the same table state (each upsert run adds one commit to both copies). The upsert table is
 ``write-only`` (pypaimon's batch writes do not compact either), so the two do the same work.
+pypaimon runs in its own environment (``bench/pypaimon_side.py`` in its worker); its figures are the
+seconds measured there.
 """
 from __future__ import annotations
 
@@ -22,12 +24,11 @@ import os
 import shutil
 import time
 
-from bench.paimon import _interleaved
+from bench.paimon import _interleaved, in_worker, pypaimon_side, quiesce_worker
 
 
 def bench_paimon_pk(spark, work: str, rows: int, runs: int, quiesce) -> dict:
     import pyarrow as pa
-    from pypaimon import CatalogFactory
 
     from icefloe.catalog import Catalog
 
@@ -50,28 +51,21 @@ def bench_paimon_pk(spark, work: str, rows: int, runs: int, quiesce) -> dict:
                                                            ("v", pa.float64()), ("s", pa.string())]))
     twin_wh = os.path.join(work, "paimon-pk-twin")
     shutil.copytree(wh, twin_wh)
-    pcat = CatalogFactory.create({"warehouse": twin_wh})
+    pcat = pypaimon_side.catalog(twin_wh)  # one catalog, kept in the worker; the table is loaded anew each run
+    quiesce_both = quiesce_worker(quiesce)
 
     def theirs_upsert():
-        pt = pcat.get_table("bench.pk")
-        wb = pt.new_batch_write_builder()
-        w, c = wb.new_write(), wb.new_commit()
-        w.write_arrow(arrow_updates)
-        c.commit(w.prepare_commit())
-        w.close()
-        c.close()
+        return in_worker("append_arrow", pcat, "bench.pk", arrow_updates)
 
-    ours_up, theirs_up, _ = _interleaved(lambda: t.append(updates), theirs_upsert, runs, quiesce)
+    ours_up, theirs_up, _ = _interleaved(lambda: t.append(updates), theirs_upsert, runs, quiesce_both)
     updates.unpersist()
 
     agg = "sum(hash(id, v, s)) as h"
 
     def theirs_read():
-        pt = pcat.get_table("bench.pk")
-        rb = pt.new_read_builder()
-        return rb.new_read().to_arrow(rb.new_scan().plan().splits()).num_rows
+        return in_worker("merged_row_count", pcat, "bench.pk")
 
-    ours_rd, theirs_rd, res = _interleaved(lambda: t.refresh().to_spark().count(), theirs_read, runs, quiesce)
+    ours_rd, theirs_rd, res = _interleaved(lambda: t.refresh().to_spark().count(), theirs_read, runs, quiesce_both)
     if res["ours"] != res["theirs"] or res["ours"] != rows:
         raise AssertionError(f"merged read: icefloe {res['ours']} rows, pypaimon {res['theirs']}, expected {rows}")
     plain = os.path.join(work, "paimon-pk-plain")

@@ -28,7 +28,8 @@ def test_data_source_reads_and_writes_tables_on_s3(spark, s3_server, s3_warehous
     pai = f"{s3_warehouse}/db.db/p"
     df.write.format("icefloe").options(**props).option("format", "paimon").mode("append").save(pai)
     assert _ids(spark.read.format("icefloe").options(**props).load(pai)) == list(range(50))
-    from pypaimon import CatalogFactory
+    from tools.pypaimon_env import remote_module
+    CatalogFactory = remote_module("pypaimon").CatalogFactory
 
     pt = CatalogFactory.create({"warehouse": s3_warehouse, **s3_server.paimon_options}).get_table("db.p")
     rb = pt.new_read_builder()

@@ -68,7 +68,8 @@ def test_iceberg_table_on_s3_written_changed_and_read_by_pyiceberg(spark, s3_ser
 
 
 def test_paimon_tables_on_s3_written_changed_and_read_by_pypaimon(spark, s3_server, s3_warehouse):
-    from pypaimon import CatalogFactory
+    from tools.pypaimon_env import remote_module
+    CatalogFactory = remote_module("pypaimon").CatalogFactory
 
     cat = icefloe.Catalog(s3_warehouse, format="paimon", spark=spark, **s3_server.properties)
     a = cat.create_table("db.a", "id bigint, name string, dt string", partitioned_by=["dt"])

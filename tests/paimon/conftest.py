@@ -38,6 +38,7 @@ def spark_catalog(paimon_warehouse, paimon_spark):
 @pytest.fixture
 def pypaimon_catalog(paimon_warehouse):
     """pypaimon's filesystem catalog over the same warehouse."""
-    from pypaimon import CatalogFactory
+    from tools.pypaimon_env import remote_module
+    CatalogFactory = remote_module("pypaimon").CatalogFactory
 
     return CatalogFactory.create({"warehouse": paimon_warehouse})

@@ -18,7 +18,8 @@ DDL = "id bigint not null, p string, v string"
 
 
 def referee(wh, name="db.a"):
-    from pypaimon import CatalogFactory
+    from tools.pypaimon_env import remote_module
+    CatalogFactory = remote_module("pypaimon").CatalogFactory
 
     t = CatalogFactory.create({"warehouse": wh}).get_table(name)
     rb = t.new_read_builder()
@@ -266,7 +267,9 @@ def test_random_statements_against_a_model(ops, tmp_path_factory, paimon_spark):
 def test_row_level_changes_on_a_table_pypaimon_wrote(paimon_warehouse, spark_catalog):
     """pypaimon writes an append table; icefloe deletes, updates and merges into it; pypaimon and
     pypaimon-rust read the result, and pypaimon appends on top of icefloe's snapshot."""
-    from pypaimon import CatalogFactory, Schema
+    from tools.pypaimon_env import remote_module
+    CatalogFactory = remote_module("pypaimon").CatalogFactory
+    Schema = remote_module("pypaimon").Schema
 
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("p", pa.string()), ("v", pa.string())])
     pc = CatalogFactory.create({"warehouse": paimon_warehouse})

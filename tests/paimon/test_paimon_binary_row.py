@@ -18,8 +18,12 @@ def types(*names):
 
 
 def pypaimon_bytes(values, type_names):
-    from pypaimon.schema.data_types import AtomicType, DataField
-    from pypaimon.table.row.generic_row import GenericRow, GenericRowSerializer
+    from tools.pypaimon_env import remote_module
+    AtomicType = remote_module("pypaimon.schema.data_types").AtomicType
+    DataField = remote_module("pypaimon.schema.data_types").DataField
+    from tools.pypaimon_env import remote_module
+    GenericRow = remote_module("pypaimon.table.row.generic_row").GenericRow
+    GenericRowSerializer = remote_module("pypaimon.table.row.generic_row").GenericRowSerializer
 
     fields = [DataField(i, f"f{i}", AtomicType(t)) for i, t in enumerate(type_names)]
     return GenericRowSerializer.to_bytes(GenericRow(list(values), fields))
@@ -113,7 +117,8 @@ def test_decimal_overflow_is_null_and_rounding_is_half_up():
 
 def test_hash_code_is_murmur_of_row_bytes():
     row = encode_row([5], types("INT"))
-    from pypaimon.write.row_key_extractor import _hash_bytes_by_words
+    from tools.pypaimon_env import remote_module
+    _hash_bytes_by_words = remote_module("pypaimon.write.row_key_extractor")._hash_bytes_by_words
 
     assert row.hash_code() & 0xFFFFFFFF == _hash_bytes_by_words(row.data)
 

@@ -13,8 +13,12 @@ from icefloe.paimon.types import parse_atomic
 
 
 def pypaimon_bucket(values, type_names, n):
-    from pypaimon.schema.data_types import AtomicType, DataField
-    from pypaimon.write.row_key_extractor import RowKeyExtractor, _bucket_from_hash
+    from tools.pypaimon_env import remote_module
+    AtomicType = remote_module("pypaimon.schema.data_types").AtomicType
+    DataField = remote_module("pypaimon.schema.data_types").DataField
+    from tools.pypaimon_env import remote_module
+    RowKeyExtractor = remote_module("pypaimon.write.row_key_extractor").RowKeyExtractor
+    _bucket_from_hash = remote_module("pypaimon.write.row_key_extractor")._bucket_from_hash
 
     fields = [DataField(i, f"k{i}", AtomicType(t)) for i, t in enumerate(type_names)]
     return _bucket_from_hash(RowKeyExtractor._binary_row_hash_code(tuple(values), fields) & 0xFFFFFFFF, n)

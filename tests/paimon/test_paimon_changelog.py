@@ -65,7 +65,8 @@ def _upsert(t, ids, tag):
 
 def _pypaimon_stream(wh, name):
     """pypaimon's streaming read of each snapshot's changelog: {snapshot id: [(kind, id, v)]}."""
-    from pypaimon import CatalogFactory
+    from tools.pypaimon_env import remote_module
+    CatalogFactory = remote_module("pypaimon").CatalogFactory
 
     t = CatalogFactory.create({"warehouse": str(wh)}).get_table(name)
     builder = t.new_stream_read_builder().with_include_row_kind(True)
@@ -151,7 +152,8 @@ def test_lookup_changelog_of_aggregation_and_partial_update_tables_without_vecto
     """Without vectors the lookup compaction merges every run of the bucket after each write, so a
     key is once above level 0 (Paimon's lookup readers take that record whole, other readers merge
     every level: both read the same); the changelog pairs carry whole values."""
-    from pypaimon import CatalogFactory
+    from tools.pypaimon_env import remote_module
+    CatalogFactory = remote_module("pypaimon").CatalogFactory
     from pypaimon_rust.datafusion import SQLContext
 
     wh = tmp_path / "wh"
@@ -311,7 +313,9 @@ def test_bad_producer_options_are_refused(tmp_path):
 
 
 def test_we_read_the_input_changelog_pypaimon_writes(tmp_path, spark):
-    from pypaimon import CatalogFactory, Schema
+    from tools.pypaimon_env import remote_module
+    CatalogFactory = remote_module("pypaimon").CatalogFactory
+    Schema = remote_module("pypaimon").Schema
 
     wh = tmp_path / "wh"
     pcat = CatalogFactory.create({"warehouse": str(wh)})
@@ -339,7 +343,8 @@ def test_we_read_the_input_changelog_pypaimon_writes(tmp_path, spark):
 
 @pytest.mark.parametrize("producer", PRODUCERS)
 def test_pypaimon_and_pypaimon_rust_read_changelog_tables(tmp_path, producer):
-    from pypaimon import CatalogFactory
+    from tools.pypaimon_env import remote_module
+    CatalogFactory = remote_module("pypaimon").CatalogFactory
     from pypaimon_rust.datafusion import SQLContext
 
     wh = tmp_path / "wh"

@@ -38,7 +38,8 @@ def test_data_source_creates_a_paimon_table(spark, tmp_path):
 def test_data_source_upserts_into_a_primary_key_table(spark, tmp_path):
     """A primary-key table created and written through the data source: rows are upserts,
     written per task with disjoint sequence ranges; pypaimon reads the same merged rows."""
-    from pypaimon import CatalogFactory
+    from tools.pypaimon_env import remote_module
+    CatalogFactory = remote_module("pypaimon").CatalogFactory
 
     wh = str(tmp_path / "pwh")
     loc = str(tmp_path / "pwh" / "db.db" / "pk")

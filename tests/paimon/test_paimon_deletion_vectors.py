@@ -21,7 +21,8 @@ def _as_dict(arrow):
 
 
 def _pypaimon(wh, name):
-    from pypaimon import CatalogFactory
+    from tools.pypaimon_env import remote_module
+    CatalogFactory = remote_module("pypaimon").CatalogFactory
 
     t = CatalogFactory.create({"warehouse": str(wh)}).get_table(name)
     rb = t.new_read_builder()
@@ -124,7 +125,8 @@ def test_aggregation_keeps_one_full_value_per_key(tmp_path, spark):
             total[i] = total.get(i, 0) + 1
         d = t.to_arrow().to_pydict()
         assert dict(zip(d["id"], d["n"])) == total
-    from pypaimon import CatalogFactory
+    from tools.pypaimon_env import remote_module
+    CatalogFactory = remote_module("pypaimon").CatalogFactory
 
     pt = CatalogFactory.create({"warehouse": str(tmp_path / "wh")}).get_table("db.a")
     rb = pt.new_read_builder()
@@ -137,7 +139,9 @@ def test_aggregation_keeps_one_full_value_per_key(tmp_path, spark):
 
 
 def test_we_compact_a_table_pypaimon_wrote_and_it_reads_the_vectors(tmp_path):
-    from pypaimon import CatalogFactory, Schema
+    from tools.pypaimon_env import remote_module
+    CatalogFactory = remote_module("pypaimon").CatalogFactory
+    Schema = remote_module("pypaimon").Schema
 
     wh = tmp_path / "wh"
     pcat = CatalogFactory.create({"warehouse": str(wh)})
@@ -178,7 +182,8 @@ def test_vectors_are_paimons_frames_and_check_finds_a_broken_one(tmp_path):
     assert int.from_bytes(blob[:4], "big") == len(blob) - 8
     assert int.from_bytes(blob[4:8], "big") == dv.MAGIC
     assert dv.deserialize(blob, 0, len(blob) - 8, "x") == bitmap
-    from pypaimon.deletionvectors.bitmap_deletion_vector import BitmapDeletionVector
+    from tools.pypaimon_env import remote_module
+    BitmapDeletionVector = remote_module("pypaimon.deletionvectors.bitmap_deletion_vector").BitmapDeletionVector
 
     assert BitmapDeletionVector.deserialize_from_bytes(blob[8:-4]).bit_map()._data == bitmap   # pypaimon agrees
     cat = icefloe.Catalog(str(tmp_path / "wh"), format="paimon")
@@ -312,7 +317,8 @@ def test_a_partitioned_dynamic_bucket_table_with_vectors_and_a_lookup_changelog(
         assert {(i, x): v for i, x, v in zip(d["id"], d["dt"], d["v"])} == model, step
     assert len({(e.partition.to_bytes(), e.bucket) for e in t.plan()}) > 2      # several dynamic buckets
     assert _vector_count(t) > 0
-    from pypaimon import CatalogFactory
+    from tools.pypaimon_env import remote_module
+    CatalogFactory = remote_module("pypaimon").CatalogFactory
 
     pt = CatalogFactory.create({"warehouse": str(wh)}).get_table("db.d")
     rb = pt.new_read_builder()

@@ -75,7 +75,8 @@ def test_our_dynamic_bucket_writes_read_the_same_in_both_referees(spark_catalog,
 
 
 def test_we_read_and_append_to_a_pypaimon_dynamic_bucket_table(pypaimon_catalog, spark_catalog, paimon_warehouse):
-    from pypaimon import Schema
+    from tools.pypaimon_env import remote_module
+    Schema = remote_module("pypaimon").Schema
 
     pypaimon_catalog.create_database("db", True)
     pypaimon_catalog.create_table("db.p", Schema.from_pyarrow_schema(

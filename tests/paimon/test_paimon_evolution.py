@@ -480,9 +480,12 @@ def test_spark_reads_evolved_tables_by_field_id(spark_catalog, paimon_spark, pyp
 
 
 def test_we_read_what_pypaimon_evolves_and_it_reads_what_we_evolve(spark_catalog, paimon_spark, pypaimon_catalog):
-    from pypaimon import Schema
-    from pypaimon.schema.data_types import AtomicType
-    from pypaimon.schema.schema_change import SchemaChange
+    from tools.pypaimon_env import remote_module
+    Schema = remote_module("pypaimon").Schema
+    from tools.pypaimon_env import remote_module
+    AtomicType = remote_module("pypaimon.schema.data_types").AtomicType
+    from tools.pypaimon_env import remote_module
+    SchemaChange = remote_module("pypaimon.schema.schema_change").SchemaChange
 
     pypaimon_catalog.create_database("db", True)
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.int32()), ("name", pa.string()),
@@ -519,7 +522,8 @@ def test_we_read_what_pypaimon_evolves_and_it_reads_what_we_evolve(spark_catalog
         u.update_column_type("v", "DECIMAL(20, 0)")
         u.add_column("k", "INT", first=True)
     t.append(paimon_spark.sql("select 4L as id, 7 as k, 'd' as title, 'y' as p"))
-    from pypaimon.schema.data_types import PyarrowFieldParser
+    from tools.pypaimon_env import remote_module
+    PyarrowFieldParser = remote_module("pypaimon.schema.data_types").PyarrowFieldParser
 
     their_schema = PyarrowFieldParser.from_paimon_schema(pypaimon_catalog.get_table("db.pp").fields)
     pypaimon_write(pypaimon_catalog, "db.pp", pa.table({

@@ -109,7 +109,8 @@ def test_our_buckets_are_pypaimons_buckets(spark_catalog, paimon_spark):
 
 
 def test_we_read_what_pypaimon_writes(spark_catalog, pypaimon_catalog, paimon_warehouse):
-    from pypaimon import Schema
+    from tools.pypaimon_env import remote_module
+    Schema = remote_module("pypaimon").Schema
 
     pypaimon_catalog.create_database("db", True)
     schema = arrow_rows(0, 1).schema
@@ -130,7 +131,8 @@ def test_we_read_what_pypaimon_writes(spark_catalog, pypaimon_catalog, paimon_wa
 
 
 def test_we_append_to_a_pypaimon_table_and_it_reads_both(spark_catalog, paimon_spark, pypaimon_catalog):
-    from pypaimon import Schema
+    from tools.pypaimon_env import remote_module
+    Schema = remote_module("pypaimon").Schema
 
     pypaimon_catalog.create_database("db", True)
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("name", pa.string()), ("dt", pa.string())])
@@ -179,7 +181,8 @@ def test_data_file_layout(spark_catalog, paimon_spark):
 
 
 def test_dynamic_bucket_primary_key_tables_read_merged_and_take_upserts(paimon_catalog, pypaimon_catalog):
-    from pypaimon import Schema
+    from tools.pypaimon_env import remote_module
+    Schema = remote_module("pypaimon").Schema
 
     pypaimon_catalog.create_database("db", True)
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])

@@ -107,7 +107,8 @@ def test_our_writes_read_the_same_in_pypaimon_rust(case, spark_catalog, paimon_w
 def test_pypaimon_aggregation_tables_with_listagg_and_collect_read_the_same(pypaimon_catalog, spark_catalog):
     """(pypaimon 2.1 cannot read back its own merge_map results: that function is checked
     against pypaimon-rust above.)"""
-    from pypaimon import Schema
+    from tools.pypaimon_env import remote_module
+    Schema = remote_module("pypaimon").Schema
 
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("s", pa.string()),
                         ("c", pa.list_(pa.int32())), ("n", pa.int64())])

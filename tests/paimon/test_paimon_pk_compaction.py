@@ -146,7 +146,8 @@ def test_upserts_committed_during_a_compaction_stay(paimon_catalog, paimon_wareh
 
 
 def test_we_compact_a_pypaimon_table_and_pypaimon_reads_it(pypaimon_catalog, spark_catalog):
-    from pypaimon import Schema
+    from tools.pypaimon_env import remote_module
+    Schema = remote_module("pypaimon").Schema
 
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("a", pa.int64()), ("b", pa.string())])
     pypaimon_catalog.create_database("db", True)

@@ -82,7 +82,8 @@ def test_files_system_table_shows_levels_and_sequence_numbers(table):
 
 
 def test_check_is_clean_on_what_every_writer_writes(paimon_catalog, pypaimon_catalog, paimon_warehouse):
-    from pypaimon import Schema
+    from tools.pypaimon_env import remote_module
+    Schema = remote_module("pypaimon").Schema
     from pypaimon_rust.datafusion import SQLContext
 
     from icefloe.paimon import kv_compact

@@ -14,7 +14,8 @@ SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("dt", p
 
 
 def create(pcat, name, options, partitioned=True, schema=SCHEMA):
-    from pypaimon import Schema
+    from tools.pypaimon_env import remote_module
+    Schema = remote_module("pypaimon").Schema
 
     pcat.create_database("db", True)
     keys = ["id", "dt"] if partitioned else ["id"]

@@ -95,7 +95,8 @@ def test_pypaimon_reads_our_schema_file(paimon_catalog, paimon_warehouse, pypaim
 
 
 def test_we_read_a_pypaimon_schema_file(paimon_catalog, pypaimon_catalog, paimon_warehouse):
-    from pypaimon import Schema
+    from tools.pypaimon_env import remote_module
+    Schema = remote_module("pypaimon").Schema
 
     pypaimon_catalog.create_database("db", True)
     arrow = pa.schema([pa.field("id", pa.int64(), nullable=False), ("tiny", pa.int8()),

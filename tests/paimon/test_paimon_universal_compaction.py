@@ -54,7 +54,8 @@ def _as_dict(arrow):
 
 
 def _pypaimon_dict(warehouse, name):
-    from pypaimon import CatalogFactory
+    from tools.pypaimon_env import remote_module
+    CatalogFactory = remote_module("pypaimon").CatalogFactory
 
     t = CatalogFactory.create({"warehouse": warehouse}).get_table(name)
     rb = t.new_read_builder()

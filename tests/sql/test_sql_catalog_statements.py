@@ -95,7 +95,8 @@ def test_truncate_table(warehouse, spark, fmt):
         assert t.current_snapshot().summary["operation"] == "delete"
         assert pyiceberg_table(t.metadata_location).scan().to_arrow().num_rows == 0
     else:
-        from pypaimon import CatalogFactory
+        from tools.pypaimon_env import remote_module
+        CatalogFactory = remote_module("pypaimon").CatalogFactory
 
         pt = CatalogFactory.create({"warehouse": warehouse}).get_table("db.t")
         rb = pt.new_read_builder()

@@ -88,7 +88,8 @@ def _check_iceberg(wh, loc, cp, total, log):
 
 
 def _check_paimon(wh, loc, cp, total, log):
-    from pypaimon import CatalogFactory
+    from tools.pypaimon_env import remote_module
+    CatalogFactory = remote_module("pypaimon").CatalogFactory
 
     snapdir = os.path.join(loc, "snapshot")
     idents = [json.load(open(os.path.join(snapdir, f)))["commitIdentifier"]

@@ -79,7 +79,8 @@ def test_iceberg_sink_commits_each_batch_once_and_a_replay_is_skipped(spark, cat
 
 
 def test_paimon_sink_commits_each_batch_once_and_a_replay_is_skipped(spark, warehouse, tmp_path):
-    from pypaimon import CatalogFactory
+    from tools.pypaimon_env import remote_module
+    CatalogFactory = remote_module("pypaimon").CatalogFactory
 
     ids = _inputs(str(tmp_path / "in"), 3)
     loc, cp = os.path.join(warehouse, "db.db", "events"), str(tmp_path / "cp")
@@ -102,7 +103,8 @@ def test_paimon_sink_commits_each_batch_once_and_a_replay_is_skipped(spark, ware
 
 def test_paimon_primary_key_sink_upserts_across_batches(spark, warehouse, tmp_path):
     import icefloe
-    from pypaimon import CatalogFactory
+    from tools.pypaimon_env import remote_module
+    CatalogFactory = remote_module("pypaimon").CatalogFactory
 
     cat = icefloe.Catalog(warehouse, "paimon", spark)
     cat.create_table("db.kv", "id bigint not null, v string", properties={"primary-key": "id", "bucket": "2"})

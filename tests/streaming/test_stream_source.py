@@ -165,7 +165,8 @@ def test_start_from_a_timestamp(spark, table, tmp_path):
 
 def test_pypaimon_appends_are_streamed_without_gaps(spark, warehouse, tmp_path):
     import icefloe
-    from pypaimon import CatalogFactory
+    from tools.pypaimon_env import remote_module
+    CatalogFactory = remote_module("pypaimon").CatalogFactory
 
     icefloe.Catalog(warehouse, "paimon", spark).create_table("db.pp", "id bigint, v string")
     pcat = CatalogFactory.create({"warehouse": warehouse})
