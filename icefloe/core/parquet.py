@@ -23,6 +23,7 @@ from icefloe.core.types import (
     NestedField,
     Schema,
     StructType,
+    VariantType,
 )
 from icefloe.core.values import to_internal
 
@@ -41,9 +42,13 @@ class FileMetrics:
     split_offsets: list = field(default_factory=list)
 
 
-def parquet_leaf_paths(schema: Schema) -> dict:
-    """Map Parquet column paths ("s.a", "l.list.element", "m.key_value.key") to (field, repeated)."""
+def parquet_leaf_paths(schema: Schema) -> tuple[dict, dict]:
+    """Map Parquet column paths ("s.a", "l.list.element", "m.key_value.key") to (field, repeated).
+    A ``variant`` column ``v`` maps ``v.metadata`` (repeated, so it gets no bounds). Also returns
+    the prefixes (``v.``) of the variant groups, whose other leaves (``value``, a shredding's
+    ``typed_value``) count towards the column's size only."""
     out: dict = {}
+    variants: dict = {}
 
     def visit(f: NestedField, prefix: str, repeated: bool):
         path = f"{prefix}{f.name}" if prefix is not None else f.name
@@ -56,12 +61,24 @@ def parquet_leaf_paths(schema: Schema) -> dict:
         elif isinstance(t, MapType):
             visit(t.key_field, path + ".key_value.", True)
             visit(NestedField(t.value_id, "value", t.value_type, t.value_required), path + ".key_value.", True)
+        elif isinstance(t, VariantType):
+            # a variant is a group: its required ``metadata`` counts its values and nulls; no bounds
+            out[path + ".metadata"] = (f, True)
+            variants[path + "."] = f
         else:
             out[path] = (f, repeated)
 
     for f in schema.fields:
         visit(f, "", False)
-    return out
+    return out, variants
+
+
+def _variant_part(variants: dict, path: str):
+    """The variant field whose group holds leaf ``path`` (not its ``metadata``), else None."""
+    for prefix, f in variants.items():
+        if path.startswith(prefix):
+            return f
+    return None
 
 
 def _truncate_lower(t: IcebergType, v: Any, n: int) -> Any:
@@ -126,7 +143,7 @@ def metrics_from_footer(parquet_metadata, schema: Schema, truncate: int = DEFAUL
     the footer statistics cannot give trustworthy float bounds.
     """
     md = parquet_metadata
-    leaves = parquet_leaf_paths(schema)
+    leaves, variants = parquet_leaf_paths(schema)
     m = FileMetrics(record_count=md.num_rows)
     lows: dict = {}
     highs: dict = {}
@@ -141,6 +158,9 @@ def metrics_from_footer(parquet_metadata, schema: Schema, truncate: int = DEFAUL
                 first_offset = off if first_offset is None else min(first_offset, off)
             info = leaves.get(col.path_in_schema)
             if info is None:
+                part = _variant_part(variants, col.path_in_schema)
+                if part is not None:         # the rest of a variant's group: its size only
+                    m.column_sizes[part.field_id] = m.column_sizes.get(part.field_id, 0) + col.total_compressed_size
                 continue
             f, repeated = info
             fid = f.field_id

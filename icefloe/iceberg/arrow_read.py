@@ -15,7 +15,8 @@ import pyarrow.parquet as pq
 import pyarrow.types as pt
 
 from icefloe.core.io import LOCAL, FileIO
-from icefloe.errors import CorruptDataFileError, IcefloeError
+from icefloe.core.types.arrow import is_variant_arrow_type
+from icefloe.errors import CorruptDataFileError, IcefloeError, UnsupportedFeatureError
 
 
 def read_data_file(data_file, io: FileIO = LOCAL):
@@ -110,9 +111,29 @@ def _chunked(col):
     return col.combine_chunks() if hasattr(col, "combine_chunks") else col
 
 
+def _is_variant(field) -> bool:
+    """A ``variant`` column's Arrow field: its storage struct, whose two parts carry no field ids."""
+    return is_variant_arrow_type(field.type) and all(_fid(field.type.field(i)) is None for i in range(2))
+
+
+def _variant(arr, st, dt, where: str, path: str):
+    """A stored ``variant`` group as the two byte strings, by name (Spark stores ``value`` first).
+    A shredded one (a ``typed_value`` beside them) would need its values re-encoded: refused."""
+    names = [st.field(i).name for i in range(st.num_fields)]
+    if "typed_value" in names:
+        raise UnsupportedFeatureError(f"column {path!r} of {where} holds shredded variant values (typed_value), "
+                                      "which the Arrow read does not rebuild; read the table with Spark")
+    if "metadata" not in names or "value" not in names:
+        raise CorruptDataFileError(where, f"variant column {path!r} lacks metadata or value (it has {names})")
+    parts = [arr.field(names.index(n)).cast(dt.field(n).type) for n in ("metadata", "value")]
+    return pa.StructArray.from_arrays(parts, fields=list(dt), mask=arr.is_null())
+
+
 def _conform(arr, src_field, dst_field, n, where: str = "a data file", path: str = ""):
     """``arr`` (of ``src_field``) as ``dst_field``'s type, matching nested fields by id."""
     st, dt = src_field.type, dst_field.type
+    if _is_variant(dst_field) and pt.is_struct(st):
+        return _variant(arr, st, dt, where, path)
     if pt.is_struct(dt) and pt.is_struct(st):
         children = {}
         for i in range(st.num_fields):

@@ -12,7 +12,8 @@ from typing import Optional
 from icefloe.core.arrow import fit_array
 from icefloe.core.io import FileIO
 from icefloe.core.parquet import metrics_from_footer
-from icefloe.core.types import Schema, to_arrow_schema
+from icefloe.core.parquet_footer import FooterPatchingSink, annotate_variants
+from icefloe.core.types import ListType, MapType, Schema, StructType, VariantType, to_arrow_schema
 from icefloe.errors import RequiredFieldNullError, SchemaMismatchError
 from icefloe.iceberg import conversions
 from icefloe.iceberg.schema import default_value, stored_schema
@@ -143,6 +144,7 @@ def write_arrow(io: FileIO, table, schema: Schema, spec: PartitionSpec, location
               for chunk in (t.slice(o, max_rows) for o in range(0, t.num_rows, max_rows))]
     counter = first_counter
     written: list[str] = []
+    variants = variant_paths(stored_schema(schema))
     try:
         for partition, part_table in groups:
             counter += 1
@@ -151,7 +153,7 @@ def write_arrow(io: FileIO, table, schema: Schema, spec: PartitionSpec, location
             path = f"{location.rstrip('/')}/data/{sub + '/' if sub else ''}{name}"
             written.append(path)
             with io.open_write(path) as sink:          # unknown fields are never stored (the spec)
-                pq.write_table(stored_arrow(part_table, schema), sink,
+                _write_parquet(stored_arrow(part_table, schema), sink, variants,
                                compression=None if codec == "uncompressed" else codec,
                                store_schema=False, write_page_checksum=True)  # readers can catch bit rot
             with io.open_read(path) as fh:
@@ -166,6 +168,44 @@ def write_arrow(io: FileIO, table, schema: Schema, spec: PartitionSpec, location
             io.delete(p)
         raise
     return out
+
+
+def variant_paths(schema: Schema) -> list[tuple]:
+    """The Parquet paths of ``schema``'s ``variant`` groups, at any depth (lists and maps through
+    Parquet's own group names)."""
+    out: list[tuple] = []
+
+    def visit(t, path: tuple) -> None:
+        if isinstance(t, VariantType):
+            out.append(path)
+        elif isinstance(t, StructType):
+            for f in t.fields:
+                visit(f.field_type, path + (f.name,))
+        elif isinstance(t, ListType):
+            visit(t.element_type, path + ("list", "element"))
+        elif isinstance(t, MapType):
+            visit(t.key_type, path + ("key_value", "key"))
+            visit(t.value_type, path + ("key_value", "value"))
+
+    visit(schema.struct, ())
+    return out
+
+
+def _write_parquet(table, sink, variants: list[tuple], **options) -> None:
+    """``table`` as one Parquet file into ``sink``. Arrow writes a variant as a plain group of its
+    two byte strings: the footer is given the VARIANT annotation the spec requires on its way out
+    (``parquet_footer``), the data pages pass through as they are."""
+    import pyarrow.parquet as pq
+
+    if not variants:
+        pq.write_table(table, sink, **options)
+        return
+    patching = FooterPatchingSink(sink, lambda footer: annotate_variants(footer, variants))
+    writer = pq.ParquetWriter(patching, table.schema, **options)
+    writer.write_table(table)
+    patching.hold()
+    writer.close()
+    patching.finish()
 
 
 def stored_arrow(table, schema: Schema):

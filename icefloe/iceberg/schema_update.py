@@ -246,7 +246,7 @@ class SchemaBuilder:
                     raise SchemaError(f"identifier field {name!r}: {full!r} is {what}; identifier fields "
                                       "must be required (SET NOT NULL first)")
                 t = f.field_type
-            if not isinstance(t, PrimitiveType):
+            if not isinstance(t, PrimitiveType) or str(t) == "variant":
                 raise SchemaError(f"identifier field {name!r} must be a primitive column, not {t}")
             if isinstance(t, (FloatType, DoubleType)):
                 raise SchemaError(f"identifier field {name!r} cannot be {t} (floating point values do not "

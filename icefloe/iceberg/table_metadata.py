@@ -306,8 +306,9 @@ def upgraded(meta: TableMetadata, version: int) -> TableMetadata:
 
 
 def check_types_for_version(struct, version: int, what: str) -> None:
-    """Refuse format v3's types (``unknown``, nanosecond timestamps) in an older table, and an
-    ``unknown`` column that is required: the spec's rules, which other readers rely on."""
+    """Refuse format v3's types (``unknown``, nanosecond timestamps, ``variant``) in an older table,
+    an ``unknown`` column that is required and a default value for either of the two: the spec's
+    rules, which other readers rely on."""
     newer = sorted({n for n in type_names(struct) if n in V3_TYPE_NAMES})
     if newer and version < 3:
         raise SchemaError(f"{what}: type(s) {', '.join(newer)} need format version 3 (the table is version "
@@ -316,6 +317,8 @@ def check_types_for_version(struct, version: int, what: str) -> None:
         if str(f.field_type) == "unknown" and (f.required or f.initial_default is not None
                                                or f.write_default is not None):
             raise SchemaError(f"{what}: column {f.name!r} of type unknown must be optional with no default")
+        if str(f.field_type) == "variant" and (f.initial_default is not None or f.write_default is not None):
+            raise SchemaError(f"{what}: column {f.name!r} of type variant cannot have a default value")
 
 
 def new_table_metadata(location: str, schema: Schema, spec: PartitionSpec, properties: dict) -> TableMetadata:

@@ -73,7 +73,7 @@ class Transform:
         return source
 
     def can_transform(self, source: IcebergType) -> bool:
-        return True
+        return str(source) != "variant"          # a variant has no order and no equality to partition by
 
     def apply(self, source: IcebergType, v: Any) -> Any:
         raise NotImplementedError

@@ -137,6 +137,9 @@ def get_spark(spark=None):
             .config("spark.sql.sources.partitionOverwriteMode", "static")
             .config("spark.python.worker.reuse", "true")
             .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+            # variant values stored whole (metadata and value), never shredded into typed columns:
+            # every reader of the table can read them, icefloe's Arrow read included
+            .config("spark.sql.variant.writeShredding.enabled", "false")
             # Spark's own catalog (not icefloe's tables) keeps its directory out of the working directory
             .config("spark.sql.warehouse.dir", os.environ.get(
                 "ICEFLOE_SPARK_WAREHOUSE", os.path.join(tempfile.gettempdir(), "icefloe-spark-warehouse")))

@@ -36,6 +36,7 @@ from icefloe.core.types.model import (  # noqa: F401
     UUIDType,
     VarBinaryType,
     VarCharType,
+    VariantType,
     number_unset_ids,
     primitive_from_string,
     widen_schema_small_ints,

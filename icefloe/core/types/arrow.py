@@ -21,6 +21,7 @@ from icefloe.core.types.model import (
     TimestamptzType,
     TimeType,
     UnknownType,
+    VariantType,
 )
 from icefloe.errors import SchemaError
 
@@ -64,11 +65,29 @@ def to_arrow_type(t: IcebergType, with_ids: bool = True, fixed_as_binary: bool =
         return pa.time32("ms") if t.precision <= 3 else pa.time64("us")
     if isinstance(t, UnknownType):
         return pa.null()
+    if isinstance(t, VariantType):
+        return variant_arrow_type()
     return {
         "boolean": pa.bool_(), "tinyint": pa.int8(), "smallint": pa.int16(), "int": pa.int32(),
         "long": pa.int64(), "float": pa.float32(), "double": pa.float64(), "date": pa.date32(),
         "uuid": pa.binary(16),
     }[str(t)]
+
+
+def variant_arrow_type():
+    """A ``variant`` value in Arrow: its two byte strings, as Parquet stores an unshredded one."""
+    import pyarrow as pa
+
+    return pa.struct([pa.field("metadata", pa.binary(), nullable=False), pa.field("value", pa.binary(), nullable=False)])
+
+
+def is_variant_arrow_type(at) -> bool:
+    """Whether an Arrow struct is a ``variant``'s storage: ``metadata`` and ``value`` byte strings
+    (Spark's order, value first, too), and nothing else."""
+    import pyarrow.types as pt
+
+    return (pt.is_struct(at) and at.num_fields == 2 and {at.field(i).name for i in range(2)} == {"metadata", "value"}
+            and all(pt.is_binary(at.field(i).type) or pt.is_large_binary(at.field(i).type) for i in range(2)))
 
 
 def to_arrow_field(f: NestedField, with_ids: bool = True, fixed_as_binary: bool = False):

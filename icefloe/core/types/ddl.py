@@ -39,7 +39,7 @@ _SPARK_NAMES = {
     # exactly as seed 001's `ts timestamp` becomes `"type": "timestamptz"`.
     "timestamp": "timestamptz", "timestamp_ltz": "timestamptz", "timestamptz": "timestamptz",
     "timestamp_ntz": "timestamp",
-    "string": "string", "binary": "binary", "uuid": "uuid", "time": "time",
+    "string": "string", "binary": "binary", "uuid": "uuid", "time": "time", "variant": "variant",
 }
 
 _TOKEN_RE = re.compile(r"\s*(?:(`(?:[^`]|``)*`)|('(?:[^'\\]|\\.)*')|([A-Za-z_][A-Za-z0-9_]*)|(\d+)|(.))")

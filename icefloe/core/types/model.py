@@ -292,14 +292,22 @@ class UnknownType(PrimitiveType):
     name = "unknown"
 
 
+class VariantType(PrimitiveType):
+    """Iceberg format v3's ``variant``: semi-structured values in the Variant binary encoding,
+    a ``metadata`` and a ``value`` byte string (Spark's ``variant``; in Parquet, a group of the
+    two annotated ``VARIANT``). It has no bounds, no order and no partition transform."""
+
+    name = "variant"
+
+
 PRIMITIVES_BY_NAME: dict[str, PrimitiveType] = {
     t.name: t() for t in (BooleanType, IntegerType, LongType, FloatType, DoubleType, DateType,
                           TimeType, TimestampType, TimestamptzType, StringType, UUIDType, BinaryType,
-                          UnknownType)
+                          UnknownType, VariantType)
 }
 
 # Types a table may hold only from Iceberg's format version 3 on
-V3_TYPE_NAMES = ("unknown", "timestamp_ns", "timestamptz_ns")
+V3_TYPE_NAMES = ("unknown", "timestamp_ns", "timestamptz_ns", "variant")
 
 
 def nested_fields(t: IcebergType) -> list:

@@ -23,6 +23,7 @@ from icefloe.core.types.model import (
     TimeType,
     UnknownType,
     UUIDType,
+    VariantType,
 )
 from icefloe.errors import SchemaError
 
@@ -63,6 +64,8 @@ def to_spark_type(t: IcebergType, field_id: Optional[int] = None, uuid_as_binary
         return T.TimestampType()
     if isinstance(t, UnknownType):
         return T.NullType()
+    if isinstance(t, VariantType):
+        return T.VariantType()
     if isinstance(t, TimeType):
         if t.precision != 6:
             raise SchemaError(f"{t} columns cannot be read or written with Spark")
@@ -113,6 +116,8 @@ def from_spark_schema(spark_schema) -> Schema:
             return PRIMITIVES_BY_NAME["timestamp"]
         if isinstance(st, T.TimestampType):
             return PRIMITIVES_BY_NAME["timestamptz"]
+        if isinstance(st, T.VariantType):
+            return PRIMITIVES_BY_NAME["variant"]
         simple = [(T.BooleanType, "boolean"), (T.ByteType, "tinyint"), (T.ShortType, "smallint"),
                   (T.IntegerType, "int"), (T.LongType, "long"), (T.FloatType, "float"),
                   (T.DoubleType, "double"), (T.DateType, "date"), (T.BinaryType, "binary")]
