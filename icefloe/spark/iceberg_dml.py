@@ -74,14 +74,14 @@ def _fewest_live_rows(task) -> int:
 
 
 def refuse_truncating_rewrite(meta, what: str) -> None:
-    """Refuse a change that would write existing rows back through Spark on a table with format v3
-    nanosecond timestamps: Spark holds microseconds, so the rewritten rows would lose their last
-    three digits. (A merge-on-read DELETE writes only positions; appends keep what they get.)"""
-    if has_nanos(meta.schema):
-        names = [f.name for f in meta.schema.fields if str(f.field_type).endswith("_ns")]
+    """Refuse a change that would write existing rows back through Spark on a table with a format v3
+    nanosecond timestamp inside a struct, list or map: Spark holds microseconds, and only top-level
+    columns get their nanoseconds back (``_with_raw_nanos``). (A merge-on-read DELETE writes only
+    positions; appends keep what they get.)"""
+    if nested_nanos(meta.schema):
         raise UnsupportedFeatureError(
-            f"{what} would rewrite rows of nanosecond timestamp column(s) {names or 'nested'} through "
-            "Spark, which holds microseconds and would truncate them; merge-on-read DELETE and appends work")
+            f"{what} would rewrite rows with a nanosecond timestamp inside a struct, list or map through "
+            "Spark, which holds microseconds and would truncate it; merge-on-read DELETE and appends work")
 
 
 def _commit_changes(table, operation: str, meta, snap, tasks: list, labelled, isolation: Optional[str],
@@ -182,7 +182,8 @@ def _commit_changes(table, operation: str, meta, snap, tasks: list, labelled, is
                             for p in referenced}
                 added.extend(write_position_deletes_in_tasks(pos, meta, table.io, partition_of, previous))
         if new_rows is not None and (counts["inserted"] or counts["updated"] or (mode == COPY_ON_WRITE and rewrite)):
-            added.extend(_write_rows(new_rows, meta, table, cols, tasks))
+            origins = [task_by_path[p] for p in sorted(touched) if p in task_by_path]
+            added.extend(_write_rows(new_rows, meta, table, cols, tasks, origins=origins))
     except BaseException:
         for f in added:
             table.io.delete(f.file_path)
@@ -212,7 +213,7 @@ def _write_changes_in_tasks(table, meta, task_by_path: dict, labelled, changed, 
     changes = (labelled(tasks) if changed is None else changed).where(F.col(ACTION).isin(UPDATE, DELETE_ROW, INSERT))
     partition_of = {p: t.partition_key for p, t in task_by_path.items()}
     previous = {p: [d for d in t.deletes if d.content == POSITION_DELETES] for p, t in task_by_path.items()}
-    if kinds and not has_fixed(meta.schema):       # one job writes the delete files and the rows
+    if kinds and not has_fixed(meta.schema) and not has_nanos(meta.schema):   # one job: delete files and rows
         return _write_changes_in_one_job(table, meta, tasks, changes, cols, kinds, partition_of, previous)
     if kinds and changed is None:      # a MERGE's ``changed`` builds on its checkpointed matches
         changes = checkpointed(changes)
@@ -226,7 +227,8 @@ def _write_changes_in_tasks(table, meta, task_by_path: dict, labelled, changed, 
                                                      counts=by_kind))
         _refuse_emptied(table, meta, task_by_path, by_kind)
         if INSERT in kinds or (kinds and any(k == UPDATE and n for (_p, k), n in by_kind.items())):
-            data = _write_rows(changes.where(F.col(ACTION).isin(*kinds)), meta, table, cols, tasks)
+            updated = [task_by_path[p] for (p, k), n in by_kind.items() if k == UPDATE and n and p in task_by_path]
+            data = _write_rows(changes.where(F.col(ACTION).isin(*kinds)), meta, table, cols, tasks, origins=updated)
             added.extend(data)
     except BaseException as e:
         for f in added:
@@ -376,13 +378,48 @@ def _lineage_cols(meta, col=None) -> list:
             col(lineage_mod.LAST_SEQ_COL).alias(lineage_mod.LAST_SEQ_COL)]
 
 
-def _write_rows(rows, meta, table, cols: list, tasks: list, nanos_raw: bool = False) -> list:
+def _write_rows(rows, meta, table, cols: list, tasks: list, nanos_raw: bool = False,
+                origins: Optional[list] = None) -> list:
     """Write labelled ``rows`` (of ``tasks``' files, or inserted) as new data files; on a v3 table
-    with their lineage. ``nanos_raw``: ``rows`` hold raw nanoseconds (``_read_target``)."""
+    with their lineage. ``nanos_raw``: ``rows`` hold raw nanoseconds (``_read_target``); else, on a
+    table with nanosecond timestamps, the rows of ``origins``' files (default ``tasks``) get their
+    files' nanoseconds back (``_with_raw_nanos``)."""
+    if not nanos_raw and has_nanos(meta.schema):
+        rows, nanos_raw = _with_raw_nanos(rows, table, meta, tasks if origins is None else origins), True
     if tracks_lineage(meta):
         out = lineage_mod.stored(table.spark, rows, tasks, cols, FILE_COL, POS_COL, ACTION, KEEP)
         return write_data_files(out, lineage_mod.writing_lineage(meta), table.io, table.name, nanos_raw)
     return write_data_files(rows.select(*cols), meta, table.io, table.name, nanos_raw)
+
+
+RAW = "_icefloe_raw_nanos_"
+
+
+def _with_raw_nanos(rows, table, meta, origins: list):
+    """``rows`` (labelled: FILE_COL and POS_COL name where each came from, null for new rows) with
+    each top-level nanosecond timestamp column as raw ``long`` nanoseconds, for the Arrow writer.
+
+    Spark read those columns floored to its microseconds. A row whose value is still its file's
+    value floored gets the file's nanoseconds back, every digit (a join with a raw read of
+    ``origins``' files on file and position); a value Spark computed or a new row's is its
+    microseconds exactly. Assigning a row the floored value of its own timestamp keeps its digits."""
+    from pyspark.sql import functions as F
+
+    ns = [f for f in meta.schema.fields if str(f.field_type).endswith("_ns")]
+    if origins:
+        raw = _read_target(table, meta, origins, nanos_raw=True).select(
+            FILE_COL, POS_COL, *[F.col(f"`{f.name}`").alias(f"{RAW}{f.field_id}") for f in ns])
+        rows = rows.join(raw, [FILE_COL, POS_COL], "left")
+    else:
+        rows = rows.select("*", *[F.lit(None).cast("long").alias(f"{RAW}{f.field_id}") for f in ns])
+    for f in ns:
+        raw_col, name = f"`{RAW}{f.field_id}`", f"`{f.name}`"
+        micros = (F.expr(f"unix_micros({name})") if str(f.field_type) == "timestamptz_ns"
+                  else F.expr(f"timestampdiff(MICROSECOND, TIMESTAMP_NTZ'1970-01-01 00:00:00', {name})"))
+        floored = F.expr(f"({raw_col} - pmod({raw_col}, 1000)) div 1000")
+        kept = F.col(raw_col).isNotNull() & (micros == floored)
+        rows = rows.withColumn(f.name, F.when(kept, F.col(raw_col)).otherwise(micros * 1000))
+    return rows.drop(*[f"{RAW}{f.field_id}" for f in ns])
 
 
 def replace_where(table, data, where: str, isolation: Optional[str] = None) -> dict:

@@ -4,8 +4,9 @@ integration cannot read the type at all), and refused where the spec refuses it.
 ``timestamptz_ns``): Arrow writes and reads keep every digit, Spark (which holds microseconds) reads them floored and writes its microseconds
 exactly, partitions and bounds follow the spec, pyiceberg reads the nanoseconds back, the Java
 runtime reads the metadata (its Spark 3.5 integration cannot read the type's data at all: "Cannot
-convert unknown type to Spark: timestamp_ns"), and changes that would write existing rows back
-through Spark are refused rather than truncating them."""
+convert unknown type to Spark: timestamp_ns"), row-level changes and compaction write the rows
+they keep back with every digit, and where they cannot (a nested one) they are refused rather than
+truncating it."""
 from __future__ import annotations
 
 import os
@@ -101,19 +102,52 @@ def _date(days):
     return dt.date(1970, 1, 1) + dt.timedelta(days=days)
 
 
-def test_changes_that_would_truncate_are_refused_and_a_merge_on_read_delete_works(catalog, spark):
-    cow = _table(catalog, "db.ns_cow")
-    cow.append(_arrow([1, 2, 3, 4], NANOS))
+@pytest.mark.parametrize("mode", ["copy-on-write", "merge-on-read"])
+def test_row_level_changes_keep_every_nanosecond_digit(catalog, spark, mode):
+    """DELETE, UPDATE and MERGE rewrite rows through Spark, which holds microseconds: the rows they
+    write back get their files' nanoseconds again; a value Spark assigns or inserts is its
+    microseconds exactly. Row ids stay the rows' own."""
+    props = {"write.delete.mode": mode, "write.update.mode": mode, "write.merge.mode": mode}
+    t = _table(catalog, f"db.ns_{mode[:3]}", props)
+    t.append(_arrow([1, 2, 3, 4], NANOS))
+    ids = dict(tuple(r) for r in t.to_spark(row_lineage=True).selectExpr("id", "_row_id").collect())
+    assert t.delete("id = 4")["deleted"] == 1
+    assert t.update({"id": "id + 10"}, where="id = 1")["updated"] == 1          # its timestamps untouched
+    assert t.update({"ts": "TIMESTAMP_NTZ'2020-01-01 00:00:00.000007'"}, where="id = 2")["updated"] == 1
+    source = spark.sql("SELECT 3L AS id, TIMESTAMP'2021-01-01 00:00:00.000003Z' AS tz "
+                       "UNION ALL SELECT 9L, TIMESTAMP'1969-12-31 23:59:59.999999Z'")
+    (t.merge(source, "t.id = s.id").when_matched_update({"tz": "s.tz"})
+     .when_not_matched_insert({"id": "s.id", "tz": "s.tz"}).execute())
+    ts_2020, tz_2021 = to_nanos("2020-01-01T00:00:00.000007"), to_nanos("2021-01-01T00:00:00.000003")
+    assert _arrow_nanos(t) == [(2, ts_2020), (3, NANOS[2]), (9, None), (11, NANOS[0])]
+    assert _arrow_nanos(t, "tz") == [(2, NANOS[1]), (3, tz_2021), (9, -1000), (11, NANOS[0])]
+    theirs = pyiceberg_table(t.metadata_location).scan().to_arrow()
+    assert sorted(zip(theirs.column("id").to_pylist(), theirs.column("tz").cast(pa.int64()).to_pylist())) == \
+        [(2, NANOS[1]), (3, tz_2021), (9, -1000), (11, NANOS[0])]
+    after = dict(tuple(r) for r in t.to_spark(row_lineage=True).selectExpr("id", "_row_id").collect())
+    assert after[11] == ids[1] and after[2] == ids[2] and after[3] == ids[3]
+
+
+def test_changes_to_a_nested_nanosecond_timestamp_are_refused_and_a_merge_on_read_delete_works(catalog, spark):
+    from icefloe.core.types.model import StructType
+
+    schema = Schema([NestedField(1, "id", primitive_from_string("long"), True),
+                     NestedField(2, "st", StructType([NestedField(3, "ts", primitive_from_string("timestamp_ns"),
+                                                                  False)]), False)])
+    rows = pa.table({"id": pa.array([1, 2], pa.int64()),
+                     "st": pa.array([{"ts": NANOS[0]}, {"ts": NANOS[1]}], pa.struct([("ts", pa.timestamp("ns"))]))})
+    cow = catalog.create_table("db.ns_nested_cow", schema, properties={"format-version": "3"})
+    cow.append(rows)
     before = cow.current_snapshot().snapshot_id
-    for change in (lambda: cow.delete("id = 1"), lambda: cow.update({"id": "id + 10"}, where="id = 2"),
-                   lambda: cow.merge(spark.sql("SELECT 1L AS id"), "t.id = s.id").when_matched_delete().execute()):
-        with pytest.raises(UnsupportedFeatureError, match="ts.*microseconds"):
+    for change in (lambda: cow.delete("id = 1"), lambda: cow.update({"id": "id + 10"}, where="id = 2")):
+        with pytest.raises(UnsupportedFeatureError, match="inside a struct, list or map.*microseconds"):
             change()
         assert cow.refresh().current_snapshot().snapshot_id == before
-    mor = _table(catalog, "db.ns_mor", MOR)
-    mor.append(_arrow([1, 2, 3, 4], NANOS))
-    assert mor.delete("id = 1")["deleted"] == 1          # positions only: the other rows keep every digit
-    assert _arrow_nanos(mor) == list(zip([2, 3, 4], NANOS[1:]))
+    mor = catalog.create_table("db.ns_nested_mor", schema, properties={"format-version": "3", **MOR})
+    mor.append(rows)
+    assert mor.delete("id = 1")["deleted"] == 1          # positions only: the other row keeps every digit
+    got = mor.refresh().to_arrow()
+    assert got.column("st").combine_chunks().field("ts").cast(pa.int64()).to_pylist() == [NANOS[1]]
     with pytest.raises(UnsupportedFeatureError, match="UPDATE"):
         mor.update({"id": "id + 10"}, where="id = 2")
 
