@@ -26,17 +26,17 @@ from typing import Optional
 from icefloe.iceberg import scan as scan_mod
 from icefloe.iceberg.manifest import DATA, POSITION_DELETES
 from icefloe.iceberg.manifest_reader import live_entries
+from icefloe.iceberg.schema import nanos_as_long
 from icefloe.iceberg.rewrite import RewriteFiles, plan_compaction
 from icefloe.iceberg.row_delta import RowDelta
 from icefloe.iceberg.validate import Validation, isolation_level
 from icefloe.spark.align import NULL_MARKER, align_dataframe, check_partition_ranges
-from icefloe.errors import UnsupportedFeatureError
 from icefloe.errors import MergeCardinalityError  # noqa: F401 - defined in icefloe.errors, importable here too
 from icefloe.spark import iceberg_lineage as lineage_mod
 from icefloe.spark.iceberg_lineage import tracks_lineage, with_lineage_fields
-from icefloe.spark.iceberg_evolved_read import has_nanos, nested_nanos
+from icefloe.spark.iceberg_evolved_read import has_nanos
 from icefloe.spark.iceberg_read import FILE_COL, POS_COL, read_tasks
-from icefloe.core.types import to_arrow_schema
+from icefloe.core.types import ListType, MapType, NestedField, Schema, StructType, to_arrow_schema, to_spark_type
 from icefloe.iceberg.arrow_writer import _split_by_partition
 from icefloe.iceberg.delete_files import equality_delete_schema, write_equality_deletes
 from icefloe.spark.iceberg_write import has_fixed, range_checked, write_data_files
@@ -73,17 +73,6 @@ def _fewest_live_rows(task) -> int:
     return task.file.record_count - sum(d.record_count for d in task.deletes)
 
 
-def refuse_truncating_rewrite(meta, what: str) -> None:
-    """Refuse a change that would write existing rows back through Spark on a table with a format v3
-    nanosecond timestamp inside a struct, list or map: Spark holds microseconds, and only top-level
-    columns get their nanoseconds back (``_with_raw_nanos``). (A merge-on-read DELETE writes only
-    positions; appends keep what they get.)"""
-    if nested_nanos(meta.schema):
-        raise UnsupportedFeatureError(
-            f"{what} would rewrite rows with a nanosecond timestamp inside a struct, list or map through "
-            "Spark, which holds microseconds and would truncate it; merge-on-read DELETE and appends work")
-
-
 def _commit_changes(table, operation: str, meta, snap, tasks: list, labelled, isolation: Optional[str],
                     conflict_filter=None, scope_by_partition: bool = False, every_row: bool = True,
                     changed=None, inserts=None, inserting: bool = False) -> dict:
@@ -107,8 +96,6 @@ def _commit_changes(table, operation: str, meta, snap, tasks: list, labelled, is
     schema = meta.schema
     cols = [f"`{f.name}`" for f in schema.fields]
     mode = write_mode(meta.properties, operation)
-    if not (operation == "delete" and mode == MERGE_ON_READ and not inserting):
-        refuse_truncating_rewrite(meta, f"{operation.upper()} in {mode} mode")
     task_by_path = {t.path: t for t in tasks}
     # a MERGE's changed rows come as ``changed`` (a small source); DELETE and UPDATE label them
     if mode == MERGE_ON_READ and (changed is not None if operation == "merge" else changed is None):
@@ -393,33 +380,103 @@ def _write_rows(rows, meta, table, cols: list, tasks: list, nanos_raw: bool = Fa
 
 
 RAW = "_icefloe_raw_nanos_"
+RAW_HIT = "_icefloe_raw_hit"
 
 
 def _with_raw_nanos(rows, table, meta, origins: list):
     """``rows`` (labelled: FILE_COL and POS_COL name where each came from, null for new rows) with
-    each top-level nanosecond timestamp column as raw ``long`` nanoseconds, for the Arrow writer.
+    every nanosecond timestamp, at any depth, as raw ``long`` nanoseconds, for the Arrow writer.
 
-    Spark read those columns floored to its microseconds. A row whose value is still its file's
-    value floored gets the file's nanoseconds back, every digit (a join with a raw read of
-    ``origins``' files on file and position); a value Spark computed or a new row's is its
-    microseconds exactly. Assigning a row the floored value of its own timestamp keeps its digits."""
+    Spark read those values floored to its microseconds. A timestamp still equal to its file's value
+    floored gets the file's nanoseconds back, every digit (a join with a raw read of ``origins``'
+    files on file and position; ``_ns_restored`` pairs the values inside structs, lists and maps);
+    one Spark computed, or a new row's, is its microseconds exactly. Assigning a row the floored
+    value of its own timestamp keeps its digits."""
     from pyspark.sql import functions as F
 
-    ns = [f for f in meta.schema.fields if str(f.field_type).endswith("_ns")]
+    ns = [f for f in meta.schema.fields if "_ns" in str(f.field_type)]
+    raw_name = {f.field_id: f"{RAW}{f.field_id}" for f in ns}
     if origins:
         raw = _read_target(table, meta, origins, nanos_raw=True).select(
-            FILE_COL, POS_COL, *[F.col(f"`{f.name}`").alias(f"{RAW}{f.field_id}") for f in ns])
+            FILE_COL, POS_COL, F.lit(True).alias(RAW_HIT),
+            *[F.col(f"`{f.name}`").alias(raw_name[f.field_id]) for f in ns])
         rows = rows.join(raw, [FILE_COL, POS_COL], "left")
     else:
-        rows = rows.select("*", *[F.lit(None).cast("long").alias(f"{RAW}{f.field_id}") for f in ns])
+        rows = rows.select("*", F.lit(None).cast("boolean").alias(RAW_HIT),
+                           *[F.lit(None).cast(to_spark_type(_long_type(f.field_type))).alias(raw_name[f.field_id])
+                             for f in ns])
     for f in ns:
-        raw_col, name = f"`{RAW}{f.field_id}`", f"`{f.name}`"
-        micros = (F.expr(f"unix_micros({name})") if str(f.field_type) == "timestamptz_ns"
-                  else F.expr(f"timestampdiff(MICROSECOND, TIMESTAMP_NTZ'1970-01-01 00:00:00', {name})"))
-        floored = F.expr(f"({raw_col} - pmod({raw_col}, 1000)) div 1000")
-        kept = F.col(raw_col).isNotNull() & (micros == floored)
-        rows = rows.withColumn(f.name, F.when(kept, F.col(raw_col)).otherwise(micros * 1000))
-    return rows.drop(*[f"{RAW}{f.field_id}" for f in ns])
+        value = _ns_restored(f"`{f.name}`", f"`{raw_name[f.field_id]}`", f.field_type)
+        rows = rows.withColumn(f.name, F.expr(value))
+    return rows.drop(RAW_HIT, *raw_name.values())
+
+
+def _ns_restored(mine: str, theirs: str, t, depth: int = 0) -> str:
+    """SQL for the raw nanoseconds to write of value ``mine`` (Spark's, type ``t``) given ``theirs``
+    (the file's raw value of the same row, null for a new row): leaf by leaf, struct fields by name,
+    list elements by position, map values by key (a map keyed by timestamps compared whole)."""
+    if not isinstance(t, (StructType, ListType, MapType)):
+        if not str(t).endswith("_ns"):
+            return mine
+        return f"IF({RAW_HIT} AND {_micros(mine, t)} <=> {_floored(theirs, t)}, {theirs}, {_nanos(mine, t)})"
+    if "_ns" not in str(t):
+        return mine
+    if isinstance(t, StructType):
+        parts = ", ".join(f"'{f.name.replace(chr(39), chr(92) + chr(39))}', "
+                          + _ns_restored(f"{mine}.`{f.name.replace('`', '``')}`",
+                                         f"{theirs}.`{f.name.replace('`', '``')}`", f.field_type, depth + 1)
+                          for f in t.fields)
+        return f"IF({mine} IS NULL, NULL, named_struct({parts}))"
+    if isinstance(t, ListType):
+        x, i = f"x{depth}", f"i{depth}"
+        return (f"transform({mine}, ({x}, {i}) -> "
+                f"{_ns_restored(x, f'try_element_at({theirs}, {i} + 1)', t.element_type, depth + 1)})")
+    if "_ns" not in str(t.key_type):
+        k, v = f"k{depth}", f"v{depth}"
+        return (f"transform_values({mine}, ({k}, {v}) -> "
+                f"{_ns_restored(v, f'try_element_at({theirs}, {k})', t.value_type, depth + 1)})")
+    same = (f"{RAW_HIT} AND ({_ns_rebuilt(mine, t, _micros, True)} <=> {_ns_rebuilt(theirs, t, _floored, True)})")
+    return f"IF({same}, {theirs}, {_ns_rebuilt(mine, t, _nanos)})"
+
+
+def _long_type(t):
+    return nanos_as_long(Schema([NestedField(1, "c", t, False)])).fields[0].field_type
+
+
+def _micros(sql: str, t) -> str:
+    if str(t) == "timestamptz_ns":
+        return f"unix_micros({sql})"
+    return f"timestampdiff(MICROSECOND, TIMESTAMP_NTZ'1970-01-01 00:00:00', {sql})"
+
+
+def _nanos(sql: str, t) -> str:
+    return f"({_micros(sql, t)} * 1000)"
+
+
+def _floored(sql: str, _t) -> str:
+    return f"(({sql} - pmod({sql}, 1000)) div 1000)"
+
+
+def _ns_rebuilt(sql: str, t, leaf, comparable: bool = False, depth: int = 0) -> str:
+    """SQL rebuilding the value ``sql`` of type ``t`` with each nanosecond timestamp in it replaced
+    by ``leaf(sql, type)``; ``comparable``: maps as their entries (Spark cannot compare maps)."""
+    if not isinstance(t, (StructType, ListType, MapType)):
+        return leaf(sql, t) if str(t).endswith("_ns") else sql
+    if "_ns" not in str(t) and not (comparable and "map<" in str(t)):
+        return sql
+    x = f"x{depth}"
+    if isinstance(t, StructType):
+        parts = ", ".join(f"'{f.name.replace(chr(39), chr(92) + chr(39))}', "
+                          + _ns_rebuilt(f"{sql}.`{f.name.replace('`', '``')}`", f.field_type, leaf, comparable, depth + 1)
+                          for f in t.fields)
+        return f"IF({sql} IS NULL, NULL, named_struct({parts}))"
+    if isinstance(t, ListType):
+        return f"transform({sql}, {x} -> {_ns_rebuilt(x, t.element_type, leaf, comparable, depth + 1)})"
+    key = _ns_rebuilt(f"{x}.key", t.key_type, leaf, comparable, depth + 1)
+    value = _ns_rebuilt(f"{x}.value", t.value_type, leaf, comparable, depth + 1)
+    if comparable:
+        return f"transform(map_entries({sql}), {x} -> named_struct('key', {key}, 'value', {value}))"
+    return f"map_from_entries(transform(map_entries({sql}), {x} -> struct({key} AS key, {value} AS value)))"
 
 
 def replace_where(table, data, where: str, isolation: Optional[str] = None) -> dict:
@@ -640,8 +697,6 @@ def rewrite_data_files(table, where=None, target_file_size: Optional[int] = None
     snap = meta.current_snapshot
     if snap is None:
         return None
-    if nested_nanos(meta.schema):
-        refuse_truncating_rewrite(meta, "compaction")
     nanos_raw = has_nanos(meta.schema)      # every digit carried through Spark as raw nanoseconds
     all_tasks = scan_mod.plan_files(table.io, meta, snap, None)
     candidates = all_tasks if where is None else scan_mod.plan_files(table.io, meta, snap, where)

@@ -98,12 +98,6 @@ def has_nanos(schema) -> bool:
     return any(s.endswith("_ns") for s in type_names(schema.struct))
 
 
-def nested_nanos(schema) -> bool:
-    """Whether a nanosecond timestamp sits inside a struct, list or map (not only at the top)."""
-    return sum(1 for s in type_names(schema.struct) if s.endswith("_ns")) > \
-        sum(1 for f in schema.fields if str(f.field_type).endswith("_ns"))
-
-
 def schema_has_uuid(schema: Schema) -> bool:
     return any(_has_uuid(f.field_type) for f in schema.fields)
 

@@ -199,7 +199,7 @@ def decode_partition_key(hex_key: str, spec: PartitionSpec, schema: Schema) -> t
 # --------------------------------------------------------------------------- the write
 def write_data_files(df, meta: TableMetadata, io: FileIO, table_name: str, nanos_raw: bool = False) -> list[DataFile]:
     """Write ``df`` as data files of the table's default spec; return them uncommitted.
-    ``nanos_raw``: ``df`` holds the top-level nanosecond timestamp columns as their raw ``long``
+    ``nanos_raw``: ``df`` holds the nanosecond timestamps, at any depth, as their raw ``long``
     nanoseconds (``read_tasks(nanos_raw=True)``), written back exactly."""
     schema = meta.schema
     spec = meta.spec
@@ -391,7 +391,10 @@ def arrow_rows_to_files(io: FileIO, meta: TableMetadata, write_id: str, table, t
         col = table.column(f.name).combine_chunks()
         if nanos_raw and str(f.field_type).endswith("_ns") and pa.types.is_integer(col.type):
             return col.cast(pa.int64()).cast(to_arrow_type(f.field_type, with_ids=False))
-        return uuid_strings_to_bytes(col, f.field_type, f.name)
+        col = uuid_strings_to_bytes(col, f.field_type, f.name)
+        if nanos_raw and "_ns" in str(f.field_type):      # inside a struct, list or map: raw nanoseconds too
+            return col.cast(to_arrow_type(f.field_type, with_ids=False))
+        return col
 
     table = pa.Table.from_arrays([column(f) for f in schema.fields], names=[f.name for f in schema.fields])
     return write_arrow(io, align_arrow(table, schema), schema, meta.spec, meta.location, dict(meta.properties),

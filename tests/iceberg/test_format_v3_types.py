@@ -128,28 +128,53 @@ def test_row_level_changes_keep_every_nanosecond_digit(catalog, spark, mode):
     assert after[11] == ids[1] and after[2] == ids[2] and after[3] == ids[3]
 
 
-def test_changes_to_a_nested_nanosecond_timestamp_are_refused_and_a_merge_on_read_delete_works(catalog, spark):
-    from icefloe.core.types.model import StructType
+def _nested_nanos_table(catalog, name, props):
+    from icefloe.core.types.model import ListType, MapType, StructType
 
+    ns, string = primitive_from_string("timestamp_ns"), primitive_from_string("string")
     schema = Schema([NestedField(1, "id", primitive_from_string("long"), True),
-                     NestedField(2, "st", StructType([NestedField(3, "ts", primitive_from_string("timestamp_ns"),
-                                                                  False)]), False)])
-    rows = pa.table({"id": pa.array([1, 2], pa.int64()),
-                     "st": pa.array([{"ts": NANOS[0]}, {"ts": NANOS[1]}], pa.struct([("ts", pa.timestamp("ns"))]))})
-    cow = catalog.create_table("db.ns_nested_cow", schema, properties={"format-version": "3"})
-    cow.append(rows)
-    before = cow.current_snapshot().snapshot_id
-    for change in (lambda: cow.delete("id = 1"), lambda: cow.update({"id": "id + 10"}, where="id = 2")):
-        with pytest.raises(UnsupportedFeatureError, match="inside a struct, list or map.*microseconds"):
-            change()
-        assert cow.refresh().current_snapshot().snapshot_id == before
-    mor = catalog.create_table("db.ns_nested_mor", schema, properties={"format-version": "3", **MOR})
-    mor.append(rows)
-    assert mor.delete("id = 1")["deleted"] == 1          # positions only: the other row keeps every digit
-    got = mor.refresh().to_arrow()
-    assert got.column("st").combine_chunks().field("ts").cast(pa.int64()).to_pylist() == [NANOS[1]]
-    with pytest.raises(UnsupportedFeatureError, match="UPDATE"):
-        mor.update({"id": "id + 10"}, where="id = 2")
+                     NestedField(2, "st", StructType([NestedField(3, "ts", ns, False),
+                                                      NestedField(4, "note", string, False)]), False),
+                     NestedField(5, "l", ListType(6, ns, False), False),
+                     NestedField(7, "m", MapType(8, string, 9, StructType([NestedField(10, "at", ns, False)]),
+                                                 False), False)])
+    t = catalog.create_table(name, schema, properties={"format-version": "3", **props})
+    st = pa.struct([("ts", pa.timestamp("ns")), ("note", pa.string())])
+    m = pa.map_(pa.string(), pa.struct([("at", pa.timestamp("ns"))]))
+    t.append(pa.table({"id": pa.array([1, 2, 3], pa.int64()),
+                       "st": pa.array([{"ts": NANOS[0], "note": "a"}, {"ts": NANOS[1], "note": "b"}, None], st),
+                       "l": pa.array([[NANOS[0], NANOS[2]], None, [NANOS[1]]], pa.list_(pa.timestamp("ns"))),
+                       "m": pa.array([[("k", {"at": NANOS[1]})], [("k", {"at": NANOS[2]}), ("z", None)], None], m)}))
+    return t
+
+
+def _nested_nanos(t):
+    """(id, st.ts, st.note, l, m as (key, at) pairs) per row, the timestamps as raw nanoseconds."""
+    rows = t.refresh().to_arrow().sort_by("id")
+    longs = {"st": pa.struct([("ts", pa.int64()), ("note", pa.string())]), "l": pa.list_(pa.int64()),
+             "m": pa.map_(pa.string(), pa.struct([("at", pa.int64())]))}
+    cols = {n: rows.column(n).cast(ty).to_pylist() for n, ty in longs.items()}
+    return [(i, st and st["ts"], st and st["note"], lst, None if m is None else [(k, v and v["at"]) for k, v in m])
+            for i, st, lst, m in zip(rows.column("id").to_pylist(), cols["st"], cols["l"], cols["m"])]
+
+
+@pytest.mark.parametrize("mode", ["copy-on-write", "merge-on-read"])
+def test_nested_nanosecond_timestamps_keep_every_digit_through_changes_and_compaction(catalog, spark, mode):
+    """Inside structs, lists and maps too: a rewritten row's column that Spark left as it read it
+    (floored) gets its file's nanoseconds back, whole; one Spark changed is its microseconds."""
+    props = {"write.delete.mode": mode, "write.update.mode": mode, "write.merge.mode": mode}
+    t = _nested_nanos_table(catalog, f"db.ns_nested_{mode[:3]}", props)
+    before = _nested_nanos(t)
+    assert before[0] == (1, NANOS[0], "a", [NANOS[0], NANOS[2]], [("k", NANOS[1])])
+    assert t.update({"st": "named_struct('ts', st.ts, 'note', 'u')"}, where="id = 1")["updated"] == 1
+    assert t.update({"l": "array(TIMESTAMP_NTZ'2020-01-01 00:00:00.000007')"}, where="id = 3")["updated"] == 1
+    assert t.delete("id = 2")["deleted"] == 1
+    expected = [(1, NANOS[0], "u", [NANOS[0], NANOS[2]], [("k", NANOS[1])]),
+                (3, None, None, [to_nanos("2020-01-01T00:00:00.000007")], None)]
+    assert _nested_nanos(t) == expected
+    t.append(pa.table({"id": pa.array([4], pa.int64())}))
+    assert t.rewrite_data_files() is not None
+    assert _nested_nanos(t) == expected + [(4, None, None, None, None)]
 
 
 @pytest.mark.parametrize("partitioned_by", [None, ["day(ts)"]])
@@ -160,7 +185,6 @@ def test_compaction_keeps_every_nanosecond_digit(catalog, spark, partitioned_by)
 
     import pyarrow.parquet as pq
 
-    from icefloe.core.types.model import StructType
 
     t = _table(catalog, f"db.ns_compact_{bool(partitioned_by)}", MOR, partitioned_by=partitioned_by)
     t.append(_arrow([1, 2], NANOS[:2]))
@@ -181,18 +205,6 @@ def test_compaction_keeps_every_nanosecond_digit(catalog, spark, partitioned_by)
         assert pq.read_schema(f.file_path).field("ts").type == pa.timestamp("ns")
     assert len(glob.glob(os.path.join(t.location, "data", "**", "*.parquet"), recursive=True)) >= len(t.plan_files())
 
-    nested = catalog.create_table("db.ns_nested", Schema([
-        NestedField(1, "id", primitive_from_string("long"), True),
-        NestedField(2, "st", StructType([NestedField(3, "ts", primitive_from_string("timestamp_ns"), False)]), False)]),
-        properties={"format-version": "3"})
-    nested.append(pa.table({"id": pa.array([1], pa.int64()),
-                            "st": pa.array([{"ts": NANOS[0]}], pa.struct([("ts", pa.timestamp("ns"))]))}))
-    nested.append(pa.table({"id": pa.array([2], pa.int64()),
-                            "st": pa.array([{"ts": NANOS[1]}], pa.struct([("ts", pa.timestamp("ns"))]))}))
-    before = nested.current_snapshot().snapshot_id
-    with pytest.raises(UnsupportedFeatureError, match="compaction"):
-        nested.rewrite_data_files()          # a nested one would still pass through Spark's microseconds
-    assert nested.refresh().current_snapshot().snapshot_id == before
 
 
 @pytest.fixture(scope="module")
