@@ -13,7 +13,7 @@ Figures are best-of-``runs`` after a warm-up, icefloe and the baseline interleav
 alternating order, as in the rest of the benchmark.
 
 pypaimon runs in its own environment (``.venv-paimon``): its work is the functions of
-``bench/pypaimon_side.py``, called in the worker process through ``tools/pypaimon_env.py``, and its
+``tools/pypaimon_side.py``, called in the worker process through ``tools/pypaimon_env.py``, and its
 figures are the seconds measured there (:func:`in_worker`), so the pipe is not charged to it.
 """
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import NamedTuple
 from tools.pypaimon_env import remote_module, timed
 
 # pypaimon's side of the benchmark, in the worker; imported there on first use
-pypaimon_side = remote_module("bench.pypaimon_side")
+pypaimon_side = remote_module("tools.pypaimon_side")
 
 
 class Measured(NamedTuple):
@@ -38,7 +38,7 @@ class Measured(NamedTuple):
 
 
 def in_worker(name: str, *args, **kwargs) -> Measured:
-    """``bench.pypaimon_side.<name>(*args, **kwargs)`` run in pypaimon's worker, with its time there."""
+    """``tools.pypaimon_side.<name>(*args, **kwargs)`` run in pypaimon's worker, with its time there."""
     return Measured(*timed(getattr(pypaimon_side, name), *args, **kwargs))
 
 

@@ -15,7 +15,7 @@
 Best of ``runs`` after a warm-up, icefloe and the baseline interleaved; every run of a pair
 sees the same table state (each upsert run adds one commit to both copies). The upsert table is
 ``write-only`` (pypaimon's batch writes do not compact either), so the two do the same work.
-pypaimon runs in its own environment (``bench/pypaimon_side.py`` in its worker); its figures are the
+pypaimon runs in its own environment (``tools/pypaimon_side.py`` in its worker); its figures are the
 seconds measured there.
 """
 from __future__ import annotations

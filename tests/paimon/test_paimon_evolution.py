@@ -51,15 +51,10 @@ def pypaimon_read(pcat, name, snapshot_id=None):
 
 
 def pypaimon_write(pcat, name, data):
-    t = pcat.get_table(name)
-    wb = t.new_batch_write_builder()
-    w, c = wb.new_write(), wb.new_commit()
-    try:
-        w.write_arrow(data)
-        c.commit(w.prepare_commit())
-    finally:
-        w.close()
-        c.close()
+    """``data`` written by pypaimon to table ``name`` in one batch commit (in its worker)."""
+    from tools.pypaimon_env import remote_module
+
+    remote_module("tools.pypaimon_side").append_arrow(pcat, name, data)
 
 
 def i64(*v):

@@ -1,7 +1,8 @@
-"""pypaimon's side of the Paimon benchmark, run in pypaimon's own environment (``.venv-paimon``).
+"""pypaimon's side of the Paimon benchmark and of the tests' writes, run in pypaimon's own
+environment (``.venv-paimon``).
 
 The benchmark (``bench/paimon.py``, ``bench/paimon_pk.py``) reaches these functions through
-``tools.pypaimon_env.remote_module("bench.pypaimon_side")`` and times them with
+``tools.pypaimon_env.remote_module("tools.pypaimon_side")`` and times them with
 ``tools.pypaimon_env.timed``: the seconds are measured in the worker, so pypaimon is not charged for
 the pipe. Arguments and results are data (paths, names, filter tuples, Arrow tables, lists of names,
 counts); catalogs and tables, when a caller keeps one between runs, come back as proxies and may be
