@@ -137,9 +137,9 @@ def write_arrow(io: FileIO, table, schema: Schema, spec: PartitionSpec, location
     if meta is not None:
 
         order_id, sort_cols = writer_sort_columns(meta)
-    if sort_cols:  # the table's sort order within each file; Arrow places nulls once for all keys
-        table = table.sort_by([(c, "ascending" if asc else "descending") for c, asc, _ in sort_cols],
-                              null_placement="at_start" if sort_cols[0][2] else "at_end")
+    if sort_cols:  # the table's sort order within each file, each key's nulls where its field says
+        table = table.sort_by([(c, "ascending" if asc else "descending", "at_start" if nulls_first else "at_end")
+                               for c, asc, nulls_first in sort_cols])
     groups = [(p, chunk) for p, t in _split_by_partition(table, schema, spec)
               for chunk in (t.slice(o, max_rows) for o in range(0, t.num_rows, max_rows))]
     counter = first_counter

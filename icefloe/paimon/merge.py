@@ -161,10 +161,9 @@ def sort_records(data, keys: Sequence[str], options: dict):
 def _sorted(data, keys: Sequence[str], options: dict):
     import pyarrow.compute as pc
 
-    order = [(k, "ascending") for k in keys] + [(f, "ascending") for f in sequence_fields(options)] + \
-        [(SEQUENCE, "ascending")]
+    order = [(c, "ascending", "at_start") for c in [*keys, *sequence_fields(options), SEQUENCE]]
     # sort_indices is stable: records with equal sequence stay in file order
-    return data.take(pc.sort_indices(data, sort_keys=order, null_placement="at_start"))
+    return data.take(pc.sort_indices(data, sort_keys=order))
 
 
 def _merge(data, keys, value_names, engine, options, primary_keys, table):

@@ -37,6 +37,25 @@ def test_sort_order_declared_and_used(catalog, spark):
     assert t.replace_sort_order()["order-id"] == 0  # unsorted again
 
 
+def test_each_sort_key_places_its_own_nulls(catalog, spark):
+    """``a asc nulls last, b desc nulls first``: within a run of equal ``a``, ``b``'s nulls come
+    first, whatever ``a``'s null order says (both writers)."""
+    t = catalog.create_table("db.nulls", "a int, b int, id bigint not null")
+    t.replace_sort_order("a asc nulls last", "b desc nulls first")
+    rows = [(1, 5, 0), (None, 1, 1), (1, None, 2), (2, 7, 3), (None, None, 4), (1, 9, 5), (2, None, 6)]
+    t.append(pa.table({"a": pa.array([r[0] for r in rows], pa.int32()), "b": pa.array([r[1] for r in rows], pa.int32()),
+                       "id": pa.array([r[2] for r in rows], pa.int64())}))
+    t.append(spark.createDataFrame(rows, "a int, b int, id bigint"))
+    expected = [2, 5, 0, 6, 3, 4, 1]        # a=1: null, 9, 5; a=2: null, 7; a=null: null, 1
+    files = t.plan_files()
+    assert len(files) >= 2
+    arrow_file = [f for f in files if f.record_count == len(rows)]
+    assert arrow_file and pq.read_table(arrow_file[0].file_path).column("id").to_pylist() == expected
+    for f in files:                      # Spark's tasks each write a part, in the same order
+        got = pq.read_table(f.file_path).column("id").to_pylist()
+        assert got == [i for i in expected if i in got]
+
+
 def test_bucket_sort_field_files_are_recorded_unsorted(catalog):
     t = catalog.create_table("db.bsorted", "id bigint not null")
     t.replace_sort_order("bucket(4, id)")
