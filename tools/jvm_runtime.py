@@ -20,13 +20,13 @@ import os
 import shutil
 import struct
 import subprocess
-import sys
 import tempfile
 import threading
 import zipfile
 from pathlib import Path
 
 from icefloe.spark.javac import JavacError, compile_jar
+from tools import venvs
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV_DIR = ROOT / ".venv-jvm"
@@ -125,15 +125,7 @@ def _site_packages() -> Path:
 
 def ensure_env(quiet: bool = True) -> Path:
     """Build ``.venv-jvm`` (once per change of ``requirements-jvm.txt``) and the relocated Jackson jar."""
-    stamp = ENV_DIR / ".installed"
-    if not stamp.exists() or stamp.stat().st_mtime < REQUIREMENTS.stat().st_mtime:
-        if not _env_python().exists():
-            subprocess.run([sys.executable, "-m", "venv", str(ENV_DIR)], check=True)
-        cmd = [str(_env_python()), "-m", "pip", "install", "--disable-pip-version-check", "-r", str(REQUIREMENTS)]
-        result = subprocess.run(cmd + (["--quiet"] if quiet else []), capture_output=quiet, text=True)
-        if result.returncode != 0:
-            raise JvmRuntimeUnavailable(f"installing {REQUIREMENTS.name} failed:\n{result.stderr}")
-        stamp.touch()
+    venvs.build(ENV_DIR, REQUIREMENTS, JvmRuntimeUnavailable, quiet)
     shaded = ENV_DIR / "iceberg-jackson-relocated.jar"
     if not shaded.exists():
         spark_jars = _site_packages() / "pyspark" / "jars"

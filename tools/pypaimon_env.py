@@ -23,11 +23,11 @@ from __future__ import annotations
 import atexit
 import os
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
 from tools import remote_python as rp
+from tools import venvs
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV_DIR = ROOT / ".venv-paimon"
@@ -45,15 +45,7 @@ def env_python() -> Path:
 
 def ensure_env(quiet: bool = True) -> Path:
     """Build ``.venv-paimon`` (once per change of ``requirements-paimon.txt``)."""
-    stamp = ENV_DIR / ".installed"
-    if not stamp.exists() or stamp.stat().st_mtime < REQUIREMENTS.stat().st_mtime:
-        if not env_python().exists():
-            subprocess.run([sys.executable, "-m", "venv", str(ENV_DIR)], check=True)
-        cmd = [str(env_python()), "-m", "pip", "install", "--disable-pip-version-check", "-r", str(REQUIREMENTS)]
-        result = subprocess.run(cmd + (["--quiet"] if quiet else []), capture_output=quiet, text=True)
-        if result.returncode != 0:
-            raise PypaimonUnavailable(f"installing {REQUIREMENTS.name} failed:\n{result.stderr}")
-        stamp.touch()
+    venvs.build(ENV_DIR, REQUIREMENTS, PypaimonUnavailable, quiet)
     return ENV_DIR
 
 
