@@ -42,6 +42,35 @@ class FileMetrics:
     split_offsets: list = field(default_factory=list)
 
 
+def parquet_columns(schema: Schema):
+    """(Parquet path as a tuple of names, field, repeated) of each of ``schema``'s primitive columns
+    as Parquet lays them out: struct fields by name, list elements under ``list.element``, map keys
+    and values under ``key_value``. A ``variant`` is one of them (its group, not its leaves)."""
+
+    def visit(f: NestedField, path: tuple, repeated: bool):
+        t = f.field_type
+        if isinstance(t, StructType):
+            for c in t.fields:
+                yield from visit(c, path + (c.name,), repeated)
+        elif isinstance(t, ListType):
+            element = NestedField(t.element_id, "element", t.element_type, t.element_required)
+            yield from visit(element, path + ("list", "element"), True)
+        elif isinstance(t, MapType):
+            yield from visit(t.key_field, path + ("key_value", "key"), True)
+            value = NestedField(t.value_id, "value", t.value_type, t.value_required)
+            yield from visit(value, path + ("key_value", "value"), True)
+        else:
+            yield path, f, repeated
+
+    for f in schema.fields:
+        yield from visit(f, (f.name,), False)
+
+
+def variant_paths(schema: Schema) -> list[tuple]:
+    """The Parquet paths of ``schema``'s ``variant`` groups, at any depth."""
+    return [path for path, f, _ in parquet_columns(schema) if isinstance(f.field_type, VariantType)]
+
+
 def parquet_leaf_paths(schema: Schema) -> tuple[dict, dict]:
     """Map Parquet column paths ("s.a", "l.list.element", "m.key_value.key") to (field, repeated).
     A ``variant`` column ``v`` maps ``v.metadata`` (repeated, so it gets no bounds). Also returns
@@ -49,27 +78,14 @@ def parquet_leaf_paths(schema: Schema) -> tuple[dict, dict]:
     ``typed_value``) count towards the column's size only."""
     out: dict = {}
     variants: dict = {}
-
-    def visit(f: NestedField, prefix: str, repeated: bool):
-        path = f"{prefix}{f.name}" if prefix is not None else f.name
-        t = f.field_type
-        if isinstance(t, StructType):
-            for c in t.fields:
-                visit(c, path + ".", repeated)
-        elif isinstance(t, ListType):
-            visit(NestedField(t.element_id, "element", t.element_type, t.element_required), path + ".list.", True)
-        elif isinstance(t, MapType):
-            visit(t.key_field, path + ".key_value.", True)
-            visit(NestedField(t.value_id, "value", t.value_type, t.value_required), path + ".key_value.", True)
-        elif isinstance(t, VariantType):
+    for path, f, repeated in parquet_columns(schema):
+        name = ".".join(path)
+        if isinstance(f.field_type, VariantType):
             # a variant is a group: its required ``metadata`` counts its values and nulls; no bounds
-            out[path + ".metadata"] = (f, True)
-            variants[path + "."] = f
+            out[name + ".metadata"] = (f, True)
+            variants[name + "."] = f
         else:
-            out[path] = (f, repeated)
-
-    for f in schema.fields:
-        visit(f, "", False)
+            out[name] = (f, repeated)
     return out, variants
 
 

@@ -11,9 +11,9 @@ from typing import Optional
 
 from icefloe.core.arrow import fit_array
 from icefloe.core.io import FileIO
-from icefloe.core.parquet import metrics_from_footer
+from icefloe.core.parquet import metrics_from_footer, variant_paths
 from icefloe.core.parquet_footer import FooterPatchingSink, annotate_variants
-from icefloe.core.types import ListType, MapType, Schema, StructType, VariantType, to_arrow_schema
+from icefloe.core.types import Schema, to_arrow_schema
 from icefloe.errors import RequiredFieldNullError, SchemaMismatchError
 from icefloe.iceberg import conversions
 from icefloe.iceberg.schema import default_value, stored_schema
@@ -167,27 +167,6 @@ def write_arrow(io: FileIO, table, schema: Schema, spec: PartitionSpec, location
         for p in written:
             io.delete(p)
         raise
-    return out
-
-
-def variant_paths(schema: Schema) -> list[tuple]:
-    """The Parquet paths of ``schema``'s ``variant`` groups, at any depth (lists and maps through
-    Parquet's own group names)."""
-    out: list[tuple] = []
-
-    def visit(t, path: tuple) -> None:
-        if isinstance(t, VariantType):
-            out.append(path)
-        elif isinstance(t, StructType):
-            for f in t.fields:
-                visit(f.field_type, path + (f.name,))
-        elif isinstance(t, ListType):
-            visit(t.element_type, path + ("list", "element"))
-        elif isinstance(t, MapType):
-            visit(t.key_type, path + ("key_value", "key"))
-            visit(t.value_type, path + ("key_value", "value"))
-
-    visit(schema.struct, ())
     return out
 
 
