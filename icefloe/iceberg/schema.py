@@ -151,18 +151,19 @@ def nanos_as_long(schema: Schema) -> Schema:
     """``schema`` with each nanosecond timestamp (format v3's ``_ns`` types), at any depth, as
     ``long``, without defaults: its raw nanoseconds since the epoch, as a rewrite carries them
     through an engine that holds microseconds (Spark) unchanged."""
-    return Schema(_nanos_as_long(schema.struct).fields, schema.schema_id, schema.identifier_field_ids)
+    return Schema(nanos_type_as_long(schema.struct).fields, schema.schema_id, schema.identifier_field_ids)
 
 
-def _nanos_as_long(t: IcebergType) -> IcebergType:
+def nanos_type_as_long(t: IcebergType) -> IcebergType:
+    """Type ``t`` with each nanosecond timestamp in it as ``long`` (``nanos_as_long``)."""
     if isinstance(t, StructType):
-        return StructType([dataclasses.replace(f, field_type=_nanos_as_long(f.field_type), initial_default=None,
+        return StructType([dataclasses.replace(f, field_type=nanos_type_as_long(f.field_type), initial_default=None,
                                                write_default=None) if "_ns" in str(f.field_type) else f
                            for f in t.fields])
     if isinstance(t, ListType):
-        return ListType(t.element_id, _nanos_as_long(t.element_type), t.element_required)
+        return ListType(t.element_id, nanos_type_as_long(t.element_type), t.element_required)
     if isinstance(t, MapType):
-        return MapType(t.key_id, _nanos_as_long(t.key_type), t.value_id, _nanos_as_long(t.value_type),
+        return MapType(t.key_id, nanos_type_as_long(t.key_type), t.value_id, nanos_type_as_long(t.value_type),
                        t.value_required, t.key_required)
     return primitive_from_string("long") if str(t).endswith("_ns") else t
 

@@ -26,7 +26,7 @@ from typing import Optional
 from icefloe.iceberg import scan as scan_mod
 from icefloe.iceberg.manifest import DATA, POSITION_DELETES
 from icefloe.iceberg.manifest_reader import live_entries
-from icefloe.iceberg.schema import nanos_as_long
+from icefloe.iceberg.schema import nanos_type_as_long
 from icefloe.iceberg.rewrite import RewriteFiles, plan_compaction
 from icefloe.iceberg.row_delta import RowDelta
 from icefloe.iceberg.validate import Validation, isolation_level
@@ -36,7 +36,7 @@ from icefloe.spark import iceberg_lineage as lineage_mod
 from icefloe.spark.iceberg_lineage import tracks_lineage, with_lineage_fields
 from icefloe.spark.iceberg_evolved_read import has_nanos
 from icefloe.spark.iceberg_read import FILE_COL, POS_COL, read_tasks
-from icefloe.core.types import ListType, MapType, NestedField, Schema, StructType, to_arrow_schema, to_spark_type
+from icefloe.core.types import ListType, MapType, StructType, to_arrow_schema, to_spark_type
 from icefloe.iceberg.arrow_writer import _split_by_partition
 from icefloe.iceberg.delete_files import equality_delete_schema, write_equality_deletes
 from icefloe.spark.iceberg_write import has_fixed, range_checked, write_data_files
@@ -403,7 +403,7 @@ def _with_raw_nanos(rows, table, meta, origins: list):
         rows = rows.join(raw, [FILE_COL, POS_COL], "left")
     else:
         rows = rows.select("*", F.lit(None).cast("boolean").alias(RAW_HIT),
-                           *[F.lit(None).cast(to_spark_type(_long_type(f.field_type))).alias(raw_name[f.field_id])
+                           *[F.lit(None).cast(to_spark_type(nanos_type_as_long(f.field_type))).alias(raw_name[f.field_id])
                              for f in ns])
     for f in ns:
         value = _ns_restored(f"`{f.name}`", f"`{raw_name[f.field_id]}`", f.field_type)
@@ -422,11 +422,7 @@ def _ns_restored(mine: str, theirs: str, t, depth: int = 0) -> str:
     if "_ns" not in str(t):
         return mine
     if isinstance(t, StructType):
-        parts = ", ".join(f"'{f.name.replace(chr(39), chr(92) + chr(39))}', "
-                          + _ns_restored(f"{mine}.`{f.name.replace('`', '``')}`",
-                                         f"{theirs}.`{f.name.replace('`', '``')}`", f.field_type, depth + 1)
-                          for f in t.fields)
-        return f"IF({mine} IS NULL, NULL, named_struct({parts}))"
+        return _struct_sql(mine, t, lambda f, field: _ns_restored(field(mine), field(theirs), f.field_type, depth + 1))
     if isinstance(t, ListType):
         x, i = f"x{depth}", f"i{depth}"
         return (f"transform({mine}, ({x}, {i}) -> "
@@ -439,8 +435,15 @@ def _ns_restored(mine: str, theirs: str, t, depth: int = 0) -> str:
     return f"IF({same}, {theirs}, {_ns_rebuilt(mine, t, _nanos)})"
 
 
-def _long_type(t):
-    return nanos_as_long(Schema([NestedField(1, "c", t, False)])).fields[0].field_type
+def _struct_sql(sql: str, t, value) -> str:
+    """SQL of struct ``sql`` (of type ``t``) rebuilt field by field: ``value(field, of)`` gives a
+    field's SQL, ``of(struct_sql)`` naming that field of a struct; null stays null."""
+    def part(f) -> str:
+        def of(struct_sql: str) -> str:
+            return f"{struct_sql}.`{f.name.replace('`', '``')}`"
+        return f"'{f.name.replace(chr(39), chr(92) + chr(39))}', {value(f, of)}"
+
+    return f"IF({sql} IS NULL, NULL, named_struct({', '.join(part(f) for f in t.fields)}))"
 
 
 def _micros(sql: str, t) -> str:
@@ -466,10 +469,7 @@ def _ns_rebuilt(sql: str, t, leaf, comparable: bool = False, depth: int = 0) -> 
         return sql
     x = f"x{depth}"
     if isinstance(t, StructType):
-        parts = ", ".join(f"'{f.name.replace(chr(39), chr(92) + chr(39))}', "
-                          + _ns_rebuilt(f"{sql}.`{f.name.replace('`', '``')}`", f.field_type, leaf, comparable, depth + 1)
-                          for f in t.fields)
-        return f"IF({sql} IS NULL, NULL, named_struct({parts}))"
+        return _struct_sql(sql, t, lambda f, field: _ns_rebuilt(field(sql), f.field_type, leaf, comparable, depth + 1))
     if isinstance(t, ListType):
         return f"transform({sql}, {x} -> {_ns_rebuilt(x, t.element_type, leaf, comparable, depth + 1)})"
     key = _ns_rebuilt(f"{x}.key", t.key_type, leaf, comparable, depth + 1)

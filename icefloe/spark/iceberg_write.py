@@ -388,11 +388,8 @@ def arrow_rows_to_files(io: FileIO, meta: TableMetadata, write_id: str, table, t
     schema = meta.schema
 
     def column(f):
-        col = table.column(f.name).combine_chunks()
-        if nanos_raw and str(f.field_type).endswith("_ns") and pa.types.is_integer(col.type):
-            return col.cast(pa.int64()).cast(to_arrow_type(f.field_type, with_ids=False))
-        col = uuid_strings_to_bytes(col, f.field_type, f.name)
-        if nanos_raw and "_ns" in str(f.field_type):      # inside a struct, list or map: raw nanoseconds too
+        col = uuid_strings_to_bytes(table.column(f.name).combine_chunks(), f.field_type, f.name)
+        if nanos_raw and "_ns" in str(f.field_type):      # raw nanoseconds (longs) at any depth
             return col.cast(to_arrow_type(f.field_type, with_ids=False))
         return col
 

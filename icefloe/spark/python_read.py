@@ -94,17 +94,16 @@ def _as_spark(table, wanted, schema: Schema):
         col = table.column(i)
         if f.name in uuids:
             col = pa.array([None if v is None else str(uuid.UUID(bytes=v)) for v in col.to_pylist()], pa.string())
-        elif pa.types.is_timestamp(col.type) and col.type.unit == "ns":
-            col = col.cast(pa.int64()) if pa.types.is_integer(f.type) else _floor_to_micros(col)   # raw, or floored
-        elif pa.types.is_nested(col.type) and "timestamp[ns" in str(col.type):
-            col = _nanos_nested(col, f.type)     # inside too: floored to Spark's microseconds, or raw longs
+        elif "timestamp[ns" in str(col.type):
+            col = _spark_nanos(col, f.type)     # at any depth: floored to Spark's microseconds, or raw longs
         cols.append(col.cast(f.type, safe=not pa.types.is_nested(col.type)))
     return pa.Table.from_arrays(cols, schema=wanted)
 
 
-def _nanos_nested(col, wanted):
-    """A struct, list or map array with every nanosecond timestamp inside as ``wanted`` holds it:
-    its raw nanoseconds where ``wanted`` has an integer, else floored to microseconds."""
+def _spark_nanos(col, wanted):
+    """An array with every nanosecond timestamp in it (itself, or inside a struct, list or map) as
+    ``wanted`` holds it: its raw nanoseconds where ``wanted`` has an integer, else floored to
+    microseconds."""
     import pyarrow as pa
 
     col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
@@ -112,16 +111,16 @@ def _nanos_nested(col, wanted):
     if pa.types.is_timestamp(t) and t.unit == "ns":
         return col.cast(pa.int64()) if pa.types.is_integer(wanted) else _floor_to_micros(col)
     if pa.types.is_struct(t):
-        children = [_nanos_nested(col.field(i), wanted.field(i).type) for i in range(t.num_fields)]
+        children = [_spark_nanos(col.field(i), wanted.field(i).type) for i in range(t.num_fields)]
         fields = [t.field(i).with_type(c.type) for i, c in enumerate(children)]
         return pa.StructArray.from_arrays(children, fields=fields, mask=col.is_null())
     if pa.types.is_map(t):
-        keys, items = _nanos_nested(col.keys, wanted.key_type), _nanos_nested(col.items, wanted.item_type)
+        keys, items = _spark_nanos(col.keys, wanted.key_type), _spark_nanos(col.items, wanted.item_type)
         return pa.MapArray.from_arrays(col.offsets, keys, items, pa.map_(t.key_field.with_type(keys.type),
                                                                          t.item_field.with_type(items.type)),
                                        mask=col.is_null())
     if pa.types.is_list(t) or pa.types.is_large_list(t):
-        values = _nanos_nested(col.values, wanted.value_type)
+        values = _spark_nanos(col.values, wanted.value_type)
         cls = pa.LargeListArray if pa.types.is_large_list(t) else pa.ListArray
         return cls.from_arrays(col.offsets, values, mask=col.is_null())
     return col
