@@ -14,8 +14,12 @@ session icefloe starts; a session of the user's own uses it when its ``spark.jar
 :func:`jar_path`. Where the class is not loadable (no ``javac``, Spark Connect, a session without
 the jar) :func:`reader` returns None and the callers filter with Spark SQL instead.
 
-The positions travel in the scan's options, per file: ascending, delta-encoded as unsigned LEB128
-varints, base64 (one to three bytes per deleted row for the usual sparse deletes).
+Where the positions are kept in files (Iceberg's position delete files and deletion vectors,
+Paimon's deletion vectors) the scan's options name those files, per data file
+(:func:`source_options`), and each task reads its own file's positions from them
+(``DeleteSources.java``): the driver reads no deletes and holds no positions. Positions the driver
+does hold travel in the options themselves (:func:`scan_options`): ascending, delta-encoded as
+unsigned LEB128 varints, base64 (one to three bytes per deleted row for the usual sparse deletes).
 """
 from __future__ import annotations
 
@@ -32,6 +36,11 @@ from icefloe.spark.javac import JavacError, compile_jar, find_javac
 
 CLASS = "icefloe.jvm.DeletedRowsParquetFormat"
 OPTION = "icefloe.deleted-rows"
+SOURCES_OPTION = "icefloe.deleted-rows-in"
+# the kinds of file a task reads a data file's deleted positions from
+POSITION_FILE = "position-file"     # Iceberg position delete file (Parquet): its rows naming the data file
+ICEBERG_VECTOR = "iceberg-dv"       # Iceberg deletion-vector-v1 blob of a Puffin file, at (offset, length)
+PAIMON_VECTOR = "paimon-dv"         # Paimon deletion vector of an index file, at (offset, size)
 SOURCES = Path(__file__).resolve().parent / "jvm"
 MAX_ENCODED_BYTES = 64 << 20        # the positions of one scan, as they travel in its plan
 
@@ -152,4 +161,22 @@ def scan_options(spark, deleted: dict) -> Optional[dict]:
     return {OPTION: "\n".join(lines)}
 
 
-__all__ = ["CLASS", "OPTION", "jar_path", "available", "encode", "reader", "scan_options"]
+def source_options(spark, sources: dict) -> Optional[dict]:
+    """The options of a scan in the format (``CLASS``) whose tasks read each data file's deleted
+    positions where they are kept: ``sources`` maps a data file's path (as the table's metadata names
+    it) to ``(kind, file, offset, length)`` tuples, ``kind`` one of ``POSITION_FILE``,
+    ``ICEBERG_VECTOR``, ``PAIMON_VECTOR`` (offset and length 0 for a position delete file). None
+    when the class is not loadable here or a path holds a tab or a line break (the options' separators)."""
+    if not available(spark):
+        return None
+    lines = []
+    for path, items in sources.items():
+        for kind, file, offset, length in items:
+            if any(c in path or c in file for c in "\t\n\r"):
+                return None
+            lines.append(f"{path}\t{kind}\t{file}\t{int(offset)}\t{int(length)}")
+    return {SOURCES_OPTION: "\n".join(lines)}
+
+
+__all__ = ["CLASS", "OPTION", "SOURCES_OPTION", "POSITION_FILE", "ICEBERG_VECTOR", "PAIMON_VECTOR", "jar_path",
+           "available", "encode", "reader", "scan_options", "source_options"]

@@ -191,9 +191,10 @@ def _read_tasks(spark, tasks: list, schema: Schema, where, columns, with_positio
             parts = [read_parquet_by_field_id(spark, [t.path for t in with_ids], schema, history)] if with_ids else []
             parts += _read_without_ids(spark, without_ids, schema, history, name_mapping, False)
             df = _union(parts)
-    elif has_deletes and _only_position_deletes_by_raw_path(tasks) and _fits_a_filter(tasks):
+    elif has_deletes and _only_position_deletes_by_raw_path(tasks) and (
+            (in_scan := _deletes_read_in_scan(spark, tasks)) is not None or _fits_a_filter(tasks)):
         # files with and without deletes in one scan, the deletes a filter on it
-        df = _read_with_position_filter(spark, tasks, schema, history, with_positions)
+        df = _read_with_position_filter(spark, tasks, schema, history, with_positions, in_scan)
     elif has_deletes and any(not t.deletes for t in tasks):
         # files without deletes take the plain path; only the others go through the deletes
         clean = [t for t in tasks if not t.deletes]
@@ -350,16 +351,51 @@ def _fits_a_filter(tasks: list) -> bool:
             <= BROADCAST_ROWS)
 
 
+def _deletes_read_in_scan(spark, tasks: list) -> Optional[dict]:
+    """The options of a scan whose tasks read each data file's position deletes and deletion
+    vectors themselves (``deleted_rows.source_options``), or None where they cannot (the format's
+    class not loadable, a delete file not Parquet). A delete file that is missing is named now, as
+    a missing data file is."""
+    if not deleted_rows.available(spark):
+        return None
+    sources: dict = {}
+    files: set = set()
+    for t in tasks:
+        items = []
+        for d in t.deletes:
+            if d.is_deletion_vector:
+                if d.referenced_data_file != t.path:     # a vector deletes from its own data file only
+                    continue
+                items.append((deleted_rows.ICEBERG_VECTOR, d.file_path, d.content_offset, d.content_size_in_bytes))
+            elif d.file_format.upper() == "PARQUET":
+                items.append((deleted_rows.POSITION_FILE, d.file_path, 0, 0))
+            else:
+                return None
+            files.add(d.file_path)
+        if items:
+            sources[t.path] = items
+    options = deleted_rows.source_options(spark, sources)
+    if options is not None:
+        for f in sorted(files):
+            if not LOCAL.exists(f):
+                raise CorruptDataFileError(f, "delete file referenced by the snapshot is missing")
+    return options
+
+
 def _read_with_position_filter(spark, tasks: list, schema: Schema, history: Sequence[Schema],
-                               with_positions: bool = False):
-    """The rows of ``tasks`` less their position deletes, by a bitmap filter (see above); tasks
-    without deletes are read in the same scan (no branch of the filter names them)."""
+                               with_positions: bool = False, in_scan: Optional[dict] = None):
+    """The rows of ``tasks`` less their position deletes: inside the scan, its tasks reading the
+    deletes (``in_scan``, from ``_deletes_read_in_scan``) or given the positions the driver read,
+    else by a bitmap filter (see above); tasks without deletes are read in the same scan (no
+    branch of the filter names them)."""
     import pyarrow as pa
     from pyspark.sql import functions as F
 
     dirty = [t for t in tasks if t.deletes]
-    positions = positions_by_data_file(LOCAL, {t.path: t.deletes for t in dirty})
-    in_scan = deleted_rows.scan_options(spark, positions)
+    positions = None
+    if in_scan is None:
+        positions = positions_by_data_file(LOCAL, {t.path: t.deletes for t in dirty})
+        in_scan = deleted_rows.scan_options(spark, positions)
     if in_scan is not None:              # the deletes applied inside the Parquet scan
         df = file_scan(spark, [t.path for t in tasks], spark_read_schema(schema, history), in_scan, deleted_rows.CLASS)
         if with_positions:

@@ -20,7 +20,7 @@ from icefloe.paimon import deletion_vectors as dv
 from icefloe.paimon import merge as mg
 from icefloe.paimon import types as pt
 from icefloe.core.io import LOCAL, normalize_location, strip_scheme
-from icefloe.errors import CorruptDataFileError
+from icefloe.errors import CorruptDataFileError, CorruptMetadataError
 from icefloe.core import types as core
 from icefloe.paimon.arrow_read import read_data_file
 from icefloe.paimon.changelog import KIND_LABELS
@@ -449,13 +449,15 @@ def _marked_by_bitmap(spark, table, schema, marked: list, fields, unmarked: Sequ
 
     key_col, row_col, word_col, bit_col, words_col = ("_icefloe_size", "_icefloe_row", "_icefloe_word",
                                                       "_icefloe_bit", "_icefloe_words")
-    loaded: dict = {}
-    positions = []
-    for e, bv in marked:
-        if bv.path not in loaded:
-            loaded[bv.path] = bv.load(table.io)
-        positions.append(loaded[bv.path][e.file.file_name].to_array())
-    in_scan = deleted_rows.scan_options(spark, {e.file.file_path: p for (e, _), p in zip(marked, positions)})
+    in_scan = _vectors_read_in_scan(spark, table, marked)
+    if in_scan is None:
+        loaded: dict = {}
+        positions = []
+        for e, bv in marked:
+            if bv.path not in loaded:
+                loaded[bv.path] = bv.load(table.io)
+            positions.append(loaded[bv.path][e.file.file_name].to_array())
+        in_scan = deleted_rows.scan_options(spark, {e.file.file_path: p for (e, _), p in zip(marked, positions)})
     if in_scan is not None:          # the vectors applied inside the Parquet scan
         both = list(marked) + list(unmarked)
         return read_files(spark, [e.file.file_path for e, _ in both], schema.fields,
@@ -478,6 +480,22 @@ def _marked_by_bitmap(spark, table, schema, marked: list, fields, unmarked: Sequ
     return (df.join(F.broadcast(table_words), key_col, "left")
             .where(F.expr(bit_is_clear(words_col, word_col, bit_col)))
             .drop(key_col, row_col, word_col, bit_col, words_col)), False
+
+
+def _vectors_read_in_scan(spark, table, marked: list) -> Optional[dict]:
+    """The options of a scan whose tasks read each marked file's vector from its index file
+    (``deleted_rows.source_options``): the driver reads no vector. None where the scan's class
+    is not loadable. A missing index file is named now."""
+    sources = {}
+    for e, bv in marked:
+        offset, size, _cardinality = bv.ranges[e.file.file_name]
+        sources[e.file.file_path] = [(deleted_rows.PAIMON_VECTOR, bv.path, offset, size)]
+    options = deleted_rows.source_options(spark, sources)
+    if options is not None:
+        for path in sorted({bv.path for _e, bv in marked}):
+            if not table.io.exists(path):
+                raise CorruptMetadataError(path, "deletion vector index file referenced by the snapshot is missing")
+    return options
 
 
 def _where_and_columns(df, where, columns: Optional[Sequence[str]]):

@@ -46,6 +46,23 @@ import scala.runtime.AbstractFunction1;
  */
 public class DeletedRowsParquetFormat extends ParquetFileFormat {
   public static final String OPTION = "icefloe.deleted-rows";
+  /** Where each file's deleted positions are kept, read by the task (lines of {@link DeleteSources}). */
+  public static final String SOURCES = "icefloe.deleted-rows-in";
+
+  /** Each file's deletes: positions given, and files to read them from; broadcast once per scan. */
+  static final class Deletes implements java.io.Serializable {
+    final HashMap<String, String> encoded;
+    final HashMap<String, List<DeleteSources.Source>> sources;
+
+    Deletes(HashMap<String, String> encoded, HashMap<String, List<DeleteSources.Source>> sources) {
+      this.encoded = encoded;
+      this.sources = sources;
+    }
+
+    boolean isEmpty() {
+      return encoded.isEmpty() && sources.isEmpty();
+    }
+  }
 
   @Override
   public String shortName() {
@@ -77,8 +94,8 @@ public class DeletedRowsParquetFormat extends ParquetFileFormat {
   public Function1<PartitionedFile, Iterator<InternalRow>> buildReaderWithPartitionValues(
       SparkSession spark, StructType dataSchema, StructType partitionSchema, StructType requiredSchema,
       Seq<Filter> filters, scala.collection.immutable.Map<String, String> options, Configuration hadoopConf) {
-    String spec = options.get(OPTION).getOrElse(() -> "");
-    HashMap<String, String> deleted = parse(spec);
+    Deletes deleted = new Deletes(parse(options.get(OPTION).getOrElse(() -> "")),
+        parseSources(options.get(SOURCES).getOrElse(() -> "")));
     String rowIndexName = ParquetFileFormat.ROW_INDEX_TEMPORARY_COLUMN_NAME();
     int rowIndex = -1;
     for (int i = 0; i < requiredSchema.length(); i++) {
@@ -105,7 +122,7 @@ public class DeletedRowsParquetFormat extends ParquetFileFormat {
         ? super.buildReaderWithPartitionValues(spark, dataSchema, partitionSchema, requiredSchema, filters, options,
             new Configuration(hadoopConf))
         : null;
-    Broadcast<SerializableConfiguration> conf = added && filters.isEmpty()
+    Broadcast<SerializableConfiguration> conf = (added && filters.isEmpty()) || !deleted.sources.isEmpty()
         ? spark.sparkContext().broadcast(new SerializableConfiguration(hadoopConf),
             scala.reflect.ClassTag$.MODULE$.apply(SerializableConfiguration.class))
         : null;
@@ -117,11 +134,10 @@ public class DeletedRowsParquetFormat extends ParquetFileFormat {
       types.add(f.dataType());
     }
     // each executor fetches the positions once, rather than every task carrying every file's
-    @SuppressWarnings("unchecked")
-    scala.reflect.ClassTag<HashMap<String, String>> tag =
-        (scala.reflect.ClassTag<HashMap<String, String>>) (Object) scala.reflect.ClassTag$.MODULE$.apply(HashMap.class);
-    Broadcast<HashMap<String, String>> shared = spark.sparkContext().broadcast(deleted, tag);
-    return new Reader(inner, plain, conf, shared, rowIndex, added, types.toArray(new DataType[0]));
+    Broadcast<Deletes> shared = spark.sparkContext().broadcast(deleted,
+        scala.reflect.ClassTag$.MODULE$.apply(Deletes.class));
+    return new Reader(inner, plain, conf, shared, rowIndex, added && filters.isEmpty(), added,
+        types.toArray(new DataType[0]));
   }
 
   /** A file's key: its path without scheme, as the driver and the task both name it. */
@@ -136,6 +152,17 @@ public class DeletedRowsParquetFormat extends ParquetFileFormat {
       int tab = line.lastIndexOf('\t');
       if (tab > 0) {
         out.put(key(line.substring(0, tab)), line.substring(tab + 1));
+      }
+    }
+    return out;
+  }
+
+  private static HashMap<String, List<DeleteSources.Source>> parseSources(String spec) {
+    HashMap<String, List<DeleteSources.Source>> out = new HashMap<>();
+    for (String line : spec.split("\n")) {
+      DeleteSources.Source source = DeleteSources.parse(line);
+      if (source != null) {
+        out.computeIfAbsent(key(source.target), k -> new ArrayList<>()).add(source);
       }
     }
     return out;
@@ -171,18 +198,20 @@ public class DeletedRowsParquetFormat extends ParquetFileFormat {
     private final Function1<PartitionedFile, Iterator<InternalRow>> inner;
     private final Function1<PartitionedFile, Iterator<InternalRow>> plain;
     private final Broadcast<SerializableConfiguration> conf;
-    private final Broadcast<HashMap<String, String>> deleted;
+    private final Broadcast<Deletes> deleted;
+    private final boolean counted;      // positions counted from the split's first row, not read
     private final int rowIndex;
     private final boolean dropRowIndex;
     private final DataType[] types;
 
     Reader(Function1<PartitionedFile, Iterator<InternalRow>> inner, Function1<PartitionedFile, Iterator<InternalRow>> plain,
-        Broadcast<SerializableConfiguration> conf, Broadcast<HashMap<String, String>> deleted, int rowIndex,
+        Broadcast<SerializableConfiguration> conf, Broadcast<Deletes> deleted, int rowIndex, boolean counted,
         boolean dropRowIndex, DataType[] types) {
       this.inner = inner;
       this.plain = plain;
       this.conf = conf;
       this.deleted = deleted;
+      this.counted = counted;
       this.rowIndex = rowIndex;
       this.dropRowIndex = dropRowIndex;
       this.types = types;
@@ -190,12 +219,20 @@ public class DeletedRowsParquetFormat extends ParquetFileFormat {
 
     @Override
     public Iterator<InternalRow> apply(PartitionedFile file) {
-      String encoded = deleted.value().get(key(file.toPath().toString()));
-      if (encoded == null && plain != null) {
+      String name = key(file.toPath().toString());
+      Deletes all = deleted.value();
+      String encoded = all.encoded.get(name);
+      List<DeleteSources.Source> sources = all.sources.get(name);
+      if (encoded == null && sources == null && plain != null) {
         return plain.apply(file);
       }
-      long[] words = encoded == null ? new long[0] : bitmap(encoded);
-      long first = conf == null ? -1 : firstRow(file);
+      long[] words = encoded == null ? new long[16] : bitmap(encoded);
+      if (sources != null) {
+        for (DeleteSources.Source source : sources) {
+          words = DeleteSources.mark(words, source, conf.value().value());
+        }
+      }
+      long first = counted ? firstRow(file) : -1;
       Iterator<?> filtered = first >= 0
           ? new Filtered(plain.apply(file), words, -1, first, false, types)
           : new Filtered(inner.apply(file), words, rowIndex, 0, dropRowIndex, types);
