@@ -117,7 +117,7 @@ def _commit_changes(table, operation: str, meta, snap, tasks: list, labelled, is
         changes, by_file, counts = file_stats(changed, FILE_COL, checkpoint=False)
         every_row = False
     else:
-        changes, by_file, counts = file_stats(labelled(tasks), FILE_COL, checkpoint=False)
+        changes, by_file, counts = _counted_per_file(labelled(tasks), task_by_path)
     touched = {f for f, r in by_file.items() if r["upd"] + r["dele"] > 0}
 
     def every_row_deleted(f) -> bool:
@@ -177,6 +177,28 @@ def _commit_changes(table, operation: str, meta, snap, tasks: list, labelled, is
         raise
     return _commit_row_delta(table, operation, meta, snap, task_by_path, added, removed, referenced, counts,
                              isolation, conflict_filter, scope_by_partition)
+
+
+def _counted_per_file(labelled, task_by_path: dict) -> tuple:
+    """``file_stats`` of every live row of the files read (``labelled``), counting only the rows
+    that change, and the kept ones of files with earlier deletes: a file without deletes has as
+    many live rows as its record count, so its ``n`` comes from the metadata. Grouping every row by
+    its file's path cost more than the rest of the scan (a string per row)."""
+    from pyspark.sql import functions as F
+
+    with_deletes = sorted(p for p, t in task_by_path.items() if t.deletes)
+    counted = F.col(ACTION) != KEEP
+    if with_deletes:
+        counted = counted | F.col(FILE_COL).isin(with_deletes)
+    changes, stats, counts = file_stats(labelled.where(counted), FILE_COL, checkpoint=False)
+    by_file = {}
+    for path, r in stats.items():
+        row = r.asDict()
+        task = task_by_path.get(path)
+        if task is not None and not task.deletes:
+            row["n"] = task.file.record_count
+        by_file[path] = row
+    return changes, by_file, counts
 
 
 def _write_changes_in_tasks(table, meta, task_by_path: dict, labelled, changed, cols: list, operation: str,
