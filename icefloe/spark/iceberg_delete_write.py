@@ -36,14 +36,16 @@ from icefloe.spark.paimon_write import clean_up_failed_job
 
 
 def write_position_deletes_in_tasks(positions, meta: TableMetadata, io: FileIO, partition_of: dict,
-                                    previous: Optional[dict] = None, counts: Optional[dict] = None) -> list:
+                                    previous: Optional[dict] = None, counts: Optional[dict] = None,
+                                    rows_of: Optional[dict] = None) -> list:
     """Position delete files for ``positions`` (a DataFrame of FILE_COL, POS_COL), written by tasks.
 
     ``partition_of`` maps each data file path to its ``(spec_id, partition)``: a file list the
     driver already holds from planning. ``previous`` maps a data file to the position delete files
     (and vectors) already applying to it, merged into its new vector on a v3 table. ``counts``,
     when given, receives each data file's number of new positions (as the tasks report them); with a
-    ``KIND_COL`` column in ``positions``, keyed by (data file, kind) instead."""
+    ``KIND_COL`` column in ``positions``, keyed by (data file, kind) instead. ``rows_of`` (a data
+    file's record count) spreads the data files' positions over the tasks (``_clustered``)."""
     from pyspark.sql import functions as F
 
     if not partition_of:
@@ -52,8 +54,8 @@ def write_position_deletes_in_tasks(positions, meta: TableMetadata, io: FileIO, 
     spark = positions.sparkSession
     parallelism = _task_count(spark, len(partition_of))
     kind = [F.col(KIND_COL).alias(KIND_COL)] if KIND_COL in positions.columns else []
-    clustered = (positions.select(F.col(FILE_COL).alias("file_path"), F.col(POS_COL).alias("pos"), *kind)
-                 .repartition(parallelism, "file_path").sortWithinPartitions("file_path", "pos"))
+    clustered = _clustered(positions.select(F.col(FILE_COL).alias("file_path"), F.col(POS_COL).alias("pos"), *kind),
+                           parallelism, rows_of or dict.fromkeys(partition_of, 1), False)
     marker = f"{meta.location.rstrip('/')}/data/.staging-{job_id}/aborted"
     run = _task(io.for_tasks(), meta, partition_of, previous or {}, job_id, marker)
     out = []
@@ -67,7 +69,7 @@ def write_position_deletes_in_tasks(positions, meta: TableMetadata, io: FileIO, 
 
 def write_changes_in_tasks(changes, meta: TableMetadata, io: FileIO, partition_of: dict, previous: dict,
                            counts: dict, deleting: tuple, writing: tuple, row_meta: TableMetadata,
-                           prepare=None) -> tuple:
+                           prepare=None, rows_of: Optional[dict] = None) -> tuple:
     """A merge-on-read change written by one Spark job, as the JVM runtime writes it: ``changes``
     holds FILE_COL, POS_COL, KIND_COL and ``row_meta``'s columns. A row whose kind is in
     ``deleting`` names a position to delete; one whose kind is in ``writing`` is a row to write.
@@ -77,15 +79,12 @@ def write_changes_in_tasks(changes, meta: TableMetadata, io: FileIO, partition_o
     and position columns into ``row_meta``'s columns first) and reports both, with its count of positions per
     (data file, kind) added to ``counts``. Returns (delete files, data files); a failed job leaves
     none of either."""
-    from pyspark.sql import functions as F
 
     job_id = uuid.uuid4().hex
     spark = changes.sparkSession
     parallelism = _task_count(spark, len(partition_of))
-    # inserted rows name no data file: they stay spread over the tasks they come from
-    spread = F.coalesce(F.col("file_path"), F.concat(F.lit("+"), F.spark_partition_id().cast("string")))
-    clustered = (changes.withColumnsRenamed({FILE_COL: "file_path", POS_COL: "pos"})
-                 .repartition(parallelism, spread).sortWithinPartitions("file_path", "pos"))
+    clustered = _clustered(changes.withColumnsRenamed({FILE_COL: "file_path", POS_COL: "pos"}), parallelism,
+                           rows_of or dict.fromkeys(partition_of, 1), True)
     marker = f"{meta.location.rstrip('/')}/data/.staging-{job_id}/aborted"
     write_deletes = _deletes_writer(io.for_tasks(), meta, partition_of, previous, job_id)
     task_io = io.for_tasks()
@@ -153,6 +152,38 @@ def _run_job(clustered, run, io: FileIO, meta: TableMetadata, job_id: str, marke
         io.delete_tree(os.path.dirname(marker))
         raise explain_spark_error(e) from None
     return [pickle.loads(r["files"]) for r in rows]
+
+
+_MAX_PLACED_FILES = 64       # data files placed on tasks one by one (a lookup per row), beyond that hashed
+
+
+def _clustered(rows, parallelism: int, rows_of: dict, inserts: bool):
+    """``rows`` (``file_path``, ``pos``...) in ``parallelism`` partitions, each data file's in one,
+    sorted by file and position. The data files are placed by their record counts, the largest
+    first on the least loaded task (a hash of the path may put the two large files of a table on
+    one task, and the job waits for it); beyond ``_MAX_PLACED_FILES`` files, or where Spark
+    cannot place rows by id, the path is hashed. ``inserts``: rows without a data file (inserted
+    rows) stay spread over the tasks they come from."""
+    from pyspark.sql import functions as F
+
+    files = sorted(rows_of, key=lambda p: (-rows_of[p], p))
+    if parallelism > 1 and 0 < len(files) <= _MAX_PLACED_FILES and hasattr(rows, "repartitionById"):
+        load = [0] * parallelism
+        place = {}
+        for p in files:
+            task = min(range(parallelism), key=load.__getitem__)
+            place[p] = task
+            load[task] += max(int(rows_of[p]), 1)
+        task_of = F.create_map(*[c for p in files for c in (F.lit(p), F.lit(place[p]))])[F.col("file_path")]
+        if inserts:
+            task_of = F.coalesce(task_of, F.spark_partition_id())
+        placed = rows.repartitionById(parallelism, task_of)
+    else:
+        # inserted rows name no data file: they stay spread over the tasks they come from
+        key = (F.coalesce(F.col("file_path"), F.concat(F.lit("+"), F.spark_partition_id().cast("string")))
+               if inserts else F.col("file_path"))
+        placed = rows.repartition(parallelism, key)
+    return placed.sortWithinPartitions("file_path", "pos")
 
 
 def _task_count(spark, files: int) -> int:

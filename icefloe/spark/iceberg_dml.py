@@ -167,7 +167,8 @@ def _commit_changes(table, operation: str, meta, snap, tasks: list, labelled, is
                 partition_of = {p: task_by_path[p].partition_key for p in referenced}
                 previous = {p: [d for d in task_by_path[p].deletes if d.content == POSITION_DELETES]
                             for p in referenced}
-                added.extend(write_position_deletes_in_tasks(pos, meta, table.io, partition_of, previous))
+                added.extend(write_position_deletes_in_tasks(pos, meta, table.io, partition_of, previous,
+                                                             rows_of=_record_counts(task_by_path, referenced)))
         if new_rows is not None and (counts["inserted"] or counts["updated"] or (mode == COPY_ON_WRITE and rewrite)):
             origins = [task_by_path[p] for p in sorted(touched) if p in task_by_path]
             added.extend(_write_rows(new_rows, meta, table, cols, tasks, origins=origins))
@@ -177,6 +178,11 @@ def _commit_changes(table, operation: str, meta, snap, tasks: list, labelled, is
         raise
     return _commit_row_delta(table, operation, meta, snap, task_by_path, added, removed, referenced, counts,
                              isolation, conflict_filter, scope_by_partition)
+
+
+def _record_counts(task_by_path: dict, paths=None) -> dict:
+    """Each data file's record count (of ``paths``, default all): how its changes are spread over tasks."""
+    return {p: task_by_path[p].file.record_count for p in (task_by_path if paths is None else paths)}
 
 
 def _counted_per_file(labelled, task_by_path: dict) -> tuple:
@@ -233,7 +239,7 @@ def _write_changes_in_tasks(table, meta, task_by_path: dict, labelled, changed, 
         positions = changes.where(F.col(ACTION).isin(UPDATE, DELETE_ROW)).select(
             FILE_COL, POS_COL, F.col(ACTION).alias(KIND_COL))
         added.extend(write_position_deletes_in_tasks(positions, meta, table.io, partition_of, previous,
-                                                     counts=by_kind))
+                                                     counts=by_kind, rows_of=_record_counts(task_by_path)))
         _refuse_emptied(table, meta, task_by_path, by_kind)
         if INSERT in kinds or (kinds and any(k == UPDATE and n for (_p, k), n in by_kind.items())):
             updated = [task_by_path[p] for (p, k), n in by_kind.items() if k == UPDATE and n and p in task_by_path]
@@ -265,7 +271,8 @@ def _write_changes_in_one_job(table, meta, tasks: list, changes, cols: list, kin
     by_kind: dict = {}
     deletes, data = write_changes_in_tasks(
         rows, meta, table.io, partition_of, previous, by_kind, (UPDATE, DELETE_ROW), kinds, row_meta,
-        prepare=lineage_mod.written_in_task(tasks, "file_path", "pos") if lineage else None)
+        prepare=lineage_mod.written_in_task(tasks, "file_path", "pos") if lineage else None,
+        rows_of=_record_counts({t.path: t for t in tasks}))
     added = deletes + data
     try:
         _refuse_emptied(table, meta, {t.path: t for t in tasks}, by_kind)
