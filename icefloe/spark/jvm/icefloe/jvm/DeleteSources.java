@@ -3,33 +3,24 @@ package icefloe.jvm;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.zip.CRC32;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
-import org.apache.parquet.filter2.compat.FilterCompat;
-import org.apache.parquet.filter2.predicate.FilterApi;
-import org.apache.parquet.hadoop.ParquetReader;
-import org.apache.parquet.hadoop.api.InitContext;
-import org.apache.parquet.hadoop.api.ReadSupport;
-import org.apache.parquet.io.api.Binary;
-import org.apache.parquet.io.api.Converter;
-import org.apache.parquet.io.api.GroupConverter;
-import org.apache.parquet.io.api.PrimitiveConverter;
-import org.apache.parquet.io.api.RecordMaterializer;
-import org.apache.parquet.schema.MessageType;
-import org.apache.parquet.schema.PrimitiveType;
-import org.apache.parquet.schema.Type;
+import org.apache.spark.sql.execution.datasources.parquet.VectorizedParquetRecordReader;
+import org.apache.spark.sql.types.LongType;
+import org.apache.spark.sql.types.StringType;
+import org.apache.spark.sql.vectorized.ColumnVector;
+import org.apache.spark.sql.vectorized.ColumnarBatch;
+import org.apache.spark.unsafe.types.UTF8String;
 import org.roaringbitmap.IntIterator;
 import org.roaringbitmap.RoaringBitmap;
 
 /**
  * The deleted positions of one data file, read in the task that reads the file, from where a table
- * format keeps them: an Iceberg position delete file (Parquet rows of {@code file_path}, {@code pos};
- * only the rows naming the data file count, found with the file's statistics and a record filter),
+ * format keeps them: an Iceberg position delete file (Parquet rows of {@code file_path}, {@code pos},
+ * the columns the spec names; only the rows naming the data file count; read by Spark's vectorized reader),
  * an Iceberg {@code deletion-vector-v1} blob of a Puffin file, or a Paimon deletion vector in an
  * index file. Each source is one line of the {@code icefloe.deleted-rows-in} option:
  * {@code data-file TAB kind TAB file TAB offset TAB length}. A source that cannot be read fails the
@@ -41,9 +32,6 @@ final class DeleteSources {
   static final String PAIMON_VECTOR = "paimon-dv";
   private static final byte[] ICEBERG_MAGIC = {(byte) 0xD1, (byte) 0xD3, 0x39, 0x64};
   private static final int PAIMON_MAGIC = 1581511376;
-  // Iceberg's reserved field ids of a position delete file's columns
-  private static final int FILE_PATH_ID = 2147483546;
-  private static final int POS_ID = 2147483545;
 
   private DeleteSources() {
   }
@@ -115,103 +103,35 @@ final class DeleteSources {
 
   // ------------------------------------------------------------------ Iceberg position delete files
   private static long[] markPositionFile(long[] words, Source s, Configuration conf) throws IOException {
-    try (ParquetReader<Long> reader = ParquetReader.builder(new Positions(), new Path(s.file)).withConf(conf)
-        .withFilter(FilterCompat.get(FilterApi.eq(FilterApi.binaryColumn("file_path"), Binary.fromString(s.target))))
-        .build()) {
-      for (Long pos = reader.read(); pos != null; pos = reader.read()) {
-        words = set(words, pos);
+    VectorizedParquetRecordReader reader = new VectorizedParquetRecordReader(false, 4096);
+    try {
+      try {
+        reader.initialize(s.file, java.util.Arrays.asList("file_path", "pos"));
+      } catch (IOException | RuntimeException e) {   // unreadable, or without the columns the spec names
+        throw new IOException("not a position delete file: " + e.getMessage(), e);
       }
+      ColumnarBatch batch = reader.resultBatch();
+      if (batch.numCols() != 2 || !(batch.column(0).dataType() instanceof StringType)
+          || !(batch.column(1).dataType() instanceof LongType)) {
+        throw new IOException("not a position delete file: its file_path or pos column is not as the spec says");
+      }
+      UTF8String target = UTF8String.fromString(s.target);
+      while (reader.nextBatch()) {
+        ColumnVector paths = batch.column(0);
+        ColumnVector positions = batch.column(1);
+        for (int i = 0, n = batch.numRows(); i < n; i++) {
+          if (!paths.isNullAt(i) && target.equals(paths.getUTF8String(i))) {
+            if (positions.isNullAt(i)) {
+              throw new IOException("not a position delete file: a row has no pos");
+            }
+            words = set(words, positions.getLong(i));
+          }
+        }
+      }
+    } finally {
+      reader.close();
     }
     return words;
-  }
-
-  /** Reads a position delete file's {@code pos} values; {@code file_path} is read only to be filtered on. */
-  private static final class Positions extends ReadSupport<Long> {
-    private int posIndex = -1;          // of the read schema, set when the file is opened
-
-    private static Type column(MessageType schema, int id, String name) {
-      for (Type t : schema.getFields()) {
-        if (t.getId() != null && t.getId().intValue() == id) {
-          return t;
-        }
-      }
-      for (Type t : schema.getFields()) {
-        if (t.getName().equals(name)) {
-          return t;
-        }
-      }
-      throw new IllegalStateException("not a position delete file: it has no " + name + " column");
-    }
-
-    @Override
-    public ReadContext init(InitContext context) {
-      MessageType file = context.getFileSchema();
-      Type path = column(file, FILE_PATH_ID, "file_path");
-      Type pos = column(file, POS_ID, "pos");
-      if (!path.getName().equals("file_path") || !path.isPrimitive() || !pos.isPrimitive()
-          || pos.asPrimitiveType().getPrimitiveTypeName() != PrimitiveType.PrimitiveTypeName.INT64) {
-        throw new IllegalStateException("not a position delete file: its file_path or pos column is not as the spec says");
-      }
-      List<Type> fields = new ArrayList<>();
-      for (Type t : file.getFields()) {      // in the file's order
-        if (t == path || t == pos) {
-          if (t == pos) {
-            posIndex = fields.size();
-          }
-          fields.add(t);
-        }
-      }
-      return new ReadContext(new MessageType(file.getName(), fields));
-    }
-
-    @Override
-    public RecordMaterializer<Long> prepareForRead(Configuration conf, java.util.Map<String, String> meta,
-        MessageType fileSchema, ReadContext context) {
-      final int at = posIndex;
-      final long[] current = new long[1];
-      final boolean[] seen = new boolean[1];
-      PrimitiveConverter ignore = new PrimitiveConverter() {
-        @Override
-        public void addBinary(Binary value) {
-        }
-      };
-      PrimitiveConverter position = new PrimitiveConverter() {
-        @Override
-        public void addLong(long value) {
-          current[0] = value;
-          seen[0] = true;
-        }
-      };
-      GroupConverter root = new GroupConverter() {
-        @Override
-        public Converter getConverter(int i) {
-          return i == at ? position : ignore;
-        }
-
-        @Override
-        public void start() {
-          seen[0] = false;
-        }
-
-        @Override
-        public void end() {
-        }
-      };
-      return new RecordMaterializer<Long>() {
-        @Override
-        public Long getCurrentRecord() {
-          if (!seen[0]) {
-            throw new IllegalStateException("not a position delete file: a row has no pos");
-          }
-          return current[0];
-        }
-
-        @Override
-        public GroupConverter getRootConverter() {
-          return root;
-        }
-      };
-    }
   }
 
   // ------------------------------------------------------------------ deletion vectors
