@@ -39,6 +39,7 @@ OPTION = "icefloe.deleted-rows"
 SOURCES_OPTION = "icefloe.deleted-rows-in"
 # the kinds of file a task reads a data file's deleted positions from
 POSITION_FILE = "position-file"     # Iceberg position delete file (Parquet): its rows naming the data file
+POSITION_FILE_OF_ONE = "position-file-of-one"   # one whose every row names the data file: its positions alone
 ICEBERG_VECTOR = "iceberg-dv"       # Iceberg deletion-vector-v1 blob of a Puffin file, at (offset, length)
 PAIMON_VECTOR = "paimon-dv"         # Paimon deletion vector of an index file, at (offset, size)
 SOURCES = Path(__file__).resolve().parent / "jvm"
@@ -165,7 +166,7 @@ def source_options(spark, sources: dict) -> Optional[dict]:
     """The options of a scan in the format (``CLASS``) whose tasks read each data file's deleted
     positions where they are kept: ``sources`` maps a data file's path (as the table's metadata names
     it) to ``(kind, file, offset, length)`` tuples, ``kind`` one of ``POSITION_FILE``,
-    ``ICEBERG_VECTOR``, ``PAIMON_VECTOR`` (offset and length 0 for a position delete file). None
+    ``POSITION_FILE_OF_ONE``, ``ICEBERG_VECTOR``, ``PAIMON_VECTOR`` (offset and length 0 for a position delete file). None
     when the class is not loadable here or a path holds a tab or a line break (the options' separators)."""
     if not available(spark):
         return None
@@ -178,5 +179,5 @@ def source_options(spark, sources: dict) -> Optional[dict]:
     return {SOURCES_OPTION: "\n".join(lines)}
 
 
-__all__ = ["CLASS", "OPTION", "SOURCES_OPTION", "POSITION_FILE", "ICEBERG_VECTOR", "PAIMON_VECTOR", "jar_path",
+__all__ = ["CLASS", "OPTION", "SOURCES_OPTION", "POSITION_FILE", "POSITION_FILE_OF_ONE", "ICEBERG_VECTOR", "PAIMON_VECTOR", "jar_path",
            "available", "encode", "reader", "scan_options", "source_options"]

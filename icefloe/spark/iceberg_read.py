@@ -41,7 +41,7 @@ from icefloe.iceberg.manifest import EQUALITY_DELETES, POSITION_DELETES
 from icefloe.iceberg.schema import stored_schema
 from icefloe.errors import UnsupportedFeatureError  # noqa: F401 - defined in icefloe.errors, importable here too
 from icefloe.errors import CorruptDataFileError
-from icefloe.iceberg.delete_files import POSITION_DELETE_SCHEMA, positions_by_data_file
+from icefloe.iceberg.delete_files import FILE_PATH_ID, POSITION_DELETE_SCHEMA, positions_by_data_file
 from icefloe.spark.align import fitted_column, spark_default
 # FILE_COL: the data file a row was read from (the path as the table's metadata has it); POS_COL: the
 # row's 0-based position in that file
@@ -351,12 +351,23 @@ def _fits_a_filter(tasks: list) -> bool:
             <= BROADCAST_ROWS)
 
 
+# Position delete files of at most this many rows in all are read once on the driver (one Arrow
+# read, their positions sent in the scan's options): a Parquet reader opened per file in every task
+# costs more for them. Larger ones, and every deletion vector, are read by the tasks.
+DRIVER_READ_POSITION_ROWS = 2_000_000
+
+
 def _deletes_read_in_scan(spark, tasks: list) -> Optional[dict]:
     """The options of a scan whose tasks read each data file's position deletes and deletion
     vectors themselves (``deleted_rows.source_options``), or None where they cannot (the format's
-    class not loadable, a delete file not Parquet). A delete file that is missing is named now, as
-    a missing data file is."""
+    class not loadable, a delete file not Parquet) or the driver reads them
+    (``DRIVER_READ_POSITION_ROWS``). A delete file that is missing is named now, as a missing data
+    file is."""
     if not deleted_rows.available(spark):
+        return None
+    position_rows = sum(d.record_count for d in {d.delete_key: d for t in tasks for d in t.deletes
+                                                 if not d.is_deletion_vector}.values())
+    if 0 < position_rows <= DRIVER_READ_POSITION_ROWS:
         return None
     sources: dict = {}
     files: set = set()
@@ -368,7 +379,8 @@ def _deletes_read_in_scan(spark, tasks: list) -> Optional[dict]:
                     continue
                 items.append((deleted_rows.ICEBERG_VECTOR, d.file_path, d.content_offset, d.content_size_in_bytes))
             elif d.file_format.upper() == "PARQUET":
-                items.append((deleted_rows.POSITION_FILE, d.file_path, 0, 0))
+                kind = deleted_rows.POSITION_FILE_OF_ONE if _names_only(d, t.path) else deleted_rows.POSITION_FILE
+                items.append((kind, d.file_path, 0, 0))
             else:
                 return None
             files.add(d.file_path)
@@ -380,6 +392,15 @@ def _deletes_read_in_scan(spark, tasks: list) -> Optional[dict]:
             if not LOCAL.exists(f):
                 raise CorruptDataFileError(f, "delete file referenced by the snapshot is missing")
     return options
+
+
+def _names_only(delete_file, path: str) -> bool:
+    """Whether every row of a position delete file names the data file ``path``: it says so
+    (``referenced_data_file``), or its ``file_path`` bounds are both that path."""
+    if delete_file.referenced_data_file == path:
+        return True
+    lower = (delete_file.lower_bounds or {}).get(FILE_PATH_ID)
+    return lower is not None and lower == (delete_file.upper_bounds or {}).get(FILE_PATH_ID) == path.encode("utf-8")
 
 
 def _read_with_position_filter(spark, tasks: list, schema: Schema, history: Sequence[Schema],

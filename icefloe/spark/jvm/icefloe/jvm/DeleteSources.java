@@ -28,6 +28,7 @@ import org.roaringbitmap.RoaringBitmap;
  */
 final class DeleteSources {
   static final String POSITION_FILE = "position-file";
+  static final String POSITION_FILE_OF_ONE = "position-file-of-one";     // every row names the data file
   static final String ICEBERG_VECTOR = "iceberg-dv";
   static final String PAIMON_VECTOR = "paimon-dv";
   private static final byte[] ICEBERG_MAGIC = {(byte) 0xD1, (byte) 0xD3, 0x39, 0x64};
@@ -75,7 +76,9 @@ final class DeleteSources {
     try {
       switch (s.kind) {
         case POSITION_FILE:
-          return markPositionFile(words, s, conf);
+          return markPositionFile(words, s, false);
+        case POSITION_FILE_OF_ONE:
+          return markPositionFile(words, s, true);
         case ICEBERG_VECTOR:
           return markIcebergVector(words, s, conf);
         case PAIMON_VECTOR:
@@ -102,29 +105,53 @@ final class DeleteSources {
   }
 
   // ------------------------------------------------------------------ Iceberg position delete files
-  private static long[] markPositionFile(long[] words, Source s, Configuration conf) throws IOException {
+  /** A position delete file's rows naming the data file; {@code all}: every row does (its
+   * metadata says so), and only {@code pos} is read. */
+  private static long[] markPositionFile(long[] words, Source s, boolean all) throws IOException {
     VectorizedParquetRecordReader reader = new VectorizedParquetRecordReader(false, 4096);
     try {
       try {
-        reader.initialize(s.file, java.util.Arrays.asList("file_path", "pos"));
+        reader.initialize(s.file, all ? java.util.Arrays.asList("pos") : java.util.Arrays.asList("file_path", "pos"));
       } catch (IOException | RuntimeException e) {   // unreadable, or without the columns the spec names
         throw new IOException("not a position delete file: " + e.getMessage(), e);
       }
       ColumnarBatch batch = reader.resultBatch();
-      if (batch.numCols() != 2 || !(batch.column(0).dataType() instanceof StringType)
-          || !(batch.column(1).dataType() instanceof LongType)) {
+      int posAt = all ? 0 : 1;
+      if (batch.numCols() != posAt + 1 || !(batch.column(posAt).dataType() instanceof LongType)
+          || (!all && !(batch.column(0).dataType() instanceof StringType))) {
         throw new IOException("not a position delete file: its file_path or pos column is not as the spec says");
       }
       UTF8String target = UTF8String.fromString(s.target);
+      long[] values = new long[0];
       while (reader.nextBatch()) {
-        ColumnVector paths = batch.column(0);
-        ColumnVector positions = batch.column(1);
-        for (int i = 0, n = batch.numRows(); i < n; i++) {
-          if (!paths.isNullAt(i) && target.equals(paths.getUTF8String(i))) {
-            if (positions.isNullAt(i)) {
-              throw new IOException("not a position delete file: a row has no pos");
+        int n = batch.numRows();
+        ColumnVector positions = batch.column(posAt);
+        if (positions.hasNull()) {
+          throw new IOException("not a position delete file: a row has no pos");
+        }
+        if (values.length < n) {
+          values = new long[n];
+        }
+        System.arraycopy(positions.getLongs(0, n), 0, values, 0, n);
+        if (all) {
+          long top = values[n - 1];
+          for (int i = 0; i < n; i++) {
+            top = Math.max(top, values[i]);
+          }
+          words = set(words, top);       // the bitmap's size once, then plain stores
+          for (int i = 0; i < n; i++) {
+            long p = values[i];
+            if (p < 0) {
+              throw new IOException("not a position delete file: negative position " + p);
             }
-            words = set(words, positions.getLong(i));
+            words[(int) (p >>> 6)] |= 1L << (p & 63);
+          }
+        } else {
+          ColumnVector paths = batch.column(0);
+          for (int i = 0; i < n; i++) {
+            if (!paths.isNullAt(i) && target.equals(paths.getUTF8String(i))) {
+              words = set(words, values[i]);
+            }
           }
         }
       }
