@@ -206,13 +206,15 @@ def _task(io: FileIO, meta: TableMetadata, partition_of: dict, previous: dict, j
 
 
 def _deletes_writer(io: FileIO, meta: TableMetadata, partition_of: dict, previous: dict, job_id: str):
-    """What a task calls to write its (file_path, pos) rows as delete files: position delete files
-    (one per partition) below format v3, else one Puffin file of deletion vectors; returns the
-    DataFiles written (none are left behind when it fails)."""
+    """What a task calls to write its (file_path, pos) rows as delete files: below format v3,
+    position delete files, one per data file (``referenced_data_file`` set), or one per partition
+    with ``write.delete.granularity=partition``; else one Puffin file of deletion vectors. Returns
+    the DataFiles written (none are left behind when it fails)."""
     if meta.format_version >= 3:
         return _vector_writer(io, meta, partition_of, previous, job_id)
     schema, location, props = meta.schema, meta.location, dict(meta.properties)
     specs = {spec_id: meta.spec_by_id(spec_id) for spec_id, _ in set(partition_of.values())}
+    by_file = delete_granularity(props) == "file"
 
     def write(table, task: int) -> list:
         import pyarrow as pa
@@ -221,13 +223,18 @@ def _deletes_writer(io: FileIO, meta: TableMetadata, partition_of: dict, previou
         paths = table.column("file_path").combine_chunks()
         groups: dict = {}
         for path in pc.unique(paths).to_pylist():
-            groups.setdefault(partition_of[path], []).append(path)
+            groups.setdefault(path if by_file else partition_of[path], []).append(path)
         written: list = []
         try:
-            for n, ((spec_id, partition), members) in enumerate(sorted(groups.items(), key=repr)):
+            for n, (key, members) in enumerate(sorted(groups.items(), key=repr)):
+                spec_id, partition = partition_of[members[0]]
                 rows = table.filter(pc.is_in(paths, pa.array(members, pa.string())))
-                written.extend(write_position_deletes(io, location, schema, specs[spec_id], {partition: rows}, props,
-                                                      write_id=f"{job_id}-{task:05d}-{n:05d}"))
+                files = write_position_deletes(io, location, schema, specs[spec_id], {partition: rows}, props,
+                                               write_id=f"{job_id}-{task:05d}-{n:05d}")
+                for f in files:
+                    if by_file:
+                        f.referenced_data_file = key
+                written.extend(files)
         except BaseException:
             for f in written:
                 io.delete(f.file_path)
@@ -235,6 +242,15 @@ def _deletes_writer(io: FileIO, meta: TableMetadata, partition_of: dict, previou
         return written
 
     return write
+
+
+def delete_granularity(properties: dict) -> str:
+    """``write.delete.granularity``: ``file`` (the default, as Iceberg's runtime writes them) or
+    ``partition``; anything else is refused, naming the property."""
+    value = str(properties.get("write.delete.granularity", "file")).strip().lower()
+    if value not in ("file", "partition"):
+        raise ValueError(f"write.delete.granularity must be 'file' or 'partition', not {value!r}")
+    return value
 
 
 def _vector_writer(io: FileIO, meta: TableMetadata, partition_of: dict, previous: dict, job_id: str):

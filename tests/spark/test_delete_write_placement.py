@@ -43,3 +43,43 @@ def test_inserted_rows_stay_spread(spark):
     where = _placement(placed)
     assert len(where["/t/a.parquet"]) == 1
     assert len(where[None]) > 1          # the inserted rows are not all sent to one task
+
+
+def _delete_files(t):
+    from icefloe.iceberg.manifest import POSITION_DELETES
+    from icefloe.spark.iceberg_dml import _target
+
+    return {d.delete_key: d for task in _target(t, None)[2] for d in task.deletes
+            if d.content == POSITION_DELETES}.values()
+
+
+def test_position_deletes_are_written_per_data_file_unless_asked_per_partition(spark, tmp_path):
+    import pytest
+
+    from icefloe.catalog import Catalog
+
+    cat = Catalog(str(tmp_path / "wh"), spark=spark)
+    for granularity in ("file", "partition"):
+        t = cat.create_table(f"db.{granularity}", "id bigint", properties={
+            "write.delete.mode": "merge-on-read", "write.delete.granularity": granularity})
+        for k in range(3):        # three data files, one task's worth of deletes
+            t.append(spark.range(k * 100, k * 100 + 100, 1, 1))
+        t.delete("id % 10 = 0")
+        deletes = list(_delete_files(t.refresh()))
+        if granularity == "file":
+            assert len(deletes) == 3
+            targets = {d.referenced_data_file for d in deletes}
+            assert len(targets) == 3 and None not in targets
+            assert all(d.record_count == 10 for d in deletes)
+        else:
+            assert 1 <= len(deletes) <= 2          # one per task (one or two tasks here)
+            # a file of one task holds the deletes of several data files (it names none of them)
+            assert any(d.referenced_data_file is None for d in deletes)
+            assert sum(d.record_count for d in deletes) == 30
+        assert sorted(r.id for r in t.to_spark().collect()) == [i for i in range(300) if i % 10]
+    t = cat.create_table("db.bad", "id bigint", properties={
+        "write.delete.mode": "merge-on-read", "write.delete.granularity": "row"})
+    t.append(spark.range(0, 10, 1, 1))
+    with pytest.raises(ValueError, match="write.delete.granularity"):
+        t.delete("id = 1")
+    assert t.refresh().to_spark().count() == 10

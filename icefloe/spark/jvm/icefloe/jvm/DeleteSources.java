@@ -8,19 +8,28 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
-import org.apache.spark.sql.execution.datasources.parquet.VectorizedParquetRecordReader;
-import org.apache.spark.sql.types.LongType;
-import org.apache.spark.sql.types.StringType;
-import org.apache.spark.sql.vectorized.ColumnVector;
-import org.apache.spark.sql.vectorized.ColumnarBatch;
-import org.apache.spark.unsafe.types.UTF8String;
+import org.apache.parquet.column.ColumnDescriptor;
+import org.apache.parquet.column.ColumnReader;
+import org.apache.parquet.column.impl.ColumnReadStoreImpl;
+import org.apache.parquet.column.page.PageReadStore;
+import org.apache.parquet.hadoop.ParquetFileReader;
+import org.apache.parquet.hadoop.metadata.BlockMetaData;
+import org.apache.parquet.hadoop.metadata.ColumnChunkMetaData;
+import org.apache.parquet.hadoop.util.HadoopInputFile;
+import org.apache.parquet.io.api.Binary;
+import org.apache.parquet.io.api.Converter;
+import org.apache.parquet.io.api.GroupConverter;
+import org.apache.parquet.io.api.PrimitiveConverter;
+import org.apache.parquet.schema.MessageType;
+import org.apache.parquet.schema.PrimitiveType;
+import org.apache.parquet.schema.Type;
 import org.roaringbitmap.IntIterator;
 import org.roaringbitmap.RoaringBitmap;
 
 /**
  * The deleted positions of one data file, read in the task that reads the file, from where a table
  * format keeps them: an Iceberg position delete file (Parquet rows of {@code file_path}, {@code pos},
- * the columns the spec names; only the rows naming the data file count; read by Spark's vectorized reader),
+ * the columns the spec names; only the rows naming the data file count; read with Parquet's column readers),
  * an Iceberg {@code deletion-vector-v1} blob of a Puffin file, or a Paimon deletion vector in an
  * index file. Each source is one line of the {@code icefloe.deleted-rows-in} option:
  * {@code data-file TAB kind TAB file TAB offset TAB length}. A source that cannot be read fails the
@@ -76,9 +85,9 @@ final class DeleteSources {
     try {
       switch (s.kind) {
         case POSITION_FILE:
-          return markPositionFile(words, s, false);
+          return markPositionFile(words, s, false, conf);
         case POSITION_FILE_OF_ONE:
-          return markPositionFile(words, s, true);
+          return markPositionFile(words, s, true, conf);
         case ICEBERG_VECTOR:
           return markIcebergVector(words, s, conf);
         case PAIMON_VECTOR:
@@ -105,60 +114,98 @@ final class DeleteSources {
   }
 
   // ------------------------------------------------------------------ Iceberg position delete files
-  /** A position delete file's rows naming the data file; {@code all}: every row does (its
-   * metadata says so), and only {@code pos} is read. */
-  private static long[] markPositionFile(long[] words, Source s, boolean all) throws IOException {
-    VectorizedParquetRecordReader reader = new VectorizedParquetRecordReader(false, 4096);
+  private static final PrimitiveConverter IGNORED = new PrimitiveConverter() {
+  };
+  private static final GroupConverter NO_RECORDS = new GroupConverter() {
+    @Override
+    public Converter getConverter(int fieldIndex) {
+      return IGNORED;
+    }
+
+    @Override
+    public void start() {
+    }
+
+    @Override
+    public void end() {
+    }
+  };
+
+  private static Type column(MessageType schema, String name, PrimitiveType.PrimitiveTypeName type) throws IOException {
+    if (!schema.containsField(name) || !schema.getType(name).isPrimitive()
+        || schema.getType(name).asPrimitiveType().getPrimitiveTypeName() != type) {
+      throw new IOException("not a position delete file: it has no " + type + " column " + name);
+    }
+    return schema.getType(name);
+  }
+
+  /** A position delete file's rows naming the data file, column by column with Parquet's own
+   * readers (row groups whose {@code file_path} range leaves the data file out are skipped);
+   * {@code all}: every row names it (the file's metadata says so), and only {@code pos} is read. */
+  private static long[] markPositionFile(long[] words, Source s, boolean all, Configuration conf) throws IOException {
+    ParquetFileReader reader;
     try {
-      try {
-        reader.initialize(s.file, all ? java.util.Arrays.asList("pos") : java.util.Arrays.asList("file_path", "pos"));
-      } catch (IOException | RuntimeException e) {   // unreadable, or without the columns the spec names
-        throw new IOException("not a position delete file: " + e.getMessage(), e);
-      }
-      ColumnarBatch batch = reader.resultBatch();
-      int posAt = all ? 0 : 1;
-      if (batch.numCols() != posAt + 1 || !(batch.column(posAt).dataType() instanceof LongType)
-          || (!all && !(batch.column(0).dataType() instanceof StringType))) {
-        throw new IOException("not a position delete file: its file_path or pos column is not as the spec says");
-      }
-      UTF8String target = UTF8String.fromString(s.target);
-      long[] values = new long[0];
-      while (reader.nextBatch()) {
-        int n = batch.numRows();
-        ColumnVector positions = batch.column(posAt);
-        if (positions.hasNull()) {
-          throw new IOException("not a position delete file: a row has no pos");
+      reader = ParquetFileReader.open(HadoopInputFile.fromPath(new Path(s.file), conf));
+    } catch (IOException | RuntimeException e) {
+      throw new IOException("not a position delete file: " + e.getMessage(), e);
+    }
+    try (ParquetFileReader r = reader) {
+      MessageType schema = r.getFileMetaData().getSchema();
+      Type pathType = column(schema, "file_path", PrimitiveType.PrimitiveTypeName.BINARY);
+      Type posType = column(schema, "pos", PrimitiveType.PrimitiveTypeName.INT64);
+      MessageType read = new MessageType(schema.getName(),
+          all ? java.util.Collections.singletonList(posType) : java.util.Arrays.asList(pathType, posType));
+      r.setRequestedSchema(read);
+      ColumnDescriptor pathColumn = all ? null : read.getColumnDescription(new String[] {"file_path"});
+      ColumnDescriptor posColumn = read.getColumnDescription(new String[] {"pos"});
+      Binary target = Binary.fromString(s.target);
+      for (BlockMetaData block : r.getRowGroups()) {
+        if (!all && leavesOut(block, target)) {
+          r.skipNextRowGroup();
+          continue;
         }
-        if (values.length < n) {
-          values = new long[n];
-        }
-        System.arraycopy(positions.getLongs(0, n), 0, values, 0, n);
-        if (all) {
-          long top = values[n - 1];
-          for (int i = 0; i < n; i++) {
-            top = Math.max(top, values[i]);
+        PageReadStore rows = r.readNextRowGroup();
+        ColumnReadStoreImpl store = new ColumnReadStoreImpl(rows, NO_RECORDS, read, r.getFileMetaData().getCreatedBy());
+        ColumnReader pos = store.getColumnReader(posColumn);
+        ColumnReader paths = all ? null : store.getColumnReader(pathColumn);
+        int posDefined = posColumn.getMaxDefinitionLevel();
+        int pathDefined = all ? 0 : pathColumn.getMaxDefinitionLevel();
+        for (long i = 0, n = rows.getRowCount(); i < n; i++) {
+          boolean named = true;
+          if (paths != null) {
+            named = paths.getCurrentDefinitionLevel() == pathDefined && target.equals(paths.getBinary());
+            paths.consume();
           }
-          words = set(words, top);       // the bitmap's size once, then plain stores
-          for (int i = 0; i < n; i++) {
-            long p = values[i];
-            if (p < 0) {
-              throw new IOException("not a position delete file: negative position " + p);
-            }
-            words[(int) (p >>> 6)] |= 1L << (p & 63);
+          if (pos.getCurrentDefinitionLevel() != posDefined) {
+            throw new IOException("not a position delete file: a row has no pos");
           }
-        } else {
-          ColumnVector paths = batch.column(0);
-          for (int i = 0; i < n; i++) {
-            if (!paths.isNullAt(i) && target.equals(paths.getUTF8String(i))) {
-              words = set(words, values[i]);
-            }
+          long p = pos.getLong();
+          pos.consume();
+          if (named) {
+            words = set(words, p);
           }
         }
       }
-    } finally {
-      reader.close();
     }
     return words;
+  }
+
+  /** Whether a row group's {@code file_path} statistics show it holds no row naming {@code target}. */
+  private static boolean leavesOut(BlockMetaData block, Binary target) {
+    for (ColumnChunkMetaData chunk : block.getColumns()) {
+      if (chunk.getPath().toDotString().equals("file_path")) {
+        org.apache.parquet.column.statistics.Statistics<?> stats = chunk.getStatistics();
+        if (stats == null || !stats.hasNonNullValue() || !(stats.genericGetMin() instanceof Binary)) {
+          return false;
+        }
+        @SuppressWarnings("unchecked")
+        org.apache.parquet.schema.PrimitiveComparator<Binary> order =
+            (org.apache.parquet.schema.PrimitiveComparator<Binary>) stats.comparator();
+        return order.compare(target, (Binary) stats.genericGetMin()) < 0
+            || order.compare(target, (Binary) stats.genericGetMax()) > 0;
+      }
+    }
+    return false;
   }
 
   // ------------------------------------------------------------------ deletion vectors
