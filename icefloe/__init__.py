@@ -1,8 +1,12 @@
-"""icefloe: Apache Iceberg v2 and Apache Paimon tables with Apache Spark as the data plane."""
-from icefloe.catalog import Catalog
-from icefloe.catalog import load_table as load_table  # a table by its directory, format detected
-from icefloe.config import load_catalog as load_catalog  # a catalog by name from .icefloe.yaml / ICEFLOE_CATALOG__*
-from icefloe.catalog import sql as sql  # SQL over a warehouse: icefloe.sql(spark, text, warehouse=...)
+"""icefloe: Apache Iceberg v2 and Apache Paimon tables with Apache Spark as the data plane.
+
+The API's names load on first use (``icefloe.Catalog``, ``icefloe.load_table``,
+``icefloe.load_catalog``, ``icefloe.sql``): a module of icefloe imported on its own (as Spark's
+Python workers import the code of their tasks) does not bring in the catalogs, SQL and both
+formats with it, which took half a second per new worker."""
+import sys as _sys
+
+import icefloe.sql as _sql_package  # noqa: F401 - loaded first, so ``sql`` below stays the function
 from icefloe.errors import (
     CommitConflictError, CommitFailedError, CorruptMetadataError, IcefloeError, InvalidNameError,
     NoSuchTableError, RequiredFieldNullError, SchemaError, SchemaMismatchError, TableAlreadyExistsError,
@@ -18,9 +22,36 @@ __all__ = [
 ]
 
 
+_LAZY = {
+    "Catalog": ("icefloe.catalog", "Catalog"),
+    "load_table": ("icefloe.catalog", "load_table"),        # a table by its directory, format detected
+    "load_catalog": ("icefloe.config", "load_catalog"),     # by name from .icefloe.yaml / ICEFLOE_CATALOG__*
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        module, attr = _LAZY[name]
+        value = getattr(importlib.import_module(module), attr)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'icefloe' has no attribute {name!r}")
+
+
+def sql(*args, **kwargs):
+    """SQL over a warehouse: ``icefloe.sql(spark, text, warehouse=...)`` (see ``icefloe.catalog.sql``)."""
+    from icefloe.catalog import sql as run
+
+    return run(*args, **kwargs)
+
+
 def _attach_to_active_session() -> None:
     """``import icefloe`` in a script that already built its SparkSession: register the
     data source there (with filter pushdown, which icefloe's reader uses to prune files)."""
+    if "pyspark.sql" not in _sys.modules:      # no session could have been built
+        return
     try:
         from pyspark.sql import SparkSession
 

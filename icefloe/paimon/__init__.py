@@ -17,9 +17,20 @@ Operations, with I/O at the edge (``file_store``):
 * ``catalog``, ``table`` -- the filesystem catalog and ``FileStoreTable`` (the user-facing table,
   with Spark, is ``icefloe.table.PaimonTable``)
 """
-from icefloe.paimon.catalog import PaimonCatalog
-from icefloe.paimon.commit import CommitMessage
-from icefloe.paimon.table import FileStoreTable
-from icefloe.paimon.writer import write_arrow_files
+_LAZY = {"PaimonCatalog": "icefloe.paimon.catalog", "CommitMessage": "icefloe.paimon.commit",
+         "FileStoreTable": "icefloe.paimon.table", "write_arrow_files": "icefloe.paimon.writer"}
+
+
+def __getattr__(name: str):
+    # loaded on first use: a module of the package imported on its own (as a Spark task's code
+    # is) does not bring in the catalog and the table
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'icefloe.paimon' has no attribute {name!r}")
+
 
 __all__ = ["PaimonCatalog", "FileStoreTable", "CommitMessage", "write_arrow_files"]

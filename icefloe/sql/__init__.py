@@ -13,6 +13,14 @@ goes to ``spark.sql`` unchanged. Modules by concern:
 * ``metadata_tables``: ``snapshots``, ``history``, ``files``... as rows
 """
 from icefloe.sql.errors import NotSupportedYetError, SqlError
-from icefloe.sql.session import SqlSession
+
+
+def __getattr__(name: str):
+    if name == "SqlSession":        # loaded on first use: it brings in the parser and both formats
+        from icefloe.sql.session import SqlSession
+
+        return SqlSession
+    raise AttributeError(f"module 'icefloe.sql' has no attribute {name!r}")
+
 
 __all__ = ["SqlSession", "SqlError", "NotSupportedYetError"]
