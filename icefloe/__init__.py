@@ -5,6 +5,7 @@ The API's names load on first use (``icefloe.Catalog``, ``icefloe.load_table``,
 Python workers import the code of their tasks) does not bring in the catalogs, SQL and both
 formats with it, which took half a second per new worker."""
 import sys as _sys
+from typing import TYPE_CHECKING
 
 import icefloe.sql as _sql_package  # noqa: F401 - loaded first, so ``sql`` below stays the function
 from icefloe.errors import (
@@ -21,6 +22,10 @@ __all__ = [
     "CorruptMetadataError", "CommitFailedError", "CommitConflictError",
 ]
 
+
+if TYPE_CHECKING:       # what the names below stand for, to type checkers and the API reference
+    from icefloe.catalog import Catalog, load_table as load_table
+    from icefloe.config import load_catalog as load_catalog
 
 _LAZY = {
     "Catalog": ("icefloe.catalog", "Catalog"),

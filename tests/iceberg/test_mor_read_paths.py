@@ -48,7 +48,7 @@ def test_position_delete_read_paths_agree_with_pyiceberg(catalog, spark, monkeyp
     real = getattr(ir, name)
     monkeypatch.setattr(ir, name, lambda *a, **kw: used.append(1) or real(*a, **kw))
     t = catalog.create_table("db.mor", "id bigint not null, p int, s string", partitioned_by=["p"],
-                             properties={"write.delete.mode": "merge-on-read"})
+                             properties={"write.delete.mode": "merge-on-read", "write.delete.granularity": "partition"})
     t.append(spark.range(300).selectExpr("id", "cast(id % 3 as int) as p", "cast(id as string) as s"))
     t.append(spark.range(300, 330).selectExpr("id", "1 as p", "'late' as s"))
     t.delete("p = 1 and id % 7 = 0")                       # partitions 0 and 2 stay without deletes
