@@ -37,6 +37,10 @@ from icefloe.spark.javac import JavacError, compile_jar, find_javac
 CLASS = "icefloe.jvm.DeletedRowsParquetFormat"
 OPTION = "icefloe.deleted-rows"
 SOURCES_OPTION = "icefloe.deleted-rows-in"
+# Deletes of at most this many positions in all (position delete rows, vectors' cardinalities) are
+# read once on the driver, their positions sent in the scan's options: cheaper, measured, than each
+# task opening its delete files. Beyond it the tasks read them, and the driver holds no positions.
+DRIVER_READ_POSITIONS = 2_000_000
 # the kinds of file a task reads a data file's deleted positions from
 POSITION_FILE = "position-file"     # Iceberg position delete file (Parquet): its rows naming the data file
 POSITION_FILE_OF_ONE = "position-file-of-one"   # one whose every row names the data file: its positions alone
@@ -179,5 +183,5 @@ def source_options(spark, sources: dict) -> Optional[dict]:
     return {SOURCES_OPTION: "\n".join(lines)}
 
 
-__all__ = ["CLASS", "OPTION", "SOURCES_OPTION", "POSITION_FILE", "POSITION_FILE_OF_ONE", "ICEBERG_VECTOR", "PAIMON_VECTOR", "jar_path",
+__all__ = ["CLASS", "OPTION", "SOURCES_OPTION", "DRIVER_READ_POSITIONS", "POSITION_FILE", "POSITION_FILE_OF_ONE", "ICEBERG_VECTOR", "PAIMON_VECTOR", "jar_path",
            "available", "encode", "reader", "scan_options", "source_options"]

@@ -351,23 +351,16 @@ def _fits_a_filter(tasks: list) -> bool:
             <= BROADCAST_ROWS)
 
 
-# Position delete files of at most this many rows in all are read once on the driver (one Arrow
-# read, their positions sent in the scan's options): a Parquet reader opened per file in every task
-# costs more for them. Larger ones, and every deletion vector, are read by the tasks.
-DRIVER_READ_POSITION_ROWS = 2_000_000
-
-
 def _deletes_read_in_scan(spark, tasks: list) -> Optional[dict]:
     """The options of a scan whose tasks read each data file's position deletes and deletion
     vectors themselves (``deleted_rows.source_options``), or None where they cannot (the format's
     class not loadable, a delete file not Parquet) or the driver reads them
-    (``DRIVER_READ_POSITION_ROWS``). A delete file that is missing is named now, as a missing data
-    file is."""
+    (``deleted_rows.DRIVER_READ_POSITIONS``). A delete file that is missing is named now, as a
+    missing data file is."""
     if not deleted_rows.available(spark):
         return None
-    position_rows = sum(d.record_count for d in {d.delete_key: d for t in tasks for d in t.deletes
-                                                 if not d.is_deletion_vector}.values())
-    if 0 < position_rows <= DRIVER_READ_POSITION_ROWS:
+    positions = sum(d.record_count for d in {d.delete_key: d for t in tasks for d in t.deletes}.values())
+    if positions <= deleted_rows.DRIVER_READ_POSITIONS:
         return None
     sources: dict = {}
     files: set = set()

@@ -485,11 +485,17 @@ def _marked_by_bitmap(spark, table, schema, marked: list, fields, unmarked: Sequ
 def _vectors_read_in_scan(spark, table, marked: list) -> Optional[dict]:
     """The options of a scan whose tasks read each marked file's vector from its index file
     (``deleted_rows.source_options``): the driver reads no vector. None where the scan's class
-    is not loadable. A missing index file is named now."""
+    is not loadable, or where the driver reads the vectors (their cardinalities, as the index
+    manifest gives them, at most ``deleted_rows.DRIVER_READ_POSITIONS``). A missing index file is
+    named now."""
     sources = {}
+    positions = 0
     for e, bv in marked:
-        offset, size, _cardinality = bv.ranges[e.file.file_name]
+        offset, size, cardinality = bv.ranges[e.file.file_name]
+        positions += cardinality if cardinality is not None else deleted_rows.DRIVER_READ_POSITIONS + 1
         sources[e.file.file_path] = [(deleted_rows.PAIMON_VECTOR, bv.path, offset, size)]
+    if positions <= deleted_rows.DRIVER_READ_POSITIONS:
+        return None
     options = deleted_rows.source_options(spark, sources)
     if options is not None:
         for path in sorted({bv.path for _e, bv in marked}):

@@ -141,7 +141,7 @@ def driver_reads_no_deletes(monkeypatch):
     def refuse(*_a, **_k):
         raise AssertionError("the driver read deleted positions")
 
-    monkeypatch.setattr(iceberg_read, "DRIVER_READ_POSITION_ROWS", 0)
+    monkeypatch.setattr(deleted_rows, "DRIVER_READ_POSITIONS", 0)
 
     monkeypatch.setattr(iceberg_read, "positions_by_data_file", refuse)
     monkeypatch.setattr(dv.BucketVectors, "load", refuse)
@@ -166,7 +166,7 @@ def test_iceberg_reads_take_the_deletes_in_their_tasks(spark, tmp_path, driver_r
     assert t.refresh().to_spark().count() == len([i for i in range(2900) if i % 5 not in (1, 2)])
 
 
-def test_small_position_deletes_are_read_on_the_driver_vectors_in_the_tasks(spark, tmp_path, monkeypatch):
+def test_few_deleted_positions_are_read_on_the_driver_many_in_the_tasks(spark, tmp_path, monkeypatch):
     read = []
     original = iceberg_read.positions_by_data_file
     monkeypatch.setattr(iceberg_read, "positions_by_data_file", lambda *a: read.append(1) or original(*a))
@@ -176,13 +176,15 @@ def test_small_position_deletes_are_read_on_the_driver_vectors_in_the_tasks(spar
             "format-version": version, "write.delete.mode": "merge-on-read"})
         t.append(spark.range(0, 1000, 1, 2))
         t.delete("id % 4 = 0")
-        read.clear()
-        assert sorted(r.id for r in t.refresh().to_spark().collect()) == [i for i in range(1000) if i % 4]
-        assert len(read) == (1 if version == "2" else 0), version
+        for limit, on_driver in ((250, 1), (249, 0)):         # 250 positions deleted
+            monkeypatch.setattr(deleted_rows, "DRIVER_READ_POSITIONS", limit)
+            read.clear()
+            assert sorted(r.id for r in t.refresh().to_spark().collect()) == [i for i in range(1000) if i % 4]
+            assert len(read) == on_driver, (version, limit)
 
 
 def test_iceberg_read_names_a_missing_delete_file(spark, tmp_path, monkeypatch):
-    monkeypatch.setattr(iceberg_read, "DRIVER_READ_POSITION_ROWS", 0)
+    monkeypatch.setattr(deleted_rows, "DRIVER_READ_POSITIONS", 0)
     cat = Catalog(str(tmp_path / "wh"), spark=spark)
     t = cat.create_table("db.t", "id bigint", properties={"write.delete.mode": "merge-on-read"})
     t.append(spark.range(0, 100, 1, 1))
