@@ -14,12 +14,13 @@ session icefloe starts; a session of the user's own uses it when its ``spark.jar
 :func:`jar_path`. Where the class is not loadable (no ``javac``, Spark Connect, a session without
 the jar) :func:`reader` returns None and the callers filter with Spark SQL instead.
 
-Where the positions are kept in files (Iceberg's position delete files and deletion vectors,
-Paimon's deletion vectors) the scan's options name those files, per data file
-(:func:`source_options`), and each task reads its own file's positions from them
-(``DeleteSources.java``): the driver reads no deletes and holds no positions. Positions the driver
-does hold travel in the options themselves (:func:`scan_options`): ascending, delta-encoded as
-unsigned LEB128 varints, base64 (one to three bytes per deleted row for the usual sparse deletes).
+Beyond ``DRIVER_READ_POSITIONS`` deleted positions in a scan, the scan's options name the files
+that keep them (Iceberg's position delete files and deletion vectors, Paimon's deletion vectors),
+per data file (:func:`source_options`), and each task reads its own file's positions from them
+(``DeleteSources.java``): the driver reads no deletes and holds no positions. Fewer positions the
+driver reads once, and they travel in the options themselves (:func:`scan_options`): ascending,
+delta-encoded as unsigned LEB128 varints, base64 (one to three bytes per deleted row for the usual
+sparse deletes).
 """
 from __future__ import annotations
 
@@ -166,13 +167,15 @@ def scan_options(spark, deleted: dict) -> Optional[dict]:
     return {OPTION: "\n".join(lines)}
 
 
-def source_options(spark, sources: dict) -> Optional[dict]:
+def source_options(spark, sources: dict, positions: int) -> Optional[dict]:
     """The options of a scan in the format (``CLASS``) whose tasks read each data file's deleted
     positions where they are kept: ``sources`` maps a data file's path (as the table's metadata names
     it) to ``(kind, file, offset, length)`` tuples, ``kind`` one of ``POSITION_FILE``,
-    ``POSITION_FILE_OF_ONE``, ``ICEBERG_VECTOR``, ``PAIMON_VECTOR`` (offset and length 0 for a position delete file). None
-    when the class is not loadable here or a path holds a tab or a line break (the options' separators)."""
-    if not available(spark):
+    ``POSITION_FILE_OF_ONE``, ``ICEBERG_VECTOR``, ``PAIMON_VECTOR`` (offset and length 0 for a
+    position delete file); ``positions`` is how many positions they hold in all (an upper bound).
+    None when the driver reads them instead (at most ``DRIVER_READ_POSITIONS``), the class is not
+    loadable here, or a path holds a tab or a line break (the options' separators)."""
+    if positions <= DRIVER_READ_POSITIONS or not available(spark):
         return None
     lines = []
     for path, items in sources.items():
@@ -183,5 +186,6 @@ def source_options(spark, sources: dict) -> Optional[dict]:
     return {SOURCES_OPTION: "\n".join(lines)}
 
 
-__all__ = ["CLASS", "OPTION", "SOURCES_OPTION", "DRIVER_READ_POSITIONS", "POSITION_FILE", "POSITION_FILE_OF_ONE", "ICEBERG_VECTOR", "PAIMON_VECTOR", "jar_path",
-           "available", "encode", "reader", "scan_options", "source_options"]
+__all__ = ["CLASS", "OPTION", "SOURCES_OPTION", "DRIVER_READ_POSITIONS", "POSITION_FILE", "POSITION_FILE_OF_ONE",
+           "ICEBERG_VECTOR", "PAIMON_VECTOR", "jar_path", "available", "encode", "reader", "scan_options",
+           "source_options"]

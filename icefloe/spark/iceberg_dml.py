@@ -263,6 +263,7 @@ def _write_changes_in_one_job(table, meta, tasks: list, changes, cols: list, kin
     value out of a partition's range fails the job with its typed error)."""
     from pyspark.sql import functions as F
 
+    task_by_path = {t.path: t for t in tasks}
     lineage = tracks_lineage(meta)
     row_meta = lineage_mod.writing_lineage(meta) if lineage else meta
     stored = [lineage_mod.ROW_ID_COL, lineage_mod.LAST_SEQ_COL] if lineage else []
@@ -272,10 +273,10 @@ def _write_changes_in_one_job(table, meta, tasks: list, changes, cols: list, kin
     deletes, data = write_changes_in_tasks(
         rows, meta, table.io, partition_of, previous, by_kind, (UPDATE, DELETE_ROW), kinds, row_meta,
         prepare=lineage_mod.written_in_task(tasks, "file_path", "pos") if lineage else None,
-        rows_of=_record_counts({t.path: t for t in tasks}))
+        rows_of=_record_counts(task_by_path))
     added = deletes + data
     try:
-        _refuse_emptied(table, meta, {t.path: t for t in tasks}, by_kind)
+        _refuse_emptied(table, meta, task_by_path, by_kind)
     except BaseException as e:
         for f in added:
             table.io.delete(f.file_path)

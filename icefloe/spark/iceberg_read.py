@@ -357,10 +357,8 @@ def _deletes_read_in_scan(spark, tasks: list) -> Optional[dict]:
     class not loadable, a delete file not Parquet) or the driver reads them
     (``deleted_rows.DRIVER_READ_POSITIONS``). A delete file that is missing is named now, as a
     missing data file is."""
-    if not deleted_rows.available(spark):
-        return None
     positions = sum(d.record_count for d in {d.delete_key: d for t in tasks for d in t.deletes}.values())
-    if positions <= deleted_rows.DRIVER_READ_POSITIONS:
+    if positions <= deleted_rows.DRIVER_READ_POSITIONS:        # the common case: nothing to build
         return None
     sources: dict = {}
     files: set = set()
@@ -379,7 +377,7 @@ def _deletes_read_in_scan(spark, tasks: list) -> Optional[dict]:
             files.add(d.file_path)
         if items:
             sources[t.path] = items
-    options = deleted_rows.source_options(spark, sources)
+    options = deleted_rows.source_options(spark, sources, positions)
     if options is not None:
         for f in sorted(files):
             if not LOCAL.exists(f):

@@ -494,9 +494,7 @@ def _vectors_read_in_scan(spark, table, marked: list) -> Optional[dict]:
         offset, size, cardinality = bv.ranges[e.file.file_name]
         positions += cardinality if cardinality is not None else deleted_rows.DRIVER_READ_POSITIONS + 1
         sources[e.file.file_path] = [(deleted_rows.PAIMON_VECTOR, bv.path, offset, size)]
-    if positions <= deleted_rows.DRIVER_READ_POSITIONS:
-        return None
-    options = deleted_rows.source_options(spark, sources)
+    options = deleted_rows.source_options(spark, sources, positions)
     if options is not None:
         for path in sorted({bv.path for _e, bv in marked}):
             if not table.io.exists(path):

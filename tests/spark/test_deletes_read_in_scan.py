@@ -56,7 +56,9 @@ def _kept(files, deleted: dict) -> list:
 
 
 def _scan(spark, files, sources):
-    options = deleted_rows.source_options(spark, sources)
+    # as many positions as the driver would leave to the tasks (an upper bound is all the options need)
+    assert deleted_rows.source_options(spark, sources, deleted_rows.DRIVER_READ_POSITIONS) is None
+    options = deleted_rows.source_options(spark, sources, deleted_rows.DRIVER_READ_POSITIONS + 1)
     assert options is not None and deleted_rows.OPTION not in options
     return spark.read.format(deleted_rows.CLASS).options(**options).load(files)
 

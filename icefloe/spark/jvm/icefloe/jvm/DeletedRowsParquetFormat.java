@@ -184,11 +184,7 @@ public class DeletedRowsParquetFormat extends ParquetFileFormat {
         shift += 7;
       } while (b < 0);
       pos += delta;
-      int word = (int) (pos >>> 6);
-      if (word >= words.length) {
-        words = java.util.Arrays.copyOf(words, Math.max(words.length * 2, word + 1));
-      }
-      words[word] |= 1L << (pos & 63);
+      words = DeleteSources.set(words, pos);
     }
     return words;
   }
