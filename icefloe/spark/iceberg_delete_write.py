@@ -32,6 +32,7 @@ from icefloe.iceberg.table_metadata import TableMetadata
 from icefloe.spark.align import explain_spark_error
 from icefloe.spark.iceberg_read import FILE_COL, POS_COL
 from icefloe.spark.iceberg_write import arrow_rows_to_files, task_input
+from icefloe.spark.jobs import clean_up_failed_job
 
 
 def write_position_deletes_in_tasks(positions, meta: TableMetadata, io: FileIO, partition_of: dict,
@@ -146,8 +147,6 @@ def _run_job(clustered, run, io: FileIO, meta: TableMetadata, job_id: str, marke
     try:
         rows = clustered.mapInArrow(run, "files binary").collect()
     except Exception as e:
-        from icefloe.spark.paimon_write import clean_up_failed_job
-
         io.write_bytes(marker, b"", overwrite=True)
         clean_up_failed_job(clustered.sparkSession, lambda: _remove_job_files(io, meta.location, job_id))
         io.delete_tree(os.path.dirname(marker))

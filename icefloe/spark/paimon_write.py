@@ -27,6 +27,7 @@ import uuid
 from typing import Optional
 
 from icefloe.errors import SchemaMismatchError
+from icefloe.spark.jobs import clean_up_failed_job
 from icefloe.paimon import types as pt
 from icefloe.paimon.binary_row import encode_row
 from icefloe.paimon.commit import CommitMessage
@@ -421,38 +422,6 @@ def abort_marker(table_path: str, job: str) -> str:
     """The file that tells the tasks of a failed write to remove what they wrote. It lives in
     a ``.staging-`` directory, which orphan cleanup removes once it is old."""
     return f"{table_path}/.staging-{job}/aborted"
-
-
-def wait_until_idle(spark, timeout_s: float = 60.0) -> None:
-    """Wait until no Spark task of this session runs (the tasks of a failed job are killed
-    asynchronously and may still write)."""
-    import time
-
-    tracker = spark.sparkContext._jsc.sc().statusTracker()
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if not any(e.numRunningTasks() for e in tracker.getExecutorInfos()):
-            return
-        time.sleep(0.1)
-
-
-def clean_up_failed_job(spark, remove) -> None:
-    """Run ``remove`` (which deletes a failed job's files by name) once the job's tasks have
-    stopped, and again once their Python workers must have too: a Python worker outlives its
-    killed task by up to ``spark.python.task.killTimeout`` and may finish writing a file in
-    that time (it then sees the abort marker and removes its files, unless it is killed first,
-    mid-file)."""
-    import time
-
-    wait_until_idle(spark)
-    remove()
-    try:
-        kill_timeout = spark.sparkContext._jsc.sc().conf().getTimeAsSeconds(
-            "spark.python.task.killTimeout", "2s")
-    except Exception:  # noqa: BLE001 - a conf the JVM cannot parse: Spark's default
-        kill_timeout = 2
-    time.sleep(kill_timeout + 0.5)
-    remove()
 
 
 def job_uuid(job: str, task: int) -> str:
