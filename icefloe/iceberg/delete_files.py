@@ -102,6 +102,15 @@ def write_position_deletes(io: FileIO, location: str, schema: Schema, spec: Part
     return out
 
 
+def delete_granularity(properties: dict) -> str:
+    """``write.delete.granularity``: ``file`` (the default, as Iceberg's runtime writes them) or
+    ``partition``; anything else is refused, naming the property."""
+    value = str(properties.get("write.delete.granularity", "file")).strip().lower()
+    if value not in ("file", "partition"):
+        raise ValueError(f"write.delete.granularity must be 'file' or 'partition', not {value!r}")
+    return value
+
+
 def write_equality_deletes(io: FileIO, location: str, schema: Schema, spec: PartitionSpec,
                            keys_by_partition: dict, equality_ids: list[int],
                            properties: Optional[dict] = None) -> list[DataFile]:

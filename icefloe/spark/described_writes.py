@@ -35,9 +35,6 @@ def save(spark, writer, staging: str, write_id: str) -> dict:
 
 def parse(frames: bytes) -> dict:
     """The frames ``DescribedParquetFormat.take`` returns, by ``staged_key`` of each path."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     out = {}
     pos = 0
     while pos < len(frames):
@@ -47,10 +44,18 @@ def parse(frames: bytes) -> dict:
         start = pos + 4 + n + 12
         footer = frames[start:start + length]
         pos = start + length
-        # a file of the footer alone: the magic, the footer, its length, the magic
-        tail = b"PAR1" + footer + struct.pack("<i", length) + b"PAR1"
-        out[staged_key(path)] = (size, pq.read_metadata(pa.BufferReader(tail)))
+        out[staged_key(path)] = (size, parse_footer(footer))
     return out
+
+
+def parse_footer(footer: bytes):
+    """A Parquet footer's bytes (as a task read them back) as a pyarrow ``FileMetaData``."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    # a file of the footer alone: the magic, the footer, its length, the magic
+    tail = b"PAR1" + footer + struct.pack("<i", len(footer)) + b"PAR1"
+    return pq.read_metadata(pa.BufferReader(tail))
 
 
 def staged_key(path: str) -> str:
@@ -86,4 +91,4 @@ def footers(described: dict, io, paths: list) -> list:
     return out
 
 
-__all__ = ["CLASS", "OPTION", "save", "parse", "staged_key", "footers"]
+__all__ = ["CLASS", "OPTION", "save", "parse", "parse_footer", "staged_key", "footers"]

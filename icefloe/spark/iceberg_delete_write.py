@@ -25,10 +25,11 @@ import uuid
 from typing import Optional
 
 from icefloe.core.io import FileIO
-from icefloe.iceberg.delete_files import positions_by_data_file, write_position_deletes
+from icefloe.iceberg.delete_files import delete_granularity, positions_by_data_file, write_position_deletes
 from icefloe.iceberg.manifest import DATA, POSITION_DELETES, DataFile
 from icefloe.iceberg.puffin import write_vectors
 from icefloe.iceberg.table_metadata import TableMetadata
+from icefloe.spark import iceberg_change_writer
 from icefloe.spark.align import explain_spark_error
 from icefloe.spark.iceberg_read import FILE_COL, POS_COL
 from icefloe.spark.iceberg_write import arrow_rows_to_files, task_input
@@ -57,6 +58,15 @@ def write_position_deletes_in_tasks(positions, meta: TableMetadata, io: FileIO, 
     clustered = _clustered(positions.select(F.col(FILE_COL).alias("file_path"), F.col(POS_COL).alias("pos"), *kind),
                            parallelism, rows_of or dict.fromkeys(partition_of, 1), False)
     marker = f"{meta.location.rstrip('/')}/data/.staging-{job_id}/aborted"
+    if iceberg_change_writer.usable(spark, meta, io):     # written by the JVM, no Python worker
+        rows = clustered.select("file_path", "pos", (F.col(KIND_COL) if kind else F.lit(0)).cast("int").alias(KIND_COL))
+        files, by_kind = _guarded(lambda: iceberg_change_writer.write(
+            rows, meta, io, partition_of, previous or {}, job_id, marker, 0, _ANY_KIND, ()), spark, io, meta, job_id, marker)
+        if counts is not None:
+            for (path, k), n in by_kind.items():
+                key = (path, k) if kind else path
+                counts[key] = counts.get(key, 0) + n
+        return files
     run = _task(io.for_tasks(), meta, partition_of, previous or {}, job_id, marker)
     out = []
     for written, task_counts in _run_job(clustered, run, io, meta, job_id, marker):
@@ -69,7 +79,7 @@ def write_position_deletes_in_tasks(positions, meta: TableMetadata, io: FileIO, 
 
 def write_changes_in_tasks(changes, meta: TableMetadata, io: FileIO, partition_of: dict, previous: dict,
                            counts: dict, deleting: tuple, writing: tuple, row_meta: TableMetadata,
-                           prepare=None, rows_of: Optional[dict] = None) -> tuple:
+                           prepare=None, rows_of: Optional[dict] = None, jvm_rows=None) -> tuple:
     """A merge-on-read change written by one Spark job, as the JVM runtime writes it: ``changes``
     holds FILE_COL, POS_COL, KIND_COL and ``row_meta``'s columns. A row whose kind is in
     ``deleting`` names a position to delete; one whose kind is in ``writing`` is a row to write.
@@ -78,14 +88,24 @@ def write_changes_in_tasks(changes, meta: TableMetadata, io: FileIO, partition_o
     ``ROWS_PER_FLUSH`` rows held at once; ``prepare``, if given, turns the rows with the data file
     and position columns into ``row_meta``'s columns first) and reports both, with its count of positions per
     (data file, kind) added to ``counts``. Returns (delete files, data files); a failed job leaves
-    none of either."""
+    none of either. ``jvm_rows`` (``iceberg_change_writer.rows_for``), if given, does what ``prepare``
+    does in Spark SQL, for the JVM's writer, which takes the job where it can
+    (``iceberg_change_writer.usable``)."""
 
     job_id = uuid.uuid4().hex
     spark = changes.sparkSession
     parallelism = _task_count(spark, len(partition_of))
-    clustered = _clustered(changes.withColumnsRenamed({FILE_COL: "file_path", POS_COL: "pos"}), parallelism,
-                           rows_of or dict.fromkeys(partition_of, 1), True)
+    renamed = changes.withColumnsRenamed({FILE_COL: "file_path", POS_COL: "pos"})
     marker = f"{meta.location.rstrip('/')}/data/.staging-{job_id}/aborted"
+    if jvm_rows is not None and iceberg_change_writer.usable(spark, meta, io, row_meta):
+        rows = _clustered(jvm_rows(renamed), parallelism, rows_of or dict.fromkeys(partition_of, 1), True)
+        files, by_kind = _guarded(lambda: iceberg_change_writer.write(
+            rows, meta, io, partition_of, previous, job_id, marker, len(row_meta.schema.fields), deleting, writing,
+            row_meta), spark, io, meta, job_id, marker)
+        for key, n in by_kind.items():
+            counts[key] = counts.get(key, 0) + n
+        return [f for f in files if f.content != DATA], [f for f in files if f.content == DATA]
+    clustered = _clustered(renamed, parallelism, rows_of or dict.fromkeys(partition_of, 1), True)
     write_deletes = _deletes_writer(io.for_tasks(), meta, partition_of, previous, job_id)
     task_io = io.for_tasks()
     columns = [f.name for f in row_meta.schema.fields]
@@ -142,16 +162,25 @@ ROWS_PER_FLUSH = 1_000_000      # rows a task writing changes holds before it wr
 
 
 def _run_job(clustered, run, io: FileIO, meta: TableMetadata, job_id: str, marker: str) -> list:
-    """Run the writing tasks (``run`` over ``clustered``): each task's (files written, counts). A
-    failed job leaves nothing: the abort marker stops tasks still running, and the job's files go."""
+    """Run the writing tasks (``run`` over ``clustered``): each task's (files written, counts)."""
+    rows = _guarded(lambda: clustered.mapInArrow(run, "files binary").collect(), clustered.sparkSession, io, meta,
+                    job_id, marker)
+    return [pickle.loads(r["files"]) for r in rows]
+
+
+def _guarded(job, spark, io: FileIO, meta: TableMetadata, job_id: str, marker: str):
+    """``job()``, a Spark job writing files named with ``job_id``. A failed job leaves nothing: the
+    abort marker stops tasks still running, and the job's files go."""
     try:
-        rows = clustered.mapInArrow(run, "files binary").collect()
+        return job()
     except Exception as e:
         io.write_bytes(marker, b"", overwrite=True)
-        clean_up_failed_job(clustered.sparkSession, lambda: _remove_job_files(io, meta.location, job_id))
+        clean_up_failed_job(spark, lambda: _remove_job_files(io, meta.location, job_id))
         io.delete_tree(os.path.dirname(marker))
         raise explain_spark_error(e) from None
-    return [pickle.loads(r["files"]) for r in rows]
+
+
+_ANY_KIND = tuple(range(16))     # the kinds a job writing positions alone deletes: all
 
 
 _MAX_PLACED_FILES = 64       # data files placed on tasks one by one (a lookup per row), beyond that hashed
@@ -242,15 +271,6 @@ def _deletes_writer(io: FileIO, meta: TableMetadata, partition_of: dict, previou
         return written
 
     return write
-
-
-def delete_granularity(properties: dict) -> str:
-    """``write.delete.granularity``: ``file`` (the default, as Iceberg's runtime writes them) or
-    ``partition``; anything else is refused, naming the property."""
-    value = str(properties.get("write.delete.granularity", "file")).strip().lower()
-    if value not in ("file", "partition"):
-        raise ValueError(f"write.delete.granularity must be 'file' or 'partition', not {value!r}")
-    return value
 
 
 def _vector_writer(io: FileIO, meta: TableMetadata, partition_of: dict, previous: dict, job_id: str):

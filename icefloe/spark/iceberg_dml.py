@@ -32,6 +32,7 @@ from icefloe.iceberg.row_delta import RowDelta
 from icefloe.iceberg.validate import Validation, isolation_level
 from icefloe.spark.align import NULL_MARKER, align_dataframe, check_partition_ranges
 from icefloe.errors import MergeCardinalityError  # noqa: F401 - defined in icefloe.errors, importable here too
+from icefloe.spark import iceberg_change_writer
 from icefloe.spark import iceberg_lineage as lineage_mod
 from icefloe.spark.iceberg_lineage import tracks_lineage, with_lineage_fields
 from icefloe.spark.iceberg_evolved_read import has_nanos
@@ -273,7 +274,8 @@ def _write_changes_in_one_job(table, meta, tasks: list, changes, cols: list, kin
     deletes, data = write_changes_in_tasks(
         rows, meta, table.io, partition_of, previous, by_kind, (UPDATE, DELETE_ROW), kinds, row_meta,
         prepare=lineage_mod.written_in_task(tasks, "file_path", "pos") if lineage else None,
-        rows_of=_record_counts(task_by_path))
+        rows_of=_record_counts(task_by_path), jvm_rows=iceberg_change_writer.rows_for(row_meta, tasks if lineage else None,
+                                                                                   KIND_COL))
     added = deletes + data
     try:
         _refuse_emptied(table, meta, task_by_path, by_kind)

@@ -74,6 +74,33 @@ public class DescribedParquetFormat extends ParquetFileFormat {
     return acc == null ? inner : new Factory(inner, acc);
   }
 
+  /** A Parquet file's size and footer. */
+  static final class Footer {
+    final long size;
+    final byte[] bytes;
+
+    Footer(long size, byte[] bytes) {
+      this.size = size;
+      this.bytes = bytes;
+    }
+  }
+
+  /** The size and footer of the Parquet file at {@code p} (its last bytes). */
+  static Footer readFooter(FileSystem fs, Path p) throws IOException {
+    long size = fs.getFileStatus(p).getLen();
+    try (FSDataInputStream in = fs.open(p)) {
+      byte[] tail = new byte[8];
+      in.readFully(size - 8, tail);
+      int length = (tail[0] & 0xff) | (tail[1] & 0xff) << 8 | (tail[2] & 0xff) << 16 | (tail[3] & 0xff) << 24;
+      if (length <= 0 || length > size - 12 || tail[4] != 'P' || tail[5] != 'A' || tail[6] != 'R' || tail[7] != '1') {
+        throw new IOException("not a Parquet file: " + p);
+      }
+      byte[] footer = new byte[length];
+      in.readFully(size - 8 - length, footer);
+      return new Footer(size, footer);
+    }
+  }
+
   private static final class Factory extends OutputWriterFactory {
     private final OutputWriterFactory inner;
     private final CollectionAccumulator<byte[]> footers;
@@ -129,19 +156,9 @@ public class DescribedParquetFormat extends ParquetFileFormat {
 
     private byte[] frame(String written) throws IOException {
       Path p = new Path(written);
-      FileSystem fs = p.getFileSystem(context.getConfiguration());
-      long size = fs.getFileStatus(p).getLen();
-      byte[] footer;
-      try (FSDataInputStream in = fs.open(p)) {
-        byte[] tail = new byte[8];
-        in.readFully(size - 8, tail);
-        int length = (tail[0] & 0xff) | (tail[1] & 0xff) << 8 | (tail[2] & 0xff) << 16 | (tail[3] & 0xff) << 24;
-        if (length <= 0 || length > size - 12 || tail[4] != 'P' || tail[5] != 'A' || tail[6] != 'R' || tail[7] != '1') {
-          throw new IOException("not a Parquet file: " + written);
-        }
-        footer = new byte[length];
-        in.readFully(size - 8 - length, footer);
-      }
+      Footer got = readFooter(p.getFileSystem(context.getConfiguration()), p);
+      long size = got.size;
+      byte[] footer = got.bytes;
       byte[] name = written.getBytes(StandardCharsets.UTF_8);
       ByteArrayOutputStream buf = new ByteArrayOutputStream(footer.length + name.length + 16);
       DataOutputStream out = new DataOutputStream(buf);

@@ -1,0 +1,191 @@
+"""A merge-on-read change's files written by icefloe's JVM writer (``ChangeWriter.java``).
+
+The tasks that receive a change's clustered rows write them with Spark's own Parquet writer: the
+position delete files (one per data file, format v2) or one Puffin file of deletion vectors per
+task (v3, each vector merged with the data file's earlier deletes, read where they are kept), and
+the updated and inserted rows' data files. No Python worker starts and no row leaves the JVM. Each
+task answers the files it wrote, with their footers, and its count of positions per data file and
+kind; the driver turns them into DataFiles as ``described_writes`` does for an append.
+
+``usable`` says where it applies: icefloe's JVM classes load, Spark reaches the table's files, and
+the rows to write (if any) go to an unpartitioned, unsorted table whose columns Spark's writer
+stores as Iceberg does. Elsewhere ``iceberg_delete_write`` writes with Arrow in Python tasks.
+"""
+from __future__ import annotations
+
+import struct
+from typing import Optional
+
+from icefloe.core.parquet import metrics_from_footer
+from icefloe.core.types import ListType, MapType, StructType
+from icefloe.iceberg.arrow_writer import data_file_from_metrics, estimate_records_per_file
+from icefloe.iceberg.delete_files import POSITION_DELETE_SCHEMA, delete_granularity
+from icefloe.iceberg.manifest import POSITION_DELETES, DataFile
+from icefloe.iceberg.sort_order import writer_sort_columns
+from icefloe.iceberg.table_metadata import TableMetadata
+from icefloe.spark import deleted_rows, described_writes
+from icefloe.spark.iceberg_evolved_read import has_nanos, schema_has_uuid
+
+_NOT_STORED_BY_SPARK = ("unknown", "variant", "geometry", "geography", "fixed", "uuid")
+
+
+def usable(spark, meta: TableMetadata, io, row_meta: Optional[TableMetadata] = None) -> bool:
+    """Whether ``ChangeWriter`` can write this change: the class loads, Spark reaches the table's
+    files, delete files are written one per data file (or as vectors), and, when rows are written
+    (``row_meta`` given), the table's current spec is unpartitioned, it has no sort order and its
+    columns hold no type Spark's Parquet writer stores differently from Iceberg."""
+    if not io.spark_native or not deleted_rows.available(spark):
+        return False
+    if meta.format_version < 3 and delete_granularity(dict(meta.properties)) != "file":
+        return False
+    if row_meta is None:
+        return True
+    schema = row_meta.schema
+    if not meta.spec.is_unpartitioned or writer_sort_columns(meta)[1]:
+        return False
+    if schema_has_uuid(schema) or has_nanos(schema):
+        return False
+    if any(isinstance(f.field_type, (StructType, ListType, MapType)) for f in schema.fields):
+        return False        # the field ids of nested fields: the Arrow writer sets them all
+    return not any(name in str(f.field_type) for f in schema.fields for name in _NOT_STORED_BY_SPARK)
+
+
+def write(clustered, meta: TableMetadata, io, partition_of: dict, previous: dict, job_id: str, marker: str,
+          data_columns: int, deleting: tuple, writing: tuple, row_meta: Optional[TableMetadata] = None) -> tuple:
+    """Run ``ChangeWriter`` over ``clustered`` (``data_columns`` columns to write, then the data
+    file's path, the position and the kind, as ints); returns (files written, positions per
+    (data file, kind)). ``previous`` maps a data file to its earlier position deletes and vectors,
+    merged into its new vector on a v3 table."""
+    spark = clustered.sparkSession
+    props = dict(meta.properties)
+    codec = props.get("write.parquet.compression-codec", "zstd").lower()
+    lines = [("job", job_id), ("data-dir", f"{meta.location.rstrip('/')}/data"), ("marker", marker),
+             ("data-columns", data_columns), ("deleting", ",".join(str(int(k)) for k in deleting)),
+             ("writing", ",".join(str(int(k)) for k in writing)), ("vectors", str(meta.format_version >= 3).lower()),
+             ("compression", "none" if codec == "uncompressed" else codec)]
+    if "write.parquet.row-group-size-bytes" in props:
+        lines.append(("block-size", props["write.parquet.row-group-size-bytes"]))
+    if row_meta is not None:
+        target = int(props.get("write.target-file-size-bytes", 512 * 1024 * 1024))
+        lines.append(("max-records", estimate_records_per_file(meta, target, row_meta.schema)))
+    fault = getattr(io, "task_fault", None)      # a test's FileIO that fails the tasks' writes
+    if fault:
+        lines.append(("fail-at", fault))
+    if meta.format_version >= 3:
+        for path, deletes in previous.items():
+            for kind, file, offset, length in delete_sources(path, deletes):
+                lines.append(("previous", f"{path}\t{kind}\t{file}\t{int(offset)}\t{int(length)}"))
+    settings = "\n".join(f"{k}\t{v}" for k, v in lines)
+    frames = bytes(spark._jvm.icefloe.jvm.ChangeWriter.write(spark._jsparkSession, clustered._jdf, settings))
+    return _parse(frames, meta, partition_of, row_meta)
+
+
+_MAPPED_FILES = 2000         # data files whose first row ids a plan's map may hold
+
+
+def rows_for(row_meta: TableMetadata, tasks: Optional[list], kind_col: str):
+    """A function of the change's rows (the table's columns, its stored lineage when ``tasks``
+    is given, ``file_path``, ``pos`` and ``kind_col``) giving what ``write`` takes: ``row_meta``'s
+    columns with their field ids, the lineage of new rows computed (a row id inherited from its
+    file's first row id and position where null; the last sequence number null, the commit's),
+    then the path, the position and the kind. None where the files are too many to map."""
+    from pyspark.sql import functions as F
+
+    from icefloe.spark.iceberg_lineage import LAST_UPDATED, ROW_ID, ROW_ID_COL
+
+    if tasks is not None and len(tasks) > _MAPPED_FILES:
+        return None
+
+    def build(df):
+        out = []
+        for f in row_meta.schema.fields:
+            md = {"parquet.field.id": f.field_id}
+            if tasks is not None and f.name == ROW_ID.name:
+                firsts = F.create_map(*[c for t in tasks for c in (F.lit(t.path), F.lit(t.file.first_row_id).cast("long"))])
+                c = F.coalesce(F.col(ROW_ID_COL).cast("long"), firsts[F.col("file_path")] + F.col("pos"))
+            elif tasks is not None and f.name == LAST_UPDATED.name:
+                c = F.lit(None).cast("long")
+            else:
+                c = F.col(f"`{f.name}`")
+            out.append(c.alias(f.name, metadata=md))
+        return df.select(*out, "file_path", "pos", F.col(kind_col).cast("int").alias(kind_col))
+
+    return build
+
+
+def delete_sources(path: str, deletes: list) -> list:
+    """``(kind, file, offset, length)`` of each position delete file and vector of ``deletes``
+    that applies to data file ``path``, as ``DeleteSources`` reads them."""
+    from icefloe.spark.iceberg_read import _names_only
+
+    out = []
+    for d in deletes:
+        if d.is_deletion_vector:
+            if d.referenced_data_file == path:
+                out.append((deleted_rows.ICEBERG_VECTOR, d.file_path, d.content_offset, d.content_size_in_bytes))
+        else:
+            kind = deleted_rows.POSITION_FILE_OF_ONE if _names_only(d, path) else deleted_rows.POSITION_FILE
+            out.append((kind, d.file_path, 0, 0))
+    return out
+
+
+def _parse(frames: bytes, meta: TableMetadata, partition_of: dict, row_meta: Optional[TableMetadata]) -> tuple:
+    files: list = []
+    counts: dict = {}
+    pos = 0
+
+    def string() -> str:
+        nonlocal pos
+        (n,) = struct.unpack_from(">i", frames, pos)
+        pos += 4 + n
+        return frames[pos - n:pos].decode("utf-8")
+
+    def footer():
+        nonlocal pos
+        size, n = struct.unpack_from(">qi", frames, pos)
+        pos += 12 + n
+        return size, described_writes.parse_footer(frames[pos - n:pos])
+
+    while pos < len(frames):
+        tag = frames[pos:pos + 1]
+        pos += 1
+        if tag == b"D":
+            path = string()
+            size, md = footer()
+            m = metrics_from_footer(md, row_meta.schema, skip_float_bounds=True)
+            f = data_file_from_metrics(path, size, (), meta.spec.spec_id, row_meta.schema, m)
+            f.sort_order_id = 0
+            files.append(f)
+        elif tag == b"P":
+            path = string()
+            size, md = footer()
+            target = string()
+            spec_id, partition = partition_of[target]
+            m = metrics_from_footer(md, POSITION_DELETE_SCHEMA, truncate=1 << 30)
+            f = data_file_from_metrics(path, size, partition, spec_id, POSITION_DELETE_SCHEMA, m)
+            f.content = POSITION_DELETES
+            f.sort_order_id = None
+            f.referenced_data_file = target
+            files.append(f)
+        elif tag == b"V":
+            path = string()
+            (size,) = struct.unpack_from(">q", frames, pos)
+            pos += 8
+            target = string()
+            offset, length, cardinality = struct.unpack_from(">qqq", frames, pos)
+            pos += 24
+            spec_id, partition = partition_of[target]
+            files.append(DataFile(path, "PUFFIN", partition, cardinality, size, content=POSITION_DELETES,
+                                  spec_id=spec_id, referenced_data_file=target, content_offset=offset,
+                                  content_size_in_bytes=length))
+        elif tag == b"C":
+            target = string()
+            kind, n = struct.unpack_from(">iq", frames, pos)
+            pos += 12
+            counts[(target, kind)] = counts.get((target, kind), 0) + n
+        else:
+            raise ValueError(f"unknown frame {tag!r} from the change writer")
+    return files, counts
+
+
+__all__ = ["usable", "write", "rows_for", "delete_sources"]

@@ -1,0 +1,117 @@
+"""Merge-on-read changes written by icefloe's JVM writer (``ChangeWriter.java``) on tables it
+takes: the position delete files (v2) or deletion vectors (v3) and the new rows' data files come
+from Spark's own Parquet writer, with no Python worker. pyiceberg and DuckDB read the result as
+icefloe does; the files carry what the spec asks (field ids, one data file per delete file, a
+vector per data file merged with its earlier deletes, lineage kept on v3); a null in a required
+column fails the job with its typed error and leaves the table and its directory as they were."""
+import glob
+import os
+
+import pytest
+
+from icefloe.catalog import Catalog
+from icefloe.errors import RequiredFieldNullError
+from icefloe.spark import iceberg_change_writer
+from tests.interop_util import duckdb_connection, pyiceberg_table
+from tests.reliability.rel_util import all_files
+
+MOR = {"write.delete.mode": "merge-on-read", "write.update.mode": "merge-on-read",
+       "write.merge.mode": "merge-on-read"}
+
+
+@pytest.fixture
+def jvm_writes(monkeypatch):
+    """Counts the jobs ``ChangeWriter`` runs, by whether they wrote rows."""
+    calls = {"rows": 0, "positions": 0}
+    original = iceberg_change_writer.write
+
+    def counted(*args, **kwargs):
+        calls["rows" if args[7] else "positions"] += 1
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(iceberg_change_writer, "write", counted)
+    return calls
+
+
+def _latest(t) -> str:
+    return sorted(glob.glob(os.path.join(t.location, "metadata", "*.metadata.json")))[-1]
+
+
+def _theirs(t) -> tuple:
+    location = _latest(t)
+    arrow = pyiceberg_table(location).scan().to_arrow()
+    pyiceberg_rows = sorted(zip(arrow.column("id").to_pylist(), arrow.column("name").to_pylist()))
+    duck = sorted(duckdb_connection().execute(f"SELECT id, name FROM iceberg_scan('{location}')").fetchall())
+    return pyiceberg_rows, duck
+
+
+@pytest.mark.parametrize("version", ["2", "3"])
+def test_changes_written_by_the_jvm_read_alike_everywhere(tmp_path, spark, jvm_writes, version):
+    t = Catalog(str(tmp_path / "wh"), spark=spark).create_table(
+        "db.t", "id bigint not null, name string", properties={"format-version": version, **MOR})
+    t.append(spark.range(0, 3000, 1, 2).selectExpr("id", "concat('n', cast(id as string)) as name"))
+    model = {i: f"n{i}" for i in range(3000)}
+    ids_before = ({r["id"]: r["_row_id"] for r in t.to_spark(row_lineage=True).select("id", "_row_id").collect()}
+                  if version == "3" else None)
+
+    t.delete("id % 10 = 1")
+    model = {k: v for k, v in model.items() if k % 10 != 1}
+    t.update({"name": "'u'"}, where="id % 10 = 2")
+    model.update({k: "u" for k in model if k % 10 == 2})
+    updated_at = t.refresh().metadata.current_snapshot.sequence_number
+    t.delete("id % 10 = 3")              # a second change to the same data files (merged into one vector on v3)
+    model = {k: v for k, v in model.items() if k % 10 != 3}
+    source = spark.range(2990, 3010).selectExpr("id", "'m' as name")
+    t.merge(source, "t.id = s.id").when_matched_update_all().when_not_matched_insert_all().execute()
+    model.update({i: "m" for i in range(2990, 3010)})
+
+    assert jvm_writes == {"rows": 2, "positions": 2}
+    expected = sorted(model.items())
+    assert sorted((r["id"], r["name"]) for r in t.refresh().to_arrow().to_pylist()) == expected
+    assert _theirs(t) == (expected, expected)
+
+    files = t.inspect.files().collect()
+    deletes = [f for f in files if f["content"] == 1]
+    # the tasks' counts: data files' rows less the deleted positions are the live rows
+    assert (sum(f["record_count"] for f in files if f["content"] == 0)
+            - sum(f["record_count"] for f in deletes)) == len(model)
+    assert deletes and all(f["referenced_data_file"] for f in deletes)
+    if version == "3":
+        # one vector per data file, holding every deleted position of it (the earlier vectors merged in)
+        assert all(f["file_format"] == "PUFFIN" for f in deletes)
+        assert len({f["referenced_data_file"] for f in deletes}) == len(deletes)
+        live = t.to_spark(row_lineage=True).select("id", "_row_id", "_last_updated_sequence_number").collect()
+        kept = {r["id"]: r["_row_id"] for r in live if r["id"] < 2990}
+        assert kept == {k: ids_before[k] for k in kept}, "updated rows keep their row ids"
+        assert {r["_last_updated_sequence_number"] for r in live if r["id"] < 2990 and r["id"] % 10 == 2} == {updated_at}
+    else:
+        assert all(f["file_format"] == "PARQUET" for f in deletes)
+    assert not [p for p in all_files(str(tmp_path / "wh")) if p.endswith(".crc")]
+
+
+def test_a_null_in_a_required_column_fails_the_jvm_job_and_changes_nothing(tmp_path, spark, jvm_writes):
+    wh = str(tmp_path / "wh")
+    t = Catalog(wh, spark=spark).create_table("db.t", "id bigint not null, name string not null",
+                                              properties={"format-version": "2", **MOR})
+    t.append(spark.range(0, 50, 1, 2).selectExpr("id", "cast(id as string) as name"))
+    before = all_files(wh)
+    rows = sorted(tuple(r.values()) for r in t.to_arrow().to_pylist())
+    with pytest.raises(RequiredFieldNullError, match="name"):
+        t.update({"name": "cast(null as string)"}, where="id % 5 = 0")
+    assert jvm_writes["rows"] == 1
+    assert all_files(wh) == before
+    assert sorted(tuple(r.values()) for r in t.refresh().to_arrow().to_pylist()) == rows
+
+
+def test_where_the_jvm_writer_applies(tmp_path, spark):
+    cat = Catalog(str(tmp_path / "wh"), spark=spark)
+    plain = cat.create_table("db.plain", "id bigint, name string", properties={"format-version": "2"})
+    parted = cat.create_table("db.parted", "id bigint, name string", partitioned_by=["bucket(2, id)"])
+    nested = cat.create_table("db.nested", "id bigint, s struct<a: int>")
+    by_partition = cat.create_table("db.bypart", "id bigint", properties={"write.delete.granularity": "partition"})
+    usable = iceberg_change_writer.usable
+    assert usable(spark, plain.metadata, plain.io, plain.metadata)
+    # deletes alone go to the JVM on any spec; rows only to an unpartitioned table of flat columns
+    assert usable(spark, parted.metadata, parted.io) and not usable(spark, parted.metadata, parted.io, parted.metadata)
+    assert not usable(spark, nested.metadata, nested.io, nested.metadata)
+    assert not usable(spark, by_partition.metadata, by_partition.io)
