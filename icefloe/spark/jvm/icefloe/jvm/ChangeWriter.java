@@ -27,6 +27,7 @@ import org.apache.hadoop.mapreduce.TaskType;
 import org.apache.hadoop.mapreduce.task.TaskAttemptContextImpl;
 import org.apache.spark.TaskContext;
 import org.apache.spark.api.java.function.Function2;
+import org.apache.spark.broadcast.Broadcast;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
@@ -93,8 +94,16 @@ public final class ChangeWriter {
     Writers data = s.dataColumns == 0 ? null : Writers.prepare(spark, options, dataSchema);
     Writers deletes = s.vectors ? null : Writers.prepare(spark, options, positionDeleteSchema());
     Configuration conf = spark.sessionState().newHadoopConf();
-    Task task = new Task(s, data, deletes, new SerializableConfiguration(conf));
-    List<byte[]> answers = rows.queryExecution().toRdd().toJavaRDD().mapPartitionsWithIndex(task, false).collect();
+    // the settings of the writers travel once to each executor, not with every task
+    Broadcast<Shared> shared = spark.sparkContext().broadcast(
+        new Shared(data, deletes, new SerializableConfiguration(conf)), scala.reflect.ClassTag$.MODULE$.apply(Shared.class));
+    Task task = new Task(s, shared);
+    List<byte[]> answers;
+    try {
+      answers = rows.queryExecution().toRdd().toJavaRDD().mapPartitionsWithIndex(task, false).collect();
+    } finally {
+      shared.destroy();
+    }
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     for (byte[] a : answers) {
       out.write(a, 0, a.length);
@@ -210,25 +219,36 @@ public final class ChangeWriter {
     }
   }
 
-  /** What each task runs over its rows. */
-  static final class Task implements Function2<Integer, Iterator<InternalRow>, Iterator<byte[]>> {
-    private final Settings s;
-    private final Writers data;
-    private final Writers deletes;
-    private final SerializableConfiguration conf;
+  /** The writers and the Hadoop settings, broadcast. */
+  static final class Shared implements Serializable {
+    final Writers data;
+    final Writers deletes;
+    final SerializableConfiguration conf;
 
-    Task(Settings s, Writers data, Writers deletes, SerializableConfiguration conf) {
-      this.s = s;
+    Shared(Writers data, Writers deletes, SerializableConfiguration conf) {
       this.data = data;
       this.deletes = deletes;
       this.conf = conf;
+    }
+  }
+
+  /** What each task runs over its rows. */
+  static final class Task implements Function2<Integer, Iterator<InternalRow>, Iterator<byte[]>> {
+    private final Settings s;
+    private final Broadcast<Shared> shared;
+
+    Task(Settings s, Broadcast<Shared> shared) {
+      this.s = s;
+      this.shared = shared;
     }
 
     @Override
     public Iterator<byte[]> call(Integer partition, Iterator<InternalRow> rows) throws Exception {
       TaskContext ctx = TaskContext.get();
       int attempt = ctx == null ? 0 : ctx.attemptNumber();
-      Run run = new Run(s, data, deletes, conf.value(), partition, attempt);
+      Shared sh = shared.value();
+      SerializableConfiguration conf = sh.conf;
+      Run run = new Run(s, sh.data, sh.deletes, conf.value(), partition, attempt);
       byte[] answer;
       try {
         answer = run.consume(rows);
