@@ -25,6 +25,7 @@ from icefloe.iceberg.changelog import plan_changelog
 from icefloe.iceberg.scan import FileScanTask, plan_files
 from icefloe.spark.iceberg_read import FILE_COL, POS_COL, read_tasks
 from icefloe.spark.python_read import position_rows
+from icefloe.spark.scans import empty_frame
 
 CHANGE_TYPE, CHANGE_ORDINAL, COMMIT_SNAPSHOT_ID = "_change_type", "_change_ordinal", "_commit_snapshot_id"
 _ROW, _RN, _ID = "_icefloe_row", "_icefloe_rn", "_icefloe_id"
@@ -72,7 +73,7 @@ def changelog_df(spark, table, start_snapshot_id: Optional[int] = None, end_snap
         fields = to_spark_schema(schema).fields + [T.StructField(CHANGE_TYPE, T.StringType()),
                                                    T.StructField(CHANGE_ORDINAL, T.IntegerType()),
                                                    T.StructField(COMMIT_SNAPSHOT_ID, T.LongType())]
-        return spark.createDataFrame([], T.StructType(fields))
+        return empty_frame(spark, T.StructType(fields))
     df = parts[0]
     for p in parts[1:]:
         df = df.unionByName(p)

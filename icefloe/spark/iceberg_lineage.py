@@ -54,10 +54,13 @@ def computed(spark, rows, tasks, file_col: str, pos_col: str):
     ``ROW_ID_COL`` and ``LAST_SEQ_COL`` inherited where null: the file's first row id plus the
     row's position, and the file's data sequence number (from ``tasks``, joined by file; rows of
     no file, inserted ones, stay null)."""
+    import pyarrow as pa
     from pyspark.sql import functions as F
 
-    info = spark.createDataFrame([(t.path, t.file.first_row_id, int(t.data_sequence_number)) for t in tasks],
-                                 f"{file_col} string, {_FIRST} long, {_DSEQ} long")
+    # from Arrow: a list of tuples would be a Python RDD, whose reading starts Python workers
+    info = spark.createDataFrame(pa.table({file_col: pa.array([t.path for t in tasks], pa.string()),
+                                           _FIRST: pa.array([t.file.first_row_id for t in tasks], pa.int64()),
+                                           _DSEQ: pa.array([int(t.data_sequence_number) for t in tasks], pa.int64())}))
     joined = rows.join(F.broadcast(info), file_col, "left")
     inherited = {ROW_ID_COL: F.coalesce(F.col(ROW_ID_COL), F.col(_FIRST) + F.col(pos_col)),
                  LAST_SEQ_COL: F.coalesce(F.col(LAST_SEQ_COL), F.col(_DSEQ))}

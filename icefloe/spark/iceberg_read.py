@@ -46,7 +46,7 @@ from icefloe.spark.align import fitted_column, spark_default
 # FILE_COL: the data file a row was read from (the path as the table's metadata has it); POS_COL: the
 # row's 0-based position in that file
 from icefloe.spark import deleted_rows
-from icefloe.spark.scans import file_scan
+from icefloe.spark.scans import empty_frame, file_scan
 from icefloe.spark.bitmaps import bit_is_clear, bit_of, bitmap_words, literal_filter, word_of
 from icefloe.spark.python_read import FILE_COL, POS_COL, read_tasks_in_python
 from icefloe.spark.iceberg_evolved_read import has_nanos, mapping_from_history, name_read_plan, read_parquet_by_field_id, read_parquet_by_name, restore_column_names, spark_read_schema
@@ -177,7 +177,7 @@ def _read_tasks(spark, tasks: list, schema: Schema, where, columns, with_positio
     spark_schema = to_spark_schema(schema)
     has_deletes = any(t.deletes for t in tasks)
     if not tasks:
-        df = spark.createDataFrame([], spark_schema)
+        df = empty_frame(spark, spark_schema)
         if with_positions:
             from pyspark.sql import functions as F
 

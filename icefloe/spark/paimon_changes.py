@@ -15,6 +15,7 @@ from icefloe.errors import NoSuchSnapshotError
 from icefloe.paimon import changelog as cl
 from icefloe.paimon import types as pt
 from icefloe.spark.paimon_read import paimon_read_bucket, partitions_of
+from icefloe.spark.scans import empty_frame
 
 ROWKIND = "rowkind"
 _ORD, _SNAP = "_change_ordinal", "_commit_snapshot_id"
@@ -63,7 +64,7 @@ def changes_df(spark, table, start: Optional[int] = None, end: Optional[int] = N
     else:
         out = StructType([StructField(ROWKIND, StringType(), False)] + list(values.fields))
     if not tasks:
-        return spark.createDataFrame([], out)
+        return empty_frame(spark, out)
     task_io = table.io.for_tasks()
     labels = _CHANGE_TYPES if iceberg_shape else cl.KIND_LABELS
 
@@ -119,7 +120,7 @@ def audit_log_df(spark, table, snapshot_id: Optional[int] = None, as_of=None, re
                      + list(pt.to_spark_schema(table.table_schema.fields, with_ids=False).fields))
     specs = partitions_of(table, table.plan(None, snapshot_id, as_of, ref), snapshot_id, as_of, ref)
     if not specs:
-        return spark.createDataFrame([], out)
+        return empty_frame(spark, out)
     location, task_io = table.location, table.io.for_tasks()
 
     def run(batches):  # in the Python workers

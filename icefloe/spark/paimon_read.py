@@ -26,7 +26,7 @@ from icefloe.paimon.arrow_read import read_data_file
 from icefloe.paimon.changelog import KIND_LABELS
 from icefloe.paimon.merge import iter_merged_bucket
 from icefloe.spark import deleted_rows
-from icefloe.spark.scans import file_scan
+from icefloe.spark.scans import empty_frame, file_scan
 from icefloe.paimon.schema import SchemaHistory, evolve_arrow, layout, same_layout, same_type_layout
 from icefloe.paimon.table import FileStoreTable
 from icefloe.spark.bitmaps import bit_is_clear, bit_of, bitmap_words, literal_filter, word_of
@@ -47,7 +47,7 @@ def read_files(spark, paths: Sequence[str], fields, where=None, columns: Optiona
     if paths and io is not None and not io.spark_native:
         df = _read_in_python(spark, paths, file_fields or [fields] * len(paths), fields, file_col, pos_col, io)
     elif not paths:
-        df = spark.createDataFrame([], schema)
+        df = empty_frame(spark, schema)
         if file_col:
             from pyspark.sql import functions as F
 
@@ -363,7 +363,7 @@ def read_merged(spark, table, schema, entries, where=None, columns: Optional[Seq
         plain = read_files(spark, [e.file.file_path for e in raw], schema.fields,
                            file_fields=[table.schema_by_id(e.file.schema_id).fields for e in raw], io=table.io)
     if not buckets:
-        df = plain if plain is not None else spark.createDataFrame([], out_schema)
+        df = plain if plain is not None else empty_frame(spark, out_schema)
     else:
         by_id = {}
         tasks = []

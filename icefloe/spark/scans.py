@@ -18,6 +18,23 @@ _members: dict = {}     # (id(JavaSparkContext), name) -> (the context, the stat
 NEVER_SKIP = {"ignoreCorruptFiles": "false", "ignoreMissingFiles": "false"}
 
 
+def empty_frame(spark, schema):
+    """An empty DataFrame of ``schema`` (a ``StructType``) that starts no Python worker when a job
+    reads it: PySpark's ``createDataFrame([], schema)`` is a Python RDD whose empty partitions each
+    start a worker (most of a second in a session's first Python job: a MERGE that inserts joined
+    its source with one). Built in the JVM where the session is PySpark's classic one."""
+    try:
+        jspark = spark._jsparkSession
+    except AttributeError:          # Spark Connect: no JVM here
+        jspark = None
+    if jspark is None:
+        return spark.createDataFrame([], schema)
+    from pyspark.sql import DataFrame
+
+    return DataFrame(jspark.createDataFrame(spark._jvm.java.util.ArrayList(), jspark.parseDataType(schema.json())),
+                     spark)
+
+
 def _scans_method(spark, name: str):
     if not deleted_rows.available(spark):
         return None

@@ -115,3 +115,19 @@ def test_where_the_jvm_writer_applies(tmp_path, spark):
     assert usable(spark, parted.metadata, parted.io) and not usable(spark, parted.metadata, parted.io, parted.metadata)
     assert not usable(spark, nested.metadata, nested.io, nested.metadata)
     assert not usable(spark, by_partition.metadata, by_partition.io)
+
+
+@pytest.mark.parametrize("mode", ["-rw-------", "-rw-r-----", "-rwxr-xr-x", "-r--r--r--"])
+def test_local_files_set_the_mode_hadoop_asks_for(spark, tmp_path, mode):
+    """``LocalFiles`` (the file system of the JVM writer's local files) sets a file's mode with
+    Java's file API, where Hadoop's own starts a ``chmod`` process per file."""
+    import stat
+
+    jvm = spark._jvm
+    fs = jvm.icefloe.jvm.LocalFiles()
+    fs.initialize(jvm.java.net.URI("file:///"), spark._jsc.hadoopConfiguration())
+    f = tmp_path / "f.parquet"
+    f.write_bytes(b"x")
+    fs.setPermission(jvm.org.apache.hadoop.fs.Path(str(f)), jvm.org.apache.hadoop.fs.permission.FsPermission.valueOf(mode))
+    expected = sum(bit for ch, bit in zip(mode[1:], (0o400, 0o200, 0o100, 0o40, 0o20, 0o10, 0o4, 0o2, 0o1)) if ch != "-")
+    assert stat.S_IMODE(os.stat(f).st_mode) == expected

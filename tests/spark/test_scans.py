@@ -59,3 +59,17 @@ def test_ensure_conf_sets_what_differs_and_leaves_static_settings(spark):
     scans.ensure_conf(spark, {key: "true", "spark.sql.extensions": "not.a.Class"})   # the second is static
     assert spark.conf.get(key) == "true"
     assert spark.conf.get("spark.sql.extensions", None) != "not.a.Class"
+
+
+def test_an_empty_frame_is_built_in_the_jvm_and_starts_no_python_worker(spark):
+    from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+    from icefloe.spark.scans import empty_frame
+
+    schema = StructType([StructField("id", LongType(), False), StructField("name", StringType())])
+    df = empty_frame(spark, schema)
+    assert df.schema == schema and df.count() == 0 and df.collect() == []
+    plan = df._jdf.queryExecution().executedPlan().toString()
+    # a local relation: no Python RDD (PySpark's createDataFrame([]) is one, read by Python workers)
+    assert "LocalTableScan" in plan and "PythonRDD" not in plan and "ExistingRDD" not in plan, plan
+    assert "ExistingRDD" in spark.createDataFrame([], schema)._jdf.queryExecution().executedPlan().toString()

@@ -209,12 +209,22 @@ public final class ChangeWriter {
               scala.jdk.javaapi.CollectionConverters.asScala(options));
       Job job = Job.getInstance(spark.sessionState().newHadoopConfWithOptions(opts));
       OutputWriterFactory factory = new ParquetFileFormat().prepareWrite(spark, job, opts, schema);
-      return new Writers(factory, new SerializableConfiguration(job.getConfiguration()), schema);
+      return new Writers(factory, new SerializableConfiguration(writing(job.getConfiguration())), schema);
+    }
+
+    /** The writers' settings: {@code conf}, with local files written by {@link LocalFiles}. */
+    static Configuration writing(Configuration conf) {
+      Configuration out = new Configuration(conf);
+      out.set("fs.file.impl", LocalFiles.class.getName());
+      out.setBoolean("fs.file.impl.disable.cache", true);
+      return out;
     }
 
     OutputWriter open(String path, int partition, int attempt) {
       TaskAttemptID id = new TaskAttemptID(new TaskID(new JobID("icefloe", 0), TaskType.MAP, partition), attempt);
-      TaskAttemptContext context = new TaskAttemptContextImpl(conf.value(), id);
+      Configuration settings = conf.value();
+      settings.setClassLoader(ChangeWriter.class.getClassLoader());     // where LocalFiles is
+      TaskAttemptContext context = new TaskAttemptContextImpl(settings, id);
       return factory.newInstance(path, schema, context);
     }
   }
@@ -313,6 +323,11 @@ public final class ChangeWriter {
       this.partition = partition;
       this.attempt = attempt;
       this.prefix = String.format("%05d-%d-%s", partition, attempt, s.job);
+      try {
+        new Path(s.dataDir).getFileSystem(conf);       // the writers' file system, built from the full settings
+      } catch (IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
       this.fileCol = s.dataColumns;
       this.posCol = s.dataColumns + 1;
       this.kindCol = s.dataColumns + 2;
