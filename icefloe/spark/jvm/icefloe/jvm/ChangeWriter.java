@@ -215,8 +215,7 @@ public final class ChangeWriter {
     /** The writers' settings: {@code conf}, with local files written by {@link LocalFiles}. */
     static Configuration writing(Configuration conf) {
       Configuration out = new Configuration(conf);
-      out.set("fs.file.impl", LocalFiles.class.getName());
-      out.setBoolean("fs.file.impl.disable.cache", true);
+      LocalFiles.use(out);
       return out;
     }
 

@@ -71,7 +71,12 @@ public class DescribedParquetFormat extends ParquetFileFormat {
     OutputWriterFactory inner = super.prepareWrite(spark, job, options, dataSchema);
     String writeId = options.get(OPTION).getOrElse(() -> null);
     CollectionAccumulator<byte[]> acc = writeId == null ? null : WRITES.get(writeId);
-    return acc == null ? inner : new Factory(inner, acc);
+    if (acc == null) {
+      return inner;
+    }
+    // local files (the staging directory, its files) without a chmod process each ({@link LocalFiles})
+    LocalFiles.use(job.getConfiguration());
+    return new Factory(inner, acc);
   }
 
   /** A Parquet file's size and footer. */

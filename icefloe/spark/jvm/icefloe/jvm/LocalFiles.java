@@ -18,6 +18,13 @@ import org.apache.hadoop.fs.permission.FsPermission;
  * write no checksum files (Spark reads a file without one as it is).
  */
 public class LocalFiles extends RawLocalFileSystem {
+  /** {@code conf} set to write local files through this class (a new instance each time: not cached). */
+  static void use(org.apache.hadoop.conf.Configuration conf) {
+    conf.set("fs.file.impl", LocalFiles.class.getName());
+    conf.setBoolean("fs.file.impl.disable.cache", true);
+    conf.setClassLoader(LocalFiles.class.getClassLoader());
+  }
+
   @Override
   public void setPermission(Path p, FsPermission permission) throws IOException {
     Set<PosixFilePermission> mode = EnumSet.noneOf(PosixFilePermission.class);
