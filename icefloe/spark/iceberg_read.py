@@ -497,6 +497,15 @@ def _unattached_pairs(tasks: list, deletes) -> dict:
     return out
 
 
+def _local_frame(spark, columns: dict):
+    """A small DataFrame of ``columns`` (name -> (values, Arrow type name)) made from Arrow: from a
+    list of tuples PySpark makes a Python RDD, whose reading starts Python workers."""
+    import pyarrow as pa
+
+    return spark.createDataFrame(pa.table({name: pa.array(values, getattr(pa, kind)())
+                                           for name, (values, kind) in columns.items()}))
+
+
 def _union(parts: list):
     df = parts[0]
     for p in parts[1:]:
@@ -634,7 +643,8 @@ def _apply_deletes(spark, df, tasks: list, schema: Schema):
         for d in t.deletes:
             delete_files[d.delete_key] = d
             delete_seq[d.delete_key] = int(t.delete_sequence_numbers.get(d.delete_key, 0))
-    info = spark.createDataFrame(info_rows, f"{FILE_COL} string, {_SEQ_COL} long, {_PART_COL} int")
+    info = _local_frame(spark, {FILE_COL: ([r[0] for r in info_rows], "string"), _SEQ_COL: ([r[1] for r in info_rows], "int64"),
+                                _PART_COL: ([r[2] for r in info_rows], "int32")})
     df = df.join(F.broadcast(info), FILE_COL, "inner")
 
     # position deletes
@@ -645,8 +655,8 @@ def _apply_deletes(spark, df, tasks: list, schema: Schema):
         parts = []
         if pos:
             pschema = to_spark_schema(POSITION_DELETE_SCHEMA)
-            dinfo = spark.createDataFrame([(d.file_path, delete_seq[d.file_path]) for d in pos],
-                                          "_d_file string, _d_seq long")
+            dinfo = _local_frame(spark, {"_d_file": ([d.file_path for d in pos], "string"),
+                                         "_d_seq": ([delete_seq[d.file_path] for d in pos], "int64")})
             parts.append(file_scan(spark, [d.file_path for d in pos], pschema)
                          .select(F.col("file_path").alias("_d_target"), F.col("pos").alias("_d_pos"),
                                  table_path_of(F.col("_metadata.file_path")).alias("_d_file"))
@@ -678,7 +688,8 @@ def _apply_deletes(spark, df, tasks: list, schema: Schema):
             # the partition id is null for unpartitioned (global) equality deletes
             key = d.spec_id, d.partition
             rows.append((d.file_path, delete_seq[d.file_path], None if not d.partition else part_ids.get(key, -1)))
-        dinfo = spark.createDataFrame(rows, "_d_file string, _d_seq long, _d_part int")
+        dinfo = _local_frame(spark, {"_d_file": ([r[0] for r in rows], "string"), "_d_seq": ([r[1] for r in rows], "int64"),
+                                     "_d_part": ([r[2] for r in rows], "int32")})
         names = {f.field_id: f"_d_eq_{f.field_id}" for f in fields}
         edf = (file_scan(spark, [d.file_path for d in files], eschema)
                .select(*[F.col(f"`{f.name}`").alias(names[f.field_id]) for f in fields],
