@@ -25,18 +25,23 @@ from icefloe.iceberg.sort_order import writer_sort_columns
 from icefloe.iceberg.table_metadata import TableMetadata
 from icefloe.spark import deleted_rows, described_writes
 from icefloe.spark.iceberg_evolved_read import has_nanos, schema_has_uuid
+from icefloe.spark.iceberg_read import delete_sources
 
 _NOT_STORED_BY_SPARK = ("unknown", "variant", "geometry", "geography", "fixed", "uuid")
 
 
-def usable(spark, meta: TableMetadata, io, row_meta: Optional[TableMetadata] = None) -> bool:
+def usable(spark, meta: TableMetadata, io, row_meta: Optional[TableMetadata] = None,
+           previous: Optional[dict] = None) -> bool:
     """Whether ``ChangeWriter`` can write this change: the class loads, Spark reaches the table's
-    files, delete files are written one per data file (or as vectors), and, when rows are written
+    files, delete files are written one per data file (or as vectors, each data file's ``previous``
+    deletes all of a kind the tasks read: ``iceberg_read.delete_sources``), and, when rows are written
     (``row_meta`` given), the table's current spec is unpartitioned, it has no sort order and its
     columns hold no type Spark's Parquet writer stores differently from Iceberg."""
     if not io.spark_native or not deleted_rows.available(spark):
         return False
     if meta.format_version < 3 and delete_granularity(dict(meta.properties)) != "file":
+        return False
+    if meta.format_version >= 3 and any(delete_sources(p, ds) is None for p, ds in (previous or {}).items()):
         return False
     if row_meta is None:
         return True
@@ -113,22 +118,6 @@ def rows_for(row_meta: TableMetadata, tasks: Optional[list], kind_col: str):
     return build
 
 
-def delete_sources(path: str, deletes: list) -> list:
-    """``(kind, file, offset, length)`` of each position delete file and vector of ``deletes``
-    that applies to data file ``path``, as ``DeleteSources`` reads them."""
-    from icefloe.spark.iceberg_read import _names_only
-
-    out = []
-    for d in deletes:
-        if d.is_deletion_vector:
-            if d.referenced_data_file == path:
-                out.append((deleted_rows.ICEBERG_VECTOR, d.file_path, d.content_offset, d.content_size_in_bytes))
-        else:
-            kind = deleted_rows.POSITION_FILE_OF_ONE if _names_only(d, path) else deleted_rows.POSITION_FILE
-            out.append((kind, d.file_path, 0, 0))
-    return out
-
-
 def _parse(frames: bytes, meta: TableMetadata, partition_of: dict, row_meta: Optional[TableMetadata]) -> tuple:
     files: list = []
     counts: dict = {}
@@ -188,4 +177,4 @@ def _parse(frames: bytes, meta: TableMetadata, partition_of: dict, row_meta: Opt
     return files, counts
 
 
-__all__ = ["usable", "write", "rows_for", "delete_sources"]
+__all__ = ["usable", "write", "rows_for"]

@@ -58,7 +58,7 @@ def write_position_deletes_in_tasks(positions, meta: TableMetadata, io: FileIO, 
     clustered = _clustered(positions.select(F.col(FILE_COL).alias("file_path"), F.col(POS_COL).alias("pos"), *kind),
                            parallelism, rows_of or dict.fromkeys(partition_of, 1), False)
     marker = f"{meta.location.rstrip('/')}/data/.staging-{job_id}/aborted"
-    if iceberg_change_writer.usable(spark, meta, io):     # written by the JVM, no Python worker
+    if iceberg_change_writer.usable(spark, meta, io, previous=previous):     # written by the JVM, no Python worker
         rows = clustered.select("file_path", "pos", (F.col(KIND_COL) if kind else F.lit(0)).cast("int").alias(KIND_COL))
         files, by_kind = _guarded(lambda: iceberg_change_writer.write(
             rows, meta, io, partition_of, previous or {}, job_id, marker, 0, _ANY_KIND, ()), spark, io, meta, job_id, marker)
@@ -97,7 +97,7 @@ def write_changes_in_tasks(changes, meta: TableMetadata, io: FileIO, partition_o
     parallelism = _task_count(spark, len(partition_of))
     renamed = changes.withColumnsRenamed({FILE_COL: "file_path", POS_COL: "pos"})
     marker = f"{meta.location.rstrip('/')}/data/.staging-{job_id}/aborted"
-    if jvm_rows is not None and iceberg_change_writer.usable(spark, meta, io, row_meta):
+    if jvm_rows is not None and iceberg_change_writer.usable(spark, meta, io, row_meta, previous):
         rows = _clustered(jvm_rows(renamed), parallelism, rows_of or dict.fromkeys(partition_of, 1), True)
         files, by_kind = _guarded(lambda: iceberg_change_writer.write(
             rows, meta, io, partition_of, previous, job_id, marker, len(row_meta.schema.fields), deleting, writing,

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from icefloe.core.types import PRIMITIVES_BY_NAME, NestedField, Schema
+from icefloe.spark.scans import local_frame
 
 ROW_ID = NestedField(2147483540, "_row_id", PRIMITIVES_BY_NAME["long"], False)
 LAST_UPDATED = NestedField(2147483539, "_last_updated_sequence_number", PRIMITIVES_BY_NAME["long"], False)
@@ -54,13 +55,11 @@ def computed(spark, rows, tasks, file_col: str, pos_col: str):
     ``ROW_ID_COL`` and ``LAST_SEQ_COL`` inherited where null: the file's first row id plus the
     row's position, and the file's data sequence number (from ``tasks``, joined by file; rows of
     no file, inserted ones, stay null)."""
-    import pyarrow as pa
     from pyspark.sql import functions as F
 
-    # from Arrow: a list of tuples would be a Python RDD, whose reading starts Python workers
-    info = spark.createDataFrame(pa.table({file_col: pa.array([t.path for t in tasks], pa.string()),
-                                           _FIRST: pa.array([t.file.first_row_id for t in tasks], pa.int64()),
-                                           _DSEQ: pa.array([int(t.data_sequence_number) for t in tasks], pa.int64())}))
+    info = local_frame(spark, {file_col: ([t.path for t in tasks], "string"),
+                               _FIRST: ([t.file.first_row_id for t in tasks], "int64"),
+                               _DSEQ: ([int(t.data_sequence_number) for t in tasks], "int64")})
     joined = rows.join(F.broadcast(info), file_col, "left")
     inherited = {ROW_ID_COL: F.coalesce(F.col(ROW_ID_COL), F.col(_FIRST) + F.col(pos_col)),
                  LAST_SEQ_COL: F.coalesce(F.col(LAST_SEQ_COL), F.col(_DSEQ))}

@@ -46,7 +46,7 @@ from icefloe.spark.align import fitted_column, spark_default
 # FILE_COL: the data file a row was read from (the path as the table's metadata has it); POS_COL: the
 # row's 0-based position in that file
 from icefloe.spark import deleted_rows
-from icefloe.spark.scans import empty_frame, file_scan
+from icefloe.spark.scans import empty_frame, file_scan, local_frame
 from icefloe.spark.bitmaps import bit_is_clear, bit_of, bitmap_words, literal_filter, word_of
 from icefloe.spark.python_read import FILE_COL, POS_COL, read_tasks_in_python
 from icefloe.spark.iceberg_evolved_read import has_nanos, mapping_from_history, name_read_plan, read_parquet_by_field_id, read_parquet_by_name, restore_column_names, spark_read_schema
@@ -363,18 +363,10 @@ def _deletes_read_in_scan(spark, tasks: list) -> Optional[dict]:
     sources: dict = {}
     files: set = set()
     for t in tasks:
-        items = []
-        for d in t.deletes:
-            if d.is_deletion_vector:
-                if d.referenced_data_file != t.path:     # a vector deletes from its own data file only
-                    continue
-                items.append((deleted_rows.ICEBERG_VECTOR, d.file_path, d.content_offset, d.content_size_in_bytes))
-            elif d.file_format.upper() == "PARQUET":
-                kind = deleted_rows.POSITION_FILE_OF_ONE if _names_only(d, t.path) else deleted_rows.POSITION_FILE
-                items.append((kind, d.file_path, 0, 0))
-            else:
-                return None
-            files.add(d.file_path)
+        items = delete_sources(t.path, t.deletes)
+        if items is None:
+            return None
+        files.update(file for _kind, file, _offset, _length in items)
         if items:
             sources[t.path] = items
     options = deleted_rows.source_options(spark, sources, positions)
@@ -383,6 +375,23 @@ def _deletes_read_in_scan(spark, tasks: list) -> Optional[dict]:
             if not LOCAL.exists(f):
                 raise CorruptDataFileError(f, "delete file referenced by the snapshot is missing")
     return options
+
+
+def delete_sources(path: str, deletes: list) -> Optional[list]:
+    """``(kind, file, offset, length)`` of each position delete file and deletion vector of
+    ``deletes`` that applies to data file ``path``, as ``DeleteSources`` reads them (a vector only
+    deletes from the data file it names); None when one is not Parquet (it cannot read that)."""
+    out = []
+    for d in deletes:
+        if d.is_deletion_vector:
+            if d.referenced_data_file == path:
+                out.append((deleted_rows.ICEBERG_VECTOR, d.file_path, d.content_offset, d.content_size_in_bytes))
+        elif d.file_format.upper() == "PARQUET":
+            kind = deleted_rows.POSITION_FILE_OF_ONE if _names_only(d, path) else deleted_rows.POSITION_FILE
+            out.append((kind, d.file_path, 0, 0))
+        else:
+            return None
+    return out
 
 
 def _names_only(delete_file, path: str) -> bool:
@@ -495,15 +504,6 @@ def _unattached_pairs(tasks: list, deletes) -> dict:
             if all(x.file_path != d.file_path for x in t.deletes):
                 out.setdefault(d.file_path, set()).add(t.path)
     return out
-
-
-def _local_frame(spark, columns: dict):
-    """A small DataFrame of ``columns`` (name -> (values, Arrow type name)) made from Arrow: from a
-    list of tuples PySpark makes a Python RDD, whose reading starts Python workers."""
-    import pyarrow as pa
-
-    return spark.createDataFrame(pa.table({name: pa.array(values, getattr(pa, kind)())
-                                           for name, (values, kind) in columns.items()}))
 
 
 def _union(parts: list):
@@ -643,7 +643,7 @@ def _apply_deletes(spark, df, tasks: list, schema: Schema):
         for d in t.deletes:
             delete_files[d.delete_key] = d
             delete_seq[d.delete_key] = int(t.delete_sequence_numbers.get(d.delete_key, 0))
-    info = _local_frame(spark, {FILE_COL: ([r[0] for r in info_rows], "string"), _SEQ_COL: ([r[1] for r in info_rows], "int64"),
+    info = local_frame(spark, {FILE_COL: ([r[0] for r in info_rows], "string"), _SEQ_COL: ([r[1] for r in info_rows], "int64"),
                                 _PART_COL: ([r[2] for r in info_rows], "int32")})
     df = df.join(F.broadcast(info), FILE_COL, "inner")
 
@@ -655,7 +655,7 @@ def _apply_deletes(spark, df, tasks: list, schema: Schema):
         parts = []
         if pos:
             pschema = to_spark_schema(POSITION_DELETE_SCHEMA)
-            dinfo = _local_frame(spark, {"_d_file": ([d.file_path for d in pos], "string"),
+            dinfo = local_frame(spark, {"_d_file": ([d.file_path for d in pos], "string"),
                                          "_d_seq": ([delete_seq[d.file_path] for d in pos], "int64")})
             parts.append(file_scan(spark, [d.file_path for d in pos], pschema)
                          .select(F.col("file_path").alias("_d_target"), F.col("pos").alias("_d_pos"),
@@ -688,7 +688,7 @@ def _apply_deletes(spark, df, tasks: list, schema: Schema):
             # the partition id is null for unpartitioned (global) equality deletes
             key = d.spec_id, d.partition
             rows.append((d.file_path, delete_seq[d.file_path], None if not d.partition else part_ids.get(key, -1)))
-        dinfo = _local_frame(spark, {"_d_file": ([r[0] for r in rows], "string"), "_d_seq": ([r[1] for r in rows], "int64"),
+        dinfo = local_frame(spark, {"_d_file": ([r[0] for r in rows], "string"), "_d_seq": ([r[1] for r in rows], "int64"),
                                      "_d_part": ([r[2] for r in rows], "int32")})
         names = {f.field_id: f"_d_eq_{f.field_id}" for f in fields}
         edf = (file_scan(spark, [d.file_path for d in files], eschema)

@@ -35,6 +35,15 @@ def empty_frame(spark, schema):
                      spark)
 
 
+def local_frame(spark, columns: dict):
+    """A small DataFrame of ``columns`` (name -> (values, Arrow type name)) made from Arrow: from a
+    list of tuples PySpark makes a Python RDD, whose reading starts Python workers."""
+    import pyarrow as pa
+
+    return spark.createDataFrame(pa.table({name: pa.array(values, getattr(pa, kind)())
+                                           for name, (values, kind) in columns.items()}))
+
+
 def _scans_method(spark, name: str):
     if not deleted_rows.available(spark):
         return None

@@ -14,9 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.zip.CRC32;
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.fs.ChecksumFileSystem;
 import org.apache.hadoop.fs.FSDataOutputStream;
-import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.mapreduce.Job;
 import org.apache.hadoop.mapreduce.JobID;
@@ -93,7 +91,7 @@ public final class ChangeWriter {
     }
     Writers data = s.dataColumns == 0 ? null : Writers.prepare(spark, options, dataSchema);
     Writers deletes = s.vectors ? null : Writers.prepare(spark, options, positionDeleteSchema());
-    Configuration conf = spark.sessionState().newHadoopConf();
+    Configuration conf = Writers.writing(spark.sessionState().newHadoopConf());     // every file through LocalFiles
     // the settings of the writers travel once to each executor, not with every task
     Broadcast<Shared> shared = spark.sparkContext().broadcast(
         new Shared(data, deletes, new SerializableConfiguration(conf)), scala.reflect.ClassTag$.MODULE$.apply(Shared.class));
@@ -322,11 +320,6 @@ public final class ChangeWriter {
       this.partition = partition;
       this.attempt = attempt;
       this.prefix = String.format("%05d-%d-%s", partition, attempt, s.job);
-      try {
-        new Path(s.dataDir).getFileSystem(conf);       // the writers' file system, built from the full settings
-      } catch (IOException e) {
-        throw new java.io.UncheckedIOException(e);
-      }
       this.fileCol = s.dataColumns;
       this.posCol = s.dataColumns + 1;
       this.kindCol = s.dataColumns + 2;
@@ -394,14 +387,8 @@ public final class ChangeWriter {
         addVector(target, marked);
         words = null;
       } else if (deleteWriter != null) {
-        deleteWriter.close();
+        answerFile('P', deleteWriter, deletePath);
         deleteWriter = null;
-        byte[] footer = footer(deletePath);
-        frames.writeByte('P');
-        writeString(deletePath);
-        frames.writeLong(lastSize);
-        frames.writeInt(footer.length);
-        frames.write(footer);
         writeString(target);
       }
       for (Map.Entry<Integer, Long> e : counts.entrySet()) {
@@ -419,14 +406,8 @@ public final class ChangeWriter {
       if (dataWriter == null) {
         return;
       }
-      dataWriter.close();
+      answerFile('D', dataWriter, dataPath);
       dataWriter = null;
-      byte[] footer = footer(dataPath);
-      frames.writeByte('D');
-      writeString(dataPath);
-      frames.writeLong(lastSize);
-      frames.writeInt(footer.length);
-      frames.write(footer);
     }
 
     /** Appends the vector of {@code marked} (a bitmap of words) for data file {@code file} to the task's Puffin file. */
@@ -439,7 +420,7 @@ public final class ChangeWriter {
       if (puffin == null) {
         puffinPath = new Path(String.format("%s/%s-deletes.puffin", s.dataDir, prefix));
         opening(puffinPath.toString());
-        puffin = raw(puffinPath.getFileSystem(conf)).create(puffinPath, false);
+        puffin = puffinPath.getFileSystem(conf).create(puffinPath, false);
         puffin.write(PUFFIN_MAGIC);
       }
       long offset = puffin.getPos();
@@ -490,18 +471,16 @@ public final class ChangeWriter {
       }
     }
 
-    private long lastSize;
-
-    /** The footer of the Parquet file just closed at {@code path} (its size kept in {@code lastSize}); its checksum file removed. */
-    private byte[] footer(String path) throws IOException {
+    /** Closes {@code writer} and answers its file: {@code tag}, the path, the size and the footer (read back). */
+    private void answerFile(char tag, OutputWriter writer, String path) throws IOException {
+      writer.close();
       Path p = new Path(path);
-      FileSystem fs = p.getFileSystem(conf);
-      if (fs instanceof ChecksumFileSystem) {
-        fs.delete(((ChecksumFileSystem) fs).getChecksumFile(p), false);
-      }
-      DescribedParquetFormat.Footer got = DescribedParquetFormat.readFooter(fs, p);
-      lastSize = got.size;
-      return got.bytes;
+      DescribedParquetFormat.Footer got = DescribedParquetFormat.readFooter(p.getFileSystem(conf), p);
+      frames.writeByte(tag);
+      writeString(path);
+      frames.writeLong(got.size);
+      frames.writeInt(got.bytes.length);
+      frames.write(got.bytes);
     }
 
     /** Notes a file about to be written (it is removed if the task fails); a test's fault fails it here. */
@@ -530,11 +509,7 @@ public final class ChangeWriter {
       }
       for (Path p : written) {
         try {
-          FileSystem fs = p.getFileSystem(conf);
-          fs.delete(p, false);
-          if (fs instanceof ChecksumFileSystem) {
-            fs.delete(((ChecksumFileSystem) fs).getChecksumFile(p), false);
-          }
+          p.getFileSystem(conf).delete(p, false);
         } catch (Throwable ignored) {
           // the driver removes the job's files by name
         }
@@ -544,10 +519,6 @@ public final class ChangeWriter {
 
   private interface Closeable {
     void close() throws Exception;
-  }
-
-  private static FileSystem raw(FileSystem fs) {
-    return fs instanceof ChecksumFileSystem ? ((ChecksumFileSystem) fs).getRawFileSystem() : fs;
   }
 
   /**
