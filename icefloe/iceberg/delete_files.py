@@ -55,8 +55,18 @@ def _write(io: FileIO, path: str, table, file_schema: Schema, codec: str):
         pq.write_table(table, sink, compression=None if codec == "uncompressed" else codec, store_schema=False,
                        write_page_checksum=True)
     with io.open_read(path) as fh:
-        md = pq.read_metadata(fh)
-    return metrics_from_footer(md, file_schema, truncate=1 << 30)
+        return pq.read_metadata(fh)
+
+
+def describe_delete_file(path: str, size: int, footer, file_schema: Schema, partition: tuple, spec_id: int,
+                         content: int) -> DataFile:
+    """A delete file's DataFile from its Parquet footer (``file_schema``'s columns): its bounds
+    kept whole, not truncated, so readers can tell which data files it may touch."""
+    m = metrics_from_footer(footer, file_schema, truncate=1 << 30)
+    df = data_file_from_metrics(path, size, partition, spec_id, file_schema, m)
+    df.content = content
+    df.sort_order_id = None
+    return df
 
 
 def write_position_deletes(io: FileIO, location: str, schema: Schema, spec: PartitionSpec,
@@ -87,10 +97,9 @@ def write_position_deletes(io: FileIO, location: str, schema: Schema, spec: Part
             rows = rows.sort_by([("file_path", "ascending"), ("pos", "ascending")])
             path = _delete_path(location, spec, schema, partition, "pos", write_id, n)
             written.append(path)
-            m = _write(io, path, rows, POSITION_DELETE_SCHEMA, codec)
-            df = data_file_from_metrics(path, io.size(path), partition, spec.spec_id, POSITION_DELETE_SCHEMA, m)
-            df.content = POSITION_DELETES
-            df.sort_order_id = None
+            md = _write(io, path, rows, POSITION_DELETE_SCHEMA, codec)
+            df = describe_delete_file(path, io.size(path), md, POSITION_DELETE_SCHEMA, partition, spec.spec_id,
+                                      POSITION_DELETES)
             targets = rows.column("file_path")
             if rows.num_rows and targets[0] == targets[rows.num_rows - 1]:   # sorted: first == last, all one file
                 df.referenced_data_file = targets[0].as_py()
@@ -128,11 +137,9 @@ def write_equality_deletes(io: FileIO, location: str, schema: Schema, spec: Part
                 continue
             path = _delete_path(location, spec, schema, partition, "eq", write_id, n)
             written.append(path)
-            m = _write(io, path, keys, file_schema, codec)
-            df = data_file_from_metrics(path, io.size(path), partition, spec.spec_id, file_schema, m)
-            df.content = EQUALITY_DELETES
+            md = _write(io, path, keys, file_schema, codec)
+            df = describe_delete_file(path, io.size(path), md, file_schema, partition, spec.spec_id, EQUALITY_DELETES)
             df.equality_ids = sorted(f.field_id for f in file_schema.fields)
-            df.sort_order_id = None
             out.append(df)
     except BaseException:
         for p in written:

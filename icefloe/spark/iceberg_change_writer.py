@@ -16,16 +16,16 @@ from __future__ import annotations
 import struct
 from typing import Optional
 
-from icefloe.core.parquet import metrics_from_footer
 from icefloe.core.types import ListType, MapType, StructType
-from icefloe.iceberg.arrow_writer import data_file_from_metrics, estimate_records_per_file
-from icefloe.iceberg.delete_files import POSITION_DELETE_SCHEMA, delete_granularity
+from icefloe.iceberg.arrow_writer import estimate_records_per_file
+from icefloe.iceberg.delete_files import POSITION_DELETE_SCHEMA, delete_granularity, describe_delete_file
 from icefloe.iceberg.manifest import POSITION_DELETES, DataFile
 from icefloe.iceberg.sort_order import writer_sort_columns
 from icefloe.iceberg.table_metadata import TableMetadata
 from icefloe.spark import deleted_rows, described_writes
 from icefloe.spark.iceberg_evolved_read import has_nanos, schema_has_uuid
 from icefloe.spark.iceberg_read import delete_sources
+from icefloe.spark.iceberg_write import describe_files
 
 _NOT_STORED_BY_SPARK = ("unknown", "variant", "geometry", "geography", "fixed", "uuid")
 
@@ -141,8 +141,7 @@ def _parse(frames: bytes, meta: TableMetadata, partition_of: dict, row_meta: Opt
         if tag == b"D":
             path = string()
             size, md = footer()
-            m = metrics_from_footer(md, row_meta.schema, skip_float_bounds=True)
-            f = data_file_from_metrics(path, size, (), meta.spec.spec_id, row_meta.schema, m)
+            (f,) = describe_files([(path, (), size, md)], row_meta.schema, meta.spec)
             f.sort_order_id = 0
             files.append(f)
         elif tag == b"P":
@@ -150,10 +149,7 @@ def _parse(frames: bytes, meta: TableMetadata, partition_of: dict, row_meta: Opt
             size, md = footer()
             target = string()
             spec_id, partition = partition_of[target]
-            m = metrics_from_footer(md, POSITION_DELETE_SCHEMA, truncate=1 << 30)
-            f = data_file_from_metrics(path, size, partition, spec_id, POSITION_DELETE_SCHEMA, m)
-            f.content = POSITION_DELETES
-            f.sort_order_id = None
+            f = describe_delete_file(path, size, md, POSITION_DELETE_SCHEMA, partition, spec_id, POSITION_DELETES)
             f.referenced_data_file = target
             files.append(f)
         elif tag == b"V":

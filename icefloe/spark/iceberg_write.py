@@ -243,7 +243,7 @@ def write_data_files(df, meta: TableMetadata, io: FileIO, table_name: str, nanos
         except Exception as e:  # a failed Spark job: our null check or anything else
             raise explain_spark_error(e) from None
         files = _collect_staged(io, staging, location, spec, schema, write_id, moved, footers)
-        described = _drop_empty(io, _describe_files(files, schema, spec))
+        described = _drop_empty(io, describe_files(files, schema, spec))
         for f in described:
             f.sort_order_id = order_id
         return described
@@ -298,7 +298,8 @@ def _sort_col(name: str, ascending: bool, nulls_first: bool):
     return c.desc_nulls_first() if nulls_first else c.desc_nulls_last()
 
 
-def _describe_files(files: list, schema: Schema, spec: PartitionSpec) -> list[DataFile]:
+def describe_files(files: list, schema: Schema, spec: PartitionSpec) -> list[DataFile]:
+    """DataFiles of written Parquet files: ``(path, partition, size, footer)`` each."""
     out = []
     for path, partition, size, md in files:
         m = metrics_from_footer(md, schema, skip_float_bounds=True)
