@@ -115,6 +115,16 @@ def test_where_the_jvm_writer_applies(tmp_path, spark):
     assert usable(spark, parted.metadata, parted.io) and not usable(spark, parted.metadata, parted.io, parted.metadata)
     assert not usable(spark, nested.metadata, nested.io, nested.metadata)
     assert not usable(spark, by_partition.metadata, by_partition.io)
+    # a v3 table's earlier deletes are read by the tasks: a position delete file that is not Parquet keeps Python's
+    from icefloe.iceberg.manifest import POSITION_DELETES, DataFile
+
+    v3 = cat.create_table("db.v3", "id bigint", properties={"format-version": "3"})
+    target = f"{v3.location}/data/a.parquet"
+    vector = DataFile(f"{v3.location}/data/d.puffin", "PUFFIN", (), 3, 100, content=POSITION_DELETES,
+                      referenced_data_file=target, content_offset=4, content_size_in_bytes=40)
+    avro = DataFile(f"{v3.location}/data/p.avro", "AVRO", (), 3, 100, content=POSITION_DELETES)
+    assert usable(spark, v3.metadata, v3.io, previous={target: [vector]})
+    assert not usable(spark, v3.metadata, v3.io, previous={target: [vector, avro]})
 
 
 @pytest.mark.parametrize("mode", ["-rw-------", "-rw-r-----", "-rwxr-xr-x", "-r--r--r--"])
