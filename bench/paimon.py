@@ -50,10 +50,20 @@ def quiesce_worker(quiesce):
     return both
 
 
-def _interleaved(ours, theirs, runs, quiesce):
+READ_SECONDS = 3.0      # a read figure's timed runs go on until each side has run this long ...
+READ_RUNS_CAP = 15      # ... or this many times: one sub-second run swings by a third on 2 cores
+
+
+def _interleaved(ours, theirs, runs, quiesce, min_seconds: float = 0.0):
+    """The best of ``runs`` timed runs of each side after one untimed run, alternating which goes
+    first. With ``min_seconds`` (for reads, which change nothing and so may repeat), more runs
+    follow until each side's timed runs add up to that, at most ``READ_RUNS_CAP``: best of three
+    of a 0.3 s read says more about the machine's noise than about the read."""
     times = {"ours": [], "theirs": []}
     results = {}
-    for i in range(1 + runs):
+    i = 0
+    while i < 1 + runs or (i < 1 + READ_RUNS_CAP
+                           and min(sum(times["ours"]), sum(times["theirs"])) < min_seconds):
         order = [("ours", ours), ("theirs", theirs)]
         if i % 2:
             order.reverse()
@@ -66,6 +76,7 @@ def _interleaved(ours, theirs, runs, quiesce):
                 results[name], d = results[name]
             if i > 0:
                 times[name].append(d)
+        i += 1
     return min(times["ours"]), min(times["theirs"]), results
 
 
@@ -113,7 +124,8 @@ def bench_paimon_data(spark, work: str, rows: int, runs: int, quiesce) -> dict:
                "all_columns_agg": lambda d: d.selectExpr("sum(hash(id, v, s, ts)) as h").collect()[0][0]}
     for name, q in queries.items():
         ours_r, plain_r, res = _interleaved(lambda: q(t.to_spark()),
-                                            lambda: q(spark.read.schema(schema).parquet(*files)), runs, quiesce)
+                                            lambda: q(spark.read.schema(schema).parquet(*files)), runs, quiesce,
+                                            READ_SECONDS)
         if res["ours"] != res["theirs"]:
             raise AssertionError(f"paimon read {name}: icefloe {res['ours']!r}, plain Spark {res['theirs']!r}")
         out["read"][name] = {"icefloe_s": ours_r, "spark_parquet_s": plain_r, "ratio": plain_r / ours_r}

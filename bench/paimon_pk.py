@@ -24,7 +24,7 @@ import os
 import shutil
 import time
 
-from bench.paimon import _interleaved, in_worker, pypaimon_side, quiesce_worker
+from bench.paimon import READ_SECONDS, _interleaved, in_worker, pypaimon_side, quiesce_worker
 
 
 def bench_paimon_pk(spark, work: str, rows: int, runs: int, quiesce) -> dict:
@@ -73,7 +73,7 @@ def bench_paimon_pk(spark, work: str, rows: int, runs: int, quiesce) -> dict:
     schema = spark.read.parquet(plain).schema
     ours_agg, plain_agg, res2 = _interleaved(lambda: t.to_spark().selectExpr(agg).collect()[0][0],
                                              lambda: spark.read.schema(schema).parquet(plain).selectExpr(agg)
-                                             .collect()[0][0], runs, quiesce)
+                                             .collect()[0][0], runs, quiesce, READ_SECONDS)
     if res2["ours"] != res2["theirs"]:
         raise AssertionError(f"merged read: icefloe {res2['ours']!r}, plain Spark {res2['theirs']!r}")
     return {"rows": rows, "upserted": n_up, "files": len(t.plan_files()), "load_s": load_s,
@@ -114,7 +114,7 @@ def bench_paimon_runs(spark, work: str, rows: int, runs: int, quiesce) -> dict:
         return spark.read.schema(schema).parquet(plain).selectExpr(agg).collect()[0][0]
 
     merged_s, plain_s, res = _interleaved(lambda: t.to_spark().selectExpr(agg).collect()[0][0], plain_read, runs,
-                                          quiesce)
+                                          quiesce, READ_SECONDS)
     if res["ours"] != res["theirs"]:
         raise AssertionError(f"merged read of {sorted_run_count} runs: {res['ours']!r} vs plain {res['theirs']!r}")
     quiesce()
@@ -127,7 +127,7 @@ def bench_paimon_runs(spark, work: str, rows: int, runs: int, quiesce) -> dict:
     spark.read.schema(schema).parquet(plain).write.option("compression", "zstd").parquet(rewrite)
     rewrite_s = time.perf_counter() - t0
     compacted_s, plain2_s, res2 = _interleaved(lambda: t.to_spark().selectExpr(agg).collect()[0][0], plain_read,
-                                               runs, quiesce)
+                                               runs, quiesce, READ_SECONDS)
     if res2["ours"] != res2["theirs"]:
         raise AssertionError(f"read after compaction: {res2['ours']!r} vs plain {res2['theirs']!r}")
     vectors = _bench_vectors(spark, work, rows, runs, quiesce, agg)
@@ -157,7 +157,7 @@ def _bench_vectors(spark, work: str, rows: int, runs: int, quiesce, agg: str) ->
     schema = spark.read.parquet(plain).schema
     ours_s, plain_s, res = _interleaved(lambda: t.to_spark().selectExpr(agg).collect()[0][0],
                                         lambda: spark.read.schema(schema).parquet(plain).selectExpr(agg).collect()[0][0],
-                                        runs, quiesce)
+                                        runs, quiesce, READ_SECONDS)
     if res["ours"] != res["theirs"]:
         raise AssertionError(f"read with deletion vectors: {res['ours']!r} vs plain {res['theirs']!r}")
     return {"marked": marked, "files": len(t.plan()), "upsert_s": upsert_s,

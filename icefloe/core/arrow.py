@@ -64,3 +64,39 @@ def fit_array(arr, target, path: str, drop_extra: bool = False, fill_missing: bo
         return arr.cast(target)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
         raise SchemaMismatchError(f"column {path!r}: cannot convert {arr.type} to {target}: {e}") from e
+
+
+DICTIONARY_SAMPLE_ROWS = 65536
+
+
+def dictionary_columns(table: pa.Table) -> list[str]:
+    """The Parquet leaf columns of ``table`` worth dictionary-encoding, for ``pq.write_table``'s
+    ``use_dictionary``. Arrow starts a dictionary for every column and, once it outgrows its page,
+    goes on in plain encoding with the dictionary pages kept: a column of mostly distinct values
+    (keys, sequence numbers, measurements) comes out larger and slower to read than plain. As
+    Parquet's Java writer decides on its first page, a top-level column of primitive values is
+    dictionary-encoded when at most half of its first rows are distinct; nested columns' leaves
+    keep the dictionary."""
+    import pyarrow.compute as pc
+
+    sample = table.slice(0, DICTIONARY_SAMPLE_ROWS)
+    out: list[str] = []
+    for name, column in zip(table.column_names, sample.columns):
+        t = column.type
+        if pa.types.is_nested(t):
+            out.extend(_leaf_paths(t, name))
+        elif len(column) == 0 or pc.count_distinct(column, mode="all").as_py() * 2 <= len(column):
+            out.append(name)
+    return out
+
+
+def _leaf_paths(t, prefix: str) -> list[str]:
+    """Parquet's dotted paths of the leaves under a column of type ``t`` (lists in the compliant
+    ``list.element`` layout, maps as ``key_value.key``/``key_value.value``)."""
+    if pa.types.is_struct(t):
+        return [p for i in range(t.num_fields) for p in _leaf_paths(t.field(i).type, f"{prefix}.{t.field(i).name}")]
+    if pa.types.is_map(t):
+        return _leaf_paths(t.key_type, f"{prefix}.key_value.key") + _leaf_paths(t.item_type, f"{prefix}.key_value.value")
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        return _leaf_paths(t.value_type, f"{prefix}.list.element")
+    return [prefix]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import uuid
 from typing import Optional
 
-from icefloe.core.arrow import fit_array
+from icefloe.core.arrow import dictionary_columns, fit_array
 from icefloe.core.io import FileIO
 from icefloe.core.parquet import metrics_from_footer, variant_paths
 from icefloe.core.parquet_footer import FooterPatchingSink, annotate_variants
@@ -176,6 +176,7 @@ def _write_parquet(table, sink, variants: list[tuple], **options) -> None:
     (``parquet_footer``), the data pages pass through as they are."""
     import pyarrow.parquet as pq
 
+    options = {"use_dictionary": dictionary_columns(table), **options}
     if not variants:
         pq.write_table(table, sink, **options)
         return

@@ -17,6 +17,7 @@ from __future__ import annotations
 import uuid
 from typing import Iterable, Optional
 
+from icefloe.core.arrow import dictionary_columns
 from icefloe.core.io import FileIO
 from icefloe.core.parquet import metrics_from_footer
 from icefloe.core.types import PRIMITIVES_BY_NAME, NestedField, Schema, to_arrow_schema
@@ -53,7 +54,7 @@ def _write(io: FileIO, path: str, table, file_schema: Schema, codec: str):
 
     with io.open_write(path) as sink:
         pq.write_table(table, sink, compression=None if codec == "uncompressed" else codec, store_schema=False,
-                       write_page_checksum=True)
+                       use_dictionary=dictionary_columns(table), write_page_checksum=True)
     with io.open_read(path) as fh:
         return pq.read_metadata(fh)
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import io as _io
 from typing import Iterable, Optional
 
-from icefloe.core.arrow import fit_array
+from icefloe.core.arrow import dictionary_columns, fit_array
 from icefloe.errors import RequiredFieldNullError, SchemaMismatchError
 from icefloe.paimon import types as pt
 from icefloe.paimon.bucket import buckets_of_columns
@@ -156,7 +156,8 @@ def write_parquet_bytes(data, compression: str = "zstd") -> bytes:
 
     buf = _io.BytesIO()
     pq.write_table(data, buf, compression=None if compression in ("none", "uncompressed") else compression,
-                   use_compliant_nested_type=True, write_page_checksum=True)  # readers can catch bit rot
+                   use_compliant_nested_type=True, use_dictionary=dictionary_columns(data),
+                   write_page_checksum=True)  # readers can catch bit rot
     return buf.getvalue()
 
 

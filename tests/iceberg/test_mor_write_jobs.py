@@ -65,6 +65,29 @@ def test_update_and_merge_write_deletes_and_rows_in_one_job(catalog, spark, vers
         assert added and all(f["file_format"] == "PARQUET" for f in added)
 
 
+@pytest.mark.parametrize("version", ["2", "3"])
+def test_update_scan_reads_no_column_the_update_overwrites(catalog, spark, version, monkeypatch):
+    """Only the updated rows are written, so a column set to a value that does not read it (here a
+    constant) is not read at all; copy-on-write rewrites the untouched rows too and reads it."""
+    from icefloe.spark import iceberg_dml
+
+    mor, cow = _twins(catalog, spark, version)
+    plans = []
+    real = iceberg_dml._commit_changes
+
+    def spy(table, operation, meta, snap, tasks, labelled, *args, **kwargs):
+        plans.append(labelled(tasks)._jdf.queryExecution().executedPlan().toString())
+        return real(table, operation, meta, snap, tasks, labelled, *args, **kwargs)
+
+    monkeypatch.setattr(iceberg_dml, "_commit_changes", spy)
+    for t in (mor, cow):
+        assert t.update({"name": "'changed'"}, where="id % 7 = 1")["updated"] == 57
+    read = [p[p.index("ReadSchema: "):].split("\n")[0] for p in plans]
+    assert "name" not in read[0] and "id:bigint" in read[0], read[0]
+    assert "name:string" in read[1], read[1]
+    assert _rows(mor) == _rows(cow)
+
+
 @pytest.mark.parametrize("fault", ["deletes.puffin", ".parquet"])
 @pytest.mark.parametrize("op", ["update", "merge"])
 def test_a_task_failing_at_either_write_leaves_the_table_as_it_was(tmp_path, spark, op, fault):
