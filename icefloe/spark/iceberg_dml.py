@@ -547,21 +547,16 @@ def update_rows(table, assignments: dict, condition=None, isolation: Optional[st
     sets = resolve_assignments(meta.schema, assignments)
     check_resolvable(table.spark, meta.schema, sets, table.name, condition)
     hit = F.coalesce(predicate(condition), F.lit(False))
-    if write_mode(meta.properties, "update") == MERGE_ON_READ:
-        # only the updated rows are written: the scan reads the columns the condition and the new
-        # values use, not those the update overwrites (``SET name = 'x'`` reads no ``name``)
-        out = updated_columns(meta.schema.fields, sets, F.lit(True), table.name)
+    # merge-on-read writes only the updated rows: filtered first, the scan reads only the columns the
+    # condition and the new values use (``SET name = 'x'`` reads no ``name``); copy-on-write keeps the rest
+    only_updated = write_mode(meta.properties, "update") == MERGE_ON_READ
+    out = updated_columns(meta.schema.fields, sets, None if only_updated else hit, table.name)
+    action = F.lit(UPDATE) if only_updated else F.when(hit, F.lit(UPDATE)).otherwise(F.lit(KEEP))
 
-        def labelled(file_tasks):
-            return _read_target(table, meta, file_tasks).where(hit).select(
-                *out, FILE_COL, POS_COL, F.lit(UPDATE).alias(ACTION), *_lineage_cols(meta))
-    else:
-        out = updated_columns(meta.schema.fields, sets, hit, table.name)
-
-        def labelled(file_tasks):
-            return _read_target(table, meta, file_tasks).select(
-                *out, FILE_COL, POS_COL, F.when(hit, F.lit(UPDATE)).otherwise(F.lit(KEEP)).alias(ACTION),
-                *_lineage_cols(meta))
+    def labelled(file_tasks):
+        rows = _read_target(table, meta, file_tasks)
+        return (rows.where(hit) if only_updated else rows).select(
+            *out, FILE_COL, POS_COL, action.alias(ACTION), *_lineage_cols(meta))
 
     return _commit_changes(table, "update", meta, snap, tasks, labelled, isolation, conflict_filter=condition)
 

@@ -62,14 +62,16 @@ def resolve_assignments(schema, values: dict, alias: str = "t") -> dict:
 
 def updated_columns(fields, sets: dict, hit, table_name: str) -> list:
     """UPDATE's new row: each field (``.name``, ``.field_type``) its assigned value, cast and
-    checked, where ``hit`` (the condition) holds, else its own value."""
+    checked, where ``hit`` (the condition) holds, else its own value; with ``hit`` None (rows
+    already filtered by the condition) the assigned value alone, so an overwritten column is not read."""
     from pyspark.sql import functions as F
 
     out = []
     for f in fields:
         c = F.col(f"`{f.name}`")
         if f.name in sets:
-            c = F.when(hit, checked_cast(value(sets[f.name]), f.field_type, f.name, table_name)).otherwise(c)
+            new = checked_cast(value(sets[f.name]), f.field_type, f.name, table_name)
+            c = new if hit is None else F.when(hit, new).otherwise(c)
         out.append(c.alias(f.name))
     return out
 
