@@ -25,7 +25,7 @@ see :func:`read_parquet_by_name`.
 """
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from typing import Iterable, Optional, Sequence
 
 from icefloe.core.types import (
     IcebergType, ListType, MapType, Schema, StructType, to_spark_field, to_spark_type,
@@ -264,7 +264,9 @@ def read_parquet_by_name(spark, paths: list, schema: Schema, read_schema, names:
     return uuid_columns_to_strings(df.select(*cols, *(extra_cols or [])), schema)
 
 
-def read_parquet_by_field_id(spark, paths: list, schema: Schema, history: Iterable[Schema] = ()):
-    """``spark.read.parquet(paths)`` projected onto ``schema`` by field id, safe under schema evolution."""
-    df = file_scan(spark, paths, spark_read_schema(schema, history))
+def read_parquet_by_field_id(spark, paths: list, schema: Schema, history: Iterable[Schema] = (),
+                             whole: Sequence[str] = ()):
+    """``spark.read.parquet(paths)`` projected onto ``schema`` by field id, safe under schema evolution
+    (``whole``: as ``scans.file_scan``'s)."""
+    df = file_scan(spark, paths, spark_read_schema(schema, history), whole=whole)
     return restore_column_names(df, schema)

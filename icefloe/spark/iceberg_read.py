@@ -186,9 +186,10 @@ def _read_tasks(spark, tasks: list, schema: Schema, where, columns, with_positio
 
         with_ids, without_ids = _split_by_field_ids(tasks)
         if not without_ids:
-            df = read_parquet_by_field_id(spark, [t.path for t in tasks], schema, history)
+            df = read_parquet_by_field_id(spark, [t.path for t in tasks], schema, history, whole_files(tasks))
         else:
-            parts = [read_parquet_by_field_id(spark, [t.path for t in with_ids], schema, history)] if with_ids else []
+            parts = [read_parquet_by_field_id(spark, [t.path for t in with_ids], schema, history,
+                                              whole_files(with_ids))] if with_ids else []
             parts += _read_without_ids(spark, without_ids, schema, history, name_mapping, False)
             df = _union(parts)
     elif has_deletes and _only_position_deletes_by_raw_path(tasks) and (
@@ -217,6 +218,12 @@ def _read_tasks(spark, tasks: list, schema: Schema, where, columns, with_positio
     return df
 
 
+def whole_files(tasks: list) -> list:
+    """The paths of ``tasks``' data files that hold one row group (one split offset), which a scan
+    reads each in one task (``scans.file_scan``)."""
+    return [t.path for t in tasks if len(t.file.split_offsets or ()) == 1]
+
+
 def table_path_of(col):
     """Spark's ``file:`` URI of a file (percent-encoded) back to the plain path the metadata holds."""
     from pyspark.sql import functions as F
@@ -231,7 +238,8 @@ def _read_with_positions(spark, tasks: list, schema: Schema, history: Sequence[S
     with_ids, without_ids = _split_by_field_ids(tasks)
     parts = []
     if with_ids:
-        df = file_scan(spark, [t.path for t in with_ids], spark_read_schema(schema, history))
+        df = file_scan(spark, [t.path for t in with_ids], spark_read_schema(schema, history),
+                       whole=whole_files(with_ids))
         plain = all(_PLAIN_PATH.match(t.path) for t in with_ids)
         df = (df.select("*", F.col("_metadata.file_path").alias(_RAW_PATH),
                         F.col("_metadata.row_index").alias(POS_COL))
@@ -272,7 +280,7 @@ def _read_minus_position_deletes(spark, tasks: list, schema: Schema, history: Se
     row's FILE_COL and POS_COL."""
     from pyspark.sql import functions as F
 
-    df = file_scan(spark, [t.path for t in tasks], spark_read_schema(schema, history))
+    df = file_scan(spark, [t.path for t in tasks], spark_read_schema(schema, history), whole=whole_files(tasks))
     df = restore_column_names(df.select("*", F.col("_metadata.file_path").alias(_RAW_PATH),
                                         F.col("_metadata.file_size").alias(_SIZE),
                                         F.col("_metadata.row_index").alias(POS_COL)), schema)
@@ -418,7 +426,8 @@ def _read_with_position_filter(spark, tasks: list, schema: Schema, history: Sequ
         positions = positions_by_data_file(LOCAL, {t.path: t.deletes for t in dirty})
         in_scan = deleted_rows.scan_options(spark, positions)
     if in_scan is not None:              # the deletes applied inside the Parquet scan
-        df = file_scan(spark, [t.path for t in tasks], spark_read_schema(schema, history), in_scan, deleted_rows.CLASS)
+        df = file_scan(spark, [t.path for t in tasks], spark_read_schema(schema, history), in_scan, deleted_rows.CLASS,
+                       whole_files(tasks))
         if with_positions:
             df = df.select("*", F.col("_metadata.file_path").alias(_RAW_PATH),
                            F.col("_metadata.row_index").alias(POS_COL))
@@ -431,7 +440,7 @@ def _read_with_position_filter(spark, tasks: list, schema: Schema, history: Sequ
     else:
         key_list, key = ["file:" + p for p in bitmaps], F.col("_metadata.file_path")
         keys = pa.array(key_list, pa.string())
-    df = file_scan(spark, [t.path for t in tasks], spark_read_schema(schema, history))
+    df = file_scan(spark, [t.path for t in tasks], spark_read_schema(schema, history), whole=whole_files(tasks))
     positions = ([F.col("_metadata.file_path").alias(_RAW_PATH), F.col("_metadata.row_index").alias(POS_COL)]
                  if with_positions else [])
     constants = literal_filter(list(zip(key_list, bitmaps.values())), _KEY, _ROW)

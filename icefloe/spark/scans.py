@@ -16,6 +16,10 @@ from icefloe.spark import deleted_rows
 SEP = "\u0000"          # between the items of a list sent as one string (no path or option holds it)
 _members: dict = {}     # (id(JavaSparkContext), name) -> (the context, the static method of Scans)
 NEVER_SKIP = {"ignoreCorruptFiles": "false", "ignoreMissingFiles": "false"}
+# Parquet with the files the option names (one per line) read whole (``file_scan``); the format of
+# deleted rows (``deleted_rows.CLASS``) extends it
+WHOLE_FILES_CLASS = "icefloe.jvm.WholeFilesParquetFormat"
+WHOLE_FILES_OPTION = "icefloe.whole-files"
 
 
 def empty_frame(spark, schema):
@@ -55,14 +59,22 @@ def _scans_method(spark, name: str):
 
 
 def file_scan(spark, paths: Sequence[str], schema, options: Optional[Mapping[str, str]] = None,
-              fmt: str = "parquet"):
+              fmt: str = "parquet", whole: Sequence[str] = ()):
     """``spark.read.format(fmt).options(options).schema(schema).load(paths)``: a DataFrame of
     ``paths`` (at least one) read with ``schema`` (a StructType). A table's files are never
     skipped, even in a session set to skip unreadable or missing files
     (``spark.sql.files.ignoreCorruptFiles`` / ``ignoreMissingFiles``): that would silently drop
-    their rows."""
+    their rows.
+
+    ``whole``: those of ``paths`` that hold one row group, each read by one task. Spark cuts a
+    file into byte ranges, and of a one-row-group file cut in two, one range reads every row and
+    the other only the footer: a task that costs a scheduling round and the footer's read for
+    nothing. Parquet's ``fmt`` only, and only where icefloe's JVM classes are loadable."""
     options = {**NEVER_SKIP, **(options or {})}
     load = _scans_method(spark, "load")
+    if whole and load is not None and fmt in ("parquet", deleted_rows.CLASS):
+        options[WHOLE_FILES_OPTION] = "\n".join(whole)
+        fmt = WHOLE_FILES_CLASS if fmt == "parquet" else fmt
     if load is not None:
         from pyspark.sql.dataframe import DataFrame
 

@@ -73,3 +73,67 @@ def test_an_empty_frame_is_built_in_the_jvm_and_starts_no_python_worker(spark):
     # a local relation: no Python RDD (PySpark's createDataFrame([]) is one, read by Python workers)
     assert "LocalTableScan" in plan and "PythonRDD" not in plan and "ExistingRDD" not in plan, plan
     assert "ExistingRDD" in spark.createDataFrame([], schema)._jdf.queryExecution().executedPlan().toString()
+
+
+def _row_groups(path, rows: int, per_group: int, start: int = 0):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"id": pa.array(range(start, start + rows), pa.int64()),
+                             "s": [f"value-{v:08d}" for v in range(start, start + rows)]}),
+                   path, row_group_size=per_group, use_dictionary=False)
+    assert pq.ParquetFile(path).num_row_groups == -(-rows // per_group)
+    return path
+
+
+@pytest.fixture
+def small_splits(spark):
+    key = "spark.sql.files.maxPartitionBytes"
+    old = spark.conf.get(key)
+    spark.conf.set(key, "2048")
+    yield
+    spark.conf.set(key, old)
+
+
+def test_files_named_whole_are_each_one_task_and_others_still_split(tmp_path, spark, small_splits):
+    (tmp_path / "a b").mkdir()
+    one = _row_groups(str(tmp_path / "a b" / "one group %20 ü.parquet"), 4000, 4000)
+    many = _row_groups(str(tmp_path / "many groups.parquet"), 4000, 500, start=4000)
+    schema = spark.read.parquet(one).schema
+    split = scans.file_scan(spark, [one, many], schema)
+    kept = scans.file_scan(spark, [one, many], schema, whole=[one])
+    assert split.rdd.getNumPartitions() > kept.rdd.getNumPartitions()
+    # each task's rows: the one-group file's all in one task; the other's spread over several
+    per_task = kept.select("id").rdd.glom().map(lambda rows: sorted(r.id for r in rows)).collect()
+    holding_one = [t for t in per_task if t and t[0] < 4000]
+    assert holding_one == [list(range(4000))]
+    assert len([t for t in per_task if t and t[-1] >= 4000]) > 1
+    assert sorted(r.id for r in kept.select("id").collect()) == list(range(8000))
+    # Spark alone cuts the one-group file too: all its rows land in one range, the rest read nothing
+    assert len([t for t in split.select("id").rdd.glom().map(len).collect() if t == 0]) > 0
+
+
+def test_whole_files_with_deleted_rows(tmp_path, spark, small_splits):
+    one = _row_groups(str(tmp_path / "one.parquet"), 4000, 4000)
+    schema = spark.read.parquet(one).schema
+    options = deleted_rows.scan_options(spark, {one: list(range(0, 4000, 7))})
+    df = scans.file_scan(spark, [one], schema, options, deleted_rows.CLASS, whole=[one])
+    assert df.rdd.getNumPartitions() == 1
+    assert sorted(r.id for r in df.select("id").collect()) == [i for i in range(4000) if i % 7]
+
+
+def test_a_tables_one_group_files_are_read_one_task_each(tmp_path, spark, small_splits):
+    import icefloe
+
+    cat = icefloe.Catalog(str(tmp_path / "wh"), spark=spark)
+    t = cat.create_table("db.t", "id bigint, s string", properties={"write.delete.mode": "merge-on-read"})
+    t.append(spark.range(0, 6000, 1, 2).selectExpr("id", "concat('value-', id) AS s"))
+    files = t.plan_files()
+    assert len(files) == 2 and all(len(f.split_offsets) == 1 for f in files)
+    df = t.to_spark()
+    assert df.rdd.getNumPartitions() == 2
+    assert sorted(r.id for r in df.select("id").collect()) == list(range(6000))
+    t.delete("id % 5 = 0")           # the read applying position deletes: still one task a file
+    assert 1 in {f["content"] for f in t.inspect.files().collect()}       # position deletes
+    assert t.to_spark().rdd.getNumPartitions() == len(t.plan_files())
+    assert sorted(r.id for r in t.to_spark().select("id").collect()) == [i for i in range(6000) if i % 5]

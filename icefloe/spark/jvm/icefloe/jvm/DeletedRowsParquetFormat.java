@@ -44,7 +44,7 @@ import scala.runtime.AbstractFunction1;
  * rows of a split arrive in order from its first row group and their positions are counted, which
  * spares Spark's row index (a boxed value per row). A file without deletes is read as it is.
  */
-public class DeletedRowsParquetFormat extends ParquetFileFormat {
+public class DeletedRowsParquetFormat extends WholeFilesParquetFormat {
   public static final String OPTION = "icefloe.deleted-rows";
   /** Where each file's deleted positions are kept, read by the task (lines of {@link DeleteSources}). */
   public static final String SOURCES = "icefloe.deleted-rows-in";
