@@ -85,6 +85,15 @@ def write(clustered, meta: TableMetadata, io, partition_of: dict, previous: dict
     return _parse(frames, meta, partition_of, row_meta)
 
 
+def in_scan_order(rows) -> bool:
+    """Whether ``rows`` reach their tasks as one file scan reads them, each task holding every row of
+    each data file it reads, in position order (``ScanOrder.java``): then they are already clustered
+    as ``write`` takes them, and no exchange is needed. An UPDATE's or DELETE's rows on a table
+    whose data files hold one row group each (``iceberg_read.whole_files``) come so; a MERGE's come
+    from a join."""
+    return bool(rows.sparkSession._jvm.icefloe.jvm.ScanOrder.keepsFilesWhole(rows._jdf))
+
+
 _MAPPED_FILES = 2000         # data files whose first row ids a plan's map may hold
 
 
@@ -173,4 +182,4 @@ def _parse(frames: bytes, meta: TableMetadata, partition_of: dict, row_meta: Opt
     return files, counts
 
 
-__all__ = ["usable", "write", "rows_for"]
+__all__ = ["usable", "write", "rows_for", "in_scan_order"]

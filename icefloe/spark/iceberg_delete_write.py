@@ -55,11 +55,13 @@ def write_position_deletes_in_tasks(positions, meta: TableMetadata, io: FileIO, 
     spark = positions.sparkSession
     parallelism = _task_count(spark, len(partition_of))
     kind = [F.col(KIND_COL).alias(KIND_COL)] if KIND_COL in positions.columns else []
-    clustered = _clustered(positions.select(F.col(FILE_COL).alias("file_path"), F.col(POS_COL).alias("pos"), *kind),
-                           parallelism, rows_of or dict.fromkeys(partition_of, 1), False)
+    named = positions.select(F.col(FILE_COL).alias("file_path"), F.col(POS_COL).alias("pos"), *kind)
+    rows_of = rows_of or dict.fromkeys(partition_of, 1)
     marker = f"{meta.location.rstrip('/')}/data/.staging-{job_id}/aborted"
     if iceberg_change_writer.usable(spark, meta, io, previous=previous):     # written by the JVM, no Python worker
-        rows = clustered.select("file_path", "pos", (F.col(KIND_COL) if kind else F.lit(0)).cast("int").alias(KIND_COL))
+        rows = named.select("file_path", "pos", (F.col(KIND_COL) if kind else F.lit(0)).cast("int").alias(KIND_COL))
+        if not iceberg_change_writer.in_scan_order(rows):
+            rows = _clustered(rows, parallelism, rows_of, False)
         files, by_kind = _guarded(lambda: iceberg_change_writer.write(
             rows, meta, io, partition_of, previous or {}, job_id, marker, 0, _ANY_KIND, ()), spark, io, meta, job_id, marker)
         if counts is not None:
@@ -69,7 +71,7 @@ def write_position_deletes_in_tasks(positions, meta: TableMetadata, io: FileIO, 
         return files
     run = _task(io.for_tasks(), meta, partition_of, previous or {}, job_id, marker)
     out = []
-    for written, task_counts in _run_job(clustered, run, io, meta, job_id, marker):
+    for written, task_counts in _run_job(_clustered(named, parallelism, rows_of, False), run, io, meta, job_id, marker):
         out.extend(written)
         if counts is not None:
             for path, n in task_counts.items():
@@ -98,7 +100,9 @@ def write_changes_in_tasks(changes, meta: TableMetadata, io: FileIO, partition_o
     renamed = changes.withColumnsRenamed({FILE_COL: "file_path", POS_COL: "pos"})
     marker = f"{meta.location.rstrip('/')}/data/.staging-{job_id}/aborted"
     if jvm_rows is not None and iceberg_change_writer.usable(spark, meta, io, row_meta, previous):
-        rows = _clustered(jvm_rows(renamed), parallelism, rows_of or dict.fromkeys(partition_of, 1), True)
+        rows = jvm_rows(renamed)
+        if not iceberg_change_writer.in_scan_order(rows):
+            rows = _clustered(rows, parallelism, rows_of or dict.fromkeys(partition_of, 1), True)
         files, by_kind = _guarded(lambda: iceberg_change_writer.write(
             rows, meta, io, partition_of, previous, job_id, marker, len(row_meta.schema.fields), deleting, writing,
             row_meta), spark, io, meta, job_id, marker)
