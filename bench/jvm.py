@@ -12,8 +12,9 @@ session: id, a string, a double and a timestamp), format v2, zstd, and the same 
   table again after compacting it (the target: the read after merge-on-read changes at most 1.3x that).
 
 Each figure is the best of ``runs``; a run starts from a fresh table so every timed statement sees the
-same state. Reads (the scans) change nothing, so within a run each engine repeats each of them (up to
-``READ_RUNS`` times, until it has run ``READ_SECONDS``) and keeps its best. The ratio is icefloe's time over the runtime's (<= 1.0 means icefloe is as fast or faster);
+same state. Reads (the scans) change nothing, so within a run each engine repeats each of them (at
+least ``READ_MIN`` times, up to ``READ_RUNS`` until it has run ``READ_SECONDS``) and keeps its best.
+The ratio is icefloe's time over the runtime's (<= 1.0 means icefloe is as fast or faster);
 ``own_parquet`` is each engine's time over its own Spark's plain Parquet write or scan of the same rows,
 which shows how much of a difference is Spark 4 against Spark 3.5.
 """
@@ -34,11 +35,12 @@ MERGE_SQL = ("MERGE INTO {table} t USING ({source}) s ON t.id = s.id "
              "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *")
 DELETE_WHERE = "id % 100 = 7"
 UPDATE_WHERE = "id % 100 = 3"
-# A read changes nothing, so within a run each engine repeats it until it has run READ_SECONDS, at
-# most READ_RUNS times, and keeps its best: a 0.2 s read swings by a third on this machine, more than
-# the differences measured
+# A read changes nothing, so within a run each engine repeats it at least READ_MIN times and until it
+# has run READ_SECONDS, at most READ_RUNS times, and keeps its best: a 0.2 s read swings by a third
+# on this machine, more than the differences measured
 READ_SECONDS = 1.0
 READ_RUNS = 5
+READ_MIN = 3
 # merge-on-read-v3: merge-on-read on a format v3 table, whose deletes are deletion vectors
 MODES = ("copy-on-write", "merge-on-read", "merge-on-read-v3")
 WORK = ("merge", "delete", "update", "scan_after")
@@ -51,7 +53,7 @@ def timed(name, fn):
     s = time.perf_counter(); out = fn(); t[name] = time.perf_counter() - s; return out
 def read_timed(name, fn):
     best, spent, k = None, 0.0, 0
-    while k < 1 or (spent < READ_SECONDS and k < READ_RUNS):
+    while k < READ_MIN or (spent < READ_SECONDS and k < READ_RUNS):
         s = time.perf_counter(); out = fn(); d = time.perf_counter() - s
         best, spent, k = d if best is None else min(best, d), spent + d, k + 1
     t[name] = best; return out
@@ -95,7 +97,7 @@ def _icefloe_run(spark, cat, n: int, parquet_dir: str, quiesce) -> dict:
 
     def read_timed(name, fn):       # a read changes nothing: repeated, its best kept
         best, spent, k = None, 0.0, 0
-        while k < 1 or (spent < READ_SECONDS and k < READ_RUNS):
+        while k < READ_MIN or (spent < READ_SECONDS and k < READ_RUNS):
             quiesce()
             start = time.perf_counter()
             out = fn()
@@ -165,7 +167,8 @@ def bench_jvm(spark, rows: int, runs: int, quiesce) -> dict:
                 theirs.append(jvm.run(JVM_RUN, n=rows, parquet_dir=os.path.join(root, "jvm-pq"),
                                       DATA_SQL=DATA_SQL, SOURCE_SQL=SOURCE_SQL, SCAN_SQL=SCAN_SQL,
                                       MERGE_SQL=MERGE_SQL, DELETE_WHERE=DELETE_WHERE, UPDATE_WHERE=UPDATE_WHERE,
-                                      MODES=list(MODES), READ_SECONDS=READ_SECONDS, READ_RUNS=READ_RUNS))
+                                      MODES=list(MODES), READ_SECONDS=READ_SECONDS, READ_RUNS=READ_RUNS,
+                                      READ_MIN=READ_MIN))
                 ours.append(_icefloe_run(spark, cat, rows, os.path.join(root, "icefloe-pq"), quiesce))
             # both engines must have computed the same answers, or the timings compare different work
             for key in ["scan_result"] + [f"{m}:result" for m in MODES]:

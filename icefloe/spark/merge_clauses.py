@@ -82,15 +82,27 @@ def check_resolvable(spark, schema, sets: dict, table_name: str, condition=None)
     suggestions. A bare word where a string was meant gets the hint to quote it."""
     from pyspark.errors import AnalysisException
 
+    from icefloe.spark.scans import empty_frame
 
-    empty = spark.createDataFrame([], to_spark_schema(schema))
+    empty = empty_frame(spark, to_spark_schema(schema))
     columns = ", ".join(f.name for f in schema.fields)
     items = [(f"value of column {k!r}", v) for k, v in sets.items()]
     if condition is not None and (isinstance(condition, str) or hasattr(condition, "_jc")):
         items.append(("condition", condition))
+
+    def column(what, v):
+        return predicate(v) if what == "condition" else value(v)
+
+    if not items:
+        return
+    try:        # all in one analysis; one at a time only to name the one that fails
+        empty.select(*[column(what, v).alias(f"_v{i}") for i, (what, v) in enumerate(items)]).schema  # noqa: B018
+        return
+    except AnalysisException:
+        pass
     for what, v in items:
         try:
-            empty.select((predicate(v) if what == "condition" else value(v)).alias("_v")).schema  # noqa: B018
+            empty.select(column(what, v).alias("_v")).schema  # noqa: B018
         except AnalysisException as e:
             reason = (str(e).splitlines() or [""])[0]
             if "UNRESOLVED_COLUMN" in reason:
