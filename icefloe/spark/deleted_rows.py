@@ -20,7 +20,8 @@ per data file (:func:`source_options`), and each task reads its own file's posit
 (``DeleteSources.java``): the driver reads no deletes and holds no positions. Fewer positions the
 driver reads once, and they travel in the options themselves (:func:`scan_options`): ascending,
 delta-encoded as unsigned LEB128 varints, base64 (one to three bytes per deleted row for the usual
-sparse deletes).
+sparse deletes); a read of the same deletes again takes them as it left them
+(:func:`remembered_scan_options`).
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ import logging
 import os
 import subprocess
 import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Optional
 
@@ -167,6 +169,42 @@ def scan_options(spark, deleted: dict) -> Optional[dict]:
     return {OPTION: "\n".join(lines)}
 
 
+REMEMBERED_BYTES = 64 << 20         # the scan options of earlier reads' driver-read deletes kept, in all
+_remembered: "OrderedDict[tuple, dict]" = OrderedDict()
+_remembered_lock = threading.Lock()
+
+
+def remembered_scan_options(spark, deletes_of: dict, read, exists) -> tuple:
+    """(scan options, positions) for data files whose deletes the driver reads: ``deletes_of`` maps
+    a data file's path to the delete files applying to it (each with ``delete_key`` and
+    ``file_path``), ``read(deletes_of)`` gives each data file's positions, and the options are
+    ``scan_options``' of those. A table's delete files never change (a path is written once), so the
+    options of the same data files with the same delete files are remembered (the newest, up to
+    ``REMEMBERED_BYTES``), as the JVM runtime's executors keep the deletes they read: a table read
+    again at the same snapshot reads and encodes its deletes once. A remembered read still names a
+    delete file that no longer ``exists``: it reads them again, which raises. ``positions`` is None
+    when the options were remembered."""
+    key = tuple(sorted((path, tuple(sorted(d.delete_key for d in deletes))) for path, deletes in deletes_of.items()))
+    with _remembered_lock:
+        hit = _remembered.get(key)
+        if hit is not None:
+            _remembered.move_to_end(key)
+    if hit is not None and available(spark) and all(
+            exists(f) for f in {d.file_path for deletes in deletes_of.values() for d in deletes}):
+        return hit, None
+    positions = read(deletes_of)
+    options = scan_options(spark, positions)
+    size = 0 if options is None else len(options[OPTION])
+    if options is not None and size <= REMEMBERED_BYTES // 4:
+        with _remembered_lock:
+            _remembered[key] = options
+            total = sum(len(o[OPTION]) for o in _remembered.values())
+            while total > REMEMBERED_BYTES:
+                _old, dropped = _remembered.popitem(last=False)
+                total -= len(dropped[OPTION])
+    return options, positions
+
+
 def source_options(spark, sources: dict, positions: int) -> Optional[dict]:
     """The options of a scan in the format (``CLASS``) whose tasks read each data file's deleted
     positions where they are kept: ``sources`` maps a data file's path (as the table's metadata names
@@ -188,4 +226,5 @@ def source_options(spark, sources: dict, positions: int) -> Optional[dict]:
 
 __all__ = ["CLASS", "OPTION", "SOURCES_OPTION", "DRIVER_READ_POSITIONS", "POSITION_FILE", "POSITION_FILE_OF_ONE",
            "ICEBERG_VECTOR", "PAIMON_VECTOR", "jar_path", "available", "encode", "reader", "scan_options",
+           "remembered_scan_options",
            "source_options"]

@@ -423,8 +423,8 @@ def _read_with_position_filter(spark, tasks: list, schema: Schema, history: Sequ
     dirty = [t for t in tasks if t.deletes]
     positions = None
     if in_scan is None:
-        positions = positions_by_data_file(LOCAL, {t.path: t.deletes for t in dirty})
-        in_scan = deleted_rows.scan_options(spark, positions)
+        in_scan, positions = deleted_rows.remembered_scan_options(
+            spark, {t.path: t.deletes for t in dirty}, lambda d: positions_by_data_file(LOCAL, d), LOCAL.exists)
     if in_scan is not None:              # the deletes applied inside the Parquet scan
         df = file_scan(spark, [t.path for t in tasks], spark_read_schema(schema, history), in_scan, deleted_rows.CLASS,
                        whole_files(tasks))

@@ -214,3 +214,34 @@ def test_paimon_vector_reads_take_the_vectors_in_their_tasks(spark, tmp_path, dr
     expected = {i: "new" if i % 3 == 0 else str(i) for i in range(2000)}
     expected.update({4: "b", 5000: "b"})
     assert rows == sorted(expected.items())
+
+
+@pytest.mark.parametrize("version", ["2", "3"])
+def test_a_read_again_takes_the_deletes_the_driver_read_before(spark, tmp_path, monkeypatch, version):
+    reads = []
+    real = iceberg_read.positions_by_data_file
+
+    def counted(io, deletes_of):
+        reads.append(sorted(deletes_of))
+        return real(io, deletes_of)
+
+    monkeypatch.setattr(iceberg_read, "positions_by_data_file", counted)
+    t = Catalog(str(tmp_path / "wh"), spark=spark).create_table(
+        "db.t", "id bigint", properties={"write.delete.mode": "merge-on-read", "format-version": version})
+    t.append(spark.range(0, 1000, 1, 2))
+    t.delete("id % 3 = 0")
+    expected = [i for i in range(1000) if i % 3]
+    assert sorted(r.id for r in t.refresh().to_spark().collect()) == expected
+    assert sorted(r.id for r in t.refresh().to_spark().collect()) == expected
+    assert len(reads) == 1                      # the second read took the first's positions
+    t.delete("id % 5 = 0")                      # new deletes: read again
+    expected = [i for i in expected if i % 5]
+    assert sorted(r.id for r in t.refresh().to_spark().collect()) == expected
+    assert len(reads) == 2
+    # a delete file gone since is still named, remembered or not
+    assert sorted(r.id for r in t.refresh().to_spark().collect()) == expected and len(reads) == 2
+    live = sorted({f["file_path"] for f in t.inspect.files().collect() if f["content"] == 1})
+    assert live
+    os.unlink(live[0])
+    with pytest.raises(CorruptDataFileError, match="missing"):
+        t.refresh().to_spark().collect()
