@@ -11,7 +11,9 @@ session: id, a string, a double and a timestamp), format v2, zstd, and the same 
   DELETE of 1%, UPDATE of 1%, then the full-scan aggregate after those changes; icefloe also reads the
   table again after compacting it (the target: the read after merge-on-read changes at most 1.3x that).
 
-Each figure is the best of ``runs``; a run starts from a fresh table so every timed statement sees the
+Both sides collect garbage (Python's and the JVM's) and flush dirty pages before each timed
+statement: a JVM's first statement after a full collection runs slower, so only one side doing it
+skewed the figures against it. Each figure is the best of ``runs``; a run starts from a fresh table so every timed statement sees the
 same state. Reads (the scans) change nothing, so within a run each engine repeats each of them (at
 least ``READ_MIN`` times, up to ``READ_RUNS`` until it has run ``READ_SECONDS``) and keeps its best.
 The ratio is icefloe's time over the runtime's (<= 1.0 means icefloe is as fast or faster);
@@ -46,15 +48,19 @@ MODES = ("copy-on-write", "merge-on-read", "merge-on-read-v3")
 WORK = ("merge", "delete", "update", "scan_after")
 
 # Runs inside the runtime's worker: the same work through Iceberg's Spark SQL, timed there.
+# Each timed statement follows what icefloe's side does before its own (``bench.run.quiesce``):
+# Python's and the JVM's garbage collected, dirty pages flushed.
 JVM_RUN = """
-import time
+import gc, os, time
 t = {}
+def quiesce():
+    gc.collect(); spark._jvm.java.lang.System.gc(); os.sync()
 def timed(name, fn):
-    s = time.perf_counter(); out = fn(); t[name] = time.perf_counter() - s; return out
+    quiesce(); s = time.perf_counter(); out = fn(); t[name] = time.perf_counter() - s; return out
 def read_timed(name, fn):
     best, spent, k = None, 0.0, 0
     while k < READ_MIN or (spent < READ_SECONDS and k < READ_RUNS):
-        s = time.perf_counter(); out = fn(); d = time.perf_counter() - s
+        quiesce(); s = time.perf_counter(); out = fn(); d = time.perf_counter() - s
         best, spent, k = d if best is None else min(best, d), spent + d, k + 1
     t[name] = best; return out
 data = spark.sql(DATA_SQL.format(n=n))
