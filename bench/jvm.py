@@ -13,8 +13,8 @@ session: id, a string, a double and a timestamp), format v2, zstd, and the same 
 
 Both sides collect garbage (Python's and the JVM's) and flush dirty pages before each timed
 statement: a JVM's first statement after a full collection runs slower, so only one side doing it
-skewed the figures against it. Each figure is the best of ``runs``; a run starts from a fresh table so every timed statement sees the
-same state. Reads (the scans) change nothing, so within a run each engine repeats each of them (at
+skewed the figures against it. Each figure is the best of ``runs``; a run starts from a fresh table
+so every timed statement sees the same state. Reads (the scans) change nothing, so within a run each engine repeats each of them (at
 least ``READ_MIN`` times, up to ``READ_RUNS`` until it has run ``READ_SECONDS``) and keeps its best.
 The ratio is icefloe's time over the runtime's (<= 1.0 means icefloe is as fast or faster);
 ``own_parquet`` is each engine's time over its own Spark's plain Parquet write or scan of the same rows,

@@ -194,8 +194,7 @@ def remembered_scan_options(spark, deletes_of: dict, read, exists) -> tuple:
         return hit, None
     positions = read(deletes_of)
     options = scan_options(spark, positions)
-    size = 0 if options is None else len(options[OPTION])
-    if options is not None and size <= REMEMBERED_BYTES // 4:
+    if options is not None and len(options[OPTION]) <= REMEMBERED_BYTES // 4:
         with _remembered_lock:
             _remembered[key] = options
             total = sum(len(o[OPTION]) for o in _remembered.values())

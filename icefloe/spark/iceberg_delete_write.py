@@ -59,9 +59,8 @@ def write_position_deletes_in_tasks(positions, meta: TableMetadata, io: FileIO, 
     rows_of = rows_of or dict.fromkeys(partition_of, 1)
     marker = f"{meta.location.rstrip('/')}/data/.staging-{job_id}/aborted"
     if iceberg_change_writer.usable(spark, meta, io, previous=previous):     # written by the JVM, no Python worker
-        rows = named.select("file_path", "pos", (F.col(KIND_COL) if kind else F.lit(0)).cast("int").alias(KIND_COL))
-        if not iceberg_change_writer.in_scan_order(rows):
-            rows = _clustered(rows, parallelism, rows_of, False)
+        rows = _clustered_for_jvm(named.select("file_path", "pos", (F.col(KIND_COL) if kind else F.lit(0))
+                                               .cast("int").alias(KIND_COL)), parallelism, rows_of, False)
         files, by_kind = _guarded(lambda: iceberg_change_writer.write(
             rows, meta, io, partition_of, previous or {}, job_id, marker, 0, _ANY_KIND, ()), spark, io, meta, job_id, marker)
         if counts is not None:
@@ -100,9 +99,7 @@ def write_changes_in_tasks(changes, meta: TableMetadata, io: FileIO, partition_o
     renamed = changes.withColumnsRenamed({FILE_COL: "file_path", POS_COL: "pos"})
     marker = f"{meta.location.rstrip('/')}/data/.staging-{job_id}/aborted"
     if jvm_rows is not None and iceberg_change_writer.usable(spark, meta, io, row_meta, previous):
-        rows = jvm_rows(renamed)
-        if not iceberg_change_writer.in_scan_order(rows):
-            rows = _clustered(rows, parallelism, rows_of or dict.fromkeys(partition_of, 1), True)
+        rows = _clustered_for_jvm(jvm_rows(renamed), parallelism, rows_of or dict.fromkeys(partition_of, 1), True)
         files, by_kind = _guarded(lambda: iceberg_change_writer.write(
             rows, meta, io, partition_of, previous, job_id, marker, len(row_meta.schema.fields), deleting, writing,
             row_meta), spark, io, meta, job_id, marker)
@@ -217,6 +214,14 @@ def _clustered(rows, parallelism: int, rows_of: dict, inserts: bool):
                if inserts else F.col("file_path"))
         placed = rows.repartition(parallelism, key)
     return placed.sortWithinPartitions("file_path", "pos")
+
+
+def _clustered_for_jvm(rows, parallelism: int, rows_of: dict, inserts: bool):
+    """``rows`` as the JVM writer takes them: as they are where they come as one scan reads them,
+    no data file cut across tasks (``iceberg_change_writer.in_scan_order``), else ``_clustered``."""
+    if iceberg_change_writer.in_scan_order(rows):
+        return rows
+    return _clustered(rows, parallelism, rows_of, inserts)
 
 
 def _task_count(spark, files: int) -> int:

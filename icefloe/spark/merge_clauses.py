@@ -10,6 +10,7 @@ from icefloe.core.arrow import as_arrow_table, is_arrow_data
 from icefloe.core.types import to_spark_schema, to_spark_type
 from icefloe.errors import ExpressionError, MergeCardinalityError, SchemaMismatchError
 from icefloe.spark.align import check_assignable, checked_cast, explain_spark_error, fitted_column, restructured
+from icefloe.spark.scans import empty_frame
 
 T_MARK, S_MARK, CLAUSE = "_icefloe_in_target", "_icefloe_in_source", "_icefloe_clause"
 SOURCE_ID = "_icefloe_source_row"
@@ -81,8 +82,6 @@ def check_resolvable(spark, schema, sets: dict, table_name: str, condition=None)
     name that is no column is reported as such, and never with icefloe's internal columns as
     suggestions. A bare word where a string was meant gets the hint to quote it."""
     from pyspark.errors import AnalysisException
-
-    from icefloe.spark.scans import empty_frame
 
     empty = empty_frame(spark, to_spark_schema(schema))
     columns = ", ".join(f.name for f in schema.fields)
