@@ -16,9 +16,10 @@ from icefloe.spark import deleted_rows
 SEP = "\u0000"          # between the items of a list sent as one string (no path or option holds it)
 _members: dict = {}     # (id(JavaSparkContext), name) -> (the context, the static method of Scans)
 NEVER_SKIP = {"ignoreCorruptFiles": "false", "ignoreMissingFiles": "false"}
-# Parquet with the files the option names (one per line) read whole (``file_scan``); the format of
-# deleted rows (``deleted_rows.CLASS``) extends it
-WHOLE_FILES_CLASS = "icefloe.jvm.WholeFilesParquetFormat"
+# Spark's Parquet as a table's files are read (``file_scan``): the files the option names (one per
+# line) each read whole, and string columns' dictionary entries decoded once per column chunk rather
+# than once per row; the format of deleted rows (``deleted_rows.CLASS``) extends it
+PARQUET_CLASS = "icefloe.jvm.TableParquetFormat"
 WHOLE_FILES_OPTION = "icefloe.whole-files"
 
 
@@ -69,12 +70,17 @@ def file_scan(spark, paths: Sequence[str], schema, options: Optional[Mapping[str
     ``whole``: those of ``paths`` that hold one row group, each read by one task. Spark cuts a
     file into byte ranges, and of a one-row-group file cut in two, one range reads every row and
     the other only the footer: a task that costs a scheduling round and the footer's read for
-    nothing. Parquet's ``fmt`` only, and only where icefloe's JVM classes are loadable."""
+    nothing.
+
+    Where icefloe's JVM classes are loadable, Parquet is read by ``PARQUET_CLASS`` (Spark's reader,
+    with ``whole`` and with each dictionary entry of a string column decoded once); elsewhere by
+    Spark's own, and ``whole`` is not applied."""
     options = {**NEVER_SKIP, **(options or {})}
     load = _scans_method(spark, "load")
-    if whole and load is not None and fmt in ("parquet", deleted_rows.CLASS):
+    if load is not None and fmt == "parquet":
+        fmt = PARQUET_CLASS
+    if whole and load is not None and fmt in (PARQUET_CLASS, deleted_rows.CLASS):
         options[WHOLE_FILES_OPTION] = "\n".join(whole)
-        fmt = WHOLE_FILES_CLASS if fmt == "parquet" else fmt
     if load is not None:
         from pyspark.sql.dataframe import DataFrame
 

@@ -44,7 +44,7 @@ import scala.runtime.AbstractFunction1;
  * rows of a split arrive in order from its first row group and their positions are counted, which
  * spares Spark's row index (a boxed value per row). A file without deletes is read as it is.
  */
-public class DeletedRowsParquetFormat extends WholeFilesParquetFormat {
+public class DeletedRowsParquetFormat extends TableParquetFormat {
   public static final String OPTION = "icefloe.deleted-rows";
   /** Where each file's deleted positions are kept, read by the task (lines of {@link DeleteSources}). */
   public static final String SOURCES = "icefloe.deleted-rows-in";
@@ -91,7 +91,7 @@ public class DeletedRowsParquetFormat extends WholeFilesParquetFormat {
   }
 
   @Override
-  public Function1<PartitionedFile, Iterator<InternalRow>> buildReaderWithPartitionValues(
+  protected Function1<PartitionedFile, Iterator<InternalRow>> reader(
       SparkSession spark, StructType dataSchema, StructType partitionSchema, StructType requiredSchema,
       Seq<Filter> filters, scala.collection.immutable.Map<String, String> options, Configuration hadoopConf) {
     Deletes deleted = new Deletes(parse(options.get(OPTION).getOrElse(() -> "")),
@@ -109,7 +109,7 @@ public class DeletedRowsParquetFormat extends WholeFilesParquetFormat {
       schema = requiredSchema.add(new StructField(rowIndexName, DataTypes.LongType, true, Metadata.empty()));
       rowIndex = requiredSchema.length();
     }
-    Function1<PartitionedFile, Iterator<InternalRow>> inner = super.buildReaderWithPartitionValues(
+    Function1<PartitionedFile, Iterator<InternalRow>> inner = parquetReader(
         spark, dataSchema, partitionSchema, schema, filters, options, new Configuration(hadoopConf));
     if (deleted.isEmpty()) {
       return inner;
@@ -119,7 +119,7 @@ public class DeletedRowsParquetFormat extends WholeFilesParquetFormat {
     // of the split. Files without deletes skip both.
     // (each reader on its own copy of the settings: Spark's Parquet reader writes its schema into them)
     Function1<PartitionedFile, Iterator<InternalRow>> plain = added
-        ? super.buildReaderWithPartitionValues(spark, dataSchema, partitionSchema, requiredSchema, filters, options,
+        ? parquetReader(spark, dataSchema, partitionSchema, requiredSchema, filters, options,
             new Configuration(hadoopConf))
         : null;
     Broadcast<SerializableConfiguration> conf = (added && filters.isEmpty()) || !deleted.sources.isEmpty()

@@ -1,0 +1,175 @@
+package icefloe.jvm;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.Path;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.execution.datasources.PartitionedFile;
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat;
+import org.apache.spark.sql.internal.SQLConf;
+import org.apache.spark.sql.sources.Filter;
+import org.apache.spark.sql.types.StringType;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.vectorized.ColumnVector;
+import org.apache.spark.sql.vectorized.ColumnarBatch;
+import scala.Function1;
+import scala.collection.Iterator;
+import scala.collection.immutable.Seq;
+import scala.jdk.javaapi.CollectionConverters;
+import scala.runtime.AbstractFunction1;
+
+/**
+ * Spark's Parquet format, except that the files named in the option {@link #OPTION} are each read
+ * by one task. Spark cuts a file into byte ranges and a range reads the row groups whose middle it
+ * holds, so a file of one row group cut in two gives one task all of its rows and another nothing
+ * but the footer to read; the table's metadata (Iceberg's split offsets) says which files are like
+ * that, and those are left whole. Files not named are split as Spark would.
+ *
+ * <p>String columns are read through {@link DictionaryStringVector}, which decodes each entry of a
+ * dictionary-encoded column chunk once rather than once per row. Subclasses change what is read by
+ * overriding {@link #reader}; the strings are wrapped last, over whatever that returns.
+ */
+public class TableParquetFormat extends ParquetFileFormat {
+  /** The keys ({@link DeletedRowsParquetFormat#key}) of the files to read whole, one per line. */
+  public static final String OPTION = "icefloe.whole-files";
+
+  private transient Set<String> whole;
+  private transient String wholeSpec;
+
+  @Override
+  public String shortName() {
+    return "icefloe-parquet-table";
+  }
+
+  @Override
+  public String toString() {
+    return "Parquet";
+  }
+
+  @Override
+  public boolean isSplitable(SparkSession spark, scala.collection.immutable.Map<String, String> options,
+      Path path) {
+    String spec = options.get(OPTION).getOrElse(() -> "");
+    if (spec.isEmpty()) {
+      return super.isSplitable(spark, options, path);
+    }
+    return !wholeFiles(spec).contains(DeletedRowsParquetFormat.key(path.toString()));
+  }
+
+  private synchronized Set<String> wholeFiles(String spec) {
+    if (!spec.equals(wholeSpec)) {     // planning asks once per file: parse the list once
+      Set<String> out = new HashSet<>();
+      for (String line : spec.split("\n")) {
+        if (!line.isEmpty()) {
+          out.add(DeletedRowsParquetFormat.key(line));
+        }
+      }
+      whole = out;
+      wholeSpec = spec;
+    }
+    return whole;
+  }
+
+  /** Spark's reader ({@link #parquetReader}); a subclass's may change the batches it returns. */
+  protected Function1<PartitionedFile, Iterator<InternalRow>> reader(SparkSession spark, StructType dataSchema,
+      StructType partitionSchema, StructType requiredSchema, Seq<Filter> filters,
+      scala.collection.immutable.Map<String, String> options, Configuration hadoopConf) {
+    return parquetReader(spark, dataSchema, partitionSchema, requiredSchema, filters, options, hadoopConf);
+  }
+
+  /** Spark's own Parquet reader. */
+  protected final Function1<PartitionedFile, Iterator<InternalRow>> parquetReader(SparkSession spark,
+      StructType dataSchema, StructType partitionSchema, StructType requiredSchema, Seq<Filter> filters,
+      scala.collection.immutable.Map<String, String> options, Configuration hadoopConf) {
+    return super.buildReaderWithPartitionValues(spark, dataSchema, partitionSchema, requiredSchema, filters,
+        options, hadoopConf);
+  }
+
+  @Override
+  public final Function1<PartitionedFile, Iterator<InternalRow>> buildReaderWithPartitionValues(
+      SparkSession spark, StructType dataSchema, StructType partitionSchema, StructType requiredSchema,
+      Seq<Filter> filters, scala.collection.immutable.Map<String, String> options, Configuration hadoopConf) {
+    Function1<PartitionedFile, Iterator<InternalRow>> inner = reader(spark, dataSchema, partitionSchema,
+        requiredSchema, filters, options, hadoopConf);
+    int[] strings = stringColumns(requiredSchema);
+    return strings.length == 0 ? inner : new DecodedStrings(inner, strings);
+  }
+
+  /** The vector classes generated code may assume: a string column's is {@link DictionaryStringVector}. */
+  @Override
+  public scala.Option<Seq<String>> vectorTypes(StructType requiredSchema, StructType partitionSchema, SQLConf conf) {
+    scala.Option<Seq<String>> types = super.vectorTypes(requiredSchema, partitionSchema, conf);
+    int[] strings = stringColumns(requiredSchema);
+    if (types.isEmpty() || strings.length == 0) {
+      return types;
+    }
+    List<String> out = new ArrayList<>(CollectionConverters.asJava(types.get()));
+    for (int c : strings) {
+      out.set(c, DictionaryStringVector.class.getName());
+    }
+    return scala.Option.apply(CollectionConverters.asScala(out).toList());
+  }
+
+  private static int[] stringColumns(StructType schema) {
+    List<Integer> out = new ArrayList<>();
+    for (int i = 0; i < schema.length(); i++) {
+      if (schema.fields()[i].dataType() instanceof StringType) {
+        out.add(i);
+      }
+    }
+    return out.stream().mapToInt(Integer::intValue).toArray();
+  }
+
+  /** The reader's batches with their string columns read through {@link DictionaryStringVector}. */
+  private static final class DecodedStrings extends AbstractFunction1<PartitionedFile, Iterator<InternalRow>>
+      implements java.io.Serializable {
+    private final Function1<PartitionedFile, Iterator<InternalRow>> inner;
+    private final int[] strings;
+
+    DecodedStrings(Function1<PartitionedFile, Iterator<InternalRow>> inner, int[] strings) {
+      this.inner = inner;
+      this.strings = strings;
+    }
+
+    @Override
+    public Iterator<InternalRow> apply(PartitionedFile file) {
+      Iterator<InternalRow> rows = inner.apply(file);
+      DictionaryStringVector[] wrapped = new DictionaryStringVector[strings.length];
+      // the vectorized reader hands batches through an iterator typed as rows (as Spark does)
+      @SuppressWarnings({"unchecked", "rawtypes"})
+      Iterator<InternalRow> out = (Iterator) new scala.collection.AbstractIterator<Object>() {
+        @Override
+        public boolean hasNext() {
+          return rows.hasNext();
+        }
+
+        @Override
+        public Object next() {
+          Object next = rows.next();
+          if (!(next instanceof ColumnarBatch)) {
+            return next;
+          }
+          ColumnarBatch batch = (ColumnarBatch) next;
+          ColumnVector[] columns = new ColumnVector[batch.numCols()];
+          for (int c = 0; c < columns.length; c++) {
+            columns[c] = batch.column(c);
+          }
+          for (int k = 0; k < strings.length; k++) {
+            if (wrapped[k] == null) {
+              wrapped[k] = new DictionaryStringVector(columns[strings[k]]);
+            } else {
+              wrapped[k].reset(columns[strings[k]]);
+            }
+            columns[strings[k]] = wrapped[k];
+          }
+          return new ColumnarBatch(columns, batch.numRows());
+        }
+      };
+      return out;
+    }
+  }
+}
