@@ -12,6 +12,8 @@ import org.apache.spark.sql.execution.datasources.PartitionedFile;
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat;
 import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.sources.Filter;
+import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector;
+import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StringType;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.vectorized.ColumnVector;
@@ -81,12 +83,35 @@ public class TableParquetFormat extends ParquetFileFormat {
     return parquetReader(spark, dataSchema, partitionSchema, requiredSchema, filters, options, hadoopConf);
   }
 
-  /** Spark's own Parquet reader. */
+  /**
+   * Spark's own Parquet reader, except for its row index (the temporary column of
+   * {@code _metadata.row_index}): Spark counts a file's positions through a boxed value per row,
+   * most of the time of a row-level change's scan. A split that is its whole file is read by
+   * Spark's reader without that column and without filters pushed into Parquet (so no row group
+   * or page is skipped), and its positions are counted from 0 into a vector of its own; a
+   * part of a file is read as Spark reads it.
+   */
   protected final Function1<PartitionedFile, Iterator<InternalRow>> parquetReader(SparkSession spark,
       StructType dataSchema, StructType partitionSchema, StructType requiredSchema, Seq<Filter> filters,
       scala.collection.immutable.Map<String, String> options, Configuration hadoopConf) {
-    return super.buildReaderWithPartitionValues(spark, dataSchema, partitionSchema, requiredSchema, filters,
-        options, hadoopConf);
+    int index = requiredSchema.getFieldIndex(ParquetFileFormat.ROW_INDEX_TEMPORARY_COLUMN_NAME()).getOrElse(() -> -1);
+    boolean batches = "true".equals(options.get(org.apache.spark.sql.execution.datasources.FileFormat$.MODULE$
+        .OPTION_RETURNING_BATCH()).getOrElse(() -> "false"));
+    Function1<PartitionedFile, Iterator<InternalRow>> own = super.buildReaderWithPartitionValues(spark, dataSchema,
+        partitionSchema, requiredSchema, filters, options, new Configuration(hadoopConf));
+    if (index < 0 || !batches || spark.sessionState().conf().offHeapColumnVectorEnabled()) {
+      return own;
+    }
+    StructType less = new StructType();
+    for (int i = 0; i < requiredSchema.length(); i++) {
+      if (i != index) {
+        less = less.add(requiredSchema.fields()[i]);
+      }
+    }
+    Function1<PartitionedFile, Iterator<InternalRow>> counted = super.buildReaderWithPartitionValues(spark,
+        dataSchema, partitionSchema, less, scala.collection.immutable.List$.MODULE$.empty(), options,
+        new Configuration(hadoopConf));
+    return new CountedPositions(own, counted, index);
   }
 
   @Override
@@ -122,6 +147,62 @@ public class TableParquetFormat extends ParquetFileFormat {
       }
     }
     return out.stream().mapToInt(Integer::intValue).toArray();
+  }
+
+  /** Whole files' batches with their positions counted into the row index's column; other splits as
+   * Spark's reader gives them. */
+  private static final class CountedPositions extends AbstractFunction1<PartitionedFile, Iterator<InternalRow>>
+      implements java.io.Serializable {
+    private final Function1<PartitionedFile, Iterator<InternalRow>> own;
+    private final Function1<PartitionedFile, Iterator<InternalRow>> counted;
+    private final int index;
+
+    CountedPositions(Function1<PartitionedFile, Iterator<InternalRow>> own,
+        Function1<PartitionedFile, Iterator<InternalRow>> counted, int index) {
+      this.own = own;
+      this.counted = counted;
+      this.index = index;
+    }
+
+    @Override
+    public Iterator<InternalRow> apply(PartitionedFile file) {
+      if (file.start() != 0 || file.length() < file.fileSize()) {
+        return own.apply(file);
+      }
+      Iterator<InternalRow> rows = counted.apply(file);
+      // the vectorized reader hands batches through an iterator typed as rows (as Spark does)
+      @SuppressWarnings({"unchecked", "rawtypes"})
+      Iterator<InternalRow> out = (Iterator) new scala.collection.AbstractIterator<Object>() {
+        private OnHeapColumnVector positions;
+        private int size;
+        private long next;
+
+        @Override
+        public boolean hasNext() {
+          return rows.hasNext();
+        }
+
+        @Override
+        public Object next() {
+          ColumnarBatch batch = (ColumnarBatch) (Object) rows.next();
+          int n = batch.numRows();
+          if (positions == null || size < n) {
+            size = Math.max(n, 4096);
+            positions = new OnHeapColumnVector(size, DataTypes.LongType);
+          }
+          for (int r = 0; r < n; r++) {
+            positions.putLong(r, next + r);
+          }
+          next += n;
+          ColumnVector[] columns = new ColumnVector[batch.numCols() + 1];
+          for (int c = 0, j = 0; c < columns.length; c++) {
+            columns[c] = c == index ? positions : batch.column(j++);
+          }
+          return new ColumnarBatch(columns, n);
+        }
+      };
+      return out;
+    }
   }
 
   /** The reader's batches with their string columns read through {@link DictionaryStringVector}. */
