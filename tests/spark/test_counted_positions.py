@@ -78,3 +78,38 @@ def test_a_tables_row_level_changes_name_the_right_positions(tmp_path, spark, ve
     latest = sorted(glob.glob(os.path.join(t.location, "metadata", "*.metadata.json")))[-1]
     arrow = pyiceberg_table(latest).scan().to_arrow()
     assert sorted(zip(arrow.column("id").to_pylist(), arrow.column("s").to_pylist())) == expected
+
+
+def _records_read(spark, group: str, action) -> int:
+    """Rows the scan's tasks read from their files (Spark's input metrics) while ``action`` ran."""
+    sc = spark.sparkContext
+    sc.setJobGroup(group, group)
+    try:
+        action()
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+    store = spark._jsparkSession.sparkContext().statusStore()
+    total = 0
+    for job in sc.statusTracker().getJobIdsForGroup(group):
+        for stage in sc.statusTracker().getJobInfo(job).stageIds:
+            tasks = store.taskList(stage, 0, 10000).iterator()
+            while tasks.hasNext():
+                metrics = tasks.next().taskMetrics()
+                total += metrics.get().inputMetrics().recordsRead() if metrics.isDefined() else 0
+    return total
+
+
+def test_a_file_of_several_row_groups_under_a_filter_still_skips_them(tmp_path, spark):
+    path = _file(str(tmp_path / "groups.parquet"), 9000, 1000)
+    schema = spark.read.parquet(path).schema
+    df = scans.file_scan(spark, [path], schema).where("id >= 8500")
+    assert df.rdd.getNumPartitions() == 1
+    rows = []
+    read = _records_read(spark, "several-groups", lambda: rows.extend(_positions(df)))
+    assert rows == [(i, i) for i in range(8500, 9000)]
+    assert read <= 1000                 # Spark's reader skipped the eight row groups the filter rules out
+    # the same file named as one row group (as a table's metadata would) is read whole and counted
+    named = scans.file_scan(spark, [path], schema, whole=[path]).where("id >= 8500")
+    rows.clear()
+    read = _records_read(spark, "named-whole", lambda: rows.extend(_positions(named)))
+    assert rows == [(i, i) for i in range(8500, 9000)] and read == 9000

@@ -88,8 +88,11 @@ public class TableParquetFormat extends ParquetFileFormat {
    * {@code _metadata.row_index}): Spark counts a file's positions through a boxed value per row,
    * most of the time of a row-level change's scan. A split that is its whole file is read by
    * Spark's reader without that column and without filters pushed into Parquet (so no row group
-   * or page is skipped), and its positions are counted from 0 into a vector of its own; a
-   * part of a file is read as Spark reads it.
+   * or page is skipped), and its positions are counted from 0 into a vector of its own, when that
+   * skips nothing Spark's reader would have: no filter was pushed, or the file is one the table's
+   * metadata says holds one row group (named in {@link #OPTION}; a file the scan's planning kept by
+   * the same bounds). A part of a file, or a file of several row groups under a filter, is read as
+   * Spark reads it.
    */
   protected final Function1<PartitionedFile, Iterator<InternalRow>> parquetReader(SparkSession spark,
       StructType dataSchema, StructType partitionSchema, StructType requiredSchema, Seq<Filter> filters,
@@ -111,7 +114,8 @@ public class TableParquetFormat extends ParquetFileFormat {
     Function1<PartitionedFile, Iterator<InternalRow>> counted = super.buildReaderWithPartitionValues(spark,
         dataSchema, partitionSchema, less, scala.collection.immutable.List$.MODULE$.empty(), options,
         new Configuration(hadoopConf));
-    return new CountedPositions(own, counted, index);
+    return new CountedPositions(own, counted, index, filters.isEmpty(),
+        new HashSet<>(wholeFiles(options.get(OPTION).getOrElse(() -> ""))));
   }
 
   @Override
@@ -156,17 +160,23 @@ public class TableParquetFormat extends ParquetFileFormat {
     private final Function1<PartitionedFile, Iterator<InternalRow>> own;
     private final Function1<PartitionedFile, Iterator<InternalRow>> counted;
     private final int index;
+    private final boolean unfiltered;
+    private final HashSet<String> onePiece;     // keys of the files of one row group
 
     CountedPositions(Function1<PartitionedFile, Iterator<InternalRow>> own,
-        Function1<PartitionedFile, Iterator<InternalRow>> counted, int index) {
+        Function1<PartitionedFile, Iterator<InternalRow>> counted, int index, boolean unfiltered,
+        HashSet<String> onePiece) {
       this.own = own;
       this.counted = counted;
       this.index = index;
+      this.unfiltered = unfiltered;
+      this.onePiece = onePiece;
     }
 
     @Override
     public Iterator<InternalRow> apply(PartitionedFile file) {
-      if (file.start() != 0 || file.length() < file.fileSize()) {
+      if (file.start() != 0 || file.length() < file.fileSize()
+          || !(unfiltered || onePiece.contains(DeletedRowsParquetFormat.key(file.toPath().toString())))) {
         return own.apply(file);
       }
       Iterator<InternalRow> rows = counted.apply(file);
