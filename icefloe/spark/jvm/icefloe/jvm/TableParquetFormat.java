@@ -86,7 +86,7 @@ public class TableParquetFormat extends ParquetFileFormat {
   /**
    * Spark's own Parquet reader, except for its row index (the temporary column of
    * {@code _metadata.row_index}): Spark counts a file's positions through a boxed value per row,
-   * most of the time of a row-level change's scan. A split that is its whole file is read by
+   * about a third of the CPU of a row-level change's scan. A split that is its whole file is read by
    * Spark's reader without that column and without filters pushed into Parquet (so no row group
    * or page is skipped), and its positions are counted from 0 into a vector of its own, when that
    * skips nothing Spark's reader would have: no filter was pushed, or the file is one the table's
