@@ -17,8 +17,9 @@ SEP = "\u0000"          # between the items of a list sent as one string (no pat
 _members: dict = {}     # (id(JavaSparkContext), name) -> (the context, the static method of Scans)
 NEVER_SKIP = {"ignoreCorruptFiles": "false", "ignoreMissingFiles": "false"}
 # Spark's Parquet as a table's files are read (``file_scan``): the files the option names (one per
-# line) each read whole, and string columns' dictionary entries decoded once per column chunk rather
-# than once per row; the format of deleted rows (``deleted_rows.CLASS``) extends it
+# line) each read whole, string columns' dictionary entries decoded once per column chunk rather
+# than once per row, and a whole file's row index counted rather than boxed per row; the format of
+# deleted rows (``deleted_rows.CLASS``) extends it
 PARQUET_CLASS = "icefloe.jvm.TableParquetFormat"
 WHOLE_FILES_OPTION = "icefloe.whole-files"
 
@@ -73,8 +74,8 @@ def file_scan(spark, paths: Sequence[str], schema, options: Optional[Mapping[str
     nothing.
 
     Where icefloe's JVM classes are loadable, Parquet is read by ``PARQUET_CLASS`` (Spark's reader,
-    with ``whole`` and with each dictionary entry of a string column decoded once); elsewhere by
-    Spark's own, and ``whole`` is not applied."""
+    with ``whole``, each dictionary entry of a string column decoded once, and a whole file's
+    ``_metadata.row_index`` counted); elsewhere by Spark's own, and ``whole`` is not applied."""
     options = {**NEVER_SKIP, **(options or {})}
     load = _scans_method(spark, "load")
     if load is not None and fmt == "parquet":
