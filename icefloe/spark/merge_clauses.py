@@ -83,17 +83,17 @@ def check_resolvable(spark, schema, sets: dict, table_name: str, condition=None)
     suggestions. A bare word where a string was meant gets the hint to quote it."""
     from pyspark.errors import AnalysisException
 
-    empty = empty_frame(spark, to_spark_schema(schema))
-    columns = ", ".join(f.name for f in schema.fields)
     items = [(f"value of column {k!r}", v) for k, v in sets.items()]
     if condition is not None and (isinstance(condition, str) or hasattr(condition, "_jc")):
         items.append(("condition", condition))
+    if not items:
+        return
+    empty = empty_frame(spark, to_spark_schema(schema))
+    columns = ", ".join(f.name for f in schema.fields)
 
     def column(what, v):
         return predicate(v) if what == "condition" else value(v)
 
-    if not items:
-        return
     try:        # all in one analysis; one at a time only to name the one that fails
         empty.select(*[column(what, v).alias(f"_v{i}") for i, (what, v) in enumerate(items)]).schema  # noqa: B018
         return

@@ -18,15 +18,6 @@ def _file(path, rows, per_group, start=0):
     return path
 
 
-@pytest.fixture
-def small_splits(spark):
-    key = "spark.sql.files.maxPartitionBytes"
-    old = spark.conf.get(key)
-    spark.conf.set(key, "4096")
-    yield
-    spark.conf.set(key, old)
-
-
 def _positions(df):
     return sorted((r.id, r.pos) for r in df.selectExpr("id", "_metadata.row_index AS pos").collect())
 

@@ -86,15 +86,6 @@ def _row_groups(path, rows: int, per_group: int, start: int = 0):
     return path
 
 
-@pytest.fixture
-def small_splits(spark):
-    key = "spark.sql.files.maxPartitionBytes"
-    old = spark.conf.get(key)
-    spark.conf.set(key, "2048")
-    yield
-    spark.conf.set(key, old)
-
-
 def test_files_named_whole_are_each_one_task_and_others_still_split(tmp_path, spark, small_splits):
     (tmp_path / "a b").mkdir()
     one = _row_groups(str(tmp_path / "a b" / "one group %20 ü.parquet"), 4000, 4000)

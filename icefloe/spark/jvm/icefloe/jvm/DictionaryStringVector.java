@@ -28,10 +28,9 @@ public final class DictionaryStringVector extends ColumnVector {
   private static final Field NEEDS_TRANSFORM = field(ParquetDictionary.class, "needTransform");
 
   private ColumnVector base;
-  private WritableColumnVector ids;     // the rows' dictionary ids, when decoded here
-  private UTF8String[] decoded;         // per id, once decoded; null when not decoded here
-  private UTF8String[] entries;
-  private Dictionary dictionary;        // the column chunk's, whose entries decoded holds
+  private WritableColumnVector ids;     // the rows' dictionary ids; null when not decoded here
+  private UTF8String[] entries;         // per id of the chunk's dictionary, once decoded
+  private Dictionary dictionary;        // the column chunk's, whose entries are kept
 
   DictionaryStringVector(ColumnVector base) {
     super(base.dataType());
@@ -52,7 +51,6 @@ public final class DictionaryStringVector extends ColumnVector {
   void reset(ColumnVector vector) {
     base = vector;
     ids = null;
-    decoded = null;
     Dictionary parquet = parquetDictionary(vector);
     if (parquet == null) {
       return;
@@ -61,7 +59,6 @@ public final class DictionaryStringVector extends ColumnVector {
       dictionary = parquet;
       entries = new UTF8String[parquet.getMaxId() + 1];
     }
-    decoded = entries;
     ids = ((WritableColumnVector) vector).getDictionaryIds();
   }
 
@@ -83,17 +80,17 @@ public final class DictionaryStringVector extends ColumnVector {
 
   @Override
   public UTF8String getUTF8String(int rowId) {
-    if (decoded == null) {
+    if (ids == null) {
       return base.getUTF8String(rowId);
     }
     if (base.isNullAt(rowId)) {
       return null;
     }
     int id = ids.getDictId(rowId);
-    UTF8String s = decoded[id];
+    UTF8String s = entries[id];
     if (s == null) {
       s = UTF8String.fromBytes(dictionary.decodeToBinary(id).getBytes());
-      decoded[id] = s;
+      entries[id] = s;
     }
     return s;
   }

@@ -179,22 +179,13 @@ public class TableParquetFormat extends ParquetFileFormat {
           || !(unfiltered || onePiece.contains(DeletedRowsParquetFormat.key(file.toPath().toString())))) {
         return own.apply(file);
       }
-      Iterator<InternalRow> rows = counted.apply(file);
-      // the vectorized reader hands batches through an iterator typed as rows (as Spark does)
-      @SuppressWarnings({"unchecked", "rawtypes"})
-      Iterator<InternalRow> out = (Iterator) new scala.collection.AbstractIterator<Object>() {
+      return new MappedBatches(counted.apply(file)) {
         private OnHeapColumnVector positions;
         private int size;
         private long next;
 
         @Override
-        public boolean hasNext() {
-          return rows.hasNext();
-        }
-
-        @Override
-        public Object next() {
-          ColumnarBatch batch = (ColumnarBatch) (Object) rows.next();
+        ColumnarBatch map(ColumnarBatch batch) {
           int n = batch.numRows();
           if (positions == null || size < n) {
             size = Math.max(n, 4096);
@@ -210,8 +201,7 @@ public class TableParquetFormat extends ParquetFileFormat {
           }
           return new ColumnarBatch(columns, n);
         }
-      };
-      return out;
+      }.asRows();
     }
   }
 
@@ -228,23 +218,10 @@ public class TableParquetFormat extends ParquetFileFormat {
 
     @Override
     public Iterator<InternalRow> apply(PartitionedFile file) {
-      Iterator<InternalRow> rows = inner.apply(file);
       DictionaryStringVector[] wrapped = new DictionaryStringVector[strings.length];
-      // the vectorized reader hands batches through an iterator typed as rows (as Spark does)
-      @SuppressWarnings({"unchecked", "rawtypes"})
-      Iterator<InternalRow> out = (Iterator) new scala.collection.AbstractIterator<Object>() {
+      return new MappedBatches(inner.apply(file)) {
         @Override
-        public boolean hasNext() {
-          return rows.hasNext();
-        }
-
-        @Override
-        public Object next() {
-          Object next = rows.next();
-          if (!(next instanceof ColumnarBatch)) {
-            return next;
-          }
-          ColumnarBatch batch = (ColumnarBatch) next;
+        ColumnarBatch map(ColumnarBatch batch) {
           ColumnVector[] columns = new ColumnVector[batch.numCols()];
           for (int c = 0; c < columns.length; c++) {
             columns[c] = batch.column(c);
@@ -259,8 +236,36 @@ public class TableParquetFormat extends ParquetFileFormat {
           }
           return new ColumnarBatch(columns, batch.numRows());
         }
-      };
-      return out;
+      }.asRows();
+    }
+  }
+
+  /** A reader's output with each batch replaced by {@link #map}'s (rows, from a reader that is not
+   * vectorized, pass as they are). */
+  private abstract static class MappedBatches extends scala.collection.AbstractIterator<Object> {
+    private final Iterator<InternalRow> rows;
+
+    MappedBatches(Iterator<InternalRow> rows) {
+      this.rows = rows;
+    }
+
+    abstract ColumnarBatch map(ColumnarBatch batch);
+
+    @Override
+    public boolean hasNext() {
+      return rows.hasNext();
+    }
+
+    @Override
+    public Object next() {
+      Object next = rows.next();
+      return next instanceof ColumnarBatch ? map((ColumnarBatch) next) : next;
+    }
+
+    /** This, typed as Spark's readers type it: an iterator of rows that hands batches through. */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    Iterator<InternalRow> asRows() {
+      return (Iterator) this;
     }
   }
 }
