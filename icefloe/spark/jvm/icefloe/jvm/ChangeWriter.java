@@ -207,6 +207,7 @@ public final class ChangeWriter {
               scala.jdk.javaapi.CollectionConverters.asScala(options));
       Job job = Job.getInstance(spark.sessionState().newHadoopConfWithOptions(opts));
       OutputWriterFactory factory = new ParquetFileFormat().prepareWrite(spark, job, opts, schema);
+      FlatRowWriteSupport.use(job.getConfiguration());
       return new Writers(factory, new SerializableConfiguration(writing(job.getConfiguration())), schema);
     }
 

@@ -69,6 +69,7 @@ public class DescribedParquetFormat extends ParquetFileFormat {
   public OutputWriterFactory prepareWrite(SparkSession spark, Job job,
       scala.collection.immutable.Map<String, String> options, StructType dataSchema) {
     OutputWriterFactory inner = super.prepareWrite(spark, job, options, dataSchema);
+    FlatRowWriteSupport.use(job.getConfiguration());
     String writeId = options.get(OPTION).getOrElse(() -> null);
     CollectionAccumulator<byte[]> acc = writeId == null ? null : WRITES.get(writeId);
     if (acc == null) {
