@@ -34,7 +34,7 @@ from icefloe.iceberg.transforms import (
     BucketTransform, DayTransform, HourTransform, IdentityTransform, MonthTransform,
     TruncateTransform, VoidTransform, YearTransform,
 )
-from icefloe.spark import described_writes
+from icefloe.spark import deleted_rows, described_writes
 from icefloe.spark.align import align_dataframe, check_partition_ranges, explain_spark_error, stored_columns
 from icefloe.core.types import ListType, MapType, StructType, primitive_from_string
 from icefloe.core.types.model import type_names
@@ -121,8 +121,35 @@ def transform_expr(transform, col, t):
             truncated = unscaled - F.pmod(unscaled, F.lit(w).cast("decimal(38,0)"))
             return (truncated / F.lit(10 ** t.scale)).cast(f"decimal({t.precision},{t.scale})").cast("string")
     if isinstance(transform, BucketTransform):
-        return _bucket_udf(transform.num_buckets, t)(_internal_expr(col, t))
+        jvm = _jvm_bucket(transform.num_buckets, col, t)
+        return jvm if jvm is not None else _bucket_udf(transform.num_buckets, t)(_internal_expr(col, t))
     raise ValueError(f"no Spark expression for transform {transform}")
+
+
+# the bucket function's form of each source type's values (``jvm/IcebergBucket.java``)
+_JVM_BUCKET_KINDS = {"int": "long", "long": "long", "date": "long", "time": "long", "timestamp": "long",
+                     "timestamptz": "long", "string": "string", "uuid": "uuid", "binary": "binary"}
+
+
+def _jvm_bucket(n: int, col, t):
+    """The bucket transform run in the JVM tasks (``jvm/IcebergBucket.java``), or None where the
+    session has no JVM with icefloe's classes (Spark Connect) or the type has no JVM form (nanosecond
+    timestamps): then a Python UDF computes it."""
+    s = str(t)
+    kind = "decimal" if isinstance(t, DecimalType) else "binary" if s.startswith("fixed") else _JVM_BUCKET_KINDS.get(s)
+    if kind is None:
+        return None
+    try:
+        from pyspark.sql import SparkSession
+        from pyspark.sql.classic.column import Column
+    except ImportError:
+        return None
+    spark = SparkSession.getActiveSession() or SparkSession._instantiatedSession
+    if spark is None or not deleted_rows.available(spark) or not hasattr(col, "_jc"):
+        return None
+    value = _internal_expr(col, t).cast("bigint") if kind == "long" else col
+    scale = t.scale if isinstance(t, DecimalType) else 0
+    return Column(spark._jvm.icefloe.jvm.IcebergBucket.of(value._jc, kind, n, scale))
 
 
 def _bucket_udf(n: int, t):

@@ -1,0 +1,183 @@
+package icefloe.jvm;
+
+import java.math.BigDecimal;
+import java.math.RoundingMode;
+import java.nio.charset.StandardCharsets;
+import java.util.UUID;
+import org.apache.spark.sql.Column;
+import org.apache.spark.sql.api.java.UDF1;
+import org.apache.spark.sql.functions;
+import org.apache.spark.sql.types.DataTypes;
+
+/**
+ * Iceberg's bucket transform as a Spark function run in the JVM tasks: the spec's 32-bit murmur3
+ * (x86, seed 0) of a value's hash bytes, its sign bit cleared, modulo the bucket count. The hash
+ * bytes (the table spec's Appendix B): integers, dates, times and timestamps as the 8 little-endian
+ * bytes of a long (the caller gives the long: days, microseconds); strings as their UTF-8 bytes;
+ * binary and fixed values as they are; decimals as the minimal big-endian two's complement bytes of
+ * the unscaled value; UUIDs as their 16 big-endian bytes. A null has no bucket (null).
+ */
+public final class IcebergBucket {
+  private IcebergBucket() {
+  }
+
+  /**
+   * The bucket of each value of {@code value} among {@code buckets}; {@code kind} names the value's
+   * form: {@code long}, {@code string}, {@code binary}, {@code decimal} (of scale {@code scale}) or
+   * {@code uuid} (its text).
+   */
+  public static Column of(Column value, String kind, int buckets, int scale) {
+    if (buckets <= 0) {
+      throw new IllegalArgumentException("a bucket transform needs a positive bucket count, got " + buckets);
+    }
+    UDF1<?, ?> f = switch (kind) {
+      case "long" -> new OfLong(buckets);
+      case "string" -> new OfString(buckets);
+      case "binary" -> new OfBinary(buckets);
+      case "decimal" -> new OfDecimal(buckets, scale);
+      case "uuid" -> new OfUuid(buckets);
+      default -> throw new IllegalArgumentException("no bucket function for values of kind " + kind);
+    };
+    return functions.udf(f, DataTypes.IntegerType).apply(value);
+  }
+
+  static int bucket(int hash, int buckets) {
+    return (hash & Integer.MAX_VALUE) % buckets;
+  }
+
+  private static int mixK(int k) {
+    k *= 0xcc9e2d51;
+    k = Integer.rotateLeft(k, 15);
+    return k * 0x1b873593;
+  }
+
+  private static int mixH(int h, int k) {
+    h ^= mixK(k);
+    h = Integer.rotateLeft(h, 13);
+    return h * 5 + 0xe6546b64;
+  }
+
+  private static int finish(int h, int length) {
+    h ^= length;
+    h ^= h >>> 16;
+    h *= 0x85ebca6b;
+    h ^= h >>> 13;
+    h *= 0xc2b2ae35;
+    return h ^ (h >>> 16);
+  }
+
+  /** Murmur3 x86 32-bit, seed 0, of the 8 little-endian bytes of {@code v}. */
+  static int hashLong(long v) {
+    int h = mixH(0, (int) v);
+    h = mixH(h, (int) (v >>> 32));
+    return finish(h, 8);
+  }
+
+  /** Murmur3 x86 32-bit, seed 0, of {@code data}. */
+  static int hash(byte[] data) {
+    int n = data.length;
+    int h = 0;
+    int i = 0;
+    for (; i + 4 <= n; i += 4) {
+      int k = (data[i] & 0xff) | (data[i + 1] & 0xff) << 8 | (data[i + 2] & 0xff) << 16 | (data[i + 3] & 0xff) << 24;
+      h = mixH(h, k);
+    }
+    int tail = 0;
+    switch (n - i) {
+      case 3:
+        tail ^= (data[i + 2] & 0xff) << 16;
+        // fall through
+      case 2:
+        tail ^= (data[i + 1] & 0xff) << 8;
+        // fall through
+      case 1:
+        tail ^= data[i] & 0xff;
+        h ^= mixK(tail);
+        break;
+      default:
+        break;
+    }
+    return finish(h, n);
+  }
+
+  private static final class OfLong implements UDF1<Long, Integer> {
+    private final int buckets;
+
+    OfLong(int buckets) {
+      this.buckets = buckets;
+    }
+
+    @Override
+    public Integer call(Long v) {
+      return v == null ? null : bucket(hashLong(v), buckets);
+    }
+  }
+
+  private static final class OfString implements UDF1<String, Integer> {
+    private final int buckets;
+
+    OfString(int buckets) {
+      this.buckets = buckets;
+    }
+
+    @Override
+    public Integer call(String v) {
+      return v == null ? null : bucket(hash(v.getBytes(StandardCharsets.UTF_8)), buckets);
+    }
+  }
+
+  private static final class OfBinary implements UDF1<byte[], Integer> {
+    private final int buckets;
+
+    OfBinary(int buckets) {
+      this.buckets = buckets;
+    }
+
+    @Override
+    public Integer call(byte[] v) {
+      return v == null ? null : bucket(hash(v), buckets);
+    }
+  }
+
+  private static final class OfDecimal implements UDF1<BigDecimal, Integer> {
+    private final int buckets;
+    private final int scale;
+
+    OfDecimal(int buckets, int scale) {
+      this.buckets = buckets;
+      this.scale = scale;
+    }
+
+    @Override
+    public Integer call(BigDecimal v) {
+      if (v == null) {
+        return null;
+      }
+      return bucket(hash(v.setScale(scale, RoundingMode.UNNECESSARY).unscaledValue().toByteArray()), buckets);
+    }
+  }
+
+  private static final class OfUuid implements UDF1<String, Integer> {
+    private final int buckets;
+
+    OfUuid(int buckets) {
+      this.buckets = buckets;
+    }
+
+    @Override
+    public Integer call(String v) {
+      if (v == null) {
+        return null;
+      }
+      UUID u = UUID.fromString(v);
+      byte[] bytes = new byte[16];
+      long hi = u.getMostSignificantBits();
+      long lo = u.getLeastSignificantBits();
+      for (int i = 0; i < 8; i++) {
+        bytes[i] = (byte) (hi >>> (56 - 8 * i));
+        bytes[8 + i] = (byte) (lo >>> (56 - 8 * i));
+      }
+      return bucket(hash(bytes), buckets);
+    }
+  }
+}
