@@ -33,7 +33,7 @@ from icefloe.paimon.binary_row import encode_row
 from icefloe.paimon.commit import CommitMessage
 from icefloe.paimon.data_file import DataFileMeta, DataFileNamer, local_now_millis
 from icefloe.paimon.stats import stats_from_footer, value_stats
-from icefloe.spark import described_writes
+from icefloe.spark import deleted_rows, described_writes
 from icefloe.spark.align import Target, check_partition_ranges, explain_spark_error, fit_dataframe
 from icefloe.core.io import FileIO, normalize_location
 from icefloe.paimon.bucket import buckets_of_columns
@@ -161,6 +161,50 @@ def _bucket_udf(key_types: list, num_buckets: int):
     return paimon_bucket
 
 
+# the form of each bucket-key type's values the JVM bucket function takes (``jvm/PaimonBucket.java``)
+_JVM_BUCKET_KINDS = {"BOOLEAN": "boolean", "TINYINT": "byte", "SMALLINT": "short", "INT": "int", "DATE": "int",
+                     "BIGINT": "long", "FLOAT": "float", "DOUBLE": "double", "CHAR": "string", "VARCHAR": "string",
+                     "BINARY": "binary", "VARBINARY": "binary", "DECIMAL": "decimal", "TIMESTAMP": "timestamp",
+                     "TIMESTAMP_LTZ": "timestamp"}
+
+
+def _jvm_bucket(keys, num_buckets: int):
+    """The bucket of each row computed in the JVM tasks (``jvm/PaimonBucket.java``), or None where
+    the session has no JVM with icefloe's classes (Spark Connect) or a key type has no JVM form
+    (TIME): then a Python UDF computes it."""
+    from pyspark.sql import SparkSession
+    from pyspark.sql import functions as F
+
+    kinds = [_JVM_BUCKET_KINDS.get(pt.root(k.type)) for k in keys]
+    if None in kinds:
+        return None
+    try:
+        from pyspark.sql.classic.column import Column
+    except ImportError:
+        return None
+    spark = SparkSession.getActiveSession() or SparkSession._instantiatedSession
+    if spark is None or not deleted_rows.available(spark):
+        return None
+    values = []
+    for i, k in enumerate(keys):
+        col = F.col(f"`{k.name}`")
+        values.append((_internal(col, k.type) if pt.root(k.type) in ("DATE", "TIMESTAMP", "TIMESTAMP_LTZ")
+                       else col).alias(f"k{i}"))
+    gateway = spark.sparkContext._gateway
+    jvm = spark._jvm
+
+    def array(of, items):
+        out = gateway.new_array(of, len(items))
+        for i, x in enumerate(items):
+            out[i] = x
+        return out
+
+    precisions = [getattr(k.type, "precision", 0) or 0 for k in keys]
+    scales = [getattr(k.type, "scale", 0) or 0 for k in keys]
+    return Column(jvm.icefloe.jvm.PaimonBucket.of(F.struct(*values)._jc, array(jvm.java.lang.String, kinds),
+                                                  array(jvm.int, precisions), array(jvm.int, scales), num_buckets))
+
+
 def key_column(schema):
     """``<bucket>_<hex(JSON of the partition tuple)>`` (None if neither is needed)."""
     from pyspark.sql import functions as F
@@ -168,8 +212,10 @@ def key_column(schema):
     parts = []
     if schema.num_buckets > 0:
         keys = schema.bucket_key_fields
-        udf = _bucket_udf([k.type for k in keys], schema.num_buckets)
-        parts.append(udf(*[F.col(f"`{k.name}`") for k in keys]).cast("string"))
+        bucket = _jvm_bucket(keys, schema.num_buckets)
+        if bucket is None:
+            bucket = _bucket_udf([k.type for k in keys], schema.num_buckets)(*[F.col(f"`{k.name}`") for k in keys])
+        parts.append(bucket.cast("string"))
     else:
         parts.append(F.lit("0"))
     if schema.partition_keys:
