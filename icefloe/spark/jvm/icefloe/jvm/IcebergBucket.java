@@ -45,61 +45,6 @@ public final class IcebergBucket {
     return (hash & Integer.MAX_VALUE) % buckets;
   }
 
-  private static int mixK(int k) {
-    k *= 0xcc9e2d51;
-    k = Integer.rotateLeft(k, 15);
-    return k * 0x1b873593;
-  }
-
-  private static int mixH(int h, int k) {
-    h ^= mixK(k);
-    h = Integer.rotateLeft(h, 13);
-    return h * 5 + 0xe6546b64;
-  }
-
-  private static int finish(int h, int length) {
-    h ^= length;
-    h ^= h >>> 16;
-    h *= 0x85ebca6b;
-    h ^= h >>> 13;
-    h *= 0xc2b2ae35;
-    return h ^ (h >>> 16);
-  }
-
-  /** Murmur3 x86 32-bit, seed 0, of the 8 little-endian bytes of {@code v}. */
-  static int hashLong(long v) {
-    int h = mixH(0, (int) v);
-    h = mixH(h, (int) (v >>> 32));
-    return finish(h, 8);
-  }
-
-  /** Murmur3 x86 32-bit, seed 0, of {@code data}. */
-  static int hash(byte[] data) {
-    int n = data.length;
-    int h = 0;
-    int i = 0;
-    for (; i + 4 <= n; i += 4) {
-      int k = (data[i] & 0xff) | (data[i + 1] & 0xff) << 8 | (data[i + 2] & 0xff) << 16 | (data[i + 3] & 0xff) << 24;
-      h = mixH(h, k);
-    }
-    int tail = 0;
-    switch (n - i) {
-      case 3:
-        tail ^= (data[i + 2] & 0xff) << 16;
-        // fall through
-      case 2:
-        tail ^= (data[i + 1] & 0xff) << 8;
-        // fall through
-      case 1:
-        tail ^= data[i] & 0xff;
-        h ^= mixK(tail);
-        break;
-      default:
-        break;
-    }
-    return finish(h, n);
-  }
-
   private static final class OfLong implements UDF1<Long, Integer> {
     private final int buckets;
 
@@ -109,7 +54,7 @@ public final class IcebergBucket {
 
     @Override
     public Integer call(Long v) {
-      return v == null ? null : bucket(hashLong(v), buckets);
+      return v == null ? null : bucket(Murmur3.hashLong(v, 0), buckets);
     }
   }
 
@@ -122,7 +67,7 @@ public final class IcebergBucket {
 
     @Override
     public Integer call(String v) {
-      return v == null ? null : bucket(hash(v.getBytes(StandardCharsets.UTF_8)), buckets);
+      return v == null ? null : bucket(Murmur3.hash(v.getBytes(StandardCharsets.UTF_8), 0), buckets);
     }
   }
 
@@ -135,7 +80,7 @@ public final class IcebergBucket {
 
     @Override
     public Integer call(byte[] v) {
-      return v == null ? null : bucket(hash(v), buckets);
+      return v == null ? null : bucket(Murmur3.hash(v, 0), buckets);
     }
   }
 
@@ -153,7 +98,8 @@ public final class IcebergBucket {
       if (v == null) {
         return null;
       }
-      return bucket(hash(v.setScale(scale, RoundingMode.UNNECESSARY).unscaledValue().toByteArray()), buckets);
+      return bucket(Murmur3.hash(v.setScale(scale, RoundingMode.UNNECESSARY).unscaledValue().toByteArray(), 0),
+          buckets);
     }
   }
 
@@ -177,7 +123,7 @@ public final class IcebergBucket {
         bytes[i] = (byte) (hi >>> (56 - 8 * i));
         bytes[8 + i] = (byte) (lo >>> (56 - 8 * i));
       }
-      return bucket(hash(bytes), buckets);
+      return bucket(Murmur3.hash(bytes, 0), buckets);
     }
   }
 }

@@ -71,7 +71,7 @@ public final class PaimonBucket {
 
     @Override
     public Integer call(Row row) {
-      return Math.abs(hashWords(encode(row)) % buckets);
+      return Math.abs(Murmur3.hash(encode(row), 42) % buckets);      // a BinaryRow: whole words
     }
 
     private byte[] encode(Row row) {
@@ -79,12 +79,14 @@ public final class PaimonBucket {
       int header = (arity + 63 + 8) / 64 * 8;
       int fixed = header + 8 * arity;
       int var = 0;
+      byte[][] raws = new byte[arity][];
       for (int i = 0; i < arity; i++) {         // the variable part's size
         boolean isNull = row.isNullAt(i);
         switch (kinds[i]) {
           case STRING, BINARY -> {
             if (!isNull) {
-              int n = bytes(row, i).length;
+              raws[i] = bytes(row, i);
+              int n = raws[i].length;
               var += n <= 7 ? 0 : (n + 7) & ~7;
             }
           }
@@ -112,7 +114,7 @@ public final class PaimonBucket {
           case DOUBLE -> out.putLong(slot, isNull ? 0 : Double.doubleToLongBits(row.getDouble(i)));
           case STRING, BINARY -> {
             if (!isNull) {
-              byte[] raw = bytes(row, i);
+              byte[] raw = raws[i];
               if (raw.length <= 7) {
                 out.put(slot, raw, 0, raw.length);      // absolute bulk put (Java 16+)
                 out.put(slot + 7, (byte) (0x80 | raw.length));
@@ -164,25 +166,5 @@ public final class PaimonBucket {
       Object v = row.get(i);
       return v instanceof byte[] b ? b : ((String) v).getBytes(StandardCharsets.UTF_8);
     }
-  }
-
-  /** Paimon's MurmurHash3 of {@code data} by 4-byte little-endian words (its length a multiple of 4). */
-  static int hashWords(byte[] data) {
-    int h = 42;
-    for (int i = 0; i < data.length; i += 4) {
-      int k = (data[i] & 0xff) | (data[i + 1] & 0xff) << 8 | (data[i + 2] & 0xff) << 16 | (data[i + 3] & 0xff) << 24;
-      k *= 0xcc9e2d51;
-      k = Integer.rotateLeft(k, 15);
-      k *= 0x1b873593;
-      h ^= k;
-      h = Integer.rotateLeft(h, 13);
-      h = h * 5 + 0xe6546b64;
-    }
-    h ^= data.length;
-    h ^= h >>> 16;
-    h *= 0x85ebca6b;
-    h ^= h >>> 13;
-    h *= 0xc2b2ae35;
-    return h ^ (h >>> 16);
   }
 }
