@@ -109,20 +109,22 @@ public class DeletedRowsParquetFormat extends TableParquetFormat {
       schema = requiredSchema.add(new StructField(rowIndexName, DataTypes.LongType, true, Metadata.empty()));
       rowIndex = requiredSchema.length();
     }
-    Function1<PartitionedFile, Iterator<InternalRow>> inner = parquetReader(
+    // Spark's row index costs a boxed value per row; where no filter can skip rows (none pushed),
+    // a file's rows arrive in order and their positions are counted instead, from the first row
+    // of the split, and the reader with the row index is not built (each Spark reader broadcasts
+    // the Hadoop settings, about 10 ms on the driver). Files without deletes skip both.
+    // (each reader on its own copy of the settings: Spark's Parquet reader writes its schema into them)
+    boolean counted = added && filters.isEmpty();
+    Function1<PartitionedFile, Iterator<InternalRow>> inner = counted ? null : parquetReader(
         spark, dataSchema, partitionSchema, schema, filters, options, new Configuration(hadoopConf));
     if (deleted.isEmpty()) {
       return inner;
     }
-    // Spark's row index costs a boxed value per row; where no filter can skip rows (none pushed),
-    // a file's rows arrive in order and their positions are counted instead, from the first row
-    // of the split. Files without deletes skip both.
-    // (each reader on its own copy of the settings: Spark's Parquet reader writes its schema into them)
     Function1<PartitionedFile, Iterator<InternalRow>> plain = added
         ? parquetReader(spark, dataSchema, partitionSchema, requiredSchema, filters, options,
             new Configuration(hadoopConf))
         : null;
-    Broadcast<SerializableConfiguration> conf = (added && filters.isEmpty()) || !deleted.sources.isEmpty()
+    Broadcast<SerializableConfiguration> conf = counted || !deleted.sources.isEmpty()
         ? spark.sparkContext().broadcast(new SerializableConfiguration(hadoopConf),
             scala.reflect.ClassTag$.MODULE$.apply(SerializableConfiguration.class))
         : null;
@@ -136,8 +138,7 @@ public class DeletedRowsParquetFormat extends TableParquetFormat {
     // each executor fetches the positions once, rather than every task carrying every file's
     Broadcast<Deletes> shared = spark.sparkContext().broadcast(deleted,
         scala.reflect.ClassTag$.MODULE$.apply(Deletes.class));
-    return new Reader(inner, plain, conf, shared, rowIndex, added && filters.isEmpty(), added,
-        types.toArray(new DataType[0]));
+    return new Reader(inner, plain, conf, shared, rowIndex, counted, added, types.toArray(new DataType[0]));
   }
 
   /** A file's key: its path without scheme, as the driver and the task both name it. */
@@ -228,9 +229,8 @@ public class DeletedRowsParquetFormat extends TableParquetFormat {
           words = DeleteSources.mark(words, source, conf.value().value());
         }
       }
-      long first = counted ? firstRow(file) : -1;
-      Iterator<?> filtered = first >= 0
-          ? new Filtered(plain.apply(file), words, -1, first, false, types)
+      Iterator<?> filtered = counted
+          ? new Filtered(plain.apply(file), words, -1, firstRow(file), false, types)
           : new Filtered(inner.apply(file), words, rowIndex, 0, dropRowIndex, types);
       // the vectorized reader hands batches through an iterator typed as rows (as Spark does)
       @SuppressWarnings("unchecked")
@@ -238,17 +238,23 @@ public class DeletedRowsParquetFormat extends TableParquetFormat {
       return out;
     }
 
-    /** The position of the split's first row: 0 for a whole file, else the row index offset of its
-     * first row group (those whose midpoint lies in the split, as the reader takes them); -1 when
-     * the footer does not say. */
+    /** The position of the split's first row: 0 for a whole file, else the number of rows in the row
+     * groups before its first (the reader takes the row groups whose midpoint lies in the split). */
     private long firstRow(PartitionedFile file) {
       if (file.start() == 0 && file.length() >= file.fileSize()) {
         return 0;
       }
       try {
-        List<BlockMetaData> blocks = ParquetFileReader.readFooter(conf.value().value(), file.toPath(),
-            ParquetMetadataConverter.range(file.start(), file.start() + file.length())).getBlocks();
-        return blocks.isEmpty() ? 0 : blocks.get(0).getRowIndexOffset();
+        long before = 0;
+        for (BlockMetaData block : ParquetFileReader.readFooter(conf.value().value(), file.toPath(),
+            ParquetMetadataConverter.NO_FILTER).getBlocks()) {
+          long start = block.getStartingPos();
+          if (start + block.getCompressedSize() / 2 >= file.start()) {
+            break;
+          }
+          before += block.getRowCount();
+        }
+        return before;
       } catch (java.io.IOException e) {
         throw new java.io.UncheckedIOException(e);
       }
