@@ -137,6 +137,11 @@ def get_spark(spark=None):
             .config("spark.sql.sources.partitionOverwriteMode", "static")
             .config("spark.python.worker.reuse", "true")
             .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+            # PySpark records the Python call site of each DataFrame and Column call, for error
+            # messages: five JVM round trips and a stack walk, about a millisecond a call. icefloe
+            # builds its plans through those calls (a row-level change makes some 75, a tenth of its
+            # time at 4M rows), and the sites recorded would be icefloe's own lines
+            .config("spark.python.sql.dataFrameDebugging.enabled", "false")
             # variant values stored whole (metadata and value), never shredded into typed columns:
             # every reader of the table can read them, icefloe's Arrow read included
             .config("spark.sql.variant.writeShredding.enabled", "false")
