@@ -113,6 +113,21 @@ def available(spark) -> bool:
     return hit[1]
 
 
+def jvm_column(build):
+    """The Column ``build(spark)`` makes in the JVM (given the active session), as a PySpark Column;
+    None where that session cannot load icefloe's classes (Spark Connect, no jar)."""
+    from pyspark.sql import SparkSession
+
+    try:
+        from pyspark.sql.classic.column import Column
+    except ImportError:
+        return None
+    spark = SparkSession.getActiveSession() or SparkSession._instantiatedSession
+    if spark is None or not available(spark):
+        return None
+    return Column(build(spark))
+
+
 def encode(positions) -> str:
     """``positions`` (any order, repeats allowed) as base64 of their ascending deltas in LEB128."""
     import numpy as np
@@ -223,7 +238,7 @@ def source_options(spark, sources: dict, positions: int) -> Optional[dict]:
     return {SOURCES_OPTION: "\n".join(lines)}
 
 
-__all__ = ["CLASS", "OPTION", "SOURCES_OPTION", "DRIVER_READ_POSITIONS", "POSITION_FILE", "POSITION_FILE_OF_ONE",
+__all__ = ["jvm_column", "CLASS", "OPTION", "SOURCES_OPTION", "DRIVER_READ_POSITIONS", "POSITION_FILE", "POSITION_FILE_OF_ONE",
            "ICEBERG_VECTOR", "PAIMON_VECTOR", "jar_path", "available", "encode", "reader", "scan_options",
            "remembered_scan_options",
            "source_options"]

@@ -137,19 +137,11 @@ def _jvm_bucket(n: int, col, t):
     timestamps): then a Python UDF computes it."""
     s = str(t)
     kind = "decimal" if isinstance(t, DecimalType) else "binary" if s.startswith("fixed") else _JVM_BUCKET_KINDS.get(s)
-    if kind is None:
-        return None
-    try:
-        from pyspark.sql import SparkSession
-        from pyspark.sql.classic.column import Column
-    except ImportError:
-        return None
-    spark = SparkSession.getActiveSession() or SparkSession._instantiatedSession
-    if spark is None or not deleted_rows.available(spark) or not hasattr(col, "_jc"):
+    if kind is None or not hasattr(col, "_jc"):
         return None
     value = _internal_expr(col, t).cast("bigint") if kind == "long" else col
     scale = t.scale if isinstance(t, DecimalType) else 0
-    return Column(spark._jvm.icefloe.jvm.IcebergBucket.of(value._jc, kind, n, scale))
+    return deleted_rows.jvm_column(lambda spark: spark._jvm.icefloe.jvm.IcebergBucket.of(value._jc, kind, n, scale))
 
 
 def _bucket_udf(n: int, t):

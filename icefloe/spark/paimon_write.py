@@ -172,37 +172,32 @@ def _jvm_bucket(keys, num_buckets: int):
     """The bucket of each row computed in the JVM tasks (``jvm/PaimonBucket.java``), or None where
     the session has no JVM with icefloe's classes (Spark Connect) or a key type has no JVM form
     (TIME): then a Python UDF computes it."""
-    from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
 
     kinds = [_JVM_BUCKET_KINDS.get(pt.root(k.type)) for k in keys]
     if None in kinds:
-        return None
-    try:
-        from pyspark.sql.classic.column import Column
-    except ImportError:
-        return None
-    spark = SparkSession.getActiveSession() or SparkSession._instantiatedSession
-    if spark is None or not deleted_rows.available(spark):
         return None
     values = []
     for i, k in enumerate(keys):
         col = F.col(f"`{k.name}`")
         values.append((_internal(col, k.type) if pt.root(k.type) in ("DATE", "TIMESTAMP", "TIMESTAMP_LTZ")
                        else col).alias(f"k{i}"))
-    gateway = spark.sparkContext._gateway
-    jvm = spark._jvm
-
-    def array(of, items):
-        out = gateway.new_array(of, len(items))
-        for i, x in enumerate(items):
-            out[i] = x
-        return out
-
     precisions = [getattr(k.type, "precision", 0) or 0 for k in keys]
     scales = [getattr(k.type, "scale", 0) or 0 for k in keys]
-    return Column(jvm.icefloe.jvm.PaimonBucket.of(F.struct(*values)._jc, array(jvm.java.lang.String, kinds),
-                                                  array(jvm.int, precisions), array(jvm.int, scales), num_buckets))
+
+    def build(spark):
+        gateway, jvm = spark.sparkContext._gateway, spark._jvm
+
+        def array(of, items):
+            out = gateway.new_array(of, len(items))
+            for i, x in enumerate(items):
+                out[i] = x
+            return out
+
+        return jvm.icefloe.jvm.PaimonBucket.of(F.struct(*values)._jc, array(jvm.java.lang.String, kinds),
+                                               array(jvm.int, precisions), array(jvm.int, scales), num_buckets)
+
+    return deleted_rows.jvm_column(build)
 
 
 def key_column(schema):
