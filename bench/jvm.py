@@ -103,9 +103,9 @@ def _icefloe_run(spark, cat, n: int, parquet_dir: str, quiesce) -> dict:
         t[name] = time.perf_counter() - start
         return out
 
-    def read_timed(name, fn, keep_best=False):       # a read changes nothing: repeated, its best kept
-        best, spent, k = t.get(name) if keep_best else None, 0.0, 0
-        while k < (1 if keep_best else READ_MIN) or (not keep_best and spent < READ_SECONDS and k < READ_RUNS):
+    def read_timed(name, fn):       # a read changes nothing: repeated, its best kept
+        best, spent, k = None, 0.0, 0
+        while k < READ_MIN or (spent < READ_SECONDS and k < READ_RUNS):
             quiesce()
             start = time.perf_counter()
             out = fn()
@@ -113,6 +113,13 @@ def _icefloe_run(spark, cat, n: int, parquet_dir: str, quiesce) -> dict:
             best, spent, k = took if best is None else min(best, took), spent + took, k + 1
         t[name] = best
         return out
+
+    def read_once(name, fn):        # one more read of ``name``, the best so far kept
+        quiesce()
+        start = time.perf_counter()
+        fn()
+        took = time.perf_counter() - start
+        t[name] = min(t.get(name, took), took)
 
     data = spark.sql(DATA_SQL.format(n=n))
     timed("parquet_write", lambda: data.write.mode("overwrite").option("compression", "zstd").parquet(parquet_dir))
@@ -152,8 +159,8 @@ def _icefloe_run(spark, cat, n: int, parquet_dir: str, quiesce) -> dict:
             # the changed snapshot and the compacted one read in turns: each read measured after
             # the other ran on a JVM equally warm (read in sequence, the later one was favoured)
             for _ in range(READ_MIN + 1):
-                read_timed(f"{mode}:scan_changed", lambda: scan(changed), keep_best=True)
-                read_timed(f"{mode}:scan_compacted", scan, keep_best=True)
+                read_once(f"{mode}:scan_changed", lambda: scan(changed))
+                read_once(f"{mode}:scan_compacted", scan)
     return t
 
 

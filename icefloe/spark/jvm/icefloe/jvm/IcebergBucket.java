@@ -2,6 +2,7 @@ package icefloe.jvm;
 
 import java.math.BigDecimal;
 import java.math.RoundingMode;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.UUID;
 import org.apache.spark.sql.Column;
@@ -45,85 +46,80 @@ public final class IcebergBucket {
     return (hash & Integer.MAX_VALUE) % buckets;
   }
 
-  private static final class OfLong implements UDF1<Long, Integer> {
+  /** A bucket function of one value form: the bucket of a value's hash, null for a null. */
+  private abstract static class Bucketing<T> implements UDF1<T, Integer> {
     private final int buckets;
 
+    Bucketing(int buckets) {
+      this.buckets = buckets;
+    }
+
+    /** The spec's hash of a value (not null). */
+    abstract int hash(T v);
+
+    @Override
+    public Integer call(T v) {
+      return v == null ? null : bucket(hash(v), buckets);
+    }
+  }
+
+  private static final class OfLong extends Bucketing<Long> {
     OfLong(int buckets) {
-      this.buckets = buckets;
+      super(buckets);
     }
 
     @Override
-    public Integer call(Long v) {
-      return v == null ? null : bucket(Murmur3.hashLong(v, 0), buckets);
+    int hash(Long v) {
+      return Murmur3.hashLong(v, 0);
     }
   }
 
-  private static final class OfString implements UDF1<String, Integer> {
-    private final int buckets;
-
+  private static final class OfString extends Bucketing<String> {
     OfString(int buckets) {
-      this.buckets = buckets;
+      super(buckets);
     }
 
     @Override
-    public Integer call(String v) {
-      return v == null ? null : bucket(Murmur3.hash(v.getBytes(StandardCharsets.UTF_8), 0), buckets);
+    int hash(String v) {
+      return Murmur3.hash(v.getBytes(StandardCharsets.UTF_8), 0);
     }
   }
 
-  private static final class OfBinary implements UDF1<byte[], Integer> {
-    private final int buckets;
-
+  private static final class OfBinary extends Bucketing<byte[]> {
     OfBinary(int buckets) {
-      this.buckets = buckets;
+      super(buckets);
     }
 
     @Override
-    public Integer call(byte[] v) {
-      return v == null ? null : bucket(Murmur3.hash(v, 0), buckets);
+    int hash(byte[] v) {
+      return Murmur3.hash(v, 0);
     }
   }
 
-  private static final class OfDecimal implements UDF1<BigDecimal, Integer> {
-    private final int buckets;
+  private static final class OfDecimal extends Bucketing<BigDecimal> {
     private final int scale;
 
     OfDecimal(int buckets, int scale) {
-      this.buckets = buckets;
+      super(buckets);
       this.scale = scale;
     }
 
     @Override
-    public Integer call(BigDecimal v) {
-      if (v == null) {
-        return null;
-      }
-      return bucket(Murmur3.hash(v.setScale(scale, RoundingMode.UNNECESSARY).unscaledValue().toByteArray(), 0),
-          buckets);
+    int hash(BigDecimal v) {
+      return Murmur3.hash(v.setScale(scale, RoundingMode.UNNECESSARY).unscaledValue().toByteArray(), 0);
     }
   }
 
-  private static final class OfUuid implements UDF1<String, Integer> {
-    private final int buckets;
-
+  private static final class OfUuid extends Bucketing<String> {
     OfUuid(int buckets) {
-      this.buckets = buckets;
+      super(buckets);
     }
 
     @Override
-    public Integer call(String v) {
-      if (v == null) {
-        return null;
-      }
+    int hash(String v) {
       UUID u = UUID.fromString(v);
-      byte[] bytes = new byte[16];
-      long hi = u.getMostSignificantBits();
-      long lo = u.getLeastSignificantBits();
-      for (int i = 0; i < 8; i++) {
-        bytes[i] = (byte) (hi >>> (56 - 8 * i));
-        bytes[8 + i] = (byte) (lo >>> (56 - 8 * i));
-      }
-      return bucket(Murmur3.hash(bytes, 0), buckets);
+      return Murmur3.hash(ByteBuffer.allocate(16).putLong(u.getMostSignificantBits())
+          .putLong(u.getLeastSignificantBits()).array(), 0);      // big-endian, as the spec hashes it
     }
   }
 }

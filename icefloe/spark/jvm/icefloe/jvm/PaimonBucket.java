@@ -101,8 +101,7 @@ public final class PaimonBucket {
         int slot = header + 8 * i;
         boolean isNull = row.isNullAt(i);
         if (isNull) {
-          int bit = i + 8;
-          out.put(bit / 8, (byte) (out.get(bit / 8) | (1 << (bit % 8))));
+          markNull(out, i);
         }
         switch (kinds[i]) {
           case BOOLEAN -> out.put(slot, (byte) (!isNull && row.getBoolean(i) ? 1 : 0));
@@ -131,8 +130,7 @@ public final class PaimonBucket {
                 : d.setScale(scales[i], RoundingMode.HALF_UP).unscaledValue();
             if (unscaled != null && unscaled.abs().toString().length() > precisions[i] && unscaled.signum() != 0) {
               unscaled = null;          // beyond the precision: stored as null, as Paimon does
-              int bit = i + 8;
-              out.put(bit / 8, (byte) (out.get(bit / 8) | (1 << (bit % 8))));
+              markNull(out, i);
             }
             if (precisions[i] <= 18) {
               out.putLong(slot, unscaled == null ? 0 : unscaled.longValueExact());
@@ -160,6 +158,12 @@ public final class PaimonBucket {
         }
       }
       return out.array();
+    }
+
+    /** Field {@code i}'s null bit (bit {@code i + 8} of the header: byte 0 is the row kind). */
+    private static void markNull(ByteBuffer row, int i) {
+      int bit = i + 8;
+      row.put(bit / 8, (byte) (row.get(bit / 8) | (1 << (bit % 8))));
     }
 
     private static byte[] bytes(Row row, int i) {
