@@ -56,16 +56,17 @@ def usable(spark, meta: TableMetadata, io, row_meta: Optional[TableMetadata] = N
 
 
 def write(clustered, meta: TableMetadata, io, partition_of: dict, previous: dict, job_id: str, marker: str,
-          data_columns: int, deleting: tuple, writing: tuple, row_meta: Optional[TableMetadata] = None) -> tuple:
-    """Run ``ChangeWriter`` over ``clustered`` (``data_columns`` columns to write, then the data
-    file's path, the position and the kind, as ints); returns (files written, positions per
+          deleting: tuple, writing: tuple, row_meta: Optional[TableMetadata] = None) -> tuple:
+    """Run ``ChangeWriter`` over ``clustered`` (``row_meta``'s columns to write, if given, then the
+    data file's path, the position and the kind, as ints); returns (files written, positions per
     (data file, kind)). ``previous`` maps a data file to its earlier position deletes and vectors,
     merged into its new vector on a v3 table."""
     spark = clustered.sparkSession
     props = dict(meta.properties)
     codec = props.get("write.parquet.compression-codec", "zstd").lower()
     lines = [("job", job_id), ("data-dir", f"{meta.location.rstrip('/')}/data"), ("marker", marker),
-             ("data-columns", data_columns), ("deleting", ",".join(str(int(k)) for k in deleting)),
+             ("field-ids", ",".join(str(f.field_id) for f in row_meta.schema.fields) if row_meta else ""),
+             ("deleting", ",".join(str(int(k)) for k in deleting)),
              ("writing", ",".join(str(int(k)) for k in writing)), ("vectors", str(meta.format_version >= 3).lower()),
              ("compression", "none" if codec == "uncompressed" else codec)]
     if "write.parquet.row-group-size-bytes" in props:
@@ -97,12 +98,13 @@ def in_scan_order(rows) -> bool:
 _MAPPED_FILES = 2000         # data files whose first row ids a plan's map may hold
 
 
-def rows_for(row_meta: TableMetadata, tasks: Optional[list], kind_col: str):
+def rows_for(row_meta: TableMetadata, tasks: Optional[list], file_col: str, pos_col: str, kind_col: str):
     """A function of the change's rows (the table's columns, its stored lineage when ``tasks``
-    is given, ``file_path``, ``pos`` and ``kind_col``) giving what ``write`` takes: ``row_meta``'s
-    columns with their field ids, the lineage of new rows computed (a row id inherited from its
-    file's first row id and position where null; the last sequence number null, the commit's),
-    then the path, the position and the kind. None where the files are too many to map."""
+    is given, ``file_col``, ``pos_col`` and ``kind_col``) giving what ``write`` takes: ``row_meta``'s
+    columns, the lineage of new rows computed (a row id inherited from its file's first row id and
+    position where null; the last sequence number null, the commit's), then the path, the position
+    and the kind, as ``file_path``, ``pos`` and an int ``kind_col``. None where the files are too
+    many to map. (``write`` gives the columns their field ids.)"""
     from pyspark.sql import functions as F
 
     from icefloe.spark.iceberg_lineage import LAST_UPDATED, ROW_ID, ROW_ID_COL
@@ -113,16 +115,16 @@ def rows_for(row_meta: TableMetadata, tasks: Optional[list], kind_col: str):
     def build(df):
         out = []
         for f in row_meta.schema.fields:
-            md = {"parquet.field.id": f.field_id}
             if tasks is not None and f.name == ROW_ID.name:
                 firsts = F.create_map(*[c for t in tasks for c in (F.lit(t.path), F.lit(t.file.first_row_id).cast("long"))])
-                c = F.coalesce(F.col(ROW_ID_COL).cast("long"), firsts[F.col("file_path")] + F.col("pos"))
+                c = F.coalesce(F.col(ROW_ID_COL).cast("long"), firsts[F.col(file_col)] + F.col(pos_col)).alias(f.name)
             elif tasks is not None and f.name == LAST_UPDATED.name:
-                c = F.lit(None).cast("long")
+                c = F.lit(None).cast("long").alias(f.name)
             else:
-                c = F.col(f"`{f.name}`")
-            out.append(c.alias(f.name, metadata=md))
-        return df.select(*out, "file_path", "pos", F.col(kind_col).cast("int").alias(kind_col))
+                c = f"`{f.name}`"
+            out.append(c)
+        return df.select(*out, F.col(file_col).alias("file_path"), F.col(pos_col).alias("pos"),
+                         F.col(kind_col).cast("int").alias(kind_col))
 
     return build
 

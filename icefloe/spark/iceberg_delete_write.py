@@ -62,7 +62,7 @@ def write_position_deletes_in_tasks(positions, meta: TableMetadata, io: FileIO, 
         rows = _clustered_for_jvm(named.select("file_path", "pos", (F.col(KIND_COL) if kind else F.lit(0))
                                                .cast("int").alias(KIND_COL)), parallelism, rows_of, False)
         files, by_kind = _guarded(lambda: iceberg_change_writer.write(
-            rows, meta, io, partition_of, previous or {}, job_id, marker, 0, _ANY_KIND, ()), spark, io, meta, job_id, marker)
+            rows, meta, io, partition_of, previous or {}, job_id, marker, _ANY_KIND, ()), spark, io, meta, job_id, marker)
         if counts is not None:
             for (path, k), n in by_kind.items():
                 key = (path, k) if kind else path
@@ -96,16 +96,15 @@ def write_changes_in_tasks(changes, meta: TableMetadata, io: FileIO, partition_o
     job_id = uuid.uuid4().hex
     spark = changes.sparkSession
     parallelism = _task_count(spark, len(partition_of))
-    renamed = changes.withColumnsRenamed({FILE_COL: "file_path", POS_COL: "pos"})
     marker = f"{meta.location.rstrip('/')}/data/.staging-{job_id}/aborted"
     if jvm_rows is not None and iceberg_change_writer.usable(spark, meta, io, row_meta, previous):
-        rows = _clustered_for_jvm(jvm_rows(renamed), parallelism, rows_of or dict.fromkeys(partition_of, 1), True)
+        rows = _clustered_for_jvm(jvm_rows(changes), parallelism, rows_of or dict.fromkeys(partition_of, 1), True)
         files, by_kind = _guarded(lambda: iceberg_change_writer.write(
-            rows, meta, io, partition_of, previous, job_id, marker, len(row_meta.schema.fields), deleting, writing,
-            row_meta), spark, io, meta, job_id, marker)
+            rows, meta, io, partition_of, previous, job_id, marker, deleting, writing, row_meta), spark, io, meta, job_id, marker)
         for key, n in by_kind.items():
             counts[key] = counts.get(key, 0) + n
         return [f for f in files if f.content != DATA], [f for f in files if f.content == DATA]
+    renamed = changes.withColumnsRenamed({FILE_COL: "file_path", POS_COL: "pos"})
     clustered = _clustered(renamed, parallelism, rows_of or dict.fromkeys(partition_of, 1), True)
     write_deletes = _deletes_writer(io.for_tasks(), meta, partition_of, previous, job_id)
     task_io = io.for_tasks()

@@ -275,7 +275,7 @@ def _write_changes_in_one_job(table, meta, tasks: list, changes, cols: list, kin
         rows, meta, table.io, partition_of, previous, by_kind, (UPDATE, DELETE_ROW), kinds, row_meta,
         prepare=lineage_mod.written_in_task(tasks, "file_path", "pos") if lineage else None,
         rows_of=_record_counts(task_by_path), jvm_rows=iceberg_change_writer.rows_for(row_meta, tasks if lineage else None,
-                                                                                   KIND_COL))
+                                                                                   FILE_COL, POS_COL, KIND_COL))
     added = deletes + data
     try:
         _refuse_emptied(table, meta, task_by_path, by_kind)
@@ -296,13 +296,20 @@ def _fitted_for_writing(rows, meta, kinds: tuple, table_name: str):
     from pyspark.sql import functions as F
 
     schema = meta.schema
-    fitted = align_dataframe(rows.select(*[f"`{f.name}`" for f in schema.fields]), schema, table_name).schema
+    have = {f.name: f.dataType for f in rows.schema.fields}
+    targets = {f.name: to_spark_type(f.field_type) for f in schema.fields}
+    if any(have[name] != t for name, t in targets.items()):     # align's rules say what fits, and as what
+        fitted = align_dataframe(rows.select(*[f"`{f.name}`" for f in schema.fields]), schema, table_name).schema
+        targets = {name: fitted[name].dataType for name in targets}
+    ranged = range_checked(meta.spec, schema)
+    if all(have[name] == t for name, t in targets.items()) and not any(f.required for f in schema.fields):
+        return check_partition_ranges(rows, ranged, table_name)     # nothing to cast or check for nulls
     writing = F.col(KIND_COL).isin(*kinds)
     out = []
     for f in schema.fields:
-        target = fitted[f.name].dataType
+        target = targets[f.name]
         c = F.col(f"`{f.name}`")
-        if rows.schema[f.name].dataType != target:
+        if have[f.name] != target:
             c = c.cast(target)
         if f.required:
             msg = f"{NULL_MARKER}: null value in required column '{f.name}' of table {table_name}"
@@ -310,7 +317,7 @@ def _fitted_for_writing(rows, meta, kinds: tuple, table_name: str):
         out.append(c.alias(f.name))
     known = {f.name for f in schema.fields}
     rows = rows.select(*out, *[c for c in rows.columns if c not in known])
-    return check_partition_ranges(rows, range_checked(meta.spec, schema), table_name)
+    return check_partition_ranges(rows, ranged, table_name)
 
 
 def _refuse_emptied(table, meta, task_by_path: dict, by_kind: dict) -> None:
@@ -539,26 +546,32 @@ def replace_where(table, data, where: str, isolation: Optional[str] = None) -> d
 
 def update_rows(table, assignments: dict, condition=None, isolation: Optional[str] = None) -> dict:
     """``UPDATE t SET col = expr, ... WHERE condition``."""
+    from pyspark.errors import AnalysisException
     from pyspark.sql import functions as F
 
     meta, snap, tasks = _target(table, condition)
     if not tasks:
         return {"updated": 0, "deleted": 0, "inserted": 0, "snapshot_id": None}
     sets = resolve_assignments(meta.schema, assignments)
-    check_resolvable(table.spark, meta.schema, sets, table.name, condition)
-    hit = F.coalesce(predicate(condition), F.lit(False))
-    # merge-on-read writes only the updated rows: filtered first, the scan reads only the columns the
-    # condition and the new values use (``SET name = 'x'`` reads no ``name``); copy-on-write keeps the rest
-    only_updated = write_mode(meta.properties, "update") == MERGE_ON_READ
-    out = updated_columns(meta.schema.fields, sets, None if only_updated else hit, table.name)
-    action = F.lit(UPDATE) if only_updated else F.when(hit, F.lit(UPDATE)).otherwise(F.lit(KEEP))
+    try:        # a value or condition Spark cannot analyse fails before any job runs
+        hit = F.coalesce(predicate(condition), F.lit(False))
+        # merge-on-read writes only the updated rows: filtered first, the scan reads only the columns the
+        # condition and the new values use (``SET name = 'x'`` reads no ``name``); copy-on-write keeps the rest
+        only_updated = write_mode(meta.properties, "update") == MERGE_ON_READ
+        out = updated_columns(meta.schema.fields, sets, None if only_updated else hit, table.name)
+        action = F.lit(UPDATE) if only_updated else F.when(hit, F.lit(UPDATE)).otherwise(F.lit(KEEP))
 
-    def labelled(file_tasks):
-        rows = _read_target(table, meta, file_tasks)
-        return (rows.where(hit) if only_updated else rows).select(
-            *out, FILE_COL, POS_COL, action.alias(ACTION), *_lineage_cols(meta))
+        def labelled(file_tasks):
+            rows = _read_target(table, meta, file_tasks)
+            return (rows.where(hit) if only_updated else rows).select(
+                *out, FILE_COL, POS_COL, action.alias(ACTION), *_lineage_cols(meta))
 
-    return _commit_changes(table, "update", meta, snap, tasks, labelled, isolation, conflict_filter=condition)
+        return _commit_changes(table, "update", meta, snap, tasks, labelled, isolation, conflict_filter=condition)
+    except AnalysisException:
+        # analysed against the table's own columns, the error names what is wrong without
+        # icefloe's internal columns as suggestions (this raises unless the fault lies elsewhere)
+        check_resolvable(table.spark, meta.schema, sets, table.name, condition)
+        raise
 
 
 # --------------------------------------------------------------------------- MERGE

@@ -7,6 +7,7 @@ column fails the job with its typed error and leaves the table and its directory
 import glob
 import os
 
+import pyarrow.parquet as pq
 import pytest
 
 from icefloe.catalog import Catalog
@@ -26,7 +27,8 @@ def jvm_writes(monkeypatch):
     original = iceberg_change_writer.write
 
     def counted(*args, **kwargs):
-        calls["rows" if args[7] else "positions"] += 1
+        row_meta = kwargs.get("row_meta", args[9] if len(args) > 9 else None)
+        calls["positions" if row_meta is None else "rows"] += 1
         return original(*args, **kwargs)
 
     monkeypatch.setattr(iceberg_change_writer, "write", counted)
@@ -50,6 +52,7 @@ def test_changes_written_by_the_jvm_read_alike_everywhere(tmp_path, spark, jvm_w
     t = Catalog(str(tmp_path / "wh"), spark=spark).create_table(
         "db.t", "id bigint not null, name string", properties={"format-version": version, **MOR})
     t.append(spark.range(0, 3000, 1, 2).selectExpr("id", "concat('n', cast(id as string)) as name"))
+    appended = {f.file_path for f in t.plan_files()}
     model = {i: f"n{i}" for i in range(3000)}
     ids_before = ({r["id"]: r["_row_id"] for r in t.to_spark(row_lineage=True).select("id", "_row_id").collect()}
                   if version == "3" else None)
@@ -76,6 +79,13 @@ def test_changes_written_by_the_jvm_read_alike_everywhere(tmp_path, spark, jvm_w
     assert (sum(f["record_count"] for f in files if f["content"] == 0)
             - sum(f["record_count"] for f in deletes)) == len(model)
     assert deletes and all(f["referenced_data_file"] for f in deletes)
+    # the rows the JVM wrote carry the table's field ids (and, on v3, the lineage fields' ids)
+    ids = {"id": 1, "name": 2, "_row_id": 2147483540, "_last_updated_sequence_number": 2147483539}
+    written = [f["file_path"] for f in files if f["content"] == 0 and f["file_path"] not in appended]
+    assert written
+    for path in written:
+        stored = {fld.name: int(fld.metadata[b"PARQUET:field_id"]) for fld in pq.read_schema(path.removeprefix("file:"))}
+        assert stored == {k: v for k, v in ids.items() if version == "3" or not k.startswith("_")}
     if version == "3":
         # one vector per data file, holding every deleted position of it (the earlier vectors merged in)
         assert all(f["file_format"] == "PUFFIN" for f in deletes)

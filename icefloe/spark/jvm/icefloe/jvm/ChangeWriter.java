@@ -35,6 +35,7 @@ import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
 import org.apache.spark.sql.execution.datasources.OutputWriter;
 import org.apache.spark.sql.execution.datasources.OutputWriterFactory;
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat;
+import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.unsafe.types.UTF8String;
 import org.apache.spark.util.SerializableConfiguration;
@@ -45,8 +46,8 @@ import org.roaringbitmap.RoaringBitmapWriter;
  * The files of a merge-on-read change, written by the Spark tasks that receive its rows, with
  * Spark's own Parquet writer: no Python worker, no row leaves the JVM.
  *
- * <p>Each row holds the data columns of a row to write (the first {@code data-columns} columns, as the
- * table stores them), then a data file's path, a position in it and the row's kind (an int). A row
+ * <p>Each row holds the data columns of a row to write (the first columns, one per field id of
+ * {@code field-ids}, as the table stores them, written with those ids), then a data file's path, a position in it and the row's kind (an int). A row
  * whose kind is one of {@code deleting} and whose path is not null deletes that position; one whose
  * kind is one of {@code writing} is written to a new data file. The rows of a task arrive sorted by
  * path and position, each data file's in one task. A task writes one position delete file per data
@@ -75,7 +76,7 @@ public final class ChangeWriter {
   /**
    * Runs the job over {@code rows} and returns every task's frames, concatenated. {@code settings}
    * holds lines of {@code key TAB value}: {@code job}, {@code data-dir}, {@code marker},
-   * {@code data-columns}, {@code deleting} and {@code writing} (comma-separated kinds),
+   * {@code field-ids} (the data columns' field ids, comma-separated), {@code deleting} and {@code writing} (comma-separated kinds),
    * {@code vectors} ({@code true} for deletion vectors), {@code compression}, {@code block-size}
    * (optional), {@code max-records}, {@code fail-at} (a test's fault: a task fails opening a file
    * whose name holds it), and any number of {@code previous} lines, each a {@link DeleteSources} line.
@@ -83,7 +84,12 @@ public final class ChangeWriter {
   public static byte[] write(SparkSession spark, Dataset<Row> rows, String settings) throws IOException {
     Settings s = Settings.parse(settings);
     StructType schema = rows.schema();
-    StructType dataSchema = new StructType(java.util.Arrays.copyOfRange(schema.fields(), 0, s.dataColumns));
+    StructField[] dataFields = new StructField[s.dataColumns];
+    for (int i = 0; i < s.dataColumns; i++) {
+      StructField f = schema.fields()[i];
+      dataFields[i] = new StructField(f.name(), f.dataType(), f.nullable(), fieldId(s.fieldIds[i]));
+    }
+    StructType dataSchema = new StructType(dataFields);
     Map<String, String> options = new HashMap<>();
     options.put("compression", s.compression);
     if (s.blockSize != null) {
@@ -91,10 +97,12 @@ public final class ChangeWriter {
     }
     Writers data = s.dataColumns == 0 ? null : Writers.prepare(spark, options, dataSchema);
     Writers deletes = s.vectors ? null : Writers.prepare(spark, options, positionDeleteSchema());
-    Configuration conf = Writers.writing(spark.sessionState().newHadoopConf());     // every file through LocalFiles
+    // every file through LocalFiles; a writer's settings serve the other files too (one conf less to ship)
+    SerializableConfiguration conf = data != null ? data.conf : deletes != null ? deletes.conf
+        : new SerializableConfiguration(Writers.writing(spark.sessionState().newHadoopConf()));
     // the settings of the writers travel once to each executor, not with every task
     Broadcast<Shared> shared = spark.sparkContext().broadcast(
-        new Shared(data, deletes, new SerializableConfiguration(conf)), scala.reflect.ClassTag$.MODULE$.apply(Shared.class));
+        new Shared(data, deletes, conf), scala.reflect.ClassTag$.MODULE$.apply(Shared.class));
     Task task = new Task(s, shared);
     List<byte[]> answers;
     try {
@@ -125,6 +133,7 @@ public final class ChangeWriter {
     String dataDir;
     String marker;
     int dataColumns;
+    long[] fieldIds = new long[0];
     boolean[] deleting = new boolean[0];
     boolean[] writing = new boolean[0];
     boolean vectors;
@@ -147,7 +156,15 @@ public final class ChangeWriter {
           case "job": s.job = value; break;
           case "data-dir": s.dataDir = value; break;
           case "marker": s.marker = value; break;
-          case "data-columns": s.dataColumns = Integer.parseInt(value); break;
+          case "field-ids": {
+            String[] ids = value.isEmpty() ? new String[0] : value.split(",");
+            s.fieldIds = new long[ids.length];
+            for (int i = 0; i < ids.length; i++) {
+              s.fieldIds[i] = Long.parseLong(ids[i]);
+            }
+            s.dataColumns = ids.length;
+            break;
+          }
           case "deleting": s.deleting = kinds(value); break;
           case "writing": s.writing = kinds(value); break;
           case "vectors": s.vectors = Boolean.parseBoolean(value); break;
