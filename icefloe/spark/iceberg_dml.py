@@ -23,6 +23,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional
 
+from icefloe.core import expressions as ex
+from icefloe.errors import ExpressionError
 from icefloe.iceberg import scan as scan_mod
 from icefloe.iceberg.manifest import DATA, POSITION_DELETES
 from icefloe.iceberg.manifest_reader import live_entries
@@ -64,6 +66,18 @@ def _target(table, where):
     snap = meta.current_snapshot
     tasks = scan_mod.plan_files(table.io, meta, snap, where)
     return meta, snap, tasks
+
+
+def _target_within(table, ranges: dict):
+    """``_target`` of the files whose column bounds and partitions may hold a row with every column
+    of ``ranges`` within its (lowest, highest); of every file where the ranges do not bind to the
+    table's current schema (changed since they were taken)."""
+    within = ex.and_(*[ex.And(ex.GreaterThanOrEqual(ex.Reference(c), low), ex.LessThanOrEqual(ex.Reference(c), high))
+                       for c, (low, high) in ranges.items()])
+    try:
+        return _target(table, within)
+    except ExpressionError:
+        return _target(table, None)
 
 
 def _fewest_live_rows(task) -> int:
@@ -589,7 +603,11 @@ class MergeBuilder(MergeClauses):
         from pyspark.sql import functions as F
 
         table = self.table
-        meta, snap, tasks = _target(table, None)
+        # only target rows holding each join key within the source's range can match: with a small
+        # source (and no NOT MATCHED BY SOURCE clause) the files outside it are not read
+        keys = {} if self.not_matched_by_source else self.join_keys(table.metadata.schema)
+        source = self.small_source(keys)
+        meta, snap, tasks = _target_within(table, keys) if source is not None and keys else _target(table, None)
         schema = meta.schema
         mode = write_mode(meta.properties, "merge")
         need_target = mode == COPY_ON_WRITE or bool(self.not_matched_by_source)
@@ -607,7 +625,6 @@ class MergeBuilder(MergeClauses):
         def tcol(name):
             return F.col(f"{self.ta}.`{name}`")
 
-        source = self.small_source()
         if source is not None and not self.not_matched_by_source:
             labelled, changed, inserts = self._matched_plan(meta, tasks, source, mode, label, tcol)
             return _commit_changes(table, "merge", meta, snap, tasks, labelled, self.isolation,

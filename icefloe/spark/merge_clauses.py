@@ -258,10 +258,14 @@ class MergeClauses:
         in_s = F.col(f"{self.sa}.`{S_MARK}`").isNotNull()
         return joined, tcol, (in_t, in_t & in_s, in_s & ~in_t, in_t & ~in_s)
 
-    def small_source(self):
+    def small_source(self, keys: Optional[dict] = None):
         """The source, checkpointed with a row id (SOURCE_ID), if it is small enough to broadcast
         to every target task (its rows times Spark's estimate of a row's width); else None. Not
-        when the session turned broadcast joins off (``autoBroadcastJoinThreshold`` -1)."""
+        when the session turned broadcast joins off (``autoBroadcastJoinThreshold`` -1).
+
+        ``keys`` (``join_keys``: target column -> source column), if given, is filled in place
+        with each target column's (lowest, highest) source value, from the same job that counts
+        the source's rows; a column whose source values are all null is left out."""
         from pyspark.sql import functions as F
 
         spark = self.source.sparkSession
@@ -269,9 +273,53 @@ class MergeClauses:
             return None
         width = sum(_width(f.dataType) for f in self.source.schema.fields) + 16
         source = self.source.withColumn(SOURCE_ID, F.monotonically_increasing_id()).localCheckpoint()
-        if source.count() * width > BROADCAST_SOURCE_BYTES:
+        pairs = list((keys or {}).items())
+        row = source.agg(F.count(F.lit(1)), *[f(F.col(f"`{s}`")) for _t, s in pairs for f in (F.min, F.max)]).first()
+        if row[0] * width > BROADCAST_SOURCE_BYTES:
             return None
+        for i, (target, _s) in enumerate(pairs):
+            low, high = row[1 + 2 * i], row[2 + 2 * i]
+            if low is None:
+                del keys[target]
+            else:
+                keys[target] = (low, high)
         return source
+
+    def join_keys(self, schema) -> dict:
+        """The ON condition's equalities between a target column and a source column (ANDed at its
+        top), as {target column: source column}, for the types whose file bounds a range prunes
+        exactly (integers, strings, dates): a target row with no value in the source column's
+        range matches no source row. Empty when the condition is not SQL text (a Column)."""
+        import sqlglot
+        from pyspark.sql import types as T
+        from sqlglot import expressions as exp
+
+        if not isinstance(self.on, str):      # a Spark 4 Column gives no SQL text to read
+            return {}
+        try:
+            tree = sqlglot.parse_one(self.on, read="spark")
+        except sqlglot.errors.SqlglotError:
+            return {}
+        source_types = {f.name.lower(): (f.name, f.dataType) for f in self.source.schema.fields}
+        # the source types a target column compares with as itself (no wider cast, no collation)
+        families = {"int": (T.ByteType, T.ShortType, T.IntegerType), "long": T.IntegralType, "date": T.DateType,
+                    "string": T.StringType}
+        out: dict = {}
+        tree = tree.unnest() if tree is not None else None
+        conjuncts = list(tree.flatten()) if isinstance(tree, exp.And) else [tree]
+        for c in (c.unnest() for c in conjuncts if c is not None):
+            if not isinstance(c, exp.EQ) or not all(isinstance(side, exp.Column) for side in (c.left, c.right)):
+                continue
+            sides = {side.table.lower(): side.name for side in (c.left, c.right)}
+            if set(sides) != {self.ta.lower(), self.sa.lower()}:
+                continue
+            field = schema.find_field_or_none(sides[self.ta.lower()])
+            src = source_types.get(sides[self.sa.lower()].lower())
+            family = families.get(str(field.field_type)) if field is not None else None
+            if (family is not None and src is not None and isinstance(src[1], family)
+                    and getattr(src[1], "collation", "UTF8_BINARY") == "UTF8_BINARY"):
+                out[field.name] = src[0]
+        return out
 
     def broadcast_join(self, target, source, how: str):
         """``target`` joined (``inner`` or ``left_outer``) with the broadcast ``source`` on the ON
