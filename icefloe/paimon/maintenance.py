@@ -24,7 +24,7 @@
 """
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Optional
 
 from icefloe.core.progress import track
@@ -44,9 +44,11 @@ from icefloe.paimon.writer import _write_one
 
 
 # --------------------------------------------------------------------------- compaction
-def compact(table, where=None, target_file_size: Optional[int] = None) -> Optional[Snapshot]:
+def compact(table, where=None, target_file_size: Optional[int] = None, rewrite=None) -> Optional[Snapshot]:
     """Rewrite small data files (of the files a read with ``where`` would use); None if
-    no (partition, bucket) has two or more small files."""
+    no (partition, bucket) has two or more small files. ``rewrite`` runs the groups' rewrites
+    (``rewrite_group`` over each of a list of ``AppendGroup``; a list of their answers), by
+    default here one after another; icefloe's Spark layer runs them in Spark tasks."""
     table.refresh()
     table.check_writable()
     store, schema = table.store, table.table_schema
@@ -57,39 +59,34 @@ def compact(table, where=None, target_file_size: Optional[int] = None) -> Option
     base = table.current_snapshot()
     if base is None:
         return None
-    groups: dict = {}
+    by_bucket: dict = {}
     for e in table.plan(where):
         if e.file.file_size < target:
-            groups.setdefault((e.partition.to_bytes(), e.bucket), []).append(e)
-    groups = {k: sorted(v, key=lambda e: (e.file.min_sequence_number, e.file.file_name))
-              for k, v in groups.items() if len(v) > 1}
-    if not groups:
-        return None
-    namer = DataFileNamer(co.data_file_prefix, co.file_format)
-    written: list = []
-    removed, added = [], []
-    try:
-        for (_part, bucket), inputs in track(list(groups.items()), "compacting buckets"):
-            import pyarrow as pa
-
+            by_bucket.setdefault((e.partition.to_bytes(), e.bucket), []).append(e)
+    groups, removed = [], []
+    for inputs in by_bucket.values():
+        if len(inputs) > 1:
+            inputs = sorted(inputs, key=lambda e: (e.file.min_sequence_number, e.file.file_name))
             first = inputs[0]
-            # files written under older schemas are matched to the current one by field id
-            data = pa.concat_tables([evolve_arrow(read_data_file(e.file.file_path, store.io),
-                                                  table.schema_by_id(e.file.schema_id).fields, schema.fields)
-                                     for e in inputs])
-            directory = store.bucket_dir(store.partition_values(first.partition), bucket)
-            per_file = max(1, int(data.num_rows * target / max(data.nbytes, 1)))
-            seq = min(e.file.min_sequence_number for e in inputs)
-            for start in range(0, data.num_rows, per_file):
-                chunk = data.slice(start, per_file)
-                meta = replace(_write_one(store, schema, chunk, directory, namer, written),
-                               file_source=FILE_SOURCE_COMPACT)
-                if first.total_buckets > 0:       # fixed buckets: rows keep their sequence numbers
-                    meta = meta.with_sequence_numbers(seq)
-                    seq += chunk.num_rows
-                added.append(mf.ManifestEntry(mf.ADD, first.partition, bucket, first.total_buckets, meta))
+            groups.append(AppendGroup(
+                [(e.file.file_path, table.schema_by_id(e.file.schema_id).fields) for e in inputs],
+                store.bucket_dir(store.partition_values(first.partition), first.bucket),
+                first.partition, first.bucket, first.total_buckets,
+                min(e.file.min_sequence_number for e in inputs)))
             removed.extend(mf.ManifestEntry(mf.DELETE, e.partition, e.bucket, e.total_buckets, e.file)
                            for e in inputs)
+    if not groups:
+        return None
+    if rewrite is None:
+        io = store.io
+
+        def rewrite(todo):
+            return [rewrite_group(io, schema, g, target) for g in track(todo, "compacting buckets")]
+
+    added: list = []
+    try:
+        for got in rewrite(groups):
+            added.extend(got)
 
         def changes(latest: Optional[Snapshot]) -> list:
             live = {e.identifier() for e in store.live_entries(latest)}
@@ -102,9 +99,51 @@ def compact(table, where=None, target_file_size: Optional[int] = None) -> Option
 
         return FileStoreCommit(store, table.commit_user).commit_changes(changes, COMPACT)
     except BaseException:
-        for path in written:
-            store.io.delete(path)
+        for e in added:
+            store.io.delete(e.file.file_path)
         raise
+
+
+@dataclass
+class AppendGroup:
+    """The small files of one (partition, bucket) of an append table, to be rewritten together:
+    each file's path and the fields of the schema it was written with, in sequence order."""
+    files: list
+    directory: str
+    partition: object           # BinaryRow
+    bucket: int
+    total_buckets: int
+    first_sequence: int
+
+
+def rewrite_group(io, schema, group: AppendGroup, target: int) -> list:
+    """The ADD entries of ``group``'s rows rewritten as files of about ``target`` bytes (rows in
+    order; in a fixed-bucket table keeping their sequence numbers). Runs where its rows are
+    (a Spark task): a failure deletes the files it wrote."""
+    import pyarrow as pa
+
+    co = schema.core_options
+    namer = DataFileNamer(co.data_file_prefix, co.file_format)
+    written: list = []
+    added = []
+    try:
+        # files written under older schemas are matched to the current one by field id
+        data = pa.concat_tables([evolve_arrow(read_data_file(path, io), fields, schema.fields)
+                                 for path, fields in group.files])
+        per_file = max(1, int(data.num_rows * target / max(data.nbytes, 1)))
+        seq = group.first_sequence
+        for start in range(0, data.num_rows, per_file):
+            chunk = data.slice(start, per_file)
+            meta = replace(_write_one(io, schema, chunk, group.directory, namer, written), file_source=FILE_SOURCE_COMPACT)
+            if group.total_buckets > 0:       # fixed buckets: rows keep their sequence numbers
+                meta = meta.with_sequence_numbers(seq)
+                seq += chunk.num_rows
+            added.append(mf.ManifestEntry(mf.ADD, group.partition, group.bucket, group.total_buckets, meta))
+    except BaseException:
+        for path in written:
+            io.delete(path)
+        raise
+    return added
 
 
 # --------------------------------------------------------------------------- manifests

@@ -185,7 +185,7 @@ def write_arrow_table(store: FileStore, schema: TableSchema, data, table_name: s
             per_file = max(1, int(part_data.num_rows * target / max(part_data.nbytes, 1)))
             for start in range(0, part_data.num_rows, per_file):
                 chunk = part_data.slice(start, per_file)
-                meta = _write_one(store, schema, chunk, directory, namer, written)
+                meta = _write_one(store.io, schema, chunk, directory, namer, written)
                 files.append(meta.with_sequence_numbers(next_seq))
                 if total_buckets > 0:
                     next_seq += chunk.num_rows
@@ -197,13 +197,13 @@ def write_arrow_table(store: FileStore, schema: TableSchema, data, table_name: s
     return messages
 
 
-def _write_one(store: FileStore, schema: TableSchema, chunk, directory: str, namer: DataFileNamer,
+def _write_one(io, schema: TableSchema, chunk, directory: str, namer: DataFileNamer,
                written: list) -> DataFileMeta:
     co = schema.core_options
     name = namer.next()
     path = f"{directory}/{name}"
     raw = write_parquet_bytes(chunk, co.file_compression)
-    store.io.write_bytes(path, raw, overwrite=False)
+    io.write_bytes(path, raw, overwrite=False)
     written.append(path)
     stats, stats_cols = value_stats(schema.fields, stats_from_arrow(chunk, schema.fields),
                                     co.stats_mode, co.stats_truncate_length)

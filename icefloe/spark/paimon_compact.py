@@ -1,4 +1,6 @@
-"""Full compaction of a Paimon primary-key table in Spark: one task per (partition, bucket).
+"""Compaction of Paimon tables in Spark: one task per (partition, bucket).
+
+Primary-key tables (full compaction):
 
 The driver plans the buckets (``icefloe.paimon.kv_compact.plan``) and commits; each Spark
 task merges one bucket's files, streaming, and writes the merged records at the highest
@@ -7,12 +9,17 @@ task deletes what it wrote and a failed commit deletes every new file; files of 
 finished before another task failed are referenced by no snapshot and left to orphan cleanup.
 A table with the lookup or full-compaction changelog producer gets each bucket's changelog
 files written by the same task (``icefloe.paimon.changelog``).
+
+Append tables: the driver groups each (partition, bucket)'s small files
+(``icefloe.paimon.maintenance.compact``); each task reads one group's files and writes them again
+as files of the target size (``maintenance.rewrite_group``), returning the new files' manifest
+entries. The driver holds no row.
 """
 from __future__ import annotations
 
 from typing import Optional
 
-from icefloe.paimon import kv_compact
+from icefloe.paimon import kv_compact, maintenance
 from icefloe.spark.align import explain_spark_error
 
 
@@ -67,4 +74,35 @@ def compact_primary_key_table(spark, table, where=None, target_file_size: Option
     return kv_compact.commit(table, base, done)
 
 
-__all__ = ["compact_primary_key_table"]
+def compact_append_table(spark, table, where=None, target_file_size: Optional[int] = None):
+    """An append table's small files of each (partition, bucket) rewritten together, each group by
+    a Spark task; a COMPACT snapshot, or None when no group has two or more small files."""
+    io, schema = table.io, table.table_schema
+
+    def rewrite(groups: list) -> list:
+        import pickle
+
+        target = int(target_file_size) if target_file_size is not None else schema.core_options.target_file_size
+        specs = [(i, pickle.dumps(g)) for i, g in enumerate(groups)]
+
+        def run(batches):
+            import pyarrow as pa
+
+            for batch in batches:
+                for i, spec in zip(batch.column(0).to_pylist(), batch.column(1).to_pylist()):
+                    added = maintenance.rewrite_group(io, schema, pickle.loads(spec), target)
+                    yield pa.RecordBatch.from_pylist([{"task": i, "added": pickle.dumps(added)}],
+                                                     schema=pa.schema([("task", pa.int64()), ("added", pa.binary())]))
+
+        parallelism = max(1, min(len(specs), spark.sparkContext.defaultParallelism * 2))
+        df = spark.createDataFrame(specs, "task long, spec binary").repartition(parallelism)
+        try:
+            rows = df.mapInArrow(run, "task long, added binary").collect()
+        except Exception as e:
+            raise explain_spark_error(e) from None
+        return [pickle.loads(r.added) for r in sorted(rows, key=lambda r: r.task)]
+
+    return maintenance.compact(table, where, target_file_size, rewrite=rewrite)
+
+
+__all__ = ["compact_primary_key_table", "compact_append_table"]

@@ -30,7 +30,7 @@ from icefloe.spark import paimon_append_dml as append_dml
 from icefloe.spark.paimon_dml import PrimaryKeyMerge
 from icefloe.spark.paimon_changes import audit_log_df, changes_df
 from icefloe.spark.paimon_read import read_files, read_merged, read_with_vectors
-from icefloe.spark.paimon_compact import compact_primary_key_table
+from icefloe.spark.paimon_compact import compact_append_table, compact_primary_key_table
 from icefloe.spark.paimon_write import write_data_files, write_kv_files
 from icefloe.spark.session import get_spark
 from icefloe.table.base import Table
@@ -272,10 +272,11 @@ class PaimonTable(FileStoreTable, Table):
     # ------------------------------------------------------------------ maintenance
     def rewrite_data_files(self, where=None, target_file_size: Optional[int] = None) -> Optional[Snapshot]:
         """Compaction. Primary-key tables: a full compaction, each (partition, bucket) merged
-        into the highest LSM level by one Spark task. Append tables: small files rewritten."""
+        into the highest LSM level by one Spark task. Append tables: each (partition, bucket)'s small
+        files rewritten together by one Spark task."""
         if self.table_schema.primary_keys:
             return compact_primary_key_table(self.spark, self, where, target_file_size)
-        return FileStoreTable.rewrite_data_files(self, where, target_file_size)
+        return compact_append_table(self.spark, self, where, target_file_size)
 
     def expire_snapshots(self, older_than=None, retain_last: Optional[int] = None,
                          now_ms: Optional[int] = None) -> ExpireReport:

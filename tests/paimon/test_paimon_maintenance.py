@@ -65,6 +65,28 @@ def test_compaction_merges_small_files_per_bucket(paimon_catalog, pypaimon_catal
     assert t.rewrite_data_files() is None                    # nothing small left in pairs
 
 
+def test_compaction_of_an_append_table_reads_its_rows_in_spark_tasks(paimon_catalog, pypaimon_catalog, monkeypatch):
+    from icefloe.paimon import maintenance
+
+    t = paimon_catalog.create_table("db.c", "id bigint not null, name string, p int", partitioned_by=["p"],
+                                    properties={"bucket": "2", "bucket-key": "id"})
+    for i in range(4):
+        t.append(rows(i * 10, 6))
+    groups = {os.path.dirname(f.file_path) for f in t.plan_files()}
+
+    def on_the_driver(*args, **kwargs):
+        raise AssertionError("the driver read a data file")
+
+    # the Python workers run their own copy of the module: only the driver's is replaced
+    monkeypatch.setattr(maintenance, "read_data_file", on_the_driver)
+    snap = t.rewrite_data_files()
+    assert snap.commit_kind == "COMPACT" and snap.total_record_count == 24
+    after = t.plan_files()
+    assert {os.path.dirname(f.file_path) for f in after} == groups and len(after) == len(groups)
+    expected = sorted(i * 10 + k for i in range(4) for k in range(6))
+    assert ids_of(t.to_arrow()) == ids_of(pypaimon_read(pypaimon_catalog, "db.c")) == expected
+
+
 def test_compaction_honours_where_and_target_size(paimon_catalog):
     t = paimon_catalog.create_table("db.c", "id bigint not null, name string, p int", partitioned_by=["p"])
     for i in range(3):

@@ -46,10 +46,11 @@ import org.roaringbitmap.RoaringBitmapWriter;
  * The files of a merge-on-read change, written by the Spark tasks that receive its rows, with
  * Spark's own Parquet writer: no Python worker, no row leaves the JVM.
  *
- * <p>Each row holds the data columns of a row to write (the first columns, one per field id of
- * {@code field-ids}, as the table stores them, written with those ids), then a data file's path, a position in it and the row's kind (an int). A row
- * whose kind is one of {@code deleting} and whose path is not null deletes that position; one whose
- * kind is one of {@code writing} is written to a new data file. The rows of a task arrive sorted by
+ * <p>Each row holds the data columns of a row to write (the first columns, one per id of
+ * {@code field-ids}, as the table stores them; written with those field ids), then a data file's
+ * path, a position in it and the row's kind (an int). A row whose kind is one of {@code deleting}
+ * and whose path is not null deletes that position; one whose kind is one of {@code writing} is
+ * written to a new data file. The rows of a task arrive sorted by
  * path and position, each data file's in one task. A task writes one position delete file per data
  * file (Iceberg format v2, {@code file_path} and {@code pos} with the spec's field ids), or one Puffin
  * file holding a {@code deletion-vector-v1} blob per data file (v3), each vector the new positions
@@ -76,8 +77,8 @@ public final class ChangeWriter {
   /**
    * Runs the job over {@code rows} and returns every task's frames, concatenated. {@code settings}
    * holds lines of {@code key TAB value}: {@code job}, {@code data-dir}, {@code marker},
-   * {@code field-ids} (the data columns' field ids, comma-separated), {@code deleting} and {@code writing} (comma-separated kinds),
-   * {@code vectors} ({@code true} for deletion vectors), {@code compression}, {@code block-size}
+   * {@code field-ids} (the data columns' field ids), {@code deleting} and {@code writing} (kinds),
+   * each comma-separated, {@code vectors} ({@code true} for deletion vectors), {@code compression}, {@code block-size}
    * (optional), {@code max-records}, {@code fail-at} (a test's fault: a task fails opening a file
    * whose name holds it), and any number of {@code previous} lines, each a {@link DeleteSources} line.
    */
