@@ -170,9 +170,15 @@ class MetricsEvaluator:
     @staticmethod
     def _stats(f, fid: int, t: IcebergType) -> _Stats:
         is_float = str(t) in _FLOATS
-        vc = (f.value_counts or {}).get(fid)
-        nc = (f.null_value_counts or {}).get(fid)
-        nanc = (f.nan_value_counts or {}).get(fid) if is_float else 0
+        metrics_of = getattr(f, "metrics_of", None)     # a manifest's file: one column found, not all decoded
+        if metrics_of is not None:
+            vc, nc, nanc, lower_raw, upper_raw = metrics_of(fid)
+        else:
+            vc, nc, nanc, lower_raw, upper_raw = (
+                (getattr(f, n) or {}).get(fid) for n in ("value_counts", "null_value_counts", "nan_value_counts",
+                                                          "lower_bounds", "upper_bounds"))
+        if not is_float:
+            nanc = 0
         null_possible = nc is None or nc > 0
         nan_possible = is_float and (nanc is None or nanc > 0)
         if vc is not None:
@@ -183,8 +189,8 @@ class MetricsEvaluator:
             value_possible = (nc or 0) + (nanc or 0) < vc
         else:
             value_possible = True
-        lower = _decode(t, (f.lower_bounds or {}).get(fid))
-        upper = _decode(t, (f.upper_bounds or {}).get(fid))
+        lower = _decode(t, lower_raw)
+        upper = _decode(t, upper_raw)
         return _Stats(lower, upper, null_possible, nan_possible, value_possible)
 
 

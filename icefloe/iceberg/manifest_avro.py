@@ -267,8 +267,11 @@ class _CodeGen:
         fc, sc = self.const(fn), self.const(w)
         self.emit(ind, f"{out} = {fc}({out}, {sc}, {sc})")
 
-    def read(self, s, out: str, ind: int, ns: str = "", as_map: bool = False, skip: bool = False):
-        """Emit code that decodes a value of schema ``s`` at ``p`` into ``out`` (or skips it)."""
+    def read(self, s, out: str, ind: int, ns: str = "", as_map: bool = False, skip: bool = False,
+             find: Optional[str] = None):
+        """Emit code that decodes a value of schema ``s`` at ``p`` into ``out`` (or skips it).
+        ``find`` (with ``as_map``): the name of a key; the code returns that key's value from the
+        map as soon as it reads it, decoding no other value."""
         s = self.resolve(s, ns)
         if isinstance(s, str):
             t, s_d = s, {}
@@ -326,7 +329,7 @@ class _CodeGen:
                         and [f["name"] for f in items["fields"]] == ["key", "value"]):
                     raise _Unsupported("map-like array")
                 kv = True
-            if not skip:
+            if not skip and not (kv and find):
                 self.emit(ind, f"{out} = {{}}" if (kv or t == "map") else f"{out} = []")
             self.emit(ind, "while True:")
             self.varint(ind + 1, n)
@@ -339,7 +342,15 @@ class _CodeGen:
                 self.emit(ind + 2, f"p += {sz}")
                 self.emit(ind + 2, "continue")
             self.emit(ind + 1, f"for _ in range({n}):")
-            if kv:
+            if kv and find and not skip:
+                items = self.resolve(s_d["items"], ns)
+                ins = items["__ns"]
+                self.read(items["fields"][0]["type"], key, ind + 2, ins)
+                self.emit(ind + 2, f"if {key} == {find}:")
+                self.read(items["fields"][1]["type"], item, ind + 3, ins)
+                self.emit(ind + 3, f"return {item}")
+                self.read(items["fields"][1]["type"], item, ind + 2, ins, skip=True)
+            elif kv:
                 items = self.resolve(s_d["items"], ns)
                 ins = items["__ns"]
                 self.read(items["fields"][0]["type"], key, ind + 2, ins, skip=skip)
@@ -374,7 +385,7 @@ class _CodeGen:
             for k, br in enumerate(branches):
                 self.emit(ind, f"{'if' if k == 0 else 'elif'} {i} == {2 * k}:")
                 before = len(self.lines)
-                self.read(br, out, ind + 1, ns, as_map=as_map, skip=skip)
+                self.read(br, out, ind + 1, ns, as_map=as_map, skip=skip, find=find)
                 if len(self.lines) == before:
                     self.emit(ind + 1, "pass")
             self.emit(ind, "else:")
@@ -447,6 +458,19 @@ class _EntryDecoder:
             mg.read(ftype, out, 1, dns, as_map=True)
         mg.emit(1, "return {" + ", ".join(f"{n!r}: {o}" for n, o in zip(METRIC_FIELDS, outs)) + "}")
         self.read_metrics = mg.compile("read_metrics")
+        # one finder per metrics map: a single column's value, scanned for from the map's offset
+        self.find_metric = []
+        for name in METRIC_FIELDS:
+            if name not in metric_types:
+                self.find_metric.append(None)
+                continue
+            fg = _CodeGen()
+            fg.names = gen.names
+            fg.emit(0, "def find(b, p, want):")
+            ftype, dns = metric_types[name]
+            fg.read(ftype, "m", 1, dns, as_map=True, find="want")
+            fg.emit(1, "return None")
+            self.find_metric.append(fg.compile("find"))
 
     def _emit_partition(self, gen: _CodeGen, ps, out: str, ind: int, ns: str):
         if not (isinstance(ps, dict) and ps.get("type") == "record"):
@@ -545,8 +569,8 @@ class _DeferredMetrics:
         d = obj.__dict__
         lazy = d.pop("_lazy", None)
         if lazy is not None:
-            buf, offsets, read_metrics = lazy
-            for k, v in read_metrics(buf, offsets).items():
+            buf, offsets, dec = lazy
+            for k, v in dec.read_metrics(buf, offsets).items():
                 d.setdefault(k, v)   # keep a value assigned since
         try:
             return d[self.name]
@@ -568,6 +592,31 @@ class ManifestDataFile(DataFile):
     nan_value_counts = _DeferredMetrics("nan_value_counts")
     lower_bounds = _DeferredMetrics("lower_bounds")
     upper_bounds = _DeferredMetrics("upper_bounds")
+
+    def metrics_of(self, field_id: int) -> tuple:
+        """Field ``field_id``'s value count, null count, NaN count, lower and upper bound (each
+        None where absent), found in the encoded maps while they are not decoded: a filter's
+        evaluation reads the columns it names, not all six maps of every column."""
+        d = self.__dict__
+        lazy = d.get("_lazy")
+        if lazy is None:
+            return tuple((getattr(self, n) or {}).get(field_id) for n in METRIC_FIELDS[1:])
+        found = d.get("_found")             # a cached manifest's files are planned again: kept
+        if found is None or any(n in d for n in METRIC_FIELDS):     # (not past a map assigned since)
+            found = d["_found"] = {}
+        elif field_id in found:
+            return found[field_id]
+        buf, offsets, dec = lazy
+        out = []
+        for k in range(1, len(METRIC_FIELDS)):
+            name = METRIC_FIELDS[k]
+            if name in d:                                   # assigned since it was read
+                out.append((d[name] or {}).get(field_id))
+            else:
+                find, at = dec.find_metric[k], offsets[k]
+                out.append(None if find is None or at is None else find(buf, at, field_id))
+        found[field_id] = out = tuple(out)
+        return out
 
     def __eq__(self, other):
         if not isinstance(other, DataFile):
@@ -614,7 +663,6 @@ def read_manifest_entries(io_: FileIO, path: str, partition_type: StructType, sp
         wnames = {f["name"] for f in ps.get("fields", [])}
     simple = all(str(f.field_type) in _IDENTITY_PARTITION_TYPES for f in pfields)
     keys = tuple(avro_name(f.name) if avro_name(f.name) in wnames else f.name for f in pfields)
-    readers = dec.read_metrics
     read_entry = dec.read_entry
     inherit_all = inherited_sequence_number == 0
     out = []
@@ -651,7 +699,7 @@ def read_manifest_entries(io_: FileIO, path: str, partition_type: StructType, sp
                     "spec_id": spec_id, "referenced_data_file": df.get("referenced_data_file"),
                     "first_row_id": df.get("first_row_id"), "content_offset": df.get("content_offset"),
                     "content_size_in_bytes": df.get("content_size_in_bytes"),
-                    "_lazy": (buf, df["@"], readers),
+                    "_lazy": (buf, df["@"], dec),
                 }
                 append(ManifestEntry(status, snap, seq, fseq, f))
             if p != len(buf):

@@ -32,6 +32,7 @@ class FileStore:
         self.partition_types = schema.partition_types
         self._cache: dict = {}       # manifest name -> its entries
         self._raw_cache: dict = {}   # manifest name -> its Avro records (read by pruned scans only)
+        self._pruned_once: set = set()   # manifests a pruned scan read once, without keeping them
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ manifest lists
@@ -81,6 +82,17 @@ class FileStore:
                 data = self.io.read_bytes(path)
             except FileNotFoundError:
                 raise CorruptMetadataError(path, "manifest referenced by a manifest list is missing") from None
+            # a pruned scan's first read decodes only the entries it keeps; read again, the
+            # manifest is decoded whole and kept, for every later scan whatever it prunes
+            with self._lock:
+                again = name in self._pruned_once
+                if len(self._pruned_once) > 4096:
+                    self._pruned_once.clear()
+                self._pruned_once.add(name)
+            kept = None if keep_partition is None or again else mf.read_kept_records(data, path, keep_partition)
+            if kept is not None:
+                _check_size(path, data, expected_size, "its manifest list")
+                return mf.entries_from_records(kept, path)
             raw = mf.read_manifest_records(data, path)
             _check_size(path, data, expected_size, "its manifest list")
         if keep_partition is not None:

@@ -292,6 +292,51 @@ def read_manifest_records(data: bytes, path: str = "<manifest>") -> list:
     return records
 
 
+try:        # fastavro's own decoders of one value, as pypaimon uses them to skip entries undecoded
+    from fastavro._read import read_bytes as _avro_bytes, read_long as _avro_long
+    from fastavro._read import read_record as _avro_record, skip_record as _avro_skip
+except ImportError:  # pragma: no cover - fastavro is pinned to a version that has them
+    _avro_record = None
+
+_ENTRY_FIELDS = ("_VERSION", "_KIND", "_PARTITION", "_BUCKET", "_TOTAL_BUCKETS", "_FILE")
+
+
+def read_kept_records(data: bytes, path: str, keep_partition) -> Optional[list]:
+    """The records of a manifest whose partitions ``keep_partition`` keeps (checked as
+    ``read_manifest_records`` checks them), the others' ``_FILE`` skipped without being decoded;
+    None where the file is not laid out as Paimon writes manifests (its fields in that order, the
+    first five ints and bytes)."""
+    if _avro_record is None:
+        return None
+    try:
+        blocks = fastavro.block_reader(_io.BytesIO(data))
+        fields = blocks.writer_schema.get("fields") if isinstance(blocks.writer_schema, dict) else None
+        if (not fields or tuple(f.get("name") for f in fields) != _ENTRY_FIELDS
+                or tuple(f.get("type") for f in fields[:5]) != ("int", "int", "bytes", "int", "int")):
+            return None
+        file_schema, named = fields[5]["type"], getattr(blocks, "_named_schemas", {})
+        out = []
+        for block in blocks:
+            stream = block.bytes_
+            for _ in range(block.num_records):
+                version, kind, partition = _avro_long(stream), _avro_long(stream), _avro_bytes(stream)
+                bucket, total = _avro_long(stream), _avro_long(stream)
+                if version != MANIFEST_VERSION:
+                    raise CorruptMetadataError(path, f"unsupported _VERSION {version!r} (expected 2)")
+                if len(partition) < 4:
+                    raise CorruptMetadataError(path, f"bad manifest entry: _PARTITION {partition!r}")
+                if not keep_partition(partition[4:]):
+                    _avro_skip(stream, file_schema, named)
+                    continue
+                out.append({"_VERSION": version, "_KIND": kind, "_PARTITION": partition, "_BUCKET": bucket,
+                            "_TOTAL_BUCKETS": total, "_FILE": _avro_record(stream, file_schema, named)})
+        return out
+    except CorruptMetadataError:
+        raise
+    except Exception as e:  # fastavro raises assorted errors on garbage
+        raise CorruptMetadataError(path, f"not a readable Avro file: {e}") from None
+
+
 def entries_from_records(records: list, path: str = "<manifest>", keep_partition=None) -> list[ManifestEntry]:
     """Entries of raw manifest records; with ``keep_partition`` (a predicate on a partition's
     row bytes, without the arity prefix) only those of the partitions it keeps are built."""

@@ -65,6 +65,8 @@ def _target(table, where):
     meta = table.refresh().metadata
     snap = meta.current_snapshot
     tasks = scan_mod.plan_files(table.io, meta, snap, where)
+    if tasks:
+        table.spark     # the session the statement's expressions are built in, started if none runs
     return meta, snap, tasks
 
 

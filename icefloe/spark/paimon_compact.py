@@ -77,7 +77,7 @@ def compact_primary_key_table(spark, table, where=None, target_file_size: Option
 def compact_append_table(spark, table, where=None, target_file_size: Optional[int] = None):
     """An append table's small files of each (partition, bucket) rewritten together, each group by
     a Spark task; a COMPACT snapshot, or None when no group has two or more small files."""
-    io, schema = table.io, table.table_schema
+    io, schema = table.io.for_tasks(), table.table_schema
 
     def rewrite(groups: list) -> list:
         import pickle

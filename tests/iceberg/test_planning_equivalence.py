@@ -67,7 +67,13 @@ def _assert_manifests_equal(io_, meta, snapshot):
         full = _full_decode(io_, m.manifest_path, ptype, m.partition_spec_id,
                             m.added_snapshot_id, m.sequence_number)
         assert len(fast) == len(full)
+        ids = [f.field_id for f in meta.schema.fields] + [9999]
         for a, b in zip(fast, full):
+            # one column's metrics found in the encoded maps: what the decoded maps hold, or None
+            assert "_lazy" in a.data_file.__dict__
+            for fid in ids:
+                assert a.data_file.metrics_of(fid) == tuple(
+                    (getattr(b.data_file, name) or {}).get(fid) for name in mf.METRIC_FIELDS[1:]), fid
             assert (a.status, a.snapshot_id, a.sequence_number, a.file_sequence_number) == \
                    (b.status, b.snapshot_id, b.sequence_number, b.file_sequence_number)
             for name in FIELDS:
@@ -148,7 +154,9 @@ def test_lazy_datafile_behaves_like_plain(table):
     assert dataclasses.asdict(fast[3].data_file) == dataclasses.asdict(full[3].data_file)
     # a value assigned before the first read wins over the manifest's
     f = fast[4].data_file
+    before = f.metrics_of(1)
     f.upper_bounds = {1: b"x"}
+    assert f.metrics_of(1) == before[:4] + (b"x",)               # the finder sees the assigned map too
     assert f.upper_bounds == {1: b"x"} and f.lower_bounds == full[4].data_file.lower_bounds
     with pytest.raises(AttributeError):
         a.no_such_field

@@ -38,6 +38,9 @@ def faulty_io(fail_at=None, storage=None):
             ObjectStoreIO.__init__(self, storage)
             FaultInjectingFileIO.__init__(self, fail_at)
 
+        def for_tasks(self):            # Spark tasks write to the same store, without the driver's count
+            return ObjectStoreIO(storage)
+
     return ObjectStoreFaults()
 
 

@@ -87,3 +87,28 @@ def test_a_worker_interpreter_without_icefloe_is_named_with_the_fix(tmp_path):
     ok = subprocess.run([sys.executable, "-c", WORKER_SCRIPT, str(tmp_path / "wh")], cwd=str(tmp_path), env=env,
                         capture_output=True, text=True, timeout=300)
     assert ok.returncode == 0 and "ACCEPTED" in ok.stdout, ok.stdout[-2000:] + ok.stderr[-2000:]
+
+
+FIRST_USE_SCRIPT = textwrap.dedent("""
+    import sys
+    import pyarrow as pa
+    import icefloe
+
+    # no SparkSession in this process: the table is made and filled without one
+    t = icefloe.Catalog(sys.argv[1]).create_table("db.t", "id bigint, name string")
+    t.append(pa.table({"id": pa.array(range(10), pa.int64()), "name": [f"n{i}" for i in range(10)]}))
+    first = t.delete("id < 3")          # the first statement that needs Spark starts it
+    second = t.update({"name": "'u'"}, where="id = 9")
+    rows = sorted((r["id"], r["name"]) for r in t.to_arrow().to_pylist())
+    print("RESULT", first["deleted"], second["updated"], rows, flush=True)
+""")
+
+
+def test_a_row_level_change_is_the_first_spark_statement_of_a_process(tmp_path):
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYTHONPATH=ROOT)
+    proc = subprocess.run([sys.executable, "-c", FIRST_USE_SCRIPT, str(tmp_path / "wh")], cwd=str(tmp_path),
+                          env=env, capture_output=True, text=True, timeout=600)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+    assert proc.returncode == 0 and lines, proc.stdout[-2000:] + proc.stderr[-4000:]
+    expected = [(i, "u" if i == 9 else f"n{i}") for i in range(3, 10)]
+    assert lines[0] == f"RESULT 3 1 {expected}"
