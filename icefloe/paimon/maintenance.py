@@ -46,9 +46,9 @@ from icefloe.paimon.writer import _write_one
 # --------------------------------------------------------------------------- compaction
 def compact(table, where=None, target_file_size: Optional[int] = None, rewrite=None) -> Optional[Snapshot]:
     """Rewrite small data files (of the files a read with ``where`` would use); None if
-    no (partition, bucket) has two or more small files. ``rewrite`` runs the groups' rewrites
-    (``rewrite_group`` over each of a list of ``AppendGroup``; a list of their answers), by
-    default here one after another; icefloe's Spark layer runs them in Spark tasks."""
+    no (partition, bucket) has two or more small files. ``rewrite(groups, target)`` runs
+    ``rewrite_group`` over each of a list of ``AppendGroup`` and gives their answers in order: by
+    default here, one after another; icefloe's Spark layer runs them in Spark tasks."""
     table.refresh()
     table.check_writable()
     store, schema = table.store, table.table_schema
@@ -78,14 +78,12 @@ def compact(table, where=None, target_file_size: Optional[int] = None, rewrite=N
     if not groups:
         return None
     if rewrite is None:
-        io = store.io
-
-        def rewrite(todo):
-            return [rewrite_group(io, schema, g, target) for g in track(todo, "compacting buckets")]
+        def rewrite(todo, size):
+            return [rewrite_group(store.io, schema, g, size) for g in track(todo, "compacting buckets")]
 
     added: list = []
     try:
-        for got in rewrite(groups):
+        for got in rewrite(groups, target):
             added.extend(got)
 
         def changes(latest: Optional[Snapshot]) -> list:

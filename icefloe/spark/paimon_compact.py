@@ -23,13 +23,34 @@ from icefloe.paimon import kv_compact, maintenance
 from icefloe.spark.align import explain_spark_error
 
 
+def _in_tasks(spark, specs: list, work) -> list:
+    """``work(spec)`` (picklable answers) for each of ``specs``, each run in a Spark task, in
+    ``specs``' order; a task's error surfaces as ``explain_spark_error`` makes it."""
+    import pickle
+
+    def run(batches):
+        import pyarrow as pa
+
+        for batch in batches:
+            for i, spec in zip(batch.column(0).to_pylist(), batch.column(1).to_pylist()):
+                yield pa.RecordBatch.from_pylist([{"task": i, "out": pickle.dumps(work(pickle.loads(spec)))}],
+                                                 schema=pa.schema([("task", pa.int64()), ("out", pa.binary())]))
+
+    rows = [(i, pickle.dumps(spec)) for i, spec in enumerate(specs)]
+    parallelism = max(1, min(len(rows), spark.sparkContext.defaultParallelism * 2))
+    df = spark.createDataFrame(rows, "task long, spec binary").repartition(parallelism)
+    try:
+        done = df.mapInArrow(run, "task long, out binary").collect()
+    except Exception as e:
+        raise explain_spark_error(e) from None
+    return [pickle.loads(r.out) for r in sorted(done, key=lambda r: r.task)]
+
+
 def compact_primary_key_table(spark, table, where=None, target_file_size: Optional[int] = None,
                               buckets=None):
     """Full compaction (``buckets`` None), or the universal compaction Paimon's writers run after
     a commit, of those (partition bytes, bucket) pairs: only the sorted runs it picks, written
     to the level it picks."""
-    import pickle
-
     table.refresh()
     table.check_writable()
     base = table.current_snapshot()
@@ -40,37 +61,21 @@ def compact_primary_key_table(spark, table, where=None, target_file_size: Option
     tasks = kv_compact.plan(table, where) if buckets is None else kv_compact.plan_universal(table, buckets)
     if not tasks:
         return None
-    specs = []
-    for i, task in enumerate(tasks):
-        fields = [table.schema_by_id(e.file.schema_id).fields for e in task.entries]
-        specs.append((i, pickle.dumps((task.paths(), fields, task.partition, task.bucket, task.level,
-                                       task.drop_deletes, task.changelog,
-                                       task.vectors_spec(), task.exclude, task.levels()))))
+    specs = [(task.paths(), [table.schema_by_id(e.file.schema_id).fields for e in task.entries], task.partition,
+              task.bucket, task.level, task.drop_deletes, task.changelog, task.vectors_spec(), task.exclude,
+              task.levels()) for task in tasks]
     io, location, name = table.io, table.location, table.name
 
-    def run(batches):
-        import pyarrow as pa
+    def compact_one(spec) -> tuple:
+        paths, fields, partition, bucket, level, drop_deletes, changelog, vectors, exclude, levels = spec
+        changelog_metas: list = []
+        vectors_out: list = []
+        metas = kv_compact.compact_bucket(io, location, schema, paths, fields, partition, bucket, name,
+                                          target_file_size, level, drop_deletes, changelog, changelog_metas,
+                                          vectors, vectors_out, exclude, levels)
+        return metas, changelog_metas, vectors_out
 
-        for batch in batches:
-            for i, spec in zip(batch.column(0).to_pylist(), batch.column(1).to_pylist()):
-                (paths, fields, partition, bucket, level, drop_deletes, changelog, vectors, exclude,
-                 levels) = pickle.loads(spec)
-                changelog_metas: list = []
-                vectors_out: list = []
-                metas = kv_compact.compact_bucket(io, location, schema, paths, fields, partition, bucket, name,
-                                                  target_file_size, level, drop_deletes, changelog, changelog_metas,
-                                                  vectors, vectors_out, exclude, levels)
-                yield pa.RecordBatch.from_pylist([{"task": i, "metas": pickle.dumps((metas, changelog_metas,
-                                                                                     vectors_out))}],
-                                                 schema=pa.schema([("task", pa.int64()), ("metas", pa.binary())]))
-
-    parallelism = max(1, min(len(specs), spark.sparkContext.defaultParallelism * 2))
-    df = spark.createDataFrame(specs, "task long, spec binary").repartition(parallelism)
-    try:
-        rows = df.mapInArrow(run, "task long, metas binary").collect()
-    except Exception as e:
-        raise explain_spark_error(e) from None
-    done = [(tasks[r.task], *pickle.loads(r.metas)) for r in rows]
+    done = [(task, *out) for task, out in zip(tasks, _in_tasks(spark, specs, compact_one))]
     return kv_compact.commit(table, base, done)
 
 
@@ -79,28 +84,8 @@ def compact_append_table(spark, table, where=None, target_file_size: Optional[in
     a Spark task; a COMPACT snapshot, or None when no group has two or more small files."""
     io, schema = table.io.for_tasks(), table.table_schema
 
-    def rewrite(groups: list) -> list:
-        import pickle
-
-        target = int(target_file_size) if target_file_size is not None else schema.core_options.target_file_size
-        specs = [(i, pickle.dumps(g)) for i, g in enumerate(groups)]
-
-        def run(batches):
-            import pyarrow as pa
-
-            for batch in batches:
-                for i, spec in zip(batch.column(0).to_pylist(), batch.column(1).to_pylist()):
-                    added = maintenance.rewrite_group(io, schema, pickle.loads(spec), target)
-                    yield pa.RecordBatch.from_pylist([{"task": i, "added": pickle.dumps(added)}],
-                                                     schema=pa.schema([("task", pa.int64()), ("added", pa.binary())]))
-
-        parallelism = max(1, min(len(specs), spark.sparkContext.defaultParallelism * 2))
-        df = spark.createDataFrame(specs, "task long, spec binary").repartition(parallelism)
-        try:
-            rows = df.mapInArrow(run, "task long, added binary").collect()
-        except Exception as e:
-            raise explain_spark_error(e) from None
-        return [pickle.loads(r.added) for r in sorted(rows, key=lambda r: r.task)]
+    def rewrite(groups: list, target: int) -> list:
+        return _in_tasks(spark, groups, lambda group: maintenance.rewrite_group(io, schema, group, target))
 
     return maintenance.compact(table, where, target_file_size, rewrite=rewrite)
 
