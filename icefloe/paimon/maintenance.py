@@ -47,8 +47,9 @@ from icefloe.paimon.writer import _write_one
 def compact(table, where=None, target_file_size: Optional[int] = None, rewrite=None) -> Optional[Snapshot]:
     """Rewrite small data files (of the files a read with ``where`` would use); None if
     no (partition, bucket) has two or more small files. ``rewrite(groups, target)`` runs
-    ``rewrite_group`` over each of a list of ``AppendGroup`` and gives their answers in order: by
-    default here, one after another; icefloe's Spark layer runs them in Spark tasks."""
+    ``rewrite_group`` over each of a list of ``AppendGroup`` and yields their answers in order: by
+    default here, one after another as they are taken; icefloe's Spark layer runs them in Spark
+    tasks. The groups answered are reported as progress (``compacting buckets``)."""
     table.refresh()
     table.check_writable()
     store, schema = table.store, table.table_schema
@@ -79,11 +80,11 @@ def compact(table, where=None, target_file_size: Optional[int] = None, rewrite=N
         return None
     if rewrite is None:
         def rewrite(todo, size):
-            return [rewrite_group(store.io, schema, g, size) for g in track(todo, "compacting buckets")]
+            return (rewrite_group(store.io, schema, g, size) for g in todo)
 
     added: list = []
     try:
-        for got in rewrite(groups, target):
+        for got in track(rewrite(groups, target), "compacting buckets", total=len(groups)):
             added.extend(got)
 
         def changes(latest: Optional[Snapshot]) -> list:
