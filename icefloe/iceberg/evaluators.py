@@ -170,13 +170,7 @@ class MetricsEvaluator:
     @staticmethod
     def _stats(f, fid: int, t: IcebergType) -> _Stats:
         is_float = str(t) in _FLOATS
-        metrics_of = getattr(f, "metrics_of", None)     # a manifest's file: one column found, not all decoded
-        if metrics_of is not None:
-            vc, nc, nanc, lower_raw, upper_raw = metrics_of(fid)
-        else:
-            vc, nc, nanc, lower_raw, upper_raw = (
-                (getattr(f, n) or {}).get(fid) for n in ("value_counts", "null_value_counts", "nan_value_counts",
-                                                          "lower_bounds", "upper_bounds"))
+        vc, nc, nanc, lower_raw, upper_raw = f.metrics_of(fid)
         if not is_float:
             nanc = 0
         null_possible = nc is None or nc > 0

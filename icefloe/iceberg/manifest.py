@@ -60,6 +60,11 @@ class DataFile:
     content_offset: Optional[int] = None
     content_size_in_bytes: Optional[int] = None
 
+    def metrics_of(self, field_id: int) -> tuple:
+        """Field ``field_id``'s value count, null count, NaN count, lower and upper bound, each
+        None where the file's metrics do not hold it."""
+        return tuple((getattr(self, name) or {}).get(field_id) for name in METRIC_FIELDS[1:])
+
     @property
     def is_deletion_vector(self) -> bool:
         """A deletion vector: a blob in a Puffin file, the deleted positions of one data file."""

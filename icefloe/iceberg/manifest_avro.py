@@ -594,13 +594,12 @@ class ManifestDataFile(DataFile):
     upper_bounds = _DeferredMetrics("upper_bounds")
 
     def metrics_of(self, field_id: int) -> tuple:
-        """Field ``field_id``'s value count, null count, NaN count, lower and upper bound (each
-        None where absent), found in the encoded maps while they are not decoded: a filter's
-        evaluation reads the columns it names, not all six maps of every column."""
+        """``DataFile.metrics_of``, found in the encoded maps while they are not decoded: a
+        filter's evaluation reads the columns it names, not all six maps of every column."""
         d = self.__dict__
         lazy = d.get("_lazy")
         if lazy is None:
-            return tuple((getattr(self, n) or {}).get(field_id) for n in METRIC_FIELDS[1:])
+            return DataFile.metrics_of(self, field_id)
         found = d.get("_found")             # a cached manifest's files are planned again: kept
         if found is None or any(n in d for n in METRIC_FIELDS):     # (not past a map assigned since)
             found = d["_found"] = {}

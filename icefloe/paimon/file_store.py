@@ -90,11 +90,10 @@ class FileStore:
                     self._pruned_once.clear()
                 self._pruned_once.add(name)
             kept = None if keep_partition is None or again else mf.read_kept_records(data, path, keep_partition)
-            if kept is not None:
-                _check_size(path, data, expected_size, "its manifest list")
-                return mf.entries_from_records(kept, path)
-            raw = mf.read_manifest_records(data, path)
+            raw = mf.read_manifest_records(data, path) if kept is None else None
             _check_size(path, data, expected_size, "its manifest list")
+            if kept is not None:
+                return mf.entries_from_records(kept, path)
         if keep_partition is not None:
             with self._lock:
                 if len(self._raw_cache) > 256:

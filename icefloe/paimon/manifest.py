@@ -260,14 +260,23 @@ def index_types(data: bytes, path: str) -> set:
     return {str(r.get("_INDEX_TYPE")) for r in records if r.get("_KIND", 0) == 0}
 
 
+def _check_version(path: str, version) -> None:
+    if version != MANIFEST_VERSION:
+        raise CorruptMetadataError(path, f"unsupported _VERSION {version!r} (expected 2)")
+
+
+def _check_partition(path: str, partition) -> None:
+    if not isinstance(partition, bytes) or len(partition) < 4:
+        raise CorruptMetadataError(path, f"bad manifest entry: _PARTITION {partition!r}")
+
+
 def _read_avro(data: bytes, path: str) -> list:
     try:
         records = list(fastavro.reader(_io.BytesIO(data)))
     except Exception as e:  # fastavro raises assorted errors on garbage
         raise CorruptMetadataError(path, f"not a readable Avro file: {e}") from None
     for r in records:
-        if r.get("_VERSION") != MANIFEST_VERSION:
-            raise CorruptMetadataError(path, f"unsupported _VERSION {r.get('_VERSION')!r} (expected 2)")
+        _check_version(path, r.get("_VERSION"))
     return records
 
 
@@ -286,9 +295,7 @@ def read_manifest_records(data: bytes, path: str = "<manifest>") -> list:
     """The raw Avro records of a manifest (checked), for :func:`entries_from_records`."""
     records = _read_avro(data, path)
     for r in records:
-        p = r.get("_PARTITION")
-        if not isinstance(p, bytes) or len(p) < 4:
-            raise CorruptMetadataError(path, f"bad manifest entry: _PARTITION {p!r}")
+        _check_partition(path, r.get("_PARTITION"))
     return records
 
 
@@ -321,10 +328,8 @@ def read_kept_records(data: bytes, path: str, keep_partition) -> Optional[list]:
             for _ in range(block.num_records):
                 version, kind, partition = _avro_long(stream), _avro_long(stream), _avro_bytes(stream)
                 bucket, total = _avro_long(stream), _avro_long(stream)
-                if version != MANIFEST_VERSION:
-                    raise CorruptMetadataError(path, f"unsupported _VERSION {version!r} (expected 2)")
-                if len(partition) < 4:
-                    raise CorruptMetadataError(path, f"bad manifest entry: _PARTITION {partition!r}")
+                _check_version(path, version)
+                _check_partition(path, partition)
                 if not keep_partition(partition[4:]):
                     _avro_skip(stream, file_schema, named)
                     continue
