@@ -38,6 +38,10 @@ class FaultInjectingFileIO(FileIO):
         self._tick("write", path)
         return super().write_bytes(path, data, overwrite)
 
+    def write_hint(self, path, data):
+        self._tick("write", path)
+        return super().write_hint(path, data)
+
     def open_write(self, path):
         self._tick("write", path)
         return super().open_write(path)

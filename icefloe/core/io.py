@@ -95,14 +95,23 @@ class FileIO:
         With ``overwrite=False`` raise :class:`FileAlreadyExistsError` if the path
         exists, also when another process creates it concurrently.
         """
+        self._put_whole(path, data, overwrite, sync=True)
+
+    def write_hint(self, path: str, data: bytes) -> None:
+        """Replace the hint file ``path`` (a table's latest version or snapshot id) whole. Not
+        synced to disk: readers check what a hint says, and a lost one costs them a listing."""
+        self._put_whole(path, data, overwrite=True, sync=False)
+
+    def _put_whole(self, path: str, data: bytes, overwrite: bool, sync: bool) -> None:
         p = _local_path(path)
         d = os.path.dirname(p)
         os.makedirs(d, exist_ok=True)
         tmp = os.path.join(d, f".{os.path.basename(p)}.{uuid.uuid4().hex}.tmp")
         with open(tmp, "wb") as f:
             f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
+            if sync:
+                f.flush()
+                os.fsync(f.fileno())
         try:
             if overwrite:
                 self._replace(tmp, p)

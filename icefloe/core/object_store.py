@@ -367,6 +367,9 @@ class ObjectStoreIO(FileIO):
         self._call("write", path, lambda: obstore.put(store, key, bytes(data),
                                                       mode="overwrite" if overwrite else "create"))
 
+    def write_hint(self, path: str, data: bytes) -> None:
+        self.write_bytes(path, data, overwrite=True)
+
     def open_write(self, path: str):
         return _Upload(self, path)
 

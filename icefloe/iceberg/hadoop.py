@@ -89,7 +89,7 @@ class HadoopTableOperations:
 
     def _write_hint(self, version: int) -> None:
         try:
-            self.io.write_bytes(f"{self.metadata_dir}/{HINT_FILE}", str(version).encode(), overwrite=True)
+            self.io.write_hint(f"{self.metadata_dir}/{HINT_FILE}", str(version).encode())
         except OSError:
             # The commit is already durable; a stale hint is repaired by readers.
             pass

@@ -28,7 +28,7 @@ from icefloe.paimon.data_file import (FILE_SOURCE_APPEND, FILE_SOURCE_COMPACT, D
 from icefloe.paimon.file_store import FileStore
 from icefloe.paimon.schema import TableSchema
 from icefloe.paimon.stats import SimpleStats, stats_from_arrow, value_stats
-from icefloe.paimon.writer import align_arrow, check_partition_ranges, group_rows, write_parquet_bytes
+from icefloe.paimon.writer import align_arrow, check_partition_ranges, group_rows, put_data_file, write_parquet_bytes
 
 KINDS = {"+I": mg.INSERT, "-U": mg.UPDATE_BEFORE, "+U": mg.UPDATE_AFTER, "-D": mg.DELETE}
 
@@ -142,8 +142,7 @@ def _write_file(store, schema: TableSchema, part, keys, engine: str, directory: 
     name = namer.next()
     path = f"{directory}/{name}"
     raw = write_parquet_bytes(arrow, co.file_compression)
-    store.io.write_bytes(path, raw, overwrite=False)
-    written.append(path)
+    put_data_file(store.io, path, raw, written)
     key_types = [f.type for f in key_fields]
     key_cols = part.select(keys)
     key_stats_cols = stats_from_arrow(key_cols, key_fields)

@@ -247,10 +247,10 @@ class SnapshotManager:
             return False
 
     def commit_latest_hint(self, snapshot_id: int) -> None:
-        self.io.write_bytes(f"{self.snapshot_dir}/{LATEST}", str(snapshot_id).encode(), overwrite=True)
+        self.io.write_hint(f"{self.snapshot_dir}/{LATEST}", str(snapshot_id).encode())
 
     def commit_earliest_hint(self, snapshot_id: int) -> None:
-        self.io.write_bytes(f"{self.snapshot_dir}/{EARLIEST}", str(snapshot_id).encode(), overwrite=True)
+        self.io.write_hint(f"{self.snapshot_dir}/{EARLIEST}", str(snapshot_id).encode())
 
     def delete_snapshot(self, snapshot_id: int) -> None:
         self.io.delete(self.snapshot_path(snapshot_id))

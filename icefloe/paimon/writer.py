@@ -161,6 +161,15 @@ def write_parquet_bytes(data, compression: str = "zstd") -> bytes:
     return buf.getvalue()
 
 
+def put_data_file(io, path: str, raw: bytes, written: list) -> None:
+    """``raw`` as the new data file ``path``, which joins ``written`` first (so a failure deletes
+    what it left). Written in place and not synced, as Spark's tasks write theirs: nothing reads a
+    data file before a commit names it."""
+    written.append(path)
+    with io.open_write(path) as sink:
+        sink.write(raw)
+
+
 def write_arrow_table(store: FileStore, schema: TableSchema, data, table_name: str = "table",
                       namer: Optional[DataFileNamer] = None) -> list[CommitMessage]:
     """Write an Arrow table (any column order) as data files; return the commit messages."""
@@ -203,8 +212,7 @@ def _write_one(io, schema: TableSchema, chunk, directory: str, namer: DataFileNa
     name = namer.next()
     path = f"{directory}/{name}"
     raw = write_parquet_bytes(chunk, co.file_compression)
-    io.write_bytes(path, raw, overwrite=False)
-    written.append(path)
+    put_data_file(io, path, raw, written)
     stats, stats_cols = value_stats(schema.fields, stats_from_arrow(chunk, schema.fields),
                                     co.stats_mode, co.stats_truncate_length)
     return DataFileMeta(
