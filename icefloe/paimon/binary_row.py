@@ -237,54 +237,55 @@ def decode_row(row: BinaryRow, types: Sequence[DataType]) -> tuple:
         raise CorruptMetadataError("<BinaryRow>", f"row has {row.arity} fields, expected {len(types)}")
     data = row.data
     nb = null_bits_size(row.arity)
-    out = []
-    for i, t in enumerate(types):
-        if row.is_null_at(i) or not t.is_primitive:
-            out.append(None)
-            continue
-        off = nb + 8 * i
-        (slot,) = struct.unpack_from("<q", data, off)
-        root = root_of(t)
-        if root == "BOOLEAN":
-            out.append(data[off] != 0)
-        elif root == "TINYINT":
-            out.append(struct.unpack_from("<b", data, off)[0])
-        elif root == "SMALLINT":
-            out.append(struct.unpack_from("<h", data, off)[0])
-        elif root == "INT":
-            out.append(struct.unpack_from("<i", data, off)[0])
-        elif root == "DATE":
-            out.append(_EPOCH_DATE + _dt.timedelta(days=struct.unpack_from("<i", data, off)[0]))
-        elif root == "TIME":
-            ms = struct.unpack_from("<i", data, off)[0]
-            out.append((_dt.datetime.min + _dt.timedelta(milliseconds=ms)).time())
-        elif root == "BIGINT":
-            out.append(slot)
-        elif root == "FLOAT":
-            out.append(struct.unpack_from("<f", data, off)[0])
-        elif root == "DOUBLE":
-            out.append(struct.unpack_from("<d", data, off)[0])
-        elif root in ("CHAR", "VARCHAR", "BINARY", "VARBINARY"):
-            raw = _var_bytes(data, off, slot)
-            out.append(raw.decode("utf-8") if root in ("CHAR", "VARCHAR") else raw)
-        elif root == "DECIMAL":
-            if is_compact_decimal(t.precision):
-                unscaled = slot
-            else:
-                start, length = (slot >> 32) & 0xFFFFFFFF, slot & 0xFFFFFFFF
-                unscaled = int.from_bytes(data[start:start + length], "big", signed=True)
-            out.append(decimal.Decimal(unscaled).scaleb(-t.scale))
-        elif root in ("TIMESTAMP", "TIMESTAMP_LTZ"):
-            ltz = root == "TIMESTAMP_LTZ"
-            if is_compact_timestamp(t.precision):
-                out.append(datetime_from_parts(slot, 0, ltz))
-            else:
-                start = (slot >> 32) & 0xFFFFFFFF
-                (millis,) = struct.unpack_from("<q", data, start)
-                out.append(datetime_from_parts(millis, slot & 0xFFFFFFFF, ltz))
-        else:  # pragma: no cover
-            out.append(None)
-    return tuple(out)
+    return tuple(decode_field(data, nb, i, t) for i, t in enumerate(types))
+
+
+def decode_field(data: bytes, nb: int, i: int, t: DataType):
+    """Field ``i`` (of type ``t``) of a BinaryRow's bytes whose null bits take ``nb`` bytes:
+    one column's statistic without decoding the others."""
+    bit = i + HEADER_BITS
+    if data[bit // 8] & (1 << (bit % 8)) or not t.is_primitive:
+        return None
+    off = nb + 8 * i
+    root = root_of(t)
+    if root == "BIGINT":
+        return struct.unpack_from("<q", data, off)[0]
+    if root == "INT":
+        return struct.unpack_from("<i", data, off)[0]
+    if root == "DOUBLE":
+        return struct.unpack_from("<d", data, off)[0]
+    (slot,) = struct.unpack_from("<q", data, off)
+    if root == "BOOLEAN":
+        return data[off] != 0
+    if root == "TINYINT":
+        return struct.unpack_from("<b", data, off)[0]
+    if root == "SMALLINT":
+        return struct.unpack_from("<h", data, off)[0]
+    if root == "DATE":
+        return _EPOCH_DATE + _dt.timedelta(days=struct.unpack_from("<i", data, off)[0])
+    if root == "TIME":
+        ms = struct.unpack_from("<i", data, off)[0]
+        return (_dt.datetime.min + _dt.timedelta(milliseconds=ms)).time()
+    if root == "FLOAT":
+        return struct.unpack_from("<f", data, off)[0]
+    if root in ("CHAR", "VARCHAR", "BINARY", "VARBINARY"):
+        raw = _var_bytes(data, off, slot)
+        return raw.decode("utf-8") if root in ("CHAR", "VARCHAR") else raw
+    if root == "DECIMAL":
+        if is_compact_decimal(t.precision):
+            unscaled = slot
+        else:
+            start, length = (slot >> 32) & 0xFFFFFFFF, slot & 0xFFFFFFFF
+            unscaled = int.from_bytes(data[start:start + length], "big", signed=True)
+        return decimal.Decimal(unscaled).scaleb(-t.scale)
+    if root in ("TIMESTAMP", "TIMESTAMP_LTZ"):
+        ltz = root == "TIMESTAMP_LTZ"
+        if is_compact_timestamp(t.precision):
+            return datetime_from_parts(slot, 0, ltz)
+        start = (slot >> 32) & 0xFFFFFFFF
+        (millis,) = struct.unpack_from("<q", data, start)
+        return datetime_from_parts(millis, slot & 0xFFFFFFFF, ltz)
+    return None  # pragma: no cover - every atomic root is handled above
 
 
 def _var_bytes(data: bytes, off: int, slot: int) -> bytes:

@@ -66,24 +66,27 @@ class FileStore:
 
     # ------------------------------------------------------------------ manifests
     def read_manifest(self, name: str, expected_size: Optional[int] = None,
-                      keep_partition=None) -> list[mf.ManifestEntry]:
+                      keep_partition=None, keep_file=None) -> list[mf.ManifestEntry]:
         """The entries of manifest ``name``; ``expected_size`` as in ``read_manifest_list``
         (the size its manifest list recorded). With ``keep_partition`` (a predicate on a
         partition's row bytes) only the entries of the partitions it keeps: a pruned scan
-        builds no objects for the rest."""
+        builds no objects for the rest. ``keep_file`` (a predicate on an ADD's raw file record,
+        see ``manifest.entries_from_records``) drops more ADDs where the manifest's entries are
+        not already built; the caller still checks every entry it gets."""
         with self._lock:
             cached = self._cache.get(name)
             raw = self._raw_cache.get(name) if cached is None else None
         if cached is not None:
             return cached if keep_partition is None else [e for e in cached if keep_partition(e.partition.data)]
         path = self.manifest_path(name)
+        pruned = keep_partition is not None or keep_file is not None
         if raw is None:
             try:
                 data = self.io.read_bytes(path)
             except FileNotFoundError:
                 raise CorruptMetadataError(path, "manifest referenced by a manifest list is missing") from None
-            # a pruned scan's first read decodes only the entries it keeps; read again, the
-            # manifest is decoded whole and kept, for every later scan whatever it prunes
+            # a partition-pruned scan's first read decodes only the entries it keeps; read again,
+            # the manifest is decoded whole and kept, for every later scan whatever it prunes
             with self._lock:
                 again = name in self._pruned_once
                 if len(self._pruned_once) > 4096:
@@ -93,13 +96,13 @@ class FileStore:
             raw = mf.read_manifest_records(data, path) if kept is None else None
             _check_size(path, data, expected_size, "its manifest list")
             if kept is not None:
-                return mf.entries_from_records(kept, path)
-        if keep_partition is not None:
+                return mf.entries_from_records(kept, path, keep_file=keep_file)
+        if pruned:    # the records are kept: the next pruned scan builds only what it keeps, too
             with self._lock:
                 if len(self._raw_cache) > 256:
                     self._raw_cache.clear()
                 self._raw_cache[name] = raw
-            return mf.entries_from_records(raw, path, keep_partition)
+            return mf.entries_from_records(raw, path, keep_partition, keep_file)
         entries = mf.entries_from_records(raw, path)
         with self._lock:
             if len(self._cache) > 256:
@@ -133,19 +136,20 @@ class FileStore:
             self._raw_cache.pop(name, None)
 
     # ------------------------------------------------------------------ live files
-    def entries(self, manifests: Sequence[mf.ManifestFileMeta], keep_partition=None) -> list[mf.ManifestEntry]:
+    def entries(self, manifests: Sequence[mf.ManifestFileMeta], keep_partition=None,
+                keep_file=None) -> list[mf.ManifestEntry]:
         """The entries of ``manifests``, in their order; on an object store the manifests are read
         concurrently (each read is a request with its own latency)."""
         if self.io.parallel_reads > 1 and len(manifests) > 1:
             from concurrent.futures import ThreadPoolExecutor
 
             with ThreadPoolExecutor(max_workers=min(self.io.parallel_reads, len(manifests))) as pool:
-                parts = list(pool.map(lambda m: self.read_manifest(m.file_name, m.file_size, keep_partition),
+                parts = list(pool.map(lambda m: self.read_manifest(m.file_name, m.file_size, keep_partition, keep_file),
                                       manifests))
             return [e for part in parts for e in part]
         out: list = []
         for m in manifests:
-            out.extend(self.read_manifest(m.file_name, m.file_size, keep_partition))
+            out.extend(self.read_manifest(m.file_name, m.file_size, keep_partition, keep_file))
         return out
 
     def live_entries(self, snapshot: Optional[Snapshot]) -> list[mf.ManifestEntry]:

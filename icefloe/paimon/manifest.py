@@ -342,13 +342,18 @@ def read_kept_records(data: bytes, path: str, keep_partition) -> Optional[list]:
         raise CorruptMetadataError(path, f"not a readable Avro file: {e}") from None
 
 
-def entries_from_records(records: list, path: str = "<manifest>", keep_partition=None) -> list[ManifestEntry]:
+def entries_from_records(records: list, path: str = "<manifest>", keep_partition=None,
+                         keep_file=None) -> list[ManifestEntry]:
     """Entries of raw manifest records; with ``keep_partition`` (a predicate on a partition's
-    row bytes, without the arity prefix) only those of the partitions it keeps are built."""
+    row bytes, without the arity prefix) only those of the partitions it keeps are built; with
+    ``keep_file`` (a predicate on an ADD record's raw ``_FILE``) only the ADDs it keeps. DELETEs
+    are all kept: one whose ADD was dropped has nothing to cancel, and merging skips it."""
     try:
-        if keep_partition is None:
+        if keep_partition is None and keep_file is None:
             return [entry_from_avro(r) for r in records]
-        return [entry_from_avro(r) for r in records if keep_partition(r["_PARTITION"][4:])]
+        return [entry_from_avro(r) for r in records
+                if (keep_partition is None or keep_partition(r["_PARTITION"][4:]))
+                and (keep_file is None or r["_KIND"] != ADD or keep_file(r["_FILE"]))]
     except (KeyError, TypeError, ValueError) as e:
         raise CorruptMetadataError(path, f"bad manifest entry: {e}") from None
 

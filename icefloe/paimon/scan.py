@@ -20,7 +20,7 @@ from typing import Optional
 from icefloe.core import expressions as ex
 from icefloe.paimon import manifest as mf
 from icefloe.paimon import predicate as pr
-from icefloe.paimon.binary_row import BinaryRow
+from icefloe.paimon.binary_row import BinaryRow, decode_field, null_bits_size
 from icefloe.paimon.bucket import bucket_of
 from icefloe.paimon.file_store import FileStore
 from icefloe.paimon.merge import trimmed_primary_keys
@@ -79,7 +79,8 @@ def plan(store: FileStore, snapshot: Optional[Snapshot], where=None, schema=None
                 ranges = {k: pr.ColumnRange(v, v, 1 if v is None else 0, 1) for k, v in zip(part_keys, values)}
                 ok = verdicts[data] = pr.may_match(pred, ranges)
             return ok
-    live = store.merge_live(store.entries(manifests, keep_partition))
+    keep_file = _raw_stats_filter(pred, schema, schemas) if pruning and not schema.primary_keys else None
+    live = store.merge_live(store.entries(manifests, keep_partition, keep_file))
     buckets = _selected_buckets(pred, schema) if pruning else None
     out = []
     for e in live:
@@ -115,6 +116,56 @@ def _manifest_may_match(pred, m: mf.ManifestFileMeta, keys, types) -> bool:
     return pr.may_match(pred, ranges)
 
 
+def _raw_stats_filter(pred, schema, schemas):
+    """For an append table: a predicate on an ADD's raw ``_FILE`` record, False only where
+    the value statistics of the columns ``pred`` names (not partition keys) rule the file out,
+    read from the statistics' bytes without building the entry, by the rules of
+    :func:`_file_may_match` (which still checks every entry it keeps). A file whose schema
+    cannot be read, or whose statistics are laid out unexpectedly, is kept; None when ``pred``
+    names no such column."""
+    names = pr.referenced_columns(pred) - set(schema.partition_keys)
+    read_by_id = {f.id: f for f in schema.fields}
+    if not names or not names <= {f.name for f in schema.fields}:
+        return None
+    layouts: dict = {}   # (schema id, value-stats columns) -> (arity, [(name, position, type)], [absent names])
+
+    def layout(schema_id, cols):
+        file_schema = schema if schema_id == schema.id else schemas(schema_id)
+        by_name = {x.name: x for x in file_schema.fields}
+        fields = file_schema.fields if cols is None else [by_name[c] for c in cols]
+        positions = []
+        for i, x in enumerate(fields):
+            rf = x if file_schema is schema else read_by_id.get(x.id)
+            if rf is not None and rf.name in names and (file_schema is schema or _order_kept(x.type, rf.type)):
+                positions.append((rf.name, i, x.type))
+        ids = {x.id for x in file_schema.fields}
+        return len(fields), positions, [rf.name for rf in schema.fields if rf.name in names and rf.id not in ids]
+
+    def keep(f: dict) -> bool:
+        try:
+            cols = f.get("_VALUE_STATS_COLS")
+            key = (f["_SCHEMA_ID"], None if cols is None else tuple(cols))
+            got = layouts.get(key)
+            if got is None:
+                got = layouts[key] = layout(*key)
+            arity, positions, absent = got
+            stats, rows = f["_VALUE_STATS"], f["_ROW_COUNT"]
+            lo, hi, counts = stats["_MIN_VALUES"], stats["_MAX_VALUES"], stats["_NULL_COUNTS"]
+            if int.from_bytes(lo[:4], "big") != arity or int.from_bytes(hi[:4], "big") != arity:
+                return True
+            lo, hi, nb = lo[4:], hi[4:], null_bits_size(arity)
+            ranges = {n: pr.ColumnRange(decode_field(lo, nb, i, t), decode_field(hi, nb, i, t),
+                                        counts[i] if counts is not None else None, rows)
+                      for n, i, t in positions}
+            for n in absent:     # a column the file's schema lacks is null in all its rows
+                ranges[n] = pr.ColumnRange(None, None, rows, rows)
+        except Exception:
+            return True
+        return pr.may_match(pred, ranges)
+
+    return keep
+
+
 def _file_may_match(pred, f, schema, part_ranges: dict, schemas=None) -> bool:
     """Whether a file's value statistics allow rows matching ``pred`` (bound to ``schema``).
     Statistics of a file written with another schema are laid out by that schema: they
@@ -136,25 +187,28 @@ def _file_may_match(pred, f, schema, part_ranges: dict, schemas=None) -> bool:
         if any(c not in by_name for c in f.value_stats_cols):
             return True
         fields = [by_name[c] for c in f.value_stats_cols]
-    try:
-        mins, maxs, nulls = f.value_stats.decode([x.type for x in fields]) if fields else ((), (), ())
+    wanted = pr.referenced_columns(pred)
+    read_by_id = {x.id: x for x in schema.fields}
+    ranges = dict(part_ranges)
+    try:   # only the statistics of the columns the filter names are decoded
+        lo, hi, counts = f.value_stats.min_values, f.value_stats.max_values, f.value_stats.null_counts
+        if lo.arity != len(fields) or hi.arity != len(fields):
+            return True
+        nb = null_bits_size(len(fields))
+        for i, x in enumerate(fields):
+            rf = x if file_schema is schema else read_by_id.get(x.id)
+            if rf is None or rf.name not in wanted or rf.name in ranges or \
+                    (file_schema is not schema and not _order_kept(x.type, rf.type)):
+                continue
+            ranges[rf.name] = pr.ColumnRange(decode_field(lo.data, nb, i, x.type), decode_field(hi.data, nb, i, x.type),
+                                             counts[i] if counts is not None else None, f.row_count)
     except Exception:
         return True
-    ranges = dict(part_ranges)
-    if file_schema is schema:
-        for x, lo, hi, n in zip(fields, mins, maxs, nulls):
-            if x.name not in ranges:
-                ranges[x.name] = pr.ColumnRange(lo, hi, n, f.row_count)
-        return pr.may_match(pred, ranges) if fields else True
-    read_by_id = {x.id: x for x in schema.fields}
-    for x, lo, hi, n in zip(fields, mins, maxs, nulls):
-        rf = read_by_id.get(x.id)
-        if rf is not None and rf.name not in ranges and _order_kept(x.type, rf.type):
-            ranges[rf.name] = pr.ColumnRange(lo, hi, n, f.row_count)
-    file_ids = {x.id for x in file_schema.fields}
-    for rf in schema.fields:
-        if rf.id not in file_ids and rf.name not in ranges:
-            ranges[rf.name] = pr.ColumnRange(None, None, f.row_count, f.row_count)
+    if file_schema is not schema:
+        file_ids = {x.id for x in file_schema.fields}
+        for rf in schema.fields:
+            if rf.id not in file_ids and rf.name not in ranges:
+                ranges[rf.name] = pr.ColumnRange(None, None, f.row_count, f.row_count)
     return pr.may_match(pred, ranges)
 
 
