@@ -145,47 +145,89 @@ def _walk(e: Expr, pred_fn) -> bool:
 
 # =========================================================================== metrics
 class MetricsEvaluator:
-    """Decides from a data file's column metrics whether it may contain a matching row."""
+    """Decides from a data file's column metrics whether it may contain a matching row.
+
+    The expression is turned into nested closures once (a plan asks this of every file): each
+    predicate knows its field, whether NaN counts matter and how to read its bounds; a file's
+    statistics of one column are read once however many predicates name it."""
 
     def __init__(self, schema: Schema, bound_expr: Expr):
         self.schema = schema
         self.expr = ex.rewrite_not(bound_expr)
+        self._fn = self._compile(self.expr)
 
     def may_match(self, data_file) -> bool:
         """False only if the file's stats prove that no row matches."""
         rc = getattr(data_file, "record_count", None)
         if rc is not None and rc <= 0:
             return False
-        cache: dict[int, _Stats] = {}
+        return self._fn(data_file, {})
 
-        def judge(p: Predicate) -> bool:
-            fid = p.term.field_id
-            st = cache.get(fid)
+    def _compile(self, e: Expr):
+        if isinstance(e, (And, Or)):
+            left, right = self._compile(e.left), self._compile(e.right)
+            if isinstance(e, And):
+                return lambda f, c: left(f, c) and right(f, c)
+            return lambda f, c: left(f, c) or right(f, c)
+        if isinstance(e, (AlwaysFalse, ex.AlwaysNull)):
+            return lambda f, c: False
+        if isinstance(e, Not):
+            return self._compile(ex.rewrite_not(e))
+        if isinstance(e, Predicate):
+            if not isinstance(e.term, BoundReference):
+                raise ex.ExpressionError(f"expression {e} is not bound; bind it to the table schema first")
+            return self._leaf(e)
+        return lambda f, c: True          # AlwaysTrue, Unknown
+
+    @staticmethod
+    def _leaf(p: Predicate):
+        fid, t = p.term.field_id, p.term.field_type
+        is_float = str(t) in _FLOATS
+        read = _bound_reader(t)
+
+        def leaf(f, c) -> bool:
+            st = c.get(fid)
             if st is None:
-                st = cache[fid] = self._stats(data_file, fid, p.term.field_type)
+                st = c[fid] = _file_stats(f.metrics_of(fid), is_float, read)
             return _stats_may_match(p, st)
-
-        return _walk(self.expr, judge)
+        return leaf
 
     @staticmethod
     def _stats(f, fid: int, t: IcebergType) -> _Stats:
-        is_float = str(t) in _FLOATS
-        vc, nc, nanc, lower_raw, upper_raw = f.metrics_of(fid)
-        if not is_float:
-            nanc = 0
-        null_possible = nc is None or nc > 0
-        nan_possible = is_float and (nanc is None or nanc > 0)
-        if vc is not None:
-            if nanc is not None and nanc >= vc:
-                null_possible = False
-            if nc is not None and nc >= vc:
-                nan_possible = False
-            value_possible = (nc or 0) + (nanc or 0) < vc
-        else:
-            value_possible = True
-        lower = _decode(t, lower_raw)
-        upper = _decode(t, upper_raw)
-        return _Stats(lower, upper, null_possible, nan_possible, value_possible)
+        return _file_stats(f.metrics_of(fid), str(t) in _FLOATS, _bound_reader(t))
+
+
+def _bound_reader(t: IcebergType):
+    """A function from a stored bound of type ``t`` to its value (None where it cannot be read)."""
+    s = str(t)
+    if s in ("long", "time", "timestamp", "timestamptz", "timestamp_ns", "timestamptz_ns"):
+        def read_long(data):   # 8 bytes, or 4 where the column was promoted from int
+            if data is None:
+                return None
+            n = len(data)
+            return int.from_bytes(data, "little", signed=True) if n in (4, 8) else None
+        return read_long
+    if s in ("int", "date"):
+        return lambda data: int.from_bytes(data, "little", signed=True) if data is not None and len(data) == 4 \
+            else None
+    return lambda data: _decode(t, data)
+
+
+def _file_stats(metrics: tuple, is_float: bool, read) -> _Stats:
+    vc, nc, nanc, lower_raw, upper_raw = metrics
+    if not is_float:
+        nanc = 0
+    null_possible = nc is None or nc > 0
+    nan_possible = is_float and (nanc is None or nanc > 0)
+    if vc is not None:
+        if nanc is not None and nanc >= vc:
+            null_possible = False
+        if nc is not None and nc >= vc:
+            nan_possible = False
+        value_possible = (nc or 0) + (nanc or 0) < vc
+    else:
+        value_possible = True
+    return _Stats(read(lower_raw), read(upper_raw), null_possible, nan_possible, value_possible)
 
 
 # =========================================================================== projection

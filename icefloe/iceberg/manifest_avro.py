@@ -24,7 +24,7 @@ from icefloe.core.types import Schema, StructType
 from icefloe.errors import CorruptMetadataError
 from icefloe.iceberg import conversions
 from icefloe.iceberg.avro_schemas import avro_name, manifest_entry_schema
-from icefloe.iceberg.manifest import ADDED, DATA, METRIC_FIELDS, DataFile, ManifestEntry
+from icefloe.iceberg.manifest import ADDED, DATA, DELETED, METRIC_FIELDS, DataFile, ManifestEntry
 from icefloe.iceberg.partitioning import PartitionSpec
 from icefloe.iceberg.schema import schema_to_json
 
@@ -208,7 +208,7 @@ class _CodeGen:
     def __init__(self):
         self.lines: list[str] = []
         self.n = 0
-        self.consts: dict = {"_vr": _varint_rest, "_unpack_from": struct.unpack_from}
+        self.consts: dict = {"_unpack_from": struct.unpack_from}
         self.names: dict = {}
 
     def var(self) -> str:
@@ -252,8 +252,15 @@ class _CodeGen:
         return s
 
     def varint(self, ind: int, out: str):
+        # the continuation inline: a call per multi-byte varint (snapshot ids, sizes) costs more
+        c, sh = self.var(), self.var()
         self.emit(ind, f"{out} = b[p]; p += 1")
-        self.emit(ind, f"if {out} & 128: {out}, p = _vr(b, p, {out})")
+        self.emit(ind, f"if {out} & 128:")
+        self.emit(ind + 1, f"{out} &= 127; {sh} = 7")
+        self.emit(ind + 1, "while True:")
+        self.emit(ind + 2, f"{c} = b[p]; p += 1; {out} |= ({c} & 127) << {sh}")
+        self.emit(ind + 2, f"if {c} < 128: break")
+        self.emit(ind + 2, f"{sh} += 7")
         self.emit(ind, f"{out} = ({out} >> 1) ^ -({out} & 1)")
 
     def logical(self, s_d, t: str, out: str, ind: int):
@@ -606,15 +613,7 @@ class ManifestDataFile(DataFile):
         elif field_id in found:
             return found[field_id]
         buf, offsets, dec = lazy
-        out = []
-        for k in range(1, len(METRIC_FIELDS)):
-            name = METRIC_FIELDS[k]
-            if name in d:                                   # assigned since it was read
-                out.append((d[name] or {}).get(field_id))
-            else:
-                find, at = dec.find_metric[k], offsets[k]
-                out.append(None if find is None or at is None else find(buf, at, field_id))
-        found[field_id] = out = tuple(out)
+        found[field_id] = out = _find_metrics(buf, offsets, dec, field_id, d)
         return out
 
     def __eq__(self, other):
@@ -628,6 +627,31 @@ class ManifestDataFile(DataFile):
         return DataFile, tuple(getattr(self, n) for n in _FIELD_NAMES)
 
 
+def _find_metrics(buf, offsets, dec, field_id: int, assigned: dict) -> tuple:
+    """``DataFile.metrics_of`` from the encoded maps of an entry (those in ``assigned`` from there)."""
+    out = []
+    for k in range(1, len(METRIC_FIELDS)):
+        name = METRIC_FIELDS[k]
+        if name in assigned:                                # assigned since it was read
+            out.append((assigned[name] or {}).get(field_id))
+        else:
+            find, at = dec.find_metric[k], offsets[k]
+            out.append(None if find is None or at is None else find(buf, at, field_id))
+    return tuple(out)
+
+
+class EncodedFile:
+    """What a plan's filter reads of an entry's file before the entry is built (``content``,
+    ``partition``, ``record_count``, ``metrics_of``): one object, moved from entry to entry."""
+
+    __slots__ = ("content", "partition", "record_count", "_buf", "_offsets", "_dec")
+
+    _NONE: dict = {}
+
+    def metrics_of(self, field_id: int) -> tuple:
+        return _find_metrics(self._buf, self._offsets, self._dec, field_id, self._NONE)
+
+
 # partition types whose raw Avro value (as fastavro decodes it) is already the internal value
 _IDENTITY_PARTITION_TYPES = frozenset({"int", "long", "string", "boolean"})
 
@@ -636,6 +660,16 @@ def read_manifest_entries(io_: FileIO, path: str, partition_type: StructType, sp
                           inherited_snapshot_id: int, inherited_sequence_number: int) -> list[ManifestEntry]:
     """The entries of a manifest, like ``entries_from_records(read_manifest_raw(...)[1], ...)``, but
     each data file is a ``ManifestDataFile`` whose six metrics maps are decoded on first read."""
+    return read_kept_entries(io_, path, partition_type, spec_id, inherited_snapshot_id,
+                             inherited_sequence_number)[0]
+
+
+def read_kept_entries(io_: FileIO, path: str, partition_type: StructType, spec_id: int,
+                      inherited_snapshot_id: int, inherited_sequence_number: int,
+                      keep=None) -> tuple[list[ManifestEntry], int]:
+    """``read_manifest_entries`` and the number of entries the manifest holds. With ``keep`` (a
+    predicate on an :class:`EncodedFile`), only the live entries whose file it keeps are built:
+    a scan's filter judges each file from the encoded entry, and the rest cost no objects."""
     try:
         data = io_.read_bytes(path)
     except FileNotFoundError as e:
@@ -652,8 +686,9 @@ def read_manifest_entries(io_: FileIO, path: str, partition_type: StructType, sp
         raise CorruptMetadataError(path, f"not a readable Avro manifest ({type(e).__name__}: {e})") from e
     if dec is None:
         _m, records = read_manifest_raw(io_, path)
-        return entries_from_records(records, partition_type, spec_id, inherited_snapshot_id,
-                                    inherited_sequence_number)
+        out = entries_from_records(records, partition_type, spec_id, inherited_snapshot_id,
+                                   inherited_sequence_number)
+        return out, len(out)
     # partition conversion: identity for the common case (the raw value is already internal)
     pfields = partition_type.fields
     wnames = set()
@@ -667,13 +702,28 @@ def read_manifest_entries(io_: FileIO, path: str, partition_type: StructType, sp
     out = []
     append = out.append
     new = object.__new__
+    n = 0
+    view = EncodedFile()
+    view._dec = dec
     try:
         for buf, count in blocks:
             p = 0
+            view._buf = buf
+            n += count
             for _ in range(count):
                 r, p = read_entry(buf, p)
                 df = r["data_file"]
                 status = r["status"]
+                if keep is not None:
+                    if status == DELETED:
+                        continue
+                    prec = df.get("partition") or {}
+                    view.partition = tuple([prec.get(k) for k in keys]) if simple else \
+                        _partition_from_avro(partition_type, prec)
+                    view.content, view.record_count, view._offsets = df.get("content", 0) or 0, \
+                        df["record_count"], df["@"]
+                    if not keep(view):
+                        continue
                 snap = r.get("snapshot_id")
                 seq = r.get("sequence_number")
                 fseq = r.get("file_sequence_number")
@@ -705,6 +755,6 @@ def read_manifest_entries(io_: FileIO, path: str, partition_type: StructType, sp
                 raise ValueError("block length does not match its records")
     except Exception as e:
         raise CorruptMetadataError(path, f"not a readable Avro manifest ({type(e).__name__}: {e})") from e
-    return out
+    return out, n
 
 

@@ -22,6 +22,7 @@ from icefloe.iceberg.table_metadata import TableMetadata
 _MANIFEST_CACHE: "OrderedDict[tuple, list]" = OrderedDict()
 _LIST_CACHE: "OrderedDict[str, list]" = OrderedDict()
 _CACHE_MAX = 4096
+_FILTERED_ONCE: set = set()    # manifests a filtered scan has read once (and not kept)
 
 
 def _cache_put(cache: OrderedDict, key, value):
@@ -33,6 +34,7 @@ def _cache_put(cache: OrderedDict, key, value):
 def clear_manifest_cache() -> None:
     """Forget cached manifest lists, manifests and generated decoders (a cold start)."""
     _MANIFEST_CACHE.clear()
+    _FILTERED_ONCE.clear()
     _LIST_CACHE.clear()
     manifest_avro.clear_decoders()
 
@@ -45,33 +47,52 @@ def load_manifest_list(io: FileIO, path: str) -> list[ManifestFile]:
     return hit
 
 
-def load_manifest_entries(io: FileIO, meta: TableMetadata, m: ManifestFile) -> list[ManifestEntry]:
-    """Entries of manifest ``m`` with inherited snapshot ids and sequence numbers applied."""
+def load_manifest_entries(io: FileIO, meta: TableMetadata, m: ManifestFile, keep=None) -> list[ManifestEntry]:
+    """Entries of manifest ``m`` with inherited snapshot ids and sequence numbers applied.
+
+    ``keep`` (a scan's filter, a predicate on a ``manifest_avro.EncodedFile``) may drop entries:
+    the first time a filtered scan reads a manifest, only the live entries whose file it keeps are
+    built, and nothing is cached; read again, the manifest is decoded whole and cached, and every
+    entry comes back (the caller still checks each). A one-off filtered plan builds objects only
+    for what it keeps; a repeated one finds the manifest decoded."""
     key = (m.manifest_path, m.added_snapshot_id, m.sequence_number, m.first_row_id)
     hit = _MANIFEST_CACHE.get(key)
+    if hit is None and keep is not None and key not in _FILTERED_ONCE and \
+            (m.first_row_id is None or m.content != DATA_MANIFEST):   # v3 row ids count every entry
+        if len(_FILTERED_ONCE) > _CACHE_MAX:
+            _FILTERED_ONCE.clear()
+        _FILTERED_ONCE.add(key)
+        return _read(io, meta, m, keep)
     if hit is None:
-        spec = meta.specs_by_id().get(m.partition_spec_id)
-        if spec is None:
-            raise CorruptMetadataError(m.manifest_path, f"{_listed_in(m)}names partition spec "
-                                       f"{m.partition_spec_id!r}, which the table metadata does not have")
-        try:
-            ptype = spec.partition_type(meta.schema)
-        except IcefloeError as e:
-            raise CorruptMetadataError(m.manifest_path, f"{_listed_in(m)}cannot use its partition spec "
-                                       f"{m.partition_spec_id}: {e}") from e
-        # metrics maps are decoded on first access (see ``manifest_avro.read_manifest_entries``)
-        try:
-            hit = manifest_avro.read_manifest_entries(io, m.manifest_path, ptype, m.partition_spec_id,
-                                                      m.added_snapshot_id, m.sequence_number)
-        except CorruptMetadataError as e:
-            if not m.manifest_list or e.path != m.manifest_path:
-                raise
-            raise CorruptMetadataError(e.path, f"{e.reason} (listed in manifest list {m.manifest_list})") from e
-        _check_entry_count(m, hit)
+        hit = _read(io, meta, m)
         if m.first_row_id is not None and m.content == DATA_MANIFEST:
             _inherit_first_row_ids(hit, m.first_row_id)
         _cache_put(_MANIFEST_CACHE, key, hit)
     return hit
+
+
+def _read(io: FileIO, meta: TableMetadata, m: ManifestFile, keep=None) -> list:
+    """The entries of ``m`` (those ``keep`` keeps), their number checked against its manifest-list
+    entry's counts."""
+    spec = meta.specs_by_id().get(m.partition_spec_id)
+    if spec is None:
+        raise CorruptMetadataError(m.manifest_path, f"{_listed_in(m)}names partition spec "
+                                   f"{m.partition_spec_id!r}, which the table metadata does not have")
+    try:
+        ptype = spec.partition_type(meta.schema)
+    except IcefloeError as e:
+        raise CorruptMetadataError(m.manifest_path, f"{_listed_in(m)}cannot use its partition spec "
+                                   f"{m.partition_spec_id}: {e}") from e
+    # metrics maps are decoded on first access (see ``manifest_avro.read_manifest_entries``)
+    try:
+        got, n = manifest_avro.read_kept_entries(io, m.manifest_path, ptype, m.partition_spec_id,
+                                                 m.added_snapshot_id, m.sequence_number, keep)
+    except CorruptMetadataError as e:
+        if not m.manifest_list or e.path != m.manifest_path:
+            raise
+        raise CorruptMetadataError(e.path, f"{e.reason} (listed in manifest list {m.manifest_list})") from e
+    _check_entry_count(m, n)
+    return got
 
 
 def _inherit_first_row_ids(entries: list, next_row_id: int) -> None:
@@ -88,15 +109,15 @@ def _listed_in(m: ManifestFile) -> str:
     return f"the entry in manifest list {m.manifest_list} " if m.manifest_list else ""
 
 
-def _check_entry_count(m: ManifestFile, entries: list) -> None:
-    """A manifest holds exactly the entries its manifest-list entry counts: fewer means a
+def _check_entry_count(m: ManifestFile, n: int) -> None:
+    """A manifest holds exactly the ``n`` entries its manifest-list entry counts: fewer means a
     manifest cut at an Avro block boundary (which decodes without error) or a wrong file."""
     counts = (m.added_files_count, m.existing_files_count, m.deleted_files_count)
     if any(c is None for c in counts):   # optional in v1 manifest lists
         return
-    if len(entries) != sum(counts):
+    if n != sum(counts):
         where = f"manifest list {m.manifest_list}" if m.manifest_list else "the manifest list"
-        raise CorruptMetadataError(m.manifest_path, f"holds {len(entries)} entries, but {where} "
+        raise CorruptMetadataError(m.manifest_path, f"holds {n} entries, but {where} "
                                    f"counts {sum(counts)} (truncated, or not the manifest it lists)")
 
 

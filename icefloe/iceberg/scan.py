@@ -88,7 +88,8 @@ def plan_files(io: FileIO, meta: TableMetadata, snapshot: Optional[Snapshot], wh
             if not manifest_evals[m.partition_spec_id].may_match(m.partitions):
                 continue
         pe = part_evals.get(m.partition_spec_id)
-        for e in load_manifest_entries(io, meta, m):
+        keep = None if bound is None else _file_filter(pe, metrics_eval, m.content == DELETE_MANIFEST)
+        for e in load_manifest_entries(io, meta, m, keep):
             if e.status == DELETED:
                 continue
             f = e.data_file
@@ -103,6 +104,16 @@ def plan_files(io: FileIO, meta: TableMetadata, snapshot: Optional[Snapshot], wh
     if delete_entries:
         _attach_deletes(data_tasks, delete_entries, specs)
     return data_tasks
+
+
+def _file_filter(pe, metrics_eval, delete_manifest: bool):
+    """The checks below as a predicate on an entry's file before it is built (a
+    ``manifest_avro.EncodedFile``): its partition, and a data file's metrics."""
+    def keep(f) -> bool:
+        if pe is not None and not pe.eval(f.partition):
+            return False
+        return delete_manifest or f.content != DATA or metrics_eval.may_match(f)
+    return keep
 
 
 def _prefetch(io: FileIO, meta: TableMetadata, manifests: list) -> None:

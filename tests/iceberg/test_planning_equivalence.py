@@ -46,12 +46,21 @@ def _describe(tasks):
     return sorted(out, key=lambda x: x[0][0])
 
 
+def _full_decode_counted(io_, path, ptype, spec_id, snap, seq, keep=None):
+    out = _full_decode(io_, path, ptype, spec_id, snap, seq)
+    return out, len(out)
+
+
 def _plan_both(monkeypatch, io_, meta, snapshot, where):
+    """The plan of a filtered first read (only the kept entries built), the plan of a second read
+    (the manifests decoded whole and cached) and the plain path's plan."""
     _clear()
     fast = _describe(scan_mod.plan_files(io_, meta, snapshot, where))
+    again = _describe(scan_mod.plan_files(io_, meta, snapshot, where))
+    assert again == fast
     _clear()
     with monkeypatch.context() as m:
-        m.setattr(manifest_avro, "read_manifest_entries", _full_decode)
+        m.setattr(manifest_avro, "read_kept_entries", _full_decode_counted)
         full = _describe(scan_mod.plan_files(io_, meta, snapshot, where))
     _clear()
     return fast, full
@@ -111,6 +120,52 @@ def test_same_plan_as_full_decode(table, monkeypatch, where):
     assert fast == full
     if where is None:
         assert len(fast) > 0
+
+
+def test_a_first_filtered_read_builds_only_the_files_it_keeps(table, monkeypatch):
+    """The first filtered plan judges each entry before building it and caches nothing; the next
+    decodes every manifest whole and caches it; the one after reads nothing."""
+    reads = []
+    real = manifest_avro.read_kept_entries
+
+    def spy(*args):
+        out, n = real(*args)
+        reads.append((len(out), n, args[6] if len(args) > 6 else None))
+        return out, n
+
+    monkeypatch.setattr(manifest_avro, "read_kept_entries", spy)
+    _clear()
+    snap, meta = table.current_snapshot(), table.metadata
+    first = _describe(scan_mod.plan_files(table.io, meta, snap, "id = 137"))
+    built, held = sum(r[0] for r in reads), sum(r[1] for r in reads)
+    assert all(r[2] is not None for r in reads) and held > 30
+    assert built == len(first) == 3          # the files whose id range holds 137, nothing else built
+    reads.clear()
+    assert _describe(scan_mod.plan_files(table.io, meta, snap, "id = 137")) == first
+    assert all(r[2] is None and r[0] == r[1] for r in reads) and sum(r[1] for r in reads) == held
+    reads.clear()
+    assert _describe(scan_mod.plan_files(table.io, meta, snap, "id = 137")) == first
+    assert _describe(scan_mod.plan_files(table.io, meta, snap, "p = 4")) == \
+        [d for d in _describe(scan_mod.plan_files(table.io, meta, snap, None)) if d[0][FIELDS.index("partition")] == (4,)]
+    assert reads == []
+
+
+@pytest.mark.parametrize("where", ["id = 137", "p = 4 AND id > 90", "v IS NAN", "id > 1000"])
+def test_format_v3_tables_plan_the_same(tmp_path, monkeypatch, where):
+    """Format v3: data files inherit first row ids counted over every entry of a manifest, so a
+    filtered read there decodes the manifest whole; the plans and their row ids are the same."""
+    cat = icefloe.Catalog(str(tmp_path / "wh"))
+    t = cat.create_table("db.v3", "id bigint not null, p int not null, v double", partitioned_by=["p"],
+                         properties={"format-version": "3"})
+    for c in range(6):
+        ids = list(range(c * 50, c * 50 + 50))
+        t.append(pa.table({"id": pa.array(ids, pa.int64()), "p": pa.array([i % 5 for i in ids], pa.int32()),
+                           "v": pa.array([float("nan") if i % 9 == 0 else i / 3 for i in ids], pa.float64())}))
+    t = cat.load_table("db.v3")
+    fast, full = _plan_both(monkeypatch, t.io, t.metadata, t.current_snapshot(), where)
+    assert fast == full
+    rows = [d[0][FIELDS.index("first_row_id")] for d in fast]
+    assert all(r is not None for r in rows) and (len(fast) > 0 or where == "id > 1000")
 
 
 def test_every_entry_equal(table):
