@@ -663,9 +663,8 @@ class MergeBuilder(MergeClauses):
                         extra=[sid])
         if mode == COPY_ON_WRITE:
             matched = matched.select(FILE_COL, POS_COL, SOURCE_ID, ACTION)
-        matched = checkpointed(matched)
         # every row here is a match: SQL's cardinality rule on the (file, position) pairs
-        self.check_cardinality(matched, F.lit(True), [FILE_COL, POS_COL], self._describe_row)
+        matched = self.matches_checked(matched, FILE_COL, POS_COL, SOURCE_ID, self._describe_row)
         inserts = None
         if self.not_matched:
             unmatched = self.unmatched_source_rows(
@@ -692,10 +691,9 @@ class MergeBuilder(MergeClauses):
         pairs = (self.broadcast_join(_read_target(table, meta, tasks), source, "inner")
                  .select(tcol(FILE_COL).alias(FILE_COL), tcol(POS_COL).alias(POS_COL),
                          F.col(f"{self.sa}.`{SOURCE_ID}`").alias(SOURCE_ID)))
-        if self.matched or self.not_matched:
-            pairs = checkpointed(pairs)
         # every row here is a match: SQL's cardinality rule on the (file, position) pairs
-        self.check_cardinality(pairs, F.lit(True), [FILE_COL, POS_COL], self._describe_row)
+        if self.matched or self.not_matched:
+            pairs = self.matches_checked(pairs, FILE_COL, POS_COL, SOURCE_ID, self._describe_row)
         unmatched = None
         if self.not_matched:
             unmatched = self.unmatched_source_rows(

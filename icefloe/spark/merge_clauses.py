@@ -4,6 +4,7 @@ pick, for every joined row, the first clause that applies and the values it writ
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Optional
 
 from icefloe.core.arrow import as_arrow_table, is_arrow_data
@@ -109,6 +110,10 @@ def check_resolvable(spark, schema, sets: dict, table_name: str, condition=None)
                 raise ExpressionError(f"{what} {v!r} names no column of table {table_name} (columns: {columns})"
                                       f"{hint}") from None
             raise ExpressionError(f"{what} {v!r}: {reason.split(' SQLSTATE')[0]}") from None
+
+
+# a failed check of ``icefloe.jvm.MergeCardinality``: its mark, the file, a NUL, the position
+_CARDINALITY_FAILURE = re.compile("icefloe-merge-cardinality:([^\x00]*)\x00([0-9]+)")
 
 
 def checkpointed(df):
@@ -347,6 +352,36 @@ class MergeClauses:
         in_s = F.col(f"{self.sa}.`{S_MARK}`").isNotNull()
         return in_t, in_t & in_s, in_s & ~in_t, in_t & ~in_s
 
+    def matches_checked(self, matched, file_col: str, pos_col: str, source_col: str, describe):
+        """``matched`` (the rows of a join that streams the target past the broadcast source: a
+        target row's matches come one after another in the task that reads it), checkpointed, with
+        SQL's cardinality rule checked by the JVM in the job that makes them (no job of its own);
+        where icefloe's classes are not loaded, by :meth:`check_cardinality` after. ``describe``
+        names the offending row from its (file, position)."""
+        from pyspark.sql import functions as F
+
+        from icefloe.spark import deleted_rows
+
+        check = None
+        if self.matched:
+            check = deleted_rows.jvm_column(lambda spark: spark._jvm.icefloe.jvm.MergeCardinality.check(
+                F.col(file_col)._jc, F.col(pos_col)._jc, F.col(source_col)._jc))
+        try:
+            out = checkpointed(matched if check is None else matched.where(check))
+        except Exception as e:
+            found = _CARDINALITY_FAILURE.search(str(e))
+            if found is None:
+                raise
+            raise self._cardinality_error(describe((found.group(1), int(found.group(2))))) from None
+        if check is None:
+            self.check_cardinality(out, F.lit(True), [file_col, pos_col], describe)
+        return out
+
+    def _cardinality_error(self, row: str) -> MergeCardinalityError:
+        return MergeCardinalityError(
+            f"MERGE into {self.table.name}: {row} matched more than one source row; "
+            "make the source unique on the join keys. Nothing was committed.")
+
     def check_cardinality(self, joined, matched, row_id: list, describe) -> None:
         """SQL's MERGE rule: a target row (identified by the ``row_id`` columns) that more than one
         source row matches is an error, checked only when a MATCHED clause exists. ``describe``
@@ -357,9 +392,7 @@ class MergeClauses:
             return
         dup = joined.where(matched).groupBy(*row_id).count().where(F.col("count") > 1).limit(1).collect()
         if dup:
-            raise MergeCardinalityError(
-                f"MERGE into {self.table.name}: {describe(tuple(dup[0])[:-1])} matched more than one source row; "
-                "make the source unique on the join keys. Nothing was committed.")
+            raise self._cardinality_error(describe(tuple(dup[0])[:-1]))
 
     def clause_column(self, matched, not_matched, by_source):
         """The index of the clause each joined row takes (matched i -> i, not matched j ->

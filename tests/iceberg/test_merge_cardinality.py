@@ -1,0 +1,83 @@
+"""MERGE's cardinality rule (a target row matched by more than one source row is an error) is checked
+inside the job that joins the target with a small, broadcast source: no job of its own. The error
+names the target row (its data file and position) and leaves the table as it was; rows matched once
+each, however many, pass."""
+import pytest
+
+from icefloe.spark import iceberg_dml
+from icefloe.spark.iceberg_dml import MergeCardinalityError
+from icefloe.spark.merge_clauses import MergeClauses
+
+MODES = ["copy-on-write", "merge-on-read"]
+
+
+@pytest.fixture
+def no_separate_check(monkeypatch):
+    """The check after the join (a job of its own) fails the test if it runs."""
+    def refuse(self, *args, **kwargs):
+        raise AssertionError("the cardinality rule was checked by a job of its own")
+
+    monkeypatch.setattr(MergeClauses, "check_cardinality", refuse)
+
+
+def _table(catalog, spark, mode, name="db.c"):
+    """Four data files of 100 rows: ids [0, 400), each file's rows in id order."""
+    t = catalog.create_table(name, "id bigint, name string", properties={"write.merge.mode": mode})
+    for k in range(4):
+        t.append(spark.range(k * 100, (k + 1) * 100, 1, 1).selectExpr("id", "concat('n', cast(id as string)) as name"))
+    return t
+
+
+def _file_of(t, i):
+    (path,) = [f.file_path for f in t.plan_files() if f.lower_bounds and
+               int.from_bytes(f.lower_bounds[1], "little") <= i <= int.from_bytes(f.upper_bounds[1], "little")]
+    return path
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("by_source", [False, True])
+def test_a_row_matched_twice_fails_inside_the_join(catalog, spark, no_separate_check, mode, by_source):
+    t = _table(catalog, spark, mode)
+    before = t.current_snapshot().snapshot_id
+    src = spark.createDataFrame([(5, "a"), (250, "b"), (250, "c"), (390, "d")], "id bigint, name string")
+    m = t.merge(src, "t.id = s.id").when_matched_update({"name": "s.name"}).when_not_matched_insert_all()
+    if by_source:
+        m = m.when_not_matched_by_source_delete("t.id < 0")
+    with pytest.raises(MergeCardinalityError, match="more than one source row") as info:
+        m.execute()
+    assert f"(file {_file_of(t, 250)}, position 50)" in str(info.value)
+    assert t.refresh().current_snapshot().snapshot_id == before
+    assert t.to_arrow().num_rows == 400
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_rows_matched_once_each_pass(catalog, spark, no_separate_check, mode):
+    t = _table(catalog, spark, mode)
+    # every target row matched once; source duplicates only among rows that match no target row,
+    # or that the ON condition's other term keeps from matching
+    rows = [(i, f"u{i}", True) for i in range(0, 400, 3)] + [(1000, "x", True), (1000, "y", True)] + \
+        [(7, "no", False), (7, "never", False)]
+    src = spark.createDataFrame(rows, "id bigint, name string, ok boolean").repartition(3)
+    r = (t.merge(src, "t.id = s.id AND s.ok").when_matched_update({"name": "s.name"})
+         .when_not_matched_insert({"id": "s.id", "name": "s.name"}).execute())
+    assert r["updated"] == len(range(0, 400, 3)) and r["inserted"] == 4
+    got = sorted((x["id"], x["name"]) for x in t.refresh().to_arrow().to_pylist())
+    want = sorted([(i, f"u{i}" if i % 3 == 0 else f"n{i}") for i in range(400)] +
+                  [(1000, "x"), (1000, "y"), (7, "no"), (7, "never")])
+    assert got == want
+
+
+def test_without_the_jvm_classes_the_rule_is_still_checked(catalog, spark, monkeypatch):
+    """Where icefloe's classes cannot be loaded the matches are checked after the join."""
+    from icefloe.spark import deleted_rows
+
+    t = _table(catalog, spark, "merge-on-read")
+    calls = []
+    original = MergeClauses.check_cardinality
+    monkeypatch.setattr(MergeClauses, "check_cardinality",
+                        lambda self, *a, **k: calls.append(1) or original(self, *a, **k))
+    monkeypatch.setattr(deleted_rows, "jvm_column", lambda build: None)
+    src = spark.createDataFrame([(3, "a"), (3, "b")], "id bigint, name string")
+    with pytest.raises(MergeCardinalityError, match=r"position 3\)"):
+        t.merge(src, "t.id = s.id").when_matched_update({"name": "s.name"}).execute()
+    assert calls and iceberg_dml is not None
