@@ -341,9 +341,21 @@ class PartitionEvaluator:
         self.partition_type = partition_type
         self.expr = ex.rewrite_not(projected_expr)
         self._pos = _positions(partition_type)
+        self._seen: dict = {}     # a plan meets the same few partitions in every manifest entry
 
     def eval(self, partition_tuple: Sequence) -> bool:
         values = tuple(partition_tuple) if partition_tuple is not None else ()
+        try:
+            hit = self._seen.get(values)
+        except TypeError:        # a value that cannot be hashed: evaluated every time
+            return self._eval(values)
+        if hit is None:
+            if len(self._seen) >= 65536:
+                self._seen.clear()
+            hit = self._seen[values] = self._eval(values)
+        return hit
+
+    def _eval(self, values: tuple) -> bool:
 
         def lookup(fid: int):
             i = self._pos.get(fid)

@@ -448,41 +448,68 @@ class _EntryDecoder:
             out_fields.append((f["name"], v))
         gen.emit(1, "return {" + ", ".join(f"{n!r}: {v}" for n, v in out_fields) + "}, p")
         self.read_entry = gen.compile("read_entry")
-        # one lazy decoder for all six metrics maps (each from its own offset), sharing the named
-        # types seen above; an absent map is None
-        mg = _CodeGen()
-        mg.names = gen.names
-        mg.emit(0, "def read_metrics(b, offs):")
-        outs = []
-        for k, name in enumerate(METRIC_FIELDS):
-            out = f"m{k}"
-            outs.append(out)
-            if name not in metric_types:
-                mg.emit(1, f"{out} = None")
-                continue
-            ftype, dns = metric_types[name]
-            mg.emit(1, f"p = offs[{k}]")
-            mg.read(ftype, out, 1, dns, as_map=True)
-        mg.emit(1, "return {" + ", ".join(f"{n!r}: {o}" for n, o in zip(METRIC_FIELDS, outs)) + "}")
-        self.read_metrics = mg.compile("read_metrics")
-        # one finder per metrics map: a single column's value, scanned for from the map's offset
-        self.find_metric = []
-        for name in METRIC_FIELDS:
-            if name not in metric_types:
-                self.find_metric.append(None)
-                continue
-            fg = _CodeGen()
-            fg.names = gen.names
-            fg.emit(0, "def find(b, p, want):")
-            ftype, dns = metric_types[name]
-            fg.read(ftype, "m", 1, dns, as_map=True, find="want")
-            fg.emit(1, "return None")
-            self.find_metric.append(fg.compile("find"))
+        # the metrics decoders are compiled when first used (a filtered plan may need two finders,
+        # a partition-pruned one none): compiling them all took as long as decoding 500 entries
+        self._names, self._metric_types = gen.names, metric_types
+        self._read_metrics = None
+        self.find_metric = _Finders(self)
+
+    @property
+    def read_metrics(self):
+        """One lazy decoder for all six metrics maps (each from its own offset), sharing the named
+        types of the entry's schema; an absent map is None."""
+        if self._read_metrics is None:
+            mg = _CodeGen()
+            mg.names = self._names
+            mg.emit(0, "def read_metrics(b, offs):")
+            outs = []
+            for k, name in enumerate(METRIC_FIELDS):
+                out = f"m{k}"
+                outs.append(out)
+                if name not in self._metric_types:
+                    mg.emit(1, f"{out} = None")
+                    continue
+                ftype, dns = self._metric_types[name]
+                mg.emit(1, f"p = offs[{k}]")
+                mg.read(ftype, out, 1, dns, as_map=True)
+            mg.emit(1, "return {" + ", ".join(f"{n!r}: {o}" for n, o in zip(METRIC_FIELDS, outs)) + "}")
+            self._read_metrics = mg.compile("read_metrics")
+        return self._read_metrics
+
+    def compile_finder(self, k: int):
+        """The finder of metrics map ``k`` (of ``METRIC_FIELDS``): one column's value, scanned for
+        from the map's offset; None where the schema has no such map."""
+        name = METRIC_FIELDS[k]
+        if name not in self._metric_types:
+            return None
+        fg = _CodeGen()
+        fg.names = self._names
+        fg.emit(0, "def find(b, p, want):")
+        ftype, dns = self._metric_types[name]
+        fg.read(ftype, "m", 1, dns, as_map=True, find="want")
+        fg.emit(1, "return None")
+        return fg.compile("find")
 
     def _emit_partition(self, gen: _CodeGen, ps, out: str, ind: int, ns: str):
         if not (isinstance(ps, dict) and ps.get("type") == "record"):
             raise _Unsupported("partition is not a record")
         gen.read(ps, out, ind, ns)
+
+
+class _Finders:
+    """An entry decoder's finders by metrics map index, each compiled when first asked for."""
+
+    _UNSET = object()
+
+    def __init__(self, dec: _EntryDecoder):
+        self._dec = dec
+        self._made = [self._UNSET] * len(METRIC_FIELDS)
+
+    def __getitem__(self, k: int):
+        f = self._made[k]
+        if f is self._UNSET:
+            f = self._made[k] = self._dec.compile_finder(k)
+        return f
 
 
 # generated decoders by writer schema (JSON text); None for a schema only fastavro can read

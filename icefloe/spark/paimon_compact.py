@@ -64,7 +64,7 @@ def compact_primary_key_table(spark, table, where=None, target_file_size: Option
     specs = [(task.paths(), [table.schema_by_id(e.file.schema_id).fields for e in task.entries], task.partition,
               task.bucket, task.level, task.drop_deletes, task.changelog, task.vectors_spec(), task.exclude,
               task.levels()) for task in tasks]
-    io, location, name = table.io, table.location, table.name
+    io, location, name = table.io.for_tasks(), table.location, table.name
 
     def compact_one(spec) -> tuple:
         paths, fields, partition, bucket, level, drop_deletes, changelog, vectors, exclude, levels = spec
