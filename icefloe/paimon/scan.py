@@ -124,41 +124,23 @@ def _raw_stats_filter(pred, schema, schemas):
     cannot be read, or whose statistics are laid out unexpectedly, is kept; None when ``pred``
     names no such column."""
     names = pr.referenced_columns(pred) - set(schema.partition_keys)
-    read_by_id = {f.id: f for f in schema.fields}
     if not names or not names <= {f.name for f in schema.fields}:
         return None
-    layouts: dict = {}   # (schema id, value-stats columns) -> (arity, [(name, position, type)], [absent names])
-
-    def layout(schema_id, cols):
-        file_schema = schema if schema_id == schema.id else schemas(schema_id)
-        by_name = {x.name: x for x in file_schema.fields}
-        fields = file_schema.fields if cols is None else [by_name[c] for c in cols]
-        positions = []
-        for i, x in enumerate(fields):
-            rf = x if file_schema is schema else read_by_id.get(x.id)
-            if rf is not None and rf.name in names and (file_schema is schema or _order_kept(x.type, rf.type)):
-                positions.append((rf.name, i, x.type))
-        ids = {x.id for x in file_schema.fields}
-        return len(fields), positions, [rf.name for rf in schema.fields if rf.name in names and rf.id not in ids]
+    layouts: dict = {}   # (schema id, value-stats columns) -> _stats_layout
 
     def keep(f: dict) -> bool:
         try:
             cols = f.get("_VALUE_STATS_COLS")
             key = (f["_SCHEMA_ID"], None if cols is None else tuple(cols))
-            got = layouts.get(key)
-            if got is None:
-                got = layouts[key] = layout(*key)
-            arity, positions, absent = got
-            stats, rows = f["_VALUE_STATS"], f["_ROW_COUNT"]
-            lo, hi, counts = stats["_MIN_VALUES"], stats["_MAX_VALUES"], stats["_NULL_COUNTS"]
-            if int.from_bytes(lo[:4], "big") != arity or int.from_bytes(hi[:4], "big") != arity:
+            layout = layouts.get(key)
+            if layout is None:
+                file_schema = schema if key[0] == schema.id else schemas(key[0])
+                layout = layouts[key] = _stats_layout(schema, file_schema, key[1], names)
+            stats = f["_VALUE_STATS"]
+            lo, hi = stats["_MIN_VALUES"], stats["_MAX_VALUES"]
+            if int.from_bytes(lo[:4], "big") != layout[0] or int.from_bytes(hi[:4], "big") != layout[0]:
                 return True
-            lo, hi, nb = lo[4:], hi[4:], null_bits_size(arity)
-            ranges = {n: pr.ColumnRange(decode_field(lo, nb, i, t), decode_field(hi, nb, i, t),
-                                        counts[i] if counts is not None else None, rows)
-                      for n, i, t in positions}
-            for n in absent:     # a column the file's schema lacks is null in all its rows
-                ranges[n] = pr.ColumnRange(None, None, rows, rows)
+            ranges = _stats_ranges({}, layout, lo[4:], hi[4:], stats["_NULL_COUNTS"], f["_ROW_COUNT"])
         except Exception:
             return True
         return pr.may_match(pred, ranges)
@@ -166,12 +148,43 @@ def _raw_stats_filter(pred, schema, schemas):
     return keep
 
 
+def _stats_layout(schema, file_schema, cols, names) -> tuple:
+    """Where a file's value statistics hold the columns ``names`` of the read ``schema``: (the
+    statistics' field count, [(read column, position, type in the file)], [read columns the
+    file's schema lacks]). ``cols`` is the file's ``_VALUE_STATS_COLS`` (None: every column of
+    its schema). Statistics of a file written with another schema are matched to ``schema``'s
+    columns by field id, and used only where the type kept its values' order (the same type or a
+    widening). Raises KeyError for a statistics column the file's schema lacks."""
+    by_name = {x.name: x for x in file_schema.fields}
+    fields = file_schema.fields if cols is None else [by_name[c] for c in cols]
+    read_by_id = {f.id: f for f in schema.fields}
+    positions = []
+    for i, x in enumerate(fields):
+        rf = x if file_schema is schema else read_by_id.get(x.id)
+        if rf is not None and rf.name in names and (file_schema is schema or _order_kept(x.type, rf.type)):
+            positions.append((rf.name, i, x.type))
+    ids = {x.id for x in file_schema.fields}
+    return len(fields), positions, [rf.name for rf in schema.fields if rf.name in names and rf.id not in ids]
+
+
+def _stats_ranges(ranges: dict, layout: tuple, lo: bytes, hi: bytes, counts, rows: int) -> dict:
+    """``ranges`` with each column of ``layout`` it lacks: its range from the statistics' min and
+    max row bytes (without the arity prefix) and null counts; a column the file lacks is all null."""
+    arity, positions, absent = layout
+    nb = null_bits_size(arity)
+    for n, i, t in positions:
+        if n not in ranges:
+            ranges[n] = pr.ColumnRange(decode_field(lo, nb, i, t), decode_field(hi, nb, i, t),
+                                       counts[i] if counts is not None else None, rows)
+    for n in absent:
+        if n not in ranges:
+            ranges[n] = pr.ColumnRange(None, None, rows, rows)
+    return ranges
+
+
 def _file_may_match(pred, f, schema, part_ranges: dict, schemas=None) -> bool:
-    """Whether a file's value statistics allow rows matching ``pred`` (bound to ``schema``).
-    Statistics of a file written with another schema are laid out by that schema: they
-    are matched to ``schema``'s columns by field id, and used only where the type kept
-    its values' order (the same type or a widening); a column the file's schema lacks
-    is null in every row of the file."""
+    """Whether a file's value statistics allow rows matching ``pred`` (bound to ``schema``), by
+    :func:`_stats_layout`'s rules; only the columns ``pred`` names are decoded."""
     file_schema = schema
     if f.schema_id != schema.id:
         if schemas is None:
@@ -180,35 +193,15 @@ def _file_may_match(pred, f, schema, part_ranges: dict, schemas=None) -> bool:
             file_schema = schemas(f.schema_id)
         except Exception:
             return True
-    if f.value_stats_cols is None:
-        fields = file_schema.fields
-    else:
-        by_name = {x.name: x for x in file_schema.fields}
-        if any(c not in by_name for c in f.value_stats_cols):
+    try:
+        layout = _stats_layout(schema, file_schema, f.value_stats_cols, pr.referenced_columns(pred))
+        lo, hi = f.value_stats.min_values, f.value_stats.max_values
+        if lo.arity != layout[0] or hi.arity != layout[0]:
             return True
-        fields = [by_name[c] for c in f.value_stats_cols]
-    wanted = pr.referenced_columns(pred)
-    read_by_id = {x.id: x for x in schema.fields}
-    ranges = dict(part_ranges)
-    try:   # only the statistics of the columns the filter names are decoded
-        lo, hi, counts = f.value_stats.min_values, f.value_stats.max_values, f.value_stats.null_counts
-        if lo.arity != len(fields) or hi.arity != len(fields):
-            return True
-        nb = null_bits_size(len(fields))
-        for i, x in enumerate(fields):
-            rf = x if file_schema is schema else read_by_id.get(x.id)
-            if rf is None or rf.name not in wanted or rf.name in ranges or \
-                    (file_schema is not schema and not _order_kept(x.type, rf.type)):
-                continue
-            ranges[rf.name] = pr.ColumnRange(decode_field(lo.data, nb, i, x.type), decode_field(hi.data, nb, i, x.type),
-                                             counts[i] if counts is not None else None, f.row_count)
+        ranges = _stats_ranges(dict(part_ranges), layout, lo.data, hi.data, f.value_stats.null_counts,
+                               f.row_count)
     except Exception:
         return True
-    if file_schema is not schema:
-        file_ids = {x.id for x in file_schema.fields}
-        for rf in schema.fields:
-            if rf.id not in file_ids and rf.name not in ranges:
-                ranges[rf.name] = pr.ColumnRange(None, None, f.row_count, f.row_count)
     return pr.may_match(pred, ranges)
 
 
