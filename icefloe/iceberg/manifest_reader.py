@@ -13,7 +13,7 @@ from typing import Iterable, Optional
 
 from icefloe.core.io import FileIO
 from icefloe.errors import CorruptMetadataError, IcefloeError
-from icefloe.iceberg import manifest_avro
+from icefloe.iceberg import manifest_avro, manifest_codegen
 from icefloe.iceberg.manifest import ADDED, DELETED, DataFile, ManifestEntry
 from icefloe.iceberg.manifest_list import DATA_MANIFEST, ManifestFile, read_manifest_list
 from icefloe.iceberg.snapshot import Snapshot
@@ -36,7 +36,7 @@ def clear_manifest_cache() -> None:
     _MANIFEST_CACHE.clear()
     _FILTERED_ONCE.clear()
     _LIST_CACHE.clear()
-    manifest_avro.clear_decoders()
+    manifest_codegen.clear_decoders()
 
 
 def load_manifest_list(io: FileIO, path: str) -> list[ManifestFile]:
