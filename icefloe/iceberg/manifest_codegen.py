@@ -254,83 +254,77 @@ class _EntryDecoder:
         top = gen.resolve(schema)
         if not (isinstance(top, dict) and top.get("type") == "record"):
             raise _Unsupported("manifest entry is not a record")
-        gen.emit(0, "def read_entry(b, p):")
         ns = top.get("__ns", "")
-        out_fields = []
         self.partition_schema = None
-        metric_types = {}
+        self._metric_types: dict = {}
+        gen.emit(0, "def read_entry(b, p):")
+        top_vars, file_var, file_vars = self._walk_entry(gen, top, ns)
+        if file_var is not None:
+            gen.emit(1, f"{file_var} = {{" + "".join(f"{n!r}: {v}, " for n, v in file_vars.items())
+                     + f"'@': {self._offsets()}}}")
+        gen.emit(1, "return {" + ", ".join(f"{n!r}: {v}" for n, v in top_vars.items()) + "}, p")
+        self.read_entry = gen.compile("read_entry")
+        self.skim_entry = self._skimmer(top, ns, gen.names)
+        # the metrics decoders are compiled when first used (a filtered plan may need two finders,
+        # a partition-pruned one none): compiling them all took as long as decoding 500 entries
+        self._names = gen.names
+        self._read_metrics = None
+        self.find_metric = _Finders(self)
+
+    def _walk_entry(self, gen: _CodeGen, top: dict, ns: str, decoded: Optional[set] = None):
+        """Emit the walk over one entry: each field decoded into a variable (with ``decoded``, only
+        the fields it names and the data file's partition; the rest skipped), the data file's
+        metrics maps skipped with their offsets kept in ``o_<name>``. Returns the top-level fields'
+        variables, the data file record's variable (None where it is not a record) and its
+        fields' variables; notes the metrics maps' types and the partition schema on the way."""
+        top_vars, file_var, file_vars = {}, None, {}
         for f in top["fields"]:
             v = gen.var()
             ft = gen.resolve(f["type"], ns)
             if f["name"] == "data_file" and isinstance(ft, dict) and ft.get("type") == "record":
                 dns = ft.get("__ns", ns)
-                gen.emit(1, f"{v} = {{}}")
+                file_var = top_vars[f["name"]] = v
                 for df in ft["fields"]:
-                    dv = gen.var()
-                    if df["name"] in _METRIC_SET:
-                        gen.emit(1, f"o_{df['name']} = p")
+                    dv, name = gen.var(), df["name"]
+                    if name in _METRIC_SET:
+                        gen.emit(1, f"o_{name} = p")
                         gen.read(df["type"], dv, 1, dns, skip=True)
-                        metric_types[df["name"]] = (df["type"], dns)
-                        continue
-                    if df["name"] == "partition":
+                        self._metric_types[name] = (df["type"], dns)
+                    elif name == "partition":
                         self.partition_schema = gen.resolve(df["type"], dns)
                         self._emit_partition(gen, self.partition_schema, dv, 1, dns)
-                    else:
+                        file_vars[name] = dv
+                    elif decoded is None or name in decoded:
                         gen.read(df["type"], dv, 1, dns)
-                    gen.emit(1, f"{v}[{df['name']!r}] = {dv}")
-                offs = ", ".join(f"o_{n}" if n in metric_types else "None" for n in METRIC_FIELDS)
-                gen.emit(1, f"{v}['@'] = ({offs})")
-            else:
+                        file_vars[name] = dv
+                    else:
+                        gen.read(df["type"], dv, 1, dns, skip=True)
+            elif decoded is None or f["name"] in decoded:
                 gen.read(f["type"], v, 1, ns)
-            out_fields.append((f["name"], v))
-        gen.emit(1, "return {" + ", ".join(f"{n!r}: {v}" for n, v in out_fields) + "}, p")
-        self.read_entry = gen.compile("read_entry")
-        self.skim_entry = self._skimmer(top, ns, gen.names)
-        # the metrics decoders are compiled when first used (a filtered plan may need two finders,
-        # a partition-pruned one none): compiling them all took as long as decoding 500 entries
-        self._names, self._metric_types = gen.names, metric_types
-        self._read_metrics = None
-        self.find_metric = _Finders(self)
+                top_vars[f["name"]] = v
+            else:
+                gen.read(f["type"], v, 1, ns, skip=True)
+        return top_vars, file_var, file_vars
+
+    def _offsets(self) -> str:
+        """The tuple of the metrics maps' offset variables, in ``METRIC_FIELDS`` order (None for a
+        map the schema lacks), as generated code."""
+        return "(" + ", ".join(f"o_{n}" if n in self._metric_types else "None" for n in METRIC_FIELDS) + ")"
 
     def _skimmer(self, top: dict, ns: str, names: dict):
-        """``skim_entry(b, p)`` (None for a schema without a status and a data file): what a
-        filtered plan judges an entry by -- (status, content, record count, partition record, the
-        metrics maps' offsets, the next entry's offset) -- with every other field skipped, not decoded (no strings, no dicts): most entries of such
-        a plan are dropped, and only the kept ones are read again whole."""
-        fields = {f["name"] for f in top["fields"]}
-        if "status" not in fields or "data_file" not in fields:
-            return None
+        """``skim_entry(b, p)`` (None for a schema without a status and a data file record): what
+        a filtered plan judges an entry by -- (status, content, record count, partition record,
+        the metrics maps' offsets, the next entry's offset) -- with every other field skipped, not
+        decoded (no strings, no dicts): most entries of such a plan are dropped, and only the kept
+        ones are read again whole."""
         sg = _CodeGen()
         sg.names = names
         sg.emit(0, "def skim_entry(b, p):")
-        status = content = count = part = "None"
-        offsets = {}
-        for f in top["fields"]:
-            v = sg.var()
-            ft = sg.resolve(f["type"], ns)
-            if f["name"] == "data_file" and isinstance(ft, dict) and ft.get("type") == "record":
-                dns = ft.get("__ns", ns)
-                for df in ft["fields"]:
-                    dv = sg.var()
-                    if df["name"] in _METRIC_SET:
-                        offsets[df["name"]] = f"o_{df['name']}"
-                        sg.emit(1, f"o_{df['name']} = p")
-                        sg.read(df["type"], dv, 1, dns, skip=True)
-                    elif df["name"] == "partition":
-                        self._emit_partition(sg, sg.resolve(df["type"], dns), dv, 1, dns)
-                        part = dv
-                    elif df["name"] in ("content", "record_count"):
-                        sg.read(df["type"], dv, 1, dns)
-                        content, count = (dv, count) if df["name"] == "content" else (content, dv)
-                    else:
-                        sg.read(df["type"], dv, 1, dns, skip=True)
-            elif f["name"] == "status":
-                sg.read(f["type"], v, 1, ns)
-                status = v
-            else:
-                sg.read(f["type"], v, 1, ns, skip=True)
-        offs = ", ".join(offsets.get(n, "None") for n in METRIC_FIELDS)
-        sg.emit(1, f"return {status}, {content}, {count}, {part}, ({offs}), p")
+        top_vars, file_var, file_vars = self._walk_entry(sg, top, ns, {"status", "content", "record_count"})
+        if "status" not in top_vars or file_var is None:
+            return None
+        got = [file_vars.get(n, "None") for n in ("content", "record_count", "partition")]
+        sg.emit(1, f"return {top_vars['status']}, {', '.join(got)}, {self._offsets()}, p")
         return sg.compile("skim_entry")
 
     @property
