@@ -10,6 +10,7 @@ from typing import Optional
 from icefloe.core.arrow import as_arrow_table, is_arrow_data
 from icefloe.core.types import to_spark_schema, to_spark_type
 from icefloe.errors import ExpressionError, MergeCardinalityError, SchemaMismatchError
+from icefloe.spark import deleted_rows
 from icefloe.spark.align import check_assignable, checked_cast, explain_spark_error, fitted_column, restructured
 from icefloe.spark.scans import empty_frame
 
@@ -359,8 +360,6 @@ class MergeClauses:
         where icefloe's classes are not loaded, by :meth:`check_cardinality` after. ``describe``
         names the offending row from its (file, position)."""
         from pyspark.sql import functions as F
-
-        from icefloe.spark import deleted_rows
 
         check = None
         if self.matched:
