@@ -66,13 +66,15 @@ class FileStore:
 
     # ------------------------------------------------------------------ manifests
     def read_manifest(self, name: str, expected_size: Optional[int] = None,
-                      keep_partition=None, keep_file=None) -> list[mf.ManifestEntry]:
+                      keep_partition=None, keep_file=None, keep_stats=None) -> list[mf.ManifestEntry]:
         """The entries of manifest ``name``; ``expected_size`` as in ``read_manifest_list``
         (the size its manifest list recorded). With ``keep_partition`` (a predicate on a
         partition's row bytes) only the entries of the partitions it keeps: a pruned scan
         builds no objects for the rest. ``keep_file`` (a predicate on an ADD's raw file record,
         see ``manifest.entries_from_records``) drops more ADDs where the manifest's entries are
-        not already built; the caller still checks every entry it gets."""
+        not already built; the caller still checks every entry it gets. ``keep_stats`` (a
+        predicate on partition statistics and a row count) skips whole blocks of a manifest
+        that indexes them, on a pruned first read."""
         with self._lock:
             cached = self._cache.get(name)
             raw = self._raw_cache.get(name) if cached is None else None
@@ -92,7 +94,7 @@ class FileStore:
                 if len(self._pruned_once) > 4096:
                     self._pruned_once.clear()
                 self._pruned_once.add(name)
-            kept = None if keep_partition is None or again else mf.read_kept_records(data, path, keep_partition)
+            kept = None if keep_partition is None or again else mf.read_kept_records(data, path, keep_partition, keep_stats)
             raw = mf.read_manifest_records(data, path) if kept is None else None
             _check_size(path, data, expected_size, "its manifest list")
             if kept is not None:
@@ -121,7 +123,7 @@ class FileStore:
         metas = []
         codec = mf.avro_codec(self.options.manifest_compression)
         for i, (data, chunk) in enumerate(mf.encode_manifests(entries, self.options.manifest_target_file_size,
-                                                                codec)):
+                                                                codec, self.partition_types)):
             name = f"{base}-{i}"
             self.io.write_bytes(self.manifest_path(name), data, overwrite=False)
             if created is not None:
@@ -137,19 +139,19 @@ class FileStore:
 
     # ------------------------------------------------------------------ live files
     def entries(self, manifests: Sequence[mf.ManifestFileMeta], keep_partition=None,
-                keep_file=None) -> list[mf.ManifestEntry]:
+                keep_file=None, keep_stats=None) -> list[mf.ManifestEntry]:
         """The entries of ``manifests``, in their order; on an object store the manifests are read
         concurrently (each read is a request with its own latency)."""
         if self.io.parallel_reads > 1 and len(manifests) > 1:
             from concurrent.futures import ThreadPoolExecutor
 
             with ThreadPoolExecutor(max_workers=min(self.io.parallel_reads, len(manifests))) as pool:
-                parts = list(pool.map(lambda m: self.read_manifest(m.file_name, m.file_size, keep_partition, keep_file),
+                parts = list(pool.map(lambda m: self.read_manifest(m.file_name, m.file_size, keep_partition, keep_file, keep_stats),
                                       manifests))
             return [e for part in parts for e in part]
         out: list = []
         for m in manifests:
-            out.extend(self.read_manifest(m.file_name, m.file_size, keep_partition, keep_file))
+            out.extend(self.read_manifest(m.file_name, m.file_size, keep_partition, keep_file, keep_stats))
         return out
 
     def live_entries(self, snapshot: Optional[Snapshot]) -> list[mf.ManifestEntry]:

@@ -32,6 +32,7 @@ import fastavro
 
 from icefloe.errors import CorruptMetadataError
 from icefloe.paimon.binary_row import BinaryRow, decode_row, encode_row
+from icefloe.paimon import manifest_blocks
 from icefloe.paimon.data_file import DataFileMeta, SimpleStats
 from icefloe.errors import DuplicateFileError  # noqa: F401 - defined in icefloe.errors, importable here too
 
@@ -308,11 +309,12 @@ except ImportError:  # pragma: no cover - fastavro is pinned to a version that h
 _ENTRY_FIELDS = ("_VERSION", "_KIND", "_PARTITION", "_BUCKET", "_TOTAL_BUCKETS", "_FILE")
 
 
-def read_kept_records(data: bytes, path: str, keep_partition) -> Optional[list]:
+def read_kept_records(data: bytes, path: str, keep_partition, keep_stats=None) -> Optional[list]:
     """The records of a manifest whose partitions ``keep_partition`` keeps (checked as
     ``read_manifest_records`` checks them), the others' ``_FILE`` skipped without being decoded;
     None where the file is not laid out as Paimon writes manifests (its fields in that order, the
-    first five ints and bytes)."""
+    first five ints and bytes). ``keep_stats(stats, rows)`` judges a block of a manifest that
+    indexes its blocks (``manifest_blocks``): a block it rules out is not read at all."""
     if _avro_record is None:
         return None
     try:
@@ -322,8 +324,15 @@ def read_kept_records(data: bytes, path: str, keep_partition) -> Optional[list]:
                 or tuple(f.get("type") for f in fields[:5]) != ("int", "int", "bytes", "int", "int")):
             return None
         file_schema, named = fields[5]["type"], getattr(blocks, "_named_schemas", {})
+        index = manifest_blocks.block_index(blocks.metadata) if keep_stats is not None else None
+        if index is not None:
+            blocks = list(blocks)
+            if [n for n, _ in index] != [b.num_records for b in blocks]:
+                index = None   # not the blocks it describes: read them all
         out = []
-        for block in blocks:
+        for b, block in enumerate(blocks):
+            if index is not None and not keep_stats(index[b][1], index[b][0]):
+                continue
             stream = block.bytes_
             for _ in range(block.num_records):
                 version, kind, partition = _avro_long(stream), _avro_long(stream), _avro_bytes(stream)
@@ -359,12 +368,23 @@ def entries_from_records(records: list, path: str = "<manifest>", keep_partition
 
 
 def encode_manifests(entries: Sequence[ManifestEntry], target_size: int,
-                     codec: str = "zstandard") -> list[tuple[bytes, list[ManifestEntry]]]:
+                     codec: str = "zstandard", partition_types: Sequence = ()) -> list[tuple[bytes, list[ManifestEntry]]]:
     """Encode entries as one or more manifest files, rolling to a new file once a file
-    has reached ``target_size`` bytes (measured on the written, compressed blocks)."""
+    has reached ``target_size`` bytes (measured on the written, compressed blocks). With
+    ``partition_types`` (a partitioned table's) and more than a block's worth of entries, the
+    entries are grouped by partition and each file indexes its blocks (``manifest_blocks``)."""
     out = []
     sync = max(256, min(16000, target_size // 4))
     i = 0
+    if partition_types and len(entries) > manifest_blocks.MIN_BLOCK_ENTRIES:
+        entries = manifest_blocks.grouped_by_partition(entries, partition_types)
+        encoded = [entry_to_avro(e) for e in entries]
+        while i < len(entries):
+            data, n = manifest_blocks.encode_file(encoded[i:], entries[i:], codec, _PARSED_ENTRY, sync, target_size,
+                                                  partition_types, partition_stats)
+            out.append((data, list(entries[i:i + n])))
+            i += n
+        return out
     while i < len(entries):
         buf = _io.BytesIO()
         w = fastavro.write.Writer(buf, _PARSED_ENTRY, codec=codec, sync_interval=sync)

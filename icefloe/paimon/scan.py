@@ -65,7 +65,7 @@ def plan(store: FileStore, snapshot: Optional[Snapshot], where=None, schema=None
     part_types = store.partition_types
     manifests = store.data_manifests(snapshot)
     part_cache: dict = {}
-    keep_partition = None
+    keep_partition = keep_stats = None
     if pruning and part_keys and pr.referenced_columns(pred) & set(part_keys):
         manifests = [m for m in manifests if _manifest_may_match(pred, m, part_keys, part_types)]
         verdicts: dict = {}
@@ -79,8 +79,11 @@ def plan(store: FileStore, snapshot: Optional[Snapshot], where=None, schema=None
                 ranges = {k: pr.ColumnRange(v, v, 1 if v is None else 0, 1) for k, v in zip(part_keys, values)}
                 ok = verdicts[data] = pr.may_match(pred, ranges)
             return ok
+
+        def keep_stats(stats, rows: int) -> bool:   # a block of an indexed manifest
+            return _stats_may_match(pred, stats, rows, part_keys, part_types)
     keep_file = _raw_stats_filter(pred, schema, schemas) if pruning and not schema.primary_keys else None
-    live = store.merge_live(store.entries(manifests, keep_partition, keep_file))
+    live = store.merge_live(store.entries(manifests, keep_partition, keep_file, keep_stats))
     buckets = _selected_buckets(pred, schema) if pruning else None
     out = []
     for e in live:
@@ -110,8 +113,12 @@ def plan(store: FileStore, snapshot: Optional[Snapshot], where=None, schema=None
 
 
 def _manifest_may_match(pred, m: mf.ManifestFileMeta, keys, types) -> bool:
-    mins, maxs, nulls = m.partition_stats.decode(types)
-    rows = m.num_added_files + m.num_deleted_files
+    return _stats_may_match(pred, m.partition_stats, m.num_added_files + m.num_deleted_files, keys, types)
+
+
+def _stats_may_match(pred, stats, rows: int, keys, types) -> bool:
+    """Whether entries with these partition statistics may hold a partition ``pred`` admits."""
+    mins, maxs, nulls = stats.decode(types)
     ranges = {k: pr.ColumnRange(lo, hi, n, rows) for k, lo, hi, n in zip(keys, mins, maxs, nulls)}
     return pr.may_match(pred, ranges)
 
