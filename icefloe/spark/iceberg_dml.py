@@ -634,14 +634,24 @@ class MergeBuilder(MergeClauses):
         if source is not None:
             labelled = self._broadcast_plan(meta, tasks, source, need_target, label, tcol)
         else:
+            # a large source: the join's own jobs check the cardinality rule where they can
+            equal_keys = bool(keys or self.join_keys(schema))
+
             def labelled(file_tasks):
-                joined, tcol_, marks = self.join(_read_target(table, meta, file_tasks), need_target)
+                joined, tcol_, marks, _ = self.joined_checked(_read_target(table, meta, file_tasks), need_target,
+                                                              equal_keys, FILE_COL, POS_COL)
                 return label(joined, tcol_, marks)
 
-            joined, _, marks = self.join(_read_target(table, meta, tasks), need_target)
-            self.check_cardinality(joined, marks[1], [tcol(FILE_COL), tcol(POS_COL)], self._describe_row)
-        return _commit_changes(table, "merge", meta, snap, tasks, labelled, self.isolation, scope_by_partition=True,
-                               every_row=need_target)
+            joined, _, marks, checked = self.joined_checked(_read_target(table, meta, tasks), need_target,
+                                                            equal_keys, FILE_COL, POS_COL)
+            if not checked:
+                self.check_cardinality(joined, marks[1], [tcol(FILE_COL), tcol(POS_COL)], self._describe_row)
+        try:
+            return _commit_changes(table, "merge", meta, snap, tasks, labelled, self.isolation,
+                                   scope_by_partition=True, every_row=need_target)
+        except Exception as e:
+            self.raise_cardinality_failure(e, self._describe_row)
+            raise
 
     @staticmethod
     def _describe_row(row) -> str:

@@ -127,9 +127,14 @@ class AppendMerge(MergeClauses):
         table = self.table
         base, entries = _target(table, None)
         schema = table.schema
-        joined, tcol, (in_t, matched, not_matched, by_source) = self.join(_read(table, entries), True)
-        self.check_cardinality(joined, matched, [tcol(FILE_COL), tcol(POS_COL)],
-                               lambda row: f"a target row (file {row[0]}, position {row[1]})")
+        def describe(row):
+            return f"a target row (file {row[0]}, position {row[1]})"
+
+        # the cardinality rule checked in the job that writes the rows, where it can be
+        joined, tcol, (in_t, matched, not_matched, by_source), checked = self.joined_checked(
+            _read(table, entries), True, bool(self.join_keys(schema)), FILE_COL, POS_COL)
+        if not checked:
+            self.check_cardinality(joined, matched, [tcol(FILE_COL), tcol(POS_COL)], describe)
         chain, clauses = self.clause_column(matched, not_matched, by_source)
         joined = joined.withColumn(CLAUSE, chain)
         values = self.clause_values(schema.fields, F.col(CLAUSE), clauses, tcol,
@@ -137,4 +142,8 @@ class AppendMerge(MergeClauses):
         rows = joined.select(*values, tcol(FILE_COL).alias(FILE_COL), action_column(clauses, in_t).alias(ACTION))
         if not clauses:
             return dict(NONE)
-        return _apply(table, "merge", base, entries, rows)
+        try:
+            return _apply(table, "merge", base, entries, rows)
+        except Exception as e:
+            self.raise_cardinality_failure(e, describe)
+            raise

@@ -1,7 +1,8 @@
 """MERGE's cardinality rule (a target row matched by more than one source row is an error) is checked
-inside the job that joins the target with a small, broadcast source: no job of its own. The error
-names the target row (its data file and position) and leaves the table as it was; rows matched once
-each, however many, pass."""
+inside the job that joins the target with the source: a small source broadcast, or a large one
+shuffled (even with Spark splitting skewed partitions), no job of its own. The error names the
+target row (its data file and position) and leaves the table as it was; rows matched once each,
+however many, pass."""
 import pytest
 
 from icefloe.spark import iceberg_dml
@@ -20,6 +21,15 @@ def no_separate_check(monkeypatch):
     monkeypatch.setattr(MergeClauses, "check_cardinality", refuse)
 
 
+@pytest.fixture(params=["small", "large"])
+def source_size(request, spark):
+    """"large": the session's broadcast joins off, so MERGE takes its shuffled-join path."""
+    if request.param == "large":
+        spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    yield request.param
+    spark.conf.unset("spark.sql.autoBroadcastJoinThreshold")
+
+
 def _table(catalog, spark, mode, name="db.c"):
     """Four data files of 100 rows: ids [0, 400), each file's rows in id order."""
     t = catalog.create_table(name, "id bigint, name string", properties={"write.merge.mode": mode})
@@ -36,7 +46,8 @@ def _file_of(t, i):
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("by_source", [False, True])
-def test_a_row_matched_twice_fails_inside_the_join(catalog, spark, no_separate_check, mode, by_source):
+def test_a_row_matched_twice_fails_inside_the_join(catalog, spark, no_separate_check, source_size, mode,
+                                                   by_source):
     t = _table(catalog, spark, mode)
     before = t.current_snapshot().snapshot_id
     src = spark.createDataFrame([(5, "a"), (250, "b"), (250, "c"), (390, "d")], "id bigint, name string")
@@ -51,7 +62,7 @@ def test_a_row_matched_twice_fails_inside_the_join(catalog, spark, no_separate_c
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_rows_matched_once_each_pass(catalog, spark, no_separate_check, mode):
+def test_rows_matched_once_each_pass(catalog, spark, no_separate_check, source_size, mode):
     t = _table(catalog, spark, mode)
     # every target row matched once; source duplicates only among rows that match no target row,
     # or that the ON condition's other term keeps from matching
@@ -65,6 +76,51 @@ def test_rows_matched_once_each_pass(catalog, spark, no_separate_check, mode):
     want = sorted([(i, f"u{i}" if i % 3 == 0 else f"n{i}") for i in range(400)] +
                   [(1000, "x"), (1000, "y"), (7, "no"), (7, "never")])
     assert got == want
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_skewed_large_source_is_checked_inside_the_join(catalog, spark, no_separate_check, mode):
+    """A large source whose shuffle partition holding key 123 is skewed (thousands of other keys
+    that hash with it), 123 itself coming once from each of its two partitions:
+    Spark splits a skewed partition by the source tasks that wrote it and copies the other side's
+    rows to each split, so were the source side split, each split would see 123 matched once. The
+    target side is the one kept whole: the two matches are seen by one task."""
+    t = _table(catalog, spark, mode)
+    before = t.current_snapshot().snapshot_id
+    n = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    filler = [r[0] for r in spark.range(100_000, 160_000).where(
+        f"pmod(hash(id), {n}) = pmod(hash(cast(123 as bigint)), {n})").limit(3000).collect()]
+    rows = [(123, "first")] + [(i, "f") for i in filler] + [(123, "last")]
+    src = spark.createDataFrame(spark.sparkContext.parallelize(rows, 2), "id bigint, name string")
+    assert [[r[1] for r in p if r[0] == 123] for p in src.rdd.glom().collect()] == [["first"], ["last"]]
+    settings = {"spark.sql.autoBroadcastJoinThreshold": "-1", "spark.sql.adaptive.skewJoin.enabled": "true",
+                "spark.sql.adaptive.skewJoin.skewedPartitionFactor": "1",
+                "spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes": "1",
+                "spark.sql.adaptive.advisoryPartitionSizeInBytes": "512"}
+    for k, v in settings.items():
+        spark.conf.set(k, v)
+    try:
+        with pytest.raises(MergeCardinalityError, match="more than one source row") as info:
+            t.merge(src, "t.id = s.id").when_matched_update({"name": "s.name"}).execute()
+    finally:
+        for k in settings:
+            spark.conf.unset(k)
+    assert f"(file {_file_of(t, 123)}, position 23)" in str(info.value)
+    assert t.refresh().current_snapshot().snapshot_id == before
+
+
+def test_a_large_source_joined_without_an_equality_is_checked_by_a_job(catalog, spark, monkeypatch, source_size):
+    """An ON condition with no equality of a target and a source column may be joined by a nested
+    loop over either side: the rule is checked after the join, by a job of its own."""
+    t = _table(catalog, spark, "copy-on-write")
+    calls = []
+    original = MergeClauses.check_cardinality
+    monkeypatch.setattr(MergeClauses, "check_cardinality",
+                        lambda self, *a, **k: calls.append(1) or original(self, *a, **k))
+    src = spark.createDataFrame([(3, "a"), (4, "b")], "id bigint, name string")
+    with pytest.raises(MergeCardinalityError, match=r"position 3\)"):
+        t.merge(src, "t.id BETWEEN s.id - 1 AND s.id").when_matched_update({"name": "s.name"}).execute()
+    assert len(calls) == (1 if source_size == "large" else 0)
 
 
 def test_without_the_jvm_classes_the_rule_is_still_checked(catalog, spark, monkeypatch):

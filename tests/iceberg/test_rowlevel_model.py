@@ -14,7 +14,8 @@ step = st.one_of(
     st.tuples(st.just("append"), st.lists(st.integers(0, 9), min_size=1, max_size=4)),
     st.tuples(st.just("delete"), st.integers(0, 9)),
     st.tuples(st.just("update"), st.integers(0, 9)),
-    st.tuples(st.just("merge"), st.lists(st.integers(0, 12), min_size=1, max_size=3, unique=True)),
+    st.tuples(st.sampled_from(["merge", "merge_shuffled"]), st.lists(st.integers(0, 12), min_size=1, max_size=3,
+                                                                    unique=True)),
     st.tuples(st.just("delete_by_key"), st.integers(0, 9)),
     st.tuples(st.just("compact"), st.none()),
 )
@@ -51,13 +52,18 @@ def run_history(catalog, spark, mode, steps):
         elif kind == "update":
             t.update({"v": "v + 1"}, where=f"id >= {arg}")
             model = [(i, v + 1 if i >= arg else v, p) for i, v, p in model]
-        elif kind == "merge":
+        elif kind in ("merge", "merge_shuffled"):
             ids = set(r[0] for r in model)
             if any(sum(1 for r in model if r[0] == i) > 1 for i in arg):
                 continue  # a target row matched twice is an error in MERGE; covered elsewhere
             src = spark.createDataFrame([(i, -i, "x" if i % 2 else "y") for i in arg], "id bigint, v bigint, p string")
-            (t.merge(src, "t.id = s.id").when_matched_delete(condition="s.id % 3 = 0")
-             .when_matched_update({"v": "s.v"}).when_not_matched_insert_all().execute())
+            if kind == "merge_shuffled":   # no broadcast: the large-source path, its shuffled join
+                spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+            try:
+                (t.merge(src, "t.id = s.id").when_matched_delete(condition="s.id % 3 = 0")
+                 .when_matched_update({"v": "s.v"}).when_not_matched_insert_all().execute())
+            finally:
+                spark.conf.unset("spark.sql.autoBroadcastJoinThreshold")
             out = []
             for i, v, p in model:
                 if i in arg:

@@ -122,6 +122,33 @@ def test_bad_statements_change_nothing(table, paimon_spark):
     assert sorted(r["id"] for r in table.to_arrow().to_pylist()) == list(range(15))
 
 
+@pytest.mark.parametrize("broadcast", [True, False])
+def test_merge_checks_cardinality_in_the_job_that_joins(table, paimon_spark, monkeypatch, broadcast):
+    """A target row matched twice fails the job that joins and counts: no check job of its own,
+    with the source broadcast or shuffled; the error names the row's file and position."""
+    from icefloe.spark.merge_clauses import MergeClauses
+
+    def refuse(self, *a, **k):
+        raise AssertionError("the cardinality rule was checked by a job of its own")
+
+    monkeypatch.setattr(MergeClauses, "check_cardinality", refuse)
+    (path,) = [e.file.file_path for e in table.plan(where="id = 7")]
+    before = table.current_snapshot().id
+    src = paimon_spark.createDataFrame([(7, "y", "a"), (1, "x", "b"), (7, "y", "c")], "id bigint, p string, v string")
+    if not broadcast:
+        paimon_spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    try:
+        with pytest.raises(MergeCardinalityError, match="more than one source row") as info:
+            table.merge(src, "t.id = s.id").when_matched_update({"v": "s.v"}).execute()
+    finally:
+        paimon_spark.conf.unset("spark.sql.autoBroadcastJoinThreshold")
+    assert f"(file {path}, position 2)" in str(info.value)
+    assert table.refresh().current_snapshot().id == before
+    r = table.merge(src.where("v != 'c'"), "t.id = s.id").when_matched_update({"v": "s.v"}).execute()
+    assert r["updated"] == 2
+    assert {x["id"]: x["v"] for x in table.refresh().to_arrow().to_pylist()}[7] == "a"
+
+
 def test_fixed_buckets_and_evolved_schema(spark_catalog, paimon_warehouse):
     t = spark_catalog.create_table("db.a", "id bigint not null, v string",
                                    properties={"bucket": "2", "bucket-key": "id"})
