@@ -376,30 +376,28 @@ class MergeClauses:
 
     def joined_checked(self, target, need_target: bool, equal_keys: bool, file_col: str, pos_col: str):
         """:meth:`join`, with SQL's cardinality rule checked by the JVM in whichever job reads the
-        joined rows (no job of its own) where that is sound: a MATCHED clause, an ON condition with
-        an equality of a target and a source column (``equal_keys``: Spark joins on it, never by a
-        nested loop over a broadcast target), and icefloe's classes loaded. The target is then kept
-        on a preserved side (an inner join becomes a left outer one, a right outer one a full
-        outer one, the extra target rows dropped in the same filter): Spark neither broadcasts that
-        side nor splits the other side's skewed partitions, so every match of a target row is made
-        in the one task that reads the row, which fails on a (file, position) matched twice.
-        Returns the joined rows, ``join``'s column function and conditions, and whether the rule
-        is checked."""
+        joined rows (no job of its own) where that is sound: a MATCHED clause, the target on a
+        preserved side of the join (``need_target``: a left or full outer join), an ON condition
+        with an equality of a target and a source column (``equal_keys``: Spark joins on it, not
+        by a nested loop over a broadcast target), and icefloe's classes loaded. Spark then
+        neither broadcasts the target nor splits the source's side of a skewed partition, so every
+        match of a target row is made in the one task that reads the row, which fails on a (file,
+        position) matched twice. An inner or right outer join is not widened to keep the target:
+        Spark filters the target's side of those by the source's keys before the shuffle (a runtime
+        bloom filter), which saves more than the check job costs. Returns the joined rows,
+        ``join``'s column function and conditions, and whether the rule is checked."""
         from pyspark.sql import functions as F
 
         check = None
-        if self.matched and equal_keys:
+        if self.matched and need_target and equal_keys:
             check = deleted_rows.jvm_column(lambda spark: spark._jvm.icefloe.jvm.MergeCardinality.checkEach(
                 F.col(f"{self.ta}.`{file_col}`")._jc, F.col(f"{self.ta}.`{pos_col}`")._jc,
                 F.col(f"{self.sa}.`{S_MARK}`")._jc))
+        joined, tcol, marks = self.join(target, need_target)
         if check is None:
-            return (*self.join(target, need_target), False)
-        joined, tcol, marks = self.join(target, True)
-        in_t, matched = marks[0], marks[1]
-        # one nondeterministic condition: Spark neither pushes it below the join nor turns the
-        # outer join back into the inner one
-        joined = joined.where(F.when(matched, check).otherwise(F.lit(True) if need_target else ~in_t))
-        return joined, tcol, marks, True
+            return joined, tcol, marks, False
+        # one nondeterministic condition: Spark does not push it below the join
+        return joined.where(F.when(marks[1], check).otherwise(F.lit(True))), tcol, marks, True
 
     def raise_cardinality_failure(self, error: BaseException, describe) -> None:
         """Raise ``MergeCardinalityError`` for a job that a JVM cardinality check failed (its
