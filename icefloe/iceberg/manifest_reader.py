@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Iterable, Optional
 
+from icefloe.core.first_reads import FirstReads
 from icefloe.core.io import FileIO
 from icefloe.errors import CorruptMetadataError, IcefloeError
 from icefloe.iceberg import manifest_avro, manifest_codegen
@@ -22,7 +23,7 @@ from icefloe.iceberg.table_metadata import TableMetadata
 _MANIFEST_CACHE: "OrderedDict[tuple, list]" = OrderedDict()
 _LIST_CACHE: "OrderedDict[str, list]" = OrderedDict()
 _CACHE_MAX = 4096
-_FILTERED_ONCE: set = set()    # manifests a filtered scan has read once (and not kept)
+_FILTERED_ONCE = FirstReads(_CACHE_MAX)    # manifests a filtered scan has read once (and not kept)
 
 
 def _cache_put(cache: OrderedDict, key, value):
@@ -57,11 +58,8 @@ def load_manifest_entries(io: FileIO, meta: TableMetadata, m: ManifestFile, keep
     for what it keeps; a repeated one finds the manifest decoded."""
     key = (m.manifest_path, m.added_snapshot_id, m.sequence_number, m.first_row_id)
     hit = _MANIFEST_CACHE.get(key)
-    if hit is None and keep is not None and key not in _FILTERED_ONCE and \
-            (m.first_row_id is None or m.content != DATA_MANIFEST):   # v3 row ids count every entry
-        if len(_FILTERED_ONCE) > _CACHE_MAX:
-            _FILTERED_ONCE.clear()
-        _FILTERED_ONCE.add(key)
+    if hit is None and keep is not None and (m.first_row_id is None or m.content != DATA_MANIFEST) \
+            and _FILTERED_ONCE.first(key):   # (v3 row ids count every entry: read whole)
         return _read(io, meta, m, keep)
     if hit is None:
         hit = _read(io, meta, m)

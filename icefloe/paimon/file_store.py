@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 from typing import Optional, Sequence
 
+from icefloe.core.first_reads import FirstReads
 from icefloe.core.io import FileIO, strip_scheme
 from icefloe.errors import CorruptMetadataError
 from icefloe.paimon import manifest as mf
@@ -32,7 +33,7 @@ class FileStore:
         self.partition_types = schema.partition_types
         self._cache: dict = {}       # manifest name -> its entries
         self._raw_cache: dict = {}   # manifest name -> its Avro records (read by pruned scans only)
-        self._pruned_once: set = set()   # manifests a pruned scan read once, without keeping them
+        self._pruned_once = FirstReads()   # manifests a pruned scan read once, without keeping them
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ manifest lists
@@ -89,11 +90,7 @@ class FileStore:
                 raise CorruptMetadataError(path, "manifest referenced by a manifest list is missing") from None
             # a partition-pruned scan's first read decodes only the entries it keeps; read again,
             # the manifest is decoded whole and kept, for every later scan whatever it prunes
-            with self._lock:
-                again = name in self._pruned_once
-                if len(self._pruned_once) > 4096:
-                    self._pruned_once.clear()
-                self._pruned_once.add(name)
+            again = not self._pruned_once.first(name)
             kept = None if keep_partition is None or again else mf.read_kept_records(data, path, keep_partition, keep_stats)
             raw = mf.read_manifest_records(data, path) if kept is None else None
             _check_size(path, data, expected_size, "its manifest list")
