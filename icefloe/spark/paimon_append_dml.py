@@ -130,7 +130,7 @@ class AppendMerge(MergeClauses):
         def describe(row):
             return f"a target row (file {row[0]}, position {row[1]})"
 
-        # the cardinality rule checked in the job that writes the rows, where it can be
+        # the cardinality rule checked in the job that joins and counts, where it can be
         joined, tcol, (in_t, matched, not_matched, by_source), checked = self.joined_checked(
             _read(table, entries), True, bool(self.join_keys(schema)), FILE_COL, POS_COL)
         if not checked:

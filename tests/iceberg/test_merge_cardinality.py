@@ -96,6 +96,20 @@ def test_rows_matched_once_each_pass(catalog, spark, separate_checks, source_siz
 
 
 @pytest.mark.parametrize("mode", MODES)
+def test_a_row_matched_twice_fails_though_no_clause_takes_either_match(catalog, spark, source_size, mode):
+    """The rule is about the ON condition: two matches fail even when no MATCHED clause's
+    condition holds for either of them."""
+    t = _table(catalog, spark, mode)
+    before = t.current_snapshot().snapshot_id
+    src = spark.createDataFrame([(250, "b"), (250, "c"), (5000, "new")], "id bigint, name string")
+    m = (t.merge(src, "t.id = s.id").when_matched_update({"name": "s.name"}, condition="s.name = 'zzz'")
+         .when_not_matched_insert_all())
+    with pytest.raises(MergeCardinalityError, match=r"position 50\)"):
+        m.execute()
+    assert t.refresh().current_snapshot().snapshot_id == before
+
+
+@pytest.mark.parametrize("mode", MODES)
 def test_a_skewed_large_source_is_checked_inside_the_join(catalog, spark, no_separate_check, mode):
     """A large source whose shuffle partition holding key 123 is skewed (thousands of other keys
     that hash with it), 123 itself coming once from each of its two partitions:
