@@ -192,3 +192,37 @@ def test_pypaimon_and_pypaimon_rust_read_tables_with_indexed_manifests(paimon_ca
     rust = pa.Table.from_batches(ctx.sql(sql)).column("id").to_pylist()
     assert sorted(rust) == ours
     assert len(ours) == (480 if where is None else len(ours)) and ours
+
+
+def test_pypaimon_commits_over_indexed_manifests_and_icefloe_merges_theirs(paimon_catalog, pypaimon_catalog,
+                                                                           monkeypatch):
+    """pypaimon appends on top of a table whose manifests are indexed (its own manifests carry no
+    index); icefloe's plans over the mix equal those read without the index, its next commits merge
+    pypaimon's manifests with its own, and pypaimon reads every row at the end."""
+    _table(paimon_catalog)
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("p", pa.int32()), ("q", pa.string()),
+                        ("v", pa.float64())])
+    for c in range(40, 46):
+        pt = pypaimon_catalog.get_table(NAME)
+        wb = pt.new_batch_write_builder()
+        w, commit = wb.new_write(), wb.new_commit()
+        w.write_arrow(_rows(c).cast(schema))
+        commit.commit(w.prepare_commit())
+        w.close()
+        commit.close()
+    t = paimon_catalog.load_table(NAME)
+    for c in range(46, 56):      # enough commits for manifest merges over pypaimon's manifests too
+        t.append(_rows(c))
+    t = paimon_catalog.load_table(NAME)
+    assert _indexed(t)
+    got = sorted(r["id"] for r in t.to_arrow().to_pylist())
+    assert got == sorted(i for c in range(56) for i in range(c * 100, c * 100 + 12)) and len(got) == 672
+    filters = ("p = 3", "p = 13", "p = 42", "p IS NULL", "q = 'b' AND p > 10")
+    fresh = {w: _plan(paimon_catalog, w) for w in filters}
+    monkeypatch.setattr(mb, "block_index", lambda metadata: None)
+    assert fresh == {w: _plan(paimon_catalog, w) for w in filters}
+    assert all(fresh.values())
+    pt = pypaimon_catalog.get_table(NAME)
+    rb = pt.new_read_builder()
+    theirs = sorted(rb.new_read().to_arrow(rb.new_scan().plan().splits()).column("id").to_pylist())
+    assert theirs == got
