@@ -354,17 +354,14 @@ class MergeClauses:
         return in_t, in_t & in_s, in_s & ~in_t, in_t & ~in_s
 
     def matches_checked(self, matched, file_col: str, pos_col: str, source_col: str, describe):
-        """``matched`` (the rows of a join that streams the target past the broadcast source: a
-        target row's matches come one after another in the task that reads it), checkpointed, with
-        SQL's cardinality rule checked by the JVM in the job that makes them (no job of its own);
-        where icefloe's classes are not loaded, by :meth:`check_cardinality` after. ``describe``
-        names the offending row from its (file, position)."""
+        """``matched`` (the rows of a join that streams the target past the broadcast source: all
+        of a target row's matches are made in the task that reads it), checkpointed, with SQL's
+        cardinality rule checked by the JVM in the job that makes them (no job of its own); where
+        icefloe's classes are not loaded, by :meth:`check_cardinality` after. ``describe`` names
+        the offending row from its (file, position)."""
         from pyspark.sql import functions as F
 
-        check = None
-        if self.matched:
-            check = deleted_rows.jvm_column(lambda spark: spark._jvm.icefloe.jvm.MergeCardinality.check(
-                F.col(file_col)._jc, F.col(pos_col)._jc, F.col(source_col)._jc))
+        check = self._jvm_check(F.col(file_col), F.col(pos_col), F.col(source_col)) if self.matched else None
         try:
             out = checkpointed(matched if check is None else matched.where(check))
         except Exception as e:
@@ -390,14 +387,20 @@ class MergeClauses:
 
         check = None
         if self.matched and need_target and equal_keys:
-            check = deleted_rows.jvm_column(lambda spark: spark._jvm.icefloe.jvm.MergeCardinality.checkEach(
-                F.col(f"{self.ta}.`{file_col}`")._jc, F.col(f"{self.ta}.`{pos_col}`")._jc,
-                F.col(f"{self.sa}.`{S_MARK}`")._jc))
+            check = self._jvm_check(F.col(f"{self.ta}.`{file_col}`"), F.col(f"{self.ta}.`{pos_col}`"),
+                                    F.col(f"{self.sa}.`{S_MARK}`"))
         joined, tcol, marks = self.join(target, need_target)
         if check is None:
             return joined, tcol, marks, False
         # one nondeterministic condition: Spark does not push it below the join
         return joined.where(F.when(marks[1], check).otherwise(F.lit(True))), tcol, marks, True
+
+    @staticmethod
+    def _jvm_check(file, pos, source):
+        """``icefloe.jvm.MergeCardinality.check`` over these columns (a target row's data file and
+        position, and a source column), or None where icefloe's classes are not loaded."""
+        return deleted_rows.jvm_column(
+            lambda spark: spark._jvm.icefloe.jvm.MergeCardinality.check(file._jc, pos._jc, source._jc))
 
     def raise_cardinality_failure(self, error: BaseException, describe) -> None:
         """Raise ``MergeCardinalityError`` for a job that a JVM cardinality check failed (its

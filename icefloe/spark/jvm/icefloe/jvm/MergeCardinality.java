@@ -11,11 +11,12 @@ import org.roaringbitmap.longlong.Roaring64Bitmap;
 
 /**
  * SQL's MERGE cardinality rule checked inside the job that joins the target with the source: a
- * target row that more than one source row matches fails that job. The join streams the target
- * (the source is broadcast), so the matches of one target row are produced one after another in
- * the task that reads it; each task's instance of the check remembers the last target row it saw
- * (its data file and position) and fails on a repeat. The failure's message starts with
- * {@link #MARK}, then the file and the position, separated by a NUL, for the driver to name the row.
+ * target row that more than one source row matches fails that job. The caller uses it only where
+ * every match of one target row is made in the task that reads the row (the source broadcast past
+ * the streamed target, or a shuffled join keeping the target on its preserved side); each task's
+ * instance of the check keeps the positions it has matched, per data file, in Roaring bitmaps and
+ * fails on a position matched again. The failure's message starts with {@link #MARK}, then the
+ * file and the position, separated by a NUL, for the driver to name the row.
  */
 public final class MergeCardinality {
   /** What the message of a failed check starts with. */
@@ -30,25 +31,11 @@ public final class MergeCardinality {
    * pushed into the target's scan, where every row appears once.
    */
   public static Column check(Column file, Column pos, Column source) {
-    UserDefinedFunction f = functions.udf(new Once(), DataTypes.BooleanType).asNondeterministic();
+    UserDefinedFunction f = functions.udf(new Seen(), DataTypes.BooleanType).asNondeterministic();
     return f.apply(file, pos, source);
   }
 
-  /**
-   * As {@link #check}, for a join whose task sees every match of a target row but not one after
-   * another (a shuffled join on equal keys, the target on its preserved side): each task's instance
-   * keeps the positions it has matched, per data file, and fails on one matched again.
-   */
-  public static Column checkEach(Column file, Column pos, Column source) {
-    UserDefinedFunction f = functions.udf(new Each(), DataTypes.BooleanType).asNondeterministic();
-    return f.apply(file, pos, source);
-  }
-
-  private static IllegalStateException repeated(String file, long pos) {
-    return new IllegalStateException(MARK + file + "\u0000" + pos);
-  }
-
-  private static final class Each implements UDF3<String, Long, Object, Boolean> {
+  private static final class Seen implements UDF3<String, Long, Object, Boolean> {
     private final Map<String, Roaring64Bitmap> seen = new HashMap<>();
     private String lastFile;
     private Roaring64Bitmap last;
@@ -63,27 +50,9 @@ public final class MergeCardinality {
         lastFile = file;
       }
       if (last.contains(pos)) {
-        throw repeated(file, pos);
+        throw new IllegalStateException(MARK + file + "\u0000" + pos);
       }
       last.addLong(pos);
-      return Boolean.TRUE;
-    }
-  }
-
-  private static final class Once implements UDF3<String, Long, Object, Boolean> {
-    private String lastFile;
-    private long lastPos = -1;
-
-    @Override
-    public Boolean call(String file, Long pos, Object source) {
-      if (file == null || pos == null) {
-        return Boolean.TRUE;
-      }
-      if (pos == lastPos && file.equals(lastFile)) {
-        throw repeated(file, pos);
-      }
-      lastFile = file;
-      lastPos = pos;
       return Boolean.TRUE;
     }
   }
