@@ -188,7 +188,8 @@ def _commit_changes(table, operation: str, meta, snap, tasks: list, labelled, is
                                                              rows_of=_record_counts(task_by_path, referenced)))
         if new_rows is not None and (counts["inserted"] or counts["updated"] or (mode == COPY_ON_WRITE and rewrite)):
             origins = [task_by_path[p] for p in sorted(touched) if p in task_by_path]
-            added.extend(_write_rows(new_rows, meta, table, cols, tasks, origins=origins))
+            in_place = mode == COPY_ON_WRITE and operation in ("delete", "update") and not inserting  # a scan's rows
+            added.extend(_write_rows(new_rows, meta, table, cols, tasks, origins=origins, clustered=in_place))
     except BaseException:
         for f in added:
             table.io.delete(f.file_path)
@@ -421,17 +422,16 @@ def _lineage_cols(meta, col=None) -> list:
 
 
 def _write_rows(rows, meta, table, cols: list, tasks: list, nanos_raw: bool = False,
-                origins: Optional[list] = None) -> list:
-    """Write labelled ``rows`` (of ``tasks``' files, or inserted) as new data files; on a v3 table
-    with their lineage. ``nanos_raw``: ``rows`` hold raw nanoseconds (``_read_target``); else, on a
-    table with nanosecond timestamps, the rows of ``origins``' files (default ``tasks``) get their
-    files' nanoseconds back (``_with_raw_nanos``)."""
+                origins: Optional[list] = None, clustered: bool = False) -> list:
+    """Write labelled ``rows`` (of ``tasks``' files, or inserted) as new data files (v3: with their lineage),
+    ``clustered`` as ``write_data_files`` takes it. ``nanos_raw``: ``rows`` hold raw nanoseconds (``_read_target``);
+    else the rows of ``origins``' files (default ``tasks``) get their nanoseconds back (``_with_raw_nanos``)."""
     if not nanos_raw and has_nanos(meta.schema):
         rows, nanos_raw = _with_raw_nanos(rows, table, meta, tasks if origins is None else origins), True
     if tracks_lineage(meta):
         out = lineage_mod.stored(table.spark, rows, tasks, cols, FILE_COL, POS_COL, ACTION, KEEP)
-        return write_data_files(out, lineage_mod.writing_lineage(meta), table.io, table.name, nanos_raw)
-    return write_data_files(rows.select(*cols), meta, table.io, table.name, nanos_raw)
+        return write_data_files(out, lineage_mod.writing_lineage(meta), table.io, table.name, nanos_raw, clustered)
+    return write_data_files(rows.select(*cols), meta, table.io, table.name, nanos_raw, clustered)
 
 
 RAW = "_icefloe_raw_nanos_"

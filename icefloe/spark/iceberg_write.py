@@ -216,12 +216,18 @@ def decode_partition_key(hex_key: str, spec: PartitionSpec, schema: Schema) -> t
 
 
 # --------------------------------------------------------------------------- the write
-def write_data_files(df, meta: TableMetadata, io: FileIO, table_name: str, nanos_raw: bool = False) -> list[DataFile]:
+def write_data_files(df, meta: TableMetadata, io: FileIO, table_name: str, nanos_raw: bool = False,
+                     clustered: bool = False) -> list[DataFile]:
     """Write ``df`` as data files of the table's default spec; return them uncommitted.
     ``nanos_raw``: ``df`` holds the nanosecond timestamps, at any depth, as their raw ``long``
-    nanoseconds (``read_tasks(nanos_raw=True)``), written back exactly."""
+    nanoseconds (``read_tasks(nanos_raw=True)``), written back exactly. ``clustered``: ``df`` holds
+    the rows of a copy-on-write rewrite, read from the files they replace, each of which holds rows
+    of one partition; unless a shuffle lies between those scans and ``df`` (``without_shuffle``),
+    each task's rows are then written where they are, sorted by partition within the task, rather
+    than shuffled by ``write.distribution-mode``: each rewritten file's rows stay together."""
     schema = meta.schema
     spec = meta.spec
+    clustered = clustered and not spec.is_unpartitioned and without_shuffle(df)
     props = meta.properties
     location = meta.location.rstrip("/")
     fit = nanos_as_long(schema) if nanos_raw else schema
@@ -230,12 +236,12 @@ def write_data_files(df, meta: TableMetadata, io: FileIO, table_name: str, nanos
 
     # Arrow writes in the tasks: Parquet's fixed_len_byte_array (uuid, fixed), and stores Spark cannot reach
     if schema_has_uuid(schema) or has_fixed(schema) or has_nanos(schema) or not io.spark_native:
-        return _write_with_arrow(aligned, meta, io, write_id, nanos_raw)
+        return _write_with_arrow(aligned, meta, io, write_id, nanos_raw, clustered)
     staging = f"{location}/data/.staging-{write_id}"
     partitioned = not spec.is_unpartitioned
     if partitioned:
         aligned = aligned.withColumn(KEY_COL, partition_key_expr(spec, schema))
-        mode = props.get("write.distribution-mode", "hash")
+        mode = _distribution(props, clustered)
         if mode == "hash":
             aligned = aligned.repartition(KEY_COL)
         elif mode == "range":
@@ -331,8 +337,24 @@ def has_fixed(schema) -> bool:
     return any(n.startswith("fixed[") for n in type_names(schema.struct))
 
 
+def without_shuffle(rows) -> bool:
+    """Whether no shuffle lies between ``rows`` and the file scans they come from
+    (``jvm/ScanOrder.java``): each task holds rows of the file ranges it reads. False where the
+    session has no JVM with icefloe's classes."""
+    try:
+        return bool(rows.sparkSession._jvm.icefloe.jvm.ScanOrder.withoutShuffle(rows._jdf))
+    except Exception:  # noqa: BLE001 - Spark Connect, or the classes not loaded
+        return False
+
+
+def _distribution(props: dict, clustered: bool) -> str:
+    """How a partitioned table's rows are spread over the writing tasks: ``write.distribution-mode``
+    (hash by default), or none for rows already held together by partition (``clustered``)."""
+    return "none" if clustered else props.get("write.distribution-mode", "hash")
+
+
 def _write_with_arrow(aligned, meta: TableMetadata, io: FileIO, write_id: str,
-                      nanos_raw: bool = False) -> list[DataFile]:
+                      nanos_raw: bool = False, clustered: bool = False) -> list[DataFile]:
     """Write ``aligned`` with Arrow inside the tasks (uuid as fixed[16]); DataFiles come back pickled."""
     import pickle
 
@@ -342,7 +364,7 @@ def _write_with_arrow(aligned, meta: TableMetadata, io: FileIO, write_id: str,
                                     for pf in spec.fields)
     if not spec.is_unpartitioned and not raw_sources:   # (raw nanoseconds: the tasks split by partition)
         aligned = aligned.withColumn(KEY_COL, partition_key_expr(spec, schema))
-        mode = meta.properties.get("write.distribution-mode", "hash")
+        mode = _distribution(meta.properties, clustered)
         if mode == "hash":
             aligned = aligned.repartition(KEY_COL)
         elif mode == "range":

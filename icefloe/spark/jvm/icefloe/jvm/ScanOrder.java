@@ -10,6 +10,9 @@ import org.apache.spark.sql.execution.InputAdapter;
 import org.apache.spark.sql.execution.ProjectExec;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.WholeStageCodegenExec;
+import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec;
+import org.apache.spark.sql.execution.adaptive.ShuffleQueryStageExec;
+import org.apache.spark.sql.execution.exchange.ShuffleExchangeLike;
 import org.apache.spark.sql.execution.datasources.FilePartition;
 import org.apache.spark.sql.execution.datasources.FileScanRDD;
 import org.apache.spark.sql.execution.datasources.PartitionedFile;
@@ -47,6 +50,32 @@ public final class ScanOrder {
         return false;
       }
     }
+  }
+
+  /**
+   * True when no shuffle lies between {@code rows} and the scans they come from: each task's rows
+   * are those of the file ranges it reads (projected, filtered, joined to broadcast tables), as
+   * the scan gives them.
+   */
+  public static boolean withoutShuffle(Dataset<Row> rows) {
+    SparkPlan plan = rows.queryExecution().executedPlan();
+    return !shuffles(plan);
+  }
+
+  private static boolean shuffles(SparkPlan plan) {
+    if (plan instanceof ShuffleExchangeLike || plan instanceof ShuffleQueryStageExec) {
+      return true;
+    }
+    if (plan instanceof AdaptiveSparkPlanExec) {     // its current plan, exchanges in place
+      return shuffles(((AdaptiveSparkPlanExec) plan).executedPlan());
+    }
+    scala.collection.Iterator<SparkPlan> children = plan.children().iterator();
+    while (children.hasNext()) {
+      if (shuffles(children.next())) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static boolean wholeFiles(RDD<?> rdd) {
