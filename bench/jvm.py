@@ -7,7 +7,8 @@ session: id, a string, a double and a timestamp), format v2, zstd, and the same 
 - append of N rows into a new table, and each engine's own Spark writing the same rows as plain Parquet;
 - a full-scan aggregate (``sum(hash(*))``), and the same over the plain Parquet files;
 - per mode (copy-on-write, merge-on-read, and merge-on-read on a format v3 table: deletion
-  vectors), on a fresh table: MERGE (1% matched updates + 0.1% inserts),
+  vectors; then copy-on-write and merge-on-read again on a table partitioned by ``bucket(8, id)``),
+  on a fresh table: MERGE (1% matched updates + 0.1% inserts),
   DELETE of 1%, UPDATE of 1%, then the full-scan aggregate after those changes; icefloe also reads the
   table again after compacting it (the target: the read after merge-on-read changes at most 1.3x that;
 for that ratio the snapshot before the compaction and the compacted one are read in turns, so that
@@ -45,8 +46,16 @@ UPDATE_WHERE = "id % 100 = 3"
 READ_SECONDS = 1.0
 READ_RUNS = 5
 READ_MIN = 3
-# merge-on-read-v3: merge-on-read on a format v3 table, whose deletes are deletion vectors
-MODES = ("copy-on-write", "merge-on-read", "merge-on-read-v3")
+# merge-on-read-v3: merge-on-read on a format v3 table, whose deletes are deletion vectors;
+# -bucketed: on a table partitioned by bucket(8, id) (``mode_settings``)
+MODES = ("copy-on-write", "merge-on-read", "merge-on-read-v3", "copy-on-write-bucketed", "merge-on-read-bucketed")
+BUCKETS = 8
+
+
+def mode_settings(mode: str) -> tuple:
+    """(write mode, format version, partitioned by ``bucket(BUCKETS, id)``) of a mode's table."""
+    return ("copy-on-write" if mode.startswith("copy-on-write") else "merge-on-read",
+            "3" if "-v3" in mode else "2", mode.endswith("-bucketed"))
 WORK = ("merge", "delete", "update", "scan_after")
 
 # Runs inside the runtime's worker: the same work through Iceberg's Spark SQL, timed there.
@@ -76,9 +85,11 @@ timed('append', lambda: data.writeTo('jvm.bench.base').append())
 t['scan_result'] = read_timed('scan', lambda: [list(r) for r in spark.sql(SCAN_SQL.format(table='jvm.bench.base')).collect()])
 for mode in MODES:
     name = 'jvm.bench.' + mode.replace('-', '_')
-    how, version = mode.replace('-v3', ''), '3' if mode.endswith('-v3') else '2'
+    how = 'copy-on-write' if mode.startswith('copy-on-write') else 'merge-on-read'   # as mode_settings
+    version, bucketed = ('3' if '-v3' in mode else '2'), mode.endswith('-bucketed')
     spark.sql('DROP TABLE IF EXISTS ' + name)
     spark.sql("CREATE TABLE " + name + " (id bigint, name string, v double, ts timestamp) USING iceberg "
+              + ("PARTITIONED BY (bucket(" + str(BUCKETS) + ", id)) " if bucketed else "") +
               "TBLPROPERTIES ('format-version'='" + version + "', 'write.parquet.compression-codec'='zstd', "
               "'write.merge.mode'='" + how + "', 'write.delete.mode'='" + how + "', "
               "'write.update.mode'='" + how + "')")
@@ -137,8 +148,9 @@ def _icefloe_run(spark, cat, n: int, parquet_dir: str, quiesce) -> dict:
         name = "bench." + mode.replace("-", "_")
         if cat.table_exists(name):
             cat.drop_table(name)
-        how, version = mode.replace("-v3", ""), "3" if mode.endswith("-v3") else "2"
-        table = cat.create_table(name, schema, properties={
+        how, version, bucketed = mode_settings(mode)
+        table = cat.create_table(name, schema, partitioned_by=[f"bucket({BUCKETS}, id)"] if bucketed else None,
+                                 properties={
             **props, "format-version": version, "write.merge.mode": how, "write.delete.mode": how,
             "write.update.mode": how})
         table.append(data)
@@ -153,7 +165,7 @@ def _icefloe_run(spark, cat, n: int, parquet_dir: str, quiesce) -> dict:
             return [list(r) for r in spark.sql(SCAN_SQL.format(table="changed")).collect()]
 
         t[f"{mode}:result"] = read_timed(f"{mode}:scan_after", scan)
-        if mode != "copy-on-write":
+        if mode in ("merge-on-read", "merge-on-read-v3"):     # (the ratios below)
             changed = table.refresh().current_snapshot().snapshot_id
             table.rewrite_data_files()
             # the changed snapshot and the compacted one read in turns: each read measured after
@@ -187,7 +199,7 @@ def bench_jvm(spark, rows: int, runs: int, quiesce) -> dict:
                 theirs.append(jvm.run(JVM_RUN, n=rows, parquet_dir=os.path.join(root, "jvm-pq"),
                                       DATA_SQL=DATA_SQL, SOURCE_SQL=SOURCE_SQL, SCAN_SQL=SCAN_SQL,
                                       MERGE_SQL=MERGE_SQL, DELETE_WHERE=DELETE_WHERE, UPDATE_WHERE=UPDATE_WHERE,
-                                      MODES=list(MODES), READ_SECONDS=READ_SECONDS, READ_RUNS=READ_RUNS,
+                                      MODES=list(MODES), BUCKETS=BUCKETS, READ_SECONDS=READ_SECONDS, READ_RUNS=READ_RUNS,
                                       READ_MIN=READ_MIN))
                 ours.append(_icefloe_run(spark, cat, rows, os.path.join(root, "icefloe-pq"), quiesce))
             # both engines must have computed the same answers, or the timings compare different work
@@ -227,10 +239,10 @@ def report_lines(res: dict) -> list[str]:
         return ["", f"(h) JVM runtime: skipped ({res['skipped']})"]
     lines = ["", f"(h) {res['rows']:,} rows x 4 columns: icefloe on Spark {res['icefloe_spark']} vs Apache Iceberg "
                  f"{res['iceberg']} (Java) on Spark {res['jvm_spark']}, both local[2], best of {res['runs']}",
-             f"{'work':34s}{'icefloe':>10s}{'Iceberg Java':>14s}{'ratio':>8s}  {'/own Parquet: icefloe':>22s}"
+             f"{'work':40s}{'icefloe':>10s}{'Iceberg Java':>14s}{'ratio':>8s}  {'/own Parquet: icefloe':>22s}"
              f"{'Java':>7s}"]
     for key, f in res["figures"].items():
-        lines.append(f"  {key:32s}{f['icefloe_s']:9.2f}s{f['jvm_s']:13.2f}s{f['ratio']:8.2f}"
+        lines.append(f"  {key:38s}{f['icefloe_s']:9.2f}s{f['jvm_s']:13.2f}s{f['ratio']:8.2f}"
                      f"{f['icefloe_own_parquet']:24.2f}{f['jvm_own_parquet']:7.2f}  {'<= 1.0 ' + ('met' if f['ratio'] <= 1.0 else 'NOT met')}")
     lines.append(f"  icefloe read after merge-on-read changes / read after compaction: "
                  f"{res['icefloe_read_after_mor_vs_compacted']:.2f} (target <= 1.3)")
