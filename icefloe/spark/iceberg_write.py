@@ -17,7 +17,6 @@ bytes) and send their DataFiles back to the driver.
 from __future__ import annotations
 
 import binascii
-import json
 import os
 import re
 import uuid
@@ -179,39 +178,50 @@ def _bucket_udf(n: int, t):
 
 
 def partition_key_expr(spec: PartitionSpec, schema: Schema):
-    """One string column: hex(JSON of the partition tuple). Hex keeps directory names safe."""
+    """One string column naming a row's partition: per field ``n`` (null) or ``v`` and the value's
+    text, joined by ``_``. Numbers are as Spark prints them, decimals as their digits, binary values
+    as the transforms give them (hex) and text (strings, uuids) as the hex of its UTF-8 bytes, so
+    the key holds only characters a directory name keeps as they are. Cheap to build, and its first
+    bytes differ between partitions, which Spark's sort (on 8-byte prefixes) before a partitioned
+    write relies on: a common prefix made every comparison go to the whole keys."""
     from pyspark.sql import functions as F
 
     parts = []
-    for i, pf in enumerate(spec.fields):
+    for pf, rt in zip(spec.fields, spec.result_types(schema)):
         src = schema.find_field(pf.source_id)
-        parts.append(F.lit(f"p{i}"))
-        parts.append(transform_expr(pf.transform, F.col(f"`{src.name}`"), src.field_type))
-    return F.hex(F.to_json(F.named_struct(*parts)))
+        value = transform_expr(pf.transform, F.col(f"`{src.name}`"), src.field_type)
+        text = F.hex(value) if str(rt) in _TEXT_RESULTS else value.cast("string")
+        parts.append(F.coalesce(F.concat(F.lit("v"), text), F.lit("n")))
+    return F.concat_ws("_", *parts)
 
 
-def decode_partition_key(hex_key: str, spec: PartitionSpec, schema: Schema) -> tuple:
-    obj = json.loads(binascii.unhexlify(hex_key).decode("utf-8")) if hex_key else {}
+_TEXT_RESULTS = ("string", "uuid")      # partition values keyed by the hex of their UTF-8 bytes
+
+
+def decode_partition_key(key: str, spec: PartitionSpec, schema: Schema) -> tuple:
+    """The partition tuple ``partition_key_expr`` named (an empty key: every value null)."""
+    texts = key.split("_") if key else ["n"] * len(spec.fields)
     out = []
-    for i, (pf, rt) in enumerate(zip(spec.fields, spec.result_types(schema))):
-        v = obj.get(f"p{i}")
-        if v is None:
+    for text, rt in zip(texts, spec.result_types(schema)):
+        if text == "n":
             out.append(None)
             continue
-        s = str(rt)
-        if s == "binary" or s.startswith("fixed"):
-            v = binascii.unhexlify(v)
-        elif s == "uuid":
-            v = conversions.to_internal(rt, v)
+        v, s = text[1:], str(rt)
+        if s in _TEXT_RESULTS:
+            v = bytes.fromhex(v).decode("utf-8")
+            out.append(conversions.to_internal(rt, v) if s == "uuid" else v)
+        elif s == "binary" or s.startswith("fixed"):
+            out.append(binascii.unhexlify(v))
         elif isinstance(rt, DecimalType):
             import decimal
 
-            v = decimal.Decimal(v)
-        elif s in ("int", "long", "date", "timestamp", "timestamptz", "time"):
-            v = int(v)
+            out.append(decimal.Decimal(v))
         elif s in ("float", "double"):
-            v = float(v)
-        out.append(v)
+            out.append(float(v))
+        elif s == "boolean":
+            out.append(v == "true")
+        else:       # ints, dates, times and timestamps (their internal numbers)
+            out.append(int(v))
     return tuple(out)
 
 
