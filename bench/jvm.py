@@ -85,8 +85,7 @@ timed('append', lambda: data.writeTo('jvm.bench.base').append())
 t['scan_result'] = read_timed('scan', lambda: [list(r) for r in spark.sql(SCAN_SQL.format(table='jvm.bench.base')).collect()])
 for mode in MODES:
     name = 'jvm.bench.' + mode.replace('-', '_')
-    how = 'copy-on-write' if mode.startswith('copy-on-write') else 'merge-on-read'   # as mode_settings
-    version, bucketed = ('3' if '-v3' in mode else '2'), mode.endswith('-bucketed')
+    how, version, bucketed = MODE_SETTINGS[mode]
     spark.sql('DROP TABLE IF EXISTS ' + name)
     spark.sql("CREATE TABLE " + name + " (id bigint, name string, v double, ts timestamp) USING iceberg "
               + ("PARTITIONED BY (bucket(" + str(BUCKETS) + ", id)) " if bucketed else "") +
@@ -199,8 +198,9 @@ def bench_jvm(spark, rows: int, runs: int, quiesce) -> dict:
                 theirs.append(jvm.run(JVM_RUN, n=rows, parquet_dir=os.path.join(root, "jvm-pq"),
                                       DATA_SQL=DATA_SQL, SOURCE_SQL=SOURCE_SQL, SCAN_SQL=SCAN_SQL,
                                       MERGE_SQL=MERGE_SQL, DELETE_WHERE=DELETE_WHERE, UPDATE_WHERE=UPDATE_WHERE,
-                                      MODES=list(MODES), BUCKETS=BUCKETS, READ_SECONDS=READ_SECONDS, READ_RUNS=READ_RUNS,
-                                      READ_MIN=READ_MIN))
+                                      MODES=list(MODES), BUCKETS=BUCKETS,
+                                      MODE_SETTINGS={m: mode_settings(m) for m in MODES},
+                                      READ_SECONDS=READ_SECONDS, READ_RUNS=READ_RUNS, READ_MIN=READ_MIN))
                 ours.append(_icefloe_run(spark, cat, rows, os.path.join(root, "icefloe-pq"), quiesce))
             # both engines must have computed the same answers, or the timings compare different work
             for key in ["scan_result"] + [f"{m}:result" for m in MODES]:

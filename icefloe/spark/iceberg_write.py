@@ -311,7 +311,7 @@ def _collect_staged(io: FileIO, staging: str, location: str, spec: PartitionSpec
         partition: tuple = ()
         if not spec.is_unpartitioned:
             key = rel.split("=", 1)[1] if "=" in rel else ""
-            partition = decode_partition_key("" if key == "__HIVE_DEFAULT_PARTITION__" else key, spec, schema)
+            partition = decode_partition_key(key, spec, schema)     # (never null: no Hive default directory)
         m = _PART_RE.match(name)
         task = int(m.group(1)) if m else 0
         counters[task] = counters.get(task, 0) + 1
