@@ -187,7 +187,8 @@ def bench_jvm(spark, rows: int, runs: int, quiesce) -> dict:
     root = tempfile.mkdtemp(prefix="icefloe-bench-jvm-")
     try:
         try:
-            jvm = JvmRuntime(os.path.join(root, "jvm-wh"))
+            # its heap set up as icefloe's session sets up its own (a 2 GiB heap, at full size from the start)
+            jvm = JvmRuntime(os.path.join(root, "jvm-wh"), conf={"spark.driver.extraJavaOptions": "-Xms2g"})
         except (JvmRuntimeUnavailable, OSError) as exc:
             return {"skipped": f"the JVM runtime is not available: {exc}"}
         with jvm:

@@ -126,6 +126,11 @@ def get_spark(spark=None):
         check_java()
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+        memory = os.environ.get("ICEFLOE_DRIVER_MEMORY", "2g")
+        # the heap starts at its full size: after a full collection the JVM otherwise hands most of
+        # it back, and the next scan pays for growing it again (a 20M-row scan after one: 0.69-0.78 s
+        # against 0.62-0.65 s with the heap kept)
+        java_options = [f"-Xms{memory}"]
         builder = (
             SparkSession.builder.appName("icefloe")
             .master(os.environ.get("ICEFLOE_SPARK_MASTER", "local[*]"))
@@ -133,7 +138,7 @@ def get_spark(spark=None):
             .config("spark.ui.showConsoleProgress", "false")
             .config("spark.sql.sources.parallelPartitionDiscovery.threshold", "100000")
             .config("spark.sql.shuffle.partitions", os.environ.get("ICEFLOE_SHUFFLE_PARTITIONS", "8"))
-            .config("spark.driver.memory", os.environ.get("ICEFLOE_DRIVER_MEMORY", "2g"))
+            .config("spark.driver.memory", memory)
             .config("spark.sql.sources.partitionOverwriteMode", "static")
             .config("spark.python.worker.reuse", "true")
             .config("spark.sql.execution.arrow.pyspark.enabled", "true")
@@ -156,12 +161,13 @@ def get_spark(spark=None):
             builder = builder.config("spark.jars", jar)
         if not os.environ.get("ICEFLOE_SPARK_LOG_LEVEL"):   # quiet from the first line on
             quiet = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2.properties")
-            builder = builder.config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{quiet}")
+            java_options.append(f"-Dlog4j2.configurationFile=file:{quiet}")
             # PySpark logs each analysis error with its query context as JSON before raising it;
             # icefloe reports the error itself, in one line
             import logging
 
             logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)
+        builder = builder.config("spark.driver.extraJavaOptions", " ".join(java_options))
         _session = builder.getOrCreate()
         check_worker_python(_session)
         _session.sparkContext.setLogLevel(os.environ.get("ICEFLOE_SPARK_LOG_LEVEL", "ERROR"))
