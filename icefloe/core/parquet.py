@@ -105,17 +105,26 @@ def _truncate_lower(t: IcebergType, v: Any, n: int) -> Any:
     return v
 
 
+def string_upper_bound(v: str, n: int) -> Optional[str]:
+    """``v`` itself if at most ``n`` characters long, else the shortest string of at most ``n``
+    characters above every string that starts with ``v[:n]`` (its last character that can be,
+    incremented; surrogates skipped), or None when there is none."""
+    if len(v) <= n:
+        return v
+    chars = list(v[:n])
+    for i in range(len(chars) - 1, -1, -1):
+        cp = ord(chars[i]) + 1
+        if 0xD800 <= cp <= 0xDFFF:
+            cp = 0xE000
+        if cp <= 0x10FFFF:
+            return "".join(chars[:i]) + chr(cp)
+    return None
+
+
 def _truncate_upper(t: IcebergType, v: Any, n: int) -> Optional[Any]:
     s = str(t)
-    if s == "string" and isinstance(v, str) and len(v) > n:
-        chars = list(v[:n])
-        for i in range(len(chars) - 1, -1, -1):
-            cp = ord(chars[i]) + 1
-            if 0xD800 <= cp <= 0xDFFF:
-                cp = 0xE000
-            if cp <= 0x10FFFF:
-                return "".join(chars[:i]) + chr(cp)
-        return None
+    if s == "string" and isinstance(v, str):
+        return string_upper_bound(v, n)
     if s == "binary" and isinstance(v, (bytes, bytearray)) and len(v) > n:
         b = bytearray(v[:n])
         for i in range(len(b) - 1, -1, -1):

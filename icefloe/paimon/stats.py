@@ -20,6 +20,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
+from icefloe.core.parquet import string_upper_bound
 from icefloe.paimon.binary_row import encode_row
 from icefloe.paimon.data_file import EMPTY_STATS, SimpleStats
 from icefloe.paimon.types import DataField, root as root_of
@@ -38,16 +39,7 @@ def truncate_min(s: str, n: int) -> str:
 
 def truncate_max(s: str, n: int) -> Optional[str]:
     """A string >= every string starting with ``s[:n]``, or None if there is none."""
-    if len(s) <= n:
-        return s
-    chars = list(s[:n])
-    for i in range(len(chars) - 1, -1, -1):
-        cp = ord(chars[i]) + 1
-        if 0xD800 <= cp <= 0xDFFF:
-            cp = 0xE000
-        if cp <= 0x10FFFF:
-            return "".join(chars[:i]) + chr(cp)
-    return None
+    return string_upper_bound(s, n)
 
 
 def apply_stats_mode(col: ColumnStats, t, mode: str, truncate: Optional[int]) -> ColumnStats:

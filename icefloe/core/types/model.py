@@ -115,24 +115,28 @@ class StringType(PrimitiveType):
     name = "string"
 
 
-class CharType(StringType):
+class _Sized:
+    """A type with a length, written as ``form`` with the length in it."""
+
+    form = ""
+
+    def __init__(self, length: int):
+        self.length = length
+
+    def __str__(self) -> str:
+        return self.form.format(self.length)
+
+
+class CharType(_Sized, StringType):
     """Paimon's CHAR(n): a string of exactly n characters. A string in Iceberg and Spark."""
 
-    def __init__(self, length: int):
-        self.length = length
-
-    def __str__(self) -> str:
-        return f"char({self.length})"
+    form = "char({})"
 
 
-class VarCharType(StringType):
+class VarCharType(_Sized, StringType):
     """Paimon's VARCHAR(n) for n below the maximum (VARCHAR of the maximum is STRING)."""
 
-    def __init__(self, length: int):
-        self.length = length
-
-    def __str__(self) -> str:
-        return f"varchar({self.length})"
+    form = "varchar({})"
 
 
 class UUIDType(PrimitiveType):
@@ -143,24 +147,16 @@ class BinaryType(PrimitiveType):
     name = "binary"
 
 
-class VarBinaryType(BinaryType):
+class VarBinaryType(_Sized, BinaryType):
     """Paimon's VARBINARY(n) for n below the maximum (VARBINARY of the maximum is BYTES)."""
 
-    def __init__(self, length: int):
-        self.length = length
-
-    def __str__(self) -> str:
-        return f"varbinary({self.length})"
+    form = "varbinary({})"
 
 
-class FixedType(PrimitiveType):
+class FixedType(_Sized, PrimitiveType):
     """Binary of exactly ``length`` bytes: Iceberg's fixed[n], Paimon's BINARY(n)."""
 
-    def __init__(self, length: int):
-        self.length = length
-
-    def __str__(self) -> str:
-        return f"fixed[{self.length}]"
+    form = "fixed[{}]"
 
 
 class DecimalType(PrimitiveType):
