@@ -33,7 +33,7 @@ from icefloe.iceberg.transforms import (
     BucketTransform, DayTransform, HourTransform, IdentityTransform, MonthTransform,
     TruncateTransform, VoidTransform, YearTransform,
 )
-from icefloe.spark import deleted_rows, described_writes
+from icefloe.spark import deleted_rows, described_writes, partition_key
 from icefloe.spark.align import align_dataframe, check_partition_ranges, explain_spark_error, stored_columns
 from icefloe.core.types import ListType, MapType, StructType, primitive_from_string
 from icefloe.core.types.model import type_names
@@ -178,37 +178,30 @@ def _bucket_udf(n: int, t):
 
 
 def partition_key_expr(spec: PartitionSpec, schema: Schema):
-    """One string column naming a row's partition: per field ``n`` (null) or ``v`` and the value's
-    text, joined by ``_``. Numbers are as Spark prints them, decimals as their digits, binary values
-    as the transforms give them (hex) and text (strings, uuids) as the hex of its UTF-8 bytes, so
-    the key holds only characters a directory name keeps as they are. Cheap to build, and its first
-    bytes differ between partitions, which Spark's sort (on 8-byte prefixes) before a partitioned
-    write relies on: a common prefix made every comparison go to the whole keys."""
+    """One string column naming a row's partition (``partition_key``): each field's transform
+    result, text results (strings, uuids) keyed by the hex of their bytes."""
     from pyspark.sql import functions as F
 
     parts = []
     for pf, rt in zip(spec.fields, spec.result_types(schema)):
         src = schema.find_field(pf.source_id)
         value = transform_expr(pf.transform, F.col(f"`{src.name}`"), src.field_type)
-        text = F.hex(value) if str(rt) in _TEXT_RESULTS else value.cast("string")
-        parts.append(F.coalesce(F.concat(F.lit("v"), text), F.lit("n")))
-    return F.concat_ws("_", *parts)
+        parts.append(partition_key.field_text(value, str(rt) in _TEXT_RESULTS))
+    return partition_key.key_of(parts)
 
 
-_TEXT_RESULTS = ("string", "uuid")      # partition values keyed by the hex of their UTF-8 bytes
+_TEXT_RESULTS = ("string", "uuid")
 
 
 def decode_partition_key(key: str, spec: PartitionSpec, schema: Schema) -> tuple:
-    """The partition tuple ``partition_key_expr`` named (an empty key: every value null)."""
-    texts = key.split("_") if key else ["n"] * len(spec.fields)
+    """The partition tuple ``partition_key_expr`` named."""
     out = []
-    for text, rt in zip(texts, spec.result_types(schema)):
-        if text == "n":
+    for v, rt in zip(partition_key.field_texts(key, len(spec.fields)), spec.result_types(schema)):
+        s = str(rt)
+        if v is None:
             out.append(None)
-            continue
-        v, s = text[1:], str(rt)
-        if s in _TEXT_RESULTS:
-            v = bytes.fromhex(v).decode("utf-8")
+        elif s in _TEXT_RESULTS:
+            v = partition_key.unhex_text(v)
             out.append(conversions.to_internal(rt, v) if s == "uuid" else v)
         elif s == "binary" or s.startswith("fixed"):
             out.append(binascii.unhexlify(v))

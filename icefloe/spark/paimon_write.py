@@ -6,7 +6,7 @@ The fast path is Spark's own Parquet writer:
    a null in a NOT NULL column fails the Spark job, and with it the write),
    every column carrying its Paimon field id as ``parquet.field.id``;
 2. each row gets a key column: its bucket (Paimon's bucket function, computed by
-   an Arrow UDF on the bucket-key columns) and its partition tuple (as hex JSON,
+   an Arrow UDF on the bucket-key columns) and its partition tuple (``partition_key``,
    computed with Spark expressions);
 3. rows are clustered by that key and Spark writes them, zstd-compressed, to a
    hidden staging directory of the table, partitioned by the key;
@@ -18,10 +18,8 @@ committed here; on any failure the files written so far are deleted.
 """
 from __future__ import annotations
 
-import binascii
 import datetime as _dt
 import decimal
-import json
 import os
 import uuid
 from typing import Optional
@@ -33,7 +31,7 @@ from icefloe.paimon.binary_row import encode_row
 from icefloe.paimon.commit import CommitMessage
 from icefloe.paimon.data_file import DataFileMeta, DataFileNamer, local_now_millis
 from icefloe.paimon.stats import stats_from_footer, value_stats
-from icefloe.spark import deleted_rows, described_writes
+from icefloe.spark import deleted_rows, described_writes, partition_key
 from icefloe.spark.align import Target, check_partition_ranges, explain_spark_error, fit_dataframe
 from icefloe.core.io import FileIO, normalize_location
 from icefloe.paimon.bucket import buckets_of_columns
@@ -113,7 +111,7 @@ def align_dataframe(df, fields, table_name: str = "table"):
 
 # --------------------------------------------------------------------------- the key column
 def _internal(col, t):
-    """A Spark expression of a partition value in a JSON-safe form that decodes exactly."""
+    """A Spark expression of a partition value in a form its text decodes exactly from."""
     from pyspark.sql import functions as F
 
     r = pt.root(t)
@@ -123,17 +121,23 @@ def _internal(col, t):
         return F.unix_micros(col)
     if r == "TIMESTAMP":
         return F.timestamp_diff("MICROSECOND", F.lit("1970-01-01 00:00:00").cast("timestamp_ntz"), col)
-    if r == "DECIMAL":
-        return col.cast("string")
-    if r in ("BINARY", "VARBINARY"):
-        return F.hex(col)
     return col
+
+
+_TEXT_ROOTS = ("CHAR", "VARCHAR", "STRING")
+_INT_ROOTS = ("TINYINT", "SMALLINT", "INT", "BIGINT")
 
 
 def _decode(v, t):
     if v is None:
         return None
     r = pt.root(t)
+    if r in _TEXT_ROOTS:
+        return partition_key.unhex_text(v)
+    if r in _INT_ROOTS:
+        return int(v)
+    if r == "BOOLEAN":
+        return v == "true"
     if r == "DATE":
         return _dt.date(1970, 1, 1) + _dt.timedelta(days=int(v))
     if r == "TIMESTAMP":
@@ -142,8 +146,6 @@ def _decode(v, t):
         return (_EPOCH + _dt.timedelta(microseconds=int(v))).replace(tzinfo=_dt.timezone.utc)
     if r == "DECIMAL":
         return decimal.Decimal(v)
-    if r in ("BINARY", "VARBINARY"):
-        return binascii.unhexlify(v)
     if r in ("FLOAT", "DOUBLE"):
         return float(v)
     return v
@@ -201,7 +203,7 @@ def _jvm_bucket(keys, num_buckets: int):
 
 
 def key_column(schema):
-    """``<bucket>_<hex(JSON of the partition tuple)>`` (None if neither is needed)."""
+    """``<bucket>_<partition key>`` (``partition_key``; None if neither is needed)."""
     from pyspark.sql import functions as F
 
     parts = []
@@ -211,25 +213,19 @@ def key_column(schema):
         if bucket is None:
             bucket = _bucket_udf([k.type for k in keys], schema.num_buckets)(*[F.col(f"`{k.name}`") for k in keys])
         parts.append(bucket.cast("string"))
-    else:
+    elif schema.partition_keys:
         parts.append(F.lit("0"))
-    if schema.partition_keys:
-        named = []
-        for i, f in enumerate(schema.partition_fields):
-            named += [F.lit(f"p{i}"), _internal(F.col(f"`{f.name}`"), f.type)]
-        parts.append(F.hex(F.to_json(F.named_struct(*named))))
-    elif schema.num_buckets <= 0:
+    else:
         return None
-    return F.concat_ws("_", *parts)
+    for f in schema.partition_fields:
+        parts.append(partition_key.field_text(_internal(F.col(f"`{f.name}`"), f.type), pt.root(f.type) in _TEXT_ROOTS))
+    return partition_key.key_of(parts)
 
 
 def decode_key(key: str, schema) -> tuple[tuple, int]:
-    bucket_text, _, hexed = key.partition("_")
-    bucket = int(bucket_text)
-    if not schema.partition_keys:
-        return (), bucket
-    obj = json.loads(binascii.unhexlify(hexed).decode("utf-8")) if hexed else {}
-    return tuple(_decode(obj.get(f"p{i}"), f.type) for i, f in enumerate(schema.partition_fields)), bucket
+    bucket_text, _, fields = key.partition(partition_key.SEP)
+    texts = partition_key.field_texts(fields, len(schema.partition_fields)) if schema.partition_keys else []
+    return tuple(_decode(v, f.type) for v, f in zip(texts, schema.partition_fields)), int(bucket_text)
 
 
 # --------------------------------------------------------------------------- the write
