@@ -8,42 +8,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from icefloe.spark.iceberg_write import without_shuffle
-
-MOR = {"write.delete.mode": "merge-on-read", "write.update.mode": "merge-on-read"}
-COW = {k: "copy-on-write" for k in MOR}
-
-
-def _twins(catalog, name: str, spark):
-    out = []
-    for mode, props in (("mor", MOR), ("cow", COW)):
-        t = catalog.create_table(f"db.{name}_{mode}", "id bigint not null, name string, p int",
-                                 partitioned_by=["p"], properties=props)
-        t.append(spark.range(0, 600, 1, 3).selectExpr("id", "cast(id as string) as name", "cast(id % 4 as int) as p"))
-        out.append(t)
-    return out
-
-
-def _rows(t):
-    return sorted(tuple(r.values()) for r in t.refresh().to_arrow().to_pylist())
-
-
-def _jobs(spark, group: str) -> list:
-    """Each Spark job of the group: the names of its stages."""
-    tracker = spark.sparkContext.statusTracker()
-    out = []
-    for job in sorted(tracker.getJobIdsForGroup(group)):
-        stages = [tracker.getStageInfo(s) for s in tracker.getJobInfo(job).stageIds]
-        out.append([s.name for s in stages if s is not None])
-    return out
-
-
-def _in_group(spark, group: str, fn):
-    spark.sparkContext.setJobGroup(group, group)
-    try:
-        return fn()
-    finally:
-        spark.sparkContext.setJobGroup("tests", "tests")
-
+from tests.iceberg.twin_tables import in_group, jobs, sorted_rows, twins
 
 def _files_hold_their_partition(t) -> dict:
     """Data files per partition value, each file's rows checked to be of its partition."""
@@ -56,30 +21,30 @@ def _files_hold_their_partition(t) -> dict:
 
 
 def test_delete_and_update_rewrite_each_file_where_it_is_read(catalog, spark):
-    mor, cow = _twins(catalog, "inplace", spark)
+    mor, cow = twins(catalog, spark, "_inplace", 600)
     files_before = len(cow.plan_files())
 
-    got = _in_group(spark, "cow-delete", lambda: cow.delete("id % 7 = 3"))
+    got = in_group(spark, "cow-delete", lambda: cow.delete("id % 7 = 3"))
     assert got["deleted"] == mor.delete("id % 7 = 3")["deleted"] == 86
-    writes = [j for j in _jobs(spark, "cow-delete") if any(n.startswith("save at") for n in j)]
+    writes = [j for j in jobs(spark, "cow-delete") if any(n.startswith("save at") for n in j)]
     # the rewrite is one job of one stage: the scan's tasks write (a shuffle would add a stage)
-    assert len(writes) == 1 and len(writes[0]) == 1, _jobs(spark, "cow-delete")
-    assert _rows(cow) == _rows(mor)
+    assert len(writes) == 1 and len(writes[0]) == 1, jobs(spark, "cow-delete")
+    assert sorted_rows(cow) == sorted_rows(mor)
     assert sum(_files_hold_their_partition(cow).values()) == files_before   # each file replaced by one
 
     # rows moved to other partitions are written by the tasks that read them, into their new partitions
     change = {"name": "concat(name, '!')", "p": "p + 10"}
-    got = _in_group(spark, "cow-update", lambda: cow.update(change, where="id % 9 = 4"))
+    got = in_group(spark, "cow-update", lambda: cow.update(change, where="id % 9 = 4"))
     assert got["updated"] == mor.update(change, where="id % 9 = 4")["updated"] == 57
-    writes = [j for j in _jobs(spark, "cow-update") if any(n.startswith("save at") for n in j)]
-    assert len(writes) == 1 and len(writes[0]) == 1, _jobs(spark, "cow-update")
-    assert _rows(cow) == _rows(mor)
+    writes = [j for j in jobs(spark, "cow-update") if any(n.startswith("save at") for n in j)]
+    assert len(writes) == 1 and len(writes[0]) == 1, jobs(spark, "cow-update")
+    assert sorted_rows(cow) == sorted_rows(mor)
     per = _files_hold_their_partition(cow)
     assert set(per) == {0, 1, 2, 3, 10, 11, 12, 13}
 
 
 def test_rows_a_shuffle_spread_are_distributed_by_partition(catalog, spark):
-    mor, cow = _twins(catalog, "spread", spark)
+    mor, cow = twins(catalog, spark, "_spread", 600)
     keys = spark.range(0, 600, 3).selectExpr("id")
     for t in (mor, cow):     # equality deletes: the scan joins them to the rows
         t.delete_by_key(keys)
@@ -95,7 +60,7 @@ def test_rows_a_shuffle_spread_are_distributed_by_partition(catalog, spark):
     finally:
         for k in settings:
             spark.conf.unset(k)
-    assert _rows(cow) == _rows(mor)
+    assert sorted_rows(cow) == sorted_rows(mor)
     # distributed by partition: one new file per partition, however the shuffle spread the rows
     assert _files_hold_their_partition(cow) == {0: 1, 1: 1, 2: 1, 3: 1}
 

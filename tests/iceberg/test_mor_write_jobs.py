@@ -8,56 +8,25 @@ import pytest
 
 from icefloe.core.faults import FaultInjectingFileIO
 from icefloe.catalog import Catalog
+from tests.iceberg.twin_tables import in_group, jobs, sorted_rows, twins, write_modes
 from tests.reliability.rel_util import all_files
-
-MOR = {"write.delete.mode": "merge-on-read", "write.update.mode": "merge-on-read",
-       "write.merge.mode": "merge-on-read"}
-COW = {k: "copy-on-write" for k in MOR}
-
-
-def _twins(catalog, spark, version: str):
-    tables = []
-    for name, props in (("mor", MOR), ("cow", COW)):
-        t = catalog.create_table(f"db.{name}{version}", "id bigint not null, name string, p int",
-                                 partitioned_by=["p"], properties={"format-version": version, **props})
-        t.append(spark.range(0, 400, 1, 3).selectExpr("id", "cast(id as string) as name", "cast(id % 4 as int) as p"))
-        tables.append(t)
-    return tables
-
-
-def _rows(t):
-    return sorted(tuple(r.values()) for r in t.refresh().to_arrow().to_pylist())
-
-
-def _stage_names(spark, group: str) -> list:
-    tracker = spark.sparkContext.statusTracker()
-    names = []
-    for job in tracker.getJobIdsForGroup(group):
-        info = tracker.getJobInfo(job)
-        names += [tracker.getStageInfo(s).name for s in info.stageIds if tracker.getStageInfo(s) is not None]
-    return names
-
 
 @pytest.mark.parametrize("version", ["2", "3"])
 def test_update_and_merge_write_deletes_and_rows_in_one_job(catalog, spark, version):
-    mor, cow = _twins(catalog, spark, version)
-    sc = spark.sparkContext
-    sc.setJobGroup(f"mor-update-{version}", "merge-on-read update")
-    try:
-        got = mor.update({"name": "concat(name, '!')", "p": "p + 10"}, where="id % 9 = 4")
-    finally:
-        sc.setJobGroup("tests", "tests")
+    mor, cow = twins(catalog, spark, version, 400, {"format-version": version})
+    got = in_group(spark, f"mor-update-{version}",
+                   lambda: mor.update({"name": "concat(name, '!')", "p": "p + 10"}, where="id % 9 = 4"))
     assert cow.update({"name": "concat(name, '!')", "p": "p + 10"}, where="id % 9 = 4")["updated"] == got["updated"] == 44
-    stages = _stage_names(spark, f"mor-update-{version}")
+    stages = [name for job in jobs(spark, f"mor-update-{version}") for name in job]
     # every Spark job of the statement is the one that writes (no checkpoint, no count, no second pass)
     assert stages and all("iceberg_delete_write.py" in s for s in stages), stages
-    assert _rows(mor) == _rows(cow)
+    assert sorted_rows(mor) == sorted_rows(cow)
 
     source = spark.range(390, 420).selectExpr("id", "'merged' as name", "cast(id % 4 as int) as p")
     for t in (mor, cow):
         out = t.merge(source, "t.id = s.id").when_matched_update_all().when_not_matched_insert_all().execute()
         assert (out["updated"], out["inserted"]) == (10, 20)
-    assert _rows(mor) == _rows(cow)
+    assert sorted_rows(mor) == sorted_rows(cow)
     added = [f for f in mor.refresh().inspect.files().collect() if f["content"] == 1]
     if version == "3":      # deletion vectors, one per data file: every one names its data file
         assert added and all(f["file_format"] == "PUFFIN" and f["referenced_data_file"] for f in added)
@@ -71,7 +40,7 @@ def test_update_scan_reads_no_column_the_update_overwrites(catalog, spark, versi
     constant) is not read at all; copy-on-write rewrites the untouched rows too and reads it."""
     from icefloe.spark import iceberg_dml
 
-    mor, cow = _twins(catalog, spark, version)
+    mor, cow = twins(catalog, spark, version, 400, {"format-version": version})
     plans = []
     real = iceberg_dml._commit_changes
 
@@ -85,7 +54,7 @@ def test_update_scan_reads_no_column_the_update_overwrites(catalog, spark, versi
     read = [p[p.index("ReadSchema: "):].split("\n")[0] for p in plans]
     assert "name" not in read[0] and "id:bigint" in read[0], read[0]
     assert "name:string" in read[1], read[1]
-    assert _rows(mor) == _rows(cow)
+    assert sorted_rows(mor) == sorted_rows(cow)
 
 
 @pytest.mark.parametrize("fault", ["deletes.puffin", ".parquet"])
@@ -95,9 +64,9 @@ def test_a_task_failing_at_either_write_leaves_the_table_as_it_was(tmp_path, spa
     a fault at either leaves no file behind and the table unchanged."""
     wh = str(tmp_path / "wh")
     t = Catalog(wh, spark=spark).create_table("db.t", "id bigint not null, name string",
-                                              properties={"format-version": "3", **MOR})
+                                              properties={"format-version": "3", **write_modes("merge-on-read")})
     t.append(spark.range(0, 100, 1, 2).selectExpr("id", "cast(id as string) as name"))
-    before, rows = all_files(wh), _rows(t)
+    before, rows = all_files(wh), sorted_rows(t)
     faulty = Catalog(wh, io=FaultInjectingFileIO(task_fault=fault), spark=spark).load_table("db.t")
     with pytest.raises(Exception, match="injected fault in a task"):
         if op == "update":
@@ -106,4 +75,4 @@ def test_a_task_failing_at_either_write_leaves_the_table_as_it_was(tmp_path, spa
             faulty.merge(spark.range(95, 105).selectExpr("id", "'m' as name"), "t.id = s.id") \
                 .when_matched_update_all().when_not_matched_insert_all().execute()
     assert all_files(wh) == before, sorted(all_files(wh) - before)
-    assert _rows(t) == rows
+    assert sorted_rows(t) == rows
