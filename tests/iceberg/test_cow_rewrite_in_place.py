@@ -10,6 +10,7 @@ import pytest
 from icefloe.spark.iceberg_write import without_shuffle
 from tests.iceberg.twin_tables import in_group, jobs, sorted_rows, twins
 
+
 def _files_hold_their_partition(t) -> dict:
     """Data files per partition value, each file's rows checked to be of its partition."""
     per: dict = {}
