@@ -224,7 +224,11 @@ def summarise(ours: list[dict], theirs: list[dict], rows: int, jvm_spark: str, i
         a, b = best(ours, key), best(theirs, key)
         figures[key] = {"icefloe_s": round(a, 3), "jvm_s": round(b, 3), "ratio": round(a / b, 2),
                         "icefloe_own_parquet": round(a / best(ours, base), 2),
-                        "jvm_own_parquet": round(b / best(theirs, base), 2)}
+                        "jvm_own_parquet": round(b / best(theirs, base), 2),
+                        # every run's time, in order: on a shared machine the same statement's time
+                        # moves by a third between runs (and between processes), the best alone hides that
+                        "icefloe_runs": [round(r[key], 3) for r in ours],
+                        "jvm_runs": [round(r[key], 3) for r in theirs]}
     compacted = best(ours, "merge-on-read:scan_compacted")
     compacted_v3 = best(ours, "merge-on-read-v3:scan_compacted")
     return {"rows": rows, "runs": len(ours), "jvm_spark": jvm_spark, "iceberg": iceberg, "icefloe_spark": spark,
