@@ -3,30 +3,34 @@
 The tasks that receive a change's clustered rows write them with Spark's own Parquet writer: the
 position delete files (one per data file, format v2) or one Puffin file of deletion vectors per
 task (v3, each vector merged with the data file's earlier deletes, read where they are kept), and
-the updated and inserted rows' data files. No Python worker starts and no row leaves the JVM. Each
+the updated and inserted rows' data files (on a partitioned table, each row's partition named by a
+key column, ``partition_key``, each partition's rows in their own files, which the driver then moves
+into their partition's directory). No Python worker starts and no row leaves the JVM. Each
 task answers the files it wrote, with their footers, and its count of positions per data file and
 kind; the driver turns them into DataFiles as ``described_writes`` does for an append.
 
 ``usable`` says where it applies: icefloe's JVM classes load, Spark reaches the table's files, and
-the rows to write (if any) go to an unpartitioned, unsorted table whose columns Spark's writer
+the rows to write (if any) go to an unsorted table whose columns Spark's writer
 stores as Iceberg does. Elsewhere ``iceberg_delete_write`` writes with Arrow in Python tasks.
 """
 from __future__ import annotations
 
+import os
 import struct
 from typing import Optional
 
 from icefloe.core.types import ListType, MapType, StructType
 from icefloe.iceberg.arrow_writer import estimate_records_per_file
 from icefloe.iceberg.delete_files import POSITION_DELETE_SCHEMA, delete_granularity, describe_delete_file
-from icefloe.iceberg.manifest import POSITION_DELETES, DataFile
+from icefloe.iceberg.manifest import DATA, POSITION_DELETES, DataFile
 from icefloe.iceberg.sort_order import writer_sort_columns
 from icefloe.iceberg.table_metadata import TableMetadata
 from icefloe.spark import deleted_rows, described_writes
 from icefloe.spark.iceberg_evolved_read import has_nanos, schema_has_uuid
 from icefloe.spark.iceberg_read import delete_sources
-from icefloe.spark.iceberg_write import describe_files
+from icefloe.spark.iceberg_write import decode_partition_key, describe_files, partition_key_expr
 
+KEY = "_icefloe_partition_key"      # the partition key column of a keyed write
 _NOT_STORED_BY_SPARK = ("unknown", "variant", "geometry", "geography", "fixed", "uuid")
 
 
@@ -35,7 +39,7 @@ def usable(spark, meta: TableMetadata, io, row_meta: Optional[TableMetadata] = N
     """Whether ``ChangeWriter`` can write this change: the class loads, Spark reaches the table's
     files, delete files are written one per data file (or as vectors, each data file's ``previous``
     deletes all of a kind the tasks read: ``iceberg_read.delete_sources``), and, when rows are written
-    (``row_meta`` given), the table's current spec is unpartitioned, it has no sort order and its
+    (``row_meta`` given), the table has no sort order and its
     columns hold no type Spark's Parquet writer stores differently from Iceberg."""
     if not io.spark_native or not deleted_rows.available(spark):
         return False
@@ -46,7 +50,7 @@ def usable(spark, meta: TableMetadata, io, row_meta: Optional[TableMetadata] = N
     if row_meta is None:
         return True
     schema = row_meta.schema
-    if not meta.spec.is_unpartitioned or writer_sort_columns(meta)[1]:
+    if writer_sort_columns(meta)[1]:
         return False
     if schema_has_uuid(schema) or has_nanos(schema):
         return False
@@ -77,13 +81,24 @@ def write(clustered, meta: TableMetadata, io, partition_of: dict, previous: dict
     fault = getattr(io, "task_fault", None)      # a test's FileIO that fails the tasks' writes
     if fault:
         lines.append(("fail-at", fault))
+    keyed = row_meta is not None and not meta.spec.is_unpartitioned
+    if keyed:
+        lines.append(("keyed", "true"))
     if meta.format_version >= 3:
         for path, deletes in previous.items():
             for kind, file, offset, length in delete_sources(path, deletes):
                 lines.append(("previous", f"{path}\t{kind}\t{file}\t{int(offset)}\t{int(length)}"))
     settings = "\n".join(f"{k}\t{v}" for k, v in lines)
     frames = bytes(spark._jvm.icefloe.jvm.ChangeWriter.write(spark._jsparkSession, clustered._jdf, settings))
-    return _parse(frames, meta, partition_of, row_meta)
+    files, counts = _parse(frames, meta, partition_of, row_meta)
+    if keyed:       # each partition's files into its directory, as every other write places them
+        data_dir = f"{meta.location.rstrip('/')}/data"
+        for f in files:
+            if f.content == DATA and f.partition:
+                final = f"{data_dir}/{meta.spec.partition_path(meta.schema, f.partition)}/{os.path.basename(f.file_path)}"
+                io.rename(f.file_path, final)
+                f.file_path = final
+    return files, counts
 
 
 def in_scan_order(rows) -> bool:
@@ -103,7 +118,8 @@ def rows_for(row_meta: TableMetadata, tasks: Optional[list], file_col: str, pos_
     is given, ``file_col``, ``pos_col`` and ``kind_col``) giving what ``write`` takes: ``row_meta``'s
     columns, the lineage of new rows computed (a row id inherited from its file's first row id and
     position where null; the last sequence number null, the commit's), then the path, the position
-    and the kind, as ``file_path``, ``pos`` and an int ``kind_col``. None where the files are too
+    and the kind, as ``file_path``, ``pos`` and an int ``kind_col``, then, on a partitioned table,
+    each row's partition key (``iceberg_write.partition_key_expr``). None where the files are too
     many to map. (``write`` gives the columns their field ids.)"""
     from pyspark.sql import functions as F
 
@@ -123,8 +139,9 @@ def rows_for(row_meta: TableMetadata, tasks: Optional[list], file_col: str, pos_
             else:
                 c = f"`{f.name}`"
             out.append(c)
+        key = [] if row_meta.spec.is_unpartitioned else [partition_key_expr(row_meta.spec, row_meta.schema).alias(KEY)]
         return df.select(*out, F.col(file_col).alias("file_path"), F.col(pos_col).alias("pos"),
-                         F.col(kind_col).cast("int").alias(kind_col))
+                         F.col(kind_col).cast("int").alias(kind_col), *key)
 
     return build
 
@@ -153,6 +170,13 @@ def _parse(frames: bytes, meta: TableMetadata, partition_of: dict, row_meta: Opt
             path = string()
             size, md = footer()
             (f,) = describe_files([(path, (), size, md)], row_meta.schema, meta.spec)
+            f.sort_order_id = 0
+            files.append(f)
+        elif tag == b"K":      # a keyed write's data file: its partition named by its rows' key
+            path = string()
+            size, md = footer()
+            partition = decode_partition_key(string(), meta.spec, meta.schema)
+            (f,) = describe_files([(path, partition, size, md)], row_meta.schema, meta.spec)
             f.sort_order_id = 0
             files.append(f)
         elif tag == b"P":

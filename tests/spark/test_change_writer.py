@@ -113,6 +113,50 @@ def test_a_null_in_a_required_column_fails_the_jvm_job_and_changes_nothing(tmp_p
     assert sorted(tuple(r.values()) for r in t.refresh().to_arrow().to_pylist()) == rows
 
 
+@pytest.mark.parametrize("version", ["2", "3"])
+def test_partitioned_changes_written_by_the_jvm_land_in_their_partitions(tmp_path, spark, jvm_writes, version):
+    """Rows the JVM writes into a partitioned table: each data file holds one partition's rows,
+    records that partition and sits in its directory. An UPDATE moves rows to another partition and
+    a MERGE inserts into more partitions than a task keeps files open at once; pyiceberg and DuckDB
+    read the result as the model says, pyiceberg's partition pruning included."""
+    from pyiceberg.transforms import BucketTransform
+    from pyiceberg.types import LongType
+
+    t = Catalog(str(tmp_path / "wh"), spark=spark).create_table(
+        "db.t", "id bigint not null, name string, grp string", partitioned_by=["grp", "bucket(4, id)"],
+        properties={"format-version": version, **MOR})
+    t.append(spark.range(0, 2000, 1, 2).selectExpr("id", "concat('n', cast(id as string)) as name",
+                                                   "concat('g_', cast(id % 3 as string)) as grp"))
+    appended = {f.file_path for f in t.plan_files()}
+    model = {i: (f"n{i}", f"g_{i % 3}") for i in range(2000)}
+    t.update({"grp": "'moved/é'", "name": "'u'"}, where="id % 10 = 2")
+    model.update({k: ("u", "moved/é") for k in model if k % 10 == 2})
+    source = spark.range(1990, 2400, 1, 2).selectExpr("id", "'m' as name", "concat('p', cast(id % 40 as string)) as grp")
+    t.merge(source, "t.id = s.id").when_matched_update_all().when_not_matched_insert_all().execute()
+    model.update({i: ("m", f"p{i % 40}") for i in range(1990, 2400)})
+    assert jvm_writes["rows"] == 2
+
+    expected = sorted((k, n, g) for k, (n, g) in model.items())
+    assert sorted((r["id"], r["name"], r["grp"]) for r in t.refresh().to_arrow().to_pylist()) == expected
+    location = _latest(t)
+    arrow = pyiceberg_table(location).scan().to_arrow()
+    assert sorted(zip(*(arrow.column(c).to_pylist() for c in ("id", "name", "grp")))) == expected
+    duck = duckdb_connection().execute(f"SELECT id, name, grp FROM iceberg_scan('{location}')").fetchall()
+    assert sorted(duck) == expected
+    for grp in ("moved/é", "p7", "g_1"):
+        got = pyiceberg_table(location).scan(row_filter=f"grp = '{grp}'").to_arrow().column("id").to_pylist()
+        assert sorted(got) == sorted(k for k, (_n, g) in model.items() if g == grp)
+
+    bucket = BucketTransform(4).transform(LongType())
+    written = [f for f in t.plan_files() if f.file_path not in appended]
+    assert len({f.partition for f in written}) > 16     # more partitions than a task keeps open
+    for f in written:
+        rows = pq.read_table(f.file_path.removeprefix("file:"), columns=["id", "grp"]).to_pylist()
+        grp, b = f.partition
+        assert rows and {r["grp"] for r in rows} == {grp} and {bucket(r["id"]) for r in rows} == {b}
+        assert f"/data/{t.metadata.spec.partition_path(t.metadata.schema, f.partition)}/" in f.file_path
+
+
 def test_where_the_jvm_writer_applies(tmp_path, spark):
     cat = Catalog(str(tmp_path / "wh"), spark=spark)
     plain = cat.create_table("db.plain", "id bigint, name string", properties={"format-version": "2"})
@@ -121,8 +165,12 @@ def test_where_the_jvm_writer_applies(tmp_path, spark):
     by_partition = cat.create_table("db.bypart", "id bigint", properties={"write.delete.granularity": "partition"})
     usable = iceberg_change_writer.usable
     assert usable(spark, plain.metadata, plain.io, plain.metadata)
-    # deletes alone go to the JVM on any spec; rows only to an unpartitioned table of flat columns
-    assert usable(spark, parted.metadata, parted.io) and not usable(spark, parted.metadata, parted.io, parted.metadata)
+    # deletes go to the JVM on any spec, and rows to a table of flat columns without a sort order
+    assert usable(spark, parted.metadata, parted.io) and usable(spark, parted.metadata, parted.io, parted.metadata)
+    sorted_t = cat.create_table("db.sorted", "id bigint, name string")
+    sorted_t.replace_sort_order("id")
+    assert usable(spark, sorted_t.metadata, sorted_t.io) and not usable(spark, sorted_t.metadata, sorted_t.io,
+                                                                         sorted_t.metadata)
     assert not usable(spark, nested.metadata, nested.io, nested.metadata)
     assert not usable(spark, by_partition.metadata, by_partition.io)
     # a v3 table's earlier deletes are read by the tasks: a position delete file that is not Parquet keeps Python's

@@ -10,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.zip.CRC32;
@@ -55,9 +56,13 @@ import org.roaringbitmap.RoaringBitmapWriter;
  * file (Iceberg format v2, {@code file_path} and {@code pos} with the spec's field ids), or one Puffin
  * file holding a {@code deletion-vector-v1} blob per data file (v3), each vector the new positions
  * merged with the file's earlier deletes ({@code previous}, read as {@link DeleteSources} reads them);
- * its data files roll over at {@code max-records} rows.
+ * its data files roll over at {@code max-records} rows. With {@code keyed}, a fourth column after the
+ * kind names the partition of a row to write (``partition_key``): each partition's rows go to
+ * their own data files, at most {@code MAX_OPEN} of them open in a task at once (the least recently
+ * written one is closed to open another).
  *
  * <p>Each task answers one frame list (big-endian): {@code 'D'} a data file (path, size, footer),
+ * {@code 'K'} a data file of a keyed write (path, size, footer, the partition key),
  * {@code 'P'} a position delete file (path, size, footer, the data file), {@code 'V'} a vector (the
  * Puffin file, its size, the data file, offset, length, cardinality), {@code 'C'} a count (data
  * file, kind, positions). A task that fails removes what it wrote; one that finishes after the job
@@ -68,6 +73,8 @@ public final class ChangeWriter {
   static final int DELETE_FILE_PATH_ID = 2147483546;
   static final int DELETE_POS_ID = 2147483545;
   static final int ROW_POSITION_ID = 2147483545;
+  /** The data files a keyed task keeps open at once: each holds its row group's pages in memory. */
+  static final int MAX_OPEN = 16;
   private static final byte[] PUFFIN_MAGIC = {'P', 'F', 'A', '1'};
   private static final byte[] VECTOR_MAGIC = {(byte) 0xD1, (byte) 0xD3, 0x39, 0x64};
 
@@ -141,6 +148,7 @@ public final class ChangeWriter {
     String compression = "zstd";
     String blockSize;
     long maxRecords = Long.MAX_VALUE;
+    boolean keyed;
     String failAt;
     final HashMap<String, List<DeleteSources.Source>> previous = new HashMap<>();
 
@@ -173,6 +181,7 @@ public final class ChangeWriter {
           case "block-size": s.blockSize = value; break;
           case "max-records": s.maxRecords = Math.max(1L, Long.parseLong(value)); break;
           case "fail-at": s.failAt = value; break;
+          case "keyed": s.keyed = Boolean.parseBoolean(value); break;
           case "previous": {
             DeleteSources.Source src = DeleteSources.parse(value);
             if (src == null) {
@@ -319,9 +328,10 @@ public final class ChangeWriter {
     private int deleteFiles;
 
     // the data file being written
-    private OutputWriter dataWriter;
-    private String dataPath;
-    private long dataRows;
+    private final int keyCol;
+    // the data files open, by partition key (one, keyed by the empty string, when not keyed), the
+    // least recently written first
+    private final LinkedHashMap<UTF8String, Open> open = new LinkedHashMap<>(16, 0.75f, true);
     private int dataFiles;
     private UnsafeProjection project;
 
@@ -342,6 +352,7 @@ public final class ChangeWriter {
       this.fileCol = s.dataColumns;
       this.posCol = s.dataColumns + 1;
       this.kindCol = s.dataColumns + 2;
+      this.keyCol = s.dataColumns + 3;
     }
 
     byte[] consume(Iterator<InternalRow> rows) throws IOException {
@@ -371,23 +382,35 @@ public final class ChangeWriter {
           }
         }
         if (Settings.has(s.writing, kind)) {
-          if (dataWriter == null) {
-            dataPath = String.format("%s/%s-%05d.parquet", s.dataDir, prefix, ++dataFiles);
-            opening(dataPath);
-            dataWriter = data.open(dataPath, partition, attempt);
-            dataRows = 0;
+          UTF8String key = s.keyed ? row.getUTF8String(keyCol) : UTF8String.EMPTY_UTF8;
+          Open o = open.get(key);
+          if (o == null) {
+            if (open.size() >= MAX_OPEN) {
+              Iterator<Open> eldest = open.values().iterator();
+              Open closing = eldest.next();
+              eldest.remove();
+              finishData(closing);
+            }
+            o = new Open(key.clone(), String.format("%s/%s-%05d.parquet", s.dataDir, prefix, ++dataFiles));
+            opening(o.path);
+            o.writer = data.open(o.path, partition, attempt);
+            open.put(o.key, o);
           }
           if (project == null) {
             project = UnsafeProjection.create(data.schema);     // the first columns, as the writer takes them
           }
-          dataWriter.write(project.apply(row));
-          if (++dataRows >= s.maxRecords) {
-            finishData();
+          o.writer.write(project.apply(row));
+          if (++o.rows >= s.maxRecords) {
+            open.remove(o.key);
+            finishData(o);
           }
         }
       }
       finishTarget();
-      finishData();
+      for (Open o : open.values()) {
+        finishData(o);
+      }
+      open.clear();
       finishPuffin();
       frames.flush();
       return answer.toByteArray();
@@ -421,12 +444,13 @@ public final class ChangeWriter {
       targetUtf = null;
     }
 
-    private void finishData() throws IOException {
-      if (dataWriter == null) {
-        return;
+    private void finishData(Open o) throws IOException {
+      OutputWriter w = o.writer;
+      o.writer = null;
+      answerFile(s.keyed ? 'K' : 'D', w, o.path);
+      if (s.keyed) {
+        writeString(o.key.toString());
       }
-      answerFile('D', dataWriter, dataPath);
-      dataWriter = null;
     }
 
     /** Appends the vector of {@code marked} (a bitmap of words) for data file {@code file} to the task's Puffin file. */
@@ -519,7 +543,8 @@ public final class ChangeWriter {
     /** Removes every file the task wrote or began (a failed task, or a job that failed elsewhere). */
     void removeAll() {
       for (Closeable c : new Closeable[] {() -> { if (deleteWriter != null) deleteWriter.close(); },
-          () -> { if (dataWriter != null) dataWriter.close(); }, () -> { if (puffin != null) puffin.close(); }}) {
+          () -> { for (Open o : open.values()) { if (o.writer != null) o.writer.close(); } },
+          () -> { if (puffin != null) puffin.close(); }}) {
         try {
           c.close();
         } catch (Throwable ignored) {
@@ -533,6 +558,19 @@ public final class ChangeWriter {
           // the driver removes the job's files by name
         }
       }
+    }
+  }
+
+  /** A data file being written: its partition key, path, writer and rows so far. */
+  static final class Open {
+    final UTF8String key;
+    final String path;
+    OutputWriter writer;
+    long rows;
+
+    Open(UTF8String key, String path) {
+      this.key = key;
+      this.path = path;
     }
   }
 
