@@ -94,7 +94,7 @@ def write(clustered, meta: TableMetadata, io, partition_of: dict, previous: dict
     if keyed:       # each partition's files into its directory, as every other write places them
         data_dir = f"{meta.location.rstrip('/')}/data"
         for f in files:
-            if f.content == DATA and f.partition:
+            if f.content == DATA:
                 final = f"{data_dir}/{meta.spec.partition_path(meta.schema, f.partition)}/{os.path.basename(f.file_path)}"
                 io.rename(f.file_path, final)
                 f.file_path = final
@@ -166,16 +166,10 @@ def _parse(frames: bytes, meta: TableMetadata, partition_of: dict, row_meta: Opt
     while pos < len(frames):
         tag = frames[pos:pos + 1]
         pos += 1
-        if tag == b"D":
+        if tag in (b"D", b"K"):     # a data file; a keyed write's names its partition by its rows' key
             path = string()
             size, md = footer()
-            (f,) = describe_files([(path, (), size, md)], row_meta.schema, meta.spec)
-            f.sort_order_id = 0
-            files.append(f)
-        elif tag == b"K":      # a keyed write's data file: its partition named by its rows' key
-            path = string()
-            size, md = footer()
-            partition = decode_partition_key(string(), meta.spec, meta.schema)
+            partition = decode_partition_key(string(), meta.spec, meta.schema) if tag == b"K" else ()
             (f,) = describe_files([(path, partition, size, md)], row_meta.schema, meta.spec)
             f.sort_order_id = 0
             files.append(f)

@@ -327,10 +327,9 @@ public final class ChangeWriter {
     private long[] words;
     private int deleteFiles;
 
-    // the data file being written
+    // the data files being written: the partition key's column, and the files open by key (one,
+    // keyed by the empty string, when not keyed), the least recently written first
     private final int keyCol;
-    // the data files open, by partition key (one, keyed by the empty string, when not keyed), the
-    // least recently written first
     private final LinkedHashMap<UTF8String, Open> open = new LinkedHashMap<>(16, 0.75f, true);
     private int dataFiles;
     private UnsafeProjection project;
