@@ -19,7 +19,7 @@ demo: $(STAMP)
 	$(BIN)/icefloe --warehouse $${WAREHOUSE:-warehouse} demo --fresh
 
 test: lint jvm paimon azurite
-	$(BIN)/python -m pytest -q tests
+	$(BIN)/python -m pytest -q --durations=25 tests
 
 # Apache Iceberg's Java runtime (Spark 3.5) in its own environment, .venv-jvm: a test oracle and the
 # benchmark's peer (tools/jvm_runtime.py; pinned in requirements-jvm.txt).

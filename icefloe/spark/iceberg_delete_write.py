@@ -62,7 +62,8 @@ def write_position_deletes_in_tasks(positions, meta: TableMetadata, io: FileIO, 
         rows = _clustered_for_jvm(named.select("file_path", "pos", (F.col(KIND_COL) if kind else F.lit(0))
                                                .cast("int").alias(KIND_COL)), parallelism, rows_of, False)
         files, by_kind = _guarded(lambda: iceberg_change_writer.write(
-            rows, meta, io, partition_of, previous or {}, job_id, marker, _ANY_KIND, ()), spark, io, meta, job_id, marker)
+            rows, meta, io, partition_of, previous or {}, job_id, marker, _ANY_KIND, ()), spark, io, meta, job_id, marker,
+            python_workers=False)
         if counts is not None:
             for (path, k), n in by_kind.items():
                 key = (path, k) if kind else path
@@ -100,7 +101,8 @@ def write_changes_in_tasks(changes, meta: TableMetadata, io: FileIO, partition_o
     if jvm_rows is not None and iceberg_change_writer.usable(spark, meta, io, row_meta, previous):
         rows = _clustered_for_jvm(jvm_rows(changes), parallelism, rows_of or dict.fromkeys(partition_of, 1), True)
         files, by_kind = _guarded(lambda: iceberg_change_writer.write(
-            rows, meta, io, partition_of, previous, job_id, marker, deleting, writing, row_meta), spark, io, meta, job_id, marker)
+            rows, meta, io, partition_of, previous, job_id, marker, deleting, writing, row_meta), spark, io, meta, job_id,
+            marker, python_workers=False)
         for key, n in by_kind.items():
             counts[key] = counts.get(key, 0) + n
         return [f for f in files if f.content != DATA], [f for f in files if f.content == DATA]
@@ -168,14 +170,15 @@ def _run_job(clustered, run, io: FileIO, meta: TableMetadata, job_id: str, marke
     return [pickle.loads(r["files"]) for r in rows]
 
 
-def _guarded(job, spark, io: FileIO, meta: TableMetadata, job_id: str, marker: str):
-    """``job()``, a Spark job writing files named with ``job_id``. A failed job leaves nothing: the
+def _guarded(job, spark, io: FileIO, meta: TableMetadata, job_id: str, marker: str, python_workers: bool = True):
+    """``job()``, a Spark job writing files named with ``job_id`` (in Python workers, or, with
+    ``python_workers`` False, in the JVM alone: ``ChangeWriter``). A failed job leaves nothing: the
     abort marker stops tasks still running, and the job's files go."""
     try:
         return job()
     except Exception as e:
         io.write_bytes(marker, b"", overwrite=True)
-        clean_up_failed_job(spark, lambda: _remove_job_files(io, meta.location, job_id))
+        clean_up_failed_job(spark, lambda: _remove_job_files(io, meta.location, job_id), python_workers)
         io.delete_tree(os.path.dirname(marker))
         raise explain_spark_error(e) from None
 

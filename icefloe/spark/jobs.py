@@ -16,14 +16,18 @@ def wait_until_idle(spark, timeout_s: float = 60.0) -> None:
         time.sleep(0.1)
 
 
-def clean_up_failed_job(spark, remove) -> None:
+def clean_up_failed_job(spark, remove, python_workers: bool = True) -> None:
     """Run ``remove`` (which deletes a failed job's files by name) once the job's tasks have
     stopped, and again once their Python workers must have too: a Python worker outlives its
     killed task by up to ``spark.python.task.killTimeout`` and may finish writing a file in
     that time (it then sees the abort marker and removes its files, unless it is killed first,
-    mid-file)."""
+    mid-file). A job whose files only the JVM's tasks write (``python_workers`` False) is done
+    with once they have stopped: a task reports itself stopped from its own thread, after its
+    last write, so the second wait would only delay the error."""
     wait_until_idle(spark)
     remove()
+    if not python_workers:
+        return
     try:
         kill_timeout = spark.sparkContext._jsc.sc().conf().getTimeAsSeconds(
             "spark.python.task.killTimeout", "2s")

@@ -99,16 +99,45 @@ def test_changes_written_by_the_jvm_read_alike_everywhere(tmp_path, spark, jvm_w
     assert not [p for p in all_files(str(tmp_path / "wh")) if p.endswith(".crc")]
 
 
-def test_a_null_in_a_required_column_fails_the_jvm_job_and_changes_nothing(tmp_path, spark, jvm_writes):
+@pytest.fixture
+def waits(monkeypatch):
+    """The pauses (seconds) taken while a failed job is cleaned up (``icefloe.spark.jobs``)."""
+    from icefloe.spark import jobs
+
+    taken: list = []
+    original = jobs.time.sleep
+
+    class Clock:
+        monotonic = staticmethod(jobs.time.monotonic)
+
+        @staticmethod
+        def sleep(seconds):
+            taken.append(seconds)
+            original(seconds)
+
+    monkeypatch.setattr(jobs, "time", Clock)
+    return taken
+
+
+@pytest.mark.parametrize("sorted_table", [False, True])
+def test_a_null_in_a_required_column_fails_the_jvm_job_and_changes_nothing(tmp_path, spark, jvm_writes, waits,
+                                                                            sorted_table):
+    """The JVM's job fails with the typed error and leaves nothing, without waiting out the Python
+    workers' kill timeout (it has none); a sorted table's rows go through Python workers, and
+    their failed job does wait for them before its last clean-up."""
     wh = str(tmp_path / "wh")
     t = Catalog(wh, spark=spark).create_table("db.t", "id bigint not null, name string not null",
                                               properties={"format-version": "2", **MOR})
+    if sorted_table:
+        t.replace_sort_order("id")
     t.append(spark.range(0, 50, 1, 2).selectExpr("id", "cast(id as string) as name"))
     before = all_files(wh)
     rows = sorted(tuple(r.values()) for r in t.to_arrow().to_pylist())
     with pytest.raises(RequiredFieldNullError, match="name"):
         t.update({"name": "cast(null as string)"}, where="id % 5 = 0")
-    assert jvm_writes["rows"] == 1
+    assert jvm_writes["rows"] == (0 if sorted_table else 1)
+    kill_timeout = spark.sparkContext._jsc.sc().conf().getTimeAsSeconds("spark.python.task.killTimeout", "2s")
+    assert any(w >= kill_timeout for w in waits) == sorted_table, waits
     assert all_files(wh) == before
     assert sorted(tuple(r.values()) for r in t.refresh().to_arrow().to_pylist()) == rows
 
