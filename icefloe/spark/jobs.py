@@ -23,7 +23,8 @@ def clean_up_failed_job(spark, remove, python_workers: bool = True) -> None:
     that time (it then sees the abort marker and removes its files, unless it is killed first,
     mid-file). A job whose files only the JVM's tasks write (``python_workers`` False) is done
     with once they have stopped: a task reports itself stopped from its own thread, after its
-    last write, so the second wait would only delay the error."""
+    last write (and ``ChangeWriter``'s tasks look for the abort marker after it, removing their
+    files if it is there), so the second wait would only delay the error."""
     wait_until_idle(spark)
     remove()
     if not python_workers:
