@@ -84,11 +84,9 @@ def test_cli_examples_run(tmp_path):
         assert proc.stdout.strip(), line
 
 
-def test_the_site_builds_without_warnings(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(tmp_path / "site")],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    assert "WARNING" not in proc.stderr, proc.stderr
-    api = (tmp_path / "site" / "api" / "index.html").read_text()
+def test_the_site_builds_without_warnings(built_site):
+    site, stderr = built_site
+    assert "WARNING" not in stderr, stderr
+    api = (site / "api" / "index.html").read_text()
     for member in ("icefloe.Catalog.load_table", "icefloe.table.Table.merge", "icefloe.table.Table.to_spark"):
         assert f'id="{member}"' in api, member
