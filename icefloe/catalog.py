@@ -24,27 +24,46 @@ __all__ = ["Catalog", "FORMATS", "sql", "to_schema"]
 
 
 class Catalog:
-    """A warehouse directory of tables in one format.
+    """A catalog of tables in one format: a warehouse directory, a SQL database or a REST server.
 
-    >>> cat = Catalog("warehouse")                      # Iceberg, embedded local Spark
-    >>> t = cat.create_table("db.tb01", "id bigint not null, ts timestamp", partitioned_by=["year(ts)"])
+    Example:
+        ```python
+        cat = icefloe.Catalog("warehouse")                    # Iceberg
+        logs = icefloe.Catalog("warehouse", format="paimon")  # Paimon
+        t = cat.create_table("db.events", "id bigint not null, ts timestamp", partitioned_by=["days(ts)"])
+        ```
     """
 
     def __init__(self, warehouse: Optional[str] = None, format: str = "iceberg", spark=None,
                  io: Optional[FileIO] = None, type: Optional[str] = None, uri: Optional[str] = None,
                  name: str = "default", **properties):
-        """``type``: ``hadoop`` (the default: the warehouse directories are the catalog) or ``sql``
-        (Iceberg tables registered in a database, as Iceberg's JDBC catalog and pyiceberg's
-        ``SqlCatalog`` keep them: ``uri`` a SQLAlchemy URL, default SQLite
-        ``<warehouse>/catalog.db``; ``name`` the catalog's name in it) or ``rest`` (a server of the
-        Iceberg REST catalog protocol at ``uri``, such as ``icefloe serve``; no warehouse needed).
+        """Open or create the catalog.
 
-        The warehouse may be on an object store (``s3://bucket/warehouse``, ``gs://``, ``az://``),
-        configured by ``properties`` with pyiceberg's names: ``s3.endpoint``, ``s3.access-key-id``,
-        ``s3.secret-access-key``, ``s3.session-token``, ``s3.region``, ``s3.path-style-access``;
-        ``gcs.oauth2.token``, ``gcs.service.host``; ``adls.account-name``, ``adls.account-key``,
-        ``adls.sas-token``, ``adls.connection-string``, ``adls.blob-storage-authority``
-        (see ``icefloe.core.object_store``)."""
+        Args:
+            warehouse: The warehouse: a directory (``"warehouse"``, ``"/data/wh"``) or an object-store
+                location (``"s3://bucket/warehouse"``, ``"gs://..."``, ``"az://..."``). Not needed for a
+                REST catalog.
+            format: ``"iceberg"`` (the default) or ``"paimon"``.
+            spark: Your ``SparkSession``. By default the active session, else an embedded local one
+                started on first use (see [Your own SparkSession](own-session.md)).
+            io: A ``FileIO`` to read and write files through (by default chosen from ``warehouse``).
+            type: ``"hadoop"`` (the default: the warehouse directories are the catalog), ``"sql"``
+                (Iceberg tables registered in a database, as Iceberg's JDBC catalog and pyiceberg's
+                ``SqlCatalog`` keep them) or ``"rest"`` (a server of the Iceberg REST catalog protocol,
+                such as ``icefloe serve``). Inferred from ``uri`` when not given.
+            uri: The SQL catalog's SQLAlchemy URL (default SQLite ``<warehouse>/catalog.db``) or the
+                REST server's ``http://host:port``.
+            name: The catalog's name inside a SQL catalog's database (pyiceberg's catalog name).
+            **properties: Catalog properties, with pyiceberg's names: object-store settings
+                (``s3.endpoint``, ``s3.access-key-id``, ``s3.secret-access-key``, ``s3.region``,
+                ``gcs.*``, ``adls.*``; see [Configuration](configuration.md#object-stores)) and
+                ``spark.native-io`` (``"true"``: Spark's own Parquet reader and writer touch the object
+                store, for clusters with the store's Hadoop connector).
+
+        Raises:
+            IcefloeError: an unknown format or catalog type, or a combination that does not exist.
+            ObjectStoreError: the object store cannot be reached with these settings.
+        """
         fmt = (format or "iceberg").lower()
         if fmt not in FORMATS:
             raise IcefloeError(f"unknown table format {format!r}; expected one of {FORMATS}")
@@ -100,39 +119,104 @@ class Catalog:
         return self._spark
 
     def create_table(self, name: str, schema, partitioned_by=None, properties: Optional[dict] = None):
-        """A new table; ``schema`` is DDL text, an icefloe Schema, a pyarrow.Schema or a Spark StructType."""
+        """Create a table.
+
+        Args:
+            name: ``"db.table"``.
+            schema: DDL text (``"id bigint not null, name string"``), an icefloe ``Schema``, a
+                ``pyarrow.Schema`` or a Spark ``StructType``.
+            partitioned_by: Iceberg: partition terms (``["days(ts)", "bucket(16, id)"]``); Paimon:
+                partition column names.
+            properties: Table properties (Iceberg, e.g. ``format-version``, ``write.delete.mode``) or
+                options (Paimon, e.g. ``primary-key``, ``bucket``, ``merge-engine``).
+
+        Returns:
+            IcebergTable | PaimonTable: the new table.
+
+        Raises:
+            TableAlreadyExistsError: the table exists.
+            SchemaError: the schema or a partition term cannot be used.
+        """
         return self._impl.create_table(name, schema, partitioned_by=partitioned_by, properties=properties)
 
     def table_location(self, name: str) -> str:
-        """The directory table ``name`` has (or would have) in this warehouse."""
+        """The directory a table has (or would have) in this warehouse.
+
+        Args:
+            name: ``"db.table"``.
+
+        Returns:
+            str: the location.
+        """
         return self._impl.table_location(name)
 
     def load_table(self, name: str):
-        """The table ``name`` (``db.table``), in this catalog's format; ``NoSuchTableError`` if
-        there is none."""
+        """A table of this catalog.
+
+        Args:
+            name: ``"db.table"``.
+
+        Returns:
+            IcebergTable | PaimonTable: the table.
+
+        Raises:
+            NoSuchTableError: there is no such table.
+        """
         return self._impl.load_table(name)
 
     def table_exists(self, name: str) -> bool:
-        """Whether table ``name`` exists."""
+        """Whether a table exists.
+
+        Args:
+            name: ``"db.table"``.
+
+        Returns:
+            bool: True if it exists.
+        """
         return self._impl.table_exists(name)
 
     def list_namespaces(self) -> list[str]:
-        """The namespaces (databases) of the warehouse."""
+        """The namespaces (databases) of the catalog.
+
+        Returns:
+            list[str]: their names.
+        """
         return self._impl.list_namespaces()
 
     def list_tables(self, namespace: str) -> list[str]:
-        """The tables of ``namespace`` as ``db.table`` names."""
+        """The tables of a namespace.
+
+        Args:
+            namespace: The namespace (database).
+
+        Returns:
+            list[str]: ``"db.table"`` names.
+        """
         return self._impl.list_tables(namespace)
 
     def namespace_exists(self, namespace: str) -> bool:
-        """Whether namespace ``namespace`` exists."""
+        """Whether a namespace exists.
+
+        Args:
+            namespace: The namespace (database).
+
+        Returns:
+            bool: True if it exists.
+        """
         if hasattr(self._impl, "namespace_exists"):
             return self._impl.namespace_exists(namespace)
         return self.io.is_dir(self._impl.namespace_path(namespace))
 
     def create_namespace(self, namespace: str, exist_ok: bool = False) -> None:
-        """Create namespace (database) ``namespace``: its directory in the warehouse (Paimon:
-        ``<name>.db``). An existing one raises ``NamespaceAlreadyExistsError`` unless ``exist_ok``."""
+        """Create a namespace (database): its directory in the warehouse (Paimon: ``<name>.db``).
+
+        Args:
+            namespace: The namespace's name.
+            exist_ok: Do nothing if it exists.
+
+        Raises:
+            NamespaceAlreadyExistsError: it exists and ``exist_ok`` is false.
+        """
         if hasattr(self._impl, "create_namespace"):
             return self._impl.create_namespace(namespace, exist_ok)
         path = self._impl.namespace_path(namespace)
@@ -143,8 +227,17 @@ class Catalog:
         self.io.makedirs(path)
 
     def drop_namespace(self, namespace: str, cascade: bool = False, missing_ok: bool = False) -> None:
-        """Drop namespace ``namespace``; one that holds tables only with ``cascade`` (its tables
-        are dropped first)."""
+        """Drop a namespace.
+
+        Args:
+            namespace: The namespace's name.
+            cascade: Drop its tables first; without it, a namespace holding tables is refused.
+            missing_ok: Do nothing if it does not exist.
+
+        Raises:
+            NoSuchNamespaceError: it does not exist and ``missing_ok`` is false.
+            NamespaceNotEmptyError: it holds tables and ``cascade`` is false.
+        """
         if not self.namespace_exists(namespace):
             if missing_ok:
                 return
@@ -164,13 +257,36 @@ class Catalog:
             self.io.delete_tree(self._impl.namespace_path(namespace))
 
     def drop_table(self, name: str) -> None:
-        """Drop table ``name``: its directory, data included, is deleted."""
+        """Drop a table: its directory, data included, is deleted.
+
+        Args:
+            name: ``"db.table"``.
+
+        Raises:
+            NoSuchTableError: there is no such table.
+        """
         self._impl.drop_table(name)
 
     def replace_table(self, name: str, schema, partitioned_by=None, properties: Optional[dict] = None,
                       data=None, create_if_missing: bool = False):
-        """Replace an Iceberg table's definition (and data), keeping its history: Iceberg's
-        ``REPLACE TABLE`` / ``CREATE OR REPLACE TABLE [AS SELECT]``. See ``icefloe.iceberg.catalog``."""
+        """Replace an Iceberg table's definition (and data), keeping its history.
+
+        Iceberg's ``REPLACE TABLE`` / ``CREATE OR REPLACE TABLE [AS SELECT]``.
+
+        Args:
+            name: ``"db.table"``.
+            schema: The new schema (as ``create_table`` takes it).
+            partitioned_by: The new partition terms.
+            properties: Properties to set.
+            data: Rows for the replaced table (Spark DataFrame, pyarrow or pandas data).
+            create_if_missing: Create the table if it does not exist.
+
+        Returns:
+            IcebergTable: the table.
+
+        Raises:
+            NotSupportedError: on a Paimon catalog.
+        """
         if not isinstance(self._impl, HadoopCatalog):
             raise NotSupportedError("replace_table", format=self.format,
                                     reason="a Paimon table has no replace operation (drop it and create it again)")
@@ -180,21 +296,55 @@ class Catalog:
         return impl.replace_table(name, to_schema(schema), partitioned_by, properties, write, create_if_missing)
 
     def rename_table(self, name: str, new_name: str) -> None:
-        """Rename a table (Paimon: the table directory moves; Iceberg Hadoop tables cannot be renamed)."""
+        """Rename a table.
+
+        Args:
+            name: ``"db.table"``.
+            new_name: Its new ``"db.table"`` name.
+
+        Raises:
+            RenameNotSupportedError: an Iceberg table of a directory catalog (see
+                [Limitations](limitations.md#what-is-refused)).
+            TableAlreadyExistsError: ``new_name`` exists.
+        """
         self._impl.rename_table(name, new_name)
 
     def register_table(self, name: str, metadata_location: str):
-        """Adopt an Iceberg table written elsewhere: ``name`` points at ``metadata_location``
-        (a ``vN.metadata.json``); nothing is copied."""
+        """Adopt an Iceberg table written elsewhere; nothing is copied.
+
+        Args:
+            name: The ``"db.table"`` name it gets here.
+            metadata_location: Its ``vN.metadata.json``.
+
+        Returns:
+            IcebergTable: the table.
+
+        Raises:
+            NotSupportedError: on a Paimon catalog.
+        """
         if not isinstance(self._impl, HadoopCatalog):
             raise NotSupportedError("register_table", format=self.format,
                                     reason="Paimon tables are adopted by pointing a catalog at their warehouse")
         return self._impl.register_table(name, metadata_location)
 
     def sql(self, text: str, catalog_name: str = "local", catalogs: Optional[dict] = None):
-        """Run Spark SQL over this catalog's tables (``local.db.t`` or ``db.t``); a Spark DataFrame.
-        ``catalogs`` adds more catalogs by name, usable in the same statements (``other.db.t``).
-        Calls share one SQL session per ``catalog_name``, so ``USE db`` holds for the next ones."""
+        """Run Spark SQL over this catalog's tables: ``SELECT``, ``INSERT``, ``MERGE``, DDL, ``CALL``.
+
+        Use this rather than ``spark.sql``: Spark's own catalogs do not see icefloe's tables (see [Your
+        own SparkSession](own-session.md)). Calls share one SQL session per ``catalog_name``, so ``USE db``
+        holds for the next ones.
+
+        Args:
+            text: One or more statements.
+            catalog_name: The catalog's name in the statements (``local.db.t``; ``db.t`` works too).
+            catalogs: More catalogs by name, usable in the same statements (``{"other": other_cat}``).
+
+        Returns:
+            pyspark.sql.DataFrame: the last statement's result.
+
+        Raises:
+            SqlError: the statement cannot run; names the line and column.
+        """
         sessions = self.__dict__.setdefault("_sql_sessions", {})
         key = (catalog_name, tuple(sorted((str(k), id(v)) for k, v in (catalogs or {}).items())))
         if key not in sessions:
@@ -203,9 +353,20 @@ class Catalog:
 
 
 def load_table(location: str, spark=None, io: Optional[FileIO] = None):
-    """The table in directory ``location``, its format detected (like Delta's ``forPath``): an
-    Iceberg table (``metadata/``) as ``<warehouse>/<db>/<table>``, a Paimon table
-    (``schema/``) as ``<warehouse>/<db>.db/<table>``."""
+    """A table by its directory, its format detected (like Delta's ``forPath``).
+
+    Args:
+        location: The table's directory: ``<warehouse>/<db>/<table>`` for Iceberg (it holds
+            ``metadata/``), ``<warehouse>/<db>.db/<table>`` for Paimon (it holds ``schema/``).
+        spark: Your ``SparkSession`` (see ``Catalog``).
+        io: A ``FileIO`` to read and write files through.
+
+    Returns:
+        IcebergTable | PaimonTable: the table.
+
+    Raises:
+        NoSuchTableError: no Iceberg or Paimon table is there.
+    """
     loc = os.path.abspath(location[5:] if location.startswith("file:") else location).rstrip("/")
     db_dir, name = os.path.split(loc)
     warehouse, db = os.path.split(db_dir)
@@ -222,7 +383,19 @@ def load_table(location: str, spark=None, io: Optional[FileIO] = None):
 
 def sql(spark, text: str, warehouse: Optional[str] = None, catalog: Optional[Catalog] = None,
         format: str = "iceberg", catalog_name: str = "local"):
-    """Run SQL ``text`` over the icefloe tables of ``warehouse`` (or ``catalog``); a Spark DataFrame."""
+    """Run SQL over the icefloe tables of a warehouse or catalog; see ``Catalog.sql``.
+
+    Args:
+        spark: The ``SparkSession`` to run on.
+        text: One or more statements.
+        warehouse: The warehouse directory (when no ``catalog`` is given).
+        catalog: A ``Catalog``.
+        format: The warehouse's format, ``"iceberg"`` or ``"paimon"``.
+        catalog_name: The catalog's name in the statements.
+
+    Returns:
+        pyspark.sql.DataFrame: the last statement's result.
+    """
     if catalog is None:
         if warehouse is None:
             raise SqlError("icefloe.sql needs a warehouse directory or a catalog")

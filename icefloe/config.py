@@ -10,7 +10,19 @@ from icefloe.core.config import (  # noqa: F401
 
 
 def load_catalog(name: str = "default", spark=None, **overrides):
-    """Catalog ``name`` as configured (see the module doc); ``overrides`` take precedence."""
+    """A catalog configured by name in ``.icefloe.yaml`` or ``ICEFLOE_CATALOG__<NAME>__<KEY>`` variables.
+
+    Args:
+        name: The catalog's name under ``catalog:`` in the file.
+        spark: Your ``SparkSession`` (see ``Catalog``).
+        **overrides: Settings that take precedence over the file's (``warehouse=...``).
+
+    Returns:
+        Catalog: the catalog.
+
+    Raises:
+        ConfigError: the catalog has no warehouse, or the file has an unknown key.
+    """
     props = {**catalog_properties(name), **{k: v for k, v in overrides.items() if v is not None}}
     if not props.get("warehouse"):
         where = config_path()

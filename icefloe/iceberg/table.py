@@ -149,9 +149,18 @@ class BaseTable:
 
     # ------------------------------------------------------------------ reads
     def to_arrow(self, snapshot_id: Optional[int] = None, as_of=None, where=None, ref=None):
-        """The table as a pyarrow.Table, read without Spark (for small tables and tools).
-        ``where`` (Spark SQL text) prunes files and filters rows; conditions beyond comparisons,
-        IN, IS [NOT] NULL, prefix LIKE, AND and OR raise ``UnsupportedFilterError`` (use ``to_spark``)."""
+        """The rows as a pyarrow Table, read in this process without Spark (small tables, tests).
+
+        Args:
+            snapshot_id: Read this snapshot (time travel by id).
+            as_of: Read the snapshot current at this time: a ``datetime`` or epoch milliseconds.
+            ref: Read the head of this branch or tag.
+            where: Spark SQL predicate text: comparisons, ``IN``, ``IS [NOT] NULL``, prefix ``LIKE``,
+                ``AND``, ``OR``; anything else raises ``UnsupportedFilterError`` (use ``to_spark``).
+
+        Returns:
+            pyarrow.Table: the rows.
+        """
         snap = self.snapshot_for(snapshot_id, as_of, ref)
         schema = self.read_schema(snap, snapshot_id, as_of, ref)
         target = to_arrow_schema(schema)

@@ -187,9 +187,20 @@ class FileStoreTable:
     # ------------------------------------------------------------------ reads
     def to_arrow(self, snapshot_id: Optional[int] = None, as_of=None, where: Optional[str] = None,
                  columns: Optional[Sequence[str]] = None, ref: Optional[str] = None, tag: Optional[str] = None):
-        """The table as a pyarrow.Table, read without Spark. ``where`` (Spark SQL text)
-        prunes files and filters rows; conditions beyond comparisons, IN, IS [NOT] NULL,
-        prefix LIKE, AND and OR raise ``UnsupportedFilterError`` (use ``to_spark``)."""
+        """The rows as a pyarrow Table, read in this process without Spark (a primary-key table's rows merged by key).
+
+        Args:
+            snapshot_id: Read this snapshot (time travel by id).
+            as_of: Read the snapshot current at this time: a ``datetime`` or epoch milliseconds.
+            ref: Read the head of this branch or tag.
+            where: Spark SQL predicate text: comparisons, ``IN``, ``IS [NOT] NULL``, prefix ``LIKE``,
+                ``AND``, ``OR``; anything else raises ``UnsupportedFilterError`` (use ``to_spark``).
+            columns: The columns to read (all by default).
+            tag: Read the snapshot this tag names (the same as ``ref``).
+
+        Returns:
+            pyarrow.Table: the rows.
+        """
         ref = FileStoreTable.one_ref(ref, tag)
         schema = self.table_schema_for(snapshot_id, as_of, ref)
         row_filter = to_arrow_expression(where, schema.fields) if where is not None else None

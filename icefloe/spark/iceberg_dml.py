@@ -592,16 +592,16 @@ def update_rows(table, assignments: dict, condition=None, isolation: Optional[st
 
 # --------------------------------------------------------------------------- MERGE
 class MergeBuilder(MergeClauses):
-    """``MERGE INTO target t USING source s ON ...`` built clause by clause (first matching clause wins).
-
-    >>> (t.merge(src, "t.id = s.id")
-    ...   .when_matched_update({"name": "s.name"})
-    ...   .when_not_matched_insert_all()
-    ...   .execute())
-    {'updated': 1, 'deleted': 0, 'inserted': 1, 'snapshot_id': ...}
-    """
-    # execution
+    """The MERGE builder of an Iceberg table (see ``MergeClauses``); ``execute()`` commits."""
     def execute(self) -> dict:
+        """Run the MERGE as one commit.
+
+        Returns:
+            dict: ``{"updated", "deleted", "inserted", "snapshot_id"}``.
+
+        Raises:
+            MergeCardinalityError: a target row matched more than one source row; nothing was committed.
+        """
         from pyspark.sql import functions as F
 
         table = self.table

@@ -203,11 +203,34 @@ def action_column(clauses: dict, in_target):
 
 
 class MergeClauses:
-    """``MERGE INTO target t USING source s ON ...`` built clause by clause (the first matching
-    clause of its kind wins); a format's builder adds ``execute()``."""
+    """The MERGE builder ``table.merge(source, on)`` returns: add ``when_*`` clauses, then ``execute()``.
+
+    Each clause method returns the builder, so calls chain. Clauses of one kind are tried in the
+    order they were added; the first whose condition holds decides a row.
+
+    Example:
+        ```python
+        result = (t.merge(changes, "t.id = s.id")
+                    .when_matched_delete("s.deleted")
+                    .when_matched_update({"amount": "s.amount"})
+                    .when_not_matched_insert_all()
+                    .execute())
+        result                     # {'updated': 1, 'deleted': 0, 'inserted': 1, 'snapshot_id': ...}
+        ```
+    """
 
     def __init__(self, table, source, on, target_alias: str = "t", source_alias: str = "s",
                  isolation: Optional[str] = None):
+        """Start a MERGE (``table.merge(...)`` calls this).
+
+        Args:
+            table: The target table.
+            source: The source rows (Spark DataFrame, or Arrow/pandas data).
+            on: The join condition over both aliases (``"t.id = s.id"``).
+            target_alias: The target's alias.
+            source_alias: The source's alias.
+            isolation: ``serializable`` or ``snapshot`` (Iceberg).
+        """
         self.table, self.source, self.on = table, source, on
         self.ta, self.sa = target_alias, source_alias
         self.isolation = isolation
@@ -216,30 +239,102 @@ class MergeClauses:
         self.not_matched_by_source: list[Clause] = []
 
     def when_matched_update(self, set: dict, condition=None) -> "MergeClauses":
+        """``WHEN MATCHED [AND condition] THEN UPDATE SET ...``.
+
+        Args:
+            set: ``{column: value}``; a value is Spark SQL text over both aliases (``"s.amount"``,
+                ``"t.n + 1"``), a ``Column`` or a literal.
+            condition: Spark SQL text over both aliases: the clause applies only to rows matching it
+                (clauses of one kind are tried in order; the first that applies wins).
+
+        Returns:
+            The builder.
+        """
         self.matched.append(Clause("update", condition, set))
         return self
 
     def when_matched_update_all(self, condition=None) -> "MergeClauses":
+        """``WHEN MATCHED [AND condition] THEN UPDATE SET *``: every column from the source's column of that name.
+
+        Args:
+            condition: Spark SQL text over both aliases: the clause applies only to rows matching it
+                (clauses of one kind are tried in order; the first that applies wins).
+
+        Returns:
+            The builder.
+        """
         self.matched.append(Clause("update_all", condition))
         return self
 
     def when_matched_delete(self, condition=None) -> "MergeClauses":
+        """``WHEN MATCHED [AND condition] THEN DELETE``.
+
+        Args:
+            condition: Spark SQL text over both aliases: the clause applies only to rows matching it
+                (clauses of one kind are tried in order; the first that applies wins).
+
+        Returns:
+            The builder.
+        """
         self.matched.append(Clause("delete", condition))
         return self
 
     def when_not_matched_insert(self, values: dict, condition=None) -> "MergeClauses":
+        """``WHEN NOT MATCHED [AND condition] THEN INSERT (...) VALUES (...)``.
+
+        Args:
+            values: ``{column: value}`` over the source's alias; columns left out are null (or their
+                default).
+            condition: Spark SQL text over both aliases: the clause applies only to rows matching it
+                (clauses of one kind are tried in order; the first that applies wins).
+
+        Returns:
+            The builder.
+        """
         self.not_matched.append(Clause("insert", condition, values))
         return self
 
     def when_not_matched_insert_all(self, condition=None) -> "MergeClauses":
+        """``WHEN NOT MATCHED [AND condition] THEN INSERT *``: the source row, column by column name.
+
+        Args:
+            condition: Spark SQL text over both aliases: the clause applies only to rows matching it
+                (clauses of one kind are tried in order; the first that applies wins).
+
+        Returns:
+            The builder.
+        """
         self.not_matched.append(Clause("insert_all", condition))
         return self
 
     def when_not_matched_by_source_update(self, set: dict, condition=None) -> "MergeClauses":
+        """``WHEN NOT MATCHED BY SOURCE [AND condition] THEN UPDATE SET ...``: target rows no source row matches.
+
+        A clause of this kind reads every file of the table.
+
+        Args:
+            set: ``{column: value}`` over the target's alias.
+            condition: Spark SQL text over both aliases: the clause applies only to rows matching it
+                (clauses of one kind are tried in order; the first that applies wins).
+
+        Returns:
+            The builder.
+        """
         self.not_matched_by_source.append(Clause("update", condition, set))
         return self
 
     def when_not_matched_by_source_delete(self, condition=None) -> "MergeClauses":
+        """``WHEN NOT MATCHED BY SOURCE [AND condition] THEN DELETE``.
+
+        A clause of this kind reads every file of the table.
+
+        Args:
+            condition: Spark SQL text over both aliases: the clause applies only to rows matching it
+                (clauses of one kind are tried in order; the first that applies wins).
+
+        Returns:
+            The builder.
+        """
         self.not_matched_by_source.append(Clause("delete", condition))
         return self
 

@@ -19,6 +19,15 @@ class PrimaryKeyMerge(MergeClauses):
     """``MERGE INTO`` a deduplicate or partial-update primary-key table (see the module doc)."""
 
     def execute(self) -> dict:
+        """Run the MERGE as one commit.
+
+        Returns:
+            dict: ``{"updated", "deleted", "inserted", "snapshot_id"}``.
+
+        Raises:
+            MergeCardinalityError: a target row matched more than one source row; nothing was committed.
+            NotSupportedError: a clause the table's merge engine cannot take (Paimon).
+        """
         from pyspark.sql import functions as F
 
         table = self.table

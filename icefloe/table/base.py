@@ -30,7 +30,14 @@ from icefloe.table.scan import TableScan
 
 
 class Table:
-    """A table of either format. Subclasses: ``IcebergTable``, ``PaimonTable``."""
+    """A table of either format: ``IcebergTable`` or ``PaimonTable``, from ``Catalog.load_table``,
+    ``Catalog.create_table`` or ``icefloe.load_table``.
+
+    Both formats answer the same calls. Time travel is ``snapshot_id=``, ``as_of=`` or ``ref=``, at
+    most one of them; ``where`` is Spark SQL predicate text (or a Spark ``Column``); writes take a
+    Spark DataFrame, a pyarrow Table or RecordBatch, or a pandas DataFrame. An operation a format
+    does not offer raises ``NotSupportedError`` naming it, and changes nothing.
+    """
 
     #: the table format's name, for display only ("iceberg" or "paimon")
     format: str = ""
@@ -58,73 +65,176 @@ class Table:
         raise self.unsupported("properties")
 
     def refresh(self) -> "Table":
-        """Reload the table's metadata from storage; returns the table."""
+        """Reload the table's metadata from storage, to see other writers' commits.
+
+        Returns:
+            Table: this table.
+        """
         raise self.unsupported("refresh")
 
     def snapshots(self) -> list:
-        """Every snapshot still in the table's metadata, oldest first."""
+        """Every snapshot still in the table's metadata, oldest first.
+
+        Returns:
+            list: the format's snapshot objects (``snapshot_id``/``id``, ``timestamp_ms``, summary).
+        """
         raise self.unsupported("snapshots")
 
     def current_snapshot(self):
-        """The snapshot reads see by default, or None for a table never written."""
+        """The snapshot reads see by default.
+
+        Returns:
+            The current snapshot, or None for a table never written.
+        """
         raise self.unsupported("current_snapshot")
 
     def history(self) -> list[dict]:
-        """The snapshot log: which snapshot became current when, oldest first (one dict each)."""
+        """The snapshot log: which snapshot became current when, oldest first.
+
+        Returns:
+            list[dict]: one dict per entry (``made_current_at``, ``snapshot_id``, ...).
+        """
         raise self.unsupported("history")
 
     def refs(self) -> dict:
-        """Named references: Iceberg branches and tags, Paimon tags (``{name: ref}``)."""
+        """Named references: Iceberg branches and tags, Paimon tags.
+
+        Returns:
+            dict: ``{name: ref}``.
+        """
         raise self.unsupported("refs")
 
     def snapshot_for(self, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None):
-        """The snapshot a read with these arguments sees: by id, as of a time (datetime or epoch ms)
-        or by branch or tag name; the current one without arguments."""
+        """The snapshot a read with these arguments sees (the current one without arguments).
+
+        Args:
+            snapshot_id: Read this snapshot (time travel by id).
+            as_of: Read the snapshot current at this time: a ``datetime`` or epoch milliseconds.
+            ref: Read the head of this branch or tag.
+
+        Returns:
+            The snapshot, or None for a table never written.
+
+        Raises:
+            NoSuchSnapshotError: no snapshot matches.
+        """
         raise self.unsupported("time travel")
 
     def schema_for(self, snapshot_id=None, as_of=None, ref: Optional[str] = None) -> Schema:
-        """The schema a read with these arguments uses (time travel reads the snapshot's schema)."""
+        """The schema a read with these arguments uses (time travel reads the snapshot's schema).
+
+        Args:
+            snapshot_id: Read this snapshot (time travel by id).
+            as_of: Read the snapshot current at this time: a ``datetime`` or epoch milliseconds.
+            ref: Read the head of this branch or tag.
+
+        Returns:
+            Schema: icefloe's schema of the table.
+        """
         raise self.unsupported("schema_for")
 
     # ------------------------------------------------------------------ reads
     def plan_files(self, where=None, snapshot_id: Optional[int] = None, as_of=None,
                    ref: Optional[str] = None) -> list:
-        """The data files a read with ``where`` (Spark SQL text) would use, pruned by partition
-        values and column statistics."""
+        """The data files a read would use, pruned by partition values and column statistics.
+
+        Args:
+            where: Spark SQL predicate text; files that cannot hold a matching row are left out.
+            snapshot_id: Read this snapshot (time travel by id).
+            as_of: Read the snapshot current at this time: a ``datetime`` or epoch milliseconds.
+            ref: Read the head of this branch or tag.
+
+        Returns:
+            list: one entry per data file (``file_path``, ``record_count``, ``file_size_in_bytes``, ...).
+        """
         raise self.unsupported("plan_files")
 
     def to_spark(self, snapshot_id: Optional[int] = None, as_of=None, where=None,
                  columns: Optional[Sequence[str]] = None, ref: Optional[str] = None):
-        """The rows as a Spark DataFrame (read by Spark tasks): at the current snapshot or the one
-        ``snapshot_id``/``as_of``/``ref`` names, filtered by ``where`` (Spark SQL text or a
-        Column; files pruned by it) and limited to ``columns``."""
+        """The rows as a Spark DataFrame, read by Spark tasks.
+
+        Args:
+            snapshot_id: Read this snapshot (time travel by id).
+            as_of: Read the snapshot current at this time: a ``datetime`` or epoch milliseconds.
+            ref: Read the head of this branch or tag.
+            where: Spark SQL predicate text or a ``Column``; files are pruned by it, rows filtered.
+            columns: The columns to read (all by default).
+
+        Returns:
+            pyspark.sql.DataFrame: the rows, lazily read.
+
+        Example:
+            ```python
+            t.to_spark(where="kind = 'click'", columns=["id", "ts"]).show()
+            ```
+        """
         raise self.unsupported("to_spark")
 
     def to_arrow(self, snapshot_id: Optional[int] = None, as_of=None, where=None, ref: Optional[str] = None):
-        """The rows as a pyarrow.Table, read on the caller without Spark (small tables and tests)."""
+        """The rows as a pyarrow Table, read in this process without Spark (small tables, tests).
+
+        Args:
+            snapshot_id: Read this snapshot (time travel by id).
+            as_of: Read the snapshot current at this time: a ``datetime`` or epoch milliseconds.
+            ref: Read the head of this branch or tag.
+            where: Spark SQL predicate text: comparisons, ``IN``, ``IS [NOT] NULL``, prefix ``LIKE``,
+                ``AND``, ``OR``; anything else raises ``UnsupportedFilterError`` (use ``to_spark``).
+
+        Returns:
+            pyarrow.Table: the rows.
+        """
         raise self.unsupported("to_arrow")
 
     def scan(self, row_filter: Optional[str] = None, selected_fields: Optional[Sequence[str]] = None,
              snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None):
-        """A read to run later, as pyiceberg's ``scan``: ``.to_arrow()``, ``.to_pandas()``,
-        ``.to_spark()``, ``.plan_files()``. ``row_filter`` is Spark SQL text, ``selected_fields``
-        the columns."""
+        """A read described now and run later, as pyiceberg's ``scan``.
+
+        Args:
+            row_filter: Spark SQL predicate text.
+            selected_fields: The columns to read (all by default).
+            snapshot_id: Read this snapshot (time travel by id).
+            as_of: Read the snapshot current at this time: a ``datetime`` or epoch milliseconds.
+            ref: Read the head of this branch or tag.
+
+        Returns:
+            TableScan: run it with ``.to_arrow()``, ``.to_pandas()``, ``.to_spark()`` or ``.plan_files()``.
+
+        Raises:
+            ValueError: a selected field is not a column of the table.
+        """
         return TableScan(self, row_filter, selected_fields, snapshot_id, as_of, ref)
 
     def changelog(self, start_snapshot_id: Optional[int] = None, end_snapshot_id: Optional[int] = None,
                   identifier_columns: Optional[Sequence[str]] = None, compute_updates: Optional[bool] = None,
                   net_changes: bool = False):
-        """The row changes of the snapshots after ``start_snapshot_id`` up to ``end_snapshot_id``
-        as a Spark DataFrame: the table's columns, ``_change_type`` (INSERT, DELETE,
-        UPDATE_BEFORE, UPDATE_AFTER), ``_change_ordinal`` and ``_commit_snapshot_id``, as
-        Iceberg's ``create_changelog_view`` shows them."""
+        """The row changes between two snapshots, as Iceberg's ``create_changelog_view`` shows them.
+
+        Args:
+            start_snapshot_id: Changes after this snapshot (from the first snapshot by default).
+            end_snapshot_id: Changes up to and including this snapshot (the current one by default).
+            identifier_columns: Columns identifying a row, to pair deletes and inserts into updates
+                (the table's identifier fields by default).
+            compute_updates: Pair a delete and an insert of the same identifier into
+                ``UPDATE_BEFORE``/``UPDATE_AFTER`` (default: when identifier columns are known).
+            net_changes: Collapse the changes of several snapshots into their net effect (Iceberg).
+
+        Returns:
+            pyspark.sql.DataFrame: the table's columns, then ``_change_type`` (``INSERT``,
+            ``DELETE``, ``UPDATE_BEFORE``, ``UPDATE_AFTER``), ``_change_ordinal`` and
+            ``_commit_snapshot_id``.
+        """
         raise self.unsupported("changelog")
 
     def changes(self, start_snapshot_id: Optional[int] = None, end_snapshot_id: Optional[int] = None):
-        """The row changes of the snapshots after ``start_snapshot_id`` up to ``end_snapshot_id``
-        as a Spark DataFrame with each row's kind first (``rowkind``: +I, -U, +U, -D), as a stream
-        of Paimon's ``audit_log`` shows them; by default from ``changelog`` (updates computed
-        where the table has identifier fields)."""
+        """The row changes between two snapshots, as a stream of Paimon's ``audit_log`` shows them.
+
+        Args:
+            start_snapshot_id: Changes after this snapshot.
+            end_snapshot_id: Changes up to and including this snapshot (the current one by default).
+
+        Returns:
+            pyspark.sql.DataFrame: ``rowkind`` (``+I``, ``-U``, ``+U``, ``-D``), then the table's columns.
+        """
         from pyspark.sql import functions as F
 
         df = self.changelog(start_snapshot_id, end_snapshot_id)
@@ -134,172 +244,412 @@ class Table:
         return df.orderBy("_change_ordinal").select(kind.alias("rowkind"), *[F.col(f"`{c}`") for c in names])
 
     def audit_log(self, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None):
-        """The table's rows with each row's kind first (``rowkind``: +I, -U, +U, -D), as Paimon's
-        ``audit_log`` system table shows them."""
+        """The table's rows with each row's kind first, as Paimon's ``audit_log`` system table.
+
+        Args:
+            snapshot_id: Read this snapshot (time travel by id).
+            as_of: Read the snapshot current at this time: a ``datetime`` or epoch milliseconds.
+            ref: Read the head of this branch or tag.
+
+        Returns:
+            pyspark.sql.DataFrame: ``rowkind`` (``+I``, ``-U``, ``+U``, ``-D``), then the table's columns.
+        """
         raise self.unsupported("audit_log")
 
     # ------------------------------------------------------------------ writes
     def append(self, data, branch: Optional[str] = None):
-        """Append a Spark DataFrame or pyarrow.Table as one snapshot; with ``branch``, to that branch."""
+        """Append rows as one new snapshot.
+
+        Args:
+            data: A Spark DataFrame (written by Spark tasks), a pyarrow Table or RecordBatch, or a
+                pandas DataFrame (written in this process).
+            branch: Append to this branch instead of ``main`` (Iceberg).
+
+        Returns:
+            The new snapshot (None when nothing was committed).
+
+        Raises:
+            SchemaMismatchError: the data's columns or types do not fit the table.
+            RequiredFieldNullError: a null in a ``not null`` column.
+        """
         raise self.unsupported("append")
 
     def overwrite(self, data, partition: Optional[dict] = None, dynamic: bool = False,
                   branch: Optional[str] = None, where: Optional[str] = None):
-        """Replace rows with ``data`` in one snapshot: all of them; with ``partition``
-        (``{column: value}``, some or all partition columns) those of the matching
-        partitions; with ``dynamic=True`` those of the partitions ``data`` has rows in; with
-        ``where`` (Spark SQL text, like Delta's ``replaceWhere``) the rows matching it, and
-        every row of ``data`` must match it. Returns the snapshot (``where``: the counts
-        and the snapshot id, as ``delete`` does)."""
+        """Replace rows with ``data`` in one snapshot.
+
+        Without ``partition``, ``dynamic`` or ``where`` every row is replaced.
+
+        Args:
+            data: The new rows (Spark DataFrame, pyarrow Table or pandas DataFrame).
+            partition: ``{column: value}`` for some or all partition columns: replace the rows of the
+                matching partitions; every row of ``data`` must be in them.
+            dynamic: Replace the partitions ``data`` has rows in.
+            branch: Write to this branch instead of ``main`` (Iceberg).
+            where: Spark SQL predicate text, like Delta's ``replaceWhere``: replace the rows matching
+                it; every row of ``data`` must match it.
+
+        Returns:
+            The new snapshot; with ``where``, a dict of counts and the snapshot id, as ``delete``.
+        """
         raise self.unsupported("overwrite")
 
     def truncate(self, branch: Optional[str] = None):
-        """Remove every row in one snapshot, reading no data file (SQL ``TRUNCATE TABLE``)."""
+        """Remove every row in one snapshot, reading no data file (SQL ``TRUNCATE TABLE``).
+
+        Args:
+            branch: Truncate this branch instead of ``main`` (Iceberg).
+
+        Returns:
+            The new snapshot, or None for a table without rows.
+        """
         raise self.unsupported("truncate")
 
     def commit(self, messages: Sequence[Any], overwrite: bool = False, branch: Optional[str] = None):
-        """Commit what Spark tasks or the Arrow writer wrote elsewhere, as one snapshot: the
-        format's commit messages (Iceberg ``DataFile``s, Paimon ``CommitMessage``s)."""
+        """Commit files written elsewhere (by ``write_files``/``write`` or Spark tasks) as one snapshot.
+
+        Use ``append``/``overwrite`` unless you write the files yourself; ``commit_files`` is the same call.
+
+        Args:
+            messages: The format's commit messages: Iceberg ``DataFile``s, Paimon ``CommitMessage``s.
+            overwrite: Replace every row with the committed files.
+            branch: Commit to this branch instead of ``main`` (Iceberg).
+
+        Returns:
+            The new snapshot.
+        """
         raise self.unsupported("commit")
 
     def commit_files(self, files: Sequence[Any], overwrite: bool = False, branch: Optional[str] = None):
-        """Same as :meth:`commit`."""
+        """The same call as ``commit`` (pyiceberg's name); prefer ``commit``.
+
+        Args:
+            files: The format's commit messages: Iceberg ``DataFile``s, Paimon ``CommitMessage``s.
+            overwrite: Replace every row with the committed files.
+            branch: Commit to this branch instead of ``main`` (Iceberg).
+
+        Returns:
+            The new snapshot.
+        """
         return self.commit(files, overwrite=overwrite, branch=branch)
 
     def foreach_batch(self, overwrite: bool = False):
-        """A function for ``df.writeStream.foreachBatch(...)``: each micro-batch written in Spark
-        tasks and committed as one snapshot, exactly once per query and batch id (a batch
-        replayed after a restart is recognised and skipped). Any output mode works: with
-        ``update`` a primary-key table takes each batch's changed rows as upserts; with
-        ``overwrite=True`` each batch replaces the table."""
+        """A function for ``df.writeStream.foreachBatch(...)``: each micro-batch is one snapshot, exactly once.
+
+        A batch replayed after a restart is recognised and skipped. With the ``update`` output mode, a
+        primary-key table takes each batch's changed rows as upserts.
+
+        Args:
+            overwrite: Each batch replaces the table's rows.
+
+        Returns:
+            Callable[[DataFrame, int], None]: pass it to ``foreachBatch``.
+        """
         from icefloe.spark.streaming import foreach_batch_writer
 
         return foreach_batch_writer(self, overwrite)
 
     # ------------------------------------------------------------------ row-level changes
     def delete(self, where, isolation_level: Optional[str] = None) -> dict:
-        """``DELETE FROM t WHERE where`` (Spark SQL text or a Column) in one snapshot; returns
-        ``{updated, deleted, inserted, snapshot_id}``. ``isolation_level`` (Iceberg:
-        ``serializable`` or ``snapshot``) decides which concurrent commits conflict."""
+        """``DELETE FROM t WHERE where`` in one snapshot.
+
+        Args:
+            where: Spark SQL predicate text or a ``Column``.
+            isolation_level: ``serializable`` or ``snapshot`` (Iceberg): which concurrent commits
+                conflict with this one (default: the table's ``write.delete.isolation-level``).
+
+        Returns:
+            dict: ``{"updated", "deleted", "inserted", "snapshot_id"}``.
+
+        Raises:
+            CommitConflictError: a concurrent commit conflicts; nothing was committed.
+        """
         raise self.unsupported("delete")
 
     def update(self, set: dict, where=None, isolation_level: Optional[str] = None) -> dict:
-        """``UPDATE t SET col = value, ... WHERE where``: ``set`` maps column names to Spark SQL
-        expressions (text), Columns or literals; returns the counts and the snapshot id."""
+        """``UPDATE t SET col = value, ... WHERE where`` in one snapshot.
+
+        Args:
+            set: ``{column: value}``; a value is Spark SQL text (``"amount * 10"``), a ``Column`` or a
+                literal.
+            where: Spark SQL predicate text or a ``Column`` (every row by default).
+            isolation_level: ``serializable`` or ``snapshot`` (Iceberg).
+
+        Returns:
+            dict: ``{"updated", "deleted", "inserted", "snapshot_id"}``.
+        """
         raise self.unsupported("update")
 
     def merge(self, source, on, target_alias: str = "t", source_alias: str = "s",
               isolation_level: Optional[str] = None):
-        """``MERGE INTO t USING source s ON on``: returns a builder; add ``when_matched_update``,
-        ``when_matched_delete``, ``when_not_matched_insert[_all]``,
-        ``when_not_matched_by_source_update/delete`` clauses, then ``execute()``."""
+        """``MERGE INTO t USING source s ON on``: a builder; add clauses, then call ``execute()``.
+
+        Args:
+            source: The source rows: a Spark DataFrame (or Arrow/pandas data).
+            on: The join condition, Spark SQL text over the two aliases (``"t.id = s.id"``).
+            target_alias: The table's alias in ``on`` and the clauses.
+            source_alias: The source's alias.
+            isolation_level: ``serializable`` or ``snapshot`` (Iceberg).
+
+        Returns:
+            The MERGE builder (see [MERGE](#merge)).
+
+        Example:
+            ```python
+            (t.merge(changes, "t.id = s.id")
+               .when_matched_update({"amount": "s.amount"})
+               .when_not_matched_insert_all()
+               .execute())
+            ```
+        """
         raise self.unsupported("merge")
 
     def delete_by_key(self, keys):
-        """Delete the rows whose key columns equal a row of ``keys`` (Iceberg: equality delete
-        files, no data file read)."""
+        """Delete the rows whose key columns equal a row of ``keys``, reading no data file.
+
+        Args:
+            keys: A Spark DataFrame or pyarrow Table of key columns (Iceberg: equality delete files).
+
+        Returns:
+            The new snapshot.
+        """
         raise self.unsupported("delete_by_key")
 
     # ------------------------------------------------------------------ evolution
     def update_schema(self):
-        """A schema change, committed when the ``with`` block ends: ``add_column``,
-        ``rename_column``, ``update_column``, ``delete_column``, ``move_*``."""
+        """A schema change, committed when the ``with`` block ends.
+
+        Returns:
+            The schema update: ``add_column``, ``rename_column``, ``update_column``,
+            ``delete_column``, ``move_first``/``move_before``/``move_after``.
+
+        Example:
+            ```python
+            with t.update_schema() as u:
+                u.add_column("note", "string")
+            ```
+        """
         raise self.unsupported("update_schema")
 
     def update_spec(self):
-        """A partition spec change (Iceberg), committed when the ``with`` block ends:
-        ``add_field("bucket(4, id)")``, ``remove_field``, ``rename_field``."""
+        """A partition spec change (Iceberg), committed when the ``with`` block ends.
+
+        Returns:
+            The spec update: ``add_field("bucket(4, id)")``, ``remove_field``, ``rename_field``.
+
+        Raises:
+            NotSupportedError: on a Paimon table.
+        """
         raise self.unsupported("partition evolution (update_spec)")
 
     def replace_sort_order(self, *terms: str) -> dict:
-        """Declare the table's sort order (``"id"``, ``"ts desc nulls last"``); no terms: unsorted."""
+        """Declare the table's sort order; no terms: unsorted.
+
+        Args:
+            *terms: Sort terms as text: ``"id"``, ``"ts desc nulls last"``.
+
+        Returns:
+            dict: the new sort order.
+        """
         raise self.unsupported("replace_sort_order")
 
     def update_properties(self, set: Optional[dict] = None, remove: Optional[Sequence[str]] = None) -> dict:
-        """Set and remove table properties in one commit; returns the properties."""
+        """Set and remove table properties (Iceberg) or options (Paimon) in one commit.
+
+        Args:
+            set: ``{name: value}`` to set.
+            remove: Names to remove.
+
+        Returns:
+            dict: the table's properties after the change.
+        """
         raise self.unsupported("update_properties")
 
     # ------------------------------------------------------------------ refs
     def create_tag(self, name: str, snapshot_id: Optional[int] = None, max_ref_age_ms: Optional[int] = None):
-        """Name snapshot ``snapshot_id`` (default: the current one) ``name``."""
+        """Name a snapshot.
+
+        Args:
+            name: The tag's name.
+            snapshot_id: The snapshot (the current one by default).
+            max_ref_age_ms: How long the tag is kept (Iceberg).
+        """
         raise self.unsupported("create_tag")
 
     def replace_tag(self, name: str, snapshot_id=None, max_ref_age_ms: Optional[int] = None):
-        """Point tag ``name`` at another snapshot."""
+        """Point an existing tag at another snapshot.
+
+        Args:
+            name: The tag's name.
+            snapshot_id: The snapshot (the current one by default).
+            max_ref_age_ms: How long the tag is kept (Iceberg).
+        """
         raise self.unsupported("replace_tag")
 
     def drop_tag(self, name: str):
-        """Remove tag ``name`` (the snapshot stays until expired)."""
+        """Remove a tag (the snapshot stays until expired).
+
+        Args:
+            name: The tag's name.
+        """
         raise self.unsupported("drop_tag")
 
     def create_branch(self, name: str, snapshot_id: Optional[int] = None, min_snapshots_to_keep: Optional[int] = None,
                       max_snapshot_age_ms: Optional[int] = None, max_ref_age_ms: Optional[int] = None):
-        """Create branch ``name`` at ``snapshot_id`` (default: the current one), with its
-        retention settings."""
+        """Create a branch (Iceberg).
+
+        Args:
+            name: The branch's name.
+            snapshot_id: Its first snapshot (the current one by default).
+            min_snapshots_to_keep: Snapshots expiry keeps on the branch.
+            max_snapshot_age_ms: Age past which expiry may remove the branch's snapshots.
+            max_ref_age_ms: Age past which the branch itself may be removed.
+        """
         raise self.unsupported("create_branch")
 
     def replace_branch(self, name: str, snapshot_id, min_snapshots_to_keep: Optional[int] = None,
                        max_snapshot_age_ms: Optional[int] = None, max_ref_age_ms: Optional[int] = None):
-        """Point branch ``name`` at ``snapshot_id``."""
+        """Point a branch at another snapshot (Iceberg).
+
+        Args:
+            name: The branch's name.
+            snapshot_id: The snapshot.
+            min_snapshots_to_keep: Snapshots expiry keeps on the branch.
+            max_snapshot_age_ms: Age past which expiry may remove the branch's snapshots.
+            max_ref_age_ms: Age past which the branch itself may be removed.
+        """
         raise self.unsupported("replace_branch")
 
     def rename_branch(self, name: str, new_name: str):
-        """Rename branch ``name`` to ``new_name``."""
+        """Rename a branch (Iceberg).
+
+        Args:
+            name: The branch's name.
+            new_name: Its new name.
+        """
         raise self.unsupported("rename_branch")
 
     def drop_branch(self, name: str):
-        """Remove branch ``name``."""
+        """Remove a branch (Iceberg).
+
+        Args:
+            name: The branch's name.
+        """
         raise self.unsupported("drop_branch")
 
     def fast_forward(self, branch: str, source: str):
-        """Move ``branch`` to the head of ``source`` when ``branch`` is its ancestor."""
+        """Move a branch to the head of another when it is that one's ancestor (Iceberg).
+
+        Args:
+            branch: The branch to move.
+            source: The branch whose head it moves to.
+        """
         raise self.unsupported("fast_forward")
 
     # ------------------------------------------------------------------ history changes
     def rollback_to_snapshot(self, snapshot_id: int):
-        """Make snapshot ``snapshot_id`` (an ancestor of the current one) current again."""
+        """Make an ancestor of the current snapshot current again.
+
+        Args:
+            snapshot_id: The snapshot.
+        """
         raise self.unsupported("rollback_to_snapshot")
 
     def rollback_to_timestamp(self, as_of):
-        """Make the snapshot that was current at ``as_of`` current again."""
+        """Make the snapshot that was current at a time current again.
+
+        Args:
+            as_of: A ``datetime`` or epoch milliseconds.
+        """
         raise self.unsupported("rollback_to_timestamp")
 
     def rollback_to_tag(self, name: str):
-        """Make the snapshot tag ``name`` names current again."""
+        """Make the snapshot a tag names current again.
+
+        Args:
+            name: The tag's name.
+        """
         raise self.unsupported("rollback_to_tag")
 
     def set_current_snapshot(self, snapshot_id: int):
-        """Make any snapshot of the table current."""
+        """Make any snapshot of the table current (Iceberg).
+
+        Args:
+            snapshot_id: The snapshot.
+        """
         raise self.unsupported("set_current_snapshot")
 
     def cherry_pick(self, snapshot_id: int):
-        """Apply the changes of snapshot ``snapshot_id`` (an append or overwrite, for example on
-        a branch) to the current state as a new snapshot."""
+        """Apply the changes of one snapshot (for example on a branch) to the current state, as a new snapshot (Iceberg).
+
+        Args:
+            snapshot_id: An append or overwrite snapshot.
+        """
         raise self.unsupported("cherry_pick")
 
     # ------------------------------------------------------------------ maintenance
     def expire_snapshots(self, older_than=None, retain_last: Optional[int] = None, now_ms: Optional[int] = None):
-        """Remove snapshots older than ``older_than`` (datetime or epoch ms), keeping at least
-        ``retain_last``, and delete the files only they used; returns an ``ExpireReport``."""
+        """Remove old snapshots and delete the files only they used.
+
+        Args:
+            older_than: Expire snapshots older than this ``datetime`` or epoch milliseconds (default:
+                the table's retention settings).
+            retain_last: Keep at least this many snapshots.
+            now_ms: The current time in epoch milliseconds, for retention by age.
+
+        Returns:
+            ExpireReport: the snapshot ids expired and the files deleted.
+        """
         raise self.unsupported("expire_snapshots")
 
     def remove_orphan_files(self, older_than=None, dry_run: bool = False) -> list:
-        """Delete files under the table directory that no metadata references and that are
-        older than ``older_than`` (default: three days); returns their paths. ``dry_run``
-        only lists them."""
+        """Delete files under the table's directory that no metadata references.
+
+        Args:
+            older_than: Only files older than this ``datetime`` or epoch milliseconds (default: three
+                days ago, so that files of commits in progress stay).
+            dry_run: Only list them.
+
+        Returns:
+            list[str]: the paths removed (or, with ``dry_run``, that would be).
+        """
         raise self.unsupported("remove_orphan_files")
 
     def rewrite_data_files(self, where=None, target_file_size: Optional[int] = None):
-        """Compaction: rewrite small files (and fold Iceberg delete files in) of the files a
-        read with ``where`` would use, in one snapshot that changes no row."""
+        """Compaction: rewrite small files (and fold Iceberg delete files in) in one snapshot that changes no row.
+
+        ``compact`` is the same call under Paimon's name.
+
+        Args:
+            where: Spark SQL predicate text: only the files a read with it would use.
+            target_file_size: The size of the files written, in bytes (default: the table's setting).
+
+        Returns:
+            The new snapshot, or None when there was nothing to rewrite.
+        """
         raise self.unsupported("rewrite_data_files")
 
     def compact(self, where=None, target_file_size: Optional[int] = None):
-        """Dedicated compaction, as Paimon names it: ``rewrite_data_files``."""
+        """The same call as ``rewrite_data_files`` (Paimon's name).
+
+        Args:
+            where: Spark SQL predicate text: only the files a read with it would use.
+            target_file_size: The size of the files written, in bytes.
+
+        Returns:
+            The new snapshot, or None when there was nothing to rewrite.
+        """
         return self.rewrite_data_files(where, target_file_size)
 
     def rewrite_manifests(self, branch: Optional[str] = None):
-        """Regroup the manifests of the current snapshot to the target manifest size."""
+        """Regroup the current snapshot's manifests to the target manifest size.
+
+        Args:
+            branch: The branch whose head is rewritten (Iceberg; ``main`` by default).
+
+        Returns:
+            The new snapshot.
+        """
         raise self.unsupported("rewrite_manifests")
 
     # ------------------------------------------------------------------ description (SQL, CLI, check)
@@ -329,22 +679,46 @@ class Table:
         raise self.unsupported("metadata_tree")
 
     def check(self, progress: Optional[Callable[[str], None]] = None) -> Report:
-        """Verify the table end to end without Spark (``icefloe check``): every problem found."""
+        """Verify the table end to end without Spark (``icefloe check``).
+
+        Args:
+            progress: Called with a line of text as each step starts.
+
+        Returns:
+            Report: every problem found (empty when the table is sound).
+        """
         raise self.unsupported("check")
 
     # ------------------------------------------------------------------ metadata tables
     def metadata_table_names(self) -> tuple:
-        """The metadata (system) tables of this table's format, by name."""
+        """The metadata (system) tables of this table's format, by name.
+
+        Returns:
+            tuple[str, ...]: ``snapshots``, ``files``, ``manifests``, ...
+        """
         return ()
 
     def metadata_table(self, name: str, snapshot_id: Optional[int] = None, as_of=None,
                        ref: Optional[str] = None) -> pa.Table:
-        """Metadata table ``name`` (``snapshots``, ``files``, ``manifests``...) as Arrow, of the current
-        snapshot or the one time travel chooses (tables describing the whole table ignore it)."""
+        """A metadata table (Iceberg) or system table (Paimon) as Arrow.
+
+        Args:
+            name: One of ``metadata_table_names()``.
+            snapshot_id: Read this snapshot (time travel by id).
+            as_of: Read the snapshot current at this time: a ``datetime`` or epoch milliseconds.
+            ref: Read the head of this branch or tag.
+
+        Returns:
+            pyarrow.Table: its rows.
+        """
         raise self.unsupported(f"metadata table {name}")
 
     def manifest_files(self) -> list[dict]:
-        """The manifests of the current snapshot, one dict each, in the format's own terms."""
+        """The manifests of the current snapshot, one dict each, in the format's own terms.
+
+        Returns:
+            list[dict]: one dict per manifest.
+        """
         return self.metadata_table("manifests").to_pylist()
 
     @property

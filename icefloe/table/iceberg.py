@@ -42,7 +42,7 @@ def write_files_for(meta, data, io, name: str, spark) -> list:
 
 
 class IcebergTable(BaseTable, Table):
-    """An Iceberg table (Hadoop layout): reads, writes, row-level changes and history."""
+    """An Iceberg table: every operation of ``Table``, plus what only Iceberg has."""
 
     format = "iceberg"
 
@@ -54,8 +54,23 @@ class IcebergTable(BaseTable, Table):
     # ------------------------------------------------------------------ reads
     def to_spark(self, snapshot_id: Optional[int] = None, as_of=None, where=None,
                  columns: Optional[Sequence[str]] = None, ref: Optional[str] = None, row_lineage: bool = False):
-        """A Spark DataFrame of the table (at a snapshot, a time, or a ref). ``row_lineage`` adds each
-        row's ``_row_id`` and ``_last_updated_sequence_number`` (format v3 tables)."""
+        """The rows as a Spark DataFrame, read by Spark tasks.
+
+        Args:
+            snapshot_id: Read this snapshot (time travel by id).
+            as_of: Read the snapshot current at this time: a ``datetime`` or epoch milliseconds.
+            ref: Read the head of this branch or tag.
+            where: Spark SQL predicate text or a ``Column``; files are pruned by it, rows filtered.
+            columns: The columns to read (all by default).
+            row_lineage: Add each row's ``_row_id`` and ``_last_updated_sequence_number`` (format
+                version 3 tables).
+
+        Returns:
+            pyspark.sql.DataFrame: the rows, lazily read.
+
+        Raises:
+            UnsupportedFeatureError: ``row_lineage`` on a table of format version 2.
+        """
         snap = self.snapshot_for(snapshot_id, as_of, ref)
         tasks = self.plan_snapshot(snap, where)
         schema = self.read_schema(snap, snapshot_id, as_of, ref)
@@ -84,7 +99,14 @@ class IcebergTable(BaseTable, Table):
 
     # ------------------------------------------------------------------ writes
     def write_files(self, data) -> list:
-        """Write ``data`` (Spark or Arrow) as data files of the current spec; nothing committed."""
+        """Write data files of the current partition spec without committing them; ``commit`` commits them.
+
+        Args:
+            data: A Spark DataFrame, a pyarrow Table or a pandas DataFrame.
+
+        Returns:
+            list: the ``DataFile``s written.
+        """
         return write_files_for(self.refresh()._meta, data, self.io, self.name, lambda: self.spark)
 
     def append(self, data, branch: Optional[str] = None) -> Snapshot:

@@ -40,7 +40,7 @@ TAG_RETENTION = "tag retention (max_ref_age_ms): icefloe keeps a Paimon tag unti
 
 
 class PaimonTable(FileStoreTable, Table):
-    """A Paimon append table (bucket -1 or fixed buckets): reads, writes, tags and history."""
+    """A Paimon table, append or primary-key: every operation of ``Table``, plus ``tag=`` on reads."""
 
     format = "paimon"
 
@@ -57,6 +57,19 @@ class PaimonTable(FileStoreTable, Table):
     # ------------------------------------------------------------------ reads
     def to_spark(self, snapshot_id: Optional[int] = None, as_of=None, where=None,
                  columns: Optional[Sequence[str]] = None, ref: Optional[str] = None, tag: Optional[str] = None):
+        """The rows as a Spark DataFrame, read by Spark tasks (a primary-key table's rows merged by key).
+
+        Args:
+            snapshot_id: Read this snapshot (time travel by id).
+            as_of: Read the snapshot current at this time: a ``datetime`` or epoch milliseconds.
+            ref: Read the head of this branch or tag.
+            where: Spark SQL predicate text or a ``Column``; files are pruned by it, rows filtered.
+            columns: The columns to read (all by default).
+            tag: Read the snapshot this tag names (the same as ``ref``).
+
+        Returns:
+            pyspark.sql.DataFrame: the rows, lazily read.
+        """
         ref = self.one_ref(ref, tag)
         schema = self.table_schema_for(snapshot_id, as_of, ref)
         if schema.primary_keys and dv.enabled(schema.options):
@@ -97,7 +110,14 @@ class PaimonTable(FileStoreTable, Table):
 
     # ------------------------------------------------------------------ writes
     def write(self, data) -> list[CommitMessage]:
-        """Write ``data`` (Spark or Arrow) as data files; their commit messages, nothing committed."""
+        """Write data files without committing them; ``commit`` commits their messages.
+
+        Args:
+            data: A Spark DataFrame, a pyarrow Table or a pandas DataFrame.
+
+        Returns:
+            list[CommitMessage]: one per partition and bucket written.
+        """
         self.refresh()
         self.check_writable()
         self._wait_for_compaction()

@@ -6,13 +6,33 @@ from typing import Optional, Sequence
 
 
 class TableScan:
-    """A read of one table: which rows (``row_filter``, Spark SQL text), which columns
-    (``selected_fields``; all by default) and which snapshot (``snapshot_id``, ``as_of`` or
-    ``ref``). Nothing is read until ``to_arrow()``, ``to_pandas()``, ``to_spark()`` or
-    ``plan_files()``."""
+    """A read described first and run later, from ``table.scan(...)``, as pyiceberg users write it.
+
+    Nothing is read until ``to_arrow()``, ``to_pandas()``, ``to_spark()``, ``count()`` or
+    ``plan_files()``.
+
+    Example:
+        ```python
+        scan = t.scan(row_filter="id >= 2", selected_fields=["id", "kind"])
+        df = scan.to_pandas()
+        ```
+    """
 
     def __init__(self, table, row_filter: Optional[str] = None, selected_fields: Optional[Sequence[str]] = None,
                  snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None):
+        """Describe the read (``table.scan(...)`` calls this).
+
+        Args:
+            table: The table.
+            row_filter: Spark SQL predicate text (every row by default).
+            selected_fields: The columns (all by default).
+            snapshot_id: Read this snapshot (time travel by id).
+            as_of: Read the snapshot current at this time: a ``datetime`` or epoch milliseconds.
+            ref: Read the head of this branch or tag.
+
+        Raises:
+            ValueError: a selected field is not a column of the table.
+        """
         self.table = table
         self.row_filter = row_filter if row_filter not in ("", "true", "TRUE", "1 = 1") else None
         self.selected_fields = tuple(selected_fields) if selected_fields and tuple(selected_fields) != ("*",) else None
@@ -28,20 +48,42 @@ class TableScan:
         return {"snapshot_id": self.snapshot_id, "as_of": self.as_of, "ref": self.ref}
 
     def to_arrow(self):
-        """The rows as a pyarrow.Table, read on the caller (no Spark)."""
+        """Run the read in this process, without Spark.
+
+        Returns:
+            pyarrow.Table: the rows.
+        """
         out = self.table.to_arrow(where=self.row_filter, **self._travel())
         return out.select(list(self.selected_fields)) if self.selected_fields else out
 
     def to_pandas(self):
+        """Run the read in this process, without Spark.
+
+        Returns:
+            pandas.DataFrame: the rows.
+        """
         return self.to_arrow().to_pandas()
 
     def to_spark(self):
-        """The rows as a Spark DataFrame, read by Spark tasks."""
+        """Run the read as Spark tasks.
+
+        Returns:
+            pyspark.sql.DataFrame: the rows, lazily read.
+        """
         return self.table.to_spark(where=self.row_filter, columns=self.selected_fields, **self._travel())
 
     def plan_files(self) -> list:
-        """The data files the read uses (pruned by ``row_filter``)."""
+        """The data files the read uses, pruned by ``row_filter``.
+
+        Returns:
+            list: one entry per data file.
+        """
         return self.table.plan_files(where=self.row_filter, **self._travel())
 
     def count(self) -> int:
+        """Count the rows the read returns (with Spark).
+
+        Returns:
+            int: the number of rows.
+        """
         return self.to_spark().count()
