@@ -1,8 +1,11 @@
 """The documentation site: every example in it runs (the Python blocks of each tutorial in
 order, the SQL reference statement by statement, the command-line examples as commands), and
 ``mkdocs build --strict`` builds it without a warning."""
+import contextlib
+import io
 import os
 import re
+import textwrap
 import shlex
 import subprocess
 import sys
@@ -16,11 +19,30 @@ from icefloe.sql.parser import split
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
-PAGES = ["getting-started.md", "iceberg.md", "paimon.md", "streaming.md"]
+PAGES = ["getting-started.md", "own-session.md", "iceberg.md", "paimon.md", "streaming.md"]
 
 
 def blocks(page: str, lang: str) -> list:
-    return re.findall(rf"```{lang}\n(.*?)```", (DOCS / page).read_text(), re.S)
+    """The page's ``lang`` code blocks, each dedented (a block may sit in a tab or an admonition)."""
+    found = re.findall(rf"^([ \t]*)```{lang}\n(.*?)^[ \t]*```", (DOCS / page).read_text(), re.S | re.M)
+    return [textwrap.dedent(code) if indent else code for indent, code in found]
+
+
+def shown_output(code: str) -> list:
+    """The output a block shows as comments: the ``# ...`` lines right under a ``print(...)`` or
+    ``.show()`` line, as text (one entry per such run of lines)."""
+    out, lines = [], code.splitlines()
+    for i, line in enumerate(lines):
+        if not re.search(r"\bprint\(|\.show\(", line.split("#")[0]):
+            continue
+        shown = []
+        for follow in lines[i + 1:]:
+            if not follow.startswith("# "):
+                break
+            shown.append(follow[2:])
+        if shown:
+            out.append("\n".join(shown))
+    return out
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -30,7 +52,12 @@ def test_python_examples_run(page, tmp_path, monkeypatch, spark):
     assert len(code) >= 2, page
     namespace: dict = {}
     for i, block in enumerate(code):
-        exec(compile(block, f"{page} example {i + 1}", "exec"), namespace)   # noqa: S102
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            exec(compile(block, f"{page} example {i + 1}", "exec"), namespace)   # noqa: S102
+        text = "\n".join(line.rstrip() for line in printed.getvalue().splitlines())
+        for expected in shown_output(block):
+            assert expected in text, f"{page} example {i + 1} shows\n{expected}\nbut printed\n{text}"
 
 
 def test_sql_reference_runs(tmp_path, monkeypatch, spark):
