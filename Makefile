@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint stress bench docs install jvm paimon azurite clean
+.PHONY: demo test lint stress bench docs docs-screenshots install jvm paimon azurite clean
 
 $(STAMP): pyproject.toml requirements-lock.txt
 	@command -v java >/dev/null 2>&1 || { echo "error: Java 17 is required (install openjdk-17-jre-headless or set JAVA_HOME)"; exit 1; }
@@ -56,8 +56,13 @@ stress: $(STAMP)
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
+# The main pages in headless Chromium (Debian's chromium package), each checked to render (title,
+# navigation, highlighted code, drawn diagrams); PNGs in site-screenshots/.
+docs-screenshots: docs
+	$(BIN)/python tools/docs_screenshots.py site site-screenshots
+
 bench: $(STAMP) jvm paimon
 	$(BIN)/python -m bench.run
 
 clean:
-	rm -rf $(VENV) .venv-jvm .venv-paimon warehouse .pytest_cache site tools/azurite/node_modules
+	rm -rf $(VENV) .venv-jvm .venv-paimon warehouse .pytest_cache site site-screenshots tools/azurite/node_modules
