@@ -111,6 +111,17 @@ def test_cli_examples_run(tmp_path):
         assert proc.stdout.strip(), line
 
 
+def test_cli_page_lists_every_command():
+    import click
+
+    from icefloe import cli
+
+    group = next(v for v in vars(cli).values() if isinstance(v, click.Group))
+    page = (DOCS / "cli.md").read_text()
+    listed = set(re.findall(r"^\| `([a-z-]+)", page, re.M))
+    assert listed == set(group.commands), (set(group.commands) - listed, listed - set(group.commands))
+
+
 def test_the_site_builds_without_warnings(built_site):
     site, stderr = built_site
     assert "WARNING" not in stderr, stderr
