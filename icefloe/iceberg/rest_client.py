@@ -212,7 +212,8 @@ class RestCatalog:
 
     def drop_table(self, name: str, purge: bool = True) -> None:
         db, tbl = split_name(name)
-        self.http.call("DELETE", f"/v1/namespaces/{db}/tables/{tbl}", ok=(200, 204))
+        self.http.call("DELETE", f"/v1/namespaces/{db}/tables/{tbl}?purgeRequested={'true' if purge else 'false'}",
+                       ok=(200, 204))
 
     def rename_table(self, name: str, new_name: str) -> None:
         (a, b), (c, d) = split_name(name), split_name(new_name)
