@@ -67,6 +67,11 @@ class HadoopCatalog:
         ops.other_table_locations = lambda: self.other_table_locations(name)
         return ops
 
+    def check_new_location(self, name: str, location: str) -> None:
+        """Nothing to check in a Hadoop warehouse: a new table's directory is its name, which no
+        other table has, and a registered table naming another location was checked when it was
+        registered (the SQL catalog checks its rows)."""
+
     def other_table_locations(self, name: Optional[str] = None) -> list[str]:
         """The locations of the warehouse's tables other than ``name``: each table's directory and,
         for a registered table, the location its metadata names."""
@@ -96,6 +101,7 @@ class HadoopCatalog:
         schema = widen_schema_small_ints(to_schema(schema))
         spec = build_spec(schema, partitioned_by)
         meta = new_table_metadata(ops.location, schema, spec, properties or {})
+        self.check_new_location(name, ops.location)
         try:
             ops.commit(None, None, meta)
         except Exception as e:

@@ -222,6 +222,11 @@ class SqlCatalog(HadoopCatalog):
         ops.other_table_locations = lambda: self.other_table_locations(name)
         return ops
 
+    def check_new_location(self, name: str, location: str) -> None:
+        """``LocationError`` when a new table's directory overlaps a table the catalog has (one
+        registered from files inside the warehouse)."""
+        check_no_overlap(location, self.other_table_locations(name), f"table location of {name}")
+
     def other_table_locations(self, name: Optional[str] = None) -> list[str]:
         """The locations of the catalog's tables other than ``name`` (the directory above each
         one's metadata directory)."""

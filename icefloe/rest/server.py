@@ -17,9 +17,8 @@ from dataclasses import dataclass
 from typing import Optional
 
 from icefloe.errors import (
-    CorruptMetadataError, IcefloeError, InvalidNameError, LocationError, MaintenanceError, NamespaceAlreadyExistsError,
-    NamespaceNotEmptyError, NoSuchNamespaceError, NoSuchTableError, NotSupportedError, RenameNotSupportedError,
-    SchemaError, TableAlreadyExistsError, VersionConflict,
+    CorruptMetadataError, IcefloeError, LocationError, NamespaceAlreadyExistsError,
+    NamespaceNotEmptyError, NoSuchNamespaceError, NoSuchTableError, SchemaError, TableAlreadyExistsError, VersionConflict,
 )
 from icefloe.iceberg.locations import check_commit_locations, is_inside, normalize
 from icefloe.iceberg.partitioning import PartitionSpec
@@ -120,10 +119,7 @@ def _handler(fn):
         except CorruptMetadataError as e:        # the table's own metadata: the server's fault, not the caller's
             log.error("%s %s: %s", request.method, request.url.path, e)
             return _error(500, "ServerErrorException", "the table's metadata cannot be read (see the server's log)")
-        except (BadUpdate, LocationError, InvalidNameError, SchemaError, MaintenanceError, NotSupportedError,
-                RenameNotSupportedError) as e:
-            return _error(400, "BadRequestException", str(e))
-        except IcefloeError as e:
+        except IcefloeError as e:                # an invalid update, name, schema or location; a refusal
             return _error(400, "BadRequestException", str(e))
         except Exception:                        # the server's own fault
             log.exception("%s %s failed", request.method, request.url.path)
@@ -343,11 +339,13 @@ class RestCatalogApp:
         try:
             schema = schema_from_json(schema_doc)
             spec = PartitionSpec.from_json(spec_doc)
-        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            spec.partition_type(schema)          # source columns exist; transforms apply to them
+        except (KeyError, TypeError, ValueError, AttributeError, SchemaError) as e:
             raise _bad(f"the table's schema or partition spec is malformed ({type(e).__name__}: {e})") from None
         meta = new_table_metadata(ops.location, schema, spec, props)
         if order and order.get("fields"):
             meta = apply_changes(meta, [AddSortOrder(order), SetDefaultSortOrder(-1)])
+        impl.check_new_location(name, ops.location)
         try:
             ops.commit(None, None, meta)
         except VersionConflict:

@@ -256,7 +256,10 @@ def test_client_mistakes_are_4xx_in_the_error_model(env):
               '{"updates": [{"action": "set-properties", "updates": {"a": 1}}], "requirements": []}',
               '{"updates": [], "requirements": [{"type": "assert-table-uuid"}]}', '{"updates": []}']
     cases = {"db/tables/m": commit, "db/tables": ['{"name": 5}', '{"name": "x", "schema": "s"}', '{"name": "x"}',
-                                                  '{"name": "x", "schema": {"fields": 3}}'],
+                                                  '{"name": "x", "schema": {"fields": 3}}',
+                                                  '{"name": "x", "schema": {"type": "struct", "fields": []}, '
+                                                  '"partition-spec": {"spec-id": 0, "fields": [{"source-id": 9, '
+                                                  '"field-id": 1000, "name": "p", "transform": "identity"}]}}'],
              "db/register": ['{"name": "x", "metadata-location": 5}', '{"name": "x"}', '{"metadata-location": "/"}'],
              "": ['{"namespace": "db"}', '{"namespace": [1]}', '{"namespace": ["a", "b"]}',
                   '{"namespace": ["q"], "properties": []}'],
@@ -398,3 +401,21 @@ def test_expire_with_an_unreadable_manifest_list_fails_and_deletes_nothing(tmp_p
 def test_error_bodies_are_json_error_models(env):
     r = requests.get(env.url("db/tables/nope"), timeout=20)
     assert json.loads(r.text)["error"]["type"] == "NoSuchTableException"
+
+
+def test_a_new_table_never_lands_on_a_registered_ones_files(tmp_path):
+    wh = str(tmp_path / "wh")
+    plain = icefloe.Catalog(wh)                           # files written at <wh>/db/n by another catalog
+    plain.create_namespace("db")
+    plain.create_table("db.n", "id bigint").append(_ids(1))
+    cat = icefloe.Catalog(wh, type="sql", uri=f"sqlite:///{tmp_path / 'c.db'}")
+    cat.create_namespace("db")
+    cat.register_table("db.reg", plain.load_table("db.n").metadata_location)
+    before = _sums(tmp_path)
+    with pytest.raises(LocationError, match="share a location"):
+        cat.create_table("db.n", "id bigint")
+    with served(cat) as uri:
+        r = requests.post(f"{uri}/v1/namespaces/db/tables", json={"name": "n", "schema": {
+            "type": "struct", "fields": [{"id": 1, "name": "id", "required": False, "type": "long"}]}}, timeout=20)
+        assert "share a location" in _is_error(r, 400)["message"]
+    assert _sums(tmp_path) == before and not cat.table_exists("db.n")
