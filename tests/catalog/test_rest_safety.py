@@ -419,3 +419,16 @@ def test_a_new_table_never_lands_on_a_registered_ones_files(tmp_path):
             "type": "struct", "fields": [{"id": 1, "name": "id", "required": False, "type": "long"}]}}, timeout=20)
         assert "share a location" in _is_error(r, 400)["message"]
     assert _sums(tmp_path) == before and not cat.table_exists("db.n")
+
+
+def test_a_paimon_drop_without_purge_is_refused_not_ignored(tmp_path):
+    from icefloe.errors import NotSupportedError
+
+    cat = icefloe.Catalog(str(tmp_path / "wh"), format="paimon")
+    cat.create_namespace("db")
+    cat.create_table("db.p", "id bigint")
+    with pytest.raises(NotSupportedError, match="drop without purge"):
+        cat.drop_table("db.p", purge=False)
+    assert cat.table_exists("db.p")
+    cat.drop_table("db.p")
+    assert not cat.table_exists("db.p")
