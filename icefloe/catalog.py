@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from typing import Optional
 
-from icefloe.core.io import FileIO, is_remote, normalize_location
+from icefloe.core.io import FileIO, is_remote, normalize_location, prune_empty_dirs
 from icefloe.core.object_store import ObjectStoreIO, file_io_for
 from icefloe.core.schema_input import to_schema
 from icefloe.errors import (
@@ -253,19 +253,27 @@ class Catalog:
         remove = getattr(self._impl, "remove_namespace", None)    # a catalog that records namespaces
         if remove is not None:
             remove(namespace)
-        else:                                                   # a warehouse namespace is its directory
-            self.io.delete_tree(self._impl.namespace_path(namespace))
+            return
+        # A warehouse namespace is its directory: it goes only when nothing but empty directories
+        # is left in it (Java's HadoopCatalog rule), so plain files beside the tables stay.
+        path = self._impl.namespace_path(namespace)
+        if not prune_empty_dirs(self.io, path):
+            raise NamespaceNotEmptyError(f"namespace {namespace} holds files that belong to no table of the "
+                                         f"catalog ({path}); nothing of them was deleted")
 
-    def drop_table(self, name: str) -> None:
-        """Drop a table: its directory, data included, is deleted.
+    def drop_table(self, name: str, purge: bool = True) -> None:
+        """Drop a table.
 
         Args:
             name: ``"db.table"``.
+            purge: with ``True`` (the default) the files the table's metadata refers to are deleted,
+                those inside its location only; with ``False`` the table is forgotten and its files
+                stay (a directory-catalog table loses only its metadata versions).
 
         Raises:
             NoSuchTableError: there is no such table.
         """
-        self._impl.drop_table(name)
+        self._impl.drop_table(name, purge=purge)
 
     def replace_table(self, name: str, schema, partitioned_by=None, properties: Optional[dict] = None,
                       data=None, create_if_missing: bool = False):

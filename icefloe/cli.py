@@ -714,14 +714,29 @@ def rollback(ctx, table, snapshot_id, to_time, as_json):
 @cli.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8181, show_default=True, type=int)
+@click.option("--allow-purge", is_flag=True, help="let a drop with purgeRequested=true delete the table's files")
+@click.option("--allowed-location", "allowed_locations", multiple=True,
+              help="a directory registered tables may live in besides the warehouse (repeatable)")
+@click.option("--max-body-bytes", type=int, default=None, help="largest request body (413 past it)")
+@click.option("--max-json-depth", type=int, default=None, help="deepest JSON nesting of a request (413 past it)")
+@click.option("--max-property-bytes", type=int, default=None, help="largest table or namespace property")
 @click.pass_context
-def serve(ctx, host, port):
+def serve(ctx, host, port, allow_purge, allowed_locations, max_body_bytes, max_json_depth, max_property_bytes):
     """Serve the warehouse's Iceberg tables over the Iceberg REST catalog protocol."""
+    from icefloe.rest.server import ServerSettings
     from icefloe.rest.server import serve as run_server
 
+    limits = {k: v for k, v in (("max_body_bytes", max_body_bytes), ("max_json_depth", max_json_depth),
+                                ("max_property_bytes", max_property_bytes)) if v is not None}
+    if any(v < 1 for v in limits.values()):
+        raise click.BadParameter("the limits must be positive")
+    from icefloe.core.io import normalize_location
+
+    settings = ServerSettings(allow_purge=allow_purge,
+                              allowed_locations=tuple(normalize_location(a) for a in allowed_locations), **limits)
     cat = _catalog(ctx, "iceberg")
     click.echo(f"icefloe REST catalog on http://{host}:{port} ({cat.warehouse}, {cat.type} catalog)", err=True)
-    run_server(cat, host, port)
+    run_server(cat, host, port, settings)
 
 
 def main(argv=None):

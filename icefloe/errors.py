@@ -224,3 +224,10 @@ class NotSupportedYetError(SqlError, NotSupportedError):
 
 class UnsupportedTableError(IcefloeError):
     """A Paimon table feature icefloe does not implement."""
+
+
+class LocationError(IcefloeError, ValueError):
+    """A location (table location, metadata file, manifest list, data file, statistics file) breaks
+    the confinement rule: relative, with ``..`` segments on an object store, outside the table's
+    location or the catalog's allowed locations, or overlapping another table's location. The
+    message names the rule, never a file's content."""

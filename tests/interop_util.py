@@ -35,14 +35,15 @@ def pyiceberg_table(metadata_location):
 
 
 @contextlib.contextmanager
-def served(catalog):
-    """``icefloe serve``'s app over ``catalog`` in a thread on a free loopback port; yields its URI."""
+def served(catalog, settings=None):
+    """``icefloe serve``'s app over ``catalog`` (with ``ServerSettings`` ``settings``) in a thread on
+    a free loopback port; yields its URI."""
     import uvicorn
 
     from icefloe.rest.server import RestCatalogApp
 
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(RestCatalogApp(catalog), host="127.0.0.1", port=port, log_level="error"))
+    server = uvicorn.Server(uvicorn.Config(RestCatalogApp(catalog, settings), host="127.0.0.1", port=port, log_level="error"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     for _ in range(200):

@@ -173,3 +173,19 @@ def normalize_location(location: str) -> str:
         return location.rstrip("/")
     return os.path.abspath(strip_scheme(location))
 
+
+def prune_empty_dirs(io, root: str) -> bool:
+    """Remove ``root`` and the directories below it that hold no file; whether ``root`` went."""
+    if not io.is_dir(root):
+        return False
+    empty = True
+    for name in io.list_dir(root):
+        child = f"{root.rstrip('/')}/{name}"
+        if not is_remote(child) and os.path.islink(strip_scheme(child)):
+            empty = False           # a link is an entry, never followed
+            continue
+        if not (io.is_dir(child) and prune_empty_dirs(io, child)):
+            empty = False
+    if empty:
+        io.delete_tree(root)       # an empty directory
+    return empty

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Optional
 
-from icefloe.core.io import FileIO, normalize_location
+from icefloe.core.io import FileIO, is_remote, normalize_location
 from icefloe.core.object_store import file_io_for
 from icefloe.core.names import check_name_part, is_valid_name_part, split_name
 from icefloe.core.retry import RetryPolicy
@@ -34,6 +34,8 @@ from icefloe.errors import (  # noqa: F401 - defined in icefloe.errors, importab
 )
 from icefloe.iceberg.append import Append
 from icefloe.iceberg.hadoop import HadoopTableOperations, VersionConflict
+from icefloe.iceberg.locations import check_no_overlap, normalize, read_regular_file
+from icefloe.iceberg.maintenance import drop_versions, purge_table_files
 from icefloe.iceberg.partitioning import PartitionField, PartitionSpec, build_spec
 from icefloe.iceberg.schema_update import assign_fresh_ids, with_schema
 from icefloe.iceberg.sort_order import with_sort_order
@@ -61,7 +63,30 @@ class HadoopCatalog:
         return f"{self.warehouse}/{db}/{tbl}"
 
     def _ops(self, name: str) -> HadoopTableOperations:
-        return HadoopTableOperations(self.io, self.table_location(name))
+        ops = HadoopTableOperations(self.io, self.table_location(name))
+        ops.other_table_locations = lambda: self.other_table_locations(name)
+        return ops
+
+    def check_new_location(self, name: str, location: str) -> None:
+        """Nothing to check in a Hadoop warehouse: a new table's directory is its name, which no
+        other table has, and a registered table naming another location was checked when it was
+        registered (the SQL catalog checks its rows)."""
+
+    def other_table_locations(self, name: Optional[str] = None) -> list[str]:
+        """The locations of the warehouse's tables other than ``name``: each table's directory and,
+        for a registered table, the location its metadata names."""
+        out = []
+        for ns in self.list_namespaces():
+            for other in self.list_tables(ns):
+                if other == name:
+                    continue
+                ops = HadoopTableOperations(self.io, self.table_location(other))
+                out.append(ops.location)
+                try:
+                    out.append(ops.load()[1].location)
+                except IcefloeError:
+                    pass
+        return out
 
     def table_exists(self, name: str) -> bool:
         return self._ops(name).exists()
@@ -76,6 +101,7 @@ class HadoopCatalog:
         schema = widen_schema_small_ints(to_schema(schema))
         spec = build_spec(schema, partitioned_by)
         meta = new_table_metadata(ops.location, schema, spec, properties or {})
+        self.check_new_location(name, ops.location)
         try:
             ops.commit(None, None, meta)
         except Exception as e:
@@ -95,8 +121,8 @@ class HadoopCatalog:
         ops = self._ops(name)
         if ops.exists():
             raise TableAlreadyExistsError(f"table {name} already exists at {ops.location}")
-        data = self.io.read_bytes(metadata_location)
-        meta = TableMetadata.loads(data, metadata_location)  # validates before anything is written
+        meta = read_registered_metadata(self.io, metadata_location)    # validated before anything is written
+        check_no_overlap(meta.location, self.other_table_locations(name), f"table location of {name}")
         ops.commit(None, None, meta)
         return self.table_type(name, ops, self.spark)
 
@@ -174,15 +200,27 @@ class HadoopCatalog:
         return self.table_type(name, ops, self.spark)
 
     def drop_table(self, name: str, purge: bool = True) -> None:
+        """Drop table ``name``. With ``purge`` the files its metadata refers to are deleted (only
+        those inside its location, see ``maintenance.purge_table_files``); without, only its
+        metadata versions go and its data, manifests and statistics stay."""
         ops = self._ops(name)
         if not ops.exists():
             raise NoSuchTableError(f"table {name} does not exist")
-        _, meta = ops.load()
-        inside = normalize_location(meta.location).startswith(ops.location)
-        if purge and inside:
-            self.io.delete_tree(ops.location)
-        else:
-            self.io.delete_tree(ops.metadata_dir)
+        if purge:
+            version, meta = ops.load()
+            purge_table_files(ops, version, meta)
+        drop_versions(ops)
+
+
+def read_registered_metadata(io, metadata_location: str) -> TableMetadata:
+    """The metadata a register names, validated: an absolute location (normalised), a regular file
+    under the size limit, valid Iceberg table metadata."""
+    path = normalize(metadata_location, "metadata-location")
+    try:
+        data = read_regular_file(io, path if not is_remote(path) else metadata_location)
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
+        raise NoSuchTableError("metadata-location: no readable metadata file there") from None
+    return TableMetadata.loads(data, metadata_location)
 
 
 # --------------------------------------------------------------------------- replace

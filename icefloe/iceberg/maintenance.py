@@ -25,12 +25,13 @@ import os
 from dataclasses import replace
 from typing import Iterable, Optional
 
-from icefloe.core.io import is_remote, strip_scheme
+from icefloe.core.io import is_remote, prune_empty_dirs, strip_scheme
 from icefloe.core.progress import track
 from icefloe.core.reports import ExpireReport
 from icefloe.core.timetravel import to_epoch_ms
 from icefloe.errors import MaintenanceError  # noqa: F401 - defined in icefloe.errors, importable here too
 from icefloe.iceberg.hadoop import HINT_FILE, HadoopTableOperations
+from icefloe.iceberg.locations import OUTSIDE, check_table_alone, deletion_root, inside_any
 from icefloe.iceberg.manifest import DATA, DELETED
 from icefloe.iceberg.manifest_reader import load_manifest_entries, snapshot_manifests
 from icefloe.iceberg.metadata_commit import commit_metadata
@@ -125,7 +126,11 @@ def expire_snapshots(ops: HadoopTableOperations, older_than=None, retain_last: O
     """Expire snapshots under the retention policy; commit, then delete unreachable files."""
     if retain_last is not None and int(retain_last) < 1:
         raise MaintenanceError(f"retain_last must be at least 1, got {retain_last}")
-    _check_gc(ops.load()[1], "expire snapshots")
+    current = ops.load()[1]
+    _check_gc(current, "expire snapshots")
+    if clean_files:                     # refused before anything is committed
+        deletion_root(ops, current)
+        check_table_alone(ops, current)
 
     def change(base: TableMetadata) -> Optional[TableMetadata]:
         _check_gc(base, "expire snapshots")
@@ -156,6 +161,10 @@ def expire_snapshots(ops: HadoopTableOperations, older_than=None, retain_last: O
 
 def _clean_expired(ops: HadoopTableOperations, before: TableMetadata, expired: list,
                    report: ExpireReport) -> None:
+    """Delete what only the expired snapshots reached, all or nothing: if any manifest list or
+    manifest cannot be read, or a file to delete lies outside the table's location, nothing is
+    deleted and ``MaintenanceError`` says why (the expiry itself is committed; the files stay as
+    orphans, for ``remove_orphan_files`` once the table is readable)."""
     io = ops.io
     try:
         # what is reachable now: a commit may have landed since ours (Java re-reads, too)
@@ -166,12 +175,7 @@ def _clean_expired(ops: HadoopTableOperations, before: TableMetadata, expired: l
                 retained_manifests[m.manifest_path] = m
         candidates = {}
         for snap in track(expired, "reading expired snapshots"):
-            try:
-                manifests = snapshot_manifests(io, snap)
-            except Exception as e:  # its manifest list is gone already: nothing to learn from it
-                report.errors.append(f"manifest list of expired snapshot {snap.snapshot_id}: {e}")
-                continue
-            for m in manifests:
+            for m in snapshot_manifests(io, snap):
                 if m.manifest_path not in retained_manifests:
                     candidates[m.manifest_path] = m
         doomed: dict = {}
@@ -185,24 +189,33 @@ def _clean_expired(ops: HadoopTableOperations, before: TableMetadata, expired: l
                     if e.status != DELETED:
                         doomed.pop(e.data_file.file_path, None)
     except Exception as e:
-        # Without the full picture of what is still reachable, delete nothing but manifest lists.
-        report.errors.append(f"could not read the retained snapshots' manifests, kept all files: {e}")
-        candidates, doomed = {}, {}
+        raise MaintenanceError(
+            f"expired {len(expired)} snapshot(s) of {ops.location} but deleted no file: a manifest list or manifest "
+            f"could not be read ({type(e).__name__}), so what is still reachable is unknown") from None
+    roots = [deletion_root(ops, before)]
+    lists = [s.manifest_list for s in expired if s.manifest_list]
+    outside = [p for p in list(doomed) + list(candidates) + lists if inside_any(p, roots) is None]
+    if outside:
+        raise MaintenanceError(
+            f"expired {len(expired)} snapshot(s) of {ops.location} but deleted no file: {len(outside)} file(s) "
+            f"the expired snapshots name lie outside the table's location ({OUTSIDE})")
     for path, content in track(sorted(doomed.items()), "deleting data and delete files"):
         io.delete(path)
         (report.deleted_data_files if content == DATA else report.deleted_delete_files).append(path)
     for path in track(sorted(candidates), "deleting manifests"):
         io.delete(path)
         report.deleted_manifests.append(path)
-    for snap in expired:
-        if snap.manifest_list:
-            io.delete(snap.manifest_list)
-            report.deleted_manifest_lists.append(snap.manifest_list)
+    for path in lists:
+        io.delete(path)
+        report.deleted_manifest_lists.append(path)
 
 
 # --------------------------------------------------------------------------- orphan files
 def _norm(path: str) -> str:
-    return path.rstrip("/") if is_remote(path) else os.path.normpath(strip_scheme(path))
+    if is_remote(path):
+        return path.rstrip("/")
+    p = strip_scheme(path)
+    return os.path.realpath(p) if os.path.isabs(p) else os.path.normpath(p)
 
 
 def referenced_files(ops: HadoopTableOperations, version: int, meta: TableMetadata) -> set:
@@ -265,7 +278,8 @@ def remove_orphan_files(ops: HadoopTableOperations, older_than=None, dry_run: bo
     version, meta = ops.load()
     _check_gc(meta, "remove orphan files")
     cutoff = _ms(older_than) if older_than is not None else now_ms() - ORPHAN_MIN_AGE_MS
-    roots = sorted({_norm(meta.location), _norm(ops.location)})
+    roots = [deletion_root(ops, meta)]
+    check_table_alone(ops, meta)        # another table's files would all look like orphans
     listed = []
     for root in roots:
         if any(root != r and root.startswith(r + os.sep) for r in roots):
@@ -283,7 +297,7 @@ def remove_orphan_files(ops: HadoopTableOperations, older_than=None, dry_run: bo
     if latest_version != version:
         referenced |= referenced_files(ops, latest_version, latest)
     referenced |= _newer_versions(ops, version)
-    orphans = [p for p in candidates if p not in referenced]
+    orphans = [p for p in candidates if p not in referenced and inside_any(p, roots) is not None]
     if not dry_run:
         for p in track(orphans, "deleting orphan files"):
             io.delete(p)
@@ -317,3 +331,45 @@ def update_properties(ops: HadoopTableOperations, set: Optional[dict] = None,
 
     return commit_metadata(ops, change).new
 
+
+
+# --------------------------------------------------------------------------- purge
+def version_files(ops) -> list[str]:
+    """The catalog's own metadata versions of the table (``v<N>.metadata.json`` or
+    ``<NNNNN>-<uuid>.metadata.json`` in its metadata directory) and its version hint."""
+    return sorted(_newer_versions(ops, 0) | ({_norm(f"{ops.metadata_dir}/{HINT_FILE}")}
+                                             if ops.io.exists(f"{ops.metadata_dir}/{HINT_FILE}") else set()))
+
+
+def purge_table_files(ops, version: int, meta: TableMetadata) -> list[str]:
+    """Delete the files the table's metadata refers to (every metadata version, manifest list,
+    manifest, data and delete file, statistics file) that lie inside the table's location, then
+    the directories this leaves empty; never a directory tree, never a file it does not name.
+    All or nothing: a table whose location overlaps another's, or whose manifests cannot be read,
+    or whose metadata names a file outside its location, is refused before anything is deleted."""
+    roots = [deletion_root(ops, meta)]
+    check_table_alone(ops, meta)
+    try:
+        referenced = referenced_files(ops, version, meta) | set(version_files(ops))
+    except Exception as e:
+        raise MaintenanceError(f"cannot purge {ops.location}: a manifest list or manifest could not be read "
+                               f"({type(e).__name__}), so the files it names are unknown; nothing was deleted "
+                               "(drop the table without purge to keep its files)") from None
+    doomed = sorted(referenced)
+    outside = [p for p in doomed if inside_any(p, roots) is None]
+    if outside:
+        raise MaintenanceError(f"cannot purge {ops.location}: {len(outside)} file(s) its metadata names lie "
+                               f"outside the table's location ({OUTSIDE}); nothing was deleted")
+    for p in track(doomed, "deleting the table's files"):
+        ops.io.delete(p)
+    for r in roots:
+        prune_empty_dirs(ops.io, r)
+    return doomed
+
+
+def drop_versions(ops) -> None:
+    """Forget a directory-catalog table without purging: only its metadata versions and hint go
+    (the table is gone, its data, manifests and statistics stay)."""
+    for p in version_files(ops):
+        ops.io.delete(p)
+    prune_empty_dirs(ops.io, ops.metadata_dir)

@@ -1,7 +1,8 @@
 """A client of the Iceberg REST catalog protocol: ``icefloe.Catalog(type="rest", uri=...)``.
 
 Tables are loaded from the server (their metadata location and document); a commit sends the
-difference between the metadata it read and the one it made, as the protocol's table updates,
+difference between the metadata it read and the one it made, as the protocol's table updates
+(the typed objects of ``icefloe.iceberg.metadata_builder``, which the server applies),
 with requirements that everything it read is still so (the table's uuid, every ref, the
 current schema, spec and sort order, the last column id). A 409 is ``VersionConflict``, so the
 producer re-applies its change on the new metadata and tries again, as with the other catalogs.
@@ -19,7 +20,16 @@ from icefloe.errors import (
     IcefloeError, NamespaceAlreadyExistsError, NamespaceNotEmptyError, NoSuchNamespaceError, NoSuchTableError,
     TableAlreadyExistsError, VersionConflict,
 )
+from icefloe.iceberg.metadata_builder import (
+    AddPartitionSpec, AddSchema, AddSnapshot, AddSortOrder, RemovePartitionStatistics, RemoveProperties,
+    RemoveSnapshotRef, RemoveSnapshots, RemoveStatistics, SetCurrentSchema, SetDefaultSortOrder, SetDefaultSpec,
+    SetLocation, SetPartitionStatistics, SetProperties, SetSnapshotRef, SetStatistics, UpgradeFormatVersion,
+)
 from icefloe.iceberg.schema import schema_to_json
+from icefloe.iceberg.table_requirements import (
+    AssertCurrentSchemaId, AssertDefaultSortOrderId, AssertDefaultSpecId, AssertLastAssignedFieldId,
+    AssertRefSnapshotId, AssertTableUUID,
+)
 from icefloe.iceberg.table import BaseTable
 from icefloe.iceberg.table_metadata import TableMetadata
 
@@ -59,58 +69,56 @@ class _Http:
 
 
 def _diff(base: TableMetadata, new: TableMetadata) -> tuple[list, list]:
-    """(requirements, updates) that turn ``base`` into ``new`` on the server."""
+    """(requirements, updates) that turn ``base`` into ``new`` on the server, as the spec's typed
+    ``TableRequirement`` and ``TableUpdate`` objects (the ones the server's builder applies)."""
     b, n = base.to_json(), new.to_json()
-    req = [{"type": "assert-table-uuid", "uuid": b["table-uuid"]},
-           {"type": "assert-current-schema-id", "current-schema-id": b["current-schema-id"]},
-           {"type": "assert-last-assigned-field-id", "last-assigned-field-id": b["last-column-id"]},
-           {"type": "assert-default-spec-id", "default-spec-id": b["default-spec-id"]},
-           {"type": "assert-default-sort-order-id", "default-sort-order-id": b["default-sort-order-id"]}]
+    req: list = [AssertTableUUID(b["table-uuid"]), AssertCurrentSchemaId(b["current-schema-id"]),
+                 AssertLastAssignedFieldId(b["last-column-id"]), AssertDefaultSpecId(b["default-spec-id"]),
+                 AssertDefaultSortOrderId(b["default-sort-order-id"])]
     for name in sorted(set(b["refs"]) | set(n["refs"])):
         ref = b["refs"].get(name)
-        req.append({"type": "assert-ref-snapshot-id", "ref": name, "snapshot-id": ref["snapshot-id"] if ref else None})
+        req.append(AssertRefSnapshotId(ref["snapshot-id"] if ref else None, name))
     up: list = []
     if n["format-version"] != b["format-version"]:
-        up.append({"action": "upgrade-format-version", "format-version": n["format-version"]})
+        up.append(UpgradeFormatVersion(n["format-version"]))
     old_schemas = {s["schema-id"] for s in b["schemas"]}
-    for s in n["schemas"]:
-        if s["schema-id"] not in old_schemas:
-            up.append({"action": "add-schema", "schema": s, "last-column-id": n["last-column-id"]})
+    up += [AddSchema(s, n["last-column-id"]) for s in n["schemas"] if s["schema-id"] not in old_schemas]
     if n["current-schema-id"] != b["current-schema-id"]:
-        up.append({"action": "set-current-schema", "schema-id": n["current-schema-id"]})
+        up.append(SetCurrentSchema(n["current-schema-id"]))
     old_specs = {s["spec-id"] for s in b["partition-specs"]}
-    up += [{"action": "add-spec", "spec": s} for s in n["partition-specs"] if s["spec-id"] not in old_specs]
+    up += [AddPartitionSpec(s) for s in n["partition-specs"] if s["spec-id"] not in old_specs]
     if n["default-spec-id"] != b["default-spec-id"]:
-        up.append({"action": "set-default-spec", "spec-id": n["default-spec-id"]})
+        up.append(SetDefaultSpec(n["default-spec-id"]))
     old_orders = {o["order-id"] for o in b["sort-orders"]}
-    up += [{"action": "add-sort-order", "sort-order": o} for o in n["sort-orders"] if o["order-id"] not in old_orders]
+    up += [AddSortOrder(o) for o in n["sort-orders"] if o["order-id"] not in old_orders]
     if n["default-sort-order-id"] != b["default-sort-order-id"]:
-        up.append({"action": "set-default-sort-order", "sort-order-id": n["default-sort-order-id"]})
+        up.append(SetDefaultSortOrder(n["default-sort-order-id"]))
     if n["location"] != b["location"]:
-        up.append({"action": "set-location", "location": n["location"]})
+        up.append(SetLocation(n["location"]))
     changed = {k: v for k, v in n["properties"].items() if b["properties"].get(k) != v}
     if changed:
-        up.append({"action": "set-properties", "updates": changed})
+        up.append(SetProperties(changed))
     removed = [k for k in b["properties"] if k not in n["properties"]]
     if removed:
-        up.append({"action": "remove-properties", "removals": removed})
+        up.append(RemoveProperties(removed))
     old_snaps = {s["snapshot-id"] for s in b["snapshots"]}
     new_snaps = {s["snapshot-id"] for s in n["snapshots"]}
-    up += [{"action": "add-snapshot", "snapshot": s} for s in n["snapshots"] if s["snapshot-id"] not in old_snaps]
+    up += [AddSnapshot(s) for s in n["snapshots"] if s["snapshot-id"] not in old_snaps]
     gone = sorted(old_snaps - new_snaps)
-    for name in sorted(set(b["refs"]) - set(n["refs"])):
-        up.append({"action": "remove-snapshot-ref", "ref-name": name})
+    up += [RemoveSnapshotRef(name) for name in sorted(set(b["refs"]) - set(n["refs"]))]
     for name, ref in n["refs"].items():
         if b["refs"].get(name) != ref:
-            up.append({"action": "set-snapshot-ref", "ref-name": name, **ref})
+            up.append(SetSnapshotRef(name, ref["snapshot-id"], ref["type"], ref.get("max-ref-age-ms"),
+                                     ref.get("max-snapshot-age-ms"), ref.get("min-snapshots-to-keep")))
     if gone:
-        up.append({"action": "remove-snapshots", "snapshot-ids": gone})
-    old_stats = {s["snapshot-id"]: s for s in b["statistics"]}
-    for s in n["statistics"]:
-        if old_stats.get(s["snapshot-id"]) != s:
-            up.append({"action": "set-statistics", "snapshot-id": s["snapshot-id"], "statistics": s})
-    for sid in set(old_stats) - {s["snapshot-id"] for s in n["statistics"]}:
-        up.append({"action": "remove-statistics", "snapshot-id": sid})
+        up.append(RemoveSnapshots(gone))
+    for key, set_kind, remove_kind in (("statistics", SetStatistics, RemoveStatistics),
+                                       ("partition-statistics", SetPartitionStatistics, RemovePartitionStatistics)):
+        old_stats = {s["snapshot-id"]: s for s in b.get(key, [])}
+        for s in n.get(key, []):
+            if old_stats.get(s["snapshot-id"]) != s:      # (Java's clients also send the deprecated snapshot-id)
+                up.append(SetStatistics(s, s["snapshot-id"]) if set_kind is SetStatistics else set_kind(s))
+        up += [remove_kind(sid) for sid in sorted(set(old_stats) - {s["snapshot-id"] for s in n.get(key, [])})]
     return req, up
 
 
@@ -158,7 +166,8 @@ class RestTableOperations:
         if base_version is not None and self._paths.get(base_version) is None:
             raise VersionConflict(f"{self.name}: unknown base version")
         req, up = _diff(base, new)
-        res = self.http.call("POST", self.path, {"requirements": req, "updates": up})
+        res = self.http.call("POST", self.path, {"requirements": [r.to_json() for r in req],
+                                                 "updates": [u.to_json() for u in up]})
         self._version += 1
         self._paths[self._version] = res["metadata-location"]
         return self._version
@@ -212,7 +221,8 @@ class RestCatalog:
 
     def drop_table(self, name: str, purge: bool = True) -> None:
         db, tbl = split_name(name)
-        self.http.call("DELETE", f"/v1/namespaces/{db}/tables/{tbl}", ok=(200, 204))
+        self.http.call("DELETE", f"/v1/namespaces/{db}/tables/{tbl}?purgeRequested={'true' if purge else 'false'}",
+                       ok=(200, 204))
 
     def rename_table(self, name: str, new_name: str) -> None:
         (a, b), (c, d) = split_name(name), split_name(new_name)

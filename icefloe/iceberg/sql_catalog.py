@@ -28,7 +28,9 @@ from icefloe.errors import (
     IcefloeError, NamespaceAlreadyExistsError, NoSuchNamespaceError, NoSuchTableError,
     TableAlreadyExistsError, VersionConflict,
 )
-from icefloe.iceberg.catalog import HadoopCatalog
+from icefloe.iceberg.catalog import HadoopCatalog, read_registered_metadata
+from icefloe.iceberg.locations import check_no_overlap, check_table_alone, normalize, read_regular_file
+from icefloe.iceberg.maintenance import purge_table_files
 from icefloe.iceberg.table_metadata import TableMetadata, with_metadata_log
 
 TABLES, NAMESPACES = "iceberg_tables", "iceberg_namespace_properties"
@@ -144,7 +146,7 @@ class SqlTableOperations:
         if path is None:
             raise NoSuchTableError(f"no Iceberg table {'.'.join(self._key[1:])} in the catalog database")
         try:
-            data = self.io.read_bytes(path)
+            data = read_regular_file(self.io, path)
         except FileNotFoundError as e:
             raise NoSuchTableError(f"metadata file {path} is missing") from e
         v = version_of(path)
@@ -216,7 +218,20 @@ class SqlCatalog(HadoopCatalog):
 
     def _ops(self, name: str) -> SqlTableOperations:
         db, tbl = split_name(name)
-        return SqlTableOperations(self.io, self.table_location(name), self.db, self.catalog_name, db, tbl)
+        ops = SqlTableOperations(self.io, self.table_location(name), self.db, self.catalog_name, db, tbl)
+        ops.other_table_locations = lambda: self.other_table_locations(name)
+        return ops
+
+    def check_new_location(self, name: str, location: str) -> None:
+        """``LocationError`` when a new table's directory overlaps a table the catalog has (one
+        registered from files inside the warehouse)."""
+        check_no_overlap(location, self.other_table_locations(name), f"table location of {name}")
+
+    def other_table_locations(self, name: Optional[str] = None) -> list[str]:
+        """The locations of the catalog's tables other than ``name`` (the directory above each
+        one's metadata directory)."""
+        return [os.path.dirname(os.path.dirname(str(loc))) for ns, t, loc in self._rows()
+                if loc and f"{ns}.{t}" != name]
 
     def _rows(self, *where):
         import sqlalchemy as sa
@@ -244,7 +259,12 @@ class SqlCatalog(HadoopCatalog):
         import sqlalchemy as sa
 
         db, tbl = split_name(name)
-        TableMetadata.loads(self.io.read_bytes(metadata_location), metadata_location)   # validate first
+        meta = read_registered_metadata(self.io, metadata_location)   # validate first
+        metadata_location = normalize(metadata_location, "metadata-location") \
+            if not is_remote(metadata_location) else metadata_location
+        others = self.other_table_locations(name)
+        check_no_overlap(os.path.dirname(os.path.dirname(metadata_location)), others, f"table location of {name}")
+        check_no_overlap(meta.location, others, f"table location of {name}")
         values = dict(catalog_name=self.catalog_name, table_namespace=db, table_name=tbl,
                       metadata_location=metadata_location, previous_metadata_location=None)
         if self.db.typed:
@@ -336,19 +356,20 @@ class SqlCatalog(HadoopCatalog):
 
     # ------------------------------------------------------------------ drop and rename
     def drop_table(self, name: str, purge: bool = True) -> None:
-        """Remove the table's row; with ``purge`` also its directory, unless another table of
-        the catalog (one registered on the same files) still points into it."""
+        """Remove the table's row; with ``purge`` also the files its metadata refers to inside
+        its location (``maintenance.purge_table_files``: refused, before anything is deleted, for
+        a table whose location overlaps another's)."""
         import sqlalchemy as sa
 
         t = self.load_table(name)
-        location = t.ops.location
+        if purge:
+            version, meta = t.ops.load()
+            check_table_alone(t.ops, meta)
+            purge_table_files(t.ops, version, meta)
         with self.db.engine.begin() as conn:
             gone = conn.execute(sa.delete(self.db.tables).where(t.ops._where())).rowcount
         if not gone:
             raise NoSuchTableError(f"table {name} does not exist")
-        shared = any(str(loc).startswith(location.rstrip("/") + "/") for _, _, loc in self._rows())
-        if purge and not shared:
-            self.io.delete_tree(location)
 
     def rename_table(self, name: str, new_name: str) -> None:
         """Rename: the row gets the new name; the files stay where they are (their paths are in

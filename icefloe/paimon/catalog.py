@@ -16,7 +16,7 @@ from icefloe.core.names import check_name_part
 from icefloe.core.names import split_name as _split_name
 from icefloe.core.types import Schema, parse_schema
 from icefloe.errors import (
-    NoSuchNamespaceError, NoSuchTableError, SchemaError, TableAlreadyExistsError,
+    NoSuchNamespaceError, NoSuchTableError, NotSupportedError, SchemaError, TableAlreadyExistsError,
 )
 from icefloe.paimon import types as pt
 from icefloe.paimon.schema import SCHEMA_DIR, TableSchema, create_schema, list_schema_ids, validate
@@ -137,4 +137,7 @@ class PaimonCatalog:
         location = self.table_location(name)
         if not self.io.is_dir(f"{location}/{SCHEMA_DIR}"):
             raise NoSuchTableError(f"table {name} does not exist")
+        if not purge:
+            raise NotSupportedError("drop without purge", name, "paimon",
+                                    "a Paimon table is its directory in the warehouse: dropping it deletes its files")
         self.io.delete_tree(location)

@@ -4,26 +4,61 @@ commit to and read the warehouse's Iceberg tables.
 
 Routes (``/v1``): config; namespaces (list, create, load, exists, drop); tables (list, create,
 load, exists, drop, commit, rename, register). A commit checks the request's requirements against
-the table's current metadata, applies its updates (``icefloe.rest.updates``) and commits the
-result through the catalog's table operations (the Hadoop layout's create-if-absent or the SQL
+the table's current metadata, applies its updates (``icefloe.iceberg.metadata_builder``, which
+checks each) and commits the result through the catalog's table operations (the Hadoop layout's create-if-absent or the SQL
 catalog's compare-and-swap), retrying on a lost race; a failed requirement is HTTP 409.
 """
 from __future__ import annotations
 
 import json
+import logging
+import os
+from dataclasses import dataclass
 from typing import Optional
 
 from icefloe.errors import (
-    IcefloeError, NamespaceAlreadyExistsError, NamespaceNotEmptyError, NoSuchNamespaceError, NoSuchTableError,
-    TableAlreadyExistsError, VersionConflict,
+    CorruptMetadataError, IcefloeError, LocationError, NamespaceAlreadyExistsError,
+    NamespaceNotEmptyError, NoSuchNamespaceError, NoSuchTableError, SchemaError, TableAlreadyExistsError, VersionConflict,
 )
+from icefloe.iceberg.locations import check_commit_locations, is_inside, normalize
 from icefloe.iceberg.partitioning import PartitionSpec
 from icefloe.iceberg.schema import schema_from_json
+from icefloe.iceberg.metadata_builder import (
+    AddSortOrder, BadUpdate, SetDefaultSortOrder, SetProperties, apply_changes, update_from_json,
+)
+from icefloe.iceberg.table_requirements import RequirementFailed, requirement_from_json
 from icefloe.iceberg.table_metadata import TableMetadata, new_table_metadata
-from icefloe.rest.updates import BadUpdate, RequirementFailed, apply_updates, check_requirements
 
 SEPARATOR = "\x1f"          # namespace levels in a URL path
 COMMIT_ATTEMPTS = 10
+log = logging.getLogger("icefloe.rest")
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    """What the server allows (``icefloe serve`` options; see docs/configuration.md).
+
+    ``allow_purge``: ``DELETE .../tables/t?purgeRequested=true`` deletes the table's files (off by
+    default: a drop forgets the table and keeps its files). ``allowed_locations``: directories a
+    registered table may live in besides the warehouse. The limits make a request past them a
+    413 (body, JSON depth) or a 400 (a property larger than ``max_property_bytes``)."""
+    allow_purge: bool = False
+    allowed_locations: tuple = ()
+    max_body_bytes: int = 16 * 1024 * 1024
+    max_json_depth: int = 200
+    max_property_bytes: int = 1024 * 1024
+
+
+class RequestError(Exception):
+    """A client's mistake in a request, answered with ``status`` and the spec's error ``kind``."""
+
+    def __init__(self, status: int, kind: str, message: str):
+        super().__init__(message)
+        self.status, self.kind = status, kind
+
+
+def _bad(message: str) -> RequestError:
+    return RequestError(400, "BadRequestException", message)
 
 
 def _error(status: int, kind: str, message: str):
@@ -32,15 +67,46 @@ def _error(status: int, kind: str, message: str):
     return JSONResponse({"error": {"message": message, "type": kind, "code": status}}, status_code=status)
 
 
-def _errors(fn):
-    """Map icefloe's errors to the protocol's error responses."""
+def json_depth_exceeds(data: bytes, limit: int) -> bool:
+    """Whether the JSON text ``data`` nests arrays and objects deeper than ``limit`` (brackets
+    inside strings do not count), checked before the text is parsed."""
+    depth, in_string, escaped = 0, False, False
+    for b in data:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif b == 0x5C:          # backslash
+                escaped = True
+            elif b == 0x22:          # quote
+                in_string = False
+        elif b == 0x22:
+            in_string = True
+        elif b in (0x5B, 0x7B):      # [ {
+            depth += 1
+            if depth > limit:
+                return True
+        elif b in (0x5D, 0x7D):
+            depth -= 1
+    return False
+
+
+def _handler(fn):
+    """A route: its body read and parsed under the limits on the event loop, its work (file and
+    database I/O) in the thread pool, so a slow request never holds up the others; icefloe's
+    errors as the protocol's error responses (``ErrorModel``), 5xx only for the server's own
+    faults, without a trace or a file's content."""
     import functools
 
     @functools.wraps(fn)
     async def wrapped(self, request):
+        from starlette.concurrency import run_in_threadpool
+
         try:
-            return await fn(self, request)
-        except (NoSuchTableError,) as e:
+            body = await self._body(request) if request.method == "POST" else None
+            return await run_in_threadpool(fn, self, request, body)
+        except RequestError as e:
+            return _error(e.status, e.kind, str(e))
+        except NoSuchTableError as e:
             return _error(404, "NoSuchTableException", str(e))
         except NoSuchNamespaceError as e:
             return _error(404, "NoSuchNamespaceException", str(e))
@@ -50,23 +116,28 @@ def _errors(fn):
             return _error(409, "NamespaceNotEmptyException", str(e))
         except (RequirementFailed, VersionConflict) as e:
             return _error(409, "CommitFailedException", str(e))
-        except (BadUpdate, ValueError, KeyError, TypeError, json.JSONDecodeError) as e:
-            return _error(400, "BadRequestException", f"{type(e).__name__}: {e}")
-        except IcefloeError as e:
+        except CorruptMetadataError as e:        # the table's own metadata: the server's fault, not the caller's
+            log.error("%s %s: %s", request.method, request.url.path, e)
+            return _error(500, "ServerErrorException", "the table's metadata cannot be read (see the server's log)")
+        except IcefloeError as e:                # an invalid update, name, schema or location; a refusal
             return _error(400, "BadRequestException", str(e))
+        except Exception:                        # the server's own fault
+            log.exception("%s %s failed", request.method, request.url.path)
+            return _error(500, "ServerErrorException", "the server failed on this request (see its log)")
     return wrapped
 
 
 class RestCatalogApp:
     """The ASGI application for one icefloe ``Catalog`` (Iceberg format)."""
 
-    def __init__(self, catalog):
+    def __init__(self, catalog, settings: Optional[ServerSettings] = None):
         from starlette.applications import Starlette
         from starlette.routing import Route
 
         if catalog.format != "iceberg":
             raise IcefloeError("the REST catalog serves Iceberg tables; open the warehouse with format='iceberg'")
         self.catalog = catalog
+        self.settings = settings or ServerSettings()
         ns, tbl = "/v1/namespaces/{namespace}", "/v1/namespaces/{namespace}/tables/{table}"
         self.app = Starlette(routes=[
             Route("/v1/config", self.config, methods=["GET"]),
@@ -87,21 +158,59 @@ class RestCatalogApp:
     async def __call__(self, scope, receive, send):
         await self.app(scope, receive, send)
 
-    # ------------------------------------------------------------------ helpers
+    # ------------------------------------------------------------------ requests
+    async def _body(self, request):
+        """The request's JSON object, read under the size and depth limits (413 past them)."""
+        limit = self.settings.max_body_bytes
+        declared = request.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            raise RequestError(413, "RequestTooLargeException", f"the request body is larger than the limit "
+                                                                f"of {limit} bytes")
+        chunks, size = [], 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise RequestError(413, "RequestTooLargeException", f"the request body is larger than the limit "
+                                                                    f"of {limit} bytes")
+            chunks.append(chunk)
+        data = b"".join(chunks)
+        if json_depth_exceeds(data, self.settings.max_json_depth):
+            raise RequestError(413, "RequestTooLargeException", f"the request body nests JSON deeper than the "
+                                                                f"limit of {self.settings.max_json_depth} levels")
+        try:
+            body = json.loads(data)
+        except (ValueError, RecursionError):
+            raise _bad("the request body is not valid JSON") from None
+        if not isinstance(body, dict):
+            raise _bad(f"the request body must be a JSON object, not {_kind(body)}")
+        return body
+
+    @staticmethod
+    def _field(body: dict, key: str, kind, required: bool = True, what: str = ""):
+        v = body.get(key)
+        if v is None:
+            if required:
+                raise _bad(f"{what or 'the request'} lacks the field {key!r}")
+            return None
+        if not isinstance(v, kind) or (kind is int and isinstance(v, bool)):
+            names = {str: "a string", dict: "a JSON object", list: "a JSON array", bool: "a boolean", int: "a number"}
+            raise _bad(f"{what or 'the request'}: {key!r} must be {names.get(kind, kind)}, not {_kind(v)}")
+        return v
+
     @staticmethod
     def _namespace(raw: str) -> str:
         parts = raw.split(SEPARATOR)
         if not all(parts):
-            raise ValueError(f"namespace {parts}: a namespace level is empty")
+            raise _bad(f"namespace {parts}: a namespace level is empty")
         if len(parts) != 1:     # no such namespace can exist (clients probe them: Spark's `t.snapshots`)
             raise NoSuchNamespaceError(f"namespace {'.'.join(parts)} does not exist: icefloe namespaces have one level")
         return parts[0]
 
     @staticmethod
-    def _one_level(levels: list) -> str:
-        if not isinstance(levels, list) or len(levels) != 1:
-            raise ValueError(f"namespace {levels}: icefloe namespaces have one level")
-        return str(levels[0])
+    def _one_level(levels) -> str:
+        if not isinstance(levels, list) or len(levels) != 1 or not isinstance(levels[0], str):
+            raise _bad("a namespace is a JSON array of one string: icefloe namespaces have one level")
+        return levels[0]
 
     def _name(self, request) -> str:
         try:
@@ -110,6 +219,22 @@ class RestCatalogApp:
             name = request.path_params["namespace"].replace(SEPARATOR, ".") + "." + request.path_params["table"]
             raise NoSuchTableError(f"table {name} does not exist") from None
         return f"{namespace}.{request.path_params['table']}"
+
+    def _check_properties(self, props, what: str) -> dict:
+        if props is None:
+            return {}
+        if not isinstance(props, dict):
+            raise _bad(f"{what} must be a JSON object of strings, not {_kind(props)}")
+        limit = self.settings.max_property_bytes
+        for k, v in props.items():
+            if not isinstance(v, str):
+                raise _bad(f"{what}: the value of {k!r} must be a string, not {_kind(v)}")
+            if len(k.encode()) + len(v.encode()) > limit:
+                raise _bad(f"{what}: property {k[:100]!r} is larger than the limit of {limit} bytes")
+        return props
+
+    def _allowed_roots(self) -> list:
+        return [self.catalog.warehouse, *self.settings.allowed_locations]
 
     def _result(self, t):
         from starlette.responses import JSONResponse
@@ -123,33 +248,32 @@ class RestCatalogApp:
 
         return JSONResponse({"defaults": {}, "overrides": {}})
 
-    @_errors
-    async def list_namespaces(self, request):
+    @_handler
+    def list_namespaces(self, request, _body):
         from starlette.responses import JSONResponse
 
         if request.query_params.get("parent"):
             return JSONResponse({"namespaces": []})        # one level: nothing below a namespace
         return JSONResponse({"namespaces": [[n] for n in sorted(self.catalog.list_namespaces())]})
 
-    @_errors
-    async def create_namespace(self, request):
+    @_handler
+    def create_namespace(self, request, body):
         from starlette.responses import JSONResponse
 
-        body = await request.json()
         ns = self._one_level(body.get("namespace"))
-        props = body.get("properties") or {}
+        props = self._check_properties(body.get("properties"), "properties")
         impl = self.catalog._impl
         if props and not hasattr(impl, "namespace_properties"):
-            raise ValueError("namespace properties are kept by the SQL catalog only (a Hadoop warehouse "
-                             "namespace is a directory)")
+            raise _bad("namespace properties are kept by the SQL catalog only (a Hadoop warehouse "
+                       "namespace is a directory)")
         if props:
             impl.create_namespace(ns, properties=props)
         else:
             self.catalog.create_namespace(ns)
         return JSONResponse({"namespace": [ns], "properties": props})
 
-    @_errors
-    async def load_namespace(self, request):
+    @_handler
+    def load_namespace(self, request, _body):
         from starlette.responses import JSONResponse, Response
 
         ns = self._namespace(request.path_params["namespace"])
@@ -161,73 +285,102 @@ class RestCatalogApp:
         props = impl.namespace_properties(ns) if hasattr(impl, "namespace_properties") else {}
         return JSONResponse({"namespace": [ns], "properties": props})
 
-    @_errors
-    async def drop_namespace(self, request):
+    @_handler
+    def drop_namespace(self, request, _body):
         from starlette.responses import Response
 
         self.catalog.drop_namespace(self._namespace(request.path_params["namespace"]))
         return Response(status_code=204)
 
-    @_errors
-    async def namespace_properties(self, request):
+    @_handler
+    def namespace_properties(self, request, body):
         from starlette.responses import JSONResponse
 
-        body = await request.json()
         ns = self._namespace(request.path_params["namespace"])
+        updates = self._check_properties(body.get("updates"), "updates")
+        removals = self._field(body, "removals", list, required=False) or []
+        if not all(isinstance(k, str) for k in removals):
+            raise _bad("removals must be a JSON array of strings")
         impl = self.catalog._impl
         if not hasattr(impl, "update_namespace_properties"):
-            if body.get("updates"):
-                raise ValueError("namespace properties are kept by the SQL catalog only")
-            return JSONResponse({"updated": [], "removed": [], "missing": list(body.get("removals") or [])})
-        updated, removed, missing = impl.update_namespace_properties(ns, body.get("updates"), body.get("removals"))
+            if updates:
+                raise _bad("namespace properties are kept by the SQL catalog only")
+            if not self.catalog.namespace_exists(ns):
+                raise NoSuchNamespaceError(f"namespace {ns} does not exist")
+            return JSONResponse({"updated": [], "removed": [], "missing": list(removals)})
+        updated, removed, missing = impl.update_namespace_properties(ns, updates, removals)
         return JSONResponse({"updated": updated, "removed": removed, "missing": missing})
 
     # ------------------------------------------------------------------ tables
-    @_errors
-    async def list_tables(self, request):
+    @_handler
+    def list_tables(self, request, _body):
         from starlette.responses import JSONResponse
 
         ns = self._namespace(request.path_params["namespace"])
         return JSONResponse({"identifiers": [{"namespace": [ns], "name": n.split(".", 1)[1]}
                                              for n in self.catalog.list_tables(ns)]})
 
-    @_errors
-    async def create_table(self, request):
-        body = await request.json()
+    @_handler
+    def create_table(self, request, body):
         ns = self._namespace(request.path_params["namespace"])
-        name = f"{ns}.{body['name']}"
+        name = f"{ns}.{self._field(body, 'name', str)}"
         if body.get("stage-create"):
-            raise ValueError("staged table creation (create transactions) is not supported")
+            raise _bad("staged table creation (create transactions) is not supported")
+        if body.get("location"):
+            raise _bad("tables are created in the warehouse; a location cannot be given")
+        props = self._check_properties(body.get("properties"), "properties")
+        schema_doc = self._field(body, "schema", dict)
+        spec_doc = self._field(body, "partition-spec", dict, required=False) or {"spec-id": 0, "fields": []}
+        order = self._field(body, "write-order", dict, required=False)
         impl = self.catalog._impl
         ops = impl._ops(name)
         if ops.exists():
             raise TableAlreadyExistsError(f"table {name} already exists")
-        if body.get("location"):
-            raise ValueError("tables are created in the warehouse; a location cannot be given")
-        schema = schema_from_json(body["schema"])
-        spec = PartitionSpec.from_json(body.get("partition-spec") or {"spec-id": 0, "fields": []})
-        meta = new_table_metadata(ops.location, schema, spec, body.get("properties") or {})
-        order = body.get("write-order")
+        try:
+            schema = schema_from_json(schema_doc)
+            spec = PartitionSpec.from_json(spec_doc)
+            spec.partition_type(schema)          # source columns exist; transforms apply to them
+        except (KeyError, TypeError, ValueError, AttributeError, SchemaError) as e:
+            raise _bad(f"the table's schema or partition spec is malformed ({type(e).__name__}: {e})") from None
+        meta = new_table_metadata(ops.location, schema, spec, props)
         if order and order.get("fields"):
-            doc = meta.to_json()
-            doc["sort-orders"] = [doc["sort-orders"][0], order]
-            doc["default-sort-order-id"] = order["order-id"]
-            meta = TableMetadata.from_json(doc, "REST create")
+            meta = apply_changes(meta, [AddSortOrder(order), SetDefaultSortOrder(-1)])
+        impl.check_new_location(name, ops.location)
         try:
             ops.commit(None, None, meta)
         except VersionConflict:
             raise TableAlreadyExistsError(f"table {name} was created concurrently") from None
         return self._result(self.catalog.load_table(name))
 
-    @_errors
-    async def register_table(self, request):
-        body = await request.json()
+    @_handler
+    def register_table(self, request, body):
         ns = self._namespace(request.path_params["namespace"])
-        t = self.catalog.register_table(f"{ns}.{body['name']}", body["metadata-location"])
+        name = f"{ns}.{self._field(body, 'name', str)}"
+        location = self._field(body, "metadata-location", str)
+        # One answer for a file that is missing, unreadable, not regular, or outside the allowed
+        # locations: the server is not an oracle of which files exist.
+        refused = _bad("metadata-location must name a readable Iceberg metadata file (an absolute path, a regular "
+                       "file) inside the warehouse or the server's allowed locations")
+        try:
+            path = normalize(location, "metadata-location")
+        except LocationError:
+            raise refused from None
+        if not any(is_inside(path, normalize(r)) for r in self._allowed_roots()):
+            raise refused
+        try:
+            t = self.catalog.register_table(name, path)
+        except (NoSuchTableError, OSError):
+            raise refused from None
+        except LocationError as e:
+            if "share a location" in str(e):
+                raise
+            raise refused from None
+        except CorruptMetadataError:
+            raise _bad("metadata-location is not valid Iceberg table metadata") from None
         return self._result(t)
 
-    @_errors
-    async def load_table(self, request):
+    @_handler
+    def load_table(self, request, _body):
         from starlette.responses import Response
 
         t = self.catalog.load_table(self._name(request))
@@ -235,37 +388,57 @@ class RestCatalogApp:
             return Response(status_code=204)
         return self._result(t)
 
-    @_errors
-    async def drop_table(self, request):
+    @_handler
+    def drop_table(self, request, _body):
         from starlette.responses import Response
 
-        self.catalog.drop_table(self._name(request))
+        raw = request.query_params.get("purgeRequested", "false").lower()
+        if raw not in ("true", "false"):
+            raise _bad(f"purgeRequested must be true or false, not {raw[:20]!r}")
+        purge = raw == "true"
+        if purge and not self.settings.allow_purge:
+            raise RequestError(403, "ForbiddenException", "purge is off on this server: the table is kept (drop it "
+                                                          "without purgeRequested, or start the server with "
+                                                          "--allow-purge)")
+        self.catalog.drop_table(self._name(request), purge=purge)
         return Response(status_code=204)
 
-    @_errors
-    async def rename_table(self, request):
+    @_handler
+    def rename_table(self, request, body):
         from starlette.responses import Response
 
-        body = await request.json()
-        src, dst = body["source"], body["destination"]
-        self.catalog.rename_table(f"{self._one_level(src['namespace'])}.{src['name']}",
-                                  f"{self._one_level(dst['namespace'])}.{dst['name']}")
+        src = self._field(body, "source", dict)
+        dst = self._field(body, "destination", dict)
+        names = []
+        for ident, what in ((src, "source"), (dst, "destination")):
+            names.append(f"{self._one_level(ident.get('namespace'))}.{self._field(ident, 'name', str, what=what)}")
+        self.catalog.rename_table(*names)
         return Response(status_code=204)
 
-    @_errors
-    async def commit_table(self, request):
+    @_handler
+    def commit_table(self, request, body):
         from starlette.responses import JSONResponse
 
-        body = await request.json()
         name = self._name(request)
+        try:
+            # both are required by the spec's CommitTableRequest
+            requirements = [requirement_from_json(r) for r in self._field(body, "requirements", list)]
+            updates = [update_from_json(u) for u in self._field(body, "updates", list)]
+        except BadUpdate as e:
+            raise _bad(str(e)) from None
+        for u in updates:
+            if isinstance(u, SetProperties):
+                self._check_properties(u.updates, "set-properties")
         ops = self.catalog._impl._ops(name)
         if not ops.exists():
             raise NoSuchTableError(f"table {name} does not exist")
         new: Optional[TableMetadata] = None
         for _attempt in range(COMMIT_ATTEMPTS):
             version, base = ops.load()
-            check_requirements(base, body.get("requirements"))
-            new = apply_updates(base, body.get("updates"))
+            for r in requirements:
+                r.check(base)
+            new = apply_changes(base, updates)
+            check_commit_locations(ops.io, base, new, os.path.dirname(ops.metadata_path(version)))
             try:
                 ops.commit(version, base, new)
                 break
@@ -277,7 +450,13 @@ class RestCatalogApp:
         return JSONResponse({"metadata-location": t.metadata_location, "metadata": t.metadata.to_json()})
 
 
-def serve(catalog, host: str = "127.0.0.1", port: int = 8181) -> None:   # pragma: no cover - blocks
+def _kind(v) -> str:
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(v), "a number")
+
+
+def serve(catalog, host: str = "127.0.0.1", port: int = 8181,
+          settings: Optional[ServerSettings] = None) -> None:   # pragma: no cover - blocks
     import uvicorn
 
-    uvicorn.run(RestCatalogApp(catalog), host=host, port=port, log_level="warning")
+    uvicorn.run(RestCatalogApp(catalog, settings), host=host, port=port, log_level="warning")

@@ -2,6 +2,7 @@
 RestCatalog creates namespaces and tables through it, commits appends and schema changes, and
 reads; icefloe reads and writes the same tables directly; a commit whose requirement no longer
 holds is refused with 409 and changes nothing."""
+import os
 import time
 
 import pyarrow as pa
@@ -91,8 +92,9 @@ def test_icefloe_as_a_rest_client(served, spark):
     assert sorted(r["id"] for r in cat.load_table("db.r").to_arrow().to_pylist()) == [1, 3, 10, 11]
     assert cat.sql("SELECT count(*) FROM db.r").collect()[0][0] == 4
     assert cat.list_tables("db") == ["db.r"] and cat.list_namespaces() == ["db"]
-    cat.drop_table("db.r")
-    assert not cat.table_exists("db.r")
+    data = [f.file_path for f in server_cat.load_table("db.r").plan_files()]
+    cat.drop_table("db.r", purge=False)            # purge is off on the server: the files stay
+    assert not cat.table_exists("db.r") and data and all(os.path.exists(p) for p in data)
 
 
 def test_the_serve_command(tmp_path):

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 import icefloe
-from icefloe.errors import NoSuchTableError, VersionConflict
+from icefloe.errors import LocationError, NoSuchTableError, VersionConflict
 
 
 def _ids(n0, n1):
@@ -102,9 +102,9 @@ def test_namespaces_rename_drop_and_register(sql_cat, tmp_path):
     sql_cat.rename_table("ns.a", "other.b")
     assert not sql_cat.table_exists("ns.a") and sql_cat.load_table("other.b").to_arrow().num_rows == 2
     location = sql_cat.load_table("other.b").metadata_location
-    sql_cat.register_table("ns.again", location)
-    assert sql_cat.load_table("ns.again").to_arrow().num_rows == 2
-    sql_cat.drop_table("ns.again")      # the files live under other.b's location: kept
+    with pytest.raises(LocationError, match="two tables never share a location"):
+        sql_cat.register_table("ns.again", location)            # other.b's own files: refused
+    assert not sql_cat.table_exists("ns.again")
     assert sql_cat.load_table("other.b").to_arrow().num_rows == 2
     sql_cat.drop_namespace("other", cascade=True)
     assert sql_cat.list_namespaces() == ["ns"]

@@ -182,8 +182,10 @@ class _FileCatalog:
         return FileCatalog("files")
 
 
-def test_icefloe_reads_rows_deleted_by_pyiceberg(catalog, spark):
-    t = catalog.create_table("db.src", SCHEMA, partitioned_by=["cat"])
+def test_icefloe_reads_rows_deleted_by_pyiceberg(catalog, spark, tmp_path):
+    import icefloe
+
+    t = icefloe.Catalog(str(tmp_path / "first"), spark=spark).create_table("db.src", SCHEMA, partitioned_by=["cat"])
     t.append(spark.createDataFrame(_rows(range(1, 31)), "id bigint, name string, cat string, ts timestamp"))
     t.delete("id = 3")  # our own row-level commit first
     theirs = pyiceberg_table(t.metadata_location)

@@ -1,0 +1,143 @@
+"""The Iceberg REST spec's ``TableRequirement`` kinds: what must still hold of a table's current
+metadata for a commit to apply (checked before the updates of ``metadata_builder``); a failed one
+is ``RequirementFailed`` (HTTP 409: the client reloads and tries again)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Optional
+
+from icefloe.errors import IcefloeError
+from icefloe.iceberg.metadata_builder import BadUpdate, get_field, json_kind
+from icefloe.iceberg.table_metadata import TableMetadata
+
+
+class RequirementFailed(IcefloeError):
+    """A commit's requirement does not hold for the table's current metadata (HTTP 409)."""
+
+
+@dataclass
+class TableRequirement:
+    """One of the spec's ``TableRequirement`` kinds; ``type`` is its name in JSON."""
+    type: ClassVar[str] = ""
+    key: ClassVar[str] = ""          # the requirement's field, and the metadata field it compares
+    field_name: ClassVar[str] = ""
+    value: Optional[object] = None
+
+    @classmethod
+    def from_json(cls, d: dict) -> "TableRequirement":
+        return cls(get_field(d, cls.key, int, cls.type))
+
+    def to_json(self) -> dict:
+        return {"type": self.type, self.key: self.value}
+
+    def check(self, meta: Optional[TableMetadata]) -> None:
+        if meta is None:
+            raise RequirementFailed(f"requirement {self.type}: the table does not exist")
+        actual = meta.to_json()[self.field_name]
+        if actual != self.value:
+            raise RequirementFailed(f"requirement failed: {self.type}: expected {self.value!r}, the table has "
+                                    f"{actual!r}")
+
+
+@dataclass
+class AssertCreate(TableRequirement):
+    type: ClassVar[str] = "assert-create"
+
+    @classmethod
+    def from_json(cls, d):
+        return cls()
+
+    def to_json(self):
+        return {"type": self.type}
+
+    def check(self, meta):
+        if meta is not None:
+            raise RequirementFailed("requirement assert-create: the table already exists")
+
+
+@dataclass
+class AssertTableUUID(TableRequirement):
+    type: ClassVar[str] = "assert-table-uuid"
+    key: ClassVar[str] = "uuid"
+    field_name: ClassVar[str] = "table-uuid"
+
+    @classmethod
+    def from_json(cls, d):
+        return cls(get_field(d, "uuid", str, cls.type))
+
+
+@dataclass
+class AssertRefSnapshotId(TableRequirement):
+    ref: str = ""
+    type: ClassVar[str] = "assert-ref-snapshot-id"
+
+    @classmethod
+    def from_json(cls, d):
+        return cls(get_field(d, "snapshot-id", int, cls.type, required=False), get_field(d, "ref", str, cls.type))
+
+    def to_json(self):
+        return {"type": self.type, "ref": self.ref, "snapshot-id": self.value}
+
+    def check(self, meta):
+        if meta is None:
+            raise RequirementFailed(f"requirement {self.type}: the table does not exist")
+        ref = meta.refs.get(self.ref)
+        actual = None if ref is None else ref.snapshot_id
+        if actual != self.value:
+            raise RequirementFailed(f"requirement failed: {self.type}: ref {self.ref!r} was expected at "
+                                    f"{self.value!r}, it is at {actual!r}")
+
+
+@dataclass
+class AssertLastAssignedFieldId(TableRequirement):
+    type: ClassVar[str] = "assert-last-assigned-field-id"
+    key: ClassVar[str] = "last-assigned-field-id"
+    field_name: ClassVar[str] = "last-column-id"
+
+
+@dataclass
+class AssertCurrentSchemaId(TableRequirement):
+    type: ClassVar[str] = "assert-current-schema-id"
+    key: ClassVar[str] = "current-schema-id"
+    field_name: ClassVar[str] = "current-schema-id"
+
+
+@dataclass
+class AssertLastAssignedPartitionId(TableRequirement):
+    type: ClassVar[str] = "assert-last-assigned-partition-id"
+    key: ClassVar[str] = "last-assigned-partition-id"
+    field_name: ClassVar[str] = "last-partition-id"
+
+
+@dataclass
+class AssertDefaultSpecId(TableRequirement):
+    type: ClassVar[str] = "assert-default-spec-id"
+    key: ClassVar[str] = "default-spec-id"
+    field_name: ClassVar[str] = "default-spec-id"
+
+
+@dataclass
+class AssertDefaultSortOrderId(TableRequirement):
+    type: ClassVar[str] = "assert-default-sort-order-id"
+    key: ClassVar[str] = "default-sort-order-id"
+    field_name: ClassVar[str] = "default-sort-order-id"
+
+
+REQUIREMENTS = {c.type: c for c in (
+    AssertCreate, AssertTableUUID, AssertRefSnapshotId, AssertLastAssignedFieldId, AssertCurrentSchemaId,
+    AssertLastAssignedPartitionId, AssertDefaultSpecId, AssertDefaultSortOrderId)}
+
+
+def requirement_from_json(d) -> TableRequirement:
+    if not isinstance(d, dict):
+        raise BadUpdate(f"a table requirement must be a JSON object, not {json_kind(d)}")
+    kind = d.get("type")
+    cls = REQUIREMENTS.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        raise BadUpdate(f"unknown table requirement {str(kind)[:60]!r} (known: {', '.join(sorted(REQUIREMENTS))})")
+    return cls.from_json(d)
+
+
+def check_requirements(base: Optional[TableMetadata], requirements: list) -> None:
+    for r in requirements:
+        r.check(base)
