@@ -261,14 +261,17 @@ class Catalog:
             raise NamespaceNotEmptyError(f"namespace {namespace} holds files that belong to no table of the "
                                          f"catalog ({path}); nothing of them was deleted")
 
-    def drop_table(self, name: str, purge: bool = True) -> None:
+    def drop_table(self, name: str, purge: Optional[bool] = None) -> None:
         """Drop a table.
 
         Args:
             name: ``"db.table"``.
-            purge: with ``True`` (the default) the files the table's metadata refers to are deleted,
-                those inside its location only; with ``False`` the table is forgotten and its files
-                stay (a directory-catalog table loses only its metadata versions).
+            purge: with ``True`` the files the table's metadata refers to are deleted, those inside
+                its location only; with ``False`` the table is forgotten and its files stay (a
+                directory-catalog table loses only its metadata versions). Left out, each catalog
+                does what its kind does: a warehouse directory (Iceberg or Paimon) purges, since the
+                table is its directory; an SQL or REST catalog keeps the files (the REST spec: no
+                purge unless requested; Spark's ``DROP TABLE`` without ``PURGE``).
 
         Raises:
             NoSuchTableError: there is no such table.

@@ -199,10 +199,12 @@ class HadoopCatalog:
             raise
         return self.table_type(name, ops, self.spark)
 
-    def drop_table(self, name: str, purge: bool = True) -> None:
-        """Drop table ``name``. With ``purge`` the files its metadata refers to are deleted (only
-        those inside its location, see ``maintenance.purge_table_files``); without, only its
-        metadata versions go and its data, manifests and statistics stay."""
+    def drop_table(self, name: str, purge: Optional[bool] = None) -> None:
+        """Drop table ``name``. With ``purge`` (the default here: the table is its directory) the
+        files its metadata refers to are deleted (only those inside its location, see
+        ``maintenance.purge_table_files``); with ``purge=False`` only its metadata versions go and
+        its data, manifests and statistics stay."""
+        purge = True if purge is None else purge
         ops = self._ops(name)
         if not ops.exists():
             raise NoSuchTableError(f"table {name} does not exist")

@@ -219,10 +219,12 @@ class RestCatalog:
         self.http.call("POST", f"/v1/namespaces/{db}/register", {"name": tbl, "metadata-location": metadata_location})
         return self.load_table(name)
 
-    def drop_table(self, name: str, purge: bool = True) -> None:
+    def drop_table(self, name: str, purge: Optional[bool] = None) -> None:
+        """Drop the table on the server; ``purge=True`` asks it to delete the files too (left out,
+        the server's default: the REST spec's no purge)."""
         db, tbl = split_name(name)
-        self.http.call("DELETE", f"/v1/namespaces/{db}/tables/{tbl}?purgeRequested={'true' if purge else 'false'}",
-                       ok=(200, 204))
+        query = "" if purge is None else f"?purgeRequested={'true' if purge else 'false'}"
+        self.http.call("DELETE", f"/v1/namespaces/{db}/tables/{tbl}{query}", ok=(200, 204))
 
     def rename_table(self, name: str, new_name: str) -> None:
         (a, b), (c, d) = split_name(name), split_name(new_name)

@@ -355,9 +355,9 @@ class SqlCatalog(HadoopCatalog):
         return sorted(f"{ns}.{t}" for ns, t, _ in self._rows(self.db.tables.c.table_namespace == namespace))
 
     # ------------------------------------------------------------------ drop and rename
-    def drop_table(self, name: str, purge: bool = True) -> None:
-        """Remove the table's row; with ``purge`` also the files its metadata refers to inside
-        its location (``maintenance.purge_table_files``: refused, before anything is deleted, for
+    def drop_table(self, name: str, purge: Optional[bool] = None) -> None:
+        """Remove the table's row; with ``purge=True`` also the files its metadata refers to inside
+        its location (left out: no purge, as Spark's ``DROP TABLE`` and pyiceberg's ``drop_table``) (``maintenance.purge_table_files``: refused, before anything is deleted, for
         a table whose location overlaps another's)."""
         import sqlalchemy as sa
 

@@ -132,12 +132,13 @@ class PaimonCatalog:
                                        f"{split_name(new_name)[0]} does not exist in {self.warehouse}")
         self.io.rename(src, dst)
 
-    def drop_table(self, name: str, purge: bool = True) -> None:
-        """Delete the table directory (a Paimon table's data lives inside it)."""
+    def drop_table(self, name: str, purge: Optional[bool] = None) -> None:
+        """Delete the table directory (a Paimon table's data lives inside it); ``purge=False`` is
+        refused, since nothing of the table could be kept."""
         location = self.table_location(name)
         if not self.io.is_dir(f"{location}/{SCHEMA_DIR}"):
             raise NoSuchTableError(f"table {name} does not exist")
-        if not purge:
+        if purge is False:
             raise NotSupportedError("drop without purge", name, "paimon",
                                     "a Paimon table is its directory in the warehouse: dropping it deletes its files")
         self.io.delete_tree(location)

@@ -130,7 +130,7 @@ def create(sess, tree: exp.Create):
     try:
         t.append(df)
     except Exception:
-        sess.catalog.drop_table(name)   # CTAS is all or nothing
+        sess.catalog.drop_table(name, purge=True)   # CTAS is all or nothing: its own files go too
         raise
     return sess.empty()
 
@@ -180,7 +180,9 @@ def drop(sess, tree: exp.Drop):
         return sess.run_spark(sess._stmt.text)      # a table of Spark's own catalog
     if ref.metadata:
         raise sess.error(f"metadata table {ref} cannot be dropped", table)
-    sess.catalog_for(ref).drop_table(ref.name)
+    # DROP TABLE ... PURGE deletes the files; without PURGE the catalog's own default holds (Spark's:
+    # an SQL or REST catalog keeps them, a warehouse directory is the table and goes).
+    sess.catalog_for(ref).drop_table(ref.name, purge=True if tree.args.get("purge") else None)
     return sess.empty()
 
 

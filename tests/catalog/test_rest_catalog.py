@@ -93,7 +93,7 @@ def test_icefloe_as_a_rest_client(served, spark):
     assert cat.sql("SELECT count(*) FROM db.r").collect()[0][0] == 4
     assert cat.list_tables("db") == ["db.r"] and cat.list_namespaces() == ["db"]
     data = [f.file_path for f in server_cat.load_table("db.r").plan_files()]
-    cat.drop_table("db.r", purge=False)            # purge is off on the server: the files stay
+    cat.drop_table("db.r")                         # no purge asked (the REST default): the files stay
     assert not cat.table_exists("db.r") and data and all(os.path.exists(p) for p in data)
 
 

@@ -161,3 +161,30 @@ def test_bad_catalog_configuration_is_named(tmp_path):
         icefloe.Catalog(str(tmp_path / "wh"), type="glue")
     with pytest.raises(IcefloeError, match="Paimon tables use the warehouse"):
         icefloe.Catalog(str(tmp_path / "wh"), format="paimon", type="sql")
+
+
+def test_drop_keeps_the_files_unless_purge_is_asked(sql_cat, spark, tmp_path):
+    """An SQL catalog forgets a dropped table and keeps its files (pyiceberg's ``drop_table``, Spark's
+    ``DROP TABLE``); ``purge=True`` / ``DROP TABLE ... PURGE`` deletes them. A warehouse directory
+    is the table: there a drop without ``purge`` deletes it."""
+    def files(cat, name):
+        t = cat.create_table(name, "id bigint not null, s string")
+        t.append(_ids(0, 3))
+        return [f.file_path for f in t.refresh().plan_files()]
+
+    kept = files(sql_cat, "db.kept")
+    sql_cat.drop_table("db.kept")
+    assert not sql_cat.table_exists("db.kept") and kept and all(os.path.exists(p) for p in kept)
+
+    sql = icefloe.Catalog(str(tmp_path / "wh"), type="sql", uri=f"sqlite:///{tmp_path / 'cat.db'}", spark=spark)
+    kept = files(sql, "db.sql_kept")
+    sql.sql("DROP TABLE db.sql_kept")
+    assert not sql.table_exists("db.sql_kept") and all(os.path.exists(p) for p in kept)
+    purged = files(sql, "db.purged")
+    sql.sql("DROP TABLE db.purged PURGE")
+    assert not sql.table_exists("db.purged") and purged and not any(os.path.exists(p) for p in purged)
+
+    directory = icefloe.Catalog(str(tmp_path / "dirwh"), spark=spark)
+    gone = files(directory, "db.t")
+    directory.drop_table("db.t")
+    assert not directory.table_exists("db.t") and not any(os.path.exists(p) for p in gone)
