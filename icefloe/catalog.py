@@ -37,7 +37,9 @@ class Catalog:
         (Iceberg tables registered in a database, as Iceberg's JDBC catalog and pyiceberg's
         ``SqlCatalog`` keep them: ``uri`` a SQLAlchemy URL, default SQLite
         ``<warehouse>/catalog.db``; ``name`` the catalog's name in it) or ``rest`` (a server of the
-        Iceberg REST catalog protocol at ``uri``, such as ``icefloe serve``; no warehouse needed).
+        Iceberg REST catalog protocol at ``uri``, such as ``icefloe serve``; no warehouse needed;
+        ``credential="id:secret"`` signs in through the server's OAuth2 token endpoint, ``token=`` sends
+        a bearer token as it is).
 
         The warehouse may be on an object store (``s3://bucket/warehouse``, ``gs://``, ``az://``),
         configured by ``properties`` with pyiceberg's names: ``s3.endpoint``, ``s3.access-key-id``,
@@ -61,6 +63,9 @@ class Catalog:
             raise IcefloeError("a warehouse directory is needed (icefloe.Catalog('warehouse'))")
         self.warehouse = normalize_location(warehouse) if warehouse is not None else None
         self.properties = {str(k): str(v) for k, v in properties.items() if v is not None}
+        rest_auth = {k: self.properties.pop(k) for k in ("credential", "token") if k in self.properties}
+        if rest_auth and kind != "rest":
+            raise IcefloeError(f"{' and '.join(rest_auth)} authenticate to a REST catalog; this is a {kind} catalog")
         if io is None and self.warehouse is not None:
             io = file_io_for(self.warehouse, self.properties)
             if is_remote(self.warehouse):
@@ -73,7 +78,8 @@ class Catalog:
 
             if io is None and self.properties:   # the server's tables are on an object store: reach it with these
                 io = ObjectStoreIO(self.properties)
-            self._impl = RestCatalog(uri, spark, io, table_type=IcebergTable, warehouse=self.warehouse or "")
+            self._impl = RestCatalog(uri, spark, io, table_type=IcebergTable, warehouse=self.warehouse or "",
+                                     **rest_auth)
             return
         if kind == "sql":
             from icefloe.iceberg.sql_catalog import SqlCatalog

@@ -90,7 +90,7 @@ def cli(ctx, warehouse, fmt, catalog_name, verbose, catalog):
     else:
         sql_catalog, storage = {}, {}
     ctx.obj = {"warehouse": warehouse, "format": fmt, "catalog_name": catalog_name, "sql_catalog": sql_catalog,
-               "storage": storage}
+               "storage": storage, "open_catalog": lambda fmt: _catalog(ctx, fmt)}
 
 
 def _catalog(ctx, fmt=None, create: bool = True):
@@ -711,17 +711,16 @@ def rollback(ctx, table, snapshot_id, to_time, as_json):
     _report(r, as_json)
 
 
-@cli.command()
-@click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=8181, show_default=True, type=int)
-@click.pass_context
-def serve(ctx, host, port):
-    """Serve the warehouse's Iceberg tables over the Iceberg REST catalog protocol."""
-    from icefloe.rest.server import serve as run_server
+def _register_rest_commands() -> None:
+    """``serve`` and ``auth`` live with the REST server (``icefloe.rest.commands``); they open the
+    warehouse's catalog through ``ctx.obj["open_catalog"]``."""
+    from icefloe.rest.commands import auth, serve
 
-    cat = _catalog(ctx, "iceberg")
-    click.echo(f"icefloe REST catalog on http://{host}:{port} ({cat.warehouse}, {cat.type} catalog)", err=True)
-    run_server(cat, host, port)
+    cli.add_command(serve)
+    cli.add_command(auth)
+
+
+_register_rest_commands()
 
 
 def main(argv=None):

@@ -35,14 +35,16 @@ def pyiceberg_table(metadata_location):
 
 
 @contextlib.contextmanager
-def served(catalog):
-    """``icefloe serve``'s app over ``catalog`` in a thread on a free loopback port; yields its URI."""
+def served(catalog, auth=None, **tls):
+    """``icefloe serve``'s app over ``catalog`` in a thread on a free loopback port; yields its URI.
+    ``auth``: an ``icefloe.rest.auth.Authenticator``; ``tls``: uvicorn's ``ssl_certfile``/``ssl_keyfile``."""
     import uvicorn
 
     from icefloe.rest.server import RestCatalogApp
 
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(RestCatalogApp(catalog), host="127.0.0.1", port=port, log_level="error"))
+    server = uvicorn.Server(uvicorn.Config(RestCatalogApp(catalog, auth), host="127.0.0.1", port=port,
+                                           log_level="error", **tls))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     for _ in range(200):
@@ -50,7 +52,7 @@ def served(catalog):
             break
         time.sleep(0.05)
     try:
-        yield f"http://127.0.0.1:{port}"
+        yield f"{'https' if tls else 'http'}://127.0.0.1:{port}"
     finally:
         server.should_exit = True
         thread.join(timeout=10)

@@ -20,6 +20,7 @@ from icefloe.errors import (
 from icefloe.iceberg.partitioning import PartitionSpec
 from icefloe.iceberg.schema import schema_from_json
 from icefloe.iceberg.table_metadata import TableMetadata, new_table_metadata
+from icefloe.rest.auth import Authenticator, Guard, visible_namespaces
 from icefloe.rest.updates import BadUpdate, RequirementFailed, apply_updates, check_requirements
 
 SEPARATOR = "\x1f"          # namespace levels in a URL path
@@ -60,7 +61,8 @@ def _errors(fn):
 class RestCatalogApp:
     """The ASGI application for one icefloe ``Catalog`` (Iceberg format)."""
 
-    def __init__(self, catalog):
+    def __init__(self, catalog, auth: Optional[Authenticator] = None):
+        """``auth``: who may do what (``icefloe.rest.auth``); None serves everyone."""
         from starlette.applications import Starlette
         from starlette.routing import Route
 
@@ -68,7 +70,7 @@ class RestCatalogApp:
             raise IcefloeError("the REST catalog serves Iceberg tables; open the warehouse with format='iceberg'")
         self.catalog = catalog
         ns, tbl = "/v1/namespaces/{namespace}", "/v1/namespaces/{namespace}/tables/{table}"
-        self.app = Starlette(routes=[
+        self.routes = Starlette(routes=[
             Route("/v1/config", self.config, methods=["GET"]),
             Route("/v1/namespaces", self.list_namespaces, methods=["GET"]),
             Route("/v1/namespaces", self.create_namespace, methods=["POST"]),
@@ -83,6 +85,7 @@ class RestCatalogApp:
             Route(tbl, self.drop_table, methods=["DELETE"]),
             Route("/v1/tables/rename", self.rename_table, methods=["POST"]),
         ])
+        self.app = Guard(self.routes, auth)
 
     async def __call__(self, scope, receive, send):
         await self.app(scope, receive, send)
@@ -129,7 +132,8 @@ class RestCatalogApp:
 
         if request.query_params.get("parent"):
             return JSONResponse({"namespaces": []})        # one level: nothing below a namespace
-        return JSONResponse({"namespaces": [[n] for n in sorted(self.catalog.list_namespaces())]})
+        names = visible_namespaces(request.scope, sorted(self.catalog.list_namespaces()))
+        return JSONResponse({"namespaces": [[n] for n in names]})
 
     @_errors
     async def create_namespace(self, request):
@@ -277,7 +281,14 @@ class RestCatalogApp:
         return JSONResponse({"metadata-location": t.metadata_location, "metadata": t.metadata.to_json()})
 
 
-def serve(catalog, host: str = "127.0.0.1", port: int = 8181) -> None:   # pragma: no cover - blocks
+def serve(catalog, host: str = "127.0.0.1", port: int = 8181, auth_file: Optional[str] = None,
+          insecure: bool = False, ssl_certfile: Optional[str] = None,
+          ssl_keyfile: Optional[str] = None) -> None:   # pragma: no cover - blocks
+    """Serve ``catalog`` until stopped. Without ``auth_file`` only a loopback address is served,
+    unless ``insecure`` (see ``icefloe.rest.serving``); TLS with ``ssl_certfile``/``ssl_keyfile``."""
     import uvicorn
 
-    uvicorn.run(RestCatalogApp(catalog), host=host, port=port, log_level="warning")
+    from icefloe.rest.serving import prepare
+
+    auth, tls = prepare(host, auth_file, insecure, ssl_certfile, ssl_keyfile)
+    uvicorn.run(RestCatalogApp(catalog, auth), host=host, port=port, log_level="warning", access_log=False, **tls)
