@@ -20,6 +20,7 @@ from rich.markup import escape
 from rich.tree import Tree
 
 from icefloe.core.io import is_remote
+from icefloe.core.redact import redact, redact_properties
 from icefloe.core.tree import Node
 from icefloe.errors import IcefloeError, NoSuchNamespaceError, NoSuchTableError, NotSupportedError, WarehouseError
 from icefloe.catalog import Catalog
@@ -481,7 +482,11 @@ def snapshots(ctx, table, as_json):
     snaps = t.snapshots()
     if as_json:
         # Iceberg snapshots give a dict; Paimon's give their snapshot-N JSON text
-        _echo_json([json.loads(d) if isinstance(d, str) else d for d in (s.to_json() for s in snaps)])
+        docs = [json.loads(d) if isinstance(d, str) else d for d in (s.to_json() for s in snaps)]
+        for d in docs:              # a writer may have put a secret into a summary: never print it
+            if isinstance(d.get("summary"), dict):
+                d["summary"] = redact_properties(d["summary"])
+        _echo_json(docs)
         return
     cols = ("seq", "snapshot id", "parent", "operation", "+files", "-files", "+rows", "-rows", "rows", "files",
             "committed")
@@ -733,17 +738,17 @@ def main(argv=None):
         if verbose:
             import traceback
 
-            click.echo(traceback.format_exc(), err=True)
+            click.echo(redact(traceback.format_exc()), err=True)
 
     try:
         cli.main(args=args, prog_name="icefloe", standalone_mode=False)
     except NotSupportedError as e:              # a format's refusal, or a statement icefloe lacks
         trace()
-        click.echo(f"error: {e}", err=True)
+        click.echo(redact(f"error: {e}"), err=True)
         sys.exit(EXIT_NOT_SUPPORTED)
     except IcefloeError as e:
         trace()
-        click.echo(f"error: {e}", err=True)
+        click.echo(redact(f"error: {e}"), err=True)
         sys.exit(EXIT_ERROR)
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
@@ -756,7 +761,7 @@ def main(argv=None):
     except Exception as e:                      # anything else (a Spark failure): one line, the trace on request
         trace()
         first = (str(e).strip().splitlines() or [""])[0]
-        click.echo(f"error: {type(e).__name__}: {first}" + ("" if verbose else " (--verbose shows the full trace)"),
+        click.echo(redact(f"error: {type(e).__name__}: {first}") + ("" if verbose else " (--verbose shows the full trace)"),
                    err=True)
         sys.exit(EXIT_ERROR)
     sys.exit(0)

@@ -30,7 +30,7 @@ namespace name or a shell-style pattern (``*``, ``sales_*``).
 
 The guard also writes the access log (logger ``icefloe.rest.access``): principal, method, route,
 table, status and duration of every request; never a header, a query string or a body, so never
-a secret or a token.
+a secret or a token. The body of every error response is redacted (``icefloe.core.redact``).
 """
 from __future__ import annotations
 
@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 from urllib.parse import parse_qs, unquote
 
+from icefloe.core.redact import redact
 from icefloe.errors import IcefloeError
 
 PRIVILEGES = ("read", "write", "create", "drop", "admin")
@@ -443,10 +444,24 @@ class Guard:
         method, path = scope["method"], scope["path"]
         action = Action(TOKEN_PATH, None) if path.rstrip("/") == TOKEN_PATH else classify(method, path)
         outcome = {"status": 500, "principal": "-"}
+        held: dict = {}
 
         async def send_status(message):
+            """Note the status; an error's body is redacted (``icefloe.core.redact``) before it leaves."""
             if message["type"] == "http.response.start":
                 outcome["status"] = message["status"]
+                if message["status"] >= 400:
+                    held["start"], held["body"] = message, b""
+                    return
+            elif message["type"] == "http.response.body" and "start" in held:
+                held["body"] += message.get("body", b"")
+                if message.get("more_body"):
+                    return
+                body = redact(held["body"].decode("utf-8", "replace")).encode()
+                headers = [(k, v) for k, v in held.pop("start")["headers"] if k.lower() != b"content-length"]
+                await send({"type": "http.response.start", "status": outcome["status"],
+                            "headers": headers + [(b"content-length", str(len(body)).encode())]})
+                message = {"type": "http.response.body", "body": body}
             await send(message)
         try:
             await self._handle(scope, receive, send_status, action, outcome)

@@ -8,6 +8,7 @@ import logging
 import sys
 from typing import Optional
 
+from icefloe.core.redact import RedactingFilter
 from icefloe.errors import IcefloeError
 from icefloe.rest.auth import ACCESS_LOG, Authenticator, load_auth
 
@@ -45,7 +46,9 @@ def prepare(host: str, auth_file: Optional[str], insecure: bool, ssl_certfile: O
     auth = Authenticator(load_auth(auth_file)) if auth_file else None
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s access %(message)s", "%Y-%m-%dT%H:%M:%S%z"))
+    handler.addFilter(RedactingFilter())
     ACCESS_LOG.addHandler(handler)
+    logging.getLogger("uvicorn.error").addFilter(RedactingFilter())     # a fault's trace, without secrets
     ACCESS_LOG.setLevel(logging.INFO)
     ACCESS_LOG.propagate = False
     if auth is not None and not ssl_certfile and not is_loopback(host):

@@ -159,32 +159,47 @@ def test_every_route_but_the_token_endpoint_needs_a_valid_token(secured):
     assert r.status_code == 400 and r.json()["error"] == "unsupported_grant_type"
 
 
-def test_icefloe_rest_client_with_credential_token_and_refresh(tmp_path, auth_file, spark):
-    path, token = auth_file
-    short = tmp_path / "short.yaml"            # the same principals, tokens valid for one second
-    short.write_text("token-lifetime: 1\n" + "\n".join(line for line in path.read_text().splitlines()
-                                                        if not line.startswith("token-key-file")))
-    server_cat = icefloe.Catalog(str(tmp_path / "wh"))
-    with served(server_cat, Authenticator(load_auth(str(short)))) as uri:
-        cat = icefloe.Catalog(type="rest", uri=uri, credential=f"writer:{SECRETS['writer']}", spark=spark)
-        cat.create_namespace("db")
-        t = cat.create_table("db.r", "id bigint not null, s string")
-        t.append(_rows([1, 2]))
-        time.sleep(1.2)                                          # the first token has expired: fetched again
-        t.append(_rows([3]))
-        icefloe.Catalog(type="rest", uri=uri, token=token).load_table("db.r").append(_rows([4]))
-        assert sorted(r["id"] for r in server_cat.load_table("db.r").to_arrow().to_pylist()) == [1, 2, 3, 4]
-        reader = icefloe.Catalog(type="rest", uri=uri, credential=f"reader:{SECRETS['reader']}")
-        from icefloe.iceberg.rest_client import ForbiddenError, NotAuthorizedError
+def test_icefloe_rest_client_with_credential_and_token(secured, spark):
+    server_cat, uri, token, _ = secured
+    cat = icefloe.Catalog(type="rest", uri=uri, credential=f"writer:{SECRETS['writer']}", spark=spark)
+    cat.create_namespace("db")
+    t = cat.create_table("db.r", "id bigint not null, s string")
+    t.append(_rows([1, 2]))
+    icefloe.Catalog(type="rest", uri=uri, token=token).load_table("db.r").append(_rows([3]))
+    assert sorted(r["id"] for r in server_cat.load_table("db.r").to_arrow().to_pylist()) == [1, 2, 3]
+    assert sorted(r["id"] for r in t.refresh().to_arrow().to_pylist()) == [1, 2, 3]
+    reader = icefloe.Catalog(type="rest", uri=uri, credential=f"reader:{SECRETS['reader']}")
+    from icefloe.iceberg.rest_client import ForbiddenError, NotAuthorizedError
 
-        with pytest.raises(ForbiddenError, match=r"principal 'reader' lacks the write grant on namespace 'db' "
-                                                 r"\(ForbiddenException, HTTP 403\)"):
-            reader.load_table("db.r").append(_rows([5]))
-        assert len(server_cat.load_table("db.r").snapshots()) == 3
-        with pytest.raises(NotAuthorizedError, match="invalid_client: unknown client or wrong secret"):
-            icefloe.Catalog(type="rest", uri=uri, credential="reader:wrong")
-        with pytest.raises(NotAuthorizedError, match="authentication is required"):
-            icefloe.Catalog(type="rest", uri=uri)
+    with pytest.raises(ForbiddenError, match=r"principal 'reader' lacks the write grant on namespace 'db' "
+                                             r"\(ForbiddenException, HTTP 403\)"):
+        reader.load_table("db.r").append(_rows([5]))
+    assert len(server_cat.load_table("db.r").snapshots()) == 2
+    with pytest.raises(NotAuthorizedError, match="invalid_client: unknown client or wrong secret"):
+        icefloe.Catalog(type="rest", uri=uri, credential="reader:wrong")
+    with pytest.raises(NotAuthorizedError, match="authentication is required"):
+        icefloe.Catalog(type="rest", uri=uri)
+
+
+def test_the_rest_client_fetches_a_new_token_when_its_token_expires(tmp_path, auth_file):
+    path, _ = auth_file
+    short = path.parent / "short.yaml"         # the same principals and key, tokens valid for two seconds
+    short.write_text("token-lifetime: 2\n" + path.read_text())
+    server_cat = icefloe.Catalog(str(tmp_path / "wh"))
+    server_cat.create_namespace("db")
+    with served(server_cat, Authenticator(load_auth(str(short)))) as uri:
+        cat = icefloe.Catalog(type="rest", uri=uri, credential=f"reader:{SECRETS['reader']}")
+        first = dict(cat._impl.http.session.headers)["Authorization"]
+        time.sleep(2.1)                                          # the first token has expired
+        r = requests.get(uri + "/v1/namespaces", headers={"Authorization": first}, timeout=30)
+        assert r.status_code == 401 and "expired" in r.json()["error"]["message"]
+        assert cat.list_namespaces() == ["db"]                   # a new token, fetched before the call
+        assert dict(cat._impl.http.session.headers)["Authorization"] != first
+        stale = dict(cat._impl.http.session.headers)["Authorization"]
+        cat._impl.http.session.headers["Authorization"] = first  # e.g. a server restarted with a new key
+        cat._impl.http._expires_at = None
+        assert cat.list_namespaces() == ["db"]                   # the 401 made it sign in again
+        assert dict(cat._impl.http.session.headers)["Authorization"] not in (first, stale)
 
 
 def test_the_rest_client_names_the_servers_error(tmp_path):
@@ -234,8 +249,12 @@ def test_the_access_log_names_who_did_what_and_no_secret(secured, caplog):
     rc.create_table("db.t", schema=SCHEMA).append(_rows([1]))
     _rest(uri, token=token).load_table("db.t")
     requests.get(uri + "/v1/namespaces", timeout=30)
-    lines = [r.getMessage() for r in caplog.records if r.name == "icefloe.rest.access"]
-    text = "\n".join(lines)
+    for _ in range(100):               # a request's line is written just after its answer is sent
+        lines = [r.getMessage() for r in caplog.records if r.name == "icefloe.rest.access"]
+        text = "\n".join(lines)
+        if "status=401" in text:
+            break
+        time.sleep(0.02)
     assert "principal=writer method=POST route=/v1/oauth/tokens table=- status=200" in text
     assert ("principal=writer method=POST route=/v1/namespaces/{namespace}/tables/{table} table=db.t status=200"
             in text)
@@ -283,14 +302,15 @@ def test_tls_with_a_self_signed_certificate(tmp_path, auth_file, monkeypatch):
         monkeypatch.delenv(name, raising=False)
     path, token = auth_file
     cat = icefloe.Catalog(str(tmp_path / "wh"))
+    cat.create_namespace("db")
+    cat.create_table("db.t", SCHEMA)
     with served(cat, Authenticator(load_auth(str(path))), ssl_certfile=str(cert), ssl_keyfile=str(key)) as uri:
         assert uri.startswith("https://")
-        rc = _rest(uri, credential=f"admin:{SECRETS['admin']}", ssl={"cabundle": str(cert)})
-        rc.create_namespace("db")
-        rc.create_table("db.t", schema=SCHEMA).append(_rows([7]))
+        rc = _rest(uri, token=token, ssl={"cabundle": str(cert)})
+        rc.load_table("db.t").append(_rows([7]))
         assert rc.load_table("db.t").scan().to_arrow().column("id").to_pylist() == [7]
         monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(cert))     # how icefloe's client trusts a private CA
-        ours = icefloe.Catalog(type="rest", uri=uri, credential=f"reader:{SECRETS['reader']}")
+        ours = icefloe.Catalog(type="rest", uri=uri, credential=f"reader:{SECRETS['reader']}")   # the token endpoint too
         assert ours.list_tables("db") == ["db.t"]
         monkeypatch.delenv("REQUESTS_CA_BUNDLE")
         with pytest.raises(requests.exceptions.SSLError):       # an unknown certificate is refused
@@ -323,3 +343,58 @@ def _self_signed(tmp_path):
                                                          serialization.PrivateFormat.PKCS8,
                                                          serialization.NoEncryption()))
     return tmp_path / "cert.pem", tmp_path / "key.pem"
+
+
+def test_the_documented_auth_file_and_serve_settings_work(tmp_path, monkeypatch):
+    import re
+
+    from icefloe.config import serve_properties
+
+    page = (os.path.dirname(__file__) + "/../../docs/configuration.md")
+    yaml_blocks = re.findall(r"```yaml\n(.*?)```", open(page).read(), re.S)
+    auth_doc = next(b for b in yaml_blocks if "principals:" in b)
+    serve_doc = next(b for b in yaml_blocks if b.startswith("serve:"))
+    (tmp_path / "token.key").write_bytes(os.urandom(32))
+    (tmp_path / "auth.yaml").write_text(auth_doc)
+    settings = load_auth(str(tmp_path / "auth.yaml"))
+    etl, report = settings.principals["etl"], settings.principals["nightly-report"]
+    assert etl.may("write", "sales") and etl.may("read", "hr") and not etl.may("write", "hr")
+    assert report.may("read", "sales_eu") and not report.may("read", "sales")
+    assert settings.principals["platform"].may("drop", "anything") and settings.lifetime == 3600
+    (tmp_path / ".icefloe.yaml").write_text(serve_doc)
+    monkeypatch.setenv("ICEFLOE_CONFIG", str(tmp_path / ".icefloe.yaml"))
+    got = serve_properties()
+    assert got["host"] == "0.0.0.0" and got["auth"] == str(tmp_path / "auth.yaml")
+    assert got["ssl-certfile"] == str(tmp_path / "cert.pem")
+
+
+def test_secrets_are_redacted_from_errors(tmp_path, monkeypatch, capsys):
+    cat = icefloe.Catalog(str(tmp_path / "wh"))
+    cat.create_namespace("db")
+    with served(cat) as uri:                                    # an error body that would echo a URI's password
+        r = requests.post(uri + "/v1/namespaces/db/register", timeout=30,
+                          json={"name": "x", "metadata-location": "s3://AKIA:S3cretPw@bucket/x.metadata.json"})
+        assert r.status_code == 400 and "s3://AKIA:***@bucket" in r.json()["error"]["message"]
+        assert "S3cretPw" not in r.text
+        _rest(uri).create_table("db.t", schema=SCHEMA).append(     # another writer's summary with a secret
+            _rows([1]), snapshot_properties={"source.password": "S3cretPw", "source": "mysql://u:S3cretPw@h/db"})
+    from icefloe.cli import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["--warehouse", str(tmp_path / "wh"), "snapshots", "--json", "db.t"])
+    out = capsys.readouterr().out
+    assert e.value.code == 0 and '"source.password": "***"' in out and "mysql://u:***@h/db" in out
+    assert "S3cretPw" not in out
+    (tmp_path / ".icefloe.yaml").write_text(f"""
+catalog:
+  pg:
+    warehouse: {tmp_path / 'wh'}
+    type: sql
+    uri: postgresql+nodriver://alice:S3cretPw@127.0.0.1:1/db
+""")
+    monkeypatch.setenv("ICEFLOE_CONFIG", str(tmp_path / ".icefloe.yaml"))
+    for extra in ([], ["--verbose"]):
+        with pytest.raises(SystemExit):
+            main(["--catalog", "pg", *extra, "tables"])
+        err = capsys.readouterr().err
+        assert "postgresql+nodriver://alice:***@127.0.0.1:1/db" in err and "S3cretPw" not in err
