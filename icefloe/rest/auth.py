@@ -46,7 +46,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Optional
-from urllib.parse import parse_qs, unquote
+from urllib.parse import parse_qs
 
 from icefloe.core.redact import redact
 from icefloe.errors import IcefloeError
@@ -60,6 +60,7 @@ SCOPES = ("", "catalog")            # the scope pyiceberg and Java's RESTCatalog
 MAX_FORM_BYTES = 64 * 1024
 MAX_ROUTED_BODY_BYTES = 1024 * 1024  # bodies the guard reads to find a namespace (create namespace, rename)
 STATIC_TOKEN_PREFIX = "icefloe_"
+HASHING_THREADS = 4
 ACCESS_LOG = logging.getLogger("icefloe.rest.access")
 
 
@@ -326,8 +327,10 @@ _NAMESPACE_ROUTES = {
 
 def classify(method: str, path: str) -> Action:
     """The route ``method path`` takes and the grant it needs (see the module doc). A route not
-    listed here needs authentication only; the app answers 404 for paths it does not serve."""
-    parts = [unquote(p) for p in path.rstrip("/").split("/")[1:]]
+    listed here needs authentication only; the app answers 404 for paths it does not serve.
+    ``path`` is the ASGI scope's, already percent-decoded: decoding it again would check a grant on
+    another name than the one the route acts on."""
+    parts = path.rstrip("/").split("/")[1:]
     if parts == ["v1", "config"]:
         return Action("/v1/config", None)
     if parts == ["v1", "namespaces"]:
@@ -426,7 +429,7 @@ def _basic(header: str) -> Optional[tuple]:
         client_id, _, secret = base64.b64decode(header[6:].strip()).decode().partition(":")
     except (binascii.Error, UnicodeDecodeError):
         return ("", "")
-    return unquote(client_id), unquote(secret)
+    return client_id, secret          # as Java sends them: the credential itself, base64-encoded
 
 
 class Guard:
@@ -435,6 +438,7 @@ class Guard:
 
     def __init__(self, app, auth: Optional[Authenticator]):
         self.app, self.auth = app, auth
+        self._hashing = None            # made in the server's event loop, on the first token request
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -532,8 +536,11 @@ class Guard:
             await reply(400, {"error": "invalid_request", "error_description": "the form is too large"})
             return
         form = {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True).items()}
+        if self._hashing is None:       # argon2 takes 64 MiB a verification: a few at a time
+            self._hashing = anyio.CapacityLimiter(HASHING_THREADS)
         status, doc = await anyio.to_thread.run_sync(self.auth.token_response, form,
-                                                     _basic(headers.get("authorization", "")))
+                                                     _basic(headers.get("authorization", "")),
+                                                     limiter=self._hashing)
         if status == 200:
             try:
                 outcome["principal"] = self.auth.principal(doc["access_token"]).name

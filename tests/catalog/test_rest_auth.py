@@ -105,6 +105,13 @@ def test_a_read_only_principal_cannot_change_anything(secured):
         writer.rename_table("db.t", "other.t")
     with pytest.raises(ForbiddenError, match="create grant on namespace 'x'"):
         writer.create_namespace("x")
+    r = requests.post(uri + "/v1/oauth/tokens", timeout=30, data={"grant_type": "client_credentials",
+                                                                  "client_id": "writer",
+                                                                  "client_secret": SECRETS["writer"]})
+    bearer = {"Authorization": f"Bearer {r.json()['access_token']}"}
+    # the grant is checked on the name the route acts on ("%64b"), never on a second decoding of it ("db")
+    r = requests.delete(uri + "/v1/namespaces/%2564b", headers=bearer, timeout=30)
+    assert r.status_code == 403 and "namespace '%64b'" in r.json()["error"]["message"]
     after = cat.load_table("db.t")
     assert after.metadata_location == before and len(after.snapshots()) == 1
     assert cat.list_tables("db") == ["db.t"] and sorted(cat.list_namespaces()) == ["db", "hidden", "other"]
