@@ -761,8 +761,8 @@ def main(argv=None):
     except Exception as e:                      # anything else (a Spark failure): one line, the trace on request
         trace()
         first = (str(e).strip().splitlines() or [""])[0]
-        click.echo(redact(f"error: {type(e).__name__}: {first}") + ("" if verbose else " (--verbose shows the full trace)"),
-                   err=True)
+        click.echo(redact(f"error: {type(e).__name__}: {first}")
+                   + ("" if verbose else " (--verbose shows the full trace)"), err=True)
         sys.exit(EXIT_ERROR)
     sys.exit(0)
 

@@ -19,6 +19,7 @@ def load_catalog(name: str = "default", spark=None, **overrides):
                           f"(catalog: {{{name}: {{warehouse: <dir>}}}}) or in "
                           f"{ENV_PREFIX}{name.upper()}__WAREHOUSE")
     rest_auth = {k: str(props[k]) for k in ("credential", "token") if props.get(k)}
-    return Catalog(str(props["warehouse"]) if props.get("warehouse") else None, format=str(props.get("format", "iceberg")),
-                   spark=spark, type=props.get("type"), uri=props.get("uri"), name=str(props.get("name", "default")),
-                   **rest_auth, **storage_properties(props))
+    warehouse = str(props["warehouse"]) if props.get("warehouse") else None
+    return Catalog(warehouse, format=str(props.get("format", "iceberg")), spark=spark, type=props.get("type"),
+                   uri=props.get("uri"), name=str(props.get("name", "default")), **rest_auth,
+                   **storage_properties(props))

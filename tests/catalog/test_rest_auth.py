@@ -89,7 +89,7 @@ def test_a_read_only_principal_cannot_change_anything(secured):
     from pyiceberg.exceptions import ForbiddenError
 
     reader = _rest(uri, credential=f"reader:{SECRETS['reader']}")
-    assert reader.list_namespaces() == [("db",)]                  # "d*": not hidden, not other                  # only the namespaces it may read
+    assert reader.list_namespaces() == [("db",)]                  # the ones "d*" lets it read
     pt = reader.load_table("db.t")
     assert pt.scan().to_arrow().column("id").to_pylist() == [1]
     with pytest.raises(ForbiddenError, match="lacks the write grant on namespace 'db'"):
@@ -166,7 +166,7 @@ def test_every_route_but_the_token_endpoint_needs_a_valid_token(secured):
     assert r.status_code == 400 and r.json()["error"] == "unsupported_grant_type"
 
 
-def test_icefloe_rest_client_with_credential_and_token(secured, spark):
+def test_icefloe_rest_client_with_credential_and_token(secured, spark, tmp_path, monkeypatch):
     server_cat, uri, token, _ = secured
     cat = icefloe.Catalog(type="rest", uri=uri, credential=f"writer:{SECRETS['writer']}", spark=spark)
     cat.create_namespace("db")
@@ -175,6 +175,9 @@ def test_icefloe_rest_client_with_credential_and_token(secured, spark):
     icefloe.Catalog(type="rest", uri=uri, token=token).load_table("db.r").append(_rows([3]))
     assert sorted(r["id"] for r in server_cat.load_table("db.r").to_arrow().to_pylist()) == [1, 2, 3]
     assert sorted(r["id"] for r in t.refresh().to_arrow().to_pylist()) == [1, 2, 3]
+    (tmp_path / "team.yaml").write_text(f"catalog:\n  team: {{type: rest, uri: '{uri}', token: '{token}'}}\n")
+    monkeypatch.setenv("ICEFLOE_CONFIG", str(tmp_path / "team.yaml"))     # a configured REST catalog signs in too
+    assert icefloe.load_catalog("team").list_tables("db") == ["db.r"]
     reader = icefloe.Catalog(type="rest", uri=uri, credential=f"reader:{SECRETS['reader']}")
     from icefloe.iceberg.rest_client import ForbiddenError, NotAuthorizedError
 
@@ -317,7 +320,7 @@ def test_tls_with_a_self_signed_certificate(tmp_path, auth_file, monkeypatch):
         rc.load_table("db.t").append(_rows([7]))
         assert rc.load_table("db.t").scan().to_arrow().column("id").to_pylist() == [7]
         monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(cert))     # how icefloe's client trusts a private CA
-        ours = icefloe.Catalog(type="rest", uri=uri, credential=f"reader:{SECRETS['reader']}")   # the token endpoint too
+        ours = icefloe.Catalog(type="rest", uri=uri, credential=f"reader:{SECRETS['reader']}")   # token endpoint
         assert ours.list_tables("db") == ["db.t"]
         monkeypatch.delenv("REQUESTS_CA_BUNDLE")
         with pytest.raises(requests.exceptions.SSLError):       # an unknown certificate is refused
@@ -405,3 +408,35 @@ catalog:
             main(["--catalog", "pg", *extra, "tables"])
         err = capsys.readouterr().err
         assert "postgresql+nodriver://alice:***@127.0.0.1:1/db" in err and "S3cretPw" not in err
+
+
+def test_the_serve_command_with_auth_from_the_configuration(tmp_path, auth_file):
+    import subprocess
+    import sys
+
+    from tests.interop_util import free_port
+
+    path, token = auth_file
+    port = free_port()
+    (tmp_path / ".icefloe.yaml").write_text(f"serve:\n  port: {port}\n  auth: {path}\n")
+    env = {**os.environ, "ICEFLOE_CONFIG": str(tmp_path / ".icefloe.yaml")}
+    proc = subprocess.Popen([sys.executable, "-m", "icefloe.cli", "--warehouse", str(tmp_path / "wh"), "serve"],
+                            stderr=subprocess.PIPE, text=True, env=env)
+    uri = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(300):
+            try:
+                r = requests.get(f"{uri}/v1/config", timeout=2)
+                break
+            except requests.ConnectionError:
+                time.sleep(0.1)
+        assert r.status_code == 401
+        ok = requests.get(f"{uri}/v1/config", headers={"Authorization": f"Bearer {token}"}, timeout=30)
+        assert ok.status_code == 200
+    finally:
+        proc.terminate()
+        err = proc.communicate(timeout=30)[1]
+    assert f"auth from {path}" in err
+    assert "access principal=- method=GET route=/v1/config table=- status=401" in err
+    assert "access principal=script method=GET route=/v1/config table=- status=200" in err
+    assert token not in err

@@ -10,7 +10,8 @@ def test_redact_masks_secrets_and_keeps_the_rest():
             "catalog uri 'postgresql+psycopg://alice:***@db.example:5432/cat': refused",
         "host=h password=S3cret dbname=x": "host=h password=*** dbname=x",
         "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.e30.sig": "Authorization: Bearer ***",
-        "https://acct.blob.core.windows.net/c/f?sv=2024&sig=AbC%3D&se=1": "https://acct.blob.core.windows.net/c/f?sv=2024&sig=***&se=1",
+        "https://acct.blob.core.windows.net/c/f?sv=2024&sig=AbC%3D&se=1":
+            "https://acct.blob.core.windows.net/c/f?sv=2024&sig=***&se=1",
         "form client_secret=S3cret&scope=catalog": "form client_secret=***&scope=catalog",
     }
     for text, expected in cases.items():
