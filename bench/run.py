@@ -18,6 +18,8 @@
     against Spark's Parquet file sink on the same input stream, and the latency of a new file.
 (i) object stores (``bench/s3.py``): append and scan with the warehouse on an S3 server against the
     local disk, and planning on the S3 table against pyiceberg.
+(j) the REST catalog (``bench/rest.py``): commits per second through ``icefloe serve`` with and
+    without authentication, 4 concurrent clients, nothing lost.
 
 Each figure is the best of ``--runs`` timed runs after one warm-up run; icefloe and its
 baseline run interleaved, in alternating order, with garbage collected and dirty pages flushed
@@ -427,6 +429,8 @@ def main(argv=None) -> int:
     ap.add_argument("--only-s3", action="store_true", help="run only (i)")
     ap.add_argument("--only-runs", action="store_true", help="run only the sorted-runs part of (f)")
     ap.add_argument("--s3-rows", type=int, help="rows for (i) (default 2M, quick 200k)")
+    ap.add_argument("--no-rest", action="store_true", help="leave out (j), the REST catalog's commits")
+    ap.add_argument("--only-rest", action="store_true", help="run only (j)")
     ap.add_argument("--rowlevel", action="store_true",
                     help="also run (d): MERGE of 1%% copy-on-write vs merge-on-read, reads with delete files")
     args = ap.parse_args(argv)
@@ -457,8 +461,19 @@ def main(argv=None) -> int:
             with open(args.out, "w") as f:
                 json.dump({"environment": env, "paimon_runs": res_runs}, f, indent=2)
             return 0
+        rest = None
+        if not args.no_rest:
+            from bench.rest import bench_rest, report_lines as rest_lines
+
+            print("(j) REST catalog commits ...", flush=True)
+            rest = bench_rest(25 if args.quick else 100, work)
+            print("\n".join(rest_lines(rest)), flush=True)
+            if args.only_rest:
+                with open(args.out, "w") as f:
+                    json.dump({"environment": env, "rest": rest}, f, indent=2)
+                return 0
         s3 = None
-        if not args.no_s3:
+        if not args.no_s3 and not args.only_rest:
             from bench.s3 import bench_s3, report_lines as s3_lines
 
             print("(i) object stores ...", flush=True)
@@ -532,7 +547,7 @@ def main(argv=None) -> int:
                        "runs": args.runs, "warm_runs": warm_runs},
             "targets": TARGETS,
             "write": write, "read": read, "planning": planning, "paimon": paimon, "rowlevel": rowlevel,
-            "streaming": streaming, "jvm": jvm, "s3": s3,
+            "streaming": streaming, "jvm": jvm, "s3": s3, "rest": rest,
             "summary": summary,
             "total_s": time.perf_counter() - t_start,
         }
@@ -562,6 +577,8 @@ def main(argv=None) -> int:
             print("\n".join(jvm_lines(jvm)))
         if s3 is not None:
             print("\n".join(s3_lines(s3)))
+        if rest is not None:
+            print("\n".join(rest_lines(rest)))
         print(f"\ntotal {res['total_s']:.0f} s; results written to {os.path.relpath(args.out)}")
         os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
         with open(args.out, "w") as f:

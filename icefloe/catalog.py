@@ -59,6 +59,8 @@ class Catalog:
                 ``gcs.*``, ``adls.*``; see [Configuration](configuration.md#object-stores)) and
                 ``spark.native-io`` (``"true"``: Spark's own Parquet reader and writer touch the object
                 store, for clusters with the store's Hadoop connector).
+                For a REST catalog, ``credential="id:secret"`` signs in through the server's OAuth2
+                token endpoint and ``token=`` sends a bearer token as it is.
 
         Raises:
             IcefloeError: an unknown format or catalog type, or a combination that does not exist.
@@ -80,6 +82,9 @@ class Catalog:
             raise IcefloeError("a warehouse directory is needed (icefloe.Catalog('warehouse'))")
         self.warehouse = normalize_location(warehouse) if warehouse is not None else None
         self.properties = {str(k): str(v) for k, v in properties.items() if v is not None}
+        rest_auth = {k: self.properties.pop(k) for k in ("credential", "token") if k in self.properties}
+        if rest_auth and kind != "rest":
+            raise IcefloeError(f"{' and '.join(rest_auth)} authenticate to a REST catalog; this is a {kind} catalog")
         if io is None and self.warehouse is not None:
             io = file_io_for(self.warehouse, self.properties)
             if is_remote(self.warehouse):
@@ -92,7 +97,8 @@ class Catalog:
 
             if io is None and self.properties:   # the server's tables are on an object store: reach it with these
                 io = ObjectStoreIO(self.properties)
-            self._impl = RestCatalog(uri, spark, io, table_type=IcebergTable, warehouse=self.warehouse or "")
+            self._impl = RestCatalog(uri, spark, io, table_type=IcebergTable, warehouse=self.warehouse or "",
+                                     **rest_auth)
             return
         if kind == "sql":
             from icefloe.iceberg.sql_catalog import SqlCatalog

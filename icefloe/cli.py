@@ -20,6 +20,7 @@ from rich.markup import escape
 from rich.tree import Tree
 
 from icefloe.core.io import is_remote
+from icefloe.core.redact import redact, redact_properties
 from icefloe.core.tree import Node
 from icefloe.errors import IcefloeError, NoSuchNamespaceError, NoSuchTableError, NotSupportedError, WarehouseError
 from icefloe.catalog import Catalog
@@ -90,7 +91,7 @@ def cli(ctx, warehouse, fmt, catalog_name, verbose, catalog):
     else:
         sql_catalog, storage = {}, {}
     ctx.obj = {"warehouse": warehouse, "format": fmt, "catalog_name": catalog_name, "sql_catalog": sql_catalog,
-               "storage": storage}
+               "storage": storage, "open_catalog": lambda fmt: _catalog(ctx, fmt)}
 
 
 def _catalog(ctx, fmt=None, create: bool = True):
@@ -481,7 +482,11 @@ def snapshots(ctx, table, as_json):
     snaps = t.snapshots()
     if as_json:
         # Iceberg snapshots give a dict; Paimon's give their snapshot-N JSON text
-        _echo_json([json.loads(d) if isinstance(d, str) else d for d in (s.to_json() for s in snaps)])
+        docs = [json.loads(d) if isinstance(d, str) else d for d in (s.to_json() for s in snaps)]
+        for d in docs:              # a writer may have put a secret into a summary: never print it
+            if isinstance(d.get("summary"), dict):
+                d["summary"] = redact_properties(d["summary"])
+        _echo_json(docs)
         return
     cols = ("seq", "snapshot id", "parent", "operation", "+files", "-files", "+rows", "-rows", "rows", "files",
             "committed")
@@ -711,32 +716,16 @@ def rollback(ctx, table, snapshot_id, to_time, as_json):
     _report(r, as_json)
 
 
-@cli.command()
-@click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=8181, show_default=True, type=int)
-@click.option("--allow-purge", is_flag=True, help="let a drop with purgeRequested=true delete the table's files")
-@click.option("--allowed-location", "allowed_locations", multiple=True,
-              help="a directory registered tables may live in besides the warehouse (repeatable)")
-@click.option("--max-body-bytes", type=int, default=None, help="largest request body (413 past it)")
-@click.option("--max-json-depth", type=int, default=None, help="deepest JSON nesting of a request (413 past it)")
-@click.option("--max-property-bytes", type=int, default=None, help="largest table or namespace property")
-@click.pass_context
-def serve(ctx, host, port, allow_purge, allowed_locations, max_body_bytes, max_json_depth, max_property_bytes):
-    """Serve the warehouse's Iceberg tables over the Iceberg REST catalog protocol."""
-    from icefloe.rest.server import ServerSettings
-    from icefloe.rest.server import serve as run_server
+def _register_rest_commands() -> None:
+    """``serve`` and ``auth`` live with the REST server (``icefloe.rest.commands``); they open the
+    warehouse's catalog through ``ctx.obj["open_catalog"]``."""
+    from icefloe.rest.commands import auth, serve
 
-    limits = {k: v for k, v in (("max_body_bytes", max_body_bytes), ("max_json_depth", max_json_depth),
-                                ("max_property_bytes", max_property_bytes)) if v is not None}
-    if any(v < 1 for v in limits.values()):
-        raise click.BadParameter("the limits must be positive")
-    from icefloe.core.io import normalize_location
+    cli.add_command(serve)
+    cli.add_command(auth)
 
-    settings = ServerSettings(allow_purge=allow_purge,
-                              allowed_locations=tuple(normalize_location(a) for a in allowed_locations), **limits)
-    cat = _catalog(ctx, "iceberg")
-    click.echo(f"icefloe REST catalog on http://{host}:{port} ({cat.warehouse}, {cat.type} catalog)", err=True)
-    run_server(cat, host, port, settings)
+
+_register_rest_commands()
 
 
 def main(argv=None):
@@ -749,17 +738,17 @@ def main(argv=None):
         if verbose:
             import traceback
 
-            click.echo(traceback.format_exc(), err=True)
+            click.echo(redact(traceback.format_exc()), err=True)
 
     try:
         cli.main(args=args, prog_name="icefloe", standalone_mode=False)
     except NotSupportedError as e:              # a format's refusal, or a statement icefloe lacks
         trace()
-        click.echo(f"error: {e}", err=True)
+        click.echo(redact(f"error: {e}"), err=True)
         sys.exit(EXIT_NOT_SUPPORTED)
     except IcefloeError as e:
         trace()
-        click.echo(f"error: {e}", err=True)
+        click.echo(redact(f"error: {e}"), err=True)
         sys.exit(EXIT_ERROR)
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
@@ -772,8 +761,8 @@ def main(argv=None):
     except Exception as e:                      # anything else (a Spark failure): one line, the trace on request
         trace()
         first = (str(e).strip().splitlines() or [""])[0]
-        click.echo(f"error: {type(e).__name__}: {first}" + ("" if verbose else " (--verbose shows the full trace)"),
-                   err=True)
+        click.echo(redact(f"error: {type(e).__name__}: {first}")
+                   + ("" if verbose else " (--verbose shows the full trace)"), err=True)
         sys.exit(EXIT_ERROR)
     sys.exit(0)
 

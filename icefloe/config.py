@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from icefloe.catalog import Catalog
 from icefloe.core.config import (  # noqa: F401
-    ENV_PREFIX, KEYS, ConfigError, catalog_properties, config_path, storage_properties,
+    ENV_PREFIX, KEYS, SERVE_KEYS, ConfigError, catalog_properties, config_path, serve_properties,
+    storage_properties,
 )
 
 
@@ -24,11 +25,13 @@ def load_catalog(name: str = "default", spark=None, **overrides):
         ConfigError: the catalog has no warehouse, or the file has an unknown key.
     """
     props = {**catalog_properties(name), **{k: v for k, v in overrides.items() if v is not None}}
-    if not props.get("warehouse"):
+    if not props.get("warehouse") and str(props.get("type", "")).lower() != "rest":
         where = config_path()
         raise ConfigError(f"catalog {name!r} has no warehouse: set it in {where or '.icefloe.yaml'} "
                           f"(catalog: {{{name}: {{warehouse: <dir>}}}}) or in "
                           f"{ENV_PREFIX}{name.upper()}__WAREHOUSE")
-    return Catalog(str(props["warehouse"]), format=str(props.get("format", "iceberg")), spark=spark,
-                   type=props.get("type"), uri=props.get("uri"), name=str(props.get("name", "default")),
+    rest_auth = {k: str(props[k]) for k in ("credential", "token") if props.get(k)}
+    warehouse = str(props["warehouse"]) if props.get("warehouse") else None
+    return Catalog(warehouse, format=str(props.get("format", "iceberg")), spark=spark, type=props.get("type"),
+                   uri=props.get("uri"), name=str(props.get("name", "default")), **rest_auth,
                    **storage_properties(props))

@@ -35,15 +35,17 @@ def pyiceberg_table(metadata_location):
 
 
 @contextlib.contextmanager
-def served(catalog, settings=None):
+def served(catalog, settings=None, auth=None, **tls):
     """``icefloe serve``'s app over ``catalog`` (with ``ServerSettings`` ``settings``) in a thread on
-    a free loopback port; yields its URI."""
+    a free loopback port; yields its URI. ``auth``: an ``icefloe.rest.auth.Authenticator``; ``tls``:
+    uvicorn's ``ssl_certfile``/``ssl_keyfile``."""
     import uvicorn
 
     from icefloe.rest.server import RestCatalogApp
 
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(RestCatalogApp(catalog, settings), host="127.0.0.1", port=port, log_level="error"))
+    server = uvicorn.Server(uvicorn.Config(RestCatalogApp(catalog, settings, auth), host="127.0.0.1", port=port,
+                                           log_level="error", **tls))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     for _ in range(200):
@@ -51,7 +53,7 @@ def served(catalog, settings=None):
             break
         time.sleep(0.05)
     try:
-        yield f"http://127.0.0.1:{port}"
+        yield f"{'https' if tls else 'http'}://127.0.0.1:{port}"
     finally:
         server.should_exit = True
         thread.join(timeout=10)

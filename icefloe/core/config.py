@@ -13,7 +13,19 @@ another file)::
 
 and ``ICEFLOE_CATALOG__<NAME>__<KEY>=value`` (``ICEFLOE_CATALOG__DEFAULT__WAREHOUSE=/data/wh``),
 which override the file. Keys: ``warehouse`` (required), ``format`` (iceberg or paimon), ``type``
-(``hadoop`` or ``sql``), ``uri`` (the SQL catalog's database URL) and ``name`` (its catalog name).
+(``hadoop``, ``sql`` or ``rest``), ``uri`` (the SQL catalog's database URL, or the REST catalog's), ``name``
+(the SQL catalog's name) and, for a REST catalog, ``credential`` (``id:secret``) or ``token``.
+
+``icefloe serve``'s settings sit in a ``serve:`` section of the same file (``SERVE_KEYS``; the
+command's options override them)::
+
+    serve:
+      host: 0.0.0.0
+      auth: /etc/icefloe/auth.yaml
+      ssl-certfile: /etc/icefloe/cert.pem
+      ssl-keyfile: /etc/icefloe/key.pem
+      allow-purge: false            # also allowed-locations (a list), max-body-bytes, max-json-depth,
+                                    # max-property-bytes: the options of the same names
 """
 from __future__ import annotations
 
@@ -23,10 +35,12 @@ from typing import Optional
 
 from icefloe.errors import IcefloeError
 
-KEYS = ("warehouse", "format", "type", "uri", "name")
+KEYS = ("warehouse", "format", "type", "uri", "name", "credential", "token")
 # the object store's settings (pyiceberg's names: s3.endpoint, s3.access-key-id, ...), passed to the FileIO
 STORAGE_PREFIXES = ("s3.", "gcs.", "adls.", "io.", "spark.native-io")
 ENV_PREFIX = "ICEFLOE_CATALOG__"
+SERVE_KEYS = ("host", "port", "auth", "insecure", "ssl-certfile", "ssl-keyfile", "allow-purge", "allowed-locations",
+              "max-body-bytes", "max-json-depth", "max-property-bytes")
 
 
 class ConfigError(IcefloeError):
@@ -78,3 +92,30 @@ def catalog_properties(name: str = "default") -> dict:
 def storage_properties(props: dict) -> dict:
     """The object-store settings among a catalog's configured properties."""
     return {str(k): str(v) for k, v in props.items() if str(k).startswith(STORAGE_PREFIXES)}
+
+
+def serve_properties() -> dict:
+    """The ``serve:`` section of the configuration file (see the module doc); paths in it are
+    relative to the file's directory."""
+    path = config_path()
+    if path is None:
+        return {}
+    import yaml
+
+    try:
+        doc = yaml.safe_load(path.read_text()) or {}
+    except (OSError, yaml.YAMLError) as e:
+        raise ConfigError(f"cannot read the icefloe configuration {path}: {e}") from None
+    section = doc.get("serve") if isinstance(doc, dict) else None
+    if section is None:
+        return {}
+    if not isinstance(section, dict):
+        raise ConfigError(f"{path}: 'serve:' must be a mapping of {', '.join(SERVE_KEYS)}")
+    unknown = sorted(str(k) for k in set(section) - set(SERVE_KEYS))
+    if unknown:
+        raise ConfigError(f"{path}: unknown serve setting(s) {', '.join(unknown)} (known: {', '.join(SERVE_KEYS)})")
+    props = dict(section)
+    for key in ("auth", "ssl-certfile", "ssl-keyfile"):
+        if props.get(key):
+            props[key] = str(path.parent / os.path.expanduser(str(props[key])))
+    return props

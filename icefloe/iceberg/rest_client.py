@@ -12,6 +12,7 @@ warehouse must be reachable from here: a shared file system).
 from __future__ import annotations
 
 import os
+import time
 from typing import Optional
 
 from icefloe.core.io import FileIO, LOCAL
@@ -38,34 +39,110 @@ class RestCatalogError(IcefloeError):
     """The REST catalog server answered with an error icefloe has no better name for."""
 
 
+class NotAuthorizedError(RestCatalogError):
+    """The server wants a valid credential or token (HTTP 401)."""
+
+
+class ForbiddenError(RestCatalogError):
+    """The principal lacks the grant the request needs (HTTP 403)."""
+
+
+_ERRORS = {"NoSuchTableException": NoSuchTableError, "NoSuchNamespaceException": NoSuchNamespaceError,
+           "NamespaceNotEmptyException": NamespaceNotEmptyError, "CommitFailedException": VersionConflict,
+           "AlreadyExistsException": TableAlreadyExistsError}
+_BY_STATUS = {401: NotAuthorizedError, 403: ForbiddenError}
+TOKEN_PATH = "/v1/oauth/tokens"
+
+
 class _Http:
-    def __init__(self, uri: str):
+    """Requests to the server, authenticated as configured: ``credential`` (``"id:secret"``, the
+    OAuth2 client-credentials grant against the server's token endpoint; the token is fetched again
+    before it expires or when the server says it has) or ``token`` (a bearer token as it is)."""
+
+    def __init__(self, uri: str, credential: Optional[str] = None, token: Optional[str] = None,
+                 scope: str = "catalog"):
         import requests
 
+        if credential and token:
+            raise IcefloeError("give a REST catalog either credential= or token=, not both")
         self.base = uri.rstrip("/")
         self.session = requests.Session()
+        self.credential, self.scope = credential, scope
+        self._expires_at: Optional[float] = None
+        if token:
+            self.session.headers["Authorization"] = f"Bearer {token}"
+        if credential:
+            self._fetch_token()
+
+    def _fetch_token(self) -> None:
+        import requests
+
+        client_id, _, secret = self.credential.partition(":") if ":" in self.credential else ("", "", self.credential)
+        form = {"grant_type": "client_credentials", "client_secret": secret, "scope": self.scope}
+        if client_id:
+            form["client_id"] = client_id
+        started = time.time()
+        try:
+            r = requests.post(f"{self.base}{TOKEN_PATH}", data=form, timeout=60)
+        except requests.RequestException as e:
+            raise RestCatalogError(f"REST catalog {self.base} cannot be reached: {e}") from None
+        doc = _json(r)
+        if r.status_code != 200 or not isinstance(doc, dict) or not doc.get("access_token"):
+            if isinstance(doc, dict) and isinstance(doc.get("error"), str):     # RFC 6749 section 5.2
+                detail = doc["error"] + (f": {doc['error_description']}" if doc.get("error_description") else "")
+            else:
+                detail = _not_rest(r)
+            raise NotAuthorizedError(f"REST catalog {self.base}: no token for the credential: {detail} "
+                                     f"(HTTP {r.status_code})")
+        self.session.headers["Authorization"] = f"Bearer {doc['access_token']}"
+        lifetime = doc.get("expires_in")
+        # fetch the next one a little before this one expires (a tenth of its life, at most a minute)
+        self._expires_at = started + lifetime - min(60.0, lifetime / 10) if isinstance(lifetime, int) else None
 
     def call(self, method: str, path: str, body=None, ok=(200,)):
         import requests
 
-        try:
-            r = self.session.request(method, f"{self.base}{path}", json=body, timeout=60)
-        except requests.RequestException as e:
-            raise RestCatalogError(f"REST catalog {self.base} cannot be reached: {e}") from None
+        if self._expires_at is not None and time.time() >= self._expires_at:
+            self._fetch_token()
+        for attempt in (1, 2):
+            try:
+                r = self.session.request(method, f"{self.base}{path}", json=body, timeout=60)
+            except requests.RequestException as e:
+                raise RestCatalogError(f"REST catalog {self.base} cannot be reached: {e}") from None
+            if r.status_code == 401 and self.credential and attempt == 1:
+                self._fetch_token()                      # the token expired or the server restarted
+                continue
+            break
         if r.status_code in ok:
-            return r.json() if r.content else None
-        try:
-            err = r.json().get("error", {})
-        except ValueError:
-            err = {}
-        kind, msg = err.get("type", ""), err.get("message", r.text[:200])
-        if r.status_code == 404 and not kind:      # HEAD answers carry no body
-            kind = "NoSuchTableException" if "/tables/" in path else "NoSuchNamespaceException"
-            msg = f"{path} does not exist"
-        raise {"NoSuchTableException": NoSuchTableError, "NoSuchNamespaceException": NoSuchNamespaceError,
-               "NamespaceNotEmptyException": NamespaceNotEmptyError, "CommitFailedException": VersionConflict,
-               }.get(kind, TableAlreadyExistsError if kind == "AlreadyExistsException" else RestCatalogError)(
-            f"{msg} (REST {r.status_code} {kind})")
+            doc = _json(r) if r.content else None
+            if r.content and doc is None:
+                raise RestCatalogError(f"{self.base} is not an Iceberg REST catalog: {method} {path} answered "
+                                       f"{_not_rest(r)}")
+            return doc
+        doc = _json(r)
+        err = doc.get("error") if isinstance(doc, dict) else None
+        if not isinstance(err, dict):
+            if r.status_code == 404 and method == "HEAD":      # HEAD answers carry no body
+                raise (NoSuchTableError if "/tables/" in path else NoSuchNamespaceError)(f"{path} does not exist")
+            raise RestCatalogError(f"{self.base} is not an Iceberg REST catalog: {method} {path} answered "
+                                   f"{_not_rest(r)}")
+        kind, msg = str(err.get("type") or ""), str(err.get("message") or "(no message)")
+        cls = _ERRORS.get(kind) or _BY_STATUS.get(r.status_code, RestCatalogError)
+        raise cls(f"{msg} ({kind or 'error'}, HTTP {r.status_code})")
+
+
+def _json(r):
+    try:
+        return r.json()
+    except ValueError:
+        return None
+
+
+def _not_rest(r) -> str:
+    """What a response that is not the protocol's looks like, for an error message."""
+    kind = r.headers.get("content-type", "no content type").split(";")[0]
+    text = " ".join(r.text.split())[:120]
+    return f"HTTP {r.status_code} ({kind})" + (f": {text}" if text else "")
 
 
 def _diff(base: TableMetadata, new: TableMetadata) -> tuple[list, list]:
@@ -176,14 +253,19 @@ class RestTableOperations:
 class RestCatalog:
     """Iceberg tables of a REST catalog server (see the module doc)."""
 
-    def __init__(self, uri: str, spark=None, io: Optional[FileIO] = None, table_type=BaseTable, warehouse: str = ""):
-        self.http = _Http(uri)
+    def __init__(self, uri: str, spark=None, io: Optional[FileIO] = None, table_type=BaseTable, warehouse: str = "",
+                 credential: Optional[str] = None, token: Optional[str] = None):
+        self.http = _Http(uri, credential, token)
         self.uri = uri
         self.io = io or LOCAL
         self.spark = spark
         self.table_type = table_type
         self.warehouse = warehouse
-        self.http.call("GET", "/v1/config")
+        config = self.http.call("GET", "/v1/config")
+        if not (isinstance(config, dict) and isinstance(config.get("defaults"), dict)
+                and isinstance(config.get("overrides"), dict)):
+            raise RestCatalogError(f"{uri} is not an Iceberg REST catalog: GET /v1/config answered "
+                                   f"{str(config)[:120]} (the protocol's config has 'defaults' and 'overrides')")
 
     def _ops(self, name: str) -> RestTableOperations:
         db, tbl = split_name(name)

@@ -24,6 +24,7 @@ from typing import Optional
 
 from icefloe.core.io import FileAlreadyExistsError, FileIO, is_remote
 from icefloe.core.names import check_name_part, split_name
+from icefloe.core.redact import redact
 from icefloe.errors import (
     IcefloeError, NamespaceAlreadyExistsError, NoSuchNamespaceError, NoSuchTableError,
     TableAlreadyExistsError, VersionConflict,
@@ -213,7 +214,7 @@ class SqlCatalog(HadoopCatalog):
         try:
             engine = sa.create_engine(self.uri)
         except (sa.exc.ArgumentError, ImportError) as e:
-            raise CatalogDatabaseError(f"catalog uri {self.uri!r}: {e}") from None
+            raise CatalogDatabaseError(redact(f"catalog uri {self.uri!r}: {e}")) from None
         self.db = _Schema(engine)
 
     def _ops(self, name: str) -> SqlTableOperations:

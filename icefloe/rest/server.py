@@ -28,6 +28,7 @@ from icefloe.iceberg.metadata_builder import (
 )
 from icefloe.iceberg.table_requirements import RequirementFailed, requirement_from_json
 from icefloe.iceberg.table_metadata import TableMetadata, new_table_metadata
+from icefloe.rest.auth import Authenticator, Guard, visible_namespaces
 
 SEPARATOR = "\x1f"          # namespace levels in a URL path
 COMMIT_ATTEMPTS = 10
@@ -130,7 +131,9 @@ def _handler(fn):
 class RestCatalogApp:
     """The ASGI application for one icefloe ``Catalog`` (Iceberg format)."""
 
-    def __init__(self, catalog, settings: Optional[ServerSettings] = None):
+    def __init__(self, catalog, settings: Optional[ServerSettings] = None, auth: Optional[Authenticator] = None):
+        """``settings``: what the server accepts (``ServerSettings``); ``auth``: who may do what
+        (``icefloe.rest.auth``); None serves everyone."""
         from starlette.applications import Starlette
         from starlette.routing import Route
 
@@ -139,7 +142,7 @@ class RestCatalogApp:
         self.catalog = catalog
         self.settings = settings or ServerSettings()
         ns, tbl = "/v1/namespaces/{namespace}", "/v1/namespaces/{namespace}/tables/{table}"
-        self.app = Starlette(routes=[
+        self.routes = Starlette(routes=[
             Route("/v1/config", self.config, methods=["GET"]),
             Route("/v1/namespaces", self.list_namespaces, methods=["GET"]),
             Route("/v1/namespaces", self.create_namespace, methods=["POST"]),
@@ -154,6 +157,7 @@ class RestCatalogApp:
             Route(tbl, self.drop_table, methods=["DELETE"]),
             Route("/v1/tables/rename", self.rename_table, methods=["POST"]),
         ])
+        self.app = Guard(self.routes, auth)
 
     async def __call__(self, scope, receive, send):
         await self.app(scope, receive, send)
@@ -254,7 +258,8 @@ class RestCatalogApp:
 
         if request.query_params.get("parent"):
             return JSONResponse({"namespaces": []})        # one level: nothing below a namespace
-        return JSONResponse({"namespaces": [[n] for n in sorted(self.catalog.list_namespaces())]})
+        names = visible_namespaces(request.scope, sorted(self.catalog.list_namespaces()))
+        return JSONResponse({"namespaces": [[n] for n in names]})
 
     @_handler
     def create_namespace(self, request, body):
@@ -455,8 +460,16 @@ def _kind(v) -> str:
         type(v), "a number")
 
 
-def serve(catalog, host: str = "127.0.0.1", port: int = 8181,
-          settings: Optional[ServerSettings] = None) -> None:   # pragma: no cover - blocks
+def serve(catalog, host: str = "127.0.0.1", port: int = 8181, settings: Optional[ServerSettings] = None,
+          auth_file: Optional[str] = None, insecure: bool = False, ssl_certfile: Optional[str] = None,
+          ssl_keyfile: Optional[str] = None) -> None:   # pragma: no cover - blocks
+    """Serve ``catalog`` until stopped, accepting what ``settings`` allows. Without ``auth_file`` only
+    a loopback address is served, unless ``insecure`` (see ``icefloe.rest.serving``); TLS with
+    ``ssl_certfile``/``ssl_keyfile``."""
     import uvicorn
 
-    uvicorn.run(RestCatalogApp(catalog, settings), host=host, port=port, log_level="warning")
+    from icefloe.rest.serving import prepare
+
+    auth, tls = prepare(host, auth_file, insecure, ssl_certfile, ssl_keyfile)
+    uvicorn.run(RestCatalogApp(catalog, settings, auth), host=host, port=port, log_level="warning",
+                access_log=False, **tls)

@@ -3,6 +3,9 @@
 * ``RESTCatalog`` against ``icefloe serve``: the runtime's own catalog class, request and response
   models, JSON and error handling; its transport runs on the JDK's HTTP client
   (``tools/jvm/icefloe/jvm``), because the runtime jar lacks the HttpClient 5 its default one needs.
+* ``RESTCatalog`` with OAuth2 (``credential``) against ``icefloe serve --auth``: the runtime fetches its
+  token from the server's token endpoint, creates, writes and reads; a read-only principal's write
+  is refused (403) and changes nothing.
 * ``JdbcCatalog`` on the PostgreSQL database icefloe's SQL catalog uses: the same two tables, each
   side listing, loading, reading and committing to the other's tables (the driver comes from the
   system's package archive).
@@ -20,24 +23,37 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspa
 from tools.jvm_runtime import JvmRuntime, JvmRuntimeError, postgres_jdbc_jar, rest_client_jars  # noqa: E402
 
 import icefloe  # noqa: E402
+from icefloe.rest.auth import Authenticator, hash_secret, load_auth  # noqa: E402
 
 from tests.interop_util import served  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def catalogs(tmp_path_factory, postgres_url):
-    """(icefloe's catalog behind the REST server, icefloe's PostgreSQL catalog, the runtime)."""
+    """(icefloe's catalog behind the REST server, icefloe's PostgreSQL catalog, the runtime, icefloe's
+    catalog behind an authenticating REST server)."""
     base = tmp_path_factory.mktemp("jvm-catalogs")
     rest_side = icefloe.Catalog(str(base / "rest-wh"), type="sql", uri=f"sqlite:///{base / 'rest.db'}")
     pg_side = icefloe.Catalog(str(base / "pg-wh"), type="sql", uri=postgres_url, name="pg")
+    secured_side = icefloe.Catalog(str(base / "secured-wh"), type="sql", uri=f"sqlite:///{base / 'secured.db'}")
+    (base / "auth.yaml").write_text(
+        f"principals:\n  etl: {{secret: '{hash_secret('etl-secret')}', grants: {{'*': [read, write, create, drop]}}}}\n"
+        f"  analyst: {{secret: '{hash_secret('analyst-secret')}', grants: {{'*': [read]}}}}\n")
+    auth = Authenticator(load_auth(str(base / "auth.yaml")))
     query = parse_qs(urlparse(postgres_url).query)
     jdbc = f"jdbc:postgresql://127.0.0.1:{query['port'][0]}/postgres"
-    with served(rest_side) as uri:
+    with served(rest_side) as uri, served(secured_side, auth=auth) as secured_uri:
         conf = {
             "spark.sql.catalog.rest": "org.apache.iceberg.spark.SparkCatalog",
             "spark.sql.catalog.rest.catalog-impl": "icefloe.jvm.JdkRestCatalog",
             "spark.sql.catalog.rest.uri": uri,
             "spark.sql.catalog.rest.cache-enabled": "false",
+            # Iceberg's OAuth2 client credentials against the server's /v1/oauth/tokens
+            **{f"spark.sql.catalog.{name}{k}": v for name, credential in (("etl", "etl:etl-secret"),
+                                                                          ("analyst", "analyst:analyst-secret"))
+               for k, v in (("", "org.apache.iceberg.spark.SparkCatalog"),
+                            (".catalog-impl", "icefloe.jvm.JdkRestCatalog"), (".uri", secured_uri),
+                            (".credential", credential), (".cache-enabled", "false"))},
             "spark.sql.catalog.pg": "org.apache.iceberg.spark.SparkCatalog",
             "spark.sql.catalog.pg.catalog-impl": "org.apache.iceberg.jdbc.JdbcCatalog",
             "spark.sql.catalog.pg.uri": jdbc,
@@ -48,7 +64,7 @@ def catalogs(tmp_path_factory, postgres_url):
             "spark.driver.extraClassPath": str(postgres_jdbc_jar()),
         }
         with JvmRuntime(base / "jvm-wh", conf=conf, extra_jars=tuple(rest_client_jars())) as jvm:
-            yield rest_side, pg_side, jvm
+            yield rest_side, pg_side, jvm, secured_side
 
 
 def _ids(jvm, table: str) -> list:
@@ -64,7 +80,7 @@ def _rows(ids, s):
 
 
 def test_the_java_rest_catalog_through_icefloe_serve(catalogs, spark):
-    cat, _, jvm = catalogs
+    cat, _, jvm, _ = catalogs
     jvm.sql("CREATE NAMESPACE rest.db")
     assert ["db"] in jvm.sql("SHOW NAMESPACES IN rest")
     jvm.sql("CREATE TABLE rest.db.t (id bigint, s string) USING iceberg PARTITIONED BY (bucket(4, id))")
@@ -95,7 +111,7 @@ def test_the_java_rest_catalog_through_icefloe_serve(catalogs, spark):
 
 
 def test_the_java_jdbc_catalog_shares_icefloe_sql_catalog(catalogs):
-    _, cat, jvm = catalogs
+    _, cat, jvm, _ = catalogs
     cat.create_namespace("db")
     ours = cat.create_table("db.ours", "id bigint, s string")
     ours.append(_rows([1, 2], "a"))
@@ -113,3 +129,20 @@ def test_the_java_jdbc_catalog_shares_icefloe_sql_catalog(catalogs):
     assert _ids(jvm, "pg.db.theirs") == [(10, "j"), (11, "i")]
     cat.drop_table("db.theirs")
     assert ["db", "theirs", False] not in jvm.sql("SHOW TABLES IN pg.db")
+
+
+def test_the_java_rest_catalog_with_oauth2_credentials(catalogs):
+    _, _, jvm, cat = catalogs
+    jvm.sql("CREATE NAMESPACE etl.db")
+    jvm.sql("CREATE TABLE etl.db.t (id bigint, s string) USING iceberg")
+    jvm.sql("INSERT INTO etl.db.t VALUES (1, 'a'), (2, 'b')")
+    t = cat.load_table("db.t")
+    assert _ours(t) == [(1, "a"), (2, "b")]
+    t.append(_rows([3], "c"))
+    assert _ids(jvm, "analyst.db.t") == [(1, "a"), (2, "b"), (3, "c")]      # read-only: reads
+    before = t.refresh().metadata_location
+    with pytest.raises(JvmRuntimeError, match="(?i)ForbiddenException.*lacks the write grant"):
+        jvm.sql("INSERT INTO analyst.db.t VALUES (9, 'x')")
+    with pytest.raises(JvmRuntimeError, match="(?i)ForbiddenException.*lacks the drop grant"):
+        jvm.sql("DROP TABLE analyst.db.t")
+    assert cat.load_table("db.t").metadata_location == before and _ours(t) == [(1, "a"), (2, "b"), (3, "c")]

@@ -1,0 +1,48 @@
+"""Secrets kept out of what icefloe prints and logs: the password of a URI
+(``postgresql://user:***@host/db``), ``password=``/``secret=``/``token=``-style parameters, bearer
+and basic credentials, and the values of properties whose names say they hold a secret."""
+from __future__ import annotations
+
+import logging
+import re
+
+MASK = "***"
+# scheme://user:password@ -> scheme://user:***@  (the user stays: it helps find the configuration)
+_URI_PASSWORD = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.\-]*://[^:/@\s'\"]*:)[^@/\s'\"]+@")
+_PARAMETER = re.compile(
+    r"(?i)(?P<head>\b(?:password|passwd|pwd|secret|client[_-]secret|token|access[_-]token|refresh[_-]token|"
+    r"credential|sig|x-amz-signature|x-amz-security-token|accountkey|sharedaccesssignature)\s*=\s*)"
+    r"(?P<quote>['\"]?)[^&\s'\";,)]+")
+_AUTHORIZATION = re.compile(r"(?i)\b(?P<head>(?:bearer|basic)\s+)[A-Za-z0-9._~+/=\-]{8,}")
+_SECRET_NAMES = ("password", "passwd", "secret", "token", "credential", "private-key", "account-key",
+                 "access-key", "sas", "connection-string")
+
+
+def redact(text: str) -> str:
+    """``text`` with the secrets it may hold replaced by ``***`` (see the module doc)."""
+    text = _URI_PASSWORD.sub(lambda m: m.group("head") + MASK + "@", text)
+    text = _PARAMETER.sub(lambda m: m.group("head") + m.group("quote") + MASK, text)
+    return _AUTHORIZATION.sub(lambda m: m.group("head") + MASK, text)
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a property named ``name`` holds a secret (``s3.secret-access-key``, ``db.password``;
+    not ``s3.access-key-id``)."""
+    n = name.lower().replace("_", "-")
+    return any(w in n for w in _SECRET_NAMES) and not n.endswith("key-id")
+
+
+def redact_properties(props: dict) -> dict:
+    """A copy of ``props`` with the values of secret-named keys masked and the rest redacted."""
+    return {k: MASK if is_secret_name(str(k)) else (redact(v) if isinstance(v, str) else v) for k, v in props.items()}
+
+
+class RedactingFilter(logging.Filter):
+    """A logging filter that redacts each record's message and traceback before any handler sees it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = redact(record.getMessage()), None
+        if record.exc_info:
+            record.exc_text = redact(logging.Formatter().formatException(record.exc_info))
+            record.exc_info = None
+        return True
