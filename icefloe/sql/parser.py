@@ -241,6 +241,9 @@ def _parse_statement(stmt: Statement, before: str, body: str, tokens: list[Token
     if first.token_type in (TokenType.VAR, TokenType.IDENTIFIER) and first.text.upper() not in _SPARK_WORDS:
         line, col = position_of(before + body, len(before) + (first.start - tokens[0].start))
         raise SqlError(f"syntax error at or near {first.text!r}: no statement starts with it", line, col, stmt.text)
+    if first.text.upper() == "RESET":       # Spark's RESET [key]: keys may hold '-' and '*'
+        stmt.tree = exp.Command(this="RESET", expression=exp.Literal.string(body[len(first.text):].strip()))
+        return
     padded = _blank(before) + body
     try:
         with _quiet_sqlglot():

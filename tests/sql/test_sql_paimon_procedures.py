@@ -55,3 +55,49 @@ def test_rollback_by_version_snapshot_and_tag(pcat):
     pcat.sql("INSERT INTO db.t VALUES (5, 'v5')")
     pcat.sql("CALL sys.rollback(table => 'db.t', snapshot => 1)")
     assert _rows(pcat.sql("SELECT id FROM db.t")) == [(1,)]
+
+
+# --------------------------------------------------------------------------- dynamic options (SET spark.paimon.)
+@pytest.fixture
+def reset_paimon_conf(spark):
+    yield
+    for k in list(spark.conf.getAll):
+        if k.startswith("spark.paimon."):
+            spark.conf.unset(k)
+
+
+def test_dynamic_scan_options_per_table_and_global(pcat, reset_paimon_conf):
+    t = _three_snapshots(pcat)
+    pcat.sql("CREATE TABLE db.u (id int) USING paimon")
+    pcat.sql("INSERT INTO db.u VALUES (10)")
+    pcat.sql("INSERT INTO db.u VALUES (20)")
+    pcat.sql("SET spark.paimon.*.db.t.scan.snapshot-id=1")
+    assert _rows(pcat.sql("SELECT id FROM db.t")) == [(1,)]
+    assert _rows(pcat.sql("SELECT id FROM db.u")) == [(10,), (20,)]          # another table: latest
+    pcat.sql("SET spark.paimon.scan.snapshot-id = 1")                          # global; t's own wins
+    pcat.sql("SET spark.paimon.local.*.t.scan.snapshot-id=2")
+    assert _rows(pcat.sql("SELECT id FROM db.t")) == [(1,), (2,)]
+    assert _rows(pcat.sql("SELECT id FROM db.u")) == [(10,)]
+    pcat.sql("RESET spark.paimon.scan.snapshot-id")
+    pcat.sql("RESET spark.paimon.local.*.t.scan.snapshot-id")
+    pcat.sql("RESET spark.paimon.*.db.t.scan.snapshot-id")
+    assert _rows(pcat.sql("SELECT id FROM db.t")) == [(1,), (2,), (3,)]
+    t.create_tag("two", 2)
+    pcat.sql("SET spark.paimon.*.*.t.scan.tag-name=two")
+    assert _rows(pcat.sql("SELECT id FROM db.t")) == [(1,), (2,)]
+    pcat.sql("RESET spark.paimon.*.*.t.scan.tag-name")
+    pcat.sql(f"SET spark.paimon.*.db.t.scan.timestamp-millis={t.snapshot(1).time_millis}")
+    assert _rows(pcat.sql("SELECT id FROM db.t")) == [(1,)]
+    assert _rows(pcat.sql("SELECT id FROM db.t VERSION AS OF 3")) == [(1,), (2,), (3,)]   # the query's own wins
+
+
+def test_unknown_dynamic_option_is_an_error(pcat, spark, reset_paimon_conf):
+    _three_snapshots(pcat)
+    with pytest.raises(SqlError, match="'file.block-size'.*not honoured"):
+        pcat.sql("SET spark.paimon.file.block-size=512M")
+    with pytest.raises(SqlError, match="'scan.snapshot-idd'"):
+        pcat.sql("SET spark.paimon.*.db.t.scan.snapshot-idd=1")
+    assert not any(k.startswith("spark.paimon.") for k in spark.conf.getAll)
+    spark.conf.set("spark.paimon.write-buffer-size", "256 mb")            # set behind SQL's back
+    with pytest.raises(SqlError, match="'write-buffer-size'"):
+        pcat.sql("SELECT * FROM db.t")
