@@ -81,6 +81,7 @@ class PaimonCatalog:
                 raise SchemaError(f"Paimon partition keys are column names, got {k!r}")
             keys.append(pt.field_by_name(fields, k.strip()).name)
         options = {str(k): str(v) for k, v in (properties or {}).items()}
+        comment = options.pop("comment", None)      # the schema's comment field, not an option (as Paimon's catalogs)
         pk_text = options.pop("primary-key", None)
         if primary_key is not None and pk_text is not None:
             raise SchemaError("give the primary key once: primary_key= or the 'primary-key' option")
@@ -89,7 +90,7 @@ class PaimonCatalog:
         pk = [pt.field_by_name(fields, k).name for k in pk_names]
         fields = [f.copy(nullable=False) if f.name in pk else f for f in fields]
         table_schema = TableSchema(id=0, fields=fields, partition_keys=keys, primary_keys=pk,
-                                   options=options)
+                                   options=options, comment=comment)
         validate(table_schema)
         self.io.makedirs(self.database_path(split_name(name)[0]))
         create_schema(self.io, location, table_schema)

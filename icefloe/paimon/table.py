@@ -86,7 +86,16 @@ class FileStoreTable:
 
     @property
     def properties(self) -> dict:
-        return dict(self._schema.options)
+        """The options, and the table comment as ``comment`` (as Paimon's Spark tables show them)."""
+        props = dict(self._schema.options)
+        if self._schema.comment is not None:
+            props["comment"] = self._schema.comment
+        return props
+
+    @property
+    def comment(self) -> Optional[str]:
+        """The table comment (the schema file's ``comment`` field)."""
+        return self._schema.comment
 
     @property
     def options(self) -> dict:
@@ -136,12 +145,13 @@ class FileStoreTable:
 
     def update_properties(self, set: Optional[dict] = None, remove: Optional[Sequence[str]] = None) -> dict:
         """Set and remove table options in one new ``schema-N`` (Paimon's SetOption and
-        RemoveOption); returns the options now in effect."""
+        RemoveOption); returns the options now in effect. ``comment`` is the table comment, kept in
+        the schema's ``comment`` field (Paimon's UpdateComment), not an option."""
         with self.update_schema() as u:
             for k, v in (set or {}).items():
-                u.set_option(k, v)
+                u.update_comment(v) if k == "comment" else u.set_option(k, v)
             for k in remove or ():
-                u.remove_option(k)
+                u.update_comment(None) if k == "comment" else u.remove_option(k)
         return dict(self.refresh()._schema.options)
 
     def schema_by_id(self, schema_id: int) -> TableSchema:

@@ -256,6 +256,8 @@ def describe_rows(t, extended: bool = False) -> list:
         if hasattr(t, "metadata_location"):
             rows.append(("Metadata Location", t.metadata_location, ""))
         props = getattr(t, "properties", {}) or {}
+        if props.get("comment"):
+            rows.append(("Comment", props["comment"], ""))
         rows.append(("Table Properties",
                      "[" + ",".join(f"{k}={v}" for k, v in sorted(props.items())
                                     if k != "schema.name-mapping.default") + "]", ""))

@@ -101,3 +101,29 @@ def test_unknown_dynamic_option_is_an_error(pcat, spark, reset_paimon_conf):
     spark.conf.set("spark.paimon.write-buffer-size", "256 mb")            # set behind SQL's back
     with pytest.raises(SqlError, match="'write-buffer-size'"):
         pcat.sql("SELECT * FROM db.t")
+
+
+# --------------------------------------------------------------------------- comments
+def _schema_file(warehouse, n, table="t"):
+    import json
+    return json.load(open(os.path.join(warehouse, "db.db", table, "schema", f"schema-{n}")))
+
+
+def test_table_and_column_comments_go_into_the_schema_file(pcat, warehouse):
+    pcat.sql("CREATE TABLE db.t (id int COMMENT 'the key', v string) USING paimon COMMENT 'first words' "
+             "TBLPROPERTIES ('bucket' = '-1')")
+    s0 = _schema_file(warehouse, 0)
+    assert s0["comment"] == "first words" and "comment" not in s0["options"]
+    assert s0["fields"][0]["description"] == "the key"
+    pcat.sql("ALTER TABLE db.t SET TBLPROPERTIES ('comment' = 'second words')")
+    s1 = _schema_file(warehouse, 1)
+    assert s1["comment"] == "second words" and s1["options"] == {"bucket": "-1"}
+    pcat.sql("ALTER TABLE db.t ALTER COLUMN v COMMENT 'a value'")
+    assert _schema_file(warehouse, 2)["fields"][1]["description"] == "a value"
+    desc = {r[0]: r[1] for r in pcat.sql("DESCRIBE TABLE EXTENDED db.t").collect()}
+    assert desc["Comment"] == "second words"
+    assert "COMMENT 'second words'" in pcat.sql("SHOW CREATE TABLE db.t").first()[0]
+    pcat.sql("ALTER TABLE db.t UNSET TBLPROPERTIES ('comment')")
+    s3 = _schema_file(warehouse, 3)
+    assert s3.get("comment") is None and s3["options"] == {"bucket": "-1"}
+    assert "COMMENT 'second" not in pcat.sql("SHOW CREATE TABLE db.t").first()[0]
