@@ -12,7 +12,7 @@ from icefloe.errors import (
     NotSupportedError,
 )
 from icefloe.iceberg.catalog import HadoopCatalog
-from icefloe.paimon.catalog import PaimonCatalog
+from icefloe.paimon.catalog import DEFAULT_DATABASE, PaimonCatalog
 from icefloe.spark.session import get_spark
 from icefloe.sql import SqlError, SqlSession
 from icefloe.table import IcebergTable, PaimonTable
@@ -84,6 +84,8 @@ class Catalog:
         else:
             self._impl = PaimonCatalog(self.warehouse, spark, io, table_type=PaimonTable)
         self._impl.io.makedirs(self.warehouse)
+        if fmt == "paimon":     # a Paimon catalog has database `default` (<warehouse>/default.db), as Paimon's do
+            self._impl.io.makedirs(self._impl.database_path(DEFAULT_DATABASE))
 
     @property
     def io(self) -> FileIO:

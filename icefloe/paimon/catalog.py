@@ -23,6 +23,7 @@ from icefloe.paimon.schema import SCHEMA_DIR, TableSchema, create_schema, list_s
 from icefloe.paimon.table import FileStoreTable
 
 DB_SUFFIX = ".db"
+DEFAULT_DATABASE = "default"     # the database Paimon's Spark and Flink catalogs create when opened
 
 
 def split_name(name: str) -> tuple[str, str]:

@@ -14,6 +14,7 @@ from icefloe.sql.translate import partition_term
 from icefloe.core.types import from_spark_schema
 from icefloe.iceberg.catalog import RenameNotSupportedError, ReplaceNotSupportedError
 from icefloe.iceberg.transforms import default_field_name, parse_partition_expr
+from icefloe.paimon.catalog import DEFAULT_DATABASE
 
 ICEFLOE_PROVIDERS = ("iceberg", "paimon", "icefloe")
 
@@ -38,6 +39,29 @@ def _is_ours(sess, table: exp.Table, provider) -> bool:
     return provider in ICEFLOE_PROVIDERS
 
 
+# table options only a Paimon table has: a CREATE TABLE giving them means a Paimon table
+_PAIMON_ONLY = ("primary-key", "bucket", "bucket-key", "merge-engine", "changelog-producer", "sequence.field",
+                "deletion-vectors.enabled")
+
+
+def _refuse_paimon_table_in_spark(sess, tree: exp.Create, target: exp.Table) -> None:
+    """A Paimon catalog's CREATE TABLE of a name without a database, with Paimon's table options or a
+    PRIMARY KEY, would reach Spark's own catalog and create a plain table without them: refused."""
+    if not _is_paimon(sess):
+        return
+    props = tree.args.get("properties")
+    given = [prop.name for prop in (props.expressions if props else []) if isinstance(prop, exp.Property)
+             and not isinstance(prop, (exp.FileFormatProperty, exp.LocationProperty)) and prop.name in _PAIMON_ONLY]
+    if isinstance(tree.this, exp.Schema) and any(isinstance(c, exp.PrimaryKey) for c in tree.this.expressions):
+        given.append("PRIMARY KEY")
+    if given:
+        name = ".".join(table_parts(target))
+        raise sess.error(f"CREATE TABLE {name} names no database, so Spark's own catalog would create a plain "
+                         f"table without {', '.join(given)}; create the Paimon table as "
+                         f"{sess.catalog_name}.{DEFAULT_DATABASE}.{name} (or USE {sess.catalog_name}."
+                         f"{DEFAULT_DATABASE} first)", target)
+
+
 def _target_name(sess, table: exp.Table) -> str:
     parts = sess.qualify(table_parts(table))
     if len(parts) == 3 and parts[0].lower() == sess.catalog_name.lower():
@@ -53,6 +77,8 @@ def create(sess, tree: exp.Create):
     target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
     provider = _provider(tree)
     if kind != "TABLE" or not isinstance(target, exp.Table) or not _is_ours(sess, target, provider):
+        if kind == "TABLE" and isinstance(target, exp.Table) and provider is None:
+            _refuse_paimon_table_in_spark(sess, tree, target)
         return sess.query_statement(tree)        # views, functions, Spark's own tables
     fmt = sess.catalog.format
     if provider in ("iceberg", "paimon") and provider != fmt:

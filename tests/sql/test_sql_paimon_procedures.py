@@ -127,3 +127,21 @@ def test_table_and_column_comments_go_into_the_schema_file(pcat, warehouse):
     s3 = _schema_file(warehouse, 3)
     assert s3.get("comment") is None and s3["options"] == {"bucket": "-1"}
     assert "COMMENT 'second" not in pcat.sql("SHOW CREATE TABLE db.t").first()[0]
+
+
+# --------------------------------------------------------------------------- the default database
+def test_default_database_and_a_bare_primary_key_table(pcat, warehouse, spark):
+    assert os.path.isdir(os.path.join(warehouse, "default.db")) and "default" in pcat.list_namespaces()
+    with pytest.raises(SqlError, match="names no database.*primary-key.*paimon.default.my_table"):
+        pcat.sql("CREATE TABLE my_table (id int, v string) TBLPROPERTIES ('primary-key' = 'id')",
+                 catalog_name="paimon")
+    assert not spark.catalog.tableExists("my_table")
+    run = lambda text: pcat.sql(text, catalog_name="paimon")        # noqa: E731
+    run("USE paimon.default")
+    run("CREATE TABLE my_table (id int, v string) TBLPROPERTIES ('primary-key' = 'id')")
+    run("INSERT INTO my_table VALUES (1, 'a'), (2, 'b')")
+    run("INSERT INTO my_table VALUES (1, 'c')")                      # an upsert of key 1
+    assert _rows(run("SELECT * FROM my_table")) == [(1, "c"), (2, "b")]
+    assert pcat.load_table("default.my_table").table_schema.primary_keys == ["id"]
+    assert os.path.isfile(os.path.join(warehouse, "default.db", "my_table", "schema", "schema-0"))
+    assert not spark.catalog.tableExists("my_table")
