@@ -33,7 +33,7 @@ from icefloe.paimon.schema import SchemaHistory, TableSchema, evolve_arrow, late
 from icefloe.paimon.schema_update import UpdateSchema
 from icefloe.paimon.snapshot import BATCH_COMMIT_IDENTIFIER, OVERWRITE, Snapshot
 from icefloe.paimon.streaming import not_committed_check
-from icefloe.paimon.tag import TagManager, create_tag, delete_tag, replace_tag
+from icefloe.paimon.tag import TagManager, create_tag, delete_tag, rename_tag, replace_tag
 
 
 class FileStoreTable:
@@ -428,14 +428,19 @@ class FileStoreTable:
     def tag(self, name: str):
         return self._tags().tag(name)
 
-    def create_tag(self, name: str, snapshot_id: Optional[int] = None):
+    def create_tag(self, name: str, snapshot_id: Optional[int] = None, time_retained=None):
         """Tag ``snapshot_id`` (default: the latest snapshot). The tag keeps the snapshot's
-        files after it expires; ``TagAlreadyExistsError`` if ``name`` is taken."""
-        return create_tag(self.refresh()._store, name, snapshot_id)
+        files after it expires; ``TagAlreadyExistsError`` if ``name`` is taken. ``time_retained``
+        (a ``timedelta``) is recorded in the tag file as Paimon records it."""
+        return create_tag(self.refresh()._store, name, snapshot_id, time_retained)
 
-    def replace_tag(self, name: str, snapshot_id: Optional[int] = None):
+    def replace_tag(self, name: str, snapshot_id: Optional[int] = None, time_retained=None):
         """Point tag ``name`` at ``snapshot_id`` (default: the latest snapshot)."""
-        return replace_tag(self.refresh()._store, name, snapshot_id)
+        return replace_tag(self.refresh()._store, name, snapshot_id, time_retained)
+
+    def rename_tag(self, name: str, new_name: str):
+        """Rename tag ``name`` to ``new_name``."""
+        return rename_tag(self._store, name, new_name)
 
     def delete_tag(self, name: str) -> list:
         """Delete tag ``name`` and the files only it kept alive; returns their paths."""

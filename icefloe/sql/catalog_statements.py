@@ -156,6 +156,17 @@ def show_tblproperties(sess, stmt: p.ShowTblProperties):
     return sess.spark.createDataFrame(rows, "key string, value string")
 
 
+def show_tags(sess, stmt: p.ShowTags):
+    """Paimon's ``SHOW TAGS t``: the tag names, sorted (column ``tag``)."""
+    t = _table(sess, stmt.table)
+    if t is None:
+        raise SqlError(f"unknown table {stmt.table}", *_at(stmt.table))
+    if not callable(getattr(t, "tags", None)):
+        raise sess.not_supported(f"SHOW TAGS on {t.format} tables (a Paimon statement; Iceberg's tags are in "
+                                 f"{t.name}.refs)")
+    return sess.spark.createDataFrame([(n,) for n in sorted(t.tags())], "tag string")
+
+
 def truncate(sess, tree: exp.TruncateTable):
     """``TRUNCATE TABLE t``: every row removed in one snapshot (the files are dropped, none read)."""
     if tree.args.get("partition") is not None:

@@ -601,6 +601,24 @@ def _ref_ddl(sess, t, stmt: p.AlterRef):
     refs = refs or {}
     exists = stmt.ref in refs
     where = (stmt.table.line, stmt.table.column)
+    if stmt.action == "rename":                 # Paimon's ALTER TABLE t RENAME TAG a TO b
+        if not callable(getattr(t, "rename_tag", None)):
+            raise sess.not_supported(f"ALTER TABLE ... RENAME TAG on {t.format} tables (a Paimon statement)")
+        if not exists:
+            raise SqlError(f"table {t.name} has no tag {stmt.ref}", *where)
+        if stmt.new_name in refs:
+            raise SqlError(f"tag {stmt.new_name} already exists in table {t.name}", *where)
+        t.rename_tag(stmt.ref, stmt.new_name)
+        return sess.empty()
+    if stmt.action == "drop" and kind == "tag" and t.format == "paimon" and "," in stmt.ref:
+        names = [n.strip() for n in stmt.ref.split(",") if n.strip()]     # Paimon: DELETE TAG `a,b`
+        missing = [n for n in names if n not in refs]
+        if missing and not stmt.if_exists:
+            raise SqlError(f"table {t.name} has no tag {', '.join(missing)}; nothing was deleted", *where)
+        for n in names:
+            if n in refs:
+                t.drop_tag(n)
+        return sess.empty()
     if stmt.action == "drop":
         if not exists:
             if stmt.if_exists:

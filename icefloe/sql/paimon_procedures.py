@@ -75,12 +75,85 @@ def _show_ms(millis: int) -> str:
     return _dt.datetime.fromtimestamp(millis / 1000, _dt.timezone.utc).isoformat(timespec="milliseconds")
 
 
+def _retained(args):
+    value = args.get("time_retained")
+    return None if value is None else _dt.timedelta(milliseconds=duration_ms(value))
+
+
+def _create_tag(t, args):
+    """``create_tag(table, tag, snapshot, time_retained)``: the latest snapshot unless ``snapshot``."""
+    snapshot = args.get("snapshot")
+    t.create_tag(_tag_name(args), int(snapshot) if snapshot is not None else None, time_retained=_retained(args))
+    return [(True,)]
+
+
+def _replace_tag(t, args):
+    snapshot = args.get("snapshot")
+    t.replace_tag(_tag_name(args), int(snapshot) if snapshot is not None else None, time_retained=_retained(args))
+    return [(True,)]
+
+
+def _create_tag_from_timestamp(t, args):
+    """A tag of the first snapshot committed at or after ``timestamp`` (epoch ms); a tag of an
+    expired snapshot counts when it is earlier than that snapshot, as in Paimon."""
+    millis = args.get("timestamp")
+    if millis is None:
+        raise SqlError("create_tag_from_timestamp needs argument 'timestamp' (epoch milliseconds)")
+    found = [s for s in t.snapshots() if s.time_millis >= millis]
+    snap = min(found, key=lambda s: s.time_millis) if found else None
+    for tag in sorted(t.tags().values(), key=lambda g: g.snapshot.time_millis):
+        if tag.snapshot.time_millis >= millis:
+            if snap is None or tag.snapshot.time_millis < snap.time_millis:
+                snap = tag.snapshot
+            break
+    if snap is None:
+        raise SqlError(f"table {t.name} has no snapshot committed at or after {millis} ({_show_ms(millis)})")
+    name = _tag_name(args)
+    t.create_tag(name, snap.id, time_retained=_retained(args))
+    watermark = getattr(snap, "watermark", None)
+    return [(name, snap.id, snap.time_millis, None if watermark is None else str(watermark))]
+
+
+def _rename_tag(t, args):
+    t.rename_tag(_tag_name(args), _tag_name(args, "target_tag"))
+    return [(True,)]
+
+
+def _delete_tag(t, args):
+    """``delete_tag(table, tag)``: several tags when ``tag`` is comma-separated, as in Paimon."""
+    names = [n.strip() for n in _tag_name(args).split(",") if n.strip()]
+    missing = [n for n in names if n not in t.tags()]
+    if missing:
+        raise SqlError(f"table {t.name} has no tag {', '.join(missing)}; nothing was deleted")
+    for n in names:
+        t.delete_tag(n)
+    return [(True,)]
+
+
+def _tag_name(args, key: str = "tag") -> str:
+    name = args.get(key)
+    if not isinstance(name, str) or not name.strip():
+        raise SqlError(f"argument {key!r} must be a tag name")
+    return name
+
+
 PROCEDURES = {
     "rollback": PaimonProcedure(("table", "version", "snapshot", "tag"), ("table",),
                                 "previous_snapshot_id bigint, current_snapshot_id bigint", _rollback),
     "rollback_to_timestamp": PaimonProcedure(("table", "timestamp"), ("table", "timestamp"),
                                              "previous_snapshot_id bigint, current_snapshot_id bigint",
                                              _rollback_to_timestamp, times=("timestamp",)),
+    "create_tag": PaimonProcedure(("table", "tag", "snapshot", "time_retained"), ("table", "tag"), "result boolean",
+                                  _create_tag),
+    "replace_tag": PaimonProcedure(("table", "tag", "snapshot", "time_retained"), ("table", "tag"),
+                                   "result boolean", _replace_tag),
+    "create_tag_from_timestamp": PaimonProcedure(("table", "tag", "timestamp", "time_retained"),
+                                                 ("table", "tag", "timestamp"),
+                                                 "tagName string, snapshot bigint, commit_time bigint, watermark string",
+                                                 _create_tag_from_timestamp, times=("timestamp",)),
+    "rename_tag": PaimonProcedure(("table", "tag", "target_tag"), ("table", "tag", "target_tag"), "result boolean",
+                                  _rename_tag),
+    "delete_tag": PaimonProcedure(("table", "tag"), ("table", "tag"), "result boolean", _delete_tag),
 }
 
 

@@ -86,6 +86,11 @@ class ShowTblProperties:
 
 
 @dataclass
+class ShowTags:
+    table: Name
+
+
+@dataclass
 class AlterWriteOrder:
     """``ALTER TABLE t WRITE ...``: the sort order's terms and ``write.distribution-mode``."""
     table: Name
@@ -112,9 +117,10 @@ class AlterPartitionField:
 @dataclass
 class AlterRef:
     table: Name
-    action: str                       # "create" | "replace" | "drop"
+    action: str                       # "create" | "replace" | "drop" | "rename" (Paimon's RENAME TAG)
     kind: str                         # "branch" | "tag"
     ref: str
+    new_name: Optional[str] = None    # RENAME TAG ref TO new_name
     if_not_exists: bool = False
     if_exists: bool = False
     snapshot_id: Optional[int] = None
@@ -158,7 +164,8 @@ class Call:
     args: list                        # (name or None, sqlglot expression)
 
 
-Extension = Union[ShowTables, ShowNamespaces, ShowCreateTable, ShowTblProperties, AlterPartitionField, AlterRef,
+Extension = Union[ShowTables, ShowNamespaces, ShowCreateTable, ShowTblProperties, ShowTags, AlterPartitionField,
+                  AlterRef,
                   AlterColumns, AlterColumn, AlterWriteOrder, AlterIdentifierFields, Call]
 
 
@@ -291,6 +298,8 @@ def _extension(tree: exp.Expression) -> Optional[Extension]:
         return ShowNamespaces(_name(tree.this) if tree.this else None, tree.args.get("pattern"))
     if isinstance(tree, d.ShowCreateTable):
         return ShowCreateTable(_name(tree.this))
+    if isinstance(tree, d.ShowTags):
+        return ShowTags(_name(tree.this))
     if isinstance(tree, d.ShowTblProperties):
         return ShowTblProperties(_name(tree.this), tree.args.get("key"))
     if isinstance(tree, d.Call):
@@ -305,6 +314,7 @@ def _extension(tree: exp.Expression) -> Optional[Extension]:
         return AlterPartitionField(_name(tree.this), a["action"], a["term"], old=a.get("old"), alias=a.get("alias"))
     if isinstance(action, d.RefChange):
         return AlterRef(_name(tree.this), a["action"], a["kind"], action.this.name,
+                        new_name=a["to"].name if a.get("to") is not None else None,
                         if_not_exists=bool(a.get("if_not_exists")), if_exists=bool(a.get("if_exists")),
                         snapshot_id=a.get("version"), retain_ms=a.get("retain"),
                         min_snapshots_to_keep=a.get("min_snapshots"), max_snapshot_age_ms=a.get("max_age"))

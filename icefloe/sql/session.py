@@ -118,6 +118,8 @@ class SqlSession:
                 return cs.show_create_table(self, ext)
             if isinstance(ext, p.ShowTblProperties):
                 return cs.show_tblproperties(self, ext)
+            if isinstance(ext, p.ShowTags):
+                return cs.show_tags(self, ext)
             if isinstance(ext, (p.AlterPartitionField, p.AlterRef, p.AlterColumns, p.AlterColumn, p.AlterWriteOrder,
                                 p.AlterIdentifierFields)):
                 return ddl.alter_extension(self, ext)

@@ -145,3 +145,52 @@ def test_default_database_and_a_bare_primary_key_table(pcat, warehouse, spark):
     assert pcat.load_table("default.my_table").table_schema.primary_keys == ["id"]
     assert os.path.isfile(os.path.join(warehouse, "default.db", "my_table", "schema", "schema-0"))
     assert not spark.catalog.tableExists("my_table")
+
+
+# --------------------------------------------------------------------------- tags
+def _tag_file(warehouse, name):
+    import json
+    return json.load(open(os.path.join(warehouse, "db.db", "t", "tag", f"tag-{name}")))
+
+
+def test_tag_procedures_with_paimon_arguments(pcat, warehouse):
+    t = _three_snapshots(pcat)
+    run = pcat.sql
+    assert run("CALL sys.create_tag(table => 'db.t', tag => 'one', snapshot => 1, time_retained => '1 d')"
+               ).first().result is True
+    one = _tag_file(warehouse, "one")
+    assert one["id"] == 1 and one["tagTimeRetained"] == 86400 and len(one["tagCreateTime"]) >= 5
+    run("CALL sys.create_tag('db.t', 'latest')")                          # the latest snapshot, no retention
+    latest = _tag_file(warehouse, "latest")
+    assert latest["id"] == 3 and "tagTimeRetained" not in latest and "tagCreateTime" not in latest
+    tags = run("SELECT tag_name, snapshot_id, time_retained FROM db.`t$tags` ORDER BY tag_name").collect()
+    assert [tuple(r) for r in tags] == [("latest", 3, None), ("one", 1, "PT24H")]
+    out = run(f"CALL sys.create_tag_from_timestamp(`table` => 'db.t', `tag` => 'from2', "
+              f"`timestamp` => {t.snapshot(2).time_millis - 1})").collect()
+    assert [tuple(r)[:3] for r in out] == [("from2", 2, t.snapshot(2).time_millis)]
+    run("CALL sys.rename_tag(table => 'db.t', tag => 'from2', target_tag => 'two')")
+    assert _tag_file(warehouse, "two")["id"] == 2 and sorted(t.tags()) == ["latest", "one", "two"]
+    with pytest.raises(SqlError, match="has no tag nope; nothing was deleted"):
+        run("CALL sys.delete_tag(table => 'db.t', tag => 'two,nope')")
+    run("CALL sys.delete_tag(table => 'db.t', tag => 'two,latest')")
+    assert os.listdir(os.path.join(warehouse, "db.db", "t", "tag")) == ["tag-one"]
+
+
+def test_tag_ddl_of_paimon(pcat, warehouse):
+    _three_snapshots(pcat)
+    run = pcat.sql
+    run("ALTER TABLE db.t CREATE TAG `TAG-1`")
+    run("ALTER TABLE db.t CREATE TAG IF NOT EXISTS `TAG-1`")
+    run("ALTER TABLE db.t CREATE TAG `TAG-2` AS OF VERSION 2 RETAIN 12 HOURS")
+    assert _tag_file(warehouse, "TAG-2")["id"] == 2 and _tag_file(warehouse, "TAG-2")["tagTimeRetained"] == 43200
+    run("ALTER TABLE db.t REPLACE TAG `TAG-2` AS OF VERSION 1 RETAIN 24 HOURS")
+    assert (_tag_file(warehouse, "TAG-2")["id"], _tag_file(warehouse, "TAG-2")["tagTimeRetained"]) == (1, 86400)
+    run("ALTER TABLE db.t CREATE OR REPLACE TAG `TAG-3` AS OF VERSION 2")
+    assert [r.tag for r in run("SHOW TAGS db.t").collect()] == ["TAG-1", "TAG-2", "TAG-3"]
+    run("ALTER TABLE db.t RENAME TAG `TAG-3` TO `TAG-4`")
+    assert _rows(run("SELECT id FROM db.t VERSION AS OF 'TAG-4'")) == [(1,), (2,)]
+    run("ALTER TABLE db.t DELETE TAG `TAG-1,TAG-4`")
+    run("ALTER TABLE db.t DELETE TAG IF EXISTS `TAG-1`")
+    assert [r.tag for r in run("SHOW TAGS db.t").collect()] == ["TAG-2"]
+    with pytest.raises(SqlError, match="has no tag TAG-1"):
+        run("ALTER TABLE db.t DELETE TAG `TAG-1`")
