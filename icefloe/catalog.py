@@ -171,11 +171,18 @@ class Catalog:
 
     def replace_table(self, name: str, schema, partitioned_by=None, properties: Optional[dict] = None,
                       data=None, create_if_missing: bool = False):
-        """Replace an Iceberg table's definition (and data), keeping its history: Iceberg's
-        ``REPLACE TABLE`` / ``CREATE OR REPLACE TABLE [AS SELECT]``. See ``icefloe.iceberg.catalog``."""
+        """Replace a table's definition (and data), keeping its history: Iceberg's ``REPLACE TABLE`` /
+        ``CREATE OR REPLACE TABLE [AS SELECT]`` (see ``icefloe.iceberg.catalog``); on Paimon tables
+        Paimon's (the table truncated, then a new ``schema-N``; see ``icefloe.paimon.catalog``)."""
+        if isinstance(self._impl, PaimonCatalog):
+            # Paimon's replace: truncate, then the next schema-N; earlier snapshots stay (time travel)
+            t = self._impl.replace_table(name, schema, partitioned_by, properties, create_if_missing)
+            if data is not None:
+                t.append(data)
+            return t
         if not isinstance(self._impl, HadoopCatalog):
             raise NotSupportedError("replace_table", format=self.format,
-                                    reason="a Paimon table has no replace operation (drop it and create it again)")
+                                    reason=f"the {self.type} catalog has no replace operation")
         impl = self._impl
         write = None if data is None else (
             lambda meta: write_files_for(meta, data, impl.io, name, lambda: self.spark))

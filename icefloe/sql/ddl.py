@@ -87,9 +87,6 @@ def create(sess, tree: exp.Create):
     replace = bool(tree.args.get("replace"))
     replace_only = bool(getattr(sess._stmt, "replace_only", False))
     verb = "REPLACE TABLE" if replace_only else "CREATE OR REPLACE TABLE"
-    if replace and fmt != "iceberg":
-        raise sess.not_supported(f"{verb} on {fmt} tables ({fmt} has no table replace that keeps the "
-                                 "history; DROP TABLE, then CREATE TABLE)", tree)
     name = _target_name(sess, target)
     exists = sess.exists(name)
     if replace and tree.args.get("exists"):
@@ -139,7 +136,8 @@ def create(sess, tree: exp.Create):
         except SchemaError as e:
             raise sess.error(str(e), tree.this) from None
         if replace:
-            _replace(sess, name, schema, partitioned_by, properties, None, not replace_only, target)
+            _replace(sess, name, ddl if _is_paimon(sess) else schema, partitioned_by, properties, None,
+                     not replace_only, target)
         else:
             # Paimon keeps TINYINT/SMALLINT, which the shared schema widens: give it the DDL itself
             _create(sess, name, ddl if _is_paimon(sess) else schema, partitioned_by, properties, target)
@@ -150,7 +148,8 @@ def create(sess, tree: exp.Create):
 
     schema = from_spark_schema(df.schema)
     if replace:
-        _replace(sess, name, schema, partitioned_by, properties, df, not replace_only, target)
+        _replace(sess, name, df.schema if _is_paimon(sess) else schema, partitioned_by, properties, df,
+                 not replace_only, target)
         return sess.empty()
     t = _create(sess, name, df.schema if _is_paimon(sess) else schema, partitioned_by, properties, target)
     try:

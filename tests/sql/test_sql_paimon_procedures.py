@@ -194,3 +194,25 @@ def test_tag_ddl_of_paimon(pcat, warehouse):
     assert [r.tag for r in run("SHOW TAGS db.t").collect()] == ["TAG-2"]
     with pytest.raises(SqlError, match="has no tag TAG-1"):
         run("ALTER TABLE db.t DELETE TAG `TAG-1`")
+
+
+# --------------------------------------------------------------------------- REPLACE TABLE
+def test_replace_table_truncates_and_keeps_the_history(pcat, warehouse):
+    run = pcat.sql
+    run("CREATE TABLE db.t (user_id bigint, item_id bigint, behavior string) "
+        "TBLPROPERTIES ('primary-key' = 'user_id', 'bucket' = '2') USING paimon")
+    run("INSERT INTO db.t VALUES (1, 10, 'pv')")
+    run("REPLACE TABLE db.t (user_id bigint, item_id bigint, category string) USING paimon "
+        "TBLPROPERTIES ('primary-key' = 'user_id', 'bucket' = '4')")
+    t = pcat.load_table("db.t")
+    assert [s.commit_kind for s in t.snapshots()] == ["APPEND", "OVERWRITE"]
+    s1 = _schema_file(warehouse, 1)
+    assert [f["name"] for f in s1["fields"]] == ["user_id", "item_id", "category"]
+    assert s1["options"]["bucket"] == "4" and s1["primaryKeys"] == ["user_id"]
+    assert _rows(run("SELECT * FROM db.t")) == []
+    assert _rows(run("SELECT * FROM db.t VERSION AS OF 1")) == [(1, 10, "pv")]
+    run("CREATE OR REPLACE TABLE db.t TBLPROPERTIES ('primary-key' = 'user_id', 'bucket' = '4') USING paimon "
+        "AS SELECT user_id, item_id, behavior FROM db.t VERSION AS OF 1")
+    assert _rows(run("SELECT * FROM db.t")) == [(1, 10, "pv")]
+    assert [f["name"] for f in _schema_file(warehouse, 2)["fields"]] == ["user_id", "item_id", "behavior"]
+    assert _rows(run("SELECT * FROM db.t VERSION AS OF 1")) == [(1, 10, "pv")]
