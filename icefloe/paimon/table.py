@@ -354,6 +354,23 @@ class FileStoreTable:
             return self.commit(messages, overwrite=True, overwrite_partitions=self.static_partition_match(partition))
         return self.commit(messages, overwrite=True)
 
+    def drop_partitions(self, partitions: Sequence[dict], if_exists: bool = False) -> Optional[Snapshot]:
+        """Paimon's drop partition: one OVERWRITE snapshot deleting every live file of the partitions
+        (each a dict of some or all keys). A partition with no live file is an error unless
+        ``if_exists``; None when nothing is left to drop."""
+        if not self.partition_keys:
+            raise SchemaMismatchError(f"table {self.name} is not partitioned")
+        self.refresh()
+        matches = [self.static_partition_match(p) for p in partitions]
+        store = self._store
+        live = {store.partition_values(e.partition) for e in self.plan()} if self.current_snapshot() else set()
+        missing = [p for p, m in zip(partitions, matches) if not any(m(v) for v in live)]
+        if missing and not if_exists:
+            raise SchemaMismatchError(f"table {self.name} has no partition {missing[0]}; nothing was dropped")
+        if len(missing) == len(partitions):
+            return None
+        return self.commit([], overwrite=True, overwrite_partitions=lambda values: any(m(values) for m in matches))
+
     def check_in_partition(self, messages: Sequence[CommitMessage], partition: dict, match) -> None:
         """Every message writes into the partition ``partition`` selects, else nothing is kept."""
         stray = [m.partition for m in messages if not match(m.partition)]

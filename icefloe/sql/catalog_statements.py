@@ -169,9 +169,7 @@ def show_tags(sess, stmt: p.ShowTags):
 
 def truncate(sess, tree: exp.TruncateTable):
     """``TRUNCATE TABLE t``: every row removed in one snapshot (the files are dropped, none read)."""
-    if tree.args.get("partition") is not None:
-        raise sess.not_supported("TRUNCATE TABLE ... PARTITION (use DELETE FROM t WHERE <partition condition>)",
-                                 tree.args["partition"])
+    partition = tree.args.get("partition")
     tables = []
     for table in tree.expressions:
         ref, ours = sess.resolve(table)
@@ -180,6 +178,15 @@ def truncate(sess, tree: exp.TruncateTable):
         if ref is None or ref.metadata:
             raise sess.error(f"unknown table {'.'.join(table_parts(table))}", table)
         tables.append(sess.load(ref))
+    if partition is not None:          # Paimon's TRUNCATE TABLE t PARTITION (...): the partition's files dropped
+        if len(tables) != 1 or not callable(getattr(tables[0], "drop_partitions", None)):
+            raise sess.not_supported("TRUNCATE TABLE ... PARTITION" + (f" on {tables[0].format} tables" if tables
+                                     else "") + " (use DELETE FROM t WHERE <partition condition>)", partition)
+        try:
+            tables[0].drop_partitions([p.partition_spec(partition.expressions)], if_exists=True)
+        except IcefloeError as e:
+            raise sess.error(str(e), partition) from None
+        return sess.empty()
     for t in tables:
         with sess.refused_as("TRUNCATE TABLE"):
             t.truncate()

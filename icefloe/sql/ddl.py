@@ -495,6 +495,8 @@ def _alter_extension(sess, t, stmt):
             with sess.refused_as("ALTER TABLE ... UNSET TBLPROPERTIES"):
                 t.update_properties(remove=list(stmt.names))
         return sess.empty()
+    if isinstance(stmt, p.AlterDropPartitions):
+        return drop_partitions(sess, t, stmt)
     if isinstance(stmt, p.AlterPartitionField):
         return _partition_field(sess, t, stmt)
     if isinstance(stmt, p.AlterWriteOrder):
@@ -589,6 +591,16 @@ def _partition_field(sess, t, stmt: p.AlterPartitionField):
         if old_name is not None:
             u.remove_field(old_name)
         u.add_field(stmt.term, name=new_name)
+    return sess.empty()
+
+
+def drop_partitions(sess, t, stmt: p.AlterDropPartitions):
+    """Paimon's DROP PARTITION / TRUNCATE ... PARTITION: one OVERWRITE snapshot deleting the
+    partitions' files."""
+    if not callable(getattr(t, "drop_partitions", None)):
+        raise sess.not_supported(f"{stmt.statement} on {t.format} tables (use DELETE FROM t WHERE "
+                                 "<partition condition>)")
+    t.drop_partitions(stmt.partitions, if_exists=stmt.if_exists)
     return sess.empty()
 
 

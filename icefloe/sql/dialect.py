@@ -87,6 +87,11 @@ class RefChange(exp.Expression):
                  "version": False, "retain": False, "min_snapshots": False, "max_age": False, "to": False}
 
 
+class DropPartitions(exp.Expression):
+    """``DROP [IF EXISTS] PARTITION (k = v, ...)``: each of ``expressions`` a Tuple of k = v."""
+    arg_types = {"expressions": True, "if_exists": False}
+
+
 class ShowTags(exp.Expression):
     """Paimon's ``SHOW TAGS t``."""
     arg_types = {"this": True}
@@ -370,6 +375,8 @@ class Icefloe(Spark):
                 return True
             if action in ("ADD", "DROP", "REPLACE") and len(words) > 1 and words[1] == "PARTITION":
                 return True
+            if action == "DROP" and words[1:4] == ["IF", "EXISTS", "PARTITION"]:
+                return True
             if action in ("CREATE", "REPLACE", "DROP") and any(w in ("BRANCH", "TAG") for w in words[1:4]):
                 return True
             if action in ("DELETE", "RENAME") and len(words) > 1 and words[1] == "TAG":   # Paimon's tag DDL
@@ -432,6 +439,9 @@ class Icefloe(Spark):
                 alias = self._ident().text if self._accept("AS") else None
                 self._done()
                 return PartitionFieldChange(action="add", term=term, alias=alias)
+            if self._word() == "DROP" and (self._word(1) == "IF" or self._word(1) == "PARTITION"
+                                           and self._word(2) != "FIELD"):
+                return self._drop_partitions()
             if self._accept("DROP", "PARTITION", "FIELD"):
                 term = self._text_until()
                 self._done()
@@ -474,6 +484,23 @@ class Icefloe(Spark):
                 self._done()
                 return RefChange(action="drop", kind=kind, this=exp.to_identifier(ref), if_exists=if_exists)
             return self._parse_ref_change()
+
+        def _drop_partitions(self) -> exp.Expression:
+            """``DROP [IF EXISTS] PARTITION (k = v, ...) [, PARTITION (...)]``."""
+            self._advance()
+            if_exists = self._accept("IF", "EXISTS")
+            specs = []
+            while True:
+                self._expect("PARTITION")
+                if not self._match(TokenType.L_PAREN):
+                    self._fail("expected '(' after PARTITION")
+                specs.append(exp.Tuple(expressions=self._parse_csv(self._parse_assignment)))
+                if not self._match(TokenType.R_PAREN):
+                    self._fail("expected ',' or ')' in the partition spec")
+                if not self._match(TokenType.COMMA):
+                    break
+            self._done()
+            return DropPartitions(expressions=specs, if_exists=if_exists)
 
         def _parse_ref_change(self) -> exp.Expression:
             action = None
@@ -587,6 +614,8 @@ class Icefloe(Spark):
             + ", ".join(_name_sql(n) for n in e.expressions),
             PartitionFieldChange: lambda self, e: _partition_field_sql(e),
             RefChange: lambda self, e: _ref_sql(e),
+            DropPartitions: lambda self, e: "DROP " + ("IF EXISTS " if e.args.get("if_exists") else "")
+            + ", ".join("PARTITION (" + self.expressions(t, flat=True) + ")" for t in e.expressions),
             UnsetProperties: lambda self, e: "UNSET TBLPROPERTIES " + ("IF EXISTS " if e.args.get("if_exists")
                                                                         else "")
             + "(" + ", ".join(_string(k.name) for k in e.expressions) + ")",
@@ -598,7 +627,7 @@ class Icefloe(Spark):
 
         def alter_sql(self, expression: exp.Alter) -> str:
             actions = expression.args.get("actions") or []
-            if len(actions) == 1 and isinstance(actions[0], (PartitionFieldChange, RefChange, UnsetProperties,
+            if len(actions) == 1 and isinstance(actions[0], (PartitionFieldChange, RefChange, UnsetProperties, DropPartitions,
                                                              DropColumns, ColumnChanges, WriteOrder,
                                                              IdentifierFields)):
                 return f"ALTER TABLE {_name_sql(expression.this)} {self.sql(actions[0])}"

@@ -86,6 +86,15 @@ class ShowTblProperties:
 
 
 @dataclass
+class AlterDropPartitions:
+    """``ALTER TABLE t DROP [IF EXISTS] PARTITION (k = v, ...)``, and ``TRUNCATE TABLE t PARTITION (...)``."""
+    table: Name
+    partitions: list                  # one {key: value} per PARTITION (...)
+    if_exists: bool = False
+    statement: str = "ALTER TABLE ... DROP PARTITION"
+
+
+@dataclass
 class ShowTags:
     table: Name
 
@@ -165,7 +174,7 @@ class Call:
 
 
 Extension = Union[ShowTables, ShowNamespaces, ShowCreateTable, ShowTblProperties, ShowTags, AlterPartitionField,
-                  AlterRef,
+                  AlterRef, AlterDropPartitions,
                   AlterColumns, AlterColumn, AlterWriteOrder, AlterIdentifierFields, Call]
 
 
@@ -318,6 +327,9 @@ def _extension(tree: exp.Expression) -> Optional[Extension]:
                         if_not_exists=bool(a.get("if_not_exists")), if_exists=bool(a.get("if_exists")),
                         snapshot_id=a.get("version"), retain_ms=a.get("retain"),
                         min_snapshots_to_keep=a.get("min_snapshots"), max_snapshot_age_ms=a.get("max_age"))
+    if isinstance(action, d.DropPartitions):
+        return AlterDropPartitions(_name(tree.this), [partition_spec(t.expressions) for t in action.expressions],
+                                   bool(a.get("if_exists")))
     if isinstance(action, d.UnsetProperties):
         return AlterColumns(_name(tree.this), "unset_properties", [k.name for k in action.expressions],
                             bool(a.get("if_exists")))
@@ -331,6 +343,19 @@ def _extension(tree: exp.Expression) -> Optional[Extension]:
     if isinstance(action, d.ColumnChanges):
         return AlterColumn(_name(tree.this), [_column_change(c) for c in action.expressions])
     return None
+
+
+def partition_spec(eqs) -> dict:
+    """``k = v, ...`` of a PARTITION clause -> {k: v} (values as literals)."""
+    out = {}
+    for eq in eqs:
+        if not isinstance(eq, exp.EQ) or not isinstance(eq.expression, exp.Literal):
+            line, col = node_position(eq)
+            raise SqlError(f"a partition spec is key = literal, got {eq.sql('spark')}", line, col)
+        lit = eq.expression
+        out[eq.this.name] = lit.this if lit.is_string else (int(lit.this) if lit.this.lstrip("-").isdigit()
+                                                             else float(lit.this))
+    return out
 
 
 def _column_change(c: exp.Expression) -> ColumnChange:

@@ -120,7 +120,8 @@ class SqlSession:
                 return cs.show_tblproperties(self, ext)
             if isinstance(ext, p.ShowTags):
                 return cs.show_tags(self, ext)
-            if isinstance(ext, (p.AlterPartitionField, p.AlterRef, p.AlterColumns, p.AlterColumn, p.AlterWriteOrder,
+            if isinstance(ext, (p.AlterPartitionField, p.AlterRef, p.AlterDropPartitions, p.AlterColumns,
+                                p.AlterColumn, p.AlterWriteOrder,
                                 p.AlterIdentifierFields)):
                 return ddl.alter_extension(self, ext)
             tree = stmt.tree

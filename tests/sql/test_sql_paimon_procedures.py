@@ -216,3 +216,22 @@ def test_replace_table_truncates_and_keeps_the_history(pcat, warehouse):
     assert _rows(run("SELECT * FROM db.t")) == [(1, 10, "pv")]
     assert [f["name"] for f in _schema_file(warehouse, 2)["fields"]] == ["user_id", "item_id", "behavior"]
     assert _rows(run("SELECT * FROM db.t VERSION AS OF 1")) == [(1, 10, "pv")]
+
+
+# --------------------------------------------------------------------------- partitions
+def test_drop_and_truncate_partitions(pcat):
+    run = pcat.sql
+    run("CREATE TABLE db.p (id int, dt string, hh int) USING paimon PARTITIONED BY (dt, hh)")
+    run("INSERT INTO db.p VALUES (1, 'a', 1), (2, 'a', 2), (3, 'b', 1), (4, 'c', 1)")
+    run("ALTER TABLE db.p DROP PARTITION (dt = 'a', hh = 2)")
+    t = pcat.load_table("db.p")
+    assert t.current_snapshot().commit_kind == "OVERWRITE" and len(t.snapshots()) == 2
+    assert _rows(run("SELECT id FROM db.p")) == [(1,), (3,), (4,)]
+    with pytest.raises(SqlError, match="no partition"):
+        run("ALTER TABLE db.p DROP PARTITION (dt = 'zz')")
+    assert len(t.refresh().snapshots()) == 2                           # nothing changed
+    run("ALTER TABLE db.p DROP IF EXISTS PARTITION (dt = 'zz'), PARTITION (dt = 'b')")
+    assert _rows(run("SELECT id FROM db.p")) == [(1,), (4,)]
+    run("TRUNCATE TABLE db.p PARTITION (dt = 'c')")
+    assert _rows(run("SELECT id FROM db.p")) == [(1,)]
+    assert _rows(run("SELECT id FROM db.p VERSION AS OF 1")) == [(1,), (2,), (3,), (4,)]
