@@ -36,6 +36,8 @@ def split_name(name: str) -> tuple[str, str]:
 def _to_fields(schema) -> list:
     """Paimon fields (fresh ids) of a DDL string, an icefloe Schema, a pyarrow.Schema or a Spark
     StructType; TINYINT and SMALLINT stay so (the shared type system has them)."""
+    if isinstance(schema, (list, tuple)) and schema and all(isinstance(f, pt.DataField) for f in schema):
+        return list(schema)                      # Paimon's own fields (CREATE TABLE ... LIKE): types as they are
     if isinstance(schema, str):
         return pt.fields_from_core_schema(parse_schema(schema))
     if isinstance(schema, Schema):

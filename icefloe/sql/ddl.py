@@ -76,6 +76,10 @@ def create(sess, tree: exp.Create):
     kind = str(tree.args.get("kind") or "").upper()
     target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
     provider = _provider(tree)
+    like = _like_source(tree)
+    if like is not None and kind == "TABLE" and isinstance(target, exp.Table) and \
+            (_is_ours(sess, target, provider) or sess.resolve(like)[0] is not None):
+        return _create_like(sess, tree, target, like, provider)
     if kind != "TABLE" or not isinstance(target, exp.Table) or not _is_ours(sess, target, provider):
         if kind == "TABLE" and isinstance(target, exp.Table) and provider is None:
             _refuse_paimon_table_in_spark(sess, tree, target)
@@ -157,6 +161,53 @@ def create(sess, tree: exp.Create):
     except Exception:
         sess.catalog.drop_table(name)   # CTAS is all or nothing
         raise
+    return sess.empty()
+
+
+def _like_source(tree: exp.Create):
+    props = tree.args.get("properties")
+    for prop in (props.expressions if props else []):
+        if isinstance(prop, exp.LikeProperty):
+            return prop.this
+    return None
+
+
+# what CREATE TABLE ... LIKE never copies (Paimon's rule)
+_NOT_COPIED = ("path", "provider", "location", "owner", "external", "is-managed-location")
+
+
+def _create_like(sess, tree: exp.Create, target: exp.Table, like: exp.Table, provider):
+    """Paimon's ``CREATE TABLE t LIKE s [TBLPROPERTIES (...)]``: the source's fields, partition keys,
+    primary key, options and comment; the statement's TBLPROPERTIES win."""
+    if not _is_paimon(sess):
+        raise sess.not_supported("CREATE TABLE ... LIKE on iceberg tables", tree)
+    if provider is not None and provider not in ICEFLOE_PROVIDERS:
+        raise sess.not_supported(f"CREATE TABLE ... LIKE a Paimon table USING {provider}", tree)
+    src_ref = sess.resolve_or_fail(like)
+    src = sess.load(src_ref)
+    name = _target_name(sess, target)
+    if sess.exists(name):
+        if tree.args.get("exists"):
+            return sess.empty()
+        raise sess.error(f"table {name} already exists", target)
+    schema = src.table_schema
+    properties = {k: v for k, v in schema.options.items() if k not in _NOT_COPIED}
+    if schema.primary_keys:
+        properties["primary-key"] = ",".join(schema.primary_keys)
+    if schema.comment is not None:
+        properties["comment"] = schema.comment
+    for prop in tree.args["properties"].expressions:
+        if isinstance(prop, (exp.LikeProperty, exp.FileFormatProperty)):
+            continue
+        if isinstance(prop, exp.LocationProperty):
+            raise sess.not_supported("CREATE TABLE ... LOCATION (tables live in the warehouse)", prop)
+        if isinstance(prop, exp.SchemaCommentProperty):
+            properties["comment"] = prop.this.name
+        elif isinstance(prop, exp.Property):
+            properties[prop.name] = prop.args["value"].name if prop.args.get("value") is not None else ""
+        else:
+            raise sess.not_supported(f"CREATE TABLE ... LIKE clause {prop.sql('spark')}", prop)
+    _create(sess, name, list(schema.fields), list(schema.partition_keys), properties, target)
     return sess.empty()
 
 

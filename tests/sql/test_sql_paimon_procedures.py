@@ -235,3 +235,23 @@ def test_drop_and_truncate_partitions(pcat):
     run("TRUNCATE TABLE db.p PARTITION (dt = 'c')")
     assert _rows(run("SELECT id FROM db.p")) == [(1,)]
     assert _rows(run("SELECT id FROM db.p VERSION AS OF 1")) == [(1,), (2,), (3,), (4,)]
+
+
+# --------------------------------------------------------------------------- CREATE TABLE LIKE
+def test_create_table_like_copies_the_definition(pcat, warehouse):
+    run = pcat.sql
+    run("CREATE TABLE db.src (id int, name string, pt string) USING paimon COMMENT 'source comment' "
+        "PARTITIONED BY (pt) TBLPROPERTIES ('primary-key' = 'id,pt', 'bucket' = '5')")
+    run("INSERT INTO db.src VALUES (1, 'a', 'x')")
+    run("CREATE TABLE db.tgt LIKE db.src")
+    s0 = _schema_file(warehouse, 0, "tgt")
+    src0 = _schema_file(warehouse, 0, "src")
+    assert [(f["name"], f["type"]) for f in s0["fields"]] == [(f["name"], f["type"]) for f in src0["fields"]]
+    assert (s0["partitionKeys"], s0["primaryKeys"], s0["options"], s0["comment"]) == \
+        (["pt"], ["id", "pt"], {"bucket": "5"}, "source comment")
+    assert _rows(run("SELECT * FROM db.tgt")) == []                     # the definition, not the rows
+    run("CREATE TABLE IF NOT EXISTS db.tgt LIKE db.src")
+    run("CREATE TABLE db.tgt2 LIKE db.src TBLPROPERTIES ('bucket' = '2')")
+    assert _schema_file(warehouse, 0, "tgt2")["options"] == {"bucket": "2"}
+    run("INSERT INTO db.tgt VALUES (1, 'a', 'x'), (1, 'b', 'x')")
+    assert _rows(run("SELECT * FROM db.tgt")) == [(1, "b", "x")]          # a primary-key table: deduplicated
