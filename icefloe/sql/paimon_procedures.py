@@ -9,8 +9,9 @@ procedure is one of :data:`PROCEDURES`; the rest of the procedures are shared wi
 from __future__ import annotations
 
 import datetime as _dt
+import re
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Optional
 
 from icefloe.errors import IcefloeError, SchemaError
 from icefloe.paimon.options import parse_duration_ms
@@ -137,6 +138,76 @@ def _tag_name(args, key: str = "tag") -> str:
     return name
 
 
+_JAVA_TIME = {"yyyy": "%Y", "MM": "%m", "dd": "%d", "HH": "%H", "mm": "%M", "ss": "%S"}
+
+
+def _partition_time(text: str, formatter: Optional[str]) -> _dt.datetime:
+    """A partition's time, as Paimon's PartitionTimeExtractor reads it (a date alone: midnight)."""
+    if formatter is None:
+        return _dt.datetime.fromisoformat(text)
+    fmt = ""
+    for run in re.finditer(r"([A-Za-z])\1*|[^A-Za-z]+", formatter):
+        token = run.group(0)
+        if token[0].isalpha():
+            if token not in _JAVA_TIME:
+                raise SqlError(f"timestamp_formatter {formatter!r}: icefloe reads the fields yyyy, MM, dd, HH, mm, "
+                               f"ss, not {token!r}")
+            fmt += _JAVA_TIME[token]
+        else:
+            fmt += token.replace("%", "%%").replace("'", "")
+    return _dt.datetime.strptime(text, fmt)
+
+
+def _expire_partitions(t, args):
+    """``expire_partitions``: drop (one OVERWRITE snapshot) the partitions whose time, read from
+    their values (``values-time``), is older than ``expiration_time`` before now."""
+    strategy = str(args.get("expire_strategy") or "values-time").lower()
+    if strategy != "values-time":
+        raise SqlError(f"expire_partitions expire_strategy {strategy!r}: icefloe expires by partition values "
+                       "('values-time'); 'update-time' is not supported")
+    options = {}
+    for item in str(args.get("options") or "").split(","):
+        if item.strip():
+            k, _, v = item.partition("=")
+            options[k.strip()] = v.strip()
+    unknown = sorted(k for k in options if k != "partition.expiration-max-num")
+    if unknown:
+        raise SqlError(f"expire_partitions options {', '.join(unknown)} are not honoured by icefloe (known: "
+                       "partition.expiration-max-num)")
+    if args.get("expiration_time") is None:
+        raise SqlError("expire_partitions needs argument 'expiration_time' (e.g. '1 d')")
+    keys = t.partition_keys
+    if not keys:
+        raise SqlError(f"table {t.name} is not partitioned")
+    limit = args.get("max_expires", options.get("partition.expiration-max-num"))
+    horizon = _dt.datetime.now() - _dt.timedelta(milliseconds=duration_ms(args["expiration_time"], "expiration_time"))
+    pattern, formatter = args.get("timestamp_pattern"), args.get("timestamp_formatter")
+    store = t.refresh().store
+    live = sorted({store.partition_values(e.partition) for e in t.plan()}) if t.current_snapshot() else []
+    expired = []
+    for values in live:
+        texts = ["null" if v is None else str(v) for v in values]
+        text = texts[0]
+        if pattern is not None:
+            text = str(pattern)
+            for k, v in sorted(zip(keys, texts), key=lambda kv: -len(kv[0])):
+                text = text.replace(f"${k}", v)
+        try:
+            when = _partition_time(text, formatter)
+        except ValueError as e:
+            raise SqlError(f"expire_partitions: partition {dict(zip(keys, texts))} has no time {text!r} "
+                           f"({e})") from None
+        if when < horizon:
+            expired.append((when, values))
+    expired.sort(key=lambda w: w[0])
+    if limit is not None:
+        expired = expired[:int(limit)]
+    if not expired:
+        return [("No expired partitions.",)]
+    t.drop_partitions([dict(zip(keys, values)) for _, values in expired])
+    return [(", ".join(f"{k}={v}" for k, v in zip(keys, values)),) for _, values in expired]
+
+
 PROCEDURES = {
     "rollback": PaimonProcedure(("table", "version", "snapshot", "tag"), ("table",),
                                 "previous_snapshot_id bigint, current_snapshot_id bigint", _rollback),
@@ -154,6 +225,9 @@ PROCEDURES = {
     "rename_tag": PaimonProcedure(("table", "tag", "target_tag"), ("table", "tag", "target_tag"), "result boolean",
                                   _rename_tag),
     "delete_tag": PaimonProcedure(("table", "tag"), ("table", "tag"), "result boolean", _delete_tag),
+    "expire_partitions": PaimonProcedure(("table", "expiration_time", "timestamp_formatter", "timestamp_pattern",
+                                          "expire_strategy", "max_expires", "options"), ("table",),
+                                         "expired_partitions string", _expire_partitions),
 }
 
 

@@ -255,3 +255,21 @@ def test_create_table_like_copies_the_definition(pcat, warehouse):
     assert _schema_file(warehouse, 0, "tgt2")["options"] == {"bucket": "2"}
     run("INSERT INTO db.tgt VALUES (1, 'a', 'x'), (1, 'b', 'x')")
     assert _rows(run("SELECT * FROM db.tgt")) == [(1, "b", "x")]          # a primary-key table: deduplicated
+
+
+def test_expire_partitions_by_their_values(pcat):
+    run = pcat.sql
+    run("CREATE TABLE db.e (id int, dt string) USING paimon PARTITIONED BY (dt)")
+    run("INSERT INTO db.e VALUES (1, '2020-01-01'), (2, '2020-01-02'), (3, '2999-01-01')")
+    out = run("CALL sys.expire_partitions(table => 'db.e', expiration_time => '1 d', "
+              "timestamp_formatter => 'yyyy-MM-dd', timestamp_pattern => '$dt', max_expires => 1)").collect()
+    assert [r.expired_partitions for r in out] == ["dt=2020-01-01"]
+    assert _rows(run("SELECT id FROM db.e")) == [(2,), (3,)]
+    out = run("CALL sys.expire_partitions(table => 'db.e', expiration_time => '1 d', "
+              "timestamp_formatter => 'yyyy-MM-dd')").collect()
+    assert [r.expired_partitions for r in out] == ["dt=2020-01-02"]
+    assert run("CALL sys.expire_partitions(table => 'db.e', expiration_time => '1 d')").first()[0] == \
+        "No expired partitions."
+    assert _rows(run("SELECT id FROM db.e")) == [(3,)]
+    with pytest.raises(SqlError, match="'update-time' is not supported"):
+        run("CALL sys.expire_partitions(table => 'db.e', expiration_time => '1 d', expire_strategy => 'update-time')")
