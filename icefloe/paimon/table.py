@@ -8,6 +8,8 @@ adds Spark reads and writes on top.
 """
 from __future__ import annotations
 
+import json
+import time
 import uuid
 from typing import Optional, Sequence
 
@@ -370,6 +372,33 @@ class FileStoreTable:
         if len(missing) == len(partitions):
             return None
         return self.commit([], overwrite=True, overwrite_partitions=lambda values: any(m(values) for m in matches))
+
+    def mark_partition_done(self, partitions: Sequence[dict]) -> list[str]:
+        """Paimon's mark-done with the ``success-file`` action (its default): a ``_SUCCESS`` file
+        (``creationTime``, ``modificationTime`` in epoch ms) in each partition's directory; a
+        partition marked before keeps its creation time. Returns the files' paths."""
+        actions = [a.strip() for a in self.options.get("partition.mark-done-action", "success-file").split(",")]
+        other = [a for a in actions if a and a != "success-file"]
+        if other:
+            raise SchemaMismatchError(f"partition.mark-done-action {', '.join(other)} of {self.name}: icefloe "
+                                      "marks partitions done with 'success-file' only")
+        keys = self.partition_keys
+        arrow = pt.to_arrow_schema(self._schema.fields, with_ids=False)
+        paths = []
+        for spec in partitions:
+            given = {str(k).lower(): v for k, v in spec.items()}
+            if sorted(given) != sorted(k.lower() for k in keys):
+                raise SchemaMismatchError(f"partition {spec} of {self.name} must give each partition key {keys}")
+            values = [pa.array([given[k.lower()]]).cast(arrow.field(k).type).to_pylist()[0] for k in keys]
+            paths.append(f"{self._location}/{self._store.partition_dir(values)}/_SUCCESS")
+        for path in paths:
+            now = int(time.time() * 1000)
+            created = now
+            if self.io.exists(path):
+                created = json.loads(self.io.read_bytes(path)).get("creationTime", now)
+            doc = f'{{\n  "creationTime" : {int(created)},\n  "modificationTime" : {now}\n}}'
+            self.io.write_bytes(path, doc.encode("utf-8"), overwrite=True)
+        return paths
 
     def check_in_partition(self, messages: Sequence[CommitMessage], partition: dict, match) -> None:
         """Every message writes into the partition ``partition`` selects, else nothing is kept."""

@@ -208,6 +208,24 @@ def _expire_partitions(t, args):
     return [(", ".join(f"{k}={v}" for k, v in zip(keys, values)),) for _, values in expired]
 
 
+def _mark_partition_done(t, args):
+    """``mark_partition_done(table, partitions => 'dt=2024-07-01;dt=2024-07-02')``."""
+    specs = []
+    for text in str(args.get("partitions") or "").split(";"):
+        if text.strip():
+            spec = {}
+            for item in text.split(","):
+                k, eq, v = item.partition("=")
+                if not eq or not k.strip():
+                    raise SqlError(f"mark_partition_done: partition {text!r} is not k=v[,k2=v2]")
+                spec[k.strip()] = v.strip()
+            specs.append(spec)
+    if not specs:
+        raise SqlError("mark_partition_done needs argument 'partitions' (e.g. 'dt=2024-07-01;dt=2024-07-02')")
+    t.mark_partition_done(specs)
+    return [(True,)]
+
+
 PROCEDURES = {
     "rollback": PaimonProcedure(("table", "version", "snapshot", "tag"), ("table",),
                                 "previous_snapshot_id bigint, current_snapshot_id bigint", _rollback),
@@ -228,6 +246,8 @@ PROCEDURES = {
     "expire_partitions": PaimonProcedure(("table", "expiration_time", "timestamp_formatter", "timestamp_pattern",
                                           "expire_strategy", "max_expires", "options"), ("table",),
                                          "expired_partitions string", _expire_partitions),
+    "mark_partition_done": PaimonProcedure(("table", "partitions"), ("table", "partitions"), "result boolean",
+                                           _mark_partition_done),
 }
 
 

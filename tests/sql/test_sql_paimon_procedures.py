@@ -273,3 +273,21 @@ def test_expire_partitions_by_their_values(pcat):
     assert _rows(run("SELECT id FROM db.e")) == [(3,)]
     with pytest.raises(SqlError, match="'update-time' is not supported"):
         run("CALL sys.expire_partitions(table => 'db.e', expiration_time => '1 d', expire_strategy => 'update-time')")
+
+
+def test_mark_partition_done_writes_success_files(pcat, warehouse):
+    import json
+    run = pcat.sql
+    run("CREATE TABLE db.m (id int, day string, hh int) USING paimon PARTITIONED BY (day, hh)")
+    run("INSERT INTO db.m VALUES (1, '2024-07-01', 1)")
+    assert run("CALL sys.mark_partition_done(table => 'db.m', "
+               "partitions => 'day=2024-07-01,hh=1;day=2024-07-02,hh=3')").first().result is True
+    for part in ("day=2024-07-01/hh=1", "day=2024-07-02/hh=3"):
+        doc = json.load(open(os.path.join(warehouse, "db.db", "m", part, "_SUCCESS")))
+        assert doc["creationTime"] <= doc["modificationTime"]
+    with pytest.raises(SqlError, match="must give each partition key"):
+        run("CALL sys.mark_partition_done(table => 'db.m', partitions => 'day=2024-07-01')")
+    assert _rows(run("SELECT * FROM db.m")) == [(1, "2024-07-01", 1)]       # no snapshot, no rows changed
+    t = pcat.load_table("db.m")
+    assert len(t.snapshots()) == 1
+    assert t.remove_orphan_files(older_than=time.time() * 1000 + 60_000, dry_run=True) == []   # markers stay
