@@ -12,7 +12,7 @@ from icefloe.errors import (
     NotSupportedError,
 )
 from icefloe.iceberg.catalog import HadoopCatalog
-from icefloe.paimon.catalog import PaimonCatalog
+from icefloe.paimon.catalog import DEFAULT_DATABASE, PaimonCatalog
 from icefloe.spark.session import get_spark
 from icefloe.sql import SqlError, SqlSession
 from icefloe.table import IcebergTable, PaimonTable
@@ -109,6 +109,8 @@ class Catalog:
         else:
             self._impl = PaimonCatalog(self.warehouse, spark, io, table_type=PaimonTable)
         self._impl.io.makedirs(self.warehouse)
+        if fmt == "paimon":     # a Paimon catalog has database `default` (<warehouse>/default.db), as Paimon's do
+            self._impl.io.makedirs(self._impl.database_path(DEFAULT_DATABASE))
 
     @property
     def io(self) -> FileIO:
@@ -286,27 +288,35 @@ class Catalog:
 
     def replace_table(self, name: str, schema, partitioned_by=None, properties: Optional[dict] = None,
                       data=None, create_if_missing: bool = False):
-        """Replace an Iceberg table's definition (and data), keeping its history.
+        """Replace a table's definition (and data), keeping its history.
 
-        Iceberg's ``REPLACE TABLE`` / ``CREATE OR REPLACE TABLE [AS SELECT]``.
+        Iceberg's ``REPLACE TABLE`` / ``CREATE OR REPLACE TABLE [AS SELECT]``; on a Paimon catalog,
+        Paimon's: the table is truncated, then the new definition is its next ``schema-N`` and the
+        earlier snapshots stay readable.
 
         Args:
             name: ``"db.table"``.
             schema: The new schema (as ``create_table`` takes it).
-            partitioned_by: The new partition terms.
+            partitioned_by: The new partition terms (a Paimon table's may not change).
             properties: Properties to set.
             data: Rows for the replaced table (Spark DataFrame, pyarrow or pandas data).
             create_if_missing: Create the table if it does not exist.
 
         Returns:
-            IcebergTable: the table.
+            Table: the table.
 
         Raises:
-            NotSupportedError: on a Paimon catalog.
+            NotSupportedError: on an SQL or REST catalog.
         """
+        if isinstance(self._impl, PaimonCatalog):
+            # Paimon's replace: truncate, then the next schema-N; earlier snapshots stay (time travel)
+            t = self._impl.replace_table(name, schema, partitioned_by, properties, create_if_missing)
+            if data is not None:
+                t.append(data)
+            return t
         if not isinstance(self._impl, HadoopCatalog):
             raise NotSupportedError("replace_table", format=self.format,
-                                    reason="a Paimon table has no replace operation (drop it and create it again)")
+                                    reason=f"the {self.type} catalog has no replace operation")
         impl = self._impl
         write = None if data is None else (
             lambda meta: write_files_for(meta, data, impl.io, name, lambda: self.spark))

@@ -6,11 +6,12 @@ pypaimon's filesystem catalogs use, so any of them can open the warehouse.
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Optional
 
 import pyarrow as pa
 
-from icefloe.core.io import FileIO, normalize_location
+from icefloe.core.io import FileAlreadyExistsError, FileIO, normalize_location
 from icefloe.core.object_store import file_io_for
 from icefloe.core.names import check_name_part
 from icefloe.core.names import split_name as _split_name
@@ -19,10 +20,13 @@ from icefloe.errors import (
     NoSuchNamespaceError, NoSuchTableError, NotSupportedError, SchemaError, TableAlreadyExistsError,
 )
 from icefloe.paimon import types as pt
-from icefloe.paimon.schema import SCHEMA_DIR, TableSchema, create_schema, list_schema_ids, validate
+from icefloe.paimon.schema import (
+    SCHEMA_DIR, TableSchema, create_schema, latest_schema, list_schema_ids, schema_path, validate,
+)
 from icefloe.paimon.table import FileStoreTable
 
 DB_SUFFIX = ".db"
+DEFAULT_DATABASE = "default"     # the database Paimon's Spark and Flink catalogs create when opened
 
 
 def split_name(name: str) -> tuple[str, str]:
@@ -32,6 +36,8 @@ def split_name(name: str) -> tuple[str, str]:
 def _to_fields(schema) -> list:
     """Paimon fields (fresh ids) of a DDL string, an icefloe Schema, a pyarrow.Schema or a Spark
     StructType; TINYINT and SMALLINT stay so (the shared type system has them)."""
+    if isinstance(schema, (list, tuple)) and schema and all(isinstance(f, pt.DataField) for f in schema):
+        return list(schema)                      # Paimon's own fields (CREATE TABLE ... LIKE): types as they are
     if isinstance(schema, str):
         return pt.fields_from_core_schema(parse_schema(schema))
     if isinstance(schema, Schema):
@@ -74,26 +80,38 @@ class PaimonCatalog:
         location = self.table_location(name)
         if self.table_exists(name):
             raise TableAlreadyExistsError(f"table {name} already exists at {location}")
-        fields = _to_fields(schema)
-        keys = []
-        for k in partitioned_by or []:
-            if not isinstance(k, str) or "(" in k:
-                raise SchemaError(f"Paimon partition keys are column names, got {k!r}")
-            keys.append(pt.field_by_name(fields, k.strip()).name)
-        options = {str(k): str(v) for k, v in (properties or {}).items()}
-        pk_text = options.pop("primary-key", None)
-        if primary_key is not None and pk_text is not None:
-            raise SchemaError("give the primary key once: primary_key= or the 'primary-key' option")
-        pk_names = list(primary_key) if primary_key is not None else \
-            [k.strip() for k in (pk_text or "").split(",") if k.strip()]
-        pk = [pt.field_by_name(fields, k).name for k in pk_names]
-        fields = [f.copy(nullable=False) if f.name in pk else f for f in fields]
-        table_schema = TableSchema(id=0, fields=fields, partition_keys=keys, primary_keys=pk,
-                                   options=options)
-        validate(table_schema)
+        table_schema = _new_schema(0, schema, partitioned_by, properties, primary_key)
         self.io.makedirs(self.database_path(split_name(name)[0]))
         create_schema(self.io, location, table_schema)
         return self.table_type(name, location, self.io, self.spark)
+
+    def replace_table(self, name: str, schema, partitioned_by: Optional[list] = None,
+                      properties: Optional[dict] = None, create_if_missing: bool = False) -> FileStoreTable:
+        """Paimon's REPLACE TABLE: the table is truncated (an OVERWRITE snapshot), then the new
+        definition is committed as the next ``schema-N``; the location and every earlier snapshot
+        stay, readable by time travel. Not atomic, as in Paimon. The partition keys cannot change
+        (as in Paimon: drop and create the table instead)."""
+        if not self.table_exists(name):
+            if create_if_missing:
+                return self.create_table(name, schema, partitioned_by, properties)
+            raise NoSuchTableError(f"table {name} does not exist, so it cannot be replaced")
+        table = self.load_table(name)
+        latest = latest_schema(self.io, table.location)
+        new = _new_schema(latest.id + 1, schema, partitioned_by, properties)   # validated before any change
+        if list(new.partition_keys) != list(latest.partition_keys):
+            raise SchemaError(f"REPLACE TABLE of Paimon table {name} cannot change the partition keys (old="
+                              f"{list(latest.partition_keys)}, new={list(new.partition_keys)}), as in Paimon; "
+                              "drop the table and create it again (nothing was changed)")
+        if table.current_snapshot() is not None:
+            table.commit([], overwrite=True)                   # truncate: one OVERWRITE snapshot
+        while True:                                            # the next schema-N, create-if-absent
+            try:
+                self.io.write_bytes(schema_path(table.location, new.id), new.to_json().encode("utf-8"),
+                                    overwrite=False)
+                break
+            except FileAlreadyExistsError:
+                new = dataclasses.replace(new, id=new.id + 1)
+        return self.load_table(name)
 
     def load_table(self, name: str) -> FileStoreTable:
         location = self.table_location(name)
@@ -142,3 +160,26 @@ class PaimonCatalog:
             raise NotSupportedError("drop without purge", name, "paimon",
                                     "a Paimon table is its directory in the warehouse: dropping it deletes its files")
         self.io.delete_tree(location)
+
+
+def _new_schema(schema_id: int, schema, partitioned_by, properties, primary_key=None) -> TableSchema:
+    """A validated table schema of a definition (fresh field ids), as CREATE TABLE gives it."""
+    fields = _to_fields(schema)
+    keys = []
+    for k in partitioned_by or []:
+        if not isinstance(k, str) or "(" in k:
+            raise SchemaError(f"Paimon partition keys are column names, got {k!r}")
+        keys.append(pt.field_by_name(fields, k.strip()).name)
+    options = {str(k): str(v) for k, v in (properties or {}).items()}
+    comment = options.pop("comment", None)      # the schema's comment field, not an option (as Paimon's catalogs)
+    pk_text = options.pop("primary-key", None)
+    if primary_key is not None and pk_text is not None:
+        raise SchemaError("give the primary key once: primary_key= or the 'primary-key' option")
+    pk_names = list(primary_key) if primary_key is not None else \
+        [k.strip() for k in (pk_text or "").split(",") if k.strip()]
+    pk = [pt.field_by_name(fields, k).name for k in pk_names]
+    fields = [f.copy(nullable=False) if f.name in pk else f for f in fields]
+    table_schema = TableSchema(id=schema_id, fields=fields, partition_keys=keys, primary_keys=pk,
+                               options=options, comment=comment)
+    validate(table_schema)
+    return table_schema

@@ -107,7 +107,7 @@ def _may_be_orphan(rel: str) -> bool:
     table directory itself -- is never touched."""
     parts = rel.split(os.sep)
     top = parts[0]
-    if len(parts) == 1:
+    if len(parts) == 1 or parts[-1] == "_SUCCESS":     # _SUCCESS: a partition's mark-done file, not data
         return False
     if top in _METADATA_FILES:
         return len(parts) > 2 or not _METADATA_FILES[top].match(parts[1])

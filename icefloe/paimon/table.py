@@ -8,6 +8,8 @@ adds Spark reads and writes on top.
 """
 from __future__ import annotations
 
+import json
+import time
 import uuid
 from typing import Optional, Sequence
 
@@ -33,7 +35,7 @@ from icefloe.paimon.schema import SchemaHistory, TableSchema, evolve_arrow, late
 from icefloe.paimon.schema_update import UpdateSchema
 from icefloe.paimon.snapshot import BATCH_COMMIT_IDENTIFIER, OVERWRITE, Snapshot
 from icefloe.paimon.streaming import not_committed_check
-from icefloe.paimon.tag import TagManager, create_tag, delete_tag, replace_tag
+from icefloe.paimon.tag import TagManager, create_tag, delete_tag, rename_tag, replace_tag
 
 
 class FileStoreTable:
@@ -86,7 +88,16 @@ class FileStoreTable:
 
     @property
     def properties(self) -> dict:
-        return dict(self._schema.options)
+        """The options, and the table comment as ``comment`` (as Paimon's Spark tables show them)."""
+        props = dict(self._schema.options)
+        if self._schema.comment is not None:
+            props["comment"] = self._schema.comment
+        return props
+
+    @property
+    def comment(self) -> Optional[str]:
+        """The table comment (the schema file's ``comment`` field)."""
+        return self._schema.comment
 
     @property
     def options(self) -> dict:
@@ -136,12 +147,13 @@ class FileStoreTable:
 
     def update_properties(self, set: Optional[dict] = None, remove: Optional[Sequence[str]] = None) -> dict:
         """Set and remove table options in one new ``schema-N`` (Paimon's SetOption and
-        RemoveOption); returns the options now in effect."""
+        RemoveOption); returns the options now in effect. ``comment`` is the table comment, kept in
+        the schema's ``comment`` field (Paimon's UpdateComment), not an option."""
         with self.update_schema() as u:
             for k, v in (set or {}).items():
-                u.set_option(k, v)
+                u.update_comment(v) if k == "comment" else u.set_option(k, v)
             for k in remove or ():
-                u.remove_option(k)
+                u.update_comment(None) if k == "comment" else u.remove_option(k)
         return dict(self.refresh()._schema.options)
 
     def schema_by_id(self, schema_id: int) -> TableSchema:
@@ -355,6 +367,50 @@ class FileStoreTable:
             return self.commit(messages, overwrite=True, overwrite_partitions=self.static_partition_match(partition))
         return self.commit(messages, overwrite=True)
 
+    def drop_partitions(self, partitions: Sequence[dict], if_exists: bool = False) -> Optional[Snapshot]:
+        """Paimon's drop partition: one OVERWRITE snapshot deleting every live file of the partitions
+        (each a dict of some or all keys). A partition with no live file is an error unless
+        ``if_exists``; None when nothing is left to drop."""
+        if not self.partition_keys:
+            raise SchemaMismatchError(f"table {self.name} is not partitioned")
+        self.refresh()
+        matches = [self.static_partition_match(p) for p in partitions]
+        store = self._store
+        live = {store.partition_values(e.partition) for e in self.plan()} if self.current_snapshot() else set()
+        missing = [p for p, m in zip(partitions, matches) if not any(m(v) for v in live)]
+        if missing and not if_exists:
+            raise SchemaMismatchError(f"table {self.name} has no partition {missing[0]}; nothing was dropped")
+        if len(missing) == len(partitions):
+            return None
+        return self.commit([], overwrite=True, overwrite_partitions=lambda values: any(m(values) for m in matches))
+
+    def mark_partition_done(self, partitions: Sequence[dict]) -> list[str]:
+        """Paimon's mark-done with the ``success-file`` action (its default): a ``_SUCCESS`` file
+        (``creationTime``, ``modificationTime`` in epoch ms) in each partition's directory; a
+        partition marked before keeps its creation time. Returns the files' paths."""
+        actions = [a.strip() for a in self.options.get("partition.mark-done-action", "success-file").split(",")]
+        other = [a for a in actions if a and a != "success-file"]
+        if other:
+            raise SchemaMismatchError(f"partition.mark-done-action {', '.join(other)} of {self.name}: icefloe "
+                                      "marks partitions done with 'success-file' only")
+        keys = self.partition_keys
+        arrow = pt.to_arrow_schema(self._schema.fields, with_ids=False)
+        paths = []
+        for spec in partitions:
+            given = {str(k).lower(): v for k, v in spec.items()}
+            if sorted(given) != sorted(k.lower() for k in keys):
+                raise SchemaMismatchError(f"partition {spec} of {self.name} must give each partition key {keys}")
+            values = [pa.array([given[k.lower()]]).cast(arrow.field(k).type).to_pylist()[0] for k in keys]
+            paths.append(f"{self._location}/{self._store.partition_dir(values)}/_SUCCESS")
+        for path in paths:
+            now = int(time.time() * 1000)
+            created = now
+            if self.io.exists(path):
+                created = json.loads(self.io.read_bytes(path)).get("creationTime", now)
+            doc = f'{{\n  "creationTime" : {int(created)},\n  "modificationTime" : {now}\n}}'
+            self.io.write_bytes(path, doc.encode("utf-8"), overwrite=True)
+        return paths
+
     def check_in_partition(self, messages: Sequence[CommitMessage], partition: dict, match) -> None:
         """Every message writes into the partition ``partition`` selects, else nothing is kept."""
         stray = [m.partition for m in messages if not match(m.partition)]
@@ -429,14 +485,19 @@ class FileStoreTable:
     def tag(self, name: str):
         return self._tags().tag(name)
 
-    def create_tag(self, name: str, snapshot_id: Optional[int] = None):
+    def create_tag(self, name: str, snapshot_id: Optional[int] = None, time_retained=None):
         """Tag ``snapshot_id`` (default: the latest snapshot). The tag keeps the snapshot's
-        files after it expires; ``TagAlreadyExistsError`` if ``name`` is taken."""
-        return create_tag(self.refresh()._store, name, snapshot_id)
+        files after it expires; ``TagAlreadyExistsError`` if ``name`` is taken. ``time_retained``
+        (a ``timedelta``) is recorded in the tag file as Paimon records it."""
+        return create_tag(self.refresh()._store, name, snapshot_id, time_retained)
 
-    def replace_tag(self, name: str, snapshot_id: Optional[int] = None):
+    def replace_tag(self, name: str, snapshot_id: Optional[int] = None, time_retained=None):
         """Point tag ``name`` at ``snapshot_id`` (default: the latest snapshot)."""
-        return replace_tag(self.refresh()._store, name, snapshot_id)
+        return replace_tag(self.refresh()._store, name, snapshot_id, time_retained)
+
+    def rename_tag(self, name: str, new_name: str):
+        """Rename tag ``name`` to ``new_name``."""
+        return rename_tag(self._store, name, new_name)
 
     def delete_tag(self, name: str) -> list:
         """Delete tag ``name`` and the files only it kept alive; returns their paths."""

@@ -6,8 +6,9 @@ fields to tags created with a retention time -- ``tagCreateTime`` (a local date-
 written as Jackson writes ``LocalDateTime``: ``[year, month, day, hour, minute, second,
 nanos]``, trailing zero parts left out) and ``tagTimeRetained`` (a duration in decimal
 seconds) -- and leave both out otherwise, so that older readers can read the tag.
-icefloe reads both (pypaimon 2.1 writes them too) and creates tags without them: it
-does not expire tags by age.
+icefloe reads both (pypaimon 2.1 writes them too) and writes both, as Paimon does, for a
+tag created with a retention time (``time_retained``); icefloe's own commits do not expire
+tags by age (Paimon's writers do, at their commits).
 
 Names: a tag name is one file name. Paimon refuses blank names; icefloe also refuses
 names that are not one plain path component (``/``, ``\\``, ``.``, ``..``, control
@@ -309,31 +310,76 @@ def _check_still_there(store, mgr: TagManager, name: str, snap: Snapshot, restor
                               "written; the tag was not changed")
 
 
-def create_tag(store, name: str, snapshot_id: Optional[int] = None) -> Tag:
-    """Tag ``snapshot_id`` (default: the latest snapshot) as ``name``."""
+def tag_json(snapshot_json: bytes, time_retained: Optional[_dt.timedelta],
+             now: Optional[_dt.datetime] = None) -> bytes:
+    """A tag file's content: the snapshot's JSON, and with a retention time the two tag-only
+    fields as Paimon's Jackson writes them (``tagCreateTime`` a local date-time as an array,
+    trailing zero second and nanosecond left out; ``tagTimeRetained`` decimal seconds)."""
+    if time_retained is None:
+        return snapshot_json
+    if time_retained <= _dt.timedelta(0):
+        raise TagError(f"a tag's retention time must be positive, got {duration_text(time_retained)}")
+    now = now or _dt.datetime.now()
+    parts = [now.year, now.month, now.day, now.hour, now.minute]
+    if now.second or now.microsecond:
+        parts.append(now.second)
+    if now.microsecond:
+        parts.append(now.microsecond * 1000)
+    micros = time_retained // _dt.timedelta(microseconds=1)
+    seconds = f"{micros // 1_000_000}.{(micros % 1_000_000) * 1000:09d}"
+    text = snapshot_json.decode("utf-8").rstrip()
+    if not text.endswith("}"):
+        raise CorruptMetadataError("snapshot", "snapshot JSON does not end with '}'")
+    extra = (f',\n  "tagCreateTime" : [ {", ".join(str(p) for p in parts)} ],'
+             f'\n  "tagTimeRetained" : {seconds}\n}}')
+    return (text[:-1].rstrip() + extra).encode("utf-8")
+
+
+def create_tag(store, name: str, snapshot_id: Optional[int] = None,
+               time_retained: Optional[_dt.timedelta] = None) -> Tag:
+    """Tag ``snapshot_id`` (default: the latest snapshot) as ``name``, kept for ``time_retained``
+    when given (recorded in the tag file, as Paimon does)."""
     mgr = TagManager(store.io, store.table_path)
     check_tag_name(name)
     if mgr.exists(name):
         raise TagAlreadyExistsError(f"tag {name!r} already exists in table {store.table_path}")
     snap, data = _snapshot_bytes(store, snapshot_id)
+    data = tag_json(data, time_retained)
     mgr.write(name, data, overwrite=False)      # create-if-absent: of two creators one wins
     _check_still_there(store, mgr, name, snap, None)
     return parse_tag(name, data, mgr.tag_path(name))
 
 
-def replace_tag(store, name: str, snapshot_id: Optional[int] = None) -> Tag:
-    """Point tag ``name`` at ``snapshot_id`` (default: the latest snapshot); the files only
-    its old snapshot kept alive are deleted."""
+def replace_tag(store, name: str, snapshot_id: Optional[int] = None,
+                time_retained: Optional[_dt.timedelta] = None) -> Tag:
+    """Point tag ``name`` at ``snapshot_id`` (default: the latest snapshot) with retention
+    ``time_retained`` (none when not given, as Paimon's replace); the files only its old
+    snapshot kept alive are deleted."""
     mgr = TagManager(store.io, store.table_path)
     old = mgr.tag(name)
     snap, data = _snapshot_bytes(store, snapshot_id)
-    if old.same_snapshot(snap):
+    if old.same_snapshot(snap) and old.time_retained is None and time_retained is None:
         return old
+    data = tag_json(data, time_retained)
+    if old.same_snapshot(snap):
+        mgr.write(name, data, overwrite=True)
+        return parse_tag(name, data, mgr.tag_path(name))
     plan = _exclusive_files(store, mgr, old, extra_keep=[snap])
     mgr.write(name, data, overwrite=True)
     _check_still_there(store, mgr, name, snap, old.raw)
     _delete(store, plan)
     return parse_tag(name, data, mgr.tag_path(name))
+
+
+def rename_tag(store, name: str, new_name: str) -> Tag:
+    """Rename tag ``name`` to ``new_name`` (the tag file moves; its snapshot and files stay)."""
+    mgr = TagManager(store.io, store.table_path)
+    check_tag_name(new_name)
+    tag = mgr.tag(name)                                     # NoSuchTagError
+    if mgr.exists(new_name):
+        raise TagAlreadyExistsError(f"tag {new_name!r} already exists in table {store.table_path}")
+    store.io.rename(mgr.tag_path(name), mgr.tag_path(new_name))
+    return Tag(new_name, tag.snapshot, tag.create_time, tag.time_retained, tag.raw)
 
 
 def delete_tag(store, name: str) -> list[str]:
@@ -390,5 +436,5 @@ def tags_reach(store, tags: Iterable[Tag], data_below: Optional[int] = None) -> 
 
 
 __all__ = ["Tag", "TagManager", "TagError", "TagAlreadyExistsError", "NoSuchTagError", "check_tag_name",
-           "create_tag", "replace_tag", "delete_tag", "tags_reach", "reach", "Reach", "duration_text",
+           "create_tag", "replace_tag", "rename_tag", "delete_tag", "tag_json", "tags_reach", "reach", "Reach", "duration_text",
            "parse_tag", "data_paths"]

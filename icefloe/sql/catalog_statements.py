@@ -156,11 +156,20 @@ def show_tblproperties(sess, stmt: p.ShowTblProperties):
     return sess.spark.createDataFrame(rows, "key string, value string")
 
 
+def show_tags(sess, stmt: p.ShowTags):
+    """Paimon's ``SHOW TAGS t``: the tag names, sorted (column ``tag``)."""
+    t = _table(sess, stmt.table)
+    if t is None:
+        raise SqlError(f"unknown table {stmt.table}", *_at(stmt.table))
+    if not callable(getattr(t, "tags", None)):
+        raise sess.not_supported(f"SHOW TAGS on {t.format} tables (a Paimon statement; Iceberg's tags are in "
+                                 f"{t.name}.refs)")
+    return sess.spark.createDataFrame([(n,) for n in sorted(t.tags())], "tag string")
+
+
 def truncate(sess, tree: exp.TruncateTable):
     """``TRUNCATE TABLE t``: every row removed in one snapshot (the files are dropped, none read)."""
-    if tree.args.get("partition") is not None:
-        raise sess.not_supported("TRUNCATE TABLE ... PARTITION (use DELETE FROM t WHERE <partition condition>)",
-                                 tree.args["partition"])
+    partition = tree.args.get("partition")
     tables = []
     for table in tree.expressions:
         ref, ours = sess.resolve(table)
@@ -169,6 +178,15 @@ def truncate(sess, tree: exp.TruncateTable):
         if ref is None or ref.metadata:
             raise sess.error(f"unknown table {'.'.join(table_parts(table))}", table)
         tables.append(sess.load(ref))
+    if partition is not None:          # Paimon's TRUNCATE TABLE t PARTITION (...): the partition's files dropped
+        if len(tables) != 1 or not callable(getattr(tables[0], "drop_partitions", None)):
+            raise sess.not_supported("TRUNCATE TABLE ... PARTITION" + (f" on {tables[0].format} tables" if tables
+                                     else "") + " (use DELETE FROM t WHERE <partition condition>)", partition)
+        try:
+            tables[0].drop_partitions([p.partition_spec(partition.expressions)], if_exists=True)
+        except IcefloeError as e:
+            raise sess.error(str(e), partition) from None
+        return sess.empty()
     for t in tables:
         with sess.refused_as("TRUNCATE TABLE"):
             t.truncate()

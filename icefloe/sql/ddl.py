@@ -14,6 +14,7 @@ from icefloe.sql.translate import partition_term
 from icefloe.core.types import from_spark_schema
 from icefloe.iceberg.catalog import RenameNotSupportedError, ReplaceNotSupportedError
 from icefloe.iceberg.transforms import default_field_name, parse_partition_expr
+from icefloe.paimon.catalog import DEFAULT_DATABASE
 
 ICEFLOE_PROVIDERS = ("iceberg", "paimon", "icefloe")
 
@@ -38,6 +39,29 @@ def _is_ours(sess, table: exp.Table, provider) -> bool:
     return provider in ICEFLOE_PROVIDERS
 
 
+# table options only a Paimon table has: a CREATE TABLE giving them means a Paimon table
+_PAIMON_ONLY = ("primary-key", "bucket", "bucket-key", "merge-engine", "changelog-producer", "sequence.field",
+                "deletion-vectors.enabled")
+
+
+def _refuse_paimon_table_in_spark(sess, tree: exp.Create, target: exp.Table) -> None:
+    """A Paimon catalog's CREATE TABLE of a name without a database, with Paimon's table options or a
+    PRIMARY KEY, would reach Spark's own catalog and create a plain table without them: refused."""
+    if not _is_paimon(sess):
+        return
+    props = tree.args.get("properties")
+    given = [prop.name for prop in (props.expressions if props else []) if isinstance(prop, exp.Property)
+             and not isinstance(prop, (exp.FileFormatProperty, exp.LocationProperty)) and prop.name in _PAIMON_ONLY]
+    if isinstance(tree.this, exp.Schema) and any(isinstance(c, exp.PrimaryKey) for c in tree.this.expressions):
+        given.append("PRIMARY KEY")
+    if given:
+        name = ".".join(table_parts(target))
+        raise sess.error(f"CREATE TABLE {name} names no database, so Spark's own catalog would create a plain "
+                         f"table without {', '.join(given)}; create the Paimon table as "
+                         f"{sess.catalog_name}.{DEFAULT_DATABASE}.{name} (or USE {sess.catalog_name}."
+                         f"{DEFAULT_DATABASE} first)", target)
+
+
 def _target_name(sess, table: exp.Table) -> str:
     parts = sess.qualify(table_parts(table))
     if len(parts) == 3 and parts[0].lower() == sess.catalog_name.lower():
@@ -52,7 +76,13 @@ def create(sess, tree: exp.Create):
     kind = str(tree.args.get("kind") or "").upper()
     target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
     provider = _provider(tree)
+    like = _like_source(tree)
+    if like is not None and kind == "TABLE" and isinstance(target, exp.Table) and \
+            (_is_ours(sess, target, provider) or sess.resolve(like)[0] is not None):
+        return _create_like(sess, tree, target, like, provider)
     if kind != "TABLE" or not isinstance(target, exp.Table) or not _is_ours(sess, target, provider):
+        if kind == "TABLE" and isinstance(target, exp.Table) and provider is None:
+            _refuse_paimon_table_in_spark(sess, tree, target)
         return sess.query_statement(tree)        # views, functions, Spark's own tables
     fmt = sess.catalog.format
     if provider in ("iceberg", "paimon") and provider != fmt:
@@ -61,9 +91,6 @@ def create(sess, tree: exp.Create):
     replace = bool(tree.args.get("replace"))
     replace_only = bool(getattr(sess._stmt, "replace_only", False))
     verb = "REPLACE TABLE" if replace_only else "CREATE OR REPLACE TABLE"
-    if replace and fmt != "iceberg":
-        raise sess.not_supported(f"{verb} on {fmt} tables ({fmt} has no table replace that keeps the "
-                                 "history; DROP TABLE, then CREATE TABLE)", tree)
     name = _target_name(sess, target)
     exists = sess.exists(name)
     if replace and tree.args.get("exists"):
@@ -113,7 +140,8 @@ def create(sess, tree: exp.Create):
         except SchemaError as e:
             raise sess.error(str(e), tree.this) from None
         if replace:
-            _replace(sess, name, schema, partitioned_by, properties, None, not replace_only, target)
+            _replace(sess, name, ddl if _is_paimon(sess) else schema, partitioned_by, properties, None,
+                     not replace_only, target)
         else:
             # Paimon keeps TINYINT/SMALLINT, which the shared schema widens: give it the DDL itself
             _create(sess, name, ddl if _is_paimon(sess) else schema, partitioned_by, properties, target)
@@ -124,7 +152,8 @@ def create(sess, tree: exp.Create):
 
     schema = from_spark_schema(df.schema)
     if replace:
-        _replace(sess, name, schema, partitioned_by, properties, df, not replace_only, target)
+        _replace(sess, name, df.schema if _is_paimon(sess) else schema, partitioned_by, properties, df,
+                 not replace_only, target)
         return sess.empty()
     t = _create(sess, name, df.schema if _is_paimon(sess) else schema, partitioned_by, properties, target)
     try:
@@ -132,6 +161,53 @@ def create(sess, tree: exp.Create):
     except Exception:
         sess.catalog.drop_table(name, purge=True)   # CTAS is all or nothing: its own files go too
         raise
+    return sess.empty()
+
+
+def _like_source(tree: exp.Create):
+    props = tree.args.get("properties")
+    for prop in (props.expressions if props else []):
+        if isinstance(prop, exp.LikeProperty):
+            return prop.this
+    return None
+
+
+# what CREATE TABLE ... LIKE never copies (Paimon's rule)
+_NOT_COPIED = ("path", "provider", "location", "owner", "external", "is-managed-location")
+
+
+def _create_like(sess, tree: exp.Create, target: exp.Table, like: exp.Table, provider):
+    """Paimon's ``CREATE TABLE t LIKE s [TBLPROPERTIES (...)]``: the source's fields, partition keys,
+    primary key, options and comment; the statement's TBLPROPERTIES win."""
+    if not _is_paimon(sess):
+        raise sess.not_supported("CREATE TABLE ... LIKE on iceberg tables", tree)
+    if provider is not None and provider not in ICEFLOE_PROVIDERS:
+        raise sess.not_supported(f"CREATE TABLE ... LIKE a Paimon table USING {provider}", tree)
+    src_ref = sess.resolve_or_fail(like)
+    src = sess.load(src_ref)
+    name = _target_name(sess, target)
+    if sess.exists(name):
+        if tree.args.get("exists"):
+            return sess.empty()
+        raise sess.error(f"table {name} already exists", target)
+    schema = src.table_schema
+    properties = {k: v for k, v in schema.options.items() if k not in _NOT_COPIED}
+    if schema.primary_keys:
+        properties["primary-key"] = ",".join(schema.primary_keys)
+    if schema.comment is not None:
+        properties["comment"] = schema.comment
+    for prop in tree.args["properties"].expressions:
+        if isinstance(prop, (exp.LikeProperty, exp.FileFormatProperty)):
+            continue
+        if isinstance(prop, exp.LocationProperty):
+            raise sess.not_supported("CREATE TABLE ... LOCATION (tables live in the warehouse)", prop)
+        if isinstance(prop, exp.SchemaCommentProperty):
+            properties["comment"] = prop.this.name
+        elif isinstance(prop, exp.Property):
+            properties[prop.name] = prop.args["value"].name if prop.args.get("value") is not None else ""
+        else:
+            raise sess.not_supported(f"CREATE TABLE ... LIKE clause {prop.sql('spark')}", prop)
+    _create(sess, name, list(schema.fields), list(schema.partition_keys), properties, target)
     return sess.empty()
 
 
@@ -258,6 +334,8 @@ def describe_rows(t, extended: bool = False) -> list:
         if hasattr(t, "metadata_location"):
             rows.append(("Metadata Location", t.metadata_location, ""))
         props = getattr(t, "properties", {}) or {}
+        if props.get("comment"):
+            rows.append(("Comment", props["comment"], ""))
         rows.append(("Table Properties",
                      "[" + ",".join(f"{k}={v}" for k, v in sorted(props.items())
                                     if k != "schema.name-mapping.default") + "]", ""))
@@ -470,6 +548,8 @@ def _alter_extension(sess, t, stmt):
             with sess.refused_as("ALTER TABLE ... UNSET TBLPROPERTIES"):
                 t.update_properties(remove=list(stmt.names))
         return sess.empty()
+    if isinstance(stmt, p.AlterDropPartitions):
+        return drop_partitions(sess, t, stmt)
     if isinstance(stmt, p.AlterPartitionField):
         return _partition_field(sess, t, stmt)
     if isinstance(stmt, p.AlterWriteOrder):
@@ -567,6 +647,16 @@ def _partition_field(sess, t, stmt: p.AlterPartitionField):
     return sess.empty()
 
 
+def drop_partitions(sess, t, stmt: p.AlterDropPartitions):
+    """Paimon's DROP PARTITION / TRUNCATE ... PARTITION: one OVERWRITE snapshot deleting the
+    partitions' files."""
+    if not callable(getattr(t, "drop_partitions", None)):
+        raise sess.not_supported(f"{stmt.statement} on {t.format} tables (use DELETE FROM t WHERE "
+                                 "<partition condition>)")
+    t.drop_partitions(stmt.partitions, if_exists=stmt.if_exists)
+    return sess.empty()
+
+
 def _ref_ddl(sess, t, stmt: p.AlterRef):
     kind = stmt.kind
     refs = getattr(getattr(t, "metadata", None), "refs", None)
@@ -575,6 +665,24 @@ def _ref_ddl(sess, t, stmt: p.AlterRef):
     refs = refs or {}
     exists = stmt.ref in refs
     where = (stmt.table.line, stmt.table.column)
+    if stmt.action == "rename":                 # Paimon's ALTER TABLE t RENAME TAG a TO b
+        if not callable(getattr(t, "rename_tag", None)):
+            raise sess.not_supported(f"ALTER TABLE ... RENAME TAG on {t.format} tables (a Paimon statement)")
+        if not exists:
+            raise SqlError(f"table {t.name} has no tag {stmt.ref}", *where)
+        if stmt.new_name in refs:
+            raise SqlError(f"tag {stmt.new_name} already exists in table {t.name}", *where)
+        t.rename_tag(stmt.ref, stmt.new_name)
+        return sess.empty()
+    if stmt.action == "drop" and kind == "tag" and t.format == "paimon" and "," in stmt.ref:
+        names = [n.strip() for n in stmt.ref.split(",") if n.strip()]     # Paimon: DELETE TAG `a,b`
+        missing = [n for n in names if n not in refs]
+        if missing and not stmt.if_exists:
+            raise SqlError(f"table {t.name} has no tag {', '.join(missing)}; nothing was deleted", *where)
+        for n in names:
+            if n in refs:
+                t.drop_tag(n)
+        return sess.empty()
     if stmt.action == "drop":
         if not exists:
             if stmt.if_exists:

@@ -84,7 +84,17 @@ class PartitionFieldChange(exp.Expression):
 
 class RefChange(exp.Expression):
     arg_types = {"action": True, "kind": True, "this": True, "if_not_exists": False, "if_exists": False,
-                 "version": False, "retain": False, "min_snapshots": False, "max_age": False}
+                 "version": False, "retain": False, "min_snapshots": False, "max_age": False, "to": False}
+
+
+class DropPartitions(exp.Expression):
+    """``DROP [IF EXISTS] PARTITION (k = v, ...)``: each of ``expressions`` a Tuple of k = v."""
+    arg_types = {"expressions": True, "if_exists": False}
+
+
+class ShowTags(exp.Expression):
+    """Paimon's ``SHOW TAGS t``."""
+    arg_types = {"this": True}
 
 
 class UnsetProperties(exp.Expression):
@@ -326,6 +336,10 @@ class Icefloe(Spark):
                     key = keys[0].name if isinstance(keys[0], exp.Literal) else ".".join(name_parts(keys[0]))
                 self._done()
                 return self.expression(ShowTblProperties(this=name, key=key))
+            if self._accept("TAGS"):                              # Paimon's SHOW TAGS t
+                name = self._dotted()
+                self._done()
+                return self.expression(ShowTags(this=name))
             if not self._accept("TABLES"):
                 return self._spark_command()
             ns = self._dotted() if self._accept("IN") or self._accept("FROM") else None
@@ -361,7 +375,11 @@ class Icefloe(Spark):
                 return True
             if action in ("ADD", "DROP", "REPLACE") and len(words) > 1 and words[1] == "PARTITION":
                 return True
+            if action == "DROP" and words[1:4] == ["IF", "EXISTS", "PARTITION"]:
+                return True
             if action in ("CREATE", "REPLACE", "DROP") and any(w in ("BRANCH", "TAG") for w in words[1:4]):
+                return True
+            if action in ("DELETE", "RENAME") and len(words) > 1 and words[1] == "TAG":   # Paimon's tag DDL
                 return True
             # DROP COLUMN a, b / DROP COLUMNS (a, b): sqlglot's Spark parses only the single-column form
             if action == "DROP":
@@ -421,6 +439,9 @@ class Icefloe(Spark):
                 alias = self._ident().text if self._accept("AS") else None
                 self._done()
                 return PartitionFieldChange(action="add", term=term, alias=alias)
+            if self._word() == "DROP" and (self._word(1) == "IF" or self._word(1) == "PARTITION"
+                                           and self._word(2) != "FIELD"):
+                return self._drop_partitions()
             if self._accept("DROP", "PARTITION", "FIELD"):
                 term = self._text_until()
                 self._done()
@@ -448,7 +469,14 @@ class Icefloe(Spark):
                         names.append(self._dotted())
                 self._done()
                 return DropColumns(expressions=names, if_exists=if_exists)
-            if self._word() == "DROP" and self._word(1) in ("BRANCH", "TAG"):
+            if self._word() == "RENAME" and self._word(1) == "TAG":      # Paimon: RENAME TAG a TO b
+                self._advance(2)
+                ref = self._ident().text
+                self._expect("TO")
+                to = self._ident().text
+                self._done()
+                return RefChange(action="rename", kind="tag", this=exp.to_identifier(ref), to=exp.to_identifier(to))
+            if self._word() in ("DROP", "DELETE") and self._word(1) in ("BRANCH", "TAG"):   # DELETE TAG: Paimon's
                 kind = self._word(1).lower()
                 self._advance(2)
                 if_exists = self._accept("IF", "EXISTS")
@@ -456,6 +484,23 @@ class Icefloe(Spark):
                 self._done()
                 return RefChange(action="drop", kind=kind, this=exp.to_identifier(ref), if_exists=if_exists)
             return self._parse_ref_change()
+
+        def _drop_partitions(self) -> exp.Expression:
+            """``DROP [IF EXISTS] PARTITION (k = v, ...) [, PARTITION (...)]``."""
+            self._advance()
+            if_exists = self._accept("IF", "EXISTS")
+            specs = []
+            while True:
+                self._expect("PARTITION")
+                if not self._match(TokenType.L_PAREN):
+                    self._fail("expected '(' after PARTITION")
+                specs.append(exp.Tuple(expressions=self._parse_csv(self._parse_assignment)))
+                if not self._match(TokenType.R_PAREN):
+                    self._fail("expected ',' or ')' in the partition spec")
+                if not self._match(TokenType.COMMA):
+                    break
+            self._done()
+            return DropPartitions(expressions=specs, if_exists=if_exists)
 
         def _parse_ref_change(self) -> exp.Expression:
             action = None
@@ -561,6 +606,7 @@ class Icefloe(Spark):
             ShowNamespaces: lambda self, e: "SHOW NAMESPACES" + (f" IN {_name_sql(e.this)}" if e.this else "")
             + (f" LIKE {_string(e.args['pattern'])}" if e.args.get("pattern") else ""),
             ShowCreateTable: lambda self, e: f"SHOW CREATE TABLE {_name_sql(e.this)}",
+            ShowTags: lambda self, e: f"SHOW TAGS {_name_sql(e.this)}",
             ShowTblProperties: lambda self, e: f"SHOW TBLPROPERTIES {_name_sql(e.this)}"
             + (f" ({_string(e.args['key'])})" if e.args.get("key") else ""),
             WriteOrder: lambda self, e: _write_order_sql(e),
@@ -568,6 +614,8 @@ class Icefloe(Spark):
             + ", ".join(_name_sql(n) for n in e.expressions),
             PartitionFieldChange: lambda self, e: _partition_field_sql(e),
             RefChange: lambda self, e: _ref_sql(e),
+            DropPartitions: lambda self, e: "DROP " + ("IF EXISTS " if e.args.get("if_exists") else "")
+            + ", ".join("PARTITION (" + self.expressions(t, flat=True) + ")" for t in e.expressions),
             UnsetProperties: lambda self, e: "UNSET TBLPROPERTIES " + ("IF EXISTS " if e.args.get("if_exists")
                                                                         else "")
             + "(" + ", ".join(_string(k.name) for k in e.expressions) + ")",
@@ -579,7 +627,7 @@ class Icefloe(Spark):
 
         def alter_sql(self, expression: exp.Alter) -> str:
             actions = expression.args.get("actions") or []
-            if len(actions) == 1 and isinstance(actions[0], (PartitionFieldChange, RefChange, UnsetProperties,
+            if len(actions) == 1 and isinstance(actions[0], (PartitionFieldChange, RefChange, UnsetProperties, DropPartitions,
                                                              DropColumns, ColumnChanges, WriteOrder,
                                                              IdentifierFields)):
                 return f"ALTER TABLE {_name_sql(expression.this)} {self.sql(actions[0])}"
@@ -608,6 +656,8 @@ def _ref_sql(e: RefChange) -> str:
     kind = a["kind"].upper()
     if a["action"] == "drop":
         return f"DROP {kind} " + ("IF EXISTS " if a.get("if_exists") else "") + e.this.sql(dialect="spark")
+    if a["action"] == "rename":
+        return f"RENAME {kind} {e.this.sql(dialect='spark')} TO {a['to'].sql(dialect='spark')}"
     out = [a["action"].replace("_", " ").upper(), kind]
     if a.get("if_not_exists"):
         out.append("IF NOT EXISTS")

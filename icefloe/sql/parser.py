@@ -86,6 +86,20 @@ class ShowTblProperties:
 
 
 @dataclass
+class AlterDropPartitions:
+    """``ALTER TABLE t DROP [IF EXISTS] PARTITION (k = v, ...)``, and ``TRUNCATE TABLE t PARTITION (...)``."""
+    table: Name
+    partitions: list                  # one {key: value} per PARTITION (...)
+    if_exists: bool = False
+    statement: str = "ALTER TABLE ... DROP PARTITION"
+
+
+@dataclass
+class ShowTags:
+    table: Name
+
+
+@dataclass
 class AlterWriteOrder:
     """``ALTER TABLE t WRITE ...``: the sort order's terms and ``write.distribution-mode``."""
     table: Name
@@ -112,9 +126,10 @@ class AlterPartitionField:
 @dataclass
 class AlterRef:
     table: Name
-    action: str                       # "create" | "replace" | "drop"
+    action: str                       # "create" | "replace" | "drop" | "rename" (Paimon's RENAME TAG)
     kind: str                         # "branch" | "tag"
     ref: str
+    new_name: Optional[str] = None    # RENAME TAG ref TO new_name
     if_not_exists: bool = False
     if_exists: bool = False
     snapshot_id: Optional[int] = None
@@ -158,7 +173,8 @@ class Call:
     args: list                        # (name or None, sqlglot expression)
 
 
-Extension = Union[ShowTables, ShowNamespaces, ShowCreateTable, ShowTblProperties, AlterPartitionField, AlterRef,
+Extension = Union[ShowTables, ShowNamespaces, ShowCreateTable, ShowTblProperties, ShowTags, AlterPartitionField,
+                  AlterRef, AlterDropPartitions,
                   AlterColumns, AlterColumn, AlterWriteOrder, AlterIdentifierFields, Call]
 
 
@@ -241,6 +257,9 @@ def _parse_statement(stmt: Statement, before: str, body: str, tokens: list[Token
     if first.token_type in (TokenType.VAR, TokenType.IDENTIFIER) and first.text.upper() not in _SPARK_WORDS:
         line, col = position_of(before + body, len(before) + (first.start - tokens[0].start))
         raise SqlError(f"syntax error at or near {first.text!r}: no statement starts with it", line, col, stmt.text)
+    if first.text.upper() == "RESET":       # Spark's RESET [key]: keys may hold '-' and '*'
+        stmt.tree = exp.Command(this="RESET", expression=exp.Literal.string(body[len(first.text):].strip()))
+        return
     padded = _blank(before) + body
     try:
         with _quiet_sqlglot():
@@ -288,6 +307,8 @@ def _extension(tree: exp.Expression) -> Optional[Extension]:
         return ShowNamespaces(_name(tree.this) if tree.this else None, tree.args.get("pattern"))
     if isinstance(tree, d.ShowCreateTable):
         return ShowCreateTable(_name(tree.this))
+    if isinstance(tree, d.ShowTags):
+        return ShowTags(_name(tree.this))
     if isinstance(tree, d.ShowTblProperties):
         return ShowTblProperties(_name(tree.this), tree.args.get("key"))
     if isinstance(tree, d.Call):
@@ -302,9 +323,13 @@ def _extension(tree: exp.Expression) -> Optional[Extension]:
         return AlterPartitionField(_name(tree.this), a["action"], a["term"], old=a.get("old"), alias=a.get("alias"))
     if isinstance(action, d.RefChange):
         return AlterRef(_name(tree.this), a["action"], a["kind"], action.this.name,
+                        new_name=a["to"].name if a.get("to") is not None else None,
                         if_not_exists=bool(a.get("if_not_exists")), if_exists=bool(a.get("if_exists")),
                         snapshot_id=a.get("version"), retain_ms=a.get("retain"),
                         min_snapshots_to_keep=a.get("min_snapshots"), max_snapshot_age_ms=a.get("max_age"))
+    if isinstance(action, d.DropPartitions):
+        return AlterDropPartitions(_name(tree.this), [partition_spec(t.expressions) for t in action.expressions],
+                                   bool(a.get("if_exists")))
     if isinstance(action, d.UnsetProperties):
         return AlterColumns(_name(tree.this), "unset_properties", [k.name for k in action.expressions],
                             bool(a.get("if_exists")))
@@ -318,6 +343,19 @@ def _extension(tree: exp.Expression) -> Optional[Extension]:
     if isinstance(action, d.ColumnChanges):
         return AlterColumn(_name(tree.this), [_column_change(c) for c in action.expressions])
     return None
+
+
+def partition_spec(eqs) -> dict:
+    """``k = v, ...`` of a PARTITION clause -> {k: v} (values as literals)."""
+    out = {}
+    for eq in eqs:
+        if not isinstance(eq, exp.EQ) or not isinstance(eq.expression, exp.Literal):
+            line, col = node_position(eq)
+            raise SqlError(f"a partition spec is key = literal, got {eq.sql('spark')}", line, col)
+        lit = eq.expression
+        out[eq.this.name] = lit.this if lit.is_string else (int(lit.this) if lit.this.lstrip("-").isdigit()
+                                                             else float(lit.this))
+    return out
 
 
 def _column_change(c: exp.Expression) -> ColumnChange:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from icefloe.errors import NotSupportedError
+from icefloe.sql import paimon_procedures
 from icefloe.sql.errors import NotSupportedYetError, SqlError, refusal
 from icefloe.sql.names import resolve_parts
 from icefloe.sql.parser import Call, node_position
@@ -101,6 +102,14 @@ def bind_args(call: Call, proc: Procedure) -> dict:
     return out
 
 
+def _table_only(call: Call) -> dict:
+    """The ``table`` argument of a call (named, or the first positional one)."""
+    for i, (name, value) in enumerate(call.args):
+        if name == "table" or (name is None and i == 0):
+            return {"table": value}
+    raise SqlError(f"{call.procedure.parts[-1]} needs argument 'table'", call.procedure.line, call.procedure.column)
+
+
 def _value(sess, node):
     try:
         return literal_value(node)
@@ -123,10 +132,12 @@ def call(sess, stmt: Call):
         raise SqlError(f"unknown procedure {stmt.procedure}; icefloe procedures are "
                        f"{sess.catalog_name}.system.<name>", stmt.procedure.line, stmt.procedure.column)
     proc = PROCEDURES.get(parts[1])
-    if proc is None:
-        raise SqlError(f"unknown procedure {stmt.procedure}; known: {', '.join(sorted(PROCEDURES))}",
+    paimon = paimon_procedures.PROCEDURES.get(parts[1])
+    if proc is None and paimon is None:
+        known = sorted(set(PROCEDURES) | set(paimon_procedures.PROCEDURES))
+        raise SqlError(f"unknown procedure {stmt.procedure}; known: {', '.join(known)}",
                        stmt.procedure.line, stmt.procedure.column)
-    args = bind_args(stmt, proc)
+    args = _table_only(stmt)
     table_node = args["table"]
     table_name = _value(sess, table_node)
     if not isinstance(table_name, str):
@@ -135,6 +146,11 @@ def call(sess, stmt: Call):
     if ref is None or ref.metadata:
         raise _err(f"unknown table {table_name}", table_node)
     t = sess.load(ref)
+    if paimon is not None and t.format == "paimon":         # Paimon's own procedure and arguments
+        return paimon_procedures.call(sess, t, parts[1], bind_args(stmt, paimon))
+    if proc is None:
+        raise _err(f"{parts[1]} is a procedure of Paimon tables; {table_name} is an {t.format} table", table_node)
+    args = bind_args(stmt, proc)
     fn = getattr(t, proc.method, None)
     if fn is None:
         line, col = stmt.procedure.line, stmt.procedure.column

@@ -29,7 +29,7 @@ from icefloe.sql.errors import NotSupportedYetError, SqlError
 from icefloe.sql.names import TableRef, resolve_parts, table_parts
 from icefloe.sql.parser import Statement, node_position, position_of, split
 from icefloe.sql.translate import literal_value
-from icefloe.sql import catalog_statements as cs, ddl, dml, parser as p, procedures
+from icefloe.sql import catalog_statements as cs, ddl, dml, parser as p, paimon_options, procedures
 
 VIEW_PREFIX = "__icefloe_"
 
@@ -118,7 +118,10 @@ class SqlSession:
                 return cs.show_create_table(self, ext)
             if isinstance(ext, p.ShowTblProperties):
                 return cs.show_tblproperties(self, ext)
-            if isinstance(ext, (p.AlterPartitionField, p.AlterRef, p.AlterColumns, p.AlterColumn, p.AlterWriteOrder,
+            if isinstance(ext, p.ShowTags):
+                return cs.show_tags(self, ext)
+            if isinstance(ext, (p.AlterPartitionField, p.AlterRef, p.AlterDropPartitions, p.AlterColumns,
+                                p.AlterColumn, p.AlterWriteOrder,
                                 p.AlterIdentifierFields)):
                 return ddl.alter_extension(self, ext)
             tree = stmt.tree
@@ -137,6 +140,10 @@ class SqlSession:
                 return ddl.describe(self, tree)
             if isinstance(tree, exp.Alter):
                 return ddl.alter(self, tree)
+            if isinstance(tree, exp.Command) and str(tree.this).upper() in ("SET", "RESET"):
+                done = paimon_options.set_or_reset(self.spark, stmt.text)    # spark.paimon.<key>
+                if done is not None:
+                    return done
             if isinstance(tree, exp.Insert):
                 return dml.insert(self, tree)
             if isinstance(tree, exp.Delete):
@@ -321,7 +328,24 @@ class SqlSession:
             if ref.ref not in (t.refs() or {}):
                 raise self.error(f"table {t.name} has no {ref.ref_kind} {ref.ref!r}", node)
             kwargs = {"ref": ref.ref}
+        if not kwargs and t.format == "paimon":
+            kwargs = self.dynamic_read_kwargs(t, ref)
         return t.to_spark(**kwargs)
+
+    def dynamic_read_kwargs(self, t, ref: TableRef) -> dict:
+        """Where a Paimon read starts, per the session's ``spark.paimon.`` options (scan.snapshot-id...)."""
+        confs = {k: v for k, v in self.spark.conf.getAll.items() if k.lower().startswith(paimon_options.PREFIX)}
+        if not confs:
+            return {}
+        options = paimon_options.table_options(confs, ref.catalog or self.catalog_name, ref.name)
+        kwargs = paimon_options.read_kwargs(options, ref.name)
+        version = kwargs.pop("version", None)
+        if version is not None:
+            kwargs = {"ref": version} if version in (t.refs() or {}) else \
+                {"snapshot_id": int(version)} if version.isdigit() else {}
+            if not kwargs:
+                raise self.error(f"dynamic option scan.version of {ref.name}: no tag or snapshot {version!r}")
+        return kwargs
 
     def metadata_df(self, t, ref: TableRef, version=None, node=None):
         name = ref.metadata

@@ -5,6 +5,7 @@ hand the files to Spark's Parquet reader (or pyarrow for ``to_arrow``).
 """
 from __future__ import annotations
 
+import datetime as _dt
 from typing import Callable, Optional, Sequence
 
 import pyarrow as pa
@@ -36,7 +37,12 @@ from icefloe.spark.session import get_spark
 from icefloe.table.base import Table
 
 MAIN = "main"
-TAG_RETENTION = "tag retention (max_ref_age_ms): icefloe keeps a Paimon tag until it is deleted"
+
+
+def _retention(max_ref_age_ms: Optional[int], time_retained) -> Optional[_dt.timedelta]:
+    if max_ref_age_ms is not None and time_retained is not None:
+        raise ValueError("give max_ref_age_ms or time_retained, not both")
+    return _dt.timedelta(milliseconds=int(max_ref_age_ms)) if max_ref_age_ms is not None else time_retained
 
 
 class PaimonTable(FileStoreTable, Table):
@@ -308,15 +314,14 @@ class PaimonTable(FileStoreTable, Table):
         self._no_branch(branch, "rewrite_manifests")
         return FileStoreTable.rewrite_manifests(self)
 
-    def create_tag(self, name: str, snapshot_id: Optional[int] = None, max_ref_age_ms: Optional[int] = None):
-        if max_ref_age_ms is not None:
-            raise self.unsupported("create_tag with max_ref_age_ms", TAG_RETENTION)
-        return FileStoreTable.create_tag(self, name, snapshot_id)
+    def create_tag(self, name: str, snapshot_id: Optional[int] = None, max_ref_age_ms: Optional[int] = None,
+                   time_retained=None):
+        """Tag a snapshot; a retention (``max_ref_age_ms`` or ``time_retained``, a ``timedelta``) is
+        written into the tag file as Paimon's ``tagTimeRetained``."""
+        return FileStoreTable.create_tag(self, name, snapshot_id, _retention(max_ref_age_ms, time_retained))
 
-    def replace_tag(self, name: str, snapshot_id=None, max_ref_age_ms: Optional[int] = None):
-        if max_ref_age_ms is not None:
-            raise self.unsupported("replace_tag with max_ref_age_ms", TAG_RETENTION)
-        return FileStoreTable.replace_tag(self, name, snapshot_id)
+    def replace_tag(self, name: str, snapshot_id=None, max_ref_age_ms: Optional[int] = None, time_retained=None):
+        return FileStoreTable.replace_tag(self, name, snapshot_id, _retention(max_ref_age_ms, time_retained))
 
     # ------------------------------------------------------------------ description (SQL, CLI, check)
     def partition_columns(self) -> list[str]:

@@ -116,7 +116,7 @@ def test_catalog_layout_and_lifecycle(paimon_catalog, paimon_warehouse):
     assert t.location == os.path.join(paimon_warehouse, "db.db", "one")
     cat.create_table("db.two", pa.schema([("x", pa.string())]))
     assert cat.list_tables("db") == ["db.one", "db.two"]
-    assert cat.list_namespaces() == ["db"]
+    assert cat.list_namespaces() == ["db", "default"]       # default: created with the catalog, as Paimon's
     assert cat.table_exists("db.one") and not cat.table_exists("db.three")
     with pytest.raises(TableAlreadyExistsError):
         cat.create_table("db.one", "id int")

@@ -1,0 +1,97 @@
+"""Paimon's dynamic options in Spark SQL: ``SET spark.paimon.<key> = v`` for every Paimon table,
+``SET spark.paimon.<catalog>.<db>.<table>.<key> = v`` for one (each of the three parts may be
+``*``), the table's form winning over the global one -- as Paimon's Spark connector reads its
+session's ``spark.paimon.`` settings (Spark docs, "Auxiliary Statements: Set / Reset").
+
+icefloe honours the options of a batch read's starting point (:data:`SCAN_KEYS`); any other key
+under ``spark.paimon.`` is an error naming it, when it is set and when a read would use it, never
+a setting silently ignored.
+"""
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from icefloe.sql.errors import SqlError
+
+PREFIX = "spark.paimon."
+SCAN_KEYS = ("scan.snapshot-id", "scan.tag-name", "scan.timestamp-millis", "scan.timestamp", "scan.version")
+_SET = re.compile(r"^\s*SET\s+(.+?)\s*=\s*(.*?)\s*$", re.IGNORECASE | re.DOTALL)
+_RESET = re.compile(r"^\s*RESET\s+(\S+)\s*$", re.IGNORECASE)
+
+
+def split_key(conf_key: str) -> tuple[Optional[tuple], str]:
+    """``spark.paimon.[<catalog>.<db>.<table>.]<key>`` -> (scope or None, key); an option icefloe
+    does not honour is a :class:`SqlError` naming it."""
+    rest = conf_key[len(PREFIX):]
+    if rest in SCAN_KEYS:
+        return None, rest
+    parts = rest.split(".", 3)
+    if len(parts) == 4 and parts[3] in SCAN_KEYS and all(parts[:3]):
+        return (parts[0], parts[1], parts[2]), parts[3]
+    key = parts[3] if len(parts) == 4 and parts[3].startswith("scan.") else rest
+    raise SqlError(f"Paimon option {key!r} (set as {conf_key}) is not honoured by icefloe's reads and writes; "
+                   f"the dynamic options icefloe takes are {', '.join(SCAN_KEYS)} (as spark.paimon.<key> or "
+                   "spark.paimon.<catalog>.<db>.<table>.<key>, each part may be *)")
+
+
+def set_or_reset(spark, text: str):
+    """``SET spark.paimon.<key> = v`` and ``RESET spark.paimon.<key>`` (Spark's own SET refuses the
+    ``*`` of Paimon's table patterns): a key icefloe would not honour is refused; the DataFrame
+    Spark's SET returns, or None for any other SET/RESET (Spark runs those)."""
+    m = _SET.match(text)
+    if m and m.group(1).strip("`").lower().startswith(PREFIX):
+        key, value = m.group(1).strip("`"), m.group(2).strip("`")
+        split_key(key)
+        spark.conf.set(key, value)
+        return spark.createDataFrame([(key, value)], "key string, value string")
+    m = _RESET.match(text)
+    if m and m.group(1).strip("`").lower().startswith(PREFIX):
+        spark.conf.unset(m.group(1).strip("`"))
+        return spark.createDataFrame([], "key string, value string")
+    return None
+
+
+def _matches(scope: tuple, catalog: str, db: str, table: str) -> bool:
+    return all(p == "*" or p.lower() == want.lower() for p, want in zip(scope, (catalog, db, table)))
+
+
+def table_options(confs: dict, catalog: str, name: str) -> dict:
+    """The dynamic options of table ``name`` (``db.table``) of ``catalog``: global ones, overridden by
+    those naming the table."""
+    db, _, table = name.rpartition(".")
+    out, own = {}, {}
+    for conf_key, value in confs.items():
+        if not conf_key.lower().startswith(PREFIX):
+            continue
+        scope, key = split_key(conf_key)
+        if scope is None:
+            out[key] = value
+        elif _matches(scope, catalog, db, table):
+            own[key] = value
+    out.update(own)
+    return out
+
+
+def read_kwargs(options: dict, table_name: str) -> dict:
+    """The ``to_spark`` arguments of a read's starting point from its scan options."""
+    given = {k: v for k, v in options.items() if k in SCAN_KEYS and v not in (None, "")}
+    if not given:
+        return {}
+    if len(given) > 1:
+        raise SqlError(f"dynamic options {', '.join(sorted(given))} of {table_name} each set where a read of it "
+                       "starts; set only one")
+    key, value = next(iter(given.items()))
+    value = str(value).strip()
+    try:
+        if key == "scan.snapshot-id":
+            return {"snapshot_id": int(value)}
+        if key == "scan.timestamp-millis":
+            return {"as_of": int(value)}
+    except ValueError:
+        raise SqlError(f"dynamic option {key} of {table_name} must be a number, got {value!r}") from None
+    if key == "scan.tag-name":
+        return {"ref": value}
+    if key == "scan.timestamp":
+        return {"as_of": value}
+    return {"version": value}                 # scan.version: a tag name, else a snapshot id

@@ -1,0 +1,301 @@
+"""``CALL sys.<procedure>(...)`` on Paimon tables: Paimon's Spark procedures, with Paimon's
+argument names, argument types and result rows.
+
+Paimon's procedures take times as epoch milliseconds (``timestamp => 1730292023000``) and
+retention as Paimon durations (``time_retained => '1 d'``); a snapshot is ``snapshot`` and a
+tag ``tag``. ``procedures.call`` hands a call here when its table is a Paimon table and the
+procedure is one of :data:`PROCEDURES`; the rest of the procedures are shared with Iceberg's.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+from icefloe.errors import IcefloeError, SchemaError
+from icefloe.paimon.options import parse_duration_ms
+from icefloe.sql.errors import SqlError
+from icefloe.sql.parser import node_position
+from icefloe.sql.translate import literal_value
+
+
+@dataclass(frozen=True)
+class PaimonProcedure:
+    params: tuple          # Paimon's parameter names, in positional order
+    required: tuple
+    result: str            # Spark DDL of the result rows
+    run: Callable          # (table, {name: python value}) -> result rows
+    times: tuple = ()      # parameters holding epoch milliseconds
+
+
+def _check_one(args: dict, names: tuple, procedure: str) -> None:
+    given = [n for n in names if args.get(n) is not None]
+    if len(given) != 1:
+        raise SqlError(f"{procedure} needs exactly one of {', '.join(names)}"
+                       + (f" (got {', '.join(given)})" if given else ""))
+
+
+def _rollback(t, args):
+    """Paimon's ``rollback``: ``version`` (a snapshot id when all digits, else a tag name), or
+    ``snapshot``, or ``tag``; rows (previous latest snapshot id, snapshot id rolled back to)."""
+    _check_one(args, ("version", "snapshot", "tag"), "rollback")
+    latest = _latest(t, "rollback")
+    snapshot, tag = args.get("snapshot"), args.get("tag")
+    version = args.get("version")
+    if version is not None:
+        text = str(version).strip()
+        snapshot, tag = (int(text), None) if text.isdigit() else (None, text)
+    if snapshot is not None:
+        target = t.rollback_to_snapshot(int(snapshot))
+    else:
+        target = t.rollback_to_tag(str(tag))
+    return [(latest, target.id)]
+
+
+def _rollback_to_timestamp(t, args):
+    """Roll back to the latest snapshot committed at or before ``timestamp`` (epoch ms)."""
+    latest = _latest(t, "rollback_to_timestamp")
+    millis = args["timestamp"]
+    candidates = [s for s in t.snapshots() if s.time_millis <= millis]
+    if not candidates:
+        raise SqlError(f"table {t.name} has no snapshot committed at or before {millis} "
+                       f"({_show_ms(millis)}); nothing was changed")
+    target = t.rollback_to_snapshot(max(s.id for s in candidates))
+    return [(latest, target.id)]
+
+
+def _latest(t, procedure: str) -> int:
+    snap = t.refresh().current_snapshot()
+    if snap is None:
+        raise SqlError(f"{procedure}: table {t.name} has no snapshot to roll back")
+    return snap.id
+
+
+def _show_ms(millis: int) -> str:
+    return _dt.datetime.fromtimestamp(millis / 1000, _dt.timezone.utc).isoformat(timespec="milliseconds")
+
+
+def _retained(args):
+    value = args.get("time_retained")
+    return None if value is None else _dt.timedelta(milliseconds=duration_ms(value))
+
+
+def _create_tag(t, args):
+    """``create_tag(table, tag, snapshot, time_retained)``: the latest snapshot unless ``snapshot``."""
+    snapshot = args.get("snapshot")
+    t.create_tag(_tag_name(args), int(snapshot) if snapshot is not None else None, time_retained=_retained(args))
+    return [(True,)]
+
+
+def _replace_tag(t, args):
+    snapshot = args.get("snapshot")
+    t.replace_tag(_tag_name(args), int(snapshot) if snapshot is not None else None, time_retained=_retained(args))
+    return [(True,)]
+
+
+def _create_tag_from_timestamp(t, args):
+    """A tag of the first snapshot committed at or after ``timestamp`` (epoch ms); a tag of an
+    expired snapshot counts when it is earlier than that snapshot, as in Paimon."""
+    millis = args.get("timestamp")
+    if millis is None:
+        raise SqlError("create_tag_from_timestamp needs argument 'timestamp' (epoch milliseconds)")
+    found = [s for s in t.snapshots() if s.time_millis >= millis]
+    snap = min(found, key=lambda s: s.time_millis) if found else None
+    for tag in sorted(t.tags().values(), key=lambda g: g.snapshot.time_millis):
+        if tag.snapshot.time_millis >= millis:
+            if snap is None or tag.snapshot.time_millis < snap.time_millis:
+                snap = tag.snapshot
+            break
+    if snap is None:
+        raise SqlError(f"table {t.name} has no snapshot committed at or after {millis} ({_show_ms(millis)})")
+    name = _tag_name(args)
+    t.create_tag(name, snap.id, time_retained=_retained(args))
+    watermark = getattr(snap, "watermark", None)
+    return [(name, snap.id, snap.time_millis, None if watermark is None else str(watermark))]
+
+
+def _rename_tag(t, args):
+    t.rename_tag(_tag_name(args), _tag_name(args, "target_tag"))
+    return [(True,)]
+
+
+def _delete_tag(t, args):
+    """``delete_tag(table, tag)``: several tags when ``tag`` is comma-separated, as in Paimon."""
+    names = [n.strip() for n in _tag_name(args).split(",") if n.strip()]
+    missing = [n for n in names if n not in t.tags()]
+    if missing:
+        raise SqlError(f"table {t.name} has no tag {', '.join(missing)}; nothing was deleted")
+    for n in names:
+        t.delete_tag(n)
+    return [(True,)]
+
+
+def _tag_name(args, key: str = "tag") -> str:
+    name = args.get(key)
+    if not isinstance(name, str) or not name.strip():
+        raise SqlError(f"argument {key!r} must be a tag name")
+    return name
+
+
+_JAVA_TIME = {"yyyy": "%Y", "MM": "%m", "dd": "%d", "HH": "%H", "mm": "%M", "ss": "%S"}
+
+
+def _partition_time(text: str, formatter: Optional[str]) -> _dt.datetime:
+    """A partition's time, as Paimon's PartitionTimeExtractor reads it (a date alone: midnight)."""
+    if formatter is None:
+        return _dt.datetime.fromisoformat(text)
+    fmt = ""
+    for run in re.finditer(r"([A-Za-z])\1*|[^A-Za-z]+", formatter):
+        token = run.group(0)
+        if token[0].isalpha():
+            if token not in _JAVA_TIME:
+                raise SqlError(f"timestamp_formatter {formatter!r}: icefloe reads the fields yyyy, MM, dd, HH, mm, "
+                               f"ss, not {token!r}")
+            fmt += _JAVA_TIME[token]
+        else:
+            fmt += token.replace("%", "%%").replace("'", "")
+    return _dt.datetime.strptime(text, fmt)
+
+
+def _expire_partitions(t, args):
+    """``expire_partitions``: drop (one OVERWRITE snapshot) the partitions whose time, read from
+    their values (``values-time``), is older than ``expiration_time`` before now."""
+    strategy = str(args.get("expire_strategy") or "values-time").lower()
+    if strategy != "values-time":
+        raise SqlError(f"expire_partitions expire_strategy {strategy!r}: icefloe expires by partition values "
+                       "('values-time'); 'update-time' is not supported")
+    options = {}
+    for item in str(args.get("options") or "").split(","):
+        if item.strip():
+            k, _, v = item.partition("=")
+            options[k.strip()] = v.strip()
+    unknown = sorted(k for k in options if k != "partition.expiration-max-num")
+    if unknown:
+        raise SqlError(f"expire_partitions options {', '.join(unknown)} are not honoured by icefloe (known: "
+                       "partition.expiration-max-num)")
+    if args.get("expiration_time") is None:
+        raise SqlError("expire_partitions needs argument 'expiration_time' (e.g. '1 d')")
+    keys = t.partition_keys
+    if not keys:
+        raise SqlError(f"table {t.name} is not partitioned")
+    limit = args.get("max_expires", options.get("partition.expiration-max-num"))
+    horizon = _dt.datetime.now() - _dt.timedelta(milliseconds=duration_ms(args["expiration_time"], "expiration_time"))
+    pattern, formatter = args.get("timestamp_pattern"), args.get("timestamp_formatter")
+    store = t.refresh().store
+    live = sorted({store.partition_values(e.partition) for e in t.plan()}) if t.current_snapshot() else []
+    expired = []
+    for values in live:
+        texts = ["null" if v is None else str(v) for v in values]
+        text = texts[0]
+        if pattern is not None:
+            text = str(pattern)
+            for k, v in sorted(zip(keys, texts), key=lambda kv: -len(kv[0])):
+                text = text.replace(f"${k}", v)
+        try:
+            when = _partition_time(text, formatter)
+        except ValueError as e:
+            raise SqlError(f"expire_partitions: partition {dict(zip(keys, texts))} has no time {text!r} "
+                           f"({e})") from None
+        if when < horizon:
+            expired.append((when, values))
+    expired.sort(key=lambda w: w[0])
+    if limit is not None:
+        expired = expired[:int(limit)]
+    if not expired:
+        return [("No expired partitions.",)]
+    t.drop_partitions([dict(zip(keys, values)) for _, values in expired])
+    return [(", ".join(f"{k}={v}" for k, v in zip(keys, values)),) for _, values in expired]
+
+
+def _mark_partition_done(t, args):
+    """``mark_partition_done(table, partitions => 'dt=2024-07-01;dt=2024-07-02')``."""
+    specs = []
+    for text in str(args.get("partitions") or "").split(";"):
+        if text.strip():
+            spec = {}
+            for item in text.split(","):
+                k, eq, v = item.partition("=")
+                if not eq or not k.strip():
+                    raise SqlError(f"mark_partition_done: partition {text!r} is not k=v[,k2=v2]")
+                spec[k.strip()] = v.strip()
+            specs.append(spec)
+    if not specs:
+        raise SqlError("mark_partition_done needs argument 'partitions' (e.g. 'dt=2024-07-01;dt=2024-07-02')")
+    t.mark_partition_done(specs)
+    return [(True,)]
+
+
+PROCEDURES = {
+    "rollback": PaimonProcedure(("table", "version", "snapshot", "tag"), ("table",),
+                                "previous_snapshot_id bigint, current_snapshot_id bigint", _rollback),
+    "rollback_to_timestamp": PaimonProcedure(("table", "timestamp"), ("table", "timestamp"),
+                                             "previous_snapshot_id bigint, current_snapshot_id bigint",
+                                             _rollback_to_timestamp, times=("timestamp",)),
+    "create_tag": PaimonProcedure(("table", "tag", "snapshot", "time_retained"), ("table", "tag"), "result boolean",
+                                  _create_tag),
+    "replace_tag": PaimonProcedure(("table", "tag", "snapshot", "time_retained"), ("table", "tag"),
+                                   "result boolean", _replace_tag),
+    "create_tag_from_timestamp": PaimonProcedure(("table", "tag", "timestamp", "time_retained"),
+                                                 ("table", "tag", "timestamp"),
+                                                 "tagName string, snapshot bigint, commit_time bigint, watermark string",
+                                                 _create_tag_from_timestamp, times=("timestamp",)),
+    "rename_tag": PaimonProcedure(("table", "tag", "target_tag"), ("table", "tag", "target_tag"), "result boolean",
+                                  _rename_tag),
+    "delete_tag": PaimonProcedure(("table", "tag"), ("table", "tag"), "result boolean", _delete_tag),
+    "expire_partitions": PaimonProcedure(("table", "expiration_time", "timestamp_formatter", "timestamp_pattern",
+                                          "expire_strategy", "max_expires", "options"), ("table",),
+                                         "expired_partitions string", _expire_partitions),
+    "mark_partition_done": PaimonProcedure(("table", "partitions"), ("table", "partitions"), "result boolean",
+                                           _mark_partition_done),
+}
+
+
+def _epoch_ms(sess, name: str, node) -> int:
+    """A time argument: epoch milliseconds (Paimon's unit), or a timestamp expression."""
+    try:
+        value = literal_value(node)
+    except ValueError:
+        value = None
+    if isinstance(value, bool):
+        value = None
+    if isinstance(value, int) or (isinstance(value, str) and value.strip().isdigit()):
+        return int(value)
+    micros = sess.run_spark(f"SELECT unix_micros(CAST(({node.sql('spark')}) AS TIMESTAMP))").first()[0]
+    if micros is None:
+        line, col = node_position(node)
+        raise SqlError(f"argument {name!r} must be epoch milliseconds or a timestamp, got {node.sql('spark')}",
+                       line, col)
+    return micros // 1000
+
+
+def _plain(sess, node):
+    try:
+        return literal_value(node)
+    except ValueError:
+        return sess.run_spark(f"SELECT {node.sql('spark')}").first()[0]
+
+
+def duration_ms(text, name: str = "time_retained") -> int:
+    """A Paimon duration argument (``'1 d'``, ``'12 h'``, ``'30 min'``; a bare number: ms)."""
+    try:
+        return parse_duration_ms(str(text))
+    except SchemaError as e:
+        raise SqlError(f"argument {name!r}: {e}") from None
+
+
+def call(sess, t, name: str, bound: dict):
+    """Run Paimon procedure ``name`` on table ``t`` with the bound arguments ({name: node})."""
+    proc = PROCEDURES[name]
+    args = {}
+    for key, node in bound.items():
+        if key == "table":
+            continue
+        args[key] = _epoch_ms(sess, key, node) if key in proc.times else _plain(sess, node)
+    try:
+        rows = proc.run(t, args)
+    except SqlError:
+        raise
+    except IcefloeError as e:
+        raise SqlError(f"CALL sys.{name} on {t.name}: {e}") from None
+    return sess.spark.createDataFrame(rows, proc.result)
