@@ -63,5 +63,11 @@ docs: $(STAMP)
 bench: $(STAMP) jvm paimon
 	$(BIN)/python -m bench.run
 
+# Planning at scale (not part of make bench): metadata-only tables of SCALE_FILES data files, planned
+# cold and warm by icefloe and pyiceberg, each in its own process (bench/scale.py)
+SCALE_FILES ?= 100000
+bench-scale: $(STAMP)
+	$(BIN)/python -m bench.scale --files $(SCALE_FILES)
+
 clean:
 	rm -rf $(VENV) build dist .venv-jvm .venv-paimon warehouse .pytest_cache site tools/azurite/node_modules
