@@ -20,6 +20,7 @@ from icefloe.core.expressions import (
     LessThanOrEqual, Not, NotEqualTo, NotIn, NotNaN, NotNull, Or, Predicate, Unknown,
 )
 from icefloe.iceberg.evaluators import _FLOATS, MetricsEvaluator, _bound_reader, _file_stats, _stats_may_match
+from icefloe.iceberg.manifest_avro import metric_columns
 from icefloe.iceberg.manifest import DATA, DELETED
 
 # types whose bounds are whole numbers that fit 64 bits
@@ -56,16 +57,24 @@ class FileColumns:
         if hit is not None:
             return hit
         n = len(self.files)
+        # value counts, null counts, lower and upper bounds (NaN counts mean nothing to whole numbers)
+        vcs, ncs, lows, highs = metric_columns(self.files, field_id, (1, 2, 4, 5))
+        vc_known = np.fromiter((v is not None for v in vcs), bool, n)
+        nc_known = np.fromiter((v is not None for v in ncs), bool, n)
+        vc = np.fromiter((v or 0 for v in vcs), np.int64, n)
+        nc = np.fromiter((v or 0 for v in ncs), np.int64, n)
+        # as ``evaluators._file_stats`` with no NaN: a null may be present unless the null count is
+        # 0, or the value count is 0 or less; a value unless the nulls are all the values
+        null_possible = (~nc_known | (nc > 0)) & ~(vc_known & (vc <= 0))
+        value_possible = ~vc_known | (nc < vc)
         lower, upper = np.zeros(n, np.int64), np.zeros(n, np.int64)
         has_lower, has_upper = np.zeros(n, bool), np.zeros(n, bool)
-        null_possible, value_possible = np.zeros(n, bool), np.zeros(n, bool)
-        for i, f in enumerate(self.files):
-            st = _file_stats(f.metrics_of(field_id), False, read)
-            null_possible[i], value_possible[i] = st.null_possible, st.value_possible
-            if st.lower is not None and _I64[0] <= st.lower <= _I64[1]:
-                lower[i], has_lower[i] = st.lower, True
-            if st.upper is not None and _I64[0] <= st.upper <= _I64[1]:
-                upper[i], has_upper[i] = st.upper, True
+        for i in range(n):
+            lo, hi = read(lows[i]), read(highs[i])
+            if lo is not None and _I64[0] <= lo <= _I64[1]:
+                lower[i], has_lower[i] = lo, True
+            if hi is not None and _I64[0] <= hi <= _I64[1]:
+                upper[i], has_upper[i] = hi, True
         c = _Column()
         c.lower, c.has_lower, c.upper, c.has_upper = lower, has_lower, upper, has_upper
         c.null_possible, c.value_possible = null_possible, value_possible
