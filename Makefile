@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint stress bench docs docs-screenshots install jvm paimon azurite clean
+.PHONY: demo test lint stress bench bench-scale docs docs-screenshots install jvm paimon azurite wheel clean
 
 $(STAMP): pyproject.toml requirements-lock.txt
 	@command -v java >/dev/null 2>&1 || { echo "error: Java 17 is required (install openjdk-17-jre-headless or set JAVA_HOME)"; exit 1; }
@@ -47,6 +47,12 @@ lint: $(STAMP)
 	$(BIN)/ruff check icefloe tests bench tools
 	$(BIN)/python tools/module_size.py icefloe
 
+# The wheel, in dist/, with icefloe's JVM extension compiled into it (setup.py): built in the venv,
+# whose pyspark the extension is compiled against (pyspark is too large for an isolated build).
+wheel: $(STAMP)
+	$(BIN)/python -m pip install --quiet -c requirements-lock.txt wheel
+	$(BIN)/python -m pip wheel --quiet --no-build-isolation --no-deps -w dist .
+
 stress: $(STAMP)
 	$(BIN)/python -m pytest -q -m stress tests
 
@@ -64,5 +70,11 @@ docs-screenshots: docs
 bench: $(STAMP) jvm paimon
 	$(BIN)/python -m bench.run
 
+# Planning at scale (not part of make bench): metadata-only tables of SCALE_FILES data files, planned
+# cold and warm by icefloe and pyiceberg, each in its own process (bench/scale.py)
+SCALE_FILES ?= 100000
+bench-scale: $(STAMP)
+	$(BIN)/python -m bench.scale --files $(SCALE_FILES)
+
 clean:
-	rm -rf $(VENV) .venv-jvm .venv-paimon warehouse .pytest_cache site site-screenshots tools/azurite/node_modules
+	rm -rf $(VENV) build dist .venv-jvm .venv-paimon warehouse .pytest_cache site site-screenshots tools/azurite/node_modules

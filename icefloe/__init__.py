@@ -26,11 +26,13 @@ __all__ = [
 if TYPE_CHECKING:       # what the names below stand for, to type checkers and the API reference
     from icefloe.catalog import Catalog, load_table as load_table
     from icefloe.config import load_catalog as load_catalog
+    from icefloe.spark.session import configure_spark as configure_spark
 
 _LAZY = {
     "Catalog": ("icefloe.catalog", "Catalog"),
     "load_table": ("icefloe.catalog", "load_table"),        # a table by its directory, format detected
     "load_catalog": ("icefloe.config", "load_catalog"),     # by name from .icefloe.yaml / ICEFLOE_CATALOG__*
+    "configure_spark": ("icefloe.spark.session", "configure_spark"),    # a user's SparkSession.builder
 }
 
 

@@ -1,10 +1,11 @@
 """Which metadata files a filtered plan has read once.
 
-Both formats' planners read a manifest the first time a filtered plan needs it judging each entry
-from its encoded record and building only the entries the filter keeps, caching nothing: a one-off
-plan (a DELETE's, a MERGE's) pays for nothing it drops. The second time, the manifest is decoded
-whole and cached for every later plan. ``FirstReads`` is the bounded, thread-safe set that tells
-the two apart.
+Paimon's planner reads a manifest the first time a filtered plan needs it judging each entry from
+its encoded record and building only the entries the filter keeps, caching nothing: a one-off plan
+(a DELETE's, a MERGE's) pays for nothing it drops. The second time, the manifest is decoded whole
+and cached for every later plan. ``FirstReads`` is the bounded, thread-safe set that tells the two
+apart. (Iceberg's planner decodes a manifest its cache will hold whole on the first read, and
+judges it as columns: ``iceberg/manifest_reader.py``.)
 """
 from __future__ import annotations
 

@@ -296,6 +296,27 @@ def _find_metrics(buf, offsets, dec, field_id: int, assigned: dict) -> tuple:
     return tuple(out)
 
 
+def metric_columns(files: list, field_id: int, kinds: tuple) -> list:
+    """For each metric of ``kinds`` (indexes into ``METRIC_FIELDS``), the list of field
+    ``field_id``'s values over ``files``, read from the encoded maps where they still are (one
+    generated finder call per file and metric, no per-file bookkeeping): a plan's columnar view of a
+    cached manifest (``file_columns``)."""
+    out = [[] for _ in kinds]
+    for f in files:
+        d = f.__dict__
+        lazy = d.get("_lazy")
+        if lazy is None or any(n in d for n in METRIC_FIELDS[1:]):
+            metrics = f.metrics_of(field_id)
+            for col, k in zip(out, kinds):
+                col.append(metrics[k - 1])
+            continue
+        buf, offsets, dec = lazy
+        for col, k in zip(out, kinds):
+            find, at = dec.find_metric[k], offsets[k]
+            col.append(None if find is None or at is None else find(buf, at, field_id))
+    return out
+
+
 class EncodedFile:
     """What a plan's filter reads of an entry's file before the entry is built (``content``,
     ``partition``, ``record_count``, ``metrics_of``): one object, moved from entry to entry."""
@@ -353,6 +374,18 @@ def read_kept_entries(io_: FileIO, path: str, partition_type: StructType, spec_i
         wnames = {f["name"] for f in ps.get("fields", [])}
     simple = all(str(f.field_type) in _IDENTITY_PARTITION_TYPES for f in pfields)
     keys = tuple(avro_name(f.name) if avro_name(f.name) in wnames else f.name for f in pfields)
+    converted: dict = {}        # a manifest's files share few partitions: each converted once
+
+    def convert(prec: dict) -> tuple:
+        raw = tuple(map(prec.get, keys))
+        try:
+            hit = converted.get(raw)
+        except TypeError:       # a raw value that cannot be hashed
+            return _partition_from_avro(partition_type, prec)
+        if hit is None:
+            hit = converted[raw] = _partition_from_avro(partition_type, prec)
+        return hit
+
     read_entry, skim = dec.read_entry, dec.skim_entry
     if skim is None:   # not an entry schema to judge by (no status or data file): every entry is built
         keep = None
@@ -375,8 +408,7 @@ def read_kept_entries(io_: FileIO, path: str, partition_type: StructType, spec_i
                     if status == DELETED:
                         continue
                     prec = prec or {}
-                    view.partition = tuple([prec.get(k) for k in keys]) if simple else \
-                        _partition_from_avro(partition_type, prec)
+                    view.partition = tuple([prec.get(k) for k in keys]) if simple else convert(prec)
                     view.content, view.record_count, view._offsets = content or 0, rows, offsets
                     if not keep(view):
                         continue
@@ -395,10 +427,7 @@ def read_kept_entries(io_: FileIO, path: str, partition_type: StructType, spec_i
                 if fseq is None and (status == ADDED or inherit_all):
                     fseq = inherited_sequence_number
                 prec = df.get("partition") or {}
-                if simple:
-                    part = tuple([prec.get(k) for k in keys])
-                else:
-                    part = _partition_from_avro(partition_type, prec)
+                part = tuple([prec.get(k) for k in keys]) if simple else convert(prec)
                 f = new(ManifestDataFile)
                 f.__dict__ = {
                     "file_path": df["file_path"], "file_format": df["file_format"], "partition": part,

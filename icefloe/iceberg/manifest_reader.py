@@ -4,14 +4,19 @@ Entries come back with inherited snapshot ids and sequence numbers applied
 ("Sequence Number Inheritance"), and are checked against what the manifest
 list counts: a file cut at an Avro block boundary decodes without error, so
 counts are the only way to notice it. Manifests and manifest lists are
-immutable once written, so both are cached by path.
+immutable once written, so both are cached: manifest lists by path, manifests in one
+process-wide cache keyed by path and length (and the values they inherit from their
+manifest-list entry), bounded by the bytes of the manifests it holds and set by the
+table's ``io.manifest.cache-*`` properties (Iceberg's names, see ``CacheSettings``).
 """
 from __future__ import annotations
 
+import threading
+import time
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Iterable, Optional
 
-from icefloe.core.first_reads import FirstReads
 from icefloe.core.io import FileIO
 from icefloe.errors import CorruptMetadataError, IcefloeError
 from icefloe.iceberg import manifest_avro, manifest_codegen
@@ -20,10 +25,112 @@ from icefloe.iceberg.manifest_list import DATA_MANIFEST, ManifestFile, read_mani
 from icefloe.iceberg.snapshot import Snapshot
 from icefloe.iceberg.table_metadata import TableMetadata
 
-_MANIFEST_CACHE: "OrderedDict[tuple, list]" = OrderedDict()
 _LIST_CACHE: "OrderedDict[str, list]" = OrderedDict()
 _CACHE_MAX = 4096
-_FILTERED_ONCE = FirstReads(_CACHE_MAX)    # manifests a filtered scan has read once (and not kept)
+
+# Iceberg's manifest cache properties (CatalogProperties in the Java runtime, where they set up a
+# FileIO's cache of manifest bytes); icefloe reads them from the table's properties
+CACHE_ENABLED = "io.manifest.cache-enabled"
+CACHE_EXPIRATION_MS = "io.manifest.cache.expiration-interval-ms"
+CACHE_MAX_TOTAL_BYTES = "io.manifest.cache.max-total-bytes"
+CACHE_MAX_CONTENT_LENGTH = "io.manifest.cache.max-content-length"
+
+
+@dataclass(frozen=True)
+class CacheSettings:
+    """The manifest cache as a table's properties set it. ``enabled`` defaults to on (the Java
+    runtime's to off: icefloe plans in the driver's process, where a repeated plan is the common
+    case); the others take the Java runtime's defaults. A manifest is held until it has not been
+    used for ``expiration_ms`` (0: no expiry), while the manifests held total at most
+    ``max_total_bytes`` of file length (the least recently used go first), and only if it is at
+    most ``max_content_length`` bytes long."""
+
+    enabled: bool = True
+    expiration_ms: int = 60_000
+    max_total_bytes: int = 100 * 1024 * 1024
+    max_content_length: int = 8 * 1024 * 1024
+
+    @classmethod
+    def of(cls, properties: dict) -> "CacheSettings":
+        def number(key: str, default: int, least: int) -> int:
+            raw = properties.get(key)
+            if raw is None:
+                return default
+            try:
+                value = int(str(raw).strip())
+            except ValueError:
+                value = least - 1
+            if value < least:
+                raise IcefloeError(f"table property {key} must be a whole number of at least {least}, not {raw!r}")
+            return value
+
+        raw = properties.get(CACHE_ENABLED)
+        if raw is not None and str(raw).strip().lower() not in ("true", "false"):
+            raise IcefloeError(f"table property {CACHE_ENABLED} must be true or false, not {raw!r}")
+        return cls(enabled=raw is None or str(raw).strip().lower() == "true",
+                   expiration_ms=number(CACHE_EXPIRATION_MS, cls.expiration_ms, 0),
+                   max_total_bytes=number(CACHE_MAX_TOTAL_BYTES, cls.max_total_bytes, 1),
+                   max_content_length=number(CACHE_MAX_CONTENT_LENGTH, cls.max_content_length, 1))
+
+
+class ManifestCache:
+    """Decoded manifests by (path, length, inherited values), process-wide and thread-safe. A
+    manifest's weight is its file's length, as the Java runtime's content cache counts it."""
+
+    def __init__(self):
+        self._items: "OrderedDict[tuple, tuple]" = OrderedDict()    # key -> (value, weight, last used)
+        self._total = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple, settings: CacheSettings):
+        if not settings.enabled:
+            return None
+        now = time.monotonic()
+        with self._lock:
+            hit = self._items.get(key)
+            if hit is None:
+                return None
+            value, weight, used = hit
+            if settings.expiration_ms and (now - used) * 1000 > settings.expiration_ms:
+                del self._items[key]
+                self._total -= weight
+                return None
+            self._items[key] = (value, weight, now)
+            self._items.move_to_end(key)
+            return value
+
+    @staticmethod
+    def would_hold(weight: int, settings: CacheSettings) -> bool:
+        return settings.enabled and weight <= settings.max_content_length and weight <= settings.max_total_bytes
+
+    def put(self, key: tuple, value, weight: int, settings: CacheSettings) -> bool:
+        if not self.would_hold(weight, settings):
+            return False
+        with self._lock:
+            old = self._items.pop(key, None)
+            if old is not None:
+                self._total -= old[1]
+            self._items[key] = (value, weight, time.monotonic())
+            self._total += weight
+            while self._total > settings.max_total_bytes:
+                _k, (_v, w, _u) = self._items.popitem(last=False)
+                self._total -= w
+        return True
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self._total = 0
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    @property
+    def total_bytes(self) -> int:
+        return self._total
+
+
+MANIFESTS = ManifestCache()
 
 
 def _cache_put(cache: OrderedDict, key, value):
@@ -34,10 +141,16 @@ def _cache_put(cache: OrderedDict, key, value):
 
 def clear_manifest_cache() -> None:
     """Forget cached manifest lists, manifests and generated decoders (a cold start)."""
-    _MANIFEST_CACHE.clear()
-    _FILTERED_ONCE.clear()
+    MANIFESTS.clear()
     _LIST_CACHE.clear()
     manifest_codegen.clear_decoders()
+
+
+def cache_key(m: ManifestFile) -> tuple:
+    """What names a manifest's decoded entries: its path and length (a file rewritten in place has
+    another length), and what its entries inherit from the manifest list (a retried commit lists
+    the same manifest with a new sequence number)."""
+    return (m.manifest_path, m.manifest_length, m.added_snapshot_id, m.sequence_number, m.first_row_id)
 
 
 def load_manifest_list(io: FileIO, path: str) -> list[ManifestFile]:
@@ -51,22 +164,43 @@ def load_manifest_list(io: FileIO, path: str) -> list[ManifestFile]:
 def load_manifest_entries(io: FileIO, meta: TableMetadata, m: ManifestFile, keep=None) -> list[ManifestEntry]:
     """Entries of manifest ``m`` with inherited snapshot ids and sequence numbers applied.
 
-    ``keep`` (a scan's filter, a predicate on a ``manifest_avro.EncodedFile``) may drop entries:
-    the first time a filtered scan reads a manifest, only the live entries whose file it keeps are
-    built, and nothing is cached; read again, the manifest is decoded whole and cached, and every
-    entry comes back (the caller still checks each). A one-off filtered plan builds objects only
-    for what it keeps; a repeated one finds the manifest decoded."""
-    key = (m.manifest_path, m.added_snapshot_id, m.sequence_number, m.first_row_id)
-    hit = _MANIFEST_CACHE.get(key)
+    ``keep`` (a scan's filter, a predicate on a ``manifest_avro.EncodedFile``) may drop entries,
+    where the manifest is not to be cached (the cache is off for the table, or the manifest is
+    longer than it holds): then only the live entries whose file it keeps are built, and a plan
+    pays for nothing it drops. A manifest the cache holds is decoded whole and kept, so the next
+    plan, whatever its filter, finds it decoded; every entry comes back (the caller still checks
+    each)."""
+    return load_manifest(io, meta, m, keep).entries
+
+
+def load_manifest(io: FileIO, meta: TableMetadata, m: ManifestFile, keep=None) -> "ManifestContent":
+    """``load_manifest_entries``' entries as a ``ManifestContent``: ``cached`` when they are the
+    cache's (every entry, with its columnar view for a plan's filter), else a filtered read's."""
+    key = cache_key(m)
+    settings = CacheSettings.of(meta.properties)
+    hit = MANIFESTS.get(key, settings)
     if hit is None and keep is not None and (m.first_row_id is None or m.content != DATA_MANIFEST) \
-            and _FILTERED_ONCE.first(key):   # (v3 row ids count every entry: read whole)
-        return _read(io, meta, m, keep)
+            and not MANIFESTS.would_hold(m.manifest_length or 0, settings):   # (v3 row ids count every entry)
+        return ManifestContent(_read(io, meta, m, keep), cached=False)
     if hit is None:
-        hit = _read(io, meta, m)
+        entries = _read(io, meta, m)
         if m.first_row_id is not None and m.content == DATA_MANIFEST:
-            _inherit_first_row_ids(hit, m.first_row_id)
-        _cache_put(_MANIFEST_CACHE, key, hit)
+            _inherit_first_row_ids(entries, m.first_row_id)
+        hit = ManifestContent(entries, cached=True)
+        MANIFESTS.put(key, hit, m.manifest_length or 0, settings)
     return hit
+
+
+class ManifestContent:
+    """A manifest's decoded entries, and (built on first use, kept with them in the cache) their
+    columns for a plan's vectorised filter (``evaluators.FileColumns``)."""
+
+    __slots__ = ("entries", "cached", "columns")
+
+    def __init__(self, entries: list, cached: bool):
+        self.entries = entries
+        self.cached = cached
+        self.columns = None
 
 
 def _read(io: FileIO, meta: TableMetadata, m: ManifestFile, keep=None) -> list:

@@ -11,13 +11,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
+import numpy as np
+
 from icefloe.core import expressions as ex
 from icefloe.core.io import FileIO
 from icefloe.errors import CorruptMetadataError
 from icefloe.iceberg import evaluators as ev
 from icefloe.iceberg.manifest import DATA, DELETED, EQUALITY_DELETES, POSITION_DELETES, DataFile
 from icefloe.iceberg.manifest_list import DELETE_MANIFEST
-from icefloe.iceberg.manifest_reader import load_manifest_entries, snapshot_manifests
+from icefloe.iceberg.file_columns import FileColumns, may_match as vectorised_may_match
+from icefloe.iceberg.manifest_reader import load_manifest, load_manifest_entries, snapshot_manifests
 from icefloe.iceberg.snapshot import Snapshot
 from icefloe.iceberg.table_metadata import TableMetadata
 
@@ -88,14 +91,23 @@ def plan_files(io: FileIO, meta: TableMetadata, snapshot: Optional[Snapshot], wh
             if not manifest_evals[m.partition_spec_id].may_match(m.partitions):
                 continue
         pe = part_evals.get(m.partition_spec_id)
-        keep = None if bound is None else _file_filter(pe, metrics_eval, m.content == DELETE_MANIFEST)
-        for e in load_manifest_entries(io, meta, m, keep):
+        delete_manifest = m.content == DELETE_MANIFEST
+        keep = None if bound is None else _file_filter(pe, metrics_eval, delete_manifest)
+        content = load_manifest(io, meta, m, keep)
+        if bound is not None and content.cached:       # judged as columns: the entries that may match
+            for e in _matching(content, pe, metrics_eval, delete_manifest):
+                if delete_manifest or e.data_file.content != DATA:
+                    delete_entries.append(e)
+                else:
+                    data_tasks.append(FileScanTask(e.data_file, e.sequence_number or 0))
+            continue
+        for e in content.entries:
             if e.status == DELETED:
                 continue
             f = e.data_file
             if pe is not None and not pe.eval(f.partition):
                 continue
-            if m.content == DELETE_MANIFEST or f.content != DATA:
+            if delete_manifest or f.content != DATA:
                 delete_entries.append(e)
                 continue
             if metrics_eval is not None and not metrics_eval.may_match(f):
@@ -104,6 +116,22 @@ def plan_files(io: FileIO, meta: TableMetadata, snapshot: Optional[Snapshot], wh
     if delete_entries:
         _attach_deletes(data_tasks, delete_entries, specs)
     return data_tasks
+
+
+def _matching(content, pe, metrics_eval, delete_manifest: bool) -> list:
+    """The live entries of a cached manifest that the partition filter ``pe`` keeps and, for data
+    files, whose metrics may match (``metrics_eval``), judged over the manifest's columns
+    (``file_columns``); the same entries the checks in ``plan_files`` keep one by one."""
+    entries = content.entries
+    cols = content.columns
+    if cols is None:
+        cols = content.columns = FileColumns(entries)
+    mask = cols.live.copy()
+    if pe is not None:
+        mask &= np.fromiter((pe.eval(f.partition) for f in cols.files), bool, len(cols))
+    if metrics_eval is not None and not delete_manifest:
+        mask &= ~cols.is_data | vectorised_may_match(metrics_eval, cols)
+    return [entries[i] for i in np.flatnonzero(mask)]
 
 
 def _file_filter(pe, metrics_eval, delete_manifest: bool):

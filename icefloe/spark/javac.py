@@ -1,7 +1,14 @@
-"""Java sources compiled into a jar with the JDK's ``javac``: icefloe's Parquet extension
-(``deleted_rows``) and the test tools' JVM pieces (``tools/jvm_runtime.py``)."""
+"""Java sources compiled into a jar with the JDK's ``javac``: icefloe's JVM extension
+(``deleted_rows``), at packaging time (``setup.py``) or on first use, and the test tools' JVM
+pieces (``tools/jvm_runtime.py``).
+
+Only the standard library is imported here: the packaging step loads this file on its own, before
+icefloe or Spark can be imported."""
 from __future__ import annotations
 
+import hashlib
+import importlib.metadata
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -19,6 +26,44 @@ def find_javac() -> Optional[str]:
     """``javac`` of ``JAVA_HOME`` when that is set and has one, else the one on the PATH."""
     home = os.environ.get("JAVA_HOME")
     return (shutil.which("javac", path=os.path.join(home, "bin")) if home else None) or shutil.which("javac")
+
+
+EXTENSION_SOURCES = Path(__file__).resolve().parent / "jvm"      # icefloe's Java sources (package data)
+
+
+def spark_jars() -> tuple:
+    """(pyspark's version, the glob of its jars) of the pyspark installed beside this interpreter,
+    found without importing it; (None, None) when there is none."""
+    spec = importlib.util.find_spec("pyspark")
+    if spec is None or not spec.submodule_search_locations:
+        return None, None
+    return importlib.metadata.version("pyspark"), os.path.join(list(spec.submodule_search_locations)[0], "jars", "*")
+
+
+def extension_jar_name(spark_version: str, sources: Sequence[Path]) -> str:
+    """The extension jar's file name: a digest of the Spark version and the sources compiled, so a
+    jar is used only with the Spark and the sources it was built from."""
+    digest = hashlib.sha256(spark_version.encode())
+    for s in sources:
+        digest.update(s.read_bytes())
+    return f"icefloe-jvm-{digest.hexdigest()[:16]}.jar"
+
+
+def extension_sources(root: Path = EXTENSION_SOURCES) -> list:
+    return sorted(root.rglob("*.java"))
+
+
+def build_extension_jar(target_dir: Path, root: Path = EXTENSION_SOURCES) -> Path:
+    """Compile icefloe's JVM extension (the sources under ``root``) against the installed pyspark
+    into ``target_dir``, named by :func:`extension_jar_name`; an existing jar of that name is kept."""
+    version, classpath = spark_jars()
+    if version is None:
+        raise JavacError("pyspark is not installed here: the extension is compiled against its jars")
+    sources = extension_sources(root)
+    target = Path(target_dir) / extension_jar_name(version, sources)
+    if not target.exists():
+        compile_jar(sources, classpath, target)
+    return target
 
 
 def compile_jar(sources: Sequence[Path], classpath: str, target: Path, release: str = "17") -> Path:
@@ -41,4 +86,5 @@ def compile_jar(sources: Sequence[Path], classpath: str, target: Path, release: 
     return target
 
 
-__all__ = ["JavacError", "find_javac", "compile_jar"]
+__all__ = ["JavacError", "find_javac", "compile_jar", "spark_jars", "extension_jar_name", "extension_sources",
+           "build_extension_jar", "EXTENSION_SOURCES"]

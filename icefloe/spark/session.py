@@ -30,6 +30,29 @@ REQUIRED_CONF = {
 }
 
 
+def configure_spark(builder):
+    """``builder`` (a ``SparkSession.builder``) set up for icefloe, returned for chaining:
+    ``icefloe.configure_spark(SparkSession.builder.master(...)).getOrCreate()``, as delta-spark's
+    ``configure_spark_with_delta_pip``. It adds icefloe's JVM extension (``deleted_rows.jar_path()``)
+    to the builder's ``spark.jars`` (after any jars already there) and sets ``REQUIRED_CONF``. A
+    builder of a Spark Connect session (``remote``) is refused: there the jar belongs on the
+    server's ``spark.jars``."""
+    options = getattr(builder, "_options", None)
+    if not isinstance(options, dict) or not hasattr(builder, "config"):
+        raise TypeError(f"configure_spark takes a SparkSession.builder, not {type(builder).__name__}")
+    if options.get("spark.remote") or options.get("spark.api.mode") == "connect":
+        raise ValueError("configure_spark sets up a classic SparkSession's builder; for Spark Connect, add "
+                         "icefloe.spark.deleted_rows.jar_path() to the server's spark.jars")
+    jar = deleted_rows.jar_path()
+    if jar is not None:
+        jars = [j for j in str(options.get("spark.jars") or "").split(",") if j.strip()]
+        if jar not in jars:
+            builder = builder.config("spark.jars", ",".join([*jars, jar]))
+    for k, v in REQUIRED_CONF.items():
+        builder = builder.config(k, v)
+    return builder
+
+
 def check_java() -> None:
     """Raise a clear error when no Java 17+ runtime can be found."""
     java_home = os.environ.get("JAVA_HOME")

@@ -52,12 +52,18 @@ def _full_decode_counted(io_, path, ptype, spec_id, snap, seq, keep=None):
 
 
 def _plan_both(monkeypatch, io_, meta, snapshot, where):
-    """The plan of a filtered first read (only the kept entries built), the plan of a second read
-    (the manifests decoded whole and cached) and the plain path's plan."""
+    """The plan of a filtered read with the manifest cache off (only the kept entries built), the
+    plan of a first read with it on (the manifests decoded whole and cached), of a second (the
+    cached manifests judged as columns, ``file_columns``) and the plain path's plan."""
     _clear()
-    fast = _describe(scan_mod.plan_files(io_, meta, snapshot, where))
+    with monkeypatch.context() as m:
+        m.setattr(manifest_reader.CacheSettings, "of", classmethod(lambda cls, props: cls(enabled=False)))
+        fast = _describe(scan_mod.plan_files(io_, meta, snapshot, where))
+    assert len(manifest_reader.MANIFESTS) == 0
     again = _describe(scan_mod.plan_files(io_, meta, snapshot, where))
     assert again == fast
+    cached = _describe(scan_mod.plan_files(io_, meta, snapshot, where))      # judged as columns
+    assert cached == fast
     _clear()
     with monkeypatch.context() as m:
         m.setattr(manifest_avro, "read_kept_entries", _full_decode_counted)
@@ -122,9 +128,10 @@ def test_same_plan_as_full_decode(table, monkeypatch, where):
         assert len(fast) > 0
 
 
-def test_a_first_filtered_read_builds_only_the_files_it_keeps(table, monkeypatch):
-    """The first filtered plan judges each entry before building it and caches nothing; the next
-    decodes every manifest whole and caches it; the one after reads nothing."""
+def test_a_filtered_read_builds_only_the_files_it_keeps_where_nothing_is_cached(table, monkeypatch):
+    """With the manifest cache off, a filtered plan judges each entry before building it and
+    keeps nothing; with it on, the first plan decodes every manifest whole and caches it, and the
+    next plans, whatever their filter, read nothing."""
     reads = []
     real = manifest_avro.read_kept_entries
 
@@ -136,7 +143,9 @@ def test_a_first_filtered_read_builds_only_the_files_it_keeps(table, monkeypatch
     monkeypatch.setattr(manifest_avro, "read_kept_entries", spy)
     _clear()
     snap, meta = table.current_snapshot(), table.metadata
-    first = _describe(scan_mod.plan_files(table.io, meta, snap, "id = 137"))
+    with monkeypatch.context() as m:
+        m.setattr(manifest_reader.CacheSettings, "of", classmethod(lambda cls, props: cls(enabled=False)))
+        first = _describe(scan_mod.plan_files(table.io, meta, snap, "id = 137"))
     built, held = sum(r[0] for r in reads), sum(r[1] for r in reads)
     assert all(r[2] is not None for r in reads) and held > 30
     assert built == len(first) == 3          # the files whose id range holds 137, nothing else built

@@ -146,11 +146,24 @@ def test_paths_with_spaces_and_escapes_name_their_files(spark, tmp_path):
 
 
 def test_without_javac_or_with_sources_that_do_not_compile_there_is_no_jar(tmp_path, monkeypatch):
+    """...unless the package ships one (built with the wheel, ``setup.py``) for these sources and
+    this Spark: then no JDK is needed."""
+    import shutil
+
     from icefloe.spark import javac
 
+    built = deleted_rows.jar_path()
+    sources = tmp_path / "jvm"              # the package's sources, without a jar beside them
+    shutil.copytree(deleted_rows.SOURCES, sources, ignore=shutil.ignore_patterns("*.jar"))
+    monkeypatch.setattr(deleted_rows, "SOURCES", sources)
     monkeypatch.setenv("ICEFLOE_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(deleted_rows, "find_javac", lambda: None)
     assert deleted_rows._build() is None                        # reads fall back to the SQL filter
+    shipped = sources / javac.extension_jar_name(javac.spark_jars()[0], javac.extension_sources(sources))
+    shutil.copy(built, shipped)
+    assert deleted_rows._build() == str(shipped)
+    (sources / "icefloe" / "jvm" / "Scans.java").write_text("// changed\n", "utf-8")
+    assert deleted_rows._build() is None                        # a jar of other sources is not used
     bad = tmp_path / "Bad.java"
     bad.write_text("class Bad { int x = ; }")
     with pytest.raises(javac.JavacError, match="Bad.java"):
