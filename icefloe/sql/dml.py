@@ -18,6 +18,7 @@ from icefloe.sql.translate import strip_qualifier, unknown_columns
 from icefloe.spark.align import checked_cast_to
 from icefloe.sql.overwrite import overwrite
 from icefloe.sql.parser import node_position
+from icefloe.sql.subqueries import with_subqueries
 
 
 # --------------------------------------------------------------------------- INSERT
@@ -282,7 +283,7 @@ def delete(sess, tree: exp.Delete):
     cond = where.this if where is not None else None
     _check_columns(sess, cond, t, quals)
     with sess.refused_as("DELETE FROM (row-level deletes)", tree):
-        t.delete(_sql(cond, quals) if cond is not None else "true")
+        t.delete(_sql(with_subqueries(sess, cond, quals), quals) if cond is not None else "true")
     return sess.empty()
 
 
@@ -301,7 +302,7 @@ def update(sess, tree: exp.Update):
     for value in tree.expressions:
         _check_columns(sess, value.expression, t, quals)
     with sess.refused_as("UPDATE (row-level updates)", tree):
-        t.update(assignments, _sql(cond, quals) if cond is not None else None)
+        t.update(assignments, _sql(with_subqueries(sess, cond, quals), quals) if cond is not None else None)
     return sess.empty()
 
 
@@ -318,7 +319,7 @@ def _assignments(sess, eqs, t, quals, source_quals=frozenset()) -> dict:
         if t.schema.find_field_or_none(name) is None:
             raise sess.error(f"unknown column {col.sql('spark')}; table {t.name} has columns "
                              f"{', '.join(t.schema.column_names)}", col)
-        out[t.schema.find_field(name).name] = _sql(eq.expression, quals - set(source_quals))
+        out[t.schema.find_field(name).name] = _sql(with_subqueries(sess, eq.expression, quals), quals - set(source_quals))
     return out
 
 
@@ -362,7 +363,7 @@ def merge(sess, tree: exp.Merge):
         _check_columns(sess, cond, t, quals, squals, source_cols)
         then = when.args.get("then")
         kind = "matched" if matched else ("not_matched_by_source" if by_source else "not_matched")
-        cond_sql = cond.sql("spark") if cond is not None else None
+        cond_sql = with_subqueries(sess, cond, set()).sql("spark") if cond is not None else None
         if isinstance(then, exp.Update):
             if any(isinstance(e, exp.Star) for e in then.expressions) or not then.expressions:
                 clauses.append((kind, "update_all", None, cond_sql, when))
@@ -380,7 +381,7 @@ def merge(sess, tree: exp.Merge):
                         raise sess.error(f"unknown column {col.sql('spark')}; table {t.name} has columns "
                                          f"{', '.join(t.schema.column_names)}", col)
                     _check_columns(sess, eq.expression, t, quals, squals, source_cols)
-                    sets[f.name] = eq.expression.sql("spark")
+                    sets[f.name] = with_subqueries(sess, eq.expression, set()).sql("spark")
                 clauses.append((kind, "update", sets, cond_sql, when))
         elif isinstance(then, exp.Insert):
             if isinstance(then.this, exp.Star) or then.this is None and then.expression is None:
@@ -397,7 +398,7 @@ def merge(sess, tree: exp.Merge):
                         raise sess.error(f"unknown column {c}; table {t.name} has columns "
                                          f"{', '.join(t.schema.column_names)}", node)
                     _check_columns(sess, v, t, set(), squals, source_cols)
-                    values[f.name] = v.sql("spark")
+                    values[f.name] = with_subqueries(sess, v, set()).sql("spark")
                 clauses.append((kind, "insert", values, cond_sql, when))
         elif isinstance(then, exp.Var) and then.name.upper() == "DELETE" or \
                 isinstance(then, exp.Delete):
@@ -406,7 +407,7 @@ def merge(sess, tree: exp.Merge):
             raise sess.not_supported(f"MERGE action {then.sql('spark') if then is not None else ''}", when)
 
     with sess.refused_as("MERGE INTO (row-level merge)", tree):
-        builder = t.merge(source_df.alias(source_alias), on.sql("spark"), target_alias=target_alias,
+        builder = t.merge(source_df.alias(source_alias), with_subqueries(sess, on, set()).sql("spark"), target_alias=target_alias,
                           source_alias=source_alias)
         for kind, action, arg, cond_sql, node in clauses:
             fn = getattr(builder, f"when_{kind}_{action}", None)
