@@ -35,7 +35,16 @@ def _is_ours(sess, table: exp.Table, provider) -> bool:
         return True
     if len(parts) == 3 and parts[0].lower() == sess.catalog_name.lower():
         return True
+    if len(parts) == 2 and provider is None and _namespace_exists(sess, parts[0]):
+        return True             # db.t without USING where db is a namespace of the catalog: its table
     return provider in ICEFLOE_PROVIDERS
+
+
+def _namespace_exists(sess, name: str) -> bool:
+    try:
+        return sess.catalog.namespace_exists(name)
+    except IcefloeError:
+        return False
 
 
 def _target_name(sess, table: exp.Table) -> str:

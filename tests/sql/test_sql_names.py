@@ -3,6 +3,7 @@ UPDATE and MERGE; names after USE; struct fields; nested schema changes."""
 import pytest
 
 import icefloe
+from icefloe.sql.errors import SqlError
 
 
 @pytest.fixture(params=["iceberg", "paimon"])
@@ -35,3 +36,52 @@ def test_subqueries_read_other_tables_in_row_level_conditions(fcat):
         "WHEN NOT MATCHED AND NOT EXISTS (SELECT 1 FROM db.o WHERE o.id + 4 = s.id) THEN INSERT *")
     assert _rows(run("SELECT * FROM db.t")) == [(1, "a"), (3, "z"), (4, "2"), (5, "n")]
     assert _snapshots(fcat, "db.t") == 5
+
+
+def test_two_part_create_without_using_and_bare_names_in_call(fcat, warehouse):
+    run = fcat.sql
+    run("CREATE NAMESPACE db")
+    run("CREATE TABLE db.t (id bigint, v string)")            # no USING: the catalog's namespace db
+    assert fcat.table_exists("db.t") and not fcat.spark.catalog.tableExists("db.t")
+    run("CREATE TABLE db.c AS SELECT 1 AS id")
+    assert fcat.table_exists("db.c") and _rows(run("SELECT * FROM db.c")) == [(1,)]
+    run("INSERT INTO db.t VALUES (1, 'a')")
+    run("INSERT INTO db.t VALUES (2, 'b')")
+    run("INSERT INTO db.t VALUES (3, 'c')")
+    first, second, _third = [s.snapshot_id if hasattr(s, "snapshot_id") else s.id
+                             for s in fcat.load_table("db.t").snapshots()]
+    run("USE db")
+    run(f"CALL system.rollback_to_snapshot('t', {second})")
+    assert _rows(run("SELECT id FROM t")) == [(1,), (2,)]
+    run("USE local.db")
+    run(f"CALL system.rollback_to_snapshot(table => 't', snapshot_id => {first})")
+    assert _rows(run("SELECT id FROM db.t")) == [(1,)]
+
+
+def test_struct_fields_in_update_and_conditional_merge_without_aliases(fcat):
+    run = fcat.sql
+    pk = "TBLPROPERTIES ('primary-key' = 'id')" if fcat.format == "paimon" else ""
+    run(f"CREATE TABLE db.st (id bigint, s struct<c1:int, c2:string, n:struct<a:int, b:int>>) USING {fcat.format} {pk}")
+    run("INSERT INTO db.st VALUES (1, named_struct('c1', 1, 'c2', 'x', 'n', named_struct('a', 1, 'b', 2))), "
+        "(2, named_struct('c1', 2, 'c2', 'y', 'n', named_struct('a', 3, 'b', 4)))")
+    run("UPDATE db.st SET s.c2 = 'z', s.n.b = 9 WHERE s.c1 = 1")
+    run("UPDATE db.st t SET t.s.c1 = 5 WHERE t.s.c1 = 2")
+    assert _rows(run("SELECT id, s.c1, s.c2, s.n.a, s.n.b FROM db.st")) == [(1, 1, "z", 1, 9), (2, 5, "y", 3, 4)]
+    assert _snapshots(fcat, "db.st") == 3
+
+    # Paimon's sql-write example: no aliases, both tables have a, b, c
+    run(f"CREATE TABLE db.target (a int, b int, c string) USING {fcat.format}")
+    run("INSERT INTO db.target VALUES (5, 1, 'c1'), (6, 2, 'c3'), (7, 3, 'c0')")
+    run("CREATE TABLE db.source AS SELECT * FROM VALUES (5, 10, 'c1'), (6, 20, 'c3'), (7, 30, 'c1'), "
+        "(8, 40, 'cz'), (9, 50, 'c1') AS v(a, b, c)")
+    run("MERGE INTO db.target USING db.source ON target.a = source.a "
+        "WHEN MATCHED AND target.a = 5 THEN UPDATE SET b = source.b + target.b "
+        "WHEN MATCHED AND source.c > 'c2' THEN UPDATE SET * WHEN MATCHED THEN DELETE "
+        "WHEN NOT MATCHED AND c > 'c9' THEN INSERT (a, b, c) VALUES (a, b * 2, c) WHEN NOT MATCHED THEN INSERT *")
+    assert _rows(run("SELECT * FROM db.target")) == [(5, 11, "c1"), (6, 20, "c3"), (8, 80, "cz"), (9, 50, "c1")]
+    with pytest.raises(SqlError, match="WHEN NOT MATCHED clauses see only the source's row .*t.b"):
+        run("MERGE INTO db.target t USING db.source s ON t.a = s.a WHEN NOT MATCHED AND t.b = 1 THEN INSERT *")
+    run("MERGE INTO db.target t USING (SELECT 5 AS a) s ON t.a = s.a "
+        "WHEN NOT MATCHED BY SOURCE AND b > 50 THEN DELETE WHEN NOT MATCHED BY SOURCE THEN UPDATE SET c = 'old'")
+    assert _rows(run("SELECT * FROM db.target")) == [(5, 11, "c1"), (6, 20, "old"), (9, 50, "old")]
+    assert _snapshots(fcat, "db.target") == 3          # the refused MERGE wrote nothing
