@@ -85,3 +85,43 @@ def test_struct_fields_in_update_and_conditional_merge_without_aliases(fcat):
         "WHEN NOT MATCHED BY SOURCE AND b > 50 THEN DELETE WHEN NOT MATCHED BY SOURCE THEN UPDATE SET c = 'old'")
     assert _rows(run("SELECT * FROM db.target")) == [(5, 11, "c1"), (6, 20, "old"), (9, 50, "old")]
     assert _snapshots(fcat, "db.target") == 3          # the refused MERGE wrote nothing
+
+
+def test_nested_schema_changes_iceberg_field_ids(catalog):
+    run = catalog.sql
+    run("CREATE TABLE db.nt (id bigint, point struct<x:int, y:int>, points array<struct<x:int>>, "
+        "pm map<string, struct<a:int>>, nested struct<a:int, b:int>) USING iceberg")
+    run("INSERT INTO db.nt VALUES (1, named_struct('x', 1, 'y', 2), array(named_struct('x', 3)), "
+        "map('k', named_struct('a', 4)), named_struct('a', 5, 'b', 6))")
+    last = catalog.load_table("db.nt").metadata.last_column_id
+    run("ALTER TABLE db.nt ADD COLUMN point.z double")
+    run("ALTER TABLE db.nt ADD COLUMNS (points.element.z double, pm.value.b string)")
+    run("ALTER TABLE db.nt ADD COLUMN nested.new_column bigint FIRST")
+    run("ALTER TABLE db.nt ADD COLUMN nested.c2 bigint AFTER a")
+    run("ALTER TABLE db.nt RENAME COLUMN point.y TO yy")
+    run("ALTER TABLE db.nt ALTER COLUMN point.x TYPE bigint")
+    run("ALTER TABLE db.nt DROP COLUMN nested.b")
+    meta = catalog.load_table("db.nt").metadata
+    ids = {name: f.field_id for name, f in meta.schema.all_fields()}
+    # each added field takes the next id after the table's last column id, in order
+    assert [ids["point.z"], ids["points.element.z"], ids["pm.value.b"], ids["nested.new_column"],
+            ids["nested.c2"]] == [last + 1, last + 2, last + 3, last + 4, last + 5]
+    assert meta.last_column_id == last + 5 and len(meta.schemas) == 8
+    assert "nested.b" not in ids and "point.yy" in ids
+    assert [f.name for f in meta.schema.find_field("nested").field_type.fields] == ["new_column", "a", "c2"]
+    row = run("SELECT point, points, pm, nested FROM db.nt").first()
+    assert (tuple(row.point), [tuple(p) for p in row.points], {k: tuple(v) for k, v in row.pm.items()},
+            tuple(row.nested)) == ((1, 2, None), [(3, None)], {"k": (4, None)}, (None, 5, None))
+
+
+def test_nested_schema_changes_on_paimon_are_refused_and_change_nothing(warehouse, spark):
+    pcat = icefloe.Catalog(warehouse, format="paimon", spark=spark)
+    pcat.sql("CREATE TABLE db.nt (id bigint, point struct<x:int, y:int>) USING paimon")
+    for stmt, what in [("ADD COLUMN point.z double", "adding nested field 'point.z'"),
+                       ("RENAME COLUMN point.y TO yy", "changing nested field 'point.y'"),
+                       ("ALTER COLUMN point.x TYPE bigint", "changing nested field 'point.x'"),
+                       ("DROP COLUMN point.y", "changing nested field 'point.y'")]:
+        with pytest.raises(SqlError, match=f"{what} is not supported"):
+            pcat.sql(f"ALTER TABLE db.nt {stmt}")
+    assert pcat.load_table("db.nt").table_schema.id == 0
+    assert [f.name for f in pcat.load_table("db.nt").schema.fields] == ["id", "point"]
