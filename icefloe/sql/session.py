@@ -29,7 +29,7 @@ from icefloe.sql.errors import NotSupportedYetError, SqlError
 from icefloe.sql.names import TableRef, resolve_parts, table_parts
 from icefloe.sql.parser import Statement, node_position, position_of, split
 from icefloe.sql.translate import literal_value
-from icefloe.sql import catalog_statements as cs, ddl, dml, parser as p, procedures
+from icefloe.sql import catalog_statements as cs, commands, ddl, dml, parser as p, procedures
 
 VIEW_PREFIX = "__icefloe_"
 
@@ -145,6 +145,9 @@ class SqlSession:
                 return dml.update(self, tree)
             if isinstance(tree, exp.Merge):
                 return dml.merge(self, tree)
+            answered = commands.command(self, tree)
+            if answered is not None:
+                return answered
             return self.query_statement(tree)
         except SqlError as e:
             if e.statement is None:
@@ -361,6 +364,9 @@ class SqlSession:
                 continue
             ref, ours = self.resolve(table)
             if ref is None:
+                missing = commands.missing_metadata_table(self, table)
+                if missing is not None:
+                    raise self.error(missing, table)
                 if ours:
                     raise self.error(f"unknown table {'.'.join(table_parts(table))}", table)
                 if table.args.get("version") is not None and len(table_parts(table)) >= 2:

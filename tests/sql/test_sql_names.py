@@ -3,7 +3,7 @@ UPDATE and MERGE; names after USE; struct fields; nested schema changes."""
 import pytest
 
 import icefloe
-from icefloe.sql.errors import SqlError
+from icefloe.sql.errors import NotSupportedYetError, SqlError
 
 
 @pytest.fixture(params=["iceberg", "paimon"])
@@ -125,3 +125,24 @@ def test_nested_schema_changes_on_paimon_are_refused_and_change_nothing(warehous
             pcat.sql(f"ALTER TABLE db.nt {stmt}")
     assert pcat.load_table("db.nt").table_schema.id == 0
     assert [f.name for f in pcat.load_table("db.nt").schema.fields] == ["id", "point"]
+
+
+def test_messages_name_icefloe_tables_not_sparks_catalog(fcat):
+    run = fcat.sql
+    run(f"CREATE TABLE db.t (id bigint, v string) USING {fcat.format}")
+    names = ", ".join(fcat.load_table("db.t").metadata_table_names())
+    for stmt, col in [("SELECT * FROM db.t.xyz", 15), ("SELECT * FROM db.`t$xyz`", 15),
+                      ("SELECT * FROM local.db.t.xyz", 15), ("DESCRIBE db.t.xyz", 10)]:
+        with pytest.raises(SqlError) as e:
+            run(stmt)
+        assert e.value.reason == f"table db.t has no metadata table xyz; {fcat.format} tables have {names}"
+        assert (e.value.line, e.value.column) == (1, col)
+    assert [r.col_name for r in run("SHOW COLUMNS FROM db.t").collect()] == ["id", "v"]
+    assert [r.col_name for r in run("SHOW COLUMNS IN t IN db").collect()] == ["id", "v"]
+    run("REFRESH TABLE db.t")
+    for stmt, what in [("SHOW PARTITIONS db.t", "SHOW PARTITIONS on icefloe table db.t"),
+                       ("ANALYZE TABLE db.t COMPUTE STATISTICS", "ANALYZE TABLE on icefloe table db.t"),
+                       ("SHOW TABLE EXTENDED IN db LIKE 't'", "SHOW TABLE EXTENDED in icefloe namespace db")]:
+        with pytest.raises(NotSupportedYetError, match=what):
+            run(stmt)
+    assert _snapshots(fcat, "db.t") == 0
