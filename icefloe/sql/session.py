@@ -157,6 +157,12 @@ class SqlSession:
             raise
         except (NoSuchTableError, NoSuchSnapshotError) as e:
             raise SqlError(str(e), stmt.line, stmt.column, stmt.text) from e
+        except Exception as e:
+            from pyspark.errors import PySparkException
+
+            if isinstance(e, PySparkException):     # Spark's analysis of a statement's part (a MERGE clause)
+                raise self.spark_error(e, stmt.text) from e
+            raise
 
     @staticmethod
     def _error_args(e: SqlError, stmt: Statement):

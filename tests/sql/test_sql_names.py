@@ -145,4 +145,7 @@ def test_messages_name_icefloe_tables_not_sparks_catalog(fcat):
                        ("SHOW TABLE EXTENDED IN db LIKE 't'", "SHOW TABLE EXTENDED in icefloe namespace db")]:
         with pytest.raises(NotSupportedYetError, match=what):
             run(stmt)
-    assert _snapshots(fcat, "db.t") == 0
+    run("INSERT INTO db.t VALUES (1, 'x')")
+    with pytest.raises(SqlError, match="AMBIGUOUS_REFERENCE"):     # Spark's analysis, as a SqlError
+        run("MERGE INTO db.t USING (SELECT 1 AS id, 'x' AS v) s ON t.id = s.id WHEN MATCHED AND v = 'x' THEN DELETE")
+    assert _snapshots(fcat, "db.t") == 1
