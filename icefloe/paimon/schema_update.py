@@ -241,6 +241,10 @@ class _Builder:
     # -- changes
     def add_column(self, name: str, field_type, comment: Optional[str] = None, after: Optional[str] = None,
                    first: bool = False, before: Optional[str] = None) -> None:
+        if isinstance(name, str) and "." in name and any(f.name.lower() == name.split(".", 1)[0].lower()
+                                                         for f in self.fields):
+            raise SchemaError(f"table {self.table}: adding nested field {name!r} is not supported; "
+                              "icefloe evolves top-level columns of Paimon tables")
         self._check_new_name(name)
         t, nullable = self._type(field_type, name)
         if not nullable:

@@ -36,6 +36,8 @@ def _is_ours(sess, table: exp.Table, provider) -> bool:
         return True
     if len(parts) == 3 and parts[0].lower() == sess.catalog_name.lower():
         return True
+    if len(parts) == 2 and provider is None and _namespace_exists(sess, parts[0]):
+        return True             # db.t without USING where db is a namespace of the catalog: its table
     return provider in ICEFLOE_PROVIDERS
 
 
@@ -60,6 +62,13 @@ def _refuse_paimon_table_in_spark(sess, tree: exp.Create, target: exp.Table) -> 
                          f"table without {', '.join(given)}; create the Paimon table as "
                          f"{sess.catalog_name}.{DEFAULT_DATABASE}.{name} (or USE {sess.catalog_name}."
                          f"{DEFAULT_DATABASE} first)", target)
+
+
+def _namespace_exists(sess, name: str) -> bool:
+    try:
+        return sess.catalog.namespace_exists(name)
+    except IcefloeError:
+        return False
 
 
 def _target_name(sess, table: exp.Table) -> str:
@@ -399,19 +408,23 @@ def _sibling(path: str, other_parts: list) -> str:
 def _alter_action(sess, t, schema, action):
     if isinstance(action, exp.Schema):        # ADD COLUMNS (...)
         cols = [c for c in action.expressions if isinstance(c, exp.ColumnDef)]
-        for c in cols:
-            if schema.find_field_or_none(c.name) is not None:
-                raise sess.error(f"column {c.name} already exists", c)
+        paths = [_added_path(c) for c in cols]
+        for c, path in zip(cols, paths):
+            if schema.find_field_or_none(path) is not None:
+                raise sess.error(f"column {path} already exists", c)
+            if "." in path and schema.find_field_or_none(path.rsplit(".", 1)[0]) is None:
+                raise sess.error(f"ADD COLUMN {path}: no column {path.rsplit('.', 1)[0]} to add it to; columns are "
+                                 f"{', '.join(schema.column_names)}", c)
         added: list = []
         with _schema_update(sess, t, "ALTER TABLE ... ADD COLUMNS (schema evolution)", action) as u:
-            for c in cols:
+            for c, path in zip(cols, paths):
                 parsed = _column_def(sess, c)
                 field_type = parsed.field_type
                 if c.args.get("kind") is not None:     # as the table stores it (Paimon keeps TINYINT)
                     field_type = t.parse_column_type(c.args["kind"].sql("spark"))
-                u.add_column(parsed.name, field_type=field_type, doc=parsed.doc, required=bool(parsed.required))
-                _place_added(sess, u, schema, parsed.name, c.args.get("position"), added)
-                added.append(parsed.name)
+                u.add_column(path, field_type=field_type, doc=parsed.doc, required=bool(parsed.required))
+                _place_added(sess, u, schema, path, c.args.get("position"), added)
+                added.append(path)
         return
     if isinstance(action, exp.ColumnDef):
         return _alter_action(sess, t, schema, exp.Schema(expressions=[action]))
@@ -484,10 +497,19 @@ def _place_added(sess, u, schema, name: str, position, added: list) -> None:
     u.move_after(name, other)
 
 
+def _added_path(c: exp.ColumnDef) -> str:
+    """The name ``ADD COLUMN`` gives, dotted for a nested field (``point.z``, ``points.element.z``)."""
+    if isinstance(c.this, exp.Dot):
+        return ".".join(p.name for p in c.this.flatten())
+    return c.name
+
+
 def _column_def(sess, c: exp.ColumnDef):
-    if c.args.get("position") is not None:
+    if c.args.get("position") is not None or isinstance(c.this, exp.Dot):
         c = c.copy()
         c.set("position", None)
+        if isinstance(c.this, exp.Dot):       # the type of a nested field: parsed under its own name
+            c.set("this", exp.to_identifier(list(c.this.flatten())[-1].name))
     try:
         return parse_schema(c.sql("spark")).fields[0]
     except SchemaError as e:

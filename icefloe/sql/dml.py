@@ -18,6 +18,7 @@ from icefloe.sql.translate import strip_qualifier, unknown_columns
 from icefloe.spark.align import checked_cast_to
 from icefloe.sql.overwrite import overwrite
 from icefloe.sql.parser import node_position
+from icefloe.sql.subqueries import with_subqueries
 
 
 # --------------------------------------------------------------------------- INSERT
@@ -282,7 +283,7 @@ def delete(sess, tree: exp.Delete):
     cond = where.this if where is not None else None
     _check_columns(sess, cond, t, quals)
     with sess.refused_as("DELETE FROM (row-level deletes)", tree):
-        t.delete(_sql(cond, quals) if cond is not None else "true")
+        t.delete(_sql(with_subqueries(sess, cond, quals), quals) if cond is not None else "true")
     return sess.empty()
 
 
@@ -301,25 +302,64 @@ def update(sess, tree: exp.Update):
     for value in tree.expressions:
         _check_columns(sess, value.expression, t, quals)
     with sess.refused_as("UPDATE (row-level updates)", tree):
-        t.update(assignments, _sql(cond, quals) if cond is not None else None)
+        t.update(assignments, _sql(with_subqueries(sess, cond, quals), quals) if cond is not None else None)
     return sess.empty()
 
 
 def _assignments(sess, eqs, t, quals, source_quals=frozenset()) -> dict:
-    """``SET a = expr, t.b = expr`` -> {"a": "expr", "b": "expr"} after checking the targets."""
-    out = {}
+    """``SET a = expr, t.b = expr, s.f = expr`` -> {"a": "expr", "b": "expr", "s": "named_struct(...)"}
+    after checking the targets; a struct's fields (``s.f``, ``t.s.f``) are set by rebuilding the struct
+    with the other fields as they were (as Iceberg's Spark runtime aligns nested assignments)."""
+    out, nested = {}, {}
+    low_quals = {q.lower() for q in quals if q}
     for eq in eqs:
         if not isinstance(eq, exp.EQ) or not isinstance(eq.this, exp.Column):
             raise sess.error(f"expected column = value in SET, got {eq.sql('spark')}", eq)
         col = eq.this
-        if col.table and col.table.lower() not in {q.lower() for q in quals if q}:
-            raise sess.error(f"SET names column {col.sql('spark')} of another table", col)
-        name = col.name
-        if t.schema.find_field_or_none(name) is None:
+        path = [p.name for p in col.parts]
+        if len(path) > 1 and path[0].lower() in low_quals and t.schema.find_field_or_none(path[0]) is None:
+            path = path[1:]
+        top = t.schema.find_field_or_none(path[0]) if "." not in path[0] else None
+        if top is None:
+            if len(path) > 1:
+                raise sess.error(f"SET names column {col.sql('spark')} of another table", col)
             raise sess.error(f"unknown column {col.sql('spark')}; table {t.name} has columns "
                              f"{', '.join(t.schema.column_names)}", col)
-        out[t.schema.find_field(name).name] = _sql(eq.expression, quals - set(source_quals))
+        value = _sql(with_subqueries(sess, eq.expression, quals), quals - set(source_quals))
+        if top.name in out or (len(path) == 1 and top.name in nested):
+            raise sess.error(f"SET assigns column {top.name} more than once", col)
+        if len(path) == 1:
+            out[top.name] = value
+        else:
+            nested.setdefault(top.name, {})[tuple(path[1:])] = (value, col)
+    for name, assigned in nested.items():
+        out[name] = _struct_with(sess, t.schema.find_field(name), f"`{name}`", assigned)
     return out
+
+
+def _struct_with(sess, field, base: str, assigned: dict) -> str:
+    """SQL of struct column ``field`` (read as ``base``) with the fields of ``assigned``
+    ({path: (value, node)}) replaced."""
+    struct = field.field_type
+    fields = getattr(struct, "fields", None)
+    if fields is None:
+        node = next(iter(assigned.values()))[1]
+        raise sess.error(f"SET {node.sql('spark')}: {field.name} is not a struct (fields of lists and maps "
+                         "are set through the whole column)", node)
+    by_name = {f.name.lower(): f for f in fields}
+    for path, (_v, node) in assigned.items():
+        if path[0].lower() not in by_name:
+            raise sess.error(f"unknown field {path[0]} of struct {field.name} in SET {node.sql('spark')} "
+                             f"(fields: {', '.join(f.name for f in fields)})", node)
+    items = []
+    for f in fields:
+        mine = {p[1:]: v for p, v in assigned.items() if p[0].lower() == f.name.lower()}
+        sub = f"{base}.`{f.name}`"
+        if () in mine and len(mine) > 1:
+            raise sess.error(f"SET assigns field {f.name} of {field.name} and one of its fields", mine[()][1])
+        value = mine[()][0] if () in mine else (_struct_with(sess, f, sub, mine) if mine else sub)
+        items.append(f"'{f.name}', {value}")
+    return f"named_struct({', '.join(items)})"
 
 
 def _sql(node: exp.Expression, quals) -> str:
@@ -327,6 +367,53 @@ def _sql(node: exp.Expression, quals) -> str:
 
 
 # --------------------------------------------------------------------------- MERGE
+def _one_side(sess, kind: str, quals, squals, target_alias: str, source_alias: str, t, source_cols):
+    """For a clause that sees one side's row only (``WHEN NOT MATCHED``: the source's; ``WHEN NOT
+    MATCHED BY SOURCE``: the target's), a function qualifying its unqualified columns with that side's
+    alias (so a name both sides have is not ambiguous); a column of the other side is an error."""
+    if kind == "matched":
+        return lambda node: node
+    if kind == "not_matched":
+        own, other, names, clause = source_alias, quals, source_cols, ("WHEN NOT MATCHED", "source", "target")
+    else:
+        own, other = target_alias, squals
+        names, clause = [n for n, _f in t.schema.all_fields()], ("WHEN NOT MATCHED BY SOURCE", "target", "source")
+    low_other = {q.lower() for q in other if q} - {own.lower()}
+    low_names = {n.lower() for n in names}
+    all_quals = {q.lower() for q in (*quals, *squals) if q}
+
+    def sided(node):
+        node = node.copy()
+        for c in list(node.find_all(exp.Column)):
+            if isinstance(c.this, exp.Star) or not _outside_queries(c, node):
+                continue
+            if c.table and not c.args.get("db") and c.table.lower() in low_other:
+                raise sess.error(f"{clause[0]} clauses see only the {clause[1]}'s row (there is no "
+                                 f"{clause[2]} row): {c.sql('spark')}", c)
+            if not c.table:
+                if c.name.lower() not in low_names:
+                    raise sess.error(f"{clause[0]} clauses see only the {clause[1]}'s columns; the {clause[1]} "
+                                     f"has no column {c.name}", c)
+                new = exp.column(c.this.copy(), table=exp.to_identifier(own))
+                node = new if c is node else (c.replace(new) and node)
+            elif c.table.lower() not in all_quals and c.table.lower() in low_names:
+                # a struct field of the visible side (s.f): qualified so that it reads that side's struct
+                new = exp.Dot.build([exp.column(c.args["table"].copy(), table=exp.to_identifier(own)), c.this.copy()])
+                node = new if c is node else (c.replace(new) and node)
+        return node
+
+    return sided
+
+
+def _outside_queries(c, root) -> bool:
+    n = c.parent
+    while n is not None and n is not root:
+        if isinstance(n, (exp.Select, exp.Subquery)):
+            return False
+        n = n.parent
+    return True
+
+
 def merge(sess, tree: exp.Merge):
     table = tree.this
     if not isinstance(table, exp.Table):
@@ -362,7 +449,8 @@ def merge(sess, tree: exp.Merge):
         _check_columns(sess, cond, t, quals, squals, source_cols)
         then = when.args.get("then")
         kind = "matched" if matched else ("not_matched_by_source" if by_source else "not_matched")
-        cond_sql = cond.sql("spark") if cond is not None else None
+        sided = _one_side(sess, kind, quals, squals, target_alias, source_alias, t, source_cols)
+        cond_sql = with_subqueries(sess, sided(cond), set()).sql("spark") if cond is not None else None
         if isinstance(then, exp.Update):
             if any(isinstance(e, exp.Star) for e in then.expressions) or not then.expressions:
                 clauses.append((kind, "update_all", None, cond_sql, when))
@@ -380,7 +468,7 @@ def merge(sess, tree: exp.Merge):
                         raise sess.error(f"unknown column {col.sql('spark')}; table {t.name} has columns "
                                          f"{', '.join(t.schema.column_names)}", col)
                     _check_columns(sess, eq.expression, t, quals, squals, source_cols)
-                    sets[f.name] = eq.expression.sql("spark")
+                    sets[f.name] = with_subqueries(sess, sided(eq.expression), set()).sql("spark")
                 clauses.append((kind, "update", sets, cond_sql, when))
         elif isinstance(then, exp.Insert):
             if isinstance(then.this, exp.Star) or then.this is None and then.expression is None:
@@ -397,7 +485,7 @@ def merge(sess, tree: exp.Merge):
                         raise sess.error(f"unknown column {c}; table {t.name} has columns "
                                          f"{', '.join(t.schema.column_names)}", node)
                     _check_columns(sess, v, t, set(), squals, source_cols)
-                    values[f.name] = v.sql("spark")
+                    values[f.name] = with_subqueries(sess, sided(v), set()).sql("spark")
                 clauses.append((kind, "insert", values, cond_sql, when))
         elif isinstance(then, exp.Var) and then.name.upper() == "DELETE" or \
                 isinstance(then, exp.Delete):
@@ -406,7 +494,7 @@ def merge(sess, tree: exp.Merge):
             raise sess.not_supported(f"MERGE action {then.sql('spark') if then is not None else ''}", when)
 
     with sess.refused_as("MERGE INTO (row-level merge)", tree):
-        builder = t.merge(source_df.alias(source_alias), on.sql("spark"), target_alias=target_alias,
+        builder = t.merge(source_df.alias(source_alias), with_subqueries(sess, on, set()).sql("spark"), target_alias=target_alias,
                           source_alias=source_alias)
         for kind, action, arg, cond_sql, node in clauses:
             fn = getattr(builder, f"when_{kind}_{action}", None)

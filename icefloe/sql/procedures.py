@@ -13,7 +13,6 @@ from sqlglot import exp
 from icefloe.errors import NotSupportedError
 from icefloe.sql import paimon_procedures
 from icefloe.sql.errors import NotSupportedYetError, SqlError, refusal
-from icefloe.sql.names import resolve_parts
 from icefloe.sql.parser import Call, node_position
 from icefloe.sql.translate import literal_value
 
@@ -142,9 +141,10 @@ def call(sess, stmt: Call):
     table_name = _value(sess, table_node)
     if not isinstance(table_name, str):
         raise _err("argument 'table' must be a string like 'db.table'", table_node)
-    ref, _ours = resolve_parts(table_name.split("."), sess.catalog_name, sess.exists)
+    ref, _ours = sess.resolve_name(table_name.split("."))     # a bare name: under the namespace of USE
     if ref is None or ref.metadata:
-        raise _err(f"unknown table {table_name}", table_node)
+        hint = " (name it db.table, or USE db first)" if "." not in table_name and not sess.namespace else ""
+        raise _err(f"unknown table {table_name}{hint}", table_node)
     t = sess.load(ref)
     if paimon is not None and t.format == "paimon":         # Paimon's own procedure and arguments
         return paimon_procedures.call(sess, t, parts[1], bind_args(stmt, paimon))

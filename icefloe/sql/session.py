@@ -29,7 +29,7 @@ from icefloe.sql.errors import NotSupportedYetError, SqlError
 from icefloe.sql.names import TableRef, resolve_parts, table_parts
 from icefloe.sql.parser import Statement, node_position, position_of, split
 from icefloe.sql.translate import literal_value
-from icefloe.sql import catalog_statements as cs, ddl, dml, parser as p, paimon_options, procedures
+from icefloe.sql import catalog_statements as cs, commands, ddl, dml, parser as p, paimon_options, procedures
 
 VIEW_PREFIX = "__icefloe_"
 
@@ -152,6 +152,9 @@ class SqlSession:
                 return dml.update(self, tree)
             if isinstance(tree, exp.Merge):
                 return dml.merge(self, tree)
+            answered = commands.command(self, tree)
+            if answered is not None:
+                return answered
             return self.query_statement(tree)
         except SqlError as e:
             if e.statement is None:
@@ -161,6 +164,12 @@ class SqlSession:
             raise
         except (NoSuchTableError, NoSuchSnapshotError) as e:
             raise SqlError(str(e), stmt.line, stmt.column, stmt.text) from e
+        except Exception as e:
+            from pyspark.errors import PySparkException
+
+            if isinstance(e, PySparkException):     # Spark's analysis of a statement's part (a MERGE clause)
+                raise self.spark_error(e, stmt.text) from e
+            raise
 
     @staticmethod
     def _error_args(e: SqlError, stmt: Statement):
@@ -385,6 +394,9 @@ class SqlSession:
                 continue
             ref, ours = self.resolve(table)
             if ref is None:
+                missing = commands.missing_metadata_table(self, table)
+                if missing is not None:
+                    raise self.error(missing, table)
                 if ours:
                     raise self.error(f"unknown table {'.'.join(table_parts(table))}", table)
                 if table.args.get("version") is not None and len(table_parts(table)) >= 2:

@@ -102,6 +102,8 @@ def strip_qualifier(node: exp.Expression, qualifiers: set) -> exp.Expression:
     def fix(n):
         if isinstance(n, exp.Column) and n.table and n.table.lower() in low and not n.args.get("db"):
             return exp.column(n.this.copy())
+        if isinstance(n, exp.Column) and n.args.get("db") and n.db.lower() in low and not n.args.get("catalog"):
+            return exp.column(n.this.copy(), table=n.args["table"].copy())    # t.s.f: field f of struct s
         return n
 
     return node.copy().transform(fix)

@@ -1,0 +1,87 @@
+"""Spark commands that name a table (``SHOW COLUMNS``, ``SHOW PARTITIONS``, ``SHOW TABLE EXTENDED``,
+``REFRESH TABLE``, ``ANALYZE TABLE``) when the table is an icefloe table: Spark would look for it in
+its own catalog and report it missing, so they are answered here or refused by name."""
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from sqlglot import exp
+
+from icefloe.sql.names import table_parts
+
+_NAME = r"((?:`[^`]+`|[A-Za-z_][\w$]*)(?:\.(?:`[^`]+`|[A-Za-z_][\w$]*))*)"
+_SHOW_COLUMNS = re.compile(rf"^\s*SHOW\s+COLUMNS\s+(?:FROM|IN)\s+{_NAME}(?:\s+(?:FROM|IN)\s+{_NAME})?\s*$", re.I)
+_SHOW_PARTITIONS = re.compile(rf"^\s*SHOW\s+PARTITIONS\s+{_NAME}", re.I)
+_SHOW_EXTENDED = re.compile(rf"^\s*SHOW\s+TABLE\s+EXTENDED\s+(?:(?:IN|FROM)\s+{_NAME}\s+)?LIKE\b", re.I)
+
+
+def _parts(name: str) -> list:
+    return [p.strip("`") for p in re.findall(r"`[^`]+`|[^.]+", name)]
+
+
+def command(sess, tree) -> Optional[object]:
+    """The result of a command about an icefloe table; None when it is not about one."""
+    text = sess._stmt.text
+    if isinstance(tree, (exp.Refresh, exp.Analyze)):
+        tables = [tree.this] if isinstance(tree, exp.Refresh) else list(tree.args.get("tables") or [])
+        table = tables[0] if tables else None
+        if not isinstance(table, exp.Table):
+            return None
+        ref, ours = sess.resolve(table)
+        if ref is None and not ours:
+            return None
+        ref = sess.resolve_or_fail(table)
+        if isinstance(tree, exp.Refresh):
+            sess.load(ref)         # every statement reads the table's latest metadata: nothing is cached
+            return sess.empty()
+        raise sess.not_supported(f"ANALYZE TABLE on icefloe table {ref} (column statistics are kept per data "
+                                 "file in the table's metadata; Spark's catalog statistics do not apply)", tree)
+    m = _SHOW_COLUMNS.match(text)
+    if m:
+        parts = _parts(m.group(1)) if m.group(2) is None else [*_parts(m.group(2)), *_parts(m.group(1))]
+        ref, ours = sess.resolve_name(parts)
+        if ref is None and not ours:
+            return None
+        if ref is None:
+            raise sess.error(f"unknown table {'.'.join(parts)}")
+        from pyspark.sql.types import StringType, StructField, StructType
+
+        t = sess.load(ref)
+        return sess.spark.createDataFrame([(n,) for n in t.schema.column_names],
+                                          StructType([StructField("col_name", StringType(), False)]))
+    for pattern, what in ((_SHOW_PARTITIONS, "SHOW PARTITIONS"), (_SHOW_EXTENDED, "SHOW TABLE EXTENDED")):
+        m = pattern.match(text)
+        if not m:
+            continue
+        if what == "SHOW PARTITIONS":
+            ref, ours = sess.resolve_name(_parts(m.group(1)))
+            if ref is None and not ours:
+                return None
+            raise sess.not_supported(f"SHOW PARTITIONS on icefloe table {'.'.join(_parts(m.group(1)))} "
+                                     "(read its partitions metadata table: SELECT * FROM db.t.partitions)")
+        ns = _parts(m.group(1)) if m.group(1) else ([sess.namespace] if sess.namespace else None)
+        if ns and ns[0].lower() == sess.catalog_name.lower():
+            ns = ns[1:]
+        if ns and len(ns) == 1 and sess.catalog.namespace_exists(ns[0]):
+            raise sess.not_supported(f"SHOW TABLE EXTENDED in icefloe namespace {ns[0]} (SHOW TABLES lists its "
+                                     "tables, DESCRIBE TABLE EXTENDED db.t describes one)")
+    return None
+
+
+def missing_metadata_table(sess, table: exp.Table) -> Optional[str]:
+    """The error for ``db.t.xyz`` / ``db.`t$xyz``` naming an icefloe table's metadata table that does not
+    exist (Spark would report a namespace or table of its own catalog); None for other names."""
+    parts = table_parts(table)
+    if parts and "$" in parts[-1]:
+        base, _, suffix = parts[-1].rpartition("$")
+        candidates = [(parts[:-1] + [base], suffix)]
+    else:
+        candidates = [(parts[:-1], parts[-1])] if len(parts) >= 3 else []
+    for base_parts, suffix in candidates:
+        ref, _ours = sess.resolve_name(base_parts)
+        if ref is not None and ref.metadata is None and ref.ref is None:
+            t = sess.load(ref)
+            return (f"table {ref} has no metadata table {suffix}; {t.format} tables have "
+                    f"{', '.join(t.metadata_table_names())}")
+    return None
