@@ -81,13 +81,22 @@ class RewriteFiles(FileChangeProducer):
 
 # --------------------------------------------------------------------------- manifest rewrite
 class RewriteManifests(SnapshotProducer):
-    """Regroup every live entry by (spec, content) into manifests of about the target size."""
+    """Regroup every live entry by (spec, content) into manifests of about the target size;
+    with ``spec_id`` only the manifests of that partition spec (the others are kept as they are)."""
 
     operation = REPLACE
 
+    def __init__(self, summary_extra: Optional[dict] = None, spec_id: Optional[int] = None):
+        super().__init__(summary_extra=summary_extra)
+        self.spec_id = spec_id
+
     def apply(self, pending: PendingSnapshot) -> tuple[list[ManifestFile], dict]:
         target = target_manifest_size(pending.base.properties)
-        old = [m for m in pending.parent_manifests() if m.has_added_or_existing()]
+        live = [m for m in pending.parent_manifests() if m.has_added_or_existing()]
+        if self.spec_id is not None:
+            pending.base.spec_by_id(int(self.spec_id))       # an unknown spec id is an error
+        old = [m for m in live if self.spec_id is None or m.partition_spec_id == int(self.spec_id)]
+        kept = [m for m in live if m not in old]
         groups: "OrderedDict[tuple, list]" = OrderedDict()
         sizes: dict = {}
         for m in old:
@@ -107,7 +116,8 @@ class RewriteManifests(SnapshotProducer):
                 processed += len(chunk)
                 out.append(pending.write_manifest(chunk, spec_id, content))
         extra = {"manifests-created": str(len(out)), "manifests-replaced": str(len(old)),
-                 "manifests-kept": "0", "entries-processed": str(processed)}
+                 "manifests-kept": str(len(kept)), "entries-processed": str(processed)}
+        out += kept
         summary = build_summary(REPLACE, [], [], pending.parent_summary, extra={**self.summary_extra, **extra})
         summary.pop("changed-partition-count", None)   # no partition changes content in a manifest rewrite
         return out, summary

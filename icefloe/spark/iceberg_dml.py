@@ -62,8 +62,8 @@ def write_mode(properties: dict, operation: str) -> str:
 
 # --------------------------------------------------------------------------- the shared tail
 def _target(table, where):
-    meta = table.refresh().metadata
-    snap = meta.current_snapshot
+    meta = table.refresh().metadata     # the head of the branch written (main's for a new branch)
+    snap = meta.snapshot_by_id(meta.refs[b].snapshot_id) if (b := table.write_branch) in meta.refs else meta.current_snapshot
     tasks = scan_mod.plan_files(table.io, meta, snap, where)
     if tasks:
         table.spark     # the session the statement's expressions are built in, started if none runs
@@ -376,7 +376,7 @@ def _commit_row_delta(table, operation: str, meta, snap, task_by_path: dict, add
         isolation=isolation_level(meta.properties, operation, isolation),
         operation=operation.upper(), scope_partitions=scope, conflict_filter=conflict_filter,
         protected_files=protected, protected_partitions=partitions, referenced_files=referenced)
-    new = table._commit(RowDelta(added, removed, validation, summary_extra=table._app_summary()), "main")
+    new = table._commit(RowDelta(added, removed, validation, summary_extra=table._app_summary()), table.write_branch)
     return {**counts, "snapshot_id": new.snapshot_id}
 
 

@@ -11,7 +11,7 @@ from typing import Optional
 from sqlglot import exp
 
 from icefloe.errors import IcefloeError, SchemaError
-from icefloe.sql import parser as p
+from icefloe.sql import parser as p, wap
 from icefloe.sql.errors import SqlError
 from icefloe.sql.names import table_parts
 
@@ -168,7 +168,7 @@ def truncate(sess, tree: exp.TruncateTable):
             return sess.run_spark(sess._stmt.text)
         if ref is None or ref.metadata:
             raise sess.error(f"unknown table {'.'.join(table_parts(table))}", table)
-        tables.append(sess.load(ref))
+        tables.append(wap.write_target(sess, sess.load(ref), None, "TRUNCATE TABLE", table))
     for t in tables:
         with sess.refused_as("TRUNCATE TABLE"):
             t.truncate()

@@ -10,10 +10,11 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from icefloe.errors import NotSupportedError
+from icefloe.errors import IcefloeError, NoSuchSnapshotError, NotSupportedError
 from icefloe.sql.errors import NotSupportedYetError, SqlError, refusal
 from icefloe.sql.names import resolve_parts
 from icefloe.sql.parser import Call, node_position
+from icefloe.sql.snapshot_procedures import REGISTER_TABLE, SNAPSHOT_PROCEDURES, register_table
 from icefloe.sql.translate import literal_value
 
 
@@ -35,14 +36,11 @@ PROCEDURES = {
     "rollback_to_timestamp": Procedure(("table", "timestamp"), ("table", "timestamp"), "rollback_to_timestamp",
                                        "CALL system.rollback_to_timestamp",
                                        "previous_snapshot_id bigint, current_snapshot_id bigint"),
-    "set_current_snapshot": Procedure(("table", "snapshot_id", "ref"), ("table",), "rollback_to_snapshot",
-                                      "CALL system.set_current_snapshot",
-                                      "previous_snapshot_id bigint, current_snapshot_id bigint"),
     "expire_snapshots": Procedure(("table", "older_than", "retain_last", "max_concurrent_deletes",
                                    "stream_results", "snapshot_ids"), ("table",), "expire_snapshots",
                                   "CALL system.expire_snapshots",
                                   "deleted_data_files_count bigint, deleted_manifest_files_count bigint, "
-                                  "deleted_manifest_lists_count bigint", ("older_than", "retain_last"),
+                                  "deleted_manifest_lists_count bigint", ("older_than", "retain_last", "snapshot_ids"),
                                   ("max_concurrent_deletes", "stream_results")),
     "remove_orphan_files": Procedure(("table", "older_than", "location", "dry_run"), ("table",),
                                      "remove_orphan_files", "CALL system.remove_orphan_files",
@@ -55,9 +53,11 @@ PROCEDURES = {
     # buckets ``where`` reads
     "compact": Procedure(("table", "partitions", "where", "order_strategy", "order_by", "options"), ("table",),
                          "rewrite_data_files", "CALL sys.compact", "result boolean", ("where",)),
-    "rewrite_manifests": Procedure(("table", "use_caching"), ("table",), "rewrite_manifests",
+    # use_caching: Spark caching of the JVM action; icefloe rewrites manifests without a Spark job
+    "rewrite_manifests": Procedure(("table", "use_caching", "spec_id"), ("table",), "rewrite_manifests",
                                    "CALL system.rewrite_manifests",
-                                   "rewritten_manifests_count int, added_manifests_count int"),
+                                   "rewritten_manifests_count int, added_manifests_count int", ("spec_id",),
+                                   ("use_caching",)),
     "create_tag": Procedure(("table", "tag", "snapshot_id", "max_ref_age_ms"), ("table", "tag"), "create_tag",
                             "CALL system.create_tag", "tag string, snapshot_id bigint"),
     "delete_tag": Procedure(("table", "tag"), ("table", "tag"), "drop_tag", "CALL system.delete_tag",
@@ -68,6 +68,8 @@ PROCEDURES = {
     "create_branch": Procedure(("table", "branch", "snapshot_id", "max_ref_age_ms"), ("table", "branch"),
                                "create_branch", "CALL system.create_branch", "branch string, snapshot_id bigint"),
 }
+PROCEDURES.update({name: Procedure(spec.params, spec.required, spec.method, f"CALL system.{name}", spec.result)
+                   for name, spec in {**SNAPSHOT_PROCEDURES, "register_table": REGISTER_TABLE}.items()})
 
 
 def _err(reason, node, stmt_text=None):
@@ -131,6 +133,8 @@ def call(sess, stmt: Call):
     table_name = _value(sess, table_node)
     if not isinstance(table_name, str):
         raise _err("argument 'table' must be a string like 'db.table'", table_node)
+    if parts[1] == "register_table":
+        return _register(sess, stmt, proc, table_name, args)
     ref, _ours = resolve_parts(table_name.split("."), sess.catalog_name, sess.exists)
     if ref is None or ref.metadata:
         raise _err(f"unknown table {table_name}", table_node)
@@ -155,6 +159,15 @@ def call(sess, stmt: Call):
             kwargs[key] = dict(zip((_value(sess, k) for k in node.keys), (_value(sess, v) for v in node.values)))
         else:
             kwargs[key] = _value(sess, node)
+    if name in SNAPSHOT_PROCEDURES:
+        with sess.refused_as(proc.capability):
+            try:
+                rows = SNAPSHOT_PROCEDURES[name].run(t, kwargs)
+            except (SqlError, NotSupportedError, NoSuchSnapshotError):
+                raise
+            except IcefloeError as e:
+                raise SqlError(f"{proc.capability}: {e}", stmt.procedure.line, stmt.procedure.column) from None
+        return sess.spark.createDataFrame(rows, proc.result)
     manifests_before = {m["path"] for m in t.manifest_files()} if name == "rewrite_manifests" else None
     try:
         result = _run(t, name, fn, kwargs)
@@ -170,10 +183,26 @@ def call(sess, stmt: Call):
     return _result_df(sess, t, name, proc, result, before, kwargs)
 
 
+def _register(sess, stmt: Call, proc: Procedure, table_name: str, args: dict):
+    """``register_table(table, metadata_file)``: the table must not exist yet."""
+    parts = table_name.split(".")
+    if len(parts) == 3 and parts[0].lower() == sess.catalog_name.lower():
+        parts = parts[1:]
+    if len(parts) != 2:
+        raise _err(f"register_table: table name {table_name} must be db.table", args["table"])
+    location = _value(sess, args["metadata_file"])
+    try:
+        rows = register_table(sess.catalog, ".".join(parts), str(location))
+    except NotSupportedError as e:
+        raise NotSupportedYetError(refusal(proc.capability, e), stmt.procedure.line, stmt.procedure.column) \
+            from None
+    except IcefloeError as e:
+        raise SqlError(f"{proc.capability}: {e}", stmt.procedure.line, stmt.procedure.column) from None
+    return sess.spark.createDataFrame(rows, proc.result)
+
+
 def _run(t, name, fn, kwargs):
-    if name in ("rollback_to_snapshot", "set_current_snapshot"):
-        if "snapshot_id" not in kwargs:
-            raise NotSupportedYetError("set_current_snapshot by ref")
+    if name == "rollback_to_snapshot":
         return fn(int(kwargs["snapshot_id"]))
     if name == "rollback_to_timestamp":
         return fn(kwargs["timestamp"])
@@ -253,7 +282,7 @@ def _result_df(sess, t, name, proc, result, before, kwargs):
         return sess.spark.createDataFrame([(view,)], proc.result)
     if name == "compact":
         return sess.spark.createDataFrame([(True,)], proc.result)
-    if name in ("rollback_to_snapshot", "rollback_to_timestamp", "set_current_snapshot"):
+    if name in ("rollback_to_snapshot", "rollback_to_timestamp"):
         after = t.current_snapshot() if hasattr(t, "current_snapshot") else None
         rows = [(before.snapshot_id if before else None, after.snapshot_id if after else None)]
     elif name in ("create_tag", "create_branch"):

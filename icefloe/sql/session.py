@@ -29,7 +29,7 @@ from icefloe.sql.errors import NotSupportedYetError, SqlError
 from icefloe.sql.names import TableRef, resolve_parts, table_parts
 from icefloe.sql.parser import Statement, node_position, position_of, split
 from icefloe.sql.translate import literal_value
-from icefloe.sql import catalog_statements as cs, ddl, dml, parser as p, procedures
+from icefloe.sql import catalog_statements as cs, ddl, dml, parser as p, procedures, wap
 
 VIEW_PREFIX = "__icefloe_"
 
@@ -145,6 +145,8 @@ class SqlSession:
                 return dml.update(self, tree)
             if isinstance(tree, exp.Merge):
                 return dml.merge(self, tree)
+            if isinstance(tree, (exp.Set, exp.Command)):
+                wap.check_set(self, stmt.text)
             return self.query_statement(tree)
         except SqlError as e:
             if e.statement is None:
@@ -321,6 +323,8 @@ class SqlSession:
             if ref.ref not in (t.refs() or {}):
                 raise self.error(f"table {t.name} has no {ref.ref_kind} {ref.ref!r}", node)
             kwargs = {"ref": ref.ref}
+        elif not kwargs and (branch := wap.read_branch(self, t)) is not None:
+            kwargs = {"ref": branch}      # SET spark.wap.branch: plain reads see the audit branch
         return t.to_spark(**kwargs)
 
     def metadata_df(self, t, ref: TableRef, version=None, node=None):

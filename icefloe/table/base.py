@@ -195,6 +195,12 @@ class Table:
         ``when_not_matched_by_source_update/delete`` clauses, then ``execute()``."""
         raise self.unsupported("merge")
 
+    def writing_to(self, branch: Optional[str] = None, wap_id: Optional[str] = None) -> "Table":
+        """This table with its writes (append, overwrite, truncate, delete, update, merge) going to
+        ``branch``; with ``wap_id`` staged, as Iceberg's write-audit-publish does: each snapshot is
+        added with summary ``wap.id`` and no branch moves, until ``publish_changes``."""
+        raise self.unsupported("writes to a branch or staged (write-audit-publish)")
+
     def delete_by_key(self, keys):
         """Delete the rows whose key columns equal a row of ``keys`` (Iceberg: equality delete
         files, no data file read)."""
@@ -277,10 +283,21 @@ class Table:
         a branch) to the current state as a new snapshot."""
         raise self.unsupported("cherry_pick")
 
+    def ancestors(self, snapshot_id: Optional[int] = None) -> list:
+        """Snapshot ``snapshot_id`` (default: the current one) and its parents, newest first."""
+        raise self.unsupported("ancestors")
+
+    def publish_changes(self, wap_id: str):
+        """Cherry-pick the snapshot staged under write-audit-publish id ``wap_id`` into the current
+        state; returns the staged snapshot."""
+        raise self.unsupported("publish_changes")
+
     # ------------------------------------------------------------------ maintenance
-    def expire_snapshots(self, older_than=None, retain_last: Optional[int] = None, now_ms: Optional[int] = None):
+    def expire_snapshots(self, older_than=None, retain_last: Optional[int] = None, now_ms: Optional[int] = None,
+                         snapshot_ids=()):
         """Remove snapshots older than ``older_than`` (datetime or epoch ms), keeping at least
-        ``retain_last``, and delete the files only they used; returns an ``ExpireReport``."""
+        ``retain_last``, and those of ``snapshot_ids`` (Iceberg), and delete the files only they
+        used; returns an ``ExpireReport``."""
         raise self.unsupported("expire_snapshots")
 
     def remove_orphan_files(self, older_than=None, dry_run: bool = False) -> list:
@@ -298,8 +315,9 @@ class Table:
         """Dedicated compaction, as Paimon names it: ``rewrite_data_files``."""
         return self.rewrite_data_files(where, target_file_size)
 
-    def rewrite_manifests(self, branch: Optional[str] = None):
-        """Regroup the manifests of the current snapshot to the target manifest size."""
+    def rewrite_manifests(self, branch: Optional[str] = None, spec_id: Optional[int] = None):
+        """Regroup the manifests of the current snapshot to the target manifest size (Iceberg's
+        ``spec_id``: only those of that partition spec)."""
         raise self.unsupported("rewrite_manifests")
 
     # ------------------------------------------------------------------ description (SQL, CLI, check)

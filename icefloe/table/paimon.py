@@ -279,13 +279,18 @@ class PaimonTable(FileStoreTable, Table):
         return compact_append_table(self.spark, self, where, target_file_size)
 
     def expire_snapshots(self, older_than=None, retain_last: Optional[int] = None,
-                         now_ms: Optional[int] = None) -> ExpireReport:
+                         now_ms: Optional[int] = None, snapshot_ids=()) -> ExpireReport:
         """Expire snapshots per the retention options (``older_than`` replaces
         ``snapshot.time-retained``, ``retain_last`` the retained minimum)."""
+        if snapshot_ids:
+            raise self.unsupported("expire_snapshots by snapshot id", "Paimon expires the oldest snapshots "
+                                   "by age and count (older_than, retain_last)")
         return ExpireReport(expired_snapshot_ids=FileStoreTable.expire_snapshots(self, now_ms, older_than, retain_last))
 
-    def rewrite_manifests(self, branch: Optional[str] = None) -> Optional[Snapshot]:
+    def rewrite_manifests(self, branch: Optional[str] = None, spec_id: Optional[int] = None) -> Optional[Snapshot]:
         self._no_branch(branch, "rewrite_manifests")
+        if spec_id is not None:
+            raise self.unsupported("rewrite_manifests with spec_id", "Paimon tables have no partition specs")
         return FileStoreTable.rewrite_manifests(self)
 
     def create_tag(self, name: str, snapshot_id: Optional[int] = None, max_ref_age_ms: Optional[int] = None):
