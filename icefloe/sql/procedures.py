@@ -48,7 +48,9 @@ PROCEDURES = {
     "rewrite_data_files": Procedure(("table", "strategy", "sort_order", "options", "where"), ("table",),
                                     "rewrite_data_files", "CALL system.rewrite_data_files",
                                     "rewritten_data_files_count int, added_data_files_count int, "
-                                    "rewritten_bytes_count bigint", ("where", "target_file_size")),
+                                    "rewritten_bytes_count bigint, failed_data_files_count int, "
+                                    "removed_delete_files_count int",
+                                    ("where", "strategy", "sort_order", "options")),
     # Paimon's compaction procedure (CALL sys.compact): a full compaction of the table or of the
     # buckets ``where`` reads
     "compact": Procedure(("table", "partitions", "where", "order_strategy", "order_by", "options"), ("table",),
@@ -216,23 +218,39 @@ def _run(t, name, fn, kwargs):
         return fn(kwargs["branch"], kwargs.get("snapshot_id"), max_ref_age_ms=kwargs.get("max_ref_age_ms"))
     if name == "create_changelog_view":
         return _changelog(t, fn, kwargs)
-    if name == "rewrite_data_files":
-        kwargs = dict(kwargs)
-        strategy = kwargs.pop("strategy", None)
-        if strategy is not None and str(strategy).lower() != "binpack":
-            raise NotSupportedYetError(f"rewrite_data_files strategy {strategy!r}")
-        options = dict(kwargs.pop("options", None) or {})
-        size = options.pop("target-file-size-bytes", None)
-        if size is not None:
-            kwargs["target_file_size"] = int(size)
-        if options:
-            raise NotSupportedYetError(f"rewrite_data_files options {', '.join(sorted(options))}")
+    if name == "rewrite_data_files":      # Iceberg's rules and defaults: options given, if only {}
+        return _rewrite_data_files(t, fn, {**kwargs, "options": kwargs.get("options") or {}})
     proc = PROCEDURES[name]
     given = {k: v for k, v in kwargs.items() if v is not None and k not in proc.ignored}
     extra = sorted(k for k in given if k not in proc.passed)
     if extra:
         raise NotSupportedYetError(f"{capability} with {', '.join(extra)}")
     return fn(**given)
+
+
+def _rewrite_data_files(t, fn, kwargs):
+    """Iceberg's output: data files rewritten and added, the bytes rewritten, files that failed
+    (none: one commit or nothing), delete files removed; from the live files before and after."""
+    before = _live_files(t)
+    try:
+        fn(**{k: v for k, v in kwargs.items() if v is not None})
+    except ValueError as e:
+        raise SqlError(f"CALL system.rewrite_data_files: {e}") from None
+    except NotImplementedError as e:
+        raise NotSupportedYetError(f"CALL system.rewrite_data_files: {e}") from None
+    after = _live_files(t.refresh())
+    removed = [p for p in before if p not in after]
+    return {"rewritten_data_files_count": sum(1 for p in removed if before[p][0] == 0),
+            "added_data_files_count": sum(1 for p in after if p not in before and after[p][0] == 0),
+            "rewritten_bytes_count": sum(before[p][1] for p in removed if before[p][0] == 0),
+            "failed_data_files_count": 0,
+            "removed_delete_files_count": sum(1 for p in removed if before[p][0] != 0)}
+
+
+def _live_files(t) -> dict:
+    """{path: (content, size)} of the table's live files (content 0: data)."""
+    return {r["file_path"]: (r.get("content") or 0, r["file_size_in_bytes"])
+            for r in t.metadata_table("files").to_pylist()}
 
 
 _CHANGELOG_OPTIONS = ("start-snapshot-id", "end-snapshot-id", "start-timestamp", "end-timestamp")

@@ -306,9 +306,11 @@ class Table:
         only lists them."""
         raise self.unsupported("remove_orphan_files")
 
-    def rewrite_data_files(self, where=None, target_file_size: Optional[int] = None):
+    def rewrite_data_files(self, where=None, target_file_size: Optional[int] = None, options: Optional[dict] = None,
+                           strategy: Optional[str] = None, sort_order: Optional[str] = None):
         """Compaction: rewrite small files (and fold Iceberg delete files in) of the files a
-        read with ``where`` would use, in one snapshot that changes no row."""
+        read with ``where`` would use, in one snapshot that changes no row. ``options``,
+        ``strategy`` and ``sort_order`` are those of Iceberg's rewrite_data_files procedure."""
         raise self.unsupported("rewrite_data_files")
 
     def compact(self, where=None, target_file_size: Optional[int] = None):

@@ -19,7 +19,7 @@ from icefloe.iceberg.snapshot import Snapshot
 from icefloe.iceberg.table import BaseTable
 from icefloe.iceberg.table_metadata import MAIN_BRANCH
 from icefloe.iceberg.transforms import IdentityTransform
-from icefloe.spark import iceberg_dml
+from icefloe.spark import iceberg_compaction, iceberg_dml
 from icefloe.spark.iceberg_changelog import changelog_df
 from icefloe.errors import UnsupportedFeatureError
 from icefloe.spark import iceberg_lineage as lineage
@@ -138,9 +138,11 @@ class IcebergTable(BaseTable, Table):
         """Equality deletes of the rows matching ``keys`` (a DataFrame or Arrow table of key columns)."""
         return iceberg_dml.delete_by_key(self, keys)
 
-    def rewrite_data_files(self, where=None, target_file_size: Optional[int] = None) -> Optional[Snapshot]:
-        """Compaction as a ``replace`` snapshot: small files merged, delete files folded in."""
-        return iceberg_dml.rewrite_data_files(self, where, target_file_size)
+    def rewrite_data_files(self, where=None, target_file_size: Optional[int] = None, options: Optional[dict] = None,
+                           strategy: Optional[str] = None, sort_order: Optional[str] = None) -> Optional[Snapshot]:
+        """Compaction as a ``replace`` snapshot, by the rules and ``options`` of Iceberg's
+        rewrite_data_files (bin-pack, or ``strategy='sort'`` by ``sort_order``)."""
+        return iceberg_compaction.rewrite_data_files(self, where, target_file_size, options, strategy, sort_order)
 
     def rewrite_manifests(self, branch: Optional[str] = None, spec_id: Optional[int] = None) -> Snapshot:
         return BaseTable.rewrite_manifests(self, branch or self.write_branch, spec_id)

@@ -270,10 +270,13 @@ class PaimonTable(FileStoreTable, Table):
         return PrimaryKeyMerge(self, source, on, target_alias, source_alias, isolation_level)
 
     # ------------------------------------------------------------------ maintenance
-    def rewrite_data_files(self, where=None, target_file_size: Optional[int] = None) -> Optional[Snapshot]:
+    def rewrite_data_files(self, where=None, target_file_size: Optional[int] = None, options: Optional[dict] = None,
+                           strategy: Optional[str] = None, sort_order: Optional[str] = None) -> Optional[Snapshot]:
         """Compaction. Primary-key tables: a full compaction, each (partition, bucket) merged
         into the highest LSM level by one Spark task. Append tables: each (partition, bucket)'s small
         files rewritten together by one Spark task."""
+        if options or strategy or sort_order:
+            raise self.unsupported("rewrite_data_files with Iceberg's options, strategy or sort_order")
         if self.table_schema.primary_keys:
             return compact_primary_key_table(self.spark, self, where, target_file_size)
         return compact_append_table(self.spark, self, where, target_file_size)
