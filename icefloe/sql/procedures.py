@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from icefloe.errors import IcefloeError, NoSuchSnapshotError, NotSupportedError
+from icefloe.errors import CommitFailedError, IcefloeError, NoSuchSnapshotError, NotSupportedError
 from icefloe.sql.errors import NotSupportedYetError, SqlError, refusal
 from icefloe.sql.names import resolve_parts
 from icefloe.sql.parser import Call, node_position
@@ -182,6 +182,10 @@ def call(sess, stmt: Call):
     except NotSupportedError as e:
         raise NotSupportedYetError(refusal(proc.capability, e), stmt.procedure.line, stmt.procedure.column) \
             from None
+    except (SqlError, NoSuchSnapshotError, CommitFailedError):
+        raise
+    except IcefloeError as e:          # what the table refuses (a ref's head to expire, ...)
+        raise SqlError(f"{proc.capability}: {e}", stmt.procedure.line, stmt.procedure.column) from None
     return _result_df(sess, t, name, proc, result, before, kwargs)
 
 
