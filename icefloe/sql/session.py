@@ -29,7 +29,7 @@ from icefloe.sql.errors import NotSupportedYetError, SqlError
 from icefloe.sql.names import TableRef, resolve_parts, table_parts
 from icefloe.sql.parser import Statement, node_position, position_of, split
 from icefloe.sql.translate import literal_value
-from icefloe.sql import catalog_statements as cs, ddl, dml, parser as p, procedures, wap
+from icefloe.sql import catalog_statements as cs, ddl, dml, parser as p, procedures, system_functions, wap
 
 VIEW_PREFIX = "__icefloe_"
 
@@ -380,7 +380,7 @@ class SqlSession:
                 alias = exp.TableAlias(this=exp.to_identifier(table.name if not ref.metadata else ref.metadata))
             table.replace(exp.Table(this=exp.to_identifier(view), alias=alias.copy()))
             count += 1
-        return tree, count
+        return tree, count + system_functions.rewrite(self, tree)
 
     def query_df(self, tree: exp.Expression):
         """Run a query tree (with icefloe references) on Spark."""
