@@ -331,6 +331,12 @@ class SqlSession:
         name = ref.metadata
         if name == "audit_log" and t.format == "paimon":     # rows, not metadata: read in Spark
             return t.audit_log(**self.read_kwargs(t, version, node))
+        if name == "changes":         # Iceberg's changelog table: every row change of the history
+            if version is not None:
+                raise self.error(f"{ref} takes no VERSION or TIMESTAMP AS OF (CALL system.create_changelog_view "
+                                 "takes a snapshot range)", node)
+            with self.refused_as("metadata table changes", node):
+                return t.changelog()
         names = t.metadata_table_names()
         if name not in names:
             raise self.not_supported(f"metadata table {name} for {t.format} tables ({t.format}'s metadata "
