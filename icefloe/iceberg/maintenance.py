@@ -122,8 +122,10 @@ def _ms(value) -> int:
 
 
 def expire_snapshots(ops: HadoopTableOperations, older_than=None, retain_last: Optional[int] = None,
-                     clean_files: bool = True) -> ExpireReport:
-    """Expire snapshots under the retention policy; commit, then delete unreachable files."""
+                     clean_files: bool = True, snapshot_ids=()) -> ExpireReport:
+    """Expire snapshots under the retention policy, and ``snapshot_ids`` whatever their age (none
+    may be the head of a branch or tag); commit, then delete unreachable files."""
+    snapshot_ids = {int(i) for i in snapshot_ids or ()}
     if retain_last is not None and int(retain_last) < 1:
         raise MaintenanceError(f"retain_last must be at least 1, got {retain_last}")
     current = ops.load()[1]
@@ -144,6 +146,12 @@ def expire_snapshots(ops: HadoopTableOperations, older_than=None, retain_last: O
             int(props.get(MIN_SNAPSHOTS_TO_KEEP, DEFAULT_MIN_SNAPSHOTS_TO_KEEP))
         max_ref_age = int(props.get(MAX_REF_AGE_MS, DEFAULT_MAX_REF_AGE_MS))
         keep, refs = retained(base, now, expire_before, min_keep, max_ref_age)
+        heads = {r.snapshot_id: name for name, r in refs.items()}
+        for i in sorted(snapshot_ids):
+            base.snapshot_by_id(i)                         # NoSuchSnapshotError for an unknown id
+            if i in heads:
+                raise MaintenanceError(f"cannot expire snapshot {i}: {heads[i]!r} still refers to it")
+        keep = keep - snapshot_ids
         if keep >= {s.snapshot_id for s in base.snapshots} and set(refs) == set(base.refs):
             return None
         return without_snapshots(base, keep, refs)

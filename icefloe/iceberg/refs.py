@@ -26,6 +26,10 @@ from icefloe.iceberg.table_metadata import MAIN_BRANCH, TableMetadata, now_ms
 
 BRANCH, TAG = "branch", "tag"
 SOURCE_SNAPSHOT_ID = "source-snapshot-id"
+# write-audit-publish (Java's SnapshotSummary): the id a staged snapshot was written under, and
+# the id a cherry-pick published into main
+STAGED_WAP_ID = "wap.id"
+PUBLISHED_WAP_ID = "published-wap-id"
 
 
 # --------------------------------------------------------------------------- lineage
@@ -265,10 +269,34 @@ def cherry_pick(ops: HadoopTableOperations, snapshot_id: int) -> TableMetadata:
         raise RefError(f"cannot cherry-pick snapshot {snapshot_id}: only append snapshots (or a fast-forward "
                        f"of main) can be picked, and this one is {snap.operation!r}")
     _check_not_picked(meta, snap.snapshot_id)
+    wap_id = snap.summary.get(STAGED_WAP_ID) or None
+    if wap_id is not None and wap_published(meta, wap_id) is not None:
+        raise RefError(f"cannot cherry-pick snapshot {snapshot_id}: its wap id {wap_id!r} was published "
+                       f"already (snapshot {wap_published(meta, wap_id)})")
     if fast_forward(meta):
         return commit_ref_change(ops, _fast_forward_to(snap, fast_forward))
     files = added_data_files(ops.io, meta, snap)
-    return Append(files, summary_extra={SOURCE_SNAPSHOT_ID: str(snap.snapshot_id)}).commit(ops)
+    summary = {SOURCE_SNAPSHOT_ID: str(snap.snapshot_id), **({PUBLISHED_WAP_ID: wap_id} if wap_id else {})}
+    return Append(files, summary_extra=summary).commit(ops)
+
+
+def wap_published(meta: TableMetadata, wap_id: str) -> Optional[int]:
+    """The ancestor of main that published ``wap_id`` (a cherry-pick, or the staged snapshot itself
+    fast-forwarded), or None."""
+    for s in ancestors(meta, meta.current_snapshot_id):
+        if wap_id in (s.summary.get(PUBLISHED_WAP_ID), s.summary.get(STAGED_WAP_ID)):
+            return s.snapshot_id
+    return None
+
+
+def staged_snapshot(meta: TableMetadata, wap_id: str) -> Snapshot:
+    """The snapshot staged under ``wap_id`` (the first in the metadata should there be several, as
+    Java's ``publish_changes`` finds it)."""
+    staged = next((s for s in meta.snapshots if s.summary.get(STAGED_WAP_ID) == wap_id), None)
+    if staged is None:
+        raise RefError(f"cannot publish wap id {wap_id!r}: table {meta.location} has no snapshot staged "
+                       "under it")
+    return staged
 
 
 def _fast_forward_to(snap: Snapshot, allowed):

@@ -41,20 +41,94 @@ class CompactionPlan:
         return not self.rewrite and not self.drop_delete_files
 
 
+TARGET_FILE_SIZE = "write.target-file-size-bytes"
+_MAX_INT = 2 ** 31 - 1
+
+
+@dataclass(frozen=True)
+class BinPack:
+    """Which files a bin-pack rewrite takes, with the defaults of Iceberg's rewrite_data_files:
+    a file is a candidate when its size is outside [min, max] file size (75% and 180% of the
+    target), when ``delete_file_threshold`` delete files apply to it, or when its file-scoped
+    deletes hold ``delete_ratio_threshold`` of its rows; a partition's candidates are rewritten
+    when there are ``min_input_files`` of them, when together they exceed the target size or the
+    group size, or when one has too many deletes. ``rewrite_all`` takes every file."""
+
+    target_file_size: int
+    min_file_size: int
+    max_file_size: int
+    min_input_files: int = 5
+    rewrite_all: bool = False
+    max_file_group_size: int = 100 * 1024 ** 3
+    delete_file_threshold: int = _MAX_INT
+    delete_ratio_threshold: float = 0.3
+
+    # the option names of Iceberg's procedure, each to its field and type
+    OPTIONS = {"target-file-size-bytes": ("target_file_size", int), "min-file-size-bytes": ("min_file_size", int),
+               "max-file-size-bytes": ("max_file_size", int), "min-input-files": ("min_input_files", int),
+               "rewrite-all": ("rewrite_all", bool), "max-file-group-size-bytes": ("max_file_group_size", int),
+               "delete-file-threshold": ("delete_file_threshold", int),
+               "delete-ratio-threshold": ("delete_ratio_threshold", float)}
+
+    @classmethod
+    def from_options(cls, options: dict, properties: dict) -> "BinPack":
+        """Iceberg's option names (already checked to be known) over the table's target size."""
+        values = {}
+        for key, raw in options.items():
+            name, kind = cls.OPTIONS[key]
+            values[name] = str(raw).strip().lower() == "true" if kind is bool else kind(raw)
+        target = values.get("target_file_size", int(properties.get(TARGET_FILE_SIZE, 512 * 1024 * 1024)))
+        values["target_file_size"] = target
+        values.setdefault("min_file_size", int(target * 0.75))
+        values.setdefault("max_file_size", int(target * 1.8))
+        plan = cls(**values)
+        if not 0 <= plan.min_file_size <= plan.target_file_size <= plan.max_file_size:
+            raise ValueError(f"rewrite options need min-file-size-bytes <= target-file-size-bytes <= "
+                             f"max-file-size-bytes, got {plan.min_file_size}, {plan.target_file_size}, "
+                             f"{plan.max_file_size}")
+        if plan.min_input_files < 1 or plan.delete_file_threshold < 1:
+            raise ValueError("min-input-files and delete-file-threshold must be at least 1")
+        return plan
+
+    def too_many_deletes(self, task) -> bool:
+        if not task.deletes:
+            return False
+        if len(task.deletes) >= self.delete_file_threshold:
+            return True
+        scoped = sum(d.record_count for d in task.deletes if d.referenced_data_file == task.path)
+        return min(scoped, task.file.record_count) >= self.delete_ratio_threshold * max(task.file.record_count, 1)
+
+    def candidate(self, task) -> bool:
+        size = task.file.file_size_in_bytes
+        return self.rewrite_all or not (self.min_file_size <= size <= self.max_file_size) or \
+            self.too_many_deletes(task)
+
+    def worth_rewriting(self, group: list) -> bool:
+        size = sum(t.file.file_size_in_bytes for t in group)
+        return self.rewrite_all or (len(group) > 1 and (len(group) >= self.min_input_files or
+                                                        size > self.target_file_size)) or \
+            size > self.max_file_group_size or any(self.too_many_deletes(t) for t in group)
+
+
 def plan_compaction(candidates: list, all_tasks: list, live_delete_files: Iterable, default_spec_id: int,
-                    min_input_files: int = 2) -> CompactionPlan:
-    """Choose what to rewrite among ``candidates`` (tasks matching the filter).
+                    binpack: Optional[BinPack] = None) -> CompactionPlan:
+    """Choose what to rewrite among ``candidates`` (tasks matching the filter): per partition, the
+    files ``binpack`` selects (default: every partition with two files or more, or with deletes);
+    files written under an older partition spec are always rewritten into the current one.
 
     ``all_tasks`` are every live data file's tasks (with deletes attached) and
     ``live_delete_files`` every live delete file of the snapshot.
     """
     groups: dict = {}
     for t in candidates:
-        groups.setdefault(t.partition_key, []).append(t)
+        if binpack is None or binpack.candidate(t) or t.partition_key[0] != default_spec_id:
+            groups.setdefault(t.partition_key, []).append(t)
     rewrite = []
     for key in sorted(groups, key=repr):
         tasks = groups[key]
-        if len(tasks) >= min_input_files or any(t.deletes for t in tasks) or key[0] != default_spec_id:
+        wanted = binpack.worth_rewriting(tasks) if binpack is not None else \
+            len(tasks) >= 2 or any(t.deletes for t in tasks)
+        if wanted or key[0] != default_spec_id:
             rewrite.extend(tasks)
     rewritten = {t.path for t in rewrite}
     still_used = {d.file_path for t in all_tasks if t.path not in rewritten for d in t.deletes}
@@ -81,13 +155,22 @@ class RewriteFiles(FileChangeProducer):
 
 # --------------------------------------------------------------------------- manifest rewrite
 class RewriteManifests(SnapshotProducer):
-    """Regroup every live entry by (spec, content) into manifests of about the target size."""
+    """Regroup every live entry by (spec, content) into manifests of about the target size;
+    with ``spec_id`` only the manifests of that partition spec (the others are kept as they are)."""
 
     operation = REPLACE
 
+    def __init__(self, summary_extra: Optional[dict] = None, spec_id: Optional[int] = None):
+        super().__init__(summary_extra=summary_extra)
+        self.spec_id = spec_id
+
     def apply(self, pending: PendingSnapshot) -> tuple[list[ManifestFile], dict]:
         target = target_manifest_size(pending.base.properties)
-        old = [m for m in pending.parent_manifests() if m.has_added_or_existing()]
+        live = [m for m in pending.parent_manifests() if m.has_added_or_existing()]
+        if self.spec_id is not None:
+            pending.base.spec_by_id(int(self.spec_id))       # an unknown spec id is an error
+        old = [m for m in live if self.spec_id is None or m.partition_spec_id == int(self.spec_id)]
+        kept = [m for m in live if m not in old]
         groups: "OrderedDict[tuple, list]" = OrderedDict()
         sizes: dict = {}
         for m in old:
@@ -107,7 +190,8 @@ class RewriteManifests(SnapshotProducer):
                 processed += len(chunk)
                 out.append(pending.write_manifest(chunk, spec_id, content))
         extra = {"manifests-created": str(len(out)), "manifests-replaced": str(len(old)),
-                 "manifests-kept": "0", "entries-processed": str(processed)}
+                 "manifests-kept": str(len(kept)), "entries-processed": str(processed)}
+        out += kept
         summary = build_summary(REPLACE, [], [], pending.parent_summary, extra={**self.summary_extra, **extra})
         summary.pop("changed-partition-count", None)   # no partition changes content in a manifest rewrite
         return out, summary

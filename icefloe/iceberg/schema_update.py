@@ -266,7 +266,7 @@ def with_schema(meta: TableMetadata, struct: StructType, last_column_id: int,
     """``meta`` with ``struct`` as the current schema, reusing the id of an identical older schema."""
     check_types_for_version(struct, meta.format_version, meta.location)
     candidate = Schema(struct.fields, schema_id=-1, identifier_field_ids=identifier_ids)
-    existing = next((s for s in meta.schemas if s.same_fields(candidate)
+    existing = next((s for s in meta.schemas if s.same_fields(candidate) and _docs(s) == _docs(candidate)
                      and s.identifier_field_ids == candidate.identifier_field_ids), None)
     if existing is not None and existing.schema_id == meta.current_schema_id:
         return None
@@ -284,6 +284,12 @@ def with_schema(meta: TableMetadata, struct: StructType, last_column_id: int,
     return replace(meta, schemas=schemas, current_schema_id=schema.schema_id,
                    last_column_id=max(meta.last_column_id, last_column_id, schema.highest_field_id),
                    properties=props)
+
+
+def _docs(schema: Schema) -> dict:
+    """Each field's doc by field id, nested fields included: a schema whose only change is a
+    column comment (``ALTER COLUMN c COMMENT ...``) is a new schema."""
+    return {f.field_id: f.doc for _path, f in schema.all_fields() if f.doc is not None}
 
 
 def assign_fresh_ids(schema: Schema, base: Schema, next_id: Callable[[], int]) -> Schema:

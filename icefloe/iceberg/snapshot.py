@@ -88,6 +88,11 @@ TOTAL_KEYS = ("total-records", "total-files-size", "total-data-files", "total-de
               "total-position-deletes", "total-equality-deletes")
 
 
+def icefloe_version() -> str:
+    """icefloe's installed version (``unknown`` when run from a tree that is not installed)."""
+    return _icefloe_version()
+
+
 def _icefloe_version() -> str:
     try:
         from importlib.metadata import version

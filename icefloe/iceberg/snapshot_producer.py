@@ -122,8 +122,9 @@ class PendingSnapshot:
         return manifest_file_for(path, length, spec_id, content, self.snapshot_id, self.sequence_number,
                                  entries, spec.partition_type(schema))
 
-    def finish(self, manifests: list[ManifestFile], summary: dict) -> TableMetadata:
-        """Write the manifest list and return the base metadata with the snapshot on the branch."""
+    def finish(self, manifests: list[ManifestFile], summary: dict, staged: bool = False) -> TableMetadata:
+        """Write the manifest list and return the base metadata with the snapshot on the branch
+        (``staged``: in the metadata, on no branch)."""
         list_path = f"{self.ops.metadata_dir}/snap-{self.snapshot_id}-{self.attempt}-{self.commit_uuid}.avro"
         self.written.append(list_path)
         base = self.base
@@ -137,7 +138,7 @@ class PendingSnapshot:
                         timestamp_ms=max(now_ms(), base.last_updated_ms), manifest_list=list_path,
                         summary=summary, parent_snapshot_id=self.parent_id, schema_id=base.schema.schema_id,
                         first_row_id=first_row_id, added_rows=added_rows)
-        return with_snapshot(base, snap, self.branch)
+        return with_snapshot(base, snap, self.branch, staged)
 
 
 # --------------------------------------------------------------------------- the producer
@@ -149,6 +150,10 @@ class SnapshotProducer:
     def __init__(self, added: Iterable[DataFile] = (), summary_extra: Optional[dict] = None):
         self.added: list[DataFile] = list(added)     # new data or delete files (the caller wrote them)
         self.summary_extra: dict = dict(summary_extra or {})
+        # stage only (write-audit-publish, spec "Snapshots": a snapshot no ref points to yet): the
+        # snapshot is added to the metadata, its parent the branch's head, and no ref moves
+        self.stage_only = False
+        self.snapshot_id: Optional[int] = None       # the snapshot committed, once committed
 
     def apply(self, pending: PendingSnapshot) -> tuple[list[ManifestFile], dict]:
         """This snapshot's manifests and summary on top of ``pending.base``."""
@@ -165,13 +170,14 @@ class SnapshotProducer:
             written: list[str] = []
             try:
                 pending = PendingSnapshot.start(ops, base, branch, commit_uuid, n, written)
-                new_meta = pending.finish(*self.apply(pending))
+                new_meta = pending.finish(*self.apply(pending), staged=self.stage_only)
                 ops.commit(version, base, new_meta)
             except BaseException:
                 for p in written:
                     io.delete(p)
                 raise
-            _drop_merged_away(io, new_meta, branch, written)
+            self.snapshot_id = pending.snapshot_id
+            _drop_merged_away(io, new_meta, pending.snapshot_id, written)
             return new_meta
 
         if policy is None:
@@ -181,12 +187,12 @@ class SnapshotProducer:
         return latest
 
 
-def _drop_merged_away(io: FileIO, meta: TableMetadata, branch: str, written: list) -> None:
+def _drop_merged_away(io: FileIO, meta: TableMetadata, snapshot_id: int, written: list) -> None:
     """Delete the manifests this commit wrote but its manifest list does not hold (new manifests
     that ``merge_manifests`` folded into a merged one), now that the commit is durable. Best
     effort: whatever is left is an orphan, and the commit stands either way."""
     try:
-        snap = meta.snapshot_by_id(meta.refs[branch].snapshot_id)
+        snap = meta.snapshot_by_id(snapshot_id)
         listed = {m.manifest_path for m in snapshot_manifests(io, snap)} | {snap.manifest_list}
         for p in written:
             if p not in listed:

@@ -9,6 +9,7 @@ changes and Spark reads are the user-facing table's (``icefloe.table``).
 """
 from __future__ import annotations
 
+import copy
 from typing import Optional, Sequence
 
 import pyarrow as pa
@@ -26,7 +27,9 @@ from icefloe.iceberg.maintenance import expire_snapshots, remove_orphan_files, u
 from icefloe.iceberg.overwrite import Overwrite
 from icefloe.iceberg.refs import (
     BRANCH,
+    STAGED_WAP_ID,
     TAG,
+    ancestors,
     cherry_pick,
     commit_ref_change,
     create_branch,
@@ -38,6 +41,7 @@ from icefloe.iceberg.refs import (
     rollback_to_snapshot_change,
     rollback_to_timestamp_change,
     set_current_snapshot_change,
+    staged_snapshot,
 )
 from icefloe.iceberg.rewrite import RewriteManifests
 from icefloe.iceberg.schema import default_value
@@ -51,6 +55,10 @@ from icefloe.iceberg.table_metadata import MAIN_BRANCH, TableMetadata
 
 class BaseTable:
     format = "iceberg"
+    # where this table object's writes go (``writing_to``): the branch, and a write-audit-publish
+    # id that stages each write's snapshot instead of moving the branch
+    _write_branch: str = MAIN_BRANCH
+    _wap_id: Optional[str] = None
 
     def __init__(self, name: str, ops: HadoopTableOperations, spark=None):
         self.name = name
@@ -188,7 +196,25 @@ class BaseTable:
         return out.filter(row_filter) if row_filter is not None else out
 
     # ------------------------------------------------------------------ writes
+    @property
+    def write_branch(self) -> str:
+        """The branch this table object's writes go to (``main`` unless ``writing_to`` said otherwise)."""
+        return self._write_branch
+
+    def writing_to(self, branch: Optional[str] = None, wap_id: Optional[str] = None) -> "BaseTable":
+        """This table with its writes going to ``branch`` (created from main's head by the first
+        write when missing), and with ``wap_id`` staged: each write's snapshot is added with
+        summary ``wap.id`` and no branch moves (Iceberg's write-audit-publish, published later
+        with ``cherry_pick`` or ``publish_changes``)."""
+        out = copy.copy(self)
+        out._write_branch = branch or MAIN_BRANCH
+        out._wap_id = wap_id
+        return out
+
     def _commit(self, change: SnapshotProducer, branch: str) -> Snapshot:
+        if self._wap_id is not None:
+            change.stage_only = True
+            change.summary_extra[STAGED_WAP_ID] = self._wap_id
         try:
             meta = change.commit(self.ops, branch)
         except BaseException:
@@ -196,7 +222,8 @@ class BaseTable:
                 self.io.delete(f.file_path)
             raise
         self.refresh()
-        return meta.snapshot_by_id(meta.refs[branch].snapshot_id)
+        return meta.snapshot_by_id(change.snapshot_id if change.snapshot_id is not None
+                                   else meta.refs[branch].snapshot_id)
 
     def commit_files(self, files: list, overwrite: bool = False, branch: str = MAIN_BRANCH) -> Snapshot:
         """Commit data files written elsewhere (e.g. by Spark tasks of the data source)."""
@@ -212,9 +239,10 @@ class BaseTable:
             pass
         return {}
 
-    def rewrite_manifests(self, branch: str = MAIN_BRANCH) -> Snapshot:
-        """Regroup the live manifest entries into manifests of commit.manifest.target-size-bytes."""
-        return self._commit(RewriteManifests(summary_extra=self._app_summary()), branch)
+    def rewrite_manifests(self, branch: str = MAIN_BRANCH, spec_id: Optional[int] = None) -> Snapshot:
+        """Regroup the live manifest entries into manifests of commit.manifest.target-size-bytes
+        (with ``spec_id``: only the manifests of that partition spec)."""
+        return self._commit(RewriteManifests(summary_extra=self._app_summary(), spec_id=spec_id), branch)
 
 
     # ------------------------------------------------------------------ evolution and lifecycle (issue 5)
@@ -315,10 +343,28 @@ class BaseTable:
         cherry_pick(self.ops, snapshot_id)
         return self.refresh()._meta.current_snapshot
 
-    def expire_snapshots(self, older_than=None, retain_last: Optional[int] = None):
-        """Expire snapshots by the retention policy of every ref; returns an ExpireReport."""
+    def ancestors(self, snapshot_id: Optional[int] = None) -> list[Snapshot]:
+        """Snapshot ``snapshot_id`` (default: the current one) and its parents, newest first."""
 
-        report = expire_snapshots(self.ops, older_than, retain_last)
+        meta = self.refresh()._meta
+        if snapshot_id is None:
+            snapshot_id = meta.current_snapshot_id
+        else:
+            meta.snapshot_by_id(int(snapshot_id))       # NoSuchSnapshotError for an unknown id
+        return list(ancestors(meta, snapshot_id))
+
+    def publish_changes(self, wap_id: str) -> Snapshot:
+        """Cherry-pick the snapshot staged under ``wap_id`` into main; returns the staged snapshot."""
+
+        staged = staged_snapshot(self.refresh()._meta, wap_id)
+        cherry_pick(self.ops, staged.snapshot_id)
+        self.refresh()
+        return staged
+
+    def expire_snapshots(self, older_than=None, retain_last: Optional[int] = None, snapshot_ids=()):
+        """Expire snapshots by the retention policy of every ref, and ``snapshot_ids``; returns an ExpireReport."""
+
+        report = expire_snapshots(self.ops, older_than, retain_last, snapshot_ids=snapshot_ids)
         self.refresh()
         return report
 

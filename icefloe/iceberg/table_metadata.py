@@ -342,11 +342,15 @@ def new_table_metadata(location: str, schema: Schema, spec: PartitionSpec, prope
     )
 
 
-def with_snapshot(base: TableMetadata, snap: Snapshot, branch: str = MAIN_BRANCH) -> TableMetadata:
+def with_snapshot(base: TableMetadata, snap: Snapshot, branch: str = MAIN_BRANCH,
+                  staged: bool = False) -> TableMetadata:
+    """``base`` with ``snap`` added as the head of ``branch``; ``staged``: added with no ref moved
+    (Java's ``stageOnly``, write-audit-publish), so only its id reaches it."""
     refs = dict(base.refs)
-    refs[branch] = SnapshotRef(snap.snapshot_id, "branch") if branch not in refs else \
-        replace(refs[branch], snapshot_id=snap.snapshot_id)
-    is_main = branch == MAIN_BRANCH
+    if not staged:
+        refs[branch] = SnapshotRef(snap.snapshot_id, "branch") if branch not in refs else \
+            replace(refs[branch], snapshot_id=snap.snapshot_id)
+    is_main = branch == MAIN_BRANCH and not staged
     next_row_id = base.next_row_id
     if base.format_version >= 3 and snap.first_row_id is not None:
         # the table's next row id moves on even for a snapshot outside the main branch

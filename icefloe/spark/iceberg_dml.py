@@ -1,4 +1,4 @@
-"""Row-level changes in Spark: DELETE, UPDATE, MERGE, equality deletes and compaction.
+"""Row-level changes in Spark: DELETE, UPDATE, MERGE and equality deletes (compaction: ``iceberg_compaction``).
 
 Every statement follows one flow. The driver plans the target files (pruned by
 the predicate where there is one) and Spark reads them with each row's data
@@ -20,7 +20,6 @@ since the read snapshot (``icefloe.iceberg.row_delta``, ``icefloe.iceberg.valida
 """
 from __future__ import annotations
 
-import dataclasses
 from typing import Optional
 
 from icefloe.core import expressions as ex
@@ -29,7 +28,6 @@ from icefloe.iceberg import scan as scan_mod
 from icefloe.iceberg.manifest import DATA, POSITION_DELETES
 from icefloe.iceberg.manifest_reader import live_entries
 from icefloe.iceberg.schema import nanos_type_as_long
-from icefloe.iceberg.rewrite import RewriteFiles, plan_compaction
 from icefloe.iceberg.row_delta import RowDelta
 from icefloe.iceberg.validate import Validation, isolation_level
 from icefloe.spark.align import NULL_MARKER, align_dataframe, check_partition_ranges
@@ -63,7 +61,8 @@ def write_mode(properties: dict, operation: str) -> str:
 # --------------------------------------------------------------------------- the shared tail
 def _target(table, where):
     meta = table.refresh().metadata
-    snap = meta.current_snapshot
+    branch = meta.refs.get(table.write_branch)     # the head of the branch written (main's for a new one)
+    snap = meta.snapshot_by_id(branch.snapshot_id) if branch is not None else meta.current_snapshot
     tasks = scan_mod.plan_files(table.io, meta, snap, where)
     if tasks:
         table.spark     # the session the statement's expressions are built in, started if none runs
@@ -376,7 +375,7 @@ def _commit_row_delta(table, operation: str, meta, snap, task_by_path: dict, add
         isolation=isolation_level(meta.properties, operation, isolation),
         operation=operation.upper(), scope_partitions=scope, conflict_filter=conflict_filter,
         protected_files=protected, protected_partitions=partitions, referenced_files=referenced)
-    new = table._commit(RowDelta(added, removed, validation, summary_extra=table._app_summary()), "main")
+    new = table._commit(RowDelta(added, removed, validation, summary_extra=table._app_summary()), table.write_branch)
     return {**counts, "snapshot_id": new.snapshot_id}
 
 
@@ -762,39 +761,3 @@ def delete_by_key(table, keys):
             table.io.delete(f.file_path)
         raise
     return table._commit(RowDelta(added, summary_extra=table._app_summary()), "main")
-
-
-# --------------------------------------------------------------------------- compaction
-def rewrite_data_files(table, where=None, target_file_size: Optional[int] = None):
-    """Compact data files and fold delete files in: one ``replace`` snapshot, contents unchanged."""
-    from pyspark.sql import functions as F
-
-    meta = table.refresh().metadata
-    snap = meta.current_snapshot
-    if snap is None:
-        return None
-    nanos_raw = has_nanos(meta.schema)      # every digit carried through Spark as raw nanoseconds
-    all_tasks = scan_mod.plan_files(table.io, meta, snap, None)
-    candidates = all_tasks if where is None else scan_mod.plan_files(table.io, meta, snap, where)
-    live_deletes = [e.data_file for e in live_entries(table.io, meta, snap) if e.data_file.content != DATA]
-    plan = plan_compaction(candidates, all_tasks, live_deletes, meta.default_spec_id)
-    if plan.empty:
-        return None
-    added: list = []
-    if plan.rewrite:
-        write_meta = meta
-        if target_file_size:
-            write_meta = dataclasses.replace(meta, properties={**meta.properties,
-                                                               "write.target-file-size-bytes": str(target_file_size)})
-        if tracks_lineage(meta):       # rows keep their ids and last sequence numbers
-            rows = _read_target(table, meta, plan.rewrite, nanos_raw).withColumn(ACTION, F.lit(KEEP))
-            added = _write_rows(rows, write_meta, table, [f"`{f.name}`" for f in meta.schema.fields], plan.rewrite,
-                                nanos_raw)
-        else:
-            rows = read_tasks(table.spark, plan.rewrite, meta.schema, history=meta.schemas,
-                              name_mapping=meta.properties.get("schema.name-mapping.default"), io=table.io,
-                              nanos_raw=nanos_raw)
-            added = write_data_files(rows, write_meta, table.io, table.name, nanos_raw)
-    change = RewriteFiles(snap, [t.file for t in plan.rewrite], added, plan.drop_delete_files,
-                          summary_extra=table._app_summary())
-    return table._commit(change, "main")

@@ -11,7 +11,7 @@ from typing import Optional
 from sqlglot import exp
 
 from icefloe.errors import IcefloeError, SchemaError
-from icefloe.sql import parser as p
+from icefloe.sql import parser as p, wap
 from icefloe.sql.errors import SqlError
 from icefloe.sql.names import table_parts
 
@@ -177,7 +177,7 @@ def truncate(sess, tree: exp.TruncateTable):
             return sess.run_spark(sess._stmt.text)
         if ref is None or ref.metadata:
             raise sess.error(f"unknown table {'.'.join(table_parts(table))}", table)
-        tables.append(sess.load(ref))
+        tables.append(wap.write_target(sess, sess.load(ref), None, "TRUNCATE TABLE", table))
     if partition is not None:          # Paimon's TRUNCATE TABLE t PARTITION (...): the partition's files dropped
         if len(tables) != 1 or not callable(getattr(tables[0], "drop_partitions", None)):
             raise sess.not_supported("TRUNCATE TABLE ... PARTITION" + (f" on {tables[0].format} tables" if tables

@@ -14,6 +14,7 @@ from typing import Optional
 from sqlglot import exp
 
 from icefloe.core.types import to_spark_ddl_type, to_spark_type, widen_schema_small_ints
+from icefloe.sql import wap
 from icefloe.sql.translate import strip_qualifier, unknown_columns
 from icefloe.spark.align import checked_cast_to
 from icefloe.sql.overwrite import overwrite
@@ -212,10 +213,14 @@ def insert(sess, tree: exp.Insert):
         return sess.query_statement(tree)
     ref = sess.resolve_or_fail(target, allow_ref=True)
     t = sess.load(ref)
+    verb = f"INSERT {'OVERWRITE' if tree.args.get('overwrite') else 'INTO'}"
     if ref.ref and (ref.ref_kind != "branch" or tree.args.get("overwrite")):
-        raise sess.not_supported(f"INSERT {'OVERWRITE' if tree.args.get('overwrite') else 'INTO'} {ref} "
-                                 "(icefloe appends to branches; a tag names one snapshot and takes no writes)",
-                                 target)
+        raise sess.not_supported(f"{verb} {ref} (icefloe appends to branches; a tag names one snapshot and "
+                                 "takes no writes)", target)
+    t = wap.write_target(sess, t, ref, verb, target)
+    if tree.args.get("overwrite") and wap.settings(sess)[0] is not None:
+        raise sess.not_supported(f"{verb} to the WAP branch {wap.settings(sess)[0]!r} of {t.name} (icefloe "
+                                 f"appends to branches; RESET {wap.WAP_BRANCH} to overwrite main)", target)
     if tree.args.get("partition") not in (None, False):
         raise sess.not_supported(f"INSERT ... {tree.args['partition'].sql('spark')}", tree)
     static = _partition_clause(sess, t, target.args.get("partition"))
@@ -230,10 +235,6 @@ def insert(sess, tree: exp.Insert):
     if tree.args.get("overwrite"):
 
         overwrite(sess, t, df, {name: v for name, v in static.items()}, tree)
-    elif ref.ref:
-        if ref.ref not in (t.refs() or {}):
-            raise sess.error(f"table {t.name} has no branch {ref.ref!r}", target)
-        t.append(df, branch=ref.ref)
     else:
         t.append(df)
     return sess.empty()
@@ -252,9 +253,9 @@ def _narrow_small_ints(df, t):
 
 
 # --------------------------------------------------------------------------- DELETE / UPDATE
-def _target(sess, table: exp.Table):
-    ref = sess.resolve_or_fail(table)
-    t = sess.load(ref)
+def _target(sess, table: exp.Table, statement: str):
+    ref = sess.resolve_or_fail(table, allow_ref=True)
+    t = wap.write_target(sess, sess.load(ref), ref, statement, table)
     alias = table.alias or None
     quals = {table.name, alias} if alias else {table.name}
     return t, quals
@@ -278,7 +279,7 @@ def delete(sess, tree: exp.Delete):
     ref, ours = sess.resolve(table)
     if ref is None and not ours:
         return sess.query_statement(tree)
-    t, quals = _target(sess, table)
+    t, quals = _target(sess, table, "DELETE FROM")
     where = tree.args.get("where")
     cond = where.this if where is not None else None
     _check_columns(sess, cond, t, quals)
@@ -294,7 +295,7 @@ def update(sess, tree: exp.Update):
     ref, ours = sess.resolve(table)
     if ref is None and not ours:
         return sess.query_statement(tree)
-    t, quals = _target(sess, table)
+    t, quals = _target(sess, table, "UPDATE")
     assignments = _assignments(sess, tree.expressions, t, quals)
     where = tree.args.get("where")
     cond = where.this if where is not None else None
@@ -421,7 +422,7 @@ def merge(sess, tree: exp.Merge):
     ref, ours = sess.resolve(table)
     if ref is None and not ours:
         return sess.query_statement(tree)
-    t, quals = _target(sess, table)
+    t, quals = _target(sess, table, "MERGE INTO")
     target_alias = table.alias or table.name
     using = tree.args.get("using")
     source_alias = using.alias or (using.name if isinstance(using, exp.Table) else None)

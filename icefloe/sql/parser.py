@@ -265,6 +265,11 @@ def _parse_statement(stmt: Statement, before: str, body: str, tokens: list[Token
         with _quiet_sqlglot():
             tree = sqlglot.parse_one(padded, read=DIALECT)
     except ParseError as e:
+        if first.text.upper() in ("SET", "RESET"):
+            # Spark's own settings statements (``RESET spark.wap.branch``, ``SET k=`` with an empty
+            # value), which sqlglot's grammar lacks: Spark runs them as written
+            stmt.tree = exp.Command(this=first.text.upper(), expression=exp.Literal.string(body))
+            return
         err = e.errors[0] if e.errors else {}
         description = str(err.get("description") or e)
         if "sqlglot" in description or "<class" in description:   # the parser's internals: say where instead

@@ -10,10 +10,11 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from icefloe.errors import NotSupportedError
+from icefloe.errors import CommitFailedError, IcefloeError, NoSuchSnapshotError, NotSupportedError
 from icefloe.sql import paimon_procedures
 from icefloe.sql.errors import NotSupportedYetError, SqlError, refusal
 from icefloe.sql.parser import Call, node_position
+from icefloe.sql.snapshot_procedures import REGISTER_TABLE, SNAPSHOT_PROCEDURES, register_table
 from icefloe.sql.translate import literal_value
 
 
@@ -35,14 +36,11 @@ PROCEDURES = {
     "rollback_to_timestamp": Procedure(("table", "timestamp"), ("table", "timestamp"), "rollback_to_timestamp",
                                        "CALL system.rollback_to_timestamp",
                                        "previous_snapshot_id bigint, current_snapshot_id bigint"),
-    "set_current_snapshot": Procedure(("table", "snapshot_id", "ref"), ("table",), "rollback_to_snapshot",
-                                      "CALL system.set_current_snapshot",
-                                      "previous_snapshot_id bigint, current_snapshot_id bigint"),
     "expire_snapshots": Procedure(("table", "older_than", "retain_last", "max_concurrent_deletes",
                                    "stream_results", "snapshot_ids"), ("table",), "expire_snapshots",
                                   "CALL system.expire_snapshots",
                                   "deleted_data_files_count bigint, deleted_manifest_files_count bigint, "
-                                  "deleted_manifest_lists_count bigint", ("older_than", "retain_last"),
+                                  "deleted_manifest_lists_count bigint", ("older_than", "retain_last", "snapshot_ids"),
                                   ("max_concurrent_deletes", "stream_results")),
     "remove_orphan_files": Procedure(("table", "older_than", "location", "dry_run"), ("table",),
                                      "remove_orphan_files", "CALL system.remove_orphan_files",
@@ -50,14 +48,18 @@ PROCEDURES = {
     "rewrite_data_files": Procedure(("table", "strategy", "sort_order", "options", "where"), ("table",),
                                     "rewrite_data_files", "CALL system.rewrite_data_files",
                                     "rewritten_data_files_count int, added_data_files_count int, "
-                                    "rewritten_bytes_count bigint", ("where", "target_file_size")),
+                                    "rewritten_bytes_count bigint, failed_data_files_count int, "
+                                    "removed_delete_files_count int",
+                                    ("where", "strategy", "sort_order", "options")),
     # Paimon's compaction procedure (CALL sys.compact): a full compaction of the table or of the
     # buckets ``where`` reads
     "compact": Procedure(("table", "partitions", "where", "order_strategy", "order_by", "options"), ("table",),
                          "rewrite_data_files", "CALL sys.compact", "result boolean", ("where",)),
-    "rewrite_manifests": Procedure(("table", "use_caching"), ("table",), "rewrite_manifests",
+    # use_caching: Spark caching of the JVM action; icefloe rewrites manifests without a Spark job
+    "rewrite_manifests": Procedure(("table", "use_caching", "spec_id"), ("table",), "rewrite_manifests",
                                    "CALL system.rewrite_manifests",
-                                   "rewritten_manifests_count int, added_manifests_count int"),
+                                   "rewritten_manifests_count int, added_manifests_count int", ("spec_id",),
+                                   ("use_caching",)),
     "create_tag": Procedure(("table", "tag", "snapshot_id", "max_ref_age_ms"), ("table", "tag"), "create_tag",
                             "CALL system.create_tag", "tag string, snapshot_id bigint"),
     "delete_tag": Procedure(("table", "tag"), ("table", "tag"), "drop_tag", "CALL system.delete_tag",
@@ -68,6 +70,8 @@ PROCEDURES = {
     "create_branch": Procedure(("table", "branch", "snapshot_id", "max_ref_age_ms"), ("table", "branch"),
                                "create_branch", "CALL system.create_branch", "branch string, snapshot_id bigint"),
 }
+PROCEDURES.update({name: Procedure(spec.params, spec.required, spec.method, f"CALL system.{name}", spec.result)
+                   for name, spec in {**SNAPSHOT_PROCEDURES, "register_table": REGISTER_TABLE}.items()})
 
 
 def _err(reason, node, stmt_text=None):
@@ -141,6 +145,8 @@ def call(sess, stmt: Call):
     table_name = _value(sess, table_node)
     if not isinstance(table_name, str):
         raise _err("argument 'table' must be a string like 'db.table'", table_node)
+    if parts[1] == "register_table":
+        return _register(sess, stmt, proc, table_name, bind_args(stmt, proc))
     ref, _ours = sess.resolve_name(table_name.split("."))     # a bare name: under the namespace of USE
     if ref is None or ref.metadata:
         hint = " (name it db.table, or USE db first)" if "." not in table_name and not sess.namespace else ""
@@ -171,6 +177,15 @@ def call(sess, stmt: Call):
             kwargs[key] = dict(zip((_value(sess, k) for k in node.keys), (_value(sess, v) for v in node.values)))
         else:
             kwargs[key] = _value(sess, node)
+    if name in SNAPSHOT_PROCEDURES:
+        with sess.refused_as(proc.capability):
+            try:
+                rows = SNAPSHOT_PROCEDURES[name].run(t, kwargs)
+            except (SqlError, NotSupportedError, NoSuchSnapshotError):
+                raise
+            except IcefloeError as e:
+                raise SqlError(f"{proc.capability}: {e}", stmt.procedure.line, stmt.procedure.column) from None
+        return sess.spark.createDataFrame(rows, proc.result)
     manifests_before = {m["path"] for m in t.manifest_files()} if name == "rewrite_manifests" else None
     try:
         result = _run(t, name, fn, kwargs)
@@ -183,13 +198,33 @@ def call(sess, stmt: Call):
     except NotSupportedError as e:
         raise NotSupportedYetError(refusal(proc.capability, e), stmt.procedure.line, stmt.procedure.column) \
             from None
+    except (SqlError, NoSuchSnapshotError, CommitFailedError):
+        raise
+    except IcefloeError as e:          # what the table refuses (a ref's head to expire, ...)
+        raise SqlError(f"{proc.capability}: {e}", stmt.procedure.line, stmt.procedure.column) from None
     return _result_df(sess, t, name, proc, result, before, kwargs)
 
 
+def _register(sess, stmt: Call, proc: Procedure, table_name: str, args: dict):
+    """``register_table(table, metadata_file)``: the table must not exist yet."""
+    parts = table_name.split(".")
+    if len(parts) == 3 and parts[0].lower() == sess.catalog_name.lower():
+        parts = parts[1:]
+    if len(parts) != 2:
+        raise _err(f"register_table: table name {table_name} must be db.table", args["table"])
+    location = _value(sess, args["metadata_file"])
+    try:
+        rows = register_table(sess.catalog, ".".join(parts), str(location))
+    except NotSupportedError as e:
+        raise NotSupportedYetError(refusal(proc.capability, e), stmt.procedure.line, stmt.procedure.column) \
+            from None
+    except IcefloeError as e:
+        raise SqlError(f"{proc.capability}: {e}", stmt.procedure.line, stmt.procedure.column) from None
+    return sess.spark.createDataFrame(rows, proc.result)
+
+
 def _run(t, name, fn, kwargs):
-    if name in ("rollback_to_snapshot", "set_current_snapshot"):
-        if "snapshot_id" not in kwargs:
-            raise NotSupportedYetError("set_current_snapshot by ref")
+    if name == "rollback_to_snapshot":
         return fn(int(kwargs["snapshot_id"]))
     if name == "rollback_to_timestamp":
         return fn(kwargs["timestamp"])
@@ -203,23 +238,39 @@ def _run(t, name, fn, kwargs):
         return fn(kwargs["branch"], kwargs.get("snapshot_id"), max_ref_age_ms=kwargs.get("max_ref_age_ms"))
     if name == "create_changelog_view":
         return _changelog(t, fn, kwargs)
-    if name == "rewrite_data_files":
-        kwargs = dict(kwargs)
-        strategy = kwargs.pop("strategy", None)
-        if strategy is not None and str(strategy).lower() != "binpack":
-            raise NotSupportedYetError(f"rewrite_data_files strategy {strategy!r}")
-        options = dict(kwargs.pop("options", None) or {})
-        size = options.pop("target-file-size-bytes", None)
-        if size is not None:
-            kwargs["target_file_size"] = int(size)
-        if options:
-            raise NotSupportedYetError(f"rewrite_data_files options {', '.join(sorted(options))}")
+    if name == "rewrite_data_files":      # Iceberg's rules and defaults: options given, if only {}
+        return _rewrite_data_files(t, fn, {**kwargs, "options": kwargs.get("options") or {}})
     proc = PROCEDURES[name]
     given = {k: v for k, v in kwargs.items() if v is not None and k not in proc.ignored}
     extra = sorted(k for k in given if k not in proc.passed)
     if extra:
         raise NotSupportedYetError(f"{capability} with {', '.join(extra)}")
     return fn(**given)
+
+
+def _rewrite_data_files(t, fn, kwargs):
+    """Iceberg's output: data files rewritten and added, the bytes rewritten, files that failed
+    (none: one commit or nothing), delete files removed; from the live files before and after."""
+    before = _live_files(t)
+    try:
+        fn(**{k: v for k, v in kwargs.items() if v is not None})
+    except ValueError as e:
+        raise SqlError(f"CALL system.rewrite_data_files: {e}") from None
+    except NotImplementedError as e:
+        raise NotSupportedYetError(f"CALL system.rewrite_data_files: {e}") from None
+    after = _live_files(t.refresh())
+    removed = [p for p in before if p not in after]
+    return {"rewritten_data_files_count": sum(1 for p in removed if before[p][0] == 0),
+            "added_data_files_count": sum(1 for p in after if p not in before and after[p][0] == 0),
+            "rewritten_bytes_count": sum(before[p][1] for p in removed if before[p][0] == 0),
+            "failed_data_files_count": 0,
+            "removed_delete_files_count": sum(1 for p in removed if before[p][0] != 0)}
+
+
+def _live_files(t) -> dict:
+    """{path: (content, size)} of the table's live files (content 0: data)."""
+    return {r["file_path"]: (r.get("content") or 0, r["file_size_in_bytes"])
+            for r in t.metadata_table("files").to_pylist()}
 
 
 _CHANGELOG_OPTIONS = ("start-snapshot-id", "end-snapshot-id", "start-timestamp", "end-timestamp")
@@ -269,7 +320,7 @@ def _result_df(sess, t, name, proc, result, before, kwargs):
         return sess.spark.createDataFrame([(view,)], proc.result)
     if name == "compact":
         return sess.spark.createDataFrame([(True,)], proc.result)
-    if name in ("rollback_to_snapshot", "rollback_to_timestamp", "set_current_snapshot"):
+    if name in ("rollback_to_snapshot", "rollback_to_timestamp"):
         after = t.current_snapshot() if hasattr(t, "current_snapshot") else None
         rows = [(before.snapshot_id if before else None, after.snapshot_id if after else None)]
     elif name in ("create_tag", "create_branch"):

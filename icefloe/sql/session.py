@@ -29,7 +29,9 @@ from icefloe.sql.errors import NotSupportedYetError, SqlError
 from icefloe.sql.names import TableRef, resolve_parts, table_parts
 from icefloe.sql.parser import Statement, node_position, position_of, split
 from icefloe.sql.translate import literal_value
-from icefloe.sql import catalog_statements as cs, commands, ddl, dml, parser as p, paimon_options, procedures
+from icefloe.sql import (
+    catalog_statements as cs, commands, ddl, dml, parser as p, paimon_options, procedures, system_functions, wap,
+)
 
 VIEW_PREFIX = "__icefloe_"
 
@@ -152,6 +154,8 @@ class SqlSession:
                 return dml.update(self, tree)
             if isinstance(tree, exp.Merge):
                 return dml.merge(self, tree)
+            if isinstance(tree, (exp.Set, exp.Command)):
+                wap.check_set(self, stmt.text)
             answered = commands.command(self, tree)
             if answered is not None:
                 return answered
@@ -339,6 +343,8 @@ class SqlSession:
             kwargs = {"ref": ref.ref}
         if not kwargs and t.format == "paimon":
             kwargs = self.dynamic_read_kwargs(t, ref)
+        elif not kwargs and (branch := wap.read_branch(self, t)) is not None:
+            kwargs = {"ref": branch}      # SET spark.wap.branch: plain reads see the audit branch
         return t.to_spark(**kwargs)
 
     def dynamic_read_kwargs(self, t, ref: TableRef) -> dict:
@@ -360,6 +366,12 @@ class SqlSession:
         name = ref.metadata
         if name == "audit_log" and t.format == "paimon":     # rows, not metadata: read in Spark
             return t.audit_log(**self.read_kwargs(t, version, node))
+        if name == "changes":         # Iceberg's changelog table: every row change of the history
+            if version is not None:
+                raise self.error(f"{ref} takes no VERSION or TIMESTAMP AS OF (CALL system.create_changelog_view "
+                                 "takes a snapshot range)", node)
+            with self.refused_as("metadata table changes", node):
+                return t.changelog()
         names = t.metadata_table_names()
         if name not in names:
             raise self.not_supported(f"metadata table {name} for {t.format} tables ({t.format}'s metadata "
@@ -412,7 +424,7 @@ class SqlSession:
                 alias = exp.TableAlias(this=exp.to_identifier(table.name if not ref.metadata else ref.metadata))
             table.replace(exp.Table(this=exp.to_identifier(view), alias=alias.copy()))
             count += 1
-        return tree, count
+        return tree, count + system_functions.rewrite(self, tree)
 
     def query_df(self, tree: exp.Expression):
         """Run a query tree (with icefloe references) on Spark."""

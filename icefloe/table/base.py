@@ -404,6 +404,12 @@ class Table:
         """
         raise self.unsupported("merge")
 
+    def writing_to(self, branch: Optional[str] = None, wap_id: Optional[str] = None) -> "Table":
+        """This table with its writes (append, overwrite, truncate, delete, update, merge) going to
+        ``branch``; with ``wap_id`` staged, as Iceberg's write-audit-publish does: each snapshot is
+        added with summary ``wap.id`` and no branch moves, until ``publish_changes``."""
+        raise self.unsupported("writes to a branch or staged (write-audit-publish)")
+
     def delete_by_key(self, keys):
         """Delete the rows whose key columns equal a row of ``keys``, reading no data file.
 
@@ -587,8 +593,18 @@ class Table:
         """
         raise self.unsupported("cherry_pick")
 
+    def ancestors(self, snapshot_id: Optional[int] = None) -> list:
+        """Snapshot ``snapshot_id`` (default: the current one) and its parents, newest first."""
+        raise self.unsupported("ancestors")
+
+    def publish_changes(self, wap_id: str):
+        """Cherry-pick the snapshot staged under write-audit-publish id ``wap_id`` into the current
+        state; returns the staged snapshot."""
+        raise self.unsupported("publish_changes")
+
     # ------------------------------------------------------------------ maintenance
-    def expire_snapshots(self, older_than=None, retain_last: Optional[int] = None, now_ms: Optional[int] = None):
+    def expire_snapshots(self, older_than=None, retain_last: Optional[int] = None, now_ms: Optional[int] = None,
+                         snapshot_ids=()):
         """Remove old snapshots and delete the files only they used.
 
         Args:
@@ -596,6 +612,7 @@ class Table:
                 the table's retention settings).
             retain_last: Keep at least this many snapshots.
             now_ms: The current time in epoch milliseconds, for retention by age.
+            snapshot_ids: Also expire these snapshots by id (Iceberg; a ref's head is refused).
 
         Returns:
             ExpireReport: the snapshot ids expired and the files deleted.
@@ -615,7 +632,8 @@ class Table:
         """
         raise self.unsupported("remove_orphan_files")
 
-    def rewrite_data_files(self, where=None, target_file_size: Optional[int] = None):
+    def rewrite_data_files(self, where=None, target_file_size: Optional[int] = None, options: Optional[dict] = None,
+                           strategy: Optional[str] = None, sort_order: Optional[str] = None):
         """Compaction: rewrite small files (and fold Iceberg delete files in) in one snapshot that changes no row.
 
         ``compact`` is the same call under Paimon's name.
@@ -623,6 +641,10 @@ class Table:
         Args:
             where: Spark SQL predicate text: only the files a read with it would use.
             target_file_size: The size of the files written, in bytes (default: the table's setting).
+            options: The options of Iceberg's ``rewrite_data_files`` procedure (``min-input-files``,
+                ``target-file-size-bytes``, ...); an unknown key is an error naming it.
+            strategy: ``"binpack"`` (the default) or ``"sort"`` (Iceberg).
+            sort_order: With ``strategy="sort"``: the order, as ``"c1 ASC NULLS FIRST, c2 DESC"``.
 
         Returns:
             The new snapshot, or None when there was nothing to rewrite.
@@ -641,11 +663,12 @@ class Table:
         """
         return self.rewrite_data_files(where, target_file_size)
 
-    def rewrite_manifests(self, branch: Optional[str] = None):
+    def rewrite_manifests(self, branch: Optional[str] = None, spec_id: Optional[int] = None):
         """Regroup the current snapshot's manifests to the target manifest size.
 
         Args:
             branch: The branch whose head is rewritten (Iceberg; ``main`` by default).
+            spec_id: Only the manifests of this partition spec (Iceberg).
 
         Returns:
             The new snapshot.

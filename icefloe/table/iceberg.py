@@ -19,7 +19,7 @@ from icefloe.iceberg.snapshot import Snapshot
 from icefloe.iceberg.table import BaseTable
 from icefloe.iceberg.table_metadata import MAIN_BRANCH
 from icefloe.iceberg.transforms import IdentityTransform
-from icefloe.spark import iceberg_dml
+from icefloe.spark import iceberg_compaction, iceberg_dml
 from icefloe.spark.iceberg_changelog import changelog_df
 from icefloe.errors import UnsupportedFeatureError
 from icefloe.spark import iceberg_lineage as lineage
@@ -112,7 +112,7 @@ class IcebergTable(BaseTable, Table):
     def append(self, data, branch: Optional[str] = None) -> Snapshot:
         """Append a Spark DataFrame or pyarrow.Table as one new snapshot."""
         files = self.write_files(data)
-        return self._commit(Append(files, summary_extra=self._app_summary()), branch or MAIN_BRANCH)
+        return self._commit(Append(files, summary_extra=self._app_summary()), branch or self.write_branch)
 
     def overwrite(self, data, partition: Optional[dict] = None, dynamic: bool = False,
                   branch: Optional[str] = None, where: Optional[str] = None):
@@ -120,24 +120,25 @@ class IcebergTable(BaseTable, Table):
         or ``dynamic=True`` only some partitions, with ``where`` the rows matching it (see
         ``Table.overwrite``)."""
         if where is not None:
-            if partition or dynamic or branch not in (None, MAIN_BRANCH):
+            if partition or dynamic or (branch or self.write_branch) != MAIN_BRANCH:
                 raise ValueError("overwrite(where=...) takes no partition, dynamic or branch")
             return iceberg_dml.replace_where(self, data, where)
         if partition or dynamic:
-            return iceberg_partition_overwrite(self, data, partition or {}, dynamic, branch or MAIN_BRANCH)
+            return iceberg_partition_overwrite(self, data, partition or {}, dynamic, branch or self.write_branch)
         files = self.write_files(data)
-        return self._commit(Overwrite.replace_all(files, summary_extra=self._app_summary()), branch or MAIN_BRANCH)
+        return self._commit(Overwrite.replace_all(files, summary_extra=self._app_summary()), branch or self.write_branch)
 
     def truncate(self, branch: Optional[str] = None) -> Optional[Snapshot]:
         """Remove every row in one ``delete`` snapshot: all files dropped, none read (None for a
         table without rows)."""
-        snap = self.snapshot_for(ref=branch) if branch else self.current_snapshot()
+        branch = branch or self.write_branch
+        snap = self.snapshot_for(ref=branch) if branch in self.refs() else self.current_snapshot()
         if snap is None:
             return None
-        return self._commit(DeleteAll(summary_extra=self._app_summary()), branch or MAIN_BRANCH)
+        return self._commit(DeleteAll(summary_extra=self._app_summary()), branch or self.write_branch)
 
     def commit(self, messages, overwrite: bool = False, branch: Optional[str] = None) -> Snapshot:
-        return self.commit_files(messages, overwrite=overwrite, branch=branch or MAIN_BRANCH)
+        return self.commit_files(messages, overwrite=overwrite, branch=branch or self.write_branch)
 
     # ------------------------------------------------------------------ row-level changes
     # Modes per table property write.{delete,update,merge}.mode (copy-on-write | merge-on-read),
@@ -159,17 +160,20 @@ class IcebergTable(BaseTable, Table):
         """Equality deletes of the rows matching ``keys`` (a DataFrame or Arrow table of key columns)."""
         return iceberg_dml.delete_by_key(self, keys)
 
-    def rewrite_data_files(self, where=None, target_file_size: Optional[int] = None) -> Optional[Snapshot]:
-        """Compaction as a ``replace`` snapshot: small files merged, delete files folded in."""
-        return iceberg_dml.rewrite_data_files(self, where, target_file_size)
+    def rewrite_data_files(self, where=None, target_file_size: Optional[int] = None, options: Optional[dict] = None,
+                           strategy: Optional[str] = None, sort_order: Optional[str] = None) -> Optional[Snapshot]:
+        """Compaction as a ``replace`` snapshot, by the rules and ``options`` of Iceberg's
+        rewrite_data_files (bin-pack, or ``strategy='sort'`` by ``sort_order``)."""
+        return iceberg_compaction.rewrite_data_files(self, where, target_file_size, options, strategy, sort_order)
 
-    def rewrite_manifests(self, branch: Optional[str] = None) -> Snapshot:
-        return BaseTable.rewrite_manifests(self, branch or MAIN_BRANCH)
+    def rewrite_manifests(self, branch: Optional[str] = None, spec_id: Optional[int] = None) -> Snapshot:
+        return BaseTable.rewrite_manifests(self, branch or self.write_branch, spec_id)
 
     # ------------------------------------------------------------------ maintenance and metadata
     def expire_snapshots(self, older_than=None, retain_last: Optional[int] = None,
-                         now_ms: Optional[int] = None) -> ExpireReport:
-        return BaseTable.expire_snapshots(self, older_than if older_than is not None else now_ms, retain_last)
+                         now_ms: Optional[int] = None, snapshot_ids=()) -> ExpireReport:
+        return BaseTable.expire_snapshots(self, older_than if older_than is not None else now_ms, retain_last,
+                                          snapshot_ids)
 
 
     # ------------------------------------------------------------------ description (SQL, CLI, check)

@@ -296,22 +296,30 @@ class PaimonTable(FileStoreTable, Table):
         return PrimaryKeyMerge(self, source, on, target_alias, source_alias, isolation_level)
 
     # ------------------------------------------------------------------ maintenance
-    def rewrite_data_files(self, where=None, target_file_size: Optional[int] = None) -> Optional[Snapshot]:
+    def rewrite_data_files(self, where=None, target_file_size: Optional[int] = None, options: Optional[dict] = None,
+                           strategy: Optional[str] = None, sort_order: Optional[str] = None) -> Optional[Snapshot]:
         """Compaction. Primary-key tables: a full compaction, each (partition, bucket) merged
         into the highest LSM level by one Spark task. Append tables: each (partition, bucket)'s small
         files rewritten together by one Spark task."""
+        if options or strategy or sort_order:
+            raise self.unsupported("rewrite_data_files with Iceberg's options, strategy or sort_order")
         if self.table_schema.primary_keys:
             return compact_primary_key_table(self.spark, self, where, target_file_size)
         return compact_append_table(self.spark, self, where, target_file_size)
 
     def expire_snapshots(self, older_than=None, retain_last: Optional[int] = None,
-                         now_ms: Optional[int] = None) -> ExpireReport:
+                         now_ms: Optional[int] = None, snapshot_ids=()) -> ExpireReport:
         """Expire snapshots per the retention options (``older_than`` replaces
         ``snapshot.time-retained``, ``retain_last`` the retained minimum)."""
+        if snapshot_ids:
+            raise self.unsupported("expire_snapshots by snapshot id", "Paimon expires the oldest snapshots "
+                                   "by age and count (older_than, retain_last)")
         return ExpireReport(expired_snapshot_ids=FileStoreTable.expire_snapshots(self, now_ms, older_than, retain_last))
 
-    def rewrite_manifests(self, branch: Optional[str] = None) -> Optional[Snapshot]:
+    def rewrite_manifests(self, branch: Optional[str] = None, spec_id: Optional[int] = None) -> Optional[Snapshot]:
         self._no_branch(branch, "rewrite_manifests")
+        if spec_id is not None:
+            raise self.unsupported("rewrite_manifests with spec_id", "Paimon tables have no partition specs")
         return FileStoreTable.rewrite_manifests(self)
 
     def create_tag(self, name: str, snapshot_id: Optional[int] = None, max_ref_age_ms: Optional[int] = None,

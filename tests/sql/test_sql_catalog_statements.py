@@ -156,9 +156,17 @@ def test_branch_and_tag_names(cat):
         run("SELECT * FROM db.t.branch_nope")
     with pytest.raises(NotSupportedYetError, match="tag"):
         run("INSERT INTO db.t.tag_v1 VALUES (9)")
-    with pytest.raises(NotSupportedYetError, match="branch 'dev'"):
-        run("DELETE FROM db.t.branch_dev WHERE id = 1")
-    assert rows(run("SELECT * FROM db.t.branch_dev")) == [(1,), (2,)]
+    # row-level statements on a branch (spark-writes, "Writing to Branches") change only the branch
+    run("DELETE FROM db.t.branch_dev WHERE id = 1")
+    run("UPDATE db.t.branch_dev SET id = 20 WHERE id = 2")
+    run("MERGE INTO db.t.branch_dev t USING (SELECT 4 AS id) s ON t.id = s.id WHEN NOT MATCHED THEN INSERT *")
+    assert rows(run("SELECT * FROM db.t.branch_dev")) == [(4,), (20,)]
+    assert rows(run("SELECT * FROM db.t")) == [(1,), (3,)]
+    with pytest.raises(SqlError, match="tag names one snapshot"):
+        run("UPDATE db.t.tag_v1 SET id = 0")
+    with pytest.raises(SqlError, match="has no branch 'nope'"):
+        run("DELETE FROM db.t.branch_nope WHERE id = 1")
+    assert rows(run("SELECT * FROM db.t.tag_v1")) == [(1,)]
 
 
 def test_all_files_tables_and_position_deletes(cat):

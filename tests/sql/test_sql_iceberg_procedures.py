@@ -1,0 +1,83 @@
+"""Iceberg's spark-procedures page, the procedures and arguments icefloe lacked:
+set_current_snapshot (``ref``, a non-ancestor target), expire_snapshots (``snapshot_ids``),
+ancestors_of, register_table, rewrite_manifests (``spec_id``, ``use_caching``)."""
+import json
+
+import pytest
+
+from icefloe.sql.errors import SqlError
+
+
+def _meta(t) -> dict:
+    return json.loads(t.io.read_bytes(t.refresh().metadata_location))
+
+
+def _ids(run, table="db.p"):
+    return sorted(r[0] for r in run(f"SELECT id FROM {table}").collect())
+
+
+def test_snapshot_procedures(catalog):
+    run = catalog.sql
+    run("CREATE TABLE db.p (id bigint) USING iceberg")
+    run("INSERT INTO db.p VALUES (1)")
+    run("INSERT INTO db.p VALUES (2)")
+    t = catalog.load_table("db.p")
+    first, second = [s["snapshot-id"] for s in _meta(t)["snapshots"]]
+    out = [tuple(r) for r in run("CALL system.ancestors_of('db.p')").collect()]
+    assert [r[0] for r in out] == [second, first]
+    assert out[0][1] == _meta(t)["snapshots"][1]["timestamp-ms"]
+    assert [tuple(r)[0] for r in run(f"CALL system.ancestors_of('db.p', {first})").collect()] == [first]
+
+    # a branch off the first snapshot: its head is no ancestor of main, and still can become current
+    run(f"ALTER TABLE db.p CREATE BRANCH side AS OF VERSION {first}")
+    run("INSERT INTO db.p.branch_side VALUES (3)")
+    side = _meta(t)["refs"]["side"]["snapshot-id"]
+    out = [tuple(r) for r in run(f"CALL system.set_current_snapshot('db.p', {side})").collect()]
+    assert out == [(second, side)]
+    meta = _meta(t)
+    assert meta["current-snapshot-id"] == side == meta["refs"]["main"]["snapshot-id"]
+    assert _ids(run) == [1, 3]
+    out = [tuple(r) for r in run(f"CALL system.set_current_snapshot(table => 'db.p', snapshot_id => {second})")
+           .collect()]
+    assert out == [(side, second)] and _ids(run) == [1, 2]
+    run("ALTER TABLE db.p CREATE TAG t1 AS OF VERSION " + str(first))
+    out = [tuple(r) for r in run("CALL system.set_current_snapshot(table => 'db.p', ref => 't1')").collect()]
+    assert out == [(second, first)] and _ids(run) == [1]
+    with pytest.raises(SqlError, match="either snapshot_id or ref"):
+        run(f"CALL system.set_current_snapshot(table => 'db.p', snapshot_id => {first}, ref => 't1')")
+    run(f"CALL system.set_current_snapshot('db.p', {second})")
+
+    # expire one snapshot by id, whatever its age; a ref's head is refused
+    with pytest.raises(SqlError, match="still refers to it"):
+        run(f"CALL system.expire_snapshots(table => 'db.p', snapshot_ids => array({side}))")
+    run("ALTER TABLE db.p DROP TAG t1")
+    out = run(f"CALL system.expire_snapshots(table => 'db.p', snapshot_ids => array({first}))").collect()
+    assert len(out) == 1
+    assert first not in [s["snapshot-id"] for s in _meta(t)["snapshots"]]
+    assert _ids(run) == [1, 2]
+
+
+def test_register_table_and_rewrite_manifests_by_spec(catalog):
+    run = catalog.sql
+    run("CREATE TABLE db.src (id bigint, k string) USING iceberg")
+    run("INSERT INTO db.src VALUES (1, 'a')")
+    run("INSERT INTO db.src VALUES (2, 'b')")
+    src = catalog.load_table("db.src")
+    out = [tuple(r) for r in run(f"CALL system.register_table(table => 'db.adopted', "
+                                 f"metadata_file => '{src.metadata_location}')").collect()]
+    assert out == [(src.current_snapshot().snapshot_id, 2, 2)]
+    assert _ids(run, "db.adopted") == [1, 2]
+    with pytest.raises(SqlError, match="register_table"):
+        run(f"CALL system.register_table('db.adopted', '{src.metadata_location}')")
+
+    run("ALTER TABLE db.src ADD PARTITION FIELD k")
+    run("INSERT INTO db.src VALUES (3, 'c')")
+    before = {m["path"]: m["partition_spec_id"] for m in src.refresh().manifest_files()}
+    assert sorted(before.values()) == [0, 0, 1]
+    out = [tuple(r) for r in run("CALL system.rewrite_manifests(table => 'db.src', spec_id => 0, "
+                                 "use_caching => false)").collect()]
+    after = {m["path"]: m["partition_spec_id"] for m in src.refresh().manifest_files()}
+    assert out == [(2, 1)]
+    assert [p for p, s in before.items() if s == 1] == [p for p, s in after.items() if s == 1]   # kept
+    assert _meta(src)["snapshots"][-1]["summary"]["manifests-kept"] == "1"
+    assert _ids(run, "db.src") == [1, 2, 3]
