@@ -405,9 +405,16 @@ class Table:
         raise self.unsupported("merge")
 
     def writing_to(self, branch: Optional[str] = None, wap_id: Optional[str] = None) -> "Table":
-        """This table with its writes (append, overwrite, truncate, delete, update, merge) going to
-        ``branch``; with ``wap_id`` staged, as Iceberg's write-audit-publish does: each snapshot is
-        added with summary ``wap.id`` and no branch moves, until ``publish_changes``."""
+        """This table with its writes going to a branch, or staged (Iceberg's write-audit-publish).
+
+        Args:
+            branch: The branch that append, overwrite, truncate, delete, update and merge commit to.
+            wap_id: Stage each write instead: the snapshot is added with summary ``wap.id`` and no
+                branch moves, until ``publish_changes(wap_id)``.
+
+        Returns:
+            Table: a view of this table whose writes go there.
+        """
         raise self.unsupported("writes to a branch or staged (write-audit-publish)")
 
     def delete_by_key(self, keys):
@@ -594,12 +601,27 @@ class Table:
         raise self.unsupported("cherry_pick")
 
     def ancestors(self, snapshot_id: Optional[int] = None) -> list:
-        """Snapshot ``snapshot_id`` (default: the current one) and its parents, newest first."""
+        """A snapshot and its parents, newest first (Iceberg's ``ancestors_of``).
+
+        Args:
+            snapshot_id: The snapshot to start from (default: the current one).
+
+        Returns:
+            list: the snapshots.
+        """
         raise self.unsupported("ancestors")
 
     def publish_changes(self, wap_id: str):
-        """Cherry-pick the snapshot staged under write-audit-publish id ``wap_id`` into the current
-        state; returns the staged snapshot."""
+        """Publish the snapshot staged under a write-audit-publish id into the current state.
+
+        Fast-forwards when main has not moved since the write; otherwise cherry-picks it.
+
+        Args:
+            wap_id: The ``spark.wap.id`` / ``writing_to(wap_id=...)`` the write was staged under.
+
+        Returns:
+            The staged snapshot.
+        """
         raise self.unsupported("publish_changes")
 
     # ------------------------------------------------------------------ maintenance
