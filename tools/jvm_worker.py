@@ -82,6 +82,7 @@ def main() -> None:
             builder.config("spark.sql.extensions", "org.apache.paimon.spark.extensions.PaimonSparkSessionExtensions")
             .config("spark.sql.catalog.paimon", "org.apache.paimon.spark.SparkCatalog")
             .config("spark.sql.catalog.paimon.warehouse", config["warehouse"])
+            .config("spark.sql.catalog.paimon.cache-enabled", "false")   # other engines commit too
             .config("spark.sql.defaultCatalog", "paimon"))
     else:
         raise ValueError(f"unknown engine {engine!r}")
