@@ -21,8 +21,9 @@ demo: $(STAMP)
 test: lint jvm paimon azurite
 	$(BIN)/python -m pytest -q --durations=25 tests
 
-# Apache Iceberg's Java runtime (Spark 3.5) in its own environment, .venv-jvm: a test oracle and the
-# benchmark's peer (tools/jvm_runtime.py; pinned in requirements-jvm.txt).
+# The Java engines, Apache Iceberg's and Apache Paimon's Spark runtimes (Spark 3.5), in their own environment,
+# .venv-jvm: test oracles and the benchmark's peer (tools/jvm_runtime.py; pyspark pinned in requirements-jvm.txt,
+# the jars fetched from Maven Central by mvn, pinned with their SHA-256 in jvm-jars.txt, cached in ~/.cache/icefloe/jars).
 jvm: $(STAMP)
 	$(BIN)/python tools/jvm_runtime.py
 

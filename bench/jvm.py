@@ -208,7 +208,7 @@ def bench_jvm(spark, rows: int, runs: int, quiesce) -> dict:
                 if ours[-1][key] != theirs[-1][key]:
                     raise AssertionError(f"icefloe and the JVM runtime disagree on {key}: "
                                          f"{ours[-1][key]} vs {theirs[-1][key]}")
-            return summarise(ours, theirs, rows, jvm.spark_version, jvm.iceberg_version, spark.version)
+            return summarise(ours, theirs, rows, jvm.spark_version, jvm.version, spark.version)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

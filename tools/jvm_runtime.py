@@ -1,167 +1,86 @@
-"""Apache Iceberg's own Spark runtime (Java), set up beside icefloe as an oracle and a benchmark peer.
+"""The Java engines, set up beside icefloe as oracles and benchmark peers: Apache Iceberg's Spark
+runtime and Apache Paimon's Spark runtime.
 
-The runtime is built for Spark 3.5, and icefloe runs on Spark 4, so it lives in a second virtual
-environment (``.venv-jvm``) holding ``pyspark`` 3.5 and the runtime jars from the package index
-(``requirements-jvm.txt``). That package's ``iceberg-spark-runtime`` jar lacks the Jackson classes
-Iceberg relocates into ``org.apache.iceberg.shaded.com.fasterxml.jackson``; :func:`relocate_jars`
-builds them from Spark 3.5's own Jackson jars by rewriting class names in each class file's constant
-pool (what a shading plugin does), and the session adds the result to ``spark.jars``.
+Both runtimes are built for Spark 3.5, and icefloe runs on Spark 4, so they live in a second virtual
+environment (``.venv-jvm``) holding ``pyspark`` 3.5 (``requirements-jvm.txt``); the jars come from
+Maven Central, pinned with their SHA-256 in ``jvm-jars.txt`` (``tools/maven_jars.py``). ``make jvm``
+builds the environment and fetches the jars; tests and sessions only check them.
 
 ``JvmRuntime`` starts one long-lived worker process in that environment (``tools/jvm_worker.py``) and
 sends it requests: SQL statements, or short Python snippets run with ``spark`` in scope. One Spark 3.5
-session serves a whole test session or benchmark run.
+session serves a whole test module, test session or benchmark run. ``engine="iceberg"`` (the default)
+gives it the ``jvm`` catalog, Iceberg's Hadoop catalog over the warehouse; ``engine="paimon"`` the
+``paimon`` catalog, Paimon's filesystem catalog over it.
 """
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import shutil
-import struct
 import subprocess
 import tempfile
 import threading
-import zipfile
 from pathlib import Path
 
 from icefloe.spark.javac import JavacError, compile_jar
-from tools import venvs
+from tools import maven_jars, venvs
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV_DIR = ROOT / ".venv-jvm"
 REQUIREMENTS = ROOT / "requirements-jvm.txt"
 WORKER = Path(__file__).resolve().parent / "jvm_worker.py"
 
-SHADED = "org/apache/iceberg/shaded/"
-JACKSON = "com/fasterxml/jackson/"
-HTTPCORE5 = "org/apache/hc/core5/"
-JACKSON_JARS = ("jackson-core", "jackson-databind", "jackson-annotations", "jackson-datatype-jsr310")
-
-
 class JvmRuntimeUnavailable(RuntimeError):
     """The runtime's environment could not be built or started."""
-
-
-def _relocate_bytes(data: bytes, package: str = JACKSON) -> bytes:
-    old, dotted = package.encode(), package.replace("/", ".").encode()
-    new = (SHADED + package).encode()
-    return data.replace(old, new).replace(dotted, new.replace(b"/", b"."))
-
-
-def relocate_class(data: bytes, package: str = JACKSON) -> bytes:
-    """The class file with every name under ``package`` in its constant pool moved under Iceberg's
-    shaded package.
-
-    Only ``CONSTANT_Utf8`` entries hold names (class entries, descriptors, signatures and string
-    literals all point at them), so those are rewritten and every other entry is copied as it is.
-    """
-    if data[:4] != b"\xca\xfe\xba\xbe":
-        raise ValueError("not a class file")
-    count = struct.unpack_from(">H", data, 8)[0]
-    out = io.BytesIO()
-    out.write(data[:10])
-    pos, index = 10, 1
-    fixed = {3: 4, 4: 4, 5: 8, 6: 8, 7: 2, 8: 2, 9: 4, 10: 4, 11: 4, 12: 4, 15: 3, 16: 2, 17: 4, 18: 4, 19: 2, 20: 2}
-    while index < count:
-        tag = data[pos]
-        if tag == 1:
-            length = struct.unpack_from(">H", data, pos + 1)[0]
-            text = _relocate_bytes(data[pos + 3:pos + 3 + length], package)
-            out.write(struct.pack(">BH", 1, len(text)))
-            out.write(text)
-            pos += 3 + length
-        elif tag in fixed:
-            out.write(data[pos:pos + 1 + fixed[tag]])
-            pos += 1 + fixed[tag]
-        else:
-            raise ValueError(f"unknown constant pool tag {tag} at entry {index}")
-        index += 2 if tag in (5, 6) else 1
-    out.write(data[pos:])
-    return out.getvalue()
-
-
-def relocate_jars(jars: list[Path], target: Path, package: str = JACKSON) -> Path:
-    """One jar with the given jars' classes and services under ``package`` moved under Iceberg's
-    shaded package (what Iceberg's build does to the libraries it bundles)."""
-    tmp = target.with_suffix(".tmp")
-    seen: set[str] = set()
-    services = "META-INF/services/" + package.replace("/", ".")
-    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as out:
-        for jar in jars:
-            with zipfile.ZipFile(jar) as src:
-                for name in src.namelist():
-                    if name.endswith("/") or name.endswith("module-info.class"):
-                        continue
-                    data = src.read(name)
-                    if name.endswith(".class"):
-                        if package not in name:
-                            continue
-                        new_name = name.replace(package, SHADED + package)
-                        data = relocate_class(data, package)
-                    elif name.startswith(services):
-                        new_name = "META-INF/services/" + SHADED.replace("/", ".") + name[len("META-INF/services/"):]
-                        data = _relocate_bytes(data, package)
-                    else:
-                        continue
-                    if new_name in seen:
-                        continue
-                    seen.add(new_name)
-                    out.writestr(new_name, data)
-    tmp.replace(target)
-    return target
 
 
 def _env_python() -> Path:
     return ENV_DIR / "bin" / "python"
 
 
-def _site_packages() -> Path:
-    found = sorted((ENV_DIR / "lib").glob("python3*/site-packages"))
-    if not found:
-        raise JvmRuntimeUnavailable(f"no site-packages under {ENV_DIR}")
-    return found[0]
-
-
 def ensure_env(quiet: bool = True) -> Path:
-    """Build ``.venv-jvm`` (once per change of ``requirements-jvm.txt``) and the relocated Jackson jar."""
+    """Build ``.venv-jvm`` (once per change of ``requirements-jvm.txt``) and fetch the pinned jars
+    (``jvm-jars.txt``) into the jar cache: what ``make jvm`` runs."""
     venvs.build(ENV_DIR, REQUIREMENTS, JvmRuntimeUnavailable, quiet)
-    shaded = ENV_DIR / "iceberg-jackson-relocated.jar"
-    if not shaded.exists():
-        spark_jars = _site_packages() / "pyspark" / "jars"
-        jars = [j for j in sorted(spark_jars.glob("jackson-*.jar"))
-                if any(j.name.startswith(prefix + "-2.") for prefix in JACKSON_JARS)]
-        if len(jars) != len(JACKSON_JARS):
-            raise JvmRuntimeUnavailable(f"expected the Jackson jars {JACKSON_JARS} in {spark_jars}, found {jars}")
-        relocate_jars(jars, shaded)
+    try:
+        maven_jars.fetch(quiet=quiet)
+    except maven_jars.JarError as e:
+        raise JvmRuntimeUnavailable(str(e)) from None
     return ENV_DIR
+
+
+def _check_env() -> None:
+    """The environment ``make jvm`` built, without reaching the network."""
+    stamp = ENV_DIR / ".installed"
+    if not stamp.exists() or stamp.stat().st_mtime < REQUIREMENTS.stat().st_mtime:
+        raise JvmRuntimeUnavailable(f"{ENV_DIR} is missing or older than {REQUIREMENTS.name}: run `make jvm`")
+
+
+def _jar(artifact: str) -> Path:
+    try:
+        return maven_jars.path(artifact)
+    except maven_jars.JarError as e:
+        raise JvmRuntimeUnavailable(str(e)) from None
 
 
 JAVA_SOURCES = Path(__file__).resolve().parent / "jvm"
 
 
 def rest_client_jars() -> list[Path]:
-    """``icefloe.jvm.JdkRestCatalog``: Iceberg's RESTCatalog over the JDK's HTTP client, compiled here,
-    and the HttpCore 5 classes Iceberg's REST code names, relocated as the runtime expects them.
-
-    The runtime jar lacks the Apache HttpComponents 5 libraries Iceberg's REST code is built on. The
-    catalog's own classes need only HttpCore's (its ``Method`` enum and URI builder), which Debian
-    packages; its default transport needs HttpClient 5.4+, which no archive here carries, so the
-    sources in ``tools/jvm`` carry the same requests over ``java.net.http`` (javac builds them).
-    """
-    core = ENV_DIR / "iceberg-httpcore5-relocated.jar"
-    if not core.exists():
-        plain = debian_jar("libhttpcore5-java", "5.2.1-1", "httpcore5.jar", ENV_DIR / "httpcore5.jar")
-        relocate_jars([plain], core, HTTPCORE5)
+    """``icefloe.jvm.JdkRestCatalog``: Iceberg's RESTCatalog over the JDK's HTTP client, compiled here
+    (javac) against the runtime jar, which carries the HttpComponents 5 classes it names, relocated."""
     sources = sorted(JAVA_SOURCES.rglob("*.java"))
     target = ENV_DIR / "icefloe-jvm-rest.jar"
-    if target.exists() and target.stat().st_mtime >= max(s.stat().st_mtime for s in sources):
-        return [target, core]
+    runtime = runtime_jars()
+    newest = max(s.stat().st_mtime for s in [*sources, *runtime])
+    if target.exists() and target.stat().st_mtime >= newest:
+        return [target]
     try:
-        compile_jar(sources, os.pathsep.join(str(j) for j in runtime_jars()), target, release="11")
+        compile_jar(sources, os.pathsep.join(str(j) for j in runtime), target, release="11")
     except JavacError as e:
         raise JvmRuntimeUnavailable(f"building the REST transport in tools/jvm: {e}") from None
-    return [target, core]
+    return [target]
 
 
 def debian_jar(package: str, version: str, pattern: str, target: Path) -> Path:
@@ -191,13 +110,15 @@ def postgres_jdbc_jar() -> Path:
     return debian_jar("libpostgresql-jdbc-java", "42.5.5-0+deb12u1", "postgresql*.jar", ENV_DIR / "postgresql-jdbc.jar")
 
 
-def runtime_jars() -> list[Path]:
-    """The jars a Spark 3.5 session needs for Iceberg: the runtime, its SQL extensions and relocated Jackson."""
-    jars_dir = _site_packages() / "snowpark_connect_deps_iceberg" / "jars"
-    runtime = sorted(jars_dir.glob("iceberg-spark-runtime-3.5_2.12-*.jar"))
-    if not runtime:
-        raise JvmRuntimeUnavailable(f"no iceberg-spark-runtime-3.5_2.12 jar in {jars_dir}")
-    return [runtime[-1], ENV_DIR / "iceberg-jackson-relocated.jar"]
+ICEBERG_RUNTIME = "iceberg-spark-runtime-3.5_2.12"
+PAIMON_RUNTIME = "paimon-spark-3.5"
+
+
+def runtime_jars(engine: str = "iceberg") -> list[Path]:
+    """The jars a Spark 3.5 session needs for the engine: its runtime jar, checked against its pin."""
+    if engine not in ("iceberg", "paimon"):
+        raise ValueError(f"unknown JVM engine {engine!r} (iceberg or paimon)")
+    return [_jar(ICEBERG_RUNTIME if engine == "iceberg" else PAIMON_RUNTIME)]
 
 
 class JvmRuntime:
@@ -208,10 +129,10 @@ class JvmRuntime:
     """
 
     def __init__(self, warehouse: str | os.PathLike, conf: dict[str, str] | None = None,
-                 extra_jars: tuple[Path, ...] = ()):
-        ensure_env()
-        jars = ",".join(str(j) for j in [*runtime_jars(), *extra_jars])
-        config = {"warehouse": str(warehouse), "jars": jars, "conf": conf or {}}
+                 extra_jars: tuple[Path, ...] = (), engine: str = "iceberg"):
+        _check_env()
+        jars = ",".join(str(j) for j in [*runtime_jars(engine), *extra_jars])
+        config = {"warehouse": str(warehouse), "jars": jars, "conf": conf or {}, "engine": engine}
         env = dict(os.environ)
         env.pop("PYTHONPATH", None)
         env.pop("SPARK_HOME", None)
@@ -227,7 +148,8 @@ class JvmRuntime:
         if not ready.get("ready"):
             raise JvmRuntimeUnavailable(f"the runtime did not start: {ready}")
         self.spark_version = ready["spark"]
-        self.iceberg_version = ready["iceberg"]
+        self.engine = engine
+        self.version = ready["version"]
         self.warehouse = str(warehouse)
 
     def table_location(self, name: str) -> str:

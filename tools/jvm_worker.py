@@ -1,10 +1,13 @@
-"""Runs inside ``.venv-jvm`` (pyspark 3.5): one Spark session with Apache Iceberg's Java runtime.
+"""Runs inside ``.venv-jvm`` (pyspark 3.5): one Spark session with Apache Iceberg's or Apache Paimon's
+Java runtime.
 
 Started by ``tools/jvm_runtime.JvmRuntime``. Reads one JSON request per line on stdin and answers one
 JSON line on stdout: ``{"sql": text}`` runs a statement and returns its rows; ``{"code": text,
 "params": {...}}`` executes Python with ``spark`` and the params in scope and returns ``result``.
-The catalog ``jvm`` is a Hadoop catalog over the warehouse; ``spark.read.format("iceberg").load(path)``
-reads any table by its location.
+For Iceberg the catalog ``jvm`` is a Hadoop catalog over the warehouse and
+``spark.read.format("iceberg").load(path)`` reads any table by its location; for Paimon the catalog
+``paimon`` is Paimon's filesystem catalog over the warehouse (tables at ``<db>.db/<table>``), with
+Paimon's SQL extensions (``CALL sys.<procedure>``) and ``paimon`` the current catalog.
 """
 
 import base64
@@ -46,30 +49,52 @@ def rows(df):
     return [[plain(v) for v in row] for row in df.collect()]
 
 
+def _paimon_version(spark) -> str:
+    """The Paimon release of the runtime jar, from its manifest."""
+    loader = spark._jvm.java.lang.Thread.currentThread().getContextClassLoader()
+    cls = loader.loadClass("org.apache.paimon.spark.SparkCatalog")
+    return cls.getPackage().getImplementationVersion() or "unknown"
+
+
 def main() -> None:
     config = json.loads(sys.argv[1])
     out = sys.stdout
     sys.stdout = sys.stderr  # anything a snippet prints must not break the protocol
     from pyspark.sql import SparkSession
 
+    engine = config.get("engine", "iceberg")
     builder = (
-        SparkSession.builder.master(config["conf"].pop("master", "local[2]")).appName("iceberg-jvm")
+        SparkSession.builder.master(config["conf"].pop("master", "local[2]")).appName(f"{engine}-jvm")
         .config("spark.jars", config["jars"])
-        .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
-        .config("spark.sql.catalog.jvm", "org.apache.iceberg.spark.SparkCatalog")
-        .config("spark.sql.catalog.jvm.type", "hadoop")
-        .config("spark.sql.catalog.jvm.warehouse", config["warehouse"])
         .config("spark.sql.shuffle.partitions", "4")
         .config("spark.ui.enabled", "false")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.driver.memory", "2g")
     )
+    if engine == "iceberg":
+        builder = (
+            builder.config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
+            .config("spark.sql.catalog.jvm", "org.apache.iceberg.spark.SparkCatalog")
+            .config("spark.sql.catalog.jvm.type", "hadoop")
+            .config("spark.sql.catalog.jvm.warehouse", config["warehouse"]))
+    elif engine == "paimon":
+        builder = (
+            builder.config("spark.sql.extensions", "org.apache.paimon.spark.extensions.PaimonSparkSessionExtensions")
+            .config("spark.sql.catalog.paimon", "org.apache.paimon.spark.SparkCatalog")
+            .config("spark.sql.catalog.paimon.warehouse", config["warehouse"])
+            .config("spark.sql.catalog.paimon.cache-enabled", "false")   # other engines commit too
+            .config("spark.sql.defaultCatalog", "paimon"))
+    else:
+        raise ValueError(f"unknown engine {engine!r}")
     for key, value in config["conf"].items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
-    iceberg = spark._jvm.org.apache.iceberg.IcebergBuild.version()
-    out.write(json.dumps({"ready": True, "spark": spark.version, "iceberg": iceberg}) + "\n")
+    if engine == "iceberg":
+        version = spark._jvm.org.apache.iceberg.IcebergBuild.version()
+    else:
+        version = _paimon_version(spark)
+    out.write(json.dumps({"ready": True, "spark": spark.version, "version": version}) + "\n")
     out.flush()
     for line in sys.stdin:
         request = json.loads(line)

@@ -42,3 +42,16 @@ def pypaimon_catalog(paimon_warehouse):
     CatalogFactory = remote_module("pypaimon").CatalogFactory
 
     return CatalogFactory.create({"warehouse": paimon_warehouse})
+
+
+@pytest.fixture(scope="session")
+def paimon_java(tmp_path_factory):
+    """Apache Paimon's Java engine (its Spark 3.5 runtime, ``tools/jvm_runtime.py``), one process for
+    the whole test session, its ``paimon`` catalog over one warehouse; ``paimon_java.warehouse``
+    is where icefloe's side of a test opens its catalog."""
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    from tools.jvm_runtime import JvmRuntime
+
+    with JvmRuntime(tmp_path_factory.mktemp("paimon-java"), engine="paimon") as runtime:
+        runtime.sql("CREATE DATABASE IF NOT EXISTS db")
+        yield runtime

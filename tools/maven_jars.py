@@ -1,0 +1,117 @@
+"""The JVM referees' jars, pinned in ``jvm-jars.txt`` (coordinates and SHA-256), fetched by ``make jvm``.
+
+``fetch()`` asks Maven (``mvn dependency:copy``, with the machine's own settings, so no registry host
+is named here) for each jar missing from the cache and keeps it only if its SHA-256 is the pinned
+one. ``path(artifact)`` is what tests and sessions use: it never reaches the network, and it checks
+the cached file's checksum again, so a changed or truncated jar is an error naming both sums.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PINS = ROOT / "jvm-jars.txt"
+DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
+
+
+class JarError(RuntimeError):
+    """A pinned jar is missing, could not be fetched, or is not the pinned file."""
+
+
+@dataclass(frozen=True)
+class Jar:
+    group: str
+    artifact: str
+    version: str
+    sha256: str
+
+    @property
+    def coordinates(self) -> str:
+        return f"{self.group}:{self.artifact}:{self.version}"
+
+    @property
+    def file_name(self) -> str:
+        return f"{self.artifact}-{self.version}.jar"
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("ICEFLOE_JAR_CACHE") or Path.home() / ".cache" / "icefloe" / "jars")
+
+
+def pins(file: Path = PINS) -> dict[str, Jar]:
+    """The pinned jars by artifact name."""
+    jars: dict[str, Jar] = {}
+    for number, line in enumerate(file.read_text().splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        parts = line.split()
+        coords = parts[0].split(":") if parts else []
+        if len(parts) != 2 or len(coords) != 3 or len(parts[1]) != 64:
+            raise JarError(f"{file.name}:{number}: expected 'group:artifact:version sha256', got {line!r}")
+        jar = Jar(*coords, parts[1].lower())
+        jars[jar.artifact] = jar
+    return jars
+
+
+def sha256(file: Path) -> str:
+    digest = hashlib.sha256()
+    with open(file, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _checked(jar: Jar, file: Path) -> Path:
+    actual = sha256(file)
+    if actual != jar.sha256:
+        raise JarError(f"{file} is not the pinned {jar.coordinates}: its SHA-256 is {actual}, "
+                       f"{PINS.name} pins {jar.sha256} (delete the file and run `make jvm` again)")
+    return file
+
+
+def path(artifact: str, cache: Path | None = None, pins_file: Path = PINS) -> Path:
+    """The cached, checksum-checked jar of a pinned artifact; never fetches."""
+    jar = pins(pins_file).get(artifact)
+    if jar is None:
+        raise JarError(f"{artifact} is not pinned in {pins_file.name}")
+    file = (cache or cache_dir()) / jar.file_name
+    if not file.exists():
+        raise JarError(f"{jar.coordinates} is not in {file.parent}: run `make jvm` to fetch it")
+    return _checked(jar, file)
+
+
+def fetch(cache: Path | None = None, quiet: bool = True, mvn: str = "mvn", pins_file: Path = PINS) -> list[Path]:
+    """Every pinned jar in the cache, fetching the missing ones; a wrong checksum is an error and the
+    fetched file is not kept."""
+    cache = cache or cache_dir()
+    cache.mkdir(parents=True, exist_ok=True)
+    out = []
+    for jar in pins(pins_file).values():
+        file = cache / jar.file_name
+        if not file.exists():
+            if shutil.which(mvn) is None:
+                raise JarError(f"fetching {jar.coordinates} needs Maven (`{mvn}` is not on PATH)")
+            with tempfile.TemporaryDirectory(dir=cache) as tmp:
+                cmd = [mvn, "-B", "-q" if quiet else "-ntp", f"{DEPENDENCY_PLUGIN}:copy",
+                       f"-Dartifact={jar.coordinates}", f"-DoutputDirectory={tmp}", "-Dmdep.overWriteReleases=true"]
+                done = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
+                got = Path(tmp) / jar.file_name
+                if done.returncode != 0 or not got.exists():
+                    raise JarError(f"mvn could not fetch {jar.coordinates}:\n{(done.stdout + done.stderr)[-3000:]}")
+                _checked(jar, got)
+                got.replace(file)
+        out.append(_checked(jar, file))
+    return out
+
+
+if __name__ == "__main__":
+    for f in fetch(quiet=False):
+        print(f)
