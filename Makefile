@@ -66,6 +66,8 @@ docs: $(STAMP)
 # The main pages in headless Chromium (Debian's chromium package), each checked to render (title,
 # navigation, highlighted code, drawn diagrams); PNGs in site-screenshots/.
 docs-screenshots: docs
+	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium; } || \
+		{ echo "error: Debian's chromium is needed (apt-get install chromium)"; exit 1; }
 	$(BIN)/python tools/docs_screenshots.py site site-screenshots
 
 bench: $(STAMP) jvm paimon
