@@ -290,10 +290,22 @@ def _print_df(df, as_json: bool, limit: int) -> None:
     if limit > 0 and len(rows) > limit:
         rows = rows[:limit]
         click.echo(f"warning: showing the first {limit} rows; more were left out (--limit N, 0 for all)", err=True)
+    secret_maps = _SECRET_MAP_COLUMNS & set(df.columns)
     if as_json:
-        _echo_json([r.asDict(recursive=True) for r in rows])
+        _echo_json([_redacted_maps(r.asDict(recursive=True), secret_maps) for r in rows])
         return
-    _show(_rows_table(None, df.columns, [tuple(r) for r in rows]))
+    _show(_rows_table(None, df.columns, [tuple(redact_properties(v) if c in secret_maps and isinstance(v, dict) else v
+                                               for c, v in zip(df.columns, r)) for r in rows]))
+
+
+# map columns of metadata tables that may hold a writer's secrets (snapshots.summary, Paimon's options)
+_SECRET_MAP_COLUMNS = frozenset({"summary", "properties", "options"})
+
+
+def _redacted_maps(row: dict, columns) -> dict:
+    """``row`` with the values of secret-named keys in its map ``columns`` masked (a snapshot
+    summary may hold a writer's password): the same rule as ``snapshots --json``."""
+    return {k: redact_properties(v) if k in columns and isinstance(v, dict) else v for k, v in row.items()}
 
 
 def _spark_started(session) -> None:
@@ -566,7 +578,8 @@ def manifests(ctx, table, as_json):
 
 def rich_tree(node: Node) -> Tree:
     """A table's metadata tree (``Table.metadata_tree``) drawn with rich."""
-    label = "".join(f"[{style}]{escape(text)}[/]" if style else escape(text) for text, style in node.parts)
+    label = "".join(f"[{style}]{escape(redact(text))}[/]" if style else escape(redact(text))
+                    for text, style in node.parts)
     tree = Tree(label)
     for child in node.children:
         tree.children.append(rich_tree(child))
@@ -584,7 +597,7 @@ def tree(ctx, table, current, no_disk, as_json):
     t = _load(ctx, table)
     if as_json:
         def doc(node: Node) -> dict:
-            return {"label": node.text, "children": [doc(c) for c in node.children]}
+            return {"label": redact(node.text), "children": [doc(c) for c in node.children]}
         _echo_json(doc(t.metadata_tree(all_snapshots=not current)))
         return
     console = _console()

@@ -1,6 +1,8 @@
 """Secrets kept out of what icefloe prints and logs: the password of a URI
 (``postgresql://user:***@host/db``), ``password=``/``secret=``/``token=``-style parameters, bearer
-and basic credentials, and the values of properties whose names say they hold a secret."""
+and basic credentials, and the values of properties whose names say they hold a secret, also
+inside a dict or JSON text (``'db.password': '***'``, as an error or a log line may show a
+snapshot summary or a request's properties)."""
 from __future__ import annotations
 
 import logging
@@ -14,6 +16,9 @@ _PARAMETER = re.compile(
     r"credential|sig|x-amz-signature|x-amz-security-token|accountkey|sharedaccesssignature)\s*=\s*)"
     r"(?P<quote>['\"]?)[^&\s'\";,)]+")
 _AUTHORIZATION = re.compile(r"(?i)\b(?P<head>(?:bearer|basic)\s+)[A-Za-z0-9._~+/=\-]{8,}")
+# 'key': 'value' / "key": "value" (a dict's repr, JSON); the key is checked by is_secret_name
+_QUOTED_ITEM = re.compile(r"""(?P<head>(?P<q>["'])(?P<key>[^"'\s]{1,200})(?P=q)\s*:\s*(?P<vq>["']))"""
+                          r"""(?P<value>(?:\\.|(?!(?P=vq)).)*)(?P=vq)""")
 _SECRET_NAMES = ("password", "passwd", "secret", "token", "credential", "private-key", "account-key",
                  "access-key", "sas", "connection-string")
 
@@ -22,6 +27,8 @@ def redact(text: str) -> str:
     """``text`` with the secrets it may hold replaced by ``***`` (see the module doc)."""
     text = _URI_PASSWORD.sub(lambda m: m.group("head") + MASK + "@", text)
     text = _PARAMETER.sub(lambda m: m.group("head") + m.group("quote") + MASK, text)
+    text = _QUOTED_ITEM.sub(lambda m: m.group("head") + MASK + m.group("vq") if is_secret_name(m.group("key"))
+                            else m.group(0), text)
     return _AUTHORIZATION.sub(lambda m: m.group("head") + MASK, text)
 
 

@@ -3,7 +3,14 @@
 A commit writes version N+1 with create-if-absent, so of two writers racing
 for the same version exactly one wins; the hint is written afterwards and is
 only a hint: readers look past it for newer versions, and list the directory
-when it is missing, empty or garbage.
+when it is missing, empty or garbage (also when it is not a regular file or is
+larger than a version number can be).
+
+A metadata version is read only when it is a regular file under the size limit
+of :func:`icefloe.iceberg.locations.read_regular_file` (the rule register and
+the SQL catalog use): a FIFO, a device or a huge file planted as
+``vN.metadata.json`` is refused with a ``LocationError`` before it is opened,
+so a reader never blocks or runs out of memory on it.
 """
 from __future__ import annotations
 
@@ -11,13 +18,15 @@ import re
 from typing import Optional
 
 from icefloe.core.io import FileAlreadyExistsError, FileIO
-from icefloe.errors import NoSuchTableError
+from icefloe.errors import LocationError, NoSuchTableError
+from icefloe.iceberg.locations import read_regular_file
 from icefloe.iceberg.table_metadata import TableMetadata, with_metadata_log
 from icefloe.errors import VersionConflict  # noqa: F401 - defined in icefloe.errors, importable here too
 
 HINT_FILE = "version-hint.text"
 _VERSION_RE = re.compile(r"^v([0-9]+)\.metadata\.json$")
 _HINT_RE = re.compile(r"^[0-9]{1,18}$")
+_HINT_MAX_BYTES = 64  # 18 digits and surrounding whitespace; anything larger is garbage
 
 
 class HadoopTableOperations:
@@ -32,9 +41,10 @@ class HadoopTableOperations:
     # ------------------------------------------------------------------ versions
     def _read_hint(self) -> Optional[int]:
         try:
-            text = self.io.read_bytes(f"{self.metadata_dir}/{HINT_FILE}").decode("utf-8", "replace").strip()
-        except (FileNotFoundError, IsADirectoryError):
-            return None
+            data = read_regular_file(self.io, f"{self.metadata_dir}/{HINT_FILE}", _HINT_MAX_BYTES, HINT_FILE)
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError, LocationError):
+            return None  # missing, not a regular file or too large: list the directory instead
+        text = data.decode("utf-8", "replace").strip()
         # ASCII digits only: str.isdigit() also accepts e.g. superscripts, which int() rejects
         return int(text) if _HINT_RE.match(text) else None
 
@@ -66,7 +76,7 @@ class HadoopTableOperations:
             raise NoSuchTableError(f"no Iceberg table at {self.location} (no metadata/v*.metadata.json)")
         path = self.metadata_path(v)
         try:
-            data = self.io.read_bytes(path)
+            data = read_regular_file(self.io, path, what=f"metadata file {path}")
         except FileNotFoundError as e:
             raise NoSuchTableError(f"metadata file {path} is missing") from e
         return v, TableMetadata.loads(data, path)

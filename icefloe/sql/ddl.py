@@ -5,6 +5,7 @@ import contextlib
 
 from sqlglot import exp
 
+from icefloe.core.redact import redact_properties
 from icefloe.core.types import parse_schema
 from icefloe.errors import CommitFailedError, IcefloeError, SchemaError
 from icefloe.sql import catalog_statements as cs, parser as p
@@ -342,7 +343,7 @@ def describe_rows(t, extended: bool = False) -> list:
             rows.append(("Current Snapshot", str(snap.snapshot_id), ""))
         if hasattr(t, "metadata_location"):
             rows.append(("Metadata Location", t.metadata_location, ""))
-        props = getattr(t, "properties", {}) or {}
+        props = redact_properties(getattr(t, "properties", {}) or {})     # shown, never a secret's value
         if props.get("comment"):
             rows.append(("Comment", props["comment"], ""))
         rows.append(("Table Properties",

@@ -154,3 +154,36 @@ def test_errors_are_one_line_and_verbose_shows_the_trace(arrow_table):
     r = subprocess.run(ICEFLOE + ["--verbose", "--warehouse", wh, "snapshots", "db.nope"], capture_output=True,
                        text=True, timeout=240)
     assert r.returncode == 1 and "Traceback" in r.stderr and r.stderr.strip().splitlines()[-1].startswith("error:")
+
+
+def test_secrets_in_summaries_and_properties_are_never_printed(tmp_path, spark, monkeypatch):
+    """A writer's secret in a snapshot summary or a table property is masked wherever the CLI
+    shows it (snapshots, describe, tree, the SQL metadata tables and DESCRIBE), in tables and in
+    JSON; the table's metadata keeps it as written."""
+    from click.testing import CliRunner
+
+    from icefloe.cli import cli
+
+    wh = str(tmp_path / "wh")
+    t = icefloe.Catalog(wh).create_table("db.t", "id bigint", properties={"source.password": "S3cretPw"})
+    monkeypatch.setattr(t, "_app_summary", lambda: {"source.password": "S3cretPw", "s3.access-key-id": "AKIA1",
+                                                   "source": "mysql://u:S3cretPw@h/db"})
+    t.append(pa.table({"id": pa.array([1], pa.int64())}))
+    assert t.refresh().current_snapshot().summary["source.password"] == "S3cretPw"     # the content is kept
+    monkeypatch.setenv("ICEFLOE_CLI_WIDTH", "400")
+    runs = [["snapshots", "db.t"], ["snapshots", "db.t", "--json"], ["describe", "db.t"],
+            ["describe", "db.t", "--json"], ["tree", "db.t"], ["tree", "db.t", "--json"],
+            ["sql", "SELECT * FROM db.t.snapshots"], ["sql", "SELECT * FROM db.t.snapshots", "--json"],
+            ["sql", "DESCRIBE TABLE EXTENDED db.t"]]
+    outputs = {}
+    for args in runs:
+        r = CliRunner().invoke(cli, ["--warehouse", wh, *args])
+        assert r.exit_code == 0, (args, r.output)
+        assert "S3cretPw" not in r.output, args
+        outputs[" ".join(args)] = r.output
+    summary = json.loads(outputs["sql SELECT * FROM db.t.snapshots --json"])[0]["summary"]
+    assert summary["source.password"] == "***" and summary["source"] == "mysql://u:***@h/db"
+    assert summary["s3.access-key-id"] == "AKIA1" and summary["added-records"] == "1"   # not a secret: shown
+    props = {r["col_name"]: r["data_type"] for r in json.loads(outputs["describe db.t --json"])}["Table Properties"]
+    assert "source.password=***" in props
+    assert "source.password" in outputs["sql SELECT * FROM db.t.snapshots"]

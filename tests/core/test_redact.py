@@ -1,4 +1,5 @@
 """Secrets never printed: URI passwords, secret parameters, bearer credentials, secret-named properties."""
+import json
 import logging
 
 from icefloe.core.redact import RedactingFilter, redact, redact_properties
@@ -39,3 +40,17 @@ def test_the_logging_filter_redacts_messages_and_traces():
     RedactingFilter().filter(record)
     text = logging.Formatter().format(record)
     assert "mysql://u:***@h/db" in text and "password=***" in text and "hunter2" not in text and "pw@" not in text
+
+
+def test_secret_named_items_of_a_dict_or_json_text_are_masked():
+    """An error or log line may show a snapshot summary or properties as a dict or JSON."""
+    summary = {"source.password": "S3cret", "s3.access-key-id": "AKIA1", "added-records": "3",
+               "client_secret": "it's", "src": "mysql://u:pw@h/db"}
+    assert redact(f"bad update: {summary}") == ("bad update: {'source.password': '***', 's3.access-key-id': 'AKIA1', "
+                                                "'added-records': '3', 'client_secret': \"***\", "
+                                                "'src': 'mysql://u:***@h/db'}")
+    text = json.dumps({"action": "add-snapshot", "snapshot": {"summary": {"db.token": 'a\\"b', "operation": "append"}}})
+    assert json.loads(redact(text))["snapshot"]["summary"] == {"db.token": "***", "operation": "append"}
+    record = logging.LogRecord("icefloe.rest", logging.ERROR, __file__, 1, "POST /t: %s", (summary,), None)
+    RedactingFilter().filter(record)
+    assert "S3cret" not in record.getMessage() and "'source.password': '***'" in record.getMessage()

@@ -157,3 +157,65 @@ def test_icefloe_reads_what_the_runtime_writes_and_the_runtime_reads_icefloes_co
     assert jvm_rows(jvm, location) == expected(model)
     got = jvm.sql(f"SELECT {COLS} FROM jvm.db.theirs")
     assert sorted(tuple(r) for r in got) == expected(model)
+
+
+_LOAD_EACH = """
+tables = spark._jvm.org.apache.iceberg.hadoop.HadoopTables(spark._jsc.hadoopConfiguration())
+result = []
+for location in locations:
+    m = tables.load(location).operations().current()
+    refs = m.refs()
+    result.append({
+        "format": m.formatVersion(), "schema": m.currentSchemaId(), "spec": m.defaultSpecId(),
+        "order": m.defaultSortOrderId(), "snapshots": [s.snapshotId() for s in m.snapshots()],
+        "main": m.currentSnapshot().snapshotId() if m.currentSnapshot() is not None else None,
+        "refs": {name: [refs[name].snapshotId(), refs[name].isBranch()] for name in refs.keySet()},
+        "seq": m.lastSequenceNumber(), "last_column": m.lastColumnId(),
+        "next_row_id": m.nextRowId() if m.formatVersion() >= 3 else None,
+        "columns": [f.name() for f in m.schema().columns()]})
+"""
+
+
+def test_the_runtime_loads_what_the_commit_validation_accepts(jvm, tmp_path):
+    """Seeded lists of valid updates (the model of tests/iceberg/test_metadata_builder.py), applied
+    by the validating builder, give metadata that Iceberg's Java runtime loads, with the format
+    version, ids, snapshots, refs and sequence numbers the model predicts."""
+    import random
+
+    from icefloe.core.io import FileIO
+    from icefloe.core.schema_input import to_schema
+    from icefloe.iceberg.hadoop import HadoopTableOperations
+    from icefloe.iceberg.metadata_builder import apply_changes, update_from_json
+    from icefloe.iceberg.partitioning import PartitionSpec
+    from icefloe.iceberg.table_metadata import new_table_metadata
+    from tests.iceberg.test_metadata_builder import KINDS, Model
+
+    rng = random.Random(48)
+    # eight seeded lists, and one that surely has format 3 with row lineage on two snapshots
+    lists = [[rng.choice(KINDS) for _ in range(rng.randint(4, 12))] for _ in range(8)]
+    lists.append(["upgrade", "schema", "current-schema", "snapshot", "ref", "order", "default-order",
+                  "snapshot", "ref", "spec", "default-spec"])
+    cases = []
+    for kinds in lists:
+        model, updates = Model(), []
+        for kind in kinds:
+            doc, ok = model.step(kind, True)
+            if ok:                               # a step the model refuses leaves it where it was
+                updates.append(update_from_json(doc))
+        location = str(tmp_path / f"t{len(cases)}")
+        base = new_table_metadata(location, to_schema("id bigint, s string"), PartitionSpec([], 0), {})
+        HadoopTableOperations(FileIO(), location).commit(None, None, apply_changes(base, updates))
+        cases.append((location, model, [u.to_json()["action"] for u in updates]))
+    actions = {a for _, _, done in cases for a in done}
+    assert {"add-snapshot", "set-snapshot-ref", "upgrade-format-version", "add-schema", "add-spec"} <= actions
+    assert cases[-1][1].format_version == 3 and len(cases[-1][1].snapshots) == 2
+    loaded = jvm.run(_LOAD_EACH, locations=[loc for loc, _, _ in cases])
+    for (location, model, done), got in zip(cases, loaded):
+        expect = {"format": model.format_version, "schema": model.current_schema, "spec": model.default_spec,
+                  "order": model.default_order, "snapshots": model.snapshots, "main": model.main,
+                  "refs": {} if model.main is None else {"main": [model.main, True]}, "seq": model.last_seq,
+                  "last_column": model.last_column_id,
+                  "next_row_id": model.next_row_id if model.format_version >= 3 else None,
+                  # schema n (n > 0) of the model adds columns c3 .. c(n+2)
+                  "columns": ["id", "s"] + [f"c{i}" for i in range(3, model.current_schema + 3)]}
+        assert got == expect, (location, done)
