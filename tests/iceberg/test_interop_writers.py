@@ -294,6 +294,11 @@ def test_unpartitioned_history_then_we_append(pycat, catalog, spark, duck):
     again = pycat.load_table("db.ours")
     again.delete(delete_filter="id >= 400")
     again = pycat.load_table("db.ours")
+    from icefloe.errors import LocationError
+
+    with pytest.raises(LocationError, match="share a location"):     # db.plain still lives there
+        catalog.register_table("db.again", again.metadata_location)
+    catalog.drop_table("db.plain", purge=False)                       # forgotten; its files stay
     t2 = catalog.register_table("db.again", again.metadata_location)
     _check_all_snapshots(t2, again)
 

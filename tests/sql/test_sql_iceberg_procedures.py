@@ -57,18 +57,28 @@ def test_snapshot_procedures(catalog):
     assert _ids(run) == [1, 2]
 
 
-def test_register_table_and_rewrite_manifests_by_spec(catalog):
+def test_register_table_and_rewrite_manifests_by_spec(catalog, spark, tmp_path):
+    import icefloe
+
     run = catalog.sql
+    other = icefloe.Catalog(str(tmp_path / "elsewhere"), spark=spark)     # a table of another catalog
+    other.sql("CREATE TABLE db.ext (id bigint, k string) USING iceberg")
+    other.sql("INSERT INTO db.ext VALUES (1, 'a')")
+    other.sql("INSERT INTO db.ext VALUES (2, 'b')")
+    ext = other.load_table("db.ext")
+    out = [tuple(r) for r in run(f"CALL system.register_table(table => 'db.adopted', "
+                                 f"metadata_file => '{ext.metadata_location}')").collect()]
+    assert out == [(ext.current_snapshot().snapshot_id, 2, 2)]
+    assert _ids(run, "db.adopted") == [1, 2]
+    with pytest.raises(SqlError, match="register_table"):
+        run(f"CALL system.register_table('db.adopted', '{ext.metadata_location}')")
+
     run("CREATE TABLE db.src (id bigint, k string) USING iceberg")
     run("INSERT INTO db.src VALUES (1, 'a')")
     run("INSERT INTO db.src VALUES (2, 'b')")
     src = catalog.load_table("db.src")
-    out = [tuple(r) for r in run(f"CALL system.register_table(table => 'db.adopted', "
-                                 f"metadata_file => '{src.metadata_location}')").collect()]
-    assert out == [(src.current_snapshot().snapshot_id, 2, 2)]
-    assert _ids(run, "db.adopted") == [1, 2]
-    with pytest.raises(SqlError, match="register_table"):
-        run(f"CALL system.register_table('db.adopted', '{src.metadata_location}')")
+    with pytest.raises(SqlError, match="share a location"):     # a second name for db.src's files
+        run(f"CALL system.register_table('db.copy', '{src.metadata_location}')")
 
     run("ALTER TABLE db.src ADD PARTITION FIELD k")
     run("INSERT INTO db.src VALUES (3, 'c')")
