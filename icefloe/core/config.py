@@ -57,15 +57,20 @@ def config_path() -> Optional[Path]:
     return None
 
 
-def _from_file(path: Optional[Path]) -> dict:
-    if path is None:
-        return {}
+def _document(path: Path):
+    """The configuration file's parsed YAML (an empty file is an empty mapping)."""
     import yaml
 
     try:
-        doc = yaml.safe_load(path.read_text()) or {}
+        return yaml.safe_load(path.read_text()) or {}
     except (OSError, yaml.YAMLError) as e:
         raise ConfigError(f"cannot read the icefloe configuration {path}: {e}") from None
+
+
+def _from_file(path: Optional[Path]) -> dict:
+    if path is None:
+        return {}
+    doc = _document(path)
     catalogs = doc.get("catalog", {}) if isinstance(doc, dict) else None
     if not isinstance(catalogs, dict):
         raise ConfigError(f"{path}: expected 'catalog:' with one entry per catalog name")
@@ -100,12 +105,7 @@ def serve_properties() -> dict:
     path = config_path()
     if path is None:
         return {}
-    import yaml
-
-    try:
-        doc = yaml.safe_load(path.read_text()) or {}
-    except (OSError, yaml.YAMLError) as e:
-        raise ConfigError(f"cannot read the icefloe configuration {path}: {e}") from None
+    doc = _document(path)
     section = doc.get("serve") if isinstance(doc, dict) else None
     if section is None:
         return {}
