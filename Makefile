@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint stress bench bench-scale docs docs-screenshots install jvm paimon azurite wheel clean
+.PHONY: demo test test-long lint stress bench bench-scale docs docs-screenshots install jvm paimon azurite wheel clean
 
 $(STAMP): pyproject.toml requirements-lock.txt
 	@command -v java >/dev/null 2>&1 || { echo "error: Java 17 is required (install openjdk-17-jre-headless or set JAVA_HOME)"; exit 1; }
@@ -53,6 +53,11 @@ lint: $(STAMP)
 wheel: $(STAMP)
 	$(BIN)/python -m pip install --quiet -c requirements-lock.txt wheel
 	$(BIN)/python -m pip wheel --quiet --no-build-isolation --no-deps -w dist .
+
+# The long runs (marker `long`: real clusters, crash loops, reference-engine rounds), kept out of make test's
+# 25 minutes; .ci/run runs them after make test.
+test-long: jvm paimon azurite
+	$(BIN)/python -m pytest -q --durations=15 -m long tests
 
 stress: $(STAMP)
 	$(BIN)/python -m pytest -q -m stress tests

@@ -9,6 +9,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import pytest
 
 JOB = r"""
 import json, sys
@@ -54,6 +55,7 @@ exec "$real" "$@"
 """
 
 
+@pytest.mark.long
 def test_append_merge_and_read_on_a_local_cluster(tmp_path, s3_server, s3_warehouse):
     java = os.path.realpath(os.path.join(os.environ["JAVA_HOME"], "bin", "java")) if os.environ.get("JAVA_HOME") \
         else os.path.realpath(shutil.which("java"))

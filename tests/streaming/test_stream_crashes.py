@@ -101,6 +101,7 @@ def _check_paimon(wh, loc, cp, total, log):
     assert len(ids) == total and sorted(ids) == list(range(total)), log
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("fmt", ["iceberg", "paimon"])
 def test_killed_stream_restarts_with_nothing_lost_and_nothing_doubled(tmp_path, fmt):
     seed = int(os.environ.get("ICEFLOE_CRASH_SEED", time.time()))
