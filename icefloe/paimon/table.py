@@ -41,11 +41,10 @@ from icefloe.paimon.tag import TagManager, create_tag, delete_tag, rename_tag, r
 class FileStoreTable:
     format = "paimon"
 
-    def __init__(self, name: str, location: str, io: Optional[FileIO] = None, spark=None):
+    def __init__(self, name: str, location: str, io: Optional[FileIO] = None):
         self.name = name
         self._location = location.rstrip("/")
         self.io = io or LOCAL
-        self._spark = spark
         self.commit_user = str(uuid.uuid4())
         self.refresh()
 
@@ -58,9 +57,8 @@ class FileStoreTable:
         self._store = FileStore(self.io, self._location, schema)
         return self
 
-    def __getstate__(self):  # picklable for Spark tasks: no session, no caches
+    def __getstate__(self):  # picklable for Spark tasks: no caches
         state = dict(self.__dict__)
-        state["_spark"] = None
         state.pop("_store", None)
         return state
 
