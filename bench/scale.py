@@ -106,12 +106,59 @@ def run_pyiceberg(metadata_location: str, n: int) -> dict:
     return out
 
 
-ENGINES = {"icefloe": run_icefloe, "pyiceberg": run_pyiceberg}
+JAVA_PLAN = """
+import time
+jvm = spark._jvm
+E = jvm.org.apache.iceberg.expressions.Expressions
+io = jvm.org.apache.iceberg.hadoop.HadoopFileIO(spark._jsc.hadoopConfiguration())
+table = jvm.org.apache.iceberg.BaseTable(jvm.org.apache.iceberg.StaticTableOperations(location, io), "bench.scale")
+size = jvm.org.apache.iceberg.relocated.com.google.common.collect.Iterables.size
+def plan(f):
+    scan = table.newScan()
+    if f is not None:
+        scan = scan.filter(f)
+    t0 = time.perf_counter()
+    files = scan.planFiles()
+    try:
+        n = size(files)
+    finally:
+        files.close()
+    return time.perf_counter() - t0, n
+day_lo, day_hi = day
+exprs = {"all": None, "id": E.equal("id", jvm.java.lang.Long(v)),
+         "day": getattr(E, "and")(E.greaterThanOrEqual("ts", day_lo), E.lessThan("ts", day_hi))}
+result = {}
+for name, f in exprs.items():
+    cold, got = plan(f)
+    warm = min(plan(f)[0] for _ in range(2))
+    result[name] = {"cold": cold, "warm": warm, "files": got}
+pid = jvm.java.lang.ProcessHandle.current().pid()
+with open(f"/proc/{pid}/status") as fh:
+    hwm = [ln for ln in fh if ln.startswith("VmHWM:")][0].split()[1]
+result["peak_rss_mb"] = int(hwm) / 1024
+"""
+
+
+def run_java(metadata_location: str, n: int) -> dict:
+    """Apache Iceberg's Java runtime (``make jvm``'s Spark 3.5 environment): ``planFiles()`` of a
+    ``StaticTableOperations`` table over the same metadata file, counted in the JVM. The peak RSS is
+    the JVM's."""
+    from tools.jvm_runtime import JvmRuntime
+
+    day = dt.datetime.fromtimestamp((START_US + 100 * DAY_US) / 1e6, dt.timezone.utc)
+    nxt = day + dt.timedelta(days=1)
+    iso = "%Y-%m-%dT%H:%M:%S+00:00"     # the column is a timestamptz (Spark's timestamp)
+    with JvmRuntime(os.path.dirname(metadata_location), conf={"spark.driver.memory": "4g"}) as jvm:
+        return jvm.run(JAVA_PLAN, location=metadata_location, v=(n // 2) * ROWS_PER_FILE + 7,
+                       day=[day.strftime(iso), nxt.strftime(iso)])
+
+
+ENGINES = {"icefloe": run_icefloe, "pyiceberg": run_pyiceberg, "java": run_java}
 
 
 def _child(engine: str, metadata_location: str, n: int) -> None:
     out = ENGINES[engine](metadata_location, n)
-    out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out.setdefault("peak_rss_mb", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     print("RESULT " + json.dumps(out), flush=True)
 
 
@@ -154,7 +201,7 @@ def main(argv=None) -> int:
     ap.add_argument("--files", type=int, nargs="+", default=[100_000], help="data files of each table")
     ap.add_argument("--per-commit", type=int, default=5000, help="files per append")
     ap.add_argument("--warehouse", default=os.path.join("bench", "out", "scale"), help="where the tables go")
-    ap.add_argument("--engines", default="icefloe,pyiceberg")
+    ap.add_argument("--engines", default="icefloe,java,pyiceberg")
     ap.add_argument("--out", default=os.path.join("bench", "out", "scale.json"))
     args = ap.parse_args(argv)
     all_results = {}
