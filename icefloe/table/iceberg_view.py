@@ -1,0 +1,516 @@
+"""The Iceberg view of a Paimon table (Paimon's Iceberg compatibility, ``metadata.iceberg.storage``).
+
+After every change of a Paimon table's snapshots that icefloe makes (a commit of any kind, an
+expiry, a rollback), ``sync`` writes Iceberg metadata over the same data files, as Paimon's
+``IcebergCommitCallback`` does, so that Iceberg readers (Iceberg's Java runtime, pyiceberg,
+DuckDB...) read the table by its Iceberg metadata. Paimon's rules:
+
+* Iceberg version ``vN.metadata.json`` and Iceberg snapshot ``N`` (sequence number ``N``) stand for
+  Paimon snapshot ``N``, its commit time their timestamp; ``version-hint.text`` names the latest;
+* the data files an Iceberg reader can read alone: every live file of an append table; of a
+  primary-key table only the files at the highest LSM level, which full compaction writes (merged
+  by key, deletes dropped), so the Iceberg view shows the rows as of the last full compaction;
+* columns keep Paimon's field ids (Iceberg's schema ids are Paimon's schema ids), partition keys
+  are identity partitions with field ids from 1000; CHAR/VARCHAR are strings, VARBINARY binary;
+* an Iceberg snapshot is kept while Paimon keeps its snapshot; old ``vN.metadata.json`` are
+  deleted after a commit unless ``metadata.iceberg.previous-versions-max`` keeps some;
+* the manifests of earlier snapshots are reused; once ``metadata.iceberg.compaction.min.file-num``
+  small ones pile up (and ``max.file-num``, or their total reaches Paimon's manifest target size),
+  they are merged into one.
+
+Each version is computed from the whole Paimon snapshot against the previous Iceberg version (not
+from one commit's changes), so a crash between the Paimon commit and its Iceberg metadata, or
+anything else that left the view behind, is repaired by the next sync; a version from an
+abandoned timeline (after a rollback) is replaced. The formats' layers never import each other:
+this module, above both, is where they meet; it registers ``sync`` with ``paimon.table_hooks``.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import re
+import uuid
+import warnings
+from dataclasses import dataclass
+from typing import Optional
+
+from icefloe.core.io import FileAlreadyExistsError, FileIO
+from icefloe.core.types.model import NestedField, Schema, widen_to_common_types
+from icefloe.core.values import to_internal
+from icefloe.errors import CommitFailedError, IcefloeError, NoSuchSnapshotError
+from icefloe.iceberg import conversions
+from icefloe.iceberg.manifest import ADDED, DELETED, EXISTING, DataFile, ManifestEntry
+from icefloe.iceberg.manifest_avro import read_manifest_entries, write_manifest
+from icefloe.iceberg.manifest_list import manifest_file_for, read_manifest_list, write_manifest_list
+from icefloe.iceberg.partitioning import PartitionField, PartitionSpec
+from icefloe.iceberg.schema import name_mapping
+from icefloe.iceberg.snapshot import Snapshot, SnapshotRef, build_summary
+from icefloe.iceberg.table_metadata import MAIN_BRANCH, TableMetadata
+from icefloe.iceberg.transforms import IdentityTransform
+from icefloe.paimon import table_hooks
+from icefloe.paimon.binary_row import decode_row
+from icefloe.paimon.iceberg_options import IcebergCompat, check_types, compat_of
+from icefloe.paimon.kv_compact import max_level
+from icefloe.paimon.schema import latest_schema, load_schema
+
+log = logging.getLogger(__name__)
+
+HINT_FILE = "version-hint.text"
+_VERSION_RE = re.compile(r"^v(\d+)\.metadata\.json$")
+PARTITION_FIELD_START = 1000
+
+
+class IcebergViewError(CommitFailedError):
+    """The Paimon change is committed but its Iceberg metadata could not be written; the next
+    commit (or ``sync``) writes it."""
+
+
+@dataclass
+class _Visible:
+    path: str
+    partition: tuple          # Iceberg internal values
+    file: object              # the Paimon DataFileMeta
+
+
+# --------------------------------------------------------------------------- schema and spec
+def iceberg_schema(paimon_schema, format_version: int) -> Schema:
+    """A Paimon schema as Iceberg's: the same field ids and schema id, Paimon's types mapped."""
+    check_types(paimon_schema.fields, format_version)
+    fields = [NestedField(f.field_id, f.name, widen_to_common_types(f.field_type), f.required, f.doc)
+              for f in paimon_schema.fields]
+    return Schema(fields, schema_id=int(paimon_schema.id))
+
+
+def iceberg_spec(paimon_schema) -> PartitionSpec:
+    by_name = {f.name: f for f in paimon_schema.fields}
+    return PartitionSpec([PartitionField(by_name[k].field_id, PARTITION_FIELD_START + i, IdentityTransform(), k)
+                          for i, k in enumerate(paimon_schema.partition_keys)], spec_id=0)
+
+
+# Paimon's ids of a primary-key file's system columns (its ``SpecialFields``)
+KEY_FIELD_ID_START = 2**31 // 2
+SEQUENCE_NUMBER_ID, VALUE_KIND_ID = 2**31 - 2, 2**31 - 3
+
+
+def _name_mapping(schema: Schema, primary_key: bool) -> list:
+    """Iceberg's name mapping, for data files written without field ids (Paimon before 1.0, and a
+    primary-key table's files): the columns by name, and a key-value file's ``_KEY_<name>``,
+    ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND`` under Paimon's ids for them, so that a reader that
+    maps every column of a file (pyiceberg) finds them and leaves them out."""
+    mapping = name_mapping(schema)
+    if primary_key:
+        mapping += [{"field-id": KEY_FIELD_ID_START + f.field_id, "names": [f"_KEY_{f.name}"]}
+                    for f in schema.fields]
+        mapping += [{"field-id": SEQUENCE_NUMBER_ID, "names": ["_SEQUENCE_NUMBER"]},
+                    {"field-id": VALUE_KIND_ID, "names": ["_VALUE_KIND"]}]
+    return mapping
+
+
+# --------------------------------------------------------------------------- data files
+def _bound(t, value) -> Optional[bytes]:
+    if value is None or not t.is_primitive:
+        return None
+    try:
+        return conversions.to_bytes(t, to_internal(t, value))
+    except Exception:       # a value Iceberg cannot hold in this type: no bound (bounds are optional)
+        return None
+
+
+def _data_file(v: _Visible, schema: Schema, file_schema) -> DataFile:
+    """The Iceberg ``data_file`` of a Paimon data file: counts, and Paimon's value statistics as
+    bounds where the column's type is the same in the file's schema and the current one."""
+    f = v.file
+    lowers, uppers, nulls = {}, {}, {}
+    stats = f.value_stats
+    fields = file_schema.fields
+    if f.value_stats_cols is not None:
+        by_name = {x.name: x for x in fields}
+        fields = [by_name[n] for n in f.value_stats_cols if n in by_name]
+    if fields and stats.min_values.arity == len(fields):
+        try:
+            mins, maxs, counts = stats.decode([x.type for x in fields])
+        except Exception:
+            mins, maxs, counts = (None,) * len(fields), (None,) * len(fields), (None,) * len(fields)
+        for x, lo, hi, nc in zip(fields, mins, maxs, counts):
+            current = schema.find_field_or_none(x.field_id)
+            if current is None:
+                continue
+            t = current.field_type
+            if str(widen_to_common_types(x.field_type)) != str(t):
+                continue
+            if nc is not None:
+                nulls[x.field_id] = int(nc)
+            for out, val in ((lowers, lo), (uppers, hi)):
+                b = _bound(t, val)
+                if b is not None:
+                    out[x.field_id] = b
+    return DataFile(file_path=v.path, file_format="PARQUET", partition=v.partition, record_count=f.row_count,
+                    file_size_in_bytes=f.file_size, null_value_counts=nulls or None,
+                    lower_bounds=lowers or None, upper_bounds=uppers or None)
+
+
+def visible_files(store, paimon_schema, snapshot, spec: PartitionSpec, schema: Schema) -> list[_Visible]:
+    """The live files of a Paimon snapshot an Iceberg reader can read alone (module docstring)."""
+    options = paimon_schema.options
+    pk = bool(paimon_schema.primary_keys)
+    top = max_level(options) if pk else None
+    ptypes = [f.field_type for f in spec.partition_type(schema).fields]
+    out = []
+    for e in store.live_entries(snapshot):
+        if pk and e.file.level != top:
+            continue
+        values = decode_row(e.partition, store.partition_types) if store.partition_types else ()
+        out.append(_Visible(store.data_file_path(e), tuple(to_internal(t, x) for t, x in zip(ptypes, values)),
+                            e.file))
+    return out
+
+
+# --------------------------------------------------------------------------- versions
+def _versions(io: FileIO, metadata_dir: str) -> list[int]:
+    try:
+        names = io.list_dir(metadata_dir)
+    except FileNotFoundError:
+        return []
+    return sorted(int(m.group(1)) for m in (_VERSION_RE.match(n) for n in names) if m)
+
+
+def _load(io: FileIO, path: str) -> Optional[TableMetadata]:
+    try:
+        return TableMetadata.loads(io.read_bytes(path), path)
+    except FileNotFoundError:
+        return None
+
+
+def _matches(meta: Optional[TableMetadata], snap) -> bool:
+    """Whether Iceberg metadata stands for this Paimon snapshot (same id and commit time)."""
+    if meta is None or meta.current_snapshot_id != snap.id:
+        return False
+    cur = meta.current_snapshot
+    return cur is not None and cur.timestamp_ms == snap.time_millis
+
+
+def _delete(io: FileIO, path: str) -> None:
+    try:
+        io.delete(path)
+    except FileNotFoundError:
+        pass
+
+
+def _live_entries(io: FileIO, meta: TableMetadata, schema: Schema) -> tuple[list, dict]:
+    """The data manifests of ``meta``'s current snapshot and its live entries by path."""
+    cur = meta.current_snapshot
+    if cur is None:
+        return [], {}
+    manifests = read_manifest_list(io, cur.manifest_list)
+    live = {}
+    for m in manifests:
+        spec = meta.spec_by_id(m.partition_spec_id)
+        ptype = spec.partition_type(meta.schema_by_id(cur.schema_id))
+        for e in read_manifest_entries(io, m.manifest_path, ptype, m.partition_spec_id, m.added_snapshot_id,
+                                       m.sequence_number):
+            if e.status != DELETED:
+                live[e.data_file.file_path] = (m, e)
+    return manifests, live
+
+
+# --------------------------------------------------------------------------- sync
+def sync(store, snapshot=None) -> Optional[int]:
+    """Bring the Iceberg view of the Paimon table of ``store`` up to its latest snapshot (or
+    ``snapshot``); returns the Iceberg version now current, None when the view is disabled or the
+    table has no snapshot. Failures raise ``IcebergViewError`` (the Paimon change stays)."""
+    paimon_schema = latest_schema(store.io, store.table_path)
+    if paimon_schema is None:
+        return None
+    compat = compat_of(store.table_path, paimon_schema.options)
+    if compat is None:
+        return None
+    snap = snapshot or store.snapshots.latest()
+    if snap is None:
+        return None
+    try:
+        return _sync(store, paimon_schema, compat, snap)
+    except IcefloeError as e:
+        if isinstance(e, IcebergViewError):
+            raise
+        raise IcebergViewError(f"Paimon snapshot {snap.id} of {store.table_path} is committed, but its Iceberg "
+                               f"metadata in {compat.metadata_dir} could not be written ({e}); the next commit "
+                               "writes it") from e
+    except OSError as e:
+        raise IcebergViewError(f"Paimon snapshot {snap.id} of {store.table_path} is committed, but its Iceberg "
+                               f"metadata in {compat.metadata_dir} could not be written ({e}); the next commit "
+                               "writes it") from e
+
+
+def _sync(store, paimon_schema, compat: IcebergCompat, snap) -> int:
+    io, mdir, n = store.io, compat.metadata_dir, snap.id
+    versions = _versions(io, mdir)
+    path_of = lambda v: f"{mdir}/v{v}.metadata.json"  # noqa: E731
+    if n in versions:
+        if _matches(_load(io, path_of(n)), snap):
+            _finish(io, compat, n, versions)          # a crash after the metadata: hint and clean-up
+            return n
+    # versions at or past n from another timeline (a rollback, a retried crash): not ours
+    for v in [v for v in versions if v >= n]:
+        _delete(io, path_of(v))
+    versions = [v for v in versions if v < n]
+    base, base_version = None, None
+    for v in reversed(versions):
+        meta = _load(io, path_of(v))
+        try:
+            paimon_then = store.snapshots.snapshot(v)
+        except NoSuchSnapshotError:
+            paimon_then = None          # expired in Paimon: still the view's last state
+        if meta is not None and (paimon_then is None or _matches(meta, paimon_then)):
+            base, base_version = meta, v
+        break
+    meta = _build(store, paimon_schema, compat, snap, base, base_version, versions)
+    try:
+        io.write_bytes(path_of(n), meta.dumps(), overwrite=False)
+    except FileAlreadyExistsError:
+        if not _matches(_load(io, path_of(n)), snap):
+            raise IcebergViewError(f"{path_of(n)} was written by another writer for another snapshot") from None
+    _finish(io, compat, n, versions + [n], dropped_from=base)
+    return n
+
+
+def _build(store, paimon_schema, compat: IcebergCompat, snap, base: Optional[TableMetadata],
+           base_version: Optional[int], versions: list) -> TableMetadata:
+    io, mdir, n = store.io, compat.metadata_dir, snap.id
+    fv = compat.format_version
+    schema = iceberg_schema(paimon_schema, fv)
+    spec = base.spec if base is not None else iceberg_spec(paimon_schema)
+    ptype = spec.partition_type(schema)
+    visible = visible_files(store, paimon_schema, snap, spec, schema)
+    base_manifests, base_live = _live_entries(io, base, base.schema) if base is not None else ([], {})
+    wanted = {v.path: v for v in visible}
+    removed = {p for p in base_live if p not in wanted}
+    added = [v for v in visible if v.path not in base_live]
+    schema_cache: dict = {}
+
+    def file_schema(sid: int):
+        if sid not in schema_cache:
+            schema_cache[sid] = load_schema(store.io, store.table_path, sid)
+        return schema_cache[sid]
+
+    uid = uuid.uuid4()
+    count = [0]
+
+    def new_manifest(entries: list) -> object:
+        count[0] += 1
+        path = f"{mdir}/{uid}-m{count[0] - 1}.avro"
+        length = write_manifest(io, path, schema, spec, entries, format_version=fv)
+        return manifest_file_for(path, length, spec.spec_id, 0, n, n, entries, ptype)
+
+    manifests = []
+    removed_files = []
+    for m in base_manifests:
+        mine = [(p, e) for p, (mm, e) in base_live.items() if mm.manifest_path == m.manifest_path]
+        if not mine:
+            continue                  # nothing live in it any more
+        if any(p in removed for p, _ in mine):
+            entries = []
+            for p, e in mine:
+                if p in removed:
+                    entries.append(ManifestEntry(DELETED, n, e.sequence_number, e.file_sequence_number, e.data_file))
+                    removed_files.append(e.data_file)
+                else:
+                    entries.append(ManifestEntry(EXISTING, e.snapshot_id, e.sequence_number,
+                                                 e.file_sequence_number, e.data_file))
+            manifests.append(new_manifest(entries))
+        else:
+            manifests.append(m)
+    added_files = [_data_file(v, schema, file_schema(v.file.schema_id)) for v in added]
+    if added_files:
+        manifests.append(new_manifest([ManifestEntry(ADDED, n, n, n, f) for f in added_files]))
+    manifests = _compact(io, compat, store, manifests, base, new_manifest)
+
+    list_path = f"{mdir}/snap-{n}-{uid}.avro"
+    parent = base.current_snapshot_id if base is not None else None
+    write_manifest_list(io, list_path, manifests, n, parent, n, format_version=fv)
+    operation = "append" if not removed_files else ("delete" if not added_files else "overwrite")
+    previous = base.current_snapshot.summary if base is not None and base.current_snapshot else None
+    summary = build_summary(operation, added_files, removed_files, previous,
+                            {"paimon-snapshot-id": str(n), "paimon-commit-kind": str(snap.commit_kind)})
+    new_snap = Snapshot(snapshot_id=n, sequence_number=n, timestamp_ms=snap.time_millis, manifest_list=list_path,
+                        summary=summary, parent_snapshot_id=parent, schema_id=schema.schema_id)
+
+    earliest = store.snapshots.earliest_id() or n
+    kept = [s for s in (base.snapshots if base is not None else []) if earliest <= s.snapshot_id < n]
+    schemas = [s for s in (base.schemas if base is not None else []) if s.schema_id != schema.schema_id]
+    props = dict(compat.table_properties)
+    props["schema.name-mapping.default"] = json.dumps(_name_mapping(schema, bool(paimon_schema.primary_keys)))
+    keep_old = compat.previous_versions_max if compat.delete_after_commit else len(versions)
+    log = [{"timestamp-ms": (_load(io, f"{mdir}/v{v}.metadata.json") or base).last_updated_ms,
+            "metadata-file": f"{mdir}/v{v}.metadata.json"}
+           for v in (versions[-keep_old:] if keep_old else [])]
+    return TableMetadata(
+        location=store.table_path, table_uuid=base.table_uuid if base is not None else str(uuid.uuid4()),
+        last_sequence_number=n, last_updated_ms=snap.time_millis,
+        last_column_id=max(schema.highest_field_id, base.last_column_id if base is not None else 0),
+        schemas=schemas + [schema], current_schema_id=schema.schema_id,
+        partition_specs=[spec], default_spec_id=spec.spec_id,
+        last_partition_id=max(spec.last_field_id, PARTITION_FIELD_START - 1),
+        properties=props, current_snapshot_id=n, snapshots=kept + [new_snap],
+        snapshot_log=[{"timestamp-ms": s.timestamp_ms, "snapshot-id": s.snapshot_id} for s in kept + [new_snap]],
+        metadata_log=log, sort_orders=[{"order-id": 0, "fields": []}], default_sort_order_id=0,
+        refs={MAIN_BRANCH: SnapshotRef(n, "branch")}, format_version=fv,
+        next_row_id=None,
+    )
+
+
+def _compact(io, compat: IcebergCompat, store, manifests: list, base, new_manifest) -> list:
+    """Paimon's rule: manifests under 2/3 of the target size are candidates; merged into one when
+    there are ``min.file-num`` of them and either ``max.file-num`` or the target size in total."""
+    target = store.options.manifest_target_file_size
+    small = [m for m in manifests if m.manifest_length < target * 2 // 3]
+    if len(small) < compat.compact_min_files:
+        return manifests
+    if len(small) < compat.compact_max_files and sum(m.manifest_length for m in small) < target:
+        return manifests
+    entries = []
+    schema = base.schema if base is not None else None
+    for m in small:
+        spec = base.spec_by_id(m.partition_spec_id) if base is not None else None
+        ptype = spec.partition_type(schema) if spec is not None else None
+        if ptype is None:
+            return manifests
+        for e in read_manifest_entries(io, m.manifest_path, ptype, m.partition_spec_id, m.added_snapshot_id,
+                                       m.sequence_number):
+            if e.status != DELETED:
+                entries.append(ManifestEntry(EXISTING, e.snapshot_id, e.sequence_number, e.file_sequence_number,
+                                             e.data_file))
+    keep = [m for m in manifests if m not in small]
+    return keep + ([new_manifest(entries)] if entries else [])
+
+
+def _finish(io: FileIO, compat: IcebergCompat, n: int, versions: list, dropped_from=None) -> None:
+    """The hint, then old versions and the manifests no kept snapshot reaches."""
+    mdir = compat.metadata_dir
+    io.write_hint(f"{mdir}/{HINT_FILE}", str(n).encode())
+    if not compat.delete_after_commit:
+        return
+    old = [v for v in versions if v < n]
+    keep = old[-compat.previous_versions_max:] if compat.previous_versions_max else []
+    doomed = [v for v in old if v not in keep]
+    if not doomed:
+        return
+    current = _load(io, f"{mdir}/v{n}.metadata.json")
+    reach = _reachable(io, current) | set()
+    for v in keep:
+        reach |= _reachable(io, _load(io, f"{mdir}/v{v}.metadata.json"))
+    for v in doomed:
+        path = f"{mdir}/v{v}.metadata.json"
+        meta = _load(io, path)
+        if meta is not None:
+            for f in _reachable(io, meta) - reach:
+                _delete(io, f)
+        _delete(io, path)
+
+
+def _reachable(io: FileIO, meta: Optional[TableMetadata]) -> set:
+    """The manifest lists and manifests of every snapshot of ``meta``."""
+    out: set = set()
+    if meta is None:
+        return out
+    for s in meta.snapshots:
+        out.add(s.manifest_list)
+        try:
+            out.update(m.manifest_path for m in read_manifest_list(io, s.manifest_list))
+        except FileNotFoundError:
+            continue
+    return out
+
+
+class IcebergViewWarning(UserWarning):
+    """A Paimon change was committed but its Iceberg metadata could not be written."""
+
+
+def _sync_hook(store) -> None:
+    """After a Paimon change: the Paimon snapshot is the commit, so a failure to write its Iceberg
+    metadata must not look like a failed commit (a writer would delete the committed files): it is
+    logged and warned about, ``check`` reports the lagging view, and the next commit (or
+    ``sync_iceberg()``) writes it."""
+    try:
+        sync(store)
+    except IcebergViewError as e:
+        log.error("%s", e)
+        warnings.warn(str(e), IcebergViewWarning, stacklevel=3)
+
+
+table_hooks.register(_sync_hook)
+
+
+# --------------------------------------------------------------------------- check and describe
+def _current(paimon_table, compat: IcebergCompat) -> Optional[TableMetadata]:
+    versions = _versions(paimon_table.io, compat.metadata_dir)
+    return _load(paimon_table.io, f"{compat.metadata_dir}/v{versions[-1]}.metadata.json") if versions else None
+
+
+def check_view(paimon_table, report, check_iceberg_table) -> None:
+    """Add to ``report`` what is wrong with the Iceberg view of a Paimon table: missing, behind
+    Paimon's latest snapshot, other files than the Paimon snapshot's readable ones, other field
+    ids; and the Iceberg table's own check (``check_iceberg_table(root)`` gives its report)."""
+    compat = compat_of(paimon_table.location, paimon_table.table_schema.options)
+    if compat is None:
+        return
+    snap = paimon_table.current_snapshot()
+    if snap is None:
+        return
+    where = compat.metadata_dir
+    meta = _current(paimon_table, compat)
+    if meta is None:
+        report.add("iceberg view", where, f"no Iceberg metadata, though {compat.storage} asks for it; "
+                   "sync_iceberg() or the next commit writes it")
+        return
+    if not _matches(meta, snap):
+        report.add("iceberg view", where, f"the Iceberg metadata stands for snapshot {meta.current_snapshot_id}, "
+                   f"Paimon's latest is {snap.id}: Iceberg readers see an older state; sync_iceberg() or the "
+                   "next commit brings it up to date")
+        return
+    store = paimon_table.store
+    schema = meta.schema
+    want = {v.path for v in visible_files(store, paimon_table.table_schema, snap, meta.spec, schema)}
+    _, live = _live_entries(paimon_table.io, meta, schema)
+    report.checked["iceberg view files"] = len(live)
+    for p in sorted(set(live) - want):
+        report.add("iceberg view", p, "in the Iceberg snapshot but not a readable file of the Paimon snapshot")
+    for p in sorted(want - set(live)):
+        report.add("iceberg view", p, "a readable file of the Paimon snapshot missing from the Iceberg snapshot")
+    ids = {f.name: f.field_id for f in paimon_table.table_schema.fields}
+    if {f.name: f.field_id for f in schema.fields} != ids:
+        report.add("iceberg view", where, f"the Iceberg schema's field ids differ from Paimon's {ids}")
+    sub = check_iceberg_table(compat.root)
+    for p in sub.problems:
+        report.add("iceberg view: " + p.kind, p.path, p.message)
+
+
+def view_info(paimon_table) -> list[tuple[str, str]]:
+    """``describe``'s lines on the Iceberg view of a Paimon table (none without one)."""
+    compat = compat_of(paimon_table.location, paimon_table.table_schema.options)
+    if compat is None:
+        return []
+    out = [("Iceberg Storage", compat.storage), ("Iceberg Format Version", str(compat.format_version))]
+    meta = _current(paimon_table, compat)
+    if meta is None:
+        return out + [("Iceberg Metadata", "none yet (written by the first commit)")]
+    versions = _versions(paimon_table.io, compat.metadata_dir)
+    snap = paimon_table.current_snapshot()
+    out.append(("Iceberg Metadata Location", f"{compat.metadata_dir}/v{versions[-1]}.metadata.json"))
+    out.append(("Iceberg Snapshot", str(meta.current_snapshot_id)))
+    cur = meta.current_snapshot
+    if cur is not None:
+        out.append(("Iceberg Rows", cur.summary.get("total-records", "")))
+        out.append(("Iceberg Data Files", cur.summary.get("total-data-files", "")))
+    out.append(("Iceberg View In Step", "yes" if snap is not None and _matches(meta, snap)
+                else f"no (Paimon is at snapshot {snap.id if snap else None})"))
+    return out
+
+
+def iceberg_root_of(paimon_table) -> Optional[str]:
+    """Where the Iceberg view of a Paimon table is (its ``metadata/``'s parent), None if it has none."""
+    compat = compat_of(paimon_table.location, paimon_table.table_schema.options)
+    return compat.root if compat is not None else None
+
+
+__all__ = ["sync", "iceberg_schema", "iceberg_spec", "visible_files", "IcebergViewError", "IcebergViewWarning",
+           "iceberg_root_of", "check_view", "view_info"]
