@@ -182,6 +182,9 @@ def check_types(fields, format_version: int) -> None:
         if isinstance(t, (ByteType, ShortType, TimeType, MultisetType, VariantType)):
             raise SchemaError(f"column {path!r} of type {t} has no Iceberg type in Paimon's Iceberg metadata "
                               f"({STORAGE}); use INT, BIGINT or STRING, or disable the option")
+        if isinstance(t, (TimestampType, TimestamptzType)) and t.precision < 3:
+            raise SchemaError(f"column {path!r} of type {t}: Paimon's Iceberg metadata takes timestamps of 3 to 9 "
+                              "fractional digits")
         if isinstance(t, (TimestampType, TimestamptzType)) and t.precision > 6 and format_version < 3:
             raise SchemaError(f"column {path!r} of type {t} is a nanosecond timestamp in Iceberg, which needs "
                               f"{FORMAT_VERSION} = 3")
@@ -206,11 +209,10 @@ def check_schema(options: Mapping[str, str], fields, primary_keys) -> None:
         return
     check_types(fields, _int(options, FORMAT_VERSION, 2, 2))
     vectors = str(options.get("deletion-vectors.enabled", "false")).strip().lower() == "true"
-    if primary_keys and vectors:
-        raise SchemaError(f"{STORAGE} on a primary-key table with deletion vectors: icefloe does not write "
-                          "Paimon's deletion vectors into the Iceberg metadata yet (Iceberg readers would see "
-                          "deleted rows); leave 'deletion-vectors.enabled' off, the Iceberg view then shows "
-                          "the fully compacted files")
+    if primary_keys and vectors and _int(options, FORMAT_VERSION, 2, 2) < 3:
+        raise SchemaError(f"{STORAGE} on a primary-key table with deletion vectors needs {FORMAT_VERSION} = 3: "
+                          "the vectors become Iceberg deletion vectors, which Iceberg has from format version 3 "
+                          "(with 2, Iceberg readers would see the deleted rows)")
 
 
 __all__ = ["check_schema", "IcebergCompat", "compat_of", "check_options", "storage_of", "iceberg_root", "STORAGE", "check_types",

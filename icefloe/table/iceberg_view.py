@@ -34,19 +34,25 @@ import warnings
 from dataclasses import dataclass
 from typing import Optional
 
+from pyroaring import BitMap64
+
 from icefloe.core.io import FileAlreadyExistsError, FileIO
-from icefloe.core.types.model import NestedField, Schema, widen_to_common_types
+from icefloe.core.types.model import ListType, MapType, NestedField, Schema, StructType, widen_to_common_types
 from icefloe.core.values import to_internal
 from icefloe.errors import CommitFailedError, IcefloeError, NoSuchSnapshotError
 from icefloe.iceberg import conversions
-from icefloe.iceberg.manifest import ADDED, DELETED, EXISTING, DataFile, ManifestEntry
-from icefloe.iceberg.manifest_avro import read_manifest_entries, write_manifest
-from icefloe.iceberg.manifest_list import manifest_file_for, read_manifest_list, write_manifest_list
+from icefloe.iceberg import puffin
+from icefloe.iceberg.manifest import ADDED, DATA, DELETED, EXISTING, POSITION_DELETES, DataFile, ManifestEntry
+from icefloe.iceberg.manifest_avro import write_manifest
+from icefloe.iceberg.manifest_reader import load_manifest_entries
+from icefloe.iceberg.manifest_list import (DATA_MANIFEST, assign_first_row_ids, manifest_file_for, read_manifest_list,
+                                            write_manifest_list)
 from icefloe.iceberg.partitioning import PartitionField, PartitionSpec
 from icefloe.iceberg.schema import name_mapping
 from icefloe.iceberg.snapshot import Snapshot, SnapshotRef, build_summary
 from icefloe.iceberg.table_metadata import MAIN_BRANCH, TableMetadata
 from icefloe.iceberg.transforms import IdentityTransform
+from icefloe.paimon import deletion_vectors as dv
 from icefloe.paimon import table_hooks
 from icefloe.paimon.binary_row import decode_row
 from icefloe.paimon.iceberg_options import IcebergCompat, check_types, compat_of
@@ -70,15 +76,37 @@ class _Visible:
     path: str
     partition: tuple          # Iceberg internal values
     file: object              # the Paimon DataFileMeta
+    partition_bytes: bytes = b""
+    bucket: int = 0
 
 
 # --------------------------------------------------------------------------- schema and spec
 def iceberg_schema(paimon_schema, format_version: int) -> Schema:
     """A Paimon schema as Iceberg's: the same field ids and schema id, Paimon's types mapped."""
     check_types(paimon_schema.fields, format_version)
-    fields = [NestedField(f.field_id, f.name, widen_to_common_types(f.field_type), f.required, f.doc)
-              for f in paimon_schema.fields]
+    fields = [NestedField(f.field_id, f.name, _with_nested_ids(widen_to_common_types(f.field_type), f.field_id, 0),
+                          f.required, f.doc) for f in paimon_schema.fields]
     return Schema(fields, schema_id=int(paimon_schema.id))
+
+
+# Paimon gives list elements and map keys and values no ids; its Iceberg metadata (and its Parquet
+# writer from 1.0) derive them from the field's id and the nesting depth (``SpecialFields``)
+STRUCTURED_ID_BASE, STRUCTURED_DEPTH_LIMIT = 2**31 // 4, 1 << 10
+
+
+def _with_nested_ids(t, field_id: int, depth: int):
+    if isinstance(t, ListType):
+        return ListType(STRUCTURED_ID_BASE + field_id * STRUCTURED_DEPTH_LIMIT + depth + 1,
+                        _with_nested_ids(t.element_type, field_id, depth + 1), t.element_required)
+    if isinstance(t, MapType):
+        return MapType(STRUCTURED_ID_BASE - field_id * STRUCTURED_DEPTH_LIMIT - depth - 1,
+                       _with_nested_ids(t.key_type, field_id, depth + 1),
+                       STRUCTURED_ID_BASE + field_id * STRUCTURED_DEPTH_LIMIT + depth + 1,
+                       _with_nested_ids(t.value_type, field_id, depth + 1), t.value_required, t.key_required)
+    if isinstance(t, StructType):
+        return StructType([NestedField(f.field_id, f.name, _with_nested_ids(f.field_type, f.field_id, 0),
+                                       f.required, f.doc) for f in t.fields])
+    return t
 
 
 def iceberg_spec(paimon_schema) -> PartitionSpec:
@@ -154,14 +182,15 @@ def visible_files(store, paimon_schema, snapshot, spec: PartitionSpec, schema: S
     options = paimon_schema.options
     pk = bool(paimon_schema.primary_keys)
     top = max_level(options) if pk else None
+    vectors = pk and dv.enabled(options)
     ptypes = [f.field_type for f in spec.partition_type(schema).fields]
     out = []
     for e in store.live_entries(snapshot):
-        if pk and e.file.level != top:
+        if pk and (e.file.level == 0 if vectors else e.file.level != top):
             continue
         values = decode_row(e.partition, store.partition_types) if store.partition_types else ()
         out.append(_Visible(store.data_file_path(e), tuple(to_internal(t, x) for t, x in zip(ptypes, values)),
-                            e.file))
+                            e.file, e.partition.to_bytes(), e.bucket))
     return out
 
 
@@ -196,21 +225,57 @@ def _delete(io: FileIO, path: str) -> None:
         pass
 
 
-def _live_entries(io: FileIO, meta: TableMetadata, schema: Schema) -> tuple[list, dict]:
-    """The data manifests of ``meta``'s current snapshot and its live entries by path."""
+def _live_entries(io: FileIO, meta: TableMetadata, schema: Schema) -> tuple[list, dict, dict]:
+    """The data manifests of ``meta``'s current snapshot, its live data entries by path and its live
+    deletion vectors by the data file they belong to (first row ids inherited, format v3)."""
     cur = meta.current_snapshot
     if cur is None:
-        return [], {}
+        return [], {}, {}
     manifests = read_manifest_list(io, cur.manifest_list)
-    live = {}
+    live, vectors = {}, {}
     for m in manifests:
-        spec = meta.spec_by_id(m.partition_spec_id)
-        ptype = spec.partition_type(meta.schema_by_id(cur.schema_id))
-        for e in read_manifest_entries(io, m.manifest_path, ptype, m.partition_spec_id, m.added_snapshot_id,
-                                       m.sequence_number):
-            if e.status != DELETED:
+        for e in load_manifest_entries(io, meta, m):
+            if e.status == DELETED:
+                continue
+            if m.content == DATA_MANIFEST:
                 live[e.data_file.file_path] = (m, e)
-    return manifests, live
+            else:
+                vectors[e.data_file.referenced_data_file] = e
+    return [m for m in manifests if m.content == DATA_MANIFEST], live, vectors
+
+
+def _vector_files(store, snap, visible: list, base_live: dict, base_vectors: dict, mdir: str, uid) -> tuple:
+    """The Iceberg deletion vectors of the Paimon snapshot's vectors on ``visible`` files: those of
+    an unchanged Paimon index file are the base's (the Puffin file is named after it), the others
+    are written to a new Puffin file per Paimon index file. Returns (entries of the kept and new
+    vectors, the base's vectors no longer current)."""
+    by_bucket = dv.bucket_vectors(store, snap)
+    kept, added = [], []
+    todo: dict = {}
+    for v in visible:
+        bv = by_bucket.get((v.partition_bytes, v.bucket))
+        if bv is None or v.file.file_name not in bv.ranges:
+            continue
+        old = base_vectors.get(v.path)
+        if old is not None and v.path in base_live \
+                and old.data_file.file_path.rsplit("/", 1)[-1].startswith(f"dv-{bv.file_name}-"):
+            kept.append(old)
+        else:
+            todo.setdefault(bv.file_name, (bv, []))[1].append(v)
+    for name, (bv, files) in todo.items():
+        bitmaps = bv.load(store.io)
+        path = f"{mdir}/dv-{name}-{uid}.puffin"
+        vectors = [(v.path, BitMap64(bitmaps[v.file.file_name])) for v in files]
+        blobs = puffin.write_vectors(store.io, path, vectors, created_by="icefloe (Paimon deletion vectors)")
+        size = store.io.size(path)
+        for v, b in zip(files, blobs):
+            added.append(DataFile(file_path=path, file_format="PUFFIN", partition=v.partition,
+                                  record_count=int(b.properties["cardinality"]), file_size_in_bytes=size,
+                                  content=POSITION_DELETES, referenced_data_file=v.path,
+                                  content_offset=b.offset, content_size_in_bytes=b.length))
+    kept_ids = {id(e) for e in kept}
+    gone = [e for e in base_vectors.values() if id(e) not in kept_ids]     # replaced, or their file gone
+    return kept, added, gone
 
 
 # --------------------------------------------------------------------------- sync
@@ -277,11 +342,15 @@ def _build(store, paimon_schema, compat: IcebergCompat, snap, base: Optional[Tab
            base_version: Optional[int], versions: list) -> TableMetadata:
     io, mdir, n = store.io, compat.metadata_dir, snap.id
     fv = compat.format_version
+    if base is not None and base.format_version > fv:
+        raise IcebergViewError(f"the Iceberg metadata of {store.table_path} has format version "
+                               f"{base.format_version}; {fv} would lower it, which Iceberg does not allow")
     schema = iceberg_schema(paimon_schema, fv)
     spec = base.spec if base is not None else iceberg_spec(paimon_schema)
     ptype = spec.partition_type(schema)
     visible = visible_files(store, paimon_schema, snap, spec, schema)
-    base_manifests, base_live = _live_entries(io, base, base.schema) if base is not None else ([], {})
+    base_manifests, base_live, base_vectors = _live_entries(io, base, base.schema) if base is not None \
+        else ([], {}, {})
     wanted = {v.path: v for v in visible}
     removed = {p for p in base_live if p not in wanted}
     added = [v for v in visible if v.path not in base_live]
@@ -295,11 +364,11 @@ def _build(store, paimon_schema, compat: IcebergCompat, snap, base: Optional[Tab
     uid = uuid.uuid4()
     count = [0]
 
-    def new_manifest(entries: list) -> object:
+    def new_manifest(entries: list, content: int = DATA) -> object:
         count[0] += 1
         path = f"{mdir}/{uid}-m{count[0] - 1}.avro"
-        length = write_manifest(io, path, schema, spec, entries, format_version=fv)
-        return manifest_file_for(path, length, spec.spec_id, 0, n, n, entries, ptype)
+        length = write_manifest(io, path, schema, spec, entries, content=content, format_version=fv)
+        return manifest_file_for(path, length, spec.spec_id, content, n, n, entries, ptype)
 
     manifests = []
     removed_files = []
@@ -323,16 +392,34 @@ def _build(store, paimon_schema, compat: IcebergCompat, snap, base: Optional[Tab
     if added_files:
         manifests.append(new_manifest([ManifestEntry(ADDED, n, n, n, f) for f in added_files]))
     manifests = _compact(io, compat, store, manifests, base, new_manifest)
+    next_row_id = (base.next_row_id or 0) if base is not None else 0
+    assigned = 0
+    if fv >= 3:
+        manifests, assigned = assign_first_row_ids(manifests, next_row_id)
+    # deletion vectors (format v3): one delete manifest, written again whenever they change
+    kept_dvs, new_dvs, gone_dvs = [], [], []
+    if fv >= 3 and paimon_schema.primary_keys and dv.enabled(paimon_schema.options):
+        kept_dvs, new_dvs, gone_dvs = _vector_files(store, snap, visible, base_live, base_vectors, mdir, uid)
+    if kept_dvs or new_dvs or gone_dvs:
+        entries = [ManifestEntry(EXISTING, e.snapshot_id, e.sequence_number, e.file_sequence_number, e.data_file)
+                   for e in kept_dvs]
+        entries += [ManifestEntry(ADDED, n, n, n, f) for f in new_dvs]
+        entries += [ManifestEntry(DELETED, n, e.sequence_number, e.file_sequence_number, e.data_file)
+                    for e in gone_dvs]
+        manifests.append(new_manifest(entries, POSITION_DELETES))
 
     list_path = f"{mdir}/snap-{n}-{uid}.avro"
     parent = base.current_snapshot_id if base is not None else None
-    write_manifest_list(io, list_path, manifests, n, parent, n, format_version=fv)
-    operation = "append" if not removed_files else ("delete" if not added_files else "overwrite")
+    write_manifest_list(io, list_path, manifests, n, parent, n, format_version=fv,
+                        first_row_id=next_row_id if fv >= 3 else None)
+    changed = removed_files or new_dvs or gone_dvs
+    operation = "append" if not changed else ("delete" if not added_files else "overwrite")
     previous = base.current_snapshot.summary if base is not None and base.current_snapshot else None
-    summary = build_summary(operation, added_files, removed_files, previous,
-                            {"paimon-snapshot-id": str(n), "paimon-commit-kind": str(snap.commit_kind)})
+    summary = build_summary(operation, added_files + new_dvs, removed_files + [e.data_file for e in gone_dvs],
+                            previous, {"paimon-snapshot-id": str(n), "paimon-commit-kind": str(snap.commit_kind)})
     new_snap = Snapshot(snapshot_id=n, sequence_number=n, timestamp_ms=snap.time_millis, manifest_list=list_path,
-                        summary=summary, parent_snapshot_id=parent, schema_id=schema.schema_id)
+                        summary=summary, parent_snapshot_id=parent, schema_id=schema.schema_id,
+                        first_row_id=next_row_id if fv >= 3 else None, added_rows=assigned if fv >= 3 else None)
 
     earliest = store.snapshots.earliest_id() or n
     kept = [s for s in (base.snapshots if base is not None else []) if earliest <= s.snapshot_id < n]
@@ -354,7 +441,7 @@ def _build(store, paimon_schema, compat: IcebergCompat, snap, base: Optional[Tab
         snapshot_log=[{"timestamp-ms": s.timestamp_ms, "snapshot-id": s.snapshot_id} for s in kept + [new_snap]],
         metadata_log=log, sort_orders=[{"order-id": 0, "fields": []}], default_sort_order_id=0,
         refs={MAIN_BRANCH: SnapshotRef(n, "branch")}, format_version=fv,
-        next_row_id=None,
+        next_row_id=next_row_id + assigned if fv >= 3 else None,
     )
 
 
@@ -367,15 +454,11 @@ def _compact(io, compat: IcebergCompat, store, manifests: list, base, new_manife
         return manifests
     if len(small) < compat.compact_max_files and sum(m.manifest_length for m in small) < target:
         return manifests
+    if base is None:
+        return manifests
     entries = []
-    schema = base.schema if base is not None else None
     for m in small:
-        spec = base.spec_by_id(m.partition_spec_id) if base is not None else None
-        ptype = spec.partition_type(schema) if spec is not None else None
-        if ptype is None:
-            return manifests
-        for e in read_manifest_entries(io, m.manifest_path, ptype, m.partition_spec_id, m.added_snapshot_id,
-                                       m.sequence_number):
+        for e in load_manifest_entries(io, base, m):
             if e.status != DELETED:
                 entries.append(ManifestEntry(EXISTING, e.snapshot_id, e.sequence_number, e.file_sequence_number,
                                              e.data_file))
@@ -469,17 +552,25 @@ def check_view(paimon_table, report, check_iceberg_table) -> None:
         return
     store = paimon_table.store
     schema = meta.schema
-    want = {v.path for v in visible_files(store, paimon_table.table_schema, snap, meta.spec, schema)}
-    _, live = _live_entries(paimon_table.io, meta, schema)
+    try:
+        want = {v.path for v in visible_files(store, paimon_table.table_schema, snap, meta.spec, schema)}
+        _, live, _vectors = _live_entries(paimon_table.io, meta, schema)
+    except (IcefloeError, OSError) as e:
+        report.add("iceberg view", where, f"the Iceberg snapshot's files cannot be read: {e}")
+        live, want = {}, set()
     report.checked["iceberg view files"] = len(live)
     for p in sorted(set(live) - want):
         report.add("iceberg view", p, "in the Iceberg snapshot but not a readable file of the Paimon snapshot")
-    for p in sorted(want - set(live)):
+    for p in sorted(want - set(live)) if live else []:
         report.add("iceberg view", p, "a readable file of the Paimon snapshot missing from the Iceberg snapshot")
     ids = {f.name: f.field_id for f in paimon_table.table_schema.fields}
     if {f.name: f.field_id for f in schema.fields} != ids:
         report.add("iceberg view", where, f"the Iceberg schema's field ids differ from Paimon's {ids}")
-    sub = check_iceberg_table(compat.root)
+    try:
+        sub = check_iceberg_table(compat.root)
+    except (IcefloeError, OSError) as e:
+        report.add("iceberg view", where, f"the Iceberg table cannot be checked: {e}")
+        return
     for p in sub.problems:
         report.add("iceberg view: " + p.kind, p.path, p.message)
 

@@ -115,6 +115,26 @@ def test_primary_key_table_shows_the_fully_compacted_rows(paimon_catalog, duck):
     assert it.current_snapshot().summary["operation"] == "overwrite"
 
 
+def test_deletion_vectors_become_iceberg_v3_deletion_vectors(paimon_catalog, duck):
+    t = paimon_catalog.create_table("db.dv", "id bigint, a string", properties={
+        **VIEW, "primary-key": "id", "bucket": "1", "deletion-vectors.enabled": "true",
+        "metadata.iceberg.format-version": "3"})
+    schema = t.to_arrow().schema
+    t.append(pa.Table.from_pylist([{"id": i, "a": "v1"} for i in range(5)], schema=schema))
+    t.append(pa.Table.from_pylist([{"id": 1, "a": "v2"}, {"id": 3, "a": "v2"}], schema=schema))
+    t.append(pa.Table.from_pylist([{"id": 3, "a": "v3"}, {"id": 7, "a": "v1"}], schema=schema))
+    # with vectors the Iceberg view is in step after every commit, not only after a full compaction
+    it = assert_views_agree(t, duck)
+    assert it.metadata.format_version == 3
+    assert rows(it.to_arrow(), ["id", "a"]) == [(0, "v1"), (1, "v2"), (2, "v1"), (3, "v3"), (4, "v1"), (7, "v1")]
+    deletes = [f for task in it.plan() for f in task.deletes] if hasattr(it, "plan") else []
+    assert it.current_snapshot().summary.get("total-delete-files", "0") != "0" or deletes
+    kv_compact.compact_table(t.refresh())                    # a full compaction leaves no vector behind
+    it = assert_views_agree(t, duck, current_only=True)
+    assert it.current_snapshot().summary["total-delete-files"] == "0"
+    assert it.check().ok
+
+
 def test_hadoop_catalog_storage_and_the_legacy_option(paimon_warehouse, duck):
     cat = Catalog(paimon_warehouse, "paimon")
     t = cat.create_table("db.h", SCHEMA, properties={"metadata.iceberg.storage": "hadoop-catalog"})
@@ -136,7 +156,8 @@ def test_hadoop_catalog_storage_and_the_legacy_option(paimon_warehouse, duck):
     ({**VIEW, "metadata.iceberg.uri": "thrift://h:9083"}, "'metadata.iceberg.uri' is not honoured"),
     ({**VIEW, "metadata.iceberg.format-version": "4"}, "must be 2 or 3"),
     ({**VIEW, "metadata.iceberg.manifest-compression": "zstd"}, "manifest-compression"),
-    ({**VIEW, "primary-key": "id", "bucket": "1", "deletion-vectors.enabled": "true"}, "deletion vectors"),
+    ({**VIEW, "primary-key": "id", "bucket": "1", "deletion-vectors.enabled": "true"},
+     "deletion vectors needs metadata.iceberg.format-version = 3"),
 ])
 def test_options_icefloe_cannot_honour_are_refused(paimon_catalog, props, match):
     with pytest.raises(SchemaError, match=match):
@@ -201,3 +222,48 @@ def test_sync_repairs_without_a_commit_and_rollback_moves_the_view_back(paimon_c
     assert rows(it.to_arrow(), ["id"]) == [(0,), (1,), (9,)]
     doc = json.load(open(os.path.join(mdir, "v3.metadata.json")))
     assert doc["current-snapshot-id"] == 3 and doc["snapshots"][-1]["summary"]["paimon-snapshot-id"] == "3"
+
+
+def test_types_and_bounds_read_alike_with_filters(paimon_catalog, duck):
+    import datetime as dt
+    import decimal
+
+    ddl = ("i int, l bigint, f float, d double, m decimal(10,2), day date, ts timestamp_ntz, tz timestamp, "
+           "s string, b boolean, bin binary, arr array<int>, st struct<x: int, y: string>")
+    t = paimon_catalog.create_table("db.types", ddl, partitioned_by=["day"], properties=VIEW)
+    schema = t.to_arrow().schema
+    utc = dt.timezone.utc
+    base = [
+        dict(i=1, l=10, f=1.5, d=2.5, m=decimal.Decimal("1.25"), day=dt.date(2024, 1, 1),
+             ts=dt.datetime(2024, 1, 1, 10), tz=dt.datetime(2024, 1, 1, 10, tzinfo=utc), s="apple", b=True,
+             bin=b"\x01", arr=[1, 2], st={"x": 1, "y": "a"}),
+        dict(i=2, l=20, f=-1.0, d=None, m=decimal.Decimal("-3.50"), day=dt.date(2024, 1, 2),
+             ts=dt.datetime(2024, 1, 2, 11, 30), tz=dt.datetime(2024, 1, 2, 0, 0, 1, tzinfo=utc),
+             s="a very long string value past sixteen chars", b=False, bin=None, arr=None, st=None),
+    ]
+    t.append(pa.Table.from_pylist(base, schema=schema))
+    t.append(pa.Table.from_pylist([dict(base[0], i=3, s="zebra", day=dt.date(2024, 1, 2))], schema=schema))
+    it = t.iceberg()
+    assert not it.check().problems
+    cols = ["i", "l", "m", "day", "s", "b"]
+    for where_ice, where_duck, where_py in [
+        ("l >= 20", "l >= 20", "l >= 20"),
+        ("s = 'zebra'", "s = 'zebra'", "s == 'zebra'"),
+        ("day = DATE '2024-01-02'", "day = DATE '2024-01-02'", "day == '2024-01-02'"),
+        ("m < 0", "m < 0", "m < 0"),
+        ("s > 'a very'", "s > 'a very'", "s > 'a very'"),
+    ]:
+        paimon = rows(t.to_arrow(where=where_ice), cols)
+        assert paimon, where_ice
+        assert rows(it.to_arrow(where=where_ice), cols) == paimon, where_ice
+        assert rows(pyiceberg_table(it.metadata_location).scan(row_filter=where_py).to_arrow(), cols) == paimon
+        got = duck.execute(f"SELECT * FROM iceberg_scan('{it.metadata_location}') WHERE {where_duck}")
+        assert rows(got.fetch_arrow_table(), cols) == paimon, where_duck
+    # every column, nested ones too, as all three readers see them
+    every = rows(t.to_arrow(), ["i", "f", "d", "ts", "bin", "arr", "st"])
+    assert rows(it.to_arrow(), ["i", "f", "d", "ts", "bin", "arr", "st"]) == every
+    assert rows(pyiceberg_table(it.metadata_location).scan().to_arrow(), ["i", "f", "d", "ts", "bin", "arr", "st"]) \
+        == every
+    # the bounds are Iceberg's single-value serialization of the Paimon statistics
+    f = next(f for f in it.plan_files() if f.record_count == 2 or f.partition == (19723,))
+    assert f.lower_bounds and f.upper_bounds
