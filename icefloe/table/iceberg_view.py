@@ -211,11 +211,14 @@ def _load(io: FileIO, path: str) -> Optional[TableMetadata]:
 
 
 def _matches(meta: Optional[TableMetadata], snap) -> bool:
-    """Whether Iceberg metadata stands for this Paimon snapshot (same id and commit time)."""
+    """Whether Iceberg metadata stands for this Paimon snapshot: the same id, written at or after
+    its commit (icefloe gives the Iceberg snapshot the commit's time, Paimon's Java engine the time
+    it writes it). Metadata of a snapshot id from before a rollback was written before the
+    snapshot that now has the id."""
     if meta is None or meta.current_snapshot_id != snap.id:
         return False
     cur = meta.current_snapshot
-    return cur is not None and cur.timestamp_ms == snap.time_millis
+    return cur is not None and cur.timestamp_ms >= snap.time_millis
 
 
 def _delete(io: FileIO, path: str) -> None:
