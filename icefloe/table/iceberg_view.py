@@ -31,7 +31,7 @@ import logging
 import re
 import uuid
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 from pyroaring import BitMap64
@@ -314,8 +314,12 @@ def _sync(store, paimon_schema, compat: IcebergCompat, snap) -> int:
     versions = _versions(io, mdir)
     path_of = lambda v: f"{mdir}/v{v}.metadata.json"  # noqa: E731
     if n in versions:
-        if _matches(_load(io, path_of(n)), snap):
-            _finish(io, compat, n, versions)          # a crash after the metadata: hint and clean-up
+        current = _load(io, path_of(n))
+        if _matches(current, snap):
+            # no new snapshot: an expiry (the view drops what Paimon dropped), or a crash after the
+            # metadata was written (the hint and the clean-up are left)
+            _expire(io, compat, store, current, path_of(n), versions)
+            _finish(io, compat, n, versions)
             return n
     # versions at or past n from another timeline (a rollback, a retried crash): not ours
     for v in [v for v in versions if v >= n]:
@@ -467,6 +471,28 @@ def _compact(io, compat: IcebergCompat, store, manifests: list, base, new_manife
                                              e.data_file))
     keep = [m for m in manifests if m not in small]
     return keep + ([new_manifest(entries)] if entries else [])
+
+
+def _expire(io: FileIO, compat: IcebergCompat, store, meta: TableMetadata, path: str, versions: list) -> None:
+    """Drop from the current version the snapshots Paimon has expired since it was written (their
+    data files may be gone), in place: the version still stands for the same Paimon snapshot. The
+    manifest lists and manifests only they reached are deleted."""
+    earliest = store.snapshots.earliest_id()
+    if earliest is None:
+        return
+    kept = [s for s in meta.snapshots if s.snapshot_id >= earliest or s.snapshot_id == meta.current_snapshot_id]
+    if len(kept) == len(meta.snapshots):
+        return
+    ids = {s.snapshot_id for s in kept}
+    pruned = replace(meta, snapshots=kept, snapshot_log=[e for e in meta.snapshot_log if e["snapshot-id"] in ids])
+    io.write_bytes(path, pruned.dumps(), overwrite=True)
+    still = _reachable(io, pruned)
+    for v in versions:
+        other = f"{compat.metadata_dir}/v{v}.metadata.json"
+        if other != path:
+            still |= _reachable(io, _load(io, other))
+    for f in _reachable(io, meta) - still:
+        _delete(io, f)
 
 
 def _finish(io: FileIO, compat: IcebergCompat, n: int, versions: list, dropped_from=None) -> None:

@@ -267,3 +267,30 @@ def test_types_and_bounds_read_alike_with_filters(paimon_catalog, duck):
     # the bounds are Iceberg's single-value serialization of the Paimon statistics
     f = next(f for f in it.plan_files() if f.record_count == 2 or f.partition == (19723,))
     assert f.lower_bounds and f.upper_bounds
+
+
+def test_an_expiry_without_a_commit_drops_the_snapshots_from_the_view(paimon_catalog, duck):
+    t = paimon_catalog.create_table("db.e", SCHEMA, properties=VIEW)
+    for i in range(4):
+        t.append(pa.table({"id": [i], "s": ["a"], "p": ["x"]}, schema=SCHEMA))
+    assert [s.snapshot_id for s in t.iceberg().snapshots()] == [1, 2, 3, 4]
+    lists = {s.snapshot_id: s.manifest_list for s in t.iceberg().snapshots()}
+    import datetime as dt
+    later = dt.datetime.now(dt.timezone.utc) + dt.timedelta(minutes=1)
+    assert t.expire_snapshots(older_than=later, retain_last=2).expired_snapshot_ids == [1, 2]
+    it = assert_views_agree(t, duck)                   # check: no snapshot of the view lost its files
+    assert [s.snapshot_id for s in it.snapshots()] == [3, 4]
+    assert not os.path.exists(lists[1]) and not os.path.exists(lists[2]) and os.path.exists(lists[3])
+    assert [e["snapshot-id"] for e in it.metadata.snapshot_log] == [3, 4]
+
+
+@pytest.mark.long       # Spark jobs: a minute on a cold session
+def test_spark_upserts_and_deletes_move_the_view(spark_catalog, duck):
+    t = spark_catalog.create_table("db.sp", "id bigint, a string", properties={
+        **VIEW, "primary-key": "id", "bucket": "1", "deletion-vectors.enabled": "true",
+        "metadata.iceberg.format-version": "3"})
+    t.append(pa.Table.from_pylist([{"id": i, "a": "v1"} for i in range(4)], schema=t.to_arrow().schema))
+    t.update({"a": "'v2'"}, where="id = 1")            # a Spark job's upsert
+    t.delete("id = 2")                                  # a DELETE record, then the vectors mark the row
+    it = assert_views_agree(t, duck, current_only=True)
+    assert rows(it.to_arrow(), ["id", "a"]) == [(0, "v1"), (1, "v2"), (3, "v1")]
