@@ -520,16 +520,25 @@ def _finish(io: FileIO, compat: IcebergCompat, n: int, versions: list, dropped_f
 
 
 def _reachable(io: FileIO, meta: Optional[TableMetadata]) -> set:
-    """The manifest lists and manifests of every snapshot of ``meta``."""
+    """The manifest lists, manifests and deletion-vector Puffin files of every snapshot of ``meta``
+    (the data files are Paimon's: its expiry deletes them)."""
     out: set = set()
     if meta is None:
         return out
     for s in meta.snapshots:
         out.add(s.manifest_list)
         try:
-            out.update(m.manifest_path for m in read_manifest_list(io, s.manifest_list))
+            manifests = read_manifest_list(io, s.manifest_list)
         except FileNotFoundError:
             continue
+        for m in manifests:
+            out.add(m.manifest_path)
+            if m.content != DATA_MANIFEST:
+                try:
+                    out.update(e.data_file.file_path for e in load_manifest_entries(io, meta, m)
+                               if e.status != DELETED)
+                except FileNotFoundError:
+                    continue
     return out
 
 

@@ -129,10 +129,18 @@ def test_deletion_vectors_become_iceberg_v3_deletion_vectors(paimon_catalog, duc
     assert rows(it.to_arrow(), ["id", "a"]) == [(0, "v1"), (1, "v2"), (2, "v1"), (3, "v3"), (4, "v1"), (7, "v1")]
     deletes = [f for task in it.plan() for f in task.deletes] if hasattr(it, "plan") else []
     assert it.current_snapshot().summary.get("total-delete-files", "0") != "0" or deletes
+    puffins = lambda: sorted(n for n in os.listdir(os.path.join(t.location, "metadata"))  # noqa: E731
+                             if n.endswith(".puffin"))
+    assert puffins()
     kv_compact.compact_table(t.refresh())                    # a full compaction leaves no vector behind
     it = assert_views_agree(t, duck, current_only=True)
     assert it.current_snapshot().summary["total-delete-files"] == "0"
     assert it.check().ok
+    # once the snapshots that had vectors expire, their Puffin files go with them
+    import datetime as dt
+    t.expire_snapshots(older_than=dt.datetime.now(dt.timezone.utc) + dt.timedelta(minutes=1), retain_last=1)
+    assert [s.snapshot_id for s in t.iceberg().snapshots()] == [t.current_snapshot().id]
+    assert puffins() == []
 
 
 def test_hadoop_catalog_storage_and_the_legacy_option(paimon_warehouse, duck):
