@@ -39,7 +39,7 @@ from pyroaring import BitMap64
 from icefloe.core.io import FileAlreadyExistsError, FileIO
 from icefloe.core.types.model import ListType, MapType, NestedField, Schema, StructType, widen_to_common_types
 from icefloe.core.values import to_internal
-from icefloe.errors import CommitFailedError, IcefloeError, NoSuchSnapshotError
+from icefloe.errors import IcebergViewError, IcebergViewWarning, IcefloeError, NoSuchSnapshotError
 from icefloe.iceberg import conversions
 from icefloe.iceberg import puffin
 from icefloe.iceberg.manifest import ADDED, DATA, DELETED, EXISTING, POSITION_DELETES, DataFile, ManifestEntry
@@ -64,11 +64,6 @@ log = logging.getLogger(__name__)
 HINT_FILE = "version-hint.text"
 _VERSION_RE = re.compile(r"^v(\d+)\.metadata\.json$")
 PARTITION_FIELD_START = 1000
-
-
-class IcebergViewError(CommitFailedError):
-    """The Paimon change is committed but its Iceberg metadata could not be written; the next
-    commit (or ``sync``) writes it."""
 
 
 @dataclass
@@ -540,10 +535,6 @@ def _reachable(io: FileIO, meta: Optional[TableMetadata]) -> set:
                 except FileNotFoundError:
                     continue
     return out
-
-
-class IcebergViewWarning(UserWarning):
-    """A Paimon change was committed but its Iceberg metadata could not be written."""
 
 
 def _sync_hook(store) -> None:

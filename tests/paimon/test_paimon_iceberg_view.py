@@ -17,9 +17,8 @@ import pytest
 
 from icefloe.catalog import Catalog
 from icefloe.core.faults import FaultInjectingFileIO
-from icefloe.errors import SchemaError
+from icefloe.errors import IcebergViewWarning, SchemaError
 from icefloe.paimon import kv_compact
-from icefloe.table.iceberg_view import IcebergViewWarning
 from tests.interop_util import duckdb_connection, pyiceberg_table
 
 VIEW = {"metadata.iceberg.storage": "table-location"}
