@@ -55,7 +55,7 @@ from icefloe.iceberg.transforms import IdentityTransform
 from icefloe.paimon import deletion_vectors as dv
 from icefloe.paimon import table_hooks
 from icefloe.paimon.binary_row import decode_row
-from icefloe.paimon.iceberg_options import IcebergCompat, check_types, compat_of
+from icefloe.paimon.iceberg_options import DISABLED, IcebergCompat, check_types, compat_of, storage_of
 from icefloe.paimon.kv_compact import max_level
 from icefloe.paimon.schema import latest_schema, load_schema
 
@@ -542,6 +542,8 @@ def _sync_hook(store) -> None:
     metadata must not look like a failed commit (a writer would delete the committed files): it is
     logged and warned about, ``check`` reports the lagging view, and the next commit (or
     ``sync_iceberg()``) writes it."""
+    if storage_of(store.schema.options) == DISABLED:
+        return              # the writer's schema: no reads for the tables without the option
     try:
         sync(store)
     except IcebergViewError as e:
