@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from icefloe.core.io import LOCAL, FileIO
 from icefloe.core.timetravel import to_epoch_ms
-from icefloe.errors import CommitConflictError, NoSuchTableError, SchemaMismatchError
+from icefloe.errors import CommitConflictError, NoSuchTableError, NotSupportedError, SchemaMismatchError
 from icefloe.paimon import scan as scan_mod
 from icefloe.paimon import table_hooks
 from icefloe.paimon import types as pt
@@ -131,7 +131,11 @@ class FileStoreTable:
         if sum(x is not None for x in (snapshot_id, as_of, ref)) > 1:
             raise ValueError("give one of snapshot_id, as_of and ref (a tag)")
         if ref is not None:
-            return self._tags().tag(ref).snapshot
+            tags = self._tags()
+            if tags.get(ref) is None and self.io.is_dir(f"{self._location}/branch/branch-{ref}"):
+                raise NotSupportedError(f"{ref!r} is a branch of Paimon table {self.name}: icefloe reads the "
+                                        "main branch and its tags, not other branches (a tag names no such ref)")
+            return tags.tag(ref).snapshot
         if snapshot_id is not None:
             return self.snapshot(snapshot_id)
         if as_of is not None:
