@@ -373,7 +373,7 @@ def read_merged(spark, table, schema, entries, where=None, columns: Optional[Seq
             for i in ids:
                 by_id[i] = table.schema_by_id(i).fields
             tasks.append((json.dumps({"paths": paths, "schema_ids": ids, "levels": [levels[p] for p in paths]}),))
-        arrow_out = to_arrow_schema(out_schema)
+        arrow_out = to_arrow_schema(out_schema, timezone="UTC")
         io, name = table.io, table.name
 
         def merge_buckets(batches):
@@ -518,7 +518,7 @@ def _read_marked_in_python(spark, table, schema, marked: list):
     from pyspark.sql.pandas.types import to_arrow_schema
 
     out_schema = pt.to_spark_schema(schema.fields, with_ids=False)
-    arrow_out = to_arrow_schema(out_schema)
+    arrow_out = to_arrow_schema(out_schema, timezone="UTC")
     io, fields = table.io.for_tasks(), schema.fields
     tasks = [(pickle.dumps((e.file.file_path, ff, bv.path, bv.ranges[e.file.file_name])),) for e, bv, ff in marked]
 

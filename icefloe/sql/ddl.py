@@ -350,6 +350,11 @@ def describe_rows(t, extended: bool = False) -> list:
         rows.append(("Table Properties",
                      "[" + ",".join(f"{k}={v}" for k, v in sorted(props.items())
                                     if k != "schema.name-mapping.default") + "]", ""))
+        extra = t.describe_extra() if hasattr(t, "describe_extra") else []
+        if extra:                       # a Paimon table that is an Iceberg table too
+            rows.append(("", "", ""))
+            rows.append(("# Iceberg View", "", ""))
+            rows.extend((k, v, "") for k, v in extra)
     return rows
 
 

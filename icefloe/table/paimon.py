@@ -36,6 +36,7 @@ from icefloe.spark.paimon_read import read_files, read_merged, read_with_vectors
 from icefloe.spark.paimon_compact import compact_append_table, compact_primary_key_table
 from icefloe.spark.paimon_write import write_data_files, write_kv_files
 from icefloe.spark.session import get_spark
+from icefloe.table import iceberg_view
 from icefloe.table.base import Table
 from icefloe.table.capabilities import AUDIT_LOG, PAIMON_DYNAMIC_OPTIONS, PAIMON_PROCEDURES, TAG_LISTS, FileRow
 
@@ -75,6 +76,27 @@ class PaimonTable(FileStoreTable, Table):
     def spark(self):
         self._spark = get_spark(self._spark)
         return self._spark
+
+    # ------------------------------------------------------------------ the Iceberg view
+    def iceberg(self):
+        """The table as Iceberg readers see it through the Iceberg metadata Paimon's
+        ``metadata.iceberg.storage`` option has written beside it (an ``IcebergTable`` to read).
+
+        Raises:
+            NotSupportedError: the option is not set on this table.
+        """
+        from icefloe.iceberg.hadoop import HadoopTableOperations
+        from icefloe.table.iceberg import IcebergTable
+
+        root = iceberg_view.iceberg_root_of(self.refresh())
+        if root is None:
+            raise self.unsupported("reading the Iceberg view", "the table has no 'metadata.iceberg.storage' option")
+        return IcebergTable(self.name, HadoopTableOperations(self.io, root), self._spark)
+
+    def sync_iceberg(self) -> Optional[int]:
+        """Write the Iceberg view of the latest snapshot now (every commit does; this repairs a
+        view a failed commit left behind). Returns the Iceberg version, None if the option is off."""
+        return iceberg_view.sync(self.refresh()._store)
 
     def _no_branch(self, branch: Optional[str], operation: str) -> None:
         if branch not in (None, MAIN):
@@ -395,7 +417,21 @@ class PaimonTable(FileStoreTable, Table):
         return metadata_tree(self, all_snapshots)
 
     def check(self, progress: Optional[Callable[[str], None]] = None) -> Report:
-        return check_paimon(self.name, self.location, progress, self.io)
+        """Paimon's metadata, and the Iceberg view (``metadata.iceberg.storage``) if it has one."""
+        report = check_paimon(self.name, self.location, progress, self.io)
+        iceberg_view.check_view(self.refresh(), report, self._check_iceberg_root)
+        return report
+
+    def _check_iceberg_root(self, root: str) -> Report:
+        from icefloe.iceberg.check import check_iceberg
+        from icefloe.iceberg.hadoop import HadoopTableOperations
+        from icefloe.iceberg.table import BaseTable
+
+        return check_iceberg(BaseTable(self.name, HadoopTableOperations(self.io, root)))
+
+    def describe_extra(self) -> list:
+        """``describe``'s lines on the Iceberg view (Paimon's ``metadata.iceberg.storage``)."""
+        return iceberg_view.view_info(self.refresh())
 
     # ------------------------------------------------------------------ metadata tables
     def metadata_table_names(self) -> tuple:
