@@ -127,8 +127,9 @@ class NotSupportedError(IcefloeError):
 # --------------------------------------------------------------------------- file I/O
 
 class ObjectStoreError(IcefloeError):
-    """An object store that cannot be used as configured: an unknown scheme, an unreachable
-    endpoint, missing credentials, a bucket that does not exist. Never carries a secret."""
+    """An object store or HDFS cluster that cannot be used as configured: an unknown scheme, an
+    unreachable endpoint or NameNode, missing credentials, a bucket that does not exist. Never
+    carries a secret."""
 
 
 class FileAlreadyExistsError(FileExistsError):

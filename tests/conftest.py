@@ -63,3 +63,13 @@ def azure_server():
     server = AzuriteServer()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def hdfs(tmp_path_factory):
+    """A real HDFS: Hadoop's MiniDFSCluster (tools/hdfs_cluster.py, its jars fetched by make jvm) on
+    the loopback address, for the whole test session; ``hdfs.url()`` is a fresh location on it."""
+    from tools.hdfs_cluster import MiniHdfs
+
+    with MiniHdfs(tmp_path_factory.mktemp("minihdfs")) as cluster:
+        yield cluster

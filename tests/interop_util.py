@@ -35,17 +35,26 @@ def pyiceberg_table(metadata_location):
 
 
 @contextlib.contextmanager
-def served(catalog, settings=None, auth=None, **tls):
+def served(catalog, settings=None, auth=None, seen=None, **tls):
     """``icefloe serve``'s app over ``catalog`` (with ``ServerSettings`` ``settings``) in a thread on
-    a free loopback port; yields its URI. ``auth``: an ``icefloe.rest.auth.Authenticator``; ``tls``:
+    a free loopback port; yields its URI. ``auth``: an ``icefloe.rest.auth.Authenticator``; ``seen``:
+    a list that gets each request's (method, path, headers) as the server receives it; ``tls``:
     uvicorn's ``ssl_certfile``/``ssl_keyfile``."""
     import uvicorn
 
     from icefloe.rest.server import RestCatalogApp
 
+    app = RestCatalogApp(catalog, settings, auth)
+    if seen is not None:
+        inner = app
+
+        async def app(scope, receive, send):
+            if scope["type"] == "http":
+                headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+                seen.append((scope["method"], scope["path"], headers))
+            await inner(scope, receive, send)
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(RestCatalogApp(catalog, settings, auth), host="127.0.0.1", port=port,
-                                           log_level="error", **tls))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error", **tls))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     for _ in range(200):

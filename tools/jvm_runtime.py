@@ -23,7 +23,6 @@ import tempfile
 import threading
 from pathlib import Path
 
-from icefloe.spark.javac import JavacError, compile_jar
 from tools import maven_jars, venvs
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -62,25 +61,6 @@ def _jar(artifact: str) -> Path:
         return maven_jars.path(artifact)
     except maven_jars.JarError as e:
         raise JvmRuntimeUnavailable(str(e)) from None
-
-
-JAVA_SOURCES = Path(__file__).resolve().parent / "jvm"
-
-
-def rest_client_jars() -> list[Path]:
-    """``icefloe.jvm.JdkRestCatalog``: Iceberg's RESTCatalog over the JDK's HTTP client, compiled here
-    (javac) against the runtime jar, which carries the HttpComponents 5 classes it names, relocated."""
-    sources = sorted(JAVA_SOURCES.rglob("*.java"))
-    target = ENV_DIR / "icefloe-jvm-rest.jar"
-    runtime = runtime_jars()
-    newest = max(s.stat().st_mtime for s in [*sources, *runtime])
-    if target.exists() and target.stat().st_mtime >= newest:
-        return [target]
-    try:
-        compile_jar(sources, os.pathsep.join(str(j) for j in runtime), target, release="11")
-    except JavacError as e:
-        raise JvmRuntimeUnavailable(f"building the REST transport in tools/jvm: {e}") from None
-    return [target]
 
 
 def debian_jar(package: str, version: str, pattern: str, target: Path) -> Path:

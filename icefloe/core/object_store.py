@@ -27,6 +27,8 @@ import os
 from typing import Iterator, Optional
 from urllib.parse import urlparse
 
+from icefloe.core.hdfs_io import SCHEMES as HDFS_SCHEMES
+from icefloe.core.hdfs_io import HdfsIO, is_hdfs
 from icefloe.core.io import LOCAL, FileIO, is_remote
 from icefloe.errors import FileAlreadyExistsError, ObjectStoreError
 
@@ -511,12 +513,15 @@ def _azure_config(props: dict, raw: dict, scheme: str, bucket: str, client: dict
 
 
 def file_io_for(location: str, properties: Optional[dict] = None) -> FileIO:
-    """The FileIO for ``location``: the local file system, or an object store (``s3://``,
-    ``gs://``, ``az://``/``abfs://``) configured by ``properties`` (pyiceberg's names)."""
+    """The FileIO for ``location``: the local file system, HDFS (``hdfs://``, Hadoop's keys among
+    ``properties``), or an object store (``s3://``, ``gs://``, ``az://``/``abfs://``) configured by
+    ``properties`` (pyiceberg's names)."""
     if not is_remote(location):
         return LOCAL
+    if is_hdfs(location):
+        return HdfsIO(properties)
     scheme = location.split("://", 1)[0].lower()
     if scheme not in SCHEMES:
         raise ObjectStoreError(f"unsupported location {location!r}: icefloe reaches the local file system "
-                               f"and the schemes {', '.join(sorted(SCHEMES))}")
+                               f"and the schemes {', '.join(sorted([*SCHEMES, *HDFS_SCHEMES]))}")
     return ObjectStoreIO(properties)

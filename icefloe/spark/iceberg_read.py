@@ -29,6 +29,7 @@ only files whose names are not icefloe's own are checked, once per path.
 """
 from __future__ import annotations
 
+import contextvars
 import json
 import os
 import re
@@ -59,7 +60,14 @@ BROADCAST_ROWS = 2_000_000
 # data files icefloe writes: <task>-<n>-<32 hex write id>-<counter>.parquet, always with field ids
 _ICEFLOE_FILE = re.compile(r"^\d{5}-\d+-[0-9a-f]{32}-\d{5}\.parquet$")
 _FOOTERS: dict = {}   # path -> (its top-level field ids, its Arrow schema if it has none)
+_READ_IO = contextvars.ContextVar("icefloe_read_io", default=LOCAL)
 _FOOTERS_MAX = 200_000
+
+
+def _io():
+    """The FileIO the driver reads the table's files through during ``read_tasks`` (footers, sizes,
+    delete files): the table's, else the local file system."""
+    return _READ_IO.get()
 
 
 def read_tasks(spark, tasks: list, schema: Schema, where=None, columns: Optional[Sequence[str]] = None,
@@ -76,6 +84,15 @@ def read_tasks(spark, tasks: list, schema: Schema, where=None, columns: Optional
     files through it (``python_read``). ``nanos_raw``: nanosecond timestamp columns as their raw
     ``long`` nanoseconds (``python_read``), for a rewrite that must keep every digit.
     """
+    token = _READ_IO.set(io or LOCAL)
+    try:
+        return _read_tasks_with_io(spark, tasks, schema, where, columns, with_positions, history, name_mapping, io,
+                                   nanos_raw)
+    finally:
+        _READ_IO.reset(token)
+
+
+def _read_tasks_with_io(spark, tasks, schema, where, columns, with_positions, history, name_mapping, io, nanos_raw):
     stored = schema
     if "unknown" in type_names(schema.struct):
         try:
@@ -167,7 +184,7 @@ def raise_if_missing(err: Exception, paths: Sequence[str], what: str = "data fil
     if "PATH_NOT_FOUND" not in str(err):
         return
 
-    missing = [p for p in paths if not LOCAL.exists(p)]
+    missing = [p for p in paths if not _io().exists(p)]
     if missing:
         more = f" ({len(missing)} of its files are missing)" if len(missing) > 1 else ""
         raise CorruptDataFileError(missing[0], f"{what} referenced by the snapshot is missing{more}") from err
@@ -380,7 +397,7 @@ def _deletes_read_in_scan(spark, tasks: list) -> Optional[dict]:
     options = deleted_rows.source_options(spark, sources, positions)
     if options is not None:
         for f in sorted(files):
-            if not LOCAL.exists(f):
+            if not _io().exists(f):
                 raise CorruptDataFileError(f, "delete file referenced by the snapshot is missing")
     return options
 
@@ -422,9 +439,10 @@ def _read_with_position_filter(spark, tasks: list, schema: Schema, history: Sequ
 
     dirty = [t for t in tasks if t.deletes]
     positions = None
+    reader = _io()
     if in_scan is None:
         in_scan, positions = deleted_rows.remembered_scan_options(
-            spark, {t.path: t.deletes for t in dirty}, lambda d: positions_by_data_file(LOCAL, d), LOCAL.exists)
+            spark, {t.path: t.deletes for t in dirty}, lambda d: positions_by_data_file(reader, d), reader.exists)
     if in_scan is not None:              # the deletes applied inside the Parquet scan
         df = file_scan(spark, [t.path for t in tasks], spark_read_schema(schema, history), in_scan, deleted_rows.CLASS,
                        whole_files(tasks))
@@ -488,7 +506,7 @@ def _sizes_if_distinct(tasks: list):
     sizes: dict = {}
     for t in tasks:
         try:
-            sizes[t.path] = LOCAL.size(t.path)
+            sizes[t.path] = _io().size(t.path)
         except OSError:
             return None
     return sizes if len(set(sizes.values())) == len(sizes) else None
@@ -523,9 +541,10 @@ def _union(parts: list):
 
 
 # --------------------------------------------------------------------------- files without field ids
-def _footer(path: str):
+def _footer(path: str, io=None):
     """``path``'s footer: its top-level field ids (empty when it has none) and its Arrow schema when
-    it has none (else None), read once per path (files are immutable)."""
+    it has none (else None), read once per path (files are immutable), through ``io`` (else
+    ``_io()``)."""
     hit = _FOOTERS.get(path)
     if hit is not None:
         return hit
@@ -533,7 +552,7 @@ def _footer(path: str):
     import pyarrow.parquet as pq
 
     try:
-        with LOCAL.open_read(path) as fh:
+        with (io or _io()).open_read(path) as fh:
             sch = pq.read_schema(fh)
     except FileNotFoundError:
         raise CorruptDataFileError(path, "data file referenced by the snapshot is missing") from None
@@ -547,9 +566,9 @@ def _footer(path: str):
     return hit
 
 
-def _footer_without_ids(path: str):
+def _footer_without_ids(path: str, io=None):
     """The Arrow schema of ``path`` if its footer has no field ids, else None."""
-    return _footer(path)[1]
+    return _footer(path, io)[1]
 
 
 def _split_by_field_ids(tasks: list):
@@ -561,8 +580,9 @@ def _split_by_field_ids(tasks: list):
     if len(others) > 8:
         from concurrent.futures import ThreadPoolExecutor
 
+        io = _io()      # the pool's threads do not see this one's context
         with ThreadPoolExecutor(max_workers=8) as ex:
-            schemas = list(ex.map(lambda t: _footer_without_ids(t.path), others))
+            schemas = list(ex.map(lambda t: _footer_without_ids(t.path, io), others))
     else:
         schemas = [_footer_without_ids(t.path) for t in others]
     missing = {id(t): s for t, s in zip(others, schemas) if s is not None}
@@ -617,11 +637,11 @@ def vector_rows(spark, vectors: list, seqs: Optional[dict] = None):
                      "seq": [int((seqs or {}).get(k, 0)) for k in keys]})
     schema = "file_path string, pos bigint" + (", seq bigint" if seqs is not None else "")
     with_seq = seqs is not None
+    io = _io().for_tasks()
 
     def read(batches):  # in the Python workers
         import numpy as np
 
-        from icefloe.core.io import LOCAL as io
         from icefloe.iceberg.puffin import read_vector
 
         for b in batches:

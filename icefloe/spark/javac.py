@@ -1,6 +1,5 @@
 """Java sources compiled into a jar with the JDK's ``javac``: icefloe's JVM extension
-(``deleted_rows``), at packaging time (``setup.py``) or on first use, and the test tools' JVM
-pieces (``tools/jvm_runtime.py``).
+(``deleted_rows``), at packaging time (``setup.py``) or on first use.
 
 Only the standard library is imported here: the packaging step loads this file on its own, before
 icefloe or Spark can be imported."""

@@ -1,8 +1,8 @@
 """Apache Iceberg's Java runtime (1.10, Spark 3.5) through icefloe's catalogs, both ways.
 
-* ``RESTCatalog`` against ``icefloe serve``: the runtime's own catalog class, request and response
-  models, JSON and error handling; its transport runs on the JDK's HTTP client
-  (``tools/jvm/icefloe/jvm``), because the runtime jar lacks the HttpClient 5 its default one needs.
+* ``RESTCatalog`` against ``icefloe serve``: the runtime's own catalog (``type=rest``) end to end, its
+  request and response models, JSON, error handling and its own transport (Apache HttpClient 5, shaded
+  in the runtime jar as published).
 * ``RESTCatalog`` with OAuth2 (``credential``) against ``icefloe serve --auth``: the runtime fetches its
   token from the server's token endpoint, creates, writes and reads; a read-only principal's write
   is refused (403) and changes nothing.
@@ -20,7 +20,7 @@ import pyarrow as pa
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from tools.jvm_runtime import JvmRuntime, JvmRuntimeError, postgres_jdbc_jar, rest_client_jars  # noqa: E402
+from tools.jvm_runtime import JvmRuntime, JvmRuntimeError, postgres_jdbc_jar  # noqa: E402
 
 import icefloe  # noqa: E402
 from icefloe.rest.auth import Authenticator, hash_secret, load_auth  # noqa: E402
@@ -31,7 +31,7 @@ from tests.interop_util import served  # noqa: E402
 @pytest.fixture(scope="module")
 def catalogs(tmp_path_factory, postgres_url):
     """(icefloe's catalog behind the REST server, icefloe's PostgreSQL catalog, the runtime, icefloe's
-    catalog behind an authenticating REST server)."""
+    catalog behind an authenticating REST server, the requests both servers received)."""
     base = tmp_path_factory.mktemp("jvm-catalogs")
     rest_side = icefloe.Catalog(str(base / "rest-wh"), type="sql", uri=f"sqlite:///{base / 'rest.db'}")
     pg_side = icefloe.Catalog(str(base / "pg-wh"), type="sql", uri=postgres_url, name="pg")
@@ -42,17 +42,18 @@ def catalogs(tmp_path_factory, postgres_url):
     auth = Authenticator(load_auth(str(base / "auth.yaml")))
     query = parse_qs(urlparse(postgres_url).query)
     jdbc = f"jdbc:postgresql://127.0.0.1:{query['port'][0]}/postgres"
-    with served(rest_side) as uri, served(secured_side, auth=auth) as secured_uri:
+    seen: list = []
+    with served(rest_side, seen=seen) as uri, served(secured_side, auth=auth, seen=seen) as secured_uri:
         conf = {
             "spark.sql.catalog.rest": "org.apache.iceberg.spark.SparkCatalog",
-            "spark.sql.catalog.rest.catalog-impl": "icefloe.jvm.JdkRestCatalog",
+            "spark.sql.catalog.rest.type": "rest",
             "spark.sql.catalog.rest.uri": uri,
             "spark.sql.catalog.rest.cache-enabled": "false",
             # Iceberg's OAuth2 client credentials against the server's /v1/oauth/tokens
             **{f"spark.sql.catalog.{name}{k}": v for name, credential in (("etl", "etl:etl-secret"),
                                                                           ("analyst", "analyst:analyst-secret"))
                for k, v in (("", "org.apache.iceberg.spark.SparkCatalog"),
-                            (".catalog-impl", "icefloe.jvm.JdkRestCatalog"), (".uri", secured_uri),
+                            (".type", "rest"), (".uri", secured_uri),
                             (".credential", credential), (".cache-enabled", "false"))},
             "spark.sql.catalog.pg": "org.apache.iceberg.spark.SparkCatalog",
             "spark.sql.catalog.pg.catalog-impl": "org.apache.iceberg.jdbc.JdbcCatalog",
@@ -63,8 +64,8 @@ def catalogs(tmp_path_factory, postgres_url):
             # JDBC drivers register with DriverManager only from the JVM's own class path
             "spark.driver.extraClassPath": str(postgres_jdbc_jar()),
         }
-        with JvmRuntime(base / "jvm-wh", conf=conf, extra_jars=tuple(rest_client_jars())) as jvm:
-            yield rest_side, pg_side, jvm, secured_side
+        with JvmRuntime(base / "jvm-wh", conf=conf) as jvm:
+            yield rest_side, pg_side, jvm, secured_side, seen
 
 
 def _ids(jvm, table: str) -> list:
@@ -80,7 +81,7 @@ def _rows(ids, s):
 
 
 def test_the_java_rest_catalog_through_icefloe_serve(catalogs, spark):
-    cat, _, jvm, _ = catalogs
+    cat, _, jvm, _, requests = catalogs
     jvm.sql("CREATE NAMESPACE rest.db")
     assert ["db"] in jvm.sql("SHOW NAMESPACES IN rest")
     jvm.sql("CREATE TABLE rest.db.t (id bigint, s string) USING iceberg PARTITIONED BY (bucket(4, id))")
@@ -108,10 +109,15 @@ def test_the_java_rest_catalog_through_icefloe_serve(catalogs, spark):
         jvm.sql("CREATE TABLE rest.db.t (id bigint) USING iceberg")
     jvm.sql("DROP TABLE rest.db.t")
     assert not cat.table_exists("db.t")
+    # Every request came over the runtime's own transport: Iceberg's HTTPClient on HttpClient 5
+    agents = {h.get("user-agent", "").split(" ")[0] for _, _, h in requests}
+    versions = {h.get("x-client-version") for _, _, h in requests}
+    assert len(requests) > 10 and all(a.startswith("Apache-HttpClient/5.") for a in agents), agents
+    assert all(v and jvm.version in v for v in versions), versions       # Iceberg's X-Client-Version
 
 
 def test_the_java_jdbc_catalog_shares_icefloe_sql_catalog(catalogs):
-    _, cat, jvm, _ = catalogs
+    _, cat, jvm, _, _ = catalogs
     cat.create_namespace("db")
     ours = cat.create_table("db.ours", "id bigint, s string")
     ours.append(_rows([1, 2], "a"))
@@ -132,7 +138,7 @@ def test_the_java_jdbc_catalog_shares_icefloe_sql_catalog(catalogs):
 
 
 def test_the_java_rest_catalog_with_oauth2_credentials(catalogs):
-    _, _, jvm, cat = catalogs
+    _, _, jvm, cat, requests = catalogs
     jvm.sql("CREATE NAMESPACE etl.db")
     jvm.sql("CREATE TABLE etl.db.t (id bigint, s string) USING iceberg")
     jvm.sql("INSERT INTO etl.db.t VALUES (1, 'a'), (2, 'b')")
@@ -145,4 +151,9 @@ def test_the_java_rest_catalog_with_oauth2_credentials(catalogs):
         jvm.sql("INSERT INTO analyst.db.t VALUES (9, 'x')")
     with pytest.raises(JvmRuntimeError, match="(?i)ForbiddenException.*lacks the drop grant"):
         jvm.sql("DROP TABLE analyst.db.t")
+    # The runtime's OAuth2 client asked the token endpoint, then sent the bearer token it got
+    token_posts = [h for m, p, h in requests if m == "POST" and p == "/v1/oauth/tokens"]
+    assert token_posts and all(h.get("content-type", "").startswith("application/x-www-form-urlencoded")
+                               for h in token_posts)
+    assert any(h.get("authorization", "").startswith("Bearer ") for _, p, h in requests if p != "/v1/oauth/tokens")
     assert cat.load_table("db.t").metadata_location == before and _ours(t) == [(1, "a"), (2, "b"), (3, "c")]

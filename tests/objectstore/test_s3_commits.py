@@ -142,7 +142,7 @@ def test_bad_configuration_is_named_and_secrets_never_shown(s3_server, s3_wareho
         (props, "s3://no-such-bucket-here/wh", "does not exist"),
         ({k: v for k, v in props.items() if k not in ("s3.access-key-id", "s3.secret-access-key")}, s3_warehouse,
          "no credentials"),
-        (props, "hdfs://namenode/wh", "unsupported location"),
+        (props, "ftp://host/wh", "unsupported location"),
     ]
     for conf, location, words in cases:
         with pytest.raises(ObjectStoreError) as e:
