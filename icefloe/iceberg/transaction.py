@@ -73,7 +73,6 @@ class Transaction:
         self._version, self.base = ops.load()
         self.staged: TableMetadata = self.base
         self._steps: list[_Step] = []
-        self._uuid = str(uuid.uuid4())
         self._added: list = []              # data files staged by appends, deleted if nothing commits
         self._open = True
         self.member = False                 # part of a CatalogTransaction, which commits it
@@ -97,7 +96,8 @@ class Transaction:
     def stage_snapshot(self, producer: SnapshotProducer, branch: str = MAIN_BRANCH) -> None:
         """Stage a snapshot: its manifests are written now, on the staged metadata."""
         self._added += producer.added
-        self._stage(_Step(lambda meta, n: producer.changes(self.ops, meta, branch, self._uuid, n), producer))
+        commit_uuid = str(uuid.uuid4())     # its own: manifest names count from 0 per snapshot
+        self._stage(_Step(lambda meta, n: producer.changes(self.ops, meta, branch, commit_uuid, n), producer))
 
     def update_schema(self):
         """A schema change staged here on leaving its ``with`` block (``UpdateSchema``)."""

@@ -143,3 +143,17 @@ def test_a_transaction_that_lost_a_race_is_applied_on_the_winners_metadata(table
     assert meta.current_snapshot.parent_snapshot_id == won.snapshot_id
     assert sorted(r["id"] for r in t.refresh().to_arrow().to_pylist()) == [1, 2, 3]
     assert meta.properties["k"] == "v" and len(meta.snapshots) == 3
+
+
+def test_two_appends_in_one_transaction_are_two_snapshots_in_one_version(table):
+    t, _ = table
+    _, before = t.ops.load()
+    with t.transaction() as tx:
+        tx.append(_rows([1]))
+        tx.append(_rows([2]))
+    _, after = t.ops.load()
+    assert len(after.metadata_log) == len(before.metadata_log) + 1 and len(after.snapshots) == 2
+    first, second = after.snapshots
+    assert second.parent_snapshot_id == first.snapshot_id and after.current_snapshot_id == second.snapshot_id
+    assert second.sequence_number == first.sequence_number + 1
+    assert sorted(r["id"] for r in t.refresh().to_arrow().to_pylist()) == [1, 2]
