@@ -270,3 +270,29 @@ def test_each_producer_commits_typed_updates_that_rebuild_its_version(tmp_path, 
         rebuilt = apply_changes(base, [update_from_json(u) for u in updates]).to_json()
         want = new.to_json()
         assert {k: rebuilt[k] for k in keys} == {k: want[k] for k in keys}
+
+
+def test_moving_main_back_logs_the_commits_time_and_expiry_keeps_the_log_after_its_last_gap(tmp_path):
+    """As Java's builder: a ``set-snapshot-ref`` of main to an older snapshot logs it at the
+    commit's time (the log stays in time order), one to the snapshot main is at logs nothing, and
+    ``remove-snapshots`` keeps only the log entries after the last removed one."""
+    import pyarrow as pa
+
+    import icefloe
+    from icefloe.iceberg.metadata_builder import RemoveSnapshots, SetSnapshotRef
+
+    cat = icefloe.Catalog(str(tmp_path / "wh"))
+    cat.create_namespace("db")
+    t = cat.create_table("db.t", "id bigint")
+    for i in range(3):
+        t.append(pa.table({"id": pa.array([i], pa.int64())}))
+    meta = t.refresh().metadata
+    s1, s2, s3 = (s.snapshot_id for s in meta.snapshots)
+    back = apply_changes(meta, [SetSnapshotRef("main", s1, "branch")])
+    entry = back.snapshot_log[-1]
+    assert entry["snapshot-id"] == s1 and entry["timestamp-ms"] >= meta.last_updated_ms
+    assert [e["timestamp-ms"] for e in back.snapshot_log] == sorted(e["timestamp-ms"] for e in back.snapshot_log)
+    same = apply_changes(meta, [SetSnapshotRef("main", s3, "branch")])
+    assert same.snapshot_log == meta.snapshot_log
+    kept = apply_changes(meta, [RemoveSnapshots([s2])])
+    assert [e["snapshot-id"] for e in kept.snapshot_log] == [s3]
