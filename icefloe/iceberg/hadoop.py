@@ -98,6 +98,7 @@ class HadoopTableOperations(SwapCommits):
         except FileAlreadyExistsError as e:
             raise VersionConflict(f"version {version} of {self.location} was committed by another writer") from e
         self._write_hint(version)
+        self.last_written = new
         return version
 
     def _write_hint(self, version: int) -> None:

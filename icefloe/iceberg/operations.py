@@ -114,10 +114,13 @@ class SwapCommits:
     """``commit_changes`` for the operations that write metadata files and swap a pointer: apply
     here, then ``commit`` the result as the next version."""
 
+    last_written: Optional[TableMetadata] = None     # what ``commit`` wrote last (its metadata log added)
+
     def commit_changes(self, base_version: int, base: TableMetadata, changes: Changes) -> Committed:
         new = apply_commit(base, changes)
         version = self.commit(base_version, base, new)            # type: ignore[attr-defined]
-        return Committed(version, self.load(version)[1])          # type: ignore[attr-defined]
+        written = self.last_written if self.last_written is not None else self.load(version)[1]  # type: ignore
+        return Committed(version, written)
 
     def current(self) -> TableMetadata:
         return self.load()[1]                                     # type: ignore[attr-defined]
@@ -155,6 +158,7 @@ class InMemoryTableOperations(SwapCommits):
             new = with_metadata_log(new, self.metadata_path(base_version), base.last_updated_ms,
                                     int(new.properties.get("write.metadata.previous-versions-max", "100")))
         self._versions.append(copy.deepcopy(new))
+        self.last_written = new
         return len(self._versions)
 
 
@@ -184,8 +188,10 @@ def commit_with_retry(ops: TableOperations, produce: Producer, policy: Optional[
     metadata after a lost race (see the module doc). ``produce(base, attempt)`` returns None or
     empty changes for "nothing to do"."""
 
+    first = ops.load()
+
     def attempt(n: int) -> CommitOutcome:
-        version, base = ops.load()
+        version, base = first if n == 1 else ops.load()     # the first attempt reuses the read below
         changes: Optional[Changes] = None
         try:
             changes = produce(base, n)
@@ -198,7 +204,7 @@ def commit_with_retry(ops: TableOperations, produce: Producer, policy: Optional[
             raise
 
     if policy is None:
-        policy = RetryPolicy.from_iceberg_properties(ops.load()[1].properties)
+        policy = RetryPolicy.from_iceberg_properties(first[1].properties)
     return policy.run(attempt, retry_on=(VersionConflict,))
 
 

@@ -171,6 +171,7 @@ class SqlTableOperations(SwapCommits):
         except BaseException:
             self.io.delete(staged.path)
             raise
+        self.last_written = staged.metadata
         return self.swapped(staged)
 
     def stage(self, base_version: Optional[int], base: Optional[TableMetadata], new: TableMetadata) -> "StagedVersion":
@@ -186,7 +187,7 @@ class SqlTableOperations(SwapCommits):
             self.io.write_bytes(path, new.dumps(), overwrite=False)
         except FileAlreadyExistsError as e:   # pragma: no cover - a fresh uuid
             raise VersionConflict(f"metadata file {path} exists") from e
-        return StagedVersion(version, path, base_path, base is None)
+        return StagedVersion(version, path, base_path, base is None, new)
 
     def swap(self, conn, staged: "StagedVersion") -> None:
         """Point the table's row at a staged version inside the database transaction ``conn``;
@@ -219,6 +220,7 @@ class StagedVersion:
     path: str
     base_path: Optional[str]
     create: bool
+    metadata: TableMetadata
 
 
 class SqlCatalog(HadoopCatalog):
