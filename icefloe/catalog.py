@@ -408,6 +408,51 @@ class Catalog:
             lambda meta: write_files_for(meta, data, impl.io, name, lambda: self.spark))
         return impl.replace_table(name, to_schema(schema), partitioned_by, properties, write, create_if_missing)
 
+    def transaction(self):
+        """Changes of several Iceberg tables committed all-or-nothing.
+
+        ``with catalog.transaction() as ctx:`` then ``ctx.table("db.a").append(data)``,
+        ``ctx.table("db.b").update_properties(...)``: each table's changes are staged on its own
+        ``Transaction`` and leaving the block commits every table or none. A SQL catalog swaps every
+        table's row in one database transaction; a REST catalog sends one
+        ``POST /v1/transactions/commit``.
+
+        Returns:
+            CatalogTransaction: the transaction (a context manager; ``commit()`` commits it).
+
+        Raises:
+            MultiTableCommitUnsupported: a second table on a Hadoop or object-store catalog, which
+                cannot make several tables' versions current in one step.
+            VersionConflict: on commit, a table changed since its changes were staged (nothing committed).
+        """
+        from icefloe.iceberg.transaction import CatalogTransaction
+
+        if self.format != "iceberg":
+            raise NotSupportedError("catalog transactions", format=self.format,
+                                    reason="Paimon tables commit one table at a time")
+        return CatalogTransaction(self._impl, lambda name: self.load_table(name).transaction())
+
+    def commit_transaction(self, entries: list) -> dict:
+        """Commit several Iceberg tables' changes all-or-nothing, for a service that received them
+        (the REST server's ``POST /v1/transactions/commit``); ``transaction()`` is the way to stage them.
+
+        Args:
+            entries: ``(name, operations, base_version, base, changes)`` per table: its
+                ``table_operations``, the version and metadata the changes were checked against,
+                and the ``Changes`` (updates and requirements).
+
+        Returns:
+            dict: the new metadata by table name.
+
+        Raises:
+            MultiTableCommitUnsupported: several tables on a Hadoop or object-store catalog.
+            VersionConflict: a table moved on since its base (nothing committed).
+        """
+        if self.format != "iceberg":
+            raise NotSupportedError("catalog transactions", format=self.format,
+                                    reason="Paimon tables commit one table at a time")
+        return self._impl.commit_transaction(entries)
+
     def rename_table(self, name: str, new_name: str) -> None:
         """Rename a table.
 

@@ -146,6 +146,14 @@ class VersionConflict(CommitFailedError):
     """Another writer committed the version this commit wanted to write."""
 
 
+class MultiTableCommitUnsupported(IcefloeError):
+    """The catalog cannot commit several tables all-or-nothing (a Hadoop or object-store warehouse)."""
+
+
+class TransactionClosed(IcefloeError):
+    """A change staged on a transaction that was committed or abandoned already."""
+
+
 class RefError(IcefloeError, ValueError):
     """A branch or tag operation that the table's refs do not allow."""
 

@@ -14,13 +14,13 @@ renames for the same reason).
 """
 from __future__ import annotations
 
+import uuid
 from dataclasses import replace
 from typing import Optional
 
 from icefloe.core.io import FileIO, is_remote, normalize_location
 from icefloe.core.object_store import file_io_for
 from icefloe.core.names import check_name_part, is_valid_name_part, split_name
-from icefloe.core.retry import RetryPolicy
 from icefloe.core.schema_input import to_schema
 from icefloe.core.types import Schema, widen_schema_small_ints
 from icefloe.errors import (  # noqa: F401 - defined in icefloe.errors, importable here too
@@ -36,10 +36,15 @@ from icefloe.iceberg.append import Append
 from icefloe.iceberg.hadoop import HadoopTableOperations, VersionConflict
 from icefloe.iceberg.locations import check_no_overlap, normalize, read_regular_file
 from icefloe.iceberg.maintenance import drop_versions, purge_table_files
+from icefloe.iceberg.metadata_builder import (
+    AddPartitionSpec, AddSortOrder, RemoveSnapshotRef, SetCurrentSchema, SetDefaultSortOrder, SetDefaultSpec,
+)
+from icefloe.iceberg.operations import TableOperations, apply_commit
 from icefloe.iceberg.partitioning import PartitionField, PartitionSpec, build_spec
-from icefloe.iceberg.schema_update import assign_fresh_ids, with_schema
+from icefloe.iceberg.schema_update import assign_fresh_ids, schema_updates, with_schema
 from icefloe.iceberg.sort_order import with_sort_order
 from icefloe.iceberg.table import BaseTable
+from icefloe.iceberg.transaction import Transaction
 from icefloe.iceberg.table_metadata import MAIN_BRANCH, TableMetadata, new_table_metadata, now_ms
 
 RENAME_NOT_SUPPORTED = (
@@ -164,44 +169,55 @@ class HadoopCatalog:
         if not ops.exists() and not create_if_missing:
             raise NoSuchTableError(f"table {name} does not exist, so it cannot be replaced "
                                    "(CREATE OR REPLACE TABLE creates it)")
+        props = properties or {}
+        existed = ops.exists()
+        target = replacement_metadata(ops.current(), schema, partitioned_by, props) if existed else \
+            new_table_metadata(ops.location, schema, build_spec(schema, partitioned_by), props)
+        files = write_files(target) if write_files is not None else []
 
-        def build(base: Optional[TableMetadata]) -> TableMetadata:
-            if base is None:
-                if not create_if_missing:
-                    raise NoSuchTableError(f"table {name} was dropped while it was being replaced")
-                return new_table_metadata(ops.location, schema, build_spec(schema, partitioned_by),
-                                          properties or {})
-            return replacement_metadata(base, schema, partitioned_by, properties or {})
-
-        def latest():
-            return ops.load() if ops.exists() else (None, None)
-
-        policy = RetryPolicy.from_iceberg_properties(latest()[1].properties if ops.exists() else {})
-        if write_files is None:
-            def attempt(_n: int) -> None:
-                version, base = latest()
-                ops.commit(version, base, build(base))
-            policy.run(attempt, retry_on=(VersionConflict,))
-            return self.table_type(name, ops)
-
-        target = build(latest()[1])
-        files = write_files(target)
-
-        def checked(base: Optional[TableMetadata]) -> TableMetadata:
-            new = build(base)
-            if new.default_spec_id != target.default_spec_id or not new.spec.same_fields(target.spec) \
-                    or not new.schema.same_fields(target.schema):
+        def change(base: TableMetadata) -> list:
+            """The replacement's updates of ``base`` (checked against the files written for it)."""
+            new = replacement_metadata(base, schema, partitioned_by, props)
+            if files and (new.default_spec_id != target.default_spec_id or not new.spec.same_fields(target.spec)
+                          or not new.schema.same_fields(target.schema)):
                 raise CommitConflictError(
                     f"table {name} changed while it was being replaced (its new schema or partition spec "
                     "no longer matches the files just written); run the statement again")
-            return new
+            return replacement_updates(base, new)
+
         try:
-            Append(files).commit(_ReplacingOperations(ops, checked), MAIN_BRANCH, policy)
+            for _attempt in range(2):
+                if not ops.exists():
+                    if not create_if_missing or (files and existed):
+                        raise NoSuchTableError(f"table {name} was dropped while it was being replaced")
+                    try:
+                        _create_with_files(ops, target, files)
+                        break
+                    except VersionConflict:
+                        continue                  # created meanwhile: replace what was created
+                with Transaction(ops) as tx:      # the replacement and its data: one metadata version
+                    tx.stage_change(change)
+                    if files:
+                        tx.commit_files(files)
+                break
         except BaseException:
             for f in files:
                 self.io.delete(f.file_path)
             raise
         return self.table_type(name, ops)
+
+    atomic_multi_table = False
+
+    def commit_transaction(self, entries: list) -> dict:
+        """Commit the changes of one table (``(name, ops, base_version, base, changes)``); several
+        tables are refused: a Hadoop or object-store catalog cannot make them current together."""
+        if len(entries) > 1:
+            from icefloe.iceberg.transaction import MULTI_TABLE_UNSUPPORTED, MultiTableCommitUnsupported
+
+            raise MultiTableCommitUnsupported(f"cannot commit tables {', '.join(sorted(e[0] for e in entries))} "
+                                              f"in one transaction: {MULTI_TABLE_UNSUPPORTED}")
+        return {name: ops.commit_changes(version, base, changes).metadata
+                for name, ops, version, base, changes in entries}
 
     def drop_table(self, name: str, purge: Optional[bool] = None) -> None:
         """Drop table ``name``. With ``purge`` (the default here: the table is its directory) the
@@ -300,29 +316,30 @@ def replacement_metadata(base: TableMetadata, schema: Schema, partitioned_by, pr
                    last_updated_ms=max(now_ms(), base.last_updated_ms))
 
 
-class _ReplacingOperations:
-    """Operations of one table that show every version already replaced: ``Append.commit`` then
-    produces the snapshot of ``AS SELECT`` on top of the replacement, and both land in one metadata
-    version. A version that does not exist yet (``CREATE OR REPLACE`` of a new table) loads as the
-    new table's metadata and commits as version 1."""
+def replacement_updates(base: TableMetadata, new: TableMetadata) -> list:
+    """The updates that turn ``base`` into its replacement ``new`` (``replacement_metadata``)."""
+    out = schema_updates(base, new) or [SetCurrentSchema(new.current_schema_id)]
+    if new.default_spec_id not in {s.spec_id for s in base.partition_specs}:
+        out.append(AddPartitionSpec(new.spec.to_json()))
+    out.append(SetDefaultSpec(new.default_spec_id))
+    if not any(o["order-id"] == 0 for o in base.sort_orders):
+        out.append(AddSortOrder({"order-id": 0, "fields": []}))
+    out.append(SetDefaultSortOrder(0))
+    if MAIN_BRANCH in base.refs:
+        out.append(RemoveSnapshotRef(MAIN_BRANCH))
+    return out
 
-    def __init__(self, ops: HadoopTableOperations, build):
-        self._ops = ops
-        self._build = build
-        self._bases: dict = {}
-        self.io = ops.io
-        self.location = ops.location
-        self.metadata_dir = ops.metadata_dir
 
-    def load(self, version: Optional[int] = None):
-        if version is None and not self._ops.exists():
-            return None, self._build(None)
-        v, base = self._ops.load(version)
-        self._bases[v] = base
-        return v, self._build(base)
-
-    def commit(self, base_version, _replaced, new) -> int:
-        return self._ops.commit(base_version, self._bases.get(base_version), new)
-
-    def __getattr__(self, name):
-        return getattr(self._ops, name)
+def _create_with_files(ops: TableOperations, meta: TableMetadata, files: list) -> None:
+    """Create the table as ``meta``, with ``files`` as its first snapshot, in one version."""
+    if not files:
+        ops.commit(None, None, meta)
+        return
+    append = Append(files)
+    changes = append.changes(ops, meta, MAIN_BRANCH, str(uuid.uuid4()), 0)
+    try:
+        ops.commit(None, None, apply_commit(meta, changes))
+    except BaseException:
+        for p in changes.written:
+            ops.io.delete(p)
+        raise

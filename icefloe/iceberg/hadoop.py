@@ -20,6 +20,7 @@ from typing import Optional
 from icefloe.core.io import FileAlreadyExistsError, FileIO
 from icefloe.errors import LocationError, NoSuchTableError
 from icefloe.iceberg.locations import read_regular_file
+from icefloe.iceberg.operations import SwapCommits
 from icefloe.iceberg.table_metadata import TableMetadata, with_metadata_log
 from icefloe.errors import VersionConflict  # noqa: F401 - defined in icefloe.errors, importable here too
 
@@ -29,7 +30,9 @@ _HINT_RE = re.compile(r"^[0-9]{1,18}$")
 _HINT_MAX_BYTES = 64  # 18 digits and surrounding whitespace; anything larger is garbage
 
 
-class HadoopTableOperations:
+class HadoopTableOperations(SwapCommits):
+    """A table of the Hadoop / object-store layout (the ``TableOperations`` protocol)."""
+
     def __init__(self, io: FileIO, location: str):
         self.io = io
         self.location = location.rstrip("/")
@@ -95,6 +98,7 @@ class HadoopTableOperations:
         except FileAlreadyExistsError as e:
             raise VersionConflict(f"version {version} of {self.location} was committed by another writer") from e
         self._write_hint(version)
+        self.last_written = new
         return version
 
     def _write_hint(self, version: int) -> None:

@@ -22,7 +22,6 @@ commit leaves orphans, never a dangling reference; ``remove_orphan_files`` colle
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from typing import Iterable, Optional
 
 from icefloe.core.io import is_remote, prune_empty_dirs, strip_scheme
@@ -30,18 +29,21 @@ from icefloe.core.progress import track
 from icefloe.core.reports import ExpireReport
 from icefloe.core.timetravel import to_epoch_ms
 from icefloe.errors import MaintenanceError  # noqa: F401 - defined in icefloe.errors, importable here too
-from icefloe.iceberg.hadoop import HINT_FILE, HadoopTableOperations
+from icefloe.iceberg.hadoop import HINT_FILE
 from icefloe.iceberg.locations import OUTSIDE, check_table_alone, deletion_root, inside_any
 from icefloe.iceberg.manifest import DATA, DELETED
 from icefloe.iceberg.manifest_reader import load_manifest_entries, snapshot_manifests
+from icefloe.iceberg.metadata_builder import (
+    RemoveProperties, RemoveSnapshotRef, RemoveSnapshots, SetProperties, UpgradeFormatVersion,
+)
 from icefloe.iceberg.metadata_commit import commit_metadata
+from icefloe.iceberg.operations import TableOperations
 from icefloe.iceberg.refs import BRANCH, ancestors
 from icefloe.iceberg.table_metadata import (
     MAIN_BRANCH,
     TableMetadata,
     check_format_version_property,
     now_ms,
-    upgraded,
 )
 
 MAX_SNAPSHOT_AGE_MS = "history.expire.max-snapshot-age-ms"
@@ -96,32 +98,11 @@ def retained(meta: TableMetadata, now: int, expire_older_than: int, min_snapshot
     return keep, refs
 
 
-def without_snapshots(meta: TableMetadata, keep: set, refs: dict) -> TableMetadata:
-    """``meta`` keeping only snapshots ``keep`` and refs ``refs``.
-
-    The snapshot log keeps only its suffix after the last expired entry (Java does
-    the same: history must not claim a state whose snapshot is gone).
-    """
-    log: list = []
-    for entry in meta.snapshot_log:
-        if entry["snapshot-id"] in keep:
-            log.append(entry)
-        else:
-            log = []
-    return replace(
-        meta,
-        snapshots=[s for s in meta.snapshots if s.snapshot_id in keep],
-        refs=dict(refs), snapshot_log=log,
-        statistics=[s for s in meta.statistics if s.get("snapshot-id") in keep],
-        partition_statistics=[s for s in meta.partition_statistics if s.get("snapshot-id") in keep],
-    )
-
-
 def _ms(value) -> int:
     return to_epoch_ms(value)
 
 
-def expire_snapshots(ops: HadoopTableOperations, older_than=None, retain_last: Optional[int] = None,
+def expire_snapshots(ops: TableOperations, older_than=None, retain_last: Optional[int] = None,
                      clean_files: bool = True, snapshot_ids=()) -> ExpireReport:
     """Expire snapshots under the retention policy, and ``snapshot_ids`` whatever their age (none
     may be the head of a branch or tag); commit, then delete unreachable files."""
@@ -134,7 +115,7 @@ def expire_snapshots(ops: HadoopTableOperations, older_than=None, retain_last: O
         deletion_root(ops, current)
         check_table_alone(ops, current)
 
-    def change(base: TableMetadata) -> Optional[TableMetadata]:
+    def change(base: TableMetadata) -> Optional[list]:
         _check_gc(base, "expire snapshots")
         if not base.snapshots:
             return None
@@ -152,9 +133,9 @@ def expire_snapshots(ops: HadoopTableOperations, older_than=None, retain_last: O
             if i in heads:
                 raise MaintenanceError(f"cannot expire snapshot {i}: {heads[i]!r} still refers to it")
         keep = keep - snapshot_ids
-        if keep >= {s.snapshot_id for s in base.snapshots} and set(refs) == set(base.refs):
-            return None
-        return without_snapshots(base, keep, refs)
+        gone = sorted({s.snapshot_id for s in base.snapshots} - keep)
+        out: list = [RemoveSnapshotRef(n) for n in sorted(base.refs) if n not in refs]
+        return out + ([RemoveSnapshots(gone)] if gone else []) or None
 
     result = commit_metadata(ops, change)
     before, after = result.base, result.new
@@ -167,7 +148,7 @@ def expire_snapshots(ops: HadoopTableOperations, older_than=None, retain_last: O
     return report
 
 
-def _clean_expired(ops: HadoopTableOperations, before: TableMetadata, expired: list,
+def _clean_expired(ops: TableOperations, before: TableMetadata, expired: list,
                    report: ExpireReport) -> None:
     """Delete what only the expired snapshots reached, all or nothing: if any manifest list or
     manifest cannot be read, or a file to delete lies outside the table's location, nothing is
@@ -226,7 +207,7 @@ def _norm(path: str) -> str:
     return os.path.realpath(p) if os.path.isabs(p) else os.path.normpath(p)
 
 
-def referenced_files(ops: HadoopTableOperations, version: int, meta: TableMetadata) -> set:
+def referenced_files(ops: TableOperations, version: int, meta: TableMetadata) -> set:
     """Every file the table's metadata refers to (normalized paths).
 
     The current and all logged metadata versions, the version hint, every snapshot's
@@ -250,7 +231,7 @@ def referenced_files(ops: HadoopTableOperations, version: int, meta: TableMetada
     return out
 
 
-def _newer_versions(ops: HadoopTableOperations, version: int) -> set:
+def _newer_versions(ops: TableOperations, version: int) -> set:
     import re
 
     # v<N>.metadata.json (Hadoop tables) or <NNNNN>-<uuid>.metadata.json (catalog tables)
@@ -271,7 +252,7 @@ def _hidden(path: str, roots: list) -> bool:
     return any(p.startswith((".", "_")) and "=" not in p for p in parts)
 
 
-def remove_orphan_files(ops: HadoopTableOperations, older_than=None, dry_run: bool = False) -> list[str]:
+def remove_orphan_files(ops: TableOperations, older_than=None, dry_run: bool = False) -> list[str]:
     """Delete files under the table location that no metadata refers to; returns them sorted.
 
     Files modified after ``older_than`` (default: 3 days ago) are never touched: a
@@ -313,7 +294,7 @@ def remove_orphan_files(ops: HadoopTableOperations, older_than=None, dry_run: bo
 
 
 # --------------------------------------------------------------------------- properties
-def update_properties(ops: HadoopTableOperations, set: Optional[dict] = None,
+def update_properties(ops: TableOperations, set: Optional[dict] = None,
                       remove: Optional[Iterable[str]] = None) -> TableMetadata:
     """Set and remove table properties in one metadata commit (``comment`` is the table comment)."""
     updates = {str(k): str(v) for k, v in (set or {}).items()}
@@ -328,16 +309,25 @@ def update_properties(ops: HadoopTableOperations, set: Optional[dict] = None,
     if both:
         raise MaintenanceError(f"properties {both} are both set and removed in one update")
 
-    def change(base: TableMetadata) -> Optional[TableMetadata]:
-        props = dict(base.properties)
-        props.update(updates)
-        for k in removals:
-            props.pop(k, None)
-        new = base if version is None else \
-            upgraded(base, check_format_version_property(version, ops.location, base.format_version))
-        return None if props == base.properties and new is base else replace(new, properties=props)
+    return commit_metadata(ops, properties_change(ops.location, updates, removals, version)).new
 
-    return commit_metadata(ops, change).new
+
+def properties_change(location: str, updates: dict, removals: list, version: Optional[str] = None):
+    """The change setting and removing properties (and upgrading to format ``version``)."""
+    def change(base: TableMetadata) -> Optional[list]:
+        out: list = []
+        if version is not None:
+            v = check_format_version_property(version, location, base.format_version)
+            if v > base.format_version:
+                out.append(UpgradeFormatVersion(v))
+        changed = {k: v for k, v in updates.items() if base.properties.get(k) != v}
+        if changed:
+            out.append(SetProperties(changed))
+        gone = [k for k in removals if k in base.properties]
+        if gone:
+            out.append(RemoveProperties(gone))
+        return out or None
+    return change
 
 
 

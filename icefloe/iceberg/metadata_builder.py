@@ -356,6 +356,7 @@ class AddSnapshot(TableUpdate):
             b.doc["next-row-id"] = first + added
         b.doc["snapshots"].append(s)
         b.doc["last-sequence-number"] = max(last, seq)
+        b.snapshot_ts = s["timestamp-ms"]      # the commit's time, as in Java's builder
 
 
 @dataclass
@@ -377,7 +378,12 @@ class RemoveSnapshots(TableUpdate):
         gone = set(self.snapshot_ids)
         d = b.doc
         d["snapshots"] = [s for s in d["snapshots"] if s["snapshot-id"] not in gone]
-        d["snapshot-log"] = [e for e in d["snapshot-log"] if e["snapshot-id"] not in gone]
+        # the log keeps only what follows its last removed entry, as Java's builder does: history
+        # must not claim a state whose snapshot is gone
+        log: list = []
+        for e in d["snapshot-log"]:
+            log = [] if e["snapshot-id"] in gone else log + [e]
+        d["snapshot-log"] = log
         # refs to a removed snapshot go with it (Java's removeSnapshots does the same)
         d["refs"] = {k: r for k, r in d["refs"].items() if r["snapshot-id"] not in gone}
         if d["current-snapshot-id"] in gone:
@@ -432,9 +438,10 @@ class SetSnapshotRef(TableUpdate):
         if snap is None:
             raise BadUpdate(f"{w}: snapshot {self.snapshot_id} does not exist")
         b.doc["refs"][self.ref_name] = {"snapshot-id": self.snapshot_id, "type": self.type, **retention}
-        if self.ref_name == MAIN_BRANCH:
+        if self.ref_name == MAIN_BRANCH and b.doc.get("current-snapshot-id") != self.snapshot_id:
+            # logged at the commit's time (a rollback to an old snapshot is logged now, not then)
             b.doc["current-snapshot-id"] = self.snapshot_id
-            b.doc["snapshot-log"].append({"timestamp-ms": snap["timestamp-ms"], "snapshot-id": self.snapshot_id})
+            b.doc["snapshot-log"].append({"timestamp-ms": b.commit_ms(), "snapshot-id": self.snapshot_id})
 
 
 @dataclass
@@ -616,7 +623,14 @@ class MetadataBuilder:
     last_schema: Optional[int] = None
     last_spec: Optional[int] = None
     last_order: Optional[int] = None
+    snapshot_ts: Optional[int] = None      # the timestamp of a snapshot this commit added
     _schema_cache: dict = field(default_factory=dict)
+
+    def commit_ms(self) -> int:
+        """The commit's time: its new snapshot's, else now (never before the base's last update)."""
+        if self.snapshot_ts is not None:
+            return self.snapshot_ts
+        return max(now_ms(), self.doc["last-updated-ms"] + 1)
 
     @staticmethod
     def resolve(given: int, last_added: Optional[int], what: str) -> int:
@@ -645,7 +659,7 @@ def apply_changes(base: TableMetadata, updates: list) -> TableMetadata:
             raise
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise BadUpdate(f"{u.action}: {type(e).__name__}: {e}") from None
-    b.doc["last-updated-ms"] = max(now_ms(), b.doc["last-updated-ms"] + 1)
+    b.doc["last-updated-ms"] = b.commit_ms()
     try:
         return TableMetadata.from_json(b.doc, "the committed metadata")
     except CorruptMetadataError as e:
@@ -670,3 +684,9 @@ def _all_fields(schema: dict):
                 yield from walk(t.get("key"))
                 yield from walk(t.get("value"))
     yield from walk({"type": "struct", "fields": schema.get("fields", [])})
+
+
+def set_ref_update(name: str, ref) -> SetSnapshotRef:
+    """The ``set-snapshot-ref`` update pointing ``name`` as ``ref`` (a ``SnapshotRef``) says."""
+    return SetSnapshotRef(name, ref.snapshot_id, ref.type, ref.max_ref_age_ms, ref.max_snapshot_age_ms,
+                          ref.min_snapshots_to_keep)

@@ -1,22 +1,27 @@
-"""Metadata-only commits: apply a change to the latest table metadata and write the next version.
+"""Metadata-only commits: a change of the latest table metadata, as typed updates, committed as
+the next version.
 
-Schema and partition evolution, ref changes, property updates and snapshot
-expiry change ``vN.metadata.json`` without writing data. Each attempt re-reads
-the latest version and re-applies the change to it, so a lost race is retried
-on what the winner wrote (the change function must therefore be pure: its
-checks run again against the new base). Nothing is written when the change
-leaves the metadata as it was, as Java's ``TableOperations.commit`` does.
+Schema and partition evolution, sort orders, ref changes, property updates and snapshot expiry
+change ``vN.metadata.json`` without writing data. Each is a *change*: a function of the latest
+metadata to the list of ``TableUpdate`` objects (``metadata_builder``) that make it, or None for
+"nothing to do". Each attempt re-reads the latest version and runs the change again on it, so a
+lost race is retried on what the winner wrote (the change function must therefore be pure: its
+checks run again against the new base). The updates go with the requirements that the metadata
+they were made from is still current (``table_requirements.requirements_for``), and are applied
+by the one builder (``operations.commit_with_retry``). Nothing is written when the updates leave
+the metadata as it was, as Java's ``TableOperations.commit`` does.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Callable, Optional
 
 from icefloe.core.retry import RetryPolicy
-from icefloe.iceberg.hadoop import HadoopTableOperations, VersionConflict
-from icefloe.iceberg.table_metadata import TableMetadata, now_ms
+from icefloe.iceberg.operations import Changes, TableOperations, commit_with_retry
+from icefloe.iceberg.table_metadata import TableMetadata
+from icefloe.iceberg.table_requirements import requirements_for
 
-MetadataChange = Callable[[TableMetadata], Optional[TableMetadata]]
+MetadataChange = Callable[[TableMetadata], Optional[list]]
 
 
 @dataclass
@@ -32,25 +37,17 @@ class MetadataCommit:
         return self.version is not None
 
 
-def commit_metadata(ops: HadoopTableOperations, change: MetadataChange,
+def change_producer(change: MetadataChange):
+    """``change`` as a producer of ``Changes`` (``operations.Producer``)."""
+
+    def produce(base: TableMetadata, _attempt: int) -> Optional[Changes]:
+        updates = change(base)
+        return Changes(list(updates), requirements_for(base)) if updates else None
+    return produce
+
+
+def commit_metadata(ops: TableOperations, change: MetadataChange,
                     policy: Optional[RetryPolicy] = None) -> MetadataCommit:
-    """Commit ``change(latest)`` as the next metadata version, retrying lost races.
-
-    ``change`` returns the new metadata, or None (or its argument) for "nothing to do".
-    ``last-updated-ms`` becomes now (never earlier than the base's) unless the change
-    already advanced it, e.g. to match the snapshot-log entry it added.
-    """
-
-    def attempt(_n: int) -> MetadataCommit:
-        version, base = ops.load()
-        new = change(base)
-        if new is None or new is base or new.to_json() == base.to_json():
-            return MetadataCommit(base, base, None)
-        if new.last_updated_ms <= base.last_updated_ms:
-            new = replace(new, last_updated_ms=max(now_ms(), base.last_updated_ms))
-        written = ops.commit(version, base, new)
-        return MetadataCommit(base, ops.load(written)[1], written)
-
-    if policy is None:
-        policy = RetryPolicy.from_iceberg_properties(ops.load()[1].properties)
-    return policy.run(attempt, retry_on=(VersionConflict,))
+    """Commit the updates ``change(latest)`` returns as the next metadata version, retrying lost races."""
+    out = commit_with_retry(ops, change_producer(change), policy)
+    return MetadataCommit(out.base, out.new, out.committed.version if out.committed is not None else None)

@@ -4,8 +4,9 @@ A ref names a snapshot: a tag is fixed, a branch moves with each commit to it.
 ``main`` is the branch whose head is the table's current snapshot, so every
 change of ``main`` also sets ``current-snapshot-id`` and appends to the
 snapshot log (which time travel by timestamp follows). Each operation here is
-a pure change of the metadata committed with :func:`commit_metadata`, checked
-again against the latest metadata on every attempt.
+a pure change: the ``set-snapshot-ref`` / ``remove-snapshot-ref`` updates it makes of
+the latest metadata, committed with :func:`commit_metadata` and checked again
+against the latest metadata on every attempt.
 
 Writes to a branch name that does not exist yet start from ``main``'s current
 snapshot, as Java's ``SnapshotUtil.latestSnapshot`` does (see ``snapshot_producer.py``).
@@ -17,12 +18,13 @@ from typing import Iterator, Optional
 
 from icefloe.errors import RefError  # noqa: F401 - defined in icefloe.errors, importable here too
 from icefloe.iceberg.append import Append
-from icefloe.iceberg.hadoop import HadoopTableOperations
+from icefloe.iceberg.operations import TableOperations
 from icefloe.iceberg.manifest import DATA
 from icefloe.iceberg.manifest_reader import files_changed_by
+from icefloe.iceberg.metadata_builder import RemoveSnapshotRef, set_ref_update
 from icefloe.iceberg.metadata_commit import commit_metadata
 from icefloe.iceberg.snapshot import APPEND, Snapshot, SnapshotRef
-from icefloe.iceberg.table_metadata import MAIN_BRANCH, TableMetadata, now_ms
+from icefloe.iceberg.table_metadata import MAIN_BRANCH, TableMetadata
 
 BRANCH, TAG = "branch", "tag"
 SOURCE_SNAPSHOT_ID = "source-snapshot-id"
@@ -80,23 +82,14 @@ def _check_retention(min_snapshots_to_keep, max_snapshot_age_ms, max_ref_age_ms)
             raise RefError(f"{label} must be positive, got {v}")
 
 
-def set_ref(meta: TableMetadata, name: str, ref: SnapshotRef) -> TableMetadata:
-    """``meta`` with ref ``name`` set; moving ``main`` sets the current snapshot and logs it."""
-    refs = dict(meta.refs)
-    refs[name] = ref
-    if name != MAIN_BRANCH:
-        return replace(meta, refs=refs)
-    if meta.current_snapshot_id == ref.snapshot_id:
-        return replace(meta, refs=refs)
-    ts = max(now_ms(), meta.last_updated_ms)
-    log = list(meta.snapshot_log) + [{"timestamp-ms": ts, "snapshot-id": ref.snapshot_id}]
-    return replace(meta, refs=refs, current_snapshot_id=ref.snapshot_id, snapshot_log=log, last_updated_ms=ts)
+def set_ref(meta: TableMetadata, name: str, ref: SnapshotRef) -> list:
+    """The update setting ref ``name``; moving ``main`` also sets the current snapshot and logs it
+    (the builder does that)."""
+    return [set_ref_update(name, ref)]
 
 
-def remove_ref(meta: TableMetadata, name: str) -> TableMetadata:
-    refs = dict(meta.refs)
-    del refs[name]
-    return replace(meta, refs=refs)
+def remove_ref(meta: TableMetadata, name: str) -> list:
+    return [RemoveSnapshotRef(name)]
 
 
 def create_tag_change(name: str, snapshot_id: Optional[int] = None, max_ref_age_ms: Optional[int] = None):
@@ -105,7 +98,7 @@ def create_tag_change(name: str, snapshot_id: Optional[int] = None, max_ref_age_
     if name == MAIN_BRANCH:
         raise RefError("'main' is the main branch; a tag cannot take its name")
 
-    def change(meta: TableMetadata) -> TableMetadata:
+    def change(meta: TableMetadata) -> list:
         if name in meta.refs:
             raise RefError(f"ref {name!r} already exists ({meta.refs[name].type})")
         return set_ref(meta, name, SnapshotRef(_snapshot(meta, snapshot_id), TAG, max_ref_age_ms=max_ref_age_ms))
@@ -117,7 +110,7 @@ def create_branch_change(name: str, snapshot_id: Optional[int] = None, min_snaps
     _check_name(name)
     _check_retention(min_snapshots_to_keep, max_snapshot_age_ms, max_ref_age_ms)
 
-    def change(meta: TableMetadata) -> TableMetadata:
+    def change(meta: TableMetadata) -> list:
         if name in meta.refs:
             raise RefError(f"ref {name!r} already exists ({meta.refs[name].type})")
         return set_ref(meta, name, SnapshotRef(_snapshot(meta, snapshot_id), BRANCH, min_snapshots_to_keep,
@@ -131,7 +124,7 @@ def replace_ref_change(name: str, kind: str, snapshot_id, **retention):
     _check_retention(retention.get("min_snapshots_to_keep"), retention.get("max_snapshot_age_ms"),
                      retention.get("max_ref_age_ms"))
 
-    def change(meta: TableMetadata) -> TableMetadata:
+    def change(meta: TableMetadata) -> list:
         ref = _ref(meta, name, kind)
         target = _ref(meta, snapshot_id).snapshot_id if isinstance(snapshot_id, str) else snapshot_id
         if target is None:
@@ -148,11 +141,11 @@ def rename_branch_change(name: str, new_name: str):
     if new_name == MAIN_BRANCH:
         raise RefError("cannot rename a branch to 'main'")
 
-    def change(meta: TableMetadata) -> TableMetadata:
+    def change(meta: TableMetadata) -> list:
         ref = _ref(meta, name, BRANCH)
         if new_name in meta.refs:
             raise RefError(f"ref {new_name!r} already exists ({meta.refs[new_name].type})")
-        return set_ref(remove_ref(meta, name), new_name, ref)
+        return remove_ref(meta, name) + set_ref(meta, new_name, ref)
     return change
 
 
@@ -160,7 +153,7 @@ def drop_ref_change(name: str, kind: str):
     if name == MAIN_BRANCH:
         raise RefError("cannot drop the main branch")
 
-    def change(meta: TableMetadata) -> TableMetadata:
+    def change(meta: TableMetadata) -> list:
         _ref(meta, name, kind)
         return remove_ref(meta, name)
     return change
@@ -169,7 +162,7 @@ def drop_ref_change(name: str, kind: str):
 def fast_forward_change(branch: str, source: str):
     """Move ``branch`` to ``source``'s snapshot, which must descend from the branch's head."""
 
-    def change(meta: TableMetadata) -> Optional[TableMetadata]:
+    def change(meta: TableMetadata) -> Optional[list]:
         target = _ref(meta, source)
         ref = meta.refs.get(branch)
         if ref is None:
@@ -186,7 +179,7 @@ def fast_forward_change(branch: str, source: str):
 
 
 def rollback_to_snapshot_change(snapshot_id: int):
-    def change(meta: TableMetadata) -> TableMetadata:
+    def change(meta: TableMetadata) -> list:
         meta.snapshot_by_id(int(snapshot_id))
         if not is_ancestor(meta, int(snapshot_id), meta.current_snapshot_id):
             raise RefError(f"cannot roll back to snapshot {snapshot_id}: it is not an ancestor of the "
@@ -196,7 +189,7 @@ def rollback_to_snapshot_change(snapshot_id: int):
 
 
 def rollback_to_timestamp_change(timestamp_ms: int):
-    def change(meta: TableMetadata) -> TableMetadata:
+    def change(meta: TableMetadata) -> list:
         older = [s for s in ancestors(meta, meta.current_snapshot_id) if s.timestamp_ms < timestamp_ms]
         if not older:
             raise RefError(f"cannot roll back: no ancestor of the current snapshot is older than {timestamp_ms}")
@@ -206,7 +199,7 @@ def rollback_to_timestamp_change(timestamp_ms: int):
 
 
 def set_current_snapshot_change(snapshot_id: int):
-    def change(meta: TableMetadata) -> TableMetadata:
+    def change(meta: TableMetadata) -> list:
         meta.snapshot_by_id(int(snapshot_id))
         return set_ref(meta, MAIN_BRANCH, _main_at(meta, int(snapshot_id)))
     return change
@@ -218,11 +211,11 @@ def _main_at(meta: TableMetadata, snapshot_id: int) -> SnapshotRef:
 
 
 # --------------------------------------------------------------------------- operations
-def commit_ref_change(ops: HadoopTableOperations, change) -> TableMetadata:
+def commit_ref_change(ops: TableOperations, change) -> TableMetadata:
     return commit_metadata(ops, change).new
 
 
-def create_branch(ops: HadoopTableOperations, name: str, snapshot_id: Optional[int] = None,
+def create_branch(ops: TableOperations, name: str, snapshot_id: Optional[int] = None,
                   min_snapshots_to_keep: Optional[int] = None, max_snapshot_age_ms: Optional[int] = None,
                   max_ref_age_ms: Optional[int] = None) -> TableMetadata:
     """Create a branch at ``snapshot_id`` (default: the current snapshot).
@@ -249,7 +242,7 @@ def added_data_files(io, meta: TableMetadata, snap: Snapshot) -> list:
     return [f for f in added if f.content == DATA]
 
 
-def cherry_pick(ops: HadoopTableOperations, snapshot_id: int) -> TableMetadata:
+def cherry_pick(ops: TableOperations, snapshot_id: int) -> TableMetadata:
     """Apply an append snapshot (typically staged on a branch) to ``main``.
 
     As Java's ``CherryPickOperation``: when the snapshot's parent is main's current
@@ -300,7 +293,7 @@ def staged_snapshot(meta: TableMetadata, wap_id: str) -> Snapshot:
 
 
 def _fast_forward_to(snap: Snapshot, allowed):
-    def change(meta: TableMetadata) -> TableMetadata:
+    def change(meta: TableMetadata) -> list:
         if not allowed(meta):
             raise RefError(f"cannot cherry-pick snapshot {snap.snapshot_id}: main moved concurrently")
         return set_ref(meta, MAIN_BRANCH, _main_at(meta, snap.snapshot_id))

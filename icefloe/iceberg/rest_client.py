@@ -1,11 +1,10 @@
 """A client of the Iceberg REST catalog protocol: ``icefloe.Catalog(type="rest", uri=...)``.
 
 Tables are loaded from the server (their metadata location and document); a commit sends the
-difference between the metadata it read and the one it made, as the protocol's table updates
-(the typed objects of ``icefloe.iceberg.metadata_builder``, which the server applies),
-with requirements that everything it read is still so (the table's uuid, every ref, the
-current schema, spec and sort order, the last column id). A 409 is ``VersionConflict``, so the
-producer re-applies its change on the new metadata and tries again, as with the other catalogs.
+table updates and requirements its producer made (the typed objects of
+``icefloe.iceberg.metadata_builder`` and ``table_requirements``, which the server checks and
+applies with the same builder the library uses). A 409 is ``VersionConflict``, so the producer
+re-applies its change on the new metadata and tries again, as with the other catalogs.
 Data and metadata files are read and written through the catalog's ``FileIO`` (the server's
 warehouse must be reachable from here: a shared file system).
 """
@@ -21,16 +20,8 @@ from icefloe.errors import (
     IcefloeError, NamespaceAlreadyExistsError, NamespaceNotEmptyError, NoSuchNamespaceError, NoSuchTableError,
     TableAlreadyExistsError, VersionConflict,
 )
-from icefloe.iceberg.metadata_builder import (
-    AddPartitionSpec, AddSchema, AddSnapshot, AddSortOrder, RemovePartitionStatistics, RemoveProperties,
-    RemoveSnapshotRef, RemoveSnapshots, RemoveStatistics, SetCurrentSchema, SetDefaultSortOrder, SetDefaultSpec,
-    SetLocation, SetPartitionStatistics, SetProperties, SetSnapshotRef, SetStatistics, UpgradeFormatVersion,
-)
+from icefloe.iceberg.operations import Changes, Committed
 from icefloe.iceberg.schema import schema_to_json
-from icefloe.iceberg.table_requirements import (
-    AssertCurrentSchemaId, AssertDefaultSortOrderId, AssertDefaultSpecId, AssertLastAssignedFieldId,
-    AssertRefSnapshotId, AssertTableUUID,
-)
 from icefloe.iceberg.table import BaseTable
 from icefloe.iceberg.table_metadata import TableMetadata
 
@@ -145,62 +136,8 @@ def _not_rest(r) -> str:
     return f"HTTP {r.status_code} ({kind})" + (f": {text}" if text else "")
 
 
-def _diff(base: TableMetadata, new: TableMetadata) -> tuple[list, list]:
-    """(requirements, updates) that turn ``base`` into ``new`` on the server, as the spec's typed
-    ``TableRequirement`` and ``TableUpdate`` objects (the ones the server's builder applies)."""
-    b, n = base.to_json(), new.to_json()
-    req: list = [AssertTableUUID(b["table-uuid"]), AssertCurrentSchemaId(b["current-schema-id"]),
-                 AssertLastAssignedFieldId(b["last-column-id"]), AssertDefaultSpecId(b["default-spec-id"]),
-                 AssertDefaultSortOrderId(b["default-sort-order-id"])]
-    for name in sorted(set(b["refs"]) | set(n["refs"])):
-        ref = b["refs"].get(name)
-        req.append(AssertRefSnapshotId(ref["snapshot-id"] if ref else None, name))
-    up: list = []
-    if n["format-version"] != b["format-version"]:
-        up.append(UpgradeFormatVersion(n["format-version"]))
-    old_schemas = {s["schema-id"] for s in b["schemas"]}
-    up += [AddSchema(s, n["last-column-id"]) for s in n["schemas"] if s["schema-id"] not in old_schemas]
-    if n["current-schema-id"] != b["current-schema-id"]:
-        up.append(SetCurrentSchema(n["current-schema-id"]))
-    old_specs = {s["spec-id"] for s in b["partition-specs"]}
-    up += [AddPartitionSpec(s) for s in n["partition-specs"] if s["spec-id"] not in old_specs]
-    if n["default-spec-id"] != b["default-spec-id"]:
-        up.append(SetDefaultSpec(n["default-spec-id"]))
-    old_orders = {o["order-id"] for o in b["sort-orders"]}
-    up += [AddSortOrder(o) for o in n["sort-orders"] if o["order-id"] not in old_orders]
-    if n["default-sort-order-id"] != b["default-sort-order-id"]:
-        up.append(SetDefaultSortOrder(n["default-sort-order-id"]))
-    if n["location"] != b["location"]:
-        up.append(SetLocation(n["location"]))
-    changed = {k: v for k, v in n["properties"].items() if b["properties"].get(k) != v}
-    if changed:
-        up.append(SetProperties(changed))
-    removed = [k for k in b["properties"] if k not in n["properties"]]
-    if removed:
-        up.append(RemoveProperties(removed))
-    old_snaps = {s["snapshot-id"] for s in b["snapshots"]}
-    new_snaps = {s["snapshot-id"] for s in n["snapshots"]}
-    up += [AddSnapshot(s) for s in n["snapshots"] if s["snapshot-id"] not in old_snaps]
-    gone = sorted(old_snaps - new_snaps)
-    up += [RemoveSnapshotRef(name) for name in sorted(set(b["refs"]) - set(n["refs"]))]
-    for name, ref in n["refs"].items():
-        if b["refs"].get(name) != ref:
-            up.append(SetSnapshotRef(name, ref["snapshot-id"], ref["type"], ref.get("max-ref-age-ms"),
-                                     ref.get("max-snapshot-age-ms"), ref.get("min-snapshots-to-keep")))
-    if gone:
-        up.append(RemoveSnapshots(gone))
-    for key, set_kind, remove_kind in (("statistics", SetStatistics, RemoveStatistics),
-                                       ("partition-statistics", SetPartitionStatistics, RemovePartitionStatistics)):
-        old_stats = {s["snapshot-id"]: s for s in b.get(key, [])}
-        for s in n.get(key, []):
-            if old_stats.get(s["snapshot-id"]) != s:      # (Java's clients also send the deprecated snapshot-id)
-                up.append(SetStatistics(s, s["snapshot-id"]) if set_kind is SetStatistics else set_kind(s))
-        up += [remove_kind(sid) for sid in sorted(set(old_stats) - {s["snapshot-id"] for s in n.get(key, [])})]
-    return req, up
-
-
 class RestTableOperations:
-    """One table through the REST server (the interface of ``HadoopTableOperations``)."""
+    """One table through the REST server (the ``TableOperations`` protocol)."""
 
     uses_version_hint = False
 
@@ -222,10 +159,7 @@ class RestTableOperations:
     def load(self, version: Optional[int] = None) -> tuple[int, TableMetadata]:
         res = self.http.call("GET", self.path)
         loc = res["metadata-location"]
-        if loc not in self._paths.values():
-            self._version += 1
-            self._paths[self._version] = loc
-        v = next(k for k, p in self._paths.items() if p == loc)
+        v = self._loaded(res)
         meta = TableMetadata.from_json(res["metadata"], loc)
         self.location = meta.location.rstrip("/")
         self.metadata_dir = os.path.dirname(loc)
@@ -237,17 +171,34 @@ class RestTableOperations:
     def _list_versions(self) -> list[int]:
         return sorted(self._paths)
 
+    def current(self) -> TableMetadata:
+        return self.load()[1]
+
     def commit(self, base_version: Optional[int], base: Optional[TableMetadata], new: TableMetadata) -> int:
-        if base is None:
-            raise IcefloeError("tables are created through the REST catalog (create_table)")
-        if base_version is not None and self._paths.get(base_version) is None:
+        raise IcefloeError(f"{self.name}: a REST catalog commits a table's changes (updates and requirements), "
+                           "not a whole metadata document; tables are created with create_table")
+
+    def commit_changes(self, base_version: int, base: TableMetadata, changes: Changes) -> Committed:
+        """Send the changes as they were produced; the server checks the requirements against the
+        table's current metadata and applies the updates with the same builder (a 409 is
+        ``VersionConflict``: the producer runs again on the newer metadata)."""
+        if self._paths.get(base_version) is None:
             raise VersionConflict(f"{self.name}: unknown base version")
-        req, up = _diff(base, new)
-        res = self.http.call("POST", self.path, {"requirements": [r.to_json() for r in req],
-                                                 "updates": [u.to_json() for u in up]})
-        self._version += 1
-        self._paths[self._version] = res["metadata-location"]
-        return self._version
+        res = self.http.call("POST", self.path, changes_body(changes))
+        return Committed(self._loaded(res), TableMetadata.from_json(res["metadata"], res["metadata-location"]))
+
+    def _loaded(self, res: dict) -> int:
+        loc = res["metadata-location"]
+        if loc not in self._paths.values():
+            self._version += 1
+            self._paths[self._version] = loc
+        return next(k for k, p in self._paths.items() if p == loc)
+
+
+def changes_body(changes: Changes) -> dict:
+    """The spec's ``CommitTableRequest`` body of one table's changes."""
+    return {"requirements": [r.to_json() for r in changes.requirements],
+            "updates": [u.to_json() for u in changes.updates]}
 
 
 class RestCatalog:
@@ -315,6 +266,17 @@ class RestCatalog:
         (a, b), (c, d) = split_name(name), split_name(new_name)
         self.http.call("POST", "/v1/tables/rename", {"source": {"namespace": [a], "name": b},
                                                      "destination": {"namespace": [c], "name": d}}, ok=(200, 204))
+
+    atomic_multi_table = True
+
+    def commit_transaction(self, entries: list) -> dict:
+        """Send several tables' changes as one ``POST /v1/transactions/commit``: the server commits
+        all of them or none (a failed requirement of any table is a 409, ``VersionConflict``)."""
+        body = {"table-changes": [
+            {"identifier": {"namespace": [split_name(name)[0]], "name": split_name(name)[1]},
+             **changes_body(changes)} for name, _ops, _version, _base, changes in entries]}
+        self.http.call("POST", "/v1/transactions/commit", body, ok=(200, 204))
+        return {name: ops.load()[1] for name, ops, _version, _base, _changes in entries}
 
     def replace_table(self, *args, **kwargs):
         raise IcefloeError("REPLACE TABLE through a REST catalog is not supported yet")

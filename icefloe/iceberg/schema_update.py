@@ -31,7 +31,8 @@ from icefloe.core.types import (
 )
 from icefloe.core.types.model import DoubleType, FloatType, PrimitiveType
 from icefloe.errors import SchemaError
-from icefloe.iceberg.schema import default_json
+from icefloe.iceberg.metadata_builder import AddSchema, SetCurrentSchema, SetProperties
+from icefloe.iceberg.schema import default_json, schema_to_json
 from icefloe.iceberg.table_metadata import TableMetadata, check_types_for_version
 from icefloe.iceberg.metadata_commit import commit_metadata
 
@@ -286,6 +287,21 @@ def with_schema(meta: TableMetadata, struct: StructType, last_column_id: int,
                    properties=props)
 
 
+def schema_updates(base: TableMetadata, new: Optional[TableMetadata]) -> Optional[list]:
+    """The updates that make ``new`` (``with_schema`` of ``base``) current: the schema (unless an
+    older identical one is reused), and the name mapping that follows it."""
+    if new is None:
+        return None
+    out: list = []
+    if new.current_schema_id not in {s.schema_id for s in base.schemas}:
+        out.append(AddSchema(schema_to_json(new.schema), new.last_column_id))
+    out.append(SetCurrentSchema(new.current_schema_id))
+    changed = {k: v for k, v in new.properties.items() if base.properties.get(k) != v}
+    if changed:
+        out.append(SetProperties(changed))
+    return out
+
+
 def _docs(schema: Schema) -> dict:
     """Each field's doc by field id, nested fields included: a schema whose only change is a
     column comment (``ALTER COLUMN c COMMENT ...``) is a new schema."""
@@ -475,11 +491,12 @@ class UpdateSchema:
     once against the table as it was loaded; the commit replays all of them on
     the latest metadata.
     """
-    def __init__(self, ops, on_commit: Optional[Callable[[], None]] = None):
+    def __init__(self, ops, on_commit: Optional[Callable[[], None]] = None, transaction=None):
         self._ops = ops
         self._on_commit = on_commit
+        self._transaction = transaction     # a ``Transaction``: staged there, committed with it
         self._calls: list[tuple[str, tuple, dict]] = []
-        self._preview = SchemaBuilder(ops.load()[1])
+        self._preview = SchemaBuilder(transaction.staged if transaction is not None else ops.load()[1])
         self.committed: Optional[Schema] = None
 
     def _record(self, method: str, *args, **kwargs) -> "UpdateSchema":
@@ -520,14 +537,18 @@ class UpdateSchema:
         """The schema these changes would produce (ids as they would be assigned now)."""
         return Schema(self._preview.struct.fields, identifier_field_ids=self._preview.identifier_ids)
 
-    def commit(self) -> Schema:
-        def change(base: TableMetadata) -> Optional[TableMetadata]:
-            builder = SchemaBuilder(base)
-            for method, args, kwargs in self._calls:
-                getattr(builder, method)(*args, **kwargs)
-            return builder.build()
+    def change(self, base: TableMetadata) -> Optional[list]:
+        """The updates this schema change makes of ``base`` (None: the schema stays as it is)."""
+        builder = SchemaBuilder(base)
+        for method, args, kwargs in self._calls:
+            getattr(builder, method)(*args, **kwargs)
+        return schema_updates(base, builder.build())
 
-        result = commit_metadata(self._ops, change)
+    def commit(self) -> Schema:
+        if self._transaction is not None:             # staged: committed with the transaction
+            self._transaction.stage_change(self.change)
+            return self.apply()
+        result = commit_metadata(self._ops, self.change)
         self.committed = result.new.schema
         if self._on_commit is not None:
             self._on_commit()

@@ -19,13 +19,12 @@ from __future__ import annotations
 
 import uuid
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable, Optional
 
 from icefloe.core.io import FileIO
 from icefloe.core.retry import RetryPolicy
 from icefloe.errors import CorruptMetadataError
-from icefloe.iceberg.hadoop import HadoopTableOperations, VersionConflict
 from icefloe.iceberg.manifest import (
     ADDED, DATA, DELETED, POSITION_DELETES, DataFile, ManifestEntry, as_deleted, as_existing,
 )
@@ -39,8 +38,11 @@ from icefloe.iceberg.manifest_list import (
     write_manifest_list,
 )
 from icefloe.iceberg.manifest_reader import load_manifest_entries, snapshot_manifests
-from icefloe.iceberg.snapshot import Snapshot, build_summary, new_snapshot_id
-from icefloe.iceberg.table_metadata import MAIN_BRANCH, TableMetadata, now_ms, with_snapshot
+from icefloe.iceberg.metadata_builder import AddSnapshot, set_ref_update
+from icefloe.iceberg.operations import Changes, TableOperations, commit_with_retry
+from icefloe.iceberg.snapshot import Snapshot, SnapshotRef, build_summary, new_snapshot_id
+from icefloe.iceberg.table_metadata import MAIN_BRANCH, TableMetadata, now_ms
+from icefloe.iceberg.table_requirements import requirements_for
 from icefloe.iceberg.validate import Validation, validate_concurrent_commits, validate_removed_files_live
 
 # Table properties (spec "Table Properties", write properties) and their defaults.
@@ -71,7 +73,7 @@ class PendingSnapshot:
     """
 
     io: FileIO
-    ops: HadoopTableOperations
+    ops: TableOperations
     base: TableMetadata
     branch: str
     parent: Optional[Snapshot]
@@ -83,7 +85,7 @@ class PendingSnapshot:
     manifest_count: int = 0
 
     @classmethod
-    def start(cls, ops: HadoopTableOperations, base: TableMetadata, branch: str, commit_uuid: str,
+    def start(cls, ops: TableOperations, base: TableMetadata, branch: str, commit_uuid: str,
               attempt: int, written: list) -> "PendingSnapshot":
         # a write to a branch that does not exist yet starts from main's head, as Iceberg does
         ref = base.refs.get(branch) or base.refs.get(MAIN_BRANCH)
@@ -122,9 +124,10 @@ class PendingSnapshot:
         return manifest_file_for(path, length, spec_id, content, self.snapshot_id, self.sequence_number,
                                  entries, spec.partition_type(schema))
 
-    def finish(self, manifests: list[ManifestFile], summary: dict, staged: bool = False) -> TableMetadata:
-        """Write the manifest list and return the base metadata with the snapshot on the branch
-        (``staged``: in the metadata, on no branch)."""
+    def finish(self, manifests: list[ManifestFile], summary: dict, staged: bool = False) -> Changes:
+        """Write the manifest list; the changes that add the snapshot and move the branch to it
+        (``staged``: the snapshot is added, no ref moves), on the condition that nothing moved since
+        ``base`` was read."""
         list_path = f"{self.ops.metadata_dir}/snap-{self.snapshot_id}-{self.attempt}-{self.commit_uuid}.avro"
         self.written.append(list_path)
         base = self.base
@@ -138,7 +141,12 @@ class PendingSnapshot:
                         timestamp_ms=max(now_ms(), base.last_updated_ms), manifest_list=list_path,
                         summary=summary, parent_snapshot_id=self.parent_id, schema_id=base.schema.schema_id,
                         first_row_id=first_row_id, added_rows=added_rows)
-        return with_snapshot(base, snap, self.branch, staged)
+        updates: list = [AddSnapshot(snap.to_json())]
+        if not staged:
+            ref = base.refs.get(self.branch)
+            updates.append(set_ref_update(self.branch, SnapshotRef(snap.snapshot_id) if ref is None
+                                          else replace(ref, snapshot_id=snap.snapshot_id)))
+        return Changes(updates, requirements_for(base, [self.branch]), self.written)
 
 
 # --------------------------------------------------------------------------- the producer
@@ -154,37 +162,39 @@ class SnapshotProducer:
         # snapshot is added to the metadata, its parent the branch's head, and no ref moves
         self.stage_only = False
         self.snapshot_id: Optional[int] = None       # the snapshot committed, once committed
+        self.pending_id: Optional[int] = None        # the snapshot of the latest attempt
 
     def apply(self, pending: PendingSnapshot) -> tuple[list[ManifestFile], dict]:
         """This snapshot's manifests and summary on top of ``pending.base``."""
         raise NotImplementedError
 
-    def commit(self, ops: HadoopTableOperations, branch: str = MAIN_BRANCH,
+    def changes(self, ops: TableOperations, base: TableMetadata, branch: str, commit_uuid: str,
+                attempt: int) -> Changes:
+        """This snapshot produced on ``base``: its manifests and manifest list written, and the
+        updates that add it (the files written are deleted if producing fails)."""
+        written: list[str] = []
+        try:
+            pending = PendingSnapshot.start(ops, base, branch, commit_uuid, attempt, written)
+            changes = pending.finish(*self.apply(pending), staged=self.stage_only)
+        except BaseException:
+            for p in written:
+                ops.io.delete(p)
+            raise
+        self.pending_id = pending.snapshot_id
+        return changes
+
+    def committed(self, io: FileIO, meta: TableMetadata, changes: Changes) -> None:
+        """The commit holding this snapshot is durable: note its id, drop manifests merged away."""
+        self.snapshot_id = self.pending_id
+        _drop_merged_away(io, meta, self.snapshot_id, changes.written)
+
+    def commit(self, ops: TableOperations, branch: str = MAIN_BRANCH,
                policy: Optional[RetryPolicy] = None) -> TableMetadata:
-        """Commit as one new snapshot of ``branch``, retrying lost races; returns the latest metadata."""
-        io = ops.io
+        """Commit as one new snapshot of ``branch``, retrying lost races; returns the committed metadata."""
         commit_uuid = str(uuid.uuid4())
-
-        def attempt(n: int) -> TableMetadata:
-            version, base = ops.load()
-            written: list[str] = []
-            try:
-                pending = PendingSnapshot.start(ops, base, branch, commit_uuid, n, written)
-                new_meta = pending.finish(*self.apply(pending), staged=self.stage_only)
-                ops.commit(version, base, new_meta)
-            except BaseException:
-                for p in written:
-                    io.delete(p)
-                raise
-            self.snapshot_id = pending.snapshot_id
-            _drop_merged_away(io, new_meta, pending.snapshot_id, written)
-            return new_meta
-
-        if policy is None:
-            policy = RetryPolicy.from_iceberg_properties(ops.load()[1].properties)
-        policy.run(attempt, retry_on=(VersionConflict,))
-        _, latest = ops.load()
-        return latest
+        out = commit_with_retry(ops, lambda base, n: self.changes(ops, base, branch, commit_uuid, n), policy)
+        self.committed(ops.io, out.new, out.changes)
+        return out.new
 
 
 def _drop_merged_away(io: FileIO, meta: TableMetadata, snapshot_id: int, written: list) -> None:

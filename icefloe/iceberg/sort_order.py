@@ -14,6 +14,7 @@ from typing import Sequence
 
 from icefloe.core.types import Schema
 from icefloe.errors import SchemaError
+from icefloe.iceberg.metadata_builder import AddSortOrder, SetDefaultSortOrder
 from icefloe.iceberg.metadata_commit import commit_metadata
 from icefloe.iceberg.table_metadata import TableMetadata
 from icefloe.iceberg.transforms import parse_partition_expr, parse_transform
@@ -72,11 +73,20 @@ def with_sort_order(base: TableMetadata, fields: list[SortField]) -> TableMetada
                    default_sort_order_id=new_id)
 
 
-def replace_sort_order(ops, terms: Sequence[str]) -> None:
-    def change(base: TableMetadata) -> TableMetadata:
-        return with_sort_order(base, parse_sort_terms(base.schema, terms))
+def sort_order_change(terms: Sequence[str]):
+    """The change making the order of ``terms`` the default: its order added (unless the table has
+    it already) and made the default."""
+    def change(base: TableMetadata) -> list:
+        new = with_sort_order(base, parse_sort_terms(base.schema, terms))
+        oid = new.default_sort_order_id
+        order = next(o for o in new.sort_orders if o["order-id"] == oid)
+        added = [] if any(o["order-id"] == oid for o in base.sort_orders) else [AddSortOrder(order)]
+        return added + [SetDefaultSortOrder(oid)]
+    return change
 
-    commit_metadata(ops, change)
+
+def replace_sort_order(ops, terms: Sequence[str]) -> None:
+    commit_metadata(ops, sort_order_change(terms))
 
 
 def default_order(meta: TableMetadata) -> tuple[int, list[dict]]:

@@ -15,6 +15,7 @@ from dataclasses import replace
 from typing import Callable, Optional
 
 from icefloe.errors import SchemaError, UnknownTransformError
+from icefloe.iceberg.metadata_builder import AddPartitionSpec, SetDefaultSpec
 from icefloe.iceberg.partitioning import PartitionField, PartitionSpec
 from icefloe.iceberg.table_metadata import TableMetadata
 from icefloe.iceberg.transforms import (
@@ -165,13 +166,24 @@ def with_spec(meta: TableMetadata, fields: list[PartitionField], last_partition_
     return replace(meta, partition_specs=specs, default_spec_id=existing.spec_id, last_partition_id=last_id)
 
 
+def spec_updates(base: TableMetadata, new: Optional[TableMetadata]) -> Optional[list]:
+    """The updates that make ``new``'s default spec (``with_spec`` of ``base``) the default."""
+    if new is None:
+        return None
+    out: list = []
+    if new.default_spec_id not in {s.spec_id for s in base.partition_specs}:
+        out.append(AddPartitionSpec(new.spec.to_json()))
+    return out + [SetDefaultSpec(new.default_spec_id)]
+
+
 class UpdateSpec:
     """``with table.update_spec() as u:`` -- partition changes committed as one metadata version on exit."""
-    def __init__(self, ops, on_commit: Optional[Callable[[], None]] = None):
+    def __init__(self, ops, on_commit: Optional[Callable[[], None]] = None, transaction=None):
         self._ops = ops
         self._on_commit = on_commit
+        self._transaction = transaction     # a ``Transaction``: staged there, committed with it
         self._calls: list[tuple[str, tuple]] = []
-        self._preview = SpecBuilder(ops.load()[1])
+        self._preview = SpecBuilder(transaction.staged if transaction is not None else ops.load()[1])
         self.committed: Optional[PartitionSpec] = None
 
     def _record(self, method: str, *args) -> "UpdateSpec":
@@ -193,14 +205,18 @@ class UpdateSpec:
     def apply(self) -> PartitionSpec:
         return PartitionSpec(self._preview.fields, -1)
 
-    def commit(self) -> PartitionSpec:
-        def change(base: TableMetadata) -> Optional[TableMetadata]:
-            builder = SpecBuilder(base)
-            for method, args in self._calls:
-                getattr(builder, method)(*args)
-            return builder.build()
+    def change(self, base: TableMetadata) -> Optional[list]:
+        """The updates this partition change makes of ``base`` (None: the spec stays as it is)."""
+        builder = SpecBuilder(base)
+        for method, args in self._calls:
+            getattr(builder, method)(*args)
+        return spec_updates(base, builder.build())
 
-        result = commit_metadata(self._ops, change)
+    def commit(self) -> PartitionSpec:
+        if self._transaction is not None:             # staged: committed with the transaction
+            self._transaction.stage_change(self.change)
+            return self.apply()
+        result = commit_metadata(self._ops, self.change)
         self.committed = result.new.spec
         if self._on_commit is not None:
             self._on_commit()

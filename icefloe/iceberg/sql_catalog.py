@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import re
 import uuid
+from dataclasses import dataclass
 from typing import Optional
 
 from icefloe.core.io import FileAlreadyExistsError, FileIO, is_remote
@@ -32,6 +33,7 @@ from icefloe.errors import (
 from icefloe.iceberg.catalog import HadoopCatalog, read_registered_metadata
 from icefloe.iceberg.locations import check_no_overlap, check_table_alone, normalize, read_regular_file
 from icefloe.iceberg.maintenance import purge_table_files
+from icefloe.iceberg.operations import SwapCommits, apply_commit
 from icefloe.iceberg.table_metadata import TableMetadata, with_metadata_log
 
 TABLES, NAMESPACES = "iceberg_tables", "iceberg_namespace_properties"
@@ -97,9 +99,9 @@ class _Schema:
         return (c.iceberg_type == TABLE_TYPE) | c.iceberg_type.is_(None) if self.typed else None
 
 
-class SqlTableOperations:
-    """One table's metadata through the catalog database; the interface of
-    ``HadoopTableOperations`` (versions are the numbers metadata file names start with)."""
+class SqlTableOperations(SwapCommits):
+    """One table's metadata through the catalog database (the ``TableOperations`` protocol;
+    versions are the numbers metadata file names start with)."""
 
     uses_version_hint = False
 
@@ -159,6 +161,21 @@ class SqlTableOperations:
         when the row no longer names the version the commit read."""
         import sqlalchemy as sa
 
+        staged = self.stage(base_version, base, new)
+        try:
+            with self._db.engine.begin() as conn:
+                self.swap(conn, staged)
+        except sa.exc.IntegrityError:
+            self.io.delete(staged.path)
+            raise VersionConflict(f"table {'.'.join(self._key[1:])} was created by another writer") from None
+        except BaseException:
+            self.io.delete(staged.path)
+            raise
+        self.last_written = staged.metadata
+        return self.swapped(staged)
+
+    def stage(self, base_version: Optional[int], base: Optional[TableMetadata], new: TableMetadata) -> "StagedVersion":
+        """Write ``new`` as the file of version base_version+1, not yet current (``swap`` makes it so)."""
         version = (base_version or 0) + 1
         base_path = self._paths.get(base_version) if base_version is not None else None
         if base is not None and base_version is not None:
@@ -170,29 +187,40 @@ class SqlTableOperations:
             self.io.write_bytes(path, new.dumps(), overwrite=False)
         except FileAlreadyExistsError as e:   # pragma: no cover - a fresh uuid
             raise VersionConflict(f"metadata file {path} exists") from e
+        return StagedVersion(version, path, base_path, base is None, new)
+
+    def swap(self, conn, staged: "StagedVersion") -> None:
+        """Point the table's row at a staged version inside the database transaction ``conn``;
+        ``VersionConflict`` when the row no longer names the version it was staged on."""
+        import sqlalchemy as sa
+
         t = self._db.tables
-        try:
-            with self._db.engine.begin() as conn:
-                if base is None:
-                    values = dict(catalog_name=self._key[0], table_namespace=self._key[1], table_name=self._key[2],
-                                  metadata_location=path, previous_metadata_location=None)
-                    if self._db.typed:
-                        values["iceberg_type"] = TABLE_TYPE
-                    conn.execute(sa.insert(t).values(**values))
-                else:
-                    done = conn.execute(sa.update(t).where(self._where() & (t.c.metadata_location == base_path))
-                                        .values(metadata_location=path, previous_metadata_location=base_path))
-                    if done.rowcount != 1:
-                        raise VersionConflict(f"{'.'.join(self._key[1:])} was committed by another writer "
-                                              f"(it no longer points at {base_path})")
-        except sa.exc.IntegrityError:
-            self.io.delete(path)
-            raise VersionConflict(f"table {'.'.join(self._key[1:])} was created by another writer") from None
-        except BaseException:
-            self.io.delete(path)
-            raise
-        self._paths[version] = path
-        return version
+        if staged.create:
+            values = dict(catalog_name=self._key[0], table_namespace=self._key[1], table_name=self._key[2],
+                          metadata_location=staged.path, previous_metadata_location=None)
+            if self._db.typed:
+                values["iceberg_type"] = TABLE_TYPE
+            conn.execute(sa.insert(t).values(**values))
+            return
+        done = conn.execute(sa.update(t).where(self._where() & (t.c.metadata_location == staged.base_path))
+                            .values(metadata_location=staged.path, previous_metadata_location=staged.base_path))
+        if done.rowcount != 1:
+            raise VersionConflict(f"{'.'.join(self._key[1:])} was committed by another writer "
+                                  f"(it no longer points at {staged.base_path})")
+
+    def swapped(self, staged: "StagedVersion") -> int:
+        self._paths[staged.version] = staged.path
+        return staged.version
+
+
+@dataclass
+class StagedVersion:
+    """A metadata file written for a commit, before the row points at it."""
+    version: int
+    path: str
+    base_path: Optional[str]
+    create: bool
+    metadata: TableMetadata
 
 
 class SqlCatalog(HadoopCatalog):
@@ -276,6 +304,32 @@ class SqlCatalog(HadoopCatalog):
         except sa.exc.IntegrityError:
             raise TableAlreadyExistsError(f"table {name} already exists") from None
         return self.load_table(name)
+
+    # ------------------------------------------------------------------ multi-table commits
+    atomic_multi_table = True
+
+    def commit_transaction(self, entries: list) -> dict:
+        """Commit several tables' changes all-or-nothing: each ``(name, ops, base_version, base,
+        changes)`` is applied to its base and written as that table's next metadata file, then every
+        table's row is swapped in ONE database transaction, each only if it still names its base.
+        Any failure (a requirement, a rule of the builder, another writer first) commits nothing and
+        deletes the files written. Returns the new metadata by table name."""
+        import sqlalchemy as sa
+
+        staged: list = []
+        try:
+            for name, ops, version, base, changes in entries:
+                staged.append((name, ops, ops.stage(version, base, apply_commit(base, changes))))
+            with self.db.engine.begin() as conn:
+                for _name, ops, sv in staged:
+                    ops.swap(conn, sv)
+        except BaseException as e:
+            for _name, ops, sv in staged:
+                ops.io.delete(sv.path)
+            if isinstance(e, sa.exc.IntegrityError):
+                raise VersionConflict("a table of the transaction was created by another writer") from None
+            raise
+        return {name: ops.load(ops.swapped(sv))[1] for name, ops, sv in staged}
 
     # ------------------------------------------------------------------ namespaces
     def namespace_path(self, namespace: str) -> str:

@@ -22,7 +22,7 @@ from icefloe.iceberg import scan as scan_mod
 from icefloe.iceberg.append import Append
 from icefloe.iceberg.arrow_read import read_by_field_id, read_data_file
 from icefloe.iceberg.delete_files import apply_deletes_arrow
-from icefloe.iceberg.hadoop import HadoopTableOperations
+from icefloe.iceberg.operations import TableOperations
 from icefloe.iceberg.maintenance import expire_snapshots, remove_orphan_files, update_properties
 from icefloe.iceberg.overwrite import Overwrite
 from icefloe.iceberg.refs import (
@@ -60,7 +60,7 @@ class BaseTable:
     _write_branch: str = MAIN_BRANCH
     _wap_id: Optional[str] = None
 
-    def __init__(self, name: str, ops: HadoopTableOperations):
+    def __init__(self, name: str, ops: TableOperations):
         self.name = name
         self.ops = ops
         self.io: FileIO = ops.io
@@ -243,6 +243,14 @@ class BaseTable:
         (with ``spec_id``: only the manifests of that partition spec)."""
         return self._commit(RewriteManifests(summary_extra=dict(summary or {}), spec_id=spec_id), branch)
 
+
+    def transaction(self):
+        """``with t.transaction() as tx:`` -- schema, spec, sort order, property and ref changes and
+        appends staged in order and committed as ONE new metadata version when the block ends;
+        nothing is committed when it raises (``icefloe.iceberg.transaction``)."""
+        from icefloe.iceberg.transaction import Transaction
+
+        return Transaction(self.ops, on_commit=self.refresh)
 
     # ------------------------------------------------------------------ evolution and lifecycle (issue 5)
     def update_schema(self):

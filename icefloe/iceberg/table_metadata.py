@@ -342,32 +342,6 @@ def new_table_metadata(location: str, schema: Schema, spec: PartitionSpec, prope
     )
 
 
-def with_snapshot(base: TableMetadata, snap: Snapshot, branch: str = MAIN_BRANCH,
-                  staged: bool = False) -> TableMetadata:
-    """``base`` with ``snap`` added as the head of ``branch``; ``staged``: added with no ref moved
-    (Java's ``stageOnly``, write-audit-publish), so only its id reaches it."""
-    refs = dict(base.refs)
-    if not staged:
-        refs[branch] = SnapshotRef(snap.snapshot_id, "branch") if branch not in refs else \
-            replace(refs[branch], snapshot_id=snap.snapshot_id)
-    is_main = branch == MAIN_BRANCH and not staged
-    next_row_id = base.next_row_id
-    if base.format_version >= 3 and snap.first_row_id is not None:
-        # the table's next row id moves on even for a snapshot outside the main branch
-        next_row_id = max(next_row_id or 0, snap.first_row_id + (snap.added_rows or 0))
-    return replace(
-        base,
-        next_row_id=next_row_id,
-        last_sequence_number=snap.sequence_number,
-        last_updated_ms=snap.timestamp_ms,
-        snapshots=base.snapshots + [snap],
-        current_snapshot_id=snap.snapshot_id if is_main else base.current_snapshot_id,
-        snapshot_log=base.snapshot_log + ([{"timestamp-ms": snap.timestamp_ms, "snapshot-id": snap.snapshot_id}]
-                                          if is_main else []),
-        refs=refs,
-    )
-
-
 def with_metadata_log(meta: TableMetadata, previous_file: Optional[str], previous_ts: Optional[int],
                       max_entries: int) -> TableMetadata:
     log = list(meta.metadata_log)

@@ -6,13 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Optional
 
-from icefloe.errors import IcefloeError
+from icefloe.errors import VersionConflict
 from icefloe.iceberg.metadata_builder import BadUpdate, get_field, json_kind
-from icefloe.iceberg.table_metadata import TableMetadata
+from icefloe.iceberg.table_metadata import MAIN_BRANCH, TableMetadata
 
 
-class RequirementFailed(IcefloeError):
-    """A commit's requirement does not hold for the table's current metadata (HTTP 409)."""
+class RequirementFailed(VersionConflict):
+    """A commit's requirement does not hold for the table's current metadata (HTTP 409): the table
+    moved on since the commit read it, so the producer runs again on the new metadata."""
 
 
 @dataclass
@@ -141,3 +142,17 @@ def requirement_from_json(d) -> TableRequirement:
 def check_requirements(base: Optional[TableMetadata], requirements: list) -> None:
     for r in requirements:
         r.check(base)
+
+
+def requirements_for(base: TableMetadata, refs=()) -> list:
+    """What a change produced on ``base`` relies on: the same table (its uuid), its current schema,
+    last column id, default spec and sort order, and every ref where it was (``main`` and each of
+    ``refs`` absent from ``base``, still absent). Any commit in between that changes what the
+    change read fails one of them, so the producer runs again on the newer metadata."""
+    out: list = [AssertTableUUID(base.table_uuid), AssertCurrentSchemaId(base.current_schema_id),
+                 AssertLastAssignedFieldId(base.last_column_id), AssertDefaultSpecId(base.default_spec_id),
+                 AssertDefaultSortOrderId(base.default_sort_order_id)]
+    for name in sorted(set(base.refs) | set(refs) | {MAIN_BRANCH}):
+        ref = base.refs.get(name)
+        out.append(AssertRefSnapshotId(ref.snapshot_id if ref is not None else None, name))
+    return out

@@ -339,6 +339,8 @@ def classify(method: str, path: str) -> Action:
         return Action("/v1/namespaces", None)          # the list shows the namespaces the principal may read
     if parts == ["v1", "tables", "rename"] and method == "POST":
         return Action("/v1/tables/rename", "drop", body_namespaces=True)
+    if parts == ["v1", "transactions", "commit"] and method == "POST":     # a commit to each table named
+        return Action("/v1/transactions/commit", "write", body_namespaces=True)
     if len(parts) >= 3 and parts[:2] == ["v1", "namespaces"]:
         namespace = parts[2].replace("\x1f", ".")
         rest = tuple(parts[3:])
@@ -371,6 +373,14 @@ def _body_namespaces(action: Action, body: bytes) -> Optional[list]:
     def name(levels) -> Optional[str]:
         return ".".join(str(x) for x in levels) if isinstance(levels, list) and levels else None
 
+    if action.route == "/v1/transactions/commit":
+        changes = doc.get("table-changes")
+        if not isinstance(changes, list) or not changes:
+            return None
+        idents = [c.get("identifier") if isinstance(c, dict) else None for c in changes]
+        if not all(isinstance(i, dict) and name(i.get("namespace")) for i in idents):
+            return None
+        return [("write", name(i.get("namespace"))) for i in idents]
     if action.route == "/v1/tables/rename":
         out = []
         for key, privilege in (("source", "drop"), ("destination", "create")):
@@ -508,8 +518,8 @@ class Guard:
             if needs is None:
                 await _send_json(send, 400, _error_model(400, "BadRequestException",
                                                          "the request body must name its namespaces "
-                                                         "(a JSON object with 'namespace', or 'source' and "
-                                                         "'destination')"))
+                                                         "(a JSON object with 'namespace', 'source' and "
+                                                         "'destination', or 'table-changes' with identifiers)"))
                 return
             receive = _replay(body)
         for privilege, namespace in needs:

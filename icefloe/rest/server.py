@@ -3,7 +3,7 @@ app, served by uvicorn), so pyiceberg's ``RestCatalog`` and Iceberg's Java ``RES
 commit to and read the warehouse's Iceberg tables.
 
 Routes (``/v1``): config; namespaces (list, create, load, exists, drop); tables (list, create,
-load, exists, drop, commit, rename, register). A commit checks the request's requirements against
+load, exists, drop, commit, rename, register); multi-table transactions (commit). A commit checks the request's requirements against
 the table's current metadata, applies its updates (``icefloe.iceberg.metadata_builder``, which
 checks each) and commits the result through the catalog's table operations (the Hadoop layout's create-if-absent or the SQL
 catalog's compare-and-swap), retrying on a lost race; a failed requirement is HTTP 409.
@@ -26,8 +26,9 @@ from icefloe.iceberg.schema import schema_from_json
 from icefloe.iceberg.metadata_builder import (
     AddSortOrder, BadUpdate, SetDefaultSortOrder, SetProperties, apply_changes, update_from_json,
 )
+from icefloe.iceberg.operations import Changes, apply_commit
 from icefloe.iceberg.table_requirements import RequirementFailed, requirement_from_json
-from icefloe.iceberg.table_metadata import TableMetadata, new_table_metadata
+from icefloe.iceberg.table_metadata import new_table_metadata
 from icefloe.rest.auth import Authenticator, Guard, visible_namespaces
 
 SEPARATOR = "\x1f"          # namespace levels in a URL path
@@ -156,6 +157,7 @@ class RestCatalogApp:
             Route(tbl, self.commit_table, methods=["POST"]),
             Route(tbl, self.drop_table, methods=["DELETE"]),
             Route("/v1/tables/rename", self.rename_table, methods=["POST"]),
+            Route("/v1/transactions/commit", self.commit_transaction, methods=["POST"]),
         ])
         self.app = Guard(self.routes, auth)
 
@@ -409,13 +411,9 @@ class RestCatalogApp:
         self.catalog.rename_table(*names)
         return Response(status_code=204)
 
-    @_handler
-    def commit_table(self, request, body):
-        from starlette.responses import JSONResponse
-
-        name = self._name(request)
+    def _changes(self, body: dict) -> Changes:
+        """A commit request's requirements and updates (both required by the spec)."""
         try:
-            # both are required by the spec's CommitTableRequest
             requirements = [requirement_from_json(r) for r in self._field(body, "requirements", list)]
             updates = [update_from_json(u) for u in self._field(body, "updates", list)]
         except BadUpdate as e:
@@ -423,16 +421,28 @@ class RestCatalogApp:
         for u in updates:
             if isinstance(u, SetProperties):
                 self._check_properties(u.updates, "set-properties")
+        return Changes(updates, requirements)
+
+    def _apply(self, ops, changes: Changes) -> tuple:
+        """(version, base, new): the changes checked and applied to the table's current metadata
+        by the library's own commit path, and every file the result names checked to be inside
+        the table."""
+        version, base = ops.load()
+        new = apply_commit(base, changes)
+        check_commit_locations(ops.io, base, new, os.path.dirname(ops.metadata_path(version)))
+        return version, base, new
+
+    @_handler
+    def commit_table(self, request, body):
+        from starlette.responses import JSONResponse
+
+        name = self._name(request)
+        changes = self._changes(body)
         ops = self.catalog.table_operations(name)
         if not ops.exists():
             raise NoSuchTableError(f"table {name} does not exist")
-        new: Optional[TableMetadata] = None
         for _attempt in range(COMMIT_ATTEMPTS):
-            version, base = ops.load()
-            for r in requirements:
-                r.check(base)
-            new = apply_changes(base, updates)
-            check_commit_locations(ops.io, base, new, os.path.dirname(ops.metadata_path(version)))
+            version, base, new = self._apply(ops, changes)
             try:
                 ops.commit(version, base, new)
                 break
@@ -442,6 +452,35 @@ class RestCatalogApp:
             raise VersionConflict(f"{name}: lost the race for a new metadata version {COMMIT_ATTEMPTS} times")
         t = self.catalog.load_table(name)
         return JSONResponse({"metadata-location": t.metadata_location, "metadata": t.metadata.to_json()})
+
+    @_handler
+    def commit_transaction(self, request, body):
+        """``POST /v1/transactions/commit``: several tables' changes, all committed or none (the
+        catalog's ``commit_transaction``: one database transaction in a SQL catalog; a Hadoop
+        warehouse refuses several tables)."""
+        from starlette.responses import Response
+
+        table_changes = self._field(body, "table-changes", list)
+        if not table_changes:
+            raise _bad("table-changes is empty")
+        entries, names = [], set()
+        for i, c in enumerate(table_changes):
+            what = f"table-changes[{i}]"
+            if not isinstance(c, dict):
+                raise _bad(f"{what} must be a JSON object, not {_kind(c)}")
+            ident = self._field(c, "identifier", dict, what=what)
+            name = f"{self._one_level(ident.get('namespace'))}.{self._field(ident, 'name', str, what=what)}"
+            if name in names:
+                raise _bad(f"{what}: table {name} appears twice in the transaction")
+            names.add(name)
+            changes = self._changes(c)
+            ops = self.catalog.table_operations(name)
+            if not ops.exists():
+                raise NoSuchTableError(f"table {name} does not exist")
+            version, base, _new = self._apply(ops, changes)
+            entries.append((name, ops, version, base, changes))
+        self.catalog.commit_transaction(entries)
+        return Response(status_code=204)
 
 
 def _kind(v) -> str:

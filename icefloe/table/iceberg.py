@@ -133,6 +133,15 @@ class IcebergTable(BaseTable, Table):
         """
         return write_files_for(self.refresh()._meta, data, self.io, self.name, lambda: self.spark)
 
+    def transaction(self):
+        """``with t.transaction() as tx:`` -- changes committed as one metadata version (see
+        ``BaseTable.transaction``); ``tx.append(data)`` writes ``data`` under the schema and spec
+        as the transaction left them."""
+        from icefloe.iceberg.transaction import Transaction
+
+        return Transaction(self.ops, on_commit=self.refresh, summary=self.app_summary(),
+                           write=lambda meta, data: write_files_for(meta, data, self.io, self.name, lambda: self.spark))
+
     def append(self, data, branch: Optional[str] = None) -> Snapshot:
         """Append a Spark DataFrame or pyarrow.Table as one new snapshot."""
         files = self.write_files(data)

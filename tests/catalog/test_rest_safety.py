@@ -355,9 +355,9 @@ def test_library_maintenance_refuses_overlapping_or_moved_tables(tmp_path):
     sentinel.mkdir()
     (sentinel / "old.parquet").write_bytes(b"keep")
     os.utime(sentinel / "old.parquet", (1, 1))
-    from dataclasses import replace
+    from icefloe.iceberg.metadata_builder import SetLocation
 
-    commit_metadata(a.ops, lambda m: replace(m, location=str(sentinel)))
+    commit_metadata(a.ops, lambda m: [SetLocation(str(sentinel))])
     a = cat.load_table("db.a")
     before = _sums(tmp_path)
     for call in (lambda: a.remove_orphan_files(older_than=2 ** 62),

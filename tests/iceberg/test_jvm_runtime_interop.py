@@ -219,3 +219,47 @@ def test_the_runtime_loads_what_the_commit_validation_accepts(jvm, tmp_path):
                   # schema n (n > 0) of the model adds columns c3 .. c(n+2)
                   "columns": ["id", "s"] + [f"c{i}" for i in range(3, model.current_schema + 3)]}
         assert got == expect, (location, done)
+
+
+_LOAD_TRANSACTION = """
+m = spark._jvm.org.apache.iceberg.hadoop.HadoopTables(spark._jsc.hadoopConfiguration()).load(location) \\
+    .operations().current()
+snap = m.currentSnapshot()
+result = {"previous_files": m.previousFiles().size(), "snapshots": m.snapshots().size(),
+          "parent": snap.parentId(), "snapshot_schema": snap.schemaId(), "schema": m.currentSchemaId(),
+          "columns": [f.name() for f in m.schema().columns()], "owner": m.properties().get("owner"),
+          "operation": snap.operation(),
+          "rows": sorted(rows(spark.read.format('iceberg').load(location).selectExpr('id', 's', 'x')))}
+"""
+
+
+def test_a_transaction_is_one_snapshot_and_one_metadata_version_for_the_runtime_and_pyiceberg(jvm, tmp_path):
+    """Schema change + append + property change in one ``t.transaction()``: Iceberg's Java runtime
+    and pyiceberg each load ONE new metadata version (one more previous file) holding ONE new
+    snapshot, written under the new schema, with the new property, and read the rows."""
+    import pyarrow as pa
+    from pyiceberg.table import StaticTable
+
+    cat = icefloe.Catalog(str(tmp_path / "tx-wh"))
+    cat.create_namespace("db")
+    t = cat.create_table("db.tx", "id bigint, s string")
+    t.append(pa.table({"id": pa.array([1], pa.int64()), "s": ["a"]}))
+    first = t.current_snapshot().snapshot_id
+    before = jvm.run(_LOAD_TRANSACTION.replace(", 'x'", ""), location=t.location)
+    with t.transaction() as tx:
+        with tx.update_schema() as u:
+            u.add_column("x", "double")
+        tx.append(pa.table({"id": pa.array([2], pa.int64()), "s": ["b"], "x": [2.5]}))
+        tx.update_properties(set={"owner": "etl"})
+    got = jvm.run(_LOAD_TRANSACTION, location=t.location)
+    assert got["previous_files"] == before["previous_files"] + 1 and got["snapshots"] == before["snapshots"] + 1
+    assert got["parent"] == first and got["snapshot_schema"] == got["schema"] == 1
+    assert got["columns"] == ["id", "s", "x"] and got["owner"] == "etl" and got["operation"] == "append"
+    assert got["rows"] == [[1, "a", None], [2, "b", 2.5]]
+    py = StaticTable.from_metadata(t.refresh().metadata_location)
+    assert len(py.metadata.metadata_log) == before["previous_files"] + 1 and len(py.metadata.snapshots) == 2
+    snap = py.current_snapshot()
+    assert snap.parent_snapshot_id == first and snap.schema_id == py.metadata.current_schema_id == 1
+    assert py.properties["owner"] == "etl"
+    assert sorted(py.scan().to_arrow().to_pylist(), key=lambda r: r["id"]) == [
+        {"id": 1, "s": "a", "x": None}, {"id": 2, "s": "b", "x": 2.5}]

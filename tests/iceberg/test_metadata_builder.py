@@ -219,15 +219,25 @@ def test_random_update_lists_against_the_model(ops):
     assert json.dumps(base.to_json(), sort_keys=True) == before       # the base is never changed
 
 
-def test_the_rest_clients_updates_rebuild_each_commit(tmp_path):
-    """The REST client's typed updates for each commit the library's producers make (appends,
-    schema, spec and sort order evolution, properties, tags, expiry), applied by the builder,
-    give the metadata the producer wrote."""
+def test_each_producer_commits_typed_updates_that_rebuild_its_version(tmp_path, monkeypatch):
+    """Every commit the library's producers make (appends, schema, spec and sort order evolution,
+    properties, tags, expiry) reaches the catalog as typed updates and requirements (what the REST
+    client sends as they are): sent through JSON and applied by the builder to the version they
+    were made on, they give the version that was written."""
     import pyarrow as pa
 
     import icefloe
-    from icefloe.iceberg.rest_client import _diff
+    from icefloe.iceberg.hadoop import HadoopTableOperations
+    from icefloe.iceberg.table_requirements import requirement_from_json
 
+    sent = []
+    real = HadoopTableOperations.commit_changes
+
+    def record(self, base_version, base, changes):
+        sent.append((base, [r.to_json() for r in changes.requirements], [u.to_json() for u in changes.updates]))
+        return real(self, base_version, base, changes)
+
+    monkeypatch.setattr(HadoopTableOperations, "commit_changes", record)
     cat = icefloe.Catalog(str(tmp_path / "wh"))
     cat.create_namespace("db")
     t = cat.create_table("db.t", "id bigint, s string")
@@ -245,14 +255,44 @@ def test_the_rest_clients_updates_rebuild_each_commit(tmp_path):
     t.expire_snapshots(older_than=2 ** 62, retain_last=1)
     ops = cat.load_table("db.t").ops
     versions = [ops.load(v)[1] for v in range(1, ops.current_version() + 1)]
-    assert len(versions) >= 9
+    assert len(versions) >= 9 and len(sent) == len(versions) - 1
+    kinds = {u["action"] for _, _, ups in sent for u in ups}
+    assert {"add-snapshot", "set-snapshot-ref", "add-schema", "set-current-schema", "add-spec", "set-default-spec",
+            "add-sort-order", "set-default-sort-order", "set-properties", "remove-properties",
+            "remove-snapshots"} <= kinds
     keys = ("format-version", "table-uuid", "location", "last-column-id", "schemas", "current-schema-id",
             "partition-specs", "default-spec-id", "last-partition-id", "sort-orders", "default-sort-order-id",
             "properties", "current-snapshot-id", "refs", "snapshots", "last-sequence-number", "statistics")
-    for base, new in zip(versions, versions[1:]):
-        requirements, updates = _diff(base, new)
+    for (base, requirements, updates), made_on, new in zip(sent, versions, versions[1:]):
+        assert base.to_json() == made_on.to_json()
         for r in requirements:
-            r.check(base)
-        rebuilt = apply_changes(base, [update_from_json(u.to_json()) for u in updates]).to_json()
+            requirement_from_json(r).check(base)
+        rebuilt = apply_changes(base, [update_from_json(u) for u in updates]).to_json()
         want = new.to_json()
         assert {k: rebuilt[k] for k in keys} == {k: want[k] for k in keys}
+
+
+def test_moving_main_back_logs_the_commits_time_and_expiry_keeps_the_log_after_its_last_gap(tmp_path):
+    """As Java's builder: a ``set-snapshot-ref`` of main to an older snapshot logs it at the
+    commit's time (the log stays in time order), one to the snapshot main is at logs nothing, and
+    ``remove-snapshots`` keeps only the log entries after the last removed one."""
+    import pyarrow as pa
+
+    import icefloe
+    from icefloe.iceberg.metadata_builder import RemoveSnapshots, SetSnapshotRef
+
+    cat = icefloe.Catalog(str(tmp_path / "wh"))
+    cat.create_namespace("db")
+    t = cat.create_table("db.t", "id bigint")
+    for i in range(3):
+        t.append(pa.table({"id": pa.array([i], pa.int64())}))
+    meta = t.refresh().metadata
+    s1, s2, s3 = (s.snapshot_id for s in meta.snapshots)
+    back = apply_changes(meta, [SetSnapshotRef("main", s1, "branch")])
+    entry = back.snapshot_log[-1]
+    assert entry["snapshot-id"] == s1 and entry["timestamp-ms"] >= meta.last_updated_ms
+    assert [e["timestamp-ms"] for e in back.snapshot_log] == sorted(e["timestamp-ms"] for e in back.snapshot_log)
+    same = apply_changes(meta, [SetSnapshotRef("main", s3, "branch")])
+    assert same.snapshot_log == meta.snapshot_log
+    kept = apply_changes(meta, [RemoveSnapshots([s2])])
+    assert [e["snapshot-id"] for e in kept.snapshot_log] == [s3]
