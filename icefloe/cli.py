@@ -26,6 +26,7 @@ from icefloe.errors import IcefloeError, NoSuchNamespaceError, NoSuchTableError,
 from icefloe.catalog import Catalog
 from icefloe.check import check_table
 from icefloe.core import progress
+from icefloe import migration_commands
 from icefloe.demo import file_tree
 from icefloe.sql import SqlSession
 from icefloe.sql.ddl import describe_rows, list_tables
@@ -739,6 +740,8 @@ def _register_rest_commands() -> None:
 
 
 _register_rest_commands()
+for _command in migration_commands.COMMANDS:     # add-files, snapshot, migrate
+    cli.add_command(_command)
 
 
 def main(argv=None):

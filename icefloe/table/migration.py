@@ -489,7 +489,7 @@ def _delete_origin(src, source_catalog, source_name: Optional[str]) -> None:
             prune_empty_dirs(src.io, src.location)
         return
     if source_catalog is not None and source_name is not None:
-        source_catalog.drop_table(source_name, purge=False)
+        source_catalog.drop_table(source_name, purge=True)   # its files inside its location: those not moved
 
 
 def load_source(text: str, catalogs: dict, io, default=None):
