@@ -94,6 +94,7 @@ def test_snapshot_of_a_hive_partitioned_directory(tmp_path, catalog):
     f = next(f for f in t.plan_files() if f.record_count == 2)
     assert f.null_value_counts[3] == 1 and f.value_counts[1] == 2
     assert state(src) == before                            # the source is untouched
+    assert t.check().ok, t.check().to_json()
     t.append(pa.table({"id": pa.array([9], pa.int64()), "name": ["z"], "score": [9.0], "region": ["eu"]}))
     assert state(src) == before and rows_of(t)[-1] == (9, "z", 9.0, "eu")
 
@@ -163,6 +164,7 @@ def test_snapshot_and_migrate_of_a_paimon_table(tmp_path, catalog):
     mig = catalog.load_table("default.p")
     assert mig.properties["owner"] == "ops" and "gc.enabled" not in mig.properties
     assert rows_of(mig) == spark_rows(mig) == want and iceberg_referees(mig) == (want, want)
+    assert mig.check().ok, mig.check().to_json()
     assert pc.list_tables("default") == ["default.p_BACKUP_"]
     assert pypaimon_rows(pc.warehouse, "default.p_BACKUP_") == want
     # a second table, migrated without a backup: Paimon's metadata is gone, the data files stay
@@ -211,6 +213,7 @@ def test_migrate_table_from_iceberg_to_paimon(tmp_path, catalog):
     assert rows_of(p) == spark_rows(p) == want == pypaimon_rows(pwh, "db.ice")
     assert sorted(f.file_size for f in p.plan_files()) == sizes            # moved, not rewritten
     assert all("/bucket-0/" in f.file_path for f in p.plan_files())
+    assert p.check().ok, p.check().to_json()
     assert not catalog.table_exists("db.ice")                               # delete_origin (the default)
 
 
