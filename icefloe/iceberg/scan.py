@@ -121,11 +121,12 @@ def plan_files(io: FileIO, meta: TableMetadata, snapshot: Optional[Snapshot], wh
             data_tasks.append(FileScanTask(f, e.sequence_number or 0))
     if delete_entries:
         _attach_deletes(data_tasks, delete_entries, specs)
-    _attach_identity_values(data_tasks, specs)
+    attach_identity_values(data_tasks, specs)
     return data_tasks
 
 
-def _attach_identity_values(tasks: list, specs: dict) -> None:
+def attach_identity_values(tasks: list, specs: dict) -> None:
+    """Set each task's ``identity_values`` from its file's partition (``specs``: by spec id)."""
     identity = {sid: [(i, f.source_id) for i, f in enumerate(spec.fields) if isinstance(f.transform, IdentityTransform)]
                 for sid, spec in specs.items()}
     if not any(identity.values()):

@@ -95,6 +95,9 @@ def test_snapshot_of_a_hive_partitioned_directory(tmp_path, catalog):
     assert f.null_value_counts[3] == 1 and f.value_counts[1] == 2
     assert state(src) == before                            # the source is untouched
     assert t.check().ok, t.check().to_json()
+    # the changelog reads the imported files' partition column from their paths too
+    inserted = t.changelog().where("_change_type = 'INSERT'").select("id", "name", "score", "region").collect()
+    assert sorted(tuple(r) for r in inserted) == expected()
     t.append(pa.table({"id": pa.array([9], pa.int64()), "name": ["z"], "score": [9.0], "region": ["eu"]}))
     assert state(src) == before and rows_of(t)[-1] == (9, "z", 9.0, "eu")
 
