@@ -1,4 +1,4 @@
-"""(k) ``add_files`` of many small Parquet files: icefloe against Apache Iceberg's Spark runtime (Java).
+"""(l) ``add_files`` of many small Parquet files: icefloe against Apache Iceberg's Spark runtime (Java).
 
 ``FILES`` tiny Parquet files (``ROWS_PER_FILE`` rows each: id, a string, a double) in Hive-style
 directories ``p=0`` .. ``p=<PARTITIONS - 1>`` are generated once (kept under ``bench/out``) and
@@ -98,7 +98,7 @@ def bench_add_files(spark, runs: int, files: int, out_dir: str) -> dict:
 
 
 def report_lines(res: dict) -> list[str]:
-    lines = ["", f"(k) add_files of {res['files']:,} Parquet files ({res['rows_per_file']} rows each, "
+    lines = ["", f"(l) add_files of {res['files']:,} Parquet files ({res['rows_per_file']} rows each, "
                  f"{res['partitions']} Hive partitions), best of {res['runs']}",
              f"  icefloe (footers in Spark tasks)            {res['icefloe_s']:8.2f}s"]
     if "jvm_skipped" in res:

@@ -34,6 +34,7 @@ from icefloe.paimon.commit import CommitMessage
 from icefloe.paimon.data_file import DataFileMeta, local_now_millis
 from icefloe.paimon.stats import stats_from_footer, value_stats
 from icefloe.spark.file_import import describe_files, parquet_files
+from icefloe.spark.session import app_summary
 
 SNAPSHOT_PROPERTY = "gc.enabled"        # a snapshot table does not own its files (Iceberg sets it so)
 BACKUP_SUFFIX = "_BACKUP_"
@@ -187,7 +188,7 @@ def add_files(table, source, partition_filter: Optional[dict] = None, check_dupl
     if not entries:
         return {"added_files_count": 0, "changed_partition_count": None if meta.format_version > 1 else 0}
     files = _iceberg_data_files(table.spark, table.io, entries, schema, spec, parallelism)
-    table.commit_existing_files(files)
+    table.commit_existing_files(files, summary_extra=app_summary(table.spark))
     changed = len({f.partition for f in files})
     return {"added_files_count": len(files), "changed_partition_count": None if meta.format_version > 1 else changed}
 
@@ -236,7 +237,7 @@ def snapshot(catalog, source, name: str, location: Optional[str] = None, propert
         files = _iceberg_data_files(table.spark, table.io, entries, meta.schema, meta.spec, parallelism) \
             if entries else []
         if files:
-            table.commit_existing_files(files, summary_extra=summary)
+            table.commit_existing_files(files, summary_extra={**app_summary(table.spark), **(summary or {})})
     except BaseException:
         catalog.drop_table(name, purge=True)     # its own metadata only: the files lie outside it
         raise

@@ -1,6 +1,6 @@
 """The command line of migrations between the formats: ``icefloe add-files``, ``icefloe snapshot``
-and ``icefloe migrate`` (registered on the ``icefloe`` group by ``icefloe.cli``, which puts the
-warehouse's catalog opener in ``ctx.obj["open_catalog"]``). A warehouse directory holds both
+and ``icefloe migrate`` (registered on the ``icefloe`` group, which puts the warehouse's catalog
+opener in ``ctx.obj["open_catalog"]``). A warehouse directory holds both
 formats' tables (Iceberg's at ``<db>/<table>``, Paimon's at ``<db>.db/<table>``)."""
 from __future__ import annotations
 
