@@ -22,6 +22,9 @@
     of 1% and 10% of the keys, merged reads, full compaction, deletion vectors, the streaming sink.
 (j) the REST catalog (``bench/rest.py``): commits per second through ``icefloe serve`` with and
     without authentication, 4 concurrent clients, nothing lost.
+(l) add_files (``bench/add_files.py``): 10,000 tiny Parquet files added where they are, icefloe
+    against Apache Iceberg's Java runtime's ``add_files`` on the same files
+    (``python -m bench.run --only-add-files`` runs it alone).
 
 Each figure is the best of ``--runs`` timed runs after one warm-up run; icefloe and its
 baseline run interleaved, in alternating order, with garbage collected and dirty pages flushed
@@ -437,6 +440,9 @@ def main(argv=None) -> int:
     ap.add_argument("--s3-rows", type=int, help="rows for (i) (default 2M, quick 200k)")
     ap.add_argument("--no-rest", action="store_true", help="leave out (j), the REST catalog's commits")
     ap.add_argument("--only-rest", action="store_true", help="run only (j)")
+    ap.add_argument("--no-add-files", action="store_true", help="leave out (l), add_files of many Parquet files")
+    ap.add_argument("--only-add-files", action="store_true", help="run only (l)")
+    ap.add_argument("--add-files", type=int, help="Parquet files for (l) (default 10,000, quick 1,000)")
     ap.add_argument("--rowlevel", action="store_true",
                     help="also run (d): MERGE of 1%% copy-on-write vs merge-on-read, reads with delete files")
     args = ap.parse_args(argv)
@@ -467,6 +473,17 @@ def main(argv=None) -> int:
             with open(args.out, "w") as f:
                 json.dump({"environment": env, "paimon_runs": res_runs}, f, indent=2)
             return 0
+        add_files = None
+        if not args.no_add_files:
+            from bench.add_files import bench_add_files, report_lines as add_files_lines
+
+            print("(l) add_files ...", flush=True)
+            add_files = bench_add_files(spark, args.runs, args.add_files or (1_000 if args.quick else 10_000), OUT_DIR)
+            print("\n".join(add_files_lines(add_files)), flush=True)
+            if args.only_add_files:
+                with open(args.out, "w") as f:
+                    json.dump({"environment": env, "add_files": add_files}, f, indent=2)
+                return 0
         rest = None
         if not args.no_rest and not args.only_paimon_jvm:
             from bench.rest import bench_rest, report_lines as rest_lines
@@ -566,6 +583,7 @@ def main(argv=None) -> int:
             "targets": TARGETS,
             "write": write, "read": read, "planning": planning, "paimon": paimon, "rowlevel": rowlevel,
             "streaming": streaming, "jvm": jvm, "paimon_jvm": paimon_jvm, "s3": s3, "rest": rest,
+            "add_files": add_files,
             "summary": summary,
             "total_s": time.perf_counter() - t_start,
         }
@@ -599,6 +617,8 @@ def main(argv=None) -> int:
             print("\n".join(s3_lines(s3)))
         if rest is not None:
             print("\n".join(rest_lines(rest)))
+        if add_files is not None:
+            print("\n".join(add_files_lines(add_files)))
         print(f"\ntotal {res['total_s']:.0f} s; results written to {os.path.relpath(args.out)}")
         os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
         with open(args.out, "w") as f:

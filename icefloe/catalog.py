@@ -9,14 +9,14 @@ from icefloe.core.io import FileIO, is_remote, normalize_location, prune_empty_d
 from icefloe.core.object_store import ObjectStoreIO, file_io_for
 from icefloe.core.schema_input import to_schema
 from icefloe.errors import (
-    IcefloeError, NamespaceAlreadyExistsError, NamespaceNotEmptyError, NoSuchNamespaceError, NoSuchTableError,
+    IcefloeError, MigrationError, NamespaceAlreadyExistsError, NamespaceNotEmptyError, NoSuchNamespaceError, NoSuchTableError,
     NotSupportedError,
 )
 from icefloe.iceberg.catalog import HadoopCatalog
 from icefloe.paimon.catalog import DEFAULT_DATABASE, PaimonCatalog
 from icefloe.spark.session import get_spark
 from icefloe.sql import SqlError, SqlSession
-from icefloe.table import IcebergTable, PaimonTable
+from icefloe.table import IcebergTable, PaimonTable, migration
 from icefloe.table.iceberg import write_files_for
 
 FORMATS = ("iceberg", "paimon")
@@ -484,6 +484,90 @@ class Catalog:
             raise NotSupportedError("register_table", format=self.format,
                                     reason="Paimon tables are adopted by pointing a catalog at their warehouse")
         return self._impl.register_table(name, metadata_location)
+
+    def snapshot_table(self, source, name: str, source_catalog: Optional["Catalog"] = None,
+                       location: Optional[str] = None, properties: Optional[dict] = None,
+                       parallelism: Optional[int] = None) -> dict:
+        """A new Iceberg table over another table's files, the source untouched (Iceberg's ``snapshot``).
+
+        The new table does not own the files: it is created with ``gc.enabled=false``, and icefloe
+        deletes no file outside a table's location. See [Migration](migration.md).
+
+        Args:
+            source: A Parquet file or directory (Hive-style ``key=value/`` partition directories
+                below it), or the name of a Paimon append table of ``source_catalog``.
+            name: The new table's ``"db.table"``.
+            source_catalog: The catalog ``source`` names a table of.
+            location: The catalog's own location for the table (a directory catalog places tables itself).
+            properties: Properties of the new table.
+            parallelism: Spark tasks that read the files' footers (by default the session's cores).
+
+        Returns:
+            dict: ``imported_files_count``.
+
+        Raises:
+            MigrationError: the source's files cannot be imported as they are; nothing was created.
+        """
+        self._needs("iceberg", "snapshot_table")
+        return migration.snapshot(self, self._source(source, source_catalog), name, location, properties,
+                                  parallelism=parallelism)
+
+    def migrate_table(self, source: str, name: Optional[str] = None, source_catalog: Optional["Catalog"] = None,
+                      properties: Optional[dict] = None, drop_backup: bool = False,
+                      backup_table_name: Optional[str] = None, delete_origin: bool = True,
+                      parallelism: Optional[int] = None):
+        """Replace a table of the other format by one of this catalog's, over the same data files.
+
+        On an Iceberg catalog, Iceberg's ``migrate``: ``source`` is a Paimon append table of
+        ``source_catalog``; the Iceberg table gets its name and references its files where they
+        are; the Paimon table stays as ``backup_table_name`` (default ``<table>_BACKUP_``) unless
+        ``drop_backup``. On a Paimon catalog, Paimon's ``migrate_table``: ``source`` is a Parquet
+        directory or an Iceberg table of ``source_catalog``; the files move (renamed, not
+        rewritten) into the new append table ``name`` (default the source's name), and with
+        ``delete_origin`` the source is dropped. See [Migration](migration.md).
+
+        Args:
+            source: The source table's ``"db.table"`` (or, into Paimon, a Parquet directory).
+            name: Into Paimon: the new table's name.
+            source_catalog: The catalog of ``source``.
+            properties: The new table's properties (Iceberg) or options (Paimon).
+            drop_backup: Into Iceberg: keep no backup.
+            backup_table_name: Into Iceberg: the backup's name.
+            delete_origin: Into Paimon: drop the source afterwards.
+            parallelism: Spark tasks that read the files' footers.
+
+        Returns:
+            dict | bool: Iceberg's ``migrated_files_count``; Paimon's result ``True``.
+
+        Raises:
+            MigrationError: the source cannot be migrated as it is; nothing was changed.
+        """
+        if self.format == "iceberg":
+            if name is not None or delete_origin is not True:
+                raise MigrationError("migrate_table into Iceberg keeps the source's name and takes drop_backup; "
+                                     f"{'name' if name is not None else 'delete_origin'} is Paimon's argument")
+            if source_catalog is None:
+                raise MigrationError("migrate_table into Iceberg needs source_catalog (the Paimon table's)")
+            return migration.migrate(self, source_catalog, source, properties, drop_backup, backup_table_name,
+                                     parallelism=parallelism)
+        if drop_backup or backup_table_name is not None:
+            raise MigrationError("migrate_table into Paimon takes delete_origin; "
+                                 f"{'drop_backup' if drop_backup else 'backup_table_name'} is Iceberg's argument")
+        src = self._source(source, source_catalog)
+        return migration.migrate_to_paimon(self, src, name or (source if source_catalog is not None else None),
+                                           properties, delete_origin, source_catalog,
+                                           source if source_catalog is not None else None, parallelism=parallelism)
+
+    def _source(self, source, source_catalog):
+        if source_catalog is not None:
+            return source_catalog.load_table(source)
+        if isinstance(source, str):
+            return migration.ParquetDirectory.at(source, self.io)
+        return source
+
+    def _needs(self, fmt: str, what: str) -> None:
+        if self.format != fmt:
+            raise NotSupportedError(what, format=self.format, reason=f"it creates {fmt.capitalize()} tables")
 
     def sql(self, text: str, catalog_name: str = "local", catalogs: Optional[dict] = None):
         """Run Spark SQL over this catalog's tables: ``SELECT``, ``INSERT``, ``MERGE``, DDL, ``CALL``.

@@ -192,6 +192,11 @@ class DuplicateFileError(CommitFailedError):
     """Two ADD entries for one data file: the commit would make the file live twice."""
 
 
+class MigrationError(IcefloeError, ValueError):
+    """Files or a table that cannot be migrated or imported into the other format as they are
+    (a file whose columns do not match, a source with row-level deletes...); nothing was changed."""
+
+
 # --------------------------------------------------------------------------- data plane
 
 class UnsupportedFeatureError(IcefloeError):

@@ -12,7 +12,7 @@ import sys
 
 import click
 
-from icefloe.cli import maintenance, metadata, sql_shell
+from icefloe.cli import maintenance, metadata, migration, sql_shell
 from icefloe.cli.common import EXIT_ERROR, EXIT_NOT_SUPPORTED, open_catalog
 from icefloe.core.redact import redact
 from icefloe.errors import IcefloeError, NotSupportedError
@@ -64,7 +64,7 @@ def cli(ctx, warehouse, fmt, catalog_name, verbose, catalog):
 
 for _command in (sql_shell.demo, sql_shell.sql, metadata.tables, metadata.describe, metadata.snapshots, metadata.files,
                  metadata.manifests, metadata.tree, metadata.check, maintenance.expire, maintenance.remove_orphans,
-                 maintenance.compact, maintenance.rewrite_manifests, maintenance.rollback):
+                 maintenance.compact, maintenance.rewrite_manifests, maintenance.rollback, *migration.COMMANDS):
     cli.add_command(_command)
 
 

@@ -23,6 +23,7 @@ from icefloe.iceberg.file_columns import FileColumns, may_match as vectorised_ma
 from icefloe.iceberg.manifest_reader import load_manifest, load_manifest_entries, snapshot_manifests
 from icefloe.iceberg.snapshot import Snapshot
 from icefloe.iceberg.table_metadata import TableMetadata
+from icefloe.iceberg.transforms import IdentityTransform
 
 
 @dataclass
@@ -33,6 +34,11 @@ class FileScanTask:
     # data sequence number of each attached delete file, by its path (readers in Spark
     # re-check the spec's rules per row, so they need the numbers, not only the files)
     delete_sequence_numbers: dict = field(default_factory=dict)
+    # source field id -> partition value of each identity partition field of the file's spec:
+    # what a column the file lacks reads as (spec, "Column Projection": the value from partition
+    # metadata when an identity transform exists for the field), e.g. for files imported from
+    # Hive-style directories, which hold partition columns only in their paths
+    identity_values: dict = field(default_factory=dict)
 
     @property
     def path(self) -> str:
@@ -115,7 +121,21 @@ def plan_files(io: FileIO, meta: TableMetadata, snapshot: Optional[Snapshot], wh
             data_tasks.append(FileScanTask(f, e.sequence_number or 0))
     if delete_entries:
         _attach_deletes(data_tasks, delete_entries, specs)
+    attach_identity_values(data_tasks, specs)
     return data_tasks
+
+
+def attach_identity_values(tasks: list, specs: dict) -> None:
+    """Set each task's ``identity_values`` from its file's partition (``specs``: by spec id)."""
+    identity = {sid: [(i, f.source_id) for i, f in enumerate(spec.fields) if isinstance(f.transform, IdentityTransform)]
+                for sid, spec in specs.items()}
+    if not any(identity.values()):
+        return
+    for t in tasks:
+        fields = identity.get(t.file.spec_id)
+        if fields:
+            part = t.file.partition
+            t.identity_values = {source: part[i] for i, source in fields if i < len(part)}
 
 
 def _matching(content, pe, metrics_eval, delete_manifest: bool) -> list:

@@ -189,7 +189,8 @@ class BaseTable:
         parts = []
         for t in tasks:
             part = read_by_field_id(read_data_file(t.file, self.io), target,
-                                    self._meta.properties.get("schema.name-mapping.default"), t.path, defaults)
+                                    self._meta.properties.get("schema.name-mapping.default"), t.path,
+                                    {**defaults, **t.identity_values})
             parts.append(apply_deletes_arrow(part, t.path, t.deletes, schema, self.io))
         out = pa.concat_tables(parts) if parts else target.empty_table()
         return out.filter(row_filter) if row_filter is not None else out
@@ -230,6 +231,15 @@ class BaseTable:
         properties the writer adds to the snapshot summary (the engine that wrote, its application id)."""
         produce = Overwrite.replace_all if overwrite else Append
         return self._commit(produce(list(files), summary_extra=dict(summary or {})), branch)
+
+    def commit_existing_files(self, files: list, summary_extra: Optional[dict] = None,
+                              branch: str = MAIN_BRANCH) -> Snapshot:
+        """Commit, in one ``append`` snapshot, data files this table did not write (files imported
+        where they are); a failed commit leaves them alone, since they are not the table's to delete."""
+        change = Append(list(files), summary_extra=dict(summary_extra or {}))
+        meta = change.commit(self.ops, branch)
+        self.refresh()
+        return meta.snapshot_by_id(change.snapshot_id)
 
     def commit_change(self, change: SnapshotProducer, branch: str) -> Snapshot:
         """Commit ``change`` (a snapshot producer: append, overwrite, row delta, rewrite) to ``branch``

@@ -352,6 +352,14 @@ class FileStoreTable:
                         f"write numbered its records from {first}; write the data again")
         return check
 
+    def commit_existing_files(self, messages: Sequence[CommitMessage]) -> Optional[Snapshot]:
+        """Commit messages whose data files were moved into the table from elsewhere (a
+        migration); unlike ``commit``, a failure leaves the files where they are, for the caller
+        to move back."""
+        self.refresh()
+        self.check_writable()
+        return FileStoreCommit(self._store, self.commit_user, BATCH_COMMIT_IDENTIFIER).commit(list(messages))
+
     def abort(self, messages: Sequence[CommitMessage]) -> None:
         """Delete the data files (and dynamic-bucket index files) of uncommitted messages."""
         self._store.delete_uncommitted(messages)

@@ -22,7 +22,7 @@ from typing import Optional, Sequence
 from icefloe.core.types import to_spark_schema
 from icefloe.errors import SchemaError
 from icefloe.iceberg.changelog import plan_changelog
-from icefloe.iceberg.scan import FileScanTask, plan_files
+from icefloe.iceberg.scan import FileScanTask, attach_identity_values, plan_files
 from icefloe.spark.iceberg_read import FILE_COL, POS_COL, read_tasks
 from icefloe.spark.python_read import position_rows
 from icefloe.spark.scans import empty_frame
@@ -61,8 +61,9 @@ def changelog_df(spark, table, start_snapshot_id: Optional[int] = None, end_snap
         tag = (F.lit(ch.ordinal).cast("int"), F.lit(ch.snapshot.snapshot_id).cast("bigint"))
         for kind, files in (("INSERT", ch.added), ("DELETE", ch.removed)):
             if files:
-                df = read_tasks(spark, [FileScanTask(f, seq) for f, seq in files], schema, history=history,
-                                name_mapping=mapping, io=table.io)
+                tasks = [FileScanTask(f, seq) for f, seq in files]
+                attach_identity_values(tasks, meta.specs_by_id())      # columns only their paths hold
+                df = read_tasks(spark, tasks, schema, history=history, name_mapping=mapping, io=table.io)
                 parts.append(_tagged(df, names, kind, tag))
         if ch.position_deletes:
             df = _deleted_by_positions(spark, table, meta, ch, schema, history, mapping)
@@ -102,7 +103,7 @@ def _deleted_by_positions(spark, table, meta, ch, schema, history, mapping):
         with table.io.open_read(d.file_path) as fh:
             col = pq.read_table(fh, columns=["file_path"]).column(0)
         targets.update(v for v in col.unique().to_pylist() if v is not None)
-    tasks = [FileScanTask(t.file, t.data_sequence_number)
+    tasks = [FileScanTask(t.file, t.data_sequence_number, identity_values=t.identity_values)
              for t in plan_files(table.io, meta, ch.snapshot) if t.path in targets]
     data = read_tasks(spark, tasks, schema, with_positions=True, history=history, name_mapping=mapping,
                       io=table.io)

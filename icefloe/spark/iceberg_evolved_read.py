@@ -245,15 +245,20 @@ def _plain_spark_type(arrow_type):
 
 
 def read_parquet_by_name(spark, paths: list, schema: Schema, read_schema, names: list,
-                         extra_cols: Optional[list] = None):
+                         extra_cols: Optional[list] = None, constants: Optional[dict] = None):
     """Files without field ids (all sharing the plan of :func:`name_read_plan`) as ``schema``'s
-    columns under their current names; ``extra_cols`` (e.g. ``_metadata`` selections) are added."""
+    columns under their current names; ``extra_cols`` (e.g. ``_metadata`` selections) are added.
+    ``constants`` (column name -> internal value): what columns the files lack read as (their
+    identity partition values)."""
     from pyspark.sql import functions as F
 
     df = file_scan(spark, paths, read_schema)
     cols = []
     for f, name in zip(schema.fields, names):
         target = to_spark_type(f.field_type, uuid_as_binary=True)
+        if name is None and constants and f.name in constants:
+            cols.append(F.lit(_python_value(f.field_type, constants[f.name])).cast(target).alias(f.name))
+            continue
         if name is None:
             cols.append(F.lit(None).cast(target).alias(f.name))
             continue
@@ -262,6 +267,15 @@ def read_parquet_by_name(spark, paths: list, schema: Schema, read_schema, names:
             c = c.cast(target)   # struct fields by position: the file's names -> the table's
         cols.append(c.alias(f.name))
     return uuid_columns_to_strings(df.select(*cols, *(extra_cols or [])), schema)
+
+
+def _python_value(t, value):
+    """An internal value (days, microseconds...) as the Python value Spark takes as a literal."""
+    import pyarrow as pa
+
+    from icefloe.core.types.arrow import to_arrow_type
+
+    return pa.array([value], to_arrow_type(t, with_ids=False)).to_pylist()[0]
 
 
 def read_parquet_by_field_id(spark, paths: list, schema: Schema, history: Iterable[Schema] = (),

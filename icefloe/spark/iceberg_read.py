@@ -602,13 +602,16 @@ def _read_without_ids(spark, items: list, schema: Schema, history: Sequence[Sche
     groups: dict = {}
     for t, file_schema in items:
         read_schema, names = name_read_plan(schema, file_schema, mapping, t.path)
-        key = (read_schema.json(), tuple(names))
-        groups.setdefault(key, (read_schema, names, []))[2].append(t.path)
+        # columns the file lacks that an identity partition gives (imported Hive-style files)
+        constants = tuple((f.name, t.identity_values[f.field_id]) for f, n in zip(schema.fields, names)
+                          if n is None and f.field_id in t.identity_values)
+        key = (read_schema.json(), tuple(names), constants)
+        groups.setdefault(key, (read_schema, names, constants, []))[3].append(t.path)
     out = []
-    for read_schema, names, paths in groups.values():
+    for read_schema, names, constants, paths in groups.values():
         extra = [F.col("_metadata.file_path").alias(_RAW_PATH), F.col("_metadata.row_index").alias(POS_COL)] \
             if with_positions else []
-        df = read_parquet_by_name(spark, paths, schema, read_schema, names, extra)
+        df = read_parquet_by_name(spark, paths, schema, read_schema, names, extra, dict(constants))
         if with_positions:
             df = df.withColumn(FILE_COL, table_path_of(F.col(_RAW_PATH))).drop(_RAW_PATH)
         out.append(df)

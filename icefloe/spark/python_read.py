@@ -67,7 +67,8 @@ def _reader(schema: Schema, spark_schema, with_positions: bool, name_mapping, io
         for batch in batches:
             for blob in batch.column(0).to_pylist():
                 task = pickle.loads(blob)
-                table = read_by_field_id(read_data_file(task.file, io), target, name_mapping, task.path, defaults)
+                table = read_by_field_id(read_data_file(task.file, io), target, name_mapping, task.path,
+                                         {**defaults, **task.identity_values})
                 if with_positions:
                     table = table.append_column(POS_COL, pa.array(range(table.num_rows), pa.int64()))
                 table = apply_deletes_arrow(table, task.path, task.deletes, schema, io)

@@ -12,7 +12,7 @@ from sqlglot import exp
 
 from icefloe.core.reports import ExpireReport
 from icefloe.errors import CommitFailedError, IcefloeError, NoSuchSnapshotError, NotSupportedError
-from icefloe.sql import paimon_procedures
+from icefloe.sql import migration_procedures, paimon_procedures
 from icefloe.sql.errors import NotSupportedYetError, SqlError, refusal
 from icefloe.sql.parser import Call, node_position
 from icefloe.sql.snapshot_procedures import REGISTER_TABLE, SNAPSHOT_PROCEDURES, register_table
@@ -136,10 +136,12 @@ def call(sess, stmt: Call):
     if len(parts) != 2 or parts[0] not in ("system", "sys"):    # sys: Paimon's procedures' namespace
         raise SqlError(f"unknown procedure {stmt.procedure}; icefloe procedures are "
                        f"{sess.catalog_name}.system.<name>", stmt.procedure.line, stmt.procedure.column)
+    if parts[1] in migration_procedures.PROCEDURES:      # their tables are in other catalogs, or not yet
+        return migration_procedures.call(sess, stmt, parts[1])
     proc = PROCEDURES.get(parts[1])
     paimon = paimon_procedures.PROCEDURES.get(parts[1])
     if proc is None and paimon is None:
-        known = sorted(set(PROCEDURES) | set(paimon_procedures.PROCEDURES))
+        known = sorted(set(PROCEDURES) | set(paimon_procedures.PROCEDURES) | set(migration_procedures.PROCEDURES))
         raise SqlError(f"unknown procedure {stmt.procedure}; known: {', '.join(known)}",
                        stmt.procedure.line, stmt.procedure.column)
     args = _table_only(stmt)

@@ -28,6 +28,7 @@ from icefloe.spark.iceberg_read import FILE_COL, POS_COL, read_tasks
 from icefloe.spark.iceberg_write import write_data_files
 from icefloe.spark.session import app_summary, get_spark
 from icefloe.spark.target import WriteTarget
+from icefloe.table import migration
 from icefloe.table.base import Table
 from icefloe.table.capabilities import FileRow
 from icefloe.table.overwrite import iceberg_partition_overwrite
@@ -160,6 +161,30 @@ class IcebergTable(BaseTable, Table):
             return iceberg_partition_overwrite(self, data, partition or {}, dynamic, branch or self.write_branch)
         files = self.write_files(data)
         return self.write_target(branch).commit(Overwrite.replace_all(files), branch or self.write_branch)
+
+    def add_files(self, source, partition_filter: Optional[dict] = None, check_duplicate_files: bool = True,
+                  parallelism: Optional[int] = None) -> dict:
+        """Add existing Parquet files to the table without rewriting them (Iceberg's ``add_files``).
+
+        The files keep their paths; their statistics come from their footers, read by Spark
+        tasks; columns are matched by name (the table's name mapping). See [Migration](migration.md).
+
+        Args:
+            source: A Parquet file or directory (files in Hive-style ``key=value/`` directories
+                when the table is partitioned by identity on those keys), or a Paimon append table.
+            partition_filter: Only the files of the partitions with these values (``{"region": "eu"}``).
+            check_duplicate_files: Refuse files the table has already (the default).
+            parallelism: Spark tasks that read the footers (by default the session's cores).
+
+        Returns:
+            dict: ``added_files_count`` and ``changed_partition_count`` (None for format version 2
+            and later, as Iceberg reports it).
+
+        Raises:
+            MigrationError: a file whose columns are not the table's, a partitioning that does not
+                match the directories, a file already in the table; nothing was added.
+        """
+        return migration.add_files(self, source, partition_filter, check_duplicate_files, parallelism)
 
     def truncate(self, branch: Optional[str] = None) -> Optional[Snapshot]:
         """Remove every row in one ``delete`` snapshot: all files dropped, none read (None for a

@@ -36,7 +36,7 @@ from icefloe.spark.paimon_read import read_files, read_merged, read_with_vectors
 from icefloe.spark.paimon_compact import compact_append_table, compact_primary_key_table
 from icefloe.spark.paimon_write import write_data_files, write_kv_files
 from icefloe.spark.session import get_spark
-from icefloe.table import iceberg_view
+from icefloe.table import iceberg_view, migration
 from icefloe.table.base import Table
 from icefloe.table.capabilities import AUDIT_LOG, PAIMON_DYNAMIC_OPTIONS, PAIMON_PROCEDURES, TAG_LISTS, FileRow
 
@@ -275,6 +275,28 @@ class PaimonTable(FileStoreTable, Table):
         if partition and dynamic:
             raise ValueError("give partition or dynamic=True, not both")
         return self.commit_overwrite(self.write_checked(data, partition), partition, dynamic)
+
+    def migrate_files(self, source, source_catalog=None, delete_origin: bool = True,
+                      parallelism: Optional[int] = None) -> bool:
+        """Move another table's data files into this append table without rewriting them
+        (Paimon's ``migrate_file``). See [Migration](migration.md).
+
+        Args:
+            source: A Parquet directory, or the ``"db.table"`` of an Iceberg table of ``source_catalog``.
+            source_catalog: The Iceberg table's catalog.
+            delete_origin: Drop the source afterwards (an Iceberg table's metadata; an emptied directory).
+            parallelism: Spark tasks that read the footers.
+
+        Returns:
+            bool: True.
+
+        Raises:
+            MigrationError: the table is not an append table with ``bucket = -1``, the source has
+                row-level deletes, or its files' columns are not the table's; nothing was moved.
+        """
+        name = source if source_catalog is not None else None
+        src = source_catalog.load_table(source) if source_catalog is not None else source
+        return migration.migrate_files_to_paimon(self, src, delete_origin, source_catalog, name, parallelism)
 
     def truncate(self, branch: Optional[str] = None) -> Optional[Snapshot]:
         """Remove every row in one OVERWRITE snapshot that deletes every live file (None for a

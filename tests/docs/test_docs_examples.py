@@ -128,3 +128,32 @@ def test_the_site_builds_without_warnings(built_site):
     api = (site / "api" / "index.html").read_text()
     for member in ("icefloe.Catalog.load_table", "icefloe.table.Table.merge", "icefloe.table.Table.to_spark"):
         assert f'id="{member}"' in api, member
+
+
+def test_migration_page_runs(tmp_path, monkeypatch, spark):
+    """The migration page's Python blocks in order, then its command lines (in this process:
+    the commands share the session's Spark)."""
+    from click.testing import CliRunner
+
+    from icefloe.cli import cli
+
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {}
+    for i, block in enumerate(blocks("migration.md", "python")):
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            exec(compile(block, f"migration.md example {i + 1}", "exec"), namespace)   # noqa: S102
+        text = "\n".join(line.rstrip() for line in printed.getvalue().splitlines())
+        for expected in shown_output(block):
+            assert expected in text, f"migration.md example {i + 1} shows\n{expected}\nbut printed\n{text}"
+    lines = [ln for block in blocks("migration.md", "sh") for ln in block.splitlines() if ln.strip()]
+    assert len(lines) == 3
+    for line in lines:
+        argv = shlex.split(line)
+        result = CliRunner().invoke(cli, argv[1:], catch_exceptions=False)
+        assert result.exit_code == 0, (line, result.output)
+    cat = icefloe.Catalog("warehouse", spark=spark)
+    assert cat.load_table("db.sales").to_spark().count() == 4
+    assert cat.load_table("db.landing_copy").to_spark().count() == 4
+    assert icefloe.Catalog("warehouse", format="paimon", spark=spark).load_table("db.clicks").to_spark().count() == 2
+    assert not cat.table_exists("db.clicks")

@@ -1,0 +1,201 @@
+"""The procedures that move tables between formats without rewriting data.
+
+Iceberg's (spark-procedures, "Table migration"): ``add_files``, ``snapshot``, ``migrate``;
+Paimon's: ``migrate_table``, ``migrate_file`` (``source_type`` ``parquet``: ``table`` is a
+directory; ``iceberg``: an Iceberg table of a catalog of the session). Arguments and output
+rows are the procedures' own; each is carried out by ``icefloe.table.migration``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from icefloe.errors import IcefloeError, NotSupportedError
+from icefloe.sql.errors import NotSupportedYetError, SqlError
+from icefloe.sql.parser import Call, node_position
+from icefloe.sql.translate import literal_value
+from icefloe.table import migration
+
+
+@dataclass(frozen=True)
+class Spec:
+    params: tuple          # in positional order
+    required: tuple
+    result: str            # Spark DDL of the output row
+
+
+PROCEDURES = {
+    "add_files": Spec(("table", "source_table", "partition_filter", "check_duplicate_files", "parallelism"),
+                      ("table", "source_table"), "added_files_count bigint, changed_partition_count bigint"),
+    "snapshot": Spec(("source_table", "table", "location", "properties", "parallelism", "ignore_missing_files"),
+                     ("source_table", "table"), "imported_files_count bigint"),
+    "migrate": Spec(("table", "properties", "drop_backup", "backup_table_name", "parallelism", "ignore_missing_files"),
+                    ("table",), "migrated_files_count bigint"),
+    "migrate_table": Spec(("source_type", "table", "options", "delete_origin", "target_table", "options_map",
+                           "parallelism"), ("source_type", "table"), "result boolean"),
+    "migrate_file": Spec(("source_type", "source_table", "target_table", "delete_origin", "parallelism"),
+                         ("source_type", "source_table", "target_table"), "result boolean"),
+}
+SOURCE_TYPES = ("parquet", "iceberg")
+
+
+def _err(reason: str, node=None) -> SqlError:
+    line, col = node_position(node) if node is not None else (None, None)
+    return SqlError(reason, line, col)
+
+
+def _bind(stmt: Call, name: str, spec: Spec) -> dict:
+    out: dict = {}
+    named = False
+    for i, (key, value) in enumerate(stmt.args):
+        if key is None:
+            if named:
+                raise _err("positional arguments must come before named ones", value)
+            if i >= len(spec.params):
+                raise _err(f"{name} takes at most {len(spec.params)} arguments", value)
+            key = spec.params[i]
+        else:
+            named = True
+            key = key.lower()
+            if key not in spec.params:
+                raise _err(f"unknown argument {key!r} of {name}; arguments are {', '.join(spec.params)}", value)
+        if key in out:
+            raise _err(f"argument {key!r} given twice", value)
+        out[key] = value
+    for key in spec.required:
+        if key not in out:
+            raise SqlError(f"{name} needs argument {key!r}", stmt.procedure.line, stmt.procedure.column)
+    return out
+
+
+def _values(sess, nodes: dict) -> dict:
+    out = {}
+    for key, node in nodes.items():
+        try:
+            out[key] = literal_value(node)
+        except ValueError:
+            out[key] = sess.run_spark(f"SELECT {node.sql('spark')}").first()[0]
+    return out
+
+
+def _bool(v, key: str):
+    if v is None or isinstance(v, bool):
+        return v
+    text = str(v).strip().lower()
+    if text not in ("true", "false"):
+        raise _err(f"{key} must be true or false, got {v!r}")
+    return text == "true"
+
+
+def _catalogs(sess) -> dict:
+    return {sess.catalog_name.lower(): sess.catalog, **sess.catalogs}
+
+
+def _table_name(sess, text: str):
+    """(catalog, db.table) of a table name of the session's catalogs."""
+    parts = str(text).split(".")
+    cats = _catalogs(sess)
+    if len(parts) == 3 and parts[0].lower() in cats:
+        return cats[parts[0].lower()], ".".join(parts[1:])
+    if len(parts) == 1 and sess.namespace:
+        return sess.catalog, f"{sess.namespace}.{parts[0]}"
+    if len(parts) != 2:
+        raise _err(f"table name {text!r} must be db.table (or catalog.db.table)")
+    return sess.catalog, str(text)
+
+
+def call(sess, stmt: Call, name: str):
+    spec = PROCEDURES[name]
+    args = _values(sess, _bind(stmt, name, spec))
+    capability = f"CALL system.{name}" if name in ("add_files", "snapshot", "migrate") else f"CALL sys.{name}"
+    if _bool(args.get("ignore_missing_files"), "ignore_missing_files"):
+        raise NotSupportedYetError(f"{capability} with ignore_missing_files => true (a missing source file fails "
+                                   "the call)", stmt.procedure.line, stmt.procedure.column)
+    parallelism = args.get("parallelism")
+    if parallelism is not None and (not isinstance(parallelism, int) or parallelism < 1):
+        raise _err(f"parallelism must be a positive integer, got {parallelism!r}")
+    try:
+        row = _run(sess, name, args, parallelism)
+    except (SqlError, NotSupportedError):
+        raise
+    except IcefloeError as e:
+        raise SqlError(f"{capability}: {e}", stmt.procedure.line, stmt.procedure.column) from None
+    except FileNotFoundError as e:
+        raise SqlError(f"{capability}: no such file or directory: {e}", stmt.procedure.line,
+                       stmt.procedure.column) from None
+    return sess.spark.createDataFrame([row], spec.result)
+
+
+def _source(sess, text, io):
+    if not isinstance(text, str):
+        raise _err(f"source must be a string (a table name or `parquet`.`/path`), got {text!r}")
+    return migration.load_source(text, _catalogs(sess), io, sess.catalog)
+
+
+def _run(sess, name: str, a: dict, parallelism):
+    if name == "add_files":
+        cat, target = _table_name(sess, a["table"])
+        table = cat.load_table(target)
+        if table.format != "iceberg":
+            raise _err(f"add_files adds files to Iceberg tables; {a['table']} is a {table.format} table "
+                       "(Paimon: CALL sys.migrate_file)")
+        source, _c, _n = _source(sess, a["source_table"], table.io)
+        dupes = _bool(a.get("check_duplicate_files"), "check_duplicate_files")
+        out = migration.add_files(table, source, a.get("partition_filter"), True if dupes is None else dupes,
+                                  parallelism=parallelism)
+        return (out["added_files_count"], out["changed_partition_count"])
+    if name == "snapshot":
+        cat, target = _table_name(sess, a["table"])
+        _iceberg_catalog(cat, "snapshot")
+        source, _c, _n = _source(sess, a["source_table"], cat.io)
+        out = migration.snapshot(cat, source, target, a.get("location"), a.get("properties"),
+                                 parallelism=parallelism)
+        return (out["imported_files_count"],)
+    if name == "migrate":
+        if migration.parse_source(str(a["table"])) is not None:
+            raise _err("migrate replaces a table by its name; a Parquet directory has none (use snapshot or "
+                       "add_files)")
+        src_cat, src_name = _table_name(sess, a["table"])
+        _iceberg_catalog(sess.catalog, "migrate")
+        out = migration.migrate(sess.catalog, src_cat, src_name, a.get("properties"),
+                                bool(_bool(a.get("drop_backup"), "drop_backup")), a.get("backup_table_name"),
+                                parallelism=parallelism)
+        return (out["migrated_files_count"],)
+    source_type = str(a["source_type"]).lower()
+    if source_type not in SOURCE_TYPES:
+        raise NotSupportedYetError(f"CALL sys.{name} with source_type {a['source_type']!r} (icefloe migrates "
+                                   f"{' and '.join(SOURCE_TYPES)} sources)")
+    if sess.catalog.format != "paimon":
+        raise _err(f"{name} creates or fills a Paimon table; run it in a Paimon catalog")
+    delete = _bool(a.get("delete_origin"), "delete_origin")
+    delete = True if delete is None else delete
+    text = a["table" if name == "migrate_table" else "source_table"]
+    src, src_cat, src_name = _paimon_source(sess, source_type, text)
+    if name == "migrate_table":
+        target = a.get("target_table") or src_name
+        options = migration.parse_options(a.get("options"), a.get("options_map"))
+        done = migration.migrate_to_paimon(sess.catalog, src, target, options, delete, src_cat, src_name,
+                                           parallelism=parallelism)
+        return (done,)
+    cat, target = _table_name(sess, a["target_table"])
+    done = migration.migrate_files_to_paimon(cat.load_table(target), src, delete, src_cat, src_name,
+                                             parallelism=parallelism)
+    return (done,)
+
+
+def _paimon_source(sess, source_type: str, text):
+    if source_type == "parquet":
+        path = migration.parse_source(str(text)) or str(text)
+        return migration.ParquetDirectory.at(path, sess.catalog.io), None, None
+    cat, name = _table_name(sess, text)
+    table = cat.load_table(name)
+    if table.format != "iceberg":
+        raise _err(f"source_type 'iceberg' but {text} is a {table.format} table")
+    return table, cat, name
+
+
+def _iceberg_catalog(cat, name: str) -> None:
+    if cat.format != "iceberg":
+        raise _err(f"{name} creates an Iceberg table; its catalog holds {cat.format} tables")
+
+
+__all__ = ["PROCEDURES", "call"]

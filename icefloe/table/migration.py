@@ -1,0 +1,517 @@
+"""Moving tables between formats without rewriting data.
+
+Into Iceberg, as Iceberg's Spark procedures define them (spark-procedures, "Table migration"):
+``add_files`` (files of a Parquet directory or of a Paimon append table added to an existing
+table), ``snapshot`` (a new table over another table's files, the source untouched) and
+``migrate`` (a Paimon table replaced by an Iceberg table of the same name). The files keep their
+paths; the new table's name mapping (``schema.name-mapping.default``) lets readers match the
+columns of files without field ids by name.
+
+Into Paimon, as Paimon's ``migrate_table`` and ``migrate_file`` procedures do for Hive tables:
+the files (of a Parquet directory or of an Iceberg table) are moved, by rename, into the
+unaware-bucket (``bucket = -1``) append table's ``<partition>/bucket-0/`` directories, since a
+Paimon data file lives in its table's directory.
+
+Statistics come from each file's footer, read in Spark tasks (``spark/file_import``). Every
+check runs before the first change; a failed step undoes the ones before it (a moved file is
+moved back, a created table dropped), so a failure leaves the source as it was.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Optional
+
+from icefloe.core.io import normalize_location, prune_empty_dirs
+from icefloe.core.parquet import metrics_from_footer
+from icefloe.core.types import Schema, from_arrow_schema, widen_schema_small_ints
+from icefloe.errors import MigrationError, NoSuchTableError, TableAlreadyExistsError
+from icefloe.iceberg import imports
+from icefloe.iceberg.partitioning import build_spec
+from icefloe.iceberg.transforms import IdentityTransform
+from icefloe.paimon.commit import CommitMessage
+from icefloe.paimon.data_file import DataFileMeta, local_now_millis
+from icefloe.paimon.stats import stats_from_footer, value_stats
+from icefloe.spark.file_import import describe_files, parquet_files
+from icefloe.spark.session import app_summary
+
+SNAPSHOT_PROPERTY = "gc.enabled"        # a snapshot table does not own its files (Iceberg sets it so)
+BACKUP_SUFFIX = "_BACKUP_"
+
+
+@dataclass
+class ParquetDirectory:
+    """Parquet files at ``location`` (a file or a directory, Hive-style ``k=v/`` partitions below)."""
+    location: str
+    io: object
+    files: list = field(default_factory=list)     # (path, {key: text})
+    keys: list = field(default_factory=list)
+
+    @staticmethod
+    def at(location: str, io) -> "ParquetDirectory":
+        loc = normalize_location(location)
+        try:
+            paths = parquet_files(io, loc)
+        except FileNotFoundError:
+            raise MigrationError(f"no Parquet file or directory at {location}") from None
+        if not paths:
+            raise MigrationError(f"{location} holds no Parquet files")
+        root = loc if io.is_dir(loc) else os.path.dirname(loc)
+        files, keys = [], None
+        for p in paths:
+            rel = os.path.dirname(p[len(root) + 1:]) if p.startswith(root + "/") else ""
+            values = imports.hive_partition(rel)
+            if keys is None:
+                keys = list(values)
+            elif list(values) != keys:
+                raise MigrationError(f"{p}: partition directories {list(values)} differ from the other files' {keys}")
+            files.append((p, values))
+        return ParquetDirectory(loc, io, files, keys or [])
+
+    def arrow_schema(self):
+        """The first file's columns (one footer, read here)."""
+        import pyarrow.parquet as pq
+
+        with self.io.open_read(self.files[0][0]) as fh:
+            return pq.read_schema(fh)
+
+
+def parse_source(text: str) -> Optional[str]:
+    """The path of Iceberg's path source form ```parquet`.`/path``` (``parquet.`/path``` too);
+    None for a table name. Another format than parquet is refused."""
+    t = text.strip()
+    if not t.startswith("`") and not t.lower().startswith("parquet."):
+        return None
+    if t.startswith("`"):
+        end = t.find("`", 1)
+        fmt, rest = t[1:end], t[end + 1:]
+    else:
+        fmt, rest = t.split(".", 1)
+        rest = "." + rest
+    if not rest.startswith(".`") or not rest.endswith("`"):
+        return None
+    if fmt.lower() != "parquet":
+        raise MigrationError(f"source {text}: files of format {fmt!r} cannot be imported; only parquet")
+    return rest[2:-1]
+
+
+# --------------------------------------------------------------------------- into Iceberg
+def _file_columns(footer) -> list:
+    return [(f.name, f.field_type) for f in from_arrow_schema(footer.schema.to_arrow_schema()).fields]
+
+
+def _describe_for_iceberg(schema: Schema, path: str, size: int, footer):
+    """In a Spark task: the file's size and metrics in the table's field ids (by name)."""
+    imports.check_file_columns(path, _file_columns(footer), schema)
+    return size, metrics_from_footer(footer, schema, skip_float_bounds=True)
+
+
+def _iceberg_data_files(spark, io, entries: list, schema: Schema, spec, parallelism=None) -> list:
+    described = describe_files(spark, [p for p, _part in entries], io, partial(_describe_for_iceberg, schema),
+                               parallelism)
+    return [imports.data_file(p, size, part, spec, schema, m) for (p, part), (size, m) in zip(entries, described)]
+
+
+def _is_paimon(source) -> bool:
+    return getattr(source, "format", None) == "paimon"
+
+
+def _check_paimon_source(source, what: str) -> None:
+    ts = source.table_schema
+    if ts.primary_keys:
+        raise MigrationError(f"{what}: {source.name} is a primary-key table; only Paimon append tables can be "
+                             "imported (their files hold rows, not changes to merge)")
+    if ts.core_options.deletion_vectors_enabled:
+        raise MigrationError(f"{what}: {source.name} has deletion vectors enabled; its files may hold deleted rows")
+
+
+def _paimon_entries(source, spec, schema: Schema, partition_filter=None) -> list:
+    """(path, partition tuple) of a Paimon append table's live files."""
+    from icefloe.core.values import to_internal
+    from icefloe.paimon.binary_row import decode_row
+
+    ts = source.table_schema
+    types = ts.partition_types
+    out = []
+    for e in source.plan():
+        values = dict(zip(ts.partition_keys, decode_row(e.partition, types)))
+        if partition_filter and not imports.matches_filter({k: _text(v) for k, v in values.items()}, partition_filter):
+            continue
+        part = tuple(to_internal(schema.find_field(f.source_id).field_type,
+                                 values[schema.find_field(f.source_id).name]) for f in spec.fields)
+        out.append((e.file.file_path, part))
+    return out
+
+
+def _text(v) -> Optional[str]:
+    if v is None:
+        return None
+    if isinstance(v, bool):
+        return str(v).lower()
+    return v.isoformat() if hasattr(v, "isoformat") else str(v)
+
+
+def _parquet_entries(src: ParquetDirectory, spec, schema: Schema, partition_filter=None) -> list:
+    return [(p, imports.partition_tuple(spec, schema, values)) for p, values in src.files
+            if imports.matches_filter(values, partition_filter)]
+
+
+def add_files(table, source, partition_filter: Optional[dict] = None, check_duplicate_files: bool = True,
+              parallelism: Optional[int] = None) -> dict:
+    """Iceberg's ``add_files``: ``source`` (a Parquet path, a ``ParquetDirectory`` or a Paimon
+    append table) added to the Iceberg ``table`` in one ``append`` snapshot; returns Iceberg's
+    output (``added_files_count``, ``changed_partition_count``: None for format version 2 and
+    later, as Iceberg reports it)."""
+    table = table.refresh()
+    meta = table.metadata
+    schema, spec = meta.schema, meta.spec
+    if isinstance(source, str):
+        source = ParquetDirectory.at(source, table.io)
+    if _is_paimon(source):
+        _check_paimon_source(source, "add_files")
+        keys = list(source.table_schema.partition_keys)
+        imports.check_filter_keys(partition_filter, keys)
+        imports.check_spec_for_import(spec, schema, keys, table.name)
+        entries = _paimon_entries(source, spec, schema, partition_filter)
+    else:
+        imports.check_filter_keys(partition_filter, source.keys)
+        imports.check_spec_for_import(spec, schema, source.keys, table.name)
+        entries = _parquet_entries(source, spec, schema, partition_filter)
+    if check_duplicate_files:
+        live = {f.file_path for f in table.plan_files()}
+        dupes = [p for p, _part in entries if p in live]
+        if dupes:
+            raise MigrationError(f"add_files: {len(dupes)} of the files are already in {table.name} ({dupes[0]}"
+                                 f"{', ...' if len(dupes) > 1 else ''}); nothing was added "
+                                 "(check_duplicate_files => false adds them again)")
+    if not entries:
+        return {"added_files_count": 0, "changed_partition_count": None if meta.format_version > 1 else 0}
+    files = _iceberg_data_files(table.spark, table.io, entries, schema, spec, parallelism)
+    table.commit_existing_files(files, summary_extra=app_summary(table.spark))
+    changed = len({f.partition for f in files})
+    return {"added_files_count": len(files), "changed_partition_count": None if meta.format_version > 1 else changed}
+
+
+def _iceberg_layout(source, io):
+    """(schema, partition keys) of a new Iceberg table over ``source``'s files."""
+    if _is_paimon(source):
+        _check_paimon_source(source, "snapshot")
+        schema = source.schema
+        keys = list(source.table_schema.partition_keys)
+        return schema, keys
+    arrow = source.arrow_schema()
+    types = {k: imports.infer_partition_type([v.get(k) for _p, v in source.files]) for k in source.keys}
+    return imports.import_schema(arrow, [(k, types[k]) for k in source.keys]), list(source.keys)
+
+
+def _entries_for(source, spec, schema):
+    return _paimon_entries(source, spec, schema) if _is_paimon(source) else _parquet_entries(source, spec, schema)
+
+
+def snapshot(catalog, source, name: str, location: Optional[str] = None, properties: Optional[dict] = None,
+             summary: Optional[dict] = None, parallelism: Optional[int] = None) -> dict:
+    """Iceberg's ``snapshot``: a new Iceberg table ``name`` of ``catalog`` over ``source``'s files
+    (a Parquet directory or a Paimon append table), the source untouched. The new table does not
+    own the files (``gc.enabled=false`` unless ``properties`` say otherwise). ``location`` must be
+    the one the catalog gives the table (a directory catalog places each table itself)."""
+    if isinstance(source, str):
+        source = ParquetDirectory.at(source, catalog.io)
+    if catalog.table_exists(name):
+        raise TableAlreadyExistsError(f"table {name} already exists")
+    own = catalog.table_location(name)
+    if location is not None and normalize_location(location).rstrip("/") != own.rstrip("/"):
+        raise MigrationError(f"location: the catalog places table {name} at {own}; another location "
+                             f"({location}) cannot be given here")
+    schema, keys = _iceberg_layout(source, catalog.io)
+    widened = widen_schema_small_ints(schema)
+    entries = _entries_for(source, build_spec(widened, keys), widened)
+    for p, _part in entries:
+        if normalize_location(p).startswith(own.rstrip("/") + "/"):
+            raise MigrationError(f"{p} lies inside the new table's location {own}")
+    # a snapshot does not own the files (gc.enabled=false, as Iceberg's snapshot sets); a migrated table does
+    props = {SNAPSHOT_PROPERTY: "false", **(properties or {})} if summary is None else dict(properties or {})
+    table = catalog.create_table(name, schema, partitioned_by=keys or None, properties=props)
+    try:
+        meta = table.metadata
+        files = _iceberg_data_files(table.spark, table.io, entries, meta.schema, meta.spec, parallelism) \
+            if entries else []
+        if files:
+            table.commit_existing_files(files, summary_extra={**app_summary(table.spark), **(summary or {})})
+    except BaseException:
+        catalog.drop_table(name, purge=True)     # its own metadata only: the files lie outside it
+        raise
+    return {"imported_files_count": len(entries)}
+
+
+def migrate(catalog, source_catalog, source_name: str, properties: Optional[dict] = None,
+            drop_backup: bool = False, backup_table_name: Optional[str] = None,
+            parallelism: Optional[int] = None) -> dict:
+    """Iceberg's ``migrate`` of the Paimon append table ``source_name`` of ``source_catalog``: an
+    Iceberg table of the same name in ``catalog`` over its files. Without ``drop_backup`` the Paimon
+    table stays, renamed to ``backup_table_name`` (default ``<table>_BACKUP_``), sharing the files;
+    with it, the Paimon table's metadata and the files no live row is in are deleted."""
+    source = source_catalog.load_table(source_name)
+    if not _is_paimon(source):
+        raise MigrationError(f"migrate: {source_name} is an {source.format} table; migrate replaces Paimon append "
+                             "tables (Parquet directories: snapshot or add_files)")
+    _check_paimon_source(source, "migrate")
+    if catalog.table_exists(source_name):
+        raise TableAlreadyExistsError(f"migrate: table {source_name} already exists in the Iceberg catalog")
+    backup = None if drop_backup else (backup_table_name or f"{source_name}{BACKUP_SUFFIX}")
+    if backup is not None and "." not in backup:
+        backup = f"{source_name.rsplit('.', 1)[0]}.{backup}"
+    if backup is not None and source_catalog.table_exists(backup):
+        raise TableAlreadyExistsError(f"migrate: backup table {backup} already exists")
+    if backup is None:
+        out = snapshot(catalog, source, source_name, properties=properties, summary={"migrated-from": "paimon"},
+                       parallelism=parallelism)
+        _drop_paimon_metadata(source, catalog.load_table(source_name))
+        return {"migrated_files_count": out["imported_files_count"]}
+    source_catalog.rename_table(source_name, backup)        # the Paimon table, files and all, is the backup
+    try:
+        out = snapshot(catalog, source_catalog.load_table(backup), source_name, properties=properties,
+                       summary={"migrated-from": "paimon"}, parallelism=parallelism)
+    except BaseException:
+        source_catalog.rename_table(backup, source_name)
+        raise
+    return {"migrated_files_count": out["imported_files_count"]}
+
+
+def _drop_paimon_metadata(source, iceberg_table) -> None:
+    """After a migration without backup: the Paimon table's metadata and the files of its directory
+    the Iceberg table does not reference are deleted; the referenced data files stay."""
+    io = source.io
+    keep = {normalize_location(f.file_path) for f in iceberg_table.plan_files()}
+    root = source.location.rstrip("/")
+    # the schema files first: from the first deletion on, the directory is no Paimon table
+    paths = sorted(io.walk_files(root), key=lambda p: "/schema/" not in p)
+    for path in paths:
+        if normalize_location(path) not in keep:
+            io.delete(path)
+    prune_empty_dirs(io, root)
+
+
+# --------------------------------------------------------------------------- into Paimon
+def parse_options(options: Optional[str], options_map: Optional[dict] = None) -> dict:
+    """Paimon's ``options`` text (``k1=v1,k2=v2``) and ``options_map``, merged."""
+    out: dict = {}
+    for part in [p for p in (options or "").split(",") if p.strip()]:
+        if "=" not in part:
+            raise MigrationError(f"options: {part!r} is not key=value")
+        k, v = part.split("=", 1)
+        out[k.strip()] = v.strip()
+    out.update({str(k): str(v) for k, v in (options_map or {}).items()})
+    return out
+
+
+def _describe_for_paimon(fields, stats_mode, truncate, schema_id, path: str, size: int, footer):
+    """In a Spark task: a Paimon ``DataFileMeta`` of the file (its name set later)."""
+    names = {f.name for f in fields}
+    cols = _file_columns(footer)
+    missing = sorted(names - {n for n, _t in cols})
+    extra = sorted({n for n, _t in cols} - names)
+    if missing or extra:
+        raise MigrationError(f"{path}: its columns {[n for n, _t in cols]} are not the table's "
+                             f"{[f.name for f in fields]} (Paimon reads a file's columns by name)")
+    stats, stats_cols = value_stats(fields, stats_from_footer(footer, fields), stats_mode, truncate)
+    rows = footer.num_rows
+    return DataFileMeta(file_name=os.path.basename(path), file_size=size, row_count=rows, value_stats=stats,
+                        min_sequence_number=0, max_sequence_number=max(rows - 1, 0), schema_id=schema_id,
+                        creation_time=local_now_millis(), value_stats_cols=stats_cols)
+
+
+@dataclass
+class _Moves:
+    """Files moved so far, to move back on failure."""
+    io: object
+    done: list = field(default_factory=list)
+
+    def move(self, src: str, dst: str) -> None:
+        if self.io.exists(dst):
+            raise MigrationError(f"{dst} exists already")
+        self.io.makedirs(os.path.dirname(dst))
+        self.io.rename(src, dst)
+        self.done.append((src, dst))
+
+    def undo(self) -> None:
+        for src, dst in reversed(self.done):
+            self.io.rename(dst, src)
+        self.done = []
+
+
+def _iceberg_source_files(source) -> tuple:
+    """(partition keys, [(path, {key: python value})]) of an Iceberg table's live files; refused
+    when row-level deletes apply or the partitioning is not identity on columns."""
+    meta = source.metadata
+    tasks = source.plan_tasks() if hasattr(source, "plan_tasks") else source.plan_files()
+    if any(t.deletes for t in tasks):
+        raise MigrationError(f"{source.name} has row-level deletes (delete files or deletion vectors) on "
+                             "its data files; Paimon append tables have none (compact the table first, "
+                             "e.g. rewrite_data_files)")
+    spec = meta.spec
+    if any(not isinstance(f.transform, IdentityTransform) for f in spec.fields):
+        raise MigrationError(f"{source.name} is partitioned by {', '.join(str(f.transform) for f in spec.fields)};"
+                             " a Paimon table is partitioned by columns (identity partitions only)")
+    if any(t.file.spec_id != spec.spec_id for t in tasks):
+        raise MigrationError(f"{source.name} has files of an earlier partition spec; rewrite them first")
+    keys = [meta.schema.find_field(f.source_id).name for f in spec.fields]
+    types = [meta.schema.find_field(f.source_id).field_type for f in spec.fields]
+    out = []
+    for t in tasks:
+        values = {k: _python(ty, v) for k, ty, v in zip(keys, types, t.file.partition)}
+        out.append((t.path, values))
+    return keys, out
+
+
+def _python(t, v):
+    import pyarrow as pa
+
+    from icefloe.core.types.arrow import to_arrow_type
+
+    return pa.array([v], to_arrow_type(t, with_ids=False)).to_pylist()[0]
+
+
+def _paimon_source(source, io):
+    """(schema for a new table, partition keys, [(path, {key: value})], the directory to prune)."""
+    if isinstance(source, str):
+        source = ParquetDirectory.at(source, io)
+    if isinstance(source, ParquetDirectory):
+        arrow = source.arrow_schema()
+        if source.keys and not all(k in arrow.names for k in source.keys):
+            raise MigrationError(f"the files of {source.location} do not hold their partition columns "
+                                 f"{source.keys} (only their directories do); a Paimon data file holds every column")
+        schema = from_arrow_schema(arrow.remove_metadata())
+        files = [(p, {k: v for k, v in values.items()}) for p, values in source.files]
+        return source, schema, list(source.keys), files
+    if getattr(source, "format", None) != "iceberg":
+        raise MigrationError("migration into Paimon takes a Parquet directory or an Iceberg table")
+    keys, files = _iceberg_source_files(source)
+    return source, source.schema, keys, files
+
+
+def _import_into_paimon(table, files: list, created: bool, catalog, name: str, parallelism=None) -> int:
+    """Describe ``files`` (path, {key: value}) in Spark tasks, move them into ``table``'s bucket
+    directories and commit; undone (files moved back, a ``created`` table dropped) on failure."""
+    ts = table.table_schema
+    if ts.primary_keys or ts.num_buckets != -1:
+        raise MigrationError(f"{table.name} must be an append table with bucket = -1 (unaware); Paimon's "
+                             "migration only fills those")
+    co = ts.core_options
+    describe = partial(_describe_for_paimon, list(ts.fields), co.stats_mode, co.stats_truncate_length, ts.id)
+    typed = []
+    for path, values in files:
+        part = tuple(_partition_value(ts, k, values) for k in ts.partition_keys)
+        target = f"{table.store.bucket_dir(part, 0)}/{_paimon_name(path)}"
+        typed.append((path, part, target))
+    targets = [t for _p, _part, t in typed]
+    if len(set(targets)) != len(targets):
+        raise MigrationError("two source files would get one name in the same Paimon bucket directory")
+    moves = _Moves(table.io)
+    try:
+        metas = describe_files(table.spark, [p for p, _part, _t in typed], table.io, describe, parallelism)
+        by_part: dict = {}
+        for (src, part, dst), meta in zip(typed, metas):
+            meta.file_name = os.path.basename(dst)
+            meta.file_path = dst
+            by_part.setdefault(part, []).append(meta)
+        for src, _part, dst in typed:
+            moves.move(src, dst)
+        messages = [CommitMessage(part, 0, -1, metas) for part, metas in by_part.items()]
+        if messages:
+            table.commit_existing_files(messages)
+    except BaseException:
+        moves.undo()
+        if created:
+            catalog.drop_table(name, purge=True)
+        raise
+    return len(typed)
+
+
+def _partition_value(ts, key: str, values: dict):
+    """A partition key's value as Paimon's writer takes it: directory text parsed to the
+    column's type; an Iceberg partition value as it is (a Python value already)."""
+    lowered = {k.lower(): v for k, v in values.items()}
+    v = lowered.get(key.lower())
+    if isinstance(v, str):
+        field_type = next(f.type for f in ts.fields if f.name == key)
+        return _python(field_type, imports.parse_partition_value(field_type, v))
+    return v
+
+
+def _paimon_name(path: str) -> str:
+    base = os.path.basename(path)
+    return base if base.endswith(".parquet") else f"{base}.parquet"
+
+
+def migrate_to_paimon(catalog, source, target: Optional[str], options: Optional[dict] = None,
+                      delete_origin: bool = True, source_catalog=None, source_name: Optional[str] = None,
+                      parallelism: Optional[int] = None) -> bool:
+    """Paimon's ``migrate_table``: a new append table ``target`` of the Paimon ``catalog`` whose
+    files are ``source``'s (a Parquet directory or an Iceberg table), moved into it. With
+    ``delete_origin`` the source is dropped (an Iceberg table's metadata; a directory emptied of
+    the files is removed)."""
+    opts = dict(options or {})
+    if str(opts.get("bucket", "-1")).strip() != "-1":
+        raise MigrationError(f"options: bucket = {opts['bucket']}; a migrated table has bucket = -1 (unaware)")
+    opts["bucket"] = "-1"
+    if opts.get("file.format", "parquet").lower() != "parquet":
+        raise MigrationError(f"options: file.format = {opts['file.format']}; the files are Parquet")
+    if "primary-key" in opts:
+        raise MigrationError("options: primary-key; a migrated table is an append table (Paimon's rule)")
+    if target is None:
+        raise MigrationError("target_table is needed: a Parquet directory has no table name to keep")
+    if catalog.table_exists(target):
+        raise TableAlreadyExistsError(f"table {target} already exists")
+    src, schema, keys, files = _paimon_source(source, catalog.io)
+    table = catalog.create_table(target, schema, partitioned_by=keys or None, properties=opts)
+    count = _import_into_paimon(table, files, True, catalog, target, parallelism)
+    if delete_origin:
+        _delete_origin(src, source_catalog, source_name)
+    return count >= 0
+
+
+def migrate_files_to_paimon(table, source, delete_origin: bool = True, source_catalog=None,
+                            source_name: Optional[str] = None, parallelism: Optional[int] = None) -> bool:
+    """Paimon's ``migrate_file``: ``source``'s files moved into the existing append table ``table``."""
+    src, schema, keys, files = _paimon_source(source, table.io)
+    if sorted(k.lower() for k in keys) != sorted(k.lower() for k in table.table_schema.partition_keys):
+        raise MigrationError(f"the source is partitioned by {keys or 'nothing'} but {table.name} by "
+                             f"{list(table.table_schema.partition_keys) or 'nothing'}")
+    _import_into_paimon(table, files, False, None, table.name, parallelism)
+    if delete_origin:
+        _delete_origin(src, source_catalog, source_name)
+    return True
+
+
+def _delete_origin(src, source_catalog, source_name: Optional[str]) -> None:
+    if isinstance(src, ParquetDirectory):
+        if src.io.is_dir(src.location):
+            prune_empty_dirs(src.io, src.location)
+        return
+    if source_catalog is not None and source_name is not None:
+        source_catalog.drop_table(source_name, purge=True)   # its files inside its location: those not moved
+
+
+def load_source(text: str, catalogs: dict, io, default=None):
+    """A source named in a procedure call: a ```parquet`.`/path``` directory, or ``[catalog.]db.t``
+    of ``catalogs`` (name -> catalog; ``default`` for a name without one). Returns (source, its
+    catalog or None, its name or None)."""
+    path = parse_source(text)
+    if path is not None:
+        return ParquetDirectory.at(path, io), None, None
+    parts = text.split(".")
+    if len(parts) == 3 and parts[0].lower() in catalogs:
+        cat, name = catalogs[parts[0].lower()], ".".join(parts[1:])
+    elif len(parts) == 2 and default is not None:
+        cat, name = default, text
+    else:
+        raise MigrationError(f"source {text!r}: name a table as [catalog.]db.table or files as `parquet`.`/path`")
+    try:
+        return cat.load_table(name), cat, name
+    except NoSuchTableError:
+        raise MigrationError(f"source table {text} does not exist") from None
+
+
+__all__ = ["ParquetDirectory", "parse_source", "add_files", "snapshot", "migrate", "parse_options",
+           "migrate_to_paimon", "migrate_files_to_paimon", "load_source"]
