@@ -25,7 +25,7 @@ from icefloe.core import types as core
 from icefloe.paimon.arrow_read import read_data_file
 from icefloe.paimon.changelog import KIND_LABELS
 from icefloe.paimon.merge import iter_merged_bucket
-from icefloe.spark import deleted_rows
+from icefloe.spark import deleted_rows, jvm
 from icefloe.spark.scans import empty_frame, file_scan
 from icefloe.paimon.schema import SchemaHistory, evolve_arrow, layout, same_layout, same_type_layout
 from icefloe.paimon.table import FileStoreTable
@@ -418,7 +418,7 @@ def read_with_vectors(spark, table, schema, snapshot, entries, where=None, colum
     frames = []
     sizes = [e.file.file_size for e in readable]
     distinct = len(set(sizes)) == len(sizes)        # the SQL filter names files by size
-    by_bitmap = bool(marked) and table.io.spark_native and (distinct or deleted_rows.available(spark))
+    by_bitmap = bool(marked) and table.io.spark_native and (distinct or jvm.available(spark))
     if by_bitmap:
         frame, took_unmarked = _marked_by_bitmap(spark, table, schema, marked, fields, plain, by_size=distinct)
         frames.append(frame)
