@@ -23,13 +23,10 @@ from icefloe.iceberg.manifest_reader import entries_written_by
 from icefloe.iceberg.overwrite import Overwrite
 from icefloe.iceberg.snapshot import APPEND, DELETE, OVERWRITE, REPLACE, Snapshot
 from icefloe.iceberg.table_metadata import MAIN_BRANCH, TableMetadata
+from icefloe.errors import BatchAlreadyCommitted, StreamStopped
 
 QUERY_ID = "spark.sql.streaming.queryId"
 EPOCH_ID = "spark.sql.streaming.epochId"
-
-
-class BatchAlreadyCommitted(Exception):
-    """The micro-batch is in the table already (a replay after a restart): commit nothing."""
 
 
 def branch_history(meta: TableMetadata, branch: str = MAIN_BRANCH) -> list[Snapshot]:
@@ -86,10 +83,6 @@ class StreamingOverwrite(_Once, Overwrite):
 
 
 # --------------------------------------------------------------------------- reading a stream
-class StreamStopped(Exception):
-    """A snapshot the stream cannot pass: it deleted or overwrote rows."""
-
-
 def snapshots_after(meta: TableMetadata, after: Optional[int], branch: str = MAIN_BRANCH) -> list[Snapshot]:
     """The branch's snapshots committed after ``after`` (None: all of them), oldest first.
     Raises ValueError when ``after`` is not an ancestor of the branch head any more."""

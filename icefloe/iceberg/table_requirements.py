@@ -6,13 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Optional
 
-from icefloe.errors import IcefloeError
+from icefloe.errors import RequirementFailed
 from icefloe.iceberg.metadata_builder import BadUpdate, get_field, json_kind
 from icefloe.iceberg.table_metadata import TableMetadata
-
-
-class RequirementFailed(IcefloeError):
-    """A commit's requirement does not hold for the table's current metadata (HTTP 409)."""
 
 
 @dataclass

@@ -26,7 +26,7 @@ from pyspark.sql.datasource import DataSourceStreamArrowWriter, DataSourceStream
 from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 
 from icefloe.core.io import LOCAL, normalize_location, strip_scheme
-from icefloe.errors import IcefloeError, NoSuchSnapshotError
+from icefloe.errors import NoSuchSnapshotError, StreamingSetupError
 from icefloe.iceberg import streaming as ice_stream
 from icefloe.paimon import streaming as paimon_stream
 from icefloe.paimon import changelog as paimon_changelog
@@ -34,10 +34,6 @@ from icefloe.spark.datasource import ROWKIND
 
 _KINDS = ("+I", "-U", "+U", "-D")
 DONE = -1    # an offset's file count when the whole snapshot was consumed
-
-
-class StreamingSetupError(IcefloeError, ValueError):
-    """A streaming query the data source cannot run as asked."""
 
 
 def _opt(options, key: str, default=None):
