@@ -271,7 +271,7 @@ class _Bars:
 @click.option("--fresh/--keep", default=True, help="drop db.tb01 first")
 @click.pass_context
 def demo(ctx, fresh):
-    """Replay seed 001 on the warehouse (what `make demo` runs)."""
+    """Replay the demo session on the warehouse (what `make demo` runs)."""
     from icefloe.demo import run
 
     run(ctx.obj["warehouse"], fresh=fresh)

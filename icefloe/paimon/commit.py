@@ -1,4 +1,4 @@
-"""The commit (seed 004): commit messages -> manifests -> manifest lists -> a snapshot.
+"""Paimon's commit: commit messages -> manifests -> manifest lists -> a snapshot.
 
 1. *Collect file changes*: every new data file of every ``CommitMessage`` becomes an
    ADD ``ManifestEntry`` (an overwrite adds a DELETE for every live file).
@@ -79,7 +79,7 @@ def delete_entries(live: Sequence[mf.ManifestEntry]) -> list[mf.ManifestEntry]:
 # --------------------------------------------------------------------------- 2. compact
 def compact_manifests(store: FileStore, manifests: list, created: list, target_size: int,
                       min_count: int, full_threshold: int) -> list:
-    """Seed 004's manifest compaction: full compaction if it triggers, else minor."""
+    """Manifest compaction as Paimon's commit does it: full compaction if it triggers, else minor."""
     full = try_full_compaction(store, manifests, created, target_size, full_threshold)
     if full is not None:
         return full

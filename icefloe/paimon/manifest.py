@@ -16,7 +16,7 @@ and the bucket and level ranges.
 names follow Java's ``AvroSchemaConverter`` (``org.apache.paimon.avro.generated.record``
 and ``record_<FIELD>`` for nested rows); nullable fields are ``["null", T]``.
 
-Merging (seed 004, "Compaction Rules"): a file is identified by partition, bucket,
+Merging (as Paimon's commit merges manifest entries): a file is identified by partition, bucket,
 level, name, extra files, embedded index and external path. An ADD of a file that
 is already added is an error; a DELETE cancels an earlier ADD of the same file,
 and a DELETE whose ADD is not among the merged entries is kept.
@@ -401,7 +401,7 @@ def encode_manifests(entries: Sequence[ManifestEntry], target_size: int,
 
 # --------------------------------------------------------------------------- merge rules
 def merge_entries(entries: Iterable[ManifestEntry], into: dict) -> dict:
-    """Apply entries in order to ``into`` (identifier -> entry): seed 004's rules."""
+    """Apply entries in order to ``into`` (identifier -> entry): the merge rules above."""
     for e in entries:
         ident = e.identifier()
         if e.kind == ADD:

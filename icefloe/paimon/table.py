@@ -2,7 +2,7 @@
 
 ``FileStoreTable`` (Paimon's name for a table backed by its file store) is the format's
 side of a table, with no data plane: writes arrive as commit messages (from Spark tasks or
-the Arrow writer) and become one snapshot (seed 004); reads are planned here and carried
+the Arrow writer) and become one snapshot (``commit``); reads are planned here and carried
 out by Spark or, for ``to_arrow``, by pyarrow. The user-facing table (``icefloe.table``)
 adds Spark reads and writes on top.
 """

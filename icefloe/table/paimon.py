@@ -1,6 +1,6 @@
 """The user-facing Paimon table: the format's ``FileStoreTable`` with Spark as its data plane.
 
-Writes go tasks -> commit messages -> one commit (seed 004); reads plan on the driver and
+Writes go tasks -> commit messages -> one commit (``paimon/commit.py``); reads plan on the driver and
 hand the files to Spark's Parquet reader (or pyarrow for ``to_arrow``).
 """
 from __future__ import annotations
@@ -376,7 +376,7 @@ class PaimonTable(FileStoreTable, Table):
 
     def manifest_files(self) -> list[dict]:
         """The manifests of the latest snapshot by manifest list (base, delta, changelog), with their
-        paths: what a commit wrote and compacted (seed 004), where the system table merges them."""
+        paths: what a commit wrote and compacted (``paimon/commit.py``), where the system table merges them."""
         snap = self.current_snapshot()
         store = self.store
         rows = []

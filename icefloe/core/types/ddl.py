@@ -36,7 +36,7 @@ _SPARK_NAMES = {
     "float": "float", "real": "float", "double": "double",
     "date": "date",
     # Spark's TIMESTAMP is instant semantics (with local time zone): Iceberg timestamptz,
-    # exactly as seed 001's `ts timestamp` becomes `"type": "timestamptz"`.
+    # as Iceberg's Spark runtime writes a `ts timestamp` column as `"type": "timestamptz"`.
     "timestamp": "timestamptz", "timestamp_ltz": "timestamptz", "timestamptz": "timestamptz",
     "timestamp_ntz": "timestamp",
     "string": "string", "binary": "binary", "uuid": "uuid", "time": "time", "variant": "variant",
