@@ -12,6 +12,7 @@ from icefloe.core.types import (
     ListType, LongType, MapType, NestedField, Schema, StringType, StructType, TimestampType, TimestamptzType,
     UUIDType, primitive_from_string,
 )
+from icefloe.core.types.model import contains_nanos, is_nanos
 from icefloe.core.types.model import UnknownType
 from icefloe.errors import SchemaError, UnsupportedFeatureError
 
@@ -158,14 +159,14 @@ def nanos_type_as_long(t: IcebergType) -> IcebergType:
     """Type ``t`` with each nanosecond timestamp in it as ``long`` (``nanos_as_long``)."""
     if isinstance(t, StructType):
         return StructType([dataclasses.replace(f, field_type=nanos_type_as_long(f.field_type), initial_default=None,
-                                               write_default=None) if "_ns" in str(f.field_type) else f
+                                               write_default=None) if contains_nanos(f.field_type) else f
                            for f in t.fields])
     if isinstance(t, ListType):
         return ListType(t.element_id, nanos_type_as_long(t.element_type), t.element_required)
     if isinstance(t, MapType):
         return MapType(t.key_id, nanos_type_as_long(t.key_type), t.value_id, nanos_type_as_long(t.value_type),
                        t.value_required, t.key_required)
-    return primitive_from_string("long") if str(t).endswith("_ns") else t
+    return primitive_from_string("long") if is_nanos(t) else t
 
 
 # JSON single values that stand as they are, each for the types it serves

@@ -29,7 +29,7 @@ from typing import Callable, Optional, Sequence, Union
 from icefloe.core.types import (
     DecimalType, IcebergType, ListType, MapType, NestedField, Schema, StructType, parse_type, reassign_ids, widen_small_ints,
 )
-from icefloe.core.types.model import DoubleType, FloatType, PrimitiveType
+from icefloe.core.types.model import DoubleType, FloatType, PrimitiveType, VariantType
 from icefloe.errors import SchemaError
 from icefloe.iceberg.schema import default_json
 from icefloe.iceberg.table_metadata import TableMetadata, check_types_for_version
@@ -187,7 +187,7 @@ class SchemaBuilder:
             if not f.field_type.is_primitive or not t.is_primitive:
                 raise SchemaError(f"cannot change the type of {full!r} to {t}: only primitive types can be "
                                   "promoted; change nested fields one by one")
-            if kind == "key" and str(t) != str(f.field_type):
+            if kind == "key" and t != f.field_type:
                 raise SchemaError(f"cannot change the type of map key {full!r}: map keys cannot be promoted")
             if not can_promote(f.field_type, t):
                 raise SchemaError(
@@ -246,7 +246,7 @@ class SchemaBuilder:
                     raise SchemaError(f"identifier field {name!r}: {full!r} is {what}; identifier fields "
                                       "must be required (SET NOT NULL first)")
                 t = f.field_type
-            if not isinstance(t, PrimitiveType) or str(t) == "variant":
+            if not isinstance(t, PrimitiveType) or isinstance(t, VariantType):
                 raise SchemaError(f"identifier field {name!r} must be a primitive column, not {t}")
             if isinstance(t, (FloatType, DoubleType)):
                 raise SchemaError(f"identifier field {name!r} cannot be {t} (floating point values do not "

@@ -20,7 +20,7 @@ from icefloe.core.types import (
 )
 from icefloe.errors import UnknownTransformError
 from icefloe.iceberg import conversions
-from icefloe.core.types import to_arrow_type
+from icefloe.core.types import is_nanos, to_arrow_type
 
 US_PER_HOUR = 3_600_000_000
 US_PER_DAY = 86_400_000_000
@@ -39,7 +39,7 @@ def _hash_bytes(t: IcebergType, v: Any) -> bytes:
     s = str(t)
     if s in ("int", "long", "date", "time", "timestamp", "timestamptz"):
         return struct.pack("<q", v)  # ints hash as 8-byte longs so promotion keeps buckets
-    if s in _NANOS:
+    if is_nanos(t):
         return struct.pack("<q", v // 1000)  # hashed as microseconds, as the microsecond types
     if s == "string":
         return v.encode("utf-8")
@@ -190,7 +190,7 @@ class _TimeTransform(Transform):
 
 def _micros(source: IcebergType, v: int) -> int:
     """A timestamp value in microseconds (the ``_ns`` types hold nanoseconds), floored."""
-    return v // 1000 if str(source) in _NANOS else v
+    return v // 1000 if is_nanos(source) else v
 
 
 def _days(source: IcebergType, v: int) -> int:
