@@ -294,7 +294,8 @@ class FileStoreCommit:
             index_manifest = latest.index_manifest if latest is not None else None
             if index_files or vectors:
                 index_manifest = write_index_manifest(store, index_manifest, index_files or {}, vectors)
-                created.append(index_manifest)
+                if index_manifest is not None:
+                    created.append(index_manifest)
             # 6. the snapshot
             delta_count = sum(e.file.row_count if e.kind == mf.ADD else -e.file.row_count for e in changes)
             snapshot = Snapshot(

@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from icefloe.core.io import LOCAL, FileIO
 from icefloe.core.timetravel import to_epoch_ms
-from icefloe.errors import CommitConflictError, NoSuchTableError, SchemaMismatchError
+from icefloe.errors import CommitConflictError, CorruptMetadataError, NoSuchTableError, SchemaMismatchError
 from icefloe.paimon import scan as scan_mod
 from icefloe.paimon import types as pt
 from icefloe.paimon.arrow_read import read_data_file
@@ -188,7 +188,7 @@ class FileStoreTable:
         ref = FileStoreTable.one_ref(ref, tag)
         snap = self.snapshot_for(snapshot_id, as_of, ref)
         travel = (snapshot_id is not None or as_of is not None or ref is not None) and snap is not None
-        schema = self.schema_by_id(snap.schema_id) if travel else self._schema
+        schema = self.schema_by_id(snap.schema_id) if travel and snap is not None else self._schema
         return scan_mod.plan(self._store, snap, where, schema, self.schema_by_id)
 
     def plan_files(self, where=None, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None,
@@ -237,6 +237,8 @@ class FileStoreTable:
                 parts.append(read_merged_bucket(self.io, paths, fields, schema, self.name, [levels[p] for p in paths]))
         else:
             for f in self.plan_files(where, snapshot_id, as_of, ref):  # columns matched by field id
+                if f.file_path is None:       # planned files always carry their path
+                    raise CorruptMetadataError(self.location, f"planned data file {f.file_name} has no path")
                 parts.append(evolve_arrow(read_data_file(f.file_path, self.io),
                                           self.schema_by_id(f.schema_id).fields, schema.fields))
         out = pa.concat_tables(parts) if parts else target.empty_table()

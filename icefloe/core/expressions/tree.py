@@ -7,7 +7,7 @@ import math
 import re
 import uuid as _uuid
 from dataclasses import dataclass
-from typing import Any, Iterable, Optional, Union
+from typing import Any, ClassVar, Iterable, Optional, Union
 
 from icefloe.core.types import IcebergType
 from icefloe.errors import ExpressionError
@@ -168,6 +168,13 @@ class Predicate(Expr):
     def with_term(self, term: Term) -> "Predicate":  # pragma: no cover - overridden
         raise NotImplementedError
 
+    @property
+    def ref(self) -> BoundReference:
+        """The column of a bound predicate (``ExpressionError`` before binding)."""
+        if not isinstance(self.term, BoundReference):
+            raise ExpressionError(f"predicate {self} is not bound to a schema")
+        return self.term
+
 
 @dataclass(frozen=True, init=False)
 class UnaryPredicate(Predicate):
@@ -184,6 +191,7 @@ class UnaryPredicate(Predicate):
 class LiteralPredicate(Predicate):
     term: Term
     literal: Any
+    op: ClassVar[str] = ""       # the comparison's operator in SQL (the subclasses set it)
 
     def __init__(self, term, literal):
         object.__setattr__(self, "term", as_term(term))
@@ -193,7 +201,14 @@ class LiteralPredicate(Predicate):
         return type(self)(term, self.literal if literal is None else literal)
 
     def _lit(self) -> str:
-        return format_literal(self.literal, self.term.field_type if self.is_bound else None)
+        return format_literal(self.literal, self.term.field_type if isinstance(self.term, BoundReference) else None)
+
+
+def literal_of(p: Predicate) -> Any:
+    """The literal of a comparison or string predicate; ``ExpressionError`` for another kind."""
+    if isinstance(p, LiteralPredicate):
+        return p.literal
+    raise ExpressionError(f"predicate {p} has no single literal")
 
 
 @dataclass(frozen=True, init=False)
@@ -211,7 +226,7 @@ class SetPredicate(Predicate):
         return type(self)(term, self.literals if literals is None else literals)
 
     def _lits(self) -> str:
-        t = self.term.field_type if self.is_bound else None
+        t = self.term.field_type if isinstance(self.term, BoundReference) else None
         return ", ".join(format_literal(v, t) for v in self.literals)
 
 
