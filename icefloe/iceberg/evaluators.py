@@ -79,7 +79,7 @@ def _stats_may_match(p: Predicate, st: _Stats) -> bool:
     if isinstance(p, NotNaN):
         return st.null_possible or st.value_possible
     # value predicates: a null never matches; a NaN (floats) matches the ones below
-    is_float = is_floating(p.term.field_type)
+    is_float = is_floating(p.ref.field_type)
     if is_float and st.nan_possible and isinstance(p, (GreaterThan, GreaterThanOrEqual, NotEqualTo, NotIn)):
         return True
     if not st.value_possible:
@@ -181,7 +181,7 @@ class MetricsEvaluator:
 
     @staticmethod
     def _leaf(p: Predicate):
-        fid, t = p.term.field_id, p.term.field_type
+        fid, t = p.ref.field_id, p.ref.field_type
         is_float = is_floating(t)
         read = _bound_reader(t)
 
@@ -381,7 +381,7 @@ class ManifestEvaluator:
         cache: dict[int, _Stats] = {}
 
         def judge(p: Predicate) -> bool:
-            fid = p.term.field_id
+            fid = p.ref.field_id
             st = cache.get(fid)
             if st is None:
                 i = self._pos.get(fid)

@@ -411,7 +411,7 @@ class MetadataTables:
             rt = f.transform.result_type(src.field_type) if src is not None else None
 
             def human(raw):
-                if raw is None or rt is None:
+                if raw is None or rt is None or src is None:
                     return None
                 return f.transform.human(src.field_type, conversions.from_bytes(rt, raw))
 

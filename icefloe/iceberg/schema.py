@@ -12,7 +12,7 @@ from icefloe.core.types import (
     ListType, LongType, MapType, NestedField, Schema, StringType, StructType, TimestampType, TimestamptzType,
     UUIDType, primitive_from_string,
 )
-from icefloe.core.types.model import contains_nanos, is_nanos
+from icefloe.core.types.model import contains_nanos, is_nanos, scale_of
 from icefloe.core.types.model import UnknownType
 from icefloe.errors import SchemaError, UnsupportedFeatureError
 
@@ -229,7 +229,7 @@ def default_json(t: IcebergType, value: Any, column: str = "the column"):
     if isinstance(v, (int, float, str)):
         return v
     if isinstance(v, decimal.Decimal):
-        return str(v.quantize(decimal.Decimal(1).scaleb(-t.scale)))
+        return str(v.quantize(decimal.Decimal(1).scaleb(-scale_of(t))))
     if isinstance(v, datetime.datetime):
         return v.isoformat(timespec="microseconds")
     if isinstance(v, (datetime.date, uuid.UUID)):

@@ -64,7 +64,7 @@ class _Once:
         last = last_committed_epoch(pending.base, self.query_id, pending.branch)
         if last is not None and self.epoch <= last:
             raise BatchAlreadyCommitted(f"query {self.query_id} committed epoch {last}; epoch {self.epoch} is a replay")
-        return super().apply(pending)
+        return super().apply(pending)  # pyright: ignore[reportAttributeAccessIssue]  (a mixin: the producer after it in the MRO has apply)
 
 
 class StreamingAppend(_Once, Append):

@@ -9,7 +9,7 @@ import json
 import time
 import uuid
 from dataclasses import dataclass, field, replace
-from typing import Optional
+from typing import Any, Optional
 
 from icefloe.core.types import Schema, widen_schema_small_ints
 from icefloe.core.types.model import UnknownType, VariantType
@@ -146,7 +146,7 @@ class TableMetadata:
                 raise bad(f"missing required field {key!r}")
             return obj[key]
 
-        def section(key: str, default=None, kind=list):
+        def section(key: str, default: Any = None, kind: type = list) -> Any:   # a JSON value of that kind
             where[0] = key
             v = obj.get(key)
             if v is None:

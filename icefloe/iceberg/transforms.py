@@ -20,7 +20,7 @@ from icefloe.core.types import (
 )
 from icefloe.errors import UnknownTransformError
 from icefloe.iceberg import conversions
-from icefloe.core.types import is_nanos, to_arrow_type
+from icefloe.core.types import UUIDType, is_nanos, to_arrow_type
 
 US_PER_HOUR = 3_600_000_000
 US_PER_DAY = 86_400_000_000
@@ -180,6 +180,8 @@ class TruncateTransform(Transform):
 
 
 class _TimeTransform(Transform):
+    sources: tuple[str, ...] = ()     # the source types, by name (each subclass's)
+
     def can_transform(self, source):
         return str(source) in self.sources
 
@@ -484,9 +486,9 @@ def apply_arrow(t: Transform, source: IcebergType, arr):
                for i in range(len(vals))]
         return pa.array(out, type=pa.int32())
     # bucket of strings/uuids/decimals/binary, decimal/binary truncate: per value
-    vals = [t.apply(source, conversions.to_internal(source, x)) for x in arr.to_pylist()]
+    vals: list[Any] = [t.apply(source, conversions.to_internal(source, x)) for x in arr.to_pylist()]
     rt = t.result_type(source)
-    if str(rt) == "uuid":
+    if isinstance(rt, UUIDType):
         vals = [None if v is None else v.bytes for v in vals]
     at = to_arrow_type(rt)
     if isinstance(rt, DecimalType):
