@@ -5,7 +5,7 @@ import dataclasses
 import datetime
 import decimal
 import uuid
-from typing import Any, Optional
+from typing import Any, Optional, overload
 
 from icefloe.core.types import (
     BinaryType, BooleanType, DateType, DecimalType, DoubleType, FixedType, FloatType, IcebergType, IntegerType,
@@ -155,6 +155,10 @@ def nanos_as_long(schema: Schema) -> Schema:
     return Schema(nanos_type_as_long(schema.struct).fields, schema.schema_id, schema.identifier_field_ids)
 
 
+@overload
+def nanos_type_as_long(t: StructType) -> StructType: ...
+@overload
+def nanos_type_as_long(t: IcebergType) -> IcebergType: ...
 def nanos_type_as_long(t: IcebergType) -> IcebergType:
     """Type ``t`` with each nanosecond timestamp in it as ``long`` (``nanos_as_long``)."""
     if isinstance(t, StructType):
