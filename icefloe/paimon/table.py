@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from icefloe.core.io import LOCAL, FileIO
 from icefloe.core.timetravel import to_epoch_ms
-from icefloe.errors import CommitConflictError, CorruptMetadataError, NoSuchTableError, SchemaMismatchError
+from icefloe.errors import CommitConflictError, NoSuchTableError, SchemaMismatchError
 from icefloe.paimon import scan as scan_mod
 from icefloe.paimon import types as pt
 from icefloe.paimon.arrow_read import read_data_file
@@ -237,9 +237,7 @@ class FileStoreTable:
                 parts.append(read_merged_bucket(self.io, paths, fields, schema, self.name, [levels[p] for p in paths]))
         else:
             for f in self.plan_files(where, snapshot_id, as_of, ref):  # columns matched by field id
-                if f.file_path is None:       # planned files always carry their path
-                    raise CorruptMetadataError(self.location, f"planned data file {f.file_name} has no path")
-                parts.append(evolve_arrow(read_data_file(f.file_path, self.io),
+                parts.append(evolve_arrow(read_data_file(f.path, self.io),
                                           self.schema_by_id(f.schema_id).fields, schema.fields))
         out = pa.concat_tables(parts) if parts else target.empty_table()
         if row_filter is not None:

@@ -138,7 +138,7 @@ class IcebergTable(BaseTable, Table):
         return self._commit(DeleteAll(summary_extra=self._app_summary()), branch or self.write_branch)
 
     def commit(self, messages, overwrite: bool = False, branch: Optional[str] = None) -> Snapshot:
-        return self.commit_files(messages, overwrite=overwrite, branch=branch or self.write_branch)
+        return self.commit_files(list(messages), overwrite=overwrite, branch=branch or self.write_branch)
 
     # ------------------------------------------------------------------ row-level changes
     # Modes per table property write.{delete,update,merge}.mode (copy-on-write | merge-on-read),

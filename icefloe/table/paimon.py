@@ -88,7 +88,7 @@ class PaimonTable(FileStoreTable, Table):
                 entries = dv.readable(entries)
             return read_merged(self.spark, self, schema, entries, where, columns)
         files = self.plan_files(where, snapshot_id, as_of, ref)
-        return read_files(self.spark, [f.file_path for f in files], schema.fields, where, columns,
+        return read_files(self.spark, [f.path for f in files], schema.fields, where, columns,
                           file_fields=[self.schema_by_id(f.schema_id).fields for f in files], io=self.io)
 
     def changes(self, start_snapshot_id: Optional[int] = None, end_snapshot_id: Optional[int] = None):
@@ -230,7 +230,7 @@ class PaimonTable(FileStoreTable, Table):
     def write_checked(self, data, partition: Optional[dict]) -> list[CommitMessage]:
         match = self.static_partition_match(partition) if partition else None  # bad keys fail before writing
         messages = self.write(data)
-        if match is not None:
+        if match is not None and partition is not None:
             self.check_in_partition(messages, partition, match)
         return messages
 
@@ -346,7 +346,7 @@ class PaimonTable(FileStoreTable, Table):
 
     def narrow_column_types(self) -> dict:
         kinds = {"TINYINT": "tinyint", "SMALLINT": "smallint"}
-        return {f.name: kinds[pt.root(f.type)] for f in self.table_schema.fields if pt.root(f.type) in kinds}
+        return {f.name: kind for f in self.table_schema.fields if (kind := kinds.get(pt.root(f.type) or ""))}
 
     def parse_column_type(self, text: str):
         return spark_sql_type(text)
