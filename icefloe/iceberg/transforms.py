@@ -11,7 +11,7 @@ import math
 import re
 import struct
 import uuid as _uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mmh3
 
@@ -21,6 +21,9 @@ from icefloe.core.types import (
 from icefloe.errors import UnknownTransformError
 from icefloe.iceberg import conversions
 from icefloe.core.types import UUIDType, is_nanos, to_arrow_type
+
+if TYPE_CHECKING:
+    import numpy as np
 
 US_PER_HOUR = 3_600_000_000
 US_PER_DAY = 86_400_000_000
@@ -381,7 +384,7 @@ _UNIT_PER_US = {"s": (1_000_000, 1), "ms": (1000, 1), "us": (1, 1), "ns": (1, 10
 _TEMPORAL = ("date", "time", "timestamp", "timestamptz") + _NANOS
 
 
-def _arrow_ints(source: IcebergType, arr):
+def _arrow_ints(source: IcebergType, arr: Any) -> tuple[np.ndarray, np.ndarray]:
     """Internal integer values of an int/long/date/time/timestamp Arrow array.
 
     Returns (int64 numpy values with nulls as 0, numpy null mask). Dates become
