@@ -14,7 +14,7 @@ import errno
 import os
 import shutil
 import uuid
-from typing import Iterator
+from typing import BinaryIO, Iterator
 from urllib.parse import urlparse
 
 from icefloe.errors import FileAlreadyExistsError  # noqa: F401 - defined in icefloe.errors, importable here too
@@ -58,7 +58,7 @@ class FileIO:
         with open(_local_path(path), "rb") as f:
             return f.read()
 
-    def open_read(self, path: str):
+    def open_read(self, path: str) -> BinaryIO:
         return open(_local_path(path), "rb")
 
     def exists(self, path: str) -> bool:
@@ -121,7 +121,7 @@ class FileIO:
             if os.path.exists(tmp):
                 os.unlink(tmp)
 
-    def open_write(self, path: str):
+    def open_write(self, path: str) -> BinaryIO:
         """A new file for streaming writes (data files: their visibility comes from the commit)."""
         p = _local_path(path)
         os.makedirs(os.path.dirname(p), exist_ok=True)

@@ -183,7 +183,7 @@ class UnaryPredicate(Predicate):
     def __init__(self, term):
         object.__setattr__(self, "term", as_term(term))
 
-    def with_term(self, term):
+    def with_term(self, term: Term) -> Predicate:
         return type(self)(term)
 
 
@@ -197,7 +197,7 @@ class LiteralPredicate(Predicate):
         object.__setattr__(self, "term", as_term(term))
         object.__setattr__(self, "literal", literal)
 
-    def with_term(self, term, literal=None):
+    def with_term(self, term: Term, literal: Any = None) -> Predicate:
         return type(self)(term, self.literal if literal is None else literal)
 
     def _lit(self) -> str:
@@ -222,7 +222,7 @@ class SetPredicate(Predicate):
             raise ExpressionError(f"IN needs a collection of values, got {literals!r}")
         object.__setattr__(self, "literals", tuple(dedupe(literals)))
 
-    def with_term(self, term, literals=None):
+    def with_term(self, term: Term, literals: Optional[Iterable] = None) -> Predicate:
         return type(self)(term, self.literals if literals is None else literals)
 
     def _lits(self) -> str:
@@ -251,7 +251,7 @@ def dedupe(values: Iterable) -> list:
 
 
 class IsNull(UnaryPredicate):
-    def negate(self):
+    def negate(self) -> Expr:
         return NotNull(self.term)
 
     def __str__(self):
@@ -259,7 +259,7 @@ class IsNull(UnaryPredicate):
 
 
 class NotNull(UnaryPredicate):
-    def negate(self):
+    def negate(self) -> Expr:
         return IsNull(self.term)
 
     def __str__(self):
@@ -267,7 +267,7 @@ class NotNull(UnaryPredicate):
 
 
 class IsNaN(UnaryPredicate):
-    def negate(self):
+    def negate(self) -> Expr:
         return NotNaN(self.term)
 
     def __str__(self):
@@ -275,7 +275,7 @@ class IsNaN(UnaryPredicate):
 
 
 class NotNaN(UnaryPredicate):
-    def negate(self):
+    def negate(self) -> Expr:
         return IsNaN(self.term)
 
     def __str__(self):
@@ -285,7 +285,7 @@ class NotNaN(UnaryPredicate):
 class EqualTo(LiteralPredicate):
     op = "="
 
-    def negate(self):
+    def negate(self) -> Expr:
         return NotEqualTo(self.term, self.literal)
 
     def __str__(self):
@@ -295,7 +295,7 @@ class EqualTo(LiteralPredicate):
 class NotEqualTo(LiteralPredicate):
     op = "!="
 
-    def negate(self):
+    def negate(self) -> Expr:
         return EqualTo(self.term, self.literal)
 
     def __str__(self):
@@ -305,7 +305,7 @@ class NotEqualTo(LiteralPredicate):
 class LessThan(LiteralPredicate):
     op = "<"
 
-    def negate(self):
+    def negate(self) -> Expr:
         return GreaterThanOrEqual(self.term, self.literal)
 
     def __str__(self):
@@ -315,7 +315,7 @@ class LessThan(LiteralPredicate):
 class LessThanOrEqual(LiteralPredicate):
     op = "<="
 
-    def negate(self):
+    def negate(self) -> Expr:
         return GreaterThan(self.term, self.literal)
 
     def __str__(self):
@@ -325,7 +325,7 @@ class LessThanOrEqual(LiteralPredicate):
 class GreaterThan(LiteralPredicate):
     op = ">"
 
-    def negate(self):
+    def negate(self) -> Expr:
         return LessThanOrEqual(self.term, self.literal)
 
     def __str__(self):
@@ -335,7 +335,7 @@ class GreaterThan(LiteralPredicate):
 class GreaterThanOrEqual(LiteralPredicate):
     op = ">="
 
-    def negate(self):
+    def negate(self) -> Expr:
         return LessThan(self.term, self.literal)
 
     def __str__(self):
@@ -345,7 +345,7 @@ class GreaterThanOrEqual(LiteralPredicate):
 class StartsWith(LiteralPredicate):
     """String prefix match (``LIKE 'prefix%'``); null never matches."""
 
-    def negate(self):
+    def negate(self) -> Expr:
         return NotStartsWith(self.term, self.literal)
 
     def __str__(self):
@@ -355,7 +355,7 @@ class StartsWith(LiteralPredicate):
 class NotStartsWith(LiteralPredicate):
     """Negation of :class:`StartsWith`; null never matches either."""
 
-    def negate(self):
+    def negate(self) -> Expr:
         return StartsWith(self.term, self.literal)
 
     def __str__(self):
@@ -363,7 +363,7 @@ class NotStartsWith(LiteralPredicate):
 
 
 class In(SetPredicate):
-    def negate(self):
+    def negate(self) -> Expr:
         return NotIn(self.term, self.literals)
 
     def __str__(self):
@@ -371,7 +371,7 @@ class In(SetPredicate):
 
 
 class NotIn(SetPredicate):
-    def negate(self):
+    def negate(self) -> Expr:
         return In(self.term, self.literals)
 
     def __str__(self):
@@ -382,7 +382,7 @@ class LikeEqualTo(EqualTo):
     """``col LIKE 'abc'`` (no wildcard): string equality, but only on a string column
     (Spark casts the column to string; on other types it is not a numeric comparison)."""
 
-    def negate(self):
+    def negate(self) -> Expr:
         return LikeNotEqualTo(self.term, self.literal)
 
     def __str__(self):
@@ -390,7 +390,7 @@ class LikeEqualTo(EqualTo):
 
 
 class LikeNotEqualTo(NotEqualTo):
-    def negate(self):
+    def negate(self) -> Expr:
         return LikeEqualTo(self.term, self.literal)
 
     def __str__(self):
