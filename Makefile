@@ -42,7 +42,8 @@ $(AZURITE): tools/azurite/package.json tools/azurite/package-lock.json
 azurite: $(AZURITE)
 
 # The architecture's rules, executable: import layers and no cycles (import-linter, imports
-# inside functions included), lint (ruff), no module over 800 lines, and the type checker (pyright,
+# inside functions included), lint (ruff), no module over 800 lines, no reach into a table's, SQL
+# session's or catalog's private attributes from another module, and the type checker (pyright,
 # [tool.pyright] in pyproject.toml). The pyright wheel carries its own JavaScript, run by the machine's
 # Node.js; PYRIGHT_PYTHON_IGNORE_WARNINGS keeps it from asking PyPI for a newer version.
 lint: $(STAMP)
@@ -50,6 +51,7 @@ lint: $(STAMP)
 	$(BIN)/lint-imports
 	$(BIN)/ruff check icefloe tests bench tools
 	$(BIN)/python tools/module_size.py icefloe
+	$(BIN)/python tools/private_reach.py icefloe
 	PYRIGHT_PYTHON_IGNORE_WARNINGS=1 $(BIN)/pyright
 
 # The wheel, in dist/, with icefloe's JVM extension compiled into it (setup.py): built in the venv,
@@ -83,9 +85,9 @@ bench: $(STAMP) jvm paimon
 	$(BIN)/python -m bench.run
 
 # Planning at scale (not part of make bench): metadata-only tables of SCALE_FILES data files, planned
-# cold and warm by icefloe and pyiceberg, each in its own process (bench/scale.py)
+# cold and warm by icefloe, Apache Iceberg's Java runtime and pyiceberg, each in its own process (bench/scale.py)
 SCALE_FILES ?= 100000
-bench-scale: $(STAMP)
+bench-scale: $(STAMP) jvm
 	$(BIN)/python -m bench.scale --files $(SCALE_FILES)
 
 clean:

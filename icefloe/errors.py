@@ -286,6 +286,16 @@ class LocationError(IcefloeError, ValueError):
     message names the rule, never a file's content."""
 
 
+class IcebergViewError(CommitFailedError):
+    """A Paimon table's Iceberg view (``metadata.iceberg.storage``) could not be written: the Paimon
+    snapshot stands, Iceberg readers see an older one until the next commit or ``sync_iceberg()``."""
+
+
+class IcebergViewWarning(UserWarning):
+    """After a Paimon commit: its Iceberg view could not be written (see ``IcebergViewError``); the
+    commit stands and is not reported as failed."""
+
+
 # --------------------------------------------------------------------------- REST catalog service
 class AuthConfigError(IcefloeError):
     """An auth file that cannot be read or says something icefloe cannot honour."""

@@ -44,6 +44,7 @@ from typing import Optional
 from icefloe.core.io import FileAlreadyExistsError
 from icefloe.errors import CommitConflictError, NoSuchTableError, SchemaError
 from icefloe.paimon import types as pt
+from icefloe.paimon.iceberg_options import check_schema
 from icefloe.paimon.schema import TableSchema, check_vector_rules, latest_schema, schema_path
 from icefloe.paimon.types import DataField, length, root as root_of
 from icefloe.core import types as core
@@ -560,6 +561,7 @@ def _validate(schema: TableSchema, table: str) -> None:
         if k not in by_name:
             raise SchemaError(f"table {table}: bucket-key column {k!r} would no longer exist")
     check_vector_rules(schema)
+    check_schema(schema.options, schema.fields, schema.primary_keys)
 
 
 __all__ = ["UpdateSchema", "can_widen", "as_paimon_type"]

@@ -17,8 +17,9 @@ import pyarrow as pa
 
 from icefloe.core.io import LOCAL, FileIO
 from icefloe.core.timetravel import to_epoch_ms
-from icefloe.errors import CommitConflictError, NoSuchTableError, SchemaMismatchError
+from icefloe.errors import CommitConflictError, NoSuchTableError, NotSupportedError, SchemaMismatchError
 from icefloe.paimon import scan as scan_mod
+from icefloe.paimon import table_hooks
 from icefloe.paimon import types as pt
 from icefloe.paimon.arrow_read import read_data_file
 from icefloe.paimon.binary_row import encode_row
@@ -41,11 +42,10 @@ from icefloe.paimon.tag import TagManager, create_tag, delete_tag, rename_tag, r
 class FileStoreTable:
     format = "paimon"
 
-    def __init__(self, name: str, location: str, io: Optional[FileIO] = None, spark=None):
+    def __init__(self, name: str, location: str, io: Optional[FileIO] = None):
         self.name = name
         self._location = location.rstrip("/")
         self.io = io or LOCAL
-        self._spark = spark
         self.commit_user = str(uuid.uuid4())
         self.refresh()
 
@@ -58,9 +58,8 @@ class FileStoreTable:
         self._store = FileStore(self.io, self._location, schema)
         return self
 
-    def __getstate__(self):  # picklable for Spark tasks: no session, no caches
+    def __getstate__(self):  # picklable for Spark tasks: no caches
         state = dict(self.__dict__)
-        state["_spark"] = None
         state.pop("_store", None)
         return state
 
@@ -132,7 +131,11 @@ class FileStoreTable:
         if sum(x is not None for x in (snapshot_id, as_of, ref)) > 1:
             raise ValueError("give one of snapshot_id, as_of and ref (a tag)")
         if ref is not None:
-            return self._tags().tag(ref).snapshot
+            tags = self._tags()
+            if tags.get(ref) is None and self.io.is_dir(f"{self._location}/branch/branch-{ref}"):
+                raise NotSupportedError(f"{ref!r} is a branch of Paimon table {self.name}: icefloe reads the "
+                                        "main branch and its tags, not other branches (a tag names no such ref)")
+            return tags.tag(ref).snapshot
         if snapshot_id is not None:
             return self.snapshot(snapshot_id)
         if as_of is not None:
@@ -442,9 +445,11 @@ class FileStoreTable:
         """Expire snapshots per the retention options; returns the expired ids.
         ``older_than`` (a time) replaces ``snapshot.time-retained`` and ``retain_last``
         the retained minimum, as the expire procedure's arguments do."""
-        return expire_snapshots(self.refresh()._store, now_ms,
-                                older_than_ms=to_epoch_ms(older_than) if older_than is not None else None,
-                                retain_min=retain_last)
+        expired = expire_snapshots(self.refresh()._store, now_ms,
+                                   older_than_ms=to_epoch_ms(older_than) if older_than is not None else None,
+                                   retain_min=retain_last)
+        table_hooks.changed(self._store)
+        return expired
 
     # ------------------------------------------------------------------ maintenance
     def rewrite_data_files(self, where=None, target_file_size: Optional[int] = None) -> Optional[Snapshot]:
@@ -458,11 +463,13 @@ class FileStoreTable:
     def rollback_to_snapshot(self, snapshot_id: int) -> Snapshot:
         """Paimon's rollback: later snapshots, their tags and the files only they added are
         deleted. An expired snapshot a tag still holds is restored from the tag."""
-        return rollback_to(self, snapshot_id)
+        snap = rollback_to(self, snapshot_id)
+        table_hooks.changed(self.refresh()._store)
+        return snap
 
     def rollback_to_timestamp(self, as_of) -> Snapshot:
         """Roll back to the latest snapshot committed at or before ``as_of``."""
-        return rollback_to(self, self.refresh()._store.snapshots.as_of(to_epoch_ms(as_of)).id)
+        return self.rollback_to_snapshot(self.refresh()._store.snapshots.as_of(to_epoch_ms(as_of)).id)
 
     def remove_orphan_files(self, older_than=None, dry_run: bool = False) -> list:
         """Delete files under the table directory that no snapshot, tag or schema refers to
@@ -510,4 +517,6 @@ class FileStoreTable:
     def rollback_to_tag(self, name: str) -> Snapshot:
         """Roll back to a tag's snapshot (written back from the tag if it expired); later
         snapshots and their tags are deleted."""
-        return rollback_to_tag(self, name)
+        snap = rollback_to_tag(self, name)
+        table_hooks.changed(self.refresh()._store)
+        return snap

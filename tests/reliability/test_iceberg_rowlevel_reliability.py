@@ -123,13 +123,14 @@ class _Probe:
 
     def install(self):
         from icefloe.iceberg.hadoop import HadoopTableOperations, VersionConflict
-        from icefloe.spark import iceberg_dml, iceberg_write
+        from icefloe.spark import iceberg_dml_plan, iceberg_mor, iceberg_write
 
         probe = self
-        # row-level changes write data files through iceberg_dml's binding of the writer
+        # row-level changes write data files through the planning module's binding of the writer,
+        # position deletes through the merge-on-read writer's
         self._saved = [(iceberg_write, "write_data_files", iceberg_write.write_data_files),
-                       (iceberg_dml, "write_data_files", iceberg_dml.write_data_files),
-                       (iceberg_dml, "write_position_deletes_in_tasks", iceberg_dml.write_position_deletes_in_tasks),
+                       (iceberg_dml_plan, "write_data_files", iceberg_dml_plan.write_data_files),
+                       (iceberg_mor, "write_position_deletes_in_tasks", iceberg_mor.write_position_deletes_in_tasks),
                        (HadoopTableOperations, "commit", HadoopTableOperations.commit)]
         real_write, _, real_deletes, real_commit = (s[2] for s in self._saved)
 
@@ -157,8 +158,8 @@ class _Probe:
                 raise
 
         iceberg_write.write_data_files = write_data_files
-        iceberg_dml.write_data_files = write_data_files
-        iceberg_dml.write_position_deletes_in_tasks = write_position_deletes
+        iceberg_dml_plan.write_data_files = write_data_files
+        iceberg_mor.write_position_deletes_in_tasks = write_position_deletes
         HadoopTableOperations.commit = commit
 
     def uninstall(self):
@@ -336,6 +337,7 @@ def _own_plan(k: int, cat: str, tag: str) -> list:
             {"kind": "merge", "cat": cat, "tag": tag, "ids": [base + 5, base + 6, 10_000 + base, 10_001 + base]}]
 
 
+@pytest.mark.long
 def test_row_level_changes_from_several_processes(tmp_path, spark):
     """This process (a delete and a merge) and one Spark subprocess (a delete) change their own
     partitions while a third process appends; then both update one shared partition at once
