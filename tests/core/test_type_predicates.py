@@ -37,3 +37,11 @@ def test_nanos_as_long_keeps_defaults_of_a_struct_whose_field_is_named_ns():
     assert ts.field_type == LongType() and ts.initial_default is None and ts.write_default is None
     assert s.field_type == schema.fields[1].field_type
     assert s.initial_default == {} and s.write_default == {}
+
+
+def test_a_row_level_change_leaves_a_struct_whose_field_is_named_ns_alone():
+    from icefloe.spark.iceberg_nanos import _ns_restored
+
+    named_like = StructType([NestedField(2, "t_ns", LongType())])
+    assert _ns_restored("`s`", "`raw`", named_like) == "`s`"
+    assert _ns_restored("`s`", "`raw`", StructType([NestedField(3, "t", TimestampType(9))])) != "`s`"
