@@ -15,7 +15,7 @@ import os
 import shutil
 import uuid
 from contextlib import contextmanager
-from typing import BinaryIO, Callable, Iterator
+from typing import Any, BinaryIO, Callable, Iterator
 from urllib.parse import urlparse
 
 from icefloe.errors import FileAlreadyExistsError  # noqa: F401 - defined in icefloe.errors, importable here too
@@ -166,7 +166,7 @@ def _path_of(f) -> str:
 
 
 @contextmanager
-def staged_files(io: "FileIO", path: Callable[[object], str] = _path_of) -> Iterator[list]:
+def staged_files(io: "FileIO", path: Callable[[Any], str] = _path_of) -> Iterator[list]:
     """A list for the files a step writes before its commit: when the block raises (a failed
     task, a refused value, an interrupt), every file in it is deleted through ``io`` and the error
     goes on, so a failed write leaves no file behind. The list holds paths or files with a

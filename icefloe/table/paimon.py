@@ -380,10 +380,10 @@ class PaimonTable(FileStoreTable, Table):
     def data_files(self, where=None) -> list[FileRow]:
         rows = []
         for f in self.plan_files(where=where):   # partition and bucket are the file's directory, <k>=<v>/bucket-<N>
-            rel = os.path.relpath(os.path.dirname(f.file_path), self.location)
+            rel = os.path.relpath(os.path.dirname(f.path), self.location)
             part: dict = dict(p.split("=", 1) for p in rel.split(os.sep) if "=" in p)
             part["bucket"] = int(rel.rsplit("bucket-", 1)[-1]) if "bucket-" in rel else None
-            rows.append(FileRow(f.file_path, part, f.row_count, f.file_size))
+            rows.append(FileRow(f.path, part, f.row_count, f.file_size))
         return rows
 
     def shown_properties(self) -> dict:
