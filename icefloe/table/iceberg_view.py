@@ -215,14 +215,19 @@ def _last_updated(io: FileIO, path: str, base: Optional[TableMetadata]) -> int:
 
 
 def _matches(meta: Optional[TableMetadata], snap) -> bool:
-    """Whether Iceberg metadata stands for this Paimon snapshot: the same id, written at or after
-    its commit (icefloe gives the Iceberg snapshot the commit's time, Paimon's Java engine the time
-    it writes it). Metadata of a snapshot id from before a rollback was written before the
-    snapshot that now has the id."""
+    """Whether Iceberg metadata stands for this Paimon snapshot: the same id and, for icefloe's,
+    the same commit (time, user, identifier, which icefloe keeps in the Iceberg summary); Paimon's
+    Java engine records only the time it wrote the metadata, at or after its commit. Metadata of an
+    id from before a rollback, or of a dropped table of the same name, is another commit's."""
     if meta is None or meta.current_snapshot_id != snap.id:
         return False
     cur = meta.current_snapshot
-    return cur is not None and cur.timestamp_ms >= snap.time_millis
+    if cur is None:
+        return False
+    if "paimon-commit-user" in cur.summary:          # icefloe's: the commit's own identity
+        return (cur.timestamp_ms == snap.time_millis and cur.summary["paimon-commit-user"] == snap.commit_user
+                and cur.summary.get("paimon-commit-identifier") == str(snap.commit_identifier))
+    return cur.timestamp_ms >= snap.time_millis
 
 
 def _delete(io: FileIO, path: str) -> None:
@@ -427,7 +432,9 @@ def _build(store, paimon_schema, compat: IcebergCompat, snap, base: Optional[Tab
     operation = "append" if not changed else ("delete" if not added_files else "overwrite")
     previous = base.current_snapshot.summary if base is not None and base.current_snapshot else None
     summary = build_summary(operation, added_files + new_dvs, removed_files + [e.data_file for e in gone_dvs],
-                            previous, {"paimon-snapshot-id": str(n), "paimon-commit-kind": str(snap.commit_kind)})
+                            previous, {"paimon-snapshot-id": str(n), "paimon-commit-kind": str(snap.commit_kind),
+                             "paimon-commit-user": str(snap.commit_user),
+                             "paimon-commit-identifier": str(snap.commit_identifier)})
     new_snap = Snapshot(snapshot_id=n, sequence_number=n, timestamp_ms=snap.time_millis, manifest_list=list_path,
                         summary=summary, parent_snapshot_id=parent, schema_id=schema.schema_id,
                         first_row_id=next_row_id if fv >= 3 else None, added_rows=assigned if fv >= 3 else None)

@@ -71,8 +71,12 @@ class PaimonTable(FileStoreTable, Table):
 
     # ------------------------------------------------------------------ the Iceberg view
     def iceberg(self):
-        """The table as Iceberg readers see it through the Iceberg metadata Paimon's
-        ``metadata.iceberg.storage`` option has written beside it (an ``IcebergTable`` to read).
+        """The table as Iceberg readers see it, through the Iceberg metadata Paimon's
+        ``metadata.iceberg.storage`` option has every commit write (``<table>/metadata`` or
+        ``<warehouse>/iceberg/<db>/<table>/metadata``).
+
+        Returns:
+            IcebergTable: the Iceberg view, to read (its snapshots are the Paimon snapshot ids).
 
         Raises:
             NotSupportedError: the option is not set on this table.
@@ -86,8 +90,16 @@ class PaimonTable(FileStoreTable, Table):
         return IcebergTable(self.name, HadoopTableOperations(self.io, root), self._spark)
 
     def sync_iceberg(self) -> Optional[int]:
-        """Write the Iceberg view of the latest snapshot now (every commit does; this repairs a
-        view a failed commit left behind). Returns the Iceberg version, None if the option is off."""
+        """Write the Iceberg view of the latest snapshot now: every commit does, this repairs a view
+        a failed write left behind (``IcebergViewWarning``), or drops what an expiry removed.
+
+        Returns:
+            int | None: the Iceberg metadata version now current (the Paimon snapshot id), None if
+            the table has no ``metadata.iceberg.storage`` option or no snapshot.
+
+        Raises:
+            IcebergViewError: the Iceberg metadata could not be written.
+        """
         return iceberg_view.sync(self.refresh()._store)
 
     def _no_branch(self, branch: Optional[str], operation: str) -> None:

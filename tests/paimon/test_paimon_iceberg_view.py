@@ -150,6 +150,15 @@ def test_hadoop_catalog_storage_and_the_legacy_option(paimon_warehouse, duck):
     ice = Catalog(os.path.join(paimon_warehouse, "iceberg"), "iceberg").load_table("db.h")
     assert rows(ice.to_arrow()) == [(1, "a", "x")]
     assert ice.location == t.location               # the data stays where Paimon wrote it
+    t.append(pa.table({"id": [2], "s": ["b"], "p": ["x"]}, schema=SCHEMA))
+    # a table dropped and made again under the same name: the old Iceberg metadata (which the
+    # drop leaves under <warehouse>/iceberg, as Paimon's does) is replaced, not continued
+    cat.drop_table("db.h")
+    t = cat.create_table("db.h", SCHEMA, properties={"metadata.iceberg.storage": "hadoop-catalog"})
+    t.append(pa.table({"id": [9], "s": ["z"], "p": ["x"]}, schema=SCHEMA))
+    ice = Catalog(os.path.join(paimon_warehouse, "iceberg"), "iceberg").load_table("db.h")
+    assert rows(ice.to_arrow()) == [(9, "z", "x")]
+    assert [s.snapshot_id for s in ice.snapshots()] == [1]
     legacy = cat.create_table("db.l", SCHEMA, properties={"metadata.iceberg-compatible": "true"})
     legacy.append(pa.table({"id": [2], "s": ["b"], "p": ["y"]}, schema=SCHEMA))
     assert rows(legacy.iceberg().to_arrow()) == [(2, "b", "y")]
