@@ -56,6 +56,14 @@ class PaimonTable(FileStoreTable, Table):
     capabilities = frozenset({PAIMON_PROCEDURES, PAIMON_DYNAMIC_OPTIONS, AUDIT_LOG, TAG_LISTS})
 
     def __init__(self, name: str, location: str, io: Optional[FileIO] = None, spark=None):
+        """A Paimon table in its directory (``Catalog.load_table`` makes it).
+
+        Args:
+            name: ``"db.table"``.
+            location: The table's directory.
+            io: The file I/O reaching it (local files by default).
+            spark: The SparkSession its Spark reads and writes run in (the active or embedded one by default).
+        """
         self._spark = spark      # the data plane's session, started on first use (``spark``)
         super().__init__(name, location, io)
 
