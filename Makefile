@@ -42,13 +42,17 @@ $(AZURITE): tools/azurite/package.json tools/azurite/package-lock.json
 azurite: $(AZURITE)
 
 # The architecture's rules, executable: import layers and no cycles (import-linter, imports
-# inside functions included), lint (ruff), no module over 800 lines, and no reach into a
-# table's, SQL session's or catalog's private attributes from another module.
+# inside functions included), lint (ruff), no module over 800 lines, no reach into a table's, SQL
+# session's or catalog's private attributes from another module, and the type checker (pyright,
+# [tool.pyright] in pyproject.toml). The pyright wheel carries its own JavaScript, run by the machine's
+# Node.js; PYRIGHT_PYTHON_IGNORE_WARNINGS keeps it from asking PyPI for a newer version.
 lint: $(STAMP)
+	@command -v node >/dev/null 2>&1 || { echo "error: Node.js is required by the type checker (install nodejs)"; exit 1; }
 	$(BIN)/lint-imports
 	$(BIN)/ruff check icefloe tests bench tools
 	$(BIN)/python tools/module_size.py icefloe
 	$(BIN)/python tools/private_reach.py icefloe
+	PYRIGHT_PYTHON_IGNORE_WARNINGS=1 $(BIN)/pyright
 
 # The wheel, in dist/, with icefloe's JVM extension compiled into it (setup.py): built in the venv,
 # whose pyspark the extension is compiled against (pyspark is too large for an isolated build).

@@ -1,4 +1,4 @@
-"""The main job (``make demo``): seed 001's session replayed on a fresh warehouse.
+"""The main job (``make demo``): an Iceberg session replayed on a fresh warehouse.
 
 Creates ``db.tb01 (id bigint not null, name string, ts timestamp not null)``
 partitioned by ``year(ts)``, inserts its 100 rows (50 in 2023, 50 in 2022),
@@ -21,7 +21,7 @@ SCHEMA = "id bigint not null, name string, ts timestamp not null"
 
 
 def seed_rows() -> list[tuple]:
-    """The 100 rows of seed 001: ids 1-50 at 2023-12-31 00:12, ids 51-100 at 2022-12-31 00:12."""
+    """The demo's 100 rows: ids 1-50 at 2023-12-31 00:12, ids 51-100 at 2022-12-31 00:12."""
     rows = []
     for i in range(1, 101):
         ts = dt.datetime(2023, 12, 31, 0, 12) if i <= 50 else dt.datetime(2022, 12, 31, 0, 12)
@@ -66,7 +66,7 @@ def run(warehouse: str, fresh: bool = True, console: Console | None = None) -> d
         LOCAL.delete_tree(seeded)
     cat = Catalog(warehouse)
     spark = cat.spark
-    console.rule("[bold]icefloe demo: seed 001 on a fresh warehouse")
+    console.rule("[bold]icefloe demo: an Iceberg table on a fresh warehouse")
     console.print(f"warehouse: {cat.warehouse}   Spark {spark.version} ({spark.sparkContext.master})")
     t = cat.create_table("db.tb01", SCHEMA, partitioned_by=["year(ts)"])
     console.print("CREATE TABLE db.tb01 (id bigint not null, name string, ts timestamp not null) "

@@ -109,6 +109,14 @@ class WorkerPythonError(IcefloeError):
     """The Python interpreter Spark starts for its workers cannot run icefloe's code."""
 
 
+class ConfigError(IcefloeError):
+    """A catalog configuration that is missing, unreadable or names unknown keys."""
+
+
+class NotLiteral(Exception):
+    """Raised while reading a literal that is not one (a column, a function...)."""
+
+
 class NotSupportedError(IcefloeError):
     """An operation the table's format (or icefloe for that format) does not offer.
 
@@ -170,6 +178,40 @@ class ReplaceNotSupportedError(IcefloeError):
     """A replace that would leave snapshots of the table's history unreadable."""
 
 
+class BadUpdate(IcefloeError, ValueError):
+    """An update or requirement that is malformed or breaks a rule of the spec (HTTP 400)."""
+
+
+class RequirementFailed(VersionConflict):
+    """A commit's requirement does not hold for the table's current metadata (HTTP 409): the table
+    moved on since the commit read it, so the producer runs again on the new metadata."""
+
+
+class CatalogDatabaseError(IcefloeError):
+    """The catalog database cannot be reached or does not have the catalog's tables."""
+
+
+class RestCatalogError(IcefloeError):
+    """The REST catalog server answered with an error icefloe has no better name for."""
+
+
+class NotAuthorizedError(RestCatalogError):
+    """The server wants a valid credential or token (HTTP 401)."""
+
+
+class ForbiddenError(RestCatalogError):
+    """The principal lacks the grant the request needs (HTTP 403)."""
+
+
+class BatchAlreadyCommitted(Exception):
+    """A streaming micro-batch is in the table already (a replay after a restart): commit nothing.
+    Raised by both formats' stream commits; the streaming sink catches it."""
+
+
+class StreamStopped(Exception):
+    """A snapshot an Iceberg stream cannot pass: it deleted or overwrote rows."""
+
+
 # --------------------------------------------------------------------------- Paimon
 
 class TagError(IcefloeError, ValueError):
@@ -207,6 +249,14 @@ class MergeCardinalityError(IcefloeError, ValueError):
     """MERGE matched one target row with more than one source row; nothing was committed."""
 
 
+class StreamingSetupError(IcefloeError, ValueError):
+    """A streaming query the data source cannot run as asked."""
+
+
+class JavacError(RuntimeError):
+    """``javac`` is missing, or the sources did not compile (the message holds its output)."""
+
+
 # --------------------------------------------------------------------------- SQL
 class SqlError(IcefloeError):
     """A statement that cannot run: unknown table or column, type mismatch, bad syntax...
@@ -240,6 +290,10 @@ class UnsupportedTableError(IcefloeError):
     """A Paimon table feature icefloe does not implement."""
 
 
+class RetractRefused(UnsupportedTableError):
+    """A retraction (-U/-D row) an aggregate function cannot take back."""
+
+
 class LocationError(IcefloeError, ValueError):
     """A location (table location, metadata file, manifest list, data file, statistics file) breaks
     the confinement rule: relative, with ``..`` segments on an object store, outside the table's
@@ -255,3 +309,24 @@ class IcebergViewError(CommitFailedError):
 class IcebergViewWarning(UserWarning):
     """After a Paimon commit: its Iceberg view could not be written (see ``IcebergViewError``); the
     commit stands and is not reported as failed."""
+
+
+# --------------------------------------------------------------------------- REST catalog service
+class AuthConfigError(IcefloeError):
+    """An auth file that cannot be read or says something icefloe cannot honour."""
+
+
+class Unauthenticated(Exception):
+    """No valid credential: 401."""
+
+
+class UnsafeServeError(IcefloeError):
+    """``icefloe serve`` was asked to serve a network without authentication."""
+
+
+class RequestError(Exception):
+    """A client's mistake in a request, answered with ``status`` and the spec's error ``kind``."""
+
+    def __init__(self, status: int, kind: str, message: str):
+        super().__init__(message)
+        self.status, self.kind = status, kind

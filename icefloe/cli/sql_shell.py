@@ -17,7 +17,7 @@ from icefloe.sql.ddl import list_tables
 @click.option("--fresh/--keep", default=True, help="drop db.tb01 first")
 @click.pass_context
 def demo(ctx, fresh):
-    """Replay seed 001 on the warehouse (what `make demo` runs)."""
+    """Replay the demo session on the warehouse (what `make demo` runs)."""
     from icefloe.demo import run
 
     run(ctx.obj["warehouse"], fresh=fresh)

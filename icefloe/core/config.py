@@ -33,7 +33,7 @@ import os
 from pathlib import Path
 from typing import Optional
 
-from icefloe.errors import IcefloeError
+from icefloe.errors import ConfigError
 
 KEYS = ("warehouse", "format", "type", "uri", "name", "credential", "token")
 # the object store's settings (pyiceberg's names: s3.endpoint, s3.access-key-id, ...), passed to the FileIO
@@ -41,10 +41,6 @@ STORAGE_PREFIXES = ("s3.", "gcs.", "adls.", "io.", "spark.native-io")
 ENV_PREFIX = "ICEFLOE_CATALOG__"
 SERVE_KEYS = ("host", "port", "auth", "insecure", "ssl-certfile", "ssl-keyfile", "allow-purge", "allowed-locations",
               "max-body-bytes", "max-json-depth", "max-property-bytes")
-
-
-class ConfigError(IcefloeError):
-    """A catalog configuration that is missing, unreadable or names unknown keys."""
 
 
 def config_path() -> Optional[Path]:

@@ -7,7 +7,7 @@ or the process exits at once without cleanup (``mode="kill"``), as a crash would
 from __future__ import annotations
 
 import os
-from typing import Optional
+from typing import BinaryIO, Optional
 
 from icefloe.core.io import FileIO
 from icefloe.errors import InjectedFault  # noqa: F401 - defined in icefloe.errors, importable here too
@@ -34,23 +34,23 @@ class FaultInjectingFileIO(FileIO):
                 os._exit(137)
             raise InjectedFault(f"injected fault at operation {self.count}: {op} {path}")
 
-    def write_bytes(self, path, data, overwrite=True):
+    def write_bytes(self, path: str, data: bytes, overwrite: bool = True) -> None:
         self._tick("write", path)
         return super().write_bytes(path, data, overwrite)
 
-    def write_hint(self, path, data):
+    def write_hint(self, path: str, data: bytes) -> None:
         self._tick("write", path)
         return super().write_hint(path, data)
 
-    def open_write(self, path):
+    def open_write(self, path: str) -> BinaryIO:
         self._tick("write", path)
         return super().open_write(path)
 
-    def rename(self, src, dst):
+    def rename(self, src: str, dst: str) -> None:
         self._tick("rename", dst)
         return super().rename(src, dst)
 
-    def delete(self, path):
+    def delete(self, path: str) -> None:
         self._tick("delete", path)
         return super().delete(path)
 
@@ -61,12 +61,12 @@ class TaskFaultFileIO(FileIO):
     def __init__(self, text: str):
         self.text = text
 
-    def open_write(self, path):
+    def open_write(self, path: str) -> BinaryIO:
         if self.text in os.path.basename(path):
             raise InjectedFault(f"injected fault in a task: write {path}")
         return super().open_write(path)
 
-    def write_bytes(self, path, data, overwrite=True):
+    def write_bytes(self, path: str, data: bytes, overwrite: bool = True) -> None:
         if self.text in os.path.basename(path):
             raise InjectedFault(f"injected fault in a task: write {path}")
         return super().write_bytes(path, data, overwrite)

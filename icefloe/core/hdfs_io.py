@@ -116,7 +116,7 @@ class HdfsIO(FileIO):
     def __eq__(self, other) -> bool:
         return isinstance(other, HdfsIO) and other.properties == self.properties
 
-    __hash__ = None  # mutable configuration
+    __hash__ = None  # pyright: ignore[reportAssignmentType]  (mutable configuration: unhashable)
 
     def hadoop_config(self) -> dict:
         """The properties that are Hadoop's own keys: the client's configuration."""

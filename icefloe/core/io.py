@@ -15,7 +15,7 @@ import os
 import shutil
 import uuid
 from contextlib import contextmanager
-from typing import Callable, Iterator
+from typing import Any, BinaryIO, Callable, Iterator
 from urllib.parse import urlparse
 
 from icefloe.errors import FileAlreadyExistsError  # noqa: F401 - defined in icefloe.errors, importable here too
@@ -59,7 +59,7 @@ class FileIO:
         with open(_local_path(path), "rb") as f:
             return f.read()
 
-    def open_read(self, path: str):
+    def open_read(self, path: str) -> BinaryIO:
         return open(_local_path(path), "rb")
 
     def exists(self, path: str) -> bool:
@@ -122,7 +122,7 @@ class FileIO:
             if os.path.exists(tmp):
                 os.unlink(tmp)
 
-    def open_write(self, path: str):
+    def open_write(self, path: str) -> BinaryIO:
         """A new file for streaming writes (data files: their visibility comes from the commit)."""
         p = _local_path(path)
         os.makedirs(os.path.dirname(p), exist_ok=True)
@@ -166,7 +166,7 @@ def _path_of(f) -> str:
 
 
 @contextmanager
-def staged_files(io: "FileIO", path: Callable[[object], str] = _path_of) -> Iterator[list]:
+def staged_files(io: "FileIO", path: Callable[[Any], str] = _path_of) -> Iterator[list]:
     """A list for the files a step writes before its commit: when the block raises (a failed
     task, a refused value, an interrupt), every file in it is deleted through ``io`` and the error
     goes on, so a failed write leaves no file behind. The list holds paths or files with a

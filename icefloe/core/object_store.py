@@ -24,13 +24,17 @@ import io as _io
 import ipaddress
 import json
 import os
-from typing import Iterator, Optional
+from typing import TYPE_CHECKING, Iterator, Optional, cast
 from urllib.parse import urlparse
 
 from icefloe.core.hdfs_io import SCHEMES as HDFS_SCHEMES
 from icefloe.core.hdfs_io import HdfsIO, is_hdfs
 from icefloe.core.io import LOCAL, FileIO, is_remote
 from icefloe.errors import FileAlreadyExistsError, ObjectStoreError
+
+if TYPE_CHECKING:
+    from obstore._list import ObjectMeta
+    from obstore.store import ClientConfig
 
 SCHEMES = {"s3": "s3", "s3a": "s3", "s3n": "s3", "gs": "gcs", "gcs": "gcs",
            "az": "azure", "abfs": "azure", "abfss": "azure", "adl": "azure"}
@@ -177,7 +181,7 @@ class ObjectStoreIO(FileIO):
     def __eq__(self, other) -> bool:
         return isinstance(other, ObjectStoreIO) and other.properties == self.properties
 
-    __hash__ = None  # mutable configuration
+    __hash__ = None  # pyright: ignore[reportAssignmentType]  (unhashable: a mutable configuration)
 
     # ------------------------------------------------------------------ stores
     def _store(self, scheme: str, bucket: str):
@@ -188,7 +192,7 @@ class ObjectStoreIO(FileIO):
 
     def _make_store(self, scheme: str, bucket: str):
         from obstore.exceptions import BaseError
-        from obstore.store import AzureStore, GCSStore, S3Store
+        from obstore.store import AzureConfig, AzureStore, GCSConfig, GCSStore, RetryConfig, S3Config, S3Store
 
         kind = SCHEMES.get(scheme)
         if kind is None:
@@ -197,9 +201,9 @@ class ObjectStoreIO(FileIO):
         if not bucket:
             raise ObjectStoreError(f"a {scheme}:// location needs a bucket: {scheme}://<bucket>/<path>")
         raw = {k: v for k, v in self.properties.items() if "." not in k and "-" not in k}
-        retry = {"max_retries": int(self.properties.get("io.max-retries", "3")),
+        retry: RetryConfig = {"max_retries": int(self.properties.get("io.max-retries", "3")),
                  "retry_timeout": datetime.timedelta(seconds=float(self.properties.get("io.retry-timeout-s", "20")))}
-        client = {"connect_timeout": self.properties.get("io.connect-timeout", "5s"),
+        client: ClientConfig = {"connect_timeout": self.properties.get("io.connect-timeout", "5s"),
                   "timeout": self.properties.get("io.request-timeout", "120s")}
         if kind == "s3":
             conf = {obstore_key: self.properties[name] for name, obstore_key in _S3_PROPERTIES.items()
@@ -227,13 +231,15 @@ class ObjectStoreIO(FileIO):
             path_style = self.properties.get("s3.path-style-access", "true" if endpoint else "false")
             conf["virtual_hosted_style_request"] = path_style.lower() != "true"
             conf.update({k: v for k, v in raw.items() if k.startswith("aws_")})
-            return S3Store(bucket, config=conf, client_options=client, retry_config=retry)
+            # the keys come from the catalog's properties (and aws_* names passed through): obstore checks them
+            return S3Store(bucket, config=cast("S3Config", conf), client_options=client, retry_config=retry)
         try:
             if kind == "gcs":
-                return GCSStore(bucket, config=_gcs_config(self.properties, raw, scheme, bucket, client),
+                return GCSStore(bucket, config=cast("GCSConfig", _gcs_config(self.properties, raw, scheme, bucket, client)),
                                 client_options=client, retry_config=retry)
             conf = _azure_config(self.properties, raw, scheme, bucket, client)
-            return AzureStore(bucket.split("@", 1)[0], config=conf, client_options=client, retry_config=retry)
+            return AzureStore(bucket.split("@", 1)[0], config=cast("AzureConfig", conf), client_options=client,
+                              retry_config=retry)
         except BaseError as e:
             raise self._error(e, "configure the store for", f"{scheme}://{bucket}") from None
 
@@ -304,7 +310,7 @@ class ObjectStoreIO(FileIO):
         store, key = self._locate(path)
         return self._call("read", path, lambda: _Reader(store, key, path))
 
-    def _head(self, path: str) -> dict:
+    def _head(self, path: str) -> ObjectMeta:
         import obstore
 
         store, key = self._locate(path)
@@ -417,7 +423,7 @@ def _instance(props: dict, prefix: str) -> bool:
     return props.get(f"{prefix}.credentials", "") == "instance"
 
 
-def _gcs_config(props: dict, raw: dict, scheme: str, bucket: str, client: dict) -> dict:
+def _gcs_config(props: dict, raw: dict, scheme: str, bucket: str, client: ClientConfig) -> dict:
     """obstore's GCS configuration from pyiceberg's names: ``gcs.service.host`` (the endpoint, e.g.
     an emulator's ``http://127.0.0.1:4443``), ``gcs.oauth2.token`` (a bearer token), and icefloe's
     ``gcs.service-account-path``, ``gcs.anonymous`` (no credentials: a public bucket or an emulator;
@@ -472,7 +478,7 @@ def _azure_endpoint(props: dict, account: str) -> Optional[str]:
     return None
 
 
-def _azure_config(props: dict, raw: dict, scheme: str, bucket: str, client: dict) -> dict:
+def _azure_config(props: dict, raw: dict, scheme: str, bucket: str, client: ClientConfig) -> dict:
     """obstore's Azure configuration from pyiceberg's ``adls.*`` names; the account also comes from
     an ``abfs://container@account.dfs.core.windows.net/`` location."""
     conf = {}

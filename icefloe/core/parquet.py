@@ -25,6 +25,7 @@ from icefloe.core.types import (
     StructType,
     VariantType,
 )
+from icefloe.core.types.model import is_floating
 from icefloe.core.values import to_internal
 
 DEFAULT_TRUNCATE = 16
@@ -197,7 +198,7 @@ def metrics_from_footer(parquet_metadata, schema: Schema, truncate: int = DEFAUL
             if repeated:
                 continue
             ok = bounds_ok.get(fid, True)
-            is_float = str(f.field_type) in ("float", "double")
+            is_float = is_floating(f.field_type)
             if st is None or not st.has_min_max or (is_float and skip_float_bounds):
                 # A row group with values but no min/max makes file bounds unknown.
                 if st is None or st.null_count != col.num_values:

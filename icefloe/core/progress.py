@@ -13,24 +13,24 @@ from __future__ import annotations
 
 import contextlib
 from contextvars import ContextVar
-from typing import Iterable, Iterator, Optional, Protocol, TypeVar
+from typing import Any, Callable, Iterable, Iterator, Optional, Protocol, TypeVar
 
 T = TypeVar("T")
 
 
 class Reporter(Protocol):
-    def start(self, description: str, total: Optional[int]): ...
+    def start(self, description: str, total: Optional[int]) -> Any: ...   # a handle of the reporter's choice
 
-    def advance(self, handle, n: int = 1) -> None: ...
+    def advance(self, handle: Any, n: int = 1) -> None: ...
 
-    def finish(self, handle) -> None: ...
+    def finish(self, handle: Any) -> None: ...
 
 
 _reporter: ContextVar[Optional[Reporter]] = ContextVar("icefloe_progress", default=None)
 
 
 @contextlib.contextmanager
-def reporting(reporter: Optional[Reporter]):
+def reporting(reporter: Optional[Reporter]) -> Iterator[Optional[Reporter]]:
     """Send the progress of work done inside the ``with`` block to ``reporter``."""
     token = _reporter.set(reporter)
     try:
@@ -61,7 +61,7 @@ def track(items: Iterable[T], description: str, total: Optional[int] = None) -> 
 
 
 @contextlib.contextmanager
-def step(description: str, total: Optional[int] = None):
+def step(description: str, total: Optional[int] = None) -> Iterator[Callable[..., None]]:
     """A unit of work reported by hand: ``with step("x", 10) as advance: advance(3)``."""
     reporter = _reporter.get()
     if reporter is None:
@@ -81,15 +81,15 @@ class Recorder:
         self.events: list = []
         self._next = 0
 
-    def start(self, description, total):
+    def start(self, description: str, total: Optional[int]) -> int:
         self._next += 1
         self.events.append(("start", self._next, description, total))
         return self._next
 
-    def advance(self, handle, n=1):
+    def advance(self, handle: Any, n: int = 1) -> None:
         self.events.append(("advance", handle, n))
 
-    def finish(self, handle):
+    def finish(self, handle: Any) -> None:
         self.events.append(("finish", handle))
 
     def steps(self, description: str) -> int:

@@ -32,6 +32,7 @@ def unscaled(value: decimal.Decimal, scale: int) -> int:
     if not value.is_finite():
         raise ValueError(f"cannot store non-finite decimal {value}")
     _sign, digits, exp = value.as_tuple()
+    assert isinstance(exp, int)   # a finite decimal's exponent (the letters are NaN's and infinity's)
     with decimal.localcontext() as ctx:
         ctx.prec = max(ctx.prec, len(digits) + abs(exp) + abs(scale) + 2)
         return int(value.scaleb(scale).to_integral_value(rounding=decimal.ROUND_HALF_EVEN))

@@ -14,6 +14,7 @@ from icefloe.core.io import FileIO, staged_files
 from icefloe.core.parquet import metrics_from_footer, variant_paths
 from icefloe.core.parquet_footer import FooterPatchingSink, annotate_variants
 from icefloe.core.types import Schema, to_arrow_schema
+from icefloe.core.types.model import UUIDType, is_floating
 from icefloe.errors import RequiredFieldNullError, SchemaMismatchError
 from icefloe.iceberg import conversions
 from icefloe.iceberg.schema import default_value, stored_schema
@@ -53,7 +54,7 @@ def align_arrow(table, schema: Schema, table_name: str = "table"):
         col = table.column(src)
         if f.required and col.null_count:
             raise RequiredFieldNullError(f"null value in required column '{f.name}' of table {table_name}")
-        if str(f.field_type) == "uuid" and (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+        if isinstance(f.field_type, UUIDType) and (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
             col = _uuid_bytes(col, f.name, table_name)      # uuids as their text, as Spark writers give them
         if col.type != af.type:
             _check_arrow_cast(col.type, af.type, f.name)
@@ -200,7 +201,7 @@ def _add_nan_counts(m, table, schema: Schema) -> None:
     import pyarrow.compute as pc
 
     for f in schema.fields:
-        if str(f.field_type) in ("float", "double"):
+        if is_floating(f.field_type):
             col = table.column(f.name)
             m.nan_value_counts[f.field_id] = int(pc.sum(pc.is_nan(col).cast("int64")).as_py() or 0)
             # min/max from Arrow compute ignore NaN, as the spec requires

@@ -6,7 +6,7 @@ as the spec's Appendix A describes.
 """
 from __future__ import annotations
 
-from icefloe.core.types import DecimalType, FixedType, IcebergType, StructType
+from icefloe.core.types import DecimalType, FixedType, IcebergType, StructType, is_nanos
 
 
 def _opt(t):
@@ -40,7 +40,7 @@ def avro_primitive(t: IcebergType, name_hint: str = "f") -> object:
         return {"type": "long", "logicalType": "timestamp-micros", "adjust-to-utc": False}
     if s == "timestamptz":
         return {"type": "long", "logicalType": "timestamp-micros", "adjust-to-utc": True}
-    if s in ("timestamp_ns", "timestamptz_ns"):
+    if is_nanos(t):
         return {"type": "long", "logicalType": "timestamp-nanos", "adjust-to-utc": s == "timestamptz_ns"}
     if s == "uuid":
         return {"type": "fixed", "size": 16, "name": f"uuid_fixed_{name_hint}", "logicalType": "uuid"}

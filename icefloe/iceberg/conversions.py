@@ -17,7 +17,7 @@ import struct
 import uuid as _uuid
 from typing import Any
 
-from icefloe.core.types import DecimalType, IcebergType
+from icefloe.core.types import DecimalType, IcebergType, is_nanos
 
 # values in their internal form are shared with Paimon (core.values), importable from here too
 from icefloe.core.values import (  # noqa: E402,F401
@@ -34,7 +34,7 @@ def to_bytes(t: IcebergType, value: Any) -> bytes:
         return struct.pack("<i", value)
     if s in ("long", "time", "timestamp", "timestamptz"):
         return struct.pack("<q", value)
-    if s in ("timestamp_ns", "timestamptz_ns"):
+    if is_nanos(t):
         return struct.pack("<q", to_nanos(value))
     if s == "float":
         return struct.pack("<f", value)
@@ -95,7 +95,7 @@ def human_string(t: IcebergType, value: Any) -> str:
         return micros_to_datetime(value).isoformat(timespec="microseconds")
     if s == "timestamptz":
         return micros_to_datetime(value, utc=True).isoformat(timespec="microseconds")
-    if s in ("timestamp_ns", "timestamptz_ns"):
+    if is_nanos(t):
         text = nanos_to_datetime(value).isoformat(timespec="seconds") + f".{value % 1_000_000_000:09d}"
         return text + ("+00:00" if s == "timestamptz_ns" else "")
     if s == "time":

@@ -53,8 +53,9 @@ def _write(io: FileIO, path: str, table, file_schema: Schema, codec: str):
     import pyarrow.parquet as pq
 
     with io.open_write(path) as sink:
-        pq.write_table(table, sink, compression=None if codec == "uncompressed" else codec, store_schema=False,
-                       use_dictionary=dictionary_columns(table), write_page_checksum=True)
+        # pyarrow takes None (no compression) and a list of columns to dictionary-encode, beyond its annotations
+        pq.write_table(table, sink, compression=None if codec == "uncompressed" else codec, store_schema=False,  # pyright: ignore[reportArgumentType]
+                       use_dictionary=dictionary_columns(table), write_page_checksum=True)  # pyright: ignore[reportArgumentType]
     with io.open_read(path) as fh:
         return pq.read_metadata(fh)
 

@@ -28,6 +28,7 @@ from icefloe.core.expressions import (
     NotStartsWith, Or, Predicate, StartsWith, Unknown, and_, or_,
 )
 from icefloe.core.types import DecimalType, IcebergType, Schema, StructType
+from icefloe.core.types.model import is_floating
 from icefloe.iceberg import conversions
 from icefloe.iceberg.partitioning import PartitionField, PartitionSpec
 from icefloe.iceberg.transforms import (
@@ -35,7 +36,6 @@ from icefloe.iceberg.transforms import (
     TruncateTransform, VoidTransform, YearTransform,
 )
 
-_FLOATS = ("float", "double")
 
 
 # =========================================================================== stats logic
@@ -79,7 +79,7 @@ def _stats_may_match(p: Predicate, st: _Stats) -> bool:
     if isinstance(p, NotNaN):
         return st.null_possible or st.value_possible
     # value predicates: a null never matches; a NaN (floats) matches the ones below
-    is_float = str(p.term.field_type) in _FLOATS
+    is_float = is_floating(p.ref.field_type)
     if is_float and st.nan_possible and isinstance(p, (GreaterThan, GreaterThanOrEqual, NotEqualTo, NotIn)):
         return True
     if not st.value_possible:
@@ -181,8 +181,8 @@ class MetricsEvaluator:
 
     @staticmethod
     def _leaf(p: Predicate):
-        fid, t = p.term.field_id, p.term.field_type
-        is_float = str(t) in _FLOATS
+        fid, t = p.ref.field_id, p.ref.field_type
+        is_float = is_floating(t)
         read = _bound_reader(t)
 
         def leaf(f, c) -> bool:
@@ -194,7 +194,7 @@ class MetricsEvaluator:
 
     @staticmethod
     def _stats(f, fid: int, t: IcebergType) -> _Stats:
-        return _file_stats(f.metrics_of(fid), str(t) in _FLOATS, _bound_reader(t))
+        return _file_stats(f.metrics_of(fid), is_floating(t), _bound_reader(t))
 
 
 def _bound_reader(t: IcebergType):
@@ -381,7 +381,7 @@ class ManifestEvaluator:
         cache: dict[int, _Stats] = {}
 
         def judge(p: Predicate) -> bool:
-            fid = p.term.field_id
+            fid = p.ref.field_id
             st = cache.get(fid)
             if st is None:
                 i = self._pos.get(fid)
@@ -396,7 +396,7 @@ class ManifestEvaluator:
 
     @staticmethod
     def _stats(fs, t: IcebergType) -> _Stats:
-        is_float = str(t) in _FLOATS
+        is_float = is_floating(t)
         contains_null = getattr(fs, "contains_null", None)
         contains_nan = getattr(fs, "contains_nan", None)
         null_possible = contains_null is None or bool(contains_null)

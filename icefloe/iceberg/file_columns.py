@@ -19,7 +19,8 @@ from icefloe.core.expressions import (
     AlwaysFalse, AlwaysTrue, And, EqualTo, GreaterThan, GreaterThanOrEqual, In, IsNaN, IsNull, LessThan,
     LessThanOrEqual, Not, NotEqualTo, NotIn, NotNaN, NotNull, Or, Predicate, Unknown,
 )
-from icefloe.iceberg.evaluators import _FLOATS, MetricsEvaluator, _bound_reader, _file_stats, _stats_may_match
+from icefloe.core.types.model import is_floating
+from icefloe.iceberg.evaluators import MetricsEvaluator, _bound_reader, _file_stats, _stats_may_match
 from icefloe.iceberg.manifest_avro import metric_columns
 from icefloe.iceberg.manifest import DATA, DELETED
 
@@ -110,16 +111,16 @@ def _eval(e, cols: FileColumns) -> np.ndarray:
 
 
 def _leaf(p: Predicate, cols: FileColumns) -> np.ndarray:
-    fid, t = p.term.field_id, str(p.term.field_type)
+    fid, t = p.ref.field_id, str(p.ref.field_type)
     literals = list(p.literals) if isinstance(p, (In, NotIn)) else \
         [] if isinstance(p, (IsNull, NotNull, IsNaN, NotNaN)) else [getattr(p, "literal", None)]
     vectorised = (IsNull, NotNull, IsNaN, NotNaN, LessThan, LessThanOrEqual, GreaterThan, GreaterThanOrEqual,
                   EqualTo, NotEqualTo, In, NotIn)
     if t not in _WHOLE or not isinstance(p, vectorised) or not all(_whole(v) for v in literals):
-        read, is_float = _bound_reader(p.term.field_type), t in _FLOATS     # file by file, the same rules
+        read, is_float = _bound_reader(p.ref.field_type), is_floating(p.ref.field_type)     # file by file, the same rules
         return np.fromiter((_stats_may_match(p, _file_stats(f.metrics_of(fid), is_float, read)) for f in cols.files),
                            bool, len(cols))
-    c = cols.column(fid, t, _bound_reader(p.term.field_type))
+    c = cols.column(fid, t, _bound_reader(p.ref.field_type))
     if isinstance(p, IsNull):
         return c.null_possible.copy()
     if isinstance(p, NotNull):

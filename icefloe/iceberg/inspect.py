@@ -21,7 +21,7 @@ from typing import Any, Optional
 
 import pyarrow as pa
 
-from icefloe.core.types import DecimalType, IcebergType, NestedField, StructType
+from icefloe.core.types import DecimalType, IcebergType, NestedField, StructType, is_nanos
 from icefloe.iceberg import conversions
 from icefloe.iceberg.manifest import DATA, DELETED, EQUALITY_DELETES, POSITION_DELETES
 from icefloe.iceberg.puffin import vector_positions
@@ -52,7 +52,7 @@ def spark_value(t: IcebergType, v: Any) -> Any:
             return conversions.micros_to_datetime(v, utc=True)
         if s == "timestamp":
             return conversions.micros_to_datetime(v)
-        if s in ("timestamp_ns", "timestamptz_ns"):       # Spark holds microseconds
+        if is_nanos(t):       # Spark holds microseconds
             return conversions.nanos_to_datetime(v, utc=s == "timestamptz_ns")
     except OverflowError:  # outside Python's years 1..9999
         return None
@@ -411,7 +411,7 @@ class MetadataTables:
             rt = f.transform.result_type(src.field_type) if src is not None else None
 
             def human(raw):
-                if raw is None or rt is None:
+                if raw is None or rt is None or src is None:
                     return None
                 return f.transform.human(src.field_type, conversions.from_bytes(rt, raw))
 

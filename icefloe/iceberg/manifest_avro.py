@@ -17,8 +17,9 @@ from typing import Iterable, Optional
 
 import fastavro
 
+from icefloe.core.avro import as_records
 from icefloe.core.io import FileIO
-from icefloe.core.types import Schema, StructType
+from icefloe.core.types import Schema, StructType, UUIDType
 from icefloe.errors import CorruptMetadataError
 from icefloe.iceberg import conversions
 from icefloe.iceberg.avro_schemas import avro_name, manifest_entry_schema
@@ -42,8 +43,7 @@ def _map_from_avro(a) -> Optional[dict]:
 def _partition_to_avro(partition_type: StructType, values: tuple) -> dict:
     out = {}
     for f, v in zip(partition_type.fields, values):
-        s = str(f.field_type)
-        if v is not None and s == "uuid":
+        if v is not None and isinstance(f.field_type, UUIDType):
             v = v.bytes
         out[avro_name(f.name)] = v
     return out
@@ -55,8 +55,7 @@ def _partition_from_avro(partition_type: StructType, rec: dict) -> tuple:
         v = rec.get(avro_name(f.name), rec.get(f.name))
         if v is not None:
             v = conversions.to_internal(f.field_type, v)
-            s = str(f.field_type)
-            if s == "uuid" and isinstance(v, (bytes, bytearray)):
+            if isinstance(f.field_type, UUIDType) and isinstance(v, (bytes, bytearray)):
                 v = uuid.UUID(bytes=bytes(v))
         out.append(v)
     return tuple(out)
@@ -127,7 +126,7 @@ def read_manifest_raw(io_: FileIO, path: str) -> tuple[dict, list[dict]]:
     try:
         reader = fastavro.reader(io.BytesIO(data))
         meta = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in reader.metadata.items()}
-        records = list(reader)
+        records = as_records(reader)
     except Exception as e:
         raise CorruptMetadataError(path, f"not a readable Avro manifest ({type(e).__name__}: {e})") from e
     return meta, records
@@ -249,12 +248,12 @@ class ManifestDataFile(DataFile):
     ``_lazy``: the decompressed block, each map's offset and the decoder) until first read.
     Equal to the plain ``DataFile`` with the same values; copies and pickles are plain."""
 
-    column_sizes = _DeferredMetrics("column_sizes")
-    value_counts = _DeferredMetrics("value_counts")
-    null_value_counts = _DeferredMetrics("null_value_counts")
-    nan_value_counts = _DeferredMetrics("nan_value_counts")
-    lower_bounds = _DeferredMetrics("lower_bounds")
-    upper_bounds = _DeferredMetrics("upper_bounds")
+    column_sizes = _DeferredMetrics("column_sizes")  # pyright: ignore[reportAssignmentType]  (a descriptor: reads give the dict)
+    value_counts = _DeferredMetrics("value_counts")  # pyright: ignore[reportAssignmentType]  (a descriptor: reads give the dict)
+    null_value_counts = _DeferredMetrics("null_value_counts")  # pyright: ignore[reportAssignmentType]  (a descriptor: reads give the dict)
+    nan_value_counts = _DeferredMetrics("nan_value_counts")  # pyright: ignore[reportAssignmentType]  (a descriptor: reads give the dict)
+    lower_bounds = _DeferredMetrics("lower_bounds")  # pyright: ignore[reportAssignmentType]  (a descriptor: reads give the dict)
+    upper_bounds = _DeferredMetrics("upper_bounds")  # pyright: ignore[reportAssignmentType]  (a descriptor: reads give the dict)
 
     def metrics_of(self, field_id: int) -> tuple:
         """``DataFile.metrics_of``, found in the encoded maps while they are not decoded: a
@@ -402,7 +401,7 @@ def read_kept_entries(io_: FileIO, path: str, partition_type: StructType, spec_i
             view._buf = buf
             n += count
             for _ in range(count):
-                if keep is not None:   # judged from the skimmed entry; only a kept one is read whole
+                if keep is not None and skim is not None:   # judged from the skimmed entry; only a kept one is read whole
                     start = p
                     status, content, rows, prec, offsets, p = skim(buf, p)
                     if status == DELETED:

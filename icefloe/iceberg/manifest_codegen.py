@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import struct
-from typing import Optional
+from typing import Any, Optional
 
 from fastavro.read import LOGICAL_READERS
 
@@ -61,7 +61,7 @@ class _CodeGen:
     def emit(self, ind: int, line: str):
         self.lines.append("    " * ind + line)
 
-    def resolve(self, s, ns: str = ""):
+    def resolve(self, s: Any, ns: str = "") -> Any:   # an Avro schema in JSON: a name, a union's list or an object
         if isinstance(s, str):
             if s in self._PRIMS:
                 return s
@@ -117,10 +117,11 @@ class _CodeGen:
         ``find`` (with ``as_map``): the name of a key; the code returns that key's value from the
         map as soon as it reads it, decoding no other value."""
         s = self.resolve(s, ns)
+        s_d: dict[str, Any]
         if isinstance(s, str):
             t, s_d = s, {}
         elif isinstance(s, list):
-            t, s_d = "union", None
+            t, s_d = "union", {}      # the branches are ``s`` itself
         else:
             t, s_d = s["type"], s
         if t == "null":

@@ -8,6 +8,7 @@ from typing import Iterable, Optional
 
 import fastavro
 
+from icefloe.core.avro import read_records
 from icefloe.core.io import FileIO
 from icefloe.core.types import StructType
 from icefloe.errors import CorruptMetadataError
@@ -39,9 +40,9 @@ class ManifestFile:
     sequence_number: int
     min_sequence_number: int
     added_snapshot_id: int
-    added_files_count: int
-    existing_files_count: int
-    deleted_files_count: int
+    added_files_count: Optional[int]   # optional in format v1
+    existing_files_count: Optional[int]   # optional in format v1
+    deleted_files_count: Optional[int]   # optional in format v1
     added_rows_count: int
     existing_rows_count: int
     deleted_rows_count: int
@@ -178,7 +179,7 @@ def read_manifest_list(io_: FileIO, path: str) -> list[ManifestFile]:
     except (IsADirectoryError, ValueError) as e:   # e.g. a path with a NUL byte
         raise CorruptMetadataError(path, f"manifest list cannot be read ({type(e).__name__}: {e})") from e
     try:
-        records = list(fastavro.reader(io.BytesIO(data)))
+        records = read_records(data)
     except Exception as e:
         raise CorruptMetadataError(path, f"not a readable Avro manifest list ({type(e).__name__}: {e})") from e
     out = []

@@ -244,9 +244,10 @@ def _listed_in(m: ManifestFile) -> str:
 def _check_entry_count(m: ManifestFile, n: int) -> None:
     """A manifest holds exactly the ``n`` entries its manifest-list entry counts: fewer means a
     manifest cut at an Avro block boundary (which decodes without error) or a wrong file."""
-    counts = (m.added_files_count, m.existing_files_count, m.deleted_files_count)
-    if any(c is None for c in counts):   # optional in v1 manifest lists
+    added, existing, deleted = m.added_files_count, m.existing_files_count, m.deleted_files_count
+    if added is None or existing is None or deleted is None:   # optional in v1 manifest lists
         return
+    counts = (added, existing, deleted)
     if n != sum(counts):
         where = f"manifest list {m.manifest_list}" if m.manifest_list else "the manifest list"
         raise CorruptMetadataError(m.manifest_path, f"holds {n} entries, but {where} "

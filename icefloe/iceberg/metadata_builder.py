@@ -36,15 +36,11 @@ import uuid as uuid_lib
 from dataclasses import dataclass, field
 from typing import ClassVar, Optional
 
-from icefloe.errors import CorruptMetadataError, IcefloeError
+from icefloe.errors import BadUpdate, CorruptMetadataError, IcefloeError
 from icefloe.iceberg.partitioning import PartitionSpec
 from icefloe.iceberg.schema import schema_from_json
 from icefloe.iceberg.table_metadata import MAIN_BRANCH, MAX_FORMAT_VERSION, TableMetadata, now_ms
 from icefloe.iceberg.transforms import parse_transform
-
-
-class BadUpdate(IcefloeError, ValueError):
-    """An update or requirement that is malformed or breaks a rule of the spec (HTTP 400)."""
 
 
 def json_kind(v) -> str:

@@ -19,23 +19,12 @@ from icefloe.core.names import check_name_part, split_name
 from icefloe.errors import (
     IcefloeError, NamespaceAlreadyExistsError, NamespaceNotEmptyError, NoSuchNamespaceError, NoSuchTableError,
     TableAlreadyExistsError, VersionConflict,
+    RestCatalogError, NotAuthorizedError, ForbiddenError,
 )
 from icefloe.iceberg.operations import Changes, Committed
 from icefloe.iceberg.schema import schema_to_json
 from icefloe.iceberg.table import BaseTable
 from icefloe.iceberg.table_metadata import TableMetadata
-
-
-class RestCatalogError(IcefloeError):
-    """The REST catalog server answered with an error icefloe has no better name for."""
-
-
-class NotAuthorizedError(RestCatalogError):
-    """The server wants a valid credential or token (HTTP 401)."""
-
-
-class ForbiddenError(RestCatalogError):
-    """The principal lacks the grant the request needs (HTTP 403)."""
 
 
 _ERRORS = {"NoSuchTableException": NoSuchTableError, "NoSuchNamespaceException": NoSuchNamespaceError,

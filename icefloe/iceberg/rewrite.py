@@ -177,7 +177,8 @@ class RewriteManifests(SnapshotProducer):
             entries = [as_existing(e) for e in pending.entries(m) if e.status != DELETED]
             key = (m.partition_spec_id, m.content)
             groups.setdefault(key, []).extend(entries)
-            per_entry = m.manifest_length / max(1, m.added_files_count + m.existing_files_count
+            # the counts are optional in format v1's manifest lists
+            per_entry = m.manifest_length / max(1, (m.added_files_count or 0) + (m.existing_files_count or 0)
                                                 + (m.deleted_files_count or 0))
             sizes[key] = max(sizes.get(key, 0), per_entry)
         out: list[ManifestFile] = []

@@ -5,13 +5,14 @@ import dataclasses
 import datetime
 import decimal
 import uuid
-from typing import Any, Optional
+from typing import Any, Optional, overload
 
 from icefloe.core.types import (
     BinaryType, BooleanType, DateType, DecimalType, DoubleType, FixedType, FloatType, IcebergType, IntegerType,
     ListType, LongType, MapType, NestedField, Schema, StringType, StructType, TimestampType, TimestamptzType,
     UUIDType, primitive_from_string,
 )
+from icefloe.core.types.model import contains_nanos, is_nanos, scale_of
 from icefloe.core.types.model import UnknownType
 from icefloe.errors import SchemaError, UnsupportedFeatureError
 
@@ -154,18 +155,22 @@ def nanos_as_long(schema: Schema) -> Schema:
     return Schema(nanos_type_as_long(schema.struct).fields, schema.schema_id, schema.identifier_field_ids)
 
 
+@overload
+def nanos_type_as_long(t: StructType) -> StructType: ...
+@overload
+def nanos_type_as_long(t: IcebergType) -> IcebergType: ...
 def nanos_type_as_long(t: IcebergType) -> IcebergType:
     """Type ``t`` with each nanosecond timestamp in it as ``long`` (``nanos_as_long``)."""
     if isinstance(t, StructType):
         return StructType([dataclasses.replace(f, field_type=nanos_type_as_long(f.field_type), initial_default=None,
-                                               write_default=None) if "_ns" in str(f.field_type) else f
+                                               write_default=None) if contains_nanos(f.field_type) else f
                            for f in t.fields])
     if isinstance(t, ListType):
         return ListType(t.element_id, nanos_type_as_long(t.element_type), t.element_required)
     if isinstance(t, MapType):
         return MapType(t.key_id, nanos_type_as_long(t.key_type), t.value_id, nanos_type_as_long(t.value_type),
                        t.value_required, t.key_required)
-    return primitive_from_string("long") if str(t).endswith("_ns") else t
+    return primitive_from_string("long") if is_nanos(t) else t
 
 
 # JSON single values that stand as they are, each for the types it serves
@@ -228,7 +233,7 @@ def default_json(t: IcebergType, value: Any, column: str = "the column"):
     if isinstance(v, (int, float, str)):
         return v
     if isinstance(v, decimal.Decimal):
-        return str(v.quantize(decimal.Decimal(1).scaleb(-t.scale)))
+        return str(v.quantize(decimal.Decimal(1).scaleb(-scale_of(t))))
     if isinstance(v, datetime.datetime):
         return v.isoformat(timespec="microseconds")
     if isinstance(v, (datetime.date, uuid.UUID)):

@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from typing import Callable, Optional, Sequence, Union
+from typing import Callable, Optional, Sequence, Union, overload
 
 from icefloe.core.types import (
     DecimalType, IcebergType, ListType, MapType, NestedField, Schema, StructType, parse_type, reassign_ids, widen_small_ints,
 )
-from icefloe.core.types.model import DoubleType, FloatType, PrimitiveType
+from icefloe.core.types.model import DoubleType, FloatType, PrimitiveType, VariantType
 from icefloe.errors import SchemaError
 from icefloe.iceberg.metadata_builder import AddSchema, SetCurrentSchema, SetProperties
 from icefloe.iceberg.schema import default_json, schema_to_json
@@ -96,6 +96,8 @@ class SchemaBuilder:
             found, kind = _child(t, part, ".".join(parts[:i]) or None, name)
             canonical.append(found.name)
             t = found.field_type
+        if found is None:
+            raise SchemaError(f"{name!r} names no column")
         return canonical, found, kind
 
     def _rebuild(self, path: list[str], fn: Callable[[NestedField], Optional[NestedField]]) -> None:
@@ -188,7 +190,7 @@ class SchemaBuilder:
             if not f.field_type.is_primitive or not t.is_primitive:
                 raise SchemaError(f"cannot change the type of {full!r} to {t}: only primitive types can be "
                                   "promoted; change nested fields one by one")
-            if kind == "key" and str(t) != str(f.field_type):
+            if kind == "key" and t != f.field_type:
                 raise SchemaError(f"cannot change the type of map key {full!r}: map keys cannot be promoted")
             if not can_promote(f.field_type, t):
                 raise SchemaError(
@@ -220,6 +222,8 @@ class SchemaBuilder:
         if where == "first":
             fields.insert(0, f)
         else:
+            if other is None:
+                raise SchemaError(f"moving {name!r} {where} names no column to move it next to")
             opath, other_field, okind = self._resolve(other)
             if okind != "field" or opath[:-1] != path[:-1]:
                 raise SchemaError(f"cannot move {full!r} next to {'.'.join(opath)!r}: "
@@ -247,7 +251,7 @@ class SchemaBuilder:
                     raise SchemaError(f"identifier field {name!r}: {full!r} is {what}; identifier fields "
                                       "must be required (SET NOT NULL first)")
                 t = f.field_type
-            if not isinstance(t, PrimitiveType) or str(t) == "variant":
+            if not isinstance(t, PrimitiveType) or isinstance(t, VariantType):
                 raise SchemaError(f"identifier field {name!r} must be a primitive column, not {t}")
             if isinstance(t, (FloatType, DoubleType)):
                 raise SchemaError(f"identifier field {name!r} cannot be {t} (floating point values do not "
@@ -348,6 +352,7 @@ def assign_fresh_ids(schema: Schema, base: Schema, next_id: Callable[[], int]) -
         return t
 
     struct = fresh(schema.struct, ())
+    assert isinstance(struct, StructType)     # a struct is renumbered into a struct
     return Schema(struct.fields, schema_id=schema.schema_id)
 
 
@@ -455,7 +460,11 @@ def _child(t: IcebergType, part: str, parent: Optional[str], full) -> tuple[Nest
     raise SchemaError(f"cannot find {part!r} inside {parent!r} of type {t} ({hint}) in {full!r}")
 
 
-def _rebuild(t: IcebergType, path: list[str], fn) -> IcebergType:
+@overload
+def _rebuild(t: StructType, path: list[str], fn: Callable[[NestedField], Optional[NestedField]]) -> StructType: ...
+@overload
+def _rebuild(t: IcebergType, path: list[str], fn: Callable[[NestedField], Optional[NestedField]]) -> IcebergType: ...
+def _rebuild(t: IcebergType, path: list[str], fn: Callable[[NestedField], Optional[NestedField]]) -> IcebergType:
     """``t`` with the field at ``path`` replaced by ``fn(field)`` (None removes it)."""
     head, rest = path[0], path[1:]
 
@@ -472,13 +481,13 @@ def _rebuild(t: IcebergType, path: list[str], fn) -> IcebergType:
             fields.append(f)
         return StructType(fields)
     if isinstance(t, ListType):
-        e = apply(t.element_field)
+        e = _kept(apply(t.element_field), "a list's element")
         return ListType(t.element_id, e.field_type, e.required)
     if isinstance(t, MapType):
         if head == "key":
-            k = apply(t.key_field)
+            k = _kept(apply(t.key_field), "a map's key")
             return MapType(t.key_id, k.field_type, t.value_id, t.value_type, t.value_required)
-        v = apply(t.value_field)
+        v = _kept(apply(t.value_field), "a map's value")
         return MapType(t.key_id, t.key_type, t.value_id, v.field_type, v.required)
     raise SchemaError(f"cannot descend into {t}")  # pragma: no cover - paths are resolved first
 
@@ -561,3 +570,9 @@ class UpdateSchema:
         if exc_type is None:
             self.commit()
         return False
+
+
+def _kept(f: Optional[NestedField], what: str) -> NestedField:
+    if f is None:
+        raise SchemaError(f"{what} cannot be dropped; drop or change the column that holds it")
+    return f

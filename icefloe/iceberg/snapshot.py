@@ -112,7 +112,7 @@ def content_size(f) -> int:
 
 def build_summary(operation: str, added: list, removed: list, previous: Optional[dict],
                   extra: Optional[dict] = None) -> dict:
-    """Summary map with the figures seed 001 shows, derived from added and removed DataFiles,
+    """Summary map with the spec's optional summary figures ("Snapshot Summary"), derived from added and removed DataFiles,
     and the engine that wrote the snapshot (``engine-name``/``engine-version``: Spark's when a
     Spark job wrote it, as Iceberg's Spark runtime records, else icefloe's; ``icefloe-version``)."""
     s: dict = {"operation": operation}

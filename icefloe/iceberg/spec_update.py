@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable, Optional
 
+from icefloe.core.types import NestedField
 from icefloe.errors import SchemaError, UnknownTransformError
 from icefloe.iceberg.metadata_builder import AddPartitionSpec, SetDefaultSpec
 from icefloe.iceberg.partitioning import PartitionField, PartitionSpec
@@ -37,7 +38,7 @@ class SpecBuilder:
         self._added: set[int] = set()
 
     # ------------------------------------------------------------------ lookups
-    def _source(self, term: str) -> tuple[Transform, "object", str]:
+    def _source(self, term: str) -> tuple[Transform, NestedField, str]:
         transform, col = parse_partition_expr(term)
         src = self.schema.find_field_or_none(col)
         if src is None:
@@ -137,7 +138,7 @@ class SpecBuilder:
     def rename_field(self, name: str, new_name: str) -> None:
         f = self._by_name(name)
         if f is None:
-            self._find(name)  # raises with the list of fields
+            f = self._find(name)  # raises with the list of fields
         self._check_name(new_name, f.source_id, f.transform, ignore=f.field_id)
         self.fields[self.fields.index(f)] = replace(f, name=new_name)
 

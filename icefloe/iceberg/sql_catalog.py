@@ -27,8 +27,9 @@ from icefloe.core.io import FileAlreadyExistsError, FileIO, is_remote
 from icefloe.core.names import check_name_part, split_name
 from icefloe.core.redact import redact
 from icefloe.errors import (
-    IcefloeError, NamespaceAlreadyExistsError, NoSuchNamespaceError, NoSuchTableError,
+    NamespaceAlreadyExistsError, NoSuchNamespaceError, NoSuchTableError,
     TableAlreadyExistsError, VersionConflict,
+    CatalogDatabaseError,
 )
 from icefloe.iceberg.catalog import HadoopCatalog, read_registered_metadata
 from icefloe.iceberg.locations import check_no_overlap, check_table_alone, normalize, read_regular_file
@@ -40,10 +41,6 @@ TABLES, NAMESPACES = "iceberg_tables", "iceberg_namespace_properties"
 TABLE_TYPE = "TABLE"
 _NAME_RE = re.compile(r"^(\d+)-[0-9a-fA-F-]{36}\.metadata\.json$")
 _V_RE = re.compile(r"^v(\d+)\.metadata\.json$")
-
-
-class CatalogDatabaseError(IcefloeError):
-    """The catalog database cannot be reached or does not have the catalog's tables."""
 
 
 def version_of(path: str) -> int:

@@ -23,13 +23,10 @@ from icefloe.iceberg.manifest_reader import entries_written_by
 from icefloe.iceberg.overwrite import Overwrite
 from icefloe.iceberg.snapshot import APPEND, DELETE, OVERWRITE, REPLACE, Snapshot
 from icefloe.iceberg.table_metadata import MAIN_BRANCH, TableMetadata
+from icefloe.errors import BatchAlreadyCommitted, StreamStopped
 
 QUERY_ID = "spark.sql.streaming.queryId"
 EPOCH_ID = "spark.sql.streaming.epochId"
-
-
-class BatchAlreadyCommitted(Exception):
-    """The micro-batch is in the table already (a replay after a restart): commit nothing."""
 
 
 def branch_history(meta: TableMetadata, branch: str = MAIN_BRANCH) -> list[Snapshot]:
@@ -67,7 +64,7 @@ class _Once:
         last = last_committed_epoch(pending.base, self.query_id, pending.branch)
         if last is not None and self.epoch <= last:
             raise BatchAlreadyCommitted(f"query {self.query_id} committed epoch {last}; epoch {self.epoch} is a replay")
-        return super().apply(pending)
+        return super().apply(pending)  # pyright: ignore[reportAttributeAccessIssue]  (a mixin: the producer after it in the MRO has apply)
 
 
 class StreamingAppend(_Once, Append):
@@ -86,10 +83,6 @@ class StreamingOverwrite(_Once, Overwrite):
 
 
 # --------------------------------------------------------------------------- reading a stream
-class StreamStopped(Exception):
-    """A snapshot the stream cannot pass: it deleted or overwrote rows."""
-
-
 def snapshots_after(meta: TableMetadata, after: Optional[int], branch: str = MAIN_BRANCH) -> list[Snapshot]:
     """The branch's snapshots committed after ``after`` (None: all of them), oldest first.
     Raises ValueError when ``after`` is not an ancestor of the branch head any more."""

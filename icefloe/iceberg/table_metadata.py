@@ -9,9 +9,10 @@ import json
 import time
 import uuid
 from dataclasses import dataclass, field, replace
-from typing import Optional
+from typing import Any, Optional
 
 from icefloe.core.types import Schema, widen_schema_small_ints
+from icefloe.core.types.model import UnknownType, VariantType
 from icefloe.core.types.model import V3_TYPE_NAMES, nested_fields, type_names
 from icefloe.errors import CorruptMetadataError, NoSuchSnapshotError, SchemaError, UnsupportedFormatVersionError
 from icefloe.iceberg.partitioning import PARTITION_DATA_ID_START, PartitionSpec
@@ -145,7 +146,7 @@ class TableMetadata:
                 raise bad(f"missing required field {key!r}")
             return obj[key]
 
-        def section(key: str, default=None, kind=list):
+        def section(key: str, default: Any = None, kind: type = list) -> Any:   # a JSON value of that kind
             where[0] = key
             v = obj.get(key)
             if v is None:
@@ -314,10 +315,10 @@ def check_types_for_version(struct, version: int, what: str) -> None:
         raise SchemaError(f"{what}: type(s) {', '.join(newer)} need format version 3 (the table is version "
                           f"{version}); create it with properties={{'format-version': '3'}}")
     for f in nested_fields(struct):
-        if str(f.field_type) == "unknown" and (f.required or f.initial_default is not None
+        if isinstance(f.field_type, UnknownType) and (f.required or f.initial_default is not None
                                                or f.write_default is not None):
             raise SchemaError(f"{what}: column {f.name!r} of type unknown must be optional with no default")
-        if str(f.field_type) == "variant" and (f.initial_default is not None or f.write_default is not None):
+        if isinstance(f.field_type, VariantType) and (f.initial_default is not None or f.write_default is not None):
             raise SchemaError(f"{what}: column {f.name!r} of type variant cannot have a default value")
 
 

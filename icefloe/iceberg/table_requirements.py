@@ -6,14 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Optional
 
-from icefloe.errors import VersionConflict
+from icefloe.errors import RequirementFailed
 from icefloe.iceberg.metadata_builder import BadUpdate, get_field, json_kind
 from icefloe.iceberg.table_metadata import MAIN_BRANCH, TableMetadata
-
-
-class RequirementFailed(VersionConflict):
-    """A commit's requirement does not hold for the table's current metadata (HTTP 409): the table
-    moved on since the commit read it, so the producer runs again on the new metadata."""
 
 
 @dataclass

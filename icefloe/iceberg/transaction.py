@@ -56,7 +56,7 @@ class _Step:
 class Transaction:
     """Changes of one table staged for one commit (see the module doc)."""
 
-    def __init__(self, ops: TableOperations, on_commit: Optional[Callable[[], None]] = None,
+    def __init__(self, ops: TableOperations, on_commit: Optional[Callable[[], object]] = None,
                  write: Optional[Callable[[TableMetadata, object], list]] = None, summary: Optional[dict] = None):
         """A transaction on the table's current metadata (``table.transaction()`` makes one).
 

@@ -11,7 +11,7 @@ import math
 import re
 import struct
 import uuid as _uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mmh3
 
@@ -20,7 +20,10 @@ from icefloe.core.types import (
 )
 from icefloe.errors import UnknownTransformError
 from icefloe.iceberg import conversions
-from icefloe.core.types import to_arrow_type
+from icefloe.core.types import UUIDType, is_nanos, to_arrow_type
+
+if TYPE_CHECKING:
+    import numpy as np
 
 US_PER_HOUR = 3_600_000_000
 US_PER_DAY = 86_400_000_000
@@ -39,7 +42,7 @@ def _hash_bytes(t: IcebergType, v: Any) -> bytes:
     s = str(t)
     if s in ("int", "long", "date", "time", "timestamp", "timestamptz"):
         return struct.pack("<q", v)  # ints hash as 8-byte longs so promotion keeps buckets
-    if s in _NANOS:
+    if is_nanos(t):
         return struct.pack("<q", v // 1000)  # hashed as microseconds, as the microsecond types
     if s == "string":
         return v.encode("utf-8")
@@ -180,6 +183,8 @@ class TruncateTransform(Transform):
 
 
 class _TimeTransform(Transform):
+    sources: tuple[str, ...] = ()     # the source types, by name (each subclass's)
+
     def can_transform(self, source):
         return str(source) in self.sources
 
@@ -190,7 +195,7 @@ class _TimeTransform(Transform):
 
 def _micros(source: IcebergType, v: int) -> int:
     """A timestamp value in microseconds (the ``_ns`` types hold nanoseconds), floored."""
-    return v // 1000 if str(source) in _NANOS else v
+    return v // 1000 if is_nanos(source) else v
 
 
 def _days(source: IcebergType, v: int) -> int:
@@ -379,7 +384,7 @@ _UNIT_PER_US = {"s": (1_000_000, 1), "ms": (1000, 1), "us": (1, 1), "ns": (1, 10
 _TEMPORAL = ("date", "time", "timestamp", "timestamptz") + _NANOS
 
 
-def _arrow_ints(source: IcebergType, arr):
+def _arrow_ints(source: IcebergType, arr: Any) -> tuple[np.ndarray, np.ndarray]:
     """Internal integer values of an int/long/date/time/timestamp Arrow array.
 
     Returns (int64 numpy values with nulls as 0, numpy null mask). Dates become
@@ -484,9 +489,9 @@ def apply_arrow(t: Transform, source: IcebergType, arr):
                for i in range(len(vals))]
         return pa.array(out, type=pa.int32())
     # bucket of strings/uuids/decimals/binary, decimal/binary truncate: per value
-    vals = [t.apply(source, conversions.to_internal(source, x)) for x in arr.to_pylist()]
+    vals: list[Any] = [t.apply(source, conversions.to_internal(source, x)) for x in arr.to_pylist()]
     rt = t.result_type(source)
-    if str(rt) == "uuid":
+    if isinstance(rt, UUIDType):
         vals = [None if v is None else v.bytes for v in vals]
     at = to_arrow_type(rt)
     if isinstance(rt, DecimalType):

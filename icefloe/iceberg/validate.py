@@ -92,8 +92,8 @@ class ChangeScope:
             spec = meta.spec_by_id(f.spec_id)
             pe = self._partition_evals[f.spec_id] = ev.PartitionEvaluator(
                 spec.partition_type(meta.schema), ev.project_inclusive(self._filter, spec, meta.schema))
-            if self._metrics_eval is None:
-                self._metrics_eval = ev.MetricsEvaluator(meta.schema, self._filter)
+        if self._metrics_eval is None:
+            self._metrics_eval = ev.MetricsEvaluator(self.meta.schema, self._filter)
         return pe.eval(f.partition) and self._metrics_eval.may_match(f)
 
 

@@ -1,4 +1,4 @@
-"""Apache Paimon append tables in Paimon's filesystem-catalog layout, with Spark as the data plane.
+"""Apache Paimon tables (append-only and primary-key) in Paimon's filesystem-catalog layout.
 
 Spec sections, pure encoding over plain data:
 
@@ -7,12 +7,12 @@ Spec sections, pure encoding over plain data:
 * ``partition`` -- ``<k>=<v>/bucket-<N>`` directory names
 * ``data_file``, ``stats`` -- ``DataFileMeta`` and its ``SimpleStats``
 * ``manifest`` -- manifest files, manifest lists, the ADD/DELETE merge rules
-* ``snapshot`` -- snapshot files and the EARLIEST/LATEST hints (seed 000)
+* ``snapshot`` -- snapshot files and the EARLIEST/LATEST hints (the spec's "Snapshot")
 * ``predicate`` -- Spark SQL filters as a small tree, for pruning
 
 Operations, with I/O at the edge (``file_store``):
 
-* ``commit`` -- seed 004's commit, manifest compaction included; ``expire`` -- retention
+* ``commit`` -- the commit, manifest compaction included; ``expire`` -- retention
 * ``scan`` -- planning with pruning; ``writer`` -- Arrow data to data files and commit messages
 * ``catalog``, ``table`` -- the filesystem catalog and ``FileStoreTable`` (the user-facing table,
   with Spark, is ``icefloe.table.PaimonTable``)

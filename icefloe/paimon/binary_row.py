@@ -37,6 +37,7 @@ from typing import Any, Sequence
 from icefloe.errors import CorruptMetadataError
 from icefloe.paimon.murmur import hash_bytes_by_words
 from icefloe.core.types import IcebergType as DataType
+from icefloe.core.types import precision_of, scale_of
 from icefloe.paimon.types import is_compact_decimal, is_compact_timestamp, root as root_of
 
 HEADER_BITS = 8
@@ -176,9 +177,9 @@ def encode_row(values: Sequence[Any], types: Sequence[DataType]) -> BinaryRow:
             fixed[bit // 8] |= 1 << (bit % 8)
             # Java reserves the variable-length space of non-compact decimals and
             # timestamps even for a null, so the row can be updated in place.
-            if root == "DECIMAL" and not is_compact_decimal(t.precision):
+            if root == "DECIMAL" and not is_compact_decimal(precision_of(t)):
                 put_slot(i, struct.pack("<q", var_append(b"", 16) << 32))
-            elif root in ("TIMESTAMP", "TIMESTAMP_LTZ") and not is_compact_timestamp(t.precision):
+            elif root in ("TIMESTAMP", "TIMESTAMP_LTZ") and not is_compact_timestamp(precision_of(t)):
                 put_slot(i, struct.pack("<q", var_append(b"", 8) << 32))
             continue
         if root is None:
@@ -209,10 +210,10 @@ def encode_row(values: Sequence[Any], types: Sequence[DataType]) -> BinaryRow:
                 offset = var_append(raw, _round_to_word(len(raw)))
                 put_slot(i, struct.pack("<q", (offset << 32) | len(raw)))
         elif root == "DECIMAL":
-            unscaled = decimal_unscaled(v, t.precision, t.scale)
+            unscaled = decimal_unscaled(v, precision_of(t), scale_of(t))
             if unscaled is None:  # overflow is stored as null, as Java does
                 return encode_row([None if j == i else x for j, x in enumerate(values)], types)
-            if is_compact_decimal(t.precision):
+            if is_compact_decimal(precision_of(t)):
                 put_slot(i, struct.pack("<q", unscaled))
             else:
                 raw = java_big_integer_bytes(unscaled)
@@ -220,7 +221,7 @@ def encode_row(values: Sequence[Any], types: Sequence[DataType]) -> BinaryRow:
                 put_slot(i, struct.pack("<q", (offset << 32) | len(raw)))
         elif root in ("TIMESTAMP", "TIMESTAMP_LTZ"):
             millis, nanos = timestamp_parts(v, root == "TIMESTAMP_LTZ")
-            if is_compact_timestamp(t.precision):
+            if is_compact_timestamp(precision_of(t)):
                 put_slot(i, struct.pack("<q", millis))
             else:
                 offset = var_append(struct.pack("<q", millis), 8)
@@ -272,15 +273,15 @@ def decode_field(data: bytes, nb: int, i: int, t: DataType):
         raw = _var_bytes(data, off, slot)
         return raw.decode("utf-8") if root in ("CHAR", "VARCHAR") else raw
     if root == "DECIMAL":
-        if is_compact_decimal(t.precision):
+        if is_compact_decimal(precision_of(t)):
             unscaled = slot
         else:
             start, length = (slot >> 32) & 0xFFFFFFFF, slot & 0xFFFFFFFF
             unscaled = int.from_bytes(data[start:start + length], "big", signed=True)
-        return decimal.Decimal(unscaled).scaleb(-t.scale)
+        return decimal.Decimal(unscaled).scaleb(-scale_of(t))
     if root in ("TIMESTAMP", "TIMESTAMP_LTZ"):
         ltz = root == "TIMESTAMP_LTZ"
-        if is_compact_timestamp(t.precision):
+        if is_compact_timestamp(precision_of(t)):
             return datetime_from_parts(slot, 0, ltz)
         start = (slot >> 32) & 0xFFFFFFFF
         (millis,) = struct.unpack_from("<q", data, start)

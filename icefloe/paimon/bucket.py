@@ -86,7 +86,10 @@ def hashes_of_columns(columns: Sequence, key_types: Sequence[DataType]):
         header_words = null_bits_size(arity) // 4
         words = np.zeros((n_rows, header_words + 2 * arity), dtype=np.uint32)
         for i, (arr, t) in enumerate(zip(arrays, key_types)):
-            low, high = _slot_words(arr, root_of(t))
+            root = root_of(t)
+            if root is None:
+                raise ValueError(f"a bucket key must be of an atomic type, not {t}")
+            low, high = _slot_words(arr, root)
             words[:, header_words + 2 * i] = low
             words[:, header_words + 2 * i + 1] = high
             if arr.null_count:

@@ -97,6 +97,8 @@ class PaimonCatalog:
             raise NoSuchTableError(f"table {name} does not exist, so it cannot be replaced")
         table = self.load_table(name)
         latest = latest_schema(self.io, table.location)
+        if latest is None:
+            raise NoSuchTableError(f"Paimon table {name} has no schema file, so it cannot be replaced")
         new = _new_schema(latest.id + 1, schema, partitioned_by, properties)   # validated before any change
         if list(new.partition_keys) != list(latest.partition_keys):
             raise SchemaError(f"REPLACE TABLE of Paimon table {name} cannot change the partition keys (old="

@@ -169,6 +169,8 @@ def _check_paimon_contents(report: Report, location: str, ids: list, io: FileIO)
 def _check_changelog(report: Report, store: FileStore, io: FileIO, what: str, path: str, snap: Snapshot) -> None:
     """A snapshot's changelog: manifests readable, files present at their sizes, the snapshot's
     changelogRecordCount their total."""
+    if snap.changelog_manifest_list is None:
+        return
     try:
         entries = store.entries(store.read_manifest_list(snap.changelog_manifest_list,
                                                          snap.changelog_manifest_list_size))

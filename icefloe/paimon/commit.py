@@ -1,4 +1,4 @@
-"""The commit (seed 004): commit messages -> manifests -> manifest lists -> a snapshot.
+"""Paimon's commit: commit messages -> manifests -> manifest lists -> a snapshot.
 
 1. *Collect file changes*: every new data file of every ``CommitMessage`` becomes an
    ADD ``ManifestEntry`` (an overwrite adds a DELETE for every live file).
@@ -80,7 +80,7 @@ def delete_entries(live: Sequence[mf.ManifestEntry]) -> list[mf.ManifestEntry]:
 # --------------------------------------------------------------------------- 2. compact
 def compact_manifests(store: FileStore, manifests: list, created: list, target_size: int,
                       min_count: int, full_threshold: int) -> list:
-    """Seed 004's manifest compaction: full compaction if it triggers, else minor."""
+    """Manifest compaction as Paimon's commit does it: full compaction if it triggers, else minor."""
     full = try_full_compaction(store, manifests, created, target_size, full_threshold)
     if full is not None:
         return full
@@ -295,7 +295,8 @@ class FileStoreCommit:
             index_manifest = latest.index_manifest if latest is not None else None
             if index_files or vectors:
                 index_manifest = write_index_manifest(store, index_manifest, index_files or {}, vectors)
-                created.append(index_manifest)
+                if index_manifest is not None:
+                    created.append(index_manifest)
             # 6. the snapshot
             delta_count = sum(e.file.row_count if e.kind == mf.ADD else -e.file.row_count for e in changes)
             snapshot = Snapshot(

@@ -72,6 +72,13 @@ class DataFileMeta:
     # not persisted: where the file is, filled in by scan planning and writers
     file_path: Optional[str] = field(default=None, compare=False)
 
+    @property
+    def path(self) -> str:
+        """Where the file is: planned and written files carry it."""
+        if self.file_path is None:
+            raise ValueError(f"data file {self.file_name} has no path (not planned or written)")
+        return self.file_path
+
     def with_sequence_numbers(self, start: int) -> "DataFileMeta":
         """The same file with rows numbered ``start .. start + row_count - 1``."""
         return replace(self, min_sequence_number=start, max_sequence_number=start + self.row_count - 1)

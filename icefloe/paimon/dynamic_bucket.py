@@ -25,6 +25,7 @@ from typing import Optional
 
 import fastavro
 
+from icefloe.core.avro import read_records
 from icefloe.errors import CommitConflictError, CorruptMetadataError, SchemaError
 from icefloe.paimon import manifest as mf
 from icefloe.paimon.binary_row import encode_row
@@ -86,7 +87,7 @@ def read_index_manifest(store, name: Optional[str]) -> list[dict]:
         return []
     path = store.manifest_path(name)
     try:
-        records = list(fastavro.reader(_io.BytesIO(store.io.read_bytes(path))))
+        records = read_records(store.io.read_bytes(path))
     except FileNotFoundError:
         raise CorruptMetadataError(path, "index manifest named by the snapshot is missing") from None
     except Exception as e:  # fastavro raises assorted errors on garbage

@@ -99,6 +99,8 @@ def expire_snapshots(store: FileStore, now_ms: Optional[int] = None, older_than_
         return []
     snaps = store.snapshots
     begin = snaps.earliest_id()
+    if begin is None:              # no snapshot left (another expiry removed them): nothing to do
+        return []
     keep = snaps.snapshot(end)
     tag_manager = TagManager(store.io, store.table_path)
     tags = tag_manager.tags()

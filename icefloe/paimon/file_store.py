@@ -96,6 +96,7 @@ class FileStore:
             _check_size(path, data, expected_size, "its manifest list")
             if kept is not None:
                 return mf.entries_from_records(kept, path, keep_file=keep_file)
+        assert raw is not None        # read above when it was neither cached nor returned pruned
         if pruned:    # the records are kept: the next pruned scan builds only what it keeps, too
             with self._lock:
                 if len(self._raw_cache) > 256:

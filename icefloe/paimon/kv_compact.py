@@ -25,6 +25,7 @@ from icefloe.paimon import changelog as cl
 from icefloe.paimon import deletion_vectors as dv
 from icefloe.paimon import manifest as mf
 from icefloe.paimon import merge as mg
+from icefloe.paimon.binary_row import BinaryRow
 from icefloe.paimon.commit import FileStoreCommit
 from icefloe.paimon.data_file import DataFileNamer
 from icefloe.paimon.dv_compact import compact_bucket_dv
@@ -45,7 +46,7 @@ class BucketCompaction:
     """One (partition, bucket) to compact: the live entries it merges, oldest first; ``level``
     the LSM level its output goes to (None: the highest); ``drop_deletes`` whether records that
     delete a key may go (nothing older than the merged runs is left in the bucket)."""
-    partition: object              # BinaryRow
+    partition: BinaryRow
     bucket: int
     total_buckets: int
     entries: list

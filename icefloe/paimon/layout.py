@@ -1,6 +1,6 @@
 """A Paimon table's metadata as a tree people read: snapshot -> base/delta (and changelog)
-manifest lists -> manifests -> ADD/DELETE data file entries (seed 000's snapshot fields, seed
-004's manifest lists)."""
+manifest lists -> manifests -> ADD/DELETE data file entries (the spec's "Snapshot" and
+"Manifest" sections)."""
 from __future__ import annotations
 
 import os

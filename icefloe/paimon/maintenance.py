@@ -30,6 +30,7 @@ from typing import Optional
 from icefloe.core.io import staged_files
 from icefloe.core.progress import track
 from icefloe.paimon.arrow_read import read_data_file
+from icefloe.paimon.binary_row import BinaryRow
 from icefloe.errors import CommitConflictError, NoSuchSnapshotError
 from icefloe.paimon import manifest as mf
 from icefloe.paimon.data_file import FILE_SOURCE_COMPACT, DataFileNamer
@@ -80,8 +81,9 @@ def compact(table, where=None, target_file_size: Optional[int] = None, rewrite=N
     if not groups:
         return None
     if rewrite is None:
-        def rewrite(todo, size):
+        def one_by_one(todo, size):
             return (rewrite_group(store.io, schema, g, size) for g in todo)
+        rewrite = one_by_one
 
     with staged_files(store.io, path=lambda e: e.file.file_path) as added:
         for got in track(rewrite(groups, target), "compacting buckets", total=len(groups)):
@@ -105,7 +107,7 @@ class AppendGroup:
     each file's path and the fields of the schema it was written with, in sequence order."""
     files: list
     directory: str
-    partition: object           # BinaryRow
+    partition: BinaryRow
     bucket: int
     total_buckets: int
     first_sequence: int

@@ -16,7 +16,7 @@ and the bucket and level ranges.
 names follow Java's ``AvroSchemaConverter`` (``org.apache.paimon.avro.generated.record``
 and ``record_<FIELD>`` for nested rows); nullable fields are ``["null", T]``.
 
-Merging (seed 004, "Compaction Rules"): a file is identified by partition, bucket,
+Merging (as Paimon's commit merges manifest entries): a file is identified by partition, bucket,
 level, name, extra files, embedded index and external path. An ADD of a file that
 is already added is an error; a DELETE cancels an earlier ADD of the same file,
 and a DELETE whose ADD is not among the merged entries is kept.
@@ -29,7 +29,9 @@ from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
 
 import fastavro
+from fastavro import write as fastavro_write
 
+from icefloe.core.avro import read_records
 from icefloe.errors import CorruptMetadataError
 from icefloe.paimon.binary_row import BinaryRow, decode_row, encode_row
 from icefloe.paimon import manifest_blocks
@@ -255,7 +257,7 @@ def index_types(data: bytes, path: str) -> set:
     """The index types (``HASH``, ``DELETION_VECTORS``...) an index manifest adds (its
     entries are at ``_VERSION`` 1)."""
     try:
-        records = list(fastavro.reader(_io.BytesIO(data)))
+        records = read_records(data)
     except Exception as e:  # fastavro raises assorted errors on garbage
         raise CorruptMetadataError(path, f"not a readable Avro file: {e}") from None
     return {str(r.get("_INDEX_TYPE")) for r in records if r.get("_KIND", 0) == 0}
@@ -273,7 +275,7 @@ def _check_partition(path: str, partition) -> None:
 
 def _read_avro(data: bytes, path: str) -> list:
     try:
-        records = list(fastavro.reader(_io.BytesIO(data)))
+        records = read_records(data)
     except Exception as e:  # fastavro raises assorted errors on garbage
         raise CorruptMetadataError(path, f"not a readable Avro file: {e}") from None
     for r in records:
@@ -301,8 +303,8 @@ def read_manifest_records(data: bytes, path: str = "<manifest>") -> list:
 
 
 try:        # fastavro's own decoders of one value, as pypaimon uses them to skip entries undecoded
-    from fastavro._read import read_bytes as _avro_bytes, read_long as _avro_long
-    from fastavro._read import read_record as _avro_record, skip_record as _avro_skip
+    from fastavro._read import read_bytes as _avro_bytes, read_long as _avro_long  # pyright: ignore[reportAttributeAccessIssue]  (fastavro's _read.pyi leaves out these decoders)
+    from fastavro._read import read_record as _avro_record, skip_record as _avro_skip  # pyright: ignore[reportAttributeAccessIssue]  (fastavro's _read.pyi leaves out these decoders)
 except ImportError:  # pragma: no cover - fastavro is pinned to a version that has them
     _avro_record = None
 
@@ -315,7 +317,8 @@ def read_kept_records(data: bytes, path: str, keep_partition, keep_stats=None) -
     None where the file is not laid out as Paimon writes manifests (its fields in that order, the
     first five ints and bytes). ``keep_stats(stats, rows)`` judges a block of a manifest that
     indexes its blocks (``manifest_blocks``): a block it rules out is not read at all."""
-    if _avro_record is None:
+    read_record = _avro_record
+    if read_record is None:
         return None
     try:
         blocks = fastavro.block_reader(_io.BytesIO(data))
@@ -331,9 +334,9 @@ def read_kept_records(data: bytes, path: str, keep_partition, keep_stats=None) -
                 index = None   # not the blocks it describes: read them all
         out = []
         for b, block in enumerate(blocks):
-            if index is not None and not keep_stats(index[b][1], index[b][0]):
+            if index is not None and keep_stats is not None and not keep_stats(index[b][1], index[b][0]):
                 continue
-            stream = block.bytes_
+            stream = block.bytes_  # pyright: ignore[reportAttributeAccessIssue]  (in fastavro's Block, not its stub)
             for _ in range(block.num_records):
                 version, kind, partition = _avro_long(stream), _avro_long(stream), _avro_bytes(stream)
                 bucket, total = _avro_long(stream), _avro_long(stream)
@@ -343,7 +346,7 @@ def read_kept_records(data: bytes, path: str, keep_partition, keep_stats=None) -
                     _avro_skip(stream, file_schema, named)
                     continue
                 out.append({"_VERSION": version, "_KIND": kind, "_PARTITION": partition, "_BUCKET": bucket,
-                            "_TOTAL_BUCKETS": total, "_FILE": _avro_record(stream, file_schema, named)})
+                            "_TOTAL_BUCKETS": total, "_FILE": read_record(stream, file_schema, named)})
         return out
     except CorruptMetadataError:
         raise
@@ -387,7 +390,7 @@ def encode_manifests(entries: Sequence[ManifestEntry], target_size: int,
         return out
     while i < len(entries):
         buf = _io.BytesIO()
-        w = fastavro.write.Writer(buf, _PARSED_ENTRY, codec=codec, sync_interval=sync)
+        w = fastavro_write.Writer(buf, _PARSED_ENTRY, codec=codec, sync_interval=sync)
         start = i
         while i < len(entries):
             w.write(entry_to_avro(entries[i]))
@@ -401,7 +404,7 @@ def encode_manifests(entries: Sequence[ManifestEntry], target_size: int,
 
 # --------------------------------------------------------------------------- merge rules
 def merge_entries(entries: Iterable[ManifestEntry], into: dict) -> dict:
-    """Apply entries in order to ``into`` (identifier -> entry): seed 004's rules."""
+    """Apply entries in order to ``into`` (identifier -> entry): the merge rules above."""
     for e in entries:
         ident = e.identifier()
         if e.kind == ADD:

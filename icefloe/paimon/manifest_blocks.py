@@ -25,7 +25,7 @@ import io as _io
 import json
 from typing import Optional, Sequence
 
-import fastavro
+from fastavro import write as fastavro_write
 
 from icefloe.paimon.binary_row import BinaryRow, decode_row
 from icefloe.paimon.data_file import SimpleStats
@@ -62,14 +62,14 @@ def encode_file(encoded: Sequence[dict], entries: Sequence, codec: str, schema, 
     index in the header when there are at least two blocks. Returns the file's bytes and the
     number of records it holds."""
     body = _io.BytesIO()
-    w = fastavro.write.Writer(body, schema, codec=codec, sync_interval=1 << 62)
+    w = fastavro_write.Writer(body, schema, codec=codec, sync_interval=1 << 62)
     header_len = body.tell()
     blocks: list = []
     start = i = 0
     while i < len(encoded):
         w.write(encoded[i])
         i += 1
-        if i == len(encoded) or w.io.tell() >= sync or (
+        if i == len(encoded) or w.io.tell() >= sync or (  # pyright: ignore[reportAttributeAccessIssue]  (fastavro's encoder wraps the file; its stub omits tell)
                 i - start >= MIN_BLOCK_ENTRIES and entries[i].partition.data != entries[i - 1].partition.data):
             w.flush()
             blocks.append((start, i))
@@ -84,7 +84,7 @@ def encode_file(encoded: Sequence[dict], entries: Sequence, codec: str, schema, 
         st = stats_of(entries[lo:hi], partition_types)
         index.append([hi - lo, st.min_values.data.hex(), st.max_values.data.hex(), list(st.null_counts)])
     head = _io.BytesIO()
-    fastavro.write.Writer(head, schema, codec=codec, sync_interval=1 << 62, sync_marker=w.sync_marker,
+    fastavro_write.Writer(head, schema, codec=codec, sync_interval=1 << 62, sync_marker=w.sync_marker,  # pyright: ignore[reportAttributeAccessIssue]  (set by fastavro's Writer, not in its stub)
                           metadata={INDEX_KEY: json.dumps(index, separators=(",", ":"))})
     return head.getvalue() + data[header_len:], i
 

@@ -385,7 +385,7 @@ def iter_merged_bucket(io, paths: Sequence[str], file_fields: Sequence, schema, 
     def pull(i: int) -> None:
         for chunk in readers[i]:
             if chunk.num_rows:
-                if by_level:
+                if by_level and levels is not None:
                     chunk = chunk.append_column(LEVEL, pa.array([levels[i]] * chunk.num_rows, pa.int32()))
                 buffers[i] = chunk if buffers[i] is None or not buffers[i].num_rows else \
                     pa.concat_tables([buffers[i], chunk])

@@ -28,7 +28,7 @@ from __future__ import annotations
 import decimal
 from typing import Optional, Sequence
 
-from icefloe.errors import NotSupportedError, UnsupportedTableError
+from icefloe.errors import NotSupportedError, RetractRefused, UnsupportedTableError
 
 INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE = 0, 1, 2, 3
 
@@ -42,10 +42,6 @@ def _truthy(options: dict, key: str) -> bool:
 
 def _csv(value) -> list[str]:
     return [p.strip() for p in str(value or "").split(",") if p.strip()]
-
-
-class RetractRefused(UnsupportedTableError):
-    pass
 
 
 # --------------------------------------------------------------------------- aggregators

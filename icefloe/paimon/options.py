@@ -85,7 +85,7 @@ _DURATION_MS = {
 _AMOUNT_RE = re.compile(r"^\s*(\d+)\s*([A-Za-z]*)\s*$")
 
 
-def parse_memory_size(text: str) -> int:
+def parse_memory_size(text: Optional[str]) -> int:
     """``"8 mb"`` -> 8388608 (Paimon's MemorySize syntax, binary units)."""
     m = _AMOUNT_RE.match(str(text))
     unit = m.group(2).lower() if m else None
@@ -94,7 +94,7 @@ def parse_memory_size(text: str) -> int:
     return int(m.group(1)) * _UNITS[unit]
 
 
-def parse_duration_ms(text: str) -> int:
+def parse_duration_ms(text: Optional[str]) -> int:
     """``"1 h"`` -> 3600000 (Paimon's duration syntax; a bare number means milliseconds)."""
     m = _AMOUNT_RE.match(str(text))
     unit = m.group(2).lower() if m else None

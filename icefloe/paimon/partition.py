@@ -20,7 +20,7 @@ import math
 from typing import Sequence
 
 from icefloe.errors import SchemaError
-from icefloe.core.types import IcebergType
+from icefloe.core.types import IcebergType, precision_of
 from icefloe.paimon.types import root as root_of
 
 _ESCAPE = set("\"#%'*/:=?\\{}[]^")
@@ -56,6 +56,7 @@ def java_double_string(v: float, single: bool = False) -> str:
                 text += "0"
         return text
     sign, digs, exp = d.normalize().as_tuple()
+    assert isinstance(exp, int)   # a finite decimal's exponent (the letters are NaN's and infinity's)
     digs = "".join(map(str, digs))
     exponent = exp + len(digs) - 1
     mantissa = digs[0] + "." + (digs[1:] or "0")
@@ -103,7 +104,7 @@ def partition_value_string(value, t: IcebergType, legacy: bool = True) -> str:
             if not legacy:
                 v = v.astimezone()  # Java casts LTZ with the JVM's default time zone
         v = v.replace(tzinfo=None)
-        return _local_date_time_string(v) if legacy else _cast_timestamp_string(v, t.precision)
+        return _local_date_time_string(v) if legacy else _cast_timestamp_string(v, precision_of(t))
     raise SchemaError(f"{t} values cannot be used as partition values")
 
 

@@ -20,6 +20,7 @@ from typing import Any, Optional, Sequence
 
 from icefloe.core import expressions as ex
 from icefloe.core.expressions.arrow import to_arrow_filter
+from icefloe.core.expressions.tree import literal_of
 from icefloe.core.values import to_internal
 from icefloe.errors import IcefloeError
 from icefloe.errors import UnsupportedFilterError  # noqa: F401 - defined in icefloe.errors, importable here too
@@ -133,7 +134,7 @@ def may_match(node: ex.Expr, ranges: dict) -> bool:
             return any(_in_range(v, lo, hi) for v in node.literals)
         if isinstance(node, ex.NotIn):        # all values one listed value: no row is outside the list
             return not (lo is not None and lo == hi and lo in node.literals)
-        v = node.literal
+        v = literal_of(node)
         if isinstance(node, ex.EqualTo):
             return _in_range(v, lo, hi)
         if isinstance(node, ex.NotEqualTo):

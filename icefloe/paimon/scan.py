@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import decimal
 from dataclasses import replace
-from typing import Optional
+from typing import Any, Callable, Optional
 
 from icefloe.core import expressions as ex
 from icefloe.paimon import manifest as mf
@@ -65,12 +65,13 @@ def plan(store: FileStore, snapshot: Optional[Snapshot], where=None, schema=None
     part_types = store.partition_types
     manifests = store.data_manifests(snapshot)
     part_cache: dict = {}
-    keep_partition = keep_stats = None
+    keep_partition: Optional[Callable[[bytes], bool]] = None
+    keep_stats: Optional[Callable[[Any, int], bool]] = None
     if pruning and part_keys and pr.referenced_columns(pred) & set(part_keys):
         manifests = [m for m in manifests if _manifest_may_match(pred, m, part_keys, part_types)]
         verdicts: dict = {}
 
-        def keep_partition(data: bytes) -> bool:
+        def partition_kept(data: bytes) -> bool:
             # an entry of a partition the filter rejects is never built (its DELETE, if
             # any, is in the same partition and dropped alike)
             ok = verdicts.get(data)
@@ -80,8 +81,9 @@ def plan(store: FileStore, snapshot: Optional[Snapshot], where=None, schema=None
                 ok = verdicts[data] = pr.may_match(pred, ranges)
             return ok
 
-        def keep_stats(stats, rows: int) -> bool:   # a block of an indexed manifest
+        def stats_kept(stats, rows: int) -> bool:   # a block of an indexed manifest
             return _stats_may_match(pred, stats, rows, part_keys, part_types)
+        keep_partition, keep_stats = partition_kept, stats_kept
     keep_file = _raw_stats_filter(pred, schema, schemas) if pruning and not schema.primary_keys else None
     live = store.merge_live(store.entries(manifests, keep_partition, keep_file, keep_stats))
     buckets = _selected_buckets(pred, schema) if pruning else None

@@ -52,6 +52,11 @@ class TableSchema:
         if self.highest_field_id is None:
             self.highest_field_id = highest_field_id(self.fields)
 
+    @property
+    def highest_id(self) -> int:
+        """The highest field id the table ever assigned (from the fields when the file does not say)."""
+        return self.highest_field_id if self.highest_field_id is not None else highest_field_id(self.fields)
+
     # ------------------------------------------------------------------ JSON
     def to_json(self) -> str:
         doc = {
@@ -334,7 +339,7 @@ def evolve_arrow(data, file_fields, read_fields):
     for rf, tf in zip(read_fields, target):
         ff = by_id.get(rf.id)
         src = _column_named(names, ff.name) if ff is not None else None
-        if src is None:
+        if ff is None or src is None:
             cols.append(pa.nulls(data.num_rows, tf.type))
             continue
         cols.append(_evolve_column(data.column(src), ff.type, rf.type, tf.type))
@@ -368,7 +373,7 @@ def _evolve_array(arr, ftype, rtype, arrow_type):
             idx = None
             if ff is not None:
                 idx = names.get(ff.name, names.get(ff.name.lower()))
-            if idx is None:
+            if ff is None or idx is None:
                 children.append(pa.nulls(len(arr), af.type))
             else:
                 children.append(_evolve_array(arr.field(idx), ff.field_type, rf.field_type, af.type))

@@ -42,7 +42,7 @@ import time
 from typing import Optional
 
 from icefloe.core.io import FileAlreadyExistsError
-from icefloe.errors import CommitConflictError, SchemaError
+from icefloe.errors import CommitConflictError, NoSuchTableError, SchemaError
 from icefloe.paimon import types as pt
 from icefloe.paimon.iceberg_options import check_schema
 from icefloe.paimon.schema import TableSchema, check_vector_rules, latest_schema, schema_path
@@ -132,22 +132,23 @@ def can_widen(old: core.IcebergType, new: core.IcebergType) -> bool:
         if a in _INT_RANK or a in ("BOOLEAN", "DATE", "FLOAT", "DOUBLE"):
             return True
         if a == "DECIMAL":
-            return new.scale >= old.scale and new.precision - new.scale >= old.precision - old.scale
+            p_old, s_old, p_new, s_new = core.precision_of(old), core.scale_of(old), core.precision_of(new), core.scale_of(new)
+            return s_new >= s_old and p_new - s_new >= p_old - s_old
         if a in ("VARCHAR", "VARBINARY"):
             return length(new) >= length(old)
         if a in ("CHAR", "BINARY"):
             return length(new) == length(old)
         if a == "TIME":
-            return new.precision >= old.precision
+            return core.precision_of(new) >= core.precision_of(old)
         if a in ("TIMESTAMP", "TIMESTAMP_LTZ"):
-            return new.precision >= old.precision and (new.precision <= 6 or old.precision > 6)
+            return core.precision_of(new) >= core.precision_of(old) and (core.precision_of(new) <= 6 or core.precision_of(old) > 6)
         return False
     if a in _INT_RANK and b in _INT_RANK:
         return _INT_RANK[a] <= _INT_RANK[b]
     if a == "FLOAT" and b == "DOUBLE":
         return True
     if a in _INT_RANK and b == "DECIMAL":
-        return new.precision - new.scale >= _INT_DIGITS[a]
+        return core.precision_of(new) - core.scale_of(new) >= _INT_DIGITS[a]
     if b in _EXACT_IN_FLOAT:
         return a in _EXACT_IN_FLOAT[b]
     if (a, b) in (("CHAR", "VARCHAR"), ("BINARY", "VARBINARY")):
@@ -181,7 +182,7 @@ class _Builder:
         self.base = base
         self.table = table_name
         self.fields: list[DataField] = list(base.fields)
-        self.highest = base.highest_field_id
+        self.highest = base.highest_id
         self.options = dict(base.options)
         self.primary_keys = list(base.primary_keys)
         self.comment = base.comment
@@ -347,6 +348,8 @@ class _Builder:
         elif where == "last":
             self.fields.append(f)
         else:
+            if other is None:
+                raise SchemaError(f"table {self.table}: moving column {f.name!r} {where} names no column")
             j = self._index(other)
             self.fields.insert(j + 1 if where == "after" else j, f)
         if [x.name for x in self.fields] != before:
@@ -376,7 +379,7 @@ class _Builder:
         schema = TableSchema(
             id=self.base.id + 1, fields=list(self.fields), partition_keys=list(self.base.partition_keys),
             primary_keys=list(self.primary_keys), options=dict(self.options), comment=self.comment,
-            time_millis=int(time.time() * 1000), highest_field_id=max(self.highest, self.base.highest_field_id),
+            time_millis=int(time.time() * 1000), highest_field_id=max(self.highest, self.base.highest_id),
             version=self.base.version)
         _check_ids(schema, self.table)
         return schema
@@ -504,6 +507,8 @@ class UpdateSchema:
 
         def attempt(_n: int) -> TableSchema:
             base = latest_schema(io, table.location)
+            if base is None:
+                raise NoSuchTableError(f"Paimon table {table.name} has no schema file (at {table.location})")
             builder = _Builder(base, table.name)
             for method, args, kwargs in self._calls:
                 getattr(builder, method)(*args, **kwargs)

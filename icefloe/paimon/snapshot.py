@@ -1,4 +1,4 @@
-"""Snapshots (seed 000): ``<table>/snapshot/snapshot-N`` JSON files and the hint files.
+"""Snapshots (the Paimon spec's "Snapshot"): ``<table>/snapshot/snapshot-N`` JSON files and the hint files.
 
 Every commit writes ``snapshot-<latest + 1>``; ids start at 1 and are
 continuous. ``EARLIEST`` and ``LATEST`` hold the first and last id but are only
@@ -7,7 +7,7 @@ is listed. A snapshot becomes visible the moment its file exists, so it is
 written with create-if-absent: of two committers racing for one id, one wins
 and the other retries on the new latest.
 
-Snapshot JSON version 3 holds every field of seed 000 (``logOffsets``,
+Snapshot JSON version 3 holds every field the spec lists (``logOffsets``,
 ``changelogManifestList``, ``indexManifest``, ``statistics`` included, as ``{}``
 or null), plus the manifest list sizes Paimon 1.x writes.
 """

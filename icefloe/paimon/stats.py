@@ -131,7 +131,7 @@ def stats_from_footer(metadata, fields: Sequence[DataField]) -> list[ColumnStats
             except Exception:  # statistics pyarrow cannot convert: bounds unknown
                 bounds_ok = False
                 continue
-            if _is_float(f.type) and (math.isnan(a) or math.isnan(b)):
+            if a is None or b is None or (_is_float(f.type) and (math.isnan(a) or math.isnan(b))):
                 bounds_ok = False
                 continue
             lo = a if lo is None or a < lo else lo
@@ -142,7 +142,7 @@ def stats_from_footer(metadata, fields: Sequence[DataField]) -> list[ColumnStats
     return out
 
 
-def _footer_value(t, st, which: str):
+def _footer_value(t, st, which: str) -> Any:   # a value of the column's type
     r = root_of(t)
     if r == "DECIMAL":
         # pyarrow cannot convert decimals stored as INT32/INT64 (Spark's layout): use raw

@@ -17,13 +17,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Optional
 
-from icefloe.errors import NoSuchSnapshotError
+from icefloe.errors import BatchAlreadyCommitted, NoSuchSnapshotError
 from icefloe.paimon import manifest as mf
 from icefloe.paimon.snapshot import APPEND, COMPACT, OVERWRITE, Snapshot
-
-
-class BatchAlreadyCommitted(Exception):
-    """The batch is in the table already (a replay after a restart): commit nothing."""
 
 
 def latest_of_user(store, user: str, latest: Optional[Snapshot]) -> Optional[Snapshot]:

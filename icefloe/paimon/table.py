@@ -2,7 +2,7 @@
 
 ``FileStoreTable`` (Paimon's name for a table backed by its file store) is the format's
 side of a table, with no data plane: writes arrive as commit messages (from Spark tasks or
-the Arrow writer) and become one snapshot (seed 004); reads are planned here and carried
+the Arrow writer) and become one snapshot (``commit``); reads are planned here and carried
 out by Spark or, for ``to_arrow``, by pyarrow. The user-facing table (``icefloe.table``)
 adds Spark reads and writes on top.
 """
@@ -191,7 +191,7 @@ class FileStoreTable:
         ref = FileStoreTable.one_ref(ref, tag)
         snap = self.snapshot_for(snapshot_id, as_of, ref)
         travel = (snapshot_id is not None or as_of is not None or ref is not None) and snap is not None
-        schema = self.schema_by_id(snap.schema_id) if travel else self._schema
+        schema = self.schema_by_id(snap.schema_id) if travel and snap is not None else self._schema
         return scan_mod.plan(self._store, snap, where, schema, self.schema_by_id)
 
     def plan_files(self, where=None, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None,
@@ -240,7 +240,7 @@ class FileStoreTable:
                 parts.append(read_merged_bucket(self.io, paths, fields, schema, self.name, [levels[p] for p in paths]))
         else:
             for f in self.plan_files(where, snapshot_id, as_of, ref):  # columns matched by field id
-                parts.append(evolve_arrow(read_data_file(f.file_path, self.io),
+                parts.append(evolve_arrow(read_data_file(f.path, self.io),
                                           self.schema_by_id(f.schema_id).fields, schema.fields))
         out = pa.concat_tables(parts) if parts else target.empty_table()
         if row_filter is not None:

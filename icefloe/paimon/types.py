@@ -28,7 +28,7 @@ Spark connector uses for Spark 3.4+. In Parquet both are INT64 microseconds,
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import Any, Optional
 
 from icefloe.core import types as core
 from icefloe.errors import SchemaError
@@ -77,8 +77,8 @@ class DataField(core.NestedField):
 
     def copy(self, **changes) -> "DataField":
         """This field with some of ``id``, ``name``, ``type``, ``description``, ``nullable`` changed."""
-        now = dict(id=self.id, name=self.name, type=self.type, description=self.description,
-                   nullable=self.nullable)
+        now: dict[str, Any] = dict(id=self.id, name=self.name, type=self.type, description=self.description,
+                                   nullable=self.nullable)
         now.update(changes)
         return DataField(**now)
 
@@ -133,21 +133,23 @@ def type_string(t: core.IcebergType, nullable: bool = True) -> str:
         elif isinstance(t, (core.ListType, core.MultisetType)):
             kind = "ARRAY" if isinstance(t, core.ListType) else "MULTISET"
             s = f"{kind}<{type_string(t.element_type, not t.element_required)}>"
-        else:
+        elif isinstance(t, core.MapType):
             s = (f"MAP<{type_string(t.key_type, not t.key_required)}, "
                  f"{type_string(t.value_type, not t.value_required)}>")
+        else:
+            raise SchemaError(f"type {t} has no Paimon form")
     elif r == "VARCHAR":
-        s = "STRING" if length(t) == MAX_LENGTH else f"VARCHAR({t.length})"
+        s = "STRING" if length(t) == MAX_LENGTH else f"VARCHAR({length(t)})"
     elif r == "VARBINARY":
-        s = "BYTES" if length(t) == MAX_LENGTH else f"VARBINARY({t.length})"
+        s = "BYTES" if length(t) == MAX_LENGTH else f"VARBINARY({length(t)})"
     elif r in ("CHAR", "BINARY"):
-        s = f"{r}({t.length})"
+        s = f"{r}({length(t)})"
     elif r == "DECIMAL":
-        s = f"DECIMAL({t.precision}, {t.scale})"
+        s = f"DECIMAL({core.precision_of(t)}, {core.scale_of(t)})"
     elif r in ("TIME", "TIMESTAMP"):
-        s = f"{r}({t.precision})"
+        s = f"{r}({core.precision_of(t)})"
     elif r == "TIMESTAMP_LTZ":
-        s = f"TIMESTAMP({t.precision}) WITH LOCAL TIME ZONE"
+        s = f"TIMESTAMP({core.precision_of(t)}) WITH LOCAL TIME ZONE"
     else:
         s = r
     return s if nullable else s + " NOT NULL"

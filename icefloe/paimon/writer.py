@@ -41,8 +41,9 @@ def _compatible(src, dst) -> bool:
         return True
     ints = [t.is_int8, t.is_int16, t.is_int32, t.is_int64]
     rank = lambda x: next((i for i, f in enumerate(ints) if f(x)), None)  # noqa: E731
-    if rank(src) is not None and rank(dst) is not None:
-        return rank(src) <= rank(dst)
+    rank_src, rank_dst = rank(src), rank(dst)
+    if rank_src is not None and rank_dst is not None:
+        return rank_src <= rank_dst
     if t.is_floating(src) and t.is_floating(dst):
         return src.bit_width <= dst.bit_width
     if t.is_decimal(src) and t.is_decimal(dst):
@@ -156,8 +157,9 @@ def write_parquet_bytes(data, compression: str = "zstd") -> bytes:
     import pyarrow.parquet as pq
 
     buf = _io.BytesIO()
-    pq.write_table(data, buf, compression=None if compression in ("none", "uncompressed") else compression,
-                   use_compliant_nested_type=True, use_dictionary=dictionary_columns(data),
+    # pyarrow takes None (no compression) and a list of columns to dictionary-encode, beyond its annotations
+    pq.write_table(data, buf, compression=None if compression in ("none", "uncompressed") else compression,  # pyright: ignore[reportArgumentType]
+                   use_compliant_nested_type=True, use_dictionary=dictionary_columns(data),  # pyright: ignore[reportArgumentType]
                    write_page_checksum=True)  # readers can catch bit rot
     return buf.getvalue()
 

@@ -49,7 +49,7 @@ from typing import Optional
 from urllib.parse import parse_qs
 
 from icefloe.core.redact import redact
-from icefloe.errors import IcefloeError
+from icefloe.errors import AuthConfigError, Unauthenticated
 
 PRIVILEGES = ("read", "write", "create", "drop", "admin")
 TOKEN_PATH = "/v1/oauth/tokens"
@@ -62,10 +62,6 @@ MAX_ROUTED_BODY_BYTES = 1024 * 1024  # bodies the guard reads to find a namespac
 STATIC_TOKEN_PREFIX = "icefloe_"
 HASHING_THREADS = 4
 ACCESS_LOG = logging.getLogger("icefloe.rest.access")
-
-
-class AuthConfigError(IcefloeError):
-    """An auth file that cannot be read or says something icefloe cannot honour."""
 
 
 # ---------------------------------------------------------------------- credentials
@@ -203,10 +199,6 @@ def load_auth(path: str) -> AuthSettings:
         settings.principals[name] = Principal(name, str(secret) if secret else None,
                                               _grants(where, spec.get("grants") or {}))
     return settings
-
-
-class Unauthenticated(Exception):
-    """No valid credential: 401."""
 
 
 class Authenticator:

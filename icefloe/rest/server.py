@@ -19,6 +19,7 @@ from typing import Optional
 from icefloe.errors import (
     CorruptMetadataError, IcefloeError, LocationError, NamespaceAlreadyExistsError,
     NamespaceNotEmptyError, NoSuchNamespaceError, NoSuchTableError, SchemaError, TableAlreadyExistsError, VersionConflict,
+    RequestError,
 )
 from icefloe.iceberg.locations import check_commit_locations, is_inside, normalize
 from icefloe.iceberg.partitioning import PartitionSpec
@@ -49,14 +50,6 @@ class ServerSettings:
     max_body_bytes: int = 16 * 1024 * 1024
     max_json_depth: int = 200
     max_property_bytes: int = 1024 * 1024
-
-
-class RequestError(Exception):
-    """A client's mistake in a request, answered with ``status`` and the spec's error ``kind``."""
-
-    def __init__(self, status: int, kind: str, message: str):
-        super().__init__(message)
-        self.status, self.kind = status, kind
 
 
 def _bad(message: str) -> RequestError:

@@ -9,12 +9,8 @@ import sys
 from typing import Optional
 
 from icefloe.core.redact import RedactingFilter
-from icefloe.errors import IcefloeError
+from icefloe.errors import IcefloeError, UnsafeServeError
 from icefloe.rest.auth import ACCESS_LOG, Authenticator, load_auth
-
-
-class UnsafeServeError(IcefloeError):
-    """``icefloe serve`` was asked to serve a network without authentication."""
 
 
 def is_loopback(host: str) -> bool:

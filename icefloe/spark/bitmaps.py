@@ -11,6 +11,8 @@ Python; the constants avoid the join's per-row probe and copy.
 """
 from __future__ import annotations
 
+from typing import Any
+
 
 def bitmap_words(positions, row_count: int):
     """``positions`` (deleted row positions of a file of ``row_count`` rows) as numpy uint64
@@ -113,8 +115,12 @@ def long_array_constant(values):
 
         # the active session (thread-local in the JVM), else the one this process started
         spark = SparkSession.getActiveSession() or SparkSession._instantiatedSession
-        jvm = spark._jvm
-        longs = spark.sparkContext._gateway.new_array(jvm.long, len(values))
+        if spark is None:
+            raise RuntimeError("no SparkSession")
+        # py4j's view of the JVM: its attributes are the JVM's packages and classes, known at run time
+        jvm: Any = spark._jvm
+        gateway: Any = spark.sparkContext._gateway
+        longs = gateway.new_array(jvm.long, len(values))
         raw = jvm.java.nio.ByteBuffer.wrap(bytearray(values.tobytes()))
         raw.order(jvm.java.nio.ByteOrder.LITTLE_ENDIAN).asLongBuffer().get(longs)
         expressions = jvm.org.apache.spark.sql.catalyst.expressions

@@ -19,7 +19,8 @@ import os
 import struct
 from typing import Optional
 
-from icefloe.core.types import ListType, MapType, StructType
+from icefloe.core.types import FixedType, ListType, MapType, StructType, UUIDType, VariantType
+from icefloe.core.types.model import UnknownType
 from icefloe.iceberg.arrow_writer import estimate_records_per_file
 from icefloe.iceberg.delete_files import POSITION_DELETE_SCHEMA, delete_granularity, describe_delete_file
 from icefloe.iceberg.manifest import DATA, POSITION_DELETES, DataFile
@@ -31,7 +32,7 @@ from icefloe.spark.iceberg_read import delete_sources
 from icefloe.spark.iceberg_write import decode_partition_key, describe_files, partition_key_expr
 
 KEY = "_icefloe_partition_key"      # the partition key column of a keyed write
-_NOT_STORED_BY_SPARK = ("unknown", "variant", "geometry", "geography", "fixed", "uuid")
+_NOT_STORED_BY_SPARK = (UnknownType, VariantType, FixedType, UUIDType)
 
 
 def usable(spark, meta: TableMetadata, io, row_meta: Optional[TableMetadata] = None,
@@ -56,7 +57,7 @@ def usable(spark, meta: TableMetadata, io, row_meta: Optional[TableMetadata] = N
         return False
     if any(isinstance(f.field_type, (StructType, ListType, MapType)) for f in schema.fields):
         return False        # the field ids of nested fields: the Arrow writer sets them all
-    return not any(name in str(f.field_type) for f in schema.fields for name in _NOT_STORED_BY_SPARK)
+    return not any(isinstance(f.field_type, _NOT_STORED_BY_SPARK) for f in schema.fields)
 
 
 def write(clustered, meta: TableMetadata, io, partition_of: dict, previous: dict, job_id: str, marker: str,

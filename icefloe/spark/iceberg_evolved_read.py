@@ -30,7 +30,7 @@ from typing import Iterable, Optional, Sequence
 from icefloe.core.types import (
     IcebergType, ListType, MapType, Schema, StructType, to_spark_field, to_spark_type,
 )
-from icefloe.core.types.model import type_names
+from icefloe.core.types.model import contains_nanos, type_names
 from icefloe.errors import IcefloeError
 from icefloe.iceberg.schema_update import update_name_mapping
 from icefloe.spark.scans import file_scan
@@ -95,7 +95,7 @@ def _has_uuid(t: IcebergType) -> bool:
 def has_nanos(schema) -> bool:
     """Whether a column (at any depth) is a format v3 nanosecond timestamp: Spark's Parquet reader
     and writer know only microseconds, so those tables are read and written by Arrow in tasks."""
-    return any(s.endswith("_ns") for s in type_names(schema.struct))
+    return contains_nanos(schema.struct)
 
 
 def schema_has_uuid(schema: Schema) -> bool:

@@ -8,7 +8,8 @@ by leaf inside structs, lists and maps.
 """
 from __future__ import annotations
 
-from icefloe.core.types import ListType, MapType, StructType, to_spark_type
+from icefloe.core.types import ListType, MapType, StructType, TimestamptzType, contains_nanos, is_nanos, to_spark_type
+from icefloe.core.types.model import IcebergType, nested_fields
 from icefloe.iceberg.schema import nanos_type_as_long
 from icefloe.spark.iceberg_read import FILE_COL, POS_COL
 
@@ -28,7 +29,7 @@ def with_raw_nanos(rows, meta, raw):
     keeps its digits."""
     from pyspark.sql import functions as F
 
-    ns = [f for f in meta.schema.fields if "_ns" in str(f.field_type)]
+    ns = [f for f in meta.schema.fields if contains_nanos(f.field_type)]
     raw_name = {f.field_id: f"{RAW}{f.field_id}" for f in ns}
     if raw is not None:
         raw = raw.select(FILE_COL, POS_COL, F.lit(True).alias(RAW_HIT),
@@ -49,10 +50,10 @@ def _ns_restored(mine: str, theirs: str, t, depth: int = 0) -> str:
     (the file's raw value of the same row, null for a new row): leaf by leaf, struct fields by name,
     list elements by position, map values by key (a map keyed by timestamps compared whole)."""
     if not isinstance(t, (StructType, ListType, MapType)):
-        if not str(t).endswith("_ns"):
+        if not is_nanos(t):
             return mine
         return f"IF({RAW_HIT} AND {_micros(mine, t)} <=> {_floored(theirs, t)}, {theirs}, {_nanos(mine, t)})"
-    if "_ns" not in str(t):
+    if not contains_nanos(t):
         return mine
     if isinstance(t, StructType):
         return _struct_sql(mine, t, lambda f, field: _ns_restored(field(mine), field(theirs), f.field_type, depth + 1))
@@ -60,7 +61,7 @@ def _ns_restored(mine: str, theirs: str, t, depth: int = 0) -> str:
         x, i = f"x{depth}", f"i{depth}"
         return (f"transform({mine}, ({x}, {i}) -> "
                 f"{_ns_restored(x, f'try_element_at({theirs}, {i} + 1)', t.element_type, depth + 1)})")
-    if "_ns" not in str(t.key_type):
+    if not contains_nanos(t.key_type):
         k, v = f"k{depth}", f"v{depth}"
         return (f"transform_values({mine}, ({k}, {v}) -> "
                 f"{_ns_restored(v, f'try_element_at({theirs}, {k})', t.value_type, depth + 1)})")
@@ -80,7 +81,7 @@ def _struct_sql(sql: str, t, value) -> str:
 
 
 def _micros(sql: str, t) -> str:
-    if str(t) == "timestamptz_ns":
+    if isinstance(t, TimestamptzType):
         return f"unix_micros({sql})"
     return f"timestampdiff(MICROSECOND, TIMESTAMP_NTZ'1970-01-01 00:00:00', {sql})"
 
@@ -97,8 +98,8 @@ def _ns_rebuilt(sql: str, t, leaf, comparable: bool = False, depth: int = 0) -> 
     """SQL rebuilding the value ``sql`` of type ``t`` with each nanosecond timestamp in it replaced
     by ``leaf(sql, type)``; ``comparable``: maps as their entries (Spark cannot compare maps)."""
     if not isinstance(t, (StructType, ListType, MapType)):
-        return leaf(sql, t) if str(t).endswith("_ns") else sql
-    if "_ns" not in str(t) and not (comparable and "map<" in str(t)):
+        return leaf(sql, t) if is_nanos(t) else sql
+    if not contains_nanos(t) and not (comparable and _holds_map(t)):
         return sql
     x = f"x{depth}"
     if isinstance(t, StructType):
@@ -110,3 +111,8 @@ def _ns_rebuilt(sql: str, t, leaf, comparable: bool = False, depth: int = 0) -> 
     if comparable:
         return f"transform(map_entries({sql}), {x} -> named_struct('key', {key}, 'value', {value}))"
     return f"map_from_entries(transform(map_entries({sql}), {x} -> struct({key} AS key, {value} AS value)))"
+
+
+def _holds_map(t: IcebergType) -> bool:
+    """Whether ``t`` is or holds, at any depth, a map (which Spark cannot compare)."""
+    return isinstance(t, MapType) or any(isinstance(f.field_type, MapType) for f in nested_fields(t))

@@ -36,7 +36,7 @@ from icefloe.iceberg.transforms import (
 from icefloe.spark import described_writes, jvm, partition_key
 from icefloe.spark.align import align_dataframe, check_partition_ranges, explain_spark_error, stored_columns
 from icefloe.core.types import ListType, MapType, StructType, primitive_from_string
-from icefloe.core.types.model import type_names
+from icefloe.core.types.model import contains_nanos, is_nanos, type_names
 from icefloe.errors import SchemaMismatchError
 from icefloe.iceberg.arrow_writer import align_arrow, write_arrow
 from icefloe.iceberg.schema import nanos_as_long
@@ -359,8 +359,7 @@ def _write_with_arrow(aligned, meta: TableMetadata, io: FileIO, write_id: str,
 
     schema, spec = meta.schema, meta.spec
     location = meta.location.rstrip("/")
-    raw_sources = nanos_raw and any(str(schema.find_field(pf.source_id).field_type).endswith("_ns")
-                                    for pf in spec.fields)
+    raw_sources = nanos_raw and any(is_nanos(schema.find_field(pf.source_id).field_type) for pf in spec.fields)
     if not spec.is_unpartitioned and not raw_sources:   # (raw nanoseconds: the tasks split by partition)
         aligned = aligned.withColumn(KEY_COL, partition_key_expr(spec, schema))
         mode = _distribution(meta.properties, clustered)
@@ -430,7 +429,7 @@ def arrow_rows_to_files(io: FileIO, meta: TableMetadata, write_id: str, table, t
 
     def column(f):
         col = uuid_strings_to_bytes(table.column(f.name).combine_chunks(), f.field_type, f.name)
-        if nanos_raw and "_ns" in str(f.field_type):      # raw nanoseconds (longs) at any depth
+        if nanos_raw and contains_nanos(f.field_type):      # raw nanoseconds (longs) at any depth
             return col.cast(to_arrow_type(f.field_type, with_ids=False))
         return col
 

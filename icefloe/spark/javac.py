@@ -15,10 +15,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 from typing import Optional, Sequence
-
-
-class JavacError(RuntimeError):
-    """``javac`` is missing, or the sources did not compile (the message holds its output)."""
+from icefloe.errors import JavacError
 
 
 def find_javac() -> Optional[str]:

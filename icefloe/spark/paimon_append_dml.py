@@ -65,7 +65,7 @@ def _apply(table, operation: str, base, entries, changes) -> dict:
     return RowChanges.of(counts, snap.id if snap else None)
 
 
-def delete_rows(table, condition) -> dict:
+def delete_rows(table, condition) -> RowChanges:
     """``DELETE FROM t WHERE condition`` (no condition: every row)."""
     from pyspark.sql import functions as F
 
@@ -101,7 +101,7 @@ def replace_where(table, data, where: str) -> dict:
     return _apply(table, "overwrite", base, entries, changes)
 
 
-def update_rows(table, assignments: dict, condition=None) -> dict:
+def update_rows(table, assignments: dict, condition=None) -> RowChanges:
     """``UPDATE t SET col = expr, ... WHERE condition``."""
     from pyspark.sql import functions as F
 

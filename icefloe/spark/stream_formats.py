@@ -13,17 +13,13 @@ from __future__ import annotations
 from typing import Optional, Protocol
 
 from icefloe.core.io import LOCAL, FileIO, normalize_location
-from icefloe.errors import IcefloeError, NoSuchSnapshotError
+from icefloe.errors import NoSuchSnapshotError, StreamingSetupError
 from icefloe.iceberg import streaming as ice_stream
 from icefloe.iceberg.table_metadata import MAIN_BRANCH
 from icefloe.paimon import changelog as paimon_changelog
 from icefloe.paimon import streaming as paimon_stream
 
 PAIMON, ICEBERG = "paimon", "iceberg"
-
-
-class StreamingSetupError(IcefloeError, ValueError):
-    """A streaming query the data source cannot run as asked."""
 
 
 class Unit:

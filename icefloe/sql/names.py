@@ -1,6 +1,6 @@
 """Table names in SQL: ``db.table``, ``<catalog>.db.table`` and metadata tables.
 
-``local.db.tb01`` (seed 001's catalog name, configurable) and ``db.tb01`` name
+``local.db.tb01`` (the demo's catalog name, configurable) and ``db.tb01`` name
 the same icefloe table; ``db.tb01.snapshots`` and ``local.db.tb01.snapshots``
 name its metadata tables (for Paimon tables also ``db.`tb01$snapshots```). A two-part name that is not an icefloe table is left
 to Spark (it may be a table of Spark's own catalog); a name under the icefloe

@@ -196,7 +196,7 @@ class IcebergTable(BaseTable, Table):
         return self.write_target(branch).commit(DeleteAll(), branch)
 
     def commit(self, messages, overwrite: bool = False, branch: Optional[str] = None) -> Snapshot:
-        return self.commit_files(messages, overwrite=overwrite, branch=branch or self.write_branch,
+        return self.commit_files(list(messages), overwrite=overwrite, branch=branch or self.write_branch,
                                  summary=self.app_summary())
 
     # ------------------------------------------------------------------ row-level changes

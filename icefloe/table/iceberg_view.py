@@ -39,14 +39,14 @@ from pyroaring import BitMap64
 from icefloe.core.io import FileAlreadyExistsError, FileIO
 from icefloe.core.types.model import ListType, MapType, NestedField, Schema, StructType, widen_to_common_types
 from icefloe.core.values import to_internal
-from icefloe.errors import IcebergViewError, IcebergViewWarning, IcefloeError, NoSuchSnapshotError
+from icefloe.errors import CorruptMetadataError, IcebergViewError, IcebergViewWarning, IcefloeError, NoSuchSnapshotError
 from icefloe.iceberg import conversions
 from icefloe.iceberg import puffin
 from icefloe.iceberg.manifest import ADDED, DATA, DELETED, EXISTING, POSITION_DELETES, DataFile, ManifestEntry
 from icefloe.iceberg.manifest_avro import write_manifest
 from icefloe.iceberg.manifest_reader import load_manifest_entries
-from icefloe.iceberg.manifest_list import (DATA_MANIFEST, assign_first_row_ids, manifest_file_for, read_manifest_list,
-                                            write_manifest_list)
+from icefloe.iceberg.manifest_list import (DATA_MANIFEST, ManifestFile, assign_first_row_ids, manifest_file_for,
+                                            read_manifest_list, write_manifest_list)
 from icefloe.iceberg.partitioning import PartitionField, PartitionSpec
 from icefloe.iceberg.schema import name_mapping
 from icefloe.iceberg.snapshot import Snapshot, SnapshotRef, build_summary
@@ -55,6 +55,7 @@ from icefloe.iceberg.transforms import IdentityTransform
 from icefloe.paimon import deletion_vectors as dv
 from icefloe.paimon import table_hooks
 from icefloe.paimon.binary_row import decode_row
+from icefloe.paimon.data_file import DataFileMeta
 from icefloe.paimon.iceberg_options import DISABLED, IcebergCompat, check_types, compat_of, storage_of
 from icefloe.paimon.kv_compact import max_level
 from icefloe.paimon.schema import latest_schema, load_schema
@@ -70,7 +71,7 @@ PARTITION_FIELD_START = 1000
 class _Visible:
     path: str
     partition: tuple          # Iceberg internal values
-    file: object              # the Paimon DataFileMeta
+    file: DataFileMeta        # the Paimon data file
     partition_bytes: bytes = b""
     bucket: int = 0
 
@@ -205,6 +206,14 @@ def _load(io: FileIO, path: str) -> Optional[TableMetadata]:
         return None
 
 
+def _last_updated(io: FileIO, path: str, base: Optional[TableMetadata]) -> int:
+    """When the view's metadata file ``path`` was written (the base's time when it is gone)."""
+    meta = _load(io, path) or base
+    if meta is None:
+        raise CorruptMetadataError(path, "the Iceberg view's metadata file is missing")
+    return meta.last_updated_ms
+
+
 def _matches(meta: Optional[TableMetadata], snap) -> bool:
     """Whether Iceberg metadata stands for this Paimon snapshot: the same id and, for icefloe's,
     the same commit (time, user, identifier, which icefloe keeps in the Iceberg summary); Paimon's
@@ -315,7 +324,7 @@ def _sync(store, paimon_schema, compat: IcebergCompat, snap) -> int:
     path_of = lambda v: f"{mdir}/v{v}.metadata.json"  # noqa: E731
     if n in versions:
         current = _load(io, path_of(n))
-        if _matches(current, snap):
+        if current is not None and _matches(current, snap):
             # no new snapshot: an expiry (the view drops what Paimon dropped), or a crash after the
             # metadata was written (the hint and the clean-up are left)
             _expire(io, compat, store, current, path_of(n), versions)
@@ -371,7 +380,7 @@ def _build(store, paimon_schema, compat: IcebergCompat, snap, base: Optional[Tab
     uid = uuid.uuid4()
     count = [0]
 
-    def new_manifest(entries: list, content: int = DATA) -> object:
+    def new_manifest(entries: list, content: int = DATA) -> ManifestFile:
         count[0] += 1
         path = f"{mdir}/{uid}-m{count[0] - 1}.avro"
         length = write_manifest(io, path, schema, spec, entries, content=content, format_version=fv)
@@ -436,7 +445,7 @@ def _build(store, paimon_schema, compat: IcebergCompat, snap, base: Optional[Tab
     props = dict(compat.table_properties)
     props["schema.name-mapping.default"] = json.dumps(_name_mapping(schema, bool(paimon_schema.primary_keys)))
     keep_old = compat.previous_versions_max if compat.delete_after_commit else len(versions)
-    log = [{"timestamp-ms": (_load(io, f"{mdir}/v{v}.metadata.json") or base).last_updated_ms,
+    log = [{"timestamp-ms": _last_updated(io, f"{mdir}/v{v}.metadata.json", base),
             "metadata-file": f"{mdir}/v{v}.metadata.json"}
            for v in (versions[-keep_old:] if keep_old else [])]
     return TableMetadata(

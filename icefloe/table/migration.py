@@ -21,9 +21,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Optional
+from typing import Any, Optional
 
-from icefloe.core.io import normalize_location, prune_empty_dirs
+from icefloe.core.io import FileIO, normalize_location, prune_empty_dirs
 from icefloe.core.parquet import metrics_from_footer
 from icefloe.core.types import Schema, from_arrow_schema, widen_schema_small_ints
 from icefloe.errors import MigrationError, NoSuchTableError, TableAlreadyExistsError
@@ -44,7 +44,7 @@ BACKUP_SUFFIX = "_BACKUP_"
 class ParquetDirectory:
     """Parquet files at ``location`` (a file or a directory, Hive-style ``k=v/`` partitions below)."""
     location: str
-    io: object
+    io: FileIO
     files: list = field(default_factory=list)     # (path, {key: text})
     keys: list = field(default_factory=list)
 
@@ -157,7 +157,7 @@ def _parquet_entries(src: ParquetDirectory, spec, schema: Schema, partition_filt
             if imports.matches_filter(values, partition_filter)]
 
 
-def add_files(table, source, partition_filter: Optional[dict] = None, check_duplicate_files: bool = True,
+def add_files(table, source: Any, partition_filter: Optional[dict] = None, check_duplicate_files: bool = True,
               parallelism: Optional[int] = None) -> dict:
     """Iceberg's ``add_files``: ``source`` (a Parquet path, a ``ParquetDirectory`` or a Paimon
     append table) added to the Iceberg ``table`` in one ``append`` snapshot; returns Iceberg's
@@ -324,7 +324,7 @@ def _describe_for_paimon(fields, stats_mode, truncate, schema_id, path: str, siz
 @dataclass
 class _Moves:
     """Files moved so far, to move back on failure."""
-    io: object
+    io: FileIO
     done: list = field(default_factory=list)
 
     def move(self, src: str, dst: str) -> None:

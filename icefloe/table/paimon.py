@@ -1,6 +1,6 @@
 """The user-facing Paimon table: the format's ``FileStoreTable`` with Spark as its data plane.
 
-Writes go tasks -> commit messages -> one commit (seed 004); reads plan on the driver and
+Writes go tasks -> commit messages -> one commit (``paimon/commit.py``); reads plan on the driver and
 hand the files to Spark's Parquet reader (or pyarrow for ``to_arrow``).
 """
 from __future__ import annotations
@@ -143,7 +143,7 @@ class PaimonTable(FileStoreTable, Table):
                 entries = dv.readable(entries)
             return read_merged(self.spark, self, schema, entries, where, columns)
         files = self.plan_files(where, snapshot_id, as_of, ref)
-        return read_files(self.spark, [f.file_path for f in files], schema.fields, where, columns,
+        return read_files(self.spark, [f.path for f in files], schema.fields, where, columns,
                           file_fields=[self.schema_by_id(f.schema_id).fields for f in files], io=self.io)
 
     def changes(self, start_snapshot_id: Optional[int] = None, end_snapshot_id: Optional[int] = None):
@@ -310,7 +310,7 @@ class PaimonTable(FileStoreTable, Table):
     def write_checked(self, data, partition: Optional[dict]) -> list[CommitMessage]:
         match = self.static_partition_match(partition) if partition else None  # bad keys fail before writing
         messages = self.write(data)
-        if match is not None:
+        if match is not None and partition is not None:
             self.check_in_partition(messages, partition, match)
         return messages
 
@@ -422,10 +422,10 @@ class PaimonTable(FileStoreTable, Table):
     def data_files(self, where=None) -> list[FileRow]:
         rows = []
         for f in self.plan_files(where=where):   # partition and bucket are the file's directory, <k>=<v>/bucket-<N>
-            rel = os.path.relpath(os.path.dirname(f.file_path), self.location)
+            rel = os.path.relpath(os.path.dirname(f.path), self.location)
             part: dict = dict(p.split("=", 1) for p in rel.split(os.sep) if "=" in p)
             part["bucket"] = int(rel.rsplit("bucket-", 1)[-1]) if "bucket-" in rel else None
-            rows.append(FileRow(f.file_path, part, f.row_count, f.file_size))
+            rows.append(FileRow(f.path, part, f.row_count, f.file_size))
         return rows
 
     def shown_properties(self) -> dict:
@@ -442,7 +442,7 @@ class PaimonTable(FileStoreTable, Table):
 
     def narrow_column_types(self) -> dict:
         kinds = {"TINYINT": "tinyint", "SMALLINT": "smallint"}
-        return {f.name: kinds[pt.root(f.type)] for f in self.table_schema.fields if pt.root(f.type) in kinds}
+        return {f.name: kind for f in self.table_schema.fields if (kind := kinds.get(pt.root(f.type) or ""))}
 
     def parse_column_type(self, text: str):
         return spark_sql_type(text)
@@ -486,7 +486,7 @@ class PaimonTable(FileStoreTable, Table):
 
     def manifest_files(self) -> list[dict]:
         """The manifests of the latest snapshot by manifest list (base, delta, changelog), with their
-        paths: what a commit wrote and compacted (seed 004), where the system table merges them."""
+        paths: what a commit wrote and compacted (``paimon/commit.py``), where the system table merges them."""
         snap = self.current_snapshot()
         store = self.store
         rows = []

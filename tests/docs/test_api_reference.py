@@ -25,7 +25,10 @@ DOCS = Path(__file__).resolve().parents[2] / "docs"
 INTERNAL = {"unsupported", "partition_columns", "partitioning", "describe_columns", "narrow_column_types",
             "parse_column_type", "metadata_tree", "data_files", "shown_properties"}
 # Error classes no user meets: a test's fault injection, and a commit outcome icefloe never reports
-NOT_USER_ERRORS = {"InjectedFault", "CommitStateUnknownError"}
+# test faults, and the control flow that stays inside icefloe (a stream's replayed batch, a literal that
+# is not one, the REST server's answers to bad requests, which reach a client as HTTP errors)
+NOT_USER_ERRORS = {"InjectedFault", "CommitStateUnknownError", "BatchAlreadyCommitted", "StreamStopped", "NotLiteral",
+                   "RequestError", "Unauthenticated"}
 
 
 def rendered() -> dict:

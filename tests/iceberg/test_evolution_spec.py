@@ -176,3 +176,12 @@ def test_v1_tables_keep_removed_fields_as_void():
     new = b.build()
     assert [(f.name, f.field_id, str(f.transform)) for f in new.spec.fields] == \
         [("cat_1000", 1000, "void"), ("ts_day", 1001, "day"), ("cat", 1002, "identity")]
+
+
+def test_a_partition_field_is_renamed_by_its_term_too():
+    schema = parse_schema(DDL)
+    b = SpecBuilder(new_table_metadata("/tmp/nowhere", schema, build_spec(schema, ["month(ts)"]), {}))
+    b.rename_field("month(ts)", "m")
+    assert [f.name for f in b.fields] == ["m"]
+    with pytest.raises(SchemaError, match="no partition field"):
+        b.rename_field("day(ts)", "d")

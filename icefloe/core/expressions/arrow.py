@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 from icefloe.core.expressions.tree import (
     AlwaysFalse, AlwaysTrue, And, EqualTo, Expr, GreaterThan, GreaterThanOrEqual, In, IsNaN, IsNull, LessThan,
     LessThanOrEqual, Not, NotEqualTo, NotIn, NotNaN, NotNull, NotStartsWith, Or, Predicate, StartsWith, rewrite_not,
+    literal_of,
 )
 from icefloe.core.types import DecimalType, IcebergType
 from icefloe.core.values import days_to_date
@@ -46,7 +47,7 @@ def _is_nan_literal(v) -> bool:
 
 
 def _leaf(p: Predicate) -> pc.Expression:
-    ref = p.term
+    ref = p.ref
     t = ref.field_type
     s = str(t)
     col = pc.field(ref.name)
@@ -67,7 +68,7 @@ def _leaf(p: Predicate) -> pc.Expression:
         values = pa.array([_scalar(v, t).as_py() for v in p.literals], type=_scalar(p.literals[0], t).type)
         member = pc.is_in(col, value_set=values)
         return member if isinstance(p, In) else (~member & col.is_valid())
-    lit = p.literal
+    lit = literal_of(p)
     if isinstance(p, (StartsWith, NotStartsWith)):
         if s != "string":
             raise UnsupportedFilterError(f"LIKE on the {s} column {ref.name!r} needs Spark")

@@ -28,6 +28,7 @@ from icefloe.core.expressions.tree import (
     SetPredicate,
     StartsWith,
     Unknown,
+    literal_of,
     rewrite_not,
 )
 from icefloe.errors import ExpressionError
@@ -105,7 +106,7 @@ def eval_predicate(p: Predicate, v: Any) -> bool:
     if isinstance(p, SetPredicate):
         found = any(values_equal(v, x) for x in p.literals)
         return found if isinstance(p, In) else not found
-    lit = p.literal
+    lit = literal_of(p)
     if isinstance(p, StartsWith):
         return isinstance(v, str) and v.startswith(lit)
     if isinstance(p, NotStartsWith):

@@ -5,6 +5,7 @@ import datetime as _dt
 import math
 import re
 import struct
+from icefloe.errors import NotLiteral
 
 
 def to_float(v) -> float:
@@ -80,7 +81,3 @@ def to_timestamp(v, utc: bool) -> _dt.datetime:
     if d.tzinfo is not None:
         raise NotLiteral()
     return d
-
-
-class NotLiteral(Exception):
-    """Raised while reading a literal that is not one (a column, a function...)."""

@@ -7,7 +7,7 @@ import math
 import re
 import uuid as _uuid
 from dataclasses import dataclass
-from typing import Any, Iterable, Optional, Union
+from typing import Any, ClassVar, Iterable, Optional, Union
 
 from icefloe.core.types import IcebergType
 from icefloe.errors import ExpressionError
@@ -168,6 +168,13 @@ class Predicate(Expr):
     def with_term(self, term: Term) -> "Predicate":  # pragma: no cover - overridden
         raise NotImplementedError
 
+    @property
+    def ref(self) -> BoundReference:
+        """The column of a bound predicate (``ExpressionError`` before binding)."""
+        if not isinstance(self.term, BoundReference):
+            raise ExpressionError(f"predicate {self} is not bound to a schema")
+        return self.term
+
 
 @dataclass(frozen=True, init=False)
 class UnaryPredicate(Predicate):
@@ -176,7 +183,7 @@ class UnaryPredicate(Predicate):
     def __init__(self, term):
         object.__setattr__(self, "term", as_term(term))
 
-    def with_term(self, term):
+    def with_term(self, term: Term) -> Predicate:
         return type(self)(term)
 
 
@@ -184,16 +191,24 @@ class UnaryPredicate(Predicate):
 class LiteralPredicate(Predicate):
     term: Term
     literal: Any
+    op: ClassVar[str] = ""       # the comparison's operator in SQL (the subclasses set it)
 
     def __init__(self, term, literal):
         object.__setattr__(self, "term", as_term(term))
         object.__setattr__(self, "literal", literal)
 
-    def with_term(self, term, literal=None):
+    def with_term(self, term: Term, literal: Any = None) -> Predicate:
         return type(self)(term, self.literal if literal is None else literal)
 
     def _lit(self) -> str:
-        return format_literal(self.literal, self.term.field_type if self.is_bound else None)
+        return format_literal(self.literal, self.term.field_type if isinstance(self.term, BoundReference) else None)
+
+
+def literal_of(p: Predicate) -> Any:
+    """The literal of a comparison or string predicate; ``ExpressionError`` for another kind."""
+    if isinstance(p, LiteralPredicate):
+        return p.literal
+    raise ExpressionError(f"predicate {p} has no single literal")
 
 
 @dataclass(frozen=True, init=False)
@@ -207,11 +222,11 @@ class SetPredicate(Predicate):
             raise ExpressionError(f"IN needs a collection of values, got {literals!r}")
         object.__setattr__(self, "literals", tuple(dedupe(literals)))
 
-    def with_term(self, term, literals=None):
+    def with_term(self, term: Term, literals: Optional[Iterable] = None) -> Predicate:
         return type(self)(term, self.literals if literals is None else literals)
 
     def _lits(self) -> str:
-        t = self.term.field_type if self.is_bound else None
+        t = self.term.field_type if isinstance(self.term, BoundReference) else None
         return ", ".join(format_literal(v, t) for v in self.literals)
 
 
@@ -236,7 +251,7 @@ def dedupe(values: Iterable) -> list:
 
 
 class IsNull(UnaryPredicate):
-    def negate(self):
+    def negate(self) -> Expr:
         return NotNull(self.term)
 
     def __str__(self):
@@ -244,7 +259,7 @@ class IsNull(UnaryPredicate):
 
 
 class NotNull(UnaryPredicate):
-    def negate(self):
+    def negate(self) -> Expr:
         return IsNull(self.term)
 
     def __str__(self):
@@ -252,7 +267,7 @@ class NotNull(UnaryPredicate):
 
 
 class IsNaN(UnaryPredicate):
-    def negate(self):
+    def negate(self) -> Expr:
         return NotNaN(self.term)
 
     def __str__(self):
@@ -260,7 +275,7 @@ class IsNaN(UnaryPredicate):
 
 
 class NotNaN(UnaryPredicate):
-    def negate(self):
+    def negate(self) -> Expr:
         return IsNaN(self.term)
 
     def __str__(self):
@@ -270,7 +285,7 @@ class NotNaN(UnaryPredicate):
 class EqualTo(LiteralPredicate):
     op = "="
 
-    def negate(self):
+    def negate(self) -> Expr:
         return NotEqualTo(self.term, self.literal)
 
     def __str__(self):
@@ -280,7 +295,7 @@ class EqualTo(LiteralPredicate):
 class NotEqualTo(LiteralPredicate):
     op = "!="
 
-    def negate(self):
+    def negate(self) -> Expr:
         return EqualTo(self.term, self.literal)
 
     def __str__(self):
@@ -290,7 +305,7 @@ class NotEqualTo(LiteralPredicate):
 class LessThan(LiteralPredicate):
     op = "<"
 
-    def negate(self):
+    def negate(self) -> Expr:
         return GreaterThanOrEqual(self.term, self.literal)
 
     def __str__(self):
@@ -300,7 +315,7 @@ class LessThan(LiteralPredicate):
 class LessThanOrEqual(LiteralPredicate):
     op = "<="
 
-    def negate(self):
+    def negate(self) -> Expr:
         return GreaterThan(self.term, self.literal)
 
     def __str__(self):
@@ -310,7 +325,7 @@ class LessThanOrEqual(LiteralPredicate):
 class GreaterThan(LiteralPredicate):
     op = ">"
 
-    def negate(self):
+    def negate(self) -> Expr:
         return LessThanOrEqual(self.term, self.literal)
 
     def __str__(self):
@@ -320,7 +335,7 @@ class GreaterThan(LiteralPredicate):
 class GreaterThanOrEqual(LiteralPredicate):
     op = ">="
 
-    def negate(self):
+    def negate(self) -> Expr:
         return LessThan(self.term, self.literal)
 
     def __str__(self):
@@ -330,7 +345,7 @@ class GreaterThanOrEqual(LiteralPredicate):
 class StartsWith(LiteralPredicate):
     """String prefix match (``LIKE 'prefix%'``); null never matches."""
 
-    def negate(self):
+    def negate(self) -> Expr:
         return NotStartsWith(self.term, self.literal)
 
     def __str__(self):
@@ -340,7 +355,7 @@ class StartsWith(LiteralPredicate):
 class NotStartsWith(LiteralPredicate):
     """Negation of :class:`StartsWith`; null never matches either."""
 
-    def negate(self):
+    def negate(self) -> Expr:
         return StartsWith(self.term, self.literal)
 
     def __str__(self):
@@ -348,7 +363,7 @@ class NotStartsWith(LiteralPredicate):
 
 
 class In(SetPredicate):
-    def negate(self):
+    def negate(self) -> Expr:
         return NotIn(self.term, self.literals)
 
     def __str__(self):
@@ -356,7 +371,7 @@ class In(SetPredicate):
 
 
 class NotIn(SetPredicate):
-    def negate(self):
+    def negate(self) -> Expr:
         return In(self.term, self.literals)
 
     def __str__(self):
@@ -367,7 +382,7 @@ class LikeEqualTo(EqualTo):
     """``col LIKE 'abc'`` (no wildcard): string equality, but only on a string column
     (Spark casts the column to string; on other types it is not a numeric comparison)."""
 
-    def negate(self):
+    def negate(self) -> Expr:
         return LikeNotEqualTo(self.term, self.literal)
 
     def __str__(self):
@@ -375,7 +390,7 @@ class LikeEqualTo(EqualTo):
 
 
 class LikeNotEqualTo(NotEqualTo):
-    def negate(self):
+    def negate(self) -> Expr:
         return LikeEqualTo(self.term, self.literal)
 
     def __str__(self):

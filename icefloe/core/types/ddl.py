@@ -3,7 +3,7 @@ types with fresh field ids, and types back to Spark DDL."""
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import Optional, overload
 
 from icefloe.core.types.model import (
     DDL_PRIMITIVES,
@@ -36,7 +36,7 @@ _SPARK_NAMES = {
     "float": "float", "real": "float", "double": "double",
     "date": "date",
     # Spark's TIMESTAMP is instant semantics (with local time zone): Iceberg timestamptz,
-    # exactly as seed 001's `ts timestamp` becomes `"type": "timestamptz"`.
+    # as Iceberg's Spark runtime writes a `ts timestamp` column as `"type": "timestamptz"`.
     "timestamp": "timestamptz", "timestamp_ltz": "timestamptz", "timestamptz": "timestamptz",
     "timestamp_ntz": "timestamp",
     "string": "string", "binary": "binary", "uuid": "uuid", "time": "time", "variant": "variant",
@@ -99,7 +99,7 @@ def _ident(tok: str) -> str:
     return tok
 
 
-def _parse_type(tk: _Tokens, ids: IdAllocator) -> IcebergType:
+def _parse_type(tk: _Tokens) -> IcebergType:
     name = tk.next().lower()
     if name in ("struct", "row"):
         tk.expect("<")
@@ -108,7 +108,7 @@ def _parse_type(tk: _Tokens, ids: IdAllocator) -> IcebergType:
             while True:
                 fname = _ident(tk.next())
                 tk.accept(":")
-                ftype = _parse_type(tk, ids)
+                ftype = _parse_type(tk)
                 required = False
                 if tk.accept("not"):
                     tk.expect("null")
@@ -123,14 +123,14 @@ def _parse_type(tk: _Tokens, ids: IdAllocator) -> IcebergType:
         return PendingStruct(fields)
     if name in ("array", "list"):
         tk.expect("<")
-        elem = _parse_type(tk, ids)
+        elem = _parse_type(tk)
         tk.expect(">")
         return PendingList(elem)
     if name == "map":
         tk.expect("<")
-        k = _parse_type(tk, ids)
+        k = _parse_type(tk)
         tk.expect(",")
-        v = _parse_type(tk, ids)
+        v = _parse_type(tk)
         tk.expect(">")
         return PendingMap(k, v)
     if name in ("decimal", "dec", "numeric"):
@@ -195,6 +195,10 @@ class PendingMap(IcebergType):
         return "pending-map"
 
 
+@overload
+def assign_ids(t: PendingStruct, ids: IdAllocator) -> StructType: ...
+@overload
+def assign_ids(t: IcebergType, ids: IdAllocator) -> IcebergType: ...
 def assign_ids(t: IcebergType, ids: IdAllocator) -> IcebergType:
     """Assign ids the way Iceberg does: a struct's fields first, then their children."""
     if isinstance(t, PendingStruct):
@@ -228,7 +232,7 @@ def parse_schema(ddl: str, start_id: int = 0) -> Schema:
             raise SchemaError(f"duplicate column {name!r} in schema {ddl!r}")
         names.add(name.lower())
         tk.accept(":")
-        ftype = _parse_type(tk, None)
+        ftype = _parse_type(tk)
         required = False
         doc = None
         while tk.peek() is not None and tk.peek() != ",":
@@ -251,7 +255,7 @@ def parse_schema(ddl: str, start_id: int = 0) -> Schema:
 def parse_type(text: str) -> IcebergType:
     """Parse one Spark type string (``bigint``, ``struct<a:int>``) with fresh ids from 1."""
     tk = _Tokens(text)
-    t = _parse_type(tk, None)
+    t = _parse_type(tk)
     if tk.peek() is not None:
         raise SchemaError(f"unexpected {tk.peek()!r} in type {text!r}")
     return assign_ids(t, IdAllocator(0))

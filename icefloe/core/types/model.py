@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import re
 from dataclasses import dataclass
-from typing import Any, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional, overload
 
 from icefloe.errors import SchemaError
 
@@ -319,11 +319,51 @@ def type_names(t: IcebergType) -> list:
     return [str(f.field_type) for f in nested_fields(t) if isinstance(f.field_type, PrimitiveType)]
 
 
+def is_nanos(t: IcebergType) -> bool:
+    """Whether ``t`` is a nanosecond timestamp, Iceberg v3's ``timestamp_ns`` or ``timestamptz_ns``."""
+    return isinstance(t, (TimestampType, TimestamptzType)) and t.precision == 9
+
+
+def contains_nanos(t: IcebergType) -> bool:
+    """Whether ``t`` is or holds, at any depth, a nanosecond timestamp (field names play no part)."""
+    return is_nanos(t) or any(is_nanos(f.field_type) for f in nested_fields(t))
+
+
+def precision_of(t: IcebergType) -> int:
+    """The precision of a decimal (digits) or of a time or timestamp (fractional-second digits)."""
+    if isinstance(t, (DecimalType, _Precise)):
+        return t.precision
+    raise SchemaError(f"type {t} has no precision")
+
+
+def scale_of(t: IcebergType) -> int:
+    """The scale of a decimal type."""
+    if isinstance(t, DecimalType):
+        return t.scale
+    raise SchemaError(f"type {t} has no scale")
+
+
+def length_of(t: IcebergType) -> int:
+    """The declared length of a CHAR, VARCHAR, VARBINARY or fixed type."""
+    if isinstance(t, _Sized):
+        return t.length
+    raise SchemaError(f"type {t} has no length")
+
+
+def is_floating(t: IcebergType) -> bool:
+    """Whether ``t`` is ``float`` or ``double``: the types whose values may be NaN."""
+    return isinstance(t, (FloatType, DoubleType))
+
+
 # The spec strings above are Iceberg's; Spark DDL also names the small integers, which Paimon keeps.
 DDL_PRIMITIVES: dict[str, PrimitiveType] = dict(PRIMITIVES_BY_NAME, tinyint=ByteType(), smallint=ShortType())
 SMALL_INTS = ("tinyint", "smallint")
 
 
+@overload
+def widen_to_common_types(t: StructType) -> StructType: ...
+@overload
+def widen_to_common_types(t: IcebergType) -> IcebergType: ...
 def widen_to_common_types(t: IcebergType) -> IcebergType:
     """``t`` in the types every format has, nested types included: TINYINT and SMALLINT as
     int, CHAR(n) and VARCHAR(n) as string, VARBINARY(n) as binary, times and timestamps of
@@ -459,7 +499,11 @@ def widen_schema_to_common_types(schema: Schema) -> Schema:
 widen_schema_small_ints = widen_schema_to_common_types
 
 
-def number_unset_ids(t: IcebergType, next_id) -> IcebergType:
+@overload
+def number_unset_ids(t: StructType, next_id: Callable[[], int]) -> StructType: ...
+@overload
+def number_unset_ids(t: IcebergType, next_id: Callable[[], int]) -> IcebergType: ...
+def number_unset_ids(t: IcebergType, next_id: Callable[[], int]) -> IcebergType:
     """``t`` with every NO_ID of a list element, map key or value or multiset element
     replaced by ``next_id()``; struct fields (and their classes) are kept."""
     def fresh(i: int) -> int:

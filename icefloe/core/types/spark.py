@@ -1,7 +1,7 @@
 """Types to Spark types and back (pyspark is imported only when called)."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 from icefloe.core.types.ddl import IdAllocator, PendingList, PendingMap, PendingStruct, assign_ids
 from icefloe.core.types.model import (
@@ -80,7 +80,7 @@ def to_spark_type(t: IcebergType, field_id: Optional[int] = None, uuid_as_binary
 def to_spark_field(f: NestedField, uuid_as_binary: bool = False, with_ids: bool = True):
     from pyspark.sql import types as T
 
-    md = {"parquet.field.id": f.field_id} if with_ids and f.field_id != NO_ID else {}
+    md: dict[str, Any] = {"parquet.field.id": f.field_id} if with_ids and f.field_id != NO_ID else {}
     if f.doc:
         md["comment"] = f.doc
     return T.StructField(f.name, to_spark_type(f.field_type, uuid_as_binary=uuid_as_binary, with_ids=with_ids),
@@ -127,4 +127,6 @@ def from_spark_schema(spark_schema) -> Schema:
         raise SchemaError(f"Spark type {st.simpleString()} has no table type")
 
     pending = conv(spark_schema)
+    if not isinstance(pending, PendingStruct):
+        raise SchemaError(f"a Spark schema is a StructType, not {spark_schema.simpleString()}")
     return Schema(assign_ids(pending, IdAllocator(0)).fields)
