@@ -411,7 +411,7 @@ class UpdateSchema:
     def __init__(self, table):
         self._table = table
         self._calls: list[tuple[str, tuple, dict]] = []
-        base = latest_schema(table.io, table.location)
+        base = latest_schema(table.io, table.meta_location)
         if base is None:
             raise SchemaError(f"table {table.name} has no schema at {table.location}")
         self._preview = _Builder(base, table.name)
@@ -502,7 +502,7 @@ class UpdateSchema:
         io = table.io
 
         def attempt(_n: int) -> TableSchema:
-            base = latest_schema(io, table.location)
+            base = latest_schema(io, table.meta_location)
             builder = _Builder(base, table.name)
             for method, args, kwargs in self._calls:
                 getattr(builder, method)(*args, **kwargs)
@@ -510,7 +510,7 @@ class UpdateSchema:
                 return base
             new = builder.build()
             _validate(new, table.name)
-            io.write_bytes(schema_path(table.location, new.id), new.to_json().encode("utf-8"), overwrite=False)
+            io.write_bytes(schema_path(table.meta_location, new.id), new.to_json().encode("utf-8"), overwrite=False)
             return new
 
         retries = max(10, _max_retries(self._preview.base))

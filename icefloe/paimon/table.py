@@ -18,6 +18,7 @@ import pyarrow as pa
 from icefloe.core.io import LOCAL, FileIO
 from icefloe.core.timetravel import to_epoch_ms
 from icefloe.errors import CommitConflictError, NoSuchTableError, SchemaMismatchError
+from icefloe.paimon import branches
 from icefloe.paimon import scan as scan_mod
 from icefloe.paimon import types as pt
 from icefloe.paimon.arrow_read import read_data_file
@@ -41,21 +42,27 @@ from icefloe.paimon.tag import TagManager, create_tag, delete_tag, rename_tag, r
 class FileStoreTable:
     format = "paimon"
 
-    def __init__(self, name: str, location: str, io: Optional[FileIO] = None, spark=None):
+    def __init__(self, name: str, location: str, io: Optional[FileIO] = None, spark=None,
+                 branch: Optional[str] = None):
         self.name = name
         self._location = location.rstrip("/")
         self.io = io or LOCAL
         self._spark = spark
+        self.branch = None if branch in (None, branches.MAIN) else branches.check_branch_name(branch)
+        self._meta = self._location if self.branch is None else branches.branch_path(self._location, self.branch)
         self.commit_user = str(uuid.uuid4())
         self.refresh()
 
     # ------------------------------------------------------------------ state
     def refresh(self) -> "FileStoreTable":
-        schema = latest_schema(self.io, self._location)
+        schema = latest_schema(self.io, self._meta)
         if schema is None:
+            if self.branch is not None:
+                raise NoSuchTableError(f"table {self.name} has no branch {self.branch!r} (no schema under "
+                                       f"{self._meta})")
             raise NoSuchTableError(f"no Paimon table at {self._location}")
         self._schema = schema
-        self._store = FileStore(self.io, self._location, schema)
+        self._store = FileStore(self.io, self._location, schema, self._meta)
         return self
 
     def __getstate__(self):  # picklable for Spark tasks: no session, no caches
@@ -66,11 +73,17 @@ class FileStoreTable:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        self._store = FileStore(self.io, self._location, self._schema)
+        self._store = FileStore(self.io, self._location, self._schema, self._meta)
 
     @property
     def location(self) -> str:
         return self._location
+
+    @property
+    def meta_location(self) -> str:
+        """Where this table's snapshots, schemas and tags live: its directory, or for a branch
+        ``<table>/branch/branch-<name>`` (data files and manifests stay the table's)."""
+        return self._meta
 
     @property
     def table_schema(self) -> TableSchema:
@@ -159,8 +172,8 @@ class FileStoreTable:
     def schema_by_id(self, schema_id: int) -> TableSchema:
         """The Paimon schema ``schema-<schema_id>`` (cached: schema files never change)."""
         history = self.__dict__.get("_schema_history")
-        if history is None or history.table_path != self._location:
-            history = self.__dict__["_schema_history"] = SchemaHistory(self.io, self._location)
+        if history is None or history.table_path != self._meta:
+            history = self.__dict__["_schema_history"] = SchemaHistory(self.io, self._meta)
         return self._schema if schema_id == self._schema.id else history.get(schema_id)
 
     @staticmethod
@@ -441,7 +454,11 @@ class FileStoreTable:
                          retain_last: Optional[int] = None) -> list[int]:
         """Expire snapshots per the retention options; returns the expired ids.
         ``older_than`` (a time) replaces ``snapshot.time-retained`` and ``retain_last``
-        the retained minimum, as the expire procedure's arguments do."""
+        the retained minimum, as the expire procedure's arguments do. Not on a branch: its snapshots
+        may delete files main still reads."""
+        if self.branch is not None:
+            raise branches.BranchError(f"expire_snapshots on branch {self.branch!r} of {self.name}: icefloe expires "
+                                       "main's snapshots only (a branch's snapshots can remove files main reads)")
         return expire_snapshots(self.refresh()._store, now_ms,
                                 older_than_ms=to_epoch_ms(older_than) if older_than is not None else None,
                                 retain_min=retain_last)
@@ -472,18 +489,22 @@ class FileStoreTable:
     # ------------------------------------------------------------------ tags
     def _tags(self):
 
-        return TagManager(self.io, self._location)
+        return TagManager(self.io, self._meta)
 
     def tags(self) -> dict:
         """``{name: Tag}``, ordered by snapshot id then name (``tag/tag-<name>`` files)."""
         return {t.name: t for t in self._tags().tags()}
 
     def refs(self) -> dict:
-        """The table's refs: its tags (icefloe does not follow Paimon branches)."""
+        """The table's refs: its tags (a branch is a table of its own: ``branch_table(name)``)."""
         return self.tags()
 
     def tag(self, name: str):
         return self._tags().tag(name)
+
+    def tag_path(self, name: str) -> str:
+        """The file of tag ``name`` (``tag/tag-<name>`` of the table or branch)."""
+        return self._tags().tag_path(name)
 
     def create_tag(self, name: str, snapshot_id: Optional[int] = None, time_retained=None):
         """Tag ``snapshot_id`` (default: the latest snapshot). The tag keeps the snapshot's
@@ -493,7 +514,7 @@ class FileStoreTable:
 
     def replace_tag(self, name: str, snapshot_id: Optional[int] = None, time_retained=None):
         """Point tag ``name`` at ``snapshot_id`` (default: the latest snapshot)."""
-        return replace_tag(self.refresh()._store, name, snapshot_id, time_retained)
+        return replace_tag(self.refresh()._store, name, snapshot_id, time_retained, self._tag_files_shared(name))
 
     def rename_tag(self, name: str, new_name: str):
         """Rename tag ``name`` to ``new_name``."""
@@ -501,7 +522,51 @@ class FileStoreTable:
 
     def delete_tag(self, name: str) -> list:
         """Delete tag ``name`` and the files only it kept alive; returns their paths."""
-        return delete_tag(self.refresh()._store, name)
+        return delete_tag(self.refresh()._store, name, self._tag_files_shared(name))
+
+    def _tag_files_shared(self, name: str) -> bool:
+        """Whether a tag's files may be another history's: every tag of a branch (the branch shares
+        the table's files), and a tag of main that branches were made from."""
+        return self.branch is not None or bool(branches.branches_from_tag(self.io, self._location, name))
+
+    # ------------------------------------------------------------------ branches
+    def branches(self) -> list[str]:
+        """The table's branches (``<table>/branch/branch-<name>``), not counting main."""
+        return branches.branch_names(self.io, self._location)
+
+    def branch_table(self, name: str) -> "FileStoreTable":
+        """Branch ``name`` as a table of its own: reads, writes, schema changes and tags there."""
+        if name in (None, branches.MAIN):
+            return type(self)(self.name, self._location, self.io, self._spark)
+        if not branches.branch_exists(self.io, self._location, name):
+            raise branches.BranchError(f"table {self.name} has no branch {name!r}; branches are "
+                                       f"{self.branches() or 'none'}")
+        return type(self)(self.name, self._location, self.io, self._spark, branch=name)
+
+    def create_branch(self, name: str, tag: Optional[str] = None):
+        """Create branch ``name`` from tag ``tag`` (its snapshot is the branch's first), or an empty
+        branch with the table's latest schema; on a branch, from that branch's tag and schemas.
+        Returns the new branch as a table."""
+        branches.create_branch(self.io, self._location, name, tag, source=self._meta)
+        return self.branch_table(name)
+
+    def delete_branch(self, name: str) -> None:
+        """Delete branch ``name``: its snapshots, schemas and tags (the data files it wrote stay until
+        orphan cleanup, as in Paimon)."""
+        self._main_only("delete_branch")
+        branches.delete_branch(self.io, self._location, name)
+
+    def fast_forward(self, name: str) -> Snapshot:
+        """Paimon's fast-forward: main's snapshots, schemas and tags from the branch's first snapshot on
+        are replaced by the branch's; returns main's new latest snapshot."""
+        self._main_only("fast_forward")
+        branches.fast_forward(self.io, self._location, name)
+        return self.refresh().current_snapshot()
+
+    def _main_only(self, operation: str) -> None:
+        if self.branch is not None:
+            raise branches.BranchError(f"{operation} is an operation of the table: call it on {self.name}, not on "
+                                       f"its branch {self.branch!r}")
 
     def drop_tag(self, name: str) -> list:
         """``delete_tag`` under the Iceberg table API's name."""

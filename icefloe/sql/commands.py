@@ -82,6 +82,9 @@ def missing_metadata_table(sess, table: exp.Table) -> Optional[str]:
         ref, _ours = sess.resolve_name(base_parts)
         if ref is not None and ref.metadata is None and ref.ref is None:
             t = sess.load(ref)
+            if t.format == "paimon" and suffix.lower().startswith("branch_") and "$" in parts[-1]:
+                return (f"table {ref} has no branch {suffix[len('branch_'):]!r} (branches: "
+                        f"{', '.join(t.branches()) or 'none'}; CALL sys.create_branch creates one)")
             return (f"table {ref} has no metadata table {suffix}; {t.format} tables have "
                     f"{', '.join(t.metadata_table_names())}")
     return None

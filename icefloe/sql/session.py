@@ -317,6 +317,10 @@ class SqlSession:
                     return {"ref": v}
                 if v.isdigit():
                     return {"snapshot_id": int(v)}
+                if v in (table_obj.branches() if table_obj.format == "paimon" else ()):
+                    db, _, tbl = table_obj.name.rpartition(".")
+                    raise self.error(f"{v!r} is a Paimon branch of {table_obj.name}, not a tag or snapshot: read it "
+                                     f"as {db}.`{tbl}$branch_{v}`", node)
                 raise self.error(f"table {table_obj.name} has no branch or tag {v!r}", node)
             if isinstance(v, int):
                 return {"snapshot_id": v}
@@ -391,7 +395,7 @@ class SqlSession:
         df = self.table_df(ref, version, table)
         t = self.load(ref)
         key = f"{getattr(t, 'metadata_location', '')}|{ref}|{version.sql('spark') if version else ''}"
-        view = VIEW_PREFIX + (f"{ref.catalog}_" if ref.catalog else "") + ref.name.replace(".", "_").replace("-", "_") + \
+        view = VIEW_PREFIX + (f"{ref.catalog}_" if ref.catalog else "") + ref.name.replace(".", "_").replace("-", "_").replace("$", "_") + \
             (f"_{ref.metadata}" if ref.metadata else "") + "_" + hashlib.sha1(key.encode()).hexdigest()[:12]
         df.createOrReplaceTempView(view)
         self._views[view] = str(ref)

@@ -55,10 +55,11 @@ class PaimonTable(FileStoreTable, Table):
         self._spark = get_spark(self._spark)
         return self._spark
 
-    def _no_branch(self, branch: Optional[str], operation: str) -> None:
-        if branch not in (None, MAIN):
-            raise self.unsupported(f"{operation} to branch {branch!r}",
-                                   "icefloe does not follow Paimon branches; write to the table itself")
+    def _on_branch(self, branch: Optional[str]):
+        """The table a ``branch=`` argument names: this one, or its Paimon branch (a table of its own)."""
+        if branch in (None, MAIN) or branch == self.branch:
+            return None
+        return self.branch_table(branch)
 
     # ------------------------------------------------------------------ reads
     def to_spark(self, snapshot_id: Optional[int] = None, as_of=None, where=None,
@@ -140,7 +141,8 @@ class PaimonTable(FileStoreTable, Table):
 
     def commit(self, messages: Sequence[CommitMessage], overwrite: bool = False, overwrite_partitions=None,
                branch: Optional[str] = None) -> Optional[Snapshot]:
-        self._no_branch(branch, "commit")
+        if (other := self._on_branch(branch)) is not None:
+            return other.commit(messages, overwrite, overwrite_partitions)
         snap = FileStoreTable.commit(self, messages, overwrite=overwrite, overwrite_partitions=overwrite_partitions)
         if snap is not None and self._schema.primary_keys:
             self._compact_after(snap, messages)
@@ -196,7 +198,8 @@ class PaimonTable(FileStoreTable, Table):
 
     def append(self, data, branch: Optional[str] = None) -> Optional[Snapshot]:
         """Append a Spark DataFrame or pyarrow.Table as one APPEND snapshot (None if empty)."""
-        self._no_branch(branch, "append")
+        if (other := self._on_branch(branch)) is not None:
+            return other.append(data)
         return self.commit(self.write(data))
 
     def overwrite(self, data, partition: Optional[dict] = None, dynamic: bool = False,
@@ -206,7 +209,8 @@ class PaimonTable(FileStoreTable, Table):
         matching partitions, and every row of ``data`` must match; with ``dynamic=True``
         those of the partitions ``data`` has rows in (no rows: nothing is committed); with
         ``where`` (append tables) the rows matching it, every row of ``data`` matching it."""
-        self._no_branch(branch, "overwrite")
+        if (other := self._on_branch(branch)) is not None:
+            return other.overwrite(data, partition, dynamic, where=where)
         if where is not None:
             if partition or dynamic:
                 raise ValueError("overwrite(where=...) takes no partition or dynamic")
@@ -221,7 +225,8 @@ class PaimonTable(FileStoreTable, Table):
     def truncate(self, branch: Optional[str] = None) -> Optional[Snapshot]:
         """Remove every row in one OVERWRITE snapshot that deletes every live file (None for a
         table without snapshots)."""
-        self._no_branch(branch, "truncate")
+        if (other := self._on_branch(branch)) is not None:
+            return other.truncate()
         self.refresh()
         if self.current_snapshot() is None:
             return None
@@ -317,7 +322,8 @@ class PaimonTable(FileStoreTable, Table):
         return ExpireReport(expired_snapshot_ids=FileStoreTable.expire_snapshots(self, now_ms, older_than, retain_last))
 
     def rewrite_manifests(self, branch: Optional[str] = None, spec_id: Optional[int] = None) -> Optional[Snapshot]:
-        self._no_branch(branch, "rewrite_manifests")
+        if (other := self._on_branch(branch)) is not None:
+            return other.rewrite_manifests(spec_id=spec_id)
         if spec_id is not None:
             raise self.unsupported("rewrite_manifests with spec_id", "Paimon tables have no partition specs")
         return FileStoreTable.rewrite_manifests(self)
@@ -330,6 +336,35 @@ class PaimonTable(FileStoreTable, Table):
 
     def replace_tag(self, name: str, snapshot_id=None, max_ref_age_ms: Optional[int] = None, time_retained=None):
         return FileStoreTable.replace_tag(self, name, snapshot_id, _retention(max_ref_age_ms, time_retained))
+
+    # ------------------------------------------------------------------ branches (Paimon's)
+    def create_branch(self, name: str, snapshot_id: Optional[int] = None, min_snapshots_to_keep: Optional[int] = None,
+                      max_snapshot_age_ms: Optional[int] = None, max_ref_age_ms: Optional[int] = None,
+                      tag: Optional[str] = None):
+        """Create Paimon branch ``name`` from tag ``tag`` (its snapshot is the branch's first), or an
+        empty branch with the table's latest schema; returns the branch as a table. Paimon branches
+        start from a tag: a ``snapshot_id`` or Iceberg's retention arguments are refused."""
+        given = [k for k, v in (("snapshot_id", snapshot_id), ("min_snapshots_to_keep", min_snapshots_to_keep),
+                                ("max_snapshot_age_ms", max_snapshot_age_ms), ("max_ref_age_ms", max_ref_age_ms))
+                 if v is not None]
+        if given:
+            raise self.unsupported(f"create_branch with {', '.join(given)}",
+                                   "a Paimon branch starts from a tag (tag=...) or empty; tag the snapshot first")
+        return FileStoreTable.create_branch(self, name, tag)
+
+    def drop_branch(self, name: str) -> None:
+        """``delete_branch`` under the Iceberg table API's name."""
+        self.delete_branch(name)
+
+    def fast_forward(self, branch: str, source: Optional[str] = None):
+        """Paimon's fast-forward of main to ``branch`` (``fast_forward('b')``); Iceberg's form
+        ``fast_forward('main', 'b')`` does the same. Main's snapshots, schemas and tags from the
+        branch's first snapshot on are replaced by the branch's."""
+        if source is not None:
+            if branch != MAIN:
+                raise self.unsupported(f"fast_forward of branch {branch!r}", "Paimon fast-forwards main only")
+            branch = source
+        return FileStoreTable.fast_forward(self, branch)
 
     # ------------------------------------------------------------------ description (SQL, CLI, check)
     def partition_columns(self) -> list[str]:
