@@ -9,6 +9,7 @@ from typing import Optional
 from sqlglot import exp
 
 from icefloe.sql.names import table_parts
+from icefloe.sql.show_partitions import show_partitions
 
 _NAME = r"((?:`[^`]+`|[A-Za-z_][\w$]*)(?:\.(?:`[^`]+`|[A-Za-z_][\w$]*))*)"
 _SHOW_COLUMNS = re.compile(rf"^\s*SHOW\s+COLUMNS\s+(?:FROM|IN)\s+{_NAME}(?:\s+(?:FROM|IN)\s+{_NAME})?\s*$", re.I)
@@ -58,6 +59,8 @@ def command(sess, tree) -> Optional[object]:
             ref, ours = sess.resolve_name(_parts(m.group(1)))
             if ref is None and not ours:
                 return None
+            if ref is not None and not ref.metadata and sess.load(ref).format == "paimon":
+                return show_partitions(sess, sess.load(ref), text[m.end():])
             raise sess.not_supported(f"SHOW PARTITIONS on icefloe table {'.'.join(_parts(m.group(1)))} "
                                      "(read its partitions metadata table: SELECT * FROM db.t.partitions)")
         ns = _parts(m.group(1)) if m.group(1) else ([sess.namespace] if sess.namespace else None)

@@ -1,7 +1,7 @@
 """Paimon branches as Paimon's Spark documentation uses them (manage-branches, procedures):
 ``CALL sys.create_branch / delete_branch / fast_forward``, reads and writes of ``t$branch_b``,
-the ``$branches`` and ``$buckets`` system tables, ``expire_tags``, ``compact_manifest``, and
-Paimon's procedures refused by name."""
+the ``$branches`` and ``$buckets`` system tables, ``expire_tags``, ``compact_manifest``,
+``SHOW PARTITIONS``, and Paimon's procedures refused by name."""
 import json
 import os
 
@@ -132,6 +132,11 @@ def test_buckets_table_compact_manifest_and_refused_procedures(pcat):
         got[1] += 1
     assert buckets == sorted((p, b, n, c) for (p, b), (n, c) in expected.items())
     assert {p for p, *_ in buckets} == {"dt=d1", "dt=d2"}
+    # SHOW PARTITIONS, as Paimon's Spark catalog answers it (Spark's `partition` column)
+    assert _rows(pcat.sql("SHOW PARTITIONS default.k")) == [("dt=d1",), ("dt=d2",)]
+    assert _rows(pcat.sql("SHOW PARTITIONS default.k PARTITION (dt = 'd2')")) == [("dt=d2",)]
+    with pytest.raises(SqlError, match="not a partition key"):
+        pcat.sql("SHOW PARTITIONS default.k PARTITION (id = 1)")
     t = pcat.load_table("default.k")
     assert len(t.manifest_files()) > 2
     assert _rows(pcat.sql("CALL sys.compact_manifest(`table` => 'default.k')")) == [(True,)]
