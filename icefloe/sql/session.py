@@ -30,7 +30,8 @@ from icefloe.sql.names import TableRef, resolve_parts, table_parts
 from icefloe.sql.parser import Statement, node_position, position_of, split
 from icefloe.sql.translate import literal_value
 from icefloe.sql import (
-    catalog_statements as cs, commands, ddl, dml, parser as p, paimon_options, procedures, system_functions, wap,
+    catalog_statements as cs, commands, ddl, dml, parser as p, paimon_incremental, paimon_options, procedures,
+    system_functions, wap,
 )
 
 VIEW_PREFIX = "__icefloe_"
@@ -404,7 +405,7 @@ class SqlSession:
     def rewrite(self, tree: exp.Expression) -> tuple[exp.Expression, int]:
         """A copy of ``tree`` with icefloe references replaced by temp views; and how many."""
         tree = tree.copy()
-        count = 0
+        count = paimon_incremental.rewrite(self, tree)      # paimon_incremental_query(...) in FROM
         for table in list(tree.find_all(exp.Table)):
             if not table.name:
                 continue
