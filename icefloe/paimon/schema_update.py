@@ -44,7 +44,7 @@ from typing import Optional
 from icefloe.core.io import FileAlreadyExistsError
 from icefloe.errors import CommitConflictError, SchemaError
 from icefloe.paimon import types as pt
-from icefloe.paimon.schema import TableSchema, check_vector_rules, latest_schema, schema_path
+from icefloe.paimon.schema import FALLBACK_BRANCH, TableSchema, check_vector_rules, latest_schema, schema_path
 from icefloe.paimon.types import DataField, length, root as root_of
 from icefloe.core import types as core
 from icefloe.core.retry import RetryPolicy
@@ -554,6 +554,9 @@ def _validate(schema: TableSchema, table: str) -> None:
     for k in ([x.strip() for x in raw.split(",") if x.strip()] if raw else []):
         if k not in by_name:
             raise SchemaError(f"table {table}: bucket-key column {k!r} would no longer exist")
+    if schema.options.get(FALLBACK_BRANCH):
+        raise SchemaError(f"table {table}: '{FALLBACK_BRANCH}' is not supported: icefloe's reads do not fall back "
+                          "to another branch for missing partitions (read the branch as db.`t$branch_b`)")
     check_vector_rules(schema)
 
 

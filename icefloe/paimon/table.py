@@ -32,7 +32,7 @@ from icefloe.paimon.predicate import to_arrow_expression
 from icefloe.paimon import deletion_vectors as dv
 from icefloe.paimon.merge import check_engine_options, merge_engine, read_merged_bucket
 from icefloe.paimon.scan import UnsupportedTableError
-from icefloe.paimon.schema import SchemaHistory, TableSchema, evolve_arrow, latest_schema
+from icefloe.paimon.schema import FALLBACK_BRANCH, SchemaHistory, TableSchema, evolve_arrow, latest_schema
 from icefloe.paimon.schema_update import UpdateSchema
 from icefloe.paimon.snapshot import BATCH_COMMIT_IDENTIFIER, OVERWRITE, Snapshot
 from icefloe.paimon.streaming import not_committed_check
@@ -199,6 +199,9 @@ class FileStoreTable:
         """Manifest entries (ADD) of the files a read would use, paths filled in. ``where``
         is bound to the read schema (the snapshot's when time travelling)."""
         ref = FileStoreTable.one_ref(ref, tag)
+        if self._schema.options.get(FALLBACK_BRANCH):     # a table another engine set so
+            raise UnsupportedTableError(f"table {self.name} sets '{FALLBACK_BRANCH}'; icefloe's reads do not fall "
+                                        "back to another branch for missing partitions")
         snap = self.snapshot_for(snapshot_id, as_of, ref)
         travel = (snapshot_id is not None or as_of is not None or ref is not None) and snap is not None
         schema = self.schema_by_id(snap.schema_id) if travel else self._schema
