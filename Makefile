@@ -79,9 +79,9 @@ bench: $(STAMP) jvm paimon
 	$(BIN)/python -m bench.run
 
 # Planning at scale (not part of make bench): metadata-only tables of SCALE_FILES data files, planned
-# cold and warm by icefloe and pyiceberg, each in its own process (bench/scale.py)
+# cold and warm by icefloe, Apache Iceberg's Java runtime and pyiceberg, each in its own process (bench/scale.py)
 SCALE_FILES ?= 100000
-bench-scale: $(STAMP)
+bench-scale: $(STAMP) jvm
 	$(BIN)/python -m bench.scale --files $(SCALE_FILES)
 
 clean:

@@ -1,4 +1,5 @@
-"""Planning at scale: a metadata-only Iceberg table of N data files, planned by icefloe and pyiceberg.
+"""Planning and committing at scale: a metadata-only Iceberg table of N data files, planned by icefloe,
+Apache Iceberg's Java runtime and pyiceberg, then appended to by icefloe and the Java runtime.
 
 ``python -m bench.scale --files 100000`` (or ``make bench-scale``; not part of ``make bench``'s
 default run). The table is written through icefloe's own commit API with no data files behind its
@@ -7,7 +8,10 @@ name one file per value, committed in appends of ``--per-commit`` files. Each en
 process of its own, timing the planning call alone, for three filters: all files, ``id = <v>``
 (one file by its column bounds) and one day of the partition. Cold: the first plan of that filter in
 the process after its caches are cleared; warm: the best of the next two. The process's peak RSS
-is reported too. The machine may be shared: compare the ratios of one run, not figures across runs.
+is reported too (the JVM's for the Java runtime). Then ``--commits`` one-file appends by icefloe and
+by the Java runtime, each timed from loading the table to the committed metadata: whether a
+commit's cost grows with the table. The machine may be shared: compare the ratios of one run, not
+figures across runs.
 """
 from __future__ import annotations
 
@@ -106,12 +110,120 @@ def run_pyiceberg(metadata_location: str, n: int) -> dict:
     return out
 
 
-ENGINES = {"icefloe": run_icefloe, "pyiceberg": run_pyiceberg}
+JAVA_PLAN = """
+import time
+jvm = spark._jvm
+E = jvm.org.apache.iceberg.expressions.Expressions
+io = jvm.org.apache.iceberg.hadoop.HadoopFileIO(spark._jsc.hadoopConfiguration())
+table = jvm.org.apache.iceberg.BaseTable(jvm.org.apache.iceberg.StaticTableOperations(location, io), "bench.scale")
+size = jvm.org.apache.iceberg.relocated.com.google.common.collect.Iterables.size
+def plan(f):
+    scan = table.newScan()
+    if f is not None:
+        scan = scan.filter(f)
+    t0 = time.perf_counter()
+    files = scan.planFiles()
+    try:
+        n = size(files)
+    finally:
+        files.close()
+    return time.perf_counter() - t0, n
+day_lo, day_hi = day
+exprs = {"all": None, "id": E.equal("id", jvm.java.lang.Long(v)),
+         "day": getattr(E, "and")(E.greaterThanOrEqual("ts", day_lo), E.lessThan("ts", day_hi))}
+result = {}
+for name, f in exprs.items():
+    cold, got = plan(f)
+    warm = min(plan(f)[0] for _ in range(2))
+    result[name] = {"cold": cold, "warm": warm, "files": got}
+pid = jvm.java.lang.ProcessHandle.current().pid()
+with open(f"/proc/{pid}/status") as fh:
+    hwm = [ln for ln in fh if ln.startswith("VmHWM:")][0].split()[1]
+result["peak_rss_mb"] = int(hwm) / 1024
+"""
+
+
+def run_java(metadata_location: str, n: int) -> dict:
+    """Apache Iceberg's Java runtime (``make jvm``'s Spark 3.5 environment): ``planFiles()`` of a
+    ``StaticTableOperations`` table over the same metadata file, counted in the JVM. The peak RSS is
+    the JVM's."""
+    from tools.jvm_runtime import JvmRuntime
+
+    day = dt.datetime.fromtimestamp((START_US + 100 * DAY_US) / 1e6, dt.timezone.utc)
+    nxt = day + dt.timedelta(days=1)
+    iso = "%Y-%m-%dT%H:%M:%S+00:00"     # the column is a timestamptz (Spark's timestamp)
+    with JvmRuntime(os.path.dirname(metadata_location), conf={"spark.driver.memory": "4g"}) as jvm:
+        return jvm.run(JAVA_PLAN, location=metadata_location, v=(n // 2) * ROWS_PER_FILE + 7,
+                       day=[day.strftime(iso), nxt.strftime(iso)])
+
+
+ENGINES = {"icefloe": run_icefloe, "pyiceberg": run_pyiceberg, "java": run_java}
+
+
+def _one_file(loc: str, n: int, k: int):
+    """The ``k``-th extra file appended to the table of ``n`` files: one more file of the last day."""
+    from icefloe.iceberg.manifest import DataFile
+
+    day = (n - 1) // files_per_day(n)
+    i = n + k
+    return DataFile(
+        file_path=f"{loc}/data/ts_day={day}/extra-{i:08d}.parquet", file_format="PARQUET",
+        partition=((START_US // DAY_US) + day,), record_count=ROWS_PER_FILE, file_size_in_bytes=40_000,
+        value_counts={1: ROWS_PER_FILE}, null_value_counts={1: 0},
+        lower_bounds={1: struct.pack("<q", i * ROWS_PER_FILE)},
+        upper_bounds={1: struct.pack("<q", i * ROWS_PER_FILE + ROWS_PER_FILE - 1)})
+
+
+def commits_icefloe(warehouse: str, n: int, k: int) -> list:
+    """Seconds of each of ``k`` appends of one file through icefloe's commit API (load included)."""
+    import icefloe
+
+    cat = icefloe.Catalog(warehouse)
+    times = []
+    for j in range(k):
+        t0 = time.perf_counter()
+        t = cat.load_table("bench.scale")
+        t.commit_files([_one_file(t.location.rstrip("/"), n, 1000 + j)])
+        times.append(time.perf_counter() - t0)
+    return times
+
+
+JAVA_COMMITS = """
+import time
+jvm = spark._jvm
+tables = jvm.org.apache.iceberg.hadoop.HadoopTables(spark._jsc.hadoopConfiguration())
+result = []
+for j in range(k):
+    t0 = time.perf_counter()
+    t = tables.load(location)
+    f = (jvm.org.apache.iceberg.DataFiles.builder(t.spec()).withPath(f"{location}/data/ts_day={day}/java-{j:08d}.parquet")
+         .withFormat("PARQUET").withFileSizeInBytes(40000).withRecordCount(1000).withPartitionPath(f"ts_day={day}")
+         .build())
+    t.newAppend().appendFile(f).commit()
+    result.append(time.perf_counter() - t0)
+"""
+
+
+def commits_java(warehouse: str, n: int, k: int) -> list:
+    """The same appends through the Java runtime's ``HadoopTables`` (``newAppend().appendFile().commit()``)."""
+    from tools.jvm_runtime import JvmRuntime
+
+    day = dt.datetime.fromtimestamp((START_US + ((n - 1) // files_per_day(n)) * DAY_US) / 1e6, dt.timezone.utc)
+    with JvmRuntime(warehouse, conf={"spark.driver.memory": "4g"}) as jvm:
+        return jvm.run(JAVA_COMMITS, location=os.path.join(warehouse, "bench", "scale"), k=k,
+                       day=day.strftime("%Y-%m-%d"))
+
+
+COMMITTERS = {"icefloe": commits_icefloe, "java": commits_java}
 
 
 def _child(engine: str, metadata_location: str, n: int) -> None:
+    if engine.startswith("commits:"):
+        _, name, k = engine.split(":")
+        print("RESULT " + json.dumps(COMMITTERS[name](metadata_location, n, int(k))), flush=True)
+        return
     out = ENGINES[engine](metadata_location, n)
-    out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out.setdefault("peak_rss_mb", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     print("RESULT " + json.dumps(out), flush=True)
 
 
@@ -129,6 +241,29 @@ def measure(metadata_location: str, n: int, engines=("icefloe", "pyiceberg")) ->
             if results[engine][name]["files"] != want:
                 raise RuntimeError(f"{engine} planned {results[engine][name]['files']} files for {name}, not {want}")
     return results
+
+
+def measure_commits(warehouse: str, n: int, k: int, engines=("icefloe", "java")) -> dict:
+    """Each engine's ``k`` one-file appends to the table (after the planning runs), in a process of its own."""
+    results = {}
+    for engine in engines:
+        if engine not in COMMITTERS:
+            continue
+        proc = subprocess.run([sys.executable, "-m", "bench.scale", "--child", f"commits:{engine}:{k}", warehouse,
+                               str(n)], capture_output=True, text=True, timeout=3600)
+        lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+        if proc.returncode != 0 or not lines:
+            raise RuntimeError(f"{engine} commits failed: {proc.stderr[-3000:]}")
+        results[engine] = json.loads(lines[0][len("RESULT "):])
+    return results
+
+
+def report_commits(n: int, results: dict) -> str:
+    parts = []
+    for engine, times in results.items():
+        ordered = sorted(times)
+        parts.append(f"{engine} median {ordered[len(ordered) // 2]:.3f} (best {ordered[0]:.3f}, worst {ordered[-1]:.3f})")
+    return f"  one-file append, {n} files (s): " + "; ".join(parts)
 
 
 def report(n: int, results: dict) -> str:
@@ -154,7 +289,8 @@ def main(argv=None) -> int:
     ap.add_argument("--files", type=int, nargs="+", default=[100_000], help="data files of each table")
     ap.add_argument("--per-commit", type=int, default=5000, help="files per append")
     ap.add_argument("--warehouse", default=os.path.join("bench", "out", "scale"), help="where the tables go")
-    ap.add_argument("--engines", default="icefloe,pyiceberg")
+    ap.add_argument("--engines", default="icefloe,java,pyiceberg")
+    ap.add_argument("--commits", type=int, default=5, help="one-file appends timed after planning (0: none)")
     ap.add_argument("--out", default=os.path.join("bench", "out", "scale.json"))
     args = ap.parse_args(argv)
     all_results = {}
@@ -171,6 +307,9 @@ def main(argv=None) -> int:
             print(f"generated {n} files in {time.perf_counter() - t0:.1f} s", flush=True)
         results = measure(location, n, tuple(args.engines.split(",")))
         print(report(n, results), flush=True)
+        if args.commits:
+            results["commits"] = measure_commits(wh, n, args.commits, tuple(args.engines.split(",")))
+            print(report_commits(n, results["commits"]), flush=True)
         all_results[n] = results
     os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
     with open(args.out, "w") as f:

@@ -336,6 +336,7 @@ def _own_plan(k: int, cat: str, tag: str) -> list:
             {"kind": "merge", "cat": cat, "tag": tag, "ids": [base + 5, base + 6, 10_000 + base, 10_001 + base]}]
 
 
+@pytest.mark.long
 def test_row_level_changes_from_several_processes(tmp_path, spark):
     """This process (a delete and a merge) and one Spark subprocess (a delete) change their own
     partitions while a third process appends; then both update one shared partition at once

@@ -43,6 +43,7 @@ def _files(root):
     return [f for _, _, fs in os.walk(root) for f in fs]
 
 
+@pytest.mark.long
 def test_sigkill_driver_mid_write(tmp_path):
     wh = str(tmp_path / "wh")
     t = make_table(wh)
@@ -99,6 +100,7 @@ def _wait_for_paimon_staging(location, proc, timeout=180):
     return False
 
 
+@pytest.mark.long
 def test_sigkill_driver_mid_write_paimon(tmp_path):
     from icefloe.catalog import Catalog
 

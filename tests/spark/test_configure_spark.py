@@ -103,6 +103,7 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.long
 def test_a_users_session_scans_with_the_extension_built_with_the_one_liner_or_not(tmp_path):
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
     proc = subprocess.run([sys.executable, "-c", SCRIPT, str(tmp_path / "wh")], cwd=str(tmp_path), env=env,

@@ -5,6 +5,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 SCRIPT = textwrap.dedent("""
@@ -31,6 +33,7 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.long
 def test_format_icefloe_works_in_a_session_icefloe_never_touched(tmp_path):
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
     env.pop("PYTHONPATH", None)
@@ -60,6 +63,7 @@ WORKER_SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.long
 def test_a_worker_interpreter_without_icefloe_is_named_with_the_fix(tmp_path):
     """A script run with the virtualenv's python, the virtualenv not activated: Spark would
     start ``python3`` from the PATH for its workers, which has no icefloe."""
@@ -104,6 +108,7 @@ FIRST_USE_SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.long
 def test_a_row_level_change_is_the_first_spark_statement_of_a_process(tmp_path):
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYTHONPATH=ROOT)
     proc = subprocess.run([sys.executable, "-c", FIRST_USE_SCRIPT, str(tmp_path / "wh")], cwd=str(tmp_path),
