@@ -68,6 +68,13 @@ def test_struct_fields_in_update_and_conditional_merge_without_aliases(fcat):
     run("UPDATE db.st t SET t.s.c1 = 5 WHERE t.s.c1 = 2")
     assert _rows(run("SELECT id, s.c1, s.c2, s.n.a, s.n.b FROM db.st")) == [(1, 1, "z", 1, 9), (2, 5, "y", 3, 4)]
     assert _snapshots(fcat, "db.st") == 3
+    # MERGE's SET of struct fields (t.s.f, s.f, nested): the struct's other fields keep their values
+    run("MERGE INTO db.st t USING (SELECT 1 AS id, 'm' AS v) src ON t.id = src.id "
+        "WHEN MATCHED THEN UPDATE SET t.s.c2 = src.v, s.n.a = 7")
+    assert _rows(run("SELECT id, s.c1, s.c2, s.n.a, s.n.b FROM db.st")) == [(1, 1, "m", 7, 9), (2, 5, "y", 3, 4)]
+    with pytest.raises(SqlError, match="not a column of the target t"):
+        run("MERGE INTO db.st t USING (SELECT 1 AS id, 'm' AS v) src ON t.id = src.id "
+            "WHEN MATCHED THEN UPDATE SET src.v = 'q'")
 
     # Paimon's sql-write example: no aliases, both tables have a, b, c
     run(f"CREATE TABLE db.target (a int, b int, c string) USING {fcat.format}")
