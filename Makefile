@@ -42,11 +42,13 @@ $(AZURITE): tools/azurite/package.json tools/azurite/package-lock.json
 azurite: $(AZURITE)
 
 # The architecture's rules, executable: import layers and no cycles (import-linter, imports
-# inside functions included), lint (ruff), and no module over 800 lines.
+# inside functions included), lint (ruff), no module over 800 lines, and no reach into a
+# table's, SQL session's or catalog's private attributes from another module.
 lint: $(STAMP)
 	$(BIN)/lint-imports
 	$(BIN)/ruff check icefloe tests bench tools
 	$(BIN)/python tools/module_size.py icefloe
+	$(BIN)/python tools/private_reach.py icefloe
 
 # The wheel, in dist/, with icefloe's JVM extension compiled into it (setup.py): built in the venv,
 # whose pyspark the extension is compiled against (pyspark is too large for an isolated build).

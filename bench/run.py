@@ -18,6 +18,8 @@
     against Spark's Parquet file sink on the same input stream, and the latency of a new file.
 (i) object stores (``bench/s3.py``): append and scan with the warehouse on an S3 server against the
     local disk, and planning on the S3 table against pyiceberg.
+(k) Paimon's own Java engine side by side (``bench/paimon_jvm.py``): append, scan, primary-key upserts
+    of 1% and 10% of the keys, merged reads, full compaction, deletion vectors, the streaming sink.
 (j) the REST catalog (``bench/rest.py``): commits per second through ``icefloe serve`` with and
     without authentication, 4 concurrent clients, nothing lost.
 
@@ -425,6 +427,10 @@ def main(argv=None) -> int:
     ap.add_argument("--no-jvm", action="store_true", help="leave out (h), the side-by-side with Iceberg's JVM runtime")
     ap.add_argument("--jvm-rows", type=int, help="rows for (h) (default 4M, quick 500k)")
     ap.add_argument("--only-jvm", action="store_true", help="run only (h)")
+    ap.add_argument("--no-paimon-jvm", action="store_true",
+                    help="leave out (k), the side-by-side with Paimon's Java runtime")
+    ap.add_argument("--paimon-jvm-rows", type=int, help="rows for (k) (default 4M, quick 500k)")
+    ap.add_argument("--only-paimon-jvm", action="store_true", help="run only (k)")
     ap.add_argument("--no-s3", action="store_true", help="leave out (i), the object-store figures")
     ap.add_argument("--only-s3", action="store_true", help="run only (i)")
     ap.add_argument("--only-runs", action="store_true", help="run only the sorted-runs part of (f)")
@@ -462,7 +468,7 @@ def main(argv=None) -> int:
                 json.dump({"environment": env, "paimon_runs": res_runs}, f, indent=2)
             return 0
         rest = None
-        if not args.no_rest:
+        if not args.no_rest and not args.only_paimon_jvm:
             from bench.rest import bench_rest, report_lines as rest_lines
 
             print("(j) REST catalog commits ...", flush=True)
@@ -473,7 +479,7 @@ def main(argv=None) -> int:
                     json.dump({"environment": env, "rest": rest}, f, indent=2)
                 return 0
         s3 = None
-        if not args.no_s3 and not args.only_rest:
+        if not args.no_s3 and not args.only_rest and not args.only_paimon_jvm:
             from bench.s3 import bench_s3, report_lines as s3_lines
 
             print("(i) object stores ...", flush=True)
@@ -483,6 +489,18 @@ def main(argv=None) -> int:
             if args.only_s3:
                 with open(args.out, "w") as f:
                     json.dump({"environment": env, "s3": s3}, f, indent=2)
+                return 0
+        paimon_jvm = None
+        if not args.no_paimon_jvm and not (args.only_s3 or args.only_jvm):
+            from bench.paimon_jvm import bench_paimon_jvm, report_lines as paimon_jvm_lines
+
+            print("(k) side by side with Paimon's Java runtime ...", flush=True)
+            paimon_jvm = bench_paimon_jvm(spark, args.paimon_jvm_rows or (500_000 if args.quick else 4_000_000),
+                                          args.runs, quiesce)
+            print("\n".join(paimon_jvm_lines(paimon_jvm)), flush=True)
+            if args.only_paimon_jvm:
+                with open(args.out, "w") as f:
+                    json.dump({"environment": env, "paimon_jvm": paimon_jvm}, f, indent=2)
                 return 0
         jvm = None
         if not args.no_jvm and not args.only_s3:
@@ -547,7 +565,7 @@ def main(argv=None) -> int:
                        "runs": args.runs, "warm_runs": warm_runs},
             "targets": TARGETS,
             "write": write, "read": read, "planning": planning, "paimon": paimon, "rowlevel": rowlevel,
-            "streaming": streaming, "jvm": jvm, "s3": s3, "rest": rest,
+            "streaming": streaming, "jvm": jvm, "paimon_jvm": paimon_jvm, "s3": s3, "rest": rest,
             "summary": summary,
             "total_s": time.perf_counter() - t_start,
         }
@@ -575,6 +593,8 @@ def main(argv=None) -> int:
             print("\n(d) row-level:", json.dumps(rowlevel, indent=2, default=str))
         if jvm is not None:
             print("\n".join(jvm_lines(jvm)))
+        if paimon_jvm is not None:
+            print("\n".join(paimon_jvm_lines(paimon_jvm)))
         if s3 is not None:
             print("\n".join(s3_lines(s3)))
         if rest is not None:

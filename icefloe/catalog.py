@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+from functools import partial
 from typing import Optional
 
 from icefloe.core.io import FileIO, is_remote, normalize_location, prune_empty_dirs
@@ -97,17 +98,17 @@ class Catalog:
 
             if io is None and self.properties:   # the server's tables are on an object store: reach it with these
                 io = ObjectStoreIO(self.properties)
-            self._impl = RestCatalog(uri, spark, io, table_type=IcebergTable, warehouse=self.warehouse or "",
-                                     **rest_auth)
+            self._impl = RestCatalog(uri, io, table_type=partial(IcebergTable, spark=spark),
+                                     warehouse=self.warehouse or "", **rest_auth)
             return
         if kind == "sql":
             from icefloe.iceberg.sql_catalog import SqlCatalog
 
-            self._impl = SqlCatalog(self.warehouse, uri, name, spark, io, table_type=IcebergTable)
+            self._impl = SqlCatalog(self.warehouse, uri, name, io, table_type=partial(IcebergTable, spark=spark))
         elif fmt == "iceberg":
-            self._impl = HadoopCatalog(self.warehouse, spark, io, table_type=IcebergTable)
+            self._impl = HadoopCatalog(self.warehouse, io, table_type=partial(IcebergTable, spark=spark))
         else:
-            self._impl = PaimonCatalog(self.warehouse, spark, io, table_type=PaimonTable)
+            self._impl = PaimonCatalog(self.warehouse, io, table_type=partial(PaimonTable, spark=spark))
         self._impl.io.makedirs(self.warehouse)
         if fmt == "paimon":     # a Paimon catalog has database `default` (<warehouse>/default.db), as Paimon's do
             self._impl.io.makedirs(self._impl.database_path(DEFAULT_DATABASE))
@@ -215,16 +216,76 @@ class Catalog:
             return self._impl.namespace_exists(namespace)
         return self.io.is_dir(self._impl.namespace_path(namespace))
 
-    def create_namespace(self, namespace: str, exist_ok: bool = False) -> None:
+    @property
+    def keeps_namespace_properties(self) -> bool:
+        """Whether the catalog keeps properties of a namespace (the SQL catalog; a warehouse
+        namespace is a directory, with nothing to keep them in)."""
+        return self.type == "sql"
+
+    def namespace_properties(self, namespace: str) -> dict:
+        """A namespace's properties (empty where the catalog keeps none).
+
+        Raises:
+            NoSuchNamespaceError: the namespace does not exist.
+        """
+        if not self.namespace_exists(namespace):
+            raise NoSuchNamespaceError(f"namespace {namespace} does not exist")
+        return self._impl.namespace_properties(namespace) if self.keeps_namespace_properties else {}
+
+    def update_namespace_properties(self, namespace: str, updates: Optional[dict] = None,
+                                    removals: Optional[list] = None) -> tuple[list, list, list]:
+        """Set ``updates`` and remove ``removals`` of a namespace's properties in one change.
+
+        Returns:
+            tuple: the keys updated, removed, and asked to be removed but missing.
+
+        Raises:
+            NotSupportedError: properties to set on a catalog that keeps none.
+            NoSuchNamespaceError: the namespace does not exist.
+        """
+        if not self.keeps_namespace_properties:
+            if updates:
+                raise NotSupportedError(f"properties of namespace {namespace}", reason=(
+                    f"namespace properties are kept by the SQL catalog only (a {self.type} catalog's "
+                    "namespace is a directory)"))
+            if not self.namespace_exists(namespace):
+                raise NoSuchNamespaceError(f"namespace {namespace} does not exist")
+            return [], [], list(removals or [])
+        return self._impl.update_namespace_properties(namespace, updates, removals)
+
+    def table_operations(self, name: str):
+        """The operations of Iceberg table ``name`` (load and commit its metadata, its file I/O),
+        for a service that commits changes it received (the REST server); the table need not exist.
+
+        Raises:
+            NotSupportedError: a Paimon catalog.
+        """
+        if self.format != "iceberg":
+            raise NotSupportedError("table operations", name, self.format, "an Iceberg catalog's")
+        return self._impl.table_operations(name)
+
+    def check_new_location(self, name: str, location: str) -> None:
+        """Refuse ``location`` for new table ``name`` when another table of the catalog uses it."""
+        self._impl.check_new_location(name, location)
+
+    def create_namespace(self, namespace: str, exist_ok: bool = False, properties: Optional[dict] = None) -> None:
         """Create a namespace (database): its directory in the warehouse (Paimon: ``<name>.db``).
 
         Args:
             namespace: The namespace's name.
             exist_ok: Do nothing if it exists.
+            properties: The namespace's properties (the SQL catalog keeps them).
 
         Raises:
             NamespaceAlreadyExistsError: it exists and ``exist_ok`` is false.
+            NotSupportedError: ``properties`` on a catalog that keeps none.
         """
+        if properties:
+            if not self.keeps_namespace_properties:
+                raise NotSupportedError(f"properties of namespace {namespace}", reason=(
+                    f"namespace properties are kept by the SQL catalog only (a {self.type} catalog's "
+                    "namespace is a directory)"))
+            return self._impl.create_namespace(namespace, exist_ok, properties=properties)
         if hasattr(self._impl, "create_namespace"):
             return self._impl.create_namespace(namespace, exist_ok)
         path = self._impl.namespace_path(namespace)

@@ -231,3 +231,13 @@ class LocationError(IcefloeError, ValueError):
     the confinement rule: relative, with ``..`` segments on an object store, outside the table's
     location or the catalog's allowed locations, or overlapping another table's location. The
     message names the rule, never a file's content."""
+
+
+class IcebergViewError(CommitFailedError):
+    """A Paimon table's Iceberg view (``metadata.iceberg.storage``) could not be written: the Paimon
+    snapshot stands, Iceberg readers see an older one until the next commit or ``sync_iceberg()``."""
+
+
+class IcebergViewWarning(UserWarning):
+    """After a Paimon commit: its Iceberg view could not be written (see ``IcebergViewError``); the
+    commit stands and is not reported as failed."""

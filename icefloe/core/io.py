@@ -14,7 +14,8 @@ import errno
 import os
 import shutil
 import uuid
-from typing import Iterator
+from contextlib import contextmanager
+from typing import Callable, Iterator
 from urllib.parse import urlparse
 
 from icefloe.errors import FileAlreadyExistsError  # noqa: F401 - defined in icefloe.errors, importable here too
@@ -158,6 +159,27 @@ class FileIO:
 
 
 LOCAL = FileIO()
+
+
+def _path_of(f) -> str:
+    return f if isinstance(f, str) else f.file_path
+
+
+@contextmanager
+def staged_files(io: "FileIO", path: Callable[[object], str] = _path_of) -> Iterator[list]:
+    """A list for the files a step writes before its commit: when the block raises (a failed
+    task, a refused value, an interrupt), every file in it is deleted through ``io`` and the error
+    goes on, so a failed write leaves no file behind. The list holds paths or files with a
+    ``file_path`` (data and delete files); ``path`` gives another item's path.
+
+    ``with staged_files(io) as added: added.extend(write(...))``"""
+    added: list = []
+    try:
+        yield added
+    except BaseException:
+        for f in added:
+            io.delete(path(f))
+        raise
 
 
 def is_remote(location: str) -> bool:

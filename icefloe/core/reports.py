@@ -1,7 +1,10 @@
-"""Results of table maintenance and checks, the same for both formats."""
+"""Results of row-level changes, table maintenance and checks, the same for both formats."""
 from __future__ import annotations
 
+import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Optional
 
 
 @dataclass
@@ -14,6 +17,8 @@ class ExpireReport:
     deleted_manifests: list = field(default_factory=list)
     deleted_manifest_lists: list = field(default_factory=list)
     errors: list = field(default_factory=list)
+    #: whether the deleted_* lists name every file the expiry deleted (False: only the snapshots are reported)
+    files_reported: bool = True
 
     @property
     def deleted_files(self) -> list:
@@ -26,6 +31,53 @@ class ExpireReport:
                 "deleted_delete_files": len(self.deleted_delete_files),
                 "deleted_manifests": len(self.deleted_manifests),
                 "deleted_manifest_lists": len(self.deleted_manifest_lists)}
+
+
+_CHANGE_KEYS = ("updated", "deleted", "inserted", "snapshot_id")
+
+
+@dataclass(frozen=True, eq=False)
+class RowChanges(Mapping):
+    """What a DELETE, UPDATE, MERGE or ``overwrite(where=...)`` changed: the rows updated, deleted
+    and inserted, and the id of the snapshot committed (None: nothing changed, nothing committed).
+
+    Read it by attribute (``result.deleted``). Reading it as a dict (``result["deleted"]``), as
+    earlier releases returned, still works for one release and warns (``DeprecationWarning``)."""
+    updated: int = 0
+    deleted: int = 0
+    inserted: int = 0
+    snapshot_id: Optional[int] = None
+
+    @classmethod
+    def of(cls, counts: dict, snapshot_id: Optional[int] = None) -> "RowChanges":
+        """The changes of a statement whose ``counts`` are ``{"updated", "deleted", "inserted"}``."""
+        return cls(int(counts.get("updated", 0)), int(counts.get("deleted", 0)), int(counts.get("inserted", 0)),
+                   snapshot_id)
+
+    def __getitem__(self, key: str):
+        warnings.warn("reading a DML result as a dict is deprecated: use its attributes (result.deleted, "
+                      "result.snapshot_id)", DeprecationWarning, stacklevel=2)
+        if key not in _CHANGE_KEYS:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __iter__(self):
+        return iter(_CHANGE_KEYS)
+
+    def __len__(self) -> int:
+        return len(_CHANGE_KEYS)
+
+    def __eq__(self, other) -> bool:
+        mine = tuple(getattr(self, k) for k in _CHANGE_KEYS)
+        if isinstance(other, RowChanges):
+            return mine == tuple(getattr(other, k) for k in _CHANGE_KEYS)
+        if isinstance(other, Mapping):          # compared with an earlier release's dict result
+            warnings.warn("comparing a DML result with a dict is deprecated: compare its attributes",
+                          DeprecationWarning, stacklevel=2)
+            return dict(zip(_CHANGE_KEYS, mine)) == dict(other)
+        return NotImplemented
+
+    __hash__ = None     # type: ignore[assignment]  # equal to dicts, so not hashable
 
 
 # --------------------------------------------------------------------------- check

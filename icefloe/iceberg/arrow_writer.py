@@ -10,7 +10,7 @@ import uuid
 from typing import Optional
 
 from icefloe.core.arrow import dictionary_columns, fit_array
-from icefloe.core.io import FileIO
+from icefloe.core.io import FileIO, staged_files
 from icefloe.core.parquet import metrics_from_footer, variant_paths
 from icefloe.core.parquet_footer import FooterPatchingSink, annotate_variants
 from icefloe.core.types import Schema, to_arrow_schema
@@ -143,9 +143,8 @@ def write_arrow(io: FileIO, table, schema: Schema, spec: PartitionSpec, location
     groups = [(p, chunk) for p, t in _split_by_partition(table, schema, spec)
               for chunk in (t.slice(o, max_rows) for o in range(0, t.num_rows, max_rows))]
     counter = first_counter
-    written: list[str] = []
     variants = variant_paths(stored_schema(schema))
-    try:
+    with staged_files(io) as written:
         for partition, part_table in groups:
             counter += 1
             sub = spec.partition_path(schema, partition) if spec.fields else ""
@@ -163,10 +162,6 @@ def write_arrow(io: FileIO, table, schema: Schema, spec: PartitionSpec, location
             df = _to_data_file(path, io.size(path), partition, spec.spec_id, schema, m)
             df.sort_order_id = order_id
             out.append(df)
-    except BaseException:
-        for p in written:
-            io.delete(p)
-        raise
     return out
 
 

@@ -50,12 +50,12 @@ RENAME_NOT_SUPPORTED = (
 
 
 class HadoopCatalog:
-    """Tables of ``table_type`` (``BaseTable`` or a subclass with a data plane) under ``warehouse``."""
+    """Tables of ``table_type`` under ``warehouse``: ``BaseTable``, or a factory ``(name, operations)``
+    of a table with a data plane (the user-facing table, which holds the Spark session)."""
 
-    def __init__(self, warehouse: str, spark=None, io: Optional[FileIO] = None, table_type=BaseTable):
+    def __init__(self, warehouse: str, io: Optional[FileIO] = None, table_type=BaseTable):
         self.warehouse = normalize_location(warehouse)
         self.io = io or file_io_for(self.warehouse)
-        self.spark = spark
         self.table_type = table_type
 
     def table_location(self, name: str) -> str:
@@ -66,6 +66,10 @@ class HadoopCatalog:
         ops = HadoopTableOperations(self.io, self.table_location(name))
         ops.other_table_locations = lambda: self.other_table_locations(name)
         return ops
+
+    def table_operations(self, name: str) -> HadoopTableOperations:
+        """The operations (load, commit, file I/O) of table ``name``, which need not exist yet."""
+        return self._ops(name)
 
     def check_new_location(self, name: str, location: str) -> None:
         """Nothing to check in a Hadoop warehouse: a new table's directory is its name, which no
@@ -108,13 +112,13 @@ class HadoopCatalog:
             if ops.exists():
                 raise TableAlreadyExistsError(f"table {name} was created concurrently") from e
             raise
-        return self.table_type(name, ops, self.spark)
+        return self.table_type(name, ops)
 
     def load_table(self, name: str) -> BaseTable:
         ops = self._ops(name)
         if not ops.exists():
             raise NoSuchTableError(f"table {name} does not exist (looked in {ops.location})")
-        return self.table_type(name, ops, self.spark)
+        return self.table_type(name, ops)
 
     def register_table(self, name: str, metadata_location: str) -> BaseTable:
         """Adopt a table written by another engine: its metadata becomes our version 1."""
@@ -124,7 +128,7 @@ class HadoopCatalog:
         meta = read_registered_metadata(self.io, metadata_location)    # validated before anything is written
         check_no_overlap(meta.location, self.other_table_locations(name), f"table location of {name}")
         ops.commit(None, None, meta)
-        return self.table_type(name, ops, self.spark)
+        return self.table_type(name, ops)
 
     def namespace_path(self, namespace: str) -> str:
         return f"{self.warehouse}/{check_name_part(namespace, 'namespace')}"
@@ -178,7 +182,7 @@ class HadoopCatalog:
                 version, base = latest()
                 ops.commit(version, base, build(base))
             policy.run(attempt, retry_on=(VersionConflict,))
-            return self.table_type(name, ops, self.spark)
+            return self.table_type(name, ops)
 
         target = build(latest()[1])
         files = write_files(target)
@@ -197,7 +201,7 @@ class HadoopCatalog:
             for f in files:
                 self.io.delete(f.file_path)
             raise
-        return self.table_type(name, ops, self.spark)
+        return self.table_type(name, ops)
 
     def drop_table(self, name: str, purge: Optional[bool] = None) -> None:
         """Drop table ``name``. With ``purge`` (the default here: the table is its directory) the

@@ -18,7 +18,7 @@ import uuid
 from typing import Iterable, Optional
 
 from icefloe.core.arrow import dictionary_columns
-from icefloe.core.io import FileIO
+from icefloe.core.io import FileIO, staged_files
 from icefloe.core.parquet import metrics_from_footer
 from icefloe.core.types import PRIMITIVES_BY_NAME, NestedField, Schema, to_arrow_schema
 from icefloe.errors import CorruptDataFileError
@@ -86,8 +86,7 @@ def write_position_deletes(io: FileIO, location: str, schema: Schema, spec: Part
     target = to_arrow_schema(POSITION_DELETE_SCHEMA)
     write_id = write_id or uuid.uuid4().hex
     out: list[DataFile] = []
-    written: list[str] = []
-    try:
+    with staged_files(io) as written:
         for n, (partition, rows) in enumerate(sorted(deletes_by_partition.items(), key=lambda kv: repr(kv[0]))):
             if not isinstance(rows, pa.Table):
                 paths, positions = zip(*rows) if rows else ((), ())
@@ -105,10 +104,6 @@ def write_position_deletes(io: FileIO, location: str, schema: Schema, spec: Part
             if rows.num_rows and targets[0] == targets[rows.num_rows - 1]:   # sorted: first == last, all one file
                 df.referenced_data_file = targets[0].as_py()
             out.append(df)
-    except BaseException:
-        for p in written:
-            io.delete(p)
-        raise
     return out
 
 
@@ -130,8 +125,7 @@ def write_equality_deletes(io: FileIO, location: str, schema: Schema, spec: Part
     target = to_arrow_schema(file_schema)
     write_id = uuid.uuid4().hex
     out: list[DataFile] = []
-    written: list[str] = []
-    try:
+    with staged_files(io) as written:
         for n, (partition, keys) in enumerate(sorted(keys_by_partition.items(), key=lambda kv: repr(kv[0]))):
             keys = keys.select([f.name for f in file_schema.fields]).cast(target)
             if keys.num_rows == 0:
@@ -142,10 +136,6 @@ def write_equality_deletes(io: FileIO, location: str, schema: Schema, spec: Part
             df = describe_delete_file(path, io.size(path), md, file_schema, partition, spec.spec_id, EQUALITY_DELETES)
             df.equality_ids = sorted(f.field_id for f in file_schema.fields)
             out.append(df)
-    except BaseException:
-        for p in written:
-            io.delete(p)
-        raise
     return out
 
 

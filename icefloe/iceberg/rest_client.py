@@ -253,12 +253,11 @@ class RestTableOperations:
 class RestCatalog:
     """Iceberg tables of a REST catalog server (see the module doc)."""
 
-    def __init__(self, uri: str, spark=None, io: Optional[FileIO] = None, table_type=BaseTable, warehouse: str = "",
+    def __init__(self, uri: str, io: Optional[FileIO] = None, table_type=BaseTable, warehouse: str = "",
                  credential: Optional[str] = None, token: Optional[str] = None):
         self.http = _Http(uri, credential, token)
         self.uri = uri
         self.io = io or LOCAL
-        self.spark = spark
         self.table_type = table_type
         self.warehouse = warehouse
         config = self.http.call("GET", "/v1/config")
@@ -271,6 +270,10 @@ class RestCatalog:
         db, tbl = split_name(name)
         return RestTableOperations(self.http, self.io, db, tbl)
 
+    def table_operations(self, name: str) -> RestTableOperations:
+        """The operations (load, commit, file I/O) of table ``name``, which need not exist yet."""
+        return self._ops(name)
+
     def table_location(self, name: str) -> str:
         return self.load_table(name).location
 
@@ -281,7 +284,7 @@ class RestCatalog:
         ops = self._ops(name)
         if not ops.exists():
             raise NoSuchTableError(f"table {name} does not exist in the REST catalog {self.uri}")
-        return self.table_type(name, ops, self.spark)
+        return self.table_type(name, ops)
 
     def create_table(self, name: str, schema, partitioned_by=None, properties: Optional[dict] = None):
         from icefloe.core.schema_input import to_schema

@@ -199,11 +199,11 @@ class SqlCatalog(HadoopCatalog):
     """Iceberg tables registered in a catalog database (see the module doc); tables live under
     ``<warehouse>/<db>/<table>`` unless registered elsewhere."""
 
-    def __init__(self, warehouse: str, uri: Optional[str] = None, catalog_name: str = "default", spark=None,
+    def __init__(self, warehouse: str, uri: Optional[str] = None, catalog_name: str = "default",
                  io: Optional[FileIO] = None, table_type=None, **kwargs):
         import sqlalchemy as sa
 
-        super().__init__(warehouse, spark, io, **({"table_type": table_type} if table_type else {}))
+        super().__init__(warehouse, io, **({"table_type": table_type} if table_type else {}))
         if uri is None and is_remote(self.warehouse):
             raise CatalogDatabaseError(f"a SQL catalog whose warehouse is on an object store ({self.warehouse}) needs "
                                        "uri= naming its database (sqlite:///<local file> or postgresql://...)")
@@ -253,7 +253,7 @@ class SqlCatalog(HadoopCatalog):
             raise NoSuchTableError(f"table {name} does not exist in catalog {self.catalog_name!r} ({self.uri})")
         ops.location = os.path.dirname(os.path.dirname(loc))     # a registered table lives where it was written
         ops.metadata_dir = f"{ops.location}/metadata"
-        return self.table_type(name, ops, self.spark)
+        return self.table_type(name, ops)
 
     def register_table(self, name: str, metadata_location: str):
         """Adopt a table written elsewhere: its row names ``metadata_location``; nothing is copied."""

@@ -60,11 +60,10 @@ class BaseTable:
     _write_branch: str = MAIN_BRANCH
     _wap_id: Optional[str] = None
 
-    def __init__(self, name: str, ops: HadoopTableOperations, spark=None):
+    def __init__(self, name: str, ops: HadoopTableOperations):
         self.name = name
         self.ops = ops
         self.io: FileIO = ops.io
-        self._spark = spark
         self._version, self._meta = ops.load()
 
     # ------------------------------------------------------------------ state
@@ -225,24 +224,24 @@ class BaseTable:
         return meta.snapshot_by_id(change.snapshot_id if change.snapshot_id is not None
                                    else meta.refs[branch].snapshot_id)
 
-    def commit_files(self, files: list, overwrite: bool = False, branch: str = MAIN_BRANCH) -> Snapshot:
-        """Commit data files written elsewhere (e.g. by Spark tasks of the data source)."""
+    def commit_files(self, files: list, overwrite: bool = False, branch: str = MAIN_BRANCH,
+                     summary: Optional[dict] = None) -> Snapshot:
+        """Commit data files written elsewhere (e.g. by Spark tasks of the data source); ``summary``:
+        properties the writer adds to the snapshot summary (the engine that wrote, its application id)."""
         produce = Overwrite.replace_all if overwrite else Append
-        return self._commit(produce(list(files), summary_extra=self._app_summary()), branch)
+        return self._commit(produce(list(files), summary_extra=dict(summary or {})), branch)
 
-    def _app_summary(self) -> dict:
-        try:
-            if self._spark is not None:
-                return {"spark.app.id": self._spark.sparkContext.applicationId, "engine-name": "spark",
-                        "engine-version": self._spark.version}
-        except Exception:
-            pass
-        return {}
+    def commit_change(self, change: SnapshotProducer, branch: str) -> Snapshot:
+        """Commit ``change`` (a snapshot producer: append, overwrite, row delta, rewrite) to ``branch``
+        as this table object's writes go (a write-audit-publish id stages it); the files it adds are
+        deleted when the commit fails. The seam the data plane commits through."""
+        return self._commit(change, branch)
 
-    def rewrite_manifests(self, branch: str = MAIN_BRANCH, spec_id: Optional[int] = None) -> Snapshot:
+    def rewrite_manifests(self, branch: str = MAIN_BRANCH, spec_id: Optional[int] = None,
+                          summary: Optional[dict] = None) -> Snapshot:
         """Regroup the live manifest entries into manifests of commit.manifest.target-size-bytes
         (with ``spec_id``: only the manifests of that partition spec)."""
-        return self._commit(RewriteManifests(summary_extra=self._app_summary(), spec_id=spec_id), branch)
+        return self._commit(RewriteManifests(summary_extra=dict(summary or {}), spec_id=spec_id), branch)
 
 
     # ------------------------------------------------------------------ evolution and lifecycle (issue 5)

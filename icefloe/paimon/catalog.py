@@ -62,11 +62,11 @@ def _to_fields(schema) -> list:
 
 
 class PaimonCatalog:
-    """Tables of ``table_type`` (``FileStoreTable`` or a subclass with a data plane) under ``warehouse``."""
+    """Tables of ``table_type`` under ``warehouse``: ``FileStoreTable``, or a factory ``(name, location, io)``
+    of a table with a data plane (the user-facing table, which holds the Spark session)."""
 
-    def __init__(self, warehouse: str, spark=None, io: Optional[FileIO] = None, table_type=FileStoreTable):
+    def __init__(self, warehouse: str, io: Optional[FileIO] = None, table_type=FileStoreTable):
         self.warehouse = normalize_location(warehouse)
-        self.spark = spark
         self.io = io or file_io_for(self.warehouse)
         self.table_type = table_type
 
@@ -99,7 +99,7 @@ class PaimonCatalog:
         table_schema = _new_schema(0, schema, partitioned_by, properties, primary_key)
         self.io.makedirs(self.database_path(split_name(name)[0]))
         create_schema(self.io, location, table_schema)
-        return self.table_type(name, location, self.io, self.spark)
+        return self.table_type(name, location, self.io)
 
     def replace_table(self, name: str, schema, partitioned_by: Optional[list] = None,
                       properties: Optional[dict] = None, create_if_missing: bool = False) -> FileStoreTable:
@@ -134,7 +134,7 @@ class PaimonCatalog:
         location = self.table_location(name)
         if not list_schema_ids(self.io, location):
             raise NoSuchTableError(f"table {name} does not exist (no Paimon schema under {location})")
-        table = self.table_type(name, location, self.io, self.spark)
+        table = self.table_type(name, location, self.io)
         return table if branch is None else table.branch_table(branch)
 
     def list_namespaces(self) -> list[str]:

@@ -24,6 +24,7 @@ from typing import Optional, Sequence
 from icefloe.core.retry import RetryPolicy
 from icefloe.errors import CommitFailedError
 from icefloe.paimon import manifest as mf
+from icefloe.paimon import table_hooks
 from icefloe.paimon.binary_row import BinaryRow, decode_row, encode_row
 from icefloe.paimon.dynamic_bucket import check_index_base, write_index_manifest
 from icefloe.paimon.file_store import FileStore
@@ -336,8 +337,9 @@ class FileStoreCommit:
                 log.warning("could not delete %s after a failed commit", name, exc_info=True)
 
     def _after_commit(self, snapshot: Snapshot) -> None:
-        """Hints, then snapshot expiration. Neither can undo the commit, so failures here
-        are logged, not raised (readers do not trust hints anyway)."""
+        """Hints, then snapshot expiration, then the hooks of ``table_hooks`` (the Iceberg view).
+        Neither of the first two can undo the commit, so their failures are logged, not raised
+        (readers do not trust hints anyway); a hook's failure is raised."""
         snaps = self.store.snapshots
         try:
             snaps.commit_latest_hint(snapshot.id)
@@ -352,6 +354,8 @@ class FileStoreCommit:
                 expire_snapshots(self.store)
         except Exception:
             log.warning("snapshot expiration after snapshot %d failed", snapshot.id, exc_info=True)
+        # what is kept in step with the snapshots (the Iceberg view): its failure is the caller's to see
+        table_hooks.changed(self.store)
 
 
 __all__ = ["CommitMessage", "FileStoreCommit", "compact_manifests", "try_full_compaction",

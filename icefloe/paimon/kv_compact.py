@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
+from icefloe.core.io import staged_files
 from icefloe.errors import CommitConflictError
 from icefloe.paimon import changelog as cl
 from icefloe.paimon import deletion_vectors as dv
@@ -149,7 +150,6 @@ def compact_bucket(io, location: str, schema, paths: Sequence[str], file_fields:
     level = max_level(schema.options) if level is None else level
     namer = DataFileNamer(co.data_file_prefix, co.file_format)
     directory = store.bucket_dir(store.partition_values(partition), bucket)
-    written: list = []
     metas: list = []
     pending: list = []
     size = 0
@@ -168,15 +168,11 @@ def compact_bucket(io, location: str, schema, paths: Sequence[str], file_fields:
     if vectors is not None:
         others, bucket_vectors, picked_levels, lookup = vectors
         names = [p.rsplit("/", 1)[-1] for p in paths]
-        try:
+        with staged_files(io) as written:
             metas, index, changed, records = compact_bucket_dv(
                 io, store, schema, list(zip(paths, file_fields, names)), others, bucket_vectors, directory, namer,
                 written, level, target, picked_levels, lookup)
             write_changelog(store, schema, records, directory, namer, written, level, changelog_out)
-        except BaseException:
-            for p in written:
-                io.delete(p)
-            raise
         if vectors_out is not None:
             vectors_out.append((index, changed))
         return metas
@@ -184,7 +180,7 @@ def compact_bucket(io, location: str, schema, paths: Sequence[str], file_fields:
     if exclude:
         keys = mg.trimmed_primary_keys(schema.primary_keys, schema.partition_keys)
         taken = mg.keys_of_files(io, exclude, schema.fields, keys)
-    try:
+    with staged_files(io) as written:
         # each key's record keeps its row kind (+U stays +U, as Paimon's compaction writes it)
         for chunk in mg.iter_merged_bucket(io, paths, file_fields, schema, table, keep_sequence=True,
                                            keep_deletes=True, levels=levels):
@@ -204,10 +200,6 @@ def compact_bucket(io, location: str, schema, paths: Sequence[str], file_fields:
         if changelog is not None:
             write_changelog(store, schema, cl.bucket_changelog(io, schema, changelog, table), directory, namer,
                             written, level, changelog_out)
-    except BaseException:
-        for p in written:
-            io.delete(p)
-        raise
     return metas
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from icefloe.core.io import staged_files
 from icefloe.errors import SchemaMismatchError
 from icefloe.paimon import dynamic_bucket as db
 from icefloe.paimon import merge as mg
@@ -77,7 +78,7 @@ def write_kv_table(store: FileStore, schema: TableSchema, data, table_name: str,
     namer = namer or DataFileNamer(co.data_file_prefix, co.file_format)
     keys = mg.trimmed_primary_keys(schema.primary_keys, schema.partition_keys)
     engine = mg.merge_engine(schema.options)
-    messages, written = [], []
+    messages = []
     cnamer = None
     if co.changelog_producer == "input":      # the records as written, to changelog files too
         cnamer = namer.sibling(co.changelog_file_prefix)
@@ -90,7 +91,7 @@ def write_kv_table(store: FileStore, schema: TableSchema, data, table_name: str,
         groups, changed = db.assign_buckets(store, schema, data, snap)
     else:
         groups, changed = group_rows(data, schema), {}
-    try:
+    with staged_files(store.io) as written:
         for (partition, bucket), rows in groups.items():
             part = data if rows is None else data.take(rows)
             seq_key = (encode_row(list(partition), schema.partition_types).data, bucket)
@@ -113,10 +114,6 @@ def write_kv_table(store: FileStore, schema: TableSchema, data, table_name: str,
                 continue
             messages.append(CommitMessage(tuple(partition), bucket, schema.num_buckets, [meta] if meta else [],
                                           index_files=index, index_base=base, changelog_files=changelog))
-    except BaseException:
-        for p in written:
-            store.io.delete(p)
-        raise
     return messages
 
 

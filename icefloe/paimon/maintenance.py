@@ -27,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Optional
 
+from icefloe.core.io import staged_files
 from icefloe.core.progress import track
 from icefloe.paimon.arrow_read import read_data_file
 from icefloe.errors import CommitConflictError, NoSuchSnapshotError
@@ -82,8 +83,7 @@ def compact(table, where=None, target_file_size: Optional[int] = None, rewrite=N
         def rewrite(todo, size):
             return (rewrite_group(store.io, schema, g, size) for g in todo)
 
-    added: list = []
-    try:
+    with staged_files(store.io, path=lambda e: e.file.file_path) as added:
         for got in track(rewrite(groups, target), "compacting buckets", total=len(groups)):
             added.extend(got)
 
@@ -97,10 +97,6 @@ def compact(table, where=None, target_file_size: Optional[int] = None, rewrite=N
             return removed + added
 
         return FileStoreCommit(store, table.commit_user).commit_changes(changes, COMPACT)
-    except BaseException:
-        for e in added:
-            store.io.delete(e.file.file_path)
-        raise
 
 
 @dataclass
@@ -123,9 +119,8 @@ def rewrite_group(io, schema, group: AppendGroup, target: int) -> list:
 
     co = schema.core_options
     namer = DataFileNamer(co.data_file_prefix, co.file_format)
-    written: list = []
     added = []
-    try:
+    with staged_files(io) as written:
         # files written under older schemas are matched to the current one by field id
         data = pa.concat_tables([evolve_arrow(read_data_file(path, io), fields, schema.fields)
                                  for path, fields in group.files])
@@ -138,10 +133,6 @@ def rewrite_group(io, schema, group: AppendGroup, target: int) -> list:
                 meta = meta.with_sequence_numbers(seq)
                 seq += chunk.num_rows
             added.append(mf.ManifestEntry(mf.ADD, group.partition, group.bucket, group.total_buckets, meta))
-    except BaseException:
-        for path in written:
-            io.delete(path)
-        raise
     return added
 
 

@@ -26,6 +26,7 @@ from typing import Optional
 from icefloe.core.io import FileAlreadyExistsError, FileIO
 from icefloe.errors import CorruptMetadataError, SchemaError, TableAlreadyExistsError
 from icefloe.paimon import options as opt
+from icefloe.paimon.iceberg_options import check_schema
 from icefloe.core import types as core
 from icefloe.paimon.types import DataField, field_to_json, highest_field_id, parse_field, to_arrow_schema, to_arrow_type
 
@@ -192,6 +193,7 @@ def validate(schema: TableSchema) -> None:
         raise SchemaError(f"'changelog-producer' = {producer!r} needs a primary-key table; an append table's "
                           "changes are its appended rows")
     check_vector_rules(schema)
+    check_schema(schema.options, schema.fields, schema.primary_keys)
     fmt = schema.options.get("changelog-file.format")
     if fmt and str(fmt).lower() != "parquet":
         raise SchemaError(f"changelog-file.format {fmt!r} is not supported; icefloe writes parquet")

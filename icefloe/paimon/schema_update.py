@@ -45,6 +45,7 @@ from icefloe.core.io import FileAlreadyExistsError
 from icefloe.errors import CommitConflictError, SchemaError
 from icefloe.paimon import nested_update as nested
 from icefloe.paimon import types as pt
+from icefloe.paimon.iceberg_options import check_schema
 from icefloe.paimon.schema import FALLBACK_BRANCH, TableSchema, check_vector_rules, latest_schema, schema_path
 from icefloe.paimon.types import DataField, length, root as root_of
 from icefloe.core import types as core
@@ -632,6 +633,7 @@ def _validate(schema: TableSchema, table: str) -> None:
         raise SchemaError(f"table {table}: '{FALLBACK_BRANCH}' is not supported: icefloe's reads do not fall back "
                           "to another branch for missing partitions (read the branch as db.`t$branch_b`)")
     check_vector_rules(schema)
+    check_schema(schema.options, schema.fields, schema.primary_keys)
 
 
 __all__ = ["UpdateSchema", "can_widen", "as_paimon_type"]

@@ -17,9 +17,10 @@ import pyarrow as pa
 
 from icefloe.core.io import LOCAL, FileIO
 from icefloe.core.timetravel import to_epoch_ms
-from icefloe.errors import CommitConflictError, NoSuchTableError, SchemaMismatchError
+from icefloe.errors import CommitConflictError, NoSuchTableError, NotSupportedError, SchemaMismatchError
 from icefloe.paimon import branches
 from icefloe.paimon import scan as scan_mod
+from icefloe.paimon import table_hooks
 from icefloe.paimon import types as pt
 from icefloe.paimon.arrow_read import read_data_file
 from icefloe.paimon.binary_row import encode_row
@@ -42,12 +43,10 @@ from icefloe.paimon.tag import TagManager, create_tag, delete_tag, rename_tag, r
 class FileStoreTable:
     format = "paimon"
 
-    def __init__(self, name: str, location: str, io: Optional[FileIO] = None, spark=None,
-                 branch: Optional[str] = None):
+    def __init__(self, name: str, location: str, io: Optional[FileIO] = None, branch: Optional[str] = None):
         self.name = name
         self._location = location.rstrip("/")
         self.io = io or LOCAL
-        self._spark = spark
         self.branch = None if branch in (None, branches.MAIN) else branches.check_branch_name(branch)
         self._meta = self._location if self.branch is None else branches.branch_path(self._location, self.branch)
         self.commit_user = str(uuid.uuid4())
@@ -65,9 +64,8 @@ class FileStoreTable:
         self._store = FileStore(self.io, self._location, schema, self._meta)
         return self
 
-    def __getstate__(self):  # picklable for Spark tasks: no session, no caches
+    def __getstate__(self):  # picklable for Spark tasks: no caches
         state = dict(self.__dict__)
-        state["_spark"] = None
         state.pop("_store", None)
         return state
 
@@ -145,7 +143,11 @@ class FileStoreTable:
         if sum(x is not None for x in (snapshot_id, as_of, ref)) > 1:
             raise ValueError("give one of snapshot_id, as_of and ref (a tag)")
         if ref is not None:
-            return self._tags().tag(ref).snapshot
+            tags = self._tags()
+            if tags.get(ref) is None and branches.branch_exists(self.io, self._location, ref):
+                raise NotSupportedError(f"{ref!r} is a branch of Paimon table {self.name}, not a tag: read it as "
+                                        f"branch_table({ref!r}) (in SQL db.`t$branch_{ref}`)")
+            return tags.tag(ref).snapshot
         if snapshot_id is not None:
             return self.snapshot(snapshot_id)
         if as_of is not None:
@@ -462,9 +464,11 @@ class FileStoreTable:
         if self.branch is not None:
             raise branches.BranchError(f"expire_snapshots on branch {self.branch!r} of {self.name}: icefloe expires "
                                        "main's snapshots only (a branch's snapshots can remove files main reads)")
-        return expire_snapshots(self.refresh()._store, now_ms,
-                                older_than_ms=to_epoch_ms(older_than) if older_than is not None else None,
-                                retain_min=retain_last)
+        expired = expire_snapshots(self.refresh()._store, now_ms,
+                                   older_than_ms=to_epoch_ms(older_than) if older_than is not None else None,
+                                   retain_min=retain_last)
+        table_hooks.changed(self._store)
+        return expired
 
     # ------------------------------------------------------------------ maintenance
     def rewrite_data_files(self, where=None, target_file_size: Optional[int] = None) -> Optional[Snapshot]:
@@ -478,11 +482,13 @@ class FileStoreTable:
     def rollback_to_snapshot(self, snapshot_id: int) -> Snapshot:
         """Paimon's rollback: later snapshots, their tags and the files only they added are
         deleted. An expired snapshot a tag still holds is restored from the tag."""
-        return rollback_to(self, snapshot_id)
+        snap = rollback_to(self, snapshot_id)
+        table_hooks.changed(self.refresh()._store)
+        return snap
 
     def rollback_to_timestamp(self, as_of) -> Snapshot:
         """Roll back to the latest snapshot committed at or before ``as_of``."""
-        return rollback_to(self, self.refresh()._store.snapshots.as_of(to_epoch_ms(as_of)).id)
+        return self.rollback_to_snapshot(self.refresh()._store.snapshots.as_of(to_epoch_ms(as_of)).id)
 
     def remove_orphan_files(self, older_than=None, dry_run: bool = False) -> list:
         """Delete files under the table directory that no snapshot, tag or schema refers to
@@ -540,11 +546,15 @@ class FileStoreTable:
     def branch_table(self, name: str) -> "FileStoreTable":
         """Branch ``name`` as a table of its own: reads, writes, schema changes and tags there."""
         if name in (None, branches.MAIN):
-            return type(self)(self.name, self._location, self.io, self._spark)
+            return self._with_branch(None)
         if not branches.branch_exists(self.io, self._location, name):
             raise branches.BranchError(f"table {self.name} has no branch {name!r}; branches are "
                                        f"{self.branches() or 'none'}")
-        return type(self)(self.name, self._location, self.io, self._spark, branch=name)
+        return self._with_branch(name)
+
+    def _with_branch(self, branch: Optional[str]) -> "FileStoreTable":
+        """This table on another branch (None: main); subclasses keep what they add."""
+        return FileStoreTable(self.name, self._location, self.io, branch=branch)
 
     def create_branch(self, name: str, tag: Optional[str] = None):
         """Create branch ``name`` from tag ``tag`` (its snapshot is the branch's first), or an empty
@@ -564,7 +574,8 @@ class FileStoreTable:
         are replaced by the branch's; returns main's new latest snapshot."""
         self._main_only("fast_forward")
         branches.fast_forward(self.io, self._location, name)
-        return self.refresh().current_snapshot()
+        table_hooks.changed(self.refresh()._store)       # main's snapshots changed
+        return self.current_snapshot()
 
     def _main_only(self, operation: str) -> None:
         if self.branch is not None:
@@ -578,4 +589,6 @@ class FileStoreTable:
     def rollback_to_tag(self, name: str) -> Snapshot:
         """Roll back to a tag's snapshot (written back from the tag if it expired); later
         snapshots and their tags are deleted."""
-        return rollback_to_tag(self, name)
+        snap = rollback_to_tag(self, name)
+        table_hooks.changed(self.refresh()._store)
+        return snap

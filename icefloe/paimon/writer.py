@@ -19,6 +19,7 @@ import io as _io
 from typing import Iterable, Optional
 
 from icefloe.core.arrow import dictionary_columns, fit_array
+from icefloe.core.io import staged_files
 from icefloe.errors import RequiredFieldNullError, SchemaMismatchError
 from icefloe.paimon import types as pt
 from icefloe.paimon.bucket import buckets_of_columns
@@ -183,8 +184,7 @@ def write_arrow_table(store: FileStore, schema: TableSchema, data, table_name: s
     restored = restored_sequence_numbers(store) if total_buckets > 0 else {}
     target = co.target_file_size
     messages = []
-    written: list[str] = []
-    try:
+    with staged_files(store.io) as written:
         for (partition, bucket), rows in group_rows(data, schema).items():
             part_data = data if rows is None else data.take(rows)
             seq_key = (encode_row(list(partition), schema.partition_types).data, bucket)
@@ -199,10 +199,6 @@ def write_arrow_table(store: FileStore, schema: TableSchema, data, table_name: s
                 if total_buckets > 0:
                     next_seq += chunk.num_rows
             messages.append(CommitMessage(tuple(partition), bucket, total_buckets, files))
-    except BaseException:
-        for p in written:
-            store.io.delete(p)
-        raise
     return messages
 
 

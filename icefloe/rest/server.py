@@ -267,14 +267,10 @@ class RestCatalogApp:
 
         ns = self._one_level(body.get("namespace"))
         props = self._check_properties(body.get("properties"), "properties")
-        impl = self.catalog._impl
-        if props and not hasattr(impl, "namespace_properties"):
+        if props and not self.catalog.keeps_namespace_properties:
             raise _bad("namespace properties are kept by the SQL catalog only (a Hadoop warehouse "
                        "namespace is a directory)")
-        if props:
-            impl.create_namespace(ns, properties=props)
-        else:
-            self.catalog.create_namespace(ns)
+        self.catalog.create_namespace(ns, properties=props or None)
         return JSONResponse({"namespace": [ns], "properties": props})
 
     @_handler
@@ -286,8 +282,7 @@ class RestCatalogApp:
             raise NoSuchNamespaceError(f"namespace {ns} does not exist")
         if request.method == "HEAD":
             return Response(status_code=204)
-        impl = self.catalog._impl
-        props = impl.namespace_properties(ns) if hasattr(impl, "namespace_properties") else {}
+        props = self.catalog.namespace_properties(ns)
         return JSONResponse({"namespace": [ns], "properties": props})
 
     @_handler
@@ -306,14 +301,9 @@ class RestCatalogApp:
         removals = self._field(body, "removals", list, required=False) or []
         if not all(isinstance(k, str) for k in removals):
             raise _bad("removals must be a JSON array of strings")
-        impl = self.catalog._impl
-        if not hasattr(impl, "update_namespace_properties"):
-            if updates:
-                raise _bad("namespace properties are kept by the SQL catalog only")
-            if not self.catalog.namespace_exists(ns):
-                raise NoSuchNamespaceError(f"namespace {ns} does not exist")
-            return JSONResponse({"updated": [], "removed": [], "missing": list(removals)})
-        updated, removed, missing = impl.update_namespace_properties(ns, updates, removals)
+        if updates and not self.catalog.keeps_namespace_properties:
+            raise _bad("namespace properties are kept by the SQL catalog only")
+        updated, removed, missing = self.catalog.update_namespace_properties(ns, updates, removals)
         return JSONResponse({"updated": updated, "removed": removed, "missing": missing})
 
     # ------------------------------------------------------------------ tables
@@ -337,8 +327,7 @@ class RestCatalogApp:
         schema_doc = self._field(body, "schema", dict)
         spec_doc = self._field(body, "partition-spec", dict, required=False) or {"spec-id": 0, "fields": []}
         order = self._field(body, "write-order", dict, required=False)
-        impl = self.catalog._impl
-        ops = impl._ops(name)
+        ops = self.catalog.table_operations(name)
         if ops.exists():
             raise TableAlreadyExistsError(f"table {name} already exists")
         try:
@@ -350,7 +339,7 @@ class RestCatalogApp:
         meta = new_table_metadata(ops.location, schema, spec, props)
         if order and order.get("fields"):
             meta = apply_changes(meta, [AddSortOrder(order), SetDefaultSortOrder(-1)])
-        impl.check_new_location(name, ops.location)
+        self.catalog.check_new_location(name, ops.location)
         try:
             ops.commit(None, None, meta)
         except VersionConflict:
@@ -434,7 +423,7 @@ class RestCatalogApp:
         for u in updates:
             if isinstance(u, SetProperties):
                 self._check_properties(u.updates, "set-properties")
-        ops = self.catalog._impl._ops(name)
+        ops = self.catalog.table_operations(name)
         if not ops.exists():
             raise NoSuchTableError(f"table {name} does not exist")
         new: Optional[TableMetadata] = None

@@ -8,14 +8,9 @@ batch by a selection over the batch's vectors, before any other operator sees th
 table with deletes then costs about what a scan of the same files without them costs: no per-row
 expression, no join, no shuffle.
 
-The class is compiled when the wheel is built and shipped in it beside its sources (``setup.py``);
-where the package has no jar for the installed Spark it is compiled once per source and Spark
-version with the JDK's ``javac`` into a cache directory (``ICEFLOE_CACHE_DIR``, else
-``~/.cache/icefloe``). It is on the ``spark.jars`` of the session icefloe starts and of a user's
-session built with ``icefloe.configure_spark(builder)``; a running session without it gets it added
-to its class loaders (:func:`available`). Where the class is still not loadable (no jar, Spark
-Connect) :func:`reader` returns None, a warning says so once, and the callers filter with Spark SQL
-instead.
+The class is part of icefloe's JVM extension (``icefloe.spark.jvm``: its jar, built or shipped, and
+whether a session can load it). Where it is not loadable (no jar, Spark Connect) :func:`reader`
+returns None and the callers filter with Spark SQL instead.
 
 Beyond ``DRIVER_READ_POSITIONS`` deleted positions in a scan, the scan's options name the files
 that keep them (Iceberg's position delete files and deletion vectors, Paimon's deletion vectors),
@@ -29,18 +24,11 @@ sparse deletes); a read of the same deletes again takes them as it left them
 from __future__ import annotations
 
 import base64
-import logging
-import os
-import subprocess
 import threading
-import warnings
 from collections import OrderedDict
-from pathlib import Path
 from typing import Optional
 
-from icefloe.spark.javac import (
-    JavacError, compile_jar, extension_jar_name, extension_sources, find_javac, spark_jars,
-)
+from icefloe.spark.jvm import available, jar_path  # noqa: F401 - jar_path: its documented name before icefloe.spark.jvm
 
 CLASS = "icefloe.jvm.DeletedRowsParquetFormat"
 OPTION = "icefloe.deleted-rows"
@@ -54,129 +42,7 @@ POSITION_FILE = "position-file"     # Iceberg position delete file (Parquet): it
 POSITION_FILE_OF_ONE = "position-file-of-one"   # one whose every row names the data file: its positions alone
 ICEBERG_VECTOR = "iceberg-dv"       # Iceberg deletion-vector-v1 blob of a Puffin file, at (offset, length)
 PAIMON_VECTOR = "paimon-dv"         # Paimon deletion vector of an index file, at (offset, size)
-SOURCES = Path(__file__).resolve().parent / "jvm"  # the Java sources, and the jar a wheel ships
 MAX_ENCODED_BYTES = 64 << 20        # the positions of one scan, as they travel in its plan
-
-_log = logging.getLogger(__name__)
-_lock = threading.Lock()
-_jar_lock = threading.Lock()
-_jar: dict = {}
-_available: dict = {}
-
-
-def _cache_dir() -> Path:
-    return Path(os.environ.get("ICEFLOE_CACHE_DIR") or Path.home() / ".cache" / "icefloe")
-
-
-def jar_path() -> Optional[str]:
-    """The compiled class's jar (built on first call), or None when it cannot be built here."""
-    with _jar_lock:
-        if "path" not in _jar:
-            _jar["path"] = _build()
-        return _jar["path"]
-
-
-def _build() -> Optional[str]:
-    """The jar shipped in the package (built when the wheel was), else one compiled here with
-    ``javac`` into the cache directory, else None."""
-    version, classpath = spark_jars()
-    if version is None:
-        return None
-    name = extension_jar_name(version, extension_sources(SOURCES))
-    for target in (SOURCES / name, _cache_dir() / name):
-        if target.exists():
-            return str(target)
-    if find_javac() is None:
-        _log.info("no javac and no jar of icefloe's JVM extension in the package: "
-                  "scans of files with deleted rows filter them in Spark SQL")
-        return None
-    target = _cache_dir() / name
-    try:
-        compile_jar(extension_sources(SOURCES), classpath, target)
-    except (JavacError, OSError, subprocess.SubprocessError) as e:
-        _log.warning("building %s failed; deleted rows are filtered in Spark SQL: %s", target, e)
-        return None
-    return str(target)
-
-
-FIX = ("create the session with icefloe.configure_spark(SparkSession.builder...).getOrCreate(), or add "
-       "icefloe.spark.deleted_rows.jar_path() to its spark.jars")
-_warned: list = []
-
-
-def _loadable(jvm) -> bool:
-    try:
-        loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
-        jvm.java.lang.Class.forName(CLASS, False, loader)
-        return True
-    except Exception:
-        return False
-
-
-def _load_into(spark) -> str:
-    """Add the extension's jar to a running session that was created without it: to the driver's
-    class loader (Spark's ``MutableURLClassLoader``, shared by the threads py4j calls on, and the
-    parent of a local executor's) and, through ``SparkContext.addJar``, to every executor's. Spark's
-    ``ADD JAR`` is not enough: it sets the loader of the calling thread alone. Returns why it was
-    not loaded, or "" when it was."""
-    jar = jar_path()
-    if jar is None:
-        return "its jar is not in the package and could not be compiled here (no javac)"
-    try:
-        jvm = spark._jvm
-        loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
-        if loader.getClass().getName() != "org.apache.spark.util.MutableURLClassLoader":
-            return f"the driver's class loader ({loader.getClass().getName()}) takes no jar once started"
-        loader.addURL(jvm.java.io.File(jar).toURI().toURL())
-        spark._jsc.addJar(jar)
-    except Exception as e:
-        return f"adding {jar} failed: {str(e).splitlines()[0] if str(e) else type(e).__name__}"
-    return "" if _loadable(jvm) else f"{CLASS} is still not loadable after adding {jar}"
-
-
-def available(spark) -> bool:
-    """Whether ``spark`` can load the format's class (checked once per SparkContext). A session
-    created without the extension's jar gets it added (``_load_into``); where that fails, a
-    warning, once per process, names why and the fix, and the callers take the slower paths."""
-    try:
-        jsc = spark._jsc
-        key = id(jsc)
-    except Exception:           # Spark Connect: no JVM in this process
-        return False
-    hit = _available.get(key)
-    if hit is None or hit[0] is not jsc:
-        try:
-            jvm = spark._jvm
-        except Exception:
-            jvm = None
-        ok = jvm is not None and _loadable(jvm)
-        if not ok and jvm is not None:
-            with _lock:
-                ok = _loadable(jvm)
-                why = "" if ok else _load_into(spark)
-            ok = not why
-            if why and not _warned:
-                _warned.append(why)
-                warnings.warn(f"this SparkSession runs without icefloe's JVM extension ({why}): scans of tables "
-                              f"with deleted rows and some writes take slower paths; to fix, {FIX}",
-                              RuntimeWarning, stacklevel=2)
-        hit = _available[key] = (jsc, ok)
-    return hit[1]
-
-
-def jvm_column(build):
-    """The Column ``build(spark)`` makes in the JVM (given the active session), as a PySpark Column;
-    None where that session cannot load icefloe's classes (Spark Connect, no jar)."""
-    from pyspark.sql import SparkSession
-
-    try:
-        from pyspark.sql.classic.column import Column
-    except ImportError:
-        return None
-    spark = SparkSession.getActiveSession() or SparkSession._instantiatedSession
-    if spark is None or not available(spark):
-        return None
-    return Column(build(spark))
 
 
 def encode(positions) -> str:
@@ -289,7 +155,6 @@ def source_options(spark, sources: dict, positions: int) -> Optional[dict]:
     return {SOURCES_OPTION: "\n".join(lines)}
 
 
-__all__ = ["jvm_column", "CLASS", "OPTION", "SOURCES_OPTION", "DRIVER_READ_POSITIONS", "POSITION_FILE", "POSITION_FILE_OF_ONE",
-           "ICEBERG_VECTOR", "PAIMON_VECTOR", "jar_path", "available", "encode", "reader", "scan_options",
-           "remembered_scan_options",
+__all__ = ["CLASS", "OPTION", "SOURCES_OPTION", "DRIVER_READ_POSITIONS", "POSITION_FILE", "POSITION_FILE_OF_ONE",
+           "ICEBERG_VECTOR", "PAIMON_VECTOR", "encode", "reader", "scan_options", "remembered_scan_options",
            "source_options"]

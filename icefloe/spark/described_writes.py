@@ -2,7 +2,7 @@
 
 Both formats write a DataFrame with Spark's own Parquet writer into a staging directory, then move
 each file into place and turn its footer into the table's file statistics. Where icefloe's JVM
-classes are loadable (``deleted_rows.available``) the write goes through
+classes are loadable (``jvm.available``) the write goes through
 ``icefloe.jvm.DescribedParquetFormat``: each task reads back the footer of every file it closes and
 hands it, with the file's size, to the driver through an accumulator of the write. The driver then
 parses footers from memory and reads no file. Elsewhere (Spark Connect, a session without the jar)
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import struct
-from icefloe.spark import deleted_rows
+from icefloe.spark import jvm
 
 CLASS = "icefloe.jvm.DescribedParquetFormat"
 OPTION = "icefloe.write-id"
@@ -21,7 +21,7 @@ OPTION = "icefloe.write-id"
 def save(spark, writer, staging: str, write_id: str) -> dict:
     """``writer.parquet(staging)``; returns each written file's ``(size, footer)`` (a pyarrow
     ``FileMetaData``) by ``staged_key`` of its path, or ``{}`` when the tasks cannot describe them."""
-    if not deleted_rows.available(spark):
+    if not jvm.available(spark):
         writer.parquet(staging)
         return {}
     cls = spark._jvm.icefloe.jvm.DescribedParquetFormat

@@ -25,7 +25,7 @@ from icefloe.iceberg.delete_files import POSITION_DELETE_SCHEMA, delete_granular
 from icefloe.iceberg.manifest import DATA, POSITION_DELETES, DataFile
 from icefloe.iceberg.sort_order import writer_sort_columns
 from icefloe.iceberg.table_metadata import TableMetadata
-from icefloe.spark import deleted_rows, described_writes
+from icefloe.spark import described_writes, jvm
 from icefloe.spark.iceberg_evolved_read import has_nanos, schema_has_uuid
 from icefloe.spark.iceberg_read import delete_sources
 from icefloe.spark.iceberg_write import decode_partition_key, describe_files, partition_key_expr
@@ -41,7 +41,7 @@ def usable(spark, meta: TableMetadata, io, row_meta: Optional[TableMetadata] = N
     deletes all of a kind the tasks read: ``iceberg_read.delete_sources``), and, when rows are written
     (``row_meta`` given), the table has no sort order and its
     columns hold no type Spark's Parquet writer stores differently from Iceberg."""
-    if not io.spark_native or not deleted_rows.available(spark):
+    if not io.spark_native or not jvm.available(spark):
         return False
     if meta.format_version < 3 and delete_granularity(dict(meta.properties)) != "file":
         return False

@@ -22,6 +22,7 @@ from icefloe.spark import iceberg_lineage as lineage_mod
 from icefloe.spark.iceberg_evolved_read import has_nanos
 from icefloe.spark.iceberg_read import FILE_COL, POS_COL, read_tasks
 from icefloe.spark.iceberg_write import write_data_files
+from icefloe.spark.target import WriteTarget, branch_head
 
 BINPACK, SORT = "binpack", "sort"
 KEEP = "keep"
@@ -80,8 +81,9 @@ def _write_meta(meta, binpack: BinPack, strategy: str, sort_order: Optional[str]
     return with_sort_order(out, parse_sort_terms(meta.schema, sort_terms(sort_order)))
 
 
-def rewrite_data_files(table, where=None, target_file_size: Optional[int] = None, options: Optional[dict] = None,
-                       strategy: Optional[str] = None, sort_order: Optional[str] = None):
+def rewrite_data_files(table: WriteTarget, where=None, target_file_size: Optional[int] = None,
+                       options: Optional[dict] = None, strategy: Optional[str] = None,
+                       sort_order: Optional[str] = None):
     """Compact the data files ``where`` selects (all without it); one ``replace`` snapshot,
     contents unchanged (None when nothing needs rewriting). With ``options`` (``{}`` for the
     defaults), ``strategy`` or ``sort_order``, by the bin-pack rules of Iceberg's procedure;
@@ -97,7 +99,7 @@ def rewrite_data_files(table, where=None, target_file_size: Optional[int] = None
     meta = table.refresh().metadata
     binpack = BinPack.from_options(binpack_options, meta.properties)
     write_meta = _write_meta(meta, binpack, (strategy or BINPACK).lower(), sort_order)
-    snap = meta.current_snapshot
+    snap = branch_head(meta, table.branch)
     if snap is None:
         return None
     nanos_raw = has_nanos(meta.schema)      # every digit carried through Spark as raw nanoseconds
@@ -130,6 +132,5 @@ def rewrite_data_files(table, where=None, target_file_size: Optional[int] = None
         for f in added:                    # an order the table does not hold is not named by the files
             if f.sort_order_id not in known_orders:
                 f.sort_order_id = 0
-    change = RewriteFiles(snap, [t.file for t in plan.rewrite], added, plan.drop_delete_files,
-                          summary_extra=table._app_summary())
-    return table._commit(change, "main")
+    change = RewriteFiles(snap, [t.file for t in plan.rewrite], added, plan.drop_delete_files)
+    return table.commit(change, table.branch)

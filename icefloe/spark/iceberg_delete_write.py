@@ -24,7 +24,7 @@ import pickle
 import uuid
 from typing import Optional
 
-from icefloe.core.io import FileIO
+from icefloe.core.io import FileIO, staged_files
 from icefloe.iceberg.delete_files import delete_granularity, positions_by_data_file, write_position_deletes
 from icefloe.iceberg.manifest import DATA, POSITION_DELETES, DataFile
 from icefloe.iceberg.puffin import write_vectors
@@ -119,9 +119,9 @@ def write_changes_in_tasks(changes, meta: TableMetadata, io: FileIO, partition_o
 
         ctx = TaskContext.get()
         task = ctx.partitionId() if ctx is not None else 0
-        positions, pending, written, data_files = [], [], [], []
+        positions, pending, written = [], [], []
         held = 0
-        try:
+        with staged_files(task_io) as data_files:
             for batch in batches:
                 if batch.num_rows == 0:
                     continue
@@ -144,10 +144,6 @@ def write_changes_in_tasks(changes, meta: TableMetadata, io: FileIO, partition_o
             named = pa.concat_tables(positions) if positions else None
             if named is not None and named.num_rows:
                 written.extend(write_deletes(named, task))
-        except BaseException:          # the delete writer removes its own files
-            for f in data_files:
-                task_io.delete(f.file_path)
-            raise
         if written:
             yield from _report(task_io, marker, written, _counts(named) if named is not None and named.num_rows else {})
 
@@ -264,8 +260,7 @@ def _deletes_writer(io: FileIO, meta: TableMetadata, partition_of: dict, previou
         groups: dict = {}
         for path in pc.unique(paths).to_pylist():
             groups.setdefault(path if by_file else partition_of[path], []).append(path)
-        written: list = []
-        try:
+        with staged_files(io) as written:
             for n, (key, members) in enumerate(sorted(groups.items(), key=repr)):
                 spec_id, partition = partition_of[members[0]]
                 rows = table.filter(pc.is_in(paths, pa.array(members, pa.string())))
@@ -275,10 +270,6 @@ def _deletes_writer(io: FileIO, meta: TableMetadata, partition_of: dict, previou
                     if by_file:
                         f.referenced_data_file = key
                 written.extend(files)
-        except BaseException:
-            for f in written:
-                io.delete(f.file_path)
-            raise
         return written
 
     return write

@@ -21,7 +21,7 @@ import os
 import re
 import uuid
 
-from icefloe.core.io import FileIO
+from icefloe.core.io import FileIO, staged_files
 from icefloe.core.parquet import metrics_from_footer
 from icefloe.core.types import DecimalType, Schema, to_arrow_type
 from icefloe.iceberg import conversions
@@ -33,7 +33,7 @@ from icefloe.iceberg.transforms import (
     BucketTransform, DayTransform, HourTransform, IdentityTransform, MonthTransform,
     TruncateTransform, VoidTransform, YearTransform,
 )
-from icefloe.spark import deleted_rows, described_writes, partition_key
+from icefloe.spark import described_writes, jvm, partition_key
 from icefloe.spark.align import align_dataframe, check_partition_ranges, explain_spark_error, stored_columns
 from icefloe.core.types import ListType, MapType, StructType, primitive_from_string
 from icefloe.core.types.model import type_names
@@ -140,7 +140,7 @@ def _jvm_bucket(n: int, col, t):
         return None
     value = _internal_expr(col, t).cast("bigint") if kind == "long" else col
     scale = t.scale if isinstance(t, DecimalType) else 0
-    return deleted_rows.jvm_column(lambda spark: spark._jvm.icefloe.jvm.IcebergBucket.of(value._jc, kind, n, scale))
+    return jvm.jvm_column(lambda spark: spark._jvm.icefloe.jvm.IcebergBucket.of(value._jc, kind, n, scale))
 
 
 def _bucket_udf(n: int, t):
@@ -264,21 +264,17 @@ def write_data_files(df, meta: TableMetadata, io: FileIO, table_name: str, nanos
         writer = writer.option("parquet.block.size", props["write.parquet.row-group-size-bytes"])
     if partitioned:
         writer = writer.partitionBy(KEY_COL)
-    moved: list[str] = []
     try:
-        try:
-            footers = described_writes.save(aligned.sparkSession, writer, staging, write_id)
-        except Exception as e:  # a failed Spark job: our null check or anything else
-            raise explain_spark_error(e) from None
-        files = _collect_staged(io, staging, location, spec, schema, write_id, moved, footers)
-        described = _drop_empty(io, describe_files(files, schema, spec))
-        for f in described:
-            f.sort_order_id = order_id
-        return described
-    except BaseException:
-        for p in moved:
-            io.delete(p)
-        raise
+        with staged_files(io) as moved:
+            try:
+                footers = described_writes.save(aligned.sparkSession, writer, staging, write_id)
+            except Exception as e:  # a failed Spark job: our null check or anything else
+                raise explain_spark_error(e) from None
+            files = _collect_staged(io, staging, location, spec, schema, write_id, moved, footers)
+            described = _drop_empty(io, describe_files(files, schema, spec))
+            for f in described:
+                f.sort_order_id = order_id
+            return described
     finally:
         io.delete_tree(staging)
 

@@ -4,22 +4,28 @@ pick, for every joined row, the first clause that applies and the values it writ
 from __future__ import annotations
 
 import dataclasses
+import enum
 import re
 from typing import Optional
 
-from icefloe.core.arrow import as_arrow_table, is_arrow_data
-from icefloe.core.types import to_spark_schema, to_spark_type
-from icefloe.errors import ExpressionError, MergeCardinalityError, SchemaMismatchError
-from icefloe.spark import deleted_rows
-from icefloe.spark.align import check_assignable, checked_cast, explain_spark_error, fitted_column, restructured
-from icefloe.spark.scans import empty_frame
+from icefloe.core.types import to_spark_type
+from icefloe.errors import MergeCardinalityError
+from icefloe.spark import jvm
+from icefloe.spark.align import check_assignable, checked_cast, fitted_column, restructured
+from icefloe.spark.row_changes import (
+    DELETE_ROW, INSERT, KEEP, NOTHING, UPDATE, checkpointed, column_name, predicate, value,
+)
 
 T_MARK, S_MARK, CLAUSE = "_icefloe_in_target", "_icefloe_in_source", "_icefloe_clause"
 SOURCE_ID = "_icefloe_source_row"
 BROADCAST_SOURCE_BYTES = 256 << 20     # a MERGE source up to this size (estimated from its rows) is broadcast
-# what happens to each row a copy-on-write or merge-on-read statement reads or joins
-ACTION = "_icefloe_action"
-NOTHING, KEEP, UPDATE, DELETE_ROW, INSERT = -1, 0, 1, 2, 3
+
+
+class When(enum.Enum):
+    """The rows a MERGE clause applies to (SQL's ``WHEN [NOT] MATCHED [BY SOURCE]``)."""
+    MATCHED = "matched"                             # a target row and the source row it matches
+    NOT_MATCHED = "not matched"                     # a source row no target row matches: an insert
+    NOT_MATCHED_BY_SOURCE = "not matched by source"  # a target row no source row matches
 
 
 @dataclasses.dataclass
@@ -27,152 +33,11 @@ class Clause:
     kind: str                  # "update", "update_all", "delete", "insert", "insert_all"
     condition: object = None
     values: Optional[dict] = None
-
-
-def predicate(cond):
-    """A condition (Spark SQL text or a Column) as a Column; None is true."""
-    from pyspark.sql import functions as F
-
-    if cond is None:
-        return F.lit(True)
-    return F.expr(cond) if isinstance(cond, str) else cond
-
-
-def value(v):
-    """A value to write: a Column, Spark SQL text, or a literal."""
-    from pyspark.sql import Column
-    from pyspark.sql import functions as F
-
-    if isinstance(v, Column):
-        return v
-    if isinstance(v, str):
-        return F.expr(v)
-    return F.lit(v)
-
-
-def column_name(key: str, alias: str = "t") -> str:
-    """An assigned column as written (``name``, ``t.name``, backquoted) without the target alias."""
-    key = key.strip().strip("`")
-    if key.lower().startswith(alias.lower() + "."):
-        key = key[len(alias) + 1:].strip("`")
-    return key
-
-
-def resolve_assignments(schema, values: dict, alias: str = "t") -> dict:
-    """UPDATE's ``{column: value}`` keyed by the schema's own column names (an unknown one raises)."""
-    return {schema.find_field(column_name(k, alias)).name: v for k, v in (values or {}).items()}
-
-
-def updated_columns(fields, sets: dict, hit, table_name: str) -> list:
-    """UPDATE's new row: each field (``.name``, ``.field_type``) its assigned value, cast and
-    checked, where ``hit`` (the condition) holds, else its own value; with ``hit`` None (rows
-    already filtered by the condition) the assigned value alone, so an overwritten column is not read."""
-    from pyspark.sql import functions as F
-
-    out = []
-    for f in fields:
-        c = F.col(f"`{f.name}`")
-        if f.name in sets:
-            new = checked_cast(value(sets[f.name]), f.field_type, f.name, table_name)
-            c = new if hit is None else F.when(hit, new).otherwise(c)
-        out.append(c.alias(f.name))
-    return out
-
-
-def check_resolvable(spark, schema, sets: dict, table_name: str, condition=None) -> None:
-    """Analyse UPDATE's values and condition against the table's own columns (no job runs), so a
-    name that is no column is reported as such, and never with icefloe's internal columns as
-    suggestions. A bare word where a string was meant gets the hint to quote it."""
-    from pyspark.errors import AnalysisException
-
-    items = [(f"value of column {k!r}", v) for k, v in sets.items()]
-    if condition is not None and (isinstance(condition, str) or hasattr(condition, "_jc")):
-        items.append(("condition", condition))
-    if not items:
-        return
-    empty = empty_frame(spark, to_spark_schema(schema))
-    columns = ", ".join(f.name for f in schema.fields)
-
-    def column(what, v):
-        return predicate(v) if what == "condition" else value(v)
-
-    try:        # all in one analysis; one at a time only to name the one that fails
-        empty.select(*[column(what, v).alias(f"_v{i}") for i, (what, v) in enumerate(items)]).schema  # noqa: B018
-        return
-    except AnalysisException:
-        pass
-    for what, v in items:
-        try:
-            empty.select(column(what, v).alias("_v")).schema  # noqa: B018
-        except AnalysisException as e:
-            reason = (str(e).splitlines() or [""])[0]
-            if "UNRESOLVED_COLUMN" in reason:
-                hint = f" (a string needs quotes: \"'{v}'\")" if isinstance(v, str) and v.isidentifier() else ""
-                raise ExpressionError(f"{what} {v!r} names no column of table {table_name} (columns: {columns})"
-                                      f"{hint}") from None
-            raise ExpressionError(f"{what} {v!r}: {reason.split(' SQLSTATE')[0]}") from None
+    when: When = When.MATCHED
 
 
 # a failed check of ``icefloe.jvm.MergeCardinality``: its mark, the file, a NUL, the position
 _CARDINALITY_FAILURE = re.compile("icefloe-merge-cardinality:([^\x00]*)\x00([0-9]+)")
-
-
-def checkpointed(df):
-    """``df.localCheckpoint()``; a value an assignment or clause cannot store raises its typed
-    error here (nothing is written yet)."""
-    try:
-        return df.localCheckpoint()
-    except Exception as e:
-        typed = explain_spark_error(e)
-        if typed is e:
-            raise
-        raise typed from None
-
-
-def file_stats(changes, file_col: str, checkpoint: bool = True):
-    """Labelled rows (an ``ACTION`` column, the data file in ``file_col``), checkpointed so the
-    counts and the writes see the same rows (unless ``checkpoint`` is False: the caller then
-    computes its writes again from the same immutable files), with each file's counts (n, upd,
-    dele, ins) and the statement's totals. With a checkpoint, a value an assignment cannot store
-    raises its typed error here."""
-    from pyspark.sql import functions as F
-
-    try:
-        changes = changes.where(F.col(ACTION) != NOTHING)
-        if checkpoint:
-            changes = changes.localCheckpoint()
-        stats = (changes.groupBy(file_col)
-                 .agg(F.count(F.lit(1)).alias("n"),
-                      F.sum((F.col(ACTION) == UPDATE).cast("long")).alias("upd"),
-                      F.sum((F.col(ACTION) == DELETE_ROW).cast("long")).alias("dele"),
-                      F.sum((F.col(ACTION) == INSERT).cast("long")).alias("ins"))
-                 .collect())
-    except Exception as e:  # nothing written yet
-        typed = explain_spark_error(e)
-        if typed is e:
-            raise
-        raise typed from None
-    by_file = {r[file_col]: r for r in stats if r[file_col] is not None}
-    counts = {"updated": sum(r["upd"] for r in stats), "deleted": sum(r["dele"] for r in stats),
-              "inserted": sum(r["ins"] for r in stats)}
-    return changes, by_file, counts
-
-
-def replacement_rows(spark, data, aligned_fn, where: str, table_name: str):
-    """``overwrite(data, where=...)``: ``data`` (Spark or Arrow) fitted to the table by
-    ``aligned_fn``, every row of it checked to match ``where`` (Delta's replaceWhere rule: rows
-    that would not be replaced are not written), labelled INSERT with no source file."""
-    from pyspark.sql import functions as F
-
-
-    df = spark.createDataFrame(as_arrow_table(data)) if is_arrow_data(data) else data
-    aligned = aligned_fn(df)
-    outside = aligned.where(~F.coalesce(F.expr(where), F.lit(False))).limit(1).collect()
-    if outside:
-        raise SchemaMismatchError(f"overwrite of {table_name} where {where!r}: the data has a row that does not "
-                                  f"match it ({outside[0].asDict()}); every row written must match the condition. "
-                                  "Nothing was committed.")
-    return aligned
 
 
 def _width(t) -> int:
@@ -196,7 +61,7 @@ def action_column(clauses: dict, in_target):
     clause = F.col(CLAUSE)
     action = None
     for idx, c in clauses.items():
-        a = DELETE_ROW if c.kind == "delete" else INSERT if 1000 <= idx < 2000 else UPDATE
+        a = DELETE_ROW if c.kind == "delete" else INSERT if c.when is When.NOT_MATCHED else UPDATE
         action = F.when(clause == idx, F.lit(a)) if action is None else action.when(clause == idx, F.lit(a))
     action = action if action is not None else F.when(F.lit(False), F.lit(0))
     return action.when(in_target, F.lit(KEEP)).otherwise(F.lit(NOTHING))
@@ -291,7 +156,7 @@ class MergeClauses:
         Returns:
             The builder.
         """
-        self.not_matched.append(Clause("insert", condition, values))
+        self.not_matched.append(Clause("insert", condition, values, When.NOT_MATCHED))
         return self
 
     def when_not_matched_insert_all(self, condition=None) -> "MergeClauses":
@@ -304,7 +169,7 @@ class MergeClauses:
         Returns:
             The builder.
         """
-        self.not_matched.append(Clause("insert_all", condition))
+        self.not_matched.append(Clause("insert_all", condition, None, When.NOT_MATCHED))
         return self
 
     def when_not_matched_by_source_update(self, set: dict, condition=None) -> "MergeClauses":
@@ -320,7 +185,7 @@ class MergeClauses:
         Returns:
             The builder.
         """
-        self.not_matched_by_source.append(Clause("update", condition, set))
+        self.not_matched_by_source.append(Clause("update", condition, set, When.NOT_MATCHED_BY_SOURCE))
         return self
 
     def when_not_matched_by_source_delete(self, condition=None) -> "MergeClauses":
@@ -335,7 +200,7 @@ class MergeClauses:
         Returns:
             The builder.
         """
-        self.not_matched_by_source.append(Clause("delete", condition))
+        self.not_matched_by_source.append(Clause("delete", condition, None, When.NOT_MATCHED_BY_SOURCE))
         return self
 
     def join(self, target, need_target: bool):
@@ -494,7 +359,7 @@ class MergeClauses:
     def _jvm_check(file, pos, source):
         """``icefloe.jvm.MergeCardinality.check`` over these columns (a target row's data file and
         position, and a source column), or None where icefloe's classes are not loaded."""
-        return deleted_rows.jvm_column(
+        return jvm.jvm_column(
             lambda spark: spark._jvm.icefloe.jvm.MergeCardinality.check(file._jc, pos._jc, source._jc))
 
     def raise_cardinality_failure(self, error: BaseException, describe) -> None:
@@ -522,18 +387,21 @@ class MergeClauses:
             raise self._cardinality_error(describe(tuple(dup[0])[:-1]))
 
     def clause_column(self, matched, not_matched, by_source):
-        """The index of the clause each joined row takes (matched i -> i, not matched j ->
-        1000 + j, not matched by source k -> 2000 + k; null for none), and the clauses by index."""
+        """The number of the clause each joined row takes (null for none), and the clauses by
+        number: each row's first clause, in the order written, whose ``When`` holds for the row
+        (``matched``, ``not_matched``, ``by_source``: the Columns saying which does) and whose
+        condition holds."""
         from pyspark.sql import functions as F
 
+        applies = {When.MATCHED: matched, When.NOT_MATCHED: not_matched, When.NOT_MATCHED_BY_SOURCE: by_source}
         chain = None
         clauses: dict = {}
-        for base, cat, items in ((0, matched, self.matched), (1000, not_matched, self.not_matched),
-                                 (2000, by_source, self.not_matched_by_source)):
-            for i, c in enumerate(items):
-                cond = cat & F.coalesce(predicate(c.condition), F.lit(False)) if c.condition is not None else cat
-                chain = F.when(cond, F.lit(base + i)) if chain is None else chain.when(cond, F.lit(base + i))
-                clauses[base + i] = c
+        for c in (*self.matched, *self.not_matched, *self.not_matched_by_source):
+            n = len(clauses)
+            cat = applies[c.when]
+            cond = cat & F.coalesce(predicate(c.condition), F.lit(False)) if c.condition is not None else cat
+            chain = F.when(cond, F.lit(n)) if chain is None else chain.when(cond, F.lit(n))
+            clauses[n] = c
         return (chain if chain is not None else F.lit(None).cast("int")), clauses
 
     def clause_values(self, fields, clause, clauses: dict, tcol, resolve, table_name: str,

@@ -12,15 +12,16 @@ files and adds the new ones; a commit since the read that removed one of them ma
 """
 from __future__ import annotations
 
-from icefloe.spark.merge_clauses import (
-    ACTION, CLAUSE, DELETE_ROW, INSERT, KEEP, UPDATE, MergeClauses, action_column, check_resolvable,
-    file_stats, predicate, replacement_rows, resolve_assignments, updated_columns,
+from icefloe.core.reports import RowChanges
+from icefloe.spark.merge_clauses import CLAUSE, MergeClauses, action_column
+from icefloe.spark.row_changes import (
+    ACTION, DELETE_ROW, INSERT, KEEP, UPDATE, check_resolvable, file_stats, predicate, replacement_rows,
+    resolve_assignments, updated_columns,
 )
 from icefloe.spark.paimon_read import read_files
 from icefloe.spark.paimon_write import align_dataframe, write_data_files
 
 FILE_COL, POS_COL = "_icefloe_file", "_icefloe_pos"
-NONE = {"updated": 0, "deleted": 0, "inserted": 0, "snapshot_id": None}
 
 
 def _target(table, condition):
@@ -48,7 +49,7 @@ def _apply(table, operation: str, base, entries, changes) -> dict:
     touched = {f for f, r in by_file.items() if r["upd"] + r["dele"] > 0}
     whole = {f for f in touched if not by_file[f]["upd"] and by_file[f]["dele"] == by_file[f]["n"]}
     if not touched and not counts["inserted"]:
-        return {**counts, "snapshot_id": None}
+        return RowChanges.of(counts)
     rewrite = sorted(touched - whole)
     in_rewrite = F.col(FILE_COL).isin(rewrite) if rewrite else F.lit(False)
     new_rows = changes.where((F.col(ACTION) == INSERT) | (in_rewrite & F.col(ACTION).isin(KEEP, UPDATE)))
@@ -61,7 +62,7 @@ def _apply(table, operation: str, base, entries, changes) -> dict:
         snap = table.commit(messages)
     else:
         snap = table.replace_files(removed, messages, operation.upper(), base.id if base else None)
-    return {**counts, "snapshot_id": snap.id if snap else None}
+    return RowChanges.of(counts, snap.id if snap else None)
 
 
 def delete_rows(table, condition) -> dict:
@@ -74,7 +75,7 @@ def delete_rows(table, condition) -> dict:
         check_resolvable(table.spark, table.schema, {}, table.name, condition)
     base, entries = _target(table, condition)
     if not entries:
-        return dict(NONE)
+        return RowChanges()
     hit = F.coalesce(predicate(condition), F.lit(False))
     rows = _read(table, entries).withColumn(ACTION, F.when(hit, F.lit(DELETE_ROW)).otherwise(F.lit(KEEP)))
     return _apply(table, "delete", base, entries, rows)
@@ -109,7 +110,7 @@ def update_rows(table, assignments: dict, condition=None) -> dict:
     check_resolvable(table.spark, schema, sets, table.name, condition)
     base, entries = _target(table, condition)
     if not entries:
-        return dict(NONE)
+        return RowChanges()
     rows = _read(table, entries)
     hit = F.coalesce(predicate(condition), F.lit(False))
     out = updated_columns(schema.fields, sets, hit, table.name)
@@ -121,11 +122,11 @@ class AppendMerge(MergeClauses):
     """``MERGE INTO`` a Paimon append table (see the module doc): every target row is read,
     since a file with a changed row is rewritten whole."""
 
-    def execute(self) -> dict:
+    def execute(self) -> RowChanges:
         """Run the MERGE as one commit.
 
         Returns:
-            dict: ``{"updated", "deleted", "inserted", "snapshot_id"}``.
+            RowChanges: the rows updated, deleted and inserted, and the new ``snapshot_id``.
 
         Raises:
             MergeCardinalityError: a target row matched more than one source row; nothing was committed.
@@ -150,7 +151,7 @@ class AppendMerge(MergeClauses):
                                     lambda n: schema.find_field(n).name, table.name)
         rows = joined.select(*values, tcol(FILE_COL).alias(FILE_COL), action_column(clauses, in_t).alias(ACTION))
         if not clauses:
-            return dict(NONE)
+            return RowChanges()
         try:
             return _apply(table, "merge", base, entries, rows)
         except Exception as e:

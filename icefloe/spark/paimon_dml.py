@@ -7,8 +7,9 @@ records of the target row, written together by Spark tasks per bucket
 """
 from __future__ import annotations
 
+from icefloe.core.reports import RowChanges
 from icefloe.paimon.merge import DELETE, INSERT, UPDATE_AFTER, row_level_refusal
-from icefloe.spark.merge_clauses import CLAUSE, MergeClauses
+from icefloe.spark.merge_clauses import CLAUSE, MergeClauses, When
 from icefloe.spark.paimon_write import write_kv_files
 from icefloe.paimon.writer import restored_sequence_numbers
 
@@ -18,11 +19,11 @@ KIND_COL = "__icefloe_row_kind"
 class PrimaryKeyMerge(MergeClauses):
     """``MERGE INTO`` a deduplicate or partial-update primary-key table (see the module doc)."""
 
-    def execute(self) -> dict:
+    def execute(self) -> RowChanges:
         """Run the MERGE as one commit.
 
         Returns:
-            dict: ``{"updated", "deleted", "inserted", "snapshot_id"}``.
+            RowChanges: the rows updated, deleted and inserted, and the new ``snapshot_id``.
 
         Raises:
             MergeCardinalityError: a target row matched more than one source row; nothing was committed.
@@ -55,10 +56,10 @@ class PrimaryKeyMerge(MergeClauses):
                 raise table.unsupported("MERGE with a DELETE clause", reason)
         kind = None
         for idx, c in clauses.items():
-            k = DELETE if c.kind == "delete" else INSERT if 1000 <= idx < 2000 else UPDATE_AFTER
+            k = DELETE if c.kind == "delete" else INSERT if c.when is When.NOT_MATCHED else UPDATE_AFTER
             kind = F.when(clause == idx, F.lit(k)) if kind is None else kind.when(clause == idx, F.lit(k))
         if kind is None:
-            return {"updated": 0, "deleted": 0, "inserted": 0, "snapshot_id": None}
+            return RowChanges()
         rows = joined.where(clause.isNotNull()).select(*values, kind.cast("tinyint").alias(KIND_COL)).cache()
         try:
             by_kind = {r[0]: r[1] for r in rows.groupBy(KIND_COL).count().collect()}
@@ -66,5 +67,5 @@ class PrimaryKeyMerge(MergeClauses):
         finally:
             rows.unpersist()
         snap = table.commit(messages)
-        return {"updated": by_kind.get(UPDATE_AFTER, 0), "deleted": by_kind.get(DELETE, 0),
-                "inserted": by_kind.get(INSERT, 0), "snapshot_id": snap.id if snap else None}
+        return RowChanges(by_kind.get(UPDATE_AFTER, 0), by_kind.get(DELETE, 0), by_kind.get(INSERT, 0),
+                          snap.id if snap else None)

@@ -25,7 +25,7 @@ from icefloe.core import types as core
 from icefloe.paimon.arrow_read import read_data_file
 from icefloe.paimon.changelog import KIND_LABELS
 from icefloe.paimon.merge import iter_merged_bucket
-from icefloe.spark import deleted_rows
+from icefloe.spark import deleted_rows, jvm
 from icefloe.spark.scans import empty_frame, file_scan
 from icefloe.paimon.schema import SchemaHistory, evolve_arrow, layout, same_layout, same_type_layout
 from icefloe.paimon.table import FileStoreTable
@@ -373,7 +373,7 @@ def read_merged(spark, table, schema, entries, where=None, columns: Optional[Seq
             for i in ids:
                 by_id[i] = table.schema_by_id(i).fields
             tasks.append((json.dumps({"paths": paths, "schema_ids": ids, "levels": [levels[p] for p in paths]}),))
-        arrow_out = to_arrow_schema(out_schema)
+        arrow_out = to_arrow_schema(out_schema, timezone="UTC")
         io, name = table.io, table.name
 
         def merge_buckets(batches):
@@ -418,7 +418,7 @@ def read_with_vectors(spark, table, schema, snapshot, entries, where=None, colum
     frames = []
     sizes = [e.file.file_size for e in readable]
     distinct = len(set(sizes)) == len(sizes)        # the SQL filter names files by size
-    by_bitmap = bool(marked) and table.io.spark_native and (distinct or deleted_rows.available(spark))
+    by_bitmap = bool(marked) and table.io.spark_native and (distinct or jvm.available(spark))
     if by_bitmap:
         frame, took_unmarked = _marked_by_bitmap(spark, table, schema, marked, fields, plain, by_size=distinct)
         frames.append(frame)
@@ -518,7 +518,7 @@ def _read_marked_in_python(spark, table, schema, marked: list):
     from pyspark.sql.pandas.types import to_arrow_schema
 
     out_schema = pt.to_spark_schema(schema.fields, with_ids=False)
-    arrow_out = to_arrow_schema(out_schema)
+    arrow_out = to_arrow_schema(out_schema, timezone="UTC")
     io, fields = table.io.for_tasks(), schema.fields
     tasks = [(pickle.dumps((e.file.file_path, ff, bv.path, bv.ranges[e.file.file_name])),) for e, bv, ff in marked]
 

@@ -31,9 +31,9 @@ from icefloe.paimon.binary_row import encode_row
 from icefloe.paimon.commit import CommitMessage
 from icefloe.paimon.data_file import DataFileMeta, DataFileNamer, local_now_millis
 from icefloe.paimon.stats import stats_from_footer, value_stats
-from icefloe.spark import deleted_rows, described_writes, partition_key
+from icefloe.spark import described_writes, jvm, partition_key
 from icefloe.spark.align import Target, check_partition_ranges, explain_spark_error, fit_dataframe
-from icefloe.core.io import FileIO, normalize_location
+from icefloe.core.io import FileIO, normalize_location, staged_files
 from icefloe.paimon.bucket import buckets_of_columns
 from icefloe.paimon.file_store import FileStore
 from icefloe.paimon.kv_writer import write_kv_table
@@ -199,7 +199,7 @@ def _jvm_bucket(keys, num_buckets: int):
         return jvm.icefloe.jvm.PaimonBucket.of(F.struct(*values)._jc, array(jvm.java.lang.String, kinds),
                                                array(jvm.int, precisions), array(jvm.int, scales), num_buckets)
 
-    return deleted_rows.jvm_column(build)
+    return jvm.jvm_column(build)
 
 
 def key_column(schema):
@@ -258,17 +258,13 @@ def write_data_files(df, table) -> list[CommitMessage]:
               .option("maxRecordsPerFile", _records_per_file(schema, co.target_file_size)))
     if key is not None:
         writer = writer.partitionBy(KEY_COL)
-    moved: list[str] = []
     try:
-        try:
-            footers = described_writes.save(aligned.sparkSession, writer, staging, write_id)
-        except Exception as e:  # a failed Spark job: our null check or anything else
-            raise explain_spark_error(e) from None
-        return _collect(store, schema, staging, key is not None, moved, footers)
-    except BaseException:
-        for p in moved:
-            store.io.delete(p)
-        raise
+        with staged_files(store.io) as moved:
+            try:
+                footers = described_writes.save(aligned.sparkSession, writer, staging, write_id)
+            except Exception as e:  # a failed Spark job: our null check or anything else
+                raise explain_spark_error(e) from None
+            return _collect(store, schema, staging, key is not None, moved, footers)
     finally:
         store.io.delete_tree(staging)
 

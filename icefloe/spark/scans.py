@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Mapping, Optional, Sequence
 
-from icefloe.spark import deleted_rows
+from icefloe.spark import deleted_rows, jvm
 
 SEP = "\u0000"          # between the items of a list sent as one string (no path or option holds it)
 _members: dict = {}     # (id(JavaSparkContext), name) -> (the context, the static method of Scans)
@@ -51,7 +51,7 @@ def local_frame(spark, columns: dict):
 
 
 def _scans_method(spark, name: str):
-    if not deleted_rows.available(spark):
+    if not jvm.available(spark):
         return None
     jsc = spark._jsc
     hit = _members.get((id(jsc), name))

@@ -15,7 +15,7 @@ import sys
 import threading
 
 from icefloe.errors import JavaMissingError, WorkerPythonError
-from icefloe.spark import deleted_rows, scans
+from icefloe.spark import jvm, scans
 from icefloe.spark.source import IcefloeDataSource
 
 _lock = threading.Lock()
@@ -33,7 +33,7 @@ REQUIRED_CONF = {
 def configure_spark(builder):
     """``builder`` (a ``SparkSession.builder``) set up for icefloe, returned for chaining:
     ``icefloe.configure_spark(SparkSession.builder.master(...)).getOrCreate()``, as delta-spark's
-    ``configure_spark_with_delta_pip``. It adds icefloe's JVM extension (``deleted_rows.jar_path()``)
+    ``configure_spark_with_delta_pip``. It adds icefloe's JVM extension (``jvm.jar_path()``)
     to the builder's ``spark.jars`` (after any jars already there) and sets ``REQUIRED_CONF``. A
     builder of a Spark Connect session (``remote``) is refused: there the jar belongs on the
     server's ``spark.jars``."""
@@ -42,8 +42,8 @@ def configure_spark(builder):
         raise TypeError(f"configure_spark takes a SparkSession.builder, not {type(builder).__name__}")
     if options.get("spark.remote") or options.get("spark.api.mode") == "connect":
         raise ValueError("configure_spark sets up a classic SparkSession's builder; for Spark Connect, add "
-                         "icefloe.spark.deleted_rows.jar_path() to the server's spark.jars")
-    jar = deleted_rows.jar_path()
+                         "icefloe.spark.jvm.jar_path() to the server's spark.jars")
+    jar = jvm.jar_path()
     if jar is not None:
         jars = [j for j in str(options.get("spark.jars") or "").split(",") if j.strip()]
         if jar not in jars:
@@ -133,6 +133,23 @@ def _set_up(spark):
     return spark
 
 
+def embedded_started() -> bool:
+    """Whether the embedded local session runs already (``get_spark`` starts it when none is active)."""
+    return _session is not None
+
+
+def app_summary(spark) -> dict:
+    """The snapshot summary properties naming the Spark application that writes (Iceberg's
+    ``spark.app.id``, ``engine-name``, ``engine-version``); empty without a session."""
+    if spark is None:
+        return {}
+    try:
+        return {"spark.app.id": spark.sparkContext.applicationId, "engine-name": "spark",
+                "engine-version": spark.version}
+    except Exception:       # a stopped session has no application to name; the commit goes on
+        return {}
+
+
 def get_spark(spark=None):
     """Return ``spark`` (configured for icefloe) or the embedded local session."""
     global _session
@@ -179,7 +196,7 @@ def get_spark(spark=None):
         )
         for k, v in REQUIRED_CONF.items():
             builder = builder.config(k, v)
-        jar = deleted_rows.jar_path()        # deletes applied inside the Parquet scan (deleted_rows.py)
+        jar = jvm.jar_path()        # deletes applied inside the Parquet scan (deleted_rows.py)
         if jar:
             builder = builder.config("spark.jars", jar)
         if not os.environ.get("ICEFLOE_SPARK_LOG_LEVEL"):   # quiet from the first line on

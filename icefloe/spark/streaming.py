@@ -25,19 +25,13 @@ from typing import Optional
 from pyspark.sql.datasource import DataSourceStreamArrowWriter, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 
-from icefloe.core.io import LOCAL, normalize_location, strip_scheme
-from icefloe.errors import IcefloeError, NoSuchSnapshotError
-from icefloe.iceberg import streaming as ice_stream
-from icefloe.paimon import streaming as paimon_stream
-from icefloe.paimon import changelog as paimon_changelog
+from icefloe.core.io import LOCAL, strip_scheme
+from icefloe.errors import NoSuchSnapshotError
 from icefloe.spark.datasource import ROWKIND
+from icefloe.spark.stream_formats import StreamingSetupError, stream_format
 
 _KINDS = ("+I", "-U", "+U", "-D")
 DONE = -1    # an offset's file count when the whole snapshot was consumed
-
-
-class StreamingSetupError(IcefloeError, ValueError):
-    """A streaming query the data source cannot run as asked."""
 
 
 def _opt(options, key: str, default=None):
@@ -45,10 +39,6 @@ def _opt(options, key: str, default=None):
         if k.lower() == key.lower():
             return v
     return default
-
-
-def _flag(options, key: str) -> bool:
-    return str(_opt(options, key, "false")).strip().lower() in ("true", "1", "yes")
 
 
 def stream_query_id(options) -> str:
@@ -99,63 +89,32 @@ def commit_batch(location: str, fmt: str, files: list, query_id: str, batch_id: 
     """Commit one micro-batch's files as one snapshot unless the query committed this batch
     already (then the files are deleted). Returns whether a snapshot was committed. ``io``:
     the FileIO of the table (tests inject faults through it)."""
-    loc = normalize_location(location)
-    name = loc.rstrip("/").rsplit("/", 1)[-1]
-    if fmt == "paimon":
-        from icefloe.paimon.table import FileStoreTable
-
-        try:
-            snap = FileStoreTable(name, loc, io=io).commit(files, overwrite=overwrite, commit_user=query_id,
-                                                           commit_identifier=batch_id)
-        except paimon_stream.BatchAlreadyCommitted:
-            return False  # the table has this batch; its files were deleted
-        return snap is not None
-    if not files and not overwrite:
-        return False
-    from icefloe.iceberg.hadoop import HadoopTableOperations
-    from icefloe.iceberg.table import BaseTable
-
-    t = BaseTable(name, HadoopTableOperations(io or LOCAL, loc))
-    produce = ice_stream.StreamingOverwrite if overwrite else ice_stream.StreamingAppend
-    try:
-        t._commit(produce(files, query_id, batch_id, summary_extra=t._app_summary()), "main")
-    except ice_stream.BatchAlreadyCommitted:
-        return False  # the table has this batch; its files were deleted
-    return True
+    return stream_format(location, io, fmt).commit_batch(files, query_id, batch_id, overwrite)
 
 
 def last_committed_batch(location: str, fmt: str, query_id: str, io=None) -> Optional[int]:
     """The highest batch id the query committed to the table (None: none)."""
-    loc = normalize_location(location)
-    if fmt == "paimon":
-        from icefloe.paimon.table import FileStoreTable
-
-        store = FileStoreTable(loc.rsplit("/", 1)[-1], loc, io=io).store
-        mine = paimon_stream.latest_of_user(store, query_id, store.snapshots.latest())
-        return mine.commit_identifier if mine is not None else None
-    from icefloe.iceberg.hadoop import HadoopTableOperations
-
-    ops = HadoopTableOperations(io or LOCAL, loc)
-    return ice_stream.last_committed_epoch(ops.load()[1], query_id)
+    return stream_format(location, io, fmt).last_committed_batch(query_id)
 
 
 def foreach_batch_writer(table, overwrite: bool = False):
     """``foreachBatch`` function writing each micro-batch to ``table`` once (see
     ``Table.foreach_batch``). The query id is the one Spark sets on the streaming thread."""
 
+    sink = stream_format(table.location, table.io)
+
     def write(df, batch_id: int) -> None:
         query_id = df.sparkSession.sparkContext.getLocalProperty("sql.streaming.queryId")
         if not query_id:
             raise StreamingSetupError("Table.foreach_batch() is for df.writeStream.foreachBatch(...): no streaming "
                                       "query is running on this thread")
-        last = last_committed_batch(table.location, table.format, query_id, table.io)
+        last = sink.last_committed_batch(query_id)
         if last is not None and batch_id <= last:
             # a replay of a batch the table has: nothing to write, but the batch still runs,
             # since Spark expects its stateful operators to commit their state for it
             df.write.format("noop").mode("overwrite").save()
             return
-        files = table.write(df) if table.format == "paimon" else table.write_files(df)
-        commit_batch(table.location, table.format, files, query_id, int(batch_id), overwrite, io=table.io)
+        sink.commit_batch(table.write_files(df), query_id, int(batch_id), overwrite)
 
     return write
 
@@ -166,15 +125,6 @@ class StreamPartition(InputPartition):
     path: str
     deletes: list = field(default_factory=list)
     kind: str = "file"            # "file": a data file; "delta": a Paimon key-value file's records
-
-
-class _Unit:
-    """One file of the stream: what a task reads, and its row count for rate limits."""
-
-    __slots__ = ("path", "rows", "deletes", "kind")
-
-    def __init__(self, path: str, rows: int, deletes=(), kind: str = "file"):
-        self.path, self.rows, self.deletes, self.kind = path, rows, list(deletes), kind
 
 
 class IcefloeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
@@ -189,61 +139,23 @@ class IcefloeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.schema = schema
         self.location = _location(options, schema)
         self.io = io_for(options, self.location)
-        self.format = detect_format(self.location, self.io)
+        self.stream = stream_format(self.location, self.io, detect_format(self.location, self.io))
         self._units: dict = {}
         self._cap: Optional[int] = None      # Trigger.AvailableNow: the last snapshot to read
         self.max_files = _int_opt(options, "streaming-max-files-per-micro-batch", "maxFilesPerTrigger")
         self.max_rows = _int_opt(options, "streaming-max-rows-per-micro-batch", "maxRowsPerTrigger")
 
     # ------------------------------------------------------------------ snapshots
-    def _ice(self):
-        from icefloe.spark.datasource import _iceberg_table
-
-        return _iceberg_table(self.location, self.io)
-
-    def _paimon(self):
-        from icefloe.spark.paimon_read import paimon_table_at
-
-        return paimon_table_at(self.location, self.io)
-
-    def _latest_id(self) -> int:
-        if self.format == "paimon":
-            latest = self._paimon().store.snapshots.latest_id()
-            return latest if latest is not None else -1
-        snap = self._ice().current_snapshot()
-        return snap.snapshot_id if snap is not None else -1
-
     def prepareForTriggerAvailableNow(self) -> None:
-        self._cap = self._latest_id()
+        self._cap = self.stream.latest_id()
 
     def _following(self, sid: int) -> list:
         """Snapshot ids committed after ``sid`` (-1: all), oldest first, up to the latest (or
         the one ``Trigger.AvailableNow`` saw at the start)."""
-        ids = self._following_all(sid)
+        ids = self.stream.following(sid)
         if self._cap is not None:
             ids = ids[:ids.index(self._cap) + 1] if self._cap in ids else ([] if self._cap <= sid else ids)
         return ids
-
-    def _following_all(self, sid: int) -> list:
-        if self.format == "paimon":
-            store = self._paimon().store
-            latest = store.snapshots.latest_id()
-            if latest is None or latest <= sid:
-                return []
-            first = sid + 1 if sid >= 0 else (store.snapshots.earliest_id() or 1)
-            earliest = paimon_changelog.earliest_changes(store) or 1      # kept changelogs included
-            if first < earliest:
-                raise NoSuchSnapshotError(
-                    f"the stream needs snapshot {first} of {self.location}, which has expired (the earliest is "
-                    f"{earliest}); restart the query from a new checkpoint or keep snapshots longer")
-            return list(range(first, latest + 1))
-        meta = self._ice().metadata
-        try:
-            return [s.snapshot_id for s in ice_stream.snapshots_after(meta, sid if sid >= 0 else None)]
-        except ValueError:
-            raise NoSuchSnapshotError(
-                f"the stream needs what followed snapshot {sid} of {self.location}, which is no longer in the "
-                "table's history (expired or rolled back); restart the query from a new checkpoint") from None
 
     def _start_id(self) -> tuple[int, bool]:
         """The starting snapshot and whether the stream starts with the whole table as of it."""
@@ -255,41 +167,21 @@ class IcefloeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             sid = int(sid)
             full = mode == "from-snapshot-full"
             # from-snapshot: that snapshot's own changes and what follows
-            return (sid if full else self._before(sid), full)
+            return (sid if full else self.stream.before(sid), full)
         if ts not in (None, ""):
-            return (self._last_before_time(int(ts)), False)
+            return (self.stream.last_before_time(int(ts)), False)
         if mode in ("latest",):
-            return (self._latest_id(), False)
+            return (self.stream.latest_id(), False)
         if mode in ("", "default", "latest-full", "full"):
-            return (self._latest_id(), True)
+            return (self.stream.latest_id(), True)
         raise StreamingSetupError(f"option scan.mode={mode!r}: expected latest-full, latest, from-snapshot, "
                                   "from-snapshot-full or from-timestamp")
-
-    def _before(self, sid: int) -> int:
-        """The snapshot just before ``sid`` (-1 when ``sid`` is the first)."""
-        if self.format == "paimon":
-            return sid - 1 if sid > 1 else -1
-        snap = self._ice().metadata.snapshot_by_id(sid)
-        return snap.parent_snapshot_id if snap.parent_snapshot_id is not None else -1
-
-    def _last_before_time(self, millis: int) -> int:
-        """The newest snapshot committed before ``millis`` (the stream starts after it)."""
-        best = -1
-        if self.format == "paimon":
-            for s in self._paimon().store.snapshots.iter_snapshots():
-                if s.time_millis < millis:
-                    best = s.id
-            return best
-        for s in reversed(ice_stream.branch_history(self._ice().metadata)):
-            if s.timestamp_ms < millis:
-                best = s.snapshot_id
-        return best
 
     def _units_of(self, sid: int, full: bool) -> list:
         key = (sid, full)
         if key not in self._units:
             try:
-                self._units[key] = self._plan_units(sid, full) if sid >= 0 else []
+                self._units[key] = self.stream.units(sid, full, self.options) if sid >= 0 else []
             except (NoSuchSnapshotError, KeyError, ValueError) as e:
                 if isinstance(e, StreamingSetupError):
                     raise
@@ -297,45 +189,6 @@ class IcefloeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                     f"the stream needs snapshot {sid} of {self.location}, which has expired or is gone ({e}); "
                     "restart the query from a new checkpoint or keep snapshots longer") from None
         return self._units[key]
-
-    def _plan_units(self, sid: int, full: bool) -> list:
-        o = self.options
-        if self.format == "paimon":
-            from icefloe.spark.paimon_read import partitions_of
-
-            table = self._paimon()
-            store = table.store
-            if not full:             # an expired snapshot's kept changelog still streams
-                snap = paimon_changelog.changes_of(store, sid)
-                if snap is None:
-                    return []
-            else:
-                snap = store.snapshots.snapshot(sid)
-            if full:
-                entries = table.plan(None, sid)
-                rows = sum(e.file.row_count for e in entries)
-                parts = partitions_of(table, entries, sid)
-                if table.table_schema.primary_keys:
-                    return [_Unit(p, max(rows // max(len(parts), 1), 1)) for p in parts]
-                return [_Unit(p, e.file.row_count) for p, e in zip(parts, entries)]
-            # a primary-key table with a changelog producer streams its changelog files
-            entries = paimon_changelog.snapshot_changes(store, snap, paimon_changelog.producer(table.table_schema),
-                                                        _flag(o, "streaming-read-overwrite"))
-            if not table.table_schema.primary_keys:
-                return [_Unit(p, e.file.row_count) for p, e in zip(partitions_of(table, entries), entries)]
-            return [_Unit(f"{e.file.file_path}#schema={e.file.schema_id},{table.table_schema.id}",
-                          e.file.row_count, kind="delta") for e in entries]
-        t = self._ice()
-        meta = t.metadata
-        snap = meta.snapshot_by_id(sid)
-        if full:
-            return [_Unit(task.path, task.file.record_count, task.deletes) for task in t.plan_snapshot(snap)]
-        try:
-            added = ice_stream.stream_files(t.io, meta, snap, _flag(o, "streaming-skip-delete-snapshots"),
-                                            _flag(o, "streaming-skip-overwrite-snapshots"))
-        except ice_stream.StreamStopped as e:
-            raise StreamingSetupError(f"{self.location}: {e}") from None
-        return [_Unit(f.file_path, f.record_count) for f, _ in added]
 
     # ------------------------------------------------------------------ offsets
     def initialOffset(self) -> dict:
@@ -408,7 +261,8 @@ class IcefloeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                                   "no longer has in its history")
 
     def read(self, partition):
-        yield from read_stream_partition(self.location, self.format, self.schema, partition, self.options)
+        yield from read_stream_partition(self.location, self.stream.changelog_rows, self.schema, partition,
+                                         self.options)
 
     def commit(self, end: dict) -> None:
         keep = int(end["snapshot"])
@@ -438,16 +292,17 @@ def _limits(limit) -> tuple[Optional[int], Optional[int]]:
     return files, rows
 
 
-def read_stream_partition(location: str, fmt: str, schema, partition, options=None):
+def read_stream_partition(location: str, changelog_rows: bool, schema, partition, options=None):
     """Arrow batches of one stream partition in Spark's read schema (``options``: the stream's,
-    for an object store's settings)."""
+    for an object store's settings); ``changelog_rows``: the table's stream may carry each row's
+    kind (a first column ``ROWKIND``) and change records (units of kind "delta")."""
     from icefloe.spark.datasource import FilePartition, IcefloeReader, io_for
 
     options = dict(options or {})
 
     names = [f.name for f in schema.fields]
-    with_kind = bool(names) and names[0] == ROWKIND and fmt == "paimon"
-    if fmt == "paimon" and partition.kind == "delta":
+    with_kind = bool(names) and names[0] == ROWKIND and changelog_rows
+    if partition.kind == "delta":
         yield from _read_delta(location, schema, partition.path, with_kind, io_for(options, location))
         return
     from pyspark.sql import types as T

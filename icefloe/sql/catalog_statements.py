@@ -37,7 +37,7 @@ def _namespace(sess, parts: list, node=None) -> Optional[str]:
 
 def show_namespaces(sess, stmt: p.ShowNamespaces):
     if stmt.catalog is not None and ".".join(stmt.catalog.parts).lower() != sess.catalog_name.lower():
-        return sess.run_spark(sess._stmt.text)
+        return sess.run_spark(sess.statement.text)
     names = sorted(sess.catalog.list_namespaces())
     if stmt.pattern:   # Spark's SHOW ... LIKE: '*' any characters, '|' alternatives, case-insensitive
         alts = [re.compile(fnmatch.translate(a.strip().replace(".*", "*").lower())) for a in stmt.pattern.split("|")]
@@ -49,7 +49,7 @@ def create_namespace(sess, tree: exp.Create):
     parts = table_parts(tree.this)
     ns = _namespace(sess, parts, tree.this)
     if ns is None:
-        return sess.run_spark(sess._stmt.text)
+        return sess.run_spark(sess.statement.text)
     props = tree.args.get("properties")
     if props is not None and props.expressions:
         raise sess.not_supported("namespace properties, comments and locations (a warehouse namespace is "
@@ -65,7 +65,7 @@ def drop_namespace(sess, tree: exp.Drop):
     for table in tree.args.get("tables") or [tree.this]:
         ns = _namespace(sess, table_parts(table), table)
         if ns is None:
-            return sess.run_spark(sess._stmt.text)
+            return sess.run_spark(sess.statement.text)
         try:
             sess.catalog.drop_namespace(ns, cascade=bool(tree.args.get("cascade")),
                                         missing_ok=bool(tree.args.get("exists")))
@@ -92,7 +92,7 @@ def use(sess, tree: exp.Use):
     if len(parts) == 2 and parts[0].lower() == sess.catalog_name.lower():
         raise sess.error(f"namespace {ns} does not exist in {sess.catalog.warehouse}", target)
     sess.namespace = None                          # Spark's own database
-    return sess.run_spark(sess._stmt.text)
+    return sess.run_spark(sess.statement.text)
 
 
 # --------------------------------------------------------------------------- one table's definition
@@ -113,24 +113,15 @@ def _ident(s: str) -> str:
     return s if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", s) else "`" + s.replace("`", "``") + "`"
 
 
-def table_properties(t) -> dict:
-    props = dict(t.properties)
-    if t.format == "paimon":
-        keys = list(getattr(t.table_schema, "primary_keys", []) or [])
-        if keys:
-            props["primary-key"] = ",".join(keys)
-    return props
-
-
 def show_create_table(sess, stmt: p.ShowCreateTable):
     t = _table(sess, stmt.table)
     if t is None:
-        return sess.run_spark(sess._stmt.text)
+        return sess.run_spark(sess.statement.text)
     cols = []
     for name, dtype, comment in t.describe_columns():
         col = f"  {_ident(name)} {dtype.replace(' not null', '').upper()}" + (" NOT NULL" if "not null" in dtype else "")
         cols.append(col + (f" COMMENT {_quote(comment)}" if comment else ""))
-    props = table_properties(t)
+    props = t.shown_properties()
     comment = props.pop("comment", None)
     lines = [f"CREATE TABLE {sess.catalog_name}.{t.name} (", ",\n".join(cols) + ")", f"USING {t.format}"]
     if t.partitioning():
@@ -146,8 +137,8 @@ def show_create_table(sess, stmt: p.ShowCreateTable):
 def show_tblproperties(sess, stmt: p.ShowTblProperties):
     t = _table(sess, stmt.table)
     if t is None:
-        return sess.run_spark(sess._stmt.text)
-    props = table_properties(t)
+        return sess.run_spark(sess.statement.text)
+    props = t.shown_properties()
     if stmt.key is not None:
         value = props.get(stmt.key, f"Table {sess.catalog_name}.{t.name} does not have property: {stmt.key}")
         rows = [(stmt.key, value)]
@@ -174,7 +165,7 @@ def truncate(sess, tree: exp.TruncateTable):
     for table in tree.expressions:
         ref, ours = sess.resolve(table)
         if ref is None and not ours:
-            return sess.run_spark(sess._stmt.text)
+            return sess.run_spark(sess.statement.text)
         if ref is None or ref.metadata:
             raise sess.error(f"unknown table {'.'.join(table_parts(table))}", table)
         tables.append(wap.write_target(sess, sess.load(ref), None, "TRUNCATE TABLE", table))

@@ -23,7 +23,7 @@ def _parts(name: str) -> list:
 
 def command(sess, tree) -> Optional[object]:
     """The result of a command about an icefloe table; None when it is not about one."""
-    text = sess._stmt.text
+    text = sess.statement.text
     if isinstance(tree, (exp.Refresh, exp.Analyze)):
         tables = [tree.this] if isinstance(tree, exp.Refresh) else list(tree.args.get("tables") or [])
         table = tables[0] if tables else None

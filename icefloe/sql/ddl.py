@@ -16,6 +16,7 @@ from icefloe.core.types import from_spark_schema
 from icefloe.iceberg.catalog import RenameNotSupportedError, ReplaceNotSupportedError
 from icefloe.iceberg.transforms import default_field_name, parse_partition_expr
 from icefloe.paimon.catalog import DEFAULT_DATABASE
+from icefloe.table.capabilities import TAG_LISTS
 
 ICEFLOE_PROVIDERS = ("iceberg", "paimon", "icefloe")
 
@@ -99,7 +100,7 @@ def create(sess, tree: exp.Create):
         raise sess.error(f"this catalog holds {fmt} tables; USING {provider} needs a catalog opened "
                          f"with format={provider!r} (icefloe --format {provider})", tree)
     replace = bool(tree.args.get("replace"))
-    replace_only = bool(getattr(sess._stmt, "replace_only", False))
+    replace_only = bool(getattr(sess.statement, "replace_only", False))
     verb = "REPLACE TABLE" if replace_only else "CREATE OR REPLACE TABLE"
     name = _target_name(sess, target)
     exists = sess.exists(name)
@@ -256,14 +257,14 @@ def drop(sess, tree: exp.Drop):
     tables = tree.args.get("tables") or ([tree.this] if tree.this is not None else [])
     table = tables[0] if len(tables) == 1 else None
     if str(tree.args.get("kind") or "").upper() != "TABLE" or not isinstance(table, exp.Table):
-        return sess.run_spark(sess._stmt.text)
+        return sess.run_spark(sess.statement.text)
     ref, ours = sess.resolve(table)
     if ref is None:
         if ours:
             if tree.args.get("exists"):
                 return sess.empty()
             raise sess.error(f"unknown table {'.'.join(table_parts(table))}", table)
-        return sess.run_spark(sess._stmt.text)      # a table of Spark's own catalog
+        return sess.run_spark(sess.statement.text)      # a table of Spark's own catalog
     if ref.metadata:
         raise sess.error(f"metadata table {ref} cannot be dropped", table)
     # DROP TABLE ... PURGE deletes the files; without PURGE the catalog's own default holds (Spark's:
@@ -349,6 +350,11 @@ def describe_rows(t, extended: bool = False) -> list:
         rows.append(("Table Properties",
                      "[" + ",".join(f"{k}={v}" for k, v in sorted(props.items())
                                     if k != "schema.name-mapping.default") + "]", ""))
+        extra = t.describe_extra() if hasattr(t, "describe_extra") else []
+        if extra:                       # a Paimon table that is an Iceberg table too
+            rows.append(("", "", ""))
+            rows.append(("# Iceberg View", "", ""))
+            rows.extend((k, v, "") for k, v in extra)
     return rows
 
 
@@ -541,7 +547,7 @@ def _rename(sess, t, action: exp.AlterRename):
 def alter_extension(sess, stmt):
     ref, ours = sess.resolve_name(list(stmt.table.parts))
     if ref is None and not ours:
-        return sess.run_spark(sess._stmt.text)      # a table of Spark's own catalog
+        return sess.run_spark(sess.statement.text)      # a table of Spark's own catalog
     if ref is None or ref.metadata:
         raise SqlError(f"unknown table {stmt.table}", stmt.table.line, stmt.table.column)
     t = sess.load(ref)
@@ -701,7 +707,7 @@ def _ref_ddl(sess, t, stmt: p.AlterRef):
             raise SqlError(f"tag {stmt.new_name} already exists in table {t.name}", *where)
         t.rename_tag(stmt.ref, stmt.new_name)
         return sess.empty()
-    if stmt.action == "drop" and kind == "tag" and t.format == "paimon" and "," in stmt.ref:
+    if stmt.action == "drop" and kind == "tag" and t.supports(TAG_LISTS) and "," in stmt.ref:
         names = [n.strip() for n in stmt.ref.split(",") if n.strip()]     # Paimon: DELETE TAG `a,b`
         missing = [n for n in names if n not in refs]
         if missing and not stmt.if_exists:

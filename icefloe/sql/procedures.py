@@ -10,12 +10,14 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+from icefloe.core.reports import ExpireReport
 from icefloe.errors import CommitFailedError, IcefloeError, NoSuchSnapshotError, NotSupportedError
 from icefloe.sql import paimon_procedures
 from icefloe.sql.errors import NotSupportedYetError, SqlError, refusal
 from icefloe.sql.parser import Call, node_position
 from icefloe.sql.snapshot_procedures import REGISTER_TABLE, SNAPSHOT_PROCEDURES, register_table
 from icefloe.sql.translate import literal_value
+from icefloe.table.capabilities import PAIMON_PROCEDURES
 
 
 @dataclass(frozen=True)
@@ -155,7 +157,7 @@ def call(sess, stmt: Call):
         hint = " (name it db.table, or USE db first)" if "." not in table_name and not sess.namespace else ""
         raise _err(f"unknown table {table_name}{hint}", table_node)
     t = sess.load(ref)
-    if paimon is not None and t.format == "paimon":         # Paimon's own procedure and arguments
+    if paimon is not None and t.supports(PAIMON_PROCEDURES):     # Paimon's own procedure and arguments
         return paimon_procedures.call(sess, t, parts[1], bind_args(stmt, paimon))
     if proc is None:
         raise _err(f"{parts[1]} is a procedure of Paimon tables; {table_name} is an {t.format} table", table_node)
@@ -334,11 +336,19 @@ def _result_df(sess, t, name, proc, result, before, kwargs):
         refs = refs or {}
         key = kwargs["tag" if name == "create_tag" else "branch"]
         rows = [(key, refs[key].snapshot_id if key in refs else None)]
-    elif name == "expire_snapshots" and t.format == "iceberg":
-        rows = [(len(result.deleted_data_files), len(result.deleted_manifests), len(result.deleted_manifest_lists))]
+    elif name == "expire_snapshots":
+        rows = [_expire_counts(result)]
     else:
         rows = _rows_from(result, proc.result)
     return sess.spark.createDataFrame(rows, proc.result)
+
+
+def _expire_counts(report: ExpireReport) -> tuple:
+    """expire_snapshots' row: the data files, manifests and manifest lists deleted (None where the
+    table's expiry does not report the files it deleted)."""
+    if not report.files_reported:
+        return (None, None, None)
+    return (len(report.deleted_data_files), len(report.deleted_manifests), len(report.deleted_manifest_lists))
 
 
 def _rows_from(result, ddl: str):

@@ -29,6 +29,7 @@ from icefloe.sql.errors import NotSupportedYetError, SqlError
 from icefloe.sql.names import TableRef, resolve_parts, table_parts
 from icefloe.sql.parser import Statement, node_position, position_of, split
 from icefloe.sql.translate import literal_value
+from icefloe.table.capabilities import AUDIT_LOG, PAIMON_DYNAMIC_OPTIONS
 from icefloe.sql import (
     catalog_statements as cs, commands, ddl, dml, parser as p, paimon_incremental, paimon_options, procedures,
     system_functions, wap,
@@ -56,6 +57,16 @@ class SqlSession:
         if self._spark is None:
             self._spark = self.catalog.spark
         return self._spark
+
+    @property
+    def spark_started(self) -> bool:
+        """Whether this session holds its Spark session already (``spark`` starts one when not)."""
+        return self._spark is not None
+
+    @property
+    def statement(self) -> Optional[Statement]:
+        """The statement being run (its text, place and kind), for the statement handlers."""
+        return self._stmt
 
     # ------------------------------------------------------------------ entry point
     def sql(self, text: str):
@@ -346,7 +357,7 @@ class SqlSession:
             if ref.ref not in (t.refs() or {}):
                 raise self.error(f"table {t.name} has no {ref.ref_kind} {ref.ref!r}", node)
             kwargs = {"ref": ref.ref}
-        if not kwargs and t.format == "paimon":
+        if not kwargs and t.supports(PAIMON_DYNAMIC_OPTIONS):
             kwargs = self.dynamic_read_kwargs(t, ref)
         elif not kwargs and (branch := wap.read_branch(self, t)) is not None:
             kwargs = {"ref": branch}      # SET spark.wap.branch: plain reads see the audit branch
@@ -369,7 +380,7 @@ class SqlSession:
 
     def metadata_df(self, t, ref: TableRef, version=None, node=None):
         name = ref.metadata
-        if name == "audit_log" and t.format == "paimon":     # rows, not metadata: read in Spark
+        if name == "audit_log" and t.supports(AUDIT_LOG):     # rows, not metadata: read in Spark
             return t.audit_log(**self.read_kwargs(t, version, node))
         if name == "changes":         # Iceberg's changelog table: every row change of the history
             if version is not None:

@@ -1,19 +1,12 @@
 """The table contract: one set of operations, signatures and return types for every format.
 
-``Catalog``, SQL, the command line and ``check`` call tables only through this contract,
-never asking a table which format it is. Each format implements what it can; an operation
-it does not offer raises :class:`~icefloe.errors.NotSupportedError` naming the operation,
-the table and the format (``Table.unsupported``), never a silent partial result.
-
-Conventions shared by both formats:
-
-- time travel is ``snapshot_id=``, ``as_of=`` (a datetime or epoch milliseconds) or
-  ``ref=`` (a branch or tag name), at most one of them;
-- ``where`` is Spark SQL predicate text (or a Spark Column where Spark evaluates it);
-- writes take a Spark DataFrame, a pyarrow Table/RecordBatch or a pandas DataFrame
-  and return the new snapshot (None when nothing was committed);
-- ``expire_snapshots`` returns an :class:`~icefloe.core.reports.ExpireReport`,
-  ``remove_orphan_files`` the paths removed (or, with ``dry_run``, that would be).
+``Catalog``, SQL, the command line and ``check`` call tables only through this contract, never
+asking a table which format it is (a statement only one format has asks ``Table.supports``). Each
+format implements what it can; an operation it does not offer raises
+:class:`~icefloe.errors.NotSupportedError` naming the operation, the table and the format
+(``Table.unsupported``), never a silent partial result. The conventions both formats share are in
+``Table``'s docstring; writes return the new snapshot (None when nothing was committed), row-level
+changes a :class:`~icefloe.core.reports.RowChanges`, ``expire_snapshots`` an ``ExpireReport``.
 """
 from __future__ import annotations
 
@@ -21,10 +14,11 @@ from typing import Any, Callable, Optional, Sequence
 
 import pyarrow as pa
 
-from icefloe.core.reports import Report
+from icefloe.core.reports import Report, RowChanges
 from icefloe.core.tree import Node
 from icefloe.core.types import Schema
 from icefloe.errors import NotSupportedError
+from icefloe.table.capabilities import FileRow
 from icefloe.table.inspect import Inspect
 from icefloe.table.scan import TableScan
 
@@ -42,6 +36,16 @@ class Table:
     #: the table format's name, for display only ("iceberg" or "paimon")
     format: str = ""
     name: str
+    #: the named capabilities beyond the contract this table has (``table.capabilities``)
+    capabilities: frozenset = frozenset()
+
+    def supports(self, capability: str) -> bool:
+        """Whether the table has a capability beyond the common contract.
+
+        Args:
+            capability: A name of ``icefloe.table.capabilities`` (``PAIMON_PROCEDURES``...).
+        """
+        return capability in self.capabilities
 
     # ------------------------------------------------------------------ refusal
     def unsupported(self, operation: str, reason: str = "") -> NotSupportedError:
@@ -290,7 +294,7 @@ class Table:
                 it; every row of ``data`` must match it.
 
         Returns:
-            The new snapshot; with ``where``, a dict of counts and the snapshot id, as ``delete``.
+            The new snapshot; with ``where``, the ``RowChanges``, as ``delete``.
         """
         raise self.unsupported("overwrite")
 
@@ -304,6 +308,17 @@ class Table:
             The new snapshot, or None for a table without rows.
         """
         raise self.unsupported("truncate")
+
+    def write_files(self, data) -> list:
+        """Write data files without committing them; ``commit`` commits them.
+
+        Args:
+            data: A Spark DataFrame, a pyarrow Table or a pandas DataFrame.
+
+        Returns:
+            list: the commit messages ``commit`` takes (Iceberg ``DataFile``s, Paimon ``CommitMessage``s).
+        """
+        raise self.unsupported("write_files")
 
     def commit(self, messages: Sequence[Any], overwrite: bool = False, branch: Optional[str] = None):
         """Commit files written elsewhere (by ``write_files``/``write`` or Spark tasks) as one snapshot.
@@ -350,7 +365,7 @@ class Table:
         return foreach_batch_writer(self, overwrite)
 
     # ------------------------------------------------------------------ row-level changes
-    def delete(self, where, isolation_level: Optional[str] = None) -> dict:
+    def delete(self, where, isolation_level: Optional[str] = None) -> RowChanges:
         """``DELETE FROM t WHERE where`` in one snapshot.
 
         Args:
@@ -359,14 +374,14 @@ class Table:
                 conflict with this one (default: the table's ``write.delete.isolation-level``).
 
         Returns:
-            dict: ``{"updated", "deleted", "inserted", "snapshot_id"}``.
+            RowChanges: the rows updated, deleted and inserted, and the new ``snapshot_id``.
 
         Raises:
             CommitConflictError: a concurrent commit conflicts; nothing was committed.
         """
         raise self.unsupported("delete")
 
-    def update(self, set: dict, where=None, isolation_level: Optional[str] = None) -> dict:
+    def update(self, set: dict, where=None, isolation_level: Optional[str] = None) -> RowChanges:
         """``UPDATE t SET col = value, ... WHERE where`` in one snapshot.
 
         Args:
@@ -376,7 +391,7 @@ class Table:
             isolation_level: ``serializable`` or ``snapshot`` (Iceberg).
 
         Returns:
-            dict: ``{"updated", "deleted", "inserted", "snapshot_id"}``.
+            RowChanges: the rows updated, deleted and inserted, and the new ``snapshot_id``.
         """
         raise self.unsupported("update")
 
@@ -698,6 +713,14 @@ class Table:
         raise self.unsupported("rewrite_manifests")
 
     # ------------------------------------------------------------------ description (SQL, CLI, check)
+    def data_files(self, where=None) -> list[FileRow]:
+        """The data files a read (with ``where``) would use, as the command line lists them."""
+        raise self.unsupported("data_files")
+
+    def shown_properties(self) -> dict:
+        """The properties ``SHOW TBLPROPERTIES`` and ``SHOW CREATE TABLE`` show (Paimon: with its primary key)."""
+        return dict(self.properties)
+
     def partition_columns(self) -> list[str]:
         """Columns a ``PARTITION (col = value)`` clause may name: identity-partitioned columns."""
         return []

@@ -6,7 +6,7 @@ from typing import Callable, Optional, Sequence
 import pyarrow as pa
 
 from icefloe.core.arrow import as_arrow_table, is_arrow_data
-from icefloe.core.reports import ExpireReport, Report
+from icefloe.core.reports import ExpireReport, Report, RowChanges
 from icefloe.core.tree import Node
 from icefloe.core.types import parse_type, to_spark_ddl_type, widen_small_ints
 from icefloe.iceberg import inspect as metadata
@@ -16,6 +16,7 @@ from icefloe.iceberg.check import check_iceberg
 from icefloe.iceberg.layout import metadata_tree
 from icefloe.iceberg.overwrite import DeleteAll, Overwrite
 from icefloe.iceberg.snapshot import Snapshot
+from icefloe.iceberg.snapshot_producer import SnapshotProducer
 from icefloe.iceberg.table import BaseTable
 from icefloe.iceberg.table_metadata import MAIN_BRANCH
 from icefloe.iceberg.transforms import IdentityTransform
@@ -25,8 +26,10 @@ from icefloe.errors import UnsupportedFeatureError
 from icefloe.spark import iceberg_lineage as lineage
 from icefloe.spark.iceberg_read import FILE_COL, POS_COL, read_tasks
 from icefloe.spark.iceberg_write import write_data_files
-from icefloe.spark.session import get_spark
+from icefloe.spark.session import app_summary, get_spark
+from icefloe.spark.target import WriteTarget
 from icefloe.table.base import Table
+from icefloe.table.capabilities import FileRow
 from icefloe.table.overwrite import iceberg_partition_overwrite
 
 
@@ -46,10 +49,24 @@ class IcebergTable(BaseTable, Table):
 
     format = "iceberg"
 
+    def __init__(self, name: str, ops, spark=None):
+        self._spark = spark      # the data plane's session, started on first use (``spark``)
+        super().__init__(name, ops)
+
     @property
     def spark(self):
         self._spark = get_spark(self._spark)
         return self._spark
+
+    def app_summary(self) -> dict:
+        """What a snapshot this table object commits says of its writer (the Spark application,
+        when one runs; none is started for it)."""
+        return app_summary(self._spark)
+
+    def write_target(self, branch: Optional[str] = None) -> WriteTarget:
+        """This table as the Spark layer's writes see it (``spark.target.WriteTarget``): writes go to
+        ``branch``, by default this table object's write branch."""
+        return IcebergWriteTarget(self, branch or self.write_branch)
 
     # ------------------------------------------------------------------ reads
     def to_spark(self, snapshot_id: Optional[int] = None, as_of=None, where=None,
@@ -112,7 +129,7 @@ class IcebergTable(BaseTable, Table):
     def append(self, data, branch: Optional[str] = None) -> Snapshot:
         """Append a Spark DataFrame or pyarrow.Table as one new snapshot."""
         files = self.write_files(data)
-        return self._commit(Append(files, summary_extra=self._app_summary()), branch or self.write_branch)
+        return self.write_target(branch).commit(Append(files), branch or self.write_branch)
 
     def overwrite(self, data, partition: Optional[dict] = None, dynamic: bool = False,
                   branch: Optional[str] = None, where: Optional[str] = None):
@@ -122,11 +139,11 @@ class IcebergTable(BaseTable, Table):
         if where is not None:
             if partition or dynamic or (branch or self.write_branch) != MAIN_BRANCH:
                 raise ValueError("overwrite(where=...) takes no partition, dynamic or branch")
-            return iceberg_dml.replace_where(self, data, where)
+            return iceberg_dml.replace_where(self.write_target(), data, where)
         if partition or dynamic:
             return iceberg_partition_overwrite(self, data, partition or {}, dynamic, branch or self.write_branch)
         files = self.write_files(data)
-        return self._commit(Overwrite.replace_all(files, summary_extra=self._app_summary()), branch or self.write_branch)
+        return self.write_target(branch).commit(Overwrite.replace_all(files), branch or self.write_branch)
 
     def truncate(self, branch: Optional[str] = None) -> Optional[Snapshot]:
         """Remove every row in one ``delete`` snapshot: all files dropped, none read (None for a
@@ -135,39 +152,42 @@ class IcebergTable(BaseTable, Table):
         snap = self.snapshot_for(ref=branch) if branch in self.refs() else self.current_snapshot()
         if snap is None:
             return None
-        return self._commit(DeleteAll(summary_extra=self._app_summary()), branch or self.write_branch)
+        return self.write_target(branch).commit(DeleteAll(), branch)
 
     def commit(self, messages, overwrite: bool = False, branch: Optional[str] = None) -> Snapshot:
-        return self.commit_files(messages, overwrite=overwrite, branch=branch or self.write_branch)
+        return self.commit_files(messages, overwrite=overwrite, branch=branch or self.write_branch,
+                                 summary=self.app_summary())
 
     # ------------------------------------------------------------------ row-level changes
     # Modes per table property write.{delete,update,merge}.mode (copy-on-write | merge-on-read),
     # isolation per write.{delete,update,merge}.isolation-level (serializable | snapshot).
-    def delete(self, where, isolation_level: Optional[str] = None) -> dict:
+    def delete(self, where, isolation_level: Optional[str] = None) -> RowChanges:
         """``DELETE FROM t WHERE where`` (Spark SQL text or a Column); returns counts and snapshot id."""
-        return iceberg_dml.delete_rows(self, where, isolation_level)
+        return iceberg_dml.delete_rows(self.write_target(), where, isolation_level)
 
-    def update(self, set: dict, where=None, isolation_level: Optional[str] = None) -> dict:
+    def update(self, set: dict, where=None, isolation_level: Optional[str] = None) -> RowChanges:
         """``UPDATE t SET col = expr, ... WHERE where``; values are Spark SQL text or Columns."""
-        return iceberg_dml.update_rows(self, set, where, isolation_level)
+        return iceberg_dml.update_rows(self.write_target(), set, where, isolation_level)
 
     def merge(self, source, on, target_alias: str = "t", source_alias: str = "s",
               isolation_level: Optional[str] = None):
         """``MERGE INTO t USING source s ON on``: add when_* clauses, then ``execute()``."""
-        return iceberg_dml.MergeBuilder(self, source, on, target_alias, source_alias, isolation_level)
+        return iceberg_dml.MergeBuilder(self.write_target(), source, on, target_alias, source_alias,
+                                        isolation_level)
 
     def delete_by_key(self, keys) -> Optional[Snapshot]:
         """Equality deletes of the rows matching ``keys`` (a DataFrame or Arrow table of key columns)."""
-        return iceberg_dml.delete_by_key(self, keys)
+        return iceberg_dml.delete_by_key(self.write_target(), keys)
 
     def rewrite_data_files(self, where=None, target_file_size: Optional[int] = None, options: Optional[dict] = None,
                            strategy: Optional[str] = None, sort_order: Optional[str] = None) -> Optional[Snapshot]:
         """Compaction as a ``replace`` snapshot, by the rules and ``options`` of Iceberg's
         rewrite_data_files (bin-pack, or ``strategy='sort'`` by ``sort_order``)."""
-        return iceberg_compaction.rewrite_data_files(self, where, target_file_size, options, strategy, sort_order)
+        return iceberg_compaction.rewrite_data_files(self.write_target(MAIN_BRANCH), where, target_file_size, options,
+                                                     strategy, sort_order)
 
     def rewrite_manifests(self, branch: Optional[str] = None, spec_id: Optional[int] = None) -> Snapshot:
-        return BaseTable.rewrite_manifests(self, branch or self.write_branch, spec_id)
+        return BaseTable.rewrite_manifests(self, branch or self.write_branch, spec_id, summary=self.app_summary())
 
     # ------------------------------------------------------------------ maintenance and metadata
     def expire_snapshots(self, older_than=None, retain_last: Optional[int] = None,
@@ -202,6 +222,18 @@ class IcebergTable(BaseTable, Table):
                 terms.append(f"{tr}({src_name})")
         return terms
 
+    def data_files(self, where=None) -> list[FileRow]:
+        rows = []
+        meta = self.metadata
+        for f in self.plan_files(where=where):
+            spec = meta.spec_by_id(f.spec_id)
+            part = {}
+            for pf, v in zip(spec.fields, f.partition):      # each value as the spec writes it (2024-01-01)
+                src = meta.schema.find_field_or_none(pf.source_id)
+                part[pf.name] = None if v is None else pf.transform.human(src.field_type, v) if src else str(v)
+            rows.append(FileRow(f.file_path, part, f.record_count, f.file_size_in_bytes, f.content))
+        return rows
+
     def describe_columns(self) -> list[tuple]:
         return [(f.name, to_spark_ddl_type(f.field_type) + (" not null" if f.required else ""), f.doc or "")
                 for f in self.schema.fields]
@@ -227,3 +259,30 @@ class IcebergTable(BaseTable, Table):
             snap = self.snapshot_for(snapshot_id, as_of, ref)
             snapshot_id = snap.snapshot_id if snap is not None else None
         return metadata.metadata_table(self, name, snapshot_id)
+
+
+class IcebergWriteTarget:
+    """An ``IcebergTable`` as a ``WriteTarget``: the Spark layer's writes see its metadata, I/O and
+    session, and commit through it to ``branch``, the snapshot summary naming the Spark application."""
+
+    def __init__(self, table: IcebergTable, branch: str):
+        self.table = table
+        self.name = table.name
+        self.io = table.io
+        self.branch = branch
+
+    @property
+    def metadata(self):
+        return self.table.metadata
+
+    @property
+    def spark(self):
+        return self.table.spark
+
+    def refresh(self) -> "IcebergWriteTarget":
+        self.table.refresh()
+        return self
+
+    def commit(self, change: SnapshotProducer, branch: str) -> Snapshot:
+        change.summary_extra = {**self.table.app_summary(), **change.summary_extra}
+        return self.table.commit_change(change, branch)

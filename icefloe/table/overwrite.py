@@ -74,8 +74,8 @@ def _static(t, data, partition: dict, branch: str):
                     "(CALL system.rewrite_data_files) or use DELETE and INSERT")
             remove.add(f.file_path)
     files = t.write_files(data)
-    return t._commit(Overwrite.by_filter(files, remove, snap.snapshot_id if snap else None, where,
-                                         "INSERT OVERWRITE ... PARTITION", t._app_summary()), branch)
+    return t.write_target(branch).commit(Overwrite.by_filter(files, remove, snap.snapshot_id if snap else None,
+                                                             where, "INSERT OVERWRITE ... PARTITION"), branch)
 
 
 def _dynamic(t, data, branch: str) -> Optional[object]:
@@ -84,12 +84,12 @@ def _dynamic(t, data, branch: str) -> Optional[object]:
     if not files:
         return None                            # no rows: no partition to replace
     if t.refresh().spec.is_unpartitioned:
-        return t.commit_files(files, overwrite=True, branch=branch)
+        return t.commit(files, overwrite=True, branch=branch)
     written = {(f.spec_id, f.partition) for f in files}
     remove = set()
     if snap is not None:
         remove = {task.file.file_path for task in t.plan_tasks(snapshot_id=snap.snapshot_id)
                   if (task.file.spec_id, task.file.partition) in written}
-    return t._commit(Overwrite.replace_partitions(files, remove, snap.snapshot_id if snap else None, written,
-                                                  "INSERT OVERWRITE (dynamic partition overwrite)",
-                                                  t._app_summary()), branch)
+    return t.write_target(branch).commit(
+        Overwrite.replace_partitions(files, remove, snap.snapshot_id if snap else None, written,
+                                     "INSERT OVERWRITE (dynamic partition overwrite)"), branch)

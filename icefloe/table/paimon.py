@@ -6,12 +6,14 @@ hand the files to Spark's Parquet reader (or pyarrow for ``to_arrow``).
 from __future__ import annotations
 
 import datetime as _dt
+import os
 from typing import Callable, Optional, Sequence
 
 import pyarrow as pa
 
 from icefloe.core.arrow import as_arrow_table, is_arrow_data
-from icefloe.core.reports import ExpireReport, Report
+from icefloe.core.io import FileIO
+from icefloe.core.reports import ExpireReport, Report, RowChanges
 from icefloe.core.tree import Node
 from icefloe.errors import CommitConflictError, CommitFailedError, IcefloeError
 from icefloe.paimon import deletion_vectors as dv
@@ -34,7 +36,9 @@ from icefloe.spark.paimon_read import read_files, read_merged, read_with_vectors
 from icefloe.spark.paimon_compact import compact_append_table, compact_primary_key_table
 from icefloe.spark.paimon_write import write_data_files, write_kv_files
 from icefloe.spark.session import get_spark
+from icefloe.table import iceberg_view
 from icefloe.table.base import Table
+from icefloe.table.capabilities import AUDIT_LOG, PAIMON_DYNAMIC_OPTIONS, PAIMON_PROCEDURES, TAG_LISTS, FileRow
 
 MAIN = "main"
 
@@ -49,11 +53,58 @@ class PaimonTable(FileStoreTable, Table):
     """A Paimon table, append or primary-key: every operation of ``Table``, plus ``tag=`` on reads."""
 
     format = "paimon"
+    capabilities = frozenset({PAIMON_PROCEDURES, PAIMON_DYNAMIC_OPTIONS, AUDIT_LOG, TAG_LISTS})
+
+    def __init__(self, name: str, location: str, io: Optional[FileIO] = None, spark=None,
+                 branch: Optional[str] = None):
+        self._spark = spark      # the data plane's session, started on first use (``spark``)
+        super().__init__(name, location, io, branch=branch)
+
+    def _with_branch(self, branch: Optional[str]) -> "PaimonTable":
+        return PaimonTable(self.name, self.location, self.io, self._spark, branch=branch)
+
+    def __getstate__(self):  # picklable for Spark tasks: no session
+        state = super().__getstate__()
+        state["_spark"] = None
+        return state
 
     @property
     def spark(self):
         self._spark = get_spark(self._spark)
         return self._spark
+
+    # ------------------------------------------------------------------ the Iceberg view
+    def iceberg(self):
+        """The table as Iceberg readers see it, through the Iceberg metadata Paimon's
+        ``metadata.iceberg.storage`` option has every commit write (``<table>/metadata`` or
+        ``<warehouse>/iceberg/<db>/<table>/metadata``).
+
+        Returns:
+            IcebergTable: the Iceberg view, to read (its snapshots are the Paimon snapshot ids).
+
+        Raises:
+            NotSupportedError: the option is not set on this table.
+        """
+        from icefloe.iceberg.hadoop import HadoopTableOperations
+        from icefloe.table.iceberg import IcebergTable
+
+        root = iceberg_view.iceberg_root_of(self.refresh())
+        if root is None:
+            raise self.unsupported("reading the Iceberg view", "the table has no 'metadata.iceberg.storage' option")
+        return IcebergTable(self.name, HadoopTableOperations(self.io, root), self._spark)
+
+    def sync_iceberg(self) -> Optional[int]:
+        """Write the Iceberg view of the latest snapshot now: every commit does, this repairs a view
+        a failed write left behind (``IcebergViewWarning``), or drops what an expiry removed.
+
+        Returns:
+            int | None: the Iceberg metadata version now current (the Paimon snapshot id), None if
+            the table has no ``metadata.iceberg.storage`` option or no snapshot.
+
+        Raises:
+            IcebergViewError: the Iceberg metadata could not be written.
+        """
+        return iceberg_view.sync(self.refresh()._store)
 
     def _on_branch(self, branch: Optional[str]):
         """The table a ``branch=`` argument names: this one, or its Paimon branch (a table of its own)."""
@@ -116,6 +167,9 @@ class PaimonTable(FileStoreTable, Table):
         return audit_log_df(self.spark, self, snapshot_id, as_of, ref)
 
     # ------------------------------------------------------------------ writes
+    def write_files(self, data) -> list[CommitMessage]:
+        return self.write(data)
+
     def write(self, data) -> list[CommitMessage]:
         """Write data files without committing them; ``commit`` commits their messages.
 
@@ -252,7 +306,7 @@ class PaimonTable(FileStoreTable, Table):
             raise self.unsupported(operation, reason)
         return False
 
-    def delete(self, where, isolation_level: Optional[str] = None) -> dict:
+    def delete(self, where, isolation_level: Optional[str] = None) -> RowChanges:
         """``DELETE FROM t WHERE where``. A primary-key table gets a DELETE record for each
         current row that matches, in its bucket, and no data file is rewritten; an append
         table's files holding matching rows are rewritten without them (copy-on-write), in
@@ -266,9 +320,9 @@ class PaimonTable(FileStoreTable, Table):
         messages = write_kv_files(self.to_spark(where=where), self, restored, kind=DELETE)
         snap = self.commit(messages)
         n = sum(f.row_count for m in messages for f in m.new_files)
-        return {"updated": 0, "deleted": n, "inserted": 0, "snapshot_id": snap.id if snap else None}
+        return RowChanges(deleted=n, snapshot_id=snap.id if snap else None)
 
-    def update(self, set: dict, where=None, isolation_level: Optional[str] = None) -> dict:
+    def update(self, set: dict, where=None, isolation_level: Optional[str] = None) -> RowChanges:
         """``UPDATE t SET col = expr, ... WHERE where``. A primary-key table upserts the new
         rows of the keys that match (key columns cannot change); an append table's files
         holding matching rows are rewritten with the new values (copy-on-write)."""
@@ -289,7 +343,7 @@ class PaimonTable(FileStoreTable, Table):
         messages = write_kv_files(rows, self, restored, kind=UPDATE_AFTER)
         snap = self.commit(messages)
         n = sum(f.row_count for m in messages for f in m.new_files)
-        return {"updated": n, "deleted": 0, "inserted": 0, "snapshot_id": snap.id if snap else None}
+        return RowChanges(updated=n, snapshot_id=snap.id if snap else None)
 
     def merge(self, source, on, target_alias: str = "t", source_alias: str = "s",
               isolation_level: Optional[str] = None):
@@ -319,7 +373,8 @@ class PaimonTable(FileStoreTable, Table):
         if snapshot_ids:
             raise self.unsupported("expire_snapshots by snapshot id", "Paimon expires the oldest snapshots "
                                    "by age and count (older_than, retain_last)")
-        return ExpireReport(expired_snapshot_ids=FileStoreTable.expire_snapshots(self, now_ms, older_than, retain_last))
+        return ExpireReport(expired_snapshot_ids=FileStoreTable.expire_snapshots(self, now_ms, older_than, retain_last),
+                            files_reported=False)
 
     def rewrite_manifests(self, branch: Optional[str] = None, spec_id: Optional[int] = None) -> Optional[Snapshot]:
         if (other := self._on_branch(branch)) is not None:
@@ -373,6 +428,21 @@ class PaimonTable(FileStoreTable, Table):
     def partitioning(self) -> list[str]:
         return list(self.partition_keys)
 
+    def data_files(self, where=None) -> list[FileRow]:
+        rows = []
+        for f in self.plan_files(where=where):   # partition and bucket are the file's directory, <k>=<v>/bucket-<N>
+            rel = os.path.relpath(os.path.dirname(f.file_path), self.location)
+            part: dict = dict(p.split("=", 1) for p in rel.split(os.sep) if "=" in p)
+            part["bucket"] = int(rel.rsplit("bucket-", 1)[-1]) if "bucket-" in rel else None
+            rows.append(FileRow(f.file_path, part, f.row_count, f.file_size))
+        return rows
+
+    def shown_properties(self) -> dict:
+        props = dict(self.properties)
+        if self.table_schema.primary_keys:
+            props["primary-key"] = ",".join(self.table_schema.primary_keys)
+        return props
+
     def describe_columns(self) -> list[tuple]:
         """Paimon's own types (SMALLINT, TINYINT, CHAR(n), ...) as Spark names them."""
         spark_fields = pt.to_spark_schema(self.table_schema.fields, with_ids=False).fields
@@ -390,7 +460,21 @@ class PaimonTable(FileStoreTable, Table):
         return metadata_tree(self, all_snapshots)
 
     def check(self, progress: Optional[Callable[[str], None]] = None) -> Report:
-        return check_paimon(self.name, self.location, progress, self.io)
+        """Paimon's metadata, and the Iceberg view (``metadata.iceberg.storage``) if it has one."""
+        report = check_paimon(self.name, self.location, progress, self.io)
+        iceberg_view.check_view(self.refresh(), report, self._check_iceberg_root)
+        return report
+
+    def _check_iceberg_root(self, root: str) -> Report:
+        from icefloe.iceberg.check import check_iceberg
+        from icefloe.iceberg.hadoop import HadoopTableOperations
+        from icefloe.iceberg.table import BaseTable
+
+        return check_iceberg(BaseTable(self.name, HadoopTableOperations(self.io, root)))
+
+    def describe_extra(self) -> list:
+        """``describe``'s lines on the Iceberg view (Paimon's ``metadata.iceberg.storage``)."""
+        return iceberg_view.view_info(self.refresh())
 
     # ------------------------------------------------------------------ metadata tables
     def metadata_table_names(self) -> tuple:

@@ -166,7 +166,7 @@ def test_secrets_in_summaries_and_properties_are_never_printed(tmp_path, spark, 
 
     wh = str(tmp_path / "wh")
     t = icefloe.Catalog(wh).create_table("db.t", "id bigint", properties={"source.password": "S3cretPw"})
-    monkeypatch.setattr(t, "_app_summary", lambda: {"source.password": "S3cretPw", "s3.access-key-id": "AKIA1",
+    monkeypatch.setattr(t, "app_summary", lambda: {"source.password": "S3cretPw", "s3.access-key-id": "AKIA1",
                                                    "source": "mysql://u:S3cretPw@h/db"})
     t.append(pa.table({"id": pa.array([1], pa.int64())}))
     assert t.refresh().current_snapshot().summary["source.password"] == "S3cretPw"     # the content is kept

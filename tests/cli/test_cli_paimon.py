@@ -151,3 +151,36 @@ def test_check_on_paimon_finds_damaged_manifests_data_files_and_counts(tmp_path)
     bad = _icefloe(*base, "check", "db.t", "--json")
     problems = json.loads(bad.stdout)["problems"]
     assert bad.returncode == 1 and any(p["kind"] == "manifest" and p["path"] == path for p in problems), problems
+
+
+def test_describe_and_check_show_and_verify_the_iceberg_view(tmp_path):
+    from click.testing import CliRunner
+
+    from icefloe.cli import cli
+
+    wh = str(tmp_path / "pwh")
+    t = Catalog(wh, "paimon").create_table("db.v", "id bigint, name string",
+                                           properties={"metadata.iceberg.storage": "table-location",
+                                                       "metadata.iceberg.previous-versions-max": "1"})
+    t.append(pa.table({"id": pa.array([1, 2], pa.int64()), "name": ["a", "b"]}))
+    base = ["--warehouse", wh, "--format", "paimon"]
+    run = lambda *a: CliRunner().invoke(cli, [*base, *a])  # noqa: E731
+    desc = run("describe", "db.v", "--json")
+    assert desc.exit_code == 0, desc.output
+    info = {r["col_name"]: r["data_type"] for r in json.loads(desc.output)}
+    assert info["Iceberg Storage"] == "table-location"
+    assert info["Iceberg Metadata Location"].endswith("/db.db/v/metadata/v1.metadata.json")
+    assert (info["Iceberg Snapshot"], info["Iceberg Rows"], info["Iceberg View In Step"]) == ("1", "2", "yes")
+    ok = run("check", "db.v", "--json")
+    assert ok.exit_code == 0 and json.loads(ok.output)["checked"]["iceberg view files"] == 1, ok.output
+    # a view left behind (its latest version lost) and a broken Iceberg manifest list are both reported
+    t.append(pa.table({"id": pa.array([3], pa.int64()), "name": ["c"]}))
+    os.remove(os.path.join(t.location, "metadata", "v2.metadata.json"))    # v1 stays (previous-versions-max)
+    lag = run("check", "db.v")
+    assert lag.exit_code == 1 and "Paimon's latest is 2" in lag.output, lag.output
+    assert "no (Paimon is at snapshot 2)" in run("describe", "db.v").output
+    t.sync_iceberg()
+    lst = json.load(open(os.path.join(t.location, "metadata", "v2.metadata.json")))["snapshots"][-1]["manifest-list"]
+    os.remove(lst)
+    broken = run("check", "db.v")
+    assert broken.exit_code == 1 and "iceberg view" in broken.output, broken.output

@@ -23,7 +23,7 @@ DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 # Public names of the table contract that serve icefloe's SQL layer, command line and checks, not users
 INTERNAL = {"unsupported", "partition_columns", "partitioning", "describe_columns", "narrow_column_types",
-            "parse_column_type", "metadata_tree"}
+            "parse_column_type", "metadata_tree", "data_files", "shown_properties"}
 # Error classes no user meets: a test's fault injection, and a commit outcome icefloe never reports
 NOT_USER_ERRORS = {"InjectedFault", "CommitStateUnknownError"}
 

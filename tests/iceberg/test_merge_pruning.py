@@ -13,15 +13,15 @@ MODES = ["copy-on-write", "merge-on-read"]
 
 @pytest.fixture
 def files_read(monkeypatch):
-    """The data files each MERGE reads from the target (every ``_read_target`` call's)."""
+    """The data files each MERGE reads from the target (every ``read_target`` call's)."""
     seen: set = set()
-    original = iceberg_dml._read_target
+    original = iceberg_dml.read_target
 
     def recorded(table, meta, file_tasks, *args, **kwargs):
         seen.update(t.path for t in file_tasks)
         return original(table, meta, file_tasks, *args, **kwargs)
 
-    monkeypatch.setattr(iceberg_dml, "_read_target", recorded)
+    monkeypatch.setattr(iceberg_dml, "read_target", recorded)
     return seen
 
 

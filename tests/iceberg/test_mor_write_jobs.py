@@ -43,13 +43,13 @@ def test_update_scan_reads_no_column_the_update_overwrites(catalog, spark, versi
 
     mor, cow = twins(catalog, spark, version, 400, {"format-version": version})
     plans = []
-    real = iceberg_dml._commit_changes
+    real = iceberg_dml.commit_changes
 
-    def spy(table, operation, meta, snap, tasks, labelled, *args, **kwargs):
-        plans.append(labelled(tasks)._jdf.queryExecution().executedPlan().toString())
-        return real(table, operation, meta, snap, tasks, labelled, *args, **kwargs)
+    def spy(table, req):
+        plans.append(req.labelled(req.read.tasks)._jdf.queryExecution().executedPlan().toString())
+        return real(table, req)
 
-    monkeypatch.setattr(iceberg_dml, "_commit_changes", spy)
+    monkeypatch.setattr(iceberg_dml, "commit_changes", spy)
     for t in (mor, cow):
         assert t.update({"name": "'changed'"}, where="id % 7 = 1")["updated"] == 57
     read = [p[p.index("ReadSchema: "):].split("\n")[0] for p in plans]

@@ -12,12 +12,14 @@ reaches); where it falls short, the check says why.
 from __future__ import annotations
 
 import os
+import random
 import time
 
 import pyarrow as pa
 import pytest
 
 from icefloe.catalog import Catalog
+from icefloe.errors import NotSupportedError
 
 
 @pytest.fixture(scope="module")
@@ -43,6 +45,12 @@ def sql_values(rows: list[tuple]) -> str:
 def java_rows(pj, name: str, cols: str = "*", version=None) -> list[tuple]:
     travel = f" VERSION AS OF {version!r}" if version is not None else ""
     return sorted((tuple(r) for r in pj.sql(f"SELECT {cols} FROM db.{name}{travel}")), key=repr)
+
+
+def java_batch(pj, queries: list[str]) -> list[list[tuple]]:
+    """Several queries in one request to Paimon Java, each answer's rows sorted."""
+    got = pj.run("result = [rows(spark.sql(q)) for q in queries]", queries=queries)
+    return [sorted((tuple(r) for r in rs), key=repr) for rs in got]
 
 
 def ice_rows(table, cols: list[str] | None = None, **at) -> list[tuple]:
@@ -162,6 +170,31 @@ ENGINES = {
 }
 
 
+def merge_model(engine: str, state: dict, rows: list[tuple]) -> dict:
+    """Each merge engine in plain Python, from Paimon's docs: rows (id, a, n, s) merged into
+    ``state`` (id -> row) in commit order."""
+    state = dict(state)
+    for r in rows:
+        old = state.get(r[0])
+        if old is None and engine != "partial_seq_group":
+            state[r[0]] = r
+        elif engine == "dedup_seq":                     # the larger sequence.field wins
+            state[r[0]] = r if r[3] >= old[3] else old
+        elif engine == "partial_seq_group":             # n: non-null overwrites; (a, s): the group s guards
+            old = old or (r[0], None, None, None)
+            a, s = old[1], old[3]
+            if r[3] is not None and (s is None or r[3] >= s):
+                a, s = r[1], r[3]
+            state[r[0]] = (r[0], a, r[2] if r[2] is not None else old[2], s)
+        elif engine == "aggregation":                   # a last_non_null_value, n sum, s max
+            state[r[0]] = (r[0], r[1] if r[1] is not None else old[1],
+                           None if old[2] is None and r[2] is None else (old[2] or 0) + (r[2] or 0),
+                           max(x for x in (old[3], r[3]) if x is not None))
+        elif engine == "first_row":
+            pass
+    return state
+
+
 def _props_sql(props: dict) -> str:
     return ", ".join(f"'{k}' = '{v}'" for k, v in props.items())
 
@@ -173,10 +206,20 @@ def test_primary_key_merge_engines_both_ways(paimon_java, ice):
         t = ice.create_table(f"db.pk_{engine}_ice", PK_DDL, properties=props)
         pj.sql(f"CREATE TABLE db.pk_{engine}_java {PK_JAVA_DDL} TBLPROPERTIES ({_props_sql(props)})")
         jt = ice.load_table(f"db.pk_{engine}_java")
+        history, state = [], {}
         for rows in commits:
             t.append(arrow(PK, rows))
             pj.sql(f"INSERT INTO db.pk_{engine}_java VALUES {sql_values(rows)}")
+            state = merge_model(engine, state, rows)
+            history.append((t.refresh().current_snapshot().id, jt.refresh().current_snapshot().id,
+                            sorted(state.values(), key=repr)))
         want = sorted(expected, key=repr)
+        assert history[-1][2] == want, f"the model of {engine}"
+        # every snapshot of each side, read by the other (Paimon Java's in one request)
+        travelled = java_batch(pj, [f"SELECT * FROM db.pk_{engine}_ice VERSION AS OF {i}" for i, _, _ in history])
+        assert travelled == [rows for _, _, rows in history], f"Paimon Java reading icefloe's {engine} snapshots"
+        for _, j, rows in history:
+            assert ice_rows(jt, list(PK), snapshot_id=j) == rows, f"icefloe reading Paimon Java's {engine} at {j}"
         assert java_rows(pj, f"pk_{engine}_ice") == want, f"Paimon Java reading icefloe's {engine}"
         assert ice_rows(jt, list(PK)) == want, f"icefloe reading Paimon Java's {engine}"
         assert ice_rows(t, list(PK)) == want and java_rows(pj, f"pk_{engine}_java") == want
@@ -239,6 +282,84 @@ def test_changelog_producers_and_deletion_vectors_both_ways(paimon_java, ice):
         theirs = java_changes(pj, f"cl_{kind}_java", 0, jt.refresh().current_snapshot().id)
         assert java_changes(pj, f"cl_{kind}_ice", 0, last) == theirs, kind
         assert theirs == ours, kind
+
+
+# ---------------------------------------------------------------- rowkind.field, a streaming read of the changelog
+RK = {"id": pa.int64(), "v": pa.string(), "k": pa.string()}
+
+
+def test_rowkind_field_and_streamed_changelog_both_ways(paimon_java, ice):
+    """``rowkind.field``: the kind of each row comes from a column (+I, -U, +U, -D), on both sides;
+    with the input changelog producer each side's changelog is what the other streams from it."""
+    pj = paimon_java
+    props = {"primary-key": "id", "bucket": "1", "rowkind.field": "k", "changelog-producer": "input"}
+    t = ice.create_table("db.rk_ice", "id bigint not null, v string, k string", properties=props)
+    pj.sql(f"CREATE TABLE db.rk_java (id BIGINT NOT NULL, v STRING, k STRING) TBLPROPERTIES ({_props_sql(props)})")
+    jt = ice.load_table("db.rk_java")
+    commits = [[(1, "a", "+I"), (2, "b", "+I"), (3, "c", "+I")],
+               [(1, "a", "-U"), (1, "A", "+U"), (2, "b", "-D")],
+               [(4, "d", "+I"), (3, "c", "-D"), (3, "C", "+I")]]
+    model: dict[int, tuple] = {}
+    history = []
+    for rows in commits:
+        t.append(arrow(RK, rows))
+        pj.sql(f"INSERT INTO db.rk_java VALUES {sql_values(rows)}")
+        for r in rows:
+            if r[2] in ("-U", "-D"):
+                model.pop(r[0], None)
+            else:
+                model[r[0]] = r
+        want = sorted(model.values(), key=repr)
+        history.append((t.refresh().current_snapshot().id, jt.refresh().current_snapshot().id, want))
+        assert java_rows(pj, "rk_ice") == want and ice_rows(jt, list(RK)) == want, rows
+    assert java_batch(pj, [f"SELECT * FROM db.rk_ice VERSION AS OF {i}" for i, _, _ in history]) == \
+        [w for _, _, w in history]
+    for _, j, want in history:
+        assert ice_rows(jt, list(RK), snapshot_id=j) == want
+    # each commit's changelog is its input, kinds included, the same on both sides
+    written = sorted(((r[2], r[0], r[1], r[2]) for rows in commits for r in rows), key=repr)
+    assert ice_changes(t, 0) == ice_changes(jt, 0)
+    assert java_changes(pj, "rk_ice", 0, history[-1][0]) == written
+    assert java_changes(pj, "rk_java", 0, history[-1][1]) == written
+    # Paimon Java's streaming source (Spark Structured Streaming) from the first snapshot: the same
+    # changes from icefloe's table as from its own
+    streamed = []
+    for name in ("rk_ice", "rk_java"):
+        code = ("q = (spark.readStream.format('paimon').option('read.changelog', 'true')"
+                ".option('scan.mode', 'from-snapshot').option('scan.snapshot-id', '1').load(location)"
+                ".writeStream.format('memory').queryName(query).start())\n"
+                "q.processAllAvailable(); q.stop()\n"
+                "result = rows(spark.sql('SELECT * FROM ' + query))")
+        got = pj.run(code, location=os.path.join(pj.warehouse, "db.db", name), query=f"streamed_{name}")
+        streamed.append(sorted((tuple(r) for r in got), key=repr))
+    assert streamed[0] == streamed[1] == written
+
+
+# ---------------------------------------------------------------- branches (Paimon Java's; icefloe follows main)
+def test_branches_of_paimon_java_on_icefloe_tables(paimon_java, ice):
+    """icefloe writes no Paimon branches. Paimon Java branches icefloe's table from a tag and writes
+    on the branch: icefloe's main is untouched, a read of the branch by name is refused (icefloe
+    reads tags, not branches), and after Paimon Java fast-forwards main to the branch icefloe reads
+    and writes on from there."""
+    pj = paimon_java
+    t = ice.create_table("db.br_ice", "id bigint not null, v string", properties={"primary-key": "id", "bucket": "1"})
+    t.append(arrow(KV, [(1, "a"), (2, "b")]))
+    t.create_tag("base")
+    pj.sql("CALL sys.create_branch(table => 'db.br_ice', branch => 'dev', tag => 'base')")
+    pj.sql(f"INSERT INTO db.`br_ice$branch_dev` VALUES {sql_values([(2, 'B'), (3, 'c')])}")
+    t.append(arrow(KV, [(4, "main")]))
+    main = {1: "a", 2: "b", 4: "main"}
+    assert ice_rows(t, ["id", "v"]) == sorted(main.items()) == java_rows(pj, "br_ice")
+    assert java_rows(pj, "`br_ice$branch_dev`") == [(1, "a"), (2, "B"), (3, "c")]
+    with pytest.raises(NotSupportedError, match="'dev' is a branch"):
+        t.refresh().to_arrow(ref="dev")
+    assert set(t.refs()) == {"base"}
+    # main fast-forwarded to the branch by Paimon Java (main's later commit is dropped), then icefloe writes
+    pj.sql("CALL sys.fast_forward(table => 'db.br_ice', branch => 'dev')")
+    assert ice_rows(t, ["id", "v"]) == [(1, "a"), (2, "B"), (3, "c")]
+    t.append(arrow(KV, [(5, "e")]))
+    assert java_rows(pj, "br_ice") == [(1, "a"), (2, "B"), (3, "c"), (5, "e")]
+    assert t.refresh().check().ok
 
 
 # ---------------------------------------------------------------- dynamic bucket, schema evolution
@@ -355,6 +476,7 @@ def test_tags_rollback_expiry_and_procedures_both_ways(paimon_java, ice, tmp_pat
 
 
 # ---------------------------------------------------------------- interleaved rounds
+@pytest.mark.long
 def test_interleaved_writes_and_compactions_agree_with_the_model(paimon_java, ice):
     """Paimon Java writes and compacts on icefloe's table, icefloe on Paimon Java's, several rounds;
     after each step both engines read what the plain-Python model holds."""
@@ -396,3 +518,91 @@ def test_interleaved_writes_and_compactions_agree_with_the_model(paimon_java, ic
         assert java_snapshots(pj, name) == ice_snapshots(table)
         assert java_files(pj, name) == ice_files(table)
         assert table.refresh().check().ok
+
+
+@pytest.mark.long
+def test_interleaved_rounds_for_every_merge_engine(paimon_java, ice):
+    """Each merge engine (deduplicate with ``sequence.field``, partial-update with a sequence group,
+    aggregation, first-row) on a table of each side's making: several rounds in which icefloe writes,
+    Paimon Java writes, and one of them compacts, each engine's reads held to ``merge_model`` after
+    every step; then Paimon Java reads every snapshot of every table and icefloe every one too."""
+    pj = paimon_java
+    rnd = random.Random(50)
+    sequence = iter(rnd.sample(range(1, 10_000), 2_000))         # distinct: no ties to break
+    tables, models, history = {}, {}, {}
+    for engine, (options, _, _) in ENGINES.items():
+        props = {"primary-key": "id", "bucket": "2", **options}
+        ice.create_table(f"db.il_{engine}_ice", PK_DDL, properties=props)
+        pj.sql(f"CREATE TABLE db.il_{engine}_java {PK_JAVA_DDL} TBLPROPERTIES ({_props_sql(props)})")
+        for side in ("ice", "java"):
+            name = f"il_{engine}_{side}"
+            tables[name] = (engine, ice.load_table(f"db.{name}"))
+            models[name], history[name] = {}, []
+
+    def some_rows(count):
+        keys = rnd.sample(range(1, 40), count)
+        return [(k, rnd.choice([None, f"a{k}-{rnd.randrange(100)}"]), rnd.choice([None, rnd.randrange(50)]),
+                 next(sequence)) for k in keys]
+
+    def check(step):
+        names = list(tables)
+        java = java_batch(pj, [f"SELECT * FROM db.{n}" for n in names])
+        for name, theirs in zip(names, java):
+            table = tables[name][1]
+            want = sorted(models[name].values(), key=repr)
+            assert theirs == want, (name, step, "Paimon Java")
+            assert ice_rows(table, list(PK)) == want, (name, step, "icefloe")
+            history[name].append((table.refresh().current_snapshot().id, want))
+
+    for r in range(3):
+        for name, (engine, table) in tables.items():
+            rows = some_rows(8)
+            table.append(arrow(PK, rows))
+            models[name] = merge_model(engine, models[name], rows)
+        check(f"round {r}: icefloe writes")
+        statements = []
+        for name, (engine, _) in tables.items():
+            rows = some_rows(8)
+            statements.append(f"INSERT INTO db.{name} VALUES {sql_values(rows)}")
+            models[name] = merge_model(engine, models[name], rows)
+        java_batch(pj, statements)
+        check(f"round {r}: Paimon Java writes")
+        if r % 2 == 0:
+            java_batch(pj, [f"CALL sys.compact(table => 'db.{name}')" for name in tables])
+        else:
+            for _, table in tables.values():
+                table.refresh().rewrite_data_files()
+        check(f"round {r}: {'Paimon Java' if r % 2 == 0 else 'icefloe'} compacts")
+    for name, (_, table) in tables.items():
+        kept = dict(history[name])                  # every snapshot a step ended on, by the other side too
+        assert java_batch(pj, [f"SELECT * FROM db.{name} VERSION AS OF {i}" for i in kept]) == list(kept.values())
+        for i, want in kept.items():
+            assert ice_rows(table, list(PK), snapshot_id=i) == want, (name, i)
+        assert java_snapshots(pj, name) == ice_snapshots(table)
+        assert java_files(pj, name) == ice_files(table)
+        assert table.refresh().check().ok
+
+
+@pytest.mark.long
+def test_paimon_java_compacts_icefloe_append_tables(paimon_java, ice):
+    """``sys.compact`` by Paimon Java on icefloe's append tables (bucket-unaware and bucketed,
+    partitioned) of many small files; icefloe reads the compacted snapshot and appends on; both read
+    every snapshot the same."""
+    pj = paimon_java
+    for name, props in (("cmp_unaware", {"bucket": "-1"}), ("cmp_bucketed", {"bucket": "2", "bucket-key": "id"})):
+        t = ice.create_table(f"db.{name}", "id bigint not null, v string, dt string", partitioned_by=["dt"],
+                             properties={**props, "compaction.min.file-num": "2"})
+        model = []
+        for i in range(6):
+            rows = [(i * 10 + j, f"v{i}", "x" if j % 2 else "y") for j in range(3)]
+            t.append(arrow(APPEND, rows))
+            model += rows
+        before = len(ice_files(t))
+        pj.sql(f"CALL sys.compact(table => 'db.{name}')")
+        assert ice_snapshots(t)[-1][1] == "COMPACT" and len(ice_files(t)) < before, name
+        assert ice_rows(t, ["id", "v", "dt"]) == sorted(model, key=repr) == java_rows(pj, name)
+        assert java_files(pj, name) == ice_files(t)
+        t.append(arrow(APPEND, [(100, "after", "x")]))
+        model.append((100, "after", "x"))
+        assert java_rows(pj, name) == sorted(model, key=repr)
+        assert t.refresh().check().ok

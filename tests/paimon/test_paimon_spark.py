@@ -127,3 +127,23 @@ def test_data_source_hooks(spark_catalog, paimon_spark):
     assert all(os.path.exists(p) for p in paths)
     paimon_abort(t.location, aborted)
     assert not any(os.path.exists(p) for p in paths) and len(t.snapshots()) == 1
+
+
+def test_primary_key_table_with_timestamps_reads_merged_through_spark(spark_catalog, paimon_spark):
+    """A bucket whose runs need merging is read in Python tasks: their Arrow schema carries the
+    timestamp columns' zone (without it, PySpark refuses to build the schema)."""
+    import datetime
+
+    t = spark_catalog.create_table("db.pk_ts", "id bigint not null, ts timestamp, ntz timestamp_ntz",
+                                   properties={"primary-key": "id", "bucket": "1", "write-only": "true"})
+    first = paimon_spark.sql("SELECT id, timestamp_seconds(1700000000 + id) AS ts, "
+                             "CAST(timestamp_seconds(id) AS timestamp_ntz) AS ntz FROM range(4)")
+    t.append(first)
+    t.append(paimon_spark.sql("SELECT 2L AS id, timestamp_seconds(5) AS ts, CAST(NULL AS timestamp_ntz) AS ntz"))
+    assert len(t.plan_files()) == 2                      # two runs in the bucket: a merged read
+    got = {r["id"]: (r["ts"], r["ntz"]) for r in t.to_spark().collect()}
+    utc = datetime.timezone.utc
+    want = {i: (datetime.datetime.fromtimestamp(1700000000 + i, utc), datetime.datetime(1970, 1, 1, 0, 0, i))
+            for i in range(4)}
+    want[2] = (datetime.datetime.fromtimestamp(5, utc), None)
+    assert {k: (ts.replace(tzinfo=utc) if ts.tzinfo is None else ts, ntz) for k, (ts, ntz) in got.items()} == want

@@ -123,13 +123,14 @@ class _Probe:
 
     def install(self):
         from icefloe.iceberg.hadoop import HadoopTableOperations, VersionConflict
-        from icefloe.spark import iceberg_dml, iceberg_write
+        from icefloe.spark import iceberg_dml_plan, iceberg_mor, iceberg_write
 
         probe = self
-        # row-level changes write data files through iceberg_dml's binding of the writer
+        # row-level changes write data files through the planning module's binding of the writer,
+        # position deletes through the merge-on-read writer's
         self._saved = [(iceberg_write, "write_data_files", iceberg_write.write_data_files),
-                       (iceberg_dml, "write_data_files", iceberg_dml.write_data_files),
-                       (iceberg_dml, "write_position_deletes_in_tasks", iceberg_dml.write_position_deletes_in_tasks),
+                       (iceberg_dml_plan, "write_data_files", iceberg_dml_plan.write_data_files),
+                       (iceberg_mor, "write_position_deletes_in_tasks", iceberg_mor.write_position_deletes_in_tasks),
                        (HadoopTableOperations, "commit", HadoopTableOperations.commit)]
         real_write, _, real_deletes, real_commit = (s[2] for s in self._saved)
 
@@ -157,8 +158,8 @@ class _Probe:
                 raise
 
         iceberg_write.write_data_files = write_data_files
-        iceberg_dml.write_data_files = write_data_files
-        iceberg_dml.write_position_deletes_in_tasks = write_position_deletes
+        iceberg_dml_plan.write_data_files = write_data_files
+        iceberg_mor.write_position_deletes_in_tasks = write_position_deletes
         HadoopTableOperations.commit = commit
 
     def uninstall(self):

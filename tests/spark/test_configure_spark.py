@@ -12,14 +12,14 @@ import warnings
 import pytest
 
 import icefloe
-from icefloe.spark import deleted_rows
+from icefloe.spark import jvm
 from icefloe.spark.session import REQUIRED_CONF
 
 
 def test_configure_spark_adds_the_jar_after_the_users_own_and_the_settings():
     from pyspark.sql import SparkSession
 
-    jar = deleted_rows.jar_path()
+    jar = jvm.jar_path()
     assert jar and os.path.exists(jar)
     builder = SparkSession.Builder().master("local[1]").config("spark.jars", "/opt/mine.jar")
     assert icefloe.configure_spark(builder) is builder
@@ -35,14 +35,14 @@ def test_configure_spark_adds_the_jar_after_the_users_own_and_the_settings():
 def test_a_session_that_cannot_get_the_extension_warns_once_with_the_fix(spark, monkeypatch):
     """No jar (no javac, none in the package): the session's JVM is asked for the class, and one
     warning in the process names why and the fix; later sessions take the slower paths quietly."""
-    monkeypatch.setattr(deleted_rows, "jar_path", lambda: None)
-    monkeypatch.setattr(deleted_rows, "_loadable", lambda jvm: False)
-    monkeypatch.setattr(deleted_rows, "_warned", [])
+    monkeypatch.setattr(jvm, "jar_path", lambda: None)
+    monkeypatch.setattr(jvm, "_loadable", lambda jvm: False)
+    monkeypatch.setattr(jvm, "_warned", [])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         for _ in range(2):          # two sessions (SparkContexts) without the class
             session = types.SimpleNamespace(_jsc=object(), _jvm=spark._jvm)
-            assert deleted_rows.available(session) is False
+            assert jvm.available(session) is False
     (w,) = [w for w in caught if "JVM extension" in str(w.message)]
     assert "no javac" in str(w.message) and "icefloe.configure_spark(SparkSession.builder" in str(w.message)
 
@@ -53,7 +53,7 @@ SCRIPT = textwrap.dedent("""
     from pyspark.sql import SparkSession
 
     import icefloe
-    from icefloe.spark import deleted_rows
+    from icefloe.spark import jvm as extension
 
     wh = sys.argv[1]
     warnings.simplefilter("always")
@@ -62,7 +62,7 @@ SCRIPT = textwrap.dedent("""
     def loadable(spark):        # asked of the session's JVM directly, not through icefloe
         jvm = spark._jvm
         try:
-            jvm.java.lang.Class.forName(deleted_rows.CLASS, False,
+            jvm.java.lang.Class.forName(extension.PROBE_CLASS, False,
                                         jvm.java.lang.Thread.currentThread().getContextClassLoader())
             return True
         except Exception:

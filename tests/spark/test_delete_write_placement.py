@@ -47,9 +47,9 @@ def test_inserted_rows_stay_spread(spark):
 
 def _delete_files(t):
     from icefloe.iceberg.manifest import POSITION_DELETES
-    from icefloe.spark.iceberg_dml import _target
+    from icefloe.spark.iceberg_dml_plan import plan_target
 
-    return {d.delete_key: d for task in _target(t, None)[2] for d in task.deletes
+    return {d.delete_key: d for task in plan_target(t.write_target(), None).tasks for d in task.deletes
             if d.content == POSITION_DELETES}.values()
 
 

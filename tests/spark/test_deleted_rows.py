@@ -150,20 +150,20 @@ def test_without_javac_or_with_sources_that_do_not_compile_there_is_no_jar(tmp_p
     this Spark: then no JDK is needed."""
     import shutil
 
-    from icefloe.spark import javac
+    from icefloe.spark import javac, jvm
 
-    built = deleted_rows.jar_path()
+    built = jvm.jar_path()
     sources = tmp_path / "jvm"              # the package's sources, without a jar beside them
-    shutil.copytree(deleted_rows.SOURCES, sources, ignore=shutil.ignore_patterns("*.jar"))
-    monkeypatch.setattr(deleted_rows, "SOURCES", sources)
+    shutil.copytree(jvm.SOURCES, sources, ignore=shutil.ignore_patterns("*.jar"))
+    monkeypatch.setattr(jvm, "SOURCES", sources)
     monkeypatch.setenv("ICEFLOE_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(deleted_rows, "find_javac", lambda: None)
-    assert deleted_rows._build() is None                        # reads fall back to the SQL filter
+    monkeypatch.setattr(jvm, "find_javac", lambda: None)
+    assert jvm._build() is None                        # reads fall back to the SQL filter
     shipped = sources / javac.extension_jar_name(javac.spark_jars()[0], javac.extension_sources(sources))
     shutil.copy(built, shipped)
-    assert deleted_rows._build() == str(shipped)
+    assert jvm._build() == str(shipped)
     (sources / "icefloe" / "jvm" / "Scans.java").write_text("// changed\n", "utf-8")
-    assert deleted_rows._build() is None                        # a jar of other sources is not used
+    assert jvm._build() is None                        # a jar of other sources is not used
     bad = tmp_path / "Bad.java"
     bad.write_text("class Bad { int x = ; }")
     with pytest.raises(javac.JavacError, match="Bad.java"):

@@ -1,0 +1,29 @@
+"""What a statement may ask of a table beyond the common contract, by name rather than by format.
+
+Some SQL statements and options exist for one format only (Paimon's ``CALL sys.<procedure>``
+arguments, its ``spark.paimon.*`` read options, its ``audit_log``, ``DELETE TAG `a,b```). The SQL
+front-end asks ``Table.supports(capability)`` before taking such a path, never ``table.format``,
+so a third format (or a Paimon feature Iceberg gains) changes the table, not the callers.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+#: ``CALL sys.<procedure>(...)`` with Paimon's procedures and their arguments
+PAIMON_PROCEDURES = "paimon-procedures"
+#: reads take the session's ``spark.paimon.<option>`` settings (``scan.snapshot-id``, ``scan.tag-name``...)
+PAIMON_DYNAMIC_OPTIONS = "paimon-dynamic-options"
+#: the ``audit_log`` metadata table: every row with its row kind, read in Spark
+AUDIT_LOG = "audit-log"
+#: ``ALTER TABLE ... DELETE TAG `a,b``` drops several tags in one statement
+TAG_LISTS = "tag-lists"
+
+
+@dataclass(frozen=True)
+class FileRow:
+    """A data file as the command line lists it: its path, its partition with each value as people
+    read it (``{"ts_day": "2024-01-01", "bucket": 3}``), its rows, bytes and content (0 data)."""
+    path: str
+    partition: dict
+    records: int
+    size: int
+    content: int = 0
