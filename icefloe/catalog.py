@@ -225,6 +225,12 @@ class Catalog:
     def namespace_properties(self, namespace: str) -> dict:
         """A namespace's properties (empty where the catalog keeps none).
 
+        Args:
+            namespace: The namespace (database).
+
+        Returns:
+            dict: its properties.
+
         Raises:
             NoSuchNamespaceError: the namespace does not exist.
         """
@@ -234,7 +240,12 @@ class Catalog:
 
     def update_namespace_properties(self, namespace: str, updates: Optional[dict] = None,
                                     removals: Optional[list] = None) -> tuple[list, list, list]:
-        """Set ``updates`` and remove ``removals`` of a namespace's properties in one change.
+        """Set and remove properties of a namespace in one change (the SQL catalog keeps them).
+
+        Args:
+            namespace: The namespace (database).
+            updates: The properties to set, ``{key: value}``.
+            removals: The keys to remove.
 
         Returns:
             tuple: the keys updated, removed, and asked to be removed but missing.
@@ -254,8 +265,14 @@ class Catalog:
         return self._impl.update_namespace_properties(namespace, updates, removals)
 
     def table_operations(self, name: str):
-        """The operations of Iceberg table ``name`` (load and commit its metadata, its file I/O),
-        for a service that commits changes it received (the REST server); the table need not exist.
+        """The operations of an Iceberg table (load and commit its metadata, its file I/O), for a
+        service that commits changes it received (the REST server).
+
+        Args:
+            name: ``"db.table"``; the table need not exist yet.
+
+        Returns:
+            the catalog's table operations for it.
 
         Raises:
             NotSupportedError: a Paimon catalog.
@@ -265,7 +282,15 @@ class Catalog:
         return self._impl.table_operations(name)
 
     def check_new_location(self, name: str, location: str) -> None:
-        """Refuse ``location`` for new table ``name`` when another table of the catalog uses it."""
+        """Refuse a new table's location when another table of the catalog uses it.
+
+        Args:
+            name: The new table, ``"db.table"``.
+            location: The directory it would have.
+
+        Raises:
+            IcefloeError: another table of the catalog has its files there.
+        """
         self._impl.check_new_location(name, location)
 
     def create_namespace(self, namespace: str, exist_ok: bool = False, properties: Optional[dict] = None) -> None:

@@ -28,7 +28,8 @@ import threading
 from collections import OrderedDict
 from typing import Optional
 
-from icefloe.spark.jvm import available, jar_path  # noqa: F401 - jar_path: its documented name before icefloe.spark.jvm
+from icefloe.spark import jvm
+from icefloe.spark.jvm import jar_path  # noqa: F401 - its documented name before icefloe.spark.jvm
 
 CLASS = "icefloe.jvm.DeletedRowsParquetFormat"
 OPTION = "icefloe.deleted-rows"
@@ -86,7 +87,7 @@ def scan_options(spark, deleted: dict) -> Optional[dict]:
     """The options of a scan in the format (``CLASS``) that drops each file's deleted positions
     (``path -> positions``), or None when the class is not loadable or the positions are too many to
     travel in the plan."""
-    if not available(spark):
+    if not jvm.available(spark):
         return None
     lines = []
     size = 0
@@ -121,7 +122,7 @@ def remembered_scan_options(spark, deletes_of: dict, read, exists) -> tuple:
         hit = _remembered.get(key)
         if hit is not None:
             _remembered.move_to_end(key)
-    if hit is not None and available(spark) and all(
+    if hit is not None and jvm.available(spark) and all(
             exists(f) for f in {d.file_path for deletes in deletes_of.values() for d in deletes}):
         return hit, None
     positions = read(deletes_of)
@@ -144,7 +145,7 @@ def source_options(spark, sources: dict, positions: int) -> Optional[dict]:
     position delete file); ``positions`` is how many positions they hold in all (an upper bound).
     None when the driver reads them instead (at most ``DRIVER_READ_POSITIONS``), the class is not
     loadable here, or a path holds a tab or a line break (the options' separators)."""
-    if positions <= DRIVER_READ_POSITIONS or not available(spark):
+    if positions <= DRIVER_READ_POSITIONS or not jvm.available(spark):
         return None
     lines = []
     for path, items in sources.items():

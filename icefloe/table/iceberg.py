@@ -50,6 +50,13 @@ class IcebergTable(BaseTable, Table):
     format = "iceberg"
 
     def __init__(self, name: str, ops, spark=None):
+        """An Iceberg table over its catalog's table operations (``Catalog.load_table`` makes it).
+
+        Args:
+            name: ``"db.table"``.
+            ops: The catalog's table operations (load and commit its metadata, its file I/O).
+            spark: The SparkSession its Spark reads and writes run in (the active or embedded one by default).
+        """
         self._spark = spark      # the data plane's session, started on first use (``spark``)
         super().__init__(name, ops)
 

@@ -57,6 +57,15 @@ class PaimonTable(FileStoreTable, Table):
 
     def __init__(self, name: str, location: str, io: Optional[FileIO] = None, spark=None,
                  branch: Optional[str] = None):
+        """A Paimon table in its directory (``Catalog.load_table`` makes it).
+
+        Args:
+            name: ``"db.table"``.
+            location: The table's directory.
+            io: The file I/O reaching it (local files by default).
+            spark: The SparkSession its Spark reads and writes run in (the active or embedded one by default).
+            branch: A Paimon branch of the table to read and write (``branch_table`` makes it); main by default.
+        """
         self._spark = spark      # the data plane's session, started on first use (``spark``)
         super().__init__(name, location, io, branch=branch)
 

@@ -159,14 +159,14 @@ def test_a_large_source_joined_without_an_equality_is_checked_by_a_job(catalog, 
 
 def test_without_the_jvm_classes_the_rule_is_still_checked(catalog, spark, monkeypatch):
     """Where icefloe's classes cannot be loaded the matches are checked after the join."""
-    from icefloe.spark import deleted_rows
+    from icefloe.spark import jvm
 
     t = _table(catalog, spark, "merge-on-read")
     calls = []
     original = MergeClauses.check_cardinality
     monkeypatch.setattr(MergeClauses, "check_cardinality",
                         lambda self, *a, **k: calls.append(1) or original(self, *a, **k))
-    monkeypatch.setattr(deleted_rows, "jvm_column", lambda build: None)
+    monkeypatch.setattr(jvm, "jvm_column", lambda build: None)
     src = spark.createDataFrame([(3, "a"), (3, "b")], "id bigint, name string")
     with pytest.raises(MergeCardinalityError, match=r"position 3\)"):
         t.merge(src, "t.id = s.id").when_matched_update({"name": "s.name"}).execute()

@@ -23,14 +23,14 @@ def test_position_delete_read_paths_agree_with_pyiceberg(catalog, spark, monkeyp
     join with the attachments (the path for many unattached pairs or unusual paths); bitmap: few
     files, their deleted positions as a bitmap filter (the others force the joins); in-scan: the
     deletes applied inside the Parquet scan (the default where the JVM format is loadable)."""
-    from icefloe.spark import deleted_rows
+    from icefloe.spark import deleted_rows, jvm
 
     in_scan = path == "in-scan"
     if in_scan:
-        assert deleted_rows.available(spark), "the session cannot load " + deleted_rows.CLASS
+        assert jvm.available(spark), "the session cannot load " + deleted_rows.CLASS
         path = "bitmap"
     else:
-        monkeypatch.setattr(deleted_rows, "available", lambda spark: False)
+        monkeypatch.setattr(jvm, "available", lambda spark: False)
     if path == "joined":
         monkeypatch.setattr(ir, "_MAX_FILTER_PAIRS", -1)
     broadcast = path == "bitmap-broadcast"

@@ -92,8 +92,8 @@ def test_a_spark_read_applies_vectors_without_python_or_a_shuffle(tmp_path, spar
     expected = {i: "a" for i in range(1000)}
     expected.update({5: "b", 5000: "b"})
     assert {r.id: r.v for r in t.to_spark().collect()} == expected
-    from icefloe.spark import bitmaps, deleted_rows
-    monkeypatch.setattr(deleted_rows, "available", lambda spark: False)     # without the format: SQL
+    from icefloe.spark import bitmaps, jvm
+    monkeypatch.setattr(jvm, "available", lambda spark: False)     # without the format: SQL
     plan = t.to_spark()._jdf.queryExecution().executedPlan().toString()
     assert "Join" not in plan and "Union" not in plan, plan      # the vector a constant of one scan's filter
     assert "MapInArrow" not in plan and "hashpartitioning" not in plan, plan

@@ -10,7 +10,7 @@ import pytest
 import icefloe
 from icefloe.core.parquet import metrics_from_footer
 from icefloe.iceberg.arrow_writer import data_file_from_metrics
-from icefloe.spark import deleted_rows, described_writes
+from icefloe.spark import described_writes, jvm
 
 
 @pytest.fixture
@@ -64,7 +64,7 @@ def test_paimon_files_are_described_by_their_tasks(tmp_path, spark, driver_reads
 def test_without_the_jvm_classes_the_driver_reads_the_same_footers(tmp_path, spark, monkeypatch):
     described = icefloe.Catalog(str(tmp_path / "a"), spark=spark).create_table("db.t", "id bigint, s string, d date")
     described.append(_rows(spark))
-    monkeypatch.setattr(deleted_rows, "available", lambda _spark: False)
+    monkeypatch.setattr(jvm, "available", lambda _spark: False)
     calls = []
     real = described_writes.parse
     monkeypatch.setattr(described_writes, "parse", lambda frames: calls.append(1) or real(frames))

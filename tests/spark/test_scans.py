@@ -4,6 +4,7 @@ scan comes from PySpark's reader. The session's required settings are put back i
 import pytest
 
 from icefloe.spark import deleted_rows, scans
+from icefloe.spark import jvm as extension
 
 
 def _files(tmp_path, spark):
@@ -24,9 +25,9 @@ def _files(tmp_path, spark):
 def test_file_scan_reads_what_pysparks_reader_reads(tmp_path, spark, monkeypatch, jvm):
     paths = _files(tmp_path, spark)
     if jvm:
-        assert deleted_rows.available(spark), "the session cannot load icefloe's JVM classes"
+        assert extension.available(spark), "the session cannot load icefloe's JVM classes"
     else:
-        monkeypatch.setattr(deleted_rows, "available", lambda spark: False)
+        monkeypatch.setattr(extension, "available", lambda spark: False)
     schema = spark.read.parquet(*paths).schema
     expected = sorted(tuple(r) for r in spark.read.schema(schema).parquet(*paths).collect())
     df = scans.file_scan(spark, paths, schema)
