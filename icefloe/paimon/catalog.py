@@ -20,6 +20,7 @@ from icefloe.errors import (
     NoSuchNamespaceError, NoSuchTableError, NotSupportedError, SchemaError, TableAlreadyExistsError,
 )
 from icefloe.paimon import types as pt
+from icefloe.paimon.branches import branch_path
 from icefloe.paimon.schema import (
     SCHEMA_DIR, TableSchema, create_schema, latest_schema, list_schema_ids, schema_path, validate,
 )
@@ -29,8 +30,19 @@ DB_SUFFIX = ".db"
 DEFAULT_DATABASE = "default"     # the database Paimon's Spark and Flink catalogs create when opened
 
 
+BRANCH_MARK = "$branch_"       # db.t$branch_b: branch b of table db.t, as Paimon's catalogs name it
+
+
 def split_name(name: str) -> tuple[str, str]:
     return _split_name(name, "database")
+
+
+def branch_of(name: str) -> tuple[str, Optional[str]]:
+    """(table name, branch) of ``db.t$branch_b``; (name, None) for a plain name."""
+    if isinstance(name, str) and BRANCH_MARK in name:
+        base, _, branch = name.partition(BRANCH_MARK)
+        return base, branch
+    return name, None
 
 
 def _to_fields(schema) -> list:
@@ -69,7 +81,11 @@ class PaimonCatalog:
         return f"{self.database_path(db)}/{tbl}"
 
     def table_exists(self, name: str) -> bool:
-        return bool(list_schema_ids(self.io, self.table_location(name)))
+        name, branch = branch_of(name)
+        location = self.table_location(name)
+        if branch is not None:
+            return bool(list_schema_ids(self.io, branch_path(location, branch)))
+        return bool(list_schema_ids(self.io, location))
 
     def create_table(self, name: str, schema, partitioned_by: Optional[list] = None,
                      properties: Optional[dict] = None, primary_key: Optional[list] = None) -> FileStoreTable:
@@ -116,10 +132,12 @@ class PaimonCatalog:
         return self.load_table(name)
 
     def load_table(self, name: str) -> FileStoreTable:
+        name, branch = branch_of(name)
         location = self.table_location(name)
         if not list_schema_ids(self.io, location):
             raise NoSuchTableError(f"table {name} does not exist (no Paimon schema under {location})")
-        return self.table_type(name, location, self.io)
+        table = self.table_type(name, location, self.io)
+        return table if branch is None else table.branch_table(branch)
 
     def list_namespaces(self) -> list[str]:
         return sorted(n[:-len(DB_SUFFIX)] for n in self.io.list_dir(self.warehouse)

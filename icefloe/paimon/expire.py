@@ -102,7 +102,7 @@ def expire_snapshots(store: FileStore, now_ms: Optional[int] = None, older_than_
     if begin is None:              # no snapshot left (another expiry removed them): nothing to do
         return []
     keep = snaps.snapshot(end)
-    tag_manager = TagManager(store.io, store.table_path)
+    tag_manager = TagManager(store.io, store.meta_path)
     tags = tag_manager.tags()
     # Everything to delete is found before anything is deleted, and the snapshot files go
     # first: an expiration cut short leaves unreferenced files, never a snapshot that

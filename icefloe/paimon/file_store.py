@@ -23,12 +23,15 @@ MANIFEST_DIR = "manifest"
 
 
 class FileStore:
-    def __init__(self, io: FileIO, table_path: str, schema: TableSchema):
+    def __init__(self, io: FileIO, table_path: str, schema: TableSchema, meta_path: Optional[str] = None):
         self.io = io
         self.table_path = table_path.rstrip("/")
+        # where snapshots, schemas and tags live: the table directory, or a branch's directory
+        # (``<table>/branch/branch-<name>``); manifests and data files are the table's for every branch
+        self.meta_path = (meta_path or table_path).rstrip("/")
         self.schema = schema
         self.options = schema.core_options
-        self.snapshots = SnapshotManager(io, self.table_path)
+        self.snapshots = SnapshotManager(io, self.meta_path)
         self.manifest_dir = f"{self.table_path}/{MANIFEST_DIR}"
         self.partition_types = schema.partition_types
         self._cache: dict = {}       # manifest name -> its entries

@@ -157,7 +157,7 @@ def rollback_to(table, snapshot_id: int) -> Snapshot:
     try:
         target = store.snapshots.snapshot(int(snapshot_id))
     except NoSuchSnapshotError:
-        for t in TagManager(store.io, store.table_path).tags():
+        for t in TagManager(store.io, store.meta_path).tags():
             if t.snapshot.id == int(snapshot_id):
                 return rollback_to_tag(table, t.name)
         raise                                        # names the table's snapshot directory
@@ -169,7 +169,7 @@ def rollback_to_tag(table, name: str) -> Snapshot:
     table.refresh()
     store = table.store
     snaps = store.snapshots
-    tag = TagManager(store.io, store.table_path).tag(name)      # NoSuchTagError
+    tag = TagManager(store.io, store.meta_path).tag(name)      # NoSuchTagError
     try:
         snap = snaps.snapshot(tag.snapshot.id)
     except NoSuchSnapshotError:
@@ -205,7 +205,7 @@ def _rollback(store, target: Snapshot, restore=None) -> Snapshot:
     latest, earliest = snaps.latest_id(), snaps.earliest_id()
     if restore is None and (latest is None or latest <= target.id):
         return target
-    tag_manager = TagManager(store.io, store.table_path)
+    tag_manager = TagManager(store.io, store.meta_path)
     tags = tag_manager.tags()
     staying = [t for t in tags if t.snapshot.id <= target.id]
     unique = {(s.id, s.base_manifest_list, s.delta_manifest_list): s

@@ -49,7 +49,7 @@ def plan(store: FileStore, snapshot: Optional[Snapshot], where=None, schema=None
     schema = schema if schema is not None else store.schema
     if schemas is None:
 
-        schemas = SchemaHistory(store.io, store.table_path, [schema, store.schema])
+        schemas = SchemaHistory(store.io, store.meta_path, [schema, store.schema])
     if snapshot.index_manifest:
         # HASH indexes (dynamic bucket mode) only guide writers; deletion vectors change what a read sees
         path = store.manifest_path(snapshot.index_manifest)

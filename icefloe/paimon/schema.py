@@ -174,11 +174,17 @@ def check_vector_rules(schema: TableSchema) -> None:
                           "deletes an older record, and its reads already leave level 0 out)")
 
 
+FALLBACK_BRANCH = "scan.fallback-branch"
+
+
 def validate(schema: TableSchema) -> None:
     """The rules icefloe enforces at create time."""
     names = [f.name for f in schema.fields]
     if not names:
         raise SchemaError("a table needs at least one column")
+    if schema.options.get(FALLBACK_BRANCH):
+        raise SchemaError(f"'{FALLBACK_BRANCH}' is not supported: icefloe's reads do not fall back to another "
+                          "branch for missing partitions (read the branch as db.`t$branch_b`)")
     lowered = [n.lower() for n in names]
     if len(set(lowered)) != len(lowered):
         raise SchemaError(f"duplicate column names in {names}")

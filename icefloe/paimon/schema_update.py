@@ -43,9 +43,10 @@ from typing import Optional
 
 from icefloe.core.io import FileAlreadyExistsError
 from icefloe.errors import CommitConflictError, NoSuchTableError, SchemaError
+from icefloe.paimon import nested_update as nested
 from icefloe.paimon import types as pt
 from icefloe.paimon.iceberg_options import check_schema
-from icefloe.paimon.schema import TableSchema, check_vector_rules, latest_schema, schema_path
+from icefloe.paimon.schema import FALLBACK_BRANCH, TableSchema, check_vector_rules, latest_schema, schema_path
 from icefloe.paimon.types import DataField, length, root as root_of
 from icefloe.core import types as core
 from icefloe.core.retry import RetryPolicy
@@ -200,8 +201,8 @@ class _Builder:
             return lowered[0]
         if "." in name and any(f.name == name.split(".", 1)[0] and not f.type.is_primitive
                                for f in self.fields):
-            raise SchemaError(f"table {self.table}: changing nested field {name!r} is not supported; "
-                              "icefloe evolves top-level columns of Paimon tables")
+            raise SchemaError(f"table {self.table}: this change of nested field {name!r} is not supported "
+                              "(nested fields can be added, renamed, dropped, widened and commented)")
         raise SchemaError(f"table {self.table} has no column {name!r}; columns are "
                           f"{', '.join(f.name for f in self.fields)}")
 
@@ -241,12 +242,32 @@ class _Builder:
         return self.highest
 
     # -- changes
+    def _nested_change(self, parts: list, edit) -> None:
+        """Apply ``edit(row fields, last name)`` to the row a nested path leads to."""
+        top = self._field(parts[0])
+        self._refuse_key(top, f"change nested field {'.'.join(parts)!r} of")
+        self.fields = nested.change(self.fields, parts, self.table, edit)
+        self.changed = True
+
     def add_column(self, name: str, field_type, comment: Optional[str] = None, after: Optional[str] = None,
                    first: bool = False, before: Optional[str] = None) -> None:
+        parts = nested.path_of(self.fields, name)
+        if parts is not None:              # a field of a row inside a column (s.f, a.element.f, m.value.f)
+            t, nullable = self._type(field_type, name)
+            if not nullable:
+                raise SchemaError(f"table {self.table}: new field {name!r} cannot be NOT NULL "
+                                  "(the rows already written have no value for it)")
+
+            def add(row, last):
+                nested.check_new_name(row, last, self.table)
+                fid = self._next_id()
+                f = DataField(fid, last, _with_fresh_ids(t, self._next_id), comment)
+                return nested.place(row, f, first, after, before, self.table)
+            return self._nested_change(parts, add)
         if isinstance(name, str) and "." in name and any(f.name.lower() == name.split(".", 1)[0].lower()
                                                          for f in self.fields):
-            raise SchemaError(f"table {self.table}: adding nested field {name!r} is not supported; "
-                              "icefloe evolves top-level columns of Paimon tables")
+            raise SchemaError(f"table {self.table}: column {name.split('.', 1)[0]!r} is not a row, array of rows "
+                              f"or map of rows, so {name!r} names no nested field")
         self._check_new_name(name)
         t, nullable = self._type(field_type, name)
         if not nullable:
@@ -271,6 +292,17 @@ class _Builder:
         self.changed = True
 
     def rename_column(self, name: str, new_name: str) -> None:
+        parts = nested.path_of(self.fields, name)
+        if parts is not None:
+            new_name = str(new_name).rsplit(".", 1)[-1]
+            f = nested.field_at(self.fields, parts, self.table)
+            if f.name == new_name:
+                return
+
+            def rename(row, last):
+                nested.check_new_name(row, new_name, self.table, ignore_id=f.field_id)
+                return [x.copy(name=new_name) if x.field_id == f.field_id else x for x in row]
+            return self._nested_change(parts, rename)
         i = self._index(name)
         f = self.fields[i]
         if f.name in self.base.partition_keys:
@@ -287,6 +319,15 @@ class _Builder:
         self.changed = True
 
     def drop_column(self, name: str) -> None:
+        parts = nested.path_of(self.fields, name)
+        if parts is not None:
+            gone = nested.field_at(self.fields, parts, self.table)
+
+            def drop(row, last):
+                if len(row) == 1:
+                    raise SchemaError(f"table {self.table}: cannot drop {name!r}, the last field of its row")
+                return [x for x in row if x.field_id != gone.field_id]
+            return self._nested_change(parts, drop)
         i = self._index(name)
         self._refuse_key(self.fields[i], "drop")
         if len(self.fields) == 1:
@@ -295,6 +336,18 @@ class _Builder:
         self.changed = True
 
     def update_column_type(self, name: str, new_type) -> None:
+        parts = nested.path_of(self.fields, name)
+        if parts is not None:
+            old = nested.field_at(self.fields, parts, self.table)
+            t, nullable = self._type(new_type, name)
+            if _shape(t) == _shape(old.field_type):
+                return
+            if not old.field_type.is_primitive or not can_widen(old.field_type, t):
+                raise SchemaError(f"table {self.table}: cannot change nested field {name!r} from "
+                                  f"{_shown(old.field_type)} to {_shown(t)}: only widening type changes of "
+                                  "primitive fields are allowed")
+            return self._nested_change(parts, lambda row, last: [
+                x.copy(type=t) if x.field_id == old.field_id else x for x in row])
         i = self._index(name)
         f = self.fields[i]
         t, nullable = self._type(new_type, f.name)
@@ -326,6 +379,13 @@ class _Builder:
         self.changed = True
 
     def update_column_comment(self, name: str, comment: Optional[str]) -> None:
+        parts = nested.path_of(self.fields, name)
+        if parts is not None:
+            f = nested.field_at(self.fields, parts, self.table)
+            if f.doc != comment:
+                self._nested_change(parts, lambda row, last: [
+                    x.copy(description=comment) if x.field_id == f.field_id else x for x in row])
+            return
         i = self._index(name)
         if self.fields[i].description != comment:
             self.fields[i] = self.fields[i].copy(description=comment)
@@ -337,6 +397,20 @@ class _Builder:
             self.changed = True
 
     def move(self, name: str, where: str, other: Optional[str] = None) -> None:
+        parts = nested.path_of(self.fields, name)
+        if parts is not None:           # within its row: first, last, after or before a sibling
+            f = nested.field_at(self.fields, parts, self.table)
+
+            def move(row, last):
+                rest = [x for x in row if x.field_id != f.field_id]
+                moved = next(x for x in row if x.field_id == f.field_id)
+                if other is not None and other.rsplit(".", 1)[-1].lower() == f.name.lower():
+                    raise SchemaError(f"table {self.table}: cannot move field {name!r} relative to itself")
+                if where == "last":
+                    return rest + [moved]
+                return nested.place(rest, moved, where == "first", other if where == "after" else None,
+                                    other if where == "before" else None, self.table)
+            return self._nested_change(parts, move)
         i = self._index(name)
         f = self.fields[i]
         if other is not None and self._index(other) == i:
@@ -415,7 +489,7 @@ class UpdateSchema:
     def __init__(self, table):
         self._table = table
         self._calls: list[tuple[str, tuple, dict]] = []
-        base = latest_schema(table.io, table.location)
+        base = latest_schema(table.io, table.meta_location)
         if base is None:
             raise SchemaError(f"table {table.name} has no schema at {table.location}")
         self._preview = _Builder(base, table.name)
@@ -506,9 +580,9 @@ class UpdateSchema:
         io = table.io
 
         def attempt(_n: int) -> TableSchema:
-            base = latest_schema(io, table.location)
+            base = latest_schema(io, table.meta_location)
             if base is None:
-                raise NoSuchTableError(f"Paimon table {table.name} has no schema file (at {table.location})")
+                raise NoSuchTableError(f"Paimon table {table.name} has no schema file (at {table.meta_location})")
             builder = _Builder(base, table.name)
             for method, args, kwargs in self._calls:
                 getattr(builder, method)(*args, **kwargs)
@@ -516,7 +590,7 @@ class UpdateSchema:
                 return base
             new = builder.build()
             _validate(new, table.name)
-            io.write_bytes(schema_path(table.location, new.id), new.to_json().encode("utf-8"), overwrite=False)
+            io.write_bytes(schema_path(table.meta_location, new.id), new.to_json().encode("utf-8"), overwrite=False)
             return new
 
         retries = max(10, _max_retries(self._preview.base))
@@ -560,6 +634,9 @@ def _validate(schema: TableSchema, table: str) -> None:
     for k in ([x.strip() for x in raw.split(",") if x.strip()] if raw else []):
         if k not in by_name:
             raise SchemaError(f"table {table}: bucket-key column {k!r} would no longer exist")
+    if schema.options.get(FALLBACK_BRANCH):
+        raise SchemaError(f"table {table}: '{FALLBACK_BRANCH}' is not supported: icefloe's reads do not fall back "
+                          "to another branch for missing partitions (read the branch as db.`t$branch_b`)")
     check_vector_rules(schema)
     check_schema(schema.options, schema.fields, schema.primary_keys)
 

@@ -168,6 +168,10 @@ class SnapshotManager:
                 ids.append(int(m.group(1)))
         return sorted(ids)
 
+    def ids(self) -> list[int]:
+        """The ids of the snapshot files, ascending."""
+        return self._listed_ids()
+
     def read_hint(self, name: str) -> Optional[int]:
         """The id in hint file ``name`` (EARLIEST or LATEST), None if missing or garbage."""
         try:

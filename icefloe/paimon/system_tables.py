@@ -44,9 +44,13 @@ PARTITIONS = _schema(("partition", STRING), ("record_count", LONG), ("file_size_
                      ("file_count", LONG), ("last_update_time", TIMESTAMP))
 TAGS = _schema(("tag_name", STRING), ("snapshot_id", LONG), ("schema_id", LONG), ("commit_time", TIMESTAMP),
                ("record_count", LONG), ("create_time", TIMESTAMP), ("time_retained", STRING))
+BUCKETS = _schema(("partition", STRING), ("bucket", INT), ("record_count", LONG), ("file_size_in_bytes", LONG),
+                  ("file_count", LONG), ("last_update_time", TIMESTAMP))
+BRANCHES = _schema(("branch_name", STRING), ("create_time", TIMESTAMP))
 
-NAMES = ("snapshots", "schemas", "options", "files", "manifests", "partitions", "tags")
-TABLE_LEVEL = ("snapshots", "schemas", "options", "tags")     # they describe the table, not one snapshot
+NAMES = ("snapshots", "schemas", "options", "files", "manifests", "partitions", "buckets", "tags", "branches")
+# they describe the table, not one snapshot
+TABLE_LEVEL = ("snapshots", "schemas", "options", "tags", "branches")
 
 
 def _table(schema: pa.Schema, rows: list) -> pa.Table:
@@ -78,7 +82,7 @@ def snapshots(table, snapshot=None) -> pa.Table:
 
 
 def _schemas(table) -> dict:
-    return {i: load_schema(table.io, table.location, i) for i in list_schema_ids(table.io, table.location)}
+    return {i: load_schema(table.io, table.meta_location, i) for i in list_schema_ids(table.io, table.meta_location)}
 
 
 def schemas(table, snapshot=None) -> pa.Table:
@@ -138,17 +142,42 @@ def manifests(table, snapshot=None) -> pa.Table:
     return _table(MANIFESTS, rows)
 
 
-def partitions(table, snapshot=None) -> pa.Table:
+def _file_groups(table, snapshot, key) -> list:
+    """(group, records, bytes, files, last creation time) of the live files, grouped by ``key(entry,
+    partition directory)``, in group order."""
     acc: dict = {}
     for e, part in _entries(table, snapshot):
-        a = acc.setdefault(part, [0, 0, 0, None])
+        a = acc.setdefault(key(e, part), [0, 0, 0, None])
         a[0] += e.file.row_count
         a[1] += e.file.file_size
         a[2] += 1
         if e.file.creation_time is not None and (a[3] is None or e.file.creation_time > a[3]):
             a[3] = e.file.creation_time
-    rows = [(part, a[0], a[1], a[2], _local_ms(a[3])) for part, a in sorted(acc.items())]
-    return _table(PARTITIONS, rows)
+    return [(group, a[0], a[1], a[2], _local_ms(a[3])) for group, a in sorted(acc.items())]
+
+
+def buckets(table, snapshot=None) -> pa.Table:
+    """Paimon's ``$buckets``: the live files of each (partition, bucket)."""
+    rows = [(part, bucket, *rest) for (part, bucket), *rest in _file_groups(table, snapshot, lambda e, p: (p, e.bucket))]
+    return _table(BUCKETS, rows)
+
+
+def branches(table, snapshot=None) -> pa.Table:
+    """Paimon's ``$branches``: each branch and when its directory was made."""
+    from icefloe.paimon.branches import branch_path
+
+    rows = []
+    for name in table.branches():
+        try:
+            created = _ts(table.io.mtime_ms(branch_path(table.location, name)))
+        except (OSError, NotImplementedError):
+            created = None
+        rows.append((name, created))
+    return _table(BRANCHES, rows)
+
+
+def partitions(table, snapshot=None) -> pa.Table:
+    return _table(PARTITIONS, _file_groups(table, snapshot, lambda e, part: part))
 
 
 def tags(table, snapshot=None) -> pa.Table:
@@ -160,4 +189,5 @@ def tags(table, snapshot=None) -> pa.Table:
 
 
 BUILDERS = {"snapshots": snapshots, "schemas": schemas, "options": options, "files": files,
-            "manifests": manifests, "partitions": partitions, "tags": tags}
+            "manifests": manifests, "partitions": partitions, "buckets": buckets, "tags": tags,
+            "branches": branches}

@@ -18,6 +18,7 @@ import pyarrow as pa
 from icefloe.core.io import LOCAL, FileIO
 from icefloe.core.timetravel import to_epoch_ms
 from icefloe.errors import CommitConflictError, NoSuchTableError, NotSupportedError, SchemaMismatchError
+from icefloe.paimon import branches
 from icefloe.paimon import scan as scan_mod
 from icefloe.paimon import table_hooks
 from icefloe.paimon import types as pt
@@ -32,7 +33,7 @@ from icefloe.paimon.predicate import to_arrow_expression
 from icefloe.paimon import deletion_vectors as dv
 from icefloe.paimon.merge import check_engine_options, merge_engine, read_merged_bucket
 from icefloe.paimon.scan import UnsupportedTableError
-from icefloe.paimon.schema import SchemaHistory, TableSchema, evolve_arrow, latest_schema
+from icefloe.paimon.schema import FALLBACK_BRANCH, SchemaHistory, TableSchema, evolve_arrow, latest_schema
 from icefloe.paimon.schema_update import UpdateSchema
 from icefloe.paimon.snapshot import BATCH_COMMIT_IDENTIFIER, OVERWRITE, Snapshot
 from icefloe.paimon.streaming import not_committed_check
@@ -42,20 +43,25 @@ from icefloe.paimon.tag import TagManager, create_tag, delete_tag, rename_tag, r
 class FileStoreTable:
     format = "paimon"
 
-    def __init__(self, name: str, location: str, io: Optional[FileIO] = None):
+    def __init__(self, name: str, location: str, io: Optional[FileIO] = None, branch: Optional[str] = None):
         self.name = name
         self._location = location.rstrip("/")
         self.io = io or LOCAL
+        self.branch = None if branch in (None, branches.MAIN) else branches.check_branch_name(branch)
+        self._meta = self._location if self.branch is None else branches.branch_path(self._location, self.branch)
         self.commit_user = str(uuid.uuid4())
         self.refresh()
 
     # ------------------------------------------------------------------ state
     def refresh(self) -> "FileStoreTable":
-        schema = latest_schema(self.io, self._location)
+        schema = latest_schema(self.io, self._meta)
         if schema is None:
+            if self.branch is not None:
+                raise NoSuchTableError(f"table {self.name} has no branch {self.branch!r} (no schema under "
+                                       f"{self._meta})")
             raise NoSuchTableError(f"no Paimon table at {self._location}")
         self._schema = schema
-        self._store = FileStore(self.io, self._location, schema)
+        self._store = FileStore(self.io, self._location, schema, self._meta)
         return self
 
     def __getstate__(self):  # picklable for Spark tasks: no caches
@@ -65,11 +71,17 @@ class FileStoreTable:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        self._store = FileStore(self.io, self._location, self._schema)
+        self._store = FileStore(self.io, self._location, self._schema, self._meta)
 
     @property
     def location(self) -> str:
         return self._location
+
+    @property
+    def meta_location(self) -> str:
+        """Where this table's snapshots, schemas and tags live: its directory, or for a branch
+        ``<table>/branch/branch-<name>`` (data files and manifests stay the table's)."""
+        return self._meta
 
     @property
     def table_schema(self) -> TableSchema:
@@ -132,9 +144,9 @@ class FileStoreTable:
             raise ValueError("give one of snapshot_id, as_of and ref (a tag)")
         if ref is not None:
             tags = self._tags()
-            if tags.get(ref) is None and self.io.is_dir(f"{self._location}/branch/branch-{ref}"):
-                raise NotSupportedError(f"{ref!r} is a branch of Paimon table {self.name}: icefloe reads the "
-                                        "main branch and its tags, not other branches (a tag names no such ref)")
+            if tags.get(ref) is None and branches.branch_exists(self.io, self._location, ref):
+                raise NotSupportedError(f"{ref!r} is a branch of Paimon table {self.name}, not a tag: read it as "
+                                        f"branch_table({ref!r}) (in SQL db.`t$branch_{ref}`)")
             return tags.tag(ref).snapshot
         if snapshot_id is not None:
             return self.snapshot(snapshot_id)
@@ -162,8 +174,8 @@ class FileStoreTable:
     def schema_by_id(self, schema_id: int) -> TableSchema:
         """The Paimon schema ``schema-<schema_id>`` (cached: schema files never change)."""
         history = self.__dict__.get("_schema_history")
-        if history is None or history.table_path != self._location:
-            history = self.__dict__["_schema_history"] = SchemaHistory(self.io, self._location)
+        if history is None or history.table_path != self._meta:
+            history = self.__dict__["_schema_history"] = SchemaHistory(self.io, self._meta)
         return self._schema if schema_id == self._schema.id else history.get(schema_id)
 
     @staticmethod
@@ -189,6 +201,9 @@ class FileStoreTable:
         """Manifest entries (ADD) of the files a read would use, paths filled in. ``where``
         is bound to the read schema (the snapshot's when time travelling)."""
         ref = FileStoreTable.one_ref(ref, tag)
+        if self._schema.options.get(FALLBACK_BRANCH):     # a table another engine set so
+            raise UnsupportedTableError(f"table {self.name} sets '{FALLBACK_BRANCH}'; icefloe's reads do not fall "
+                                        "back to another branch for missing partitions")
         snap = self.snapshot_for(snapshot_id, as_of, ref)
         travel = (snapshot_id is not None or as_of is not None or ref is not None) and snap is not None
         schema = self.schema_by_id(snap.schema_id) if travel and snap is not None else self._schema
@@ -452,7 +467,11 @@ class FileStoreTable:
                          retain_last: Optional[int] = None) -> list[int]:
         """Expire snapshots per the retention options; returns the expired ids.
         ``older_than`` (a time) replaces ``snapshot.time-retained`` and ``retain_last``
-        the retained minimum, as the expire procedure's arguments do."""
+        the retained minimum, as the expire procedure's arguments do. Not on a branch: its snapshots
+        may delete files main still reads."""
+        if self.branch is not None:
+            raise branches.BranchError(f"expire_snapshots on branch {self.branch!r} of {self.name}: icefloe expires "
+                                       "main's snapshots only (a branch's snapshots can remove files main reads)")
         expired = expire_snapshots(self.refresh()._store, now_ms,
                                    older_than_ms=to_epoch_ms(older_than) if older_than is not None else None,
                                    retain_min=retain_last)
@@ -487,18 +506,22 @@ class FileStoreTable:
     # ------------------------------------------------------------------ tags
     def _tags(self):
 
-        return TagManager(self.io, self._location)
+        return TagManager(self.io, self._meta)
 
     def tags(self) -> dict:
         """``{name: Tag}``, ordered by snapshot id then name (``tag/tag-<name>`` files)."""
         return {t.name: t for t in self._tags().tags()}
 
     def refs(self) -> dict:
-        """The table's refs: its tags (icefloe does not follow Paimon branches)."""
+        """The table's refs: its tags (a branch is a table of its own: ``branch_table(name)``)."""
         return self.tags()
 
     def tag(self, name: str):
         return self._tags().tag(name)
+
+    def tag_path(self, name: str) -> str:
+        """The file of tag ``name`` (``tag/tag-<name>`` of the table or branch)."""
+        return self._tags().tag_path(name)
 
     def create_tag(self, name: str, snapshot_id: Optional[int] = None, time_retained=None):
         """Tag ``snapshot_id`` (default: the latest snapshot). The tag keeps the snapshot's
@@ -508,7 +531,7 @@ class FileStoreTable:
 
     def replace_tag(self, name: str, snapshot_id: Optional[int] = None, time_retained=None):
         """Point tag ``name`` at ``snapshot_id`` (default: the latest snapshot)."""
-        return replace_tag(self.refresh()._store, name, snapshot_id, time_retained)
+        return replace_tag(self.refresh()._store, name, snapshot_id, time_retained, self._tag_files_shared(name))
 
     def rename_tag(self, name: str, new_name: str):
         """Rename tag ``name`` to ``new_name``."""
@@ -516,7 +539,56 @@ class FileStoreTable:
 
     def delete_tag(self, name: str) -> list:
         """Delete tag ``name`` and the files only it kept alive; returns their paths."""
-        return delete_tag(self.refresh()._store, name)
+        return delete_tag(self.refresh()._store, name, self._tag_files_shared(name))
+
+    def _tag_files_shared(self, name: str) -> bool:
+        """Whether a tag's files may be another history's: every tag of a branch (the branch shares
+        the table's files), and a tag of main that branches were made from."""
+        return self.branch is not None or bool(branches.branches_from_tag(self.io, self._location, name))
+
+    # ------------------------------------------------------------------ branches
+    def branches(self) -> list[str]:
+        """The table's branches (``<table>/branch/branch-<name>``), not counting main."""
+        return branches.branch_names(self.io, self._location)
+
+    def branch_table(self, name: str) -> "FileStoreTable":
+        """Branch ``name`` as a table of its own: reads, writes, schema changes and tags there."""
+        if name in (None, branches.MAIN):
+            return self._with_branch(None)
+        if not branches.branch_exists(self.io, self._location, name):
+            raise branches.BranchError(f"table {self.name} has no branch {name!r}; branches are "
+                                       f"{self.branches() or 'none'}")
+        return self._with_branch(name)
+
+    def _with_branch(self, branch: Optional[str]) -> "FileStoreTable":
+        """This table on another branch (None: main); subclasses keep what they add."""
+        return FileStoreTable(self.name, self._location, self.io, branch=branch)
+
+    def create_branch(self, name: str, tag: Optional[str] = None):
+        """Create branch ``name`` from tag ``tag`` (its snapshot is the branch's first), or an empty
+        branch with the table's latest schema; on a branch, from that branch's tag and schemas.
+        Returns the new branch as a table."""
+        branches.create_branch(self.io, self._location, name, tag, source=self._meta)
+        return self.branch_table(name)
+
+    def delete_branch(self, name: str) -> None:
+        """Delete branch ``name``: its snapshots, schemas and tags (the data files it wrote stay until
+        orphan cleanup, as in Paimon)."""
+        self._main_only("delete_branch")
+        branches.delete_branch(self.io, self._location, name)
+
+    def fast_forward(self, name: str) -> Optional[Snapshot]:
+        """Paimon's fast-forward: main's snapshots, schemas and tags from the branch's first snapshot on
+        are replaced by the branch's; returns main's new latest snapshot."""
+        self._main_only("fast_forward")
+        branches.fast_forward(self.io, self._location, name)
+        table_hooks.changed(self.refresh()._store)       # main's snapshots changed
+        return self.current_snapshot()
+
+    def _main_only(self, operation: str) -> None:
+        if self.branch is not None:
+            raise branches.BranchError(f"{operation} is an operation of the table: call it on {self.name}, not on "
+                                       f"its branch {self.branch!r}")
 
     def drop_tag(self, name: str) -> list:
         """``delete_tag`` under the Iceberg table API's name."""

@@ -339,7 +339,7 @@ def create_tag(store, name: str, snapshot_id: Optional[int] = None,
                time_retained: Optional[_dt.timedelta] = None) -> Tag:
     """Tag ``snapshot_id`` (default: the latest snapshot) as ``name``, kept for ``time_retained``
     when given (recorded in the tag file, as Paimon does)."""
-    mgr = TagManager(store.io, store.table_path)
+    mgr = TagManager(store.io, store.meta_path)
     check_tag_name(name)
     if mgr.exists(name):
         raise TagAlreadyExistsError(f"tag {name!r} already exists in table {store.table_path}")
@@ -351,11 +351,11 @@ def create_tag(store, name: str, snapshot_id: Optional[int] = None,
 
 
 def replace_tag(store, name: str, snapshot_id: Optional[int] = None,
-                time_retained: Optional[_dt.timedelta] = None) -> Tag:
+                time_retained: Optional[_dt.timedelta] = None, keep_files: bool = False) -> Tag:
     """Point tag ``name`` at ``snapshot_id`` (default: the latest snapshot) with retention
     ``time_retained`` (none when not given, as Paimon's replace); the files only its old
     snapshot kept alive are deleted."""
-    mgr = TagManager(store.io, store.table_path)
+    mgr = TagManager(store.io, store.meta_path)
     old = mgr.tag(name)
     snap, data = _snapshot_bytes(store, snapshot_id)
     if old.same_snapshot(snap) and old.time_retained is None and time_retained is None:
@@ -364,7 +364,7 @@ def replace_tag(store, name: str, snapshot_id: Optional[int] = None,
     if old.same_snapshot(snap):
         mgr.write(name, data, overwrite=True)
         return parse_tag(name, data, mgr.tag_path(name))
-    plan = _exclusive_files(store, mgr, old, extra_keep=[snap])
+    plan = None if keep_files else _exclusive_files(store, mgr, old, extra_keep=[snap])
     mgr.write(name, data, overwrite=True)
     _check_still_there(store, mgr, name, snap, old.raw)
     _delete(store, plan)
@@ -373,7 +373,7 @@ def replace_tag(store, name: str, snapshot_id: Optional[int] = None,
 
 def rename_tag(store, name: str, new_name: str) -> Tag:
     """Rename tag ``name`` to ``new_name`` (the tag file moves; its snapshot and files stay)."""
-    mgr = TagManager(store.io, store.table_path)
+    mgr = TagManager(store.io, store.meta_path)
     check_tag_name(new_name)
     tag = mgr.tag(name)                                     # NoSuchTagError
     if mgr.exists(new_name):
@@ -382,11 +382,12 @@ def rename_tag(store, name: str, new_name: str) -> Tag:
     return Tag(new_name, tag.snapshot, tag.create_time, tag.time_retained, tag.raw)
 
 
-def delete_tag(store, name: str) -> list[str]:
-    """Delete tag ``name`` and the files only it kept alive; returns their paths."""
-    mgr = TagManager(store.io, store.table_path)
+def delete_tag(store, name: str, keep_files: bool = False) -> list[str]:
+    """Delete tag ``name`` and the files only it kept alive (none with ``keep_files``: a branch
+    uses them); returns their paths."""
+    mgr = TagManager(store.io, store.meta_path)
     tag = mgr.tag(name)
-    plan = _exclusive_files(store, mgr, tag)   # planned before anything is deleted
+    plan = None if keep_files else _exclusive_files(store, mgr, tag)   # planned before anything is deleted
     mgr.delete_file(name)
     return _delete(store, plan)
 

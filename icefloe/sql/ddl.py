@@ -688,6 +688,10 @@ def drop_partitions(sess, t, stmt: p.AlterDropPartitions):
 
 def _ref_ddl(sess, t, stmt: p.AlterRef):
     kind = stmt.kind
+    if kind == "branch" and t.format == "paimon":     # Paimon's branches are made and dropped by procedures
+        raise sess.not_supported(f"ALTER TABLE ... {stmt.action.upper()} BRANCH on Paimon table {t.name} (Iceberg's "
+                                 "branch DDL; Paimon's branches: CALL sys.create_branch(table, branch[, tag]), "
+                                 "CALL sys.delete_branch, CALL sys.fast_forward)")
     refs = getattr(getattr(t, "metadata", None), "refs", None)
     if refs is None and callable(getattr(t, "refs", None)):
         refs = t.refs()                      # Paimon tables: their tags

@@ -406,6 +406,17 @@ def _one_side(sess, kind: str, quals, squals, target_alias: str, source_alias: s
     return sided
 
 
+def _merge_set_path(sess, col: exp.Column, t, target_alias: str) -> list:
+    """The target column (and struct fields) a MERGE ``SET`` names: ``c``, ``t.c``, ``s.f`` (field
+    ``f`` of struct column ``s``), ``t.s.f``; a qualifier other than the target's is an error."""
+    path = [p.name for p in col.parts]
+    if len(path) > 1 and path[0].lower() == target_alias.lower() and t.schema.find_field_or_none(path[0]) is None:
+        path = path[1:]
+    if len(path) > 1 and t.schema.find_field_or_none(path[0]) is None:
+        raise sess.error(f"SET names column {col.sql('spark')}, not a column of the target {target_alias}", col)
+    return path
+
+
 def _outside_queries(c, root) -> bool:
     n = c.parent
     while n is not None and n is not root:
@@ -456,20 +467,27 @@ def merge(sess, tree: exp.Merge):
             if any(isinstance(e, exp.Star) for e in then.expressions) or not then.expressions:
                 clauses.append((kind, "update_all", None, cond_sql, when))
             else:
-                sets = {}
+                sets, nested = {}, {}
                 for eq in then.expressions:
                     if not isinstance(eq, exp.EQ) or not isinstance(eq.this, exp.Column):
                         raise sess.error(f"expected column = value in SET, got {eq.sql('spark')}", eq)
                     col = eq.this
-                    if col.table and col.table.lower() != target_alias.lower():
-                        raise sess.error(f"SET names column {col.sql('spark')}, not a column of the "
-                                         f"target {target_alias}", col)
-                    f = t.schema.find_field_or_none(col.name)
+                    path = _merge_set_path(sess, col, t, target_alias)
+                    f = t.schema.find_field_or_none(path[0])
                     if f is None:
                         raise sess.error(f"unknown column {col.sql('spark')}; table {t.name} has columns "
                                          f"{', '.join(t.schema.column_names)}", col)
                     _check_columns(sess, eq.expression, t, quals, squals, source_cols)
-                    sets[f.name] = with_subqueries(sess, sided(eq.expression), set()).sql("spark")
+                    value = with_subqueries(sess, sided(eq.expression), set()).sql("spark")
+                    if f.name in sets or (len(path) == 1 and f.name in nested):
+                        raise sess.error(f"SET assigns column {f.name} more than once", col)
+                    if len(path) == 1:
+                        sets[f.name] = value
+                    else:              # a field of a struct column (t.s.f = ...): the struct rebuilt
+                        nested.setdefault(f.name, {})[tuple(path[1:])] = (value, col)
+                for name, assigned in nested.items():
+                    sets[name] = _struct_with(sess, t.schema.find_field(name), f"`{target_alias}`.`{name}`",
+                                              assigned)
                 clauses.append((kind, "update", sets, cond_sql, when))
         elif isinstance(then, exp.Insert):
             if isinstance(then.this, exp.Star) or then.this is None and then.expression is None:

@@ -13,9 +13,10 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from icefloe.errors import IcefloeError, SchemaError
+from icefloe.errors import IcefloeError, NotSupportedError, SchemaError
 from icefloe.paimon.options import parse_duration_ms
-from icefloe.sql.errors import SqlError
+from icefloe.sql import paimon_branch_procedures as branch_procs
+from icefloe.sql.errors import NotSupportedYetError, SqlError
 from icefloe.sql.parser import node_position
 from icefloe.sql.translate import literal_value
 
@@ -227,6 +228,16 @@ def _mark_partition_done(t, args):
 
 
 PROCEDURES = {
+    "create_branch": PaimonProcedure(("table", "branch", "tag"), ("table", "branch"), "result boolean",
+                                     branch_procs.create_branch),
+    "delete_branch": PaimonProcedure(("table", "branch"), ("table", "branch"), "result boolean",
+                                     branch_procs.delete_branch),
+    "fast_forward": PaimonProcedure(("table", "branch"), ("table", "branch"), "result boolean",
+                                    branch_procs.fast_forward),
+    "expire_tags": PaimonProcedure(("table", "older_than"), ("table",), "expired_tags string",
+                                   branch_procs.expire_tags),
+    "compact_manifest": PaimonProcedure(("table", "options"), ("table",), "result boolean",
+                                        branch_procs.compact_manifest),
     "rollback": PaimonProcedure(("table", "version", "snapshot", "tag"), ("table",),
                                 "previous_snapshot_id bigint, current_snapshot_id bigint", _rollback),
     "rollback_to_timestamp": PaimonProcedure(("table", "timestamp"), ("table", "timestamp"),
@@ -249,6 +260,10 @@ PROCEDURES = {
     "mark_partition_done": PaimonProcedure(("table", "partitions"), ("table", "partitions"), "result boolean",
                                            _mark_partition_done),
 }
+
+
+_MAIN_ONLY = ("delete_branch", "fast_forward")
+REFUSED = branch_procs.REFUSED
 
 
 def _epoch_ms(sess, name: str, node) -> int:
@@ -287,6 +302,8 @@ def duration_ms(text, name: str = "time_retained") -> int:
 def call(sess, t, name: str, bound: dict):
     """Run Paimon procedure ``name`` on table ``t`` with the bound arguments ({name: node})."""
     proc = PROCEDURES[name]
+    if t.branch is not None and name in _MAIN_ONLY:
+        raise SqlError(f"CALL sys.{name} takes the table, not its branch {t.branch!r}: table => '{t.name}'")
     args = {}
     for key, node in bound.items():
         if key == "table":
@@ -296,6 +313,8 @@ def call(sess, t, name: str, bound: dict):
         rows = proc.run(t, args)
     except SqlError:
         raise
+    except NotSupportedError as e:
+        raise NotSupportedYetError(f"CALL sys.{name} on {t.name}: {e}") from None
     except IcefloeError as e:
         raise SqlError(f"CALL sys.{name} on {t.name}: {e}") from None
     return sess.spark.createDataFrame(rows, proc.result)

@@ -140,6 +140,9 @@ def call(sess, stmt: Call):
         return migration_procedures.call(sess, stmt, parts[1])
     proc = PROCEDURES.get(parts[1])
     paimon = paimon_procedures.PROCEDURES.get(parts[1])
+    if proc is None and paimon is None and parts[1] in paimon_procedures.REFUSED:
+        raise NotSupportedYetError(f"CALL sys.{parts[1]} ({paimon_procedures.REFUSED[parts[1]]})",
+                                   stmt.procedure.line, stmt.procedure.column)
     if proc is None and paimon is None:
         known = sorted(set(PROCEDURES) | set(paimon_procedures.PROCEDURES) | set(migration_procedures.PROCEDURES))
         raise SqlError(f"unknown procedure {stmt.procedure}; known: {', '.join(known)}",

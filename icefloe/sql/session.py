@@ -31,7 +31,8 @@ from icefloe.sql.parser import Statement, node_position, position_of, split
 from icefloe.sql.translate import literal_value
 from icefloe.table.capabilities import AUDIT_LOG, PAIMON_DYNAMIC_OPTIONS
 from icefloe.sql import (
-    catalog_statements as cs, commands, ddl, dml, parser as p, paimon_options, procedures, system_functions, wap,
+    catalog_statements as cs, commands, ddl, dml, parser as p, paimon_incremental, paimon_options, procedures,
+    system_functions, wap,
 )
 
 VIEW_PREFIX = "__icefloe_"
@@ -328,6 +329,10 @@ class SqlSession:
                     return {"ref": v}
                 if v.isdigit():
                     return {"snapshot_id": int(v)}
+                if v in (table_obj.branches() if table_obj.format == "paimon" else ()):
+                    db, _, tbl = table_obj.name.rpartition(".")
+                    raise self.error(f"{v!r} is a Paimon branch of {table_obj.name}, not a tag or snapshot: read it "
+                                     f"as {db}.`{tbl}$branch_{v}`", node)
                 raise self.error(f"table {table_obj.name} has no branch or tag {v!r}", node)
             if isinstance(v, int):
                 return {"snapshot_id": v}
@@ -402,7 +407,7 @@ class SqlSession:
         df = self.table_df(ref, version, table)
         t = self.load(ref)
         key = f"{getattr(t, 'metadata_location', '')}|{ref}|{version.sql('spark') if version else ''}"
-        view = VIEW_PREFIX + (f"{ref.catalog}_" if ref.catalog else "") + ref.name.replace(".", "_").replace("-", "_") + \
+        view = VIEW_PREFIX + (f"{ref.catalog}_" if ref.catalog else "") + ref.name.replace(".", "_").replace("-", "_").replace("$", "_") + \
             (f"_{ref.metadata}" if ref.metadata else "") + "_" + hashlib.sha1(key.encode()).hexdigest()[:12]
         df.createOrReplaceTempView(view)
         self._views[view] = str(ref)
@@ -411,7 +416,7 @@ class SqlSession:
     def rewrite(self, tree: exp.Expression) -> tuple[exp.Expression, int]:
         """A copy of ``tree`` with icefloe references replaced by temp views; and how many."""
         tree = tree.copy()
-        count = 0
+        count = paimon_incremental.rewrite(self, tree)      # paimon_incremental_query(...) in FROM
         for table in list(tree.find_all(exp.Table)):
             if not table.name:
                 continue

@@ -55,7 +55,8 @@ class PaimonTable(FileStoreTable, Table):
     format = "paimon"
     capabilities = frozenset({PAIMON_PROCEDURES, PAIMON_DYNAMIC_OPTIONS, AUDIT_LOG, TAG_LISTS})
 
-    def __init__(self, name: str, location: str, io: Optional[FileIO] = None, spark=None):
+    def __init__(self, name: str, location: str, io: Optional[FileIO] = None, spark=None,
+                 branch: Optional[str] = None):
         """A Paimon table in its directory (``Catalog.load_table`` makes it).
 
         Args:
@@ -63,9 +64,13 @@ class PaimonTable(FileStoreTable, Table):
             location: The table's directory.
             io: The file I/O reaching it (local files by default).
             spark: The SparkSession its Spark reads and writes run in (the active or embedded one by default).
+            branch: A Paimon branch of the table to read and write (``branch_table`` makes it); main by default.
         """
         self._spark = spark      # the data plane's session, started on first use (``spark``)
-        super().__init__(name, location, io)
+        super().__init__(name, location, io, branch=branch)
+
+    def _with_branch(self, branch: Optional[str]) -> "PaimonTable":
+        return PaimonTable(self.name, self.location, self.io, self._spark, branch=branch)
 
     def __getstate__(self):  # picklable for Spark tasks: no session
         state = super().__getstate__()
@@ -110,10 +115,13 @@ class PaimonTable(FileStoreTable, Table):
         """
         return iceberg_view.sync(self.refresh()._store)
 
-    def _no_branch(self, branch: Optional[str], operation: str) -> None:
-        if branch not in (None, MAIN):
-            raise self.unsupported(f"{operation} to branch {branch!r}",
-                                   "icefloe does not follow Paimon branches; write to the table itself")
+    def _on_branch(self, branch: Optional[str]) -> Optional["PaimonTable"]:
+        """The table a ``branch=`` argument names: this one, or its Paimon branch (a table of its own)."""
+        if branch in (None, MAIN) or branch == self.branch:
+            return None
+        other = self.branch_table(branch)
+        assert isinstance(other, PaimonTable)       # _with_branch keeps the class
+        return other
 
     # ------------------------------------------------------------------ reads
     def to_spark(self, snapshot_id: Optional[int] = None, as_of=None, where=None,
@@ -198,7 +206,8 @@ class PaimonTable(FileStoreTable, Table):
 
     def commit(self, messages: Sequence[CommitMessage], overwrite: bool = False, overwrite_partitions=None,
                branch: Optional[str] = None) -> Optional[Snapshot]:
-        self._no_branch(branch, "commit")
+        if (other := self._on_branch(branch)) is not None:
+            return other.commit(messages, overwrite, overwrite_partitions)
         snap = FileStoreTable.commit(self, messages, overwrite=overwrite, overwrite_partitions=overwrite_partitions)
         if snap is not None and self._schema.primary_keys:
             self._compact_after(snap, messages)
@@ -254,7 +263,8 @@ class PaimonTable(FileStoreTable, Table):
 
     def append(self, data, branch: Optional[str] = None) -> Optional[Snapshot]:
         """Append a Spark DataFrame or pyarrow.Table as one APPEND snapshot (None if empty)."""
-        self._no_branch(branch, "append")
+        if (other := self._on_branch(branch)) is not None:
+            return other.append(data)
         return self.commit(self.write(data))
 
     def overwrite(self, data, partition: Optional[dict] = None, dynamic: bool = False,
@@ -264,7 +274,8 @@ class PaimonTable(FileStoreTable, Table):
         matching partitions, and every row of ``data`` must match; with ``dynamic=True``
         those of the partitions ``data`` has rows in (no rows: nothing is committed); with
         ``where`` (append tables) the rows matching it, every row of ``data`` matching it."""
-        self._no_branch(branch, "overwrite")
+        if (other := self._on_branch(branch)) is not None:
+            return other.overwrite(data, partition, dynamic, where=where)
         if where is not None:
             if partition or dynamic:
                 raise ValueError("overwrite(where=...) takes no partition or dynamic")
@@ -301,7 +312,8 @@ class PaimonTable(FileStoreTable, Table):
     def truncate(self, branch: Optional[str] = None) -> Optional[Snapshot]:
         """Remove every row in one OVERWRITE snapshot that deletes every live file (None for a
         table without snapshots)."""
-        self._no_branch(branch, "truncate")
+        if (other := self._on_branch(branch)) is not None:
+            return other.truncate()
         self.refresh()
         if self.current_snapshot() is None:
             return None
@@ -398,7 +410,8 @@ class PaimonTable(FileStoreTable, Table):
                             files_reported=False)
 
     def rewrite_manifests(self, branch: Optional[str] = None, spec_id: Optional[int] = None) -> Optional[Snapshot]:
-        self._no_branch(branch, "rewrite_manifests")
+        if (other := self._on_branch(branch)) is not None:
+            return other.rewrite_manifests(spec_id=spec_id)
         if spec_id is not None:
             raise self.unsupported("rewrite_manifests with spec_id", "Paimon tables have no partition specs")
         return FileStoreTable.rewrite_manifests(self)
@@ -411,6 +424,35 @@ class PaimonTable(FileStoreTable, Table):
 
     def replace_tag(self, name: str, snapshot_id=None, max_ref_age_ms: Optional[int] = None, time_retained=None):
         return FileStoreTable.replace_tag(self, name, snapshot_id, _retention(max_ref_age_ms, time_retained))
+
+    # ------------------------------------------------------------------ branches (Paimon's)
+    def create_branch(self, name: str, snapshot_id: Optional[int] = None, min_snapshots_to_keep: Optional[int] = None,
+                      max_snapshot_age_ms: Optional[int] = None, max_ref_age_ms: Optional[int] = None,
+                      tag: Optional[str] = None):
+        """Create Paimon branch ``name`` from tag ``tag`` (its snapshot is the branch's first), or an
+        empty branch with the table's latest schema; returns the branch as a table. Paimon branches
+        start from a tag: a ``snapshot_id`` or Iceberg's retention arguments are refused."""
+        given = [k for k, v in (("snapshot_id", snapshot_id), ("min_snapshots_to_keep", min_snapshots_to_keep),
+                                ("max_snapshot_age_ms", max_snapshot_age_ms), ("max_ref_age_ms", max_ref_age_ms))
+                 if v is not None]
+        if given:
+            raise self.unsupported(f"create_branch with {', '.join(given)}",
+                                   "a Paimon branch starts from a tag (tag=...) or empty; tag the snapshot first")
+        return FileStoreTable.create_branch(self, name, tag)
+
+    def drop_branch(self, name: str) -> None:
+        """``delete_branch`` under the Iceberg table API's name."""
+        self.delete_branch(name)
+
+    def fast_forward(self, branch: str, source: Optional[str] = None):
+        """Paimon's fast-forward of main to ``branch`` (``fast_forward('b')``); Iceberg's form
+        ``fast_forward('main', 'b')`` does the same. Main's snapshots, schemas and tags from the
+        branch's first snapshot on are replaced by the branch's."""
+        if source is not None:
+            if branch != MAIN:
+                raise self.unsupported(f"fast_forward of branch {branch!r}", "Paimon fast-forwards main only")
+            branch = source
+        return FileStoreTable.fast_forward(self, branch)
 
     # ------------------------------------------------------------------ description (SQL, CLI, check)
     def partition_columns(self) -> list[str]:

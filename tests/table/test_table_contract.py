@@ -81,8 +81,8 @@ def test_what_a_format_cannot_do_names_operation_table_and_format(tables):
     pai.append(_rows([1, 2]))
     before = [s.id for s in pai.snapshots()]
     for call, operation in [(lambda: pai.update_spec(), "update_spec"),
-                            (lambda: pai.create_branch("b"), "create_branch"),
-                            (lambda: pai.append(_rows([9]), branch="dev"), "branch 'dev'")]:
+                            (lambda: pai.create_branch("b", snapshot_id=1), "create_branch with snapshot_id"),
+                            (lambda: pai.replace_branch("b", 1), "replace_branch")]:
         with pytest.raises(NotSupportedError, match=operation) as info:
             call()
         assert info.value.table == "db.t" and info.value.format == "paimon"

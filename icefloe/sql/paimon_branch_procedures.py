@@ -1,0 +1,113 @@
+"""Paimon's Spark procedures for branches, tag expiry and manifests: ``create_branch``,
+``delete_branch``, ``fast_forward``, ``expire_tags``, ``compact_manifest``; and the ones this
+engine refuses by name (consumers, watermarks, views, functions...), each saying why.
+
+They are entries of ``paimon_procedures.PROCEDURES`` (Paimon's argument names and result rows).
+"""
+from __future__ import annotations
+
+import datetime as _dt
+
+from icefloe.sql.errors import NotSupportedYetError, SqlError
+
+
+def _name(args, key: str) -> str:
+    value = args.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise SqlError(f"argument {key!r} must be a name")
+    return value.strip()
+
+
+def create_branch(t, args):
+    """``create_branch(table, branch[, tag])``: from the tag's snapshot, or empty."""
+    tag = args.get("tag")
+    t.create_branch(_name(args, "branch"), tag=None if tag is None else _name(args, "tag"))
+    return [(True,)]
+
+
+def delete_branch(t, args):
+    """``delete_branch(table, branch)``: several when ``branch`` is comma-separated."""
+    names = [n.strip() for n in _name(args, "branch").split(",") if n.strip()]
+    missing = [n for n in names if n not in t.branches()]
+    if missing:
+        raise SqlError(f"table {t.name} has no branch {', '.join(missing)} (branches: "
+                       f"{', '.join(t.branches()) or 'none'}); nothing was deleted")
+    for n in names:
+        t.delete_branch(n)
+    return [(True,)]
+
+
+def fast_forward(t, args):
+    """``fast_forward(table, branch)``: main becomes the branch's history."""
+    t.fast_forward(_name(args, "branch"))
+    return [(True,)]
+
+
+def _local_time(value) -> _dt.datetime:
+    """``older_than``: a local wall-clock time (Paimon's tag create times are local), a
+    ``TIMESTAMP`` value or epoch milliseconds."""
+    if isinstance(value, _dt.datetime):
+        return value.astimezone().replace(tzinfo=None) if value.tzinfo else value
+    if isinstance(value, int) or (isinstance(value, str) and value.strip().isdigit()):
+        return _dt.datetime.fromtimestamp(int(value) / 1000)
+    try:
+        return _dt.datetime.fromisoformat(str(value).strip())
+    except ValueError:
+        raise SqlError(f"argument 'older_than' must be a time like '2024-09-06 11:00:00', got {value!r}") from None
+
+
+def expire_tags(t, args):
+    """Paimon's tag expiry: a tag goes when its ``time_retained`` has passed since it was created,
+    or (``older_than``) when it was created before that time; a tag without a create time counts
+    from its file's modification time for ``older_than``. Rows: the expired tags' names."""
+    older = args.get("older_than")
+    older = None if older is None else _local_time(older)
+    now = _dt.datetime.now()
+    expired = []
+    for name, tag in sorted(t.tags().items()):
+        created = tag.create_time
+        if created is not None and created.tzinfo is not None:
+            created = created.astimezone().replace(tzinfo=None)
+        if created is None and older is not None:
+            created = _dt.datetime.fromtimestamp(t.io.mtime_ms(t.tag_path(name)) / 1000)
+        if created is None:
+            continue
+        if (tag.time_retained is not None and now > created + tag.time_retained) or \
+                (older is not None and older > created):
+            expired.append(name)
+    for name in expired:
+        t.delete_tag(name)
+    return [(n,) for n in expired] or [("No expired tags.",)]
+
+
+def compact_manifest(t, args):
+    """``compact_manifest(table)``: the latest snapshot's manifests merged (a COMPACT snapshot)."""
+    if args.get("options"):
+        raise NotSupportedYetError(f"CALL sys.compact_manifest with options {args['options']!r} (icefloe merges "
+                                   "every manifest of the latest snapshot, with the table's own options)")
+    t.rewrite_manifests()
+    return [(True,)]
+
+
+# Paimon's procedures icefloe does not run, and why (each refused by name)
+REFUSED = {
+    "reset_consumer": "icefloe's readers keep no consumers (consumer-id), so a consumer's position would not be "
+                      "honoured by its expiry",
+    "clear_consumers": "icefloe's readers keep no consumers (consumer-id)",
+    "rollback_to_watermark": "icefloe's writers record no watermarks",
+    "trigger_tag_automatic_creation": "icefloe does not create tags automatically (tag.automatic-creation)",
+    "purge_files": "icefloe does not purge a table's files in place; TRUNCATE TABLE removes the rows, DROP TABLE "
+                   "the table",
+    "migrate_database": "there is no Hive metastore here to migrate from",
+    "migrate_table": "there is no Hive metastore here to migrate from",
+    "remove_unexisting_files": "icefloe does not edit manifests to forget missing files; `icefloe check` "
+                               "reports them",
+    "repair": "a Paimon warehouse here has no metastore to synchronize",
+    "rewrite_file_index": "icefloe writes no file indexes (file-index.*)",
+    "expire_changelogs": "not offered by itself: CALL sys.expire_snapshots expires kept changelogs too, by the "
+                         "table's changelog.num-retained.* and changelog.time-retained",
+    "alter_view_dialect": "icefloe's Paimon catalog has no views",
+    "create_function": "icefloe's Paimon catalog has no functions",
+    "alter_function": "icefloe's Paimon catalog has no functions",
+    "drop_function": "icefloe's Paimon catalog has no functions",
+}

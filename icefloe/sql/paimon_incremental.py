@@ -1,0 +1,120 @@
+"""Paimon's batch incremental queries in SQL: ``paimon_incremental_query('t', start, end)`` and
+``paimon_incremental_between_timestamp('t', start, end)``, the table-valued functions of
+Paimon's Spark SQL.
+
+The rows are the changes committed after snapshot ``start`` up to ``end``, read as Paimon's
+default scan mode reads them: a table with a changelog producer gives its changelog records, any
+other table the records its APPEND snapshots wrote (compactions are not changes), a primary-key
+table's records merged by key over the range (the last one wins, its ``deduplicate`` merge). As in
+Paimon's batch reads, retractions (``-D``, ``-U``) are dropped: the ``audit_log`` system table shows
+them. Each call becomes a temporary view of those rows, in the table's columns.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from sqlglot import exp
+
+from icefloe.sql.translate import literal_value
+
+FUNCTIONS = ("paimon_incremental_query", "paimon_incremental_between_timestamp", "paimon_incremental_to_auto_tag")
+_KEEP = ("INSERT", "UPDATE_AFTER")
+
+
+def _arg(sess, node, what: str):
+    try:
+        return literal_value(node)
+    except ValueError:
+        raise sess.error(f"{what} must be a literal, got {node.sql('spark')}", node) from None
+
+
+def _snapshot_arg(sess, t, value, node) -> int:
+    if isinstance(value, bool) or value is None:
+        raise sess.error(f"paimon_incremental_query: {value!r} is not a snapshot id", node)
+    if isinstance(value, int) or str(value).strip().isdigit():
+        return int(value)
+    raise sess.not_supported(f"paimon_incremental_query between tags ({value!r}) (Paimon reads the difference of "
+                             "the tags' files there; give the tags' snapshot ids, from db.`t$tags`)", node)
+
+
+def _time_arg(sess, value, node) -> int:
+    if isinstance(value, int) or (isinstance(value, str) and value.strip().isdigit()):
+        return int(value)
+    micros = sess.run_spark(f"SELECT unix_micros(CAST({exp.Literal.string(str(value)).sql('spark')} AS TIMESTAMP))") \
+        .first()[0]
+    if micros is None:
+        raise sess.error(f"paimon_incremental_between_timestamp: {value!r} is not a time", node)
+    return micros // 1000
+
+
+def _at_or_before(t, millis: int) -> Optional[int]:
+    ids = [s.id for s in t.snapshots() if s.time_millis <= millis]
+    return max(ids) if ids else None
+
+
+def incremental_df(sess, fn: exp.Anonymous):
+    """The rows of one incremental function call."""
+    name = fn.name.lower()
+    args = list(fn.expressions)
+    if name == "paimon_incremental_to_auto_tag":
+        raise sess.not_supported("paimon_incremental_to_auto_tag (icefloe creates no automatic tags)", fn)
+    if len(args) != 3:
+        raise sess.error(f"{name} takes (table, start, end), got {len(args)} arguments", fn)
+    table_name = _arg(sess, args[0], "the table name")
+    ref, _ours = sess.resolve_name(str(table_name).split("."))
+    if ref is None or ref.metadata:
+        raise sess.error(f"{name}: unknown table {table_name}", args[0])
+    t = sess.load(ref)
+    if t.format != "paimon":
+        raise sess.error(f"{name} reads Paimon tables; {t.name} is an {t.format} table (Iceberg: CALL "
+                         "system.create_changelog_view)", fn)
+    start, end = (_arg(sess, a, "start and end") for a in args[1:])
+    if name == "paimon_incremental_query":
+        lo, hi = _snapshot_arg(sess, t, start, args[1]), _snapshot_arg(sess, t, end, args[2])
+    else:
+        hi = _at_or_before(t, _time_arg(sess, end, args[2]))
+        lo = _at_or_before(t, _time_arg(sess, start, args[1]))
+        if hi is None:
+            return t.to_spark().limit(0)
+        lo = 0 if lo is None else lo
+    if lo > hi:
+        raise sess.error(f"{name}: start snapshot {lo} is after end snapshot {hi}", fn)
+    return _changes(sess, t, lo, hi, fn)
+
+
+def _changes(sess, t, lo: int, hi: int, node):
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    schema = t.table_schema
+    engine = schema.options.get("merge-engine", "deduplicate")
+    produces = schema.options.get("changelog-producer", "none") != "none"
+    keys = list(schema.primary_keys)
+    if keys and not produces and engine != "deduplicate":
+        raise sess.not_supported(f"paimon_incremental_query of {t.name} (merge-engine {engine} without a changelog "
+                                 "producer: the range's records would be merged by that engine; read "
+                                 f"db.`t$audit_log` or set a changelog-producer)", node)
+    with sess.refused_as("paimon_incremental_query", node):
+        df = t.changelog(lo, hi)
+    columns = [f.name for f in schema.fields]
+    if keys and not produces:        # newly changed files, merged by key: the last record of each key wins
+        last = Window.partitionBy(*[F.col(f"`{k}`") for k in keys]).orderBy(F.col("_change_ordinal").desc())
+        df = df.withColumn("__last", F.row_number().over(last)).where("__last = 1")
+    df = df.where(F.col("_change_type").isin(*_KEEP))
+    return df.select(*[F.col(f"`{c}`") for c in columns])
+
+
+def rewrite(sess, tree: exp.Expression) -> int:
+    """Replace each incremental function call in ``tree``'s FROM clauses by a view of its rows."""
+    count = 0
+    for table in list(tree.find_all(exp.Table)):
+        fn = table.this
+        if not isinstance(fn, exp.Anonymous) or fn.name.lower() not in FUNCTIONS:
+            continue
+        df = incremental_df(sess, fn)
+        view = f"__icefloe_incremental_{count}_{abs(hash(fn.sql('spark'))) % 10 ** 10}"
+        df.createOrReplaceTempView(view)
+        alias = table.args.get("alias")
+        table.replace(exp.Table(this=exp.to_identifier(view), alias=alias.copy() if alias is not None else None))
+        count += 1
+    return count
