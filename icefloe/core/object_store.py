@@ -32,9 +32,9 @@ from icefloe.core.hdfs_io import HdfsIO, is_hdfs
 from icefloe.core.io import LOCAL, FileIO, is_remote
 from icefloe.errors import FileAlreadyExistsError, ObjectStoreError
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:       # the configurations are TypedDicts of obstore's stubs, not importable at run time
     from obstore._list import ObjectMeta
-    from obstore.store import ClientConfig
+    from obstore.store import AzureConfig, ClientConfig, GCSConfig, RetryConfig, S3Config  # noqa: F401
 
 SCHEMES = {"s3": "s3", "s3a": "s3", "s3n": "s3", "gs": "gcs", "gcs": "gcs",
            "az": "azure", "abfs": "azure", "abfss": "azure", "adl": "azure"}
@@ -192,7 +192,7 @@ class ObjectStoreIO(FileIO):
 
     def _make_store(self, scheme: str, bucket: str):
         from obstore.exceptions import BaseError
-        from obstore.store import AzureConfig, AzureStore, GCSConfig, GCSStore, RetryConfig, S3Config, S3Store
+        from obstore.store import AzureStore, GCSStore, S3Store
 
         kind = SCHEMES.get(scheme)
         if kind is None:
@@ -201,9 +201,9 @@ class ObjectStoreIO(FileIO):
         if not bucket:
             raise ObjectStoreError(f"a {scheme}:// location needs a bucket: {scheme}://<bucket>/<path>")
         raw = {k: v for k, v in self.properties.items() if "." not in k and "-" not in k}
-        retry: RetryConfig = {"max_retries": int(self.properties.get("io.max-retries", "3")),
+        retry: "RetryConfig" = {"max_retries": int(self.properties.get("io.max-retries", "3")),
                  "retry_timeout": datetime.timedelta(seconds=float(self.properties.get("io.retry-timeout-s", "20")))}
-        client: ClientConfig = {"connect_timeout": self.properties.get("io.connect-timeout", "5s"),
+        client: "ClientConfig" = {"connect_timeout": self.properties.get("io.connect-timeout", "5s"),
                   "timeout": self.properties.get("io.request-timeout", "120s")}
         if kind == "s3":
             conf = {obstore_key: self.properties[name] for name, obstore_key in _S3_PROPERTIES.items()
