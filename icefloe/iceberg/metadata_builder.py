@@ -147,7 +147,7 @@ class AddSchema(TableUpdate):
         sid = get_field(self.schema, "schema-id", int, "add-schema schema", required=False, default=None)
         for existing in b.doc["schemas"]:
             same = schema_from_json(existing)
-            if same.struct == parsed.struct and \
+            if same.struct == parsed.struct and _field_notes(existing) == _field_notes(self.schema) and \
                     list(same.identifier_field_ids or []) == list(parsed.identifier_field_ids or []):
                 b.last_schema = existing["schema-id"]        # reused, as Java does
                 return
@@ -660,6 +660,13 @@ def apply_changes(base: TableMetadata, updates: list) -> TableMetadata:
         return TableMetadata.from_json(b.doc, "the committed metadata")
     except CorruptMetadataError as e:
         raise BadUpdate(f"the updates leave invalid metadata: {e.reason}") from None
+
+
+def _field_notes(schema: dict) -> list:
+    """What Java's field equality compares beyond the struct's types and names: each field's doc and
+    defaults (a comment change is a new schema there too, not a reuse of the old one)."""
+    return [(f.get("id"), f.get("doc"), f.get("initial-default"), f.get("write-default"))
+            for f in _all_fields(schema)]
 
 
 def _all_fields(schema: dict):

@@ -71,6 +71,18 @@ def test_rename_without_overwrite_has_exactly_one_winner(hdfs):
     assert not io.exists(path) and io.list_dir(base) == []
 
 
+def test_the_configuration_pages_hdfs_example_runs(hdfs):
+    """The configuration page's HDFS example, with the test cluster's NameNode for ``namenode:8020``."""
+    from tests.docs.test_docs_examples import blocks
+
+    code = [b for b in blocks("configuration.md", "python") if "hdfs://" in b]
+    assert len(code) == 1
+    namenode = hdfs.uri.split("://", 1)[1].split("/", 1)[0]
+    scope: dict = {}
+    exec(compile(code[0].replace("namenode:8020", namenode), "configuration.md HDFS", "exec"), scope)  # noqa: S102
+    assert scope["cat"].warehouse.startswith(f"hdfs://{namenode}/") and scope["events"].format == "paimon"
+
+
 def test_an_unreachable_namenode_is_named(hdfs):
     started = time.perf_counter()
     with pytest.raises(ObjectStoreError, match=r"NameNode hdfs://127\.0\.0\.1:\d+ is unreachable"):
