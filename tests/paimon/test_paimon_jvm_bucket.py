@@ -12,7 +12,7 @@ import pytest
 
 from icefloe.paimon import types as pt
 from icefloe.paimon.bucket import bucket_of
-from icefloe.spark import deleted_rows
+from icefloe.spark import jvm
 from icefloe.spark.paimon_write import _jvm_bucket
 
 UTC = dt.timezone.utc
@@ -51,7 +51,7 @@ KEYS = [["INT"], ["BIGINT"], ["STRING"], ["BYTES"], ["DATE"], ["BOOLEAN", "TINYI
 def test_jvm_buckets_are_the_python_buckets(spark, key):
     from pyspark.sql.types import StructField, StructType
 
-    if not deleted_rows.available(spark):
+    if not jvm.available(spark):
         pytest.skip("icefloe's JVM classes are not loadable here")
     types = [pt.parse_atomic("VARBINARY(100)" if k == "BYTES" else k) for k in key]
     keys = [Key(f"c{i}", t) for i, t in enumerate(types)]

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from icefloe.spark import deleted_rows
+from icefloe.spark import deleted_rows, jvm
 
 
 def _decode(text: str) -> list:
@@ -77,7 +77,7 @@ def _expected(spark, files, deleted):
 
 @pytest.mark.parametrize("vectorized", [True, False])
 def test_the_scan_drops_exactly_the_deleted_positions(spark, files, vectorized):
-    assert deleted_rows.available(spark), "the session cannot load " + deleted_rows.CLASS
+    assert jvm.available(spark), "the session cannot load " + deleted_rows.CLASS
     rng = np.random.default_rng(7)
     deleted = {files[0]: rng.choice(3000, 300, replace=False),          # scattered
                files[1]: np.arange(1000, 2600)}                          # whole row groups and batches

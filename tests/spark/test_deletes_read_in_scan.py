@@ -16,7 +16,7 @@ from icefloe.core.io import LOCAL
 from icefloe.errors import CorruptDataFileError
 from icefloe.iceberg import puffin
 from icefloe.paimon import deletion_vectors as dv
-from icefloe.spark import deleted_rows
+from icefloe.spark import deleted_rows, jvm
 from icefloe.spark import iceberg_read
 
 PATH_ID, POS_ID = 2147483546, 2147483545
@@ -65,7 +65,7 @@ def _scan(spark, files, sources):
 
 @pytest.mark.parametrize("vectorized", [True, False])
 def test_each_kind_of_source_drops_exactly_its_positions(spark, files, tmp_path, vectorized):
-    assert deleted_rows.available(spark)
+    assert jvm.available(spark)
     rng = np.random.default_rng(11)
     by_file = {f: set(rng.choice(4000, n, replace=False).tolist()) for f, n in zip(files, (400, 50, 700))}
     # one position delete file naming all three data files: each file takes only its own rows

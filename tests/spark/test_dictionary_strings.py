@@ -8,7 +8,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from icefloe.spark import deleted_rows, scans
+from icefloe.spark import deleted_rows, jvm, scans
 
 ROWS = 6000
 PER_GROUP = 1500
@@ -84,7 +84,7 @@ def _expected(table, keep=lambda i: True):
 
 def test_strings_read_through_decoded_dictionaries_are_the_files_own(spark, strings_file):
     path, table = strings_file
-    assert deleted_rows.available(spark)
+    assert jvm.available(spark)
     schema = spark.read.parquet(path).schema
     df = scans.file_scan(spark, [path], schema)
     assert "DictionaryStringVector" in _vector_types(df)

@@ -11,14 +11,14 @@ import os
 
 import pytest
 
-from icefloe.spark import deleted_rows, described_writes
+from icefloe.spark import described_writes, jvm
 
 ROWS = 3000
 
 
 @pytest.fixture
 def jvm_classes(spark):
-    if not deleted_rows.available(spark):
+    if not jvm.available(spark):
         pytest.skip("icefloe's JVM classes are not loadable here")
     return spark._jvm.icefloe.jvm.FlatRowWriteSupport
 

@@ -14,7 +14,7 @@ import pytest
 JOB = r"""
 import json, sys
 from pyspark.sql import SparkSession
-from icefloe.spark import deleted_rows
+from icefloe.spark import deleted_rows, jvm
 spark = (SparkSession.builder.master("local-cluster[2,1,1024]").appName("icefloe-cluster")
          .config("spark.pyspark.python", sys.executable)
          .config("spark.jars", deleted_rows.jar_path()).getOrCreate())   # the in-scan deletes, as documented
@@ -33,7 +33,7 @@ for wh, props, fmt in [(w, p, f) for w, p in ((local_wh, {}), (s3_wh, s3_props))
     hosts = spark.sparkContext.parallelize(range(4), 4).map(lambda _: __import__("os").getpid()).distinct().count()
     assert hosts >= 2, hosts                       # tasks ran in more than one executor process
 # deletes applied inside the scan by the executors (the extension's jar shipped to them)
-assert deleted_rows.available(spark)
+assert jvm.available(spark)
 t = icefloe.Catalog(f"{local_wh}/mor", spark=spark).create_table(
     "db.m", "id bigint not null, v string", properties={"write.delete.mode": "merge-on-read", "format-version": "3"})
 t.append(spark.range(1000).selectExpr("id", "cast(id as string) as v").repartition(4))

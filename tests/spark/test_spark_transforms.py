@@ -9,7 +9,7 @@ import pytest
 from icefloe.core.types import PRIMITIVES_BY_NAME as P, DecimalType, FixedType, parse_schema
 from icefloe.iceberg.conversions import to_internal
 from icefloe.iceberg.partitioning import build_spec
-from icefloe.spark import deleted_rows
+from icefloe.spark import jvm
 from icefloe.spark.iceberg_write import decode_partition_key, partition_key_expr
 
 SCHEMA = parse_schema("l bigint, i int, s string, d date, ts timestamp, tn timestamp_ntz, dec decimal(9,2), b binary")
@@ -52,7 +52,7 @@ def test_spark_partition_values_match_spec(spark):
         values = {f.field_id: to_internal(f.field_type, v) for f, v in zip(SCHEMA.fields, row)}
         want = spec.partition_for_row(SCHEMA, values)
         assert got == want, (row, [str(f.transform) for f in spec.fields])
-    if deleted_rows.available(spark):       # every bucket computed in the JVM tasks, no Python worker
+    if jvm.available(spark):       # every bucket computed in the JVM tasks, no Python worker
         plan = keyed._jdf.queryExecution().executedPlan().toString()
         assert "UDF(" in plan
         assert "EvalPython" not in plan, plan
@@ -65,7 +65,7 @@ def test_jvm_bucket_hashes_are_the_specs_vectors(spark):
 
     from icefloe.spark.iceberg_write import _jvm_bucket
 
-    if not deleted_rows.available(spark):
+    if not jvm.available(spark):
         pytest.skip("icefloe's JVM classes are not loadable here")
     cases = [("bigint", 34, P["long"], 2017239379), ("int", 34, P["int"], 2017239379),
              ("decimal(9,2)", decimal.Decimal("14.20"), DecimalType(9, 2), -500754589),
@@ -94,7 +94,7 @@ def test_jvm_bucket_matches_python_over_random_values(spark):
     from icefloe.iceberg.transforms import BucketTransform
     from icefloe.spark.iceberg_write import _jvm_bucket
 
-    if not deleted_rows.available(spark):
+    if not jvm.available(spark):
         pytest.skip("icefloe's JVM classes are not loadable here")
     rnd = random.Random(11)
     alphabet = "aZ09-ä€𝄞 "
