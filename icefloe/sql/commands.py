@@ -10,6 +10,7 @@ from sqlglot import exp
 
 from icefloe.sql.names import table_parts
 from icefloe.sql.show_partitions import show_partitions
+from icefloe.table.capabilities import BRANCH_TABLES, SHOW_PARTITIONS
 
 _NAME = r"((?:`[^`]+`|[A-Za-z_][\w$]*)(?:\.(?:`[^`]+`|[A-Za-z_][\w$]*))*)"
 _SHOW_COLUMNS = re.compile(rf"^\s*SHOW\s+COLUMNS\s+(?:FROM|IN)\s+{_NAME}(?:\s+(?:FROM|IN)\s+{_NAME})?\s*$", re.I)
@@ -59,7 +60,7 @@ def command(sess, tree) -> Optional[object]:
             ref, ours = sess.resolve_name(_parts(m.group(1)))
             if ref is None and not ours:
                 return None
-            if ref is not None and not ref.metadata and sess.load(ref).format == "paimon":
+            if ref is not None and not ref.metadata and sess.load(ref).supports(SHOW_PARTITIONS):
                 return show_partitions(sess, sess.load(ref), text[m.end():])
             raise sess.not_supported(f"SHOW PARTITIONS on icefloe table {'.'.join(_parts(m.group(1)))} "
                                      "(read its partitions metadata table: SELECT * FROM db.t.partitions)")
@@ -85,7 +86,7 @@ def missing_metadata_table(sess, table: exp.Table) -> Optional[str]:
         ref, _ours = sess.resolve_name(base_parts)
         if ref is not None and ref.metadata is None and ref.ref is None:
             t = sess.load(ref)
-            if t.format == "paimon" and suffix.lower().startswith("branch_") and "$" in parts[-1]:
+            if t.supports(BRANCH_TABLES) and suffix.lower().startswith("branch_") and "$" in parts[-1]:
                 return (f"table {ref} has no branch {suffix[len('branch_'):]!r} (branches: "
                         f"{', '.join(t.branches()) or 'none'}; CALL sys.create_branch creates one)")
             return (f"table {ref} has no metadata table {suffix}; {t.format} tables have "

@@ -16,7 +16,7 @@ from icefloe.core.types import from_spark_schema
 from icefloe.iceberg.catalog import RenameNotSupportedError, ReplaceNotSupportedError
 from icefloe.iceberg.transforms import default_field_name, parse_partition_expr
 from icefloe.paimon.catalog import DEFAULT_DATABASE
-from icefloe.table.capabilities import TAG_LISTS
+from icefloe.table.capabilities import BRANCH_TABLES, TAG_LISTS
 
 ICEFLOE_PROVIDERS = ("iceberg", "paimon", "icefloe")
 
@@ -688,7 +688,7 @@ def drop_partitions(sess, t, stmt: p.AlterDropPartitions):
 
 def _ref_ddl(sess, t, stmt: p.AlterRef):
     kind = stmt.kind
-    if kind == "branch" and t.format == "paimon":     # Paimon's branches are made and dropped by procedures
+    if kind == "branch" and t.supports(BRANCH_TABLES):     # Paimon's branches are made and dropped by procedures
         raise sess.not_supported(f"ALTER TABLE ... {stmt.action.upper()} BRANCH on Paimon table {t.name} (Iceberg's "
                                  "branch DDL; Paimon's branches: CALL sys.create_branch(table, branch[, tag]), "
                                  "CALL sys.delete_branch, CALL sys.fast_forward)")

@@ -135,7 +135,7 @@ def _run(sess, name: str, a: dict, parallelism):
     if name == "add_files":
         cat, target = _table_name(sess, a["table"])
         table = cat.load_table(target)
-        if table.format != "iceberg":
+        if not migration.holds(table, "iceberg"):
             raise _err(f"add_files adds files to Iceberg tables; {a['table']} is a {table.format} table "
                        "(Paimon: CALL sys.migrate_file)")
         source, _c, _n = _source(sess, a["source_table"], table.io)
@@ -164,7 +164,7 @@ def _run(sess, name: str, a: dict, parallelism):
     if source_type not in SOURCE_TYPES:
         raise NotSupportedYetError(f"CALL sys.{name} with source_type {a['source_type']!r} (icefloe migrates "
                                    f"{' and '.join(SOURCE_TYPES)} sources)")
-    if sess.catalog.format != "paimon":
+    if not migration.holds(sess.catalog, "paimon"):
         raise _err(f"{name} creates or fills a Paimon table; run it in a Paimon catalog")
     delete = _bool(a.get("delete_origin"), "delete_origin")
     delete = True if delete is None else delete
@@ -188,13 +188,13 @@ def _paimon_source(sess, source_type: str, text):
         return migration.ParquetDirectory.at(path, sess.catalog.io), None, None
     cat, name = _table_name(sess, text)
     table = cat.load_table(name)
-    if table.format != "iceberg":
+    if not migration.holds(table, "iceberg"):
         raise _err(f"source_type 'iceberg' but {text} is a {table.format} table")
     return table, cat, name
 
 
 def _iceberg_catalog(cat, name: str) -> None:
-    if cat.format != "iceberg":
+    if not migration.holds(cat, "iceberg"):
         raise _err(f"{name} creates an Iceberg table; its catalog holds {cat.format} tables")
 
 

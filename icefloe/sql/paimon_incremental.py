@@ -16,6 +16,7 @@ from typing import Optional
 from sqlglot import exp
 
 from icefloe.sql.translate import literal_value
+from icefloe.table.capabilities import INCREMENTAL_QUERIES
 
 FUNCTIONS = ("paimon_incremental_query", "paimon_incremental_between_timestamp", "paimon_incremental_to_auto_tag")
 _KEEP = ("INSERT", "UPDATE_AFTER")
@@ -65,7 +66,7 @@ def incremental_df(sess, fn: exp.Anonymous):
     if ref is None or ref.metadata:
         raise sess.error(f"{name}: unknown table {table_name}", args[0])
     t = sess.load(ref)
-    if t.format != "paimon":
+    if not t.supports(INCREMENTAL_QUERIES):
         raise sess.error(f"{name} reads Paimon tables; {t.name} is an {t.format} table (Iceberg: CALL "
                          "system.create_changelog_view)", fn)
     start, end = (_arg(sess, a, "start and end") for a in args[1:])

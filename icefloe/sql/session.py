@@ -29,7 +29,7 @@ from icefloe.sql.errors import NotSupportedYetError, SqlError
 from icefloe.sql.names import TableRef, resolve_parts, table_parts
 from icefloe.sql.parser import Statement, node_position, position_of, split
 from icefloe.sql.translate import literal_value
-from icefloe.table.capabilities import AUDIT_LOG, PAIMON_DYNAMIC_OPTIONS
+from icefloe.table.capabilities import AUDIT_LOG, BRANCH_TABLES, PAIMON_DYNAMIC_OPTIONS
 from icefloe.sql import (
     catalog_statements as cs, commands, ddl, dml, parser as p, paimon_incremental, paimon_options, procedures,
     system_functions, wap,
@@ -329,7 +329,7 @@ class SqlSession:
                     return {"ref": v}
                 if v.isdigit():
                     return {"snapshot_id": int(v)}
-                if v in (table_obj.branches() if table_obj.format == "paimon" else ()):
+                if v in (table_obj.branches() if table_obj.supports(BRANCH_TABLES) else ()):
                     db, _, tbl = table_obj.name.rpartition(".")
                     raise self.error(f"{v!r} is a Paimon branch of {table_obj.name}, not a tag or snapshot: read it "
                                      f"as {db}.`{tbl}$branch_{v}`", node)

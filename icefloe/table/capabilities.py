@@ -16,6 +16,13 @@ PAIMON_DYNAMIC_OPTIONS = "paimon-dynamic-options"
 AUDIT_LOG = "audit-log"
 #: ``ALTER TABLE ... DELETE TAG `a,b``` drops several tags in one statement
 TAG_LISTS = "tag-lists"
+#: branches are tables of their own (``db.`t$branch_b```), made and dropped by procedures, not by
+#: ``ALTER TABLE ... CREATE BRANCH``
+BRANCH_TABLES = "branch-tables"
+#: ``paimon_incremental_query`` and its relatives: the changes between two snapshots or times
+INCREMENTAL_QUERIES = "incremental-queries"
+#: SHOW PARTITIONS lists the table's partitions (as its engine's Spark catalog answers it)
+SHOW_PARTITIONS = "show-partitions"
 
 
 @dataclass(frozen=True)

@@ -113,6 +113,12 @@ def _iceberg_data_files(spark, io, entries: list, schema: Schema, spec, parallel
     return [imports.data_file(p, size, part, spec, schema, m) for (p, part), (size, m) in zip(entries, described)]
 
 
+def holds(obj, fmt: str) -> bool:
+    """Whether ``obj`` (a table, or a catalog) is of (holds tables of) format ``fmt``: the procedures
+    that move files into one format ask here, so the SQL front-end never compares formats itself."""
+    return getattr(obj, "format", None) == fmt
+
+
 def _is_paimon(source) -> bool:
     return getattr(source, "format", None) == "paimon"
 

@@ -38,7 +38,10 @@ from icefloe.spark.paimon_write import write_data_files, write_kv_files
 from icefloe.spark.session import get_spark
 from icefloe.table import iceberg_view, migration
 from icefloe.table.base import Table
-from icefloe.table.capabilities import AUDIT_LOG, PAIMON_DYNAMIC_OPTIONS, PAIMON_PROCEDURES, TAG_LISTS, FileRow
+from icefloe.table.capabilities import (
+    AUDIT_LOG, BRANCH_TABLES, INCREMENTAL_QUERIES, PAIMON_DYNAMIC_OPTIONS, PAIMON_PROCEDURES, SHOW_PARTITIONS, TAG_LISTS,
+    FileRow,
+)
 
 MAIN = "main"
 
@@ -53,7 +56,8 @@ class PaimonTable(FileStoreTable, Table):
     """A Paimon table, append or primary-key: every operation of ``Table``, plus ``tag=`` on reads."""
 
     format = "paimon"
-    capabilities = frozenset({PAIMON_PROCEDURES, PAIMON_DYNAMIC_OPTIONS, AUDIT_LOG, TAG_LISTS})
+    capabilities = frozenset({PAIMON_PROCEDURES, PAIMON_DYNAMIC_OPTIONS, AUDIT_LOG, TAG_LISTS, BRANCH_TABLES,
+                              INCREMENTAL_QUERIES, SHOW_PARTITIONS})
 
     def __init__(self, name: str, location: str, io: Optional[FileIO] = None, spark=None,
                  branch: Optional[str] = None):
