@@ -3,7 +3,9 @@ app, served by uvicorn), so pyiceberg's ``RestCatalog`` and Iceberg's Java ``RES
 commit to and read the warehouse's Iceberg tables.
 
 Routes (``/v1``): config; namespaces (list, create, load, exists, drop); tables (list, create,
-load, exists, drop, commit, rename, register); multi-table transactions (commit). A commit checks the request's requirements against
+load, exists, drop, commit, rename, register); multi-table transactions (commit); views (list,
+create, load, exists, replace, drop, rename: the view spec's metadata, kept by a SQL catalog; a
+view's location, like every file the server writes, stays inside the warehouse). A commit checks the request's requirements against
 the table's current metadata, applies its updates (``icefloe.iceberg.metadata_builder``, which
 checks each) and commits the result through the catalog's table operations (the Hadoop layout's create-if-absent or the SQL
 catalog's compare-and-swap), retrying on a lost race; a failed requirement is HTTP 409.
@@ -18,8 +20,8 @@ from typing import Optional
 
 from icefloe.errors import (
     CorruptMetadataError, IcefloeError, LocationError, NamespaceAlreadyExistsError,
-    NamespaceNotEmptyError, NoSuchNamespaceError, NoSuchTableError, SchemaError, TableAlreadyExistsError, VersionConflict,
-    RequestError,
+    NamespaceNotEmptyError, NoSuchNamespaceError, NoSuchTableError, NoSuchViewError, SchemaError,
+    TableAlreadyExistsError, VersionConflict, RequestError,
 )
 from icefloe.iceberg.locations import check_commit_locations, is_inside, normalize
 from icefloe.iceberg.partitioning import PartitionSpec
@@ -30,9 +32,26 @@ from icefloe.iceberg.metadata_builder import (
 from icefloe.iceberg.operations import Changes, apply_commit
 from icefloe.iceberg.table_requirements import RequirementFailed, requirement_from_json
 from icefloe.iceberg.table_metadata import new_table_metadata
+from icefloe.iceberg.view_metadata import (
+    SetViewLocation, SetViewProperties, ViewUpdateError, ViewVersion, new_view_metadata, view_requirement_from_json,
+    view_update_from_json,
+)
 from icefloe.rest.auth import Authenticator, Guard, visible_namespaces
 
 SEPARATOR = "\x1f"          # namespace levels in a URL path
+# the routes this server offers, as the config response lists them (the REST spec's ``endpoints``)
+ENDPOINTS = [f"{m} /v1/{{prefix}}/{p}" for m, p in (
+    ("GET", "namespaces"), ("POST", "namespaces"), ("GET", "namespaces/{namespace}"),
+    ("HEAD", "namespaces/{namespace}"), ("DELETE", "namespaces/{namespace}"),
+    ("POST", "namespaces/{namespace}/properties"), ("GET", "namespaces/{namespace}/tables"),
+    ("POST", "namespaces/{namespace}/tables"), ("GET", "namespaces/{namespace}/tables/{table}"),
+    ("HEAD", "namespaces/{namespace}/tables/{table}"), ("POST", "namespaces/{namespace}/tables/{table}"),
+    ("DELETE", "namespaces/{namespace}/tables/{table}"), ("POST", "namespaces/{namespace}/register"),
+    ("POST", "tables/rename"), ("POST", "transactions/commit"),
+    ("GET", "namespaces/{namespace}/views"), ("POST", "namespaces/{namespace}/views"),
+    ("GET", "namespaces/{namespace}/views/{view}"), ("HEAD", "namespaces/{namespace}/views/{view}"),
+    ("POST", "namespaces/{namespace}/views/{view}"), ("DELETE", "namespaces/{namespace}/views/{view}"),
+    ("POST", "views/rename"))]
 COMMIT_ATTEMPTS = 10
 log = logging.getLogger("icefloe.rest")
 
@@ -101,6 +120,8 @@ def _handler(fn):
             return await run_in_threadpool(fn, self, request, body)
         except RequestError as e:
             return _error(e.status, e.kind, str(e))
+        except NoSuchViewError as e:
+            return _error(404, "NoSuchViewException", str(e))
         except NoSuchTableError as e:
             return _error(404, "NoSuchTableException", str(e))
         except NoSuchNamespaceError as e:
@@ -151,6 +172,12 @@ class RestCatalogApp:
             Route(tbl, self.drop_table, methods=["DELETE"]),
             Route("/v1/tables/rename", self.rename_table, methods=["POST"]),
             Route("/v1/transactions/commit", self.commit_transaction, methods=["POST"]),
+            Route(f"{ns}/views", self.list_views, methods=["GET"]),
+            Route(f"{ns}/views", self.create_view, methods=["POST"]),
+            Route(f"{ns}/views/{{view}}", self.load_view, methods=["GET", "HEAD"]),
+            Route(f"{ns}/views/{{view}}", self.replace_view, methods=["POST"]),
+            Route(f"{ns}/views/{{view}}", self.drop_view, methods=["DELETE"]),
+            Route("/v1/views/rename", self.rename_view, methods=["POST"]),
         ])
         self.app = Guard(self.routes, auth)
 
@@ -245,7 +272,7 @@ class RestCatalogApp:
     async def config(self, request):
         from starlette.responses import JSONResponse
 
-        return JSONResponse({"defaults": {}, "overrides": {}})
+        return JSONResponse({"defaults": {}, "overrides": {}, "endpoints": ENDPOINTS})
 
     @_handler
     def list_namespaces(self, request, _body):
@@ -473,6 +500,97 @@ class RestCatalogApp:
             version, base, _new = self._apply(ops, changes)
             entries.append((name, ops, version, base, changes))
         self.catalog.commit_transaction(entries)
+        return Response(status_code=204)
+
+    # ------------------------------------------------------------------ views
+    def _view_name(self, request) -> str:
+        try:
+            namespace = self._namespace(request.path_params["namespace"])
+        except NoSuchNamespaceError:
+            raise NoSuchViewError(f"view {request.path_params['view']} does not exist") from None
+        return f"{namespace}.{request.path_params['view']}"
+
+    def _view_result(self, loaded):
+        from starlette.responses import JSONResponse
+
+        return JSONResponse({"metadata-location": loaded.metadata_location, "metadata": loaded.metadata.to_json(),
+                             "config": {}})
+
+    def _check_view_location(self, location: str) -> str:
+        """A view location a request names: absolute, inside the warehouse (or an allowed location)."""
+        refused = _bad("a view's location must be a directory inside the warehouse")
+        try:
+            path = normalize(location, "location")
+        except LocationError:
+            raise refused from None
+        if not any(is_inside(path, normalize(r)) for r in self._allowed_roots()):
+            raise refused
+        return path
+
+    @_handler
+    def list_views(self, request, _body):
+        from starlette.responses import JSONResponse
+
+        ns = self._namespace(request.path_params["namespace"])
+        return JSONResponse({"identifiers": [{"namespace": [ns], "name": n.split(".", 1)[1]}
+                                             for n in self.catalog.list_views(ns)]})
+
+    @_handler
+    def create_view(self, request, body):
+        ns = self._namespace(request.path_params["namespace"])
+        name = f"{ns}.{self._field(body, 'name', str)}"
+        props = self._check_properties(body.get("properties"), "properties")
+        location = self._field(body, "location", str, required=False)
+        location = self._check_view_location(location) if location else self.catalog.view_location(name)
+        try:
+            schema = schema_from_json(self._field(body, "schema", dict))
+            version = ViewVersion.from_json(self._field(body, "view-version", dict))
+            meta = new_view_metadata(location, schema, version, props)
+        except (KeyError, TypeError, ValueError, AttributeError, SchemaError, ViewUpdateError) as e:
+            raise _bad(f"the view's schema or version is malformed ({type(e).__name__}: {e})") from None
+        return self._view_result(self.catalog.create_view(name, meta))
+
+    @_handler
+    def load_view(self, request, _body):
+        from starlette.responses import Response
+
+        loaded = self.catalog.load_view(self._view_name(request))
+        if request.method == "HEAD":
+            return Response(status_code=204)
+        return self._view_result(loaded)
+
+    @_handler
+    def replace_view(self, request, body):
+        name = self._view_name(request)
+        try:
+            requirements = [view_requirement_from_json(r) for r in
+                            self._field(body, "requirements", list, required=False) or []]
+            updates = [view_update_from_json(u) for u in self._field(body, "updates", list)]
+        except ViewUpdateError as e:
+            raise _bad(str(e)) from None
+        for u in updates:
+            if isinstance(u, SetViewProperties):
+                self._check_properties(u.updates, "set-properties")
+            if isinstance(u, SetViewLocation):
+                self._check_view_location(u.location)
+        return self._view_result(self.catalog.commit_view(name, updates, requirements))
+
+    @_handler
+    def drop_view(self, request, _body):
+        from starlette.responses import Response
+
+        self.catalog.drop_view(self._view_name(request))
+        return Response(status_code=204)
+
+    @_handler
+    def rename_view(self, request, body):
+        from starlette.responses import Response
+
+        names = []
+        for key in ("source", "destination"):
+            ident = self._field(body, key, dict)
+            names.append(f"{self._one_level(ident.get('namespace'))}.{self._field(ident, 'name', str, what=key)}")
+        self.catalog.rename_view(*names)
         return Response(status_code=204)
 
 

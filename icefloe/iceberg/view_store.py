@@ -1,0 +1,45 @@
+"""Where a view's metadata lives: ``<location>/metadata/<NNNNN>-<uuid>.metadata.json`` files
+(the version number first, as Iceberg's ``BaseViewOperations`` names them), made current by a
+catalog: the SQL catalog's row (``iceberg_type = 'VIEW'``) or a REST server.
+
+The view operations every catalog offers (``SqlCatalog``, ``RestCatalog``; the Hadoop catalog
+refuses them, see ``VIEWS_NEED_A_CATALOG``): ``list_views``, ``view_exists``, ``load_view``,
+``create_view``, ``commit_view`` (updates with the requirement that the view is the one loaded),
+``drop_view``, ``rename_view``.
+"""
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from icefloe.core.io import FileAlreadyExistsError, FileIO
+from icefloe.errors import VersionConflict
+from icefloe.iceberg.locations import read_regular_file
+from icefloe.iceberg.view_metadata import ViewMetadata
+
+VIEWS_NEED_A_CATALOG = (
+    "a directory (Hadoop) catalog has no views: Iceberg's HadoopCatalog keeps none either, since a view "
+    "is a name in a catalog, not a directory of data; open the warehouse as a SQL catalog (type='sql', "
+    "the JDBC catalog's database) or a REST catalog (icefloe serve) to create views")
+
+
+@dataclass(frozen=True)
+class LoadedView:
+    """A view as its catalog has it: its name, current metadata file and metadata."""
+    name: str
+    metadata_location: str
+    metadata: ViewMetadata
+
+
+def write_view_metadata(io: FileIO, meta: ViewMetadata, version: int) -> str:
+    """Write ``meta`` as the file of version ``version`` (never over another file); its path."""
+    path = f"{meta.location}/metadata/{version:05d}-{uuid.uuid4()}.metadata.json"
+    try:
+        io.write_bytes(path, meta.dumps(), overwrite=False)
+    except FileAlreadyExistsError as e:      # pragma: no cover - a fresh uuid
+        raise VersionConflict(f"metadata file {path} exists") from e
+    return path
+
+
+def read_view_metadata(io: FileIO, path: str) -> ViewMetadata:
+    return ViewMetadata.loads(read_regular_file(io, path), path)
