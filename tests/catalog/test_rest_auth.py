@@ -170,7 +170,7 @@ def test_every_route_but_the_token_endpoint_needs_a_valid_token(secured):
     assert r.status_code == 200 and r.json()["token_type"] == "bearer" and r.json()["expires_in"] == 3600
     fresh = r.json()["access_token"]
     ok = requests.get(uri + "/v1/config", headers={"Authorization": f"Bearer {fresh}"}, timeout=30)
-    assert ok.status_code == 200 and ok.json() == {"defaults": {}, "overrides": {}}
+    assert ok.status_code == 200 and (ok.json()["defaults"], ok.json()["overrides"]) == ({}, {})
     # the token exchange (Java's RESTCatalog refreshes so) gives a new token for the same principal
     r = requests.post(uri + "/v1/oauth/tokens", timeout=30,
                       data={"grant_type": "urn:ietf:params:oauth:grant-type:token-exchange", "subject_token": fresh,

@@ -78,3 +78,15 @@ def test_the_server_checks_view_requests(served):
     r = requests.post(f"{uri}/v1/namespaces/db/tables", json={"name": "x", "schema": body["schema"]})
     assert r.status_code == 409 and not cat.table_exists("db.x")
     assert requests.delete(f"{uri}/v1/namespaces/db/views/x").status_code == 204
+
+
+def test_view_routes_need_the_grants_table_routes_need():
+    from icefloe.rest.auth import classify
+
+    assert classify("GET", "/v1/namespaces/db/views").privilege == "read"
+    assert classify("POST", "/v1/namespaces/db/views").privilege == "create"
+    for method, privilege in (("GET", "read"), ("HEAD", "read"), ("POST", "write"), ("DELETE", "drop")):
+        action = classify(method, "/v1/namespaces/db/views/v")
+        assert (action.privilege, action.namespace) == (privilege, "db")
+    rename = classify("POST", "/v1/views/rename")
+    assert rename.privilege == "drop" and rename.body_namespaces
