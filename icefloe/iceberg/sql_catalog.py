@@ -37,7 +37,7 @@ from icefloe.iceberg.maintenance import purge_table_files
 from icefloe.iceberg.operations import SwapCommits, apply_commit
 from icefloe.iceberg.table_metadata import TableMetadata, with_metadata_log
 from icefloe.iceberg.view_metadata import AssertViewUuid, ViewMetadata, apply_view_updates
-from icefloe.iceberg.view_store import LoadedView, read_view_metadata, write_view_metadata
+from icefloe.iceberg.view_store import LoadedView, read_view_metadata, view_version_of, write_view_metadata
 
 TABLES, NAMESPACES = "iceberg_tables", "iceberg_namespace_properties"
 TABLE_TYPE, VIEW_TYPE = "TABLE", "VIEW"
@@ -539,7 +539,7 @@ class SqlCatalog(HadoopCatalog):
             for r in requirements:
                 r.check(base.metadata)
             new = apply_view_updates(base.metadata, list(updates))
-            path = write_view_metadata(self.io, new, version_of(base.metadata_location) + 1)
+            path = write_view_metadata(self.io, new, view_version_of(base.metadata_location) + 1)
             try:
                 with self.db.engine.begin() as conn:
                     done = conn.execute(sa.update(self.db.tables).where(

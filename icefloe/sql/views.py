@@ -4,8 +4,9 @@
 ``DESCRIBE [EXTENDED]``, ``SHOW TBLPROPERTIES`` and ``SHOW CREATE TABLE`` of a view, and reading one.
 
 A view is stored as Iceberg's Spark runtime stores it: the query text as written (dialect
-``spark``), the catalog and namespace it was written in (``default-catalog``, the name this
-session gives the catalog, and ``default-namespace``, the namespace of ``USE``, else ``default``),
+``spark``), the namespace it was written in (``default-namespace``: the namespace of ``USE``, else
+``default``; no ``default-catalog``, which means the view's own catalog, as Iceberg's Spark runtime
+leaves it out for a view made in the current catalog),
 the schema of its result with the column aliases and comments applied, the query's own column
 names in the property ``spark.query-column-names``, the view comment in ``comment``, and
 ``engine-name``/``engine-version`` in the version summary.
@@ -154,7 +155,9 @@ def _summary(sess) -> dict:
 
 
 def _version(sess, sql: str, schema_id: int):
-    return new_version(sql, schema_id, [sess.namespace or "default"], sess.catalog_name, _summary(sess))
+    # no default-catalog: the view's own catalog, whatever another engine names it (as Iceberg's
+    # Spark runtime stores a view made in its current catalog)
+    return new_version(sql, schema_id, [sess.namespace or "default"], None, _summary(sess))
 
 
 def _properties(sess, tree: exp.Create) -> dict:
@@ -381,7 +384,7 @@ def describe(sess, name: str, extended: bool):
         props = {k: x for k, x in meta.properties.items() if k != COMMENT}
         rows += [("", "", ""), ("# Detailed View Information", "", ""),
                  ("Comment", meta.properties.get(COMMENT, ""), ""),
-                 ("View Catalog and Namespace", ".".join(filter(None, [v.default_catalog, *v.default_namespace])), ""),
+                 ("View Catalog and Namespace", ".".join([v.default_catalog or sess.catalog_name, *v.default_namespace]), ""),
                  ("View Query Output Columns", "[" + ", ".join(meta.properties.get(QUERY_COLUMN_NAMES, "").split(","))
                   + "]", ""),
                  ("View Properties", "[" + ", ".join(f"{k}={x}" for k, x in sorted(props.items())) + "]", ""),
