@@ -338,10 +338,14 @@ class Catalog:
             raise NoSuchNamespaceError(f"namespace {namespace} does not exist in "
                                        f"{self.warehouse or getattr(self._impl, 'uri', 'the catalog')}")
         tables = self.list_tables(namespace)
-        if tables and not cascade:
-            raise NamespaceNotEmptyError(f"namespace {namespace} holds {len(tables)} table(s) "
-                                         f"({', '.join(tables[:5])}{', ...' if len(tables) > 5 else ''}); "
+        views = self.list_views(namespace)
+        if (tables or views) and not cascade:
+            held = [f"{len(names)} {kind}(s) ({', '.join(names[:5])}{', ...' if len(names) > 5 else ''})"
+                    for kind, names in (("table", tables), ("view", views)) if names]
+            raise NamespaceNotEmptyError(f"namespace {namespace} holds {' and '.join(held)}; "
                                          "drop them first or use CASCADE")
+        for name in views:
+            self.drop_view(name)
         for name in tables:
             self.drop_table(name)
         remove = getattr(self._impl, "remove_namespace", None)    # a catalog that records namespaces

@@ -193,3 +193,14 @@ def test_the_sql_reference_views_example_runs(tmp_path, spark):
     meta = c.load_view("shop.big_orders").metadata
     assert [v.version_id for v in meta.versions] == [1, 2, 3] and meta.current_version_id == 3
     assert "owner" not in meta.properties and meta.properties["reviewed"] == "yes"
+
+
+def test_a_namespace_with_views_is_not_empty(cat):
+    from icefloe.errors import NamespaceNotEmptyError
+
+    cat.create_namespace("vns")
+    cat.sql("CREATE VIEW vns.v AS SELECT 1 AS one")
+    with pytest.raises(NamespaceNotEmptyError, match=r"1 view\(s\) \(vns.v\)"):
+        cat.drop_namespace("vns")
+    cat.drop_namespace("vns", cascade=True)
+    assert not cat.namespace_exists("vns") and not cat.view_exists("vns.v")
