@@ -35,7 +35,7 @@ from icefloe.sql import (
     system_functions, views, wap,
 )
 
-VIEW_PREFIX = "__icefloe_"
+VIEW_PREFIX = views.INTERNAL_PREFIX
 
 
 class SqlSession:

@@ -16,7 +16,8 @@ resolve there; a ``default-catalog`` the session does not know is taken as the v
 since other engines name the same catalog differently), then renames the result's columns to the
 view's and casts them to its types, by position. A view whose query no longer resolves, or no
 longer has the view's number of columns, is an error naming the view. Temporary views (``CREATE
-TEMPORARY VIEW``) are Spark's own and reach Spark unchanged.
+TEMPORARY VIEW``) are Spark's own and reach Spark unchanged; ``SHOW VIEWS`` lists them after the
+catalog's views, as Spark does.
 """
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ from icefloe.sql.errors import SqlError
 from icefloe.sql.names import table_parts
 
 QUERY_COLUMN_NAMES = "spark.query-column-names"
+INTERNAL_PREFIX = "__icefloe_"      # the temporary views icefloe makes for a statement (never shown)
 COMMENT = "comment"
 _UNSET = re.compile(r"^\s*ALTER\s+VIEW\s+(?P<name>[`\w.]+)\s+UNSET\s+TBLPROPERTIES\s+(?P<ifx>IF\s+EXISTS\s+)?"
                     r"\((?P<keys>.*)\)\s*$", re.IGNORECASE | re.DOTALL)
@@ -247,9 +249,17 @@ def _existing(sess, table: exp.Table, what: str) -> str:
     return name
 
 
+def _is_temporary(sess, parts: list) -> bool:
+    """Whether a one-part name is one of Spark's temporary views (which one-part names mean first)."""
+    return len(parts) == 1 and any(t.isTemporary and t.name.lower() == parts[0].lower()
+                                   for t in sess.spark.catalog.listTables())
+
+
 def _is_view_target(sess, table) -> bool:
     """Whether a statement about ``table`` is about this catalog (so a missing view is an error here)."""
     parts = table_parts(table)
+    if _is_temporary(sess, parts):
+        return False
     return _target(sess, table) is not None or (len(parts) == 3 and parts[0].lower() == sess.catalog_name.lower())
 
 
@@ -301,6 +311,8 @@ def alter_unset(sess, text: str):
     if m is None:
         return None
     parts = [_strip(p) for p in re.findall(r"`(?:[^`]|``)*`|[^.]+", m.group("name"))]
+    if _is_temporary(sess, parts):
+        return None
     name = view_name(sess, parts)
     if name is None:
         ours = _our_name(sess, parts)
@@ -369,11 +381,14 @@ def show(sess, text: str):
         return None
     with _errors(sess, None):
         names = [n.split(".", 1)[1] for n in sess.catalog.list_views(ns)]
+    # Spark lists the session's temporary views too (namespace empty, isTemporary true)
+    temporary = sorted(t.name for t in sess.spark.catalog.listTables()
+                       if t.isTemporary and not t.name.startswith(INTERNAL_PREFIX))
+    rows = [(ns, n, False) for n in names] + [("", n, True) for n in temporary]
     if m.group("pat") is not None:
         alts = [a.strip().lower() for a in m.group("pat").split("|")]
-        names = [n for n in names if any(fnmatch.fnmatchcase(n.lower(), a) for a in alts)]
-    return sess.spark.createDataFrame([(ns, n, False) for n in names],
-                                      "namespace string, viewName string, isTemporary boolean")
+        rows = [r for r in rows if any(fnmatch.fnmatchcase(r[1].lower(), a) for a in alts)]
+    return sess.spark.createDataFrame(rows, "namespace string, viewName string, isTemporary boolean")
 
 
 def describe(sess, name: str, extended: bool):

@@ -164,6 +164,10 @@ def test_temporary_views_stay_sparks(cat):
     cat.sql("CREATE TEMPORARY VIEW tmp_v AS SELECT 5 AS x")
     assert cat.sql("SELECT * FROM tmp_v").first()[0] == 5
     assert "db.tmp_v" not in cat.list_views("db")
+    rows = [tuple(r) for r in cat.sql("SHOW VIEWS IN db LIKE 'tmp*'").collect()]
+    assert rows == [("", "tmp_v", True)]          # Spark's SHOW VIEWS lists temporary views too
+    cat.sql("DROP VIEW tmp_v")
+    assert cat.sql("SHOW VIEWS IN db LIKE 'tmp*'").collect() == []
 
 
 def test_directory_catalog_refuses_views(catalog):
