@@ -59,6 +59,7 @@ from icefloe.paimon.data_file import DataFileMeta
 from icefloe.paimon.iceberg_options import DISABLED, IcebergCompat, check_types, compat_of, storage_of
 from icefloe.paimon.kv_compact import max_level
 from icefloe.paimon.schema import latest_schema, load_schema
+from icefloe.paimon.tag import TagManager
 
 log = logging.getLogger(__name__)
 
@@ -325,9 +326,9 @@ def _sync(store, paimon_schema, compat: IcebergCompat, snap) -> int:
     if n in versions:
         current = _load(io, path_of(n))
         if current is not None and _matches(current, snap):
-            # no new snapshot: an expiry (the view drops what Paimon dropped), or a crash after the
-            # metadata was written (the hint and the clean-up are left)
-            _expire(io, compat, store, current, path_of(n), versions)
+            # no new snapshot: an expiry (the view drops what Paimon dropped), a tag created or
+            # deleted, or a crash after the metadata was written (the hint and the clean-up are left)
+            _refresh(io, compat, store, current, path_of(n), versions)
             _finish(io, compat, n, versions)
             return n
     # versions at or past n from another timeline (a rollback, a retried crash): not ours
@@ -458,9 +459,22 @@ def _build(store, paimon_schema, compat: IcebergCompat, snap, base: Optional[Tab
         properties=props, current_snapshot_id=n, snapshots=kept + [new_snap],
         snapshot_log=[{"timestamp-ms": s.timestamp_ms, "snapshot-id": s.snapshot_id} for s in kept + [new_snap]],
         metadata_log=log, sort_orders=[{"order-id": 0, "fields": []}], default_sort_order_id=0,
-        refs={MAIN_BRANCH: SnapshotRef(n, "branch")}, format_version=fv,
+        refs={MAIN_BRANCH: SnapshotRef(n, "branch"), **tag_refs(store, {s.snapshot_id for s in kept + [new_snap]})},
+        format_version=fv,
         next_row_id=next_row_id + assigned if fv >= 3 else None,
     )
+
+
+# Paimon's Iceberg tags never age out by Iceberg's rule: Paimon expires its tags itself
+TAG_MAX_REF_AGE_MS = 2**63 - 1
+
+
+def tag_refs(store, snapshot_ids) -> dict:
+    """Paimon's tags as Iceberg tag refs, those of a snapshot the view keeps (an Iceberg ref to a
+    snapshot the metadata lacks would make every read fail), as Paimon's ``IcebergCommitCallback``
+    writes them."""
+    return {t.name: SnapshotRef(t.snapshot_id, "tag", max_ref_age_ms=TAG_MAX_REF_AGE_MS)
+            for t in TagManager(store.io, store.meta_path).tags() if t.snapshot_id in snapshot_ids}
 
 
 def _compact(io, compat: IcebergCompat, store, manifests: list, base, new_manifest) -> list:
@@ -484,19 +498,25 @@ def _compact(io, compat: IcebergCompat, store, manifests: list, base, new_manife
     return keep + ([new_manifest(entries)] if entries else [])
 
 
-def _expire(io: FileIO, compat: IcebergCompat, store, meta: TableMetadata, path: str, versions: list) -> None:
-    """Drop from the current version the snapshots Paimon has expired since it was written (their
-    data files may be gone), in place: the version still stands for the same Paimon snapshot. The
-    manifest lists and manifests only they reached are deleted."""
+def _refresh(io: FileIO, compat: IcebergCompat, store, meta: TableMetadata, path: str, versions: list) -> None:
+    """The current version brought up to date in place (it still stands for the same Paimon
+    snapshot): the snapshots Paimon has expired since it was written are dropped (their data files
+    may be gone), and its tag refs are Paimon's tags now (Paimon rewrites the latest metadata file
+    when a tag is created or deleted). The manifest lists and manifests only dropped snapshots
+    reached are deleted."""
     earliest = store.snapshots.earliest_id()
-    if earliest is None:
+    kept = [s for s in meta.snapshots
+            if earliest is None or s.snapshot_id >= earliest or s.snapshot_id == meta.current_snapshot_id]
+    ids = {s.snapshot_id for s in kept}
+    refs = {k: r for k, r in meta.refs.items() if r.type != "tag"}
+    refs.update(tag_refs(store, ids))
+    if len(kept) == len(meta.snapshots) and refs == meta.refs:
         return
-    kept = [s for s in meta.snapshots if s.snapshot_id >= earliest or s.snapshot_id == meta.current_snapshot_id]
+    pruned = replace(meta, snapshots=kept, snapshot_log=[e for e in meta.snapshot_log if e["snapshot-id"] in ids],
+                     refs=refs)
+    io.write_bytes(path, pruned.dumps(), overwrite=True)
     if len(kept) == len(meta.snapshots):
         return
-    ids = {s.snapshot_id for s in kept}
-    pruned = replace(meta, snapshots=kept, snapshot_log=[e for e in meta.snapshot_log if e["snapshot-id"] in ids])
-    io.write_bytes(path, pruned.dumps(), overwrite=True)
     still = _reachable(io, pruned)
     for v in versions:
         other = f"{compat.metadata_dir}/v{v}.metadata.json"
