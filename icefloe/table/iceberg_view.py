@@ -60,6 +60,7 @@ from icefloe.paimon.iceberg_options import DISABLED, IcebergCompat, check_types,
 from icefloe.paimon.kv_compact import max_level
 from icefloe.paimon.schema import latest_schema, load_schema
 from icefloe.paimon.tag import TagManager
+from icefloe.table import iceberg_view_catalog
 
 log = logging.getLogger(__name__)
 
@@ -330,6 +331,7 @@ def _sync(store, paimon_schema, compat: IcebergCompat, snap) -> int:
             # deleted, or a crash after the metadata was written (the hint and the clean-up are left)
             _refresh(io, compat, store, current, path_of(n), versions)
             _finish(io, compat, n, versions)
+            _register(io, compat, path_of(n))
             return n
     # versions at or past n from another timeline (a rollback, a retried crash): not ours
     for v in [v for v in versions if v >= n]:
@@ -352,7 +354,18 @@ def _sync(store, paimon_schema, compat: IcebergCompat, snap) -> int:
         if not _matches(_load(io, path_of(n)), snap):
             raise IcebergViewError(f"{path_of(n)} was written by another writer for another snapshot") from None
     _finish(io, compat, n, versions + [n], dropped_from=base)
+    _register(io, compat, path_of(n))
     return n
+
+
+def _register(io: FileIO, compat: IcebergCompat, path: str) -> None:
+    """``rest-catalog``: the catalog's table brought to the version at ``path`` (last: the
+    metadata directory is the reference, as in Paimon)."""
+    if compat.rest is not None:
+        meta = _load(io, path)
+        if meta is None:
+            raise CorruptMetadataError(path, "the Iceberg view's metadata file is missing")
+        iceberg_view_catalog.publish(io, compat, meta)
 
 
 def _build(store, paimon_schema, compat: IcebergCompat, snap, base: Optional[TableMetadata],
@@ -617,19 +630,25 @@ def check_view(paimon_table, report, check_iceberg_table) -> None:
                    f"Paimon's latest is {snap.id}: Iceberg readers see an older state; sync_iceberg() or the "
                    "next commit brings it up to date")
         return
+    _check_catalog(compat, meta, report)
     store = paimon_table.store
     schema = meta.schema
     try:
-        want = {v.path for v in visible_files(store, paimon_table.table_schema, snap, meta.spec, schema)}
+        want = {v.path: v for v in visible_files(store, paimon_table.table_schema, snap, meta.spec, schema)}
         _, live, _vectors = _live_entries(paimon_table.io, meta, schema)
     except (IcefloeError, OSError) as e:
         report.add("iceberg view", where, f"the Iceberg snapshot's files cannot be read: {e}")
-        live, want = {}, set()
+        live, want = {}, {}
     report.checked["iceberg view files"] = len(live)
-    for p in sorted(set(live) - want):
+    report.checked["iceberg view rows"] = sum(e.data_file.record_count for _, e in live.values())
+    for p in sorted(set(live) - set(want)):
         report.add("iceberg view", p, "in the Iceberg snapshot but not a readable file of the Paimon snapshot")
-    for p in sorted(want - set(live)) if live else []:
+    for p in sorted(set(want) - set(live)) if live else []:
         report.add("iceberg view", p, "a readable file of the Paimon snapshot missing from the Iceberg snapshot")
+    for p in sorted(set(want) & set(live)):
+        if live[p][1].data_file.record_count != want[p].file.row_count:
+            report.add("iceberg view", p, f"the Iceberg snapshot counts {live[p][1].data_file.record_count} rows in "
+                       f"it, the Paimon snapshot {want[p].file.row_count}")
     ids = {f.name: f.field_id for f in paimon_table.table_schema.fields}
     if {f.name: f.field_id for f in schema.fields} != ids:
         report.add("iceberg view", where, f"the Iceberg schema's field ids differ from Paimon's {ids}")
@@ -642,6 +661,41 @@ def check_view(paimon_table, report, check_iceberg_table) -> None:
         report.add("iceberg view: " + p.kind, p.path, p.message)
 
 
+def _check_catalog(compat: IcebergCompat, meta: TableMetadata, report) -> None:
+    """``rest-catalog``: the catalog's table stands for the view's current snapshot."""
+    target = compat.rest
+    if target is None:
+        return
+    where = f"{target.uri} {target.name}"
+    try:
+        registered = iceberg_view_catalog.catalog_state(compat)
+    except IcefloeError as e:
+        report.add("iceberg view", where, f"the REST catalog cannot be read: {e}")
+        return
+    if registered is None:
+        report.add("iceberg view", where, f"{target.name} is not registered in the REST catalog {target.uri}; "
+                   "sync_iceberg() or the next commit registers it")
+    elif not iceberg_view_catalog.in_step(registered, meta):
+        report.add("iceberg view", where, f"{target.name} in the REST catalog {target.uri} stands for snapshot "
+                   f"{registered.current_snapshot_id}, the Iceberg metadata for {meta.current_snapshot_id}: "
+                   "sync_iceberg() or the next commit brings it up to date")
+
+
+def _catalog_info(compat: IcebergCompat, meta: Optional[TableMetadata]) -> list[tuple[str, str]]:
+    target = compat.rest
+    if target is None:
+        return []
+    out = [("Iceberg Catalog", f"{target.name} in the REST catalog {target.uri}")]
+    try:
+        registered = iceberg_view_catalog.catalog_state(compat)
+    except IcefloeError as e:
+        return out + [("Iceberg Catalog In Step", f"unknown (the catalog cannot be read: {e})")]
+    if registered is None:
+        return out + [("Iceberg Catalog In Step", "no (not registered yet)")]
+    step = meta is not None and iceberg_view_catalog.in_step(registered, meta)
+    return out + [("Iceberg Catalog In Step", "yes" if step else f"no (at snapshot {registered.current_snapshot_id})")]
+
+
 def view_info(paimon_table) -> list[tuple[str, str]]:
     """``describe``'s lines on the Iceberg view of a Paimon table (none without one)."""
     compat = compat_of(paimon_table.location, paimon_table.table_schema.options)
@@ -649,6 +703,7 @@ def view_info(paimon_table) -> list[tuple[str, str]]:
         return []
     out = [("Iceberg Storage", compat.storage), ("Iceberg Format Version", str(compat.format_version))]
     meta = _current(paimon_table, compat)
+    out += _catalog_info(compat, meta)
     if meta is None:
         return out + [("Iceberg Metadata", "none yet (written by the first commit)")]
     versions = _versions(paimon_table.io, compat.metadata_dir)

@@ -166,8 +166,13 @@ def test_hadoop_catalog_storage_and_the_legacy_option(paimon_warehouse, duck):
 
 
 @pytest.mark.parametrize("props, match", [
-    ({"metadata.iceberg.storage": "hive-catalog"}, "registers the table in an external hive catalog"),
-    ({"metadata.iceberg.storage": "rest-catalog"}, "registers the table in an external rest catalog"),
+    ({"metadata.iceberg.storage": "hive-catalog"}, "registers the table in a Hive metastore"),
+    ({"metadata.iceberg.storage": "rest-catalog"}, "needs metadata.iceberg.rest.uri"),
+    ({"metadata.iceberg.storage": "rest-catalog", "metadata.iceberg.rest.uri": "http://h",
+      "metadata.iceberg.rest.warehouse": "w"}, "'metadata.iceberg.rest.warehouse' is not honoured by icefloe's REST"),
+    ({"metadata.iceberg.storage": "rest-catalog", "metadata.iceberg.rest.uri": "http://h",
+      "metadata.iceberg.database": "a;b"}, "must be one name"),
+    ({**VIEW, "metadata.iceberg.table": "x"}, "only metadata.iceberg.storage = 'rest-catalog' registers"),
     ({"metadata.iceberg.storage": "glue"}, "unknown metadata.iceberg.storage"),
     ({**VIEW, "metadata.iceberg.uri": "thrift://h:9083"}, "'metadata.iceberg.uri' is not honoured"),
     ({**VIEW, "metadata.iceberg.format-version": "4"}, "must be 2 or 3"),

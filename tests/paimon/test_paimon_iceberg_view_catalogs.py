@@ -7,8 +7,12 @@ from __future__ import annotations
 import os
 
 import pyarrow as pa
+import pytest
 
-from tests.interop_util import pyiceberg_table
+import icefloe
+from icefloe.errors import IcebergViewWarning
+from icefloe.rest.server import ServerSettings
+from tests.interop_util import pyiceberg_table, served
 
 VIEW = {"metadata.iceberg.storage": "table-location"}
 SCHEMA = pa.schema([("id", pa.int64()), ("s", pa.string()), ("p", pa.string())])
@@ -58,3 +62,107 @@ def test_paimon_tags_are_iceberg_tags_created_deleted_and_expired_with_their_sna
     # the tag procedures move the view the same way
     t.rename_tag("third", "renamed")
     assert set(t.iceberg().metadata.refs) == {"main", "renamed"}
+
+
+# --------------------------------------------------------------------------- rest-catalog
+@pytest.fixture
+def rest_server(tmp_path, paimon_warehouse):
+    """``icefloe serve`` over a SQL catalog, allowed to register tables of the Paimon warehouse."""
+    cat = icefloe.Catalog(str(tmp_path / "rest-wh"), type="sql", uri=f"sqlite:///{tmp_path / 'c.db'}")
+    with served(cat, ServerSettings(allowed_locations=(paimon_warehouse,))) as uri:
+        yield cat, uri
+
+
+def rest_view(uri: str, **extra) -> dict:
+    return {"metadata.iceberg.storage": "rest-catalog", "metadata.iceberg.rest.uri": uri, **extra}
+
+
+def pyiceberg_rest(uri: str):
+    from pyiceberg.catalog.rest import RestCatalog
+
+    return RestCatalog("rest", uri=uri)
+
+
+def assert_catalog_reads_as_paimon(pt, t, cols=("id", "s", "p")):
+    """Every snapshot of the catalog's table reads as the Paimon snapshot of the same id."""
+    assert pt.metadata.current_snapshot_id == t.refresh().current_snapshot().id
+    for s in pt.snapshots():
+        assert rows(pt.scan(snapshot_id=s.snapshot_id).to_arrow(), cols) == \
+            rows(t.to_arrow(snapshot_id=s.snapshot_id), cols), s.snapshot_id
+
+
+def test_rest_catalog_registers_the_view_and_every_commit_moves_it(paimon_catalog, paimon_warehouse, rest_server):
+    server_cat, uri = rest_server
+    t = paimon_catalog.create_table("db.r", SCHEMA, partitioned_by=["p"], properties=rest_view(uri))
+    t.append(batch(1, 2))
+    rc = pyiceberg_rest(uri)
+    assert ("db", "r") in rc.list_tables("db")                # created on the first commit
+    assert_catalog_reads_as_paimon(rc.load_table("db.r"), t)
+    # the metadata is where hadoop-catalog writes it, and the catalog's table names Paimon's files
+    mdir = os.path.join(paimon_warehouse, "iceberg", "db", "r", "metadata")
+    assert os.path.exists(os.path.join(mdir, "v1.metadata.json"))
+    assert not os.path.exists(os.path.join(t.location, "metadata"))
+    t.append(batch(3, p="y"))
+    with t.update_schema() as u:
+        u.add_column("n", "bigint")
+    t.refresh().append(pa.table({"id": [4], "s": ["s4"], "p": ["x"], "n": [40]}))
+    t.create_tag("v1", 1)
+    pt = rc.load_table("db.r")
+    assert [s.snapshot_id for s in pt.snapshots()] == [1, 2, 3]        # committed to, not replaced
+    assert_catalog_reads_as_paimon(pt, t, ("id", "s", "p", "n"))
+    assert {f.name: f.field_id for f in pt.schema().fields} == {f.name: f.field_id for f in t.table_schema.fields}
+    assert pt.metadata.refs["v1"].snapshot_id == 1 and pt.metadata.refs["v1"].snapshot_ref_type == "tag"
+    assert pt.properties["write.metadata.previous-versions-max"] == "0"
+    # icefloe's REST client and the server's own catalog read the same table by name
+    ours = icefloe.Catalog(type="rest", uri=uri).load_table("db.r")
+    assert rows(ours.to_arrow(), ("id", "s", "p", "n")) == rows(t.to_arrow(), ("id", "s", "p", "n"))
+    assert rows(server_cat.load_table("db.r").to_arrow()) == rows(t.to_arrow())
+    assert not t.check().problems
+    # a rollback, then a new snapshot 3 of another timeline: the catalog follows Paimon
+    t.rollback_to_snapshot(2)
+    assert rc.load_table("db.r").metadata.current_snapshot_id == 2
+    t.refresh().append(batch(9))
+    pt = rc.load_table("db.r")
+    assert_catalog_reads_as_paimon(pt, t)
+    assert rows(pt.scan().to_arrow()) == [(1, "s1", "x"), (2, "s2", "x"), (3, "s3", "y"), (9, "s9", "x")]
+    assert not t.check().problems
+
+
+def test_rest_catalog_names_and_options(paimon_catalog, rest_server):
+    _, uri = rest_server
+    t = paimon_catalog.create_table("db.n", SCHEMA, properties=rest_view(
+        uri, **{"metadata.iceberg.database": "lake", "metadata.iceberg.table": "events",
+                "metadata.iceberg.rest.clients": "1", "metadata.iceberg.table-properties.owner": "ops"}))
+    t.append(batch(1))
+    pt = pyiceberg_rest(uri).load_table("lake.events")
+    assert rows(pt.scan().to_arrow()) == [(1, "s1", "x")] and pt.properties["owner"] == "ops"
+
+
+@pytest.mark.parametrize("victim", ["register_table", "commit_changes"])
+def test_a_failed_registration_is_repaired_by_the_next_commit(paimon_catalog, rest_server, monkeypatch, victim):
+    from icefloe.errors import RestCatalogError
+    from icefloe.iceberg import rest_client
+
+    _, uri = rest_server
+    t = paimon_catalog.create_table("db.c", SCHEMA, properties=rest_view(uri))
+    if victim == "commit_changes":
+        t.append(batch(1))                                      # registered
+    owner = rest_client.RestCatalog if victim == "register_table" else rest_client.RestTableOperations
+
+    def fail(*_a, **_k):
+        raise RestCatalogError("connection reset by peer")
+
+    with monkeypatch.context() as m:
+        m.setattr(owner, victim, fail)
+        with pytest.warns(IcebergViewWarning, match="registering it as db.c in the REST catalog"):
+            t.append(batch(2))
+    n = t.refresh().current_snapshot().id
+    assert rows(t.to_arrow(), ("id",)) == [(i,) for i in range(1 if victim == "commit_changes" else 2, 3)]
+    # the Paimon commit and the view's files stand; check says the catalog lags
+    report = t.check()
+    assert any("REST catalog" in p.message for p in report.problems), report
+    t.append(batch(3))
+    pt = pyiceberg_rest(uri).load_table("db.c")
+    assert pt.metadata.current_snapshot_id == n + 1
+    assert_catalog_reads_as_paimon(pt, t)
+    assert not t.check().problems
