@@ -136,6 +136,11 @@ def test_rest_catalog_names_and_options(paimon_catalog, rest_server):
     t.append(batch(1))
     pt = pyiceberg_rest(uri).load_table("lake.events")
     assert rows(pt.scan().to_arrow()) == [(1, "s1", "x")] and pt.properties["owner"] == "ops"
+    info = dict(t.describe_extra())
+    assert info["Iceberg Storage"] == "rest-catalog"
+    assert info["Iceberg Catalog"] == f"lake.events in the REST catalog {uri}"
+    assert info["Iceberg Catalog In Step"] == "yes"
+    assert t.check().checked["iceberg view rows"] == 1
 
 
 @pytest.mark.parametrize("victim", ["register_table", "commit_changes"])
@@ -161,6 +166,7 @@ def test_a_failed_registration_is_repaired_by_the_next_commit(paimon_catalog, re
     # the Paimon commit and the view's files stand; check says the catalog lags
     report = t.check()
     assert any("REST catalog" in p.message for p in report.problems), report
+    assert dict(t.describe_extra())["Iceberg Catalog In Step"].startswith("no")
     t.append(batch(3))
     pt = pyiceberg_rest(uri).load_table("db.c")
     assert pt.metadata.current_snapshot_id == n + 1
