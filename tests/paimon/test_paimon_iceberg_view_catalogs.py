@@ -172,3 +172,20 @@ def test_a_failed_registration_is_repaired_by_the_next_commit(paimon_catalog, re
     assert pt.metadata.current_snapshot_id == n + 1
     assert_catalog_reads_as_paimon(pt, t)
     assert not t.check().problems
+
+
+def test_rest_catalog_with_deletion_vectors_and_row_lineage(paimon_catalog, rest_server):
+    _, uri = rest_server
+    t = paimon_catalog.create_table("db.dv", "id bigint, s string", properties=rest_view(uri, **{
+        "primary-key": "id", "bucket": "1", "deletion-vectors.enabled": "true",
+        "metadata.iceberg.format-version": "3"}))
+    schema = t.to_arrow().schema
+    t.append(pa.Table.from_pylist([{"id": i, "s": "v1"} for i in range(4)], schema=schema))
+    t.append(pa.Table.from_pylist([{"id": 1, "s": "v2"}, {"id": 5, "s": "v1"}], schema=schema))
+    t.append(pa.Table.from_pylist([{"id": 2, "s": "v3"}], schema=schema))
+    pt = pyiceberg_rest(uri).load_table("db.dv")
+    assert pt.metadata.format_version == 3
+    assert pt.metadata.next_row_id == t.iceberg().metadata.next_row_id
+    assert [s.snapshot_id for s in pt.snapshots()] == [s.id for s in t.snapshots()]   # writes and compactions
+    assert_catalog_reads_as_paimon(pt, t, ("id", "s"))
+    assert rows(pt.scan().to_arrow(), ("id", "s")) == [(0, "v1"), (1, "v2"), (2, "v3"), (3, "v1"), (5, "v1")]
