@@ -189,3 +189,28 @@ def test_rest_catalog_with_deletion_vectors_and_row_lineage(paimon_catalog, rest
     assert [s.snapshot_id for s in pt.snapshots()] == [s.id for s in t.snapshots()]   # writes and compactions
     assert_catalog_reads_as_paimon(pt, t, ("id", "s"))
     assert rows(pt.scan().to_arrow(), ("id", "s")) == [(0, "v1"), (1, "v2"), (2, "v3"), (3, "v1"), (5, "v1")]
+
+
+def test_check_compares_the_row_counts_of_both_views(paimon_catalog):
+    from dataclasses import replace
+
+    from icefloe.core.io import LOCAL
+    from icefloe.iceberg.manifest import ManifestEntry
+    from icefloe.iceberg.manifest_avro import write_manifest
+    from icefloe.iceberg.manifest_list import read_manifest_list
+    from icefloe.iceberg.manifest_reader import clear_manifest_cache, load_manifest_entries
+
+    t = paimon_catalog.create_table("db.cnt", SCHEMA, properties=VIEW)
+    t.append(batch(1, 2))
+    assert t.check().checked["iceberg view rows"] == 2 and not t.check().problems
+    # the Iceberg manifest made to count a row more than Paimon's file holds
+    meta = t.iceberg().metadata
+    m = read_manifest_list(LOCAL, meta.current_snapshot.manifest_list)[0]
+    entries = [ManifestEntry(e.status, e.snapshot_id, e.sequence_number, e.file_sequence_number,
+                             replace(e.data_file, record_count=e.data_file.record_count + 1))
+               for e in load_manifest_entries(LOCAL, meta, m)]
+    os.remove(m.manifest_path)
+    write_manifest(LOCAL, m.manifest_path, meta.schema, meta.spec, entries, content=0, format_version=2)
+    clear_manifest_cache()
+    problems = [p.message for p in t.check().problems if p.kind == "iceberg view"]
+    assert any("counts 3 rows in it, the Paimon snapshot 2" in p for p in problems), problems
