@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspa
 from tools.jvm_runtime import JvmRuntime  # noqa: E402
 
 from icefloe.errors import SchemaError, UnknownTransformError, UnsupportedFeatureError  # noqa: E402
-from tests.interop_util import JVM_LOAD_TABLE, duckdb_connection  # noqa: E402
+from tests.interop_util import JVM_LOAD_TABLE, iceberg_referees, duckdb_connection  # noqa: E402
 
 V3 = {"format-version": "3"}
 MOR = {"write.delete.mode": "merge-on-read", "write.update.mode": "merge-on-read",
@@ -27,9 +27,9 @@ MOR = {"write.delete.mode": "merge-on-read", "write.update.mode": "merge-on-read
 DOCS = {i: {"a": i, "tags": ["x", str(i)], "nested": {"ok": i % 2 == 0}} for i in range(6)}
 
 
-@pytest.fixture(scope="module")
-def jvm(tmp_path_factory):
-    with JvmRuntime(tmp_path_factory.mktemp("jvm-variant")) as runtime:
+@pytest.fixture(scope="module", params=iceberg_referees())
+def jvm(request, tmp_path_factory):
+    with JvmRuntime(tmp_path_factory.mktemp("jvm-variant"), iceberg_version=request.param) as runtime:
         yield runtime
 
 
