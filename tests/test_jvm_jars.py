@@ -43,6 +43,7 @@ def test_pinned_file_names_both_runtimes():
     assert maven_jars.pinned("iceberg-spark-runtime-3.5_2.12", "1.12.0").file_name == \
         "iceberg-spark-runtime-3.5_2.12-1.12.0.jar"
     assert maven_jars.pinned("paimon-spark-3.5").group == "org.apache.paimon"
+    assert maven_jars.pinned("paimon-bundle").version.startswith("1.")   # the second Paimon referee, without Spark
     assert maven_jars.pinned("iceberg-core", classifier="tests").file_name == "iceberg-core-1.11.0-tests.jar"
     assert all(len(j.sha256) == 64 for j in maven_jars.pins().values())
 
