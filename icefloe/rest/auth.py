@@ -349,6 +349,13 @@ def classify(method: str, path: str) -> Action:
     return Action("(unrouted)", None)
 
 
+def request_may(scope, privilege: str, namespace: str) -> bool:
+    """Whether the request's principal holds ``privilege`` on ``namespace`` (always, without auth):
+    for a grant the route alone does not decide (a commit that creates its table needs ``create``)."""
+    principal = scope.get("icefloe.principal")
+    return principal is None or principal.may(privilege, namespace)
+
+
 def visible_namespaces(scope, namespaces):
     """The namespaces of a list the request's principal may read (all of them without auth)."""
     principal = scope.get("icefloe.principal")

@@ -15,7 +15,9 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 from dataclasses import dataclass
+from dataclasses import replace as dc_replace
 from typing import Optional
 
 from icefloe.errors import (
@@ -26,17 +28,19 @@ from icefloe.errors import (
 from icefloe.iceberg.locations import check_commit_locations, is_inside, normalize
 from icefloe.iceberg.partitioning import PartitionSpec
 from icefloe.iceberg.schema import schema_from_json
+from icefloe.iceberg.schema_update import renumber_new_table
 from icefloe.iceberg.metadata_builder import (
-    AddSortOrder, BadUpdate, SetDefaultSortOrder, SetProperties, apply_changes, update_from_json,
+    AddPartitionSpec, AddSchema, AddSortOrder, AssignUUID, BadUpdate, SetCurrentSchema, SetDefaultSortOrder,
+    SetDefaultSpec, SetLocation, SetProperties, UpgradeFormatVersion, apply_changes, update_from_json,
 )
 from icefloe.iceberg.operations import Changes, apply_commit
-from icefloe.iceberg.table_requirements import RequirementFailed, requirement_from_json
+from icefloe.iceberg.table_requirements import AssertCreate, RequirementFailed, requirement_from_json
 from icefloe.iceberg.table_metadata import new_table_metadata
 from icefloe.iceberg.view_metadata import (
     SetViewLocation, SetViewProperties, ViewUpdateError, ViewVersion, new_view_metadata, view_requirement_from_json,
     view_update_from_json,
 )
-from icefloe.rest.auth import Authenticator, Guard, visible_namespaces
+from icefloe.rest.auth import Authenticator, Guard, request_may, visible_namespaces
 
 SEPARATOR = "\x1f"          # namespace levels in a URL path
 # the routes this server offers, as the config response lists them (the REST spec's ``endpoints``)
@@ -69,6 +73,43 @@ class ServerSettings:
     max_body_bytes: int = 16 * 1024 * 1024
     max_json_depth: int = 200
     max_property_bytes: int = 1024 * 1024
+
+
+def _renumbered_sources(doc: Optional[dict], ids: dict[int, int]) -> Optional[dict]:
+    """A partition spec's or sort order's JSON with its fields' source ids renumbered by ``ids``."""
+    if not doc or not isinstance(doc.get("fields"), list):
+        return doc
+
+    def source(i):
+        if i not in ids:
+            raise _bad(f"a partition or sort field's source id {i!r} is no field of the table's schema")
+        return ids[i]
+
+    def field(f):
+        if not isinstance(f, dict):
+            return f
+        f = dict(f)
+        if "source-id" in f:
+            f["source-id"] = source(f["source-id"])
+        if isinstance(f.get("source-ids"), list):
+            f["source-ids"] = [source(i) for i in f["source-ids"]]
+        return f
+    return {**doc, "fields": [field(f) for f in doc["fields"]]}
+
+
+# icefloe's "table db.t does not exist ..." and the like, in the words Java's catalogs use for them
+# ("Table does not exist: db.t ..."), which REST clients show and their test suites expect.
+_CONVENTIONS = [(re.compile(r"(table|namespace) (\S+) (does not exist|already exists)(.*)", re.S),
+                 lambda m: f"{m[1].capitalize()} {m[3]}: {m[2]}{m[4]}"),
+                (re.compile(r"namespace (\S+) (holds .*)", re.S), lambda m: f"Namespace is not empty: {m[1]} ({m[2]})")]
+
+
+def _conventional(message: str) -> str:
+    for pattern, render in _CONVENTIONS:
+        m = pattern.fullmatch(message)
+        if m:
+            return render(m)
+    return message
 
 
 def _bad(message: str) -> RequestError:
@@ -123,13 +164,13 @@ def _handler(fn):
         except NoSuchViewError as e:
             return _error(404, "NoSuchViewException", str(e))
         except NoSuchTableError as e:
-            return _error(404, "NoSuchTableException", str(e))
+            return _error(404, "NoSuchTableException", _conventional(str(e)))
         except NoSuchNamespaceError as e:
-            return _error(404, "NoSuchNamespaceException", str(e))
+            return _error(404, "NoSuchNamespaceException", _conventional(str(e)))
         except (TableAlreadyExistsError, NamespaceAlreadyExistsError) as e:
-            return _error(409, "AlreadyExistsException", str(e))
+            return _error(409, "AlreadyExistsException", _conventional(str(e)))
         except NamespaceNotEmptyError as e:
-            return _error(409, "NamespaceNotEmptyException", str(e))
+            return _error(409, "NamespaceNotEmptyException", _conventional(str(e)))
         except (RequirementFailed, VersionConflict) as e:
             return _error(409, "CommitFailedException", str(e))
         except CorruptMetadataError as e:        # the table's own metadata: the server's fault, not the caller's
@@ -278,7 +319,10 @@ class RestCatalogApp:
     def list_namespaces(self, request, _body):
         from starlette.responses import JSONResponse
 
-        if request.query_params.get("parent"):
+        parent = request.query_params.get("parent")
+        if parent:
+            if not self.catalog.namespace_exists(self._namespace(parent)):
+                raise NoSuchNamespaceError(f"namespace {parent.replace(SEPARATOR, '.')} does not exist")
             return JSONResponse({"namespaces": []})        # one level: nothing below a namespace
         names = visible_namespaces(request.scope, sorted(self.catalog.list_namespaces()))
         return JSONResponse({"namespaces": [[n] for n in names]})
@@ -341,32 +385,90 @@ class RestCatalogApp:
     def create_table(self, request, body):
         ns = self._namespace(request.path_params["namespace"])
         name = f"{ns}.{self._field(body, 'name', str)}"
-        if body.get("stage-create"):
-            raise _bad("staged table creation (create transactions) is not supported")
+        if not self.catalog.namespace_exists(ns):
+            raise NoSuchNamespaceError(f"namespace {ns} does not exist")
         if body.get("location"):
             raise _bad("tables are created in the warehouse; a location cannot be given")
         props = self._check_properties(body.get("properties"), "properties")
         schema_doc = self._field(body, "schema", dict)
         spec_doc = self._field(body, "partition-spec", dict, required=False) or {"spec-id": 0, "fields": []}
         order = self._field(body, "write-order", dict, required=False)
+        staged = self._field(body, "stage-create", bool, required=False)
         ops = self.catalog.table_operations(name)
         if ops.exists():
             raise TableAlreadyExistsError(f"table {name} already exists")
         try:
-            schema = schema_from_json(schema_doc)
-            spec = PartitionSpec.from_json(spec_doc)
-            spec.partition_type(schema)          # source columns exist; transforms apply to them
+            # ids afresh, as every Java catalog assigns them to a new table (a client's ids are its own)
+            schema, ids = renumber_new_table(schema_from_json(schema_doc))
+            spec_doc, order = _renumbered_sources(spec_doc, ids), _renumbered_sources(order, ids)
         except (KeyError, TypeError, ValueError, AttributeError, SchemaError) as e:
-            raise _bad(f"the table's schema or partition spec is malformed ({type(e).__name__}: {e})") from None
-        meta = new_table_metadata(ops.location, schema, spec, props)
-        if order and order.get("fields"):
-            meta = apply_changes(meta, [AddSortOrder(order), SetDefaultSortOrder(-1)])
-        self.catalog.check_new_location(name, ops.location)
+            raise _bad(f"the table's schema is malformed ({type(e).__name__}: {e})") from None
+        meta = self._new_metadata(name, ops, schema, spec_doc, order, props)
+        if staged:
+            # a create transaction: nothing is written until the client commits it (assert-create)
+            from starlette.responses import JSONResponse
+
+            return JSONResponse({"metadata": meta.to_json(), "config": {}})
         try:
             ops.commit(None, None, meta)
         except VersionConflict:
             raise TableAlreadyExistsError(f"table {name} was created concurrently") from None
         return self._result(self.catalog.load_table(name))
+
+    def _new_metadata(self, name: str, ops, schema, spec_doc: dict, order: Optional[dict], props: dict):
+        """The first metadata of table ``name``: its schema, partition spec, sort order, properties."""
+        try:
+            spec = PartitionSpec.from_json(spec_doc)
+            spec.partition_type(schema)          # source columns exist; transforms apply to them
+        except (KeyError, TypeError, ValueError, AttributeError, SchemaError) as e:
+            raise _bad(f"the table's partition spec is malformed ({type(e).__name__}: {e})") from None
+        meta = new_table_metadata(ops.location, schema, spec, props)
+        if order and order.get("fields"):
+            meta = apply_changes(meta, [AddSortOrder(order), SetDefaultSortOrder(-1)])
+        self.catalog.check_new_location(name, ops.location)
+        return meta
+
+    def _create_from_changes(self, name: str, ops, changes: Changes):
+        """The commit of a create transaction (``assert-create``, the table absent): its first schema,
+        spec, sort order, properties, format version, UUID and location make the table's first
+        metadata, the updates after them apply to it, and it is committed as a new table."""
+        updates = list(changes.updates)
+
+        def take(kind):
+            for i, u in enumerate(updates):
+                if isinstance(u, kind):
+                    return updates.pop(i)
+            return None
+        add_schema = take(AddSchema)
+        if add_schema is None:
+            raise _bad(f"creating {name}: the commit has no add-schema")
+        take(SetCurrentSchema)
+        add_spec, _ = take(AddPartitionSpec), take(SetDefaultSpec)
+        add_order, _ = take(AddSortOrder), take(SetDefaultSortOrder)
+        set_props, location, version, assign = take(SetProperties), take(SetLocation), take(UpgradeFormatVersion), take(AssignUUID)
+        if location is not None and normalize(location.location, "set-location") != normalize(ops.location):
+            raise _bad(f"creating {name}: tables are created in the warehouse, at {ops.location}; "
+                       f"set-location {location.location[:200]!r} is elsewhere")
+        props = dict(set_props.updates) if set_props else {}
+        if version is not None:
+            props["format-version"] = str(version.format_version)
+        try:
+            schema = schema_from_json(add_schema.schema)
+        except (KeyError, TypeError, ValueError, AttributeError, SchemaError) as e:
+            raise _bad(f"creating {name}: add-schema is malformed ({type(e).__name__}: {e})") from None
+        spec_doc = add_spec.spec if add_spec else {"spec-id": 0, "fields": []}
+        meta = self._new_metadata(name, ops, schema, spec_doc, add_order.sort_order if add_order else None, props)
+        if add_schema.last_column_id is not None and add_schema.last_column_id > meta.last_column_id:
+            meta = dc_replace(meta, last_column_id=add_schema.last_column_id)
+        if assign is not None:
+            meta = apply_changes(meta, [assign])
+        new = apply_changes(meta, updates)
+        check_commit_locations(ops.io, meta, new, os.path.dirname(ops.metadata_path(1)))
+        try:
+            ops.commit(None, None, new)
+        except VersionConflict:
+            raise RequirementFailed("Requirement failed: table already exists (assert-create): "
+                                    f"{name} was created concurrently") from None
 
     @_handler
     def register_table(self, request, body):
@@ -459,19 +561,28 @@ class RestCatalogApp:
         name = self._name(request)
         changes = self._changes(body)
         ops = self.catalog.table_operations(name)
+        if not ops.exists() and any(isinstance(r, AssertCreate) for r in changes.requirements):
+            namespace = name.split(".", 1)[0]
+            if not request_may(request.scope, "create", namespace):
+                raise RequestError(403, "ForbiddenException", f"committing a create transaction makes a table: "
+                                                              f"it needs the create grant on namespace {namespace}")
+            self._create_from_changes(name, ops, changes)
+        else:
+            self._commit_existing(name, ops, changes)
+        t = self.catalog.load_table(name)
+        return JSONResponse({"metadata-location": t.metadata_location, "metadata": t.metadata.to_json()})
+
+    def _commit_existing(self, name: str, ops, changes: Changes) -> None:
         if not ops.exists():
             raise NoSuchTableError(f"table {name} does not exist")
         for _attempt in range(COMMIT_ATTEMPTS):
             version, base, new = self._apply(ops, changes)
             try:
                 ops.commit(version, base, new)
-                break
+                return
             except VersionConflict:
                 continue                       # another writer got there: check again on its metadata
-        else:
-            raise VersionConflict(f"{name}: lost the race for a new metadata version {COMMIT_ATTEMPTS} times")
-        t = self.catalog.load_table(name)
-        return JSONResponse({"metadata-location": t.metadata_location, "metadata": t.metadata.to_json()})
+        raise VersionConflict(f"{name}: lost the race for a new metadata version {COMMIT_ATTEMPTS} times")
 
     @_handler
     def commit_transaction(self, request, body):
