@@ -53,6 +53,12 @@ PROCEDURES = {
                                     "rewritten_bytes_count bigint, failed_data_files_count int, "
                                     "removed_delete_files_count int",
                                     ("where", "strategy", "sort_order", "options")),
+    "rewrite_position_delete_files": Procedure(("table", "options", "where"), ("table",),
+                                               "rewrite_position_delete_files",
+                                               "CALL system.rewrite_position_delete_files",
+                                               "rewritten_delete_files_count int, added_delete_files_count int, "
+                                               "rewritten_bytes_count bigint, added_bytes_count bigint",
+                                               ("options", "where")),
     # Paimon's compaction procedure (CALL sys.compact): a full compaction of the table or of the
     # buckets ``where`` reads
     "compact": Procedure(("table", "partitions", "where", "order_strategy", "order_by", "options"), ("table",),
@@ -247,6 +253,13 @@ def _run(t, name, fn, kwargs):
         return _changelog(t, fn, kwargs)
     if name == "rewrite_data_files":      # Iceberg's rules and defaults: options given, if only {}
         return _rewrite_data_files(t, fn, {**kwargs, "options": kwargs.get("options") or {}})
+    if name == "rewrite_position_delete_files":
+        try:
+            return fn(kwargs.get("where"), kwargs.get("options"))
+        except ValueError as e:
+            raise SqlError(f"{capability}: {e}") from None
+        except NotImplementedError as e:
+            raise NotSupportedYetError(f"{capability}: {e}") from None
     proc = PROCEDURES[name]
     given = {k: v for k, v in kwargs.items() if v is not None and k not in proc.ignored}
     extra = sorted(k for k in given if k not in proc.passed)

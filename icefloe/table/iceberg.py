@@ -20,7 +20,7 @@ from icefloe.iceberg.snapshot_producer import SnapshotProducer
 from icefloe.iceberg.table import BaseTable
 from icefloe.iceberg.table_metadata import MAIN_BRANCH
 from icefloe.iceberg.transforms import IdentityTransform
-from icefloe.spark import iceberg_compaction, iceberg_dml
+from icefloe.spark import iceberg_compaction, iceberg_delete_rewrite, iceberg_dml
 from icefloe.spark.iceberg_changelog import changelog_df
 from icefloe.errors import UnsupportedFeatureError
 from icefloe.spark import iceberg_lineage as lineage
@@ -226,6 +226,12 @@ class IcebergTable(BaseTable, Table):
         rewrite_data_files (bin-pack, or ``strategy='sort'`` by ``sort_order``)."""
         return iceberg_compaction.rewrite_data_files(self.write_target(MAIN_BRANCH), where, target_file_size, options,
                                                      strategy, sort_order)
+
+    def rewrite_position_delete_files(self, where=None, options: Optional[dict] = None) -> dict:
+        """Compaction of the position delete files (Iceberg's rewrite_position_delete_files): each
+        partition's small files rewritten as one, deletes of removed data files dropped; returns
+        the procedure's counts (files and bytes rewritten and added)."""
+        return iceberg_delete_rewrite.rewrite_position_delete_files(self.write_target(MAIN_BRANCH), where, options)
 
     def rewrite_manifests(self, branch: Optional[str] = None, spec_id: Optional[int] = None) -> Snapshot:
         return BaseTable.rewrite_manifests(self, branch or self.write_branch, spec_id, summary=self.app_summary())

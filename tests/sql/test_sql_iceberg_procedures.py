@@ -91,3 +91,72 @@ def test_register_table_and_rewrite_manifests_by_spec(catalog, spark, tmp_path):
     assert [p for p, s in before.items() if s == 1] == [p for p, s in after.items() if s == 1]   # kept
     assert _meta(src)["snapshots"][-1]["summary"]["manifests-kept"] == "1"
     assert _ids(run, "db.src") == [1, 2, 3]
+
+
+def _delete_files(t) -> list:
+    return sorted((r["file_path"], r["partition"]["part"], r["file_size_in_bytes"])
+                  for r in t.refresh().metadata_table("delete_files").to_pylist())
+
+
+def test_rewrite_position_delete_files(catalog):
+    import pyarrow.parquet as pq
+
+    run = catalog.sql
+    run("CREATE TABLE db.pd (id bigint, part string) USING iceberg PARTITIONED BY (part) "
+        "TBLPROPERTIES ('write.delete.mode' = 'merge-on-read', 'format-version' = '2')")
+    run("INSERT INTO db.pd SELECT id, IF(id < 10, 'a', 'b') FROM range(20)")
+    for ids in ("1", "2, 3", "4"):
+        run(f"DELETE FROM db.pd WHERE id IN ({ids})")
+    run("DELETE FROM db.pd WHERE id = 15")
+    t = catalog.load_table("db.pd")
+    before = _delete_files(t)
+    assert sorted(p for _, p, _ in before) == ["a", "a", "a", "b"]
+    expected = [0, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16, 17, 18, 19]
+
+    # Iceberg's defaults: three small files are fewer than min-input-files (5): nothing to do
+    out = [tuple(r) for r in run("CALL system.rewrite_position_delete_files('db.pd')").collect()]
+    assert out == [(0, 0, 0, 0)] and _delete_files(t) == before
+    with pytest.raises(SqlError, match="unknown rewrite_position_delete_files option 'min-input-file'"):
+        run("CALL system.rewrite_position_delete_files(table => 'db.pd', options => map('min-input-file', '2'))")
+
+    out = [tuple(r) for r in run("CALL system.rewrite_position_delete_files(table => 'db.pd', "
+                                 "options => map('min-input-files', '2'))").collect()]
+    after = _delete_files(t)
+    added = [f for f in after if f not in before]
+    assert [p for _, p, _ in added] == ["a"] and [f for f in after if f[1] == "b"] == [f for f in before if f[1] == "b"]
+    assert out == [(3, 1, sum(s for _, p, s in before if p == "a"), added[0][2])]
+    rows = pq.read_table(t.io.open_read(added[0][0])).to_pylist()
+    assert [r["pos"] for r in rows] == [1, 2, 3, 4] and len({r["file_path"] for r in rows}) == 1
+    meta = _meta(t)
+    assert meta["snapshots"][-1]["summary"]["operation"] == "replace"
+    assert _ids(run, "db.pd") == expected
+
+    # where limits the rewrite to the delete files of the data files it selects
+    run("DELETE FROM db.pd WHERE id = 16")
+    out = [tuple(r) for r in run("CALL system.rewrite_position_delete_files(table => 'db.pd', "
+                                 "where => \"part = 'a'\", options => map('rewrite-all', 'true'))").collect()]
+    assert [r[:2] for r in out] == [(1, 1)]
+    assert sorted(p for _, p, _ in _delete_files(t)) == ["a", "b", "b"]
+    assert _ids(run, "db.pd") == [i for i in expected if i != 16]
+
+    # the deletes of a data file no longer live (a whole partition deleted) are dropped
+    run("DELETE FROM db.pd WHERE part = 'b'")
+    dangling = _delete_files(t)
+    assert sorted(p for _, p, _ in dangling) == ["a", "b", "b"]
+    out = [tuple(r) for r in run("CALL system.rewrite_position_delete_files(table => 'db.pd', "
+                                 "options => map('rewrite-all', 'true'))").collect()]
+    after = _delete_files(t)
+    assert [p for _, p, _ in after] == ["a"]
+    assert out == [(3, 1, sum(f[2] for f in dangling), after[0][2])]
+    assert _ids(run, "db.pd") == [i for i in expected if i < 10]
+
+    # format v3 keeps positions in deletion vectors: nothing to rewrite, as in Iceberg
+    run("CREATE TABLE db.dv (id bigint) USING iceberg TBLPROPERTIES ('write.delete.mode' = 'merge-on-read', "
+        "'format-version' = '3')")
+    run("INSERT INTO db.dv SELECT id FROM range(5)")
+    run("DELETE FROM db.dv WHERE id = 1")
+    dv = catalog.load_table("db.dv")
+    location = dv.metadata_location
+    out = [tuple(r) for r in run("CALL system.rewrite_position_delete_files(table => 'db.dv', "
+                                 "options => map('rewrite-all', 'true'))").collect()]
+    assert out == [(0, 0, 0, 0)] and dv.refresh().metadata_location == location
