@@ -59,6 +59,9 @@ PROCEDURES = {
                                                "rewritten_delete_files_count int, added_delete_files_count int, "
                                                "rewritten_bytes_count bigint, added_bytes_count bigint",
                                                ("options", "where")),
+    "compute_table_stats": Procedure(("table", "snapshot_id", "columns"), ("table",), "compute_table_stats",
+                                     "CALL system.compute_table_stats", "statistics_file string",
+                                     ("snapshot_id", "columns")),
     # Paimon's compaction procedure (CALL sys.compact): a full compaction of the table or of the
     # buckets ``where`` reads
     "compact": Procedure(("table", "partitions", "where", "order_strategy", "order_by", "options"), ("table",),
@@ -184,7 +187,7 @@ def call(sess, stmt: Call):
             kwargs[key] = _timestamp_ms(sess, node)
         elif key == "snapshot_ids" and isinstance(node, exp.Array):
             kwargs[key] = [int(_value(sess, e)) for e in node.expressions]
-        elif key == "identifier_columns" and isinstance(node, exp.Array):
+        elif key in ("identifier_columns", "columns") and isinstance(node, exp.Array):
             kwargs[key] = [str(_value(sess, e)) for e in node.expressions]
         elif key == "options" and isinstance(node, exp.Map):
             kwargs[key] = dict(zip((_value(sess, k) for k in node.keys), (_value(sess, v) for v in node.values)))
@@ -253,9 +256,12 @@ def _run(t, name, fn, kwargs):
         return _changelog(t, fn, kwargs)
     if name == "rewrite_data_files":      # Iceberg's rules and defaults: options given, if only {}
         return _rewrite_data_files(t, fn, {**kwargs, "options": kwargs.get("options") or {}})
-    if name == "rewrite_position_delete_files":
+    if name in ("rewrite_position_delete_files", "compute_table_stats"):
+        args = ((kwargs.get("where"), kwargs.get("options")) if name == "rewrite_position_delete_files"
+                else (kwargs.get("snapshot_id"), kwargs.get("columns")))
         try:
-            return fn(kwargs.get("where"), kwargs.get("options"))
+            out = fn(*args)
+            return {"statistics_file": out} if name == "compute_table_stats" else out
         except ValueError as e:
             raise SqlError(f"{capability}: {e}") from None
         except NotImplementedError as e:

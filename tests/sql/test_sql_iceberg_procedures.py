@@ -160,3 +160,53 @@ def test_rewrite_position_delete_files(catalog):
     out = [tuple(r) for r in run("CALL system.rewrite_position_delete_files(table => 'db.dv', "
                                  "options => map('rewrite-all', 'true'))").collect()]
     assert out == [(0, 0, 0, 0)] and dv.refresh().metadata_location == location
+
+
+def test_compute_table_stats_writes_theta_sketches_datasketches_reads(catalog):
+    import datasketches
+
+    from icefloe.iceberg.puffin import read_footer
+
+    run = catalog.sql
+    run("CREATE TABLE db.st (id bigint, name string, d date, v double, ok boolean, amount decimal(10,2), "
+        "n int) USING iceberg")
+    run("INSERT INTO db.st SELECT id, concat('n', id % 7), date_add(DATE '2024-01-01', CAST(id % 5 AS INT)), "
+        "id % 3 * 0.5, id % 2 = 0, CAST(id % 4 AS DECIMAL(10,2)), IF(id % 6 = 0, NULL, CAST(id % 6 AS INT)) "
+        "FROM range(40)")
+    t = catalog.load_table("db.st")
+    first = t.current_snapshot().snapshot_id
+    out = [tuple(r) for r in run("CALL system.compute_table_stats('db.st')").collect()]
+    meta = _meta(t)
+    [stats] = meta["statistics"]
+    assert out == [(stats["statistics-path"],)] and stats["snapshot-id"] == first
+    ndv = {b["fields"][0]: int(b["properties"]["ndv"]) for b in stats["blob-metadata"]}
+    assert ndv == {1: 40, 2: 7, 3: 5, 4: 3, 5: 2, 6: 4, 7: 5}        # nulls are not values
+    blobs = read_footer(t.io, stats["statistics-path"])
+    assert [b.type for b in blobs] == ["apache-datasketches-theta-v1"] * 7
+    data = t.io.read_bytes(stats["statistics-path"])
+    assert stats["file-size-in-bytes"] == len(data)
+    sketches = {b.fields[0]: data[b.offset:b.offset + b.length] for b in blobs}
+    for field_id, blob in sketches.items():
+        assert datasketches.compact_theta_sketch.deserialize(blob).get_estimate() == ndv[field_id]
+    # the library's own sketches of the same values (longs as 8 bytes, strings as UTF-8): the same bytes
+    ids, names = datasketches.update_theta_sketch(), datasketches.update_theta_sketch()
+    for i in range(40):
+        ids.update(i)
+        names.update(f"n{i % 7}")
+    assert sketches[1] == ids.compact().serialize() and sketches[2] == names.compact().serialize()
+
+    # columns and snapshot_id; errors name what is wrong and leave the table as it was
+    run("INSERT INTO db.st (id, name) VALUES (100, 'x')")
+    out = run(f"CALL system.compute_table_stats(table => 'db.st', snapshot_id => {first}, "
+              "columns => array('name', 'n'))").collect()
+    meta = _meta(t)
+    assert len(meta["statistics"]) == 1              # one statistics file per snapshot: replaced
+    assert [b["fields"] for b in meta["statistics"][0]["blob-metadata"]] == [[2], [7]]
+    location = t.refresh().metadata_location
+    with pytest.raises(SqlError, match="no top-level column 'nope'"):
+        run("CALL system.compute_table_stats(table => 'db.st', columns => array('nope'))")
+    with pytest.raises(SqlError, match="unknown argument 'column'"):
+        run("CALL system.compute_table_stats(table => 'db.st', column => array('id'))")
+    assert t.refresh().metadata_location == location
+    run("CALL system.compute_table_stats(table => 'db.st', columns => array('id'))")
+    assert sorted(s["snapshot-id"] for s in _meta(t)["statistics"]) == sorted([first, t.current_snapshot().snapshot_id])
