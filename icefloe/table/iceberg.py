@@ -14,9 +14,9 @@ from icefloe.iceberg import inspect as metadata
 from icefloe.iceberg.append import Append
 from icefloe.iceberg.arrow_writer import align_arrow, write_arrow
 from icefloe.iceberg.check import check_iceberg
-from icefloe.iceberg import puffin, theta
+from icefloe.iceberg import partition_stats, puffin, theta
 from icefloe.iceberg.layout import metadata_tree
-from icefloe.iceberg.metadata_builder import SetStatistics
+from icefloe.iceberg.metadata_builder import SetPartitionStatistics, SetStatistics
 from icefloe.iceberg.metadata_commit import commit_metadata
 from icefloe.iceberg.overwrite import DeleteAll, Overwrite
 from icefloe.iceberg.snapshot import Snapshot
@@ -233,16 +233,32 @@ class IcebergTable(BaseTable, Table):
 
     def rewrite_position_delete_files(self, where=None, options: Optional[dict] = None) -> dict:
         """Compaction of the position delete files (Iceberg's rewrite_position_delete_files): each
-        partition's small files rewritten as one, deletes of removed data files dropped; returns
-        the procedure's counts (files and bytes rewritten and added)."""
+        partition's small files rewritten as one, deletes of removed data files dropped.
+
+        Args:
+            where: Spark SQL predicate text: only the delete files of the data files it selects.
+            options: The procedure's options (``min-input-files``, ``rewrite-all``,
+                ``target-file-size-bytes``, ...); an unknown key is an error naming it.
+
+        Returns:
+            dict: ``rewritten_delete_files_count``, ``added_delete_files_count``,
+            ``rewritten_bytes_count``, ``added_bytes_count``.
+        """
         return iceberg_delete_rewrite.rewrite_position_delete_files(self.write_target(MAIN_BRANCH), where, options)
 
     def compute_table_stats(self, snapshot_id: Optional[int] = None,
                             columns: Optional[Sequence[str]] = None) -> Optional[str]:
         """Iceberg's compute_table_stats: a Puffin statistics file with an
-        ``apache-datasketches-theta-v1`` sketch (property ``ndv``) of each of ``columns`` (every
-        top-level primitive column by default) in the snapshot (the current one by default),
-        registered with ``set-statistics``; returns its path (None for a table without snapshots)."""
+        ``apache-datasketches-theta-v1`` sketch (its estimate as property ``ndv``) of each column,
+        registered with ``set-statistics``.
+
+        Args:
+            snapshot_id: The snapshot whose rows are counted (default: the current one).
+            columns: The top-level primitive columns (default: all of them).
+
+        Returns:
+            str: the statistics file's path (None for a table without snapshots).
+        """
         meta = self.refresh().metadata
         snap = meta.snapshot_by_id(int(snapshot_id)) if snapshot_id is not None else meta.current_snapshot
         if snap is None:
@@ -273,8 +289,34 @@ class IcebergTable(BaseTable, Table):
         commit_metadata(self.ops, lambda base: [SetStatistics(stats)])
         return path
 
-    def rewrite_manifests(self, branch: Optional[str] = None, spec_id: Optional[int] = None) -> Snapshot:
-        return BaseTable.rewrite_manifests(self, branch or self.write_branch, spec_id, summary=self.app_summary())
+    def compute_partition_stats(self, snapshot_id: Optional[int] = None) -> Optional[str]:
+        """Iceberg's compute_partition_stats: the spec's partition statistics file (a Parquet row of
+        counts per partition), registered with ``set-partition-statistics``.
+
+        Args:
+            snapshot_id: The snapshot whose files are counted (default: the current one).
+
+        Returns:
+            str: the partition statistics file's path (None for a table without snapshots).
+        """
+        meta = self.refresh().metadata
+        snap = meta.snapshot_by_id(int(snapshot_id)) if snapshot_id is not None else meta.current_snapshot
+        if snap is None:
+            return None
+        if all(not spec.fields for spec in meta.partition_specs):
+            raise ValueError(f"compute_partition_stats: table {self.name} is not partitioned")
+        if meta.format_version >= 3:
+            raise NotImplementedError("partition statistics of format v3 tables (dv_count) are not implemented "
+                                      "in icefloe")
+        rows = partition_stats.stats_table(self.metadata_table("partitions", snapshot_id=snap.snapshot_id), meta)
+        stats = partition_stats.write_partition_stats(self.io, self.ops.metadata_dir, snap.snapshot_id, rows)
+        commit_metadata(self.ops, lambda base: [SetPartitionStatistics(stats)])
+        return stats["statistics-path"]
+
+    def rewrite_manifests(self, branch: Optional[str] = None, spec_id: Optional[int] = None,
+                          sort_by: Optional[Sequence[str]] = None) -> Snapshot:
+        return BaseTable.rewrite_manifests(self, branch or self.write_branch, spec_id, summary=self.app_summary(),
+                                           sort_by=sort_by)
 
     # ------------------------------------------------------------------ maintenance and metadata
     def expire_snapshots(self, older_than=None, retain_last: Optional[int] = None,

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from icefloe.sql.errors import SqlError
+from icefloe.sql.errors import NotSupportedYetError, SqlError
 
 
 def _meta(t) -> dict:
@@ -91,6 +91,21 @@ def test_register_table_and_rewrite_manifests_by_spec(catalog, spark, tmp_path):
     assert [p for p, s in before.items() if s == 1] == [p for p, s in after.items() if s == 1]   # kept
     assert _meta(src)["snapshots"][-1]["summary"]["manifests-kept"] == "1"
     assert _ids(run, "db.src") == [1, 2, 3]
+
+    # sort_by clusters by the partition fields it names; an unknown one is an error, nothing written
+    run("INSERT INTO db.src VALUES (4, 'a'), (5, 'd')")
+    out = [tuple(r) for r in run("CALL system.rewrite_manifests(table => 'db.src', spec_id => 1, "
+                                 "sort_by => array('k'))").collect()]
+    assert out == [(2, 1)]
+    entries = [r["data_file"]["partition"]["k"] for r in src.refresh().metadata_table("entries").to_pylist()
+               if r["data_file"]["spec_id"] == 1]
+    assert entries == sorted(entries) == ["a", "c", "d"]
+    location = src.refresh().metadata_location
+    with pytest.raises(SqlError, match="has no field nope; its fields are k"):
+        run("CALL system.rewrite_manifests(table => 'db.src', spec_id => 1, sort_by => array('nope'))")
+    with pytest.raises(NotSupportedYetError, match="target_manifest_size_bytes"):
+        run("CALL system.rewrite_manifests(table => 'db.src', target_manifest_size_bytes => 1024)")
+    assert src.refresh().metadata_location == location
 
 
 def _delete_files(t) -> list:
@@ -210,3 +225,73 @@ def test_compute_table_stats_writes_theta_sketches_datasketches_reads(catalog):
     assert t.refresh().metadata_location == location
     run("CALL system.compute_table_stats(table => 'db.st', columns => array('id'))")
     assert sorted(s["snapshot-id"] for s in _meta(t)["statistics"]) == sorted([first, t.current_snapshot().snapshot_id])
+
+
+def test_remove_orphan_files_location_and_file_list_view(catalog, spark):
+    import os
+
+    run = catalog.sql
+    run("CREATE TABLE db.orph (id bigint) USING iceberg")
+    run("INSERT INTO db.orph VALUES (1)")
+    t = catalog.load_table("db.orph")
+    root = t.location
+    for rel in ("data/a/x.parquet", "data/b/y.parquet", "metadata/junk.avro"):
+        os.makedirs(os.path.dirname(f"{root}/{rel}"), exist_ok=True)
+        with open(f"{root}/{rel}", "wb") as fh:
+            fh.write(b"orphan")
+    later = "TIMESTAMP '2999-01-01 00:00:00'"
+
+    def orphans(args: str) -> list:
+        out = run(f"CALL system.remove_orphan_files(table => 'db.orph', older_than => {later}, {args})").collect()
+        return sorted(os.path.relpath(r[0], os.path.realpath(root)) for r in out)
+
+    # location: only that directory; the JVM action's tuning arguments are accepted
+    assert orphans(f"location => '{root}/data/a', dry_run => true, max_concurrent_deletes => 4, "
+                   "stream_results => true, prefix_listing => false") == ["data/a/x.parquet"]
+    # file_list_view: only the files the view lists, by their last_modified
+    spark.createDataFrame([(f"{root}/data/b/y.parquet",), (f"{root}/metadata/junk.avro",)], "file_path string") \
+        .selectExpr("file_path", "TIMESTAMP '2020-01-01 00:00:00' AS last_modified").createOrReplaceTempView("listed")
+    assert orphans("file_list_view => 'listed'") == ["data/b/y.parquet", "metadata/junk.avro"]
+    assert not os.path.exists(f"{root}/data/b/y.parquet") and os.path.exists(f"{root}/data/a/x.parquet")
+    with pytest.raises(SqlError, match="is not inside the table's location"):
+        orphans("location => '/tmp', dry_run => true")
+    with pytest.raises(NotSupportedYetError, match="equal_schemes"):
+        orphans("equal_schemes => map('s3a', 's3')")
+    with pytest.raises(SqlError, match="file_list_view nope must be a view"):
+        orphans("file_list_view => 'nope'")
+    assert _ids(run, "db.orph") == [1]
+
+
+def test_compute_partition_stats_writes_the_specs_file(catalog):
+    import pyarrow.parquet as pq
+
+    run = catalog.sql
+    run("CREATE TABLE db.ps (id bigint, k string) USING iceberg PARTITIONED BY (k) "
+        "TBLPROPERTIES ('write.delete.mode' = 'merge-on-read', 'format-version' = '2')")
+    run("INSERT INTO db.ps VALUES (1, 'b'), (2, 'a'), (3, 'b')")
+    run("INSERT INTO db.ps VALUES (4, 'c')")
+    run("DELETE FROM db.ps WHERE id = 3")
+    t = catalog.load_table("db.ps")
+    snap = t.current_snapshot()
+    out = [tuple(r) for r in run("CALL system.compute_partition_stats('db.ps')").collect()]
+    [entry] = _meta(t)["partition-statistics"]
+    assert out == [(entry["statistics-path"],)] and entry["snapshot-id"] == snap.snapshot_id
+    assert entry["file-size-in-bytes"] == t.io.size(entry["statistics-path"])
+    table = pq.read_table(t.io.open_read(entry["statistics-path"]))
+    ids = {f.name: int(f.metadata[b"PARQUET:field_id"]) for f in table.schema}
+    assert ids == {"partition": 1, "spec_id": 2, "data_record_count": 3, "data_file_count": 4,
+                   "total_data_file_size_in_bytes": 5, "position_delete_record_count": 6,
+                   "position_delete_file_count": 7, "equality_delete_record_count": 8,
+                   "equality_delete_file_count": 9, "total_record_count": 10, "last_updated_at": 11,
+                   "last_updated_snapshot_id": 12}
+    assert int(table.schema.field("partition").type[0].metadata[b"PARQUET:field_id"]) == 1000
+    rows = [(r["partition"]["k"], r["data_record_count"], r["data_file_count"], r["position_delete_record_count"],
+             r["position_delete_file_count"], r["last_updated_snapshot_id"]) for r in table.to_pylist()]
+    assert rows == [("a", 1, 1, 0, 0, rows[0][5]), ("b", 2, 1, 1, 1, snap.snapshot_id), ("c", 1, 1, 0, 0, rows[2][5])]
+    assert {r["last_updated_at"] for r in table.to_pylist() if r["partition"]["k"] == "b"} == {snap.timestamp_ms}
+    assert {r["spec_id"] for r in table.to_pylist()} == {0}
+
+    with pytest.raises(SqlError, match="is not partitioned"):
+        run("CREATE TABLE db.flat (id bigint) USING iceberg")
+        run("INSERT INTO db.flat VALUES (1)")
+        run("CALL system.compute_partition_stats(table => 'db.flat')")
