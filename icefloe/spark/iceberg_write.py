@@ -219,7 +219,7 @@ def decode_partition_key(key: str, spec: PartitionSpec, schema: Schema) -> tuple
 
 # --------------------------------------------------------------------------- the write
 def write_data_files(df, meta: TableMetadata, io: FileIO, table_name: str, nanos_raw: bool = False,
-                     clustered: bool = False) -> list[DataFile]:
+                     clustered: bool = False, arrange=None) -> list[DataFile]:
     """Write ``df`` as data files of the table's default spec; return them uncommitted.
     ``nanos_raw``: ``df`` holds the nanosecond timestamps, at any depth, as their raw ``long``
     nanoseconds (``read_tasks(nanos_raw=True)``), written back exactly. ``clustered``: ``df`` holds
@@ -238,18 +238,21 @@ def write_data_files(df, meta: TableMetadata, io: FileIO, table_name: str, nanos
 
     # Arrow writes in the tasks: Parquet's fixed_len_byte_array (uuid, fixed), and stores Spark cannot reach
     if schema_has_uuid(schema) or has_fixed(schema) or has_nanos(schema) or not io.spark_native:
-        return _write_with_arrow(aligned, meta, io, write_id, nanos_raw, clustered)
+        return _write_with_arrow(aligned, meta, io, write_id, nanos_raw, clustered, arrange)
     staging = f"{location}/data/.staging-{write_id}"
     partitioned = not spec.is_unpartitioned
     if partitioned:
         aligned = aligned.withColumn(KEY_COL, partition_key_expr(spec, schema))
-        mode = _distribution(props, clustered)
+        mode = "arranged" if arrange is not None else _distribution(props, clustered)
         if mode == "hash":
             aligned = aligned.repartition(KEY_COL)
         elif mode == "range":
             aligned = aligned.repartitionByRange(KEY_COL)
 
     order_id, sort_cols = writer_sort_columns(meta)
+    if arrange is not None:
+        aligned = arrange(aligned, KEY_COL if partitioned else None)
+        order_id, sort_cols = 0, []
     if sort_cols:  # the table's sort order, within each file (after the partition key)
         aligned = aligned.sortWithinPartitions(*([KEY_COL] if partitioned else []),
                                                *[_sort_col(c, asc, nulls_first) for c, asc, nulls_first in sort_cols])
@@ -352,14 +355,20 @@ def _distribution(props: dict, clustered: bool) -> str:
 
 
 def _write_with_arrow(aligned, meta: TableMetadata, io: FileIO, write_id: str,
-                      nanos_raw: bool = False, clustered: bool = False) -> list[DataFile]:
+                      nanos_raw: bool = False, clustered: bool = False, arrange=None) -> list[DataFile]:
     """Write ``aligned`` with Arrow inside the tasks (uuid as fixed[16]); DataFiles come back pickled."""
     import pickle
 
     schema, spec = meta.schema, meta.spec
     location = meta.location.rstrip("/")
     raw_sources = nanos_raw and any(is_nanos(schema.find_field(pf.source_id).field_type) for pf in spec.fields)
-    if not spec.is_unpartitioned and not raw_sources:   # (raw nanoseconds: the tasks split by partition)
+    if arrange is not None:
+        keyed = not spec.is_unpartitioned and not raw_sources
+        if keyed:
+            aligned = aligned.withColumn(KEY_COL, partition_key_expr(spec, schema))
+        aligned = arrange(aligned, KEY_COL if keyed else None)
+        aligned = aligned.drop(KEY_COL) if keyed else aligned
+    elif not spec.is_unpartitioned and not raw_sources:   # (raw nanoseconds: the tasks split by partition)
         aligned = aligned.withColumn(KEY_COL, partition_key_expr(spec, schema))
         mode = _distribution(meta.properties, clustered)
         if mode == "hash":
