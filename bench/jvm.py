@@ -28,7 +28,8 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-import time
+
+from bench.timing import JVM_PRELUDE, Timer
 
 DATA_SQL = ("SELECT id, concat('name-', CAST(id % 1000 AS STRING)) AS name, CAST(id AS DOUBLE) * 0.5 AS v, "
             "timestamp_seconds(1700000000 + id) AS ts FROM range(0, {n}, 1, 2)")
@@ -58,22 +59,9 @@ def mode_settings(mode: str) -> tuple:
             "3" if "-v3" in mode else "2", mode.endswith("-bucketed"))
 WORK = ("merge", "delete", "update", "scan_after")
 
-# Runs inside the runtime's worker: the same work through Iceberg's Spark SQL, timed there.
-# Each timed statement follows what icefloe's side does before its own (``bench.run.quiesce``):
-# Python's and the JVM's garbage collected, dirty pages flushed.
-JVM_RUN = """
-import gc, os, time
-t = {}
-def quiesce():
-    gc.collect(); spark._jvm.java.lang.System.gc(); os.sync()
-def timed(name, fn):
-    quiesce(); s = time.perf_counter(); out = fn(); t[name] = time.perf_counter() - s; return out
-def read_timed(name, fn):
-    best, spent, k = None, 0.0, 0
-    while k < READ_MIN or (spent < READ_SECONDS and k < READ_RUNS):
-        quiesce(); s = time.perf_counter(); out = fn(); d = time.perf_counter() - s
-        best, spent, k = d if best is None else min(best, d), spent + d, k + 1
-    t[name] = best; return out
+# Runs inside the runtime's worker: the same work through Iceberg's Spark SQL, timed there by the
+# shared prelude (``bench.timing``), as icefloe's side is by ``Timer``.
+JVM_RUN = JVM_PRELUDE + """
 data = spark.sql(DATA_SQL.format(n=n))
 timed('parquet_write', lambda: data.write.mode('overwrite').option('compression', 'zstd').parquet(parquet_dir))
 read_timed('parquet_scan', lambda: spark.read.parquet(parquet_dir).createOrReplaceTempView('pq') or
@@ -104,32 +92,8 @@ result = t
 
 
 def _icefloe_run(spark, cat, n: int, parquet_dir: str, quiesce) -> dict:
-    t: dict = {}
-
-    def timed(name, fn):
-        quiesce()
-        start = time.perf_counter()
-        out = fn()
-        t[name] = time.perf_counter() - start
-        return out
-
-    def read_timed(name, fn):       # a read changes nothing: repeated, its best kept
-        best, spent, k = None, 0.0, 0
-        while k < READ_MIN or (spent < READ_SECONDS and k < READ_RUNS):
-            quiesce()
-            start = time.perf_counter()
-            out = fn()
-            took = time.perf_counter() - start
-            best, spent, k = took if best is None else min(best, took), spent + took, k + 1
-        t[name] = best
-        return out
-
-    def read_once(name, fn):        # one more read of ``name``, the best so far kept
-        quiesce()
-        start = time.perf_counter()
-        fn()
-        took = time.perf_counter() - start
-        t[name] = min(t.get(name, took), took)
+    clock = Timer(quiesce, READ_MIN, READ_SECONDS, READ_RUNS)
+    t, timed, read_timed, read_once = clock.t, clock.timed, clock.read_timed, clock.read_once
 
     data = spark.sql(DATA_SQL.format(n=n))
     timed("parquet_write", lambda: data.write.mode("overwrite").option("compression", "zstd").parquet(parquet_dir))

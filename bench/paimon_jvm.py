@@ -27,6 +27,8 @@ import os
 import shutil
 import tempfile
 
+from bench.timing import JVM_PRELUDE, Timer
+
 DATA_SQL = ("SELECT id, concat('name-', CAST(id % 1000 AS STRING)) AS name, CAST(id AS DOUBLE) * 0.5 AS v, "
             "timestamp_seconds(1700000000 + id) AS ts FROM range(0, {n}, 1, 2)")
 # the upserts: 1% and 10% of the keys, new values for their other columns
@@ -51,22 +53,9 @@ WORK = ("append", "scan", "pk_load", "upsert_1pct", "read_after_1pct", "upsert_1
 PEER = {"stream_foreach_batch": "stream_sink"}
 READS = {"scan", "read_after_1pct", "read_after_10pct", "read_compacted", "dv_read"}
 
-# Runs inside the runtime's worker: the same work through Paimon's Spark SQL, timed there.
-JVM_RUN = """
-import gc, os, time
-t = {}
-def quiesce():
-    gc.collect(); spark._jvm.java.lang.System.gc(); os.sync()
-def timed(name, fn):
-    quiesce(); s = time.perf_counter(); out = fn(); t[name] = time.perf_counter() - s; return out
-def read_timed(name, fn):
-    best, spent, k = None, 0.0, 0
-    t[name + ':repeats'] = []
-    while k < READ_MIN or (spent < READ_SECONDS and k < READ_RUNS):
-        quiesce(); s = time.perf_counter(); out = fn(); d = time.perf_counter() - s
-        best, spent, k = d if best is None else min(best, d), spent + d, k + 1
-        t[name + ':repeats'].append(d)
-    t[name] = best; return out
+# Runs inside the runtime's worker: the same work through Paimon's Spark SQL, timed there by the shared
+# prelude (``bench.timing``), as icefloe's side is by ``Timer``.
+JVM_RUN = JVM_PRELUDE + """
 def create(name, options):
     spark.sql('DROP TABLE IF EXISTS bench.' + name)
     spark.sql('CREATE TABLE bench.' + name + ' (' + COLUMNS + ') TBLPROPERTIES (' +
@@ -106,29 +95,8 @@ result = t
 
 
 def _icefloe_run(spark, cat, n: int, stream_in: str, checkpoint: str, quiesce) -> dict:
-    import time
-
-    t: dict = {}
-
-    def timed(name, fn):
-        quiesce()
-        start = time.perf_counter()
-        out = fn()
-        t[name] = time.perf_counter() - start
-        return out
-
-    def read_timed(name, fn):
-        best, spent, k = None, 0.0, 0
-        t[name + ":repeats"] = []
-        while k < READ_MIN or (spent < READ_SECONDS and k < READ_RUNS):
-            quiesce()
-            start = time.perf_counter()
-            out = fn()
-            took = time.perf_counter() - start
-            best, spent, k = took if best is None else min(best, took), spent + took, k + 1
-            t[name + ":repeats"].append(took)
-        t[name] = best
-        return out
+    clock = Timer(quiesce, READ_MIN, READ_SECONDS, READ_RUNS)
+    t, timed, read_timed = clock.t, clock.timed, clock.read_timed
 
     def create(name, options):
         if cat.table_exists(f"bench.{name}"):
