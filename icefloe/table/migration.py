@@ -30,6 +30,7 @@ from icefloe.errors import MigrationError, NoSuchTableError, TableAlreadyExistsE
 from icefloe.iceberg import imports
 from icefloe.iceberg.partitioning import build_spec
 from icefloe.iceberg.transforms import IdentityTransform
+from icefloe.paimon import ownership
 from icefloe.paimon.commit import CommitMessage
 from icefloe.paimon.data_file import DataFileMeta, local_now_millis
 from icefloe.paimon.stats import stats_from_footer, value_stats
@@ -274,11 +275,18 @@ def migrate(catalog, source_catalog, source_name: str, properties: Optional[dict
                        parallelism=parallelism)
         _drop_paimon_metadata(source, catalog.load_table(source_name))
         return {"migrated_files_count": out["imported_files_count"]}
-    source_catalog.rename_table(source_name, backup)        # the Paimon table, files and all, is the backup
+    # the Paimon table, files and all, is the backup; marked before the Iceberg table exists, so
+    # that no drop, write or maintenance of it ever deletes or moves the files that table references
+    source_catalog.rename_table(source_name, backup)
+    mark = None
     try:
+        mark = ownership.mark_shared(source.io, source_catalog.table_location(backup),
+                                     f"Iceberg table {source_name} at {catalog.table_location(source_name)}")
         out = snapshot(catalog, source_catalog.load_table(backup), source_name, properties=properties,
                        summary={"migrated-from": "paimon"}, parallelism=parallelism)
     except BaseException:
+        if mark is not None:
+            ownership.unmark(source.io, mark)
         source_catalog.rename_table(backup, source_name)
         raise
     return {"migrated_files_count": out["imported_files_count"]}
