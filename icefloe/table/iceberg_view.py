@@ -444,7 +444,7 @@ def _build(store, paimon_schema, compat: IcebergCompat, snap, base: Optional[Tab
                         first_row_id=next_row_id if fv >= 3 else None)
     changed = removed_files or new_dvs or gone_dvs
     operation = "append" if not changed else ("delete" if not added_files else "overwrite")
-    previous = base.current_snapshot.summary if base is not None and base.current_snapshot else None
+    previous = (base.current_snapshot.summary or {}) if base is not None and base.current_snapshot else None
     summary = build_summary(operation, added_files + new_dvs, removed_files + [e.data_file for e in gone_dvs],
                             previous, {"paimon-snapshot-id": str(n), "paimon-commit-kind": str(snap.commit_kind),
                              "paimon-commit-user": str(snap.commit_user),
