@@ -242,6 +242,12 @@ class DuplicateFileError(CommitFailedError):
     """Two ADD entries for one data file: the commit would make the file live twice."""
 
 
+class SharedFilesError(IcefloeError, ValueError):
+    """A table whose data files another table (made by a migration) references refused what would
+    delete, move or replace them (a write, a rollback, an expiry, orphan cleanup, a rename);
+    nothing was changed."""
+
+
 class MigrationError(IcefloeError, ValueError):
     """Files or a table that cannot be migrated or imported into the other format as they are
     (a file whose columns do not match, a source with row-level deletes...); nothing was changed."""

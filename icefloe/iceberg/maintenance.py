@@ -207,12 +207,12 @@ def _norm(path: str) -> str:
     return os.path.realpath(p) if os.path.isabs(p) else os.path.normpath(p)
 
 
-def referenced_files(ops: TableOperations, version: int, meta: TableMetadata) -> set:
+def referenced_files(ops: TableOperations, version: int, meta: TableMetadata, with_data: bool = True) -> set:
     """Every file the table's metadata refers to (normalized paths).
 
     The current and all logged metadata versions, the version hint, every snapshot's
     manifest list and manifests, every file in those manifests (deleted entries too,
-    to stay on the safe side), and statistics files.
+    to stay on the safe side; left out without ``with_data``), and statistics files.
     """
     io = ops.io
     out = {_norm(ops.metadata_path(version)), _norm(f"{ops.metadata_dir}/{HINT_FILE}")}
@@ -226,7 +226,7 @@ def referenced_files(ops: TableOperations, version: int, meta: TableMetadata) ->
         out.add(_norm(snap.manifest_list))
         for m in snapshot_manifests(io, snap):
             out.add(_norm(m.manifest_path))
-            for e in load_manifest_entries(io, meta, m):
+            for e in load_manifest_entries(io, meta, m) if with_data else ():
                 out.add(_norm(e.data_file.file_path))
     return out
 
@@ -361,12 +361,15 @@ def purge_table_files(ops, version: int, meta: TableMetadata) -> list[str]:
     """Delete the files the table's metadata refers to (every metadata version, manifest list,
     manifest, data and delete file, statistics file) that lie inside the table's location, then
     the directories this leaves empty; never a directory tree, never a file it does not name.
+    A table with ``gc.enabled=false`` (a ``snapshot`` table: its data files are another table's)
+    loses its metadata files only, no data or delete file, as Iceberg's catalogs drop such a table.
     All or nothing: a table whose location overlaps another's, or whose manifests cannot be read,
     or whose metadata names a file outside its location, is refused before anything is deleted."""
     roots = [deletion_root(ops, meta)]
     check_table_alone(ops, meta)
+    gc = meta.properties.get(GC_ENABLED, "true").strip().lower() != "false"
     try:
-        referenced = referenced_files(ops, version, meta) | set(version_files(ops))
+        referenced = referenced_files(ops, version, meta, with_data=gc) | set(version_files(ops))
     except Exception as e:
         raise MaintenanceError(f"cannot purge {ops.location}: a manifest list or manifest could not be read "
                                f"({type(e).__name__}), so the files it names are unknown; nothing was deleted "

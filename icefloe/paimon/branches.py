@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import Optional
 
 from icefloe.errors import IcefloeError, NoSuchTableError
-from icefloe.paimon.schema import SCHEMA_DIR, list_schema_ids, schema_path
+from icefloe.paimon.ownership import check_owns_files
+from icefloe.paimon.schema import SCHEMA_DIR, latest_schema, list_schema_ids, schema_path
 from icefloe.paimon.snapshot import LATEST, SnapshotManager
 from icefloe.paimon.tag import TagManager
 
@@ -117,6 +118,8 @@ def fast_forward(io, table_path: str, name: str) -> int:
     if not branch_exists(io, table_path, name):
         raise BranchError(f"table {table_path} has no branch {name!r}; branches are "
                           f"{branch_names(io, table_path) or 'none'}")
+    current = latest_schema(io, table_path)
+    check_owns_files(current.options if current else {}, table_path, f"fast-forward main to branch {name!r}")
     source = branch_path(table_path, name)
     branch_snaps = SnapshotManager(io, source)
     first = branch_snaps.earliest_id()

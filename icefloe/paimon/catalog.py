@@ -21,6 +21,7 @@ from icefloe.errors import (
 )
 from icefloe.paimon import types as pt
 from icefloe.paimon.branches import branch_path
+from icefloe.paimon.ownership import check_owns_files, drop_metadata, shared_with
 from icefloe.paimon.schema import (
     SCHEMA_DIR, TableSchema, create_schema, latest_schema, list_schema_ids, schema_path, validate,
 )
@@ -168,14 +169,23 @@ class PaimonCatalog:
         if not self.io.is_dir(db):
             raise NoSuchNamespaceError(f"cannot rename {name} to {new_name}: database "
                                        f"{split_name(new_name)[0]} does not exist in {self.warehouse}")
+        current = latest_schema(self.io, src)
+        check_owns_files(current.options if current else {}, src, f"rename it to {new_name} (which moves its "
+                         "directory, the shared data files with it)")
         self.io.rename(src, dst)
 
     def drop_table(self, name: str, purge: Optional[bool] = None) -> None:
         """Delete the table directory (a Paimon table's data lives inside it); ``purge=False`` is
-        refused, since nothing of the table could be kept."""
+        refused, since nothing of the table could be kept. A table whose data files another table
+        references (``ownership.SHARED_WITH``, the backup of a ``migrate``) loses its metadata only,
+        whatever ``purge`` says: its data files are the other table's."""
         location = self.table_location(name)
         if not self.io.is_dir(f"{location}/{SCHEMA_DIR}"):
             raise NoSuchTableError(f"table {name} does not exist")
+        current = latest_schema(self.io, location)
+        if current is not None and shared_with(current.options) is not None:
+            drop_metadata(self.io, location)
+            return
         if purge is False:
             raise NotSupportedError("drop without purge", name, "paimon",
                                     "a Paimon table is its directory in the warehouse: dropping it deletes its files")

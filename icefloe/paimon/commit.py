@@ -28,6 +28,7 @@ from icefloe.paimon import table_hooks
 from icefloe.paimon.binary_row import BinaryRow, decode_row, encode_row
 from icefloe.paimon.dynamic_bucket import check_index_base, write_index_manifest
 from icefloe.paimon.file_store import FileStore
+from icefloe.paimon.ownership import check_owns_files
 from icefloe.paimon.snapshot import (
     APPEND, BATCH_COMMIT_IDENTIFIER, EARLIEST, NO_WATERMARK, OVERWRITE, Snapshot,
 )
@@ -241,6 +242,7 @@ class FileStoreCommit:
         ``changelog`` (ADD entries of changelog files) becomes the snapshot's changelog manifest list;
         ``vectors`` ((partition bytes, bucket) -> deletion-vector IndexFile or None) replaces those
         buckets' deletion vectors in the index manifest."""
+        check_owns_files(self.store.schema.options, self.store.table_path, f"commit a {kind} snapshot")
         co = self.store.options
         timeout = co.commit_timeout_ms
         policy = RetryPolicy(num_retries=co.commit_max_retries, min_wait_ms=co.commit_min_retry_wait_ms,

@@ -36,6 +36,7 @@ from icefloe.paimon import changelog as cl
 from icefloe.paimon import dynamic_bucket as db
 from icefloe.paimon import manifest as mf
 from icefloe.paimon.file_store import FileStore
+from icefloe.paimon.ownership import check_owns_files
 from icefloe.paimon.tag import Reach, TagManager, tags_reach
 
 
@@ -94,6 +95,7 @@ def unused_index_files(store: FileStore, going, kept) -> tuple[list, list]:
 def expire_snapshots(store: FileStore, now_ms: Optional[int] = None, older_than_ms: Optional[int] = None,
                      retain_min: Optional[int] = None) -> list[int]:
     """Expire per the table's retention options; returns the expired snapshot ids."""
+    check_owns_files(store.schema.options, store.table_path, "expire snapshots")
     end = expiration_end(store, now_ms, older_than_ms, retain_min)
     if end is None:
         return []

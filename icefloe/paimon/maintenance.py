@@ -39,6 +39,7 @@ from icefloe.paimon import changelog as cl
 from icefloe.paimon.expire import unused_index_files
 from icefloe.core.io import FileAlreadyExistsError
 from icefloe.paimon.commit import FileStoreCommit
+from icefloe.paimon.ownership import check_owns_files
 from icefloe.paimon.kv_compact import compact_table
 from icefloe.paimon.schema import evolve_arrow
 from icefloe.paimon.tag import TagError, TagManager, reach
@@ -201,6 +202,7 @@ def _snapshot_json_of_tag(tag) -> bytes:
 
 def _rollback(store, target: Snapshot, restore=None) -> Snapshot:
     """Roll back to ``target``; ``restore`` is the tag to write an expired target back from."""
+    check_owns_files(store.schema.options, store.table_path, "roll back")
     snaps = store.snapshots
     latest, earliest = snaps.latest_id(), snaps.earliest_id()
     if restore is None and (latest is None or latest <= target.id):

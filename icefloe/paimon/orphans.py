@@ -36,6 +36,7 @@ import time
 from icefloe.core.io import is_remote, strip_scheme
 from icefloe.core.progress import track
 from icefloe.paimon.file_store import MANIFEST_DIR, FileStore
+from icefloe.paimon.ownership import check_owns_files
 from icefloe.paimon.snapshot import EARLIEST, LATEST, Snapshot
 from icefloe.errors import OrphanCleanupError  # noqa: F401 - defined in icefloe.errors, importable here too
 from icefloe.core.timetravel import to_epoch_ms
@@ -125,6 +126,7 @@ def _cutoff(older_than) -> int:
 def remove_orphan_files(store: FileStore, older_than=None, dry_run: bool = False) -> list[str]:
     """Delete the table's orphan files older than ``older_than``; returns them sorted."""
     io, root = store.io, _norm(store.table_path)
+    check_owns_files(store.schema.options, store.table_path, "remove orphan files")
     if io.list_dir(f"{root}/branch"):
         raise OrphanCleanupError(f"table {root} has branches; icefloe does not clean orphan files of "
                                  "tables with branches (nothing was deleted)")

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from icefloe.errors import IcefloeError, NotSupportedError
+from icefloe.sql.call_args import bind_args
 from icefloe.sql.errors import NotSupportedYetError, SqlError
 from icefloe.sql.parser import Call, node_position
 from icefloe.sql.translate import literal_value
@@ -41,30 +42,6 @@ SOURCE_TYPES = ("parquet", "iceberg")
 def _err(reason: str, node=None) -> SqlError:
     line, col = node_position(node) if node is not None else (None, None)
     return SqlError(reason, line, col)
-
-
-def _bind(stmt: Call, name: str, spec: Spec) -> dict:
-    out: dict = {}
-    named = False
-    for i, (key, value) in enumerate(stmt.args):
-        if key is None:
-            if named:
-                raise _err("positional arguments must come before named ones", value)
-            if i >= len(spec.params):
-                raise _err(f"{name} takes at most {len(spec.params)} arguments", value)
-            key = spec.params[i]
-        else:
-            named = True
-            key = key.lower()
-            if key not in spec.params:
-                raise _err(f"unknown argument {key!r} of {name}; arguments are {', '.join(spec.params)}", value)
-        if key in out:
-            raise _err(f"argument {key!r} given twice", value)
-        out[key] = value
-    for key in spec.required:
-        if key not in out:
-            raise SqlError(f"{name} needs argument {key!r}", stmt.procedure.line, stmt.procedure.column)
-    return out
 
 
 def _values(sess, nodes: dict) -> dict:
@@ -105,7 +82,7 @@ def _table_name(sess, text: str):
 
 def call(sess, stmt: Call, name: str):
     spec = PROCEDURES[name]
-    args = _values(sess, _bind(stmt, name, spec))
+    args = _values(sess, bind_args(stmt, spec.params, spec.required))
     capability = f"CALL system.{name}" if name in ("add_files", "snapshot", "migrate") else f"CALL sys.{name}"
     if _bool(args.get("ignore_missing_files"), "ignore_missing_files"):
         raise NotSupportedYetError(f"{capability} with ignore_missing_files => true (a missing source file fails "

@@ -13,6 +13,7 @@ from sqlglot import exp
 from icefloe.core.reports import ExpireReport
 from icefloe.errors import CommitFailedError, IcefloeError, NoSuchSnapshotError, NotSupportedError
 from icefloe.sql import migration_procedures, paimon_procedures
+from icefloe.sql.call_args import bind_args
 from icefloe.sql.errors import NotSupportedYetError, SqlError, refusal
 from icefloe.sql.parser import Call, node_position
 from icefloe.sql.snapshot_procedures import REGISTER_TABLE, SNAPSHOT_PROCEDURES, register_table
@@ -99,32 +100,6 @@ def _err(reason, node, stmt_text=None):
     return SqlError(reason, line, col, stmt_text)
 
 
-def bind_args(call: Call, proc: Procedure) -> dict:
-    """Named and positional arguments -> {iceberg name: sqlglot expression}."""
-    out: dict = {}
-    seen_named = False
-    for i, (name, value) in enumerate(call.args):
-        if name is None:
-            if seen_named:
-                raise _err("positional arguments must come before named ones", value)
-            if i >= len(proc.params):
-                raise _err(f"{call.procedure.parts[-1]} takes at most {len(proc.params)} arguments", value)
-            name = proc.params[i]
-        else:
-            seen_named = True
-            if name not in proc.params:
-                raise _err(f"unknown argument {name!r} of {call.procedure.parts[-1]}; arguments are "
-                           f"{', '.join(proc.params)}", value)
-        if name in out:
-            raise _err(f"argument {name!r} given twice", value)
-        out[name] = value
-    for name in proc.required:
-        if name not in out:
-            raise SqlError(f"{call.procedure.parts[-1]} needs argument {name!r}", call.procedure.line,
-                           call.procedure.column)
-    return out
-
-
 def _table_only(call: Call) -> dict:
     """The ``table`` argument of a call (named, or the first positional one)."""
     for i, (name, value) in enumerate(call.args):
@@ -171,17 +146,17 @@ def call(sess, stmt: Call):
     if not isinstance(table_name, str):
         raise _err("argument 'table' must be a string like 'db.table'", table_node)
     if parts[1] == "register_table":
-        return _register(sess, stmt, proc, table_name, bind_args(stmt, proc))
+        return _register(sess, stmt, proc, table_name, bind_args(stmt, proc.params, proc.required))
     ref, _ours = sess.resolve_name(table_name.split("."))     # a bare name: under the namespace of USE
     if ref is None or ref.metadata:
         hint = " (name it db.table, or USE db first)" if "." not in table_name and not sess.namespace else ""
         raise _err(f"unknown table {table_name}{hint}", table_node)
     t = sess.load(ref)
     if paimon is not None and t.supports(PAIMON_PROCEDURES):     # Paimon's own procedure and arguments
-        return paimon_procedures.call(sess, t, parts[1], bind_args(stmt, paimon))
+        return paimon_procedures.call(sess, t, parts[1], bind_args(stmt, paimon.params, paimon.required))
     if proc is None:
         raise _err(f"{parts[1]} is a procedure of Paimon tables; {table_name} is an {t.format} table", table_node)
-    args = bind_args(stmt, proc)
+    args = bind_args(stmt, proc.params, proc.required)
     fn = getattr(t, proc.method, None)
     if fn is None:
         line, col = stmt.procedure.line, stmt.procedure.column

@@ -30,12 +30,15 @@ from icefloe.errors import MigrationError, NoSuchTableError, TableAlreadyExistsE
 from icefloe.iceberg import imports
 from icefloe.iceberg.partitioning import build_spec
 from icefloe.iceberg.transforms import IdentityTransform
+from icefloe.paimon import ownership
+from icefloe.paimon.types import to_core_schema
 from icefloe.paimon.commit import CommitMessage
 from icefloe.paimon.data_file import DataFileMeta, local_now_millis
 from icefloe.paimon.stats import stats_from_footer, value_stats
 from icefloe.spark.file_import import describe_files, parquet_files
 from icefloe.spark.session import app_summary
 
+NAME_MAPPING = "schema.name-mapping.default"
 SNAPSHOT_PROPERTY = "gc.enabled"        # a snapshot table does not own its files (Iceberg sets it so)
 BACKUP_SUFFIX = "_BACKUP_"
 
@@ -101,16 +104,145 @@ def _file_columns(footer) -> list:
     return [(f.name, f.field_type) for f in from_arrow_schema(footer.schema.to_arrow_schema()).fields]
 
 
-def _describe_for_iceberg(schema: Schema, path: str, size: int, footer):
-    """In a Spark task: the file's size and metrics in the table's field ids (by name)."""
-    imports.check_file_columns(path, _file_columns(footer), schema)
-    return size, metrics_from_footer(footer, schema, skip_float_bounds=True)
+def _footer_ids(footer) -> dict:
+    """{top-level column name: its Parquet field id} of the columns that have one."""
+    out = {}
+    for f in footer.schema.to_arrow_schema():
+        fid = (f.metadata or {}).get(b"PARQUET:field_id")
+        if fid is not None:
+            out[f.name] = int(fid)
+    return out
 
 
-def _iceberg_data_files(spark, io, entries: list, schema: Schema, spec, parallelism=None) -> list:
-    described = describe_files(spark, [p for p, _part in entries], io, partial(_describe_for_iceberg, schema),
-                               parallelism)
-    return [imports.data_file(p, size, part, spec, schema, m) for (p, part), (size, m) in zip(entries, described)]
+def _describe_for_iceberg(schema: Schema, file_schema: Optional[Schema], by_name: dict, path: str, size: int,
+                          footer):
+    """In a Spark task: the file's size and metrics in the table's field ids. ``file_schema`` is
+    the schema the file was written with (a Paimon file's, by its schema id: the names its columns
+    had then, under field ids that never change), None for the table's own; ``by_name`` maps the
+    names readers match files without field ids by (the table's name mapping) to field ids."""
+    fs = file_schema or schema
+    imports.check_file_columns(path, _file_columns(footer), fs)
+    ids = _footer_ids(footer)
+    for name, field_id in ((f.name, f.field_id) for f in fs.fields):
+        if name in ids and ids[name] != field_id:
+            raise MigrationError(f"{path}: column {name!r} has field id {ids[name]} in the file but {field_id} in "
+                                 "the table; readers match columns by field id and would misread it")
+        if name not in ids and by_name.get(name) != field_id:
+            raise MigrationError(f"{path}: column {name!r} has no field id and the table's name mapping does not "
+                                 f"give it field id {field_id} (it was renamed or its name reused since the file "
+                                 "was written); readers would misread it")
+    if file_schema is not None:
+        _check_evolved_types(path, file_schema, schema)
+    metrics = metrics_from_footer(footer, fs, skip_float_bounds=True)
+    if file_schema is not None:              # columns dropped since the file was written have no stats
+        for stats in (metrics.column_sizes, metrics.value_counts, metrics.null_value_counts,
+                      metrics.nan_value_counts, metrics.lower_bounds, metrics.upper_bounds):
+            for fid in [k for k in stats if schema.find_field_or_none(k) is None]:
+                del stats[fid]
+    return size, metrics
+
+
+def _check_evolved_types(path: str, file_schema: Schema, schema: Schema) -> None:
+    """A column's type in an older file must be the table's, or one Iceberg promotes to it."""
+    from icefloe.core.types import widen_to_common_types
+    from icefloe.iceberg.schema_update import can_promote
+
+    for f in file_schema.fields:
+        now = schema.find_field_or_none(f.field_id)
+        if now is None:
+            continue
+        old, new = widen_to_common_types(f.field_type), widen_to_common_types(now.field_type)
+        if str(old) != str(new) and not can_promote(old, new):
+            raise MigrationError(f"{path}: column {now.name!r} (field id {f.field_id}) is {old} in the file but "
+                                 f"{new} in the table, which Iceberg cannot read it as")
+
+
+def _mapping_with_old_names(schema: Schema, file_schemas: list) -> str:
+    """The name mapping of a table over a Paimon table's files: each top-level field also under the
+    names it had in the schemas the files were written with (Paimon renames keep field ids), but
+    for a name two fields had (one renamed, another given its name): only its current field keeps
+    it, and a file without field ids of the other's time is refused when it is described."""
+    import json
+
+    from icefloe.iceberg.schema import name_mapping
+
+    owners: dict = {}
+    for fs in [schema] + [f for f in file_schemas if f is not None]:
+        for f in fs.fields:
+            owners.setdefault(f.name, set()).add(f.field_id)
+    mapping = name_mapping(schema)
+    for entry in mapping:
+        old = sorted({f.name for fs in file_schemas if fs is not None for f in fs.fields
+                      if f.field_id == entry["field-id"] and f.name not in entry["names"]
+                      and owners[f.name] == {entry["field-id"]}})
+        entry["names"] = entry["names"] + old
+    return json.dumps(mapping)
+
+
+def _add_file_schemas(table, file_schemas: list, highest_id: int):
+    """Record the schemas a Paimon table's files were written with in the new Iceberg table's
+    metadata, as past schemas (the current one stays current; one the table has already is not
+    added again), with Paimon's highest field id as the last column id: readers that look files'
+    columns up by name (Spark's filter pushdown) then know a name's other owners, and a column
+    added later does not take the id of one dropped before an older file was written."""
+    from icefloe.iceberg.metadata_builder import AddSchema, SetCurrentSchema
+    from icefloe.iceberg.metadata_commit import commit_metadata
+    from icefloe.iceberg.schema import schema_to_json
+
+    past = {fs.schema_id: fs for fs in file_schemas if fs is not None}
+
+    def change(base) -> Optional[list]:
+        current = base.schema
+        updates = []
+        for sid in sorted(past):
+            doc = schema_to_json(widen_schema_small_ints(past[sid]))
+            doc.pop("schema-id", None)
+            updates.append(AddSchema(doc, max(base.last_column_id, highest_id)))
+        return updates + [SetCurrentSchema(current.schema_id)] if updates else None
+
+    commit_metadata(table.ops, change)
+    return table.refresh()
+
+
+def _check_paimon_ids(table, source) -> None:
+    """add_files of a Paimon table's files: they carry Paimon's field ids, so the Iceberg table's
+    columns must have the same ids (as ``snapshot`` and ``migrate`` make them)."""
+    schema = table.metadata.schema
+    for f in source.table_schema.fields:
+        col = schema.find_field_or_none(f.name)
+        if col is None or col.field_id != f.id:
+            have = "no such column" if col is None else f"field id {col.field_id}"
+            raise MigrationError(f"add_files: {source.name}'s files carry Paimon's field ids, and column {f.name!r} "
+                                 f"has field id {f.id} there but {have} in {table.name}; readers match columns by "
+                                 "field id and would misread them (snapshot or migrate make an Iceberg table with "
+                                 "Paimon's ids)")
+
+
+def _name_ids(props: dict, schema: Schema) -> dict:
+    """{top-level name: field id} of the table's name mapping (its schema's names without one)."""
+    import json
+
+    text = props.get(NAME_MAPPING)
+    if not text:
+        return {f.name: f.field_id for f in schema.fields}
+    return {n: e["field-id"] for e in json.loads(text) if "field-id" in e for n in e.get("names", ())}
+
+
+def _iceberg_data_files(spark, io, entries: list, meta, parallelism=None) -> list:
+    """Data files of ``entries`` ((path, partition, the file's schema or None)) for the table of
+    ``meta``; the files of each schema described in one Spark job."""
+    schema, spec = meta.schema, meta.spec
+    by_name = _name_ids(meta.properties, schema)
+    groups: dict = {}
+    for i, (_p, _part, fs) in enumerate(entries):
+        groups.setdefault(None if fs is None else fs.schema_id, (fs, []))[1].append(i)
+    described: list = [None] * len(entries)
+    for fs, idxs in groups.values():
+        out = describe_files(spark, [entries[i][0] for i in idxs], io,
+                             partial(_describe_for_iceberg, schema, fs, by_name), parallelism)
+        for i, d in zip(idxs, out):
+            described[i] = d
+    return [imports.data_file(p, size, part, spec, schema, m) for (p, part, _fs), (size, m) in zip(entries, described)]
 
 
 def holds(obj, fmt: str) -> bool:
@@ -140,13 +272,17 @@ def _paimon_entries(source, spec, schema: Schema, partition_filter=None) -> list
     ts = source.table_schema
     types = ts.partition_types
     out = []
+    file_schemas: dict = {}
     for e in source.plan():
         values = dict(zip(ts.partition_keys, decode_row(e.partition, types)))
         if partition_filter and not imports.matches_filter({k: _text(v) for k, v in values.items()}, partition_filter):
             continue
         part = tuple(to_internal(schema.find_field(f.source_id).field_type,
                                  values[schema.find_field(f.source_id).name]) for f in spec.fields)
-        out.append((e.file.file_path, part))
+        sid = e.file.schema_id
+        if sid not in file_schemas:
+            file_schemas[sid] = to_core_schema(source.schema_by_id(sid).fields, sid)
+        out.append((e.file.file_path, part, file_schemas[sid]))
     return out
 
 
@@ -159,7 +295,7 @@ def _text(v) -> Optional[str]:
 
 
 def _parquet_entries(src: ParquetDirectory, spec, schema: Schema, partition_filter=None) -> list:
-    return [(p, imports.partition_tuple(spec, schema, values)) for p, values in src.files
+    return [(p, imports.partition_tuple(spec, schema, values), None) for p, values in src.files
             if imports.matches_filter(values, partition_filter)]
 
 
@@ -179,6 +315,7 @@ def add_files(table, source: Any, partition_filter: Optional[dict] = None, check
         keys = list(source.table_schema.partition_keys)
         imports.check_filter_keys(partition_filter, keys)
         imports.check_spec_for_import(spec, schema, keys, table.name)
+        _check_paimon_ids(table, source)
         entries = _paimon_entries(source, spec, schema, partition_filter)
     else:
         imports.check_filter_keys(partition_filter, source.keys)
@@ -186,14 +323,14 @@ def add_files(table, source: Any, partition_filter: Optional[dict] = None, check
         entries = _parquet_entries(source, spec, schema, partition_filter)
     if check_duplicate_files:
         live = {f.file_path for f in table.plan_files()}
-        dupes = [p for p, _part in entries if p in live]
+        dupes = [p for p, _part, _fs in entries if p in live]
         if dupes:
             raise MigrationError(f"add_files: {len(dupes)} of the files are already in {table.name} ({dupes[0]}"
                                  f"{', ...' if len(dupes) > 1 else ''}); nothing was added "
                                  "(check_duplicate_files => false adds them again)")
     if not entries:
         return {"added_files_count": 0, "changed_partition_count": None if meta.format_version > 1 else 0}
-    files = _iceberg_data_files(table.spark, table.io, entries, schema, spec, parallelism)
+    files = _iceberg_data_files(table.spark, table.io, entries, meta, parallelism)
     table.commit_existing_files(files, summary_extra=app_summary(table.spark))
     changed = len({f.partition for f in files})
     return {"added_files_count": len(files), "changed_partition_count": None if meta.format_version > 1 else changed}
@@ -232,15 +369,19 @@ def snapshot(catalog, source, name: str, location: Optional[str] = None, propert
     schema, keys = _iceberg_layout(source, catalog.io)
     widened = widen_schema_small_ints(schema)
     entries = _entries_for(source, build_spec(widened, keys), widened)
-    for p, _part in entries:
+    for p, _part, _fs in entries:
         if normalize_location(p).startswith(own.rstrip("/") + "/"):
             raise MigrationError(f"{p} lies inside the new table's location {own}")
     # a snapshot does not own the files (gc.enabled=false, as Iceberg's snapshot sets); a migrated table does
     props = {SNAPSHOT_PROPERTY: "false", **(properties or {})} if summary is None else dict(properties or {})
+    if _is_paimon(source) and NAME_MAPPING not in props:
+        props[NAME_MAPPING] = _mapping_with_old_names(widened, [fs for _p, _part, fs in entries])
     table = catalog.create_table(name, schema, partitioned_by=keys or None, properties=props)
     try:
+        if not isinstance(source, ParquetDirectory):        # a Paimon table
+            table = _add_file_schemas(table, [fs for _p, _part, fs in entries], source.table_schema.highest_id)
         meta = table.metadata
-        files = _iceberg_data_files(table.spark, table.io, entries, meta.schema, meta.spec, parallelism) \
+        files = _iceberg_data_files(table.spark, table.io, entries, meta, parallelism) \
             if entries else []
         if files:
             table.commit_existing_files(files, summary_extra={**app_summary(table.spark), **(summary or {})})
@@ -274,11 +415,18 @@ def migrate(catalog, source_catalog, source_name: str, properties: Optional[dict
                        parallelism=parallelism)
         _drop_paimon_metadata(source, catalog.load_table(source_name))
         return {"migrated_files_count": out["imported_files_count"]}
-    source_catalog.rename_table(source_name, backup)        # the Paimon table, files and all, is the backup
+    # the Paimon table, files and all, is the backup; marked before the Iceberg table exists, so
+    # that no drop, write or maintenance of it ever deletes or moves the files that table references
+    source_catalog.rename_table(source_name, backup)
+    mark = None
     try:
+        mark = ownership.mark_shared(source.io, source_catalog.table_location(backup),
+                                     f"Iceberg table {source_name} at {catalog.table_location(source_name)}")
         out = snapshot(catalog, source_catalog.load_table(backup), source_name, properties=properties,
                        summary={"migrated-from": "paimon"}, parallelism=parallelism)
     except BaseException:
+        if mark is not None:
+            ownership.unmark(source.io, mark)
         source_catalog.rename_table(backup, source_name)
         raise
     return {"migrated_files_count": out["imported_files_count"]}
@@ -311,8 +459,16 @@ def parse_options(options: Optional[str], options_map: Optional[dict] = None) ->
     return out
 
 
-def _describe_for_paimon(fields, stats_mode, truncate, schema_id, path: str, size: int, footer):
-    """In a Spark task: a Paimon ``DataFileMeta`` of the file (its name set later)."""
+def _describe_for_paimon(fields, stats_mode, truncate, schema_id, id_names, path: str, size: int, footer):
+    """In a Spark task: a Paimon ``DataFileMeta`` of the file (its name set later). ``id_names``
+    ({field id: name now}, an Iceberg source's) refuses a file written before a column was renamed:
+    the Paimon table would read its columns by their old names."""
+    for name, fid in _footer_ids(footer).items():
+        if id_names is not None and id_names.get(fid, name) != name:
+            raise MigrationError(f"{path}: its column {name!r} (field id {fid}) is named {id_names[fid]!r} in the "
+                                 "source table now (renamed since the file was written); a migrated Paimon table "
+                                 "reads files by column name, so the file cannot move as it is (rewrite the "
+                                 "table's files first, e.g. rewrite_data_files)")
     names = {f.name for f in fields}
     cols = _file_columns(footer)
     missing = sorted(names - {n for n, _t in cols})
@@ -396,7 +552,13 @@ def _paimon_source(source, io):
     return source, source.schema, keys, files
 
 
-def _import_into_paimon(table, files: list, created: bool, catalog, name: str, parallelism=None) -> int:
+def _id_names(src) -> Optional[dict]:
+    """{field id: current name} of an Iceberg source's top-level columns (None for a directory)."""
+    return None if isinstance(src, ParquetDirectory) else {f.field_id: f.name for f in src.schema.fields}
+
+
+def _import_into_paimon(table, files: list, created: bool, catalog, name: str, parallelism=None,
+                        id_names: Optional[dict] = None) -> int:
     """Describe ``files`` (path, {key: value}) in Spark tasks, move them into ``table``'s bucket
     directories and commit; undone (files moved back, a ``created`` table dropped) on failure."""
     ts = table.table_schema
@@ -404,7 +566,8 @@ def _import_into_paimon(table, files: list, created: bool, catalog, name: str, p
         raise MigrationError(f"{table.name} must be an append table with bucket = -1 (unaware); Paimon's "
                              "migration only fills those")
     co = ts.core_options
-    describe = partial(_describe_for_paimon, list(ts.fields), co.stats_mode, co.stats_truncate_length, ts.id)
+    describe = partial(_describe_for_paimon, list(ts.fields), co.stats_mode, co.stats_truncate_length, ts.id,
+                       id_names)
     typed = []
     for path, values in files:
         part = tuple(_partition_value(ts, k, values) for k in ts.partition_keys)
@@ -471,7 +634,7 @@ def migrate_to_paimon(catalog, source, target: Optional[str], options: Optional[
         raise TableAlreadyExistsError(f"table {target} already exists")
     src, schema, keys, files = _paimon_source(source, catalog.io)
     table = catalog.create_table(target, schema, partitioned_by=keys or None, properties=opts)
-    count = _import_into_paimon(table, files, True, catalog, target, parallelism)
+    count = _import_into_paimon(table, files, True, catalog, target, parallelism, _id_names(src))
     if delete_origin:
         _delete_origin(src, source_catalog, source_name)
     return count >= 0
@@ -484,7 +647,7 @@ def migrate_files_to_paimon(table, source, delete_origin: bool = True, source_ca
     if sorted(k.lower() for k in keys) != sorted(k.lower() for k in table.table_schema.partition_keys):
         raise MigrationError(f"the source is partitioned by {keys or 'nothing'} but {table.name} by "
                              f"{list(table.table_schema.partition_keys) or 'nothing'}")
-    _import_into_paimon(table, files, False, None, table.name, parallelism)
+    _import_into_paimon(table, files, False, None, table.name, parallelism, _id_names(src))
     if delete_origin:
         _delete_origin(src, source_catalog, source_name)
     return True

@@ -1,0 +1,44 @@
+"""The arguments of a ``CALL``, bound to a procedure's parameter names the way Spark binds them
+for Iceberg's and Paimon's procedures: positional arguments first, in the parameters' order, then
+named ones (names are lower-cased by the parser); at most as many as there are parameters, none
+twice, none unknown, every required one present."""
+from __future__ import annotations
+
+from typing import Sequence
+
+from icefloe.sql.errors import SqlError
+from icefloe.sql.parser import Call, node_position
+
+
+def _err(reason: str, node) -> SqlError:
+    line, col = node_position(node)
+    return SqlError(reason, line, col)
+
+
+def bind_args(call: Call, params: Sequence[str], required: Sequence[str] = ()) -> dict:
+    """``call``'s arguments as {parameter name: sqlglot expression}, for a procedure whose
+    parameters are ``params`` (in positional order), of which ``required`` must be given."""
+    name = call.procedure.parts[-1]
+    out: dict = {}
+    seen_named = False
+    for i, (key, value) in enumerate(call.args):
+        if key is None:
+            if seen_named:
+                raise _err("positional arguments must come before named ones", value)
+            if i >= len(params):
+                raise _err(f"{name} takes at most {len(params)} arguments", value)
+            key = params[i]
+        else:
+            seen_named = True
+            if key not in params:
+                raise _err(f"unknown argument {key!r} of {name}; arguments are {', '.join(params)}", value)
+        if key in out:
+            raise _err(f"argument {key!r} given twice", value)
+        out[key] = value
+    for key in required:
+        if key not in out:
+            raise SqlError(f"{name} needs argument {key!r}", call.procedure.line, call.procedure.column)
+    return out
+
+
+__all__ = ["bind_args"]

@@ -1,0 +1,116 @@
+"""A Paimon append table whose columns were renamed, reordered, added and widened after some of
+its files were written, imported into Iceberg: each file's columns are matched through the
+schema it was written with (Paimon keeps a field's id across renames), so the new table's
+statistics and its readers (icefloe, pyiceberg, DuckDB) give each file's values to the right
+columns, also where a filter prunes files by their statistics."""
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import icefloe
+from icefloe.errors import MigrationError
+from tests.interop_util import pyiceberg_table
+from tests.table.test_migration import iceberg_referees, rows_of
+
+COLS = ("c", "a", "bb", "b")
+WANT = [(10, 1, "x", None), (20, 2, "y", "new")]
+
+
+def evolved_paimon_table(tmp_path, spark):
+    """Schema 0: a bigint, b string, c int (a file of it); then b renamed bb, a new b, c moved
+    first and widened to bigint (a file of the new schema)."""
+    pc = icefloe.Catalog(str(tmp_path / "pwh"), format="paimon", spark=spark)
+    p = pc.create_table("default.p", "a bigint, b string, c int")
+    p.append(pa.table({"a": pa.array([1], pa.int64()), "b": ["x"], "c": pa.array([10], pa.int32())}))
+    with p.update_schema() as u:
+        u.rename_column("b", "bb")
+        u.add_column("b", "string")
+        u.update_column("c", "bigint")
+        u.move_first("c")
+    p = pc.load_table("default.p")
+    p.append(pa.table({"c": pa.array([20], pa.int64()), "a": pa.array([2], pa.int64()), "bb": ["y"],
+                       "b": ["new"]}))
+    assert sorted(tuple(r[k] for k in COLS) for r in p.to_arrow().to_pylist()) == WANT
+    return pc, p
+
+
+def filtered(table, expr: str) -> list:
+    scan = pyiceberg_table(table.refresh().metadata_location).scan(row_filter=expr)
+    return sorted(tuple(r[k] for k in COLS) for r in scan.to_arrow().to_pylist())
+
+
+def test_a_paimon_table_with_renamed_columns_into_iceberg(tmp_path, catalog):
+    pc, p = evolved_paimon_table(tmp_path, catalog.spark)
+    catalog.snapshot_table("default.p", "db.snap", source_catalog=pc)
+    snap = catalog.load_table("db.snap")
+    assert [f.name for f in snap.metadata.schema.fields] == list(COLS)
+    assert rows_of(snap, COLS) == WANT and iceberg_referees(snap, COLS) == (WANT, WANT)
+    # the old file's statistics are under its columns' field ids: no filter prunes it wrongly
+    assert filtered(snap, "b IS NULL") == [WANT[0]]
+    assert filtered(snap, "bb = 'x'") == [WANT[0]]
+    assert filtered(snap, "c < 15") == [WANT[0]]
+    assert snap.to_spark().where("b IS NULL").select("a").collect()[0][0] == 1
+
+
+def test_old_files_without_field_ids_map_by_their_old_names(tmp_path, catalog):
+    """Files without field ids (as other writers may leave them) are matched through the name
+    mapping, which keeps a renamed column's old name; a name since given to another column
+    cannot tell the two apart, and such a file is refused."""
+    pc = icefloe.Catalog(str(tmp_path / "pwh"), format="paimon", spark=catalog.spark)
+    p = pc.create_table("default.p", "a bigint, b string")
+    p.append(pa.table({"a": pa.array([1], pa.int64()), "b": ["x"]}))
+    (old,) = [f.file_path for f in p.plan_files()]
+    data = pq.read_table(old)
+    pq.write_table(data.cast(pa.schema([f.remove_metadata() for f in data.schema])), old)
+    with p.update_schema() as u:
+        u.rename_column("b", "bb")
+    pc.load_table("default.p").append(pa.table({"a": pa.array([2], pa.int64()), "bb": ["y"]}))
+    catalog.snapshot_table("default.p", "db.snap", source_catalog=pc)
+    snap = catalog.load_table("db.snap")
+    assert '"names": ["bb", "b"]' in snap.properties["schema.name-mapping.default"]
+    want = [(1, "x"), (2, "y")]
+    assert rows_of(snap, ("a", "bb")) == want
+    py = pyiceberg_table(snap.metadata_location).scan().to_arrow().to_pylist()
+    assert sorted((r["a"], r["bb"]) for r in py) == want
+    # the old name given to a new column: the old file cannot be told apart by name
+    p = pc.load_table("default.p")
+    with p.update_schema() as u:
+        u.add_column("b", "string")
+    with pytest.raises(MigrationError, match="column 'b' has no field id"):
+        catalog.snapshot_table("default.p", "db.snap2", source_catalog=pc)
+    assert not catalog.table_exists("db.snap2")
+
+
+def test_add_files_of_a_paimon_table_needs_its_field_ids(tmp_path, catalog):
+    pc, p = evolved_paimon_table(tmp_path, catalog.spark)
+    t = catalog.create_table("db.t", "c bigint, a bigint, bb string, b string")     # ids 1..4, Paimon's 0..3
+    with pytest.raises(MigrationError, match="column 'c' has field id 2 there but field id 1 in db.t"):
+        t.add_files(p)
+    assert t.refresh().current_snapshot() is None
+    # a table with Paimon's ids (as snapshot makes it) takes them
+    catalog.snapshot_table("default.p", "db.snap", source_catalog=pc)
+    snap = catalog.load_table("db.snap")
+    assert snap.add_files(p, check_duplicate_files=False)["added_files_count"] == 2
+    assert rows_of(snap, COLS) == sorted(WANT + WANT)
+
+
+def test_an_iceberg_table_with_renamed_columns_into_paimon_is_refused(tmp_path, catalog):
+    """Two columns that swapped names: the old file's columns carry the old names, which a Paimon
+    table would read by name (the values of one column as the other's); refused, nothing moved."""
+    from tests.table.test_migration import state
+
+    t = catalog.create_table("db.ice", "a bigint, b string, c string")
+    t.append(pa.table({"a": pa.array([1], pa.int64()), "b": ["bee"], "c": ["sea"]}))
+    with t.update_schema() as u:
+        u.rename_column("b", "tmp")
+    with t.update_schema() as u:
+        u.rename_column("c", "b")
+    with t.update_schema() as u:
+        u.rename_column("tmp", "c")
+    t = catalog.load_table("db.ice")
+    assert [tuple(r.values()) for r in t.to_arrow().select(["a", "b", "c"]).to_pylist()] == [(1, "sea", "bee")]
+    before = state(t.location)
+    pc = icefloe.Catalog(str(tmp_path / "pwh"), format="paimon", spark=catalog.spark)
+    with pytest.raises(MigrationError, match="its column 'b' .field id 2. is named 'c' in the source table now"):
+        pc.migrate_table("db.ice", source_catalog=catalog)
+    assert state(t.location) == before and not pc.table_exists("db.ice") and catalog.table_exists("db.ice")
