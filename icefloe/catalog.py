@@ -506,6 +506,16 @@ class Catalog:
         """
         return self._views(f"CREATE VIEW {name}").create_view(name, metadata)
 
+    def register_view(self, name: str, metadata_location: str):
+        """Adopt an Iceberg view whose metadata file (``vN.metadata.json``, maybe gzipped) was
+        written elsewhere; nothing is copied.
+
+        Raises:
+            ViewAlreadyExistsError: a view or a table has the name.
+            CorruptMetadataError: the file is not valid view metadata.
+        """
+        return self._views(f"registering view {name}").register_view(name, metadata_location)
+
     def replace_view(self, name: str, updates: list, view_uuid: str):
         """Commit view updates (``icefloe.iceberg.view_metadata``), if the view is still ``view_uuid``."""
         return self._views(f"changing view {name}").replace_view(name, updates, view_uuid)

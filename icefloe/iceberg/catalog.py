@@ -225,6 +225,9 @@ class HadoopCatalog:
     def create_view(self, name: str, *args, **kwargs):
         self._no_views(f"CREATE VIEW {name}")
 
+    def register_view(self, name: str, *args, **kwargs):
+        self._no_views(f"registering view {name}")
+
     def commit_view(self, name: str, *args, **kwargs):
         self._no_views(f"changing view {name}")
 

@@ -338,6 +338,12 @@ class RestCatalog:
             "properties": dict(meta.properties)})
         return self._loaded_view(name, res)
 
+    def register_view(self, name: str, metadata_location: str) -> LoadedView:
+        db, view = split_name(name)
+        res = self.http.call("POST", f"/v1/namespaces/{db}/register-view",
+                             {"name": view, "metadata-location": metadata_location})
+        return self._loaded_view(name, res)
+
     def commit_view(self, name: str, updates: list, requirements: list = ()) -> LoadedView:
         db, view = split_name(name)
         res = self.http.call("POST", self._view_path(name), {

@@ -296,6 +296,9 @@ class SqlCatalog(HadoopCatalog):
 
         db, tbl = split_name(name)
         meta = read_registered_metadata(self.io, metadata_location)   # validate first
+        if self.view_exists(name):
+            raise TableAlreadyExistsError(f"cannot register table {name}: a view of that name exists (a table and "
+                                          "a view cannot share a name)")
         metadata_location = normalize(metadata_location, "metadata-location") \
             if not is_remote(metadata_location) else metadata_location
         others = self.other_table_locations(name)
@@ -442,6 +445,8 @@ class SqlCatalog(HadoopCatalog):
         db, tbl = split_name(new_name)
         if not self.namespace_exists(db):
             raise NoSuchNamespaceError(f"namespace {db} does not exist in catalog {self.catalog_name!r}")
+        if self.view_exists(new_name):
+            raise TableAlreadyExistsError(f"cannot rename table {name} to {new_name}: a view of that name exists")
         try:
             with self.db.engine.begin() as conn:
                 done = conn.execute(sa.update(self.db.tables).where(old.ops._where())
@@ -507,28 +512,41 @@ class SqlCatalog(HadoopCatalog):
     def create_view(self, name: str, meta: ViewMetadata) -> LoadedView:
         """Register a new view whose first metadata is ``meta`` (``ViewAlreadyExistsError`` when a
         view or a table has the name)."""
+        return self._add_view(name, meta, None)
+
+    def register_view(self, name: str, metadata_location: str) -> LoadedView:
+        """Adopt a view whose metadata file is ``metadata_location`` (read and checked first): its
+        row names that file; nothing is copied (``ViewAlreadyExistsError`` as ``create_view``)."""
+        self._need_views()
+        return self._add_view(name, read_view_metadata(self.io, metadata_location), metadata_location)
+
+    def _add_view(self, name: str, meta: ViewMetadata, registered: Optional[str]) -> LoadedView:
+        """The view's row, naming ``registered`` or else a first metadata file written here."""
         import sqlalchemy as sa
 
         self._need_views()
         db, tbl = split_name(name)
+        verb = "register" if registered else "create"
         if not self.namespace_exists(db):
             raise NoSuchNamespaceError(f"namespace {db} does not exist in catalog {self.catalog_name!r}")
         if self.table_exists(name):
-            raise ViewAlreadyExistsError(f"cannot create view {name}: a table of that name exists (a table and a "
+            raise ViewAlreadyExistsError(f"cannot {verb} view {name}: a table of that name exists (a table and a "
                                          "view cannot share a name)")
         if self.view_exists(name):
             raise ViewAlreadyExistsError(f"view {name} already exists")
-        path = write_view_metadata(self.io, meta, 1)
+        path = registered or write_view_metadata(self.io, meta, 1)
         try:
             with self.db.engine.begin() as conn:
                 conn.execute(sa.insert(self.db.tables).values(
                     catalog_name=self.catalog_name, table_namespace=db, table_name=tbl, metadata_location=path,
                     previous_metadata_location=None, iceberg_type=VIEW_TYPE))
         except sa.exc.IntegrityError:
-            self.io.delete(path)
-            raise ViewAlreadyExistsError(f"cannot create view {name}: the name was taken meanwhile") from None
+            if not registered:
+                self.io.delete(path)
+            raise ViewAlreadyExistsError(f"cannot {verb} view {name}: the name was taken meanwhile") from None
         except BaseException:
-            self.io.delete(path)
+            if not registered:
+                self.io.delete(path)
             raise
         return LoadedView(name, path, meta)
 

@@ -48,6 +48,18 @@ class SqlRepresentation:
         return {"type": SQL, "sql": self.sql, "dialect": self.dialect}
 
 
+def duplicate_dialect(representations) -> Optional[str]:
+    """The first dialect (lower case) that more than one of ``representations`` is in, if any
+    (a view version has at most one query per dialect, compared without case)."""
+    seen = set()
+    for r in representations:
+        d = r.dialect.lower()
+        if d in seen:
+            return d
+        seen.add(d)
+    return None
+
+
 @dataclass(frozen=True)
 class ViewVersion:
     version_id: int
@@ -97,9 +109,9 @@ class ViewVersion:
                 raise bad(f"view version {obj['version-id']}: a sql representation needs the strings 'sql' and "
                           "'dialect'")
             out.append(SqlRepresentation(r["sql"], r["dialect"]))
-        dialects = [r.dialect.lower() for r in out]
-        if len(set(dialects)) != len(dialects):
-            raise bad(f"view version {obj['version-id']}: more than one query for one dialect ({', '.join(dialects)})")
+        twice = duplicate_dialect(out)
+        if twice:
+            raise bad(f"Invalid view version: Cannot add multiple queries for dialect {twice}")
         ns = obj.get("default-namespace")
         if not isinstance(ns, list) or not all(isinstance(p, str) for p in ns):
             raise bad(f"view version {obj['version-id']}: 'default-namespace' must be a JSON array of strings")
@@ -409,9 +421,9 @@ def apply_view_updates(meta: ViewMetadata, updates: list, creating: bool = False
                 v = replace(v, schema_id=last_schema)
             if v.schema_id not in {s.schema_id for s in schemas}:
                 raise ViewUpdateError(f"add-view-version: unknown schema {v.schema_id}")
-            dialects = [r.dialect.lower() for r in v.representations]
-            if len(set(dialects)) != len(dialects):
-                raise ViewUpdateError(f"add-view-version: more than one query for one dialect ({', '.join(dialects)})")
+            twice = duplicate_dialect(v.representations)
+            if twice:
+                raise ViewUpdateError(f"Invalid view version: Cannot add multiple queries for dialect {twice}")
             same = next((o for o in versions if o.same_as(v)), None)
             if same is None:
                 v = replace(v, version_id=max([o.version_id for o in versions], default=0) + 1)

@@ -313,6 +313,7 @@ _NAMESPACE_ROUTES = {
     (("properties",), "POST"): (_NS + "/properties", "write"),
     (("tables",), "GET"): (_NS + "/tables", "read"), (("tables",), "POST"): (_NS + "/tables", "create"),
     (("register",), "POST"): (_NS + "/register", "create"),
+    (("register-view",), "POST"): (_NS + "/register-view", "create"),
     (("tables", "*"), "GET"): (_TBL, "read"), (("tables", "*"), "HEAD"): (_TBL, "read"),
     (("tables", "*"), "POST"): (_TBL, "write"), (("tables", "*"), "DELETE"): (_TBL, "drop"),
     # views need the grants tables do

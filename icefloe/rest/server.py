@@ -55,7 +55,7 @@ ENDPOINTS = [f"{m} /v1/{{prefix}}/{p}" for m, p in (
     ("GET", "namespaces/{namespace}/views"), ("POST", "namespaces/{namespace}/views"),
     ("GET", "namespaces/{namespace}/views/{view}"), ("HEAD", "namespaces/{namespace}/views/{view}"),
     ("POST", "namespaces/{namespace}/views/{view}"), ("DELETE", "namespaces/{namespace}/views/{view}"),
-    ("POST", "views/rename"))]
+    ("POST", "views/rename"), ("POST", "namespaces/{namespace}/register-view"))]
 COMMIT_ATTEMPTS = 10
 log = logging.getLogger("icefloe.rest")
 
@@ -99,8 +99,13 @@ def _renumbered_sources(doc: Optional[dict], ids: dict[int, int]) -> Optional[di
 
 # icefloe's "table db.t does not exist ..." and the like, in the words Java's catalogs use for them
 # ("Table does not exist: db.t ..."), which REST clients show and their test suites expect.
-_CONVENTIONS = [(re.compile(r"(table|namespace) (\S+) (does not exist|already exists)(.*)", re.S),
+_CONVENTIONS = [(re.compile(r"(table|namespace|view) (\S+) (does not exist|already exists)(.*)", re.S),
                  lambda m: f"{m[1].capitalize()} {m[3]}: {m[2]}{m[4]}"),
+                (re.compile(r"cannot (?:create|register) (table|view) (\S+): a (view|table) of that name exists.*",
+                            re.S), lambda m: f"{m[3].capitalize()} with same name already exists: {m[2]}"),
+                (re.compile(r"cannot rename (?:table|view) (\S+) to (\S+): (?:a (view|table) of that name|\S+) "
+                            r"exists", re.S),
+                 lambda m: f"Cannot rename {m[1]} to {m[2]}. {(m[3] or 'view').capitalize()} already exists"),
                 (re.compile(r"namespace (\S+) (holds .*)", re.S), lambda m: f"Namespace is not empty: {m[1]} ({m[2]})")]
 
 
@@ -114,6 +119,13 @@ def _conventional(message: str) -> str:
 
 def _bad(message: str) -> RequestError:
     return RequestError(400, "BadRequestException", message)
+
+
+def _unregistrable(kind: str) -> RequestError:
+    """One answer for a metadata file to register that is missing, unreadable, not regular, or
+    outside the allowed locations: the server is not an oracle of which files exist."""
+    return _bad(f"metadata-location must name a readable Iceberg {kind}metadata file (an absolute path, a regular "
+                "file) inside the warehouse or the server's allowed locations")
 
 
 def _error(status: int, kind: str, message: str):
@@ -162,7 +174,9 @@ def _handler(fn):
         except RequestError as e:
             return _error(e.status, e.kind, str(e))
         except NoSuchViewError as e:
-            return _error(404, "NoSuchViewException", str(e))
+            return _error(404, "NoSuchViewException", _conventional(str(e)))
+        except ViewUpdateError as e:             # what Java's view builders refuse with IllegalArgumentException
+            return _error(400, "IllegalArgumentException", str(e))
         except NoSuchTableError as e:
             return _error(404, "NoSuchTableException", _conventional(str(e)))
         except NoSuchNamespaceError as e:
@@ -219,6 +233,7 @@ class RestCatalogApp:
             Route(f"{ns}/views/{{view}}", self.replace_view, methods=["POST"]),
             Route(f"{ns}/views/{{view}}", self.drop_view, methods=["DELETE"]),
             Route("/v1/views/rename", self.rename_view, methods=["POST"]),
+            Route(f"{ns}/register-view", self.register_view, methods=["POST"]),
         ])
         self.app = Guard(self.routes, auth)
 
@@ -472,19 +487,8 @@ class RestCatalogApp:
 
     @_handler
     def register_table(self, request, body):
-        ns = self._namespace(request.path_params["namespace"])
-        name = f"{ns}.{self._field(body, 'name', str)}"
-        location = self._field(body, "metadata-location", str)
-        # One answer for a file that is missing, unreadable, not regular, or outside the allowed
-        # locations: the server is not an oracle of which files exist.
-        refused = _bad("metadata-location must name a readable Iceberg metadata file (an absolute path, a regular "
-                       "file) inside the warehouse or the server's allowed locations")
-        try:
-            path = normalize(location, "metadata-location")
-        except LocationError:
-            raise refused from None
-        if not any(is_inside(path, normalize(r)) for r in self._allowed_roots()):
-            raise refused
+        name, path = self._registration(request, body)
+        refused = _unregistrable("")
         try:
             t = self.catalog.register_table(name, path)
         except (NoSuchTableError, OSError):
@@ -496,6 +500,20 @@ class RestCatalogApp:
         except CorruptMetadataError:
             raise _bad("metadata-location is not valid Iceberg table metadata") from None
         return self._result(t)
+
+    def _registration(self, request, body) -> tuple:
+        """A register request's (name, metadata file): the file's path absolute and inside the
+        warehouse or the server's allowed locations."""
+        ns = self._namespace(request.path_params["namespace"])
+        name = f"{ns}.{self._field(body, 'name', str)}"
+        location = self._field(body, "metadata-location", str)
+        try:
+            path = normalize(location, "metadata-location")
+        except LocationError:
+            raise _unregistrable("view " if "register-view" in request.url.path else "") from None
+        if not any(is_inside(path, normalize(r)) for r in self._allowed_roots()):
+            raise _unregistrable("view " if "register-view" in request.url.path else "")
+        return name, path
 
     @_handler
     def load_table(self, request, _body):
@@ -618,7 +636,8 @@ class RestCatalogApp:
         try:
             namespace = self._namespace(request.path_params["namespace"])
         except NoSuchNamespaceError:
-            raise NoSuchViewError(f"view {request.path_params['view']} does not exist") from None
+            raise NoSuchViewError(f"view {request.path_params['namespace']}.{request.path_params['view']} does not "
+                                  "exist") from None
         return f"{namespace}.{request.path_params['view']}"
 
     def _view_result(self, loaded):
@@ -655,9 +674,9 @@ class RestCatalogApp:
         location = self._check_view_location(location) if location else self.catalog.view_location(name)
         try:
             schema = schema_from_json(self._field(body, "schema", dict))
-            version = ViewVersion.from_json(self._field(body, "view-version", dict))
+            version = ViewVersion.from_json(self._field(body, "view-version", dict), bad=ViewUpdateError)
             meta = new_view_metadata(location, schema, version, props)
-        except (KeyError, TypeError, ValueError, AttributeError, SchemaError, ViewUpdateError) as e:
+        except (KeyError, TypeError, ValueError, AttributeError, SchemaError) as e:
             raise _bad(f"the view's schema or version is malformed ({type(e).__name__}: {e})") from None
         return self._view_result(self.catalog.create_view(name, meta))
 
@@ -692,6 +711,20 @@ class RestCatalogApp:
 
         self.catalog.drop_view(self._view_name(request))
         return Response(status_code=204)
+
+    @_handler
+    def register_view(self, request, body):
+        from icefloe.iceberg.view_store import read_view_metadata
+
+        name, path = self._registration(request, body)
+        try:
+            # the view's next metadata files go to its location: it must be one the server writes to
+            self._check_view_location(read_view_metadata(self.catalog.io, path).location)
+            return self._view_result(self.catalog.register_view(name, path))
+        except OSError:
+            raise _unregistrable("view ") from None
+        except CorruptMetadataError:
+            raise _bad("metadata-location is not valid Iceberg view metadata") from None
 
     @_handler
     def rename_view(self, request, body):

@@ -66,6 +66,17 @@ KNOWN = {
                                                    "NoSuchTableException; the suite expects NotFoundException"),
 }
 
+# ViewCatalogTests (51 cases in 1.11.0): every case passes but these deliberate refusals.
+VIEW_LOCATION = ("the suite gives a view a location of its own (outside the warehouse); icefloe's server keeps "
+                 "every file it writes inside the warehouse")
+VIEW_DEFAULTS = ("view-default.*/view-override.* catalog properties of the client's configuration: icefloe's "
+                 "server has no such settings to apply")
+KNOWN_VIEWS = {
+    **dict.fromkeys(["completeCreateView()", "createAndReplaceViewWithLocation()",
+                     "createViewWithCustomMetadataLocation()", "updateViewLocation()"], VIEW_LOCATION),
+    **dict.fromkeys(["defaultViewProperties()", "overrideViewProperties()"], VIEW_DEFAULTS),
+}
+
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
@@ -117,6 +128,17 @@ def test_icebergs_view_suite_when_the_server_has_views(server):
     if not any("/views" in e for e in endpoints):
         pytest.skip("icefloe serve does not advertise the view endpoints (views in the REST catalog are not "
                     "implemented here yet): ViewCatalogTests would fail with 'Server does not support endpoint'")
-    outcomes = rck.run(uri, base / "view-reports", "view", CAPABILITIES)
-    failing = {o.test: o.message[:300] for o in outcomes if o.status in ("failed", "error")}
-    assert not failing, f"ViewCatalogTests cases that fail against icefloe serve: {failing}"
+    try:
+        outcomes = rck.run(uri, base / "view-reports", "view", CAPABILITIES)
+    except rck.RckUnavailable as e:
+        pytest.fail(str(e))
+    counts = collections.Counter(o.status for o in outcomes)
+    print(f"REST Compatibility Kit (view): {dict(counts)} of {len(outcomes)}")
+    by_name = {o.test: o for o in outcomes}
+    unexpected = {o.test: o.message[:300] for o in outcomes
+                  if o.status in ("failed", "error") and o.test not in KNOWN_VIEWS}
+    assert not unexpected, f"ViewCatalogTests cases that fail against icefloe serve: {unexpected}"
+    closed = [n for n in KNOWN_VIEWS if n in by_name and by_name[n].status == "passed"]
+    assert not closed, f"known gaps that pass now (take them off KNOWN_VIEWS): {closed}"
+    assert counts["passed"] >= 44 and len(outcomes) >= 51
+    assert all("assumption" in o.message.lower() for o in outcomes if o.status == "skipped")

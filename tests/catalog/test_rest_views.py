@@ -60,7 +60,7 @@ def test_the_server_checks_view_requests(served):
     r = requests.post(f"{uri}/v1/namespaces/db/views", json={**body, "location": "/tmp/elsewhere"})
     assert r.status_code == 400 and "inside the warehouse" in r.json()["error"]["message"]
     r = requests.post(f"{uri}/v1/namespaces/db/views", json={**body, "name": "t"})
-    assert r.status_code == 409 and "a table of that name exists" in r.json()["error"]["message"]
+    assert r.status_code == 409 and r.json()["error"]["message"] == "Table with same name already exists: db.t"
     r = requests.post(f"{uri}/v1/namespaces/db/views", json=body)
     assert r.status_code == 200 and r.json()["metadata"]["current-version-id"] == 1
     before = cat.load_view("db.x").metadata_location
@@ -77,7 +77,52 @@ def test_the_server_checks_view_requests(served):
     assert cat.load_view("db.x").metadata_location == before          # nothing was committed
     r = requests.post(f"{uri}/v1/namespaces/db/tables", json={"name": "x", "schema": body["schema"]})
     assert r.status_code == 409 and not cat.table_exists("db.x")
+    assert r.json()["error"]["message"] == "View with same name already exists: db.x"
     assert requests.delete(f"{uri}/v1/namespaces/db/views/x").status_code == 204
+
+
+def _error(r) -> tuple:
+    return r.status_code, r.json()["error"]["type"], r.json()["error"]["message"]
+
+
+def test_view_errors_in_the_words_of_javas_catalogs(served):
+    """Java's REST clients turn these answers into their exceptions (a 400 of type
+    IllegalArgumentException into IllegalArgumentException) and show the message as it is."""
+    cat, uri, _rest = served
+    schema = {"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "a", "type": "int", "required": False}]}
+    version = {"version-id": 1, "timestamp-ms": 1, "schema-id": 0, "summary": {}, "default-namespace": ["db"],
+               "representations": [{"type": "sql", "sql": "SELECT 1 AS a", "dialect": "spark"}]}
+    twice = {**version, "representations": version["representations"] * 2}
+    r = requests.post(f"{uri}/v1/namespaces/db/views", json={"name": "e", "schema": schema, "view-version": twice})
+    assert _error(r) == (400, "IllegalArgumentException",
+                         "Invalid view version: Cannot add multiple queries for dialect spark")
+    for name in ("e", "f"):
+        r = requests.post(f"{uri}/v1/namespaces/db/views", json={"name": name, "schema": schema,
+                                                                 "view-version": version})
+        assert r.status_code == 200
+    r = requests.post(f"{uri}/v1/namespaces/db/views", json={"name": "e", "schema": schema, "view-version": version})
+    assert _error(r) == (409, "AlreadyExistsException", "View already exists: db.e")
+    r = requests.get(f"{uri}/v1/namespaces/db/views/t")
+    assert _error(r)[:2] == (404, "NoSuchViewException") and _error(r)[2].startswith("View does not exist: db.t")
+    r = requests.get(f"{uri}/v1/namespaces/nowhere/views/v")
+    assert _error(r)[2].startswith("View does not exist: nowhere.v")
+    rename = f"{uri}/v1/views/rename"
+    r = requests.post(rename, json={"source": {"namespace": ["db"], "name": "e"},
+                                    "destination": {"namespace": ["db"], "name": "f"}})
+    assert _error(r) == (409, "AlreadyExistsException", "Cannot rename db.e to db.f. View already exists")
+    r = requests.post(rename, json={"source": {"namespace": ["db"], "name": "e"},
+                                    "destination": {"namespace": ["db"], "name": "t"}})
+    assert _error(r) == (409, "AlreadyExistsException", "Cannot rename db.e to db.t. Table already exists")
+    r = requests.post(f"{uri}/v1/tables/rename", json={"source": {"namespace": ["db"], "name": "t"},
+                                                       "destination": {"namespace": ["db"], "name": "e"}})
+    assert _error(r) == (409, "AlreadyExistsException", "Cannot rename db.t to db.e. View already exists")
+    assert cat.table_exists("db.t") and cat.view_exists("db.e") and cat.view_exists("db.f")
+    r = requests.post(f"{uri}/v1/namespaces/db/register", json={
+        "name": "e", "metadata-location": cat.load_table("db.t").ops.current_location()})
+    assert _error(r) == (409, "AlreadyExistsException", "View with same name already exists: db.e")
+    assert not cat.table_exists("db.e")
+    for name in ("e", "f"):
+        assert requests.delete(f"{uri}/v1/namespaces/db/views/{name}").status_code == 204
 
 
 def test_view_routes_need_the_grants_table_routes_need():
@@ -90,3 +135,25 @@ def test_view_routes_need_the_grants_table_routes_need():
         assert (action.privilege, action.namespace) == (privilege, "db")
     rename = classify("POST", "/v1/views/rename")
     assert rename.privilege == "drop" and rename.body_namespaces
+
+
+def test_register_view_adopts_a_views_metadata_file_inside_the_warehouse(served, tmp_path):
+    cat, uri, rest = served
+    rest.sql("CREATE VIEW db.r AS SELECT id FROM db.t")
+    path = cat.load_view("db.r").metadata_location
+    register = f"{uri}/v1/namespaces/db/register-view"
+    r = requests.post(register, json={"name": "r", "metadata-location": path})
+    assert _error(r) == (409, "AlreadyExistsException", "View already exists: db.r")
+    r = requests.post(register, json={"name": "t", "metadata-location": path})
+    assert _error(r) == (409, "AlreadyExistsException", "Table with same name already exists: db.t")
+    rest.drop_view("db.r")
+    outside = tmp_path / "v1.metadata.json"                  # a copy outside the warehouse: refused
+    outside.write_bytes(open(path, "rb").read())
+    r = requests.post(register, json={"name": "r", "metadata-location": str(outside)})
+    assert r.status_code == 400 and "inside the warehouse" in r.json()["error"]["message"]
+    assert requests.post(register, json={"name": "r", "metadata-location": path + ".nope"}).status_code == 400
+    assert not cat.view_exists("db.r")
+    loaded = rest.register_view("db.r2", path)             # the client's call, the server's route
+    assert loaded.metadata_location == path and cat.load_view("db.r2").metadata_location == path
+    assert [tuple(r) for r in rest.sql("SELECT * FROM db.r2 ORDER BY id").collect()] == [(1,), (2,)]
+    rest.drop_view("db.r2")
