@@ -152,6 +152,13 @@ def test_register_view_adopts_a_views_metadata_file_inside_the_warehouse(served,
     r = requests.post(register, json={"name": "r", "metadata-location": str(outside)})
     assert r.status_code == 400 and "inside the warehouse" in r.json()["error"]["message"]
     assert requests.post(register, json={"name": "r", "metadata-location": path + ".nope"}).status_code == 400
+    import json                                      # a file inside whose view lives outside: refused too
+    doc = json.loads(open(path, "rb").read())
+    elsewhere = path.replace(".metadata.json", "-elsewhere.metadata.json")
+    with open(elsewhere, "w") as f:
+        json.dump({**doc, "location": str(tmp_path / "v")}, f)
+    r = requests.post(register, json={"name": "r", "metadata-location": elsewhere})
+    assert r.status_code == 400 and "inside the warehouse" in r.json()["error"]["message"]
     assert not cat.view_exists("db.r")
     loaded = rest.register_view("db.r2", path)             # the client's call, the server's route
     assert loaded.metadata_location == path and cat.load_view("db.r2").metadata_location == path

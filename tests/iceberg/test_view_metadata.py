@@ -31,7 +31,7 @@ def test_round_trip_and_required_fields():
                         ({**doc, "versions": [{**doc["versions"][0], "schema-id": 5}]}, "schema 5"),
                         ({**doc, "versions": [{**doc["versions"][0], "representations": [
                             {"type": "sql", "sql": "a", "dialect": "spark"},
-                            {"type": "sql", "sql": "b", "dialect": "Spark"}]}]}, "one dialect")):
+                            {"type": "sql", "sql": "b", "dialect": "Spark"}]}]}, "multiple queries for dialect spark")):
         with pytest.raises(CorruptMetadataError, match=why):
             ViewMetadata.from_json(broken, "v.json")
 
