@@ -721,7 +721,7 @@ class RestCatalogApp:
             # the view's next metadata files go to its location: it must be one the server writes to
             self._check_view_location(read_view_metadata(self.catalog.io, path).location)
             return self._view_result(self.catalog.register_view(name, path))
-        except OSError:
+        except (OSError, LocationError):
             raise _unregistrable("view ") from None
         except CorruptMetadataError:
             raise _bad("metadata-location is not valid Iceberg view metadata") from None

@@ -105,13 +105,15 @@ def test_register_is_no_oracle_and_confined(env):
              "wh/db/victim/metadata/v1.metadata.json",         # relative: never against the server's cwd
              str(fifo),                                        # would block a read forever
              "/dev/zero"]                                      # would be read until memory runs out
-    messages = set()
-    for i, loc in enumerate(cases):
-        started = time.monotonic()
-        r = requests.post(env.url("db/register"), json={"name": f"r{i}", "metadata-location": loc}, timeout=20)
-        assert time.monotonic() - started < 10
-        messages.add(_is_error(r, 400)["message"])
-    assert len(messages) == 1, messages          # the same answer for missing, not allowed, not a file
+    for route in ("db/register", "db/register-view"):        # tables and views alike
+        messages = set()
+        for i, loc in enumerate(cases):
+            started = time.monotonic()
+            r = requests.post(env.url(route), json={"name": f"r{i}", "metadata-location": loc}, timeout=20)
+            assert time.monotonic() - started < 10
+            messages.add(_is_error(r, 400)["message"])
+        assert len(messages) == 1, messages      # the same answer for missing, not allowed, not a file
+    assert not env.cat.list_views("db")
     # the victim's own metadata by a path with '..': the alias would share the victim's location
     alias = victim_meta.replace("/metadata/", "/metadata/../metadata/")
     err = _is_error(requests.post(env.url("db/register"), json={"name": "alias", "metadata-location": alias},
