@@ -36,6 +36,7 @@ from icefloe.paimon.scan import UnsupportedTableError
 from icefloe.paimon.schema import FALLBACK_BRANCH, SchemaHistory, TableSchema, evolve_arrow, latest_schema
 from icefloe.paimon.schema_update import UpdateSchema
 from icefloe.paimon.snapshot import BATCH_COMMIT_IDENTIFIER, OVERWRITE, Snapshot
+from icefloe.paimon.statistics import Statistics, read_statistics
 from icefloe.paimon.streaming import not_committed_check
 from icefloe.paimon.tag import TagManager, create_tag, delete_tag, rename_tag, replace_tag
 
@@ -374,6 +375,18 @@ class FileStoreTable:
         self.refresh()
         self.check_writable()
         return FileStoreCommit(self._store, self.commit_user, BATCH_COMMIT_IDENTIFIER).commit(list(messages))
+
+    def commit_statistics(self, stats: Statistics) -> Snapshot:
+        """Commit ``stats`` (what ``ANALYZE TABLE`` computed) as an ANALYZE snapshot."""
+        self.refresh()
+        return FileStoreCommit(self._store, self.commit_user).commit_statistics(stats)
+
+    def statistics(self, snapshot: Optional[Snapshot] = None) -> Optional[Statistics]:
+        """The statistics the snapshot (the latest by default) names, if any."""
+        snapshot = snapshot if snapshot is not None else self.current_snapshot()
+        if snapshot is None or not snapshot.statistics:
+            return None
+        return read_statistics(self.io, self.location, snapshot.statistics)
 
     def abort(self, messages: Sequence[CommitMessage]) -> None:
         """Delete the data files (and dynamic-bucket index files) of uncommitted messages."""

@@ -29,6 +29,7 @@ from icefloe.paimon.table import FileStoreTable
 from icefloe.paimon.kv_writer import write_kv_table
 from icefloe.paimon.merge import DELETE, UPDATE_AFTER, row_level_refusal
 from icefloe.paimon.writer import restored_sequence_numbers, write_arrow_table
+from icefloe.spark import paimon_analyze
 from icefloe.spark import paimon_append_dml as append_dml
 from icefloe.spark.paimon_dml import PrimaryKeyMerge
 from icefloe.spark.paimon_changes import audit_log_df, changes_df
@@ -174,6 +175,28 @@ class PaimonTable(FileStoreTable, Table):
         if net_changes:
             raise self.unsupported("changelog with net_changes", "Paimon's changelog lists every change")
         return changes_df(self.spark, self, start_snapshot_id, end_snapshot_id, iceberg_shape=True)
+
+    def read_optimized(self, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None):
+        """Paimon's ``ro`` system table: a primary-key table's rows in its highest LSM level only
+        (``num-levels`` - 1, what full compaction writes: keys unique, no merging needed), an append
+        table's rows as they are."""
+        schema = self.table_schema_for(snapshot_id, as_of, ref)
+        if not schema.primary_keys:
+            return self.to_spark(snapshot_id=snapshot_id, as_of=as_of, ref=ref)
+        top = kv_compact.max_level(schema.options)
+        entries = [e for e in self.plan(None, snapshot_id, as_of, ref) if e.file.level == top]
+        if dv.enabled(schema.options):
+            return read_with_vectors(self.spark, self, schema, self.snapshot_for(snapshot_id, as_of, ref),
+                                     entries, None, None)
+        self.check_mergeable(schema)
+        return read_merged(self.spark, self, schema, entries, None, None)
+
+    def analyze(self, columns: Optional[Sequence[str]] = None, all_columns: bool = False) -> Optional[Snapshot]:
+        """``ANALYZE TABLE``: the merged row count and size, and column statistics of ``columns``
+        (every column with ``all_columns``), written to a statistics file that a new ANALYZE snapshot
+        names; None (nothing written) when the table has no snapshot."""
+        stats = paimon_analyze.analyze(self.refresh(), columns, all_columns)
+        return None if stats is None else self.commit_statistics(stats)
 
     def audit_log(self, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None):
         """The rows with ``rowkind`` first, as Paimon's ``audit_log`` reads a snapshot: a
