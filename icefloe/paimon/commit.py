@@ -26,6 +26,8 @@ from icefloe.errors import CommitFailedError
 from icefloe.paimon import manifest as mf
 from icefloe.paimon import table_hooks
 from icefloe.paimon.binary_row import BinaryRow, decode_row, encode_row
+from icefloe.paimon.consumer import expire_consumers
+from icefloe.paimon.options import parse_duration_ms
 from icefloe.paimon.dynamic_bucket import check_index_base, write_index_manifest
 from icefloe.paimon.file_store import FileStore
 from icefloe.paimon.snapshot import (
@@ -376,8 +378,11 @@ class FileStoreCommit:
         except Exception:
             log.warning("could not write snapshot hints for snapshot %d", snapshot.id, exc_info=True)
         try:
-
             if not self.store.options.write_only:
+                # consumers first: an expired consumer no longer holds snapshots back
+                expiration = self.store.schema.options.get("consumer.expiration-time")
+                if expiration:
+                    expire_consumers(self.store.io, self.store.meta_path, parse_duration_ms(expiration))
                 expire_snapshots(self.store)
         except Exception:
             log.warning("snapshot expiration after snapshot %d failed", snapshot.id, exc_info=True)

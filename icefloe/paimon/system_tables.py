@@ -47,13 +47,14 @@ TAGS = _schema(("tag_name", STRING), ("snapshot_id", LONG), ("schema_id", LONG),
 BUCKETS = _schema(("partition", STRING), ("bucket", INT), ("record_count", LONG), ("file_size_in_bytes", LONG),
                   ("file_count", LONG), ("last_update_time", TIMESTAMP))
 BRANCHES = _schema(("branch_name", STRING), ("create_time", TIMESTAMP))
+CONSUMERS = _schema(("consumer_id", STRING), ("next_snapshot_id", LONG))
 STATISTICS = _schema(("snapshot_id", LONG), ("schema_id", LONG), ("mergedRecordCount", LONG),
                      ("mergedRecordSize", LONG), ("colstat", STRING))
 
 NAMES = ("snapshots", "schemas", "options", "files", "manifests", "partitions", "buckets", "tags", "branches",
-         "statistics")
+         "statistics", "consumers")
 # they describe the table, not one snapshot
-TABLE_LEVEL = ("snapshots", "schemas", "options", "tags", "branches")
+TABLE_LEVEL = ("snapshots", "schemas", "options", "tags", "branches", "consumers")
 
 
 def _table(schema: pa.Schema, rows: list) -> pa.Table:
@@ -200,6 +201,11 @@ def statistics(table, snapshot=None) -> pa.Table:
     return _table(STATISTICS, rows)
 
 
+def consumers(table, snapshot=None) -> pa.Table:
+    """Paimon's ``$consumers``: each consumer and the next snapshot it reads."""
+    return _table(CONSUMERS, sorted(table.consumers().items()))
+
+
 BUILDERS = {"snapshots": snapshots, "schemas": schemas, "options": options, "files": files,
             "manifests": manifests, "partitions": partitions, "buckets": buckets, "tags": tags,
-            "branches": branches, "statistics": statistics}
+            "branches": branches, "statistics": statistics, "consumers": consumers}

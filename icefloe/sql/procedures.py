@@ -94,6 +94,8 @@ def bind_args(call: Call, proc: Procedure) -> dict:
             name = proc.params[i]
         else:
             seen_named = True
+            # names are matched without case (Paimon's are camelCase: consumerId)
+            name = next((p for p in proc.params if p.lower() == name.lower()), name)
             if name not in proc.params:
                 raise _err(f"unknown argument {name!r} of {call.procedure.parts[-1]}; arguments are "
                            f"{', '.join(proc.params)}", value)
@@ -159,7 +161,11 @@ def call(sess, stmt: Call):
         hint = " (name it db.table, or USE db first)" if "." not in table_name and not sess.namespace else ""
         raise _err(f"unknown table {table_name}{hint}", table_node)
     t = sess.load(ref)
-    if paimon is not None and t.supports(PAIMON_PROCEDURES):     # Paimon's own procedure and arguments
+    # Paimon's own procedure and arguments; a call naming an argument only the shared (Iceberg's)
+    # form has (expire_snapshots' retain_last) takes the shared form
+    shared_names = set(proc.params) - set(paimon.params) if proc is not None and paimon is not None else set()
+    if paimon is not None and t.supports(PAIMON_PROCEDURES) and \
+            not {(n or "").lower() for n, _ in stmt.args} & shared_names:
         return paimon_procedures.call(sess, t, parts[1], bind_args(stmt, paimon))
     if proc is None:
         raise _err(f"{parts[1]} is a procedure of Paimon tables; {table_name} is an {t.format} table", table_node)

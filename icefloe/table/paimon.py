@@ -427,14 +427,16 @@ class PaimonTable(FileStoreTable, Table):
         return compact_append_table(self.spark, self, where, target_file_size)
 
     def expire_snapshots(self, older_than=None, retain_last: Optional[int] = None,
-                         now_ms: Optional[int] = None, snapshot_ids=()) -> ExpireReport:
+                         now_ms: Optional[int] = None, snapshot_ids=(), retain_max: Optional[int] = None,
+                         max_deletes: Optional[int] = None) -> ExpireReport:
         """Expire snapshots per the retention options (``older_than`` replaces
-        ``snapshot.time-retained``, ``retain_last`` the retained minimum)."""
+        ``snapshot.time-retained``, ``retain_last`` the retained minimum, ``retain_max`` the
+        maximum; ``max_deletes`` caps the snapshots expired at once)."""
         if snapshot_ids:
             raise self.unsupported("expire_snapshots by snapshot id", "Paimon expires the oldest snapshots "
                                    "by age and count (older_than, retain_last)")
-        return ExpireReport(expired_snapshot_ids=FileStoreTable.expire_snapshots(self, now_ms, older_than, retain_last),
-                            files_reported=False)
+        expired = FileStoreTable.expire_snapshots(self, now_ms, older_than, retain_last, retain_max, max_deletes)
+        return ExpireReport(expired_snapshot_ids=expired, files_reported=False)
 
     def rewrite_manifests(self, branch: Optional[str] = None, spec_id: Optional[int] = None) -> Optional[Snapshot]:
         if (other := self._on_branch(branch)) is not None:

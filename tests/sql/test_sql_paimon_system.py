@@ -122,3 +122,22 @@ def test_read_optimized_reads_the_compacted_level_only(pcat):
     run("CREATE TABLE db.a (id int) USING paimon")
     run("INSERT INTO db.a VALUES (1), (2)")
     assert _rows(run("SELECT * FROM db.`a$ro`")) == [(1,), (2,)]
+
+
+def test_expiry_deletes_statistics_only_expired_snapshots_name(pcat, warehouse):
+    run = pcat.sql
+    run("CREATE TABLE db.t (id int) USING paimon")
+    run("INSERT INTO db.t VALUES (1)")
+    run("ANALYZE TABLE db.t COMPUTE STATISTICS")             # snapshot 2 names stat A
+    first = pcat.load_table("db.t").current_snapshot().statistics
+    run("ANALYZE TABLE db.t COMPUTE STATISTICS")             # snapshot 3 names stat B
+    run("INSERT INTO db.t VALUES (2)")                       # snapshot 4 inherits B
+    t = pcat.load_table("db.t")
+    second = t.current_snapshot().statistics
+    assert second != first and len(_stats_files(warehouse)) == 2
+    run("CALL sys.expire_snapshots(table => 'db.t', retain_max => 2, retain_min => 1)")
+    assert [s.id for s in t.refresh().snapshots()] == [3, 4]
+    assert [os.path.basename(p) for p in _stats_files(warehouse)] == [second]
+    run("CALL sys.expire_snapshots(table => 'db.t', retain_max => 1, retain_min => 1)")
+    assert [os.path.basename(p) for p in _stats_files(warehouse)] == [second]   # snapshot 4 still names it
+    assert _rows(run("SELECT * FROM db.t")) == [(1,), (2,)]
