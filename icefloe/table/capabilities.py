@@ -4,7 +4,7 @@ Some SQL statements and options exist for one format only (Paimon's ``CALL sys.<
 arguments, its ``spark.paimon.*`` read options, its ``audit_log``, ``DELETE TAG `a,b```). The SQL
 front-end asks ``Table.supports(capability)`` before taking such a path, never ``table.format``,
 so a third format (or a Paimon feature Iceberg gains) changes the table, not the callers. Where
-the path needs a method of its own (``read_optimized``, ``analyze``), the capability is a small
+the path needs a method of its own (``row_table``, ``analyze``), the capability is a small
 protocol the table implements.
 """
 from __future__ import annotations
@@ -30,10 +30,12 @@ SHOW_PARTITIONS = "show-partitions"
 
 
 @runtime_checkable
-class ReadOptimized(Protocol):
-    """A table with Paimon's ``ro`` system table: the rows of its compacted files only."""
+class RowSystemTables(Protocol):
+    """A table with system tables of rows, read in Spark (Paimon's ``ro`` and ``binlog``)."""
 
-    def read_optimized(self, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None): ...
+    def row_table_names(self) -> tuple: ...
+
+    def row_table(self, name: str, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None): ...
 
 
 @runtime_checkable

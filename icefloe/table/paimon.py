@@ -176,6 +176,25 @@ class PaimonTable(FileStoreTable, Table):
             raise self.unsupported("changelog with net_changes", "Paimon's changelog lists every change")
         return changes_df(self.spark, self, start_snapshot_id, end_snapshot_id, iceberg_shape=True)
 
+    def row_table_names(self) -> tuple:
+        return ("ro", "binlog")
+
+    def row_table(self, name: str, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None):
+        """Paimon's system tables of rows: ``ro`` (``read_optimized``) and ``binlog``."""
+        if name == "binlog":
+            return self.binlog(snapshot_id, as_of, ref)
+        if name == "ro":
+            return self.read_optimized(snapshot_id, as_of, ref)
+        raise self.unsupported(f"system table {name}", f"Paimon's tables of rows: {', '.join(self.row_table_names())}")
+
+    def binlog(self, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None):
+        """Paimon's ``binlog`` system table read in batch: ``audit_log``'s rows with each column a
+        one-element array (a stream pairs an update's before and after in two-element arrays)."""
+        from pyspark.sql import functions as F
+
+        df = self.audit_log(snapshot_id, as_of, ref)
+        return df.select(F.col("rowkind"), *[F.array(F.col(f"`{c}`")).alias(c) for c in df.columns if c != "rowkind"])
+
     def read_optimized(self, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None):
         """Paimon's ``ro`` system table: a primary-key table's rows in its highest LSM level only
         (``num-levels`` - 1, what full compaction writes: keys unique, no merging needed), an append

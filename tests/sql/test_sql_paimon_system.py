@@ -1,5 +1,5 @@
 """Paimon's system tables and commands about a table in SQL: ``ANALYZE TABLE`` with ``$statistics``
-(Paimon's statistics file), ``$ro`` (read-optimized rows)."""
+(Paimon's statistics file), ``$ro`` (read-optimized rows), ``$binlog``."""
 import glob
 import json
 import os
@@ -118,6 +118,12 @@ def test_read_optimized_reads_the_compacted_level_only(pcat):
     assert _rows(run("SELECT * FROM db.t")) == [(1, "new"), (2, "b"), (3, "c")]
     assert _rows(run("SELECT * FROM db.t.ro")) == [(1, "a"), (2, "b")]   # what the last compaction saw
     assert _rows(run("SELECT v FROM db.`t$ro` WHERE id = 2")) == [("b",)]
+    # $binlog (batch): audit_log's rows, each column a one-element array
+    binlog = sorted((r[0], tuple(r[1]), tuple(r[2])) for r in run("SELECT * FROM db.`t$binlog`").collect())
+    audit = sorted((r[0], (r[1],), (r[2],)) for r in run("SELECT * FROM db.`t$audit_log`").collect())
+    assert binlog == audit and len(binlog) == 3
+    assert run("SELECT * FROM db.t.binlog").schema.simpleString() == \
+        "struct<rowkind:string,id:array<int>,v:array<string>>"
     # an append table's read-optimized rows are its rows
     run("CREATE TABLE db.a (id int) USING paimon")
     run("INSERT INTO db.a VALUES (1), (2)")
