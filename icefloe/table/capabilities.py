@@ -10,7 +10,7 @@ protocol the table implements.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Protocol, Sequence, runtime_checkable
+from typing import Any, Optional, Protocol, Sequence, runtime_checkable
 
 #: ``CALL sys.<procedure>(...)`` with Paimon's procedures and their arguments
 PAIMON_PROCEDURES = "paimon-procedures"
@@ -35,7 +35,13 @@ class RowSystemTables(Protocol):
 
     def row_table_names(self) -> tuple: ...
 
-    def row_table(self, name: str, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None): ...
+    def row_table(self, name: str, snapshot_id: Optional[int] = None, as_of=None,
+                  ref: Optional[str] = None) -> Any: ...
+
+
+def row_tables(table) -> Optional[RowSystemTables]:
+    """``table`` when it has system tables of rows, else None."""
+    return table if isinstance(table, RowSystemTables) else None
 
 
 @runtime_checkable
@@ -43,7 +49,7 @@ class TableStatistics(Protocol):
     """A table whose format keeps table statistics that ``ANALYZE TABLE`` computes (Paimon's
     statistics file); ``analyze`` returns the new snapshot, None when there is nothing to analyze."""
 
-    def analyze(self, columns: Optional[Sequence[str]] = None, all_columns: bool = False): ...
+    def analyze(self, columns: Optional[Sequence[str]] = None, all_columns: bool = False) -> Any: ...
 
 
 @dataclass(frozen=True)
