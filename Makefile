@@ -23,7 +23,8 @@ test: lint jvm paimon azurite
 
 # The Java engines, Apache Iceberg's and Apache Paimon's Spark runtimes (Spark 3.5), in their own environment,
 # .venv-jvm: test oracles and the benchmark's peer (tools/jvm_runtime.py; pyspark pinned in requirements-jvm.txt,
-# the jars fetched from Maven Central by mvn, pinned with their SHA-256 in jvm-jars.txt, cached in ~/.cache/icefloe/jars).
+# the jars fetched from Maven Central by mvn, pinned with their SHA-256 in jvm-jars.txt, cached in ~/.cache/icefloe/jars);
+# and Paimon's Java engine without Spark (paimon-bundle, in a JVM of its own: tools/paimon_java.py, its program compiled here).
 jvm: $(STAMP)
 	$(BIN)/python tools/jvm_runtime.py
 

@@ -41,6 +41,7 @@ def test_pinned_file_names_both_runtimes():
     pinned = maven_jars.pins()
     assert pinned["iceberg-spark-runtime-3.5_2.12"].version.startswith("1.10.")
     assert pinned["paimon-spark-3.5"].group == "org.apache.paimon"
+    assert pinned["paimon-bundle"].version.startswith("1.")       # the second Paimon referee, without Spark
     assert all(len(j.sha256) == 64 for j in pinned.values())
 
 

@@ -39,12 +39,19 @@ def _env_python() -> Path:
 
 
 def ensure_env(quiet: bool = True) -> Path:
-    """Build ``.venv-jvm`` (once per change of ``requirements-jvm.txt``) and fetch the pinned jars
-    (``jvm-jars.txt``) into the jar cache: what ``make jvm`` runs."""
+    """Build ``.venv-jvm`` (once per change of ``requirements-jvm.txt``), fetch the pinned jars
+    (``jvm-jars.txt``) into the jar cache and compile ``tools/paimon_java``'s program there: what
+    ``make jvm`` runs."""
     venvs.build(ENV_DIR, REQUIREMENTS, JvmRuntimeUnavailable, quiet)
     try:
         maven_jars.fetch(quiet=quiet)
     except maven_jars.JarError as e:
+        raise JvmRuntimeUnavailable(str(e)) from None
+    from tools import paimon_java
+
+    try:
+        paimon_java.helper_jar()            # the program that drives Paimon's Java engine without Spark
+    except paimon_java.PaimonJavaUnavailable as e:
         raise JvmRuntimeUnavailable(str(e)) from None
     return ENV_DIR
 

@@ -112,7 +112,8 @@ def content_size(f) -> int:
 
 def build_summary(operation: str, added: list, removed: list, previous: Optional[dict],
                   extra: Optional[dict] = None) -> dict:
-    """Summary map with the spec's optional summary figures ("Snapshot Summary"), derived from added and removed DataFiles,
+    """Summary map with the spec's optional summary figures ("Snapshot Summary"), derived from added and removed DataFiles
+    and the parent snapshot's summary (``previous``; None where there is no parent),
     and the engine that wrote the snapshot (``engine-name``/``engine-version``: Spark's when a
     Spark job wrote it, as Iceberg's Spark runtime records, else icefloe's; ``icefloe-version``)."""
     s: dict = {"operation": operation}
@@ -147,11 +148,14 @@ def build_summary(operation: str, added: list, removed: list, previous: Optional
     parts = {(f.spec_id, f.partition) for f in added + removed}
     s["changed-partition-count"] = str(len(parts))
 
-    prev = previous or {}
-
     def total(key, delta):
-        base = int(prev.get(key, "0"))
-        s[key] = str(base + delta)
+        # a total continues the parent's; where the parent has a snapshot without it (a writer that
+        # records only the operation, as Paimon's Iceberg compatibility does) it is left out, as
+        # Iceberg's Java writer does, rather than counted from zero
+        if previous is None:
+            s[key] = str(delta)
+        elif key in previous:
+            s[key] = str(int(previous[key]) + delta)
 
     total("total-records", sum(f.record_count for f in add_data) - sum(f.record_count for f in rm_data))
     total("total-files-size", sum(content_size(f) for f in added) - sum(content_size(f) for f in removed))

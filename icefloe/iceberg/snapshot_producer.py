@@ -103,7 +103,7 @@ class PendingSnapshot:
 
     @property
     def parent_summary(self) -> Optional[dict]:
-        return self.parent.summary if self.parent else None
+        return (self.parent.summary or {}) if self.parent else None
 
     def parent_manifests(self) -> list[ManifestFile]:
         return snapshot_manifests(self.io, self.parent)

@@ -246,6 +246,10 @@ class SqlCatalog(HadoopCatalog):
         db, tbl = split_name(name)
         ops = SqlTableOperations(self.io, self.table_location(name), self.db, self.catalog_name, db, tbl)
         ops.other_table_locations = lambda: self.other_table_locations(name)
+        loc = ops.current_location()
+        if loc is not None:         # a registered table's next metadata goes beside its current one
+            ops.location = os.path.dirname(os.path.dirname(loc))
+            ops.metadata_dir = f"{ops.location}/metadata"
         return ops
 
     def check_new_location(self, name: str, location: str) -> None:

@@ -9,8 +9,12 @@ files so that Iceberg readers can read the table. ``metadata.iceberg.storage`` s
   table directory is then an Iceberg table as well, opened by its path;
 * ``hadoop-catalog``: ``<warehouse>/iceberg/<db>/<table>/metadata/``, so that
   ``<warehouse>/iceberg`` is the warehouse of an Iceberg Hadoop catalog;
-* ``hive-catalog`` and ``rest-catalog`` also register the table in a Hive metastore or an
-  Iceberg REST catalog: icefloe refuses them (it would write the files but not register them).
+* ``rest-catalog``: the files as for ``hadoop-catalog``, and after each commit the table is
+  registered in (created, then updated in) the Iceberg REST catalog that the
+  ``metadata.iceberg.rest.<key>`` options name (``uri``; ``credential`` or ``token``; ``clients``),
+  as ``metadata.iceberg.database``.``metadata.iceberg.table`` (default: the Paimon table's names);
+* ``hive-catalog`` also registers the table in a Hive metastore: icefloe refuses it (it has no
+  Hive client; it would write the files but not register them).
 
 Paimon 0.9 spelled the ``table-location`` case ``metadata.iceberg-compatible = true``.
 ``metadata.iceberg.storage-location`` (``table-location`` / ``catalog-location``) overrides where
@@ -38,12 +42,36 @@ PREVIOUS_VERSIONS_MAX = "metadata.iceberg.previous-versions-max"
 MANIFEST_COMPRESSION = "metadata.iceberg.manifest-compression"
 TABLE_PROPERTIES_PREFIX = "metadata.iceberg.table-properties."
 
+REST_PREFIX = "metadata.iceberg.rest."
+CATALOG_DATABASE = "metadata.iceberg.database"
+CATALOG_TABLE = "metadata.iceberg.table"
+
 DISABLED, TABLE_LOCATION, HADOOP_CATALOG = "disabled", "table-location", "hadoop-catalog"
-REGISTERING = ("hive-catalog", "rest-catalog")
+REST_CATALOG, HIVE_CATALOG = "rest-catalog", "hive-catalog"
+STORAGES = (DISABLED, TABLE_LOCATION, HADOOP_CATALOG, REST_CATALOG)
 CATALOG_LOCATION = "catalog-location"
+# the REST catalog client's settings icefloe honours (Iceberg's RESTCatalog properties): the server,
+# OAuth2 client credentials ("id:secret") or a bearer token, the connection pool size (icefloe
+# sends one request at a time, which any pool size allows)
+REST_KEYS = ("uri", "credential", "token", "clients")
 
 _KNOWN = {STORAGE, STORAGE_LOCATION, FORMAT_VERSION, COMPACT_MIN_FILE_NUM, COMPACT_MAX_FILE_NUM,
-          DELETE_AFTER_COMMIT, PREVIOUS_VERSIONS_MAX, MANIFEST_COMPRESSION}
+          DELETE_AFTER_COMMIT, PREVIOUS_VERSIONS_MAX, MANIFEST_COMPRESSION, CATALOG_DATABASE, CATALOG_TABLE}
+
+
+@dataclass(frozen=True)
+class RestTarget:
+    """Where ``rest-catalog`` registers the Iceberg view: the server and the table's name there."""
+
+    uri: str
+    namespace: str
+    table: str
+    credential: Optional[str] = None
+    token: Optional[str] = None
+
+    @property
+    def name(self) -> str:
+        return f"{self.namespace}.{self.table}"
 
 
 @dataclass(frozen=True)
@@ -58,6 +86,7 @@ class IcebergCompat:
     delete_after_commit: bool = True
     previous_versions_max: int = 0
     table_properties: dict = field(default_factory=dict)
+    rest: Optional[RestTarget] = None
 
     @property
     def metadata_dir(self) -> str:
@@ -88,7 +117,8 @@ def _bool(options: Mapping[str, str], key: str, default: bool) -> bool:
 
 
 def storage_of(options: Mapping[str, str]) -> str:
-    """``disabled``, ``table-location`` or ``hadoop-catalog``; refuses what icefloe cannot honour."""
+    """``disabled``, ``table-location``, ``hadoop-catalog`` or ``rest-catalog``; refuses what icefloe
+    cannot honour."""
     raw = options.get(STORAGE)
     legacy = options.get(LEGACY_COMPATIBLE)
     if legacy is not None:
@@ -100,13 +130,13 @@ def storage_of(options: Mapping[str, str]) -> str:
     if raw is None:
         return DISABLED
     s = str(raw).strip().lower()
-    if s in REGISTERING:
-        raise SchemaError(f"{STORAGE} = {s!r} registers the table in an external {s.split('-')[0]} catalog, "
-                          f"which icefloe does not do; use {TABLE_LOCATION!r} or {HADOOP_CATALOG!r} (the "
-                          "Iceberg metadata beside the table, or under <warehouse>/iceberg)")
-    if s not in (DISABLED, TABLE_LOCATION, HADOOP_CATALOG):
-        raise SchemaError(f"unknown {STORAGE} {raw!r}: one of {DISABLED}, {TABLE_LOCATION}, {HADOOP_CATALOG} "
-                          f"({', '.join(REGISTERING)} are not supported by icefloe)")
+    if s == HIVE_CATALOG:
+        raise SchemaError(f"{STORAGE} = {s!r} registers the table in a Hive metastore, which icefloe does not do "
+                          f"(no Hive client); use {REST_CATALOG!r} (an Iceberg REST catalog), {TABLE_LOCATION!r} or "
+                          f"{HADOOP_CATALOG!r} (the Iceberg metadata beside the table, or under <warehouse>/iceberg)")
+    if s not in STORAGES:
+        raise SchemaError(f"unknown {STORAGE} {raw!r}: one of {', '.join(STORAGES)} ({HIVE_CATALOG} is not "
+                          "supported by icefloe)")
     return s
 
 
@@ -116,10 +146,30 @@ def check_options(options: Mapping[str, str]) -> None:
         if key.startswith("metadata.iceberg.") and key not in _KNOWN:
             if key.startswith(TABLE_PROPERTIES_PREFIX) and len(key) > len(TABLE_PROPERTIES_PREFIX):
                 continue
+            if key.startswith(REST_PREFIX) and key[len(REST_PREFIX):] in REST_KEYS:
+                continue
+            if key.startswith(REST_PREFIX):
+                raise SchemaError(f"option {key!r} is not honoured by icefloe's REST catalog client; the "
+                                  f"{REST_PREFIX}<key> options it honours are {', '.join(REST_KEYS)}")
             raise SchemaError(f"option {key!r} is not honoured by icefloe's Iceberg metadata; the "
-                              f"metadata.iceberg options it honours are {', '.join(sorted(_KNOWN))} and "
-                              f"{TABLE_PROPERTIES_PREFIX}<key>")
-    storage_of(options)
+                              f"metadata.iceberg options it honours are {', '.join(sorted(_KNOWN))}, "
+                              f"{REST_PREFIX}<{'|'.join(REST_KEYS)}> and {TABLE_PROPERTIES_PREFIX}<key>")
+    storage = storage_of(options)
+    catalog_keys = sorted(k for k in options if k.startswith(REST_PREFIX) or k in (CATALOG_DATABASE, CATALOG_TABLE))
+    if storage != REST_CATALOG and catalog_keys:
+        raise SchemaError(f"{', '.join(catalog_keys)}: only {STORAGE} = {REST_CATALOG!r} registers the table in a "
+                          f"catalog, and {STORAGE} is {storage!r}")
+    if storage == REST_CATALOG:
+        if not str(options.get(REST_PREFIX + "uri") or "").strip():
+            raise SchemaError(f"{STORAGE} = {REST_CATALOG!r} needs {REST_PREFIX}uri, the Iceberg REST catalog's address")
+        if options.get(REST_PREFIX + "credential") and options.get(REST_PREFIX + "token"):
+            raise SchemaError(f"give {REST_PREFIX}credential or {REST_PREFIX}token, not both")
+        _int(options, REST_PREFIX + "clients", 1, 1)
+        for key in (CATALOG_DATABASE, CATALOG_TABLE):
+            v = options.get(key)
+            if v is not None and (not str(v).strip() or any(c in str(v) for c in ";./")):
+                raise SchemaError(f"{key} {v!r} must be one name (no '.', '/' or ';': icefloe registers the table "
+                                  "in one namespace of one level)")
     loc = options.get(STORAGE_LOCATION)
     if loc is not None and str(loc).strip().lower() not in (TABLE_LOCATION, CATALOG_LOCATION):
         raise SchemaError(f"unknown {STORAGE_LOCATION} {loc!r}: {TABLE_LOCATION} or {CATALOG_LOCATION}")
@@ -161,6 +211,7 @@ def compat_of(table_path: str, options: Mapping[str, str]) -> Optional[IcebergCo
     props = {k[len(TABLE_PROPERTIES_PREFIX):]: str(v) for k, v in options.items()
              if k.startswith(TABLE_PROPERTIES_PREFIX)}
     return IcebergCompat(
+        rest=rest_target(table_path, options) if storage == REST_CATALOG else None,
         storage=storage, root=iceberg_root(table_path, storage, options.get(STORAGE_LOCATION)),
         format_version=_int(options, FORMAT_VERSION, 2, 2),
         compact_min_files=_int(options, COMPACT_MIN_FILE_NUM, 10, 2),
@@ -169,6 +220,25 @@ def compat_of(table_path: str, options: Mapping[str, str]) -> Optional[IcebergCo
         previous_versions_max=_int(options, PREVIOUS_VERSIONS_MAX, 0, 0),
         table_properties=props,
     )
+
+
+def rest_target(table_path: str, options: Mapping[str, str]) -> RestTarget:
+    """The REST catalog and name ``rest-catalog`` registers the table at ``table_path`` under:
+    ``metadata.iceberg.database`` / ``metadata.iceberg.table``, else the Paimon database (its
+    ``<db>.db`` directory) and table name, as Paimon's REST committer names it."""
+    path = table_path.rstrip("/")
+    db_dir, name = path.rsplit("/", 1) if "/" in path else ("", path)
+    db = db_dir.rsplit("/", 1)[-1]
+    namespace = str(options.get(CATALOG_DATABASE) or "").strip()
+    if not namespace:
+        if not db.endswith(".db"):
+            raise SchemaError(f"{path} is not in a <db>.db directory: set {CATALOG_DATABASE} to name the namespace "
+                              "the REST catalog registers it in")
+        namespace = db[:-3]
+    get = lambda k: str(options.get(REST_PREFIX + k) or "").strip() or None  # noqa: E731
+    return RestTarget(uri=get("uri") or "", namespace=namespace,
+                      table=str(options.get(CATALOG_TABLE) or "").strip() or name,
+                      credential=get("credential"), token=get("token"))
 
 
 def check_types(fields, format_version: int) -> None:
@@ -215,5 +285,5 @@ def check_schema(options: Mapping[str, str], fields, primary_keys) -> None:
                           "(with 2, Iceberg readers would see the deleted rows)")
 
 
-__all__ = ["check_schema", "IcebergCompat", "compat_of", "check_options", "storage_of", "iceberg_root", "STORAGE", "check_types",
+__all__ = ["check_schema", "IcebergCompat", "RestTarget", "rest_target", "REST_CATALOG", "compat_of", "check_options", "storage_of", "iceberg_root", "STORAGE", "check_types",
            "LEGACY_COMPATIBLE", "FORMAT_VERSION"]

@@ -611,19 +611,27 @@ class FileStoreTable:
         """Tag ``snapshot_id`` (default: the latest snapshot). The tag keeps the snapshot's
         files after it expires; ``TagAlreadyExistsError`` if ``name`` is taken. ``time_retained``
         (a ``timedelta``) is recorded in the tag file as Paimon records it."""
-        return create_tag(self.refresh()._store, name, snapshot_id, time_retained)
+        return self._tags_changed(create_tag(self.refresh()._store, name, snapshot_id, time_retained))
 
     def replace_tag(self, name: str, snapshot_id: Optional[int] = None, time_retained=None):
         """Point tag ``name`` at ``snapshot_id`` (default: the latest snapshot)."""
-        return replace_tag(self.refresh()._store, name, snapshot_id, time_retained, self._tag_files_shared(name))
+        return self._tags_changed(replace_tag(self.refresh()._store, name, snapshot_id, time_retained,
+                                              self._tag_files_shared(name)))
 
     def rename_tag(self, name: str, new_name: str):
         """Rename tag ``name`` to ``new_name``."""
-        return rename_tag(self._store, name, new_name)
+        return self._tags_changed(rename_tag(self._store, name, new_name))
 
     def delete_tag(self, name: str) -> list:
         """Delete tag ``name`` and the files only it kept alive; returns their paths."""
-        return delete_tag(self.refresh()._store, name, self._tag_files_shared(name))
+        return self._tags_changed(delete_tag(self.refresh()._store, name, self._tag_files_shared(name)))
+
+    def _tags_changed(self, result):
+        """After a change of main's tags: the hooks of ``table_hooks`` (the Iceberg view's tag refs,
+        as Paimon's tag callbacks keep them)."""
+        if self.branch is None:
+            table_hooks.changed(self._store)
+        return result
 
     def _tag_files_shared(self, name: str) -> bool:
         """Whether a tag's files may be another history's: every tag of a branch (the branch shares

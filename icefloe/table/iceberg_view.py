@@ -59,6 +59,8 @@ from icefloe.paimon.data_file import DataFileMeta
 from icefloe.paimon.iceberg_options import DISABLED, IcebergCompat, check_types, compat_of, storage_of
 from icefloe.paimon.kv_compact import max_level
 from icefloe.paimon.schema import latest_schema, load_schema
+from icefloe.paimon.tag import TagManager
+from icefloe.table import iceberg_view_catalog
 
 log = logging.getLogger(__name__)
 
@@ -325,10 +327,11 @@ def _sync(store, paimon_schema, compat: IcebergCompat, snap) -> int:
     if n in versions:
         current = _load(io, path_of(n))
         if current is not None and _matches(current, snap):
-            # no new snapshot: an expiry (the view drops what Paimon dropped), or a crash after the
-            # metadata was written (the hint and the clean-up are left)
-            _expire(io, compat, store, current, path_of(n), versions)
+            # no new snapshot: an expiry (the view drops what Paimon dropped), a tag created or
+            # deleted, or a crash after the metadata was written (the hint and the clean-up are left)
+            _refresh(io, compat, store, current, path_of(n), versions)
             _finish(io, compat, n, versions)
+            _register(io, compat, path_of(n))
             return n
     # versions at or past n from another timeline (a rollback, a retried crash): not ours
     for v in [v for v in versions if v >= n]:
@@ -351,7 +354,18 @@ def _sync(store, paimon_schema, compat: IcebergCompat, snap) -> int:
         if not _matches(_load(io, path_of(n)), snap):
             raise IcebergViewError(f"{path_of(n)} was written by another writer for another snapshot") from None
     _finish(io, compat, n, versions + [n], dropped_from=base)
+    _register(io, compat, path_of(n))
     return n
+
+
+def _register(io: FileIO, compat: IcebergCompat, path: str) -> None:
+    """``rest-catalog``: the catalog's table brought to the version at ``path`` (last: the
+    metadata directory is the reference, as in Paimon)."""
+    if compat.rest is not None:
+        meta = _load(io, path)
+        if meta is None:
+            raise CorruptMetadataError(path, "the Iceberg view's metadata file is missing")
+        iceberg_view_catalog.publish(io, compat, meta)
 
 
 def _build(store, paimon_schema, compat: IcebergCompat, snap, base: Optional[TableMetadata],
@@ -430,7 +444,7 @@ def _build(store, paimon_schema, compat: IcebergCompat, snap, base: Optional[Tab
                         first_row_id=next_row_id if fv >= 3 else None)
     changed = removed_files or new_dvs or gone_dvs
     operation = "append" if not changed else ("delete" if not added_files else "overwrite")
-    previous = base.current_snapshot.summary if base is not None and base.current_snapshot else None
+    previous = (base.current_snapshot.summary or {}) if base is not None and base.current_snapshot else None
     summary = build_summary(operation, added_files + new_dvs, removed_files + [e.data_file for e in gone_dvs],
                             previous, {"paimon-snapshot-id": str(n), "paimon-commit-kind": str(snap.commit_kind),
                              "paimon-commit-user": str(snap.commit_user),
@@ -458,9 +472,22 @@ def _build(store, paimon_schema, compat: IcebergCompat, snap, base: Optional[Tab
         properties=props, current_snapshot_id=n, snapshots=kept + [new_snap],
         snapshot_log=[{"timestamp-ms": s.timestamp_ms, "snapshot-id": s.snapshot_id} for s in kept + [new_snap]],
         metadata_log=log, sort_orders=[{"order-id": 0, "fields": []}], default_sort_order_id=0,
-        refs={MAIN_BRANCH: SnapshotRef(n, "branch")}, format_version=fv,
+        refs={MAIN_BRANCH: SnapshotRef(n, "branch"), **tag_refs(store, {s.snapshot_id for s in kept + [new_snap]})},
+        format_version=fv,
         next_row_id=next_row_id + assigned if fv >= 3 else None,
     )
+
+
+# Paimon's Iceberg tags never age out by Iceberg's rule: Paimon expires its tags itself
+TAG_MAX_REF_AGE_MS = 2**63 - 1
+
+
+def tag_refs(store, snapshot_ids) -> dict:
+    """Paimon's tags as Iceberg tag refs, those of a snapshot the view keeps (an Iceberg ref to a
+    snapshot the metadata lacks would make every read fail), as Paimon's ``IcebergCommitCallback``
+    writes them."""
+    return {t.name: SnapshotRef(t.snapshot_id, "tag", max_ref_age_ms=TAG_MAX_REF_AGE_MS)
+            for t in TagManager(store.io, store.meta_path).tags() if t.snapshot_id in snapshot_ids}
 
 
 def _compact(io, compat: IcebergCompat, store, manifests: list, base, new_manifest) -> list:
@@ -484,19 +511,25 @@ def _compact(io, compat: IcebergCompat, store, manifests: list, base, new_manife
     return keep + ([new_manifest(entries)] if entries else [])
 
 
-def _expire(io: FileIO, compat: IcebergCompat, store, meta: TableMetadata, path: str, versions: list) -> None:
-    """Drop from the current version the snapshots Paimon has expired since it was written (their
-    data files may be gone), in place: the version still stands for the same Paimon snapshot. The
-    manifest lists and manifests only they reached are deleted."""
+def _refresh(io: FileIO, compat: IcebergCompat, store, meta: TableMetadata, path: str, versions: list) -> None:
+    """The current version brought up to date in place (it still stands for the same Paimon
+    snapshot): the snapshots Paimon has expired since it was written are dropped (their data files
+    may be gone), and its tag refs are Paimon's tags now (Paimon rewrites the latest metadata file
+    when a tag is created or deleted). The manifest lists and manifests only dropped snapshots
+    reached are deleted."""
     earliest = store.snapshots.earliest_id()
-    if earliest is None:
+    kept = [s for s in meta.snapshots
+            if earliest is None or s.snapshot_id >= earliest or s.snapshot_id == meta.current_snapshot_id]
+    ids = {s.snapshot_id for s in kept}
+    refs = {k: r for k, r in meta.refs.items() if r.type != "tag"}
+    refs.update(tag_refs(store, ids))
+    if len(kept) == len(meta.snapshots) and refs == meta.refs:
         return
-    kept = [s for s in meta.snapshots if s.snapshot_id >= earliest or s.snapshot_id == meta.current_snapshot_id]
+    pruned = replace(meta, snapshots=kept, snapshot_log=[e for e in meta.snapshot_log if e["snapshot-id"] in ids],
+                     refs=refs)
+    io.write_bytes(path, pruned.dumps(), overwrite=True)
     if len(kept) == len(meta.snapshots):
         return
-    ids = {s.snapshot_id for s in kept}
-    pruned = replace(meta, snapshots=kept, snapshot_log=[e for e in meta.snapshot_log if e["snapshot-id"] in ids])
-    io.write_bytes(path, pruned.dumps(), overwrite=True)
     still = _reachable(io, pruned)
     for v in versions:
         other = f"{compat.metadata_dir}/v{v}.metadata.json"
@@ -597,19 +630,25 @@ def check_view(paimon_table, report, check_iceberg_table) -> None:
                    f"Paimon's latest is {snap.id}: Iceberg readers see an older state; sync_iceberg() or the "
                    "next commit brings it up to date")
         return
+    _check_catalog(compat, meta, report)
     store = paimon_table.store
     schema = meta.schema
     try:
-        want = {v.path for v in visible_files(store, paimon_table.table_schema, snap, meta.spec, schema)}
+        want = {v.path: v for v in visible_files(store, paimon_table.table_schema, snap, meta.spec, schema)}
         _, live, _vectors = _live_entries(paimon_table.io, meta, schema)
     except (IcefloeError, OSError) as e:
         report.add("iceberg view", where, f"the Iceberg snapshot's files cannot be read: {e}")
-        live, want = {}, set()
+        live, want = {}, {}
     report.checked["iceberg view files"] = len(live)
-    for p in sorted(set(live) - want):
+    report.checked["iceberg view rows"] = sum(e.data_file.record_count for _, e in live.values())
+    for p in sorted(set(live) - set(want)):
         report.add("iceberg view", p, "in the Iceberg snapshot but not a readable file of the Paimon snapshot")
-    for p in sorted(want - set(live)) if live else []:
+    for p in sorted(set(want) - set(live)) if live else []:
         report.add("iceberg view", p, "a readable file of the Paimon snapshot missing from the Iceberg snapshot")
+    for p in sorted(set(want) & set(live)):
+        if live[p][1].data_file.record_count != want[p].file.row_count:
+            report.add("iceberg view", p, f"the Iceberg snapshot counts {live[p][1].data_file.record_count} rows in "
+                       f"it, the Paimon snapshot {want[p].file.row_count}")
     ids = {f.name: f.field_id for f in paimon_table.table_schema.fields}
     if {f.name: f.field_id for f in schema.fields} != ids:
         report.add("iceberg view", where, f"the Iceberg schema's field ids differ from Paimon's {ids}")
@@ -622,6 +661,41 @@ def check_view(paimon_table, report, check_iceberg_table) -> None:
         report.add("iceberg view: " + p.kind, p.path, p.message)
 
 
+def _check_catalog(compat: IcebergCompat, meta: TableMetadata, report) -> None:
+    """``rest-catalog``: the catalog's table stands for the view's current snapshot."""
+    target = compat.rest
+    if target is None:
+        return
+    where = f"{target.uri} {target.name}"
+    try:
+        registered = iceberg_view_catalog.catalog_state(compat)
+    except IcefloeError as e:
+        report.add("iceberg view", where, f"the REST catalog cannot be read: {e}")
+        return
+    if registered is None:
+        report.add("iceberg view", where, f"{target.name} is not registered in the REST catalog {target.uri}; "
+                   "sync_iceberg() or the next commit registers it")
+    elif not iceberg_view_catalog.in_step(registered, meta):
+        report.add("iceberg view", where, f"{target.name} in the REST catalog {target.uri} stands for snapshot "
+                   f"{registered.current_snapshot_id}, the Iceberg metadata for {meta.current_snapshot_id}: "
+                   "sync_iceberg() or the next commit brings it up to date")
+
+
+def _catalog_info(compat: IcebergCompat, meta: Optional[TableMetadata]) -> list[tuple[str, str]]:
+    target = compat.rest
+    if target is None:
+        return []
+    out = [("Iceberg Catalog", f"{target.name} in the REST catalog {target.uri}")]
+    try:
+        registered = iceberg_view_catalog.catalog_state(compat)
+    except IcefloeError as e:
+        return out + [("Iceberg Catalog In Step", f"unknown (the catalog cannot be read: {e})")]
+    if registered is None:
+        return out + [("Iceberg Catalog In Step", "no (not registered yet)")]
+    step = meta is not None and iceberg_view_catalog.in_step(registered, meta)
+    return out + [("Iceberg Catalog In Step", "yes" if step else f"no (at snapshot {registered.current_snapshot_id})")]
+
+
 def view_info(paimon_table) -> list[tuple[str, str]]:
     """``describe``'s lines on the Iceberg view of a Paimon table (none without one)."""
     compat = compat_of(paimon_table.location, paimon_table.table_schema.options)
@@ -629,6 +703,7 @@ def view_info(paimon_table) -> list[tuple[str, str]]:
         return []
     out = [("Iceberg Storage", compat.storage), ("Iceberg Format Version", str(compat.format_version))]
     meta = _current(paimon_table, compat)
+    out += _catalog_info(compat, meta)
     if meta is None:
         return out + [("Iceberg Metadata", "none yet (written by the first commit)")]
     versions = _versions(paimon_table.io, compat.metadata_dir)

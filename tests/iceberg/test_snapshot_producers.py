@@ -163,3 +163,22 @@ def test_spark_appends_commit_no_empty_data_files(catalog, spark):
         assert [f.record_count for f in files] == [1], name
         on_disk = [n for _, _, fs in os.walk(os.path.join(t.location, "data")) for n in fs if n.endswith(".parquet")]
         assert len(on_disk) == 1, (name, on_disk)
+
+
+def test_summary_totals_continue_the_parents_and_are_left_out_where_it_has_none():
+    """A parent snapshot whose summary has no totals (Paimon's Iceberg compatibility writes only the
+    operation) gives a child without them, as Iceberg's Java writer does: counting from zero would
+    record totals that the live files contradict."""
+    from types import SimpleNamespace
+
+    from icefloe.iceberg.snapshot import build_summary
+
+    added = [SimpleNamespace(content=0, record_count=3, is_deletion_vector=False, file_size_in_bytes=100,
+                             content_size_in_bytes=None, spec_id=0, partition=())]
+    first = build_summary("append", added, [], None)
+    assert (first["total-records"], first["total-files-size"], first["total-data-files"]) == ("3", "100", "1")
+    second = build_summary("append", added, [], first)
+    assert (second["total-records"], second["total-files-size"], second["total-data-files"]) == ("6", "200", "2")
+    after_paimon = build_summary("append", added, [], {"operation": "append"})
+    assert after_paimon["added-records"] == "3"
+    assert not {k for k in after_paimon if k.startswith("total-")}

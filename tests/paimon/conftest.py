@@ -55,3 +55,15 @@ def paimon_java(tmp_path_factory):
     with JvmRuntime(tmp_path_factory.mktemp("paimon-java"), engine="paimon") as runtime:
         runtime.sql("CREATE DATABASE IF NOT EXISTS db")
         yield runtime
+
+
+@pytest.fixture(scope="session")
+def paimon_bundle(tmp_path_factory):
+    """Apache Paimon's Java engine without Spark (``paimon-bundle``, its table API; ``tools/paimon_java.py``),
+    one JVM for the whole test session over one warehouse with the database ``db``."""
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    from tools.paimon_java import PaimonJava
+
+    with PaimonJava(tmp_path_factory.mktemp("paimon-bundle")) as engine:
+        engine.create_database("db")
+        yield engine

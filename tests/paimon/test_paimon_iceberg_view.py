@@ -84,12 +84,14 @@ def test_append_table_every_commit_kind_reads_the_same_through_iceberg(paimon_ca
     assert sorted(n for n in os.listdir(mdir) if n.endswith(".metadata.json")) == ["v4.metadata.json"]
     assert open(os.path.join(mdir, "version-hint.text")).read().strip() == "4"
     assert not [n for n in os.listdir(mdir) if n.startswith("snap-1-")]
-    # pypaimon, through the Paimon metadata, reads what the Iceberg readers read
+    # pypaimon and pypaimon-rust, through the Paimon metadata, read what the Iceberg readers read
     from tools.pypaimon_env import remote_module
     pp = remote_module("pypaimon").CatalogFactory.create({"warehouse": paimon_warehouse}).get_table("db.a")
     rb = pp.new_read_builder()
     expected = rows(rb.new_read().to_arrow(rb.new_scan().plan().splits()), ["id", "s", "p", "n"])
-    assert iceberg_sides(it, duck, 4, ["id", "s", "p", "n"])[0] == expected
+    for side in iceberg_sides(it, duck, 4, ["id", "s", "p", "n"]):
+        assert side == expected
+    assert rust_rows(paimon_warehouse, "db.a", ["id", "s", "p", "n"]) == expected
 
 
 def test_primary_key_table_shows_the_fully_compacted_rows(paimon_catalog, duck):
@@ -114,7 +116,16 @@ def test_primary_key_table_shows_the_fully_compacted_rows(paimon_catalog, duck):
     assert it.current_snapshot().summary["operation"] == "overwrite"
 
 
-def test_deletion_vectors_become_iceberg_v3_deletion_vectors(paimon_catalog, duck):
+def rust_rows(warehouse: str, name: str, cols) -> list[tuple]:
+    """The table's rows as pypaimon-rust (DataFusion over Paimon's Rust reader) reads them."""
+    from pypaimon_rust.datafusion import SQLContext
+
+    ctx = SQLContext()
+    ctx.register_catalog("paimon", {"warehouse": warehouse})
+    return rows(pa.Table.from_batches(ctx.sql(f"SELECT * FROM paimon.{name}")), cols)
+
+
+def test_deletion_vectors_become_iceberg_v3_deletion_vectors(paimon_catalog, paimon_warehouse, duck):
     t = paimon_catalog.create_table("db.dv", "id bigint, a string", properties={
         **VIEW, "primary-key": "id", "bucket": "1", "deletion-vectors.enabled": "true",
         "metadata.iceberg.format-version": "3"})
@@ -126,6 +137,8 @@ def test_deletion_vectors_become_iceberg_v3_deletion_vectors(paimon_catalog, duc
     it = assert_views_agree(t, duck)
     assert it.metadata.format_version == 3
     assert rows(it.to_arrow(), ["id", "a"]) == [(0, "v1"), (1, "v2"), (2, "v1"), (3, "v3"), (4, "v1"), (7, "v1")]
+    # pypaimon-rust, through the Paimon metadata and its deletion vectors, reads the same rows
+    assert rust_rows(paimon_warehouse, "db.dv", ["id", "a"]) == rows(it.to_arrow(), ["id", "a"])
     deletes = [f for task in it.plan() for f in task.deletes] if hasattr(it, "plan") else []
     assert it.current_snapshot().summary.get("total-delete-files", "0") != "0" or deletes
     puffins = lambda: sorted(n for n in os.listdir(os.path.join(t.location, "metadata"))  # noqa: E731
@@ -166,8 +179,13 @@ def test_hadoop_catalog_storage_and_the_legacy_option(paimon_warehouse, duck):
 
 
 @pytest.mark.parametrize("props, match", [
-    ({"metadata.iceberg.storage": "hive-catalog"}, "registers the table in an external hive catalog"),
-    ({"metadata.iceberg.storage": "rest-catalog"}, "registers the table in an external rest catalog"),
+    ({"metadata.iceberg.storage": "hive-catalog"}, "registers the table in a Hive metastore"),
+    ({"metadata.iceberg.storage": "rest-catalog"}, "needs metadata.iceberg.rest.uri"),
+    ({"metadata.iceberg.storage": "rest-catalog", "metadata.iceberg.rest.uri": "http://h",
+      "metadata.iceberg.rest.warehouse": "w"}, "'metadata.iceberg.rest.warehouse' is not honoured by icefloe's REST"),
+    ({"metadata.iceberg.storage": "rest-catalog", "metadata.iceberg.rest.uri": "http://h",
+      "metadata.iceberg.database": "a;b"}, "must be one name"),
+    ({**VIEW, "metadata.iceberg.table": "x"}, "only metadata.iceberg.storage = 'rest-catalog' registers"),
     ({"metadata.iceberg.storage": "glue"}, "unknown metadata.iceberg.storage"),
     ({**VIEW, "metadata.iceberg.uri": "thrift://h:9083"}, "'metadata.iceberg.uri' is not honoured"),
     ({**VIEW, "metadata.iceberg.format-version": "4"}, "must be 2 or 3"),

@@ -4,7 +4,9 @@ One Spark 3.5 process holds Paimon's Java engine (0.9, its ``paimon`` catalog) a
 runtime (1.10, reading tables by path through ``HadoopTables``). Iceberg's runtime reads the
 Iceberg view icefloe writes, held to what Paimon Java reads through the Paimon metadata; and
 Paimon Java writes a table with its Iceberg compatibility (0.9's ``metadata.iceberg-compatible``),
-which icefloe reads through either side, then the two engines take turns on it.
+which icefloe reads through either side, then the two engines take turns on it. Iceberg's Java
+RESTCatalog loads a view registered with ``rest-catalog`` (``icefloe serve`` as the catalog) by
+name, and reads Paimon's tags in it (``VERSION AS OF 'tag'``).
 """
 from __future__ import annotations
 
@@ -124,3 +126,33 @@ def test_paimon_java_tables_with_iceberg_metadata_read_by_icefloe_both_ways(java
     assert java_iceberg(java, t.location, "id,s,p") == expected
     assert arrow_rows(t.iceberg().to_arrow(), ["id", "s", "p"]) == expected
     assert java_paimon(java, "java_app", "id, s, p") == expected
+
+
+def test_icebergs_java_runtime_reads_the_rest_registration_and_the_tags(java, tmp_path):
+    import icefloe
+    from icefloe.rest.server import ServerSettings
+    from tests.interop_util import served
+
+    server = icefloe.Catalog(str(tmp_path / "rest-wh"), type="sql", uri=f"sqlite:///{tmp_path / 'c.db'}")
+    with served(server, ServerSettings(allowed_locations=(java.warehouse,))) as uri:
+        t = Catalog(java.warehouse, "paimon").create_table("db.ice_rest", "id bigint, s string", properties={
+            "metadata.iceberg.storage": "rest-catalog", "metadata.iceberg.rest.uri": uri})
+        t.append(pa.table({"id": pa.array([1, 2], pa.int64()), "s": ["a", "b"]}))
+        t.create_tag("first")
+        t.append(pa.table({"id": pa.array([3], pa.int64()), "s": ["c"]}))
+        # Iceberg's Java RESTCatalog loads it by name; VERSION AS OF 'first' reads Paimon's tag
+        code = ("for k, v in (('', 'org.apache.iceberg.spark.SparkCatalog'), ('.type', 'rest'), ('.uri', uri),\n"
+                "             ('.cache-enabled', 'false')):\n"
+                "    spark.conf.set('spark.sql.catalog.icerest' + k, v)\n"
+                "result = [[list(x) for x in spark.sql(q).collect()] for q in queries]")
+        now, tagged, refs = java.run(code, uri=uri, queries=[
+            "SELECT id, s FROM icerest.db.ice_rest", "SELECT id, s FROM icerest.db.ice_rest VERSION AS OF 'first'",
+            "SELECT name, type, snapshot_id FROM icerest.db.ice_rest.refs"])
+        assert rows(now) == java_paimon(java, "ice_rest", "id, s") == [(1, "a"), (2, "b"), (3, "c")]
+        assert rows(tagged) == [(1, "a"), (2, "b")]
+        assert rows(refs) == [("first", "TAG", 1), ("main", "BRANCH", 2)]
+        # and by path, where hadoop-catalog keeps the metadata
+        location = os.path.join(java.warehouse, "iceberg", "db", "ice_rest")
+        by_path = java.run("result = [list(x) for x in spark.read.format('iceberg').option('tag', 'first')"
+                           ".load(location).select('id', 's').collect()]", location=location)
+        assert rows(by_path) == [(1, "a"), (2, "b")]

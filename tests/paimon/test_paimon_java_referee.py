@@ -20,16 +20,13 @@ import pytest
 
 from icefloe.catalog import Catalog
 from icefloe.errors import NotSupportedError
+from tests.paimon_referee import (APPEND, ENGINES, KV, PK, PK_DDL, arrow, ice_changes, ice_files, ice_rows,
+                                  ice_snapshots, merge_model)
 
 
 @pytest.fixture(scope="module")
 def ice(paimon_java, paimon_spark):
     return Catalog(str(paimon_java.warehouse), "paimon", paimon_spark)
-
-
-def arrow(schema: dict, rows: list[tuple]) -> pa.Table:
-    names = list(schema)
-    return pa.table({n: pa.array([r[i] for r in rows], schema[n]) for i, n in enumerate(names)})
 
 
 def sql_values(rows: list[tuple]) -> str:
@@ -53,26 +50,12 @@ def java_batch(pj, queries: list[str]) -> list[list[tuple]]:
     return [sorted((tuple(r) for r in rs), key=repr) for rs in got]
 
 
-def ice_rows(table, cols: list[str] | None = None, **at) -> list[tuple]:
-    data = table.refresh().to_arrow(**at)
-    cols = cols or data.column_names
-    return sorted((tuple(r[c] for c in cols) for r in data.to_pylist()), key=repr)
-
-
 def java_snapshots(pj, name: str) -> list[tuple]:
     return [tuple(r) for r in pj.sql(f"SELECT snapshot_id, commit_kind FROM db.`{name}$snapshots` ORDER BY snapshot_id")]
 
 
-def ice_snapshots(table) -> list[tuple]:
-    return [(s.id, s.commit_kind) for s in table.refresh().snapshots()]
-
-
 def java_files(pj, name: str) -> set[str]:
     return {os.path.basename(r[0]) for r in pj.sql(f"SELECT file_path FROM db.`{name}$files`")}
-
-
-def ice_files(table) -> set[str]:
-    return {os.path.basename(f.file_path) for f in table.refresh().plan_files()}
 
 
 def java_changes(pj, name: str, start: int, end: int) -> list[tuple]:
@@ -84,14 +67,7 @@ def java_changes(pj, name: str, start: int, end: int) -> list[tuple]:
     return sorted((tuple(r) for r in pj.run(code, start=start, end=end, table=f"db.`{name}$audit_log`")), key=repr)
 
 
-def ice_changes(table, start: int) -> list[tuple]:
-    return sorted((tuple(r) for r in table.refresh().changes(start).collect()), key=repr)
-
-
 # ---------------------------------------------------------------- append tables
-APPEND = {"id": pa.int64(), "v": pa.string(), "dt": pa.string()}
-
-
 def test_append_tables_both_ways(paimon_java, ice):
     pj = paimon_java
     for name, props in (("app_unaware", {"bucket": "-1"}), ("app_bucketed", {"bucket": "2", "bucket-key": "id"})):
@@ -147,52 +123,7 @@ def test_append_tables_both_ways(paimon_java, ice):
 
 
 # ---------------------------------------------------------------- primary-key tables, merge engines
-PK = {"id": pa.int64(), "a": pa.string(), "n": pa.int64(), "s": pa.int64()}
-PK_DDL = "id bigint not null, a string, n bigint, s bigint"
 PK_JAVA_DDL = "(id BIGINT NOT NULL, a STRING, n BIGINT, s BIGINT)"
-
-# Each engine: options, commits, the rows expected after the last one (by hand, from Paimon's docs).
-ENGINES = {
-    "dedup_seq": ({"sequence.field": "s"},
-                  [[(1, "a", 1, 5), (2, "b", 1, 5)], [(1, "old", 9, 4), (2, "new", 2, 6)], [(3, "c", 3, 1)]],
-                  [(1, "a", 1, 5), (2, "new", 2, 6), (3, "c", 3, 1)]),
-    "partial_seq_group": ({"merge-engine": "partial-update", "fields.s.sequence-group": "a"},
-                          [[(1, "a", 1, 5), (2, "b", None, 5)], [(1, "stale", 7, 4), (2, None, 8, 9)],
-                           [(1, None, None, 6)]],
-                          [(1, None, 7, 6), (2, None, 8, 9)]),
-    "aggregation": ({"merge-engine": "aggregation", "fields.n.aggregate-function": "sum",
-                     "fields.s.aggregate-function": "max", "fields.a.aggregate-function": "last_non_null_value"},
-                    [[(1, "a", 1, 5), (2, "b", 2, 1)], [(1, None, 10, 3), (2, "B", 5, 7)], [(1, "z", 100, 2)]],
-                    [(1, "z", 111, 5), (2, "B", 7, 7)]),
-    "first_row": ({"merge-engine": "first-row"},
-                  [[(1, "a", 1, 1)], [(1, "later", 2, 2), (2, "b", 3, 3)], [(2, "later", 4, 4), (3, "c", 5, 5)]],
-                  [(1, "a", 1, 1), (2, "b", 3, 3), (3, "c", 5, 5)]),
-}
-
-
-def merge_model(engine: str, state: dict, rows: list[tuple]) -> dict:
-    """Each merge engine in plain Python, from Paimon's docs: rows (id, a, n, s) merged into
-    ``state`` (id -> row) in commit order."""
-    state = dict(state)
-    for r in rows:
-        old = state.get(r[0])
-        if old is None and engine != "partial_seq_group":
-            state[r[0]] = r
-        elif engine == "dedup_seq":                     # the larger sequence.field wins
-            state[r[0]] = r if r[3] >= old[3] else old
-        elif engine == "partial_seq_group":             # n: non-null overwrites; (a, s): the group s guards
-            old = old or (r[0], None, None, None)
-            a, s = old[1], old[3]
-            if r[3] is not None and (s is None or r[3] >= s):
-                a, s = r[1], r[3]
-            state[r[0]] = (r[0], a, r[2] if r[2] is not None else old[2], s)
-        elif engine == "aggregation":                   # a last_non_null_value, n sum, s max
-            state[r[0]] = (r[0], r[1] if r[1] is not None else old[1],
-                           None if old[2] is None and r[2] is None else (old[2] or 0) + (r[2] or 0),
-                           max(x for x in (old[3], r[3]) if x is not None))
-        elif engine == "first_row":
-            pass
-    return state
 
 
 def _props_sql(props: dict) -> str:
@@ -241,9 +172,6 @@ def test_primary_key_merge_engines_both_ways(paimon_java, ice):
 
 
 # ---------------------------------------------------------------- changelog producers, deletion vectors
-KV = {"id": pa.int64(), "v": pa.string()}
-
-
 def test_changelog_producers_and_deletion_vectors_both_ways(paimon_java, ice):
     pj = paimon_java
     kinds = {"input": {"changelog-producer": "input"},

@@ -1,0 +1,500 @@
+// Apache Paimon's Java engine (paimon-bundle, its table API, no Spark) driven by JSON requests.
+//
+// Started by tools/paimon_java.py in a JVM of its own. The argument is a JSON object with the
+// warehouse; the program answers {"ready": true, "version": ...}, then reads one JSON request a line
+// on stdin and answers one JSON line on stdout: {"result": ...} or {"error": ...}. Every request names
+// an "op" (see dispatch); tables are "db.name", with Paimon's suffixes for system tables
+// ("db.t$snapshots") and branches ("db.t$branch_b").
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+import org.apache.paimon.CoreOptions;
+
+import org.apache.paimon.append.AppendCompactCoordinator;
+import org.apache.paimon.append.AppendCompactTask;
+import org.apache.paimon.catalog.Catalog;
+import org.apache.paimon.catalog.CatalogContext;
+import org.apache.paimon.catalog.CatalogFactory;
+import org.apache.paimon.catalog.Identifier;
+import org.apache.paimon.data.BinaryRow;
+import org.apache.paimon.data.BinaryString;
+import org.apache.paimon.data.Decimal;
+import org.apache.paimon.data.GenericRow;
+import org.apache.paimon.data.InternalArray;
+import org.apache.paimon.data.InternalMap;
+import org.apache.paimon.data.InternalRow;
+import org.apache.paimon.data.Timestamp;
+import org.apache.paimon.disk.IOManager;
+import org.apache.paimon.index.HashBucketAssigner;
+import org.apache.paimon.operation.BaseAppendFileStoreWrite;
+import org.apache.paimon.operation.CleanOrphanFilesResult;
+import org.apache.paimon.operation.LocalOrphanFilesClean;
+import org.apache.paimon.options.ExpireConfig;
+import org.apache.paimon.options.Options;
+import org.apache.paimon.reader.RecordReaderIterator;
+import org.apache.paimon.schema.Schema;
+import org.apache.paimon.schema.SchemaChange;
+import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.JsonNode;
+import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
+import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.node.ArrayNode;
+import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
+import org.apache.paimon.table.BucketMode;
+import org.apache.paimon.table.FileStoreTable;
+import org.apache.paimon.table.Table;
+import org.apache.paimon.table.sink.BatchTableCommit;
+import org.apache.paimon.table.sink.BatchTableWrite;
+import org.apache.paimon.table.sink.BatchWriteBuilder;
+import org.apache.paimon.table.sink.CommitMessage;
+import org.apache.paimon.table.sink.RowKeyExtractor;
+import org.apache.paimon.table.sink.TableWriteImpl;
+import org.apache.paimon.table.source.DataSplit;
+import org.apache.paimon.table.source.ReadBuilder;
+import org.apache.paimon.table.source.Split;
+import org.apache.paimon.table.source.StreamTableScan;
+import org.apache.paimon.table.source.TableRead;
+import org.apache.paimon.types.DataType;
+import org.apache.paimon.types.DataTypeJsonParser;
+import org.apache.paimon.types.DataTypeRoot;
+import org.apache.paimon.types.RowKind;
+import org.apache.paimon.types.RowType;
+
+public final class PaimonReferee {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
+    private final Catalog catalog;
+    // spill and lookup files (the lookup changelog producer, deletion vectors need a local directory)
+    private static final IOManager IO = IOManager.create(System.getProperty("java.io.tmpdir"));
+
+    private PaimonReferee(String warehouse) throws Exception {
+        Options options = new Options();
+        options.set("warehouse", warehouse);
+        options.set("cache-enabled", "false");   // the other engine commits to the same tables
+        catalog = CatalogFactory.createCatalog(CatalogContext.create(options));
+    }
+
+    public static void main(String[] args) throws Exception {
+        PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
+        System.setOut(System.err);   // nothing the engine prints may break the protocol
+        JsonNode config = JSON.readTree(args[0]);
+        PaimonReferee referee = new PaimonReferee(config.get("warehouse").asText());
+        ObjectNode ready = NODES.objectNode();
+        ready.put("ready", true);
+        ready.put("version", String.valueOf(Catalog.class.getPackage().getImplementationVersion()));
+        out.println(JSON.writeValueAsString(ready));
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        for (String line = in.readLine(); line != null; line = in.readLine()) {
+            JsonNode request = JSON.readTree(line);
+            if (request.path("stop").asBoolean(false)) {
+                break;
+            }
+            ObjectNode reply = NODES.objectNode();
+            long started = System.nanoTime();
+            try {
+                reply.set("result", referee.dispatch(request));
+                reply.put("seconds", (System.nanoTime() - started) / 1e9);
+            } catch (Throwable e) {   // every failure goes back to the caller
+                StringBuilder text = new StringBuilder(e.toString());
+                for (Throwable c = e.getCause(); c != null; c = c.getCause()) {
+                    text.append("\ncaused by: ").append(c);
+                }
+                StackTraceElement[] trace = e.getStackTrace();
+                for (int i = 0; i < Math.min(6, trace.length); i++) {
+                    text.append("\n  at ").append(trace[i]);
+                }
+                reply.put("error", text.toString());
+            }
+            out.println(JSON.writeValueAsString(reply));
+        }
+        referee.catalog.close();
+    }
+
+    private JsonNode dispatch(JsonNode r) throws Exception {
+        String op = r.path("op").asText();
+        switch (op) {
+            case "create_database":
+                catalog.createDatabase(r.get("database").asText(), true);
+                return NODES.nullNode();
+            case "create_table":
+                return createTable(r);
+            case "drop_table":
+                catalog.dropTable(Identifier.fromString(r.get("table").asText()), true);
+                return NODES.nullNode();
+            case "alter":
+                return alter(r);
+            case "rows":
+                return rows(table(r), strings(r.get("columns")), r.path("kind").asBoolean(false));
+            case "write":
+                return write(r);
+            case "compact":
+                return compact(r);
+            case "stream":
+                return stream(r);
+            case "rollback":
+                return rollback(r);
+            case "create_tag":
+                fileTable(r).createTag(r.get("tag").asText(), r.get("snapshot").asLong());
+                return NODES.nullNode();
+            case "delete_tag":
+                fileTable(r).deleteTag(r.get("tag").asText());
+                return NODES.nullNode();
+            case "create_branch":
+                if (r.hasNonNull("tag")) {
+                    fileTable(r).createBranch(r.get("branch").asText(), r.get("tag").asText());
+                } else {
+                    fileTable(r).createBranch(r.get("branch").asText());
+                }
+                return NODES.nullNode();
+            case "expire":
+                return expire(r);
+            case "remove_orphan_files":
+                return removeOrphanFiles(r);
+            default:
+                throw new IllegalArgumentException("unknown op " + op);
+        }
+    }
+
+    // ------------------------------------------------------------------ tables and schemas
+    private Table table(JsonNode r) throws Exception {
+        Table table = catalog.getTable(Identifier.fromString(r.get("table").asText()));
+        Map<String, String> options = stringMap(r.get("options"));
+        return options.isEmpty() ? table : table.copy(options);
+    }
+
+    private FileStoreTable fileTable(JsonNode r) throws Exception {
+        Table table = table(r);
+        if (!(table instanceof FileStoreTable)) {
+            throw new IllegalArgumentException(r.get("table").asText() + " is not a data table");
+        }
+        return (FileStoreTable) table;
+    }
+
+    private static Map<String, String> stringMap(JsonNode node) {
+        Map<String, String> map = new HashMap<>();
+        if (node != null && !node.isNull()) {
+            for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); ) {
+                Map.Entry<String, JsonNode> e = it.next();
+                map.put(e.getKey(), e.getValue().asText());
+            }
+        }
+        return map;
+    }
+
+    private static List<String> strings(JsonNode node) {
+        List<String> list = new ArrayList<>();
+        if (node != null) {
+            node.forEach(n -> list.add(n.asText()));
+        }
+        return list;
+    }
+
+    private JsonNode createTable(JsonNode r) throws Exception {
+        Schema.Builder schema = Schema.newBuilder();
+        for (JsonNode column : r.get("columns")) {
+            schema.column(column.get(0).asText(), DataTypeJsonParser.parseAtomicTypeSQLString(column.get(1).asText()));
+        }
+        schema.partitionKeys(strings(r.get("partition_keys")));
+        schema.primaryKey(strings(r.get("primary_keys")));
+        schema.options(stringMap(r.get("options")));
+        catalog.createTable(Identifier.fromString(r.get("table").asText()), schema.build(), false);
+        return NODES.nullNode();
+    }
+
+    private JsonNode alter(JsonNode r) throws Exception {
+        List<SchemaChange> changes = new ArrayList<>();
+        for (JsonNode c : r.get("changes")) {
+            String kind = c.get(0).asText();
+            switch (kind) {
+                case "add_column":
+                    changes.add(SchemaChange.addColumn(c.get(1).asText(),
+                            DataTypeJsonParser.parseAtomicTypeSQLString(c.get(2).asText())));
+                    break;
+                case "rename_column":
+                    changes.add(SchemaChange.renameColumn(c.get(1).asText(), c.get(2).asText()));
+                    break;
+                case "drop_column":
+                    changes.add(SchemaChange.dropColumn(c.get(1).asText()));
+                    break;
+                case "set_option":
+                    changes.add(SchemaChange.setOption(c.get(1).asText(), c.get(2).asText()));
+                    break;
+                default:
+                    throw new IllegalArgumentException("unknown schema change " + kind);
+            }
+        }
+        catalog.alterTable(Identifier.fromString(r.get("table").asText()), changes, false);
+        return NODES.nullNode();
+    }
+
+    // ------------------------------------------------------------------ reads
+    /** A batch read of the table, of the named columns only when some are named. */
+    private static JsonNode rows(Table table, List<String> columns, boolean withKind) throws Exception {
+        ReadBuilder read = table.newReadBuilder();
+        RowType type = table.rowType();
+        if (!columns.isEmpty()) {
+            int[] projection = new int[columns.size()];
+            for (int i = 0; i < projection.length; i++) {
+                projection[i] = type.getFieldIndex(columns.get(i));
+                if (projection[i] < 0) {
+                    throw new IllegalArgumentException(table.name() + " has no column " + columns.get(i)
+                            + " (its columns: " + type.getFieldNames() + ")");
+                }
+            }
+            read.withProjection(projection);
+            type = type.project(projection);
+        }
+        return readSplits(read.newRead().withIOManager(IO), read.newScan().plan().splits(), type, withKind,
+                NODES.arrayNode());
+    }
+
+    private static ArrayNode readSplits(TableRead read, List<Split> splits, RowType type, boolean withKind,
+                                        ArrayNode into) throws Exception {
+        List<InternalRow.FieldGetter> getters = new ArrayList<>();
+        for (int i = 0; i < type.getFieldCount(); i++) {
+            getters.add(InternalRow.createFieldGetter(type.getTypeAt(i), i));
+        }
+        try (RecordReaderIterator<InternalRow> it = new RecordReaderIterator<>(read.createReader(splits))) {
+            while (it.hasNext()) {
+                InternalRow row = it.next();
+                ArrayNode values = NODES.arrayNode();
+                if (withKind) {
+                    values.add(row.getRowKind().shortString());
+                }
+                for (int i = 0; i < getters.size(); i++) {
+                    values.add(toJson(getters.get(i).getFieldOrNull(row), type.getTypeAt(i)));
+                }
+                into.add(values);
+            }
+        }
+        return into;
+    }
+
+    private static JsonNode toJson(Object value, DataType type) {
+        if (value == null) {
+            return NODES.nullNode();
+        }
+        if (value instanceof BinaryString) {
+            return NODES.textNode(value.toString());
+        }
+        if (value instanceof Boolean) {
+            return NODES.booleanNode((Boolean) value);
+        }
+        if (value instanceof Byte || value instanceof Short || value instanceof Integer || value instanceof Long) {
+            return NODES.numberNode(((Number) value).longValue());
+        }
+        if (value instanceof Float || value instanceof Double) {
+            return NODES.numberNode(((Number) value).doubleValue());
+        }
+        if (value instanceof Decimal) {
+            return NODES.textNode(((Decimal) value).toBigDecimal().toPlainString());
+        }
+        if (value instanceof Timestamp) {
+            return NODES.textNode(((Timestamp) value).toLocalDateTime().toString());
+        }
+        if (value instanceof byte[]) {
+            return NODES.textNode(Base64.getEncoder().encodeToString((byte[]) value));
+        }
+        if (value instanceof InternalArray) {
+            DataType element = ((org.apache.paimon.types.ArrayType) type).getElementType();
+            InternalArray array = (InternalArray) value;
+            InternalArray.ElementGetter getter = InternalArray.createElementGetter(element);
+            ArrayNode list = NODES.arrayNode();
+            for (int i = 0; i < array.size(); i++) {
+                list.add(toJson(getter.getElementOrNull(array, i), element));
+            }
+            return list;
+        }
+        if (value instanceof InternalMap) {
+            org.apache.paimon.types.MapType mapType = (org.apache.paimon.types.MapType) type;
+            InternalMap map = (InternalMap) value;
+            ArrayNode keys = (ArrayNode) toJson(map.keyArray(), new org.apache.paimon.types.ArrayType(mapType.getKeyType()));
+            ArrayNode values = (ArrayNode) toJson(map.valueArray(),
+                    new org.apache.paimon.types.ArrayType(mapType.getValueType()));
+            ArrayNode pairs = NODES.arrayNode();
+            for (int i = 0; i < keys.size(); i++) {
+                pairs.add(NODES.arrayNode().add(keys.get(i)).add(values.get(i)));
+            }
+            return pairs;
+        }
+        if (value instanceof InternalRow) {
+            RowType rowType = (RowType) type;
+            ArrayNode fields = NODES.arrayNode();
+            for (int i = 0; i < rowType.getFieldCount(); i++) {
+                fields.add(toJson(InternalRow.createFieldGetter(rowType.getTypeAt(i), i).getFieldOrNull((InternalRow) value),
+                        rowType.getTypeAt(i)));
+            }
+            return fields;
+        }
+        throw new IllegalArgumentException("no JSON form for a " + type + " value (" + value.getClass().getName() + ")");
+    }
+
+    /** A streaming scan, plan after plan, until it has caught up with the table's latest snapshot: the
+     *  rows of each plan with their row kinds, one list a plan that had splits. */
+    private JsonNode stream(JsonNode r) throws Exception {
+        FileStoreTable table = fileTable(r);
+        ReadBuilder read = table.newReadBuilder();
+        StreamTableScan scan = read.newStreamScan();
+        TableRead reader = read.newRead().withIOManager(IO);
+        Long latest = table.snapshotManager().latestSnapshotId();
+        ArrayNode plans = NODES.arrayNode();
+        for (int i = 0; i < r.path("max_plans").asInt(1000); i++) {
+            List<Split> splits = scan.plan().splits();
+            if (!splits.isEmpty()) {
+                plans.add(readSplits(reader, splits, table.rowType(), true, NODES.arrayNode()));
+            }
+            Long next = scan.checkpoint();
+            if (splits.isEmpty() && (latest == null || (next != null && next > latest))) {
+                break;
+            }
+        }
+        return plans;
+    }
+
+    // ------------------------------------------------------------------ writes
+    private JsonNode write(JsonNode r) throws Exception {
+        FileStoreTable table = fileTable(r);
+        RowType type = table.rowType();
+        BatchWriteBuilder builder = table.newBatchWriteBuilder();
+        JsonNode kinds = r.get("kinds");
+        try (BatchTableWrite write = builder.newWrite().withIOManager(IO); BatchTableCommit commit = builder.newCommit()) {
+            // a dynamic-bucket table: each key's bucket from the hash index, as Paimon's writers assign them
+            HashBucketAssigner assigner = null;
+            RowKeyExtractor keys = null;
+            if (table.bucketMode() == BucketMode.HASH_DYNAMIC) {
+                CoreOptions options = CoreOptions.fromMap(table.options());
+                Integer maxBuckets = options.dynamicBucketMaxBuckets();
+                assigner = new HashBucketAssigner(table.snapshotManager(), UUID.randomUUID().toString(),
+                        table.store().newIndexFileHandler(), 1, 1, 0, options.dynamicBucketTargetRowNum(),
+                        maxBuckets == null ? -1 : maxBuckets);
+                keys = table.createRowKeyExtractor();
+            } else if (table.bucketMode() != BucketMode.HASH_FIXED && table.bucketMode() != BucketMode.BUCKET_UNAWARE) {
+                throw new IllegalArgumentException("writing a table of bucket mode " + table.bucketMode()
+                        + " is not supported here");
+            }
+            int n = 0;
+            for (JsonNode values : r.get("rows")) {
+                if (values.size() != type.getFieldCount()) {
+                    throw new IllegalArgumentException("a row of " + values.size() + " values for " + type.getFieldCount()
+                            + " columns: " + values);
+                }
+                GenericRow row = new GenericRow(type.getFieldCount());
+                for (int i = 0; i < type.getFieldCount(); i++) {
+                    row.setField(i, fromJson(values.get(i), type.getTypeAt(i)));
+                }
+                if (kinds != null && !kinds.isNull()) {
+                    row.setRowKind(RowKind.fromShortString(kinds.get(n).asText()));
+                }
+                if (assigner != null) {
+                    keys.setRecord(row);
+                    write.write(row, assigner.assign(keys.partition(), keys.trimmedPrimaryKey().hashCode()));
+                } else {
+                    write.write(row);
+                }
+                n++;
+            }
+            commit.commit(write.prepareCommit());
+        }
+        return latestSnapshot(table);
+    }
+
+    private static JsonNode latestSnapshot(FileStoreTable table) {
+        Long id = table.snapshotManager().latestSnapshotId();
+        return id == null ? NODES.nullNode() : NODES.numberNode(id);
+    }
+
+    private static Object fromJson(JsonNode v, DataType type) {
+        if (v == null || v.isNull()) {
+            return null;
+        }
+        DataTypeRoot root = type.getTypeRoot();
+        switch (root) {
+            case BOOLEAN: return v.asBoolean();
+            case TINYINT: return (byte) v.asInt();
+            case SMALLINT: return (short) v.asInt();
+            case INTEGER: case DATE: return v.asInt();
+            case BIGINT: return v.asLong();
+            case FLOAT: return (float) v.asDouble();
+            case DOUBLE: return v.asDouble();
+            case CHAR: case VARCHAR: return BinaryString.fromString(v.asText());
+            case DECIMAL: {
+                org.apache.paimon.types.DecimalType d = (org.apache.paimon.types.DecimalType) type;
+                return Decimal.fromBigDecimal(new BigDecimal(v.asText()), d.getPrecision(), d.getScale());
+            }
+            case TIMESTAMP_WITHOUT_TIME_ZONE: case TIMESTAMP_WITH_LOCAL_TIME_ZONE:
+                return Timestamp.fromMicros(v.asLong());   // microseconds since the epoch
+            case BINARY: case VARBINARY: return Base64.getDecoder().decode(v.asText());
+            default: throw new IllegalArgumentException("writing a " + type + " value is not supported here");
+        }
+    }
+
+    /** Compaction, full or not, of every bucket the latest snapshot has files in (a bucket-unaware
+     *  append table by Paimon's own compaction coordinator), committed as one snapshot. */
+    private JsonNode compact(JsonNode r) throws Exception {
+        FileStoreTable table = fileTable(r);
+        boolean full = r.path("full").asBoolean(true);
+        BatchWriteBuilder builder = table.newBatchWriteBuilder();
+        List<CommitMessage> messages = new ArrayList<>();
+        try (BatchTableWrite write = builder.newWrite().withIOManager(IO); BatchTableCommit commit = builder.newCommit()) {
+            if (table.bucketMode() == BucketMode.BUCKET_UNAWARE) {
+                BaseAppendFileStoreWrite appendWrite = (BaseAppendFileStoreWrite) ((TableWriteImpl<?>) write).getWrite();
+                for (AppendCompactTask task : new AppendCompactCoordinator(table, false).run()) {
+                    messages.add(task.doCompact(table, appendWrite));
+                }
+            } else {
+                LinkedHashSet<Map.Entry<BinaryRow, Integer>> buckets = new LinkedHashSet<>();
+                for (Split split : table.newScan().plan().splits()) {
+                    DataSplit data = (DataSplit) split;
+                    buckets.add(Map.entry(data.partition(), data.bucket()));
+                }
+                for (Map.Entry<BinaryRow, Integer> bucket : buckets) {
+                    write.compact(bucket.getKey(), bucket.getValue(), full);
+                }
+                messages.addAll(write.prepareCommit());
+            }
+            commit.commit(messages);
+        }
+        return latestSnapshot(table);
+    }
+
+    // ------------------------------------------------------------------ maintenance
+    private JsonNode rollback(JsonNode r) throws Exception {
+        FileStoreTable table = fileTable(r);
+        if (r.hasNonNull("tag")) {
+            table.rollbackTo(r.get("tag").asText());
+        } else {
+            table.rollbackTo(r.get("snapshot").asLong());
+        }
+        return latestSnapshot(table);
+    }
+
+    private JsonNode expire(JsonNode r) throws Exception {
+        ExpireConfig.Builder config = ExpireConfig.builder()
+                .snapshotRetainMax(r.path("retain_max").asInt(Integer.MAX_VALUE))
+                .snapshotRetainMin(r.path("retain_min").asInt(1))
+                .snapshotTimeRetain(Duration.ofMillis(r.path("time_retained_ms").asLong(0)));
+        return NODES.numberNode(fileTable(r).newExpireSnapshots().config(config.build()).expire());
+    }
+
+    private JsonNode removeOrphanFiles(JsonNode r) throws Exception {
+        CleanOrphanFilesResult result = new LocalOrphanFilesClean(fileTable(r), r.get("older_than_ms").asLong(),
+                r.path("dry_run").asBoolean(false)).clean();
+        ArrayNode deleted = NODES.arrayNode();
+        if (result.getDeletedFilesPath() != null) {
+            result.getDeletedFilesPath().forEach(p -> deleted.add(p.toString()));
+        }
+        return deleted;
+    }
+}
