@@ -297,6 +297,8 @@ PROCEDURES = {
 }
 
 
+# Paimon's procedures whose call with an argument only the shared (Iceberg's) form has runs that form
+SHARED_FORMS = ("expire_snapshots",)
 _MAIN_ONLY = ("delete_branch", "fast_forward", "purge_files", "expire_changelogs")
 REFUSED = branch_procs.REFUSED
 
