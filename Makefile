@@ -24,9 +24,11 @@ test: lint jvm paimon azurite
 # The Java engines, Apache Iceberg's and Apache Paimon's Spark runtimes (Spark 3.5), in their own environment,
 # .venv-jvm: test oracles and the benchmark's peer (tools/jvm_runtime.py; pyspark pinned in requirements-jvm.txt,
 # the jars fetched from Maven Central by mvn, pinned with their SHA-256 in jvm-jars.txt, cached in ~/.cache/icefloe/jars);
-# and Paimon's Java engine without Spark (paimon-bundle, in a JVM of its own: tools/paimon_java.py, its program compiled here).
+# and Paimon's Java engine without Spark (paimon-bundle, in a JVM of its own: tools/paimon_java.py, its program compiled here),
+# and Iceberg's REST Compatibility Kit binding (tools/rck/src) compiled against the pinned jars (tools/rck.py).
 jvm: $(STAMP)
 	$(BIN)/python tools/jvm_runtime.py
+	$(BIN)/python tools/rck.py
 
 # pypaimon in its own environment, .venv-paimon: it requires pyarrow<20 and icefloe a newer one. The tests
 # and the benchmark reach it through proxies (tools/pypaimon_env.py; pinned in requirements-paimon.txt).

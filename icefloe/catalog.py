@@ -338,10 +338,14 @@ class Catalog:
             raise NoSuchNamespaceError(f"namespace {namespace} does not exist in "
                                        f"{self.warehouse or getattr(self._impl, 'uri', 'the catalog')}")
         tables = self.list_tables(namespace)
-        if tables and not cascade:
-            raise NamespaceNotEmptyError(f"namespace {namespace} holds {len(tables)} table(s) "
-                                         f"({', '.join(tables[:5])}{', ...' if len(tables) > 5 else ''}); "
+        views = self.list_views(namespace)
+        if (tables or views) and not cascade:
+            held = [f"{len(names)} {kind}(s) ({', '.join(names[:5])}{', ...' if len(names) > 5 else ''})"
+                    for kind, names in (("table", tables), ("view", views)) if names]
+            raise NamespaceNotEmptyError(f"namespace {namespace} holds {' and '.join(held)}; "
                                          "drop them first or use CASCADE")
+        for name in views:
+            self.drop_view(name)
         for name in tables:
             self.drop_table(name)
         remove = getattr(self._impl, "remove_namespace", None)    # a catalog that records namespaces
@@ -466,6 +470,57 @@ class Catalog:
             TableAlreadyExistsError: ``new_name`` exists.
         """
         self._impl.rename_table(name, new_name)
+
+    # ------------------------------------------------------------------ views (Iceberg's view spec)
+    def _views(self, what: str):
+        if self.format != "iceberg":
+            raise NotSupportedError(what, format=self.format, reason="icefloe's Paimon catalog has no views; "
+                                    "views are Iceberg's (a SQL or REST catalog)")
+        return self._impl
+
+    def view_exists(self, name: str) -> bool:
+        """Whether an Iceberg view ``"db.view"`` exists (always False where there are no views)."""
+        return self.format == "iceberg" and self._impl.view_exists(name)
+
+    def list_views(self, namespace: str) -> list[str]:
+        """The ``"db.view"`` names of a namespace's Iceberg views."""
+        return self._views("SHOW VIEWS").list_views(namespace) if self.format == "iceberg" else []
+
+    def load_view(self, name: str):
+        """A view's ``LoadedView`` (``name``, ``metadata_location``, ``metadata``: its ``ViewMetadata``).
+
+        Raises:
+            NoSuchViewError: there is no such view.
+        """
+        return self._views(f"view {name}").load_view(name)
+
+    def view_location(self, name: str) -> str:
+        return self._views(f"CREATE VIEW {name}").view_location(name)
+
+    def create_view(self, name: str, metadata):
+        """Create a view whose first metadata is ``metadata`` (``icefloe.iceberg.view_metadata``).
+
+        Raises:
+            ViewAlreadyExistsError: a view or a table has the name.
+            NotSupportedError: a directory catalog (views need a SQL or REST catalog).
+        """
+        return self._views(f"CREATE VIEW {name}").create_view(name, metadata)
+
+    def replace_view(self, name: str, updates: list, view_uuid: str):
+        """Commit view updates (``icefloe.iceberg.view_metadata``), if the view is still ``view_uuid``."""
+        return self._views(f"changing view {name}").replace_view(name, updates, view_uuid)
+
+    def commit_view(self, name: str, updates: list, requirements: list = ()):
+        """Commit view updates once the requirements (``AssertViewUuid``) hold (the REST commit)."""
+        return self._views(f"changing view {name}").commit_view(name, updates, requirements)
+
+    def drop_view(self, name: str) -> None:
+        """Drop a view (its metadata files stay)."""
+        self._views(f"DROP VIEW {name}").drop_view(name)
+
+    def rename_view(self, name: str, new_name: str) -> None:
+        """Rename a view."""
+        self._views(f"ALTER VIEW {name} RENAME").rename_view(name, new_name)
 
     def register_table(self, name: str, metadata_location: str):
         """Adopt an Iceberg table written elsewhere; nothing is copied.

@@ -18,6 +18,14 @@ class TableAlreadyExistsError(IcefloeError):
     pass
 
 
+class NoSuchViewError(NoSuchTableError):
+    """An Iceberg view that does not exist (a kind of ``NoSuchTableError``: Spark's names are shared)."""
+
+
+class ViewAlreadyExistsError(TableAlreadyExistsError):
+    """A view's name is taken, by a view or by a table (they share names)."""
+
+
 class UnsupportedFormatVersionError(IcefloeError):
     """An Iceberg table of a format version icefloe does not read or write (the metadata is
     fine; icefloe lacks the version's features)."""

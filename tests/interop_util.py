@@ -6,6 +6,9 @@ import os
 import threading
 import time
 
+import pytest
+
+from tools.jvm_runtime import newest_iceberg_version
 from tools.local_servers import free_port
 
 # The start of a snippet run in the JVM runtime's worker (``JvmRuntime.run``): ``t`` is the Iceberg
@@ -14,6 +17,16 @@ JVM_LOAD_TABLE = """
 jvm = spark._jvm
 t = jvm.org.apache.iceberg.hadoop.HadoopTables(spark._jsc.hadoopConfiguration()).load(location)
 """
+
+
+
+def iceberg_referees():
+    """The Java runtimes a v3 module runs against: the default referee in ``make test``, and the newest
+    pinned release (the v3 referee, another Spark session: ``make test-long``). A module-scoped ``jvm``
+    fixture with these params runs its Java tests once with each; ``request.param`` is the version."""
+    newest = newest_iceberg_version()
+    return [pytest.param(None, id="iceberg-default"),
+            pytest.param(newest, id=f"iceberg-{newest}", marks=pytest.mark.long)]
 
 
 def duckdb_connection():

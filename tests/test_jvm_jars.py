@@ -22,8 +22,9 @@ def fake_mvn(tmp_path, content: bytes):
         #!{sys.executable}
         import sys, pathlib
         args = dict(a[2:].split("=", 1) for a in sys.argv[1:] if a.startswith("-D") and "=" in a)
-        g, a, v = args["artifact"].split(":")
-        pathlib.Path(args["outputDirectory"], f"{{a}}-{{v}}.jar").write_bytes({content!r})
+        g, a, v, *rest = args["artifact"].split(":")       # group:artifact:version[:packaging:classifier]
+        suffix = f"-{{rest[1]}}" if len(rest) == 2 else ""
+        pathlib.Path(args["outputDirectory"], f"{{a}}-{{v}}{{suffix}}.jar").write_bytes({content!r})
         with open({str(tmp_path / "calls")!r}, "a") as log:
             log.write(args["artifact"] + "\\n")
         """))
@@ -38,11 +39,37 @@ def pins_file(tmp_path, sha):
 
 
 def test_pinned_file_names_both_runtimes():
-    pinned = maven_jars.pins()
-    assert pinned["iceberg-spark-runtime-3.5_2.12"].version.startswith("1.10.")
-    assert pinned["paimon-spark-3.5"].group == "org.apache.paimon"
-    assert pinned["paimon-bundle"].version.startswith("1.")       # the second Paimon referee, without Spark
-    assert all(len(j.sha256) == 64 for j in pinned.values())
+    assert maven_jars.pinned("iceberg-spark-runtime-3.5_2.12").version.startswith("1.10.")   # the default referee
+    assert maven_jars.pinned("iceberg-spark-runtime-3.5_2.12", "1.12.0").file_name == \
+        "iceberg-spark-runtime-3.5_2.12-1.12.0.jar"
+    assert maven_jars.pinned("paimon-spark-3.5").group == "org.apache.paimon"
+    assert maven_jars.pinned("paimon-bundle").version.startswith("1.")   # the second Paimon referee, without Spark
+    assert maven_jars.pinned("iceberg-core", classifier="tests").file_name == "iceberg-core-1.11.0-tests.jar"
+    assert all(len(j.sha256) == 64 for j in maven_jars.pins().values())
+
+
+def test_one_artifact_at_two_versions_and_a_classified_jar_each_keep_their_pin(tmp_path):
+    new, old, tests = b"PK new", b"PK old", b"PK tests"
+    pins = tmp_path / "jars.txt"
+    pins.write_text(f"com.example:thing:1.2 {hashlib.sha256(old).hexdigest()}\n"
+                    f"com.example:thing:2.0 {hashlib.sha256(new).hexdigest()}\n"
+                    f"com.example:thing:2.0:tests {hashlib.sha256(tests).hexdigest()}\n")
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    for name, content in (("thing-1.2.jar", old), ("thing-2.0.jar", new), ("thing-2.0-tests.jar", tests)):
+        (cache / name).write_bytes(content)
+    assert maven_jars.path("thing", cache, pins).read_bytes() == old          # the first pin is the default
+    assert maven_jars.path("thing", cache, pins, version="2.0").read_bytes() == new
+    assert maven_jars.path("thing", cache, pins, version="2.0", classifier="tests").read_bytes() == tests
+    with pytest.raises(maven_jars.JarError, match=r"thing 3.0 is not pinned.*pinned: 1.2, 2.0"):
+        maven_jars.path("thing", cache, pins, version="3.0")
+    # Maven is asked for the classified jar by its packaging and classifier
+    (cache / "thing-2.0-tests.jar").unlink()
+    maven_jars.fetch(cache, mvn=fake_mvn(tmp_path, tests), pins_file=pins)
+    assert (tmp_path / "calls").read_text() == "com.example:thing:2.0:jar:tests\n"
+    pins.write_text(pins.read_text() + f"com.example:thing:1.2 {'0' * 64}\n")
+    with pytest.raises(maven_jars.JarError, match="jars.txt:4: com.example:thing:1.2 is pinned twice"):
+        maven_jars.pins(pins)
 
 
 def test_fetch_keeps_a_jar_with_the_pinned_checksum_and_tests_read_it_without_maven(tmp_path):

@@ -63,9 +63,9 @@ def _check_env() -> None:
         raise JvmRuntimeUnavailable(f"{ENV_DIR} is missing or older than {REQUIREMENTS.name}: run `make jvm`")
 
 
-def _jar(artifact: str) -> Path:
+def _jar(artifact: str, version: str | None = None) -> Path:
     try:
-        return maven_jars.path(artifact)
+        return maven_jars.path(artifact, version=version)
     except maven_jars.JarError as e:
         raise JvmRuntimeUnavailable(str(e)) from None
 
@@ -101,24 +101,36 @@ ICEBERG_RUNTIME = "iceberg-spark-runtime-3.5_2.12"
 PAIMON_RUNTIME = "paimon-spark-3.5"
 
 
-def runtime_jars(engine: str = "iceberg") -> list[Path]:
-    """The jars a Spark 3.5 session needs for the engine: its runtime jar, checked against its pin."""
+def runtime_jars(engine: str = "iceberg", iceberg_version: str | None = None) -> list[Path]:
+    """The jars a Spark 3.5 session needs for the engine: its runtime jar, checked against its pin
+    (for Iceberg the default referee's, or ``iceberg_version``'s: another pinned release)."""
     if engine not in ("iceberg", "paimon"):
         raise ValueError(f"unknown JVM engine {engine!r} (iceberg or paimon)")
-    return [_jar(ICEBERG_RUNTIME if engine == "iceberg" else PAIMON_RUNTIME)]
+    if engine == "paimon":
+        if iceberg_version is not None:
+            raise ValueError(f"iceberg_version={iceberg_version!r} is for engine='iceberg', not {engine!r}")
+        return [_jar(PAIMON_RUNTIME)]
+    return [_jar(ICEBERG_RUNTIME, iceberg_version)]
+
+
+def newest_iceberg_version() -> str:
+    """The newest Iceberg runtime pinned in ``jvm-jars.txt`` (the referee for format v3)."""
+    versions = [j.version for j in maven_jars.pins().values() if j.artifact == ICEBERG_RUNTIME]
+    return max(versions, key=lambda v: tuple(int(p) for p in v.split(".")))
 
 
 class JvmRuntime:
     """A Spark 3.5 session with Apache Iceberg's runtime, in its own process, driven by requests.
 
     ``sql(text)`` returns the rows as lists of JSON values; ``run(code)`` executes Python with
-    ``spark`` in scope and returns the value the snippet assigns to ``result``.
+    ``spark`` in scope and returns the value the snippet assigns to ``result``. ``iceberg_version``
+    picks another pinned Iceberg runtime than the default referee (``newest_iceberg_version()``).
     """
 
     def __init__(self, warehouse: str | os.PathLike, conf: dict[str, str] | None = None,
-                 extra_jars: tuple[Path, ...] = (), engine: str = "iceberg"):
+                 extra_jars: tuple[Path, ...] = (), engine: str = "iceberg", iceberg_version: str | None = None):
         _check_env()
-        jars = ",".join(str(j) for j in [*runtime_jars(engine), *extra_jars])
+        jars = ",".join(str(j) for j in [*runtime_jars(engine, iceberg_version), *extra_jars])
         config = {"warehouse": str(warehouse), "jars": jars, "conf": conf or {}, "engine": engine}
         env = dict(os.environ)
         env.pop("PYTHONPATH", None)

@@ -60,7 +60,7 @@ def class_path() -> list[Path]:
 
 def helper_jar() -> Path:
     """The compiled referee program, one jar per version of its source and of the bundle."""
-    digest = hashlib.sha256(SOURCE.read_bytes() + maven_jars.pins()[BUNDLE].sha256.encode()).hexdigest()[:16]
+    digest = hashlib.sha256(SOURCE.read_bytes() + maven_jars.pinned(BUNDLE).sha256.encode()).hexdigest()[:16]
     target = maven_jars.cache_dir() / f"paimon-referee-{digest}.jar"
     if not target.exists():
         from icefloe.spark.javac import JavacError, compile_jar

@@ -16,12 +16,14 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from icefloe.core.types import (
+    BinaryType,
     DecimalType,
     IcebergType,
     ListType,
     MapType,
     NestedField,
     Schema,
+    StringType,
     StructType,
     VariantType,
 )
@@ -99,9 +101,9 @@ def _variant_part(variants: dict, path: str):
 
 
 def _truncate_lower(t: IcebergType, v: Any, n: int) -> Any:
-    if str(t) == "string" and isinstance(v, str):
+    if t == StringType() and isinstance(v, str):
         return v[:n]
-    if str(t) == "binary" and isinstance(v, (bytes, bytearray)):
+    if t == BinaryType() and isinstance(v, (bytes, bytearray)):
         return bytes(v[:n])
     return v
 

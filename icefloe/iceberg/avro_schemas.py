@@ -6,7 +6,10 @@ as the spec's Appendix A describes.
 """
 from __future__ import annotations
 
-from icefloe.core.types import DecimalType, FixedType, IcebergType, StructType, is_nanos
+from icefloe.core.types import (
+    BinaryType, BooleanType, DateType, DecimalType, DoubleType, FixedType, FloatType, IcebergType, IntegerType, LongType,
+    StringType, StructType, TimestampType, TimestamptzType, TimeType, UUIDType, is_micros, is_nanos,
+)
 
 
 def _opt(t):
@@ -26,23 +29,24 @@ def _int_map(field_id: int, name: str, key_id: int, value_id: int, value_type: s
     }
 
 
+# Iceberg's primitive types stored as the Avro primitive of the same meaning
+_AVRO_PRIMITIVES = {BooleanType(): "boolean", IntegerType(): "int", LongType(): "long", FloatType(): "float",
+                    DoubleType(): "double", StringType(): "string", BinaryType(): "bytes"}
+
+
 def avro_primitive(t: IcebergType, name_hint: str = "f") -> object:
-    s = str(t)
-    if s in ("boolean", "int", "long", "float", "double", "string", "bytes"):
-        return s
-    if s == "binary":
-        return "bytes"
-    if s == "date":
+    simple = _AVRO_PRIMITIVES.get(t)
+    if simple is not None:
+        return simple
+    if isinstance(t, DateType):
         return {"type": "int", "logicalType": "date"}
-    if s == "time":
+    if t == TimeType():
         return {"type": "long", "logicalType": "time-micros"}
-    if s == "timestamp":
-        return {"type": "long", "logicalType": "timestamp-micros", "adjust-to-utc": False}
-    if s == "timestamptz":
-        return {"type": "long", "logicalType": "timestamp-micros", "adjust-to-utc": True}
+    if is_micros(t) and isinstance(t, (TimestampType, TimestamptzType)):
+        return {"type": "long", "logicalType": "timestamp-micros", "adjust-to-utc": isinstance(t, TimestamptzType)}
     if is_nanos(t):
-        return {"type": "long", "logicalType": "timestamp-nanos", "adjust-to-utc": s == "timestamptz_ns"}
-    if s == "uuid":
+        return {"type": "long", "logicalType": "timestamp-nanos", "adjust-to-utc": isinstance(t, TimestamptzType)}
+    if isinstance(t, UUIDType):
         return {"type": "fixed", "size": 16, "name": f"uuid_fixed_{name_hint}", "logicalType": "uuid"}
     if isinstance(t, FixedType):
         return {"type": "fixed", "size": t.length, "name": f"fixed_{name_hint}"}

@@ -28,6 +28,8 @@ from icefloe.errors import (  # noqa: F401 - defined in icefloe.errors, importab
     IcefloeError,
     NoSuchNamespaceError,
     NoSuchTableError,
+    NoSuchViewError,
+    NotSupportedError,
     RenameNotSupportedError,
     ReplaceNotSupportedError,
     TableAlreadyExistsError,
@@ -45,6 +47,7 @@ from icefloe.iceberg.schema_update import assign_fresh_ids, schema_updates, with
 from icefloe.iceberg.sort_order import with_sort_order
 from icefloe.iceberg.table import BaseTable
 from icefloe.iceberg.transaction import Transaction
+from icefloe.iceberg.view_store import VIEWS_NEED_A_CATALOG
 from icefloe.iceberg.table_metadata import MAIN_BRANCH, TableMetadata, new_table_metadata, now_ms
 
 RENAME_NOT_SUPPORTED = (
@@ -205,6 +208,37 @@ class HadoopCatalog:
                 self.io.delete(f.file_path)
             raise
         return self.table_type(name, ops)
+
+    # ------------------------------------------------------------------ views
+    def view_exists(self, name: str) -> bool:
+        return False
+
+    def list_views(self, namespace: str) -> list[str]:
+        return []
+
+    def load_view(self, name: str):
+        raise NoSuchViewError(f"view {name} does not exist ({VIEWS_NEED_A_CATALOG})")
+
+    def _no_views(self, what: str, *_args, **_kwargs):
+        raise NotSupportedError(what, reason=VIEWS_NEED_A_CATALOG)
+
+    def create_view(self, name: str, *args, **kwargs):
+        self._no_views(f"CREATE VIEW {name}")
+
+    def commit_view(self, name: str, *args, **kwargs):
+        self._no_views(f"changing view {name}")
+
+    def replace_view(self, name: str, *args, **kwargs):
+        self._no_views(f"changing view {name}")
+
+    def drop_view(self, name: str) -> None:
+        self._no_views(f"DROP VIEW {name}")
+
+    def rename_view(self, name: str, new_name: str) -> None:
+        self._no_views(f"renaming view {name}")
+
+    def view_location(self, name: str) -> str:
+        return self._no_views(f"CREATE VIEW {name}")
 
     atomic_multi_table = False
 

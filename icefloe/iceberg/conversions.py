@@ -17,7 +17,10 @@ import struct
 import uuid as _uuid
 from typing import Any
 
-from icefloe.core.types import DecimalType, IcebergType, is_nanos
+from icefloe.core.types import (
+    BinaryType, BooleanType, DateType, DecimalType, DoubleType, FixedType, FloatType, IcebergType, IntegerType,
+    LongType, StringType, TimestamptzType, TimeType, UUIDType, is_floating, is_micros, is_nanos,
+)
 
 # values in their internal form are shared with Paimon (core.values), importable from here too
 from icefloe.core.values import (  # noqa: E402,F401
@@ -27,22 +30,21 @@ from icefloe.core.values import (  # noqa: E402,F401
 
 
 def to_bytes(t: IcebergType, value: Any) -> bytes:
-    s = str(t)
-    if s == "boolean":
+    if isinstance(t, BooleanType):
         return b"\x01" if value else b"\x00"
-    if s in ("int", "date"):
+    if isinstance(t, (IntegerType, DateType)):
         return struct.pack("<i", value)
-    if s in ("long", "time", "timestamp", "timestamptz"):
+    if isinstance(t, LongType) or is_micros(t):
         return struct.pack("<q", value)
     if is_nanos(t):
         return struct.pack("<q", to_nanos(value))
-    if s == "float":
+    if isinstance(t, FloatType):
         return struct.pack("<f", value)
-    if s == "double":
+    if isinstance(t, DoubleType):
         return struct.pack("<d", value)
-    if s == "string":
+    if isinstance(t, StringType):
         return value.encode("utf-8")
-    if s == "uuid":
+    if isinstance(t, UUIDType):
         if isinstance(value, str):
             value = _uuid.UUID(value)
         return value.bytes if isinstance(value, _uuid.UUID) else bytes(value)
@@ -53,21 +55,20 @@ def to_bytes(t: IcebergType, value: Any) -> bytes:
 
 
 def from_bytes(t: IcebergType, data: bytes) -> Any:
-    s = str(t)
-    if s == "boolean":
+    if isinstance(t, BooleanType):
         return data != b"\x00"
-    if s in ("int", "date"):
+    if isinstance(t, (IntegerType, DateType)):
         return struct.unpack("<i", data)[0]
-    if s in ("long", "time", "timestamp", "timestamptz", "timestamp_ns", "timestamptz_ns"):
+    if isinstance(t, LongType) or is_micros(t) or is_nanos(t):
         # Spec: a long bound may be stored as 4 bytes when promoted from int.
         return struct.unpack("<q", data)[0] if len(data) == 8 else struct.unpack("<i", data)[0]
-    if s == "float":
+    if isinstance(t, FloatType):
         return struct.unpack("<f", data)[0]
-    if s == "double":
+    if isinstance(t, DoubleType):
         return struct.unpack("<d", data)[0] if len(data) == 8 else struct.unpack("<f", data)[0]
-    if s == "string":
+    if isinstance(t, StringType):
         return data.decode("utf-8")
-    if s == "uuid":
+    if isinstance(t, UUIDType):
         return _uuid.UUID(bytes=bytes(data))
     if isinstance(t, DecimalType):
         return from_unscaled(int.from_bytes(data, "big", signed=True), t.scale)
@@ -88,24 +89,21 @@ def human_string(t: IcebergType, value: Any) -> str:
     """The spec's human-readable form of a value, used in partition paths."""
     if value is None:
         return "null"
-    s = str(t)
-    if s == "date":
+    if isinstance(t, DateType):
         return days_to_date(value).isoformat()
-    if s == "timestamp":
-        return micros_to_datetime(value).isoformat(timespec="microseconds")
-    if s == "timestamptz":
-        return micros_to_datetime(value, utc=True).isoformat(timespec="microseconds")
     if is_nanos(t):
         text = nanos_to_datetime(value).isoformat(timespec="seconds") + f".{value % 1_000_000_000:09d}"
-        return text + ("+00:00" if s == "timestamptz_ns" else "")
-    if s == "time":
+        return text + ("+00:00" if isinstance(t, TimestamptzType) else "")
+    if is_micros(t) and isinstance(t, TimeType):
         return (_dt.datetime.min + _dt.timedelta(microseconds=value)).time().isoformat()
-    if s in ("binary",) or s.startswith("fixed"):
+    if is_micros(t):
+        return micros_to_datetime(value, utc=isinstance(t, TimestamptzType)).isoformat(timespec="microseconds")
+    if isinstance(t, (BinaryType, FixedType)):
         import base64
 
         return base64.b64encode(bytes(value)).decode()
-    if s == "boolean":
+    if isinstance(t, BooleanType):
         return "true" if value else "false"
-    if s in ("float", "double") and isinstance(value, float) and math.isnan(value):
+    if is_floating(t) and isinstance(value, float) and math.isnan(value):
         return "NaN"
     return str(value)

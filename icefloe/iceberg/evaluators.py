@@ -27,8 +27,10 @@ from icefloe.core.expressions import (
     In, IsNaN, IsNull, LessThan, LessThanOrEqual, Not, NotEqualTo, NotIn, NotNaN, NotNull,
     NotStartsWith, Or, Predicate, StartsWith, Unknown, and_, or_,
 )
-from icefloe.core.types import DecimalType, IcebergType, Schema, StructType
-from icefloe.core.types.model import is_floating
+from icefloe.core.types import (
+    DateType, DecimalType, IcebergType, IntegerType, LongType, Schema, StructType, is_floating, is_integral, is_micros,
+    is_nanos, is_plain_string,
+)
 from icefloe.iceberg import conversions
 from icefloe.iceberg.partitioning import PartitionField, PartitionSpec
 from icefloe.iceberg.transforms import (
@@ -199,15 +201,14 @@ class MetricsEvaluator:
 
 def _bound_reader(t: IcebergType):
     """A function from a stored bound of type ``t`` to its value (None where it cannot be read)."""
-    s = str(t)
-    if s in ("long", "time", "timestamp", "timestamptz", "timestamp_ns", "timestamptz_ns"):
+    if isinstance(t, LongType) or is_micros(t) or is_nanos(t):
         def read_long(data):   # 8 bytes, or 4 where the column was promoted from int
             if data is None:
                 return None
             n = len(data)
             return int.from_bytes(data, "little", signed=True) if n in (4, 8) else None
         return read_long
-    if s in ("int", "date"):
+    if isinstance(t, (IntegerType, DateType)):
         return lambda data: int.from_bytes(data, "little", signed=True) if data is not None and len(data) == 4 \
             else None
     return lambda data: _decode(t, data)
@@ -266,8 +267,7 @@ def project_inclusive(bound_expr: Expr, spec: PartitionSpec, schema: Schema) -> 
 
 def _step(t: IcebergType, v: Any, direction: int) -> Any:
     """The next representable value above (+1) or below (-1) ``v`` for discrete types."""
-    s = str(t)
-    if s in ("int", "long", "date", "time", "timestamp", "timestamptz"):
+    if is_integral(t) or isinstance(t, DateType) or is_micros(t):
         return v + direction
     if isinstance(t, DecimalType):
         return v + direction * decimal.Decimal(1).scaleb(-t.scale)
@@ -293,7 +293,6 @@ def _project_predicate(p: Predicate, pf: PartitionField, source: IcebergType) ->
     monotone = isinstance(tr, (TruncateTransform, YearTransform, MonthTransform, DayTransform, HourTransform))
     if not monotone:
         return AlwaysTrue()
-    s = str(source)
     if isinstance(p, EqualTo):
         return EqualTo(pref, apply(p.literal))
     if isinstance(p, In):
@@ -313,7 +312,7 @@ def _project_predicate(p: Predicate, pf: PartitionField, source: IcebergType) ->
             if nxt is not None:
                 v = nxt
         return GreaterThanOrEqual(pref, apply(v))
-    if isinstance(tr, TruncateTransform) and s == "string":
+    if isinstance(tr, TruncateTransform) and is_plain_string(source):
         w = tr.width
         if isinstance(p, StartsWith):
             prefix = p.literal

@@ -15,7 +15,10 @@ import decimal
 from typing import Optional, Sequence
 from urllib.parse import unquote
 
-from icefloe.core.types import DecimalType, IcebergType, IntegerType, LongType, Schema, StringType
+from icefloe.core.types import (
+    BooleanType, DateType, DecimalType, IcebergType, IntegerType, LongType, Schema, StringType, TimestampType,
+    TimestamptzType, is_floating, is_integral, is_plain_string,
+)
 from icefloe.core.values import to_internal
 from icefloe.errors import MigrationError, SchemaError
 from icefloe.iceberg.arrow_writer import data_file_from_metrics
@@ -62,27 +65,26 @@ def parse_partition_value(t: IcebergType, raw: Optional[str]):
     """A partition directory's value text as the internal value of a column of type ``t``."""
     if raw is None or raw == HIVE_NULL:
         return None
-    s = str(t)
     try:
-        if s in ("int", "long"):
+        if is_integral(t):
             return int(raw)
-        if s in ("float", "double"):
+        if is_floating(t):
             return float(raw)
-        if s == "boolean":
+        if isinstance(t, BooleanType):
             if raw.lower() not in ("true", "false"):
                 raise ValueError(raw)
             return raw.lower() == "true"
         if isinstance(t, DecimalType):
             return to_internal(t, decimal.Decimal(raw))
-        if s == "date":
+        if isinstance(t, DateType):
             return to_internal(t, _dt.date.fromisoformat(raw))
-        if s in ("timestamp", "timestamptz"):
+        if t in (TimestampType(), TimestamptzType()):
             return to_internal(t, _dt.datetime.fromisoformat(raw))
-        if s == "string":
+        if is_plain_string(t):
             return raw
     except (ValueError, decimal.InvalidOperation):
-        raise MigrationError(f"partition value {raw!r} is not a {s}") from None
-    raise MigrationError(f"partition columns of type {s} cannot be read from directory names")
+        raise MigrationError(f"partition value {raw!r} is not a {t}") from None
+    raise MigrationError(f"partition columns of type {t} cannot be read from directory names")
 
 
 def check_spec_for_import(spec: PartitionSpec, schema: Schema, keys: Sequence[str], table: str) -> None:

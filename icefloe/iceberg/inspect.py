@@ -21,7 +21,10 @@ from typing import Any, Optional
 
 import pyarrow as pa
 
-from icefloe.core.types import DecimalType, IcebergType, NestedField, StructType, is_nanos
+from icefloe.core.types import (
+    BinaryType, DateType, DecimalType, FixedType, IcebergType, NestedField, StructType, TimestampType, TimestamptzType,
+    UUIDType, is_micros, is_nanos,
+)
 from icefloe.iceberg import conversions
 from icefloe.iceberg.manifest import DATA, DELETED, EQUALITY_DELETES, POSITION_DELETES
 from icefloe.iceberg.puffin import vector_positions
@@ -44,21 +47,18 @@ def spark_value(t: IcebergType, v: Any) -> Any:
     """An internal value as the Python value Spark expects for ``to_spark_type(t)``."""
     if v is None:
         return None
-    s = str(t)
     try:
-        if s == "date":
+        if isinstance(t, DateType):
             return conversions.days_to_date(v)
-        if s == "timestamptz":
-            return conversions.micros_to_datetime(v, utc=True)
-        if s == "timestamp":
-            return conversions.micros_to_datetime(v)
+        if is_micros(t) and isinstance(t, (TimestampType, TimestamptzType)):
+            return conversions.micros_to_datetime(v, utc=isinstance(t, TimestamptzType))
         if is_nanos(t):       # Spark holds microseconds
-            return conversions.nanos_to_datetime(v, utc=s == "timestamptz_ns")
+            return conversions.nanos_to_datetime(v, utc=isinstance(t, TimestamptzType))
     except OverflowError:  # outside Python's years 1..9999
         return None
-    if s == "uuid":
+    if isinstance(t, UUIDType):
         return str(v if isinstance(v, _uuid.UUID) else _uuid.UUID(bytes=bytes(v)))
-    if s == "binary" or s.startswith("fixed"):
+    if t == BinaryType() or isinstance(t, FixedType):
         return bytearray(v)
     return v
 

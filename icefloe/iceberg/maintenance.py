@@ -252,8 +252,13 @@ def _hidden(path: str, roots: list) -> bool:
     return any(p.startswith((".", "_")) and "=" not in p for p in parts)
 
 
-def remove_orphan_files(ops: TableOperations, older_than=None, dry_run: bool = False) -> list[str]:
+def remove_orphan_files(ops: TableOperations, older_than=None, dry_run: bool = False,
+                        location: Optional[str] = None, listing: Optional[list] = None) -> list[str]:
     """Delete files under the table location that no metadata refers to; returns them sorted.
+
+    ``location``: only the files under this directory of the table's location. ``listing``: the
+    files to consider, ``(path, modification time in epoch ms)`` each, in place of listing the
+    directories (Iceberg's ``file_list_view``); a path outside the table's location is refused.
 
     Files modified after ``older_than`` (default: 3 days ago) are never touched: a
     commit in progress writes its files before the metadata that refers to them.
@@ -269,13 +274,26 @@ def remove_orphan_files(ops: TableOperations, older_than=None, dry_run: bool = F
     cutoff = _ms(older_than) if older_than is not None else now_ms() - ORPHAN_MIN_AGE_MS
     roots = [deletion_root(ops, meta)]
     check_table_alone(ops, meta)        # another table's files would all look like orphans
+    if location is not None:
+        if _norm(location) not in roots and inside_any(_norm(location), roots) is None:
+            raise ValueError(f"location {location} is not inside the table's location {roots[0]}")
+        roots = [_norm(location)]
     listed = []
-    for root in roots:
+    mtimes: dict = {}
+    if listing is not None:
+        for path, mtime in listing:
+            if inside_any(_norm(path), roots) is None:
+                raise ValueError(f"listed file {path} is not inside {roots[0]}: only the table's files are "
+                                 f"considered")
+            mtimes[_norm(path)] = int(mtime)
+        listed = list(mtimes)
+    for root in roots if listing is None else ():
         if any(root != r and root.startswith(r + os.sep) for r in roots):
             continue  # nested in another root: listed with it
         listed.extend(_norm(p) for p in io.walk_files(root))
     own_metadata = _norm(ops.metadata_dir) + os.sep
-    candidates = sorted({p for p in listed if not _hidden(p, roots) and io.mtime_ms(p) < cutoff
+    candidates = sorted({p for p in listed if not _hidden(p, roots)
+                         and (mtimes[p] if p in mtimes else io.mtime_ms(p)) < cutoff
                          # another catalog's metadata files (a registered table) are its business
                          and (p.startswith(own_metadata) or not p.endswith(".metadata.json"))})
     if not candidates:

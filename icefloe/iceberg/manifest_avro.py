@@ -19,7 +19,7 @@ import fastavro
 
 from icefloe.core.avro import as_records
 from icefloe.core.io import FileIO
-from icefloe.core.types import Schema, StructType, UUIDType
+from icefloe.core.types import BooleanType, IntegerType, LongType, Schema, StringType, StructType, UUIDType
 from icefloe.errors import CorruptMetadataError
 from icefloe.iceberg import conversions
 from icefloe.iceberg.avro_schemas import avro_name, manifest_entry_schema
@@ -329,7 +329,7 @@ class EncodedFile:
 
 
 # partition types whose raw Avro value (as fastavro decodes it) is already the internal value
-_IDENTITY_PARTITION_TYPES = frozenset({"int", "long", "string", "boolean"})
+_IDENTITY_PARTITION_TYPES = frozenset({IntegerType(), LongType(), StringType(), BooleanType()})
 
 
 def read_manifest_entries(io_: FileIO, path: str, partition_type: StructType, spec_id: int,
@@ -371,7 +371,7 @@ def read_kept_entries(io_: FileIO, path: str, partition_type: StructType, spec_i
     ps = dec.partition_schema
     if isinstance(ps, dict):
         wnames = {f["name"] for f in ps.get("fields", [])}
-    simple = all(str(f.field_type) in _IDENTITY_PARTITION_TYPES for f in pfields)
+    simple = all(f.field_type in _IDENTITY_PARTITION_TYPES for f in pfields)
     keys = tuple(avro_name(f.name) if avro_name(f.name) in wnames else f.name for f in pfields)
     converted: dict = {}        # a manifest's files share few partitions: each converted once
 

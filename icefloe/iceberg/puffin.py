@@ -137,3 +137,25 @@ def vector_positions(io: FileIO, dv, where: Optional[str] = None) -> BitMap64:
         raise CorruptDataFileError(where or dv.file_path, "deletion vector entry lacks content_offset or "
                                    "content_size_in_bytes")
     return read_vector(io, dv.file_path, dv.content_offset, dv.content_size_in_bytes)
+
+
+def write_statistics_file(io: FileIO, path: str, blobs: list, created_by: str = "icefloe") -> dict:
+    """A Puffin file of statistics blobs, each ``(type, field ids, snapshot id, sequence number,
+    bytes, properties)``, stored uncompressed; returns the table metadata's statistics entry
+    (spec, "Table Statistics") for it."""
+    parts = [MAGIC]
+    offset = len(MAGIC)
+    written = []
+    for blob_type, fields, snapshot_id, sequence_number, data, properties in blobs:
+        written.append(BlobMetadata(blob_type, list(fields), snapshot_id, sequence_number, offset, len(data),
+                                    dict(properties)))
+        parts.append(data)
+        offset += len(data)
+    payload = json.dumps({"blobs": [b.to_json() for b in written], "properties": {"created-by": created_by}},
+                         separators=(",", ":")).encode("utf-8")
+    footer = MAGIC + payload + struct.pack("<i", len(payload)) + b"\0\0\0\0" + MAGIC
+    io.write_bytes(path, b"".join(parts) + footer, overwrite=False)
+    return {"snapshot-id": written[0].snapshot_id if written else None, "statistics-path": path,
+            "file-size-in-bytes": offset + len(footer), "file-footer-size-in-bytes": len(footer),
+            "blob-metadata": [{"type": b.type, "snapshot-id": b.snapshot_id, "sequence-number": b.sequence_number,
+                               "fields": b.fields, "properties": b.properties} for b in written]}

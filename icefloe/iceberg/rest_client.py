@@ -18,16 +18,18 @@ from icefloe.core.io import FileIO, LOCAL
 from icefloe.core.names import check_name_part, split_name
 from icefloe.errors import (
     IcefloeError, NamespaceAlreadyExistsError, NamespaceNotEmptyError, NoSuchNamespaceError, NoSuchTableError,
-    TableAlreadyExistsError, VersionConflict,
+    NoSuchViewError, TableAlreadyExistsError, VersionConflict,
     RestCatalogError, NotAuthorizedError, ForbiddenError,
 )
 from icefloe.iceberg.operations import Changes, Committed
 from icefloe.iceberg.schema import schema_to_json
 from icefloe.iceberg.table import BaseTable
 from icefloe.iceberg.table_metadata import TableMetadata
+from icefloe.iceberg.view_metadata import AssertViewUuid, ViewMetadata
+from icefloe.iceberg.view_store import LoadedView
 
 
-_ERRORS = {"NoSuchTableException": NoSuchTableError, "NoSuchNamespaceException": NoSuchNamespaceError,
+_ERRORS = {"NoSuchViewException": NoSuchViewError, "NoSuchTableException": NoSuchTableError, "NoSuchNamespaceException": NoSuchNamespaceError,
            "NamespaceNotEmptyException": NamespaceNotEmptyError, "CommitFailedException": VersionConflict,
            "AlreadyExistsException": TableAlreadyExistsError}
 _BY_STATUS = {401: NotAuthorizedError, 403: ForbiddenError}
@@ -103,7 +105,9 @@ class _Http:
         err = doc.get("error") if isinstance(doc, dict) else None
         if not isinstance(err, dict):
             if r.status_code == 404 and method == "HEAD":      # HEAD answers carry no body
-                raise (NoSuchTableError if "/tables/" in path else NoSuchNamespaceError)(f"{path} does not exist")
+                kind = NoSuchTableError if "/tables/" in path else NoSuchViewError if "/views/" in path \
+                    else NoSuchNamespaceError
+                raise kind(f"{path} does not exist")
             raise RestCatalogError(f"{self.base} is not an Iceberg REST catalog: {method} {path} answered "
                                    f"{_not_rest(r)}")
         kind, msg = str(err.get("type") or ""), str(err.get("message") or "(no message)")
@@ -298,3 +302,56 @@ class RestCatalog:
     def list_tables(self, namespace: str) -> list[str]:
         ids = self.http.call("GET", f"/v1/namespaces/{namespace}/tables")["identifiers"]
         return sorted(f"{i['namespace'][0]}.{i['name']}" for i in ids)
+
+    # ------------------------------------------------------------------ views (the spec's /views routes)
+    def _view_path(self, name: str) -> str:
+        db, view = split_name(name)
+        return f"/v1/namespaces/{db}/views/{view}"
+
+    def _loaded_view(self, name: str, res: dict) -> LoadedView:
+        return LoadedView(name, res["metadata-location"], ViewMetadata.from_json(res["metadata"],
+                                                                                  res["metadata-location"]))
+
+    def list_views(self, namespace: str) -> list[str]:
+        ids = self.http.call("GET", f"/v1/namespaces/{namespace}/views")["identifiers"]
+        return sorted(f"{i['namespace'][0]}.{i['name']}" for i in ids)
+
+    def view_exists(self, name: str) -> bool:
+        try:
+            self.http.call("HEAD", self._view_path(name), ok=(200, 204))
+            return True
+        except (NoSuchViewError, NoSuchNamespaceError):
+            return False
+
+    def view_location(self, name: str) -> str:
+        """The server places a new view (the location a create sends is none)."""
+        return f"{self.warehouse}/{'/'.join(split_name(name))}" if self.warehouse else f"rest:{name}"
+
+    def load_view(self, name: str) -> LoadedView:
+        return self._loaded_view(name, self.http.call("GET", self._view_path(name)))
+
+    def create_view(self, name: str, meta: ViewMetadata) -> LoadedView:
+        db, view = split_name(name)
+        version = meta.current_version
+        res = self.http.call("POST", f"/v1/namespaces/{db}/views", {
+            "name": view, "schema": schema_to_json(meta.schema), "view-version": version.to_json(),
+            "properties": dict(meta.properties)})
+        return self._loaded_view(name, res)
+
+    def commit_view(self, name: str, updates: list, requirements: list = ()) -> LoadedView:
+        db, view = split_name(name)
+        res = self.http.call("POST", self._view_path(name), {
+            "identifier": {"namespace": [db], "name": view},
+            "requirements": [r.to_json() for r in requirements], "updates": [u.to_json() for u in updates]})
+        return self._loaded_view(name, res)
+
+    def replace_view(self, name: str, updates: list, view_uuid: str) -> LoadedView:
+        return self.commit_view(name, updates, [AssertViewUuid(view_uuid)])
+
+    def drop_view(self, name: str) -> None:
+        self.http.call("DELETE", self._view_path(name), ok=(200, 204))
+
+    def rename_view(self, name: str, new_name: str) -> None:
+        (a, b), (c, d) = split_name(name), split_name(new_name)
+        self.http.call("POST", "/v1/views/rename", {"source": {"namespace": [a], "name": b},
+                                                    "destination": {"namespace": [c], "name": d}}, ok=(200, 204))

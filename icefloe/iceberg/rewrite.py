@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Iterable, Optional
+from typing import Iterable, Optional, Sequence
 
 from icefloe.iceberg.manifest import DATA, DELETED, DataFile, as_existing
 from icefloe.iceberg.manifest_list import ManifestFile
@@ -160,9 +160,21 @@ class RewriteManifests(SnapshotProducer):
 
     operation = REPLACE
 
-    def __init__(self, summary_extra: Optional[dict] = None, spec_id: Optional[int] = None):
+    def __init__(self, summary_extra: Optional[dict] = None, spec_id: Optional[int] = None,
+                 sort_by: Optional[Sequence[str]] = None):
         super().__init__(summary_extra=summary_extra)
         self.spec_id = spec_id
+        self.sort_by = list(sort_by) if sort_by else []
+
+    def _order(self, spec) -> list:
+        """Positions in ``spec``'s partition tuple of the fields ``sort_by`` names (Iceberg's
+        ``sortBy``: the rewritten manifests are clustered by them first)."""
+        names = [f.name for f in spec.fields]
+        unknown = [n for n in self.sort_by if n not in names]
+        if unknown:
+            raise ValueError(f"rewrite_manifests sort_by: partition spec {spec.spec_id} has no field "
+                             f"{', '.join(unknown)}; its fields are {', '.join(names) or 'none'}")
+        return [names.index(n) for n in self.sort_by]
 
     def apply(self, pending: PendingSnapshot) -> tuple[list[ManifestFile], dict]:
         target = target_manifest_size(pending.base.properties)
@@ -183,8 +195,11 @@ class RewriteManifests(SnapshotProducer):
             sizes[key] = max(sizes.get(key, 0), per_entry)
         out: list[ManifestFile] = []
         processed = 0
+        orders = {key: self._order(pending.base.spec_by_id(key[0])) for key in groups}   # checked before writing
         for (spec_id, content), entries in sorted(groups.items()):
-            entries.sort(key=lambda e: (repr(e.data_file.partition), e.data_file.file_path))
+            first = orders[(spec_id, content)]
+            entries.sort(key=lambda e: (repr(tuple(e.data_file.partition[i] for i in first)),
+                                        repr(e.data_file.partition), e.data_file.file_path))
             per_file = max(1, int(target / max(sizes[(spec_id, content)], 1.0)))
             for i in range(0, len(entries), per_file):
                 chunk = entries[i:i + per_file]

@@ -340,7 +340,7 @@ def assign_fresh_ids(schema: Schema, base: Schema, next_id: Callable[[], int]) -
     def fresh(t: IcebergType, path: tuple) -> IcebergType:
         if isinstance(t, StructType):
             ids = [reuse(path + (f.name,), f.field_type) for f in t.fields]
-            return StructType([NestedField(i, f.name, fresh(f.field_type, path + (f.name,)), f.required, f.doc)
+            return StructType([replace(f, field_id=i, field_type=fresh(f.field_type, path + (f.name,)))
                                for i, f in zip(ids, t.fields)])
         if isinstance(t, ListType):
             e = reuse(path + ("element",), t.element_type)
@@ -353,7 +353,25 @@ def assign_fresh_ids(schema: Schema, base: Schema, next_id: Callable[[], int]) -
 
     struct = fresh(schema.struct, ())
     assert isinstance(struct, StructType)     # a struct is renumbered into a struct
-    return Schema(struct.fields, schema_id=schema.schema_id)
+    ids = _renumbering(schema.struct, struct)
+    return Schema(struct.fields, schema_id=schema.schema_id,
+                  identifier_field_ids=[ids[i] for i in schema.identifier_field_ids])
+
+
+def _renumbering(old: StructType, new: StructType) -> dict[int, int]:
+    """Old field id -> new field id of two structs with the same paths."""
+    by_path = dict(_id_paths(new, ()))
+    return {fid: by_path[path] for path, fid in _id_paths(old, ())}
+
+
+def renumber_new_table(schema: Schema) -> tuple[Schema, dict[int, int]]:
+    """The schema of a table being created, its field ids assigned afresh from 1 (a struct's fields
+    first, then what they hold, level by level, the order of Java's ``TypeUtil.assignFreshIds``,
+    which Java's catalogs apply to every new table), and the old id -> new id map that the
+    partition spec's and sort order's source ids go through."""
+    counter = iter(range(1, 1 << 31))
+    fresh = assign_fresh_ids(schema, Schema([]), lambda: next(counter))
+    return fresh, _renumbering(schema.struct, fresh.struct)
 
 
 def _same_kind(old: IcebergType, new: IcebergType) -> bool:

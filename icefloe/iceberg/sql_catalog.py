@@ -27,8 +27,8 @@ from icefloe.core.io import FileAlreadyExistsError, FileIO, is_remote
 from icefloe.core.names import check_name_part, split_name
 from icefloe.core.redact import redact
 from icefloe.errors import (
-    NamespaceAlreadyExistsError, NoSuchNamespaceError, NoSuchTableError,
-    TableAlreadyExistsError, VersionConflict,
+    NamespaceAlreadyExistsError, NoSuchNamespaceError, NoSuchTableError, NoSuchViewError, NotSupportedError,
+    TableAlreadyExistsError, VersionConflict, ViewAlreadyExistsError,
     CatalogDatabaseError,
 )
 from icefloe.iceberg.catalog import HadoopCatalog, read_registered_metadata
@@ -36,9 +36,11 @@ from icefloe.iceberg.locations import check_no_overlap, check_table_alone, norma
 from icefloe.iceberg.maintenance import purge_table_files
 from icefloe.iceberg.operations import SwapCommits, apply_commit
 from icefloe.iceberg.table_metadata import TableMetadata, with_metadata_log
+from icefloe.iceberg.view_metadata import AssertViewUuid, ViewMetadata, apply_view_updates
+from icefloe.iceberg.view_store import LoadedView, read_view_metadata, view_version_of, write_view_metadata
 
 TABLES, NAMESPACES = "iceberg_tables", "iceberg_namespace_properties"
-TABLE_TYPE = "TABLE"
+TABLE_TYPE, VIEW_TYPE = "TABLE", "VIEW"
 _NAME_RE = re.compile(r"^(\d+)-[0-9a-fA-F-]{36}\.metadata\.json$")
 _V_RE = re.compile(r"^v(\d+)\.metadata\.json$")
 
@@ -254,7 +256,11 @@ class SqlCatalog(HadoopCatalog):
 
     def check_new_location(self, name: str, location: str) -> None:
         """``LocationError`` when a new table's directory overlaps a table the catalog has (one
-        registered from files inside the warehouse)."""
+        registered from files inside the warehouse); ``TableAlreadyExistsError`` when a view has
+        the name (tables and views share names)."""
+        if self.view_exists(name):
+            raise TableAlreadyExistsError(f"cannot create table {name}: a view of that name exists (a table and "
+                                          "a view cannot share a name)")
         check_no_overlap(location, self.other_table_locations(name), f"table location of {name}")
 
     def other_table_locations(self, name: Optional[str] = None) -> list[str]:
@@ -444,3 +450,142 @@ class SqlCatalog(HadoopCatalog):
             raise TableAlreadyExistsError(f"table {new_name} already exists") from None
         if done != 1:
             raise NoSuchTableError(f"table {name} does not exist")
+
+    # ------------------------------------------------------------------ views
+    # Rows of iceberg_tables with iceberg_type = 'VIEW', as Iceberg's JdbcCatalog keeps them (its
+    # schema V1); a database of the older schema (no iceberg_type column) has no views.
+    def _need_views(self) -> None:
+        if not self.db.typed:
+            raise NotSupportedError("views", reason=f"the catalog database {redact(self.uri)} has Iceberg's older "
+                                    "JDBC schema without the iceberg_type column; views need schema V1")
+
+    def _view_where(self, name: str):
+        db, tbl = split_name(name)
+        c = self.db.tables.c
+        return ((c.catalog_name == self.catalog_name) & (c.table_namespace == db) & (c.table_name == tbl)
+                & (c.iceberg_type == VIEW_TYPE))
+
+    def _view_location(self, name: str):
+        import sqlalchemy as sa
+
+        if not self.db.typed:
+            return None
+        with self.db.engine.connect() as conn:
+            row = conn.execute(sa.select(self.db.tables.c.metadata_location).where(self._view_where(name))).first()
+        return row[0] if row else None
+
+    def view_exists(self, name: str) -> bool:
+        return self._view_location(name) is not None
+
+    def view_location(self, name: str) -> str:
+        """Where a new view's files go: the directory a table of that name would have."""
+        return self.table_location(name)
+
+    def list_views(self, namespace: str) -> list[str]:
+        import sqlalchemy as sa
+
+        if not self.namespace_exists(namespace):
+            raise NoSuchNamespaceError(f"namespace {namespace} does not exist in catalog {self.catalog_name!r}")
+        if not self.db.typed:
+            return []
+        c = self.db.tables.c
+        with self.db.engine.connect() as conn:
+            rows = conn.execute(sa.select(c.table_name).where(
+                (c.catalog_name == self.catalog_name) & (c.table_namespace == namespace)
+                & (c.iceberg_type == VIEW_TYPE))).fetchall()
+        return sorted(f"{namespace}.{r[0]}" for r in rows)
+
+    def load_view(self, name: str) -> LoadedView:
+        path = self._view_location(name)
+        if path is None:
+            raise NoSuchViewError(f"view {name} does not exist in catalog {self.catalog_name!r}")
+        try:
+            return LoadedView(name, path, read_view_metadata(self.io, path))
+        except FileNotFoundError:
+            raise NoSuchViewError(f"view {name}: its metadata file {path} is missing") from None
+
+    def create_view(self, name: str, meta: ViewMetadata) -> LoadedView:
+        """Register a new view whose first metadata is ``meta`` (``ViewAlreadyExistsError`` when a
+        view or a table has the name)."""
+        import sqlalchemy as sa
+
+        self._need_views()
+        db, tbl = split_name(name)
+        if not self.namespace_exists(db):
+            raise NoSuchNamespaceError(f"namespace {db} does not exist in catalog {self.catalog_name!r}")
+        if self.table_exists(name):
+            raise ViewAlreadyExistsError(f"cannot create view {name}: a table of that name exists (a table and a "
+                                         "view cannot share a name)")
+        if self.view_exists(name):
+            raise ViewAlreadyExistsError(f"view {name} already exists")
+        path = write_view_metadata(self.io, meta, 1)
+        try:
+            with self.db.engine.begin() as conn:
+                conn.execute(sa.insert(self.db.tables).values(
+                    catalog_name=self.catalog_name, table_namespace=db, table_name=tbl, metadata_location=path,
+                    previous_metadata_location=None, iceberg_type=VIEW_TYPE))
+        except sa.exc.IntegrityError:
+            self.io.delete(path)
+            raise ViewAlreadyExistsError(f"cannot create view {name}: the name was taken meanwhile") from None
+        except BaseException:
+            self.io.delete(path)
+            raise
+        return LoadedView(name, path, meta)
+
+    def commit_view(self, name: str, updates: list, requirements: list = ()) -> LoadedView:
+        """Apply ``updates`` to the view's current metadata (after checking ``requirements``) and
+        make the result current by swapping the row from the file read to the new one; another
+        writer first means the updates are checked and applied again on its version."""
+        import sqlalchemy as sa
+
+        for _attempt in range(10):
+            base = self.load_view(name)
+            for r in requirements:
+                r.check(base.metadata)
+            new = apply_view_updates(base.metadata, list(updates))
+            path = write_view_metadata(self.io, new, view_version_of(base.metadata_location) + 1)
+            try:
+                with self.db.engine.begin() as conn:
+                    done = conn.execute(sa.update(self.db.tables).where(
+                        self._view_where(name) & (self.db.tables.c.metadata_location == base.metadata_location))
+                        .values(metadata_location=path, previous_metadata_location=base.metadata_location)).rowcount
+            except BaseException:
+                self.io.delete(path)
+                raise
+            if done == 1:
+                return LoadedView(name, path, new)
+            self.io.delete(path)
+        raise VersionConflict(f"view {name}: lost the race for a new metadata version 10 times")
+
+    def replace_view(self, name: str, updates: list, view_uuid: str) -> LoadedView:
+        return self.commit_view(name, updates, [AssertViewUuid(view_uuid)])
+
+    def drop_view(self, name: str) -> None:
+        """Forget the view (its metadata files stay, as Iceberg's catalogs leave them)."""
+        import sqlalchemy as sa
+
+        if not self.db.typed:
+            raise NoSuchViewError(f"view {name} does not exist in catalog {self.catalog_name!r}")
+        with self.db.engine.begin() as conn:
+            gone = conn.execute(sa.delete(self.db.tables).where(self._view_where(name))).rowcount
+        if not gone:
+            raise NoSuchViewError(f"view {name} does not exist in catalog {self.catalog_name!r}")
+
+    def rename_view(self, name: str, new_name: str) -> None:
+        import sqlalchemy as sa
+
+        if not self.view_exists(name):
+            raise NoSuchViewError(f"view {name} does not exist in catalog {self.catalog_name!r}")
+        db, tbl = split_name(new_name)
+        if not self.namespace_exists(db):
+            raise NoSuchNamespaceError(f"namespace {db} does not exist in catalog {self.catalog_name!r}")
+        if self.table_exists(new_name):
+            raise ViewAlreadyExistsError(f"cannot rename view {name} to {new_name}: a table of that name exists")
+        try:
+            with self.db.engine.begin() as conn:
+                done = conn.execute(sa.update(self.db.tables).where(self._view_where(name))
+                                    .values(table_namespace=db, table_name=tbl)).rowcount
+        except sa.exc.IntegrityError:
+            raise ViewAlreadyExistsError(f"cannot rename view {name} to {new_name}: {new_name} exists") from None
+        if done != 1:
+            raise NoSuchViewError(f"view {name} does not exist in catalog {self.catalog_name!r}")

@@ -248,10 +248,12 @@ class BaseTable:
         return self._commit(change, branch)
 
     def rewrite_manifests(self, branch: str = MAIN_BRANCH, spec_id: Optional[int] = None,
-                          summary: Optional[dict] = None) -> Snapshot:
+                          summary: Optional[dict] = None, sort_by: Optional[Sequence[str]] = None) -> Snapshot:
         """Regroup the live manifest entries into manifests of commit.manifest.target-size-bytes
-        (with ``spec_id``: only the manifests of that partition spec)."""
-        return self._commit(RewriteManifests(summary_extra=dict(summary or {}), spec_id=spec_id), branch)
+        (with ``spec_id``: only the manifests of that partition spec), clustered by the partition
+        fields ``sort_by`` names first (all of them, in spec order, by default)."""
+        return self._commit(RewriteManifests(summary_extra=dict(summary or {}), spec_id=spec_id, sort_by=sort_by),
+                            branch)
 
 
     def transaction(self):
@@ -385,7 +387,10 @@ class BaseTable:
         self.refresh()
         return report
 
-    def remove_orphan_files(self, older_than=None, dry_run: bool = False) -> list:
-        """Delete files under the table location that no metadata refers to (default: older than 3 days)."""
+    def remove_orphan_files(self, older_than=None, dry_run: bool = False, location: Optional[str] = None,
+                            listing: Optional[list] = None) -> list:
+        """Delete files under the table location that no metadata refers to (default: older than 3 days);
+        ``location``: only under that directory of the table; ``listing``: ``(path, mtime ms)`` of
+        the files to consider instead of listing them."""
 
-        return remove_orphan_files(self.ops, older_than, dry_run)
+        return remove_orphan_files(self.ops, older_than, dry_run, location, listing)

@@ -17,6 +17,7 @@ class TableRequirement:
     type: ClassVar[str] = ""
     key: ClassVar[str] = ""          # the requirement's field, and the metadata field it compares
     field_name: ClassVar[str] = ""
+    what: ClassVar[str] = ""         # what changed when it fails, in the words Java's catalogs use
     value: Optional[object] = None
 
     @classmethod
@@ -31,8 +32,8 @@ class TableRequirement:
             raise RequirementFailed(f"requirement {self.type}: the table does not exist")
         actual = meta.to_json()[self.field_name]
         if actual != self.value:
-            raise RequirementFailed(f"requirement failed: {self.type}: expected {self.value!r}, the table has "
-                                    f"{actual!r}")
+            raise RequirementFailed(f"Requirement failed: {self.what} ({self.type}): expected {self.value!r}, "
+                                    f"the table has {actual!r}")
 
 
 @dataclass
@@ -48,7 +49,7 @@ class AssertCreate(TableRequirement):
 
     def check(self, meta):
         if meta is not None:
-            raise RequirementFailed("requirement assert-create: the table already exists")
+            raise RequirementFailed("Requirement failed: table already exists (assert-create)")
 
 
 @dataclass
@@ -56,6 +57,7 @@ class AssertTableUUID(TableRequirement):
     type: ClassVar[str] = "assert-table-uuid"
     key: ClassVar[str] = "uuid"
     field_name: ClassVar[str] = "table-uuid"
+    what: ClassVar[str] = "UUID does not match"
 
     @classmethod
     def from_json(cls, d):
@@ -80,8 +82,8 @@ class AssertRefSnapshotId(TableRequirement):
         ref = meta.refs.get(self.ref)
         actual = None if ref is None else ref.snapshot_id
         if actual != self.value:
-            raise RequirementFailed(f"requirement failed: {self.type}: ref {self.ref!r} was expected at "
-                                    f"{self.value!r}, it is at {actual!r}")
+            raise RequirementFailed(f"Requirement failed: branch or tag {self.ref!r} has changed ({self.type}): "
+                                    f"expected at {self.value!r}, it is at {actual!r}")
 
 
 @dataclass
@@ -89,6 +91,7 @@ class AssertLastAssignedFieldId(TableRequirement):
     type: ClassVar[str] = "assert-last-assigned-field-id"
     key: ClassVar[str] = "last-assigned-field-id"
     field_name: ClassVar[str] = "last-column-id"
+    what: ClassVar[str] = "last assigned field id changed"
 
 
 @dataclass
@@ -96,6 +99,7 @@ class AssertCurrentSchemaId(TableRequirement):
     type: ClassVar[str] = "assert-current-schema-id"
     key: ClassVar[str] = "current-schema-id"
     field_name: ClassVar[str] = "current-schema-id"
+    what: ClassVar[str] = "current schema changed"
 
 
 @dataclass
@@ -103,6 +107,7 @@ class AssertLastAssignedPartitionId(TableRequirement):
     type: ClassVar[str] = "assert-last-assigned-partition-id"
     key: ClassVar[str] = "last-assigned-partition-id"
     field_name: ClassVar[str] = "last-partition-id"
+    what: ClassVar[str] = "last assigned partition id changed"
 
 
 @dataclass
@@ -110,6 +115,7 @@ class AssertDefaultSpecId(TableRequirement):
     type: ClassVar[str] = "assert-default-spec-id"
     key: ClassVar[str] = "default-spec-id"
     field_name: ClassVar[str] = "default-spec-id"
+    what: ClassVar[str] = "default partition spec changed"
 
 
 @dataclass
@@ -117,6 +123,7 @@ class AssertDefaultSortOrderId(TableRequirement):
     type: ClassVar[str] = "assert-default-sort-order-id"
     key: ClassVar[str] = "default-sort-order-id"
     field_name: ClassVar[str] = "default-sort-order-id"
+    what: ClassVar[str] = "default sort order changed"
 
 
 REQUIREMENTS = {c.type: c for c in (

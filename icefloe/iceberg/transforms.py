@@ -20,7 +20,10 @@ from icefloe.core.types import (
 )
 from icefloe.errors import UnknownTransformError
 from icefloe.iceberg import conversions
-from icefloe.core.types import UUIDType, is_nanos, to_arrow_type
+from icefloe.core.types import (
+    BinaryType, BooleanType, DateType, IntegerType, LongType, StringType, TimeType, TimestampType, TimestamptzType, UUIDType, VariantType,
+    is_floating, is_integral, is_micros, is_nanos, is_plain_string, to_arrow_type,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -34,27 +37,26 @@ DATE = PRIMITIVES_BY_NAME["date"]
 
 # ------------------------------------------------------------------ murmur3 (bucket)
 _CANONICAL_NAN_BITS = struct.pack("<q", 0x7FF8000000000000)
-_NANOS = ("timestamp_ns", "timestamptz_ns")       # format v3: nanoseconds since the epoch
+_NANOS = (TimestampType(9), TimestamptzType(9))       # format v3: nanoseconds since the epoch
 
 
 def _hash_bytes(t: IcebergType, v: Any) -> bytes:
     """The bytes the spec hashes for a value (Appendix B)."""
-    s = str(t)
-    if s in ("int", "long", "date", "time", "timestamp", "timestamptz"):
+    if is_integral(t) or isinstance(t, DateType) or is_micros(t):
         return struct.pack("<q", v)  # ints hash as 8-byte longs so promotion keeps buckets
     if is_nanos(t):
         return struct.pack("<q", v // 1000)  # hashed as microseconds, as the microsecond types
-    if s == "string":
+    if is_plain_string(t):
         return v.encode("utf-8")
-    if s == "uuid":
+    if isinstance(t, UUIDType):
         if isinstance(v, str):
             v = _uuid.UUID(v)
         return v.bytes if isinstance(v, _uuid.UUID) else bytes(v)  # 16 bytes, big endian
     if isinstance(t, DecimalType):
         return conversions.min_bytes_signed(conversions.unscaled(v, t.scale))
-    if s == "boolean":
+    if isinstance(t, BooleanType):
         return struct.pack("<q", 1 if v else 0)
-    if s in ("float", "double"):
+    if is_floating(t):
         # doubleToLongBits of the value as a double; NaN canonical, -0.0 as 0.0
         f = float(v)
         if math.isnan(f):
@@ -76,7 +78,7 @@ class Transform:
         return source
 
     def can_transform(self, source: IcebergType) -> bool:
-        return str(source) != "variant"          # a variant has no order and no equality to partition by
+        return not isinstance(source, VariantType)          # a variant has no order and no equality to partition by
 
     def apply(self, source: IcebergType, v: Any) -> Any:
         raise NotImplementedError
@@ -133,7 +135,7 @@ class BucketTransform(Transform):
         return INT
 
     def can_transform(self, source):
-        return str(source) not in ("boolean", "float", "double")
+        return not (isinstance(source, BooleanType) or is_floating(source))
 
     def apply(self, source, v):
         if v is None:
@@ -158,22 +160,21 @@ class TruncateTransform(Transform):
         return f"truncate[{self.width}]"
 
     def can_transform(self, source):
-        return str(source) in ("int", "long", "string", "binary") or isinstance(source, DecimalType)
+        return source in (IntegerType(), LongType(), StringType(), BinaryType()) or isinstance(source, DecimalType)
 
     def apply(self, source, v):
         if v is None:
             return None
         w = self.width
-        s = str(source)
-        if s in ("int", "long"):
+        if is_integral(source):
             # Python's % is already non-negative for w > 0 (the spec's "positive remainder").
             # Near the type's minimum the result leaves the type's range; wrap it as the
             # Java reference implementation's int/long arithmetic does.
-            return _wrap(v - v % w, 32 if s == "int" else 64)
+            return _wrap(v - v % w, 32 if isinstance(source, IntegerType) else 64)
         if isinstance(source, DecimalType):
             u = conversions.unscaled(v, source.scale)
             return conversions.from_unscaled(u - u % w, source.scale)
-        if s == "string":
+        if is_plain_string(source):
             return v[:w]  # Python str slices by code point, as the spec requires
         return bytes(v)[:w]
 
@@ -183,10 +184,10 @@ class TruncateTransform(Transform):
 
 
 class _TimeTransform(Transform):
-    sources: tuple[str, ...] = ()     # the source types, by name (each subclass's)
+    sources: tuple[IcebergType, ...] = ()     # the source types (each subclass's)
 
     def can_transform(self, source):
-        return str(source) in self.sources
+        return source in self.sources
 
     @property
     def preserves_order(self):
@@ -199,12 +200,12 @@ def _micros(source: IcebergType, v: int) -> int:
 
 
 def _days(source: IcebergType, v: int) -> int:
-    return v if str(source) == "date" else _micros(source, v) // US_PER_DAY
+    return v if isinstance(source, DateType) else _micros(source, v) // US_PER_DAY
 
 
 class YearTransform(_TimeTransform):
     name = "year"
-    sources = ("date", "timestamp", "timestamptz") + _NANOS
+    sources = (DateType(), TimestampType(), TimestamptzType()) + _NANOS
 
     def result_type(self, source):
         return INT
@@ -220,7 +221,7 @@ class YearTransform(_TimeTransform):
 
 class MonthTransform(_TimeTransform):
     name = "month"
-    sources = ("date", "timestamp", "timestamptz") + _NANOS
+    sources = (DateType(), TimestampType(), TimestamptzType()) + _NANOS
 
     def result_type(self, source):
         return INT
@@ -240,7 +241,7 @@ class MonthTransform(_TimeTransform):
 
 class DayTransform(_TimeTransform):
     name = "day"
-    sources = ("date", "timestamp", "timestamptz") + _NANOS
+    sources = (DateType(), TimestampType(), TimestamptzType()) + _NANOS
 
     def result_type(self, source):
         return DATE
@@ -259,7 +260,7 @@ class DayTransform(_TimeTransform):
 
 class HourTransform(_TimeTransform):
     name = "hour"
-    sources = ("timestamp", "timestamptz") + _NANOS
+    sources = (TimestampType(), TimestamptzType()) + _NANOS
 
     def result_type(self, source):
         return INT
@@ -381,7 +382,7 @@ def default_field_name(t: Transform, source_name: str) -> str:
 
 # ------------------------------------------------------------------ Arrow (vectorised)
 _UNIT_PER_US = {"s": (1_000_000, 1), "ms": (1000, 1), "us": (1, 1), "ns": (1, 1000)}
-_TEMPORAL = ("date", "time", "timestamp", "timestamptz") + _NANOS
+_TEMPORAL = (DateType(), TimeType(), TimestampType(), TimestamptzType()) + _NANOS
 
 
 def _arrow_ints(source: IcebergType, arr: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -395,7 +396,6 @@ def _arrow_ints(source: IcebergType, arr: Any) -> tuple[np.ndarray, np.ndarray]:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    s = str(source)
     at = arr.type
     mask = np.asarray(pc.is_null(arr).to_numpy(zero_copy_only=False), dtype=bool)
     if pa.types.is_date64(at):
@@ -409,7 +409,7 @@ def _arrow_ints(source: IcebergType, arr: Any) -> tuple[np.ndarray, np.ndarray]:
         unit = at.unit
     else:
         raw = arr.cast(pa.int64())
-        unit = "ns" if s in _NANOS else "us" if s in ("time", "timestamp", "timestamptz") else None
+        unit = "ns" if source in _NANOS else "us" if source in (TimeType(), TimestampType(), TimestamptzType()) else None
     vals = pc.fill_null(raw, 0).to_numpy(zero_copy_only=False).astype(np.int64)
     if unit is not None:
         mul, div = _UNIT_PER_US[unit]
@@ -448,16 +448,16 @@ def apply_arrow(t: Transform, source: IcebergType, arr):
 
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
-    s = str(source)
+    temporal = source in _TEMPORAL
     if isinstance(t, IdentityTransform):
         return arr
     if isinstance(t, VoidTransform):
         return pa.nulls(len(arr), type=pa.int32())
-    if isinstance(t, (YearTransform, MonthTransform, DayTransform, HourTransform)) and s in _TEMPORAL:
+    if isinstance(t, (YearTransform, MonthTransform, DayTransform, HourTransform)) and temporal:
         vals, mask = _arrow_ints(source, arr)
         if isinstance(t, HourTransform):
             return pa.array(np.floor_divide(vals, US_PER_HOUR).astype(np.int32), type=pa.int32(), mask=mask)
-        days = vals if s == "date" else np.floor_divide(vals, US_PER_DAY)
+        days = vals if isinstance(source, DateType) else np.floor_divide(vals, US_PER_DAY)
         if isinstance(t, DayTransform):
             return pa.array(days.astype(np.int32), type=pa.int32(), mask=mask).cast(pa.date32())
         year, month = _civil_np(days)
@@ -466,22 +466,22 @@ def apply_arrow(t: Transform, source: IcebergType, arr):
         else:
             out = (year - 1970) * 12 + (month - 1)
         return pa.array(out.astype(np.int32), type=pa.int32(), mask=mask)
-    if isinstance(t, TruncateTransform) and s in ("int", "long"):
+    if isinstance(t, TruncateTransform) and is_integral(source):
         vals, mask = _arrow_ints(source, arr)
         w = t.width
         # numpy's % is a floor modulo (non-negative for w > 0); int64 arithmetic wraps
         # like Java's long, and the int32 cast wraps like Java's int.
         with np.errstate(over="ignore"):
             out = vals - np.mod(vals, w)
-        if s == "int":
+        if isinstance(source, IntegerType):
             return pa.array(out.astype(np.int32), type=pa.int32(), mask=mask)
         return pa.array(out, type=pa.int64(), mask=mask)
-    if isinstance(t, TruncateTransform) and s == "string":
+    if isinstance(t, TruncateTransform) and is_plain_string(source):
         import pyarrow.compute as pc
 
         # slices by code points (not bytes), as the spec requires
         return pc.utf8_slice_codeunits(arr, 0, t.width)
-    if isinstance(t, BucketTransform) and s in ("int", "long") + _TEMPORAL:
+    if isinstance(t, BucketTransform) and (is_integral(source) or temporal):
         vals, mask = _arrow_ints(source, arr)
         packed = vals.astype("<i8").tobytes()
         n = t.num_buckets

@@ -306,6 +306,7 @@ class Action:
 
 
 _NS, _TBL = "/v1/namespaces/{namespace}", "/v1/namespaces/{namespace}/tables/{table}"
+_VIEW = "/v1/namespaces/{namespace}/views/{view}"
 # (path segments after /v1/namespaces/{namespace}, method) -> (route, privilege)
 _NAMESPACE_ROUTES = {
     ((), "GET"): (_NS, "read"), ((), "HEAD"): (_NS, "read"), ((), "DELETE"): (_NS, "drop"),
@@ -314,6 +315,10 @@ _NAMESPACE_ROUTES = {
     (("register",), "POST"): (_NS + "/register", "create"),
     (("tables", "*"), "GET"): (_TBL, "read"), (("tables", "*"), "HEAD"): (_TBL, "read"),
     (("tables", "*"), "POST"): (_TBL, "write"), (("tables", "*"), "DELETE"): (_TBL, "drop"),
+    # views need the grants tables do
+    (("views",), "GET"): (_NS + "/views", "read"), (("views",), "POST"): (_NS + "/views", "create"),
+    (("views", "*"), "GET"): (_VIEW, "read"), (("views", "*"), "HEAD"): (_VIEW, "read"),
+    (("views", "*"), "POST"): (_VIEW, "write"), (("views", "*"), "DELETE"): (_VIEW, "drop"),
 }
 
 
@@ -329,19 +334,26 @@ def classify(method: str, path: str) -> Action:
         if method == "POST":
             return Action("/v1/namespaces", "create", body_namespaces=True)
         return Action("/v1/namespaces", None)          # the list shows the namespaces the principal may read
-    if parts == ["v1", "tables", "rename"] and method == "POST":
-        return Action("/v1/tables/rename", "drop", body_namespaces=True)
+    if parts in (["v1", "tables", "rename"], ["v1", "views", "rename"]) and method == "POST":
+        return Action(f"/v1/{parts[1]}/rename", "drop", body_namespaces=True)
     if parts == ["v1", "transactions", "commit"] and method == "POST":     # a commit to each table named
         return Action("/v1/transactions/commit", "write", body_namespaces=True)
     if len(parts) >= 3 and parts[:2] == ["v1", "namespaces"]:
         namespace = parts[2].replace("\x1f", ".")
         rest = tuple(parts[3:])
-        key = (rest[:1] + ("*",), method) if len(rest) == 2 and rest[0] == "tables" else (rest, method)
+        key = (rest[:1] + ("*",), method) if len(rest) == 2 and rest[0] in ("tables", "views") else (rest, method)
         if key in _NAMESPACE_ROUTES:
             route, privilege = _NAMESPACE_ROUTES[key]
             table = f"{namespace}.{rest[1]}" if len(rest) == 2 else None
             return Action(route, privilege, namespace, table)
     return Action("(unrouted)", None)
+
+
+def request_may(scope, privilege: str, namespace: str) -> bool:
+    """Whether the request's principal holds ``privilege`` on ``namespace`` (always, without auth):
+    for a grant the route alone does not decide (a commit that creates its table needs ``create``)."""
+    principal = scope.get("icefloe.principal")
+    return principal is None or principal.may(privilege, namespace)
 
 
 def visible_namespaces(scope, namespaces):
@@ -373,7 +385,7 @@ def _body_namespaces(action: Action, body: bytes) -> Optional[list]:
         if not all(isinstance(i, dict) and name(i.get("namespace")) for i in idents):
             return None
         return [("write", name(i.get("namespace"))) for i in idents]
-    if action.route == "/v1/tables/rename":
+    if action.route in ("/v1/tables/rename", "/v1/views/rename"):
         out = []
         for key, privilege in (("source", "drop"), ("destination", "create")):
             ident = doc.get(key)

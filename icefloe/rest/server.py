@@ -3,7 +3,9 @@ app, served by uvicorn), so pyiceberg's ``RestCatalog`` and Iceberg's Java ``RES
 commit to and read the warehouse's Iceberg tables.
 
 Routes (``/v1``): config; namespaces (list, create, load, exists, drop); tables (list, create,
-load, exists, drop, commit, rename, register); multi-table transactions (commit). A commit checks the request's requirements against
+load, exists, drop, commit, rename, register); multi-table transactions (commit); views (list,
+create, load, exists, replace, drop, rename: the view spec's metadata, kept by a SQL catalog; a
+view's location, like every file the server writes, stays inside the warehouse). A commit checks the request's requirements against
 the table's current metadata, applies its updates (``icefloe.iceberg.metadata_builder``, which
 checks each) and commits the result through the catalog's table operations (the Hadoop layout's create-if-absent or the SQL
 catalog's compare-and-swap), retrying on a lost race; a failed requirement is HTTP 409.
@@ -13,26 +15,47 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 from dataclasses import dataclass
+from dataclasses import replace as dc_replace
 from typing import Optional
 
 from icefloe.errors import (
     CorruptMetadataError, IcefloeError, LocationError, NamespaceAlreadyExistsError,
-    NamespaceNotEmptyError, NoSuchNamespaceError, NoSuchTableError, SchemaError, TableAlreadyExistsError, VersionConflict,
-    RequestError,
+    NamespaceNotEmptyError, NoSuchNamespaceError, NoSuchTableError, NoSuchViewError, SchemaError,
+    TableAlreadyExistsError, VersionConflict, RequestError,
 )
 from icefloe.iceberg.locations import check_commit_locations, is_inside, normalize
 from icefloe.iceberg.partitioning import PartitionSpec
 from icefloe.iceberg.schema import schema_from_json
+from icefloe.iceberg.schema_update import renumber_new_table
 from icefloe.iceberg.metadata_builder import (
-    AddSortOrder, BadUpdate, SetDefaultSortOrder, SetProperties, apply_changes, update_from_json,
+    AddPartitionSpec, AddSchema, AddSortOrder, AssignUUID, BadUpdate, SetCurrentSchema, SetDefaultSortOrder,
+    SetDefaultSpec, SetLocation, SetProperties, UpgradeFormatVersion, apply_changes, update_from_json,
 )
 from icefloe.iceberg.operations import Changes, apply_commit
-from icefloe.iceberg.table_requirements import RequirementFailed, requirement_from_json
+from icefloe.iceberg.table_requirements import AssertCreate, RequirementFailed, requirement_from_json
 from icefloe.iceberg.table_metadata import new_table_metadata
-from icefloe.rest.auth import Authenticator, Guard, visible_namespaces
+from icefloe.iceberg.view_metadata import (
+    SetViewLocation, SetViewProperties, ViewUpdateError, ViewVersion, new_view_metadata, view_requirement_from_json,
+    view_update_from_json,
+)
+from icefloe.rest.auth import Authenticator, Guard, request_may, visible_namespaces
 
 SEPARATOR = "\x1f"          # namespace levels in a URL path
+# the routes this server offers, as the config response lists them (the REST spec's ``endpoints``)
+ENDPOINTS = [f"{m} /v1/{{prefix}}/{p}" for m, p in (
+    ("GET", "namespaces"), ("POST", "namespaces"), ("GET", "namespaces/{namespace}"),
+    ("HEAD", "namespaces/{namespace}"), ("DELETE", "namespaces/{namespace}"),
+    ("POST", "namespaces/{namespace}/properties"), ("GET", "namespaces/{namespace}/tables"),
+    ("POST", "namespaces/{namespace}/tables"), ("GET", "namespaces/{namespace}/tables/{table}"),
+    ("HEAD", "namespaces/{namespace}/tables/{table}"), ("POST", "namespaces/{namespace}/tables/{table}"),
+    ("DELETE", "namespaces/{namespace}/tables/{table}"), ("POST", "namespaces/{namespace}/register"),
+    ("POST", "tables/rename"), ("POST", "transactions/commit"),
+    ("GET", "namespaces/{namespace}/views"), ("POST", "namespaces/{namespace}/views"),
+    ("GET", "namespaces/{namespace}/views/{view}"), ("HEAD", "namespaces/{namespace}/views/{view}"),
+    ("POST", "namespaces/{namespace}/views/{view}"), ("DELETE", "namespaces/{namespace}/views/{view}"),
+    ("POST", "views/rename"))]
 COMMIT_ATTEMPTS = 10
 log = logging.getLogger("icefloe.rest")
 
@@ -50,6 +73,43 @@ class ServerSettings:
     max_body_bytes: int = 16 * 1024 * 1024
     max_json_depth: int = 200
     max_property_bytes: int = 1024 * 1024
+
+
+def _renumbered_sources(doc: Optional[dict], ids: dict[int, int]) -> Optional[dict]:
+    """A partition spec's or sort order's JSON with its fields' source ids renumbered by ``ids``."""
+    if not doc or not isinstance(doc.get("fields"), list):
+        return doc
+
+    def source(i):
+        if i not in ids:
+            raise _bad(f"a partition or sort field's source id {i!r} is no field of the table's schema")
+        return ids[i]
+
+    def field(f):
+        if not isinstance(f, dict):
+            return f
+        f = dict(f)
+        if "source-id" in f:
+            f["source-id"] = source(f["source-id"])
+        if isinstance(f.get("source-ids"), list):
+            f["source-ids"] = [source(i) for i in f["source-ids"]]
+        return f
+    return {**doc, "fields": [field(f) for f in doc["fields"]]}
+
+
+# icefloe's "table db.t does not exist ..." and the like, in the words Java's catalogs use for them
+# ("Table does not exist: db.t ..."), which REST clients show and their test suites expect.
+_CONVENTIONS = [(re.compile(r"(table|namespace) (\S+) (does not exist|already exists)(.*)", re.S),
+                 lambda m: f"{m[1].capitalize()} {m[3]}: {m[2]}{m[4]}"),
+                (re.compile(r"namespace (\S+) (holds .*)", re.S), lambda m: f"Namespace is not empty: {m[1]} ({m[2]})")]
+
+
+def _conventional(message: str) -> str:
+    for pattern, render in _CONVENTIONS:
+        m = pattern.fullmatch(message)
+        if m:
+            return render(m)
+    return message
 
 
 def _bad(message: str) -> RequestError:
@@ -101,14 +161,16 @@ def _handler(fn):
             return await run_in_threadpool(fn, self, request, body)
         except RequestError as e:
             return _error(e.status, e.kind, str(e))
+        except NoSuchViewError as e:
+            return _error(404, "NoSuchViewException", str(e))
         except NoSuchTableError as e:
-            return _error(404, "NoSuchTableException", str(e))
+            return _error(404, "NoSuchTableException", _conventional(str(e)))
         except NoSuchNamespaceError as e:
-            return _error(404, "NoSuchNamespaceException", str(e))
+            return _error(404, "NoSuchNamespaceException", _conventional(str(e)))
         except (TableAlreadyExistsError, NamespaceAlreadyExistsError) as e:
-            return _error(409, "AlreadyExistsException", str(e))
+            return _error(409, "AlreadyExistsException", _conventional(str(e)))
         except NamespaceNotEmptyError as e:
-            return _error(409, "NamespaceNotEmptyException", str(e))
+            return _error(409, "NamespaceNotEmptyException", _conventional(str(e)))
         except (RequirementFailed, VersionConflict) as e:
             return _error(409, "CommitFailedException", str(e))
         except CorruptMetadataError as e:        # the table's own metadata: the server's fault, not the caller's
@@ -151,6 +213,12 @@ class RestCatalogApp:
             Route(tbl, self.drop_table, methods=["DELETE"]),
             Route("/v1/tables/rename", self.rename_table, methods=["POST"]),
             Route("/v1/transactions/commit", self.commit_transaction, methods=["POST"]),
+            Route(f"{ns}/views", self.list_views, methods=["GET"]),
+            Route(f"{ns}/views", self.create_view, methods=["POST"]),
+            Route(f"{ns}/views/{{view}}", self.load_view, methods=["GET", "HEAD"]),
+            Route(f"{ns}/views/{{view}}", self.replace_view, methods=["POST"]),
+            Route(f"{ns}/views/{{view}}", self.drop_view, methods=["DELETE"]),
+            Route("/v1/views/rename", self.rename_view, methods=["POST"]),
         ])
         self.app = Guard(self.routes, auth)
 
@@ -245,13 +313,16 @@ class RestCatalogApp:
     async def config(self, request):
         from starlette.responses import JSONResponse
 
-        return JSONResponse({"defaults": {}, "overrides": {}})
+        return JSONResponse({"defaults": {}, "overrides": {}, "endpoints": ENDPOINTS})
 
     @_handler
     def list_namespaces(self, request, _body):
         from starlette.responses import JSONResponse
 
-        if request.query_params.get("parent"):
+        parent = request.query_params.get("parent")
+        if parent:
+            if not self.catalog.namespace_exists(self._namespace(parent)):
+                raise NoSuchNamespaceError(f"namespace {parent.replace(SEPARATOR, '.')} does not exist")
             return JSONResponse({"namespaces": []})        # one level: nothing below a namespace
         names = visible_namespaces(request.scope, sorted(self.catalog.list_namespaces()))
         return JSONResponse({"namespaces": [[n] for n in names]})
@@ -314,32 +385,90 @@ class RestCatalogApp:
     def create_table(self, request, body):
         ns = self._namespace(request.path_params["namespace"])
         name = f"{ns}.{self._field(body, 'name', str)}"
-        if body.get("stage-create"):
-            raise _bad("staged table creation (create transactions) is not supported")
+        if not self.catalog.namespace_exists(ns):
+            raise NoSuchNamespaceError(f"namespace {ns} does not exist")
         if body.get("location"):
             raise _bad("tables are created in the warehouse; a location cannot be given")
         props = self._check_properties(body.get("properties"), "properties")
         schema_doc = self._field(body, "schema", dict)
         spec_doc = self._field(body, "partition-spec", dict, required=False) or {"spec-id": 0, "fields": []}
         order = self._field(body, "write-order", dict, required=False)
+        staged = self._field(body, "stage-create", bool, required=False)
         ops = self.catalog.table_operations(name)
         if ops.exists():
             raise TableAlreadyExistsError(f"table {name} already exists")
         try:
-            schema = schema_from_json(schema_doc)
-            spec = PartitionSpec.from_json(spec_doc)
-            spec.partition_type(schema)          # source columns exist; transforms apply to them
+            # ids afresh, as every Java catalog assigns them to a new table (a client's ids are its own)
+            schema, ids = renumber_new_table(schema_from_json(schema_doc))
+            spec_doc, order = _renumbered_sources(spec_doc, ids), _renumbered_sources(order, ids)
         except (KeyError, TypeError, ValueError, AttributeError, SchemaError) as e:
-            raise _bad(f"the table's schema or partition spec is malformed ({type(e).__name__}: {e})") from None
-        meta = new_table_metadata(ops.location, schema, spec, props)
-        if order and order.get("fields"):
-            meta = apply_changes(meta, [AddSortOrder(order), SetDefaultSortOrder(-1)])
-        self.catalog.check_new_location(name, ops.location)
+            raise _bad(f"the table's schema is malformed ({type(e).__name__}: {e})") from None
+        meta = self._new_metadata(name, ops, schema, spec_doc, order, props)
+        if staged:
+            # a create transaction: nothing is written until the client commits it (assert-create)
+            from starlette.responses import JSONResponse
+
+            return JSONResponse({"metadata": meta.to_json(), "config": {}})
         try:
             ops.commit(None, None, meta)
         except VersionConflict:
             raise TableAlreadyExistsError(f"table {name} was created concurrently") from None
         return self._result(self.catalog.load_table(name))
+
+    def _new_metadata(self, name: str, ops, schema, spec_doc: dict, order: Optional[dict], props: dict):
+        """The first metadata of table ``name``: its schema, partition spec, sort order, properties."""
+        try:
+            spec = PartitionSpec.from_json(spec_doc)
+            spec.partition_type(schema)          # source columns exist; transforms apply to them
+        except (KeyError, TypeError, ValueError, AttributeError, SchemaError) as e:
+            raise _bad(f"the table's partition spec is malformed ({type(e).__name__}: {e})") from None
+        meta = new_table_metadata(ops.location, schema, spec, props)
+        if order and order.get("fields"):
+            meta = apply_changes(meta, [AddSortOrder(order), SetDefaultSortOrder(-1)])
+        self.catalog.check_new_location(name, ops.location)
+        return meta
+
+    def _create_from_changes(self, name: str, ops, changes: Changes):
+        """The commit of a create transaction (``assert-create``, the table absent): its first schema,
+        spec, sort order, properties, format version, UUID and location make the table's first
+        metadata, the updates after them apply to it, and it is committed as a new table."""
+        updates = list(changes.updates)
+
+        def take(kind):
+            for i, u in enumerate(updates):
+                if isinstance(u, kind):
+                    return updates.pop(i)
+            return None
+        add_schema = take(AddSchema)
+        if add_schema is None:
+            raise _bad(f"creating {name}: the commit has no add-schema")
+        take(SetCurrentSchema)
+        add_spec, _ = take(AddPartitionSpec), take(SetDefaultSpec)
+        add_order, _ = take(AddSortOrder), take(SetDefaultSortOrder)
+        set_props, location, version, assign = take(SetProperties), take(SetLocation), take(UpgradeFormatVersion), take(AssignUUID)
+        if location is not None and normalize(location.location, "set-location") != normalize(ops.location):
+            raise _bad(f"creating {name}: tables are created in the warehouse, at {ops.location}; "
+                       f"set-location {location.location[:200]!r} is elsewhere")
+        props = dict(set_props.updates) if set_props else {}
+        if version is not None:
+            props["format-version"] = str(version.format_version)
+        try:
+            schema = schema_from_json(add_schema.schema)
+        except (KeyError, TypeError, ValueError, AttributeError, SchemaError) as e:
+            raise _bad(f"creating {name}: add-schema is malformed ({type(e).__name__}: {e})") from None
+        spec_doc = add_spec.spec if add_spec else {"spec-id": 0, "fields": []}
+        meta = self._new_metadata(name, ops, schema, spec_doc, add_order.sort_order if add_order else None, props)
+        if add_schema.last_column_id is not None and add_schema.last_column_id > meta.last_column_id:
+            meta = dc_replace(meta, last_column_id=add_schema.last_column_id)
+        if assign is not None:
+            meta = apply_changes(meta, [assign])
+        new = apply_changes(meta, updates)
+        check_commit_locations(ops.io, meta, new, os.path.dirname(ops.metadata_path(1)))
+        try:
+            ops.commit(None, None, new)
+        except VersionConflict:
+            raise RequirementFailed("Requirement failed: table already exists (assert-create): "
+                                    f"{name} was created concurrently") from None
 
     @_handler
     def register_table(self, request, body):
@@ -432,19 +561,28 @@ class RestCatalogApp:
         name = self._name(request)
         changes = self._changes(body)
         ops = self.catalog.table_operations(name)
+        if not ops.exists() and any(isinstance(r, AssertCreate) for r in changes.requirements):
+            namespace = name.split(".", 1)[0]
+            if not request_may(request.scope, "create", namespace):
+                raise RequestError(403, "ForbiddenException", f"committing a create transaction makes a table: "
+                                                              f"it needs the create grant on namespace {namespace}")
+            self._create_from_changes(name, ops, changes)
+        else:
+            self._commit_existing(name, ops, changes)
+        t = self.catalog.load_table(name)
+        return JSONResponse({"metadata-location": t.metadata_location, "metadata": t.metadata.to_json()})
+
+    def _commit_existing(self, name: str, ops, changes: Changes) -> None:
         if not ops.exists():
             raise NoSuchTableError(f"table {name} does not exist")
         for _attempt in range(COMMIT_ATTEMPTS):
             version, base, new = self._apply(ops, changes)
             try:
                 ops.commit(version, base, new)
-                break
+                return
             except VersionConflict:
                 continue                       # another writer got there: check again on its metadata
-        else:
-            raise VersionConflict(f"{name}: lost the race for a new metadata version {COMMIT_ATTEMPTS} times")
-        t = self.catalog.load_table(name)
-        return JSONResponse({"metadata-location": t.metadata_location, "metadata": t.metadata.to_json()})
+        raise VersionConflict(f"{name}: lost the race for a new metadata version {COMMIT_ATTEMPTS} times")
 
     @_handler
     def commit_transaction(self, request, body):
@@ -473,6 +611,97 @@ class RestCatalogApp:
             version, base, _new = self._apply(ops, changes)
             entries.append((name, ops, version, base, changes))
         self.catalog.commit_transaction(entries)
+        return Response(status_code=204)
+
+    # ------------------------------------------------------------------ views
+    def _view_name(self, request) -> str:
+        try:
+            namespace = self._namespace(request.path_params["namespace"])
+        except NoSuchNamespaceError:
+            raise NoSuchViewError(f"view {request.path_params['view']} does not exist") from None
+        return f"{namespace}.{request.path_params['view']}"
+
+    def _view_result(self, loaded):
+        from starlette.responses import JSONResponse
+
+        return JSONResponse({"metadata-location": loaded.metadata_location, "metadata": loaded.metadata.to_json(),
+                             "config": {}})
+
+    def _check_view_location(self, location: str) -> str:
+        """A view location a request names: absolute, inside the warehouse (or an allowed location)."""
+        refused = _bad("a view's location must be a directory inside the warehouse")
+        try:
+            path = normalize(location, "location")
+        except LocationError:
+            raise refused from None
+        if not any(is_inside(path, normalize(r)) for r in self._allowed_roots()):
+            raise refused
+        return path
+
+    @_handler
+    def list_views(self, request, _body):
+        from starlette.responses import JSONResponse
+
+        ns = self._namespace(request.path_params["namespace"])
+        return JSONResponse({"identifiers": [{"namespace": [ns], "name": n.split(".", 1)[1]}
+                                             for n in self.catalog.list_views(ns)]})
+
+    @_handler
+    def create_view(self, request, body):
+        ns = self._namespace(request.path_params["namespace"])
+        name = f"{ns}.{self._field(body, 'name', str)}"
+        props = self._check_properties(body.get("properties"), "properties")
+        location = self._field(body, "location", str, required=False)
+        location = self._check_view_location(location) if location else self.catalog.view_location(name)
+        try:
+            schema = schema_from_json(self._field(body, "schema", dict))
+            version = ViewVersion.from_json(self._field(body, "view-version", dict))
+            meta = new_view_metadata(location, schema, version, props)
+        except (KeyError, TypeError, ValueError, AttributeError, SchemaError, ViewUpdateError) as e:
+            raise _bad(f"the view's schema or version is malformed ({type(e).__name__}: {e})") from None
+        return self._view_result(self.catalog.create_view(name, meta))
+
+    @_handler
+    def load_view(self, request, _body):
+        from starlette.responses import Response
+
+        loaded = self.catalog.load_view(self._view_name(request))
+        if request.method == "HEAD":
+            return Response(status_code=204)
+        return self._view_result(loaded)
+
+    @_handler
+    def replace_view(self, request, body):
+        name = self._view_name(request)
+        try:
+            requirements = [view_requirement_from_json(r) for r in
+                            self._field(body, "requirements", list, required=False) or []]
+            updates = [view_update_from_json(u) for u in self._field(body, "updates", list)]
+        except ViewUpdateError as e:
+            raise _bad(str(e)) from None
+        for u in updates:
+            if isinstance(u, SetViewProperties):
+                self._check_properties(u.updates, "set-properties")
+            if isinstance(u, SetViewLocation):
+                self._check_view_location(u.location)
+        return self._view_result(self.catalog.commit_view(name, updates, requirements))
+
+    @_handler
+    def drop_view(self, request, _body):
+        from starlette.responses import Response
+
+        self.catalog.drop_view(self._view_name(request))
+        return Response(status_code=204)
+
+    @_handler
+    def rename_view(self, request, body):
+        from starlette.responses import Response
+
+        names = []
+        for key in ("source", "destination"):
+            ident = self._field(body, key, dict)
+            names.append(f"{self._one_level(ident.get('namespace'))}.{self._field(ident, 'name', str, what=key)}")
+        self.catalog.rename_view(*names)
         return Response(status_code=204)
 
 

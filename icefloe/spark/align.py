@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from icefloe.core.types import (
-    IcebergType, ListType, MapType, Schema, StructType, to_spark_type,
+    DecimalType, DoubleType, FixedType, FloatType, IcebergType, IntegerType, ListType, LongType, MapType, Schema,
+    StructType, to_spark_type,
 )
 from icefloe.core.ranges import MAX_DAYS, MAX_MICROS, MIN_DAYS, MIN_MICROS
 from icefloe.errors import SchemaMismatchError
@@ -256,7 +257,7 @@ def align_dataframe(df, schema: Schema, table_name: str = "table"):
         Target(f.name, f.field_id, to_spark_type(f.field_type), f.required,
                lambda src, path, target=f.field_type: _compatible(src, target, path), _write_default(f))
         for f in schema.fields], table_name)
-    fixed = {f.name: f.field_type.length for f in schema.fields if str(f.field_type).startswith("fixed[")}
+    fixed = {f.name: f.field_type.length for f in schema.fields if isinstance(f.field_type, FixedType)}
     if not fixed:
         return fitted
     cols = []
@@ -325,7 +326,7 @@ def check_assignable(src, target: IcebergType, path: str) -> None:
     what an append accepts, plus numeric narrowing (checked per value by ``checked_cast``)."""
     from pyspark.sql import types as T
 
-    numeric_target = str(target) in ("int", "long", "float", "double") or str(target).startswith("decimal")
+    numeric_target = target in (IntegerType(), LongType(), FloatType(), DoubleType()) or isinstance(target, DecimalType)
     if isinstance(src, T.NumericType) and numeric_target:
         return
     _compatible(src, target, path)

@@ -422,17 +422,61 @@ class FilesMessage(WriterCommitMessage):
     files: list = field(default_factory=list)
 
 
+class _IcebergFiles:
+    """An Iceberg table's side of a batch write: each task's Arrow batches become data files, and
+    the driver commits them all as one snapshot (or deletes them on abort)."""
+
+    def __init__(self, options: dict, location: str, io: FileIO, metadata_location, write_id: str):
+        self.options, self.location, self.io = options, location, io
+        self.metadata_location, self.write_id = metadata_location, write_id
+
+    def write(self, batches: list, task_id: int) -> list:
+        import pyarrow as pa
+
+        if not batches:
+            return []
+        t = _static_table(self.metadata_location, self.io) if self.metadata_location \
+            else _iceberg_table(self.location, self.io)
+        meta = t.metadata
+        data = align_arrow(pa.Table.from_batches(batches), meta.schema, t.name)
+        return write_arrow(t.io, data, meta.schema, meta.spec, meta.location, meta.properties,
+                           task_id=task_id, write_id=self.write_id, meta=meta)
+
+    def commit(self, files: list, overwrite: bool) -> None:
+        t = _catalog_table(self.options) if self.metadata_location else _iceberg_table(self.location, self.io)
+        t.commit_files(files, overwrite=overwrite)
+
+    def abort(self, files: list) -> None:
+        for f in files:
+            self.io.delete(f.file_path)
+
+
+class _PaimonFiles:
+    """A Paimon table's side of a batch write: each task's batches become data files of their
+    buckets (primary-key rows numbered on from ``restored``), committed as one snapshot."""
+
+    def __init__(self, location: str, io: FileIO, restored):
+        self.location, self.io, self.restored = location, io, restored
+
+    def write(self, batches: list, task_id: int) -> list:
+        return paimon_write_batches(self.location, batches, self.restored, task_id, self.io)
+
+    def commit(self, files: list, overwrite: bool) -> None:
+        paimon_commit(self.location, files, overwrite, self.io)
+
+    def abort(self, files: list) -> None:
+        paimon_abort(self.location, files, self.io)
+
+
 class IcefloeWriter(DataSourceArrowWriter):
     def __init__(self, options: dict, schema, overwrite: bool):
         self.options = options
         self.overwrite = overwrite
         self.write_id = uuid.uuid4().hex
-        self.metadata_location = None
-        self.restored = None
         if _uses_catalog(options):            # a table of a configured catalog: it must exist
             t = _catalog_table(options)
-            self.location, self.format, self.metadata_location = t.location, "iceberg", t.metadata_location
-            self.io = t.io
+            self.location, self.format, self.io = t.location, "iceberg", t.io
+            self.files = _IcebergFiles(options, t.location, t.io, t.metadata_location, self.write_id)
             return
         self.location = _location(options, schema)
         self.io = io = io_for(options, self.location)
@@ -446,58 +490,31 @@ class IcefloeWriter(DataSourceArrowWriter):
                                         "buckets, or create the table with Catalog.create_table (nothing was created)")
             _create_paimon_table(self.location, schema, options, io)
             self.format = "paimon"
-        elif self.format == "iceberg":
-            self._ensure_iceberg_table(schema)
-        self.restored = None
-        if self.format == "paimon":          # upserts number on from here, read once on the driver
-            pt_ = paimon_table(self.location, io)
-            if pt_.table_schema.primary_keys and pt_.table_schema.num_buckets == -1:
-                raise NotSupportedError("write through the data source", pt_.name, "paimon",
-                                        "a dynamic-bucket table assigns a partition's keys in one writer, and the "
-                                        "data source cannot route rows so: use Table.append (or SQL INSERT)")
-            if pt_.table_schema.primary_keys:
-                self.restored = restored_sequence_numbers(pt_.store)
-
-    def _ensure_iceberg_table(self, spark_schema):
-        if not _iceberg_exists(self.location, self.io):
-            _create_iceberg_table(self.location, spark_schema, self.options.get("partitioned_by"), self.io)
+        elif self.format == "iceberg" and not _iceberg_exists(self.location, io):
+            _create_iceberg_table(self.location, schema, options.get("partitioned_by"), io)
+        self.files = _PaimonFiles(self.location, io, _paimon_restored(self.location, io)) \
+            if self.format == "paimon" else _IcebergFiles(options, self.location, io, None, self.write_id)
 
     def write(self, iterator):
-        import pyarrow as pa
         from pyspark import TaskContext
 
         ctx = TaskContext.get()
-        task_id = ctx.partitionId() if ctx else 0
-        batches = list(iterator)
-        if self.format == "paimon":
-
-            return FilesMessage(paimon_write_batches(self.location, batches, self.restored, task_id, self.io))
-        if not batches:
-            return FilesMessage([])
-
-        t = _static_table(self.metadata_location, self.io) if self.metadata_location \
-            else _iceberg_table(self.location, self.io)
-        meta = t.metadata
-        data = align_arrow(pa.Table.from_batches(batches), meta.schema, t.name)
-        files = write_arrow(t.io, data, meta.schema, meta.spec, meta.location, meta.properties,
-                            task_id=task_id, write_id=self.write_id, meta=meta)
-        return FilesMessage(files)
+        return FilesMessage(self.files.write(list(iterator), ctx.partitionId() if ctx else 0))
 
     def commit(self, messages):
-        files = [f for m in messages if m is not None for f in m.files]
-        if self.format == "paimon":
-
-            paimon_commit(self.location, files, self.overwrite, self.io)
-            return
-        t = _catalog_table(self.options) if self.metadata_location else _iceberg_table(self.location, self.io)
-        t.commit_files(files, overwrite=self.overwrite)
+        self.files.commit([f for m in messages if m is not None for f in m.files], self.overwrite)
 
     def abort(self, messages):
-        messages = [m for m in messages if m is not None]
-        if self.format == "paimon":
+        self.files.abort([f for m in messages if m is not None for f in m.files])
 
-            paimon_abort(self.location, [f for m in messages for f in m.files], self.io)
-            return
-        for m in messages:
-            for f in m.files:
-                self.io.delete(f.file_path)
+
+def _paimon_restored(location: str, io: FileIO):
+    """The sequence numbers a Paimon primary-key table's upserts number on from (read once, on the
+    driver); None for an append table. A dynamic-bucket table is refused: its keys' buckets are
+    assigned by one writer, and the data source cannot route rows so."""
+    pt_ = paimon_table(location, io)
+    if pt_.table_schema.primary_keys and pt_.table_schema.num_buckets == -1:
+        raise NotSupportedError("write through the data source", pt_.name, "paimon",
+                                "a dynamic-bucket table assigns a partition's keys in one writer, and the "
+                                "data source cannot route rows so: use Table.append (or SQL INSERT)")
+    return restored_sequence_numbers(pt_.store) if pt_.table_schema.primary_keys else None

@@ -23,7 +23,10 @@ import uuid
 
 from icefloe.core.io import FileIO, staged_files
 from icefloe.core.parquet import metrics_from_footer
-from icefloe.core.types import DecimalType, Schema, to_arrow_type
+from icefloe.core.types import (
+    BinaryType, BooleanType, DateType, DecimalType, FixedType, IntegerType, Schema, StringType, TimestampType,
+    TimestamptzType, UUIDType, is_floating, is_integral, is_micros, is_plain_string, to_arrow_type,
+)
 from icefloe.iceberg import conversions
 from icefloe.iceberg.arrow_writer import data_file_from_metrics, estimate_records_per_file
 from icefloe.iceberg.manifest import DataFile
@@ -52,16 +55,15 @@ def _internal_expr(col, t):
     """A Spark expression giving the internal (JSON-friendly) form of a source value."""
     from pyspark.sql import functions as F
 
-    s = str(t)
-    if s == "date":
+    if isinstance(t, DateType):
         return F.unix_date(col)
-    if s == "timestamptz":
+    if t == TimestamptzType():
         return F.unix_micros(col)
-    if s == "timestamp":
+    if t == TimestampType():
         return _ntz_micros(col)
     if isinstance(t, DecimalType):
         return col.cast("string")
-    if s in ("binary",) or s.startswith("fixed"):
+    if t == BinaryType() or isinstance(t, FixedType):
         return F.hex(col)
     return col
 
@@ -73,8 +75,7 @@ def _ntz_micros(col):
 
 
 def _utc_micros(col, t):
-    s = str(t)
-    if s == "timestamptz":
+    if t == TimestamptzType():
         from pyspark.sql import functions as F
 
         return F.unix_micros(col)
@@ -84,7 +85,7 @@ def _utc_micros(col, t):
 def _days_expr(col, t):
     from pyspark.sql import functions as F
 
-    if str(t) == "date":
+    if isinstance(t, DateType):
         return F.unix_date(col)
     return F.floor(_utc_micros(col, t) / F.lit(86_400_000_000)).cast("int")
 
@@ -108,12 +109,11 @@ def transform_expr(transform, col, t):
         return F.floor(_utc_micros(col, t) / F.lit(3_600_000_000)).cast("int")
     if isinstance(transform, TruncateTransform):
         w = transform.width
-        s = str(t)
-        if s in ("int", "long"):
-            return col - F.pmod(col, F.lit(w).cast("int" if s == "int" else "bigint"))
-        if s == "string":
+        if is_integral(t):
+            return col - F.pmod(col, F.lit(w).cast("int" if isinstance(t, IntegerType) else "bigint"))
+        if is_plain_string(t):
             return F.substring(col, 1, w)
-        if s == "binary":
+        if t == BinaryType():
             return F.hex(F.substring(col, 1, w))
         if isinstance(t, DecimalType):
             unscaled = (col * F.lit(10 ** t.scale)).cast("decimal(38,0)")
@@ -158,13 +158,13 @@ def _bucket_udf(n: int, t):
 
         src = primitive_from_string(type_str)
         tr = BucketTransform(n)
-        if type_str in ("int", "long", "date", "time", "timestamp", "timestamptz"):
+        if is_integral(src) or isinstance(src, DateType) or is_micros(src):
             conv = int
-        elif type_str.startswith("decimal"):
+        elif isinstance(src, DecimalType):
             conv = decimal.Decimal
-        elif type_str == "binary" or type_str.startswith("fixed"):
+        elif src == BinaryType() or isinstance(src, FixedType):
             conv = binascii.unhexlify
-        elif type_str == "uuid":
+        elif isinstance(src, UUIDType):
             import uuid
 
             conv = uuid.UUID
@@ -186,32 +186,31 @@ def partition_key_expr(spec: PartitionSpec, schema: Schema):
     for pf, rt in zip(spec.fields, spec.result_types(schema)):
         src = schema.find_field(pf.source_id)
         value = transform_expr(pf.transform, F.col(f"`{src.name}`"), src.field_type)
-        parts.append(partition_key.field_text(value, str(rt) in _TEXT_RESULTS))
+        parts.append(partition_key.field_text(value, rt in _TEXT_RESULTS))
     return partition_key.key_of(parts)
 
 
-_TEXT_RESULTS = ("string", "uuid")
+_TEXT_RESULTS = (StringType(), UUIDType())
 
 
 def decode_partition_key(key: str, spec: PartitionSpec, schema: Schema) -> tuple:
     """The partition tuple ``partition_key_expr`` named."""
     out = []
     for v, rt in zip(partition_key.field_texts(key, len(spec.fields)), spec.result_types(schema)):
-        s = str(rt)
         if v is None:
             out.append(None)
-        elif s in _TEXT_RESULTS:
+        elif rt in _TEXT_RESULTS:
             v = partition_key.unhex_text(v)
-            out.append(conversions.to_internal(rt, v) if s == "uuid" else v)
-        elif s == "binary" or s.startswith("fixed"):
+            out.append(conversions.to_internal(rt, v) if isinstance(rt, UUIDType) else v)
+        elif rt == BinaryType() or isinstance(rt, FixedType):
             out.append(binascii.unhexlify(v))
         elif isinstance(rt, DecimalType):
             import decimal
 
             out.append(decimal.Decimal(v))
-        elif s in ("float", "double"):
+        elif is_floating(rt):
             out.append(float(v))
-        elif s == "boolean":
+        elif isinstance(rt, BooleanType):
             out.append(v == "true")
         else:       # ints, dates, times and timestamps (their internal numbers)
             out.append(int(v))
@@ -220,7 +219,7 @@ def decode_partition_key(key: str, spec: PartitionSpec, schema: Schema) -> tuple
 
 # --------------------------------------------------------------------------- the write
 def write_data_files(df, meta: TableMetadata, io: FileIO, table_name: str, nanos_raw: bool = False,
-                     clustered: bool = False) -> list[DataFile]:
+                     clustered: bool = False, arrange=None) -> list[DataFile]:
     """Write ``df`` as data files of the table's default spec; return them uncommitted.
     ``nanos_raw``: ``df`` holds the nanosecond timestamps, at any depth, as their raw ``long``
     nanoseconds (``read_tasks(nanos_raw=True)``), written back exactly. ``clustered``: ``df`` holds
@@ -239,18 +238,21 @@ def write_data_files(df, meta: TableMetadata, io: FileIO, table_name: str, nanos
 
     # Arrow writes in the tasks: Parquet's fixed_len_byte_array (uuid, fixed), and stores Spark cannot reach
     if schema_has_uuid(schema) or has_fixed(schema) or has_nanos(schema) or not io.spark_native:
-        return _write_with_arrow(aligned, meta, io, write_id, nanos_raw, clustered)
+        return _write_with_arrow(aligned, meta, io, write_id, nanos_raw, clustered, arrange)
     staging = f"{location}/data/.staging-{write_id}"
     partitioned = not spec.is_unpartitioned
     if partitioned:
         aligned = aligned.withColumn(KEY_COL, partition_key_expr(spec, schema))
-        mode = _distribution(props, clustered)
+        mode = "arranged" if arrange is not None else _distribution(props, clustered)
         if mode == "hash":
             aligned = aligned.repartition(KEY_COL)
         elif mode == "range":
             aligned = aligned.repartitionByRange(KEY_COL)
 
     order_id, sort_cols = writer_sort_columns(meta)
+    if arrange is not None:
+        aligned = arrange(aligned, KEY_COL if partitioned else None)
+        order_id, sort_cols = 0, []
     if sort_cols:  # the table's sort order, within each file (after the partition key)
         aligned = aligned.sortWithinPartitions(*([KEY_COL] if partitioned else []),
                                                *[_sort_col(c, asc, nulls_first) for c, asc, nulls_first in sort_cols])
@@ -353,14 +355,20 @@ def _distribution(props: dict, clustered: bool) -> str:
 
 
 def _write_with_arrow(aligned, meta: TableMetadata, io: FileIO, write_id: str,
-                      nanos_raw: bool = False, clustered: bool = False) -> list[DataFile]:
+                      nanos_raw: bool = False, clustered: bool = False, arrange=None) -> list[DataFile]:
     """Write ``aligned`` with Arrow inside the tasks (uuid as fixed[16]); DataFiles come back pickled."""
     import pickle
 
     schema, spec = meta.schema, meta.spec
     location = meta.location.rstrip("/")
     raw_sources = nanos_raw and any(is_nanos(schema.find_field(pf.source_id).field_type) for pf in spec.fields)
-    if not spec.is_unpartitioned and not raw_sources:   # (raw nanoseconds: the tasks split by partition)
+    if arrange is not None:
+        keyed = not spec.is_unpartitioned and not raw_sources
+        if keyed:
+            aligned = aligned.withColumn(KEY_COL, partition_key_expr(spec, schema))
+        aligned = arrange(aligned, KEY_COL if keyed else None)
+        aligned = aligned.drop(KEY_COL) if keyed else aligned
+    elif not spec.is_unpartitioned and not raw_sources:   # (raw nanoseconds: the tasks split by partition)
         aligned = aligned.withColumn(KEY_COL, partition_key_expr(spec, schema))
         mode = _distribution(meta.properties, clustered)
         if mode == "hash":

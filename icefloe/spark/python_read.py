@@ -15,7 +15,7 @@ import pickle
 from typing import Optional, Sequence
 
 from icefloe.core.io import FileIO
-from icefloe.core.types import Schema, to_spark_schema
+from icefloe.core.types import Schema, UUIDType, to_spark_schema
 from icefloe.core.types.arrow import to_arrow_schema
 from icefloe.iceberg.schema import default_value, nanos_as_long
 
@@ -89,7 +89,7 @@ def _as_spark(table, wanted, schema: Schema):
 
     import pyarrow as pa
 
-    uuids = {f.name for f in schema.fields if str(f.field_type) == "uuid"}
+    uuids = {f.name for f in schema.fields if isinstance(f.field_type, UUIDType)}
     cols = []
     for i, f in enumerate(wanted):
         col = table.column(i)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import datetime as _dt
 
+from icefloe.core.types import TimestamptzType
 from icefloe.errors import NotSupportedError
 
 STATIC, DYNAMIC = "static", "dynamic"
@@ -37,7 +38,7 @@ def overwrite_mode(sess) -> str:
 def _value(sess, f, value_sql: str):
     """The PARTITION clause's value (``value_sql``, already cast to column ``f``'s type) as a
     Python value; an instant (timestamptz) as an aware UTC datetime, whatever the session zone."""
-    if str(f.field_type) == "timestamptz":
+    if f.field_type == TimestamptzType():
         micros = sess.run_spark(f"SELECT unix_micros(CAST(({value_sql}) AS TIMESTAMP)) AS v").first()[0]
         return None if micros is None else _EPOCH + _dt.timedelta(microseconds=micros)
     return sess.run_spark(f"SELECT ({value_sql}) AS v").first()[0]

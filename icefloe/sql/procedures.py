@@ -44,23 +44,41 @@ PROCEDURES = {
                                   "deleted_data_files_count bigint, deleted_manifest_files_count bigint, "
                                   "deleted_manifest_lists_count bigint", ("older_than", "retain_last", "snapshot_ids"),
                                   ("max_concurrent_deletes", "stream_results")),
-    "remove_orphan_files": Procedure(("table", "older_than", "location", "dry_run"), ("table",),
+    # max_concurrent_deletes, stream_results, prefix_listing: how the JVM action deletes, returns
+    # and lists, not which files; file_list_view becomes ``listing`` (the view's rows)
+    "remove_orphan_files": Procedure(("table", "older_than", "location", "dry_run", "max_concurrent_deletes",
+                                      "file_list_view", "equal_schemes", "equal_authorities",
+                                      "prefix_mismatch_mode", "stream_results", "prefix_listing"), ("table",),
                                      "remove_orphan_files", "CALL system.remove_orphan_files",
-                                     "orphan_file_location string", ("older_than", "dry_run")),
+                                     "orphan_file_location string", ("older_than", "dry_run", "location", "listing"),
+                                     ("max_concurrent_deletes", "stream_results", "prefix_listing")),
     "rewrite_data_files": Procedure(("table", "strategy", "sort_order", "options", "where"), ("table",),
                                     "rewrite_data_files", "CALL system.rewrite_data_files",
                                     "rewritten_data_files_count int, added_data_files_count int, "
                                     "rewritten_bytes_count bigint, failed_data_files_count int, "
                                     "removed_delete_files_count int",
                                     ("where", "strategy", "sort_order", "options")),
+    "rewrite_position_delete_files": Procedure(("table", "options", "where"), ("table",),
+                                               "rewrite_position_delete_files",
+                                               "CALL system.rewrite_position_delete_files",
+                                               "rewritten_delete_files_count int, added_delete_files_count int, "
+                                               "rewritten_bytes_count bigint, added_bytes_count bigint",
+                                               ("options", "where")),
+    "compute_table_stats": Procedure(("table", "snapshot_id", "columns"), ("table",), "compute_table_stats",
+                                     "CALL system.compute_table_stats", "statistics_file string",
+                                     ("snapshot_id", "columns")),
+    "compute_partition_stats": Procedure(("table", "snapshot_id"), ("table",), "compute_partition_stats",
+                                         "CALL system.compute_partition_stats", "partition_statistics_file string",
+                                         ("snapshot_id",)),
     # Paimon's compaction procedure (CALL sys.compact): a full compaction of the table or of the
     # buckets ``where`` reads
     "compact": Procedure(("table", "partitions", "where", "order_strategy", "order_by", "options"), ("table",),
                          "rewrite_data_files", "CALL sys.compact", "result boolean", ("where",)),
     # use_caching: Spark caching of the JVM action; icefloe rewrites manifests without a Spark job
-    "rewrite_manifests": Procedure(("table", "use_caching", "spec_id"), ("table",), "rewrite_manifests",
-                                   "CALL system.rewrite_manifests",
-                                   "rewritten_manifests_count int, added_manifests_count int", ("spec_id",),
+    # target_manifest_size_bytes: read by Iceberg's procedure, not yet passed to its action
+    "rewrite_manifests": Procedure(("table", "use_caching", "spec_id", "target_manifest_size_bytes", "sort_by"),
+                                   ("table",), "rewrite_manifests", "CALL system.rewrite_manifests",
+                                   "rewritten_manifests_count int, added_manifests_count int", ("spec_id", "sort_by"),
                                    ("use_caching",)),
     "create_tag": Procedure(("table", "tag", "snapshot_id", "max_ref_age_ms"), ("table", "tag"), "create_tag",
                             "CALL system.create_tag", "tag string, snapshot_id bigint"),
@@ -185,12 +203,14 @@ def call(sess, stmt: Call):
             kwargs[key] = _timestamp_ms(sess, node)
         elif key == "snapshot_ids" and isinstance(node, exp.Array):
             kwargs[key] = [int(_value(sess, e)) for e in node.expressions]
-        elif key == "identifier_columns" and isinstance(node, exp.Array):
+        elif key in ("identifier_columns", "columns", "sort_by") and isinstance(node, exp.Array):
             kwargs[key] = [str(_value(sess, e)) for e in node.expressions]
         elif key == "options" and isinstance(node, exp.Map):
             kwargs[key] = dict(zip((_value(sess, k) for k in node.keys), (_value(sess, v) for v in node.values)))
         else:
             kwargs[key] = _value(sess, node)
+    if name == "remove_orphan_files":
+        _orphan_listing(sess, stmt, kwargs)
     if name in SNAPSHOT_PROCEDURES:
         with sess.refused_as(proc.capability):
             try:
@@ -214,9 +234,34 @@ def call(sess, stmt: Call):
             from None
     except (SqlError, NoSuchSnapshotError, CommitFailedError):
         raise
+    except ValueError as e:            # an argument the table cannot take (rewrite_manifests' sort_by, ...)
+        raise SqlError(f"{proc.capability}: {e}", stmt.procedure.line, stmt.procedure.column) from None
     except IcefloeError as e:          # what the table refuses (a ref's head to expire, ...)
         raise SqlError(f"{proc.capability}: {e}", stmt.procedure.line, stmt.procedure.column) from None
     return _result_df(sess, t, name, proc, result, before, kwargs)
+
+
+_PATH_EQUIVALENCE = ("equal_schemes", "equal_authorities", "prefix_mismatch_mode")
+
+
+def _orphan_listing(sess, stmt: Call, kwargs: dict) -> None:
+    """remove_orphan_files' ``file_list_view`` as the listing the table takes (its ``file_path``
+    and ``last_modified`` columns); the path-equivalence arguments are refused."""
+    refused = [k for k in _PATH_EQUIVALENCE if kwargs.get(k) is not None]
+    if refused:
+        raise NotSupportedYetError(f"CALL system.remove_orphan_files with {', '.join(refused)} (icefloe compares "
+                                   f"file locations as written, scheme and authority included)",
+                                   stmt.procedure.line, stmt.procedure.column)
+    view = kwargs.pop("file_list_view", None)
+    if view is None:
+        return
+    try:
+        rows = sess.spark.table(str(view)).selectExpr("file_path", "unix_millis(last_modified)").collect()
+    except Exception as e:  # noqa: BLE001 - a missing view or column: Spark says which
+        raise SqlError(f"remove_orphan_files: file_list_view {view} must be a view with columns file_path and "
+                       f"last_modified ({str(e).splitlines()[0]})", stmt.procedure.line, stmt.procedure.column) \
+            from None
+    kwargs["listing"] = [(r[0], r[1]) for r in rows]
 
 
 def _register(sess, stmt: Call, proc: Procedure, table_name: str, args: dict):
@@ -254,6 +299,25 @@ def _run(t, name, fn, kwargs):
         return _changelog(t, fn, kwargs)
     if name == "rewrite_data_files":      # Iceberg's rules and defaults: options given, if only {}
         return _rewrite_data_files(t, fn, {**kwargs, "options": kwargs.get("options") or {}})
+    if name == "remove_orphan_files":
+        kwargs = {k: v for k, v in kwargs.items() if k not in PROCEDURES[name].ignored}
+        try:
+            return fn(**{k: v for k, v in kwargs.items() if v is not None})
+        except ValueError as e:
+            raise SqlError(f"{capability}: {e}") from None
+    if name in ("rewrite_position_delete_files", "compute_table_stats", "compute_partition_stats"):
+        args = {"rewrite_position_delete_files": (kwargs.get("where"), kwargs.get("options")),
+                "compute_table_stats": (kwargs.get("snapshot_id"), kwargs.get("columns")),
+                "compute_partition_stats": (kwargs.get("snapshot_id"),)}[name]
+        try:
+            out = fn(*args)
+            if name != "rewrite_position_delete_files":
+                return {PROCEDURES[name].result.split(" ")[0]: out}
+            return out
+        except ValueError as e:
+            raise SqlError(f"{capability}: {e}") from None
+        except NotImplementedError as e:
+            raise NotSupportedYetError(f"{capability}: {e}") from None
     proc = PROCEDURES[name]
     given = {k: v for k, v in kwargs.items() if v is not None and k not in proc.ignored}
     extra = sorted(k for k in given if k not in proc.passed)

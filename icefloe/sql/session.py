@@ -32,10 +32,10 @@ from icefloe.sql.translate import literal_value
 from icefloe.table.capabilities import AUDIT_LOG, BRANCH_TABLES, PAIMON_DYNAMIC_OPTIONS, row_tables
 from icefloe.sql import (
     catalog_statements as cs, commands, ddl, dml, parser as p, paimon_incremental, paimon_options, procedures,
-    system_functions, wap,
+    system_functions, views, wap,
 )
 
-VIEW_PREFIX = "__icefloe_"
+VIEW_PREFIX = views.INTERNAL_PREFIX
 
 
 class SqlSession:
@@ -51,6 +51,8 @@ class SqlSession:
         self._stmt: Optional[Statement] = None
         self._text = ""
         self.namespace: Optional[str] = None   # USE db: where one-part table names are looked up
+        self.expanding_views: tuple = ()        # the views whose queries are being read (a cycle is an error)
+        self.views_read: list = []              # every view read (nested ones too), for CREATE VIEW's cycle check
 
     @property
     def spark(self):
@@ -128,6 +130,11 @@ class SqlSession:
                 return ddl.show_tables(self, ext)
             if isinstance(ext, p.ShowNamespaces):
                 return cs.show_namespaces(self, ext)
+            if isinstance(ext, (p.ShowCreateTable, p.ShowTblProperties)):
+                view = views.view_name(self, list(ext.table.parts))
+                if view is not None and not self.exists(view):
+                    return views.show_create(self, view) if isinstance(ext, p.ShowCreateTable) else \
+                        views.show_properties(self, view, ext.key)
             if isinstance(ext, p.ShowCreateTable):
                 return cs.show_create_table(self, ext)
             if isinstance(ext, p.ShowTblProperties):
@@ -146,11 +153,24 @@ class SqlSession:
                 return cs.use(self, tree)
             if isinstance(tree, exp.TruncateTable):
                 return cs.truncate(self, tree)
+            if kind == "VIEW" or (isinstance(tree, exp.Alter) and str(tree.args.get("kind") or "").upper() == "VIEW"):
+                return (views.create if isinstance(tree, exp.Create) else views.drop if isinstance(tree, exp.Drop)
+                        else views.alter)(self, tree)
+            if isinstance(tree, exp.Command) and str(tree.this).upper() in ("SHOW", "ALTER"):
+                done = (views.show if str(tree.this).upper() == "SHOW" else views.alter_unset)(self, stmt.text)
+                if done is not None:
+                    return done
             if isinstance(tree, exp.Create):
                 return ddl.create(self, tree)
             if isinstance(tree, exp.Drop):
+                if kind == "TABLE":
+                    views.refuse_drop_table_of_view(self, tree)
                 return ddl.drop(self, tree)
             if isinstance(tree, exp.Describe):
+                view = views.view_name(self, table_parts(tree.this)) if isinstance(tree.this, exp.Table) else None
+                if view is not None and not self.exists(view):
+                    return views.describe(self, view, str(tree.args.get("style") or "").upper() in
+                                          ("EXTENDED", "FORMATTED"))
                 return ddl.describe(self, tree)
             if isinstance(tree, exp.Alter):
                 return ddl.alter(self, tree)
@@ -416,6 +436,29 @@ class SqlSession:
         self._views[view] = str(ref)
         return view
 
+    def temp_view(self, df, key: str, shown: str) -> str:
+        """Register ``df`` as a temporary view for this session's rewritten queries; its name."""
+        view = VIEW_PREFIX + "".join(c if c.isalnum() else "_" for c in key) + "_" + \
+            hashlib.sha1(f"{key}|{id(df)}".encode()).hexdigest()[:12]
+        df.createOrReplaceTempView(view)
+        self._views[view] = shown
+        return view
+
+    def view_session(self, default_catalog: Optional[str], default_namespace, view: str) -> "SqlSession":
+        """A session reading view ``view``'s query: in the view's default catalog (one of this
+        session's by name, else the view's own) and namespace."""
+        name = (default_catalog or "").lower()
+        if name in self.catalogs:
+            others = {self.catalog_name: self.catalog, **{k: v for k, v in self.catalogs.items() if k != name}}
+            sub = SqlSession(self.catalogs[name], self._spark, name, others)
+        else:
+            sub = SqlSession(self.catalog, self._spark, self.catalog_name, self.catalogs)
+        sub.namespace = default_namespace[0] if len(default_namespace) == 1 else None
+        sub.expanding_views = (*self.expanding_views, view)
+        sub._views = self._views
+        sub.views_read = self.views_read
+        return sub
+
     def rewrite(self, tree: exp.Expression) -> tuple[exp.Expression, int]:
         """A copy of ``tree`` with icefloe references replaced by temp views; and how many."""
         tree = tree.copy()
@@ -424,6 +467,14 @@ class SqlSession:
             if not table.name:
                 continue
             ref, ours = self.resolve(table)
+            if ref is None and table.args.get("version") is None and \
+                    (view_name := views.view_name(self, table_parts(table))) is not None:
+                self.views_read.append(view_name)
+                view = self.temp_view(views.read(self, view_name), f"view_{view_name}", view_name)
+                alias = table.args.get("alias") or exp.TableAlias(this=exp.to_identifier(table.name))
+                table.replace(exp.Table(this=exp.to_identifier(view), alias=alias.copy()))
+                count += 1
+                continue
             if ref is None:
                 missing = commands.missing_metadata_table(self, table)
                 if missing is not None:

@@ -681,7 +681,7 @@ class Table:
             options: The options of Iceberg's ``rewrite_data_files`` procedure (``min-input-files``,
                 ``target-file-size-bytes``, ...); an unknown key is an error naming it.
             strategy: ``"binpack"`` (the default) or ``"sort"`` (Iceberg).
-            sort_order: With ``strategy="sort"``: the order, as ``"c1 ASC NULLS FIRST, c2 DESC"``.
+            sort_order: With ``strategy="sort"``: ``"c1 ASC NULLS FIRST, c2 DESC"``, or ``"zorder(c1, c2)"``.
 
         Returns:
             The new snapshot, or None when there was nothing to rewrite.

@@ -1,6 +1,7 @@
 """The user-facing Iceberg table: the format's ``BaseTable`` with Spark as its data plane."""
 from __future__ import annotations
 
+import uuid
 from typing import Callable, Optional, Sequence
 
 import pyarrow as pa
@@ -13,14 +14,17 @@ from icefloe.iceberg import inspect as metadata
 from icefloe.iceberg.append import Append
 from icefloe.iceberg.arrow_writer import align_arrow, write_arrow
 from icefloe.iceberg.check import check_iceberg
+from icefloe.iceberg import partition_stats, puffin, theta
 from icefloe.iceberg.layout import metadata_tree
+from icefloe.iceberg.metadata_builder import SetPartitionStatistics, SetStatistics
+from icefloe.iceberg.metadata_commit import commit_metadata
 from icefloe.iceberg.overwrite import DeleteAll, Overwrite
 from icefloe.iceberg.snapshot import Snapshot
 from icefloe.iceberg.snapshot_producer import SnapshotProducer
 from icefloe.iceberg.table import BaseTable
 from icefloe.iceberg.table_metadata import MAIN_BRANCH
 from icefloe.iceberg.transforms import IdentityTransform
-from icefloe.spark import iceberg_compaction, iceberg_dml
+from icefloe.spark import iceberg_compaction, iceberg_delete_rewrite, iceberg_dml, iceberg_stats
 from icefloe.spark.iceberg_changelog import changelog_df
 from icefloe.errors import UnsupportedFeatureError
 from icefloe.spark import iceberg_lineage as lineage
@@ -227,8 +231,92 @@ class IcebergTable(BaseTable, Table):
         return iceberg_compaction.rewrite_data_files(self.write_target(MAIN_BRANCH), where, target_file_size, options,
                                                      strategy, sort_order)
 
-    def rewrite_manifests(self, branch: Optional[str] = None, spec_id: Optional[int] = None) -> Snapshot:
-        return BaseTable.rewrite_manifests(self, branch or self.write_branch, spec_id, summary=self.app_summary())
+    def rewrite_position_delete_files(self, where=None, options: Optional[dict] = None) -> dict:
+        """Compaction of the position delete files (Iceberg's rewrite_position_delete_files): each
+        partition's small files rewritten as one, deletes of removed data files dropped.
+
+        Args:
+            where: Spark SQL predicate text: only the delete files of the data files it selects.
+            options: The procedure's options (``min-input-files``, ``rewrite-all``,
+                ``target-file-size-bytes``, ...); an unknown key is an error naming it.
+
+        Returns:
+            dict: ``rewritten_delete_files_count``, ``added_delete_files_count``,
+            ``rewritten_bytes_count``, ``added_bytes_count``.
+        """
+        return iceberg_delete_rewrite.rewrite_position_delete_files(self.write_target(MAIN_BRANCH), where, options)
+
+    def compute_table_stats(self, snapshot_id: Optional[int] = None,
+                            columns: Optional[Sequence[str]] = None) -> Optional[str]:
+        """Iceberg's compute_table_stats: a Puffin statistics file with an
+        ``apache-datasketches-theta-v1`` sketch (its estimate as property ``ndv``) of each column,
+        registered with ``set-statistics``.
+
+        Args:
+            snapshot_id: The snapshot whose rows are counted (default: the current one).
+            columns: The top-level primitive columns (default: all of them).
+
+        Returns:
+            str: the statistics file's path (None for a table without snapshots).
+        """
+        meta = self.refresh().metadata
+        snap = meta.snapshot_by_id(int(snapshot_id)) if snapshot_id is not None else meta.current_snapshot
+        if snap is None:
+            return None
+        schema = meta.schema_by_id(snap.schema_id)
+        by_name = {f.name.lower(): f for f in schema.fields}
+        names = list(dict.fromkeys(columns)) if columns else [f.name for f in schema.fields
+                                                              if f.field_type.is_primitive]
+        if not names:
+            raise ValueError("compute_table_stats: no columns found to compute stats")
+        fields = []
+        for name in names:
+            field = by_name.get(str(name).lower())
+            if field is None:
+                raise ValueError(f"compute_table_stats: no top-level column {name!r} in the snapshot's schema; "
+                                 f"columns are {', '.join(f.name for f in schema.fields)}")
+            kind = str(field.field_type)
+            if not field.field_type.is_primitive or kind.endswith("_ns") or kind in ("unknown", "variant"):
+                raise ValueError(f"compute_table_stats: cannot compute stats on column {field.name} of type {kind}")
+            fields.append(field)
+        rows = self.to_spark(snapshot_id=snap.snapshot_id)
+        sketches = iceberg_stats.column_sketches(rows, [(f.name, str(f.field_type)) for f in fields])
+        blobs = [(theta.BLOB_TYPE, [f.field_id], snap.snapshot_id, snap.sequence_number, data, {"ndv": str(int(ndv))})
+                 for f, (data, ndv) in zip(fields, sketches)]
+        path = f"{self.ops.metadata_dir}/{snap.snapshot_id}-{uuid.uuid4()}.stats"
+        stats = puffin.write_statistics_file(self.io, path, blobs, created_by="icefloe")
+        stats["snapshot-id"] = snap.snapshot_id
+        commit_metadata(self.ops, lambda base: [SetStatistics(stats)])
+        return path
+
+    def compute_partition_stats(self, snapshot_id: Optional[int] = None) -> Optional[str]:
+        """Iceberg's compute_partition_stats: the spec's partition statistics file (a Parquet row of
+        counts per partition), registered with ``set-partition-statistics``.
+
+        Args:
+            snapshot_id: The snapshot whose files are counted (default: the current one).
+
+        Returns:
+            str: the partition statistics file's path (None for a table without snapshots).
+        """
+        meta = self.refresh().metadata
+        snap = meta.snapshot_by_id(int(snapshot_id)) if snapshot_id is not None else meta.current_snapshot
+        if snap is None:
+            return None
+        if all(not spec.fields for spec in meta.partition_specs):
+            raise ValueError(f"compute_partition_stats: table {self.name} is not partitioned")
+        if meta.format_version >= 3:
+            raise NotImplementedError("partition statistics of format v3 tables (dv_count) are not implemented "
+                                      "in icefloe")
+        rows = partition_stats.stats_table(self.metadata_table("partitions", snapshot_id=snap.snapshot_id), meta)
+        stats = partition_stats.write_partition_stats(self.io, self.ops.metadata_dir, snap.snapshot_id, rows)
+        commit_metadata(self.ops, lambda base: [SetPartitionStatistics(stats)])
+        return stats["statistics-path"]
+
+    def rewrite_manifests(self, branch: Optional[str] = None, spec_id: Optional[int] = None,
+                          sort_by: Optional[Sequence[str]] = None) -> Snapshot:
+        return BaseTable.rewrite_manifests(self, branch or self.write_branch, spec_id, summary=self.app_summary(),
+                                           sort_by=sort_by)
 
     # ------------------------------------------------------------------ maintenance and metadata
     def expire_snapshots(self, older_than=None, retain_last: Optional[int] = None,

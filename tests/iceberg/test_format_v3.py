@@ -17,15 +17,15 @@ from tools.jvm_runtime import JvmRuntime  # noqa: E402
 import icefloe  # noqa: E402
 from icefloe.errors import UnsupportedFeatureError, UnsupportedFormatVersionError  # noqa: E402
 from icefloe.iceberg.manifest_reader import snapshot_manifests  # noqa: E402
-from tests.interop_util import JVM_LOAD_TABLE, duckdb_connection, pyiceberg_table  # noqa: E402
+from tests.interop_util import JVM_LOAD_TABLE, iceberg_referees, duckdb_connection, pyiceberg_table  # noqa: E402
 
 MOR = {"write.delete.mode": "merge-on-read", "write.update.mode": "merge-on-read",
        "write.merge.mode": "merge-on-read"}
 
 
-@pytest.fixture(scope="module")
-def jvm(tmp_path_factory):
-    with JvmRuntime(tmp_path_factory.mktemp("jvm-v3")) as runtime:
+@pytest.fixture(scope="module", params=iceberg_referees())
+def jvm(request, tmp_path_factory):
+    with JvmRuntime(tmp_path_factory.mktemp("jvm-v3"), iceberg_version=request.param) as runtime:
         yield runtime
 
 

@@ -23,7 +23,7 @@ from icefloe.core.types.model import NestedField, Schema, primitive_from_string 
 from icefloe.core.values import to_nanos  # noqa: E402
 from icefloe.errors import UnsupportedFeatureError  # noqa: E402
 from icefloe.iceberg.transforms import BucketTransform, DayTransform  # noqa: E402
-from tests.interop_util import JVM_LOAD_TABLE, pyiceberg_table  # noqa: E402
+from tests.interop_util import JVM_LOAD_TABLE, iceberg_referees, pyiceberg_table  # noqa: E402
 from tests.nested_rows import nested_rows  # noqa: E402
 
 # values with digits below the microsecond, one before 1970 (floored, not truncated toward zero)
@@ -207,9 +207,9 @@ def test_compaction_keeps_every_nanosecond_digit(catalog, spark, partitioned_by)
 
 
 
-@pytest.fixture(scope="module")
-def jvm(tmp_path_factory):
-    with JvmRuntime(tmp_path_factory.mktemp("jvm-ns")) as runtime:
+@pytest.fixture(scope="module", params=iceberg_referees())
+def jvm(request, tmp_path_factory):
+    with JvmRuntime(tmp_path_factory.mktemp("jvm-ns"), iceberg_version=request.param) as runtime:
         yield runtime
 
 

@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspa
 from tools.jvm_runtime import JvmRuntime  # noqa: E402
 
 from icefloe.errors import SchemaError, UnknownTransformError, UnsupportedFeatureError  # noqa: E402
-from tests.interop_util import JVM_LOAD_TABLE, duckdb_connection  # noqa: E402
+from tests.interop_util import JVM_LOAD_TABLE, iceberg_referees, duckdb_connection  # noqa: E402
 
 V3 = {"format-version": "3"}
 MOR = {"write.delete.mode": "merge-on-read", "write.update.mode": "merge-on-read",
@@ -27,9 +27,9 @@ MOR = {"write.delete.mode": "merge-on-read", "write.update.mode": "merge-on-read
 DOCS = {i: {"a": i, "tags": ["x", str(i)], "nested": {"ok": i % 2 == 0}} for i in range(6)}
 
 
-@pytest.fixture(scope="module")
-def jvm(tmp_path_factory):
-    with JvmRuntime(tmp_path_factory.mktemp("jvm-variant")) as runtime:
+@pytest.fixture(scope="module", params=iceberg_referees())
+def jvm(request, tmp_path_factory):
+    with JvmRuntime(tmp_path_factory.mktemp("jvm-variant"), iceberg_version=request.param) as runtime:
         yield runtime
 
 
@@ -155,20 +155,30 @@ t = jvm.org.apache.iceberg.hadoop.HadoopTables(spark._jsc.hadoopConfiguration())
     schema, jvm.org.apache.iceberg.PartitionSpec.unpartitioned(), props, location)
 V = jvm.org.apache.iceberg.variants.Variants
 out = t.io().newOutputFile(location + "/data/written-by-java.parquet")
-appender = jvm.org.apache.iceberg.data.GenericAppenderFactory(t.schema()).newAppender(
-    out, jvm.org.apache.iceberg.FileFormat.PARQUET)
+D = jvm.org.apache.iceberg.data
+old_api = jvm.org.apache.iceberg.IcebergBuild.version().startswith("1.10.")
+if old_api:
+    appender = D.GenericAppenderFactory(t.schema()).newAppender(out, jvm.org.apache.iceberg.FileFormat.PARQUET)
+else:   # 1.12 dropped GenericAppenderFactory for the generic writer factory (its builder public there)
+    writers = getattr(D, "GenericFileWriterFactory$Builder")(t) \\
+        .dataFileFormat(jvm.org.apache.iceberg.FileFormat.PARQUET).build()
+    appender = writers.newDataWriter(jvm.org.apache.iceberg.encryption.EncryptedFiles.plainAsEncryptedOutput(out),
+                                     t.spec(), None)
 for i in range(3):
-    rec = jvm.org.apache.iceberg.data.GenericRecord.create(t.schema())
+    rec = D.GenericRecord.create(t.schema())
     rec.setField("id", i)
     md = V.metadata(["a", "name"])
     obj = V.object(md)
     obj.put("a", V.of(i * 10))
     obj.put("name", V.of("n" + str(i)))
     rec.setField("v", jvm.org.apache.iceberg.variants.Variant.of(md, obj))
-    appender.add(rec)
+    (appender.add if old_api else appender.write)(rec)
 appender.close()
-data_file = jvm.org.apache.iceberg.DataFiles.builder(t.spec()).withInputFile(out.toInputFile()) \\
-    .withMetrics(appender.metrics()).withFormat("PARQUET").build()
+if not old_api:
+    data_file = appender.toDataFile()
+else:
+    data_file = jvm.org.apache.iceberg.DataFiles.builder(t.spec()).withInputFile(out.toInputFile()) \\
+        .withMetrics(appender.metrics()).withFormat("PARQUET").build()
 t.newAppend().appendFile(data_file).commit()
 result = 'ok'
 """

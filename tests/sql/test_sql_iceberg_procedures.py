@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from icefloe.sql.errors import SqlError
+from icefloe.sql.errors import NotSupportedYetError, SqlError
 
 
 def _meta(t) -> dict:
@@ -91,3 +91,207 @@ def test_register_table_and_rewrite_manifests_by_spec(catalog, spark, tmp_path):
     assert [p for p, s in before.items() if s == 1] == [p for p, s in after.items() if s == 1]   # kept
     assert _meta(src)["snapshots"][-1]["summary"]["manifests-kept"] == "1"
     assert _ids(run, "db.src") == [1, 2, 3]
+
+    # sort_by clusters by the partition fields it names; an unknown one is an error, nothing written
+    run("INSERT INTO db.src VALUES (4, 'a'), (5, 'd')")
+    out = [tuple(r) for r in run("CALL system.rewrite_manifests(table => 'db.src', spec_id => 1, "
+                                 "sort_by => array('k'))").collect()]
+    assert out == [(2, 1)]
+    entries = [r["data_file"]["partition"]["k"] for r in src.refresh().metadata_table("entries").to_pylist()
+               if r["data_file"]["spec_id"] == 1]
+    assert entries == sorted(entries) == ["a", "c", "d"]
+    location = src.refresh().metadata_location
+    with pytest.raises(SqlError, match="has no field nope; its fields are k"):
+        run("CALL system.rewrite_manifests(table => 'db.src', spec_id => 1, sort_by => array('nope'))")
+    with pytest.raises(NotSupportedYetError, match="target_manifest_size_bytes"):
+        run("CALL system.rewrite_manifests(table => 'db.src', target_manifest_size_bytes => 1024)")
+    assert src.refresh().metadata_location == location
+
+
+def _delete_files(t) -> list:
+    return sorted((r["file_path"], r["partition"]["part"], r["file_size_in_bytes"])
+                  for r in t.refresh().metadata_table("delete_files").to_pylist())
+
+
+def test_rewrite_position_delete_files(catalog):
+    import pyarrow.parquet as pq
+
+    run = catalog.sql
+    run("CREATE TABLE db.pd (id bigint, part string) USING iceberg PARTITIONED BY (part) "
+        "TBLPROPERTIES ('write.delete.mode' = 'merge-on-read', 'format-version' = '2')")
+    run("INSERT INTO db.pd SELECT id, IF(id < 10, 'a', 'b') FROM range(20)")
+    for ids in ("1", "2, 3", "4"):
+        run(f"DELETE FROM db.pd WHERE id IN ({ids})")
+    run("DELETE FROM db.pd WHERE id = 15")
+    t = catalog.load_table("db.pd")
+    before = _delete_files(t)
+    assert sorted(p for _, p, _ in before) == ["a", "a", "a", "b"]
+    expected = [0, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16, 17, 18, 19]
+
+    # Iceberg's defaults: three small files are fewer than min-input-files (5): nothing to do
+    out = [tuple(r) for r in run("CALL system.rewrite_position_delete_files('db.pd')").collect()]
+    assert out == [(0, 0, 0, 0)] and _delete_files(t) == before
+    with pytest.raises(SqlError, match="unknown rewrite_position_delete_files option 'min-input-file'"):
+        run("CALL system.rewrite_position_delete_files(table => 'db.pd', options => map('min-input-file', '2'))")
+
+    out = [tuple(r) for r in run("CALL system.rewrite_position_delete_files(table => 'db.pd', "
+                                 "options => map('min-input-files', '2'))").collect()]
+    after = _delete_files(t)
+    added = [f for f in after if f not in before]
+    assert [p for _, p, _ in added] == ["a"] and [f for f in after if f[1] == "b"] == [f for f in before if f[1] == "b"]
+    assert out == [(3, 1, sum(s for _, p, s in before if p == "a"), added[0][2])]
+    rows = pq.read_table(t.io.open_read(added[0][0])).to_pylist()
+    assert [r["pos"] for r in rows] == [1, 2, 3, 4] and len({r["file_path"] for r in rows}) == 1
+    meta = _meta(t)
+    assert meta["snapshots"][-1]["summary"]["operation"] == "replace"
+    assert _ids(run, "db.pd") == expected
+
+    # where limits the rewrite to the delete files of the data files it selects
+    run("DELETE FROM db.pd WHERE id = 16")
+    out = [tuple(r) for r in run("CALL system.rewrite_position_delete_files(table => 'db.pd', "
+                                 "where => \"part = 'a'\", options => map('rewrite-all', 'true'))").collect()]
+    assert [r[:2] for r in out] == [(1, 1)]
+    assert sorted(p for _, p, _ in _delete_files(t)) == ["a", "b", "b"]
+    assert _ids(run, "db.pd") == [i for i in expected if i != 16]
+
+    # the deletes of a data file no longer live (a whole partition deleted) are dropped
+    run("DELETE FROM db.pd WHERE part = 'b'")
+    dangling = _delete_files(t)
+    assert sorted(p for _, p, _ in dangling) == ["a", "b", "b"]
+    out = [tuple(r) for r in run("CALL system.rewrite_position_delete_files(table => 'db.pd', "
+                                 "options => map('rewrite-all', 'true'))").collect()]
+    after = _delete_files(t)
+    assert [p for _, p, _ in after] == ["a"]
+    assert out == [(3, 1, sum(f[2] for f in dangling), after[0][2])]
+    assert _ids(run, "db.pd") == [i for i in expected if i < 10]
+
+    # format v3 keeps positions in deletion vectors: nothing to rewrite, as in Iceberg
+    run("CREATE TABLE db.dv (id bigint) USING iceberg TBLPROPERTIES ('write.delete.mode' = 'merge-on-read', "
+        "'format-version' = '3')")
+    run("INSERT INTO db.dv SELECT id FROM range(5)")
+    run("DELETE FROM db.dv WHERE id = 1")
+    dv = catalog.load_table("db.dv")
+    location = dv.metadata_location
+    out = [tuple(r) for r in run("CALL system.rewrite_position_delete_files(table => 'db.dv', "
+                                 "options => map('rewrite-all', 'true'))").collect()]
+    assert out == [(0, 0, 0, 0)] and dv.refresh().metadata_location == location
+
+
+def test_compute_table_stats_writes_theta_sketches_datasketches_reads(catalog):
+    import datasketches
+
+    from icefloe.iceberg.puffin import read_footer
+
+    run = catalog.sql
+    run("CREATE TABLE db.st (id bigint, name string, d date, v double, ok boolean, amount decimal(10,2), "
+        "n int) USING iceberg")
+    run("INSERT INTO db.st SELECT id, concat('n', id % 7), date_add(DATE '2024-01-01', CAST(id % 5 AS INT)), "
+        "id % 3 * 0.5, id % 2 = 0, CAST(id % 4 AS DECIMAL(10,2)), IF(id % 6 = 0, NULL, CAST(id % 6 AS INT)) "
+        "FROM range(40)")
+    t = catalog.load_table("db.st")
+    first = t.current_snapshot().snapshot_id
+    out = [tuple(r) for r in run("CALL system.compute_table_stats('db.st')").collect()]
+    meta = _meta(t)
+    [stats] = meta["statistics"]
+    assert out == [(stats["statistics-path"],)] and stats["snapshot-id"] == first
+    ndv = {b["fields"][0]: int(b["properties"]["ndv"]) for b in stats["blob-metadata"]}
+    assert ndv == {1: 40, 2: 7, 3: 5, 4: 3, 5: 2, 6: 4, 7: 5}        # nulls are not values
+    blobs = read_footer(t.io, stats["statistics-path"])
+    assert [b.type for b in blobs] == ["apache-datasketches-theta-v1"] * 7
+    data = t.io.read_bytes(stats["statistics-path"])
+    assert stats["file-size-in-bytes"] == len(data)
+    sketches = {b.fields[0]: data[b.offset:b.offset + b.length] for b in blobs}
+    for field_id, blob in sketches.items():
+        assert datasketches.compact_theta_sketch.deserialize(blob).get_estimate() == ndv[field_id]
+    # the library's own sketches of the same values (longs as 8 bytes, strings as UTF-8): the same bytes
+    ids, names = datasketches.update_theta_sketch(), datasketches.update_theta_sketch()
+    for i in range(40):
+        ids.update(i)
+        names.update(f"n{i % 7}")
+    assert sketches[1] == ids.compact().serialize() and sketches[2] == names.compact().serialize()
+
+    # columns and snapshot_id; errors name what is wrong and leave the table as it was
+    run("INSERT INTO db.st (id, name) VALUES (100, 'x')")
+    out = run(f"CALL system.compute_table_stats(table => 'db.st', snapshot_id => {first}, "
+              "columns => array('name', 'n'))").collect()
+    meta = _meta(t)
+    assert len(meta["statistics"]) == 1              # one statistics file per snapshot: replaced
+    assert [b["fields"] for b in meta["statistics"][0]["blob-metadata"]] == [[2], [7]]
+    location = t.refresh().metadata_location
+    with pytest.raises(SqlError, match="no top-level column 'nope'"):
+        run("CALL system.compute_table_stats(table => 'db.st', columns => array('nope'))")
+    with pytest.raises(SqlError, match="unknown argument 'column'"):
+        run("CALL system.compute_table_stats(table => 'db.st', column => array('id'))")
+    assert t.refresh().metadata_location == location
+    run("CALL system.compute_table_stats(table => 'db.st', columns => array('id'))")
+    assert sorted(s["snapshot-id"] for s in _meta(t)["statistics"]) == sorted([first, t.current_snapshot().snapshot_id])
+
+
+def test_remove_orphan_files_location_and_file_list_view(catalog, spark):
+    import os
+
+    run = catalog.sql
+    run("CREATE TABLE db.orph (id bigint) USING iceberg")
+    run("INSERT INTO db.orph VALUES (1)")
+    t = catalog.load_table("db.orph")
+    root = t.location
+    for rel in ("data/a/x.parquet", "data/b/y.parquet", "metadata/junk.avro"):
+        os.makedirs(os.path.dirname(f"{root}/{rel}"), exist_ok=True)
+        with open(f"{root}/{rel}", "wb") as fh:
+            fh.write(b"orphan")
+    later = "TIMESTAMP '2999-01-01 00:00:00'"
+
+    def orphans(args: str) -> list:
+        out = run(f"CALL system.remove_orphan_files(table => 'db.orph', older_than => {later}, {args})").collect()
+        return sorted(os.path.relpath(r[0], os.path.realpath(root)) for r in out)
+
+    # location: only that directory; the JVM action's tuning arguments are accepted
+    assert orphans(f"location => '{root}/data/a', dry_run => true, max_concurrent_deletes => 4, "
+                   "stream_results => true, prefix_listing => false") == ["data/a/x.parquet"]
+    # file_list_view: only the files the view lists, by their last_modified
+    spark.createDataFrame([(f"{root}/data/b/y.parquet",), (f"{root}/metadata/junk.avro",)], "file_path string") \
+        .selectExpr("file_path", "TIMESTAMP '2020-01-01 00:00:00' AS last_modified").createOrReplaceTempView("listed")
+    assert orphans("file_list_view => 'listed'") == ["data/b/y.parquet", "metadata/junk.avro"]
+    assert not os.path.exists(f"{root}/data/b/y.parquet") and os.path.exists(f"{root}/data/a/x.parquet")
+    with pytest.raises(SqlError, match="is not inside the table's location"):
+        orphans("location => '/tmp', dry_run => true")
+    with pytest.raises(NotSupportedYetError, match="equal_schemes"):
+        orphans("equal_schemes => map('s3a', 's3')")
+    with pytest.raises(SqlError, match="file_list_view nope must be a view"):
+        orphans("file_list_view => 'nope'")
+    assert _ids(run, "db.orph") == [1]
+
+
+def test_compute_partition_stats_writes_the_specs_file(catalog):
+    import pyarrow.parquet as pq
+
+    run = catalog.sql
+    run("CREATE TABLE db.ps (id bigint, k string) USING iceberg PARTITIONED BY (k) "
+        "TBLPROPERTIES ('write.delete.mode' = 'merge-on-read', 'format-version' = '2')")
+    run("INSERT INTO db.ps VALUES (1, 'b'), (2, 'a'), (3, 'b')")
+    run("INSERT INTO db.ps VALUES (4, 'c')")
+    run("DELETE FROM db.ps WHERE id = 3")
+    t = catalog.load_table("db.ps")
+    snap = t.current_snapshot()
+    out = [tuple(r) for r in run("CALL system.compute_partition_stats('db.ps')").collect()]
+    [entry] = _meta(t)["partition-statistics"]
+    assert out == [(entry["statistics-path"],)] and entry["snapshot-id"] == snap.snapshot_id
+    assert entry["file-size-in-bytes"] == t.io.size(entry["statistics-path"])
+    table = pq.read_table(t.io.open_read(entry["statistics-path"]))
+    ids = {f.name: int(f.metadata[b"PARQUET:field_id"]) for f in table.schema}
+    assert ids == {"partition": 1, "spec_id": 2, "data_record_count": 3, "data_file_count": 4,
+                   "total_data_file_size_in_bytes": 5, "position_delete_record_count": 6,
+                   "position_delete_file_count": 7, "equality_delete_record_count": 8,
+                   "equality_delete_file_count": 9, "total_record_count": 10, "last_updated_at": 11,
+                   "last_updated_snapshot_id": 12}
+    assert int(table.schema.field("partition").type[0].metadata[b"PARQUET:field_id"]) == 1000
+    rows = [(r["partition"]["k"], r["data_record_count"], r["data_file_count"], r["position_delete_record_count"],
+             r["position_delete_file_count"], r["last_updated_snapshot_id"]) for r in table.to_pylist()]
+    assert rows == [("a", 1, 1, 0, 0, rows[0][5]), ("b", 2, 1, 1, 1, snap.snapshot_id), ("c", 1, 1, 0, 0, rows[2][5])]
+    assert {r["last_updated_at"] for r in table.to_pylist() if r["partition"]["k"] == "b"} == {snap.timestamp_ms}
+    assert {r["spec_id"] for r in table.to_pylist()} == {0}
+
+    with pytest.raises(SqlError, match="is not partitioned"):
+        run("CREATE TABLE db.flat (id bigint) USING iceberg")
+        run("INSERT INTO db.flat VALUES (1)")
+        run("CALL system.compute_partition_stats(table => 'db.flat')")

@@ -41,7 +41,11 @@ from icefloe.core.expressions.tree import (
     not_,
     or_,
 )
-from icefloe.core.types import DecimalType, IcebergType, ListType, MapType, NestedField, Schema, StructType
+from icefloe.core.types import (
+    BinaryType, BooleanType, ByteType, DateType, DecimalType, FixedType, FloatType, IcebergType, IntegerType, ListType,
+    LongType, MapType, NestedField, Schema, ShortType, StructType, TimestampType, TimestamptzType, TimeType, UUIDType,
+    is_floating, is_plain_string,
+)
 from icefloe.core.values import to_internal
 from icefloe.errors import ExpressionError
 from icefloe.core.types import PRIMITIVES_BY_NAME
@@ -49,8 +53,8 @@ from icefloe.core.types import PRIMITIVES_BY_NAME
 # =========================================================================== binding
 INT_MIN, INT_MAX = -(2 ** 31), 2 ** 31 - 1
 LONG_MIN, LONG_MAX = -(2 ** 63), 2 ** 63 - 1
-INTEGER_RANGES = {"tinyint": (-(2 ** 7), 2 ** 7 - 1), "smallint": (-(2 ** 15), 2 ** 15 - 1),
-                  "int": (INT_MIN, INT_MAX), "long": (LONG_MIN, LONG_MAX)}
+INTEGER_RANGES = {ByteType(): (-(2 ** 7), 2 ** 7 - 1), ShortType(): (-(2 ** 15), 2 ** 15 - 1),
+                  IntegerType(): (INT_MIN, INT_MAX), LongType(): (LONG_MIN, LONG_MAX)}
 US_PER_DAY = 86_400_000_000
 
 
@@ -156,25 +160,24 @@ def _bind(e: Expr, r: _Resolver) -> Expr:
         return e
     ref = r.resolve(e.term.name)
     t = ref.field_type
-    s = str(t)
     if isinstance(e, IsNull):
         return IsNull(ref)
     if isinstance(e, NotNull):
         return NotNull(ref)
     if isinstance(e, (IsNaN, NotNaN)):
-        if s in ("float", "double"):
+        if is_floating(t):
             return type(e)(ref)
-        if s in INTEGER_RANGES or isinstance(t, DecimalType):
+        if t in INTEGER_RANGES or isinstance(t, DecimalType):
             return AlwaysFalse() if isinstance(e, IsNaN) else AlwaysTrue()
         return Unknown(str(e))
     if isinstance(e, (StartsWith, NotStartsWith)):
-        if s == "string" and isinstance(e.literal, str):
+        if is_plain_string(t) and isinstance(e.literal, str):
             return type(e)(ref, e.literal)
         if e.literal is None:
             return AlwaysNull()
         return Unknown(str(e))
     if isinstance(e, (LikeEqualTo, LikeNotEqualTo)):
-        if s == "string" and isinstance(e.literal, str):
+        if is_plain_string(t) and isinstance(e.literal, str):
             return (EqualTo if isinstance(e, LikeEqualTo) else NotEqualTo)(ref, e.literal)
         return Unknown(str(e))
     if not t.is_primitive:
@@ -250,32 +253,31 @@ def _to_domain(ref: BoundReference, lit: Any, e: Expr) -> tuple[str, Any]:
     literal cannot be compared with the column at all.
     """
     t = ref.field_type
-    s = str(t)
 
     def bad(why: str = "") -> ExpressionError:
         return ExpressionError(f"cannot compare column {ref.name!r} of type {t} with "
                                f"{format_literal(lit)} in {e}{': ' + why if why else ''}")
 
     try:
-        if s == "boolean":
+        if isinstance(t, BooleanType):
             if isinstance(lit, bool):
                 return "exact", lit
             if isinstance(lit, str) and lit.strip().lower() in ("true", "false"):
                 return "exact", lit.strip().lower() == "true"
             raise bad()
-        if s in INTEGER_RANGES:
-            lo, hi = INTEGER_RANGES[s]
+        if t in INTEGER_RANGES:
+            lo, hi = INTEGER_RANGES[t]
             num = _numeric(lit, bad)
             if isinstance(num, float):
                 if math.isnan(num):
                     return "above", None  # NaN sorts above every number
                 if math.isinf(num):
                     return ("above" if num > 0 else "below"), None
-                if s == "long" and abs(num) >= 2.0 ** 53:
+                if isinstance(t, LongType) and abs(num) >= 2.0 ** 53:
                     return "unknown", None  # Spark compares as double: rounding
                 num = decimal.Decimal(num)
             return _discrete(num, lo, hi)
-        if s in ("float", "double"):
+        if is_floating(t):
             if isinstance(lit, str):
                 try:
                     f = to_float(lit)
@@ -283,7 +285,7 @@ def _to_domain(ref: BoundReference, lit: Any, e: Expr) -> tuple[str, Any]:
                     raise bad() from None
             else:
                 num = _numeric(lit, bad)
-                if s == "float" and isinstance(num, int):
+                if isinstance(t, FloatType) and isinstance(num, int):
                     f = float32(float(num))
                 else:
                     f = float(num)
@@ -301,7 +303,7 @@ def _to_domain(ref: BoundReference, lit: Any, e: Expr) -> tuple[str, Any]:
             if kind in ("exact", "between"):
                 return kind, decimal.Decimal(u).scaleb(-t.scale)
             return kind, None
-        if s == "date":
+        if isinstance(t, DateType):
             if isinstance(lit, _dt.datetime):
                 us = to_internal(_ts_type(lit), lit)
                 days, rem = divmod(us, US_PER_DAY)
@@ -312,19 +314,19 @@ def _to_domain(ref: BoundReference, lit: Any, e: Expr) -> tuple[str, Any]:
                 except ValueError as err:
                     raise bad(str(err)) from None
             raise bad()
-        if s in ("timestamp", "timestamptz"):
+        if t in (TimestampType(), TimestamptzType()):
             if isinstance(lit, str):
                 try:
                     d = parse_datetime(lit)
                 except ValueError:
                     raise bad("not an ISO timestamp") from None
-                if d.tzinfo is not None and s == "timestamp":
+                if d.tzinfo is not None and isinstance(t, TimestampType):
                     return "unknown", None  # an offset on a zone-less column: ambiguous
                 return "exact", to_internal(t, d)
             if isinstance(lit, (_dt.datetime, _dt.date)):
                 return "exact", to_internal(t, lit)
             raise bad()
-        if s == "time":
+        if t == TimeType():
             if isinstance(lit, str):
                 try:
                     lit = _dt.time.fromisoformat(lit.strip())
@@ -333,11 +335,11 @@ def _to_domain(ref: BoundReference, lit: Any, e: Expr) -> tuple[str, Any]:
             if isinstance(lit, _dt.time):
                 return "exact", to_internal(t, lit)
             raise bad()
-        if s == "string":
+        if is_plain_string(t):
             if isinstance(lit, str):
                 return "exact", lit
             return "unknown", None  # Spark would cast the column: not a string comparison
-        if s == "uuid":
+        if isinstance(t, UUIDType):
             if isinstance(lit, _uuid.UUID):
                 return "exact", lit
             if isinstance(lit, str):
@@ -348,7 +350,7 @@ def _to_domain(ref: BoundReference, lit: Any, e: Expr) -> tuple[str, Any]:
             if isinstance(lit, (bytes, bytearray)) and len(lit) == 16:
                 return "exact", _uuid.UUID(bytes=bytes(lit))
             raise bad()
-        if s == "binary" or s.startswith("fixed"):
+        if t == BinaryType() or isinstance(t, FixedType):
             if isinstance(lit, (bytes, bytearray)):
                 return "exact", bytes(lit)
             if isinstance(lit, str):

@@ -9,7 +9,7 @@ import uuid as _uuid
 from dataclasses import dataclass
 from typing import Any, ClassVar, Iterable, Optional, Union
 
-from icefloe.core.types import IcebergType
+from icefloe.core.types import DateType, IcebergType, TimestampType, TimestamptzType
 from icefloe.errors import ExpressionError
 
 
@@ -481,12 +481,11 @@ def format_literal(v: Any, t: Optional[IcebergType] = None) -> str:
     """A Spark SQL spelling of a literal (internal values are read with type ``t``)."""
     if v is None:
         return "NULL"
-    s = str(t) if t is not None else None
-    if s == "date" and isinstance(v, int):
+    if isinstance(t, DateType) and isinstance(v, int):
         v = _dt.date(1970, 1, 1) + _dt.timedelta(days=v)
-    elif s == "timestamp" and isinstance(v, int):
+    elif t == TimestampType() and isinstance(v, int):
         v = _dt.datetime(1970, 1, 1) + _dt.timedelta(microseconds=v)
-    elif s == "timestamptz" and isinstance(v, int):
+    elif t == TimestamptzType() and isinstance(v, int):
         v = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc) + _dt.timedelta(microseconds=v)
     if isinstance(v, bool):
         return "true" if v else "false"

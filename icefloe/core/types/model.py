@@ -324,6 +324,22 @@ def is_nanos(t: IcebergType) -> bool:
     return isinstance(t, (TimestampType, TimestamptzType)) and t.precision == 9
 
 
+def is_micros(t: IcebergType) -> bool:
+    """Whether ``t`` is Iceberg's microsecond ``time``, ``timestamp`` or ``timestamptz`` (the default
+    precision, 6 digits; not Paimon's other precisions)."""
+    return isinstance(t, _Precise) and t.precision == 6
+
+
+def is_integral(t: IcebergType) -> bool:
+    """Whether ``t`` is Iceberg's ``int`` or ``long`` (not Paimon's TINYINT/SMALLINT)."""
+    return isinstance(t, (IntegerType, LongType))
+
+
+def is_plain_string(t: IcebergType) -> bool:
+    """Whether ``t`` is ``string`` itself (not Paimon's CHAR(n) or VARCHAR(n))."""
+    return type(t) is StringType
+
+
 def contains_nanos(t: IcebergType) -> bool:
     """Whether ``t`` is or holds, at any depth, a nanosecond timestamp (field names play no part)."""
     return is_nanos(t) or any(is_nanos(f.field_type) for f in nested_fields(t))

@@ -1,0 +1,68 @@
+"""Where a view's metadata lives: ``<location>/metadata/<NNNNN>-<uuid>.metadata.json`` files
+(the version number first, as Iceberg's ``BaseViewOperations`` names them), made current by a
+catalog: the SQL catalog's row (``iceberg_type = 'VIEW'``) or a REST server.
+
+The view operations every catalog offers (``SqlCatalog``, ``RestCatalog``; the Hadoop catalog
+refuses them, see ``VIEWS_NEED_A_CATALOG``): ``list_views``, ``view_exists``, ``load_view``,
+``create_view``, ``commit_view`` (updates with the requirement that the view is the one loaded),
+``drop_view``, ``rename_view``.
+"""
+from __future__ import annotations
+
+import os
+import re
+import uuid
+import zlib
+from dataclasses import dataclass
+
+from icefloe.core.io import FileAlreadyExistsError, FileIO
+from icefloe.errors import CorruptMetadataError, VersionConflict
+from icefloe.iceberg.locations import MAX_METADATA_BYTES, read_regular_file
+from icefloe.iceberg.view_metadata import ViewMetadata
+
+VIEWS_NEED_A_CATALOG = (
+    "a directory (Hadoop) catalog has no views: Iceberg's HadoopCatalog keeps none either, since a view "
+    "is a name in a catalog, not a directory of data; open the warehouse as a SQL catalog (type='sql', "
+    "the JDBC catalog's database) or a REST catalog (icefloe serve) to create views")
+
+
+@dataclass(frozen=True)
+class LoadedView:
+    """A view as its catalog has it: its name, current metadata file and metadata."""
+    name: str
+    metadata_location: str
+    metadata: ViewMetadata
+
+
+def write_view_metadata(io: FileIO, meta: ViewMetadata, version: int) -> str:
+    """Write ``meta`` as the file of version ``version`` (never over another file); its path."""
+    path = f"{meta.location}/metadata/{version:05d}-{uuid.uuid4()}.metadata.json"
+    try:
+        io.write_bytes(path, meta.dumps(), overwrite=False)
+    except FileAlreadyExistsError as e:      # pragma: no cover - a fresh uuid
+        raise VersionConflict(f"metadata file {path} exists") from e
+    return path
+
+
+_VERSION_RE = re.compile(r"^(\d+)-[0-9a-fA-F-]{36}(?:\.gz)?\.metadata\.json$")
+
+
+def view_version_of(path: str) -> int:
+    """The version number a view metadata file's name starts with (``00003-<uuid>[.gz].metadata.json``)."""
+    m = _VERSION_RE.match(os.path.basename(path))
+    return int(m.group(1)) if m else 0
+
+
+def read_view_metadata(io: FileIO, path: str) -> ViewMetadata:
+    """The view metadata in ``path``, gzip-compressed or not (Iceberg's Java catalogs compress view
+    metadata by default: ``.gz.metadata.json``), never inflated past the metadata size limit."""
+    data = read_regular_file(io, path)
+    if data[:2] == b"\x1f\x8b":
+        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            data = inflater.decompress(data, MAX_METADATA_BYTES)
+        except zlib.error as e:
+            raise CorruptMetadataError(path, f"not valid gzip ({e})") from None
+        if inflater.unconsumed_tail:
+            raise CorruptMetadataError(path, f"inflates to more than {MAX_METADATA_BYTES} bytes")
+    return ViewMetadata.loads(data, path)
