@@ -236,16 +236,23 @@ def changes_of(store, snapshot_id: int) -> Optional[Snapshot]:
         return Snapshot.from_json(store.io.read_bytes(path).decode("utf-8"), path)
 
 
-def expire_changelogs(store, latest_id: int, now_ms: int) -> list:
+def expire_changelogs(store, latest_id: int, now_ms: int, retain_min: Optional[int] = None,
+                      retain_max: Optional[int] = None, older_than_ms: Optional[int] = None,
+                      max_deletes: Optional[int] = None, delete_all: bool = False) -> list:
     """Expire kept changelogs past ``changelog.num-retained.max`` (counted back from the latest
     snapshot), or older than ``changelog.time-retained`` beyond ``changelog.num-retained.min``:
-    their files, manifests and lists, then the changelog file. Returns the expired ids."""
+    their files, manifests and lists, then the changelog file. The arguments override the options
+    (``older_than_ms``: a time, not a duration) and cap the changelogs expired (``max_deletes``);
+    ``delete_all`` expires every kept changelog. Returns the expired ids."""
     n_min, n_max, ms = _retention(store)
-    expired = []
+    n_min = n_min if retain_min is None else int(retain_min)
+    n_max = max(n_min, n_max if retain_max is None else int(retain_max))
+    before = now_ms - ms if older_than_ms is None else older_than_ms
+    expired: list = []
     for c in kept_changelogs(store):
         too_many = c.id <= latest_id - n_max
-        too_old = c.id <= latest_id - n_min and c.time_millis < now_ms - ms
-        if not (too_many or too_old):
+        too_old = c.id <= latest_id - n_min and c.time_millis < before
+        if not (delete_all or too_many or too_old) or (max_deletes is not None and len(expired) >= max_deletes):
             break
         files, lists = changelog_files_of(store, c)
         store.io.delete(changelog_path(store, c.id))     # first: a crash leaves unreferenced files only

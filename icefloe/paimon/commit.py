@@ -26,12 +26,15 @@ from icefloe.errors import CommitFailedError
 from icefloe.paimon import manifest as mf
 from icefloe.paimon import table_hooks
 from icefloe.paimon.binary_row import BinaryRow, decode_row, encode_row
+from icefloe.paimon.consumer import expire_consumers
+from icefloe.paimon.options import parse_duration_ms
 from icefloe.paimon.dynamic_bucket import check_index_base, write_index_manifest
 from icefloe.paimon.file_store import FileStore
 from icefloe.paimon.ownership import check_owns_files
 from icefloe.paimon.snapshot import (
-    APPEND, BATCH_COMMIT_IDENTIFIER, EARLIEST, NO_WATERMARK, OVERWRITE, Snapshot,
+    ANALYZE, APPEND, BATCH_COMMIT_IDENTIFIER, EARLIEST, NO_WATERMARK, OVERWRITE, Snapshot,
 )
+from icefloe.paimon.statistics import Statistics, read_statistics, statistics_path, write_statistics
 from icefloe.paimon.expire import expire_snapshots
 
 log = logging.getLogger(__name__)
@@ -235,13 +238,15 @@ class FileStoreCommit:
 
     def commit_changes(self, changes_for, kind: str, properties: Optional[dict] = None,
                        full_manifest_compaction: bool = False, index_files: Optional[dict] = None,
-                       changelog: Sequence[mf.ManifestEntry] = (), vectors: Optional[dict] = None) -> Snapshot:
+                       changelog: Sequence[mf.ManifestEntry] = (), vectors: Optional[dict] = None,
+                       statistics: Optional[str] = None) -> Snapshot:
         """Commit the entries ``changes_for(latest)`` returns for the latest snapshot of each
         attempt (it raises to abort, e.g. on a conflict) as one snapshot of ``kind``.
         ``full_manifest_compaction`` merges every manifest of the latest snapshot;
         ``changelog`` (ADD entries of changelog files) becomes the snapshot's changelog manifest list;
         ``vectors`` ((partition bytes, bucket) -> deletion-vector IndexFile or None) replaces those
-        buckets' deletion vectors in the index manifest."""
+        buckets' deletion vectors in the index manifest. ``statistics`` names a new statistics
+        file; without it the snapshot inherits the latest one's while the schema is unchanged."""
         check_owns_files(self.store.schema.options, self.store.table_path, f"commit a {kind} snapshot")
         co = self.store.options
         timeout = co.commit_timeout_ms
@@ -252,7 +257,7 @@ class FileStoreCommit:
         def attempt(_n: int) -> Snapshot:
             latest = self.store.snapshots.latest()
             return self._try_commit_once(latest, changes_for(latest), kind, properties, full_manifest_compaction,
-                                         index_files, changelog, vectors)
+                                         index_files, changelog, vectors, statistics)
 
         try:
             snapshot = policy.run(attempt, retry_on=(_LostRace,))
@@ -266,7 +271,7 @@ class FileStoreCommit:
     def _try_commit_once(self, latest: Optional[Snapshot], changes: list, kind: str,
                          properties: Optional[dict], full_manifest_compaction: bool = False,
                          index_files: Optional[dict] = None, changelog: Sequence = (),
-                         vectors: Optional[dict] = None) -> Snapshot:
+                         vectors: Optional[dict] = None, statistics: Optional[str] = None) -> Snapshot:
         store = self.store
         co = store.options
         new_id = latest.id + 1 if latest is not None else 1
@@ -312,7 +317,8 @@ class FileStoreCommit:
                 total_record_count=(latest.total_record_count if latest is not None else 0) + delta_count,
                 delta_record_count=delta_count,
                 changelog_record_count=sum(e.file.row_count for e in changelog),
-                watermark=NO_WATERMARK, statistics=None, properties=properties or None,
+                watermark=NO_WATERMARK, properties=properties or None,
+                statistics=statistics if statistics is not None else self._inherited_statistics(latest),
             )
             won = store.snapshots.try_commit(snapshot)
         except BaseException:
@@ -324,6 +330,28 @@ class FileStoreCommit:
             self._clean_up(created)
             raise _LostRace()
         return snapshot
+
+    def _inherited_statistics(self, latest: Optional[Snapshot]) -> Optional[str]:
+        """The latest snapshot's statistics file, while they describe the current schema (Paimon
+        drops them on a schema change)."""
+        if latest is None or not latest.statistics:
+            return None
+        try:
+            stats = read_statistics(self.store.io, self.store.table_path, latest.statistics)
+        except Exception:       # unreadable statistics are not carried on
+            log.warning("statistics %s of snapshot %d unreadable; not inherited", latest.statistics, latest.id)
+            return None
+        return latest.statistics if stats.schema_id == self.store.schema.id else None
+
+    def commit_statistics(self, stats: Statistics) -> Snapshot:
+        """Write ``stats`` to a statistics file and commit an ANALYZE snapshot (no file changes)
+        that names it."""
+        name = write_statistics(self.store.io, self.store.table_path, stats)
+        try:
+            return self.commit_changes(lambda latest: [], ANALYZE, statistics=name)
+        except BaseException:
+            self.store.io.delete(statistics_path(self.store.table_path, name))
+            raise
 
     def _is_visible(self, snapshot: Snapshot) -> bool:
         try:
@@ -352,8 +380,11 @@ class FileStoreCommit:
         except Exception:
             log.warning("could not write snapshot hints for snapshot %d", snapshot.id, exc_info=True)
         try:
-
             if not self.store.options.write_only:
+                # consumers first: an expired consumer no longer holds snapshots back
+                expiration = self.store.schema.options.get("consumer.expiration-time")
+                if expiration:
+                    expire_consumers(self.store.io, self.store.meta_path, parse_duration_ms(expiration))
                 expire_snapshots(self.store)
         except Exception:
             log.warning("snapshot expiration after snapshot %d failed", snapshot.id, exc_info=True)

@@ -15,6 +15,9 @@ Expiring the snapshots before ``end`` (the new earliest) deletes
   retention are expired after the snapshots;
 * index manifests of expired snapshots and the index files (HASH, deletion vectors) that neither
   ``end`` nor a tag still names;
+* statistics files (``ANALYZE TABLE``) that only expired snapshots name;
+* never a snapshot a consumer (``consumer.py``) is still to read: from the smallest next
+  snapshot of the consumers on, every snapshot stays;
 * the snapshot files, then the ``EARLIEST`` hint is moved to ``end``.
 
 Tags (``tag.py``) keep their snapshot's files: a data file live in a tag, and the manifests
@@ -35,22 +38,26 @@ from icefloe.errors import NoSuchSnapshotError
 from icefloe.paimon import changelog as cl
 from icefloe.paimon import dynamic_bucket as db
 from icefloe.paimon import manifest as mf
+from icefloe.paimon.consumer import min_next_snapshot
 from icefloe.paimon.file_store import FileStore
 from icefloe.paimon.ownership import check_owns_files
+from icefloe.paimon.statistics import statistics_path
 from icefloe.paimon.tag import Reach, TagManager, tags_reach
 
 
 def expiration_end(store: FileStore, now_ms: Optional[int] = None, older_than_ms: Optional[int] = None,
-                   retain_min: Optional[int] = None) -> Optional[int]:
-    """The id of the first snapshot to keep, or None if nothing expires. ``older_than_ms``
-    and ``retain_min`` override the time retention and the retained minimum."""
+                   retain_min: Optional[int] = None, retain_max: Optional[int] = None,
+                   max_deletes: Optional[int] = None) -> Optional[int]:
+    """The id of the first snapshot to keep, or None if nothing expires. ``older_than_ms``,
+    ``retain_min`` and ``retain_max`` override the time retention and the retained minimum and
+    maximum; ``max_deletes`` caps the snapshots expired at once (``snapshot.expire.limit``)."""
     snaps = store.snapshots
     latest, earliest = snaps.latest_id(), snaps.earliest_id()
     if latest is None or earliest is None:
         return None
     co = store.options
     retain_min = max(1, co.snapshot_num_retained_min if retain_min is None else int(retain_min))
-    retain_max = max(retain_min, co.snapshot_num_retained_max)
+    retain_max = max(retain_min, co.snapshot_num_retained_max if retain_max is None else int(retain_max))
     older_than = older_than_ms if older_than_ms is not None else \
         (now_ms if now_ms is not None else int(time.time() * 1000)) - co.snapshot_time_retained_ms
     low = max(latest - retain_max + 1, earliest)
@@ -64,6 +71,12 @@ def expiration_end(store: FileStore, now_ms: Optional[int] = None, older_than_ms
         except NoSuchSnapshotError:
             continue
     end = max(end, low)
+    # a consumer still reads from its next snapshot on (Paimon's ConsumerManager.minNextSnapshot)
+    needed = min_next_snapshot(store.io, store.meta_path)
+    if needed is not None:
+        end = min(end, needed)
+    if max_deletes is not None:
+        end = min(end, earliest + max(0, int(max_deletes)))
     return end if end > earliest else None
 
 
@@ -93,10 +106,12 @@ def unused_index_files(store: FileStore, going, kept) -> tuple[list, list]:
 
 
 def expire_snapshots(store: FileStore, now_ms: Optional[int] = None, older_than_ms: Optional[int] = None,
-                     retain_min: Optional[int] = None) -> list[int]:
-    """Expire per the table's retention options; returns the expired snapshot ids."""
+                     retain_min: Optional[int] = None, retain_max: Optional[int] = None,
+                     max_deletes: Optional[int] = None) -> list[int]:
+    """Expire per the table's retention options (the arguments override them, as in
+    ``expiration_end``); returns the expired snapshot ids."""
     check_owns_files(store.schema.options, store.table_path, "expire snapshots")
-    end = expiration_end(store, now_ms, older_than_ms, retain_min)
+    end = expiration_end(store, now_ms, older_than_ms, retain_min, retain_max, max_deletes)
     if end is None:
         return []
     snaps = store.snapshots
@@ -156,6 +171,16 @@ def expire_snapshots(store: FileStore, now_ms: Optional[int] = None, older_than_
     files, manifests = unused_index_files(store, expired_snaps, [keep] + [t.snapshot for t in tags])
     data_files.extend(files)
     metadata_files.extend(manifests)
+    # ... and the statistics files only expired snapshots name (later ones inherit them)
+    stats = {s.statistics for s in expired_snaps if s.statistics}
+    if stats:
+        stats -= {t.snapshot.statistics for t in tags}
+        for sid in range(end, (snaps.latest_id() or end) + 1):
+            try:
+                stats.discard(snaps.snapshot(sid).statistics)
+            except NoSuchSnapshotError:
+                continue
+    data_files.extend(statistics_path(store.table_path, name) for name in sorted(stats))
     # 3. the snapshot files, oldest first, and the hint; then the files only they used
     for snap in kept_changelog:        # written before its snapshot goes: never a gap in the changes
         store.io.write_bytes(cl.changelog_path(store, snap.id), snap.to_json().encode("utf-8"), overwrite=True)

@@ -47,10 +47,14 @@ TAGS = _schema(("tag_name", STRING), ("snapshot_id", LONG), ("schema_id", LONG),
 BUCKETS = _schema(("partition", STRING), ("bucket", INT), ("record_count", LONG), ("file_size_in_bytes", LONG),
                   ("file_count", LONG), ("last_update_time", TIMESTAMP))
 BRANCHES = _schema(("branch_name", STRING), ("create_time", TIMESTAMP))
+CONSUMERS = _schema(("consumer_id", STRING), ("next_snapshot_id", LONG))
+STATISTICS = _schema(("snapshot_id", LONG), ("schema_id", LONG), ("mergedRecordCount", LONG),
+                     ("mergedRecordSize", LONG), ("colstat", STRING))
 
-NAMES = ("snapshots", "schemas", "options", "files", "manifests", "partitions", "buckets", "tags", "branches")
+NAMES = ("snapshots", "schemas", "options", "files", "manifests", "partitions", "buckets", "tags", "branches",
+         "statistics", "consumers")
 # they describe the table, not one snapshot
-TABLE_LEVEL = ("snapshots", "schemas", "options", "tags", "branches")
+TABLE_LEVEL = ("snapshots", "schemas", "options", "tags", "branches", "consumers")
 
 
 def _table(schema: pa.Schema, rows: list) -> pa.Table:
@@ -188,6 +192,20 @@ def tags(table, snapshot=None) -> pa.Table:
     return _table(TAGS, rows)
 
 
+def statistics(table, snapshot=None) -> pa.Table:
+    """Paimon's ``$statistics``: the statistics ``ANALYZE TABLE`` took, as the snapshot (the latest
+    by default) names them; no row when it names none."""
+    stats = table.statistics(snapshot) if snapshot is not None else None
+    rows = [] if stats is None else [(stats.snapshot_id, stats.schema_id, stats.merged_record_count,
+                                      stats.merged_record_size, stats.col_stats_json())]
+    return _table(STATISTICS, rows)
+
+
+def consumers(table, snapshot=None) -> pa.Table:
+    """Paimon's ``$consumers``: each consumer and the next snapshot it reads."""
+    return _table(CONSUMERS, sorted(table.consumers().items()))
+
+
 BUILDERS = {"snapshots": snapshots, "schemas": schemas, "options": options, "files": files,
             "manifests": manifests, "partitions": partitions, "buckets": buckets, "tags": tags,
-            "branches": branches}
+            "branches": branches, "statistics": statistics, "consumers": consumers}

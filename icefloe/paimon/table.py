@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from typing import Optional, Sequence
 
 import pyarrow as pa
@@ -19,6 +20,8 @@ from icefloe.core.io import LOCAL, FileIO
 from icefloe.core.timetravel import to_epoch_ms
 from icefloe.errors import CommitConflictError, NoSuchTableError, NotSupportedError, SchemaMismatchError
 from icefloe.paimon import branches
+from icefloe.paimon import changelog
+from icefloe.paimon import consumer
 from icefloe.paimon import scan as scan_mod
 from icefloe.paimon import table_hooks
 from icefloe.paimon import types as pt
@@ -35,7 +38,8 @@ from icefloe.paimon.merge import check_engine_options, merge_engine, read_merged
 from icefloe.paimon.scan import UnsupportedTableError
 from icefloe.paimon.schema import FALLBACK_BRANCH, SchemaHistory, TableSchema, evolve_arrow, latest_schema
 from icefloe.paimon.schema_update import UpdateSchema
-from icefloe.paimon.snapshot import BATCH_COMMIT_IDENTIFIER, OVERWRITE, Snapshot
+from icefloe.paimon.snapshot import APPEND, BATCH_COMMIT_IDENTIFIER, OVERWRITE, Snapshot
+from icefloe.paimon.statistics import Statistics, read_statistics
 from icefloe.paimon.streaming import not_committed_check
 from icefloe.paimon.tag import TagManager, create_tag, delete_tag, rename_tag, replace_tag
 
@@ -375,6 +379,18 @@ class FileStoreTable:
         self.check_writable()
         return FileStoreCommit(self._store, self.commit_user, BATCH_COMMIT_IDENTIFIER).commit(list(messages))
 
+    def commit_statistics(self, stats: Statistics) -> Snapshot:
+        """Commit ``stats`` (what ``ANALYZE TABLE`` computed) as an ANALYZE snapshot."""
+        self.refresh()
+        return FileStoreCommit(self._store, self.commit_user).commit_statistics(stats)
+
+    def statistics(self, snapshot: Optional[Snapshot] = None) -> Optional[Statistics]:
+        """The statistics the snapshot (the latest by default) names, if any."""
+        snapshot = snapshot if snapshot is not None else self.current_snapshot()
+        if snapshot is None or not snapshot.statistics:
+            return None
+        return read_statistics(self.io, self.location, snapshot.statistics)
+
     def abort(self, messages: Sequence[CommitMessage]) -> None:
         """Delete the data files (and dynamic-bucket index files) of uncommitted messages."""
         self._store.delete_uncommitted(messages)
@@ -463,8 +479,8 @@ class FileStoreTable:
             wanted.append((keys.index(name), typed))
         return lambda values: all(values[i] == v for i, v in wanted)
 
-    def expire_snapshots(self, now_ms: Optional[int] = None, older_than=None,
-                         retain_last: Optional[int] = None) -> list[int]:
+    def expire_snapshots(self, now_ms: Optional[int] = None, older_than=None, retain_last: Optional[int] = None,
+                         retain_max: Optional[int] = None, max_deletes: Optional[int] = None) -> list[int]:
         """Expire snapshots per the retention options; returns the expired ids.
         ``older_than`` (a time) replaces ``snapshot.time-retained`` and ``retain_last``
         the retained minimum, as the expire procedure's arguments do. Not on a branch: its snapshots
@@ -474,7 +490,7 @@ class FileStoreTable:
                                        "main's snapshots only (a branch's snapshots can remove files main reads)")
         expired = expire_snapshots(self.refresh()._store, now_ms,
                                    older_than_ms=to_epoch_ms(older_than) if older_than is not None else None,
-                                   retain_min=retain_last)
+                                   retain_min=retain_last, retain_max=retain_max, max_deletes=max_deletes)
         table_hooks.changed(self._store)
         return expired
 
@@ -502,6 +518,74 @@ class FileStoreTable:
         """Delete files under the table directory that no snapshot, tag or schema refers to
         (default: only those older than 3 days); returns their paths, sorted."""
         return remove_orphan_files(self.refresh()._store, older_than, dry_run)
+
+    def remove_unexisting_files(self, dry_run: bool = False, parallelism: Optional[int] = None) -> list[str]:
+        """Paimon's ``remove_unexisting_files``: the live data files of the latest snapshot whose file
+        is gone (looked for by ``parallelism`` threads), forgotten by one commit of DELETE entries (not
+        with ``dry_run``); returns their paths."""
+        self.refresh()
+        store = self._store
+        live = store.live_entries(self.current_snapshot())
+        with ThreadPoolExecutor(max_workers=max(1, parallelism or 8)) as pool:
+            found = list(pool.map(lambda e: self.io.exists(store.data_file_path(e)), live))
+        missing = [e for e, there in zip(live, found) if not there]
+        if missing and not dry_run:
+            gone = {e.identifier() for e in missing}
+
+            def changes(latest) -> list:
+                live = {e.identifier() for e in store.live_entries(latest)}
+                return delete_entries([e for e in missing if e.identifier() in live and e.identifier() in gone])
+
+            FileStoreCommit(store, self.commit_user).commit_changes(changes, APPEND)
+        return sorted(store.data_file_path(e) for e in missing)
+
+    def expire_changelogs(self, retain_min: Optional[int] = None, retain_max: Optional[int] = None,
+                          older_than_ms: Optional[int] = None, max_deletes: Optional[int] = None,
+                          delete_all: bool = False) -> list[int]:
+        """Expire the changelogs kept past their snapshots (``changelog/changelog-<id>``) by the
+        table's ``changelog.*`` retention or the arguments; returns the expired ids."""
+        self._main_only("expire_changelogs")
+        store = self.refresh()._store
+        latest = store.snapshots.latest_id()
+        if latest is None:
+            return []
+        return changelog.expire_changelogs(store, latest, int(time.time() * 1000), retain_min, retain_max,
+                                           older_than_ms, max_deletes, delete_all)
+
+    # ------------------------------------------------------------------ consumers
+    def consumers(self) -> dict:
+        """{consumer id: the next snapshot it reads} (``<table>/consumer/consumer-<id>``)."""
+        return consumer.consumers(self.io, self.meta_location)
+
+    def reset_consumer(self, consumer_id: str, next_snapshot_id: Optional[int] = None) -> None:
+        """Set the consumer's next snapshot (it must exist), or delete the consumer (None)."""
+        if next_snapshot_id is None:
+            consumer.delete_consumer(self.io, self.meta_location, consumer_id)
+            return
+        self.snapshot(int(next_snapshot_id))            # NoSuchSnapshotError when it does not exist
+        consumer.reset_consumer(self.io, self.meta_location, consumer_id, int(next_snapshot_id))
+
+    def clear_consumers(self, including: Optional[str] = None, excluding: Optional[str] = None) -> list[str]:
+        """Delete the consumers whose id matches the regular expression ``including`` (all by
+        default) but not ``excluding``; returns their ids."""
+        return consumer.clear_consumers(self.io, self.meta_location, including, excluding)
+
+    def purge_files(self) -> None:
+        """Paimon's ``purge_files``: drop every branch, tag and consumer, commit an empty OVERWRITE,
+        delete the kept changelogs, expire every snapshot but that one and delete every file no
+        longer referenced: the table stays, empty, with its schema."""
+        self._main_only("purge_files")
+        for name in self.branches():
+            self.delete_branch(name)
+        for name in list(self.tags()):
+            self.delete_tag(name)
+        self.clear_consumers()
+        self.commit([], overwrite=True)
+        self.io.delete_tree(f"{self._location}/changelog")
+        now = int(time.time() * 1000)
+        expire_snapshots(self.refresh()._store, now, older_than_ms=now, retain_min=1, retain_max=1)
+        table_hooks.changed(self._store)
+        remove_orphan_files(self._store, older_than=now)
 
     # ------------------------------------------------------------------ tags
     def _tags(self):

@@ -30,6 +30,8 @@ def bind_args(call: Call, params: Sequence[str], required: Sequence[str] = ()) -
             key = params[i]
         else:
             seen_named = True
+            # names are matched without case (Paimon's are camelCase: consumerId)
+            key = next((p for p in params if p.lower() == key.lower()), key)
             if key not in params:
                 raise _err(f"unknown argument {key!r} of {name}; arguments are {', '.join(params)}", value)
         if key in out:

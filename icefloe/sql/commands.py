@@ -8,9 +8,10 @@ from typing import Optional
 
 from sqlglot import exp
 
+from icefloe.errors import IcefloeError, NotSupportedError
 from icefloe.sql.names import table_parts
 from icefloe.sql.show_partitions import show_partitions
-from icefloe.table.capabilities import BRANCH_TABLES, SHOW_PARTITIONS
+from icefloe.table.capabilities import BRANCH_TABLES, SHOW_PARTITIONS, TableStatistics
 
 _NAME = r"((?:`[^`]+`|[A-Za-z_][\w$]*)(?:\.(?:`[^`]+`|[A-Za-z_][\w$]*))*)"
 _SHOW_COLUMNS = re.compile(rf"^\s*SHOW\s+COLUMNS\s+(?:FROM|IN)\s+{_NAME}(?:\s+(?:FROM|IN)\s+{_NAME})?\s*$", re.I)
@@ -37,8 +38,7 @@ def command(sess, tree) -> Optional[object]:
         if isinstance(tree, exp.Refresh):
             sess.load(ref)         # every statement reads the table's latest metadata: nothing is cached
             return sess.empty()
-        raise sess.not_supported(f"ANALYZE TABLE on icefloe table {ref} (column statistics are kept per data "
-                                 "file in the table's metadata; Spark's catalog statistics do not apply)", tree)
+        return analyze(sess, tree, ref)
     m = _SHOW_COLUMNS.match(text)
     if m:
         parts = _parts(m.group(1)) if m.group(2) is None else [*_parts(m.group(2)), *_parts(m.group(1))]
@@ -71,6 +71,38 @@ def command(sess, tree) -> Optional[object]:
             raise sess.not_supported(f"SHOW TABLE EXTENDED in icefloe namespace {ns[0]} (SHOW TABLES lists its "
                                      "tables, DESCRIBE TABLE EXTENDED db.t describes one)")
     return None
+
+
+def analyze(sess, tree: exp.Analyze, ref):
+    """``ANALYZE TABLE t COMPUTE STATISTICS [FOR COLUMNS a, b | FOR ALL COLUMNS]`` on a table whose
+    format keeps table statistics (Paimon's statistics file); refused by name on the others."""
+    t = sess.load(ref)
+    if ref.metadata is not None or not isinstance(t, TableStatistics):
+        raise sess.not_supported(f"ANALYZE TABLE on icefloe table {ref} ({t.format} keeps column statistics per "
+                                 "data file in the table's metadata; it has no table statistics file to compute)",
+                                 tree)
+    if tree.args.get("partition") is not None:
+        raise sess.not_supported(f"ANALYZE TABLE {ref} PARTITION (...) (Paimon's statistics describe the whole "
+                                 "table; analyze it without PARTITION)", tree)
+    stats = tree.expression
+    if not isinstance(stats, exp.AnalyzeStatistics) or str(stats.args.get("kind", "")).upper() != "COMPUTE":
+        raise sess.not_supported(f"this form of ANALYZE TABLE on {ref} (COMPUTE STATISTICS [FOR COLUMNS ... | "
+                                 "FOR ALL COLUMNS] is offered)", tree)
+    mode = str(stats.this or "").upper()
+    if mode == "NOSCAN":
+        raise sess.error(f"ANALYZE TABLE {ref} COMPUTE STATISTICS NOSCAN: Paimon's statistics are computed from "
+                         "the rows, so NOSCAN cannot be honoured; leave it out", tree)
+    if mode not in ("", "FOR COLUMNS", "FOR ALL COLUMNS"):
+        raise sess.not_supported(f"ANALYZE TABLE {ref} COMPUTE STATISTICS {mode}", tree)
+    columns = [c.name for c in stats.expressions] if mode == "FOR COLUMNS" else []
+    with sess.refused_as(f"ANALYZE TABLE {ref}", tree):
+        try:
+            t.analyze(columns, all_columns=mode == "FOR ALL COLUMNS")
+        except NotSupportedError:
+            raise
+        except IcefloeError as e:       # an unknown column, a type without statistics
+            raise sess.error(str(e), tree) from None
+    return sess.empty()
 
 
 def missing_metadata_table(sess, table: exp.Table) -> Optional[str]:

@@ -12,7 +12,7 @@ from icefloe.table.inspect import to_spark
 
 # every name that may follow a table name; whether the table has it is the table's to say
 # (``audit_log`` is Paimon's table of rows with their kinds, ``changes`` Iceberg's changelog of
-# the rows, both read in Spark)
-METADATA_TABLES = tuple(dict.fromkeys(ICEBERG_NAMES + PAIMON_NAMES + ("audit_log", "changes")))
+# the rows, ``ro`` and ``binlog`` Paimon's read-optimized rows and rows as arrays, all read in Spark)
+METADATA_TABLES = tuple(dict.fromkeys(ICEBERG_NAMES + PAIMON_NAMES + ("audit_log", "changes", "ro", "binlog")))
 
 __all__ = ["METADATA_TABLES", "to_spark"]

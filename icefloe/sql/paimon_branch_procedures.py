@@ -1,6 +1,6 @@
 """Paimon's Spark procedures for branches, tag expiry and manifests: ``create_branch``,
 ``delete_branch``, ``fast_forward``, ``expire_tags``, ``compact_manifest``; and the ones this
-engine refuses by name (consumers, watermarks, views, functions...), each saying why.
+engine refuses by name (views and functions a filesystem catalog does not have...), each saying why.
 
 They are entries of ``paimon_procedures.PROCEDURES`` (Paimon's argument names and result rows).
 """
@@ -91,23 +91,16 @@ def compact_manifest(t, args):
 
 # Paimon's procedures icefloe does not run, and why (each refused by name)
 REFUSED = {
-    "reset_consumer": "icefloe's readers keep no consumers (consumer-id), so a consumer's position would not be "
-                      "honoured by its expiry",
-    "clear_consumers": "icefloe's readers keep no consumers (consumer-id)",
-    "rollback_to_watermark": "icefloe's writers record no watermarks",
-    "trigger_tag_automatic_creation": "icefloe does not create tags automatically (tag.automatic-creation)",
-    "purge_files": "icefloe does not purge a table's files in place; TRUNCATE TABLE removes the rows, DROP TABLE "
-                   "the table",
-    "migrate_database": "there is no Hive metastore here to migrate from",
-    "migrate_table": "there is no Hive metastore here to migrate from",
-    "remove_unexisting_files": "icefloe does not edit manifests to forget missing files; `icefloe check` "
-                               "reports them",
-    "repair": "a Paimon warehouse here has no metastore to synchronize",
-    "rewrite_file_index": "icefloe writes no file indexes (file-index.*)",
-    "expire_changelogs": "not offered by itself: CALL sys.expire_snapshots expires kept changelogs too, by the "
-                         "table's changelog.num-retained.* and changelog.time-retained",
-    "alter_view_dialect": "icefloe's Paimon catalog has no views",
-    "create_function": "icefloe's Paimon catalog has no functions",
-    "alter_function": "icefloe's Paimon catalog has no functions",
-    "drop_function": "icefloe's Paimon catalog has no functions",
+    "trigger_tag_automatic_creation": "icefloe does not create tags automatically: tag.automatic-creation is "
+                                      "not honoured by its writers; CALL sys.create_tag makes a tag",
+    "migrate_database": "Paimon migrates from a Hive metastore's tables; a filesystem warehouse has no metastore",
+    "migrate_table": "Paimon migrates from a Hive metastore's tables; a filesystem warehouse has no metastore",
+    "repair": "Paimon's repair synchronizes a Hive metastore with the file system; a filesystem warehouse has "
+              "no metastore",
+    "rewrite_file_index": "icefloe writes no file indexes (file-index.*), so it cannot rewrite them",
+    "alter_view_dialect": "a Paimon filesystem catalog has no views (Paimon keeps views in a Hive or REST "
+                          "catalog)",
+    "create_function": "a Paimon filesystem catalog has no functions (Paimon keeps them in a REST catalog)",
+    "alter_function": "a Paimon filesystem catalog has no functions (Paimon keeps them in a REST catalog)",
+    "drop_function": "a Paimon filesystem catalog has no functions (Paimon keeps them in a REST catalog)",
 }

@@ -15,7 +15,9 @@ from typing import Callable, Optional
 
 from icefloe.errors import IcefloeError, NotSupportedError, SchemaError
 from icefloe.paimon.options import parse_duration_ms
+from icefloe.paimon.snapshot import NO_WATERMARK
 from icefloe.sql import paimon_branch_procedures as branch_procs
+from icefloe.sql import paimon_file_procedures as file_procs
 from icefloe.sql.errors import NotSupportedYetError, SqlError
 from icefloe.sql.parser import node_position
 from icefloe.sql.translate import literal_value
@@ -51,6 +53,23 @@ def _rollback(t, args):
         target = t.rollback_to_snapshot(int(snapshot))
     else:
         target = t.rollback_to_tag(str(tag))
+    return [(latest, target.id)]
+
+
+def _rollback_to_watermark(t, args):
+    """Roll back to the latest snapshot whose watermark (a streaming writer's, epoch ms) is at or
+    before ``watermark``; snapshots without one are passed over."""
+    latest = _latest(t, "rollback_to_watermark")
+    mark = args.get("watermark")
+    if isinstance(mark, bool) or not str(mark).strip().lstrip("-").isdigit():
+        raise SqlError(f"argument 'watermark' must be a number (epoch milliseconds), got {mark!r}")
+    marked = [s for s in t.snapshots() if s.watermark is not None and s.watermark != NO_WATERMARK
+              and s.watermark <= int(mark)]
+    if not marked:
+        raise SqlError(f"rollback_to_watermark: no snapshot of {t.name} has a watermark at or before {mark}; "
+                       "nothing was rolled back")
+    target = max(marked, key=lambda s: s.id)
+    t.rollback_to_snapshot(target.id)
     return [(latest, target.id)]
 
 
@@ -240,6 +259,9 @@ PROCEDURES = {
                                         branch_procs.compact_manifest),
     "rollback": PaimonProcedure(("table", "version", "snapshot", "tag"), ("table",),
                                 "previous_snapshot_id bigint, current_snapshot_id bigint", _rollback),
+    "rollback_to_watermark": PaimonProcedure(("table", "watermark"), ("table", "watermark"),
+                                             "previous_snapshot_id bigint, current_snapshot_id bigint",
+                                             _rollback_to_watermark),
     "rollback_to_timestamp": PaimonProcedure(("table", "timestamp"), ("table", "timestamp"),
                                              "previous_snapshot_id bigint, current_snapshot_id bigint",
                                              _rollback_to_timestamp, times=("timestamp",)),
@@ -259,10 +281,25 @@ PROCEDURES = {
                                          "expired_partitions string", _expire_partitions),
     "mark_partition_done": PaimonProcedure(("table", "partitions"), ("table", "partitions"), "result boolean",
                                            _mark_partition_done),
+    "expire_snapshots": PaimonProcedure(("table", "retain_max", "retain_min", "older_than", "max_deletes", "options"),
+                                        ("table",), "deleted_snapshots_count int", file_procs.expire_snapshots,
+                                        times=("older_than",)),
+    "expire_changelogs": PaimonProcedure(("table", "retain_max", "retain_min", "older_than", "max_deletes",
+                                          "delete_all"), ("table",), "result string", file_procs.expire_changelogs,
+                                         times=("older_than",)),
+    "reset_consumer": PaimonProcedure(("table", "consumerId", "nextSnapshotId"), ("table", "consumerId"),
+                                      "result boolean", file_procs.reset_consumer),
+    "clear_consumers": PaimonProcedure(("table", "includingConsumers", "excludingConsumers"), ("table",),
+                                       "result boolean", file_procs.clear_consumers),
+    "purge_files": PaimonProcedure(("table",), ("table",), "result string", file_procs.purge_files),
+    "remove_unexisting_files": PaimonProcedure(("table", "dry_run", "parallelism"), ("table",), "fileName string",
+                                               file_procs.remove_unexisting_files),
 }
 
 
-_MAIN_ONLY = ("delete_branch", "fast_forward")
+# Paimon's procedures whose call with an argument only the shared (Iceberg's) form has runs that form
+SHARED_FORMS = ("expire_snapshots",)
+_MAIN_ONLY = ("delete_branch", "fast_forward", "purge_files", "expire_changelogs")
 REFUSED = branch_procs.REFUSED
 
 

@@ -152,7 +152,12 @@ def call(sess, stmt: Call):
         hint = " (name it db.table, or USE db first)" if "." not in table_name and not sess.namespace else ""
         raise _err(f"unknown table {table_name}{hint}", table_node)
     t = sess.load(ref)
-    if paimon is not None and t.supports(PAIMON_PROCEDURES):     # Paimon's own procedure and arguments
+    # Paimon's own procedure and arguments; an expire_snapshots call naming an argument only the
+    # shared (Iceberg's) form has (retain_last) takes the shared form, which Paimon tables had first
+    shared_names = set(proc.params) - set(paimon.params) \
+        if proc is not None and paimon is not None and parts[1] in paimon_procedures.SHARED_FORMS else set()
+    if paimon is not None and t.supports(PAIMON_PROCEDURES) and \
+            not {(n or "").lower() for n, _ in stmt.args} & shared_names:
         return paimon_procedures.call(sess, t, parts[1], bind_args(stmt, paimon.params, paimon.required))
     if proc is None:
         raise _err(f"{parts[1]} is a procedure of Paimon tables; {table_name} is an {t.format} table", table_node)

@@ -29,7 +29,7 @@ from icefloe.sql.errors import NotSupportedYetError, SqlError
 from icefloe.sql.names import TableRef, resolve_parts, table_parts
 from icefloe.sql.parser import Statement, node_position, position_of, split
 from icefloe.sql.translate import literal_value
-from icefloe.table.capabilities import AUDIT_LOG, BRANCH_TABLES, PAIMON_DYNAMIC_OPTIONS
+from icefloe.table.capabilities import AUDIT_LOG, BRANCH_TABLES, PAIMON_DYNAMIC_OPTIONS, row_tables
 from icefloe.sql import (
     catalog_statements as cs, commands, ddl, dml, parser as p, paimon_incremental, paimon_options, procedures,
     system_functions, views, wap,
@@ -402,6 +402,9 @@ class SqlSession:
         name = ref.metadata
         if name == "audit_log" and t.supports(AUDIT_LOG):     # rows, not metadata: read in Spark
             return t.audit_log(**self.read_kwargs(t, version, node))
+        rows = row_tables(t)                # rows (``ro``, ``binlog``), read in Spark
+        if rows is not None and name in rows.row_table_names():
+            return rows.row_table(str(name), **self.read_kwargs(t, version, node))
         if name == "changes":         # Iceberg's changelog table: every row change of the history
             if version is not None:
                 raise self.error(f"{ref} takes no VERSION or TIMESTAMP AS OF (CALL system.create_changelog_view "

@@ -3,11 +3,15 @@
 Some SQL statements and options exist for one format only (Paimon's ``CALL sys.<procedure>``
 arguments, its ``spark.paimon.*`` read options, its ``audit_log``, ``DELETE TAG `a,b```). The SQL
 front-end asks ``Table.supports(capability)`` before taking such a path, never ``table.format``,
-so a third format (or a Paimon feature Iceberg gains) changes the table, not the callers.
+so a third format (or a Paimon feature Iceberg gains) changes the table, not the callers. Where
+the path needs a method of its own (``row_table``, ``analyze``), the capability is a small
+protocol the table implements.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Optional, Protocol, Sequence, runtime_checkable
+
 #: ``CALL sys.<procedure>(...)`` with Paimon's procedures and their arguments
 PAIMON_PROCEDURES = "paimon-procedures"
 #: reads take the session's ``spark.paimon.<option>`` settings (``scan.snapshot-id``, ``scan.tag-name``...)
@@ -23,6 +27,29 @@ BRANCH_TABLES = "branch-tables"
 INCREMENTAL_QUERIES = "incremental-queries"
 #: SHOW PARTITIONS lists the table's partitions (as its engine's Spark catalog answers it)
 SHOW_PARTITIONS = "show-partitions"
+
+
+@runtime_checkable
+class RowSystemTables(Protocol):
+    """A table with system tables of rows, read in Spark (Paimon's ``ro`` and ``binlog``)."""
+
+    def row_table_names(self) -> tuple: ...
+
+    def row_table(self, name: str, snapshot_id: Optional[int] = None, as_of=None,
+                  ref: Optional[str] = None) -> Any: ...
+
+
+def row_tables(table) -> Optional[RowSystemTables]:
+    """``table`` when it has system tables of rows, else None."""
+    return table if isinstance(table, RowSystemTables) else None
+
+
+@runtime_checkable
+class TableStatistics(Protocol):
+    """A table whose format keeps table statistics that ``ANALYZE TABLE`` computes (Paimon's
+    statistics file); ``analyze`` returns the new snapshot, None when there is nothing to analyze."""
+
+    def analyze(self, columns: Optional[Sequence[str]] = None, all_columns: bool = False) -> Any: ...
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from icefloe.paimon.table import FileStoreTable
 from icefloe.paimon.kv_writer import write_kv_table
 from icefloe.paimon.merge import DELETE, UPDATE_AFTER, row_level_refusal
 from icefloe.paimon.writer import restored_sequence_numbers, write_arrow_table
+from icefloe.spark import paimon_analyze
 from icefloe.spark import paimon_append_dml as append_dml
 from icefloe.spark.paimon_dml import PrimaryKeyMerge
 from icefloe.spark.paimon_changes import audit_log_df, changes_df
@@ -174,6 +175,47 @@ class PaimonTable(FileStoreTable, Table):
         if net_changes:
             raise self.unsupported("changelog with net_changes", "Paimon's changelog lists every change")
         return changes_df(self.spark, self, start_snapshot_id, end_snapshot_id, iceberg_shape=True)
+
+    def row_table_names(self) -> tuple:
+        return ("ro", "binlog")
+
+    def row_table(self, name: str, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None):
+        """Paimon's system tables of rows: ``ro`` (``read_optimized``) and ``binlog``."""
+        if name == "binlog":
+            return self.binlog(snapshot_id, as_of, ref)
+        if name == "ro":
+            return self.read_optimized(snapshot_id, as_of, ref)
+        raise self.unsupported(f"system table {name}", f"Paimon's tables of rows: {', '.join(self.row_table_names())}")
+
+    def binlog(self, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None):
+        """Paimon's ``binlog`` system table read in batch: ``audit_log``'s rows with each column a
+        one-element array (a stream pairs an update's before and after in two-element arrays)."""
+        from pyspark.sql import functions as F
+
+        df = self.audit_log(snapshot_id, as_of, ref)
+        return df.select(F.col("rowkind"), *[F.array(F.col(f"`{c}`")).alias(c) for c in df.columns if c != "rowkind"])
+
+    def read_optimized(self, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None):
+        """Paimon's ``ro`` system table: a primary-key table's rows in its highest LSM level only
+        (``num-levels`` - 1, what full compaction writes: keys unique, no merging needed), an append
+        table's rows as they are."""
+        schema = self.table_schema_for(snapshot_id, as_of, ref)
+        if not schema.primary_keys:
+            return self.to_spark(snapshot_id=snapshot_id, as_of=as_of, ref=ref)
+        top = kv_compact.max_level(schema.options)
+        entries = [e for e in self.plan(None, snapshot_id, as_of, ref) if e.file.level == top]
+        if dv.enabled(schema.options):
+            return read_with_vectors(self.spark, self, schema, self.snapshot_for(snapshot_id, as_of, ref),
+                                     entries, None, None)
+        self.check_mergeable(schema)
+        return read_merged(self.spark, self, schema, entries, None, None)
+
+    def analyze(self, columns: Optional[Sequence[str]] = None, all_columns: bool = False) -> Optional[Snapshot]:
+        """``ANALYZE TABLE``: the merged row count and size, and column statistics of ``columns``
+        (every column with ``all_columns``), written to a statistics file that a new ANALYZE snapshot
+        names; None (nothing written) when the table has no snapshot."""
+        stats = paimon_analyze.analyze(self.refresh(), columns, all_columns)
+        return None if stats is None else self.commit_statistics(stats)
 
     def audit_log(self, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None):
         """The rows with ``rowkind`` first, as Paimon's ``audit_log`` reads a snapshot: a
@@ -404,14 +446,16 @@ class PaimonTable(FileStoreTable, Table):
         return compact_append_table(self.spark, self, where, target_file_size)
 
     def expire_snapshots(self, older_than=None, retain_last: Optional[int] = None,
-                         now_ms: Optional[int] = None, snapshot_ids=()) -> ExpireReport:
+                         now_ms: Optional[int] = None, snapshot_ids=(), retain_max: Optional[int] = None,
+                         max_deletes: Optional[int] = None) -> ExpireReport:
         """Expire snapshots per the retention options (``older_than`` replaces
-        ``snapshot.time-retained``, ``retain_last`` the retained minimum)."""
+        ``snapshot.time-retained``, ``retain_last`` the retained minimum, ``retain_max`` the
+        maximum; ``max_deletes`` caps the snapshots expired at once)."""
         if snapshot_ids:
             raise self.unsupported("expire_snapshots by snapshot id", "Paimon expires the oldest snapshots "
                                    "by age and count (older_than, retain_last)")
-        return ExpireReport(expired_snapshot_ids=FileStoreTable.expire_snapshots(self, now_ms, older_than, retain_last),
-                            files_reported=False)
+        expired = FileStoreTable.expire_snapshots(self, now_ms, older_than, retain_last, retain_max, max_deletes)
+        return ExpireReport(expired_snapshot_ids=expired, files_reported=False)
 
     def rewrite_manifests(self, branch: Optional[str] = None, spec_id: Optional[int] = None) -> Optional[Snapshot]:
         if (other := self._on_branch(branch)) is not None:

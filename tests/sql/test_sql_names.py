@@ -176,10 +176,13 @@ def test_messages_name_icefloe_tables_not_sparks_catalog(fcat):
     else:
         with pytest.raises(NotSupportedYetError, match="SHOW PARTITIONS on icefloe table db.t"):
             run("SHOW PARTITIONS db.t")
-    for stmt, what in [("ANALYZE TABLE db.t COMPUTE STATISTICS", "ANALYZE TABLE on icefloe table db.t"),
-                       ("SHOW TABLE EXTENDED IN db LIKE 't'", "SHOW TABLE EXTENDED in icefloe namespace db")]:
-        with pytest.raises(NotSupportedYetError, match=what):
-            run(stmt)
+    if fcat.format == "paimon":      # Paimon's statistics file (tests/sql/test_sql_paimon_system.py); no rows yet
+        run("ANALYZE TABLE db.t COMPUTE STATISTICS")
+    else:
+        with pytest.raises(NotSupportedYetError, match="ANALYZE TABLE on icefloe table db.t"):
+            run("ANALYZE TABLE db.t COMPUTE STATISTICS")
+    with pytest.raises(NotSupportedYetError, match="SHOW TABLE EXTENDED in icefloe namespace db"):
+        run("SHOW TABLE EXTENDED IN db LIKE 't'")
     run("INSERT INTO db.t VALUES (1, 'x')")
     with pytest.raises(SqlError, match="AMBIGUOUS_REFERENCE"):     # Spark's analysis, as a SqlError
         run("MERGE INTO db.t USING (SELECT 1 AS id, 'x' AS v) s ON t.id = s.id WHEN MATCHED AND v = 'x' THEN DELETE")

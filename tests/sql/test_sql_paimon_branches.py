@@ -144,10 +144,7 @@ def test_buckets_table_compact_manifest_and_refused_procedures(pcat):
     assert sum(1 for m in t.manifest_files() if m["list_kind"] != "delta") == 1
     assert _rows(pcat.sql("SELECT count(*) FROM default.k")) == [(6,)]
     snaps = len(t.refresh().snapshots())
-    for call in ("CALL sys.reset_consumer(table => 'default.k', consumerId => 'myid', nextSnapshotId => 1)",
-                 "CALL sys.clear_consumers(table => 'default.k')",
-                 "CALL sys.purge_files(table => 'default.k')",
-                 "CALL sys.rollback_to_watermark(table => 'default.k', watermark => 1730292023000)",
+    for call in ("CALL sys.trigger_tag_automatic_creation(table => 'default.k')",
                  "CALL sys.alter_view_dialect('v', 'drop', 'spark')",
                  "CALL sys.rewrite_file_index('default.k')"):
         name = call.split("sys.")[1].split("(")[0]
