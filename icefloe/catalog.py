@@ -479,15 +479,26 @@ class Catalog:
         return self._impl
 
     def view_exists(self, name: str) -> bool:
-        """Whether an Iceberg view ``"db.view"`` exists (always False where there are no views)."""
+        """Whether an Iceberg view exists (always False where there are no views).
+
+        Args:
+            name: The view's ``"db.view"`` name.
+        """
         return self.format == "iceberg" and self._impl.view_exists(name)
 
     def list_views(self, namespace: str) -> list[str]:
-        """The ``"db.view"`` names of a namespace's Iceberg views."""
+        """The ``"db.view"`` names of a namespace's Iceberg views.
+
+        Args:
+            namespace: The namespace (database).
+        """
         return self._views("SHOW VIEWS").list_views(namespace) if self.format == "iceberg" else []
 
     def load_view(self, name: str):
         """A view's ``LoadedView`` (``name``, ``metadata_location``, ``metadata``: its ``ViewMetadata``).
+
+        Args:
+            name: The view's ``"db.view"`` name.
 
         Raises:
             NoSuchViewError: there is no such view.
@@ -495,10 +506,19 @@ class Catalog:
         return self._views(f"view {name}").load_view(name)
 
     def view_location(self, name: str) -> str:
+        """Where a new view's files would go.
+
+        Args:
+            name: The view's ``"db.view"`` name.
+        """
         return self._views(f"CREATE VIEW {name}").view_location(name)
 
     def create_view(self, name: str, metadata):
-        """Create a view whose first metadata is ``metadata`` (``icefloe.iceberg.view_metadata``).
+        """Create a view (SQL's ``CREATE VIEW`` is the usual way).
+
+        Args:
+            name: The view's ``"db.view"`` name.
+            metadata: Its first ``ViewMetadata`` (``icefloe.iceberg.view_metadata``).
 
         Raises:
             ViewAlreadyExistsError: a view or a table has the name.
@@ -507,8 +527,11 @@ class Catalog:
         return self._views(f"CREATE VIEW {name}").create_view(name, metadata)
 
     def register_view(self, name: str, metadata_location: str):
-        """Adopt an Iceberg view whose metadata file (``vN.metadata.json``, maybe gzipped) was
-        written elsewhere; nothing is copied.
+        """Adopt an Iceberg view whose metadata file was written elsewhere; nothing is copied.
+
+        Args:
+            name: The ``"db.view"`` name it gets here.
+            metadata_location: Its metadata file (``...metadata.json``, gzipped or not).
 
         Raises:
             ViewAlreadyExistsError: a view or a table has the name.
@@ -517,19 +540,40 @@ class Catalog:
         return self._views(f"registering view {name}").register_view(name, metadata_location)
 
     def replace_view(self, name: str, updates: list, view_uuid: str):
-        """Commit view updates (``icefloe.iceberg.view_metadata``), if the view is still ``view_uuid``."""
+        """Commit view updates if the view is still the one read.
+
+        Args:
+            name: The view's ``"db.view"`` name.
+            updates: ``icefloe.iceberg.view_metadata`` updates (``AddViewVersion``, ...).
+            view_uuid: The uuid of the view the updates were made for.
+        """
         return self._views(f"changing view {name}").replace_view(name, updates, view_uuid)
 
     def commit_view(self, name: str, updates: list, requirements: list = ()):
-        """Commit view updates once the requirements (``AssertViewUuid``) hold (the REST commit)."""
+        """Commit view updates once the requirements hold (the REST commit).
+
+        Args:
+            name: The view's ``"db.view"`` name.
+            updates: ``icefloe.iceberg.view_metadata`` updates.
+            requirements: What must hold first (``AssertViewUuid``).
+        """
         return self._views(f"changing view {name}").commit_view(name, updates, requirements)
 
     def drop_view(self, name: str) -> None:
-        """Drop a view (its metadata files stay)."""
+        """Drop a view (its metadata files stay).
+
+        Args:
+            name: The view's ``"db.view"`` name.
+        """
         self._views(f"DROP VIEW {name}").drop_view(name)
 
     def rename_view(self, name: str, new_name: str) -> None:
-        """Rename a view."""
+        """Rename a view.
+
+        Args:
+            name: The view's ``"db.view"`` name.
+            new_name: Its new ``"db.view"`` name (a view or a table of that name: ``ViewAlreadyExistsError``).
+        """
         self._views(f"ALTER VIEW {name} RENAME").rename_view(name, new_name)
 
     def register_table(self, name: str, metadata_location: str):
