@@ -459,28 +459,83 @@ def parse_options(options: Optional[str], options_map: Optional[dict] = None) ->
     return out
 
 
-def _describe_for_paimon(fields, stats_mode, truncate, schema_id, id_names, path: str, size: int, footer):
-    """In a Spark task: a Paimon ``DataFileMeta`` of the file (its name set later). ``id_names``
-    ({field id: name now}, an Iceberg source's) refuses a file written before a column was renamed:
-    the Paimon table would read its columns by their old names."""
-    for name, fid in _footer_ids(footer).items():
-        if id_names is not None and id_names.get(fid, name) != name:
-            raise MigrationError(f"{path}: its column {name!r} (field id {fid}) is named {id_names[fid]!r} in the "
-                                 "source table now (renamed since the file was written); a migrated Paimon table "
-                                 "reads files by column name, so the file cannot move as it is (rewrite the "
-                                 "table's files first, e.g. rewrite_data_files)")
-    names = {f.name for f in fields}
-    cols = _file_columns(footer)
-    missing = sorted(names - {n for n, _t in cols})
-    extra = sorted({n for n, _t in cols} - names)
-    if missing or extra:
-        raise MigrationError(f"{path}: its columns {[n for n, _t in cols]} are not the table's "
-                             f"{[f.name for f in fields]} (Paimon reads a file's columns by name)")
-    stats, stats_cols = value_stats(fields, stats_from_footer(footer, fields), stats_mode, truncate)
+def _file_names(fields, by_id: Optional[dict], path: str, footer) -> tuple:
+    """The name each of ``fields`` has in the file. ``by_id`` ({source field id: index in
+    ``fields``}, an Iceberg source's) matches the columns that carry a field id through it, so a
+    column renamed since the file was written keeps its values; other columns match by name."""
+    cols = [n for n, _t in _file_columns(footer)]
+    ids = _footer_ids(footer) if by_id is not None else {}
+    names: list = [None] * len(fields)
+    extra = []
+    for n in [c for c in cols if c in ids] + [c for c in cols if c not in ids]:
+        i = (by_id or {}).get(ids[n]) if n in ids else next((k for k, f in enumerate(fields) if f.name == n), None)
+        if i is not None and names[i] is not None:
+            raise MigrationError(f"{path}: its column {n!r} has no field id and its name is the one the table's "
+                                 f"column {fields[i].name!r} has now, which the file's column {names[i]!r} is by "
+                                 "its field id; which is which cannot be told (rewrite the file first)")
+        if i is None:
+            extra.append(n)
+        else:
+            names[i] = n
+    if extra or None in names:
+        raise MigrationError(f"{path}: its columns {cols} are not the table's {[f.name for f in fields]} (Paimon "
+                             "reads a file's columns by name; columns that carry field ids match by id)")
+    return tuple(names)
+
+
+def _describe_for_paimon(fields, stats_mode, truncate, schema_id, by_id, path: str, size: int, footer):
+    """In a Spark task: (a Paimon ``DataFileMeta`` of the file (its name and schema id set later),
+    the names its columns have in the file, in the order of ``fields``)."""
+    names = _file_names(fields, by_id, path, footer)
+    as_written = [f.copy(name=n) for f, n in zip(fields, names)]
+    stats, stats_cols = value_stats(as_written, stats_from_footer(footer, as_written), stats_mode, truncate)
     rows = footer.num_rows
-    return DataFileMeta(file_name=os.path.basename(path), file_size=size, row_count=rows, value_stats=stats,
+    meta = DataFileMeta(file_name=os.path.basename(path), file_size=size, row_count=rows, value_stats=stats,
                         min_sequence_number=0, max_sequence_number=max(rows - 1, 0), schema_id=schema_id,
                         creation_time=local_now_millis(), value_stats_cols=stats_cols)
+    return meta, names
+
+
+def _schema_ids(table, names: list, created: bool, paths: list) -> list:
+    """The Paimon schema id of each file, by the names its columns have (``names``). A new
+    table gets a schema for each set of older names (the table's fields under those names: field
+    ids never change), written as ``schema-0``, ``schema-1``, ... before its current schema, which
+    comes last; an existing table must have a schema with the file's names already."""
+    import dataclasses
+
+    from icefloe.paimon.schema import list_schema_ids, schema_path, validate
+
+    ts = table.table_schema
+    current = tuple(f.name for f in ts.fields)
+    if not created:
+        known = {}
+        for sid in [ts.id] + list_schema_ids(table.io, table.location):
+            s = table.schema_by_id(sid)
+            if [(f.id, f.type) for f in s.fields] == [(f.id, f.type) for f in ts.fields]:
+                known.setdefault(tuple(f.name for f in s.fields), sid)
+        for n, path in zip(names, paths):
+            if n not in known:
+                raise MigrationError(f"{path}: its columns are named {list(n)} (renamed since it was written), and "
+                                     f"{table.name} has no schema with those names for its columns; migrate_table "
+                                     "into a new table keeps them, or rewrite the source's files first")
+        return [known[n] for n in names]
+    older = list(dict.fromkeys(n for n in names if n != current))
+    if not older:
+        return [ts.id] * len(names)
+    keys = set(ts.partition_keys)
+    schemas = []
+    for sid, n in enumerate(older + [current]):
+        renamed = [(f.name, x) for f, x in zip(ts.fields, n) if f.name != x]
+        if any(a in keys for a, _b in renamed):
+            raise MigrationError(f"a partition column was renamed ({renamed}) since some files were written; a "
+                                 "Paimon table's partition keys keep their names (rewrite those files first)")
+        s = dataclasses.replace(ts, id=sid, fields=[f.copy(name=x) for f, x in zip(ts.fields, n)])
+        validate(s)
+        schemas.append(s)
+    for s in schemas:                 # the table is new and empty: its schema-0 is replaced
+        table.io.write_bytes(schema_path(table.location, s.id), s.to_json().encode("utf-8"), overwrite=s.id == 0)
+    by_names = {n: i for i, n in enumerate(older + [current])}
+    return [by_names[n] for n in names]
 
 
 @dataclass
@@ -552,13 +607,17 @@ def _paimon_source(source, io):
     return source, source.schema, keys, files
 
 
-def _id_names(src) -> Optional[dict]:
-    """{field id: current name} of an Iceberg source's top-level columns (None for a directory)."""
-    return None if isinstance(src, ParquetDirectory) else {f.field_id: f.name for f in src.schema.fields}
+def _source_ids(src, fields) -> Optional[dict]:
+    """{field id: index in ``fields``} of an Iceberg source's top-level columns, matched by their
+    current names (None for a directory: its files match by name)."""
+    if isinstance(src, ParquetDirectory):
+        return None
+    index = {f.name: i for i, f in enumerate(fields)}
+    return {f.field_id: index[f.name] for f in src.schema.fields if f.name in index}
 
 
 def _import_into_paimon(table, files: list, created: bool, catalog, name: str, parallelism=None,
-                        id_names: Optional[dict] = None) -> int:
+                        src=None) -> int:
     """Describe ``files`` (path, {key: value}) in Spark tasks, move them into ``table``'s bucket
     directories and commit; undone (files moved back, a ``created`` table dropped) on failure."""
     ts = table.table_schema
@@ -567,7 +626,7 @@ def _import_into_paimon(table, files: list, created: bool, catalog, name: str, p
                              "migration only fills those")
     co = ts.core_options
     describe = partial(_describe_for_paimon, list(ts.fields), co.stats_mode, co.stats_truncate_length, ts.id,
-                       id_names)
+                       _source_ids(src, ts.fields))
     typed = []
     for path, values in files:
         part = tuple(_partition_value(ts, k, values) for k in ts.partition_keys)
@@ -578,14 +637,18 @@ def _import_into_paimon(table, files: list, created: bool, catalog, name: str, p
         raise MigrationError("two source files would get one name in the same Paimon bucket directory")
     moves = _Moves(table.io)
     try:
-        metas = describe_files(table.spark, [p for p, _part, _t in typed], table.io, describe, parallelism)
+        described = describe_files(table.spark, [p for p, _part, _t in typed], table.io, describe, parallelism)
+        schema_ids = _schema_ids(table, [n for _m, n in described], created, [p for p, _part, _t in typed])
+        if created and set(schema_ids) != {ts.id}:
+            table = catalog.load_table(name)            # its current schema is the last one now
         by_part: dict = {}
-        for (src, part, dst), meta in zip(typed, metas):
+        for (_src, part, dst), (meta, _n), sid in zip(typed, described, schema_ids):
             meta.file_name = os.path.basename(dst)
             meta.file_path = dst
+            meta.schema_id = sid
             by_part.setdefault(part, []).append(meta)
-        for src, _part, dst in typed:
-            moves.move(src, dst)
+        for path, _part, dst in typed:
+            moves.move(path, dst)
         messages = [CommitMessage(part, 0, -1, metas) for part, metas in by_part.items()]
         if messages:
             table.commit_existing_files(messages)
@@ -634,7 +697,7 @@ def migrate_to_paimon(catalog, source, target: Optional[str], options: Optional[
         raise TableAlreadyExistsError(f"table {target} already exists")
     src, schema, keys, files = _paimon_source(source, catalog.io)
     table = catalog.create_table(target, schema, partitioned_by=keys or None, properties=opts)
-    count = _import_into_paimon(table, files, True, catalog, target, parallelism, _id_names(src))
+    count = _import_into_paimon(table, files, True, catalog, target, parallelism, src)
     if delete_origin:
         _delete_origin(src, source_catalog, source_name)
     return count >= 0
@@ -647,7 +710,7 @@ def migrate_files_to_paimon(table, source, delete_origin: bool = True, source_ca
     if sorted(k.lower() for k in keys) != sorted(k.lower() for k in table.table_schema.partition_keys):
         raise MigrationError(f"the source is partitioned by {keys or 'nothing'} but {table.name} by "
                              f"{list(table.table_schema.partition_keys) or 'nothing'}")
-    _import_into_paimon(table, files, False, None, table.name, parallelism, _id_names(src))
+    _import_into_paimon(table, files, False, None, table.name, parallelism, src)
     if delete_origin:
         _delete_origin(src, source_catalog, source_name)
     return True

@@ -94,23 +94,73 @@ def test_add_files_of_a_paimon_table_needs_its_field_ids(tmp_path, catalog):
     assert rows_of(snap, COLS) == sorted(WANT + WANT)
 
 
-def test_an_iceberg_table_with_renamed_columns_into_paimon_is_refused(tmp_path, catalog):
-    """Two columns that swapped names: the old file's columns carry the old names, which a Paimon
-    table would read by name (the values of one column as the other's); refused, nothing moved."""
-    from tests.table.test_migration import state
-
+def renamed_iceberg_table(catalog):
+    """An Iceberg table whose a became id and whose b and c swapped names (the old name b is c's
+    now) after a file was written; a second file under the new names."""
     t = catalog.create_table("db.ice", "a bigint, b string, c string")
     t.append(pa.table({"a": pa.array([1], pa.int64()), "b": ["bee"], "c": ["sea"]}))
     with t.update_schema() as u:
+        u.rename_column("a", "id")
         u.rename_column("b", "tmp")
     with t.update_schema() as u:
         u.rename_column("c", "b")
     with t.update_schema() as u:
         u.rename_column("tmp", "c")
     t = catalog.load_table("db.ice")
-    assert [tuple(r.values()) for r in t.to_arrow().select(["a", "b", "c"]).to_pylist()] == [(1, "sea", "bee")]
+    t.append(pa.table({"id": pa.array([2], pa.int64()), "b": ["b2"], "c": ["c2"]}))
+    return t
+
+
+def test_an_iceberg_table_with_renamed_columns_into_paimon(tmp_path, catalog):
+    """Each file keeps the schema its columns' names are of: the Paimon table gets schema-0 with
+    the old names and schema-1 (current) with the new ones, under the same field ids, and every
+    reader matches the old file's columns through its schema by field id."""
+    from tests.table.test_migration import pypaimon_rows
+
+    t = renamed_iceberg_table(catalog)
+    want = [(1, "sea", "bee"), (2, "b2", "c2")]
+    assert rows_of(t, ("id", "b", "c")) == want
+    pwh = str(tmp_path / "pwh")
+    pc = icefloe.Catalog(pwh, format="paimon", spark=catalog.spark)
+    pc.migrate_table("db.ice", source_catalog=catalog)
+    p = pc.load_table("db.ice")
+    assert [f.name for f in p.table_schema.fields] == ["id", "c", "b"] and p.table_schema.id == 1
+    assert [f.name for f in p.schema_by_id(0).fields] == ["a", "b", "c"]
+    assert [f.id for f in p.schema_by_id(0).fields] == [f.id for f in p.table_schema.fields]
+    assert sorted(f.schema_id for f in p.plan_files()) == [0, 1]
+    assert rows_of(p, ("id", "b", "c")) == want == pypaimon_rows(pwh, "db.ice", ("id", "b", "c"))
+    # filters on renamed columns, also where the old file's statistics prune it
+    assert sorted(tuple(r.values()) for r in p.to_arrow(where="c = 'bee'").select(["id", "b", "c"]).to_pylist()) \
+        == [want[0]]
+    assert [r[0] for r in p.to_spark().where("b = 'sea'").select("id").collect()] == [1]
+    assert [r[0] for r in p.to_spark().where("b = 'bee'").select("id").collect()] == []
+    assert [r[0] for r in p.to_spark().where("id < 2").select("c").collect()] == ["bee"]
+    assert p.check().ok, p.check().to_json()
+    assert not catalog.table_exists("db.ice")
+
+
+def test_renamed_files_into_an_existing_paimon_table_need_a_schema_with_their_names(tmp_path, catalog):
+    """migrate_file: a file goes under the target table's schema with its columns' names (the
+    source's field ids matched to the target's columns by their current names); a table of the
+    current names only has none for the old file, which is refused, nothing moved."""
+    from tests.table.test_migration import state
+
+    t = renamed_iceberg_table(catalog)
     before = state(t.location)
     pc = icefloe.Catalog(str(tmp_path / "pwh"), format="paimon", spark=catalog.spark)
-    with pytest.raises(MigrationError, match="its column 'b' .field id 2. is named 'c' in the source table now"):
-        pc.migrate_table("db.ice", source_catalog=catalog)
-    assert state(t.location) == before and not pc.table_exists("db.ice") and catalog.table_exists("db.ice")
+    p = pc.create_table("default.t", "id bigint, c string, b string")
+    with pytest.raises(MigrationError, match=r"its columns are named \['a', 'b', 'c'\] .renamed since it was "
+                                             "written., and default.t has no schema with those names"):
+        p.migrate_files("db.ice", source_catalog=catalog)
+    assert state(t.location) == before and p.refresh().current_snapshot() is None
+    # a table that was renamed the same way has both schemas
+    e = pc.create_table("default.e", "a bigint, b string, c string")
+    with e.update_schema() as u:
+        u.rename_column("a", "id")
+        u.rename_column("b", "tmp")
+        u.rename_column("c", "b")
+        u.rename_column("tmp", "c")
+    e = pc.load_table("default.e")
+    assert e.migrate_files("db.ice", source_catalog=catalog) is True
+    assert sorted(f.schema_id for f in e.plan_files()) == [0, 1]
+    assert rows_of(e, ("id", "b", "c")) == [(1, "sea", "bee"), (2, "b2", "c2")]
