@@ -164,3 +164,43 @@ def test_renamed_files_into_an_existing_paimon_table_need_a_schema_with_their_na
     assert e.migrate_files("db.ice", source_catalog=catalog) is True
     assert sorted(f.schema_id for f in e.plan_files()) == [0, 1]
     assert rows_of(e, ("id", "b", "c")) == [(1, "sea", "bee"), (2, "b2", "c2")]
+
+
+@pytest.mark.long
+def test_a_failure_at_any_file_operation_of_an_iceberg_to_paimon_migration(tmp_path, spark):
+    """Every file operation of migrate_table from the renamed Iceberg table into Paimon fails in
+    turn: before the Paimon commit, the Iceberg table is as it was (files, metadata, rows) and no
+    Paimon table exists; after it (dropping the source), the Paimon table is whole."""
+    from icefloe.core.faults import FaultInjectingFileIO, InjectedFault
+    from tests.table.test_migration import state
+
+    want = [(1, "sea", "bee"), (2, "b2", "c2")]
+
+    def once(run, fail_at):
+        ic = icefloe.Catalog(str(run / "wh"), spark=spark)
+        root = renamed_iceberg_table(ic).location
+        before = state(root)
+        io = FaultInjectingFileIO(fail_at=fail_at)
+        try:
+            icefloe.Catalog(str(run / "pwh"), format="paimon", spark=spark, io=io).migrate_table(
+                "db.ice", source_catalog=icefloe.Catalog(str(run / "wh"), spark=spark, io=io))
+            return io, False, before, root
+        except InjectedFault:
+            return io, True, before, root
+
+    probe, _failed, _before, _root = once(tmp_path / "probe", None)
+    assert probe.count >= 6
+    for k in range(1, probe.count + 1):
+        run = tmp_path / f"run{k}"
+        _io, failed, before, root = once(run, k)
+        pc = icefloe.Catalog(str(run / "pwh"), format="paimon", spark=spark)
+        ic = icefloe.Catalog(str(run / "wh"), spark=spark)
+        committed = pc.table_exists("db.ice") and pc.load_table("db.ice").current_snapshot() is not None
+        if failed and not committed:
+            assert state(root) == before, f"fault at {probe.log[k - 1]}"
+            assert not pc.table_exists("db.ice"), f"fault at {probe.log[k - 1]}"
+            assert rows_of(ic.load_table("db.ice"), ("id", "b", "c")) == want
+        else:
+            assert rows_of(pc.load_table("db.ice"), ("id", "b", "c")) == want, f"fault at {probe.log[k - 1]}"
+            if not failed:
+                assert not ic.table_exists("db.ice")
