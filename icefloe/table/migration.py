@@ -10,7 +10,9 @@ columns of files without field ids by name.
 Into Paimon, as Paimon's ``migrate_table`` and ``migrate_file`` procedures do for Hive tables:
 the files (of a Parquet directory or of an Iceberg table) are moved, by rename, into the
 unaware-bucket (``bucket = -1``) append table's ``<partition>/bucket-0/`` directories, since a
-Paimon data file lives in its table's directory.
+Paimon data file lives in its table's directory. An Iceberg file written before a column was renamed
+keeps its names: its columns are matched by the field ids in its footer, and it gets a Paimon
+schema of its names (Paimon reads a file by its schema's names, matched by field id).
 
 Statistics come from each file's footer, read in Spark tasks (``spark/file_import``). Every
 check runs before the first change; a failed step undoes the ones before it (a moved file is
