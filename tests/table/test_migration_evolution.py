@@ -166,6 +166,34 @@ def test_renamed_files_into_an_existing_paimon_table_need_a_schema_with_their_na
     assert rows_of(e, ("id", "b", "c")) == [(1, "sea", "bee"), (2, "b2", "c2")]
 
 
+
+def test_iceberg_files_without_field_ids_into_paimon_map_by_name(tmp_path, catalog):
+    """A file without field ids matches by its column names; one whose column without an id has
+    the name another of its columns is by field id cannot be told apart: refused, nothing moved."""
+    from tests.table.test_migration import state
+
+    def strip_ids(path, keep=()):
+        data = pq.read_table(path)
+        pq.write_table(data.cast(pa.schema([f if f.name in keep else f.remove_metadata() for f in data.schema])),
+                       path)
+
+    t = catalog.create_table("db.plain", "id bigint, b string")
+    t.append(pa.table({"id": pa.array([1], pa.int64()), "b": ["x"]}))
+    (f,) = [f.file_path for f in t.plan_files()]
+    strip_ids(f)
+    pc = icefloe.Catalog(str(tmp_path / "pwh"), format="paimon", spark=catalog.spark)
+    pc.migrate_table("db.plain", source_catalog=catalog)
+    assert rows_of(pc.load_table("db.plain"), ("id", "b")) == [(1, "x")]
+    t = renamed_iceberg_table(catalog)
+    old = [f.file_path for f in t.plan_files() if "b2" not in str(pq.read_table(f.file_path).to_pylist())]
+    strip_ids(old[0], keep=("a", "b"))          # its b (now c) by id; its c, now named b, without an id
+    before = state(t.location)
+    with pytest.raises(MigrationError, match="its column 'c' has no field id and its name is the one the table's "
+                                             "column 'c' has now, which the file's column 'b' is by its field id"):
+        pc.migrate_table("db.ice", source_catalog=catalog)
+    assert state(t.location) == before and not pc.table_exists("db.ice")
+
+
 @pytest.mark.long
 def test_a_failure_at_any_file_operation_of_an_iceberg_to_paimon_migration(tmp_path, spark):
     """Every file operation of migrate_table from the renamed Iceberg table into Paimon fails in
