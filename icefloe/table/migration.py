@@ -461,16 +461,19 @@ def parse_options(options: Optional[str], options_map: Optional[dict] = None) ->
     return out
 
 
-def _file_names(fields, by_id: Optional[dict], path: str, footer) -> tuple:
-    """The name each of ``fields`` has in the file. ``by_id`` ({source field id: index in
-    ``fields``}, an Iceberg source's) matches the columns that carry a field id through it, so a
-    column renamed since the file was written keeps its values; other columns match by name."""
+def _file_names(fields, match: Optional[tuple], path: str, footer) -> tuple:
+    """The name each of ``fields`` has in the file. ``match`` (an Iceberg source's ({field id:
+    index in ``fields``}, {name in its name mapping: index})) matches the columns that carry a
+    field id by it, so a column renamed since the file was written keeps its values, and the
+    others through the source's name mapping (as Iceberg's readers do); a directory's files
+    (``match`` None) match by name."""
     cols = [n for n, _t in _file_columns(footer)]
-    ids = _footer_ids(footer) if by_id is not None else {}
+    by_id, by_name = match or ({}, {f.name: k for k, f in enumerate(fields)})
+    ids = _footer_ids(footer) if match is not None else {}
     names: list = [None] * len(fields)
     extra = []
     for n in [c for c in cols if c in ids] + [c for c in cols if c not in ids]:
-        i = (by_id or {}).get(ids[n]) if n in ids else next((k for k, f in enumerate(fields) if f.name == n), None)
+        i = by_id.get(ids[n]) if n in ids else by_name.get(n)
         if i is not None and names[i] is not None:
             raise MigrationError(f"{path}: its column {n!r} has no field id and its name is the one the table's "
                                  f"column {fields[i].name!r} has now, which the file's column {names[i]!r} is by "
@@ -485,10 +488,10 @@ def _file_names(fields, by_id: Optional[dict], path: str, footer) -> tuple:
     return tuple(names)
 
 
-def _describe_for_paimon(fields, stats_mode, truncate, schema_id, by_id, path: str, size: int, footer):
+def _describe_for_paimon(fields, stats_mode, truncate, schema_id, match, path: str, size: int, footer):
     """In a Spark task: (a Paimon ``DataFileMeta`` of the file (its name and schema id set later),
     the names its columns have in the file, in the order of ``fields``)."""
-    names = _file_names(fields, by_id, path, footer)
+    names = _file_names(fields, match, path, footer)
     as_written = [f.copy(name=n) for f, n in zip(fields, names)]
     stats, stats_cols = value_stats(as_written, stats_from_footer(footer, as_written), stats_mode, truncate)
     rows = footer.num_rows
@@ -609,13 +612,16 @@ def _paimon_source(source, io):
     return source, source.schema, keys, files
 
 
-def _source_ids(src, fields) -> Optional[dict]:
-    """{field id: index in ``fields``} of an Iceberg source's top-level columns, matched by their
-    current names (None for a directory: its files match by name)."""
+def _source_ids(src, fields) -> Optional[tuple]:
+    """({field id: index in ``fields``}, {name: index}) of an Iceberg source's top-level columns,
+    matched to ``fields`` by their current names; the names are those of the source's name
+    mapping (its current names without one). None for a directory: its files match by name."""
     if isinstance(src, ParquetDirectory):
         return None
     index = {f.name: i for i, f in enumerate(fields)}
-    return {f.field_id: index[f.name] for f in src.schema.fields if f.name in index}
+    by_id = {f.field_id: index[f.name] for f in src.schema.fields if f.name in index}
+    names = _name_ids(src.properties, src.schema)
+    return by_id, {n: by_id[fid] for n, fid in names.items() if fid in by_id}
 
 
 def _import_into_paimon(table, files: list, created: bool, catalog, name: str, parallelism=None,

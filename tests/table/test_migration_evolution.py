@@ -168,8 +168,9 @@ def test_renamed_files_into_an_existing_paimon_table_need_a_schema_with_their_na
 
 
 def test_iceberg_files_without_field_ids_into_paimon_map_by_name(tmp_path, catalog):
-    """A file without field ids matches by its column names; one whose column without an id has
-    the name another of its columns is by field id cannot be told apart: refused, nothing moved."""
+    """A file without field ids matches by its column names, through the source's name mapping
+    (old names too); one whose column without an id has the name another of its columns is by
+    field id cannot be told apart: refused, nothing moved."""
     from tests.table.test_migration import state
 
     def strip_ids(path, keep=()):
@@ -177,13 +178,26 @@ def test_iceberg_files_without_field_ids_into_paimon_map_by_name(tmp_path, catal
         pq.write_table(data.cast(pa.schema([f if f.name in keep else f.remove_metadata() for f in data.schema])),
                        path)
 
+    import json
+
+    from icefloe.iceberg.schema import name_mapping
+
     t = catalog.create_table("db.plain", "id bigint, b string")
     t.append(pa.table({"id": pa.array([1], pa.int64()), "b": ["x"]}))
     (f,) = [f.file_path for f in t.plan_files()]
     strip_ids(f)
+    # the table's name mapping keeps b as bb's old name: the file's b is bb's, as Iceberg reads it
+    t.update_properties(set={"schema.name-mapping.default": json.dumps(name_mapping(t.metadata.schema))})
+    with t.update_schema() as u:
+        u.rename_column("b", "bb")
+    t = catalog.load_table("db.plain")
+    t.append(pa.table({"id": pa.array([2], pa.int64()), "bb": ["y"]}))
+    assert rows_of(t, ("id", "bb")) == [(1, "x"), (2, "y")]
     pc = icefloe.Catalog(str(tmp_path / "pwh"), format="paimon", spark=catalog.spark)
     pc.migrate_table("db.plain", source_catalog=catalog)
-    assert rows_of(pc.load_table("db.plain"), ("id", "b")) == [(1, "x")]
+    p = pc.load_table("db.plain")
+    assert rows_of(p, ("id", "bb")) == [(1, "x"), (2, "y")]
+    assert [f.name for f in p.schema_by_id(0).fields] == ["id", "b"] and p.table_schema.id == 1
     t = renamed_iceberg_table(catalog)
     old = [f.file_path for f in t.plan_files() if "b2" not in str(pq.read_table(f.file_path).to_pylist())]
     strip_ids(old[0], keep=("a", "b"))          # its b (now c) by id; its c, now named b, without an id
