@@ -111,6 +111,15 @@ def renamed_iceberg_table(catalog):
     return t
 
 
+def pypaimon_filtered(warehouse, name, column, value) -> list:
+    from tools.pypaimon_env import remote_module
+
+    rb = remote_module("pypaimon").CatalogFactory.create({"warehouse": warehouse}).get_table(name).new_read_builder()
+    rb = rb.with_filter(rb.new_predicate_builder().equal(column, value))
+    rows = rb.new_read().to_arrow(rb.new_scan().plan().splits()).to_pylist()
+    return sorted((r["id"], r["b"], r["c"]) for r in rows)
+
+
 def test_an_iceberg_table_with_renamed_columns_into_paimon(tmp_path, catalog):
     """Each file keeps the schema its columns' names are of: the Paimon table gets schema-0 with
     the old names and schema-1 (current) with the new ones, under the same field ids, and every
@@ -135,6 +144,8 @@ def test_an_iceberg_table_with_renamed_columns_into_paimon(tmp_path, catalog):
     assert [r[0] for r in p.to_spark().where("b = 'sea'").select("id").collect()] == [1]
     assert [r[0] for r in p.to_spark().where("b = 'bee'").select("id").collect()] == []
     assert [r[0] for r in p.to_spark().where("id < 2").select("c").collect()] == ["bee"]
+    assert pypaimon_filtered(pwh, "db.ice", "c", "bee") == [want[0]]
+    assert pypaimon_filtered(pwh, "db.ice", "b", "bee") == []
     assert p.check().ok, p.check().to_json()
     assert not catalog.table_exists("db.ice")
 
