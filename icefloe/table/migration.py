@@ -39,6 +39,7 @@ from icefloe.paimon.data_file import DataFileMeta, local_now_millis
 from icefloe.paimon.stats import stats_from_footer, value_stats
 from icefloe.spark.file_import import describe_files, parquet_files
 from icefloe.spark.session import app_summary
+from icefloe.table.migration_schemas import file_columns, file_names, footer_ids, inner_names, schema_ids
 
 NAME_MAPPING = "schema.name-mapping.default"
 SNAPSHOT_PROPERTY = "gc.enabled"        # a snapshot table does not own its files (Iceberg sets it so)
@@ -102,20 +103,6 @@ def parse_source(text: str) -> Optional[str]:
 
 
 # --------------------------------------------------------------------------- into Iceberg
-def _file_columns(footer) -> list:
-    return [(f.name, f.field_type) for f in from_arrow_schema(footer.schema.to_arrow_schema()).fields]
-
-
-def _footer_ids(footer) -> dict:
-    """{top-level column name: its Parquet field id} of the columns that have one."""
-    out = {}
-    for f in footer.schema.to_arrow_schema():
-        fid = (f.metadata or {}).get(b"PARQUET:field_id")
-        if fid is not None:
-            out[f.name] = int(fid)
-    return out
-
-
 def _describe_for_iceberg(schema: Schema, file_schema: Optional[Schema], by_name: dict, path: str, size: int,
                           footer):
     """In a Spark task: the file's size and metrics in the table's field ids. ``file_schema`` is
@@ -123,8 +110,8 @@ def _describe_for_iceberg(schema: Schema, file_schema: Optional[Schema], by_name
     had then, under field ids that never change), None for the table's own; ``by_name`` maps the
     names readers match files without field ids by (the table's name mapping) to field ids."""
     fs = file_schema or schema
-    imports.check_file_columns(path, _file_columns(footer), fs)
-    ids = _footer_ids(footer)
+    imports.check_file_columns(path, file_columns(footer), fs)
+    ids = footer_ids(footer)
     for name, field_id in ((f.name, f.field_id) for f in fs.fields):
         if name in ids and ids[name] != field_id:
             raise MigrationError(f"{path}: column {name!r} has field id {ids[name]} in the file but {field_id} in "
@@ -461,37 +448,10 @@ def parse_options(options: Optional[str], options_map: Optional[dict] = None) ->
     return out
 
 
-def _file_names(fields, match: Optional[tuple], path: str, footer) -> tuple:
-    """The name each of ``fields`` has in the file. ``match`` (an Iceberg source's ({field id:
-    index in ``fields``}, {name in its name mapping: index})) matches the columns that carry a
-    field id by it, so a column renamed since the file was written keeps its values, and the
-    others through the source's name mapping (as Iceberg's readers do); a directory's files
-    (``match`` None) match by name."""
-    cols = [n for n, _t in _file_columns(footer)]
-    by_id, by_name = match or ({}, {f.name: k for k, f in enumerate(fields)})
-    ids = _footer_ids(footer) if match is not None else {}
-    names: list = [None] * len(fields)
-    extra = []
-    for n in [c for c in cols if c in ids] + [c for c in cols if c not in ids]:
-        i = by_id.get(ids[n]) if n in ids else by_name.get(n)
-        if i is not None and names[i] is not None:
-            raise MigrationError(f"{path}: its column {n!r} has no field id and its name is the one the table's "
-                                 f"column {fields[i].name!r} has now, which the file's column {names[i]!r} is by "
-                                 "its field id; which is which cannot be told (rewrite the file first)")
-        if i is None:
-            extra.append(n)
-        else:
-            names[i] = n
-    if extra or None in names:
-        raise MigrationError(f"{path}: its columns {cols} are not the table's {[f.name for f in fields]} (Paimon "
-                             "reads a file's columns by name; columns that carry field ids match by id)")
-    return tuple(names)
-
-
 def _describe_for_paimon(fields, stats_mode, truncate, schema_id, match, path: str, size: int, footer):
     """In a Spark task: (a Paimon ``DataFileMeta`` of the file (its name and schema id set later),
     the names its columns have in the file, in the order of ``fields``)."""
-    names = _file_names(fields, match, path, footer)
+    names = file_names(fields, match, path, footer)
     as_written = [f.copy(name=n) for f, n in zip(fields, names)]
     stats, stats_cols = value_stats(as_written, stats_from_footer(footer, as_written), stats_mode, truncate)
     rows = footer.num_rows
@@ -499,48 +459,6 @@ def _describe_for_paimon(fields, stats_mode, truncate, schema_id, match, path: s
                         min_sequence_number=0, max_sequence_number=max(rows - 1, 0), schema_id=schema_id,
                         creation_time=local_now_millis(), value_stats_cols=stats_cols)
     return meta, names
-
-
-def _schema_ids(table, names: list, created: bool, paths: list) -> list:
-    """The Paimon schema id of each file, by the names its columns have (``names``). A new
-    table gets a schema for each set of older names (the table's fields under those names: field
-    ids never change), written as ``schema-0``, ``schema-1``, ... before its current schema, which
-    comes last; an existing table must have a schema with the file's names already."""
-    import dataclasses
-
-    from icefloe.paimon.schema import list_schema_ids, schema_path, validate
-
-    ts = table.table_schema
-    current = tuple(f.name for f in ts.fields)
-    if not created:
-        known = {}
-        for sid in [ts.id] + list_schema_ids(table.io, table.location):
-            s = table.schema_by_id(sid)
-            if [(f.id, f.type) for f in s.fields] == [(f.id, f.type) for f in ts.fields]:
-                known.setdefault(tuple(f.name for f in s.fields), sid)
-        for n, path in zip(names, paths):
-            if n not in known:
-                raise MigrationError(f"{path}: its columns are named {list(n)} (renamed since it was written), and "
-                                     f"{table.name} has no schema with those names for its columns; migrate_table "
-                                     "into a new table keeps them, or rewrite the source's files first")
-        return [known[n] for n in names]
-    older = list(dict.fromkeys(n for n in names if n != current))
-    if not older:
-        return [ts.id] * len(names)
-    keys = set(ts.partition_keys)
-    schemas = []
-    for sid, n in enumerate(older + [current]):
-        renamed = [(f.name, x) for f, x in zip(ts.fields, n) if f.name != x]
-        if any(a in keys for a, _b in renamed):
-            raise MigrationError(f"a partition column was renamed ({renamed}) since some files were written; a "
-                                 "Paimon table's partition keys keep their names (rewrite those files first)")
-        s = dataclasses.replace(ts, id=sid, fields=[f.copy(name=x) for f, x in zip(ts.fields, n)])
-        validate(s)
-        schemas.append(s)
-    for s in schemas:                 # the table is new and empty: its schema-0 is replaced
-        table.io.write_bytes(schema_path(table.location, s.id), s.to_json().encode("utf-8"), overwrite=s.id == 0)
-    by_names = {n: i for i, n in enumerate(older + [current])}
-    return [by_names[n] for n in names]
 
 
 @dataclass
@@ -613,15 +531,19 @@ def _paimon_source(source, io):
 
 
 def _source_ids(src, fields) -> Optional[tuple]:
-    """({field id: index in ``fields``}, {name: index}) of an Iceberg source's top-level columns,
-    matched to ``fields`` by their current names; the names are those of the source's name
-    mapping (its current names without one). None for a directory: its files match by name."""
+    """({field id: index in ``fields``}, {name: index}, {field id: name} of the fields inside its
+    columns) of an Iceberg source's top-level columns, matched to ``fields`` by their current
+    names; the names are those of the source's name mapping (its current names without one).
+    None for a directory: its files match by name."""
     if isinstance(src, ParquetDirectory):
         return None
     index = {f.name: i for i, f in enumerate(fields)}
     by_id = {f.field_id: index[f.name] for f in src.schema.fields if f.name in index}
     names = _name_ids(src.properties, src.schema)
-    return by_id, {n: by_id[fid] for n, fid in names.items() if fid in by_id}
+    inner: dict = {}
+    for f in src.schema.fields:
+        inner_names(f.field_type, inner)
+    return by_id, {n: by_id[fid] for n, fid in names.items() if fid in by_id}, inner
 
 
 def _import_into_paimon(table, files: list, created: bool, catalog, name: str, parallelism=None,
@@ -646,11 +568,11 @@ def _import_into_paimon(table, files: list, created: bool, catalog, name: str, p
     moves = _Moves(table.io)
     try:
         described = describe_files(table.spark, [p for p, _part, _t in typed], table.io, describe, parallelism)
-        schema_ids = _schema_ids(table, [n for _m, n in described], created, [p for p, _part, _t in typed])
-        if created and set(schema_ids) != {ts.id}:
+        sids = schema_ids(table, [n for _m, n in described], created, [p for p, _part, _t in typed])
+        if created and set(sids) != {ts.id}:
             table = catalog.load_table(name)            # its current schema is the last one now
         by_part: dict = {}
-        for (_src, part, dst), (meta, _n), sid in zip(typed, described, schema_ids):
+        for (_src, part, dst), (meta, _n), sid in zip(typed, described, sids):
             meta.file_name = os.path.basename(dst)
             meta.file_path = dst
             meta.schema_id = sid

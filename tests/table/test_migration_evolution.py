@@ -219,6 +219,31 @@ def test_iceberg_files_without_field_ids_into_paimon_map_by_name(tmp_path, catal
     assert state(t.location) == before and not pc.table_exists("db.ice")
 
 
+
+def test_fields_renamed_inside_a_column_are_refused_into_paimon(tmp_path, catalog):
+    """A struct's field renamed after a file was written would read as null under the new name:
+    refused, nothing moved; nested columns without renames migrate with their values."""
+    from tests.table.test_migration import state
+
+    ddl = "id bigint, s struct<x: int, z: string>, l array<struct<x: int>>, m map<string, struct<x: int>>"
+    row = {"id": 1, "s": {"x": 5, "z": "q"}, "l": [{"x": 6}], "m": [("k", {"x": 7})]}
+    t = catalog.create_table("db.n", ddl)
+    t.append(pa.Table.from_pylist([row], t.to_arrow().schema))
+    t2 = catalog.create_table("db.n2", ddl)
+    t2.append(pa.Table.from_pylist([row], t2.to_arrow().schema))
+    with t2.update_schema() as u:
+        u.rename_column("l.element.x", "y")
+    pc = icefloe.Catalog(str(tmp_path / "pwh"), format="paimon", spark=catalog.spark)
+    pc.migrate_table("db.n", source_catalog=catalog)
+    got = pc.load_table("db.n").to_arrow().to_pylist()
+    assert got == [{"id": 1, "s": {"x": 5, "z": "q"}, "l": [{"x": 6}], "m": [("k", {"x": 7})]}]
+    before = state(t2.location)
+    with pytest.raises(MigrationError, match="the field 'x' inside its column 'l' is named 'y' in the source "
+                                             "table now"):
+        pc.migrate_table("db.n2", source_catalog=catalog)
+    assert state(t2.location) == before and not pc.table_exists("db.n2")
+
+
 @pytest.mark.long
 def test_a_failure_at_any_file_operation_of_an_iceberg_to_paimon_migration(tmp_path, spark):
     """Every file operation of migrate_table from the renamed Iceberg table into Paimon fails in
