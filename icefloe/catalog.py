@@ -217,6 +217,13 @@ class Catalog:
         return self.io.is_dir(self._impl.namespace_path(namespace))
 
     @property
+    def keeps_empty_namespaces(self) -> bool:
+        """Whether a namespace exists before it holds a table: in a database catalog and in a
+        warehouse on a file system, yes; in a warehouse on an object store, whose namespace is a
+        key prefix that exists only while a table's files are under it, no."""
+        return self.type in ("sql", "rest") or self.io.keeps_empty_dirs
+
+    @property
     def keeps_namespace_properties(self) -> bool:
         """Whether the catalog keeps properties of a namespace (the SQL catalog; a warehouse
         namespace is a directory, with nothing to keep them in)."""

@@ -48,6 +48,9 @@ class FileIO:
     #: how many independent reads (manifests, footers) a planner may run at once: one on a local
     #: disk, many on an object store, where each read is a request with its own latency
     parallel_reads = 1
+    #: whether an empty directory exists (a file system: yes; an object store, where a prefix exists
+    #: only while an object is under it: no)
+    keeps_empty_dirs = True
 
     def for_tasks(self) -> "FileIO":
         """The FileIO that Spark tasks get (pickled): this one, unless it is a driver-side wrapper

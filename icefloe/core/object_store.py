@@ -155,6 +155,7 @@ class ObjectStoreIO(FileIO):
     client connections, so Spark tasks rebuild them from the same configuration."""
 
     parallel_reads = 16
+    keeps_empty_dirs = False
 
     def __init__(self, properties: Optional[dict] = None):
         self.properties = {str(k): str(v) for k, v in (properties or {}).items() if v is not None}

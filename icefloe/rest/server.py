@@ -400,7 +400,7 @@ class RestCatalogApp:
     def create_table(self, request, body):
         ns = self._namespace(request.path_params["namespace"])
         name = f"{ns}.{self._field(body, 'name', str)}"
-        if not self.catalog.namespace_exists(ns):
+        if self.catalog.keeps_empty_namespaces and not self.catalog.namespace_exists(ns):
             raise NoSuchNamespaceError(f"namespace {ns} does not exist")
         if body.get("location"):
             raise _bad("tables are created in the warehouse; a location cannot be given")
