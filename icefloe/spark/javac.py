@@ -15,7 +15,12 @@ import tempfile
 import zipfile
 from pathlib import Path
 from typing import Optional, Sequence
-from icefloe.errors import JavacError
+
+try:
+    from icefloe.errors import JavacError
+except ImportError:      # loaded on its own by setup.py, where icefloe is not importable yet
+    class JavacError(RuntimeError):  # type: ignore[no-redef]
+        """``javac`` is missing, or the sources did not compile (the message holds its output)."""
 
 
 def find_javac() -> Optional[str]:
