@@ -452,7 +452,7 @@ def _describe_for_paimon(fields, stats_mode, truncate, schema_id, match, path: s
     """In a Spark task: (a Paimon ``DataFileMeta`` of the file (its name and schema id set later),
     the names its columns have in the file, in the order of ``fields``)."""
     names = file_names(fields, match, path, footer)
-    as_written = [f.copy(name=n) for f, n in zip(fields, names)]
+    as_written = [f.copy(name=n) for f, n in zip(fields, names) if n is not None]
     stats, stats_cols = value_stats(as_written, stats_from_footer(footer, as_written), stats_mode, truncate)
     rows = footer.num_rows
     meta = DataFileMeta(file_name=os.path.basename(path), file_size=size, row_count=rows, value_stats=stats,

@@ -46,7 +46,7 @@ def file_names(fields, match: Optional[tuple], path: str, footer) -> tuple:
             extra.append(n)
         else:
             names[i] = n
-    if extra or None in names:
+    if extra or (match is None and None in names):
         raise MigrationError(f"{path}: its columns {cols} are not the table's {[f.name for f in fields]} (Paimon "
                              "reads a file's columns by name; columns that carry field ids match by id)")
     inner = match[2] if match is not None and len(match) > 2 else {}
@@ -107,6 +107,14 @@ def schema_ids(table, names: list, created: bool, paths: list) -> list:
 
     ts = table.table_schema
     current = tuple(f.name for f in ts.fields)
+    keys = set(ts.partition_keys)
+    for n, path in zip(names, paths):
+        missing = [f.name for f, x in zip(ts.fields, n) if x is None]
+        if missing and (not created or keys & set(missing)):
+            raise MigrationError(f"{path}: it has no column {missing} (added to the source since it was written); "
+                                 + ("a partition column must be in every file" if created else
+                                    "migrate_table into a new table keeps such files, each under a schema of its "
+                                    "own columns"))
     if not created:
         known = {}
         for sid in [ts.id] + list_schema_ids(table.io, table.location):
@@ -122,14 +130,14 @@ def schema_ids(table, names: list, created: bool, paths: list) -> list:
     older = list(dict.fromkeys(n for n in names if n != current))
     if not older:
         return [ts.id] * len(names)
-    keys = set(ts.partition_keys)
     schemas = []
     for sid, n in enumerate(older + [current]):
-        renamed = [(f.name, x) for f, x in zip(ts.fields, n) if f.name != x]
+        renamed = [(f.name, x) for f, x in zip(ts.fields, n) if x is not None and f.name != x]
         if any(a in keys for a, _b in renamed):
             raise MigrationError(f"a partition column was renamed ({renamed}) since some files were written; a "
                                  "Paimon table's partition keys keep their names (rewrite those files first)")
-        s = dataclasses.replace(ts, id=sid, fields=[f.copy(name=x) for f, x in zip(ts.fields, n)])
+        # a column added since the file was written is not in its schema: Paimon reads it as null
+        s = dataclasses.replace(ts, id=sid, fields=[f.copy(name=x) for f, x in zip(ts.fields, n) if x is not None])
         validate(s)
         schemas.append(s)
     for s in schemas:                 # the table is new and empty: its schema-0 is replaced

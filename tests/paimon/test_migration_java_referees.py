@@ -84,21 +84,23 @@ def test_iceberg_java_table_into_paimon_read_by_paimon_java(paimon_java, iceberg
 
 
 def test_iceberg_java_table_with_renamed_columns_into_paimon_read_by_paimon_java(paimon_java, iceberg_java, spark):
-    """The Iceberg runtime writes a file, renames id to key and swaps b's and c's names, and
-    writes again: Paimon's engine reads the migrated table's old file through its own schema
-    (the old names, matched by field id), values and filters right."""
+    """The Iceberg runtime writes a file, renames id to key, swaps b's and c's names and adds a
+    column, and writes again: Paimon's engine reads the migrated table's old file through its own
+    schema (the old names, matched by field id; no added column: null), values and filters right."""
     jv = iceberg_java
     jv.sql("CREATE TABLE jvm.db.ren_ice (id bigint, b string, c string) USING iceberg")
     jv.sql("INSERT INTO jvm.db.ren_ice VALUES (1, 'bee', 'sea')")
     for old, new in (("id", "key"), ("b", "tmp"), ("c", "b"), ("tmp", "c")):
         jv.sql(f"ALTER TABLE jvm.db.ren_ice RENAME COLUMN {old} TO {new}")
-    jv.sql("INSERT INTO jvm.db.ren_ice VALUES (2, 'c2', 'b2')")
-    want = sorted(tuple(r) for r in jv.sql("SELECT key, b, c FROM jvm.db.ren_ice"))
-    assert want == [(1, "sea", "bee"), (2, "b2", "c2")]
+    jv.sql("ALTER TABLE jvm.db.ren_ice ADD COLUMN n bigint")
+    jv.sql("INSERT INTO jvm.db.ren_ice VALUES (2, 'c2', 'b2', 7)")
+    want = sorted(tuple(r) for r in jv.sql("SELECT key, b, c, n FROM jvm.db.ren_ice"))
+    assert want == [(1, "sea", "bee", None), (2, "b2", "c2", 7)]
     ic = icefloe.Catalog(jv.warehouse, spark=spark)
     pc = icefloe.Catalog(paimon_java.warehouse, "paimon", spark)
     pc.migrate_table("db.ren_ice", name="db.ren_from_ice", source_catalog=ic)
-    assert sorted(tuple(r) for r in paimon_java.sql("SELECT key, b, c FROM db.ren_from_ice")) == want
+    assert sorted(tuple(r) for r in paimon_java.sql("SELECT key, b, c, n FROM db.ren_from_ice")) == want
+    assert [tuple(r) for r in paimon_java.sql("SELECT key FROM db.ren_from_ice WHERE n IS NULL")] == [(1,)]
     assert [tuple(r) for r in paimon_java.sql("SELECT key FROM db.ren_from_ice WHERE c = 'bee'")] == [(1,)]
     assert [tuple(r) for r in paimon_java.sql("SELECT key FROM db.ren_from_ice WHERE b = 'bee'")] == []
 

@@ -111,13 +111,13 @@ def renamed_iceberg_table(catalog):
     return t
 
 
-def pypaimon_filtered(warehouse, name, column, value) -> list:
+def pypaimon_filtered(warehouse, name, column, value, columns=("id", "b", "c")) -> list:
     from tools.pypaimon_env import remote_module
 
     rb = remote_module("pypaimon").CatalogFactory.create({"warehouse": warehouse}).get_table(name).new_read_builder()
     rb = rb.with_filter(rb.new_predicate_builder().equal(column, value))
     rows = rb.new_read().to_arrow(rb.new_scan().plan().splits()).to_pylist()
-    return sorted((r["id"], r["b"], r["c"]) for r in rows)
+    return sorted(tuple(r[c] for c in columns) for r in rows)
 
 
 def test_an_iceberg_table_with_renamed_columns_into_paimon(tmp_path, catalog):
@@ -282,3 +282,30 @@ def test_a_failure_at_any_file_operation_of_an_iceberg_to_paimon_migration(tmp_p
             assert rows_of(pc.load_table("db.ice"), ("id", "b", "c")) == want, f"fault at {probe.log[k - 1]}"
             if not failed:
                 assert not ic.table_exists("db.ice")
+
+
+def test_an_iceberg_table_with_an_added_column_into_paimon(tmp_path, catalog):
+    """A file written before a column was added has no such column: it gets a Paimon schema of
+    its own columns (schema-0), and every reader gives the added column as null for its rows,
+    as Paimon reads files of an older schema."""
+    from tests.table.test_migration import pypaimon_rows
+
+    t = catalog.create_table("db.added", "id bigint, a string")
+    t.append(pa.table({"id": pa.array([1], pa.int64()), "a": ["x"]}))
+    with t.update_schema() as u:
+        u.add_column("n", "bigint")
+    t = catalog.load_table("db.added")
+    t.append(pa.table({"id": pa.array([2], pa.int64()), "a": ["y"], "n": pa.array([7], pa.int64())}))
+    want = [(1, "x", None), (2, "y", 7)]
+    assert rows_of(t, ("id", "a", "n")) == want
+    pwh = str(tmp_path / "pwh")
+    pc = icefloe.Catalog(pwh, format="paimon", spark=catalog.spark)
+    pc.migrate_table("db.added", source_catalog=catalog)
+    p = pc.load_table("db.added")
+    assert [f.name for f in p.schema_by_id(0).fields] == ["id", "a"]
+    assert [f.name for f in p.table_schema.fields] == ["id", "a", "n"] and p.table_schema.id == 1
+    assert sorted(f.schema_id for f in p.plan_files()) == [0, 1]
+    assert rows_of(p, ("id", "a", "n")) == want == pypaimon_rows(pwh, "db.added", ("id", "a", "n"))
+    assert [r[0] for r in p.to_spark().where("n IS NULL").select("id").collect()] == [1]
+    assert pypaimon_filtered(pwh, "db.added", "n", 7, ("id", "a", "n")) == [want[1]]
+    assert p.check().ok, p.check().to_json()
