@@ -228,3 +228,23 @@ def test_local_files_set_the_mode_hadoop_asks_for(spark, tmp_path, mode):
     fs.setPermission(jvm.org.apache.hadoop.fs.Path(str(f)), jvm.org.apache.hadoop.fs.permission.FsPermission.valueOf(mode))
     expected = sum(bit for ch, bit in zip(mode[1:], (0o400, 0o200, 0o100, 0o40, 0o20, 0o10, 0o4, 0o2, 0o1)) if ch != "-")
     assert stat.S_IMODE(os.stat(f).st_mode) == expected
+
+
+def test_local_files_serve_local_outputs_only(spark):
+    """The writers name ``LocalFiles`` as the ``file:`` file system only for a write to local
+    files: a connector such as S3A keeps the settings it was created with and asks them for its
+    own local buffer files, where a class of an added jar may not load (every native write to S3
+    on a cluster failed with ``ClassNotFoundException: icefloe.jvm.LocalFiles``)."""
+    jvm = spark._jvm
+    local_files = jvm.icefloe.jvm.LocalFiles
+    path = jvm.org.apache.hadoop.fs.Path
+
+    def settings_for(target):
+        conf = jvm.org.apache.hadoop.conf.Configuration(False)
+        local_files.useFor(path(target), conf)
+        return conf.get("fs.file.impl")
+
+    assert settings_for("file:/tmp/wh/db/t/data") == "icefloe.jvm.LocalFiles"
+    assert settings_for("/tmp/wh/db/t/data") == "icefloe.jvm.LocalFiles"     # the default file system
+    for remote in ("s3a://bucket/wh/db/t/data", "s3://bucket/wh/t", "hdfs://nn:8020/wh/t", "gs://b/wh/t"):
+        assert settings_for(remote) is None, remote

@@ -103,11 +103,12 @@ public final class ChangeWriter {
     if (s.blockSize != null) {
       options.put("parquet.block.size", s.blockSize);
     }
-    Writers data = s.dataColumns == 0 ? null : Writers.prepare(spark, options, dataSchema);
-    Writers deletes = s.vectors ? null : Writers.prepare(spark, options, positionDeleteSchema());
-    // every file through LocalFiles; a writer's settings serve the other files too (one conf less to ship)
+    Path target = new Path(s.dataDir);
+    Writers data = s.dataColumns == 0 ? null : Writers.prepare(spark, options, dataSchema, target);
+    Writers deletes = s.vectors ? null : Writers.prepare(spark, options, positionDeleteSchema(), target);
+    // local files through LocalFiles; a writer's settings serve the other files too (one conf less to ship)
     SerializableConfiguration conf = data != null ? data.conf : deletes != null ? deletes.conf
-        : new SerializableConfiguration(Writers.writing(spark.sessionState().newHadoopConf()));
+        : new SerializableConfiguration(Writers.writing(spark.sessionState().newHadoopConf(), target));
     // the settings of the writers travel once to each executor, not with every task
     Broadcast<Shared> shared = spark.sparkContext().broadcast(
         new Shared(data, deletes, conf), scala.reflect.ClassTag$.MODULE$.apply(Shared.class));
@@ -228,20 +229,21 @@ public final class ChangeWriter {
     }
 
     @SuppressWarnings("unchecked")
-    static Writers prepare(SparkSession spark, Map<String, String> options, StructType schema) throws IOException {
+    static Writers prepare(SparkSession spark, Map<String, String> options, StructType schema, Path target)
+        throws IOException {
       scala.collection.immutable.Map<String, String> opts =
           (scala.collection.immutable.Map<String, String>) scala.collection.immutable.Map$.MODULE$.from(
               scala.jdk.javaapi.CollectionConverters.asScala(options));
       Job job = Job.getInstance(spark.sessionState().newHadoopConfWithOptions(opts));
       OutputWriterFactory factory = new ParquetFileFormat().prepareWrite(spark, job, opts, schema);
       FlatRowWriteSupport.use(job.getConfiguration());
-      return new Writers(factory, new SerializableConfiguration(writing(job.getConfiguration())), schema);
+      return new Writers(factory, new SerializableConfiguration(writing(job.getConfiguration(), target)), schema);
     }
 
-    /** The writers' settings: {@code conf}, with local files written by {@link LocalFiles}. */
-    static Configuration writing(Configuration conf) {
+    /** The writers' settings: {@code conf}, with local files written by {@link LocalFiles} when {@code target} is local. */
+    static Configuration writing(Configuration conf, Path target) {
       Configuration out = new Configuration(conf);
-      LocalFiles.use(out);
+      LocalFiles.useFor(target, out);
       return out;
     }
 

@@ -12,6 +12,7 @@ import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.mapreduce.Job;
 import org.apache.hadoop.mapreduce.TaskAttemptContext;
+import org.apache.hadoop.mapreduce.lib.output.FileOutputFormat;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.execution.datasources.OutputWriter;
@@ -76,7 +77,7 @@ public class DescribedParquetFormat extends ParquetFileFormat {
       return inner;
     }
     // local files (the staging directory, its files) without a chmod process each ({@link LocalFiles})
-    LocalFiles.use(job.getConfiguration());
+    LocalFiles.useFor(FileOutputFormat.getOutputPath(job), job.getConfiguration());
     return new Factory(inner, acc);
   }
 

@@ -5,6 +5,8 @@ import java.nio.file.Files;
 import java.nio.file.attribute.PosixFilePermission;
 import java.util.EnumSet;
 import java.util.Set;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.fs.RawLocalFileSystem;
 import org.apache.hadoop.fs.permission.FsAction;
@@ -16,10 +18,31 @@ import org.apache.hadoop.fs.permission.FsPermission;
  * process for every file it creates, about 4 ms each, and its checksummed wrapper does so twice
  * (the file and its {@code .crc}); icefloe's writers of many small files use this one instead, and
  * write no checksum files (Spark reads a file without one as it is).
+ *
+ * <p>Only writes whose files are local take it ({@link #useFor}). A write to another file system
+ * (S3A, HDFS) leaves {@code fs.file.impl} alone: such a connector keeps the settings it was first
+ * created with, in a cache shared by the executor's tasks, and asks them for its own local files
+ * (S3A's upload buffers), where a class of an added jar may not be loadable.
  */
 public class LocalFiles extends RawLocalFileSystem {
+  /** {@code conf} set to write through this class when {@code target} is a local path; else unchanged. */
+  public static void useFor(Path target, Configuration conf) {
+    if (isLocal(target, conf)) {
+      use(conf);
+    }
+  }
+
+  /** Whether {@code p} (or, without a scheme, the default file system) is on the local file system. */
+  public static boolean isLocal(Path p, Configuration conf) {
+    String scheme = p == null ? null : p.toUri().getScheme();
+    if (scheme == null) {
+      scheme = FileSystem.getDefaultUri(conf).getScheme();
+    }
+    return scheme == null || "file".equalsIgnoreCase(scheme);
+  }
+
   /** {@code conf} set to write local files through this class (a new instance each time: not cached). */
-  static void use(org.apache.hadoop.conf.Configuration conf) {
+  static void use(Configuration conf) {
     conf.set("fs.file.impl", LocalFiles.class.getName());
     conf.setBoolean("fs.file.impl.disable.cache", true);
     conf.setClassLoader(LocalFiles.class.getClassLoader());
