@@ -210,3 +210,28 @@ def test_a_corrupt_manifest_planned_in_tasks_names_the_file(spark, tmp_path):
     with pytest.raises(CorruptMetadataError) as got:
         scan_mod.plan_files(t.io, meta, t.current_snapshot(), None, remote=planner)
     assert got.value.path == victim and victim in str(got.value)
+
+
+def test_matches_travel_back_from_tasks_unchanged_whatever_their_values():
+    """A manifest's matches cross from the task to the driver as plain values (``marshal``), or
+    pickled where a value is not one (a decimal or UUID partition): the same files either way."""
+    import uuid
+    from decimal import Decimal
+
+    from icefloe.iceberg.manifest import ManifestEntry
+
+    def matches(partition):
+        f = DataFile(file_path="s3://b/t/data/a.parquet", file_format="PARQUET", partition=partition, record_count=3,
+                     file_size_in_bytes=10, value_counts={1: 3}, lower_bounds={1: b"\x00\x01"}, split_offsets=[4],
+                     first_row_id=7)
+        d = DataFile(file_path="s3://b/t/data/d.parquet", file_format="PARQUET", partition=partition, record_count=1,
+                     file_size_in_bytes=5, content=EQUALITY_DELETES, equality_ids=[1])
+        return scan_mod.ManifestMatches([scan_mod.FileScanTask(f, 4)], [ManifestEntry(1, 9, 5, 5, d)])
+
+    for partition, wire in [((3, "x", None, b"\x01"), b"m"), ((Decimal("1.50"),), b"p"), ((uuid.uuid4(),), b"p")]:
+        sent = matches(partition)
+        data = iceberg_plan._encoded(sent)
+        assert data[:1] == wire
+        kind, got = iceberg_plan._decoded(data)
+        assert kind == "ok" and got == sent
+        assert got.tasks[0].file.partition == partition and got.deletes[0].data_file.equality_ids == [1]
