@@ -356,7 +356,7 @@ def read_merged(spark, table, schema, entries, where=None, columns: Optional[Seq
     from pyspark.sql.pandas.types import to_arrow_schema
 
     out_schema = pt.to_spark_schema(schema.fields, with_ids=False)
-    raw, entries = _raw_buckets(entries)
+    raw, entries = raw_buckets(entries)
     buckets = table.buckets_of(entries)
     plain = None
     if raw:                  # buckets that need no merge: Spark's own Parquet reader, as an append table
@@ -536,7 +536,7 @@ def _read_marked_in_python(spark, table, schema, marked: list):
     return spark.createDataFrame(tasks, "task binary").repartition(parallelism).mapInArrow(read_marked, out_schema)
 
 
-def _raw_buckets(entries) -> tuple[list, list]:
+def raw_buckets(entries) -> tuple[list, list]:
     """``entries`` split into those of buckets whose rows need no merge and the rest. A bucket needs
     none when all its files are one sorted run written by a compaction (one level above 0, so each
     key once, in key order across the files) and none holds a record that deletes a key: its
