@@ -3,6 +3,7 @@
 checked on the files Paimon's layout puts them in."""
 import os
 
+import pyarrow as pa
 import pytest
 
 import icefloe
@@ -19,17 +20,18 @@ def _rows(df):
 
 
 def test_rename_branch_moves_the_branch_directory(pcat, warehouse):
-    pcat.sql("CREATE TABLE default.rb (id int, v string)")
-    pcat.sql("INSERT INTO default.rb VALUES (1, 'a')")
+    pcat.create_table("default.rb", "id int, v string").append(pa.table({"id": pa.array([1], pa.int32()),
+                                                                         "v": ["a"]}))
     pcat.sql("CALL sys.create_tag(table => 'default.rb', tag => 't1')")
     pcat.sql("CALL sys.create_branch(table => 'default.rb', branch => 'test_branch', tag => 't1')")
-    pcat.sql("INSERT INTO default.`rb$branch_test_branch` VALUES (2, 'b')")
+    pcat.load_table("default.rb").branch_table("test_branch").append(
+        pa.table({"id": pa.array([2], pa.int32()), "v": ["b"]}))
     assert _rows(pcat.sql("CALL sys.rename_branch(table => 'default.rb', from_branch => 'test_branch', "
                           "to_branch => 'new_branch')")) == [(True,)]
     root = os.path.join(warehouse, "default.db", "rb", "branch")
     assert sorted(os.listdir(root)) == ["branch-new_branch"]
-    assert _rows(pcat.sql("SELECT * FROM default.`rb$branch_new_branch`")) == [(1, "a"), (2, "b")]
-    assert _rows(pcat.sql("SELECT branch_name FROM default.`rb$branches`")) == [("new_branch",)]
+    moved = pcat.load_table("default.rb").branch_table("new_branch").to_arrow().to_pylist()
+    assert sorted((r["id"], r["v"]) for r in moved) == [(1, "a"), (2, "b")]
     # a missing source, a taken or invalid target, and main: refused, nothing moved
     with pytest.raises(SqlError, match="no branch 'test_branch'"):
         pcat.sql("CALL sys.rename_branch('default.rb', 'test_branch', 'x')")
@@ -44,9 +46,9 @@ def test_rename_branch_moves_the_branch_directory(pcat, warehouse):
 
 
 def test_repair_earliest_snapshot_points_the_hint_past_a_gap(pcat, warehouse):
-    pcat.sql("CREATE TABLE default.re (id int) TBLPROPERTIES ('snapshot.num-retained.min' = '100')")
+    t = pcat.create_table("default.re", "id int")
     for i in range(5):
-        pcat.sql(f"INSERT INTO default.re VALUES ({i})")
+        t.append(pa.table({"id": pa.array([i], pa.int32())}))
     snap_dir = os.path.join(warehouse, "default.db", "re", "snapshot")
     # an interrupted expiry left snapshots 1 and 2 behind a gap (3 is gone)
     os.remove(os.path.join(snap_dir, "snapshot-3"))
@@ -61,32 +63,34 @@ def test_repair_earliest_snapshot_points_the_hint_past_a_gap(pcat, warehouse):
     assert _rows(df) == [(1, 4)]
     with open(os.path.join(snap_dir, "EARLIEST")) as f:
         assert f.read().strip() == "4"
-    assert pcat.load_table("default.re").store.snapshots.earliest_id() == 4
+    assert t.refresh().store.snapshots.earliest_id() == 4
 
 
 def test_compact_database_compacts_the_tables_the_patterns_select(pcat, warehouse):
     pcat.sql("CREATE DATABASE db1")
+    tables = {}
     for name in ("db1.t1", "db1.t2_ignore", "default.t3"):
-        pcat.sql(f"CREATE TABLE {name} (id int, v string) TBLPROPERTIES ('primary-key' = 'id', 'bucket' = '1')")
-        pcat.sql(f"INSERT INTO {name} VALUES (1, 'a')")
-        pcat.sql(f"INSERT INTO {name} VALUES (1, 'b')")
+        tables[name] = t = pcat.create_table(name, "id int, v string")
+        t.append(pa.table({"id": pa.array([1], pa.int32()), "v": ["a"]}))
+        t.append(pa.table({"id": pa.array([2], pa.int32()), "v": ["b"]}))
 
     def kinds(name):
-        return [r[0] for r in pcat.sql(f"SELECT commit_kind FROM {name.split('.')[0]}.`{name.split('.')[1]}"
-                                       "$snapshots` ORDER BY snapshot_id").collect()]
+        return [s.commit_kind for s in tables[name].refresh().snapshots()]
 
     df = pcat.sql("CALL sys.compact_database(including_databases => 'db1', including_tables => '.*', "
                   "excluding_tables => '.*ignore')")
     assert _rows(df) == [("Compact database finished. Success: 1, Failed: 0",)]
-    assert kinds("db1.t1")[-1] == "COMPACT"
-    assert "COMPACT" not in kinds("db1.t2_ignore") and "COMPACT" not in kinds("default.t3")
-    assert _rows(pcat.sql("SELECT * FROM db1.t1")) == [(1, "b")]
-    assert _rows(pcat.sql("CALL sys.compact_database()")) == [("Compact database finished. Success: 3, Failed: 0",)]
-    assert kinds("default.t3")[-1] == "COMPACT"
+    assert kinds("db1.t1") == ["APPEND", "APPEND", "COMPACT"]
+    assert len(tables["db1.t1"].plan()) == 1
+    assert kinds("db1.t2_ignore") == kinds("default.t3") == ["APPEND", "APPEND"]
+    assert sorted(tables["db1.t1"].to_arrow().to_pylist(), key=lambda r: r["id"]) == \
+        [{"id": 1, "v": "a"}, {"id": 2, "v": "b"}]
     with pytest.raises(NotSupportedYetError, match="options"):
         pcat.sql("CALL sys.compact_database(options => 'target-file-size=128m')")
     with pytest.raises(SqlError, match="not a regular expression"):
         pcat.sql("CALL sys.compact_database(including_databases => '(')")
+    assert _rows(pcat.sql("CALL sys.compact_database()")) == [("Compact database finished. Success: 3, Failed: 0",)]
+    assert kinds("default.t3")[-1] == "COMPACT"
 
 
 @pytest.mark.parametrize("call, reason", [
