@@ -62,10 +62,15 @@ def _stored_rows(table, schema, snapshot, entries, names: Sequence[str]) -> list
                                     "(CALL sys.compact(table => ..., compact_strategy => 'full') rewrites them)")
         return readable
     raw, merged = raw_buckets(entries)
-    if merged:
+    if merged and (FILE_PATH in names or ROW_INDEX in names):
         raise NotSupportedError(f"reading {', '.join(names)}", table.name, "paimon",
                                 "some buckets hold records that merge into one row (level 0 files or several "
                                 "sorted runs), so a row has no one file or position; Paimon reads these columns "
                                 "of append tables, deletion-vector tables and fully compacted primary-key tables "
                                 "(CALL sys.compact(table => ..., compact_strategy => 'full') compacts it fully)")
+    if merged:
+        raise NotSupportedError(f"reading {', '.join(names)}", table.name, "paimon",
+                                "icefloe gives the bucket of a primary-key table's rows only where they need no "
+                                "merge (Paimon gives it everywhere); some buckets hold records that merge into one "
+                                "row: CALL sys.compact(table => ..., compact_strategy => 'full') compacts it fully")
     return raw
