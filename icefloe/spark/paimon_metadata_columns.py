@@ -14,7 +14,7 @@ from typing import Sequence
 
 from icefloe.errors import NotSupportedError
 from icefloe.paimon import deletion_vectors as dv
-from icefloe.spark.paimon_read import raw_buckets, read_files
+from icefloe.spark.paimon_read import raw_buckets, read_files, read_merged
 
 FILE_PATH = "__paimon_file_path"
 ROW_INDEX = "__paimon_row_index"
@@ -31,9 +31,14 @@ def read_with_metadata(table, schema, snapshot, entries, names: Sequence[str]):
     unknown = [n for n in names if n not in NAMES]
     if unknown:
         raise ValueError(f"unknown metadata columns {unknown}; Paimon's: {', '.join(NAMES)}")
+    spark = table.spark
+    if schema.primary_keys and not dv.enabled(schema.options) and FILE_PATH not in names and ROW_INDEX not in names:
+        df = read_merged(spark, table, schema, entries, bucket_col=BUCKET)      # partition and bucket only
+        if PARTITION in names:
+            df = df.withColumn(PARTITION, F.struct(*[F.col(f"`{k}`") for k in schema.partition_keys]))
+        return df.select(*[F.col(f"`{f.name}`") for f in schema.fields], *[F.col(n) for n in names])
     if schema.primary_keys:
         entries = _stored_rows(table, schema, snapshot, entries, names)
-    spark = table.spark
     df = read_files(spark, [e.file.file_path for e in entries], schema.fields,
                     file_fields=[table.schema_by_id(e.file.schema_id).fields for e in entries],
                     file_col=FILE_PATH, pos_col=ROW_INDEX, io=table.io)
@@ -62,15 +67,10 @@ def _stored_rows(table, schema, snapshot, entries, names: Sequence[str]) -> list
                                     "(CALL sys.compact(table => ..., compact_strategy => 'full') rewrites them)")
         return readable
     raw, merged = raw_buckets(entries)
-    if merged and (FILE_PATH in names or ROW_INDEX in names):
+    if merged:
         raise NotSupportedError(f"reading {', '.join(names)}", table.name, "paimon",
                                 "some buckets hold records that merge into one row (level 0 files or several "
                                 "sorted runs), so a row has no one file or position; Paimon reads these columns "
                                 "of append tables, deletion-vector tables and fully compacted primary-key tables "
                                 "(CALL sys.compact(table => ..., compact_strategy => 'full') compacts it fully)")
-    if merged:
-        raise NotSupportedError(f"reading {', '.join(names)}", table.name, "paimon",
-                                "icefloe gives the bucket of a primary-key table's rows only where they need no "
-                                "merge (Paimon gives it everywhere); some buckets hold records that merge into one "
-                                "row: CALL sys.compact(table => ..., compact_strategy => 'full') compacts it fully")
     return raw

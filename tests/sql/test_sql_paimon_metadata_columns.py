@@ -54,26 +54,36 @@ def test_append_table_metadata_columns_are_the_files_positions_partitions_and_bu
     assert q.columns == ["id", "v", "dt", "__paimon_row_index"] and q.collect()[0][3] == 0
 
 
+def _bucket_of_keys(table):
+    """{key: bucket} from the planned data files themselves."""
+    out = {}
+    for e in table.plan():
+        for r in pq.read_table(e.file.file_path, columns=["id"]).to_pylist():
+            out.setdefault(r["id"], set()).add(e.bucket)
+    return {k: b.pop() for k, b in out.items() if len(b) == 1}
+
+
 def test_primary_key_table_file_and_position_only_once_compacted(pcat):
-    pcat.sql("CREATE TABLE default.k (id int, v string) TBLPROPERTIES ('primary-key' = 'id', 'bucket' = '1')")
-    pcat.sql("INSERT INTO default.k VALUES (1, 'a'), (2, 'b')")
-    pcat.sql("INSERT INTO default.k VALUES (1, 'z')")
+    pcat.sql("CREATE TABLE default.k (id int, v string) TBLPROPERTIES ('primary-key' = 'id', 'bucket' = '2', "
+             "'write-only' = 'true')")
+    pcat.sql("INSERT INTO default.k VALUES (1, 'a'), (2, 'b'), (3, 'c'), (4, 'd')")
+    pcat.sql("INSERT INTO default.k VALUES (1, 'z'), (4, 'y')")
     # rows merged from two files have no one file: refused with the way out, as Paimon does
     with pytest.raises(NotSupportedYetError, match="fully compacted.*compact"):
         pcat.sql("SELECT id, __paimon_file_path FROM default.k")
-    # the bucket of a merged row Paimon gives; icefloe does not yet, and says so
-    with pytest.raises(NotSupportedYetError, match="icefloe gives the bucket .* only where they need no merge"):
-        pcat.sql("SELECT id, __paimon_bucket FROM default.k")
-    # the partition of a merged row is known (an unpartitioned table: the empty struct)
-    part = pcat.sql("SELECT id, v, __paimon_partition FROM default.k")
-    assert sorted((r.id, r.v) for r in part.collect()) == [(1, "z"), (2, "b")]
+    # the partition and bucket of a merged row are known (an unpartitioned table: the empty struct)
+    part = pcat.sql("SELECT id, v, __paimon_partition, __paimon_bucket FROM default.k")
     assert part.schema["__paimon_partition"].dataType.simpleString() == "struct<>"
+    got = sorted((r.id, r.v, r[3]) for r in part.collect())
+    buckets = _bucket_of_keys(pcat.load_table("default.k"))
+    assert got == [(1, "z", buckets[1]), (2, "b", buckets[2]), (3, "c", buckets[3]), (4, "y", buckets[4])]
+    assert len(set(buckets.values())) == 2
     pcat.sql("CALL sys.compact(table => 'default.k')")
     rows = [_Row(r) for r in pcat.sql("SELECT *, __paimon_file_path, __paimon_row_index, __paimon_bucket "
                                       "FROM default.k").collect()]
-    assert sorted((r.id, r.v) for r in rows) == [(1, "z"), (2, "b")]
-    files = {e.file.file_path for e in pcat.load_table("default.k").plan()}
-    assert len(files) == 1 and {r.file_path for r in rows} == files
-    stored = pq.read_table(rows[0].file_path).to_pylist()
-    assert all(stored[r.row_index]["v"] == r.v for r in rows)
-    assert {r.bucket for r in rows} == {0}
+    assert sorted((r.id, r.v) for r in rows) == [(1, "z"), (2, "b"), (3, "c"), (4, "y")]
+    entries = {e.file.file_path: e for e in pcat.load_table("default.k").plan()}
+    assert len(entries) == 2 and {r.file_path for r in rows} == set(entries)
+    for r in rows:
+        assert pq.read_table(r.file_path).to_pylist()[r.row_index]["v"] == r.v
+        assert r.bucket == entries[r.file_path].bucket == buckets[r.id]
