@@ -13,7 +13,7 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from tools.jvm_runtime import JvmRuntime, newest_iceberg_version  # noqa: E402
+from tools.jvm_runtime import newest_iceberg_version  # noqa: E402
 
 from tests.interop_util import pyiceberg_table  # noqa: E402
 
@@ -30,9 +30,8 @@ result = [res.latestVersion(), res.fileListLocation()]
 
 
 @pytest.fixture(scope="module")
-def jvm(tmp_path_factory):
-    with JvmRuntime(tmp_path_factory.mktemp("jvm-replication"), iceberg_version=newest_iceberg_version()) as runtime:
-        yield runtime
+def jvm(tmp_path_factory, iceberg_runtime):
+    return iceberg_runtime(newest_iceberg_version(), tmp_path_factory.mktemp("jvm-replication"))
 
 
 def jvm_rows(jvm, location, snapshot_id=None):
