@@ -66,6 +66,44 @@ DEFAULTS = {
     DELETION_VECTORS_ENABLED: "false",
 }
 
+# Options Paimon's writers act on that icefloe's do not: a table that sets them would be written
+# without what they promise, so creating or altering a table with one is refused (reads of a table
+# another engine wrote with them are unaffected). Each maps to why, and what to do instead.
+_FALSE_OR_ABSENT = ("false", "")
+UNHONOURED = {
+    "row-tracking.enabled": ("icefloe's writers give rows no row ids (_ROW_ID, _SEQUENCE_NUMBER)",
+                             _FALSE_OR_ABSENT),
+    "data-evolution.enabled": ("icefloe's writers do not write data-evolution files (it needs row tracking)",
+                               _FALSE_OR_ABSENT),
+    "tag.automatic-creation": ("icefloe's commits do not create tags by time; CALL sys.create_tag makes one",
+                               ("none", "")),
+    "clustering.columns": ("icefloe's writers do not cluster rows by these columns; CALL sys.compact with "
+                           "order_strategy sorts a table's files", ("",)),
+}
+# prefixes of option families icefloe's writers do not produce (any key under them is refused), except
+# the read-side switches listed beside them, which only turn a reader's use of the indexes on or off
+UNHONOURED_PREFIXES = {
+    "file-index.": ("icefloe's writers write no file indexes (bloom filter, bitmap, BSI)",
+                    ("file-index.read.enabled",)),
+}
+
+
+def check_honoured(options: Mapping[str, str], table: str = "") -> None:
+    """Refuse the options in ``UNHONOURED`` / ``UNHONOURED_PREFIXES`` that ask a writer for something
+    icefloe's writers do not do, naming the option and why (nothing a user sets is silently ignored)."""
+    where = f"table {table}: " if table else ""
+    for key, value in options.items():
+        k = str(key).strip().lower()
+        if k in UNHONOURED:
+            why, harmless = UNHONOURED[k]
+            if str(value).strip().lower() not in harmless:
+                raise SchemaError(f"{where}option {key!r} = {value!r} is not honoured: {why}")
+            continue
+        for prefix, (why, readers) in UNHONOURED_PREFIXES.items():
+            if k.startswith(prefix) and k not in readers:
+                raise SchemaError(f"{where}option {key!r} is not honoured: {why}")
+
+
 _UNITS = {
     "": 1, "b": 1, "bytes": 1,
     "k": 1 << 10, "kb": 1 << 10, "kibibytes": 1 << 10,

@@ -198,6 +198,7 @@ def validate(schema: TableSchema) -> None:
         raise SchemaError(f"'changelog-producer' = {producer!r} needs a primary-key table; an append table's "
                           "changes are its appended rows")
     check_vector_rules(schema)
+    opt.check_honoured(schema.options)
     check_schema(schema.options, schema.fields, schema.primary_keys)
     fmt = schema.options.get("changelog-file.format")
     if fmt and str(fmt).lower() != "parquet":

@@ -148,6 +148,11 @@ def test_invalid_names(paimon_catalog, name):
     ({"manifest.target-file-size": "8 lightyears"}, None, "memory size"),
     ({}, ["nope"], "nope"),
     ({}, ["year(dt)"], "column names"),
+    ({"row-tracking.enabled": "true"}, None, "row-tracking.enabled.*row ids"),
+    ({"data-evolution.enabled": "true"}, None, "data-evolution.enabled"),
+    ({"tag.automatic-creation": "process-time"}, None, "tag.automatic-creation.*sys.create_tag"),
+    ({"file-index.bloom-filter.columns": "id"}, None, "file-index.bloom-filter.columns.*no file indexes"),
+    ({"clustering.columns": "id"}, None, "clustering.columns"),
 ])
 def test_create_option_validation(paimon_catalog, props, partitions, msg):
     with pytest.raises(SchemaError, match=msg):
@@ -171,3 +176,30 @@ def test_through_the_shared_catalog_api(paimon_warehouse):
     assert loaded.history()[0]["snapshot-id"] == 1
     cat.drop_table("db.t")
     assert not cat.table_exists("db.t")
+
+
+def test_options_icefloe_does_not_honour_are_refused_by_alter_and_the_schema_stays(paimon_catalog, paimon_warehouse):
+    """An option asking writers for what icefloe's do not do (file indexes, automatic tags, row ids) is
+    refused when set; its harmless values and the read-side switch pass; a table whose schema another
+    engine wrote with such an option still takes other changes."""
+    t = paimon_catalog.create_table("db.opts", "id bigint, dt string",
+                                    properties={"row-tracking.enabled": "false", "tag.automatic-creation": "none",
+                                                "file-index.read.enabled": "false"})
+    schema_dir = os.path.join(paimon_warehouse, "db.db", "opts", "schema")
+    before = sorted(os.listdir(schema_dir))
+    for key, value in [("file-index.bitmap.columns", "dt"), ("tag.automatic-creation", "watermark"),
+                       ("row-tracking.enabled", "true")]:
+        with pytest.raises(SchemaError, match=f"db.opts.*{key}.*not honoured"):
+            with t.update_schema() as u:
+                u.set_option(key, value)
+    assert sorted(os.listdir(schema_dir)) == before
+    # a schema written elsewhere with a file index: other changes still go through, the option stays
+    latest = os.path.join(schema_dir, before[-1])
+    doc = json.load(open(latest))
+    doc["options"]["file-index.bloom-filter.columns"] = "id"
+    json.dump(doc, open(latest, "w"))
+    t = paimon_catalog.load_table("db.opts")
+    with t.update_schema() as u:
+        u.set_option("snapshot.num-retained.min", "5")
+    got = json.load(open(os.path.join(schema_dir, sorted(os.listdir(schema_dir))[-1])))["options"]
+    assert got["snapshot.num-retained.min"] == "5" and got["file-index.bloom-filter.columns"] == "id"
