@@ -12,8 +12,12 @@ and write each group's positions as one position delete file of its partition, s
 file and position. One ``replace`` snapshot swaps the files.
 
 Format v3 keeps positions in deletion vectors: a table whose position deletes are all vectors
-has nothing to rewrite, as in Iceberg; format v2 delete files left in a v3 table are refused
-(Iceberg rewrites them into vectors; icefloe does not yet).
+has nothing to rewrite, as in Iceberg. A v3 table still holding format v2 position delete files (an
+upgraded table) has its groups rewritten into deletion vectors instead, as Iceberg 1.8+ does: each
+live data file a group's files apply to gets one vector holding every position that applies to it
+(those of its other delete files and earlier vector too, as the spec allows one vector per data
+file); the group's files and the earlier vectors leave the table in the same ``replace`` snapshot.
+Only the v2 files are grouped there: vectors are rewritten when a data file of theirs gets a new one.
 """
 from __future__ import annotations
 
@@ -27,6 +31,7 @@ from icefloe.iceberg.manifest import DATA, POSITION_DELETES
 from icefloe.iceberg.manifest_reader import live_entries
 from icefloe.iceberg.rewrite import RUN_OPTIONS, TARGET_FILE_SIZE, BinPack, RewriteFiles, check_run_option
 from icefloe.spark.align import explain_spark_error
+from icefloe.spark.iceberg_delete_write import write_position_deletes_in_tasks
 from icefloe.spark.iceberg_read import FILE_COL, POS_COL
 from icefloe.spark.python_read import position_rows
 from icefloe.spark.target import WriteTarget, branch_head
@@ -80,17 +85,23 @@ def rewrite_position_delete_files(table: WriteTarget, where=None, options: Optio
     if where is not None:
         applying = {d.file_path for t in scan_mod.plan_files(table.io, meta, snap, where) for d in t.deletes}
         positional = [d for d in positional if d.file_path in applying]
-    if meta.format_version >= 3:
-        if any(not d.is_deletion_vector for d in positional):
-            raise NotImplementedError("rewriting the format v2 position delete files of a format v3 table into "
-                                      "deletion vectors is not implemented in icefloe")
-        return dict(EMPTY)
+    if meta.format_version >= 3 and all(d.is_deletion_vector for d in positional):
+        return dict(EMPTY)       # the v2 delete files were rewritten into vectors already
+    if meta.format_version >= 3:         # the v2 files are grouped; vectors follow their data files
+        positional = [d for d in positional if not d.is_deletion_vector]
     groups = plan_groups(positional, rules)
     if not groups:
         return dict(EMPTY)
     rewritten = [d for _, _, files in groups for d in files]
-    added = _write_groups(table, meta, groups, [d for d in entries if d.content == DATA])
+    replaced: list = []
+    if meta.format_version >= 3:
+        added, replaced = _write_vectors(table, meta, snap, rewritten)
+    else:
+        added = _write_groups(table, meta, groups, [d for d in entries if d.content == DATA])
+    # an earlier vector of a data file that gets a new one leaves with it (the commit removes it by
+    # its data file: a Puffin file may hold the vectors of other data files too)
     table.commit(RewriteFiles(snap, rewritten, added), table.branch)
+    rewritten += replaced
     return {"rewritten_delete_files_count": len(rewritten), "added_delete_files_count": len(added),
             "rewritten_bytes_count": sum(d.file_size_in_bytes for d in rewritten),
             "added_bytes_count": sum(d.file_size_in_bytes for d in added)}
@@ -139,3 +150,27 @@ def _write_groups(table: WriteTarget, meta, groups: list, data_files: list) -> l
                 table.io.delete(path)
         raise explain_spark_error(e) from None
     return [f for r in out for f in pickle.loads(r["files"])]
+
+
+def _write_vectors(table: WriteTarget, meta, snap, group_files: list) -> tuple[list, list]:
+    """Deletion vectors for the live data files the ``group_files`` apply to, written by Spark
+    tasks (``iceberg_delete_write``); returns (vectors added, earlier vectors they replace)."""
+    from pyspark.sql import functions as F
+
+    in_group = {d.delete_key for d in group_files}
+    partition_of, previous, replaced = {}, {}, []
+    for task in scan_mod.plan_files(table.io, meta, snap):
+        applying = [d for d in task.deletes if d.content == POSITION_DELETES]
+        if not any(d.delete_key in in_group for d in applying):
+            continue
+        f = task.file
+        partition_of[f.file_path] = (f.spec_id, f.partition)
+        previous[f.file_path] = [d for d in applying if d.delete_key not in in_group]
+        replaced.extend(d for d in previous[f.file_path] if d.is_deletion_vector)
+    if not partition_of:
+        return [], []
+    spark = table.spark
+    targets = spark.createDataFrame([(p,) for p in partition_of], f"{FILE_COL} string")
+    positions = position_rows(spark, group_files, table.io).join(F.broadcast(targets), FILE_COL)
+    added = write_position_deletes_in_tasks(positions, meta, table.io, partition_of, previous)
+    return added, replaced

@@ -10,13 +10,14 @@ from sqlglot import exp
 
 from icefloe.errors import IcefloeError, NotSupportedError
 from icefloe.sql.names import table_parts
+from icefloe.sql.show_extended import show_table_extended
 from icefloe.sql.show_partitions import show_partitions
 from icefloe.table.capabilities import BRANCH_TABLES, SHOW_PARTITIONS, TableStatistics
 
 _NAME = r"((?:`[^`]+`|[A-Za-z_][\w$]*)(?:\.(?:`[^`]+`|[A-Za-z_][\w$]*))*)"
 _SHOW_COLUMNS = re.compile(rf"^\s*SHOW\s+COLUMNS\s+(?:FROM|IN)\s+{_NAME}(?:\s+(?:FROM|IN)\s+{_NAME})?\s*$", re.I)
 _SHOW_PARTITIONS = re.compile(rf"^\s*SHOW\s+PARTITIONS\s+{_NAME}", re.I)
-_SHOW_EXTENDED = re.compile(rf"^\s*SHOW\s+TABLE\s+EXTENDED\s+(?:(?:IN|FROM)\s+{_NAME}\s+)?LIKE\b", re.I)
+_SHOW_EXTENDED = re.compile(r"^\s*SHOW\s+TABLE\s+EXTENDED\b", re.I)
 
 
 def _parts(name: str) -> list:
@@ -52,24 +53,17 @@ def command(sess, tree) -> Optional[object]:
         t = sess.load(ref)
         return sess.spark.createDataFrame([(n,) for n in t.schema.column_names],
                                           StructType([StructField("col_name", StringType(), False)]))
-    for pattern, what in ((_SHOW_PARTITIONS, "SHOW PARTITIONS"), (_SHOW_EXTENDED, "SHOW TABLE EXTENDED")):
-        m = pattern.match(text)
-        if not m:
-            continue
-        if what == "SHOW PARTITIONS":
-            ref, ours = sess.resolve_name(_parts(m.group(1)))
-            if ref is None and not ours:
-                return None
-            if ref is not None and not ref.metadata and sess.load(ref).supports(SHOW_PARTITIONS):
-                return show_partitions(sess, sess.load(ref), text[m.end():])
-            raise sess.not_supported(f"SHOW PARTITIONS on icefloe table {'.'.join(_parts(m.group(1)))} "
-                                     "(read its partitions metadata table: SELECT * FROM db.t.partitions)")
-        ns = _parts(m.group(1)) if m.group(1) else ([sess.namespace] if sess.namespace else None)
-        if ns and ns[0].lower() == sess.catalog_name.lower():
-            ns = ns[1:]
-        if ns and len(ns) == 1 and sess.catalog.namespace_exists(ns[0]):
-            raise sess.not_supported(f"SHOW TABLE EXTENDED in icefloe namespace {ns[0]} (SHOW TABLES lists its "
-                                     "tables, DESCRIBE TABLE EXTENDED db.t describes one)")
+    m = _SHOW_PARTITIONS.match(text)
+    if m:
+        ref, ours = sess.resolve_name(_parts(m.group(1)))
+        if ref is None and not ours:
+            return None
+        if ref is not None and not ref.metadata and sess.load(ref).supports(SHOW_PARTITIONS):
+            return show_partitions(sess, sess.load(ref), text[m.end():])
+        raise sess.not_supported(f"SHOW PARTITIONS on icefloe table {'.'.join(_parts(m.group(1)))} "
+                                 "(read its partitions metadata table: SELECT * FROM db.t.partitions)")
+    if _SHOW_EXTENDED.match(text):
+        return show_table_extended(sess, text)
     return None
 
 

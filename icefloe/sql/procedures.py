@@ -65,6 +65,13 @@ PROCEDURES = {
                                                "rewritten_delete_files_count int, added_delete_files_count int, "
                                                "rewritten_bytes_count bigint, added_bytes_count bigint",
                                                ("options", "where")),
+    "rewrite_table_path": Procedure(("table", "source_prefix", "target_prefix", "start_version", "end_version",
+                                     "staging_location", "create_file_list"), ("table", "source_prefix", "target_prefix"),
+                                    "rewrite_table_path", "CALL system.rewrite_table_path",
+                                    "latest_version string, file_list_location string, "
+                                    "rewritten_manifest_file_paths_count int, rewritten_delete_file_paths_count int",
+                                    ("source_prefix", "target_prefix", "start_version", "end_version",
+                                     "staging_location", "create_file_list")),
     "compute_table_stats": Procedure(("table", "snapshot_id", "columns"), ("table",), "compute_table_stats",
                                      "CALL system.compute_table_stats", "statistics_file string",
                                      ("snapshot_id", "columns")),

@@ -22,7 +22,7 @@ from typing import Optional
 from sqlglot import exp
 
 from icefloe.errors import IcefloeError, NoSuchSnapshotError, NoSuchTableError
-from icefloe.sql import metadata_tables
+from icefloe.sql import metadata_tables, namespace_statements
 from icefloe.errors import NotSupportedError
 from icefloe.sql.errors import refusal
 from icefloe.sql.errors import NotSupportedYetError, SqlError
@@ -147,6 +147,9 @@ class SqlSession:
                                 p.AlterColumn, p.AlterWriteOrder,
                                 p.AlterIdentifierFields)):
                 return ddl.alter_extension(self, ext)
+            done = namespace_statements.statement(self, stmt.text)
+            if done is not None:
+                return done
             tree = stmt.tree
             kind = str(tree.args.get("kind") or "").upper() if isinstance(tree, (exp.Create, exp.Drop)) else ""
             if kind in ("NAMESPACE", "DATABASE", "SCHEMA"):

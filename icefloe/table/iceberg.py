@@ -14,7 +14,7 @@ from icefloe.iceberg import inspect as metadata
 from icefloe.iceberg.append import Append
 from icefloe.iceberg.arrow_writer import align_arrow, write_arrow
 from icefloe.iceberg.check import check_iceberg
-from icefloe.iceberg import partition_stats, puffin, theta
+from icefloe.iceberg import partition_stats, puffin, table_path, theta
 from icefloe.iceberg import scan as scan_mod
 from icefloe.iceberg.layout import metadata_tree
 from icefloe.iceberg.metadata_builder import SetPartitionStatistics, SetStatistics
@@ -254,6 +254,34 @@ class IcebergTable(BaseTable, Table):
         """
         return iceberg_delete_rewrite.rewrite_position_delete_files(self.write_target(MAIN_BRANCH), where, options)
 
+    def rewrite_table_path(self, source_prefix: str, target_prefix: str, start_version: Optional[str] = None,
+                           end_version: Optional[str] = None, staging_location: Optional[str] = None,
+                           create_file_list: bool = True) -> dict:
+        """Table replication (Iceberg's rewrite_table_path): the table's metadata files, manifest
+        lists, manifests and position delete files written again under ``staging_location`` with
+        ``source_prefix`` replaced by ``target_prefix``; the table itself is only read. Copying each
+        file of the copy plan to its target makes a working table at the target prefix.
+
+        Args:
+            source_prefix: The prefix of the table's paths to replace (its location, or above it).
+            target_prefix: What replaces it.
+            start_version: A metadata file name (``v3.metadata.json``): copy only what came after
+                it (incremental copy); default: everything.
+            end_version: The last metadata file name to copy; default: the current one.
+            staging_location: Where rewritten files go; default: ``copy-table-staging-<uuid>/``
+                in the table's metadata directory.
+            create_file_list: Write the copy plan as a CSV file (``source,target`` lines).
+
+        Returns:
+            dict: ``latest_version`` (the file name of the newest metadata file rewritten),
+            ``file_list_location`` (``N/A`` without a file list),
+            ``rewritten_manifest_file_paths_count``, ``rewritten_delete_file_paths_count``.
+        """
+        result = table_path.rewrite_table_path(self.io, self.refresh().metadata_location, source_prefix,
+                                               target_prefix, start_version, end_version, staging_location,
+                                               _flag(create_file_list))
+        return result.as_row()
+
     def compute_table_stats(self, snapshot_id: Optional[int] = None,
                             columns: Optional[Sequence[str]] = None) -> Optional[str]:
         """Iceberg's compute_table_stats: a Puffin statistics file with an
@@ -423,3 +451,13 @@ class IcebergWriteTarget:
     def commit(self, change: SnapshotProducer, branch: str) -> Snapshot:
         change.summary_extra = {**self.table.app_summary(), **change.summary_extra}
         return self.table.commit_change(change, branch)
+
+
+def _flag(value) -> bool:
+    """A boolean argument given as a bool or as text (``'true'``/``'false'``)."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text not in ("true", "false"):
+        raise ValueError(f"create_file_list must be true or false, not {value!r}")
+    return text == "true"

@@ -244,6 +244,15 @@ def _is_paimon(source) -> bool:
     return getattr(source, "format", None) == "paimon"
 
 
+def _check_file_source(source, what: str) -> None:
+    """``source`` is a Parquet directory or a Paimon table: an Iceberg table's files are Iceberg's
+    already (Iceberg's procedures refuse an Iceberg source too)."""
+    if not isinstance(source, ParquetDirectory) and not _is_paimon(source):
+        raise MigrationError(f"{what}: {getattr(source, 'name', source)} is an Iceberg table already; {what} takes "
+                             "Parquet files (`parquet`.`/path`) or a Paimon append table (an Iceberg table is "
+                             "copied with CREATE TABLE ... AS SELECT, or moved with rewrite_table_path)")
+
+
 def _check_paimon_source(source, what: str) -> None:
     ts = source.table_schema
     if ts.primary_keys:
@@ -299,6 +308,7 @@ def add_files(table, source: Any, partition_filter: Optional[dict] = None, check
     schema, spec = meta.schema, meta.spec
     if isinstance(source, str):
         source = ParquetDirectory.at(source, table.io)
+    _check_file_source(source, "add_files")
     if _is_paimon(source):
         _check_paimon_source(source, "add_files")
         keys = list(source.table_schema.partition_keys)
@@ -355,6 +365,7 @@ def snapshot(catalog, source, name: str, location: Optional[str] = None, propert
     if location is not None and normalize_location(location).rstrip("/") != own.rstrip("/"):
         raise MigrationError(f"location: the catalog places table {name} at {own}; another location "
                              f"({location}) cannot be given here")
+    _check_file_source(source, "snapshot")
     schema, keys = _iceberg_layout(source, catalog.io)
     widened = widen_schema_small_ints(schema)
     entries = _entries_for(source, build_spec(widened, keys), widened)

@@ -34,6 +34,13 @@ def test_namespaces_and_use(cat, warehouse, tmp_path, monkeypatch):
         run("CREATE DATABASE db3")
     with pytest.raises(NotSupportedYetError, match="namespace properties"):
         run("CREATE NAMESPACE db4 COMMENT 'x'")
+    with pytest.raises(NotSupportedYetError, match="namespace properties are kept by the SQL catalog only"):
+        run("CREATE NAMESPACE IF NOT EXISTS db4 COMMENT 'x' WITH DBPROPERTIES ('a' = 'b')")   # not Spark's own
+    with pytest.raises(NotSupportedYetError, match="ALTER NAMESPACE db3 SET PROPERTIES"):
+        run("ALTER DATABASE db3 SET DBPROPERTIES ('k' = 'v')")
+    assert rows(run("DESCRIBE NAMESPACE EXTENDED local.db3")) == sorted([
+        ("Catalog Name", "local"), ("Namespace Name", "db3"), ("Comment", ""),
+        ("Location", os.path.join(warehouse, "db3")), ("Owner", ""), ("Properties", "()")])
     assert rows(run("SHOW NAMESPACES")) == [("db2",), ("db3",)]
     assert rows(run("SHOW DATABASES LIKE 'db2|x*'")) == [("db2",)]
     run("USE local.db2")
@@ -52,6 +59,23 @@ def test_namespaces_and_use(cat, warehouse, tmp_path, monkeypatch):
     run("DROP NAMESPACE db2 CASCADE")
     run("DROP DATABASE IF EXISTS db2")
     assert rows(run("SHOW NAMESPACES")) == [("db3",)] and not os.path.exists(os.path.join(warehouse, "db2"))
+    assert not os.path.exists(tmp_path / "spark-warehouse")
+
+
+def test_namespace_properties_in_the_sql_catalog(tmp_path, spark):
+    cat = icefloe.Catalog(str(tmp_path / "wh"), spark=spark, type="sql", uri=f"sqlite:///{tmp_path}/catalog.db")
+    run = cat.sql
+    run("CREATE NAMESPACE IF NOT EXISTS sales COMMENT 'orders' LOCATION '/data/sales' WITH DBPROPERTIES ('a' = 'b')")
+    assert cat.namespace_properties("sales") == {"comment": "orders", "location": "/data/sales", "a": "b"}
+    run("ALTER NAMESPACE sales SET PROPERTIES ('owner' = 'ops', 'k' = 'v')")
+    run("ALTER SCHEMA sales UNSET PROPERTIES ('k')")
+    assert dict(tuple(r) for r in run("DESCRIBE NAMESPACE EXTENDED sales").collect()) == {
+        "Catalog Name": "local", "Namespace Name": "sales", "Comment": "orders", "Location": "/data/sales",
+        "Owner": "ops", "Properties": "((a,b))"}
+    with pytest.raises(NotSupportedYetError, match="SET LOCATION"):
+        run("ALTER NAMESPACE sales SET LOCATION '/elsewhere'")
+    with pytest.raises(SqlError, match="unexpected 'BOGUS'"):
+        run("CREATE NAMESPACE more COMMENT 'x' BOGUS")
 
 
 @pytest.mark.parametrize("fmt", ["iceberg", "paimon"])

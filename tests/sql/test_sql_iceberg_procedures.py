@@ -181,6 +181,42 @@ def test_rewrite_position_delete_files(catalog):
     assert out == [(0, 0, 0, 0)] and dv.refresh().metadata_location == location
 
 
+def test_rewrite_position_delete_files_turns_v2_deletes_of_an_upgraded_table_into_vectors(catalog):
+    run = catalog.sql
+    run("CREATE TABLE db.up (id bigint, part string) USING iceberg PARTITIONED BY (part) "
+        "TBLPROPERTIES ('write.delete.mode' = 'merge-on-read', 'format-version' = '2', "
+        "'write.delete.granularity' = 'partition')")
+    run("INSERT INTO db.up SELECT id, 'a' FROM range(10)")
+    run("INSERT INTO db.up SELECT id, 'a' FROM range(10, 20)")
+    run("DELETE FROM db.up WHERE id IN (1, 12)")       # one v2 position delete file for both data files
+    run("ALTER TABLE db.up SET TBLPROPERTIES ('format-version' = '3')")
+    run("DELETE FROM db.up WHERE id = 2")      # a vector for the first data file, holding its v2 delete too
+    t = catalog.load_table("db.up")
+    expected = sorted(i for i in range(20) if i not in (1, 2, 12))
+    formats = lambda: sorted(r[0] for r in run("SELECT file_format FROM db.up.delete_files").collect())  # noqa: E731
+    assert formats() == ["PARQUET", "PUFFIN"]
+    # Iceberg's size rules still choose the groups: one small file is no group by default
+    out = [tuple(r) for r in run("CALL system.rewrite_position_delete_files('db.up')").collect()]
+    assert out == [(0, 0, 0, 0)] and formats() == ["PARQUET", "PUFFIN"]
+
+    before = _delete_files(t)
+    out = [tuple(r) for r in run("CALL system.rewrite_position_delete_files(table => 'db.up', "
+                                 "options => map('rewrite-all', 'true'))").collect()]
+    # the v2 file becomes a vector for the second data file; the first one's vector holds its
+    # positions already (readers take a data file's vector over v2 files): one vector per data file
+    assert out[0][:3] == (1, 1, sum(size for path, _, size in before if path.endswith(".parquet")))
+    assert formats() == ["PUFFIN", "PUFFIN"]
+    vectors = {r[0]: r[1] for r in run("SELECT referenced_data_file, record_count FROM db.up.delete_files").collect()}
+    data = [r[0] for r in run("SELECT file_path FROM db.up.files WHERE content = 0 ORDER BY readable_metrics.id.lower_bound")
+            .collect()]
+    assert vectors == {data[0]: 2, data[1]: 1}
+    assert _meta(t)["snapshots"][-1]["summary"]["operation"] == "replace"
+    assert sorted(r[0] for r in run("SELECT id FROM db.up").collect()) == expected
+    # nothing left to turn into vectors
+    assert [tuple(r) for r in run("CALL system.rewrite_position_delete_files(table => 'db.up', "
+                                  "options => map('rewrite-all', 'true'))").collect()] == [(0, 0, 0, 0)]
+
+
 def test_compute_table_stats_writes_theta_sketches_datasketches_reads(catalog):
     import datasketches
 

@@ -181,9 +181,55 @@ def test_messages_name_icefloe_tables_not_sparks_catalog(fcat):
     else:
         with pytest.raises(NotSupportedYetError, match="ANALYZE TABLE on icefloe table db.t"):
             run("ANALYZE TABLE db.t COMPUTE STATISTICS")
-    with pytest.raises(NotSupportedYetError, match="SHOW TABLE EXTENDED in icefloe namespace db"):
-        run("SHOW TABLE EXTENDED IN db LIKE 't'")
+    assert [(r.namespace, r.tableName) for r in run("SHOW TABLE EXTENDED IN db LIKE 't'").collect()] == [("db", "t")]
     run("INSERT INTO db.t VALUES (1, 'x')")
     with pytest.raises(SqlError, match="AMBIGUOUS_REFERENCE"):     # Spark's analysis, as a SqlError
         run("MERGE INTO db.t USING (SELECT 1 AS id, 'x' AS v) s ON t.id = s.id WHEN MATCHED AND v = 'x' THEN DELETE")
     assert _snapshots(fcat, "db.t") == 1
+
+
+def test_show_table_extended_lists_icefloe_tables_as_spark_does(fcat):
+    run = fcat.sql
+    part = "PARTITIONED BY (dt)"
+    run(f"CREATE TABLE db.sales (id bigint not null, dt string) USING {fcat.format} {part} "
+        "TBLPROPERTIES ('owner'='ops')")
+    run(f"CREATE TABLE db.stock (id bigint) USING {fcat.format} COMMENT 'on hand'")
+    run(f"CREATE TABLE db.other (id bigint) USING {fcat.format}")
+    run("INSERT INTO db.sales VALUES (1, '2024-01-01'), (2, '2024-01-02')")
+    fcat.spark.range(1).createOrReplaceTempView("s_view")
+    try:
+        df = run("SHOW TABLE EXTENDED IN db LIKE 's*'")
+        assert df.columns == ["namespace", "tableName", "isTemporary", "information"]
+        rows = df.collect()
+        assert [(r.namespace, r.tableName, r.isTemporary) for r in rows] == \
+            [("db", "sales", False), ("db", "stock", False), ("", "s_view", True)]
+        info = dict(line.split(": ", 1) for line in rows[0].information.splitlines() if ": " in line
+                    and not line.startswith(" "))
+        sales = fcat.load_table("db.sales")
+        assert (info["Catalog"], info["Namespace"], info["Table"], info["Type"], info["Provider"]) == \
+            ("local", "db", "sales", "MANAGED", fcat.format)
+        assert info["Location"] == sales.location and "owner=ops" in info["Table Properties"]
+        assert rows[0].information.endswith("Schema: root\n |-- id: long (nullable = false)\n"
+                                            " |-- dt: string (nullable = true)\n\n")
+        assert "Comment: on hand" in rows[1].information.splitlines()
+        if fcat.format == "paimon":     # Paimon's Spark catalog manages partitions
+            assert info["Partition Columns"] == "[`dt`]"
+        else:
+            assert "Partition Columns" not in info
+        # alternatives with |, no case; USE db names the namespace; catalog-qualified namespaces
+        assert [r.tableName for r in run("SHOW TABLE EXTENDED FROM local.db LIKE 'OTHER|st*'").collect()] == \
+            ["other", "stock"]
+        run("USE db")
+        assert [r.tableName for r in run("SHOW TABLE EXTENDED LIKE 'sales'").collect()] == ["sales"]
+    finally:
+        fcat.spark.catalog.dropTempView("s_view")
+    if fcat.format == "paimon":
+        row = run("SHOW TABLE EXTENDED IN db LIKE 'sales' PARTITION (dt = '2024-01-02')").collect()
+        assert [(r.tableName, r.information) for r in row] == [("sales", "Partition Values: [dt=2024-01-02]\n")]
+        with pytest.raises(SqlError, match="has no partition \\(dt=2024-01-09\\)"):
+            run("SHOW TABLE EXTENDED IN db LIKE 'sales' PARTITION (dt = '2024-01-09')")
+        with pytest.raises(SqlError, match="must name every partition key of db.sales \\(dt\\)"):
+            run("SHOW TABLE EXTENDED IN db LIKE 'sales' PARTITION (id = 1)")
+    else:
+        with pytest.raises(NotSupportedYetError, match="does not manage partitions; SELECT \\* FROM db.sales.partitions"):
+            run("SHOW TABLE EXTENDED IN db LIKE 'sales' PARTITION (dt = '2024-01-02')")

@@ -95,6 +95,11 @@ def test_snapshot_of_a_hive_partitioned_directory(tmp_path, catalog):
     assert f.null_value_counts[3] == 1 and f.value_counts[1] == 2
     assert state(src) == before                            # the source is untouched
     assert t.check().ok, t.check().to_json()
+    # an Iceberg table as the source: its files are Iceberg's already, refused by name (was an AttributeError)
+    for call in ("snapshot('db.snap', 'db.snap2')", "add_files('db.snap', 'db.snap')"):
+        with pytest.raises(SqlError, match="db.snap is an Iceberg table already"):
+            catalog.sql(f"CALL local.system.{call}")
+    assert not catalog.table_exists("db.snap2")
     # the changelog reads the imported files' partition column from their paths too
     inserted = t.changelog().where("_change_type = 'INSERT'").select("id", "name", "score", "region").collect()
     assert sorted(tuple(r) for r in inserted) == expected()

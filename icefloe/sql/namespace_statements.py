@@ -1,0 +1,147 @@
+"""The forms of Spark's namespace statements that carry properties, on an icefloe namespace:
+``CREATE NAMESPACE ... [COMMENT '...'] [LOCATION '...'] [WITH (DB)PROPERTIES (...)]``,
+``DESCRIBE NAMESPACE [EXTENDED] db`` (Spark's ``info_name``/``info_value`` rows) and ``ALTER
+NAMESPACE db SET|UNSET (DB)PROPERTIES (...)`` / ``SET LOCATION``. Spark would run them on its own
+session catalog (creating a database of its own, or reporting the namespace missing); the SQL
+catalog keeps namespace properties, and a warehouse catalog, whose namespace is a directory,
+refuses properties by name. ``DATABASE`` and ``SCHEMA`` are the same word."""
+from __future__ import annotations
+
+import os
+import re
+from typing import Optional
+
+from icefloe.errors import IcefloeError, NotSupportedError
+
+_KIND = r"(?:NAMESPACE|DATABASE|SCHEMA)"
+_NAME = r"((?:`[^`]+`|[A-Za-z_]\w*)(?:\.(?:`[^`]+`|[A-Za-z_]\w*))?)"
+_STR = r"'((?:[^'\\]|\\.)*)'"
+_CREATE = re.compile(rf"^\s*CREATE\s+{_KIND}\s+(IF\s+NOT\s+EXISTS\s+)?{_NAME}(?:\s+(.*?))?\s*;?\s*$", re.I | re.S)
+_DESCRIBE = re.compile(rf"^\s*(?:DESC|DESCRIBE)\s+{_KIND}\s+(EXTENDED\s+)?{_NAME}\s*;?\s*$", re.I)
+_ALTER = re.compile(rf"^\s*ALTER\s+{_KIND}\s+{_NAME}\s+(SET|UNSET)\s+(.*?)\s*;?\s*$", re.I | re.S)
+_PAIR = re.compile(rf"\s*{_STR}\s*=\s*{_STR}\s*(?:,|$)")
+_KEY = re.compile(rf"\s*{_STR}\s*(?:,|$)")
+
+
+def _unquote(text: str) -> str:
+    return text.replace("\\'", "'").replace("\\\\", "\\")
+
+
+def _namespace(sess, name: str) -> Optional[str]:
+    parts = [p.strip("`") for p in re.findall(r"`[^`]+`|[^.]+", name)]
+    if len(parts) == 2 and parts[0].lower() == sess.catalog_name.lower():
+        return parts[1]
+    return parts[0] if len(parts) == 1 else None
+
+
+def _pairs(sess, text: str, what: str) -> dict:
+    inner = text.strip()
+    if not (inner.startswith("(") and inner.endswith(")")):
+        raise sess.error(f"{what}: expected ('key' = 'value', ...), got {text.strip()!r}")
+    inner, out, at = inner[1:-1], {}, 0
+    while at < len(inner.rstrip()):
+        m = _PAIR.match(inner, at)
+        if not m:
+            raise sess.error(f"{what}: {inner[at:].strip()!r} is not 'key' = 'value'")
+        out[_unquote(m.group(1))] = _unquote(m.group(2))
+        at = m.end()
+    return out
+
+
+def _keys(sess, text: str, what: str) -> list:
+    inner = text.strip()
+    if not (inner.startswith("(") and inner.endswith(")")):
+        raise sess.error(f"{what}: expected ('key', ...), got {text.strip()!r}")
+    inner, out, at = inner[1:-1], [], 0
+    while at < len(inner.rstrip()):
+        m = _KEY.match(inner, at)
+        if not m:
+            raise sess.error(f"{what}: {inner[at:].strip()!r} is not a quoted key")
+        out.append(_unquote(m.group(1)))
+        at = m.end()
+    return out
+
+
+def statement(sess, text: str):
+    """The result of a namespace statement with properties on an icefloe namespace; None when the
+    text is not one of them (or names another catalog's namespace)."""
+    m = _DESCRIBE.match(text)
+    if m:
+        ns = _namespace(sess, m.group(2))
+        if ns is None or not sess.catalog.namespace_exists(ns):
+            return None
+        return _describe(sess, ns, bool(m.group(1)))
+    m = _CREATE.match(text)
+    if m and m.group(3):
+        ns = _namespace(sess, m.group(2))
+        if ns is None:
+            return None
+        return _create(sess, ns, bool(m.group(1)), m.group(3))
+    m = _ALTER.match(text)
+    if m:
+        ns = _namespace(sess, m.group(1))
+        if ns is None or not sess.catalog.namespace_exists(ns):
+            return None
+        return _alter(sess, ns, m.group(2).upper(), m.group(3))
+    return None
+
+
+def _create(sess, ns: str, exist_ok: bool, rest: str):
+    props: dict = {}
+    clauses = re.compile(rf"\s*(?:COMMENT\s+{_STR}|LOCATION\s+{_STR}|WITH\s+(?:DB)?PROPERTIES\s*(\((?:[^()']|{_STR})*\)))",
+                         re.I | re.S)
+    at = 0
+    while at < len(rest):
+        m = clauses.match(rest, at)
+        if not m:
+            raise sess.error(f"CREATE NAMESPACE {ns}: unexpected {rest[at:].strip()!r} (COMMENT '...', LOCATION "
+                             "'...' and WITH PROPERTIES (...) may follow the name)")
+        if m.group(1) is not None:
+            props["comment"] = _unquote(m.group(1))
+        elif m.group(2) is not None:
+            props["location"] = _unquote(m.group(2))
+        else:
+            props.update(_pairs(sess, m.group(3), f"CREATE NAMESPACE {ns}"))
+        at = m.end()
+    with sess.refused_as(f"CREATE NAMESPACE {ns} with COMMENT, LOCATION or PROPERTIES"):
+        try:
+            sess.catalog.create_namespace(ns, exist_ok=exist_ok, properties=props)
+        except NotSupportedError:
+            raise
+        except IcefloeError as e:
+            raise sess.error(str(e)) from None
+    return sess.empty()
+
+
+def _describe(sess, ns: str, extended: bool):
+    props = dict(sess.catalog.namespace_properties(ns))
+    location = props.pop("location", None) or os.path.dirname(sess.catalog.table_location(f"{ns}.t"))
+    rows = [("Catalog Name", sess.catalog_name), ("Namespace Name", ns), ("Comment", props.pop("comment", "")),
+            ("Location", location), ("Owner", props.pop("owner", ""))]
+    if extended:
+        rows.append(("Properties", "(" + ", ".join(f"({k},{v})" for k, v in sorted(props.items())) + ")"))
+    return sess.spark.createDataFrame(rows, "info_name string, info_value string")
+
+
+def _alter(sess, ns: str, verb: str, rest: str):
+    what = f"ALTER NAMESPACE {ns} {verb}"
+    head = re.match(r"\s*(DBPROPERTIES|PROPERTIES|LOCATION)\b", rest, re.I)
+    if not head:
+        raise sess.error(f"{what}: expected (DB)PROPERTIES (...) or LOCATION '...', got {rest.strip()!r}")
+    body = rest[head.end():]
+    if head.group(1).upper() == "LOCATION":
+        raise sess.not_supported(f"{what} LOCATION (a namespace's location is where its tables already are; "
+                                 "icefloe does not move them)")
+    if verb == "SET":
+        updates, removals = _pairs(sess, body, what), []
+    else:
+        body = re.sub(r"^\s*IF\s+EXISTS\b", "", body, flags=re.I)
+        updates, removals = {}, _keys(sess, body, what)
+    with sess.refused_as(f"{what} PROPERTIES"):
+        try:
+            sess.catalog.update_namespace_properties(ns, updates, removals)
+        except NotSupportedError:
+            raise
+        except IcefloeError as e:
+            raise sess.error(str(e)) from None
+    return sess.empty()
