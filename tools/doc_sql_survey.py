@@ -788,7 +788,7 @@ PAGES = [
                 "CREATE TABLE prod.db.tbl (id bigint, name string) USING iceberg",
                 "INSERT INTO prod.db.tbl VALUES (1, 'a'), (2, 'b')", "INSERT INTO prod.db.tbl VALUES (3, 'c')",
                 "UPDATE prod.db.tbl SET name = 'bb' WHERE id = 2",
-                "spark:CREATE DATABASE IF NOT EXISTS spark_catalog.db",
+                lambda r: r.spark.sql(f"CREATE DATABASE spark_catalog.db LOCATION '{r.root}/spark-db'").collect(),
                 "spark:CREATE TABLE spark_catalog.db.sample (id bigint, name string) USING parquet",
                 "spark:INSERT INTO spark_catalog.db.sample VALUES (1, 'a')",
                 "spark:CREATE TABLE spark_catalog.db.src_tbl (id bigint, name string, part_col_1 string) USING parquet "
@@ -988,11 +988,11 @@ def run_page(page: Page, text: str, spark, root: str) -> list[Outcome]:
     for s in page.setup:
         run.quietly(s)
     out = [run.statement(ex) for ex in exs]
-    _reset_spark(spark)
+    reset_spark(spark)
     return out
 
 
-def _reset_spark(spark) -> None:
+def reset_spark(spark) -> None:
     """What a page left in Spark itself (settings, its own tables and views) goes, for the next page."""
     spark.sql("RESET")
     for t in spark.catalog.listTables():
@@ -1000,6 +1000,9 @@ def _reset_spark(spark) -> None:
             spark.catalog.dropTempView(t.name)
         else:
             spark.sql(f"DROP TABLE IF EXISTS `{t.database}`.`{t.name}`")
+    for d in spark.catalog.listDatabases():
+        if d.name != "default":
+            spark.sql(f"DROP DATABASE IF EXISTS spark_catalog.`{d.name}` CASCADE")
 
 
 def table(outcomes: list[Outcome]) -> str:

@@ -21,6 +21,12 @@ class Lookup:
     namespace: Optional[str]        # of USE, if any
     catalogs: tuple                 # the names of the session's other catalogs
     is_table: Callable[[list], bool]    # whether a name (its parts) is an icefloe table of the session
+    paimon: bool = False            # whether the session's own catalog is Paimon's (which has a database sys)
+
+
+SYS_TABLES = ("Paimon's global system tables of database sys (sys.tables, sys.partitions, sys.all_table_options, "
+              "sys.catalog_options) are not supported yet; each table's own system tables are (db.`t$snapshots`, "
+              "db.`t$partitions`, db.`t$options`...)")
 
 
 def _name(param: str) -> str:
@@ -59,6 +65,8 @@ def in_our_words(e: Exception, at: Lookup, statement: str = "") -> Optional[str]
         return None
     if condition == "TABLE_OR_VIEW_NOT_FOUND":
         name = _name(params.get("relationName", ""))
+        if at.paimon and name.split(".")[-2:-1] == ["sys"]:
+            return f"{name}: {SYS_TABLES}"
         if at.is_table(name.split(".")):
             return (f"{_kind(statement)} is not supported yet on icefloe table {name}: icefloe does not run this "
                     "statement on its tables, and Spark alone sees none of them")
@@ -68,6 +76,8 @@ def in_our_words(e: Exception, at: Lookup, statement: str = "") -> Optional[str]
         parts = name.split(".")
         if len(parts) == 2 and parts[0] == "spark_catalog":
             name = parts[1]
+        if at.paimon and name == "sys":
+            return f"database sys: {SYS_TABLES}"
         return f"unknown namespace {name}: no icefloe namespace and no Spark database has that name; {_where(at)}"
     if condition == "REQUIRES_SINGLE_PART_NAMESPACE":
         name = _name(params.get("namespace", ""))

@@ -147,3 +147,13 @@ def test_migrate_of_a_spark_table_is_refused_with_the_alternative(sql_cat, spark
     assert "snapshot(" in str(e.value) and "Spark's own table" in str(e.value)
     assert spark.catalog.tableExists(f"spark_catalog.{spark_table}.src")
     assert not sql_cat.table_exists(f"{spark_table}.src")
+
+
+# --------------------------------------------------------------------------- Paimon system-tables (database sys)
+def test_paimons_global_system_tables_are_refused_as_not_supported_yet(pai):
+    for text in ("USE sys", "SELECT * FROM sys.all_table_options"):
+        with pytest.raises(SqlError) as e:
+            pai.sql(text)
+        assert "global system tables of database sys" in str(e.value) and "not supported yet" in str(e.value)
+        assert not any(w in str(e.value) for w in LEAKS)
+    assert [r.key for r in pai.sql("SELECT * FROM shop.`orders$options`").collect()] != None
