@@ -408,6 +408,8 @@ class Run:
         if callable(text):
             text(self)
             return
+        if re.match(r"(?i)\s*RESET\b", text):
+            self.wap_branch = self.wap_id = None
         if text.startswith("spark:"):
             self.spark.sql(text[len("spark:"):]).collect()
             return
@@ -443,7 +445,7 @@ class Run:
             df = self.session.sql(o.run)
             rows = df.collect() if df is not None else []
         except Exception as e:  # noqa: BLE001 - every error is classified
-            o.kind, o.message, o.cause = classify(e)
+            o.kind, o.message, o.cause = classify(e, o.run)
             return o
         o.kind = "pass"
         wrong = check.after(rows)
@@ -471,14 +473,15 @@ class Run:
                     break
 
 
-def classify(e: Exception) -> tuple[str, str, str]:
+def classify(e: Exception, statement: str = "") -> tuple[str, str, str]:
     """(kind, message, cause) of an error a statement raised."""
     from icefloe.errors import IcefloeError, SqlError
 
     msg = str(e).strip()
     first = msg.splitlines()[0] if msg else type(e).__name__
     if isinstance(e, IcefloeError):
-        leak = next((why for rx, why in LEAKS if rx.search(msg)), "")
+        # a name the statement itself writes (spark_catalog.db.t) is the user's, not a leak
+        leak = next((why for rx, why in LEAKS if rx.search(msg) and not rx.search(statement)), "")
         if leak:
             return "fail", first, f"Spark's message ({leak})"
         if not isinstance(e, SqlError) or e.statement is None:

@@ -7,6 +7,7 @@ rows are the procedures' own; each is carried out by ``icefloe.table.migration``
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from icefloe.errors import IcefloeError, NotSupportedError
@@ -115,7 +116,11 @@ def _spark_table(sess, text: str):
     """The directory of Spark's own table ``text`` (``spark_catalog.db.t``, or ``db.t`` when no catalog of the
     session has it) when it is a Parquet table; None when ``text`` names no Spark table. A Spark table of
     another format is refused: icefloe imports Parquet files."""
+    if migration.parse_source(text) is not None:
+        return None                                      # `parquet`.`/path`
     parts = [x.strip("`") for x in text.split(".")]
+    if not all(re.fullmatch(r"[\w-]+", x) for x in parts):
+        return None
     if parts[0].lower() == "spark_catalog":
         parts = parts[1:]
     elif len(parts) != 2 or sess.resolve_name(parts)[0] is not None or parts[0].lower() in _catalogs(sess):
