@@ -35,6 +35,53 @@ def _namespace(sess, parts: list, node=None) -> Optional[str]:
     raise sess.error(f"namespace {'.'.join(parts)} must be db or {sess.catalog_name}.db", node)
 
 
+_ALTER_NAMESPACE = re.compile(
+    r"^\s*ALTER\s+(?:DATABASE|SCHEMA|NAMESPACE)\s+(?P<name>(?:`[^`]+`|[\w-]+)(?:\.(?:`[^`]+`|[\w-]+))*)\s+"
+    r"(?P<action>SET|UNSET)\s+(?P<what>DBPROPERTIES|PROPERTIES|LOCATION)\b(?P<rest>.*)$", re.I | re.S)
+
+
+def alter_namespace(sess, text: str):
+    """``ALTER DATABASE|SCHEMA|NAMESPACE ns SET|UNSET DBPROPERTIES|PROPERTIES (...)`` and ``SET LOCATION`` on a
+    namespace of the session's catalogs, or None when ``text`` is not one of those (Spark's own database)."""
+    m = _ALTER_NAMESPACE.match(text)
+    if m is None:
+        return None
+    parts = [x.strip("`") for x in re.findall(r"`[^`]+`|[^.`]+", m.group("name"))]
+    catalog, shown = sess.catalog, sess.catalog_name
+    if len(parts) == 2 and parts[0].lower() in sess.catalogs:
+        catalog, shown, parts = sess.catalogs[parts[0].lower()], parts[0], parts[1:]
+    elif len(parts) == 2 and parts[0].lower() == sess.catalog_name.lower():
+        parts = parts[1:]
+    if len(parts) != 1:
+        return None
+    ns = parts[0]
+    if not catalog.namespace_exists(ns):
+        if shown != sess.catalog_name or "." in m.group("name"):
+            raise sess.error(f"namespace {ns} does not exist in catalog {shown} ({catalog.warehouse})")
+        return None                                      # Spark's own database
+    action, what = m.group("action").upper(), m.group("what").upper()
+    if what == "LOCATION":
+        raise sess.not_supported(f"ALTER NAMESPACE ... SET LOCATION on namespace {ns} of catalog {shown}: icefloe "
+                                 f"places a namespace's tables under the warehouse ({catalog.warehouse}), and a "
+                                 "table's metadata records the absolute paths of its files, so they cannot move with it")
+    if not catalog.keeps_namespace_properties:
+        raise sess.not_supported(f"ALTER NAMESPACE ... {action} {what} on namespace {ns} of catalog {shown}: a "
+                                 f"{catalog.format.capitalize()} warehouse's namespace is a directory and keeps no properties "
+                                 "(a SQL or REST catalog keeps them)")
+    rest = m.group("rest")
+    if action == "SET":
+        pairs = re.findall(r"'((?:[^'\\]|\\.)*)'\s*=\s*'((?:[^'\\]|\\.)*)'", rest)
+        if not pairs:
+            raise sess.error(f"ALTER NAMESPACE ... SET {what} needs ('key' = 'value', ...)")
+        catalog.update_namespace_properties(ns, updates=dict(pairs))
+    else:
+        keys = re.findall(r"'((?:[^'\\]|\\.)*)'", rest)
+        if not keys:
+            raise sess.error(f"ALTER NAMESPACE ... UNSET {what} needs ('key', ...)")
+        catalog.update_namespace_properties(ns, removals=keys)
+    return sess.empty()
+
+
 def show_namespaces(sess, stmt: p.ShowNamespaces):
     if stmt.catalog is not None and ".".join(stmt.catalog.parts).lower() != sess.catalog_name.lower():
         return sess.run_spark(sess.statement.text)

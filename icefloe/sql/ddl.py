@@ -577,6 +577,11 @@ def _alter_extension(sess, t, stmt):
             with sess.refused_as("ALTER TABLE ... UNSET TBLPROPERTIES"):
                 t.update_properties(remove=list(stmt.names))
         return sess.empty()
+    if isinstance(stmt, p.AlterDropPartitions) and stmt.add:
+        raise sess.not_supported(f"ALTER TABLE ... ADD PARTITION on {t.format} table {stmt.table}: a partition of "
+                                 f"a {t.format} table exists through the data files written to it (its "
+                                 "metadata lists files, not partitions), so there is no empty partition to add; "
+                                 "INSERT its rows instead")
     if isinstance(stmt, p.AlterDropPartitions):
         return drop_partitions(sess, t, stmt)
     if isinstance(stmt, p.AlterPartitionField):

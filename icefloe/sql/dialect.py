@@ -88,8 +88,9 @@ class RefChange(exp.Expression):
 
 
 class DropPartitions(exp.Expression):
-    """``DROP [IF EXISTS] PARTITION (k = v, ...)``: each of ``expressions`` a Tuple of k = v."""
-    arg_types = {"expressions": True, "if_exists": False}
+    """``DROP [IF EXISTS] PARTITION (k = v, ...)`` (``add``: ``ADD [IF NOT EXISTS] PARTITION ...``): each of
+    ``expressions`` a Tuple of k = v."""
+    arg_types = {"expressions": True, "if_exists": False, "add": False}
 
 
 class ShowTags(exp.Expression):
@@ -377,6 +378,8 @@ class Icefloe(Spark):
                 return True
             if action == "DROP" and words[1:4] == ["IF", "EXISTS", "PARTITION"]:
                 return True
+            if action == "ADD" and words[1:5] == ["IF", "NOT", "EXISTS", "PARTITION"]:
+                return True
             if action in ("CREATE", "REPLACE", "DROP") and any(w in ("BRANCH", "TAG") for w in words[1:4]):
                 return True
             if action in ("DELETE", "RENAME") and len(words) > 1 and words[1] == "TAG":   # Paimon's tag DDL
@@ -439,8 +442,8 @@ class Icefloe(Spark):
                 alias = self._ident().text if self._accept("AS") else None
                 self._done()
                 return PartitionFieldChange(action="add", term=term, alias=alias)
-            if self._word() == "DROP" and (self._word(1) == "IF" or self._word(1) == "PARTITION"
-                                           and self._word(2) != "FIELD"):
+            if self._word() in ("DROP", "ADD") and (self._word(1) == "IF" or self._word(1) == "PARTITION"
+                                                    and self._word(2) != "FIELD"):
                 return self._drop_partitions()
             if self._accept("DROP", "PARTITION", "FIELD"):
                 term = self._text_until()
@@ -486,9 +489,11 @@ class Icefloe(Spark):
             return self._parse_ref_change()
 
         def _drop_partitions(self) -> exp.Expression:
-            """``DROP [IF EXISTS] PARTITION (k = v, ...) [, PARTITION (...)]``."""
+            """``DROP [IF EXISTS] PARTITION (k = v, ...) [, PARTITION (...)]``, and Spark's
+            ``ADD [IF NOT EXISTS] PARTITION (...) [LOCATION '...'] [PARTITION ...]``."""
+            add = self._word() == "ADD"
             self._advance()
-            if_exists = self._accept("IF", "EXISTS")
+            if_exists = self._accept("IF", "NOT", "EXISTS") if add else self._accept("IF", "EXISTS")
             specs = []
             while True:
                 self._expect("PARTITION")
@@ -497,10 +502,12 @@ class Icefloe(Spark):
                 specs.append(exp.Tuple(expressions=self._parse_csv(self._parse_assignment)))
                 if not self._match(TokenType.R_PAREN):
                     self._fail("expected ',' or ')' in the partition spec")
-                if not self._match(TokenType.COMMA):
+                if add and self._accept("LOCATION"):
+                    self._advance()
+                if not self._match(TokenType.COMMA) and not (add and self._word() == "PARTITION"):
                     break
             self._done()
-            return DropPartitions(expressions=specs, if_exists=if_exists)
+            return DropPartitions(expressions=specs, if_exists=if_exists, add=add)
 
         def _parse_ref_change(self) -> exp.Expression:
             action = None
@@ -614,7 +621,8 @@ class Icefloe(Spark):
             + ", ".join(_name_sql(n) for n in e.expressions),
             PartitionFieldChange: lambda self, e: _partition_field_sql(e),
             RefChange: lambda self, e: _ref_sql(e),
-            DropPartitions: lambda self, e: "DROP " + ("IF EXISTS " if e.args.get("if_exists") else "")
+            DropPartitions: lambda self, e: ("ADD " if e.args.get("add") else "DROP ")
+            + (("IF NOT EXISTS " if e.args.get("add") else "IF EXISTS ") if e.args.get("if_exists") else "")
             + ", ".join("PARTITION (" + self.expressions(t, flat=True) + ")" for t in e.expressions),
             UnsetProperties: lambda self, e: "UNSET TBLPROPERTIES " + ("IF EXISTS " if e.args.get("if_exists")
                                                                         else "")

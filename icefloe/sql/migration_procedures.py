@@ -7,6 +7,7 @@ rows are the procedures' own; each is carried out by ``icefloe.table.migration``
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from icefloe.errors import IcefloeError, NotSupportedError
@@ -105,7 +106,38 @@ def call(sess, stmt: Call, name: str):
 def _source(sess, text, io):
     if not isinstance(text, str):
         raise _err(f"source must be a string (a table name or `parquet`.`/path`), got {text!r}")
+    spark_table = _spark_table(sess, text)
+    if spark_table is not None:
+        return migration.ParquetDirectory.at(spark_table, io), None, None
     return migration.load_source(text, _catalogs(sess), io, sess.catalog)
+
+
+def _spark_table(sess, text: str):
+    """The directory of Spark's own table ``text`` (``spark_catalog.db.t``, or ``db.t`` when no catalog of the
+    session has it) when it is a Parquet table; None when ``text`` names no Spark table. A Spark table of
+    another format is refused: icefloe imports Parquet files."""
+    if migration.parse_source(text) is not None:
+        return None                                      # `parquet`.`/path`
+    parts = [x.strip("`") for x in text.split(".")]
+    if not all(re.fullmatch(r"[\w-]+", x) for x in parts):
+        return None
+    if parts[0].lower() == "spark_catalog":
+        parts = parts[1:]
+    elif len(parts) != 2 or sess.resolve_name(parts)[0] is not None or parts[0].lower() in _catalogs(sess):
+        return None
+    if len(parts) != 2 or not sess.spark.catalog.tableExists(f"spark_catalog.{parts[0]}.{parts[1]}"):
+        return None
+    quoted = ".".join(f"`{x}`" for x in parts)
+    info = {str(r[0]).strip(): str(r[1]).strip() for r in
+            sess.spark.sql(f"DESCRIBE TABLE EXTENDED spark_catalog.{quoted}").collect() if r[0]}
+    provider = info.get("Provider", "").lower()
+    serde = info.get("Serde Library", "").lower()
+    if provider != "parquet" and not (provider == "hive" and "parquet" in serde):
+        raise _err(f"source {text} is a Spark table of format {provider or 'unknown'}; icefloe imports Parquet "
+                   "files (a Parquet table, or `parquet`.`/path`)")
+    if not info.get("Location"):
+        raise _err(f"source {text}: Spark gives no location for it")
+    return info["Location"]
 
 
 def _run(sess, name: str, a: dict, parallelism):
@@ -128,6 +160,12 @@ def _run(sess, name: str, a: dict, parallelism):
                                  parallelism=parallelism)
         return (out["imported_files_count"],)
     if name == "migrate":
+        if _spark_table(sess, str(a["table"])) is not None:
+            raise NotSupportedYetError(
+                f"CALL system.migrate of Spark's own table {a['table']} (icefloe's Iceberg tables are in its "
+                f"catalog {sess.catalog_name}, not in Spark's session catalog, so the Spark table cannot be replaced "
+                f"by one of the same name there; CALL {sess.catalog_name}.system.snapshot('{a['table']}', "
+                "'db.new_table') makes an Iceberg table over its files)")
         if migration.parse_source(str(a["table"])) is not None:
             raise _err("migrate replaces a table by its name; a Parquet directory has none (use snapshot or "
                        "add_files)")

@@ -87,11 +87,13 @@ class ShowTblProperties:
 
 @dataclass
 class AlterDropPartitions:
-    """``ALTER TABLE t DROP [IF EXISTS] PARTITION (k = v, ...)``, and ``TRUNCATE TABLE t PARTITION (...)``."""
+    """``ALTER TABLE t DROP [IF EXISTS] PARTITION (k = v, ...)``, and ``TRUNCATE TABLE t PARTITION (...)``;
+    ``add``: ``ALTER TABLE t ADD [IF NOT EXISTS] PARTITION (...)``."""
     table: Name
     partitions: list                  # one {key: value} per PARTITION (...)
     if_exists: bool = False
     statement: str = "ALTER TABLE ... DROP PARTITION"
+    add: bool = False
 
 
 @dataclass
@@ -333,8 +335,10 @@ def _extension(tree: exp.Expression) -> Optional[Extension]:
                         snapshot_id=a.get("version"), retain_ms=a.get("retain"),
                         min_snapshots_to_keep=a.get("min_snapshots"), max_snapshot_age_ms=a.get("max_age"))
     if isinstance(action, d.DropPartitions):
+        add = bool(a.get("add"))
         return AlterDropPartitions(_name(tree.this), [partition_spec(t.expressions) for t in action.expressions],
-                                   bool(a.get("if_exists")))
+                                   bool(a.get("if_exists")),
+                                   "ALTER TABLE ... ADD PARTITION" if add else "ALTER TABLE ... DROP PARTITION", add)
     if isinstance(action, d.UnsetProperties):
         return AlterColumns(_name(tree.this), "unset_properties", [k.name for k in action.expressions],
                             bool(a.get("if_exists")))

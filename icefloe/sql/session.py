@@ -34,7 +34,7 @@ from icefloe.table.capabilities import (
 )
 from icefloe.sql import (
     catalog_statements as cs, commands, ddl, dml, metadata_columns, parser as p, paimon_incremental, paimon_options,
-    procedures, system_functions, views, wap,
+    procedures, spark_messages, system_functions, views, wap,
 )
 
 VIEW_PREFIX = views.INTERNAL_PREFIX
@@ -161,6 +161,10 @@ class SqlSession:
             if kind == "VIEW" or (isinstance(tree, exp.Alter) and str(tree.args.get("kind") or "").upper() == "VIEW"):
                 return (views.create if isinstance(tree, exp.Create) else views.drop if isinstance(tree, exp.Drop)
                         else views.alter)(self, tree)
+            if isinstance(tree, exp.Command) and str(tree.this).upper() == "ALTER":
+                done = cs.alter_namespace(self, stmt.text)
+                if done is not None:
+                    return done
             if isinstance(tree, exp.Command) and str(tree.this).upper() in ("SHOW", "ALTER"):
                 done = (views.show if str(tree.this).upper() == "SHOW" else views.alter_unset)(self, stmt.text)
                 if done is not None:
@@ -240,7 +244,11 @@ class SqlSession:
 
     def spark_error(self, e: Exception, sql_text: str) -> SqlError:
         """A Spark analysis/parse error as a SqlError at the matching place of the statement."""
-        msg = str(e)
+        ours = spark_messages.in_our_words(e, spark_messages.Lookup(
+            self.catalog_name, str(self.catalog.warehouse), self.namespace, tuple(self.catalogs),
+            lambda parts: self.resolve_name(parts)[0] is not None, self.catalog.format == "paimon"),
+            sql_text if self._stmt is None else self._stmt.text)
+        msg = ours if ours is not None else str(e)
         for view, shown in self._views.items():
             msg = msg.replace(f"`{view}`", shown).replace(view, shown)
         first = msg.strip().splitlines()[0] if msg.strip() else type(e).__name__

@@ -375,12 +375,14 @@ def show(sess, text: str):
         if len(parts) != 1:
             return None
         ns = parts[0]
-        if not _namespace_exists(sess, ns):
+        if ns.lower() == sess.catalog_name.lower() or ns.lower() in sess.catalogs:
+            ns = ""                              # IN <catalog>: its root namespace, which holds no views
+        elif not _namespace_exists(sess, ns):
             return None                          # Spark's own database
     if ns is None:
         return None
     with _errors(sess, None):
-        names = [n.split(".", 1)[1] for n in sess.catalog.list_views(ns)]
+        names = [n.split(".", 1)[1] for n in sess.catalog.list_views(ns)] if ns else []
     # Spark lists the session's temporary views too (namespace empty, isTemporary true)
     temporary = sorted(t.name for t in sess.spark.catalog.listTables()
                        if t.isTemporary and not t.name.startswith(INTERNAL_PREFIX))
