@@ -65,8 +65,8 @@ def alter_namespace(sess, text: str):
                                  f"places a namespace's tables under the warehouse ({catalog.warehouse}), and a "
                                  "table's metadata records the absolute paths of its files, so they cannot move with it")
     if not catalog.keeps_namespace_properties:
-        raise sess.not_supported(f"ALTER NAMESPACE ... {action} {what} on namespace {ns} of catalog {shown}: a "
-                                 f"{catalog.format.capitalize()} warehouse's namespace is a directory and keeps no properties "
+        raise sess.not_supported(f"ALTER NAMESPACE ... {action} {what} on namespace {ns} of catalog {shown}: in "
+                                 f"a warehouse of {catalog.format.capitalize()} tables a namespace is a directory and keeps no properties "
                                  "(a SQL or REST catalog keeps them)")
     rest = m.group("rest")
     if action == "SET":
@@ -75,6 +75,7 @@ def alter_namespace(sess, text: str):
             raise sess.error(f"ALTER NAMESPACE ... SET {what} needs ('key' = 'value', ...)")
         catalog.update_namespace_properties(ns, updates=dict(pairs))
     else:
+        rest = re.sub(r"^\s*IF\s+EXISTS\b", "", rest, flags=re.I)
         keys = re.findall(r"'((?:[^'\\]|\\.)*)'", rest)
         if not keys:
             raise sess.error(f"ALTER NAMESPACE ... UNSET {what} needs ('key', ...)")

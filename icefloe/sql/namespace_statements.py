@@ -18,7 +18,6 @@ _NAME = r"((?:`[^`]+`|[A-Za-z_]\w*)(?:\.(?:`[^`]+`|[A-Za-z_]\w*))?)"
 _STR = r"'((?:[^'\\]|\\.)*)'"
 _CREATE = re.compile(rf"^\s*CREATE\s+{_KIND}\s+(IF\s+NOT\s+EXISTS\s+)?{_NAME}(?:\s+(.*?))?\s*;?\s*$", re.I | re.S)
 _DESCRIBE = re.compile(rf"^\s*(?:DESC|DESCRIBE)\s+{_KIND}\s+(EXTENDED\s+)?{_NAME}\s*;?\s*$", re.I)
-_ALTER = re.compile(rf"^\s*ALTER\s+{_KIND}\s+{_NAME}\s+(SET|UNSET)\s+(.*?)\s*;?\s*$", re.I | re.S)
 _PAIR = re.compile(rf"\s*{_STR}\s*=\s*{_STR}\s*(?:,|$)")
 _KEY = re.compile(rf"\s*{_STR}\s*(?:,|$)")
 
@@ -48,20 +47,6 @@ def _pairs(sess, text: str, what: str) -> dict:
     return out
 
 
-def _keys(sess, text: str, what: str) -> list:
-    inner = text.strip()
-    if not (inner.startswith("(") and inner.endswith(")")):
-        raise sess.error(f"{what}: expected ('key', ...), got {text.strip()!r}")
-    inner, out, at = inner[1:-1], [], 0
-    while at < len(inner.rstrip()):
-        m = _KEY.match(inner, at)
-        if not m:
-            raise sess.error(f"{what}: {inner[at:].strip()!r} is not a quoted key")
-        out.append(_unquote(m.group(1)))
-        at = m.end()
-    return out
-
-
 def statement(sess, text: str):
     """The result of a namespace statement with properties on an icefloe namespace; None when the
     text is not one of them (or names another catalog's namespace)."""
@@ -77,13 +62,7 @@ def statement(sess, text: str):
         if ns is None:
             return None
         return _create(sess, ns, bool(m.group(1)), m.group(3))
-    m = _ALTER.match(text)
-    if m:
-        ns = _namespace(sess, m.group(1))
-        if ns is None or not sess.catalog.namespace_exists(ns):
-            return None
-        return _alter(sess, ns, m.group(2).upper(), m.group(3))
-    return None
+    return None   # ALTER NAMESPACE: catalog_statements.alter_namespace
 
 
 def _create(sess, ns: str, exist_ok: bool, rest: str):
@@ -121,27 +100,3 @@ def _describe(sess, ns: str, extended: bool):
     if extended:
         rows.append(("Properties", "(" + ", ".join(f"({k},{v})" for k, v in sorted(props.items())) + ")"))
     return sess.spark.createDataFrame(rows, "info_name string, info_value string")
-
-
-def _alter(sess, ns: str, verb: str, rest: str):
-    what = f"ALTER NAMESPACE {ns} {verb}"
-    head = re.match(r"\s*(DBPROPERTIES|PROPERTIES|LOCATION)\b", rest, re.I)
-    if not head:
-        raise sess.error(f"{what}: expected (DB)PROPERTIES (...) or LOCATION '...', got {rest.strip()!r}")
-    body = rest[head.end():]
-    if head.group(1).upper() == "LOCATION":
-        raise sess.not_supported(f"{what} LOCATION (a namespace's location is where its tables already are; "
-                                 "icefloe does not move them)")
-    if verb == "SET":
-        updates, removals = _pairs(sess, body, what), []
-    else:
-        body = re.sub(r"^\s*IF\s+EXISTS\b", "", body, flags=re.I)
-        updates, removals = {}, _keys(sess, body, what)
-    with sess.refused_as(f"{what} PROPERTIES"):
-        try:
-            sess.catalog.update_namespace_properties(ns, updates, removals)
-        except NotSupportedError:
-            raise
-        except IcefloeError as e:
-            raise sess.error(str(e)) from None
-    return sess.empty()
