@@ -15,7 +15,7 @@ import sys
 import threading
 
 from icefloe.errors import JavaMissingError, WorkerPythonError
-from icefloe.spark import jvm, scans
+from icefloe.spark import connect, jvm, scans
 from icefloe.spark.source import IcefloeDataSource
 
 _lock = threading.Lock()
@@ -83,11 +83,22 @@ _checked_workers: dict = {}
 def worker_python(spark) -> str:
     """The interpreter Spark starts for Python workers: ``spark.pyspark.python``, else the
     ``PYSPARK_PYTHON`` the session was created with (Spark's default: ``python3`` on the PATH)."""
+    sc = _context(spark)
     try:
-        conf = spark.sparkContext.getConf().get("spark.pyspark.python", None)
+        conf = sc.getConf().get("spark.pyspark.python", None)
     except Exception:
         conf = None
-    return conf or getattr(spark.sparkContext, "pythonExec", None) or os.environ.get("PYSPARK_PYTHON", "python3")
+    return conf or getattr(sc, "pythonExec", None) or os.environ.get("PYSPARK_PYTHON", "python3")
+
+
+def _context(spark):
+    """The SparkContext behind ``spark``. Over Spark Connect: the one in this process when the
+    server runs here (``remote("local")`` starts it so), else None."""
+    if connect.is_connect(spark):
+        from pyspark import SparkContext
+
+        return SparkContext._active_spark_context
+    return spark.sparkContext
 
 
 def check_worker_python(spark) -> None:
@@ -96,7 +107,8 @@ def check_worker_python(spark) -> None:
     activated: Spark starts ``python3`` from the PATH). Checked once per interpreter; a
     cluster's workers run elsewhere and are not checked."""
     try:
-        master = spark.sparkContext.master or ""
+        sc = _context(spark)
+        master = (sc.master or "") if sc is not None else ""
     except Exception:
         return
     if not master.startswith("local"):
@@ -144,8 +156,8 @@ def app_summary(spark) -> dict:
     if spark is None:
         return {}
     try:
-        return {"spark.app.id": spark.sparkContext.applicationId, "engine-name": "spark",
-                "engine-version": spark.version}
+        app_id = spark.conf.get("spark.app.id", None) if connect.is_connect(spark) else spark.sparkContext.applicationId
+        return {"spark.app.id": app_id, "engine-name": "spark", "engine-version": spark.version}
     except Exception:       # a stopped session has no application to name; the commit goes on
         return {}
 
