@@ -18,12 +18,9 @@ _parallelism: dict = {}         # id(session) -> (the session, its default paral
 
 
 def is_connect(spark) -> bool:
-    """Whether ``spark`` is a Spark Connect session (no JVM in this process to reach)."""
-    try:
-        from pyspark.sql.connect.session import SparkSession as ConnectSession
-    except ImportError:         # the Connect client's packages are not installed: no such session here
-        return False
-    return isinstance(spark, ConnectSession)
+    """Whether ``spark`` is a Spark Connect session (no JVM in this process to reach). Told by its
+    class's module, so that a classic session never imports the Connect client (gRPC)."""
+    return type(spark).__module__.startswith("pyspark.sql.connect.")
 
 
 def connect_mode() -> bool:

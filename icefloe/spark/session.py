@@ -35,15 +35,14 @@ def configure_spark(builder):
     ``icefloe.configure_spark(SparkSession.builder.master(...)).getOrCreate()``, as delta-spark's
     ``configure_spark_with_delta_pip``. It adds icefloe's JVM extension (``jvm.jar_path()``)
     to the builder's ``spark.jars`` (after any jars already there) and sets ``REQUIRED_CONF``. A
-    builder of a Spark Connect session (``remote``) is refused: there the jar belongs on the
-    server's ``spark.jars``."""
+    builder of a Spark Connect session (``remote``, ``spark.api.mode=connect``) gets the settings
+    alone: icefloe reaches the extension through the py4j gateway, which a Connect client has not,
+    so it takes the DataFrame API's paths there whatever the server's jars."""
     options = getattr(builder, "_options", None)
     if not isinstance(options, dict) or not hasattr(builder, "config"):
         raise TypeError(f"configure_spark takes a SparkSession.builder, not {type(builder).__name__}")
-    if options.get("spark.remote") or options.get("spark.api.mode") == "connect":
-        raise ValueError("configure_spark sets up a classic SparkSession's builder; for Spark Connect, add "
-                         "icefloe.spark.jvm.jar_path() to the server's spark.jars")
-    jar = jvm.jar_path()
+    remote = bool(options.get("spark.remote") or options.get("spark.api.mode") == "connect")
+    jar = None if remote else jvm.jar_path()
     if jar is not None:
         jars = [j for j in str(options.get("spark.jars") or "").split(",") if j.strip()]
         if jar not in jars:

@@ -356,9 +356,8 @@ class Table:
 
         Args:
             overwrite: Each batch replaces the table's rows.
-            query_id: The name the table knows the query's batches by (the same across restarts);
-                by default the id Spark gives the query. Required over Spark Connect, whose
-                ``foreachBatch`` function cannot see Spark's id.
+            query_id: The name the table knows the query's batches by (the same across restarts; by
+                default Spark's id of the query, which a Spark Connect ``foreachBatch`` cannot see).
 
         Returns:
             Callable[[DataFrame, int], None]: pass it to ``foreachBatch``.

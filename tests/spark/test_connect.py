@@ -39,19 +39,26 @@ CLIENT = r"""
 import json, sys, tempfile, time
 from pyspark.sql import SparkSession, functions as F
 url, wh = sys.argv[1], sys.argv[2]
-spark = SparkSession.builder.remote(url).getOrCreate()
+started = time.monotonic()
 import icefloe
 from icefloe.spark import connect
-out = {"is_connect": connect.is_connect(spark), "parallelism": connect.default_parallelism(spark)}
+from icefloe.spark.session import REQUIRED_CONF
+spark = icefloe.configure_spark(SparkSession.builder.remote(url)).getOrCreate()
+out = {"is_connect": connect.is_connect(spark), "parallelism": connect.default_parallelism(spark),
+       "settings": all(spark.conf.get(k) == v for k, v in REQUIRED_CONF.items())}
 
 def rows(df):
     return sorted(tuple(r) for r in df.collect())
 
+times = out["seconds"] = {"session": round(time.monotonic() - started, 1)}
+
 def step(key, f):
+    t0 = time.monotonic()
     try:
         out[key] = f()
     except Exception as e:
         out[key] = {"error": type(e).__name__, "message": (str(e).splitlines() or [""])[0]}
+    times[key] = round(time.monotonic() - t0, 1)
 
 cats, tables = {}, {}
 for fmt in ("iceberg", "paimon"):
@@ -62,6 +69,15 @@ for fmt in ("iceberg", "paimon"):
     def append():
         t.append(spark.range(10).selectExpr("id", "cast(id as string) as v"))
         return rows(t.to_spark())
+
+    def bad_append():       # a null in the required column: icefloe's error, the table as it was
+        before = (rows(t.to_spark()), t.current_snapshot())
+        try:
+            t.append(spark.createDataFrame([(None, "x")], "id bigint, v string"))
+        except Exception as e:
+            return {"error": type(e).__name__, "names_column": "'id'" in str(e),
+                    "unchanged": (rows(t.to_spark()), t.current_snapshot()) == before}
+        return "accepted"
 
     def sql():
         cat.sql("INSERT INTO db.t VALUES (10, 'ten')")
@@ -91,7 +107,7 @@ for fmt in ("iceberg", "paimon"):
         t.expire_snapshots(older_than=int(time.time() * 1000) + 1000, retain_last=1)
         return {"snapshots": len(t.snapshots()), "same_rows": rows(t.to_spark()) == before}
 
-    for name, f in (("append", append), ("sql", sql), ("api", api), ("source", source), ("compact", compact),
+    for name, f in (("append", append), ("bad_append", bad_append), ("sql", sql), ("api", api), ("source", source), ("compact", compact),
                     ("expire", expire)):
         step(f"{fmt}.{name}", f)
 
@@ -114,9 +130,8 @@ def foreach_batch():    # a Paimon table read as a stream, each batch committed 
     return rows(dst.to_spark()) == rows(tables["paimon"].to_spark())
 
 step("foreach_batch", foreach_batch)
-# what needs the gateway: foreach_batch cannot see a Connect query's id; configure_spark is for a classic builder
+# what needs the gateway: the id Spark gives a streaming query, which a Connect foreachBatch cannot see
 step("foreach_batch_unnamed", lambda: tables["iceberg"].foreach_batch()(spark.range(1), 0))
-step("configure_spark", lambda: icefloe.configure_spark(SparkSession.builder.remote(url)))
 print("RESULT " + json.dumps(out, default=str), flush=True)
 """
 
@@ -154,7 +169,9 @@ def connect_run(tmp_path_factory):
                               text=True, env=_env(), timeout=900)
         found = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
         assert found, f"the client reported nothing (exit {proc.returncode}):\n{proc.stderr[-4000:]}"
-        return json.loads(found[-1][len("RESULT "):])
+        out = json.loads(found[-1][len("RESULT "):])
+        print("seconds per step on Connect:", out["seconds"], file=sys.stderr)
+        return out
     finally:
         server.stdin.close()
         try:
@@ -170,6 +187,7 @@ def _ok(value):
 
 def test_the_client_is_a_connect_session_with_the_servers_parallelism(connect_run):
     assert connect_run["is_connect"] is True
+    assert connect_run["settings"] is True            # icefloe.configure_spark(builder.remote(...))
     assert connect_run["parallelism"] == 2            # the server's local[2]
 
 
@@ -177,6 +195,12 @@ def test_the_client_is_a_connect_session_with_the_servers_parallelism(connect_ru
 def test_append_of_a_dataframe(connect_run, fmt):
     # t.append(spark.range(10)...) failed inside the writer: [UNSUPPORTED_OPERATION] errorifexists
     assert _ok(connect_run[f"{fmt}.append"]) == [[i, str(i)] for i in range(10)]
+
+
+@pytest.mark.parametrize("fmt", ["iceberg", "paimon"])
+def test_bad_input_is_refused_by_name_and_leaves_the_table(connect_run, fmt):
+    assert connect_run[f"{fmt}.bad_append"] == {"error": "RequiredFieldNullError", "names_column": True,
+                                                  "unchanged": True}
 
 
 @pytest.mark.parametrize("fmt", ["iceberg", "paimon"])
@@ -209,5 +233,3 @@ def test_what_needs_the_gateway_says_so_and_names_the_alternative(connect_run):
     unnamed = connect_run["foreach_batch_unnamed"]
     assert unnamed["error"] == "GatewayRequiredError", unnamed
     assert "foreach_batch(query_id=" in unnamed["message"] and "writeStream.format('icefloe')" in unnamed["message"]
-    refused = connect_run["configure_spark"]
-    assert "error" in refused and "spark.jars" in refused["message"], refused
