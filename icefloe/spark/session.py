@@ -84,7 +84,7 @@ def worker_python(spark) -> str:
     ``PYSPARK_PYTHON`` the session was created with (Spark's default: ``python3`` on the PATH)."""
     sc = _context(spark)
     try:
-        conf = sc.getConf().get("spark.pyspark.python", None)
+        conf = sc.getConf().get("spark.pyspark.python", None) if sc is not None else None
     except Exception:
         conf = None
     return conf or getattr(sc, "pythonExec", None) or os.environ.get("PYSPARK_PYTHON", "python3")
