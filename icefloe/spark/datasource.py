@@ -29,7 +29,7 @@ from icefloe.core.config import catalog_properties, storage_properties
 from icefloe.core.io import strip_scheme
 from icefloe.core.schema_input import to_schema
 from icefloe.core.types import to_arrow_schema, to_spark_schema
-from icefloe.errors import CorruptDataFileError, IcefloeError, InvalidNameError, NotSupportedError
+from icefloe.errors import CorruptDataFileError, IcefloeError, InvalidNameError, NotSupportedError, StreamingSetupError
 from icefloe.iceberg.arrow_read import read_by_field_id
 from icefloe.iceberg.arrow_writer import align_arrow, write_arrow
 from icefloe.iceberg.delete_files import apply_deletes_arrow
@@ -226,6 +226,9 @@ class BatchDataSource(DataSource):
         return T.StructType(fields)
 
     def reader(self, schema):
+        if any(str(k).lower() in ("consumer-id", "consumer.mode", "consumer.ignore-progress") for k in self.options):
+            raise StreamingSetupError("option consumer-id records a streaming read's progress (Paimon's consumers); "
+                                      "a batch read has none: read with spark.readStream")
         return IcefloePushdownReader(dict(self.options), schema)
 
     def writer(self, schema, overwrite: bool):
