@@ -117,6 +117,11 @@ class WorkerPythonError(IcefloeError):
     """The Python interpreter Spark starts for its workers cannot run icefloe's code."""
 
 
+class GatewayRequiredError(IcefloeError):
+    """An operation that needs the JVM of a classic SparkSession (py4j's gateway), asked of a Spark
+    Connect session; the message names the alternative."""
+
+
 class ConfigError(IcefloeError):
     """A catalog configuration that is missing, unreadable or names unknown keys."""
 

@@ -62,8 +62,16 @@ def bind_row_filter(meta: TableMetadata, where):
             where = where._jc.expr().sql()
         except Exception:
             return None
+    elif _is_spark_column(where):   # a Spark Connect Column: its text is no SQL to parse; Spark filters the rows
+        return None
     expr = ex.parse_predicate(where) if isinstance(where, str) else where
     return ex.bind(expr, meta.schema)
+
+
+def _is_spark_column(value) -> bool:
+    """Whether ``value`` is a PySpark Column of any session kind (pyspark.sql.Column is the base
+    of the classic and the Spark Connect one)."""
+    return any(c.__name__ == "Column" and c.__module__.startswith("pyspark.sql") for c in type(value).__mro__)
 
 
 # Iceberg's planning modes: where a plan reads its data and its delete manifests (the Java

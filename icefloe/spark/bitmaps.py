@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from icefloe.spark import connect
+
 
 def bitmap_words(positions, row_count: int):
     """``positions`` (deleted row positions of a file of ``row_count`` rows) as numpy uint64
@@ -113,6 +115,8 @@ def long_array_constant(values):
     try:
         from pyspark.sql.classic.column import Column
 
+        if connect.connect_mode():  # the classic session in this process (if any) serves a Connect client
+            raise RuntimeError("Spark Connect: no JVM of the user's session here")
         # the active session (thread-local in the JVM), else the one this process started
         spark = SparkSession.getActiveSession() or SparkSession._instantiatedSession
         if spark is None:

@@ -14,6 +14,7 @@ from typing import Callable, Iterator, Optional
 
 from icefloe import errors
 from icefloe.core.io import FileIO
+from icefloe.spark import connect
 
 TASK_FILES = 64           # footers one task reads, at most (a bound on a task's work)
 _MAX_SLICES = 10_000
@@ -45,7 +46,7 @@ def describe_files(spark, paths: list, io: FileIO, describe: Callable, paralleli
     if not paths:
         return []
     task_io = io.for_tasks()
-    slices = parallelism or max(spark.sparkContext.defaultParallelism * 2, -(-len(paths) // TASK_FILES))
+    slices = parallelism or max(connect.default_parallelism(spark) * 2, -(-len(paths) // TASK_FILES))
     slices = max(1, min(_MAX_SLICES, len(paths), slices))
     indexed = list(enumerate(paths))
 
@@ -64,11 +65,28 @@ def describe_files(spark, paths: list, io: FileIO, describe: Callable, paralleli
             yield i, pickle.dumps(describe(path, size, footer))
 
     try:
-        out = spark.sparkContext.parallelize(indexed, slices).mapPartitions(run).collect()
+        if connect.is_connect(spark):       # no RDDs: the same tasks as Arrow batches
+            out = connect.task_frame(spark, indexed, "i bigint, path string", slices).mapInArrow(
+                _arrow_tasks(run), "i bigint, out binary").collect()
+        else:
+            out = spark.sparkContext.parallelize(indexed, slices).mapPartitions(run).collect()
     except Exception as e:  # a task's error, as Spark reports it: icefloe's own error raised again
         raise _task_error(e) from None
     out.sort(key=lambda r: r[0])
     return [pickle.loads(blob) for _i, blob in out]
+
+
+def _arrow_tasks(run: Callable) -> Callable:
+    """``run`` (a partition's ``(index, path)`` pairs to ``(index, blob)`` pairs) over Arrow batches."""
+    def over_batches(batches: Iterator) -> Iterator:     # in the Python workers
+        import pyarrow as pa
+
+        for batch in batches:
+            done = list(run(zip(batch.column(0).to_pylist(), batch.column(1).to_pylist())))
+            yield pa.RecordBatch.from_arrays([pa.array([i for i, _ in done], pa.int64()),
+                                              pa.array([b for _, b in done], pa.binary())], names=["i", "out"])
+
+    return over_batches
 
 
 def _task_error(e: Exception) -> Exception:

@@ -30,6 +30,7 @@ from icefloe.iceberg.manifest import DATA, POSITION_DELETES, DataFile
 from icefloe.iceberg.puffin import write_vectors
 from icefloe.iceberg.table_metadata import TableMetadata
 from icefloe.spark import iceberg_change_writer
+from icefloe.spark import connect
 from icefloe.spark.align import explain_spark_error
 from icefloe.spark.iceberg_read import FILE_COL, POS_COL
 from icefloe.spark.iceberg_write import arrow_rows_to_files, task_input
@@ -224,7 +225,7 @@ def _clustered_for_jvm(rows, parallelism: int, rows_of: dict, inserts: bool):
 
 def _task_count(spark, files: int) -> int:
     """How many tasks write the delete files of ``files`` data files."""
-    return max(1, min(files, spark.sparkContext.defaultParallelism))
+    return max(1, min(files, connect.default_parallelism(spark)))
 
 
 def _task(io: FileIO, meta: TableMetadata, partition_of: dict, previous: dict, job_id: str, marker: str):

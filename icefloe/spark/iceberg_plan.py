@@ -14,6 +14,7 @@ from icefloe.iceberg import scan as scan_mod
 from icefloe.iceberg.manifest import DataFile, ManifestEntry
 from icefloe.iceberg.scan import FileScanTask, ManifestMatches
 from icefloe.iceberg.table_metadata import TableMetadata
+from icefloe.spark import connect
 from icefloe.spark.align import explain_spark_error
 
 
@@ -52,10 +53,7 @@ def running_session(spark=None):
 
 
 def _parallelism(spark) -> int:
-    try:
-        return int(spark.sparkContext.defaultParallelism)
-    except Exception:  # noqa: BLE001 - no SparkContext here (Spark Connect): the session's setting
-        return int(spark.conf.get("spark.default.parallelism", "1") or 1)
+    return connect.default_parallelism(spark)      # (a Spark Connect session's, from its settings)
 
 
 def plan_in_tasks(spark, io: FileIO, meta: TableMetadata, bound, manifests: list) -> list:

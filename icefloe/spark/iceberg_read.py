@@ -47,6 +47,7 @@ from icefloe.spark.align import fitted_column, spark_default
 # FILE_COL: the data file a row was read from (the path as the table's metadata has it); POS_COL: the
 # row's 0-based position in that file
 from icefloe.spark import deleted_rows
+from icefloe.spark import connect
 from icefloe.spark.scans import empty_frame, file_scan, local_frame
 from icefloe.spark.bitmaps import bit_is_clear, bit_of, bitmap_words, literal_filter, word_of
 from icefloe.spark.python_read import FILE_COL, POS_COL, read_tasks_in_python
@@ -657,7 +658,7 @@ def vector_rows(spark, vectors: list, seqs: Optional[dict] = None):
                     cols["seq"] = pa.array(np.full(len(positions), row["seq"], dtype=np.int64))
                 yield pa.RecordBatch.from_pydict(cols)
 
-    slices = max(1, min(len(vectors), spark.sparkContext.defaultParallelism))
+    slices = max(1, min(len(vectors), connect.default_parallelism(spark)))
     return spark.createDataFrame(desc).repartition(slices).mapInArrow(read, schema)
 
 

@@ -259,7 +259,7 @@ def write_data_files(df, meta: TableMetadata, io: FileIO, table_name: str, nanos
     target = int(props.get("write.target-file-size-bytes", 512 * 1024 * 1024))
     codec = props.get("write.parquet.compression-codec", "zstd").lower()
     aligned = stored_columns(aligned, schema)      # unknown fields are never stored (the spec)
-    writer = (aligned.write.mode("errorifexists")
+    writer = (aligned.write.mode("error")
               .option("compression", "none" if codec == "uncompressed" else codec)
               .option("maxRecordsPerFile", estimate_records_per_file(meta, target, schema)))
     if "write.parquet.row-group-size-bytes" in props:

@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import time
 
+from icefloe.spark import connect
+
 
 def wait_until_idle(spark, timeout_s: float = 60.0) -> None:
     """Wait until no Spark task of this session runs (the tasks of a failed job are killed
-    asynchronously and may still write)."""
+    asynchronously and may still write). A Spark Connect session shows no executors' tasks: there
+    the wait is the tasks' kill timeout (``clean_up_failed_job`` waits it again)."""
+    if connect.is_connect(spark):
+        time.sleep(_kill_timeout(spark) + 0.5)
+        return
     tracker = spark.sparkContext._jsc.sc().statusTracker()
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -29,10 +35,20 @@ def clean_up_failed_job(spark, remove, python_workers: bool = True) -> None:
     remove()
     if not python_workers:
         return
-    try:
-        kill_timeout = spark.sparkContext._jsc.sc().conf().getTimeAsSeconds(
-            "spark.python.task.killTimeout", "2s")
-    except Exception:  # noqa: BLE001 - a conf the JVM cannot parse: Spark's default
-        kill_timeout = 2
-    time.sleep(kill_timeout + 0.5)
+    time.sleep(_kill_timeout(spark) + 0.5)
     remove()
+
+
+def _kill_timeout(spark) -> float:
+    """``spark.python.task.killTimeout`` in seconds (Spark's default, 2 s, where it cannot be read)."""
+    try:
+        if connect.is_connect(spark):
+            text = (spark.conf.get("spark.python.task.killTimeout", None) or "2s").strip().lower()
+            units = {"ms": 0.001, "s": 1, "m": 60, "min": 60}
+            for unit in sorted(units, key=len, reverse=True):
+                if text.endswith(unit) and text[:-len(unit)].strip().isdigit():
+                    return int(text[:-len(unit)]) * units[unit]
+            return float(text) if text.isdigit() else 2.0
+        return spark.sparkContext._jsc.sc().conf().getTimeAsSeconds("spark.python.task.killTimeout", "2s")
+    except Exception:  # noqa: BLE001 - a conf the JVM cannot parse: Spark's default
+        return 2.0

@@ -21,6 +21,7 @@ import warnings
 from pathlib import Path
 from typing import Optional
 
+from icefloe.spark import connect
 from icefloe.spark.javac import JavacError, compile_jar, extension_jar_name, extension_sources, find_javac, spark_jars
 
 # a class of the extension, asked for to tell whether a session can load the jar
@@ -142,6 +143,8 @@ def jvm_column(build):
     try:
         from pyspark.sql.classic.column import Column
     except ImportError:
+        return None
+    if connect.connect_mode():      # the classic session in this process (if any) serves a Connect client
         return None
     spark = SparkSession.getActiveSession() or SparkSession._instantiatedSession
     if spark is None or not available(spark):

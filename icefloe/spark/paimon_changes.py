@@ -14,6 +14,7 @@ from typing import Optional
 from icefloe.errors import NoSuchSnapshotError
 from icefloe.paimon import changelog as cl
 from icefloe.paimon import types as pt
+from icefloe.spark import connect
 from icefloe.spark.paimon_read import paimon_read_bucket, partitions_of
 from icefloe.spark.scans import empty_frame
 
@@ -98,8 +99,7 @@ def changes_df(spark, table, start: Optional[int] = None, end: Optional[int] = N
                 cols = [c.cast(f.type) for c, f in zip(cols, wanted)]
                 yield from pa.Table.from_arrays(cols, schema=wanted).to_batches(max_chunksize=65536)
 
-    rdd = spark.sparkContext.parallelize(tasks, min(len(tasks), 10_000))
-    return spark.createDataFrame(rdd, "task binary").mapInArrow(run, out)
+    return connect.task_frame(spark, tasks, "task binary", 10_000).mapInArrow(run, out)
 
 
 def audit_log_df(spark, table, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None):
@@ -129,8 +129,7 @@ def audit_log_df(spark, table, snapshot_id: Optional[int] = None, as_of=None, re
             for spec in batch.column(0).to_pylist():
                 yield from paimon_read_bucket(location, spec, wanted, task_io, kind_col=ROWKIND)
 
-    rdd = spark.sparkContext.parallelize([(s,) for s in specs], min(len(specs), 10_000))
-    return spark.createDataFrame(rdd, "task string").mapInArrow(run, out)
+    return connect.task_frame(spark, [(s,) for s in specs], "task string", 10_000).mapInArrow(run, out)
 
 
 __all__ = ["changes_df", "audit_log_df", "ROWKIND"]

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Optional
 
 from icefloe.paimon import kv_compact, maintenance
+from icefloe.spark import connect
 from icefloe.spark.align import explain_spark_error
 
 
@@ -37,7 +38,7 @@ def _in_tasks(spark, specs: list, work) -> list:
                                                  schema=pa.schema([("task", pa.int64()), ("out", pa.binary())]))
 
     rows = [(i, pickle.dumps(spec)) for i, spec in enumerate(specs)]
-    parallelism = max(1, min(len(rows), spark.sparkContext.defaultParallelism * 2))
+    parallelism = max(1, min(len(rows), connect.default_parallelism(spark) * 2))
     df = spark.createDataFrame(rows, "task long, spec binary").repartition(parallelism)
     try:
         done = df.mapInArrow(run, "task long, out binary").collect()

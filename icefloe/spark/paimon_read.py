@@ -25,7 +25,7 @@ from icefloe.core import types as core
 from icefloe.paimon.arrow_read import read_data_file
 from icefloe.paimon.changelog import KIND_LABELS
 from icefloe.paimon.merge import iter_merged_bucket
-from icefloe.spark import deleted_rows, jvm
+from icefloe.spark import connect, deleted_rows, jvm
 from icefloe.spark.scans import empty_frame, file_scan
 from icefloe.paimon.schema import SchemaHistory, evolve_arrow, layout, same_layout, same_type_layout
 from icefloe.paimon.table import FileStoreTable
@@ -104,8 +104,7 @@ def _read_in_python(spark, paths: Sequence[str], file_fields: Sequence, fields, 
                 yield from pa.Table.from_arrays(cols, schema=wanted).to_batches(max_chunksize=65536)
 
     payload = [(pickle.dumps((p, list(ff))),) for p, ff in zip(paths, file_fields)]
-    rdd = spark.sparkContext.parallelize(payload, min(len(payload), 10_000))
-    return spark.createDataFrame(rdd, "task binary").mapInArrow(run, out)
+    return connect.task_frame(spark, payload, "task binary", 10_000).mapInArrow(run, out)
 
 
 def _read_group(spark, paths: Sequence[str], file_fields, fields, file_col: Optional[str] = None,
@@ -406,7 +405,7 @@ def read_merged(spark, table, schema, entries, where=None, columns: Optional[Seq
                                                       schema=arrow_out)
                         yield from merged.to_batches()
 
-        parallelism = max(1, min(len(tasks), spark.sparkContext.defaultParallelism * 2))
+        parallelism = max(1, min(len(tasks), connect.default_parallelism(spark) * 2))
         df = spark.createDataFrame(tasks, "task string").repartition(parallelism).mapInArrow(merge_buckets,
                                                                                              out_schema)
         if plain is not None:
@@ -550,7 +549,7 @@ def _read_marked_in_python(spark, table, schema, marked: list):
                 rows = pa.Table.from_arrays([c.cast(f.type) for c, f in zip(rows.columns, arrow_out)], schema=arrow_out)
                 yield from rows.to_batches()
 
-    parallelism = max(1, min(len(tasks), spark.sparkContext.defaultParallelism * 2))
+    parallelism = max(1, min(len(tasks), connect.default_parallelism(spark) * 2))
     return spark.createDataFrame(tasks, "task binary").repartition(parallelism).mapInArrow(read_marked, out_schema)
 
 

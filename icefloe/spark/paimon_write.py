@@ -253,7 +253,7 @@ def write_data_files(df, table) -> list[CommitMessage]:
     write_id = uuid.uuid4().hex
     staging = f"{table.location}/.staging-{write_id}"
     codec = co.file_compression
-    writer = (aligned.write.mode("errorifexists")
+    writer = (aligned.write.mode("error")
               .option("compression", "none" if codec in ("none", "uncompressed") else codec)
               .option("maxRecordsPerFile", _records_per_file(schema, co.target_file_size)))
     if key is not None:

@@ -18,6 +18,7 @@ from icefloe.core.io import FileIO
 from icefloe.core.types import Schema, UUIDType, to_spark_schema
 from icefloe.core.types.arrow import to_arrow_schema
 from icefloe.iceberg.schema import default_value, nanos_as_long
+from icefloe.spark import connect
 
 FILE_COL = "_icefloe_file"
 POS_COL = "_icefloe_pos"
@@ -41,8 +42,7 @@ def read_tasks_in_python(spark, tasks: list, schema: Schema, where=None, columns
         df = spark.createDataFrame([], out)
     else:
         payload = [(pickle.dumps(t),) for t in tasks]
-        rdd = spark.sparkContext.parallelize(payload, min(len(payload), _MAX_SLICES))
-        df = spark.createDataFrame(rdd, "task binary").mapInArrow(
+        df = connect.task_frame(spark, payload, "task binary", _MAX_SLICES).mapInArrow(
             _reader(schema, out, with_positions, name_mapping, io.for_tasks()), out)
     if where is not None:
         df = df.where(where)
@@ -173,5 +173,4 @@ def position_rows(spark, delete_files: list, io: FileIO):
                                                       pa.array(positions, pa.int64())], names=[FILE_COL, POS_COL])
 
     payload = [(pickle.dumps(d),) for d in delete_files]
-    rdd = spark.sparkContext.parallelize(payload, min(len(payload), _MAX_SLICES))
-    return spark.createDataFrame(rdd, "task binary").mapInArrow(run, out)
+    return connect.task_frame(spark, payload, "task binary", _MAX_SLICES).mapInArrow(run, out)

@@ -73,7 +73,8 @@ def check_resolvable(spark, schema, sets: dict, table_name: str, condition=None)
     from pyspark.errors import AnalysisException
 
     items = [(f"value of column {k!r}", v) for k, v in sets.items()]
-    if condition is not None and (isinstance(condition, str) or hasattr(condition, "_jc")):
+    if condition is not None and (isinstance(condition, str) or hasattr(condition, "_jc")
+                                  or type(condition).__name__ == "Column"):     # (a Spark Connect Column)
         items.append(("condition", condition))
     if not items:
         return

@@ -15,7 +15,7 @@ import sys
 import threading
 
 from icefloe.errors import JavaMissingError, WorkerPythonError
-from icefloe.spark import jvm, scans
+from icefloe.spark import connect, jvm, scans
 from icefloe.spark.source import IcefloeDataSource
 
 _lock = threading.Lock()
@@ -35,15 +35,14 @@ def configure_spark(builder):
     ``icefloe.configure_spark(SparkSession.builder.master(...)).getOrCreate()``, as delta-spark's
     ``configure_spark_with_delta_pip``. It adds icefloe's JVM extension (``jvm.jar_path()``)
     to the builder's ``spark.jars`` (after any jars already there) and sets ``REQUIRED_CONF``. A
-    builder of a Spark Connect session (``remote``) is refused: there the jar belongs on the
-    server's ``spark.jars``."""
+    builder of a Spark Connect session (``remote``, ``spark.api.mode=connect``) gets the settings
+    alone: icefloe reaches the extension through the py4j gateway, which a Connect client has not,
+    so it takes the DataFrame API's paths there whatever the server's jars."""
     options = getattr(builder, "_options", None)
     if not isinstance(options, dict) or not hasattr(builder, "config"):
         raise TypeError(f"configure_spark takes a SparkSession.builder, not {type(builder).__name__}")
-    if options.get("spark.remote") or options.get("spark.api.mode") == "connect":
-        raise ValueError("configure_spark sets up a classic SparkSession's builder; for Spark Connect, add "
-                         "icefloe.spark.jvm.jar_path() to the server's spark.jars")
-    jar = jvm.jar_path()
+    remote = bool(options.get("spark.remote") or options.get("spark.api.mode") == "connect")
+    jar = None if remote else jvm.jar_path()
     if jar is not None:
         jars = [j for j in str(options.get("spark.jars") or "").split(",") if j.strip()]
         if jar not in jars:
@@ -83,11 +82,22 @@ _checked_workers: dict = {}
 def worker_python(spark) -> str:
     """The interpreter Spark starts for Python workers: ``spark.pyspark.python``, else the
     ``PYSPARK_PYTHON`` the session was created with (Spark's default: ``python3`` on the PATH)."""
+    sc = _context(spark)
     try:
-        conf = spark.sparkContext.getConf().get("spark.pyspark.python", None)
+        conf = sc.getConf().get("spark.pyspark.python", None) if sc is not None else None
     except Exception:
         conf = None
-    return conf or getattr(spark.sparkContext, "pythonExec", None) or os.environ.get("PYSPARK_PYTHON", "python3")
+    return conf or getattr(sc, "pythonExec", None) or os.environ.get("PYSPARK_PYTHON", "python3")
+
+
+def _context(spark):
+    """The SparkContext behind ``spark``. Over Spark Connect: the one in this process when the
+    server runs here (``remote("local")`` starts it so), else None."""
+    if connect.is_connect(spark):
+        from pyspark import SparkContext
+
+        return SparkContext._active_spark_context
+    return spark.sparkContext
 
 
 def check_worker_python(spark) -> None:
@@ -96,7 +106,8 @@ def check_worker_python(spark) -> None:
     activated: Spark starts ``python3`` from the PATH). Checked once per interpreter; a
     cluster's workers run elsewhere and are not checked."""
     try:
-        master = spark.sparkContext.master or ""
+        sc = _context(spark)
+        master = (sc.master or "") if sc is not None else ""
     except Exception:
         return
     if not master.startswith("local"):
@@ -144,8 +155,8 @@ def app_summary(spark) -> dict:
     if spark is None:
         return {}
     try:
-        return {"spark.app.id": spark.sparkContext.applicationId, "engine-name": "spark",
-                "engine-version": spark.version}
+        app_id = spark.conf.get("spark.app.id", None) if connect.is_connect(spark) else spark.sparkContext.applicationId
+        return {"spark.app.id": app_id, "engine-name": "spark", "engine-version": spark.version}
     except Exception:       # a stopped session has no application to name; the commit goes on
         return {}
 

@@ -26,7 +26,8 @@ from pyspark.sql.datasource import DataSourceStreamArrowWriter, DataSourceStream
 from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 
 from icefloe.core.io import LOCAL, strip_scheme
-from icefloe.errors import NoSuchSnapshotError
+from icefloe.errors import GatewayRequiredError, NoSuchSnapshotError
+from icefloe.spark import connect
 from icefloe.spark.datasource import ROWKIND
 from icefloe.spark.stream_formats import StreamingSetupError, flag, stream_format
 
@@ -97,14 +98,24 @@ def last_committed_batch(location: str, fmt: str, query_id: str, io=None) -> Opt
     return stream_format(location, io, fmt).last_committed_batch(query_id)
 
 
-def foreach_batch_writer(table, overwrite: bool = False):
+def foreach_batch_writer(table, overwrite: bool = False, named: Optional[str] = None):
     """``foreachBatch`` function writing each micro-batch to ``table`` once (see
-    ``Table.foreach_batch``). The query id is the one Spark sets on the streaming thread."""
+    ``Table.foreach_batch``). The query id is ``named``, else the one Spark sets on the streaming
+    thread (a classic session's; a Spark Connect session's function cannot see it)."""
 
     sink = stream_format(table.location, table.io)
+    if named is not None and (not isinstance(named, str) or not named.strip()):
+        raise StreamingSetupError(f"Table.foreach_batch(query_id=...) takes a non-empty name, not {named!r}")
 
     def write(df, batch_id: int) -> None:
-        query_id = df.sparkSession.sparkContext.getLocalProperty("sql.streaming.queryId")
+        if named is not None:
+            query_id = named
+        elif connect.is_connect(df.sparkSession):
+            raise GatewayRequiredError("Table.foreach_batch() over Spark Connect cannot see the streaming query's "
+                                       "id; name the query: table.foreach_batch(query_id='<a name kept across "
+                                       "restarts>'), or write with df.writeStream.format('icefloe')")
+        else:
+            query_id = df.sparkSession.sparkContext.getLocalProperty("sql.streaming.queryId")
         if not query_id:
             raise StreamingSetupError("Table.foreach_batch() is for df.writeStream.foreachBatch(...): no streaming "
                                       "query is running on this thread")

@@ -348,7 +348,7 @@ class Table:
         """
         return self.commit(files, overwrite=overwrite, branch=branch)
 
-    def foreach_batch(self, overwrite: bool = False):
+    def foreach_batch(self, overwrite: bool = False, query_id: Optional[str] = None):
         """A function for ``df.writeStream.foreachBatch(...)``: each micro-batch is one snapshot, exactly once.
 
         A batch replayed after a restart is recognised and skipped. With the ``update`` output mode, a
@@ -356,13 +356,15 @@ class Table:
 
         Args:
             overwrite: Each batch replaces the table's rows.
+            query_id: The name the table knows the query's batches by (the same across restarts; by
+                default Spark's id of the query, which a Spark Connect ``foreachBatch`` cannot see).
 
         Returns:
             Callable[[DataFrame, int], None]: pass it to ``foreachBatch``.
         """
         from icefloe.spark.streaming import foreach_batch_writer
 
-        return foreach_batch_writer(self, overwrite)
+        return foreach_batch_writer(self, overwrite, query_id)
 
     # ------------------------------------------------------------------ row-level changes
     def delete(self, where, isolation_level: Optional[str] = None) -> RowChanges:

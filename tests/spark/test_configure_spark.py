@@ -26,8 +26,10 @@ def test_configure_spark_adds_the_jar_after_the_users_own_and_the_settings():
     icefloe.configure_spark(builder)                        # twice: the jar is listed once
     assert builder._options["spark.jars"] == f"/opt/mine.jar,{jar}"
     assert {k: builder._options[k] for k in REQUIRED_CONF} == REQUIRED_CONF
-    with pytest.raises(ValueError, match="Spark Connect"):
-        icefloe.configure_spark(SparkSession.Builder().remote("sc://localhost"))
+    # a Spark Connect builder: the settings alone (the client cannot reach the extension's classes)
+    remote = icefloe.configure_spark(SparkSession.Builder().remote("sc://localhost"))
+    assert "spark.jars" not in remote._options
+    assert {k: remote._options[k] for k in REQUIRED_CONF} == REQUIRED_CONF
     with pytest.raises(TypeError, match="SparkSession.builder"):
         icefloe.configure_spark("local[1]")
 
