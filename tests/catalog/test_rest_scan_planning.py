@@ -162,3 +162,27 @@ def test_the_client_refuses_server_planning_a_server_does_not_offer(table_with_d
             icefloe.Catalog(uri=uri, **{"scan-planning-mode": "remote"})
     with pytest.raises(IcefloeError, match="scan-planning-mode chooses where a REST catalog plans"):
         icefloe.Catalog(str(cat.warehouse), **{"scan-planning-mode": "server"})
+
+
+@pytest.mark.long
+def test_the_java_rest_catalog_plans_on_icefloe_serve(table_with_deletes):
+    """Apache Iceberg's Java ``RESTCatalog`` (the newest pinned runtime, which plans on the server
+    when ``scan-planning-mode=server``) reads the table with deletes through icefloe serve's plans:
+    its own request and response parsers, its reader applying the delete files each task names."""
+    from tools.jvm_runtime import JvmRuntime, newest_iceberg_version
+
+    cat, _ = table_with_deletes
+    seen: list = []
+    with served(cat, ServerSettings(plan_task_files=1), seen=seen) as uri:
+        conf = {"spark.sql.catalog.rest": "org.apache.iceberg.spark.SparkCatalog",
+                "spark.sql.catalog.rest.type": "rest", "spark.sql.catalog.rest.uri": uri,
+                "spark.sql.catalog.rest.cache-enabled": "false",
+                "spark.sql.catalog.rest.scan-planning-mode": "server"}
+        with JvmRuntime(cat.warehouse + "-jvm", conf=conf, iceberg_version=newest_iceberg_version()) as jvm:
+            assert [r[0] for r in jvm.sql("SELECT id FROM rest.db.t ORDER BY id")] == [1, 3, 4, 5, 6, 7]
+            assert [r[0] for r in jvm.sql("SELECT id FROM rest.db.t WHERE p = 'a' ORDER BY id")] == [1, 3, 7]
+            assert [r[0] for r in jvm.sql("SELECT id FROM rest.db.t WHERE id > 4 ORDER BY id")] == [5, 6, 7]
+            agent = {h.get("user-agent", "").split(" ")[0] for m, p, h in seen if p.endswith("/plan")}
+    plans = [p for m, p, _ in seen if m == "POST" and p.endswith("/plan")]
+    assert len(plans) >= 3 and all(a.startswith("Apache-HttpClient/5.") for a in agent), agent
+    assert any(p.endswith("/tasks") for m, p, _ in seen if m == "POST")     # it fetched the plan tasks
