@@ -26,9 +26,16 @@ from pyspark.sql.datasource import DataSourceStreamArrowWriter, DataSourceStream
 from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 
 from icefloe.core.io import LOCAL, strip_scheme
-from icefloe.errors import NoSuchSnapshotError
+from icefloe.errors import NoSuchSnapshotError, StreamingSetupError
 from icefloe.spark.datasource import ROWKIND
-from icefloe.spark.stream_formats import StreamingSetupError, stream_format
+
+
+def stream_format(location: str, io, fmt: Optional[str] = None):
+    """The table format's streaming side (``icefloe.spark.stream_formats``), imported when a
+    commit or a read needs it: a Spark worker unpickling the sink to write a task's files does not."""
+    from icefloe.spark.stream_formats import stream_format as of_table
+
+    return of_table(location, io, fmt)
 
 _KINDS = ("+I", "-U", "+U", "-D")
 DONE = -1    # an offset's file count when the whole snapshot was consumed
