@@ -151,6 +151,18 @@ class JvmRuntime:
         self.version = ready["version"]
         self.warehouse = str(warehouse)
 
+    def use_warehouse(self, warehouse: str | os.PathLike) -> "JvmRuntime":
+        """Point the ``jvm`` catalog at another warehouse, as a runtime started over it would have it
+        (the catalog is loaded again, with nothing of the last one cached): a test module's own
+        warehouse on a runtime shared by several."""
+        if self.engine != "iceberg":
+            raise ValueError(f"use_warehouse is for the Iceberg runtime's jvm catalog, not {self.engine!r}")
+        self.run("spark.conf.set('spark.sql.catalog.jvm.warehouse', warehouse)\n"
+                 "spark._jsparkSession.sessionState().catalogManager().reset()\n"
+                 "result = None", warehouse=str(warehouse))
+        self.warehouse = str(warehouse)
+        return self
+
     def table_location(self, name: str) -> str:
         """Where the ``jvm`` catalog (a Hadoop catalog over the warehouse) keeps table ``db.t``."""
         return os.path.join(self.warehouse, *name.split("."))

@@ -43,6 +43,21 @@ class CompactionPlan:
 
 TARGET_FILE_SIZE = "write.target-file-size-bytes"
 _MAX_INT = 2 ** 31 - 1
+# options of Iceberg's rewrite procedures about how the job runs, not what it writes, each to the one
+# value icefloe carries out (None: any value): every file group is rewritten by one job, committed once
+RUN_OPTIONS = {"max-concurrent-file-group-rewrites": None, "partial-progress.max-commits": None,
+               "rewrite-job-order": None, "partial-progress.enabled": "false"}
+
+
+def check_run_option(procedure: str, key: str, value, run_options: dict, known: Iterable[str]) -> None:
+    """Raise ValueError unless ``key`` is one of ``procedure``'s run options with a value icefloe
+    carries out (``known``: every option name of the procedure, for the message)."""
+    if key not in run_options:
+        raise ValueError(f"unknown {procedure} option {key!r}; known: {', '.join(sorted(known))}")
+    needed = run_options[key]
+    if needed is not None and str(value).strip().lower() != needed:
+        raise ValueError(f"{procedure} option {key}={value} is not supported: icefloe rewrites every file "
+                         f"group in one commit with {key}={needed}")
 
 
 @dataclass(frozen=True)

@@ -8,14 +8,16 @@ Delete files are matched to data files by the spec's sequence-number rules.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Optional, Protocol
 
 import numpy as np
 
 from icefloe.core import expressions as ex
+from icefloe.core.gc_pause import collection_paused
 from icefloe.core.io import FileIO
-from icefloe.errors import CorruptMetadataError
+from icefloe.errors import CorruptMetadataError, IcefloeError
 from icefloe.iceberg import evaluators as ev
 from icefloe.iceberg.manifest import DATA, DELETED, EQUALITY_DELETES, POSITION_DELETES, DataFile
 from icefloe.iceberg.manifest_list import DELETE_MANIFEST
@@ -64,48 +66,178 @@ def bind_row_filter(meta: TableMetadata, where):
     return ex.bind(expr, meta.schema)
 
 
-def plan_files(io: FileIO, meta: TableMetadata, snapshot: Optional[Snapshot], where=None) -> list[FileScanTask]:
+# Iceberg's planning modes: where a plan reads its data and its delete manifests (the Java
+# runtime's table properties ``read.data-planning-mode`` / ``read.delete-planning-mode`` and Spark
+# SQL settings ``spark.sql.iceberg.data-planning-mode`` / ``...delete-planning-mode``, which win)
+DATA_PLANNING_MODE = "read.data-planning-mode"
+DELETE_PLANNING_MODE = "read.delete-planning-mode"
+SESSION_DATA_PLANNING_MODE = "spark.sql.iceberg.data-planning-mode"
+SESSION_DELETE_PLANNING_MODE = "spark.sql.iceberg.delete-planning-mode"
+PLANNING_MODES = ("auto", "local", "distributed")
+# in ``auto`` mode, manifests are planned in Spark tasks only when the session has more task slots
+# than this process has cores, there are more than two manifests per core to open and together
+# they are longer than this many bytes per core (the Java runtime's thresholds)
+LOCAL_PLANNING_BYTES_PER_CORE = 128 * 1024 * 1024
+
+
+class RemotePlanner(Protocol):
+    """Where manifests are planned out of this process (the Spark layer's ``iceberg_plan``)."""
+
+    def setting(self, key: str) -> Optional[str]:
+        """A session setting that overrides a table property (None: not set, or no session)."""
+
+    def parallelism(self) -> int:
+        """How many manifests the session can plan at once (0: no session running)."""
+
+    def run(self, io: FileIO, meta: TableMetadata, bound, manifests: list) -> list:
+        """``plan_manifests(io, meta, bound, manifests)``, run in Spark tasks: one result per manifest, in order."""
+
+
+@dataclass(frozen=True)
+class PlanningModes:
+    data: str = "auto"
+    delete: str = "auto"
+
+    @classmethod
+    def of(cls, properties: dict, remote: Optional[RemotePlanner] = None) -> "PlanningModes":
+        """The modes a table's properties (and a session's settings, which win) choose; an unknown
+        mode is an error naming the setting."""
+        def mode(prop: str, session_key: str) -> str:
+            raw, where = properties.get(prop), f"table property {prop}"
+            override = remote.setting(session_key) if remote is not None else None
+            if override is not None:
+                raw, where = override, f"Spark setting {session_key}"
+            if raw is None:
+                return "auto"
+            value = str(raw).strip().lower()
+            if value not in PLANNING_MODES:
+                raise IcefloeError(f"{where} must be one of {', '.join(PLANNING_MODES)}, not {raw!r}")
+            return value
+        return cls(mode(DATA_PLANNING_MODE, SESSION_DATA_PLANNING_MODE),
+                   mode(DELETE_PLANNING_MODE, SESSION_DELETE_PLANNING_MODE))
+
+
+@dataclass
+class ManifestMatches:
+    """What one manifest gives a plan: the tasks of its data files that may match, and its delete
+    entries that may apply (matched to data files once every manifest is read)."""
+    tasks: list = field(default_factory=list)
+    deletes: list = field(default_factory=list)
+
+
+class _PlanFilter:
+    """A plan's filter bound to each partition spec: manifests by their partition summaries, entries
+    by their partition values, data files by their column metrics."""
+
+    def __init__(self, meta: TableMetadata, bound):
+        self.bound = bound
+        self.manifest_evals: dict = {}
+        self.part_evals: dict = {}
+        self.metrics_eval = None
+        if bound is not None:
+            schema = meta.schema
+            self.metrics_eval = ev.MetricsEvaluator(schema, bound)
+            for spec_id, spec in meta.specs_by_id().items():
+                ptype = spec.partition_type(schema)
+                projected = ev.project_inclusive(bound, spec, schema)
+                self.manifest_evals[spec_id] = ev.ManifestEvaluator(ptype, projected)
+                self.part_evals[spec_id] = ev.PartitionEvaluator(ptype, projected)
+
+    def may_match(self, m) -> bool:
+        return self.bound is None or m.partitions is None or self.manifest_evals[m.partition_spec_id].may_match(m.partitions)
+
+
+def plan_files(io: FileIO, meta: TableMetadata, snapshot: Optional[Snapshot], where=None,
+               remote: Optional[RemotePlanner] = None) -> list[FileScanTask]:
+    """The scan tasks of ``snapshot`` that may match ``where``. With ``remote``, the data and delete
+    manifests are planned in Spark tasks where the planning modes say so (``PlanningModes``); the
+    answer is the same either way."""
+    modes = PlanningModes.of(meta.properties, remote)
     if snapshot is None:
         return []
     bound = bind_row_filter(meta, where)
-    manifests = snapshot_manifests(io, snapshot)
-    specs = meta.specs_by_id()
-    schema = meta.schema
-    manifest_evals: dict = {}
-    part_evals: dict = {}
-    metrics_eval = None
-    if bound is not None:
-        metrics_eval = ev.MetricsEvaluator(schema, bound)
-        for spec_id, spec in specs.items():
-            ptype = spec.partition_type(schema)
-            projected = ev.project_inclusive(bound, spec, schema)
-            manifest_evals[spec_id] = ev.ManifestEvaluator(ptype, projected)
-            part_evals[spec_id] = ev.PartitionEvaluator(ptype, projected)
-
-    data_tasks: list[FileScanTask] = []
-    delete_entries: list = []
-    _prefetch(io, meta, [m for m in manifests if m.has_added_or_existing() and m.partition_spec_id in specs and
-                         (bound is None or m.partitions is None or
-                          manifest_evals[m.partition_spec_id].may_match(m.partitions))])
-    for m in manifests:
-        if not m.has_added_or_existing():
-            continue
-        if m.partition_spec_id not in specs:
-            raise CorruptMetadataError(snapshot.manifest_list, f"the entry for manifest {m.manifest_path} names "
-                                       f"partition spec {m.partition_spec_id!r}, which the table metadata does not have")
-        if bound is not None and m.partitions is not None:
-            if not manifest_evals[m.partition_spec_id].may_match(m.partitions):
+    with collection_paused():       # millions of cached objects, no cycles: see ``core.gc_pause``
+        manifests = snapshot_manifests(io, snapshot)
+        specs = meta.specs_by_id()
+        plan_filter = _PlanFilter(meta, bound)
+        to_open = []
+        for m in manifests:
+            if not m.has_added_or_existing():
                 continue
-        pe = part_evals.get(m.partition_spec_id)
+            if m.partition_spec_id not in specs:
+                raise CorruptMetadataError(snapshot.manifest_list, f"the entry for manifest {m.manifest_path} names "
+                                           f"partition spec {m.partition_spec_id!r}, which the table metadata does not have")
+            if plan_filter.may_match(m):
+                to_open.append(m)
+        deletes = [i for i, m in enumerate(to_open) if m.content == DELETE_MANIFEST]
+        data = [i for i, m in enumerate(to_open) if m.content != DELETE_MANIFEST]
+        equality = bool(deletes) and _may_have_equality_deletes(snapshot)
+        found: list = [None] * len(to_open)
+        local: list = []
+        for group, mode in ((data, modes.data), (deletes, modes.delete)):
+            if remote is not None and _distributed(mode, [to_open[i] for i in group], remote, equality):
+                for i, got in zip(group, remote.run(io, meta, bound, [to_open[i] for i in group])):
+                    found[i] = got
+            else:
+                local.extend(group)
+        local.sort()
+        _prefetch(io, meta, [to_open[i] for i in local])
+        for i, got in zip(local, _plan_manifests(io, meta, plan_filter, [to_open[i] for i in local])):
+            found[i] = got
+        data_tasks: list[FileScanTask] = [t for got in found for t in got.tasks]
+        delete_entries = [e for got in found for e in got.deletes]
+        if delete_entries:
+            _attach_deletes(data_tasks, delete_entries, specs)
+        attach_identity_values(data_tasks, specs)
+    return data_tasks
+
+
+def _distributed(mode: str, manifests: list, remote: RemotePlanner, equality_deletes: bool) -> bool:
+    """Whether ``manifests`` (one kind) are planned in Spark tasks: always in ``distributed`` mode
+    (when there are any), never in ``local``; in ``auto``, when the session can plan more at once
+    than this process, there are many large manifests, and no equality deletes may apply (their
+    matching needs the data files' statistics here, as in the Java runtime)."""
+    if not manifests or mode == "local":
+        return False
+    if mode == "distributed":
+        return True
+    cores = os.cpu_count() or 1
+    return not equality_deletes and len(manifests) > 2 * cores and \
+        sum(m.manifest_length or 0 for m in manifests) > cores * LOCAL_PLANNING_BYTES_PER_CORE and \
+        remote.parallelism() > cores
+
+
+def _may_have_equality_deletes(snapshot: Snapshot) -> bool:
+    total = (snapshot.summary or {}).get("total-equality-deletes")
+    try:
+        return total is None or int(total) > 0
+    except (TypeError, ValueError):
+        return True
+
+
+def plan_manifests(io: FileIO, meta: TableMetadata, bound, manifests: list) -> list[ManifestMatches]:
+    """Each manifest's ``ManifestMatches`` under the bound filter ``bound`` (None: every file), in
+    order: the part of a plan that reads manifests, the same in this process and in a Spark task."""
+    with collection_paused():
+        return _plan_manifests(io, meta, _PlanFilter(meta, bound), manifests)
+
+
+def _plan_manifests(io: FileIO, meta: TableMetadata, plan_filter: _PlanFilter, manifests: list) -> list:
+    out = []
+    metrics_eval = plan_filter.metrics_eval
+    for m in manifests:
+        got = ManifestMatches()
+        out.append(got)
+        pe = plan_filter.part_evals.get(m.partition_spec_id)
         delete_manifest = m.content == DELETE_MANIFEST
-        keep = None if bound is None else _file_filter(pe, metrics_eval, delete_manifest)
+        keep = None if plan_filter.bound is None else _file_filter(pe, metrics_eval, delete_manifest)
         content = load_manifest(io, meta, m, keep)
-        if bound is not None and content.cached:       # judged as columns: the entries that may match
+        if plan_filter.bound is not None and content.cached:       # judged as columns: the entries that may match
             for e in _matching(content, pe, metrics_eval, delete_manifest):
                 if delete_manifest or e.data_file.content != DATA:
-                    delete_entries.append(e)
+                    got.deletes.append(e)
                 else:
-                    data_tasks.append(FileScanTask(e.data_file, e.sequence_number or 0))
+                    got.tasks.append(FileScanTask(e.data_file, e.sequence_number or 0))
             continue
         for e in content.entries:
             if e.status == DELETED:
@@ -114,15 +246,12 @@ def plan_files(io: FileIO, meta: TableMetadata, snapshot: Optional[Snapshot], wh
             if pe is not None and not pe.eval(f.partition):
                 continue
             if delete_manifest or f.content != DATA:
-                delete_entries.append(e)
+                got.deletes.append(e)
                 continue
             if metrics_eval is not None and not metrics_eval.may_match(f):
                 continue
-            data_tasks.append(FileScanTask(f, e.sequence_number or 0))
-    if delete_entries:
-        _attach_deletes(data_tasks, delete_entries, specs)
-    attach_identity_values(data_tasks, specs)
-    return data_tasks
+            got.tasks.append(FileScanTask(f, e.sequence_number or 0))
+    return out
 
 
 def attach_identity_values(tasks: list, specs: dict) -> None:

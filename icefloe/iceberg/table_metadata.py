@@ -260,13 +260,19 @@ class TableMetadata:
 
     @staticmethod
     def loads(data: bytes, path: str) -> "TableMetadata":
-        try:
-            obj = json.loads(data)
-        except (ValueError, UnicodeDecodeError, RecursionError) as e:
-            raise CorruptMetadataError(path, f"not valid JSON ({type(e).__name__}: {e})") from e
-        if not isinstance(obj, dict):
-            raise CorruptMetadataError(path, f"table metadata must be a JSON object, not {type(obj).__name__}")
-        return TableMetadata.from_json(obj, path)
+        return TableMetadata.from_json(metadata_json(data, path, "table"), path)
+
+
+def metadata_json(data: bytes, path: str, kind: str) -> dict:
+    """The JSON object of a metadata file (``kind``: "table" or "view"); ``CorruptMetadataError``
+    naming ``path`` when it is not JSON or not an object."""
+    try:
+        obj = json.loads(data)
+    except (ValueError, UnicodeDecodeError, RecursionError) as e:
+        raise CorruptMetadataError(path, f"not valid JSON ({type(e).__name__}: {e})") from e
+    if not isinstance(obj, dict):
+        raise CorruptMetadataError(path, f"{kind} metadata must be a JSON object, not {type(obj).__name__}")
+    return obj
 
 
 def _next_row_id(obj: dict, fv: int, bad):

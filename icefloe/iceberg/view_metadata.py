@@ -25,6 +25,7 @@ from typing import Optional
 from icefloe.core.types import Schema
 from icefloe.errors import CorruptMetadataError, IcefloeError, SchemaError, VersionConflict
 from icefloe.iceberg.schema import schema_from_json, schema_to_json
+from icefloe.iceberg.table_metadata import metadata_json
 
 VIEW_FORMAT_VERSION = 1
 SQL = "sql"
@@ -165,11 +166,7 @@ class ViewMetadata:
 
     @staticmethod
     def loads(data: bytes, path: str) -> "ViewMetadata":
-        try:
-            obj = json.loads(data)
-        except (ValueError, UnicodeDecodeError, RecursionError) as e:
-            raise CorruptMetadataError(path, f"not valid JSON ({type(e).__name__}: {e})") from e
-        return ViewMetadata.from_json(obj, path)
+        return ViewMetadata.from_json(metadata_json(data, path, "view"), path)
 
     @staticmethod
     def from_json(obj, path: str = "<memory>") -> "ViewMetadata":

@@ -112,6 +112,19 @@ def delete_branch(io, table_path: str, name: str) -> None:
     io.delete_tree(branch_path(table_path, name))
 
 
+def rename_branch(io, table_path: str, name: str, new_name: str) -> None:
+    """Paimon's rename: the branch's directory moved to the new name (main cannot be renamed, the
+    new name must be free and valid)."""
+    check_branch_name(name)
+    check_branch_name(new_name)
+    if not branch_exists(io, table_path, name):
+        raise BranchError(f"table {table_path} has no branch {name!r}; branches are "
+                          f"{branch_names(io, table_path) or 'none'}")
+    if branch_exists(io, table_path, new_name):
+        raise BranchError(f"branch {new_name!r} already exists in {table_path}")
+    io.rename(branch_path(table_path, name), branch_path(table_path, new_name))
+
+
 def fast_forward(io, table_path: str, name: str) -> int:
     """Make branch ``name`` main's history; returns main's new latest snapshot id."""
     check_branch_name(name)

@@ -669,6 +669,34 @@ class FileStoreTable:
         self._main_only("delete_branch")
         branches.delete_branch(self.io, self._location, name)
 
+    def rename_branch(self, name: str, new_name: str):
+        """Rename branch ``name`` to ``new_name`` (its directory moves; main cannot be renamed).
+        Returns the branch under its new name as a table."""
+        self._main_only("rename_branch")
+        branches.rename_branch(self.io, self._location, name, new_name)
+        return self.branch_table(new_name)
+
+    def repair_earliest_snapshot(self, snapshot_id: int) -> int:
+        """Point the EARLIEST hint at ``snapshot_id``, as Paimon's ``repair_earliest_snapshot``: the
+        snapshots from it to the latest must all exist and the one before it must not (the first
+        after a gap), or it is the earliest already. Returns the earliest snapshot id before."""
+        snaps = self._store.snapshots
+        previous, latest = snaps.earliest_id(), snaps.latest_id()
+        if previous is None or latest is None:
+            raise ValueError(f"table {self.name} has no snapshot: there is no earliest snapshot to repair")
+        if not previous <= snapshot_id <= latest:
+            raise ValueError(f"snapshot {snapshot_id} is not between the earliest ({previous}) and the latest "
+                             f"({latest}) snapshot of {self.name}")
+        missing = sorted(set(range(snapshot_id, latest + 1)) - set(snaps.ids()))
+        if missing:
+            raise ValueError(f"snapshot {missing[0]} of {self.name} does not exist: the snapshots from "
+                             f"{snapshot_id} to the latest must all exist")
+        if snapshot_id != previous and snaps.ids().count(snapshot_id - 1):
+            raise ValueError(f"snapshot {snapshot_id} of {self.name} does not follow a gap: snapshot "
+                             f"{snapshot_id - 1} exists")
+        snaps.commit_earliest_hint(snapshot_id)
+        return previous
+
     def fast_forward(self, name: str) -> Optional[Snapshot]:
         """Paimon's fast-forward: main's snapshots, schemas and tags from the branch's first snapshot on
         are replaced by the branch's; returns main's new latest snapshot."""

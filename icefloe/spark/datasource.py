@@ -30,7 +30,7 @@ from icefloe.core.config import catalog_properties, storage_properties
 from icefloe.core.io import strip_scheme
 from icefloe.core.schema_input import to_schema
 from icefloe.core.types import to_arrow_schema, to_spark_schema
-from icefloe.errors import CorruptDataFileError, IcefloeError, InvalidNameError, NotSupportedError
+from icefloe.errors import CorruptDataFileError, IcefloeError, InvalidNameError, NotSupportedError, StreamingSetupError
 from icefloe.paimon import types as pt
 from icefloe.paimon.writer import restored_sequence_numbers
 from icefloe.spark.paimon_write import paimon_abort, paimon_commit, paimon_write_batches
@@ -240,6 +240,9 @@ class BatchDataSource(DataSource):
         return T.StructType(fields)
 
     def reader(self, schema):
+        if any(str(k).lower() in ("consumer-id", "consumer.mode", "consumer.ignore-progress") for k in self.options):
+            raise StreamingSetupError("option consumer-id records a streaming read's progress (Paimon's consumers); "
+                                      "a batch read has none: read with spark.readStream")
         return IcefloePushdownReader(dict(self.options), schema)
 
     def writer(self, schema, overwrite: bool):

@@ -19,6 +19,7 @@ import math
 from typing import Optional
 
 from icefloe.iceberg import scan as scan_mod
+from icefloe.iceberg import rewrite as rewrite_mod
 from icefloe.iceberg import zorder
 from icefloe.iceberg.manifest import DATA
 from icefloe.iceberg.manifest_reader import live_entries
@@ -32,11 +33,8 @@ from icefloe.spark.target import WriteTarget, branch_head
 
 BINPACK, SORT = "binpack", "sort"
 KEEP = "keep"
-# options of Iceberg's procedure about how the job runs, not what it writes: every group is
-# rewritten by one Spark job and committed once here
-RUN_OPTIONS = {"max-concurrent-file-group-rewrites": None, "partial-progress.max-commits": None,
-               "rewrite-job-order": None, "partial-progress.enabled": "false",
-               "use-starting-sequence-number": "true", "remove-dangling-deletes": "true"}
+# the run options of Iceberg's procedure: the common ones, and two that change what is committed
+RUN_OPTIONS = {**rewrite_mod.RUN_OPTIONS, "use-starting-sequence-number": "true", "remove-dangling-deletes": "true"}
 # options of the sort and z-order rewriters (``shuffle-partitions-per-file`` only splits the shuffle
 # of one output file; the rows and files written are the same)
 SORT_OPTIONS = ("shuffle-partitions-per-file",)
@@ -55,16 +53,11 @@ def check_options(options: dict, strategy: str = "binpack", zordered: bool = Fal
             if int(value) < 1:
                 raise ValueError(f"rewrite_data_files option {key} must be at least 1, got {value}")
             continue
-        if key not in RUN_OPTIONS:
-            if key in SORT_OPTIONS or key in ZORDER_OPTIONS:
-                raise ValueError(f"rewrite_data_files option {key!r} applies only to "
-                                 f"{'z-order' if key in ZORDER_OPTIONS else 'sort'} rewrites")
-            raise ValueError(f"unknown rewrite_data_files option {key!r}; known: "
-                             f"{', '.join(sorted([*BinPack.OPTIONS, *RUN_OPTIONS, *own]))}")
-        needed = RUN_OPTIONS[key]
-        if needed is not None and str(value).strip().lower() != needed:
-            raise ValueError(f"rewrite_data_files option {key}={value} is not supported: icefloe rewrites "
-                             f"every file group in one commit with {key}={needed}")
+        if key not in RUN_OPTIONS and (key in SORT_OPTIONS or key in ZORDER_OPTIONS):
+            raise ValueError(f"rewrite_data_files option {key!r} applies only to "
+                             f"{'z-order' if key in ZORDER_OPTIONS else 'sort'} rewrites")
+        rewrite_mod.check_run_option("rewrite_data_files", key, value, RUN_OPTIONS,
+                                     [*BinPack.OPTIONS, *RUN_OPTIONS, *own])
 
 
 def sort_terms(text: str) -> list:

@@ -25,7 +25,7 @@ from icefloe.iceberg import scan as scan_mod
 from icefloe.iceberg.delete_files import write_position_deletes
 from icefloe.iceberg.manifest import DATA, POSITION_DELETES
 from icefloe.iceberg.manifest_reader import live_entries
-from icefloe.iceberg.rewrite import TARGET_FILE_SIZE, BinPack, RewriteFiles
+from icefloe.iceberg.rewrite import RUN_OPTIONS, TARGET_FILE_SIZE, BinPack, RewriteFiles, check_run_option
 from icefloe.spark.align import explain_spark_error
 from icefloe.spark.iceberg_read import FILE_COL, POS_COL
 from icefloe.spark.python_read import position_rows
@@ -33,12 +33,9 @@ from icefloe.spark.target import WriteTarget, branch_head
 
 DELETE_TARGET_FILE_SIZE = "write.delete.target-file-size-bytes"
 DELETE_TARGET_DEFAULT = 64 * 1024 * 1024
-# Iceberg's options of the procedure: the size rules, and how the job runs (every group is
-# rewritten by one Spark job and committed once here)
+# Iceberg's size options of the procedure (its run options are ``rewrite.RUN_OPTIONS``)
 SIZE_OPTIONS = ("target-file-size-bytes", "min-file-size-bytes", "max-file-size-bytes", "min-input-files",
                 "rewrite-all", "max-file-group-size-bytes")
-RUN_OPTIONS = {"max-concurrent-file-group-rewrites": None, "partial-progress.max-commits": None,
-               "rewrite-job-order": None, "partial-progress.enabled": "false"}
 GROUP_COL = "__icefloe_group"
 EMPTY = {"rewritten_delete_files_count": 0, "added_delete_files_count": 0, "rewritten_bytes_count": 0,
          "added_bytes_count": 0}
@@ -46,15 +43,8 @@ EMPTY = {"rewritten_delete_files_count": 0, "added_delete_files_count": 0, "rewr
 
 def _rules(options: dict, properties: dict) -> BinPack:
     for key, value in options.items():
-        if key in SIZE_OPTIONS:
-            continue
-        if key not in RUN_OPTIONS:
-            raise ValueError(f"unknown rewrite_position_delete_files option {key!r}; known: "
-                             f"{', '.join(sorted([*SIZE_OPTIONS, *RUN_OPTIONS]))}")
-        needed = RUN_OPTIONS[key]
-        if needed is not None and str(value).strip().lower() != needed:
-            raise ValueError(f"rewrite_position_delete_files option {key}={value} is not supported: icefloe "
-                             f"rewrites every file group in one commit with {key}={needed}")
+        if key not in SIZE_OPTIONS:
+            check_run_option("rewrite_position_delete_files", key, value, RUN_OPTIONS, [*SIZE_OPTIONS, *RUN_OPTIONS])
     target = properties.get(DELETE_TARGET_FILE_SIZE, DELETE_TARGET_DEFAULT)
     return BinPack.from_options({k: v for k, v in options.items() if k in SIZE_OPTIONS},
                                 {TARGET_FILE_SIZE: str(target)})

@@ -346,22 +346,36 @@ def _read_by_id(location: str, batches, file_schema_id: int, read_schema_id: int
 
 
 # --------------------------------------------------------------------------- primary-key tables
-def read_merged(spark, table, schema, entries, where=None, columns: Optional[Sequence[str]] = None):
+def read_merged(spark, table, schema, entries, where=None, columns: Optional[Sequence[str]] = None,
+                bucket_col: Optional[str] = None):
     """A primary-key table's merged rows as a DataFrame: one Spark task per (partition,
     bucket) reads that bucket's files and merges its records by key with the table's merge
     engine (``icefloe.paimon.merge``); the driver only plans. ``where`` applies to the
-    merged rows, never to the records before the merge (an older record would show)."""
+    merged rows, never to the records before the merge (an older record would show).
+    ``bucket_col`` adds a last column of that name holding each row's bucket."""
     import json
 
+    from pyspark.sql import functions as F
     from pyspark.sql.pandas.types import to_arrow_schema
+    from pyspark.sql.types import IntegerType, StructField, StructType
 
     out_schema = pt.to_spark_schema(schema.fields, with_ids=False)
-    raw, entries = _raw_buckets(entries)
+    if bucket_col:
+        out_schema = StructType(list(out_schema.fields) + [StructField(bucket_col, IntegerType(), False)])
+    raw, entries = raw_buckets(entries)
     buckets = table.buckets_of(entries)
+    bucket_of = {e.file.file_path: e.bucket for e in entries}
     plain = None
     if raw:                  # buckets that need no merge: Spark's own Parquet reader, as an append table
+        file_col = "__icefloe_file" if bucket_col else None
         plain = read_files(spark, [e.file.file_path for e in raw], schema.fields,
-                           file_fields=[table.schema_by_id(e.file.schema_id).fields for e in raw], io=table.io)
+                           file_fields=[table.schema_by_id(e.file.schema_id).fields for e in raw], io=table.io,
+                           file_col=file_col)
+        if bucket_col:
+            of = spark.createDataFrame(sorted({(e.file.file_path, e.bucket) for e in raw}),
+                                       f"__icefloe_of string, `{bucket_col}` int")
+            plain = plain.join(F.broadcast(of), plain[file_col] == of["__icefloe_of"], "left") \
+                .drop(file_col, "__icefloe_of")
     if not buckets:
         df = plain if plain is not None else empty_frame(spark, out_schema)
     else:
@@ -372,7 +386,8 @@ def read_merged(spark, table, schema, entries, where=None, columns: Optional[Seq
             ids = [_schema_id_of(table, p, entries) for p in paths]
             for i in ids:
                 by_id[i] = table.schema_by_id(i).fields
-            tasks.append((json.dumps({"paths": paths, "schema_ids": ids, "levels": [levels[p] for p in paths]}),))
+            tasks.append((json.dumps({"paths": paths, "schema_ids": ids, "levels": [levels[p] for p in paths],
+                                      "bucket": bucket_of[paths[0]]}),))
         arrow_out = to_arrow_schema(out_schema, timezone="UTC")
         io, name = table.io, table.name
 
@@ -384,6 +399,9 @@ def read_merged(spark, table, schema, entries, where=None, columns: Optional[Seq
                     task = json.loads(spec)
                     for merged in iter_merged_bucket(io, task["paths"], [by_id[i] for i in task["schema_ids"]],
                                                      schema, name, levels=task["levels"]):
+                        if bucket_col:
+                            merged = merged.append_column(bucket_col, pa.array([task["bucket"]] * merged.num_rows,
+                                                                               pa.int32()))
                         merged = pa.Table.from_arrays([c.cast(f.type) for c, f in zip(merged.columns, arrow_out)],
                                                       schema=arrow_out)
                         yield from merged.to_batches()
@@ -536,7 +554,7 @@ def _read_marked_in_python(spark, table, schema, marked: list):
     return spark.createDataFrame(tasks, "task binary").repartition(parallelism).mapInArrow(read_marked, out_schema)
 
 
-def _raw_buckets(entries) -> tuple[list, list]:
+def raw_buckets(entries) -> tuple[list, list]:
     """``entries`` split into those of buckets whose rows need no merge and the rest. A bucket needs
     none when all its files are one sorted run written by a compaction (one level above 0, so each
     key once, in key order across the files) and none holds a record that deletes a key: its

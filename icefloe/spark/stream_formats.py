@@ -17,6 +17,7 @@ from icefloe.errors import NoSuchSnapshotError, StreamingSetupError
 from icefloe.iceberg import streaming as ice_stream
 from icefloe.iceberg.table_metadata import MAIN_BRANCH
 from icefloe.paimon import changelog as paimon_changelog
+from icefloe.paimon import consumer as paimon_consumer
 from icefloe.paimon import streaming as paimon_stream
 
 PAIMON, ICEBERG = "paimon", "iceberg"
@@ -66,6 +67,14 @@ class StreamFormat(Protocol):
 
     def last_committed_batch(self, query_id: str) -> Optional[int]:
         """The highest batch id the query committed to the table (None: none)."""
+        ...
+
+    def consumer(self, consumer_id: str) -> Optional[int]:
+        """The next snapshot consumer ``consumer_id`` recorded (None: no such consumer)."""
+        ...
+
+    def record_consumer(self, consumer_id: str, next_snapshot: int) -> None:
+        """Record that consumer ``consumer_id`` reads ``next_snapshot`` next."""
         ...
 
 
@@ -166,6 +175,14 @@ class IcebergStream:
 
         return ice_stream.last_committed_epoch(HadoopTableOperations(self.io, self.location).load()[1], query_id)
 
+    def consumer(self, consumer_id: str) -> Optional[int]:
+        raise StreamingSetupError(f"option consumer-id: {self.location} is an Iceberg table, and consumers (a "
+                                  "reader's progress kept in the table) are Paimon's; Spark's checkpoint keeps an "
+                                  "Iceberg stream's progress")
+
+    def record_consumer(self, consumer_id: str, next_snapshot: int) -> None:
+        self.consumer(consumer_id)
+
 
 class PaimonStream:
     """A Paimon table as a stream: snapshot ids in sequence (kept changelogs of expired ones
@@ -251,3 +268,9 @@ class PaimonStream:
         store = FileStoreTable(_name(self.location), self.location, io=self.io).store
         mine = paimon_stream.latest_of_user(store, query_id, store.snapshots.latest())
         return mine.commit_identifier if mine is not None else None
+
+    def consumer(self, consumer_id: str) -> Optional[int]:
+        return paimon_consumer.consumer(self.io, self._table().meta_location, consumer_id)
+
+    def record_consumer(self, consumer_id: str, next_snapshot: int) -> None:
+        paimon_consumer.reset_consumer(self.io, self._table().meta_location, consumer_id, next_snapshot)

@@ -151,6 +151,9 @@ class IcefloeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._cap: Optional[int] = None      # Trigger.AvailableNow: the last snapshot to read
         self.max_files = _int_opt(options, "streaming-max-files-per-micro-batch", "maxFilesPerTrigger")
         self.max_rows = _int_opt(options, "streaming-max-rows-per-micro-batch", "maxRowsPerTrigger")
+        self.consumer_id = _consumer_id(options)
+        if self.consumer_id is not None:
+            self.stream.consumer(self.consumer_id)        # an Iceberg table has no consumers: refused now
 
     # ------------------------------------------------------------------ snapshots
     def prepareForTriggerAvailableNow(self) -> None:
@@ -165,8 +168,16 @@ class IcefloeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return ids
 
     def _start_id(self) -> tuple[int, bool]:
-        """The starting snapshot and whether the stream starts with the whole table as of it."""
+        """The starting snapshot and whether the stream starts with the whole table as of it: a
+        consumer's next snapshot when the query has a consumer-id that exists (Paimon's consumer
+        progress wins over the startup options, unless consumer.ignore-progress)."""
         o = self.options
+        from icefloe.spark.stream_formats import flag
+
+        if self.consumer_id is not None and not flag(o, "consumer.ignore-progress"):
+            nxt = self.stream.consumer(self.consumer_id)
+            if nxt is not None:
+                return (nxt - 1 if nxt > 1 else -1, False)
         mode = (_opt(o, "scan.mode") or "").strip().lower()
         sid = _opt(o, "scan.snapshot-id") or _opt(o, "start-snapshot-id")
         ts = _opt(o, "scan.timestamp-millis") or _opt(o, "stream-from-timestamp")
@@ -272,8 +283,36 @@ class IcefloeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                                          self.options)
 
     def commit(self, end: dict) -> None:
+        """Spark committed the micro-batches up to ``end``: drop what they needed and, with a
+        consumer-id, record the consumer's next snapshot, as Paimon's Spark source does: past a
+        snapshot only once all its files are read (a snapshot read partway is read again from its
+        start after a restart), and no consumer for an initial full scan not yet read to its end."""
         keep = int(end["snapshot"])
+        if self.consumer_id is not None and keep >= 0:
+            done = int(end["files"]) == DONE
+            if done or not end.get("full", False):
+                self.stream.record_consumer(self.consumer_id, keep + 1 if done else keep)
         self._units = {k: v for k, v in self._units.items() if k[0] == keep or k[0] > keep}
+
+
+_CONSUMER_MODES = ("exactly-once", "at-least-once")
+
+
+def _consumer_id(options) -> Optional[str]:
+    """The stream's ``consumer-id`` (None without one); ``consumer.mode`` must be one of Paimon's
+    (both record progress the same way in a Spark query, as in Paimon's Spark source)."""
+    cid = _opt(options, "consumer-id")
+    mode = _opt(options, "consumer.mode")
+    if mode is not None and str(mode).strip().lower() not in _CONSUMER_MODES:
+        raise StreamingSetupError(f"option consumer.mode={mode!r}: expected {' or '.join(_CONSUMER_MODES)}")
+    if cid is None:
+        if mode is not None or _opt(options, "consumer.ignore-progress") is not None:
+            raise StreamingSetupError("options consumer.mode and consumer.ignore-progress need a consumer-id")
+        return None
+    cid = str(cid).strip()
+    if not cid or "/" in cid:
+        raise StreamingSetupError(f"option consumer-id={cid!r}: expected a non-empty name without '/'")
+    return cid
 
 
 def _int_opt(options, *keys) -> Optional[int]:

@@ -43,6 +43,25 @@ def fast_forward(t, args):
     return [(True,)]
 
 
+def rename_branch(t, args):
+    """``rename_branch(table, from_branch, to_branch)``."""
+    t.rename_branch(_name(args, "from_branch"), _name(args, "to_branch"))
+    return [(True,)]
+
+
+def repair_earliest_snapshot(t, args):
+    """``repair_earliest_snapshot(table, snapshot_id)``: the EARLIEST hint names ``snapshot_id``
+    (the first snapshot after a gap); row: the earliest snapshot id before, and now."""
+    sid = args.get("snapshot_id")
+    if isinstance(sid, bool) or not str(sid).strip().isdigit():
+        raise SqlError(f"argument 'snapshot_id' must be a snapshot id, got {sid!r}")
+    try:
+        previous = t.repair_earliest_snapshot(int(sid))
+    except ValueError as e:
+        raise SqlError(f"repair_earliest_snapshot: {e}; nothing was changed") from None
+    return [(previous, int(sid))]
+
+
 def _local_time(value) -> _dt.datetime:
     """``older_than``: a local wall-clock time (Paimon's tag create times are local), a
     ``TIMESTAMP`` value or epoch milliseconds."""
@@ -89,6 +108,8 @@ def compact_manifest(t, args):
     return [(True,)]
 
 
+_ROW_IDS = ("icefloe's writers give rows no row ids (row-tracking.enabled, _ROW_ID), so a table it writes has "
+            "none of them")
 # Paimon's procedures icefloe does not run, and why (each refused by name)
 REFUSED = {
     "trigger_tag_automatic_creation": "icefloe does not create tags automatically: tag.automatic-creation is "
@@ -103,4 +124,19 @@ REFUSED = {
     "create_function": "a Paimon filesystem catalog has no functions (Paimon keeps them in a REST catalog)",
     "alter_function": "a Paimon filesystem catalog has no functions (Paimon keeps them in a REST catalog)",
     "drop_function": "a Paimon filesystem catalog has no functions (Paimon keeps them in a REST catalog)",
+    "materialize_deletion_vectors": "it applies to Data Evolution tables (data-evolution.enabled), whose rows carry "
+                                    "row ids; " + _ROW_IDS,
+    "reassign_row_id": "it renumbers the row ids of Data Evolution tables (data-evolution.enabled); " + _ROW_IDS,
+    "create_global_index": "global indexes are built on tables with row-tracking.enabled, keyed by row id; "
+                           + _ROW_IDS,
+    "drop_global_index": "global indexes are built on tables with row-tracking.enabled, keyed by row id; "
+                         + _ROW_IDS + ", and no global index",
+    "compact_chain_table": "chain tables (chain-table.enabled: a snapshot branch and a delta branch read as one) "
+                           "are not implemented by icefloe",
+    "merge_branch": "it merges the branches of tables created with branch-merge.enabled, whose pure-append history "
+                    "(no compaction, no INSERT OVERWRITE) icefloe's writers do not enforce; CALL sys.fast_forward "
+                    "makes a branch main's history",
+    "rescale": "icefloe writes with the table's bucket number only and does not rewrite partitions to another "
+               "one yet; a table's bucket number is its 'bucket' option",
+    "copy": "icefloe does not copy a table's files yet; CREATE TABLE ... AS SELECT copies its rows",
 }

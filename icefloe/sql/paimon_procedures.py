@@ -253,6 +253,11 @@ PROCEDURES = {
                                      branch_procs.delete_branch),
     "fast_forward": PaimonProcedure(("table", "branch"), ("table", "branch"), "result boolean",
                                     branch_procs.fast_forward),
+    "rename_branch": PaimonProcedure(("table", "from_branch", "to_branch"), ("table", "from_branch", "to_branch"),
+                                     "result boolean", branch_procs.rename_branch),
+    "repair_earliest_snapshot": PaimonProcedure(("table", "snapshot_id"), ("table", "snapshot_id"),
+                                                "previous_earliest_snapshot_id bigint, current_earliest_snapshot_id bigint",
+                                                branch_procs.repair_earliest_snapshot),
     "expire_tags": PaimonProcedure(("table", "older_than"), ("table",), "expired_tags string",
                                    branch_procs.expire_tags),
     "compact_manifest": PaimonProcedure(("table", "options"), ("table",), "result boolean",
@@ -299,7 +304,7 @@ PROCEDURES = {
 
 # Paimon's procedures whose call with an argument only the shared (Iceberg's) form has runs that form
 SHARED_FORMS = ("expire_snapshots",)
-_MAIN_ONLY = ("delete_branch", "fast_forward", "purge_files", "expire_changelogs")
+_MAIN_ONLY = ("delete_branch", "fast_forward", "rename_branch", "purge_files", "expire_changelogs")
 REFUSED = branch_procs.REFUSED
 
 

@@ -12,7 +12,7 @@ from sqlglot import exp
 
 from icefloe.core.reports import ExpireReport
 from icefloe.errors import CommitFailedError, IcefloeError, NoSuchSnapshotError, NotSupportedError
-from icefloe.sql import migration_procedures, paimon_procedures
+from icefloe.sql import migration_procedures, paimon_catalog_procedures, paimon_procedures
 from icefloe.sql.call_args import bind_args
 from icefloe.sql.errors import NotSupportedYetError, SqlError, refusal
 from icefloe.sql.parser import Call, node_position
@@ -131,13 +131,16 @@ def call(sess, stmt: Call):
                        f"{sess.catalog_name}.system.<name>", stmt.procedure.line, stmt.procedure.column)
     if parts[1] in migration_procedures.PROCEDURES:      # their tables are in other catalogs, or not yet
         return migration_procedures.call(sess, stmt, parts[1])
+    if parts[1] in paimon_catalog_procedures.PROCEDURES:     # the catalog's tables, no one table
+        return paimon_catalog_procedures.compact_database(sess, stmt)
     proc = PROCEDURES.get(parts[1])
     paimon = paimon_procedures.PROCEDURES.get(parts[1])
     if proc is None and paimon is None and parts[1] in paimon_procedures.REFUSED:
         raise NotSupportedYetError(f"CALL sys.{parts[1]} ({paimon_procedures.REFUSED[parts[1]]})",
                                    stmt.procedure.line, stmt.procedure.column)
     if proc is None and paimon is None:
-        known = sorted(set(PROCEDURES) | set(paimon_procedures.PROCEDURES) | set(migration_procedures.PROCEDURES))
+        known = sorted(set(PROCEDURES) | set(paimon_procedures.PROCEDURES) | set(migration_procedures.PROCEDURES)
+                       | set(paimon_catalog_procedures.PROCEDURES))
         raise SqlError(f"unknown procedure {stmt.procedure}; known: {', '.join(known)}",
                        stmt.procedure.line, stmt.procedure.column)
     args = _table_only(stmt)

@@ -29,10 +29,12 @@ from icefloe.sql.errors import NotSupportedYetError, SqlError
 from icefloe.sql.names import TableRef, resolve_parts, table_parts
 from icefloe.sql.parser import Statement, node_position, position_of, split
 from icefloe.sql.translate import literal_value
-from icefloe.table.capabilities import AUDIT_LOG, BRANCH_TABLES, PAIMON_DYNAMIC_OPTIONS, row_tables
+from icefloe.table.capabilities import (
+    AUDIT_LOG, BRANCH_TABLES, PAIMON_DYNAMIC_OPTIONS, metadata_column_reads, row_tables,
+)
 from icefloe.sql import (
-    catalog_statements as cs, commands, ddl, dml, parser as p, paimon_incremental, paimon_options, procedures,
-    system_functions, views, wap,
+    catalog_statements as cs, commands, ddl, dml, metadata_columns, parser as p, paimon_incremental, paimon_options,
+    procedures, system_functions, views, wap,
 )
 
 VIEW_PREFIX = views.INTERNAL_PREFIX
@@ -364,8 +366,9 @@ class SqlSession:
             return {"as_of": micros // 1000}
         raise self.error(f"unsupported time travel {version.sql('spark')}", node)
 
-    def table_df(self, ref: TableRef, version: Optional[exp.Version] = None, node=None):
-        """A DataFrame of a table or metadata table reference."""
+    def table_df(self, ref: TableRef, version: Optional[exp.Version] = None, node=None, hidden: tuple = ()):
+        """A DataFrame of a table or metadata table reference; with the ``hidden`` metadata columns
+        (those the table has) after its own."""
         t = self.load(ref)
         if ref.metadata:
             return self.metadata_df(t, ref, version, node)
@@ -381,6 +384,11 @@ class SqlSession:
             kwargs = self.dynamic_read_kwargs(t, ref)
         elif not kwargs and (branch := wap.read_branch(self, t)) is not None:
             kwargs = {"ref": branch}      # SET spark.wap.branch: plain reads see the audit branch
+        if hidden:
+            reads = metadata_column_reads(t)
+            assert reads is not None          # view_for asks only for the table's own metadata columns
+            with self.refused_as(f"reading {', '.join(hidden)} of {t.name}", node):
+                return reads.to_spark_with_metadata(hidden, **kwargs)
         return t.to_spark(**kwargs)
 
     def dynamic_read_kwargs(self, t, ref: TableRef) -> dict:
@@ -424,17 +432,22 @@ class SqlSession:
             raise self.error(str(e), node) from None
         return metadata_tables.to_spark(self.spark, table)
 
-    def view_for(self, ref: TableRef, table: exp.Table) -> str:
-        """Register a temporary view for one reference and return its name."""
+    def view_for(self, ref: TableRef, table: exp.Table, named: frozenset = frozenset()) -> tuple[str, list]:
+        """Register a temporary view for one reference; its name, and the table's own columns when
+        the view has metadata columns after them (those of ``named`` the table has)."""
         version = table.args.get("version")
-        df = self.table_df(ref, version, table)
         t = self.load(ref)
-        key = f"{getattr(t, 'metadata_location', '')}|{ref}|{version.sql('spark') if version else ''}"
+        hidden: tuple = ()
+        if named and not ref.metadata and (reads := metadata_column_reads(t)) is not None:
+            own = {c.lower() for c in t.schema.column_names}
+            hidden = tuple(n for n in reads.metadata_column_names() if n in named and n not in own)
+        df = self.table_df(ref, version, table, hidden)
+        key = f"{getattr(t, 'metadata_location', '')}|{ref}|{version.sql('spark') if version else ''}|{hidden}"
         view = VIEW_PREFIX + (f"{ref.catalog}_" if ref.catalog else "") + ref.name.replace(".", "_").replace("-", "_").replace("$", "_") + \
             (f"_{ref.metadata}" if ref.metadata else "") + "_" + hashlib.sha1(key.encode()).hexdigest()[:12]
         df.createOrReplaceTempView(view)
         self._views[view] = str(ref)
-        return view
+        return view, (df.columns[:-len(hidden)] if hidden else [])
 
     def temp_view(self, df, key: str, shown: str) -> str:
         """Register ``df`` as a temporary view for this session's rewritten queries; its name."""
@@ -463,6 +476,7 @@ class SqlSession:
         """A copy of ``tree`` with icefloe references replaced by temp views; and how many."""
         tree = tree.copy()
         count = paimon_incremental.rewrite(self, tree)      # paimon_incremental_query(...) in FROM
+        named, hidden = metadata_columns.referenced(tree), {}
         for table in list(tree.find_all(exp.Table)):
             if not table.name:
                 continue
@@ -489,11 +503,15 @@ class SqlSession:
                 raise self.error(f"write Paimon system tables in backquotes: {table.name} followed by "
                                  f"${alias.this.name} reads as table {table.name} with an alias; use "
                                  f"`{table.name}${alias.this.name}`", table)
-            view = self.view_for(ref, table)
+            view, own = self.view_for(ref, table, named)
+            if own:
+                hidden[view] = own
             if alias is None:
                 alias = exp.TableAlias(this=exp.to_identifier(table.name if not ref.metadata else ref.metadata))
             table.replace(exp.Table(this=exp.to_identifier(view), alias=alias.copy()))
             count += 1
+        if hidden:
+            metadata_columns.expand_stars(tree, hidden)
         return tree, count + system_functions.rewrite(self, tree)
 
     def query_df(self, tree: exp.Expression):

@@ -61,3 +61,20 @@ class FileRow:
     records: int
     size: int
     content: int = 0
+
+
+@runtime_checkable
+class MetadataColumnReads(Protocol):
+    """A table whose rows can be read with hidden metadata columns (Paimon's ``__paimon_file_path``,
+    ``__paimon_row_index``, ``__paimon_partition``, ``__paimon_bucket``): ``SELECT *`` leaves them
+    out, naming one reads it."""
+
+    def metadata_column_names(self) -> tuple: ...
+
+    def to_spark_with_metadata(self, names: Sequence[str], snapshot_id: Optional[int] = None, as_of=None,
+                               ref: Optional[str] = None) -> Any: ...
+
+
+def metadata_column_reads(table) -> Optional[MetadataColumnReads]:
+    """``table`` when it reads metadata columns, else None."""
+    return table if isinstance(table, MetadataColumnReads) else None

@@ -15,6 +15,7 @@ from icefloe.iceberg.append import Append
 from icefloe.iceberg.arrow_writer import align_arrow, write_arrow
 from icefloe.iceberg.check import check_iceberg
 from icefloe.iceberg import partition_stats, puffin, theta
+from icefloe.iceberg import scan as scan_mod
 from icefloe.iceberg.layout import metadata_tree
 from icefloe.iceberg.metadata_builder import SetPartitionStatistics, SetStatistics
 from icefloe.iceberg.metadata_commit import commit_metadata
@@ -28,6 +29,7 @@ from icefloe.spark import iceberg_compaction, iceberg_delete_rewrite, iceberg_dm
 from icefloe.spark.iceberg_changelog import changelog_df
 from icefloe.errors import UnsupportedFeatureError
 from icefloe.spark import iceberg_lineage as lineage
+from icefloe.spark.iceberg_plan import SparkPlanner, running_session
 from icefloe.spark.iceberg_read import FILE_COL, POS_COL, read_tasks
 from icefloe.spark.iceberg_write import write_data_files
 from icefloe.spark.session import app_summary, get_spark
@@ -81,6 +83,12 @@ class IcebergTable(BaseTable, Table):
         return IcebergWriteTarget(self, branch or self.write_branch)
 
     # ------------------------------------------------------------------ reads
+    def plan_snapshot(self, snap: Optional[Snapshot], where=None):
+        """Scan tasks of ``snap`` that may match ``where``, their manifests read here or in Spark
+        tasks as the planning modes say (``read.data-planning-mode``, ``read.delete-planning-mode``)."""
+        return scan_mod.plan_files(self.io, self._meta, snap, where,
+                                   remote=SparkPlanner(lambda: self.spark, lambda: running_session(self._spark)))
+
     def to_spark(self, snapshot_id: Optional[int] = None, as_of=None, where=None,
                  columns: Optional[Sequence[str]] = None, ref: Optional[str] = None, row_lineage: bool = False):
         """The rows as a Spark DataFrame, read by Spark tasks.

@@ -30,6 +30,7 @@ from icefloe.paimon.kv_writer import write_kv_table
 from icefloe.paimon.merge import DELETE, UPDATE_AFTER, row_level_refusal
 from icefloe.paimon.writer import restored_sequence_numbers, write_arrow_table
 from icefloe.spark import paimon_analyze
+from icefloe.spark import paimon_metadata_columns as metadata_columns
 from icefloe.spark import paimon_append_dml as append_dml
 from icefloe.spark.paimon_dml import PrimaryKeyMerge
 from icefloe.spark.paimon_changes import audit_log_df, changes_df
@@ -158,6 +159,28 @@ class PaimonTable(FileStoreTable, Table):
         files = self.plan_files(where, snapshot_id, as_of, ref)
         return read_files(self.spark, [f.path for f in files], schema.fields, where, columns,
                           file_fields=[self.schema_by_id(f.schema_id).fields for f in files], io=self.io)
+
+    def metadata_column_names(self) -> tuple:
+        """Paimon's hidden columns (``SELECT *`` leaves them out): ``__paimon_file_path``,
+        ``__paimon_row_index``, ``__paimon_partition``, ``__paimon_bucket``."""
+        return metadata_columns.NAMES
+
+    def to_spark_with_metadata(self, names: Sequence[str], snapshot_id: Optional[int] = None, as_of=None,
+                               ref: Optional[str] = None):
+        """``to_spark`` with the metadata columns ``names`` after the table's columns (a row's data
+        file, its position there, its partition as a struct, its bucket)."""
+        if set(names) <= {metadata_columns.PARTITION}:      # the partition comes with every row
+            from pyspark.sql import functions as F
+
+            keys = self.table_schema_for(snapshot_id, as_of, ref).partition_keys
+            df = self.to_spark(snapshot_id, as_of, ref=ref)
+            return df.withColumn(metadata_columns.PARTITION, F.struct(*[F.col(f"`{k}`") for k in keys]))
+        schema = self.table_schema_for(snapshot_id, as_of, ref)
+        entries = self.plan(None, snapshot_id, as_of, ref)
+        if dv.skips_level0(schema.options):
+            entries = dv.readable(entries)
+        return metadata_columns.read_with_metadata(self, schema, self.snapshot_for(snapshot_id, as_of, ref),
+                                                   entries, names)
 
     def changes(self, start_snapshot_id: Optional[int] = None, end_snapshot_id: Optional[int] = None):
         """The table's changelog between the snapshots (after ``start_snapshot_id``, up to

@@ -1,7 +1,9 @@
-"""The ``icefloe`` command run as a real process: output and exit codes.
+"""The ``icefloe`` command: output and exit codes.
 
-Tables here are written with pyarrow appends, and the metadata commands must not
-start Spark; only the two SQL runs start a JVM.
+Tables here are written with pyarrow appends, and the metadata commands must not ask for Spark (run
+in this process with Spark refused, ``tests/cli_run.py``); only the SQL runs use it (the session's).
+The console script as a real process: ``test_errors_are_one_line_and_verbose_shows_the_trace`` here,
+and tests/cli/test_cli_scripts.py.
 """
 import json
 import os
@@ -12,14 +14,14 @@ import pyarrow as pa
 import pytest
 
 import icefloe
+from tests.cli_run import icefloe_here
 
 ICEFLOE = [sys.executable, "-c", "import sys; from icefloe.cli import main; main(sys.argv[1:])"]
 
 
-def icefloe_cmd(warehouse, *args, stdin=None, env=None):
-    e = dict(os.environ, ICEFLOE_CLI_WIDTH="200", **(env or {}))
-    return subprocess.run(ICEFLOE + ["--warehouse", warehouse, *args], capture_output=True, text=True,
-                          input=stdin, timeout=240, env=e)
+def icefloe_cmd(warehouse, *args, stdin=None, env=None, spark=False):
+    return icefloe_here("--warehouse", warehouse, *args, stdin=stdin, env={"ICEFLOE_CLI_WIDTH": "200", **(env or {})},
+                        spark=spark)
 
 
 @pytest.fixture
@@ -94,11 +96,11 @@ def test_check_reports_a_wrong_hint_and_a_wrong_size(arrow_table):
                for p in problems)
 
 
-def test_sql_command(tmp_path):
+def test_sql_command(tmp_path, spark):
     wh = str(tmp_path / "wh")
     r = icefloe_cmd(wh, "sql", "CREATE TABLE local.db.t (id bigint, name string) USING iceberg; "
                                "INSERT INTO local.db.t VALUES (1, 'a'), (2, 'b'); "
-                               "SELECT * FROM local.db.t ORDER BY id", "--json")
+                               "SELECT * FROM local.db.t ORDER BY id", "--json", spark=True)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout) == [{"id": 1, "name": "a"}, {"id": 2, "name": "b"}]
 
@@ -148,7 +150,8 @@ def test_partition_values_read_as_people_write_them_and_tree_as_json(tmp_path):
 
 def test_errors_are_one_line_and_verbose_shows_the_trace(arrow_table):
     wh, _t = arrow_table
-    r = icefloe_cmd(wh, "snapshots", "db.nope")
+    r = subprocess.run(ICEFLOE + ["--warehouse", wh, "snapshots", "db.nope"], capture_output=True, text=True,
+                       timeout=240)
     assert r.returncode == 1 and r.stderr.strip().startswith("error:") and "Traceback" not in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
     r = subprocess.run(ICEFLOE + ["--verbose", "--warehouse", wh, "snapshots", "db.nope"], capture_output=True,

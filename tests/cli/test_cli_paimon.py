@@ -1,17 +1,16 @@
-"""The command line on a Paimon warehouse (no Spark needed for these commands)."""
+"""The command line on a Paimon warehouse, in this process (``tests/cli_run.py``): the metadata and
+maintenance commands without Spark (refused), compaction with the session's."""
 import json
 import os
-import subprocess
-import sys
 
 import pyarrow as pa
 
 from icefloe.catalog import Catalog
+from tests.cli_run import icefloe_here
 
 
-def _icefloe(*args):
-    return subprocess.run([sys.executable, "-m", "icefloe.cli", *args], capture_output=True, text=True, timeout=120,
-                          env=dict(os.environ, ICEFLOE_CLI_WIDTH="250", COLUMNS="250"))
+def _icefloe(*args, spark=False):
+    return icefloe_here(*args, env={"ICEFLOE_CLI_WIDTH": "250", "COLUMNS": "250"}, spark=spark)
 
 
 def test_files_snapshots_and_check_on_paimon(tmp_path):
@@ -92,13 +91,13 @@ def test_maintenance_shows_progress_bars(tmp_path):
     assert r.returncode == 0 and "checking snapshots" in r.stderr and "1/1" in r.stderr
 
 
-def test_compact_rewrite_manifests_and_rollback_on_paimon(tmp_path):
+def test_compact_rewrite_manifests_and_rollback_on_paimon(tmp_path, spark):
     wh = str(tmp_path / "pwh")
     t = Catalog(wh, "paimon").create_table("db.t", "id bigint not null, name string", partitioned_by=["name"])
     for i in range(4):
         t.append(pa.table({"id": pa.array([i, i + 10], pa.int64()), "name": ["a", "b"]}))
     base = ["--warehouse", wh, "--format", "paimon"]
-    r = _icefloe(*base, "compact", "db.t", "--json")
+    r = _icefloe(*base, "compact", "db.t", "--json", spark=True)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["commitKind"] == "COMPACT"
     assert "compacting buckets" in r.stderr and "2/2" in r.stderr

@@ -7,8 +7,6 @@ import os
 import re
 import textwrap
 import shlex
-import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow as pa
@@ -95,18 +93,21 @@ def test_configuration_example_is_a_working_configuration(tmp_path, monkeypatch,
     assert icefloe.load_catalog("logs", spark=spark).format == "paimon"
 
 
-def test_cli_examples_run(tmp_path):
+def test_cli_examples_run(tmp_path, monkeypatch, spark):
+    """The CLI page's command lines, in this process (tests/cli_run.py; the console script itself
+    runs as a process in tests/cli): the SQL one with the session's Spark, the others without Spark."""
+    from tests.cli_run import icefloe_here
+
     wh = tmp_path / "warehouse"
     t = icefloe.Catalog(str(wh)).create_table("db.t", "id bigint not null, name string")
     t.append(pa.table({"id": pa.array([1, 2], pa.int64()), "name": ["a", "b"]}))
-    exe = str(Path(sys.executable).with_name("icefloe"))
+    monkeypatch.chdir(tmp_path)
     lines = [ln for block in blocks("cli.md", "sh") for ln in block.splitlines() if ln.strip()]
     assert len(lines) >= 5
     for line in lines:
         argv = shlex.split(line)
         assert argv[0] == "icefloe"
-        proc = subprocess.run([exe, *argv[1:]], cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                              env={**os.environ, "PYSPARK_PYTHON": sys.executable})
+        proc = icefloe_here(*argv[1:], spark=" sql " in f" {line} ")
         assert proc.returncode == 0, (line, proc.stdout, proc.stderr)
         assert proc.stdout.strip(), line
 

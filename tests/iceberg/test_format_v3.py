@@ -12,7 +12,6 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from tools.jvm_runtime import JvmRuntime  # noqa: E402
 
 import icefloe  # noqa: E402
 from icefloe.errors import UnsupportedFeatureError, UnsupportedFormatVersionError  # noqa: E402
@@ -24,9 +23,8 @@ MOR = {"write.delete.mode": "merge-on-read", "write.update.mode": "merge-on-read
 
 
 @pytest.fixture(scope="module", params=iceberg_referees())
-def jvm(request, tmp_path_factory):
-    with JvmRuntime(tmp_path_factory.mktemp("jvm-v3"), iceberg_version=request.param) as runtime:
-        yield runtime
+def jvm(request, tmp_path_factory, iceberg_runtime):
+    return iceberg_runtime(request.param, tmp_path_factory.mktemp("jvm-v3"))
 
 
 def jvm_read(jvm, location, snapshot_id=None, cols="id, name", vectorized=True):

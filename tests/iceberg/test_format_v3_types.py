@@ -17,7 +17,6 @@ import pyarrow as pa
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from tools.jvm_runtime import JvmRuntime  # noqa: E402
 
 from icefloe.core.types.model import NestedField, Schema, primitive_from_string  # noqa: E402
 from icefloe.core.values import to_nanos  # noqa: E402
@@ -208,9 +207,8 @@ def test_compaction_keeps_every_nanosecond_digit(catalog, spark, partitioned_by)
 
 
 @pytest.fixture(scope="module", params=iceberg_referees())
-def jvm(request, tmp_path_factory):
-    with JvmRuntime(tmp_path_factory.mktemp("jvm-ns"), iceberg_version=request.param) as runtime:
-        yield runtime
+def jvm(request, tmp_path_factory, iceberg_runtime):
+    return iceberg_runtime(request.param, tmp_path_factory.mktemp("jvm-ns"))
 
 
 JVM_META = JVM_LOAD_TABLE + """

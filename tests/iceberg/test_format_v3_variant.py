@@ -16,7 +16,6 @@ import pyarrow.parquet as pq
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from tools.jvm_runtime import JvmRuntime  # noqa: E402
 
 from icefloe.errors import SchemaError, UnknownTransformError, UnsupportedFeatureError  # noqa: E402
 from tests.interop_util import JVM_LOAD_TABLE, iceberg_referees, duckdb_connection  # noqa: E402
@@ -28,9 +27,8 @@ DOCS = {i: {"a": i, "tags": ["x", str(i)], "nested": {"ok": i % 2 == 0}} for i i
 
 
 @pytest.fixture(scope="module", params=iceberg_referees())
-def jvm(request, tmp_path_factory):
-    with JvmRuntime(tmp_path_factory.mktemp("jvm-variant"), iceberg_version=request.param) as runtime:
-        yield runtime
+def jvm(request, tmp_path_factory, iceberg_runtime):
+    return iceberg_runtime(request.param, tmp_path_factory.mktemp("jvm-variant"))
 
 
 def _source(spark, ids):

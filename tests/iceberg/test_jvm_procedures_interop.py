@@ -10,7 +10,6 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from tools.jvm_runtime import JvmRuntime  # noqa: E402
 
 import icefloe  # noqa: E402
 
@@ -40,9 +39,8 @@ while files.hasNext():
 
 
 @pytest.fixture(scope="module")
-def jvm(tmp_path_factory):
-    with JvmRuntime(tmp_path_factory.mktemp("jvm-warehouse")) as runtime:
-        yield runtime
+def jvm(tmp_path_factory, iceberg_runtime):
+    return iceberg_runtime(None, tmp_path_factory.mktemp("jvm-warehouse"))
 
 
 def _rows(jvm):

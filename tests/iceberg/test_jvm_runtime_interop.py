@@ -17,7 +17,6 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from tools.jvm_runtime import JvmRuntime  # noqa: E402
 
 import icefloe  # noqa: E402
 
@@ -25,9 +24,8 @@ COLS = "id, name, v, unix_micros(ts) AS ts, unix_date(d) AS d, CAST(amount AS ST
 
 
 @pytest.fixture(scope="module")
-def jvm(tmp_path_factory):
-    with JvmRuntime(tmp_path_factory.mktemp("jvm-warehouse")) as runtime:
-        yield runtime
+def jvm(tmp_path_factory, iceberg_runtime):
+    return iceberg_runtime(None, tmp_path_factory.mktemp("jvm-warehouse"))
 
 
 def jvm_rows(jvm, location, snapshot_id=None, where=""):

@@ -36,6 +36,16 @@ def test_round_trip_and_required_fields():
             ViewMetadata.from_json(broken, "v.json")
 
 
+def test_a_view_metadata_file_that_is_not_a_json_object_is_named():
+    for data, why in ((b'{"format-version": 1', "not valid JSON"), (b"\xff\xfe", "not valid JSON"),
+                      (b"[1, 2]", "view metadata must be a JSON object, not list")):
+        with pytest.raises(CorruptMetadataError, match=why) as e:
+            ViewMetadata.loads(data, "s3://b/v/metadata/00001-x.metadata.json")
+        assert e.value.path == "s3://b/v/metadata/00001-x.metadata.json"
+    m = _meta()
+    assert ViewMetadata.loads(m.dumps(), "v.json") == m
+
+
 def test_updates_reuse_versions_and_schemas_and_keep_the_history_size():
     m = _meta(**{"version.history.num-entries": "2"})
     uid = m.view_uuid

@@ -72,10 +72,13 @@ def test_random_ops_with_faults_match_model(tmp_path_factory, ops):
     run_model(str(tmp_path_factory.mktemp("model")), ops)
 
 
+@pytest.mark.long
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=ops_strategy(6))
 def test_random_ops_with_faults_match_model_on_s3(s3_server, ops):
-    """The same model with the warehouse on the S3 server and faults at its object writes."""
+    """The same model with the warehouse on the S3 server and faults at its object writes (long:
+    ``make test`` runs the model on local files and tests/objectstore/test_s3_commits.py a fault at
+    every object write of a commit on S3)."""
     run_model(f"s3://{s3_server.new_bucket()}/wh", ops, s3_server.properties)
 
 

@@ -401,7 +401,9 @@ KILL_SCRIPT = textwrap.dedent("""
 """)
 
 
-@pytest.mark.parametrize("expire", [False, True], ids=["keep", "expire"])
+# the kill loop with expiry after the commit is long: make test kills at every point of the commit
+# (keep), and test_fault_at_every_point_raise covers the expiry's every point in this process
+@pytest.mark.parametrize("expire", [False, pytest.param(True, marks=pytest.mark.long)], ids=["keep", "expire"])
 def test_kill_at_every_point(tmp_path, expire):
     n, _ = _count_ops(tmp_path, "append", expire)
     old, new = _expected("append")
@@ -498,10 +500,13 @@ def test_random_ops_with_faults_match_model(tmp_path_factory, ops):
     run_model(str(tmp_path_factory.mktemp("model")), ops)
 
 
+@pytest.mark.long
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=ops_strategy(6))
 def test_random_ops_with_faults_match_model_on_s3(s3_server, ops):
-    """The same model with the warehouse on the S3 server and faults at its object writes."""
+    """The same model with the warehouse on the S3 server and faults at its object writes (long:
+    ``make test`` runs the model on local files and tests/objectstore/test_s3_commits.py a fault at
+    every object write of a commit on S3)."""
     wh = f"s3://{s3_server.new_bucket()}/wh"
     STORAGE[wh] = s3_server.properties
     run_model(wh, ops)

@@ -133,6 +133,10 @@ def test_rewrite_position_delete_files(catalog):
     assert out == [(0, 0, 0, 0)] and _delete_files(t) == before
     with pytest.raises(SqlError, match="unknown rewrite_position_delete_files option 'min-input-file'"):
         run("CALL system.rewrite_position_delete_files(table => 'db.pd', options => map('min-input-file', '2'))")
+    with pytest.raises(SqlError, match="partial-progress.enabled=true is not supported: icefloe rewrites every"):
+        run("CALL system.rewrite_position_delete_files(table => 'db.pd', "
+            "options => map('partial-progress.enabled', 'true'))")
+    assert _delete_files(t) == before
 
     out = [tuple(r) for r in run("CALL system.rewrite_position_delete_files(table => 'db.pd', "
                                  "options => map('min-input-files', '2'))").collect()]

@@ -7,14 +7,8 @@ import os
 
 import pytest
 
-import icefloe
 from icefloe.errors import IcefloeError
 from icefloe.sql.errors import NotSupportedYetError, SqlError
-
-
-@pytest.fixture
-def pcat(warehouse, spark):
-    return icefloe.Catalog(warehouse, format="paimon", spark=spark)
 
 
 def _rows(df):

@@ -2,13 +2,7 @@
 and ``paimon_incremental_between_timestamp``, with Paimon's default scan mode and retractions dropped."""
 import pytest
 
-import icefloe
 from icefloe.sql.errors import NotSupportedYetError, SqlError
-
-
-@pytest.fixture
-def pcat(warehouse, spark):
-    return icefloe.Catalog(warehouse, format="paimon", spark=spark)
 
 
 def _rows(df):

@@ -5,13 +5,7 @@ import time
 
 import pytest
 
-import icefloe
 from icefloe.sql.errors import SqlError
-
-
-@pytest.fixture
-def pcat(warehouse, spark):
-    return icefloe.Catalog(warehouse, format="paimon", spark=spark)
 
 
 def _rows(df):

@@ -3,32 +3,15 @@ package icefloe.rck;
 import java.util.Map;
 import org.apache.iceberg.catalog.CatalogTests;
 import org.apache.iceberg.rest.RESTCatalog;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** iceberg-core's catalog test suite (tables and namespaces) against icefloe's REST server. */
 public class IcefloeCatalogTests extends CatalogTests<RESTCatalog> {
-  private static RESTCatalog client;
-
-  @BeforeAll
-  static void connect() {
-    client = RckClient.open(Map.of());
-  }
-
-  @AfterAll
-  static void disconnect() {
-    RckClient.close(client);
-  }
-
-  @BeforeEach
-  void emptyServer() {
-    RckClient.empty(client);
-  }
+  @RegisterExtension static final RckServer SERVER = new RckServer();
 
   @Override
   protected RESTCatalog catalog() {
-    return client;
+    return SERVER.client();
   }
 
   @Override

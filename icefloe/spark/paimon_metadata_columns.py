@@ -1,0 +1,76 @@
+"""Paimon's hidden metadata columns, as its Spark connector reads them: ``__paimon_file_path`` (the
+data file a row is stored in), ``__paimon_row_index`` (its position in that file, from 0),
+``__paimon_partition`` (a struct of the partition's values) and ``__paimon_bucket``.
+
+Paimon gives the file and position of a row where the row is one stored record: an append table,
+a deletion-vector table (its files above level 0) or a primary-key table whose buckets are fully
+compacted (one sorted run, nothing to merge). A row merged from several records has neither, and
+Paimon's reader refuses them there; so does this one, with the way out (a full compaction).
+The files are read by Spark's Parquet reader, which gives each row's file and position itself.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from icefloe.errors import NotSupportedError
+from icefloe.paimon import deletion_vectors as dv
+from icefloe.spark.paimon_read import raw_buckets, read_files, read_merged
+
+FILE_PATH = "__paimon_file_path"
+ROW_INDEX = "__paimon_row_index"
+PARTITION = "__paimon_partition"
+BUCKET = "__paimon_bucket"
+NAMES = (FILE_PATH, ROW_INDEX, PARTITION, BUCKET)
+
+
+def read_with_metadata(table, schema, snapshot, entries, names: Sequence[str]):
+    """The rows of ``entries`` (a planned snapshot of ``table``, whose schema is ``schema``) with
+    the table's columns, then the metadata columns ``names``."""
+    from pyspark.sql import functions as F
+
+    unknown = [n for n in names if n not in NAMES]
+    if unknown:
+        raise ValueError(f"unknown metadata columns {unknown}; Paimon's: {', '.join(NAMES)}")
+    spark = table.spark
+    if schema.primary_keys and not dv.enabled(schema.options) and FILE_PATH not in names and ROW_INDEX not in names:
+        df = read_merged(spark, table, schema, entries, bucket_col=BUCKET)      # partition and bucket only
+        if PARTITION in names:
+            df = df.withColumn(PARTITION, F.struct(*[F.col(f"`{k}`") for k in schema.partition_keys]))
+        return df.select(*[F.col(f"`{f.name}`") for f in schema.fields], *[F.col(n) for n in names])
+    if schema.primary_keys:
+        entries = _stored_rows(table, schema, snapshot, entries, names)
+    df = read_files(spark, [e.file.file_path for e in entries], schema.fields,
+                    file_fields=[table.schema_by_id(e.file.schema_id).fields for e in entries],
+                    file_col=FILE_PATH, pos_col=ROW_INDEX, io=table.io)
+    if BUCKET in names:
+        buckets = spark.createDataFrame(sorted({(e.file.file_path, e.bucket) for e in entries}),
+                                        f"`{FILE_PATH}_of` string, `{BUCKET}` int")
+        df = df.join(F.broadcast(buckets), df[FILE_PATH] == buckets[f"{FILE_PATH}_of"], "left") \
+            .drop(f"{FILE_PATH}_of")
+    if PARTITION in names:
+        df = df.withColumn(PARTITION, F.struct(*[F.col(f"`{k}`") for k in schema.partition_keys]))
+    return df.select(*[F.col(f"`{f.name}`") for f in schema.fields], *[F.col(n) for n in names])
+
+
+def _stored_rows(table, schema, snapshot, entries, names: Sequence[str]) -> list:
+    """The entries of a primary-key table whose stored records are its rows, as they are; a
+    refusal naming the columns asked for when some rows exist only merged."""
+    if dv.enabled(schema.options):
+        readable = dv.readable(entries)
+        vectors = dv.bucket_vectors(table.store, snapshot)
+        marked = [e for e in readable
+                  if (bv := vectors.get((e.partition.to_bytes(), e.bucket))) is not None and e.file.file_name in bv.ranges]
+        if marked:
+            raise NotSupportedError(f"reading {', '.join(names)}", table.name, "paimon",
+                                    f"{len(marked)} data file(s) have rows deleted by a deletion vector; icefloe "
+                                    "reads these columns of deletion-vector tables only where no file has one yet "
+                                    "(CALL sys.compact(table => ..., compact_strategy => 'full') rewrites them)")
+        return readable
+    raw, merged = raw_buckets(entries)
+    if merged:
+        raise NotSupportedError(f"reading {', '.join(names)}", table.name, "paimon",
+                                "some buckets hold records that merge into one row (level 0 files or several "
+                                "sorted runs), so a row has no one file or position; Paimon reads these columns "
+                                "of append tables, deletion-vector tables and fully compacted primary-key tables "
+                                "(CALL sys.compact(table => ..., compact_strategy => 'full') compacts it fully)")
+    return raw
