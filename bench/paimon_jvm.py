@@ -55,7 +55,7 @@ READS = {"scan", "read_after_1pct", "read_after_10pct", "read_compacted", "dv_re
 
 # Runs inside the runtime's worker: the same work through Paimon's Spark SQL, timed there by the shared
 # prelude (``bench.timing``), as icefloe's side is by ``Timer``.
-JVM_RUN = JVM_PRELUDE + """
+JVM_SETUP = JVM_PRELUDE + """
 def create(name, options):
     spark.sql('DROP TABLE IF EXISTS bench.' + name)
     spark.sql('CREATE TABLE bench.' + name + ' (' + COLUMNS + ') TBLPROPERTIES (' +
@@ -63,6 +63,8 @@ def create(name, options):
 def scan(name):
     return [list(r) for r in spark.sql(SCAN_SQL.format(table='bench.' + name)).collect()]
 spark.sql('CREATE DATABASE IF NOT EXISTS bench')
+"""
+JVM_TABLES = """
 data = DATA_SQL.format(n=n)
 create('app', APPEND_OPTIONS)
 timed('append', lambda: spark.sql('INSERT INTO bench.app ' + data).collect())
@@ -80,6 +82,8 @@ timed('dv_load', lambda: spark.sql('INSERT INTO bench.dv ' + data).collect())
 src = UPSERT_SQL.format(tag='upsert_1pct', data=data, every=100, rest=5)
 timed('dv_upsert_1pct', lambda: spark.sql('INSERT INTO bench.dv ' + src).collect())
 t['dv_read:result'] = read_timed('dv_read', lambda: scan('dv'))
+"""
+JVM_STREAM = """
 create('stream', APPEND_OPTIONS)
 def stream():
     q = (spark.readStream.schema(STREAM_SCHEMA).option('maxFilesPerTrigger', STREAM_PER_BATCH).parquet(stream_in)
@@ -92,11 +96,11 @@ timed('stream_sink', stream)
 t['stream_sink:result'] = scan('stream')
 result = t
 """
+JVM_RUN = JVM_SETUP + JVM_TABLES + JVM_STREAM
 
 
-def _icefloe_run(spark, cat, n: int, stream_in: str, checkpoint: str, quiesce) -> dict:
+def _icefloe_run(spark, cat, n: int, stream_in: str, checkpoint: str, quiesce, streams_only: bool = False) -> dict:
     clock = Timer(quiesce, READ_MIN, READ_SECONDS, READ_RUNS)
-    t, timed, read_timed = clock.t, clock.timed, clock.read_timed
 
     def create(name, options):
         if cat.table_exists(f"bench.{name}"):
@@ -107,6 +111,13 @@ def _icefloe_run(spark, cat, n: int, stream_in: str, checkpoint: str, quiesce) -
         table.refresh().to_spark().createOrReplaceTempView("paimon_bench")
         return [list(r) for r in spark.sql(SCAN_SQL.format(table="paimon_bench")).collect()]
 
+    if not streams_only:
+        _icefloe_tables(spark, cat, n, clock, create, scan)
+    return _icefloe_streams(spark, stream_in, checkpoint, clock, create, scan)
+
+
+def _icefloe_tables(spark, cat, n: int, clock, create, scan) -> None:
+    t, timed, read_timed = clock.t, clock.timed, clock.read_timed
     data = DATA_SQL.format(n=n)
     app = create("app", APPEND_OPTIONS)
     timed("append", lambda: app.append(spark.sql(data)))
@@ -124,6 +135,10 @@ def _icefloe_run(spark, cat, n: int, stream_in: str, checkpoint: str, quiesce) -
     src = UPSERT_SQL.format(tag="upsert_1pct", data=data, every=100, rest=5)
     timed("dv_upsert_1pct", lambda: dv.append(spark.sql(src)))
     t["dv_read:result"] = read_timed("dv_read", lambda: scan(dv))
+
+
+def _icefloe_streams(spark, stream_in: str, checkpoint: str, clock, create, scan) -> dict:
+    t, timed = clock.t, clock.timed
     stream_table = create("stream", APPEND_OPTIONS)
 
     def stream():
@@ -150,8 +165,9 @@ def _icefloe_run(spark, cat, n: int, stream_in: str, checkpoint: str, quiesce) -
     return t
 
 
-def bench_paimon_jvm(spark, rows: int, runs: int, quiesce) -> dict:
-    """Run (k); returns the figures, or ``{"skipped": reason}`` when the runtime cannot start."""
+def bench_paimon_jvm(spark, rows: int, runs: int, quiesce, streams_only: bool = False) -> dict:
+    """Run (k); returns the figures, or ``{"skipped": reason}`` when the runtime cannot start.
+    ``streams_only``: the streaming-sink rows alone."""
     import sys
 
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -183,8 +199,9 @@ def bench_paimon_jvm(spark, rows: int, runs: int, quiesce) -> dict:
                       "READ_MIN": READ_MIN, "stream_in": stream_in, "checkpoint": os.path.join(root, "java-cp"),
                       "stream_table": os.path.join(java_wh, "bench.db", "stream")}
             for _ in range(runs):
-                theirs.append(jvm.run(JVM_RUN, n=rows, **params))
-                ours.append(_icefloe_run(spark, cat, rows, stream_in, os.path.join(root, "icefloe-cp"), quiesce))
+                theirs.append(jvm.run(JVM_SETUP + JVM_STREAM if streams_only else JVM_RUN, n=rows, **params))
+                ours.append(_icefloe_run(spark, cat, rows, stream_in, os.path.join(root, "icefloe-cp"), quiesce,
+                                         streams_only))
             # both engines must have computed the same answers, or the timings compare different work
             for key in [k for k in ours[-1] if k.endswith(":result")]:
                 if ours[-1][key] != theirs[-1][PEER.get(key[:-7], key[:-7]) + ":result"]:
@@ -197,7 +214,7 @@ def bench_paimon_jvm(spark, rows: int, runs: int, quiesce) -> dict:
 
 def summarise(ours: list[dict], theirs: list[dict], rows: int, jvm_spark: str, paimon: str, spark: str) -> dict:
     figures = {}
-    for key in WORK:
+    for key in [k for k in WORK if k in ours[0]]:
         a, b = min(r[key] for r in ours), min(r[PEER.get(key, key)] for r in theirs)
         figures[key] = {"icefloe_s": round(a, 3), "java_s": round(b, 3), "ratio": round(a / b, 2),
                         # every run's time, in order: the best alone hides how much a figure moves

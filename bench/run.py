@@ -434,6 +434,8 @@ def main(argv=None) -> int:
                     help="leave out (k), the side-by-side with Paimon's Java runtime")
     ap.add_argument("--paimon-jvm-rows", type=int, help="rows for (k) (default 4M, quick 500k)")
     ap.add_argument("--only-paimon-jvm", action="store_true", help="run only (k)")
+    ap.add_argument("--paimon-jvm-streams", action="store_true",
+                    help="(k): only the streaming-sink rows (stream_sink, stream_foreach_batch)")
     ap.add_argument("--no-s3", action="store_true", help="leave out (i), the object-store figures")
     ap.add_argument("--only-s3", action="store_true", help="run only (i)")
     ap.add_argument("--only-runs", action="store_true", help="run only the sorted-runs part of (f)")
@@ -513,7 +515,7 @@ def main(argv=None) -> int:
 
             print("(k) side by side with Paimon's Java runtime ...", flush=True)
             paimon_jvm = bench_paimon_jvm(spark, args.paimon_jvm_rows or (500_000 if args.quick else 4_000_000),
-                                          args.runs, quiesce)
+                                          args.runs, quiesce, streams_only=args.paimon_jvm_streams)
             print("\n".join(paimon_jvm_lines(paimon_jvm)), flush=True)
             if args.only_paimon_jvm:
                 with open(args.out, "w") as f:

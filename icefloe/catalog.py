@@ -61,7 +61,8 @@ class Catalog:
                 ``spark.native-io`` (``"true"``: Spark's own Parquet reader and writer touch the object
                 store, for clusters with the store's Hadoop connector).
                 For a REST catalog, ``credential="id:secret"`` signs in through the server's OAuth2
-                token endpoint and ``token=`` sends a bearer token as it is.
+                token endpoint and ``token=`` sends a bearer token as it is; ``**{"scan-planning-mode":
+                "server"}`` has the server plan reads (the REST spec's server-side scan planning).
 
         Raises:
             IcefloeError: an unknown format or catalog type, or a combination that does not exist.
@@ -86,6 +87,11 @@ class Catalog:
         rest_auth = {k: self.properties.pop(k) for k in ("credential", "token") if k in self.properties}
         if rest_auth and kind != "rest":
             raise IcefloeError(f"{' and '.join(rest_auth)} authenticate to a REST catalog; this is a {kind} catalog")
+        if "scan-planning-mode" in self.properties:
+            if kind != "rest":
+                raise IcefloeError(f"scan-planning-mode chooses where a REST catalog plans reads; this is a {kind} "
+                                   "catalog")
+            rest_auth["scan_planning_mode"] = self.properties.pop("scan-planning-mode")
         if io is None and self.warehouse is not None:
             io = file_io_for(self.warehouse, self.properties)
             if is_remote(self.warehouse):

@@ -34,6 +34,11 @@ _ERRORS = {"NoSuchViewException": NoSuchViewError, "NoSuchTableException": NoSuc
            "AlreadyExistsException": TableAlreadyExistsError}
 _BY_STATUS = {401: NotAuthorizedError, 403: ForbiddenError}
 TOKEN_PATH = "/v1/oauth/tokens"
+PLAN_ENDPOINT = "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan"
+CANCEL_ENDPOINT = "DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id}"
+SCAN_PLANNING_MODE = "scan-planning-mode"       # the property's name in Java's RESTCatalog and the REST spec
+PLANNING_MODES = ("client", "server")
+PLAN_POLL_SECONDS = 300
 
 
 class _Http:
@@ -134,13 +139,16 @@ class RestTableOperations:
 
     uses_version_hint = False
 
-    def __init__(self, http: _Http, io: FileIO, namespace: str, table: str):
+    def __init__(self, http: _Http, io: FileIO, namespace: str, table: str, planning: Optional[str] = None,
+                 endpoints: frozenset = frozenset()):
         self.http, self.io = http, io
         self.path = f"/v1/namespaces/{namespace}/tables/{table}"
         self.name = f"{namespace}.{table}"
         self._paths: dict = {}
         self._version = 0
         self.location = self.metadata_dir = ""
+        self.planning, self.endpoints = planning, endpoints
+        self._table_planning: Optional[str] = None      # what the server's table config asks for
 
     def exists(self) -> bool:
         try:
@@ -153,6 +161,7 @@ class RestTableOperations:
         res = self.http.call("GET", self.path)
         loc = res["metadata-location"]
         v = self._loaded(res)
+        self._table_planning = (res.get("config") or {}).get(SCAN_PLANNING_MODE)
         meta = TableMetadata.from_json(res["metadata"], loc)
         self.location = meta.location.rstrip("/")
         self.metadata_dir = os.path.dirname(loc)
@@ -180,12 +189,69 @@ class RestTableOperations:
         res = self.http.call("POST", self.path, changes_body(changes))
         return Committed(self._loaded(res), TableMetadata.from_json(res["metadata"], res["metadata-location"]))
 
+    def plan_scan(self, meta: TableMetadata, snapshot, where=None) -> Optional[list]:
+        """The scan tasks of ``snapshot`` that may match ``where``, planned by the server when
+        server-side planning is on (the table's config from the server decides, else the catalog's
+        ``scan-planning-mode``, as Java's ``RESTCatalog`` chooses); None: plan here."""
+        from icefloe.iceberg import scan as scan_mod
+        from icefloe.iceberg.rest_scan import filter_to_json, partition_types, tasks_from_json
+
+        mode = _planning_mode(self._table_planning or self.planning or "client", f"table {self.name}")
+        if mode == "client":
+            return None
+        if PLAN_ENDPOINT not in self.endpoints:
+            raise IcefloeError(f"table {self.name}: server-side scan planning is asked for, but the REST server "
+                               f"does not offer it (its config lists no {PLAN_ENDPOINT})")
+        if snapshot is None:
+            return []
+        body = {"snapshot-id": snapshot.snapshot_id, "filter": filter_to_json(scan_mod.bind_row_filter(meta, where)),
+                "case-sensitive": True}
+        answer = self.http.call("POST", f"{self.path}/plan", body)
+        plan_id = answer.get("plan-id")
+        deadline = time.monotonic() + PLAN_POLL_SECONDS
+        delay = 0.2
+        while answer.get("status") == "submitted":
+            if time.monotonic() > deadline:
+                self._cancel(plan_id)
+                raise RestCatalogError(f"table {self.name}: the server did not finish planning the scan in "
+                                       f"{PLAN_POLL_SECONDS} s (plan {plan_id})")
+            time.sleep(delay)
+            delay = min(delay * 2, 5.0)
+            answer = self.http.call("GET", f"{self.path}/plan/{plan_id}")
+        if answer.get("status") != "completed":
+            error = answer.get("error") if isinstance(answer.get("error"), dict) else {}
+            raise RestCatalogError(f"table {self.name}: the server's scan planning {answer.get('status')!r}: "
+                                   f"{error.get('message', '(no message)')}")
+        docs, pending = [answer], list(answer.get("plan-tasks") or [])
+        try:
+            while pending:
+                doc = self.http.call("POST", f"{self.path}/tasks", {"plan-task": pending.pop(0)})
+                docs.append(doc)
+                pending.extend(doc.get("plan-tasks") or [])
+        finally:
+            self._cancel(plan_id)
+        return tasks_from_json(docs, partition_types(meta), meta.specs_by_id())
+
+    def _cancel(self, plan_id: Optional[str]) -> None:
+        """Tell the server it may forget the plan (a plan that is gone already is no error)."""
+        if plan_id and CANCEL_ENDPOINT in self.endpoints:
+            try:
+                self.http.call("DELETE", f"{self.path}/plan/{plan_id}", ok=(200, 204))
+            except RestCatalogError:
+                pass
+
     def _loaded(self, res: dict) -> int:
         loc = res["metadata-location"]
         if loc not in self._paths.values():
             self._version += 1
             self._paths[self._version] = loc
         return next(k for k, p in self._paths.items() if p == loc)
+
+
+def _planning_mode(mode: str, what: str) -> str:
+    if str(mode).lower() not in PLANNING_MODES:
+        raise IcefloeError(f"{what}: {SCAN_PLANNING_MODE} {mode!r} is none of {', '.join(PLANNING_MODES)}")
+    return str(mode).lower()
 
 
 def changes_body(changes: Changes) -> dict:
@@ -198,7 +264,11 @@ class RestCatalog:
     """Iceberg tables of a REST catalog server (see the module doc)."""
 
     def __init__(self, uri: str, io: Optional[FileIO] = None, table_type=BaseTable, warehouse: str = "",
-                 credential: Optional[str] = None, token: Optional[str] = None):
+                 credential: Optional[str] = None, token: Optional[str] = None,
+                 scan_planning_mode: Optional[str] = None):
+        """``scan_planning_mode``: ``"server"`` plans reads on the server (the REST spec's
+        ``planTableScan``), ``"client"`` (the default) here; the server's table config overrides it."""
+        self.planning = None if scan_planning_mode is None else _planning_mode(scan_planning_mode, "the catalog")
         self.http = _Http(uri, credential, token)
         self.uri = uri
         self.io = io or LOCAL
@@ -209,10 +279,16 @@ class RestCatalog:
                 and isinstance(config.get("overrides"), dict)):
             raise RestCatalogError(f"{uri} is not an Iceberg REST catalog: GET /v1/config answered "
                                    f"{str(config)[:120]} (the protocol's config has 'defaults' and 'overrides')")
+        self.endpoints = frozenset(e for e in config.get("endpoints") or () if isinstance(e, str))
+        if self.planning is None:
+            self.planning = config["overrides"].get(SCAN_PLANNING_MODE) or config["defaults"].get(SCAN_PLANNING_MODE)
+        if self.planning == "server" and PLAN_ENDPOINT not in self.endpoints:
+            raise IcefloeError(f"{SCAN_PLANNING_MODE}=server: the REST server {uri} does not offer server-side scan "
+                               f"planning (its config lists no {PLAN_ENDPOINT})")
 
     def _ops(self, name: str) -> RestTableOperations:
         db, tbl = split_name(name)
-        return RestTableOperations(self.http, self.io, db, tbl)
+        return RestTableOperations(self.http, self.io, db, tbl, self.planning, self.endpoints)
 
     def table_operations(self, name: str) -> RestTableOperations:
         """The operations (load, commit, file I/O) of table ``name``, which need not exist yet."""

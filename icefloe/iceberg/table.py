@@ -130,8 +130,17 @@ class BaseTable:
         return self.plan_snapshot(self.snapshot_for(snapshot_id, as_of, ref), where)
 
     def plan_snapshot(self, snap: Optional[Snapshot], where=None):
-        """Scan tasks (data files with their delete files) of ``snap`` that may match ``where``."""
-        return scan_mod.plan_files(self.io, self._meta, snap, where)
+        """Scan tasks (data files with their delete files) of ``snap`` that may match ``where``:
+        planned by the catalog's server when its operations plan scans (a REST catalog with
+        server-side planning on), else here."""
+        tasks = self.served_plan(snap, where)
+        return tasks if tasks is not None else scan_mod.plan_files(self.io, self._meta, snap, where)
+
+    def served_plan(self, snap: Optional[Snapshot], where=None) -> Optional[list]:
+        """The scan tasks of ``snap`` as the catalog's server plans them, when its operations plan
+        scans (a REST catalog with server-side planning on); None: plan here."""
+        remote = getattr(self.ops, "plan_scan", None)
+        return remote(self._meta, snap, where) if remote is not None else None
 
     def schema_for(self, snapshot_id=None, as_of=None, ref: Optional[str] = None):
         """The schema of a snapshot (by id, time or ref; none: the current schema). A ``Snapshot``

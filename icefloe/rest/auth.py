@@ -316,6 +316,10 @@ _NAMESPACE_ROUTES = {
     (("register-view",), "POST"): (_NS + "/register-view", "create"),
     (("tables", "*"), "GET"): (_TBL, "read"), (("tables", "*"), "HEAD"): (_TBL, "read"),
     (("tables", "*"), "POST"): (_TBL, "write"), (("tables", "*"), "DELETE"): (_TBL, "drop"),
+    # server-side scan planning reads the table: a load's grant
+    (("tables", "*", "plan"), "POST"): (_TBL + "/plan", "read"), (("tables", "*", "tasks"), "POST"): (_TBL + "/tasks", "read"),
+    (("tables", "*", "plan", "*"), "GET"): (_TBL + "/plan/{plan-id}", "read"),
+    (("tables", "*", "plan", "*"), "DELETE"): (_TBL + "/plan/{plan-id}", "read"),
     # views need the grants tables do
     (("views",), "GET"): (_NS + "/views", "read"), (("views",), "POST"): (_NS + "/views", "create"),
     (("views", "*"), "GET"): (_VIEW, "read"), (("views", "*"), "HEAD"): (_VIEW, "read"),
@@ -342,10 +346,13 @@ def classify(method: str, path: str) -> Action:
     if len(parts) >= 3 and parts[:2] == ["v1", "namespaces"]:
         namespace = parts[2].replace("\x1f", ".")
         rest = tuple(parts[3:])
-        key = (rest[:1] + ("*",), method) if len(rest) == 2 and rest[0] in ("tables", "views") else (rest, method)
+        if len(rest) >= 2 and rest[0] in ("tables", "views"):     # the object's name is a wildcard
+            key = (rest[:1] + ("*",) + rest[2:3] + ("*",) * len(rest[3:4]), method) if len(rest) <= 4 else (rest, method)
+        else:
+            key = (rest, method)
         if key in _NAMESPACE_ROUTES:
             route, privilege = _NAMESPACE_ROUTES[key]
-            table = f"{namespace}.{rest[1]}" if len(rest) == 2 else None
+            table = f"{namespace}.{rest[1]}" if len(rest) >= 2 else None
             return Action(route, privilege, namespace, table)
     return Action("(unrouted)", None)
 

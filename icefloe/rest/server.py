@@ -3,7 +3,7 @@ app, served by uvicorn), so pyiceberg's ``RestCatalog`` and Iceberg's Java ``RES
 commit to and read the warehouse's Iceberg tables.
 
 Routes (``/v1``): config; namespaces (list, create, load, exists, drop); tables (list, create,
-load, exists, drop, commit, rename, register); multi-table transactions (commit); views (list,
+load, exists, drop, commit, rename, register, server-side scan planning: ``icefloe.rest.planning``); multi-table transactions (commit); views (list,
 create, load, exists, replace, drop, rename: the view spec's metadata, kept by a SQL catalog; a
 view's location, like every file the server writes, stays inside the warehouse). A commit checks the request's requirements against
 the table's current metadata, applies its updates (``icefloe.iceberg.metadata_builder``, which
@@ -41,6 +41,7 @@ from icefloe.iceberg.view_metadata import (
     view_update_from_json,
 )
 from icefloe.rest.auth import Authenticator, Guard, request_may, visible_namespaces
+from icefloe.rest.planning import PLAN_TASK_FILES, ScanPlans
 
 SEPARATOR = "\x1f"          # namespace levels in a URL path
 # the routes this server offers, as the config response lists them (the REST spec's ``endpoints``)
@@ -55,7 +56,10 @@ ENDPOINTS = [f"{m} /v1/{{prefix}}/{p}" for m, p in (
     ("GET", "namespaces/{namespace}/views"), ("POST", "namespaces/{namespace}/views"),
     ("GET", "namespaces/{namespace}/views/{view}"), ("HEAD", "namespaces/{namespace}/views/{view}"),
     ("POST", "namespaces/{namespace}/views/{view}"), ("DELETE", "namespaces/{namespace}/views/{view}"),
-    ("POST", "views/rename"), ("POST", "namespaces/{namespace}/register-view"))]
+    ("POST", "views/rename"), ("POST", "namespaces/{namespace}/register-view"),
+    ("POST", "namespaces/{namespace}/tables/{table}/plan"), ("GET", "namespaces/{namespace}/tables/{table}/plan/{plan-id}"),
+    ("DELETE", "namespaces/{namespace}/tables/{table}/plan/{plan-id}"),
+    ("POST", "namespaces/{namespace}/tables/{table}/tasks"))]
 COMMIT_ATTEMPTS = 10
 log = logging.getLogger("icefloe.rest")
 
@@ -67,12 +71,15 @@ class ServerSettings:
     ``allow_purge``: ``DELETE .../tables/t?purgeRequested=true`` deletes the table's files (off by
     default: a drop forgets the table and keeps its files). ``allowed_locations``: directories a
     registered table may live in besides the warehouse. The limits make a request past them a
-    413 (body, JSON depth) or a 400 (a property larger than ``max_property_bytes``)."""
+    413 (body, JSON depth) or a 400 (a property larger than ``max_property_bytes``).
+    ``plan_task_files``: file scan tasks in one answer of server-side scan planning (the rest
+    come as plan tasks, ``icefloe.rest.planning``)."""
     allow_purge: bool = False
     allowed_locations: tuple = ()
     max_body_bytes: int = 16 * 1024 * 1024
     max_json_depth: int = 200
     max_property_bytes: int = 1024 * 1024
+    plan_task_files: int = PLAN_TASK_FILES
 
 
 def _renumbered_sources(doc: Optional[dict], ids: dict[int, int]) -> Optional[dict]:
@@ -225,6 +232,9 @@ class RestCatalogApp:
             Route(tbl, self.load_table, methods=["GET", "HEAD"]),
             Route(tbl, self.commit_table, methods=["POST"]),
             Route(tbl, self.drop_table, methods=["DELETE"]),
+            Route(f"{tbl}/plan", self.plan_scan, methods=["POST"]),
+            Route(f"{tbl}/plan/{{plan_id}}", self.plan_result, methods=["GET", "DELETE"]),
+            Route(f"{tbl}/tasks", self.plan_tasks, methods=["POST"]),
             Route("/v1/tables/rename", self.rename_table, methods=["POST"]),
             Route("/v1/transactions/commit", self.commit_transaction, methods=["POST"]),
             Route(f"{ns}/views", self.list_views, methods=["GET"]),
@@ -236,6 +246,7 @@ class RestCatalogApp:
             Route(f"{ns}/register-view", self.register_view, methods=["POST"]),
         ])
         self.app = Guard(self.routes, auth)
+        self.plans = ScanPlans(self.settings.plan_task_files)
 
     async def __call__(self, scope, receive, send):
         await self.app(scope, receive, send)
@@ -550,6 +561,33 @@ class RestCatalogApp:
             names.append(f"{self._one_level(ident.get('namespace'))}.{self._field(ident, 'name', str, what=what)}")
         self.catalog.rename_table(*names)
         return Response(status_code=204)
+
+    # ------------------------------------------------------------------ server-side scan planning
+    @_handler
+    def plan_scan(self, request, body):
+        from starlette.responses import JSONResponse
+
+        name = self._name(request)
+        return JSONResponse(self.plans.plan(self.catalog.load_table(name), name, body))
+
+    @_handler
+    def plan_result(self, request, _body):
+        from starlette.responses import JSONResponse, Response
+
+        name = self._name(request)
+        self.catalog.load_table(name)                  # 404 for a table that is not there (any more)
+        if request.method == "DELETE":
+            self.plans.cancel(name, request.path_params["plan_id"])
+            return Response(status_code=204)
+        return JSONResponse(self.plans.fetch(name, request.path_params["plan_id"]))
+
+    @_handler
+    def plan_tasks(self, request, body):
+        from starlette.responses import JSONResponse
+
+        name = self._name(request)
+        self.catalog.load_table(name)
+        return JSONResponse(self.plans.tasks(name, body))
 
     def _changes(self, body: dict) -> Changes:
         """A commit request's requirements and updates (both required by the spec)."""

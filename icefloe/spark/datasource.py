@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from pyspark.sql.datasource import (
     DataSource,
@@ -30,29 +31,23 @@ from icefloe.core.io import strip_scheme
 from icefloe.core.schema_input import to_schema
 from icefloe.core.types import to_arrow_schema, to_spark_schema
 from icefloe.errors import CorruptDataFileError, IcefloeError, InvalidNameError, NotSupportedError, StreamingSetupError
-from icefloe.iceberg.arrow_read import read_by_field_id
-from icefloe.iceberg.arrow_writer import align_arrow, write_arrow
-from icefloe.iceberg.delete_files import apply_deletes_arrow
-from icefloe.iceberg.catalog import HadoopCatalog
-from icefloe.iceberg.hadoop import HadoopTableOperations
-from icefloe.iceberg.partitioning import build_spec
-from icefloe.iceberg.rest_client import RestCatalog
-from icefloe.iceberg.sql_catalog import SqlCatalog
-from icefloe.iceberg.table import BaseTable
-from icefloe.iceberg.table_metadata import TableMetadata, new_table_metadata
 from icefloe.paimon import types as pt
-from icefloe.paimon.catalog import PaimonCatalog
 from icefloe.paimon.writer import restored_sequence_numbers
-from icefloe.spark.paimon_read import (
-    MERGE_PREFIX,
-    _table,
-    _table as paimon_table,
-    paimon_partitions,
-    paimon_read_bucket,
-    paimon_read_file,
-    partitions_of,
-)
 from icefloe.spark.paimon_write import paimon_abort, paimon_commit, paimon_write_batches
+
+if TYPE_CHECKING:
+    from icefloe.iceberg.table import BaseTable
+
+# Spark's Python workers import this module to unpickle the data source, its reader and its writer
+# (a fresh worker for each micro-batch's planning and commit): the Iceberg side (its catalogs,
+# readers and writers), Paimon's catalog and its readers are imported where they are used, so a
+# task that writes a Paimon table's files does not load them.
+
+
+def paimon_table(location: str, io: FileIO = LOCAL):
+    from icefloe.spark.paimon_read import _table as of_location
+
+    return of_location(location, io)
 
 
 def detect_format(location: str, io: FileIO = LOCAL) -> str:
@@ -73,11 +68,17 @@ def io_for(options, location: str = "") -> FileIO:
 
 
 def _iceberg_exists(location: str, io: FileIO = LOCAL) -> bool:
+    from icefloe.iceberg.hadoop import HadoopTableOperations
+
     return HadoopTableOperations(io, _local(location)).exists()
 
 
 def _create_iceberg_table(location: str, schema, partitioned_by, io: FileIO = LOCAL) -> None:
     """Create a table at ``location`` (schema: DDL text or Spark StructType; terms separated by ';')."""
+    from icefloe.iceberg.hadoop import HadoopTableOperations
+    from icefloe.iceberg.partitioning import build_spec
+    from icefloe.iceberg.table_metadata import new_table_metadata
+
     ops = HadoopTableOperations(io, _local(location))
     sch = to_schema(schema)
     terms = [t for t in (partitioned_by or "").split(";") if t.strip()]
@@ -91,6 +92,8 @@ def _create_iceberg_table(location: str, schema, partitioned_by, io: FileIO = LO
 
 def _create_paimon_table(location: str, spark_schema, options, io: FileIO = LOCAL) -> None:
     """A new Paimon table at ``<warehouse>/<db>.db/<table>`` (Paimon's filesystem-catalog layout)."""
+    from icefloe.paimon.catalog import PaimonCatalog
+
     loc = _local(location)
     db_dir, table = loc.rstrip("/").rsplit("/", 1)
     warehouse, db = db_dir.rsplit("/", 1)
@@ -103,6 +106,9 @@ def _create_paimon_table(location: str, spark_schema, options, io: FileIO = LOCA
 
 
 def _iceberg_table(location: str, io: FileIO = LOCAL):
+    from icefloe.iceberg.hadoop import HadoopTableOperations
+    from icefloe.iceberg.table import BaseTable
+
     ops = HadoopTableOperations(io, _local(location))
     return BaseTable(os.path.basename(location.rstrip("/")), ops)
 
@@ -119,6 +125,10 @@ def _catalog_table(options) -> BaseTable:
     """The Iceberg table ``.option("catalog", <name>).load("<db>.<table>")`` names: a catalog
     configured in .icefloe.yaml / ICEFLOE_CATALOG__* (as Spark's Python workers see them), with
     ``catalog.<key>`` options (warehouse, type, uri, name) over it or instead of it."""
+    from icefloe.iceberg.catalog import HadoopCatalog
+    from icefloe.iceberg.rest_client import RestCatalog
+    from icefloe.iceberg.sql_catalog import SqlCatalog
+
     name = options.get(CATALOG_OPTION)
     table = options.get("path") or options.get("table")
     props = catalog_properties(name) if name else {}
@@ -147,6 +157,8 @@ class _StaticOperations:
     (the driver resolved the table through its catalog; the tasks need only its metadata)."""
 
     def __init__(self, metadata_location: str, io: FileIO = LOCAL):
+        from icefloe.iceberg.table_metadata import TableMetadata
+
         self.io, self._path = io, metadata_location
         self._meta = TableMetadata.loads(io.read_bytes(metadata_location), metadata_location)
         self.location = self._meta.location.rstrip("/")
@@ -166,6 +178,8 @@ class _StaticOperations:
 
 
 def _static_table(metadata_location: str, io: FileIO = LOCAL) -> BaseTable:
+    from icefloe.iceberg.table import BaseTable
+
     return BaseTable(metadata_location.rsplit("/", 3)[-3], _StaticOperations(metadata_location, io))
 
 
@@ -238,7 +252,9 @@ class BatchDataSource(DataSource):
 def _paimon_tag_files(location: str, tag: str, io: FileIO = LOCAL) -> list:
     """The data files of a Paimon tag, as ``paimon_partitions`` names them (the tag's own copy
     of its snapshot: readable after the snapshot expired)."""
-    table = _table(location, io)
+    from icefloe.spark.paimon_read import partitions_of
+
+    table = paimon_table(location, io)
     return partitions_of(table, table.plan(ref=tag), ref=tag)
 
 
@@ -303,6 +319,8 @@ class IcefloeReader(DataSourceReader):
         return expr
 
     def partitions(self):
+        from icefloe.spark.paimon_read import paimon_partitions
+
         catalog_table = _catalog_table(self.options) if _uses_catalog(self.options) else None
         loc = catalog_table.location if catalog_table is not None else _location(self.options, self.schema)
         io = catalog_table.io if catalog_table is not None else io_for(self.options, loc)
@@ -330,6 +348,8 @@ class IcefloeReader(DataSourceReader):
         import pyarrow as pa
         import pyarrow.parquet as pq
 
+        from icefloe.spark.paimon_read import MERGE_PREFIX, paimon_read_bucket, paimon_read_file
+
         target = _arrow_target(self.schema)
         if not partition.path:
             return
@@ -348,6 +368,8 @@ class IcefloeReader(DataSourceReader):
                 return
             yield from paimon_read_file(loc, partition.path, target, io)
             return
+        from icefloe.iceberg.delete_files import apply_deletes_arrow
+
         t = _static_table(static, io) if static else _iceberg_table(loc, io)
         snap = t.snapshot_for(_opt_int(self.options, "snapshot-id"), self.options.get("as-of-timestamp"))
         with_ids = to_arrow_schema(t.schema_for(snap))
@@ -417,6 +439,8 @@ def _arrow_target(spark_schema):
 
 
 def _project_batch(table, with_ids):
+    from icefloe.iceberg.arrow_read import read_by_field_id
+
     return read_by_field_id(table, with_ids)
 
 
@@ -435,6 +459,8 @@ class _IcebergFiles:
 
     def write(self, batches: list, task_id: int) -> list:
         import pyarrow as pa
+
+        from icefloe.iceberg.arrow_writer import align_arrow, write_arrow
 
         if not batches:
             return []

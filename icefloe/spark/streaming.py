@@ -26,10 +26,17 @@ from pyspark.sql.datasource import DataSourceStreamArrowWriter, DataSourceStream
 from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 
 from icefloe.core.io import LOCAL, strip_scheme
-from icefloe.errors import GatewayRequiredError, NoSuchSnapshotError
+from icefloe.errors import GatewayRequiredError, NoSuchSnapshotError, StreamingSetupError
 from icefloe.spark import connect
 from icefloe.spark.datasource import ROWKIND
-from icefloe.spark.stream_formats import StreamingSetupError, flag, stream_format
+
+
+def stream_format(location: str, io, fmt: Optional[str] = None):
+    """The table format's streaming side (``icefloe.spark.stream_formats``), imported when a
+    commit or a read needs it: a Spark worker unpickling the sink to write a task's files does not."""
+    from icefloe.spark.stream_formats import stream_format as of_table
+
+    return of_table(location, io, fmt)
 
 _KINDS = ("+I", "-U", "+U", "-D")
 DONE = -1    # an offset's file count when the whole snapshot was consumed
@@ -176,6 +183,8 @@ class IcefloeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         consumer's next snapshot when the query has a consumer-id that exists (Paimon's consumer
         progress wins over the startup options, unless consumer.ignore-progress)."""
         o = self.options
+        from icefloe.spark.stream_formats import flag
+
         if self.consumer_id is not None and not flag(o, "consumer.ignore-progress"):
             nxt = self.stream.consumer(self.consumer_id)
             if nxt is not None:

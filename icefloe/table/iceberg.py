@@ -85,7 +85,11 @@ class IcebergTable(BaseTable, Table):
     # ------------------------------------------------------------------ reads
     def plan_snapshot(self, snap: Optional[Snapshot], where=None):
         """Scan tasks of ``snap`` that may match ``where``, their manifests read here or in Spark
-        tasks as the planning modes say (``read.data-planning-mode``, ``read.delete-planning-mode``)."""
+        tasks as the planning modes say (``read.data-planning-mode``, ``read.delete-planning-mode``);
+        by the REST catalog's server when server-side planning is on (``served_plan``)."""
+        served = self.served_plan(snap, where)
+        if served is not None:
+            return served
         return scan_mod.plan_files(self.io, self._meta, snap, where,
                                    remote=SparkPlanner(lambda: self.spark, lambda: running_session(self._spark)))
 
