@@ -230,6 +230,12 @@ class Catalog:
         return self.type in ("sql", "rest") or self.io.keeps_empty_dirs
 
     @property
+    def has_system_database(self) -> bool:
+        """Whether the catalog's SQL has a ``sys`` database of its own (a Paimon catalog's, whose
+        global system tables icefloe does not have; an Iceberg catalog's ``sys`` is a plain name)."""
+        return self.format == "paimon"
+
+    @property
     def keeps_namespace_properties(self) -> bool:
         """Whether the catalog keeps properties of a namespace (the SQL catalog; a warehouse
         namespace is a directory, with nothing to keep them in)."""

@@ -246,7 +246,7 @@ class SqlSession:
         """A Spark analysis/parse error as a SqlError at the matching place of the statement."""
         ours = spark_messages.in_our_words(e, spark_messages.Lookup(
             self.catalog_name, str(self.catalog.warehouse), self.namespace, tuple(self.catalogs),
-            lambda parts: self.resolve_name(parts)[0] is not None, self.catalog.format == "paimon"),
+            lambda parts: self.resolve_name(parts)[0] is not None, self.catalog.has_system_database),
             sql_text if self._stmt is None else self._stmt.text)
         msg = ours if ours is not None else str(e)
         for view, shown in self._views.items():
