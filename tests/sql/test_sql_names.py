@@ -219,8 +219,8 @@ def test_show_table_extended_lists_icefloe_tables_as_spark_does(fcat):
         else:
             assert "Partition Columns" not in info
         # alternatives with |, no case; USE db names the namespace; catalog-qualified namespaces
-        assert [r.tableName for r in run("SHOW TABLE EXTENDED FROM local.db LIKE 'OTHER|st*'").collect()] == \
-            ["other", "stock"]
+        got = [(r.tableName, r.isTemporary) for r in run("SHOW TABLE EXTENDED FROM local.db LIKE 'OTHER|st*'").collect()]
+        assert got[:2] == [("other", False), ("stock", False)] and all(temp for _, temp in got[2:])
         run("USE db")
         assert [r.tableName for r in run("SHOW TABLE EXTENDED LIKE 'sales'").collect()] == ["sales"]
     finally:
