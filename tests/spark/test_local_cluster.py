@@ -11,6 +11,8 @@ import subprocess
 import sys
 import pytest
 
+from tools.spark_cluster import JAVA_WRAPPER   # drops a Java 24 option Spark 4.3 adds, which Java 17 refuses
+
 JOB = r"""
 import json, sys
 from pyspark.sql import SparkSession
@@ -42,16 +44,6 @@ df = t.to_spark()
 assert "icefloe-parquet" in df._jdf.queryExecution().executedPlan().toString()
 assert df.count() == 900 and df.where("id % 10 = 0").count() == 0
 print("CLUSTER OK")
-"""
-
-# Spark 4.3 adds a Java 24 option to executor command lines that Java 17 refuses; the wrapper drops it
-JAVA_WRAPPER = """#!/bin/sh
-real="{java}"
-for a in "$@"; do
-  shift
-  case "$a" in --sun-misc-unsafe-memory-access=*) ;; *) set -- "$@" "$a" ;; esac
-done
-exec "$real" "$@"
 """
 
 
