@@ -9,15 +9,7 @@ import pyarrow as pa
 import pytest
 
 import icefloe
-
-
-def _drain(spark, location, checkpoint, out_dir, **options):
-    r = spark.readStream.format("icefloe")
-    for k, v in options.items():
-        r = r.option(k, v)
-    q = (r.load(location).writeStream.format("parquet").option("checkpointLocation", checkpoint)
-         .trigger(availableNow=True).start(out_dir))
-    q.awaitTermination()
+from tests.streaming.test_stream_source import drain as _drain
 
 
 def _out(spark, out_dir):

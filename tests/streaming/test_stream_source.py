@@ -5,7 +5,7 @@ import pyarrow as pa
 import pytest
 
 
-def _drain(spark, location, checkpoint, out_dir, **options):
+def drain(spark, location, checkpoint, out_dir, **options):
     """Run a stream of the table into Parquet files until it has read what is there now;
     returns the number of micro-batches it ran."""
     r = spark.readStream.format("icefloe")
@@ -40,25 +40,25 @@ def test_every_appended_row_is_streamed_once_across_restarts(spark, table, tmp_p
     table.append(_batch(10, 20))
     cp, out = str(tmp_path / "cp"), str(tmp_path / "out")
     # starts with the whole table, one file per micro-batch
-    assert _drain(spark, table.location, cp, out, maxFilesPerTrigger=1) >= 2
+    assert drain(spark, table.location, cp, out, maxFilesPerTrigger=1) >= 2
     assert _out(spark, out) == list(range(20))
     # a restart from the checkpoint reads only what was appended meanwhile
     table.append(_batch(20, 25))
     table.append(_batch(25, 30))
-    _drain(spark, table.location, cp, out, maxFilesPerTrigger=1)
+    drain(spark, table.location, cp, out, maxFilesPerTrigger=1)
     assert _out(spark, out) == list(range(30))
     # nothing new: nothing read
-    assert _drain(spark, table.location, cp, out) == 0
+    assert drain(spark, table.location, cp, out) == 0
     assert _out(spark, out) == list(range(30))
 
 
 def test_latest_mode_skips_what_is_there_and_rows_limit_splits_batches(spark, table, tmp_path):
     table.append(_batch(0, 10))
     cp, out = str(tmp_path / "cp"), str(tmp_path / "out")
-    assert _drain(spark, table.location, cp, out, **{"scan.mode": "latest"}) == 0
+    assert drain(spark, table.location, cp, out, **{"scan.mode": "latest"}) == 0
     for lo in range(10, 40, 10):
         table.append(_batch(lo, lo + 10))
-    batches = _drain(spark, table.location, cp, out, maxRowsPerTrigger=10)
+    batches = drain(spark, table.location, cp, out, maxRowsPerTrigger=10)
     assert batches == 3
     assert _out(spark, out) == list(range(10, 40))
 
@@ -70,7 +70,7 @@ def test_start_from_a_snapshot(spark, table, tmp_path):
     sid = getattr(second, "snapshot_id", None) or second.id
     table.append(_batch(10, 15))
     out = str(tmp_path / "out")
-    _drain(spark, table.location, str(tmp_path / "cp"), out, **{"scan.mode": "from-snapshot", "scan.snapshot-id": sid})
+    drain(spark, table.location, str(tmp_path / "cp"), out, **{"scan.mode": "from-snapshot", "scan.snapshot-id": sid})
     assert _out(spark, out) == list(range(5, 15))
 
 
@@ -78,12 +78,12 @@ def test_iceberg_stream_stops_at_a_delete_unless_told_to_skip(spark, catalog, tm
     t = catalog.create_table("db.d", "id bigint, v string")
     t.append(_batch(0, 10))
     cp, out = str(tmp_path / "cp"), str(tmp_path / "out")
-    _drain(spark, t.location, cp, out)
+    drain(spark, t.location, cp, out)
     t.delete("id < 5")
     t.append(_batch(10, 12))
     with pytest.raises(Exception, match="streaming-skip-delete-snapshots|streaming-skip-overwrite-snapshots"):
-        _drain(spark, t.location, cp, out)
-    _drain(spark, t.location, cp, out, **{"streaming-skip-delete-snapshots": "true",
+        drain(spark, t.location, cp, out)
+    drain(spark, t.location, cp, out, **{"streaming-skip-delete-snapshots": "true",
                                          "streaming-skip-overwrite-snapshots": "true"})
     assert _out(spark, out) == list(range(12))
 
@@ -95,11 +95,11 @@ def test_paimon_compaction_is_not_streamed_again(spark, warehouse, tmp_path):
     t.append(_batch(0, 5))
     t.append(_batch(5, 10))
     cp, out = str(tmp_path / "cp"), str(tmp_path / "out")
-    _drain(spark, t.location, cp, out, **{"scan.mode": "latest"})
+    drain(spark, t.location, cp, out, **{"scan.mode": "latest"})
     t.append(_batch(10, 12))
     t.rewrite_data_files()
     t.append(_batch(12, 14))
-    _drain(spark, t.location, cp, out)
+    drain(spark, t.location, cp, out)
     assert _out(spark, out) == list(range(10, 14))
 
 
@@ -110,10 +110,10 @@ def test_paimon_changelog_stream_replayed_onto_a_copy_reproduces_the_table(spark
     t = cat.create_table("db.kv", "id bigint not null, v string", properties={"primary-key": "id", "bucket": "2"})
     t.append(_batch(0, 6))
     cp, out = str(tmp_path / "cp"), str(tmp_path / "out")
-    _drain(spark, t.location, cp, out, **{"read.changelog": "true"})
+    drain(spark, t.location, cp, out, **{"read.changelog": "true"})
     t.append(pa.table({"id": pa.array([1, 2, 7], pa.int64()), "v": ["x1", "x2", "x7"]}))
     t.delete("id = 3")
-    _drain(spark, t.location, cp, out, **{"read.changelog": "true"})
+    drain(spark, t.location, cp, out, **{"read.changelog": "true"})
     # replay the changelog, in commit order, onto an empty copy
     rows = spark.read.parquet(out).collect()
     assert {r["rowkind"] for r in rows} >= {"+I", "-D"}
@@ -139,14 +139,14 @@ def test_a_stream_that_needs_an_expired_snapshot_fails_naming_it(spark, table, t
     first = table.snapshots()[0]
     first_id = getattr(first, "snapshot_id", None) or first.id
     cp, out = str(tmp_path / "cp"), str(tmp_path / "out")
-    _drain(spark, table.location, cp, out)
+    drain(spark, table.location, cp, out)
     for lo in range(2, 10, 2):
         table.append(_batch(lo, lo + 2))
     table.expire_snapshots(older_than=int(time.time() * 1000) + 60_000, retain_last=1)
     # Paimon names the snapshot the stream needs next; Iceberg the one it stopped at
     want = "snapshot 2 .*expired" if table.format == "paimon" else f"snapshot {first_id} .*(expired|history)"
     with pytest.raises(Exception, match=want):
-        _drain(spark, table.location, cp, out)
+        drain(spark, table.location, cp, out)
 
 
 def test_start_from_a_timestamp(spark, table, tmp_path):
@@ -158,7 +158,7 @@ def test_start_from_a_timestamp(spark, table, tmp_path):
     time.sleep(0.05)
     table.append(_batch(5, 8))
     out = str(tmp_path / "out")
-    _drain(spark, table.location, str(tmp_path / "cp"), out, **{"scan.mode": "from-timestamp",
+    drain(spark, table.location, str(tmp_path / "cp"), out, **{"scan.mode": "from-timestamp",
                                                                  "scan.timestamp-millis": cut})
     assert _out(spark, out) == list(range(5, 8))
 
@@ -182,7 +182,7 @@ def test_pypaimon_appends_are_streamed_without_gaps(spark, warehouse, tmp_path):
         w.close()
         c.close()
         expected += list(range(lo, lo + 10))
-        _drain(spark, loc, cp, out)
+        drain(spark, loc, cp, out)
         assert _out(spark, out) == expected
 
 
@@ -196,12 +196,12 @@ def test_a_paimon_lookup_table_streams_its_changelog(spark, warehouse, tmp_path)
                          properties={"primary-key": "id", "bucket": "1", "changelog-producer": "lookup"})
     t.append(_batch(0, 4))
     cp, out = str(tmp_path / "cp"), str(tmp_path / "out")
-    _drain(spark, t.location, cp, out, **{"read.changelog": "true"})
+    drain(spark, t.location, cp, out, **{"read.changelog": "true"})
     first = {(r["rowkind"], r["id"], r["v"]) for r in spark.read.parquet(out).collect()}
     assert first == {("+I", i, f"v{i}") for i in range(4)}
     t.append(pa.table({"id": pa.array([1, 9], pa.int64()), "v": ["x1", "x9"]}))
     t.delete("id = 2")
-    _drain(spark, t.location, cp, out, **{"read.changelog": "true"})
+    drain(spark, t.location, cp, out, **{"read.changelog": "true"})
     rows = {(r["rowkind"], r["id"], r["v"]) for r in spark.read.parquet(out).collect()} - first
     assert rows == {("-U", 1, "v1"), ("+U", 1, "x1"), ("+I", 9, "x9"), ("-D", 2, "v2")}
 
@@ -217,10 +217,10 @@ def test_a_paimon_stream_reads_changelogs_kept_past_their_snapshots(spark, wareh
         "snapshot.num-retained.min": "1", "snapshot.num-retained.max": "1", "changelog.num-retained.max": "20"})
     t.append(_batch(0, 2))
     cp, out = str(tmp_path / "cp"), str(tmp_path / "out")
-    _drain(spark, t.location, cp, out, **{"read.changelog": "true"})
+    drain(spark, t.location, cp, out, **{"read.changelog": "true"})
     for lo in range(2, 8, 2):
         t.append(_batch(lo, lo + 2))
         t.expire_snapshots()
     assert len(t.snapshots()) == 1
-    _drain(spark, t.location, cp, out, **{"read.changelog": "true"})
+    drain(spark, t.location, cp, out, **{"read.changelog": "true"})
     assert _out(spark, out) == list(range(8))
