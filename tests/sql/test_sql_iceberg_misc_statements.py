@@ -85,6 +85,8 @@ def test_metadata_tables_of_a_branch_and_a_tag(catalog):
     assert len(paths("SELECT file_path FROM db.m.`tag_tg`.files")) == 1
     head = t.refs()["b"].snapshot_id
     assert [r[0] for r in run("SELECT added_snapshot_id FROM db.m.branch_b.manifests").collect()].count(head) == 1
+    with pytest.raises(SqlError, match=r"table db.m.branch_b has no metadata table nope; iceberg tables have .*files"):
+        run("SELECT * FROM db.m.branch_b.nope")
     with pytest.raises(SqlError, match="has no branch 'nope'"):
         run("SELECT * FROM db.m.branch_nope.files")
     with pytest.raises(SqlError, match="takes no VERSION or TIMESTAMP AS OF"):
