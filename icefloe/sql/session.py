@@ -34,7 +34,7 @@ from icefloe.table.capabilities import (
 )
 from icefloe.sql import (
     catalog_statements as cs, commands, ddl, dml, metadata_columns, parser as p, paimon_incremental, paimon_options,
-    procedures, spark_messages, system_functions, views, wap,
+    procedures, spark_messages, system_functions, transactions, views, wap,
 )
 
 VIEW_PREFIX = views.INTERNAL_PREFIX
@@ -55,6 +55,7 @@ class SqlSession:
         self.namespace: Optional[str] = None   # USE db: where one-part table names are looked up
         self.expanding_views: tuple = ()        # the views whose queries are being read (a cycle is an error)
         self.views_read: list = []              # every view read (nested ones too), for CREATE VIEW's cycle check
+        self.transaction: Optional[transactions.SqlTransaction] = None   # between BEGIN and COMMIT/ROLLBACK
 
     @property
     def spark(self):
@@ -84,6 +85,11 @@ class SqlSession:
             result = self.execute(stmt)
         return result
 
+    def finish(self) -> None:
+        """End SQL run on a session of its own: a transaction still open is rolled back, and a
+        ``SqlError`` says so (``BEGIN`` without ``COMMIT``)."""
+        transactions.finish(self)
+
     def sql_each(self, text: str):
         """Run the statements of ``text`` one by one, yielding (statement text, DataFrame)
         after each (a failing statement raises; the ones after it are not run)."""
@@ -94,7 +100,7 @@ class SqlSession:
         for stmt in statements:
             yield stmt.text, self.execute(stmt)
 
-    def _other_catalog(self, stmt: Statement) -> Optional[str]:
+    def other_catalog(self, stmt: Statement) -> Optional[str]:
         """The other catalog a DDL statement's target names (``CREATE TABLE other.db.t``), if any."""
         parts = None
         ext, tree = stmt.ext, stmt.tree
@@ -118,7 +124,15 @@ class SqlSession:
         return self._subsessions[name]
 
     def execute(self, stmt: Statement):
-        other = self._other_catalog(stmt)
+        """Run one statement; between ``BEGIN`` and ``COMMIT`` staged on the session's transaction
+        (``icefloe.sql.transactions``)."""
+        if self.transaction is not None or transactions.control(stmt) is not None:
+            self._stmt = stmt
+            return transactions.execute(self, stmt, self._execute)
+        return self._execute(stmt)
+
+    def _execute(self, stmt: Statement):
+        other = self.other_catalog(stmt)
         if other is not None:
             sub = self._session_for(other)
             sub._text = self._text
@@ -339,6 +353,8 @@ class SqlSession:
         return self.catalogs[ref.catalog] if ref.catalog else self.catalog
 
     def load(self, ref: TableRef):
+        if self.transaction is not None and not ref.catalog:
+            return self.transaction.table(ref.name)     # as the transaction left it
         return self.catalog_for(ref).load_table(ref.name)
 
     # ------------------------------------------------------------------ reads
