@@ -21,6 +21,10 @@ requirements, resolves the changes into manifest entries in the order given, and
 manifests, lists and the snapshot. A requirement that fails raises before anything of that attempt
 is written, so the table is as it was.
 
+Expiry, rollback, tags, branches and schema changes write no snapshot, so they are not commits
+here: each is its own file operation (``expire.py``, ``maintenance.py``, ``tag.py``,
+``branches.py``, ``schema_update.py``) with its own atomic step.
+
 A Paimon snapshot has one commit kind and a schema change is not part of any snapshot (it is the
 atomic creation of its own ``schema/schema-N`` file, visible at once), so a schema change and a
 data change cannot be one atomic Paimon commit: there is no multi-change transaction here.

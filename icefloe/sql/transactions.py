@@ -20,6 +20,7 @@ from typing import Optional
 from sqlglot import exp
 
 from icefloe.errors import NotSupportedError, NotSupportedYetError, SqlError
+from icefloe.sql import wap
 
 STAGED = ("INSERT INTO, ALTER TABLE ... ADD/RENAME/DROP/ALTER COLUMN, ALTER TABLE ... SET TBLPROPERTIES "
           "and queries")
@@ -160,8 +161,14 @@ def refusal(sess, stmt) -> Optional[str]:
         ref, _ours = sess.resolve(target)
         if ref is None:
             return f"INSERT into {'.'.join(p.name for p in target.parts)}, not an icefloe table, inside a transaction"
+        if ref.ref or ref.metadata:
+            return f"INSERT into {ref} inside a transaction (icefloe stages writes to a table's main branch)"
+        if any(wap.settings(sess)):
+            return "INSERT with spark.wap.branch or spark.wap.id set, inside a transaction"
         return None
     if isinstance(tree, exp.Alter) and str(tree.args.get("kind") or "").upper() == "TABLE":
+        if not isinstance(tree.this, exp.Table) or sess.resolve(tree.this)[0] is None:
+            return "ALTER TABLE of a table that is not icefloe's, inside a transaction"
         for action in tree.args.get("actions") or []:
             if not isinstance(action, _ALTER_ACTIONS) and not (
                     isinstance(action, exp.Drop) and str(action.args.get("kind") or "").upper() == "COLUMN"):

@@ -92,6 +92,7 @@ def test_a_failing_statement_rolls_back_everything(catalog):
     ("CALL local.system.expire_snapshots(table => 'db.t')", "CALL"),
     ("ALTER TABLE db.t RENAME TO db.u", "ALTER TABLE action RENAME TO"),
     ("SELECT * FROM db.t", "inside a transaction that changed it"),
+    ("INSERT INTO db.t.branch_main VALUES (6, 'f')", "INSERT into .*branch"),
 ])
 def test_what_cannot_be_staged_is_refused_by_name_and_nothing_commits(catalog, statement, named):
     _table(catalog)
