@@ -770,4 +770,7 @@ def sql(spark, text: str, warehouse: Optional[str] = None, catalog: Optional[Cat
         if warehouse is None:
             raise SqlError("icefloe.sql needs a warehouse directory or a catalog")
         catalog = Catalog(warehouse, format=format, spark=spark)
-    return SqlSession(catalog, spark, catalog_name).sql(text)
+    session = SqlSession(catalog, spark, catalog_name)
+    result = session.sql(text)
+    session.finish()            # a transaction left open is rolled back, and an error
+    return result

@@ -74,6 +74,7 @@ def sql(ctx, text, path, as_json, limit, interactive):
         if text.strip() in ("-", ""):
             raise click.UsageError("no SQL given")
         _run_script(session, text, as_json, limit)
+        session.finish()            # a transaction left open is rolled back, and an error
         return
     _shell(session, as_json, limit)
 
@@ -130,6 +131,10 @@ def _shell(session, as_json: bool, limit: int) -> None:
             console.print(f"[red]error:[/] {e}")
         except Exception as e:  # keep the shell alive on Spark errors
             console.print(f"[red]error:[/] {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+    try:
+        session.finish()
+    except IcefloeError as e:
+        console.print(f"[red]error:[/] {e}")
     if readline is not None:
         try:
             readline.write_history_file(history)

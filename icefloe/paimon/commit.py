@@ -1,7 +1,9 @@
 """Paimon's commit: commit messages -> manifests -> manifest lists -> a snapshot.
 
-1. *Collect file changes*: every new data file of every ``CommitMessage`` becomes an
-   ADD ``ManifestEntry`` (an overwrite adds a DELETE for every live file).
+1. *Check and collect the changes*: the commit's requirements are checked against the latest
+   snapshot, then its changes (``commit_changes``) become manifest entries: every new data
+   file of every ``CommitMessage`` an ADD ``ManifestEntry``, every deleted file a DELETE (an
+   overwrite deletes every live file of its partitions).
 2. *Compact manifests*: the base and delta manifests of the latest snapshot are
    compacted -- full compaction first, else minor compaction (``compact_manifests``).
 3. *Base manifest list*: the compacted manifests.
@@ -25,10 +27,13 @@ from icefloe.core.retry import RetryPolicy
 from icefloe.errors import CommitFailedError
 from icefloe.paimon import manifest as mf
 from icefloe.paimon import table_hooks
-from icefloe.paimon.binary_row import BinaryRow, decode_row, encode_row
+from icefloe.paimon.binary_row import BinaryRow, decode_row
+from icefloe.paimon.commit_changes import (
+    AddFiles, OverwritePartitions, PaimonCommit, Requirement, SetIndexFiles, SetStatistics, message_changes,
+)
 from icefloe.paimon.consumer import expire_consumers
 from icefloe.paimon.options import parse_duration_ms
-from icefloe.paimon.dynamic_bucket import check_index_base, write_index_manifest
+from icefloe.paimon.dynamic_bucket import write_index_manifest
 from icefloe.paimon.file_store import FileStore
 from icefloe.paimon.ownership import check_owns_files
 from icefloe.paimon.snapshot import (
@@ -57,28 +62,6 @@ class CommitMessage:
 
 class _LostRace(Exception):
     """Another committer created the snapshot id this attempt wanted."""
-
-
-# --------------------------------------------------------------------------- 1. collect
-def collect_entries(messages: Sequence[CommitMessage], partition_types) -> list[mf.ManifestEntry]:
-    """ADD entries of the messages' new files; the same file twice is an error."""
-    entries = []
-    for m in messages:
-        part = encode_row(list(m.partition), partition_types)
-        for f in m.new_files:
-            entries.append(mf.ManifestEntry(mf.ADD, part, m.bucket, m.total_buckets, f))
-    mf.merge_entries(entries, {})  # raises DuplicateFileError on a repeated ADD
-    return entries
-
-
-def collect_changelog(messages: Sequence[CommitMessage], partition_types) -> list[mf.ManifestEntry]:
-    """ADD entries of the messages' changelog files (a changelog manifest holds only ADDs)."""
-    return [mf.ManifestEntry(mf.ADD, encode_row(list(m.partition), partition_types), m.bucket, m.total_buckets, f)
-            for m in messages for f in getattr(m, "changelog_files", None) or ()]
-
-
-def delete_entries(live: Sequence[mf.ManifestEntry]) -> list[mf.ManifestEntry]:
-    return [mf.ManifestEntry(mf.DELETE, e.partition, e.bucket, e.total_buckets, e.file) for e in live]
 
 
 # --------------------------------------------------------------------------- 2. compact
@@ -199,6 +182,9 @@ def _merge_run(store: FileStore, run: list, result: list, created: list) -> None
 
 # --------------------------------------------------------------------------- the commit
 class FileStoreCommit:
+    """The one commit path of a Paimon table: every snapshot is a ``PaimonCommit`` (typed changes
+    plus requirements, ``paimon/commit_changes.py``) applied by ``apply``."""
+
     def __init__(self, store: FileStore, commit_user: Optional[str] = None,
                  commit_identifier: int = BATCH_COMMIT_IDENTIFIER):
         self.store = store
@@ -207,46 +193,26 @@ class FileStoreCommit:
         self.commit_identifier = commit_identifier
 
     def commit(self, messages: Sequence[CommitMessage], overwrite: bool = False,
-               properties: Optional[dict] = None, overwrite_partitions=None, validate=None) -> Optional[Snapshot]:
+               properties: Optional[dict] = None, overwrite_partitions=None,
+               requirements: Sequence[Requirement] = ()) -> Optional[Snapshot]:
         """Commit the messages as one snapshot (APPEND, or OVERWRITE replacing every live
         file). An append without files commits nothing and returns None.
         ``overwrite_partitions`` (a predicate on a partition's values) narrows an
-        overwrite to the live files of the partitions it accepts. ``validate(latest)``, if
-        given, runs against each snapshot the commit would follow and raises to refuse it."""
-        adds = collect_entries(messages, self.store.partition_types)
-        changelog = collect_changelog(messages, self.store.partition_types)
-        index_files = {(encode_row(list(m.partition), self.store.partition_types).to_bytes(), m.bucket): f
-                       for m in messages for f in m.index_files}
-        if not adds and not overwrite and not index_files:
+        overwrite to the live files of the partitions it accepts. ``requirements`` are checked
+        against each snapshot the commit would follow, before the messages' own."""
+        changes, own = message_changes(messages, self.store.partition_types)
+        if not any(isinstance(c, (AddFiles, SetIndexFiles)) for c in changes) and not overwrite:
             return None
-        index_bases = {m.index_base for m in messages if m.index_files}
+        if overwrite:
+            changes.insert(0, OverwritePartitions(overwrite_partitions))
+        return self.apply(PaimonCommit(OVERWRITE if overwrite else APPEND, tuple(changes),
+                                       (*requirements, *own), properties))
 
-        def changes(latest: Optional[Snapshot]) -> list:
-            if validate is not None:
-                validate(latest)
-            for base_id in index_bases:
-                check_index_base(self.store, latest, base_id, {p for p, _ in index_files})
-            if overwrite and latest is not None:
-                live = self.store.live_entries(latest)
-                if overwrite_partitions is not None:
-                    live = [e for e in live if overwrite_partitions(self.store.partition_values(e.partition))]
-                return delete_entries(live) + list(adds)
-            return list(adds)
-
-        return self.commit_changes(changes, OVERWRITE if overwrite else APPEND, properties,
-                                   index_files=index_files, changelog=changelog)
-
-    def commit_changes(self, changes_for, kind: str, properties: Optional[dict] = None,
-                       full_manifest_compaction: bool = False, index_files: Optional[dict] = None,
-                       changelog: Sequence[mf.ManifestEntry] = (), vectors: Optional[dict] = None,
-                       statistics: Optional[str] = None) -> Snapshot:
-        """Commit the entries ``changes_for(latest)`` returns for the latest snapshot of each
-        attempt (it raises to abort, e.g. on a conflict) as one snapshot of ``kind``.
-        ``full_manifest_compaction`` merges every manifest of the latest snapshot;
-        ``changelog`` (ADD entries of changelog files) becomes the snapshot's changelog manifest list;
-        ``vectors`` ((partition bytes, bucket) -> deletion-vector IndexFile or None) replaces those
-        buckets' deletion vectors in the index manifest. ``statistics`` names a new statistics
-        file; without it the snapshot inherits the latest one's while the schema is unchanged."""
+    def apply(self, commit: PaimonCommit) -> Snapshot:
+        """Commit ``commit`` as one snapshot: on each attempt its requirements are checked against
+        the latest snapshot (one failing raises, and nothing of the attempt is written), its changes
+        resolved on it, and the snapshot created; a lost race retries on the new latest snapshot."""
+        kind = commit.kind
         check_owns_files(self.store.schema.options, self.store.table_path, f"commit a {kind} snapshot")
         co = self.store.options
         timeout = co.commit_timeout_ms
@@ -256,8 +222,11 @@ class FileStoreCommit:
 
         def attempt(_n: int) -> Snapshot:
             latest = self.store.snapshots.latest()
-            return self._try_commit_once(latest, changes_for(latest), kind, properties, full_manifest_compaction,
-                                         index_files, changelog, vectors, statistics)
+            commit.check(self.store, latest)
+            done = commit.resolve(self.store, latest)
+            return self._try_commit_once(latest, done.entries, kind, commit.properties,
+                                         commit.full_manifest_compaction, done.index_files, done.changelog,
+                                         done.vectors, done.statistics)
 
         try:
             snapshot = policy.run(attempt, retry_on=(_LostRace,))
@@ -348,7 +317,7 @@ class FileStoreCommit:
         that names it."""
         name = write_statistics(self.store.io, self.store.table_path, stats)
         try:
-            return self.commit_changes(lambda latest: [], ANALYZE, statistics=name)
+            return self.apply(PaimonCommit(ANALYZE, (SetStatistics(name),)))
         except BaseException:
             self.store.io.delete(statistics_path(self.store.table_path, name))
             raise
@@ -393,4 +362,4 @@ class FileStoreCommit:
 
 
 __all__ = ["CommitMessage", "FileStoreCommit", "compact_manifests", "try_full_compaction",
-           "minor_compaction", "collect_entries"]
+           "minor_compaction"]

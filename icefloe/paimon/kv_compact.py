@@ -20,13 +20,15 @@ from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 from icefloe.core.io import staged_files
-from icefloe.errors import CommitConflictError
 from icefloe.paimon import changelog as cl
 from icefloe.paimon import deletion_vectors as dv
 from icefloe.paimon import manifest as mf
 from icefloe.paimon import merge as mg
 from icefloe.paimon.binary_row import BinaryRow
 from icefloe.paimon.commit import FileStoreCommit
+from icefloe.paimon.commit_changes import (
+    AddChangelog, AddFiles, DeleteFiles, FilesLive, PaimonCommit, SetDeletionVectors, VectorsUnchanged,
+)
 from icefloe.paimon.data_file import DataFileNamer
 from icefloe.paimon.dv_compact import compact_bucket_dv
 from icefloe.paimon.file_store import FileStore
@@ -222,8 +224,7 @@ def commit(table, base: Snapshot, done: Sequence[tuple]) -> Optional[Snapshot]:
     store = table.store
     removed, added, changelog, vectors = [], [], [], {}
     for task, metas, *rest in done:
-        removed.extend(mf.ManifestEntry(mf.DELETE, e.partition, e.bucket, e.total_buckets, e.file)
-                       for e in task.entries)
+        removed.extend(task.entries)
         added.extend(mf.ManifestEntry(mf.ADD, task.partition, task.bucket, task.total_buckets, m) for m in metas)
         for m in (rest[0] if rest else ()):
             changelog.append(mf.ManifestEntry(mf.ADD, task.partition, task.bucket, task.total_buckets, m))
@@ -233,26 +234,16 @@ def commit(table, base: Snapshot, done: Sequence[tuple]) -> Optional[Snapshot]:
     before = {k: (t.vectors.file_name if t.vectors else None) for t, *_ in done if t.vectors_mode
               for k in [(t.partition.to_bytes(), t.bucket)]}
 
-    def changes(latest: Optional[Snapshot]) -> list:
-        live = {e.identifier() for e in store.live_entries(latest)}
-        for e in removed:
-            if e.identifier() not in live:
-                raise CommitConflictError(
-                    f"compaction of {table.name} conflicts with a commit after snapshot {base.id}: "
-                    f"data file {e.file.file_name} it merges is no longer live")
-        if vectors:
-            now = dv.bucket_vectors(store, latest)
-            for key, name in before.items():
-                if (now[key].file_name if key in now else None) != name:
-                    raise CommitConflictError(f"compaction of {table.name} conflicts with a commit after snapshot "
-                                              f"{base.id}: the deletion vectors of a bucket it compacts changed")
-        return removed + added
-
+    operation = f"compaction of {table.name}"
+    inputs = tuple(removed)
+    compaction = PaimonCommit(
+        COMPACT, (DeleteFiles(inputs), AddFiles(tuple(added)), AddChangelog(tuple(changelog)),
+                  SetDeletionVectors(vectors)),
+        (FilesLive(inputs, operation, base.id, "merges"), VectorsUnchanged(before if vectors else {}, operation, base.id)))
     try:
         if not removed:
             return None
-        return FileStoreCommit(store, table.commit_user).commit_changes(changes, COMPACT, changelog=changelog,
-                                                                        vectors=vectors)
+        return FileStoreCommit(store, table.commit_user).apply(compaction)
     except BaseException:
         abort(table, _all_metas(done))
         raise

@@ -39,6 +39,7 @@ from icefloe.paimon import changelog as cl
 from icefloe.paimon.expire import unused_index_files
 from icefloe.core.io import FileAlreadyExistsError
 from icefloe.paimon.commit import FileStoreCommit
+from icefloe.paimon.commit_changes import AddFiles, DeleteFiles, FilesLive, PaimonCommit
 from icefloe.paimon.ownership import check_owns_files
 from icefloe.paimon.kv_compact import compact_table
 from icefloe.paimon.schema import evolve_arrow
@@ -77,8 +78,7 @@ def compact(table, where=None, target_file_size: Optional[int] = None, rewrite=N
                 store.bucket_dir(store.partition_values(first.partition), first.bucket),
                 first.partition, first.bucket, first.total_buckets,
                 min(e.file.min_sequence_number for e in inputs)))
-            removed.extend(mf.ManifestEntry(mf.DELETE, e.partition, e.bucket, e.total_buckets, e.file)
-                           for e in inputs)
+            removed.extend(inputs)
     if not groups:
         return None
     if rewrite is None:
@@ -90,16 +90,10 @@ def compact(table, where=None, target_file_size: Optional[int] = None, rewrite=N
         for got in track(rewrite(groups, target), "compacting buckets", total=len(groups)):
             added.extend(got)
 
-        def changes(latest: Optional[Snapshot]) -> list:
-            live = {e.identifier() for e in store.live_entries(latest)}
-            for e in removed:
-                if e.identifier() not in live:
-                    raise CommitConflictError(
-                        f"compaction of {table.name} conflicts with a commit after snapshot {base.id}: "
-                        f"data file {e.file.file_name} it rewrites is no longer live")
-            return removed + added
-
-        return FileStoreCommit(store, table.commit_user).commit_changes(changes, COMPACT)
+        inputs = tuple(removed)
+        return FileStoreCommit(store, table.commit_user).apply(PaimonCommit(
+            COMPACT, (DeleteFiles(inputs), AddFiles(tuple(added))),
+            (FilesLive(inputs, f"compaction of {table.name}", base.id),)))
 
 
 @dataclass
@@ -145,8 +139,8 @@ def rewrite_manifests(table) -> Optional[Snapshot]:
     table.refresh()
     if table.current_snapshot() is None:
         return None
-    return FileStoreCommit(table.store, table.commit_user).commit_changes(
-        lambda latest: [], COMPACT, full_manifest_compaction=True)
+    return FileStoreCommit(table.store, table.commit_user).apply(
+        PaimonCommit(COMPACT, full_manifest_compaction=True))
 
 
 # --------------------------------------------------------------------------- rollback

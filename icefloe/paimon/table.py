@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from icefloe.core.io import LOCAL, FileIO
 from icefloe.core.timetravel import to_epoch_ms
-from icefloe.errors import CommitConflictError, NoSuchTableError, NotSupportedError, SchemaMismatchError
+from icefloe.errors import NoSuchTableError, NotSupportedError, SchemaMismatchError
 from icefloe.paimon import branches
 from icefloe.paimon import changelog
 from icefloe.paimon import consumer
@@ -26,8 +26,10 @@ from icefloe.paimon import scan as scan_mod
 from icefloe.paimon import table_hooks
 from icefloe.paimon import types as pt
 from icefloe.paimon.arrow_read import read_data_file
-from icefloe.paimon.binary_row import encode_row
-from icefloe.paimon.commit import CommitMessage, FileStoreCommit, collect_entries, delete_entries
+from icefloe.paimon.commit import CommitMessage, FileStoreCommit
+from icefloe.paimon.commit_changes import (
+    DeleteFiles, FilesLive, NotCommitted, PaimonCommit, SequenceAfter, message_changes, sequence_firsts,
+)
 from icefloe.paimon.expire import expire_snapshots
 from icefloe.paimon.file_store import FileStore
 from icefloe.paimon.maintenance import compact, rewrite_manifests, rollback_to, rollback_to_tag
@@ -40,7 +42,6 @@ from icefloe.paimon.schema import FALLBACK_BRANCH, SchemaHistory, TableSchema, e
 from icefloe.paimon.schema_update import UpdateSchema
 from icefloe.paimon.snapshot import APPEND, BATCH_COMMIT_IDENTIFIER, OVERWRITE, Snapshot
 from icefloe.paimon.statistics import Statistics, read_statistics
-from icefloe.paimon.streaming import not_committed_check
 from icefloe.paimon.tag import TagManager, create_tag, delete_tag, rename_tag, replace_tag
 
 
@@ -307,17 +308,15 @@ class FileStoreTable:
         self.refresh()
         try:
             self.check_writable()
-            checks = [self.sequence_check(messages)] if self._schema.primary_keys else []
+            requirements: list = []
+            if self._schema.primary_keys:
+                requirements.append(SequenceAfter(sequence_firsts(messages, self._schema.partition_types), self.name))
             if commit_identifier is not None:
-                checks.append(not_committed_check(self._store, commit_user, commit_identifier))
-
-            def validate(latest) -> None:
-                for check in checks:
-                    check(latest)
+                requirements.append(NotCommitted(commit_user, commit_identifier))
             committer = FileStoreCommit(self._store, commit_user or self.commit_user,
                                         BATCH_COMMIT_IDENTIFIER if commit_identifier is None else commit_identifier)
             return committer.commit(list(messages), overwrite=overwrite, overwrite_partitions=overwrite_partitions,
-                                    validate=validate if checks else None)
+                                    requirements=requirements)
         except BaseException:
             self.abort(messages)
             raise
@@ -329,47 +328,16 @@ class FileStoreTable:
         the messages' files added. Refused with ``CommitConflictError`` when another commit
         since snapshot ``base_id`` removed one of them; then the new files are deleted too."""
         self.refresh()
-        store = self._store
         try:
             self.check_writable()
-            adds = collect_entries(messages, store.partition_types)
-
-            def changes(latest) -> list:
-                live = {e.identifier() for e in store.live_entries(latest)}
-                for e in removed:
-                    if e.identifier() not in live:
-                        raise CommitConflictError(
-                            f"{operation} on {self.name} conflicts with a commit after snapshot {base_id}: "
-                            f"data file {e.file.file_name} it rewrites is no longer live; nothing was committed")
-                return delete_entries(removed) + adds
-
-            return FileStoreCommit(store, self.commit_user).commit_changes(changes, OVERWRITE)
+            changes, requirements = message_changes(messages, self._store.partition_types)
+            removed = tuple(removed)
+            return FileStoreCommit(self._store, self.commit_user).apply(PaimonCommit(
+                OVERWRITE, (DeleteFiles(removed), *changes),
+                (FilesLive(removed, f"{operation} on {self.name}", base_id), *requirements)))
         except BaseException:
             self.abort(messages)
             raise
-
-    def sequence_check(self, messages: Sequence[CommitMessage]):
-        """For a primary-key table: refuse a commit whose records are not numbered after
-        everything committed in their buckets since they were written (another writer got
-        there first: its records would not be ordered against these)."""
-        firsts: dict = {}
-        for m in messages:
-            part = encode_row(list(m.partition), self._schema.partition_types).data
-            for f in m.new_files:
-                key = (part, m.bucket)
-                firsts[key] = min(firsts.get(key, f.min_sequence_number), f.min_sequence_number)
-
-        def check(latest) -> None:
-            if latest is None or not firsts:
-                return
-            for e in self._store.live_entries(latest):
-                first = firsts.get((e.partition.data, e.bucket))
-                if first is not None and e.file.max_sequence_number >= first:
-                    raise CommitConflictError(
-                        f"table {self.name}: bucket {e.bucket} got records numbered up to "
-                        f"{e.file.max_sequence_number} from another commit (snapshot {latest.id}) while this "
-                        f"write numbered its records from {first}; write the data again")
-        return check
 
     def commit_existing_files(self, messages: Sequence[CommitMessage]) -> Optional[Snapshot]:
         """Commit messages whose data files were moved into the table from elsewhere (a
@@ -530,13 +498,8 @@ class FileStoreTable:
             found = list(pool.map(lambda e: self.io.exists(store.data_file_path(e)), live))
         missing = [e for e, there in zip(live, found) if not there]
         if missing and not dry_run:
-            gone = {e.identifier() for e in missing}
-
-            def changes(latest) -> list:
-                live = {e.identifier() for e in store.live_entries(latest)}
-                return delete_entries([e for e in missing if e.identifier() in live and e.identifier() in gone])
-
-            FileStoreCommit(store, self.commit_user).commit_changes(changes, APPEND)
+            FileStoreCommit(store, self.commit_user).apply(
+                PaimonCommit(APPEND, (DeleteFiles(tuple(missing), only_live=True),)))
         return sorted(store.data_file_path(e) for e in missing)
 
     def expire_changelogs(self, retain_min: Optional[int] = None, retain_max: Optional[int] = None,

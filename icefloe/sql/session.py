@@ -33,8 +33,8 @@ from icefloe.table.capabilities import (
     AUDIT_LOG, BRANCH_TABLES, PAIMON_DYNAMIC_OPTIONS, metadata_column_reads, row_tables,
 )
 from icefloe.sql import (
-    cache_statements, catalog_statements as cs, commands, ddl, dml, metadata_columns, parser as p, paimon_incremental, paimon_options,
-    procedures, spark_messages, system_functions, views, wap,
+    cache_statements, catalog_statements as cs, commands, ddl, dml, metadata_columns, parser as p,
+    paimon_incremental, paimon_options, procedures, spark_messages, system_functions, transactions, views, wap,
 )
 
 VIEW_PREFIX = views.INTERNAL_PREFIX
@@ -56,6 +56,7 @@ class SqlSession:
         self.expanding_views: tuple = ()        # the views whose queries are being read (a cycle is an error)
         self.views_read: list = []              # every view read (nested ones too), for CREATE VIEW's cycle check
         self.cached_tables: dict = {}           # CACHE TABLE: str(ref) -> cache_statements.CachedTable
+        self.transaction: Optional[transactions.SqlTransaction] = None   # between BEGIN and COMMIT/ROLLBACK
 
     @property
     def spark(self):
@@ -85,6 +86,11 @@ class SqlSession:
             result = self.execute(stmt)
         return result
 
+    def finish(self) -> None:
+        """End SQL run on a session of its own: a transaction still open is rolled back, and a
+        ``SqlError`` says so (``BEGIN`` without ``COMMIT``)."""
+        transactions.finish(self)
+
     def sql_each(self, text: str):
         """Run the statements of ``text`` one by one, yielding (statement text, DataFrame)
         after each (a failing statement raises; the ones after it are not run)."""
@@ -95,7 +101,7 @@ class SqlSession:
         for stmt in statements:
             yield stmt.text, self.execute(stmt)
 
-    def _other_catalog(self, stmt: Statement) -> Optional[str]:
+    def other_catalog(self, stmt: Statement) -> Optional[str]:
         """The other catalog a DDL statement's target names (``CREATE TABLE other.db.t``), if any."""
         parts = None
         ext, tree = stmt.ext, stmt.tree
@@ -119,7 +125,15 @@ class SqlSession:
         return self._subsessions[name]
 
     def execute(self, stmt: Statement):
-        other = self._other_catalog(stmt)
+        """Run one statement; between ``BEGIN`` and ``COMMIT`` staged on the session's transaction
+        (``icefloe.sql.transactions``)."""
+        if self.transaction is not None or transactions.control(stmt) is not None:
+            self._stmt = stmt
+            return transactions.execute(self, stmt, self._execute)
+        return self._execute(stmt)
+
+    def _execute(self, stmt: Statement):
+        other = self.other_catalog(stmt)
         if other is not None:
             sub = self._session_for(other)
             sub._text = self._text
@@ -344,6 +358,8 @@ class SqlSession:
         return self.catalogs[ref.catalog] if ref.catalog else self.catalog
 
     def load(self, ref: TableRef):
+        if self.transaction is not None and not ref.catalog:
+            return self.transaction.table(ref.name)     # as the transaction left it
         return self.catalog_for(ref).load_table(ref.name)
 
     # ------------------------------------------------------------------ reads

@@ -22,6 +22,7 @@ from icefloe.paimon import system_tables
 from icefloe.paimon import types as pt
 from icefloe.paimon.check import check_paimon
 from icefloe.paimon.commit import CommitMessage
+from icefloe.paimon.commit_changes import NO_TRANSACTION
 from icefloe.paimon.layout import manifest_lists, metadata_tree
 from icefloe.paimon.schema_update import spark_sql_type
 from icefloe.paimon.snapshot import Snapshot
@@ -247,6 +248,10 @@ class PaimonTable(FileStoreTable, Table):
         return audit_log_df(self.spark, self, snapshot_id, as_of, ref)
 
     # ------------------------------------------------------------------ writes
+    def transaction(self):
+        """Refused: Paimon has no commit of several changes (``NO_TRANSACTION`` says why)."""
+        raise self.unsupported("transaction", NO_TRANSACTION)
+
     def write_files(self, data) -> list[CommitMessage]:
         return self.write(data)
 

@@ -105,7 +105,7 @@ def test_compaction_conflicting_with_an_overwrite_fails_and_leaves_no_trace(paim
     for i in range(3):
         t.append(rows(i * 10, 2))
     rival = Catalog(paimon_warehouse, "paimon").load_table("db.c")
-    real = FileStoreCommit.commit_changes
+    real = FileStoreCommit.apply
     done = []
 
     def racing(self, *a, **kw):
@@ -114,7 +114,7 @@ def test_compaction_conflicting_with_an_overwrite_fails_and_leaves_no_trace(paim
             rival.overwrite(rows(100, 2))
         return real(self, *a, **kw)
 
-    monkeypatch.setattr(FileStoreCommit, "commit_changes", racing)
+    monkeypatch.setattr(FileStoreCommit, "apply", racing)
     on_disk = None
     with pytest.raises(CommitConflictError, match="no longer live"):
         on_disk = data_files_on_disk(t)

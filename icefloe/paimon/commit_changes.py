@@ -1,0 +1,290 @@
+"""A Paimon commit as typed changes plus the requirements that must still hold.
+
+Every producer of a Paimon snapshot (a write's commit messages, an overwrite, a copy-on-write
+rewrite, compaction of an append or a primary-key table, manifest compaction, ANALYZE statistics,
+forgetting missing files) describes what it does as a :class:`PaimonCommit`:
+
+* **changes**, in Paimon's vocabulary: data files added (``AddFiles``) and deleted
+  (``DeleteFiles``), every live file of some partitions deleted (``OverwritePartitions``, resolved
+  on the snapshot the commit follows), changelog files (``AddChangelog``), dynamic-bucket HASH index
+  files (``SetIndexFiles``), deletion vectors (``SetDeletionVectors``) and a statistics file
+  (``SetStatistics``);
+* **requirements**, Paimon's commit conflict checks, each checked against the latest snapshot of
+  every attempt: the files a change deletes are still live (``FilesLive``: no conflicting
+  deletion), a primary-key write's sequence numbers follow the bucket's (``SequenceAfter``), the
+  HASH index the bucket assignment read is unchanged (``IndexBase``), the deletion vectors a
+  compaction read are unchanged (``VectorsUnchanged``), a streaming batch is not a replay
+  (``NotCommitted``).
+
+``FileStoreCommit.apply`` (``paimon/commit.py``) is the one commit path: per attempt it checks the
+requirements, resolves the changes into manifest entries in the order given, and writes the
+manifests, lists and the snapshot. A requirement that fails raises before anything of that attempt
+is written, so the table is as it was.
+
+Expiry, rollback, tags, branches and schema changes write no snapshot, so they are not commits
+here: each is its own file operation (``expire.py``, ``maintenance.py``, ``tag.py``,
+``branches.py``, ``schema_update.py``) with its own atomic step.
+
+A Paimon snapshot has one commit kind and a schema change is not part of any snapshot (it is the
+atomic creation of its own ``schema/schema-N`` file, visible at once), so a schema change and a
+data change cannot be one atomic Paimon commit: there is no multi-change transaction here.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Optional, Protocol, Sequence
+
+from icefloe.errors import CommitConflictError
+from icefloe.paimon import manifest as mf
+from icefloe.paimon.binary_row import encode_row
+from icefloe.paimon.deletion_vectors import bucket_vectors
+from icefloe.paimon.dynamic_bucket import check_index_base
+from icefloe.paimon.snapshot import Snapshot
+from icefloe.paimon.streaming import not_committed_check
+
+NO_TRANSACTION = ("a Paimon snapshot has one commit kind, and a schema or option change is not part of any "
+                  "snapshot but the atomic creation of its own schema/schema-N file, visible at once; so "
+                  "several changes cannot become one atomic Paimon commit (commit each on its own)")
+
+
+@dataclass
+class Resolved:
+    """What a commit's changes come to on one snapshot: the data manifest entries (in order),
+    the changelog entries, the index files and deletion vectors swapped in, a statistics file."""
+    entries: list = field(default_factory=list)
+    changelog: list = field(default_factory=list)
+    index_files: dict = field(default_factory=dict)
+    vectors: dict = field(default_factory=dict)
+    statistics: Optional[str] = None
+
+
+class Change(Protocol):
+    def resolve(self, store, latest: Optional[Snapshot], into: Resolved) -> None: ...
+
+
+class Requirement(Protocol):
+    def check(self, store, latest: Optional[Snapshot]) -> None: ...
+
+
+# --------------------------------------------------------------------------- changes
+@dataclass(frozen=True)
+class AddFiles:
+    """New data files: their ADD entries."""
+    entries: tuple
+
+    def resolve(self, store, latest, into: Resolved) -> None:
+        into.entries.extend(self.entries)
+
+
+@dataclass(frozen=True)
+class DeleteFiles:
+    """Data files no longer read: DELETE entries of the given entries. With ``only_live`` those no
+    longer live at the commit are skipped (forgetting missing files); else pair it with
+    ``FilesLive`` so that a file deleted by another commit is a conflict."""
+    entries: tuple
+    only_live: bool = False
+
+    def resolve(self, store, latest, into: Resolved) -> None:
+        entries = self.entries
+        if self.only_live:
+            live = {e.identifier() for e in store.live_entries(latest)}
+            entries = tuple(e for e in entries if e.identifier() in live)
+        into.entries.extend(as_deletes(entries))
+
+
+@dataclass(frozen=True)
+class OverwritePartitions:
+    """Every live file of the snapshot the commit follows deleted; with ``accept`` (a predicate on
+    a partition's values) only the files of the partitions it accepts."""
+    accept: Optional[Callable] = None
+
+    def resolve(self, store, latest, into: Resolved) -> None:
+        if latest is None:
+            return
+        live = store.live_entries(latest)
+        if self.accept is not None:
+            live = [e for e in live if self.accept(store.partition_values(e.partition))]
+        into.entries.extend(as_deletes(live))
+
+
+@dataclass(frozen=True)
+class AddChangelog:
+    """Changelog files (ADD entries): the snapshot's changelog manifest list."""
+    entries: tuple
+
+    def resolve(self, store, latest, into: Resolved) -> None:
+        into.changelog.extend(self.entries)
+
+
+@dataclass(frozen=True)
+class SetIndexFiles:
+    """Dynamic-bucket HASH index files replacing their buckets' ((partition bytes, bucket) -> IndexFile)."""
+    files: dict
+
+    def resolve(self, store, latest, into: Resolved) -> None:
+        into.index_files.update(self.files)
+
+
+@dataclass(frozen=True)
+class SetDeletionVectors:
+    """Deletion-vector index files replacing their buckets' ((partition bytes, bucket) -> IndexFile, or
+    None to drop a bucket's)."""
+    vectors: dict
+
+    def resolve(self, store, latest, into: Resolved) -> None:
+        into.vectors.update(self.vectors)
+
+
+@dataclass(frozen=True)
+class SetStatistics:
+    """A statistics file (``statistics/stat-<uuid>``) the snapshot names."""
+    name: str
+
+    def resolve(self, store, latest, into: Resolved) -> None:
+        into.statistics = self.name
+
+
+# --------------------------------------------------------------------------- requirements
+@dataclass(frozen=True)
+class FilesLive:
+    """The files a change deletes are all live in the latest snapshot (Paimon's file deletion
+    conflict check): a commit since ``base_id`` that removed one makes this commit a conflict."""
+    entries: tuple
+    operation: str
+    base_id: Optional[int]
+    verb: str = "rewrites"
+
+    def check(self, store, latest) -> None:
+        if not self.entries:
+            return
+        live = {e.identifier() for e in store.live_entries(latest)}
+        for e in self.entries:
+            if e.identifier() not in live:
+                raise CommitConflictError(
+                    f"{self.operation} conflicts with a commit after snapshot {self.base_id}: data file "
+                    f"{e.file.file_name} it {self.verb} is no longer live; nothing was committed")
+
+
+@dataclass(frozen=True)
+class SequenceAfter:
+    """A primary-key write's records are numbered after everything committed in their buckets:
+    ``firsts`` maps (partition bytes, bucket) to the first sequence number the write used."""
+    firsts: dict
+    table_name: str
+
+    def check(self, store, latest) -> None:
+        if latest is None or not self.firsts:
+            return
+        for e in store.live_entries(latest):
+            first = self.firsts.get((e.partition.data, e.bucket))
+            if first is not None and e.file.max_sequence_number >= first:
+                raise CommitConflictError(
+                    f"table {self.table_name}: bucket {e.bucket} got records numbered up to "
+                    f"{e.file.max_sequence_number} from another commit (snapshot {latest.id}) while this "
+                    f"write numbered its records from {first}; write the data again")
+
+
+@dataclass(frozen=True)
+class IndexBase:
+    """The dynamic-bucket index of ``partitions`` is as it was at snapshot ``base_id`` (the one the
+    bucket assignment read)."""
+    base_id: Optional[int]
+    partitions: frozenset
+
+    def check(self, store, latest) -> None:
+        check_index_base(store, latest, self.base_id, set(self.partitions))
+
+
+@dataclass(frozen=True)
+class VectorsUnchanged:
+    """The deletion vectors of some buckets are those a compaction read ((partition bytes, bucket) ->
+    index file name, or None)."""
+    before: dict
+    operation: str
+    base_id: Optional[int]
+
+    def check(self, store, latest) -> None:
+        if not self.before:
+            return
+        now = bucket_vectors(store, latest)
+        for key, name in self.before.items():
+            if (now[key].file_name if key in now else None) != name:
+                raise CommitConflictError(f"{self.operation} conflicts with a commit after snapshot "
+                                          f"{self.base_id}: the deletion vectors of a bucket it compacts changed")
+
+
+@dataclass(frozen=True)
+class NotCommitted:
+    """A streaming batch: ``commit_user`` has not committed batch ``identifier`` or a later one."""
+    commit_user: Optional[str]
+    identifier: int
+
+    def check(self, store, latest) -> None:
+        not_committed_check(store, self.commit_user, self.identifier)(latest)
+
+
+# --------------------------------------------------------------------------- the commit
+@dataclass(frozen=True)
+class PaimonCommit:
+    """One snapshot to commit: its kind, its changes (applied in order), the requirements checked
+    on every attempt, the snapshot's properties, and whether every manifest is merged."""
+    kind: str
+    changes: tuple = ()
+    requirements: tuple = ()
+    properties: Optional[dict] = None
+    full_manifest_compaction: bool = False
+
+    def check(self, store, latest: Optional[Snapshot]) -> None:
+        for r in self.requirements:
+            r.check(store, latest)
+
+    def resolve(self, store, latest: Optional[Snapshot]) -> Resolved:
+        out = Resolved()
+        for c in self.changes:
+            c.resolve(store, latest, out)
+        return out
+
+
+def as_deletes(entries: Sequence[mf.ManifestEntry]) -> list[mf.ManifestEntry]:
+    """DELETE entries of the given entries' files."""
+    return [mf.ManifestEntry(mf.DELETE, e.partition, e.bucket, e.total_buckets, e.file) for e in entries]
+
+
+def message_changes(messages: Sequence, partition_types) -> tuple[list, list]:
+    """The changes and requirements of commit messages: their files' ADD entries (the same file twice
+    is an error), changelog files, HASH index files and the index each bucket assignment read."""
+    adds, changelog, index_files, bases = [], [], {}, {}
+    for m in messages:
+        part = encode_row(list(m.partition), partition_types)
+        adds.extend(mf.ManifestEntry(mf.ADD, part, m.bucket, m.total_buckets, f) for f in m.new_files)
+        changelog.extend(mf.ManifestEntry(mf.ADD, part, m.bucket, m.total_buckets, f)
+                         for f in getattr(m, "changelog_files", None) or ())
+        for f in m.index_files:
+            index_files[(part.to_bytes(), m.bucket)] = f
+            bases.setdefault(m.index_base, set()).add(part.to_bytes())
+    mf.merge_entries(adds, {})  # raises DuplicateFileError on a repeated ADD
+    changes: list = []
+    if adds:
+        changes.append(AddFiles(tuple(adds)))
+    if changelog:
+        changes.append(AddChangelog(tuple(changelog)))
+    if index_files:
+        changes.append(SetIndexFiles(index_files))
+    requirements = [IndexBase(base, frozenset(bases[base])) for base in bases]
+    return changes, requirements
+
+
+def sequence_firsts(messages: Sequence, partition_types) -> dict:
+    """(partition bytes, bucket) -> the first sequence number the messages' files use there."""
+    firsts: dict = {}
+    for m in messages:
+        part = encode_row(list(m.partition), partition_types).data
+        for f in m.new_files:
+            key = (part, m.bucket)
+            firsts[key] = min(firsts.get(key, f.min_sequence_number), f.min_sequence_number)
+    return firsts
+
+
+__all__ = ["AddChangelog", "AddFiles", "Change", "DeleteFiles", "FilesLive", "IndexBase", "NO_TRANSACTION", "NotCommitted",
+           "OverwritePartitions", "PaimonCommit", "Requirement", "Resolved", "SequenceAfter", "SetDeletionVectors",
+           "SetIndexFiles", "SetStatistics", "VectorsUnchanged", "as_deletes", "message_changes", "sequence_firsts"]
