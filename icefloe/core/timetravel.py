@@ -4,7 +4,7 @@ from __future__ import annotations
 import datetime as _dt
 
 
-def to_epoch_ms(as_of) -> int:
+def to_epoch_ms(as_of: "_dt.date | str | int | float") -> int:
     """A datetime (naive = local time, as Spark's TIMESTAMP AS OF), date, ISO string or epoch ms."""
     if isinstance(as_of, _dt.datetime):
         if as_of.tzinfo is None:
