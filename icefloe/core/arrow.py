@@ -7,13 +7,13 @@ import pyarrow as pa
 from icefloe.errors import SchemaMismatchError
 
 
-def is_arrow_data(data) -> bool:
+def is_arrow_data(data: object) -> bool:
     """True for data written without Spark (pyarrow Table or RecordBatch, pandas DataFrame)."""
     return isinstance(data, (pa.Table, pa.RecordBatch)) or (
         type(data).__name__ == "DataFrame" and type(data).__module__.startswith("pandas"))
 
 
-def as_arrow_table(data) -> pa.Table:
+def as_arrow_table(data: object) -> pa.Table:
     if isinstance(data, pa.Table):
         return data
     if isinstance(data, pa.RecordBatch):
@@ -21,7 +21,8 @@ def as_arrow_table(data) -> pa.Table:
     return pa.Table.from_pandas(data, preserve_index=False)
 
 
-def fit_array(arr, target, path: str, drop_extra: bool = False, fill_missing: bool = True):
+def fit_array(arr: "pa.Array | pa.ChunkedArray", target: pa.DataType, path: str, drop_extra: bool = False,
+              fill_missing: bool = True) -> "pa.Array | pa.ChunkedArray":
     """Arrow array ``arr`` as type ``target``: struct fields matched by name (case-insensitively) at
     any depth, an optional one the data lacks null (refused without ``fill_missing``), one the target
     lacks refused (or left out with ``drop_extra``), lists and maps element by element, the rest
@@ -34,8 +35,8 @@ def fit_array(arr, target, path: str, drop_extra: bool = False, fill_missing: bo
                                 type=target)
     mask = arr.is_null() if arr.null_count else None
     if pa.types.is_struct(target) and pa.types.is_struct(arr.type):
-        by_name = {arr.type.field(i).name.lower(): arr.type.field(i).name for i in range(arr.type.num_fields)}
-        children = []
+        by_name: dict[str, str] = {arr.type.field(i).name.lower(): arr.type.field(i).name for i in range(arr.type.num_fields)}
+        children: list[pa.Array] = []
         for f in target:
             name = by_name.pop(f.name.lower(), None)
             if name is None:
@@ -90,7 +91,7 @@ def dictionary_columns(table: pa.Table) -> list[str]:
     return out
 
 
-def _leaf_paths(t, prefix: str) -> list[str]:
+def _leaf_paths(t: pa.DataType, prefix: str) -> list[str]:
     """Parquet's dotted paths of the leaves under a column of type ``t`` (lists in the compliant
     ``list.element`` layout, maps as ``key_value.key``/``key_value.value``)."""
     if pa.types.is_struct(t):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import io
 import zlib
-from typing import Any, Iterable
+from typing import IO, Any, Callable, Iterable, Protocol, cast
 
 import fastavro
 import fastavro.read
@@ -36,7 +36,15 @@ def snappy_block(data: bytes) -> bytes:
     return out
 
 
-def _read_long(fo) -> int:
+class _Decoder(Protocol):
+    """What fastavro's pure-Python reader hands a block reader."""
+
+    def read_long(self) -> int: ...
+
+    def read_fixed(self, size: int) -> bytes: ...
+
+
+def _read_long(fo: IO[bytes]) -> int:
     n, shift = 0, 0
     while True:
         b = fo.read(1)
@@ -48,15 +56,19 @@ def _read_long(fo) -> int:
             return (n >> 1) ^ -(n & 1)
 
 
-def _snappy_read_block(decoder) -> io.BytesIO:
+def _snappy_read_block(decoder: "_Decoder | IO[bytes]") -> io.BytesIO:
     """fastavro's block reader contract: its compiled reader passes the file, its pure-Python one a
     decoder; either way a length-prefixed block."""
     if hasattr(decoder, "read_fixed"):
-        return io.BytesIO(snappy_block(decoder.read_fixed(decoder.read_long())))
-    return io.BytesIO(snappy_block(decoder.read(_read_long(decoder))))
+        d = cast(_Decoder, decoder)
+        return io.BytesIO(snappy_block(d.read_fixed(d.read_long())))
+    f = cast("IO[bytes]", decoder)
+    return io.BytesIO(snappy_block(f.read(_read_long(f))))
 
 
-fastavro.read.BLOCK_READERS["snappy"] = _snappy_read_block
+# fastavro types its table of block readers with bare Callable values
+_block_readers = cast("dict[str, Callable[..., io.BytesIO]]", fastavro.read.BLOCK_READERS)  # pyright: ignore[reportUnknownMemberType]
+_block_readers["snappy"] = _snappy_read_block
 
 
 def as_records(data: Iterable[object]) -> list[dict[str, Any]]:
@@ -66,7 +78,7 @@ def as_records(data: Iterable[object]) -> list[dict[str, Any]]:
     for d in data:
         if not isinstance(d, dict):
             raise ValueError(f"a datum of type {type(d).__name__} where a record was expected")
-        out.append(d)
+        out.append(cast("dict[str, Any]", d))
     return out
 
 

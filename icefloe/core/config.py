@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Optional
+from typing import Any, Mapping, Optional, cast
 
 from icefloe.errors import ConfigError
 
@@ -53,7 +53,7 @@ def config_path() -> Optional[Path]:
     return None
 
 
-def _document(path: Path):
+def _document(path: Path) -> object:
     """The configuration file's parsed YAML (an empty file is an empty mapping)."""
     import yaml
 
@@ -63,20 +63,25 @@ def _document(path: Path):
         raise ConfigError(f"cannot read the icefloe configuration {path}: {e}") from None
 
 
-def _from_file(path: Optional[Path]) -> dict:
+def _mapping(value: object) -> Optional[dict[Any, Any]]:
+    """``value`` if YAML parsed it as a mapping (of any keys and values), else None."""
+    return cast("dict[Any, Any]", value) if isinstance(value, dict) else None
+
+
+def _from_file(path: Optional[Path]) -> dict[str, dict[str, Any]]:
     if path is None:
         return {}
-    doc = _document(path)
-    catalogs = doc.get("catalog", {}) if isinstance(doc, dict) else None
-    if not isinstance(catalogs, dict):
+    doc = _mapping(_document(path))
+    catalogs = _mapping(doc.get("catalog", {})) if doc is not None else None
+    if catalogs is None:
         raise ConfigError(f"{path}: expected 'catalog:' with one entry per catalog name")
     return {str(k).lower(): dict(v or {}) for k, v in catalogs.items()}
 
 
-def catalog_properties(name: str = "default") -> dict:
+def catalog_properties(name: str = "default") -> dict[str, Any]:
     """The configured properties of catalog ``name`` (file, then environment)."""
     path = config_path()
-    props = dict(_from_file(path).get(name.lower(), {}))
+    props: dict[str, Any] = dict(_from_file(path).get(name.lower(), {}))
     prefix = f"{ENV_PREFIX}{name.upper()}__"
     for k, v in os.environ.items():
         if k.startswith(prefix):
@@ -90,27 +95,28 @@ def catalog_properties(name: str = "default") -> dict:
     return props
 
 
-def storage_properties(props: dict) -> dict:
+def storage_properties(props: Mapping[str, Any]) -> dict[str, str]:
     """The object-store settings among a catalog's configured properties."""
     return {str(k): str(v) for k, v in props.items() if str(k).startswith(STORAGE_PREFIXES)}
 
 
-def serve_properties() -> dict:
+def serve_properties() -> dict[str, Any]:
     """The ``serve:`` section of the configuration file (see the module doc); paths in it are
     relative to the file's directory."""
     path = config_path()
     if path is None:
         return {}
-    doc = _document(path)
-    section = doc.get("serve") if isinstance(doc, dict) else None
-    if section is None:
+    doc = _mapping(_document(path))
+    raw = doc.get("serve") if doc is not None else None
+    if raw is None:
         return {}
-    if not isinstance(section, dict):
+    section = _mapping(raw)
+    if section is None:
         raise ConfigError(f"{path}: 'serve:' must be a mapping of {', '.join(SERVE_KEYS)}")
     unknown = sorted(str(k) for k in set(section) - set(SERVE_KEYS))
     if unknown:
         raise ConfigError(f"{path}: unknown serve setting(s) {', '.join(unknown)} (known: {', '.join(SERVE_KEYS)})")
-    props = dict(section)
+    props: dict[str, Any] = dict(section)
     for key in ("auth", "ssl-certfile", "ssl-keyfile"):
         if props.get(key):
             props[key] = str(path.parent / os.path.expanduser(str(props[key])))

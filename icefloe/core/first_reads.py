@@ -18,7 +18,7 @@ class FirstReads:
     more without keeping it: slower, never wrong)."""
 
     def __init__(self, limit: int = 4096):
-        self._seen: set = set()
+        self._seen: set[Hashable] = set()
         self._limit = limit
         self._lock = threading.Lock()
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import gc
 import threading
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Generator
 
 _lock = threading.Lock()
 _depth = 0
@@ -20,7 +20,7 @@ _was_enabled = False
 
 
 @contextmanager
-def collection_paused() -> Iterator[None]:
+def collection_paused() -> Generator[None, None, None]:
     """Run the block with automatic cyclic collection off; nested and concurrent pauses (from
     several threads) end when the last one does, and restore the collector as it was before the
     first (a program that turned it off keeps it off)."""

@@ -20,11 +20,16 @@ from __future__ import annotations
 
 import socket
 import uuid
-from typing import Iterator, Optional
+from typing import TYPE_CHECKING, BinaryIO, Callable, Iterator, Mapping, Optional, TypeVar, cast
 from urllib.parse import urlparse
 
 from icefloe.core.io import FileIO
 from icefloe.errors import FileAlreadyExistsError, ObjectStoreError
+
+if TYPE_CHECKING:
+    import hdfs_native
+
+T = TypeVar("T")
 
 SCHEMES = ("hdfs",)
 HADOOP_PREFIXES = ("dfs.", "fs.", "hadoop.", "ipc.")
@@ -51,25 +56,26 @@ def _first_line(e: Exception) -> str:
 class _Reader:
     """A seekable file over an HDFS file (what pyarrow's Parquet reader needs)."""
 
-    def __init__(self, inner, path: str):
+    def __init__(self, inner: hdfs_native.FileReader, path: str):
         self._inner = inner
         self._path = path
         self.closed = False
 
-    def read(self, size: int = -1) -> bytes:
+    def read(self, size: Optional[int] = -1) -> bytes:
         return bytes(self._inner.read(-1 if size is None else size))
 
     def readall(self) -> bytes:
         return self.read(-1)
 
     def seek(self, offset: int, whence: int = 0) -> int:
-        return self._inner.seek(offset, whence)
+        self._inner.seek(offset, whence)        # hdfs-native's seek returns nothing: the new position is tell()
+        return self._inner.tell()
 
     def tell(self) -> int:
         return self._inner.tell()
 
     def size(self) -> int:
-        return self._inner.size()
+        return len(self._inner)                 # (hdfs-native's ``size`` is a property, not a method)
 
     def readable(self) -> bool:
         return True
@@ -85,10 +91,10 @@ class _Reader:
             self.closed = True
             self._inner.close()
 
-    def __enter__(self):
+    def __enter__(self) -> _Reader:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
@@ -99,31 +105,31 @@ class HdfsIO(FileIO):
     spark_native = True
     parallel_reads = 8
 
-    def __init__(self, properties: Optional[dict] = None):
+    def __init__(self, properties: Optional[Mapping[str, object]] = None):
         self.properties = {str(k): str(v) for k, v in (properties or {}).items() if v is not None}
-        self._clients: dict = {}
+        self._clients: dict[str, hdfs_native.Client] = {}
 
     def __repr__(self) -> str:
         return f"HdfsIO({sorted(self.hadoop_config())})"
 
-    def __getstate__(self):
+    def __getstate__(self) -> dict[str, dict[str, str]]:
         return {"properties": self.properties}
 
-    def __setstate__(self, state):
+    def __setstate__(self, state: dict[str, dict[str, str]]) -> None:
         self.properties = state["properties"]
         self._clients = {}
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, HdfsIO) and other.properties == self.properties
 
     __hash__ = None  # pyright: ignore[reportAssignmentType]  (mutable configuration: unhashable)
 
-    def hadoop_config(self) -> dict:
+    def hadoop_config(self) -> dict[str, str]:
         """The properties that are Hadoop's own keys: the client's configuration."""
         return {k: v for k, v in self.properties.items() if k.startswith(HADOOP_PREFIXES)}
 
     # ------------------------------------------------------------------ client
-    def _client(self, authority: str):
+    def _client(self, authority: str) -> hdfs_native.Client:
         if authority not in self._clients:
             try:
                 import hdfs_native
@@ -136,11 +142,11 @@ class HdfsIO(FileIO):
                 raise ObjectStoreError(f"cannot configure HDFS for hdfs://{authority}: {_first_line(e)}") from None
         return self._clients[authority]
 
-    def _locate(self, path: str):
+    def _locate(self, path: str) -> tuple[hdfs_native.Client, str]:
         authority, p = _split(path)
         return self._client(authority), p
 
-    def _call(self, op: str, path: str, fn):
+    def _call(self, op: str, path: str, fn: Callable[[], T]) -> T:
         try:
             return fn()
         except FileExistsError:
@@ -175,16 +181,17 @@ class HdfsIO(FileIO):
     def read_bytes(self, path: str) -> bytes:
         client, p = self._locate(path)
 
-        def read():
+        def read() -> bytes:
             with client.read(p) as f:
                 return bytes(f.read())
         return self._call("read", path, read)
 
-    def open_read(self, path: str):
+    def open_read(self, path: str) -> BinaryIO:
         client, p = self._locate(path)
-        return _Reader(self._call("read", path, lambda: client.read(p)), path)
+        # a seekable binary file as its readers use it (pyarrow's Parquet reader, json, fastavro)
+        return cast(BinaryIO, _Reader(self._call("read", path, lambda: client.read(p)), path))
 
-    def _status(self, path: str):
+    def _status(self, path: str) -> hdfs_native.FileStatus:
         client, p = self._locate(path)
         return self._call("read", path, lambda: client.get_file_info(p))
 
@@ -231,7 +238,7 @@ class HdfsIO(FileIO):
         client, p = self._locate(path)
         self._call("create the directory", path, lambda: client.mkdirs(p, create_parent=True))
 
-    def _create(self, path: str, overwrite: bool):
+    def _create(self, path: str, overwrite: bool) -> hdfs_native.FileWriter:
         import hdfs_native
 
         client, p = self._locate(path)
@@ -260,9 +267,9 @@ class HdfsIO(FileIO):
     def write_hint(self, path: str, data: bytes) -> None:
         self.write_bytes(path, data, overwrite=True)
 
-    def open_write(self, path: str):
+    def open_write(self, path: str) -> BinaryIO:
         """A new file for streaming writes (data files: their visibility comes from the commit)."""
-        return self._create(path, overwrite=False)
+        return cast(BinaryIO, self._create(path, overwrite=False))     # a raw binary stream, used as a file
 
     def rename(self, src: str, dst: str) -> None:
         """HDFS's rename, of a file or a directory; the target's parent is created first."""

@@ -15,7 +15,7 @@ import os
 import shutil
 import uuid
 from contextlib import contextmanager
-from typing import Any, BinaryIO, Callable, Iterator
+from typing import Any, BinaryIO, Callable, Generator, Iterator
 from urllib.parse import urlparse
 
 from icefloe.errors import FileAlreadyExistsError  # noqa: F401 - defined in icefloe.errors, importable here too
@@ -164,19 +164,19 @@ class FileIO:
 LOCAL = FileIO()
 
 
-def _path_of(f) -> str:
+def _path_of(f: Any) -> str:
     return f if isinstance(f, str) else f.file_path
 
 
 @contextmanager
-def staged_files(io: "FileIO", path: Callable[[Any], str] = _path_of) -> Iterator[list]:
+def staged_files(io: "FileIO", path: Callable[[Any], str] = _path_of) -> Generator[list[Any], None, None]:
     """A list for the files a step writes before its commit: when the block raises (a failed
     task, a refused value, an interrupt), every file in it is deleted through ``io`` and the error
     goes on, so a failed write leaves no file behind. The list holds paths or files with a
     ``file_path`` (data and delete files); ``path`` gives another item's path.
 
     ``with staged_files(io) as added: added.extend(write(...))``"""
-    added: list = []
+    added: list[Any] = []
     try:
         yield added
     except BaseException:
@@ -199,7 +199,7 @@ def normalize_location(location: str) -> str:
     return os.path.abspath(strip_scheme(location))
 
 
-def prune_empty_dirs(io, root: str) -> bool:
+def prune_empty_dirs(io: "FileIO", root: str) -> bool:
     """Remove ``root`` and the directories below it that hold no file; whether ``root`` went."""
     if not io.is_dir(root):
         return False

@@ -8,7 +8,7 @@ from icefloe.errors import InvalidNameError
 _NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_\-]{0,199}")
 
 
-def is_valid_name_part(part: str) -> bool:
+def is_valid_name_part(part: object) -> bool:
     return isinstance(part, str) and bool(_NAME_RE.fullmatch(part))  # fullmatch: no trailing newline
 
 
@@ -21,7 +21,7 @@ def check_name_part(part: str, what: str) -> str:
     return part
 
 
-def split_name(name: str, namespace_word: str = "namespace") -> tuple[str, str]:
+def split_name(name: object, namespace_word: str = "namespace") -> tuple[str, str]:
     """``"db.table"`` -> ``("db", "table")``, both parts checked."""
     if not isinstance(name, str):
         raise InvalidNameError(f"table name must be a string, got {name!r}")

@@ -24,7 +24,8 @@ import io as _io
 import ipaddress
 import json
 import os
-from typing import TYPE_CHECKING, Iterator, Optional, cast
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Iterator, Mapping, Optional, Sequence, TypeVar, cast
 from urllib.parse import urlparse
 
 from icefloe.core.hdfs_io import SCHEMES as HDFS_SCHEMES
@@ -33,8 +34,10 @@ from icefloe.core.io import LOCAL, FileIO, is_remote
 from icefloe.errors import FileAlreadyExistsError, ObjectStoreError
 
 if TYPE_CHECKING:       # the configurations are TypedDicts of obstore's stubs, not importable at run time
-    from obstore._list import ObjectMeta
-    from obstore.store import AzureConfig, ClientConfig, GCSConfig, RetryConfig, S3Config  # noqa: F401
+    from obstore._list import ListResult, ListStream, ObjectMeta
+    from obstore.store import AzureConfig, ClientConfig, GCSConfig, ObjectStore, RetryConfig, S3Config  # noqa: F401
+
+T = TypeVar("T")
 
 SCHEMES = {"s3": "s3", "s3a": "s3", "s3n": "s3", "gs": "gcs", "gcs": "gcs",
            "az": "azure", "abfs": "azure", "abfss": "azure", "adl": "azure"}
@@ -86,7 +89,7 @@ def _is_secret(name: str) -> bool:
 class _Reader(_io.RawIOBase):
     """A seekable file over an object (what pyarrow's Parquet reader needs), read in ranges."""
 
-    def __init__(self, store, key: str, path: str):
+    def __init__(self, store: ObjectStore, key: str, path: str):
         import obstore
 
         self._path = path
@@ -98,13 +101,13 @@ class _Reader(_io.RawIOBase):
     def seekable(self) -> bool:
         return True
 
-    def readinto(self, buffer) -> int:
+    def readinto(self, buffer: Any) -> int:     # a writable buffer (bytearray, memoryview)
         data = self._file.read(len(buffer))
         n = len(data)
         buffer[:n] = memoryview(data)
         return n
 
-    def read(self, size: int = -1) -> bytes:
+    def read(self, size: Optional[int] = -1) -> bytes:
         return bytes(self._file.read() if size is None or size < 0 else self._file.read(size))
 
     def readall(self) -> bytes:
@@ -144,7 +147,8 @@ class _Upload(_io.BytesIO):
             self._owner.write_bytes(self._path, self.getvalue(), overwrite=False)
         super().close()
 
-    def __exit__(self, exc_type, exc, tb):
+    def __exit__(self, exc_type: Optional[type[BaseException]], exc: Optional[BaseException],
+                 tb: Optional[TracebackType]) -> None:
         if exc_type is not None:
             self.abort()
         return super().__exit__(exc_type, exc, tb)
@@ -157,9 +161,9 @@ class ObjectStoreIO(FileIO):
     parallel_reads = 16
     keeps_empty_dirs = False
 
-    def __init__(self, properties: Optional[dict] = None):
+    def __init__(self, properties: Optional[Mapping[str, object]] = None):
         self.properties = {str(k): str(v) for k, v in (properties or {}).items() if v is not None}
-        self._stores: dict = {}
+        self._stores: dict[tuple[str, str], ObjectStore] = {}
 
     @property
     def spark_native(self) -> bool:
@@ -172,26 +176,26 @@ class ObjectStoreIO(FileIO):
         shown = {k: ("***" if _is_secret(k) else v) for k, v in self.properties.items()}
         return f"ObjectStoreIO({shown})"
 
-    def __getstate__(self):
+    def __getstate__(self) -> dict[str, dict[str, str]]:
         return {"properties": self.properties}
 
-    def __setstate__(self, state):
+    def __setstate__(self, state: dict[str, dict[str, str]]) -> None:
         self.properties = state["properties"]
         self._stores = {}
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, ObjectStoreIO) and other.properties == self.properties
 
     __hash__ = None  # pyright: ignore[reportAssignmentType]  (unhashable: a mutable configuration)
 
     # ------------------------------------------------------------------ stores
-    def _store(self, scheme: str, bucket: str):
+    def _store(self, scheme: str, bucket: str) -> ObjectStore:
         key = (scheme, bucket)
         if key not in self._stores:
             self._stores[key] = self._make_store(scheme, bucket)
         return self._stores[key]
 
-    def _make_store(self, scheme: str, bucket: str):
+    def _make_store(self, scheme: str, bucket: str) -> ObjectStore:
         from obstore.exceptions import BaseError
         from obstore.store import AzureStore, GCSStore, S3Store
 
@@ -207,7 +211,7 @@ class ObjectStoreIO(FileIO):
         client: "ClientConfig" = {"connect_timeout": self.properties.get("io.connect-timeout", "5s"),
                   "timeout": self.properties.get("io.request-timeout", "120s")}
         if kind == "s3":
-            conf = {obstore_key: self.properties[name] for name, obstore_key in _S3_PROPERTIES.items()
+            conf: dict[str, Any] = {obstore_key: self.properties[name] for name, obstore_key in _S3_PROPERTIES.items()
                     if name in self.properties}
             for name in ("endpoint", "access_key_id", "secret_access_key", "session_token", "region"):
                 env = os.environ.get({"endpoint": "AWS_ENDPOINT_URL"}.get(name, "AWS_" + name.upper()))
@@ -238,13 +242,13 @@ class ObjectStoreIO(FileIO):
             if kind == "gcs":
                 return GCSStore(bucket, config=cast("GCSConfig", _gcs_config(self.properties, raw, scheme, bucket, client)),
                                 client_options=client, retry_config=retry)
-            conf = _azure_config(self.properties, raw, scheme, bucket, client)
-            return AzureStore(bucket.split("@", 1)[0], config=cast("AzureConfig", conf), client_options=client,
+            return AzureStore(bucket.split("@", 1)[0],
+                              config=cast("AzureConfig", _azure_config(self.properties, raw, scheme, bucket, client)), client_options=client,
                               retry_config=retry)
         except BaseError as e:
             raise self._error(e, "configure the store for", f"{scheme}://{bucket}") from None
 
-    def _locate(self, path: str):
+    def _locate(self, path: str) -> tuple[ObjectStore, str]:
         scheme, bucket, key = _split(path)
         return self._store(scheme, bucket), key
 
@@ -271,7 +275,7 @@ class ObjectStoreIO(FileIO):
             return ObjectStoreError(f"cannot {op} {path}: {endpoint} is unreachable ({first})")
         return ObjectStoreError(f"cannot {op} {path}: {first}")
 
-    def _call(self, op: str, path: str, fn):
+    def _call(self, op: str, path: str, fn: Callable[[], T]) -> T:
         from obstore.exceptions import AlreadyExistsError, BaseError
 
         try:
@@ -290,14 +294,11 @@ class ObjectStoreIO(FileIO):
     def check_location(self, location: str) -> None:
         """Reach ``location``'s bucket once (a listing of one object), so a bad endpoint, bucket or
         credentials is named when a catalog opens rather than at its first commit."""
-        import obstore
-
         store, key = self._locate(location)
         prefix = key.rstrip("/") + "/" if key else None
 
-        def probe():
-            stream = obstore.list(store, prefix, chunk_size=1)
-            next(iter(stream), None)
+        def probe() -> None:
+            next(_chunks(_list(store, prefix, chunk_size=1)), None)
         self._call("reach", location, probe)
 
     # ------------------------------------------------------------------ reads
@@ -307,9 +308,10 @@ class ObjectStoreIO(FileIO):
         store, key = self._locate(path)
         return self._call("read", path, lambda: bytes(obstore.get(store, key).bytes()))
 
-    def open_read(self, path: str):
+    def open_read(self, path: str) -> BinaryIO:
         store, key = self._locate(path)
-        return self._call("read", path, lambda: _Reader(store, key, path))
+        # a seekable binary file as its readers use it (pyarrow's Parquet reader, json, fastavro)
+        return cast(BinaryIO, self._call("read", path, lambda: _Reader(store, key, path)))
 
     def _head(self, path: str) -> ObjectMeta:
         import obstore
@@ -332,22 +334,18 @@ class ObjectStoreIO(FileIO):
         return int(self._head(path)["last_modified"].timestamp() * 1000)
 
     def list_dir(self, path: str) -> list[str]:
-        import obstore
-
         store, key = self._locate(path)
         prefix = key.rstrip("/") + "/" if key.rstrip("/") else None
-        listed = self._call("list", path, lambda: obstore.list_with_delimiter(store, prefix))
+        listed = self._call("list", path, lambda: _list_with_delimiter(store, prefix))
         names = {p.rstrip("/").rsplit("/", 1)[-1] for p in listed["common_prefixes"]}
         names |= {o["path"].rsplit("/", 1)[-1] for o in listed["objects"]}
         return sorted(n for n in names if n)
 
     def _keys(self, path: str) -> Iterator[str]:
-        import obstore
-
         store, key = self._locate(path)
         prefix = key.rstrip("/") + "/" if key.rstrip("/") else None
-        stream = self._call("list", path, lambda: obstore.list(store, prefix, chunk_size=_CHUNK))
-        it = iter(stream)
+        stream = self._call("list", path, lambda: _list(store, prefix, chunk_size=_CHUNK))
+        it = _chunks(stream)
         while True:
             chunk = self._call("list", path, lambda: next(it, None))
             if chunk is None:
@@ -379,7 +377,7 @@ class ObjectStoreIO(FileIO):
     def write_hint(self, path: str, data: bytes) -> None:
         self.write_bytes(path, data, overwrite=True)
 
-    def open_write(self, path: str):
+    def open_write(self, path: str) -> BinaryIO:
         return _Upload(self, path)
 
     def rename(self, src: str, dst: str) -> None:
@@ -420,16 +418,36 @@ class ObjectStoreIO(FileIO):
             self._call("delete", path, lambda: obstore.delete(store, batch))
 
 
-def _instance(props: dict, prefix: str) -> bool:
+# obstore's overloads that return Arrow data name arro3's types, not installed here (Unknown to a
+# checker): these two call the overloads that return dicts of each object, the only ones used
+def _list(store: ObjectStore, prefix: Optional[str], chunk_size: int) -> ListStream[Sequence[ObjectMeta]]:
+    import obstore
+
+    return obstore.list(store, prefix, chunk_size=chunk_size)  # pyright: ignore[reportUnknownMemberType]
+
+
+def _chunks(stream: ListStream[Sequence[ObjectMeta]]) -> Iterator[Sequence[ObjectMeta]]:
+    # obstore's stub types ListStream.__iter__ with typing.Self, which Python 3.10's typing lacks
+    return cast("Iterator[Sequence[ObjectMeta]]", iter(stream))
+
+
+def _list_with_delimiter(store: ObjectStore, prefix: Optional[str]) -> ListResult[Sequence[ObjectMeta]]:
+    import obstore
+
+    return obstore.list_with_delimiter(store, prefix)  # pyright: ignore[reportUnknownMemberType]
+
+
+def _instance(props: Mapping[str, str], prefix: str) -> bool:
     return props.get(f"{prefix}.credentials", "") == "instance"
 
 
-def _gcs_config(props: dict, raw: dict, scheme: str, bucket: str, client: ClientConfig) -> dict:
+def _gcs_config(props: Mapping[str, str], raw: Mapping[str, str], scheme: str, bucket: str,
+                client: ClientConfig) -> dict[str, str]:
     """obstore's GCS configuration from pyiceberg's names: ``gcs.service.host`` (the endpoint, e.g.
     an emulator's ``http://127.0.0.1:4443``), ``gcs.oauth2.token`` (a bearer token), and icefloe's
     ``gcs.service-account-path``, ``gcs.anonymous`` (no credentials: a public bucket or an emulator;
     ``gcs.oauth2.token=anon`` says the same, as in gcsfs) and ``gcs.credentials=instance``."""
-    conf = {}
+    conf: dict[str, str] = {}
     host = props.get("gcs.service.host", "").rstrip("/")
     if host:
         conf["google_base_url"] = host
@@ -460,7 +478,7 @@ def _gcs_config(props: dict, raw: dict, scheme: str, bucket: str, client: Client
     return conf
 
 
-def _azure_endpoint(props: dict, account: str) -> Optional[str]:
+def _azure_endpoint(props: Mapping[str, str], account: str) -> Optional[str]:
     """The blob endpoint from pyiceberg's ``adls.blob-storage-authority`` (``host[:port]``) and
     ``adls.blob-storage-scheme``, or ``adls.account-host``. An authority on an IP address or
     localhost is an emulator (Azurite), whose URLs carry the account as the first path segment."""
@@ -479,10 +497,11 @@ def _azure_endpoint(props: dict, account: str) -> Optional[str]:
     return None
 
 
-def _azure_config(props: dict, raw: dict, scheme: str, bucket: str, client: ClientConfig) -> dict:
+def _azure_config(props: Mapping[str, str], raw: Mapping[str, str], scheme: str, bucket: str,
+                  client: ClientConfig) -> dict[str, str]:
     """obstore's Azure configuration from pyiceberg's ``adls.*`` names; the account also comes from
     an ``abfs://container@account.dfs.core.windows.net/`` location."""
-    conf = {}
+    conf: dict[str, str] = {}
     for part in props.get("adls.connection-string", "").split(";"):
         name, _, value = part.strip().partition("=")
         if name in _CONNECTION_STRING and value:
@@ -519,7 +538,7 @@ def _azure_config(props: dict, raw: dict, scheme: str, bucket: str, client: Clie
     return conf
 
 
-def file_io_for(location: str, properties: Optional[dict] = None) -> FileIO:
+def file_io_for(location: str, properties: Optional[Mapping[str, object]] = None) -> FileIO:
     """The FileIO for ``location``: the local file system, HDFS (``hdfs://``, Hadoop's keys among
     ``properties``), or an object store (``s3://``, ``gs://``, ``az://``/``abfs://``) configured by
     ``properties`` (pyiceberg's names)."""

@@ -13,7 +13,7 @@ import datetime as _dt
 import decimal
 import math
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Iterator, Optional
 
 from icefloe.core.types import (
     BinaryType,
@@ -30,27 +30,35 @@ from icefloe.core.types import (
 from icefloe.core.types.model import is_floating
 from icefloe.core.values import to_internal
 
+if TYPE_CHECKING:
+    import pyarrow.parquet as pq
+
 DEFAULT_TRUNCATE = 16
 
 
 @dataclass
 class FileMetrics:
     record_count: int
-    column_sizes: dict = field(default_factory=dict)
-    value_counts: dict = field(default_factory=dict)
-    null_value_counts: dict = field(default_factory=dict)
-    nan_value_counts: dict = field(default_factory=dict)
-    lower_bounds: dict = field(default_factory=dict)   # field id -> internal value
-    upper_bounds: dict = field(default_factory=dict)
-    split_offsets: list = field(default_factory=list)
+    column_sizes: dict[int, int] = field(default_factory=dict[int, int])       # field id -> bytes
+    value_counts: dict[int, int] = field(default_factory=dict[int, int])
+    null_value_counts: dict[int, int] = field(default_factory=dict[int, int])
+    nan_value_counts: dict[int, int] = field(default_factory=dict[int, int])
+    lower_bounds: dict[int, Any] = field(default_factory=dict[int, Any])       # field id -> internal value
+    upper_bounds: dict[int, Any] = field(default_factory=dict[int, Any])
+    split_offsets: list[int] = field(default_factory=list[int])
 
 
-def parquet_columns(schema: Schema):
+ParquetPath = tuple[str, ...]
+# a Parquet leaf column's field, and whether it repeats (inside a list or a map)
+LeafInfo = tuple[NestedField, bool]
+
+
+def parquet_columns(schema: Schema) -> Iterator[tuple[ParquetPath, NestedField, bool]]:
     """(Parquet path as a tuple of names, field, repeated) of each of ``schema``'s primitive columns
     as Parquet lays them out: struct fields by name, list elements under ``list.element``, map keys
     and values under ``key_value``. A ``variant`` is one of them (its group, not its leaves)."""
 
-    def visit(f: NestedField, path: tuple, repeated: bool):
+    def visit(f: NestedField, path: ParquetPath, repeated: bool) -> Iterator[tuple[ParquetPath, NestedField, bool]]:
         t = f.field_type
         if isinstance(t, StructType):
             for c in t.fields:
@@ -69,18 +77,18 @@ def parquet_columns(schema: Schema):
         yield from visit(f, (f.name,), False)
 
 
-def variant_paths(schema: Schema) -> list[tuple]:
+def variant_paths(schema: Schema) -> list[ParquetPath]:
     """The Parquet paths of ``schema``'s ``variant`` groups, at any depth."""
     return [path for path, f, _ in parquet_columns(schema) if isinstance(f.field_type, VariantType)]
 
 
-def parquet_leaf_paths(schema: Schema) -> tuple[dict, dict]:
+def parquet_leaf_paths(schema: Schema) -> tuple[dict[str, LeafInfo], dict[str, NestedField]]:
     """Map Parquet column paths ("s.a", "l.list.element", "m.key_value.key") to (field, repeated).
     A ``variant`` column ``v`` maps ``v.metadata`` (repeated, so it gets no bounds). Also returns
     the prefixes (``v.``) of the variant groups, whose other leaves (``value``, a shredding's
     ``typed_value``) count towards the column's size only."""
-    out: dict = {}
-    variants: dict = {}
+    out: dict[str, LeafInfo] = {}
+    variants: dict[str, NestedField] = {}
     for path, f, repeated in parquet_columns(schema):
         name = ".".join(path)
         if isinstance(f.field_type, VariantType):
@@ -92,7 +100,7 @@ def parquet_leaf_paths(schema: Schema) -> tuple[dict, dict]:
     return out, variants
 
 
-def _variant_part(variants: dict, path: str):
+def _variant_part(variants: dict[str, NestedField], path: str) -> Optional[NestedField]:
     """The variant field whose group holds leaf ``path`` (not its ``metadata``), else None."""
     for prefix, f in variants.items():
         if path.startswith(prefix):
@@ -163,7 +171,7 @@ def _stat_value(t: IcebergType, v: Any) -> Any:
     return to_internal(t, v)
 
 
-def metrics_from_footer(parquet_metadata, schema: Schema, truncate: int = DEFAULT_TRUNCATE,
+def metrics_from_footer(parquet_metadata: pq.FileMetaData, schema: Schema, truncate: int = DEFAULT_TRUNCATE,
                         skip_float_bounds: bool = False) -> FileMetrics:
     """Metrics of one Parquet file from its footer (``pyarrow.parquet.FileMetaData``).
 
@@ -173,12 +181,12 @@ def metrics_from_footer(parquet_metadata, schema: Schema, truncate: int = DEFAUL
     md = parquet_metadata
     leaves, variants = parquet_leaf_paths(schema)
     m = FileMetrics(record_count=md.num_rows)
-    lows: dict = {}
-    highs: dict = {}
-    bounds_ok: dict = {}
+    lows: dict[int, Any] = {}
+    highs: dict[int, Any] = {}
+    bounds_ok: dict[int, bool] = {}
     for rg_i in range(md.num_row_groups):
         rg = md.row_group(rg_i)
-        first_offset = None
+        first_offset: Optional[int] = None
         for ci in range(rg.num_columns):
             col = rg.column(ci)
             if first_offset is None or (col.dictionary_page_offset or col.data_page_offset) < first_offset:
@@ -234,7 +242,7 @@ def metrics_from_footer(parquet_metadata, schema: Schema, truncate: int = DEFAUL
     return m
 
 
-def _field_type(leaves: dict, fid: int) -> IcebergType:
+def _field_type(leaves: dict[str, LeafInfo], fid: int) -> IcebergType:
     for f, _rep in leaves.values():
         if f.field_id == fid:
             return f.field_type

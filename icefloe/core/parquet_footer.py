@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import struct as _struct
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO, Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional, Protocol, Sequence
 
 # Compact protocol type codes. A decoded boolean field has type BOOL (the code of "true").
 STOP, BOOL, FALSE, I8, I16, I32, I64, DOUBLE, BINARY, LIST, SET, MAP, STRUCT, UUID = range(14)
@@ -55,7 +55,7 @@ class Field:
 @dataclass
 class Struct:
     """A Thrift struct (or union) as its fields in wire order."""
-    fields: list = field(default_factory=list)
+    fields: list[Field] = field(default_factory=list[Field])
 
     def get(self, fid: int, default: Any = None) -> Any:
         for f in self.fields:
@@ -79,7 +79,7 @@ class Struct:
 class List:
     """A list or set (which one is given by the enclosing type code) and its element type."""
     elem_type: int
-    items: list = field(default_factory=list)
+    items: list[Any] = field(default_factory=list[Any])
 
 
 @dataclass
@@ -87,7 +87,7 @@ class Map:
     """A map; an empty map has no key and value types on the wire (they are 0 here)."""
     key_type: int
     value_type: int
-    items: list = field(default_factory=list)   # (key, value) pairs
+    items: list[tuple[Any, Any]] = field(default_factory=list[tuple[Any, Any]])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -163,7 +163,7 @@ class _Reader:
             return self.take(16)
         raise ValueError(f"unknown Thrift compact type {ttype} at byte {self.pos}")
 
-    def field_header(self, last: int) -> Optional[tuple]:
+    def field_header(self, last: int) -> Optional[tuple[int, int]]:
         """(field id, type) of the next field, or None at the struct's end."""
         head = self.byte()
         if head == STOP:
@@ -173,7 +173,8 @@ class _Reader:
         return fid, ttype
 
     def struct(self, depth: int = 0) -> Struct:
-        out, last = [], 0
+        out: list[Field] = []
+        last = 0
         while True:
             h = self.field_header(last)
             if h is None:
@@ -186,7 +187,7 @@ class _Reader:
             last = fid
 
 
-def decode_struct(data: bytes, pos: int = 0) -> tuple:
+def decode_struct(data: bytes, pos: int = 0) -> tuple[Struct, int]:
     """Decode one compact-protocol struct at ``data[pos:]``; return (struct, end position)."""
     r = _Reader(data, pos)
     try:
@@ -287,7 +288,7 @@ def encode_struct(s: Struct) -> bytes:
 # ---------------------------------------------------------------------------------------------
 # the VARIANT annotation
 
-def _schema_span(footer: bytes) -> tuple:
+def _schema_span(footer: bytes) -> tuple[int, int, List]:
     """(start, end, decoded list) of the value of ``FileMetaData.schema`` in ``footer``."""
     r, last = _Reader(footer), 0
     try:
@@ -299,7 +300,7 @@ def _schema_span(footer: bytes) -> tuple:
             start = r.pos
             value = r.value(ttype, 0) if ttype not in _BOOL_TYPES else None
             if fid == _FMD_SCHEMA:
-                if ttype != LIST:
+                if ttype != LIST or not isinstance(value, List):      # (a LIST field's value is a List)
                     raise ValueError("Parquet footer's schema is not a list")
                 return start, r.pos, value
             last = fid
@@ -307,10 +308,10 @@ def _schema_span(footer: bytes) -> tuple:
         raise ValueError("Parquet footer ends inside its schema") from None
 
 
-def _children(elements: list) -> list:
+def _children(elements: list[Any]) -> list[list[int]]:
     """For each schema element, the indexes of its children (the list is depth-first)."""
-    kids: list = [[] for _ in elements]
-    stack: list = []     # [index, children still to come]
+    kids: list[list[int]] = [[] for _ in elements]
+    stack: list[list[int]] = []     # [index, children still to come]
     for i, e in enumerate(elements):
         if not isinstance(e, Struct):
             raise ValueError("Parquet schema element is not a struct")
@@ -334,7 +335,7 @@ def _name(e: Struct) -> str:
     return e.get(_SE_NAME, b"").decode("utf-8", "replace")
 
 
-def _annotate(elements: list, kids: list, path: tuple) -> None:
+def _annotate(elements: list[Struct], kids: list[list[int]], path: tuple[str, ...]) -> None:
     if not path:
         raise ValueError("variant path is empty")
     where = ".".join(path)
@@ -364,7 +365,7 @@ def _annotate(elements: list, kids: list, path: tuple) -> None:
     g.set(_SE_LOGICAL, STRUCT, Struct([Field(_LT_VARIANT, STRUCT, version)]))
 
 
-def annotate_variants(footer: bytes, paths: Iterable[tuple]) -> bytes:
+def annotate_variants(footer: bytes, paths: Iterable[Sequence[str]]) -> bytes:
     """``footer`` (the Thrift ``FileMetaData`` bytes) with the ``VARIANT`` logical type (spec
     version 1) on the groups at ``paths``.
 
@@ -394,7 +395,13 @@ def annotate_variants(footer: bytes, paths: Iterable[tuple]) -> bytes:
 Patch = Callable[[bytes], bytes]
 
 
-def split_tail(data: bytes) -> tuple:
+class RawSink(Protocol):
+    """A binary output stream; a raw (unbuffered) one may write a part of the data, or return None."""
+
+    def write(self, data: Any, /) -> Optional[int]: ...
+
+
+def split_tail(data: bytes) -> tuple[bytes, bytes]:
     """(bytes before the footer, footer) of the end of a Parquet file: ``data`` must end with the
     footer, its 4-byte little-endian length and ``PAR1``."""
     if len(data) < 8 or data[-4:] != MAGIC:
@@ -452,11 +459,11 @@ class FooterPatchingSink:
     ``close`` does not close ``raw``, which stays the caller's.
     """
 
-    def __init__(self, raw: BinaryIO, patch: Patch):
+    def __init__(self, raw: RawSink, patch: Patch):
         self._raw = raw
         self._patch = patch
         self._passed = 0
-        self._held: Optional[list] = None
+        self._held: Optional[list[bytes]] = None
         self._held_len = 0
         self._closed = False
         self.size: Optional[int] = None

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from contextvars import ContextVar
-from typing import Any, Callable, Iterable, Iterator, Optional, Protocol, TypeVar
+from typing import Any, Callable, Generator, Iterable, Iterator, Optional, Protocol, TypeVar
 
 T = TypeVar("T")
 
@@ -30,7 +30,7 @@ _reporter: ContextVar[Optional[Reporter]] = ContextVar("icefloe_progress", defau
 
 
 @contextlib.contextmanager
-def reporting(reporter: Optional[Reporter]) -> Iterator[Optional[Reporter]]:
+def reporting(reporter: Optional[Reporter]) -> Generator[Optional[Reporter], None, None]:
     """Send the progress of work done inside the ``with`` block to ``reporter``."""
     token = _reporter.set(reporter)
     try:
@@ -60,16 +60,24 @@ def track(items: Iterable[T], description: str, total: Optional[int] = None) -> 
         reporter.finish(handle)
 
 
+def _no_progress(n: int = 1) -> None:
+    pass
+
+
 @contextlib.contextmanager
-def step(description: str, total: Optional[int] = None) -> Iterator[Callable[..., None]]:
+def step(description: str, total: Optional[int] = None) -> Generator[Callable[..., None], None, None]:
     """A unit of work reported by hand: ``with step("x", 10) as advance: advance(3)``."""
     reporter = _reporter.get()
     if reporter is None:
-        yield lambda n=1: None
+        yield _no_progress
         return
     handle = reporter.start(description, total)
+
+    def advance(n: int = 1) -> None:
+        reporter.advance(handle, n)
+
     try:
-        yield lambda n=1: reporter.advance(handle, n)
+        yield advance
     finally:
         reporter.finish(handle)
 
@@ -77,8 +85,9 @@ def step(description: str, total: Optional[int] = None) -> Iterator[Callable[...
 class Recorder:
     """A reporter that remembers every event (for tests and ``--json`` runs)."""
 
-    def __init__(self):
-        self.events: list = []
+    def __init__(self) -> None:
+        self.events: list[tuple[Any, ...]] = []    # ("start", handle, description, total),
+        # ("advance", handle, n) or ("finish", handle)
         self._next = 0
 
     def start(self, description: str, total: Optional[int]) -> int:

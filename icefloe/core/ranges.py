@@ -8,7 +8,10 @@ write holding one is rejected before any file is written.
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 MIN_DAYS, MAX_DAYS = -719_162, 2_932_896                                    # days from 1970-01-01
 MIN_MICROS, MAX_MICROS = -62_135_596_800_000_000, 253_402_300_799_999_999   # micros from the epoch
@@ -16,7 +19,7 @@ MIN_MICROS, MAX_MICROS = -62_135_596_800_000_000, 253_402_300_799_999_999   # mi
 _PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
 
 
-def arrow_out_of_range(col) -> Optional[str]:
+def arrow_out_of_range(col: "pa.Array | pa.ChunkedArray") -> Optional[str]:
     """The first value of an Arrow date or timestamp column outside the range, as text
     (None if every value is inside, or the column is of another type)."""
     import pyarrow as pa

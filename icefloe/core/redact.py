@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import logging
 import re
+from typing import Mapping, TypeVar
+
+K = TypeVar("K")
 
 MASK = "***"
 # scheme://user:password@ -> scheme://user:***@  (the user stays: it helps find the configuration)
@@ -39,7 +42,7 @@ def is_secret_name(name: str) -> bool:
     return any(w in n for w in _SECRET_NAMES) and not n.endswith("key-id")
 
 
-def redact_properties(props: dict) -> dict:
+def redact_properties(props: Mapping[K, object]) -> dict[K, object]:
     """A copy of ``props`` with the values of secret-named keys masked and the rest redacted."""
     return {k: MASK if is_secret_name(str(k)) else (redact(v) if isinstance(v, str) else v) for k, v in props.items()}
 

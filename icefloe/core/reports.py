@@ -2,30 +2,30 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any, Optional, cast
 
 
 @dataclass
 class ExpireReport:
     """What snapshot expiry did: the snapshots expired, refs removed, files deleted."""
-    expired_snapshot_ids: list = field(default_factory=list)
-    removed_refs: list = field(default_factory=list)
-    deleted_data_files: list = field(default_factory=list)
-    deleted_delete_files: list = field(default_factory=list)
-    deleted_manifests: list = field(default_factory=list)
-    deleted_manifest_lists: list = field(default_factory=list)
-    errors: list = field(default_factory=list)
+    expired_snapshot_ids: list[int] = field(default_factory=list[int])
+    removed_refs: list[str] = field(default_factory=list[str])
+    deleted_data_files: list[str] = field(default_factory=list[str])
+    deleted_delete_files: list[str] = field(default_factory=list[str])
+    deleted_manifests: list[str] = field(default_factory=list[str])
+    deleted_manifest_lists: list[str] = field(default_factory=list[str])
+    errors: list[str] = field(default_factory=list[str])
     #: whether the deleted_* lists name every file the expiry deleted (False: only the snapshots are reported)
     files_reported: bool = True
 
     @property
-    def deleted_files(self) -> list:
+    def deleted_files(self) -> list[str]:
         return (self.deleted_data_files + self.deleted_delete_files + self.deleted_manifests
                 + self.deleted_manifest_lists)
 
-    def counts(self) -> dict:
+    def counts(self) -> dict[str, int]:
         return {"expired_snapshots": len(self.expired_snapshot_ids), "removed_refs": len(self.removed_refs),
                 "deleted_data_files": len(self.deleted_data_files),
                 "deleted_delete_files": len(self.deleted_delete_files),
@@ -37,7 +37,7 @@ _CHANGE_KEYS = ("updated", "deleted", "inserted", "snapshot_id")
 
 
 @dataclass(frozen=True, eq=False)
-class RowChanges(Mapping):
+class RowChanges(Mapping[str, Optional[int]]):
     """What a DELETE, UPDATE, MERGE or ``overwrite(where=...)`` changed: the rows updated, deleted
     and inserted, and the id of the snapshot committed (None: nothing changed, nothing committed).
 
@@ -49,32 +49,32 @@ class RowChanges(Mapping):
     snapshot_id: Optional[int] = None
 
     @classmethod
-    def of(cls, counts: dict, snapshot_id: Optional[int] = None) -> "RowChanges":
+    def of(cls, counts: Mapping[str, int], snapshot_id: Optional[int] = None) -> "RowChanges":
         """The changes of a statement whose ``counts`` are ``{"updated", "deleted", "inserted"}``."""
         return cls(int(counts.get("updated", 0)), int(counts.get("deleted", 0)), int(counts.get("inserted", 0)),
                    snapshot_id)
 
-    def __getitem__(self, key: str):
+    def __getitem__(self, key: str) -> Optional[int]:
         warnings.warn("reading a DML result as a dict is deprecated: use its attributes (result.deleted, "
                       "result.snapshot_id)", DeprecationWarning, stacklevel=2)
         if key not in _CHANGE_KEYS:
             raise KeyError(key)
         return getattr(self, key)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(_CHANGE_KEYS)
 
     def __len__(self) -> int:
         return len(_CHANGE_KEYS)
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         mine = tuple(getattr(self, k) for k in _CHANGE_KEYS)
         if isinstance(other, RowChanges):
             return mine == tuple(getattr(other, k) for k in _CHANGE_KEYS)
         if isinstance(other, Mapping):          # compared with an earlier release's dict result
             warnings.warn("comparing a DML result with a dict is deprecated: compare its attributes",
                           DeprecationWarning, stacklevel=2)
-            return dict(zip(_CHANGE_KEYS, mine)) == dict(other)
+            return dict(zip(_CHANGE_KEYS, mine)) == dict(cast("Mapping[object, object]", other))
         return NotImplemented
 
     __hash__ = None     # type: ignore[assignment]  # equal to dicts, so not hashable
@@ -95,8 +95,8 @@ class Problem:
 class Report:
     table: str
     location: str
-    problems: list = field(default_factory=list)
-    checked: dict = field(default_factory=dict)     # what was looked at: counts per kind
+    problems: list[Problem] = field(default_factory=list[Problem])
+    checked: dict[str, int] = field(default_factory=dict[str, int])     # what was looked at: counts per kind
 
     @property
     def ok(self) -> bool:
@@ -108,6 +108,6 @@ class Report:
     def count(self, kind: str, n: int = 1) -> None:
         self.checked[kind] = self.checked.get(kind, 0) + n
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"table": self.table, "location": self.location, "ok": self.ok, "checked": self.checked,
                 "problems": [{"kind": p.kind, "path": p.path, "message": p.message} for p in self.problems]}

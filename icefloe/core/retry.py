@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import random
 import time
-from typing import Callable, TypeVar
+from typing import Callable, Mapping, TypeVar
 
 T = TypeVar("T")
 
@@ -17,7 +17,7 @@ class RetryPolicy:
         self.total_timeout_ms = total_timeout_ms
 
     @staticmethod
-    def from_iceberg_properties(props: dict) -> "RetryPolicy":
+    def from_iceberg_properties(props: Mapping[str, str]) -> "RetryPolicy":
         return RetryPolicy(
             int(props.get("commit.retry.num-retries", 4)),
             int(props.get("commit.retry.min-wait-ms", 100)),
@@ -25,7 +25,7 @@ class RetryPolicy:
             int(props.get("commit.retry.total-timeout-ms", 1_800_000)),
         )
 
-    def run(self, attempt: Callable[[int], T], retry_on: tuple) -> T:
+    def run(self, attempt: Callable[[int], T], retry_on: tuple[type[BaseException], ...]) -> T:
         """Call ``attempt(n)`` for n = 1, 2, ... until it returns or retries run out."""
         start = time.monotonic()
         n = 0

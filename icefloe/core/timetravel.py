@@ -2,9 +2,13 @@
 from __future__ import annotations
 
 import datetime as _dt
+from typing import Union
+
+#: a point in time as the time-travel arguments (``as_of=``) take it
+AsOf = Union[_dt.datetime, _dt.date, str, int, float]
 
 
-def to_epoch_ms(as_of) -> int:
+def to_epoch_ms(as_of: AsOf) -> int:
     """A datetime (naive = local time, as Spark's TIMESTAMP AS OF), date, ISO string or epoch ms."""
     if isinstance(as_of, _dt.datetime):
         if as_of.tzinfo is None:

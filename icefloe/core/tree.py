@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 
 @dataclass
 class Node:
-    parts: list                                   # [(text, style)], style "" for plain text
-    children: list = field(default_factory=list)
+    parts: list[tuple[str, str]]                  # [(text, style)], style "" for plain text
+    children: list[Node] = field(default_factory=list["Node"])
 
-    def add(self, *parts) -> "Node":
+    def add(self, *parts: "str | tuple[str, str]") -> "Node":
         """A child labelled ``parts`` (strings, or (text, style) pairs); returns it."""
         child = Node([p if isinstance(p, tuple) else (p, "") for p in parts])
         self.children.append(child)

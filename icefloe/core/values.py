@@ -20,7 +20,7 @@ EPOCH_DT_UTC = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 _FRACTION = re.compile(r"\.(\d{1,9})")
 
 
-def unscaled(value: decimal.Decimal, scale: int) -> int:
+def unscaled(value: "decimal.Decimal | float | int | str", scale: int) -> int:
     """The unscaled integer of ``value`` at ``scale`` (``12.34``, 2 -> ``1234``).
 
     Exact for any number of digits: the arithmetic runs in a context wide enough
@@ -79,7 +79,7 @@ def to_internal(t: IcebergType, value: Any) -> Any:
         return _uuid.UUID(value)
     if s == "uuid" and isinstance(value, (bytes, bytearray, memoryview)):
         # Arrow and Avro carry uuids as 16 big-endian bytes (fixed_size_binary(16) / fixed[16])
-        return _uuid.UUID(bytes=bytes(value))
+        return _uuid.UUID(bytes=value.tobytes() if isinstance(value, memoryview) else bytes(value))
     if s in ("tinyint", "smallint", "int", "long"):
         return int(value)
     if s in ("float", "double"):

@@ -20,8 +20,9 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any, Callable, Optional
 
+from pyspark.sql import DataFrame
 from pyspark.sql.datasource import DataSourceStreamArrowWriter, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 
@@ -105,7 +106,8 @@ def last_committed_batch(location: str, fmt: str, query_id: str, io=None) -> Opt
     return stream_format(location, io, fmt).last_committed_batch(query_id)
 
 
-def foreach_batch_writer(table, overwrite: bool = False, named: Optional[str] = None):
+def foreach_batch_writer(table: Any, overwrite: bool = False,      # table: the layer above's Table
+                         named: Optional[str] = None) -> Callable[[DataFrame, int], None]:
     """``foreachBatch`` function writing each micro-batch to ``table`` once (see
     ``Table.foreach_batch``). The query id is ``named``, else the one Spark sets on the streaming
     thread (a classic session's; a Spark Connect session's function cannot see it)."""
@@ -114,7 +116,7 @@ def foreach_batch_writer(table, overwrite: bool = False, named: Optional[str] = 
     if named is not None and (not isinstance(named, str) or not named.strip()):
         raise StreamingSetupError(f"Table.foreach_batch(query_id=...) takes a non-empty name, not {named!r}")
 
-    def write(df, batch_id: int) -> None:
+    def write(df: DataFrame, batch_id: int) -> None:
         if named is not None:
             query_id = named
         elif connect.is_connect(df.sparkSession):

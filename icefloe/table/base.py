@@ -1,3 +1,4 @@
+# pyright: strict
 """The table contract: one set of operations, signatures and return types for every format.
 
 ``Catalog``, SQL, the command line and ``check`` call tables only through this contract, never
@@ -10,20 +11,31 @@ changes a :class:`~icefloe.core.reports.RowChanges`, ``expire_snapshots`` an ``E
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, Union
 
 import pyarrow as pa
+from pyspark.sql import SparkSession
 
-from icefloe.core.reports import Report, RowChanges
+from icefloe.core.reports import ExpireReport, Report, RowChanges
+from icefloe.core.timetravel import AsOf
 from icefloe.core.tree import Node
-from icefloe.core.types import Schema
+from icefloe.core.types import IcebergType, Schema
 from icefloe.errors import NotSupportedError
 from icefloe.table.capabilities import FileRow
 from icefloe.table.inspect import Inspect
+from icefloe.table.refs import RefOperations
 from icefloe.table.scan import TableScan
 
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
 
-class Table:
+#: a row filter: Spark SQL predicate text or a Spark ``Column`` (None: every row)
+Where = Union[str, "Column", None]
+#: rows to write: a Spark DataFrame, a pyarrow Table or RecordBatch, or a pandas DataFrame (untyped)
+WriteData = Any
+
+
+class Table(RefOperations):
     """A table of either format: ``IcebergTable`` or ``PaimonTable``, from ``Catalog.load_table``,
     ``Catalog.create_table`` or ``icefloe.load_table``.
 
@@ -37,7 +49,7 @@ class Table:
     format: str = ""
     name: str
     #: the named capabilities beyond the contract this table has (``table.capabilities``)
-    capabilities: frozenset = frozenset()
+    capabilities: frozenset[str] = frozenset()
 
     def supports(self, capability: str) -> bool:
         """Whether the table has a capability beyond the common contract.
@@ -54,6 +66,11 @@ class Table:
 
     # ------------------------------------------------------------------ state
     @property
+    def spark(self) -> SparkSession:
+        """The SparkSession this table's Spark reads and writes run in."""
+        raise self.unsupported("spark")
+
+    @property
     def location(self) -> str:
         """The table's directory."""
         raise self.unsupported("location")
@@ -64,7 +81,7 @@ class Table:
         raise self.unsupported("schema")
 
     @property
-    def properties(self) -> dict:
+    def properties(self) -> dict[str, str]:
         """Table properties (Iceberg) or options (Paimon), as a dict."""
         raise self.unsupported("properties")
 
@@ -76,7 +93,7 @@ class Table:
         """
         raise self.unsupported("refresh")
 
-    def snapshots(self) -> list:
+    def snapshots(self) -> list[Any]:
         """Every snapshot still in the table's metadata, oldest first.
 
         Returns:
@@ -84,7 +101,7 @@ class Table:
         """
         raise self.unsupported("snapshots")
 
-    def current_snapshot(self):
+    def current_snapshot(self) -> Any:
         """The snapshot reads see by default.
 
         Returns:
@@ -92,7 +109,7 @@ class Table:
         """
         raise self.unsupported("current_snapshot")
 
-    def history(self) -> list[dict]:
+    def history(self) -> list[dict[str, Any]]:
         """The snapshot log: which snapshot became current when, oldest first.
 
         Returns:
@@ -100,7 +117,7 @@ class Table:
         """
         raise self.unsupported("history")
 
-    def refs(self) -> dict:
+    def refs(self) -> dict[str, Any]:
         """Named references: Iceberg branches and tags, Paimon tags.
 
         Returns:
@@ -108,7 +125,8 @@ class Table:
         """
         raise self.unsupported("refs")
 
-    def snapshot_for(self, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None):
+    def snapshot_for(self, snapshot_id: Optional[int] = None, as_of: Optional[AsOf] = None,
+                     ref: Optional[str] = None) -> Any:
         """The snapshot a read with these arguments sees (the current one without arguments).
 
         Args:
@@ -124,7 +142,8 @@ class Table:
         """
         raise self.unsupported("time travel")
 
-    def schema_for(self, snapshot_id=None, as_of=None, ref: Optional[str] = None) -> Schema:
+    def schema_for(self, snapshot_id: Optional[int] = None, as_of: Optional[AsOf] = None,
+                   ref: Optional[str] = None) -> Schema:
         """The schema a read with these arguments uses (time travel reads the snapshot's schema).
 
         Args:
@@ -138,8 +157,8 @@ class Table:
         raise self.unsupported("schema_for")
 
     # ------------------------------------------------------------------ reads
-    def plan_files(self, where=None, snapshot_id: Optional[int] = None, as_of=None,
-                   ref: Optional[str] = None) -> list:
+    def plan_files(self, where: Where = None, snapshot_id: Optional[int] = None, as_of: Optional[AsOf] = None,
+                   ref: Optional[str] = None) -> list[Any]:
         """The data files a read would use, pruned by partition values and column statistics.
 
         Args:
@@ -153,8 +172,8 @@ class Table:
         """
         raise self.unsupported("plan_files")
 
-    def to_spark(self, snapshot_id: Optional[int] = None, as_of=None, where=None,
-                 columns: Optional[Sequence[str]] = None, ref: Optional[str] = None):
+    def to_spark(self, snapshot_id: Optional[int] = None, as_of: Optional[AsOf] = None, where: Where = None,
+                 columns: Optional[Sequence[str]] = None, ref: Optional[str] = None) -> DataFrame:
         """The rows as a Spark DataFrame, read by Spark tasks.
 
         Args:
@@ -174,7 +193,8 @@ class Table:
         """
         raise self.unsupported("to_spark")
 
-    def to_arrow(self, snapshot_id: Optional[int] = None, as_of=None, where=None, ref: Optional[str] = None):
+    def to_arrow(self, snapshot_id: Optional[int] = None, as_of: Optional[AsOf] = None, where: Where = None,
+                 ref: Optional[str] = None) -> pa.Table:
         """The rows as a pyarrow Table, read in this process without Spark (small tables, tests).
 
         Args:
@@ -190,7 +210,7 @@ class Table:
         raise self.unsupported("to_arrow")
 
     def scan(self, row_filter: Optional[str] = None, selected_fields: Optional[Sequence[str]] = None,
-             snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None):
+             snapshot_id: Optional[int] = None, as_of: Optional[AsOf] = None, ref: Optional[str] = None) -> TableScan:
         """A read described now and run later, as pyiceberg's ``scan``.
 
         Args:
@@ -210,7 +230,7 @@ class Table:
 
     def changelog(self, start_snapshot_id: Optional[int] = None, end_snapshot_id: Optional[int] = None,
                   identifier_columns: Optional[Sequence[str]] = None, compute_updates: Optional[bool] = None,
-                  net_changes: bool = False):
+                  net_changes: bool = False) -> DataFrame:
         """The row changes between two snapshots, as Iceberg's ``create_changelog_view`` shows them.
 
         Args:
@@ -229,7 +249,7 @@ class Table:
         """
         raise self.unsupported("changelog")
 
-    def changes(self, start_snapshot_id: Optional[int] = None, end_snapshot_id: Optional[int] = None):
+    def changes(self, start_snapshot_id: Optional[int] = None, end_snapshot_id: Optional[int] = None) -> DataFrame:
         """The row changes between two snapshots, as a stream of Paimon's ``audit_log`` shows them.
 
         Args:
@@ -247,7 +267,8 @@ class Table:
         names = [c for c in df.columns if c not in ("_change_type", "_change_ordinal", "_commit_snapshot_id")]
         return df.orderBy("_change_ordinal").select(kind.alias("rowkind"), *[F.col(f"`{c}`") for c in names])
 
-    def audit_log(self, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None):
+    def audit_log(self, snapshot_id: Optional[int] = None, as_of: Optional[AsOf] = None,
+                  ref: Optional[str] = None) -> DataFrame:
         """The table's rows with each row's kind first, as Paimon's ``audit_log`` system table.
 
         Args:
@@ -261,7 +282,7 @@ class Table:
         raise self.unsupported("audit_log")
 
     # ------------------------------------------------------------------ writes
-    def append(self, data, branch: Optional[str] = None):
+    def append(self, data: WriteData, branch: Optional[str] = None) -> Any:
         """Append rows as one new snapshot.
 
         Args:
@@ -278,8 +299,8 @@ class Table:
         """
         raise self.unsupported("append")
 
-    def overwrite(self, data, partition: Optional[dict] = None, dynamic: bool = False,
-                  branch: Optional[str] = None, where: Optional[str] = None):
+    def overwrite(self, data: WriteData, partition: Optional[dict[str, Any]] = None, dynamic: bool = False,
+                  branch: Optional[str] = None, where: Optional[str] = None) -> Any:
         """Replace rows with ``data`` in one snapshot.
 
         Without ``partition``, ``dynamic`` or ``where`` every row is replaced.
@@ -298,7 +319,7 @@ class Table:
         """
         raise self.unsupported("overwrite")
 
-    def truncate(self, branch: Optional[str] = None):
+    def truncate(self, branch: Optional[str] = None) -> Any:
         """Remove every row in one snapshot, reading no data file (SQL ``TRUNCATE TABLE``).
 
         Args:
@@ -309,7 +330,7 @@ class Table:
         """
         raise self.unsupported("truncate")
 
-    def write_files(self, data) -> list:
+    def write_files(self, data: WriteData) -> list[Any]:
         """Write data files without committing them; ``commit`` commits them.
 
         Args:
@@ -320,7 +341,7 @@ class Table:
         """
         raise self.unsupported("write_files")
 
-    def commit(self, messages: Sequence[Any], overwrite: bool = False, branch: Optional[str] = None):
+    def commit(self, messages: Sequence[Any], overwrite: bool = False, branch: Optional[str] = None) -> Any:
         """Commit files written elsewhere (by ``write_files``/``write`` or Spark tasks) as one snapshot.
 
         Use ``append``/``overwrite`` unless you write the files yourself; ``commit_files`` is the same call.
@@ -335,7 +356,7 @@ class Table:
         """
         raise self.unsupported("commit")
 
-    def commit_files(self, files: Sequence[Any], overwrite: bool = False, branch: Optional[str] = None):
+    def commit_files(self, files: Sequence[Any], overwrite: bool = False, branch: Optional[str] = None) -> Any:
         """The same call as ``commit`` (pyiceberg's name); prefer ``commit``.
 
         Args:
@@ -348,7 +369,8 @@ class Table:
         """
         return self.commit(files, overwrite=overwrite, branch=branch)
 
-    def foreach_batch(self, overwrite: bool = False, query_id: Optional[str] = None):
+    def foreach_batch(self, overwrite: bool = False,
+                      query_id: Optional[str] = None) -> Callable[[DataFrame, int], None]:
         """A function for ``df.writeStream.foreachBatch(...)``: each micro-batch is one snapshot, exactly once.
 
         A batch replayed after a restart is recognised and skipped. With the ``update`` output mode, a
@@ -367,7 +389,7 @@ class Table:
         return foreach_batch_writer(self, overwrite, query_id)
 
     # ------------------------------------------------------------------ row-level changes
-    def delete(self, where, isolation_level: Optional[str] = None) -> RowChanges:
+    def delete(self, where: Where, isolation_level: Optional[str] = None) -> RowChanges:
         """``DELETE FROM t WHERE where`` in one snapshot.
 
         Args:
@@ -383,7 +405,7 @@ class Table:
         """
         raise self.unsupported("delete")
 
-    def update(self, set: dict, where=None, isolation_level: Optional[str] = None) -> RowChanges:
+    def update(self, set: dict[str, Any], where: Where = None, isolation_level: Optional[str] = None) -> RowChanges:
         """``UPDATE t SET col = value, ... WHERE where`` in one snapshot.
 
         Args:
@@ -397,8 +419,8 @@ class Table:
         """
         raise self.unsupported("update")
 
-    def merge(self, source, on, target_alias: str = "t", source_alias: str = "s",
-              isolation_level: Optional[str] = None):
+    def merge(self, source: WriteData, on: Union[str, Column], target_alias: str = "t", source_alias: str = "s",
+              isolation_level: Optional[str] = None) -> Any:
         """``MERGE INTO t USING source s ON on``: a builder; add clauses, then call ``execute()``.
 
         Args:
@@ -434,7 +456,7 @@ class Table:
         """
         raise self.unsupported("writes to a branch or staged (write-audit-publish)")
 
-    def delete_by_key(self, keys):
+    def delete_by_key(self, keys: WriteData) -> Any:
         """Delete the rows whose key columns equal a row of ``keys``, reading no data file.
 
         Args:
@@ -446,7 +468,7 @@ class Table:
         raise self.unsupported("delete_by_key")
 
     # ------------------------------------------------------------------ evolution
-    def update_schema(self):
+    def update_schema(self) -> Any:
         """A schema change, committed when the ``with`` block ends.
 
         Returns:
@@ -461,7 +483,7 @@ class Table:
         """
         raise self.unsupported("update_schema")
 
-    def update_spec(self):
+    def update_spec(self) -> Any:
         """A partition spec change (Iceberg), committed when the ``with`` block ends.
 
         Returns:
@@ -472,7 +494,7 @@ class Table:
         """
         raise self.unsupported("partition evolution (update_spec)")
 
-    def replace_sort_order(self, *terms: str) -> dict:
+    def replace_sort_order(self, *terms: str) -> dict[str, Any]:
         """Declare the table's sort order; no terms: unsorted.
 
         Args:
@@ -483,7 +505,8 @@ class Table:
         """
         raise self.unsupported("replace_sort_order")
 
-    def update_properties(self, set: Optional[dict] = None, remove: Optional[Sequence[str]] = None) -> dict:
+    def update_properties(self, set: Optional[dict[str, Any]] = None,
+                          remove: Optional[Sequence[str]] = None) -> dict[str, Any]:
         """Set and remove table properties (Iceberg) or options (Paimon) in one commit.
 
         Args:
@@ -495,89 +518,8 @@ class Table:
         """
         raise self.unsupported("update_properties")
 
-    # ------------------------------------------------------------------ refs
-    def create_tag(self, name: str, snapshot_id: Optional[int] = None, max_ref_age_ms: Optional[int] = None):
-        """Name a snapshot.
-
-        Args:
-            name: The tag's name.
-            snapshot_id: The snapshot (the current one by default).
-            max_ref_age_ms: How long the tag is kept (Iceberg).
-        """
-        raise self.unsupported("create_tag")
-
-    def replace_tag(self, name: str, snapshot_id=None, max_ref_age_ms: Optional[int] = None):
-        """Point an existing tag at another snapshot.
-
-        Args:
-            name: The tag's name.
-            snapshot_id: The snapshot (the current one by default).
-            max_ref_age_ms: How long the tag is kept (Iceberg).
-        """
-        raise self.unsupported("replace_tag")
-
-    def drop_tag(self, name: str):
-        """Remove a tag (the snapshot stays until expired).
-
-        Args:
-            name: The tag's name.
-        """
-        raise self.unsupported("drop_tag")
-
-    def create_branch(self, name: str, snapshot_id: Optional[int] = None, min_snapshots_to_keep: Optional[int] = None,
-                      max_snapshot_age_ms: Optional[int] = None, max_ref_age_ms: Optional[int] = None):
-        """Create a branch (Iceberg).
-
-        Args:
-            name: The branch's name.
-            snapshot_id: Its first snapshot (the current one by default).
-            min_snapshots_to_keep: Snapshots expiry keeps on the branch.
-            max_snapshot_age_ms: Age past which expiry may remove the branch's snapshots.
-            max_ref_age_ms: Age past which the branch itself may be removed.
-        """
-        raise self.unsupported("create_branch")
-
-    def replace_branch(self, name: str, snapshot_id, min_snapshots_to_keep: Optional[int] = None,
-                       max_snapshot_age_ms: Optional[int] = None, max_ref_age_ms: Optional[int] = None):
-        """Point a branch at another snapshot (Iceberg).
-
-        Args:
-            name: The branch's name.
-            snapshot_id: The snapshot.
-            min_snapshots_to_keep: Snapshots expiry keeps on the branch.
-            max_snapshot_age_ms: Age past which expiry may remove the branch's snapshots.
-            max_ref_age_ms: Age past which the branch itself may be removed.
-        """
-        raise self.unsupported("replace_branch")
-
-    def rename_branch(self, name: str, new_name: str):
-        """Rename a branch (Iceberg).
-
-        Args:
-            name: The branch's name.
-            new_name: Its new name.
-        """
-        raise self.unsupported("rename_branch")
-
-    def drop_branch(self, name: str):
-        """Remove a branch (Iceberg).
-
-        Args:
-            name: The branch's name.
-        """
-        raise self.unsupported("drop_branch")
-
-    def fast_forward(self, branch: str, source: str):
-        """Move a branch to the head of another when it is that one's ancestor (Iceberg).
-
-        Args:
-            branch: The branch to move.
-            source: The branch whose head it moves to.
-        """
-        raise self.unsupported("fast_forward")
-
     # ------------------------------------------------------------------ history changes
-    def rollback_to_snapshot(self, snapshot_id: int):
+    def rollback_to_snapshot(self, snapshot_id: int) -> Any:
         """Make an ancestor of the current snapshot current again.
 
         Args:
@@ -585,7 +527,7 @@ class Table:
         """
         raise self.unsupported("rollback_to_snapshot")
 
-    def rollback_to_timestamp(self, as_of):
+    def rollback_to_timestamp(self, as_of: AsOf) -> Any:
         """Make the snapshot that was current at a time current again.
 
         Args:
@@ -593,7 +535,7 @@ class Table:
         """
         raise self.unsupported("rollback_to_timestamp")
 
-    def rollback_to_tag(self, name: str):
+    def rollback_to_tag(self, name: str) -> Any:
         """Make the snapshot a tag names current again.
 
         Args:
@@ -601,7 +543,7 @@ class Table:
         """
         raise self.unsupported("rollback_to_tag")
 
-    def set_current_snapshot(self, snapshot_id: int):
+    def set_current_snapshot(self, snapshot_id: int) -> Any:
         """Make any snapshot of the table current (Iceberg).
 
         Args:
@@ -609,7 +551,7 @@ class Table:
         """
         raise self.unsupported("set_current_snapshot")
 
-    def cherry_pick(self, snapshot_id: int):
+    def cherry_pick(self, snapshot_id: int) -> Any:
         """Apply the changes of one snapshot (for example on a branch) to the current state, as a new snapshot (Iceberg).
 
         Args:
@@ -617,7 +559,7 @@ class Table:
         """
         raise self.unsupported("cherry_pick")
 
-    def ancestors(self, snapshot_id: Optional[int] = None) -> list:
+    def ancestors(self, snapshot_id: Optional[int] = None) -> list[Any]:
         """A snapshot and its parents, newest first (Iceberg's ``ancestors_of``).
 
         Args:
@@ -628,7 +570,7 @@ class Table:
         """
         raise self.unsupported("ancestors")
 
-    def publish_changes(self, wap_id: str):
+    def publish_changes(self, wap_id: str) -> Any:
         """Publish the snapshot staged under a write-audit-publish id into the current state.
 
         Fast-forwards when main has not moved since the write; otherwise cherry-picks it.
@@ -642,8 +584,8 @@ class Table:
         raise self.unsupported("publish_changes")
 
     # ------------------------------------------------------------------ maintenance
-    def expire_snapshots(self, older_than=None, retain_last: Optional[int] = None, now_ms: Optional[int] = None,
-                         snapshot_ids=()):
+    def expire_snapshots(self, older_than: Optional[AsOf] = None, retain_last: Optional[int] = None,
+                         now_ms: Optional[int] = None, snapshot_ids: Iterable[int] = ()) -> ExpireReport:
         """Remove old snapshots and delete the files only they used.
 
         Args:
@@ -658,7 +600,7 @@ class Table:
         """
         raise self.unsupported("expire_snapshots")
 
-    def remove_orphan_files(self, older_than=None, dry_run: bool = False) -> list:
+    def remove_orphan_files(self, older_than: Optional[AsOf] = None, dry_run: bool = False) -> list[str]:
         """Delete files under the table's directory that no metadata references.
 
         Args:
@@ -671,8 +613,9 @@ class Table:
         """
         raise self.unsupported("remove_orphan_files")
 
-    def rewrite_data_files(self, where=None, target_file_size: Optional[int] = None, options: Optional[dict] = None,
-                           strategy: Optional[str] = None, sort_order: Optional[str] = None):
+    def rewrite_data_files(self, where: Where = None, target_file_size: Optional[int] = None,
+                           options: Optional[dict[str, Any]] = None,
+                           strategy: Optional[str] = None, sort_order: Optional[str] = None) -> Any:
         """Compaction: rewrite small files (and fold Iceberg delete files in) in one snapshot that changes no row.
 
         ``compact`` is the same call under Paimon's name.
@@ -690,7 +633,7 @@ class Table:
         """
         raise self.unsupported("rewrite_data_files")
 
-    def compact(self, where=None, target_file_size: Optional[int] = None):
+    def compact(self, where: Where = None, target_file_size: Optional[int] = None) -> Any:
         """The same call as ``rewrite_data_files`` (Paimon's name).
 
         Args:
@@ -702,7 +645,7 @@ class Table:
         """
         return self.rewrite_data_files(where, target_file_size)
 
-    def rewrite_manifests(self, branch: Optional[str] = None, spec_id: Optional[int] = None):
+    def rewrite_manifests(self, branch: Optional[str] = None, spec_id: Optional[int] = None) -> Any:
         """Regroup the current snapshot's manifests to the target manifest size.
 
         Args:
@@ -715,11 +658,11 @@ class Table:
         raise self.unsupported("rewrite_manifests")
 
     # ------------------------------------------------------------------ description (SQL, CLI, check)
-    def data_files(self, where=None) -> list[FileRow]:
+    def data_files(self, where: Where = None) -> list[FileRow]:
         """The data files a read (with ``where``) would use, as the command line lists them."""
         raise self.unsupported("data_files")
 
-    def shown_properties(self) -> dict:
+    def shown_properties(self) -> dict[str, Any]:
         """The properties ``SHOW TBLPROPERTIES`` and ``SHOW CREATE TABLE`` show (Paimon: with its primary key)."""
         return dict(self.properties)
 
@@ -731,16 +674,16 @@ class Table:
         """The partitioning as terms people read (``years(ts)``, ``bucket(16, id)``, ``dt``)."""
         return []
 
-    def describe_columns(self) -> list[tuple]:
+    def describe_columns(self) -> list[tuple[str, str, Optional[str]]]:
         """(name, Spark type as stored, comment) per top-level column, as DESCRIBE shows them."""
         raise self.unsupported("describe")
 
-    def narrow_column_types(self) -> dict:
+    def narrow_column_types(self) -> dict[str, str]:
         """Columns stored in a narrower Spark type than the shared schema's (``{name: "tinyint"}``):
         values written to them are range-checked and narrowed."""
         return {}
 
-    def parse_column_type(self, text: str):
+    def parse_column_type(self, text: str) -> IcebergType:
         """A column type of DDL text (``ALTER TABLE ... ADD COLUMNS``) as this table stores it."""
         raise self.unsupported("parse_column_type")
 
@@ -760,7 +703,7 @@ class Table:
         raise self.unsupported("check")
 
     # ------------------------------------------------------------------ metadata tables
-    def metadata_table_names(self) -> tuple:
+    def metadata_table_names(self) -> tuple[str, ...]:
         """The metadata (system) tables of this table's format, by name.
 
         Returns:
@@ -768,7 +711,7 @@ class Table:
         """
         return ()
 
-    def metadata_table(self, name: str, snapshot_id: Optional[int] = None, as_of=None,
+    def metadata_table(self, name: str, snapshot_id: Optional[int] = None, as_of: Optional[AsOf] = None,
                        ref: Optional[str] = None) -> pa.Table:
         """A metadata table (Iceberg) or system table (Paimon) as Arrow.
 
@@ -783,7 +726,7 @@ class Table:
         """
         raise self.unsupported(f"metadata table {name}")
 
-    def manifest_files(self) -> list[dict]:
+    def manifest_files(self) -> list[dict[str, Any]]:
         """The manifests of the current snapshot, one dict each, in the format's own terms.
 
         Returns:

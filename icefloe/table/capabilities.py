@@ -1,3 +1,4 @@
+# pyright: strict
 """What a statement may ask of a table beyond the common contract, by name rather than by format.
 
 Some SQL statements and options exist for one format only (Paimon's ``CALL sys.<procedure>``
@@ -11,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Optional, Protocol, Sequence, runtime_checkable
+
+from icefloe.core.timetravel import AsOf
 
 #: ``CALL sys.<procedure>(...)`` with Paimon's procedures and their arguments
 PAIMON_PROCEDURES = "paimon-procedures"
@@ -33,13 +36,13 @@ SHOW_PARTITIONS = "show-partitions"
 class RowSystemTables(Protocol):
     """A table with system tables of rows, read in Spark (Paimon's ``ro`` and ``binlog``)."""
 
-    def row_table_names(self) -> tuple: ...
+    def row_table_names(self) -> tuple[str, ...]: ...
 
-    def row_table(self, name: str, snapshot_id: Optional[int] = None, as_of=None,
+    def row_table(self, name: str, snapshot_id: Optional[int] = None, as_of: Optional[AsOf] = None,
                   ref: Optional[str] = None) -> Any: ...
 
 
-def row_tables(table) -> Optional[RowSystemTables]:
+def row_tables(table: object) -> Optional[RowSystemTables]:
     """``table`` when it has system tables of rows, else None."""
     return table if isinstance(table, RowSystemTables) else None
 
@@ -57,7 +60,7 @@ class FileRow:
     """A data file as the command line lists it: its path, its partition with each value as people
     read it (``{"ts_day": "2024-01-01", "bucket": 3}``), its rows, bytes and content (0 data)."""
     path: str
-    partition: dict
+    partition: dict[str, Any]
     records: int
     size: int
     content: int = 0
@@ -69,12 +72,13 @@ class MetadataColumnReads(Protocol):
     ``__paimon_row_index``, ``__paimon_partition``, ``__paimon_bucket``): ``SELECT *`` leaves them
     out, naming one reads it."""
 
-    def metadata_column_names(self) -> tuple: ...
+    def metadata_column_names(self) -> tuple[str, ...]: ...
 
-    def to_spark_with_metadata(self, names: Sequence[str], snapshot_id: Optional[int] = None, as_of=None,
+    def to_spark_with_metadata(self, names: Sequence[str], snapshot_id: Optional[int] = None,
+                               as_of: Optional[AsOf] = None,
                                ref: Optional[str] = None) -> Any: ...
 
 
-def metadata_column_reads(table) -> Optional[MetadataColumnReads]:
+def metadata_column_reads(table: object) -> Optional[MetadataColumnReads]:
     """``table`` when it reads metadata columns, else None."""
     return table if isinstance(table, MetadataColumnReads) else None

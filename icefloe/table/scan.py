@@ -1,8 +1,36 @@
+# pyright: strict
 """``t.scan(row_filter=..., selected_fields=...)``: a read described first and run as Arrow,
 pandas or Spark, as pyiceberg users write it."""
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Protocol, Sequence
+
+from icefloe.core.timetravel import AsOf
+from icefloe.core.types import Schema
+
+if TYPE_CHECKING:
+    import pandas as pd  # pyright: ignore[reportMissingTypeStubs]  (pandas ships no stubs; it names a type here)
+    import pyarrow as pa
+    from pyspark.sql import DataFrame
+
+
+class ScanSource(Protocol):
+    """What a scan reads from: a table (``icefloe.table.base.Table``)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def schema_for(self, snapshot_id: Optional[int] = None, as_of: Optional[AsOf] = None,
+                   ref: Optional[str] = None) -> Schema: ...
+
+    def to_arrow(self, snapshot_id: Optional[int] = None, as_of: Optional[AsOf] = None, where: Any = None,
+                 ref: Optional[str] = None) -> pa.Table: ...
+
+    def to_spark(self, snapshot_id: Optional[int] = None, as_of: Optional[AsOf] = None, where: Any = None,
+                 columns: Optional[Sequence[str]] = None, ref: Optional[str] = None) -> DataFrame: ...
+
+    def plan_files(self, where: Any = None, snapshot_id: Optional[int] = None, as_of: Optional[AsOf] = None,
+                   ref: Optional[str] = None) -> list[Any]: ...
 
 
 class TableScan:
@@ -18,8 +46,9 @@ class TableScan:
         ```
     """
 
-    def __init__(self, table, row_filter: Optional[str] = None, selected_fields: Optional[Sequence[str]] = None,
-                 snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None):
+    def __init__(self, table: ScanSource, row_filter: Optional[str] = None,
+                 selected_fields: Optional[Sequence[str]] = None, snapshot_id: Optional[int] = None,
+                 as_of: Optional[AsOf] = None, ref: Optional[str] = None):
         """Describe the read (``table.scan(...)`` calls this).
 
         Args:
@@ -44,10 +73,10 @@ class TableScan:
                 raise ValueError(f"selected_fields {missing} are not columns of {table.name} "
                                  f"(columns: {', '.join(known.values())})")
 
-    def _travel(self) -> dict:
+    def _travel(self) -> dict[str, Any]:
         return {"snapshot_id": self.snapshot_id, "as_of": self.as_of, "ref": self.ref}
 
-    def to_arrow(self):
+    def to_arrow(self) -> pa.Table:
         """Run the read in this process, without Spark.
 
         Returns:
@@ -56,7 +85,7 @@ class TableScan:
         out = self.table.to_arrow(where=self.row_filter, **self._travel())
         return out.select(list(self.selected_fields)) if self.selected_fields else out
 
-    def to_pandas(self):
+    def to_pandas(self) -> pd.DataFrame:
         """Run the read in this process, without Spark.
 
         Returns:
@@ -64,7 +93,7 @@ class TableScan:
         """
         return self.to_arrow().to_pandas()
 
-    def to_spark(self):
+    def to_spark(self) -> DataFrame:
         """Run the read as Spark tasks.
 
         Returns:
@@ -72,7 +101,7 @@ class TableScan:
         """
         return self.table.to_spark(where=self.row_filter, columns=self.selected_fields, **self._travel())
 
-    def plan_files(self) -> list:
+    def plan_files(self) -> list[Any]:
         """The data files the read uses, pruned by ``row_filter``.
 
         Returns:

@@ -64,8 +64,9 @@ def test_rename_without_overwrite_has_exactly_one_winner(hdfs):
     io.write_hint(f"{base}/metadata/version-hint.text", b"2")              # a hint is replaced
     assert io.read_bytes(f"{base}/metadata/version-hint.text") == b"2"
     with io.open_read(path) as f:                                          # seekable reads (Parquet footers)
-        f.seek(-1, 2)
+        assert f.seek(-1, 2) == io.size(path) - 1                          # seek returns the new position
         assert f.read() == str(won[0]).encode() and f.tell() == io.size(path)
+        assert f.size() == io.size(path)                                   # the reader knows its size too
     assert list(io.walk_files(base)) == [f"{base}/metadata/v1.metadata.json", f"{base}/metadata/version-hint.text"]
     io.delete_tree(base)
     assert not io.exists(path) and io.list_dir(base) == []

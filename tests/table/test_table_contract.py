@@ -10,8 +10,8 @@ from icefloe.core.reports import ExpireReport
 from icefloe.errors import NotSupportedError
 from icefloe.table import IcebergTable, PaimonTable, Table
 
-PUBLIC = sorted(n for n, v in vars(Table).items()
-                if not n.startswith("_") and (callable(v) or isinstance(v, property)) and n != "unsupported")
+PUBLIC = sorted({n for c in Table.__mro__[:-1] for n, v in vars(c).items()      # Table and its parts (refs)
+                 if not n.startswith("_") and (callable(v) or isinstance(v, property)) and n != "unsupported"})
 
 
 def _rows(ids):

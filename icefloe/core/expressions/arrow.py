@@ -9,6 +9,7 @@ zone) raises :class:`~icefloe.errors.UnsupportedFilterError`: the caller filters
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -25,7 +26,7 @@ from icefloe.errors import UnsupportedFilterError
 _FLOATS = ("float", "double")
 
 
-def _scalar(value, t: IcebergType) -> pa.Scalar:
+def _scalar(value: Any, t: IcebergType) -> pa.Scalar:
     """An internal literal of type ``t`` as an Arrow scalar."""
     s = str(t)
     if isinstance(t, DecimalType):
@@ -42,7 +43,7 @@ def _scalar(value, t: IcebergType) -> pa.Scalar:
     return pa.scalar(value, simple[s])
 
 
-def _is_nan_literal(v) -> bool:
+def _is_nan_literal(v: object) -> bool:
     return isinstance(v, float) and math.isnan(v)
 
 

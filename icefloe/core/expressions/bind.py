@@ -6,7 +6,7 @@ import decimal
 import math
 import uuid as _uuid
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Union
 
 from icefloe.core.expressions.literals import float32, parse_datetime, to_date, to_float
 from icefloe.core.expressions.tree import (
@@ -53,8 +53,9 @@ from icefloe.core.types import PRIMITIVES_BY_NAME
 # =========================================================================== binding
 INT_MIN, INT_MAX = -(2 ** 31), 2 ** 31 - 1
 LONG_MIN, LONG_MAX = -(2 ** 63), 2 ** 63 - 1
-INTEGER_RANGES = {ByteType(): (-(2 ** 7), 2 ** 7 - 1), ShortType(): (-(2 ** 15), 2 ** 15 - 1),
-                  IntegerType(): (INT_MIN, INT_MAX), LongType(): (LONG_MIN, LONG_MAX)}
+INTEGER_RANGES: dict[IcebergType, tuple[int, int]] = {
+    ByteType(): (-(2 ** 7), 2 ** 7 - 1), ShortType(): (-(2 ** 15), 2 ** 15 - 1),
+    IntegerType(): (INT_MIN, INT_MAX), LongType(): (LONG_MIN, LONG_MAX)}
 US_PER_DAY = 86_400_000_000
 
 
@@ -197,7 +198,7 @@ def _bind(e: Expr, r: _Resolver) -> Expr:
 
 
 def _bind_in(e: SetPredicate, ref: BoundReference) -> Expr:
-    vals = []
+    vals: list[Any] = []
     nan = False
     has_null = False
     for lit in e.literals:
@@ -367,7 +368,7 @@ def _ts_type(v: _dt.datetime) -> IcebergType:
     return PRIMITIVES_BY_NAME["timestamptz" if v.tzinfo is not None else "timestamp"]
 
 
-def _numeric(lit, bad: Callable[..., ExpressionError]):
+def _numeric(lit: object, bad: Callable[..., ExpressionError]) -> Union[int, decimal.Decimal, float]:
     """int, Decimal or float from a numeric literal or numeric string."""
     if isinstance(lit, bool):
         raise bad()
@@ -387,7 +388,7 @@ def _numeric(lit, bad: Callable[..., ExpressionError]):
     raise bad()
 
 
-def _discrete(num, lo: int, hi: int) -> tuple[str, Any]:
+def _discrete(num: Union[int, decimal.Decimal], lo: int, hi: int) -> tuple[str, Any]:
     """Place an int/Decimal on the integers in [lo, hi]."""
     if num > hi:
         return "above", None

@@ -35,18 +35,18 @@ from icefloe.errors import ExpressionError
 
 
 # =========================================================================== evaluation
-def is_nan(v) -> bool:
+def is_nan(v: object) -> bool:
     return isinstance(v, float) and math.isnan(v)
 
 
-def sort_key(v):
+def sort_key(v: Any) -> tuple[int, Any]:
     """Spark's ordering for floats: NaN above everything, NaN equal to NaN."""
     if isinstance(v, float):
         return (1, 0.0) if math.isnan(v) else (0, v)
     return (0, v)
 
 
-def values_equal(a, b) -> bool:
+def values_equal(a: Any, b: Any) -> bool:
     if isinstance(a, float) or isinstance(b, float):
         return sort_key(a) == sort_key(b)
     return a == b
@@ -55,7 +55,7 @@ def values_equal(a, b) -> bool:
 MISSING = object()
 
 
-def evaluate(expr: Expr, row: Union[Mapping[int, Any], Callable[[int], Any]]) -> bool:
+def evaluate(expr: Expr, row: Row) -> bool:
     """Whether a row (field id -> internal value) satisfies a bound expression.
 
     SQL semantics: a row "matches" when the expression is TRUE (a comparison
@@ -66,13 +66,16 @@ def evaluate(expr: Expr, row: Union[Mapping[int, Any], Callable[[int], Any]]) ->
     return eval_nnf(rewrite_not(expr), row)
 
 
-def _lookup(row, fid):
+Row = Union[Mapping[int, Any], Callable[[int], Any]]
+
+
+def _lookup(row: Row, fid: int) -> Any:
     if callable(row):
         return row(fid)
     return row.get(fid, MISSING) if hasattr(row, "get") else row[fid]
 
 
-def eval_nnf(e: Expr, row) -> bool:
+def eval_nnf(e: Expr, row: Row) -> bool:
     if isinstance(e, And):
         return eval_nnf(e.left, row) and eval_nnf(e.right, row)
     if isinstance(e, Or):

@@ -5,10 +5,12 @@ import datetime as _dt
 import math
 import re
 import struct
+from typing import Any
+
 from icefloe.errors import NotLiteral
 
 
-def to_float(v) -> float:
+def to_float(v: Any) -> float:
     if isinstance(v, bool):
         raise ValueError("a boolean is not a number")
     if isinstance(v, str):
@@ -31,7 +33,7 @@ def float32(f: float) -> float:
         return math.copysign(math.inf, f)
 
 
-def to_date(v) -> _dt.date:
+def to_date(v: object) -> _dt.date:
     if isinstance(v, _dt.datetime):
         return v.date()
     if isinstance(v, _dt.date):
@@ -62,7 +64,7 @@ def parse_datetime(text: str) -> _dt.datetime:
     return _dt.datetime.fromisoformat(s)
 
 
-def to_timestamp(v, utc: bool) -> _dt.datetime:
+def to_timestamp(v: object, utc: bool) -> _dt.datetime:
     """TIMESTAMP literals become aware (UTC when no offset); TIMESTAMP_NTZ naive."""
     if isinstance(v, str):
         s = v.strip()

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import decimal
 import re
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from icefloe.core.expressions.literals import NotLiteral, float32, to_date, to_float, to_timestamp
 from icefloe.core.expressions.tree import (
@@ -21,6 +21,7 @@ from icefloe.core.expressions.tree import (
     LessThan,
     LessThanOrEqual,
     LikeEqualTo,
+    LiteralPredicate,
     Not,
     NotEqualTo,
     NotNull,
@@ -32,9 +33,12 @@ from icefloe.core.expressions.tree import (
 )
 from icefloe.errors import ExpressionError
 
+if TYPE_CHECKING:
+    from sqlglot import exp
+
 
 # =========================================================================== parsing
-def parse_predicate(text: str) -> Expr:
+def parse_predicate(text: object) -> Expr:
     """Parse a Spark SQL boolean expression into an (unbound) expression.
 
     Supported: ``AND``/``OR``/``NOT``, comparisons of a column with a literal
@@ -56,7 +60,7 @@ def parse_predicate(text: str) -> Expr:
         node = sqlglot.parse_one(text, read="spark")
     except sg_errors.ParseError as e:
         where = ""
-        errs = getattr(e, "errors", None) or []
+        errs: list[dict[str, Any]] = getattr(e, "errors", None) or []
         if errs and errs[0].get("line") is not None:
             d = errs[0]
             pos = _offset(text, d["line"], d["col"])
@@ -69,8 +73,6 @@ def parse_predicate(text: str) -> Expr:
         pos = _unterminated(text)
         where = f" at position {pos}" if pos is not None else ""
         raise ExpressionError(f"cannot parse predicate {text!r}{where}: {e}") from None
-    if node is None:
-        raise ExpressionError(f"cannot parse predicate {text!r}: no expression")
     return _Converter(text).convert(node)
 
 
@@ -108,21 +110,21 @@ class _Converter:
     def __init__(self, text: str):
         self.text = text
 
-    def error(self, node, why: str) -> ExpressionError:
+    def error(self, node: exp.Expr, why: str) -> ExpressionError:
         pos = ""
         meta = _first_meta(node)
         if meta is not None:
             pos = f" at position {meta}"
         return ExpressionError(f"cannot use predicate {self.text!r}{pos}: {why}")
 
-    def unknown(self, node) -> Unknown:
+    def unknown(self, node: exp.Expr) -> Unknown:
         try:
             return Unknown(node.sql(dialect="spark"))
         except Exception:  # pragma: no cover - sqlglot cannot print it back
             return Unknown(type(node).__name__)
 
     # ----------------------------------------------------------------- boolean
-    def convert(self, node) -> Expr:
+    def convert(self, node: exp.Expr) -> Expr:
         from sqlglot import exp
 
         if isinstance(node, exp.Paren):
@@ -185,11 +187,11 @@ class _Converter:
         return self.unknown(node)
 
     # ----------------------------------------------------------------- leaves
-    def column(self, node) -> str:
+    def column(self, node: exp.Column) -> str:
         parts = [p.name for p in node.parts]
         return ".".join(parts)
 
-    def column_or_none(self, node) -> Optional[str]:
+    def column_or_none(self, node: Optional[exp.Expr]) -> Optional[str]:
         from sqlglot import exp
 
         while isinstance(node, exp.Paren):
@@ -198,13 +200,13 @@ class _Converter:
             return self.column(node)
         return None
 
-    def literal_or_none(self, node):
+    def literal_or_none(self, node: exp.Expr) -> Any:
         try:
             return self.literal(node)
         except NotLiteral:
             return None
 
-    def comparison(self, node, pred) -> Expr:
+    def comparison(self, node: exp.Binary, pred: type[LiteralPredicate]) -> Expr:
         left_col = self.column_or_none(node.this)
         right_col = self.column_or_none(node.expression)
         if left_col is not None and right_col is None:
@@ -222,12 +224,15 @@ class _Converter:
             return AlwaysNull()  # col op NULL is unknown, and so is its negation
         return pred(col, value)
 
-    def null_safe_eq(self, node) -> Expr:
+    def null_safe_eq(self, node: exp.NullSafeEQ) -> Expr:
         left_col = self.column_or_none(node.this)
         right_col = self.column_or_none(node.expression)
-        if (left_col is None) == (right_col is None):
+        if left_col is not None and right_col is None:
+            col, other = left_col, node.expression
+        elif right_col is not None and left_col is None:
+            col, other = right_col, node.this
+        else:
             return self.unknown(node)
-        col, other = (left_col, node.expression) if left_col is not None else (right_col, node.this)
         try:
             value = self.literal(other)
         except NotLiteral:
@@ -237,7 +242,7 @@ class _Converter:
         # never null: its negation must hold for null rows too
         return And(NotNull(col), EqualTo(col, value))
 
-    def is_(self, node) -> Expr:
+    def is_(self, node: exp.Is) -> Expr:
         from sqlglot import exp
 
         col = self.column_or_none(node.this)
@@ -249,12 +254,12 @@ class _Converter:
             return And(NotNull(col), EqualTo(col, bool(node.expression.this)))
         return self.unknown(node)
 
-    def in_(self, node) -> Expr:
+    def in_(self, node: exp.In) -> Expr:
         col = self.column_or_none(node.this)
         if col is None or node.args.get("query") is not None or node.args.get("unnest") is not None \
                 or node.args.get("field") is not None:
             return self.unknown(node)
-        values = []
+        values: list[Any] = []
         has_null = False
         for item in node.expressions:
             try:
@@ -270,7 +275,7 @@ class _Converter:
         found = In(col, values) if values else AlwaysFalse()
         return or_(found, AlwaysNull()) if has_null else found
 
-    def between(self, node) -> Expr:
+    def between(self, node: exp.Between) -> Expr:
         col = self.column_or_none(node.this)
         if col is None or node.args.get("symmetric"):
             return self.unknown(node)
@@ -283,7 +288,7 @@ class _Converter:
         hi = AlwaysNull() if high is None else LessThanOrEqual(col, high)
         return And(lo, hi)
 
-    def like(self, node, escape: str) -> Expr:
+    def like(self, node: exp.Like, escape: str) -> Expr:
         col = self.column_or_none(node.this)
         try:
             pattern = self.literal(node.expression)
@@ -298,7 +303,7 @@ class _Converter:
         return LikeEqualTo(col, s) if kind == "eq" else StartsWith(col, s)
 
     # ----------------------------------------------------------------- literals
-    def literal(self, node):
+    def literal(self, node: exp.Expr) -> Any:
         """The Python value of a literal node; raises NotLiteral when it is not one."""
         from sqlglot import exp
 
@@ -334,7 +339,7 @@ class _Converter:
             return self.cast(node)
         raise NotLiteral()
 
-    def cast(self, node):
+    def cast(self, node: exp.Cast) -> Any:
         from sqlglot import exp
 
         inner = self.literal(node.this)
@@ -391,10 +396,10 @@ class _Converter:
         raise NotLiteral()
 
 
-def _first_meta(node) -> Optional[int]:
+def _first_meta(node: exp.Expr) -> Optional[int]:
     try:
         for n in node.walk():
-            m = getattr(n, "meta", None) or {}
+            m: dict[str, Any] = getattr(n, "meta", None) or {}
             if "start" in m:
                 return int(m["start"])
     except Exception:  # pragma: no cover
@@ -402,13 +407,13 @@ def _first_meta(node) -> Optional[int]:
     return None
 
 
-_FLIPPED = {
+_FLIPPED: dict[type[LiteralPredicate], type[LiteralPredicate]] = {
     EqualTo: EqualTo, NotEqualTo: NotEqualTo, LessThan: GreaterThan, LessThanOrEqual: GreaterThanOrEqual,
     GreaterThan: LessThan, GreaterThanOrEqual: LessThanOrEqual,
 }
 
 
-def _number(s: str):
+def _number(s: str) -> int | float | decimal.Decimal:
     s = str(s)
     if _INT_RE.match(s):
         return int(s)
@@ -417,7 +422,7 @@ def _number(s: str):
     return decimal.Decimal(s)
 
 
-def _parse_like(pattern: str, escape: str):
+def _parse_like(pattern: str, escape: str) -> Optional[tuple[str, str]]:
     """``('eq', s)`` for a pattern without wildcards, ``('prefix', p)`` for ``p%``, else None."""
     chars: list[str] = []
     i = 0

@@ -47,7 +47,7 @@ def quote_name(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def as_term(t) -> Term:
+def as_term(t: object) -> Term:
     if isinstance(t, (Reference, BoundReference)):
         return t
     if isinstance(t, str):
@@ -153,7 +153,7 @@ class Not(Expr):
         return f"NOT ({self.child})"
 
 
-def paren(e: Expr, other) -> str:
+def paren(e: Expr, other: Union[type[Expr], tuple[type[Expr], ...]]) -> str:
     return f"({e})" if isinstance(e, other) else str(e)
 
 
@@ -180,7 +180,7 @@ class Predicate(Expr):
 class UnaryPredicate(Predicate):
     term: Term
 
-    def __init__(self, term):
+    def __init__(self, term: Union[Term, str]):
         object.__setattr__(self, "term", as_term(term))
 
     def with_term(self, term: Term) -> Predicate:
@@ -193,7 +193,7 @@ class LiteralPredicate(Predicate):
     literal: Any
     op: ClassVar[str] = ""       # the comparison's operator in SQL (the subclasses set it)
 
-    def __init__(self, term, literal):
+    def __init__(self, term: Union[Term, str], literal: Any):
         object.__setattr__(self, "term", as_term(term))
         object.__setattr__(self, "literal", literal)
 
@@ -214,15 +214,15 @@ def literal_of(p: Predicate) -> Any:
 @dataclass(frozen=True, init=False)
 class SetPredicate(Predicate):
     term: Term
-    literals: tuple
+    literals: tuple[Any, ...]
 
-    def __init__(self, term, literals: Iterable):
+    def __init__(self, term: Union[Term, str], literals: Iterable[Any]):
         object.__setattr__(self, "term", as_term(term))
         if isinstance(literals, (str, bytes)):
             raise ExpressionError(f"IN needs a collection of values, got {literals!r}")
         object.__setattr__(self, "literals", tuple(dedupe(literals)))
 
-    def with_term(self, term: Term, literals: Optional[Iterable] = None) -> Predicate:
+    def with_term(self, term: Term, literals: Optional[Iterable[Any]] = None) -> Predicate:
         return type(self)(term, self.literals if literals is None else literals)
 
     def _lits(self) -> str:
@@ -230,9 +230,9 @@ class SetPredicate(Predicate):
         return ", ".join(format_literal(v, t) for v in self.literals)
 
 
-def dedupe(values: Iterable) -> list:
-    out: list = []
-    seen: set = set()
+def dedupe(values: Iterable[Any]) -> list[Any]:
+    out: list[Any] = []
+    seen: set[Any] = set()
     nan = False
     for v in values:
         if isinstance(v, float) and math.isnan(v):
@@ -459,11 +459,11 @@ def rewrite_not(expr: Expr) -> Expr:
     return expr
 
 
-def references(expr: Expr) -> set:
+def references(expr: Expr) -> set[Union[int, str]]:
     """The column names (unbound) or field ids (bound) an expression refers to."""
-    out: set = set()
+    out: set[Union[int, str]] = set()
 
-    def walk(e):
+    def walk(e: Expr) -> None:
         if isinstance(e, (And, Or)):
             walk(e.left)
             walk(e.right)

@@ -1,6 +1,8 @@
 """Types to Arrow types and back."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Optional
+
 from icefloe.core.types.ddl import IdAllocator, PendingList, PendingMap, PendingStruct, assign_ids
 from icefloe.core.types.model import (
     DDL_PRIMITIVES,
@@ -25,6 +27,9 @@ from icefloe.core.types.model import (
 )
 from icefloe.errors import SchemaError
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
 _UNITS = {0: "s", 3: "ms", 6: "us", 9: "ns"}
 _PRECISIONS = {"s": 0, "ms": 3, "us": 6, "ns": 9}
 
@@ -34,7 +39,7 @@ def _unit(precision: int) -> str:
     return "s" if precision == 0 else "ms" if precision <= 3 else "us" if precision <= 6 else "ns"
 
 
-def to_arrow_type(t: IcebergType, with_ids: bool = True, fixed_as_binary: bool = False):
+def to_arrow_type(t: IcebergType, with_ids: bool = True, fixed_as_binary: bool = False) -> pa.DataType:
     """The Arrow type of ``t``. ``with_ids`` puts field ids in ``PARQUET:field_id`` metadata
     (fields without an id get none); ``fixed_as_binary`` gives fixed-length binary the
     variable-length Arrow type, as Paimon's files store BINARY(n)."""
@@ -74,23 +79,23 @@ def to_arrow_type(t: IcebergType, with_ids: bool = True, fixed_as_binary: bool =
     }[str(t)]
 
 
-def variant_arrow_type():
+def variant_arrow_type() -> pa.DataType:
     """A ``variant`` value in Arrow: its two byte strings, as Parquet stores an unshredded one."""
     import pyarrow as pa
 
     return pa.struct([pa.field("metadata", pa.binary(), nullable=False), pa.field("value", pa.binary(), nullable=False)])
 
 
-def is_variant_arrow_type(at) -> bool:
+def is_variant_arrow_type(at: pa.DataType) -> bool:
     """Whether an Arrow struct is a ``variant``'s storage: ``metadata`` and ``value`` byte strings
     (Spark's order, value first, too), and nothing else."""
     import pyarrow.types as pt
 
-    return (pt.is_struct(at) and at.num_fields == 2 and {at.field(i).name for i in range(2)} == {"metadata", "value"}
+    return bool(pt.is_struct(at) and at.num_fields == 2 and {at.field(i).name for i in range(2)} == {"metadata", "value"}
             and all(pt.is_binary(at.field(i).type) or pt.is_large_binary(at.field(i).type) for i in range(2)))
 
 
-def to_arrow_field(f: NestedField, with_ids: bool = True, fixed_as_binary: bool = False):
+def to_arrow_field(f: NestedField, with_ids: bool = True, fixed_as_binary: bool = False) -> pa.Field:
     import pyarrow as pa
 
     md = {b"PARQUET:field_id": str(f.field_id).encode()} if with_ids and f.field_id != NO_ID else None
@@ -98,13 +103,13 @@ def to_arrow_field(f: NestedField, with_ids: bool = True, fixed_as_binary: bool 
                     metadata=md)
 
 
-def to_arrow_schema(schema: Schema, with_ids: bool = True, fixed_as_binary: bool = False):
+def to_arrow_schema(schema: Schema, with_ids: bool = True, fixed_as_binary: bool = False) -> pa.Schema:
     import pyarrow as pa
 
     return pa.schema([to_arrow_field(f, with_ids, fixed_as_binary) for f in schema.fields])
 
 
-def from_arrow_schema(arrow_schema, precise: bool = False) -> Schema:
+def from_arrow_schema(arrow_schema: pa.Schema, precise: bool = False) -> Schema:
     """Map an Arrow schema to a Schema with fresh ids (ids in Arrow metadata are ignored).
 
     Times and timestamps become microsecond types unless ``precise``, which keeps their
@@ -112,11 +117,12 @@ def from_arrow_schema(arrow_schema, precise: bool = False) -> Schema:
     A field's ``description`` metadata becomes its doc."""
     ids = IdAllocator(0)
 
-    def doc_of(af):
-        desc = (af.metadata or {}).get(b"description")
+    def doc_of(af: pa.Field) -> Optional[str]:
+        md: dict[bytes, bytes] = af.metadata or {}
+        desc = md.get(b"description")
         return desc.decode() if desc else None
 
-    def conv(at) -> IcebergType:
+    def conv(at: pa.DataType) -> IcebergType:
         import pyarrow as pa
         import pyarrow.types as pt
 

@@ -3,7 +3,7 @@ types with fresh field ids, and types back to Spark DDL."""
 from __future__ import annotations
 
 import re
-from typing import Optional, overload
+from typing import Callable, Optional, overload
 
 from icefloe.core.types.model import (
     DDL_PRIMITIVES,
@@ -103,7 +103,7 @@ def _parse_type(tk: _Tokens) -> IcebergType:
     name = tk.next().lower()
     if name in ("struct", "row"):
         tk.expect("<")
-        fields = []
+        fields: list[PendingFieldSpec] = []
         if not tk.accept(">"):
             while True:
                 fname = _ident(tk.next())
@@ -163,35 +163,39 @@ def _unquote(tok: str) -> str:
     return tok
 
 
+# (name, type, required, doc) of a struct field whose id is not assigned yet
+PendingFieldSpec = tuple[str, IcebergType, bool, Optional[str]]
+
+
 class PendingStruct(IcebergType):
     is_primitive = False
 
-    def __init__(self, fields):
+    def __init__(self, fields: list[PendingFieldSpec]):
         self.fields = fields
 
-    def __str__(self):
+    def __str__(self) -> str:
         return "pending-struct"
 
 
 class PendingList(IcebergType):
     is_primitive = False
 
-    def __init__(self, elem, element_required: bool = False):
+    def __init__(self, elem: IcebergType, element_required: bool = False):
         self.elem = elem
         self.element_required = element_required
 
-    def __str__(self):
+    def __str__(self) -> str:
         return "pending-list"
 
 
 class PendingMap(IcebergType):
     is_primitive = False
 
-    def __init__(self, k, v, value_required: bool = False):
+    def __init__(self, k: IcebergType, v: IcebergType, value_required: bool = False):
         self.k, self.v = k, v
         self.value_required = value_required
 
-    def __str__(self):
+    def __str__(self) -> str:
         return "pending-map"
 
 
@@ -203,7 +207,7 @@ def assign_ids(t: IcebergType, ids: IdAllocator) -> IcebergType:
     """Assign ids the way Iceberg does: a struct's fields first, then their children."""
     if isinstance(t, PendingStruct):
         own = [ids.next() for _ in t.fields]
-        fields = []
+        fields: list[NestedField] = []
         for fid, (name, ft, req, doc) in zip(own, t.fields):
             fields.append(NestedField(fid, name, assign_ids(ft, ids), req, doc))
         return StructType(fields)
@@ -224,8 +228,8 @@ def parse_schema(ddl: str, start_id: int = 0) -> Schema:
     if not ddl or not ddl.strip():
         raise SchemaError("empty schema string")
     tk = _Tokens(ddl)
-    cols = []
-    names = set()
+    cols: list[PendingFieldSpec] = []
+    names: set[str] = set()
     while tk.peek() is not None:
         name = _ident(tk.next())
         if name.lower() in names:
@@ -261,7 +265,7 @@ def parse_type(text: str) -> IcebergType:
     return assign_ids(t, IdAllocator(0))
 
 
-def reassign_ids(t: IcebergType, next_id) -> IcebergType:
+def reassign_ids(t: IcebergType, next_id: Callable[[], int]) -> IcebergType:
     """Return a copy of ``t`` whose nested field ids come from ``next_id()``."""
     if isinstance(t, StructType):
         own = [next_id() for _ in t.fields]
@@ -306,7 +310,7 @@ def to_spark_ddl_type(t: IcebergType) -> str:
 
 
 def schema_to_ddl(schema: Schema) -> str:
-    parts = []
+    parts: list[str] = []
     for f in schema.fields:
         s = f"`{f.name}` {to_spark_ddl_type(f.field_type)}"
         if f.required:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Optional, overload
+from typing import Any, Callable, Iterator, Optional, Union, overload
 
 from icefloe.errors import SchemaError
 
@@ -27,7 +27,7 @@ class IcebergType:
     def __repr__(self) -> str:
         return str(self)
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, IcebergType) and str(self) == str(other)
 
     def __hash__(self) -> int:
@@ -306,13 +306,13 @@ PRIMITIVES_BY_NAME: dict[str, PrimitiveType] = {
 V3_TYPE_NAMES = ("unknown", "timestamp_ns", "timestamptz_ns", "variant")
 
 
-def nested_fields(t: IcebergType) -> list:
+def nested_fields(t: IcebergType) -> list[NestedField]:
     """Every field inside ``t`` (a struct, list, map or multiset type), nested ones included:
     struct fields, list elements, map keys and values."""
     return [f for _path, f in _walk(t, ())]
 
 
-def type_names(t: IcebergType) -> list:
+def type_names(t: IcebergType) -> list[str]:
     """The string form of every primitive type in ``t``: ``t`` itself, or any depth inside it."""
     if isinstance(t, PrimitiveType):
         return [str(t)]
@@ -455,7 +455,7 @@ class Schema:
     def fields(self) -> list[NestedField]:
         return self.struct.fields
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, Schema) and str(self.struct) == str(other.struct) \
             and self.identifier_field_ids == other.identifier_field_ids
 
@@ -465,7 +465,7 @@ class Schema:
     def __repr__(self) -> str:
         return f"Schema(id={self.schema_id}, {self.struct})"
 
-    def find_field(self, name_or_id) -> NestedField:
+    def find_field(self, name_or_id: Union[int, str]) -> NestedField:
         if isinstance(name_or_id, int):
             f = self._by_id.get(name_or_id)
         else:
@@ -478,7 +478,7 @@ class Schema:
                               f"{', '.join(self.column_names)}")
         return f
 
-    def find_field_or_none(self, name_or_id) -> Optional[NestedField]:
+    def find_field_or_none(self, name_or_id: Union[int, str]) -> Optional[NestedField]:
         try:
             return self.find_field(name_or_id)
         except SchemaError:
@@ -546,7 +546,7 @@ def _with_type(f: NestedField, t: IcebergType) -> NestedField:
     return g
 
 
-def _walk(t: IcebergType, path: tuple[str, ...]):
+def _walk(t: IcebergType, path: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], NestedField]]:
     if isinstance(t, StructType):
         for f in t.fields:
             p = path + (f.name,)

@@ -1,7 +1,7 @@
 """Types to Spark types and back (pyspark is imported only when called)."""
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from icefloe.core.types.ddl import IdAllocator, PendingList, PendingMap, PendingStruct, assign_ids
 from icefloe.core.types.model import (
@@ -27,9 +27,12 @@ from icefloe.core.types.model import (
 )
 from icefloe.errors import SchemaError
 
+if TYPE_CHECKING:
+    from pyspark.sql import types as T
+
 
 def to_spark_type(t: IcebergType, field_id: Optional[int] = None, uuid_as_binary: bool = False,
-                  with_ids: bool = True):
+                  with_ids: bool = True) -> T.DataType:
     """Spark DataType for ``t``; nested struct fields carry ``parquet.field.id`` metadata
     unless ``with_ids`` is false.
 
@@ -77,7 +80,7 @@ def to_spark_type(t: IcebergType, field_id: Optional[int] = None, uuid_as_binary
     }.get(str(t), T.BinaryType())
 
 
-def to_spark_field(f: NestedField, uuid_as_binary: bool = False, with_ids: bool = True):
+def to_spark_field(f: NestedField, uuid_as_binary: bool = False, with_ids: bool = True) -> T.StructField:
     from pyspark.sql import types as T
 
     md: dict[str, Any] = {"parquet.field.id": f.field_id} if with_ids and f.field_id != NO_ID else {}
@@ -87,21 +90,21 @@ def to_spark_field(f: NestedField, uuid_as_binary: bool = False, with_ids: bool 
                          nullable=not f.required, metadata=md)
 
 
-def to_spark_schema(schema: Schema, with_ids: bool = True):
+def to_spark_schema(schema: Schema, with_ids: bool = True) -> T.StructType:
     from pyspark.sql import types as T
 
     return T.StructType([to_spark_field(f, with_ids=with_ids) for f in schema.fields])
 
 
-def from_spark_schema(spark_schema) -> Schema:
+def from_spark_schema(spark_schema: T.DataType) -> Schema:
     """Map a Spark StructType to a Schema with fresh ids; ``comment`` metadata becomes docs.
     Spark's CHAR(n) and VARCHAR(n) are strings, as in Spark itself."""
     from pyspark.sql import types as T
 
-    def comment(f):
+    def comment(f: T.StructField) -> Optional[str]:
         return f.metadata.get("comment") if f.metadata else None
 
-    def conv(st) -> IcebergType:
+    def conv(st: T.DataType) -> IcebergType:
         if isinstance(st, T.StructType):
             return PendingStruct([(f.name, conv(f.dataType), not f.nullable, comment(f)) for f in st.fields])
         if isinstance(st, T.ArrayType):
