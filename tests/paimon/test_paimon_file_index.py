@@ -1,0 +1,196 @@
+"""Paimon file indexes (``icefloe.paimon.file_index``): the container and bloom filter bytes, the
+writers embedding them or writing ``.index`` files, reads skipping files by them, and Paimon's Java
+engine (1.4) reading icefloe's indexes and icefloe reading Paimon's (``make test-long``)."""
+from __future__ import annotations
+
+import struct
+
+import pyarrow as pa
+import pytest
+
+from icefloe.errors import IcefloeError
+from icefloe.paimon import file_index as fi
+from icefloe.paimon import predicate as pr
+from icefloe.paimon.types import parse_field
+
+BLOOM = {"file-index.bloom-filter.columns": "name,id",
+         "file-index.bloom-filter.name.items": "50", "file-index.bloom-filter.id.items": "50"}
+
+
+def _two_files(t):
+    """Two appends whose min/max ranges overlap, so statistics skip neither file for 'b' or 2."""
+    t.append(pa.table({"id": pa.array([1, 9], pa.int64()), "name": ["a", "z"]}))
+    t.append(pa.table({"id": pa.array([2, 8], pa.int64()), "name": ["b", "y"]}))
+
+
+# ---------------------------------------------------------------- the bytes
+def test_container_layout_follows_the_spec():
+    raw = fi.write_container({"c1": {"bloom-filter": b"\x01\x02\x03"}, "c\u00e9": {"bloom-filter": None}})
+    magic, version, head_length, columns = struct.unpack_from(">qiii", raw, 0)
+    assert (magic, version, columns) == (1493475289347502, 1, 2)
+    # head: 20 bytes, then per column its name, index count, and per index its name, start, length; then 0
+    names = (2 + 2) + (2 + 12) + (2 + 3) + (2 + 12)
+    assert head_length == 20 + names + 4 + 4 + 8 + 8 + 4
+    assert raw[head_length:] == b"\x01\x02\x03"
+    metas = fi.read_header(raw)
+    assert [(m.column, m.index_type, m.start, m.length, m.empty) for m in metas] == [
+        ("c1", "bloom-filter", head_length, 3, False), ("c\u00e9", "bloom-filter", -1, 0, True)]
+    # Java's modified UTF-8: NUL takes two bytes
+    assert fi.read_header(fi.write_container({"a\x00b": {"bloom-filter": b""}}))[0].column == "a\x00b"
+    with pytest.raises(IcefloeError, match="not a Paimon file index"):
+        fi.read_header(b"\x00" * 32)
+
+
+def test_bloom_filter_size_and_hashes():
+    # Paimon's BloomFilter64(items, fpp): bits rounded past a byte boundary, k = round(bits / items * ln 2)
+    assert fi.bloom_size(1_000_000, 0.1) == (4792536, 3)
+    assert fi.bloom_size(100, 0.01) == (960, 7)
+    # XXH64 with seed 0 for strings; Thomas Wang's hash of the number for integers
+    assert fi.literal_hash("hello", parse_field({"id": 0, "name": "s", "type": "STRING"}).type) == \
+        0x26C7827D889F6DA3
+    int_type = parse_field({"id": 0, "name": "i", "type": "INT"}).type
+    hashes = fi.column_hashes(pa.array([1, None, 1, -5], pa.int32()), int_type)
+    assert sorted(hashes.tolist()) == sorted([fi.literal_hash(1, int_type), fi.literal_hash(-5, int_type)])
+    raw = fi.bloom_filter_bytes(hashes, 100, 0.01)
+    assert struct.unpack(">i", raw[:4])[0] == 7 and len(raw) == 4 + 120
+    assert fi.bloom_may_contain(raw, fi.literal_hash(-5, int_type))
+    misses = [v for v in range(1000, 1100) if not fi.bloom_may_contain(raw, fi.literal_hash(v, int_type))]
+    assert len(misses) > 90
+
+
+def test_literals_that_may_hash_otherwise_never_skip():
+    dbl = parse_field({"id": 0, "name": "x", "type": "DOUBLE"}).type
+    ts3 = parse_field({"id": 0, "name": "t", "type": "TIMESTAMP(3)"}).type
+    assert fi.literal_hash(0.0, dbl) is None and fi.literal_hash(float("nan"), dbl) is None
+    assert fi.literal_hash(1.5, dbl) is not None
+    assert fi.literal_hash(1_000_001, ts3) is None and fi.literal_hash(2_000, ts3) is not None
+
+
+# ---------------------------------------------------------------- writing and skipping
+def test_small_indexes_are_embedded_and_skip_files(paimon_catalog):
+    t = paimon_catalog.create_table("db.fi", "id bigint, name string", properties=BLOOM)
+    _two_files(t)
+    files = t.plan_files()
+    assert all(f.embedded_index and not f.extra_files for f in files)
+    assert {m.column for m in fi.read_header(files[0].embedded_index)} == {"name", "id"}
+    assert len(t.plan()) == 2
+    assert len(t.plan(where="name = 'b'")) == 1          # statistics alone keep both files
+    assert len(t.plan(where="id = 2")) == 1
+    assert len(t.plan(where="name in ('a', 'b')")) == 2
+    assert len(t.plan(where="name = 'b' or id = 9")) == 2
+    assert t.plan(where="name = 'q'") == []
+    assert len(t.plan(where="name = 'b' and id > 0")) == 1
+    assert len(t.plan(where="name > 'b'")) == 2            # only = and IN use the index
+    assert t.to_arrow(where="name = 'b'").column("id").to_pylist() == [2]
+    t.update_schema().set_option("file-index.read.enabled", "false").commit()
+    assert len(t.refresh().plan(where="name = 'b'")) == 2
+
+
+def test_large_indexes_are_index_files_beside_the_data(paimon_catalog):
+    t = paimon_catalog.create_table("db.fx", "id bigint, name string",
+                                    properties={"file-index.bloom-filter.columns": "name"})
+    _two_files(t)
+    files = t.plan_files()
+    for f in files:
+        assert f.embedded_index is None and f.extra_files == (f.file_name + ".index",)
+        raw = t.io.read_bytes(f.file_path + ".index")
+        (meta,) = fi.read_header(raw)
+        assert (meta.column, meta.index_type) == ("name", "bloom-filter")
+        assert meta.length == 4 + 4792536 // 8        # the default 1,000,000 items at 10%
+    (kept,) = t.plan(where="name = 'b'")
+    assert t.io.read_parquet(kept.file.file_path).column("name").to_pylist() == ["b", "y"] \
+        if hasattr(t.io, "read_parquet") else len(t.plan(where="name = 'b'")) == 1
+    assert t.to_arrow(where="name = 'y'").column("id").to_pylist() == [8]
+
+
+def test_primary_key_tables_write_indexes_but_never_skip_one_file(paimon_catalog):
+    t = paimon_catalog.create_table("db.fk", "id bigint not null, name string",
+                                    properties={**BLOOM, "primary-key": "id", "bucket": "1"})
+    _two_files(t)
+    assert all(f.embedded_index for f in t.plan_files())
+    t.append(pa.table({"id": pa.array([2], pa.int64()), "name": ["c"]}))
+    # the file with (2, 'b') has no 'c', but the newer record of key 2 must still replace it
+    assert t.to_arrow(where="name = 'b'").num_rows == 0
+    assert t.to_arrow(where="name = 'c'").column("id").to_pylist() == [2]
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"file-index.bitmap.columns": "id"}, "do not write bitmap indexes"),
+    ({"file-index.bsi.columns": "id"}, "do not write bit-sliced indexes"),
+    ({"file-index.foo.columns": "id"}, "no file index type 'foo'"),
+    ({"file-index.bloom-filter.columns": "nope"}, "column 'nope', which the table does not have"),
+    ({"file-index.bloom-filter.columns": "flag"}, "cannot hash"),
+    ({"file-index.bloom-filter.columns": "amount"}, "cannot hash"),
+    ({"file-index.bloom-filter.columns": "id", "file-index.bloom-filter.x.fpp": "0.1"}, "not declared"),
+    ({"file-index.bloom-filter.columns": "id", "file-index.bloom-filter.id.fpp": "2"}, "probability"),
+    ({"file-index.bloom-filter.columns": "id", "file-index.bloom-filter.id.size": "2"}, "not an option"),
+    ({"file-index.bloom-filter.columns": "m[k]"}, "map values by key"),
+    ({"file-index.read.enabled": "yes"}, "'true' or 'false'"),
+])
+def test_options_a_writer_cannot_honour_are_refused(paimon_catalog, options, message):
+    with pytest.raises(IcefloeError, match=message):
+        paimon_catalog.create_table("db.bad", "id bigint, flag boolean, amount decimal(10,2)", properties=options)
+    t = paimon_catalog.create_table("db.ok", "id bigint, flag boolean, amount decimal(10,2)")
+    before = t.table_schema.id
+    with pytest.raises(IcefloeError, match=message):
+        update = t.update_schema()
+        for k, v in options.items():
+            update = update.set_option(k, v)
+        update.commit()
+    assert t.refresh().table_schema.id == before
+
+
+def test_predicate_columns_follow_renames(paimon_catalog):
+    t = paimon_catalog.create_table("db.fr", "id bigint, name string", properties=BLOOM)
+    _two_files(t)
+    t.update_schema().rename_column("name", "label").commit()
+    assert len(t.refresh().plan(where="label = 'b'")) == 1
+    assert {f.name for f in t.table_schema.fields} == {"id", "label"}
+    bound = pr.bind(pr.parse_where("label = 'b'"), t.table_schema.fields)
+    assert fi.point_lookups(bound) == {"label"}
+
+
+# ---------------------------------------------------------------- Paimon's Java engine (make test-long)
+@pytest.mark.long
+def test_paimon_java_reads_and_writes_the_same_indexes(paimon_bundle):
+    """Paimon 1.4 skips files by icefloe's bloom filters (embedded: its scan drops the file; ``.index``
+    file: its reader does), with its own hashes of the literals, so hashes and layout agree; and
+    icefloe skips files by the indexes Paimon wrote, both kinds."""
+    from icefloe.catalog import Catalog
+
+    ice = Catalog(paimon_bundle.warehouse, "paimon")
+    for name, extra in (("fi_embedded", {"file-index.bloom-filter.name.items": "50",
+                                         "file-index.bloom-filter.id.items": "50"}),
+                        ("fi_files", {})):
+        props = {"file-index.bloom-filter.columns": "name,id", **extra}
+        t = ice.create_table(f"db.{name}", "id bigint, name string", properties=props)
+        _two_files(t)
+        embedded = bool(extra)
+        assert all(bool(f.embedded_index) == embedded and bool(f.extra_files) != embedded for f in t.plan_files())
+        everything = paimon_bundle.indexed_read(f"db.{name}", "id", [1, 2, 8, 9])
+        assert everything["files"] == 2 and sorted(everything["rows"]) == [(1, "a"), (2, "b"), (8, "y"), (9, "z")]
+        for column, values, want in (("name", ["b"], [(2, "b"), (8, "y")]), ("id", [2], [(2, "b"), (8, "y")]),
+                                     ("name", ["q"], [])):
+            got = paimon_bundle.indexed_read(f"db.{name}", column, values)
+            assert sorted(got["rows"]) == want, (name, column, values)
+            # an embedded index drops the file in Paimon's scan, an index file in its reader
+            assert got["files"] == (len(want) // 2 if embedded else 2), (name, column, values, got)
+        off = paimon_bundle.indexed_read(f"db.{name}", "name", ["q"], options={"file-index.read.enabled": "false"})
+        assert len(off["rows"]) == 4
+
+        # Paimon writes a table with the same options; icefloe skips its files the same way
+        paimon_bundle.create_table(f"db.{name}_java", [("id", "BIGINT"), ("name", "STRING")], options=props)
+        for rows in ([(1, "a"), (9, "z")], [(2, "b"), (8, "y")]):
+            paimon_bundle.write(f"db.{name}_java", rows)
+        jt = ice.load_table(f"db.{name}_java")
+        files = jt.plan_files()
+        assert all(bool(f.embedded_index) == embedded and bool(f.extra_files) != embedded for f in files)
+        ours = t.plan_files()
+        if embedded:        # the same rows give the same bytes
+            assert sorted(f.embedded_index for f in files) == sorted(f.embedded_index for f in ours)
+        else:
+            assert sorted(jt.io.read_bytes(f.file_path + ".index") for f in files) == \
+                sorted(t.io.read_bytes(f.file_path + ".index") for f in ours)
+        assert len(jt.plan(where="name = 'b'")) == 1 and len(jt.plan(where="id = 2")) == 1
+        assert jt.plan(where="name = 'q'") == []
+        assert sorted(jt.to_arrow(where="name = 'b'").column("id").to_pylist()) == [2]
