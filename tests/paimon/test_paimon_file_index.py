@@ -194,3 +194,61 @@ def test_paimon_java_reads_and_writes_the_same_indexes(paimon_bundle):
         assert len(jt.plan(where="name = 'b'")) == 1 and len(jt.plan(where="id = 2")) == 1
         assert jt.plan(where="name = 'q'") == []
         assert sorted(jt.to_arrow(where="name = 'b'").column("id").to_pylist()) == [2]
+
+
+# ---------------------------------------------------------------- rewrite_file_index, $file_indexes, expiry
+def test_rewrite_file_index_gives_existing_files_indexes(paimon_catalog):
+    t = paimon_catalog.create_table("db.rw", "id bigint, name string, dt string", partitioned_by=["dt"])
+    for dt in ("d1", "d2"):
+        t.append(pa.table({"id": pa.array([1, 9], pa.int64()), "name": ["a", "z"], "dt": [dt, dt]}))
+        t.append(pa.table({"id": pa.array([2, 8], pa.int64()), "name": ["b", "y"], "dt": [dt, dt]}))
+    assert len(t.plan(where="name = 'b'")) == 4 and t.metadata_table("file_indexes").num_rows == 0
+    assert t.rewrite_file_index() == (0, 0)                          # nothing configured: nothing to do
+    t.update_schema().set_option("file-index.bloom-filter.columns", "name") \
+        .set_option("file-index.bloom-filter.name.items", "20").commit()
+    t.refresh()
+    snaps = len(t.snapshots())
+    with pytest.raises(IcefloeError, match="not partition columns"):
+        t.rewrite_file_index("name = 'b'")
+    assert len(t.refresh().snapshots()) == snaps
+    assert t.rewrite_file_index("dt = 'd1'") == (1, 2)
+    assert t.refresh().current_snapshot().commit_kind == "COMPACT"
+    assert len(t.plan(where="name = 'b'")) == 3
+    assert t.rewrite_file_index() == (1, 2)                          # d1's files already have theirs
+    assert len(t.refresh().plan(where="name = 'b'")) == 2
+    assert sorted(t.to_arrow().column("id").to_pylist()) == [1, 1, 2, 2, 8, 8, 9, 9]
+    rows = t.metadata_table("file_indexes").to_pylist()
+    assert len(rows) == 4 and {(r["column_name"], r["index_type"], r["storage_type"], r["is_empty"])
+                               for r in rows} == {("name", "bloom-filter", "EMBEDDED", False)}
+    assert all(r["index_file_path"] is None and r["index_size_in_bytes"] == 4 + 12 for r in rows)
+    # a larger index goes to a file; the next rewrite numbers it on
+    t.update_schema().remove_option("file-index.bloom-filter.name.items").commit()
+    assert t.refresh().rewrite_file_index("dt = 'd2'") == (1, 2)
+    rows = [r for r in t.metadata_table("file_indexes").to_pylist() if r["storage_type"] == "FILE"]
+    assert len(rows) == 2 and all(r["index_file_path"] == r["file_path"] + ".index" for r in rows)
+    assert all(r["index_container_size_in_bytes"] > 500_000 for r in rows)
+    t.update_schema().set_option("file-index.bloom-filter.name.fpp", "0.2").commit()
+    assert t.refresh().rewrite_file_index("dt = 'd2'") == (1, 2)
+    paths = [r["index_file_path"] for r in t.metadata_table("file_indexes").to_pylist() if r["storage_type"] == "FILE"]
+    assert len(paths) == 2 and all(p.endswith(".parquet-1.index") for p in paths)
+    assert len(t.plan(where="name = 'b'")) == 2
+
+
+def test_expiry_keeps_rewritten_files_and_deletes_replaced_indexes(paimon_catalog):
+    import os
+
+    t = paimon_catalog.create_table("db.ex", "id bigint, name string",
+                                    properties={"file-index.bloom-filter.columns": "name"})
+    _two_files(t)
+    old_indexes = [f.file_path + ".index" for f in t.plan_files()]
+    t.update_schema().set_option("file-index.bloom-filter.name.fpp", "0.05").commit()
+    assert t.refresh().rewrite_file_index() == (1, 2)
+    t.expire_snapshots(retain_last=1, now_ms=2**62)
+    assert len(t.refresh().snapshots()) == 1
+    for f in t.plan_files():
+        assert os.path.exists(f.file_path)
+        (extra,) = f.extra_files
+        assert extra.endswith("-1.index") and os.path.exists(f.file_path.rsplit("/", 1)[0] + "/" + extra)
+    assert not any(os.path.exists(p) for p in old_indexes)
+    assert sorted(t.to_arrow().column("id").to_pylist()) == [1, 2, 8, 9]
+    assert len(t.plan(where="name = 'b'")) == 1
