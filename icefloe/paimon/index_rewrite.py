@@ -98,8 +98,9 @@ def rewrite_file_indexes(table, where=None) -> tuple[int, int]:
                 built = fi.build_container(data, file_schema.fields, fi.IndexOptions(
                     {c: {fi.BLOOM_FILTER: k[fi.BLOOM_FILTER]} for c, k in configured.items()
                      if fi.BLOOM_FILTER in k}))
-                for m in fi.read_header(built or b"") if built else ():
-                    indexes.setdefault(m.column, {})[m.index_type] = built[m.start:m.start + m.length]
+                if built is not None:
+                    for m in fi.read_header(built):
+                        indexes.setdefault(m.column, {})[m.index_type] = built[m.start:m.start + m.length]
             extras = tuple(x for x in f.extra_files or () if x not in olds)
             embedded = None
             if indexes:

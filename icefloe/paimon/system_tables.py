@@ -158,8 +158,8 @@ def file_indexes(table, snapshot=None) -> pa.Table:
             if not found:
                 continue
             if len(found) > 1:
-                raise CorruptMetadataError(f"data file {f.file_path} has more than one file index: {', '.join(found)}")
-            index_path = f"{f.file_path.rsplit('/', 1)[0]}/{found[0]}"
+                raise CorruptMetadataError(f.path, f"more than one file index: {', '.join(found)}")
+            index_path = f"{f.path.rsplit('/', 1)[0]}/{found[0]}"
             raw, storage = table.io.read_bytes(index_path), "FILE"
         for m in fi.read_header(raw, index_path or f"the file index of {f.file_path}"):
             rows.append((part, e.bucket, f.file_path, f.file_size, f.row_count, f.schema_id, m.column, m.index_type,
