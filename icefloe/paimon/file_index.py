@@ -77,9 +77,10 @@ class IndexOptions:
         return not self.columns
 
 
-def index_options(options: Mapping[str, str]) -> IndexOptions:
+def index_options(options: Mapping[str, str], strict: bool = False) -> IndexOptions:
     """The file indexes ``options`` declare (``file-index.<type>.columns`` and
-    ``file-index.<type>.<column>.<option>``), as Paimon's ``FileIndexOptions`` reads them."""
+    ``file-index.<type>.<column>.<option>``), as Paimon's ``FileIndexOptions`` reads them: a key of
+    another shape is skipped, as Paimon skips it, unless ``strict`` (a user setting it here)."""
     out = IndexOptions(threshold=parse_memory_size(options.get(IN_MANIFEST_THRESHOLD, DEFAULT_THRESHOLD)))
     per_column = []
     for key, value in options.items():
@@ -96,6 +97,8 @@ def index_options(options: Mapping[str, str]) -> IndexOptions:
             per_column.append((key, rest, value))
     for key, rest, value in per_column:
         parts = rest.split(".")
+        if len(parts) != 3 and not strict:
+            continue
         if len(parts) != 3:
             raise SchemaError(f"option {key!r} is not a file index option: use 'file-index.<type>.columns' "
                               "or 'file-index.<type>.<column>.<option>'")
@@ -114,7 +117,7 @@ def check_options(options: Mapping[str, str], fields: Sequence[DataField], table
     if READ_ENABLED in options and str(options[READ_ENABLED]).strip().lower() not in ("true", "false"):
         raise SchemaError(f"{where}option {READ_ENABLED!r} must be 'true' or 'false', not {options[READ_ENABLED]!r}")
     try:
-        wanted = index_options(options)
+        wanted = index_options(options, strict=True)
     except SchemaError as e:
         raise SchemaError(f"{where}{e}") from None
     by_name = {f.name: f for f in fields}

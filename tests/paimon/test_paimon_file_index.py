@@ -126,6 +126,7 @@ def test_primary_key_tables_write_indexes_but_never_skip_one_file(paimon_catalog
     ({"file-index.bloom-filter.columns": "id", "file-index.bloom-filter.id.size": "2"}, "not an option"),
     ({"file-index.bloom-filter.columns": "m[k]"}, "map values by key"),
     ({"file-index.read.enabled": "yes"}, "'true' or 'false'"),
+    ({"file-index.bloom-filter.columns": "id", "file-index.bloom-filter.id.fpp.x": "1"}, "not a file index option"),
 ])
 def test_options_a_writer_cannot_honour_are_refused(paimon_catalog, options, message):
     with pytest.raises(IcefloeError, match=message):
