@@ -279,3 +279,21 @@ def test_primary_key_tables_with_indexes_both_ways(paimon_bundle):
         assert sorted(zip(*[table.to_arrow(where="name = 'b'").column(c).to_pylist() for c in ("id", "name")])) \
             == [(3, "b")]
         assert sorted(zip(*[table.to_arrow().column(c).to_pylist() for c in ("id", "name")])) == want
+
+
+def test_rollback_past_a_rewrite_keeps_the_data_and_drops_the_new_index(paimon_catalog):
+    import os
+
+    t = paimon_catalog.create_table("db.rb", "id bigint, name string")
+    _two_files(t)
+    t.update_schema().set_option("file-index.bloom-filter.columns", "name").commit()
+    t.refresh()
+    before = t.current_snapshot().id
+    assert t.rewrite_file_index() == (1, 2)
+    indexes = [f.file_path + ".index" for f in t.refresh().plan_files()]
+    assert all(os.path.exists(p) for p in indexes)
+    t.rollback_to_snapshot(before)
+    files = t.refresh().plan_files()
+    assert all(os.path.exists(f.file_path) and not f.extra_files for f in files)
+    assert not any(os.path.exists(p) for p in indexes)
+    assert sorted(t.to_arrow().column("id").to_pylist()) == [1, 2, 8, 9]
