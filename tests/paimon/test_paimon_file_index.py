@@ -103,6 +103,19 @@ def test_large_indexes_are_index_files_beside_the_data(paimon_catalog):
     assert t.to_arrow(where="name = 'y'").column("id").to_pylist() == [8]
 
 
+def test_the_threshold_decides_embedded_or_file(paimon_catalog):
+    t = paimon_catalog.create_table("db.th", "id bigint, name string",
+                                    properties={**BLOOM, "file-index.in-manifest-threshold": "100 b"})
+    _two_files(t)
+    assert all(f.embedded_index is None and f.extra_files for f in t.plan_files())    # 2 x 34 + head > 100
+    assert len(t.plan(where="id = 2")) == 1
+    t.update_schema().set_option("file-index.in-manifest-threshold", "2 mb") \
+        .remove_option("file-index.bloom-filter.name.items").commit()
+    t.refresh().append(pa.table({"id": pa.array([5], pa.int64()), "name": ["m"]}))
+    (newest,) = [f for f in t.plan_files() if f.row_count == 1]
+    assert newest.embedded_index is not None and len(newest.embedded_index) > 500_000 and not newest.extra_files
+
+
 def test_primary_key_tables_write_indexes_but_never_skip_one_file(paimon_catalog):
     t = paimon_catalog.create_table("db.fk", "id bigint not null, name string",
                                     properties={**BLOOM, "primary-key": "id", "bucket": "1"})
@@ -126,6 +139,7 @@ def test_primary_key_tables_write_indexes_but_never_skip_one_file(paimon_catalog
     ({"file-index.bloom-filter.columns": "id", "file-index.bloom-filter.id.size": "2"}, "not an option"),
     ({"file-index.bloom-filter.columns": "m[k]"}, "map values by key"),
     ({"file-index.read.enabled": "yes"}, "'true' or 'false'"),
+    ({"file-index.in-manifest-threshold": "lots"}, "memory size"),
     ({"file-index.bloom-filter.columns": "id", "file-index.bloom-filter.id.fpp.x": "1"}, "not a file index option"),
 ])
 def test_options_a_writer_cannot_honour_are_refused(paimon_catalog, options, message):
