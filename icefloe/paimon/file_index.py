@@ -24,8 +24,11 @@ itself, a DATE's days, a TIME's milliseconds, a FLOAT's or DOUBLE's IEEE bits (J
 or microseconds. Hash ``h`` sets, for ``i`` in ``1..k``, the bit ``c % bits`` with ``c = int32(h) +
 i * int32(h >>> 32)`` in 32-bit arithmetic, ``~c`` when negative. Nulls are not added.
 
+Index ``bsi`` (bit-sliced, for numbers, dates, times, timestamps and decimals): see ``bsi_bytes``.
+
 A reader keeps a file unless a bloom filter proves that no value of an ``=`` / ``IN`` condition is
-in it (``may_match``). Paimon's other index types (bitmap, bsi, range-bitmap) are not written here;
+in it, or a bsi index that no value satisfies an ``=``, ``IN``, ``<``, ``<=``, ``>`` or ``>=``
+(``may_match``). Paimon's other index types (bitmap, range-bitmap) are not written here;
 ``check_options`` refuses asking for them, and a read ignores them (an index only ever skips).
 """
 from __future__ import annotations
@@ -56,9 +59,10 @@ BLOOM_DEFAULT_FPP = 0.1
 # the index types Paimon defines that icefloe does not write (a table asking for one is refused)
 NOT_WRITTEN = {
     "bitmap": "bitmap indexes (Paimon's per-value row bitmaps)",
-    "bsi": "bit-sliced indexes",
     "range-bitmap": "range bitmap indexes",
 }
+BSI = "bsi"
+_BSI_ROOTS = ("TINYINT", "SMALLINT", "INT", "BIGINT", "DATE", "TIME", "TIMESTAMP", "TIMESTAMP_LTZ", "DECIMAL")
 _BLOOM_ROOTS = ("TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DATE", "TIME", "TIMESTAMP",
                 "TIMESTAMP_LTZ", "CHAR", "VARCHAR", "BINARY", "VARBINARY")
 _MASK64 = (1 << 64) - 1
@@ -128,7 +132,7 @@ def check_options(options: Mapping[str, str], fields: Sequence[DataField], table
                 raise SchemaError(f"{where}option {key!r} is not honoured: icefloe's writers do not write "
                                   f"{NOT_WRITTEN[kind]}; 'file-index.bloom-filter.columns' indexes values for "
                                   "equality and IN filters")
-            if kind != BLOOM_FILTER:
+            if kind not in (BLOOM_FILTER, BSI):
                 raise SchemaError(f"{where}option {key!r}: Paimon has no file index type {kind!r} "
                                   "(it has bloom-filter, bitmap, bsi and range-bitmap)")
             if "[" in column:
@@ -139,6 +143,15 @@ def check_options(options: Mapping[str, str], fields: Sequence[DataField], table
                 raise SchemaError(f"{where}option {key!r} names column {column!r}, which the table does not "
                                   f"have; its columns are {list(by_name)}")
             r = root(f.type) if f.type.is_primitive else None
+            if kind == BSI:
+                if r not in _BSI_ROOTS or (r == "DECIMAL" and _precision(f.type) > 18):
+                    raise SchemaError(f"{where}option {key!r}: column {column!r} has type {f.type}, which "
+                                      "Paimon's bit-sliced index cannot hold (it takes integers, dates, times, "
+                                      "timestamps and decimals of up to 18 digits)")
+                if opts:
+                    raise SchemaError(f"{where}option 'file-index.bsi.{column}.{next(iter(opts))}' is not an "
+                                      "option of the bsi index (it has none)")
+                continue
             if r not in _BLOOM_ROOTS:
                 raise SchemaError(f"{where}option {key!r}: column {column!r} has type {f.type}, which Paimon's "
                                   "bloom filter cannot hash (it takes numbers, dates, times, timestamps, "
@@ -421,6 +434,9 @@ def build_container(data, fields: Sequence[DataField], wanted: IndexOptions) -> 
         if f is None:
             continue        # a column dropped since (or a map key's): no index
         for kind, opts in kinds.items():
+            if kind == BSI:
+                indexes.setdefault(column, {})[kind] = bsi_bytes(column_longs(data.column(column), f.type))
+                continue
             if kind != BLOOM_FILTER:
                 continue    # a table another engine made with one (refused at CREATE/ALTER here)
             items = int(opts.get("items", BLOOM_DEFAULT_ITEMS))
@@ -439,11 +455,15 @@ def index_files(extra_files) -> list:
     return [x for x in extra_files or () if x.endswith(INDEX_SUFFIX)]
 
 
+_RANGES = (ex.LessThan, ex.LessThanOrEqual, ex.GreaterThan, ex.GreaterThanOrEqual)
+
+
 def point_lookups(pred) -> set:
-    """Columns ``pred`` compares by ``=`` or ``IN`` anywhere (where an index could skip a file)."""
+    """Columns ``pred`` compares by ``=``, ``IN``, ``<``, ``<=``, ``>``, ``>=`` anywhere (where an
+    index could skip a file)."""
     if isinstance(pred, (ex.And, ex.Or)):
         return point_lookups(pred.left) | point_lookups(pred.right)
-    if isinstance(pred, (ex.EqualTo, ex.In)) and isinstance(pred.term, ex.BoundReference) \
+    if isinstance(pred, (ex.EqualTo, ex.In) + _RANGES) and isinstance(pred.term, ex.BoundReference) \
             and not isinstance(pred, ex.LikeEqualTo):
         return {pred.term.name}
     return set()
@@ -454,22 +474,30 @@ def may_match(pred, raw: bytes, columns: Mapping[str, DataField], where: str = "
     a column with a bloom filter none of whose values may be in it (AND / OR followed; anything
     else may match). ``columns`` maps a column name of ``pred`` to its field as the file has it."""
     metas = read_header(raw, where)
-    blooms = {}
+    blooms, bsis = {}, {}
     for m in metas:
         if m.index_type == BLOOM_FILTER and not m.empty:
             blooms[m.column] = raw[m.start:m.start + m.length]
+        elif m.index_type == BSI and not m.empty:
+            bsis[m.column] = raw[m.start:m.start + m.length]
+    decoded: dict = {}
 
     def test(node) -> bool:
         if isinstance(node, ex.And):
             return test(node.left) and test(node.right)
         if isinstance(node, ex.Or):
             return test(node.left) or test(node.right)
-        if not isinstance(node, (ex.EqualTo, ex.In)) or isinstance(node, ex.LikeEqualTo) \
+        if not isinstance(node, (ex.EqualTo, ex.In) + _RANGES) or isinstance(node, ex.LikeEqualTo) \
                 or not isinstance(node.term, ex.BoundReference):
             return True
         f = columns.get(node.term.name)
+        if f is not None and f.name in bsis:
+            if f.name not in decoded:
+                decoded[f.name] = bsi_values(bsis[f.name], where)
+            if not bsi_may_match(node, decoded[f.name], f.type):
+                return False
         index = blooms.get(f.name) if f is not None else None
-        if f is None or index is None:
+        if f is None or index is None or isinstance(node, _RANGES):
             return True
         values = list(node.literals) if isinstance(node, ex.In) else [literal_of(node)]
         for v in values:
@@ -479,3 +507,139 @@ def may_match(pred, raw: bytes, columns: Mapping[str, DataField], where: str = "
         return False
 
     return test(pred)
+
+
+# --------------------------------------------------------------------------- the bit-sliced index (bsi)
+# Paimon's ``BitSliceIndexBitmapFileIndex``: version (1 byte: 1), row count (4), then the
+# non-negative values and the absolute values of the negative ones, each (when it has any) as a
+# flag byte 1 and a bit-sliced index: version (1), min (8: always 0), max (8), the Roaring bitmap
+# of the rows it holds, the slice count (4: bit length of max) and one Roaring bitmap per bit (the
+# rows whose value has that bit set). Bitmaps are in the portable Roaring format, run-optimised.
+# A row's value: integers, a DATE's days, a TIME's milliseconds, a TIMESTAMP's milliseconds
+# (precision up to 3) or microseconds, a DECIMAL's unscaled number. Nulls are in no bitmap.
+def column_longs(column, data_type) -> list:
+    """The values of an Arrow column as the bsi index numbers them (None for null), in row order."""
+    import pyarrow as pa
+
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    r = root(data_type)
+    if r == "DECIMAL":
+        scale = data_type.scale
+        return [None if v is None else int(v.scaleb(scale)) for v in column.to_pylist()]
+    if r in ("TIMESTAMP", "TIMESTAMP_LTZ"):
+        micros = column.cast(pa.timestamp("us", tz=column.type.tz)).cast(pa.int64())
+        values = micros.to_pylist()
+        return [None if v is None else (v // 1000 if _precision(data_type) <= 3 else v) for v in values]
+    if r == "TIME":
+        return [None if v is None else v // 1000 for v in column.cast(pa.time64("us")).cast(pa.int64()).to_pylist()]
+    if r == "DATE":
+        return column.cast(pa.int32()).to_pylist()
+    return column.cast(pa.int64()).to_pylist()
+
+
+def _roaring(rows) -> bytes:
+    from pyroaring import BitMap
+
+    bm = BitMap(rows)
+    bm.run_optimize()
+    return bm.serialize()
+
+
+def _slices(pairs: list) -> bytes:
+    """One sign's bit-sliced index of (row, non-negative value) pairs."""
+    top = max(v for _, v in pairs)
+    out = bytearray(struct.pack(">bqq", 1, 0, top))
+    out += _roaring([r for r, _ in pairs])
+    width = top.bit_length()
+    out += struct.pack(">i", width)
+    for bit in range(width):
+        out += _roaring([r for r, v in pairs if v >> bit & 1])
+    return bytes(out)
+
+
+def bsi_bytes(values: list) -> bytes:
+    positive = [(i, v) for i, v in enumerate(values) if v is not None and v >= 0]
+    negative = [(i, -v) for i, v in enumerate(values) if v is not None and v < 0]
+    if any(v >= 1 << 63 for _, v in negative):
+        raise SchemaError("a bsi index cannot hold -9223372036854775808")
+    out = bytearray(struct.pack(">bi", 1, len(values)))
+    for pairs in (positive, negative):
+        out += struct.pack(">?", bool(pairs))
+        if pairs:
+            out += _slices(pairs)
+    return bytes(out)
+
+
+def bsi_values(index: bytes, where: str = "bsi index") -> set:
+    """The distinct values a bsi index holds (the numbers of its non-null rows)."""
+    from pyroaring import BitMap
+
+    try:
+        version, _rows = struct.unpack_from(">bi", index, 0)
+        if version > 1:
+            raise ValueError(f"it is bsi version {version}; icefloe reads version 1")
+        pos, found = 5, set()
+        for sign in (1, -1):
+            (has,) = struct.unpack_from(">?", index, pos)
+            pos += 1
+            if not has:
+                continue
+            _v, low, _high = struct.unpack_from(">bqq", index, pos)
+            pos += 17
+            ebm = BitMap.deserialize(index[pos:])
+            pos += len(ebm.serialize())
+            (width,) = struct.unpack_from(">i", index, pos)
+            pos += 4
+            value = {row: 0 for row in ebm}
+            for bit in range(width):
+                bm = BitMap.deserialize(index[pos:])
+                pos += len(bm.serialize())
+                for row in bm:
+                    value[row] |= 1 << bit
+            found.update(sign * (low + v) for v in value.values())
+        return found
+    except (struct.error, ValueError) as e:
+        raise SchemaError(f"cannot read {where}: {e}") from None
+
+
+def _bsi_literal(value, data_type) -> Optional[int]:
+    """A literal as the bsi index numbers values, None where it may number it otherwise."""
+    import decimal
+
+    r = root(data_type)
+    if value is None or isinstance(value, bool) or r == "TIMESTAMP_LTZ":
+        return None
+    try:
+        if r == "DECIMAL":
+            d = decimal.Decimal(value).scaleb(data_type.scale)
+            return int(d) if d == d.to_integral_value() else None
+        if int(value) != value:
+            return None
+        v = int(value)
+        if (r == "TIMESTAMP" and _precision(data_type) <= 3) or r == "TIME":
+            return v // 1000 if v % 1000 == 0 else None
+        return v
+    except (TypeError, ValueError, ArithmeticError):
+        return None
+
+
+def bsi_may_match(node, values: set, data_type) -> bool:
+    """Whether a comparison may hold for some value of ``values`` (an index's values)."""
+    if not values:
+        return False
+    literals = list(node.literals) if isinstance(node, ex.In) else [literal_of(node)]
+    keys = [_bsi_literal(v, data_type) for v in literals]
+    if any(k is None for k in keys):
+        return True
+    if isinstance(node, (ex.EqualTo, ex.In)):
+        return any(k in values for k in keys)
+    (k,) = keys
+    lo, hi = min(values), max(values)
+    if isinstance(node, ex.LessThan):
+        return lo < k
+    if isinstance(node, ex.LessThanOrEqual):
+        return lo <= k
+    if isinstance(node, ex.GreaterThan):
+        return hi > k
+    return hi >= k

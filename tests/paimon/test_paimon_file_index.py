@@ -3,6 +3,7 @@ writers embedding them or writing ``.index`` files, reads skipping files by them
 engine (1.4) reading icefloe's indexes and icefloe reading Paimon's (``make test-long``)."""
 from __future__ import annotations
 
+import decimal
 import struct
 
 import pyarrow as pa
@@ -103,6 +104,27 @@ def test_large_indexes_are_index_files_beside_the_data(paimon_catalog):
     assert t.to_arrow(where="name = 'y'").column("id").to_pylist() == [8]
 
 
+def test_bit_sliced_indexes_skip_files_by_value_and_range(paimon_catalog):
+    t = paimon_catalog.create_table("db.bsi", "id bigint, d date, amt decimal(10,2), name string",
+                                    properties={"file-index.bsi.columns": "id,d,amt",
+                                                "file-index.in-manifest-threshold": "4 kb"})
+    t.append(pa.table({"id": pa.array([1, -9, None], pa.int64()), "d": pa.array([0, 10, None], pa.date32()),
+                       "amt": pa.array([decimal.Decimal("1.50"), decimal.Decimal("-3.00"), None],
+                                       pa.decimal128(10, 2)), "name": ["a", "z", "n"]}))
+    t.append(pa.table({"id": pa.array([2, 8], pa.int64()), "d": pa.array([3, 7], pa.date32()),
+                       "amt": pa.array([decimal.Decimal("0.25"), decimal.Decimal("9.99")], pa.decimal128(10, 2)),
+                       "name": ["b", "y"]}))
+    (meta,) = [m for m in fi.read_header(t.plan_files()[0].embedded_index) if m.column == "id"]
+    assert meta.index_type == "bsi"
+    assert fi.bsi_values(fi.bsi_bytes([1, -9, None, 1 << 40])) == {1, -9, 1 << 40}
+    assert len(t.plan(where="id = 2")) == 1 and len(t.plan(where="id in (-9, 8)")) == 2
+    assert t.plan(where="id = 5") == [] and t.plan(where="id = -1") == []
+    assert len(t.plan(where="d = date '1970-01-04'")) == 1 and t.plan(where="d = date '1970-01-05'") == []
+    assert len(t.plan(where="amt = 0.25")) == 1 and t.plan(where="amt = 0.26") == []
+    assert len(t.plan(where="amt > 9.5")) == 1
+    assert sorted(t.to_arrow(where="id in (-9, 8)").column("name").to_pylist()) == ["y", "z"]
+
+
 def test_the_threshold_decides_embedded_or_file(paimon_catalog):
     t = paimon_catalog.create_table("db.th", "id bigint, name string",
                                     properties={**BLOOM, "file-index.in-manifest-threshold": "100 b"})
@@ -129,7 +151,9 @@ def test_primary_key_tables_write_indexes_but_never_skip_one_file(paimon_catalog
 
 @pytest.mark.parametrize("options, message", [
     ({"file-index.bitmap.columns": "id"}, "do not write bitmap indexes"),
-    ({"file-index.bsi.columns": "id"}, "do not write bit-sliced indexes"),
+    ({"file-index.range-bitmap.columns": "id"}, "do not write range bitmap indexes"),
+    ({"file-index.bsi.columns": "flag"}, "bit-sliced index cannot hold"),
+    ({"file-index.bsi.columns": "id", "file-index.bsi.id.items": "5"}, "not an option of the bsi index"),
     ({"file-index.foo.columns": "id"}, "no file index type 'foo'"),
     ({"file-index.bloom-filter.columns": "nope"}, "column 'nope', which the table does not have"),
     ({"file-index.bloom-filter.columns": "flag"}, "cannot hash"),
@@ -311,3 +335,24 @@ def test_rollback_past_a_rewrite_keeps_the_data_and_drops_the_new_index(paimon_c
     assert all(os.path.exists(f.file_path) and not f.extra_files for f in files)
     assert not any(os.path.exists(p) for p in indexes)
     assert sorted(t.to_arrow().column("id").to_pylist()) == [1, 2, 8, 9]
+
+
+
+@pytest.mark.long
+def test_bit_sliced_indexes_both_ways(paimon_bundle):
+    """The bsi index: the same bytes from both engines for the same rows (negative values and nulls
+    included), and each engine skips files (Paimon also rows) by the other's."""
+    from icefloe.catalog import Catalog
+
+    ice = Catalog(paimon_bundle.warehouse, "paimon")
+    props = {"file-index.bsi.columns": "id"}
+    t = ice.create_table("db.bsi_ice", "id bigint, name string", properties=props)
+    paimon_bundle.create_table("db.bsi_java", [("id", "BIGINT"), ("name", "STRING")], options=props)
+    for rows in ([(1, "a"), (-9, "z"), (None, "n")], [(2, "b"), (8, "y")]):
+        t.append(pa.table({"id": pa.array([r[0] for r in rows], pa.int64()), "name": [r[1] for r in rows]}))
+        paimon_bundle.write("db.bsi_java", rows)
+    jt = ice.load_table("db.bsi_java")
+    assert sorted(f.embedded_index for f in t.plan_files()) == sorted(f.embedded_index for f in jt.plan_files())
+    assert paimon_bundle.indexed_read("db.bsi_ice", "id", [2]) == {"files": 1, "rows": [(2, "b")]}
+    assert paimon_bundle.indexed_read("db.bsi_ice", "id", [5]) == {"files": 0, "rows": []}
+    assert len(jt.plan(where="id = 2")) == 1 and jt.plan(where="id = 5") == []
