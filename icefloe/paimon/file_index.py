@@ -458,13 +458,13 @@ def index_files(extra_files) -> list:
 _RANGES = (ex.LessThan, ex.LessThanOrEqual, ex.GreaterThan, ex.GreaterThanOrEqual)
 
 
-def point_lookups(pred) -> set:
-    """Columns ``pred`` compares by ``=``, ``IN``, ``<``, ``<=``, ``>``, ``>=`` anywhere (where an
-    index could skip a file)."""
+def point_lookups(pred, ranges: bool = True) -> set:
+    """Columns ``pred`` compares by ``=``, ``IN`` (and with ``ranges`` by ``<``, ``<=``, ``>``, ``>=``)
+    anywhere: where an index could skip a file."""
     if isinstance(pred, (ex.And, ex.Or)):
-        return point_lookups(pred.left) | point_lookups(pred.right)
-    if isinstance(pred, (ex.EqualTo, ex.In) + _RANGES) and isinstance(pred.term, ex.BoundReference) \
-            and not isinstance(pred, ex.LikeEqualTo):
+        return point_lookups(pred.left, ranges) | point_lookups(pred.right, ranges)
+    kinds = (ex.EqualTo, ex.In) + (_RANGES if ranges else ())
+    if isinstance(pred, kinds) and isinstance(pred.term, ex.BoundReference) and not isinstance(pred, ex.LikeEqualTo):
         return {pred.term.name}
     return set()
 

@@ -127,7 +127,12 @@ def _index_filter(store: FileStore, pred, schema, schemas) -> Optional[Callable[
     never skipped one by one (a skipped file may hold the newer record of a key)."""
     if schema.primary_keys or not fi.read_enabled(schema.options):
         return None
-    names = fi.point_lookups(pred)
+    try:     # range conditions only where the table declares bit-sliced indexes (bloom filters cannot help)
+        wanted = fi.index_options(schema.options)
+    except Exception:
+        return None
+    bsi = any(fi.BSI in kinds for kinds in wanted.columns.values())
+    names = fi.point_lookups(pred, ranges=bsi)
     if not names:
         return None
     read_fields = {f.name: f for f in schema.fields if f.name in names}
