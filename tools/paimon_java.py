@@ -182,6 +182,13 @@ class PaimonJava:
     def remove_orphan_files(self, table: str, older_than_ms: int) -> list[str]:
         return self.request("remove_orphan_files", table=table, older_than_ms=older_than_ms)
 
+    def indexed_read(self, table: str, column: str, values: list, options: Optional[dict[str, str]] = None) -> dict:
+        """A read filtered by ``column IN values`` as Paimon plans it: ``{"files": data files its scan
+        keeps, "rows": the rows of the files its reader does not skip}`` (file indexes skip whole files;
+        rows are not filtered one by one)."""
+        out = self.request("indexed_read", table=table, column=column, values=list(values), options=options or {})
+        return {"files": out["files"], "rows": [tuple(r) for r in out["rows"]]}
+
     def close(self) -> None:
         if self._proc.poll() is None:
             try:

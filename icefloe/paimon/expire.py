@@ -42,7 +42,7 @@ from icefloe.paimon.consumer import min_next_snapshot
 from icefloe.paimon.file_store import FileStore
 from icefloe.paimon.ownership import check_owns_files
 from icefloe.paimon.statistics import statistics_path
-from icefloe.paimon.tag import Reach, TagManager, tags_reach
+from icefloe.paimon.tag import Reach, TagManager, data_paths, tags_reach
 
 
 def expiration_end(store: FileStore, now_ms: Optional[int] = None, older_than_ms: Optional[int] = None,
@@ -125,16 +125,22 @@ def expire_snapshots(store: FileStore, now_ms: Optional[int] = None, older_than_
     # first: an expiration cut short leaves unreferenced files, never a snapshot that
     # references deleted ones.
     # 1. data files deleted by snapshots (begin, end]
+    # (with their extra files, e.g. file indexes; a file a snapshot deletes and adds again, as
+    # rewrite_file_index does with a new index, stays, and so do the extra files it keeps)
     data_files = []
     for sid in track(range(begin + 1, end + 1), "reading expired snapshots"):
         try:
             s = snaps.snapshot(sid)
         except NoSuchSnapshotError:
             continue
+        deleted, added = [], set()
         for m in store.read_manifest_list(s.delta_manifest_list, s.delta_manifest_list_size):
             for e in store.read_manifest(m.file_name, m.file_size):
                 if e.kind == mf.DELETE:
-                    data_files.append(store.data_file_path(e))
+                    deleted.extend(data_paths(store, e))
+                else:
+                    added.update(data_paths(store, e))
+        data_files.extend(p for p in deleted if p not in added)
     # ... except those a tag still reads, and the manifests and lists tags use
     protected = tags_reach(store, tags, data_below=end if data_files else 0)
     data_files = [p for p in data_files if p not in protected.data]

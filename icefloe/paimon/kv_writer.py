@@ -29,7 +29,8 @@ from icefloe.paimon.data_file import (FILE_SOURCE_APPEND, FILE_SOURCE_COMPACT, D
 from icefloe.paimon.file_store import FileStore
 from icefloe.paimon.schema import TableSchema
 from icefloe.paimon.stats import SimpleStats, stats_from_arrow, value_stats
-from icefloe.paimon.writer import align_arrow, check_partition_ranges, group_rows, put_data_file, write_parquet_bytes
+from icefloe.paimon.writer import (align_arrow, check_partition_ranges, group_rows, put_data_file, write_file_index,
+                                   write_parquet_bytes)
 
 KINDS = {"+I": mg.INSERT, "-U": mg.UPDATE_BEFORE, "+U": mg.UPDATE_AFTER, "-D": mg.DELETE}
 
@@ -149,6 +150,7 @@ def _write_file(store, schema: TableSchema, part, keys, engine: str, directory: 
     values = part.select(names)
     stats, stats_cols = value_stats(schema.fields, stats_from_arrow(values, schema.fields), co.stats_mode,
                                     co.stats_truncate_length)
+    embedded, extras = write_file_index(store.io, schema, values, path, written)
     seqs = part.column(mg.SEQUENCE)
     retract = pc.sum(pc.cast(pc.is_in(part.column(mg.VALUE_KIND),
                                       value_set=pa.array([mg.UPDATE_BEFORE, mg.DELETE], pa.int8())), pa.int64()))
@@ -159,7 +161,8 @@ def _write_file(store, schema: TableSchema, part, keys, engine: str, directory: 
         min_key=encode_row(first_key, key_types), max_key=encode_row(last_key, key_types), key_stats=key_stats,
         value_stats=stats, min_sequence_number=pc.min(seqs).as_py(), max_sequence_number=pc.max(seqs).as_py(),
         schema_id=schema.id, level=level, creation_time=local_now_millis(), delete_row_count=retract.as_py() or 0,
-        value_stats_cols=stats_cols, file_path=path, file_source=FILE_SOURCE_COMPACT if level else FILE_SOURCE_APPEND)
+        value_stats_cols=stats_cols, file_path=path, file_source=FILE_SOURCE_COMPACT if level else FILE_SOURCE_APPEND,
+        embedded_index=embedded, extra_files=extras)
 
 
 def _file_schema(schema, keys, n_values: int):

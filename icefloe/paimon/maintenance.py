@@ -43,7 +43,7 @@ from icefloe.paimon.commit_changes import AddFiles, DeleteFiles, FilesLive, Paim
 from icefloe.paimon.ownership import check_owns_files
 from icefloe.paimon.kv_compact import compact_table
 from icefloe.paimon.schema import evolve_arrow
-from icefloe.paimon.tag import TagError, TagManager, reach
+from icefloe.paimon.tag import TagError, TagManager, data_paths, reach
 from icefloe.paimon.writer import _write_one
 
 
@@ -229,9 +229,9 @@ def _rollback(store, target: Snapshot, restore=None) -> Snapshot:
                     continue
                 metadata_files.append(m.file_name)
                 if lst == s.delta_manifest_list:
-                    data_files.extend(p for p in (store.data_file_path(e) for e in
-                                                  store.read_manifest(m.file_name, m.file_size)
-                                                  if e.kind == mf.ADD) if p not in keep.data)
+                    # (with their extra files: the index a rewrite_file_index gave a file that stays)
+                    data_files.extend(p for e in store.read_manifest(m.file_name, m.file_size)
+                                      if e.kind == mf.ADD for p in data_paths(store, e) if p not in keep.data)
             metadata_files.append(lst)
     # later snapshots' changelogs, and index files (HASH, deletion vectors) only they name
     for s in later:

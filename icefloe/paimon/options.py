@@ -81,11 +81,8 @@ UNHONOURED = {
                            "order_strategy sorts a table's files", ("",)),
 }
 # prefixes of option families icefloe's writers do not produce (any key under them is refused), except
-# the read-side switches listed beside them, which only turn a reader's use of the indexes on or off
-UNHONOURED_PREFIXES = {
-    "file-index.": ("icefloe's writers write no file indexes (bloom filter, bitmap, BSI)",
-                    ("file-index.read.enabled",)),
-}
+# the keys listed beside them. (``file-index.*`` is checked against the columns by ``file_index.check_options``.)
+UNHONOURED_PREFIXES: dict = {}
 
 
 def check_honoured(options: Mapping[str, str], table: str = "") -> None:

@@ -6,7 +6,8 @@ entries, merged in order (ADD minus DELETE), are the live files. With a filter:
 1. a manifest whose partition statistics cannot match is not opened;
 2. a file whose exact partition value cannot match is dropped;
 3. with equality on every bucket-key column, only the buckets of those keys stay;
-4. a file whose value statistics (min/max/null counts) cannot match is dropped.
+4. a file whose value statistics (min/max/null counts) cannot match is dropped;
+5. an append table's file whose file index (bloom filter) rules out an ``=`` / ``IN`` is dropped.
 
 Dropping an ADD whose DELETE sat in a skipped manifest is safe: both are in the
 same partition, which the filter rejects either way.
@@ -18,6 +19,7 @@ from dataclasses import replace
 from typing import Any, Callable, Optional
 
 from icefloe.core import expressions as ex
+from icefloe.paimon import file_index as fi
 from icefloe.paimon import manifest as mf
 from icefloe.paimon import predicate as pr
 from icefloe.paimon.binary_row import BinaryRow, decode_field, null_bits_size
@@ -87,6 +89,7 @@ def plan(store: FileStore, snapshot: Optional[Snapshot], where=None, schema=None
     keep_file = _raw_stats_filter(pred, schema, schemas) if pruning and not schema.primary_keys else None
     live = store.merge_live(store.entries(manifests, keep_partition, keep_file, keep_stats))
     buckets = _selected_buckets(pred, schema) if pruning else None
+    index_kept = _index_filter(store, pred, schema, schemas) if pruning else None
     out = []
     for e in live:
         values = part_cache.get(e.partition.data)
@@ -103,6 +106,9 @@ def plan(store: FileStore, snapshot: Optional[Snapshot], where=None, schema=None
             # matches: only a whole (partition, bucket) may be skipped, never one of its files
             if not schema.primary_keys and not _file_may_match(pred, e.file, schema, ranges, schemas):
                 continue
+            # 5. ... or whose file index (a bloom filter) proves an equality cannot match
+            if index_kept is not None and not index_kept(e, values):
+                continue
             # ... unless the filter is on the key alone: a file whose key range cannot match holds
             # no record of a matching key, so every record a matching key's merge needs stays
             if schema.primary_keys and not _key_range_may_match(pred, e.file, schema, ranges, schemas):
@@ -112,6 +118,58 @@ def plan(store: FileStore, snapshot: Optional[Snapshot], where=None, schema=None
         out.append(mf.ManifestEntry(e.kind, e.partition, e.bucket, e.total_buckets,
                                     replace(e.file, file_path=path)))
     return out
+
+
+def _index_filter(store: FileStore, pred, schema, schemas) -> Optional[Callable[[Any, tuple], bool]]:
+    """For an append table read with ``file-index.read.enabled`` (the default) and an ``=`` / ``IN``
+    condition: a test of an entry's file index (embedded, or its ``.index`` file beside the data
+    file), False only where a bloom filter rules the file out. A primary-key table's files are
+    never skipped one by one (a skipped file may hold the newer record of a key)."""
+    if schema.primary_keys or not fi.read_enabled(schema.options):
+        return None
+    try:     # range conditions only where the table declares bit-sliced indexes (bloom filters cannot help)
+        wanted = fi.index_options(schema.options)
+    except Exception:
+        return None
+    bsi = any(fi.BSI in kinds for kinds in wanted.columns.values())
+    names = fi.point_lookups(pred, ranges=bsi)
+    if not names:
+        return None
+    read_fields = {f.name: f for f in schema.fields if f.name in names}
+
+    def columns_of(schema_id: int) -> dict:
+        file_schema = schema if schema_id == schema.id else schemas(schema_id)
+        by_id = {f.id: f for f in file_schema.fields}
+        out = {}
+        for n, rf in read_fields.items():
+            f = by_id.get(rf.id)
+            if f is not None and type_string(f.type) == type_string(rf.type):
+                out[n] = f
+        return out
+
+    layouts: dict = {}
+
+    def keep(e, values) -> bool:
+        f = e.file
+        raw = f.embedded_index
+        where = f"the file index of {f.file_name}"
+        if raw is None:
+            found = fi.index_files(f.extra_files)
+            if len(found) != 1:
+                return True
+            directory = store.bucket_dir(values, e.bucket) if not f.external_path else \
+                store.data_file_path(e).rsplit("/", 1)[0]
+            where = f"{directory}/{found[0]}"
+            raw = store.io.read_bytes(where)
+        columns = layouts.get(f.schema_id)
+        if columns is None:
+            try:
+                columns = layouts[f.schema_id] = columns_of(f.schema_id)
+            except Exception:
+                return True
+        return not columns or fi.may_match(pred, raw, columns, where)
+
+    return keep
 
 
 def _manifest_may_match(pred, m: mf.ManifestFileMeta, keys, types) -> bool:

@@ -13,6 +13,8 @@ from typing import Optional
 
 import pyarrow as pa
 
+from icefloe.errors import CorruptMetadataError
+from icefloe.paimon import file_index as fi
 from icefloe.paimon.schema import list_schema_ids, load_schema
 from icefloe.paimon.scan import plan
 from icefloe.paimon.tag import duration_text
@@ -51,8 +53,13 @@ CONSUMERS = _schema(("consumer_id", STRING), ("next_snapshot_id", LONG))
 STATISTICS = _schema(("snapshot_id", LONG), ("schema_id", LONG), ("mergedRecordCount", LONG),
                      ("mergedRecordSize", LONG), ("colstat", STRING))
 
+FILE_INDEXES = _schema(("partition", STRING), ("bucket", INT), ("file_path", STRING), ("file_size_in_bytes", LONG),
+                      ("record_count", LONG), ("schema_id", LONG), ("column_name", STRING), ("index_type", STRING),
+                      ("storage_type", STRING), ("index_file_path", STRING), ("index_size_in_bytes", LONG),
+                      ("index_container_size_in_bytes", LONG), ("is_empty", pa.bool_()))
+
 NAMES = ("snapshots", "schemas", "options", "files", "manifests", "partitions", "buckets", "tags", "branches",
-         "statistics", "consumers")
+         "statistics", "consumers", "file_indexes")
 # they describe the table, not one snapshot
 TABLE_LEVEL = ("snapshots", "schemas", "options", "tags", "branches", "consumers")
 
@@ -139,6 +146,27 @@ def files(table, snapshot=None) -> pa.Table:
     return _table(FILES, rows)
 
 
+def file_indexes(table, snapshot=None) -> pa.Table:
+    """Paimon's ``$file_indexes``: one row per index of each live data file, EMBEDDED in its
+    manifest entry or in a FILE beside it (its path and size); files without an index have none."""
+    rows = []
+    for e, part in _entries(table, snapshot):
+        f = e.file
+        raw, storage, index_path = f.embedded_index, "EMBEDDED", None
+        if raw is None:
+            found = fi.index_files(f.extra_files)
+            if not found:
+                continue
+            if len(found) > 1:
+                raise CorruptMetadataError(f.path, f"more than one file index: {', '.join(found)}")
+            index_path = f"{f.path.rsplit('/', 1)[0]}/{found[0]}"
+            raw, storage = table.io.read_bytes(index_path), "FILE"
+        for m in fi.read_header(raw, index_path or f"the file index of {f.file_path}"):
+            rows.append((part, e.bucket, f.file_path, f.file_size, f.row_count, f.schema_id, m.column, m.index_type,
+                         storage, index_path, m.length, len(raw), m.empty))
+    return _table(FILE_INDEXES, rows)
+
+
 def manifests(table, snapshot=None) -> pa.Table:
     store = table.refresh().store
     rows = [(m.file_name, m.file_size, m.num_added_files, m.num_deleted_files, m.schema_id)
@@ -208,4 +236,4 @@ def consumers(table, snapshot=None) -> pa.Table:
 
 BUILDERS = {"snapshots": snapshots, "schemas": schemas, "options": options, "files": files,
             "manifests": manifests, "partitions": partitions, "buckets": buckets, "tags": tags,
-            "branches": branches, "statistics": statistics, "consumers": consumers}
+            "branches": branches, "statistics": statistics, "consumers": consumers, "file_indexes": file_indexes}

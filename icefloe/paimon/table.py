@@ -32,6 +32,7 @@ from icefloe.paimon.commit_changes import (
 )
 from icefloe.paimon.expire import expire_snapshots
 from icefloe.paimon.file_store import FileStore
+from icefloe.paimon.index_rewrite import rewrite_file_indexes
 from icefloe.paimon.maintenance import compact, rewrite_manifests, rollback_to, rollback_to_tag
 from icefloe.paimon.orphans import remove_orphan_files
 from icefloe.paimon.predicate import to_arrow_expression
@@ -470,6 +471,12 @@ class FileStoreTable:
     def rewrite_manifests(self) -> Optional[Snapshot]:
         """Merge all manifests of the latest snapshot into a COMPACT snapshot."""
         return rewrite_manifests(self)
+
+    def rewrite_file_index(self, where=None) -> tuple[int, int]:
+        """Paimon's ``rewrite_file_index``: the live files (of the partitions ``where`` selects) get
+        the file indexes the table's ``file-index.*`` options ask for, in one COMPACT snapshot;
+        returns (partitions written, files given a new index)."""
+        return rewrite_file_indexes(self, where)
 
     def rollback_to_snapshot(self, snapshot_id: int) -> Snapshot:
         """Paimon's rollback: later snapshots, their tags and the files only they added are

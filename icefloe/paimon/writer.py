@@ -21,6 +21,7 @@ from typing import Iterable, Optional
 from icefloe.core.arrow import dictionary_columns, fit_array
 from icefloe.core.io import staged_files
 from icefloe.errors import RequiredFieldNullError, SchemaMismatchError
+from icefloe.paimon import file_index as fi
 from icefloe.paimon import types as pt
 from icefloe.paimon.bucket import buckets_of_columns
 from icefloe.paimon.commit import CommitMessage
@@ -213,11 +214,30 @@ def _write_one(io, schema: TableSchema, chunk, directory: str, namer: DataFileNa
     put_data_file(io, path, raw, written)
     stats, stats_cols = value_stats(schema.fields, stats_from_arrow(chunk, schema.fields),
                                     co.stats_mode, co.stats_truncate_length)
+    embedded, extras = write_file_index(io, schema, chunk, path, written)
     return DataFileMeta(
         file_name=name, file_size=len(raw), row_count=chunk.num_rows, value_stats=stats,
         min_sequence_number=0, max_sequence_number=chunk.num_rows - 1, schema_id=schema.id,
         creation_time=local_now_millis(), value_stats_cols=stats_cols, file_path=path,
+        embedded_index=embedded, extra_files=extras,
     )
+
+
+def write_file_index(io, schema: TableSchema, values, data_path: str, written: list,
+                     index_path: Optional[str] = None) -> tuple[Optional[bytes], tuple]:
+    """The file indexes the table's ``file-index.*`` options ask for, built from ``values`` (the
+    rows of the data file at ``data_path``): (bytes to embed in its manifest entry, its extra
+    files). A container larger than ``file-index.in-manifest-threshold`` is written beside the data
+    file as ``<data file>.index`` (or ``index_path``) and named in the extra files instead."""
+    wanted = fi.index_options(schema.options)
+    raw = fi.build_container(values, schema.fields, wanted)
+    if raw is None:
+        return None, ()
+    if len(raw) <= wanted.threshold:
+        return raw, ()
+    path = index_path or fi.index_file_name(data_path)
+    put_data_file(io, path, raw, written)
+    return None, (path.rsplit("/", 1)[-1],)
 
 
 def write_arrow_files(table, record_batches: Iterable) -> list[CommitMessage]:

@@ -35,6 +35,7 @@ from icefloe.spark import described_writes, jvm, partition_key
 from icefloe.spark.align import Target, check_partition_ranges, explain_spark_error, fit_dataframe
 from icefloe.core.io import FileIO, normalize_location, staged_files
 from icefloe.paimon.bucket import buckets_of_columns
+from icefloe.paimon.file_index import index_options
 from icefloe.paimon.file_store import FileStore
 from icefloe.paimon.kv_writer import write_kv_table
 from icefloe.paimon.table import FileStoreTable
@@ -246,7 +247,9 @@ def write_data_files(df, table) -> list[CommitMessage]:
     aligned = check_partition_ranges(align_dataframe(df, schema.fields, table.name), schema.partition_keys,
                                      table.name)
     key = key_column(schema)
-    if not store.io.spark_native:    # a store Spark cannot reach: Python tasks write through the FileIO
+    # a store Spark cannot reach, or a table with file indexes (built from the rows each task writes):
+    # Python tasks write the files through the FileIO
+    if not store.io.spark_native or not index_options(schema.options).empty:
         return _write_in_python(aligned if key is None else aligned.repartition(key), table)
     if key is not None:
         aligned = aligned.withColumn(KEY_COL, key).repartition(KEY_COL)

@@ -1,5 +1,5 @@
 """Paimon's Spark procedures for branches, tag expiry and manifests: ``create_branch``,
-``delete_branch``, ``fast_forward``, ``expire_tags``, ``compact_manifest``; and the ones this
+``delete_branch``, ``fast_forward``, ``expire_tags``, ``compact_manifest``, ``rewrite_file_index``; and the ones this
 engine refuses by name (views and functions a filesystem catalog does not have...), each saying why.
 
 They are entries of ``paimon_procedures.PROCEDURES`` (Paimon's argument names and result rows).
@@ -75,6 +75,15 @@ def _local_time(value) -> _dt.datetime:
         raise SqlError(f"argument 'older_than' must be a time like '2024-09-06 11:00:00', got {value!r}") from None
 
 
+def rewrite_file_index(t, args):
+    """``rewrite_file_index(table[, where])``: the live files (of the partitions ``where`` selects)
+    get the table's configured file indexes; row: partitions written, files given a new index."""
+    where = args.get("where")
+    if where is not None and not isinstance(where, str):
+        raise SqlError(f"argument 'where' must be a condition on partition columns, got {where!r}")
+    return [t.rewrite_file_index(where)]
+
+
 def expire_tags(t, args):
     """Paimon's tag expiry: a tag goes when its ``time_retained`` has passed since it was created,
     or (``older_than``) when it was created before that time; a tag without a create time counts
@@ -118,7 +127,6 @@ REFUSED = {
     "migrate_table": "Paimon migrates from a Hive metastore's tables; a filesystem warehouse has no metastore",
     "repair": "Paimon's repair synchronizes a Hive metastore with the file system; a filesystem warehouse has "
               "no metastore",
-    "rewrite_file_index": "icefloe writes no file indexes (file-index.*), so it cannot rewrite them",
     "alter_view_dialect": "a Paimon filesystem catalog has no views (Paimon keeps views in a Hive or REST "
                           "catalog)",
     "create_function": "a Paimon filesystem catalog has no functions (Paimon keeps them in a REST catalog)",

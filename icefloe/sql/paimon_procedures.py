@@ -262,6 +262,8 @@ PROCEDURES = {
                                    branch_procs.expire_tags),
     "compact_manifest": PaimonProcedure(("table", "options"), ("table",), "result boolean",
                                         branch_procs.compact_manifest),
+    "rewrite_file_index": PaimonProcedure(("table", "where"), ("table",), "written_partitions int, written_indexes int",
+                                          branch_procs.rewrite_file_index),
     "rollback": PaimonProcedure(("table", "version", "snapshot", "tag"), ("table",),
                                 "previous_snapshot_id bigint, current_snapshot_id bigint", _rollback),
     "rollback_to_watermark": PaimonProcedure(("table", "watermark"), ("table", "watermark"),

@@ -151,7 +151,7 @@ def test_invalid_names(paimon_catalog, name):
     ({"row-tracking.enabled": "true"}, None, "row-tracking.enabled.*row ids"),
     ({"data-evolution.enabled": "true"}, None, "data-evolution.enabled"),
     ({"tag.automatic-creation": "process-time"}, None, "tag.automatic-creation.*sys.create_tag"),
-    ({"file-index.bloom-filter.columns": "id"}, None, "file-index.bloom-filter.columns.*no file indexes"),
+    ({"file-index.bitmap.columns": "id"}, None, "file-index.bitmap.columns.*not honoured.*bitmap"),
     ({"clustering.columns": "id"}, None, "clustering.columns"),
 ])
 def test_create_option_validation(paimon_catalog, props, partitions, msg):
@@ -196,10 +196,10 @@ def test_options_icefloe_does_not_honour_are_refused_by_alter_and_the_schema_sta
     # a schema written elsewhere with a file index: other changes still go through, the option stays
     latest = os.path.join(schema_dir, before[-1])
     doc = json.load(open(latest))
-    doc["options"]["file-index.bloom-filter.columns"] = "id"
+    doc["options"]["file-index.bitmap.columns"] = "id"
     json.dump(doc, open(latest, "w"))
     t = paimon_catalog.load_table("db.opts")
     with t.update_schema() as u:
         u.set_option("snapshot.num-retained.min", "5")
     got = json.load(open(os.path.join(schema_dir, sorted(os.listdir(schema_dir))[-1])))["options"]
-    assert got["snapshot.num-retained.min"] == "5" and got["file-index.bloom-filter.columns"] == "id"
+    assert got["snapshot.num-retained.min"] == "5" and got["file-index.bitmap.columns"] == "id"
