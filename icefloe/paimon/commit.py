@@ -30,6 +30,7 @@ from icefloe.paimon.consumer import expire_consumers
 from icefloe.paimon.options import parse_duration_ms
 from icefloe.paimon.dynamic_bucket import check_index_base, write_index_manifest
 from icefloe.paimon.file_store import FileStore
+from icefloe.paimon.manifest_sort import ManifestSort, sort_manifests
 from icefloe.paimon.ownership import check_owns_files
 from icefloe.paimon.snapshot import (
     ANALYZE, APPEND, BATCH_COMMIT_IDENTIFIER, EARLIEST, NO_WATERMARK, OVERWRITE, Snapshot,
@@ -237,12 +238,13 @@ class FileStoreCommit:
                                    index_files=index_files, changelog=changelog)
 
     def commit_changes(self, changes_for, kind: str, properties: Optional[dict] = None,
-                       full_manifest_compaction: bool = False, index_files: Optional[dict] = None,
+                       full_manifest_compaction: "bool | ManifestSort" = False, index_files: Optional[dict] = None,
                        changelog: Sequence[mf.ManifestEntry] = (), vectors: Optional[dict] = None,
                        statistics: Optional[str] = None) -> Snapshot:
         """Commit the entries ``changes_for(latest)`` returns for the latest snapshot of each
         attempt (it raises to abort, e.g. on a conflict) as one snapshot of ``kind``.
-        ``full_manifest_compaction`` merges every manifest of the latest snapshot;
+        ``full_manifest_compaction`` merges every manifest of the latest snapshot (a
+        ``ManifestSort``: rewrites them sorted by a partition field, ``manifest_sort``);
         ``changelog`` (ADD entries of changelog files) becomes the snapshot's changelog manifest list;
         ``vectors`` ((partition bytes, bucket) -> deletion-vector IndexFile or None) replaces those
         buckets' deletion vectors in the index manifest. ``statistics`` names a new statistics
@@ -269,7 +271,7 @@ class FileStoreCommit:
         return snapshot
 
     def _try_commit_once(self, latest: Optional[Snapshot], changes: list, kind: str,
-                         properties: Optional[dict], full_manifest_compaction: bool = False,
+                         properties: Optional[dict], full_manifest_compaction: "bool | ManifestSort" = False,
                          index_files: Optional[dict] = None, changelog: Sequence = (),
                          vectors: Optional[dict] = None, statistics: Optional[str] = None) -> Snapshot:
         store = self.store
@@ -280,9 +282,12 @@ class FileStoreCommit:
         try:
             # 2. compact the manifests of the latest snapshot
             before = store.data_manifests(latest)
-            if full_manifest_compaction:
+            after = None
+            if isinstance(full_manifest_compaction, ManifestSort):     # sorted by a partition field
+                after = sort_manifests(store, before, created, full_manifest_compaction)
+            if after is None and full_manifest_compaction:
                 after = compact_manifests(store, before, created, co.manifest_target_file_size, 1, 0)
-            else:
+            elif after is None:
                 after = compact_manifests(store, before, created, co.manifest_target_file_size,
                                           co.manifest_merge_min_count, co.manifest_full_compaction_size)
             # 3. the base manifest list
