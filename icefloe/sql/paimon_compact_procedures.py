@@ -10,6 +10,10 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Optional
 
+import sqlglot
+from sqlglot.errors import ParseError
+from sqlglot import exp
+
 from icefloe.errors import SchemaError
 from icefloe.paimon.options import parse_duration_ms, parse_memory_size
 from icefloe.sql.errors import NotSupportedYetError, SqlError
@@ -72,6 +76,22 @@ def _partitions(text) -> Optional[list]:
     return specs
 
 
+def _partition_predicate(t, where: str) -> str:
+    """``where`` as given, once it is known to read partition keys only (Paimon's ``where`` of
+    ``compact`` is a partition predicate)."""
+    try:
+        tree = sqlglot.parse_one(where, read="spark")
+    except ParseError as e:
+        raise SqlError(f"compact: where {where!r} is not a condition: {str(e).splitlines()[0]}") from None
+    keys = {k.lower() for k in t.partition_keys}
+    other = sorted({c.name for c in tree.find_all(exp.Column) if c.name.lower() not in keys})
+    if other:
+        raise SqlError(f"compact: where must be a partition predicate; {', '.join(other)} "
+                       f"{'is not a partition key' if len(other) == 1 else 'are not partition keys'} of {t.name} "
+                       f"(partition keys: {', '.join(t.partition_keys) or 'none'})")
+    return where
+
+
 def _blank(value) -> bool:
     return value is None or (isinstance(value, str) and not value.strip())
 
@@ -103,7 +123,7 @@ def compact(t, args):
             raise SqlError(f"compact: argument 'partition_idle_time': {e}") from None
     target = compaction_target(args.get("options"), "compact")
     try:
-        t.compact(None if _blank(where) else str(where), target, _partitions(partitions), strategy, idle,
+        t.compact(None if _blank(where) else _partition_predicate(t, str(where)), target, _partitions(partitions), strategy, idle,
                   None if order == "none" else order, order_by)
     except ValueError as e:
         raise SqlError(f"compact on {t.name}: {e}") from None

@@ -112,6 +112,8 @@ REFUSED = [
     ("compact_strategy => 'major'", SqlError, "only supports 'full' or 'minor'"),
     ("partitions => 'p=0', where => 'p = 1'", SqlError, "cannot be used together"),
     ("partitions => 'p'", SqlError, "is not k=v"),
+    ("where => 'a > 3'", SqlError, "a is not a partition key"),
+    ("where => 'p >'", SqlError, "is not a condition"),
     ("options => 'write-buffer-size=1mb'", NotSupportedYetError, "write-buffer-size"),
     ("options => 'target-file-size=big'", SqlError, "target-file-size"),
     ("partition_idle_time => 'soon'", SqlError, "partition_idle_time"),
