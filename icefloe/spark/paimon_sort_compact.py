@@ -7,6 +7,11 @@ range-partitioned over the output files and sorted within them, and written agai
 snapshot replaces the partitions' files (Paimon writes the sorted rows as a dynamic partition
 overwrite); the rows do not change, only their order and the files holding them.
 
+The curves take each column as Paimon's Spark sorters do (whole numbers, floats, strings, binary,
+booleans; timestamps as whole seconds), with two differences: a date is its day number (Spark's cast
+of a date to a long, which Paimon's sorters use, gives null, so they leave dates out of the curve),
+and a timestamp without time zone is taken too (Paimon's z-order refuses it).
+
 Paimon sorts only bucket-unaware append tables (``bucket = -1``): in a table with fixed buckets a
 row's file is set by its bucket, and in a primary-key table by its key and the LSM tree, so no
 order over the whole partition can be written.
