@@ -35,6 +35,7 @@ from icefloe.paimon.consumer import expire_consumers
 from icefloe.paimon.options import parse_duration_ms
 from icefloe.paimon.dynamic_bucket import write_index_manifest
 from icefloe.paimon.file_store import FileStore
+from icefloe.paimon.manifest_sort import ManifestSort, sort_manifests
 from icefloe.paimon.ownership import check_owns_files
 from icefloe.paimon.snapshot import (
     ANALYZE, APPEND, BATCH_COMMIT_IDENTIFIER, EARLIEST, NO_WATERMARK, OVERWRITE, Snapshot,
@@ -238,7 +239,7 @@ class FileStoreCommit:
         return snapshot
 
     def _try_commit_once(self, latest: Optional[Snapshot], changes: list, kind: str,
-                         properties: Optional[dict], full_manifest_compaction: bool = False,
+                         properties: Optional[dict], full_manifest_compaction: "bool | ManifestSort" = False,
                          index_files: Optional[dict] = None, changelog: Sequence = (),
                          vectors: Optional[dict] = None, statistics: Optional[str] = None) -> Snapshot:
         store = self.store
@@ -249,9 +250,12 @@ class FileStoreCommit:
         try:
             # 2. compact the manifests of the latest snapshot
             before = store.data_manifests(latest)
-            if full_manifest_compaction:
+            after = None
+            if isinstance(full_manifest_compaction, ManifestSort):     # sorted by a partition field
+                after = sort_manifests(store, before, created, full_manifest_compaction)
+            if after is None and full_manifest_compaction:
                 after = compact_manifests(store, before, created, co.manifest_target_file_size, 1, 0)
-            else:
+            elif after is None:
                 after = compact_manifests(store, before, created, co.manifest_target_file_size,
                                           co.manifest_merge_min_count, co.manifest_full_compaction_size)
             # 3. the base manifest list

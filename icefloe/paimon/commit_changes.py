@@ -39,6 +39,7 @@ from icefloe.paimon import manifest as mf
 from icefloe.paimon.binary_row import encode_row
 from icefloe.paimon.deletion_vectors import bucket_vectors
 from icefloe.paimon.dynamic_bucket import check_index_base
+from icefloe.paimon.manifest_sort import ManifestSort
 from icefloe.paimon.snapshot import Snapshot
 from icefloe.paimon.streaming import not_committed_check
 
@@ -232,7 +233,7 @@ class PaimonCommit:
     changes: tuple = ()
     requirements: tuple = ()
     properties: Optional[dict] = None
-    full_manifest_compaction: bool = False
+    full_manifest_compaction: bool | ManifestSort = False     # a ManifestSort: merged sorted by a field
 
     def check(self, store, latest: Optional[Snapshot]) -> None:
         for r in self.requirements:

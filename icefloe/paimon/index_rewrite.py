@@ -16,12 +16,13 @@ from dataclasses import replace
 from typing import Optional
 
 from icefloe.core.io import staged_files
-from icefloe.errors import CommitConflictError, SchemaError
+from icefloe.errors import SchemaError
 from icefloe.paimon import file_index as fi
 from icefloe.paimon import manifest as mf
 from icefloe.paimon import predicate as pr
 from icefloe.paimon.arrow_read import read_data_file
 from icefloe.paimon.commit import FileStoreCommit
+from icefloe.paimon.commit_changes import AddFiles, DeleteFiles, FilesLive, PaimonCommit
 from icefloe.paimon.snapshot import COMPACT
 from icefloe.paimon.writer import put_data_file
 
@@ -120,14 +121,7 @@ def rewrite_file_indexes(table, where=None) -> tuple[int, int]:
         if not added:
             return 0, 0
 
-        def changes(latest) -> list:
-            live = {x.identifier() for x in store.live_entries(latest)}
-            for x in removed:
-                if x.identifier() not in live:
-                    raise CommitConflictError(
-                        f"rewrite_file_index of {table.name} conflicts with a commit after snapshot {base.id}: "
-                        f"data file {x.file.file_name} is no longer live; nothing was changed")
-            return removed + added
-
-        FileStoreCommit(store, table.commit_user).commit_changes(changes, COMPACT)
+        FileStoreCommit(store, table.commit_user).apply(PaimonCommit(
+            COMPACT, (DeleteFiles(tuple(removed)), AddFiles(tuple(added))),
+            (FilesLive(tuple(removed), f"rewrite_file_index of {table.name}", base.id, "indexes"),)))
     return len(partitions), len(added)

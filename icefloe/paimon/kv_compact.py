@@ -107,13 +107,16 @@ class BucketCompaction:
         return [e.file.level for e in self.entries]
 
 
-def plan(table, where=None) -> list[BucketCompaction]:
+def plan(table, where=None, buckets=None) -> list[BucketCompaction]:
     """The buckets a full compaction rewrites: those with more than one live file, or one
     not yet at the highest level or holding delete records. ``where`` chooses buckets (any
-    bucket with a file it reads); a chosen bucket is compacted whole."""
+    bucket with a file it reads), and so do ``buckets`` ((partition bytes, bucket) pairs); a
+    chosen bucket is compacted whole."""
     top = max_level(table.table_schema.options)
     every = table.plan()
     chosen = {(e.partition.to_bytes(), e.bucket) for e in table.plan(where)} if where is not None else None
+    if buckets is not None:
+        chosen = set(buckets) if chosen is None else chosen & set(buckets)
     groups: dict = {}
     for e in every:
         key = (e.partition.to_bytes(), e.bucket)

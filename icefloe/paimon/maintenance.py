@@ -42,15 +42,19 @@ from icefloe.paimon.commit import FileStoreCommit
 from icefloe.paimon.commit_changes import AddFiles, DeleteFiles, FilesLive, PaimonCommit
 from icefloe.paimon.ownership import check_owns_files
 from icefloe.paimon.kv_compact import compact_table
+from icefloe.paimon.manifest_sort import ManifestSort
 from icefloe.paimon.schema import evolve_arrow
 from icefloe.paimon.tag import TagError, TagManager, data_paths, reach
 from icefloe.paimon.writer import _write_one
 
 
 # --------------------------------------------------------------------------- compaction
-def compact(table, where=None, target_file_size: Optional[int] = None, rewrite=None) -> Optional[Snapshot]:
-    """Rewrite small data files (of the files a read with ``where`` would use); None if
-    no (partition, bucket) has two or more small files. ``rewrite(groups, target)`` runs
+def compact(table, where=None, target_file_size: Optional[int] = None, rewrite=None, buckets=None,
+            minor: bool = False) -> Optional[Snapshot]:
+    """Rewrite small data files (of the files a read with ``where`` would use, of the
+    ``buckets``, (partition bytes, bucket) pairs, if given); None if no (partition, bucket) has
+    two or more small files. ``minor`` (a fixed-bucket append table): in each bucket, the files a
+    Paimon writer's compaction picks (``pick_minor``) instead. ``rewrite(groups, target)`` runs
     ``rewrite_group`` over each of a list of ``AppendGroup`` and yields their answers in order: by
     default here, one after another as they are taken; icefloe's Spark layer runs them in Spark
     tasks. The groups answered are reported as progress (``compacting buckets``)."""
@@ -64,14 +68,18 @@ def compact(table, where=None, target_file_size: Optional[int] = None, rewrite=N
     base = table.current_snapshot()
     if base is None:
         return None
+    minor = minor and schema.num_buckets > 0        # bucket-unaware: Paimon's coordinator picks small files either way
     by_bucket: dict = {}
     for e in table.plan(where):
-        if e.file.file_size < target:
-            by_bucket.setdefault((e.partition.to_bytes(), e.bucket), []).append(e)
+        key = (e.partition.to_bytes(), e.bucket)
+        if (minor or e.file.file_size < target) and (buckets is None or key in buckets):
+            by_bucket.setdefault(key, []).append(e)
     groups, removed = [], []
     for inputs in by_bucket.values():
+        inputs = sorted(inputs, key=lambda e: (e.file.min_sequence_number, e.file.file_name))
+        if minor:
+            inputs = pick_minor(inputs, int(schema.options.get(COMPACTION_MIN_FILE_NUM, 5)), target)
         if len(inputs) > 1:
-            inputs = sorted(inputs, key=lambda e: (e.file.min_sequence_number, e.file.file_name))
             first = inputs[0]
             groups.append(AppendGroup(
                 [(e.file.file_path, table.schema_by_id(e.file.schema_id).fields) for e in inputs],
@@ -94,6 +102,25 @@ def compact(table, where=None, target_file_size: Optional[int] = None, rewrite=N
         return FileStoreCommit(store, table.commit_user).apply(PaimonCommit(
             COMPACT, (DeleteFiles(inputs), AddFiles(tuple(added))),
             (FilesLive(inputs, f"compaction of {table.name}", base.id),)))
+
+
+COMPACTION_MIN_FILE_NUM = "compaction.min.file-num"
+
+
+def pick_minor(files: list, min_file_num: int, target: int) -> list:
+    """The files (in sequence order) a fixed-bucket append writer's own compaction merges: the
+    first run of ``min_file_num`` consecutive files, the run's oldest file dropped whenever the run
+    reaches twice the target size (so big files pass by); none when no run gets there."""
+    run: list = []
+    size = 0
+    for e in files:
+        run.append(e)
+        size += e.file.file_size
+        if len(run) >= min_file_num:
+            return run
+        if size >= 2 * target:
+            size -= run.pop(0).file.file_size
+    return []
 
 
 @dataclass
@@ -134,13 +161,14 @@ def rewrite_group(io, schema, group: AppendGroup, target: int) -> list:
 
 
 # --------------------------------------------------------------------------- manifests
-def rewrite_manifests(table) -> Optional[Snapshot]:
-    """Merge every manifest of the latest snapshot (a COMPACT snapshot without file changes)."""
+def rewrite_manifests(table, sort: Optional[ManifestSort] = None) -> Optional[Snapshot]:
+    """Merge every manifest of the latest snapshot (a COMPACT snapshot without file changes);
+    with ``sort``, their entries sorted by a partition field (``manifest_sort``)."""
     table.refresh()
     if table.current_snapshot() is None:
         return None
     return FileStoreCommit(table.store, table.commit_user).apply(
-        PaimonCommit(COMPACT, full_manifest_compaction=True))
+        PaimonCommit(COMPACT, full_manifest_compaction=sort or True))
 
 
 # --------------------------------------------------------------------------- rollback

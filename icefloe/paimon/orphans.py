@@ -27,7 +27,9 @@ not follow.
 """
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from typing import Optional
 
 import os
 import re
@@ -123,8 +125,11 @@ def _cutoff(older_than) -> int:
     return to_epoch_ms(older_than)
 
 
-def remove_orphan_files(store: FileStore, older_than=None, dry_run: bool = False) -> list[str]:
-    """Delete the table's orphan files older than ``older_than``; returns them sorted."""
+def remove_orphan_files(store: FileStore, older_than=None, dry_run: bool = False, parallelism: Optional[int] = None,
+                        sizes: Optional[dict] = None) -> list[str]:
+    """Delete the table's orphan files older than ``older_than`` (``parallelism`` deletes at
+    once, default one after another); returns them sorted. ``sizes``, if given, gets each
+    orphan's size in bytes (read before it is deleted)."""
     io, root = store.io, _norm(store.table_path)
     check_owns_files(store.schema.options, store.table_path, "remove orphan files")
     if io.list_dir(f"{root}/branch"):
@@ -142,9 +147,15 @@ def remove_orphan_files(store: FileStore, older_than=None, dry_run: bool = False
     # read after listing: a commit that landed meanwhile is seen, so its files are kept
     referenced = referenced_files(store)
     orphans = sorted(p for p in candidates if p not in referenced)
+    if sizes is not None:
+        sizes.update((p, io.size(p)) for p in orphans)
     if not dry_run:
-        for p in track(orphans, "deleting orphan files"):
-            io.delete(p)
+        if parallelism is not None and parallelism > 1:
+            with ThreadPoolExecutor(max_workers=parallelism) as pool:
+                list(track(pool.map(io.delete, orphans), "deleting orphan files", total=len(orphans)))
+        else:
+            for p in track(orphans, "deleting orphan files"):
+                io.delete(p)
     return orphans
 
 

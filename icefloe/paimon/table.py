@@ -34,6 +34,7 @@ from icefloe.paimon.expire import expire_snapshots
 from icefloe.paimon.file_store import FileStore
 from icefloe.paimon.index_rewrite import rewrite_file_indexes
 from icefloe.paimon.maintenance import compact, rewrite_manifests, rollback_to, rollback_to_tag
+from icefloe.paimon.manifest_sort import MAX_REWRITE_SIZE, ManifestSort, sort_field_index
 from icefloe.paimon.orphans import remove_orphan_files
 from icefloe.paimon.predicate import to_arrow_expression
 from icefloe.paimon import deletion_vectors as dv
@@ -468,9 +469,20 @@ class FileStoreTable:
         """Compaction: small files of each (partition, bucket) rewritten as one COMPACT snapshot."""
         return compact(self, where, target_file_size)
 
-    def rewrite_manifests(self) -> Optional[Snapshot]:
-        """Merge all manifests of the latest snapshot into a COMPACT snapshot."""
-        return rewrite_manifests(self)
+    def rewrite_manifests(self, sort_field: Optional[str] = None, sort_max_size: Optional[int] = None,
+                          sort: bool = False) -> Optional[Snapshot]:
+        """Merge all manifests of the latest snapshot into a COMPACT snapshot; with ``sort``
+        (Paimon's manifest sort), their entries ordered by partition field ``sort_field`` (default
+        the first), unless the manifests total more than ``sort_max_size`` bytes."""
+        if not sort:
+            return rewrite_manifests(self)
+        return rewrite_manifests(self, self.manifest_sort(sort_field, sort_max_size))
+
+    def manifest_sort(self, field: Optional[str] = None, max_size: Optional[int] = None) -> ManifestSort:
+        """How a manifest sort of this table orders entries; ValueError for a field that is not a
+        partition field (or a table without partitions)."""
+        return ManifestSort(sort_field_index(self.partition_keys, field, self.name),
+                            MAX_REWRITE_SIZE if max_size is None else int(max_size))
 
     def rewrite_file_index(self, where=None) -> tuple[int, int]:
         """Paimon's ``rewrite_file_index``: the live files (of the partitions ``where`` selects) get
@@ -489,10 +501,12 @@ class FileStoreTable:
         """Roll back to the latest snapshot committed at or before ``as_of``."""
         return self.rollback_to_snapshot(self.refresh()._store.snapshots.as_of(to_epoch_ms(as_of)).id)
 
-    def remove_orphan_files(self, older_than=None, dry_run: bool = False) -> list:
+    def remove_orphan_files(self, older_than=None, dry_run: bool = False, parallelism: Optional[int] = None,
+                            sizes: Optional[dict] = None) -> list:
         """Delete files under the table directory that no snapshot, tag or schema refers to
-        (default: only those older than 3 days); returns their paths, sorted."""
-        return remove_orphan_files(self.refresh()._store, older_than, dry_run)
+        (default: only those older than 3 days; ``parallelism`` deletes at once); returns their
+        paths, sorted (``sizes`` gets each one's size in bytes)."""
+        return remove_orphan_files(self.refresh()._store, older_than, dry_run, parallelism, sizes)
 
     def remove_unexisting_files(self, dry_run: bool = False, parallelism: Optional[int] = None) -> list[str]:
         """Paimon's ``remove_unexisting_files``: the live data files of the latest snapshot whose file

@@ -8,7 +8,7 @@ or the table's sort order). One ``replace`` snapshot swaps them in, keeping the 
 sequence number for the new files, and drops delete files that no longer apply to any file.
 
 ``sort_order => 'zorder(c1, c2)'``: Iceberg's z-order. A Spark column holds each row's z-value
-(``iceberg/zorder.py``, computed on Arrow batches in the tasks); the rows are range-partitioned
+(``core/zorder.py``, computed on Arrow batches in the tasks); the rows are range-partitioned
 over the output files by (partition, z-value) and sorted within them, so each file holds a box of
 nearby values in every z-ordered column.
 """
@@ -20,7 +20,7 @@ from typing import Optional
 
 from icefloe.iceberg import scan as scan_mod
 from icefloe.iceberg import rewrite as rewrite_mod
-from icefloe.iceberg import zorder
+from icefloe.core import zorder
 from icefloe.iceberg.manifest import DATA
 from icefloe.iceberg.manifest_reader import live_entries
 from icefloe.iceberg.rewrite import TARGET_FILE_SIZE, BinPack, RewriteFiles, plan_compaction
@@ -110,7 +110,7 @@ def zorder_columns(sort_order: Optional[str]) -> Optional[list]:
     return names
 
 
-# the z-order byte form of each column type (``iceberg/zorder.py``)
+# the z-order byte form of each column type (``core/zorder.py``)
 _Z_KINDS = {"int": zorder.WHOLE, "long": zorder.WHOLE, "date": zorder.WHOLE, "timestamp": zorder.WHOLE,
             "timestamptz": zorder.WHOLE, "timestamp_ns": zorder.WHOLE, "timestamptz_ns": zorder.WHOLE,
             "float": zorder.FLOATING, "double": zorder.FLOATING, "string": zorder.STRING,

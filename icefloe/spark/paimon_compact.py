@@ -20,8 +20,10 @@ from __future__ import annotations
 from typing import Optional
 
 from icefloe.paimon import kv_compact, maintenance
+from icefloe.paimon.data_file import local_now_millis
 from icefloe.spark import connect
 from icefloe.spark.align import explain_spark_error
+from icefloe.spark.paimon_sort_compact import NONE, check_sortable, sort_compact
 
 
 def _in_tasks(spark, specs: list, work) -> list:
@@ -48,10 +50,10 @@ def _in_tasks(spark, specs: list, work) -> list:
 
 
 def compact_primary_key_table(spark, table, where=None, target_file_size: Optional[int] = None,
-                              buckets=None):
-    """Full compaction (``buckets`` None), or the universal compaction Paimon's writers run after
-    a commit, of those (partition bytes, bucket) pairs: only the sorted runs it picks, written
-    to the level it picks."""
+                              buckets=None, full: Optional[bool] = None):
+    """Full compaction (``buckets`` None, or ``full``: of those buckets), or the universal
+    compaction Paimon's writers run after a commit, of those (partition bytes, bucket) pairs (all
+    when None): only the sorted runs it picks, written to the level it picks."""
     table.refresh()
     table.check_writable()
     base = table.current_snapshot()
@@ -59,7 +61,9 @@ def compact_primary_key_table(spark, table, where=None, target_file_size: Option
         return None
     schema = table.table_schema
     table.check_mergeable(schema)
-    tasks = kv_compact.plan(table, where) if buckets is None else kv_compact.plan_universal(table, buckets)
+    if full is None:
+        full = buckets is None
+    tasks = kv_compact.plan(table, where, buckets) if full else kv_compact.plan_universal(table, buckets)
     if not tasks:
         return None
     specs = [(task.paths(), [table.schema_by_id(e.file.schema_id).fields for e in task.entries], task.partition,
@@ -80,15 +84,75 @@ def compact_primary_key_table(spark, table, where=None, target_file_size: Option
     return kv_compact.commit(table, base, done)
 
 
-def compact_append_table(spark, table, where=None, target_file_size: Optional[int] = None):
-    """An append table's small files of each (partition, bucket) rewritten together, each group by
-    a Spark task; a COMPACT snapshot, or None when no group has two or more small files."""
+def compact_append_table(spark, table, where=None, target_file_size: Optional[int] = None, buckets=None,
+                         minor: bool = False):
+    """An append table's small files of each (partition, bucket) rewritten together (``minor``:
+    the files a writer's compaction picks), each group by a Spark task; a COMPACT snapshot, or
+    None when no group has two or more files to merge."""
     io, schema = table.io.for_tasks(), table.table_schema
 
     def rewrite(groups: list, target: int) -> list:
         return _in_tasks(spark, groups, lambda group: maintenance.rewrite_group(io, schema, group, target))
 
-    return maintenance.compact(table, where, target_file_size, rewrite=rewrite)
+    return maintenance.compact(table, where, target_file_size, rewrite=rewrite, buckets=buckets, minor=minor)
 
 
-__all__ = ["compact_primary_key_table", "compact_append_table"]
+FULL, MINOR = "full", "minor"
+
+
+def chosen_entries(table, where=None, partitions=None, idle_ms: Optional[int] = None) -> list:
+    """The live files of the partitions a compaction takes: those with a file a read with ``where``
+    uses, matching one of ``partitions`` (dicts of key -> value text), and (``idle_ms``) whose
+    newest file was written that long ago or longer (Paimon's ``partition_idle_time``; file
+    creation times are local wall-clock times, as Paimon writes them)."""
+    if table.current_snapshot() is None:
+        return []
+    store = table.store
+    every = table.plan()
+    keep = {e.partition.to_bytes() for e in (table.plan(where) if where is not None else every)}
+    if partitions is not None:
+        matches = [table.static_partition_match(p) for p in partitions]
+        keep = {e.partition.to_bytes() for e in every if e.partition.to_bytes() in keep
+                and any(m(store.partition_values(e.partition)) for m in matches)}
+    if idle_ms is not None:
+        newest: dict = {}
+        for e in every:
+            key = e.partition.to_bytes()
+            newest[key] = max(newest.get(key, 0), e.file.creation_time or 0)
+        horizon = local_now_millis() - int(idle_ms)
+        keep = {k for k in keep if newest[k] <= horizon}
+    return [e for e in every if e.partition.to_bytes() in keep]
+
+
+def compact(spark, table, where=None, partitions=None, strategy: Optional[str] = None, idle_ms: Optional[int] = None,
+            order_strategy: Optional[str] = None, order_by=(), target_file_size: Optional[int] = None):
+    """Paimon's ``compact`` procedure: a sort compaction (``order_strategy`` order, zorder or
+    hilbert over ``order_by``) of an append table's partitions chosen, or a compaction of their
+    buckets, ``full`` (the default: primary-key buckets merged into the highest level, append
+    tables' small files rewritten) or ``minor`` (what the writers' own compaction would pick)."""
+    table.refresh()
+    table.check_writable()
+    order = (order_strategy or NONE).lower()
+    strategy = (strategy or FULL).lower()
+    if strategy not in (FULL, MINOR):
+        raise ValueError(f"compact_strategy {strategy!r}: Paimon's are 'full' and 'minor'")
+    if order != NONE:
+        if idle_ms is not None:
+            raise ValueError("partition_idle_time does not go with order_strategy: Paimon's sort compaction "
+                             "rewrites the partitions chosen whatever their age")
+        check_sortable(table, order, list(order_by))
+        return sort_compact(table, chosen_entries(table, where, partitions), order, list(order_by), target_file_size)
+    if order_by:
+        raise ValueError(f"order_by {', '.join(order_by)} needs an order_strategy ('order', 'zorder' or 'hilbert')")
+    if where is None and partitions is None and idle_ms is None:
+        buckets = None
+    else:
+        buckets = {(e.partition.to_bytes(), e.bucket) for e in chosen_entries(table, where, partitions, idle_ms)}
+        if not buckets:
+            return None
+    if table.table_schema.primary_keys:
+        return compact_primary_key_table(spark, table, None, target_file_size, buckets, full=strategy == FULL)
+    return compact_append_table(spark, table, None, target_file_size, buckets, minor=strategy == MINOR)
+
+
+__all__ = ["compact_primary_key_table", "compact_append_table", "compact", "chosen_entries", "FULL", "MINOR"]

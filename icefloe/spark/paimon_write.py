@@ -239,8 +239,11 @@ def _records_per_file(schema, target_bytes: int) -> int:
     return max(1000, int(target_bytes / max(per_row, 0.1)))
 
 
-def write_data_files(df, table) -> list[CommitMessage]:
-    """Write ``df`` as data files of ``table`` (a PaimonTable); return commit messages."""
+def write_data_files(df, table, arrange=None, target_file_size: Optional[int] = None) -> list[CommitMessage]:
+    """Write ``df`` as data files of ``table`` (a PaimonTable); return commit messages.
+    ``arrange(rows, key column or None)``, if given, spreads the aligned rows over the tasks and
+    orders them within each (sort compaction), in place of the shuffle by partition and bucket;
+    ``target_file_size`` (bytes) replaces the table's ``target-file-size``."""
     schema = table.table_schema
     store = table.store
     co = schema.core_options
@@ -250,15 +253,21 @@ def write_data_files(df, table) -> list[CommitMessage]:
     # a store Spark cannot reach, or a table with file indexes (built from the rows each task writes):
     # Python tasks write the files through the FileIO
     if not store.io.spark_native or not index_options(schema.options).empty:
+        if arrange is not None:
+            return _write_in_python(arrange(aligned, None), table)
         return _write_in_python(aligned if key is None else aligned.repartition(key), table)
-    if key is not None:
+    if arrange is not None:
+        if key is not None:
+            aligned = aligned.withColumn(KEY_COL, key)
+        aligned = arrange(aligned, KEY_COL if key is not None else None)
+    elif key is not None:
         aligned = aligned.withColumn(KEY_COL, key).repartition(KEY_COL)
     write_id = uuid.uuid4().hex
     staging = f"{table.location}/.staging-{write_id}"
     codec = co.file_compression
     writer = (aligned.write.mode("error")
               .option("compression", "none" if codec in ("none", "uncompressed") else codec)
-              .option("maxRecordsPerFile", _records_per_file(schema, co.target_file_size)))
+              .option("maxRecordsPerFile", _records_per_file(schema, target_file_size or co.target_file_size)))
     if key is not None:
         writer = writer.partitionBy(KEY_COL)
     try:

@@ -1,5 +1,5 @@
-"""Paimon's Spark procedures for branches, tag expiry and manifests: ``create_branch``,
-``delete_branch``, ``fast_forward``, ``expire_tags``, ``compact_manifest``, ``rewrite_file_index``; and the ones this
+"""Paimon's Spark procedures for branches, tag expiry and file indexes: ``create_branch``,
+``delete_branch``, ``fast_forward``, ``expire_tags``, ``rewrite_file_index``; and the ones this
 engine refuses by name (views and functions a filesystem catalog does not have...), each saying why.
 
 They are entries of ``paimon_procedures.PROCEDURES`` (Paimon's argument names and result rows).
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as _dt
 
-from icefloe.sql.errors import NotSupportedYetError, SqlError
+from icefloe.sql.errors import SqlError
 
 
 def _name(args, key: str) -> str:
@@ -106,15 +106,6 @@ def expire_tags(t, args):
     for name in expired:
         t.delete_tag(name)
     return [(n,) for n in expired] or [("No expired tags.",)]
-
-
-def compact_manifest(t, args):
-    """``compact_manifest(table)``: the latest snapshot's manifests merged (a COMPACT snapshot)."""
-    if args.get("options"):
-        raise NotSupportedYetError(f"CALL sys.compact_manifest with options {args['options']!r} (icefloe merges "
-                                   "every manifest of the latest snapshot, with the table's own options)")
-    t.rewrite_manifests()
-    return [(True,)]
 
 
 _ROW_IDS = ("icefloe's writers give rows no row ids (row-tracking.enabled, _ROW_ID), so a table it writes has "

@@ -4,7 +4,9 @@
 compacts every table whose database matches ``including_databases`` and whose ``db.table`` name
 matches ``including_tables`` and not ``excluding_tables`` (Java regular expressions, matched
 whole; Python's ``re`` reads the ones people write the same way), as ``CALL sys.compact`` does
-one table. A table whose compaction fails is counted, not fatal, as in Paimon; the result row
+one table. ``options`` are Paimon's dynamic options for those compactions (``'target-file-size=128m'``;
+see ``paimon_compact_procedures.COMPACT_OPTIONS``, any other key is refused before anything is
+compacted). A table whose compaction fails is counted, not fatal, as in Paimon; the result row
 says how many succeeded and failed.
 """
 from __future__ import annotations
@@ -13,7 +15,8 @@ import re
 
 from icefloe.errors import IcefloeError
 from icefloe.sql.call_args import bind_args
-from icefloe.sql.errors import NotSupportedYetError, SqlError
+from icefloe.sql.errors import SqlError
+from icefloe.sql.paimon_compact_procedures import compaction_target
 from icefloe.sql.parser import Call
 from icefloe.sql.translate import literal_value
 from icefloe.table.capabilities import PAIMON_PROCEDURES
@@ -22,14 +25,18 @@ PARAMS = ("including_databases", "including_tables", "excluding_tables", "option
 PROCEDURES = ("compact_database",)
 
 
+def _text(sess, node):
+    try:
+        return literal_value(node)
+    except ValueError:
+        return sess.run_spark(f"SELECT {node.sql('spark')}").first()[0]
+
+
 def _pattern(sess, args: dict, key: str, default):
     node = args.get(key)
     if node is None:
         return default
-    try:
-        text = literal_value(node)
-    except ValueError:
-        text = sess.run_spark(f"SELECT {node.sql('spark')}").first()[0]
+    text = _text(sess, node)
     if text is None or not str(text).strip():
         return default
     try:
@@ -42,9 +49,7 @@ def compact_database(sess, call: Call):
     """Compact the catalog's tables the arguments select; one row: Paimon's result message."""
     args = bind_args(call, PARAMS)
     options = args.get("options")
-    if options is not None and str(literal_value(options) or "").strip():
-        raise NotSupportedYetError(f"CALL sys.compact_database with options {options.sql('spark')} (icefloe "
-                                   "compacts each table with its own options, as CALL sys.compact does)")
+    target = None if options is None else compaction_target(_text(sess, options), "compact_database")
     databases = _pattern(sess, args, "including_databases", re.compile(".*"))
     including = _pattern(sess, args, "including_tables", re.compile(".*"))
     excluding = _pattern(sess, args, "excluding_tables", None)
@@ -59,7 +64,7 @@ def compact_database(sess, call: Call):
             if not t.supports(PAIMON_PROCEDURES):       # Paimon compacts its own tables only
                 continue
             try:
-                t.compact()
+                t.compact(target_file_size=target)
                 success += 1
             except IcefloeError:
                 failed += 1

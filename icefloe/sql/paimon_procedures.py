@@ -17,6 +17,7 @@ from icefloe.errors import IcefloeError, NotSupportedError, SchemaError
 from icefloe.paimon.options import parse_duration_ms
 from icefloe.paimon.snapshot import NO_WATERMARK
 from icefloe.sql import paimon_branch_procedures as branch_procs
+from icefloe.sql import paimon_compact_procedures as compact_procs
 from icefloe.sql import paimon_file_procedures as file_procs
 from icefloe.sql.errors import NotSupportedYetError, SqlError
 from icefloe.sql.parser import node_position
@@ -260,8 +261,15 @@ PROCEDURES = {
                                                 branch_procs.repair_earliest_snapshot),
     "expire_tags": PaimonProcedure(("table", "older_than"), ("table",), "expired_tags string",
                                    branch_procs.expire_tags),
-    "compact_manifest": PaimonProcedure(("table", "options"), ("table",), "result boolean",
-                                        branch_procs.compact_manifest),
+    "compact": PaimonProcedure(("table", "partitions", "compact_strategy", "order_strategy", "order_by", "where",
+                                "options", "partition_idle_time", "buckets"), ("table",), "result boolean",
+                               compact_procs.compact),
+    "compact_manifest": PaimonProcedure(("table", "options", "dry_run", "manifest_sort_enabled",
+                                         "manifest_sort_partition_field", "manifest_sort_max_rewrite_size"),
+                                        ("table",), "result boolean", compact_procs.compact_manifest),
+    "remove_orphan_files": PaimonProcedure(("table", "older_than", "dry_run", "parallelism", "mode"), ("table",),
+                                           compact_procs.ORPHANS_RESULT, compact_procs.remove_orphan_files,
+                                           times=("older_than",)),
     "rewrite_file_index": PaimonProcedure(("table", "where"), ("table",), "written_partitions int, written_indexes int",
                                           branch_procs.rewrite_file_index),
     "rollback": PaimonProcedure(("table", "version", "snapshot", "tag"), ("table",),
@@ -305,7 +313,9 @@ PROCEDURES = {
 
 
 # Paimon's procedures whose call with an argument only the shared (Iceberg's) form has runs that form
-SHARED_FORMS = ("expire_snapshots",)
+SHARED_FORMS = ("expire_snapshots", "remove_orphan_files")
+# Paimon's procedures whose ``table`` may be ``db.*``: every Paimon table of the database, the rows summed
+DATABASE_WIDE = ("remove_orphan_files",)
 _MAIN_ONLY = ("delete_branch", "fast_forward", "rename_branch", "purge_files", "expire_changelogs")
 REFUSED = branch_procs.REFUSED
 
@@ -343,22 +353,36 @@ def duration_ms(text, name: str = "time_retained") -> int:
         raise SqlError(f"argument {name!r}: {e}") from None
 
 
-def call(sess, t, name: str, bound: dict):
-    """Run Paimon procedure ``name`` on table ``t`` with the bound arguments ({name: node})."""
-    proc = PROCEDURES[name]
-    if t.branch is not None and name in _MAIN_ONLY:
-        raise SqlError(f"CALL sys.{name} takes the table, not its branch {t.branch!r}: table => '{t.name}'")
-    args = {}
-    for key, node in bound.items():
-        if key == "table":
-            continue
-        args[key] = _epoch_ms(sess, key, node) if key in proc.times else _plain(sess, node)
+def _values(sess, proc: PaimonProcedure, bound: dict) -> dict:
+    return {key: _epoch_ms(sess, key, node) if key in proc.times else _plain(sess, node)
+            for key, node in bound.items() if key != "table"}
+
+
+def _run(t, name: str, proc: PaimonProcedure, args: dict) -> list:
     try:
-        rows = proc.run(t, args)
+        return proc.run(t, args)
     except SqlError:
         raise
     except NotSupportedError as e:
         raise NotSupportedYetError(f"CALL sys.{name} on {t.name}: {e}") from None
     except IcefloeError as e:
         raise SqlError(f"CALL sys.{name} on {t.name}: {e}") from None
-    return sess.spark.createDataFrame(rows, proc.result)
+
+
+def call(sess, t, name: str, bound: dict):
+    """Run Paimon procedure ``name`` on table ``t`` with the bound arguments ({name: node})."""
+    proc = PROCEDURES[name]
+    if t.branch is not None and name in _MAIN_ONLY:
+        raise SqlError(f"CALL sys.{name} takes the table, not its branch {t.branch!r}: table => '{t.name}'")
+    return sess.spark.createDataFrame(_run(t, name, proc, _values(sess, proc, bound)), proc.result)
+
+
+def call_database(sess, name: str, database: str, bound: dict, tables: list):
+    """``table => 'db.*'``: procedure ``name`` on each of ``tables`` (the Paimon tables of the
+    database) with the same arguments; one row, each column summed over the tables."""
+    proc = PROCEDURES[name]
+    args = _values(sess, proc, bound)
+    rows = [row for t in tables for row in _run(t, name, proc, args)]
+    width = len(proc.result.split(","))
+    total = tuple(sum(r[i] for r in rows) for i in range(width))
+    return sess.spark.createDataFrame([total], proc.result)

@@ -159,6 +159,8 @@ def call(sess, stmt: Call):
         raise _err("argument 'table' must be a string like 'db.table'", table_node)
     if parts[1] == "register_table":
         return _register(sess, stmt, proc, table_name, bind_args(stmt, proc.params, proc.required))
+    if paimon is not None and parts[1] in paimon_procedures.DATABASE_WIDE and table_name.endswith(".*"):
+        return _database_wide(sess, stmt, parts[1], table_name[:-2], table_node)
     ref, _ours = sess.resolve_name(table_name.split("."))     # a bare name: under the namespace of USE
     if ref is None or ref.metadata:
         hint = " (name it db.table, or USE db first)" if "." not in table_name and not sess.namespace else ""
@@ -224,6 +226,20 @@ def call(sess, stmt: Call):
     except IcefloeError as e:          # what the table refuses (a ref's head to expire, ...)
         raise SqlError(f"{proc.capability}: {e}", stmt.procedure.line, stmt.procedure.column) from None
     return _result_df(sess, t, name, proc, result, before, kwargs)
+
+
+def _database_wide(sess, stmt: Call, name: str, database: str, table_node):
+    """Paimon's ``table => 'db.*'``: the procedure on every Paimon table of database ``db``."""
+    paimon = paimon_procedures.PROCEDURES[name]
+    parts = database.split(".")
+    if len(parts) == 2 and parts[0].lower() == sess.catalog_name.lower():
+        parts = parts[1:]
+    db = ".".join(parts)
+    if not db or db not in sess.catalog.list_namespaces():
+        raise _err(f"{name}: unknown database {db or database!r} in table => '{database}.*'", table_node)
+    tables = [t for t in (sess.catalog.load_table(n) for n in sess.catalog.list_tables(db))
+              if t.supports(PAIMON_PROCEDURES)]
+    return paimon_procedures.call_database(sess, name, db, bind_args(stmt, paimon.params, paimon.required), tables)
 
 
 def _orphan_listing(sess, stmt: Call, kwargs: dict) -> None:

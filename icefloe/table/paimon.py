@@ -36,6 +36,7 @@ from icefloe.spark import paimon_append_dml as append_dml
 from icefloe.spark.paimon_dml import PrimaryKeyMerge
 from icefloe.spark.paimon_changes import audit_log_df, changes_df
 from icefloe.spark.paimon_read import read_files, read_merged, read_with_vectors
+from icefloe.spark.paimon_compact import compact as paimon_compact
 from icefloe.spark.paimon_compact import compact_append_table, compact_primary_key_table
 from icefloe.spark.paimon_write import write_data_files, write_kv_files
 from icefloe.spark.session import get_spark
@@ -473,6 +474,18 @@ class PaimonTable(FileStoreTable, Table):
             return compact_primary_key_table(self.spark, self, where, target_file_size)
         return compact_append_table(self.spark, self, where, target_file_size)
 
+    def compact(self, where=None, target_file_size: Optional[int] = None, partitions: Optional[Sequence[dict]] = None,
+                strategy: Optional[str] = None, partition_idle_ms: Optional[int] = None,
+                order_strategy: Optional[str] = None, order_by: Sequence[str] = ()) -> Optional[Snapshot]:
+        """Paimon's compaction (``CALL sys.compact``) of the partitions ``where`` reads and
+        ``partitions`` (dicts of key -> value) name, and with ``partition_idle_ms`` only those
+        not written for that long. ``order_strategy`` (``'order'``, ``'zorder'``, ``'hilbert'``):
+        an append table's partitions rewritten with their rows sorted by ``order_by`` (one
+        OVERWRITE snapshot). Else ``strategy``: ``'full'`` (default) or ``'minor'`` (only what the
+        writers' own compaction picks). Returns the new snapshot, or None when nothing was to do."""
+        return paimon_compact(self.spark, self, where, partitions, strategy, partition_idle_ms, order_strategy,
+                              order_by, target_file_size)
+
     def expire_snapshots(self, older_than=None, retain_last: Optional[int] = None,
                          now_ms: Optional[int] = None, snapshot_ids=(), retain_max: Optional[int] = None,
                          max_deletes: Optional[int] = None) -> ExpireReport:
@@ -485,12 +498,17 @@ class PaimonTable(FileStoreTable, Table):
         expired = FileStoreTable.expire_snapshots(self, now_ms, older_than, retain_last, retain_max, max_deletes)
         return ExpireReport(expired_snapshot_ids=expired, files_reported=False)
 
-    def rewrite_manifests(self, branch: Optional[str] = None, spec_id: Optional[int] = None) -> Optional[Snapshot]:
+    def rewrite_manifests(self, branch: Optional[str] = None, spec_id: Optional[int] = None,
+                          sort_field: Optional[str] = None, sort_max_size: Optional[int] = None,
+                          sort: bool = False) -> Optional[Snapshot]:
+        """Merge the latest snapshot's manifests; ``sort``: Paimon's manifest sort (entries ordered
+        by partition field ``sort_field``, default the first, up to ``sort_max_size`` bytes)."""
         if (other := self._on_branch(branch)) is not None:
-            return other.rewrite_manifests(spec_id=spec_id)
+            return other.rewrite_manifests(spec_id=spec_id, sort_field=sort_field, sort_max_size=sort_max_size,
+                                           sort=sort)
         if spec_id is not None:
             raise self.unsupported("rewrite_manifests with spec_id", "Paimon tables have no partition specs")
-        return FileStoreTable.rewrite_manifests(self)
+        return FileStoreTable.rewrite_manifests(self, sort_field, sort_max_size, sort)
 
     def create_tag(self, name: str, snapshot_id: Optional[int] = None, max_ref_age_ms: Optional[int] = None,
                    time_retained=None):

@@ -1,7 +1,7 @@
 """Z-order byte forms and bit interleaving (Iceberg's ZOrderByteUtils), worked by hand."""
 import pyarrow as pa
 
-from icefloe.iceberg import zorder
+from icefloe.core import zorder
 
 
 def test_whole_numbers_order_as_unsigned_bytes_and_nulls_come_first():

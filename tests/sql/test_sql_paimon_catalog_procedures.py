@@ -85,8 +85,8 @@ def test_compact_database_compacts_the_tables_the_patterns_select(pcat, warehous
     assert kinds("db1.t2_ignore") == kinds("default.t3") == ["APPEND", "APPEND"]
     assert sorted(tables["db1.t1"].to_arrow().to_pylist(), key=lambda r: r["id"]) == \
         [{"id": 1, "v": "a"}, {"id": 2, "v": "b"}]
-    with pytest.raises(NotSupportedYetError, match="options"):
-        pcat.sql("CALL sys.compact_database(options => 'target-file-size=128m')")
+    with pytest.raises(NotSupportedYetError, match="options sink.parallelism"):
+        pcat.sql("CALL sys.compact_database(options => 'target-file-size=128m,sink.parallelism=2')")
     with pytest.raises(SqlError, match="not a regular expression"):
         pcat.sql("CALL sys.compact_database(including_databases => '(')")
     assert _rows(pcat.sql("CALL sys.compact_database()")) == [("Compact database finished. Success: 3, Failed: 0",)]

@@ -1,0 +1,96 @@
+"""Hilbert-curve values, as Paimon's ``order_strategy => 'hilbert'`` sort compaction orders rows.
+
+Every column's value becomes one 64-bit word (Paimon's ``SparkHilbertUDF`` / ``HilbertIndexer``):
+
+- whole numbers: the value as a long (two's complement); tinyint: its one byte, unsigned;
+- floats and doubles: the double's IEEE 754 bits;
+- strings and binary: the first 8 bytes (UTF-8 for strings), right-aligned in the word;
+- booleans: all ones but the sign bit for true, 0 for false;
+- dates: days since the epoch; timestamps: whole seconds; decimals: the whole part;
+- a null: all ones but the sign bit (``Long.MAX_VALUE``).
+
+The row's position on an n-dimensional Hilbert curve of 63 bits per dimension (Skilling's
+transform of the coordinates into the curve's "transposed" form, then their bits interleaved, most
+significant first, as the z-order interleave does) orders the rows; only the low 63 bits of each
+word take part. The values are compared as unsigned big-endian byte strings of equal length, so a
+binary column of them sorts rows along the curve.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from icefloe.core.zorder import interleave
+
+BITS = 63                                  # bits of each coordinate (Paimon's HilbertIndexer)
+EMPTY = np.uint64(0x7FFFFFFFFFFFFFFF)      # a null's coordinate
+WHOLE, TINY, FLOATING, BYTES, BOOLEAN = "whole", "tiny", "floating", "bytes", "boolean"
+
+
+def _prefix_word(data: bytes) -> int:
+    """The first 8 bytes of ``data`` as a big-endian word, shorter data right-aligned."""
+    return int.from_bytes(data[:8], "big")
+
+
+def coordinates(arr: pa.Array, kind: str) -> np.ndarray:
+    """One column's values as uint64 coordinates (see the module docstring); ``kind`` is one of
+    WHOLE (any integer type, dates and timestamps already as numbers), TINY, FLOATING, BYTES,
+    BOOLEAN."""
+    nulls = np.asarray(arr.is_null(), dtype=bool)
+    if kind in (WHOLE, TINY):
+        values = np.asarray(arr.cast(pa.int64()).fill_null(0), dtype=np.int64).view(np.uint64)
+        out = values & np.uint64(0xFF) if kind == TINY else values.copy()
+    elif kind == FLOATING:
+        out = np.asarray(arr.cast(pa.float64()).fill_null(0.0), dtype=np.float64).view(np.uint64).copy()
+    elif kind == BYTES:
+        items = arr.to_pylist()
+        out = np.array([0 if v is None else _prefix_word(v.encode("utf-8") if isinstance(v, str) else bytes(v))
+                        for v in items], dtype=np.uint64)
+    elif kind == BOOLEAN:
+        out = np.where(np.asarray(arr.fill_null(False), dtype=bool), EMPTY, np.uint64(0)).astype(np.uint64)
+    else:
+        raise ValueError(f"no Hilbert coordinate for kind {kind!r}")
+    out[nulls] = EMPTY
+    return out
+
+
+def transposed(points: list, bits: int = BITS) -> list:
+    """Skilling's transform: the coordinates (one uint64 array per dimension, ``bits`` bits used)
+    into the curve's transposed form, whose interleaved bits are the position on the curve."""
+    x = [p.copy() for p in points]
+    n = len(x)
+    q = np.uint64(1) << np.uint64(bits - 1)
+    one = np.uint64(1)
+    while q > one:                          # undo excess work, from the top bit down
+        p = q - one
+        for i in range(n):
+            high = (x[i] & q) != 0
+            t = (x[0] ^ x[i]) & p
+            x0 = np.where(high, x[0] ^ p, x[0] ^ t)
+            if i != 0:
+                x[i] = np.where(high, x[i], x[i] ^ t)
+            x[0] = x0
+        q >>= one
+    for i in range(1, n):                   # Gray encode
+        x[i] = x[i] ^ x[i - 1]
+    t = np.zeros_like(x[0])
+    q = np.uint64(1) << np.uint64(bits - 1)
+    while q > one:
+        t = np.where((x[n - 1] & q) != 0, t ^ (q - one), t)
+        q >>= one
+    mask = (np.uint64(1) << np.uint64(bits)) - one
+    return [(xi ^ t) & mask for xi in x]
+
+
+def hilbert_values(arrays: list, kinds: list, bits: int = BITS) -> pa.Array:
+    """The Hilbert value of each row of ``arrays`` (one per sort column, their ``kinds``), as
+    binary strings of equal length that sort as the positions on the curve."""
+    coords = transposed([coordinates(a, k) for a, k in zip(arrays, kinds)], bits)
+    # each coordinate's 64-bit big-endian form: its top bit is 0, so the interleave puts n zero
+    # bits first and then the 63 bits of every coordinate, most significant first
+    columns = [c.astype(">u8").view(np.uint8).reshape(len(c), 8) for c in coords]
+    matrix = interleave(columns)
+    width = matrix.shape[1]
+    offsets = np.arange(0, (len(matrix) + 1) * width, width, dtype=np.int32)
+    return pa.BinaryArray.from_buffers(pa.binary(), len(matrix),
+                                       [None, pa.py_buffer(offsets), pa.py_buffer(matrix.tobytes())])
