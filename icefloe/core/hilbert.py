@@ -17,10 +17,12 @@ binary column of them sorts rows along the curve.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pyarrow as pa
 
-from icefloe.core.zorder import interleave
+from icefloe.core.zorder import Bytes, Words, as_words, interleave
 
 BITS = 63                                  # bits of each coordinate (Paimon's HilbertIndexer)
 EMPTY = np.uint64(0x7FFFFFFFFFFFFFFF)      # a null's coordinate
@@ -32,16 +34,16 @@ def _prefix_word(data: bytes) -> int:
     return int.from_bytes(data[:8], "big")
 
 
-def coordinates(arr: pa.Array, kind: str) -> np.ndarray:
+def coordinates(arr: pa.Array, kind: str) -> Words:
     """One column's values as uint64 coordinates (see the module docstring); ``kind`` is one of
     WHOLE (any integer type, dates and timestamps already as numbers), TINY, FLOATING, BYTES,
     BOOLEAN."""
     nulls = np.asarray(arr.is_null(), dtype=bool)
     if kind in (WHOLE, TINY):
-        values = np.asarray(arr.cast(pa.int64()).fill_null(0), dtype=np.int64).view(np.uint64)
-        out = values & np.uint64(0xFF) if kind == TINY else values.copy()
+        values = as_words(arr, pa.int64(), np.int64, 0)
+        out = values & np.uint64(0xFF) if kind == TINY else values
     elif kind == FLOATING:
-        out = np.asarray(arr.cast(pa.float64()).fill_null(0.0), dtype=np.float64).view(np.uint64).copy()
+        out = as_words(arr, pa.float64(), np.float64, 0.0)
     elif kind == BYTES:
         items = arr.to_pylist()
         out = np.array([0 if v is None else _prefix_word(v.encode("utf-8") if isinstance(v, str) else bytes(v))
@@ -54,41 +56,43 @@ def coordinates(arr: pa.Array, kind: str) -> np.ndarray:
     return out
 
 
-def transposed(points: list, bits: int = BITS) -> list:
+def transposed(points: Sequence[Words], bits: int = BITS) -> list[Words]:
     """Skilling's transform: the coordinates (one uint64 array per dimension, ``bits`` bits used)
     into the curve's transposed form, whose interleaved bits are the position on the curve."""
-    x = [p.copy() for p in points]
+    x: list[Words] = [np.array(p) for p in points]
     n = len(x)
-    q = np.uint64(1) << np.uint64(bits - 1)
-    one = np.uint64(1)
-    while q > one:                          # undo excess work, from the top bit down
-        p = q - one
+    zero = np.uint64(0)
+    q = 1 << (bits - 1)
+    while q > 1:                            # undo excess work, from the top bit down
+        qw, p = np.uint64(q), np.uint64(q - 1)
         for i in range(n):
-            high = (x[i] & q) != 0
-            t = (x[0] ^ x[i]) & p
-            x0 = np.where(high, x[0] ^ p, x[0] ^ t)
+            high = np.not_equal(np.bitwise_and(x[i], qw), zero)
+            t: Words = np.bitwise_and(np.bitwise_xor(x[0], x[i]), p)
+            x0: Words = np.where(high, np.bitwise_xor(x[0], p), np.bitwise_xor(x[0], t))
             if i != 0:
-                x[i] = np.where(high, x[i], x[i] ^ t)
+                x[i] = np.where(high, x[i], np.bitwise_xor(x[i], t))
             x[0] = x0
-        q >>= one
+        q >>= 1
     for i in range(1, n):                   # Gray encode
-        x[i] = x[i] ^ x[i - 1]
+        x[i] = np.bitwise_xor(x[i], x[i - 1])
     t = np.zeros_like(x[0])
-    q = np.uint64(1) << np.uint64(bits - 1)
-    while q > one:
-        t = np.where((x[n - 1] & q) != 0, t ^ (q - one), t)
-        q >>= one
-    mask = (np.uint64(1) << np.uint64(bits)) - one
-    return [(xi ^ t) & mask for xi in x]
+    q = 1 << (bits - 1)
+    while q > 1:
+        t = np.where(np.not_equal(np.bitwise_and(x[n - 1], np.uint64(q)), zero),
+                     np.bitwise_xor(t, np.uint64(q - 1)), t)
+        q >>= 1
+    mask = np.uint64((1 << bits) - 1)
+    return [np.bitwise_and(np.bitwise_xor(xi, t), mask) for xi in x]
 
 
-def hilbert_values(arrays: list, kinds: list, bits: int = BITS) -> pa.Array:
+def hilbert_values(arrays: Sequence[pa.Array], kinds: Sequence[str], bits: int = BITS) -> pa.Array:
     """The Hilbert value of each row of ``arrays`` (one per sort column, their ``kinds``), as
     binary strings of equal length that sort as the positions on the curve."""
     coords = transposed([coordinates(a, k) for a, k in zip(arrays, kinds)], bits)
     # each coordinate's 64-bit big-endian form: its top bit is 0, so the interleave puts n zero
     # bits first and then the 63 bits of every coordinate, most significant first
-    columns = [c.astype(">u8").view(np.uint8).reshape(len(c), 8) for c in coords]
+    columns: list[Bytes] = [np.reshape(np.frombuffer(c.astype(">u8").tobytes(), dtype=np.uint8), (len(c), 8))
+               for c in coords]
     matrix = interleave(columns)
     width = matrix.shape[1]
     offsets = np.arange(0, (len(matrix) + 1) * width, width, dtype=np.int32)

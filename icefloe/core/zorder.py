@@ -21,8 +21,14 @@ numpy ``uint8`` matrices, one row per value.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
+
+Bytes = npt.NDArray[np.uint8]
+Words = npt.NDArray[np.uint64]
 
 PRIMITIVE_SIZE = 8                 # bytes of every fixed-width column (ZOrderByteUtils.PRIMITIVE_BUFFER_SIZE)
 WHOLE, FLOATING, STRING, BINARY, BOOLEAN = "whole", "floating", "string", "binary", "boolean"
@@ -30,27 +36,35 @@ _SIGN = np.uint64(1 << 63)
 _CANONICAL_NAN = np.uint64(0x7FF8000000000000)
 
 
-def _nulls(arr: pa.Array) -> np.ndarray:
+def _nulls(arr: pa.Array) -> npt.NDArray[np.bool_]:
     return np.asarray(arr.is_null(), dtype=bool)
 
 
-def _longs_as_bytes(values: np.ndarray) -> np.ndarray:
+def _longs_as_bytes(values: Words) -> Bytes:
     """uint64 values -> (n, 8) big-endian bytes."""
-    return values.astype(">u8").view(np.uint8).reshape(len(values), PRIMITIVE_SIZE)
+    raw = np.frombuffer(values.astype(">u8").tobytes(), dtype=np.uint8)
+    return np.array(np.reshape(raw, (len(values), PRIMITIVE_SIZE)))      # a writable copy
 
 
-def whole_number_bytes(arr: pa.Array) -> np.ndarray:
+def as_words(arr: pa.Array, arrow_type: pa.DataType, numpy_type: type[np.generic], fill: object) -> Words:
+    """An Arrow array's values, nulls as ``fill``, cast to ``arrow_type`` and read as ``numpy_type``,
+    reinterpreted bit for bit as uint64 words (a new array)."""
+    values = np.asarray(arr.cast(arrow_type).fill_null(fill), dtype=numpy_type)
+    return np.array(np.frombuffer(values.tobytes(), dtype=np.uint64))
+
+
+def whole_number_bytes(arr: pa.Array) -> Bytes:
     """Whole numbers (any integer Arrow type) -> (n, 8): sign bit flipped, big-endian."""
-    values = np.asarray(arr.cast(pa.int64()).fill_null(0), dtype=np.int64).view(np.uint64) ^ _SIGN
+    values = as_words(arr, pa.int64(), np.int64, 0) ^ _SIGN
     out = _longs_as_bytes(values)
     out[_nulls(arr)] = 0
     return out
 
 
-def floating_bytes(arr: pa.Array) -> np.ndarray:
+def floating_bytes(arr: pa.Array) -> Bytes:
     """Floats and doubles (as doubles) -> (n, 8): negatives' bits all flipped, others' sign bit."""
+    bits = as_words(arr, pa.float64(), np.float64, 0.0)
     doubles = np.asarray(arr.cast(pa.float64()).fill_null(0.0), dtype=np.float64)
-    bits = doubles.view(np.uint64).copy()
     bits[np.isnan(doubles)] = _CANONICAL_NAN
     negative = (bits & _SIGN) != 0
     out = _longs_as_bytes(np.where(negative, ~bits, bits ^ _SIGN))
@@ -69,7 +83,7 @@ def _utf8_prefix(text: str, length: int) -> bytes:
     return data[:cut]
 
 
-def _fixed(values, length: int) -> np.ndarray:
+def _fixed(values: Sequence[bytes | None], length: int) -> Bytes:
     out = np.zeros((len(values), length), dtype=np.uint8)
     for i, v in enumerate(values):
         if v:
@@ -77,21 +91,21 @@ def _fixed(values, length: int) -> np.ndarray:
     return out
 
 
-def string_bytes(arr: pa.Array, length: int) -> np.ndarray:
+def string_bytes(arr: pa.Array, length: int) -> Bytes:
     return _fixed([None if v is None else _utf8_prefix(v, length) for v in arr.to_pylist()], length)
 
 
-def binary_bytes(arr: pa.Array, length: int) -> np.ndarray:
+def binary_bytes(arr: pa.Array, length: int) -> Bytes:
     return _fixed([None if v is None else bytes(v[:length]) for v in arr.to_pylist()], length)
 
 
-def boolean_bytes(arr: pa.Array) -> np.ndarray:
+def boolean_bytes(arr: pa.Array) -> Bytes:
     out = np.zeros((len(arr), PRIMITIVE_SIZE), dtype=np.uint8)
     out[np.asarray(arr.fill_null(False), dtype=bool), 0] = 0x81
     return out
 
 
-def ordered_bytes(arr: pa.Array, kind: str, var_length: int = PRIMITIVE_SIZE) -> np.ndarray:
+def ordered_bytes(arr: pa.Array, kind: str, var_length: int = PRIMITIVE_SIZE) -> Bytes:
     """One column's values as (n, width) ordered bytes; ``kind`` is one of WHOLE, FLOATING,
     STRING, BINARY, BOOLEAN; ``var_length`` the width of strings and binary."""
     if kind == WHOLE:
@@ -107,10 +121,10 @@ def ordered_bytes(arr: pa.Array, kind: str, var_length: int = PRIMITIVE_SIZE) ->
     raise ValueError(f"no z-order bytes for kind {kind!r}")
 
 
-def interleave_order(widths: list, out_size: int) -> list:
+def interleave_order(widths: Sequence[int], out_size: int) -> list[tuple[int, int]]:
     """Which input bit makes each output bit: ``(column, bit index within that column's bytes)``
     for the ``out_size * 8`` output bits, most significant first."""
-    order = []
+    order: list[tuple[int, int]] = []
     for byte in range(max(widths, default=0)):
         for bit in range(8):
             for col, width in enumerate(widths):
@@ -119,9 +133,9 @@ def interleave_order(widths: list, out_size: int) -> list:
     return order[:out_size * 8]
 
 
-def interleave(columns: list, max_output: int | None = None) -> np.ndarray:
+def interleave(columns: Sequence[Bytes], max_output: int | None = None) -> Bytes:
     """(n, width_i) byte matrices -> (n, out) z-values, out = min(sum of widths, max_output)."""
-    widths = [c.shape[1] for c in columns]
+    widths = [int(c.shape[1]) for c in columns]
     out_size = sum(widths) if max_output is None else min(sum(widths), max_output)
     bits = [np.unpackbits(c, axis=1) for c in columns]
     offsets = np.cumsum([0] + [b.shape[1] for b in bits])[:-1]
@@ -129,7 +143,7 @@ def interleave(columns: list, max_output: int | None = None) -> np.ndarray:
     return np.packbits(np.hstack(bits)[:, index], axis=1)
 
 
-def z_values(arrays: list, kinds: list, var_length: int = PRIMITIVE_SIZE,
+def z_values(arrays: Sequence[pa.Array], kinds: Sequence[str], var_length: int = PRIMITIVE_SIZE,
              max_output: int | None = None) -> pa.Array:
     """The z-value of each row of ``arrays`` (one per z-order column, their ``kinds``)."""
     matrix = interleave([ordered_bytes(a, k, var_length) for a, k in zip(arrays, kinds)], max_output)
