@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 from icefloe.core.retry import RetryPolicy
-from icefloe.errors import CommitFailedError
+from icefloe.errors import CommitFailedError, TagError
 from icefloe.paimon import manifest as mf
 from icefloe.paimon import table_hooks
 from icefloe.paimon.binary_row import BinaryRow, decode_row, encode_row
@@ -36,6 +36,7 @@ from icefloe.paimon.snapshot import (
 )
 from icefloe.paimon.statistics import Statistics, read_statistics, statistics_path, write_statistics
 from icefloe.paimon.expire import expire_snapshots
+from icefloe.paimon import tag_auto
 
 log = logging.getLogger(__name__)
 
@@ -368,9 +369,10 @@ class FileStoreCommit:
                 log.warning("could not delete %s after a failed commit", name, exc_info=True)
 
     def _after_commit(self, snapshot: Snapshot) -> None:
-        """Hints, then snapshot expiration, then the hooks of ``table_hooks`` (the Iceberg view).
-        Neither of the first two can undo the commit, so their failures are logged, not raised
-        (readers do not trust hints anyway); a hook's failure is raised."""
+        """Hints, automatic tags (``tag_auto``), snapshot expiration, then the hooks of ``table_hooks``
+        (the Iceberg view). None can undo the commit: failures of hints and expiration are logged
+        (readers do not trust hints anyway); a hook's failure is raised, and so is the tags' (after the
+        rest has run), as Paimon's committer raises it: the tags a user asked for were not made."""
         snaps = self.store.snapshots
         try:
             snaps.commit_latest_hint(snapshot.id)
@@ -379,6 +381,12 @@ class FileStoreCommit:
                 snaps.commit_earliest_hint(earliest)
         except Exception:
             log.warning("could not write snapshot hints for snapshot %d", snapshot.id, exc_info=True)
+        tag_failure = None
+        if not self.store.options.write_only:
+            try:        # Paimon's order: automatic tags and tag expiry, then consumers and snapshots
+                tag_auto.run(self.store)
+            except Exception as e:
+                tag_failure = e
         try:
             if not self.store.options.write_only:
                 # consumers first: an expired consumer no longer holds snapshots back
@@ -390,6 +398,9 @@ class FileStoreCommit:
             log.warning("snapshot expiration after snapshot %d failed", snapshot.id, exc_info=True)
         # what is kept in step with the snapshots (the Iceberg view): its failure is the caller's to see
         table_hooks.changed(self.store)
+        if tag_failure is not None:
+            raise TagError(f"snapshot {snapshot.id} of {self.store.table_path} was committed, but its automatic "
+                           f"tags were not made: {tag_failure}") from tag_failure
 
 
 __all__ = ["CommitMessage", "FileStoreCommit", "compact_manifests", "try_full_compaction",

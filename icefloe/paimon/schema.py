@@ -27,6 +27,7 @@ from icefloe.core.io import FileAlreadyExistsError, FileIO
 from icefloe.errors import CorruptMetadataError, SchemaError, TableAlreadyExistsError
 from icefloe.paimon import options as opt
 from icefloe.paimon.iceberg_options import check_schema
+from icefloe.paimon.tag_period import auto_tag_options
 from icefloe.core import types as core
 from icefloe.paimon.types import DataField, field_to_json, highest_field_id, parse_field, to_arrow_schema, to_arrow_type
 
@@ -199,6 +200,7 @@ def validate(schema: TableSchema) -> None:
                           "changes are its appended rows")
     check_vector_rules(schema)
     opt.check_honoured(schema.options)
+    auto_tag_options(schema.options)      # the automatic-tag options parse (tag_period)
     check_schema(schema.options, schema.fields, schema.primary_keys)
     fmt = schema.options.get("changelog-file.format")
     if fmt and str(fmt).lower() != "parquet":

@@ -24,6 +24,8 @@ from icefloe.paimon import changelog
 from icefloe.paimon import consumer
 from icefloe.paimon import scan as scan_mod
 from icefloe.paimon import table_hooks
+from icefloe.paimon import tag_auto
+from icefloe.paimon.tag_period import auto_tag_options
 from icefloe.paimon import types as pt
 from icefloe.paimon.arrow_read import read_data_file
 from icefloe.paimon.binary_row import encode_row
@@ -610,8 +612,17 @@ class FileStoreTable:
     def create_tag(self, name: str, snapshot_id: Optional[int] = None, time_retained=None):
         """Tag ``snapshot_id`` (default: the latest snapshot). The tag keeps the snapshot's
         files after it expires; ``TagAlreadyExistsError`` if ``name`` is taken. ``time_retained``
-        (a ``timedelta``) is recorded in the tag file as Paimon records it."""
-        return self._tags_changed(create_tag(self.refresh()._store, name, snapshot_id, time_retained))
+        (a ``timedelta``) is recorded in the tag file as Paimon records it; by default the table's
+        ``tag.default-time-retained``."""
+        store = self.refresh()._store
+        if time_retained is None:
+            time_retained = auto_tag_options(store.schema.options).default_time_retained
+        return self._tags_changed(create_tag(store, name, snapshot_id, time_retained))
+
+    def trigger_tag_automatic_creation(self) -> dict:
+        """The automatic tags the snapshots call for and the expiry of tags past their retention, as
+        after a commit (``tag_auto``; batch tags are made by writes only). ``{"created", "deleted"}``."""
+        return self._tags_changed(tag_auto.run(self.refresh()._store, after_commit=False))
 
     def replace_tag(self, name: str, snapshot_id: Optional[int] = None, time_retained=None):
         """Point tag ``name`` at ``snapshot_id`` (default: the latest snapshot)."""

@@ -1,5 +1,6 @@
-"""Paimon's Spark procedures for branches, tag expiry and manifests: ``create_branch``,
-``delete_branch``, ``fast_forward``, ``expire_tags``, ``compact_manifest``; and the ones this
+"""Paimon's Spark procedures for branches, tags and manifests: ``create_branch``,
+``delete_branch``, ``fast_forward``, ``expire_tags``, ``trigger_tag_automatic_creation``,
+``compact_manifest``; and the ones this
 engine refuses by name (views and functions a filesystem catalog does not have...), each saying why.
 
 They are entries of ``paimon_procedures.PROCEDURES`` (Paimon's argument names and result rows).
@@ -99,6 +100,14 @@ def expire_tags(t, args):
     return [(n,) for n in expired] or [("No expired tags.",)]
 
 
+def trigger_tag_automatic_creation(t, args):
+    """``trigger_tag_automatic_creation(table)``: the automatic tags the table's snapshots call for
+    (``tag.automatic-creation`` process-time or watermark) and the expiry of tags past their
+    retention, as a commit makes them."""
+    t.trigger_tag_automatic_creation()
+    return [(True,)]
+
+
 def compact_manifest(t, args):
     """``compact_manifest(table)``: the latest snapshot's manifests merged (a COMPACT snapshot)."""
     if args.get("options"):
@@ -112,8 +121,6 @@ _ROW_IDS = ("icefloe's writers give rows no row ids (row-tracking.enabled, _ROW_
             "none of them")
 # Paimon's procedures icefloe does not run, and why (each refused by name)
 REFUSED = {
-    "trigger_tag_automatic_creation": "icefloe does not create tags automatically: tag.automatic-creation is "
-                                      "not honoured by its writers; CALL sys.create_tag makes a tag",
     "migrate_database": "Paimon migrates from a Hive metastore's tables; a filesystem warehouse has no metastore",
     "migrate_table": "Paimon migrates from a Hive metastore's tables; a filesystem warehouse has no metastore",
     "repair": "Paimon's repair synchronizes a Hive metastore with the file system; a filesystem warehouse has "

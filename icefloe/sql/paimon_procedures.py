@@ -260,6 +260,8 @@ PROCEDURES = {
                                                 branch_procs.repair_earliest_snapshot),
     "expire_tags": PaimonProcedure(("table", "older_than"), ("table",), "expired_tags string",
                                    branch_procs.expire_tags),
+    "trigger_tag_automatic_creation": PaimonProcedure(("table",), ("table",), "result boolean",
+                                                      branch_procs.trigger_tag_automatic_creation),
     "compact_manifest": PaimonProcedure(("table", "options"), ("table",), "result boolean",
                                         branch_procs.compact_manifest),
     "rollback": PaimonProcedure(("table", "version", "snapshot", "tag"), ("table",),

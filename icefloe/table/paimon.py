@@ -25,6 +25,7 @@ from icefloe.paimon.commit import CommitMessage
 from icefloe.paimon.layout import manifest_lists, metadata_tree
 from icefloe.paimon.schema_update import spark_sql_type
 from icefloe.paimon.snapshot import Snapshot
+from icefloe.paimon.tag_period import period_handler
 from icefloe.paimon.table import FileStoreTable
 from icefloe.paimon.kv_writer import write_kv_table
 from icefloe.paimon.merge import DELETE, UPDATE_AFTER, row_level_refusal
@@ -245,6 +246,42 @@ class PaimonTable(FileStoreTable, Table):
         primary-key table's merged rows with each key's row kind (+I, +U, -D for a retraction a
         compaction has not yet dropped), an append table's rows as +I."""
         return audit_log_df(self.spark, self, snapshot_id, as_of, ref)
+
+    def diff_between_tags(self, start_tag: str, end_tag: str):
+        """The rows of tag ``end_tag`` that tag ``start_tag`` does not have, as Paimon's incremental
+        query between two tags reads them (the difference of the tags' files, not their snapshots'
+        deltas): a primary-key table's merged rows whose key is new or whose value changed, an append
+        table's rows in the data files ``end_tag`` has and ``start_tag`` has not. Rows gone by
+        ``end_tag`` are not returned (Paimon's batch reads drop ``-D``)."""
+        start, end = self.tag(start_tag), self.tag(end_tag)
+        if end.snapshot.id < start.snapshot.id:
+            raise IcefloeError(f"tag {end_tag!r} (snapshot {end.snapshot.id}) is older than tag {start_tag!r} "
+                               f"(snapshot {start.snapshot.id}): give the earlier tag first")
+        schema = self.table_schema_for(ref=end_tag)
+        if start.snapshot.id == end.snapshot.id:
+            return self.to_spark(ref=end_tag).limit(0)
+        if schema.primary_keys:
+            after = self.to_spark(ref=end_tag)
+            before = self.to_spark(ref=start_tag).select(*[f"`{c}`" for c in after.columns])
+            return after.exceptAll(before)
+        before_paths = {f.path for f in self.plan_files(ref=start_tag)}
+        files = [f for f in self.plan_files(ref=end_tag) if f.path not in before_paths]
+        return read_files(self.spark, [f.path for f in files], schema.fields, None, None,
+                          file_fields=[self.schema_by_id(f.schema_id).fields for f in files], io=self.io)
+
+    def diff_to_auto_tag(self, end_tag: str):
+        """Paimon's ``incremental-to-auto-tag``: ``diff_between_tags`` from the newest automatic tag
+        of an earlier period to automatic tag ``end_tag``; None (no rows) when either is missing."""
+        handler = period_handler(self.options)
+        end_time = handler.tag_to_time(end_tag)
+        if end_time is None:
+            raise IcefloeError(f"tag {end_tag!r} is not an automatic tag of table {self.name} (its tags are named "
+                               f"like {handler.time_to_tag(_dt.datetime(2024, 12, 4))!r})")
+        tags = self.tags()
+        if end_tag not in tags:
+            return None
+        earlier = [(t, n) for n, t in ((n, handler.tag_to_time(n)) for n in tags) if t is not None and t < end_time]
+        return self.diff_between_tags(max(earlier)[1], end_tag) if earlier else None
 
     # ------------------------------------------------------------------ writes
     def write_files(self, data) -> list[CommitMessage]:
