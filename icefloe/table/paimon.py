@@ -248,10 +248,10 @@ class PaimonTable(FileStoreTable, Table):
         return audit_log_df(self.spark, self, snapshot_id, as_of, ref)
 
     def diff_between_tags(self, start_tag: str, end_tag: str):
-        """The rows of tag ``end_tag`` that tag ``start_tag`` does not have, as Paimon's incremental
-        query between two tags reads them (the difference of the tags' files, not their snapshots'
-        deltas): a primary-key table's merged rows whose key is new or whose value changed, an append
-        table's rows in the data files ``end_tag`` has and ``start_tag`` has not. Rows gone by
+        """The rows Paimon's incremental query between two tags returns: in each bucket, the files
+        only ``end_tag`` has and the files only ``start_tag`` has (the files both have are left out),
+        each side's rows merged by key; a key's row on the end side is returned unless the start side
+        has the same row. An append table: the rows of the files only ``end_tag`` has. Rows gone by
         ``end_tag`` are not returned (Paimon's batch reads drop ``-D``)."""
         start, end = self.tag(start_tag), self.tag(end_tag)
         if end.snapshot.id < start.snapshot.id:
@@ -260,14 +260,26 @@ class PaimonTable(FileStoreTable, Table):
         schema = self.table_schema_for(ref=end_tag)
         if start.snapshot.id == end.snapshot.id:
             return self.to_spark(ref=end_tag).limit(0)
-        if schema.primary_keys:
-            after = self.to_spark(ref=end_tag)
-            before = self.to_spark(ref=start_tag).select(*[f"`{c}`" for c in after.columns])
-            return after.exceptAll(before)
-        before_paths = {f.path for f in self.plan_files(ref=start_tag)}
-        files = [f for f in self.plan_files(ref=end_tag) if f.path not in before_paths]
-        return read_files(self.spark, [f.path for f in files], schema.fields, None, None,
-                          file_fields=[self.schema_by_id(f.schema_id).fields for f in files], io=self.io)
+
+        def ident(e):
+            return e.partition.to_bytes(), e.bucket, e.file.file_name
+
+        before, after = self.plan(ref=start_tag), self.plan(ref=end_tag)
+        common = {ident(e) for e in before} & {ident(e) for e in after}
+        before = [e for e in before if ident(e) not in common]
+        after = [e for e in after if ident(e) not in common]
+        if not schema.primary_keys:
+            return read_files(self.spark, [e.file.path for e in after], schema.fields, None, None,
+                              file_fields=[self.schema_by_id(e.file.schema_id).fields for e in after], io=self.io)
+        if dv.enabled(schema.options):
+            raise self.unsupported("an incremental query between tags of a table with deletion vectors",
+                                   "icefloe reads a deletion-vector table's merged rows per snapshot only")
+        self.check_mergeable(schema)
+        if dv.skips_level0(schema.options):
+            before, after = dv.readable(before), dv.readable(after)
+        new = read_merged(self.spark, self, schema, after, None, None)
+        old = read_merged(self.spark, self, schema, before, None, None)
+        return new.exceptAll(old.select(*[f"`{c}`" for c in new.columns]))
 
     def diff_to_auto_tag(self, end_tag: str):
         """Paimon's ``incremental-to-auto-tag``: ``diff_between_tags`` from the newest automatic tag
