@@ -143,7 +143,8 @@ REFUSED = {
     "merge_branch": "it merges the branches of tables created with branch-merge.enabled, whose pure-append history "
                     "(no compaction, no INSERT OVERWRITE) icefloe's writers do not enforce; CALL sys.fast_forward "
                     "makes a branch main's history",
-    "rescale": "icefloe writes with the table's bucket number only and does not rewrite partitions to another "
-               "one yet; a table's bucket number is its 'bucket' option",
-    "copy": "icefloe does not copy a table's files yet; CREATE TABLE ... AS SELECT copies its rows",
+    "rescale": "Paimon's rescale rewrites partitions into bucket_num buckets and keeps the table's 'bucket' option, "
+               "and its writers then write each partition with the bucket number of its files; icefloe's writers "
+               "write every partition with the table's one bucket number, so a rescaled partition would get rows "
+               "in buckets its readers do not look in",
 }
