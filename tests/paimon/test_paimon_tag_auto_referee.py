@@ -1,7 +1,7 @@
 """Apache Paimon 1.4's Java engine (``paimon-bundle``, ``tools/paimon_java.py``) as the referee of
 icefloe's automatic tags and of its incremental reads between tags: Paimon reads the tags icefloe
 made, reads the same rows between them (``incremental-between``, ``incremental-to-auto-tag``), and its
-own commit goes on tagging from where icefloe's tags left off."""
+own commit goes on tagging from where icefloe's tags left off; and of ``CALL sys.copy``."""
 from __future__ import annotations
 
 import datetime as dt
@@ -55,3 +55,22 @@ def test_paimon_java_reads_and_continues_icefloes_automatic_tags(paimon_bundle, 
     yesterday = (dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=1)).strftime("%Y-%m-%d")
     after = {n: g.snapshot.id for n, g in t.refresh().tags().items()}
     assert after == {**tags, yesterday: 5}
+
+
+@pytest.mark.long
+def test_paimon_java_reads_a_copy(paimon_bundle, paimon_spark):
+    """``CALL sys.copy`` of a partitioned primary-key table: Paimon reads the copy's rows, as the
+    source's, partition by partition (the copied files keep their sequence numbers)."""
+    pj = paimon_bundle
+    ice = Catalog(pj.warehouse, "paimon", paimon_spark)
+    src = ice.create_table("db.copy_src", "id bigint not null, v string, dt string not null", partitioned_by=["dt"],
+                           properties={"primary-key": "dt,id", "bucket": "2"})
+    for rows in ([(1, "a", "d1"), (2, "b", "d1"), (3, "c", "d2")], [(1, "a2", "d1"), (4, "d", "d2")]):
+        src.append(pa.table({"id": pa.array([r[0] for r in rows], pa.int64()), "v": [r[1] for r in rows],
+                             "dt": [r[2] for r in rows]}))
+    ice.sql("CALL sys.copy(source_table => 'db.copy_src', target_table => 'db.copy_dst')")
+    assert sorted(pj.rows("db.copy_dst")) == sorted(pj.rows("db.copy_src")) == \
+        [(1, "a2", "d1"), (2, "b", "d1"), (3, "c", "d2"), (4, "d", "d2")]
+    pj.write("db.copy_dst", [(5, "e", "d2")])        # and writes on after it
+    ours = sorted(tuple(r.values()) for r in ice.load_table("db.copy_dst").to_arrow().to_pylist())
+    assert ours == [(1, "a2", "d1"), (2, "b", "d1"), (3, "c", "d2"), (4, "d", "d2"), (5, "e", "d2")]
