@@ -19,6 +19,7 @@ import pyarrow as pa
 from icefloe.core.io import LOCAL, FileIO
 from icefloe.core.timetravel import to_epoch_ms
 from icefloe.errors import CommitConflictError, NoSuchTableError, NotSupportedError, SchemaMismatchError
+from icefloe.paimon import branch_merge
 from icefloe.paimon import branches
 from icefloe.paimon import changelog
 from icefloe.paimon import consumer
@@ -673,6 +674,14 @@ class FileStoreTable:
         Returns the new branch as a table."""
         branches.create_branch(self.io, self._location, name, tag, source=self._meta)
         return self.branch_table(name)
+
+    def merge_branch(self, source_branch: str, target_branch: Optional[str] = None) -> Optional[Snapshot]:
+        """Append to ``target_branch`` (main by default) the data files of ``source_branch`` it lacks,
+        as Paimon's ``merge_branch`` (append tables with complete append-only histories; see
+        ``branch_merge``). The new snapshot, or None when there is nothing to merge."""
+        target = target_branch or branches.MAIN
+        return branch_merge.merge_branch(self.branch_table(source_branch), self.branch_table(target),
+                                         (source_branch, target))
 
     def delete_branch(self, name: str) -> None:
         """Delete branch ``name``: its snapshots, schemas and tags (the data files it wrote stay until

@@ -1,5 +1,5 @@
 """Paimon's Spark procedures for branches, tags and manifests: ``create_branch``,
-``delete_branch``, ``fast_forward``, ``expire_tags``, ``trigger_tag_automatic_creation``,
+``delete_branch``, ``fast_forward``, ``merge_branch``, ``expire_tags``, ``trigger_tag_automatic_creation``,
 ``compact_manifest``; and the ones this
 engine refuses by name (views and functions a filesystem catalog does not have...), each saying why.
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as _dt
 
+from icefloe.errors import IcefloeError
 from icefloe.sql.errors import NotSupportedYetError, SqlError
 
 
@@ -41,6 +42,17 @@ def delete_branch(t, args):
 def fast_forward(t, args):
     """``fast_forward(table, branch)``: main becomes the branch's history."""
     t.fast_forward(_name(args, "branch"))
+    return [(True,)]
+
+
+def merge_branch(t, args):
+    """``merge_branch(table, source_branch[, target_branch])``: the source's files the target
+    (main by default) lacks, appended to it."""
+    target = args.get("target_branch")
+    try:
+        t.merge_branch(_name(args, "source_branch"), None if target is None else _name(args, "target_branch"))
+    except IcefloeError as e:
+        raise SqlError(f"merge_branch: {e}; nothing was changed") from None
     return [(True,)]
 
 
@@ -140,9 +152,6 @@ REFUSED = {
                          + _ROW_IDS + ", and no global index",
     "compact_chain_table": "chain tables (chain-table.enabled: a snapshot branch and a delta branch read as one) "
                            "are not implemented by icefloe",
-    "merge_branch": "it merges the branches of tables created with branch-merge.enabled, whose pure-append history "
-                    "(no compaction, no INSERT OVERWRITE) icefloe's writers do not enforce; CALL sys.fast_forward "
-                    "makes a branch main's history",
     "rescale": "Paimon's rescale rewrites partitions into bucket_num buckets and keeps the table's 'bucket' option, "
                "and its writers then write each partition with the bucket number of its files; icefloe's writers "
                "write every partition with the table's one bucket number, so a rescaled partition would get rows "

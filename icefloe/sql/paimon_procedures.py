@@ -253,6 +253,8 @@ PROCEDURES = {
                                      branch_procs.delete_branch),
     "fast_forward": PaimonProcedure(("table", "branch"), ("table", "branch"), "result boolean",
                                     branch_procs.fast_forward),
+    "merge_branch": PaimonProcedure(("table", "source_branch", "target_branch"), ("table", "source_branch"),
+                                    "result boolean", branch_procs.merge_branch),
     "rename_branch": PaimonProcedure(("table", "from_branch", "to_branch"), ("table", "from_branch", "to_branch"),
                                      "result boolean", branch_procs.rename_branch),
     "repair_earliest_snapshot": PaimonProcedure(("table", "snapshot_id"), ("table", "snapshot_id"),
