@@ -42,6 +42,7 @@ from icefloe.paimon.snapshot import (
 )
 from icefloe.paimon.statistics import Statistics, read_statistics, statistics_path, write_statistics
 from icefloe.paimon.expire import expire_snapshots
+from icefloe.paimon import tag_auto
 
 log = logging.getLogger(__name__)
 
@@ -341,9 +342,11 @@ class FileStoreCommit:
                 log.warning("could not delete %s after a failed commit", name, exc_info=True)
 
     def _after_commit(self, snapshot: Snapshot) -> None:
-        """Hints, then snapshot expiration, then the hooks of ``table_hooks`` (the Iceberg view).
-        Neither of the first two can undo the commit, so their failures are logged, not raised
-        (readers do not trust hints anyway); a hook's failure is raised."""
+        """Hints, automatic tags (``tag_auto``), snapshot expiration, then the hooks of ``table_hooks``
+        (the Iceberg view). None can undo the commit: failures of hints, tags and expiration are
+        logged: a caller that sees an error takes the commit for failed and deletes its files (CALL
+        sys.trigger_tag_automatic_creation makes missing tags and raises what stops it). A hook's
+        failure is raised."""
         snaps = self.store.snapshots
         try:
             snaps.commit_latest_hint(snapshot.id)
@@ -352,6 +355,13 @@ class FileStoreCommit:
                 snaps.commit_earliest_hint(earliest)
         except Exception:
             log.warning("could not write snapshot hints for snapshot %d", snapshot.id, exc_info=True)
+        if not self.store.options.write_only:
+            try:        # Paimon's order: automatic tags and tag expiry, then consumers and snapshots
+                tag_auto.run(self.store)
+            except Exception:
+                log.warning("automatic tags after snapshot %d of %s were not made (CALL "
+                            "sys.trigger_tag_automatic_creation makes them, and says why not)", snapshot.id,
+                            self.store.table_path, exc_info=True)
         try:
             if not self.store.options.write_only:
                 # consumers first: an expired consumer no longer holds snapshots back

@@ -75,8 +75,8 @@ UNHONOURED = {
                              _FALSE_OR_ABSENT),
     "data-evolution.enabled": ("icefloe's writers do not write data-evolution files (it needs row tracking)",
                                _FALSE_OR_ABSENT),
-    "tag.automatic-creation": ("icefloe's commits do not create tags by time; CALL sys.create_tag makes one",
-                               ("none", "")),
+    "tag.callbacks": ("icefloe runs no Java tag callback classes", ("",)),
+    "tag.create-success-file": ("icefloe's automatic tags write no success file", _FALSE_OR_ABSENT),
     "clustering.columns": ("icefloe's writers do not cluster rows by these columns; CALL sys.compact with "
                            "order_strategy sorts a table's files", ("",)),
 }

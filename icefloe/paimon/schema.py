@@ -28,6 +28,7 @@ from icefloe.errors import CorruptMetadataError, SchemaError, TableAlreadyExists
 from icefloe.paimon import options as opt
 from icefloe.paimon.file_index import check_options as check_index_options
 from icefloe.paimon.iceberg_options import check_schema
+from icefloe.paimon.tag_period import auto_tag_options
 from icefloe.core import types as core
 from icefloe.paimon.types import DataField, field_to_json, highest_field_id, parse_field, to_arrow_schema, to_arrow_type
 
@@ -201,6 +202,7 @@ def validate(schema: TableSchema) -> None:
     check_vector_rules(schema)
     opt.check_honoured(schema.options)
     check_index_options(schema.options, schema.fields)
+    auto_tag_options(schema.options)      # the automatic-tag options parse (tag_period)
     check_schema(schema.options, schema.fields, schema.primary_keys)
     fmt = schema.options.get("changelog-file.format")
     if fmt and str(fmt).lower() != "parquet":

@@ -48,6 +48,7 @@ from icefloe.paimon import types as pt
 from icefloe.paimon.iceberg_options import check_schema
 from icefloe.paimon.options import check_honoured
 from icefloe.paimon.file_index import PREFIX as INDEX_PREFIX, check_options as check_index_options
+from icefloe.paimon.tag_period import auto_tag_options
 from icefloe.paimon.schema import FALLBACK_BRANCH, TableSchema, check_vector_rules, latest_schema, schema_path
 from icefloe.paimon.types import DataField, length, root as root_of
 from icefloe.core import types as core
@@ -596,6 +597,7 @@ class UpdateSchema:
             check_honoured({k: v for k, v in new.options.items() if base.options.get(k) != v}, table.name)
             if any(k.startswith(INDEX_PREFIX) and base.options.get(k) != v for k, v in new.options.items()):
                 check_index_options(new.options, new.fields, table.name)
+            auto_tag_options(new.options)
             io.write_bytes(schema_path(table.meta_location, new.id), new.to_json().encode("utf-8"), overwrite=False)
             return new
 

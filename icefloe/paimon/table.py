@@ -19,11 +19,14 @@ import pyarrow as pa
 from icefloe.core.io import LOCAL, FileIO
 from icefloe.core.timetravel import to_epoch_ms
 from icefloe.errors import NoSuchTableError, NotSupportedError, SchemaMismatchError
+from icefloe.paimon import branch_merge
 from icefloe.paimon import branches
 from icefloe.paimon import changelog
 from icefloe.paimon import consumer
 from icefloe.paimon import scan as scan_mod
 from icefloe.paimon import table_hooks
+from icefloe.paimon import tag_auto
+from icefloe.paimon.tag_period import auto_tag_options
 from icefloe.paimon import types as pt
 from icefloe.paimon.arrow_read import read_data_file
 from icefloe.paimon.commit import CommitMessage, FileStoreCommit
@@ -594,8 +597,17 @@ class FileStoreTable:
     def create_tag(self, name: str, snapshot_id: Optional[int] = None, time_retained=None):
         """Tag ``snapshot_id`` (default: the latest snapshot). The tag keeps the snapshot's
         files after it expires; ``TagAlreadyExistsError`` if ``name`` is taken. ``time_retained``
-        (a ``timedelta``) is recorded in the tag file as Paimon records it."""
-        return self._tags_changed(create_tag(self.refresh()._store, name, snapshot_id, time_retained))
+        (a ``timedelta``) is recorded in the tag file as Paimon records it; by default the table's
+        ``tag.default-time-retained``."""
+        store = self.refresh()._store
+        if time_retained is None:
+            time_retained = auto_tag_options(store.schema.options).default_time_retained
+        return self._tags_changed(create_tag(store, name, snapshot_id, time_retained))
+
+    def trigger_tag_automatic_creation(self) -> dict:
+        """The automatic tags the snapshots call for and the expiry of tags past their retention, as
+        after a commit (``tag_auto``; batch tags are made by writes only). ``{"created", "deleted"}``."""
+        return self._tags_changed(tag_auto.run(self.refresh()._store, after_commit=False))
 
     def replace_tag(self, name: str, snapshot_id: Optional[int] = None, time_retained=None):
         """Point tag ``name`` at ``snapshot_id`` (default: the latest snapshot)."""
@@ -646,6 +658,14 @@ class FileStoreTable:
         Returns the new branch as a table."""
         branches.create_branch(self.io, self._location, name, tag, source=self._meta)
         return self.branch_table(name)
+
+    def merge_branch(self, source_branch: str, target_branch: Optional[str] = None) -> Optional[Snapshot]:
+        """Append to ``target_branch`` (main by default) the data files of ``source_branch`` it lacks,
+        as Paimon's ``merge_branch`` (append tables with complete append-only histories; see
+        ``branch_merge``). The new snapshot, or None when there is nothing to merge."""
+        target = target_branch or branches.MAIN
+        return branch_merge.merge_branch(self.branch_table(source_branch), self.branch_table(target),
+                                         (source_branch, target))
 
     def delete_branch(self, name: str) -> None:
         """Delete branch ``name``: its snapshots, schemas and tags (the data files it wrote stay until

@@ -1,5 +1,6 @@
-"""Paimon's Spark procedures for branches, tag expiry and file indexes: ``create_branch``,
-``delete_branch``, ``fast_forward``, ``expire_tags``, ``rewrite_file_index``; and the ones this
+"""Paimon's Spark procedures for branches, tags and file indexes: ``create_branch``,
+``delete_branch``, ``fast_forward``, ``merge_branch``, ``expire_tags``, ``trigger_tag_automatic_creation``,
+``rewrite_file_index``; and the ones this
 engine refuses by name (views and functions a filesystem catalog does not have...), each saying why.
 
 They are entries of ``paimon_procedures.PROCEDURES`` (Paimon's argument names and result rows).
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import datetime as _dt
 
+from icefloe.errors import IcefloeError
 from icefloe.sql.errors import SqlError
 
 
@@ -40,6 +42,17 @@ def delete_branch(t, args):
 def fast_forward(t, args):
     """``fast_forward(table, branch)``: main becomes the branch's history."""
     t.fast_forward(_name(args, "branch"))
+    return [(True,)]
+
+
+def merge_branch(t, args):
+    """``merge_branch(table, source_branch[, target_branch])``: the source's files the target
+    (main by default) lacks, appended to it."""
+    target = args.get("target_branch")
+    try:
+        t.merge_branch(_name(args, "source_branch"), None if target is None else _name(args, "target_branch"))
+    except IcefloeError as e:
+        raise SqlError(f"merge_branch: {e}; nothing was changed") from None
     return [(True,)]
 
 
@@ -108,12 +121,18 @@ def expire_tags(t, args):
     return [(n,) for n in expired] or [("No expired tags.",)]
 
 
+def trigger_tag_automatic_creation(t, args):
+    """``trigger_tag_automatic_creation(table)``: the automatic tags the table's snapshots call for
+    (``tag.automatic-creation`` process-time or watermark) and the expiry of tags past their
+    retention, as a commit makes them."""
+    t.trigger_tag_automatic_creation()
+    return [(True,)]
+
+
 _ROW_IDS = ("icefloe's writers give rows no row ids (row-tracking.enabled, _ROW_ID), so a table it writes has "
             "none of them")
 # Paimon's procedures icefloe does not run, and why (each refused by name)
 REFUSED = {
-    "trigger_tag_automatic_creation": "icefloe does not create tags automatically: tag.automatic-creation is "
-                                      "not honoured by its writers; CALL sys.create_tag makes a tag",
     "migrate_database": "Paimon migrates from a Hive metastore's tables; a filesystem warehouse has no metastore",
     "migrate_table": "Paimon migrates from a Hive metastore's tables; a filesystem warehouse has no metastore",
     "repair": "Paimon's repair synchronizes a Hive metastore with the file system; a filesystem warehouse has "
@@ -132,10 +151,8 @@ REFUSED = {
                          + _ROW_IDS + ", and no global index",
     "compact_chain_table": "chain tables (chain-table.enabled: a snapshot branch and a delta branch read as one) "
                            "are not implemented by icefloe",
-    "merge_branch": "it merges the branches of tables created with branch-merge.enabled, whose pure-append history "
-                    "(no compaction, no INSERT OVERWRITE) icefloe's writers do not enforce; CALL sys.fast_forward "
-                    "makes a branch main's history",
-    "rescale": "icefloe writes with the table's bucket number only and does not rewrite partitions to another "
-               "one yet; a table's bucket number is its 'bucket' option",
-    "copy": "icefloe does not copy a table's files yet; CREATE TABLE ... AS SELECT copies its rows",
+    "rescale": "Paimon's rescale rewrites partitions into bucket_num buckets and keeps the table's 'bucket' option, "
+               "and its writers then write each partition with the bucket number of its files; icefloe's writers "
+               "write every partition with the table's one bucket number, so a rescaled partition would get rows "
+               "in buckets its readers do not look in",
 }

@@ -1,4 +1,5 @@
-"""Paimon's Spark procedures over a whole catalog rather than one table: ``compact_database``.
+"""Paimon's Spark procedures over a whole catalog rather than one table: ``compact_database``,
+and ``copy`` (from one table to another: ``icefloe.paimon.copy_files``).
 
 ``CALL sys.compact_database(including_databases, including_tables, excluding_tables, options)``
 compacts every table whose database matches ``including_databases`` and whose ``db.table`` name
@@ -14,6 +15,7 @@ from __future__ import annotations
 import re
 
 from icefloe.errors import IcefloeError
+from icefloe.paimon.copy_files import check_compatible, copy_files, create_like
 from icefloe.sql.call_args import bind_args
 from icefloe.sql.errors import SqlError
 from icefloe.sql.paimon_compact_procedures import compaction_target
@@ -22,7 +24,8 @@ from icefloe.sql.translate import literal_value
 from icefloe.table.capabilities import PAIMON_PROCEDURES
 
 PARAMS = ("including_databases", "including_tables", "excluding_tables", "options")
-PROCEDURES = ("compact_database",)
+PROCEDURES = ("compact_database", "copy")
+COPY_PARAMS = ("source_table", "target_table", "where")
 
 
 def _text(sess, node):
@@ -70,3 +73,51 @@ def compact_database(sess, call: Call):
                 failed += 1
     return sess.spark.createDataFrame([(f"Compact database finished. Success: {success}, Failed: {failed}",)],
                                       "result string")
+
+
+def call(sess, stmt: Call, name: str):
+    return copy(sess, stmt) if name == "copy" else compact_database(sess, stmt)
+
+
+def _name(sess, args: dict, key: str) -> str:
+    node = args.get(key)
+    value = None if node is None else literal_value(node)
+    if not isinstance(value, str) or not value.strip():
+        raise SqlError(f"copy: argument {key!r} must be a table name")
+    return value.strip()
+
+
+def copy(sess, stmt: Call):
+    """``CALL sys.copy(source_table, target_table[, where])``: the source's files copied into the
+    target (created like the source when missing), as Paimon's copy; one row ``result``."""
+    args = bind_args(stmt, COPY_PARAMS)
+    source_name, target_name = _name(sess, args, "source_table"), _name(sess, args, "target_table")
+    where = args.get("where")
+    where = None if where is None else literal_value(where)
+    where = None if where is None or not str(where).strip() else str(where)
+    ref, _ours = sess.resolve_name(source_name.split("."))
+    if ref is None or ref.metadata:
+        raise SqlError(f"copy: unknown table {source_name}")
+    source = sess.load(ref)
+    if not source.supports(PAIMON_PROCEDURES):
+        raise SqlError(f"copy copies Paimon tables; {source.name} is an {source.format} table")
+    target_ref, _ours = sess.resolve_name(target_name.split("."))
+    created = None
+    if target_ref is not None and not target_ref.metadata:
+        target = sess.load(target_ref)
+        if not target.supports(PAIMON_PROCEDURES):
+            raise SqlError(f"copy copies into Paimon tables; {target.name} is an {target.format} table")
+        check_compatible(source.table_schema, target.table_schema, target.name)
+    else:
+        full = target_name if "." in target_name else f"{sess.namespace or 'default'}.{target_name}"
+        sess.catalog.create_namespace(full.rsplit(".", 1)[0], exist_ok=True)
+        create_like(sess.catalog.io, sess.catalog.table_location(full), source.table_schema)
+        created = full
+        target = sess.catalog.load_table(full)
+    try:
+        copy_files(source, target, where)
+    except BaseException:
+        if created is not None:             # the target was made for this copy: it goes again
+            sess.catalog.drop_table(created, purge=True)
+        raise
+    return sess.spark.createDataFrame([(True,)], "result boolean")

@@ -1,6 +1,10 @@
-"""Paimon's batch incremental queries in SQL: ``paimon_incremental_query('t', start, end)`` and
-``paimon_incremental_between_timestamp('t', start, end)``, the table-valued functions of
-Paimon's Spark SQL.
+"""Paimon's batch incremental queries in SQL: ``paimon_incremental_query('t', start, end)``,
+``paimon_incremental_between_timestamp('t', start, end)`` and
+``paimon_incremental_to_auto_tag('t', end_tag)``, the table-valued functions of Paimon's Spark SQL.
+
+Between two TAGS (both arguments name tags of the table) and to an automatic tag (from the newest
+automatic tag of an earlier period; no rows when either tag is missing), the rows are the
+difference of the tags' files, as Paimon reads it: ``diff_between_tags`` of the table.
 
 The rows are the changes committed after snapshot ``start`` up to ``end``, read as Paimon's
 default scan mode reads them: a table with a changelog producer gives its changelog records, any
@@ -11,10 +15,12 @@ them. Each call becomes a temporary view of those rows, in the table's columns.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from typing import Optional
 
 from sqlglot import exp
 
+from icefloe.errors import IcefloeError, NotSupportedError
 from icefloe.sql.translate import literal_value
 from icefloe.table.capabilities import INCREMENTAL_QUERIES
 
@@ -34,8 +40,29 @@ def _snapshot_arg(sess, t, value, node) -> int:
         raise sess.error(f"paimon_incremental_query: {value!r} is not a snapshot id", node)
     if isinstance(value, int) or str(value).strip().isdigit():
         return int(value)
-    raise sess.not_supported(f"paimon_incremental_query between tags ({value!r}) (Paimon reads the difference of "
-                             "the tags' files there; give the tags' snapshot ids, from db.`t$tags`)", node)
+    raise sess.error(f"paimon_incremental_query: {value!r} is neither a tag of {t.name} (tags: "
+                     f"{', '.join(t.tags()) or 'none'}) nor a snapshot id; give two tags or two snapshot ids", node)
+
+
+@contextmanager
+def _as_sql_error(sess, name: str, node):
+    """A table's refusal of the arguments (a tag that is no automatic tag, tags out of order) as the
+    query's error."""
+    try:
+        yield
+    except NotSupportedError:
+        raise
+    except IcefloeError as e:
+        raise sess.error(f"{name}: {e}", node) from None
+
+
+def _both_tags(t, start, end) -> bool:
+    """Paimon's rule: when both arguments name tags, the query is between the tags (a tag named
+    like a number is a tag first)."""
+    if start is None or end is None or isinstance(start, bool) or isinstance(end, bool):
+        return False
+    tags = t.tags()
+    return str(start) in tags and str(end) in tags
 
 
 def _time_arg(sess, value, node) -> int:
@@ -58,8 +85,9 @@ def incremental_df(sess, fn: exp.Anonymous):
     name = fn.name.lower()
     args = list(fn.expressions)
     if name == "paimon_incremental_to_auto_tag":
-        raise sess.not_supported("paimon_incremental_to_auto_tag (icefloe creates no automatic tags)", fn)
-    if len(args) != 3:
+        if len(args) != 2:
+            raise sess.error(f"{name} takes (table, end_tag), got {len(args)} arguments", fn)
+    elif len(args) != 3:
         raise sess.error(f"{name} takes (table, start, end), got {len(args)} arguments", fn)
     table_name = _arg(sess, args[0], "the table name")
     ref, _ours = sess.resolve_name(str(table_name).split("."))
@@ -69,7 +97,15 @@ def incremental_df(sess, fn: exp.Anonymous):
     if not t.supports(INCREMENTAL_QUERIES):
         raise sess.error(f"{name} reads Paimon tables; {t.name} is an {t.format} table (Iceberg: CALL "
                          "system.create_changelog_view)", fn)
+    if name == "paimon_incremental_to_auto_tag":
+        end_tag = _arg(sess, args[1], "the end tag")
+        with sess.refused_as(name, fn), _as_sql_error(sess, name, fn):
+            df = t.diff_to_auto_tag(str(end_tag))
+        return t.to_spark().limit(0) if df is None else df
     start, end = (_arg(sess, a, "start and end") for a in args[1:])
+    if name == "paimon_incremental_query" and _both_tags(t, start, end):
+        with sess.refused_as(name, fn), _as_sql_error(sess, name, fn):
+            return t.diff_between_tags(str(start), str(end))
     if name == "paimon_incremental_query":
         lo, hi = _snapshot_arg(sess, t, start, args[1]), _snapshot_arg(sess, t, end, args[2])
     else:

@@ -141,7 +141,7 @@ def call(sess, stmt: Call):
     if parts[1] in migration_procedures.PROCEDURES:      # their tables are in other catalogs, or not yet
         return migration_procedures.call(sess, stmt, parts[1])
     if parts[1] in paimon_catalog_procedures.PROCEDURES:     # the catalog's tables, no one table
-        return paimon_catalog_procedures.compact_database(sess, stmt)
+        return paimon_catalog_procedures.call(sess, stmt, parts[1])
     proc = PROCEDURES.get(parts[1])
     paimon = paimon_procedures.PROCEDURES.get(parts[1])
     if proc is None and paimon is None and parts[1] in paimon_procedures.REFUSED:

@@ -26,6 +26,7 @@ from icefloe.paimon.commit_changes import NO_TRANSACTION
 from icefloe.paimon.layout import manifest_lists, metadata_tree
 from icefloe.paimon.schema_update import spark_sql_type
 from icefloe.paimon.snapshot import Snapshot
+from icefloe.paimon.tag_period import period_handler
 from icefloe.paimon.table import FileStoreTable
 from icefloe.paimon.kv_writer import write_kv_table
 from icefloe.paimon.merge import DELETE, UPDATE_AFTER, row_level_refusal
@@ -247,6 +248,54 @@ class PaimonTable(FileStoreTable, Table):
         primary-key table's merged rows with each key's row kind (+I, +U, -D for a retraction a
         compaction has not yet dropped), an append table's rows as +I."""
         return audit_log_df(self.spark, self, snapshot_id, as_of, ref)
+
+    def diff_between_tags(self, start_tag: str, end_tag: str):
+        """The rows Paimon's incremental query between two tags returns: in each bucket, the files
+        only ``end_tag`` has and the files only ``start_tag`` has (the files both have are left out),
+        each side's rows merged by key; a key's row on the end side is returned unless the start side
+        has the same row. An append table: the rows of the files only ``end_tag`` has. Rows gone by
+        ``end_tag`` are not returned (Paimon's batch reads drop ``-D``)."""
+        start, end = self.tag(start_tag), self.tag(end_tag)
+        if end.snapshot.id < start.snapshot.id:
+            raise IcefloeError(f"tag {end_tag!r} (snapshot {end.snapshot.id}) is older than tag {start_tag!r} "
+                               f"(snapshot {start.snapshot.id}): give the earlier tag first")
+        schema = self.table_schema_for(ref=end_tag)
+        if start.snapshot.id == end.snapshot.id:
+            return self.to_spark(ref=end_tag).limit(0)
+
+        def ident(e):
+            return e.partition.to_bytes(), e.bucket, e.file.file_name
+
+        before, after = self.plan(ref=start_tag), self.plan(ref=end_tag)
+        common = {ident(e) for e in before} & {ident(e) for e in after}
+        before = [e for e in before if ident(e) not in common]
+        after = [e for e in after if ident(e) not in common]
+        if not schema.primary_keys:
+            return read_files(self.spark, [e.file.path for e in after], schema.fields, None, None,
+                              file_fields=[self.schema_by_id(e.file.schema_id).fields for e in after], io=self.io)
+        if dv.enabled(schema.options):
+            raise self.unsupported("an incremental query between tags of a table with deletion vectors",
+                                   "icefloe reads a deletion-vector table's merged rows per snapshot only")
+        self.check_mergeable(schema)
+        if dv.skips_level0(schema.options):
+            before, after = dv.readable(before), dv.readable(after)
+        new = read_merged(self.spark, self, schema, after, None, None)
+        old = read_merged(self.spark, self, schema, before, None, None)
+        return new.exceptAll(old.select(*[f"`{c}`" for c in new.columns]))
+
+    def diff_to_auto_tag(self, end_tag: str):
+        """Paimon's ``incremental-to-auto-tag``: ``diff_between_tags`` from the newest automatic tag
+        of an earlier period to automatic tag ``end_tag``; None (no rows) when either is missing."""
+        handler = period_handler(self.options)
+        end_time = handler.tag_to_time(end_tag)
+        if end_time is None:
+            raise IcefloeError(f"tag {end_tag!r} is not an automatic tag of table {self.name} (its tags are named "
+                               f"like {handler.time_to_tag(_dt.datetime(2024, 12, 4))!r})")
+        tags = self.tags()
+        if end_tag not in tags:
+            return None
+        earlier = [(t, n) for n, t in ((n, handler.tag_to_time(n)) for n in tags) if t is not None and t < end_time]
+        return self.diff_between_tags(max(earlier)[1], end_tag) if earlier else None
 
     # ------------------------------------------------------------------ writes
     def transaction(self):

@@ -150,7 +150,9 @@ def test_invalid_names(paimon_catalog, name):
     ({}, ["year(dt)"], "column names"),
     ({"row-tracking.enabled": "true"}, None, "row-tracking.enabled.*row ids"),
     ({"data-evolution.enabled": "true"}, None, "data-evolution.enabled"),
-    ({"tag.automatic-creation": "process-time"}, None, "tag.automatic-creation.*sys.create_tag"),
+    ({"tag.automatic-creation": "sometimes"}, None, "tag.automatic-creation.*not one of none, process-time"),
+    ({"tag.automatic-creation": "process-time", "tag.creation-delay": "1 d"}, None, "tag.creation-delay.*shorter"),
+    ({"tag.callbacks": "com.example.Callback"}, None, "tag.callbacks.*Java tag callback"),
     ({"file-index.bitmap.columns": "id"}, None, "file-index.bitmap.columns.*not honoured.*bitmap"),
     ({"clustering.columns": "id"}, None, "clustering.columns"),
 ])
@@ -179,7 +181,7 @@ def test_through_the_shared_catalog_api(paimon_warehouse):
 
 
 def test_options_icefloe_does_not_honour_are_refused_by_alter_and_the_schema_stays(paimon_catalog, paimon_warehouse):
-    """An option asking writers for what icefloe's do not do (file indexes, automatic tags, row ids) is
+    """An option asking writers for what icefloe's do not do (file indexes, tag success files, row ids) is
     refused when set; its harmless values and the read-side switch pass; a table whose schema another
     engine wrote with such an option still takes other changes."""
     t = paimon_catalog.create_table("db.opts", "id bigint, dt string",
@@ -187,7 +189,7 @@ def test_options_icefloe_does_not_honour_are_refused_by_alter_and_the_schema_sta
                                                 "file-index.read.enabled": "false"})
     schema_dir = os.path.join(paimon_warehouse, "db.db", "opts", "schema")
     before = sorted(os.listdir(schema_dir))
-    for key, value in [("file-index.bitmap.columns", "dt"), ("tag.automatic-creation", "watermark"),
+    for key, value in [("file-index.bitmap.columns", "dt"), ("tag.create-success-file", "true"),
                        ("row-tracking.enabled", "true")]:
         with pytest.raises(SchemaError, match=f"db.opts.*{key}.*not honoured"):
             with t.update_schema() as u:

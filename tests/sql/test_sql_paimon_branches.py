@@ -138,8 +138,7 @@ def test_buckets_table_compact_manifest_and_refused_procedures(pcat):
     assert sum(1 for m in t.manifest_files() if m["list_kind"] != "delta") == 1
     assert _rows(pcat.sql("SELECT count(*) FROM default.k")) == [(6,)]
     snaps = len(t.refresh().snapshots())
-    for call in ("CALL sys.trigger_tag_automatic_creation(table => 'default.k')",
-                 "CALL sys.alter_view_dialect('v', 'drop', 'spark')"):
+    for call in ("CALL sys.alter_view_dialect('v', 'drop', 'spark')",):
         name = call.split("sys.")[1].split("(")[0]
         with pytest.raises(NotSupportedYetError, match=f"CALL sys.{name} \\("):
             pcat.sql(call)
