@@ -26,6 +26,7 @@ from typing import Optional
 from icefloe.core.io import FileAlreadyExistsError, FileIO
 from icefloe.errors import CorruptMetadataError, SchemaError, TableAlreadyExistsError
 from icefloe.paimon import options as opt
+from icefloe.paimon import row_tracking
 from icefloe.paimon.iceberg_options import check_schema
 from icefloe.core import types as core
 from icefloe.paimon.types import DataField, field_to_json, highest_field_id, parse_field, to_arrow_schema, to_arrow_type
@@ -199,6 +200,7 @@ def validate(schema: TableSchema) -> None:
                           "changes are its appended rows")
     check_vector_rules(schema)
     opt.check_honoured(schema.options)
+    row_tracking.check_schema(schema)
     check_schema(schema.options, schema.fields, schema.primary_keys)
     fmt = schema.options.get("changelog-file.format")
     if fmt and str(fmt).lower() != "parquet":
