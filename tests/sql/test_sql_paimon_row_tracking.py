@@ -1,9 +1,7 @@
 """Paimon row tracking in SQL (``row-tracking.enabled``, Paimon's append-table row-tracking page):
-``_ROW_ID`` and ``_SEQUENCE_NUMBER`` in SELECT, the ``$row_tracking`` system table, row ids given
-at commit and kept through compaction; checked on the manifests and snapshots too."""
-import json
-import os
-
+``_ROW_ID`` and ``_SEQUENCE_NUMBER`` in SELECT and DML conditions, the ``$row_tracking`` system table,
+ids kept by UPDATE, MERGE and DELETE as the page's walk-through shows (a long test)."""
+import pyarrow as pa
 import pytest
 
 import icefloe
@@ -19,51 +17,17 @@ def _rows(df):
     return sorted(tuple(r) for r in df.collect())
 
 
-def _snapshot(warehouse, table, n):
-    with open(os.path.join(warehouse, "default.db", table, "snapshot", f"snapshot-{n}")) as f:
-        return json.load(f)
-
-
-def test_row_ids_are_given_at_commit_and_read_as_hidden_columns(pcat, warehouse):
+def test_select_and_the_row_tracking_table_read_the_ids_given_at_commit(pcat):
+    """(The commit's first row ids, nextRowId and compaction: tests/paimon/test_paimon_row_tracking.py.)"""
     pcat.sql("CREATE TABLE default.rt (id INT, data STRING) TBLPROPERTIES ('row-tracking.enabled' = 'true')")
-    pcat.sql("INSERT INTO default.rt VALUES (11, 'a'), (22, 'b')")
-    pcat.sql("INSERT INTO default.rt VALUES (33, 'c')")
-    assert _rows(pcat.sql("SELECT id, data, _ROW_ID, _SEQUENCE_NUMBER FROM default.rt")) == \
-        [(11, "a", 0, 1), (22, "b", 1, 1), (33, "c", 2, 2)]
-    # SELECT * leaves them out; a filter on them works
-    assert pcat.sql("SELECT * FROM default.rt").columns == ["id", "data"]
-    assert _rows(pcat.sql("SELECT *, _row_id FROM default.rt WHERE _ROW_ID > 0")) == [(22, "b", 1), (33, "c", 2)]
-    assert _snapshot(warehouse, "rt", 1)["nextRowId"] == 2
-    assert _snapshot(warehouse, "rt", 2)["nextRowId"] == 3
     t = pcat.load_table("default.rt")
-    files = sorted((e.file.first_row_id, e.file.row_count, e.file.min_sequence_number, e.file.max_sequence_number)
-                   for e in t.store.live_entries(t.current_snapshot()))
-    # each file's ids follow the one before's (Spark may write a commit's rows as several files)
-    assert [f[0] for f in files] == [sum(g[1] for g in files[:i]) for i in range(len(files))]
-    assert [(f[2], f[3]) for f in files][-1] == (2, 2) and {(f[2], f[3]) for f in files[:-1]} == {(1, 1)}
-    assert sorted((m.min_row_id, m.max_row_id) for m in t.store.data_manifests(t.current_snapshot())) == \
-        [(0, 1), (2, 2)]
-    # the system table: the rows with both columns
-    df = pcat.sql("SELECT * FROM default.`rt$row_tracking`")
-    assert df.columns == ["id", "data", "_ROW_ID", "_SEQUENCE_NUMBER"]
-    assert _rows(df) == [(11, "a", 0, 1), (22, "b", 1, 1), (33, "c", 2, 2)]
-
-
-def test_compaction_keeps_each_rows_id_and_sequence_number(pcat):
-    pcat.sql("CREATE TABLE default.rc (id INT, p STRING) PARTITIONED BY (p) "
-             "TBLPROPERTIES ('row-tracking.enabled' = 'true')")
-    for i in range(3):
-        pcat.sql(f"INSERT INTO default.rc VALUES ({i}, 'x'), ({i + 10}, 'y')")
-    before = _rows(pcat.sql("SELECT id, p, _ROW_ID, _SEQUENCE_NUMBER FROM default.rc"))
-    assert sorted(r[2] for r in before) == list(range(6))
-    pcat.sql("CALL sys.compact(table => 'default.rc')")
-    t = pcat.load_table("default.rc")
-    live = t.store.live_entries(t.current_snapshot())
-    assert len(live) == 2 and all(e.file.first_row_id is None and e.file.write_cols[-2:] == ("_ROW_ID", "_SEQUENCE_NUMBER")
-                                  for e in live)
-    assert _rows(pcat.sql("SELECT id, p, _ROW_ID, _SEQUENCE_NUMBER FROM default.rc")) == before
-    pcat.sql("INSERT INTO default.rc VALUES (99, 'x')")        # new rows go on from nextRowId
-    assert _rows(pcat.sql("SELECT _ROW_ID, _SEQUENCE_NUMBER FROM default.rc WHERE id = 99")) == [(6, 5)]
+    t.append(pa.table({"id": pa.array([11, 22], pa.int32()), "data": ["a", "b"]}))
+    t.append(pa.table({"id": pa.array([33], pa.int32()), "data": ["c"]}))
+    df = pcat.sql("SELECT *, _ROW_ID, _sequence_number FROM default.rt WHERE _ROW_ID > 0")
+    assert df.columns == ["id", "data", "_ROW_ID", "_sequence_number"]       # SELECT * leaves them out
+    assert _rows(df) == [(22, "b", 1, 1), (33, "c", 2, 2)]
+    assert _rows(pcat.sql("SELECT id, _ROW_ID FROM default.`rt$row_tracking` WHERE _SEQUENCE_NUMBER = 1")) == \
+        [(11, 0), (22, 1)]
 
 
 def test_row_tracking_is_refused_where_paimon_refuses_it(pcat):
@@ -81,6 +45,7 @@ def test_row_tracking_is_refused_where_paimon_refuses_it(pcat):
         pcat.sql("SELECT * FROM default.`plain$row_tracking`")
 
 
+@pytest.mark.long
 def test_update_merge_and_delete_keep_row_ids_as_paimon_documents(pcat, spark):
     """The row-tracking page's walk-through: an updated row keeps its id and takes the new snapshot
     as its sequence number, an untouched row keeps both, a MERGE's new row gets the next id."""
