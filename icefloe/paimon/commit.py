@@ -8,6 +8,8 @@
    compacted -- full compaction first, else minor compaction (``compact_manifests``).
 3. *Base manifest list*: the compacted manifests.
 4. *New manifests and the delta manifest list*: this commit's entries.
+   A row-tracking table's new files get their first row ids and sequence numbers here
+   (``row_tracking.assign``); the snapshot records the next free row id.
 5. *Snapshot and hint*: ``snapshot-(latest + 1)`` is created if absent -- the atomic
    step that makes the commit visible -- then the ``LATEST`` hint is written.
 
@@ -26,7 +28,7 @@ from typing import Optional, Sequence
 from icefloe.core.retry import RetryPolicy
 from icefloe.errors import CommitFailedError
 from icefloe.paimon import manifest as mf
-from icefloe.paimon import table_hooks
+from icefloe.paimon import row_tracking, table_hooks
 from icefloe.paimon.binary_row import BinaryRow, decode_row
 from icefloe.paimon.commit_changes import (
     AddFiles, OverwritePartitions, PaimonCommit, Requirement, SetIndexFiles, SetStatistics, message_changes,
@@ -262,6 +264,10 @@ class FileStoreCommit:
             # 3. the base manifest list
             base_list, base_size = store.write_manifest_list(after)
             created.append(base_list)
+            # row tracking: the new files' first row ids and sequence numbers (the snapshot's id)
+            next_row_id = latest.next_row_id if latest is not None else None
+            if row_tracking.enabled(store.schema.options):
+                changes, next_row_id = row_tracking.assign(changes, new_id, next_row_id or 0)
             # 4. new manifests and the delta manifest list
             delta_metas = store.write_manifests(changes, created)
             delta_list, delta_size = store.write_manifest_list(delta_metas)
@@ -293,6 +299,7 @@ class FileStoreCommit:
                 changelog_record_count=sum(e.file.row_count for e in changelog),
                 watermark=NO_WATERMARK, properties=properties or None,
                 statistics=statistics if statistics is not None else self._inherited_statistics(latest),
+                next_row_id=next_row_id,
             )
             won = store.snapshots.try_commit(snapshot)
         except BaseException:

@@ -5,7 +5,8 @@
   file size are read and rewritten as files of about the target size. The commit is
   a ``COMPACT`` snapshot whose delta manifests DELETE the old files and ADD the new
   ones (file source ``COMPACT``); the table's rows do not change. In fixed-bucket
-  tables the rows keep their order and sequence numbers. A concurrent commit that
+  tables the rows keep their order and sequence numbers; in a row-tracking table every row
+  keeps its ``_ROW_ID`` and ``_SEQUENCE_NUMBER``, written as columns of the new files. A concurrent commit that
   removed one of the files being compacted (an overwrite) makes the compaction fail
   with :class:`CommitConflictError`, and its new files are deleted.
 * ``rewrite_manifests``: a ``COMPACT`` snapshot with no file changes whose base
@@ -33,6 +34,7 @@ from icefloe.paimon.arrow_read import read_data_file
 from icefloe.paimon.binary_row import BinaryRow
 from icefloe.errors import CommitConflictError, NoSuchSnapshotError
 from icefloe.paimon import manifest as mf
+from icefloe.paimon import row_tracking
 from icefloe.paimon.data_file import FILE_SOURCE_COMPACT, DataFileNamer
 from icefloe.paimon.snapshot import COMPACT, Snapshot
 from icefloe.paimon import changelog as cl
@@ -85,7 +87,8 @@ def compact(table, where=None, target_file_size: Optional[int] = None, rewrite=N
                 [(e.file.file_path, table.schema_by_id(e.file.schema_id).fields) for e in inputs],
                 store.bucket_dir(store.partition_values(first.partition), first.bucket),
                 first.partition, first.bucket, first.total_buckets,
-                min(e.file.min_sequence_number for e in inputs)))
+                min(e.file.min_sequence_number for e in inputs),
+                [e.file for e in inputs] if row_tracking.enabled(schema.options) else None))
             removed.extend(inputs)
     if not groups:
         return None
@@ -133,6 +136,8 @@ class AppendGroup:
     bucket: int
     total_buckets: int
     first_sequence: int
+    # a row-tracking table's: the files' metadata, whose row ids and sequence numbers the rows keep
+    tracked: Optional[list] = None
 
 
 def rewrite_group(io, schema, group: AppendGroup, target: int) -> list:
@@ -140,14 +145,19 @@ def rewrite_group(io, schema, group: AppendGroup, target: int) -> list:
     order; in a fixed-bucket table keeping their sequence numbers). Runs where its rows are
     (a Spark task): a failure deletes the files it wrote."""
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     co = schema.core_options
     namer = DataFileNamer(co.data_file_prefix, co.file_format)
     added = []
     with staged_files(io) as written:
         # files written under older schemas are matched to the current one by field id
-        data = pa.concat_tables([evolve_arrow(read_data_file(path, io), fields, schema.fields)
-                                 for path, fields in group.files])
+        if group.tracked is not None:
+            data = pa.concat_tables([_with_row_tracking(read_data_file(path, io), fields, schema.fields, meta)
+                                     for (path, fields), meta in zip(group.files, group.tracked)])
+        else:
+            data = pa.concat_tables([evolve_arrow(read_data_file(path, io), fields, schema.fields)
+                                     for path, fields in group.files])
         per_file = max(1, int(data.num_rows * target / max(data.nbytes, 1)))
         seq = group.first_sequence
         for start in range(0, data.num_rows, per_file):
@@ -156,8 +166,23 @@ def rewrite_group(io, schema, group: AppendGroup, target: int) -> list:
             if group.total_buckets > 0:       # fixed buckets: rows keep their sequence numbers
                 meta = meta.with_sequence_numbers(seq)
                 seq += chunk.num_rows
+            if group.tracked is not None:     # the rows' ids and sequence numbers go with them
+                seqs = chunk.column(row_tracking.SEQUENCE_NUMBER)
+                meta = replace(meta, min_sequence_number=pc.min(seqs).as_py(), max_sequence_number=pc.max(seqs).as_py(),
+                               write_cols=tuple(chunk.column_names))
             added.append(mf.ManifestEntry(mf.ADD, group.partition, group.bucket, group.total_buckets, meta))
     return added
+
+
+def _with_row_tracking(data, file_fields, fields, meta):
+    """A data file's rows as ``fields``, then their ``_ROW_ID`` and ``_SEQUENCE_NUMBER``."""
+    import pyarrow as pa
+
+    tracked = evolve_arrow(data, list(file_fields) + list(row_tracking.FIELDS), list(fields) + list(row_tracking.FIELDS))
+    row_id, seq = row_tracking.tracked_columns(tracked, meta)
+    own = tracked.select(list(range(len(fields))))
+    return own.append_column(pa.field(row_tracking.ROW_ID, pa.int64(), False), row_id) \
+        .append_column(pa.field(row_tracking.SEQUENCE_NUMBER, pa.int64(), False), seq)
 
 
 # --------------------------------------------------------------------------- manifests

@@ -450,6 +450,7 @@ def partition_stats(entries: Sequence[ManifestEntry], partition_types: Sequence)
 def file_meta_of(file_name: str, file_size: int, entries: Sequence[ManifestEntry],
                  partition_types: Sequence, default_schema_id: int) -> ManifestFileMeta:
     added = sum(1 for e in entries if e.kind == ADD)
+    low, high = row_id_range(entries)
     totals = {e.total_buckets for e in entries}
     total = totals.pop() if len(totals) == 1 else None
     return ManifestFileMeta(
@@ -461,8 +462,18 @@ def file_meta_of(file_name: str, file_size: int, entries: Sequence[ManifestEntry
         max_bucket=max((e.bucket for e in entries), default=None),
         min_level=min((e.file.level for e in entries), default=None),
         max_level=max((e.file.level for e in entries), default=None),
+        min_row_id=low, max_row_id=high,
         total_buckets=total if total is not None and total > 0 else None,
     )
+
+
+def row_id_range(entries: Sequence[ManifestEntry]) -> tuple[Optional[int], Optional[int]]:
+    """``_MIN_ROW_ID`` / ``_MAX_ROW_ID`` of a manifest: the row ids of its entries' files (row
+    tracking), when every one has a first row id."""
+    firsts = [(e.file.first_row_id, e.file.row_count) for e in entries if e.file.first_row_id is not None]
+    if not firsts or len(firsts) != len(entries):
+        return None, None
+    return min(first for first, _ in firsts), max(first + n - 1 for first, n in firsts)
 
 
 def new_manifest_name() -> str:

@@ -71,9 +71,8 @@ DEFAULTS = {
 # another engine wrote with them are unaffected). Each maps to why, and what to do instead.
 _FALSE_OR_ABSENT = ("false", "")
 UNHONOURED = {
-    "row-tracking.enabled": ("icefloe's writers give rows no row ids (_ROW_ID, _SEQUENCE_NUMBER)",
-                             _FALSE_OR_ABSENT),
-    "data-evolution.enabled": ("icefloe's writers do not write data-evolution files (it needs row tracking)",
+    "data-evolution.enabled": ("icefloe's writers do not write data-evolution files (files of some columns "
+                               "of rows kept by row id; row-tracking.enabled alone is honoured)",
                                _FALSE_OR_ABSENT),
     "tag.callbacks": ("icefloe runs no Java tag callback classes", ("",)),
     "tag.create-success-file": ("icefloe's automatic tags write no success file", _FALSE_OR_ABSENT),

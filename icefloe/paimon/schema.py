@@ -27,6 +27,7 @@ from icefloe.core.io import FileAlreadyExistsError, FileIO
 from icefloe.errors import CorruptMetadataError, SchemaError, TableAlreadyExistsError
 from icefloe.paimon import options as opt
 from icefloe.paimon.file_index import check_options as check_index_options
+from icefloe.paimon import row_tracking
 from icefloe.paimon.iceberg_options import check_schema
 from icefloe.paimon.tag_period import auto_tag_options
 from icefloe.core import types as core
@@ -203,6 +204,7 @@ def validate(schema: TableSchema) -> None:
     opt.check_honoured(schema.options)
     check_index_options(schema.options, schema.fields)
     auto_tag_options(schema.options)      # the automatic-tag options parse (tag_period)
+    row_tracking.check_schema(schema)
     check_schema(schema.options, schema.fields, schema.primary_keys)
     fmt = schema.options.get("changelog-file.format")
     if fmt and str(fmt).lower() != "parquet":

@@ -44,6 +44,7 @@ from typing import Optional
 from icefloe.core.io import FileAlreadyExistsError
 from icefloe.errors import CommitConflictError, NoSuchTableError, SchemaError
 from icefloe.paimon import nested_update as nested
+from icefloe.paimon import row_tracking
 from icefloe.paimon import types as pt
 from icefloe.paimon.iceberg_options import check_schema
 from icefloe.paimon.options import check_honoured
@@ -598,6 +599,7 @@ class UpdateSchema:
             if any(k.startswith(INDEX_PREFIX) and base.options.get(k) != v for k, v in new.options.items()):
                 check_index_options(new.options, new.fields, table.name)
             auto_tag_options(new.options)
+            row_tracking.check_change(base.options, new.options, table.name)
             io.write_bytes(schema_path(table.meta_location, new.id), new.to_json().encode("utf-8"), overwrite=False)
             return new
 
@@ -647,6 +649,7 @@ def _validate(schema: TableSchema, table: str) -> None:
                           "to another branch for missing partitions (read the branch as db.`t$branch_b`)")
     check_vector_rules(schema)
     check_schema(schema.options, schema.fields, schema.primary_keys)
+    row_tracking.check_schema(schema)
 
 
 __all__ = ["UpdateSchema", "can_widen", "as_paimon_type"]

@@ -9,7 +9,8 @@ and the other retries on the new latest.
 
 Snapshot JSON version 3 holds every field the spec lists (``logOffsets``,
 ``changelogManifestList``, ``indexManifest``, ``statistics`` included, as ``{}``
-or null), plus the manifest list sizes Paimon 1.x writes.
+or null), plus the manifest list sizes Paimon 1.x writes and ``nextRowId`` (row tracking: the
+first row id the next commit gives out; Paimon carries it in every snapshot once set).
 """
 from __future__ import annotations
 
@@ -58,6 +59,7 @@ class Snapshot:
     changelog_manifest_list_size: Optional[int] = None
     properties: Optional[dict] = None
     version: int = CURRENT_VERSION
+    next_row_id: Optional[int] = None      # row tracking: the first row id the next commit gives out
 
     # The attribute names the format-independent table API (CLI, SQL) reads from a
     # snapshot. Paimon's history is linear: the parent of N is N - 1.
@@ -113,6 +115,8 @@ class Snapshot:
             doc["changelogManifestListSize"] = self.changelog_manifest_list_size
         if self.properties:
             doc["properties"] = dict(self.properties)
+        if self.next_row_id is not None:
+            doc["nextRowId"] = self.next_row_id
         for k in ("baseManifestListSize", "deltaManifestListSize"):
             if doc[k] is None:
                 del doc[k]
@@ -138,6 +142,7 @@ class Snapshot:
                 delta_manifest_list_size=d.get("deltaManifestListSize"),
                 changelog_manifest_list_size=d.get("changelogManifestListSize"),
                 properties=d.get("properties"), version=int(d.get("version", 1)),
+                next_row_id=int(d["nextRowId"]) if d.get("nextRowId") is not None else None,
             )
         except (ValueError, KeyError, TypeError, AttributeError) as e:
             raise CorruptMetadataError(path, f"not a Paimon snapshot: {type(e).__name__}: {e}") from None

@@ -5,7 +5,9 @@ them with each row's file and position, labels every row (keep, update, delete, 
 ``merge_clauses`` vocabulary Iceberg's row-level changes use too) and counts per file. A file
 with changed rows is replaced by new files holding its surviving rows (updated ones with their
 new values), written by Spark tasks per (partition, bucket) with the inserted rows
-(``paimon_write.write_data_files``); a file all of whose rows go is dropped and nothing is
+(``paimon_write.write_data_files``); in a row-tracking table the moved rows keep their ``_ROW_ID``
+(and their ``_SEQUENCE_NUMBER`` unless updated), written as columns of files of their own, and the
+inserted rows get new ids at commit (``icefloe.paimon.row_tracking``). A file all of whose rows go is dropped and nothing is
 written for it. One OVERWRITE snapshot, as Paimon commits file deletions, removes the replaced
 files and adds the new ones; a commit since the read that removed one of them makes it a
 ``CommitConflictError`` with nothing committed (``FileStoreTable.replace_files``).
@@ -18,10 +20,33 @@ from icefloe.spark.row_changes import (
     ACTION, DELETE_ROW, INSERT, KEEP, UPDATE, check_resolvable, file_stats, predicate, replacement_rows,
     resolve_assignments, updated_columns,
 )
+from icefloe.paimon import row_tracking
+from icefloe.spark.paimon_metadata_columns import read_tracked
 from icefloe.spark.paimon_read import read_files
 from icefloe.spark.paimon_write import align_dataframe, write_data_files
 
 FILE_COL, POS_COL = "_icefloe_file", "_icefloe_pos"
+ROW_ID, SEQUENCE_NUMBER = row_tracking.NAMES
+
+
+def _tracks(table) -> bool:
+    return row_tracking.enabled(table.table_schema.options)
+
+
+def _hidden(table) -> tuple:
+    """The columns a condition may name besides the table's: a row-tracking table's two."""
+    return row_tracking.NAMES if _tracks(table) else ()
+
+
+def _tracked_after(table, seq_of_changed, changed):
+    """A row-tracking table's ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` columns for rewritten rows: both
+    kept, but a changed row's sequence number null (the new snapshot's, given at commit)."""
+    from pyspark.sql import functions as F
+
+    if not _tracks(table):
+        return []
+    seq = F.when(changed, F.lit(None).cast("long")).otherwise(seq_of_changed)
+    return [F.col(ROW_ID), seq.alias(SEQUENCE_NUMBER)]
 
 
 def _target(table, condition):
@@ -34,6 +59,10 @@ def _target(table, condition):
 
 
 def _read(table, entries):
+    """The rows of ``entries`` with their file and position (and a row-tracking table's ``_ROW_ID``
+    and ``_SEQUENCE_NUMBER`` after its columns)."""
+    if _tracks(table):
+        return read_tracked(table, table.table_schema, entries, FILE_COL, POS_COL)
     fields = table.table_schema.fields
     return read_files(table.spark, [e.file.file_path for e in entries], fields,
                       file_fields=[table.schema_by_id(e.file.schema_id).fields for e in entries],
@@ -54,8 +83,15 @@ def _apply(table, operation: str, base, entries, changes) -> dict:
     in_rewrite = F.col(FILE_COL).isin(rewrite) if rewrite else F.lit(False)
     new_rows = changes.where((F.col(ACTION) == INSERT) | (in_rewrite & F.col(ACTION).isin(KEEP, UPDATE)))
     messages = []
-    if counts["inserted"] or rewrite:
-        messages = write_data_files(new_rows.select(*[f"`{f.name}`" for f in table.table_schema.fields]), table)
+    columns = [f"`{f.name}`" for f in table.table_schema.fields]
+    if _tracks(table):       # moved rows keep their ids, as columns of their new files; new rows get theirs at commit
+        if counts["inserted"]:
+            messages = write_data_files(changes.where(F.col(ACTION) == INSERT).select(*columns), table)
+        if rewrite:
+            moved = changes.where(in_rewrite & F.col(ACTION).isin(KEEP, UPDATE))
+            messages += write_data_files(moved.select(*columns, ROW_ID, SEQUENCE_NUMBER), table, tracked=True)
+    elif counts["inserted"] or rewrite:
+        messages = write_data_files(new_rows.select(*columns), table)
     by_path = {e.file.file_path: e for e in entries}
     removed = [by_path[f] for f in sorted(touched)]
     if not removed:                      # a MERGE that only inserts: an append
@@ -72,7 +108,7 @@ def delete_rows(table, condition) -> RowChanges:
     if isinstance(condition, str) and not condition.strip():
         condition = None
     if condition is not None:
-        check_resolvable(table.spark, table.schema, {}, table.name, condition)
+        check_resolvable(table.spark, table.schema, {}, table.name, condition, _hidden(table))
     base, entries = _target(table, condition)
     if not entries:
         return RowChanges()
@@ -88,11 +124,12 @@ def replace_where(table, data, where: str) -> dict:
 
 
     fields = table.table_schema.fields
-    check_resolvable(table.spark, table.schema, {}, table.name, where)
+    check_resolvable(table.spark, table.schema, {}, table.name, where, _hidden(table))
     base, entries = _target(table, where)
     new = replacement_rows(table.spark, data, lambda df: align_dataframe(df, fields, table.name), where, table.name)
-    new = new.select(*[F.col(f"`{f.name}`") for f in fields], F.lit(None).cast("string").alias(FILE_COL),
-                     F.lit(INSERT).alias(ACTION))
+    new = new.select(*[F.col(f"`{f.name}`") for f in fields],
+                     *[F.lit(None).cast("long").alias(n) for n in (row_tracking.NAMES if _tracks(table) else ())],
+                     F.lit(None).cast("string").alias(FILE_COL), F.lit(INSERT).alias(ACTION))
     changes = new
     if entries:
         hit = F.coalesce(predicate(where), F.lit(False))
@@ -107,14 +144,15 @@ def update_rows(table, assignments: dict, condition=None) -> RowChanges:
 
     schema = table.schema
     sets = resolve_assignments(schema, assignments)
-    check_resolvable(table.spark, schema, sets, table.name, condition)
+    check_resolvable(table.spark, schema, sets, table.name, condition, _hidden(table))
     base, entries = _target(table, condition)
     if not entries:
         return RowChanges()
     rows = _read(table, entries)
     hit = F.coalesce(predicate(condition), F.lit(False))
     out = updated_columns(schema.fields, sets, hit, table.name)
-    rows = rows.select(*out, FILE_COL, F.when(hit, F.lit(UPDATE)).otherwise(F.lit(KEEP)).alias(ACTION))
+    rows = rows.select(*out, *_tracked_after(table, F.col(SEQUENCE_NUMBER), hit), FILE_COL,
+                       F.when(hit, F.lit(UPDATE)).otherwise(F.lit(KEEP)).alias(ACTION))
     return _apply(table, "update", base, entries, rows)
 
 
@@ -149,7 +187,12 @@ class AppendMerge(MergeClauses):
         joined = joined.withColumn(CLAUSE, chain)
         values = self.clause_values(schema.fields, F.col(CLAUSE), clauses, tcol,
                                     lambda n: schema.find_field(n).name, table.name)
-        rows = joined.select(*values, tcol(FILE_COL).alias(FILE_COL), action_column(clauses, in_t).alias(ACTION))
+        action = action_column(clauses, in_t)
+        tracked = [c.alias(n) for c, n in zip(_tracked_after(table, tcol(SEQUENCE_NUMBER), action == UPDATE),
+                                              row_tracking.NAMES)]
+        if tracked:
+            tracked[0] = tcol(ROW_ID).alias(ROW_ID)
+        rows = joined.select(*values, *tracked, tcol(FILE_COL).alias(FILE_COL), action.alias(ACTION))
         if not clauses:
             return RowChanges()
         try:

@@ -1,6 +1,7 @@
 """Paimon's hidden metadata columns, as its Spark connector reads them: ``__paimon_file_path`` (the
 data file a row is stored in), ``__paimon_row_index`` (its position in that file, from 0),
-``__paimon_partition`` (a struct of the partition's values) and ``__paimon_bucket``.
+``__paimon_partition`` (a struct of the partition's values) and ``__paimon_bucket``; and of a
+row-tracking table (``icefloe.paimon.row_tracking``) ``_ROW_ID`` and ``_SEQUENCE_NUMBER``.
 
 Paimon gives the file and position of a row where the row is one stored record: an append table,
 a deletion-vector table (its files above level 0) or a primary-key table whose buckets are fully
@@ -10,10 +11,11 @@ The files are read by Spark's Parquet reader, which gives each row's file and po
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Optional, Sequence
 
 from icefloe.errors import NotSupportedError
 from icefloe.paimon import deletion_vectors as dv
+from icefloe.paimon import row_tracking
 from icefloe.spark.paimon_read import raw_buckets, read_files, read_merged
 
 FILE_PATH = "__paimon_file_path"
@@ -28,10 +30,16 @@ def read_with_metadata(table, schema, snapshot, entries, names: Sequence[str]):
     the table's columns, then the metadata columns ``names``."""
     from pyspark.sql import functions as F
 
-    unknown = [n for n in names if n not in NAMES]
+    tracked = [n for n in names if n in row_tracking.NAMES]
+    unknown = [n for n in names if n not in NAMES and n not in tracked]
     if unknown:
-        raise ValueError(f"unknown metadata columns {unknown}; Paimon's: {', '.join(NAMES)}")
+        raise ValueError(f"unknown metadata columns {unknown}; Paimon's: {', '.join(NAMES + row_tracking.NAMES)}")
+    if tracked and not row_tracking.enabled(schema.options):
+        raise ValueError(f"{', '.join(tracked)}: table {table.name} does not track rows "
+                         f"({row_tracking.ENABLED} is not set)")
     spark = table.spark
+    if tracked:
+        return _read_tracked(table, schema, entries, names)
     if schema.primary_keys and not dv.enabled(schema.options) and FILE_PATH not in names and ROW_INDEX not in names:
         df = read_merged(spark, table, schema, entries, bucket_col=BUCKET)      # partition and bucket only
         if PARTITION in names:
@@ -74,3 +82,36 @@ def _stored_rows(table, schema, snapshot, entries, names: Sequence[str]) -> list
                                 "of append tables, deletion-vector tables and fully compacted primary-key tables "
                                 "(CALL sys.compact(table => ..., compact_strategy => 'full') compacts it fully)")
     return raw
+
+
+def read_tracked(table, schema, entries, file_col: str, pos_col: str, bucket_col: Optional[str] = None):
+    """The rows of an append table's ``entries`` with ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` after its
+    columns (``row_tracking``: the file's own columns where it has them, else its first row id + the
+    row's position and its highest sequence number), then each row's file and position (and bucket)."""
+    from pyspark.sql import functions as F
+
+    spark = table.spark
+    fields = list(schema.fields) + list(row_tracking.FIELDS)
+    df = read_files(spark, [e.file.file_path for e in entries], fields,
+                    file_fields=[list(table.schema_by_id(e.file.schema_id).fields) + list(row_tracking.FIELDS)
+                                 for e in entries],
+                    file_col=file_col, pos_col=pos_col, io=table.io)
+    facts = spark.createDataFrame(
+        sorted({(e.file.file_path, e.file.first_row_id, e.file.max_sequence_number, e.bucket) for e in entries}),
+        "`_icefloe_of` string, `_icefloe_first` long, `_icefloe_seq` long, `_icefloe_bucket` int")
+    df = df.join(F.broadcast(facts), df[file_col] == facts["_icefloe_of"], "left")
+    row_id = F.coalesce(F.col(f"`{row_tracking.ROW_ID}`"), F.col("_icefloe_first") + F.col(pos_col))
+    seq = F.coalesce(F.col(f"`{row_tracking.SEQUENCE_NUMBER}`"), F.col("_icefloe_seq"))
+    return df.select(*[F.col(f"`{f.name}`") for f in schema.fields], row_id.alias(row_tracking.ROW_ID),
+                     seq.alias(row_tracking.SEQUENCE_NUMBER), F.col(file_col), F.col(pos_col),
+                     *([F.col("_icefloe_bucket").alias(bucket_col)] if bucket_col else []))
+
+
+def _read_tracked(table, schema, entries, names: Sequence[str]):
+    """A row-tracking table's rows with the metadata columns ``names``."""
+    from pyspark.sql import functions as F
+
+    df = read_tracked(table, schema, entries, FILE_PATH, ROW_INDEX, BUCKET)
+    if PARTITION in names:
+        df = df.withColumn(PARTITION, F.struct(*[F.col(f"`{k}`") for k in schema.partition_keys]))
+    return df.select(*[F.col(f"`{f.name}`") for f in schema.fields], *[F.col(f"`{n}`") for n in names])

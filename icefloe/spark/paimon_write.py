@@ -24,8 +24,9 @@ import os
 import uuid
 from typing import Optional
 
-from icefloe.errors import SchemaMismatchError
+from icefloe.errors import NotSupportedError, SchemaMismatchError
 from icefloe.spark.jobs import clean_up_failed_job
+from icefloe.paimon import row_tracking
 from icefloe.paimon import types as pt
 from icefloe.paimon.binary_row import encode_row
 from icefloe.paimon.commit import CommitMessage
@@ -239,20 +240,31 @@ def _records_per_file(schema, target_bytes: int) -> int:
     return max(1000, int(target_bytes / max(per_row, 0.1)))
 
 
-def write_data_files(df, table, arrange=None, target_file_size: Optional[int] = None) -> list[CommitMessage]:
+def write_data_files(df, table, arrange=None, target_file_size: Optional[int] = None,
+                     tracked: bool = False) -> list[CommitMessage]:
     """Write ``df`` as data files of ``table`` (a PaimonTable); return commit messages.
     ``arrange(rows, key column or None)``, if given, spreads the aligned rows over the tasks and
     orders them within each (sort compaction), in place of the shuffle by partition and bucket;
-    ``target_file_size`` (bytes) replaces the table's ``target-file-size``."""
+    ``target_file_size`` (bytes) replaces the table's ``target-file-size``. ``tracked``: ``df`` has
+    the rows' ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` after the table's columns (rows a row-tracking
+    table moves to new files), written as columns of the files (``row_tracking``)."""
     schema = table.table_schema
     store = table.store
     co = schema.core_options
-    aligned = check_partition_ranges(align_dataframe(df, schema.fields, table.name), schema.partition_keys,
+    fields = list(schema.fields) + (list(row_tracking.FIELDS) if tracked else [])
+    aligned = check_partition_ranges(align_dataframe(df, fields, table.name), schema.partition_keys,
                                      table.name)
     key = key_column(schema)
     # a store Spark cannot reach, or a table with file indexes (built from the rows each task writes):
     # Python tasks write the files through the FileIO
     if not store.io.spark_native or not index_options(schema.options).empty:
+        if tracked:
+            raise NotSupportedError("rewriting rows of a row-tracking table", table.name, "paimon",
+                                    "rows keep their _ROW_ID in files Spark writes itself, and Spark cannot write "
+                                    f"to {table.location} (add the session's connector for that store)"
+                                    if not store.io.spark_native else
+                                    "rows keep their _ROW_ID in files Spark writes itself, and a table with file "
+                                    "indexes is written by Python tasks")
         if arrange is not None:
             return _write_in_python(arrange(aligned, None), table)
         return _write_in_python(aligned if key is None else aligned.repartition(key), table)
@@ -276,7 +288,8 @@ def write_data_files(df, table, arrange=None, target_file_size: Optional[int] = 
                 footers = described_writes.save(aligned.sparkSession, writer, staging, write_id)
             except Exception as e:  # a failed Spark job: our null check or anything else
                 raise explain_spark_error(e) from None
-            return _collect(store, schema, staging, key is not None, moved, footers)
+            return _collect(store, schema, staging, key is not None, moved, footers,
+                            tuple(f.name for f in fields) if tracked else None)
     finally:
         store.io.delete_tree(staging)
 
@@ -304,7 +317,8 @@ def _write_in_python(aligned, table) -> list[CommitMessage]:
     return [m for r in rows for m in pickle.loads(r["messages"])]
 
 
-def _collect(store, schema, staging: str, keyed: bool, moved: list, footers: dict) -> list[CommitMessage]:
+def _collect(store, schema, staging: str, keyed: bool, moved: list, footers: dict,
+             write_cols: Optional[tuple] = None) -> list[CommitMessage]:
     """Move staged files into place and describe them (their footers as the writing tasks gave
     them, ``described_writes``, or read here), grouped per (partition, bucket)."""
     co = schema.core_options
@@ -338,7 +352,7 @@ def _collect(store, schema, staging: str, keyed: bool, moved: list, footers: dic
         meta = DataFileMeta(
             file_name=name, file_size=size, row_count=md.num_rows, value_stats=stats,
             min_sequence_number=0, max_sequence_number=md.num_rows - 1, schema_id=schema.id,
-            creation_time=local_now_millis(), value_stats_cols=stats_cols, file_path=final,
+            creation_time=local_now_millis(), value_stats_cols=stats_cols, file_path=final, write_cols=write_cols,
         )
         gkey = (partition, bucket)
         if total_buckets > 0:

@@ -5,6 +5,8 @@ rows checked against their condition. MERGE's clauses build on these (``merge_cl
 """
 from __future__ import annotations
 
+from typing import Sequence
+
 from icefloe.core.arrow import as_arrow_table, is_arrow_data
 from icefloe.core.types import to_spark_schema
 from icefloe.errors import ExpressionError, SchemaMismatchError
@@ -66,10 +68,11 @@ def updated_columns(fields, sets: dict, hit, table_name: str) -> list:
     return out
 
 
-def check_resolvable(spark, schema, sets: dict, table_name: str, condition=None) -> None:
+def check_resolvable(spark, schema, sets: dict, table_name: str, condition=None, hidden: Sequence[str] = ()) -> None:
     """Analyse UPDATE's values and condition against the table's own columns (no job runs), so a
     name that is no column is reported as such, and never with icefloe's internal columns as
-    suggestions. A bare word where a string was meant gets the hint to quote it."""
+    suggestions. A bare word where a string was meant gets the hint to quote it. ``hidden``: BIGINT
+    columns the rows have besides the table's (a row-tracking table's ``_ROW_ID``...)."""
     from pyspark.errors import AnalysisException
 
     items = [(f"value of column {k!r}", v) for k, v in sets.items()]
@@ -79,6 +82,10 @@ def check_resolvable(spark, schema, sets: dict, table_name: str, condition=None)
     if not items:
         return
     empty = empty_frame(spark, to_spark_schema(schema))
+    if hidden:
+        from pyspark.sql import functions as F
+
+        empty = empty.select("*", *[F.lit(None).cast("long").alias(n) for n in hidden])
     columns = ", ".join(f.name for f in schema.fields)
 
     def column(what, v):

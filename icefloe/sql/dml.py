@@ -15,7 +15,9 @@ from sqlglot import exp
 
 from icefloe.core.types import to_spark_ddl_type, to_spark_type, widen_schema_small_ints
 from icefloe.sql import wap
+from icefloe.sql.metadata_columns import ROW_TRACKING
 from icefloe.sql.translate import strip_qualifier, unknown_columns
+from icefloe.table.capabilities import metadata_column_reads
 from icefloe.spark.align import checked_cast_to
 from icefloe.sql.overwrite import overwrite
 from icefloe.sql.parser import node_position
@@ -265,6 +267,8 @@ def _check_columns(sess, node, t, quals, other_quals=frozenset(), other_known=fr
     if node is None:
         return
     names = {n for n, _f in t.schema.all_fields()}
+    reads = metadata_column_reads(t)      # a row-tracking table's rows have _ROW_ID and _SEQUENCE_NUMBER
+    names |= {n for n in (reads.metadata_column_names() if reads is not None else ()) if n.lower() in ROW_TRACKING}
     bad = unknown_columns(node, names, quals, other_quals, other_known)
     if bad:
         c = bad[0]

@@ -11,11 +11,13 @@ from icefloe.sql.errors import SqlError
 from icefloe.sql.parser import node_position
 
 PREFIX = "__paimon_"
+ROW_TRACKING = ("_row_id", "_sequence_number")     # a row-tracking Paimon table's
 
 
 def referenced(tree: exp.Expression) -> frozenset:
     """The lower-case names of the columns ``tree`` names that may be metadata columns."""
-    return frozenset(c.name.lower() for c in tree.find_all(exp.Column) if c.name.lower().startswith(PREFIX))
+    return frozenset(c.name.lower() for c in tree.find_all(exp.Column)
+                     if c.name.lower().startswith(PREFIX) or c.name.lower() in ROW_TRACKING)
 
 
 def _source_name(source: exp.Expression) -> str:

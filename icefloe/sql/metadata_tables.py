@@ -12,7 +12,9 @@ from icefloe.table.inspect import to_spark
 
 # every name that may follow a table name; whether the table has it is the table's to say
 # (``audit_log`` is Paimon's table of rows with their kinds, ``changes`` Iceberg's changelog of
-# the rows, ``ro`` and ``binlog`` Paimon's read-optimized rows and rows as arrays, all read in Spark)
-METADATA_TABLES = tuple(dict.fromkeys(ICEBERG_NAMES + PAIMON_NAMES + ("audit_log", "changes", "ro", "binlog")))
+# the rows, ``ro``, ``binlog`` and ``row_tracking`` Paimon's read-optimized rows, rows as arrays and rows
+# with their row ids, all read in Spark)
+METADATA_TABLES = tuple(dict.fromkeys(ICEBERG_NAMES + PAIMON_NAMES + ("audit_log", "changes", "ro", "binlog",
+                                                                                 "row_tracking")))
 
 __all__ = ["METADATA_TABLES", "to_spark"]

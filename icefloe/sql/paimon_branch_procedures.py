@@ -129,8 +129,8 @@ def trigger_tag_automatic_creation(t, args):
     return [(True,)]
 
 
-_ROW_IDS = ("icefloe's writers give rows no row ids (row-tracking.enabled, _ROW_ID), so a table it writes has "
-            "none of them")
+_DATA_EVOLUTION = ("icefloe does not write Data Evolution tables (data-evolution.enabled: files of some columns of "
+                   "rows matched by row id); it gives rows row ids with row-tracking.enabled alone")
 # Paimon's procedures icefloe does not run, and why (each refused by name)
 REFUSED = {
     "migrate_database": "Paimon migrates from a Hive metastore's tables; a filesystem warehouse has no metastore",
@@ -142,13 +142,14 @@ REFUSED = {
     "create_function": "a Paimon filesystem catalog has no functions (Paimon keeps them in a REST catalog)",
     "alter_function": "a Paimon filesystem catalog has no functions (Paimon keeps them in a REST catalog)",
     "drop_function": "a Paimon filesystem catalog has no functions (Paimon keeps them in a REST catalog)",
-    "materialize_deletion_vectors": "it applies to Data Evolution tables (data-evolution.enabled), whose rows carry "
-                                    "row ids; " + _ROW_IDS,
-    "reassign_row_id": "it renumbers the row ids of Data Evolution tables (data-evolution.enabled); " + _ROW_IDS,
-    "create_global_index": "global indexes are built on tables with row-tracking.enabled, keyed by row id; "
-                           + _ROW_IDS,
-    "drop_global_index": "global indexes are built on tables with row-tracking.enabled, keyed by row id; "
-                         + _ROW_IDS + ", and no global index",
+    "materialize_deletion_vectors": "it applies to Data Evolution tables, whose rows are matched by row ids across "
+                                    "files (Paimon refuses it on other tables); " + _DATA_EVOLUTION,
+    "reassign_row_id": "it renumbers the row ids of Data Evolution tables whose partitions' row-id ranges overlap "
+                       "(Paimon refuses it on other tables, row-tracking ones included); " + _DATA_EVOLUTION,
+    "create_global_index": "global indexes are built on tables with row-tracking.enabled, keyed by row id, and "
+                           "icefloe's writers do not write or maintain them",
+    "drop_global_index": "global indexes are built on tables with row-tracking.enabled, keyed by row id, and "
+                         "icefloe's writers write none to drop",
     "compact_chain_table": "chain tables (chain-table.enabled: a snapshot branch and a delta branch read as one) "
                            "are not implemented by icefloe",
     "rescale": "Paimon's rescale rewrites partitions into bucket_num buckets and keeps the table's 'bucket' option, "

@@ -446,7 +446,8 @@ class SqlSession:
             return t.audit_log(**self.read_kwargs(t, version, node))
         rows = row_tables(t)                # rows (``ro``, ``binlog``), read in Spark
         if rows is not None and name in rows.row_table_names():
-            return rows.row_table(str(name), **self.read_kwargs(t, version, node))
+            with self.refused_as(f"system table {name}", node):
+                return rows.row_table(str(name), **self.read_kwargs(t, version, node))
         if name == "changes":         # Iceberg's changelog table: every row change of the history
             if version is not None:
                 raise self.error(f"{ref} takes no VERSION or TIMESTAMP AS OF (CALL system.create_changelog_view "
@@ -481,7 +482,7 @@ class SqlSession:
         hidden: tuple = ()
         if named and not ref.metadata and (reads := metadata_column_reads(t)) is not None:
             own = {c.lower() for c in t.schema.column_names}
-            hidden = tuple(n for n in reads.metadata_column_names() if n in named and n not in own)
+            hidden = tuple(n for n in reads.metadata_column_names() if n.lower() in named and n.lower() not in own)
         df = self.table_df(ref, version, table, hidden)
         key = f"{getattr(t, 'metadata_location', '')}|{ref}|{version.sql('spark') if version else ''}|{hidden}"
         view = VIEW_PREFIX + (f"{ref.catalog}_" if ref.catalog else "") + ref.name.replace(".", "_").replace("-", "_").replace("$", "_") + \

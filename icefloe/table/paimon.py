@@ -18,6 +18,7 @@ from icefloe.core.tree import Node
 from icefloe.errors import CommitConflictError, CommitFailedError, IcefloeError
 from icefloe.paimon import deletion_vectors as dv
 from icefloe.paimon import kv_compact
+from icefloe.paimon import row_tracking
 from icefloe.paimon import system_tables
 from icefloe.paimon import types as pt
 from icefloe.paimon.check import check_paimon
@@ -166,6 +167,8 @@ class PaimonTable(FileStoreTable, Table):
     def metadata_column_names(self) -> tuple:
         """Paimon's hidden columns (``SELECT *`` leaves them out): ``__paimon_file_path``,
         ``__paimon_row_index``, ``__paimon_partition``, ``__paimon_bucket``."""
+        if row_tracking.enabled(self.table_schema.options):
+            return metadata_columns.NAMES + row_tracking.NAMES
         return metadata_columns.NAMES
 
     def to_spark_with_metadata(self, names: Sequence[str], snapshot_id: Optional[int] = None, as_of=None,
@@ -203,15 +206,26 @@ class PaimonTable(FileStoreTable, Table):
         return changes_df(self.spark, self, start_snapshot_id, end_snapshot_id, iceberg_shape=True)
 
     def row_table_names(self) -> tuple:
-        return ("ro", "binlog")
+        return ("ro", "binlog", "row_tracking")
 
     def row_table(self, name: str, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None):
-        """Paimon's system tables of rows: ``ro`` (``read_optimized``) and ``binlog``."""
+        """Paimon's system tables of rows: ``ro`` (``read_optimized``), ``binlog`` and ``row_tracking``."""
         if name == "binlog":
             return self.binlog(snapshot_id, as_of, ref)
         if name == "ro":
             return self.read_optimized(snapshot_id, as_of, ref)
+        if name == "row_tracking":
+            return self.row_tracking(snapshot_id, as_of, ref)
         raise self.unsupported(f"system table {name}", f"Paimon's tables of rows: {', '.join(self.row_table_names())}")
+
+    def row_tracking(self, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None):
+        """Paimon's ``row_tracking`` system table: a row-tracking table's rows with ``_ROW_ID`` and
+        ``_SEQUENCE_NUMBER`` after its columns."""
+        schema = self.table_schema_for(snapshot_id, as_of, ref)
+        if not row_tracking.enabled(schema.options):
+            raise self.unsupported("system table row_tracking",
+                                   f"the table does not track rows ({row_tracking.ENABLED} is set only at CREATE)")
+        return self.to_spark_with_metadata(row_tracking.NAMES, snapshot_id, as_of, ref)
 
     def binlog(self, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None):
         """Paimon's ``binlog`` system table read in batch: ``audit_log``'s rows with each column a

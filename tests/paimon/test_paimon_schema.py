@@ -148,7 +148,7 @@ def test_invalid_names(paimon_catalog, name):
     ({"manifest.target-file-size": "8 lightyears"}, None, "memory size"),
     ({}, ["nope"], "nope"),
     ({}, ["year(dt)"], "column names"),
-    ({"row-tracking.enabled": "true"}, None, "row-tracking.enabled.*row ids"),
+    ({"row-tracking.enabled": "true", "bucket": "2", "bucket-key": "id"}, None, "row-tracking.enabled.*bucket"),
     ({"data-evolution.enabled": "true"}, None, "data-evolution.enabled"),
     ({"tag.automatic-creation": "sometimes"}, None, "tag.automatic-creation.*not one of none, process-time"),
     ({"tag.automatic-creation": "process-time", "tag.creation-delay": "1 d"}, None, "tag.creation-delay.*shorter"),
@@ -181,7 +181,7 @@ def test_through_the_shared_catalog_api(paimon_warehouse):
 
 
 def test_options_icefloe_does_not_honour_are_refused_by_alter_and_the_schema_stays(paimon_catalog, paimon_warehouse):
-    """An option asking writers for what icefloe's do not do (file indexes, tag success files, row ids) is
+    """An option asking writers for what icefloe's do not do (file indexes, tag success files, data evolution) is
     refused when set; its harmless values and the read-side switch pass; a table whose schema another
     engine wrote with such an option still takes other changes."""
     t = paimon_catalog.create_table("db.opts", "id bigint, dt string",
@@ -190,10 +190,13 @@ def test_options_icefloe_does_not_honour_are_refused_by_alter_and_the_schema_sta
     schema_dir = os.path.join(paimon_warehouse, "db.db", "opts", "schema")
     before = sorted(os.listdir(schema_dir))
     for key, value in [("file-index.bitmap.columns", "dt"), ("tag.create-success-file", "true"),
-                       ("row-tracking.enabled", "true")]:
+                       ("data-evolution.enabled", "true")]:
         with pytest.raises(SchemaError, match=f"db.opts.*{key}.*not honoured"):
             with t.update_schema() as u:
                 u.set_option(key, value)
+    with pytest.raises(SchemaError, match="db.opts.*row-tracking.enabled.*cannot be changed"):
+        with t.update_schema() as u:      # fixed at CREATE, as in Paimon
+            u.set_option("row-tracking.enabled", "true")
     assert sorted(os.listdir(schema_dir)) == before
     # a schema written elsewhere with a file index: other changes still go through, the option stays
     latest = os.path.join(schema_dir, before[-1])
