@@ -146,7 +146,7 @@ def manifests(table, snapshot=None) -> pa.Table:
     return _table(MANIFESTS, rows)
 
 
-def _file_groups(table, snapshot, key) -> list:
+def _file_groups(table, snapshot, key, raw_time: bool = False) -> list:
     """(group, records, bytes, files, last creation time) of the live files, grouped by ``key(entry,
     partition directory)``, in group order."""
     acc: dict = {}
@@ -157,7 +157,7 @@ def _file_groups(table, snapshot, key) -> list:
         a[2] += 1
         if e.file.creation_time is not None and (a[3] is None or e.file.creation_time > a[3]):
             a[3] = e.file.creation_time
-    return [(group, a[0], a[1], a[2], _local_ms(a[3])) for group, a in sorted(acc.items())]
+    return [(group, a[0], a[1], a[2], a[3] if raw_time else _local_ms(a[3])) for group, a in sorted(acc.items())]
 
 
 def buckets(table, snapshot=None) -> pa.Table:
@@ -178,6 +178,12 @@ def branches(table, snapshot=None) -> pa.Table:
             created = None
         rows.append((name, created))
     return _table(BRANCHES, rows)
+
+
+def partition_groups(table, snapshot) -> list:
+    """(partition directory, records, bytes, files, last creation time as Paimon's millis) of the live
+    files of ``snapshot``, one per partition (``sys.partitions`` and ``sys.tables`` sum them)."""
+    return _file_groups(table, snapshot, lambda e, part: part, raw_time=True)
 
 
 def partitions(table, snapshot=None) -> pa.Table:

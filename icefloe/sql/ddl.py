@@ -8,7 +8,7 @@ from sqlglot import exp
 from icefloe.core.redact import redact_properties
 from icefloe.core.types import parse_schema
 from icefloe.errors import CommitFailedError, IcefloeError, SchemaError
-from icefloe.sql import catalog_statements as cs, parser as p
+from icefloe.sql import catalog_statements as cs, parser as p, system_database
 from icefloe.sql.errors import SqlError
 from icefloe.sql.names import table_parts
 from icefloe.sql.translate import partition_term
@@ -300,6 +300,9 @@ def show_tables(sess, stmt: p.ShowTables):
         elif len(parts) != 1:
             raise SqlError(f"unknown namespace {stmt.namespace}", stmt.namespace.line, stmt.namespace.column)
         ns = parts[0]
+    if ns is not None and system_database.is_system_database(sess, [ns]):
+        rows = [(ns, t, False) for t in system_database.table_names(sess)]
+        return sess.spark.createDataFrame(rows, "namespace string, tableName string, isTemporary boolean")
     try:
         rows = [(n, t, False) for n, t in list_tables(sess.catalog, ns)]
     except IcefloeError as e:
