@@ -184,7 +184,7 @@ class SqlSession:
                 return ddl.describe(self, tree)
             if isinstance(tree, exp.Alter):
                 return ddl.alter(self, tree)
-            if isinstance(tree, exp.Command) and str(tree.this).upper() in ("SET", "RESET"):
+            if isinstance(tree, exp.Set) or (isinstance(tree, exp.Command) and str(tree.this).upper() in ("SET", "RESET")):
                 done = paimon_options.set_or_reset(self.spark, stmt.text)    # spark.paimon.<key>
                 if done is not None:
                     return done
