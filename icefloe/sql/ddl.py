@@ -121,7 +121,7 @@ def create(sess, tree: exp.Create):
         elif isinstance(prop, (exp.FileFormatProperty, exp.LocationProperty)):
             # checked before exp.Property, their base class: USING iceberg is not a table property
             if isinstance(prop, exp.LocationProperty):
-                raise sess.not_supported("CREATE TABLE ... LOCATION (tables live in the warehouse)", prop)
+                raise _location_refused(sess, prop)
         elif isinstance(prop, exp.SchemaCommentProperty):
             properties["comment"] = prop.this.name      # the table comment, as Iceberg's Spark catalog keeps it
         elif isinstance(prop, exp.Property):
@@ -211,7 +211,7 @@ def _create_like(sess, tree: exp.Create, target: exp.Table, like: exp.Table, pro
         if isinstance(prop, (exp.LikeProperty, exp.FileFormatProperty)):
             continue
         if isinstance(prop, exp.LocationProperty):
-            raise sess.not_supported("CREATE TABLE ... LOCATION (tables live in the warehouse)", prop)
+            raise _location_refused(sess, prop)
         if isinstance(prop, exp.SchemaCommentProperty):
             properties["comment"] = prop.this.name
         elif isinstance(prop, exp.Property):
@@ -289,6 +289,17 @@ def list_tables(catalog, namespace=None) -> list:
             continue
         out.extend((ns, n.split(".", 1)[1]) for n in names)
     return out
+
+
+def _location_refused(sess, prop):
+    """``CREATE TABLE ... LOCATION``: refused, with the format's reason."""
+    if sess.catalog.format == "paimon":
+        # Paimon's Spark catalog turns LOCATION into the table's 'path' option, which only a catalog on a
+        # Hive metastore takes (an external table); its filesystem catalog refuses it, as icefloe's does
+        return sess.not_supported("CREATE TABLE ... LOCATION on a Paimon filesystem catalog (each table lives at "
+                                  "<warehouse>/<db>.db/<table>; Paimon's filesystem catalog refuses a table path "
+                                  "too: external tables need Paimon's Hive metastore catalog)", prop)
+    return sess.not_supported("CREATE TABLE ... LOCATION (tables live in the warehouse)", prop)
 
 
 def show_tables(sess, stmt: p.ShowTables):

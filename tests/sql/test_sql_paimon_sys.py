@@ -96,3 +96,14 @@ def test_an_iceberg_catalogs_sys_is_a_plain_namespace(catalog):
     catalog.sql("CREATE TABLE sys.tables (id bigint) USING iceberg")
     catalog.sql("INSERT INTO sys.tables VALUES (7)")
     assert [tuple(r) for r in catalog.sql("SELECT * FROM sys.tables").collect()] == [(7,)]
+
+
+def test_create_table_location_is_refused_with_paimons_reason(pai, tmp_path):
+    from icefloe.errors import NotSupportedError
+
+    for text in (f"CREATE TABLE shop.ext (id INT) LOCATION '{tmp_path / 'ext'}'",
+                 f"CREATE TABLE shop.ext LIKE shop.orders LOCATION '{tmp_path / 'ext'}'"):
+        with pytest.raises(NotSupportedError) as e:
+            pai.sql(text)
+        assert "Paimon's filesystem catalog refuses a table path" in str(e.value) and "Hive metastore" in str(e.value)
+    assert not pai.table_exists("shop.ext") and not (tmp_path / "ext").exists()
