@@ -6,6 +6,7 @@ import os
 import threading
 import time
 
+import pyarrow as pa
 import pytest
 
 from tools.jvm_runtime import newest_iceberg_version
@@ -79,3 +80,21 @@ def served(catalog, settings=None, auth=None, seen=None, **tls):
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+def arrow_column_values(arr, canon) -> list:
+    """The values of an Arrow column in a form that compares across readers: timestamps as
+    ("tz" | "ntz", microseconds), structs as tuples of (field, value), other values through ``canon``."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks() if arr.num_chunks else pa.array([], arr.type)
+    t = arr.type
+    if pa.types.is_timestamp(t):
+        kind = "tz" if t.tz else "ntz"
+        ints = arr.cast(pa.timestamp("us", tz=t.tz)).cast(pa.int64()).to_pylist()
+        return [None if x is None else (kind, x) for x in ints]
+    if pa.types.is_struct(t):
+        children = [arrow_column_values(c, canon) for c in arr.flatten()]
+        valid = arr.is_valid().to_pylist()
+        return [tuple((t.field(j).name, children[j][r]) for j in range(t.num_fields)) if valid[r] else None
+                for r in range(len(arr))]
+    return [canon(x) for x in arr.to_pylist()]

@@ -134,36 +134,30 @@ def _table_cells(text: str):
         yield line, "\n".join(x.strip() for x in code.splitlines()), ""
 
 
-def _strip_comment(line: str) -> str:
-    out, quote = [], ""
-    i = 0
-    while i < len(line):
-        c = line[i]
+def _unquoted(code: str):
+    """(index, character, whether it is outside quotes) of each character of ``code``; a quote character
+    itself counts as inside its quotes."""
+    quote = ""
+    for i, c in enumerate(code):
         if quote:
             if c == quote:
                 quote = ""
+            yield i, c, False
         elif c in "'\"`":
             quote = c
-        elif line.startswith("--", i):
-            break
-        out.append(c)
-        i += 1
-    return "".join(out)
+            yield i, c, False
+        else:
+            yield i, c, True
+
+
+def _strip_comment(line: str) -> str:
+    """A line without its ``--`` comment (one outside quotes)."""
+    end = next((i for i, c, free in _unquoted(line) if free and line.startswith("--", i)), len(line))
+    return line[:end]
 
 
 def _depth_change(code: str) -> int:
-    depth, quote = 0, ""
-    for c in code:
-        if quote:
-            if c == quote:
-                quote = ""
-        elif c in "'\"`":
-            quote = c
-        elif c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-    return depth
+    return sum((c == "(") - (c == ")") for _, c, free in _unquoted(code) if free)
 
 
 def _complete(stmt_code: str, word: str) -> bool:
@@ -247,20 +241,10 @@ def split_statements(code: str, first_line: int) -> list[tuple[int, str, bool]]:
 
 
 def _split_semicolons(code: str) -> list[str]:
-    pieces, buf, quote = [], [], ""
-    for c in code:
-        if quote:
-            if c == quote:
-                quote = ""
-        elif c in "'\"`":
-            quote = c
-        elif c == ";":
-            pieces.append("".join(buf))
-            buf = []
-            continue
-        buf.append(c)
-    pieces.append("".join(buf))
-    return pieces
+    cuts = [i for i, c, free in _unquoted(code) if free and c == ";"]
+    starts = [0] + [i + 1 for i in cuts]
+    ends = cuts + [len(code)]
+    return [code[a:b] for a, b in zip(starts, ends)]
 
 
 def examples(text: str, procedure_table: bool = False) -> list[Example]:
@@ -496,18 +480,11 @@ def _values_rows(text: str) -> Optional[int]:
     if not m:
         return None
     depth, n = 0, 0
-    quote = ""
-    for c in m.group(1):
-        if quote:
-            if c == quote:
-                quote = ""
-        elif c in "'\"":
-            quote = c
-        elif c == "(":
-            if depth == 0:
-                n += 1
+    for _, c, free in _unquoted(m.group(1)):
+        if free and c == "(":
+            n += depth == 0
             depth += 1
-        elif c == ")":
+        elif free and c == ")":
             depth -= 1
     return n or None
 

@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tests.interop_util import duckdb_connection, pyiceberg_table
+from tests.interop_util import arrow_column_values, duckdb_connection, pyiceberg_table
 
 UTC = dt.timezone.utc
 
@@ -112,24 +112,8 @@ def canon(v):
     return v
 
 
-def _canon_array(arr) -> list:
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks() if arr.num_chunks else pa.array([], arr.type)
-    t = arr.type
-    if pa.types.is_timestamp(t):
-        kind = "tz" if t.tz else "ntz"
-        ints = arr.cast(pa.timestamp("us", tz=t.tz)).cast(pa.int64()).to_pylist()
-        return [None if x is None else (kind, x) for x in ints]
-    if pa.types.is_struct(t):
-        children = [_canon_array(c) for c in arr.flatten()]
-        valid = arr.is_valid().to_pylist()
-        return [tuple((t.field(j).name, children[j][r]) for j in range(t.num_fields)) if valid[r] else None
-                for r in range(len(arr))]
-    return [canon(x) for x in arr.to_pylist()]
-
-
 def arrow_rows(table: pa.Table, columns=COLUMNS) -> list[tuple]:
-    cols = [_canon_array(table.column(c)) for c in columns]
+    cols = [arrow_column_values(table.column(c), canon) for c in columns]
     return sort_rows(list(zip(*cols)) if cols else [])
 
 

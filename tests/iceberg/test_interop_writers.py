@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tests.interop_util import duckdb_connection, pyiceberg_table
+from tests.interop_util import arrow_column_values, duckdb_connection, pyiceberg_table
 
 UTC = dt.timezone.utc
 
@@ -172,26 +172,10 @@ def _canon(v):
     return v
 
 
-def _canon_array(arr) -> list:
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks() if arr.num_chunks else pa.array([], arr.type)
-    t = arr.type
-    if pa.types.is_timestamp(t):
-        kind = "tz" if t.tz else "ntz"
-        ints = arr.cast(pa.timestamp("us", tz=t.tz)).cast(pa.int64()).to_pylist()
-        return [None if x is None else (kind, x) for x in ints]
-    if pa.types.is_struct(t):
-        children = [_canon_array(c) for c in arr.flatten()]
-        valid = arr.is_valid().to_pylist()
-        return [tuple((t.field(j).name, children[j][r]) for j in range(t.num_fields)) if valid[r] else None
-                for r in range(len(arr))]
-    return [_canon(x) for x in arr.to_pylist()]
-
-
 def rows_of(table: pa.Table, columns=None) -> list[tuple]:
     """Sorted canonical rows (timestamps as ("tz"|"ntz", micros)) of an Arrow table."""
     columns = columns or table.column_names
-    cols = [_canon_array(table.column(c)) for c in columns]
+    cols = [arrow_column_values(table.column(c), _canon) for c in columns]
     return sorted(zip(*cols), key=repr) if cols else []
 
 
