@@ -7,9 +7,9 @@ import icefloe
 from icefloe.paimon import deletion_vectors as dv
 
 
-@pytest.fixture
-def pai(tmp_path, spark):
-    c = icefloe.Catalog(str(tmp_path / "pwh"), format="paimon", spark=spark)
+@pytest.fixture(scope="module")
+def pai(tmp_path_factory, spark):
+    c = icefloe.Catalog(str(tmp_path_factory.mktemp("idx") / "pwh"), format="paimon", spark=spark)
     c.sql("CREATE DATABASE db")
     return c
 
