@@ -38,6 +38,7 @@ from icefloe.iceberg.metadata_builder import (
 )
 from icefloe.iceberg.metadata_commit import commit_metadata
 from icefloe.iceberg.operations import TableOperations
+from icefloe.iceberg.orphan_paths import PathEquivalence, find_orphans
 from icefloe.iceberg.refs import BRANCH, ancestors
 from icefloe.iceberg.table_metadata import (
     MAIN_BRANCH,
@@ -253,7 +254,8 @@ def _hidden(path: str, roots: list) -> bool:
 
 
 def remove_orphan_files(ops: TableOperations, older_than=None, dry_run: bool = False,
-                        location: Optional[str] = None, listing: Optional[list] = None) -> list[str]:
+                        location: Optional[str] = None, listing: Optional[list] = None,
+                        equivalence: Optional[PathEquivalence] = None) -> list[str]:
     """Delete files under the table location that no metadata refers to; returns them sorted.
 
     ``location``: only the files under this directory of the table's location. ``listing``: the
@@ -267,8 +269,13 @@ def remove_orphan_files(ops: TableOperations, older_than=None, dry_run: bool = F
     hidden names (``.x``, ``_x``: Hadoop's checksum sidecars ``.<file>.crc``, ``_SUCCESS``),
     as Iceberg's own orphan cleanup skips them, except inside icefloe's ``.staging-*``
     directories, which only a failed write leaves behind.
+
+    ``equivalence``: how a listed file whose path the metadata names under another scheme or
+    authority counts (``icefloe.iceberg.orphan_paths``; by default ``s3a``/``s3n`` are ``s3`` and
+    any other mismatch refuses the cleanup before anything is deleted).
     """
     io = ops.io
+    equivalence = equivalence or PathEquivalence()
     version, meta = ops.load()
     _check_gc(meta, "remove orphan files")
     cutoff = _ms(older_than) if older_than is not None else now_ms() - ORPHAN_MIN_AGE_MS
@@ -304,7 +311,7 @@ def remove_orphan_files(ops: TableOperations, older_than=None, dry_run: bool = F
     if latest_version != version:
         referenced |= referenced_files(ops, latest_version, latest)
     referenced |= _newer_versions(ops, version)
-    orphans = [p for p in candidates if p not in referenced and inside_any(p, roots) is not None]
+    orphans = [p for p in find_orphans(candidates, referenced, equivalence) if inside_any(p, roots) is not None]
     if not dry_run:
         for p in track(orphans, "deleting orphan files"):
             io.delete(p)

@@ -212,6 +212,20 @@ class SchemaBuilder:
         if new != f:
             self._rebuild(path, lambda _old: new)
 
+    def update_column_default(self, name: ColumnPath, default) -> None:
+        """The column's ``write-default`` (None: no default). Its ``initial-default``, what rows
+        written before the column existed read, never changes (spec, "Default values")."""
+        path, f, kind = self._resolve(name)
+        full = ".".join(path)
+        if self.meta.format_version < 3:
+            raise SchemaError(f"cannot set the default value of {full!r}: default values need format version 3 "
+                              f"(this table is version {self.meta.format_version})")
+        if kind != "field":
+            raise SchemaError(f"cannot set a default on {full!r}: list elements and map keys/values have none")
+        js = None if default is None else default_json(f.field_type, default, full)
+        if js != f.write_default:
+            self._rebuild(path, lambda old: replace(old, write_default=js))
+
     def move(self, name: ColumnPath, where: str, other: Optional[ColumnPath] = None) -> None:
         path, f, kind = self._resolve(name)
         full = ".".join(path)
@@ -272,6 +286,7 @@ def with_schema(meta: TableMetadata, struct: StructType, last_column_id: int,
     check_types_for_version(struct, meta.format_version, meta.location)
     candidate = Schema(struct.fields, schema_id=-1, identifier_field_ids=identifier_ids)
     existing = next((s for s in meta.schemas if s.same_fields(candidate) and _docs(s) == _docs(candidate)
+                     and _defaults(s) == _defaults(candidate)
                      and s.identifier_field_ids == candidate.identifier_field_ids), None)
     if existing is not None and existing.schema_id == meta.current_schema_id:
         return None
@@ -310,6 +325,13 @@ def _docs(schema: Schema) -> dict:
     """Each field's doc by field id, nested fields included: a schema whose only change is a
     column comment (``ALTER COLUMN c COMMENT ...``) is a new schema."""
     return {f.field_id: f.doc for _path, f in schema.all_fields() if f.doc is not None}
+
+
+def _defaults(schema: Schema) -> dict:
+    """Each field's default values by field id: a schema whose only change is a column's
+    ``write-default`` (``ALTER COLUMN c SET DEFAULT ...``) is a new schema."""
+    return {f.field_id: (f.initial_default, f.write_default) for _path, f in schema.all_fields()
+            if f.initial_default is not None or f.write_default is not None}
 
 
 def assign_fresh_ids(schema: Schema, base: Schema, next_id: Callable[[], int]) -> Schema:
@@ -546,6 +568,11 @@ class UpdateSchema:
     def update_column(self, name: ColumnPath, field_type=None, required: Optional[bool] = None,
                       doc: Optional[str] = None) -> "UpdateSchema":
         return self._record("update_column", name, field_type=field_type, required=required, doc=doc)
+
+    def update_column_default(self, name: ColumnPath, default) -> "UpdateSchema":
+        """Set (None: remove) the value rows written without the column get (format v3
+        ``write-default``); rows already written keep what they read."""
+        return self._record("update_column_default", name, default)
 
     def move_first(self, name: ColumnPath) -> "UpdateSchema":
         return self._record("move", name, "first")

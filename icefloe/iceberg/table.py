@@ -24,6 +24,7 @@ from icefloe.iceberg.arrow_read import read_by_field_id, read_data_file
 from icefloe.iceberg.delete_files import apply_deletes_arrow
 from icefloe.iceberg.operations import TableOperations
 from icefloe.iceberg.maintenance import expire_snapshots, remove_orphan_files, update_properties
+from icefloe.iceberg.orphan_paths import PathEquivalence
 from icefloe.iceberg.overwrite import Overwrite
 from icefloe.iceberg.refs import (
     BRANCH,
@@ -397,9 +398,13 @@ class BaseTable:
         return report
 
     def remove_orphan_files(self, older_than=None, dry_run: bool = False, location: Optional[str] = None,
-                            listing: Optional[list] = None) -> list:
+                            listing: Optional[list] = None, equal_schemes: Optional[dict] = None,
+                            equal_authorities: Optional[dict] = None,
+                            prefix_mismatch_mode: Optional[str] = None) -> list:
         """Delete files under the table location that no metadata refers to (default: older than 3 days);
         ``location``: only under that directory of the table; ``listing``: ``(path, mtime ms)`` of
-        the files to consider instead of listing them."""
-
-        return remove_orphan_files(self.ops, older_than, dry_run, location, listing)
+        the files to consider instead of listing them. A listed file the metadata names under
+        another scheme or authority: ``equal_schemes`` / ``equal_authorities`` say which are the
+        same, ``prefix_mismatch_mode`` (``ERROR``, ``IGNORE``, ``DELETE``) what to do with the rest."""
+        equivalence = PathEquivalence.of(equal_schemes, equal_authorities, prefix_mismatch_mode)
+        return remove_orphan_files(self.ops, older_than, dry_run, location, listing, equivalence)

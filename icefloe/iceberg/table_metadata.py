@@ -321,6 +321,10 @@ def check_types_for_version(struct, version: int, what: str) -> None:
         raise SchemaError(f"{what}: type(s) {', '.join(newer)} need format version 3 (the table is version "
                           f"{version}); create it with properties={{'format-version': '3'}}")
     for f in nested_fields(struct):
+        if version < 3 and (f.initial_default is not None or f.write_default is not None):
+            raise SchemaError(f"{what}: column {f.name!r} has a default value; default values (initial-default, "
+                              f"write-default) need format version 3 (the table is version {version}); create it "
+                              "with properties={'format-version': '3'}")
         if isinstance(f.field_type, UnknownType) and (f.required or f.initial_default is not None
                                                or f.write_default is not None):
             raise SchemaError(f"{what}: column {f.name!r} of type unknown must be optional with no default")

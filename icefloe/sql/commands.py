@@ -110,7 +110,7 @@ def missing_metadata_table(sess, table: exp.Table) -> Optional[str]:
         candidates = [(parts[:-1], parts[-1])] if len(parts) >= 3 else []
     for base_parts, suffix in candidates:
         ref, _ours = sess.resolve_name(base_parts)
-        if ref is not None and ref.metadata is None and ref.ref is None:
+        if ref is not None and ref.metadata is None:      # a branch's or tag's too (db.t.branch_b.nope)
             t = sess.load(ref)
             if t.supports(BRANCH_TABLES) and suffix.lower().startswith("branch_") and "$" in parts[-1]:
                 return (f"table {ref} has no branch {suffix[len('branch_'):]!r} (branches: "

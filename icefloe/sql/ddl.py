@@ -8,7 +8,7 @@ from sqlglot import exp
 from icefloe.core.redact import redact_properties
 from icefloe.core.types import parse_schema
 from icefloe.errors import CommitFailedError, IcefloeError, SchemaError
-from icefloe.sql import catalog_statements as cs, parser as p, system_database
+from icefloe.sql import catalog_statements as cs, column_defaults, parser as p, system_database
 from icefloe.sql.errors import SqlError
 from icefloe.sql.names import table_parts
 from icefloe.sql.translate import partition_term
@@ -145,11 +145,14 @@ def create(sess, tree: exp.Create):
                 properties["primary-key"] = ",".join(i.name for i in c.expressions)
             elif not isinstance(c, exp.ColumnDef):
                 raise sess.not_supported(f"CREATE TABLE clause {c.sql('spark')}", c)
+        cols, defaults = column_defaults.created_defaults(sess, cols, properties, _is_paimon(sess), tree.this)
         ddl = ", ".join(c.sql("spark") for c in cols)
         try:
             schema = parse_schema(ddl)
         except SchemaError as e:
             raise sess.error(str(e), tree.this) from None
+        if defaults:
+            schema = column_defaults.with_write_defaults(sess, schema, defaults, tree.this)
         if replace:
             _replace(sess, name, ddl if _is_paimon(sess) else schema, partitioned_by, properties, None,
                      not replace_only, target)
@@ -439,11 +442,13 @@ def _alter_action(sess, t, schema, action):
         added: list = []
         with _schema_update(sess, t, "ALTER TABLE ... ADD COLUMNS (schema evolution)", action) as u:
             for c, path in zip(cols, paths):
+                c, default = column_defaults.added_default(sess, c, path, _is_paimon(sess))
                 parsed = _column_def(sess, c)
                 field_type = parsed.field_type
                 if c.args.get("kind") is not None:     # as the table stores it (Paimon keeps TINYINT)
                     field_type = t.parse_column_type(c.args["kind"].sql("spark"))
-                u.add_column(path, field_type=field_type, doc=parsed.doc, required=bool(parsed.required))
+                u.add_column(path, field_type=field_type, doc=parsed.doc, required=bool(parsed.required),
+                             **({"default": default} if default is not None else {}))
                 _place_added(sess, u, schema, path, c.args.get("position"), added)
                 added.append(path)
         return
@@ -641,6 +646,8 @@ def _alter_column(sess, t, stmt: p.AlterColumn):
                 except SchemaError as e:
                     at = ch.type_at if "field_type" in kwargs and ch.type_at else (ch.column.line, ch.column.column)
                     raise SqlError(str(e), *at) from None
+            if ch.default is not None or ch.drop_default:
+                column_defaults.set_default(sess, u, f, name, ch.default, (ch.column.line, ch.column.column))
             if ch.position == "first":
                 u.move_first(name)
             elif ch.position == "after":

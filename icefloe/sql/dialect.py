@@ -38,8 +38,6 @@ from sqlglot.dialects.spark import Spark
 from sqlglot.errors import ParseError
 from sqlglot.tokens import Token, TokenType
 
-from icefloe.errors import NotSupportedYetError
-
 NAME = "icefloe"
 
 
@@ -113,15 +111,17 @@ class ColumnChanges(exp.Expression):
 class ColumnChange(exp.Expression):
     """One column's changes: ``this`` the column (exp.Column/Dot path as exp.Table parts),
     ``new_name`` (Hive's CHANGE), ``type`` (text as written), ``comment``, ``nullable``
-    (True for DROP NOT NULL, False for SET NOT NULL), ``position`` (first | after), ``after``."""
+    (True for DROP NOT NULL, False for SET NOT NULL), ``position`` (first | after), ``after``,
+    ``default`` (the expression of SET DEFAULT), ``drop_default``."""
     arg_types = {"this": True, "new_name": False, "type": False, "comment": False, "nullable": False,
-                 "position": False, "after": False}
+                 "position": False, "after": False, "default": False, "drop_default": False}
 
 
 # --------------------------------------------------------------------------- helpers
 _DURATIONS = {"DAYS": 86_400_000, "DAY": 86_400_000, "HOURS": 3_600_000, "HOUR": 3_600_000,
               "MINUTES": 60_000, "MINUTE": 60_000}
 _COLUMN_ACTIONS = ("TYPE", "COMMENT", "FIRST", "AFTER", "SET", "DROP")
+_CHANGES = "TYPE, COMMENT, FIRST, AFTER, SET NOT NULL, DROP NOT NULL, SET DEFAULT or DROP DEFAULT"
 
 
 def position(sql: str, offset: int) -> tuple[int, int]:
@@ -586,14 +586,21 @@ class Icefloe(Spark):
                         if ch.args.get("nullable") is not None:
                             self._fail("SET/DROP NOT NULL is given twice", at)
                         ch.set("nullable", at.text.upper() == "DROP")
-                    elif self._word() in ("SET", "DROP") and self._word(1) == "DEFAULT":
-                        line, col = position(self.sql, at.start)
-                        raise NotSupportedYetError("column default values (SET/DROP DEFAULT: Iceberg format v3)",
-                                                   line, col)
+                    elif self._accept("SET", "DEFAULT") or self._accept("DROP", "DEFAULT"):
+                        if ch.args.get("default") is not None or ch.args.get("drop_default"):
+                            self._fail("SET/DROP DEFAULT is given twice", at)
+                        if at.text.upper() == "DROP":
+                            ch.set("drop_default", True)
+                        else:                        # a constant expression, checked when it is applied
+                            value = self._parse_bitwise()
+                            if value is None:
+                                self._fail("expected a value after SET DEFAULT")
+                            ch.set("default", value)
                     else:
-                        self._fail("expected TYPE, COMMENT, FIRST, AFTER, SET NOT NULL or DROP NOT NULL")
-                if all(ch.args.get(k) is None for k in ("type", "comment", "nullable", "position")):
-                    self._fail("expected TYPE, COMMENT, FIRST, AFTER, SET NOT NULL or DROP NOT NULL")
+                        self._fail(f"expected {_CHANGES}")
+                if all(ch.args.get(k) is None for k in ("type", "comment", "nullable", "position", "default",
+                                                        "drop_default")):
+                    self._fail(f"expected {_CHANGES}")
                 changes.append(ch)
                 if not self._match(TokenType.COMMA):
                     break
@@ -695,6 +702,10 @@ def _column_change_sql(c: ColumnChange) -> str:
         out.append(f"COMMENT {_string(a['comment'])}")
     if a.get("nullable") is not None:
         out.append("DROP NOT NULL" if a["nullable"] else "SET NOT NULL")
+    if a.get("default") is not None:
+        out.append(f"SET DEFAULT {a['default'].sql('spark')}")
+    if a.get("drop_default"):
+        out.append("DROP DEFAULT")
     if a.get("position") == "first":
         out.append("FIRST")
     elif a.get("position") == "after":

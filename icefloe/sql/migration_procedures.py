@@ -161,11 +161,7 @@ def _run(sess, name: str, a: dict, parallelism):
         return (out["imported_files_count"],)
     if name == "migrate":
         if _spark_table(sess, str(a["table"])) is not None:
-            raise NotSupportedYetError(
-                f"CALL system.migrate of Spark's own table {a['table']} (icefloe's Iceberg tables are in its "
-                f"catalog {sess.catalog_name}, not in Spark's session catalog, so the Spark table cannot be replaced "
-                f"by one of the same name there; CALL {sess.catalog_name}.system.snapshot('{a['table']}', "
-                "'db.new_table') makes an Iceberg table over its files)")
+            return (_migrate_spark_table(sess, str(a["table"]), a, parallelism),)
         if migration.parse_source(str(a["table"])) is not None:
             raise _err("migrate replaces a table by its name; a Parquet directory has none (use snapshot or "
                        "add_files)")
@@ -195,6 +191,54 @@ def _run(sess, name: str, a: dict, parallelism):
     done = migration.migrate_files_to_paimon(cat.load_table(target), src, delete, src_cat, src_name,
                                              parallelism=parallelism)
     return (done,)
+
+
+def _migrate_spark_table(sess, text: str, a: dict, parallelism) -> int:
+    """Iceberg's ``migrate`` of Spark's own Parquet table ``db.t``: an Iceberg table ``db.t`` of
+    icefloe's catalog over its files, Spark's table renamed to the backup (``t_BACKUP_`` or
+    ``backup_table_name``, in its database), or dropped with ``drop_backup`` (an external table
+    only: dropping a managed one deletes the files the Iceberg table now reads). A failure renames
+    Spark's table back and leaves no Iceberg table."""
+    parts = [x.strip("`") for x in text.split(".")]
+    db, name = parts[-2], parts[-1]
+    _iceberg_catalog(sess.catalog, "migrate")
+    target = f"{db}.{name}"
+    if sess.catalog.table_exists(target):
+        raise _err(f"migrate: icefloe's catalog {sess.catalog_name} has a table {target} already; the migrated "
+                   "table takes that name")
+    drop = bool(_bool(a.get("drop_backup"), "drop_backup"))
+    backup = str(a.get("backup_table_name") or f"{name}{migration.BACKUP_SUFFIX}")
+    if not re.fullmatch(r"[\w-]+", backup):
+        raise _err(f"backup_table_name {backup!r} must be a table name (the backup stays in database {db})")
+    if sess.spark.catalog.tableExists(f"spark_catalog.{db}.{backup}"):
+        raise _err(f"migrate: Spark's table {db}.{backup} exists already (backup_table_name names another)")
+    if drop and _spark_table_type(sess, db, name) != "EXTERNAL":
+        raise _err(f"migrate with drop_backup => true: {db}.{name} is a managed Spark table, and dropping it "
+                   "deletes its files, which the Iceberg table reads (migrate without drop_backup keeps it as "
+                   "the backup)")
+    source_name, backup_name = f"spark_catalog.`{db}`.`{name}`", f"spark_catalog.`{db}`.`{backup}`"
+    sess.run_spark(f"ALTER TABLE {source_name} RENAME TO `{db}`.`{backup}`")   # no more writes to it
+    created_namespace = not sess.catalog.namespace_exists(db)
+    try:
+        if created_namespace:
+            sess.catalog.create_namespace(db)
+        location = _spark_table(sess, f"spark_catalog.{db}.{backup}")    # a managed table moved with its name
+        source = migration.ParquetDirectory.at(str(location), sess.catalog.io)
+        out = migration.snapshot(sess.catalog, source, target, properties=a.get("properties"),
+                                 summary={"migrated-from": "spark"}, parallelism=parallelism)
+    except BaseException:
+        sess.run_spark(f"ALTER TABLE {backup_name} RENAME TO `{db}`.`{name}`")
+        if created_namespace and sess.catalog.namespace_exists(db):
+            sess.catalog.drop_namespace(db)
+        raise
+    if drop:
+        sess.run_spark(f"DROP TABLE {backup_name}")
+    return out["imported_files_count"]
+
+
+def _spark_table_type(sess, db: str, name: str) -> str:
+    rows = sess.spark.sql(f"DESCRIBE TABLE EXTENDED spark_catalog.`{db}`.`{name}`").collect()
+    return next((str(r[1]).strip().upper() for r in rows if r[0] and str(r[0]).strip() == "Type"), "")
 
 
 def _paimon_source(sess, source_type: str, text):

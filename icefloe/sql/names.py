@@ -27,8 +27,8 @@ class TableRef:
 
     def __str__(self) -> str:
         return (f"{self.catalog}." if self.catalog else "") + self.name + \
-            (f".{self.metadata}" if self.metadata else "") + \
-            (f".{self.ref_kind}_{self.ref}" if self.ref else "")
+            (f".{self.ref_kind}_{self.ref}" if self.ref else "") + \
+            (f".{self.metadata}" if self.metadata else "")
 
 
 def _ref_part(part: str) -> Optional[tuple]:
@@ -55,6 +55,15 @@ def resolve_parts(parts: list, catalog_name: str, exists) -> tuple[Optional[Tabl
             return None, ours
     low = [p.lower() for p in parts]
     cat = catalog_name.lower()
+    if len(parts) in (4, 5) and low[-1] in METADATA_TABLES and _ref_part(parts[-2]) and \
+            (len(parts) == 4) != (low[0] == cat):
+        # a branch's or tag's metadata table, db.t.`branch_b`.files: the metadata table as of the
+        # ref's head, as Iceberg's path identifiers (``<table>#files,branch_b``) select it
+        name = f"{parts[-4]}.{parts[-3]}"
+        if not exists(name):
+            return None, len(parts) == 5
+        kind, ref = _ref_part(parts[-2])
+        return TableRef(name, low[-1], len(parts) == 5, ref=ref, ref_kind=kind), True
     if len(parts) == 4 and low[0] == cat and low[3] in METADATA_TABLES:
         name = f"{parts[1]}.{parts[2]}"
         return (TableRef(name, low[3], True) if exists(name) else None), True

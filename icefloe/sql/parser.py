@@ -160,6 +160,8 @@ class ColumnChange:
     position: Optional[str] = None        # "first" | "after"
     after: Optional[Name] = None
     new_name: Optional[Name] = None       # Hive's CHANGE COLUMN old new <type>
+    default: Optional[exp.Expression] = None    # SET DEFAULT <expression>
+    drop_default: bool = False                  # DROP DEFAULT
 
 
 @dataclass
@@ -375,4 +377,5 @@ def _column_change(c: exp.Expression) -> ColumnChange:
         type_at=node_position(t) if t is not None else None, comment=a.get("comment"),
         nullable=a.get("nullable"), position=a.get("position"),
         after=_name(a["after"]) if a.get("after") is not None else None,
-        new_name=_name(a["new_name"]) if a.get("new_name") is not None else None)
+        new_name=_name(a["new_name"]) if a.get("new_name") is not None else None,
+        default=a.get("default"), drop_default=bool(a.get("drop_default")))

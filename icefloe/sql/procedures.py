@@ -51,7 +51,9 @@ PROCEDURES = {
                                       "file_list_view", "equal_schemes", "equal_authorities",
                                       "prefix_mismatch_mode", "stream_results", "prefix_listing"), ("table",),
                                      "remove_orphan_files", "CALL system.remove_orphan_files",
-                                     "orphan_file_location string", ("older_than", "dry_run", "location", "listing"),
+                                     "orphan_file_location string", ("older_than", "dry_run", "location", "listing",
+                                                                     "equal_schemes", "equal_authorities",
+                                                                     "prefix_mismatch_mode"),
                                      ("max_concurrent_deletes", "stream_results", "prefix_listing")),
     "rewrite_data_files": Procedure(("table", "strategy", "sort_order", "options", "where"), ("table",),
                                     "rewrite_data_files", "CALL system.rewrite_data_files",
@@ -188,7 +190,7 @@ def call(sess, stmt: Call):
             kwargs[key] = [int(_value(sess, e)) for e in node.expressions]
         elif key in ("identifier_columns", "columns", "sort_by") and isinstance(node, exp.Array):
             kwargs[key] = [str(_value(sess, e)) for e in node.expressions]
-        elif key == "options" and isinstance(node, exp.Map):
+        elif key in ("options", "equal_schemes", "equal_authorities") and isinstance(node, exp.Map):
             kwargs[key] = dict(zip((_value(sess, k) for k in node.keys), (_value(sess, v) for v in node.values)))
         else:
             kwargs[key] = _value(sess, node)
@@ -224,17 +226,9 @@ def call(sess, stmt: Call):
     return _result_df(sess, t, name, proc, result, before, kwargs)
 
 
-_PATH_EQUIVALENCE = ("equal_schemes", "equal_authorities", "prefix_mismatch_mode")
-
-
 def _orphan_listing(sess, stmt: Call, kwargs: dict) -> None:
     """remove_orphan_files' ``file_list_view`` as the listing the table takes (its ``file_path``
-    and ``last_modified`` columns); the path-equivalence arguments are refused."""
-    refused = [k for k in _PATH_EQUIVALENCE if kwargs.get(k) is not None]
-    if refused:
-        raise NotSupportedYetError(f"CALL system.remove_orphan_files with {', '.join(refused)} (icefloe compares "
-                                   f"file locations as written, scheme and authority included)",
-                                   stmt.procedure.line, stmt.procedure.column)
+    and ``last_modified`` columns)."""
     view = kwargs.pop("file_list_view", None)
     if view is None:
         return

@@ -33,8 +33,8 @@ from icefloe.table.capabilities import (
     AUDIT_LOG, BRANCH_TABLES, PAIMON_DYNAMIC_OPTIONS, metadata_column_reads, row_tables,
 )
 from icefloe.sql import (
-    catalog_statements as cs, commands, ddl, dml, metadata_columns, parser as p, paimon_incremental, paimon_options,
-    procedures, spark_messages, system_database, system_functions, views, wap,
+    cache_statements, catalog_statements as cs, commands, ddl, dml, metadata_columns, parser as p, paimon_incremental,
+    paimon_options, procedures, spark_messages, system_database, system_functions, views, wap,
 )
 
 VIEW_PREFIX = views.INTERNAL_PREFIX
@@ -55,6 +55,7 @@ class SqlSession:
         self.namespace: Optional[str] = None   # USE db: where one-part table names are looked up
         self.expanding_views: tuple = ()        # the views whose queries are being read (a cycle is an error)
         self.views_read: list = []              # every view read (nested ones too), for CREATE VIEW's cycle check
+        self.cached_tables: dict = {}           # CACHE TABLE: str(ref) -> cache_statements.CachedTable
 
     @property
     def spark(self):
@@ -198,6 +199,10 @@ class SqlSession:
                 return dml.merge(self, tree)
             if isinstance(tree, (exp.Set, exp.Command)):
                 wap.check_set(self, stmt.text)
+            if isinstance(tree, (exp.Cache, exp.Uncache)):
+                done = cache_statements.statement(self, tree)
+                if done is not None:
+                    return done
             answered = commands.command(self, tree)
             if answered is not None:
                 return answered
@@ -401,6 +406,8 @@ class SqlSession:
             assert reads is not None          # view_for asks only for the table's own metadata columns
             with self.refused_as(f"reading {', '.join(hidden)} of {t.name}", node):
                 return reads.to_spark_with_metadata(hidden, **kwargs)
+        if not kwargs and (cached := cache_statements.cached_read(self, ref, t)) is not None:
+            return cached                 # CACHE TABLE, the table unchanged since
         return t.to_spark(**kwargs)
 
     def dynamic_read_kwargs(self, t, ref: TableRef) -> dict:
@@ -436,6 +443,13 @@ class SqlSession:
             raise self.not_supported(f"metadata table {name} for {t.format} tables ({t.format}'s metadata "
                                      f"tables: {', '.join(names)})", node)
         kwargs = self.read_kwargs(t, version, node)
+        if ref.ref:                   # db.t.`branch_b`.files: as of the branch's (tag's) head
+            if kwargs:
+                raise self.error(f"{ref} names a {ref.ref_kind} already; it takes no VERSION or TIMESTAMP AS OF",
+                                 node)
+            if ref.ref not in (t.refs() or {}):
+                raise self.error(f"table {t.name} has no {ref.ref_kind} {ref.ref!r}", node)
+            kwargs = {"ref": ref.ref}
         try:
             table = t.metadata_table(name, **kwargs)
         except (NoSuchTableError, NoSuchSnapshotError):

@@ -70,7 +70,7 @@ def test_alter_column_moves_and_changes_keep_field_ids(catalog):
         run("ALTER TABLE db.a CHANGE COLUMN v w bigint")
     with pytest.raises(SqlError, match="column position is given twice"):
         run("ALTER TABLE db.a ALTER COLUMN v FIRST AFTER id")
-    with pytest.raises(NotSupportedYetError, match="column default values"):
+    with pytest.raises(SqlError, match="default values need format version 3"):
         run("ALTER TABLE db.a ALTER COLUMN v SET DEFAULT 1")
     assert catalog.load_table("db.a").ops.current_version() == version
 

@@ -141,14 +141,6 @@ def test_snapshot_and_add_files_take_a_parquet_table_of_sparks_catalog(sql_cat, 
     assert _rows(sql_cat.sql("SELECT id, part FROM db.only_a")) == [(1, "A"), (3, "A")]
 
 
-def test_migrate_of_a_spark_table_is_refused_with_the_alternative(sql_cat, spark_table, spark):
-    with pytest.raises(NotSupportedError) as e:
-        sql_cat.sql(f"CALL local.system.migrate('spark_catalog.{spark_table}.src')")
-    assert "snapshot(" in str(e.value) and "Spark's own table" in str(e.value)
-    assert spark.catalog.tableExists(f"spark_catalog.{spark_table}.src")
-    assert not sql_cat.table_exists(f"{spark_table}.src")
-
-
 # --------------------------------------------------------------------------- Paimon system-tables (database sys)
 def test_paimons_global_system_tables_are_read_and_other_statements_on_them_refused(pai):
     pai.sql("USE sys")
