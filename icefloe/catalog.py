@@ -5,6 +5,8 @@ import os
 from functools import partial
 from typing import Optional
 
+import pyarrow as pa
+
 from icefloe.core.io import FileIO, is_remote, normalize_location, prune_empty_dirs
 from icefloe.core.object_store import ObjectStoreIO, file_io_for
 from icefloe.core.schema_input import to_schema
@@ -13,6 +15,7 @@ from icefloe.errors import (
     NotSupportedError,
 )
 from icefloe.iceberg.catalog import HadoopCatalog
+from icefloe.paimon import global_system_tables
 from icefloe.paimon.catalog import DEFAULT_DATABASE, PaimonCatalog
 from icefloe.spark.session import get_spark
 from icefloe.sql import SqlError, SqlSession
@@ -234,6 +237,18 @@ class Catalog:
         """Whether the catalog's SQL has a ``sys`` database of its own (a Paimon catalog's, whose
         global system tables icefloe does not have; an Iceberg catalog's ``sys`` is a plain name)."""
         return self.format == "paimon"
+
+    def system_table(self, name: str) -> pa.Table:
+        """Table ``name`` of a Paimon catalog's ``sys`` database (Paimon's global system tables:
+        ``tables``, ``partitions``, ``all_table_options``; ``catalog_options`` when the catalog's option
+        ``catalog-options-table.enabled`` is true), as Arrow with Paimon's columns.
+
+        Raises:
+            NoSuchTableError: the catalog's ``sys`` has no such table, or the catalog has no ``sys``.
+        """
+        if not self.has_system_database:
+            raise NoSuchTableError(f"sys.{name}: a {self.format} catalog has no system database sys")
+        return global_system_tables.system_table(self._impl, name, self.warehouse, self.properties)
 
     @property
     def keeps_namespace_properties(self) -> bool:

@@ -2,8 +2,9 @@
 
 Options live in the schema file as strings. Sizes are Paimon memory sizes
 (``8 mb``, ``16MB``, ``1024``), durations are Paimon durations (``1 h``,
-``30 min``, ``10 s``, ``100 ms``). Only the options icefloe acts on are listed;
-every other option is kept in the schema untouched.
+``30 min``, ``10 s``, ``100 ms``). ``AUDIT`` classifies every option of Paimon's
+CoreOptions: honoured, accepted (kept, with nothing for icefloe to do) or refused
+by name; a key that is not one of Paimon's options is kept in the schema untouched.
 """
 from __future__ import annotations
 
@@ -66,38 +67,182 @@ DEFAULTS = {
     DELETION_VECTORS_ENABLED: "false",
 }
 
-# Options Paimon's writers act on that icefloe's do not: a table that sets them would be written
-# without what they promise, so creating or altering a table with one is refused (reads of a table
-# another engine wrote with them are unaffected). Each maps to why, and what to do instead.
-_FALSE_OR_ABSENT = ("false", "")
-UNHONOURED = {
-    "data-evolution.enabled": ("icefloe's writers do not write data-evolution files (files of some columns "
-                               "of rows kept by row id; row-tracking.enabled alone is honoured)",
-                               _FALSE_OR_ABSENT),
-    "tag.callbacks": ("icefloe runs no Java tag callback classes", ("",)),
-    "tag.create-success-file": ("icefloe's automatic tags write no success file", _FALSE_OR_ABSENT),
-    "clustering.columns": ("icefloe's writers do not cluster rows by these columns; CALL sys.compact with "
-                           "order_strategy sorts a table's files", ("",)),
+# Every option of Paimon's CoreOptions (release 1.4.2), as icefloe treats it in a table's options and in
+# ``SET spark.paimon.<key>``: HONOURED (icefloe's reads and writes do what it says), ACCEPTED (kept in the
+# schema for the engines that act on it, with nothing for icefloe to do: the reason says why the files and
+# rows are the same either way) or REFUSED (icefloe's writers would not do what it promises: creating or
+# altering a table with it is an error naming it, unless its value is one of the harmless ones listed).
+HONOURED, ACCEPTED, REFUSED = "honoured", "accepted", "refused"
+_OFF = ("false", "")
+
+
+def _group(kind: str, why: str, keys: str, harmless: tuple = ()) -> dict:
+    return {k: (kind, why, harmless) for k in keys.split()}
+
+
+AUDIT: dict = {
+    **_group(HONOURED, "icefloe's reads and writes act on it", """
+        add-column-before-partition aggregation.remove-record-on-delete alter-column-null-to-not-null.disabled
+        branch bucket bucket-key changelog-file.prefix changelog-producer changelog-producer.row-deduplicate
+        changelog.num-retained.max changelog.num-retained.min changelog.time-retained commit.max-retries
+        commit.max-retry-wait commit.min-retry-wait commit.timeout compaction.max-size-amplification-percent
+        compaction.size-ratio consumer-id consumer.expiration-time consumer.ignore-progress consumer.mode
+        data-file.prefix deletion-vectors.enabled dynamic-bucket.max-buckets dynamic-bucket.target-row-num
+        file.compression force-lookup full-compaction.delta-commits ignore-delete manifest.compression
+        manifest.full-compaction-threshold-size manifest.merge-min-count manifest.target-file-size merge-engine
+        metadata.stats-mode num-levels num-sorted-run.compaction-trigger num-sorted-run.stop-trigger
+        partial-update.remove-record-on-delete partial-update.remove-record-on-sequence-group partition
+        partition.default-name partition.expiration-max-num partition.legacy-name path primary-key rowkind.field
+        scan.fallback-branch scan.mode scan.snapshot-id scan.tag-name scan.timestamp scan.timestamp-millis
+        scan.version sequence.field snapshot.expire.limit snapshot.num-retained.max snapshot.num-retained.min
+        snapshot.time-retained streaming-read-overwrite target-file-size write-only"""),
+    **_group(HONOURED, "icefloe writes parquet files (other formats are refused when the table is created)",
+             "file.format changelog-file.format"),
+    **_group(HONOURED, "icefloe writes the _SUCCESS file of a partition marked done; other actions are refused "
+             "when a partition is marked", "partition.mark-done-action"),
+    **_group(REFUSED, "icefloe's tables are Paimon data tables (type 'table'), not format or object tables", "type",
+             ("table", "")),
+    **_group(ACCEPTED, "it tunes the memory, buffers, threads or parallelism of Paimon's Java writers and readers; "
+             "icefloe's Spark tasks size their own, and the files and rows are the same", """
+        async-file-write cache-page-size cross-partition-upsert.bootstrap-parallelism deletion-vector.index-file.target-size
+        dynamic-bucket.assigner-parallelism dynamic-bucket.initial-buckets file-operation.thread-num
+        file-reader-async-threshold local-merge-buffer-size local-sort.max-num-file-handles lookup.cache-file-retention
+        lookup.cache-max-disk-size lookup.cache-max-memory-size lookup.cache-spill-compression
+        lookup.cache.bloom.filter.enabled lookup.cache.bloom.filter.fpp lookup.cache.high-priority-pool-ratio
+        lookup.hash-load-factor lookup.merge-buffer-size lookup.merge-records-threshold page-size read.batch-size
+        scan.manifest.parallelism scan.max-splits-per-task scan.plan-sort-partition sort-engine sort-spill-buffer-size
+        sort-spill-threshold source.split.open-file-cost source.split.target-size spill-compression
+        spill-compression.zstd-level write-buffer-for-append write-buffer-size write-buffer-spill.max-disk-size
+        write-buffer-spillable write-max-writers-to-spill write.batch-memory write.batch-size
+        global-index.build.max-parallelism global-index.thread-num snapshot.expire.execution-mode
+        postpone.batch-write-fixed-bucket.max-parallelism"""),
+    **_group(ACCEPTED, "it chooses when Paimon's writers compact; icefloe compacts by its own plan (num-sorted-run "
+             "triggers, CALL sys.compact) and the rows read are the same", """
+        commit.force-compact compaction.delete-ratio-threshold compaction.file-num-limit
+        compaction.force-rewrite-all-files compaction.force-up-level-0 compaction.incremental-size-threshold
+        compaction.min.file-num compaction.offpeak-ratio compaction.offpeak.end.hour compaction.offpeak.start.hour
+        compaction.optimization-interval compaction.total-size-threshold lookup-compact lookup-compact.max-interval
+        lookup-wait sort-compaction.local-sample.magnification sort-compaction.range-strategy
+        zorder.var-length-contribution bucket-append-ordered overwrite-upgrade"""),
+    **_group(ACCEPTED, "it configures Flink jobs (sinks, streaming sources, materialized tables, watermarks, "
+             "table creation); icefloe runs none", """
+        auto-create continuous.discovery-interval materialized-table.definition-query
+        materialized-table.interval-freshness materialized-table.interval-freshness.time-unit
+        materialized-table.logical-refresh-mode materialized-table.refresh-handler-bytes
+        materialized-table.refresh-handler-description materialized-table.refresh-mode
+        materialized-table.refresh-status partition.sink-strategy  
+        snapshot.watermark-idle-timeout streaming.read.snapshot.delay visibility-callback.check-interval
+        visibility-callback.enabled visibility-callback.timeout partition.idle-time-to-report-statistic
+        dynamic-partition-overwrite"""),
+    **_group(ACCEPTED, "it chooses how statistics sit in manifests (all columns or the non-null ones) or "
+             "whether expiry removes empty directories; Paimon's readers read either way and the rows are the same",
+             "metadata.stats-dense-store snapshot.clean-empty-directories"),
+    **_group(ACCEPTED, "it syncs a Hive metastore; icefloe's filesystem catalog has none", """
+        metastore.partitioned-table metastore.tag-to-partition metastore.tag-to-partition.preview
+        format-table.commit-hive-sync-url"""),
+    **_group(ACCEPTED, "it only acts together with an option icefloe refuses (clustering.columns, "
+             "partition.expiration-time, format or postpone-bucket tables, "
+             "data-evolution, global indexes, remote lookup files, BLOB, vector or shredded variant columns), so it has "
+             "nothing to act on", """
+        clustering.history-partition.idle-to-full-sort clustering.history-partition.limit clustering.incremental
+        clustering.incremental.mode clustering.incremental.optimize-write clustering.strategy
+        partition.expiration-batch-size partition.expiration-check-interval partition.expiration-strategy
+        partition.timestamp-format.strict partition.timestamp-formatter partition.timestamp-pattern
+        partition.mark-done-action.custom.class partition.mark-done-action.http.params
+        partition.mark-done-action.http.url   
+           
+          format-table.file.compression format-table.implementation
+        format-table.partition-path-only-value postpone.batch-write-fixed-bucket postpone.default-bucket-num
+        global-index.build.max-shard global-index.column-update-action global-index.enabled
+        global-index.external-path global-index.row-count-per-shard 
+        lookup.remote-file.level-threshold variant.shredding.maxInferBufferRow variant.shredding.maxSchemaDepth
+        variant.shredding.maxSchemaWidth variant.shredding.minFieldCardinalityRatio blob.split-by-file-size
+        blob.target-file-size vector.target-file-size"""),
+    **_group(REFUSED, "icefloe's writers do not cluster rows by these columns; CALL sys.compact with "
+             "order_strategy sorts a table's files", "clustering.columns", ("",)),
+    **_group(REFUSED, "icefloe's writers write no BLOB, vector or variant-shredded columns", """
+        blob-as-descriptor blob-descriptor-field blob-external-storage-field blob-external-storage-path blob-field
+          vector-field vector.file.format
+        variant.inferShreddingSchema
+          variant.shreddingSchema""",
+             ("", "false")),
+    **_group(REFUSED, "icefloe's writers place every data file under the table's bucket directories, named by "
+             "data-file.prefix and the format alone", """
+        data-file.external-paths data-file.external-paths.specific-fs data-file.external-paths.strategy
+        data-file.external-paths.weights data-file.path-directory index-file-in-data-file-dir
+        file.suffix.include.compression""", ("", "none", "false")),
+    **_group(REFUSED, "icefloe's Parquet writers use one compression, format, statistics layout and row-group "
+             "size for every level (Spark's parquet.block.size for Spark's tasks, Arrow's 1,048,576 rows for "
+             "Arrow's), not these", """
+        file.block-size file.compression.per.level file.format.per.level file.compression.zstd-level
+        changelog-file.compression changelog-file.stats-mode metadata.stats-mode.per.level
+        metadata.stats-keep-first-n-columns  parquet.enable.dictionary
+        manifest.delete-file-drop-stats data-file.thin-mode deletion-vectors.bitmap64""", ("", "false")),
+    **_group(REFUSED, "icefloe's commits do not do it", """
+        commit.callback.#.param commit.callbacks commit.discard-duplicate-files commit.force-create-snapshot
+        commit.strict-mode.last-safe-snapshot commit.user-prefix tag.callback.#.param tag.callbacks
+         end-input.check-partition-expire partition.end-input-to-done
+        partition.expiration-time delete.force-produce-changelog
+         deletion-vectors.modifiable query-auth.enabled""", ("", "false")),
+    **_group(REFUSED, "icefloe's merges and reads do not apply it", """
+        changelog-producer.row-deduplicate-ignore-fields cross-partition-upsert.index-ttl ignore-update-before
+        key-value.sequence_number.enabled table-read.sequence-number.enabled sequence.field.sort-order
+        record-level.expire-time record-level.time-field upsert-key pk-clustering-override bucket-function.type
+        disable-explicit-type-casting lookup.remote-file.enabled
+        chain-table.enabled chain-table.chain-partition-keys scan.fallback-delta-branch scan.fallback-snapshot-branch
+        scan.primary-branch consumer.changelog-only streaming-read-append-overwrite""",
+             ("", "false", "default", "ascending")),
+    **_group(REFUSED, "as a table option it would change where every read starts or what it skips; icefloe "
+             "takes these per read (paimon_incremental_query, VERSION AS OF, SET spark.paimon.scan.*)", """
+        batch-scan-mode stream-scan-mode incremental-between incremental-between-scan-mode
+        incremental-between-tag-to-snapshot incremental-between-timestamp incremental-to-auto-tag
+        scan.bounded.watermark scan.creation-time-millis scan.file-creation-time-millis scan.watermark
+        scan.ignore-corrupt-files scan.ignore-lost-files""", ("", "none", "false")),
+    **_group(REFUSED, "icefloe writes and reads Avro manifests only", "manifest.format", ("avro", "")),
+    **_group(REFUSED, "icefloe's commits decide by their own rule whether a commit without files makes a "
+             "snapshot", "snapshot.ignore-empty-commit", ("",)),
+    **_group(HONOURED, "icefloe's rows carry row ids (_ROW_ID, _SEQUENCE_NUMBER) given at commit", "row-tracking.enabled"),
+    **_group(HONOURED, "icefloe's commits create and expire automatic tags by it (tag_auto)", """
+        tag.automatic-creation tag.automatic-completion tag.batch.customized-name tag.creation-delay
+        tag.creation-period tag.creation-period-duration tag.num-retained-max tag.period-formatter
+        tag.time-expire-enabled tag.default-time-retained sink.process-time-zone sink.watermark-time-zone"""),
+    **_group(HONOURED, "icefloe's writers build the bloom-filter and bsi file indexes it asks for and its reads "
+             "skip files by them (file_index checks each file-index.<type>.columns key)",
+             "file-index.in-manifest-threshold file-index.read.enabled"),
+    **_group(REFUSED, "icefloe's writers do not write data-evolution files (files of some columns of rows kept by "
+             "row id; row-tracking.enabled alone is honoured)", "data-evolution.enabled", _OFF),
+    **_group(REFUSED, "icefloe's automatic tags write no success file", "tag.create-success-file", _OFF),
 }
+AUDIT_BY_KEY = {k.lower(): v for k, v in AUDIT.items()}
+
 # prefixes of option families icefloe's writers do not produce (any key under them is refused), except
-# the keys listed beside them. (``file-index.*`` is checked against the columns by ``file_index.check_options``.)
-UNHONOURED_PREFIXES: dict = {}
+# the read-side switches listed beside them, which only turn a reader's use of the indexes on or off
+
+
+def audit(key: str) -> Optional[tuple]:
+    """(kind, why, harmless values) of a Paimon option (``HONOURED``, ``ACCEPTED`` or ``REFUSED``);
+    None for a key that is not one of Paimon's CoreOptions."""
+    k = str(key).strip().lower()
+    found = AUDIT_BY_KEY.get(k)
+    return found
+
+
+def refusal(key: str, value) -> Optional[str]:
+    """Why option ``key`` = ``value`` is refused, or None when it is not."""
+    found = audit(key)
+    if found is None or found[0] != REFUSED or str(value).strip().lower() in found[2]:
+        return None
+    return found[1]
 
 
 def check_honoured(options: Mapping[str, str], table: str = "") -> None:
-    """Refuse the options in ``UNHONOURED`` / ``UNHONOURED_PREFIXES`` that ask a writer for something
-    icefloe's writers do not do, naming the option and why (nothing a user sets is silently ignored)."""
+    """Refuse the options of ``AUDIT`` that ask a writer for something icefloe's writers do not do,
+    naming the option and why (nothing a user sets is silently ignored)."""
     where = f"table {table}: " if table else ""
     for key, value in options.items():
-        k = str(key).strip().lower()
-        if k in UNHONOURED:
-            why, harmless = UNHONOURED[k]
-            if str(value).strip().lower() not in harmless:
-                raise SchemaError(f"{where}option {key!r} = {value!r} is not honoured: {why}")
-            continue
-        for prefix, (why, readers) in UNHONOURED_PREFIXES.items():
-            if k.startswith(prefix) and k not in readers:
-                raise SchemaError(f"{where}option {key!r} is not honoured: {why}")
+        why = refusal(key, value)
+        if why is not None:
+            raise SchemaError(f"{where}option {key!r} = {value!r} is not honoured: {why}")
 
 
 _UNITS = {

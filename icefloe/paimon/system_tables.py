@@ -15,6 +15,9 @@ import pyarrow as pa
 
 from icefloe.errors import CorruptMetadataError
 from icefloe.paimon import file_index as fi
+from icefloe.paimon.binary_row import BinaryRow, decode_row
+from icefloe.paimon.dynamic_bucket import read_index_manifest
+from icefloe.paimon.merge import trimmed_primary_keys
 from icefloe.paimon.schema import list_schema_ids, load_schema
 from icefloe.paimon.scan import plan
 from icefloe.paimon.tag import duration_text
@@ -57,11 +60,22 @@ FILE_INDEXES = _schema(("partition", STRING), ("bucket", INT), ("file_path", STR
                       ("record_count", LONG), ("schema_id", LONG), ("column_name", STRING), ("index_type", STRING),
                       ("storage_type", STRING), ("index_file_path", STRING), ("index_size_in_bytes", LONG),
                       ("index_container_size_in_bytes", LONG), ("is_empty", pa.bool_()))
+FILE_KEY_RANGES = _schema(("partition", STRING), ("bucket", INT), ("file_path", STRING), ("file_format", STRING),
+                          ("schema_id", LONG), ("level", INT), ("record_count", LONG), ("file_size_in_bytes", LONG),
+                          ("min_key", STRING), ("max_key", STRING), ("first_row_id", LONG))
+AGGREGATION_FIELDS = _schema(("field_name", STRING), ("field_type", STRING), ("function", STRING),
+                             ("function_options", STRING), ("comment", STRING))
+DV_META = pa.struct([pa.field("f0", STRING, nullable=False), pa.field("f1", INT, nullable=False),
+                     pa.field("f2", INT, nullable=False), pa.field("_CARDINALITY", LONG)])
+TABLE_INDEXES = _schema(("partition", STRING), ("bucket", INT), ("index_type", STRING), ("file_name", STRING),
+                        ("file_size", LONG), ("row_count", LONG), ("dv_ranges", pa.list_(DV_META)),
+                        ("row_range_start", LONG), ("row_range_end", LONG), ("index_field_id", INT),
+                        ("index_field_name", STRING))
 
 NAMES = ("snapshots", "schemas", "options", "files", "manifests", "partitions", "buckets", "tags", "branches",
-         "statistics", "consumers", "file_indexes")
+         "statistics", "consumers", "file_indexes", "file_key_ranges", "aggregation_fields", "table_indexes")
 # they describe the table, not one snapshot
-TABLE_LEVEL = ("snapshots", "schemas", "options", "tags", "branches", "consumers")
+TABLE_LEVEL = ("snapshots", "schemas", "options", "tags", "branches", "consumers", "aggregation_fields")
 
 
 def _table(schema: pa.Schema, rows: list) -> pa.Table:
@@ -174,7 +188,7 @@ def manifests(table, snapshot=None) -> pa.Table:
     return _table(MANIFESTS, rows)
 
 
-def _file_groups(table, snapshot, key) -> list:
+def _file_groups(table, snapshot, key, raw_time: bool = False) -> list:
     """(group, records, bytes, files, last creation time) of the live files, grouped by ``key(entry,
     partition directory)``, in group order."""
     acc: dict = {}
@@ -185,7 +199,7 @@ def _file_groups(table, snapshot, key) -> list:
         a[2] += 1
         if e.file.creation_time is not None and (a[3] is None or e.file.creation_time > a[3]):
             a[3] = e.file.creation_time
-    return [(group, a[0], a[1], a[2], _local_ms(a[3])) for group, a in sorted(acc.items())]
+    return [(group, a[0], a[1], a[2], a[3] if raw_time else _local_ms(a[3])) for group, a in sorted(acc.items())]
 
 
 def buckets(table, snapshot=None) -> pa.Table:
@@ -206,6 +220,12 @@ def branches(table, snapshot=None) -> pa.Table:
             created = None
         rows.append((name, created))
     return _table(BRANCHES, rows)
+
+
+def partition_groups(table, snapshot) -> list:
+    """(partition directory, records, bytes, files, last creation time as Paimon's millis) of the live
+    files of ``snapshot``, one per partition (``sys.partitions`` and ``sys.tables`` sum them)."""
+    return _file_groups(table, snapshot, lambda e, part: part, raw_time=True)
 
 
 def partitions(table, snapshot=None) -> pa.Table:
@@ -234,6 +254,92 @@ def consumers(table, snapshot=None) -> pa.Table:
     return _table(CONSUMERS, sorted(table.consumers().items()))
 
 
+def _cast_text(v) -> str:
+    """A value as Paimon's cast to STRING writes it (``null``, ``true``, ``2024-10-01``)."""
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, _dt.datetime):
+        return v.isoformat(sep=" ")
+    return v.isoformat() if isinstance(v, _dt.date) else str(v)
+
+
+def _row_text(values) -> str:
+    """A partition as Paimon's cast of a row to STRING writes it: ``{v1, v2}``."""
+    return "{" + ", ".join(_cast_text(v) for v in values) + "}"
+
+
+def _key_text(values) -> str:
+    """A key as Paimon shows it (the Java array of its internal values): ``[c]``, ``[1, a]``; a date is its
+    day number, as Paimon keeps it."""
+    def internal(v):
+        if isinstance(v, _dt.date) and not isinstance(v, _dt.datetime):
+            return (v - _dt.date(1970, 1, 1)).days
+        return _cast_text(v)
+    return "[" + ", ".join(str(internal(v)) for v in values) + "]"
+
+
+def file_key_ranges(table, snapshot=None) -> pa.Table:
+    """Paimon's ``$file_key_ranges``: each live data file with its key range (the primary key without
+    the partition keys; none for an append table) and first row id."""
+    store = table.refresh().store
+    rows = []
+    key_types: dict = {}
+    for e, _part in _entries(table, snapshot):
+        f = e.file
+        if f.schema_id not in key_types:
+            schema = table.schema_by_id(f.schema_id)
+            keys = trimmed_primary_keys(schema.primary_keys, schema.partition_keys) if schema.primary_keys else []
+            key_types[f.schema_id] = [schema.field(k).type for k in keys]
+        types = key_types[f.schema_id]
+        lo = _key_text(decode_row(f.min_key, types)) if types and f.min_key.arity else None
+        hi = _key_text(decode_row(f.max_key, types)) if types and f.max_key.arity else None
+        fmt = f.file_name.rsplit(".", 1)[-1] if "." in f.file_name else ""
+        rows.append((_row_text(store.partition_values(e.partition)), e.bucket, f.file_path, fmt, f.schema_id,
+                     f.level, f.row_count, f.file_size, lo, hi, f.first_row_id))
+    return _table(FILE_KEY_RANGES, rows)
+
+
+def aggregation_fields(table, snapshot=None) -> pa.Table:
+    """Paimon's ``$aggregation_fields``: each column of the latest schema with the values
+    (``function``) and keys (``function_options``) of its ``fields.<column>.*`` options."""
+    schema = table.refresh().table_schema
+    values: dict = {}
+    keys: dict = {}
+    for key, value in sorted(schema.options.items()):
+        parts = key.split(".")
+        if len(parts) > 2 and parts[0] == "fields":
+            values.setdefault(parts[1], []).append(value)
+            keys.setdefault(parts[1], []).append(key)
+    rows = [(f.name, f.type_string, "[" + ", ".join(values.get(f.name, [])) + "]",
+             "[" + ", ".join(keys.get(f.name, [])) + "]", f.description) for f in schema.fields]
+    return _table(AGGREGATION_FIELDS, rows)
+
+
+def table_indexes(table, snapshot=None) -> pa.Table:
+    """Paimon's ``$table_indexes``: the index files the snapshot's index manifest names (dynamic
+    buckets' HASH indexes, deletion vectors, global indexes), with each vector's range."""
+    store = table.refresh().store
+    names = {f.id: f.name for f in table.table_schema.fields}
+    rows = []
+    for r in read_index_manifest(store, snapshot.index_manifest if snapshot is not None else None):
+        part = _row_text(store.partition_values(BinaryRow.from_bytes(r["_PARTITION"])))
+        ranges = r.get("_DELETIONS_VECTORS_RANGES")
+        dv = None if ranges is None else [{k: d.get(k) for k in ("f0", "f1", "f2", "_CARDINALITY")} for d in ranges]
+        g = r.get("_GLOBAL_INDEX")
+        field_name = None
+        if g is not None:
+            ids = [g["_INDEX_FIELD_ID"], *(g.get("_EXTRA_FIELD_IDS") or ())]
+            field_name = ",".join(names[i] for i in ids) if all(i in names for i in ids) else None
+        rows.append((part, r["_BUCKET"], r["_INDEX_TYPE"], r["_FILE_NAME"], r["_FILE_SIZE"], r["_ROW_COUNT"], dv,
+                     g["_ROW_RANGE_START"] if g else None, g["_ROW_RANGE_END"] if g else None,
+                     g["_INDEX_FIELD_ID"] if g else None, field_name))
+    return _table(TABLE_INDEXES, rows)
+
+
 BUILDERS = {"snapshots": snapshots, "schemas": schemas, "options": options, "files": files,
             "manifests": manifests, "partitions": partitions, "buckets": buckets, "tags": tags,
-            "branches": branches, "statistics": statistics, "consumers": consumers, "file_indexes": file_indexes}
+            "branches": branches, "statistics": statistics, "consumers": consumers, "file_indexes": file_indexes,
+            "file_key_ranges": file_key_ranges, "aggregation_fields": aggregation_fields,
+            "table_indexes": table_indexes}

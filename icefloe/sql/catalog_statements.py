@@ -11,7 +11,8 @@ from typing import Optional
 from sqlglot import exp
 
 from icefloe.errors import IcefloeError, SchemaError
-from icefloe.sql import parser as p, wap
+from icefloe.sql import parser as p, system_database, wap
+from icefloe.paimon.global_system_tables import SYSTEM_DATABASE
 from icefloe.sql.errors import SqlError
 from icefloe.sql.names import table_parts
 
@@ -132,6 +133,9 @@ def use(sess, tree: exp.Use):
         parts = [alias.name]                       # USE NAMESPACE db
     if len(parts) == 1 and parts[0].lower() == sess.catalog_name.lower():
         sess.namespace = None                      # USE local: the catalog, no namespace
+        return sess.empty()
+    if system_database.is_system_database(sess, parts):
+        sess.namespace = SYSTEM_DATABASE           # USE sys: Paimon's global system tables by their names
         return sess.empty()
     ns = _namespace(sess, parts, target) if len(parts) <= 2 else None
     if ns is not None and sess.catalog.namespace_exists(ns):

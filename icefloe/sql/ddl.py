@@ -8,7 +8,7 @@ from sqlglot import exp
 from icefloe.core.redact import redact_properties
 from icefloe.core.types import parse_schema
 from icefloe.errors import CommitFailedError, IcefloeError, SchemaError
-from icefloe.sql import catalog_statements as cs, column_defaults, parser as p
+from icefloe.sql import catalog_statements as cs, column_defaults, parser as p, system_database
 from icefloe.sql.errors import SqlError
 from icefloe.sql.names import table_parts
 from icefloe.sql.translate import partition_term
@@ -121,7 +121,7 @@ def create(sess, tree: exp.Create):
         elif isinstance(prop, (exp.FileFormatProperty, exp.LocationProperty)):
             # checked before exp.Property, their base class: USING iceberg is not a table property
             if isinstance(prop, exp.LocationProperty):
-                raise sess.not_supported("CREATE TABLE ... LOCATION (tables live in the warehouse)", prop)
+                raise _location_refused(sess, prop)
         elif isinstance(prop, exp.SchemaCommentProperty):
             properties["comment"] = prop.this.name      # the table comment, as Iceberg's Spark catalog keeps it
         elif isinstance(prop, exp.Property):
@@ -214,7 +214,7 @@ def _create_like(sess, tree: exp.Create, target: exp.Table, like: exp.Table, pro
         if isinstance(prop, (exp.LikeProperty, exp.FileFormatProperty)):
             continue
         if isinstance(prop, exp.LocationProperty):
-            raise sess.not_supported("CREATE TABLE ... LOCATION (tables live in the warehouse)", prop)
+            raise _location_refused(sess, prop)
         if isinstance(prop, exp.SchemaCommentProperty):
             properties["comment"] = prop.this.name
         elif isinstance(prop, exp.Property):
@@ -294,6 +294,17 @@ def list_tables(catalog, namespace=None) -> list:
     return out
 
 
+def _location_refused(sess, prop):
+    """``CREATE TABLE ... LOCATION``: refused, with the format's reason."""
+    if sess.catalog.format == "paimon":
+        # Paimon's Spark catalog turns LOCATION into the table's 'path' option, which only a catalog on a
+        # Hive metastore takes (an external table); its filesystem catalog refuses it, as icefloe's does
+        return sess.not_supported("CREATE TABLE ... LOCATION on a Paimon filesystem catalog (each table lives at "
+                                  "<warehouse>/<db>.db/<table>; Paimon's filesystem catalog refuses a table path "
+                                  "too: external tables need Paimon's Hive metastore catalog)", prop)
+    return sess.not_supported("CREATE TABLE ... LOCATION (tables live in the warehouse)", prop)
+
+
 def show_tables(sess, stmt: p.ShowTables):
     ns = sess.namespace
     if stmt.namespace is not None:
@@ -303,6 +314,9 @@ def show_tables(sess, stmt: p.ShowTables):
         elif len(parts) != 1:
             raise SqlError(f"unknown namespace {stmt.namespace}", stmt.namespace.line, stmt.namespace.column)
         ns = parts[0]
+    if ns is not None and system_database.is_system_database(sess, [ns]):
+        rows = [(ns, t, False) for t in system_database.table_names(sess)]
+        return sess.spark.createDataFrame(rows, "namespace string, tableName string, isTemporary boolean")
     try:
         rows = [(n, t, False) for n, t in list_tables(sess.catalog, ns)]
     except IcefloeError as e:

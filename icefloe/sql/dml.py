@@ -14,8 +14,9 @@ from typing import Optional
 from sqlglot import exp
 
 from icefloe.core.types import to_spark_ddl_type, to_spark_type, widen_schema_small_ints
-from icefloe.sql import wap
+from icefloe.sql import paimon_options, wap
 from icefloe.sql.metadata_columns import ROW_TRACKING
+from icefloe.table.capabilities import PAIMON_DYNAMIC_OPTIONS
 from icefloe.sql.translate import strip_qualifier, unknown_columns
 from icefloe.table.capabilities import metadata_column_reads
 from icefloe.spark.align import checked_cast_to
@@ -230,6 +231,8 @@ def insert(sess, tree: exp.Insert):
     if tree.args.get("by_name"):
         if columns is not None:
             raise sess.error("INSERT ... BY NAME takes no column list", tree)
+        if t.supports(PAIMON_DYNAMIC_OPTIONS):
+            t = _merge_schema(sess, t, ref, df, tree.expression)
         df = fit_by_name(sess, df, widen_schema_small_ints(t.schema), tree.expression, static)
     else:
         df = fit_by_position(sess, df, widen_schema_small_ints(t.schema), columns, tree.expression, static)
@@ -240,6 +243,23 @@ def insert(sess, tree: exp.Insert):
     else:
         t.append(df)
     return sess.empty()
+
+
+def _merge_schema(sess, t, ref, df, node):
+    """Paimon's ``write.merge-schema`` (``SET spark.paimon.write.merge-schema = true``): the query's
+    columns the table lacks are added to it (nullable, at the end) before ``INSERT ... BY NAME``
+    writes, as Paimon's Spark writer does; the table as it is without the setting."""
+    confs = {k: v for k, v in sess.spark.conf.getAll.items() if k.lower().startswith(paimon_options.PREFIX)}
+    if not confs or not paimon_options.merge_schema(confs, ref.catalog or sess.catalog_name, ref.name):
+        return t
+    have = {c.lower() for c in t.schema.column_names}
+    new = [f for f in df.schema.fields if f.name.lower() not in have]
+    if not new:
+        return t
+    with sess.refused_as(f"{paimon_options.MERGE_SCHEMA} on {t.name}", node), t.update_schema() as u:
+        for f in new:
+            u.add_column(f.name, f.dataType.simpleString())
+    return t.refresh()
 
 
 def _narrow_small_ints(df, t):

@@ -3,35 +3,59 @@
 ``*``), the table's form winning over the global one -- as Paimon's Spark connector reads its
 session's ``spark.paimon.`` settings (Spark docs, "Auxiliary Statements: Set / Reset").
 
-icefloe honours the options of a batch read's starting point (:data:`SCAN_KEYS`); any other key
-under ``spark.paimon.`` is an error naming it, when it is set and when a read would use it, never
-a setting silently ignored.
+icefloe honours the options of a batch read's starting point (:data:`SCAN_KEYS`) and takes the
+options Paimon's audit (``icefloe.paimon.options.AUDIT``) finds nothing to do for; any other key
+under ``spark.paimon.`` is an error naming it and why, when it is set and when a read would use it,
+never a setting silently ignored.
 """
 from __future__ import annotations
 
 import re
 from typing import Optional
 
+from icefloe.paimon.options import ACCEPTED, REFUSED, audit
 from icefloe.sql.errors import SqlError
 
 PREFIX = "spark.paimon."
 SCAN_KEYS = ("scan.snapshot-id", "scan.tag-name", "scan.timestamp-millis", "scan.timestamp", "scan.version")
+# Paimon's Spark write option: INSERT ... BY NAME adds the query's new columns to the table first
+MERGE_SCHEMA = "write.merge-schema"
+WRITE_KEYS = (MERGE_SCHEMA,)
 _SET = re.compile(r"^\s*SET\s+(.+?)\s*=\s*(.*?)\s*$", re.IGNORECASE | re.DOTALL)
 _RESET = re.compile(r"^\s*RESET\s+(\S+)\s*$", re.IGNORECASE)
 
 
+def _taken(key: str) -> bool:
+    """Whether a session may set Paimon option ``key``: a read's starting point (honoured), or an option
+    with nothing for icefloe to do (accepted, as in a table's options)."""
+    found = audit(key)
+    return key in SCAN_KEYS or key in WRITE_KEYS or (found is not None and found[0] == ACCEPTED)
+
+
 def split_key(conf_key: str) -> tuple[Optional[tuple], str]:
     """``spark.paimon.[<catalog>.<db>.<table>.]<key>`` -> (scope or None, key); an option icefloe
-    does not honour is a :class:`SqlError` naming it."""
+    does not honour is a :class:`SqlError` naming it and why (the audit of Paimon's options)."""
     rest = conf_key[len(PREFIX):]
-    if rest in SCAN_KEYS:
+    if _taken(rest):
         return None, rest
     parts = rest.split(".", 3)
-    if len(parts) == 4 and parts[3] in SCAN_KEYS and all(parts[:3]):
+    if len(parts) == 4 and all(parts[:3]) and _taken(parts[3]):
         return (parts[0], parts[1], parts[2]), parts[3]
-    key = parts[3] if len(parts) == 4 and parts[3].startswith("scan.") else rest
-    raise SqlError(f"Paimon option {key!r} (set as {conf_key}) is not honoured by icefloe's reads and writes; "
-                   f"the dynamic options icefloe takes are {', '.join(SCAN_KEYS)} (as spark.paimon.<key> or "
+    key = parts[3] if len(parts) == 4 and audit(rest) is None and \
+        (audit(parts[3]) is not None or parts[3].startswith("scan.")) else rest
+    found = audit(key)
+    if found is not None and found[0] == REFUSED:
+        why = found[1]
+    elif found is not None:
+        why = ("icefloe takes it as a table option (ALTER TABLE ... SET TBLPROPERTIES), not as a session's "
+               "dynamic option")
+    elif key == MERGE_SCHEMA + ".explicit-cast":
+        why = (f"icefloe's {MERGE_SCHEMA} adds the query's new columns; it changes no column's type, so casts "
+               "that narrow or convert a column are not made")
+    else:
+        why = "it is not one of Paimon's table options"
+    raise SqlError(f"Paimon option {key!r} (set as {conf_key}) is not honoured by icefloe's reads and writes: {why}; "
+                   f"the dynamic options icefloe acts on are {', '.join(SCAN_KEYS + WRITE_KEYS)} (as spark.paimon.<key> or "
                    "spark.paimon.<catalog>.<db>.<table>.<key>, each part may be *)")
 
 
@@ -95,3 +119,15 @@ def read_kwargs(options: dict, table_name: str) -> dict:
     if key == "scan.timestamp":
         return {"as_of": value}
     return {"version": value}                 # scan.version: a tag name, else a snapshot id
+
+
+def merge_schema(confs: dict, catalog: str, name: str) -> bool:
+    """Whether ``SET spark.paimon.[<catalog>.<db>.<table>.]write.merge-schema = true`` holds for table
+    ``name`` of ``catalog``."""
+    value = table_options(confs, catalog, name).get(MERGE_SCHEMA)
+    if value is None:
+        return False
+    v = str(value).strip().lower()
+    if v not in ("true", "false"):
+        raise SqlError(f"dynamic option {MERGE_SCHEMA} of {name} must be true or false, got {value!r}")
+    return v == "true"

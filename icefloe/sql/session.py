@@ -34,7 +34,8 @@ from icefloe.table.capabilities import (
 )
 from icefloe.sql import (
     cache_statements, catalog_statements as cs, commands, ddl, dml, metadata_columns, parser as p,
-    paimon_incremental, paimon_options, procedures, spark_messages, system_functions, transactions, views, wap,
+    paimon_incremental, paimon_options, procedures, spark_messages, system_database, system_functions, transactions,
+    views, wap,
 )
 
 VIEW_PREFIX = views.INTERNAL_PREFIX
@@ -166,6 +167,7 @@ class SqlSession:
             if done is not None:
                 return done
             tree = stmt.tree
+            system_database.refuse_change(self, tree)
             kind = str(tree.args.get("kind") or "").upper() if isinstance(tree, (exp.Create, exp.Drop)) else ""
             if kind in ("NAMESPACE", "DATABASE", "SCHEMA"):
                 return (cs.create_namespace if isinstance(tree, exp.Create) else cs.drop_namespace)(self, tree)
@@ -198,7 +200,7 @@ class SqlSession:
                 return ddl.describe(self, tree)
             if isinstance(tree, exp.Alter):
                 return ddl.alter(self, tree)
-            if isinstance(tree, exp.Command) and str(tree.this).upper() in ("SET", "RESET"):
+            if isinstance(tree, exp.Set) or (isinstance(tree, exp.Command) and str(tree.this).upper() in ("SET", "RESET")):
                 done = paimon_options.set_or_reset(self.spark, stmt.text)    # spark.paimon.<key>
                 if done is not None:
                     return done
@@ -521,6 +523,11 @@ class SqlSession:
         named, hidden = metadata_columns.referenced(tree), {}
         for table in list(tree.find_all(exp.Table)):
             if not table.name:
+                continue
+            if (sys_view := system_database.system_table(self, table)) is not None:     # sys.tables...
+                alias = table.args.get("alias") or exp.TableAlias(this=exp.to_identifier(table.name))
+                table.replace(exp.Table(this=exp.to_identifier(sys_view), alias=alias.copy()))
+                count += 1
                 continue
             ref, ours = self.resolve(table)
             if ref is None and table.args.get("version") is None and \

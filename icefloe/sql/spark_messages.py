@@ -25,8 +25,8 @@ class Lookup:
 
 
 SYS_TABLES = ("Paimon's global system tables of database sys (sys.tables, sys.partitions, sys.all_table_options, "
-              "sys.catalog_options) are not supported yet; each table's own system tables are (db.`t$snapshots`, "
-              "db.`t$partitions`, db.`t$options`...)")
+              "sys.catalog_options) are read with SELECT (USE sys; SHOW TABLES lists them); this statement does not "
+              "run on them")
 
 
 def _name(param: str) -> str:

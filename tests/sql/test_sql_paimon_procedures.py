@@ -92,8 +92,8 @@ def test_unknown_dynamic_option_is_an_error(pcat, spark, reset_paimon_conf):
     with pytest.raises(SqlError, match="'scan.snapshot-idd'"):
         pcat.sql("SET spark.paimon.*.db.t.scan.snapshot-idd=1")
     assert not any(k.startswith("spark.paimon.") for k in spark.conf.getAll)
-    spark.conf.set("spark.paimon.write-buffer-size", "256 mb")            # set behind SQL's back
-    with pytest.raises(SqlError, match="'write-buffer-size'"):
+    spark.conf.set("spark.paimon.record-level.expire-time", "1 d")            # set behind SQL's back
+    with pytest.raises(SqlError, match="'record-level.expire-time'"):
         pcat.sql("SELECT * FROM db.t")
 
 
