@@ -130,7 +130,7 @@ AUDIT: dict = {
         materialized-table.interval-freshness materialized-table.interval-freshness.time-unit
         materialized-table.logical-refresh-mode materialized-table.refresh-handler-bytes
         materialized-table.refresh-handler-description materialized-table.refresh-mode
-        materialized-table.refresh-status partition.sink-strategy  
+        materialized-table.refresh-status partition.sink-strategy
         snapshot.watermark-idle-timeout streaming.read.snapshot.delay visibility-callback.check-interval
         visibility-callback.enabled visibility-callback.timeout partition.idle-time-to-report-statistic
         dynamic-partition-overwrite"""),
@@ -149,12 +149,11 @@ AUDIT: dict = {
         partition.expiration-batch-size partition.expiration-check-interval partition.expiration-strategy
         partition.timestamp-format.strict partition.timestamp-formatter partition.timestamp-pattern
         partition.mark-done-action.custom.class partition.mark-done-action.http.params
-        partition.mark-done-action.http.url   
-           
-          format-table.file.compression format-table.implementation
+        partition.mark-done-action.http.url
+        format-table.file.compression format-table.implementation
         format-table.partition-path-only-value postpone.batch-write-fixed-bucket postpone.default-bucket-num
         global-index.build.max-shard global-index.column-update-action global-index.enabled
-        global-index.external-path global-index.row-count-per-shard 
+        global-index.external-path global-index.row-count-per-shard
         lookup.remote-file.level-threshold variant.shredding.maxInferBufferRow variant.shredding.maxSchemaDepth
         variant.shredding.maxSchemaWidth variant.shredding.minFieldCardinalityRatio blob.split-by-file-size
         blob.target-file-size vector.target-file-size"""),
@@ -176,11 +175,11 @@ AUDIT: dict = {
              "Arrow's), not these", """
         file.block-size file.compression.per.level file.format.per.level file.compression.zstd-level
         changelog-file.compression changelog-file.stats-mode metadata.stats-mode.per.level
-        metadata.stats-keep-first-n-columns  parquet.enable.dictionary
+        metadata.stats-keep-first-n-columns parquet.enable.dictionary
         manifest.delete-file-drop-stats data-file.thin-mode deletion-vectors.bitmap64""", ("", "false")),
     **_group(REFUSED, "icefloe's commits do not do it", """
         commit.callback.#.param commit.callbacks commit.discard-duplicate-files commit.force-create-snapshot
-        commit.strict-mode.last-safe-snapshot commit.user-prefix tag.callback.#.param tag.callbacks
+        commit.strict-mode.last-safe-snapshot commit.user-prefix
          end-input.check-partition-expire partition.end-input-to-done
         partition.expiration-time delete.force-produce-changelog
          deletion-vectors.modifiable query-auth.enabled""", ("", "false")),
@@ -212,6 +211,7 @@ AUDIT: dict = {
     **_group(REFUSED, "icefloe's writers do not write data-evolution files (files of some columns of rows kept by "
              "row id; row-tracking.enabled alone is honoured)", "data-evolution.enabled", _OFF),
     **_group(REFUSED, "icefloe's automatic tags write no success file", "tag.create-success-file", _OFF),
+    **_group(REFUSED, "icefloe runs no Java tag callback classes", "tag.callbacks tag.callback.#.param", ("",)),
 }
 AUDIT_BY_KEY = {k.lower(): v for k, v in AUDIT.items()}
 
