@@ -101,6 +101,11 @@ class CommitStateUnknownError(CommitFailedError):
     pass
 
 
+class AfterCommitError(IcefloeError):
+    """The commit is done (its snapshot is visible and its files are the table's); what runs after it
+    failed. Nothing that catches it may delete the files the commit wrote."""
+
+
 class NoSuchSnapshotError(IcefloeError):
     pass
 

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from typing import Any, BinaryIO, Callable, Generator, Iterator
 from urllib.parse import urlparse
 
+from icefloe.errors import AfterCommitError
 from icefloe.errors import FileAlreadyExistsError  # noqa: F401 - defined in icefloe.errors, importable here too
 
 
@@ -172,13 +173,16 @@ def _path_of(f: Any) -> str:
 def staged_files(io: "FileIO", path: Callable[[Any], str] = _path_of) -> Generator[list[Any], None, None]:
     """A list for the files a step writes before its commit: when the block raises (a failed
     task, a refused value, an interrupt), every file in it is deleted through ``io`` and the error
-    goes on, so a failed write leaves no file behind. The list holds paths or files with a
-    ``file_path`` (data and delete files); ``path`` gives another item's path.
+    goes on, so a failed write leaves no file behind (but an ``AfterCommitError``: the commit is
+    done and the files are the table's). The list holds paths or files with a ``file_path`` (data and
+    delete files); ``path`` gives another item's path.
 
     ``with staged_files(io) as added: added.extend(write(...))``"""
     added: list[Any] = []
     try:
         yield added
+    except AfterCommitError:
+        raise
     except BaseException:
         for f in added:
             io.delete(path(f))

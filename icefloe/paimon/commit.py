@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 from icefloe.core.retry import RetryPolicy
-from icefloe.errors import CommitFailedError
+from icefloe.errors import AfterCommitError, CommitFailedError
 from icefloe.paimon import manifest as mf
 from icefloe.paimon import row_tracking, table_hooks
 from icefloe.paimon.binary_row import BinaryRow, decode_row
@@ -238,7 +238,11 @@ class FileStoreCommit:
             raise CommitFailedError(
                 f"commit to {self.store.table_path} lost the race for a snapshot id "
                 f"{co.commit_max_retries + 1} times; giving up") from None
-        self._after_commit(snapshot)
+        try:
+            self._after_commit(snapshot)
+        except Exception as e:      # the snapshot is visible: its files must stay, whatever the caller does
+            raise AfterCommitError(f"snapshot {snapshot.id} of {self.store.table_path} is committed, but what "
+                                   f"keeps other views of the table in step after a commit failed: {e}") from e
         return snapshot
 
     def _try_commit_once(self, latest: Optional[Snapshot], changes: list, kind: str,
@@ -351,9 +355,9 @@ class FileStoreCommit:
     def _after_commit(self, snapshot: Snapshot) -> None:
         """Hints, automatic tags (``tag_auto``), snapshot expiration, then the hooks of ``table_hooks``
         (the Iceberg view). None can undo the commit: failures of hints, tags and expiration are
-        logged: a caller that sees an error takes the commit for failed and deletes its files (CALL
-        sys.trigger_tag_automatic_creation makes missing tags and raises what stops it). A hook's
-        failure is raised."""
+        logged (CALL sys.trigger_tag_automatic_creation makes missing tags and raises what stops it);
+        a hook's failure is raised by ``apply`` as ``AfterCommitError``, which no cleanup of the
+        commit's files acts on."""
         snaps = self.store.snapshots
         try:
             snaps.commit_latest_hint(snapshot.id)

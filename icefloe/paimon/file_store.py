@@ -178,7 +178,13 @@ class FileStore:
 
     def delete_uncommitted(self, messages) -> None:
         """Delete the data and changelog files (and dynamic-bucket index files) of uncommitted commit
-        messages."""
+        messages. Messages whose files the latest snapshot reads were committed after all (a failure
+        after the snapshot became visible): nothing of them is deleted."""
+        messages = list(messages)
+        names = {f.file_name for m in messages for f in m.new_files}
+        latest = self.snapshots.latest() if names else None
+        if latest is not None and any(e.file.file_name in names for e in self.live_entries(latest)):
+            return
         for m in messages:
             for f in list(m.new_files) + list(getattr(m, "changelog_files", None) or ()):
                 self.io.delete(f.file_path or f"{self.bucket_dir(m.partition, m.bucket)}/{f.file_name}")

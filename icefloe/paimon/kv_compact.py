@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 from icefloe.core.io import staged_files
+from icefloe.errors import AfterCommitError
 from icefloe.paimon import changelog as cl
 from icefloe.paimon import deletion_vectors as dv
 from icefloe.paimon import manifest as mf
@@ -247,6 +248,8 @@ def commit(table, base: Snapshot, done: Sequence[tuple]) -> Optional[Snapshot]:
         if not removed:
             return None
         return FileStoreCommit(store, table.commit_user).apply(compaction)
+    except AfterCommitError:            # committed: the files are the table's
+        raise
     except BaseException:
         abort(table, _all_metas(done))
         raise

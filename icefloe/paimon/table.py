@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from icefloe.core.io import LOCAL, FileIO
 from icefloe.core.timetravel import to_epoch_ms
-from icefloe.errors import NoSuchTableError, NotSupportedError, SchemaMismatchError
+from icefloe.errors import AfterCommitError, NoSuchTableError, NotSupportedError, SchemaMismatchError
 from icefloe.paimon import branch_merge
 from icefloe.paimon import branches
 from icefloe.paimon import changelog
@@ -322,6 +322,8 @@ class FileStoreTable:
                                         BATCH_COMMIT_IDENTIFIER if commit_identifier is None else commit_identifier)
             return committer.commit(list(messages), overwrite=overwrite, overwrite_partitions=overwrite_partitions,
                                     requirements=requirements)
+        except AfterCommitError:        # committed: the files are the table's
+            raise
         except BaseException:
             self.abort(messages)
             raise
@@ -340,6 +342,8 @@ class FileStoreTable:
             return FileStoreCommit(self._store, self.commit_user).apply(PaimonCommit(
                 OVERWRITE, (DeleteFiles(removed), *changes),
                 (FilesLive(removed, f"{operation} on {self.name}", base_id), *requirements)))
+        except AfterCommitError:        # committed: the files are the table's
+            raise
         except BaseException:
             self.abort(messages)
             raise
