@@ -238,6 +238,14 @@ class Catalog:
         global system tables icefloe does not have; an Iceberg catalog's ``sys`` is a plain name)."""
         return self.format == "paimon"
 
+    @property
+    def table_location_rule(self) -> str:
+        """Where the catalog's tables live, which is why ``CREATE TABLE ... LOCATION`` is refused here."""
+        if self.format == "paimon":     # Paimon's Spark catalog makes LOCATION a 'path' only a Hive catalog takes
+            return ("a Paimon filesystem catalog keeps each table at <warehouse>/<db>.db/<table> and refuses a "
+                    "table path: external tables need Paimon's Hive metastore catalog")
+        return "tables live in the warehouse"
+
     def system_table(self, name: str) -> pa.Table:
         """Table ``name`` of a Paimon catalog's ``sys`` database (Paimon's global system tables:
         ``tables``, ``partitions``, ``all_table_options``; ``catalog_options`` when the catalog's option

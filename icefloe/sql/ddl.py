@@ -295,14 +295,8 @@ def list_tables(catalog, namespace=None) -> list:
 
 
 def _location_refused(sess, prop):
-    """``CREATE TABLE ... LOCATION``: refused, with the format's reason."""
-    if sess.catalog.format == "paimon":
-        # Paimon's Spark catalog turns LOCATION into the table's 'path' option, which only a catalog on a
-        # Hive metastore takes (an external table); its filesystem catalog refuses it, as icefloe's does
-        return sess.not_supported("CREATE TABLE ... LOCATION on a Paimon filesystem catalog (each table lives at "
-                                  "<warehouse>/<db>.db/<table>; Paimon's filesystem catalog refuses a table path "
-                                  "too: external tables need Paimon's Hive metastore catalog)", prop)
-    return sess.not_supported("CREATE TABLE ... LOCATION (tables live in the warehouse)", prop)
+    """``CREATE TABLE ... LOCATION``: refused, with the catalog's reason."""
+    return sess.not_supported(f"CREATE TABLE ... LOCATION ({sess.catalog.table_location_rule})", prop)
 
 
 def show_tables(sess, stmt: p.ShowTables):

@@ -26,6 +26,7 @@ SCHEMA = {"type": "struct", "schema-id": 0, "identifier-field-ids": [4], "fields
          "type": {"type": "list", "element-id": 7, "element": "string", "element-required": False}}]}},
     {"id": 4, "name": "id", "required": True, "type": "long"},
     {"id": 8, "name": "n", "required": False, "type": "int", "write-default": 7, "initial-default": 7}]}
+V3 = {"format-version": "3"}           # the schema has column defaults, which need format version 3
 SPEC = {"spec-id": 0, "fields": [{"source-id": 4, "field-id": 1000, "name": "b", "transform": "bucket[4]"}]}
 ORDER = {"order-id": 1, "fields": [{"source-id": 5, "transform": "identity", "direction": "asc",
                                     "null-order": "nulls-first"}]}
@@ -54,7 +55,7 @@ def test_a_new_tables_ids_are_assigned_afresh_in_javas_order_and_its_spec_and_or
 def test_a_spec_naming_no_field_of_the_schema_is_refused(served):
     cat, uri = served
     bad = {"spec-id": 0, "fields": [{"source-id": 1, "field-id": 1000, "name": "b", "transform": "identity"}]}
-    r = requests.post(f"{uri}/namespaces/db/tables", json={"name": "t", "schema": SCHEMA, "partition-spec": bad})
+    r = requests.post(f"{uri}/namespaces/db/tables", json={"name": "t", "schema": SCHEMA, "partition-spec": bad, "properties": V3})
     assert r.status_code == 400 and "source id 1 is no field" in r.json()["error"]["message"]
     assert not cat.table_exists("db.t")
 
@@ -74,9 +75,9 @@ def test_a_create_transaction_writes_nothing_until_its_commit(served):
     assert t.metadata.properties["owner"] == "ana"
     assert sorted(t.to_arrow().column("id").to_pylist()) == [1, 2] and len(t.snapshots()) == 1
     # a second commit of a create transaction finds the table there: the conflict, nothing changed
-    staged = requests.post(f"{uri}/namespaces/db/tables", json={"name": "late", "schema": SCHEMA,
+    staged = requests.post(f"{uri}/namespaces/db/tables", json={"name": "late", "schema": SCHEMA, "properties": V3,
                                                                 "stage-create": True}).json()["metadata"]
-    updates = [{"action": "assign-uuid", "uuid": staged["table-uuid"]},
+    updates = [{"action": "assign-uuid", "uuid": staged["table-uuid"]}, {"action": "upgrade-format-version", "format-version": 3},
                {"action": "add-schema", "schema": staged["schemas"][0]}, {"action": "set-current-schema", "schema-id": -1},
                {"action": "set-location", "location": staged["location"]}]
     body = {"requirements": [{"type": "assert-create"}], "updates": updates}
@@ -89,7 +90,7 @@ def test_a_create_transaction_writes_nothing_until_its_commit(served):
     assert cat.load_table("db.late").metadata_location == before
     # a create transaction placing the table outside the warehouse is refused, and nothing is created
     elsewhere = {"requirements": [{"type": "assert-create"}],
-                 "updates": [*updates[:3], {"action": "set-location", "location": "/tmp/elsewhere"}]}
+                 "updates": [*updates[:4], {"action": "set-location", "location": "/tmp/elsewhere"}]}
     r = requests.post(f"{uri}/namespaces/db/tables/other", json=elsewhere)
     assert r.status_code == 400 and "set-location '/tmp/elsewhere' is elsewhere" in r.json()["error"]["message"]
     assert not cat.table_exists("db.other")
@@ -99,7 +100,7 @@ def test_missing_namespaces_and_tables_are_named_as_java_names_them(served):
     cat, uri = served
     r = requests.get(f"{uri}/namespaces/db/tables/nope")
     assert r.status_code == 404 and r.json()["error"]["message"].startswith("Table does not exist: db.nope")
-    r = requests.post(f"{uri}/namespaces/gone/tables", json={"name": "t", "schema": SCHEMA})
+    r = requests.post(f"{uri}/namespaces/gone/tables", json={"name": "t", "schema": SCHEMA, "properties": V3})
     assert r.status_code == 404 and r.json()["error"]["type"] == "NoSuchNamespaceException"
     assert r.json()["error"]["message"].startswith("Namespace does not exist: gone")
     assert not cat.namespace_exists("gone")
@@ -108,7 +109,7 @@ def test_missing_namespaces_and_tables_are_named_as_java_names_them(served):
     assert requests.get(f"{uri}/namespaces", params={"parent": "db"}).json() == {"namespaces": []}
     r = requests.post(f"{uri}/namespaces", json={"namespace": ["db"]})
     assert r.status_code == 409 and r.json()["error"]["message"].startswith("Namespace already exists: db")
-    requests.post(f"{uri}/namespaces/db/tables", json={"name": "t", "schema": SCHEMA}).raise_for_status()
+    requests.post(f"{uri}/namespaces/db/tables", json={"name": "t", "schema": SCHEMA, "properties": V3}).raise_for_status()
     r = requests.delete(f"{uri}/namespaces/db")
     assert r.status_code == 409 and r.json()["error"]["message"].startswith("Namespace is not empty: db")
     uuid = cat.load_table("db.t").metadata.table_uuid
