@@ -76,7 +76,12 @@ def compact_database(sess, call: Call):
 
 
 def call(sess, stmt: Call, name: str):
-    return copy(sess, stmt) if name == "copy" else compact_database(sess, stmt)
+    try:
+        return copy(sess, stmt) if name == "copy" else compact_database(sess, stmt)
+    except SqlError:
+        raise
+    except IcefloeError as e:           # the format's refusal, said as the statement's
+        raise SqlError(f"CALL sys.{name}: {e}") from None
 
 
 def _name(sess, args: dict, key: str) -> str:

@@ -24,6 +24,7 @@ class Lookup:
     paimon: bool = False            # whether the session's own catalog is Paimon's (which has a database sys)
 
 
+ROW_TRACKING_COLUMNS = ("_row_id", "_sequence_number")
 SYS_TABLES = ("Paimon's global system tables of database sys (sys.tables, sys.partitions, sys.all_table_options, "
               "sys.catalog_options) are read with SELECT (USE sys; SHOW TABLES lists them); this statement does not "
               "run on them")
@@ -79,6 +80,11 @@ def in_our_words(e: Exception, at: Lookup, statement: str = "") -> Optional[str]
         if at.paimon and name == "sys":
             return f"database sys: {SYS_TABLES}"
         return f"unknown namespace {name}: no icefloe namespace and no Spark database has that name; {_where(at)}"
+    if str(condition).startswith("UNRESOLVED_COLUMN") and \
+            _name(params.get("objectName", "")).split(".")[-1].lower() in ROW_TRACKING_COLUMNS:
+        name = _name(params.get("objectName", "")).split(".")[-1]
+        return (f"column {name} does not exist here: Paimon gives rows _ROW_ID and _SEQUENCE_NUMBER only in "
+                "tables created with 'row-tracking.enabled' = 'true', and no table this query reads tracks rows")
     if condition == "REQUIRES_SINGLE_PART_NAMESPACE":
         name = _name(params.get("namespace", ""))
         return (f"unknown table or namespace {name}: names are [catalog.]namespace.table, and {name} is none "

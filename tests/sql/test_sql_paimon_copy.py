@@ -7,6 +7,7 @@ import os
 import pytest
 
 from icefloe.errors import IcefloeError
+from icefloe.sql.errors import SqlError
 
 
 def _rows(df):
@@ -55,3 +56,16 @@ def test_copy_refusals_leave_the_target_as_it_was(pcat, warehouse):
         pcat.sql("CALL sys.copy('default.s', 'default.fresh', 'id = 1')")
     assert not pcat.table_exists("default.fresh")           # made for the copy, gone with it
     assert not os.path.exists(os.path.join(warehouse, "default.db", "fresh"))
+
+
+def test_a_refused_copy_is_the_statements_error_and_row_ids_of_untracked_tables_are_explained(pcat):
+    """A copy the format refuses (a ``where`` on a column that is not a partition column) is an error of
+    the statement; ``_ROW_ID`` on a table without row tracking says why it is missing."""
+    pcat.sql("CREATE TABLE default.src_r (id BIGINT, day STRING)")
+    pcat.sql("INSERT INTO default.src_r VALUES (1, '2025-08-17')")
+    with pytest.raises(SqlError, match=r"CALL sys.copy: .*day.*not partition columns") as e:
+        pcat.sql("CALL sys.copy(source_table => 'default.src_r', target_table => 'default.dst_r', "
+                      "where => \"day = '2025-08-17'\")")
+    assert e.value.statement is not None
+    with pytest.raises(SqlError, match="_ROW_ID does not exist here: .*row-tracking.enabled"):
+        pcat.sql("SELECT *, _ROW_ID FROM default.src_r")
