@@ -96,6 +96,21 @@ def test_bitmap_indexes_skip_files(paimon_catalog):
     assert len(t.refresh().plan(where="id = 2")) == 2
 
 
+def test_rewrite_file_index_adds_bitmaps_and_file_indexes_lists_them(paimon_catalog):
+    t = paimon_catalog.create_table("db.bm_rw", "id int, name string")
+    t.append(pa.table({"id": pa.array([1, 9], pa.int32()), "name": ["a", None]}))
+    t.append(pa.table({"id": pa.array([2, 8], pa.int32()), "name": ["b", "y"]}))
+    assert len(t.plan(where="id = 2")) == 2
+    t.update_schema().set_option("file-index.bitmap.columns", "id,name").commit()
+    assert t.refresh().rewrite_file_index() == (1, 2)
+    t.refresh()
+    assert len(t.plan(where="id = 2")) == 1 and len(t.plan(where="name is null")) == 1
+    rows = t.metadata_table("file_indexes").to_pylist()
+    assert sorted((r["column_name"], r["index_type"]) for r in rows) == \
+        [("id", "bitmap"), ("id", "bitmap"), ("name", "bitmap"), ("name", "bitmap")]
+    assert sorted(t.to_arrow(where="id in (2, 3)").column("id").to_pylist()) == [2]
+
+
 @pytest.mark.parametrize("options, message", [
     ({"file-index.bitmap.columns": "price"}, "bitmap index cannot hold"),
     ({"file-index.bitmap.columns": "id", "file-index.bitmap.id.version": "3"}, "must be 1 or 2"),
