@@ -221,8 +221,7 @@ def _read_utf(raw: bytes, pos: int) -> tuple[str, int]:
 def write_container(indexes: Mapping[str, Mapping[str, Optional[bytes]]]) -> bytes:
     """The container of ``indexes`` (column -> index type -> bytes, None for an empty index); columns
     and each column's index types in the order Paimon's Java writer iterates its hash maps of them."""
-    indexes = {c: {k: indexes[c][k] for k in bmi.java_names_order(list(indexes[c]))}
-               for c in bmi.java_names_order(list(indexes))}
+    indexes = {c: {k: indexes[c][k] for k in kinds} for c, kinds in bmi.java_container_order(indexes)}
     names = b"".join(_utf(c) + b"".join(_utf(k) for k in kinds) for c, kinds in indexes.items())
     head_length = 8 + 4 + 4 + 4 + 8 * sum(len(k) for k in indexes.values()) + 4 * len(indexes) + 4 + len(names)
     head = bytearray(struct.pack(">qiii", MAGIC, VERSION, head_length, len(indexes)))

@@ -21,13 +21,16 @@ run-optimised). The body holds the bitmaps in the order Paimon's Java writer ite
 ``HashMap`` of values (filled by ``computeIfAbsent`` row by row; ``java_order``), which is what
 makes the bytes equal Paimon's.
 
+The same Java map orders decide where Paimon's writer puts each column's indexes in a file index
+container (``java_container_order``).
+
 A reader needs no bitmap to skip a file: an ``=`` / ``IN`` value with no entry and ``IS NULL``
 without nulls (``IS NOT NULL`` without non-null values) select no row.
 """
 from __future__ import annotations
 
 import struct
-from typing import Optional
+from typing import Mapping, Optional
 
 from icefloe.core.types import precision_of
 from icefloe.errors import SchemaError
@@ -211,18 +214,91 @@ def java_string_hash(text: str) -> int:
     return _int32(h)
 
 
-def java_names_order(names: list) -> list:
-    """``names`` in the order a Java ``HashMap`` of them iterates (bins in index order; names sharing
-    a bin keep their order here, which may differ from Java's)."""
-    cap = 16
-    while len(names) > cap * 3 // 4:
-        cap *= 2
+class _JavaHashMap:
+    """The iteration order of a Java ``HashMap`` (keys only): 16 bins at first, doubled when more
+    than 3/4 full, or when a bin of a table under 64 bins reaches 8 keys (a larger one would become
+    a tree, whose order this does not model); ``put`` appends to a bin, ``computeIfAbsent`` puts
+    the new key at its head and grows the table before, not after, adding."""
 
-    def bin_of(name: str) -> int:
-        h = java_string_hash(name) & _M32
-        return (h ^ (h >> 16)) & (cap - 1)
+    def __init__(self, hash_of):
+        self.hash_of, self.cap, self.size = hash_of, 0, 0
+        self.bins: dict = {}
 
-    return sorted(names, key=bin_of)
+    def _spread(self, key) -> int:
+        h = self.hash_of(key) & _M32
+        return h ^ (h >> 16)
+
+    def _grow(self) -> None:
+        old = self.keys()
+        self.cap = 16 if self.cap == 0 else self.cap * 2
+        self.bins = {}
+        for k in old:
+            self.bins.setdefault(self._spread(k) & (self.cap - 1), []).append(k)
+
+    def keys(self) -> list:
+        return [k for b in sorted(self.bins) for k in self.bins[b]]
+
+    def _find(self, key):
+        if self.cap == 0:
+            return None, None
+        b = self.bins.setdefault(self._spread(key) & (self.cap - 1), [])
+        return b, key in b
+
+    def compute_if_absent(self, key) -> None:
+        if self.cap == 0 or self.size > self.cap * 3 // 4:
+            self._grow()
+        b, found = self._find(key)
+        if found or b is None:
+            return
+        b.insert(0, key)
+        self.size += 1
+        if len(b) >= 8 and self.cap < 64:
+            self._grow()
+
+    def put(self, key) -> None:
+        if self.cap == 0:
+            self._grow()
+        b, found = self._find(key)
+        if found or b is None:
+            return
+        b.append(key)
+        self.size += 1
+        if len(b) > 8 and self.cap < 64:
+            self._grow()
+        if self.size > self.cap * 3 // 4:
+            self._grow()
+
+
+def _column_hash(name: str) -> int:
+    """``FileIndexOptions.Column.hashCode``: ``Arrays.hashCode`` of (name, null, false)."""
+    return _int32(31 * (31 * (31 + java_string_hash(name))) + 1237)
+
+
+def java_container_order(columns: Mapping) -> list:
+    """(column, [index types]) in the order Paimon's Java writer puts them in a file index container:
+    ``columns`` (column -> index types, in the order the table's options declare them) go through
+    ``FileIndexOptions``' map of columns, the writer's maps of maintainers by type and by column,
+    and the map of serialised indexes by column, all ``HashMap``s."""
+    options = _JavaHashMap(_column_hash)
+    types_of: dict = {}
+    for column, kinds in columns.items():
+        options.compute_if_absent(column)
+        types = types_of.setdefault(column, _JavaHashMap(java_string_hash))
+        for kind in kinds:
+            types.compute_if_absent(kind)
+    by_type = _JavaHashMap(java_string_hash)
+    maintainers: dict = {}
+    for column in options.keys():
+        for kind in types_of[column].keys():
+            by_type.compute_if_absent(kind)
+            maintainers.setdefault(kind, _JavaHashMap(java_string_hash)).put(column)
+    out = _JavaHashMap(java_string_hash)
+    inner: dict = {}
+    for kind in by_type.keys():
+        for column in maintainers[kind].keys():
+            out.compute_if_absent(column)
+            inner.setdefault(column, _JavaHashMap(java_string_hash)).put(kind)
+    return [(column, inner[column].keys()) for column in out.keys()]
 
 
 def _sort_key(key, r: str):

@@ -58,6 +58,14 @@ def test_java_hash_map_order_and_string_hashes():
     assert bmi.BitmapIndex(strings, TEXT).keys == {b"a", b"b"}
 
 
+def test_containers_list_columns_as_paimons_writer_does():
+    # "d" and "t" share a bin of Java's maps; Paimon's writer puts "t" first (seen in its bytes)
+    order = bmi.java_container_order({c: ["bitmap"] for c in "abcfghdt"})
+    assert [c for c, _ in order] == ["a", "b", "c", "t", "d", "f", "g", "h"]
+    raw = fi.write_container({"d": {"bitmap": b"\x01"}, "t": {"bitmap": b"\x02"}})
+    assert [m.column for m in fi.read_header(raw)] == ["t", "d"]
+
+
 def test_blocks_split_at_the_block_size_and_version_1_reads():
     keys = list(range(40))
     raw, _ = bmi.bitmap_bytes(keys, BIG, {"index-block-size": "100b"})
@@ -145,3 +153,33 @@ def test_bitmap_indexes_both_ways(paimon_bundle):
     assert paimon_bundle.indexed_read("db.bm_ice", "id", [55, 56]) == {"files": 0, "rows": []}
     assert len(jt.plan(where="name = 'y'")) == 1 and jt.plan(where="id = 55") == []
     assert len(jt.plan(where="id is null")) == 1
+
+
+@pytest.mark.long
+def test_bitmap_index_bytes_of_every_type_are_paimons(paimon_bundle):
+    """Integers of each width, floats (-0.0 and 0.0 are two values, as in Java), booleans, dates and
+    timestamps: each column's index, and the container, the same bytes as Paimon's."""
+    from icefloe.catalog import Catalog
+
+    spec = [("a", "TINYINT", "tinyint", pa.int8()), ("b", "SMALLINT", "smallint", pa.int16()),
+            ("c", "INT", "int", pa.int32()), ("f", "FLOAT", "float", pa.float32()),
+            ("g", "DOUBLE", "double", pa.float64()), ("h", "BOOLEAN", "boolean", pa.bool_()),
+            ("d", "DATE", "date", pa.int32()), ("t", "TIMESTAMP(6)", "timestamp", pa.int64())]
+    props = {"file-index.bitmap.columns": ",".join(s[0] for s in spec), "file-index.in-manifest-threshold": "64kb"}
+    rows = [(i % 7 - 3, (i % 19 - 9) * 1000, (i % 29 - 14) * 70000,
+             [1.5, -0.0, 0.0, -2.25, 3e10][i % 5] if i % 11 else None, [1.5, -0.0, 0.0, -2.25, 3e30, 1e-300][i % 6],
+             [True, False, None][i % 3], i % 13 - 6, (i % 23) * 1_000_001 - 10 ** 12) for i in range(40)]
+    ice = Catalog(paimon_bundle.warehouse, "paimon")
+    t = ice.create_table("db.bm_types", ", ".join(f"{n} {it}" for n, _, it, _ in spec), properties=props)
+    paimon_bundle.create_table("db.bm_types_java", [(n, jt) for n, jt, _, _ in spec], options=props)
+    arrays = {}
+    for k, (n, _, _, at) in enumerate(spec):
+        arr = pa.array([r[k] for r in rows], at)
+        arrays[n] = arr.cast(pa.date32()) if n == "d" else arr.cast(pa.timestamp("us")) if n == "t" else arr
+    t.append(pa.table(arrays))
+    paimon_bundle.write("db.bm_types_java", rows)
+    mine = t.plan_files()[0].embedded_index
+    theirs = ice.load_table("db.bm_types_java").plan_files()[0].embedded_index
+    assert [m.column for m in fi.read_header(mine)] == [m.column for m in fi.read_header(theirs)]
+    assert mine == theirs
+    assert len(t.plan(where="c = 70000")) == 1 and t.plan(where="c = 70001") == []
