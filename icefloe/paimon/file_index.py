@@ -28,8 +28,9 @@ Index ``bsi`` (bit-sliced, for numbers, dates, times, timestamps and decimals): 
 
 A reader keeps a file unless a bloom filter proves that no value of an ``=`` / ``IN`` condition is
 in it, or a bsi index that no value satisfies an ``=``, ``IN``, ``<``, ``<=``, ``>`` or ``>=``
-(``may_match``). Paimon's other index types (bitmap, range-bitmap) are not written here;
-``check_options`` refuses asking for them, and a read ignores them (an index only ever skips).
+(``may_match``), or a bitmap index (``file_index_bitmap``) that no row has an ``=`` / ``IN``
+value or is (not) null. Paimon's range-bitmap index is not written here; ``check_options`` refuses
+asking for it, and a read ignores one (an index only ever skips).
 """
 from __future__ import annotations
 
@@ -42,6 +43,7 @@ from icefloe.core import expressions as ex
 from icefloe.core.expressions.tree import literal_of
 from icefloe.core.types import precision_of
 from icefloe.errors import SchemaError
+from icefloe.paimon import file_index_bitmap as bmi
 from icefloe.paimon.options import parse_memory_size
 from icefloe.paimon.types import DataField, root
 
@@ -58,9 +60,9 @@ BLOOM_DEFAULT_ITEMS = 1_000_000
 BLOOM_DEFAULT_FPP = 0.1
 # the index types Paimon defines that icefloe does not write (a table asking for one is refused)
 NOT_WRITTEN = {
-    "bitmap": "bitmap indexes (Paimon's per-value row bitmaps)",
     "range-bitmap": "range bitmap indexes",
 }
+BITMAP = bmi.BITMAP
 BSI = "bsi"
 _BSI_ROOTS = ("TINYINT", "SMALLINT", "INT", "BIGINT", "DATE", "TIME", "TIMESTAMP", "TIMESTAMP_LTZ", "DECIMAL")
 _BLOOM_ROOTS = ("TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DATE", "TIME", "TIMESTAMP",
@@ -132,7 +134,7 @@ def check_options(options: Mapping[str, str], fields: Sequence[DataField], table
                 raise SchemaError(f"{where}option {key!r} is not honoured: icefloe's writers do not write "
                                   f"{NOT_WRITTEN[kind]}; 'file-index.bloom-filter.columns' indexes values for "
                                   "equality and IN filters")
-            if kind not in (BLOOM_FILTER, BSI):
+            if kind not in (BLOOM_FILTER, BSI, BITMAP):
                 raise SchemaError(f"{where}option {key!r}: Paimon has no file index type {kind!r} "
                                   "(it has bloom-filter, bitmap, bsi and range-bitmap)")
             if "[" in column:
@@ -143,6 +145,9 @@ def check_options(options: Mapping[str, str], fields: Sequence[DataField], table
                 raise SchemaError(f"{where}option {key!r} names column {column!r}, which the table does not "
                                   f"have; its columns are {list(by_name)}")
             r = root(f.type) if f.type.is_primitive else None
+            if kind == BITMAP:
+                bmi.check(column, f.type, opts, where)
+                continue
             if kind == BSI:
                 if r not in _BSI_ROOTS or (r == "DECIMAL" and _precision(f.type) > 18):
                     raise SchemaError(f"{where}option {key!r}: column {column!r} has type {f.type}, which "
@@ -214,7 +219,9 @@ def _read_utf(raw: bytes, pos: int) -> tuple[str, int]:
 
 
 def write_container(indexes: Mapping[str, Mapping[str, Optional[bytes]]]) -> bytes:
-    """The container of ``indexes`` (column -> index type -> bytes, None for an empty index)."""
+    """The container of ``indexes`` (column -> index type -> bytes, None for an empty index); columns
+    and each column's index types in the order Paimon's Java writer iterates its hash maps of them."""
+    indexes = {c: {k: indexes[c][k] for k in kinds} for c, kinds in bmi.java_container_order(indexes)}
     names = b"".join(_utf(c) + b"".join(_utf(k) for k in kinds) for c, kinds in indexes.items())
     head_length = 8 + 4 + 4 + 4 + 8 * sum(len(k) for k in indexes.values()) + 4 * len(indexes) + 4 + len(names)
     head = bytearray(struct.pack(">qiii", MAGIC, VERSION, head_length, len(indexes)))
@@ -437,6 +444,10 @@ def build_container(data, fields: Sequence[DataField], wanted: IndexOptions) -> 
             if kind == BSI:
                 indexes.setdefault(column, {})[kind] = bsi_bytes(column_longs(data.column(column), f.type))
                 continue
+            if kind == BITMAP:
+                indexes.setdefault(column, {})[kind] = bmi.bitmap_bytes(
+                    bmi.column_keys(data.column(column), f.type), f.type, opts)[0]
+                continue
             if kind != BLOOM_FILTER:
                 continue    # a table another engine made with one (refused at CREATE/ALTER here)
             items = int(opts.get("items", BLOOM_DEFAULT_ITEMS))
@@ -458,12 +469,12 @@ def index_files(extra_files) -> list:
 _RANGES = (ex.LessThan, ex.LessThanOrEqual, ex.GreaterThan, ex.GreaterThanOrEqual)
 
 
-def point_lookups(pred, ranges: bool = True) -> set:
-    """Columns ``pred`` compares by ``=``, ``IN`` (and with ``ranges`` by ``<``, ``<=``, ``>``, ``>=``)
-    anywhere: where an index could skip a file."""
+def point_lookups(pred, ranges: bool = True, nulls: bool = False) -> set:
+    """Columns ``pred`` compares by ``=``, ``IN`` (with ``ranges`` by ``<``, ``<=``, ``>``, ``>=``,
+    with ``nulls`` tests by ``IS [NOT] NULL``) anywhere: where an index could skip a file."""
     if isinstance(pred, (ex.And, ex.Or)):
-        return point_lookups(pred.left, ranges) | point_lookups(pred.right, ranges)
-    kinds = (ex.EqualTo, ex.In) + (_RANGES if ranges else ())
+        return point_lookups(pred.left, ranges, nulls) | point_lookups(pred.right, ranges, nulls)
+    kinds = (ex.EqualTo, ex.In) + (_RANGES if ranges else ()) + ((ex.IsNull, ex.NotNull) if nulls else ())
     if isinstance(pred, kinds) and isinstance(pred.term, ex.BoundReference) and not isinstance(pred, ex.LikeEqualTo):
         return {pred.term.name}
     return set()
@@ -474,12 +485,14 @@ def may_match(pred, raw: bytes, columns: Mapping[str, DataField], where: str = "
     a column with a bloom filter none of whose values may be in it (AND / OR followed; anything
     else may match). ``columns`` maps a column name of ``pred`` to its field as the file has it."""
     metas = read_header(raw, where)
-    blooms, bsis = {}, {}
+    blooms, bsis, bitmaps = {}, {}, {}
     for m in metas:
         if m.index_type == BLOOM_FILTER and not m.empty:
             blooms[m.column] = raw[m.start:m.start + m.length]
         elif m.index_type == BSI and not m.empty:
             bsis[m.column] = raw[m.start:m.start + m.length]
+        elif m.index_type == BITMAP and not m.empty:
+            bitmaps[m.column] = raw[m.start:m.start + m.length]
     decoded: dict = {}
 
     def test(node) -> bool:
@@ -487,10 +500,24 @@ def may_match(pred, raw: bytes, columns: Mapping[str, DataField], where: str = "
             return test(node.left) and test(node.right)
         if isinstance(node, ex.Or):
             return test(node.left) or test(node.right)
-        if not isinstance(node, (ex.EqualTo, ex.In) + _RANGES) or isinstance(node, ex.LikeEqualTo) \
-                or not isinstance(node.term, ex.BoundReference):
+        if not isinstance(node, (ex.EqualTo, ex.In, ex.IsNull, ex.NotNull) + _RANGES) \
+                or isinstance(node, ex.LikeEqualTo) or not isinstance(node.term, ex.BoundReference):
             return True
         f = columns.get(node.term.name)
+        if f is not None and f.name in bitmaps and not isinstance(node, _RANGES):
+            key = ("bitmap", f.name)
+            if key not in decoded:
+                decoded[key] = bmi.BitmapIndex(bitmaps[f.name], f.type, where)
+            index = decoded[key]
+            if isinstance(node, ex.IsNull):
+                return index.has_nulls
+            if isinstance(node, ex.NotNull):
+                return index.has_values
+            values = list(node.literals) if isinstance(node, ex.In) else [literal_of(node)]
+            if not any(index.may_hold(v, f.type) for v in values):
+                return False
+        if isinstance(node, (ex.IsNull, ex.NotNull)):
+            return True
         if f is not None and f.name in bsis:
             if f.name not in decoded:
                 decoded[f.name] = bsi_values(bsis[f.name], where)

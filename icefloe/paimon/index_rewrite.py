@@ -52,6 +52,9 @@ def _partition_filter(where, schema):
     return where
 
 
+_BUILT = (fi.BLOOM_FILTER, fi.BSI, fi.BITMAP)     # the index types built here from a file's rows
+
+
 def _carried(raw: Optional[bytes], configured: dict, where: str) -> dict:
     """The indexes of ``raw`` (an old container) of types icefloe does not build, for columns and
     types still configured: column -> type -> bytes."""
@@ -59,7 +62,7 @@ def _carried(raw: Optional[bytes], configured: dict, where: str) -> dict:
     if raw is None:
         return out
     for m in fi.read_header(raw, where):
-        if m.index_type != fi.BLOOM_FILTER and m.index_type in configured.get(m.column, {}):
+        if m.index_type not in _BUILT and m.index_type in configured.get(m.column, {}):
             out.setdefault(m.column, {})[m.index_type] = None if m.empty else raw[m.start:m.start + m.length]
     return out
 
@@ -93,12 +96,11 @@ def rewrite_file_indexes(table, where=None) -> tuple[int, int]:
             if old_raw is None and olds:
                 old_raw = store.io.read_bytes(f"{directory}/{olds[0]}")
             indexes = _carried(old_raw, configured, f"the file index of {f.file_name}")
-            if any(fi.BLOOM_FILTER in kinds for kinds in configured.values()):
-                data = read_data_file(f.path, store.io, columns=[c for c, k in configured.items()
-                                                                 if fi.BLOOM_FILTER in k])
-                built = fi.build_container(data, file_schema.fields, fi.IndexOptions(
-                    {c: {fi.BLOOM_FILTER: k[fi.BLOOM_FILTER]} for c, k in configured.items()
-                     if fi.BLOOM_FILTER in k}))
+            build = {c: {t: o for t, o in k.items() if t in _BUILT} for c, k in configured.items()}
+            build = {c: k for c, k in build.items() if k}
+            if build:
+                data = read_data_file(f.path, store.io, columns=list(build))
+                built = fi.build_container(data, file_schema.fields, fi.IndexOptions(build))
                 if built is not None:
                     for m in fi.read_header(built):
                         indexes.setdefault(m.column, {})[m.index_type] = built[m.start:m.start + m.length]

@@ -132,7 +132,8 @@ def _index_filter(store: FileStore, pred, schema, schemas) -> Optional[Callable[
     except Exception:
         return None
     bsi = any(fi.BSI in kinds for kinds in wanted.columns.values())
-    names = fi.point_lookups(pred, ranges=bsi)
+    bitmap = any(fi.BITMAP in kinds for kinds in wanted.columns.values())
+    names = fi.point_lookups(pred, ranges=bsi, nulls=bitmap)
     if not names:
         return None
     read_fields = {f.name: f for f in schema.fields if f.name in names}

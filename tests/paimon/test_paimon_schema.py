@@ -153,7 +153,7 @@ def test_invalid_names(paimon_catalog, name):
     ({"tag.automatic-creation": "sometimes"}, None, "tag.automatic-creation.*not one of none, process-time"),
     ({"tag.automatic-creation": "process-time", "tag.creation-delay": "1 d"}, None, "tag.creation-delay.*shorter"),
     ({"tag.callbacks": "com.example.Callback"}, None, "tag.callbacks.*Java tag callback"),
-    ({"file-index.bitmap.columns": "id"}, None, "file-index.bitmap.columns.*not honoured.*bitmap"),
+    ({"file-index.range-bitmap.columns": "id"}, None, "file-index.range-bitmap.columns.*not honoured.*bitmap"),
     ({"clustering.columns": "id"}, None, "clustering.columns"),
 ])
 def test_create_option_validation(paimon_catalog, props, partitions, msg):
@@ -189,7 +189,7 @@ def test_options_icefloe_does_not_honour_are_refused_by_alter_and_the_schema_sta
                                                 "file-index.read.enabled": "false"})
     schema_dir = os.path.join(paimon_warehouse, "db.db", "opts", "schema")
     before = sorted(os.listdir(schema_dir))
-    for key, value in [("file-index.bitmap.columns", "dt"), ("tag.create-success-file", "true"),
+    for key, value in [("file-index.range-bitmap.columns", "dt"), ("tag.create-success-file", "true"),
                        ("data-evolution.enabled", "true")]:
         with pytest.raises(SchemaError, match=f"db.opts.*{key}.*not honoured"):
             with t.update_schema() as u:
@@ -201,10 +201,10 @@ def test_options_icefloe_does_not_honour_are_refused_by_alter_and_the_schema_sta
     # a schema written elsewhere with a file index: other changes still go through, the option stays
     latest = os.path.join(schema_dir, before[-1])
     doc = json.load(open(latest))
-    doc["options"]["file-index.bitmap.columns"] = "id"
+    doc["options"]["file-index.range-bitmap.columns"] = "id"
     json.dump(doc, open(latest, "w"))
     t = paimon_catalog.load_table("db.opts")
     with t.update_schema() as u:
         u.set_option("snapshot.num-retained.min", "5")
     got = json.load(open(os.path.join(schema_dir, sorted(os.listdir(schema_dir))[-1])))["options"]
-    assert got["snapshot.num-retained.min"] == "5" and got["file-index.bitmap.columns"] == "id"
+    assert got["snapshot.num-retained.min"] == "5" and got["file-index.range-bitmap.columns"] == "id"

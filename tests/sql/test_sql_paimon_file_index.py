@@ -37,8 +37,8 @@ def test_bloom_filter_index_from_create_to_skipped_reads(pcat):
     assert _rows(pcat.sql("CALL sys.rewrite_file_index('default.t')")) == [(0, 0)]
     assert len(t.refresh().to_spark(where="id = 2").inputFiles()) == 1
     before = t.table_schema.id
-    with pytest.raises(SqlError, match="bitmap"):
-        pcat.sql("ALTER TABLE default.t SET TBLPROPERTIES ('file-index.bitmap.columns' = 'dt')")
+    with pytest.raises(SqlError, match="range bitmap"):
+        pcat.sql("ALTER TABLE default.t SET TBLPROPERTIES ('file-index.range-bitmap.columns' = 'dt')")
     with pytest.raises(SqlError, match="does not have"):
         pcat.sql("CREATE TABLE default.bad (id bigint) TBLPROPERTIES ('file-index.bloom-filter.columns' = 'x')")
     assert t.refresh().table_schema.id == before
