@@ -61,7 +61,12 @@ def read_files(spark, paths: Sequence[str], fields, where=None, columns: Optiona
             ff = file_fields[i] if file_fields is not None else fields
             key = (layout(ff), tuple((str(f.type), f.nullable) for f in ff), is_orc(path))
             groups.setdefault(key, (ff, []))[1].append(path)
-        frames = [_read_group(spark, group_paths, ff, fields, file_col, pos_col, extra, deleted)
+        # Spark's ORC reader has no ``_metadata.row_index``: ORC files whose row positions are
+        # wanted are read by Python tasks, which count them
+        frames = [_read_in_python(spark, group_paths, [ff] * len(group_paths), fields, file_col, pos_col,
+                                  io or LOCAL)
+                  if pos_col and not extra and not deleted and is_orc(group_paths[0]) else
+                  _read_group(spark, group_paths, ff, fields, file_col, pos_col, extra, deleted)
                   for ff, group_paths in groups.values()]
         df = frames[0]
         for other in frames[1:]:
