@@ -1,4 +1,5 @@
-"""Reading Paimon data files with pyarrow (no Spark)."""
+"""Reading Paimon data files with pyarrow (no Spark): Parquet, and ORC (``file.format = 'orc'``),
+told apart by the file name's suffix as Paimon names them."""
 from __future__ import annotations
 
 import pyarrow as pa
@@ -8,16 +9,44 @@ from icefloe.core.io import LOCAL, FileIO, strip_scheme
 from icefloe.errors import CorruptDataFileError
 
 
+def is_orc(path: str) -> bool:
+    """Whether ``path`` names an ORC data file (``.orc``, as Paimon names them)."""
+    return path.lower().endswith(".orc")
+
+
+def _kind(path: str) -> str:
+    return "ORC" if is_orc(path) else "Parquet"
+
+
 def read_data_file(path: str, io: FileIO = LOCAL, columns=None):
     """One data file as a pyarrow.Table (no Hive partition discovery); ``columns``: only these."""
     local = strip_scheme(path)
     try:
         with io.open_read(path) as fh:
+            if is_orc(path):
+                import pyarrow.orc as po
+
+                return po.ORCFile(fh).read(columns=columns)
             return pq.ParquetFile(fh, page_checksum_verification=True).read(columns=columns)  # catches flipped bits
     except FileNotFoundError:
         raise CorruptDataFileError(local, "data file referenced by the snapshot is missing") from None
     except (pa.ArrowException, OSError) as e:
-        raise CorruptDataFileError(local, f"not a readable Parquet file ({type(e).__name__}: {e})") from None
+        raise CorruptDataFileError(local, f"not a readable {_kind(path)} file ({type(e).__name__}: {e})") from None
+
+
+def _orc_batches(fh, batch_rows: int):
+    import pyarrow.orc as po
+
+    of = po.ORCFile(fh)
+    schema = of.schema
+    empty = True
+    for i in range(of.nstripes):
+        stripe = pa.Table.from_batches([of.read_stripe(i)], schema=schema)
+        for start in range(0, stripe.num_rows, batch_rows):
+            empty = False
+            yield stripe.slice(start, batch_rows)
+    if empty:
+        yield schema.empty_table()
 
 
 def iter_data_file(path: str, io: FileIO = LOCAL, batch_rows: int = 65536):
@@ -26,6 +55,9 @@ def iter_data_file(path: str, io: FileIO = LOCAL, batch_rows: int = 65536):
     local = strip_scheme(path)
     try:
         with io.open_read(path) as fh:
+            if is_orc(path):
+                yield from _orc_batches(fh, batch_rows)
+                return
             pf = pq.ParquetFile(fh, page_checksum_verification=True)
             schema = pf.schema_arrow
             empty = True
@@ -37,4 +69,4 @@ def iter_data_file(path: str, io: FileIO = LOCAL, batch_rows: int = 65536):
     except FileNotFoundError:
         raise CorruptDataFileError(local, "data file referenced by the snapshot is missing") from None
     except (pa.ArrowException, OSError) as e:
-        raise CorruptDataFileError(local, f"not a readable Parquet file ({type(e).__name__}: {e})") from None
+        raise CorruptDataFileError(local, f"not a readable {_kind(path)} file ({type(e).__name__}: {e})") from None

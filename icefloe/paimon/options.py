@@ -96,8 +96,10 @@ AUDIT: dict = {
         scan.fallback-branch scan.mode scan.snapshot-id scan.tag-name scan.timestamp scan.timestamp-millis
         scan.version sequence.field snapshot.expire.limit snapshot.num-retained.max snapshot.num-retained.min
         snapshot.time-retained streaming-read-overwrite target-file-size write-only"""),
-    **_group(HONOURED, "icefloe writes parquet files (other formats are refused when the table is created)",
-             "file.format changelog-file.format"),
+    **_group(HONOURED, "icefloe writes parquet files, or ORC files on append tables (avro, ORC on primary-key "
+             "tables and other formats are refused when the table is created)", "file.format"),
+    **_group(HONOURED, "icefloe writes parquet changelog files (other formats are refused when the table is "
+             "created)", "changelog-file.format"),
     **_group(HONOURED, "icefloe writes the _SUCCESS file of a partition marked done; other actions are refused "
              "when a partition is marked", "partition.mark-done-action"),
     **_group(REFUSED, "icefloe's tables are Paimon data tables (type 'table'), not format or object tables", "type",

@@ -180,6 +180,33 @@ def check_vector_rules(schema: TableSchema) -> None:
 FALLBACK_BRANCH = "scan.fallback-branch"
 
 
+_FORMATS = ("parquet", "orc")
+_ORC_CODECS = ("zstd", "lz4", "snappy", "zlib", "none", "uncompressed")
+
+
+def check_file_format(schema: TableSchema) -> None:
+    """``file.format``: parquet, or ORC on an append table (written with Arrow's ORC writer)."""
+    co = schema.core_options
+    fmt = co.file_format
+    if fmt not in _FORMATS:
+        raise SchemaError(f"file.format {fmt!r} is not supported; icefloe writes parquet, or orc on append tables")
+    if fmt == "parquet":
+        return
+    why = None
+    if schema.primary_keys:
+        why = "a primary-key table (icefloe's key-value files and merge reads are Parquet)"
+    elif co.deletion_vectors_enabled:
+        why = "'deletion-vectors.enabled' (icefloe's Spark reads apply deletion vectors to Parquet files only)"
+    elif row_tracking.enabled(schema.options):
+        why = "'row-tracking.enabled' (rows keep their _ROW_ID in Parquet files Spark writes)"
+    if why:
+        raise SchemaError(f"file.format 'orc' is supported on append tables only, not with {why}; "
+                          "use file.format 'parquet'")
+    if co.file_compression not in _ORC_CODECS:
+        raise SchemaError(f"file.compression {co.file_compression!r} is not an ORC codec icefloe writes; "
+                          f"use one of {', '.join(_ORC_CODECS)}")
+
+
 def validate(schema: TableSchema) -> None:
     """The rules icefloe enforces at create time."""
     names = [f.name for f in schema.fields]
@@ -216,8 +243,7 @@ def validate(schema: TableSchema) -> None:
     if len(set(schema.partition_keys)) != len(schema.partition_keys):
         raise SchemaError(f"duplicate partition keys {schema.partition_keys}")
     co = schema.core_options
-    if co.file_format != "parquet":
-        raise SchemaError(f"file.format {co.file_format!r} is not supported; icefloe writes parquet")
+    check_file_format(schema)
     bucket = co.bucket
     if bucket == 0 or bucket < -1:
         raise SchemaError(f"bucket must be -1 (bucket-unaware) or a positive number, got {bucket}")

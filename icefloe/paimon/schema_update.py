@@ -50,7 +50,8 @@ from icefloe.paimon.iceberg_options import check_schema
 from icefloe.paimon.options import check_honoured
 from icefloe.paimon.file_index import PREFIX as INDEX_PREFIX, check_options as check_index_options
 from icefloe.paimon.tag_period import auto_tag_options
-from icefloe.paimon.schema import FALLBACK_BRANCH, TableSchema, check_vector_rules, latest_schema, schema_path
+from icefloe.paimon.schema import (FALLBACK_BRANCH, TableSchema, check_file_format, check_vector_rules, latest_schema,
+                                   schema_path)
 from icefloe.paimon.types import DataField, length, root as root_of
 from icefloe.core import types as core
 from icefloe.core.retry import RetryPolicy
@@ -599,6 +600,8 @@ class UpdateSchema:
             if any(k.startswith(INDEX_PREFIX) and base.options.get(k) != v for k, v in new.options.items()):
                 check_index_options(new.options, new.fields, table.name)
             auto_tag_options(new.options)
+            if any(base.options.get(k) != new.options.get(k) for k in _FORMAT_OPTIONS):
+                check_file_format(new)      # e.g. 'orc' set on a primary-key table
             row_tracking.check_change(base.options, new.options, table.name)
             io.write_bytes(schema_path(table.meta_location, new.id), new.to_json().encode("utf-8"), overwrite=False)
             return new
@@ -622,6 +625,9 @@ class UpdateSchema:
         if exc_type is None:
             self.commit()
         return False
+
+
+_FORMAT_OPTIONS = ("file.format", "file.compression", "deletion-vectors.enabled")
 
 
 def _max_retries(schema: TableSchema) -> int:

@@ -1,9 +1,9 @@
 """Writing Arrow data as Paimon data files (no Spark): the task side of a write.
 
 ``write_arrow_files(table, record_batches)`` fits the batches to the table schema,
-splits the rows by partition and bucket, writes one Parquet file per
+splits the rows by partition and bucket, writes one file (Parquet, or ORC per ``file.format``) per
 (partition, bucket) -- more when it exceeds ``target-file-size`` -- into
-``<partition>/bucket-<N>/data-<uuid>-<n>.parquet`` and returns one
+``<partition>/bucket-<N>/data-<uuid>-<n>.<format>`` and returns one
 ``CommitMessage`` per (partition, bucket). It runs inside Spark tasks (the
 Python data source writer) as well as in the driver; nothing is committed.
 
@@ -165,6 +165,22 @@ def write_parquet_bytes(data, compression: str = "zstd") -> bytes:
     return buf.getvalue()
 
 
+def write_orc_bytes(data, compression: str = "zstd") -> bytes:
+    """``data`` as one ORC file (Arrow's ORC writer; ``file.compression`` as its codec)."""
+    import pyarrow.orc as po
+
+    buf = _io.BytesIO()
+    po.write_table(data, buf, compression="uncompressed" if compression == "none" else compression)
+    return buf.getvalue()
+
+
+def write_data_bytes(data, file_format: str, compression: str = "zstd") -> bytes:
+    """``data`` as one data file of ``file.format`` (parquet or orc)."""
+    if file_format == "orc":
+        return write_orc_bytes(data, compression)
+    return write_parquet_bytes(data, compression)
+
+
 def put_data_file(io, path: str, raw: bytes, written: list) -> None:
     """``raw`` as the new data file ``path``, which joins ``written`` first (so a failure deletes
     what it left). Written in place and not synced, as Spark's tasks write theirs: nothing reads a
@@ -210,7 +226,7 @@ def _write_one(io, schema: TableSchema, chunk, directory: str, namer: DataFileNa
     co = schema.core_options
     name = namer.next()
     path = f"{directory}/{name}"
-    raw = write_parquet_bytes(chunk, co.file_compression)
+    raw = write_data_bytes(chunk, co.file_format, co.file_compression)
     put_data_file(io, path, raw, written)
     stats, stats_cols = value_stats(schema.fields, stats_from_arrow(chunk, schema.fields),
                                     co.stats_mode, co.stats_truncate_length)

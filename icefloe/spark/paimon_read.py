@@ -22,7 +22,7 @@ from icefloe.paimon import types as pt
 from icefloe.core.io import LOCAL, normalize_location, strip_scheme
 from icefloe.errors import CorruptDataFileError, CorruptMetadataError
 from icefloe.core import types as core
-from icefloe.paimon.arrow_read import read_data_file
+from icefloe.paimon.arrow_read import is_orc, iter_data_file, read_data_file
 from icefloe.paimon.changelog import KIND_LABELS
 from icefloe.paimon.merge import iter_merged_bucket
 from icefloe.spark import connect, deleted_rows, jvm
@@ -59,9 +59,14 @@ def read_files(spark, paths: Sequence[str], fields, where=None, columns: Optiona
         groups: dict = {}
         for i, path in enumerate(paths):
             ff = file_fields[i] if file_fields is not None else fields
-            key = (layout(ff), tuple((str(f.type), f.nullable) for f in ff))
+            key = (layout(ff), tuple((str(f.type), f.nullable) for f in ff), is_orc(path))
             groups.setdefault(key, (ff, []))[1].append(path)
-        frames = [_read_group(spark, group_paths, ff, fields, file_col, pos_col, extra, deleted)
+        # Spark's ORC reader has no ``_metadata.row_index``: ORC files whose row positions are
+        # wanted are read by Python tasks, which count them
+        frames = [_read_in_python(spark, group_paths, [ff] * len(group_paths), fields, file_col, pos_col,
+                                  io or LOCAL)
+                  if pos_col and not extra and not deleted and is_orc(group_paths[0]) else
+                  _read_group(spark, group_paths, ff, fields, file_col, pos_col, extra, deleted)
                   for ff, group_paths in groups.values()]
         df = frames[0]
         for other in frames[1:]:
@@ -116,7 +121,8 @@ def _read_group(spark, paths: Sequence[str], file_fields, fields, file_col: Opti
         [f.dataType for f in read_schema.fields] == [f.dataType for f in file_schema.fields]
     schema = read_schema if plain else file_schema
     try:            # (file_scan never skips a file a session would let it skip)
-        df = file_scan(spark, paths, schema, deleted, deleted_rows.CLASS if deleted else "parquet")
+        df = file_scan(spark, paths, schema, deleted,
+                       "orc" if is_orc(paths[0]) else deleted_rows.CLASS if deleted else "parquet")
     except Exception as e:
         raise_if_missing(e, paths, "data file")
         raise
@@ -295,6 +301,13 @@ def paimon_read_file(location: str, path: str, target, io=LOCAL):
         # errors name the file: this runs in a Python worker, where pyarrow's message alone
         # ("Parquet magic bytes not found in footer") would not say which file
         local = strip_scheme(path)
+        if is_orc(path):
+            tables = iter_data_file(path, io)
+            first = next(tables)
+            yield first.column_names
+            for t in (first, *tables):
+                yield from t.to_batches()
+            return
         try:
             with io.open_read(path) as fh:
                 pf = pq.ParquetFile(fh, page_checksum_verification=True)

@@ -255,9 +255,10 @@ def write_data_files(df, table, arrange=None, target_file_size: Optional[int] = 
     aligned = check_partition_ranges(align_dataframe(df, fields, table.name), schema.partition_keys,
                                      table.name)
     key = key_column(schema)
-    # a store Spark cannot reach, or a table with file indexes (built from the rows each task writes):
-    # Python tasks write the files through the FileIO
-    if not store.io.spark_native or not index_options(schema.options).empty:
+    # a store Spark cannot reach, a table with file indexes (built from the rows each task writes) or
+    # an ORC table (Arrow's ORC writer, statistics from the task's rows): Python tasks write the
+    # files through the FileIO
+    if not store.io.spark_native or not index_options(schema.options).empty or co.file_format != "parquet":
         if tracked:
             raise NotSupportedError("rewriting rows of a row-tracking table", table.name, "paimon",
                                     "rows keep their _ROW_ID in files Spark writes itself, and Spark cannot write "

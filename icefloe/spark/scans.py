@@ -21,6 +21,7 @@ NEVER_SKIP = {"ignoreCorruptFiles": "false", "ignoreMissingFiles": "false"}
 # than once per row, and a whole file's row index counted rather than boxed per row; the format of
 # deleted rows (``deleted_rows.CLASS``) extends it
 PARQUET_CLASS = "icefloe.jvm.TableParquetFormat"
+ORC_CLASS = "org.apache.spark.sql.execution.datasources.orc.OrcFileFormat"   # Spark's own ORC reader
 WHOLE_FILES_OPTION = "icefloe.whole-files"
 
 
@@ -80,6 +81,8 @@ def file_scan(spark, paths: Sequence[str], schema, options: Optional[Mapping[str
     load = _scans_method(spark, "load")
     if load is not None and fmt == "parquet":
         fmt = PARQUET_CLASS
+    elif load is not None and fmt == "orc":
+        fmt = ORC_CLASS
     if whole and load is not None and fmt in (PARQUET_CLASS, deleted_rows.CLASS):
         options[WHOLE_FILES_OPTION] = "\n".join(whole)
     if load is not None:
