@@ -240,16 +240,17 @@ class Catalog:
 
     @property
     def table_location_rule(self) -> str:
-        """Where the catalog's tables live, which is why ``CREATE TABLE ... LOCATION`` is refused here."""
-        if self.format == "paimon":     # Paimon's Spark catalog makes LOCATION a 'path' only a Hive catalog takes
-            return ("a Paimon filesystem catalog keeps each table at <warehouse>/<db>.db/<table> and refuses a "
-                    "table path: external tables need Paimon's Hive metastore catalog")
-        return "tables live in the warehouse"
+        """Where the catalog's tables live, which is why ``CREATE TABLE ... LOCATION`` is refused here
+        (Paimon's Spark catalog makes LOCATION a 'path' option, which only its Hive catalog takes)."""
+        paimon = ("a Paimon filesystem catalog keeps each table at <warehouse>/<db>.db/<table> and refuses a "
+                  "table path: external tables need Paimon's Hive metastore catalog")
+        return paimon if self.format == "paimon" else "tables live in the warehouse"
 
     def system_table(self, name: str) -> pa.Table:
-        """Table ``name`` of a Paimon catalog's ``sys`` database (Paimon's global system tables:
-        ``tables``, ``partitions``, ``all_table_options``; ``catalog_options`` when the catalog's option
-        ``catalog-options-table.enabled`` is true), as Arrow with Paimon's columns.
+        """A table of a Paimon catalog's ``sys`` database, as Arrow with Paimon's columns.
+
+        Args:
+            name: ``tables``, ``partitions``, ``all_table_options`` or ``catalog_options`` (if ``catalog-options-table.enabled``).
 
         Raises:
             NoSuchTableError: the catalog's ``sys`` has no such table, or the catalog has no ``sys``.
