@@ -43,4 +43,21 @@ def bind_args(call: Call, params: Sequence[str], required: Sequence[str] = ()) -
     return out
 
 
-__all__ = ["bind_args"]
+def partition_specs(text, procedure: str, example: str) -> list:
+    """Paimon's ``partitions`` argument (``'p=0;p=1'``, ``'dt=01,h=02'``: ``;`` separates partitions,
+    ``,`` their keys) as one dict per partition; a piece that is not ``k=v`` is an error of ``procedure``."""
+    specs = []
+    for part in str(text or "").split(";"):
+        if not part.strip():
+            continue
+        spec = {}
+        for item in part.split(","):
+            key, eq, value = item.partition("=")
+            if not eq or not key.strip():
+                raise SqlError(f"{procedure}: partition {part.strip()!r} is not k=v[,k2=v2] (partitions => {example!r})")
+            spec[key.strip()] = value.strip()
+        specs.append(spec)
+    return specs
+
+
+__all__ = ["partition_specs", "bind_args"]

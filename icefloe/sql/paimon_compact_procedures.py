@@ -16,6 +16,7 @@ from sqlglot import exp
 
 from icefloe.errors import SchemaError
 from icefloe.paimon.options import parse_duration_ms, parse_memory_size
+from icefloe.sql.call_args import partition_specs
 from icefloe.sql.errors import NotSupportedYetError, SqlError
 
 TARGET_FILE_SIZE = "target-file-size"
@@ -62,18 +63,7 @@ def _partitions(text) -> Optional[list]:
     """``'p=0;p=1'``, ``'dt=01,h=02'``: ``;`` separates partitions (OR), ``,`` their keys (AND)."""
     if text is None or not str(text).strip():
         return None
-    specs = []
-    for part in str(text).split(";"):
-        if not part.strip():
-            continue
-        spec = {}
-        for item in part.split(","):
-            key, eq, value = item.partition("=")
-            if not eq or not key.strip():
-                raise SqlError(f"compact: partition {part.strip()!r} is not k=v[,k2=v2] (partitions => 'p=0;p=1')")
-            spec[key.strip()] = value.strip()
-        specs.append(spec)
-    return specs
+    return partition_specs(text, "compact", "p=0;p=1")
 
 
 def _partition_predicate(t, where: str) -> str:

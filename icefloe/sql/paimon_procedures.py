@@ -19,6 +19,7 @@ from icefloe.paimon.snapshot import NO_WATERMARK
 from icefloe.sql import paimon_branch_procedures as branch_procs
 from icefloe.sql import paimon_compact_procedures as compact_procs
 from icefloe.sql import paimon_file_procedures as file_procs
+from icefloe.sql.call_args import partition_specs
 from icefloe.sql.errors import NotSupportedYetError, SqlError
 from icefloe.sql.parser import node_position
 from icefloe.sql.translate import literal_value
@@ -231,16 +232,7 @@ def _expire_partitions(t, args):
 
 def _mark_partition_done(t, args):
     """``mark_partition_done(table, partitions => 'dt=2024-07-01;dt=2024-07-02')``."""
-    specs = []
-    for text in str(args.get("partitions") or "").split(";"):
-        if text.strip():
-            spec = {}
-            for item in text.split(","):
-                k, eq, v = item.partition("=")
-                if not eq or not k.strip():
-                    raise SqlError(f"mark_partition_done: partition {text!r} is not k=v[,k2=v2]")
-                spec[k.strip()] = v.strip()
-            specs.append(spec)
+    specs = partition_specs(args.get("partitions"), "mark_partition_done", "dt=2024-07-01;dt=2024-07-02")
     if not specs:
         raise SqlError("mark_partition_done needs argument 'partitions' (e.g. 'dt=2024-07-01;dt=2024-07-02')")
     t.mark_partition_done(specs)

@@ -365,6 +365,18 @@ class SqlSession:
         return self.catalog_for(ref).load_table(ref.name)
 
     # ------------------------------------------------------------------ reads
+    def ref_read_kwargs(self, t, ref: TableRef, version, node) -> dict:
+        """``read_kwargs`` of a reference that may name a branch or tag (``db.t.branch_b``): then the
+        read is as of the ref's head, and a VERSION or TIMESTAMP AS OF beside it is an error."""
+        kwargs = self.read_kwargs(t, version, node)
+        if not ref.ref:
+            return kwargs
+        if kwargs:
+            raise self.error(f"{ref} names a {ref.ref_kind} already; it takes no VERSION or TIMESTAMP AS OF", node)
+        if ref.ref not in (t.refs() or {}):
+            raise self.error(f"table {t.name} has no {ref.ref_kind} {ref.ref!r}", node)
+        return {"ref": ref.ref}
+
     def read_kwargs(self, table_obj, version: Optional[exp.Version], node=None) -> dict:
         """``to_spark`` keyword arguments for a reference's ``VERSION``/``TIMESTAMP AS OF``."""
         if version is None:
@@ -406,14 +418,7 @@ class SqlSession:
         t = self.load(ref)
         if ref.metadata:
             return self.metadata_df(t, ref, version, node)
-        kwargs = self.read_kwargs(t, version, node)
-        if ref.ref:
-            if kwargs:
-                raise self.error(f"{ref} names a {ref.ref_kind} already; it takes no VERSION or TIMESTAMP AS OF",
-                                 node)
-            if ref.ref not in (t.refs() or {}):
-                raise self.error(f"table {t.name} has no {ref.ref_kind} {ref.ref!r}", node)
-            kwargs = {"ref": ref.ref}
+        kwargs = self.ref_read_kwargs(t, ref, version, node)
         if not kwargs and t.supports(PAIMON_DYNAMIC_OPTIONS):
             kwargs = self.dynamic_read_kwargs(t, ref)
         elif not kwargs and (branch := wap.read_branch(self, t)) is not None:
@@ -460,14 +465,7 @@ class SqlSession:
         if name not in names:
             raise self.not_supported(f"metadata table {name} for {t.format} tables ({t.format}'s metadata "
                                      f"tables: {', '.join(names)})", node)
-        kwargs = self.read_kwargs(t, version, node)
-        if ref.ref:                   # db.t.`branch_b`.files: as of the branch's (tag's) head
-            if kwargs:
-                raise self.error(f"{ref} names a {ref.ref_kind} already; it takes no VERSION or TIMESTAMP AS OF",
-                                 node)
-            if ref.ref not in (t.refs() or {}):
-                raise self.error(f"table {t.name} has no {ref.ref_kind} {ref.ref!r}", node)
-            kwargs = {"ref": ref.ref}
+        kwargs = self.ref_read_kwargs(t, ref, version, node)   # db.t.`branch_b`.files: the ref's head
         try:
             table = t.metadata_table(name, **kwargs)
         except (NoSuchTableError, NoSuchSnapshotError):
