@@ -76,6 +76,11 @@ class IcebergTable(BaseTable, Table):
         self._spark: Optional[SparkSession] = spark      # the data plane's session, started on first use (``spark``)
         super().__init__(name, ops)
 
+    def refresh(self) -> IcebergTable:
+        """Load the table's current metadata; returns this table."""
+        BaseTable.refresh(self)
+        return self
+
     @property
     def spark(self) -> SparkSession:
         self._spark = get_spark(self._spark)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
-from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Optional, Sequence
 
 import pyarrow as pa
 
@@ -26,9 +26,11 @@ from icefloe.paimon import types as pt
 from icefloe.paimon.check import check_paimon
 from icefloe.paimon.commit import CommitMessage
 from icefloe.paimon.commit_changes import NO_TRANSACTION
+from icefloe.paimon.manifest import ManifestEntry
 from icefloe.paimon.layout import manifest_lists, metadata_tree
 from icefloe.paimon.schema_update import spark_sql_type
 from icefloe.paimon.snapshot import Snapshot
+from icefloe.paimon.tag import Tag
 from icefloe.paimon.tag_period import period_handler
 from icefloe.paimon.table import FileStoreTable
 from icefloe.paimon.kv_writer import write_kv_table
@@ -92,6 +94,11 @@ class PaimonTable(FileStoreTable, Table):
         state = super().__getstate__()
         state["_spark"] = None
         return state
+
+    def refresh(self) -> PaimonTable:
+        """Read the table's current schema again; returns this table."""
+        FileStoreTable.refresh(self)
+        return self
 
     @property
     def spark(self) -> SparkSession:
@@ -289,7 +296,7 @@ class PaimonTable(FileStoreTable, Table):
         if start.snapshot.id == end.snapshot.id:
             return self.to_spark(ref=end_tag).limit(0)
 
-        def ident(e):
+        def ident(e: ManifestEntry) -> tuple[bytes, int, str]:
             return e.partition.to_bytes(), e.bucket, e.file.file_name
 
         before, after = self.plan(ref=start_tag), self.plan(ref=end_tag)
@@ -354,8 +361,8 @@ class PaimonTable(FileStoreTable, Table):
         self.spark  # noqa: B018 - make sure the session has the settings the write relies on
         return write_data_files(data, self)
 
-    def commit(self, messages: Sequence[CommitMessage], overwrite: bool = False, overwrite_partitions=None,
-               branch: Optional[str] = None) -> Optional[Snapshot]:
+    def commit(self, messages: Sequence[CommitMessage], overwrite: bool = False,
+               overwrite_partitions: Optional[Callable[[Any], bool]] = None, branch: Optional[str] = None) -> Optional[Snapshot]:
         if (other := self._on_branch(branch)) is not None:
             return other.commit(messages, overwrite, overwrite_partitions)
         snap = FileStoreTable.commit(self, messages, overwrite=overwrite, overwrite_partitions=overwrite_partitions)
@@ -386,7 +393,7 @@ class PaimonTable(FileStoreTable, Table):
             warnings.warn(f"{self.name}: compaction after snapshot {snap.id} failed and was rolled back, the "
                           f"write stands ({type(e).__name__}: {e})", RuntimeWarning, stacklevel=3)
 
-    def _compact_buckets(self, buckets) -> None:
+    def _compact_buckets(self, buckets: Collection[tuple[bytes, int]]) -> None:
 
         if self._spark is not None:
             compact_primary_key_table(self._spark, self, buckets=buckets)
@@ -418,7 +425,7 @@ class PaimonTable(FileStoreTable, Table):
         return self.commit(self.write(data))
 
     def overwrite(self, data: WriteData, partition: Optional[dict[str, Any]] = None, dynamic: bool = False,
-                  branch: Optional[str] = None, where: Optional[str] = None):
+                  branch: Optional[str] = None, where: Optional[str] = None) -> Any:
         """Replace the table's rows with ``data`` in one OVERWRITE snapshot: all of them;
         with ``partition={key: value, ...}`` (some or all partition keys) those of the
         matching partitions, and every row of ``data`` must match; with ``dynamic=True``
@@ -437,8 +444,8 @@ class PaimonTable(FileStoreTable, Table):
             raise ValueError("give partition or dynamic=True, not both")
         return self.commit_overwrite(self.write_checked(data, partition), partition, dynamic)
 
-    def migrate_files(self, source, source_catalog=None, delete_origin: bool = True,
-                      parallelism: Optional[int] = None) -> bool:
+    def migrate_files(self, source: Any, source_catalog: Optional[migration.TableCatalog] = None,
+                      delete_origin: bool = True, parallelism: Optional[int] = None) -> bool:
         """Move another table's data files into this append table without rewriting them
         (Paimon's ``migrate_file``). See [Migration](migration.md).
 
@@ -561,8 +568,8 @@ class PaimonTable(FileStoreTable, Table):
         return paimon_compact(self.spark, self, where, partitions, strategy, partition_idle_ms, order_strategy,
                               order_by, target_file_size)
 
-    def expire_snapshots(self, older_than=None, retain_last: Optional[int] = None,
-                         now_ms: Optional[int] = None, snapshot_ids=(), retain_max: Optional[int] = None,
+    def expire_snapshots(self, older_than: Optional[AsOf] = None, retain_last: Optional[int] = None,
+                         now_ms: Optional[int] = None, snapshot_ids: Iterable[int] = (), retain_max: Optional[int] = None,
                          max_deletes: Optional[int] = None) -> ExpireReport:
         """Expire snapshots per the retention options (``older_than`` replaces
         ``snapshot.time-retained``, ``retain_last`` the retained minimum, ``retain_max`` the
@@ -586,12 +593,13 @@ class PaimonTable(FileStoreTable, Table):
         return FileStoreTable.rewrite_manifests(self, sort_field, sort_max_size, sort)
 
     def create_tag(self, name: str, snapshot_id: Optional[int] = None, max_ref_age_ms: Optional[int] = None,
-                   time_retained=None):
+                   time_retained: Optional[_dt.timedelta] = None) -> Tag:
         """Tag a snapshot; a retention (``max_ref_age_ms`` or ``time_retained``, a ``timedelta``) is
         written into the tag file as Paimon's ``tagTimeRetained``."""
         return FileStoreTable.create_tag(self, name, snapshot_id, _retention(max_ref_age_ms, time_retained))
 
-    def replace_tag(self, name: str, snapshot_id=None, max_ref_age_ms: Optional[int] = None, time_retained=None):
+    def replace_tag(self, name: str, snapshot_id: Optional[int] = None, max_ref_age_ms: Optional[int] = None,
+                    time_retained: Optional[_dt.timedelta] = None) -> Tag:
         return FileStoreTable.replace_tag(self, name, snapshot_id, _retention(max_ref_age_ms, time_retained))
 
     # ------------------------------------------------------------------ branches (Paimon's)
@@ -634,7 +642,7 @@ class PaimonTable(FileStoreTable, Table):
         rows: list[FileRow] = []
         for f in self.plan_files(where=where):   # partition and bucket are the file's directory, <k>=<v>/bucket-<N>
             rel = os.path.relpath(os.path.dirname(f.path), self.location)
-            part: dict = dict(p.split("=", 1) for p in rel.split(os.sep) if "=" in p)
+            part: dict[str, Any] = dict(p.split("=", 1) for p in rel.split(os.sep) if "=" in p)
             part["bucket"] = int(rel.rsplit("bucket-", 1)[-1]) if "bucket-" in rel else None
             rows.append(FileRow(f.path, part, f.row_count, f.file_size))
         return rows
@@ -674,7 +682,7 @@ class PaimonTable(FileStoreTable, Table):
 
         return check_iceberg(BaseTable(self.name, HadoopTableOperations(self.io, root)))
 
-    def describe_extra(self) -> list:
+    def describe_extra(self) -> list[tuple[str, str]]:
         """``describe``'s lines on the Iceberg view (Paimon's ``metadata.iceberg.storage``)."""
         return iceberg_view.view_info(self.refresh())
 
