@@ -15,13 +15,10 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from icefloe.core.types import IcebergType as DataType
 from icefloe.paimon.binary_row import EMPTY_ROW, BinaryRow, decode_row
-
-if TYPE_CHECKING:
-    from icefloe.paimon.dynamic_bucket import IndexFile
 
 FILE_SOURCE_APPEND = 0
 FILE_SOURCE_COMPACT = 1
@@ -109,6 +106,19 @@ class DataFileNamer:
         name = f"{self.prefix}{self.uuid}-{self.count}.{self.file_format}"
         self.count += 1
         return name
+
+
+@dataclass
+class IndexFile:
+    """A new index file a writer wrote for its (partition, bucket) (a dynamic-bucket table's HASH index,
+    or a file of deletion vectors)."""
+    index_type: str
+    file_name: str
+    file_size: int
+    row_count: int
+    file_path: Optional[str] = field(default=None, compare=False)
+    # deletion vectors: (data file name, offset, size, cardinality) per vector in the file
+    dv_ranges: Optional[list[tuple[str, int, int, int]]] = field(default=None, compare=False)
 
 
 @dataclass
