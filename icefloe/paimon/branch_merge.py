@@ -1,3 +1,4 @@
+# pyright: strict
 """Paimon's ``merge_branch``: the data files of one branch that another lacks, appended to it
 (Paimon 1.x ``FileSystemBranchManager.mergeBranch``).
 

@@ -1,3 +1,4 @@
+# pyright: strict
 """Paimon branches: ``<table>/branch/branch-<name>/`` with the branch's own ``snapshot/``,
 ``schema/`` and ``tag/`` directories, as Paimon's filesystem branch manager keeps them.
 

@@ -1,3 +1,4 @@
+# pyright: strict
 """The I/O edge of one Paimon table directory: manifests, manifest lists, data file paths.
 
 The spec modules (``manifest``, ``snapshot``, ``binary_row``...) encode and decode

@@ -1,3 +1,4 @@
+# pyright: strict
 """Manifest files and manifest lists (Avro), and the rules for merging their entries.
 
 A manifest file (``manifest/manifest-<uuid>-<n>``) holds ``ManifestEntry`` records,

@@ -1,3 +1,4 @@
+# pyright: strict
 """Manifests laid out for partition pruning inside one file.
 
 A manifest is an Avro container file: a header, then blocks of entries. Paimon's readers

@@ -1,3 +1,4 @@
+# pyright: strict
 """Changes to nested fields of a Paimon schema, by dotted path as Paimon's Spark ALTER TABLE names
 them: ``s.f`` (field ``f`` of struct column ``s``), ``points.element.z`` (a field of an array's
 element row), ``pm.value.b`` (a field of a map's value row). Every change rebuilds the column's type

@@ -1,3 +1,4 @@
+# pyright: strict
 """Schema evolution of Paimon tables: each change is a new ``schema/schema-N`` file.
 
 ``with table.update_schema() as u:`` records changes and, on a clean exit, writes

@@ -1,3 +1,4 @@
+# pyright: strict
 """Paimon tags: named snapshots that outlive snapshot expiration.
 
 A tag is a file ``<table>/tag/tag-<name>`` holding the JSON of the snapshot it names:

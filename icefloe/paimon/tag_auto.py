@@ -1,3 +1,4 @@
+# pyright: strict
 """Automatic tags, made and expired after a commit as Paimon's writers do (Paimon's
 ``TagAutoManager``: ``TagAutoCreation``, ``TagBatchCreation``, ``TagTimeExpire``).
 
