@@ -586,7 +586,7 @@ def _finish(io: FileIO, compat: IcebergCompat, n: int, versions: list[int],
     if not doomed:
         return
     current = _load(io, f"{mdir}/v{n}.metadata.json")
-    reach = _reachable(io, current) | set()
+    reach = set(_reachable(io, current))
     for v in keep:
         reach |= _reachable(io, _load(io, f"{mdir}/v{v}.metadata.json"))
     for v in doomed:
