@@ -186,9 +186,13 @@ def _container_blocks(data: bytes):
             _, p = read_long(data, p)
         for _ in range(n):
             kl, p = read_long(data, p)
+            if kl < 0 or p + kl > len(data):        # damaged lengths must not walk backwards (or loop)
+                raise ValueError("bad length in the file's metadata")
             k = data[p:p + kl].decode()
             p += kl
             vl, p = read_long(data, p)
+            if vl < 0 or p + vl > len(data):
+                raise ValueError("bad length in the file's metadata")
             meta[k] = data[p:p + vl]
             p += vl
     sync = data[p:p + 16]
@@ -201,6 +205,8 @@ def _container_blocks(data: bytes):
     while p < end:
         count, p = read_long(data, p)
         size, p = read_long(data, p)
+        if count < 0 or size < 0:
+            raise ValueError("bad block header")
         raw = data[p:p + size]
         p += size
         if data[p:p + 16] != sync:
