@@ -170,9 +170,8 @@ def entries_from_records(records: list[dict], partition_type: StructType, spec_i
     return out
 
 
-def _container_blocks(data: bytes):
-    """(metadata, [(decompressed block, record count)]) of an Avro object container file,
-    or None for a codec handled only by fastavro."""
+def _container_header(data: bytes) -> tuple[dict, bytes, int]:
+    """(metadata, sync marker, offset of the first block) of an Avro object container file."""
     if data[:4] != b"Obj\x01":
         raise ValueError("not an Avro object container file")
     p = 4
@@ -196,7 +195,32 @@ def _container_blocks(data: bytes):
             meta[k] = data[p:p + vl]
             p += vl
     sync = data[p:p + 16]
-    p += 16
+    return meta, sync, p + 16
+
+
+def container_record_count(data: bytes) -> int:
+    """The records an Avro object container file holds, by its block headers, every block's sync
+    marker checked (no block decompressed): what a decoder that does not check the framing itself
+    must have read. A damaged frame raises ``ValueError``."""
+    _meta, sync, p = _container_header(data)
+    total, end = 0, len(data)
+    while p < end:
+        count, p = read_long(data, p)
+        size, p = read_long(data, p)
+        if count < 0 or size < 0:
+            raise ValueError("bad block header")
+        p += size
+        if data[p:p + 16] != sync:
+            raise ValueError("sync marker mismatch")
+        p += 16
+        total += count
+    return total
+
+
+def _container_blocks(data: bytes):
+    """(metadata, [(decompressed block, record count)]) of an Avro object container file,
+    or None for a codec handled only by fastavro."""
+    meta, sync, p = _container_header(data)
     codec = meta.get("avro.codec", b"null").decode() or "null"
     if codec not in ("null", "deflate"):
         return None
