@@ -15,13 +15,11 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from icefloe.core.types import IcebergType as DataType
 from icefloe.paimon.binary_row import EMPTY_ROW, BinaryRow, decode_row
 
-if TYPE_CHECKING:
-    from icefloe.paimon.dynamic_bucket import IndexFile
 
 FILE_SOURCE_APPEND = 0
 FILE_SOURCE_COMPACT = 1
@@ -122,7 +120,8 @@ class CommitMessage:
     new_files: list[DataFileMeta] = field(default_factory=list["DataFileMeta"])   # with file_path set
     # dynamic-bucket tables: the bucket's new complete HASH index file, and the snapshot id
     # whose index the bucket assignment read (None: no snapshot yet)
-    index_files: list[IndexFile] = field(default_factory=list["IndexFile"])
+    # (dynamic_bucket.IndexFile: not imported, since dynamic_bucket imports the manifests, which import this)
+    index_files: list[Any] = field(default_factory=list[Any])
     index_base: Optional[int] = None
     # the bucket's changelog files (changelog-producer input: the records as written)
     changelog_files: list[DataFileMeta] = field(default_factory=list["DataFileMeta"])
