@@ -106,3 +106,20 @@ class DataFileNamer:
         name = f"{self.prefix}{self.uuid}-{self.count}.{self.file_format}"
         self.count += 1
         return name
+
+
+@dataclass
+class CommitMessage:
+    """What one writer task produced for one (partition, bucket): picklable plain data. It
+    lives here, beside the files it lists, so that a Spark task writing files does not import the
+    commit."""
+    partition: tuple
+    bucket: int
+    total_buckets: int
+    new_files: list = field(default_factory=list)   # DataFileMeta, with file_path set
+    # dynamic-bucket tables: the bucket's new complete HASH index file, and the snapshot id
+    # whose index the bucket assignment read (None: no snapshot yet)
+    index_files: list = field(default_factory=list)  # dynamic_bucket.IndexFile
+    index_base: Optional[int] = None
+    # the bucket's changelog files (changelog-producer input: the records as written)
+    changelog_files: list = field(default_factory=list)  # DataFileMeta

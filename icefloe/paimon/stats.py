@@ -94,8 +94,25 @@ def stats_from_arrow(table: pa.Table, fields: Sequence[DataField]) -> list[Colum
             out.append(ColumnStats(None, None, nulls))
             continue
         mm = pc.min_max(col)
-        out.append(ColumnStats(mm["min"].as_py(), mm["max"].as_py(), nulls))
+        out.append(ColumnStats(_py_value(mm["min"]), _py_value(mm["max"]), nulls))
     return out
+
+
+_UNITS = {"s": "seconds", "ms": "milliseconds", "us": "microseconds"}
+
+
+def _py_value(scalar):
+    """An Arrow scalar's Python value. A timestamp with a time zone (as Spark hands its rows to
+    Python) is converted here exactly as pyarrow converts it, because pyarrow's own conversion
+    imports pandas first, to ask whether it is there: a second or more in each new Spark worker."""
+    t = scalar.type
+    unit = getattr(t, "unit", None)
+    if getattr(t, "tz", None) and unit in _UNITS and scalar.is_valid:
+        from pyarrow.lib import string_to_tzinfo
+
+        utc = _dt.datetime(1970, 1, 1) + _dt.timedelta(**{_UNITS[unit]: scalar.value})
+        return utc.replace(tzinfo=_dt.timezone.utc).astimezone(string_to_tzinfo(t.tz, prefer_zoneinfo=True))
+    return scalar.as_py()
 
 
 # --------------------------------------------------------------------------- from a Parquet footer
