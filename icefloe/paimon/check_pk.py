@@ -1,3 +1,4 @@
+# pyright: strict
 """What ``check`` verifies on primary-key tables, beyond what every Paimon table must hold.
 
 For each live data file of the latest snapshot (read from the file itself):

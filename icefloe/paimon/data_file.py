@@ -113,13 +113,14 @@ class CommitMessage:
     """What one writer task produced for one (partition, bucket): picklable plain data. It
     lives here, beside the files it lists, so that a Spark task writing files does not import the
     commit."""
-    partition: tuple
+    partition: tuple[Any, ...]
     bucket: int
     total_buckets: int
-    new_files: list = field(default_factory=list)   # DataFileMeta, with file_path set
+    new_files: list[DataFileMeta] = field(default_factory=list[DataFileMeta])   # with file_path set
     # dynamic-bucket tables: the bucket's new complete HASH index file, and the snapshot id
     # whose index the bucket assignment read (None: no snapshot yet)
-    index_files: list = field(default_factory=list)  # dynamic_bucket.IndexFile
+    # (dynamic_bucket.IndexFile: that module reads manifests, which import this one)
+    index_files: list[Any] = field(default_factory=list[Any])
     index_base: Optional[int] = None
     # the bucket's changelog files (changelog-producer input: the records as written)
-    changelog_files: list = field(default_factory=list)  # DataFileMeta
+    changelog_files: list[DataFileMeta] = field(default_factory=list[DataFileMeta])

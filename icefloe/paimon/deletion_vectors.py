@@ -1,3 +1,4 @@
+# pyright: strict
 """Deletion vectors of primary-key tables (``deletion-vectors.enabled``), as Paimon stores them.
 
 A deletion vector marks rows of one data file as deleted, by position: a 32-bit Roaring bitmap.

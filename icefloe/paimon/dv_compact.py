@@ -1,3 +1,4 @@
+# pyright: strict
 """Compaction of a bucket of a table with deletion vectors (``icefloe.paimon.deletion_vectors``).
 
 The picked runs (every level-0 run, and the runs universal compaction takes with them) are read

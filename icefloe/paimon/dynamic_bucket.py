@@ -1,3 +1,4 @@
+# pyright: strict
 """Dynamic-bucket primary-key tables (``bucket = -1``): the HASH index and bucket assignment.
 
 A dynamic-bucket table has no fixed bucket count. Each (partition, bucket) has one HASH index

@@ -1,3 +1,4 @@
+# pyright: strict
 """Primary-key tables: the key-value layout of their data files and the merge engines.
 
 A primary-key table's data files hold one record per change: the key columns again as
@@ -295,7 +296,7 @@ def _kv_columns(raw: pa.Table, path: str, file_fields: Sequence[DataField],
     missing = [c for c in SYSTEM_COLUMNS if c not in raw.column_names]
     if missing:
         raise UnsupportedTableError(f"data file {path} of a primary-key table has no {', '.join(missing)} column")
-    values = evolve_arrow(strip_key_columns(raw).drop_columns(list(SYSTEM_COLUMNS)), file_fields, read_fields)
+    values = evolve_arrow(strip_key_columns(raw).drop_columns(list(SYSTEM_COLUMNS)), file_fields, list(read_fields))
     return values.append_column(SEQUENCE, raw.column(SEQUENCE).cast(pa.int64())) \
         .append_column(VALUE_KIND, raw.column(VALUE_KIND).cast(pa.int8()))
 

@@ -1,3 +1,4 @@
+# pyright: strict
 """Pruning Paimon files with the one expression tree both formats share.
 
 ``where`` is Spark SQL text, parsed and bound by ``icefloe.core.expressions`` against the Paimon

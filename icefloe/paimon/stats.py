@@ -101,7 +101,7 @@ def stats_from_arrow(table: pa.Table, fields: Sequence[DataField]) -> list[Colum
 _UNITS = {"s": "seconds", "ms": "milliseconds", "us": "microseconds"}
 
 
-def _py_value(scalar):
+def _py_value(scalar: pa.Scalar) -> Any:
     """An Arrow scalar's Python value. A timestamp with a time zone (as Spark hands its rows to
     Python) is converted here exactly as pyarrow converts it, because pyarrow's own conversion
     imports pandas first, to ask whether it is there: a second or more in each new Spark worker."""

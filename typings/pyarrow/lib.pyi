@@ -1,0 +1,4 @@
+# pyarrow.lib is compiled: typed Any like the package stub.
+from typing import Any
+
+def __getattr__(name: str) -> Any: ...
