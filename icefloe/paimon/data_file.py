@@ -116,11 +116,11 @@ class CommitMessage:
     partition: tuple[Any, ...]
     bucket: int
     total_buckets: int
-    new_files: list[DataFileMeta] = field(default_factory=list[DataFileMeta])   # with file_path set
+    new_files: list[DataFileMeta] = field(default_factory=list["DataFileMeta"])   # with file_path set
     # dynamic-bucket tables: the bucket's new complete HASH index file, and the snapshot id
     # whose index the bucket assignment read (None: no snapshot yet)
-    # (dynamic_bucket.IndexFile: that module reads manifests, which import this one)
+    # dynamic_bucket.IndexFile, not imported: its module names the file store, whose manifests import this one
     index_files: list[Any] = field(default_factory=list[Any])
     index_base: Optional[int] = None
     # the bucket's changelog files (changelog-producer input: the records as written)
-    changelog_files: list[DataFileMeta] = field(default_factory=list[DataFileMeta])
+    changelog_files: list[DataFileMeta] = field(default_factory=list["DataFileMeta"])
