@@ -1,6 +1,9 @@
+# pyright: strict
 """Reading Paimon data files with pyarrow (no Spark): Parquet, and ORC (``file.format = 'orc'``),
 told apart by the file name's suffix as Paimon names them."""
 from __future__ import annotations
+
+from typing import BinaryIO, Iterator, Optional, Sequence
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -18,7 +21,7 @@ def _kind(path: str) -> str:
     return "ORC" if is_orc(path) else "Parquet"
 
 
-def read_data_file(path: str, io: FileIO = LOCAL, columns=None):
+def read_data_file(path: str, io: FileIO = LOCAL, columns: Optional[Sequence[str]] = None) -> pa.Table:
     """One data file as a pyarrow.Table (no Hive partition discovery); ``columns``: only these."""
     local = strip_scheme(path)
     try:
@@ -34,7 +37,7 @@ def read_data_file(path: str, io: FileIO = LOCAL, columns=None):
         raise CorruptDataFileError(local, f"not a readable {_kind(path)} file ({type(e).__name__}: {e})") from None
 
 
-def _orc_batches(fh, batch_rows: int):
+def _orc_batches(fh: BinaryIO, batch_rows: int) -> Iterator[pa.Table]:
     import pyarrow.orc as po
 
     of = po.ORCFile(fh)
@@ -49,7 +52,7 @@ def _orc_batches(fh, batch_rows: int):
         yield schema.empty_table()
 
 
-def iter_data_file(path: str, io: FileIO = LOCAL, batch_rows: int = 65536):
+def iter_data_file(path: str, io: FileIO = LOCAL, batch_rows: int = 65536) -> Iterator[pa.Table]:
     """One data file as pyarrow.Tables of at most ``batch_rows`` rows, read as they are
     consumed (the file stays open until the generator ends)."""
     local = strip_scheme(path)

@@ -1,3 +1,4 @@
+# pyright: strict
 """Fixed buckets: which bucket a row belongs to (Paimon's default bucket function).
 
 The bucket-key fields of a row are projected into a BinaryRow; its hash code

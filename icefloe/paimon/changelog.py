@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 from icefloe.errors import NoSuchSnapshotError
 
@@ -34,11 +34,24 @@ from icefloe.paimon.options import parse_duration_ms
 from icefloe.paimon.types import to_arrow_schema
 from icefloe.paimon.snapshot import APPEND, COMPACT, OVERWRITE, Snapshot
 
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+    import pyarrow as pa
+
+    from icefloe.core.io import FileIO
+    from icefloe.paimon.file_store import FileStore
+    from icefloe.paimon.schema import TableSchema
+    from icefloe.paimon.types import DataField
+
+# a live file of a bucket: (path, the fields it was written with, its level)
+BucketFile = tuple[str, Sequence["DataField"], int]
+
 NONE, INPUT, LOOKUP, FULL_COMPACTION = "none", "input", "lookup", "full-compaction"
 KIND_LABELS = ("+I", "-U", "+U", "-D")
 
 
-def producer(schema) -> str:
+def producer(schema: TableSchema) -> str:
     """The table's changelog producer (``none`` for an append table)."""
     return schema.core_options.changelog_producer if schema.primary_keys else NONE
 
@@ -50,21 +63,22 @@ class CompactionChangelog:
     level)``, and the level whose runs hold the changes already emitted (lookup: 1 and above;
     full-compaction: the highest level only)."""
     mode: str
-    files: list
+    files: list[BucketFile]
     before_level: int
     only_level: Optional[int] = None
 
 
-def compaction_changelog(mode: str, bucket_entries: Sequence, field_of, top: int) -> CompactionChangelog:
+def compaction_changelog(mode: str, bucket_entries: Sequence[mf.ManifestEntry],
+                         field_of: Callable[[mf.ManifestEntry], Sequence[DataField]], top: int) -> CompactionChangelog:
     """The changelog spec of a compaction of a bucket whose live entries are ``bucket_entries``
     (``field_of(entry)`` the fields its file was written with)."""
-    files = [(e.file.file_path, field_of(e), e.file.level) for e in bucket_entries]
+    files = [(e.file.path, field_of(e), e.file.level) for e in bucket_entries]
     if mode == LOOKUP:
         return CompactionChangelog(mode, files, before_level=1)
     return CompactionChangelog(mode, files, before_level=top, only_level=top)
 
 
-def _merged(io, files: Sequence, schema, table: str):
+def _merged(io: FileIO, files: Sequence[BucketFile], schema: TableSchema, table: str) -> pa.Table:
     import pyarrow as pa
 
     paths = [p for p, _, _ in files]
@@ -78,7 +92,7 @@ def _merged(io, files: Sequence, schema, table: str):
     return pa.concat_tables(parts)
 
 
-def _equal_rows(a, b, names: Sequence[str]):
+def _equal_rows(a: pa.Table, b: pa.Table, names: Sequence[str]) -> npt.NDArray[np.bool_]:
     """A boolean mask: the rows of ``a`` and ``b`` hold equal values in every column of ``names``
     (nulls equal to nulls)."""
     import numpy as np
@@ -97,7 +111,8 @@ def _equal_rows(a, b, names: Sequence[str]):
     return same
 
 
-def bucket_changelog(io, schema, spec: CompactionChangelog, table: str = "table"):
+def bucket_changelog(io: FileIO, schema: TableSchema, spec: CompactionChangelog,
+                     table: str = "table") -> Optional[pa.Table]:
     """The changelog records of one bucket's compaction (value columns, ``_SEQUENCE_NUMBER``,
     ``_VALUE_KIND``), in key order, -U before +U; None when there is nothing to emit."""
     names = [f.name for f in schema.fields]
@@ -116,7 +131,8 @@ def bucket_changelog(io, schema, spec: CompactionChangelog, table: str = "table"
                        spec.mode == FULL_COMPACTION or schema.core_options.changelog_row_deduplicate)
 
 
-def diff_states(before, after, keys: Sequence[str], names: Sequence[str], engine: str, skip_equal: bool):
+def diff_states(before: pa.Table, after: pa.Table, keys: Sequence[str], names: Sequence[str], engine: str,
+                skip_equal: bool) -> Optional[pa.Table]:
     """The changelog that turns ``before`` into ``after`` (a bucket's live rows of some keys: value
     columns and ``_SEQUENCE_NUMBER``): -D for a key only before, +I for one only after, -U/+U for
     one in both (none where the values are equal and ``skip_equal``; the first-row engine emits
@@ -144,7 +160,7 @@ def diff_states(before, after, keys: Sequence[str], names: Sequence[str], engine
         idx = np.flatnonzero(both)
         same = _equal_rows(before.take(pa.array(bi[idx])), after.take(pa.array(ai[idx])), names)
         both[idx[same]] = False
-    parts = []   # (table rows, kind, order within a key)
+    parts: list[pa.Table] = []   # (table rows, kind, order within a key)
     for mask, src, pick, kind, order in ((deletes, before, bi, mg.DELETE, 0), (both, before, bi, mg.UPDATE_BEFORE, 0),
                                          (both, after, ai, mg.UPDATE_AFTER, 1), (inserts, after, ai, mg.INSERT, 1)):
         if not mask.any():
@@ -159,7 +175,7 @@ def diff_states(before, after, keys: Sequence[str], names: Sequence[str], engine
     return out.drop_columns(["__o"])
 
 
-def _semi(table, keys_table, keys: Sequence[str]):
+def _semi(table: pa.Table, keys_table: Optional[pa.Table], keys: Sequence[str]) -> pa.Table:
     if keys_table is None:
         return table.slice(0, 0)
     out = table.join(keys_table, list(keys), join_type="left semi")
@@ -175,7 +191,7 @@ CHANGELOG_DIR = "changelog"
 _CHANGELOG_RE = re.compile(r"^changelog-(\d+)$")
 
 
-def _retention(store) -> tuple[int, int, int]:
+def _retention(store: FileStore) -> tuple[int, int, int]:
     """(``changelog.num-retained.min``, ``.max``, ``changelog.time-retained`` in ms), each
     defaulting to the snapshots' option."""
     o, co = store.schema.options, store.options
@@ -186,7 +202,7 @@ def _retention(store) -> tuple[int, int, int]:
     return n_min, n_max, ms
 
 
-def decoupled(store) -> bool:
+def decoupled(store: FileStore) -> bool:
     """Whether the table keeps changelogs past their snapshots' expiry."""
     if not store.schema.primary_keys or producer(store.schema) == NONE:
         return False
@@ -196,13 +212,13 @@ def decoupled(store) -> bool:
         ms > co.snapshot_time_retained_ms
 
 
-def changelog_path(store, changelog_id: int) -> str:
+def changelog_path(store: FileStore, changelog_id: int) -> str:
     return f"{store.table_path}/{CHANGELOG_DIR}/changelog-{changelog_id}"
 
 
-def kept_changelogs(store) -> list:
+def kept_changelogs(store: FileStore) -> list[Snapshot]:
     """The changelogs kept past their snapshots, oldest first (Snapshot objects)."""
-    out = []
+    out: list[Snapshot] = []
     for name in store.io.list_dir(f"{store.table_path}/{CHANGELOG_DIR}"):
         m = _CHANGELOG_RE.match(name)
         if m:
@@ -211,7 +227,7 @@ def kept_changelogs(store) -> list:
     return sorted(out, key=lambda s: s.id)
 
 
-def earliest_changes(store) -> Optional[int]:
+def earliest_changes(store: FileStore) -> Optional[int]:
     """The earliest snapshot id whose changes are still there: the earliest kept changelog's, else
     the earliest snapshot's."""
     kept = kept_changelogs(store) if decoupled(store) else []
@@ -221,7 +237,7 @@ def earliest_changes(store) -> Optional[int]:
     return earliest
 
 
-def changes_of(store, snapshot_id: int) -> Optional[Snapshot]:
+def changes_of(store: FileStore, snapshot_id: int) -> Optional[Snapshot]:
     """Snapshot ``snapshot_id``, or its kept changelog once it has expired; None when it expired
     without a changelog (it changed nothing a stream reads)."""
     try:
@@ -236,9 +252,9 @@ def changes_of(store, snapshot_id: int) -> Optional[Snapshot]:
         return Snapshot.from_json(store.io.read_bytes(path).decode("utf-8"), path)
 
 
-def expire_changelogs(store, latest_id: int, now_ms: int, retain_min: Optional[int] = None,
+def expire_changelogs(store: FileStore, latest_id: int, now_ms: int, retain_min: Optional[int] = None,
                       retain_max: Optional[int] = None, older_than_ms: Optional[int] = None,
-                      max_deletes: Optional[int] = None, delete_all: bool = False) -> list:
+                      max_deletes: Optional[int] = None, delete_all: bool = False) -> list[int]:
     """Expire kept changelogs past ``changelog.num-retained.max`` (counted back from the latest
     snapshot), or older than ``changelog.time-retained`` beyond ``changelog.num-retained.min``:
     their files, manifests and lists, then the changelog file. The arguments override the options
@@ -248,7 +264,7 @@ def expire_changelogs(store, latest_id: int, now_ms: int, retain_min: Optional[i
     n_min = n_min if retain_min is None else int(retain_min)
     n_max = max(n_min, n_max if retain_max is None else int(retain_max))
     before = now_ms - ms if older_than_ms is None else older_than_ms
-    expired: list = []
+    expired: list[int] = []
     for c in kept_changelogs(store):
         too_many = c.id <= latest_id - n_max
         too_old = c.id <= latest_id - n_min and c.time_millis < before
@@ -264,7 +280,7 @@ def expire_changelogs(store, latest_id: int, now_ms: int, retain_min: Optional[i
     return expired
 
 
-def changelog_files_of(store, snap: Snapshot) -> tuple:
+def changelog_files_of(store: FileStore, snap: Snapshot) -> tuple[list[str], list[str]]:
     """(changelog file paths, manifest and list names) of a snapshot's changelog."""
     if not snap.changelog_manifest_list:
         return [], []
@@ -277,7 +293,8 @@ def changelog_files_of(store, snap: Snapshot) -> tuple:
 
 
 # --------------------------------------------------------------------------- reading changes
-def snapshot_changes(store, snap: Snapshot, mode: str, read_overwrite: bool = False) -> list:
+def snapshot_changes(store: FileStore, snap: Snapshot, mode: str,
+                     read_overwrite: bool = False) -> list[mf.ManifestEntry]:
     """The ADD entries a stream reads for ``snap`` (with file paths): its changelog files, or for
     ``none`` the data files an APPEND (or, with ``read_overwrite``, an OVERWRITE) added."""
     if mode == NONE:

@@ -1,3 +1,4 @@
+# pyright: strict
 """What ``check`` verifies on primary-key tables, beyond what every Paimon table must hold.
 
 For each live data file of the latest snapshot (read from the file itself):
@@ -17,6 +18,7 @@ deletion vector lies inside its file, framed and checksummed, with the recorded 
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 from icefloe.core.io import FileIO
 from icefloe.core.progress import track
@@ -26,18 +28,26 @@ from icefloe.paimon import deletion_vectors as dv
 from icefloe.paimon import dynamic_bucket as db
 from icefloe.paimon.binary_row import decode_row
 from icefloe.paimon.merge import KEY_PREFIX, SEQUENCE, VALUE_KIND, trimmed_primary_keys
-from icefloe.paimon.schema import load_schema
+from icefloe.paimon.schema import TableSchema, load_schema
+
+if TYPE_CHECKING:
+    from icefloe.paimon.file_store import FileStore
+    from icefloe.paimon.snapshot import Snapshot
+
+# a file's first and last keys and its path
+_KeyRange = tuple[tuple[Any, ...], tuple[Any, ...], str]
 
 
-def check_primary_key_files(report: Report, store, io: FileIO, location: str, snapshot) -> None:
+def check_primary_key_files(report: Report, store: FileStore, io: FileIO, location: str,
+                            snapshot: Optional[Snapshot]) -> None:
     """The per-file checks above, for ``snapshot``'s live files."""
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     if snapshot is None:
         return
-    schemas: dict = {}
-    runs: dict = {}
+    schemas: dict[int, TableSchema] = {}
+    runs: dict[tuple[bytes, int, int], list[_KeyRange]] = {}
     for e in track(store.live_entries(snapshot), "checking primary-key data files"):
         path = store.data_file_path(e)
         if not io.exists(path):
@@ -75,7 +85,7 @@ def check_primary_key_files(report: Report, store, io: FileIO, location: str, sn
         kinds = data.column(VALUE_KIND)
         if pc.any(pc.or_(pc.less(kinds, 0), pc.greater(kinds, 3))).as_py():
             report.add("file", path, "holds a _VALUE_KIND outside 0..3")
-        rows = list(zip(*[data.column(c).to_pylist() for c in cols]))
+        rows: list[tuple[Any, ...]] = list(zip(*[data.column(c).to_pylist() for c in cols]))
         if any(a >= b for a, b in zip(rows, rows[1:])):
             report.add("keys", path, "records are not in strictly ascending key order")
         types = [schema.field(k).type for k in keys]
@@ -91,15 +101,15 @@ def check_primary_key_files(report: Report, store, io: FileIO, location: str, sn
             runs.setdefault((e.partition.to_bytes(), e.bucket, f.level), []).append((rows[0], rows[-1], path))
     for (_p, bucket, level), ranges in runs.items():
         ranges.sort()
-        for (a_lo, a_hi, a_path), (b_lo, _b_hi, b_path) in zip(ranges, ranges[1:]):
+        for (_a_lo, a_hi, a_path), (b_lo, _b_hi, b_path) in zip(ranges, ranges[1:]):
             if b_lo <= a_hi:
                 report.add("keys", b_path, f"overlaps {os.path.basename(a_path)} in key range at level {level} of "
                                            f"bucket {bucket} (one sorted run)")
 
 
-def check_index_files(report: Report, store, io: FileIO, snapshots) -> None:
+def check_index_files(report: Report, store: FileStore, io: FileIO, snapshots: Iterable[Snapshot]) -> None:
     """Every index file each snapshot's index manifest names: present, at its size."""
-    seen: set = set()
+    seen: set[str] = set()
     for snap in snapshots:
         if not snap.index_manifest or snap.index_manifest in seen:
             continue
@@ -127,11 +137,12 @@ def check_index_files(report: Report, store, io: FileIO, snapshots) -> None:
                 _check_vectors(report, io, path, r)
 
 
-def _check_vectors(report: Report, io: FileIO, path: str, record: dict) -> None:
+def _check_vectors(report: Report, io: FileIO, path: str, record: db.IndexRecord) -> None:
     """Each deletion vector of an index file: inside the file, framed and checksummed as the
     index manifest's range says, with the recorded cardinality."""
     raw = io.read_bytes(path)
-    for d in record.get("_DELETIONS_VECTORS_RANGES") or ():
+    ranges: list[dict[str, Any]] = record.get("_DELETIONS_VECTORS_RANGES") or []
+    for d in ranges:
         try:
             bitmap = dv.deserialize(raw, d["f1"], d["f2"], path)
         except IcefloeError as ex:

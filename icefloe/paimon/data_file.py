@@ -132,7 +132,6 @@ class CommitMessage:
     new_files: list[DataFileMeta] = field(default_factory=list["DataFileMeta"])   # with file_path set
     # dynamic-bucket tables: the bucket's new complete HASH index file, and the snapshot id
     # whose index the bucket assignment read (None: no snapshot yet)
-    # (dynamic_bucket.IndexFile: not imported, since dynamic_bucket imports the manifests, which import this)
     index_files: list[IndexFile] = field(default_factory=list["IndexFile"])
     index_base: Optional[int] = None
     # the bucket's changelog files (changelog-producer input: the records as written)

@@ -1,3 +1,4 @@
+# pyright: strict
 """Deletion vectors of primary-key tables (``deletion-vectors.enabled``), as Paimon stores them.
 
 A deletion vector marks rows of one data file as deleted, by position: a 32-bit Roaring bitmap.
@@ -21,29 +22,39 @@ import struct
 import uuid
 import zlib
 from dataclasses import dataclass
-from typing import Optional
+from typing import TYPE_CHECKING, Iterable, Mapping, Optional, Sequence
 
 from icefloe.errors import CorruptMetadataError
 from icefloe.paimon import dynamic_bucket as db
 from icefloe.paimon import merge as mg
 from icefloe.paimon.options import CoreOptions
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyroaring import BitMap
+
+    from icefloe.core.io import FileIO
+    from icefloe.paimon.file_store import FileStore
+    from icefloe.paimon.manifest import ManifestEntry
+    from icefloe.paimon.snapshot import Snapshot
+    from icefloe.paimon.types import DataField
+
 DELETION_VECTORS = "DELETION_VECTORS"
 MAGIC = 1581511376
 VERSION = 1
 
 
-def enabled(options: dict) -> bool:
+def enabled(options: Mapping[str, str]) -> bool:
     return CoreOptions(options).deletion_vectors_enabled
 
 
-def serialize(bitmap) -> bytes:
+def serialize(bitmap: BitMap) -> bytes:
     """One vector as the index file holds it: size, magic, bitmap, checksum."""
     data = struct.pack(">i", MAGIC) + bitmap.serialize()
     return struct.pack(">i", len(data)) + data + struct.pack(">I", zlib.crc32(data) & 0xFFFFFFFF)
 
 
-def deserialize(raw: bytes, offset: int, length: Optional[int], path: str):
+def deserialize(raw: bytes, offset: int, length: Optional[int], path: str) -> BitMap:
     """The vector at ``offset`` of index file bytes ``raw`` (checked: size, magic, checksum)."""
     from pyroaring import BitMap
 
@@ -74,18 +85,18 @@ class BucketVectors:
     file_name: str
     path: str
     file_size: int
-    ranges: dict            # data file name -> (offset, size, cardinality)
+    ranges: dict[str, tuple[int, int, Optional[int]]]   # data file name -> (offset, size, cardinality)
 
-    def load(self, io) -> dict:
+    def load(self, io: FileIO) -> dict[str, BitMap]:
         """data file name -> BitMap."""
         raw = io.read_bytes(self.path)
         return {name: deserialize(raw, off, size, self.path) for name, (off, size, _card) in self.ranges.items()}
 
 
-def bucket_vectors(store, snapshot) -> dict:
+def bucket_vectors(store: FileStore, snapshot: Optional[Snapshot]) -> dict[db.PartBucket, BucketVectors]:
     """(partition bytes, bucket) -> BucketVectors of ``snapshot``'s index manifest."""
     name = snapshot.index_manifest if snapshot is not None else None
-    out = {}
+    out: dict[db.PartBucket, BucketVectors] = {}
     for r in db.read_index_manifest(store, name):
         if r["_INDEX_TYPE"] != DELETION_VECTORS:
             continue
@@ -95,14 +106,15 @@ def bucket_vectors(store, snapshot) -> dict:
     return out
 
 
-def read_rows(io, path: str, file_fields, read_fields, deleted=None):
+def read_rows(io: FileIO, path: str, file_fields: Sequence[DataField], read_fields: Sequence[DataField],
+              deleted: Optional[BitMap] = None) -> pa.Table:
     """A primary-key data file's rows (the value columns of ``read_fields``) minus those the
     vector ``deleted`` marks."""
     data = mg.read_kv_file(path, io, file_fields, read_fields).drop_columns(list(mg.SYSTEM_COLUMNS))
     return without_positions(data, deleted)
 
 
-def without_positions(data, deleted):
+def without_positions(data: pa.Table, deleted: Optional[BitMap]) -> pa.Table:
     """``data`` (a file's rows in file order) minus the positions the vector ``deleted`` marks."""
     import numpy as np
     import pyarrow as pa
@@ -114,7 +126,7 @@ def without_positions(data, deleted):
     return data.filter(pa.array(keep))
 
 
-def read_vector(io, index_path: str, offset: int, size: int):
+def read_vector(io: FileIO, index_path: str, offset: int, size: int) -> BitMap:
     """One vector of an index file, read by its range alone."""
     with io.open_read(index_path) as fh:
         fh.seek(offset)
@@ -122,12 +134,12 @@ def read_vector(io, index_path: str, offset: int, size: int):
     return deserialize(raw, 0, size, index_path)
 
 
-def readable(entries) -> list:
+def readable(entries: Iterable[ManifestEntry]) -> list[ManifestEntry]:
     """What a read of a table with vectors takes: the files above level 0."""
     return [e for e in entries if e.file.level > 0]
 
 
-def skips_level0(options: dict) -> bool:
+def skips_level0(options: Mapping[str, str]) -> bool:
     """Whether batch reads leave level-0 files out, as Paimon's do: tables with deletion vectors
     (unless ``deletion-vectors.merge-on-read``) and first-row tables, whose writers compact every
     new run up."""
@@ -136,11 +148,11 @@ def skips_level0(options: dict) -> bool:
     return str(options.get("merge-engine", "deduplicate")).strip().lower() == "first-row"
 
 
-def write_index(store, vectors: dict, name: Optional[str] = None):
+def write_index(store: FileStore, vectors: Mapping[str, BitMap], name: Optional[str] = None) -> Optional[db.IndexFile]:
     """A bucket's vectors (data file name -> BitMap; empty ones left out) as one index file:
     its ``IndexFile`` (with the ranges), or None when no vector deletes anything."""
     chunks = [bytes([VERSION])]
-    ranges = []
+    ranges: list[tuple[str, int, int, int]] = []
     position = 1
     for file_name in sorted(vectors):
         bitmap = vectors[file_name]

@@ -1,3 +1,4 @@
+# pyright: strict
 """Compaction of a bucket of a table with deletion vectors (``icefloe.paimon.deletion_vectors``).
 
 The picked runs (every level-0 run, and the runs universal compaction takes with them) are read
@@ -11,7 +12,7 @@ called (a Spark task per bucket).
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
 from icefloe.paimon import changelog as cl
 from icefloe.paimon import deletion_vectors as dv
@@ -19,8 +20,23 @@ from icefloe.paimon import merge as mg
 from icefloe.paimon.arrow_read import read_data_file
 from icefloe.paimon.kv_writer import write_merged_file
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyroaring import BitMap
 
-def _kv(io, path: str, fields, schema, deleted):
+    from icefloe.core.io import FileIO
+    from icefloe.paimon.data_file import DataFileMeta, DataFileNamer
+    from icefloe.paimon.dynamic_bucket import IndexFile
+    from icefloe.paimon.file_store import FileStore
+    from icefloe.paimon.schema import TableSchema
+    from icefloe.paimon.types import DataField
+
+# a data file of a compaction: (path, the fields it was written with, file name)
+FileRef = tuple[str, Sequence["DataField"], str]
+
+
+def _kv(io: FileIO, path: str, fields: Sequence[DataField], schema: TableSchema,
+        deleted: Optional[BitMap]) -> pa.Table:
     """A file's records (value columns, sequence, kind) minus the rows ``deleted`` marks, with
     their positions in ``_POS``."""
     import numpy as np
@@ -31,7 +47,8 @@ def _kv(io, path: str, fields, schema, deleted):
     return dv.without_positions(data, deleted)
 
 
-def _key_positions(io, path: str, file_fields, schema, keys, wanted, deleted):
+def _key_positions(io: FileIO, path: str, file_fields: Sequence[DataField], schema: TableSchema,
+                   keys: Sequence[str], wanted: pa.Table, deleted: Optional[BitMap]) -> pa.Table:
     """A file's key columns (named as ``schema`` names them, typed as ``wanted``) and positions,
     minus the rows ``deleted`` marks: all a lookup needs when the found record's value is not."""
     import numpy as np
@@ -45,9 +62,11 @@ def _key_positions(io, path: str, file_fields, schema, keys, wanted, deleted):
     return dv.without_positions(data, deleted)
 
 
-def compact_bucket_dv(io, store, schema, picked: Sequence[tuple], others: Sequence[tuple], vectors,
-                      directory: str, namer, written: list, level: int, target_file_size: int,
-                      picked_levels: Sequence[int] = (), lookup_changelog: bool = False):
+def compact_bucket_dv(io: FileIO, store: FileStore, schema: TableSchema, picked: Sequence[FileRef],
+                      others: Sequence[FileRef], vectors: Optional[dv.BucketVectors],
+                      directory: str, namer: DataFileNamer, written: list[str], level: int, target_file_size: int,
+                      picked_levels: Sequence[int] = (), lookup_changelog: bool = False
+                      ) -> tuple[list[DataFileMeta], Optional[IndexFile], bool, Optional[pa.Table]]:
     """Compact one bucket: ``picked`` and ``others`` are ``(path, fields, file name)`` of the runs
     merged and of the files left out, ``vectors`` the bucket's ``BucketVectors`` (or None).
     Returns (new data file metas, the bucket's new vector IndexFile or None, whether its vectors
@@ -57,7 +76,7 @@ def compact_bucket_dv(io, store, schema, picked: Sequence[tuple], others: Sequen
     import pyarrow as pa
     from pyroaring import BitMap
 
-    current = vectors.load(io) if vectors is not None else {}
+    current: dict[str, BitMap] = vectors.load(io) if vectors is not None else {}
     keys = mg.trimmed_primary_keys(schema.primary_keys, schema.partition_keys)
     names = [f.name for f in schema.fields]
     cols = names + list(mg.SYSTEM_COLUMNS)
@@ -74,7 +93,7 @@ def compact_bucket_dv(io, store, schema, picked: Sequence[tuple], others: Sequen
                       and not mg.sequence_fields(schema.options))
     if records is not None and records.num_rows and others:
         wanted = mg.distinct_keys([records], keys)
-        looked_up = []
+        looked_up: list[pa.Table] = []
         for path, ff, name in others:
             if positions_only:
                 found = _key_positions(io, path, ff, schema, keys, wanted, current.get(name)).join(
@@ -93,8 +112,8 @@ def compact_bucket_dv(io, store, schema, picked: Sequence[tuple], others: Sequen
             changed = True
         if looked_up:                 # the looked-up records are older: they go first
             records = pa.concat_tables(looked_up + [records], promote_options="permissive")
-    metas = []
-    changelog = None
+    metas: list[DataFileMeta] = []
+    changelog: Optional[pa.Table] = None
     if records is not None and records.num_rows:
         engine = mg.merge_engine(schema.options)
         merged = mg.merge(records, keys, names, engine, schema.options, schema.primary_keys, store.table_path,
@@ -109,15 +128,17 @@ def compact_bucket_dv(io, store, schema, picked: Sequence[tuple], others: Sequen
                                      level)
             if meta is not None:
                 metas.append(meta)
-    index = None
+    index: Optional[IndexFile] = None
     if changed:
         index = dv.write_index(store, new_vectors, f"index-{namer.uuid}-{len(written)}")
         if index is not None:
+            assert index.file_path is not None       # write_index names the file it wrote
             written.append(index.file_path)
     return metas, index, changed, changelog
 
 
-def _lookup_changelog(parts, levels, before, merged, keys, names, engine, schema):
+def _lookup_changelog(parts: Sequence[pa.Table], levels: Sequence[int], before: Sequence[pa.Table], merged: pa.Table,
+                      keys: Sequence[str], names: list[str], engine: str, schema: TableSchema) -> Optional[pa.Table]:
     """The changes of the keys of the level-0 runs: their live records above level 0 (each key
     has at most one) against their merged records."""
     import pyarrow as pa

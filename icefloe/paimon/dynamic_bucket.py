@@ -1,3 +1,4 @@
+# pyright: strict
 """Dynamic-bucket primary-key tables (``bucket = -1``): the HASH index and bucket assignment.
 
 A dynamic-bucket table has no fixed bucket count. Each (partition, bucket) has one HASH index
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import io as _io
 import uuid
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional
 
 import fastavro
 
@@ -30,6 +31,21 @@ from icefloe.paimon import manifest as mf
 from icefloe.paimon.binary_row import encode_row
 from icefloe.paimon.bucket import hashes_of_columns
 from icefloe.paimon.data_file import IndexFile  # noqa: F401 (its home is beside the commit message that carries it)
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+    import pyarrow as pa
+
+    from icefloe.core.io import FileIO
+    from icefloe.paimon.file_store import FileStore
+    from icefloe.paimon.schema import TableSchema
+    from icefloe.paimon.snapshot import Snapshot
+
+# An index manifest entry (an Avro record, ``IndexManifestEntry``) as fastavro reads and writes it
+IndexRecord = dict[str, Any]
+# A key of the index: (partition BinaryRow bytes, bucket)
+PartBucket = tuple[bytes, int]
 
 HASH = "HASH"
 INDEX_DIR = "index"
@@ -57,11 +73,11 @@ INDEX_MANIFEST_SCHEMA = fastavro.parse_schema({
         {"name": "_GLOBAL_INDEX", "type": ["null", _GLOBAL], "default": None}]})
 
 
-def target_rows(options: dict) -> int:
+def target_rows(options: Mapping[str, str]) -> int:
     return int(options.get("dynamic-bucket.target-row-num", DEFAULT_TARGET_ROWS))
 
 
-def max_buckets(options: dict) -> int:
+def max_buckets(options: Mapping[str, str]) -> int:
     n = int(options.get("dynamic-bucket.max-buckets", -1))
     if n != -1 and not 1 <= n <= MAX_BUCKETS:
         raise SchemaError(f"'dynamic-bucket.max-buckets' must be -1 or between 1 and {MAX_BUCKETS}, got {n}")
@@ -69,7 +85,7 @@ def max_buckets(options: dict) -> int:
 
 
 # --------------------------------------------------------------------------- the index manifest
-def read_index_manifest(store, name: Optional[str]) -> list[dict]:
+def read_index_manifest(store: FileStore, name: Optional[str]) -> list[IndexRecord]:
     """The raw entries (Avro records) of an index manifest; [] for none."""
     if not name:
         return []
@@ -83,17 +99,18 @@ def read_index_manifest(store, name: Optional[str]) -> list[dict]:
     return [r for r in records if r.get("_KIND", 0) == 0]
 
 
-def hash_entries(store, snapshot) -> dict:
+def hash_entries(store: FileStore, snapshot: Optional[Snapshot]) -> dict[PartBucket, IndexRecord]:
     """(partition bytes, bucket) -> HASH entry of ``snapshot``'s index manifest."""
     name = snapshot.index_manifest if snapshot is not None else None
     return {(r["_PARTITION"], r["_BUCKET"]): r for r in read_index_manifest(store, name) if r["_INDEX_TYPE"] == HASH}
 
 
-def index_path(store, file_name: str) -> str:
+def index_path(store: FileStore, file_name: str) -> str:
     return f"{store.table_path}/{INDEX_DIR}/{file_name}"
 
 
-def write_index_manifest(store, base_name: Optional[str], replaced: dict, vectors: Optional[dict] = None) -> Optional[str]:
+def write_index_manifest(store: FileStore, base_name: Optional[str], replaced: Mapping[PartBucket, IndexFile],
+                         vectors: Optional[Mapping[PartBucket, Optional[IndexFile]]] = None) -> Optional[str]:
     """A new index manifest: ``base_name``'s entries with the HASH entries of the
     (partition bytes, bucket)s in ``replaced`` (-> IndexFile) swapped for the new files, and the
     DELETION_VECTORS entries of those in ``vectors`` (-> IndexFile, or None: the bucket has no
@@ -107,13 +124,15 @@ def write_index_manifest(store, base_name: Optional[str], replaced: dict, vector
             if f is not None]
     records = [{**r, "_VERSION": r.get("_VERSION", 1), "_KIND": 0} for r in kept] + new
     buf = _io.BytesIO()
-    fastavro.writer(buf, INDEX_MANIFEST_SCHEMA, records, codec=mf.avro_codec(store.options.manifest_compression))
+    # fastavro's stub leaves the file parameter of its writer as IO[Unknown]
+    fastavro.writer(buf, INDEX_MANIFEST_SCHEMA, records,  # pyright: ignore[reportUnknownMemberType]
+                    codec=mf.avro_codec(store.options.manifest_compression))
     name = f"index-manifest-{uuid.uuid4()}-0"
     store.io.write_bytes(store.manifest_path(name), buf.getvalue(), overwrite=False)
     return name
 
 
-def _index_record(part: bytes, bucket: int, f: IndexFile) -> dict:
+def _index_record(part: bytes, bucket: int, f: IndexFile) -> IndexRecord:
     ranges = None
     if f.dv_ranges is not None:
         ranges = [{"f0": n, "f1": off, "f2": size, "_CARDINALITY": card} for n, off, size, card in f.dv_ranges]
@@ -122,7 +141,8 @@ def _index_record(part: bytes, bucket: int, f: IndexFile) -> dict:
             "_DELETIONS_VECTORS_RANGES": ranges, "_EXTERNAL_PATH": None, "_GLOBAL_INDEX": None}
 
 
-def check_index_base(store, latest, base_id: Optional[int], partitions: set) -> None:
+def check_index_base(store: FileStore, latest: Optional[Snapshot], base_id: Optional[int],
+                     partitions: Iterable[bytes]) -> None:
     """Refuse a commit if the HASH index of one of ``partitions`` changed after snapshot
     ``base_id`` (the one its writers assigned buckets from)."""
     base = store.snapshots.snapshot(base_id) if base_id else None
@@ -137,7 +157,7 @@ def check_index_base(store, latest, base_id: Optional[int], partitions: set) -> 
 
 
 # --------------------------------------------------------------------------- index files
-def read_hashes(io, path: str):
+def read_hashes(io: FileIO, path: str) -> npt.NDArray[np.int32]:
     import numpy as np
 
     raw = io.read_bytes(path)
@@ -146,7 +166,7 @@ def read_hashes(io, path: str):
     return np.frombuffer(raw, dtype=">i4").astype(np.int32)
 
 
-def write_index_file(store, hashes, name: Optional[str] = None) -> IndexFile:
+def write_index_file(store: FileStore, hashes: npt.ArrayLike, name: Optional[str] = None) -> IndexFile:
     import numpy as np
 
     data = np.sort(np.asarray(hashes, dtype=np.int32)).astype(">i4").tobytes()
@@ -159,23 +179,23 @@ def write_index_file(store, hashes, name: Optional[str] = None) -> IndexFile:
 class PartitionIndex:
     """The buckets of one partition's keys, restored from its HASH index files."""
 
-    def __init__(self, store, entries: dict, target: int, max_buckets_num: int):
+    def __init__(self, store: FileStore, entries: Mapping[int, IndexRecord], target: int, max_buckets_num: int):
         import numpy as np
 
         self.target, self.max_buckets = target, max_buckets_num
-        self.known: dict = {}                  # hash -> bucket
-        self.counts: dict = {}                 # bucket -> keys
-        self.hashes: dict = {}                 # bucket -> int32 array of its indexed hashes
+        self.known: dict[int, int] = {}                  # hash -> bucket
+        self.counts: dict[int, int] = {}                 # bucket -> keys
+        self.hashes: dict[int, npt.NDArray[np.int32]] = {}                 # bucket -> int32 array of its indexed hashes
         for bucket, entry in sorted(entries.items()):
             hs = read_hashes(store.io, index_path(store, entry["_FILE_NAME"]))
             self.hashes[bucket] = hs
             self.counts[bucket] = len(hs)
             self.known.update(dict.fromkeys(hs.tolist(), bucket))
-        self.added: dict = {}                  # bucket -> list of new hashes
+        self.added: dict[int, list[int]] = {}                  # bucket -> list of new hashes
         self._np = np
 
-    def assign(self, hashes) -> list:
-        out = []
+    def assign(self, hashes: Iterable[int]) -> list[int]:
+        out: list[int] = []
         for h in hashes:
             b = self.known.get(h)
             if b is None:
@@ -199,14 +219,16 @@ class PartitionIndex:
         buckets = sorted(self.counts)
         return buckets[abs(h) % len(buckets)]
 
-    def changed(self) -> dict:
+    def changed(self) -> dict[int, npt.NDArray[np.int32]]:
         """bucket -> every hash of the bucket, for the buckets that gained keys."""
         np = self._np
         return {b: np.concatenate([self.hashes.get(b, np.zeros(0, np.int32)), np.asarray(new, np.int32)])
                 for b, new in self.added.items()}
 
 
-def assign_buckets(store, schema, data, snapshot) -> tuple[dict, dict]:
+def assign_buckets(store: FileStore, schema: TableSchema, data: pa.Table, snapshot: Optional[Snapshot]
+                   ) -> tuple[dict[tuple[tuple[Any, ...], int], npt.NDArray[np.int64]],
+                              dict[tuple[tuple[Any, ...], int], npt.NDArray[np.int32]]]:
     """Buckets for the rows of ``data`` (a pyarrow Table of the table's columns): returns
     ((partition tuple, bucket) -> row indices, and (partition tuple, bucket) -> the
     bucket's complete new hash array, for the buckets that gained keys)."""
@@ -218,13 +240,13 @@ def assign_buckets(store, schema, data, snapshot) -> tuple[dict, dict]:
         parts = list(zip(*[data.column(k).to_pylist() for k in schema.partition_keys]))
     else:
         parts = [()] * data.num_rows
-    by_part: dict = {}
+    by_part: dict[tuple[Any, ...], list[int]] = {}
     for i, p in enumerate(parts):
         by_part.setdefault(p, []).append(i)
     entries = hash_entries(store, snapshot)
     target, limit = target_rows(schema.options), max_buckets(schema.options)
-    groups: dict = {}
-    changed: dict = {}
+    groups: dict[tuple[tuple[Any, ...], int], list[int]] = {}
+    changed: dict[tuple[tuple[Any, ...], int], npt.NDArray[np.int32]] = {}
     for p, rows in by_part.items():
         pbytes = encode_row(list(p), schema.partition_types).to_bytes()
         index = PartitionIndex(store, {b: e for (pb, b), e in entries.items() if pb == pbytes}, target, limit)

@@ -16,7 +16,7 @@ the driver or inside a Spark task.
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 from icefloe.core.io import staged_files
 from icefloe.errors import SchemaMismatchError
@@ -32,10 +32,15 @@ from icefloe.paimon.stats import SimpleStats, stats_from_arrow, value_stats
 from icefloe.paimon.writer import (align_arrow, check_partition_ranges, group_rows, put_data_file, write_file_index,
                                    write_parquet_bytes)
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from icefloe.paimon.dynamic_bucket import IndexFile
+
 KINDS = {"+I": mg.INSERT, "-U": mg.UPDATE_BEFORE, "+U": mg.UPDATE_AFTER, "-D": mg.DELETE}
 
 
-def row_kinds(data, schema: TableSchema, table_name: str, kinds=None):
+def row_kinds(data: pa.Table, schema: TableSchema, table_name: str, kinds: Any = None) -> pa.Array:
     """The int8 row kind of every row: ``kinds`` if given, else the ``rowkind.field``
     column's (+I, -U, +U, -D), else inserts."""
     import pyarrow as pa
@@ -58,8 +63,8 @@ def row_kinds(data, schema: TableSchema, table_name: str, kinds=None):
     return pa.array([KINDS[v] for v in col.to_pylist()], pa.int8())
 
 
-def write_kv_table(store: FileStore, schema: TableSchema, data, table_name: str, restored: dict,
-                   kinds=None, namer: Optional[DataFileNamer] = None, seq_offset: int = 0,
+def write_kv_table(store: FileStore, schema: TableSchema, data: pa.Table, table_name: str,
+                   restored: Mapping[tuple[bytes, int], int], kinds: Any = None, namer: Optional[DataFileNamer] = None, seq_offset: int = 0,
                    index_base: Optional[int] = None) -> list[CommitMessage]:
     """Write ``data`` (a pyarrow Table in arrival order) as key-value files of a primary-key
     table. ``restored`` maps (partition bytes, bucket) to the highest committed sequence
@@ -79,8 +84,8 @@ def write_kv_table(store: FileStore, schema: TableSchema, data, table_name: str,
     namer = namer or DataFileNamer(co.data_file_prefix, co.file_format)
     keys = mg.trimmed_primary_keys(schema.primary_keys, schema.partition_keys)
     engine = mg.merge_engine(schema.options)
-    messages = []
-    cnamer = None
+    messages: list[CommitMessage] = []
+    cnamer: Optional[DataFileNamer] = None
     if co.changelog_producer == "input":      # the records as written, to changelog files too
         cnamer = namer.sibling(co.changelog_file_prefix)
     dynamic = schema.num_buckets == -1
@@ -100,13 +105,13 @@ def write_kv_table(store: FileStore, schema: TableSchema, data, table_name: str,
             part = part.append_column(mg.SEQUENCE, pa.array(range(first, first + part.num_rows), pa.int64()))
             directory = store.bucket_dir(partition, bucket)
             meta = _write_file(store, schema, part, keys, engine, directory, namer, written)
-            changelog = []
+            changelog: list[DataFileMeta] = []
             if cnamer is not None:
                 records = mg.sort_records(part, keys, schema.options).select(
                     [f.name for f in schema.fields] + list(mg.SYSTEM_COLUMNS))
                 cmeta = _write_file(store, schema, records, keys, engine, directory, cnamer, written, merged=True)
                 changelog = [cmeta] if cmeta is not None else []
-            index = []
+            index: list[IndexFile] = []
             if (partition, bucket) in changed:             # named after the data files' writer
                 f = db.write_index_file(store, changed[(partition, bucket)], f"index-{namer.uuid}-{len(messages)}")
                 written.append(f.file_path)
@@ -118,8 +123,8 @@ def write_kv_table(store: FileStore, schema: TableSchema, data, table_name: str,
     return messages
 
 
-def _write_file(store, schema: TableSchema, part, keys, engine: str, directory: str, namer,
-                written, merged: bool = False, level: int = 0) -> Optional[DataFileMeta]:
+def _write_file(store: FileStore, schema: TableSchema, part: pa.Table, keys: Sequence[str], engine: str,
+                directory: str, namer: DataFileNamer, written: list[str], merged: bool = False, level: int = 0) -> Optional[DataFileMeta]:
     """One key-value file of ``part``'s records (merged to one per key first, unless
     ``merged``: then ``part`` already holds each key once, in key order, with its
     ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND``) at LSM ``level``."""
@@ -165,7 +170,7 @@ def _write_file(store, schema: TableSchema, part, keys, engine: str, directory: 
         embedded_index=embedded, extra_files=extras)
 
 
-def _file_schema(schema, keys, n_values: int):
+def _file_schema(schema: pa.Schema, keys: Sequence[str], n_values: int) -> pa.Schema:
     """Key copies, sequence number and row kind are required columns (as Paimon writes them)."""
     import pyarrow as pa
 
@@ -174,7 +179,8 @@ def _file_schema(schema, keys, n_values: int):
     return pa.schema(fields)
 
 
-def write_merged_file(store, schema: TableSchema, merged, directory: str, namer, written: list,
+def write_merged_file(store: FileStore, schema: TableSchema, merged: pa.Table, directory: str, namer: DataFileNamer,
+                      written: list[str],
                       level: int) -> Optional[DataFileMeta]:
     """A file of already merged records (each key once, in key order, with
     ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND``) at ``level``, as compaction writes them."""

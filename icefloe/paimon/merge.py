@@ -1,3 +1,4 @@
+# pyright: strict
 """Primary-key tables: the key-value layout of their data files and the merge engines.
 
 A primary-key table's data files hold one record per change: the key columns again as
@@ -28,13 +29,19 @@ Everything here works on one bucket's records as Arrow and runs wherever it is c
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Optional, Sequence
 
 from icefloe.errors import CorruptDataFileError, UnsupportedTableError
 from icefloe.paimon.arrow_read import iter_data_file, read_data_file
 from icefloe.paimon.merge_function import aggregate_function_name, merge_function
 from icefloe.paimon.schema import evolve_arrow
-from icefloe.paimon.types import to_arrow_schema
+from icefloe.paimon.types import DataField, to_arrow_schema
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from icefloe.core.io import FileIO
+    from icefloe.paimon.schema import TableSchema
 
 SEQUENCE = "_SEQUENCE_NUMBER"
 VALUE_KIND = "_VALUE_KIND"
@@ -62,28 +69,28 @@ def trimmed_primary_keys(primary_keys: Sequence[str], partition_keys: Sequence[s
     return trimmed or list(primary_keys)
 
 
-def merge_engine(options: dict) -> str:
+def merge_engine(options: Mapping[str, str]) -> str:
     engine = str(options.get(MERGE_ENGINE, "deduplicate")).strip().lower()
     if engine not in ENGINES:
         raise UnsupportedTableError(f"merge engine {engine!r} is not one icefloe knows ({', '.join(ENGINES)})")
     return engine
 
 
-def sequence_fields(options: dict) -> list[str]:
+def sequence_fields(options: Mapping[str, str]) -> list[str]:
     raw = options.get("sequence.field") or ""
     return [f.strip() for f in str(raw).split(",") if f.strip()]
 
 
-def _truthy(options: dict, key: str) -> bool:
+def _truthy(options: Mapping[str, str], key: str) -> bool:
     return str(options.get(key, "false")).strip().lower() == "true"
 
 
-def aggregate_function(name: str, primary_keys: Sequence[str], options: dict, seq_fields=()) -> str:
+def aggregate_function(name: str, primary_keys: Sequence[str], options: Mapping[str, str], seq_fields: Sequence[str] = ()) -> str:
     """The aggregation engine's function for column ``name`` (Paimon's precedence)."""
     return aggregate_function_name(name, primary_keys, options, seq_fields)
 
 
-def check_engine_options(engine: str, value_names: Sequence[str], primary_keys: Sequence[str], options: dict,
+def check_engine_options(engine: str, value_names: Sequence[str], primary_keys: Sequence[str], options: Mapping[str, str],
                          table: str) -> None:
     """Refuse, before any row is read, options this engine cannot merge (unknown aggregate
     functions, bad sequence groups, conflicting delete options)."""
@@ -93,7 +100,7 @@ def check_engine_options(engine: str, value_names: Sequence[str], primary_keys: 
                        sequence_fields(options), table)
 
 
-def row_level_refusal(operation: str, options: dict) -> "str | None":
+def row_level_refusal(operation: str, options: Mapping[str, str]) -> "str | None":
     """Why ``operation`` ("delete", "update" or "merge") cannot be written to a primary-key
     table with these options as upserts and DELETE records, or None if it can (Paimon's
     rules): deletes need an engine that removes a row on a -D (deduplicate;
@@ -120,7 +127,7 @@ def row_level_refusal(operation: str, options: dict) -> "str | None":
     return None
 
 
-def _vectorizable(engine: str, names: Sequence[str], primary_keys: Sequence[str], options: dict) -> bool:
+def _vectorizable(engine: str, names: Sequence[str], primary_keys: Sequence[str], options: Mapping[str, str]) -> bool:
     """Whether Arrow's hash aggregations merge this engine exactly (no retraction present)."""
     if engine == "partial-update":
         return not any(str(k).startswith("fields.") and (str(k).endswith(".sequence-group")
@@ -130,9 +137,9 @@ def _vectorizable(engine: str, names: Sequence[str], primary_keys: Sequence[str]
     return all(aggregate_function(n, primary_keys, options, seq) in _AGGREGATES for n in names)
 
 
-def merge(data, keys: Sequence[str], value_names: Sequence[str], engine: str, options: dict,
+def merge(data: pa.Table, keys: Sequence[str], value_names: Sequence[str], engine: str, options: Mapping[str, str],
           primary_keys: Sequence[str] = (), table: str = "table", keep_sequence: bool = False,
-          keep_deletes: bool = False):
+          keep_deletes: bool = False) -> pa.Table:
     """The merged rows of one bucket. ``data`` is a pyarrow Table holding the value columns
     ``value_names``, ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND`` of all its records (any order);
     ``keys`` are the stored key's columns. Returns the value columns, one row per live key,
@@ -145,7 +152,7 @@ def merge(data, keys: Sequence[str], value_names: Sequence[str], engine: str, op
     return out.filter(is_live(out.column(VALUE_KIND))).select(list(value_names) + ([SEQUENCE] if keep_sequence else []))
 
 
-def is_live(kinds):
+def is_live(kinds: pa.Array | pa.ChunkedArray) -> pa.Array:
     """A mask of the row kinds that keep a row (+I, +U)."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -153,12 +160,12 @@ def is_live(kinds):
     return pc.invert(pc.is_in(kinds, value_set=pa.array([UPDATE_BEFORE, DELETE], pa.int8())))
 
 
-def sort_records(data, keys: Sequence[str], options: dict):
+def sort_records(data: pa.Table, keys: Sequence[str], options: Mapping[str, str]) -> pa.Table:
     """Records in key order, each key's in sequence order (as a bucket's files hold them)."""
     return _sorted(data, keys, options)
 
 
-def _sorted(data, keys: Sequence[str], options: dict):
+def _sorted(data: pa.Table, keys: Sequence[str], options: Mapping[str, str]) -> pa.Table:
     import pyarrow.compute as pc
 
     order = [(c, "ascending", "at_start") for c in [*keys, *sequence_fields(options), SEQUENCE]]
@@ -166,7 +173,8 @@ def _sorted(data, keys: Sequence[str], options: dict):
     return data.take(pc.sort_indices(data, sort_keys=order))
 
 
-def _merge(data, keys, value_names, engine, options, primary_keys, table):
+def _merge(data: pa.Table, keys: Sequence[str], value_names: Sequence[str], engine: str,
+           options: Mapping[str, str], primary_keys: Sequence[str], table: str) -> pa.Table:
     """One row per key, in key order: the value columns, ``_SEQUENCE_NUMBER`` (the key's
     newest) and ``_VALUE_KIND`` (a retraction where the merge deletes the key). A key's only
     record stays as it is, its row kind too, as in Paimon's readers and writers (merging a
@@ -204,11 +212,11 @@ def _merge(data, keys, value_names, engine, options, primary_keys, table):
         if len(single):
             originals = data.take(pa.array(starts[single])).select(names + list(SYSTEM_COLUMNS))
             both = pa.concat_tables([out, originals.cast(out.schema)])
-            pick = np.arange(out.num_rows)
+            pick = np.arange(int(out.num_rows))
             pick[single] = out.num_rows + np.arange(len(single))
             out = both.take(pa.array(pick))
         return out
-    aggs = []
+    aggs: list[tuple[str, str, Any]] = []
     for n in names:
         if n in keys:
             continue
@@ -226,7 +234,9 @@ def _merge(data, keys, value_names, engine, options, primary_keys, table):
     return out.append_column(SEQUENCE, newest).append_column(VALUE_KIND, pa.array([INSERT] * out.num_rows, pa.int8()))
 
 
-def _merge_records_one_by_one(data, ends, keys, names, engine, options, primary_keys, table):
+def _merge_records_one_by_one(data: pa.Table, ends: Iterable[int], keys: Sequence[str], names: Sequence[str],
+                              engine: str, options: Mapping[str, str], primary_keys: Sequence[str],
+                              table: str) -> pa.Table:
     """Key-sorted ``data`` (groups ending at ``ends``) merged by Paimon's merge function, key
     by key, in sequence order: the value columns and ``_VALUE_KIND``."""
     import pyarrow as pa
@@ -235,7 +245,8 @@ def _merge_records_one_by_one(data, ends, keys, names, engine, options, primary_
                         sequence_fields(options), table)
     cols = [data.column(n).to_pylist() for n in names]
     kinds = data.column(VALUE_KIND).to_pylist()
-    rows, dead = [], []
+    rows: list[list[Any]] = []
+    dead: list[bool] = []
     start = 0
     for end in ends:
         row, deleted = fn.merge((kinds[j], [c[j] for c in cols]) for j in range(start, end + 1))
@@ -248,7 +259,7 @@ def _merge_records_one_by_one(data, ends, keys, names, engine, options, primary_
     return pa.Table.from_arrays(arrays + [kind], schema=schema.append(pa.field(VALUE_KIND, pa.int8())))
 
 
-def group_edges(data, keys: Sequence[str], last: bool):
+def group_edges(data: pa.Table, keys: Sequence[str], last: bool) -> pa.Array:
     """A mask of the last (or first) record of each key in key-sorted ``data``."""
     import numpy as np
     import pyarrow as pa
@@ -270,13 +281,14 @@ def group_edges(data, keys: Sequence[str], last: bool):
     return pa.array(mask)
 
 
-def strip_key_columns(table):
+def strip_key_columns(table: pa.Table) -> pa.Table:
     """A data file's records without the ``_KEY_`` copies of the key (not every writer has them)."""
     keep = [c for c in table.column_names if not c.startswith(KEY_PREFIX)]
     return table.select(keep) if len(keep) != table.num_columns else table
 
 
-def _kv_columns(raw, path: str, file_fields, read_fields):
+def _kv_columns(raw: pa.Table, path: str, file_fields: Sequence[DataField],
+                read_fields: Sequence[DataField]) -> pa.Table:
     """Records of a data file as the value columns of ``read_fields`` (matched by field id,
     as ``evolve_arrow`` does) plus ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND``."""
     import pyarrow as pa
@@ -284,12 +296,12 @@ def _kv_columns(raw, path: str, file_fields, read_fields):
     missing = [c for c in SYSTEM_COLUMNS if c not in raw.column_names]
     if missing:
         raise UnsupportedTableError(f"data file {path} of a primary-key table has no {', '.join(missing)} column")
-    values = evolve_arrow(strip_key_columns(raw).drop_columns(list(SYSTEM_COLUMNS)), file_fields, read_fields)
+    values = evolve_arrow(strip_key_columns(raw).drop_columns(list(SYSTEM_COLUMNS)), file_fields, list(read_fields))
     return values.append_column(SEQUENCE, raw.column(SEQUENCE).cast(pa.int64())) \
         .append_column(VALUE_KIND, raw.column(VALUE_KIND).cast(pa.int8()))
 
 
-def distinct_keys(tables, keys: Sequence[str]):
+def distinct_keys(tables: Iterable[pa.Table], keys: Sequence[str]) -> Optional[pa.Table]:
     """The distinct values of the key columns ``keys`` over ``tables`` (None for none)."""
     import pyarrow as pa
 
@@ -299,12 +311,13 @@ def distinct_keys(tables, keys: Sequence[str]):
     return pa.concat_tables(parts, promote_options="permissive").group_by(list(keys)).aggregate([])
 
 
-def keys_of_files(io, files, read_fields, keys: Sequence[str]):
+def keys_of_files(io: FileIO, files: Iterable[tuple[str, Sequence[DataField]]], read_fields: Sequence[DataField],
+                  keys: Sequence[str]) -> Optional[pa.Table]:
     """The distinct keys the data files ``files`` (``(path, fields written with)``) hold."""
     return distinct_keys([read_kv_file(p, io, ff, read_fields) for p, ff in files], keys)
 
 
-def read_kv_file(path: str, io, file_fields, read_fields):
+def read_kv_file(path: str, io: FileIO, file_fields: Sequence[DataField], read_fields: Sequence[DataField]) -> pa.Table:
     """One data file of a primary-key table as the value columns of ``read_fields`` plus
     ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND``."""
     return _kv_columns(read_data_file(path, io), path, file_fields, read_fields)
@@ -313,8 +326,8 @@ def read_kv_file(path: str, io, file_fields, read_fields):
 BATCH_ROWS = 65536
 
 
-def read_merged_bucket(io, paths: Sequence[str], file_fields: Sequence, schema, table: str = "table",
-                       levels: Sequence[int] | None = None):
+def read_merged_bucket(io: FileIO, paths: Sequence[str], file_fields: Sequence[Sequence[DataField]], schema: TableSchema,
+                       table: str = "table", levels: Sequence[int] | None = None) -> pa.Table:
     """The merged rows of one (partition, bucket) of a primary-key table as one Arrow table
     (see ``iter_merged_bucket``)."""
     import pyarrow as pa
@@ -328,7 +341,7 @@ def read_merged_bucket(io, paths: Sequence[str], file_fields: Sequence, schema, 
 LEVEL = "_LEVEL"
 
 
-def reads_by_lookup(options: dict) -> bool:
+def reads_by_lookup(options: Mapping[str, str]) -> bool:
     """Whether Paimon's readers merge a key as a lookup table's: its level-0 records over only its
     newest record above level 0 (the lookup compaction writes every key's whole value, so older
     levels hold stale whole values). Partial-update and aggregation tables with the lookup
@@ -340,7 +353,7 @@ def reads_by_lookup(options: dict) -> bool:
             or str(options.get("deletion-vectors.enabled", "false")).lower() == "true")
 
 
-def _newest_level_only(data, keys: Sequence[str]):
+def _newest_level_only(data: pa.Table, keys: Sequence[str]) -> pa.Table:
     """Of each key's records, those at level 0 and those at its lowest level above 0."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -357,9 +370,10 @@ def _newest_level_only(data, keys: Sequence[str]):
     return data.filter(pc.fill_null(keep, False)).select(out_schema.names).cast(out_schema)
 
 
-def iter_merged_bucket(io, paths: Sequence[str], file_fields: Sequence, schema, table: str = "table",
+def iter_merged_bucket(io: FileIO, paths: Sequence[str], file_fields: Sequence[Sequence[DataField]], schema: TableSchema,
+                       table: str = "table",
                        batch_rows: int = BATCH_ROWS, keep_sequence: bool = False, keep_deletes: bool = False,
-                       levels: Sequence[int] | None = None):
+                       levels: Sequence[int] | None = None) -> Iterator[pa.Table]:
     """The merged rows of one (partition, bucket) of a primary-key table, in key order, as a
     stream of Arrow tables: ``paths`` are its live data files (``file_fields[i]`` the fields
     of the schema each was written with), ``schema`` the read's TableSchema.
@@ -377,7 +391,7 @@ def iter_merged_bucket(io, paths: Sequence[str], file_fields: Sequence, schema, 
     keys = trimmed_primary_keys(schema.primary_keys, schema.partition_keys)
     engine, options = merge_engine(schema.options), schema.options
     readers = [_sorted_batches(p, io, ff, read_fields, keys, batch_rows) for p, ff in zip(paths, file_fields)]
-    buffers: list = [None] * len(readers)
+    buffers: list[Any] = [None] * len(readers)     # per file: its buffered records (a Table), or None
     done = [False] * len(readers)
 
     by_level = levels is not None and reads_by_lookup(options)
@@ -392,7 +406,7 @@ def iter_merged_bucket(io, paths: Sequence[str], file_fields: Sequence, schema, 
                 return
         done[i] = True
 
-    def emit(parts):
+    def emit(parts: list[pa.Table]) -> Optional[pa.Table]:
         data = pa.concat_tables(parts)
         if by_level:
             data = _newest_level_only(data, keys)
@@ -425,11 +439,11 @@ def iter_merged_bucket(io, paths: Sequence[str], file_fields: Sequence, schema, 
             yield out
 
 
-def _key_at(table, keys, i: int) -> tuple:
+def _key_at(table: pa.Table, keys: Sequence[str], i: int) -> tuple[Any, ...]:
     return tuple(table.column(k)[i].as_py() for k in keys)
 
 
-def _count_below(table, keys, bound: tuple) -> int:
+def _count_below(table: pa.Table, keys: Sequence[str], bound: tuple[Any, ...]) -> int:
     """How many of key-sorted ``table``'s first records have keys below ``bound``."""
     lo, hi = 0, table.num_rows
     while lo < hi:
@@ -441,11 +455,12 @@ def _count_below(table, keys, bound: tuple) -> int:
     return lo
 
 
-def _sorted_batches(path: str, io, file_fields, read_fields, keys, batch_rows: int):
+def _sorted_batches(path: str, io: FileIO, file_fields: Sequence[DataField], read_fields: Sequence[DataField],
+                    keys: Sequence[str], batch_rows: int) -> Iterator[pa.Table]:
     """A data file's records batch by batch, checked to be in key order."""
     import pyarrow.compute as pc
 
-    last = None
+    last: Optional[tuple[Any, ...]] = None
     for raw in iter_data_file(path, io, batch_rows):
         chunk = _kv_columns(raw, path, file_fields, read_fields)
         if not chunk.num_rows:
@@ -460,8 +475,8 @@ def _sorted_batches(path: str, io, file_fields, read_fields, keys, batch_rows: i
         yield chunk
 
 
-def merge_records(data, keys: Sequence[str], value_names: Sequence[str], engine: str, options: dict,
-                  primary_keys: Sequence[str] = (), table: str = "table"):
+def merge_records(data: pa.Table, keys: Sequence[str], value_names: Sequence[str], engine: str, options: Mapping[str, str],
+                  primary_keys: Sequence[str] = (), table: str = "table") -> pa.Table:
     """The records of one write merged to one per key (a data file holds each key once, in
     key order): ``data`` as for ``merge``; returns the value columns with each key's
     ``_SEQUENCE_NUMBER`` (its newest) and ``_VALUE_KIND``. The deduplicate engine keeps the

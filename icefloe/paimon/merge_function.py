@@ -1,3 +1,4 @@
+# pyright: strict
 """The partial-update and aggregation merge engines, record by record.
 
 ``icefloe.paimon.merge`` merges whole buckets with Arrow kernels where it can (deduplicate,
@@ -26,21 +27,24 @@ row: writers store it as a -D record, which carries the retraction to older file
 from __future__ import annotations
 
 import decimal
-from typing import Optional, Sequence
+from typing import Any, Iterable, Mapping, Sequence, cast
 
 from icefloe.errors import NotSupportedError, RetractRefused, UnsupportedTableError
 
 INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE = 0, 1, 2, 3
 
+# A record as merge functions take it: (row kind, values in the function's column order)
+Record = tuple[int, Sequence[Any]]
+
 FUNCTIONS = ("sum", "product", "max", "min", "last_value", "last_non_null_value", "first_value",
              "first_non_null_value", "bool_and", "bool_or", "listagg", "collect", "merge_map", "primary_key")
 
 
-def _truthy(options: dict, key: str) -> bool:
+def _truthy(options: Mapping[str, str], key: str) -> bool:
     return str(options.get(key, "false")).strip().lower() == "true"
 
 
-def _csv(value) -> list[str]:
+def _csv(value: object) -> list[str]:
     return [p.strip() for p in str(value or "").split(",") if p.strip()]
 
 
@@ -48,7 +52,7 @@ def _csv(value) -> list[str]:
 class Aggregator:
     """One column's aggregate function: ``agg`` folds a value in, ``retract`` takes one out."""
 
-    def __init__(self, name: str, column: str, options: dict, arrow_type=None):
+    def __init__(self, name: str, column: str, options: Mapping[str, str], arrow_type: Any = None):
         self.name, self.column, self.type = name, column, arrow_type
         self.ignore_retract = _truthy(options, f"fields.{column}.ignore-retract")
         self.distinct = _truthy(options, f"fields.{column}.distinct")
@@ -58,7 +62,7 @@ class Aggregator:
     def reset(self) -> None:
         self._seen = False
 
-    def agg(self, acc, value):
+    def agg(self, acc: Any, value: Any) -> Any:
         n = self.name
         if n in ("primary_key", "last_value"):
             return value
@@ -80,7 +84,7 @@ class Aggregator:
             if acc is None and value is None:
                 return None
             if self.distinct:
-                out: list = []
+                out: list[Any] = []
                 for part in (acc, value):
                     for v in part or ():
                         if v not in out:
@@ -109,11 +113,11 @@ class Aggregator:
             return list(merged.items())
         raise UnsupportedTableError(f"unknown aggregate function {n!r}")   # pragma: no cover - validated first
 
-    def agg_reversed(self, acc, value):
+    def agg_reversed(self, acc: Any, value: Any) -> Any:
         """An older record's value folded in (partial-update sequence groups)."""
         return self.agg(value, acc)
 
-    def retract(self, acc, value):
+    def retract(self, acc: Any, value: Any) -> Any:
         if self.ignore_retract:
             return acc
         n = self.name
@@ -148,7 +152,7 @@ class Aggregator:
             f"the aggregate function {n!r} of column {self.column!r} cannot retract (a -U/-D record "
             f"arrived); set 'fields.{self.column}.ignore-retract' = 'true' to ignore retractions")
 
-    def _listagg(self, acc, value):
+    def _listagg(self, acc: Any, value: Any) -> Any:
         if value is None or not str(value).strip():
             return acc
         if acc is None or not str(acc).strip():
@@ -165,17 +169,19 @@ class Aggregator:
         return self.delimiter.join(out)
 
 
-def _pairs(m):
+def _pairs(m: Any) -> list[tuple[Any, ...]]:
     if m is None:
         return []
-    return list(m.items()) if isinstance(m, dict) else [tuple(p) for p in m]
+    if isinstance(m, dict):
+        return list(cast("dict[Any, Any]", m).items())
+    return [tuple(p) for p in m]
 
 
-def _negate(v):
+def _negate(v: Any) -> Any:
     return None if v is None else -v
 
 
-def _divide(a, b):
+def _divide(a: Any, b: Any) -> Any:
     if isinstance(a, int) and isinstance(b, int) and not isinstance(a, bool):
         q = abs(a) // abs(b)              # truncated toward zero, as integer division does in Java
         return q if (a >= 0) == (b >= 0) else -q
@@ -186,7 +192,7 @@ def _divide(a, b):
     return a / b
 
 
-def aggregate_function_name(name: str, primary_keys: Sequence[str], options: dict, seq_fields=()) -> str:
+def aggregate_function_name(name: str, primary_keys: Sequence[str], options: Mapping[str, str], seq_fields: Sequence[str] = ()) -> str:
     """The aggregation engine's function for column ``name`` (Paimon's precedence)."""
     if name in seq_fields:
         return "last_value"
@@ -204,9 +210,10 @@ def _check_function(fn: str, column: str, table: str) -> None:
 
 
 # --------------------------------------------------------------------------- partial-update groups
-def sequence_groups(names: Sequence[str], options: dict, table: str = "table") -> list[tuple[list, list]]:
+def sequence_groups(names: Sequence[str], options: Mapping[str, str], table: str = "table") -> list[tuple[list[str], list[str]]]:
     """The partial-update sequence groups: (sequence columns, protected columns) each."""
-    groups, owner = [], {}
+    groups: list[tuple[list[str], list[str]]] = []
+    owner: dict[str, str] = {}
     for key in sorted(options):
         k = str(key)
         if not (k.startswith("fields.") and k.endswith(".sequence-group")):
@@ -228,7 +235,7 @@ def sequence_groups(names: Sequence[str], options: dict, table: str = "table") -
 class PartialUpdate:
     """Paimon's partial-update merge function over value rows (lists in ``names`` order)."""
 
-    def __init__(self, names: Sequence[str], primary_keys: Sequence[str], options: dict, nullable: Sequence[bool],
+    def __init__(self, names: Sequence[str], primary_keys: Sequence[str], options: Mapping[str, str], nullable: Sequence[bool],
                  table: str = "table"):
         self.names = list(names)
         self.index = {n: i for i, n in enumerate(self.names)}
@@ -252,7 +259,7 @@ class PartialUpdate:
             raise UnsupportedTableError(f"table {table}: sequence groups and "
                                         "'partial-update.remove-record-on-delete' cannot both be set")
         protected = {c for _, cols in groups for c in cols}
-        self.aggs: dict = {}
+        self.aggs: dict[int, Aggregator] = {}
         for n in self.names:
             if n in seq_names:
                 continue
@@ -269,14 +276,14 @@ class PartialUpdate:
             _check_function(fn, n, table)
             self.aggs[self.index[n]] = Aggregator(fn, n, options)
         # column index -> its group (sequence indexes, protected indexes)
-        self.group_of: dict = {}
+        self.group_of: dict[int, tuple[list[int], list[int]]] = {}
         for g in self.groups:
             for i in g[0] + g[1]:
                 self.group_of[i] = g
 
-    def merge(self, records) -> tuple[Optional[list], bool]:
+    def merge(self, records: Iterable[Record]) -> tuple[list[Any], bool]:
         """``records``: (kind, values) in sequence order; returns (row, deleted)."""
-        row = [None] * len(self.names)
+        row: list[Any] = [None] * len(self.names)
         for a in self.aggs.values():
             a.reset()
         met_insert = deleted = False
@@ -309,17 +316,17 @@ class PartialUpdate:
             met_insert = True
         return row, deleted or not met_insert
 
-    def _cleared(self, values) -> list:
+    def _cleared(self, values: Sequence[Any]) -> list[Any]:
         return [v if not self.nullable[i] else None for i, v in enumerate(values)]
 
     @staticmethod
-    def _seq_key(values, seq):
+    def _seq_key(values: Sequence[Any], seq: Iterable[int]) -> tuple[tuple[int, Any], ...]:
         return tuple((0, None) if values[i] is None else (1, values[i]) for i in seq)
 
-    def _update(self, row, values) -> None:
+    def _update(self, row: list[Any], values: Sequence[Any]) -> None:
         # a group's sequence columns are set together when the first of them is reached; a
         # protected column compares the record with the row as it is then (equal once set)
-        done: set = set()
+        done: set[int] = set()
         for i, v in enumerate(values):
             agg = self.aggs.get(i)
             g = self.group_of.get(i)
@@ -344,7 +351,7 @@ class PartialUpdate:
             elif agg is not None:
                 row[i] = agg.agg_reversed(row[i], v)
 
-    def _retract(self, row, values, kind) -> bool:
+    def _retract(self, row: list[Any], values: Sequence[Any], kind: int) -> bool:
         """Retract a -U/-D record's groups; True if the row is to be removed."""
         old = list(row)
         for seq, cols in self.groups:
@@ -369,19 +376,19 @@ class PartialUpdate:
 class Aggregation:
     """Paimon's aggregation merge function over value rows."""
 
-    def __init__(self, names: Sequence[str], primary_keys: Sequence[str], options: dict, nullable: Sequence[bool],
+    def __init__(self, names: Sequence[str], primary_keys: Sequence[str], options: Mapping[str, str], nullable: Sequence[bool],
                  seq_fields: Sequence[str] = (), table: str = "table"):
         self.names = list(names)
         self.nullable = list(nullable)
         self.remove_on_delete = _truthy(options, "aggregation.remove-record-on-delete")
-        self.aggs = []
+        self.aggs: list[Aggregator] = []
         for n in self.names:
             fn = aggregate_function_name(n, primary_keys, options, seq_fields)
             _check_function(fn, n, table)
             self.aggs.append(Aggregator(fn, n, options))
 
-    def merge(self, records) -> tuple[Optional[list], bool]:
-        row = [None] * len(self.names)
+    def merge(self, records: Iterable[Record]) -> tuple[list[Any], bool]:
+        row: list[Any] = [None] * len(self.names)
         for a in self.aggs:
             a.reset()
         deleted = False
@@ -398,8 +405,8 @@ class Aggregation:
         return row, deleted
 
 
-def merge_function(engine: str, names: Sequence[str], primary_keys: Sequence[str], options: dict,
-                   nullable: Sequence[bool], seq_fields: Sequence[str] = (), table: str = "table"):
+def merge_function(engine: str, names: Sequence[str], primary_keys: Sequence[str], options: Mapping[str, str],
+                   nullable: Sequence[bool], seq_fields: Sequence[str] = (), table: str = "table") -> PartialUpdate | Aggregation:
     if engine == "partial-update":
         return PartialUpdate(names, primary_keys, options, nullable, table)
     return Aggregation(names, primary_keys, options, nullable, seq_fields, table)

@@ -1,3 +1,4 @@
+# pyright: strict
 """Pruning Paimon files with the one expression tree both formats share.
 
 ``where`` is Spark SQL text, parsed and bound by ``icefloe.core.expressions`` against the Paimon
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 
 from icefloe.core import expressions as ex
@@ -25,6 +26,9 @@ from icefloe.core.values import to_internal
 from icefloe.errors import IcefloeError
 from icefloe.errors import UnsupportedFilterError  # noqa: F401 - defined in icefloe.errors, importable here too
 from icefloe.paimon.types import DataField, to_core_schema
+
+if TYPE_CHECKING:
+    import pyarrow.compute as pc
 
 ALWAYS = ex.AlwaysTrue()          # prunes nothing
 Always = ex.AlwaysTrue
@@ -45,7 +49,7 @@ class ColumnRange:
 
 
 # --------------------------------------------------------------------------- parsing and binding
-def parse_where(text) -> ex.Expr:
+def parse_where(text: object) -> ex.Expr:
     """Spark SQL condition text as an unbound tree (``ALWAYS`` when there is none or it cannot be read)."""
     if text is None or not str(text).strip():
         return ALWAYS
@@ -66,14 +70,14 @@ def bind(node: ex.Expr, fields: Sequence[DataField]) -> ex.Expr:
         return ALWAYS
 
 
-def conjuncts(node: ex.Expr) -> list:
+def conjuncts(node: ex.Expr) -> list[ex.Expr]:
     """The top-level AND terms of a tree (nested ANDs flattened)."""
     if isinstance(node, ex.And):
         return conjuncts(node.left) + conjuncts(node.right)
     return [node]
 
 
-def referenced_columns(node: ex.Expr) -> set:
+def referenced_columns(node: ex.Expr) -> set[str]:
     if isinstance(node, (ex.And, ex.Or)):
         return referenced_columns(node.left) | referenced_columns(node.right)
     if isinstance(node, ex.Not):
@@ -84,7 +88,7 @@ def referenced_columns(node: ex.Expr) -> set:
 
 
 # --------------------------------------------------------------------------- exact row filters
-def to_arrow_expression(text: str, fields: Sequence[DataField]):
+def to_arrow_expression(text: str, fields: Sequence[DataField]) -> pc.Expression:
     """The pyarrow.compute expression of a Spark SQL condition, evaluated exactly (SQL's
     three-valued logic). Raises ``UnsupportedFilterError`` for what Arrow cannot evaluate
     exactly (functions, casts, comparisons of columns, TIMESTAMP_LTZ literals)."""
@@ -96,11 +100,11 @@ def to_arrow_expression(text: str, fields: Sequence[DataField]):
 
 
 # --------------------------------------------------------------------------- pruning
-def _in_range(v, lo, hi) -> bool:
+def _in_range(v: Any, lo: Any, hi: Any) -> bool:
     return (lo is None or lo <= v) and (hi is None or v <= hi)
 
 
-def may_match(node: ex.Expr, ranges: dict) -> bool:
+def may_match(node: ex.Expr, ranges: Mapping[str, ColumnRange]) -> bool:
     """False only if no row described by ``ranges`` (column name -> ColumnRange) can match."""
     if isinstance(node, ex.AlwaysFalse):
         return False

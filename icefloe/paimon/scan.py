@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import decimal
 from dataclasses import replace
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 from icefloe.core import expressions as ex
 from icefloe.paimon import file_index as fi
@@ -28,20 +28,29 @@ from icefloe.paimon.file_store import FileStore
 from icefloe.paimon.merge import trimmed_primary_keys
 from icefloe.paimon.snapshot import Snapshot
 from icefloe.paimon.types import length, root as root_of, type_string
-from icefloe.paimon.schema import SchemaHistory
+from icefloe.paimon.data_file import DataFileMeta, SimpleStats
+from icefloe.paimon.schema import SchemaHistory, TableSchema
+from icefloe.paimon.types import DataField
+from icefloe.core.types import IcebergType as DataType
 from icefloe.paimon.schema_update import can_widen
 from icefloe.errors import UnsupportedTableError  # noqa: F401 - defined in icefloe.errors, importable here too
 
+# a schema by its id (a SchemaHistory)
+Schemas = Callable[[int], TableSchema]
+# where a file's value statistics hold the columns a filter names: (the statistics' field count,
+# [(read column, position, type in the file)], [read columns the file's schema lacks])
+StatsLayout = tuple[int, list[tuple[str, int, DataType]], list[str]]
 
-def bind_filter(where, fields):
+
+def bind_filter(where: object, fields: Sequence[DataField]) -> ex.Expr:
     """A bound predicate for Spark SQL text; anything else (e.g. a Column) prunes nothing."""
     if isinstance(where, str):
         return pr.bind(pr.parse_where(where), fields)
     return pr.ALWAYS
 
 
-def plan(store: FileStore, snapshot: Optional[Snapshot], where=None, schema=None,
-         schemas=None) -> list[mf.ManifestEntry]:
+def plan(store: FileStore, snapshot: Optional[Snapshot], where: object = None, schema: Optional[TableSchema] = None,
+         schemas: Optional[Schemas] = None) -> list[mf.ManifestEntry]:
     """Live ADD entries of ``snapshot`` that may hold rows matching ``where``, each with
     ``file.file_path`` set to the data file's location. ``where`` is bound to ``schema``
     (the read schema; default: the store's); ``schemas`` looks up a schema by id (for
@@ -66,12 +75,12 @@ def plan(store: FileStore, snapshot: Optional[Snapshot], where=None, schema=None
     part_keys = schema.partition_keys
     part_types = store.partition_types
     manifests = store.data_manifests(snapshot)
-    part_cache: dict = {}
+    part_cache: dict[bytes, tuple[Any, ...]] = {}
     keep_partition: Optional[Callable[[bytes], bool]] = None
-    keep_stats: Optional[Callable[[Any, int], bool]] = None
+    keep_stats: Optional[Callable[[SimpleStats, int], bool]] = None
     if pruning and part_keys and pr.referenced_columns(pred) & set(part_keys):
         manifests = [m for m in manifests if _manifest_may_match(pred, m, part_keys, part_types)]
-        verdicts: dict = {}
+        verdicts: dict[bytes, bool] = {}
 
         def partition_kept(data: bytes) -> bool:
             # an entry of a partition the filter rejects is never built (its DELETE, if
@@ -83,14 +92,14 @@ def plan(store: FileStore, snapshot: Optional[Snapshot], where=None, schema=None
                 ok = verdicts[data] = pr.may_match(pred, ranges)
             return ok
 
-        def stats_kept(stats, rows: int) -> bool:   # a block of an indexed manifest
+        def stats_kept(stats: SimpleStats, rows: int) -> bool:   # a block of an indexed manifest
             return _stats_may_match(pred, stats, rows, part_keys, part_types)
         keep_partition, keep_stats = partition_kept, stats_kept
     keep_file = _raw_stats_filter(pred, schema, schemas) if pruning and not schema.primary_keys else None
     live = store.merge_live(store.entries(manifests, keep_partition, keep_file, keep_stats))
     buckets = _selected_buckets(pred, schema) if pruning else None
     index_kept = _index_filter(store, pred, schema, schemas) if pruning else None
-    out = []
+    out: list[mf.ManifestEntry] = []
     for e in live:
         values = part_cache.get(e.partition.data)
         if values is None:
@@ -120,7 +129,8 @@ def plan(store: FileStore, snapshot: Optional[Snapshot], where=None, schema=None
     return out
 
 
-def _index_filter(store: FileStore, pred, schema, schemas) -> Optional[Callable[[Any, tuple], bool]]:
+def _index_filter(store: FileStore, pred: ex.Expr, schema: TableSchema, schemas: Schemas
+                  ) -> Optional[Callable[[mf.ManifestEntry, tuple[Any, ...]], bool]]:
     """For an append table read with ``file-index.read.enabled`` (the default) and an ``=`` / ``IN``
     condition: a test of an entry's file index (embedded, or its ``.index`` file beside the data
     file), False only where a bloom filter rules the file out. A primary-key table's files are
@@ -138,19 +148,19 @@ def _index_filter(store: FileStore, pred, schema, schemas) -> Optional[Callable[
         return None
     read_fields = {f.name: f for f in schema.fields if f.name in names}
 
-    def columns_of(schema_id: int) -> dict:
+    def columns_of(schema_id: int) -> dict[str, DataField]:
         file_schema = schema if schema_id == schema.id else schemas(schema_id)
         by_id = {f.id: f for f in file_schema.fields}
-        out = {}
+        out: dict[str, DataField] = {}
         for n, rf in read_fields.items():
             f = by_id.get(rf.id)
             if f is not None and type_string(f.type) == type_string(rf.type):
                 out[n] = f
         return out
 
-    layouts: dict = {}
+    layouts: dict[int, dict[str, DataField]] = {}
 
-    def keep(e, values) -> bool:
+    def keep(e: mf.ManifestEntry, values: tuple[Any, ...]) -> bool:
         f = e.file
         raw = f.embedded_index
         where = f"the file index of {f.file_name}"
@@ -173,18 +183,20 @@ def _index_filter(store: FileStore, pred, schema, schemas) -> Optional[Callable[
     return keep
 
 
-def _manifest_may_match(pred, m: mf.ManifestFileMeta, keys, types) -> bool:
+def _manifest_may_match(pred: ex.Expr, m: mf.ManifestFileMeta, keys: Sequence[str], types: Sequence[DataType]) -> bool:
     return _stats_may_match(pred, m.partition_stats, m.num_added_files + m.num_deleted_files, keys, types)
 
 
-def _stats_may_match(pred, stats, rows: int, keys, types) -> bool:
+def _stats_may_match(pred: ex.Expr, stats: SimpleStats, rows: int, keys: Sequence[str],
+                     types: Sequence[DataType]) -> bool:
     """Whether entries with these partition statistics may hold a partition ``pred`` admits."""
     mins, maxs, nulls = stats.decode(types)
     ranges = {k: pr.ColumnRange(lo, hi, n, rows) for k, lo, hi, n in zip(keys, mins, maxs, nulls)}
     return pr.may_match(pred, ranges)
 
 
-def _raw_stats_filter(pred, schema, schemas):
+def _raw_stats_filter(pred: ex.Expr, schema: TableSchema,
+                      schemas: Schemas) -> Optional[Callable[[dict[str, Any]], bool]]:
     """For an append table: a predicate on an ADD's raw ``_FILE`` record, False only where
     the value statistics of the columns ``pred`` names (not partition keys) rule the file out,
     read from the statistics' bytes without building the entry, by the rules of
@@ -194,12 +206,12 @@ def _raw_stats_filter(pred, schema, schemas):
     names = pr.referenced_columns(pred) - set(schema.partition_keys)
     if not names or not names <= {f.name for f in schema.fields}:
         return None
-    layouts: dict = {}   # (schema id, value-stats columns) -> _stats_layout
+    layouts: dict[tuple[int, Optional[tuple[str, ...]]], StatsLayout] = {}   # (schema id, value-stats columns) -> _stats_layout
 
-    def keep(f: dict) -> bool:
+    def keep(f: dict[str, Any]) -> bool:
         try:
             cols = f.get("_VALUE_STATS_COLS")
-            key = (f["_SCHEMA_ID"], None if cols is None else tuple(cols))
+            key: tuple[int, Optional[tuple[str, ...]]] = (f["_SCHEMA_ID"], None if cols is None else tuple(cols))
             layout = layouts.get(key)
             if layout is None:
                 file_schema = schema if key[0] == schema.id else schemas(key[0])
@@ -216,7 +228,8 @@ def _raw_stats_filter(pred, schema, schemas):
     return keep
 
 
-def _stats_layout(schema, file_schema, cols, names) -> tuple:
+def _stats_layout(schema: TableSchema, file_schema: TableSchema, cols: Optional[Sequence[str]],
+                  names: set[str]) -> StatsLayout:
     """Where a file's value statistics hold the columns ``names`` of the read ``schema``: (the
     statistics' field count, [(read column, position, type in the file)], [read columns the
     file's schema lacks]). ``cols`` is the file's ``_VALUE_STATS_COLS`` (None: every column of
@@ -226,7 +239,7 @@ def _stats_layout(schema, file_schema, cols, names) -> tuple:
     by_name = {x.name: x for x in file_schema.fields}
     fields = file_schema.fields if cols is None else [by_name[c] for c in cols]
     read_by_id = {f.id: f for f in schema.fields}
-    positions = []
+    positions: list[tuple[str, int, DataType]] = []
     for i, x in enumerate(fields):
         rf = x if file_schema is schema else read_by_id.get(x.id)
         if rf is not None and rf.name in names and (file_schema is schema or _order_kept(x.type, rf.type)):
@@ -235,7 +248,8 @@ def _stats_layout(schema, file_schema, cols, names) -> tuple:
     return len(fields), positions, [rf.name for rf in schema.fields if rf.name in names and rf.id not in ids]
 
 
-def _stats_ranges(ranges: dict, layout: tuple, lo: bytes, hi: bytes, counts, rows: int) -> dict:
+def _stats_ranges(ranges: dict[str, pr.ColumnRange], layout: StatsLayout, lo: bytes, hi: bytes,
+                  counts: Optional[Sequence[Optional[int]]], rows: int) -> dict[str, pr.ColumnRange]:
     """``ranges`` with each column of ``layout`` it lacks: its range from the statistics' min and
     max row bytes (without the arity prefix) and null counts; a column the file lacks is all null."""
     arity, positions, absent = layout
@@ -250,7 +264,8 @@ def _stats_ranges(ranges: dict, layout: tuple, lo: bytes, hi: bytes, counts, row
     return ranges
 
 
-def _file_may_match(pred, f, schema, part_ranges: dict, schemas=None) -> bool:
+def _file_may_match(pred: ex.Expr, f: DataFileMeta, schema: TableSchema, part_ranges: dict[str, pr.ColumnRange],
+                    schemas: Optional[Schemas] = None) -> bool:
     """Whether a file's value statistics allow rows matching ``pred`` (bound to ``schema``), by
     :func:`_stats_layout`'s rules; only the columns ``pred`` names are decoded."""
     file_schema = schema
@@ -273,7 +288,8 @@ def _file_may_match(pred, f, schema, part_ranges: dict, schemas=None) -> bool:
     return pr.may_match(pred, ranges)
 
 
-def _key_range_may_match(pred, f, schema, part_ranges: dict, schemas) -> bool:
+def _key_range_may_match(pred: ex.Expr, f: DataFileMeta, schema: TableSchema, part_ranges: dict[str, pr.ColumnRange],
+                         schemas: Schemas) -> bool:
     """For a primary-key table: whether a file's key statistics allow a key matching ``pred``,
     when ``pred`` refers to key and partition columns only (else True)."""
     keys = trimmed_primary_keys(schema.primary_keys, schema.partition_keys)
@@ -296,7 +312,7 @@ def _key_range_may_match(pred, f, schema, part_ranges: dict, schemas) -> bool:
     return pr.may_match(pred, ranges)
 
 
-def _order_kept(old, new) -> bool:
+def _order_kept(old: DataType, new: DataType) -> bool:
     """Statistics of ``old`` values bound values of ``new`` (same type, or a widening)."""
     if not old.is_primitive or not new.is_primitive:
         return False
@@ -305,7 +321,7 @@ def _order_kept(old, new) -> bool:
     return can_widen(old, new)
 
 
-def _same_bucket_keys(schemas, schema_id: int, schema) -> bool:
+def _same_bucket_keys(schemas: Schemas, schema_id: int, schema: TableSchema) -> bool:
     """Whether a file's schema puts rows in buckets as ``schema`` does (the same bucket-key
     field ids and types), so bucket pruning computed with ``schema`` applies to it."""
     if schema_id == schema.id:
@@ -315,7 +331,7 @@ def _same_bucket_keys(schemas, schema_id: int, schema) -> bool:
     except Exception:
         return False
 
-    def keys(s):
+    def keys(s: TableSchema) -> Optional[list[tuple[int, str]]]:
         try:
             return [(k.id, type_string(k.type)) for k in s.bucket_key_fields]
         except Exception:
@@ -325,7 +341,7 @@ def _same_bucket_keys(schemas, schema_id: int, schema) -> bool:
     return mine is not None and keys(other) == mine and other.num_buckets == schema.num_buckets
 
 
-def _selected_buckets(pred, schema) -> Optional[set]:
+def _selected_buckets(pred: ex.Expr, schema: TableSchema) -> Optional[set[int]]:
     """Buckets that can hold rows matching ``pred`` when it fixes every bucket key by
     equality (``k = v`` or ``k IN (...)`` in the top-level AND); else None."""
     if schema.num_buckets <= 0:
@@ -336,16 +352,16 @@ def _selected_buckets(pred, schema) -> Optional[set]:
                        for k in keys):
         return None
     conjuncts = pr.conjuncts(pred)
-    choices = {}
+    choices: dict[str, list[Any]] = {}
     for c in conjuncts:
         if isinstance(c, (ex.EqualTo, ex.In)) and isinstance(c.term, ex.BoundReference) \
                 and not isinstance(c, ex.LikeEqualTo):
             choices[c.term.name] = [c.literal] if isinstance(c, ex.EqualTo) else list(c.literals)
     if any(k.name not in choices for k in keys):
         return None
-    combos: list = [[]]
+    combos: list[list[Any]] = [[]]
     for k in keys:
-        vals = []
+        vals: list[Any] = []
         for v in choices[k.name]:
             if isinstance(v, decimal.Decimal):
                 if v != v.to_integral_value():

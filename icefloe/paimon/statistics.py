@@ -1,3 +1,4 @@
+# pyright: strict
 """Table statistics (Paimon's ``Statistics``): ``<table>/statistics/stat-<uuid>-<n>`` JSON files.
 
 ``ANALYZE TABLE`` writes one and commits a snapshot of kind ``ANALYZE`` (no file changes) whose
@@ -15,7 +16,7 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any, Optional
 
 from icefloe.core.io import FileIO
 from icefloe.errors import CorruptMetadataError
@@ -36,7 +37,7 @@ class ColStats:
     avg_len: Optional[int] = None
     max_len: Optional[int] = None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, a) for k, a in _COL_FIELDS if getattr(self, a) is not None}
 
 
@@ -46,10 +47,10 @@ class Statistics:
     schema_id: int
     merged_record_count: Optional[int] = None
     merged_record_size: Optional[int] = None
-    col_stats: dict = field(default_factory=dict)      # column name -> ColStats
+    col_stats: dict[str, ColStats] = field(default_factory=dict[str, ColStats])      # column name -> ColStats
 
     def to_json(self) -> str:
-        doc: dict = {"snapshotId": self.snapshot_id, "schemaId": self.schema_id}
+        doc: dict[str, Any] = {"snapshotId": self.snapshot_id, "schemaId": self.schema_id}
         if self.merged_record_count is not None:
             doc["mergedRecordCount"] = self.merged_record_count
         if self.merged_record_size is not None:
@@ -65,12 +66,17 @@ class Statistics:
     def from_json(text: str, path: str = "<statistics>") -> "Statistics":
         try:
             d = json.loads(text)
-            cols = {name: ColStats(**{a: c.get(k) for k, a in _COL_FIELDS})
-                    for name, c in (d.get("colStats") or {}).items()}
+            col_docs: dict[str, dict[str, Any]] = d.get("colStats") or {}
+            cols = {name: ColStats(**_col_args(c)) for name, c in col_docs.items()}
             return Statistics(int(d["snapshotId"]), int(d["schemaId"]), d.get("mergedRecordCount"),
                               d.get("mergedRecordSize"), cols)
         except (ValueError, KeyError, TypeError, AttributeError) as e:
             raise CorruptMetadataError(path, f"not a Paimon statistics file ({e})") from None
+
+
+def _col_args(doc: dict[str, Any]) -> dict[str, Any]:
+    """``ColStats`` keyword arguments of one ``colStats`` entry (absent keys as None)."""
+    return {a: doc.get(k) for k, a in _COL_FIELDS}
 
 
 def statistics_path(table_path: str, name: str) -> str:

@@ -263,7 +263,7 @@ class FileStoreTable:
                 key = (e.partition.to_bytes(), e.bucket)
                 if key in vectors and key not in loaded:
                     loaded[key] = vectors[key].load(self.io)
-                parts.append(dv.read_rows(self.io, e.file.file_path, self.schema_by_id(e.file.schema_id).fields,
+                parts.append(dv.read_rows(self.io, e.file.path, self.schema_by_id(e.file.schema_id).fields,
                                           schema.fields, loaded.get(key, {}).get(e.file.file_name)))
         elif schema.primary_keys:       # merged per (partition, bucket); the filter applies after the merge
             self.check_mergeable(schema)

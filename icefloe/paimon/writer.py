@@ -16,7 +16,7 @@ after the largest sequence number already committed in that bucket.
 from __future__ import annotations
 
 import io as _io
-from typing import Iterable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Protocol, Sequence
 
 from icefloe.core.arrow import dictionary_columns, fit_array
 from icefloe.core.io import staged_files
@@ -32,16 +32,39 @@ from icefloe.paimon.stats import stats_from_arrow, value_stats
 from icefloe.core.ranges import arrow_out_of_range, out_of_range_message
 from icefloe.paimon.binary_row import encode_row
 
+if TYPE_CHECKING:
+    import numpy.typing as npt
+    import pyarrow as pa
+
+    from icefloe.core.io import FileIO
+    from icefloe.paimon.types import DataField
+
+# (partition values, bucket) -> the indices of its rows (None: every row)
+RowGroups = dict[tuple[tuple[Any, ...], int], Optional["npt.NDArray[Any]"]]
+
+
+class WritableTable(Protocol):
+    """What ``write_arrow_files`` needs of a table (a ``FileStoreTable``)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def store(self) -> FileStore: ...
+
+    @property
+    def table_schema(self) -> TableSchema: ...
+
 
 # --------------------------------------------------------------------------- fitting data to the schema
-def _compatible(src, dst) -> bool:
+def _compatible(src: pa.DataType, dst: pa.DataType) -> bool:
     """Whether Arrow type ``src`` converts to ``dst`` without loss or reinterpretation."""
     import pyarrow.types as t
 
     if src == dst or t.is_null(src):
         return True
     ints = [t.is_int8, t.is_int16, t.is_int32, t.is_int64]
-    rank = lambda x: next((i for i, f in enumerate(ints) if f(x)), None)  # noqa: E731
+    rank: Callable[[pa.DataType], Optional[int]] = lambda x: next((i for i, f in enumerate(ints) if f(x)), None)  # noqa: E731
     rank_src, rank_dst = rank(src), rank(dst)
     if rank_src is not None and rank_dst is not None:
         return rank_src <= rank_dst
@@ -53,7 +76,7 @@ def _compatible(src, dst) -> bool:
         # naive values for a zoned column are instants in UTC (Arrow's reading of them);
         # zoned values for a naive column would lose their zone: refused
         return (src.tz is None) == (dst.tz is None) or src.tz is None
-    strings = (t.is_string, t.is_large_string, lambda x: str(x) == "string_view")
+    strings: tuple[Callable[[pa.DataType], bool], ...] = (t.is_string, t.is_large_string, lambda x: str(x) == "string_view")
     if any(f(src) for f in strings) and any(f(dst) for f in strings):
         return True
     if (t.is_binary(src) or t.is_large_binary(src) or t.is_fixed_size_binary(src)) and t.is_binary(dst):
@@ -65,11 +88,11 @@ def _compatible(src, dst) -> bool:
     return False
 
 
-def align_arrow(data, fields, table_name: str = "table"):
+def align_arrow(data: pa.Table, fields: Sequence[DataField], table_name: str = "table") -> pa.Table:
     """``data`` (pyarrow.Table) projected, cast and checked against the table's fields."""
     import pyarrow as pa
 
-    by_name = {}
+    by_name: dict[str, str] = {}
     for name in data.column_names:
         if name.lower() in by_name:
             raise SchemaMismatchError(f"data has two columns named {name!r}")
@@ -79,7 +102,7 @@ def align_arrow(data, fields, table_name: str = "table"):
         raise SchemaMismatchError(f"data has columns that table {table_name} does not: {sorted(extra)}; "
                                   f"table columns are {[f.name for f in fields]}")
     target = pt.to_arrow_schema(fields)
-    cols = []
+    cols: list[pa.Array] = []
     for f, tf in zip(fields, target):
         src_name = by_name.get(f.name.lower())
         if src_name is None:
@@ -105,7 +128,7 @@ def align_arrow(data, fields, table_name: str = "table"):
     return pa.Table.from_arrays(cols, schema=target)
 
 
-def check_partition_ranges(data, partition_keys, table_name: str = "table") -> None:
+def check_partition_ranges(data: pa.Table, partition_keys: Iterable[str], table_name: str = "table") -> None:
     """Reject date and timestamp partition values outside years 1..9999 (``core.ranges``):
     their directory names and partition values cannot be represented."""
     for key in partition_keys:
@@ -115,7 +138,7 @@ def check_partition_ranges(data, partition_keys, table_name: str = "table") -> N
 
 
 # --------------------------------------------------------------------------- grouping
-def group_rows(data, schema: TableSchema) -> dict:
+def group_rows(data: pa.Table, schema: TableSchema) -> RowGroups:
     """(partition tuple, bucket) -> row indices."""
     import numpy as np
 
@@ -136,7 +159,7 @@ def group_rows(data, schema: TableSchema) -> dict:
     keys["bucket"] = pa.array(buckets, pa.int32())
     index = pa.table({**keys, "row": pa.array(np.arange(n, dtype=np.int64))})
     grouped = index.group_by(list(keys), use_threads=False).aggregate([("row", "list")])
-    groups: dict = {}
+    groups: RowGroups = {}
     part_values = [grouped.column(f"k{i}").to_pylist() for i in range(len(schema.partition_keys))]
     for g, (bucket, rows) in enumerate(zip(grouped.column("bucket").to_pylist(),
                                            grouped.column("row_list").to_pylist())):
@@ -144,9 +167,9 @@ def group_rows(data, schema: TableSchema) -> dict:
     return groups
 
 
-def restored_sequence_numbers(store: FileStore) -> dict:
+def restored_sequence_numbers(store: FileStore) -> dict[tuple[bytes, int], int]:
     """Largest committed sequence number per (partition bytes, bucket) of the latest snapshot."""
-    out: dict = {}
+    out: dict[tuple[bytes, int], int] = {}
     for e in store.live_entries(store.snapshots.latest()):
         key = (e.partition.data, e.bucket)
         out[key] = max(out.get(key, -1), e.file.max_sequence_number)
@@ -154,7 +177,7 @@ def restored_sequence_numbers(store: FileStore) -> dict:
 
 
 # --------------------------------------------------------------------------- writing
-def write_parquet_bytes(data, compression: str = "zstd") -> bytes:
+def write_parquet_bytes(data: pa.Table, compression: str = "zstd") -> bytes:
     import pyarrow.parquet as pq
 
     buf = _io.BytesIO()
@@ -165,7 +188,7 @@ def write_parquet_bytes(data, compression: str = "zstd") -> bytes:
     return buf.getvalue()
 
 
-def write_orc_bytes(data, compression: str = "zstd") -> bytes:
+def write_orc_bytes(data: pa.Table, compression: str = "zstd") -> bytes:
     """``data`` as one ORC file (Arrow's ORC writer; ``file.compression`` as its codec)."""
     import pyarrow.orc as po
 
@@ -174,14 +197,14 @@ def write_orc_bytes(data, compression: str = "zstd") -> bytes:
     return buf.getvalue()
 
 
-def write_data_bytes(data, file_format: str, compression: str = "zstd") -> bytes:
+def write_data_bytes(data: pa.Table, file_format: str, compression: str = "zstd") -> bytes:
     """``data`` as one data file of ``file.format`` (parquet or orc)."""
     if file_format == "orc":
         return write_orc_bytes(data, compression)
     return write_parquet_bytes(data, compression)
 
 
-def put_data_file(io, path: str, raw: bytes, written: list) -> None:
+def put_data_file(io: FileIO, path: str, raw: bytes, written: list[str]) -> None:
     """``raw`` as the new data file ``path``, which joins ``written`` first (so a failure deletes
     what it left). Written in place and not synced, as Spark's tasks write theirs: nothing reads a
     data file before a commit names it."""
@@ -190,7 +213,7 @@ def put_data_file(io, path: str, raw: bytes, written: list) -> None:
         sink.write(raw)
 
 
-def write_arrow_table(store: FileStore, schema: TableSchema, data, table_name: str = "table",
+def write_arrow_table(store: FileStore, schema: TableSchema, data: pa.Table, table_name: str = "table",
                       namer: Optional[DataFileNamer] = None) -> list[CommitMessage]:
     """Write an Arrow table (any column order) as data files; return the commit messages."""
     data = align_arrow(data, schema.fields, table_name)
@@ -202,14 +225,14 @@ def write_arrow_table(store: FileStore, schema: TableSchema, data, table_name: s
     total_buckets = schema.num_buckets if schema.num_buckets > 0 else -1
     restored = restored_sequence_numbers(store) if total_buckets > 0 else {}
     target = co.target_file_size
-    messages = []
+    messages: list[CommitMessage] = []
     with staged_files(store.io) as written:
         for (partition, bucket), rows in group_rows(data, schema).items():
             part_data = data if rows is None else data.take(rows)
             seq_key = (encode_row(list(partition), schema.partition_types).data, bucket)
             next_seq = restored.get(seq_key, -1) + 1
             directory = store.bucket_dir(partition, bucket)
-            files = []
+            files: list[DataFileMeta] = []
             per_file = max(1, int(part_data.num_rows * target / max(part_data.nbytes, 1)))
             for start in range(0, part_data.num_rows, per_file):
                 chunk = part_data.slice(start, per_file)
@@ -221,8 +244,8 @@ def write_arrow_table(store: FileStore, schema: TableSchema, data, table_name: s
     return messages
 
 
-def _write_one(io, schema: TableSchema, chunk, directory: str, namer: DataFileNamer,
-               written: list) -> DataFileMeta:
+def _write_one(io: FileIO, schema: TableSchema, chunk: pa.Table, directory: str, namer: DataFileNamer,
+               written: list[str]) -> DataFileMeta:
     co = schema.core_options
     name = namer.next()
     path = f"{directory}/{name}"
@@ -239,8 +262,8 @@ def _write_one(io, schema: TableSchema, chunk, directory: str, namer: DataFileNa
     )
 
 
-def write_file_index(io, schema: TableSchema, values, data_path: str, written: list,
-                     index_path: Optional[str] = None) -> tuple[Optional[bytes], tuple]:
+def write_file_index(io: FileIO, schema: TableSchema, values: pa.Table, data_path: str, written: list[str],
+                     index_path: Optional[str] = None) -> tuple[Optional[bytes], tuple[str, ...]]:
     """The file indexes the table's ``file-index.*`` options ask for, built from ``values`` (the
     rows of the data file at ``data_path``): (bytes to embed in its manifest entry, its extra
     files). A container larger than ``file-index.in-manifest-threshold`` is written beside the data
@@ -256,7 +279,7 @@ def write_file_index(io, schema: TableSchema, values, data_path: str, written: l
     return None, (path.rsplit("/", 1)[-1],)
 
 
-def write_arrow_files(table, record_batches: Iterable) -> list[CommitMessage]:
+def write_arrow_files(table: WritableTable, record_batches: Iterable[Optional[pa.RecordBatch]]) -> list[CommitMessage]:
     """Write record batches as data files of ``table`` (a PaimonTable); returns picklable
     commit messages for ``table.commit(messages)``. Usable inside a Spark task."""
     import pyarrow as pa
