@@ -1,3 +1,4 @@
+# pyright: strict
 """Reading Iceberg data files with pyarrow (no Spark): columns matched by field id.
 
 Spec, "Column Projection": columns are matched to the read schema by field id, missing
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Optional
+from typing import Any, Optional, Protocol, Union
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -18,8 +19,21 @@ from icefloe.core.io import LOCAL, FileIO
 from icefloe.core.types.arrow import is_variant_arrow_type
 from icefloe.errors import CorruptDataFileError, IcefloeError, UnsupportedFeatureError
 
+# The table's default name mapping (spec, "Column Projection"): its JSON text or the parsed list
+NameMapping = Union[str, list[dict[str, Any]]]
 
-def read_data_file(data_file, io: FileIO = LOCAL):
+
+class DataFileRef(Protocol):
+    """What reading a data file needs of its manifest entry's ``DataFile``."""
+
+    @property
+    def file_path(self) -> str: ...
+
+    @property
+    def record_count(self) -> Optional[int]: ...
+
+
+def read_data_file(data_file: DataFileRef, io: FileIO = LOCAL) -> pa.Table:
     """A data file (a ``DataFile``) as a pyarrow.Table, without Hive-partition guessing.
     A missing or unreadable file, or one whose row count is not the manifest's, is a
     ``CorruptDataFileError`` naming it."""
@@ -39,7 +53,8 @@ def read_data_file(data_file, io: FileIO = LOCAL):
     return table
 
 
-def read_by_field_id(table, target, name_mapping=None, path: Optional[str] = None, defaults: Optional[dict] = None):
+def read_by_field_id(table: pa.Table, target: pa.Schema, name_mapping: Optional[NameMapping] = None,
+                     path: Optional[str] = None, defaults: Optional[dict[int, Any]] = None) -> pa.Table:
     """Project a file's Arrow table onto ``target`` by ``PARQUET:field_id``, recursively through
     structs, list elements and map values (a missing optional id reads as nulls).
 
@@ -49,17 +64,18 @@ def read_by_field_id(table, target, name_mapping=None, path: Optional[str] = Non
     ``defaults`` (field id -> value) are what a top-level field the file lacks reads as (format
     v3 ``initial-default``) instead of null."""
     if name_mapping is not None and table.num_columns and all(_fid(f) is None for f in table.schema):
-        mapping = json.loads(name_mapping) if isinstance(name_mapping, str) else name_mapping
+        mapping: list[dict[str, Any]] = json.loads(name_mapping) if isinstance(name_mapping, str) else name_mapping
         table = table.cast(pa.schema([_map_field(f, mapping) for f in table.schema],
                                      metadata=table.schema.metadata))
     where = path or "a data file"
     cols = [_chunked(table.column(i)) for i in range(table.num_columns)]
     by_id = {_fid(f): (f, c) for f, c in zip(table.schema, cols) if _fid(f) is not None}
-    out = []
+    out: list[pa.Array] = []
     for f in target:
-        hit = by_id.get(_fid(f))
-        if hit is None and defaults and _fid(f) in defaults:
-            out.append(_repeated(defaults[_fid(f)], f.type, table.num_rows))
+        fid = _fid(f)
+        hit = by_id.get(fid)
+        if hit is None and defaults and fid is not None and fid in defaults:
+            out.append(_repeated(defaults[fid], f.type, table.num_rows))
             continue
         if hit is None:
             _check_optional(f, where, f.name)
@@ -68,22 +84,22 @@ def read_by_field_id(table, target, name_mapping=None, path: Optional[str] = Non
     return pa.Table.from_arrays(out, schema=target)
 
 
-def _repeated(value, type_, n: int):
+def _repeated(value: Any, type_: pa.DataType, n: int) -> pa.Array:
     if isinstance(value, uuid.UUID):
         value = value.bytes if pa.types.is_binary(type_) or pa.types.is_fixed_size_binary(type_) else str(value)
     return pa.array([value] * n, type_)
 
 
-def _check_optional(field, where: str, path: str) -> None:
+def _check_optional(field: pa.Field, where: str, path: str) -> None:
     if not field.nullable:
         raise IcefloeError(f"data file {where} has no column for required field {path!r} "
                            f"(id {_fid(field)}); it has no matching field id and no name-mapped column")
 
 
-def _map_field(field, entries):
+def _map_field(field: pa.Field, entries: Optional[list[dict[str, Any]]]) -> pa.Field:
     """``field`` (of a file without ids) with the id the name mapping gives its name, recursively."""
     entry = next((e for e in entries or [] if field.name in e.get("names", [])), None)
-    sub = (entry or {}).get("fields") or []
+    sub: list[dict[str, Any]] = (entry or {}).get("fields") or []
     t = field.type
     if pt.is_struct(t):
         t = pa.struct([_map_field(t.field(i), sub) for i in range(t.num_fields)])
@@ -95,31 +111,32 @@ def _map_field(field, entries):
         key_entry = [dict(e, names=list(e.get("names", [])) + [t.key_field.name]) for e in sub[:1]]
         item_entry = [dict(e, names=list(e.get("names", [])) + [t.item_field.name]) for e in sub[1:2]]
         t = pa.map_(_map_field(t.key_field, key_entry), _map_field(t.item_field, item_entry))
-    md = dict(field.metadata or {})
+    md: dict[bytes, bytes] = dict(field.metadata or {})
     md.pop(b"PARQUET:field_id", None)
     if entry is not None and entry.get("field-id") is not None:
         md[b"PARQUET:field_id"] = str(entry["field-id"]).encode()
     return pa.field(field.name, t, nullable=field.nullable, metadata=md or None)
 
 
-def _fid(field):
-    v = (field.metadata or {}).get(b"PARQUET:field_id")
+def _fid(field: pa.Field) -> Optional[int]:
+    md: dict[bytes, bytes] = field.metadata or {}
+    v = md.get(b"PARQUET:field_id")
     return int(v) if v is not None else None
 
 
-def _chunked(col):
+def _chunked(col: Any) -> Any:
     return col.combine_chunks() if hasattr(col, "combine_chunks") else col
 
 
-def _is_variant(field) -> bool:
+def _is_variant(field: pa.Field) -> bool:
     """A ``variant`` column's Arrow field: its storage struct, whose two parts carry no field ids."""
     return is_variant_arrow_type(field.type) and all(_fid(field.type.field(i)) is None for i in range(2))
 
 
-def _variant(arr, st, dt, where: str, path: str):
+def _variant(arr: pa.StructArray, st: pa.StructType, dt: pa.StructType, where: str, path: str) -> pa.StructArray:
     """A stored ``variant`` group as the two byte strings, by name (Spark stores ``value`` first).
     A shredded one (a ``typed_value`` beside them) would need its values re-encoded: refused."""
-    names = [st.field(i).name for i in range(st.num_fields)]
+    names: list[str] = [st.field(i).name for i in range(st.num_fields)]
     if "typed_value" in names:
         raise UnsupportedFeatureError(f"column {path!r} of {where} holds shredded variant values (typed_value), "
                                       "which the Arrow read does not rebuild; read the table with Spark")
@@ -129,18 +146,19 @@ def _variant(arr, st, dt, where: str, path: str):
     return pa.StructArray.from_arrays(parts, fields=list(dt), mask=arr.is_null())
 
 
-def _conform(arr, src_field, dst_field, n, where: str = "a data file", path: str = ""):
+def _conform(arr: pa.Array, src_field: pa.Field, dst_field: pa.Field, n: int, where: str = "a data file",
+             path: str = "") -> pa.Array:
     """``arr`` (of ``src_field``) as ``dst_field``'s type, matching nested fields by id."""
     st, dt = src_field.type, dst_field.type
     if _is_variant(dst_field) and pt.is_struct(st):
         return _variant(arr, st, dt, where, path)
     if pt.is_struct(dt) and pt.is_struct(st):
-        children = {}
+        children: dict[Optional[int], tuple[pa.Field, pa.Array]] = {}
         for i in range(st.num_fields):
             fid = _fid(st.field(i))
             if fid is not None:
                 children[fid] = (st.field(i), arr.field(i))
-        parts = []
+        parts: list[pa.Array] = []
         for j in range(dt.num_fields):
             df_ = dt.field(j)
             hit = children.get(_fid(df_))

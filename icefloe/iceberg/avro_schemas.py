@@ -1,3 +1,4 @@
+# pyright: strict
 """Avro schemas of manifests and manifest lists (Iceberg spec, "Manifests" and "Manifest Lists").
 
 Every field carries its ``field-id``; maps with non-string keys are arrays of
@@ -6,17 +7,23 @@ as the spec's Appendix A describes.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from icefloe.core.types import (
     BinaryType, BooleanType, DateType, DecimalType, DoubleType, FixedType, FloatType, IcebergType, IntegerType, LongType,
     StringType, StructType, TimestampType, TimestamptzType, TimeType, UUIDType, is_micros, is_nanos,
 )
 
 
-def _opt(t):
+# An Avro schema, a JSON document
+AvroSchema = dict[str, Any]
+
+
+def _opt(t: object) -> list[object]:
     return ["null", t]
 
 
-def _int_map(field_id: int, name: str, key_id: int, value_id: int, value_type: str) -> dict:
+def _int_map(field_id: int, name: str, key_id: int, value_id: int, value_type: str) -> AvroSchema:
     return {
         "name": name, "field-id": field_id, "default": None,
         "type": _opt({
@@ -30,7 +37,7 @@ def _int_map(field_id: int, name: str, key_id: int, value_id: int, value_type: s
 
 
 # Iceberg's primitive types stored as the Avro primitive of the same meaning
-_AVRO_PRIMITIVES = {BooleanType(): "boolean", IntegerType(): "int", LongType(): "long", FloatType(): "float",
+_AVRO_PRIMITIVES: dict[IcebergType, str] = {BooleanType(): "boolean", IntegerType(): "int", LongType(): "long", FloatType(): "float",
                     DoubleType(): "double", StringType(): "string", BinaryType(): "bytes"}
 
 
@@ -66,7 +73,7 @@ def _decimal_size(precision: int) -> int:
 
 def avro_name(name: str) -> str:
     """A valid Avro name for ``name``: invalid characters become ``_x<HEX>``, a leading digit gets ``_``."""
-    out = []
+    out: list[str] = []
     for i, ch in enumerate(name):
         valid = ch == "_" or ("a" <= ch <= "z") or ("A" <= ch <= "Z") or (i > 0 and "0" <= ch <= "9")
         if valid:
@@ -78,7 +85,7 @@ def avro_name(name: str) -> str:
     return "".join(out) or "_"
 
 
-def partition_record(partition_type: StructType) -> dict:
+def partition_record(partition_type: StructType) -> AvroSchema:
     return {
         "type": "record", "name": "r102",
         "fields": [
@@ -89,9 +96,9 @@ def partition_record(partition_type: StructType) -> dict:
     }
 
 
-def manifest_entry_schema(partition_type: StructType, format_version: int = 2) -> dict:
+def manifest_entry_schema(partition_type: StructType, format_version: int = 2) -> AvroSchema:
     """The manifest entry schema; format v3 adds row lineage (142) and deletion vector fields (144, 145)."""
-    data_file = {
+    data_file: AvroSchema = {
         "type": "record", "name": "r2",
         "fields": [
             {"name": "content", "type": "int", "field-id": 134, "doc": "Contents of the file: 0=data, 1=position deletes, 2=equality deletes"},
@@ -117,7 +124,7 @@ def manifest_entry_schema(partition_type: StructType, format_version: int = 2) -
         ],
     }
     if format_version >= 3:
-        fields = data_file["fields"]
+        fields: list[AvroSchema] = data_file["fields"]
         fields.insert(len(fields) - 1, {"name": "first_row_id", "type": ["null", "long"], "field-id": 142,
                                         "default": None, "doc": "The _row_id of the first row in the data file"})
         fields += [
@@ -138,7 +145,7 @@ def manifest_entry_schema(partition_type: StructType, format_version: int = 2) -
     }
 
 
-MANIFEST_LIST_SCHEMA = {
+MANIFEST_LIST_SCHEMA: AvroSchema = {
     "type": "record", "name": "manifest_file",
     "fields": [
         {"name": "manifest_path", "type": "string", "field-id": 500, "doc": "Location URI with FS scheme"},
@@ -167,7 +174,7 @@ MANIFEST_LIST_SCHEMA = {
 }
 
 # format v3 adds the first row id a data manifest's files inherit from (field 520)
-MANIFEST_LIST_SCHEMA_V3 = dict(MANIFEST_LIST_SCHEMA, fields=MANIFEST_LIST_SCHEMA["fields"] + [
+MANIFEST_LIST_SCHEMA_V3: AvroSchema = dict(MANIFEST_LIST_SCHEMA, fields=MANIFEST_LIST_SCHEMA["fields"] + [
     {"name": "first_row_id", "type": ["null", "long"], "field-id": 520, "default": None,
      "doc": "Starting row ID to assign to new rows in ADDED data files"},
 ])

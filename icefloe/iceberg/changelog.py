@@ -14,8 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
+from icefloe.core.io import FileIO
+
 from icefloe.errors import NoSuchSnapshotError, NotSupportedError
-from icefloe.iceberg.manifest import ADDED, DATA, DELETED, EQUALITY_DELETES, POSITION_DELETES
+from icefloe.iceberg.manifest import ADDED, DATA, DELETED, EQUALITY_DELETES, POSITION_DELETES, DataFile
 from icefloe.iceberg.manifest_reader import entries_written_by
 from icefloe.iceberg.snapshot import REPLACE, Snapshot
 from icefloe.iceberg.streaming import branch_history
@@ -26,9 +28,11 @@ from icefloe.iceberg.table_metadata import MAIN_BRANCH, TableMetadata
 class SnapshotChanges:
     snapshot: Snapshot
     ordinal: int
-    added: list = field(default_factory=list)             # (DataFile, data sequence number)
-    removed: list = field(default_factory=list)           # (DataFile, data sequence number)
-    position_deletes: list = field(default_factory=list)  # delete files whose rows this snapshot removed
+    # (DataFile, data sequence number) of the data files the snapshot added, and removed
+    added: list[tuple[DataFile, int]] = field(default_factory=list[tuple[DataFile, int]])
+    removed: list[tuple[DataFile, int]] = field(default_factory=list[tuple[DataFile, int]])
+    # delete files whose rows this snapshot removed
+    position_deletes: list[DataFile] = field(default_factory=list[DataFile])
 
 
 def snapshot_range(meta: TableMetadata, start_exclusive: Optional[int], end_inclusive: Optional[int],
@@ -38,8 +42,9 @@ def snapshot_range(meta: TableMetadata, start_exclusive: Optional[int], end_incl
         history = branch_history(meta, branch)
     else:
         meta.snapshot_by_id(end_inclusive)       # a clear error for an unknown id
-        history = []
-        by_id = {s.snapshot_id: s for s in meta.snapshots}
+        history: list[Snapshot] = []
+        snapshots: list[Snapshot] = meta.snapshots
+        by_id = {s.snapshot_id: s for s in snapshots}
         sid: Optional[int] = end_inclusive
         while sid is not None and sid in by_id:
             history.append(by_id[sid])
@@ -54,7 +59,7 @@ def snapshot_range(meta: TableMetadata, start_exclusive: Optional[int], end_incl
     return list(reversed(history[:ids.index(start_exclusive)]))
 
 
-def plan_changelog(io, meta: TableMetadata, start_exclusive: Optional[int] = None,
+def plan_changelog(io: FileIO, meta: TableMetadata, start_exclusive: Optional[int] = None,
                    end_inclusive: Optional[int] = None, table_name: str = "") -> list[SnapshotChanges]:
     out: list[SnapshotChanges] = []
     for snap in snapshot_range(meta, start_exclusive, end_inclusive):

@@ -1,3 +1,4 @@
+# pyright: strict
 """Single-value serialization (Iceberg spec, Appendix D) and value helpers.
 
 Bounds in manifests and partition summaries in manifest lists are stored as
@@ -23,10 +24,15 @@ from icefloe.core.types import (
 )
 
 # values in their internal form are shared with Paimon (core.values), importable from here too
-from icefloe.core.values import (  # noqa: E402,F401
-    EPOCH_DATE, EPOCH_DT, EPOCH_DT_UTC, civil_from_days, days_to_date, from_unscaled, micros_to_datetime,
-    nanos_to_datetime, to_internal, to_nanos, unscaled,
+# (the "as" names re-export them)
+from icefloe.core.values import EPOCH_DATE as EPOCH_DATE  # noqa: E402
+from icefloe.core.values import EPOCH_DT as EPOCH_DT  # noqa: E402
+from icefloe.core.values import EPOCH_DT_UTC as EPOCH_DT_UTC  # noqa: E402
+from icefloe.core.values import civil_from_days as civil_from_days  # noqa: E402
+from icefloe.core.values import (  # noqa: E402
+    days_to_date, from_unscaled, micros_to_datetime, nanos_to_datetime, to_nanos, unscaled,
 )
+from icefloe.core.values import to_internal as to_internal  # noqa: E402
 
 
 def to_bytes(t: IcebergType, value: Any) -> bytes:

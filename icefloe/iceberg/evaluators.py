@@ -1,3 +1,4 @@
+# pyright: strict
 """Iceberg evaluation of bound expressions for scan planning (spec, "Scan Planning").
 
 * :class:`MetricsEvaluator` - may a data file hold a matching row, judging by
@@ -19,7 +20,7 @@ from __future__ import annotations
 import decimal
 import math
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Iterable, Optional, Protocol, Sequence
 
 from icefloe.core import expressions as ex
 from icefloe.core.expressions import (
@@ -32,12 +33,23 @@ from icefloe.core.types import (
     is_nanos, is_plain_string,
 )
 from icefloe.iceberg import conversions
+from icefloe.iceberg.manifest_list import FieldSummary
 from icefloe.iceberg.partitioning import PartitionField, PartitionSpec
 from icefloe.iceberg.transforms import (
     BucketTransform, DayTransform, HourTransform, IdentityTransform, MonthTransform,
     TruncateTransform, VoidTransform, YearTransform,
 )
 
+# A file's metrics of one column: value count, null count, NaN count, lower and upper bound
+Metrics = tuple[Optional[int], Optional[int], Optional[int], Optional[bytes], Optional[bytes]]
+# A stored bound -> its value (None where it cannot be read)
+BoundReader = Callable[[Optional[bytes]], Any]
+
+
+class FileMetrics(Protocol):
+    """What the metrics evaluator reads of a data file (``DataFile`` and the planner's encoded files)."""
+
+    def metrics_of(self, field_id: int) -> Metrics: ...
 
 
 # =========================================================================== stats logic
@@ -57,6 +69,8 @@ class _Stats:
 
 
 _UNKNOWN_STATS = _Stats(None, None, True, True, True)
+# A compiled filter: may this file (its column statistics read so far in the dict) hold a match?
+_Judge = Callable[[FileMetrics, "dict[int, _Stats]"], bool]
 
 
 def _decode(t: IcebergType, data: Optional[bytes]) -> Any:
@@ -71,7 +85,7 @@ def _decode(t: IcebergType, data: Optional[bytes]) -> Any:
     return v
 
 
-def _stats_may_match(p: Predicate, st: _Stats) -> bool:
+def stats_may_match(p: Predicate, st: _Stats) -> bool:
     if isinstance(p, IsNull):
         return st.null_possible
     if isinstance(p, NotNull):
@@ -126,7 +140,7 @@ def _stats_may_match(p: Predicate, st: _Stats) -> bool:
     return True
 
 
-def _walk(e: Expr, pred_fn) -> bool:
+def _walk(e: Expr, pred_fn: Callable[[Predicate], bool]) -> bool:
     """Inclusive evaluation of an NNF expression with a per-predicate judge."""
     if isinstance(e, And):
         return _walk(e.left, pred_fn) and _walk(e.right, pred_fn)
@@ -158,14 +172,14 @@ class MetricsEvaluator:
         self.expr = ex.rewrite_not(bound_expr)
         self._fn = self._compile(self.expr)
 
-    def may_match(self, data_file) -> bool:
+    def may_match(self, data_file: FileMetrics) -> bool:
         """False only if the file's stats prove that no row matches."""
         rc = getattr(data_file, "record_count", None)
         if rc is not None and rc <= 0:
             return False
         return self._fn(data_file, {})
 
-    def _compile(self, e: Expr):
+    def _compile(self, e: Expr) -> _Judge:
         if isinstance(e, (And, Or)):
             left, right = self._compile(e.left), self._compile(e.right)
             if isinstance(e, And):
@@ -182,39 +196,43 @@ class MetricsEvaluator:
         return lambda f, c: True          # AlwaysTrue, Unknown
 
     @staticmethod
-    def _leaf(p: Predicate):
+    def _leaf(p: Predicate) -> _Judge:
         fid, t = p.ref.field_id, p.ref.field_type
         is_float = is_floating(t)
-        read = _bound_reader(t)
+        read = bound_reader(t)
 
-        def leaf(f, c) -> bool:
+        def leaf(f: FileMetrics, c: dict[int, _Stats]) -> bool:
             st = c.get(fid)
             if st is None:
-                st = c[fid] = _file_stats(f.metrics_of(fid), is_float, read)
-            return _stats_may_match(p, st)
+                st = c[fid] = file_stats(f.metrics_of(fid), is_float, read)
+            return stats_may_match(p, st)
         return leaf
 
     @staticmethod
-    def _stats(f, fid: int, t: IcebergType) -> _Stats:
-        return _file_stats(f.metrics_of(fid), is_floating(t), _bound_reader(t))
+    def _stats(f: FileMetrics, fid: int, t: IcebergType) -> _Stats:
+        return file_stats(f.metrics_of(fid), is_floating(t), bound_reader(t))
 
 
-def _bound_reader(t: IcebergType):
+def bound_reader(t: IcebergType) -> BoundReader:
     """A function from a stored bound of type ``t`` to its value (None where it cannot be read)."""
     if isinstance(t, LongType) or is_micros(t) or is_nanos(t):
-        def read_long(data):   # 8 bytes, or 4 where the column was promoted from int
+        def read_long(data: Optional[bytes]) -> Optional[int]:   # 8 bytes, or 4 where the column was promoted from int
             if data is None:
                 return None
             n = len(data)
             return int.from_bytes(data, "little", signed=True) if n in (4, 8) else None
         return read_long
     if isinstance(t, (IntegerType, DateType)):
-        return lambda data: int.from_bytes(data, "little", signed=True) if data is not None and len(data) == 4 \
-            else None
-    return lambda data: _decode(t, data)
+        def read_int(data: Optional[bytes]) -> Optional[int]:
+            return int.from_bytes(data, "little", signed=True) if data is not None and len(data) == 4 else None
+        return read_int
+
+    def read(data: Optional[bytes]) -> Any:
+        return _decode(t, data)
+    return read
 
 
-def _file_stats(metrics: tuple, is_float: bool, read) -> _Stats:
+def file_stats(metrics: Metrics, is_float: bool, read: BoundReader) -> _Stats:
     vc, nc, nanc, lower_raw, upper_raw = metrics
     if not is_float:
         nanc = 0
@@ -283,7 +301,8 @@ def _project_predicate(p: Predicate, pf: PartitionField, source: IcebergType) ->
         return p.with_term(pref)
     if isinstance(p, (IsNull, NotNull)):
         return type(p)(pref)  # every other transform maps null to null and only null
-    apply = lambda v: tr.apply(source, v)  # noqa: E731
+    def apply(v: Any) -> Any:
+        return tr.apply(source, v)
     if isinstance(tr, BucketTransform):
         if isinstance(p, EqualTo):
             return EqualTo(pref, apply(p.literal))
@@ -340,9 +359,9 @@ class PartitionEvaluator:
         self.partition_type = partition_type
         self.expr = ex.rewrite_not(projected_expr)
         self._pos = _positions(partition_type)
-        self._seen: dict = {}     # a plan meets the same few partitions in every manifest entry
+        self._seen: dict[tuple[Any, ...], bool] = {}     # a plan meets the same few partitions in every manifest entry
 
-    def eval(self, partition_tuple: Sequence) -> bool:
+    def eval(self, partition_tuple: Optional[Sequence[Any]]) -> bool:
         values = tuple(partition_tuple) if partition_tuple is not None else ()
         try:
             hit = self._seen.get(values)
@@ -354,9 +373,9 @@ class PartitionEvaluator:
             hit = self._seen[values] = self._eval(values)
         return hit
 
-    def _eval(self, values: tuple) -> bool:
+    def _eval(self, values: tuple[Any, ...]) -> bool:
 
-        def lookup(fid: int):
+        def lookup(fid: int) -> Any:
             i = self._pos.get(fid)
             if i is None or i >= len(values):
                 return ex.MISSING  # unknown field: may match
@@ -373,7 +392,7 @@ class ManifestEvaluator:
         self.expr = ex.rewrite_not(projected_expr)
         self._pos = _positions(partition_type)
 
-    def may_match(self, field_summaries) -> bool:
+    def may_match(self, field_summaries: Optional[Iterable[Optional[FieldSummary]]]) -> bool:
         if field_summaries is None:
             return True
         summaries = list(field_summaries)
@@ -384,17 +403,18 @@ class ManifestEvaluator:
             st = cache.get(fid)
             if st is None:
                 i = self._pos.get(fid)
-                if i is None or i >= len(summaries) or summaries[i] is None:
+                fs = None if i is None or i >= len(summaries) else summaries[i]
+                if i is None or fs is None:
                     st = _UNKNOWN_STATS
                 else:
-                    st = self._stats(summaries[i], self.partition_type.fields[i].field_type)
+                    st = self._stats(fs, self.partition_type.fields[i].field_type)
                 cache[fid] = st
-            return _stats_may_match(p, st)
+            return stats_may_match(p, st)
 
         return _walk(self.expr, judge)
 
     @staticmethod
-    def _stats(fs, t: IcebergType) -> _Stats:
+    def _stats(fs: FieldSummary, t: IcebergType) -> _Stats:
         is_float = is_floating(t)
         contains_null = getattr(fs, "contains_null", None)
         contains_nan = getattr(fs, "contains_nan", None)

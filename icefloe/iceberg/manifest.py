@@ -1,3 +1,4 @@
+# pyright: strict
 """Manifest entries and the files they track (Iceberg spec, "Manifests").
 
 Plain data only: the Avro encoding of these types is in ``manifest_avro``, and
@@ -12,7 +13,7 @@ Existing and deleted entries carry their own.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 # manifest_entry.status (field 0)
 EXISTING, ADDED, DELETED = 0, 1, 2
@@ -36,19 +37,19 @@ class DataFile:
 
     file_path: str
     file_format: str
-    partition: tuple
+    partition: tuple[Any, ...]
     record_count: int
     file_size_in_bytes: int
     content: int = DATA
-    column_sizes: Optional[dict] = None
-    value_counts: Optional[dict] = None
-    null_value_counts: Optional[dict] = None
-    nan_value_counts: Optional[dict] = None
-    lower_bounds: Optional[dict] = None
-    upper_bounds: Optional[dict] = None
+    column_sizes: Optional[dict[int, int]] = None
+    value_counts: Optional[dict[int, int]] = None
+    null_value_counts: Optional[dict[int, int]] = None
+    nan_value_counts: Optional[dict[int, int]] = None
+    lower_bounds: Optional[dict[int, bytes]] = None
+    upper_bounds: Optional[dict[int, bytes]] = None
     key_metadata: Optional[bytes] = None
-    split_offsets: Optional[list] = None
-    equality_ids: Optional[list] = None
+    split_offsets: Optional[list[int]] = None
+    equality_ids: Optional[list[int]] = None
     sort_order_id: Optional[int] = None
     spec_id: int = 0
     # a position delete file whose deletes all reference one data file names it (field 143)
@@ -60,10 +61,13 @@ class DataFile:
     content_offset: Optional[int] = None
     content_size_in_bytes: Optional[int] = None
 
-    def metrics_of(self, field_id: int) -> tuple:
+    def metrics_of(self, field_id: int) -> tuple[
+            Optional[int], Optional[int], Optional[int], Optional[bytes], Optional[bytes]]:
         """Field ``field_id``'s value count, null count, NaN count, lower and upper bound, each
-        None where the file's metrics do not hold it."""
-        return tuple((getattr(self, name) or {}).get(field_id) for name in METRIC_FIELDS[1:])
+        None where the file's metrics do not hold it (METRIC_FIELDS[1:], in that order)."""
+        return ((self.value_counts or {}).get(field_id), (self.null_value_counts or {}).get(field_id),
+                (self.nan_value_counts or {}).get(field_id), (self.lower_bounds or {}).get(field_id),
+                (self.upper_bounds or {}).get(field_id))
 
     @property
     def is_deletion_vector(self) -> bool:

@@ -1,10 +1,11 @@
+# pyright: strict
 """Manifest lists (Iceberg spec, "Manifest Lists") and partition field summaries."""
 from __future__ import annotations
 
 import io
 import math
 from dataclasses import dataclass, field, replace
-from typing import Iterable, Optional
+from typing import Any, Iterable, Optional
 
 import fastavro
 
@@ -46,7 +47,7 @@ class ManifestFile:
     added_rows_count: int
     existing_rows_count: int
     deleted_rows_count: int
-    partitions: Optional[list] = None
+    partitions: Optional[list[FieldSummary]] = None
     key_metadata: Optional[bytes] = None
     # format v3: the row id the manifest's data files without one inherit from (field 520)
     first_row_id: Optional[int] = None
@@ -63,8 +64,8 @@ class ManifestFile:
 def summarize_partitions(partition_type: StructType, entries: Iterable[ManifestEntry]) -> list[FieldSummary]:
     """Per partition field: null/NaN presence and serialized min/max over live and deleted entries."""
     fields = partition_type.fields
-    lows: list = [None] * len(fields)
-    highs: list = [None] * len(fields)
+    lows: list[Any] = [None] * len(fields)
+    highs: list[Any] = [None] * len(fields)
     nulls = [False] * len(fields)
     nans = [False] * len(fields)
     for e in entries:
@@ -78,7 +79,7 @@ def summarize_partitions(partition_type: StructType, entries: Iterable[ManifestE
                     lows[i] = v
                 if highs[i] is None or v > highs[i]:
                     highs[i] = v
-    out = []
+    out: list[FieldSummary] = []
     for i, f in enumerate(fields):
         out.append(FieldSummary(
             contains_null=nulls[i], contains_nan=nans[i],
@@ -114,7 +115,7 @@ def manifest_file_for(path: str, length: int, spec_id: int, content: int, snapsh
     )
 
 
-def _to_avro(m: ManifestFile) -> dict:
+def _to_avro(m: ManifestFile) -> dict[str, Any]:
     return {
         "manifest_path": m.manifest_path, "manifest_length": m.manifest_length,
         "partition_spec_id": m.partition_spec_id, "content": m.content,
@@ -135,7 +136,7 @@ def assign_first_row_ids(manifests: list[ManifestFile], next_row_id: int) -> tup
     """Format v3 ("First Row ID Assignment"): each data manifest without a first row id gets the
     next one, which moves on by the rows of its live files; delete manifests get none. Returns the
     manifests and how many ids were assigned."""
-    out = []
+    out: list[ManifestFile] = []
     start = next_row_id
     for m in manifests:
         if m.content == DATA_MANIFEST and m.first_row_id is None:
@@ -159,12 +160,13 @@ def write_manifest_list(io_: FileIO, path: str, manifests: list[ManifestFile], s
         metadata["first-row-id"] = str(first_row_id or 0)
         schema = _PARSED_LIST_SCHEMA_V3
     buf = io.BytesIO()
-    fastavro.writer(buf, schema, [_to_avro(m) for m in manifests], codec="deflate",
+    # fastavro types its file argument IO[Unknown]
+    fastavro.writer(buf, schema, [_to_avro(m) for m in manifests], codec="deflate",  # pyright: ignore[reportUnknownMemberType]
                     metadata=metadata)
     io_.write_bytes(path, buf.getvalue(), overwrite=False)
 
 
-def _first(rec: dict, *keys):
+def _first(rec: dict[str, Any], *keys: str) -> Any:
     for k in keys:
         if rec.get(k) is not None:
             return rec[k]
@@ -182,10 +184,10 @@ def read_manifest_list(io_: FileIO, path: str) -> list[ManifestFile]:
         records = read_records(data)
     except Exception as e:
         raise CorruptMetadataError(path, f"not a readable Avro manifest list ({type(e).__name__}: {e})") from e
-    out = []
+    out: list[ManifestFile] = []
     try:
         for r in records:
-            parts = r.get("partitions")
+            parts: Optional[list[dict[str, Any]]] = r.get("partitions")
             mp = r["manifest_path"]
             if not isinstance(mp, str) or not mp or "\x00" in mp:
                 raise CorruptMetadataError(path, f"manifest list entry names an invalid manifest path {mp!r}")

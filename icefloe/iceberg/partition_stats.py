@@ -12,10 +12,13 @@ come from the ``partitions`` metadata table of the snapshot. The file is registe
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 import pyarrow as pa
 
 from icefloe.core.io import FileIO
+from icefloe.iceberg.partitioning import PartitionSpec
+from icefloe.iceberg.table_metadata import TableMetadata
 
 # (name in the file, field id, Arrow type, required, column of the ``partitions`` metadata table)
 FIELDS = [("spec_id", 2, pa.int32(), True, "spec_id"), ("data_record_count", 3, pa.int64(), True, "record_count"),
@@ -34,12 +37,13 @@ def _with_id(field: pa.Field, field_id: int) -> pa.Field:
     return field.with_metadata({b"PARQUET:field_id": str(field_id).encode()})
 
 
-def partition_field_ids(meta) -> dict:
+def partition_field_ids(meta: TableMetadata) -> dict[str, int]:
     """Partition field name -> its field id, over every spec (the unified type's field ids)."""
-    return {f.name: f.field_id for spec in meta.partition_specs for f in spec.fields}
+    specs: list[PartitionSpec] = meta.partition_specs
+    return {f.name: f.field_id for spec in specs for f in spec.fields}
 
 
-def stats_table(partitions: pa.Table, meta) -> pa.Table:
+def stats_table(partitions: pa.Table, meta: TableMetadata) -> pa.Table:
     """The file's rows from a snapshot's ``partitions`` metadata table, sorted by partition."""
     ids = partition_field_ids(meta)
     part = partitions.column("partition").combine_chunks()
@@ -62,7 +66,7 @@ def stats_table(partitions: pa.Table, meta) -> pa.Table:
     return table.take(pa.array(order, pa.int64()))
 
 
-def write_partition_stats(io: FileIO, metadata_dir: str, snapshot_id: int, table: pa.Table) -> dict:
+def write_partition_stats(io: FileIO, metadata_dir: str, snapshot_id: int, table: pa.Table) -> dict[str, Any]:
     """Write the file; returns its ``partition-statistics`` entry."""
     import pyarrow.parquet as pq
 

@@ -1,3 +1,4 @@
+# pyright: strict
 """Partition specs (Iceberg spec, "Partitioning") and partition paths.
 
 Partition field ids start at 1000; a partition tuple is a plain Python tuple of
@@ -25,12 +26,12 @@ class PartitionField:
     transform: Transform
     name: str
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "transform": str(self.transform), "source-id": self.source_id,
                 "field-id": self.field_id}
 
     @staticmethod
-    def from_json(obj: dict) -> "PartitionField":
+    def from_json(obj: dict[str, Any]) -> "PartitionField":
         return PartitionField(obj["source-id"], obj["field-id"], parse_transform(obj["transform"]), obj["name"])
 
 
@@ -43,15 +44,16 @@ class PartitionSpec:
     def is_unpartitioned(self) -> bool:
         return len(self.fields) == 0
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"spec-id": self.spec_id, "fields": [f.to_json() for f in self.fields]}
 
-    def fields_json(self) -> list:
+    def fields_json(self) -> list[dict[str, Any]]:
         return [f.to_json() for f in self.fields]
 
     @staticmethod
-    def from_json(obj: dict) -> "PartitionSpec":
-        return PartitionSpec([PartitionField.from_json(f) for f in obj.get("fields", [])], obj.get("spec-id", 0))
+    def from_json(obj: dict[str, Any]) -> "PartitionSpec":
+        fields: list[dict[str, Any]] = obj.get("fields", [])
+        return PartitionSpec([PartitionField.from_json(f) for f in fields], obj.get("spec-id", 0))
 
     def same_fields(self, other: "PartitionSpec") -> bool:
         return [(f.source_id, str(f.transform), f.name) for f in self.fields] == \
@@ -67,7 +69,7 @@ class PartitionSpec:
 
     def partition_type(self, schema: Schema) -> StructType:
         """The struct of partition values: one optional field per partition field."""
-        out = []
+        out: list[NestedField] = []
         for f in self.fields:
             src = schema.find_field_or_none(f.source_id)
             if src is None:
@@ -80,15 +82,15 @@ class PartitionSpec:
 
     def partition_path(self, schema: Schema, values: Sequence[Any]) -> str:
         """``ts_year=2022/...``: the spec's human strings, URL-encoded like Java does."""
-        parts = []
+        parts: list[str] = []
         for f, v in zip(self.fields, values):
             src = schema.find_field(f.source_id)
             human = f.transform.human(src.field_type, v)
             parts.append(f"{quote_plus(f.name)}={quote_plus(human)}")
         return "/".join(parts)
 
-    def partition_for_row(self, schema: Schema, row_values: dict) -> tuple:
-        out = []
+    def partition_for_row(self, schema: Schema, row_values: dict[int, Any]) -> tuple[Any, ...]:
+        out: list[Any] = []
         for f in self.fields:
             src = schema.find_field(f.source_id)
             out.append(f.transform.apply(src.field_type, row_values.get(f.source_id)))
@@ -103,8 +105,8 @@ def build_spec(schema: Schema, terms: Optional[Sequence[str]], spec_id: int = 0,
     """Build a spec from ``PARTITIONED BY`` terms such as ``year(ts)`` or ``bucket(16, id)``."""
     if not terms:
         return PartitionSpec([], spec_id)
-    fields = []
-    names = set()
+    fields: list[PartitionField] = []
+    names: set[str] = set()
     next_id = last_partition_id
     for term in terms:
         transform, col = parse_partition_expr(term)

@@ -1,3 +1,4 @@
+# pyright: strict
 """Puffin files and deletion vectors (Iceberg's Puffin spec; table spec v3, "Deletion Vectors").
 
 A Puffin file is the magic ``PFA1``, the blobs one after another, and a footer: the magic,
@@ -16,12 +17,13 @@ import json
 import struct
 import zlib
 from dataclasses import dataclass
-from typing import Iterable, Optional
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from pyroaring import BitMap64
 
 from icefloe.core.io import FileIO
 from icefloe.errors import CorruptDataFileError
+from icefloe.iceberg.manifest import DataFile
 
 MAGIC = b"PFA1"
 DV_MAGIC = bytes([0xD1, 0xD3, 0x39, 0x64])
@@ -72,14 +74,14 @@ def read_vector(io: FileIO, path: str, offset: int, length: int) -> BitMap64:
 @dataclass
 class BlobMetadata:
     type: str
-    fields: list
+    fields: list[int]
     snapshot_id: int
     sequence_number: int
     offset: int
     length: int
-    properties: dict
+    properties: dict[str, str]
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"type": self.type, "fields": self.fields, "snapshot-id": self.snapshot_id,
                 "sequence-number": self.sequence_number, "offset": self.offset, "length": self.length,
                 "properties": self.properties}
@@ -123,7 +125,7 @@ def read_footer(io: FileIO, path: str) -> list[BlobMetadata]:
     if flags & FLAG_FOOTER_COMPRESSED:
         raise CorruptDataFileError(path, "Puffin footer is compressed (LZ4), which icefloe does not read")
     try:
-        doc = json.loads(data[start:start + size])
+        doc: Any = json.loads(data[start:start + size])
         return [BlobMetadata(b["type"], list(b.get("fields") or []), b.get("snapshot-id", -1),
                              b.get("sequence-number", -1), b["offset"], b["length"], dict(b.get("properties") or {}))
                 for b in doc["blobs"]]
@@ -131,7 +133,7 @@ def read_footer(io: FileIO, path: str) -> list[BlobMetadata]:
         raise CorruptDataFileError(path, f"Puffin footer is not valid ({type(e).__name__}: {e})") from None
 
 
-def vector_positions(io: FileIO, dv, where: Optional[str] = None) -> BitMap64:
+def vector_positions(io: FileIO, dv: DataFile, where: Optional[str] = None) -> BitMap64:
     """The positions of deletion vector ``dv`` (a ``DataFile`` with content offset and size)."""
     if dv.content_offset is None or dv.content_size_in_bytes is None:
         raise CorruptDataFileError(where or dv.file_path, "deletion vector entry lacks content_offset or "
@@ -139,13 +141,18 @@ def vector_positions(io: FileIO, dv, where: Optional[str] = None) -> BitMap64:
     return read_vector(io, dv.file_path, dv.content_offset, dv.content_size_in_bytes)
 
 
-def write_statistics_file(io: FileIO, path: str, blobs: list, created_by: str = "icefloe") -> dict:
+# A statistics blob to write: (type, field ids, snapshot id, sequence number, bytes, properties)
+StatisticsBlob = tuple[str, Sequence[int], int, int, bytes, Mapping[str, str]]
+
+
+def write_statistics_file(io: FileIO, path: str, blobs: Iterable[StatisticsBlob],
+                          created_by: str = "icefloe") -> dict[str, Any]:
     """A Puffin file of statistics blobs, each ``(type, field ids, snapshot id, sequence number,
     bytes, properties)``, stored uncompressed; returns the table metadata's statistics entry
     (spec, "Table Statistics") for it."""
     parts = [MAGIC]
     offset = len(MAGIC)
-    written = []
+    written: list[BlobMetadata] = []
     for blob_type, fields, snapshot_id, sequence_number, data, properties in blobs:
         written.append(BlobMetadata(blob_type, list(fields), snapshot_id, sequence_number, offset, len(data),
                                     dict(properties)))

@@ -1,3 +1,4 @@
+# pyright: strict
 """Schemas in table metadata (Iceberg spec, "Schemas" and Appendix C JSON serialization)."""
 from __future__ import annotations
 
@@ -5,7 +6,7 @@ import dataclasses
 import datetime
 import decimal
 import uuid
-from typing import Any, Optional, overload
+from typing import Any, Optional, cast, overload
 
 from icefloe.core.types import (
     BinaryType, BooleanType, DateType, DecimalType, DoubleType, FixedType, FloatType, IcebergType, IntegerType,
@@ -32,8 +33,8 @@ def type_to_json(t: IcebergType) -> Any:
     return str(t)
 
 
-def field_to_json(f: NestedField) -> dict:
-    d = {"id": f.field_id, "name": f.name, "required": f.required, "type": type_to_json(f.field_type)}
+def field_to_json(f: NestedField) -> dict[str, Any]:
+    d: dict[str, Any] = {"id": f.field_id, "name": f.name, "required": f.required, "type": type_to_json(f.field_type)}
     if f.doc:
         d["doc"] = f.doc
     if f.initial_default is not None:
@@ -43,8 +44,8 @@ def field_to_json(f: NestedField) -> dict:
     return d
 
 
-def schema_to_json(schema: Schema) -> dict:
-    d = {"type": "struct", "schema-id": schema.schema_id}
+def schema_to_json(schema: Schema) -> dict[str, Any]:
+    d: dict[str, Any] = {"type": "struct", "schema-id": schema.schema_id}
     if schema.identifier_field_ids:
         d["identifier-field-ids"] = list(schema.identifier_field_ids)
     d["fields"] = [field_to_json(f) for f in schema.fields]
@@ -56,9 +57,11 @@ def type_from_json(obj: Any) -> IcebergType:
         return primitive_from_string(obj)
     if not isinstance(obj, dict):
         raise SchemaError(f"cannot read type from {obj!r}")
+    obj = cast("dict[str, Any]", obj)          # a JSON object
     kind = obj.get("type")
     if kind == "struct":
-        return StructType([field_from_json(f) for f in obj["fields"]])
+        fields: list[dict[str, Any]] = obj["fields"]
+        return StructType([field_from_json(f) for f in fields])
     if kind == "list":
         return ListType(obj["element-id"], type_from_json(obj["element"]), obj.get("element-required", False))
     if kind == "map":
@@ -67,20 +70,21 @@ def type_from_json(obj: Any) -> IcebergType:
     raise SchemaError(f"unknown type {kind!r}")
 
 
-def field_from_json(obj: dict) -> NestedField:
+def field_from_json(obj: dict[str, Any]) -> NestedField:
     return NestedField(obj["id"], obj["name"], type_from_json(obj["type"]), bool(obj.get("required", False)),
                        obj.get("doc"), obj.get("initial-default"), obj.get("write-default"))
 
 
-def schema_from_json(obj: dict) -> Schema:
-    return Schema([field_from_json(f) for f in obj["fields"]], schema_id=obj.get("schema-id", 0),
+def schema_from_json(obj: dict[str, Any]) -> Schema:
+    fields: list[dict[str, Any]] = obj["fields"]
+    return Schema([field_from_json(f) for f in fields], schema_id=obj.get("schema-id", 0),
                   identifier_field_ids=obj.get("identifier-field-ids"))
 
 
-def name_mapping(schema: Schema) -> list:
+def name_mapping(schema: Schema) -> list[dict[str, Any]]:
     """The default name mapping (spec: "Column Projection"), for files written without ids."""
 
-    def fields(t: IcebergType) -> list:
+    def fields(t: IcebergType) -> list[dict[str, Any]]:
         if isinstance(t, StructType):
             return [entry(f) for f in t.fields]
         if isinstance(t, ListType):
@@ -89,8 +93,8 @@ def name_mapping(schema: Schema) -> list:
             return [entry(t.key_field), entry(t.value_field)]
         return []
 
-    def entry(f: NestedField) -> dict:
-        d: dict = {"field-id": f.field_id, "names": [f.name]}
+    def entry(f: NestedField) -> dict[str, Any]:
+        d: dict[str, Any] = {"field-id": f.field_id, "names": [f.name]}
         sub = fields(f.field_type)
         if sub:
             d["fields"] = sub
@@ -108,7 +112,7 @@ def stored_type(t: IcebergType, path: str = "column") -> Optional[IcebergType]:
     if isinstance(t, UnknownType):
         return None
     if isinstance(t, StructType):
-        kept = []
+        kept: list[NestedField] = []
         for f in t.fields:
             st = stored_type(f.field_type, f"{path}.{f.name}")
             if st is not None:
@@ -138,7 +142,7 @@ def _stored_part(t: IcebergType, path: str) -> IcebergType:
 
 def stored_schema(schema: Schema) -> Schema:
     """``schema`` as data files hold it (``stored_type``): no ``unknown`` field at any depth."""
-    fields = []
+    fields: list[NestedField] = []
     for f in schema.fields:
         st = stored_type(f.field_type, f.name)
         if st is None:

@@ -1,3 +1,4 @@
+# pyright: strict
 """Theta sketches of column values: the ``apache-datasketches-theta-v1`` blobs of Iceberg's
 statistics files (Puffin spec, "Blob types").
 
@@ -21,6 +22,10 @@ import uuid
 
 import numpy as np
 import pyarrow as pa
+from numpy.typing import NDArray
+
+# a vector of 64-bit words, as the hash's arithmetic wraps them
+Words = NDArray[np.uint64]
 
 SEED = 9001
 LG_K = 12                        # DataSketches' default nominal entries: 4096
@@ -31,11 +36,11 @@ _MAX_THETA = (1 << 63) - 1
 BLOB_TYPE = "apache-datasketches-theta-v1"
 
 
-def _rotl(x, r: int):
+def _rotl(x: Words, r: int) -> Words:
     return (x << np.uint64(r)) | (x >> np.uint64(64 - r))
 
 
-def _fmix(k):
+def _fmix(k: Words) -> Words:
     k = k ^ (k >> np.uint64(33))
     k = k * np.uint64(0xFF51AFD7ED558CCD)
     k = k ^ (k >> np.uint64(33))
@@ -43,7 +48,7 @@ def _fmix(k):
     return k ^ (k >> np.uint64(33))
 
 
-def _words(matrix: np.ndarray, start: int, width: int) -> np.ndarray:
+def _words(matrix: NDArray[np.uint8], start: int, width: int) -> Words:
     """Little-endian uint64 of ``width`` (<= 8) bytes from column ``start`` of each row."""
     out = np.zeros(len(matrix), dtype=np.uint64)
     for i in range(width):
@@ -51,7 +56,7 @@ def _words(matrix: np.ndarray, start: int, width: int) -> np.ndarray:
     return out
 
 
-def murmur3_first64(matrix: np.ndarray, seed: int = SEED) -> np.ndarray:
+def murmur3_first64(matrix: NDArray[np.uint8], seed: int = SEED) -> Words:
     """MurmurHash3_x64_128 of each row of a (n, length) uint8 matrix: its first 64 bits."""
     n, length = matrix.shape
     h1 = np.full(n, seed, dtype=np.uint64)
@@ -85,16 +90,16 @@ def murmur3_first64(matrix: np.ndarray, seed: int = SEED) -> np.ndarray:
         return h1 + h2
 
 
-def theta_hashes(values: list) -> np.ndarray:
+def theta_hashes(values: list[bytes]) -> Words:
     """The theta hashes (63 bits) of byte strings, vectorised over equal lengths; the empty
     string is skipped, as DataSketches skips empty input."""
-    by_length: dict = {}
+    by_length: dict[int, list[bytes]] = {}
     for v in values:
         if v:
             by_length.setdefault(len(v), []).append(v)
-    out = [np.zeros(0, dtype=np.uint64)]
+    out: list[Words] = [np.zeros(0, dtype=np.uint64)]
     for length, group in by_length.items():
-        matrix = np.frombuffer(b"".join(group), dtype=np.uint8).reshape(len(group), length)
+        matrix = np.reshape(np.frombuffer(b"".join(group), dtype=np.uint8), (len(group), length))
         out.append(murmur3_first64(matrix) >> np.uint64(1))
     return np.concatenate(out)
 
@@ -104,7 +109,7 @@ def _decimal_bytes(unscaled: int) -> bytes:
     return unscaled.to_bytes(size, "big", signed=True)
 
 
-def single_value_bytes(arr: pa.Array, type_name: str) -> list:
+def single_value_bytes(arr: pa.Array, type_name: str) -> list[bytes]:
     """The non-null values of ``arr`` (an Iceberg column of ``type_name`` as Spark gives it)
     in the spec's single-value serialization."""
     arr = arr.drop_null()
@@ -129,7 +134,7 @@ def single_value_bytes(arr: pa.Array, type_name: str) -> list:
     raise ValueError(f"no single-value serialization for type {type_name}")
 
 
-def kmv_sketch(hashes: np.ndarray, seed_hash: int) -> bytes:
+def kmv_sketch(hashes: Words, seed_hash: int) -> bytes:
     """The ``K`` smallest distinct hashes as a serialized compact, ordered theta sketch (format
     3); with more than ``K``, theta is the next smallest hash. Empty input: b''."""
     distinct = np.unique(hashes[hashes != 0])
@@ -157,7 +162,7 @@ def seed_hash() -> int:
     return struct.unpack("<H", sketch.compact().serialize()[6:8])[0]
 
 
-def union(serialized: list) -> tuple:
+def union(serialized: list[bytes]) -> tuple[bytes, float]:
     """The union of serialized sketches: (its compact serialization, its estimate)."""
     import datasketches
 

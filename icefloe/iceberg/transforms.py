@@ -1,3 +1,4 @@
+# pyright: strict
 """Partition transforms (Iceberg spec, "Partition Transforms").
 
 Each transform is a pure function on internal values (see conversions.py),
@@ -27,6 +28,7 @@ from icefloe.core.types import (
 
 if TYPE_CHECKING:
     import numpy as np
+    from numpy.typing import NDArray
 
 US_PER_HOUR = 3_600_000_000
 US_PER_DAY = 86_400_000_000
@@ -92,7 +94,7 @@ class Transform:
     def __repr__(self) -> str:
         return f"Transform({self})"
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, Transform) and str(self) == str(other)
 
     def __hash__(self) -> int:
@@ -106,18 +108,18 @@ class Transform:
 class IdentityTransform(Transform):
     name = "identity"
 
-    def apply(self, source, v):
+    def apply(self, source: IcebergType, v: Any) -> Any:
         return v
 
     @property
-    def preserves_order(self):
+    def preserves_order(self) -> bool:
         return True
 
 
 class VoidTransform(Transform):
     name = "void"
 
-    def apply(self, source, v):
+    def apply(self, source: IcebergType, v: Any) -> Any:
         return None
 
 
@@ -128,16 +130,16 @@ class BucketTransform(Transform):
         self.num_buckets = n
 
     @property
-    def name(self):  # type: ignore[override]
+    def name(self) -> str:  # type: ignore[override]
         return f"bucket[{self.num_buckets}]"
 
-    def result_type(self, source):
+    def result_type(self, source: IcebergType) -> IcebergType:
         return INT
 
-    def can_transform(self, source):
+    def can_transform(self, source: IcebergType) -> bool:
         return not (isinstance(source, BooleanType) or is_floating(source))
 
-    def apply(self, source, v):
+    def apply(self, source: IcebergType, v: Any) -> Any:
         if v is None:
             return None
         return (murmur3_hash(source, v) & 0x7FFFFFFF) % self.num_buckets
@@ -156,13 +158,13 @@ class TruncateTransform(Transform):
         self.width = width
 
     @property
-    def name(self):  # type: ignore[override]
+    def name(self) -> str:  # type: ignore[override]
         return f"truncate[{self.width}]"
 
-    def can_transform(self, source):
+    def can_transform(self, source: IcebergType) -> bool:
         return source in (IntegerType(), LongType(), StringType(), BinaryType()) or isinstance(source, DecimalType)
 
-    def apply(self, source, v):
+    def apply(self, source: IcebergType, v: Any) -> Any:
         if v is None:
             return None
         w = self.width
@@ -179,18 +181,18 @@ class TruncateTransform(Transform):
         return bytes(v)[:w]
 
     @property
-    def preserves_order(self):
+    def preserves_order(self) -> bool:
         return True
 
 
 class _TimeTransform(Transform):
     sources: tuple[IcebergType, ...] = ()     # the source types (each subclass's)
 
-    def can_transform(self, source):
+    def can_transform(self, source: IcebergType) -> bool:
         return source in self.sources
 
     @property
-    def preserves_order(self):
+    def preserves_order(self) -> bool:
         return True
 
 
@@ -207,15 +209,15 @@ class YearTransform(_TimeTransform):
     name = "year"
     sources = (DateType(), TimestampType(), TimestamptzType()) + _NANOS
 
-    def result_type(self, source):
+    def result_type(self, source: IcebergType) -> IcebergType:
         return INT
 
-    def apply(self, source, v):
+    def apply(self, source: IcebergType, v: Any) -> Any:
         if v is None:
             return None
         return conversions.civil_from_days(_days(source, v))[0] - 1970
 
-    def human(self, source, v):
+    def human(self, source: IcebergType, v: Any) -> str:
         return "null" if v is None else f"{1970 + v:04d}"
 
 
@@ -223,16 +225,16 @@ class MonthTransform(_TimeTransform):
     name = "month"
     sources = (DateType(), TimestampType(), TimestamptzType()) + _NANOS
 
-    def result_type(self, source):
+    def result_type(self, source: IcebergType) -> IcebergType:
         return INT
 
-    def apply(self, source, v):
+    def apply(self, source: IcebergType, v: Any) -> Any:
         if v is None:
             return None
         year, month, _day = conversions.civil_from_days(_days(source, v))
         return (year - 1970) * 12 + (month - 1)
 
-    def human(self, source, v):
+    def human(self, source: IcebergType, v: Any) -> str:
         if v is None:
             return "null"
         y, m = divmod(v, 12)
@@ -243,15 +245,15 @@ class DayTransform(_TimeTransform):
     name = "day"
     sources = (DateType(), TimestampType(), TimestamptzType()) + _NANOS
 
-    def result_type(self, source):
+    def result_type(self, source: IcebergType) -> IcebergType:
         return DATE
 
-    def apply(self, source, v):
+    def apply(self, source: IcebergType, v: Any) -> Any:
         if v is None:
             return None
         return _days(source, v)
 
-    def human(self, source, v):
+    def human(self, source: IcebergType, v: Any) -> str:
         if v is None:
             return "null"
         y, m, d = conversions.civil_from_days(v)
@@ -262,15 +264,15 @@ class HourTransform(_TimeTransform):
     name = "hour"
     sources = (TimestampType(), TimestamptzType()) + _NANOS
 
-    def result_type(self, source):
+    def result_type(self, source: IcebergType) -> IcebergType:
         return INT
 
-    def apply(self, source, v):
+    def apply(self, source: IcebergType, v: Any) -> Any:
         if v is None:
             return None
         return _micros(source, v) // US_PER_HOUR
 
-    def human(self, source, v):
+    def human(self, source: IcebergType, v: Any) -> str:
         if v is None:
             return "null"
         # not strftime: its %Y does not zero-pad years before 1000 on glibc
@@ -329,7 +331,7 @@ def _column_name(text: str, expr: str) -> str:
                                 f"name; {_EXPECTED}")
 
 
-def parse_partition_expr(expr: str) -> tuple[Transform, str]:
+def parse_partition_expr(expr: object) -> tuple[Transform, str]:
     """Parse one ``PARTITIONED BY`` term into (transform, source column name).
 
     Raises :class:`UnknownTransformError` naming the term for anything else.
@@ -385,7 +387,7 @@ _UNIT_PER_US = {"s": (1_000_000, 1), "ms": (1000, 1), "us": (1, 1), "ns": (1, 10
 _TEMPORAL = (DateType(), TimeType(), TimestampType(), TimestamptzType()) + _NANOS
 
 
-def _arrow_ints(source: IcebergType, arr: Any) -> tuple[np.ndarray, np.ndarray]:
+def _arrow_ints(source: IcebergType, arr: Any) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
     """Internal integer values of an int/long/date/time/timestamp Arrow array.
 
     Returns (int64 numpy values with nulls as 0, numpy null mask). Dates become
@@ -420,7 +422,7 @@ def _arrow_ints(source: IcebergType, arr: Any) -> tuple[np.ndarray, np.ndarray]:
     return vals, mask
 
 
-def _civil_np(days):
+def _civil_np(days: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """Vectorised :func:`conversions.civil_from_days` (year, month) on int64 numpy days."""
     import numpy as np
 
@@ -435,7 +437,7 @@ def _civil_np(days):
     return year, month
 
 
-def apply_arrow(t: Transform, source: IcebergType, arr):
+def apply_arrow(t: Transform, source: IcebergType, arr: Any) -> Any:
     """Apply ``t`` to a pyarrow array of the source type.
 
     Returns an Arrow array of the result type whose values, read back with
@@ -489,7 +491,7 @@ def apply_arrow(t: Transform, source: IcebergType, arr):
                for i in range(len(vals))]
         return pa.array(out, type=pa.int32())
     # bucket of strings/uuids/decimals/binary, decimal/binary truncate: per value
-    vals: list[Any] = [t.apply(source, conversions.to_internal(source, x)) for x in arr.to_pylist()]
+    vals = [t.apply(source, conversions.to_internal(source, x)) for x in arr.to_pylist()]
     rt = t.result_type(source)
     if isinstance(rt, UUIDType):
         vals = [None if v is None else v.bytes for v in vals]
