@@ -1,3 +1,4 @@
+# pyright: strict
 """Schema evolution (Iceberg spec, "Schema Evolution").
 
 Columns are identified by field id, never by name or position, so every change
@@ -25,7 +26,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Sequence, Union, overload
+from typing import Any, Callable, Iterator, Optional, Sequence, Union, overload
 
 from icefloe.core.types import (
     DecimalType, IcebergType, ListType, MapType, NestedField, Schema, StructType, parse_type, reassign_ids, widen_small_ints,
@@ -35,11 +36,8 @@ from icefloe.errors import SchemaError
 from icefloe.iceberg.metadata_builder import AddSchema, SetCurrentSchema, SetProperties, TableUpdate
 from icefloe.iceberg.schema import default_json, schema_to_json
 from icefloe.iceberg.table_metadata import TableMetadata, check_types_for_version
-from icefloe.iceberg.metadata_commit import commit_metadata
+from icefloe.iceberg.metadata_commit import ChangeStager, commit_metadata
 from icefloe.iceberg.operations import TableOperations
-
-if TYPE_CHECKING:
-    from icefloe.iceberg.transaction import Transaction
 
 NAME_MAPPING_PROPERTY = "schema.name-mapping.default"
 
@@ -549,7 +547,7 @@ class UpdateSchema:
     the latest metadata.
     """
     def __init__(self, ops: TableOperations, on_commit: Optional[Callable[[], object]] = None,
-                 transaction: Optional[Transaction] = None):
+                 transaction: Optional[ChangeStager] = None):
         self._ops = ops
         self._on_commit = on_commit
         self._transaction = transaction     # a ``Transaction``: staged there, committed with it

@@ -1,3 +1,4 @@
+# pyright: strict
 """Partition evolution (Iceberg spec, "Partition Evolution").
 
 A table's partitioning changes by adding a new partition spec and making it the
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from types import TracebackType
-from typing import TYPE_CHECKING, Callable, Optional
+from typing import Callable, Optional
 
 from icefloe.core.types import NestedField
 from icefloe.errors import SchemaError, UnknownTransformError
@@ -24,11 +25,8 @@ from icefloe.iceberg.transforms import (
     DayTransform, HourTransform, IdentityTransform, MonthTransform, Transform, VoidTransform, YearTransform,
     default_field_name, parse_partition_expr,
 )
-from icefloe.iceberg.metadata_commit import commit_metadata
+from icefloe.iceberg.metadata_commit import ChangeStager, commit_metadata
 from icefloe.iceberg.operations import TableOperations
-
-if TYPE_CHECKING:
-    from icefloe.iceberg.transaction import Transaction
 
 _TIME = (YearTransform, MonthTransform, DayTransform, HourTransform)
 
@@ -185,7 +183,7 @@ def spec_updates(base: TableMetadata, new: Optional[TableMetadata]) -> Optional[
 class UpdateSpec:
     """``with table.update_spec() as u:`` -- partition changes committed as one metadata version on exit."""
     def __init__(self, ops: TableOperations, on_commit: Optional[Callable[[], object]] = None,
-                 transaction: Optional[Transaction] = None):
+                 transaction: Optional[ChangeStager] = None):
         self._ops = ops
         self._on_commit = on_commit
         self._transaction = transaction     # a ``Transaction``: staged there, committed with it

@@ -10,7 +10,7 @@ changes and Spark reads are the user-facing table's (``icefloe.table``).
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Sequence, Union
 
 import pyarrow as pa
 
@@ -418,7 +418,7 @@ class BaseTable:
         return staged
 
     def expire_snapshots(self, older_than: Optional[AsOf] = None, retain_last: Optional[int] = None,
-                         snapshot_ids: Sequence[int] = ()) -> ExpireReport:
+                         snapshot_ids: Iterable[int] = ()) -> ExpireReport:
         """Expire snapshots by the retention policy of every ref, and ``snapshot_ids``; returns an ExpireReport."""
 
         report = expire_snapshots(self.ops, older_than, retain_last, snapshot_ids=snapshot_ids)
