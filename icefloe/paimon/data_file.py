@@ -15,10 +15,13 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import dataclass, field, replace
-from typing import Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from icefloe.core.types import IcebergType as DataType
 from icefloe.paimon.binary_row import EMPTY_ROW, BinaryRow, decode_row
+
+if TYPE_CHECKING:
+    from icefloe.paimon.dynamic_bucket import IndexFile
 
 FILE_SOURCE_APPEND = 0
 FILE_SOURCE_COMPACT = 1
@@ -113,13 +116,13 @@ class CommitMessage:
     """What one writer task produced for one (partition, bucket): picklable plain data. It
     lives here, beside the files it lists, so that a Spark task writing files does not import the
     commit."""
-    partition: tuple
+    partition: tuple[Any, ...]
     bucket: int
     total_buckets: int
-    new_files: list = field(default_factory=list)   # DataFileMeta, with file_path set
+    new_files: list[DataFileMeta] = field(default_factory=list["DataFileMeta"])   # with file_path set
     # dynamic-bucket tables: the bucket's new complete HASH index file, and the snapshot id
     # whose index the bucket assignment read (None: no snapshot yet)
-    index_files: list = field(default_factory=list)  # dynamic_bucket.IndexFile
+    index_files: list[IndexFile] = field(default_factory=list["IndexFile"])
     index_base: Optional[int] = None
     # the bucket's changelog files (changelog-producer input: the records as written)
-    changelog_files: list = field(default_factory=list)  # DataFileMeta
+    changelog_files: list[DataFileMeta] = field(default_factory=list["DataFileMeta"])
