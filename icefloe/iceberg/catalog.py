@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import replace
-from typing import Optional
+from typing import Callable, Mapping, NoReturn, Optional, Sequence
 
 from icefloe.core.io import FileIO, is_remote, normalize_location
 from icefloe.core.object_store import file_io_for
@@ -40,13 +40,15 @@ from icefloe.iceberg.locations import check_no_overlap, normalize, read_regular_
 from icefloe.iceberg.maintenance import drop_versions, purge_table_files
 from icefloe.iceberg.metadata_builder import (
     AddPartitionSpec, AddSortOrder, RemoveSnapshotRef, SetCurrentSchema, SetDefaultSortOrder, SetDefaultSpec,
+    TableUpdate,
 )
+from icefloe.iceberg.manifest import DataFile
 from icefloe.iceberg.operations import TableOperations, apply_commit
 from icefloe.iceberg.partitioning import PartitionField, PartitionSpec, build_spec
 from icefloe.iceberg.schema_update import assign_fresh_ids, schema_updates, with_schema
 from icefloe.iceberg.sort_order import with_sort_order
 from icefloe.iceberg.table import BaseTable
-from icefloe.iceberg.transaction import Transaction
+from icefloe.iceberg.transaction import TableCommit, Transaction
 from icefloe.iceberg.view_store import VIEWS_NEED_A_CATALOG
 from icefloe.iceberg.table_metadata import MAIN_BRANCH, TableMetadata, new_table_metadata, now_ms
 
@@ -61,7 +63,8 @@ class HadoopCatalog:
     """Tables of ``table_type`` under ``warehouse``: ``BaseTable``, or a factory ``(name, operations)``
     of a table with a data plane (the user-facing table, which holds the Spark session)."""
 
-    def __init__(self, warehouse: str, io: Optional[FileIO] = None, table_type=BaseTable):
+    def __init__(self, warehouse: str, io: Optional[FileIO] = None,
+                 table_type: Callable[[str, TableOperations], BaseTable] = BaseTable):
         self.warehouse = normalize_location(warehouse)
         self.io = io or file_io_for(self.warehouse)
         self.table_type = table_type
@@ -87,7 +90,7 @@ class HadoopCatalog:
     def other_table_locations(self, name: Optional[str] = None) -> list[str]:
         """The locations of the warehouse's tables other than ``name``: each table's directory and,
         for a registered table, the location its metadata names."""
-        out = []
+        out: list[str] = []
         for ns in self.list_namespaces():
             for other in self.list_tables(ns):
                 if other == name:
@@ -103,8 +106,8 @@ class HadoopCatalog:
     def table_exists(self, name: str) -> bool:
         return self._ops(name).exists()
 
-    def create_table(self, name: str, schema, partitioned_by=None,
-                     properties: Optional[dict] = None) -> BaseTable:
+    def create_table(self, name: str, schema: object, partitioned_by: Optional[Sequence[str]] = None,
+                     properties: Optional[dict[str, str]] = None) -> BaseTable:
         """A new table; ``schema`` is DDL text, an icefloe Schema, a pyarrow.Schema or a Spark
         StructType (TINYINT and SMALLINT columns become int: Iceberg has no smaller integers)."""
         ops = self._ops(name)
@@ -150,7 +153,7 @@ class HadoopCatalog:
         base = f"{self.warehouse}/{namespace}"
         if not self.io.is_dir(base):
             raise NoSuchNamespaceError(f"namespace {namespace} does not exist in {self.warehouse}")
-        out = []
+        out: list[str] = []
         for d in self.io.list_dir(base):
             if is_valid_name_part(d) and HadoopTableOperations(self.io, f"{base}/{d}").exists():
                 out.append(f"{namespace}.{d}")
@@ -161,8 +164,10 @@ class HadoopCatalog:
             raise NoSuchTableError(f"table {name} does not exist")
         raise RenameNotSupportedError(f"cannot rename {name} to {new_name}: {RENAME_NOT_SUPPORTED}")
 
-    def replace_table(self, name: str, schema: Schema, partitioned_by=None, properties: Optional[dict] = None,
-                      write_files=None, create_if_missing: bool = False) -> BaseTable:
+    def replace_table(self, name: str, schema: Schema, partitioned_by: Optional[Sequence[str]] = None,
+                      properties: Optional[dict[str, str]] = None,
+                      write_files: Optional[Callable[[TableMetadata], list[DataFile]]] = None,
+                      create_if_missing: bool = False) -> BaseTable:
         """Replace table ``name`` with a new schema, partitioning and (optionally) data, keeping its
         history (see the module doc). ``create_if_missing``: create the table when it does not
         exist (``CREATE OR REPLACE``); otherwise a missing table is an error (``REPLACE TABLE``).
@@ -178,7 +183,7 @@ class HadoopCatalog:
             new_table_metadata(ops.location, schema, build_spec(schema, partitioned_by), props)
         files = write_files(target) if write_files is not None else []
 
-        def change(base: TableMetadata) -> list:
+        def change(base: TableMetadata) -> list[TableUpdate]:
             """The replacement's updates of ``base`` (checked against the files written for it)."""
             new = replacement_metadata(base, schema, partitioned_by, props)
             if files and (new.default_spec_id != target.default_spec_id or not new.spec.same_fields(target.spec)
@@ -216,22 +221,22 @@ class HadoopCatalog:
     def list_views(self, namespace: str) -> list[str]:
         return []
 
-    def load_view(self, name: str):
+    def load_view(self, name: str) -> NoReturn:
         raise NoSuchViewError(f"view {name} does not exist ({VIEWS_NEED_A_CATALOG})")
 
-    def _no_views(self, what: str, *_args, **_kwargs):
+    def _no_views(self, what: str, *_args: object, **_kwargs: object) -> NoReturn:
         raise NotSupportedError(what, reason=VIEWS_NEED_A_CATALOG)
 
-    def create_view(self, name: str, *args, **kwargs):
+    def create_view(self, name: str, *args: object, **kwargs: object) -> NoReturn:
         self._no_views(f"CREATE VIEW {name}")
 
-    def register_view(self, name: str, *args, **kwargs):
+    def register_view(self, name: str, *args: object, **kwargs: object) -> NoReturn:
         self._no_views(f"registering view {name}")
 
-    def commit_view(self, name: str, *args, **kwargs):
+    def commit_view(self, name: str, *args: object, **kwargs: object) -> NoReturn:
         self._no_views(f"changing view {name}")
 
-    def replace_view(self, name: str, *args, **kwargs):
+    def replace_view(self, name: str, *args: object, **kwargs: object) -> NoReturn:
         self._no_views(f"changing view {name}")
 
     def drop_view(self, name: str) -> None:
@@ -245,7 +250,7 @@ class HadoopCatalog:
 
     atomic_multi_table = False
 
-    def commit_transaction(self, entries: list) -> dict:
+    def commit_transaction(self, entries: list[TableCommit]) -> dict[str, TableMetadata]:
         """Commit the changes of one table (``(name, ops, base_version, base, changes)``); several
         tables are refused: a Hadoop or object-store catalog cannot make them current together."""
         if len(entries) > 1:
@@ -271,7 +276,7 @@ class HadoopCatalog:
         drop_versions(ops)
 
 
-def read_registered_metadata(io, metadata_location: str) -> TableMetadata:
+def read_registered_metadata(io: FileIO, metadata_location: str) -> TableMetadata:
     """The metadata a register names, validated: an absolute location (normalised), a regular file
     under the size limit, valid Iceberg table metadata."""
     path = normalize(metadata_location, "metadata-location")
@@ -283,7 +288,8 @@ def read_registered_metadata(io, metadata_location: str) -> TableMetadata:
 
 
 # --------------------------------------------------------------------------- replace
-def replacement_metadata(base: TableMetadata, schema: Schema, partitioned_by, properties: dict) -> TableMetadata:
+def replacement_metadata(base: TableMetadata, schema: Schema, partitioned_by: Optional[Sequence[str]],
+                         properties: Optional[Mapping[str, object]]) -> TableMetadata:
     """``base`` replaced by a new definition, as Java's ``TableMetadata.buildReplacement`` does it:
 
     - the schema gets ids by :func:`assign_fresh_ids` (same path, same id; new columns after
@@ -323,13 +329,13 @@ def replacement_metadata(base: TableMetadata, schema: Schema, partitioned_by, pr
                 "its type, even unpartitioned, or DROP TABLE and CREATE TABLE)")
 
     spec = build_spec(current, partitioned_by)
-    known: dict = {}
+    known: dict[tuple[int, str], int] = {}
     for old in base.partition_specs:
         for f in old.fields:
             key = (f.source_id, str(f.transform))
             known[key] = max(known.get(key, f.field_id), f.field_id)
     last_pid = base.last_partition_id
-    fields = []
+    fields: list[PartitionField] = []
     for f in spec.fields:
         fid = known.get((f.source_id, str(f.transform)))
         if fid is None:
@@ -353,9 +359,9 @@ def replacement_metadata(base: TableMetadata, schema: Schema, partitioned_by, pr
                    last_updated_ms=max(now_ms(), base.last_updated_ms))
 
 
-def replacement_updates(base: TableMetadata, new: TableMetadata) -> list:
+def replacement_updates(base: TableMetadata, new: TableMetadata) -> list[TableUpdate]:
     """The updates that turn ``base`` into its replacement ``new`` (``replacement_metadata``)."""
-    out = schema_updates(base, new) or [SetCurrentSchema(new.current_schema_id)]
+    out: list[TableUpdate] = schema_updates(base, new) or [SetCurrentSchema(new.current_schema_id)]
     if new.default_spec_id not in {s.spec_id for s in base.partition_specs}:
         out.append(AddPartitionSpec(new.spec.to_json()))
     out.append(SetDefaultSpec(new.default_spec_id))
@@ -367,7 +373,7 @@ def replacement_updates(base: TableMetadata, new: TableMetadata) -> list:
     return out
 
 
-def _create_with_files(ops: TableOperations, meta: TableMetadata, files: list) -> None:
+def _create_with_files(ops: TableOperations, meta: TableMetadata, files: list[DataFile]) -> None:
     """Create the table as ``meta``, with ``files`` as its first snapshot, in one version."""
     if not files:
         ops.commit(None, None, meta)

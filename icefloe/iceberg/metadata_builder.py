@@ -1,3 +1,4 @@
+# pyright: strict
 """A commit as the Iceberg REST spec's ``TableUpdate`` and ``TableRequirement`` objects, and the
 one builder that applies a list of updates to a ``TableMetadata`` with the checks Iceberg's Java
 ``TableMetadata.Builder`` and the spec make, so a table is never left in a state another client

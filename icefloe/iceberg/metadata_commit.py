@@ -15,7 +15,7 @@ the metadata as it was, as Java's ``TableOperations.commit`` does.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Callable, Optional, Protocol
 
 from icefloe.core.retry import RetryPolicy
 from icefloe.iceberg.metadata_builder import TableUpdate
@@ -24,6 +24,15 @@ from icefloe.iceberg.table_metadata import TableMetadata
 from icefloe.iceberg.table_requirements import requirements_for
 
 MetadataChange = Callable[[TableMetadata], Optional[list[TableUpdate]]]
+
+
+class ChangeStager(Protocol):
+    """Where a schema or partition update is staged instead of committed (a ``Transaction``): the
+    metadata as its earlier changes left it, and the place a change is staged."""
+
+    staged: TableMetadata
+
+    def stage_change(self, change: MetadataChange) -> None: ...
 
 
 @dataclass

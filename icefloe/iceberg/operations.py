@@ -120,6 +120,8 @@ class SwapCommits:
     here, then ``commit`` the result as the next version."""
 
     last_written: Optional[TableMetadata] = None     # what ``commit`` wrote last (its metadata log added)
+    # the locations of the catalog's other tables, set by the catalog (``locations.check_table_alone``)
+    other_table_locations: Optional[Callable[[], list[str]]] = None
 
     if TYPE_CHECKING:    # what the implementations define (the TableOperations protocol's)
         def load(self, version: Optional[int] = None) -> tuple[int, TableMetadata]: ...

@@ -1,3 +1,4 @@
+# pyright: strict
 """Schema evolution (Iceberg spec, "Schema Evolution").
 
 Columns are identified by field id, never by name or position, so every change
@@ -24,17 +25,19 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from typing import Callable, Optional, Sequence, Union, overload
+from types import TracebackType
+from typing import Any, Callable, Iterator, Optional, Sequence, Union, overload
 
 from icefloe.core.types import (
     DecimalType, IcebergType, ListType, MapType, NestedField, Schema, StructType, parse_type, reassign_ids, widen_small_ints,
 )
 from icefloe.core.types.model import DoubleType, FloatType, PrimitiveType, VariantType
 from icefloe.errors import SchemaError
-from icefloe.iceberg.metadata_builder import AddSchema, SetCurrentSchema, SetProperties
+from icefloe.iceberg.metadata_builder import AddSchema, SetCurrentSchema, SetProperties, TableUpdate
 from icefloe.iceberg.schema import default_json, schema_to_json
 from icefloe.iceberg.table_metadata import TableMetadata, check_types_for_version
-from icefloe.iceberg.metadata_commit import commit_metadata
+from icefloe.iceberg.metadata_commit import ChangeStager, commit_metadata
+from icefloe.iceberg.operations import TableOperations
 
 NAME_MAPPING_PROPERTY = "schema.name-mapping.default"
 
@@ -53,7 +56,7 @@ def can_promote(old: IcebergType, new: IcebergType) -> bool:
     return False
 
 
-def _as_type(t) -> IcebergType:
+def _as_type(t: object) -> IcebergType:
     """A column type as Iceberg stores it (TINYINT and SMALLINT are int, as in Iceberg's Spark)."""
     if isinstance(t, IcebergType):
         return widen_small_ints(t)
@@ -75,6 +78,7 @@ class SchemaBuilder:
 
     # ------------------------------------------------------------------ paths
     def _parts(self, name: ColumnPath) -> list[str]:
+        parts: list[Any]      # checked below: a caller's sequence may hold anything
         if not isinstance(name, str):
             parts = list(name)
         elif _child_or_none(self.struct, name) is not None:
@@ -128,8 +132,8 @@ class SchemaBuilder:
         return self.last_column_id
 
     # ------------------------------------------------------------------ changes
-    def add_column(self, name: ColumnPath, field_type, doc: Optional[str] = None, required: bool = False,
-                   default=None) -> None:
+    def add_column(self, name: ColumnPath, field_type: Union[IcebergType, str], doc: Optional[str] = None,
+                   required: bool = False, default: Any = None) -> None:
         parts = self._parts(name)
         parent, leaf = parts[:-1], parts[-1]
         full = ".".join(parts)
@@ -159,7 +163,7 @@ class SchemaBuilder:
         if kind != "field":
             raise SchemaError(f"cannot rename {full!r}: a list element or map key/value has no name of its own")
         _check_new_name(new_name, new_name)
-        parent_path, struct = self._struct_at(path[:-1], f"rename {full!r}")
+        _parent, struct = self._struct_at(path[:-1], f"rename {full!r}")
         clash = _child_or_none(struct, new_name)
         if clash is not None and clash.field_id != f.field_id:
             raise SchemaError(f"cannot rename {full!r} to {new_name!r}: that name is already used by another column")
@@ -180,8 +184,8 @@ class SchemaBuilder:
                 f"{spec_id}; files written with that spec need the column to read their partition values")
         self._rebuild(path, lambda _old: None)
 
-    def update_column(self, name: ColumnPath, field_type=None, required: Optional[bool] = None,
-                      doc: Optional[str] = None) -> None:
+    def update_column(self, name: ColumnPath, field_type: Union[IcebergType, str, None] = None,
+                      required: Optional[bool] = None, doc: Optional[str] = None) -> None:
         path, f, kind = self._resolve(name)
         full = ".".join(path)
         new = f
@@ -212,7 +216,7 @@ class SchemaBuilder:
         if new != f:
             self._rebuild(path, lambda _old: new)
 
-    def update_column_default(self, name: ColumnPath, default) -> None:
+    def update_column_default(self, name: ColumnPath, default: Any) -> None:
         """The column's ``write-default`` (None: no default). Its ``initial-default``, what rows
         written before the column existed read, never changes (spec, "Default values")."""
         path, f, kind = self._resolve(name)
@@ -251,7 +255,7 @@ class SchemaBuilder:
     def set_identifier_fields(self, names: Sequence[ColumnPath]) -> None:
         """The schema's identifier fields (the spec's row identity): required primitive fields,
         not float or double, not inside a list, a map or an optional struct. None clears them."""
-        ids = []
+        ids: list[int] = []
         for name in names:
             parts = self._parts(name)
             t: IcebergType = self.struct
@@ -270,8 +274,9 @@ class SchemaBuilder:
             if isinstance(t, (FloatType, DoubleType)):
                 raise SchemaError(f"identifier field {name!r} cannot be {t} (floating point values do not "
                                   "identify rows)")
-            if f.field_id not in ids:
-                ids.append(f.field_id)
+            # ``_parts`` never returns an empty path, so the loop above bound ``f``
+            if f.field_id not in ids:  # pyright: ignore[reportPossiblyUnboundVariable]
+                ids.append(f.field_id)  # pyright: ignore[reportPossiblyUnboundVariable]
         self.identifier_ids = ids
 
     # ------------------------------------------------------------------ result
@@ -281,7 +286,7 @@ class SchemaBuilder:
 
 
 def with_schema(meta: TableMetadata, struct: StructType, last_column_id: int,
-                identifier_ids: list) -> Optional[TableMetadata]:
+                identifier_ids: list[int]) -> Optional[TableMetadata]:
     """``meta`` with ``struct`` as the current schema, reusing the id of an identical older schema."""
     check_types_for_version(struct, meta.format_version, meta.location)
     candidate = Schema(struct.fields, schema_id=-1, identifier_field_ids=identifier_ids)
@@ -306,12 +311,12 @@ def with_schema(meta: TableMetadata, struct: StructType, last_column_id: int,
                    properties=props)
 
 
-def schema_updates(base: TableMetadata, new: Optional[TableMetadata]) -> Optional[list]:
+def schema_updates(base: TableMetadata, new: Optional[TableMetadata]) -> Optional[list[TableUpdate]]:
     """The updates that make ``new`` (``with_schema`` of ``base``) current: the schema (unless an
     older identical one is reused), and the name mapping that follows it."""
     if new is None:
         return None
-    out: list = []
+    out: list[TableUpdate] = []
     if new.current_schema_id not in {s.schema_id for s in base.schemas}:
         out.append(AddSchema(schema_to_json(new.schema), new.last_column_id))
     out.append(SetCurrentSchema(new.current_schema_id))
@@ -321,13 +326,13 @@ def schema_updates(base: TableMetadata, new: Optional[TableMetadata]) -> Optiona
     return out
 
 
-def _docs(schema: Schema) -> dict:
+def _docs(schema: Schema) -> dict[int, str]:
     """Each field's doc by field id, nested fields included: a schema whose only change is a
     column comment (``ALTER COLUMN c COMMENT ...``) is a new schema."""
     return {f.field_id: f.doc for _path, f in schema.all_fields() if f.doc is not None}
 
 
-def _defaults(schema: Schema) -> dict:
+def _defaults(schema: Schema) -> dict[int, tuple[Any, Any]]:
     """Each field's default values by field id: a schema whose only change is a column's
     ``write-default`` (``ALTER COLUMN c SET DEFAULT ...``) is a new schema."""
     return {f.field_id: (f.initial_default, f.write_default) for _path, f in schema.all_fields()
@@ -344,12 +349,12 @@ def assign_fresh_ids(schema: Schema, base: Schema, next_id: Callable[[], int]) -
     new id, so metadata written for the old column is never read with the new type."""
     exact = dict(_id_paths(base.struct, ()))
     base_types = {fid: t for fid, t in _id_types(base.struct)}
-    lowered: dict = {}
+    lowered: dict[tuple[str, ...], list[int]] = {}
     for path, fid in exact.items():
         lowered.setdefault(tuple(x.lower() for x in path), []).append(fid)
-    used: set = set()
+    used: set[int] = set()
 
-    def reuse(path: tuple, new_type: IcebergType) -> int:
+    def reuse(path: tuple[str, ...], new_type: IcebergType) -> int:
         fid = exact.get(path)
         if fid is None:
             hits = lowered.get(tuple(x.lower() for x in path), [])
@@ -359,7 +364,7 @@ def assign_fresh_ids(schema: Schema, base: Schema, next_id: Callable[[], int]) -
         used.add(fid)
         return fid
 
-    def fresh(t: IcebergType, path: tuple) -> IcebergType:
+    def fresh(t: IcebergType, path: tuple[str, ...]) -> IcebergType:
         if isinstance(t, StructType):
             ids = [reuse(path + (f.name,), f.field_type) for f in t.fields]
             return StructType([replace(f, field_id=i, field_type=fresh(f.field_type, path + (f.name,)))
@@ -404,13 +409,13 @@ def _same_kind(old: IcebergType, new: IcebergType) -> bool:
     return type(old) is type(new)
 
 
-def _id_types(t: IcebergType):
+def _id_types(t: IcebergType) -> Iterator[tuple[int, IcebergType]]:
     for f in _children(t):
         yield f.field_id, f.field_type
         yield from _id_types(f.field_type)
 
 
-def _id_paths(t: IcebergType, path: tuple):
+def _id_paths(t: IcebergType, path: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], int]]:
     """(path tuple, field id) of every field under ``t``; list elements and map keys/values by
     the names ``element``, ``key``, ``value``."""
     for f in _children(t):
@@ -420,7 +425,7 @@ def _id_paths(t: IcebergType, path: tuple):
 
 
 # --------------------------------------------------------------------------- name mapping
-def update_name_mapping(old: list, schema: Schema) -> list:
+def update_name_mapping(old: Optional[list[dict[str, Any]]], schema: Schema) -> list[dict[str, Any]]:
     """Merge ``schema`` into a name mapping (spec: "Column Projection", name mapping).
 
     Every current field gets its current name; a renamed field keeps its old names
@@ -441,16 +446,16 @@ def _children(t: IcebergType) -> list[NestedField]:
     return []
 
 
-def _merge_level(old_entries: list, fields: list[NestedField]) -> list:
+def _merge_level(old_entries: list[dict[str, Any]], fields: list[NestedField]) -> list[dict[str, Any]]:
     by_id = {e.get("field-id"): e for e in old_entries if e.get("field-id") is not None}
     taken = {f.name for f in fields}
-    out = []
+    out: list[dict[str, Any]] = []
     for f in fields:
         prev = by_id.get(f.field_id, {})
         names = [n for n in prev.get("names", []) if n == f.name or n not in taken]
         if f.name not in names:
             names.append(f.name)
-        entry: dict = {"field-id": f.field_id, "names": names}
+        entry: dict[str, Any] = {"field-id": f.field_id, "names": names}
         sub = _merge_level(prev.get("fields") or [], _children(f.field_type))
         if sub:
             entry["fields"] = sub
@@ -468,7 +473,7 @@ def _merge_level(old_entries: list, fields: list[NestedField]) -> list:
 
 
 # --------------------------------------------------------------------------- tree helpers
-def _check_new_name(name: str, full: str) -> None:
+def _check_new_name(name: object, full: str) -> None:
     if not isinstance(name, str) or not name:
         raise SchemaError(f"invalid column name {full!r}")
     if "." in name:
@@ -484,7 +489,7 @@ def _child_or_none(struct: StructType, name: str) -> Optional[NestedField]:
     return lowered[0] if len(lowered) == 1 else None
 
 
-def _child(t: IcebergType, part: str, parent: Optional[str], full) -> tuple[NestedField, str]:
+def _child(t: IcebergType, part: str, parent: Optional[str], full: ColumnPath) -> tuple[NestedField, str]:
     if isinstance(t, StructType):
         f = _child_or_none(t, part)
         if f is None:
@@ -496,7 +501,8 @@ def _child(t: IcebergType, part: str, parent: Optional[str], full) -> tuple[Nest
         return t.element_field, "element"
     if isinstance(t, MapType) and part.lower() in ("key", "value"):
         return (t.key_field, "key") if part.lower() == "key" else (t.value_field, "value")
-    hint = {ListType: "use 'element'", MapType: "use 'key' or 'value'"}.get(type(t), "it has no fields")
+    hints: dict[type, str] = {ListType: "use 'element'", MapType: "use 'key' or 'value'"}
+    hint = hints.get(type(t), "it has no fields")
     raise SchemaError(f"cannot find {part!r} inside {parent!r} of type {t} ({hint}) in {full!r}")
 
 
@@ -512,7 +518,7 @@ def _rebuild(t: IcebergType, path: list[str], fn: Callable[[NestedField], Option
         return replace(f, field_type=_rebuild(f.field_type, rest, fn)) if rest else fn(f)
 
     if isinstance(t, StructType):
-        fields = []
+        fields: list[NestedField] = []
         for f in t.fields:
             if f.name == head:
                 f = apply(f)
@@ -540,21 +546,22 @@ class UpdateSchema:
     once against the table as it was loaded; the commit replays all of them on
     the latest metadata.
     """
-    def __init__(self, ops, on_commit: Optional[Callable[[], None]] = None, transaction=None):
+    def __init__(self, ops: TableOperations, on_commit: Optional[Callable[[], object]] = None,
+                 transaction: Optional[ChangeStager] = None):
         self._ops = ops
         self._on_commit = on_commit
         self._transaction = transaction     # a ``Transaction``: staged there, committed with it
-        self._calls: list[tuple[str, tuple, dict]] = []
+        self._calls: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = []
         self._preview = SchemaBuilder(transaction.staged if transaction is not None else ops.load()[1])
         self.committed: Optional[Schema] = None
 
-    def _record(self, method: str, *args, **kwargs) -> "UpdateSchema":
+    def _record(self, method: str, *args: Any, **kwargs: Any) -> "UpdateSchema":
         getattr(self._preview, method)(*args, **kwargs)
         self._calls.append((method, args, kwargs))
         return self
 
-    def add_column(self, name: ColumnPath, field_type, doc: Optional[str] = None,
-                   required: bool = False, default=None) -> "UpdateSchema":
+    def add_column(self, name: ColumnPath, field_type: Union[IcebergType, str], doc: Optional[str] = None,
+                   required: bool = False, default: Any = None) -> "UpdateSchema":
         """Add a column; on a format v3 table ``default`` is the value rows written before it read
         (``initial-default``) and rows written without it get (``write-default``)."""
         return self._record("add_column", name, field_type, doc=doc, required=required, default=default)
@@ -565,11 +572,11 @@ class UpdateSchema:
     def delete_column(self, name: ColumnPath) -> "UpdateSchema":
         return self._record("delete_column", name)
 
-    def update_column(self, name: ColumnPath, field_type=None, required: Optional[bool] = None,
-                      doc: Optional[str] = None) -> "UpdateSchema":
+    def update_column(self, name: ColumnPath, field_type: Union[IcebergType, str, None] = None,
+                      required: Optional[bool] = None, doc: Optional[str] = None) -> "UpdateSchema":
         return self._record("update_column", name, field_type=field_type, required=required, doc=doc)
 
-    def update_column_default(self, name: ColumnPath, default) -> "UpdateSchema":
+    def update_column_default(self, name: ColumnPath, default: Any) -> "UpdateSchema":
         """Set (None: remove) the value rows written without the column get (format v3
         ``write-default``); rows already written keep what they read."""
         return self._record("update_column_default", name, default)
@@ -591,7 +598,7 @@ class UpdateSchema:
         """The schema these changes would produce (ids as they would be assigned now)."""
         return Schema(self._preview.struct.fields, identifier_field_ids=self._preview.identifier_ids)
 
-    def change(self, base: TableMetadata) -> Optional[list]:
+    def change(self, base: TableMetadata) -> Optional[list[TableUpdate]]:
         """The updates this schema change makes of ``base`` (None: the schema stays as it is)."""
         builder = SchemaBuilder(base)
         for method, args, kwargs in self._calls:
@@ -611,7 +618,8 @@ class UpdateSchema:
     def __enter__(self) -> "UpdateSchema":
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> bool:
+    def __exit__(self, exc_type: Optional[type[BaseException]], exc: Optional[BaseException],
+                 tb: Optional[TracebackType]) -> bool:
         if exc_type is None:
             self.commit()
         return False

@@ -146,9 +146,7 @@ def build_summary(operation: str, added: list[DataFile], removed: list[DataFile]
     put("removed-position-deletes", sum(f.record_count for f in rm_del if f.content == POSITION_DELETES))
     put("added-equality-deletes", sum(f.record_count for f in add_del if f.content == EQUALITY_DELETES))
     put("removed-equality-deletes", sum(f.record_count for f in rm_del if f.content == EQUALITY_DELETES))
-    # DataFile.partition is declared a bare tuple in manifest.py
-    parts: set[tuple[int, tuple[Any, ...]]] = {
-        (f.spec_id, f.partition) for f in added + removed}  # pyright: ignore[reportUnknownMemberType]
+    parts = {(f.spec_id, f.partition) for f in added + removed}
     s["changed-partition-count"] = str(len(parts))
 
     def total(key: str, delta: int) -> None:

@@ -1,3 +1,4 @@
+# pyright: strict
 """Partition evolution (Iceberg spec, "Partition Evolution").
 
 A table's partitioning changes by adding a new partition spec and making it the
@@ -12,18 +13,20 @@ partition values by position.
 from __future__ import annotations
 
 from dataclasses import replace
+from types import TracebackType
 from typing import Callable, Optional
 
 from icefloe.core.types import NestedField
 from icefloe.errors import SchemaError, UnknownTransformError
-from icefloe.iceberg.metadata_builder import AddPartitionSpec, SetDefaultSpec
+from icefloe.iceberg.metadata_builder import AddPartitionSpec, SetDefaultSpec, TableUpdate
 from icefloe.iceberg.partitioning import PartitionField, PartitionSpec
 from icefloe.iceberg.table_metadata import TableMetadata
 from icefloe.iceberg.transforms import (
     DayTransform, HourTransform, IdentityTransform, MonthTransform, Transform, VoidTransform, YearTransform,
     default_field_name, parse_partition_expr,
 )
-from icefloe.iceberg.metadata_commit import commit_metadata
+from icefloe.iceberg.metadata_commit import ChangeStager, commit_metadata
+from icefloe.iceberg.operations import TableOperations
 
 _TIME = (YearTransform, MonthTransform, DayTransform, HourTransform)
 
@@ -167,11 +170,11 @@ def with_spec(meta: TableMetadata, fields: list[PartitionField], last_partition_
     return replace(meta, partition_specs=specs, default_spec_id=existing.spec_id, last_partition_id=last_id)
 
 
-def spec_updates(base: TableMetadata, new: Optional[TableMetadata]) -> Optional[list]:
+def spec_updates(base: TableMetadata, new: Optional[TableMetadata]) -> Optional[list[TableUpdate]]:
     """The updates that make ``new``'s default spec (``with_spec`` of ``base``) the default."""
     if new is None:
         return None
-    out: list = []
+    out: list[TableUpdate] = []
     if new.default_spec_id not in {s.spec_id for s in base.partition_specs}:
         out.append(AddPartitionSpec(new.spec.to_json()))
     return out + [SetDefaultSpec(new.default_spec_id)]
@@ -179,15 +182,16 @@ def spec_updates(base: TableMetadata, new: Optional[TableMetadata]) -> Optional[
 
 class UpdateSpec:
     """``with table.update_spec() as u:`` -- partition changes committed as one metadata version on exit."""
-    def __init__(self, ops, on_commit: Optional[Callable[[], None]] = None, transaction=None):
+    def __init__(self, ops: TableOperations, on_commit: Optional[Callable[[], object]] = None,
+                 transaction: Optional[ChangeStager] = None):
         self._ops = ops
         self._on_commit = on_commit
         self._transaction = transaction     # a ``Transaction``: staged there, committed with it
-        self._calls: list[tuple[str, tuple]] = []
+        self._calls: list[tuple[str, tuple[Optional[str], ...]]] = []
         self._preview = SpecBuilder(transaction.staged if transaction is not None else ops.load()[1])
         self.committed: Optional[PartitionSpec] = None
 
-    def _record(self, method: str, *args) -> "UpdateSpec":
+    def _record(self, method: str, *args: Optional[str]) -> "UpdateSpec":
         getattr(self._preview, method)(*args)
         self._calls.append((method, args))
         return self
@@ -206,7 +210,7 @@ class UpdateSpec:
     def apply(self) -> PartitionSpec:
         return PartitionSpec(self._preview.fields, -1)
 
-    def change(self, base: TableMetadata) -> Optional[list]:
+    def change(self, base: TableMetadata) -> Optional[list[TableUpdate]]:
         """The updates this partition change makes of ``base`` (None: the spec stays as it is)."""
         builder = SpecBuilder(base)
         for method, args in self._calls:
@@ -226,7 +230,8 @@ class UpdateSpec:
     def __enter__(self) -> "UpdateSpec":
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> bool:
+    def __exit__(self, exc_type: Optional[type[BaseException]], exc: Optional[BaseException],
+                 tb: Optional[TracebackType]) -> bool:
         if exc_type is None:
             self.commit()
         return False

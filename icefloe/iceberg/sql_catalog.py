@@ -21,7 +21,7 @@ import os
 import re
 import uuid
 from dataclasses import dataclass
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 from icefloe.core.io import FileAlreadyExistsError, FileIO, is_remote
 from icefloe.core.names import check_name_part, split_name
@@ -37,7 +37,11 @@ from icefloe.iceberg.maintenance import purge_table_files
 from icefloe.iceberg.operations import SwapCommits, apply_commit
 from icefloe.iceberg.table_metadata import TableMetadata, with_metadata_log
 from icefloe.iceberg.view_metadata import AssertViewUuid, ViewMetadata, apply_view_updates
+from icefloe.iceberg.transaction import TableCommit
 from icefloe.iceberg.view_store import LoadedView, read_view_metadata, view_version_of, write_view_metadata
+
+if TYPE_CHECKING:
+    import sqlalchemy as sa
 
 TABLES, NAMESPACES = "iceberg_tables", "iceberg_namespace_properties"
 TABLE_TYPE, VIEW_TYPE = "TABLE", "VIEW"
@@ -55,7 +59,7 @@ def version_of(path: str) -> int:
 class _Schema:
     """The two catalog tables as SQLAlchemy Core objects (created when missing)."""
 
-    def __init__(self, engine):
+    def __init__(self, engine: sa.Engine):
         import sqlalchemy as sa
 
         self.engine = engine
@@ -110,7 +114,7 @@ class SqlTableOperations(SwapCommits):
         self.location = location.rstrip("/")
         self.metadata_dir = f"{self.location}/metadata"
         self._db, self._key = schema, (catalog_name, namespace, table)
-        self._paths: dict = {}
+        self._paths: dict[int, str] = {}
 
     def _where(self):
         c = self._db.tables.c
@@ -188,7 +192,7 @@ class SqlTableOperations(SwapCommits):
             raise VersionConflict(f"metadata file {path} exists") from e
         return StagedVersion(version, path, base_path, base is None, new)
 
-    def swap(self, conn, staged: "StagedVersion") -> None:
+    def swap(self, conn: sa.Connection, staged: "StagedVersion") -> None:
         """Point the table's row at a staged version inside the database transaction ``conn``;
         ``VersionConflict`` when the row no longer names the version it was staged on."""
         import sqlalchemy as sa
@@ -318,7 +322,7 @@ class SqlCatalog(HadoopCatalog):
     # ------------------------------------------------------------------ multi-table commits
     atomic_multi_table = True
 
-    def commit_transaction(self, entries: list) -> dict:
+    def commit_transaction(self, entries: list[TableCommit]) -> dict[str, TableMetadata]:
         """Commit several tables' changes all-or-nothing: each ``(name, ops, base_version, base,
         changes)`` is applied to its base and written as that table's next metadata file, then every
         table's row is swapped in ONE database transaction, each only if it still names its base.
@@ -326,7 +330,7 @@ class SqlCatalog(HadoopCatalog):
         deletes the files written. Returns the new metadata by table name."""
         import sqlalchemy as sa
 
-        staged: list = []
+        staged: list[tuple[str, Any, StagedVersion]] = []
         try:
             for name, ops, version, base, changes in entries:
                 staged.append((name, ops, ops.stage(version, base, apply_commit(base, changes))))
@@ -357,7 +361,8 @@ class SqlCatalog(HadoopCatalog):
     def namespace_exists(self, namespace: str) -> bool:
         return namespace in self.list_namespaces()
 
-    def create_namespace(self, namespace: str, exist_ok: bool = False, properties: Optional[dict] = None) -> None:
+    def create_namespace(self, namespace: str, exist_ok: bool = False,
+                         properties: Optional[Mapping[Any, Any]] = None) -> None:
         import sqlalchemy as sa
 
         check_name_part(namespace, "namespace")
@@ -372,7 +377,7 @@ class SqlCatalog(HadoopCatalog):
                 for k, v in props.items()])
         self.io.makedirs(self.namespace_path(namespace))
 
-    def namespace_properties(self, namespace: str) -> dict:
+    def namespace_properties(self, namespace: str) -> dict[str, str]:
         """The namespace's properties (kept in iceberg_namespace_properties, as the JDBC catalog does)."""
         import sqlalchemy as sa
 
@@ -384,8 +389,9 @@ class SqlCatalog(HadoopCatalog):
                 (n.c.catalog_name == self.catalog_name) & (n.c.namespace == namespace))).fetchall()
         return {k: v for k, v in rows if k != "exists"}
 
-    def update_namespace_properties(self, namespace: str, updates: Optional[dict] = None,
-                                    removals: Optional[list] = None) -> tuple[list, list, list]:
+    def update_namespace_properties(self, namespace: str, updates: Optional[Mapping[str, Any]] = None,
+                                    removals: Optional[list[str]] = None
+                                    ) -> tuple[list[str], list[str], list[str]]:
         """Set and remove namespace properties in one transaction: (updated, removed, missing)."""
         import sqlalchemy as sa
 

@@ -1,3 +1,4 @@
+# pyright: strict
 """Table metadata, the ``vN.metadata.json`` document (Iceberg spec, "Table Metadata").
 
 ``TableMetadata`` is immutable in spirit: every change builds a new instance

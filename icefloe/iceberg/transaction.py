@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Protocol, Sequence
 
 from icefloe.core.retry import RetryPolicy
 from icefloe.errors import (  # noqa: F401 - defined in icefloe.errors, importable here too
@@ -37,6 +38,11 @@ from icefloe.iceberg.snapshot_producer import SnapshotProducer
 from icefloe.iceberg.sort_order import sort_order_change
 from icefloe.iceberg.table_metadata import MAIN_BRANCH, TableMetadata
 from icefloe.iceberg.table_requirements import check_requirements
+from icefloe.iceberg.manifest import DataFile
+
+if TYPE_CHECKING:
+    from icefloe.iceberg.schema_update import UpdateSchema
+    from icefloe.iceberg.spec_update import UpdateSpec
 
 MULTI_TABLE_UNSUPPORTED = (
     "a Hadoop or object-store catalog cannot commit several tables atomically: each table's current "
@@ -57,7 +63,8 @@ class Transaction:
     """Changes of one table staged for one commit (see the module doc)."""
 
     def __init__(self, ops: TableOperations, on_commit: Optional[Callable[[], object]] = None,
-                 write: Optional[Callable[[TableMetadata, object], list]] = None, summary: Optional[dict] = None):
+                 write: Optional[Callable[[TableMetadata, Any], list[DataFile]]] = None,
+                 summary: Optional[Mapping[str, str]] = None):
         """A transaction on the table's current metadata (``table.transaction()`` makes one).
 
         Args:
@@ -73,10 +80,20 @@ class Transaction:
         self._version, self.base = ops.load()
         self.staged: TableMetadata = self.base
         self._steps: list[_Step] = []
-        self._added: list = []              # data files staged by appends, deleted if nothing commits
+        self._added: list[DataFile] = []              # data files staged by appends, deleted if nothing commits
         self._open = True
         self.member = False                 # part of a CatalogTransaction, which commits it
         self.committed: Optional[Committed] = None
+
+    @property
+    def base_version(self) -> int:
+        """The version of ``base``, the metadata this transaction's changes were first produced on."""
+        return self._version
+
+    @property
+    def has_changes(self) -> bool:
+        """Whether any staged change changes the metadata."""
+        return any(s.changes for s in self._steps)
 
     # ------------------------------------------------------------------ staging
     def _stage(self, step: _Step) -> None:
@@ -99,19 +116,19 @@ class Transaction:
         commit_uuid = str(uuid.uuid4())     # its own: manifest names count from 0 per snapshot
         self._stage(_Step(lambda meta, n: producer.changes(self.ops, meta, branch, commit_uuid, n), producer))
 
-    def update_schema(self):
+    def update_schema(self) -> UpdateSchema:
         """A schema change staged here on leaving its ``with`` block (``UpdateSchema``)."""
         from icefloe.iceberg.schema_update import UpdateSchema
 
         return UpdateSchema(self.ops, transaction=self)
 
-    def update_spec(self):
+    def update_spec(self) -> UpdateSpec:
         """A partition spec change staged here on leaving its ``with`` block (``UpdateSpec``)."""
         from icefloe.iceberg.spec_update import UpdateSpec
 
         return UpdateSpec(self.ops, transaction=self)
 
-    def update_properties(self, set: Optional[dict] = None, remove: Optional[Sequence[str]] = None) -> "Transaction":
+    def update_properties(self, set: Optional[Mapping[Any, Any]] = None, remove: Optional[Sequence[str]] = None) -> "Transaction":
         """Stage setting and removing table properties.
 
         Args:
@@ -178,7 +195,7 @@ class Transaction:
         self.stage_change(create_branch_change(name, snapshot_id))
         return self
 
-    def commit_files(self, files: list, overwrite: bool = False, branch: str = MAIN_BRANCH) -> "Transaction":
+    def commit_files(self, files: Iterable[DataFile], overwrite: bool = False, branch: str = MAIN_BRANCH) -> "Transaction":
         """Stage data files written elsewhere as one new snapshot.
 
         Args:
@@ -190,7 +207,7 @@ class Transaction:
         self.stage_snapshot(produce(list(files), summary_extra=dict(self._summary)), branch)
         return self
 
-    def append(self, data, branch: str = MAIN_BRANCH) -> "Transaction":
+    def append(self, data: Any, branch: str = MAIN_BRANCH) -> "Transaction":
         """Write ``data`` under the staged metadata (so under a schema changed earlier in this
         transaction) and stage it as one new snapshot.
 
@@ -242,7 +259,7 @@ class Transaction:
         self._open = False
         if not any(s.changes for s in self._steps):
             return self.base
-        state = {"version": self._version, "changes": self.changes()}
+        state: dict[str, Any] = {"version": self._version, "changes": self.changes()}
 
         def attempt(n: int) -> Committed:
             version, base = self.ops.load()
@@ -285,7 +302,8 @@ class Transaction:
     def __enter__(self) -> "Transaction":
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> bool:
+    def __exit__(self, exc_type: Optional[type[BaseException]], exc: Optional[BaseException],
+                 tb: Optional[TracebackType]) -> bool:
         if self.member:                     # the catalog transaction commits or abandons it
             return False
         if exc_type is None:
@@ -303,11 +321,21 @@ def _delete(ops: TableOperations, changes: Optional[Changes]) -> None:
             pass
 
 
+TableCommit = tuple[str, TableOperations, int, TableMetadata, Changes]   # name, ops, base version, base, changes
+
+
+class TransactionCatalog(Protocol):
+    """What a catalog transaction needs of its catalog (``atomic_multi_table``, read with a default,
+    says whether it commits several tables together)."""
+
+    def commit_transaction(self, entries: list[TableCommit]) -> dict[str, TableMetadata]: ...
+
+
 class CatalogTransaction:
     """Changes of several tables of one catalog committed all-or-nothing (see the module doc):
     ``with catalog.transaction() as ctx: ctx.table("db.a").append(...)``."""
 
-    def __init__(self, catalog, open_transaction: Callable[[str], Transaction]):
+    def __init__(self, catalog: TransactionCatalog, open_transaction: Callable[[str], Transaction]):
         """A transaction over a catalog's tables (``Catalog.transaction()`` makes one).
 
         Args:
@@ -340,19 +368,19 @@ class CatalogTransaction:
             self._tables[name] = tx
         return self._tables[name]
 
-    def commit(self) -> dict:
+    def commit(self) -> dict[str, TableMetadata]:
         """Commit every table's changes together (leaving the ``with`` block does).
 
         Returns:
             dict: the new metadata by table name.
         """
         self._open = False
-        staged = {n: tx for n, tx in self._tables.items() if any(s.changes for s in tx._steps)}
+        staged = {n: tx for n, tx in self._tables.items() if tx.has_changes}
         if not staged:
             return {}
         try:
             out = self._catalog.commit_transaction(
-                [(n, tx.ops, tx._version, tx.base, tx.changes()) for n, tx in staged.items()])
+                [(n, tx.ops, tx.base_version, tx.base, tx.changes()) for n, tx in staged.items()])
         except BaseException:
             self.abandon()
             raise
@@ -369,7 +397,8 @@ class CatalogTransaction:
     def __enter__(self) -> "CatalogTransaction":
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> bool:
+    def __exit__(self, exc_type: Optional[type[BaseException]], exc: Optional[BaseException],
+                 tb: Optional[TracebackType]) -> bool:
         if exc_type is None:
             self.commit()
         else:
