@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import os
 from functools import partial
-from typing import Optional
+from typing import Optional, Union, cast
 
 import pyarrow as pa
 
-from icefloe.core.io import FileIO, is_remote, normalize_location, prune_empty_dirs
+from icefloe.core.hdfs_io import HdfsIO
+from icefloe.core.io import FileIO, normalize_location, prune_empty_dirs
 from icefloe.core.object_store import ObjectStoreIO, file_io_for
 from icefloe.core.schema_input import to_schema
 from icefloe.errors import (
@@ -25,6 +26,9 @@ from icefloe.table.iceberg import write_files_for
 FORMATS = ("iceberg", "paimon")
 
 __all__ = ["Catalog", "FORMATS", "sql", "to_schema"]
+
+# What a catalog's tables are: the table classes its backend is given as table factories
+AnyTable = Union[IcebergTable, PaimonTable]
 
 
 class Catalog:
@@ -97,7 +101,7 @@ class Catalog:
             rest_auth["scan_planning_mode"] = self.properties.pop("scan-planning-mode")
         if io is None and self.warehouse is not None:
             io = file_io_for(self.warehouse, self.properties)
-            if is_remote(self.warehouse):
+            if isinstance(io, (ObjectStoreIO, HdfsIO)):      # a remote warehouse: reachable with these settings?
                 io.check_location(self.warehouse)
         self.format = fmt
         self.type = kind
@@ -136,7 +140,7 @@ class Catalog:
         self._spark = get_spark(self._spark)
         return self._spark
 
-    def create_table(self, name: str, schema, partitioned_by=None, properties: Optional[dict] = None):
+    def create_table(self, name: str, schema, partitioned_by=None, properties: Optional[dict] = None) -> AnyTable:
         """Create a table.
 
         Args:
@@ -155,7 +159,8 @@ class Catalog:
             TableAlreadyExistsError: the table exists.
             SchemaError: the schema or a partition term cannot be used.
         """
-        return self._impl.create_table(name, schema, partitioned_by=partitioned_by, properties=properties)
+        return cast(AnyTable, self._impl.create_table(name, schema, partitioned_by=partitioned_by,
+                                                      properties=properties))
 
     def table_location(self, name: str) -> str:
         """The directory a table has (or would have) in this warehouse.
@@ -168,7 +173,7 @@ class Catalog:
         """
         return self._impl.table_location(name)
 
-    def load_table(self, name: str):
+    def load_table(self, name: str) -> AnyTable:
         """A table of this catalog.
 
         Args:
@@ -180,7 +185,7 @@ class Catalog:
         Raises:
             NoSuchTableError: there is no such table.
         """
-        return self._impl.load_table(name)
+        return cast(AnyTable, self._impl.load_table(name))
 
     def table_exists(self, name: str) -> bool:
         """Whether a table exists.
@@ -443,7 +448,8 @@ class Catalog:
         """
         if isinstance(self._impl, PaimonCatalog):
             # Paimon's replace: truncate, then the next schema-N; earlier snapshots stay (time travel)
-            t = self._impl.replace_table(name, schema, partitioned_by, properties, create_if_missing)
+            t = cast(PaimonTable, self._impl.replace_table(name, schema, partitioned_by, properties,
+                                                           create_if_missing))
             if data is not None:
                 t.append(data)
             return t
@@ -746,7 +752,7 @@ class Catalog:
         return sessions[key].sql(text)
 
 
-def load_table(location: str, spark=None, io: Optional[FileIO] = None):
+def load_table(location: str, spark=None, io: Optional[FileIO] = None) -> AnyTable:
     """A table by its directory, its format detected (like Delta's ``forPath``).
 
     Args:
