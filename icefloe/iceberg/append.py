@@ -1,3 +1,4 @@
+# pyright: strict
 """The ``append`` snapshot: data files added, none removed (spec "Snapshots", operation ``append``).
 
 Nothing is validated: an append only adds files, so it commits on top of
@@ -18,5 +19,5 @@ class Append(FileChangeProducer):
 
     operation = APPEND
 
-    def __init__(self, files: Iterable[DataFile] = (), summary_extra: Optional[dict] = None):
+    def __init__(self, files: Iterable[DataFile] = (), summary_extra: Optional[dict[str, str]] = None):
         super().__init__(files, summary_extra=summary_extra)

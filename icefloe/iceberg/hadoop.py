@@ -1,3 +1,4 @@
+# pyright: strict
 """The Hadoop-catalog table layout: ``metadata/vN.metadata.json`` and ``version-hint.text``.
 
 A commit writes version N+1 with create-if-absent, so of two writers racing
@@ -52,7 +53,7 @@ class HadoopTableOperations(SwapCommits):
         return int(text) if _HINT_RE.match(text) else None
 
     def _list_versions(self) -> list[int]:
-        out = []
+        out: list[int] = []
         for name in self.io.list_dir(self.metadata_dir):
             m = _VERSION_RE.match(name)
             if m:

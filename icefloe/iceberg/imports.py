@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 from urllib.parse import unquote
 
 from icefloe.core.types import (
     BooleanType, DateType, DecimalType, IcebergType, IntegerType, LongType, Schema, StringType, TimestampType,
     TimestamptzType, is_floating, is_integral, is_plain_string,
 )
+from icefloe.core.parquet import FileMetrics
 from icefloe.core.values import to_internal
 from icefloe.errors import MigrationError, SchemaError
 from icefloe.iceberg.arrow_writer import data_file_from_metrics
@@ -26,14 +27,17 @@ from icefloe.iceberg.manifest import DataFile
 from icefloe.iceberg.partitioning import PartitionSpec
 from icefloe.iceberg.transforms import IdentityTransform
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"     # Hive's directory name of a null partition value
 INT_RANGE = (-(1 << 31), (1 << 31) - 1)
 
 
-def hive_partition(relative_dir: str) -> dict:
+def hive_partition(relative_dir: str) -> dict[str, str]:
     """``a=1/b=x%2Fy`` (a file's directory below the source's root) -> ``{"a": "1", "b": "x/y"}``
     (Hive escapes ``/``, ``=``, ``%`` and others as ``%XX``). A segment without ``=`` is refused."""
-    out: dict = {}
+    out: dict[str, str] = {}
     for seg in [s for s in relative_dir.replace("\\", "/").split("/") if s and s != "."]:
         if "=" not in seg:
             raise MigrationError(f"directory {seg!r} is not a Hive-style partition directory (key=value)")
@@ -61,7 +65,7 @@ def infer_partition_type(values: Sequence[Optional[str]]) -> IcebergType:
     return LongType()
 
 
-def parse_partition_value(t: IcebergType, raw: Optional[str]):
+def parse_partition_value(t: IcebergType, raw: Optional[str]) -> Any:
     """A partition directory's value text as the internal value of a column of type ``t``."""
     if raw is None or raw == HIVE_NULL:
         return None
@@ -99,17 +103,17 @@ def check_spec_for_import(spec: PartitionSpec, schema: Schema, keys: Sequence[st
                            f"{table} by {names or 'nothing'}; they must match")
 
 
-def partition_tuple(spec: PartitionSpec, schema: Schema, values: dict) -> tuple:
+def partition_tuple(spec: PartitionSpec, schema: Schema, values: Mapping[str, Optional[str]]) -> tuple[Any, ...]:
     """The partition tuple of a file whose directories gave ``values`` (key -> text)."""
     lowered = {k.lower(): v for k, v in values.items()}
-    out = []
+    out: list[Any] = []
     for f in spec.fields:
         col = schema.find_field(f.source_id)
         out.append(parse_partition_value(col.field_type, lowered.get(col.name.lower())))
     return tuple(out)
 
 
-def matches_filter(values: dict, partition_filter: Optional[dict]) -> bool:
+def matches_filter(values: Mapping[str, Optional[str]], partition_filter: Optional[Mapping[Any, Any]]) -> bool:
     """Whether a file's partition values (key -> directory text) match every entry of
     ``partition_filter`` (``add_files``' ``partition_filter``: key -> value)."""
     if not partition_filter:
@@ -118,14 +122,14 @@ def matches_filter(values: dict, partition_filter: Optional[dict]) -> bool:
     return all(lowered.get(str(k).lower()) == str(v) for k, v in partition_filter.items())
 
 
-def check_filter_keys(partition_filter: Optional[dict], keys: Sequence[str]) -> None:
+def check_filter_keys(partition_filter: Optional[Mapping[Any, Any]], keys: Sequence[str]) -> None:
     unknown = sorted(str(k) for k in (partition_filter or {}) if str(k).lower() not in {x.lower() for x in keys})
     if unknown:
         raise MigrationError(f"partition_filter names {', '.join(unknown)}, which "
                            f"{'are not partition keys of the source: ' + ', '.join(keys) if keys else 'the source is not partitioned by'}")
 
 
-def import_schema(file_schema, partition_columns: Sequence[tuple]) -> Schema:
+def import_schema(file_schema: pa.Schema, partition_columns: Sequence[tuple[str, IcebergType]]) -> Schema:
     """A table schema for files whose columns are ``file_schema`` (a ``pyarrow.Schema``) plus the
     partition columns only their directories hold (``(name, type)``): fresh ids from 1, the
     files' columns first, as Iceberg numbers a new table's."""
@@ -140,11 +144,12 @@ def import_schema(file_schema, partition_columns: Sequence[tuple]) -> Schema:
     return from_arrow_schema(plain)
 
 
-def data_file(path: str, size: int, partition: tuple, spec: PartitionSpec, schema: Schema, metrics) -> DataFile:
+def data_file(path: str, size: int, partition: tuple[Any, ...], spec: PartitionSpec, schema: Schema,
+              metrics: FileMetrics) -> DataFile:
     return data_file_from_metrics(path, size, partition, spec.spec_id, schema, metrics)
 
 
-def check_file_columns(path: str, file_columns: Sequence[tuple], schema: Schema) -> None:
+def check_file_columns(path: str, file_columns: Sequence[tuple[str, IcebergType]], schema: Schema) -> None:
     """Every top-level column of a file (``(name, type)`` in the types of ``schema``) must be a
     column of the table of the same type after the table's widening (a file's ``tinyint`` is an
     ``int`` column): readers match columns by name and would otherwise drop or misread it."""

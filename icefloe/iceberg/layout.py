@@ -1,18 +1,27 @@
+# pyright: strict
 """An Iceberg table's metadata as a tree people read: snapshot -> manifest list -> manifests ->
 data and delete files with their entry status (spec: Snapshots, Manifest Lists, Manifests)."""
 from __future__ import annotations
 
 import os
 
+from typing import TYPE_CHECKING
+
 from icefloe.core.tree import Node
 from icefloe.errors import IcefloeError
-from icefloe.iceberg.manifest_reader import load_manifest_entries, snapshot_manifests
+from icefloe.iceberg.manifest_reader import (  # its ``keep`` parameter is not annotated yet
+    load_manifest_entries,  # pyright: ignore[reportUnknownVariableType]
+    snapshot_manifests,
+)
 
 STATUS = {0: "EXISTING", 1: "ADDED", 2: "DELETED"}
 _STATUS_STYLE = {0: "", 1: "green", 2: "red"}
 
+if TYPE_CHECKING:
+    from icefloe.iceberg.table import BaseTable
 
-def metadata_tree(table, all_snapshots: bool = True) -> Node:
+
+def metadata_tree(table: BaseTable, all_snapshots: bool = True) -> Node:
     """The tree of ``table`` (a ``BaseTable``): every snapshot, or only the current one."""
     table.refresh()
     meta = table.metadata

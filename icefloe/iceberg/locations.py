@@ -1,3 +1,4 @@
+# pyright: strict
 """Where a table's files may be: every location a table's metadata or a commit names (the table
 location, metadata files, manifest lists, manifests, data and delete files, statistics files) is
 normalised and must lie under the table's location (or one of the catalog's allowed locations),
@@ -18,10 +19,15 @@ from __future__ import annotations
 import os
 from typing import Iterable, Optional
 
-from icefloe.core.io import is_remote, strip_scheme
+from icefloe.core.io import FileIO, is_remote, strip_scheme
 from icefloe.errors import LocationError
 from icefloe.iceberg.manifest import ADDED
-from icefloe.iceberg.manifest_reader import load_manifest_entries, snapshot_manifests
+from icefloe.iceberg.manifest_reader import (  # its ``keep`` parameter is not annotated yet
+    load_manifest_entries,  # pyright: ignore[reportUnknownVariableType]
+    snapshot_manifests,
+)
+from icefloe.iceberg.operations import TableOperations
+from icefloe.iceberg.table_metadata import TableMetadata
 
 RELATIVE = "a location must be absolute (a relative path would be resolved against the server's working directory)"
 DOTS = "a location on an object store must not have '.' or '..' segments"
@@ -30,7 +36,7 @@ NOT_ALLOWED = "a table's location must lie inside the warehouse or one of the ca
 OVERLAP = "two tables never share a location (one table's location may not lie inside another's)"
 
 
-def normalize(location: str, what: str = "location") -> str:
+def normalize(location: object, what: str = "location") -> str:
     """``location`` in the form locations are compared in (see the module doc)."""
     if not isinstance(location, str) or not location:
         raise LocationError(f"{what}: a location must be a non-empty string")
@@ -77,7 +83,7 @@ def check_no_overlap(location: str, others: Iterable[str], what: str = "table lo
             raise LocationError(f"{what}: {OVERLAP}")
 
 
-def deletion_root(ops, meta) -> str:
+def deletion_root(ops: TableOperations, meta: TableMetadata) -> str:
     """The one directory whose files maintenance may delete: the table's own directory in its
     catalog (normalised). A table whose metadata names a location outside that directory (one
     registered from elsewhere, or moved by a commit) is refused (``LocationError``): its files
@@ -90,7 +96,7 @@ def deletion_root(ops, meta) -> str:
     return own
 
 
-def check_table_alone(ops, meta) -> None:
+def check_table_alone(ops: TableOperations, meta: TableMetadata) -> None:
     """Refuse (``LocationError``) a table whose location overlaps another table's of its catalog,
     before anything of it is deleted. ``ops.other_table_locations`` (set by the catalog) lists the
     others; without it the table is checked against nothing."""
@@ -113,7 +119,7 @@ def inside_any(path: str, roots: list[str]) -> Optional[str]:
 MAX_METADATA_BYTES = 128 * 1024 * 1024
 
 
-def read_regular_file(io, location: str, max_bytes: int = MAX_METADATA_BYTES, what: str = "metadata file") -> bytes:
+def read_regular_file(io: FileIO, location: str, max_bytes: int = MAX_METADATA_BYTES, what: str = "metadata file") -> bytes:
     """The bytes of ``location`` when it is a regular file of at most ``max_bytes``: a FIFO, a
     device (``/dev/zero``), a directory or an oversized file is refused (``LocationError``) before
     it is opened, so a read can neither block nor exhaust memory. ``FileNotFoundError`` when it
@@ -132,7 +138,7 @@ def read_regular_file(io, location: str, max_bytes: int = MAX_METADATA_BYTES, wh
     return io.read_bytes(location)
 
 
-def check_commit_locations(io, base, new, metadata_dir: str) -> None:
+def check_commit_locations(io: FileIO, base: TableMetadata, new: TableMetadata, metadata_dir: str) -> None:
     """Refuse (``LocationError``) a commit whose result names a file outside the table: a changed
     table location (a table's location is fixed by its catalog), a new snapshot's manifest list,
     its manifests and the data and delete files they add, a new statistics file. The manifest

@@ -20,6 +20,7 @@ from typing import Iterable, Optional
 from icefloe.core.io import FileIO
 from icefloe.errors import CorruptMetadataError, IcefloeError
 from icefloe.iceberg import manifest_avro, manifest_codegen
+from icefloe.iceberg.manifest_arrow import ManifestColumns, decode as decode_columns
 from icefloe.iceberg.manifest import ADDED, DELETED, DataFile, ManifestEntry
 from icefloe.iceberg.manifest_list import DATA_MANIFEST, ManifestFile, read_manifest_list
 from icefloe.iceberg.snapshot import Snapshot
@@ -189,6 +190,42 @@ def load_manifest(io: FileIO, meta: TableMetadata, m: ManifestFile, keep=None) -
         hit = ManifestContent(entries, cached=True)
         MANIFESTS.put(key, hit, m.manifest_length or 0, settings)
     return hit
+
+
+_NOT_COLUMNAR = "not held as columns"
+
+
+def load_manifest_columns(io: FileIO, meta: TableMetadata, m: ManifestFile) -> Optional[ManifestColumns]:
+    """Data manifest ``m`` as columns (``manifest_arrow``), held in the manifest cache beside its
+    entries (the same key, tagged); None where it is not held as columns (then its entries are
+    read with ``load_manifest``, which names a corrupt file)."""
+    key = ("columns",) + cache_key(m)
+    settings = CacheSettings.of(meta.properties)
+    hit = MANIFESTS.get(key, settings)
+    if hit is not None:
+        return None if hit is _NOT_COLUMNAR else hit
+    cols = _read_columns(io, meta, m)
+    if cols is not None:
+        _check_entry_count(m, len(cols))
+    MANIFESTS.put(key, _NOT_COLUMNAR if cols is None else cols,
+                  0 if cols is None else (m.manifest_length or 0), settings)
+    return cols
+
+
+def _read_columns(io: FileIO, meta: TableMetadata, m: ManifestFile) -> Optional[ManifestColumns]:
+    spec = meta.specs_by_id().get(m.partition_spec_id)
+    if spec is None or m.content != DATA_MANIFEST:
+        return None
+    try:
+        ptype = spec.partition_type(meta.schema)
+        data = io.read_bytes(m.manifest_path)
+    except Exception:       # noqa: BLE001 -- the entries reader reads it again and names what is wrong
+        return None
+    table = decode_columns(data)
+    if table is None:
+        return None
+    return ManifestColumns.of(table, ptype, m.partition_spec_id, m.added_snapshot_id, m.sequence_number,
+                              m.first_row_id)
 
 
 class ManifestContent:

@@ -34,21 +34,25 @@ from __future__ import annotations
 import copy
 import uuid as uuid_lib
 from dataclasses import dataclass, field
-from typing import ClassVar, Optional
+from typing import Any, ClassVar, Iterator, Optional, Sequence
 
 from icefloe.errors import BadUpdate, CorruptMetadataError, IcefloeError
 from icefloe.iceberg.partitioning import PartitionSpec
+from icefloe.core.types import Schema
 from icefloe.iceberg.schema import schema_from_json
-from icefloe.iceberg.table_metadata import MAIN_BRANCH, MAX_FORMAT_VERSION, TableMetadata, now_ms
+from icefloe.iceberg.snapshot import SnapshotRef
+from icefloe.iceberg.table_metadata import MAIN_BRANCH, MAX_FORMAT_VERSION, TableMetadata, is_json_object, now_ms
 from icefloe.iceberg.transforms import parse_transform
 
 
-def json_kind(v) -> str:
-    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
-        type(v), "a number")
+def json_kind(v: object) -> str:
+    kinds: dict[type, str] = {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
+                              type(None): "null"}
+    return kinds.get(type(v), "a number")
 
 
-def get_field(doc: dict, key: str, kind, what: str, required: bool = True, default=None):
+def get_field(doc: dict[str, Any], key: str, kind: type, what: str, required: bool = True,
+              default: Any = None) -> Any:
     """``doc[key]`` of JSON type ``kind`` (``int`` excludes booleans); ``BadUpdate`` otherwise."""
     if key not in doc or doc[key] is None:
         if required:
@@ -68,10 +72,10 @@ class TableUpdate:
     """One of the spec's ``TableUpdate`` kinds; ``action`` is its name in JSON."""
     action: ClassVar[str] = ""
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         raise NotImplementedError
 
-    def apply(self, b: "MetadataBuilder") -> None:
+    def apply(self, b: MetadataBuilder) -> None:
         raise NotImplementedError
 
 
@@ -81,13 +85,13 @@ class AssignUUID(TableUpdate):
     action: ClassVar[str] = "assign-uuid"
 
     @classmethod
-    def from_json(cls, d: dict) -> "AssignUUID":
+    def from_json(cls, d: dict[str, Any]) -> "AssignUUID":
         return cls(get_field(d, "uuid", str, cls.action))
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"action": self.action, "uuid": self.uuid}
 
-    def apply(self, b):
+    def apply(self, b: MetadataBuilder) -> None:
         try:
             b.doc["table-uuid"] = str(uuid_lib.UUID(self.uuid))
         except ValueError:
@@ -100,13 +104,13 @@ class UpgradeFormatVersion(TableUpdate):
     action: ClassVar[str] = "upgrade-format-version"
 
     @classmethod
-    def from_json(cls, d):
+    def from_json(cls, d: dict[str, Any]) -> "UpgradeFormatVersion":
         return cls(get_field(d, "format-version", int, cls.action))
 
-    def to_json(self):
+    def to_json(self) -> dict[str, Any]:
         return {"action": self.action, "format-version": self.format_version}
 
-    def apply(self, b):
+    def apply(self, b: MetadataBuilder) -> None:
         v, cur = self.format_version, b.doc["format-version"]
         if v < cur or v > MAX_FORMAT_VERSION:
             raise BadUpdate(f"upgrade-format-version {v}: a version {cur} table can be upgraded to at most "
@@ -118,26 +122,26 @@ class UpgradeFormatVersion(TableUpdate):
 
 @dataclass
 class AddSchema(TableUpdate):
-    schema: dict
+    schema: dict[str, Any]
     last_column_id: Optional[int] = None
     action: ClassVar[str] = "add-schema"
 
     @classmethod
-    def from_json(cls, d):
+    def from_json(cls, d: dict[str, Any]) -> "AddSchema":
         return cls(get_field(d, "schema", dict, cls.action), get_field(d, "last-column-id", int, cls.action, required=False))
 
-    def to_json(self):
-        out = {"action": self.action, "schema": self.schema}
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"action": self.action, "schema": self.schema}
         if self.last_column_id is not None:
             out["last-column-id"] = self.last_column_id
         return out
 
-    def apply(self, b):
+    def apply(self, b: MetadataBuilder) -> None:
         try:
             parsed = schema_from_json(self.schema)
         except (KeyError, TypeError, ValueError, AttributeError, IcefloeError) as e:
             raise BadUpdate(f"add-schema: the schema is malformed ({type(e).__name__}: {e})") from None
-        ids = [f.get("id") for f in _all_fields(self.schema)]
+        ids: list[Any] = [f.get("id") for f in _all_fields(self.schema)]
         if len(ids) != len(set(ids)) or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
             raise BadUpdate("add-schema: field ids must be integers, each used once")
         highest = max(ids, default=0)
@@ -167,13 +171,13 @@ class SetCurrentSchema(TableUpdate):
     action: ClassVar[str] = "set-current-schema"
 
     @classmethod
-    def from_json(cls, d):
+    def from_json(cls, d: dict[str, Any]) -> "SetCurrentSchema":
         return cls(get_field(d, "schema-id", int, cls.action))
 
-    def to_json(self):
+    def to_json(self) -> dict[str, Any]:
         return {"action": self.action, "schema-id": self.schema_id}
 
-    def apply(self, b):
+    def apply(self, b: MetadataBuilder) -> None:
         sid = b.resolve(self.schema_id, b.last_schema, "schema")
         if sid not in {s["schema-id"] for s in b.doc["schemas"]}:
             raise BadUpdate(f"set-current-schema: no schema with id {sid}")
@@ -182,17 +186,17 @@ class SetCurrentSchema(TableUpdate):
 
 @dataclass
 class AddPartitionSpec(TableUpdate):
-    spec: dict
+    spec: dict[str, Any]
     action: ClassVar[str] = "add-spec"
 
     @classmethod
-    def from_json(cls, d):
+    def from_json(cls, d: dict[str, Any]) -> "AddPartitionSpec":
         return cls(get_field(d, "spec", dict, cls.action))
 
-    def to_json(self):
+    def to_json(self) -> dict[str, Any]:
         return {"action": self.action, "spec": self.spec}
 
-    def apply(self, b):
+    def apply(self, b: MetadataBuilder) -> None:
         fields = get_field(self.spec, "fields", list, "add-spec spec")
         try:
             spec = PartitionSpec.from_json(self.spec)
@@ -223,13 +227,13 @@ class SetDefaultSpec(TableUpdate):
     action: ClassVar[str] = "set-default-spec"
 
     @classmethod
-    def from_json(cls, d):
+    def from_json(cls, d: dict[str, Any]) -> "SetDefaultSpec":
         return cls(get_field(d, "spec-id", int, cls.action))
 
-    def to_json(self):
+    def to_json(self) -> dict[str, Any]:
         return {"action": self.action, "spec-id": self.spec_id}
 
-    def apply(self, b):
+    def apply(self, b: MetadataBuilder) -> None:
         sid = b.resolve(self.spec_id, b.last_spec, "partition spec")
         if sid not in {s["spec-id"] for s in b.doc["partition-specs"]}:
             raise BadUpdate(f"set-default-spec: no partition spec with id {sid}")
@@ -241,22 +245,22 @@ _DIRECTIONS, _NULL_ORDERS = ("asc", "desc"), ("nulls-first", "nulls-last")
 
 @dataclass
 class AddSortOrder(TableUpdate):
-    sort_order: dict
+    sort_order: dict[str, Any]
     action: ClassVar[str] = "add-sort-order"
 
     @classmethod
-    def from_json(cls, d):
+    def from_json(cls, d: dict[str, Any]) -> "AddSortOrder":
         return cls(get_field(d, "sort-order", dict, cls.action))
 
-    def to_json(self):
+    def to_json(self) -> dict[str, Any]:
         return {"action": self.action, "sort-order": self.sort_order}
 
-    def apply(self, b):
+    def apply(self, b: MetadataBuilder) -> None:
         what = "add-sort-order"
         fields = get_field(self.sort_order, "fields", list, what)
         schema = b.current_schema()
         for f in fields:
-            if not isinstance(f, dict):
+            if not is_json_object(f):
                 raise BadUpdate(f"{what}: a sort field must be a JSON object, not {json_kind(f)}")
             src = get_field(f, "source-id", int, what)
             col = schema.find_field_or_none(src)
@@ -291,13 +295,13 @@ class SetDefaultSortOrder(TableUpdate):
     action: ClassVar[str] = "set-default-sort-order"
 
     @classmethod
-    def from_json(cls, d):
+    def from_json(cls, d: dict[str, Any]) -> "SetDefaultSortOrder":
         return cls(get_field(d, "sort-order-id", int, cls.action))
 
-    def to_json(self):
+    def to_json(self) -> dict[str, Any]:
         return {"action": self.action, "sort-order-id": self.sort_order_id}
 
-    def apply(self, b):
+    def apply(self, b: MetadataBuilder) -> None:
         oid = b.resolve(self.sort_order_id, b.last_order, "sort order")
         if oid not in {o["order-id"] for o in b.doc["sort-orders"]}:
             raise BadUpdate(f"set-default-sort-order: no sort order with id {oid}")
@@ -306,17 +310,17 @@ class SetDefaultSortOrder(TableUpdate):
 
 @dataclass
 class AddSnapshot(TableUpdate):
-    snapshot: dict
+    snapshot: dict[str, Any]
     action: ClassVar[str] = "add-snapshot"
 
     @classmethod
-    def from_json(cls, d):
+    def from_json(cls, d: dict[str, Any]) -> "AddSnapshot":
         return cls(get_field(d, "snapshot", dict, cls.action))
 
-    def to_json(self):
+    def to_json(self) -> dict[str, Any]:
         return {"action": self.action, "snapshot": self.snapshot}
 
-    def apply(self, b):
+    def apply(self, b: MetadataBuilder) -> None:
         s, what = self.snapshot, "add-snapshot"
         sid = get_field(s, "snapshot-id", int, what)
         get_field(s, "timestamp-ms", int, what)
@@ -357,26 +361,26 @@ class AddSnapshot(TableUpdate):
 
 @dataclass
 class RemoveSnapshots(TableUpdate):
-    snapshot_ids: list
+    snapshot_ids: list[int]
     action: ClassVar[str] = "remove-snapshots"
 
     @classmethod
-    def from_json(cls, d):
+    def from_json(cls, d: dict[str, Any]) -> "RemoveSnapshots":
         ids = get_field(d, "snapshot-ids", list, cls.action)
         if not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
             raise BadUpdate(f"{cls.action}: snapshot-ids must be integers")
         return cls(ids)
 
-    def to_json(self):
+    def to_json(self) -> dict[str, Any]:
         return {"action": self.action, "snapshot-ids": list(self.snapshot_ids)}
 
-    def apply(self, b):
+    def apply(self, b: MetadataBuilder) -> None:
         gone = set(self.snapshot_ids)
         d = b.doc
         d["snapshots"] = [s for s in d["snapshots"] if s["snapshot-id"] not in gone]
         # the log keeps only what follows its last removed entry, as Java's builder does: history
         # must not claim a state whose snapshot is gone
-        log: list = []
+        log: list[Any] = []
         for e in d["snapshot-log"]:
             log = [] if e["snapshot-id"] in gone else log + [e]
         d["snapshot-log"] = log
@@ -402,22 +406,22 @@ class SetSnapshotRef(TableUpdate):
     action: ClassVar[str] = "set-snapshot-ref"
 
     @classmethod
-    def from_json(cls, d):
+    def from_json(cls, d: dict[str, Any]) -> "SetSnapshotRef":
         w = cls.action
         return cls(get_field(d, "ref-name", str, w), get_field(d, "snapshot-id", int, w), get_field(d, "type", str, w),
                    get_field(d, "max-ref-age-ms", int, w, required=False), get_field(d, "max-snapshot-age-ms", int, w, False),
                    get_field(d, "min-snapshots-to-keep", int, w, required=False))
 
-    def _retention(self) -> dict:
+    def _retention(self) -> dict[str, int]:
         return {k: v for k, v in (("max-ref-age-ms", self.max_ref_age_ms),
                                   ("max-snapshot-age-ms", self.max_snapshot_age_ms),
                                   ("min-snapshots-to-keep", self.min_snapshots_to_keep)) if v is not None}
 
-    def to_json(self):
+    def to_json(self) -> dict[str, Any]:
         return {"action": self.action, "ref-name": self.ref_name, "snapshot-id": self.snapshot_id,
                 "type": self.type, **self._retention()}
 
-    def apply(self, b):
+    def apply(self, b: MetadataBuilder) -> None:
         w = f"set-snapshot-ref {self.ref_name[:60]!r}"
         if not self.ref_name:
             raise BadUpdate("set-snapshot-ref: the ref name is empty")
@@ -446,13 +450,13 @@ class RemoveSnapshotRef(TableUpdate):
     action: ClassVar[str] = "remove-snapshot-ref"
 
     @classmethod
-    def from_json(cls, d):
+    def from_json(cls, d: dict[str, Any]) -> "RemoveSnapshotRef":
         return cls(get_field(d, "ref-name", str, cls.action))
 
-    def to_json(self):
+    def to_json(self) -> dict[str, Any]:
         return {"action": self.action, "ref-name": self.ref_name}
 
-    def apply(self, b):
+    def apply(self, b: MetadataBuilder) -> None:
         b.doc["refs"].pop(self.ref_name, None)
         if self.ref_name == MAIN_BRANCH:
             b.doc["current-snapshot-id"] = -1
@@ -464,13 +468,13 @@ class SetLocation(TableUpdate):
     action: ClassVar[str] = "set-location"
 
     @classmethod
-    def from_json(cls, d):
+    def from_json(cls, d: dict[str, Any]) -> "SetLocation":
         return cls(get_field(d, "location", str, cls.action))
 
-    def to_json(self):
+    def to_json(self) -> dict[str, Any]:
         return {"action": self.action, "location": self.location}
 
-    def apply(self, b):
+    def apply(self, b: MetadataBuilder) -> None:
         if not self.location:
             raise BadUpdate("set-location: the location is empty")
         b.doc["location"] = self.location
@@ -478,51 +482,51 @@ class SetLocation(TableUpdate):
 
 @dataclass
 class SetProperties(TableUpdate):
-    updates: dict
+    updates: dict[str, str]
     action: ClassVar[str] = "set-properties"
 
     @classmethod
-    def from_json(cls, d):
+    def from_json(cls, d: dict[str, Any]) -> "SetProperties":
         ups = get_field(d, "updates", dict, cls.action)
         if not all(isinstance(v, str) for v in ups.values()):
             raise BadUpdate(f"{cls.action}: property values must be strings")
         return cls(ups)
 
-    def to_json(self):
+    def to_json(self) -> dict[str, Any]:
         return {"action": self.action, "updates": dict(self.updates)}
 
-    def apply(self, b):
+    def apply(self, b: MetadataBuilder) -> None:
         b.doc["properties"].update(self.updates)
 
 
 @dataclass
 class RemoveProperties(TableUpdate):
-    removals: list
+    removals: list[str]
     action: ClassVar[str] = "remove-properties"
 
     @classmethod
-    def from_json(cls, d):
+    def from_json(cls, d: dict[str, Any]) -> "RemoveProperties":
         keys = get_field(d, "removals", list, cls.action)
         if not all(isinstance(k, str) for k in keys):
             raise BadUpdate(f"{cls.action}: removals must be strings")
         return cls(keys)
 
-    def to_json(self):
+    def to_json(self) -> dict[str, Any]:
         return {"action": self.action, "removals": list(self.removals)}
 
-    def apply(self, b):
+    def apply(self, b: MetadataBuilder) -> None:
         for k in self.removals:
             b.doc["properties"].pop(k, None)
 
 
-def _check_statistics(stats: dict, what: str, partition: bool) -> int:
+def _check_statistics(stats: dict[str, Any], what: str, partition: bool) -> int:
     sid = get_field(stats, "snapshot-id", int, what)
     get_field(stats, "statistics-path", str, what)
     get_field(stats, "file-size-in-bytes", int, what)
     if not partition:
         get_field(stats, "file-footer-size-in-bytes", int, what)
         for blob in get_field(stats, "blob-metadata", list, what):
-            if not isinstance(blob, dict):
+            if not is_json_object(blob):
                 raise BadUpdate(f"{what}: blob-metadata entries must be JSON objects")
             get_field(blob, "type", str, what)
             get_field(blob, "snapshot-id", int, what)
@@ -534,23 +538,23 @@ def _check_statistics(stats: dict, what: str, partition: bool) -> int:
 
 @dataclass
 class SetStatistics(TableUpdate):
-    statistics: dict
+    statistics: dict[str, Any]
     snapshot_id: Optional[int] = None
     action: ClassVar[str] = "set-statistics"
     key: ClassVar[str] = "statistics"
     partition: ClassVar[bool] = False
 
     @classmethod
-    def from_json(cls, d):
+    def from_json(cls, d: dict[str, Any]) -> "SetStatistics":
         return cls(get_field(d, "statistics", dict, cls.action), get_field(d, "snapshot-id", int, cls.action, required=False))
 
-    def to_json(self):
-        out = {"action": self.action, self.key: self.statistics}
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"action": self.action, self.key: self.statistics}
         if self.snapshot_id is not None:
             out["snapshot-id"] = self.snapshot_id
         return out
 
-    def apply(self, b):
+    def apply(self, b: MetadataBuilder) -> None:
         sid = _check_statistics(self.statistics, self.action, self.partition)
         if self.snapshot_id is not None and self.snapshot_id != sid:
             raise BadUpdate(f"{self.action}: snapshot-id {self.snapshot_id} differs from the statistics' {sid}")
@@ -567,7 +571,7 @@ class SetPartitionStatistics(SetStatistics):
     partition: ClassVar[bool] = True
 
     @classmethod
-    def from_json(cls, d):
+    def from_json(cls, d: dict[str, Any]) -> "SetPartitionStatistics":
         return cls(get_field(d, "partition-statistics", dict, cls.action))
 
 
@@ -578,13 +582,13 @@ class RemoveStatistics(TableUpdate):
     key: ClassVar[str] = "statistics"
 
     @classmethod
-    def from_json(cls, d):
+    def from_json(cls, d: dict[str, Any]) -> "RemoveStatistics":
         return cls(get_field(d, "snapshot-id", int, cls.action))
 
-    def to_json(self):
+    def to_json(self) -> dict[str, Any]:
         return {"action": self.action, "snapshot-id": self.snapshot_id}
 
-    def apply(self, b):
+    def apply(self, b: MetadataBuilder) -> None:
         b.doc[self.key] = [s for s in b.doc.get(self.key, []) if s.get("snapshot-id") != self.snapshot_id]
 
 
@@ -601,8 +605,8 @@ UPDATES = {c.action: c for c in (
     RemovePartitionStatistics)}
 
 
-def update_from_json(d) -> TableUpdate:
-    if not isinstance(d, dict):
+def update_from_json(d: object) -> TableUpdate:
+    if not is_json_object(d):
         raise BadUpdate(f"a table update must be a JSON object, not {json_kind(d)}")
     action = d.get("action")
     cls = UPDATES.get(action) if isinstance(action, str) else None
@@ -615,12 +619,12 @@ def update_from_json(d) -> TableUpdate:
 @dataclass
 class MetadataBuilder:
     """A working copy of one metadata document that updates change in order (see the module doc)."""
-    doc: dict
+    doc: dict[str, Any]
     last_schema: Optional[int] = None
     last_spec: Optional[int] = None
     last_order: Optional[int] = None
     snapshot_ts: Optional[int] = None      # the timestamp of a snapshot this commit added
-    _schema_cache: dict = field(default_factory=dict)
+    _schema_cache: dict[Any, Any] = field(default_factory=dict[Any, Any])
 
     def commit_ms(self) -> int:
         """The commit's time: its new snapshot's, else now (never before the base's last update)."""
@@ -636,13 +640,13 @@ class MetadataBuilder:
             raise BadUpdate(f"{what} id -1 means the one added last in this commit, and none was added")
         return last_added
 
-    def current_schema(self):
+    def current_schema(self) -> Schema:
         sid = self.doc["current-schema-id"]
         doc = next(s for s in self.doc["schemas"] if s["schema-id"] == sid)
         return schema_from_json(doc)
 
 
-def apply_changes(base: TableMetadata, updates: list) -> TableMetadata:
+def apply_changes(base: TableMetadata, updates: Sequence[object]) -> TableMetadata:
     """``base`` with ``updates`` (``TableUpdate`` objects) applied and validated, as a new
     ``TableMetadata``; ``BadUpdate`` naming the first update that breaks a rule, ``base`` untouched."""
     b = MetadataBuilder(copy.deepcopy(base.to_json()))
@@ -662,18 +666,18 @@ def apply_changes(base: TableMetadata, updates: list) -> TableMetadata:
         raise BadUpdate(f"the updates leave invalid metadata: {e.reason}") from None
 
 
-def _field_notes(schema: dict) -> list:
+def _field_notes(schema: dict[str, Any]) -> list[tuple[Any, ...]]:
     """What Java's field equality compares beyond the struct's types and names: each field's doc and
     defaults (a comment change is a new schema there too, not a reuse of the old one)."""
     return [(f.get("id"), f.get("doc"), f.get("initial-default"), f.get("write-default"))
             for f in _all_fields(schema)]
 
 
-def _all_fields(schema: dict):
+def _all_fields(schema: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """Every field of a schema document (struct fields, list elements, map keys and values) as
     ``{"id": ...}``-carrying dicts."""
-    def walk(t):
-        if isinstance(t, dict):
+    def walk(t: Any) -> Iterator[dict[str, Any]]:
+        if is_json_object(t):
             if t.get("type") == "struct":
                 for f in t.get("fields", []):
                     yield f
@@ -689,7 +693,7 @@ def _all_fields(schema: dict):
     yield from walk({"type": "struct", "fields": schema.get("fields", [])})
 
 
-def set_ref_update(name: str, ref) -> SetSnapshotRef:
+def set_ref_update(name: str, ref: SnapshotRef) -> SetSnapshotRef:
     """The ``set-snapshot-ref`` update pointing ``name`` as ``ref`` (a ``SnapshotRef``) says."""
     return SetSnapshotRef(name, ref.snapshot_id, ref.type, ref.max_ref_age_ms, ref.max_snapshot_age_ms,
                           ref.min_snapshots_to_keep)

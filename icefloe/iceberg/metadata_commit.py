@@ -1,3 +1,4 @@
+# pyright: strict
 """Metadata-only commits: a change of the latest table metadata, as typed updates, committed as
 the next version.
 
@@ -17,11 +18,12 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from icefloe.core.retry import RetryPolicy
-from icefloe.iceberg.operations import Changes, TableOperations, commit_with_retry
+from icefloe.iceberg.metadata_builder import TableUpdate
+from icefloe.iceberg.operations import Changes, Producer, TableOperations, commit_with_retry
 from icefloe.iceberg.table_metadata import TableMetadata
 from icefloe.iceberg.table_requirements import requirements_for
 
-MetadataChange = Callable[[TableMetadata], Optional[list]]
+MetadataChange = Callable[[TableMetadata], Optional[list[TableUpdate]]]
 
 
 @dataclass
@@ -37,7 +39,7 @@ class MetadataCommit:
         return self.version is not None
 
 
-def change_producer(change: MetadataChange):
+def change_producer(change: MetadataChange) -> Producer:
     """``change`` as a producer of ``Changes`` (``operations.Producer``)."""
 
     def produce(base: TableMetadata, _attempt: int) -> Optional[Changes]:

@@ -1,3 +1,4 @@
+# pyright: strict
 """One table's operations, whatever keeps its current metadata: the ``TableOperations`` protocol,
 a commit as typed updates and requirements, and the retried commit every producer goes through.
 
@@ -23,12 +24,12 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import Callable, Optional, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Protocol, runtime_checkable
 
 from icefloe.core.io import FileIO
 from icefloe.core.retry import RetryPolicy
 from icefloe.errors import NoSuchTableError, VersionConflict
-from icefloe.iceberg.metadata_builder import AddSnapshot, apply_changes
+from icefloe.iceberg.metadata_builder import AddSnapshot, TableUpdate, apply_changes
 from icefloe.iceberg.table_metadata import TableMetadata, with_metadata_log
 from icefloe.iceberg.table_requirements import TableRequirement, check_requirements
 
@@ -37,9 +38,9 @@ from icefloe.iceberg.table_requirements import TableRequirement, check_requireme
 class Changes:
     """One commit's updates and the requirements they rely on; ``written``: files the producer
     wrote for it (manifests, manifest lists), deleted should the commit fail."""
-    updates: list = field(default_factory=list)
-    requirements: list = field(default_factory=list)
-    written: list = field(default_factory=list)
+    updates: list[TableUpdate] = field(default_factory=list[TableUpdate])
+    requirements: list[TableRequirement] = field(default_factory=list[TableRequirement])
+    written: list[str] = field(default_factory=list[str])
 
     def __bool__(self) -> bool:
         return bool(self.updates)
@@ -65,7 +66,7 @@ class Changes:
             have.add(_requirement_key(r))
 
 
-def _requirement_key(r: TableRequirement) -> tuple:
+def _requirement_key(r: TableRequirement) -> tuple[str, Any]:
     return (r.type, getattr(r, "ref", None))
 
 
@@ -88,20 +89,24 @@ class TableOperations(Protocol):
 
     def load(self, version: Optional[int] = None) -> tuple[int, TableMetadata]:
         """The latest (or the given) version and its metadata; ``NoSuchTableError`` if none."""
+        ...
 
     def current(self) -> TableMetadata:
         """The latest metadata (``load()[1]``)."""
+        ...
 
     def metadata_path(self, version: int) -> str: ...
 
     def commit(self, base_version: Optional[int], base: Optional[TableMetadata], new: TableMetadata) -> int:
         """Write a whole document as the version after ``base_version`` (create a table with
         ``base=None``); ``VersionConflict`` when another writer got there first."""
+        ...
 
     def commit_changes(self, base_version: int, base: TableMetadata, changes: Changes) -> Committed:
         """Apply ``changes`` to ``base`` (version ``base_version``) and make the result current;
         ``VersionConflict`` when the table moved on or a requirement fails, ``BadUpdate`` when an
         update breaks a rule."""
+        ...
 
 
 def apply_commit(base: TableMetadata, changes: Changes) -> TableMetadata:
@@ -116,14 +121,20 @@ class SwapCommits:
 
     last_written: Optional[TableMetadata] = None     # what ``commit`` wrote last (its metadata log added)
 
+    if TYPE_CHECKING:    # what the implementations define (the TableOperations protocol's)
+        def load(self, version: Optional[int] = None) -> tuple[int, TableMetadata]: ...
+
+        def commit(self, base_version: Optional[int], base: Optional[TableMetadata],
+                   new: TableMetadata) -> int: ...
+
     def commit_changes(self, base_version: int, base: TableMetadata, changes: Changes) -> Committed:
         new = apply_commit(base, changes)
-        version = self.commit(base_version, base, new)            # type: ignore[attr-defined]
-        written = self.last_written if self.last_written is not None else self.load(version)[1]  # type: ignore
+        version = self.commit(base_version, base, new)
+        written = self.last_written if self.last_written is not None else self.load(version)[1]
         return Committed(version, written)
 
     def current(self) -> TableMetadata:
-        return self.load()[1]                                     # type: ignore[attr-defined]
+        return self.load()[1]
 
 
 class InMemoryTableOperations(SwapCommits):
@@ -219,7 +230,7 @@ def _no_change(base: TableMetadata, changes: Changes) -> bool:
     return a == b
 
 
-def _delete(io: FileIO, paths: list) -> None:
+def _delete(io: FileIO, paths: Iterable[str]) -> None:
     for p in paths:
         try:
             io.delete(p)

@@ -1,3 +1,4 @@
+# pyright: strict
 """Which listed files the metadata refers to, when the two spell a location differently.
 
 Iceberg's orphan cleanup (``DeleteOrphanFiles``, spark-procedures ``remove_orphan_files``) joins
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Iterable, Optional
+from typing import Any, Iterable, Mapping, Optional
 from urllib.parse import urlsplit
 
 from icefloe.errors import MaintenanceError
@@ -23,8 +24,8 @@ EQUAL_SCHEMES_DEFAULT = {"s3n,s3a": "s3"}
 PREFIX_MISMATCH_MODES = ("ERROR", "IGNORE", "DELETE")
 
 
-def _flatten(mapping: Optional[dict]) -> dict:
-    out = {}
+def _flatten(mapping: Optional[Mapping[Any, Any]]) -> dict[str, str]:
+    out: dict[str, str] = {}
     for key, value in (mapping or {}).items():
         if not isinstance(key, str) or not isinstance(value, str):
             raise MaintenanceError(f"scheme and authority equivalences map names to names, got {key!r} -> {value!r}")
@@ -36,12 +37,13 @@ def _flatten(mapping: Optional[dict]) -> dict:
 @dataclass(frozen=True)
 class PathEquivalence:
     """How listed and referenced locations are compared (see the module's description)."""
-    equal_schemes: dict = field(default_factory=lambda: _flatten(EQUAL_SCHEMES_DEFAULT))
-    equal_authorities: dict = field(default_factory=dict)
+    equal_schemes: dict[str, str] = field(default_factory=lambda: _flatten(EQUAL_SCHEMES_DEFAULT))
+    equal_authorities: dict[str, str] = field(default_factory=dict[str, str])
     prefix_mismatch_mode: str = "ERROR"
 
     @staticmethod
-    def of(equal_schemes: Optional[dict] = None, equal_authorities: Optional[dict] = None,
+    def of(equal_schemes: Optional[Mapping[Any, Any]] = None,
+           equal_authorities: Optional[Mapping[Any, Any]] = None,
            prefix_mismatch_mode: Optional[str] = None) -> "PathEquivalence":
         mode = "ERROR" if prefix_mismatch_mode is None else str(prefix_mismatch_mode).strip().upper()
         if mode not in PREFIX_MISMATCH_MODES:
@@ -50,7 +52,7 @@ class PathEquivalence:
         return PathEquivalence({**_flatten(EQUAL_SCHEMES_DEFAULT), **_flatten(equal_schemes)},
                                _flatten(equal_authorities), mode)
 
-    def parts(self, location: str, listed: bool) -> tuple:
+    def parts(self, location: str, listed: bool) -> tuple[Optional[str], Optional[str], str]:
         """(scheme, authority, path) of ``location`` after the equivalences. A listed file without
         a scheme is a file of the local file system (``file``, no authority)."""
         u = urlsplit(location)
@@ -70,16 +72,17 @@ def _matches(valid: Optional[str], actual: Optional[str]) -> bool:
     return not valid or (actual is not None and valid.lower() == actual.lower())
 
 
-def find_orphans(candidates: Iterable[str], referenced: set, equivalence: PathEquivalence) -> list:
+def find_orphans(candidates: Iterable[str], referenced: set[str], equivalence: PathEquivalence) -> list[str]:
     """The ``candidates`` (listed files, normalised as ``referenced`` is) that no referenced
     location names. Raises ``MaintenanceError`` in ``ERROR`` mode when a listed file's path is
     referenced under another scheme or authority."""
     candidates = list(candidates)
-    by_path: dict = {}
+    by_path: dict[str, list[tuple[Optional[str], Optional[str]]]] = {}
     for loc in referenced:
         scheme, authority, path = equivalence.parts(loc, listed=False)
         by_path.setdefault(path, []).append((scheme, authority))
-    orphans, conflicts = [], set()
+    orphans: list[str] = []
+    conflicts: set[tuple[Optional[str], Optional[str]]] = set()
     for loc in candidates:
         if loc in referenced:
             continue

@@ -1,3 +1,4 @@
+# pyright: strict
 """The ``overwrite`` snapshot: data files replaced (spec "Snapshots", operation ``overwrite``).
 
 Three kinds, as Java's ``OverwriteFiles`` / ``ReplacePartitions``:
@@ -14,7 +15,7 @@ Three kinds, as Java's ``OverwriteFiles`` / ``ReplacePartitions``:
 """
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from typing import Any, Iterable, Optional
 
 from icefloe.iceberg.manifest import DataFile
 from icefloe.iceberg.snapshot import DELETE, OVERWRITE
@@ -28,12 +29,12 @@ class Overwrite(FileChangeProducer):
     operation = OVERWRITE
 
     @classmethod
-    def replace_all(cls, added: Iterable[DataFile], summary_extra: Optional[dict] = None) -> "Overwrite":
+    def replace_all(cls, added: Iterable[DataFile], summary_extra: Optional[dict[str, str]] = None) -> "Overwrite":
         return cls(added, remove_all=True, summary_extra=summary_extra)
 
     @classmethod
     def by_filter(cls, added: Iterable[DataFile], removed_paths: Iterable[str], read_snapshot_id: Optional[int],
-                  row_filter, description: str, summary_extra: Optional[dict] = None) -> "Overwrite":
+                  row_filter: object, description: str, summary_extra: Optional[dict[str, str]] = None) -> "Overwrite":
         """Replace the files matching ``row_filter`` (Spark SQL text or an expression) as planned
         on ``read_snapshot_id``; ``description`` names the statement in conflict messages."""
         removed = set(removed_paths)
@@ -43,8 +44,8 @@ class Overwrite(FileChangeProducer):
 
     @classmethod
     def replace_partitions(cls, added: Iterable[DataFile], removed_paths: Iterable[str],
-                           read_snapshot_id: Optional[int], partitions: set, description: str,
-                           summary_extra: Optional[dict] = None) -> "Overwrite":
+                           read_snapshot_id: Optional[int], partitions: set[tuple[int, tuple[Any, ...]]], description: str,
+                           summary_extra: Optional[dict[str, str]] = None) -> "Overwrite":
         """Replace the live files of ``partitions`` ({(spec id, partition)}: those of the new files),
         as planned on ``read_snapshot_id``."""
         removed = set(removed_paths)
@@ -60,5 +61,5 @@ class DeleteAll(FileChangeProducer):
 
     operation = DELETE
 
-    def __init__(self, summary_extra: Optional[dict] = None):
+    def __init__(self, summary_extra: Optional[dict[str, str]] = None):
         super().__init__((), remove_all=True, summary_extra=summary_extra)

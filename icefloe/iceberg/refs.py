@@ -1,3 +1,4 @@
+# pyright: strict
 """Branches, tags and moving ``main`` (Iceberg spec, "Snapshot References").
 
 A ref names a snapshot: a tag is fixed, a branch moves with each commit to it.
@@ -14,15 +15,16 @@ snapshot, as Java's ``SnapshotUtil.latestSnapshot`` does (see ``snapshot_produce
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Iterator, Optional
+from typing import Callable, Iterator, Optional, Union
 
 from icefloe.errors import RefError  # noqa: F401 - defined in icefloe.errors, importable here too
 from icefloe.iceberg.append import Append
 from icefloe.iceberg.operations import TableOperations
-from icefloe.iceberg.manifest import DATA
+from icefloe.core.io import FileIO
+from icefloe.iceberg.manifest import DATA, DataFile
 from icefloe.iceberg.manifest_reader import files_changed_by
-from icefloe.iceberg.metadata_builder import RemoveSnapshotRef, set_ref_update
-from icefloe.iceberg.metadata_commit import commit_metadata
+from icefloe.iceberg.metadata_builder import RemoveSnapshotRef, TableUpdate, set_ref_update
+from icefloe.iceberg.metadata_commit import MetadataChange, commit_metadata
 from icefloe.iceberg.snapshot import APPEND, Snapshot, SnapshotRef
 from icefloe.iceberg.table_metadata import MAIN_BRANCH, TableMetadata
 
@@ -38,7 +40,7 @@ PUBLISHED_WAP_ID = "published-wap-id"
 def ancestors(meta: TableMetadata, snapshot_id: Optional[int]) -> Iterator[Snapshot]:
     """``snapshot_id`` and its parents, newest first, while they are still in the metadata."""
     by_id = {s.snapshot_id: s for s in meta.snapshots}
-    seen: set = set()
+    seen: set[int] = set()
     while snapshot_id is not None and snapshot_id in by_id and snapshot_id not in seen:
         seen.add(snapshot_id)
         snap = by_id[snapshot_id]
@@ -70,35 +72,37 @@ def _ref(meta: TableMetadata, name: str, kind: Optional[str] = None) -> Snapshot
     return ref
 
 
-def _check_name(name: str) -> None:
+def _check_name(name: object) -> None:
     if not isinstance(name, str) or not name.strip():
         raise RefError(f"invalid ref name {name!r}")
 
 
-def _check_retention(min_snapshots_to_keep, max_snapshot_age_ms, max_ref_age_ms) -> None:
+def _check_retention(min_snapshots_to_keep: Optional[int], max_snapshot_age_ms: Optional[int],
+                     max_ref_age_ms: Optional[int]) -> None:
     for label, v in (("min_snapshots_to_keep", min_snapshots_to_keep), ("max_snapshot_age_ms", max_snapshot_age_ms),
                      ("max_ref_age_ms", max_ref_age_ms)):
         if v is not None and int(v) <= 0:
             raise RefError(f"{label} must be positive, got {v}")
 
 
-def set_ref(meta: TableMetadata, name: str, ref: SnapshotRef) -> list:
+def set_ref(meta: TableMetadata, name: str, ref: SnapshotRef) -> list[TableUpdate]:
     """The update setting ref ``name``; moving ``main`` also sets the current snapshot and logs it
     (the builder does that)."""
     return [set_ref_update(name, ref)]
 
 
-def remove_ref(meta: TableMetadata, name: str) -> list:
+def remove_ref(meta: TableMetadata, name: str) -> list[TableUpdate]:
     return [RemoveSnapshotRef(name)]
 
 
-def create_tag_change(name: str, snapshot_id: Optional[int] = None, max_ref_age_ms: Optional[int] = None):
+def create_tag_change(name: str, snapshot_id: Optional[int] = None,
+                      max_ref_age_ms: Optional[int] = None) -> MetadataChange:
     _check_name(name)
     _check_retention(None, None, max_ref_age_ms)
     if name == MAIN_BRANCH:
         raise RefError("'main' is the main branch; a tag cannot take its name")
 
-    def change(meta: TableMetadata) -> list:
+    def change(meta: TableMetadata) -> list[TableUpdate]:
         if name in meta.refs:
             raise RefError(f"ref {name!r} already exists ({meta.refs[name].type})")
         return set_ref(meta, name, SnapshotRef(_snapshot(meta, snapshot_id), TAG, max_ref_age_ms=max_ref_age_ms))
@@ -106,11 +110,12 @@ def create_tag_change(name: str, snapshot_id: Optional[int] = None, max_ref_age_
 
 
 def create_branch_change(name: str, snapshot_id: Optional[int] = None, min_snapshots_to_keep: Optional[int] = None,
-                         max_snapshot_age_ms: Optional[int] = None, max_ref_age_ms: Optional[int] = None):
+                         max_snapshot_age_ms: Optional[int] = None,
+                         max_ref_age_ms: Optional[int] = None) -> MetadataChange:
     _check_name(name)
     _check_retention(min_snapshots_to_keep, max_snapshot_age_ms, max_ref_age_ms)
 
-    def change(meta: TableMetadata) -> list:
+    def change(meta: TableMetadata) -> list[TableUpdate]:
         if name in meta.refs:
             raise RefError(f"ref {name!r} already exists ({meta.refs[name].type})")
         return set_ref(meta, name, SnapshotRef(_snapshot(meta, snapshot_id), BRANCH, min_snapshots_to_keep,
@@ -118,13 +123,14 @@ def create_branch_change(name: str, snapshot_id: Optional[int] = None, min_snaps
     return change
 
 
-def replace_ref_change(name: str, kind: str, snapshot_id, **retention):
+def replace_ref_change(name: str, kind: str, snapshot_id: Union[int, str, None],
+                       **retention: Optional[int]) -> MetadataChange:
     """Point an existing tag or branch at another snapshot (an id, or the name of a ref whose
     snapshot to take), keeping its retention settings unless new ones are given."""
     _check_retention(retention.get("min_snapshots_to_keep"), retention.get("max_snapshot_age_ms"),
                      retention.get("max_ref_age_ms"))
 
-    def change(meta: TableMetadata) -> list:
+    def change(meta: TableMetadata) -> list[TableUpdate]:
         ref = _ref(meta, name, kind)
         target = _ref(meta, snapshot_id).snapshot_id if isinstance(snapshot_id, str) else snapshot_id
         if target is None:
@@ -134,14 +140,14 @@ def replace_ref_change(name: str, kind: str, snapshot_id, **retention):
     return change
 
 
-def rename_branch_change(name: str, new_name: str):
+def rename_branch_change(name: str, new_name: str) -> MetadataChange:
     _check_name(new_name)
     if name == MAIN_BRANCH:
         raise RefError("cannot rename the main branch")
     if new_name == MAIN_BRANCH:
         raise RefError("cannot rename a branch to 'main'")
 
-    def change(meta: TableMetadata) -> list:
+    def change(meta: TableMetadata) -> list[TableUpdate]:
         ref = _ref(meta, name, BRANCH)
         if new_name in meta.refs:
             raise RefError(f"ref {new_name!r} already exists ({meta.refs[new_name].type})")
@@ -149,20 +155,20 @@ def rename_branch_change(name: str, new_name: str):
     return change
 
 
-def drop_ref_change(name: str, kind: str):
+def drop_ref_change(name: str, kind: str) -> MetadataChange:
     if name == MAIN_BRANCH:
         raise RefError("cannot drop the main branch")
 
-    def change(meta: TableMetadata) -> list:
+    def change(meta: TableMetadata) -> list[TableUpdate]:
         _ref(meta, name, kind)
         return remove_ref(meta, name)
     return change
 
 
-def fast_forward_change(branch: str, source: str):
+def fast_forward_change(branch: str, source: str) -> MetadataChange:
     """Move ``branch`` to ``source``'s snapshot, which must descend from the branch's head."""
 
-    def change(meta: TableMetadata) -> Optional[list]:
+    def change(meta: TableMetadata) -> Optional[list[TableUpdate]]:
         target = _ref(meta, source)
         ref = meta.refs.get(branch)
         if ref is None:
@@ -178,8 +184,8 @@ def fast_forward_change(branch: str, source: str):
     return change
 
 
-def rollback_to_snapshot_change(snapshot_id: int):
-    def change(meta: TableMetadata) -> list:
+def rollback_to_snapshot_change(snapshot_id: int) -> MetadataChange:
+    def change(meta: TableMetadata) -> list[TableUpdate]:
         meta.snapshot_by_id(int(snapshot_id))
         if not is_ancestor(meta, int(snapshot_id), meta.current_snapshot_id):
             raise RefError(f"cannot roll back to snapshot {snapshot_id}: it is not an ancestor of the "
@@ -188,8 +194,8 @@ def rollback_to_snapshot_change(snapshot_id: int):
     return change
 
 
-def rollback_to_timestamp_change(timestamp_ms: int):
-    def change(meta: TableMetadata) -> list:
+def rollback_to_timestamp_change(timestamp_ms: int) -> MetadataChange:
+    def change(meta: TableMetadata) -> list[TableUpdate]:
         older = [s for s in ancestors(meta, meta.current_snapshot_id) if s.timestamp_ms < timestamp_ms]
         if not older:
             raise RefError(f"cannot roll back: no ancestor of the current snapshot is older than {timestamp_ms}")
@@ -198,8 +204,8 @@ def rollback_to_timestamp_change(timestamp_ms: int):
     return change
 
 
-def set_current_snapshot_change(snapshot_id: int):
-    def change(meta: TableMetadata) -> list:
+def set_current_snapshot_change(snapshot_id: int) -> MetadataChange:
+    def change(meta: TableMetadata) -> list[TableUpdate]:
         meta.snapshot_by_id(int(snapshot_id))
         return set_ref(meta, MAIN_BRANCH, _main_at(meta, int(snapshot_id)))
     return change
@@ -211,7 +217,7 @@ def _main_at(meta: TableMetadata, snapshot_id: int) -> SnapshotRef:
 
 
 # --------------------------------------------------------------------------- operations
-def commit_ref_change(ops: TableOperations, change) -> TableMetadata:
+def commit_ref_change(ops: TableOperations, change: MetadataChange) -> TableMetadata:
     return commit_metadata(ops, change).new
 
 
@@ -236,7 +242,7 @@ def create_branch(ops: TableOperations, name: str, snapshot_id: Optional[int] = 
                                                        max_snapshot_age_ms, max_ref_age_ms))
 
 
-def added_data_files(io, meta: TableMetadata, snap: Snapshot) -> list:
+def added_data_files(io: FileIO, meta: TableMetadata, snap: Snapshot) -> list[DataFile]:
     """Data files that ``snap`` itself added (ADDED entries carrying its snapshot id)."""
     added, _deleted = files_changed_by(io, meta, snap)
     return [f for f in added if f.content == DATA]
@@ -292,8 +298,8 @@ def staged_snapshot(meta: TableMetadata, wap_id: str) -> Snapshot:
     return staged
 
 
-def _fast_forward_to(snap: Snapshot, allowed):
-    def change(meta: TableMetadata) -> list:
+def _fast_forward_to(snap: Snapshot, allowed: Callable[[TableMetadata], bool]) -> MetadataChange:
+    def change(meta: TableMetadata) -> list[TableUpdate]:
         if not allowed(meta):
             raise RefError(f"cannot cherry-pick snapshot {snap.snapshot_id}: main moved concurrently")
         return set_ref(meta, MAIN_BRANCH, _main_at(meta, snap.snapshot_id))

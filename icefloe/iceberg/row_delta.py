@@ -1,3 +1,4 @@
+# pyright: strict
 """The row-level change snapshot: data and delete files added, data files removed (spec
 "Snapshots", "Row-level Deletes"; Java's ``RowDelta``).
 
@@ -25,9 +26,9 @@ class RowDelta(FileChangeProducer):
     """Add data and delete files and remove data (or delete) files ``removed_paths`` in one snapshot."""
 
     def __init__(self, added: Iterable[DataFile] = (), removed_paths: Iterable[str] = (),
-                 validation: Optional[Validation] = None, summary_extra: Optional[dict] = None):
+                 validation: Optional[Validation] = None, summary_extra: Optional[dict[str, str]] = None):
         super().__init__(added, removed_paths, validation=validation, summary_extra=summary_extra)
 
     @property
-    def operation(self) -> str:
+    def operation(self) -> str:  # pyright: ignore[reportIncompatibleVariableOverride] - a class attribute elsewhere, derived here
         return OVERWRITE if any(f.content == DATA for f in self.added) else DELETE

@@ -9,6 +9,7 @@ Delete files are matched to data files by the spec's sequence-number rules.
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Optional, Protocol
 
@@ -22,7 +23,8 @@ from icefloe.iceberg import evaluators as ev
 from icefloe.iceberg.manifest import DATA, DELETED, EQUALITY_DELETES, POSITION_DELETES, DataFile
 from icefloe.iceberg.manifest_list import DELETE_MANIFEST
 from icefloe.iceberg.file_columns import FileColumns, may_match as vectorised_may_match
-from icefloe.iceberg.manifest_reader import load_manifest, load_manifest_entries, snapshot_manifests
+from icefloe.iceberg.columnar_filter import metrics_mask, partition_mask
+from icefloe.iceberg.manifest_reader import load_manifest, load_manifest_columns, snapshot_manifests
 from icefloe.iceberg.snapshot import Snapshot
 from icefloe.iceberg.table_metadata import TableMetadata
 from icefloe.iceberg.transforms import IdentityTransform
@@ -189,7 +191,6 @@ def plan_files(io: FileIO, meta: TableMetadata, snapshot: Optional[Snapshot], wh
             else:
                 local.extend(group)
         local.sort()
-        _prefetch(io, meta, [to_open[i] for i in local])
         for i, got in zip(local, _plan_manifests(io, meta, plan_filter, [to_open[i] for i in local])):
             found[i] = got
         data_tasks: list[FileScanTask] = [t for got in found for t in got.tasks]
@@ -231,35 +232,54 @@ def plan_manifests(io: FileIO, meta: TableMetadata, bound, manifests: list) -> l
 
 
 def _plan_manifests(io: FileIO, meta: TableMetadata, plan_filter: _PlanFilter, manifests: list) -> list:
-    out = []
+    """Each manifest's matches, in order. Manifests are read and decoded concurrently (a data
+    manifest's columns are decoded outside the interpreter's lock, and where reads are requests,
+    their latencies overlap)."""
+    workers = min(len(manifests), max(os.cpu_count() or 1, io.parallel_reads))
+    if workers <= 1:
+        return [_plan_manifest(io, meta, plan_filter, m) for m in manifests]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(lambda m: _plan_manifest(io, meta, plan_filter, m), manifests))
+
+
+def _plan_manifest(io: FileIO, meta: TableMetadata, plan_filter: _PlanFilter, m) -> ManifestMatches:
+    got = ManifestMatches()
     metrics_eval = plan_filter.metrics_eval
-    for m in manifests:
-        got = ManifestMatches()
-        out.append(got)
-        pe = plan_filter.part_evals.get(m.partition_spec_id)
-        delete_manifest = m.content == DELETE_MANIFEST
-        keep = None if plan_filter.bound is None else _file_filter(pe, metrics_eval, delete_manifest)
-        content = load_manifest(io, meta, m, keep)
-        if plan_filter.bound is not None and content.cached:       # judged as columns: the entries that may match
-            for e in _matching(content, pe, metrics_eval, delete_manifest):
-                if delete_manifest or e.data_file.content != DATA:
-                    got.deletes.append(e)
-                else:
-                    got.tasks.append(FileScanTask(e.data_file, e.sequence_number or 0))
-            continue
-        for e in content.entries:
-            if e.status == DELETED:
-                continue
-            f = e.data_file
-            if pe is not None and not pe.eval(f.partition):
-                continue
-            if delete_manifest or f.content != DATA:
+    pe = plan_filter.part_evals.get(m.partition_spec_id)
+    delete_manifest = m.content == DELETE_MANIFEST
+    if not delete_manifest:
+        cols = load_manifest_columns(io, meta, m)
+        if cols is not None:        # judged as columns; objects only for the files kept
+            mask = cols.live.copy()
+            if pe is not None:
+                mask &= partition_mask(cols, pe)
+            if metrics_eval is not None and mask.any():
+                mask &= metrics_mask(cols, metrics_eval)
+            rows = np.flatnonzero(mask)
+            got.tasks = [FileScanTask(f, seq or 0) for f, seq in zip(cols.data_files(rows), cols.sequence_numbers(rows))]
+            return got
+    keep = None if plan_filter.bound is None else _file_filter(pe, metrics_eval, delete_manifest)
+    content = load_manifest(io, meta, m, keep)
+    if plan_filter.bound is not None and content.cached:       # judged as columns: the entries that may match
+        for e in _matching(content, pe, metrics_eval, delete_manifest):
+            if delete_manifest or e.data_file.content != DATA:
                 got.deletes.append(e)
-                continue
-            if metrics_eval is not None and not metrics_eval.may_match(f):
-                continue
-            got.tasks.append(FileScanTask(f, e.sequence_number or 0))
-    return out
+            else:
+                got.tasks.append(FileScanTask(e.data_file, e.sequence_number or 0))
+        return got
+    for e in content.entries:
+        if e.status == DELETED:
+            continue
+        f = e.data_file
+        if pe is not None and not pe.eval(f.partition):
+            continue
+        if delete_manifest or f.content != DATA:
+            got.deletes.append(e)
+            continue
+        if metrics_eval is not None and not metrics_eval.may_match(f):
+            continue
+        got.tasks.append(FileScanTask(f, e.sequence_number or 0))
+    return got
 
 
 def attach_identity_values(tasks: list, specs: dict) -> None:
@@ -299,17 +319,6 @@ def _file_filter(pe, metrics_eval, delete_manifest: bool):
             return False
         return delete_manifest or f.content != DATA or metrics_eval.may_match(f)
     return keep
-
-
-def _prefetch(io: FileIO, meta: TableMetadata, manifests: list) -> None:
-    """Read the manifests a plan needs concurrently where reads are requests (object stores), so
-    their latencies overlap; the plan then takes them from the manifest cache in order."""
-    if io.parallel_reads <= 1 or len(manifests) < 2:
-        return
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(max_workers=min(io.parallel_reads, len(manifests))) as pool:
-        list(pool.map(lambda m: load_manifest_entries(io, meta, m), manifests))
 
 
 def _attach_deletes(tasks: list[FileScanTask], delete_entries: list, specs: dict) -> None:

@@ -1,11 +1,12 @@
+# pyright: strict
 """Snapshots, their summaries and references (Iceberg spec, "Snapshots", "Snapshot References")."""
 from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
-from icefloe.iceberg.manifest import DATA, EQUALITY_DELETES, POSITION_DELETES
+from icefloe.iceberg.manifest import DATA, EQUALITY_DELETES, POSITION_DELETES, DataFile
 
 APPEND, REPLACE, OVERWRITE, DELETE = "append", "replace", "overwrite", "delete"
 
@@ -16,7 +17,7 @@ class Snapshot:
     sequence_number: int
     timestamp_ms: int
     manifest_list: str
-    summary: dict
+    summary: dict[str, str]
     parent_snapshot_id: Optional[int] = None
     schema_id: Optional[int] = None
     # format v3 row lineage: the first row id this snapshot assigned, and how many it assigned
@@ -27,8 +28,8 @@ class Snapshot:
     def operation(self) -> str:
         return self.summary.get("operation", "")
 
-    def to_json(self) -> dict:
-        d: dict = {"sequence-number": self.sequence_number, "snapshot-id": self.snapshot_id}
+    def to_json(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"sequence-number": self.sequence_number, "snapshot-id": self.snapshot_id}
         if self.parent_snapshot_id is not None:
             d["parent-snapshot-id"] = self.parent_snapshot_id
         d["timestamp-ms"] = self.timestamp_ms
@@ -42,7 +43,7 @@ class Snapshot:
         return d
 
     @staticmethod
-    def from_json(obj: dict) -> "Snapshot":
+    def from_json(obj: dict[str, Any]) -> "Snapshot":
         return Snapshot(
             snapshot_id=obj["snapshot-id"], sequence_number=obj.get("sequence-number", 0),
             timestamp_ms=obj["timestamp-ms"], manifest_list=obj.get("manifest-list", ""),
@@ -60,8 +61,8 @@ class SnapshotRef:
     max_snapshot_age_ms: Optional[int] = None
     max_ref_age_ms: Optional[int] = None
 
-    def to_json(self) -> dict:
-        d: dict = {"snapshot-id": self.snapshot_id, "type": self.type}
+    def to_json(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"snapshot-id": self.snapshot_id, "type": self.type}
         if self.min_snapshots_to_keep is not None:
             d["min-snapshots-to-keep"] = self.min_snapshots_to_keep
         if self.max_snapshot_age_ms is not None:
@@ -71,7 +72,7 @@ class SnapshotRef:
         return d
 
     @staticmethod
-    def from_json(obj: dict) -> "SnapshotRef":
+    def from_json(obj: dict[str, Any]) -> "SnapshotRef":
         return SnapshotRef(obj["snapshot-id"], obj.get("type", "branch"), obj.get("min-snapshots-to-keep"),
                            obj.get("max-snapshot-age-ms"), obj.get("max-ref-age-ms"))
 
@@ -102,7 +103,7 @@ def _icefloe_version() -> str:
         return "unknown"
 
 
-def content_size(f) -> int:
+def content_size(f: DataFile) -> int:
     """The bytes a file contributes to a summary's sizes: a deletion vector counts its blob, not
     the whole Puffin file it shares with others."""
     if f.is_deletion_vector and f.content_size_in_bytes is not None:
@@ -110,13 +111,13 @@ def content_size(f) -> int:
     return f.file_size_in_bytes
 
 
-def build_summary(operation: str, added: list, removed: list, previous: Optional[dict],
-                  extra: Optional[dict] = None) -> dict:
+def build_summary(operation: str, added: list[DataFile], removed: list[DataFile],
+                  previous: Optional[dict[str, str]], extra: Optional[dict[str, str]] = None) -> dict[str, str]:
     """Summary map with the spec's optional summary figures ("Snapshot Summary"), derived from added and removed DataFiles
     and the parent snapshot's summary (``previous``; None where there is no parent),
     and the engine that wrote the snapshot (``engine-name``/``engine-version``: Spark's when a
     Spark job wrote it, as Iceberg's Spark runtime records, else icefloe's; ``icefloe-version``)."""
-    s: dict = {"operation": operation}
+    s: dict[str, str] = {"operation": operation}
     if extra:
         s.update(extra)
     s.setdefault("engine-name", "icefloe")
@@ -127,7 +128,7 @@ def build_summary(operation: str, added: list, removed: list, previous: Optional
     rm_data = [f for f in removed if f.content == DATA]
     rm_del = [f for f in removed if f.content != DATA]
 
-    def put(key, value):
+    def put(key: str, value: int) -> None:
         if value:
             s[key] = str(value)
 
@@ -145,10 +146,12 @@ def build_summary(operation: str, added: list, removed: list, previous: Optional
     put("removed-position-deletes", sum(f.record_count for f in rm_del if f.content == POSITION_DELETES))
     put("added-equality-deletes", sum(f.record_count for f in add_del if f.content == EQUALITY_DELETES))
     put("removed-equality-deletes", sum(f.record_count for f in rm_del if f.content == EQUALITY_DELETES))
-    parts = {(f.spec_id, f.partition) for f in added + removed}
+    # DataFile.partition is declared a bare tuple in manifest.py
+    parts: set[tuple[int, tuple[Any, ...]]] = {
+        (f.spec_id, f.partition) for f in added + removed}  # pyright: ignore[reportUnknownMemberType]
     s["changed-partition-count"] = str(len(parts))
 
-    def total(key, delta):
+    def total(key: str, delta: int) -> None:
         # a total continues the parent's; where the parent has a snapshot without it (a writer that
         # records only the operation, as Paimon's Iceberg compatibility does) it is left out, as
         # Iceberg's Java writer does, rather than counted from zero

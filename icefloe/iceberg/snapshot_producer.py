@@ -1,3 +1,4 @@
+# pyright: strict
 """Producing a snapshot: new manifests, a manifest list and the next metadata version
 (Iceberg spec, "Snapshots", "Manifest Lists", "Commit Conflict Resolution and Retry").
 
@@ -20,7 +21,7 @@ from __future__ import annotations
 import uuid
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
-from typing import Iterable, Optional
+from typing import Iterable, Mapping, Optional
 
 from icefloe.core.io import FileIO
 from icefloe.core.retry import RetryPolicy
@@ -37,8 +38,11 @@ from icefloe.iceberg.manifest_list import (
     manifest_file_for,
     write_manifest_list,
 )
-from icefloe.iceberg.manifest_reader import load_manifest_entries, snapshot_manifests
-from icefloe.iceberg.metadata_builder import AddSnapshot, set_ref_update
+from icefloe.iceberg.manifest_reader import (  # its ``keep`` parameter is not annotated yet
+    load_manifest_entries,  # pyright: ignore[reportUnknownVariableType]
+    snapshot_manifests,
+)
+from icefloe.iceberg.metadata_builder import AddSnapshot, TableUpdate, set_ref_update
 from icefloe.iceberg.operations import Changes, TableOperations, commit_with_retry
 from icefloe.iceberg.snapshot import Snapshot, SnapshotRef, build_summary, new_snapshot_id
 from icefloe.iceberg.table_metadata import MAIN_BRANCH, TableMetadata, now_ms
@@ -51,15 +55,15 @@ MIN_COUNT_TO_MERGE = "commit.manifest.min-count-to-merge"
 TARGET_SIZE = "commit.manifest.target-size-bytes"
 
 
-def merge_enabled(props: dict) -> bool:
+def merge_enabled(props: Mapping[str, str]) -> bool:
     return str(props.get(MERGE_ENABLED, "true")).lower() == "true"
 
 
-def min_count_to_merge(props: dict) -> int:
+def min_count_to_merge(props: Mapping[str, str]) -> int:
     return int(props.get(MIN_COUNT_TO_MERGE, 100))
 
 
-def target_manifest_size(props: dict) -> int:
+def target_manifest_size(props: Mapping[str, str]) -> int:
     return int(props.get(TARGET_SIZE, 8 * 1024 * 1024))
 
 
@@ -81,12 +85,12 @@ class PendingSnapshot:
     sequence_number: int
     commit_uuid: str
     attempt: int
-    written: list = field(default_factory=list)   # paths, deleted if the attempt fails
+    written: list[str] = field(default_factory=list[str])   # paths, deleted if the attempt fails
     manifest_count: int = 0
 
     @classmethod
     def start(cls, ops: TableOperations, base: TableMetadata, branch: str, commit_uuid: str,
-              attempt: int, written: list) -> "PendingSnapshot":
+              attempt: int, written: list[str]) -> "PendingSnapshot":
         # a write to a branch that does not exist yet starts from main's head, as Iceberg does
         ref = base.refs.get(branch) or base.refs.get(MAIN_BRANCH)
         parent = base.snapshot_by_id(ref.snapshot_id) if ref is not None else None
@@ -102,7 +106,7 @@ class PendingSnapshot:
         return self.parent.snapshot_id if self.parent else None
 
     @property
-    def parent_summary(self) -> Optional[dict]:
+    def parent_summary(self) -> Optional[dict[str, str]]:
         return (self.parent.summary or {}) if self.parent else None
 
     def parent_manifests(self) -> list[ManifestFile]:
@@ -124,7 +128,7 @@ class PendingSnapshot:
         return manifest_file_for(path, length, spec_id, content, self.snapshot_id, self.sequence_number,
                                  entries, spec.partition_type(schema))
 
-    def finish(self, manifests: list[ManifestFile], summary: dict, staged: bool = False) -> Changes:
+    def finish(self, manifests: list[ManifestFile], summary: dict[str, str], staged: bool = False) -> Changes:
         """Write the manifest list; the changes that add the snapshot and move the branch to it
         (``staged``: the snapshot is added, no ref moves), on the condition that nothing moved since
         ``base`` was read."""
@@ -141,7 +145,7 @@ class PendingSnapshot:
                         timestamp_ms=max(now_ms(), base.last_updated_ms), manifest_list=list_path,
                         summary=summary, parent_snapshot_id=self.parent_id, schema_id=base.schema.schema_id,
                         first_row_id=first_row_id, added_rows=added_rows)
-        updates: list = [AddSnapshot(snap.to_json())]
+        updates: list[TableUpdate] = [AddSnapshot(snap.to_json())]
         if not staged:
             ref = base.refs.get(self.branch)
             updates.append(set_ref_update(self.branch, SnapshotRef(snap.snapshot_id) if ref is None
@@ -155,16 +159,16 @@ class SnapshotProducer:
 
     operation: str = ""
 
-    def __init__(self, added: Iterable[DataFile] = (), summary_extra: Optional[dict] = None):
+    def __init__(self, added: Iterable[DataFile] = (), summary_extra: Optional[dict[str, str]] = None):
         self.added: list[DataFile] = list(added)     # new data or delete files (the caller wrote them)
-        self.summary_extra: dict = dict(summary_extra or {})
+        self.summary_extra: dict[str, str] = dict(summary_extra or {})
         # stage only (write-audit-publish, spec "Snapshots": a snapshot no ref points to yet): the
         # snapshot is added to the metadata, its parent the branch's head, and no ref moves
         self.stage_only = False
         self.snapshot_id: Optional[int] = None       # the snapshot committed, once committed
         self.pending_id: Optional[int] = None        # the snapshot of the latest attempt
 
-    def apply(self, pending: PendingSnapshot) -> tuple[list[ManifestFile], dict]:
+    def apply(self, pending: PendingSnapshot) -> tuple[list[ManifestFile], dict[str, str]]:
         """This snapshot's manifests and summary on top of ``pending.base``."""
         raise NotImplementedError
 
@@ -193,14 +197,17 @@ class SnapshotProducer:
         """Commit as one new snapshot of ``branch``, retrying lost races; returns the committed metadata."""
         commit_uuid = str(uuid.uuid4())
         out = commit_with_retry(ops, lambda base, n: self.changes(ops, base, branch, commit_uuid, n), policy)
+        assert out.changes is not None    # self.changes always returns them
         self.committed(ops.io, out.new, out.changes)
         return out.new
 
 
-def _drop_merged_away(io: FileIO, meta: TableMetadata, snapshot_id: int, written: list) -> None:
+def _drop_merged_away(io: FileIO, meta: TableMetadata, snapshot_id: Optional[int], written: list[str]) -> None:
     """Delete the manifests this commit wrote but its manifest list does not hold (new manifests
     that ``merge_manifests`` folded into a merged one), now that the commit is durable. Best
     effort: whatever is left is an orphan, and the commit stands either way."""
+    if snapshot_id is None:
+        return
     try:
         snap = meta.snapshot_by_id(snapshot_id)
         listed = {m.manifest_path for m in snapshot_manifests(io, snap)} | {snap.manifest_list}
@@ -223,16 +230,16 @@ class FileChangeProducer(SnapshotProducer):
 
     def __init__(self, added: Iterable[DataFile] = (), removed_paths: Iterable[str] = (), *,
                  remove_all: bool = False, validation: Optional[Validation] = None,
-                 data_sequence_number: Optional[int] = None, summary_extra: Optional[dict] = None):
+                 data_sequence_number: Optional[int] = None, summary_extra: Optional[dict[str, str]] = None):
         super().__init__(added, summary_extra)
-        self.removed_paths: set = set(removed_paths)
+        self.removed_paths: set[str] = set(removed_paths)
         self.remove_all = remove_all
         self.validation = validation
         self.data_sequence_number = data_sequence_number
         # data files that get a new deletion vector here: their earlier vector gives way to it
-        self.vector_targets: set = {f.referenced_data_file for f in self.added if f.is_deletion_vector}
+        self.vector_targets: set[Optional[str]] = {f.referenced_data_file for f in self.added if f.is_deletion_vector}
 
-    def apply(self, pending: PendingSnapshot) -> tuple[list[ManifestFile], dict]:
+    def apply(self, pending: PendingSnapshot) -> tuple[list[ManifestFile], dict[str, str]]:
         if self.validation is not None:
             validate_concurrent_commits(pending.io, pending.base, pending.parent_id, self.validation)
         kept, removed = self.carry_over(pending)
@@ -261,12 +268,12 @@ class FileChangeProducer(SnapshotProducer):
         entries DELETED and the others EXISTING; and the files removed."""
         removed: list[DataFile] = []
         kept: list[ManifestFile] = []
-        found_paths: set = set()
+        found_paths: set[str] = set()
         removing = self.remove_all or bool(self.removed_paths) or bool(self.vector_targets)
         specs = pending.base.specs_by_id()
         for m in pending.parent_manifests():
             if m.partition_spec_id not in specs:   # carried over unopened: check what can be checked
-                raise CorruptMetadataError(pending.parent.manifest_list, f"the entry for manifest {m.manifest_path} "
+                raise CorruptMetadataError(pending.parent.manifest_list if pending.parent else "", f"the entry for manifest {m.manifest_path} "
                                            f"names partition spec {m.partition_spec_id!r}, which the table metadata "
                                            "does not have")
             if not m.has_added_or_existing():
@@ -295,7 +302,7 @@ class FileChangeProducer(SnapshotProducer):
 
     def new_manifests(self, pending: PendingSnapshot) -> list[ManifestFile]:
         """The added files as ADDED entries, one manifest per (partition spec, content kind)."""
-        groups: dict = {}
+        groups: dict[tuple[int, int], list[DataFile]] = {}
         for f in self.added:
             kind = DATA_MANIFEST if f.content == DATA else DELETE_MANIFEST
             groups.setdefault((f.spec_id, kind), []).append(f)
@@ -333,7 +340,7 @@ def merge_manifests(pending: PendingSnapshot, manifests: list[ManifestFile], min
     this snapshot's ADDED and DELETED entries keep their status, older live
     entries become EXISTING and older DELETED entries are dropped.
     """
-    groups: "OrderedDict[tuple, list]" = OrderedDict()
+    groups: "OrderedDict[tuple[int, int], list[ManifestFile]]" = OrderedDict()
     for m in manifests:
         groups.setdefault((m.partition_spec_id, m.content), []).append(m)
     out: list[ManifestFile] = []

@@ -1,3 +1,4 @@
+# pyright: strict
 """Sort orders (Iceberg spec, "Sorting"): declared in metadata, used by writers.
 
 A sort order is a list of fields, each a transform of a source column with a
@@ -10,12 +11,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import Sequence
+from typing import Any, Sequence
 
 from icefloe.core.types import Schema
 from icefloe.errors import SchemaError
-from icefloe.iceberg.metadata_builder import AddSortOrder, SetDefaultSortOrder
-from icefloe.iceberg.metadata_commit import commit_metadata
+from icefloe.iceberg.metadata_builder import AddSortOrder, SetDefaultSortOrder, TableUpdate
+from icefloe.iceberg.metadata_commit import MetadataChange, commit_metadata
+from icefloe.iceberg.operations import TableOperations
 from icefloe.iceberg.table_metadata import TableMetadata
 from icefloe.iceberg.transforms import parse_partition_expr, parse_transform
 
@@ -31,7 +33,7 @@ class SortField:
     direction: str = "asc"
     null_order: str = "nulls-first"
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"transform": self.transform, "source-id": self.source_id, "direction": self.direction,
                 "null-order": self.null_order}
 
@@ -42,7 +44,7 @@ def parse_sort_terms(schema: Schema, terms: Sequence[str]) -> list[SortField]:
     Default null order follows the direction as in Spark and Iceberg: ascending
     sorts put nulls first, descending sorts put them last.
     """
-    fields = []
+    fields: list[SortField] = []
     for term in terms:
         m = _TERM_RE.match(term.strip())
         if not m:
@@ -73,23 +75,23 @@ def with_sort_order(base: TableMetadata, fields: list[SortField]) -> TableMetada
                    default_sort_order_id=new_id)
 
 
-def sort_order_change(terms: Sequence[str]):
+def sort_order_change(terms: Sequence[str]) -> MetadataChange:
     """The change making the order of ``terms`` the default: its order added (unless the table has
     it already) and made the default."""
-    def change(base: TableMetadata) -> list:
+    def change(base: TableMetadata) -> list[TableUpdate]:
         new = with_sort_order(base, parse_sort_terms(base.schema, terms))
         oid = new.default_sort_order_id
         order = next(o for o in new.sort_orders if o["order-id"] == oid)
-        added = [] if any(o["order-id"] == oid for o in base.sort_orders) else [AddSortOrder(order)]
+        added: list[TableUpdate] = [] if any(o["order-id"] == oid for o in base.sort_orders) else [AddSortOrder(order)]
         return added + [SetDefaultSortOrder(oid)]
     return change
 
 
-def replace_sort_order(ops, terms: Sequence[str]) -> None:
+def replace_sort_order(ops: TableOperations, terms: Sequence[str]) -> None:
     commit_metadata(ops, sort_order_change(terms))
 
 
-def default_order(meta: TableMetadata) -> tuple[int, list[dict]]:
+def default_order(meta: TableMetadata) -> tuple[int, list[dict[str, Any]]]:
     """The default sort order's id and fields (fields empty when unsorted)."""
     for order in meta.sort_orders:
         if order.get("order-id") == meta.default_sort_order_id:
@@ -109,7 +111,7 @@ def writer_sort_columns(meta: TableMetadata) -> tuple[int, list[tuple[str, bool,
     if any(not parse_transform(f.get("transform", "identity")).preserves_order for f in fields):
         order_id = UNSORTED_ORDER_ID
     schema = meta.schema
-    out = []
+    out: list[tuple[str, bool, bool]] = []
     for f in fields:
         src = schema.find_field_or_none(f["source-id"])
         if src is None:

@@ -9,9 +9,9 @@ import json
 import time
 import uuid
 from dataclasses import dataclass, field, replace
-from typing import Any, Optional
+from typing import Any, Callable, Optional, TypeGuard
 
-from icefloe.core.types import Schema, widen_schema_small_ints
+from icefloe.core.types import Schema, StructType, widen_schema_small_ints
 from icefloe.core.types.model import UnknownType, VariantType
 from icefloe.core.types.model import V3_TYPE_NAMES, nested_fields, type_names
 from icefloe.errors import CorruptMetadataError, NoSuchSnapshotError, SchemaError, UnsupportedFormatVersionError
@@ -33,21 +33,21 @@ class TableMetadata:
     last_sequence_number: int
     last_updated_ms: int
     last_column_id: int
-    schemas: list
+    schemas: list[Schema]
     current_schema_id: int
-    partition_specs: list
+    partition_specs: list[PartitionSpec]
     default_spec_id: int
     last_partition_id: int
-    properties: dict
+    properties: dict[str, str]
     current_snapshot_id: Optional[int]
-    snapshots: list
-    snapshot_log: list
-    metadata_log: list
-    sort_orders: list
+    snapshots: list[Snapshot]
+    snapshot_log: list[dict[str, Any]]
+    metadata_log: list[dict[str, Any]]
+    sort_orders: list[dict[str, Any]]
     default_sort_order_id: int
-    refs: dict
-    statistics: list = field(default_factory=list)
-    partition_statistics: list = field(default_factory=list)
+    refs: dict[str, SnapshotRef]
+    statistics: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    partition_statistics: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     format_version: int = 2
     # format v3 row lineage: the next row id to assign (null below v3)
     next_row_id: Optional[int] = None
@@ -73,7 +73,7 @@ class TableMetadata:
                 return s
         raise CorruptMetadataError(self.location, f"no partition spec with id {spec_id}")
 
-    def specs_by_id(self) -> dict:
+    def specs_by_id(self) -> dict[int, PartitionSpec]:
         return {s.spec_id: s for s in self.partition_specs}
 
     @property
@@ -100,8 +100,8 @@ class TableMetadata:
         return self.snapshot_by_id(found)
 
     # ------------------------------------------------------------------ JSON
-    def to_json(self) -> dict:
-        d = {
+    def to_json(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
             "format-version": self.format_version,
             "table-uuid": self.table_uuid,
             "location": self.location,
@@ -132,15 +132,15 @@ class TableMetadata:
         return json.dumps(self.to_json(), indent=2).encode("utf-8")
 
     @staticmethod
-    def from_json(obj: dict, path: str = "<memory>") -> "TableMetadata":
+    def from_json(obj: dict[str, Any], path: str = "<memory>") -> "TableMetadata":
         """Parse and validate a metadata document; anything malformed is a
         ``CorruptMetadataError`` naming ``path``, the field and what is wrong."""
         where = ["table metadata"]   # the field being read, for error messages
 
-        def bad(reason: str):
+        def bad(reason: str) -> CorruptMetadataError:
             return CorruptMetadataError(path, reason)
 
-        def need(key: str):
+        def need(key: str) -> Any:
             where[0] = key
             if key not in obj:
                 raise bad(f"missing required field {key!r}")
@@ -203,7 +203,7 @@ class TableMetadata:
             default_spec.partition_type(schema)   # its source columns exist in the current schema
             raw_snapshots = section("snapshots", [])
             for s in raw_snapshots:
-                if not isinstance(s, dict):
+                if not is_json_object(s):
                     raise bad(f"a snapshot must be a JSON object, not {type(s).__name__}")
                 for key in ("snapshot-id", "timestamp-ms", "manifest-list"):
                     if key not in s:
@@ -263,19 +263,24 @@ class TableMetadata:
         return TableMetadata.from_json(metadata_json(data, path, "table"), path)
 
 
-def metadata_json(data: bytes, path: str, kind: str) -> dict:
+def is_json_object(value: object) -> TypeGuard[dict[str, Any]]:
+    """``value`` is a JSON object (parsed JSON objects are dicts keyed by strings)."""
+    return isinstance(value, dict)
+
+
+def metadata_json(data: bytes, path: str, kind: str) -> dict[str, Any]:
     """The JSON object of a metadata file (``kind``: "table" or "view"); ``CorruptMetadataError``
     naming ``path`` when it is not JSON or not an object."""
     try:
         obj = json.loads(data)
     except (ValueError, UnicodeDecodeError, RecursionError) as e:
         raise CorruptMetadataError(path, f"not valid JSON ({type(e).__name__}: {e})") from e
-    if not isinstance(obj, dict):
+    if not is_json_object(obj):
         raise CorruptMetadataError(path, f"{kind} metadata must be a JSON object, not {type(obj).__name__}")
     return obj
 
 
-def _next_row_id(obj: dict, fv: int, bad):
+def _next_row_id(obj: dict[str, Any], fv: int, bad: Callable[[str], Exception]) -> Optional[int]:
     if fv < 3:
         return None
     v = obj.get("next-row-id")
@@ -289,7 +294,7 @@ MAX_FORMAT_VERSION = 3            # the highest version icefloe reads and writes
 DEFAULT_FORMAT_VERSION = 2        # what a new table is unless ``format-version`` says otherwise
 
 
-def check_format_version_property(value, table: str = "the table", current: Optional[int] = None) -> int:
+def check_format_version_property(value: object, table: str = "the table", current: Optional[int] = None) -> int:
     """``format-version`` given as a property (as Iceberg's catalogs take it): the version asked for,
     2 or 3; never lower than ``current`` (tables are upgraded, not downgraded)."""
     text = str(value).strip()
@@ -312,7 +317,7 @@ def upgraded(meta: TableMetadata, version: int) -> TableMetadata:
                    next_row_id=meta.next_row_id if meta.next_row_id is not None else 0)
 
 
-def check_types_for_version(struct, version: int, what: str) -> None:
+def check_types_for_version(struct: StructType, version: int, what: str) -> None:
     """Refuse format v3's types (``unknown``, nanosecond timestamps, ``variant``) in an older table,
     an ``unknown`` column that is required and a default value for either of the two: the spec's
     rules, which other readers rely on."""
@@ -332,7 +337,7 @@ def check_types_for_version(struct, version: int, what: str) -> None:
             raise SchemaError(f"{what}: column {f.name!r} of type variant cannot have a default value")
 
 
-def new_table_metadata(location: str, schema: Schema, spec: PartitionSpec, properties: dict) -> TableMetadata:
+def new_table_metadata(location: str, schema: Schema, spec: PartitionSpec, properties: Optional[dict[str, str]]) -> TableMetadata:
     schema = widen_schema_small_ints(schema)      # Iceberg has no TINYINT/SMALLINT: they are int
     props = {"write.parquet.compression-codec": "zstd"}
     props.update(properties or {})

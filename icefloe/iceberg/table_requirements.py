@@ -1,14 +1,15 @@
+# pyright: strict
 """The Iceberg REST spec's ``TableRequirement`` kinds: what must still hold of a table's current
 metadata for a commit to apply (checked before the updates of ``metadata_builder``); a failed one
 is ``RequirementFailed`` (HTTP 409: the client reloads and tries again)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Optional
+from typing import Any, ClassVar, Iterable, Optional
 
 from icefloe.errors import RequirementFailed
 from icefloe.iceberg.metadata_builder import BadUpdate, get_field, json_kind
-from icefloe.iceberg.table_metadata import MAIN_BRANCH, TableMetadata
+from icefloe.iceberg.table_metadata import MAIN_BRANCH, TableMetadata, is_json_object
 
 
 @dataclass
@@ -21,10 +22,10 @@ class TableRequirement:
     value: Optional[object] = None
 
     @classmethod
-    def from_json(cls, d: dict) -> "TableRequirement":
+    def from_json(cls, d: dict[str, Any]) -> "TableRequirement":
         return cls(get_field(d, cls.key, int, cls.type))
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"type": self.type, self.key: self.value}
 
     def check(self, meta: Optional[TableMetadata]) -> None:
@@ -41,13 +42,13 @@ class AssertCreate(TableRequirement):
     type: ClassVar[str] = "assert-create"
 
     @classmethod
-    def from_json(cls, d):
+    def from_json(cls, d: dict[str, Any]) -> "AssertCreate":
         return cls()
 
-    def to_json(self):
+    def to_json(self) -> dict[str, Any]:
         return {"type": self.type}
 
-    def check(self, meta):
+    def check(self, meta: Optional[TableMetadata]) -> None:
         if meta is not None:
             raise RequirementFailed("Requirement failed: table already exists (assert-create)")
 
@@ -60,7 +61,7 @@ class AssertTableUUID(TableRequirement):
     what: ClassVar[str] = "UUID does not match"
 
     @classmethod
-    def from_json(cls, d):
+    def from_json(cls, d: dict[str, Any]) -> "AssertTableUUID":
         return cls(get_field(d, "uuid", str, cls.type))
 
 
@@ -70,13 +71,13 @@ class AssertRefSnapshotId(TableRequirement):
     type: ClassVar[str] = "assert-ref-snapshot-id"
 
     @classmethod
-    def from_json(cls, d):
+    def from_json(cls, d: dict[str, Any]) -> "AssertRefSnapshotId":
         return cls(get_field(d, "snapshot-id", int, cls.type, required=False), get_field(d, "ref", str, cls.type))
 
-    def to_json(self):
+    def to_json(self) -> dict[str, Any]:
         return {"type": self.type, "ref": self.ref, "snapshot-id": self.value}
 
-    def check(self, meta):
+    def check(self, meta: Optional[TableMetadata]) -> None:
         if meta is None:
             raise RequirementFailed(f"requirement {self.type}: the table does not exist")
         ref = meta.refs.get(self.ref)
@@ -131,8 +132,8 @@ REQUIREMENTS = {c.type: c for c in (
     AssertLastAssignedPartitionId, AssertDefaultSpecId, AssertDefaultSortOrderId)}
 
 
-def requirement_from_json(d) -> TableRequirement:
-    if not isinstance(d, dict):
+def requirement_from_json(d: object) -> TableRequirement:
+    if not is_json_object(d):
         raise BadUpdate(f"a table requirement must be a JSON object, not {json_kind(d)}")
     kind = d.get("type")
     cls = REQUIREMENTS.get(kind) if isinstance(kind, str) else None
@@ -141,17 +142,17 @@ def requirement_from_json(d) -> TableRequirement:
     return cls.from_json(d)
 
 
-def check_requirements(base: Optional[TableMetadata], requirements: list) -> None:
+def check_requirements(base: Optional[TableMetadata], requirements: Iterable[TableRequirement]) -> None:
     for r in requirements:
         r.check(base)
 
 
-def requirements_for(base: TableMetadata, refs=()) -> list:
+def requirements_for(base: TableMetadata, refs: Iterable[str] = ()) -> list[TableRequirement]:
     """What a change produced on ``base`` relies on: the same table (its uuid), its current schema,
     last column id, default spec and sort order, and every ref where it was (``main`` and each of
     ``refs`` absent from ``base``, still absent). Any commit in between that changes what the
     change read fails one of them, so the producer runs again on the newer metadata."""
-    out: list = [AssertTableUUID(base.table_uuid), AssertCurrentSchemaId(base.current_schema_id),
+    out: list[TableRequirement] = [AssertTableUUID(base.table_uuid), AssertCurrentSchemaId(base.current_schema_id),
                  AssertLastAssignedFieldId(base.last_column_id), AssertDefaultSpecId(base.default_spec_id),
                  AssertDefaultSortOrderId(base.default_sort_order_id)]
     for name in sorted(set(base.refs) | set(refs) | {MAIN_BRANCH}):

@@ -27,8 +27,9 @@ retries on top of them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Optional
+from typing import Any, Iterable, Mapping, Optional
 
+from icefloe.core.expressions import Expr
 from icefloe.core.io import FileIO
 from icefloe.errors import CommitConflictError
 from icefloe.iceberg import evaluators as ev
@@ -42,7 +43,7 @@ SERIALIZABLE, SNAPSHOT = "serializable", "snapshot"
 ISOLATION_LEVELS = (SERIALIZABLE, SNAPSHOT)
 
 
-def isolation_level(properties: dict, operation: str, override: Optional[str] = None) -> str:
+def isolation_level(properties: Mapping[str, str], operation: str, override: Optional[str] = None) -> str:
     """``write.<operation>.isolation-level`` (delete, update, merge); serializable by default."""
     level = (override or properties.get(f"write.{operation}.isolation-level", SERIALIZABLE)).lower()
     if level not in ISOLATION_LEVELS:
@@ -57,11 +58,12 @@ class Validation:
     read_snapshot_id: Optional[int]
     isolation: str = SERIALIZABLE
     operation: str = "row-level change"        # names the change in conflict messages
-    scope_partitions: Optional[set] = None     # {(spec_id, partition)}; None: the whole table
+    scope_partitions: Optional[set[tuple[int, tuple[Any, ...]]]] = None  # {(spec_id, partition)}; None: all
     conflict_filter: object = None             # row filter (Spark SQL text or expression) or None
-    protected_files: set = field(default_factory=set)      # data files removed or pointed at
-    protected_partitions: set = field(default_factory=set)  # their (spec_id, partition)
-    referenced_files: set = field(default_factory=set)      # data files our position deletes point at
+    protected_files: set[str] = field(default_factory=set[str])      # data files removed or pointed at
+    protected_partitions: set[tuple[int, tuple[Any, ...]]] = field(
+        default_factory=set[tuple[int, tuple[Any, ...]]])          # their (spec_id, partition)
+    referenced_files: set[str] = field(default_factory=set[str])      # data files our position deletes point at
 
 
 class ChangeScope:
@@ -71,9 +73,9 @@ class ChangeScope:
     def __init__(self, meta: TableMetadata, v: Validation):
         self.meta, self.v = meta, v
         self._bound = False
-        self._filter = None
-        self._partition_evals: dict = {}
-        self._metrics_eval = None
+        self._filter: Optional[Expr] = None
+        self._partition_evals: dict[int, ev.PartitionEvaluator] = {}
+        self._metrics_eval: Optional[ev.MetricsEvaluator] = None
 
     def may_contain(self, f: DataFile) -> bool:
         v = self.v
@@ -101,7 +103,7 @@ def validate_read_snapshot_is_ancestor(meta: TableMetadata, head_id: Optional[in
                                        read_snapshot_id: Optional[int]) -> list[Snapshot]:
     """The snapshots committed after ``read_snapshot_id`` up to ``head_id``, newest first; a
     conflict if the read snapshot is no longer an ancestor of the head."""
-    out = []
+    out: list[Snapshot] = []
     sid = head_id
     while sid is not None and sid != read_snapshot_id:
         snap = meta.snapshot_by_id(sid)
@@ -114,7 +116,7 @@ def validate_read_snapshot_is_ancestor(meta: TableMetadata, head_id: Optional[in
     return out
 
 
-def validate_removed_files_live(location: str, requested: Iterable[str], found: set) -> None:
+def validate_removed_files_live(location: str, requested: Iterable[str], found: set[str]) -> None:
     """Every file a commit removes must still be live in its parent snapshot."""
     missing = set(requested) - found
     if missing:

@@ -1,3 +1,4 @@
+# pyright: strict
 """Where a view's metadata lives: ``<location>/metadata/<NNNNN>-<uuid>.metadata.json`` files
 (the version number first, as Iceberg's ``BaseViewOperations`` names them), made current by a
 catalog: the SQL catalog's row (``iceberg_type = 'VIEW'``) or a REST server.

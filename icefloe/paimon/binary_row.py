@@ -1,3 +1,4 @@
+# pyright: strict
 """Paimon's BinaryRow: the byte layout of partitions, bucket keys and statistics rows.
 
 Layout of a row of ``n`` fields (all little-endian)::
@@ -32,7 +33,7 @@ import datetime as _dt
 import decimal
 import struct
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
 from icefloe.errors import CorruptMetadataError
 from icefloe.paimon.murmur import hash_bytes_by_words
@@ -95,12 +96,12 @@ class BinaryRow:
 
 
 EMPTY_ROW = BinaryRow(0, bytes(null_bits_size(0)))
-_INTERNED: dict = {}
+_INTERNED: dict[bytes, BinaryRow] = {}
 _INTERN_LIMIT = 1 << 16
 
 
 # --------------------------------------------------------------------------- value conversions
-def decimal_unscaled(value, precision: int, scale: int):
+def decimal_unscaled(value: Any, precision: int, scale: int) -> Optional[int]:
     """The unscaled integer of ``value`` at ``scale`` (HALF_UP), or None when it
     exceeds ``precision`` digits (Java's ``Decimal.fromBigDecimal`` returns null)."""
     d = value if isinstance(value, decimal.Decimal) else decimal.Decimal(str(value))
@@ -117,7 +118,7 @@ def java_big_integer_bytes(n: int) -> bytes:
     return n.to_bytes(bits // 8 + 1, "big", signed=True)
 
 
-def timestamp_parts(value, ltz: bool) -> tuple[int, int]:
+def timestamp_parts(value: _dt.datetime | tuple[int, int], ltz: bool) -> tuple[int, int]:
     """(epoch millis, nano of millisecond) of a datetime. For TIMESTAMP_LTZ an aware
     datetime is converted to UTC (a naive one is taken as UTC); for TIMESTAMP the
     wall-clock fields are used as they are."""
@@ -135,7 +136,7 @@ def datetime_from_parts(millis: int, nanos: int, ltz: bool) -> _dt.datetime:
     return v.replace(tzinfo=_dt.timezone.utc) if ltz else v
 
 
-def _date_days(v) -> int:
+def _date_days(v: int | _dt.date) -> int:
     if isinstance(v, int):
         return v
     if isinstance(v, _dt.datetime):
@@ -143,7 +144,7 @@ def _date_days(v) -> int:
     return (v - _EPOCH_DATE).days
 
 
-def _time_millis(v) -> int:
+def _time_millis(v: int | _dt.time) -> int:
     if isinstance(v, int):
         return v
     return ((v.hour * 60 + v.minute) * 60 + v.second) * 1000 + v.microsecond // 1000
@@ -232,7 +233,7 @@ def encode_row(values: Sequence[Any], types: Sequence[DataType]) -> BinaryRow:
 
 
 # --------------------------------------------------------------------------- decode
-def decode_row(row: BinaryRow, types: Sequence[DataType]) -> tuple:
+def decode_row(row: BinaryRow, types: Sequence[DataType]) -> tuple[Any, ...]:
     """The python values of a BinaryRow (nested-type fields decode as None)."""
     if row.arity != len(types):
         raise CorruptMetadataError("<BinaryRow>", f"row has {row.arity} fields, expected {len(types)}")
@@ -241,7 +242,7 @@ def decode_row(row: BinaryRow, types: Sequence[DataType]) -> tuple:
     return tuple(decode_field(data, nb, i, t) for i, t in enumerate(types))
 
 
-def decode_field(data: bytes, nb: int, i: int, t: DataType):
+def decode_field(data: bytes, nb: int, i: int, t: DataType) -> Any:
     """Field ``i`` (of type ``t``) of a BinaryRow's bytes whose null bits take ``nb`` bytes:
     one column's statistic without decoding the others."""
     bit = i + HEADER_BITS

@@ -14,12 +14,17 @@ with numpy; other keys (strings, decimals, timestamps) row by row.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from icefloe.paimon.binary_row import encode_row, null_bits_size
 from icefloe.paimon.murmur import hash_words
 from icefloe.core.types import IcebergType as DataType
 from icefloe.paimon.types import root as root_of
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+    import pyarrow as pa
 
 UNAWARE_BUCKET = -1
 
@@ -31,7 +36,7 @@ def bucket_of_hash(hash_code: int, num_buckets: int) -> int:
     return abs(hash_code) % num_buckets
 
 
-def bucket_of(key_values: Sequence, key_types: Sequence[DataType], num_buckets: int) -> int:
+def bucket_of(key_values: Sequence[Any], key_types: Sequence[DataType], num_buckets: int) -> int:
     """The bucket of one row, given the values of its bucket-key fields."""
     return bucket_of_hash(encode_row(list(key_values), list(key_types)).hash_code(), num_buckets)
 
@@ -39,7 +44,7 @@ def bucket_of(key_values: Sequence, key_types: Sequence[DataType], num_buckets: 
 _FIXED_WIDTH = {"BOOLEAN", "TINYINT", "SMALLINT", "INT", "DATE", "BIGINT", "FLOAT", "DOUBLE"}
 
 
-def _slot_words(arr, root: str):
+def _slot_words(arr: pa.Array, root: str) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint32]]:
     """(low word, high word) uint32 arrays of the 8-byte slots of an Arrow array's values."""
     import numpy as np
     import pyarrow as pa
@@ -64,7 +69,8 @@ def _slot_words(arr, root: str):
     return (u & np.uint64(0xFFFFFFFF)).astype(np.uint32), (u >> np.uint64(32)).astype(np.uint32)
 
 
-def buckets_of_columns(columns: Sequence, key_types: Sequence[DataType], num_buckets: int):
+def buckets_of_columns(columns: Sequence[pa.Array | pa.ChunkedArray], key_types: Sequence[DataType],
+                       num_buckets: int) -> npt.NDArray[np.int32]:
     """Buckets (numpy int32) of every row of the given Arrow bucket-key columns."""
     import numpy as np
 
@@ -74,13 +80,14 @@ def buckets_of_columns(columns: Sequence, key_types: Sequence[DataType], num_buc
     return (np.abs(hashes) % num_buckets).astype(np.int32)
 
 
-def hashes_of_columns(columns: Sequence, key_types: Sequence[DataType]):
+def hashes_of_columns(columns: Sequence[pa.Array | pa.ChunkedArray],
+                      key_types: Sequence[DataType]) -> npt.NDArray[np.int32]:
     """The BinaryRow hash codes (numpy int32) of every row of the given Arrow key columns
     (what dynamic-bucket tables keep in their HASH index)."""
     import numpy as np
 
     n_rows = len(columns[0]) if columns else 0
-    arrays = [c.combine_chunks() if hasattr(c, "combine_chunks") else c for c in columns]
+    arrays: list[pa.Array] = [c.combine_chunks() if hasattr(c, "combine_chunks") else c for c in columns]
     if all(root_of(t) in _FIXED_WIDTH for t in key_types):
         arity = len(key_types)
         header_words = null_bits_size(arity) // 4

@@ -7,7 +7,7 @@ pypaimon's filesystem catalogs use, so any of them can open the warehouse.
 from __future__ import annotations
 
 import dataclasses
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence, cast
 
 import pyarrow as pa
 
@@ -27,6 +27,12 @@ from icefloe.paimon.schema import (
 )
 from icefloe.paimon.table import FileStoreTable
 
+if TYPE_CHECKING:
+    from pyspark.sql.types import StructType
+
+# what a catalog makes of a table it creates or loads: (name, location, io) -> the table
+TableFactory = Callable[[str, str, FileIO], FileStoreTable]
+
 DB_SUFFIX = ".db"
 DEFAULT_DATABASE = "default"     # the database Paimon's Spark and Flink catalogs create when opened
 
@@ -40,33 +46,36 @@ def split_name(name: str) -> tuple[str, str]:
 
 def branch_of(name: str) -> tuple[str, Optional[str]]:
     """(table name, branch) of ``db.t$branch_b``; (name, None) for a plain name."""
-    if isinstance(name, str) and BRANCH_MARK in name:
+    if isinstance(name, str) and BRANCH_MARK in name:  # pyright: ignore[reportUnnecessaryIsInstance] - callers pass anything
         base, _, branch = name.partition(BRANCH_MARK)
         return base, branch
     return name, None
 
 
-def _to_fields(schema) -> list:
+def _to_fields(schema: object) -> list[pt.DataField]:
     """Paimon fields (fresh ids) of a DDL string, an icefloe Schema, a pyarrow.Schema or a Spark
     StructType; TINYINT and SMALLINT stay so (the shared type system has them)."""
-    if isinstance(schema, (list, tuple)) and schema and all(isinstance(f, pt.DataField) for f in schema):
-        return list(schema)                      # Paimon's own fields (CREATE TABLE ... LIKE): types as they are
+    type_name = type(schema).__name__
+    if isinstance(schema, (list, tuple)):
+        items = cast("Sequence[object]", schema)
+        if items and all(isinstance(f, pt.DataField) for f in items):
+            return list(cast("Sequence[pt.DataField]", items))  # Paimon's own fields (CREATE TABLE ... LIKE): types as they are
     if isinstance(schema, str):
         return pt.fields_from_core_schema(parse_schema(schema))
     if isinstance(schema, Schema):
         return pt.fields_from_core_schema(schema)
     if isinstance(schema, pa.Schema):
         return pt.fields_from_arrow_schema(schema)
-    if type(schema).__name__ == "StructType":
-        return pt.fields_from_spark_schema(schema)
-    raise SchemaError(f"cannot use {type(schema).__name__} as a table schema")
+    if type_name == "StructType":
+        return pt.fields_from_spark_schema(cast("StructType", schema))  # told by name: pyspark loads on use
+    raise SchemaError(f"cannot use {type_name} as a table schema")
 
 
 class PaimonCatalog:
     """Tables of ``table_type`` under ``warehouse``: ``FileStoreTable``, or a factory ``(name, location, io)``
     of a table with a data plane (the user-facing table, which holds the Spark session)."""
 
-    def __init__(self, warehouse: str, io: Optional[FileIO] = None, table_type=FileStoreTable):
+    def __init__(self, warehouse: str, io: Optional[FileIO] = None, table_type: TableFactory = FileStoreTable):
         self.warehouse = normalize_location(warehouse)
         self.io = io or file_io_for(self.warehouse)
         self.table_type = table_type
@@ -88,8 +97,9 @@ class PaimonCatalog:
             return bool(list_schema_ids(self.io, branch_path(location, branch)))
         return bool(list_schema_ids(self.io, location))
 
-    def create_table(self, name: str, schema, partitioned_by: Optional[list] = None,
-                     properties: Optional[dict] = None, primary_key: Optional[list] = None) -> FileStoreTable:
+    def create_table(self, name: str, schema: object, partitioned_by: Optional[Sequence[str]] = None,
+                     properties: Optional[Mapping[str, Any]] = None,
+                     primary_key: Optional[Sequence[str]] = None) -> FileStoreTable:
         """Create a table. ``partitioned_by``: partition key column names; ``properties``:
         Paimon table options (``bucket``, ``bucket-key``, ``merge-engine``, ...); a primary
         key (``primary_key`` or the ``primary-key`` option, comma-separated) makes it a
@@ -102,8 +112,8 @@ class PaimonCatalog:
         create_schema(self.io, location, table_schema)
         return self.table_type(name, location, self.io)
 
-    def replace_table(self, name: str, schema, partitioned_by: Optional[list] = None,
-                      properties: Optional[dict] = None, create_if_missing: bool = False) -> FileStoreTable:
+    def replace_table(self, name: str, schema: object, partitioned_by: Optional[Sequence[str]] = None,
+                      properties: Optional[Mapping[str, Any]] = None, create_if_missing: bool = False) -> FileStoreTable:
         """Paimon's REPLACE TABLE: the table is truncated (an OVERWRITE snapshot), then the new
         definition is committed as the next ``schema-N``; the location and every earlier snapshot
         stay, readable by time travel. Not atomic, as in Paimon. The partition keys cannot change
@@ -148,7 +158,7 @@ class PaimonCatalog:
         db_path = self.database_path(namespace)
         if not self.io.is_dir(db_path):
             raise NoSuchNamespaceError(f"database {namespace} does not exist in {self.warehouse}")
-        out = []
+        out: list[str] = []
         for n in self.io.list_dir(db_path):
             if n.startswith(".") or not self.io.is_dir(f"{db_path}/{n}"):
                 continue
@@ -192,10 +202,11 @@ class PaimonCatalog:
         self.io.delete_tree(location)
 
 
-def _new_schema(schema_id: int, schema, partitioned_by, properties, primary_key=None) -> TableSchema:
+def _new_schema(schema_id: int, schema: object, partitioned_by: Optional[Sequence[object]],
+                properties: Optional[Mapping[str, Any]], primary_key: Optional[Sequence[str]] = None) -> TableSchema:
     """A validated table schema of a definition (fresh field ids), as CREATE TABLE gives it."""
     fields = _to_fields(schema)
-    keys = []
+    keys: list[str] = []
     for k in partitioned_by or []:
         if not isinstance(k, str) or "(" in k:
             raise SchemaError(f"Paimon partition keys are column names, got {k!r}")

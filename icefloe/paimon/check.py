@@ -65,7 +65,7 @@ def check_paimon(name: str, location: str, progress: Optional[Callable[[str], No
     return report
 
 
-def _check_paimon_contents(report: Report, location: str, ids: list, io: FileIO) -> None:
+def _check_paimon_contents(report: Report, location: str, ids: list[int], io: FileIO) -> None:
     """Manifests and data files of every snapshot and tag: present, at their recorded sizes,
     record counts adding up to each snapshot's totals, schemas present."""
     try:
@@ -79,7 +79,7 @@ def _check_paimon_contents(report: Report, location: str, ids: list, io: FileIO)
     schema_ids = set(list_schema_ids(io, location))
     report.count("schemas", len(schema_ids))
     store = FileStore(io, location, schema)
-    snaps = []
+    snaps: list[tuple[str, str, Snapshot]] = []
     for sid in ids:
         path = store.snapshots.snapshot_path(sid)
         try:
@@ -96,8 +96,8 @@ def _check_paimon_contents(report: Report, location: str, ids: list, io: FileIO)
             report.count("tags")
         except (IcefloeError, OSError, ValueError) as e:
             report.add("tag", path, f"not a readable snapshot: {e}")
-    seen_manifests: set = set()
-    seen_files: set = set()
+    seen_manifests: set[str] = set()
+    seen_files: set[str] = set()
 
     def add_once(kind: str, where: str, message: str) -> None:
         if not any(p.path == where for p in report.problems):
@@ -107,14 +107,14 @@ def _check_paimon_contents(report: Report, location: str, ids: list, io: FileIO)
         if snap.schema_id not in schema_ids:
             report.add("schema", path, f"{what} uses schema {snap.schema_id}, which has no schema file")
         try:
-            metas = {}
+            metas: dict[str, list[mf.ManifestFileMeta]] = {}
             for lst, size in ((snap.base_manifest_list, snap.base_manifest_list_size),
                               (snap.delta_manifest_list, snap.delta_manifest_list_size)):
                 metas[lst] = store.read_manifest_list(lst, size)
         except IcefloeError as e:
             add_once("manifest-list", getattr(e, "path", path), f"{getattr(e, 'reason', e)} ({what})")
             continue
-        entries = {}
+        entries: dict[str, list[mf.ManifestEntry]] = {}
         broken = False
         for lst, ms in metas.items():
             for m in ms:
@@ -134,7 +134,7 @@ def _check_paimon_contents(report: Report, location: str, ids: list, io: FileIO)
             continue
         delta = entries.get(snap.delta_manifest_list, [])
         delta_rows = sum(e.file.row_count if e.kind == mf.ADD else -e.file.row_count for e in delta)
-        if snap.delta_record_count is not None and delta_rows != snap.delta_record_count:
+        if delta_rows != snap.delta_record_count:
             report.add("records", path, f"{what}: deltaRecordCount {snap.delta_record_count} but its delta "
                                         f"manifests add up to {delta_rows}")
         try:
@@ -143,7 +143,7 @@ def _check_paimon_contents(report: Report, location: str, ids: list, io: FileIO)
             report.add("manifest", store.manifest_dir, f"{what}: {e}")
             continue
         total = sum(e.file.row_count for e in live)
-        if snap.total_record_count is not None and total != snap.total_record_count:
+        if total != snap.total_record_count:
             report.add("records", path, f"{what}: totalRecordCount {snap.total_record_count} but its live data "
                                         f"files hold {total} rows")
         for e in live:

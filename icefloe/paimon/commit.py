@@ -22,7 +22,6 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 from icefloe.core.retry import RetryPolicy
@@ -34,6 +33,7 @@ from icefloe.paimon.commit_changes import (
     AddFiles, OverwritePartitions, PaimonCommit, Requirement, SetIndexFiles, SetStatistics, message_changes,
 )
 from icefloe.paimon.consumer import expire_consumers
+from icefloe.paimon.data_file import CommitMessage as CommitMessage  # defined beside the files it lists
 from icefloe.paimon.options import parse_duration_ms
 from icefloe.paimon.dynamic_bucket import write_index_manifest
 from icefloe.paimon.file_store import FileStore
@@ -47,21 +47,6 @@ from icefloe.paimon.expire import expire_snapshots
 from icefloe.paimon import tag_auto
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class CommitMessage:
-    """What one writer task produced for one (partition, bucket): picklable plain data."""
-    partition: tuple
-    bucket: int
-    total_buckets: int
-    new_files: list = field(default_factory=list)   # DataFileMeta, with file_path set
-    # dynamic-bucket tables: the bucket's new complete HASH index file, and the snapshot id
-    # whose index the bucket assignment read (None: no snapshot yet)
-    index_files: list = field(default_factory=list)  # dynamic_bucket.IndexFile
-    index_base: Optional[int] = None
-    # the bucket's changelog files (changelog-producer input: the records as written)
-    changelog_files: list = field(default_factory=list)  # DataFileMeta
 
 
 class _LostRace(Exception):

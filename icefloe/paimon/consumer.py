@@ -1,3 +1,4 @@
+# pyright: strict
 """Consumers (Paimon's ``ConsumerManager``): ``<table>/consumer/consumer-<id>`` JSON files.
 
 A consumer records the next snapshot a reader with that ``consumer-id`` will read
@@ -45,9 +46,9 @@ def consumer(io: FileIO, meta_path: str, consumer_id: str) -> Optional[int]:
         raise CorruptMetadataError(path, f"not a Paimon consumer file ({e})") from None
 
 
-def consumers(io: FileIO, meta_path: str) -> dict:
+def consumers(io: FileIO, meta_path: str) -> dict[str, int]:
     """{consumer id: next snapshot id} of every consumer."""
-    out = {}
+    out: dict[str, int] = {}
     for cid in _ids(io, meta_path):
         nxt = consumer(io, meta_path, cid)
         if nxt is not None:

@@ -16,19 +16,22 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
+from typing import Any, Callable, Optional, Sequence
 
+from icefloe.core.io import FileIO
 from icefloe.errors import IcefloeError, SchemaError
 from icefloe.paimon import predicate as pr
 from icefloe.paimon.commit import CommitMessage, FileStoreCommit
-from icefloe.paimon.data_file import DataFileNamer
+from icefloe.paimon.data_file import DataFileMeta, DataFileNamer
 from icefloe.paimon.scan import bind_filter
-from icefloe.paimon.schema import create_schema
-from icefloe.paimon.snapshot import BATCH_COMMIT_IDENTIFIER
+from icefloe.paimon.schema import TableSchema, create_schema
+from icefloe.paimon.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
+from icefloe.paimon.table import FileStoreTable
 
 
-def check_compatible(source_schema, target_schema, target: str) -> None:
+def check_compatible(source_schema: TableSchema, target_schema: TableSchema, target: str) -> None:
     """A target that exists takes the source's files only with the same columns and keys."""
-    def shape(s):
+    def shape(s: TableSchema) -> tuple[list[tuple[int, str, str]], list[str], list[str]]:
         return ([(f.id, f.name, str(f.type)) for f in s.fields], list(s.partition_keys), list(s.primary_keys))
 
     if shape(source_schema) != shape(target_schema):
@@ -36,12 +39,12 @@ def check_compatible(source_schema, target_schema, target: str) -> None:
                           f"(source: {shape(source_schema)}, target: {shape(target_schema)}); nothing was copied")
 
 
-def create_like(io, location: str, source_schema) -> None:
+def create_like(io: FileIO, location: str, source_schema: TableSchema) -> None:
     """A new table at ``location`` with ``source_schema`` as its ``schema-0`` (field ids kept)."""
     create_schema(io, location, dataclasses.replace(source_schema, id=0))
 
 
-def copy_files(source, target, where=None):
+def copy_files(source: FileStoreTable, target: FileStoreTable, where: Any = None) -> Optional[Snapshot]:
     """Copy ``source``'s live data files (those ``where`` selects, a filter on partition columns)
     into ``target`` and commit them there; the new snapshot (None when nothing was committed)."""
     snap = source.current_snapshot()
@@ -69,7 +72,7 @@ def copy_files(source, target, where=None):
     namer = DataFileNamer(co.data_file_prefix, co.file_format)
     schema_id = target.table_schema.id
     copied: list[str] = []
-    groups: dict = {}
+    groups: dict[tuple[tuple[Any, ...], int, int], list[DataFileMeta]] = {}
     try:
         for e in entries:
             values = sstore.partition_values(e.partition)
@@ -90,7 +93,8 @@ def copy_files(source, target, where=None):
     present = {m.partition for m in messages}
     if target.partition_keys and not messages:
         return None                   # dynamic overwrite of no partition: nothing to commit
-    overwrite = (lambda values: tuple(values) in present) if target.partition_keys else None
+    overwrite: Optional[Callable[[Sequence[Any]], bool]] = \
+        (lambda values: tuple(values) in present) if target.partition_keys else None
     before = target.refresh().current_snapshot()
     try:
         # the files keep the source's sequence numbers (as Paimon's copy): committed as they are

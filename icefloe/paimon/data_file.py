@@ -1,3 +1,4 @@
+# pyright: strict
 """Data files and their metadata (``DataFileMeta``), as recorded in manifest entries.
 
 A data file of an append table carries: its name and size, the row count, the
@@ -14,8 +15,9 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import dataclass, field, replace
-from typing import Optional
+from typing import Any, Optional, Sequence
 
+from icefloe.core.types import IcebergType as DataType
 from icefloe.paimon.binary_row import EMPTY_ROW, BinaryRow, decode_row
 
 FILE_SOURCE_APPEND = 0
@@ -28,11 +30,12 @@ class SimpleStats:
 
     min_values: BinaryRow
     max_values: BinaryRow
-    null_counts: Optional[tuple]
+    null_counts: Optional[tuple[Optional[int], ...]]
 
-    def decode(self, types) -> tuple:
+    def decode(self, types: Sequence[DataType]
+               ) -> tuple[tuple[Any, ...], tuple[Any, ...], tuple[Optional[int], ...]]:
         """(mins, maxs, null counts) as python values for the given field types."""
-        counts = tuple(self.null_counts) if self.null_counts is not None else (None,) * len(types)
+        counts: tuple[Optional[int], ...] = tuple(self.null_counts) if self.null_counts is not None else (None,) * len(types)
         return decode_row(self.min_values, types), decode_row(self.max_values, types), counts
 
 
@@ -59,16 +62,16 @@ class DataFileMeta:
     max_sequence_number: int = 0
     schema_id: int = 0
     level: int = 0
-    extra_files: tuple = ()
+    extra_files: tuple[str, ...] = ()
     creation_time: Optional[int] = None   # epoch millis of the local wall clock
     delete_row_count: Optional[int] = 0
     embedded_index: Optional[bytes] = None
     file_source: Optional[int] = FILE_SOURCE_APPEND
-    value_stats_cols: Optional[tuple] = None  # None: stats cover every column of the schema
+    value_stats_cols: Optional[tuple[str, ...]] = None  # None: stats cover every column of the schema
     external_path: Optional[str] = None
     first_row_id: Optional[int] = None
-    write_cols: Optional[tuple] = None
-    write_cols_sequences: Optional[tuple] = None
+    write_cols: Optional[tuple[str, ...]] = None
+    write_cols_sequences: Optional[tuple[int, ...]] = None
     # not persisted: where the file is, filled in by scan planning and writers
     file_path: Optional[str] = field(default=None, compare=False)
 
@@ -103,3 +106,20 @@ class DataFileNamer:
         name = f"{self.prefix}{self.uuid}-{self.count}.{self.file_format}"
         self.count += 1
         return name
+
+
+@dataclass
+class CommitMessage:
+    """What one writer task produced for one (partition, bucket): picklable plain data. It
+    lives here, beside the files it lists, so that a Spark task writing files does not import the
+    commit."""
+    partition: tuple
+    bucket: int
+    total_buckets: int
+    new_files: list = field(default_factory=list)   # DataFileMeta, with file_path set
+    # dynamic-bucket tables: the bucket's new complete HASH index file, and the snapshot id
+    # whose index the bucket assignment read (None: no snapshot yet)
+    index_files: list = field(default_factory=list)  # dynamic_bucket.IndexFile
+    index_base: Optional[int] = None
+    # the bucket's changelog files (changelog-producer input: the records as written)
+    changelog_files: list = field(default_factory=list)  # DataFileMeta

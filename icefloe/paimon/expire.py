@@ -31,7 +31,7 @@ an expiration that fails or crashes part-way leaves only unreferenced files behi
 from __future__ import annotations
 
 import time
-from typing import Optional
+from typing import Optional, Sequence
 
 from icefloe.core.progress import track
 from icefloe.errors import NoSuchSnapshotError
@@ -41,6 +41,7 @@ from icefloe.paimon import manifest as mf
 from icefloe.paimon.consumer import min_next_snapshot
 from icefloe.paimon.file_store import FileStore
 from icefloe.paimon.ownership import check_owns_files
+from icefloe.paimon.snapshot import Snapshot
 from icefloe.paimon.statistics import statistics_path
 from icefloe.paimon.tag import Reach, TagManager, data_paths, tags_reach
 
@@ -80,7 +81,7 @@ def expiration_end(store: FileStore, now_ms: Optional[int] = None, older_than_ms
     return end if end > earliest else None
 
 
-def index_paths(store: FileStore, name: Optional[str]) -> list:
+def index_paths(store: FileStore, name: Optional[str]) -> list[str]:
     """The index files an index manifest names (none if it cannot be read)."""
     if not name:
         return []
@@ -91,13 +92,14 @@ def index_paths(store: FileStore, name: Optional[str]) -> list:
         return []
 
 
-def unused_index_files(store: FileStore, going, kept) -> tuple[list, list]:
+def unused_index_files(store: FileStore, going: Sequence[Snapshot],
+                       kept: Sequence[Snapshot]) -> tuple[list[str], list[str]]:
     """(index file paths, index manifest names) that the snapshots ``going`` name and none of
     ``kept`` does."""
     kept_names = {s.index_manifest for s in kept}
     kept_files = {p for name in kept_names for p in index_paths(store, name)}
-    files: dict = {}                 # insertion-ordered, each file once
-    manifests = []
+    files: dict[str, None] = {}      # insertion-ordered, each file once
+    manifests: list[str] = []
     for name in dict.fromkeys(s.index_manifest for s in going):
         if name and name not in kept_names:
             files.update((p, None) for p in index_paths(store, name) if p not in kept_files)
@@ -127,13 +129,14 @@ def expire_snapshots(store: FileStore, now_ms: Optional[int] = None, older_than_
     # 1. data files deleted by snapshots (begin, end]
     # (with their extra files, e.g. file indexes; a file a snapshot deletes and adds again, as
     # rewrite_file_index does with a new index, stays, and so do the extra files it keeps)
-    data_files = []
+    data_files: list[str] = []
     for sid in track(range(begin + 1, end + 1), "reading expired snapshots"):
         try:
             s = snaps.snapshot(sid)
         except NoSuchSnapshotError:
             continue
-        deleted, added = [], set()
+        deleted: list[str] = []
+        added: set[str] = set()
         for m in store.read_manifest_list(s.delta_manifest_list, s.delta_manifest_list_size):
             for e in store.read_manifest(m.file_name, m.file_size):
                 if e.kind == mf.DELETE:
@@ -147,9 +150,11 @@ def expire_snapshots(store: FileStore, now_ms: Optional[int] = None, older_than_
     # 2. manifests and lists only the expired snapshots use
     kept_lists = {keep.base_manifest_list, keep.delta_manifest_list} | protected.lists
     kept_manifests = {m.file_name for m in store.data_manifests(keep)} | protected.manifests
-    metadata_files: list = []
-    expired, expired_snaps = [], []
-    keep_changelogs, kept_changelog = cl.decoupled(store), []
+    metadata_files: list[str] = []
+    expired: list[int] = []
+    expired_snaps: list[Snapshot] = []
+    keep_changelogs = cl.decoupled(store)
+    kept_changelog: list[Snapshot] = []
     for sid in range(begin, end):
         try:
             s = snaps.snapshot(sid)

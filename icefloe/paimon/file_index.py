@@ -1,3 +1,4 @@
+# pyright: strict
 """Paimon's file indexes (spec: "File Index"): per data file, an index container of column indexes.
 
 A table asks for them with ``file-index.<type>.columns``; the writer builds one container per data
@@ -37,15 +38,21 @@ from __future__ import annotations
 import math
 import struct
 from dataclasses import dataclass, field
-from typing import Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Sequence, cast
 
 from icefloe.core import expressions as ex
 from icefloe.core.expressions.tree import literal_of
-from icefloe.core.types import precision_of
+from icefloe.core.types import DecimalType, IcebergType, precision_of
 from icefloe.errors import SchemaError
 from icefloe.paimon import file_index_bitmap as bmi
 from icefloe.paimon.options import parse_memory_size
 from icefloe.paimon.types import DataField, root
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    Longs = npt.NDArray[np.int64]
 
 MAGIC = 1493475289347502
 VERSION = 1
@@ -75,7 +82,7 @@ _MASK64 = (1 << 64) - 1
 class IndexOptions:
     """What ``file-index.*`` options ask a writer for: column -> index type -> its options."""
 
-    columns: dict = field(default_factory=dict)
+    columns: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict[str, dict[str, dict[str, str]]])
     threshold: int = 500
 
     @property
@@ -88,7 +95,7 @@ def index_options(options: Mapping[str, str], strict: bool = False) -> IndexOpti
     ``file-index.<type>.<column>.<option>``), as Paimon's ``FileIndexOptions`` reads them: a key of
     another shape is skipped, as Paimon skips it, unless ``strict`` (a user setting it here)."""
     out = IndexOptions(threshold=parse_memory_size(options.get(IN_MANIFEST_THRESHOLD, DEFAULT_THRESHOLD)))
-    per_column = []
+    per_column: list[tuple[str, str, str]] = []
     for key, value in options.items():
         if not key.startswith(PREFIX) or key in (READ_ENABLED, IN_MANIFEST_THRESHOLD):
             continue
@@ -202,7 +209,7 @@ def _utf(text: str) -> bytes:
 
 
 def _read_utf(raw: bytes, pos: int) -> tuple[str, int]:
-    n = struct.unpack_from(">H", raw, pos)[0]
+    n: int = struct.unpack_from(">H", raw, pos)[0]
     data = raw[pos + 2:pos + 2 + n]
     units = bytearray()
     i = 0
@@ -221,12 +228,12 @@ def _read_utf(raw: bytes, pos: int) -> tuple[str, int]:
 def write_container(indexes: Mapping[str, Mapping[str, Optional[bytes]]]) -> bytes:
     """The container of ``indexes`` (column -> index type -> bytes, None for an empty index); columns
     and each column's index types in the order Paimon's Java writer iterates its hash maps of them."""
-    indexes = {c: {k: indexes[c][k] for k in kinds} for c, kinds in bmi.java_container_order(indexes)}
-    names = b"".join(_utf(c) + b"".join(_utf(k) for k in kinds) for c, kinds in indexes.items())
-    head_length = 8 + 4 + 4 + 4 + 8 * sum(len(k) for k in indexes.values()) + 4 * len(indexes) + 4 + len(names)
-    head = bytearray(struct.pack(">qiii", MAGIC, VERSION, head_length, len(indexes)))
+    ordered = {c: {k: indexes[c][k] for k in kinds} for c, kinds in bmi.java_container_order(indexes)}
+    names = b"".join(_utf(c) + b"".join(_utf(k) for k in kinds) for c, kinds in ordered.items())
+    head_length = 8 + 4 + 4 + 4 + 8 * sum(len(k) for k in ordered.values()) + 4 * len(ordered) + 4 + len(names)
+    head = bytearray(struct.pack(">qiii", MAGIC, VERSION, head_length, len(ordered)))
     body = bytearray()
-    for column, kinds in indexes.items():
+    for column, kinds in ordered.items():
         head += _utf(column) + struct.pack(">i", len(kinds))
         for kind, raw in kinds.items():
             head += _utf(kind)
@@ -259,7 +266,8 @@ def read_header(raw: bytes, where: str = "file index") -> list[IndexMeta]:
             raise ValueError("it is not a Paimon file index (wrong magic number)")
         if version != VERSION:
             raise ValueError(f"it is file index version {version}; icefloe reads version {VERSION}")
-        pos, out = 20, []
+        pos = 20
+        out: list[IndexMeta] = []
         for _ in range(columns):
             column, pos = _read_utf(raw, pos)
             (count,) = struct.unpack_from(">i", raw, pos)
@@ -275,7 +283,7 @@ def read_header(raw: bytes, where: str = "file index") -> list[IndexMeta]:
 
 
 # --------------------------------------------------------------------------- hashing (Paimon's FastHash)
-def _thomas_wang(keys):
+def _thomas_wang(keys: Longs) -> Longs:
     """Thomas Wang's 64-bit integer hash over an int64 numpy array (Java's long arithmetic)."""
     import numpy as np
 
@@ -291,31 +299,31 @@ def _thomas_wang(keys):
     return k
 
 
-def _xxh64(values) -> list:
+def _xxh64(values: Iterable[str | bytes | bytearray]) -> list[int]:
     import xxhash
 
-    out = []
+    out: list[int] = []
     for v in values:
         h = xxhash.xxh64_intdigest(v.encode("utf-8") if isinstance(v, str) else bytes(v))
         out.append(h - (1 << 64) if h >> 63 else h)
     return out
 
 
-def _float_bits(values, double: bool):
+def _float_bits(values: Any, double: bool) -> Longs:
     import numpy as np
 
     if double:
-        arr = np.asarray(values, dtype=np.float64)
+        arr: Any = np.asarray(values, dtype=np.float64)
         bits = arr.view(np.int64).copy()
         bits[np.isnan(arr)] = 0x7FF8000000000000
         return bits
-    arr = np.asarray(values, dtype=np.float32)
-    bits = arr.view(np.int32).astype(np.int64)
-    bits[np.isnan(arr)] = 0x7FC00000
+    arr32: Any = np.asarray(values, dtype=np.float32)
+    bits = arr32.view(np.int32).astype(np.int64)
+    bits[np.isnan(arr32)] = 0x7FC00000
     return bits
 
 
-def column_hashes(column, data_type):
+def column_hashes(column: Any, data_type: IcebergType) -> Longs:
     """The 64-bit hashes (int64 numpy array) of an Arrow column's non-null values, as Paimon's
     bloom filter hashes values of ``data_type``."""
     import numpy as np
@@ -341,14 +349,14 @@ def column_hashes(column, data_type):
     return _thomas_wang(values.cast(pa.int64()).to_numpy())
 
 
-def _precision(data_type) -> int:
+def _precision(data_type: IcebergType) -> int:
     try:
         return precision_of(data_type)
     except SchemaError:
         return 6
 
 
-def literal_hash(value, data_type) -> Optional[int]:
+def literal_hash(value: Any, data_type: IcebergType) -> Optional[int]:
     """The hash of a filter literal (in icefloe's internal form: days, microseconds, str, bytes)
     as the bloom filter hashed the column's values; None where an equal value may hash otherwise
     (a FLOAT/DOUBLE zero or NaN, sub-millisecond timestamps of a millisecond column, CHAR padding)."""
@@ -394,13 +402,13 @@ def bloom_size(items: int, fpp: float) -> tuple[int, int]:
     return bits, max(1, math.floor(bits / items * math.log(2) + 0.5))
 
 
-def _positions(hashes, k: int, bits: int):
+def _positions(hashes: Any, k: int, bits: int) -> Longs:
     import numpy as np
 
     h = np.asarray(hashes, dtype=np.int64)
     h1 = h.astype(np.int32).astype(np.int64)
     h2 = (h >> np.int64(32)).astype(np.int32).astype(np.int64)
-    out = []
+    out: list[Longs] = []
     for i in range(1, k + 1):
         c = (h1 + i * h2).astype(np.int32)     # Java int arithmetic wraps
         c = np.where(c < 0, ~c, c).astype(np.int64)
@@ -408,7 +416,7 @@ def _positions(hashes, k: int, bits: int):
     return np.concatenate(out) if out else np.zeros(0, np.int64)
 
 
-def bloom_filter_bytes(hashes, items: int = BLOOM_DEFAULT_ITEMS, fpp: float = BLOOM_DEFAULT_FPP) -> bytes:
+def bloom_filter_bytes(hashes: Any, items: int = BLOOM_DEFAULT_ITEMS, fpp: float = BLOOM_DEFAULT_FPP) -> bytes:
     import numpy as np
 
     bits, k = bloom_size(items, fpp)
@@ -429,13 +437,13 @@ def bloom_may_contain(index: bytes, value_hash: int) -> bool:
 
 
 # --------------------------------------------------------------------------- building and using
-def build_container(data, fields: Sequence[DataField], wanted: IndexOptions) -> Optional[bytes]:
+def build_container(data: Any, fields: Sequence[DataField], wanted: IndexOptions) -> Optional[bytes]:
     """The container of the indexes ``wanted`` asks for over ``data`` (an Arrow table holding the
     columns of ``fields``); None when no index is asked for."""
     if wanted.empty:
         return None
     by_name = {f.name: f for f in fields}
-    indexes: dict = {}
+    indexes: dict[str, dict[str, Optional[bytes]]] = {}
     for column, kinds in wanted.columns.items():
         f = by_name.get(column)
         if f is None:
@@ -462,14 +470,14 @@ def index_file_name(data_file: str) -> str:
     return data_file + INDEX_SUFFIX
 
 
-def index_files(extra_files) -> list:
+def index_files(extra_files: Optional[Iterable[str]]) -> list[str]:
     return [x for x in extra_files or () if x.endswith(INDEX_SUFFIX)]
 
 
 _RANGES = (ex.LessThan, ex.LessThanOrEqual, ex.GreaterThan, ex.GreaterThanOrEqual)
 
 
-def point_lookups(pred, ranges: bool = True, nulls: bool = False) -> set:
+def point_lookups(pred: ex.Expr, ranges: bool = True, nulls: bool = False) -> set[str]:
     """Columns ``pred`` compares by ``=``, ``IN`` (with ``ranges`` by ``<``, ``<=``, ``>``, ``>=``,
     with ``nulls`` tests by ``IS [NOT] NULL``) anywhere: where an index could skip a file."""
     if isinstance(pred, (ex.And, ex.Or)):
@@ -480,12 +488,14 @@ def point_lookups(pred, ranges: bool = True, nulls: bool = False) -> set:
     return set()
 
 
-def may_match(pred, raw: bytes, columns: Mapping[str, DataField], where: str = "file index") -> bool:
+def may_match(pred: ex.Expr, raw: bytes, columns: Mapping[str, DataField], where: str = "file index") -> bool:
     """False only if the container ``raw`` proves no row satisfies ``pred``: an ``=`` / ``IN`` on
     a column with a bloom filter none of whose values may be in it (AND / OR followed; anything
     else may match). ``columns`` maps a column name of ``pred`` to its field as the file has it."""
     metas = read_header(raw, where)
-    blooms, bsis, bitmaps = {}, {}, {}
+    blooms: dict[str, bytes] = {}
+    bsis: dict[str, bytes] = {}
+    bitmaps: dict[str, bytes] = {}
     for m in metas:
         if m.index_type == BLOOM_FILTER and not m.empty:
             blooms[m.column] = raw[m.start:m.start + m.length]
@@ -493,9 +503,10 @@ def may_match(pred, raw: bytes, columns: Mapping[str, DataField], where: str = "
             bsis[m.column] = raw[m.start:m.start + m.length]
         elif m.index_type == BITMAP and not m.empty:
             bitmaps[m.column] = raw[m.start:m.start + m.length]
-    decoded: dict = {}
+    bitmap_indexes: dict[str, bmi.BitmapIndex] = {}
+    bsi_sets: dict[str, set[int]] = {}
 
-    def test(node) -> bool:
+    def test(node: ex.Expr) -> bool:
         if isinstance(node, ex.And):
             return test(node.left) and test(node.right)
         if isinstance(node, ex.Or):
@@ -505,23 +516,22 @@ def may_match(pred, raw: bytes, columns: Mapping[str, DataField], where: str = "
             return True
         f = columns.get(node.term.name)
         if f is not None and f.name in bitmaps and not isinstance(node, _RANGES):
-            key = ("bitmap", f.name)
-            if key not in decoded:
-                decoded[key] = bmi.BitmapIndex(bitmaps[f.name], f.type, where)
-            index = decoded[key]
+            if f.name not in bitmap_indexes:
+                bitmap_indexes[f.name] = bmi.BitmapIndex(bitmaps[f.name], f.type, where)
+            bitmap = bitmap_indexes[f.name]
             if isinstance(node, ex.IsNull):
-                return index.has_nulls
+                return bitmap.has_nulls
             if isinstance(node, ex.NotNull):
-                return index.has_values
+                return bitmap.has_values
             values = list(node.literals) if isinstance(node, ex.In) else [literal_of(node)]
-            if not any(index.may_hold(v, f.type) for v in values):
+            if not any(bitmap.may_hold(v, f.type) for v in values):
                 return False
         if isinstance(node, (ex.IsNull, ex.NotNull)):
             return True
         if f is not None and f.name in bsis:
-            if f.name not in decoded:
-                decoded[f.name] = bsi_values(bsis[f.name], where)
-            if not bsi_may_match(node, decoded[f.name], f.type):
+            if f.name not in bsi_sets:
+                bsi_sets[f.name] = bsi_values(bsis[f.name], where)
+            if not bsi_may_match(node, bsi_sets[f.name], f.type):
                 return False
         index = blooms.get(f.name) if f is not None else None
         if f is None or index is None or isinstance(node, _RANGES):
@@ -544,7 +554,7 @@ def may_match(pred, raw: bytes, columns: Mapping[str, DataField], where: str = "
 # rows whose value has that bit set). Bitmaps are in the portable Roaring format, run-optimised.
 # A row's value: integers, a DATE's days, a TIME's milliseconds, a TIMESTAMP's milliseconds
 # (precision up to 3) or microseconds, a DECIMAL's unscaled number. Nulls are in no bitmap.
-def column_longs(column, data_type) -> list:
+def column_longs(column: Any, data_type: IcebergType) -> list[Optional[int]]:
     """The values of an Arrow column as the bsi index numbers them (None for null), in row order."""
     import pyarrow as pa
 
@@ -552,7 +562,7 @@ def column_longs(column, data_type) -> list:
         column = column.combine_chunks()
     r = root(data_type)
     if r == "DECIMAL":
-        scale = data_type.scale
+        scale = cast(DecimalType, data_type).scale
         return [None if v is None else int(v.scaleb(scale)) for v in column.to_pylist()]
     if r in ("TIMESTAMP", "TIMESTAMP_LTZ"):
         micros = column.cast(pa.timestamp("us", tz=column.type.tz)).cast(pa.int64())
@@ -565,7 +575,7 @@ def column_longs(column, data_type) -> list:
     return column.cast(pa.int64()).to_pylist()
 
 
-def _roaring(rows) -> bytes:
+def _roaring(rows: list[int]) -> bytes:
     from pyroaring import BitMap
 
     bm = BitMap(rows)
@@ -573,7 +583,7 @@ def _roaring(rows) -> bytes:
     return bm.serialize()
 
 
-def _slices(pairs: list) -> bytes:
+def _slices(pairs: list[tuple[int, int]]) -> bytes:
     """One sign's bit-sliced index of (row, non-negative value) pairs."""
     top = max(v for _, v in pairs)
     out = bytearray(struct.pack(">bqq", 1, 0, top))
@@ -585,7 +595,7 @@ def _slices(pairs: list) -> bytes:
     return bytes(out)
 
 
-def bsi_bytes(values: list) -> bytes:
+def bsi_bytes(values: Sequence[Optional[int]]) -> bytes:
     positive = [(i, v) for i, v in enumerate(values) if v is not None and v >= 0]
     negative = [(i, -v) for i, v in enumerate(values) if v is not None and v < 0]
     if any(v >= 1 << 63 for _, v in negative):
@@ -598,7 +608,7 @@ def bsi_bytes(values: list) -> bytes:
     return bytes(out)
 
 
-def bsi_values(index: bytes, where: str = "bsi index") -> set:
+def bsi_values(index: bytes, where: str = "bsi index") -> set[int]:
     """The distinct values a bsi index holds (the numbers of its non-null rows)."""
     from pyroaring import BitMap
 
@@ -606,7 +616,8 @@ def bsi_values(index: bytes, where: str = "bsi index") -> set:
         version, _rows = struct.unpack_from(">bi", index, 0)
         if version > 1:
             raise ValueError(f"it is bsi version {version}; icefloe reads version 1")
-        pos, found = 5, set()
+        pos = 5
+        found: set[int] = set()
         for sign in (1, -1):
             (has,) = struct.unpack_from(">?", index, pos)
             pos += 1
@@ -630,7 +641,7 @@ def bsi_values(index: bytes, where: str = "bsi index") -> set:
         raise SchemaError(f"cannot read {where}: {e}") from None
 
 
-def _bsi_literal(value, data_type) -> Optional[int]:
+def _bsi_literal(value: Any, data_type: IcebergType) -> Optional[int]:
     """A literal as the bsi index numbers values, None where it may number it otherwise."""
     import decimal
 
@@ -639,7 +650,7 @@ def _bsi_literal(value, data_type) -> Optional[int]:
         return None
     try:
         if r == "DECIMAL":
-            d = decimal.Decimal(value).scaleb(data_type.scale)
+            d = decimal.Decimal(value).scaleb(cast(DecimalType, data_type).scale)
             return int(d) if d == d.to_integral_value() else None
         if int(value) != value:
             return None
@@ -651,13 +662,14 @@ def _bsi_literal(value, data_type) -> Optional[int]:
         return None
 
 
-def bsi_may_match(node, values: set, data_type) -> bool:
+def bsi_may_match(node: ex.Predicate, values: set[int], data_type: IcebergType) -> bool:
     """Whether a comparison may hold for some value of ``values`` (an index's values)."""
     if not values:
         return False
     literals = list(node.literals) if isinstance(node, ex.In) else [literal_of(node)]
-    keys = [_bsi_literal(v, data_type) for v in literals]
-    if any(k is None for k in keys):
+    maybe = [_bsi_literal(v, data_type) for v in literals]
+    keys = [k for k in maybe if k is not None]
+    if len(keys) != len(maybe):
         return True
     if isinstance(node, (ex.EqualTo, ex.In)):
         return any(k in values for k in keys)

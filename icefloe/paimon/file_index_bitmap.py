@@ -1,3 +1,4 @@
+# pyright: strict
 """Paimon's ``bitmap`` file index (``BitmapFileIndex``, format version 2): per distinct value of a
 column, the rows holding it.
 
@@ -30,9 +31,10 @@ without nulls (``IS NOT NULL`` without non-null values) select no row.
 from __future__ import annotations
 
 import struct
-from typing import Mapping, Optional
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Optional, Sequence, Union, cast
 
-from icefloe.core.types import precision_of
+from icefloe.core.types import IcebergType, precision_of
 from icefloe.errors import SchemaError
 from icefloe.paimon.options import parse_memory_size
 from icefloe.paimon.types import root
@@ -48,9 +50,13 @@ _STRINGS = ("CHAR", "VARCHAR")
 _FORMATS = {"TINYINT": ">b", "SMALLINT": ">h", "INT": ">i", "DATE": ">i", "TIME": ">i", "BIGINT": ">q",
             "TIMESTAMP": ">q", "TIMESTAMP_LTZ": ">q", "FLOAT": ">f", "DOUBLE": ">d", "BOOLEAN": ">?"}
 _M32 = 0xFFFFFFFF
+# a value's key: bytes for CHAR/VARCHAR, else the number (a bool for BOOLEAN, a float for FLOAT/DOUBLE)
+Key = Union[bytes, int, float]
+# an entry of the index: the key, its bitmap's offset and its length
+_Entry = tuple[Key, int, int]
 
 
-def check(column: str, data_type, opts: dict, where: str = "") -> None:
+def check(column: str, data_type: IcebergType, opts: Mapping[str, str], where: str = "") -> None:
     """Refuse a bitmap index ``column`` of ``data_type`` cannot have, or an option it does not know."""
     r = root(data_type) if data_type.is_primitive else None
     if r not in ROOTS:
@@ -74,21 +80,21 @@ def check(column: str, data_type, opts: dict, where: str = "") -> None:
                               "(it has 'version' and 'index-block-size')")
 
 
-def _root(data_type) -> str:
+def _root(data_type: IcebergType) -> str:
     r = root(data_type) if data_type.is_primitive else None
     if r is None or r not in ROOTS:
         raise SchemaError(f"a bitmap index cannot hold values of type {data_type}")
     return r
 
 
-def _precision(data_type) -> int:
+def _precision(data_type: IcebergType) -> int:
     try:
         return precision_of(data_type)
     except SchemaError:
         return 6
 
 
-def column_keys(column, data_type) -> list:
+def column_keys(column: Any, data_type: IcebergType) -> list[Optional[Key]]:
     """The keys of an Arrow column's values as the bitmap index has them (None for null), in row order."""
     import pyarrow as pa
 
@@ -149,29 +155,30 @@ def _float_bits(v: float, double: bool) -> int:
     return struct.unpack(">q", struct.pack(">d", v))[0] if double else struct.unpack(">i", struct.pack(">f", v))[0]
 
 
-def java_hash(key, r: str) -> int:
+def java_hash(key: Key, r: str) -> int:
     """``hashCode()`` of the Java object Paimon keys the value by."""
     if r in _STRINGS:
-        return _murmur(key)
+        return _murmur(cast(bytes, key))
     if r == "BOOLEAN":
         return 1231 if key else 1237
     if r in ("FLOAT", "DOUBLE"):
-        bits = _float_bits(key, r == "DOUBLE")
+        bits = _float_bits(cast(float, key), r == "DOUBLE")
         return _int32(bits ^ ((bits & ((1 << 64) - 1)) >> 32)) if r == "DOUBLE" else bits
     if r in ("BIGINT", "TIMESTAMP", "TIMESTAMP_LTZ"):
-        return _int32(key ^ ((key & ((1 << 64) - 1)) >> 32))
-    return key
+        n = cast(int, key)
+        return _int32(n ^ ((n & ((1 << 64) - 1)) >> 32))
+    return cast(int, key)
 
 
-def java_order(rows: list, r: str) -> tuple[list, bool]:
+def java_order(rows: Sequence[Optional[Key]], r: str) -> tuple[list[Key], bool]:
     """The distinct non-null keys of ``rows`` in the order Java's ``HashMap`` iterates them after
     ``computeIfAbsent`` was called once per non-null row (a new key goes to the head of its bin, the
     table doubles from 16 bins when more than 3/4 full at a call, or when a bin of fewer than 64
     reaches 8 keys), and whether that order is certain (False if a bin would become a tree)."""
     cap, certain = 0, True
-    first: dict = {}          # canonical key -> (call number, key)
-    spread: dict = {}
-    per_bin: dict = {}
+    first: dict[Key, tuple[int, Key]] = {}          # canonical key -> (call number, key)
+    spread: dict[Key, int] = {}
+    per_bin: dict[int, int] = {}
 
     def rebin() -> None:
         per_bin.clear()
@@ -220,11 +227,11 @@ class _JavaHashMap:
     a tree, whose order this does not model); ``put`` appends to a bin, ``computeIfAbsent`` puts
     the new key at its head and grows the table before, not after, adding."""
 
-    def __init__(self, hash_of):
+    def __init__(self, hash_of: Callable[[str], int]):
         self.hash_of, self.cap, self.size = hash_of, 0, 0
-        self.bins: dict = {}
+        self.bins: dict[int, list[str]] = {}
 
-    def _spread(self, key) -> int:
+    def _spread(self, key: str) -> int:
         h = self.hash_of(key) & _M32
         return h ^ (h >> 16)
 
@@ -235,16 +242,16 @@ class _JavaHashMap:
         for k in old:
             self.bins.setdefault(self._spread(k) & (self.cap - 1), []).append(k)
 
-    def keys(self) -> list:
+    def keys(self) -> list[str]:
         return [k for b in sorted(self.bins) for k in self.bins[b]]
 
-    def _find(self, key):
+    def _find(self, key: str) -> tuple[Optional[list[str]], Optional[bool]]:
         if self.cap == 0:
             return None, None
         b = self.bins.setdefault(self._spread(key) & (self.cap - 1), [])
         return b, key in b
 
-    def compute_if_absent(self, key) -> None:
+    def compute_if_absent(self, key: str) -> None:
         if self.cap == 0 or self.size > self.cap * 3 // 4:
             self._grow()
         b, found = self._find(key)
@@ -255,7 +262,7 @@ class _JavaHashMap:
         if len(b) >= 8 and self.cap < 64:
             self._grow()
 
-    def put(self, key) -> None:
+    def put(self, key: str) -> None:
         if self.cap == 0:
             self._grow()
         b, found = self._find(key)
@@ -274,26 +281,26 @@ def _column_hash(name: str) -> int:
     return _int32(31 * (31 * (31 + java_string_hash(name))) + 1237)
 
 
-def java_container_order(columns: Mapping) -> list:
+def java_container_order(columns: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
     """(column, [index types]) in the order Paimon's Java writer puts them in a file index container:
     ``columns`` (column -> index types, in the order the table's options declare them) go through
     ``FileIndexOptions``' map of columns, the writer's maps of maintainers by type and by column,
     and the map of serialised indexes by column, all ``HashMap``s."""
     options = _JavaHashMap(_column_hash)
-    types_of: dict = {}
+    types_of: dict[str, _JavaHashMap] = {}
     for column, kinds in columns.items():
         options.compute_if_absent(column)
         types = types_of.setdefault(column, _JavaHashMap(java_string_hash))
         for kind in kinds:
             types.compute_if_absent(kind)
     by_type = _JavaHashMap(java_string_hash)
-    maintainers: dict = {}
+    maintainers: dict[str, _JavaHashMap] = {}
     for column in options.keys():
         for kind in types_of[column].keys():
             by_type.compute_if_absent(kind)
             maintainers.setdefault(kind, _JavaHashMap(java_string_hash)).put(column)
     out = _JavaHashMap(java_string_hash)
-    inner: dict = {}
+    inner: dict[str, _JavaHashMap] = {}
     for kind in by_type.keys():
         for column in maintainers[kind].keys():
             out.compute_if_absent(column)
@@ -301,22 +308,32 @@ def java_container_order(columns: Mapping) -> list:
     return [(column, inner[column].keys()) for column in out.keys()]
 
 
-def _sort_key(key, r: str):
+def _sort_key(key: Key, r: str) -> Key:
     if r in ("FLOAT", "DOUBLE"):      # Java's Float/Double.compare: -0.0 before 0.0, NaN last
-        bits = _float_bits(key, r == "DOUBLE")
+        bits = _float_bits(cast(float, key), r == "DOUBLE")
         width = 64 if r == "DOUBLE" else 32
         return bits ^ ((1 << (width - 1)) - 1) if bits < 0 else bits
     return key
 
 
-def _key_bytes(key, r: str) -> bytes:
+def _key_bytes(key: Key, r: str) -> bytes:
     if r in _STRINGS:
-        return struct.pack(">i", len(key)) + key
+        raw = cast(bytes, key)
+        return struct.pack(">i", len(raw)) + raw
     return struct.pack(_FORMATS[r], key)
 
 
 # --------------------------------------------------------------------------- writing
-def _roaring(rows) -> bytes:
+@dataclass
+class _Block:
+    """A block of entries: its first key, its offset from the blocks' start, its bytes, its entries."""
+    first: Key
+    start: int
+    size: int
+    entries: list[_Entry]
+
+
+def _roaring(rows: list[int]) -> bytes:
     from pyroaring import BitMap
 
     bm = BitMap(rows)
@@ -324,7 +341,8 @@ def _roaring(rows) -> bytes:
     return bm.serialize()
 
 
-def bitmap_bytes(keys: list, data_type, opts: Optional[dict] = None) -> tuple[bytes, bool]:
+def bitmap_bytes(keys: list[Optional[Key]], data_type: IcebergType,
+                 opts: Optional[Mapping[str, str]] = None) -> tuple[bytes, bool]:
     """The bitmap index of ``keys`` (``column_keys``), and whether its bytes are certainly Paimon's."""
     opts = opts or {}
     r = _root(data_type)
@@ -334,8 +352,8 @@ def bitmap_bytes(keys: list, data_type, opts: Optional[dict] = None) -> tuple[by
         # Java keys floats by their bits: -0.0 and 0.0 (and each NaN) are one key each
         keys = [None if k is None else (float("nan") if k != k else k) for k in keys]
     order, certain = java_order(keys, r)
-    rows: dict = {}
-    nulls = []
+    rows: dict[Key, list[int]] = {}
+    nulls: list[int] = []
     for i, k in enumerate(keys):
         if k is None:
             nulls.append(i)
@@ -344,7 +362,8 @@ def bitmap_bytes(keys: list, data_type, opts: Optional[dict] = None) -> tuple[by
     null_bytes = _roaring(nulls)
     null_offset = -1 - nulls[0] if len(nulls) == 1 else 0
     offset = len(null_bytes) if len(nulls) > 1 else 0
-    entries, body = [], [null_bytes] if len(nulls) > 1 else []
+    entries: list[_Entry] = []
+    body = [null_bytes] if len(nulls) > 1 else []
     for k in order:
         found = rows[_canon(k, r)]
         if len(found) == 1:
@@ -364,29 +383,29 @@ def bitmap_bytes(keys: list, data_type, opts: Optional[dict] = None) -> tuple[by
     if nulls:
         out += struct.pack(">ii", null_offset, len(null_bytes))
     entries.sort(key=lambda e: _sort_key(e[0], r))
-    blocks: list = []      # [first key, offset, bytes, entries]
+    blocks: list[_Block] = []
     for e in entries:
         size = 8 + len(_key_bytes(e[0], r))
-        if not blocks or blocks[-1][2] + size > limit:
-            start = blocks[-1][1] + blocks[-1][2] if blocks else 0
+        if not blocks or blocks[-1].size + size > limit:
+            start = blocks[-1].start + blocks[-1].size if blocks else 0
             if blocks and 4 + size > limit:
                 raise SchemaError(f"a bitmap index entry of {size} bytes does not fit 'index-block-size' {limit}")
-            blocks.append([e[0], start, 4, []])
-        blocks[-1][2] += size
-        blocks[-1][3].append(e)
+            blocks.append(_Block(e[0], start, 4, []))
+        blocks[-1].size += size
+        blocks[-1].entries.append(e)
     out += struct.pack(">i", len(blocks))
-    for first, start, _size, _e in blocks:
-        out += _key_bytes(first, r) + struct.pack(">i", start)
-    out += struct.pack(">i", sum(b[2] for b in blocks))
-    for _first, _start, _size, block in blocks:
-        out += struct.pack(">i", len(block))
-        for k, off, n in block:
+    for block in blocks:
+        out += _key_bytes(block.first, r) + struct.pack(">i", block.start)
+    out += struct.pack(">i", sum(b.size for b in blocks))
+    for block in blocks:
+        out += struct.pack(">i", len(block.entries))
+        for k, off, n in block.entries:
             out += _key_bytes(k, r) + struct.pack(">ii", off, n)
     return bytes(out) + b"".join(body), certain
 
 
-def _canon(key, r: str):
-    return _float_bits(key, r == "DOUBLE") if r in ("FLOAT", "DOUBLE") else key
+def _canon(key: Key, r: str) -> Key:
+    return _float_bits(cast(float, key), r == "DOUBLE") if r in ("FLOAT", "DOUBLE") else key
 
 
 # --------------------------------------------------------------------------- reading
@@ -394,7 +413,7 @@ class BitmapIndex:
     """What a file's bitmap index says without its bitmaps: its rows, whether it has nulls and
     non-null values, and its keys."""
 
-    def __init__(self, raw: bytes, data_type, where: str = "bitmap index"):
+    def __init__(self, raw: bytes, data_type: IcebergType, where: str = "bitmap index"):
         r = self.root = _root(data_type)
         try:
             pos = 0
@@ -405,9 +424,9 @@ class BitmapIndex:
             self.has_values = distinct > 0
             if self.has_nulls:
                 pos += 4 if version == VERSION_1 else 8
-            keys = set()
+            keys: set[Key] = set()
 
-            def key_at(p: int):
+            def key_at(p: int) -> tuple[Key, int]:
                 if r in _STRINGS:
                     (n,) = struct.unpack_from(">i", raw, p)
                     return bytes(raw[p + 4:p + 4 + n]), p + 4 + n
@@ -439,13 +458,13 @@ class BitmapIndex:
         except (struct.error, ValueError) as e:
             raise SchemaError(f"cannot read {where}: {e}") from None
 
-    def may_hold(self, literal, data_type) -> bool:
+    def may_hold(self, literal: Any, data_type: IcebergType) -> bool:
         """Whether some row may equal ``literal`` (icefloe's internal form of a filter value)."""
         k = literal_key(literal, data_type)
         return k is None or _canon(k, self.root) in self.keys
 
 
-def literal_key(value, data_type):
+def literal_key(value: Any, data_type: IcebergType) -> Optional[Key]:
     """A filter literal as the index keys values, None where an equal value may be keyed otherwise
     (CHAR padding, a local-zone timestamp, a float zero or NaN, a sub-millisecond value)."""
     r = _root(data_type)

@@ -13,12 +13,14 @@ catalog that keeps table statistics shows; null for a table without a snapshot).
 """
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Any, Callable, Mapping, Optional, Protocol, Sequence
 
 import pyarrow as pa
 
 from icefloe.errors import NoSuchTableError
 from icefloe.paimon import system_tables
+from icefloe.paimon.system_tables import Row
+from icefloe.paimon.table import FileStoreTable
 
 SYSTEM_DATABASE = "sys"
 CATALOG_OPTIONS_TABLE_ENABLED = "catalog-options-table.enabled"
@@ -29,7 +31,7 @@ _AUDIT = ("owner", "createdAt", "createdBy", "updatedAt", "updatedBy")
 LONG, STRING, BOOL = pa.int64(), pa.string(), pa.bool_()
 
 
-def _schema(*cols) -> pa.Schema:
+def _schema(*cols: tuple[str, Any]) -> pa.Schema:
     return pa.schema([pa.field(name, t) for name, t in cols])
 
 
@@ -46,7 +48,7 @@ CATALOG_OPTIONS = pa.schema([pa.field("key", STRING, nullable=False), pa.field("
 NAMES = ("tables", "partitions", "all_table_options", "catalog_options")
 
 
-def names(catalog_options: Mapping[str, str]) -> tuple:
+def names(catalog_options: Mapping[str, str]) -> tuple[str, ...]:
     """The global system tables the catalog has (``catalog_options`` only when enabled)."""
     return NAMES if options_table_enabled(catalog_options) else NAMES[:-1]
 
@@ -55,14 +57,21 @@ def options_table_enabled(catalog_options: Mapping[str, str]) -> bool:
     return str(catalog_options.get(CATALOG_OPTIONS_TABLE_ENABLED, "false")).strip().lower() == "true"
 
 
-def _rows_table(schema: pa.Schema, rows: list) -> pa.Table:
-    columns = list(zip(*rows)) if rows else [[] for _ in schema]
+def _rows_table(schema: pa.Schema, rows: Sequence[Row]) -> pa.Table:
+    columns: list[Sequence[Any]] = list(zip(*rows)) if rows else [[] for _ in schema]
     return pa.Table.from_arrays([pa.array(list(c), type=f.type) for c, f in zip(columns, schema)], schema=schema)
 
 
-def _tables(catalog) -> list:
+class PaimonCatalog(Protocol):
+    """What the global system tables read of a catalog: its databases and their Paimon tables."""
+    def list_namespaces(self) -> list[str]: ...
+    def list_tables(self, namespace: str) -> list[str]: ...
+    def load_table(self, name: str) -> FileStoreTable: ...
+
+
+def _tables(catalog: PaimonCatalog) -> list[tuple[str, str, FileStoreTable]]:
     """(database, table name, table) of every table of the catalog, in name order."""
-    out = []
+    out: list[tuple[str, str, FileStoreTable]] = []
     for db in catalog.list_namespaces():
         for name in catalog.list_tables(db):
             try:
@@ -72,11 +81,11 @@ def _tables(catalog) -> list:
     return out
 
 
-def _long(v):
+def _long(v: Optional[str]) -> Optional[int]:
     return None if v is None else int(v)
 
 
-def _live_files(table) -> list:
+def _live_files(table: FileStoreTable) -> list[Row]:
     """(partition directory, records, bytes, files, last creation time) of the latest snapshot's live files."""
     snapshot = table.current_snapshot()
     if snapshot is None:
@@ -84,8 +93,8 @@ def _live_files(table) -> list:
     return system_tables.partition_groups(table, snapshot)
 
 
-def tables(catalog, catalog_options: Mapping[str, str]) -> pa.Table:
-    rows = []
+def tables(catalog: PaimonCatalog, catalog_options: Mapping[str, str]) -> pa.Table:
+    rows: list[Row] = []
     for db, name, t in _tables(catalog):
         opts = t.options
         groups = _live_files(t)
@@ -98,8 +107,8 @@ def tables(catalog, catalog_options: Mapping[str, str]) -> pa.Table:
     return _rows_table(TABLES, rows)
 
 
-def partitions(catalog, catalog_options: Mapping[str, str]) -> pa.Table:
-    rows = []
+def partitions(catalog: PaimonCatalog, catalog_options: Mapping[str, str]) -> pa.Table:
+    rows: list[Row] = []
     for db, name, t in _tables(catalog):
         if not t.partition_keys:
             continue
@@ -108,7 +117,7 @@ def partitions(catalog, catalog_options: Mapping[str, str]) -> pa.Table:
     return _rows_table(PARTITIONS, rows)
 
 
-def all_table_options(catalog, catalog_options: Mapping[str, str]) -> pa.Table:
+def all_table_options(catalog: PaimonCatalog, catalog_options: Mapping[str, str]) -> pa.Table:
     """Each table's options as Paimon's catalog loads them: the schema's, with ``path`` (the table's
     directory) added."""
     rows = [(db, name, k, v) for db, name, t in _tables(catalog)
@@ -116,15 +125,15 @@ def all_table_options(catalog, catalog_options: Mapping[str, str]) -> pa.Table:
     return _rows_table(ALL_TABLE_OPTIONS, rows)
 
 
-def catalog_options_table(catalog, options: Mapping[str, str]) -> pa.Table:
+def catalog_options_table(catalog: PaimonCatalog, options: Mapping[str, str]) -> pa.Table:
     return _rows_table(CATALOG_OPTIONS, sorted(options.items()))
 
 
-BUILDERS = {"tables": tables, "partitions": partitions, "all_table_options": all_table_options,
+BUILDERS: dict[str, Callable[[PaimonCatalog, Mapping[str, str]], pa.Table]] = {"tables": tables, "partitions": partitions, "all_table_options": all_table_options,
             "catalog_options": catalog_options_table}
 
 
-def catalog_options(warehouse, properties: Mapping[str, str]) -> dict:
+def catalog_options(warehouse: object, properties: Mapping[str, Any]) -> dict[str, str]:
     """A catalog's options as ``sys.catalog_options`` shows them: its warehouse and the properties it was
     opened with, the values of secrets (keys naming a secret, password, token or credential) masked."""
     opts = {"warehouse": str(warehouse)} if warehouse is not None else {}
@@ -136,7 +145,7 @@ def catalog_options(warehouse, properties: Mapping[str, str]) -> dict:
 _SECRET_WORDS = ("secret", "password", "token", "credential", "session-key", "sas")
 
 
-def system_table(catalog, name: str, warehouse, properties: Mapping[str, str]) -> pa.Table:
+def system_table(catalog: PaimonCatalog, name: str, warehouse: object, properties: Mapping[str, Any]) -> pa.Table:
     """Global system table ``sys.<name>`` of ``catalog`` (anything with ``list_namespaces``,
     ``list_tables`` and ``load_table`` of Paimon tables) opened on ``warehouse`` with ``properties``."""
     options = catalog_options(warehouse, properties)

@@ -1,3 +1,4 @@
+# pyright: strict
 """Paimon's Iceberg compatibility options (``metadata.iceberg.*``): where a Paimon table's Iceberg
 metadata goes and how it is written.
 
@@ -27,9 +28,12 @@ properties). Every other ``metadata.iceberg.*`` key is refused: icefloe would no
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping, Optional
+from typing import TYPE_CHECKING, Iterable, Mapping, Optional, Sequence
 
 from icefloe.errors import SchemaError
+
+if TYPE_CHECKING:
+    from icefloe.core.types.model import IcebergType, NestedField
 
 STORAGE = "metadata.iceberg.storage"
 LEGACY_COMPATIBLE = "metadata.iceberg-compatible"
@@ -85,7 +89,7 @@ class IcebergCompat:
     compact_max_files: int = 50
     delete_after_commit: bool = True
     previous_versions_max: int = 0
-    table_properties: dict = field(default_factory=dict)
+    table_properties: dict[str, str] = field(default_factory=dict[str, str])
     rest: Optional[RestTarget] = None
 
     @property
@@ -235,20 +239,22 @@ def rest_target(table_path: str, options: Mapping[str, str]) -> RestTarget:
             raise SchemaError(f"{path} is not in a <db>.db directory: set {CATALOG_DATABASE} to name the namespace "
                               "the REST catalog registers it in")
         namespace = db[:-3]
-    get = lambda k: str(options.get(REST_PREFIX + k) or "").strip() or None  # noqa: E731
+    def get(k: str) -> Optional[str]:
+        return str(options.get(REST_PREFIX + k) or "").strip() or None
+
     return RestTarget(uri=get("uri") or "", namespace=namespace,
                       table=str(options.get(CATALOG_TABLE) or "").strip() or name,
                       credential=get("credential"), token=get("token"))
 
 
-def check_types(fields, format_version: int) -> None:
+def check_types(fields: Iterable[NestedField], format_version: int) -> None:
     """Refuse columns Iceberg readers could not read as Paimon maps them (Paimon's table of
     supported types): TINYINT, SMALLINT, TIME, MULTISET and VARIANT have no Iceberg type here, and
     timestamps of 7 to 9 digits are Iceberg's nanosecond timestamps, format version 3 only."""
     from icefloe.core.types.model import (ByteType, ListType, MapType, MultisetType, ShortType, StructType,
                                           TimeType, TimestampType, TimestamptzType, VariantType)
 
-    def walk(t, path: str) -> None:
+    def walk(t: IcebergType, path: str) -> None:
         if isinstance(t, (ByteType, ShortType, TimeType, MultisetType, VariantType)):
             raise SchemaError(f"column {path!r} of type {t} has no Iceberg type in Paimon's Iceberg metadata "
                               f"({STORAGE}); use INT, BIGINT or STRING, or disable the option")
@@ -271,7 +277,7 @@ def check_types(fields, format_version: int) -> None:
         walk(f.field_type, f.name)
 
 
-def check_schema(options: Mapping[str, str], fields, primary_keys) -> None:
+def check_schema(options: Mapping[str, str], fields: Iterable[NestedField], primary_keys: Sequence[str]) -> None:
     """What a table with these options and columns must satisfy for its Iceberg view (create and
     ALTER TABLE run this)."""
     check_options(options)

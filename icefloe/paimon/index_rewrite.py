@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Optional
+from typing import Any, Mapping, Optional
 
 from icefloe.core.io import staged_files
 from icefloe.errors import SchemaError
@@ -23,7 +23,9 @@ from icefloe.paimon import predicate as pr
 from icefloe.paimon.arrow_read import read_data_file
 from icefloe.paimon.commit import FileStoreCommit
 from icefloe.paimon.commit_changes import AddFiles, DeleteFiles, FilesLive, PaimonCommit
+from icefloe.paimon.schema import TableSchema
 from icefloe.paimon.snapshot import COMPACT
+from icefloe.paimon.store_table import StoreTable
 from icefloe.paimon.writer import put_data_file
 
 _NUMBERED = re.compile(r"^(?P<stem>.*-)(?P<n>\d+)\.index$")
@@ -37,7 +39,7 @@ def next_index_name(old: str) -> str:
     return old[:old.rfind(".")] + "-1" + fi.INDEX_SUFFIX
 
 
-def _partition_filter(where, schema):
+def _partition_filter(where: Any, schema: TableSchema) -> Any:
     """``where`` bound to the table, refused unless it names partition columns only (the
     procedure selects partitions, as Paimon's does)."""
     if where is None or not str(where).strip():
@@ -55,10 +57,11 @@ def _partition_filter(where, schema):
 _BUILT = (fi.BLOOM_FILTER, fi.BSI, fi.BITMAP)     # the index types built here from a file's rows
 
 
-def _carried(raw: Optional[bytes], configured: dict, where: str) -> dict:
+def _carried(raw: Optional[bytes], configured: Mapping[str, Mapping[str, Any]],
+             where: str) -> dict[str, dict[str, Optional[bytes]]]:
     """The indexes of ``raw`` (an old container) of types icefloe does not build, for columns and
     types still configured: column -> type -> bytes."""
-    out: dict = {}
+    out: dict[str, dict[str, Optional[bytes]]] = {}
     if raw is None:
         return out
     for m in fi.read_header(raw, where):
@@ -67,7 +70,7 @@ def _carried(raw: Optional[bytes], configured: dict, where: str) -> dict:
     return out
 
 
-def rewrite_file_indexes(table, where=None) -> tuple[int, int]:
+def rewrite_file_indexes(table: StoreTable, where: Any = None) -> tuple[int, int]:
     """Give the live files of ``table`` (of the partitions ``where`` selects) the file indexes its
     options ask for; returns (partitions written, files given a new index)."""
     table.refresh()
@@ -78,14 +81,16 @@ def rewrite_file_indexes(table, where=None) -> tuple[int, int]:
     if base is None:
         return 0, 0
     wanted = fi.index_options(schema.options)
-    removed, added, partitions = [], [], set()
+    removed: list[mf.ManifestEntry] = []
+    added: list[mf.ManifestEntry] = []
+    partitions: set[bytes] = set()
     with staged_files(store.io) as written:
         for e in table.plan(where):
             f = e.file
             file_schema = table.schema_by_id(f.schema_id)
             by_id = {x.id: x.name for x in file_schema.fields}
             # the configured columns as the file names them (an index holds the file's names)
-            configured = {}
+            configured: dict[str, dict[str, dict[str, str]]] = {}
             for name, kinds in wanted.columns.items():
                 current = next((x for x in schema.fields if x.name == name), None)
                 if current is not None and current.id in by_id:
@@ -105,7 +110,7 @@ def rewrite_file_indexes(table, where=None) -> tuple[int, int]:
                     for m in fi.read_header(built):
                         indexes.setdefault(m.column, {})[m.index_type] = built[m.start:m.start + m.length]
             extras = tuple(x for x in f.extra_files or () if x not in olds)
-            embedded = None
+            embedded: Optional[bytes] = None
             if indexes:
                 raw = fi.write_container(indexes)
                 if len(raw) > wanted.threshold:

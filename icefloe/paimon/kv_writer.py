@@ -23,7 +23,7 @@ from icefloe.errors import SchemaMismatchError
 from icefloe.paimon import dynamic_bucket as db
 from icefloe.paimon import merge as mg
 from icefloe.paimon.binary_row import encode_row
-from icefloe.paimon.commit import CommitMessage
+from icefloe.paimon.data_file import CommitMessage
 from icefloe.paimon.data_file import (FILE_SOURCE_APPEND, FILE_SOURCE_COMPACT, DataFileMeta, DataFileNamer,
                                       local_now_millis)
 from icefloe.paimon.file_store import FileStore

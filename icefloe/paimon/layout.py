@@ -4,13 +4,18 @@ manifest lists -> manifests -> ADD/DELETE data file entries (the spec's "Snapsho
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from icefloe.core.tree import Node
 from icefloe.errors import IcefloeError
 from icefloe.paimon import manifest as mf
+from icefloe.paimon.snapshot import Snapshot
+
+if TYPE_CHECKING:
+    from icefloe.paimon.table import FileStoreTable
 
 
-def manifest_lists(snap) -> list:
+def manifest_lists(snap: Snapshot) -> list[tuple[str, str]]:
     """(kind, manifest list name) of a snapshot: base, delta, and changelog if any."""
     out = [("base", snap.base_manifest_list), ("delta", snap.delta_manifest_list)]
     if snap.changelog_manifest_list:
@@ -18,7 +23,7 @@ def manifest_lists(snap) -> list:
     return out
 
 
-def metadata_tree(table, all_snapshots: bool = True) -> Node:
+def metadata_tree(table: FileStoreTable, all_snapshots: bool = True) -> Node:
     """The tree of ``table`` (a ``FileStoreTable``): every snapshot, or only the latest."""
     table.refresh()
     store = table.store

@@ -26,16 +26,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Optional
+from typing import Any, Callable, Collection, Iterable, Iterator, Optional, Sequence
 
-from icefloe.core.io import staged_files
+from icefloe.core.io import FileIO, staged_files
 from icefloe.core.progress import track
 from icefloe.paimon.arrow_read import read_data_file
 from icefloe.paimon.binary_row import BinaryRow
 from icefloe.errors import CommitConflictError, NoSuchSnapshotError
 from icefloe.paimon import manifest as mf
 from icefloe.paimon import row_tracking
-from icefloe.paimon.data_file import FILE_SOURCE_COMPACT, DataFileNamer
+from icefloe.paimon.data_file import FILE_SOURCE_COMPACT, DataFileMeta, DataFileNamer
+from icefloe.paimon.file_store import FileStore
 from icefloe.paimon.snapshot import COMPACT, Snapshot
 from icefloe.paimon import changelog as cl
 from icefloe.paimon.expire import unused_index_files
@@ -45,13 +46,20 @@ from icefloe.paimon.commit_changes import AddFiles, DeleteFiles, FilesLive, Paim
 from icefloe.paimon.ownership import check_owns_files
 from icefloe.paimon.kv_compact import compact_table
 from icefloe.paimon.manifest_sort import ManifestSort
-from icefloe.paimon.schema import evolve_arrow
-from icefloe.paimon.tag import TagError, TagManager, data_paths, reach
+from icefloe.paimon.schema import TableSchema, evolve_arrow
+from icefloe.paimon.store_table import StoreTable
+from icefloe.paimon.tag import Tag, TagError, TagManager, data_paths, reach
+from icefloe.paimon.types import DataField
 from icefloe.paimon.writer import _write_one
 
 
 # --------------------------------------------------------------------------- compaction
-def compact(table, where=None, target_file_size: Optional[int] = None, rewrite=None, buckets=None,
+# rewrites groups of files as files of a target size, yielding each group's new entries in order
+Rewrite = Callable[[list["AppendGroup"], int], Iterable[list[mf.ManifestEntry]]]
+
+
+def compact(table: StoreTable, where: Any = None, target_file_size: Optional[int] = None,
+            rewrite: Optional[Rewrite] = None, buckets: Optional[Collection[tuple[bytes, int]]] = None,
             minor: bool = False) -> Optional[Snapshot]:
     """Rewrite small data files (of the files a read with ``where`` would use, of the
     ``buckets``, (partition bytes, bucket) pairs, if given); None if no (partition, bucket) has
@@ -71,12 +79,13 @@ def compact(table, where=None, target_file_size: Optional[int] = None, rewrite=N
     if base is None:
         return None
     minor = minor and schema.num_buckets > 0        # bucket-unaware: Paimon's coordinator picks small files either way
-    by_bucket: dict = {}
+    by_bucket: dict[tuple[bytes, int], list[mf.ManifestEntry]] = {}
     for e in table.plan(where):
         key = (e.partition.to_bytes(), e.bucket)
         if (minor or e.file.file_size < target) and (buckets is None or key in buckets):
             by_bucket.setdefault(key, []).append(e)
-    groups, removed = [], []
+    groups: list[AppendGroup] = []
+    removed: list[mf.ManifestEntry] = []
     for inputs in by_bucket.values():
         inputs = sorted(inputs, key=lambda e: (e.file.min_sequence_number, e.file.file_name))
         if minor:
@@ -84,7 +93,7 @@ def compact(table, where=None, target_file_size: Optional[int] = None, rewrite=N
         if len(inputs) > 1:
             first = inputs[0]
             groups.append(AppendGroup(
-                [(e.file.file_path, table.schema_by_id(e.file.schema_id).fields) for e in inputs],
+                [(e.file.path, table.schema_by_id(e.file.schema_id).fields) for e in inputs],
                 store.bucket_dir(store.partition_values(first.partition), first.bucket),
                 first.partition, first.bucket, first.total_buckets,
                 min(e.file.min_sequence_number for e in inputs),
@@ -93,7 +102,7 @@ def compact(table, where=None, target_file_size: Optional[int] = None, rewrite=N
     if not groups:
         return None
     if rewrite is None:
-        def one_by_one(todo, size):
+        def one_by_one(todo: list[AppendGroup], size: int) -> Iterator[list[mf.ManifestEntry]]:
             return (rewrite_group(store.io, schema, g, size) for g in todo)
         rewrite = one_by_one
 
@@ -110,11 +119,11 @@ def compact(table, where=None, target_file_size: Optional[int] = None, rewrite=N
 COMPACTION_MIN_FILE_NUM = "compaction.min.file-num"
 
 
-def pick_minor(files: list, min_file_num: int, target: int) -> list:
+def pick_minor(files: list[mf.ManifestEntry], min_file_num: int, target: int) -> list[mf.ManifestEntry]:
     """The files (in sequence order) a fixed-bucket append writer's own compaction merges: the
     first run of ``min_file_num`` consecutive files, the run's oldest file dropped whenever the run
     reaches twice the target size (so big files pass by); none when no run gets there."""
-    run: list = []
+    run: list[mf.ManifestEntry] = []
     size = 0
     for e in files:
         run.append(e)
@@ -130,17 +139,17 @@ def pick_minor(files: list, min_file_num: int, target: int) -> list:
 class AppendGroup:
     """The small files of one (partition, bucket) of an append table, to be rewritten together:
     each file's path and the fields of the schema it was written with, in sequence order."""
-    files: list
+    files: list[tuple[str, list[DataField]]]
     directory: str
     partition: BinaryRow
     bucket: int
     total_buckets: int
     first_sequence: int
     # a row-tracking table's: the files' metadata, whose row ids and sequence numbers the rows keep
-    tracked: Optional[list] = None
+    tracked: Optional[list[DataFileMeta]] = None
 
 
-def rewrite_group(io, schema, group: AppendGroup, target: int) -> list:
+def rewrite_group(io: FileIO, schema: TableSchema, group: AppendGroup, target: int) -> list[mf.ManifestEntry]:
     """The ADD entries of ``group``'s rows rewritten as files of about ``target`` bytes (rows in
     order; in a fixed-bucket table keeping their sequence numbers). Runs where its rows are
     (a Spark task): a failure deletes the files it wrote."""
@@ -149,7 +158,7 @@ def rewrite_group(io, schema, group: AppendGroup, target: int) -> list:
 
     co = schema.core_options
     namer = DataFileNamer(co.data_file_prefix, co.file_format)
-    added = []
+    added: list[mf.ManifestEntry] = []
     with staged_files(io) as written:
         # files written under older schemas are matched to the current one by field id
         if group.tracked is not None:
@@ -174,7 +183,8 @@ def rewrite_group(io, schema, group: AppendGroup, target: int) -> list:
     return added
 
 
-def _with_row_tracking(data, file_fields, fields, meta):
+def _with_row_tracking(data: Any, file_fields: Sequence[DataField], fields: Sequence[DataField],
+                       meta: DataFileMeta) -> Any:
     """A data file's rows as ``fields``, then their ``_ROW_ID`` and ``_SEQUENCE_NUMBER``."""
     import pyarrow as pa
 
@@ -186,7 +196,7 @@ def _with_row_tracking(data, file_fields, fields, meta):
 
 
 # --------------------------------------------------------------------------- manifests
-def rewrite_manifests(table, sort: Optional[ManifestSort] = None) -> Optional[Snapshot]:
+def rewrite_manifests(table: StoreTable, sort: Optional[ManifestSort] = None) -> Optional[Snapshot]:
     """Merge every manifest of the latest snapshot (a COMPACT snapshot without file changes);
     with ``sort``, their entries sorted by a partition field (``manifest_sort``)."""
     table.refresh()
@@ -197,7 +207,7 @@ def rewrite_manifests(table, sort: Optional[ManifestSort] = None) -> Optional[Sn
 
 
 # --------------------------------------------------------------------------- rollback
-def rollback_to(table, snapshot_id: int) -> Snapshot:
+def rollback_to(table: StoreTable, snapshot_id: int) -> Snapshot:
     """Make ``snapshot_id`` the latest snapshot again, deleting every later one (and the
     tags of later snapshots). An expired snapshot some tag still holds is restored from it."""
     table.refresh()
@@ -212,7 +222,7 @@ def rollback_to(table, snapshot_id: int) -> Snapshot:
     return _rollback(store, target)
 
 
-def rollback_to_tag(table, name: str) -> Snapshot:
+def rollback_to_tag(table: StoreTable, name: str) -> Snapshot:
     """Make the snapshot of tag ``name`` the latest snapshot again (see ``rollback_to``)."""
     table.refresh()
     store = table.store
@@ -235,7 +245,7 @@ def rollback_to_tag(table, name: str) -> Snapshot:
     return _rollback(store, tag.snapshot, restore=tag)
 
 
-def _snapshot_json_of_tag(tag) -> bytes:
+def _snapshot_json_of_tag(tag: Tag) -> bytes:
     """The tag file without the tag-only fields: the snapshot file it was copied from."""
     import json
 
@@ -247,7 +257,7 @@ def _snapshot_json_of_tag(tag) -> bytes:
     return json.dumps(doc, indent=2, separators=(",", " : "), ensure_ascii=False).encode("utf-8")
 
 
-def _rollback(store, target: Snapshot, restore=None) -> Snapshot:
+def _rollback(store: FileStore, target: Snapshot, restore: Optional[Tag] = None) -> Snapshot:
     """Roll back to ``target``; ``restore`` is the tag to write an expired target back from."""
     check_owns_files(store.schema.options, store.table_path, "roll back")
     snaps = store.snapshots
@@ -261,14 +271,14 @@ def _rollback(store, target: Snapshot, restore=None) -> Snapshot:
               for s in [target] + [t.snapshot for t in staying]}
     keep = reach(store, unique.values(), description="reading the target and its tags")
     first = target.id + 1 if restore is None else earliest
-    later = []
+    later: list[Snapshot] = []
     for sid in range(first or target.id + 1, (latest or 0) + 1):
         try:
             later.append(snaps.snapshot(sid))
         except NoSuchSnapshotError:
             continue
-    data_files: list = []
-    metadata_files: list = []
+    data_files: list[str] = []
+    metadata_files: list[str] = []
     for s in later:
         for lst in (s.base_manifest_list, s.delta_manifest_list):
             if lst in keep.lists:
@@ -319,7 +329,7 @@ def _rollback(store, target: Snapshot, restore=None) -> Snapshot:
     # as Paimon: the tags of later snapshots go (also one created meanwhile); one created
     # meanwhile on the target or before keeps its files
     seen = {(t.name, t.raw) for t in tags}
-    late_staying = []
+    late_staying: list[Snapshot] = []
     for t in tag_manager.tags():
         if t.snapshot.id > target.id:
             tag_manager.delete_file(t.name)

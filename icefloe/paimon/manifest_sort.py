@@ -11,7 +11,7 @@ skipped and the manifests are only merged, as Paimon's cap leaves the merge to h
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 from icefloe.paimon import manifest as mf
 from icefloe.paimon.binary_row import decode_row
@@ -27,7 +27,7 @@ class ManifestSort:
     max_rewrite_size: int = MAX_REWRITE_SIZE
 
 
-def sort_field_index(partition_keys: list, name: Optional[str], table: str = "table") -> int:
+def sort_field_index(partition_keys: list[str], name: Optional[str], table: str = "table") -> int:
     """The index of partition field ``name`` (None: the first); ValueError when the table has no
     partition or no such partition field."""
     if not partition_keys:
@@ -41,13 +41,14 @@ def sort_field_index(partition_keys: list, name: Optional[str], table: str = "ta
                      f"(partition fields: {', '.join(partition_keys)})")
 
 
-def sort_manifests(store: FileStore, manifests: list, created: list, sort: ManifestSort) -> Optional[list]:
+def sort_manifests(store: FileStore, manifests: list[mf.ManifestFileMeta], created: list[str],
+                   sort: ManifestSort) -> Optional[list[mf.ManifestFileMeta]]:
     """The manifests replacing ``manifests``: their live entries, sorted by the partition field
     (nulls first), then by the whole partition, bucket and file name, in manifests of about the
     target size; None when they total more than the rewrite cap (the caller merges instead)."""
     if sum(m.file_size for m in manifests) > sort.max_rewrite_size:
         return None
-    merged: dict = {}
+    merged: dict[tuple[Any, ...], mf.ManifestEntry] = {}
     count = 0
     for m in manifests:
         entries = store.read_manifest(m.file_name, m.file_size)
@@ -58,7 +59,7 @@ def sort_manifests(store: FileStore, manifests: list, created: list, sort: Manif
         return []
     types = store.partition_types
 
-    def key(e):
+    def key(e: mf.ManifestEntry) -> tuple[Any, ...]:
         values = decode_row(e.partition, types)
         whole = tuple((v is not None, v) for v in values)
         return (whole[sort.field_index], whole, e.bucket, e.file.file_name)
@@ -67,7 +68,7 @@ def sort_manifests(store: FileStore, manifests: list, created: list, sort: Manif
     # about one target size of entries per manifest, from the bytes an entry took before
     per_manifest = max(1, int(store.options.manifest_target_file_size * count / max(1, sum(m.file_size
                                                                                             for m in manifests))))
-    out: list = []
+    out: list[mf.ManifestFileMeta] = []
     for start in range(0, len(live), per_manifest):
         out.extend(store.write_manifests(live[start:start + per_manifest], created))
     return out

@@ -1,3 +1,4 @@
+# pyright: strict
 """Paimon's ``MurmurHashUtils.hashBytesByWords``: MurmurHash3 x86_32 over 4-byte words.
 
 This is the hash code of a BinaryRow (seed 42, little-endian words, the byte
@@ -8,6 +9,11 @@ at once, one row per matrix line, with numpy's wrapping uint32 arithmetic.
 from __future__ import annotations
 
 import struct
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 DEFAULT_SEED = 42
 _C1 = 0xCC9E2D51
@@ -43,7 +49,7 @@ def _fmix(h: int) -> int:
     return h
 
 
-def hash_words(words, seed: int = DEFAULT_SEED):
+def hash_words(words: npt.ArrayLike, seed: int = DEFAULT_SEED) -> npt.NDArray[np.int32]:
     """Hash each line of a (rows x n) uint32 matrix; returns int32 hashes."""
     import numpy as np
 
@@ -64,4 +70,5 @@ def hash_words(words, seed: int = DEFAULT_SEED):
     h ^= h >> np.uint32(13)
     h = h * np.uint32(0xC2B2AE35)
     h ^= h >> np.uint32(16)
-    return h.view(np.int32)
+    # the same bits as signed ints; numpy's stub leaves one overload of view partly untyped
+    return h.view(np.int32)  # pyright: ignore[reportUnknownMemberType]

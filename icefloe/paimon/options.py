@@ -1,3 +1,4 @@
+# pyright: strict
 """Table options (Paimon's ``CoreOptions``): the names, defaults and value syntax.
 
 Options live in the schema file as strings. Sizes are Paimon memory sizes
@@ -76,11 +77,15 @@ HONOURED, ACCEPTED, REFUSED = "honoured", "accepted", "refused"
 _OFF = ("false", "")
 
 
-def _group(kind: str, why: str, keys: str, harmless: tuple = ()) -> dict:
+# (kind, why, harmless values) of one option
+Audit = tuple[str, str, tuple[str, ...]]
+
+
+def _group(kind: str, why: str, keys: str, harmless: tuple[str, ...] = ()) -> dict[str, Audit]:
     return {k: (kind, why, harmless) for k in keys.split()}
 
 
-AUDIT: dict = {
+AUDIT: dict[str, Audit] = {
     **_group(HONOURED, "icefloe's reads and writes act on it", """
         add-column-before-partition aggregation.remove-record-on-delete alter-column-null-to-not-null.disabled
         branch bucket bucket-key changelog-file.prefix changelog-producer changelog-producer.row-deduplicate
@@ -221,7 +226,7 @@ AUDIT_BY_KEY = {k.lower(): v for k, v in AUDIT.items()}
 # the read-side switches listed beside them, which only turn a reader's use of the indexes on or off
 
 
-def audit(key: str) -> Optional[tuple]:
+def audit(key: str) -> Optional[Audit]:
     """(kind, why, harmless values) of a Paimon option (``HONOURED``, ``ACCEPTED`` or ``REFUSED``);
     None for a key that is not one of Paimon's CoreOptions."""
     k = str(key).strip().lower()
@@ -229,7 +234,7 @@ def audit(key: str) -> Optional[tuple]:
     return found
 
 
-def refusal(key: str, value) -> Optional[str]:
+def refusal(key: str, value: object) -> Optional[str]:
     """Why option ``key`` = ``value`` is refused, or None when it is not."""
     found = audit(key)
     if found is None or found[0] != REFUSED or str(value).strip().lower() in found[2]:

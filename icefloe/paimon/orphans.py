@@ -41,7 +41,7 @@ from icefloe.paimon.file_store import MANIFEST_DIR, FileStore
 from icefloe.paimon.ownership import check_owns_files
 from icefloe.paimon.snapshot import EARLIEST, LATEST, Snapshot
 from icefloe.errors import OrphanCleanupError  # noqa: F401 - defined in icefloe.errors, importable here too
-from icefloe.core.timetravel import to_epoch_ms
+from icefloe.core.timetravel import AsOf, to_epoch_ms
 
 ORPHAN_MIN_AGE_MS = 3 * 24 * 3600 * 1000
 
@@ -75,11 +75,11 @@ def _metadata_snapshots(store: FileStore) -> list[Snapshot]:
     return out
 
 
-def referenced_files(store: FileStore) -> set:
+def referenced_files(store: FileStore) -> set[str]:
     """Normalized paths of every manifest list, manifest and data file some snapshot,
     tag or changelog reaches."""
-    out: set = set()
-    seen_manifests: set = set()
+    out: set[str] = set()
+    seen_manifests: set[str] = set()
     snaps = _metadata_snapshots(store)
     for snap in track(snaps, "reading snapshots"):
         lists = [snap.base_manifest_list, snap.delta_manifest_list, snap.changelog_manifest_list]
@@ -118,15 +118,15 @@ def _may_be_orphan(rel: str) -> bool:
             or bool(_BUCKET_DIR.match(top)))
 
 
-def _cutoff(older_than) -> int:
+def _cutoff(older_than: Optional[AsOf]) -> int:
     if older_than is None:
         return int(time.time() * 1000) - ORPHAN_MIN_AGE_MS
 
     return to_epoch_ms(older_than)
 
 
-def remove_orphan_files(store: FileStore, older_than=None, dry_run: bool = False, parallelism: Optional[int] = None,
-                        sizes: Optional[dict] = None) -> list[str]:
+def remove_orphan_files(store: FileStore, older_than: Optional[AsOf] = None, dry_run: bool = False,
+                        parallelism: Optional[int] = None, sizes: Optional[dict[str, int]] = None) -> list[str]:
     """Delete the table's orphan files older than ``older_than`` (``parallelism`` deletes at
     once, default one after another); returns them sorted. ``sizes``, if given, gets each
     orphan's size in bytes (read before it is deleted)."""
@@ -136,7 +136,7 @@ def remove_orphan_files(store: FileStore, older_than=None, dry_run: bool = False
         raise OrphanCleanupError(f"table {root} has branches; icefloe does not clean orphan files of "
                                  "tables with branches (nothing was deleted)")
     cutoff = _cutoff(older_than)
-    candidates = []
+    candidates: list[str] = []
     for path in io.walk_files(root):
         path = _norm(path)
         rel = os.path.relpath(path, root)

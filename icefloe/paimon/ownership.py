@@ -1,3 +1,4 @@
+# pyright: strict
 """Paimon tables that do not own their data files.
 
 ``migrate`` into Iceberg keeps the Paimon table as a backup whose data files the new Iceberg
@@ -25,13 +26,13 @@ METADATA_DIRS = ("schema", "snapshot", "manifest", "index", "statistics", "tag",
                  "consumer", "service", "metadata")
 
 
-def shared_with(options: Mapping) -> Optional[str]:
+def shared_with(options: Mapping[str, str]) -> Optional[str]:
     """The table that references this table's data files (``SHARED_WITH``), or None."""
     value = options.get(SHARED_WITH)
     return value if value else None
 
 
-def check_owns_files(options: Mapping, table_path: str, what: str) -> None:
+def check_owns_files(options: Mapping[str, str], table_path: str, what: str) -> None:
     """Refuse ``what`` on a table whose data files another table references."""
     other = shared_with(options)
     if other is not None:

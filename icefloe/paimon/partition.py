@@ -1,3 +1,4 @@
+# pyright: strict
 """Where data files live: ``<table>/<k1>=<v1>/<k2>=<v2>/bucket-<N>/<file>``.
 
 A partition value becomes a directory name the way Java Paimon spells it. With
@@ -17,7 +18,7 @@ from __future__ import annotations
 import datetime as _dt
 import decimal
 import math
-from typing import Sequence
+from typing import Any, Sequence
 
 from icefloe.errors import SchemaError
 from icefloe.core.types import IcebergType, precision_of
@@ -81,7 +82,7 @@ def _cast_timestamp_string(v: _dt.datetime, precision: int) -> str:
     return text + ("." + fraction if fraction else "")
 
 
-def partition_value_string(value, t: IcebergType, legacy: bool = True) -> str:
+def partition_value_string(value: Any, t: IcebergType, legacy: bool = True) -> str:
     """The directory spelling of one non-null partition value."""
     r = root_of(t)
     if r == "BOOLEAN":
@@ -108,10 +109,10 @@ def partition_value_string(value, t: IcebergType, legacy: bool = True) -> str:
     raise SchemaError(f"{t} values cannot be used as partition values")
 
 
-def partition_path(keys: Sequence[str], types: Sequence[IcebergType], values: Sequence,
+def partition_path(keys: Sequence[str], types: Sequence[IcebergType], values: Sequence[Any],
                    default_name: str = "__DEFAULT_PARTITION__", legacy: bool = True) -> str:
     """``k1=v1/k2=v2`` (empty for an unpartitioned table)."""
-    parts = []
+    parts: list[str] = []
     for k, t, v in zip(keys, types, values):
         if v is None or (isinstance(v, str) and (v == "" or v.isspace())):
             text = default_name

@@ -23,7 +23,7 @@ fixed when the table is created.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Protocol, Sequence
 
 from icefloe.core import types as core
 from icefloe.errors import SchemaError
@@ -45,7 +45,19 @@ def enabled(options: Mapping[str, str]) -> bool:
     return str(options.get(ENABLED, "false")).strip().lower() == "true"
 
 
-def check_schema(schema) -> None:
+class TrackedSchema(Protocol):
+    """What ``check_schema`` reads of a table schema (``schema.TableSchema``, which imports this module)."""
+    @property
+    def options(self) -> Mapping[str, str]: ...
+    @property
+    def primary_keys(self) -> Sequence[str]: ...
+    @property
+    def num_buckets(self) -> int: ...
+    @property
+    def field_names(self) -> list[str]: ...
+
+
+def check_schema(schema: TrackedSchema) -> None:
     """The table shapes Paimon tracks rows of: an append table with ``bucket`` -1, whose columns
     do not take the two hidden columns' names."""
     if not enabled(schema.options):
@@ -53,9 +65,10 @@ def check_schema(schema) -> None:
     if schema.primary_keys:
         raise SchemaError(f"{ENABLED} is for append tables: a table with a primary key "
                           f"({', '.join(schema.primary_keys)}) does not track row ids")
-    if schema.core_options.bucket != -1:
-        raise SchemaError(f"{ENABLED} needs 'bucket' = '-1' (rows in no fixed bucket), not {schema.core_options.bucket}")
-    taken = [f.name for f in schema.fields if f.name.upper() in NAMES]
+    bucket = schema.num_buckets
+    if bucket != -1:
+        raise SchemaError(f"{ENABLED} needs 'bucket' = '-1' (rows in no fixed bucket), not {bucket}")
+    taken = [name for name in schema.field_names if name.upper() in NAMES]
     if taken:
         raise SchemaError(f"{ENABLED}: column {taken[0]!r} has the name of a row-tracking column ({', '.join(NAMES)})")
 
@@ -73,10 +86,10 @@ def _has_row_id_column(f: DataFileMeta) -> bool:
     return f.write_cols is not None and ROW_ID in f.write_cols
 
 
-def assign(entries: Sequence[mf.ManifestEntry], snapshot_id: int, next_row_id: int) -> tuple[list, int]:
+def assign(entries: Sequence[mf.ManifestEntry], snapshot_id: int, next_row_id: int) -> tuple[list[mf.ManifestEntry], int]:
     """The commit's entries with sequence numbers and first row ids given out (see the module doc),
     and the next free row id."""
-    out = []
+    out: list[mf.ManifestEntry] = []
     for e in entries:
         f = e.file
         if e.kind == mf.ADD and f.min_sequence_number == 0:
@@ -89,13 +102,13 @@ def assign(entries: Sequence[mf.ManifestEntry], snapshot_id: int, next_row_id: i
     return out, next_row_id
 
 
-def tracked_columns(data, meta: DataFileMeta):
+def tracked_columns(data: Any, meta: DataFileMeta) -> tuple[Any, Any]:
     """The ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` of a data file's rows (pyarrow arrays): ``data`` is
     the file read with the two as its last columns (nulls where it has none)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    n = data.num_rows
+    n: int = data.num_rows
     row_id, seq = data.column(ROW_ID), data.column(SEQUENCE_NUMBER)
     if meta.first_row_id is not None:
         row_id = pc.coalesce(row_id, pa.array(range(meta.first_row_id, meta.first_row_id + n), pa.int64()))

@@ -21,7 +21,7 @@ import json
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Protocol
 
 from icefloe.core.io import FileAlreadyExistsError, FileIO
 from icefloe.errors import CorruptMetadataError, SchemaError, TableAlreadyExistsError
@@ -33,6 +33,9 @@ from icefloe.paimon.tag_period import auto_tag_options
 from icefloe.core import types as core
 from icefloe.paimon.types import DataField, field_to_json, highest_field_id, parse_field, to_arrow_schema, to_arrow_type
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
 CURRENT_VERSION = 3
 SCHEMA_DIR = "schema"
 SCHEMA_PREFIX = "schema-"
@@ -42,16 +45,16 @@ _SCHEMA_FILE_RE = re.compile(r"^schema-(\d+)$")
 @dataclass
 class TableSchema:
     id: int
-    fields: list
-    partition_keys: list = field(default_factory=list)
-    primary_keys: list = field(default_factory=list)
-    options: dict = field(default_factory=dict)
+    fields: list[DataField]
+    partition_keys: list[str] = field(default_factory=list[str])
+    primary_keys: list[str] = field(default_factory=list[str])
+    options: dict[str, str] = field(default_factory=dict[str, str])
     comment: Optional[str] = None
     time_millis: int = field(default_factory=lambda: int(time.time() * 1000))
     highest_field_id: Optional[int] = None
     version: int = CURRENT_VERSION
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.highest_field_id is None:
             self.highest_field_id = highest_field_id(self.fields)
 
@@ -62,7 +65,7 @@ class TableSchema:
 
     # ------------------------------------------------------------------ JSON
     def to_json(self) -> str:
-        doc = {
+        doc: dict[str, Any] = {
             "version": self.version,
             "id": self.id,
             "fields": [field_to_json(f) for f in self.fields],
@@ -80,12 +83,13 @@ class TableSchema:
     def from_json(text: str, path: str = "<schema>") -> "TableSchema":
         try:
             doc = json.loads(text)
+            options: Mapping[Any, Any] = doc.get("options") or {}
             return TableSchema(
                 id=int(doc["id"]),
                 fields=[parse_field(f) for f in doc["fields"]],
                 partition_keys=list(doc.get("partitionKeys") or []),
                 primary_keys=list(doc.get("primaryKeys") or []),
-                options={str(k): str(v) for k, v in (doc.get("options") or {}).items()},
+                options={str(k): str(v) for k, v in options.items()},
                 comment=doc.get("comment"),
                 time_millis=int(doc.get("timeMillis") or 0),
                 highest_field_id=int(doc["highestFieldId"]) if "highestFieldId" in doc else None,
@@ -114,7 +118,7 @@ class TableSchema:
         return [self.field(k) for k in self.partition_keys]
 
     @property
-    def partition_types(self) -> list:
+    def partition_types(self) -> list[core.IcebergType]:
         return [f.type for f in self.partition_fields]
 
     @property
@@ -273,7 +277,7 @@ def schema_path(table_path: str, schema_id: int) -> str:
 
 
 def list_schema_ids(io: FileIO, table_path: str) -> list[int]:
-    ids = []
+    ids: list[int] = []
     for name in io.list_dir(f"{table_path}/{SCHEMA_DIR}"):
         m = _SCHEMA_FILE_RE.match(name)
         if m:
@@ -309,7 +313,7 @@ def create_schema(io: FileIO, table_path: str, schema: TableSchema) -> None:
 
 class SchemaHistory:
     """``schema-N`` files by id, each read once (a schema file never changes)."""
-    def __init__(self, io: FileIO, table_path: str, known=()):
+    def __init__(self, io: FileIO, table_path: str, known: Iterable[TableSchema] = ()):
         self.io = io
         self.table_path = table_path
         self._by_id = {s.id: s for s in known}
@@ -329,14 +333,28 @@ class SchemaHistory:
 # does: a renamed column keeps its values, a column dropped and added again under the
 # same name is a new id (nulls for older files), a widened column is cast, and a column
 # added later is null for older files.
-def same_layout(file_fields, read_fields) -> bool:
+class LayoutField(Protocol):
+    """What ``layout`` reads of a field: a shared ``NestedField`` or a ``DataField``."""
+    @property
+    def field_id(self) -> int: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def field_type(self) -> core.IcebergType: ...
+
+
+# (field id, name, nested shape) per field, nested shapes as ("ROW", ...), ("ARRAY", ...), ("MAP", ...)
+Layout = tuple[Any, ...]
+
+
+def same_layout(file_fields: Iterable[LayoutField], read_fields: Iterable[LayoutField]) -> bool:
     """Whether files of ``file_fields`` read under ``read_fields`` need nothing but casts
     by name (same ids, names and nested fields)."""
     return _layout(file_fields) == _layout(read_fields)
 
 
-def _layout(fields) -> tuple:
-    def shape(t):
+def _layout(fields: Iterable[LayoutField]) -> Layout:
+    def shape(t: core.IcebergType) -> Layout:
         if isinstance(t, core.StructType):
             return ("ROW", _layout(t.fields))
         if isinstance(t, (core.ListType, core.MultisetType)):
@@ -348,33 +366,33 @@ def _layout(fields) -> tuple:
     return tuple((f.field_id, f.name, shape(f.field_type)) for f in fields)
 
 
-def layout(fields) -> tuple:
+def layout(fields: Iterable[LayoutField]) -> Layout:
     """What files of ``fields`` share when they read alike: ids, names and nested shapes."""
     return _layout(fields)
 
 
-def same_type_layout(a, b) -> bool:
+def same_type_layout(a: core.IcebergType, b: core.IcebergType) -> bool:
     """Whether types ``a`` and ``b`` have the same nested ROW ids and names (casts suffice)."""
     return _layout([_Probe(a)]) == _layout([_Probe(b)])
 
 
-def _column_named(names: dict, name: str):
+def _column_named(names: Mapping[str, str], name: str) -> Optional[str]:
     """The physical column of a file for a schema field name (exact, else case-insensitive)."""
     return names.get(name, names.get(name.lower()))
 
 
-def evolve_arrow(data, file_fields, read_fields):
+def evolve_arrow(data: pa.Table, file_fields: Iterable[DataField], read_fields: list[DataField]) -> pa.Table:
     """A pyarrow Table of one data file (columns named as in ``file_fields``, the fields of
     the schema it was written with) as ``read_fields``: matched by field id, cast,
     nulls for ids the file's schema does not have."""
     import pyarrow as pa
 
     target = to_arrow_schema(read_fields, with_ids=False)
-    names = {n: n for n in data.column_names}
+    names: dict[str, str] = {n: n for n in data.column_names}
     for n in data.column_names:
         names.setdefault(n.lower(), n)
     by_id = {f.id: f for f in file_fields}
-    cols = []
+    cols: list[pa.Array] = []
     for rf, tf in zip(read_fields, target):
         ff = by_id.get(rf.id)
         src = _column_named(names, ff.name) if ff is not None else None
@@ -385,7 +403,8 @@ def evolve_arrow(data, file_fields, read_fields):
     return pa.Table.from_arrays(cols, schema=target)
 
 
-def _evolve_column(col, ftype, rtype, arrow_type):
+def _evolve_column(col: pa.Array, ftype: core.IcebergType, rtype: core.IcebergType,
+                   arrow_type: pa.DataType) -> pa.Array:
     import pyarrow as pa
 
     if isinstance(col, pa.ChunkedArray):
@@ -394,7 +413,8 @@ def _evolve_column(col, ftype, rtype, arrow_type):
     return _evolve_array(col, ftype, rtype, arrow_type)
 
 
-def _evolve_array(arr, ftype, rtype, arrow_type):
+def _evolve_array(arr: pa.Array, ftype: core.IcebergType, rtype: core.IcebergType,
+                  arrow_type: pa.DataType) -> pa.Array:
     """One Arrow array of file type ``ftype`` as read type ``rtype`` (ROW fields by id)."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -403,10 +423,11 @@ def _evolve_array(arr, ftype, rtype, arrow_type):
         return arr.cast(arrow_type) if arr.type != arrow_type else arr
     if isinstance(rtype, core.StructType) and isinstance(ftype, core.StructType):
         by_id = {f.field_id: f for f in ftype.fields}
-        names = {arr.type.field(i).name: i for i in range(arr.type.num_fields)}
+        names: dict[str, int] = {arr.type.field(i).name: i for i in range(arr.type.num_fields)}
         for n, i in list(names.items()):
             names.setdefault(n.lower(), i)
-        children, fields = [], []
+        children: list[pa.Array] = []
+        fields: list[pa.Field] = []
         for rf, af in zip(rtype.fields, arrow_type):
             ff = by_id.get(rf.field_id)
             idx = None
@@ -433,7 +454,7 @@ def _evolve_array(arr, ftype, rtype, arrow_type):
 
 class _Probe:
     """A stand-in field so a lone type can go through ``_layout``."""
-    def __init__(self, t):
+    def __init__(self, t: core.IcebergType):
         self.field_id, self.name, self.field_type = -1, "", t
 
 

@@ -1,3 +1,4 @@
+# pyright: strict
 """Snapshots (the Paimon spec's "Snapshot"): ``<table>/snapshot/snapshot-N`` JSON files and the hint files.
 
 Every commit writes ``snapshot-<latest + 1>``; ids start at 1 and are
@@ -17,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Iterator, Optional
+from typing import Any, Iterator, Optional
 
 from icefloe.core.io import FileAlreadyExistsError, FileIO
 from icefloe.errors import CorruptMetadataError, NoSuchSnapshotError
@@ -50,14 +51,14 @@ class Snapshot:
     delta_record_count: int
     changelog_manifest_list: Optional[str] = None
     index_manifest: Optional[str] = None
-    log_offsets: dict = field(default_factory=dict)
+    log_offsets: dict[str, Any] = field(default_factory=dict[str, Any])
     changelog_record_count: Optional[int] = 0
     watermark: Optional[int] = NO_WATERMARK
     statistics: Optional[str] = None
     base_manifest_list_size: Optional[int] = None
     delta_manifest_list_size: Optional[int] = None
     changelog_manifest_list_size: Optional[int] = None
-    properties: Optional[dict] = None
+    properties: Optional[dict[str, str]] = None
     version: int = CURRENT_VERSION
     next_row_id: Optional[int] = None      # row tracking: the first row id the next commit gives out
 
@@ -84,13 +85,13 @@ class Snapshot:
         return self.id
 
     @property
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, str]:
         return {"total-records": str(self.total_record_count),
                 "delta-records": str(self.delta_record_count),
                 "commit-kind": self.commit_kind}
 
     def to_json(self) -> str:
-        doc = {
+        doc: dict[str, Any] = {
             "version": self.version,
             "id": self.id,
             "schemaId": self.schema_id,
@@ -146,8 +147,9 @@ class Snapshot:
             )
         except (ValueError, KeyError, TypeError, AttributeError) as e:
             raise CorruptMetadataError(path, f"not a Paimon snapshot: {type(e).__name__}: {e}") from None
-        for key, value in (("baseManifestList", snap.base_manifest_list),
-                           ("deltaManifestList", snap.delta_manifest_list)):
+        # the file names as the JSON gave them (any JSON value), not yet known to be strings
+        for key in ("baseManifestList", "deltaManifestList"):
+            value = d[key]
             if not isinstance(value, str) or not value:
                 raise CorruptMetadataError(path, f"not a Paimon snapshot: {key} is {value!r}, not a file name")
         return snap
@@ -166,7 +168,7 @@ class SnapshotManager:
 
     # ------------------------------------------------------------------ ids
     def _listed_ids(self) -> list[int]:
-        ids = []
+        ids: list[int] = []
         for name in self.io.list_dir(self.snapshot_dir):
             m = _SNAPSHOT_RE.match(name)
             if m:

@@ -1,3 +1,4 @@
+# pyright: strict
 """Value statistics of a data file (``_VALUE_STATS``): min, max and null count per column.
 
 The statistics cover the top-level columns of the schema in order (so
@@ -18,12 +19,18 @@ import datetime as _dt
 import decimal
 import math
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from icefloe.core.parquet import string_upper_bound
+from icefloe.core.types import IcebergType as DataType
+from icefloe.core.types import scale_of
 from icefloe.paimon.binary_row import encode_row
 from icefloe.paimon.data_file import EMPTY_STATS, SimpleStats
 from icefloe.paimon.types import DataField, root as root_of
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
 
 @dataclass
@@ -42,7 +49,7 @@ def truncate_max(s: str, n: int) -> Optional[str]:
     return string_upper_bound(s, n)
 
 
-def apply_stats_mode(col: ColumnStats, t, mode: str, truncate: Optional[int]) -> ColumnStats:
+def apply_stats_mode(col: ColumnStats, t: DataType, mode: str, truncate: Optional[int]) -> ColumnStats:
     if not t.is_primitive or mode == "counts":
         return ColumnStats(None, None, col.null_count)
     if truncate and root_of(t) in ("CHAR", "VARCHAR"):
@@ -53,7 +60,7 @@ def apply_stats_mode(col: ColumnStats, t, mode: str, truncate: Optional[int]) ->
 
 
 def value_stats(fields: Sequence[DataField], columns: Sequence[ColumnStats], mode: str,
-                truncate: Optional[int]) -> tuple[SimpleStats, Optional[tuple]]:
+                truncate: Optional[int]) -> tuple[SimpleStats, Optional[tuple[str, ...]]]:
     """(``_VALUE_STATS``, ``_VALUE_STATS_COLS``) of one file."""
     if mode == "none":
         return EMPTY_STATS, ()
@@ -68,18 +75,18 @@ def value_stats(fields: Sequence[DataField], columns: Sequence[ColumnStats], mod
 
 
 # --------------------------------------------------------------------------- from Arrow
-def _is_float(t) -> bool:
+def _is_float(t: DataType) -> bool:
     return root_of(t) in ("FLOAT", "DOUBLE")
 
 
-def stats_from_arrow(table, fields: Sequence[DataField]) -> list[ColumnStats]:
+def stats_from_arrow(table: pa.Table, fields: Sequence[DataField]) -> list[ColumnStats]:
     """Exact statistics of the columns of an Arrow table (matched by name)."""
     import pyarrow.compute as pc
 
-    out = []
+    out: list[ColumnStats] = []
     for f in fields:
         col = table.column(f.name)
-        nulls = col.null_count
+        nulls: int = col.null_count
         if not f.type.is_primitive or nulls == len(col):
             out.append(ColumnStats(None, None, nulls))
             continue
@@ -87,24 +94,41 @@ def stats_from_arrow(table, fields: Sequence[DataField]) -> list[ColumnStats]:
             out.append(ColumnStats(None, None, nulls))
             continue
         mm = pc.min_max(col)
-        out.append(ColumnStats(mm["min"].as_py(), mm["max"].as_py(), nulls))
+        out.append(ColumnStats(_py_value(mm["min"]), _py_value(mm["max"]), nulls))
     return out
 
 
+_UNITS = {"s": "seconds", "ms": "milliseconds", "us": "microseconds"}
+
+
+def _py_value(scalar):
+    """An Arrow scalar's Python value. A timestamp with a time zone (as Spark hands its rows to
+    Python) is converted here exactly as pyarrow converts it, because pyarrow's own conversion
+    imports pandas first, to ask whether it is there: a second or more in each new Spark worker."""
+    t = scalar.type
+    unit = getattr(t, "unit", None)
+    if getattr(t, "tz", None) and unit in _UNITS and scalar.is_valid:
+        from pyarrow.lib import string_to_tzinfo
+
+        utc = _dt.datetime(1970, 1, 1) + _dt.timedelta(**{_UNITS[unit]: scalar.value})
+        return utc.replace(tzinfo=_dt.timezone.utc).astimezone(string_to_tzinfo(t.tz, prefer_zoneinfo=True))
+    return scalar.as_py()
+
+
 # --------------------------------------------------------------------------- from a Parquet footer
-def stats_from_footer(metadata, fields: Sequence[DataField]) -> list[ColumnStats]:
+def stats_from_footer(metadata: pq.FileMetaData, fields: Sequence[DataField]) -> list[ColumnStats]:
     """Statistics of a Parquet file's top-level columns from its footer (by column name).
 
     Null counts of nested columns cannot be told from leaf statistics and are None.
     """
     md = metadata
-    by_path: dict = {}
+    by_path: dict[str, list[Any]] = {}
     for rg_i in range(md.num_row_groups):
         rg = md.row_group(rg_i)
         for ci in range(rg.num_columns):
-            col = rg.column(ci)
+            col: Any = rg.column(ci)
             by_path.setdefault(col.path_in_schema, []).append(col)
-    out = []
+    out: list[ColumnStats] = []
     for f in fields:
         chunks = by_path.get(f.name)
         if not f.type.is_primitive or chunks is None:
@@ -142,7 +166,7 @@ def stats_from_footer(metadata, fields: Sequence[DataField]) -> list[ColumnStats
     return out
 
 
-def _footer_value(t, st, which: str) -> Any:   # a value of the column's type
+def _footer_value(t: DataType, st: Any, which: str) -> Any:   # a value of the column's type
     r = root_of(t)
     if r == "DECIMAL":
         # pyarrow cannot convert decimals stored as INT32/INT64 (Spark's layout): use raw
@@ -155,8 +179,8 @@ def _footer_value(t, st, which: str) -> Any:   # a value of the column's type
         return bytes(v).decode("utf-8")
     if r == "DECIMAL" and not isinstance(v, decimal.Decimal):
         if isinstance(v, int):
-            return decimal.Decimal(v).scaleb(-t.scale)
-        return decimal.Decimal(int.from_bytes(bytes(v), "big", signed=True)).scaleb(-t.scale)
+            return decimal.Decimal(v).scaleb(-scale_of(t))
+        return decimal.Decimal(int.from_bytes(bytes(v), "big", signed=True)).scaleb(-scale_of(t))
     if r in ("TIMESTAMP", "TIMESTAMP_LTZ") and isinstance(v, _dt.datetime):
         if r == "TIMESTAMP_LTZ" and v.tzinfo is None:
             return v.replace(tzinfo=_dt.timezone.utc)

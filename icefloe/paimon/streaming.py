@@ -15,14 +15,15 @@ their added files are read.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Optional
+from typing import Callable, Optional
 
 from icefloe.errors import BatchAlreadyCommitted, NoSuchSnapshotError
 from icefloe.paimon import manifest as mf
+from icefloe.paimon.file_store import FileStore
 from icefloe.paimon.snapshot import APPEND, COMPACT, OVERWRITE, Snapshot
 
 
-def latest_of_user(store, user: str, latest: Optional[Snapshot]) -> Optional[Snapshot]:
+def latest_of_user(store: FileStore, user: str, latest: Optional[Snapshot]) -> Optional[Snapshot]:
     """The newest snapshot ``user`` committed, looking back from ``latest``."""
     if latest is None:
         return None
@@ -39,7 +40,8 @@ def latest_of_user(store, user: str, latest: Optional[Snapshot]) -> Optional[Sna
     return None
 
 
-def not_committed_check(store, user: Optional[str], identifier: int):
+def not_committed_check(store: FileStore, user: Optional[str],
+                        identifier: int) -> Callable[[Optional[Snapshot]], None]:
     """A commit validation: refuse (``BatchAlreadyCommitted``) when ``user`` committed
     ``identifier`` or a later batch already."""
     if not user:
@@ -53,7 +55,7 @@ def not_committed_check(store, user: Optional[str], identifier: int):
     return check
 
 
-def delta_entries(store, snap: Snapshot, read_overwrite: bool = False) -> list:
+def delta_entries(store: FileStore, snap: Snapshot, read_overwrite: bool = False) -> list[mf.ManifestEntry]:
     """The ADD entries of ``snap``'s delta that a stream reads (none for a compaction, or
     for an overwrite unless ``read_overwrite``), in manifest order."""
     if snap.commit_kind == COMPACT or (snap.commit_kind == OVERWRITE and not read_overwrite):

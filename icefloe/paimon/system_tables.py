@@ -9,25 +9,29 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-from typing import Optional
+from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
 
 import pyarrow as pa
 
+from icefloe.core.types import IcebergType
 from icefloe.errors import CorruptMetadataError
 from icefloe.paimon import file_index as fi
+from icefloe.paimon import manifest as mf
 from icefloe.paimon.binary_row import BinaryRow, decode_row
 from icefloe.paimon.dynamic_bucket import read_index_manifest
 from icefloe.paimon.merge import trimmed_primary_keys
-from icefloe.paimon.schema import list_schema_ids, load_schema
+from icefloe.paimon.schema import TableSchema, list_schema_ids, load_schema
 from icefloe.paimon.scan import plan
 from icefloe.paimon.tag import duration_text
-from icefloe.paimon.types import field_to_json
+from icefloe.paimon.snapshot import Snapshot
+from icefloe.paimon.table import FileStoreTable
+from icefloe.paimon.types import DataField, field_to_json
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 LONG, INT, STRING, TIMESTAMP = pa.int64(), pa.int32(), pa.string(), pa.timestamp("us", tz="UTC")
 
 
-def _schema(*cols) -> pa.Schema:
+def _schema(*cols: tuple[str, Any]) -> pa.Schema:
     return pa.schema([pa.field(name, t) for name, t in cols])
 
 
@@ -75,76 +79,80 @@ TABLE_INDEXES = _schema(("partition", STRING), ("bucket", INT), ("index_type", S
 NAMES = ("snapshots", "schemas", "options", "files", "manifests", "partitions", "buckets", "tags", "branches",
          "statistics", "consumers", "file_indexes", "file_key_ranges", "aggregation_fields", "table_indexes")
 # they describe the table, not one snapshot
+# a row of a system table: its columns' values, in the schema's order
+Row = tuple[Any, ...]
 TABLE_LEVEL = ("snapshots", "schemas", "options", "tags", "branches", "consumers", "aggregation_fields")
 
 
-def _table(schema: pa.Schema, rows: list) -> pa.Table:
-    columns = list(zip(*rows)) if rows else [[] for _ in schema]
+def _table(schema: pa.Schema, rows: Sequence[Row]) -> pa.Table:
+    columns: list[Sequence[Any]] = list(zip(*rows)) if rows else [[] for _ in schema]
     return pa.Table.from_arrays([pa.array(list(c), type=f.type) for c, f in zip(columns, schema)], schema=schema)
 
 
-def _ts(ms: Optional[int]):
+def _ts(ms: Optional[int]) -> Optional[_dt.datetime]:
     return None if ms is None else _EPOCH + _dt.timedelta(milliseconds=ms)
 
 
-def _instant(v):
+def _instant(v: Any) -> Any:
     """A local wall-clock datetime (Paimon records some times so) as the instant it names."""
     return v.astimezone() if isinstance(v, _dt.datetime) and v.tzinfo is None else v
 
 
-def _local_ms(ms: Optional[int]):
+def _local_ms(ms: Optional[int]) -> Optional[_dt.datetime]:
     """Paimon's file creation time: local wall-clock millis stored as if UTC."""
     if ms is None:
         return None
     return (_dt.datetime(1970, 1, 1) + _dt.timedelta(milliseconds=ms)).astimezone()
 
 
-def snapshots(table, snapshot=None) -> pa.Table:
+def snapshots(table: FileStoreTable, snapshot: Optional[Snapshot] = None) -> pa.Table:
     rows = [(s.id, s.schema_id, s.commit_user, s.commit_identifier, s.commit_kind, _ts(s.time_millis),
              s.base_manifest_list, s.delta_manifest_list, s.changelog_manifest_list, s.total_record_count,
              s.delta_record_count, s.changelog_record_count, s.watermark) for s in table.snapshots()]
     return _table(SNAPSHOTS, rows)
 
 
-def _schemas(table) -> dict:
+def _schemas(table: FileStoreTable) -> dict[int, TableSchema]:
     return {i: load_schema(table.io, table.meta_location, i) for i in list_schema_ids(table.io, table.meta_location)}
 
 
-def schemas(table, snapshot=None) -> pa.Table:
+def schemas(table: FileStoreTable, snapshot: Optional[Snapshot] = None) -> pa.Table:
     rows = [(s.id, json.dumps([field_to_json(f) for f in s.fields]), json.dumps(list(s.partition_keys)),
              json.dumps(list(s.primary_keys)), json.dumps(dict(s.options)), s.comment, _ts(s.time_millis))
             for s in sorted(_schemas(table).values(), key=lambda s: s.id)]
     return _table(SCHEMAS, rows)
 
 
-def options(table, snapshot=None) -> pa.Table:
+def options(table: FileStoreTable, snapshot: Optional[Snapshot] = None) -> pa.Table:
     return _table(OPTIONS, sorted(table.refresh().options.items()))
 
 
-def _stats_text(names, values) -> Optional[str]:
+def _stats_text(names: Sequence[str], values: Optional[Sequence[Any]]) -> Optional[str]:
     if values is None:
         return None
     return "{" + ", ".join(f"{n}={'null' if v is None else v}" for n, v in zip(names, values)) + "}"
 
 
-def _entries(table, snapshot):
+def _entries(table: FileStoreTable, snapshot: Optional[Snapshot]) -> Iterator[tuple[mf.ManifestEntry, str]]:
     """(entry, partition directory) of the live files of ``snapshot``; paths filled in."""
     store = table.refresh().store
     # planned from the snapshot itself: a tag's snapshot may have expired
-    entries = plan(store, snapshot, None, table.schema_by_id(snapshot.schema_id), table.schema_by_id) \
+    entries: list[mf.ManifestEntry] = plan(store, snapshot, None, table.schema_by_id(snapshot.schema_id), table.schema_by_id) \
         if snapshot is not None else []
     for e in entries:
         values = store.partition_values(e.partition)
         yield e, (store.partition_dir(values) if table.partition_keys else "")
 
 
-def files(table, snapshot=None) -> pa.Table:
+def files(table: FileStoreTable, snapshot: Optional[Snapshot] = None) -> pa.Table:
     schemas = _schemas(table)
-    rows = []
+    rows: list[Row] = []
     for e, part in _entries(table, snapshot):
         f = e.file
-        mins = maxs = counts = None
-        fields = schemas[f.schema_id].fields if f.schema_id in schemas else []
+        mins: Optional[Sequence[Any]] = None
+        maxs: Optional[Sequence[Any]] = None
+        counts: Optional[Sequence[Any]] = None
+        fields: list[DataField] = schemas[f.schema_id].fields if f.schema_id in schemas else []
         if f.value_stats_cols is not None:
             by_name = {x.name: x for x in fields}
             fields = [by_name[c] for c in f.value_stats_cols if c in by_name]
@@ -160,13 +168,14 @@ def files(table, snapshot=None) -> pa.Table:
     return _table(FILES, rows)
 
 
-def file_indexes(table, snapshot=None) -> pa.Table:
+def file_indexes(table: FileStoreTable, snapshot: Optional[Snapshot] = None) -> pa.Table:
     """Paimon's ``$file_indexes``: one row per index of each live data file, EMBEDDED in its
     manifest entry or in a FILE beside it (its path and size); files without an index have none."""
-    rows = []
+    rows: list[Row] = []
     for e, part in _entries(table, snapshot):
         f = e.file
-        raw, storage, index_path = f.embedded_index, "EMBEDDED", None
+        raw, storage = f.embedded_index, "EMBEDDED"
+        index_path: Optional[str] = None
         if raw is None:
             found = fi.index_files(f.extra_files)
             if not found:
@@ -181,17 +190,18 @@ def file_indexes(table, snapshot=None) -> pa.Table:
     return _table(FILE_INDEXES, rows)
 
 
-def manifests(table, snapshot=None) -> pa.Table:
+def manifests(table: FileStoreTable, snapshot: Optional[Snapshot] = None) -> pa.Table:
     store = table.refresh().store
     rows = [(m.file_name, m.file_size, m.num_added_files, m.num_deleted_files, m.schema_id)
             for m in store.data_manifests(snapshot)]
     return _table(MANIFESTS, rows)
 
 
-def _file_groups(table, snapshot, key, raw_time: bool = False) -> list:
+def _file_groups(table: FileStoreTable, snapshot: Optional[Snapshot], key: Callable[[mf.ManifestEntry, str], Any],
+                 raw_time: bool = False) -> list[Row]:
     """(group, records, bytes, files, last creation time) of the live files, grouped by ``key(entry,
     partition directory)``, in group order."""
-    acc: dict = {}
+    acc: dict[Any, list[Any]] = {}
     for e, part in _entries(table, snapshot):
         a = acc.setdefault(key(e, part), [0, 0, 0, None])
         a[0] += e.file.row_count
@@ -202,17 +212,17 @@ def _file_groups(table, snapshot, key, raw_time: bool = False) -> list:
     return [(group, a[0], a[1], a[2], a[3] if raw_time else _local_ms(a[3])) for group, a in sorted(acc.items())]
 
 
-def buckets(table, snapshot=None) -> pa.Table:
+def buckets(table: FileStoreTable, snapshot: Optional[Snapshot] = None) -> pa.Table:
     """Paimon's ``$buckets``: the live files of each (partition, bucket)."""
     rows = [(part, bucket, *rest) for (part, bucket), *rest in _file_groups(table, snapshot, lambda e, p: (p, e.bucket))]
     return _table(BUCKETS, rows)
 
 
-def branches(table, snapshot=None) -> pa.Table:
+def branches(table: FileStoreTable, snapshot: Optional[Snapshot] = None) -> pa.Table:
     """Paimon's ``$branches``: each branch and when its directory was made."""
     from icefloe.paimon.branches import branch_path
 
-    rows = []
+    rows: list[Row] = []
     for name in table.branches():
         try:
             created = _ts(table.io.mtime_ms(branch_path(table.location, name)))
@@ -222,17 +232,17 @@ def branches(table, snapshot=None) -> pa.Table:
     return _table(BRANCHES, rows)
 
 
-def partition_groups(table, snapshot) -> list:
+def partition_groups(table: FileStoreTable, snapshot: Optional[Snapshot]) -> list[Row]:
     """(partition directory, records, bytes, files, last creation time as Paimon's millis) of the live
     files of ``snapshot``, one per partition (``sys.partitions`` and ``sys.tables`` sum them)."""
     return _file_groups(table, snapshot, lambda e, part: part, raw_time=True)
 
 
-def partitions(table, snapshot=None) -> pa.Table:
+def partitions(table: FileStoreTable, snapshot: Optional[Snapshot] = None) -> pa.Table:
     return _table(PARTITIONS, _file_groups(table, snapshot, lambda e, part: part))
 
 
-def tags(table, snapshot=None) -> pa.Table:
+def tags(table: FileStoreTable, snapshot: Optional[Snapshot] = None) -> pa.Table:
     """Paimon's ``$tags``: one row per tag, ordered by name; ``create_time`` and
     ``time_retained`` only for tags created with a retention time."""
     rows = [(name, t.snapshot.id, t.snapshot.schema_id, _ts(t.snapshot.time_millis), t.snapshot.total_record_count,
@@ -240,21 +250,21 @@ def tags(table, snapshot=None) -> pa.Table:
     return _table(TAGS, rows)
 
 
-def statistics(table, snapshot=None) -> pa.Table:
+def statistics(table: FileStoreTable, snapshot: Optional[Snapshot] = None) -> pa.Table:
     """Paimon's ``$statistics``: the statistics ``ANALYZE TABLE`` took, as the snapshot (the latest
     by default) names them; no row when it names none."""
     stats = table.statistics(snapshot) if snapshot is not None else None
-    rows = [] if stats is None else [(stats.snapshot_id, stats.schema_id, stats.merged_record_count,
+    rows: list[Row] = [] if stats is None else [(stats.snapshot_id, stats.schema_id, stats.merged_record_count,
                                       stats.merged_record_size, stats.col_stats_json())]
     return _table(STATISTICS, rows)
 
 
-def consumers(table, snapshot=None) -> pa.Table:
+def consumers(table: FileStoreTable, snapshot: Optional[Snapshot] = None) -> pa.Table:
     """Paimon's ``$consumers``: each consumer and the next snapshot it reads."""
     return _table(CONSUMERS, sorted(table.consumers().items()))
 
 
-def _cast_text(v) -> str:
+def _cast_text(v: Any) -> str:
     """A value as Paimon's cast to STRING writes it (``null``, ``true``, ``2024-10-01``)."""
     if v is None:
         return "null"
@@ -265,27 +275,27 @@ def _cast_text(v) -> str:
     return v.isoformat() if isinstance(v, _dt.date) else str(v)
 
 
-def _row_text(values) -> str:
+def _row_text(values: Iterable[Any]) -> str:
     """A partition as Paimon's cast of a row to STRING writes it: ``{v1, v2}``."""
     return "{" + ", ".join(_cast_text(v) for v in values) + "}"
 
 
-def _key_text(values) -> str:
+def _key_text(values: Iterable[Any]) -> str:
     """A key as Paimon shows it (the Java array of its internal values): ``[c]``, ``[1, a]``; a date is its
     day number, as Paimon keeps it."""
-    def internal(v):
+    def internal(v: Any) -> Any:
         if isinstance(v, _dt.date) and not isinstance(v, _dt.datetime):
             return (v - _dt.date(1970, 1, 1)).days
         return _cast_text(v)
     return "[" + ", ".join(str(internal(v)) for v in values) + "]"
 
 
-def file_key_ranges(table, snapshot=None) -> pa.Table:
+def file_key_ranges(table: FileStoreTable, snapshot: Optional[Snapshot] = None) -> pa.Table:
     """Paimon's ``$file_key_ranges``: each live data file with its key range (the primary key without
     the partition keys; none for an append table) and first row id."""
     store = table.refresh().store
-    rows = []
-    key_types: dict = {}
+    rows: list[Row] = []
+    key_types: dict[int, list[IcebergType]] = {}
     for e, _part in _entries(table, snapshot):
         f = e.file
         if f.schema_id not in key_types:
@@ -301,12 +311,12 @@ def file_key_ranges(table, snapshot=None) -> pa.Table:
     return _table(FILE_KEY_RANGES, rows)
 
 
-def aggregation_fields(table, snapshot=None) -> pa.Table:
+def aggregation_fields(table: FileStoreTable, snapshot: Optional[Snapshot] = None) -> pa.Table:
     """Paimon's ``$aggregation_fields``: each column of the latest schema with the values
     (``function``) and keys (``function_options``) of its ``fields.<column>.*`` options."""
     schema = table.refresh().table_schema
-    values: dict = {}
-    keys: dict = {}
+    values: dict[str, list[str]] = {}
+    keys: dict[str, list[str]] = {}
     for key, value in sorted(schema.options.items()):
         parts = key.split(".")
         if len(parts) > 2 and parts[0] == "fields":
@@ -317,12 +327,12 @@ def aggregation_fields(table, snapshot=None) -> pa.Table:
     return _table(AGGREGATION_FIELDS, rows)
 
 
-def table_indexes(table, snapshot=None) -> pa.Table:
+def table_indexes(table: FileStoreTable, snapshot: Optional[Snapshot] = None) -> pa.Table:
     """Paimon's ``$table_indexes``: the index files the snapshot's index manifest names (dynamic
     buckets' HASH indexes, deletion vectors, global indexes), with each vector's range."""
     store = table.refresh().store
-    names = {f.id: f.name for f in table.table_schema.fields}
-    rows = []
+    names: dict[int, str] = {f.id: f.name for f in table.table_schema.fields}
+    rows: list[Row] = []
     for r in read_index_manifest(store, snapshot.index_manifest if snapshot is not None else None):
         part = _row_text(store.partition_values(BinaryRow.from_bytes(r["_PARTITION"])))
         ranges = r.get("_DELETIONS_VECTORS_RANGES")

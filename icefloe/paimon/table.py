@@ -12,12 +12,14 @@ import json
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from typing import Optional, Sequence
+import datetime as _dt
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, TypeVar
 
 import pyarrow as pa
 
 from icefloe.core.io import LOCAL, FileIO
-from icefloe.core.timetravel import to_epoch_ms
+from icefloe.core.timetravel import AsOf, to_epoch_ms
+from icefloe.core.types import Schema
 from icefloe.errors import AfterCommitError, NoSuchTableError, NotSupportedError, SchemaMismatchError
 from icefloe.paimon import branch_merge
 from icefloe.paimon import branches
@@ -28,10 +30,12 @@ from icefloe.paimon import table_hooks
 from icefloe.paimon import tag_auto
 from icefloe.paimon.tag_period import auto_tag_options
 from icefloe.paimon import types as pt
+from icefloe.paimon import manifest as mf
 from icefloe.paimon.arrow_read import read_data_file
+from icefloe.paimon.data_file import DataFileMeta
 from icefloe.paimon.commit import CommitMessage, FileStoreCommit
 from icefloe.paimon.commit_changes import (
-    DeleteFiles, FilesLive, NotCommitted, PaimonCommit, SequenceAfter, message_changes, sequence_firsts,
+    DeleteFiles, FilesLive, NotCommitted, PaimonCommit, Requirement, SequenceAfter, message_changes, sequence_firsts,
 )
 from icefloe.paimon.expire import expire_snapshots
 from icefloe.paimon.file_store import FileStore
@@ -47,7 +51,10 @@ from icefloe.paimon.schema import FALLBACK_BRANCH, SchemaHistory, TableSchema, e
 from icefloe.paimon.schema_update import UpdateSchema
 from icefloe.paimon.snapshot import APPEND, BATCH_COMMIT_IDENTIFIER, OVERWRITE, Snapshot
 from icefloe.paimon.statistics import Statistics, read_statistics
-from icefloe.paimon.tag import TagManager, create_tag, delete_tag, rename_tag, replace_tag
+from icefloe.paimon.types import DataField
+from icefloe.paimon.tag import Tag, TagManager, create_tag, delete_tag, rename_tag, replace_tag
+
+_T = TypeVar("_T")
 
 
 class FileStoreTable:
@@ -74,12 +81,12 @@ class FileStoreTable:
         self._store = FileStore(self.io, self._location, schema, self._meta)
         return self
 
-    def __getstate__(self):  # picklable for Spark tasks: no caches
+    def __getstate__(self) -> dict[str, Any]:  # picklable for Spark tasks: no caches
         state = dict(self.__dict__)
         state.pop("_store", None)
         return state
 
-    def __setstate__(self, state):
+    def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._store = FileStore(self.io, self._location, self._schema, self._meta)
 
@@ -99,7 +106,7 @@ class FileStoreTable:
         return self._schema
 
     @property
-    def schema(self):
+    def schema(self) -> Schema:
         """The icefloe Schema (field ids are Paimon's)."""
         return pt.to_core_schema(self._schema.fields, self._schema.id)
 
@@ -108,9 +115,9 @@ class FileStoreTable:
         return self._store
 
     @property
-    def properties(self) -> dict:
+    def properties(self) -> dict[str, str]:
         """The options, and the table comment as ``comment`` (as Paimon's Spark tables show them)."""
-        props = dict(self._schema.options)
+        props: dict[str, str] = dict(self._schema.options)
         if self._schema.comment is not None:
             props["comment"] = self._schema.comment
         return props
@@ -121,7 +128,7 @@ class FileStoreTable:
         return self._schema.comment
 
     @property
-    def options(self) -> dict:
+    def options(self) -> dict[str, str]:
         return dict(self._schema.options)
 
     @property
@@ -138,14 +145,14 @@ class FileStoreTable:
     def current_snapshot(self) -> Optional[Snapshot]:
         return self._store.snapshots.latest()
 
-    def history(self) -> list[dict]:
+    def history(self) -> list[dict[str, int]]:
         """When each snapshot was committed (Paimon's history is linear)."""
         return [{"timestamp-ms": s.time_millis, "snapshot-id": s.id} for s in self.snapshots()]
 
     def snapshot(self, snapshot_id: int) -> Snapshot:
         return self._store.snapshots.snapshot(int(snapshot_id))
 
-    def snapshot_for(self, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None,
+    def snapshot_for(self, snapshot_id: Optional[int] = None, as_of: Optional[AsOf] = None, ref: Optional[str] = None,
                      tag: Optional[str] = None) -> Optional[Snapshot]:
         """The snapshot a read uses: by id, by time (``as_of``), by tag (``ref`` or ``tag``:
         the tag's own copy, readable after its snapshot expired), else the latest."""
@@ -165,12 +172,13 @@ class FileStoreTable:
         return self.current_snapshot()
 
     # ------------------------------------------------------------------ schema evolution
-    def update_schema(self):
+    def update_schema(self) -> UpdateSchema:
         """``with t.update_schema() as u:`` -- add, rename, drop, widen, reorder columns;
         committed on exit as one new ``schema-N`` file (``icefloe.paimon.schema_update``)."""
         return UpdateSchema(self)
 
-    def update_properties(self, set: Optional[dict] = None, remove: Optional[Sequence[str]] = None) -> dict:
+    def update_properties(self, set: Optional[Mapping[str, Optional[str]]] = None,
+                          remove: Optional[Sequence[str]] = None) -> dict[str, str]:
         """Set and remove table options in one new ``schema-N`` (Paimon's SetOption and
         RemoveOption); returns the options now in effect. ``comment`` is the table comment, kept in
         the schema's ``comment`` field (Paimon's UpdateComment), not an option."""
@@ -194,20 +202,21 @@ class FileStoreTable:
             raise ValueError("give ref or tag, not both")
         return ref if ref is not None else tag
 
-    def schema_for(self, snapshot_id=None, as_of=None, ref: Optional[str] = None):
+    def schema_for(self, snapshot_id: Optional[int] = None, as_of: Optional[AsOf] = None,
+                   ref: Optional[str] = None) -> Schema:
         """The icefloe Schema a read uses: the snapshot's for time travel, else the table's latest."""
         ts = self.table_schema_for(snapshot_id, as_of, ref)
         return pt.to_core_schema(ts.fields, ts.id)
 
-    def table_schema_for(self, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None) -> TableSchema:
+    def table_schema_for(self, snapshot_id: Optional[int] = None, as_of: Optional[AsOf] = None, ref: Optional[str] = None) -> TableSchema:
         """The Paimon schema a read uses: the snapshot's for time travel, else the table's latest."""
         snap = None if snapshot_id is None and as_of is None and ref is None else \
             self.snapshot_for(snapshot_id, as_of, ref)
         return self._schema if snap is None else self.schema_by_id(snap.schema_id)
 
     # ------------------------------------------------------------------ planning
-    def plan(self, where=None, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None,
-             tag: Optional[str] = None):
+    def plan(self, where: Any = None, snapshot_id: Optional[int] = None, as_of: Optional[AsOf] = None,
+             ref: Optional[str] = None, tag: Optional[str] = None) -> list[mf.ManifestEntry]:
         """Manifest entries (ADD) of the files a read would use, paths filled in. ``where``
         is bound to the read schema (the snapshot's when time travelling)."""
         ref = FileStoreTable.one_ref(ref, tag)
@@ -219,14 +228,15 @@ class FileStoreTable:
         schema = self.schema_by_id(snap.schema_id) if travel and snap is not None else self._schema
         return scan_mod.plan(self._store, snap, where, schema, self.schema_by_id)
 
-    def plan_files(self, where=None, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None,
-                   tag: Optional[str] = None):
+    def plan_files(self, where: Any = None, snapshot_id: Optional[int] = None, as_of: Optional[AsOf] = None,
+                   ref: Optional[str] = None, tag: Optional[str] = None) -> list[DataFileMeta]:
         """DataFileMetas of the files a read would use (``file_path`` filled in)."""
         return [e.file for e in self.plan(where, snapshot_id, as_of, ref, tag)]
 
     # ------------------------------------------------------------------ reads
-    def to_arrow(self, snapshot_id: Optional[int] = None, as_of=None, where: Optional[str] = None,
-                 columns: Optional[Sequence[str]] = None, ref: Optional[str] = None, tag: Optional[str] = None):
+    def to_arrow(self, snapshot_id: Optional[int] = None, as_of: Optional[AsOf] = None, where: Optional[str] = None,
+                 columns: Optional[Sequence[str]] = None, ref: Optional[str] = None,
+                 tag: Optional[str] = None) -> pa.Table:
         """The rows as a pyarrow Table, read in this process without Spark (a primary-key table's rows merged by key).
 
         Args:
@@ -245,10 +255,10 @@ class FileStoreTable:
         schema = self.table_schema_for(snapshot_id, as_of, ref)
         row_filter = to_arrow_expression(where, schema.fields) if where is not None else None
         target = pt.to_arrow_schema(schema.fields, with_ids=False)
-        parts = []
+        parts: list[pa.Table] = []
         if schema.primary_keys and dv.enabled(schema.options):     # files above level 0, minus their vectors
             vectors = dv.bucket_vectors(self._store, self.snapshot_for(snapshot_id, as_of, ref))
-            loaded: dict = {}
+            loaded: dict[tuple[bytes, int], Any] = {}
             for e in dv.readable(self.plan(where, snapshot_id, as_of, ref)):
                 key = (e.partition.to_bytes(), e.bucket)
                 if key in vectors and key not in loaded:
@@ -280,16 +290,17 @@ class FileStoreTable:
         check_engine_options(merge_engine(schema.options), [f.name for f in schema.fields if f.name not in keys],
                              schema.primary_keys, schema.options, self.name)
 
-    def buckets_of(self, entries) -> list[tuple[list, list]]:
+    def buckets_of(self, entries: Iterable[mf.ManifestEntry]
+                   ) -> list[tuple[list[str], list[list[DataField]]]]:
         """Planned entries grouped per (partition, bucket), oldest files first: for each, the
         file paths and the fields of the schema each file was written with."""
-        groups: dict = {}
+        groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}
         for e in entries:
             groups.setdefault((e.partition.data, e.bucket), []).append(e.file)
-        out = []
+        out: list[tuple[list[str], list[list[DataField]]]] = []
         for files in groups.values():
             files.sort(key=lambda f: (f.max_sequence_number, f.min_sequence_number))
-            out.append(([f.file_path for f in files], [self.schema_by_id(f.schema_id).fields for f in files]))
+            out.append(([f.path for f in files], [self.schema_by_id(f.schema_id).fields for f in files]))
         return out
 
     # ------------------------------------------------------------------ writes
@@ -302,7 +313,7 @@ class FileStoreTable:
                                         "icefloe writes bucket -1 (unaware) or fixed buckets only")
 
     def commit(self, messages: Sequence[CommitMessage], overwrite: bool = False,
-               overwrite_partitions=None, commit_user: Optional[str] = None,
+               overwrite_partitions: Optional[Callable[[Sequence[Any]], bool]] = None, commit_user: Optional[str] = None,
                commit_identifier: Optional[int] = None) -> Optional[Snapshot]:
         """Commit messages written elsewhere (e.g. by Spark tasks). If the commit fails,
         the messages' data files are deleted: nothing references them. An overwrite with
@@ -313,7 +324,7 @@ class FileStoreTable:
         self.refresh()
         try:
             self.check_writable()
-            requirements: list = []
+            requirements: list[Requirement] = []
             if self._schema.primary_keys:
                 requirements.append(SequenceAfter(sequence_firsts(messages, self._schema.partition_types), self.name))
             if commit_identifier is not None:
@@ -328,7 +339,7 @@ class FileStoreTable:
             self.abort(messages)
             raise
 
-    def replace_files(self, removed: Sequence, messages: Sequence[CommitMessage], operation: str,
+    def replace_files(self, removed: Sequence[mf.ManifestEntry], messages: Sequence[CommitMessage], operation: str,
                       base_id: Optional[int]) -> Snapshot:
         """Commit a copy-on-write change of an append table as one OVERWRITE snapshot (as Paimon
         commits file deletions): the live files ``removed`` (manifest entries) are deleted and
@@ -338,10 +349,10 @@ class FileStoreTable:
         try:
             self.check_writable()
             changes, requirements = message_changes(messages, self._store.partition_types)
-            removed = tuple(removed)
+            gone = tuple(removed)
             return FileStoreCommit(self._store, self.commit_user).apply(PaimonCommit(
-                OVERWRITE, (DeleteFiles(removed), *changes),
-                (FilesLive(removed, f"{operation} on {self.name}", base_id), *requirements)))
+                OVERWRITE, (DeleteFiles(gone), *changes),
+                (FilesLive(gone, f"{operation} on {self.name}", base_id), *requirements)))
         except AfterCommitError:        # committed: the files are the table's
             raise
         except BaseException:
@@ -372,7 +383,7 @@ class FileStoreTable:
         """Delete the data files (and dynamic-bucket index files) of uncommitted messages."""
         self._store.delete_uncommitted(messages)
 
-    def commit_overwrite(self, messages: Sequence[CommitMessage], partition: Optional[dict] = None,
+    def commit_overwrite(self, messages: Sequence[CommitMessage], partition: Optional[Mapping[str, Any]] = None,
                          dynamic: bool = False) -> Optional[Snapshot]:
         """Commit ``messages`` as an OVERWRITE: of the whole table; of the partitions matching
         ``partition`` (some or all keys); with ``dynamic``, of the partitions the messages
@@ -380,13 +391,13 @@ class FileStoreTable:
         if dynamic and self.partition_keys:
             if not messages:
                 return None
-            present = {tuple(m.partition) for m in messages}
+            present: set[tuple[Any, ...]] = {tuple(m.partition) for m in messages}
             return self.commit(messages, overwrite=True, overwrite_partitions=lambda values: tuple(values) in present)
         if partition:
             return self.commit(messages, overwrite=True, overwrite_partitions=self.static_partition_match(partition))
         return self.commit(messages, overwrite=True)
 
-    def drop_partitions(self, partitions: Sequence[dict], if_exists: bool = False) -> Optional[Snapshot]:
+    def drop_partitions(self, partitions: Sequence[Mapping[str, Any]], if_exists: bool = False) -> Optional[Snapshot]:
         """Paimon's drop partition: one OVERWRITE snapshot deleting every live file of the partitions
         (each a dict of some or all keys). A partition with no live file is an error unless
         ``if_exists``; None when nothing is left to drop."""
@@ -403,7 +414,7 @@ class FileStoreTable:
             return None
         return self.commit([], overwrite=True, overwrite_partitions=lambda values: any(m(values) for m in matches))
 
-    def mark_partition_done(self, partitions: Sequence[dict]) -> list[str]:
+    def mark_partition_done(self, partitions: Sequence[Mapping[str, Any]]) -> list[str]:
         """Paimon's mark-done with the ``success-file`` action (its default): a ``_SUCCESS`` file
         (``creationTime``, ``modificationTime`` in epoch ms) in each partition's directory; a
         partition marked before keeps its creation time. Returns the files' paths."""
@@ -414,7 +425,7 @@ class FileStoreTable:
                                       "marks partitions done with 'success-file' only")
         keys = self.partition_keys
         arrow = pt.to_arrow_schema(self._schema.fields, with_ids=False)
-        paths = []
+        paths: list[str] = []
         for spec in partitions:
             given = {str(k).lower(): v for k, v in spec.items()}
             if sorted(given) != sorted(k.lower() for k in keys):
@@ -430,7 +441,8 @@ class FileStoreTable:
             self.io.write_bytes(path, doc.encode("utf-8"), overwrite=True)
         return paths
 
-    def check_in_partition(self, messages: Sequence[CommitMessage], partition: dict, match) -> None:
+    def check_in_partition(self, messages: Sequence[CommitMessage], partition: Mapping[str, Any],
+                           match: Callable[[Sequence[Any]], bool]) -> None:
         """Every message writes into the partition ``partition`` selects, else nothing is kept."""
         stray = [m.partition for m in messages if not match(m.partition)]
         if stray:
@@ -439,11 +451,11 @@ class FileStoreTable:
                 f"overwrite of {self.name} partition {partition}: the data has rows in partition "
                 f"{dict(zip(self.partition_keys, stray[0]))}; nothing was committed")
 
-    def static_partition_match(self, partition: dict):
+    def static_partition_match(self, partition: Mapping[str, Any]) -> Callable[[Sequence[Any]], bool]:
         """A predicate on partition values: those equal to ``partition``'s (cast to the key types)."""
         keys = self.partition_keys
         arrow = pt.to_arrow_schema(self._schema.fields, with_ids=False)
-        wanted = []
+        wanted: list[tuple[int, Any]] = []
         for k, v in partition.items():
             name = next((p for p in keys if p.lower() == str(k).lower()), None)
             if name is None:
@@ -456,7 +468,7 @@ class FileStoreTable:
             wanted.append((keys.index(name), typed))
         return lambda values: all(values[i] == v for i, v in wanted)
 
-    def expire_snapshots(self, now_ms: Optional[int] = None, older_than=None, retain_last: Optional[int] = None,
+    def expire_snapshots(self, now_ms: Optional[int] = None, older_than: Optional[AsOf] = None, retain_last: Optional[int] = None,
                          retain_max: Optional[int] = None, max_deletes: Optional[int] = None) -> list[int]:
         """Expire snapshots per the retention options; returns the expired ids.
         ``older_than`` (a time) replaces ``snapshot.time-retained`` and ``retain_last``
@@ -472,7 +484,7 @@ class FileStoreTable:
         return expired
 
     # ------------------------------------------------------------------ maintenance
-    def rewrite_data_files(self, where=None, target_file_size: Optional[int] = None) -> Optional[Snapshot]:
+    def rewrite_data_files(self, where: Any = None, target_file_size: Optional[int] = None) -> Optional[Snapshot]:
         """Compaction: small files of each (partition, bucket) rewritten as one COMPACT snapshot."""
         return compact(self, where, target_file_size)
 
@@ -491,7 +503,7 @@ class FileStoreTable:
         return ManifestSort(sort_field_index(self.partition_keys, field, self.name),
                             MAX_REWRITE_SIZE if max_size is None else int(max_size))
 
-    def rewrite_file_index(self, where=None) -> tuple[int, int]:
+    def rewrite_file_index(self, where: Any = None) -> tuple[int, int]:
         """Paimon's ``rewrite_file_index``: the live files (of the partitions ``where`` selects) get
         the file indexes the table's ``file-index.*`` options ask for, in one COMPACT snapshot;
         returns (partitions written, files given a new index)."""
@@ -504,12 +516,12 @@ class FileStoreTable:
         table_hooks.changed(self.refresh()._store)
         return snap
 
-    def rollback_to_timestamp(self, as_of) -> Snapshot:
+    def rollback_to_timestamp(self, as_of: AsOf) -> Snapshot:
         """Roll back to the latest snapshot committed at or before ``as_of``."""
         return self.rollback_to_snapshot(self.refresh()._store.snapshots.as_of(to_epoch_ms(as_of)).id)
 
-    def remove_orphan_files(self, older_than=None, dry_run: bool = False, parallelism: Optional[int] = None,
-                            sizes: Optional[dict] = None) -> list:
+    def remove_orphan_files(self, older_than: Optional[AsOf] = None, dry_run: bool = False,
+                            parallelism: Optional[int] = None, sizes: Optional[dict[str, int]] = None) -> list[str]:
         """Delete files under the table directory that no snapshot, tag or schema refers to
         (default: only those older than 3 days; ``parallelism`` deletes at once); returns their
         paths, sorted (``sizes`` gets each one's size in bytes)."""
@@ -544,7 +556,7 @@ class FileStoreTable:
                                            older_than_ms, max_deletes, delete_all)
 
     # ------------------------------------------------------------------ consumers
-    def consumers(self) -> dict:
+    def consumers(self) -> dict[str, int]:
         """{consumer id: the next snapshot it reads} (``<table>/consumer/consumer-<id>``)."""
         return consumer.consumers(self.io, self.meta_location)
 
@@ -579,26 +591,26 @@ class FileStoreTable:
         remove_orphan_files(self._store, older_than=now)
 
     # ------------------------------------------------------------------ tags
-    def _tags(self):
-
+    def _tags(self) -> TagManager:
         return TagManager(self.io, self._meta)
 
-    def tags(self) -> dict:
+    def tags(self) -> dict[str, Tag]:
         """``{name: Tag}``, ordered by snapshot id then name (``tag/tag-<name>`` files)."""
         return {t.name: t for t in self._tags().tags()}
 
-    def refs(self) -> dict:
+    def refs(self) -> dict[str, Tag]:
         """The table's refs: its tags (a branch is a table of its own: ``branch_table(name)``)."""
         return self.tags()
 
-    def tag(self, name: str):
+    def tag(self, name: str) -> Tag:
         return self._tags().tag(name)
 
     def tag_path(self, name: str) -> str:
         """The file of tag ``name`` (``tag/tag-<name>`` of the table or branch)."""
         return self._tags().tag_path(name)
 
-    def create_tag(self, name: str, snapshot_id: Optional[int] = None, time_retained=None):
+    def create_tag(self, name: str, snapshot_id: Optional[int] = None,
+                   time_retained: Optional[_dt.timedelta] = None) -> Tag:
         """Tag ``snapshot_id`` (default: the latest snapshot). The tag keeps the snapshot's
         files after it expires; ``TagAlreadyExistsError`` if ``name`` is taken. ``time_retained``
         (a ``timedelta``) is recorded in the tag file as Paimon records it; by default the table's
@@ -608,25 +620,26 @@ class FileStoreTable:
             time_retained = auto_tag_options(store.schema.options).default_time_retained
         return self._tags_changed(create_tag(store, name, snapshot_id, time_retained))
 
-    def trigger_tag_automatic_creation(self) -> dict:
+    def trigger_tag_automatic_creation(self) -> dict[str, list[str]]:
         """The automatic tags the snapshots call for and the expiry of tags past their retention, as
         after a commit (``tag_auto``; batch tags are made by writes only). ``{"created", "deleted"}``."""
         return self._tags_changed(tag_auto.run(self.refresh()._store, after_commit=False))
 
-    def replace_tag(self, name: str, snapshot_id: Optional[int] = None, time_retained=None):
+    def replace_tag(self, name: str, snapshot_id: Optional[int] = None,
+                    time_retained: Optional[_dt.timedelta] = None) -> Tag:
         """Point tag ``name`` at ``snapshot_id`` (default: the latest snapshot)."""
         return self._tags_changed(replace_tag(self.refresh()._store, name, snapshot_id, time_retained,
                                               self._tag_files_shared(name)))
 
-    def rename_tag(self, name: str, new_name: str):
+    def rename_tag(self, name: str, new_name: str) -> Tag:
         """Rename tag ``name`` to ``new_name``."""
         return self._tags_changed(rename_tag(self._store, name, new_name))
 
-    def delete_tag(self, name: str) -> list:
+    def delete_tag(self, name: str) -> list[str]:
         """Delete tag ``name`` and the files only it kept alive; returns their paths."""
         return self._tags_changed(delete_tag(self.refresh()._store, name, self._tag_files_shared(name)))
 
-    def _tags_changed(self, result):
+    def _tags_changed(self, result: _T) -> _T:
         """After a change of main's tags: the hooks of ``table_hooks`` (the Iceberg view's tag refs,
         as Paimon's tag callbacks keep them)."""
         if self.branch is None:
@@ -656,7 +669,7 @@ class FileStoreTable:
         """This table on another branch (None: main); subclasses keep what they add."""
         return FileStoreTable(self.name, self._location, self.io, branch=branch)
 
-    def create_branch(self, name: str, tag: Optional[str] = None):
+    def create_branch(self, name: str, tag: Optional[str] = None) -> "FileStoreTable":
         """Create branch ``name`` from tag ``tag`` (its snapshot is the branch's first), or an empty
         branch with the table's latest schema; on a branch, from that branch's tag and schemas.
         Returns the new branch as a table."""
@@ -677,7 +690,7 @@ class FileStoreTable:
         self._main_only("delete_branch")
         branches.delete_branch(self.io, self._location, name)
 
-    def rename_branch(self, name: str, new_name: str):
+    def rename_branch(self, name: str, new_name: str) -> "FileStoreTable":
         """Rename branch ``name`` to ``new_name`` (its directory moves; main cannot be renamed).
         Returns the branch under its new name as a table."""
         self._main_only("rename_branch")
@@ -718,7 +731,7 @@ class FileStoreTable:
             raise branches.BranchError(f"{operation} is an operation of the table: call it on {self.name}, not on "
                                        f"its branch {self.branch!r}")
 
-    def drop_tag(self, name: str) -> list:
+    def drop_tag(self, name: str) -> list[str]:
         """``delete_tag`` under the Iceberg table API's name."""
         return self.delete_tag(name)
 

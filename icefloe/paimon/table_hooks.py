@@ -1,3 +1,4 @@
+# pyright: strict
 """What runs after a Paimon table's snapshots change: a commit, an expiry, a rollback.
 
 A layer above (the Iceberg view of a Paimon table, ``icefloe.table.iceberg_view``) registers a
@@ -8,18 +9,23 @@ with it is not.
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-_HOOKS: list[Callable] = []
+if TYPE_CHECKING:
+    from icefloe.paimon.file_store import FileStore
+
+Hook = Callable[["FileStore"], None]
+
+_HOOKS: list[Hook] = []
 
 
-def register(fn: Callable) -> None:
+def register(fn: Hook) -> None:
     """Run ``fn(store)`` after every change of a Paimon table's snapshots (once per function)."""
     if fn not in _HOOKS:
         _HOOKS.append(fn)
 
 
-def changed(store) -> None:
+def changed(store: FileStore) -> None:
     for fn in list(_HOOKS):
         fn(store)
 

@@ -1,3 +1,4 @@
+# pyright: strict
 """The options of Paimon's automatic tags, and the tag periods they describe.
 
 ``tag.automatic-creation`` says from what a snapshot's time comes: ``process-time`` (when it was
@@ -26,7 +27,7 @@ import datetime as _dt
 import re
 import zoneinfo
 from dataclasses import dataclass
-from typing import Callable, Mapping, Optional
+from typing import Callable, Collection, Mapping, Optional
 
 from icefloe.errors import SchemaError
 from icefloe.paimon.options import parse_duration_ms
@@ -64,7 +65,7 @@ def _get(options: Mapping[str, str], key: str, default: str) -> str:
     return default if value is None else str(value).strip()
 
 
-def _choice(options: Mapping[str, str], key: str, default: str, choices) -> str:
+def _choice(options: Mapping[str, str], key: str, default: str, choices: Collection[str]) -> str:
     value = _get(options, key, default).lower()
     if value not in choices:
         raise SchemaError(f"option {key!r} = {options.get(key)!r} is not one of {', '.join(choices)}")
@@ -167,7 +168,7 @@ class AutoTagOptions:
     process_zone: Optional[_dt.tzinfo]
     watermark_zone: Optional[_dt.tzinfo]
 
-    def snapshot_time(self) -> Optional[Callable]:
+    def snapshot_time(self) -> Optional[Callable[[int, Optional[int]], Optional[_dt.datetime]]]:
         """``(time_millis, watermark) -> wall-clock time or None`` for the time-driven modes."""
         if self.mode == "process-time":
             return lambda millis, _wm: local_time(millis, self.process_zone)

@@ -1,3 +1,4 @@
+# pyright: strict
 """Paimon's data types: the type strings and JSON of schema files, in Paimon's words, over
 the shared type system of ``icefloe.core.types``.
 
@@ -28,13 +29,21 @@ Spark connector uses for Spark 3.4+. In Parquet both are INT64 microseconds,
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Union, cast
 
 from icefloe.core import types as core
 from icefloe.errors import SchemaError
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import types as T
+
 MAX_LENGTH = 2**31 - 1
 NO_ID = core.NO_ID
+
+# A type in a schema file: Paimon's SQL string for an atomic type, a JSON object for ROW, ARRAY,
+# MAP and MULTISET (``{"type": "ROW", "fields": [...]}``).
+TypeJson = Union[str, dict[str, Any]]
 
 _ALIASES = {
     "INTEGER": "INT", "STRING": "VARCHAR", "BYTES": "VARBINARY", "DEC": "DECIMAL",
@@ -75,7 +84,7 @@ class DataField(core.NestedField):
         """The field's type as Paimon writes it (``BIGINT NOT NULL``, ``ROW<`a` INT>``)."""
         return type_string(self.type, self.nullable)
 
-    def copy(self, **changes) -> "DataField":
+    def copy(self, **changes: Any) -> "DataField":
         """This field with some of ``id``, ``name``, ``type``, ``description``, ``nullable`` changed."""
         now: dict[str, Any] = dict(id=self.id, name=self.name, type=self.type, description=self.description,
                                    nullable=self.nullable)
@@ -86,7 +95,7 @@ class DataField(core.NestedField):
         return f"DataField({self.id}, {self.name!r}, {type_string(self.type, self.nullable)})"
 
 
-_ROOT_BY_CLASS = {
+_ROOT_BY_CLASS: dict[type[core.IcebergType], str] = {
     **{type(t): r for r, t in _SIMPLE.items()},
     core.CharType: "CHAR", core.VarCharType: "VARCHAR", core.StringType: "VARCHAR", core.FixedType: "BINARY",
     core.VarBinaryType: "VARBINARY", core.BinaryType: "VARBINARY", core.DecimalType: "DECIMAL",
@@ -204,12 +213,13 @@ def parse_atomic(text: str) -> core.IcebergType:
 
 
 # --------------------------------------------------------------------------- schema-file JSON
-def parse_type(js) -> tuple[core.IcebergType, bool]:
+def parse_type(js: object) -> tuple[core.IcebergType, bool]:
     """(type, nullable) of schema-file JSON: a string for atomic types, an object otherwise."""
     if isinstance(js, str):
         return parse_atomic_nullable(js)
     if not isinstance(js, dict) or "type" not in js:
         raise SchemaError(f"cannot parse Paimon type {js!r}")
+    js = cast(dict[str, Any], js)  # a JSON object of a schema file
     kind = str(js["type"]).strip().upper()
     nullable = not kind.endswith("NOT NULL")
     if kind.startswith("ROW"):
@@ -226,7 +236,7 @@ def parse_type(js) -> tuple[core.IcebergType, bool]:
     return parse_atomic_nullable(kind)
 
 
-def parse_field(js: dict) -> DataField:
+def parse_field(js: Mapping[str, Any]) -> DataField:
     try:
         t, nullable = parse_type(js["type"])
         return DataField(int(js["id"]), str(js["name"]), t, js.get("description"), nullable)
@@ -234,7 +244,7 @@ def parse_field(js: dict) -> DataField:
         raise SchemaError(f"schema field {js!r} has no {e.args[0]!r}") from None
 
 
-def type_to_json(t: core.IcebergType, nullable: bool = True):
+def type_to_json(t: core.IcebergType, nullable: bool = True) -> TypeJson:
     suffix = "" if nullable else " NOT NULL"
     if isinstance(t, core.StructType):
         return {"type": "ROW" + suffix, "fields": [field_to_json(f) for f in t.fields]}
@@ -248,14 +258,14 @@ def type_to_json(t: core.IcebergType, nullable: bool = True):
     return type_string(t, nullable)
 
 
-def field_to_json(f: core.NestedField) -> dict:
-    out = {"id": f.field_id, "name": f.name, "type": type_to_json(f.field_type, not f.required)}
+def field_to_json(f: core.NestedField) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": f.field_id, "name": f.name, "type": type_to_json(f.field_type, not f.required)}
     if f.doc is not None:
         out["description"] = f.doc
     return out
 
 
-def highest_field_id(fields) -> int:
+def highest_field_id(fields: Iterable[core.NestedField]) -> int:
     """The largest field id, nested ROW fields included (-1 for no fields)."""
     best = -1
     for f in fields:
@@ -274,11 +284,11 @@ def _highest_in(t: core.IcebergType) -> int:
 
 
 # --------------------------------------------------------------------------- shared schemas <-> Paimon fields
-def from_core_type(t: core.IcebergType, next_id) -> core.IcebergType:
+def from_core_type(t: core.IcebergType, next_id: Callable[[], int]) -> core.IcebergType:
     """``t`` with Paimon's field ids: ``next_id()`` numbers nested ROW fields, children
     before their parent (as pypaimon does); elements, keys and values get NO_ID."""
     if isinstance(t, core.StructType):
-        fields = []
+        fields: list[core.NestedField] = []
         for f in t.fields:
             ft = from_core_type(f.field_type, next_id)
             fields.append(DataField(next_id(), f.name, ft, f.doc, not f.required))
@@ -304,67 +314,69 @@ def fields_from_core_schema(schema: core.Schema) -> list[DataField]:
         counter[0] += 1
         return counter[0]
 
-    out = []
+    out: list[DataField] = []
     for f in schema.fields:
         fid = next_id()
         out.append(DataField(fid, f.name, from_core_type(f.field_type, next_id), f.doc, not f.required))
     return out
 
 
-def to_core_schema(fields, schema_id: int = 0) -> core.Schema:
+def to_core_schema(fields: Iterable[core.NestedField], schema_id: int = 0) -> core.Schema:
     """The shared Schema of Paimon fields. Field ids are Paimon's; ARRAY elements, MAP
     keys/values and MULTISET elements, which have no id in Paimon, are numbered above
     the highest Paimon id."""
+    fields = list(fields)
     counter = [highest_field_id(fields)]
 
     def extra_id() -> int:
         counter[0] += 1
         return counter[0]
 
-    numbered = core.number_unset_ids(core.StructType(list(fields)), extra_id)
+    numbered = core.number_unset_ids(core.StructType(fields), extra_id)
     return core.Schema(numbered.fields, schema_id=schema_id)
 
 
-def fields_from_arrow_schema(arrow_schema) -> list[DataField]:
+def fields_from_arrow_schema(arrow_schema: pa.Schema) -> list[DataField]:
     """Paimon fields of an Arrow schema: timestamps keep their unit as precision."""
     return fields_from_core_schema(core.from_arrow_schema(arrow_schema, precise=True))
 
 
-def fields_from_spark_schema(spark_schema) -> list[DataField]:
+def fields_from_spark_schema(spark_schema: T.DataType) -> list[DataField]:
     """Paimon fields of a Spark schema (Spark TIMESTAMP -> TIMESTAMP_LTZ, TIMESTAMP_NTZ -> TIMESTAMP)."""
     return fields_from_core_schema(core.from_spark_schema(spark_schema))
 
 
 # --------------------------------------------------------------------------- Arrow and Spark
-def to_arrow_type(t: core.IcebergType):
+def to_arrow_type(t: core.IcebergType) -> pa.DataType:
     """The Arrow type of a Paimon column (BINARY(n) is variable-length binary in Paimon's files)."""
     return core.to_arrow_type(t, with_ids=False, fixed_as_binary=True)
 
 
-def to_arrow_schema(fields, with_ids: bool = True):
+def to_arrow_schema(fields: Iterable[core.NestedField], with_ids: bool = True) -> pa.Schema:
     import pyarrow as pa
 
     return pa.schema([core.to_arrow_field(f, with_ids, fixed_as_binary=True) for f in fields])
 
 
-def to_spark_type(t: core.IcebergType, with_ids: bool = True):
+def to_spark_type(t: core.IcebergType, with_ids: bool = True) -> T.DataType:
     return core.to_spark_type(t, with_ids=with_ids)
 
 
-def to_spark_field(f: core.NestedField, with_ids: bool = True):
+def to_spark_field(f: core.NestedField, with_ids: bool = True) -> T.StructField:
     """A Spark field. ``with_ids`` adds ``parquet.field.id`` so Spark's writer records
     Paimon's field ids in the Parquet schema, as Paimon's own writer does; reads match
     columns by name (like Paimon), so they must use ``with_ids=False``."""
     return core.to_spark_field(f, with_ids=with_ids)
 
 
-def to_spark_schema(fields, with_ids: bool = True):
+def to_spark_schema(fields: Iterable[core.NestedField], with_ids: bool = True) -> T.StructType:
     from pyspark.sql import types as T
 
     return T.StructType([to_spark_field(f, with_ids) for f in fields])
 
 
-def field_by_name(fields, name: str) -> DataField:
+def field_by_name(fields: Iterable[DataField], name: str) -> DataField:
+    fields = list(fields)
     for f in fields:
         if f.name == name:
             return f

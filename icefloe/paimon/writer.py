@@ -24,7 +24,7 @@ from icefloe.errors import RequiredFieldNullError, SchemaMismatchError
 from icefloe.paimon import file_index as fi
 from icefloe.paimon import types as pt
 from icefloe.paimon.bucket import buckets_of_columns
-from icefloe.paimon.commit import CommitMessage
+from icefloe.paimon.data_file import CommitMessage
 from icefloe.paimon.data_file import DataFileMeta, DataFileNamer, local_now_millis
 from icefloe.paimon.file_store import FileStore
 from icefloe.paimon.schema import TableSchema

@@ -32,16 +32,14 @@ from icefloe.core.schema_input import to_schema
 from icefloe.core.types import to_arrow_schema, to_spark_schema
 from icefloe.errors import CorruptDataFileError, IcefloeError, InvalidNameError, NotSupportedError, StreamingSetupError
 from icefloe.paimon import types as pt
-from icefloe.paimon.writer import restored_sequence_numbers
-from icefloe.spark.paimon_write import paimon_abort, paimon_commit, paimon_write_batches
 
 if TYPE_CHECKING:
     from icefloe.iceberg.table import BaseTable
 
 # Spark's Python workers import this module to unpickle the data source, its reader and its writer
-# (a fresh worker for each micro-batch's planning and commit): the Iceberg side (its catalogs,
-# readers and writers), Paimon's catalog and its readers are imported where they are used, so a
-# task that writes a Paimon table's files does not load them.
+# (each new worker once; Spark reuses its workers between micro-batches): the Iceberg side (its
+# catalogs, readers and writers), Paimon's table API, catalog, readers and commit are imported
+# where they are used, so a task that writes a Paimon table's files does not load them.
 
 
 def paimon_table(location: str, io: FileIO = LOCAL):
@@ -488,12 +486,18 @@ class _PaimonFiles:
         self.location, self.io, self.restored = location, io, restored
 
     def write(self, batches: list, task_id: int) -> list:
+        from icefloe.spark.paimon_tasks import paimon_write_batches
+
         return paimon_write_batches(self.location, batches, self.restored, task_id, self.io)
 
     def commit(self, files: list, overwrite: bool) -> None:
+        from icefloe.spark.paimon_tasks import paimon_commit
+
         paimon_commit(self.location, files, overwrite, self.io)
 
     def abort(self, files: list) -> None:
+        from icefloe.spark.paimon_tasks import paimon_abort
+
         paimon_abort(self.location, files, self.io)
 
 
@@ -541,9 +545,18 @@ def _paimon_restored(location: str, io: FileIO):
     """The sequence numbers a Paimon primary-key table's upserts number on from (read once, on the
     driver); None for an append table. A dynamic-bucket table is refused: its keys' buckets are
     assigned by one writer, and the data source cannot route rows so."""
+    from icefloe.paimon.schema import latest_schema
+
+    schema = latest_schema(io, _local(location).rstrip("/"))
+    if schema is not None and not schema.primary_keys:
+        return None       # an append table, told from its schema file alone (no table API imported)
     pt_ = paimon_table(location, io)
     if pt_.table_schema.primary_keys and pt_.table_schema.num_buckets == -1:
         raise NotSupportedError("write through the data source", pt_.name, "paimon",
                                 "a dynamic-bucket table assigns a partition's keys in one writer, and the "
                                 "data source cannot route rows so: use Table.append (or SQL INSERT)")
-    return restored_sequence_numbers(pt_.store) if pt_.table_schema.primary_keys else None
+    if not pt_.table_schema.primary_keys:
+        return None
+    from icefloe.paimon.writer import restored_sequence_numbers
+
+    return restored_sequence_numbers(pt_.store)

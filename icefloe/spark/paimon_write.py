@@ -34,13 +34,12 @@ from icefloe.paimon.data_file import DataFileMeta, DataFileNamer, local_now_mill
 from icefloe.paimon.stats import stats_from_footer, value_stats
 from icefloe.spark import described_writes, jvm, partition_key
 from icefloe.spark.align import Target, check_partition_ranges, explain_spark_error, fit_dataframe
-from icefloe.core.io import FileIO, normalize_location, staged_files
+from icefloe.core.io import normalize_location, staged_files
 from icefloe.paimon.bucket import buckets_of_columns
 from icefloe.paimon.file_index import index_options
 from icefloe.paimon.file_store import FileStore
 from icefloe.paimon.kv_writer import write_kv_table
-from icefloe.paimon.table import FileStoreTable
-from icefloe.paimon.writer import restored_sequence_numbers, write_arrow_files, write_arrow_table
+from icefloe.paimon.writer import restored_sequence_numbers, write_arrow_table
 from icefloe.spark.iceberg_write import task_input
 
 KEY_COL = "__icefloe_paimon_key"
@@ -366,42 +365,13 @@ def _collect(store, schema, staging: str, keyed: bool, moved: list, footers: dic
 
 
 # --------------------------------------------------------------------------- Python data source hooks
-# the sequence numbers of the data source's task ``i`` start ``i << TASK_SEQUENCE_BITS`` past the
-# bucket's highest committed number: tasks write disjoint ranges, in the order of their partitions
-TASK_SEQUENCE_BITS = 33
-
-
-def paimon_write_batches(location: str, batches, restored: Optional[dict] = None, task: int = 0,
-                         io: Optional[FileIO] = None) -> list[CommitMessage]:
-    """Task side of ``df.write.format("icefloe")`` for a Paimon table: the batches as
-    data files, returned as commit messages (nothing committed). A primary-key table's rows
-    are upserts: key-value files numbered on from ``restored`` (the highest committed
-    sequence number per bucket, read once on the driver) in this task's own range."""
-    import pyarrow as pa
-
-    table = FileStoreTable(os.path.basename(location.rstrip("/")), _local(location), io)
-    schema = table.table_schema
-    if not schema.primary_keys:
-        return write_arrow_files(table, batches)
-    table.check_writable()
-    parts = [b for b in batches if b is not None and b.num_rows]
-    if not parts:
-        return []
-    return write_kv_table(table.store, schema, pa.Table.from_batches(parts), table.name, restored or {},
-                          seq_offset=task << TASK_SEQUENCE_BITS)
-
-
-def paimon_commit(location: str, messages, overwrite: bool = False, io: Optional[FileIO] = None):
-    """Driver side: commit the tasks' messages as one snapshot (their files are deleted
-    if the commit fails)."""
-    table = FileStoreTable(os.path.basename(location.rstrip("/")), _local(location), io)
-    return table.commit([m for m in messages if m is not None], overwrite=overwrite)
-
-
-def paimon_abort(location: str, messages, io: Optional[FileIO] = None) -> None:
-    """Driver side of a failed write: delete the data files the tasks wrote."""
-    FileStoreTable(os.path.basename(location.rstrip("/")), _local(location), io).abort(
-        [m for m in messages if m is not None])
+# (in their own light module: a Python worker imports it to write its first batch)
+from icefloe.spark.paimon_tasks import (  # noqa: E402
+    TASK_SEQUENCE_BITS as TASK_SEQUENCE_BITS,
+    paimon_abort as paimon_abort,
+    paimon_commit as paimon_commit,
+    paimon_write_batches as paimon_write_batches,
+)
 
 
 def _local(location: str) -> str:

@@ -2,14 +2,16 @@
 from __future__ import annotations
 
 import uuid
-from typing import Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence
 
 import pyarrow as pa
 
 from icefloe.core.arrow import as_arrow_table, is_arrow_data
+from icefloe.core.io import FileIO
+from icefloe.core.timetravel import AsOf
 from icefloe.core.reports import ExpireReport, Report, RowChanges
 from icefloe.core.tree import Node
-from icefloe.core.types import parse_type, to_spark_ddl_type, widen_small_ints
+from icefloe.core.types import IcebergType, NestedField, parse_type, to_spark_ddl_type, widen_small_ints
 from icefloe.iceberg import inspect as metadata
 from icefloe.iceberg.append import Append
 from icefloe.iceberg.arrow_writer import align_arrow, write_arrow
@@ -17,13 +19,16 @@ from icefloe.iceberg.check import check_iceberg
 from icefloe.iceberg import partition_stats, puffin, table_path, theta
 from icefloe.iceberg import scan as scan_mod
 from icefloe.iceberg.layout import metadata_tree
+from icefloe.iceberg.manifest import DataFile
 from icefloe.iceberg.metadata_builder import SetPartitionStatistics, SetStatistics
 from icefloe.iceberg.metadata_commit import commit_metadata
+from icefloe.iceberg.operations import TableOperations
 from icefloe.iceberg.overwrite import DeleteAll, Overwrite
 from icefloe.iceberg.snapshot import Snapshot
 from icefloe.iceberg.snapshot_producer import SnapshotProducer
 from icefloe.iceberg.table import BaseTable
-from icefloe.iceberg.table_metadata import MAIN_BRANCH
+from icefloe.iceberg.scan import FileScanTask
+from icefloe.iceberg.table_metadata import MAIN_BRANCH, TableMetadata
 from icefloe.iceberg.transforms import IdentityTransform
 from icefloe.spark import iceberg_compaction, iceberg_delete_rewrite, iceberg_dml, iceberg_stats
 from icefloe.spark.iceberg_changelog import changelog_df
@@ -35,12 +40,16 @@ from icefloe.spark.iceberg_write import write_data_files
 from icefloe.spark.session import app_summary, get_spark
 from icefloe.spark.target import WriteTarget
 from icefloe.table import migration
-from icefloe.table.base import Table
+from icefloe.table.base import Table, Where, WriteData
 from icefloe.table.capabilities import FileRow
 from icefloe.table.overwrite import iceberg_partition_overwrite
 
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
 
-def write_files_for(meta, data, io, name: str, spark) -> list:
+
+def write_files_for(meta: TableMetadata, data: WriteData, io: FileIO, name: str,
+                    spark: Callable[[], object]) -> list[DataFile]:
     """``data`` (a Spark DataFrame, or Arrow/pandas data) written as data files of the table
     whose metadata is ``meta``; nothing committed. ``spark()`` gives the session, configured
     for the write, when ``data`` needs Spark."""
@@ -56,7 +65,7 @@ class IcebergTable(BaseTable, Table):
 
     format = "iceberg"
 
-    def __init__(self, name: str, ops, spark=None):
+    def __init__(self, name: str, ops: TableOperations, spark: Optional[SparkSession] = None):
         """An Iceberg table over its catalog's table operations (``Catalog.load_table`` makes it).
 
         Args:
@@ -64,15 +73,20 @@ class IcebergTable(BaseTable, Table):
             ops: The catalog's table operations (load and commit its metadata, its file I/O).
             spark: The SparkSession its Spark reads and writes run in (the active or embedded one by default).
         """
-        self._spark = spark      # the data plane's session, started on first use (``spark``)
+        self._spark: Optional[SparkSession] = spark      # the data plane's session, started on first use (``spark``)
         super().__init__(name, ops)
 
+    def refresh(self) -> IcebergTable:
+        """Load the table's current metadata; returns this table."""
+        BaseTable.refresh(self)
+        return self
+
     @property
-    def spark(self):
+    def spark(self) -> SparkSession:
         self._spark = get_spark(self._spark)
         return self._spark
 
-    def app_summary(self) -> dict:
+    def app_summary(self) -> dict[str, str]:
         """What a snapshot this table object commits says of its writer (the Spark application,
         when one runs; none is started for it)."""
         return app_summary(self._spark)
@@ -83,7 +97,7 @@ class IcebergTable(BaseTable, Table):
         return IcebergWriteTarget(self, branch or self.write_branch)
 
     # ------------------------------------------------------------------ reads
-    def plan_snapshot(self, snap: Optional[Snapshot], where=None):
+    def plan_snapshot(self, snap: Optional[Snapshot], where: Where = None) -> list[FileScanTask]:
         """Scan tasks of ``snap`` that may match ``where``, their manifests read here or in Spark
         tasks as the planning modes say (``read.data-planning-mode``, ``read.delete-planning-mode``);
         by the REST catalog's server when server-side planning is on (``served_plan``)."""
@@ -93,8 +107,9 @@ class IcebergTable(BaseTable, Table):
         return scan_mod.plan_files(self.io, self._meta, snap, where,
                                    remote=SparkPlanner(lambda: self.spark, lambda: running_session(self._spark)))
 
-    def to_spark(self, snapshot_id: Optional[int] = None, as_of=None, where=None,
-                 columns: Optional[Sequence[str]] = None, ref: Optional[str] = None, row_lineage: bool = False):
+    def to_spark(self, snapshot_id: Optional[int] = None, as_of: Optional[AsOf] = None, where: Where = None,
+                 columns: Optional[Sequence[str]] = None, ref: Optional[str] = None,
+                 row_lineage: bool = False) -> DataFrame:
         """The rows as a Spark DataFrame, read by Spark tasks.
 
         Args:
@@ -134,12 +149,12 @@ class IcebergTable(BaseTable, Table):
 
     def changelog(self, start_snapshot_id: Optional[int] = None, end_snapshot_id: Optional[int] = None,
                   identifier_columns: Optional[Sequence[str]] = None, compute_updates: Optional[bool] = None,
-                  net_changes: bool = False):
+                  net_changes: bool = False) -> DataFrame:
         return changelog_df(self.spark, self, start_snapshot_id, end_snapshot_id, identifier_columns,
                             compute_updates, net_changes)
 
     # ------------------------------------------------------------------ writes
-    def write_files(self, data) -> list:
+    def write_files(self, data: WriteData) -> list[DataFile]:
         """Write data files of the current partition spec without committing them; ``commit`` commits them.
 
         Args:
@@ -159,13 +174,13 @@ class IcebergTable(BaseTable, Table):
         return Transaction(self.ops, on_commit=self.refresh, summary=self.app_summary(),
                            write=lambda meta, data: write_files_for(meta, data, self.io, self.name, lambda: self.spark))
 
-    def append(self, data, branch: Optional[str] = None) -> Snapshot:
+    def append(self, data: WriteData, branch: Optional[str] = None) -> Snapshot:
         """Append a Spark DataFrame or pyarrow.Table as one new snapshot."""
         files = self.write_files(data)
         return self.write_target(branch).commit(Append(files), branch or self.write_branch)
 
-    def overwrite(self, data, partition: Optional[dict] = None, dynamic: bool = False,
-                  branch: Optional[str] = None, where: Optional[str] = None):
+    def overwrite(self, data: WriteData, partition: Optional[dict[str, Any]] = None, dynamic: bool = False,
+                  branch: Optional[str] = None, where: Optional[str] = None) -> Any:
         """Replace the table's contents with ``data`` in one snapshot; with ``partition``
         or ``dynamic=True`` only some partitions, with ``where`` the rows matching it (see
         ``Table.overwrite``)."""
@@ -178,8 +193,8 @@ class IcebergTable(BaseTable, Table):
         files = self.write_files(data)
         return self.write_target(branch).commit(Overwrite.replace_all(files), branch or self.write_branch)
 
-    def add_files(self, source, partition_filter: Optional[dict] = None, check_duplicate_files: bool = True,
-                  parallelism: Optional[int] = None) -> dict:
+    def add_files(self, source: Any, partition_filter: Optional[dict[str, Any]] = None,
+                  check_duplicate_files: bool = True, parallelism: Optional[int] = None) -> dict[str, Any]:
         """Add existing Parquet files to the table without rewriting them (Iceberg's ``add_files``).
 
         The files keep their paths; their statistics come from their footers, read by Spark
@@ -211,39 +226,40 @@ class IcebergTable(BaseTable, Table):
             return None
         return self.write_target(branch).commit(DeleteAll(), branch)
 
-    def commit(self, messages, overwrite: bool = False, branch: Optional[str] = None) -> Snapshot:
+    def commit(self, messages: Iterable[DataFile], overwrite: bool = False, branch: Optional[str] = None) -> Snapshot:
         return self.commit_files(list(messages), overwrite=overwrite, branch=branch or self.write_branch,
                                  summary=self.app_summary())
 
     # ------------------------------------------------------------------ row-level changes
     # Modes per table property write.{delete,update,merge}.mode (copy-on-write | merge-on-read),
     # isolation per write.{delete,update,merge}.isolation-level (serializable | snapshot).
-    def delete(self, where, isolation_level: Optional[str] = None) -> RowChanges:
+    def delete(self, where: Where, isolation_level: Optional[str] = None) -> RowChanges:
         """``DELETE FROM t WHERE where`` (Spark SQL text or a Column); returns counts and snapshot id."""
         return iceberg_dml.delete_rows(self.write_target(), where, isolation_level)
 
-    def update(self, set: dict, where=None, isolation_level: Optional[str] = None) -> RowChanges:
+    def update(self, set: dict[str, Any], where: Where = None, isolation_level: Optional[str] = None) -> RowChanges:
         """``UPDATE t SET col = expr, ... WHERE where``; values are Spark SQL text or Columns."""
         return iceberg_dml.update_rows(self.write_target(), set, where, isolation_level)
 
-    def merge(self, source, on, target_alias: str = "t", source_alias: str = "s",
-              isolation_level: Optional[str] = None):
+    def merge(self, source: WriteData, on: Any, target_alias: str = "t", source_alias: str = "s",
+              isolation_level: Optional[str] = None) -> iceberg_dml.MergeBuilder:
         """``MERGE INTO t USING source s ON on``: add when_* clauses, then ``execute()``."""
         return iceberg_dml.MergeBuilder(self.write_target(), source, on, target_alias, source_alias,
                                         isolation_level)
 
-    def delete_by_key(self, keys) -> Optional[Snapshot]:
+    def delete_by_key(self, keys: WriteData) -> Optional[Snapshot]:
         """Equality deletes of the rows matching ``keys`` (a DataFrame or Arrow table of key columns)."""
         return iceberg_dml.delete_by_key(self.write_target(), keys)
 
-    def rewrite_data_files(self, where=None, target_file_size: Optional[int] = None, options: Optional[dict] = None,
-                           strategy: Optional[str] = None, sort_order: Optional[str] = None) -> Optional[Snapshot]:
+    def rewrite_data_files(self, where: Where = None, target_file_size: Optional[int] = None,
+                           options: Optional[dict[str, Any]] = None, strategy: Optional[str] = None, sort_order: Optional[str] = None) -> Optional[Snapshot]:
         """Compaction as a ``replace`` snapshot, by the rules and ``options`` of Iceberg's
         rewrite_data_files (bin-pack, or ``strategy='sort'`` by ``sort_order``)."""
         return iceberg_compaction.rewrite_data_files(self.write_target(MAIN_BRANCH), where, target_file_size, options,
                                                      strategy, sort_order)
 
-    def rewrite_position_delete_files(self, where=None, options: Optional[dict] = None) -> dict:
+    def rewrite_position_delete_files(self, where: Optional[str] = None,
+                                      options: Optional[dict[str, Any]] = None) -> dict[str, Any]:
         """Compaction of the position delete files (Iceberg's rewrite_position_delete_files): each
         partition's small files rewritten as one, deletes of removed data files dropped.
 
@@ -260,7 +276,7 @@ class IcebergTable(BaseTable, Table):
 
     def rewrite_table_path(self, source_prefix: str, target_prefix: str, start_version: Optional[str] = None,
                            end_version: Optional[str] = None, staging_location: Optional[str] = None,
-                           create_file_list: bool = True) -> dict:
+                           create_file_list: bool = True) -> dict[str, Any]:
         """Table replication (Iceberg's rewrite_table_path): the table's metadata files, manifest
         lists, manifests and position delete files written again under ``staging_location`` with
         ``source_prefix`` replaced by ``target_prefix``; the table itself is only read. Copying each
@@ -309,7 +325,7 @@ class IcebergTable(BaseTable, Table):
                                                               if f.field_type.is_primitive]
         if not names:
             raise ValueError("compute_table_stats: no columns found to compute stats")
-        fields = []
+        fields: list[NestedField] = []
         for name in names:
             field = by_name.get(str(name).lower())
             if field is None:
@@ -359,15 +375,15 @@ class IcebergTable(BaseTable, Table):
                                            sort_by=sort_by)
 
     # ------------------------------------------------------------------ maintenance and metadata
-    def expire_snapshots(self, older_than=None, retain_last: Optional[int] = None,
-                         now_ms: Optional[int] = None, snapshot_ids=()) -> ExpireReport:
+    def expire_snapshots(self, older_than: Optional[AsOf] = None, retain_last: Optional[int] = None,
+                         now_ms: Optional[int] = None, snapshot_ids: Iterable[int] = ()) -> ExpireReport:
         return BaseTable.expire_snapshots(self, older_than if older_than is not None else now_ms, retain_last,
                                           snapshot_ids)
 
 
     # ------------------------------------------------------------------ description (SQL, CLI, check)
     def partition_columns(self) -> list[str]:
-        out = []
+        out: list[str] = []
         for pf in self.spec.fields:
             if isinstance(pf.transform, IdentityTransform):
                 name = self.schema.name_of(pf.source_id)
@@ -378,7 +394,7 @@ class IcebergTable(BaseTable, Table):
     def partitioning(self) -> list[str]:
         """Each partition field as Spark SQL writes it: ``ts_year`` of ``year(ts)`` is ``years(ts)``'s
         spelling ``year(ts)``, ``bucket[16]`` of ``id`` is ``bucket(16, id)``."""
-        terms = []
+        terms: list[str] = []
         for pf in self.spec.fields:
             src = self.schema.find_field_or_none(pf.source_id)
             src_name = src.name if src is not None else str(pf.source_id)
@@ -391,23 +407,23 @@ class IcebergTable(BaseTable, Table):
                 terms.append(f"{tr}({src_name})")
         return terms
 
-    def data_files(self, where=None) -> list[FileRow]:
-        rows = []
+    def data_files(self, where: Where = None) -> list[FileRow]:
+        rows: list[FileRow] = []
         meta = self.metadata
         for f in self.plan_files(where=where):
             spec = meta.spec_by_id(f.spec_id)
-            part = {}
+            part: dict[str, Optional[str]] = {}
             for pf, v in zip(spec.fields, f.partition):      # each value as the spec writes it (2024-01-01)
                 src = meta.schema.find_field_or_none(pf.source_id)
                 part[pf.name] = None if v is None else pf.transform.human(src.field_type, v) if src else str(v)
             rows.append(FileRow(f.file_path, part, f.record_count, f.file_size_in_bytes, f.content))
         return rows
 
-    def describe_columns(self) -> list[tuple]:
+    def describe_columns(self) -> list[tuple[str, str, Optional[str]]]:
         return [(f.name, to_spark_ddl_type(f.field_type) + (" not null" if f.required else ""), f.doc or "")
                 for f in self.schema.fields]
 
-    def parse_column_type(self, text: str):
+    def parse_column_type(self, text: str) -> IcebergType:
         return widen_small_ints(parse_type(text))
 
     def metadata_tree(self, all_snapshots: bool = True) -> Node:
@@ -417,10 +433,10 @@ class IcebergTable(BaseTable, Table):
         return check_iceberg(self, progress)
 
     # ------------------------------------------------------------------ metadata tables
-    def metadata_table_names(self) -> tuple:
+    def metadata_table_names(self) -> tuple[str, ...]:
         return metadata.NAMES
 
-    def metadata_table(self, name: str, snapshot_id: Optional[int] = None, as_of=None,
+    def metadata_table(self, name: str, snapshot_id: Optional[int] = None, as_of: Optional[AsOf] = None,
                        ref: Optional[str] = None) -> pa.Table:
         if name not in metadata.NAMES:
             raise self.unsupported(f"metadata table {name}", f"Iceberg's metadata tables: {', '.join(metadata.NAMES)}")
@@ -441,11 +457,11 @@ class IcebergWriteTarget:
         self.branch = branch
 
     @property
-    def metadata(self):
+    def metadata(self) -> TableMetadata:
         return self.table.metadata
 
     @property
-    def spark(self):
+    def spark(self) -> SparkSession:
         return self.table.spark
 
     def refresh(self) -> "IcebergWriteTarget":
@@ -457,7 +473,7 @@ class IcebergWriteTarget:
         return self.table.commit_change(change, branch)
 
 
-def _flag(value) -> bool:
+def _flag(value: object) -> bool:
     """A boolean argument given as a bool or as text (``'true'``/``'false'``)."""
     if isinstance(value, bool):
         return value

@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import replace
-from typing import Optional
+from typing import Any, Optional
 
 from icefloe.core.io import FileIO
 from icefloe.errors import IcebergViewError, IcefloeError, TableAlreadyExistsError, VersionConflict
 from icefloe.iceberg.metadata_builder import (AddSchema, AddSnapshot, RemoveSnapshotRef, RemoveSnapshots,
-                                              SetCurrentSchema, SetProperties, SetSnapshotRef, UpgradeFormatVersion)
+                                              SetCurrentSchema, SetProperties, SetSnapshotRef, TableUpdate,
+                                              UpgradeFormatVersion)
 from icefloe.iceberg.operations import Changes
 from icefloe.iceberg.rest_client import RestCatalog
 from icefloe.iceberg.schema import schema_to_json
@@ -42,7 +43,7 @@ REGISTER_PREFIX = "rest-register-v"
 ATTEMPTS = 3
 
 
-def catalog_properties(compat: IcebergCompat) -> dict:
+def catalog_properties(compat: IcebergCompat) -> dict[str, str]:
     """The Iceberg table properties the catalog's table gets beside the view's own."""
     return {"write.metadata.previous-versions-max": str(compat.previous_versions_max),
             "write.metadata.delete-after-commit.enabled": str(compat.delete_after_commit).lower()}
@@ -102,13 +103,13 @@ def _register(io: FileIO, compat: IcebergCompat, cat: RestCatalog, target: RestT
     cat.register_table(target.name, path)
 
 
-def _identity(s: Snapshot) -> tuple:
+def _identity(s: Snapshot) -> tuple[int, int, Any, Any]:
     """What tells two snapshots of one id apart: the Paimon commit they stand for."""
     return (s.snapshot_id, s.timestamp_ms, s.summary.get("paimon-commit-user"),
             s.summary.get("paimon-commit-identifier"))
 
 
-def _schema_key(doc: dict) -> tuple:
+def _schema_key(doc: dict[str, Any]) -> tuple[str, str]:
     return repr(doc.get("fields")), repr(doc.get("identifier-field-ids") or [])
 
 
@@ -126,13 +127,13 @@ def changes_to(current: TableMetadata, meta: TableMetadata) -> Optional[Changes]
         return None
     if meta.format_version >= 3 and any((s.first_row_id or 0) < (current.next_row_id or 0) for s in adds):
         return None
-    updates: list = []
+    updates: list[TableUpdate] = []
     if meta.format_version > current.format_version:
         updates.append(UpgradeFormatVersion(meta.format_version))
     # schemas: the view's, under the id the catalog has for the same one, else a free id
     known = {_schema_key(schema_to_json(s)): s.schema_id for s in current.schemas}
     taken = {s.schema_id for s in current.schemas}
-    ids: dict = {}
+    ids: dict[int, int] = {}
     needed = {meta.current_schema_id} | {s.schema_id for s in adds}
     for s in meta.schemas:
         if s.schema_id not in needed:

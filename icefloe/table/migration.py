@@ -23,27 +23,81 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Optional
+from typing import Any, Iterable, Optional, Protocol, Sequence
 
 from icefloe.core.io import FileIO, normalize_location, prune_empty_dirs
-from icefloe.core.parquet import metrics_from_footer
-from icefloe.core.types import Schema, from_arrow_schema, widen_schema_small_ints
+from icefloe.core.parquet import FileMetrics, metrics_from_footer
+from icefloe.core.types import IcebergType, Schema, from_arrow_schema, widen_schema_small_ints
 from icefloe.errors import MigrationError, NoSuchTableError, TableAlreadyExistsError
 from icefloe.iceberg import imports
-from icefloe.iceberg.partitioning import build_spec
+from icefloe.iceberg.manifest import DataFile
+from icefloe.iceberg.operations import TableOperations
+from icefloe.iceberg.partitioning import PartitionSpec, build_spec
+from icefloe.iceberg.table_metadata import TableMetadata
 from icefloe.iceberg.transforms import IdentityTransform
 from icefloe.paimon import ownership
-from icefloe.paimon.types import to_core_schema
+from icefloe.paimon.schema import TableSchema
+from icefloe.paimon.types import DataField, to_core_schema
 from icefloe.paimon.commit import CommitMessage
 from icefloe.paimon.data_file import DataFileMeta, local_now_millis
 from icefloe.paimon.stats import stats_from_footer, value_stats
 from icefloe.spark.file_import import describe_files, parquet_files
 from icefloe.spark.session import app_summary
-from icefloe.table.migration_schemas import file_columns, file_names, footer_ids, inner_names, schema_ids
+from icefloe.table.migration_schemas import (SourceMatch, file_columns, file_names, footer_ids, inner_names,
+                                              schema_ids)
 
 NAME_MAPPING = "schema.name-mapping.default"
 SNAPSHOT_PROPERTY = "gc.enabled"        # a snapshot table does not own its files (Iceberg sets it so)
 BACKUP_SUFFIX = "_BACKUP_"
+
+#: a file to add to an Iceberg table: (path, partition tuple, the schema it was written with, None
+#: for the table's own)
+Entry = tuple[str, tuple[Any, ...], Optional[Schema]]
+
+
+class TableCatalog(Protocol):
+    """What moving tables needs of a catalog (``icefloe.catalog.Catalog``)."""
+
+    @property
+    def io(self) -> FileIO: ...
+
+    def table_exists(self, name: str) -> bool: ...
+
+    def table_location(self, name: str) -> str: ...
+
+    def load_table(self, name: str) -> Any: ...
+
+    def create_table(self, name: str, schema: Any, partitioned_by: Any = None,
+                     properties: Optional[dict[str, Any]] = None) -> Any: ...
+
+    def drop_table(self, name: str, purge: Optional[bool] = None) -> None: ...
+
+    def rename_table(self, name: str, new_name: str) -> None: ...
+
+
+class IcebergTarget(Protocol):
+    """What adding files needs of the Iceberg table they go into (``IcebergTable``)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def io(self) -> FileIO: ...
+
+    @property
+    def ops(self) -> TableOperations: ...
+
+    @property
+    def metadata(self) -> TableMetadata: ...
+
+    @property
+    def spark(self) -> Any: ...
+
+    def refresh(self) -> "IcebergTarget": ...
+
+    def plan_files(self) -> Iterable[DataFile]: ...
+
+    def commit_existing_files(self, files: list[DataFile], summary_extra: Optional[dict[str, Any]] = None) -> Any: ...
 
 
 @dataclass
@@ -51,11 +105,11 @@ class ParquetDirectory:
     """Parquet files at ``location`` (a file or a directory, Hive-style ``k=v/`` partitions below)."""
     location: str
     io: FileIO
-    files: list = field(default_factory=list)     # (path, {key: text})
-    keys: list = field(default_factory=list)
+    files: list[tuple[str, dict[str, Any]]] = field(default_factory=list[tuple[str, dict[str, Any]]])  # (path, {key: text})
+    keys: list[str] = field(default_factory=list[str])
 
     @staticmethod
-    def at(location: str, io) -> "ParquetDirectory":
+    def at(location: str, io: FileIO) -> "ParquetDirectory":
         loc = normalize_location(location)
         try:
             paths = parquet_files(io, loc)
@@ -64,10 +118,11 @@ class ParquetDirectory:
         if not paths:
             raise MigrationError(f"{location} holds no Parquet files")
         root = loc if io.is_dir(loc) else os.path.dirname(loc)
-        files, keys = [], None
+        files: list[tuple[str, dict[str, Any]]] = []
+        keys: Optional[list[str]] = None
         for p in paths:
             rel = os.path.dirname(p[len(root) + 1:]) if p.startswith(root + "/") else ""
-            values = imports.hive_partition(rel)
+            values: dict[str, Any] = imports.hive_partition(rel)
             if keys is None:
                 keys = list(values)
             elif list(values) != keys:
@@ -75,7 +130,7 @@ class ParquetDirectory:
             files.append((p, values))
         return ParquetDirectory(loc, io, files, keys or [])
 
-    def arrow_schema(self):
+    def arrow_schema(self) -> Any:
         """The first file's columns (one footer, read here)."""
         import pyarrow.parquet as pq
 
@@ -103,8 +158,8 @@ def parse_source(text: str) -> Optional[str]:
 
 
 # --------------------------------------------------------------------------- into Iceberg
-def _describe_for_iceberg(schema: Schema, file_schema: Optional[Schema], by_name: dict, path: str, size: int,
-                          footer):
+def _describe_for_iceberg(schema: Schema, file_schema: Optional[Schema], by_name: dict[str, int], path: str,
+                          size: int, footer: Any) -> tuple[int, FileMetrics]:
     """In a Spark task: the file's size and metrics in the table's field ids. ``file_schema`` is
     the schema the file was written with (a Paimon file's, by its schema id: the names its columns
     had then, under field ids that never change), None for the table's own; ``by_name`` maps the
@@ -146,7 +201,7 @@ def _check_evolved_types(path: str, file_schema: Schema, schema: Schema) -> None
                                  f"{new} in the table, which Iceberg cannot read it as")
 
 
-def _mapping_with_old_names(schema: Schema, file_schemas: list) -> str:
+def _mapping_with_old_names(schema: Schema, file_schemas: Sequence[Optional[Schema]]) -> str:
     """The name mapping of a table over a Paimon table's files: each top-level field also under the
     names it had in the schemas the files were written with (Paimon renames keep field ids), but
     for a name two fields had (one renamed, another given its name): only its current field keeps
@@ -155,7 +210,7 @@ def _mapping_with_old_names(schema: Schema, file_schemas: list) -> str:
 
     from icefloe.iceberg.schema import name_mapping
 
-    owners: dict = {}
+    owners: dict[str, set[int]] = {}
     for fs in [schema] + [f for f in file_schemas if f is not None]:
         for f in fs.fields:
             owners.setdefault(f.name, set()).add(f.field_id)
@@ -168,21 +223,22 @@ def _mapping_with_old_names(schema: Schema, file_schemas: list) -> str:
     return json.dumps(mapping)
 
 
-def _add_file_schemas(table, file_schemas: list, highest_id: int):
+def _add_file_schemas(table: IcebergTarget, file_schemas: Sequence[Optional[Schema]],
+                      highest_id: int) -> IcebergTarget:
     """Record the schemas a Paimon table's files were written with in the new Iceberg table's
     metadata, as past schemas (the current one stays current; one the table has already is not
     added again), with Paimon's highest field id as the last column id: readers that look files'
     columns up by name (Spark's filter pushdown) then know a name's other owners, and a column
     added later does not take the id of one dropped before an older file was written."""
-    from icefloe.iceberg.metadata_builder import AddSchema, SetCurrentSchema
+    from icefloe.iceberg.metadata_builder import AddSchema, SetCurrentSchema, TableUpdate
     from icefloe.iceberg.metadata_commit import commit_metadata
     from icefloe.iceberg.schema import schema_to_json
 
     past = {fs.schema_id: fs for fs in file_schemas if fs is not None}
 
-    def change(base) -> Optional[list]:
+    def change(base: TableMetadata) -> Optional[list[TableUpdate]]:
         current = base.schema
-        updates = []
+        updates: list[TableUpdate] = []
         for sid in sorted(past):
             doc = schema_to_json(widen_schema_small_ints(past[sid]))
             doc.pop("schema-id", None)
@@ -193,7 +249,7 @@ def _add_file_schemas(table, file_schemas: list, highest_id: int):
     return table.refresh()
 
 
-def _check_paimon_ids(table, source) -> None:
+def _check_paimon_ids(table: IcebergTarget, source: Any) -> None:
     """add_files of a Paimon table's files: they carry Paimon's field ids, so the Iceberg table's
     columns must have the same ids (as ``snapshot`` and ``migrate`` make them)."""
     schema = table.metadata.schema
@@ -207,7 +263,7 @@ def _check_paimon_ids(table, source) -> None:
                                  "Paimon's ids)")
 
 
-def _name_ids(props: dict, schema: Schema) -> dict:
+def _name_ids(props: dict[str, str], schema: Schema) -> dict[str, int]:
     """{top-level name: field id} of the table's name mapping (its schema's names without one)."""
     import json
 
@@ -217,34 +273,35 @@ def _name_ids(props: dict, schema: Schema) -> dict:
     return {n: e["field-id"] for e in json.loads(text) if "field-id" in e for n in e.get("names", ())}
 
 
-def _iceberg_data_files(spark, io, entries: list, meta, parallelism=None) -> list:
+def _iceberg_data_files(spark: Any, io: FileIO, entries: Sequence[Entry], meta: TableMetadata,
+                        parallelism: Optional[int] = None) -> list[DataFile]:
     """Data files of ``entries`` ((path, partition, the file's schema or None)) for the table of
     ``meta``; the files of each schema described in one Spark job."""
     schema, spec = meta.schema, meta.spec
     by_name = _name_ids(meta.properties, schema)
-    groups: dict = {}
+    groups: dict[Optional[int], tuple[Optional[Schema], list[int]]] = {}
     for i, (_p, _part, fs) in enumerate(entries):
         groups.setdefault(None if fs is None else fs.schema_id, (fs, []))[1].append(i)
-    described: list = [None] * len(entries)
+    described: list[Any] = [None] * len(entries)
     for fs, idxs in groups.values():
-        out = describe_files(spark, [entries[i][0] for i in idxs], io,
-                             partial(_describe_for_iceberg, schema, fs, by_name), parallelism)
+        out: list[tuple[int, FileMetrics]] = describe_files(
+            spark, [entries[i][0] for i in idxs], io, partial(_describe_for_iceberg, schema, fs, by_name), parallelism)
         for i, d in zip(idxs, out):
             described[i] = d
     return [imports.data_file(p, size, part, spec, schema, m) for (p, part, _fs), (size, m) in zip(entries, described)]
 
 
-def holds(obj, fmt: str) -> bool:
+def holds(obj: object, fmt: str) -> bool:
     """Whether ``obj`` (a table, or a catalog) is of (holds tables of) format ``fmt``: the procedures
     that move files into one format ask here, so the SQL front-end never compares formats itself."""
     return getattr(obj, "format", None) == fmt
 
 
-def _is_paimon(source) -> bool:
+def _is_paimon(source: object) -> bool:
     return getattr(source, "format", None) == "paimon"
 
 
-def _check_file_source(source, what: str) -> None:
+def _check_file_source(source: object, what: str) -> None:
     """``source`` is a Parquet directory or a Paimon table: an Iceberg table's files are Iceberg's
     already (Iceberg's procedures refuse an Iceberg source too)."""
     if not isinstance(source, ParquetDirectory) and not _is_paimon(source):
@@ -253,7 +310,7 @@ def _check_file_source(source, what: str) -> None:
                              "copied with CREATE TABLE ... AS SELECT, or moved with rewrite_table_path)")
 
 
-def _check_paimon_source(source, what: str) -> None:
+def _check_paimon_source(source: Any, what: str) -> None:
     ts = source.table_schema
     if ts.primary_keys:
         raise MigrationError(f"{what}: {source.name} is a primary-key table; only Paimon append tables can be "
@@ -262,15 +319,16 @@ def _check_paimon_source(source, what: str) -> None:
         raise MigrationError(f"{what}: {source.name} has deletion vectors enabled; its files may hold deleted rows")
 
 
-def _paimon_entries(source, spec, schema: Schema, partition_filter=None) -> list:
+def _paimon_entries(source: Any, spec: PartitionSpec, schema: Schema,
+                    partition_filter: Optional[dict[str, Any]] = None) -> list[Entry]:
     """(path, partition tuple) of a Paimon append table's live files."""
     from icefloe.core.values import to_internal
     from icefloe.paimon.binary_row import decode_row
 
     ts = source.table_schema
     types = ts.partition_types
-    out = []
-    file_schemas: dict = {}
+    out: list[Entry] = []
+    file_schemas: dict[int, Schema] = {}
     for e in source.plan():
         values = dict(zip(ts.partition_keys, decode_row(e.partition, types)))
         if partition_filter and not imports.matches_filter({k: _text(v) for k, v in values.items()}, partition_filter):
@@ -284,7 +342,7 @@ def _paimon_entries(source, spec, schema: Schema, partition_filter=None) -> list
     return out
 
 
-def _text(v) -> Optional[str]:
+def _text(v: Any) -> Optional[str]:
     if v is None:
         return None
     if isinstance(v, bool):
@@ -292,13 +350,14 @@ def _text(v) -> Optional[str]:
     return v.isoformat() if hasattr(v, "isoformat") else str(v)
 
 
-def _parquet_entries(src: ParquetDirectory, spec, schema: Schema, partition_filter=None) -> list:
+def _parquet_entries(src: ParquetDirectory, spec: PartitionSpec, schema: Schema,
+                     partition_filter: Optional[dict[str, Any]] = None) -> list[Entry]:
     return [(p, imports.partition_tuple(spec, schema, values), None) for p, values in src.files
             if imports.matches_filter(values, partition_filter)]
 
 
-def add_files(table, source: Any, partition_filter: Optional[dict] = None, check_duplicate_files: bool = True,
-              parallelism: Optional[int] = None) -> dict:
+def add_files(table: IcebergTarget, source: Any, partition_filter: Optional[dict[str, Any]] = None,
+              check_duplicate_files: bool = True, parallelism: Optional[int] = None) -> dict[str, Any]:
     """Iceberg's ``add_files``: ``source`` (a Parquet path, a ``ParquetDirectory`` or a Paimon
     append table) added to the Iceberg ``table`` in one ``append`` snapshot; returns Iceberg's
     output (``added_files_count``, ``changed_partition_count``: None for format version 2 and
@@ -335,7 +394,7 @@ def add_files(table, source: Any, partition_filter: Optional[dict] = None, check
     return {"added_files_count": len(files), "changed_partition_count": None if meta.format_version > 1 else changed}
 
 
-def _iceberg_layout(source, io):
+def _iceberg_layout(source: Any, io: FileIO) -> tuple[Schema, list[str]]:
     """(schema, partition keys) of a new Iceberg table over ``source``'s files."""
     if _is_paimon(source):
         _check_paimon_source(source, "snapshot")
@@ -347,12 +406,13 @@ def _iceberg_layout(source, io):
     return imports.import_schema(arrow, [(k, types[k]) for k in source.keys]), list(source.keys)
 
 
-def _entries_for(source, spec, schema):
+def _entries_for(source: Any, spec: PartitionSpec, schema: Schema) -> list[Entry]:
     return _paimon_entries(source, spec, schema) if _is_paimon(source) else _parquet_entries(source, spec, schema)
 
 
-def snapshot(catalog, source, name: str, location: Optional[str] = None, properties: Optional[dict] = None,
-             summary: Optional[dict] = None, parallelism: Optional[int] = None) -> dict:
+def snapshot(catalog: TableCatalog, source: Any, name: str, location: Optional[str] = None,
+             properties: Optional[dict[str, Any]] = None, summary: Optional[dict[str, str]] = None,
+             parallelism: Optional[int] = None) -> dict[str, int]:
     """Iceberg's ``snapshot``: a new Iceberg table ``name`` of ``catalog`` over ``source``'s files
     (a Parquet directory or a Paimon append table), the source untouched. The new table does not
     own the files (``gc.enabled=false`` unless ``properties`` say otherwise). ``location`` must be
@@ -391,9 +451,9 @@ def snapshot(catalog, source, name: str, location: Optional[str] = None, propert
     return {"imported_files_count": len(entries)}
 
 
-def migrate(catalog, source_catalog, source_name: str, properties: Optional[dict] = None,
-            drop_backup: bool = False, backup_table_name: Optional[str] = None,
-            parallelism: Optional[int] = None) -> dict:
+def migrate(catalog: TableCatalog, source_catalog: TableCatalog, source_name: str,
+            properties: Optional[dict[str, Any]] = None, drop_backup: bool = False,
+            backup_table_name: Optional[str] = None, parallelism: Optional[int] = None) -> dict[str, int]:
     """Iceberg's ``migrate`` of the Paimon append table ``source_name`` of ``source_catalog``: an
     Iceberg table of the same name in ``catalog`` over its files. Without ``drop_backup`` the Paimon
     table stays, renamed to ``backup_table_name`` (default ``<table>_BACKUP_``), sharing the files;
@@ -432,7 +492,7 @@ def migrate(catalog, source_catalog, source_name: str, properties: Optional[dict
     return {"migrated_files_count": out["imported_files_count"]}
 
 
-def _drop_paimon_metadata(source, iceberg_table) -> None:
+def _drop_paimon_metadata(source: Any, iceberg_table: Any) -> None:
     """After a migration without backup: the Paimon table's metadata and the files of its directory
     the Iceberg table does not reference are deleted; the referenced data files stay."""
     io = source.io
@@ -447,9 +507,9 @@ def _drop_paimon_metadata(source, iceberg_table) -> None:
 
 
 # --------------------------------------------------------------------------- into Paimon
-def parse_options(options: Optional[str], options_map: Optional[dict] = None) -> dict:
+def parse_options(options: Optional[str], options_map: Optional[dict[Any, Any]] = None) -> dict[str, str]:
     """Paimon's ``options`` text (``k1=v1,k2=v2``) and ``options_map``, merged."""
-    out: dict = {}
+    out: dict[str, str] = {}
     for part in [p for p in (options or "").split(",") if p.strip()]:
         if "=" not in part:
             raise MigrationError(f"options: {part!r} is not key=value")
@@ -459,7 +519,9 @@ def parse_options(options: Optional[str], options_map: Optional[dict] = None) ->
     return out
 
 
-def _describe_for_paimon(fields, stats_mode, truncate, schema_id, match, path: str, size: int, footer):
+def _describe_for_paimon(fields: Sequence[DataField], stats_mode: str, truncate: int, schema_id: int,
+                         match: Optional[SourceMatch], path: str, size: int,
+                         footer: Any) -> tuple[DataFileMeta, tuple[Optional[str], ...]]:
     """In a Spark task: (a Paimon ``DataFileMeta`` of the file (its name and schema id set later),
     the names its columns have in the file, in the order of ``fields``)."""
     names = file_names(fields, match, path, footer)
@@ -476,7 +538,7 @@ def _describe_for_paimon(fields, stats_mode, truncate, schema_id, match, path: s
 class _Moves:
     """Files moved so far, to move back on failure."""
     io: FileIO
-    done: list = field(default_factory=list)
+    done: list[tuple[str, str]] = field(default_factory=list[tuple[str, str]])
 
     def move(self, src: str, dst: str) -> None:
         if self.io.exists(dst):
@@ -491,7 +553,7 @@ class _Moves:
         self.done = []
 
 
-def _iceberg_source_files(source) -> tuple:
+def _iceberg_source_files(source: Any) -> tuple[list[str], list[tuple[str, dict[str, Any]]]]:
     """(partition keys, [(path, {key: python value})]) of an Iceberg table's live files; refused
     when row-level deletes apply or the partitioning is not identity on columns."""
     meta = source.metadata
@@ -508,14 +570,14 @@ def _iceberg_source_files(source) -> tuple:
         raise MigrationError(f"{source.name} has files of an earlier partition spec; rewrite them first")
     keys = [meta.schema.find_field(f.source_id).name for f in spec.fields]
     types = [meta.schema.find_field(f.source_id).field_type for f in spec.fields]
-    out = []
+    out: list[tuple[str, dict[str, Any]]] = []
     for t in tasks:
         values = {k: _python(ty, v) for k, ty, v in zip(keys, types, t.file.partition)}
         out.append((t.path, values))
     return keys, out
 
 
-def _python(t, v):
+def _python(t: IcebergType, v: Any) -> Any:
     import pyarrow as pa
 
     from icefloe.core.types.arrow import to_arrow_type
@@ -523,7 +585,7 @@ def _python(t, v):
     return pa.array([v], to_arrow_type(t, with_ids=False)).to_pylist()[0]
 
 
-def _paimon_source(source, io):
+def _paimon_source(source: Any, io: FileIO) -> tuple[Any, Schema, list[str], list[tuple[str, dict[str, Any]]]]:
     """(schema for a new table, partition keys, [(path, {key: value})], the directory to prune)."""
     if isinstance(source, str):
         source = ParquetDirectory.at(source, io)
@@ -541,7 +603,7 @@ def _paimon_source(source, io):
     return source, source.schema, keys, files
 
 
-def _source_ids(src, fields) -> Optional[tuple]:
+def _source_ids(src: Any, fields: Sequence[DataField]) -> Optional[SourceMatch]:
     """({field id: index in ``fields``}, {name: index}, {field id: name} of the fields inside its
     columns) of an Iceberg source's top-level columns, matched to ``fields`` by their current
     names; the names are those of the source's name mapping (its current names without one).
@@ -551,14 +613,15 @@ def _source_ids(src, fields) -> Optional[tuple]:
     index = {f.name: i for i, f in enumerate(fields)}
     by_id = {f.field_id: index[f.name] for f in src.schema.fields if f.name in index}
     names = _name_ids(src.properties, src.schema)
-    inner: dict = {}
+    inner: dict[int, str] = {}
     for f in src.schema.fields:
         inner_names(f.field_type, inner)
     return by_id, {n: by_id[fid] for n, fid in names.items() if fid in by_id}, inner
 
 
-def _import_into_paimon(table, files: list, created: bool, catalog, name: str, parallelism=None,
-                        src=None) -> int:
+def _import_into_paimon(table: Any, files: Sequence[tuple[str, dict[str, Any]]], created: bool,
+                        catalog: Optional[TableCatalog], name: str, parallelism: Optional[int] = None,
+                        src: Any = None) -> int:
     """Describe ``files`` (path, {key: value}) in Spark tasks, move them into ``table``'s bucket
     directories and commit; undone (files moved back, a ``created`` table dropped) on failure."""
     ts = table.table_schema
@@ -568,7 +631,7 @@ def _import_into_paimon(table, files: list, created: bool, catalog, name: str, p
     co = ts.core_options
     describe = partial(_describe_for_paimon, list(ts.fields), co.stats_mode, co.stats_truncate_length, ts.id,
                        _source_ids(src, ts.fields))
-    typed = []
+    typed: list[tuple[str, tuple[Any, ...], str]] = []
     for path, values in files:
         part = tuple(_partition_value(ts, k, values) for k in ts.partition_keys)
         target = f"{table.store.bucket_dir(part, 0)}/{_paimon_name(path)}"
@@ -578,11 +641,12 @@ def _import_into_paimon(table, files: list, created: bool, catalog, name: str, p
         raise MigrationError("two source files would get one name in the same Paimon bucket directory")
     moves = _Moves(table.io)
     try:
-        described = describe_files(table.spark, [p for p, _part, _t in typed], table.io, describe, parallelism)
+        described: list[tuple[DataFileMeta, tuple[Optional[str], ...]]] = describe_files(
+            table.spark, [p for p, _part, _t in typed], table.io, describe, parallelism)
         sids = schema_ids(table, [n for _m, n in described], created, [p for p, _part, _t in typed])
-        if created and set(sids) != {ts.id}:
+        if created and catalog is not None and set(sids) != {ts.id}:     # a created table has its catalog
             table = catalog.load_table(name)            # its current schema is the last one now
-        by_part: dict = {}
+        by_part: dict[tuple[Any, ...], list[DataFileMeta]] = {}
         for (_src, part, dst), (meta, _n), sid in zip(typed, described, sids):
             meta.file_name = os.path.basename(dst)
             meta.file_path = dst
@@ -595,13 +659,13 @@ def _import_into_paimon(table, files: list, created: bool, catalog, name: str, p
             table.commit_existing_files(messages)
     except BaseException:
         moves.undo()
-        if created:
+        if created and catalog is not None:
             catalog.drop_table(name, purge=True)
         raise
     return len(typed)
 
 
-def _partition_value(ts, key: str, values: dict):
+def _partition_value(ts: TableSchema, key: str, values: dict[str, Any]) -> Any:
     """A partition key's value as Paimon's writer takes it: directory text parsed to the
     column's type; an Iceberg partition value as it is (a Python value already)."""
     lowered = {k.lower(): v for k, v in values.items()}
@@ -617,8 +681,9 @@ def _paimon_name(path: str) -> str:
     return base if base.endswith(".parquet") else f"{base}.parquet"
 
 
-def migrate_to_paimon(catalog, source, target: Optional[str], options: Optional[dict] = None,
-                      delete_origin: bool = True, source_catalog=None, source_name: Optional[str] = None,
+def migrate_to_paimon(catalog: TableCatalog, source: Any, target: Optional[str], options: Optional[dict[str, Any]] = None,
+                      delete_origin: bool = True, source_catalog: Optional[TableCatalog] = None,
+                      source_name: Optional[str] = None,
                       parallelism: Optional[int] = None) -> bool:
     """Paimon's ``migrate_table``: a new append table ``target`` of the Paimon ``catalog`` whose
     files are ``source``'s (a Parquet directory or an Iceberg table), moved into it. With
@@ -644,10 +709,11 @@ def migrate_to_paimon(catalog, source, target: Optional[str], options: Optional[
     return count >= 0
 
 
-def migrate_files_to_paimon(table, source, delete_origin: bool = True, source_catalog=None,
+def migrate_files_to_paimon(table: Any, source: Any, delete_origin: bool = True,
+                            source_catalog: Optional[TableCatalog] = None,
                             source_name: Optional[str] = None, parallelism: Optional[int] = None) -> bool:
     """Paimon's ``migrate_file``: ``source``'s files moved into the existing append table ``table``."""
-    src, schema, keys, files = _paimon_source(source, table.io)
+    src, _schema, keys, files = _paimon_source(source, table.io)
     if sorted(k.lower() for k in keys) != sorted(k.lower() for k in table.table_schema.partition_keys):
         raise MigrationError(f"the source is partitioned by {keys or 'nothing'} but {table.name} by "
                              f"{list(table.table_schema.partition_keys) or 'nothing'}")
@@ -657,7 +723,7 @@ def migrate_files_to_paimon(table, source, delete_origin: bool = True, source_ca
     return True
 
 
-def _delete_origin(src, source_catalog, source_name: Optional[str]) -> None:
+def _delete_origin(src: Any, source_catalog: Optional[TableCatalog], source_name: Optional[str]) -> None:
     if isinstance(src, ParquetDirectory):
         if src.io.is_dir(src.location):
             prune_empty_dirs(src.io, src.location)
@@ -666,7 +732,8 @@ def _delete_origin(src, source_catalog, source_name: Optional[str]) -> None:
         source_catalog.drop_table(source_name, purge=True)   # its files inside its location: those not moved
 
 
-def load_source(text: str, catalogs: dict, io, default=None):
+def load_source(text: str, catalogs: dict[str, TableCatalog], io: FileIO,
+                default: Optional[TableCatalog] = None) -> tuple[Any, Optional[TableCatalog], Optional[str]]:
     """A source named in a procedure call: a ```parquet`.`/path``` directory, or ``[catalog.]db.t``
     of ``catalogs`` (name -> catalog; ``default`` for a name without one). Returns (source, its
     catalog or None, its name or None)."""

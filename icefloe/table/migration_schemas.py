@@ -4,38 +4,67 @@ and the Paimon schema of those names it gets (Paimon reads a data file by the na
 it was written with, matched to the table's columns by field id)."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional, Protocol, Sequence
 
-from icefloe.core.types import from_arrow_schema
+from icefloe.core.io import FileIO
+from icefloe.core.types import IcebergType, from_arrow_schema
 from icefloe.errors import MigrationError
+from icefloe.paimon.schema import TableSchema
+from icefloe.paimon.types import DataField
+
+#: an Iceberg source's columns matched to a Paimon table's fields: ({field id: index in the
+#: fields}, {name in its name mapping: index}, {field id: name now} of the fields inside structs)
+SourceMatch = tuple[dict[int, int], dict[str, int], dict[int, str]]
 
 
-def file_columns(footer) -> list:
+class MigratedTable(Protocol):
+    """What choosing schema ids needs of the Paimon table files move into (``PaimonTable``)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def io(self) -> FileIO: ...
+
+    @property
+    def location(self) -> str: ...
+
+    @property
+    def table_schema(self) -> TableSchema: ...
+
+    def schema_by_id(self, schema_id: int) -> TableSchema: ...
+
+
+def file_columns(footer: Any) -> list[tuple[str, IcebergType]]:
     """(name, type) of a Parquet file's top-level columns, from its footer."""
     return [(f.name, f.field_type) for f in from_arrow_schema(footer.schema.to_arrow_schema()).fields]
 
 
-def footer_ids(footer) -> dict:
+def footer_ids(footer: Any) -> dict[str, int]:
     """{top-level column name: its Parquet field id} of the columns that have one."""
-    out = {}
+    out: dict[str, int] = {}
     for f in footer.schema.to_arrow_schema():
-        fid = (f.metadata or {}).get(b"PARQUET:field_id")
+        metadata: dict[bytes, bytes] = f.metadata or {}
+        fid = metadata.get(b"PARQUET:field_id")
         if fid is not None:
             out[f.name] = int(fid)
     return out
 
 
-def file_names(fields, match: Optional[tuple], path: str, footer) -> tuple:
+def file_names(fields: Sequence[DataField], match: Optional[SourceMatch], path: str,
+               footer: Any) -> tuple[Optional[str], ...]:
     """The name each of ``fields`` has in the file. ``match`` (an Iceberg source's ({field id:
     index in ``fields``}, {name in its name mapping: index})) matches the columns that carry a
     field id by it, so a column renamed since the file was written keeps its values, and the
     others through the source's name mapping (as Iceberg's readers do); a directory's files
     (``match`` None) match by name."""
     cols = [n for n, _t in file_columns(footer)]
+    by_id: dict[int, int]
+    by_name: dict[str, int]
     by_id, by_name = match[:2] if match is not None else ({}, {f.name: k for k, f in enumerate(fields)})
     ids = footer_ids(footer) if match is not None else {}
-    names: list = [None] * len(fields)
-    extra = []
+    names: list[Optional[str]] = [None] * len(fields)
+    extra: list[str] = []
     for n in [c for c in cols if c in ids] + [c for c in cols if c not in ids]:
         i = by_id.get(ids[n]) if n in ids else by_name.get(n)
         if i is not None and names[i] is not None:
@@ -49,7 +78,7 @@ def file_names(fields, match: Optional[tuple], path: str, footer) -> tuple:
     if extra or (match is None and None in names):
         raise MigrationError(f"{path}: its columns {cols} are not the table's {[f.name for f in fields]} (Paimon "
                              "reads a file's columns by name; columns that carry field ids match by id)")
-    inner = match[2] if match is not None and len(match) > 2 else {}
+    inner: dict[int, str] = match[2] if match is not None and len(match) > 2 else {}
     for f in footer.schema.to_arrow_schema() if inner else ():
         renamed = _renamed_inside(f.type, inner)
         if renamed is not None:
@@ -59,7 +88,7 @@ def file_names(fields, match: Optional[tuple], path: str, footer) -> tuple:
     return tuple(names)
 
 
-def _renamed_inside(arrow_type, inner: dict) -> Optional[tuple]:
+def _renamed_inside(arrow_type: Any, inner: dict[int, str]) -> Optional[tuple[str, str]]:
     """(name in the file, name now) of a struct field within ``arrow_type`` whose field id
     ``inner`` ({field id: name now} of the source's fields inside structs) names otherwise."""
     import pyarrow as pa
@@ -67,7 +96,8 @@ def _renamed_inside(arrow_type, inner: dict) -> Optional[tuple]:
     if pa.types.is_struct(arrow_type):
         for k in range(arrow_type.num_fields):
             f = arrow_type.field(k)
-            fid = (f.metadata or {}).get(b"PARQUET:field_id")
+            metadata: dict[bytes, bytes] = f.metadata or {}
+            fid = metadata.get(b"PARQUET:field_id")
             if fid is not None and inner.get(int(fid), f.name) != f.name:
                 return f.name, inner[int(fid)]
             found = _renamed_inside(f.type, inner)
@@ -80,7 +110,7 @@ def _renamed_inside(arrow_type, inner: dict) -> Optional[tuple]:
     return None
 
 
-def inner_names(t, out: dict) -> dict:
+def inner_names(t: IcebergType, out: dict[int, str]) -> dict[int, str]:
     """{field id: name} of the fields inside the structs of the type ``t`` (a core type)."""
     from icefloe.core.types import ListType, MapType, StructType
 
@@ -96,7 +126,8 @@ def inner_names(t, out: dict) -> dict:
     return out
 
 
-def schema_ids(table, names: list, created: bool, paths: list) -> list:
+def schema_ids(table: MigratedTable, names: Sequence[tuple[Optional[str], ...]], created: bool,
+               paths: Sequence[str]) -> list[int]:
     """The Paimon schema id of each file, by the names its columns have (``names``). A new
     table gets a schema for each set of older names (the table's fields under those names: field
     ids never change), written as ``schema-0``, ``schema-1``, ... before its current schema, which
@@ -116,7 +147,7 @@ def schema_ids(table, names: list, created: bool, paths: list) -> list:
                                     "migrate_table into a new table keeps such files, each under a schema of its "
                                     "own columns"))
     if not created:
-        known = {}
+        known: dict[tuple[Optional[str], ...], int] = {}
         for sid in [ts.id] + list_schema_ids(table.io, table.location):
             s = table.schema_by_id(sid)
             if [(f.id, f.type) for f in s.fields] == [(f.id, f.type) for f in ts.fields]:
@@ -130,7 +161,7 @@ def schema_ids(table, names: list, created: bool, paths: list) -> list:
     older = list(dict.fromkeys(n for n in names if n != current))
     if not older:
         return [ts.id] * len(names)
-    schemas = []
+    schemas: list[TableSchema] = []
     for sid, n in enumerate(older + [current]):
         renamed = [(f.name, x) for f, x in zip(ts.fields, n) if x is not None and f.name != x]
         if any(a in keys for a, _b in renamed):

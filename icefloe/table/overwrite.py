@@ -1,3 +1,4 @@
+# pyright: strict
 """Partition overwrite of Iceberg tables: static (``partition={...}``) and dynamic.
 
 Iceberg removes whole data files, so a static overwrite needs every file it removes to
@@ -11,17 +12,53 @@ concurrent write into the replaced partitions is a conflict, not a survivor.
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Iterable, Mapping, Optional, Protocol
 
 import pyarrow as pa
 
 from icefloe.core.expressions import format_literal
-from icefloe.core.types import to_arrow_type
+from icefloe.core.types import Schema, to_arrow_type
 from icefloe.errors import SchemaMismatchError
+from icefloe.iceberg.manifest import DataFile
 from icefloe.iceberg.overwrite import Overwrite
+from icefloe.iceberg.partitioning import PartitionSpec
+from icefloe.iceberg.scan import FileScanTask
+from icefloe.iceberg.snapshot import Snapshot
+from icefloe.spark.target import WriteTarget
 
 
-def iceberg_partition_overwrite(t, data, partition: dict, dynamic: bool, branch: str):
+class OverwrittenTable(Protocol):
+    """What a partition overwrite needs of an Iceberg table (``IcebergTable``)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def schema(self) -> Schema: ...
+
+    @property
+    def spec(self) -> PartitionSpec: ...
+
+    def refresh(self) -> object: ...
+
+    def current_snapshot(self) -> Optional[Snapshot]: ...
+
+    def plan_files(self, where: Optional[str] = None, snapshot_id: Optional[int] = None) -> Iterable[DataFile]: ...
+
+    def plan_tasks(self, where: Optional[str] = None, snapshot_id: Optional[int] = None) -> Iterable[FileScanTask]: ...
+
+    def unsupported(self, operation: str, reason: str = "") -> Exception: ...
+
+    def write_files(self, data: Any) -> list[DataFile]: ...
+
+    def write_target(self, branch: Optional[str] = None) -> WriteTarget: ...
+
+    def commit(self, messages: Iterable[DataFile], overwrite: bool = False,
+               branch: Optional[str] = None) -> Snapshot: ...
+
+
+def iceberg_partition_overwrite(t: OverwrittenTable, data: Any, partition: Mapping[str, Any], dynamic: bool,
+                                branch: str) -> Optional[Snapshot]:
     if partition and dynamic:
         raise ValueError("give partition or dynamic=True, not both")
     if dynamic:
@@ -29,7 +66,7 @@ def iceberg_partition_overwrite(t, data, partition: dict, dynamic: bool, branch:
     return _static(t, data, partition, branch)
 
 
-def partition_literal(t, name: str, value) -> tuple[str, str]:
+def partition_literal(t: OverwrittenTable, name: str, value: Any) -> tuple[str, str]:
     """Column ``name`` of ``t`` (as the schema spells it) and ``value`` as a Spark SQL literal of its type."""
     field = next((f for f in t.schema.fields if f.name.lower() == str(name).lower()), None)
     if field is None:
@@ -43,13 +80,14 @@ def partition_literal(t, name: str, value) -> tuple[str, str]:
         raise SchemaMismatchError(f"partition value {value!r} does not fit column {field.name} of {t.name}: {e}") \
             from None
     if kind in ("timestamp", "timestamptz"):
-        micros = typed.cast(pa.int64()).to_pylist()[0]
+        micros: Any = typed.cast(pa.int64()).to_pylist()[0]
         return field.name, format_literal(micros, field.field_type)
     return field.name, format_literal(typed.to_pylist()[0], field.field_type)
 
 
-def _static(t, data, partition: dict, branch: str):
-    match, other = [], []
+def _static(t: OverwrittenTable, data: Any, partition: Mapping[str, Any], branch: str) -> Snapshot:
+    match: list[str] = []
+    other: list[str] = []
     for name, value in partition.items():
         col_name, lit = partition_literal(t, name, value)
         col = "`" + col_name.replace("`", "``") + "`"
@@ -62,7 +100,7 @@ def _static(t, data, partition: dict, branch: str):
     where = " AND ".join(match)
     complement = " OR ".join(f"({o})" for o in other)
     snap = t.current_snapshot()
-    remove: set = set()
+    remove: set[str] = set()
     if snap is not None:
         mixed = {f.file_path for f in t.plan_files(where=complement, snapshot_id=snap.snapshot_id)}
         for f in t.plan_files(where=where, snapshot_id=snap.snapshot_id):
@@ -74,22 +112,26 @@ def _static(t, data, partition: dict, branch: str):
                     "(CALL system.rewrite_data_files) or use DELETE and INSERT")
             remove.add(f.file_path)
     files = t.write_files(data)
-    return t.write_target(branch).commit(Overwrite.by_filter(files, remove, snap.snapshot_id if snap else None,
-                                                             where, "INSERT OVERWRITE ... PARTITION"), branch)
+    change = Overwrite.by_filter(  # pyright: ignore[reportUnknownMemberType]  (row_filter unannotated there)
+        files, remove, snap.snapshot_id if snap else None, where, "INSERT OVERWRITE ... PARTITION")
+    return t.write_target(branch).commit(change, branch)
 
 
-def _dynamic(t, data, branch: str) -> Optional[object]:
+def _dynamic(t: OverwrittenTable, data: Any, branch: str) -> Optional[Snapshot]:
     snap = t.current_snapshot()
     files = t.write_files(data)
     if not files:
         return None                            # no rows: no partition to replace
-    if t.refresh().spec.is_unpartitioned:
+    t.refresh()
+    if t.spec.is_unpartitioned:
         return t.commit(files, overwrite=True, branch=branch)
-    written = {(f.spec_id, f.partition) for f in files}
-    remove = set()
+    # DataFile.partition is a bare tuple in iceberg/manifest.py, hence the two ignores below
+    written: set[tuple[int, tuple[Any, ...]]] = {
+        (f.spec_id, f.partition) for f in files}  # pyright: ignore[reportUnknownMemberType]
+    remove: set[str] = set()
     if snap is not None:
         remove = {task.file.file_path for task in t.plan_tasks(snapshot_id=snap.snapshot_id)
-                  if (task.file.spec_id, task.file.partition) in written}
-    return t.write_target(branch).commit(
-        Overwrite.replace_partitions(files, remove, snap.snapshot_id if snap else None, written,
-                                     "INSERT OVERWRITE (dynamic partition overwrite)"), branch)
+                  if (task.file.spec_id, task.file.partition) in written}  # pyright: ignore[reportUnknownMemberType]
+    change = Overwrite.replace_partitions(  # pyright: ignore[reportUnknownMemberType]  (partitions: a bare set)
+        files, remove, snap.snapshot_id if snap else None, written, "INSERT OVERWRITE (dynamic partition overwrite)")
+    return t.write_target(branch).commit(change, branch)

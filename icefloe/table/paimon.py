@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
-from typing import Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Optional, Sequence
 
 import pyarrow as pa
 
 from icefloe.core.arrow import as_arrow_table, is_arrow_data
 from icefloe.core.io import FileIO
+from icefloe.core.timetravel import AsOf
 from icefloe.core.reports import ExpireReport, Report, RowChanges
 from icefloe.core.tree import Node
+from icefloe.core.types import IcebergType
 from icefloe.errors import CommitConflictError, CommitFailedError, IcefloeError
 from icefloe.paimon import deletion_vectors as dv
 from icefloe.paimon import kv_compact
@@ -24,9 +26,11 @@ from icefloe.paimon import types as pt
 from icefloe.paimon.check import check_paimon
 from icefloe.paimon.commit import CommitMessage
 from icefloe.paimon.commit_changes import NO_TRANSACTION
+from icefloe.paimon.manifest import ManifestEntry
 from icefloe.paimon.layout import manifest_lists, metadata_tree
 from icefloe.paimon.schema_update import spark_sql_type
 from icefloe.paimon.snapshot import Snapshot
+from icefloe.paimon.tag import Tag
 from icefloe.paimon.tag_period import period_handler
 from icefloe.paimon.table import FileStoreTable
 from icefloe.paimon.kv_writer import write_kv_table
@@ -43,16 +47,20 @@ from icefloe.spark.paimon_compact import compact_append_table, compact_primary_k
 from icefloe.spark.paimon_write import write_data_files, write_kv_files
 from icefloe.spark.session import get_spark
 from icefloe.table import iceberg_view, migration
-from icefloe.table.base import Table
+from icefloe.table.base import Table, Where, WriteData
 from icefloe.table.capabilities import (
     AUDIT_LOG, BRANCH_TABLES, INCREMENTAL_QUERIES, PAIMON_DYNAMIC_OPTIONS, PAIMON_PROCEDURES, SHOW_PARTITIONS, TAG_LISTS,
     FileRow,
 )
 
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
 MAIN = "main"
 
 
-def _retention(max_ref_age_ms: Optional[int], time_retained) -> Optional[_dt.timedelta]:
+def _retention(max_ref_age_ms: Optional[int],
+               time_retained: Optional[_dt.timedelta]) -> Optional[_dt.timedelta]:
     if max_ref_age_ms is not None and time_retained is not None:
         raise ValueError("give max_ref_age_ms or time_retained, not both")
     return _dt.timedelta(milliseconds=int(max_ref_age_ms)) if max_ref_age_ms is not None else time_retained
@@ -65,7 +73,7 @@ class PaimonTable(FileStoreTable, Table):
     capabilities = frozenset({PAIMON_PROCEDURES, PAIMON_DYNAMIC_OPTIONS, AUDIT_LOG, TAG_LISTS, BRANCH_TABLES,
                               INCREMENTAL_QUERIES, SHOW_PARTITIONS})
 
-    def __init__(self, name: str, location: str, io: Optional[FileIO] = None, spark=None,
+    def __init__(self, name: str, location: str, io: Optional[FileIO] = None, spark: Optional[SparkSession] = None,
                  branch: Optional[str] = None):
         """A Paimon table in its directory (``Catalog.load_table`` makes it).
 
@@ -76,7 +84,7 @@ class PaimonTable(FileStoreTable, Table):
             spark: The SparkSession its Spark reads and writes run in (the active or embedded one by default).
             branch: A Paimon branch of the table to read and write (``branch_table`` makes it); main by default.
         """
-        self._spark = spark      # the data plane's session, started on first use (``spark``)
+        self._spark: Optional[SparkSession] = spark      # the data plane's session, started on first use (``spark``)
         super().__init__(name, location, io, branch=branch)
 
     def _with_branch(self, branch: Optional[str]) -> "PaimonTable":
@@ -87,8 +95,13 @@ class PaimonTable(FileStoreTable, Table):
         state["_spark"] = None
         return state
 
+    def refresh(self) -> PaimonTable:
+        """Read the table's current schema again; returns this table."""
+        FileStoreTable.refresh(self)
+        return self
+
     @property
-    def spark(self):
+    def spark(self) -> SparkSession:
         self._spark = get_spark(self._spark)
         return self._spark
 
@@ -134,8 +147,9 @@ class PaimonTable(FileStoreTable, Table):
         return other
 
     # ------------------------------------------------------------------ reads
-    def to_spark(self, snapshot_id: Optional[int] = None, as_of=None, where=None,
-                 columns: Optional[Sequence[str]] = None, ref: Optional[str] = None, tag: Optional[str] = None):
+    def to_spark(self, snapshot_id: Optional[int] = None, as_of: Optional[AsOf] = None, where: Where = None,
+                 columns: Optional[Sequence[str]] = None, ref: Optional[str] = None,
+                 tag: Optional[str] = None) -> DataFrame:
         """The rows as a Spark DataFrame, read by Spark tasks (a primary-key table's rows merged by key).
 
         Args:
@@ -164,15 +178,15 @@ class PaimonTable(FileStoreTable, Table):
         return read_files(self.spark, [f.path for f in files], schema.fields, where, columns,
                           file_fields=[self.schema_by_id(f.schema_id).fields for f in files], io=self.io)
 
-    def metadata_column_names(self) -> tuple:
+    def metadata_column_names(self) -> tuple[str, ...]:
         """Paimon's hidden columns (``SELECT *`` leaves them out): ``__paimon_file_path``,
         ``__paimon_row_index``, ``__paimon_partition``, ``__paimon_bucket``."""
         if row_tracking.enabled(self.table_schema.options):
             return metadata_columns.NAMES + row_tracking.NAMES
         return metadata_columns.NAMES
 
-    def to_spark_with_metadata(self, names: Sequence[str], snapshot_id: Optional[int] = None, as_of=None,
-                               ref: Optional[str] = None):
+    def to_spark_with_metadata(self, names: Sequence[str], snapshot_id: Optional[int] = None,
+                               as_of: Optional[AsOf] = None, ref: Optional[str] = None) -> DataFrame:
         """``to_spark`` with the metadata columns ``names`` after the table's columns (a row's data
         file, its position there, its partition as a struct, its bucket)."""
         if set(names) <= {metadata_columns.PARTITION}:      # the partition comes with every row
@@ -188,7 +202,7 @@ class PaimonTable(FileStoreTable, Table):
         return metadata_columns.read_with_metadata(self, schema, self.snapshot_for(snapshot_id, as_of, ref),
                                                    entries, names)
 
-    def changes(self, start_snapshot_id: Optional[int] = None, end_snapshot_id: Optional[int] = None):
+    def changes(self, start_snapshot_id: Optional[int] = None, end_snapshot_id: Optional[int] = None) -> DataFrame:
         """The table's changelog between the snapshots (after ``start_snapshot_id``, up to
         ``end_snapshot_id``): ``rowkind`` then the table's columns, from the changelog files its
         ``changelog-producer`` writes (the records written, without one)."""
@@ -196,7 +210,7 @@ class PaimonTable(FileStoreTable, Table):
 
     def changelog(self, start_snapshot_id: Optional[int] = None, end_snapshot_id: Optional[int] = None,
                   identifier_columns: Optional[Sequence[str]] = None, compute_updates: Optional[bool] = None,
-                  net_changes: bool = False):
+                  net_changes: bool = False) -> DataFrame:
         """``changes`` in the shape of Iceberg's changelog view: the table's columns, then
         ``_change_type`` (INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE), ``_change_ordinal`` and
         ``_commit_snapshot_id``. Updates are what the changelog producer wrote; ``net_changes``
@@ -205,10 +219,11 @@ class PaimonTable(FileStoreTable, Table):
             raise self.unsupported("changelog with net_changes", "Paimon's changelog lists every change")
         return changes_df(self.spark, self, start_snapshot_id, end_snapshot_id, iceberg_shape=True)
 
-    def row_table_names(self) -> tuple:
+    def row_table_names(self) -> tuple[str, ...]:
         return ("ro", "binlog", "row_tracking")
 
-    def row_table(self, name: str, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None):
+    def row_table(self, name: str, snapshot_id: Optional[int] = None, as_of: Optional[AsOf] = None,
+                  ref: Optional[str] = None) -> DataFrame:
         """Paimon's system tables of rows: ``ro`` (``read_optimized``), ``binlog`` and ``row_tracking``."""
         if name == "binlog":
             return self.binlog(snapshot_id, as_of, ref)
@@ -218,7 +233,8 @@ class PaimonTable(FileStoreTable, Table):
             return self.row_tracking(snapshot_id, as_of, ref)
         raise self.unsupported(f"system table {name}", f"Paimon's tables of rows: {', '.join(self.row_table_names())}")
 
-    def row_tracking(self, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None):
+    def row_tracking(self, snapshot_id: Optional[int] = None, as_of: Optional[AsOf] = None,
+                     ref: Optional[str] = None) -> DataFrame:
         """Paimon's ``row_tracking`` system table: a row-tracking table's rows with ``_ROW_ID`` and
         ``_SEQUENCE_NUMBER`` after its columns."""
         schema = self.table_schema_for(snapshot_id, as_of, ref)
@@ -227,7 +243,8 @@ class PaimonTable(FileStoreTable, Table):
                                    f"the table does not track rows ({row_tracking.ENABLED} is set only at CREATE)")
         return self.to_spark_with_metadata(row_tracking.NAMES, snapshot_id, as_of, ref)
 
-    def binlog(self, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None):
+    def binlog(self, snapshot_id: Optional[int] = None, as_of: Optional[AsOf] = None,
+               ref: Optional[str] = None) -> DataFrame:
         """Paimon's ``binlog`` system table read in batch: ``audit_log``'s rows with each column a
         one-element array (a stream pairs an update's before and after in two-element arrays)."""
         from pyspark.sql import functions as F
@@ -235,7 +252,8 @@ class PaimonTable(FileStoreTable, Table):
         df = self.audit_log(snapshot_id, as_of, ref)
         return df.select(F.col("rowkind"), *[F.array(F.col(f"`{c}`")).alias(c) for c in df.columns if c != "rowkind"])
 
-    def read_optimized(self, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None):
+    def read_optimized(self, snapshot_id: Optional[int] = None, as_of: Optional[AsOf] = None,
+                       ref: Optional[str] = None) -> DataFrame:
         """Paimon's ``ro`` system table: a primary-key table's rows in its highest LSM level only
         (``num-levels`` - 1, what full compaction writes: keys unique, no merging needed), an append
         table's rows as they are."""
@@ -257,13 +275,14 @@ class PaimonTable(FileStoreTable, Table):
         stats = paimon_analyze.analyze(self.refresh(), columns, all_columns)
         return None if stats is None else self.commit_statistics(stats)
 
-    def audit_log(self, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None):
+    def audit_log(self, snapshot_id: Optional[int] = None, as_of: Optional[AsOf] = None,
+                  ref: Optional[str] = None) -> DataFrame:
         """The rows with ``rowkind`` first, as Paimon's ``audit_log`` reads a snapshot: a
         primary-key table's merged rows with each key's row kind (+I, +U, -D for a retraction a
         compaction has not yet dropped), an append table's rows as +I."""
         return audit_log_df(self.spark, self, snapshot_id, as_of, ref)
 
-    def diff_between_tags(self, start_tag: str, end_tag: str):
+    def diff_between_tags(self, start_tag: str, end_tag: str) -> DataFrame:
         """The rows Paimon's incremental query between two tags returns: in each bucket, the files
         only ``end_tag`` has and the files only ``start_tag`` has (the files both have are left out),
         each side's rows merged by key; a key's row on the end side is returned unless the start side
@@ -277,7 +296,7 @@ class PaimonTable(FileStoreTable, Table):
         if start.snapshot.id == end.snapshot.id:
             return self.to_spark(ref=end_tag).limit(0)
 
-        def ident(e):
+        def ident(e: ManifestEntry) -> tuple[bytes, int, str]:
             return e.partition.to_bytes(), e.bucket, e.file.file_name
 
         before, after = self.plan(ref=start_tag), self.plan(ref=end_tag)
@@ -297,7 +316,7 @@ class PaimonTable(FileStoreTable, Table):
         old = read_merged(self.spark, self, schema, before, None, None)
         return new.exceptAll(old.select(*[f"`{c}`" for c in new.columns]))
 
-    def diff_to_auto_tag(self, end_tag: str):
+    def diff_to_auto_tag(self, end_tag: str) -> Optional[DataFrame]:
         """Paimon's ``incremental-to-auto-tag``: ``diff_between_tags`` from the newest automatic tag
         of an earlier period to automatic tag ``end_tag``; None (no rows) when either is missing."""
         handler = period_handler(self.options)
@@ -316,10 +335,10 @@ class PaimonTable(FileStoreTable, Table):
         """Refused: Paimon has no commit of several changes (``NO_TRANSACTION`` says why)."""
         raise self.unsupported("transaction", NO_TRANSACTION)
 
-    def write_files(self, data) -> list[CommitMessage]:
+    def write_files(self, data: WriteData) -> list[CommitMessage]:
         return self.write(data)
 
-    def write(self, data) -> list[CommitMessage]:
+    def write(self, data: WriteData) -> list[CommitMessage]:
         """Write data files without committing them; ``commit`` commits their messages.
 
         Args:
@@ -342,8 +361,8 @@ class PaimonTable(FileStoreTable, Table):
         self.spark  # noqa: B018 - make sure the session has the settings the write relies on
         return write_data_files(data, self)
 
-    def commit(self, messages: Sequence[CommitMessage], overwrite: bool = False, overwrite_partitions=None,
-               branch: Optional[str] = None) -> Optional[Snapshot]:
+    def commit(self, messages: Sequence[CommitMessage], overwrite: bool = False,
+               overwrite_partitions: Optional[Callable[[Any], bool]] = None, branch: Optional[str] = None) -> Optional[Snapshot]:
         if (other := self._on_branch(branch)) is not None:
             return other.commit(messages, overwrite, overwrite_partitions)
         snap = FileStoreTable.commit(self, messages, overwrite=overwrite, overwrite_partitions=overwrite_partitions)
@@ -374,7 +393,7 @@ class PaimonTable(FileStoreTable, Table):
             warnings.warn(f"{self.name}: compaction after snapshot {snap.id} failed and was rolled back, the "
                           f"write stands ({type(e).__name__}: {e})", RuntimeWarning, stacklevel=3)
 
-    def _compact_buckets(self, buckets) -> None:
+    def _compact_buckets(self, buckets: Collection[tuple[bytes, int]]) -> None:
 
         if self._spark is not None:
             compact_primary_key_table(self._spark, self, buckets=buckets)
@@ -399,14 +418,14 @@ class PaimonTable(FileStoreTable, Table):
                 f"their compaction failed ({type(e).__name__}: {e}); nothing was written") from e
         self.refresh()
 
-    def append(self, data, branch: Optional[str] = None) -> Optional[Snapshot]:
+    def append(self, data: WriteData, branch: Optional[str] = None) -> Optional[Snapshot]:
         """Append a Spark DataFrame or pyarrow.Table as one APPEND snapshot (None if empty)."""
         if (other := self._on_branch(branch)) is not None:
             return other.append(data)
         return self.commit(self.write(data))
 
-    def overwrite(self, data, partition: Optional[dict] = None, dynamic: bool = False,
-                  branch: Optional[str] = None, where: Optional[str] = None):
+    def overwrite(self, data: WriteData, partition: Optional[dict[str, Any]] = None, dynamic: bool = False,
+                  branch: Optional[str] = None, where: Optional[str] = None) -> Any:
         """Replace the table's rows with ``data`` in one OVERWRITE snapshot: all of them;
         with ``partition={key: value, ...}`` (some or all partition keys) those of the
         matching partitions, and every row of ``data`` must match; with ``dynamic=True``
@@ -425,8 +444,8 @@ class PaimonTable(FileStoreTable, Table):
             raise ValueError("give partition or dynamic=True, not both")
         return self.commit_overwrite(self.write_checked(data, partition), partition, dynamic)
 
-    def migrate_files(self, source, source_catalog=None, delete_origin: bool = True,
-                      parallelism: Optional[int] = None) -> bool:
+    def migrate_files(self, source: Any, source_catalog: Optional[migration.TableCatalog] = None,
+                      delete_origin: bool = True, parallelism: Optional[int] = None) -> bool:
         """Move another table's data files into this append table without rewriting them
         (Paimon's ``migrate_file``). See [Migration](migration.md).
 
@@ -457,7 +476,7 @@ class PaimonTable(FileStoreTable, Table):
             return None
         return self.commit([], overwrite=True)
 
-    def write_checked(self, data, partition: Optional[dict]) -> list[CommitMessage]:
+    def write_checked(self, data: WriteData, partition: Optional[dict[str, Any]]) -> list[CommitMessage]:
         match = self.static_partition_match(partition) if partition else None  # bad keys fail before writing
         messages = self.write(data)
         if match is not None and partition is not None:
@@ -477,7 +496,7 @@ class PaimonTable(FileStoreTable, Table):
             raise self.unsupported(operation, reason)
         return False
 
-    def delete(self, where, isolation_level: Optional[str] = None) -> RowChanges:
+    def delete(self, where: Where, isolation_level: Optional[str] = None) -> RowChanges:
         """``DELETE FROM t WHERE where``. A primary-key table gets a DELETE record for each
         current row that matches, in its bucket, and no data file is rewritten; an append
         table's files holding matching rows are rewritten without them (copy-on-write), in
@@ -493,7 +512,7 @@ class PaimonTable(FileStoreTable, Table):
         n = sum(f.row_count for m in messages for f in m.new_files)
         return RowChanges(deleted=n, snapshot_id=snap.id if snap else None)
 
-    def update(self, set: dict, where=None, isolation_level: Optional[str] = None) -> RowChanges:
+    def update(self, set: dict[str, Any], where: Where = None, isolation_level: Optional[str] = None) -> RowChanges:
         """``UPDATE t SET col = expr, ... WHERE where``. A primary-key table upserts the new
         rows of the keys that match (key columns cannot change); an append table's files
         holding matching rows are rewritten with the new values (copy-on-write)."""
@@ -516,7 +535,7 @@ class PaimonTable(FileStoreTable, Table):
         n = sum(f.row_count for m in messages for f in m.new_files)
         return RowChanges(updated=n, snapshot_id=snap.id if snap else None)
 
-    def merge(self, source, on, target_alias: str = "t", source_alias: str = "s",
+    def merge(self, source: WriteData, on: Any, target_alias: str = "t", source_alias: str = "s",
               isolation_level: Optional[str] = None):
         """``MERGE INTO t USING source s ON on``: add when_* clauses, then ``execute()``. A
         primary-key table's changed keys are written as upserts and DELETE records; an append
@@ -526,7 +545,7 @@ class PaimonTable(FileStoreTable, Table):
         return PrimaryKeyMerge(self, source, on, target_alias, source_alias, isolation_level)
 
     # ------------------------------------------------------------------ maintenance
-    def rewrite_data_files(self, where=None, target_file_size: Optional[int] = None, options: Optional[dict] = None,
+    def rewrite_data_files(self, where: Where = None, target_file_size: Optional[int] = None, options: Optional[dict[str, Any]] = None,
                            strategy: Optional[str] = None, sort_order: Optional[str] = None) -> Optional[Snapshot]:
         """Compaction. Primary-key tables: a full compaction, each (partition, bucket) merged
         into the highest LSM level by one Spark task. Append tables: each (partition, bucket)'s small
@@ -537,7 +556,7 @@ class PaimonTable(FileStoreTable, Table):
             return compact_primary_key_table(self.spark, self, where, target_file_size)
         return compact_append_table(self.spark, self, where, target_file_size)
 
-    def compact(self, where=None, target_file_size: Optional[int] = None, partitions: Optional[Sequence[dict]] = None,
+    def compact(self, where: Where = None, target_file_size: Optional[int] = None, partitions: Optional[Sequence[dict[str, Any]]] = None,
                 strategy: Optional[str] = None, partition_idle_ms: Optional[int] = None,
                 order_strategy: Optional[str] = None, order_by: Sequence[str] = ()) -> Optional[Snapshot]:
         """Paimon's compaction (``CALL sys.compact``) of the partitions ``where`` reads and
@@ -549,8 +568,8 @@ class PaimonTable(FileStoreTable, Table):
         return paimon_compact(self.spark, self, where, partitions, strategy, partition_idle_ms, order_strategy,
                               order_by, target_file_size)
 
-    def expire_snapshots(self, older_than=None, retain_last: Optional[int] = None,
-                         now_ms: Optional[int] = None, snapshot_ids=(), retain_max: Optional[int] = None,
+    def expire_snapshots(self, older_than: Optional[AsOf] = None, retain_last: Optional[int] = None,
+                         now_ms: Optional[int] = None, snapshot_ids: Iterable[int] = (), retain_max: Optional[int] = None,
                          max_deletes: Optional[int] = None) -> ExpireReport:
         """Expire snapshots per the retention options (``older_than`` replaces
         ``snapshot.time-retained``, ``retain_last`` the retained minimum, ``retain_max`` the
@@ -574,12 +593,13 @@ class PaimonTable(FileStoreTable, Table):
         return FileStoreTable.rewrite_manifests(self, sort_field, sort_max_size, sort)
 
     def create_tag(self, name: str, snapshot_id: Optional[int] = None, max_ref_age_ms: Optional[int] = None,
-                   time_retained=None):
+                   time_retained: Optional[_dt.timedelta] = None) -> Tag:
         """Tag a snapshot; a retention (``max_ref_age_ms`` or ``time_retained``, a ``timedelta``) is
         written into the tag file as Paimon's ``tagTimeRetained``."""
         return FileStoreTable.create_tag(self, name, snapshot_id, _retention(max_ref_age_ms, time_retained))
 
-    def replace_tag(self, name: str, snapshot_id=None, max_ref_age_ms: Optional[int] = None, time_retained=None):
+    def replace_tag(self, name: str, snapshot_id: Optional[int] = None, max_ref_age_ms: Optional[int] = None,
+                    time_retained: Optional[_dt.timedelta] = None) -> Tag:
         return FileStoreTable.replace_tag(self, name, snapshot_id, _retention(max_ref_age_ms, time_retained))
 
     # ------------------------------------------------------------------ branches (Paimon's)
@@ -618,32 +638,32 @@ class PaimonTable(FileStoreTable, Table):
     def partitioning(self) -> list[str]:
         return list(self.partition_keys)
 
-    def data_files(self, where=None) -> list[FileRow]:
-        rows = []
+    def data_files(self, where: Where = None) -> list[FileRow]:
+        rows: list[FileRow] = []
         for f in self.plan_files(where=where):   # partition and bucket are the file's directory, <k>=<v>/bucket-<N>
             rel = os.path.relpath(os.path.dirname(f.path), self.location)
-            part: dict = dict(p.split("=", 1) for p in rel.split(os.sep) if "=" in p)
+            part: dict[str, Any] = dict(p.split("=", 1) for p in rel.split(os.sep) if "=" in p)
             part["bucket"] = int(rel.rsplit("bucket-", 1)[-1]) if "bucket-" in rel else None
             rows.append(FileRow(f.path, part, f.row_count, f.file_size))
         return rows
 
-    def shown_properties(self) -> dict:
+    def shown_properties(self) -> dict[str, Any]:
         props = dict(self.properties)
         if self.table_schema.primary_keys:
             props["primary-key"] = ",".join(self.table_schema.primary_keys)
         return props
 
-    def describe_columns(self) -> list[tuple]:
+    def describe_columns(self) -> list[tuple[str, str, Optional[str]]]:
         """Paimon's own types (SMALLINT, TINYINT, CHAR(n), ...) as Spark names them."""
         spark_fields = pt.to_spark_schema(self.table_schema.fields, with_ids=False).fields
         return [(sf.name, sf.dataType.simpleString() + ("" if sf.nullable else " not null"), f.description or "")
                 for sf, f in zip(spark_fields, self.table_schema.fields)]
 
-    def narrow_column_types(self) -> dict:
+    def narrow_column_types(self) -> dict[str, str]:
         kinds = {"TINYINT": "tinyint", "SMALLINT": "smallint"}
         return {f.name: kind for f in self.table_schema.fields if (kind := kinds.get(pt.root(f.type) or ""))}
 
-    def parse_column_type(self, text: str):
+    def parse_column_type(self, text: str) -> IcebergType:
         return spark_sql_type(text)
 
     def metadata_tree(self, all_snapshots: bool = True) -> Node:
@@ -662,15 +682,15 @@ class PaimonTable(FileStoreTable, Table):
 
         return check_iceberg(BaseTable(self.name, HadoopTableOperations(self.io, root)))
 
-    def describe_extra(self) -> list:
+    def describe_extra(self) -> list[tuple[str, str]]:
         """``describe``'s lines on the Iceberg view (Paimon's ``metadata.iceberg.storage``)."""
         return iceberg_view.view_info(self.refresh())
 
     # ------------------------------------------------------------------ metadata tables
-    def metadata_table_names(self) -> tuple:
+    def metadata_table_names(self) -> tuple[str, ...]:
         return system_tables.NAMES
 
-    def metadata_table(self, name: str, snapshot_id: Optional[int] = None, as_of=None,
+    def metadata_table(self, name: str, snapshot_id: Optional[int] = None, as_of: Optional[AsOf] = None,
                        ref: Optional[str] = None) -> pa.Table:
         build = system_tables.BUILDERS.get(name)
         if build is None:
@@ -683,7 +703,7 @@ class PaimonTable(FileStoreTable, Table):
             return build(self)
         return build(self, self.snapshot_for(snapshot_id, as_of, ref))
 
-    def manifest_files(self) -> list[dict]:
+    def manifest_files(self) -> list[dict[str, Any]]:
         """The manifests of the latest snapshot by manifest list (base, delta, changelog), with their
         paths: what a commit wrote and compacted (``paimon/commit.py``), where the system table merges them."""
         snap = self.current_snapshot()

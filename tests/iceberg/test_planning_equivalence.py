@@ -51,21 +51,66 @@ def _full_decode_counted(io_, path, ptype, spec_id, snap, seq, keep=None):
     return out, len(out)
 
 
-def _plan_both(monkeypatch, io_, meta, snapshot, where):
-    """The plan of a filtered read with the manifest cache off (only the kept entries built), the
-    plan of a first read with it on (the manifests decoded whole and cached), of a second (the
-    cached manifests judged as columns, ``file_columns``) and the plain path's plan."""
+def _no_columns(m):
+    """Plan from manifest entries, never from Arrow columns (``manifest_arrow``)."""
+    m.setattr(scan_mod, "load_manifest_columns", lambda *args: None)
+
+
+def _plan_entries(monkeypatch, io_, meta, snapshot, where):
+    """The plans from manifest entries: a filtered read with the manifest cache off (only the
+    kept entries built), a first read with it on (the manifests decoded whole and cached) and a
+    second (the cached manifests judged as columns, ``file_columns``)."""
     _clear()
     with monkeypatch.context() as m:
+        _no_columns(m)
         m.setattr(manifest_reader.CacheSettings, "of", classmethod(lambda cls, props: cls(enabled=False)))
         fast = _describe(scan_mod.plan_files(io_, meta, snapshot, where))
-    assert len(manifest_reader.MANIFESTS) == 0
-    again = _describe(scan_mod.plan_files(io_, meta, snapshot, where))
-    assert again == fast
-    cached = _describe(scan_mod.plan_files(io_, meta, snapshot, where))      # judged as columns
-    assert cached == fast
+        assert len(manifest_reader.MANIFESTS) == 0
+        again = _describe(scan_mod.plan_files(io_, meta, snapshot, where))
+        assert again == fast
+        cached = _describe(scan_mod.plan_files(io_, meta, snapshot, where))      # judged as columns
+        assert cached == fast
+    _clear()
+    return fast
+
+
+def _plan_columnar(monkeypatch, io_, meta, snapshot, where, columns=True):
+    """The plans from Arrow columns (``manifest_arrow``, ``columnar_filter``): with the manifest
+    cache off, a first read with it on, and a second from the cached columns; each data manifest
+    must have been judged as columns."""
+    used = []
+    real = scan_mod.load_manifest_columns
+
+    def spy(*args):
+        got = real(*args)
+        used.append(got is not None)
+        return got
+
     _clear()
     with monkeypatch.context() as m:
+        m.setattr(scan_mod, "load_manifest_columns", spy)
+        with monkeypatch.context() as off:
+            off.setattr(manifest_reader.CacheSettings, "of", classmethod(lambda cls, props: cls(enabled=False)))
+            uncached = _describe(scan_mod.plan_files(io_, meta, snapshot, where))
+        first = _describe(scan_mod.plan_files(io_, meta, snapshot, where))
+        second = _describe(scan_mod.plan_files(io_, meta, snapshot, where))
+    _clear()
+    if columns:
+        assert all(used) and (used or first == []), "a data manifest was not held as columns"
+    else:
+        assert not any(used), "a manifest held as columns that columns cannot give exactly"
+    assert uncached == first == second
+    return first
+
+
+def _plan_both(monkeypatch, io_, meta, snapshot, where, columns=True):
+    """The plan from Arrow columns and from entries (which must agree), and the plain path's plan:
+    fastavro's full decode of every manifest."""
+    columnar = _plan_columnar(monkeypatch, io_, meta, snapshot, where, columns)
+    fast = _plan_entries(monkeypatch, io_, meta, snapshot, where)
+    assert columnar == fast
+    with monkeypatch.context() as m:
+        _no_columns(m)
         m.setattr(manifest_avro, "read_kept_entries", _full_decode_counted)
         full = _describe(scan_mod.plan_files(io_, meta, snapshot, where))
     _clear()
@@ -141,6 +186,7 @@ def test_a_filtered_read_builds_only_the_files_it_keeps_where_nothing_is_cached(
         return out, n
 
     monkeypatch.setattr(manifest_avro, "read_kept_entries", spy)
+    _no_columns(monkeypatch)
     _clear()
     snap, meta = table.current_snapshot(), table.metadata
     with monkeypatch.context() as m:
@@ -228,7 +274,7 @@ def test_lazy_datafile_behaves_like_plain(table):
 
 
 # --------------------------------------------------------------------------- pyiceberg-written tables
-def _pyiceberg_table(tmp_path):
+def _pyiceberg_table(tmp_path, decimal=True):
     from tests.iceberg.test_interop_writers import _dict_catalog_class
     from pyiceberg.transforms import IdentityTransform
 
@@ -249,7 +295,8 @@ def _pyiceberg_table(tmp_path):
         u.add_identity("name")
         u.add_field("dt", IdentityTransform(), "dt_ident")
         u.add_field("ts", IdentityTransform(), "ts_ident")
-        u.add_field("amount", IdentityTransform(), "amount_ident")
+        if decimal:
+            u.add_field("amount", IdentityTransform(), "amount_ident")
         u.add_identity("flag")
     base = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
     for c in range(4):
@@ -269,7 +316,70 @@ def test_pyiceberg_manifests(tmp_path, monkeypatch, where):
     t = cat.register_table("db.py", py_tbl.metadata_location)
     _clear()
     assert _assert_manifests_equal(t.io, t.metadata, t.current_snapshot()) == 40
-    fast, full = _plan_both(monkeypatch, t.io, t.metadata, t.current_snapshot(), where)
+    # a decimal partition: its manifests are not held as columns, but read entry by entry
+    fast, full = _plan_both(monkeypatch, t.io, t.metadata, t.current_snapshot(), where, columns=False)
     assert fast == full
     if where is None:
         assert len(fast) == len({task.file.file_path for task in py_tbl.scan().plan_files()})
+
+
+@pytest.mark.parametrize("where", [None, "name = 'north'", "dt = DATE '2024-01-02'", "id = 13", "id IN (3, 27)",
+                                   "flag = true", "ts > TIMESTAMP '2024-01-01 20:00:00'", "name IS NULL",
+                                   "id > 5 AND name = 'south'", "amount > 0.5"])
+def test_pyiceberg_manifests_as_columns(tmp_path, monkeypatch, where):
+    """pyiceberg's manifests (string, date, timestamp and boolean partitions) judged as columns."""
+    py_tbl = _pyiceberg_table(tmp_path, decimal=False)
+    cat = icefloe.Catalog(str(tmp_path / "wh"))
+    t = cat.register_table("db.py", py_tbl.metadata_location)
+    fast, full = _plan_both(monkeypatch, t.io, t.metadata, t.current_snapshot(), where)
+    assert fast == full
+    if where is None:
+        assert len(fast) == len({task.file.file_path for task in py_tbl.scan().plan_files()}) == 40
+
+
+def test_columnar_plan_builds_only_the_files_it_keeps(table, monkeypatch):
+    """Judged as columns, a filtered plan builds a file object for each file it keeps and no other;
+    the files are plain ``DataFile`` values when copied or pickled."""
+    from icefloe.iceberg import manifest_arrow
+
+    built = []
+    real = manifest_arrow.ManifestColumns.data_files
+
+    def spy(self, rows):
+        out = real(self, rows)
+        built.append(len(out))
+        return out
+
+    monkeypatch.setattr(manifest_arrow.ManifestColumns, "data_files", spy)
+    _clear()
+    tasks = scan_mod.plan_files(table.io, table.metadata, table.current_snapshot(), "id = 137")
+    assert sum(built) == len(tasks) == 3
+    f = tasks[0].file
+    assert isinstance(f, manifest_arrow.ColumnarDataFile) and "_columns" in f.__dict__
+    plain = pickle.loads(pickle.dumps(f))
+    assert type(plain) is mf.DataFile and plain == f and plain.lower_bounds == f.lower_bounds
+    assert copy.deepcopy(f) == plain and f.metrics_of(1) == plain.metrics_of(1)
+    _clear()
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated"])
+def test_corrupt_manifest_is_named_when_judged_as_columns(table, damage):
+    """A damaged data manifest gives ``CorruptMetadataError`` naming it, not a plan without its files."""
+    from icefloe.errors import CorruptMetadataError
+
+    snap = table.current_snapshot()
+    m = next(m for m in manifest_reader.snapshot_manifests(table.io, snap) if m.content == 0 and m.added_files_count)
+    path = m.manifest_path.replace("file://", "").replace("file:", "")
+    with open(path, "rb") as fh:
+        data = fh.read()
+    if damage == "garbage":
+        data = data[:len(data) // 2] + bytes(range(256)) * 4 + data[len(data) // 2:]
+    else:
+        data = data[:len(data) - 40]
+    with open(path, "wb") as fh:
+        fh.write(data)
+    _clear()
+    with pytest.raises(CorruptMetadataError) as info:
+        scan_mod.plan_files(table.io, table.metadata, snap, "id = 137")
+    assert m.manifest_path in str(info.value) or path in str(info.value)
+    _clear()
