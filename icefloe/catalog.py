@@ -3,12 +3,11 @@ from __future__ import annotations
 
 import os
 from functools import partial
-from typing import Optional, Union, cast
+from typing import Optional, cast
 
 import pyarrow as pa
 
-from icefloe.core.hdfs_io import HdfsIO
-from icefloe.core.io import FileIO, normalize_location, prune_empty_dirs
+from icefloe.core.io import FileIO, is_remote, normalize_location, prune_empty_dirs
 from icefloe.core.object_store import ObjectStoreIO, file_io_for
 from icefloe.core.schema_input import to_schema
 from icefloe.errors import (
@@ -20,15 +19,12 @@ from icefloe.paimon import global_system_tables
 from icefloe.paimon.catalog import DEFAULT_DATABASE, PaimonCatalog
 from icefloe.spark.session import get_spark
 from icefloe.sql import SqlError, SqlSession
-from icefloe.table import IcebergTable, PaimonTable, migration
+from icefloe.table import IcebergTable, PaimonTable, Table, migration
 from icefloe.table.iceberg import write_files_for
 
 FORMATS = ("iceberg", "paimon")
 
 __all__ = ["Catalog", "FORMATS", "sql", "to_schema"]
-
-# What a catalog's tables are: the table classes its backend is given as table factories
-AnyTable = Union[IcebergTable, PaimonTable]
 
 
 class Catalog:
@@ -101,7 +97,7 @@ class Catalog:
             rest_auth["scan_planning_mode"] = self.properties.pop("scan-planning-mode")
         if io is None and self.warehouse is not None:
             io = file_io_for(self.warehouse, self.properties)
-            if isinstance(io, (ObjectStoreIO, HdfsIO)):      # a remote warehouse: reachable with these settings?
+            if is_remote(self.warehouse):
                 io.check_location(self.warehouse)
         self.format = fmt
         self.type = kind
@@ -140,7 +136,7 @@ class Catalog:
         self._spark = get_spark(self._spark)
         return self._spark
 
-    def create_table(self, name: str, schema, partitioned_by=None, properties: Optional[dict] = None) -> AnyTable:
+    def create_table(self, name: str, schema, partitioned_by=None, properties: Optional[dict] = None) -> Table:
         """Create a table.
 
         Args:
@@ -159,8 +155,7 @@ class Catalog:
             TableAlreadyExistsError: the table exists.
             SchemaError: the schema or a partition term cannot be used.
         """
-        return cast(AnyTable, self._impl.create_table(name, schema, partitioned_by=partitioned_by,
-                                                      properties=properties))
+        return cast(Table, self._impl.create_table(name, schema, partitioned_by, properties))
 
     def table_location(self, name: str) -> str:
         """The directory a table has (or would have) in this warehouse.
@@ -173,7 +168,7 @@ class Catalog:
         """
         return self._impl.table_location(name)
 
-    def load_table(self, name: str) -> AnyTable:
+    def load_table(self, name: str) -> Table:
         """A table of this catalog.
 
         Args:
@@ -185,7 +180,7 @@ class Catalog:
         Raises:
             NoSuchTableError: there is no such table.
         """
-        return cast(AnyTable, self._impl.load_table(name))
+        return cast(Table, self._impl.load_table(name))   # the backend's table factory
 
     def table_exists(self, name: str) -> bool:
         """Whether a table exists.
@@ -448,8 +443,7 @@ class Catalog:
         """
         if isinstance(self._impl, PaimonCatalog):
             # Paimon's replace: truncate, then the next schema-N; earlier snapshots stay (time travel)
-            t = cast(PaimonTable, self._impl.replace_table(name, schema, partitioned_by, properties,
-                                                           create_if_missing))
+            t = cast(PaimonTable, self._impl.replace_table(name, schema, partitioned_by, properties, create_if_missing))
             if data is not None:
                 t.append(data)
             return t
@@ -752,7 +746,7 @@ class Catalog:
         return sessions[key].sql(text)
 
 
-def load_table(location: str, spark=None, io: Optional[FileIO] = None) -> AnyTable:
+def load_table(location: str, spark=None, io: Optional[FileIO] = None) -> Table:
     """A table by its directory, its format detected (like Delta's ``forPath``).
 
     Args:

@@ -18,7 +18,7 @@ import os
 import re
 from dataclasses import dataclass
 from dataclasses import replace as dc_replace
-from typing import Literal, Optional, TypeVar, overload
+from typing import Optional, TypeVar
 
 from icefloe.errors import (
     CorruptMetadataError, IcefloeError, LocationError, NamespaceAlreadyExistsError,
@@ -43,8 +43,7 @@ from icefloe.iceberg.view_metadata import (
 from icefloe.rest.auth import Authenticator, Guard, request_may, visible_namespaces
 from icefloe.rest.planning import PLAN_TASK_FILES, ScanPlans
 
-_T = TypeVar("_T")     # the type of a request field (_field)
-
+_T = TypeVar("_T")     # the kind of a commit's update a create transaction takes (take)
 SEPARATOR = "\x1f"          # namespace levels in a URL path
 # the routes this server offers, as the config response lists them (the REST spec's ``endpoints``)
 ENDPOINTS = [f"{m} /v1/{{prefix}}/{p}" for m, p in (
@@ -84,10 +83,6 @@ class ServerSettings:
     plan_task_files: int = PLAN_TASK_FILES
 
 
-@overload
-def _renumbered_sources(doc: dict, ids: dict[int, int]) -> dict: ...
-@overload
-def _renumbered_sources(doc: Optional[dict], ids: dict[int, int]) -> Optional[dict]: ...
 def _renumbered_sources(doc: Optional[dict], ids: dict[int, int]) -> Optional[dict]:
     """A partition spec's or sort order's JSON with its fields' source ids renumbered by ``ids``."""
     if not doc or not isinstance(doc.get("fields"), list):
@@ -284,14 +279,8 @@ class RestCatalogApp:
             raise _bad(f"the request body must be a JSON object, not {_kind(body)}")
         return body
 
-    @overload
     @staticmethod
-    def _field(body: dict, key: str, kind: type[_T], required: Literal[True] = True, what: str = "") -> _T: ...
-    @overload
-    @staticmethod
-    def _field(body: dict, key: str, kind: type[_T], required: bool, what: str = "") -> Optional[_T]: ...
-    @staticmethod
-    def _field(body: dict, key: str, kind: type[_T], required: bool = True, what: str = "") -> Optional[_T]:
+    def _field(body: dict, key: str, kind, required: bool = True, what: str = ""):
         v = body.get(key)
         if v is None:
             if required:
@@ -472,10 +461,11 @@ class RestCatalogApp:
         metadata, the updates after them apply to it, and it is committed as a new table."""
         updates = list(changes.updates)
 
-        def take(kind):
+        def take(kind: type[_T]) -> Optional[_T]:
             for i, u in enumerate(updates):
                 if isinstance(u, kind):
-                    return updates.pop(i)
+                    del updates[i]
+                    return u
             return None
         add_schema = take(AddSchema)
         if add_schema is None:
