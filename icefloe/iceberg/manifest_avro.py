@@ -170,9 +170,8 @@ def entries_from_records(records: list[dict], partition_type: StructType, spec_i
     return out
 
 
-def _container_blocks(data: bytes):
-    """(metadata, [(decompressed block, record count)]) of an Avro object container file,
-    or None for a codec handled only by fastavro."""
+def _container_header(data: bytes) -> tuple[dict, bytes, int]:
+    """(metadata, sync marker, offset of the first block) of an Avro object container file."""
     if data[:4] != b"Obj\x01":
         raise ValueError("not an Avro object container file")
     p = 4
@@ -186,13 +185,42 @@ def _container_blocks(data: bytes):
             _, p = read_long(data, p)
         for _ in range(n):
             kl, p = read_long(data, p)
+            if kl < 0 or p + kl > len(data):        # damaged lengths must not walk backwards (or loop)
+                raise ValueError("bad length in the file's metadata")
             k = data[p:p + kl].decode()
             p += kl
             vl, p = read_long(data, p)
+            if vl < 0 or p + vl > len(data):
+                raise ValueError("bad length in the file's metadata")
             meta[k] = data[p:p + vl]
             p += vl
     sync = data[p:p + 16]
-    p += 16
+    return meta, sync, p + 16
+
+
+def container_record_count(data: bytes) -> int:
+    """The records an Avro object container file holds, by its block headers, every block's sync
+    marker checked (no block decompressed): what a decoder that does not check the framing itself
+    must have read. A damaged frame raises ``ValueError``."""
+    _meta, sync, p = _container_header(data)
+    total, end = 0, len(data)
+    while p < end:
+        count, p = read_long(data, p)
+        size, p = read_long(data, p)
+        if count < 0 or size < 0:
+            raise ValueError("bad block header")
+        p += size
+        if data[p:p + 16] != sync:
+            raise ValueError("sync marker mismatch")
+        p += 16
+        total += count
+    return total
+
+
+def _container_blocks(data: bytes):
+    """(metadata, [(decompressed block, record count)]) of an Avro object container file,
+    or None for a codec handled only by fastavro."""
+    meta, sync, p = _container_header(data)
     codec = meta.get("avro.codec", b"null").decode() or "null"
     if codec not in ("null", "deflate"):
         return None
@@ -201,6 +229,8 @@ def _container_blocks(data: bytes):
     while p < end:
         count, p = read_long(data, p)
         size, p = read_long(data, p)
+        if count < 0 or size < 0:
+            raise ValueError("bad block header")
         raw = data[p:p + size]
         p += size
         if data[p:p + 16] != sync:

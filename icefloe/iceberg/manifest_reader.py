@@ -221,8 +221,12 @@ def _read_columns(io: FileIO, meta: TableMetadata, m: ManifestFile) -> Optional[
         data = io.read_bytes(m.manifest_path)
     except Exception:       # noqa: BLE001 -- the entries reader reads it again and names what is wrong
         return None
+    try:       # DuckDB does not check the container's framing (a cut last sync marker reads fine)
+        framed = manifest_avro.container_record_count(data)
+    except (ValueError, IndexError):
+        return None
     table = decode_columns(data)
-    if table is None:
+    if table is None or table.num_rows != framed:
         return None
     return ManifestColumns.of(table, ptype, m.partition_spec_id, m.added_snapshot_id, m.sequence_number,
                               m.first_row_id)

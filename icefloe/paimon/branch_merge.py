@@ -1,3 +1,4 @@
+# pyright: strict
 """Paimon's ``merge_branch``: the data files of one branch that another lacks, appended to it
 (Paimon 1.x ``FileSystemBranchManager.mergeBranch``).
 
@@ -16,13 +17,31 @@ each an error naming the branch, with nothing changed:
 """
 from __future__ import annotations
 
+from typing import Any, Optional, Protocol, Sequence
+
 from icefloe.errors import IcefloeError
 from icefloe.paimon.commit import CommitMessage
+from icefloe.paimon.data_file import DataFileMeta
+from icefloe.paimon.file_store import FileStore
+from icefloe.paimon.manifest import ManifestEntry
+from icefloe.paimon.schema import TableSchema
+from icefloe.paimon.snapshot import Snapshot
+
+
+class BranchTable(Protocol):
+    """What a merge reads and writes of a branch (a ``FileStoreTable``)."""
+    @property
+    def store(self) -> FileStore: ...
+    @property
+    def table_schema(self) -> TableSchema: ...
+    def current_snapshot(self) -> Optional[Snapshot]: ...
+    def schema_by_id(self, schema_id: int) -> TableSchema: ...
+    def commit_existing_files(self, messages: Sequence[CommitMessage]) -> Optional[Snapshot]: ...
 
 _KINDS = ("APPEND", "ANALYZE")
 
 
-def _check_history(table, branch: str) -> None:
+def _check_history(table: BranchTable, branch: str) -> None:
     snaps = table.store.snapshots
     earliest, latest = snaps.earliest_id(), snaps.latest_id()
     if latest is None:
@@ -41,7 +60,7 @@ def _check_history(table, branch: str) -> None:
                                "merge needs an append-only history (no compaction, overwrite or delete)")
 
 
-def _check_tables(source, target, names: tuple) -> None:
+def _check_tables(source: BranchTable, target: BranchTable, names: tuple[str, str]) -> None:
     for table, name in ((source, names[0]), (target, names[1])):
         schema = table.table_schema
         if schema.primary_keys:
@@ -58,11 +77,11 @@ def _check_tables(source, target, names: tuple) -> None:
         raise IcefloeError(f"cannot merge branch {names[0]!r} into {names[1]!r}: their schemas differ")
 
 
-def _ident(e) -> tuple:
+def _ident(e: ManifestEntry) -> tuple[bytes, int, int, str]:
     return e.partition.to_bytes(), e.bucket, e.file.level, e.file.file_name
 
 
-def merge_branch(source, target, names: tuple):
+def merge_branch(source: BranchTable, target: BranchTable, names: tuple[str, str]) -> Optional[Snapshot]:
     """Append to ``target`` (a branch as a table) the files of ``source`` it lacks; the new
     snapshot, or None when there is nothing to merge. ``names``: (source, target) branch names."""
     if names[0] == names[1]:
@@ -83,7 +102,7 @@ def merge_branch(source, target, names: tuple):
         if (theirs.fields, theirs.partition_keys, theirs.options) != (ours.fields, ours.partition_keys, ours.options):
             raise IcefloeError(f"cannot merge branch {names[0]!r} into {names[1]!r}: schema {schema_id} differs "
                                "between them")
-    groups: dict = {}
+    groups: dict[tuple[tuple[Any, ...], int, int], list[DataFileMeta]] = {}
     for e in missing:
         key = (tuple(source.store.partition_values(e.partition)), e.bucket, e.total_buckets)
         groups.setdefault(key, []).append(e.file)

@@ -1,3 +1,4 @@
+# pyright: strict
 """Paimon branches: ``<table>/branch/branch-<name>/`` with the branch's own ``snapshot/``,
 ``schema/`` and ``tag/`` directories, as Paimon's filesystem branch manager keeps them.
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from icefloe.core.io import FileIO
 from icefloe.errors import IcefloeError, NoSuchTableError
 from icefloe.paimon.ownership import check_owns_files
 from icefloe.paimon.schema import SCHEMA_DIR, latest_schema, list_schema_ids, schema_path
@@ -27,7 +29,7 @@ class BranchError(IcefloeError):
     """A branch that cannot be created, read or fast-forwarded as asked."""
 
 
-def check_branch_name(name) -> str:
+def check_branch_name(name: object) -> str:
     """Paimon's rules: not ``main``, not blank, not all digits (a snapshot id)."""
     if not isinstance(name, str) or not name.strip():
         raise BranchError(f"branch name {name!r} is blank")
@@ -44,33 +46,33 @@ def branch_path(table_path: str, name: str) -> str:
     return f"{table_path.rstrip('/')}/{BRANCH_DIR}/{BRANCH_PREFIX}{name}"
 
 
-def branch_names(io, table_path: str) -> list[str]:
+def branch_names(io: FileIO, table_path: str) -> list[str]:
     """The table's branches, by their directories."""
     root = f"{table_path.rstrip('/')}/{BRANCH_DIR}"
     return sorted(n[len(BRANCH_PREFIX):] for n in io.list_dir(root)
                   if n.startswith(BRANCH_PREFIX) and len(n) > len(BRANCH_PREFIX) and io.is_dir(f"{root}/{n}"))
 
 
-def branch_exists(io, table_path: str, name: str) -> bool:
+def branch_exists(io: FileIO, table_path: str, name: str) -> bool:
     return io.is_dir(branch_path(table_path, name))
 
 
-def branches_from_tag(io, table_path: str, tag: str) -> list[str]:
+def branches_from_tag(io: FileIO, table_path: str, tag: str) -> list[str]:
     """The branches holding a copy of tag ``tag`` (made from it): its files are theirs too."""
     return [b for b in branch_names(io, table_path) if TagManager(io, branch_path(table_path, b)).exists(tag)]
 
 
-def _copy(io, src: str, dst: str) -> None:
+def _copy(io: FileIO, src: str, dst: str) -> None:
     io.write_bytes(dst, io.read_bytes(src), overwrite=True)
 
 
-def _copy_schemas(io, table_path: str, target: str, up_to: int) -> None:
+def _copy_schemas(io: FileIO, table_path: str, target: str, up_to: int) -> None:
     for sid in list_schema_ids(io, table_path):
         if sid <= up_to:
             _copy(io, schema_path(table_path, sid), schema_path(target, sid))
 
 
-def create_branch(io, table_path: str, name: str, tag: Optional[str] = None, source: Optional[str] = None) -> str:
+def create_branch(io: FileIO, table_path: str, name: str, tag: Optional[str] = None, source: Optional[str] = None) -> str:
     """Create branch ``name``: from tag ``tag`` (its snapshot is the branch's first), or empty
     (the latest schema, no snapshot). The tag, snapshot and schemas are main's, or those of the
     branch directory ``source``. Returns the new branch's directory."""
@@ -102,7 +104,7 @@ def create_branch(io, table_path: str, name: str, tag: Optional[str] = None, sou
     return target
 
 
-def delete_branch(io, table_path: str, name: str) -> None:
+def delete_branch(io: FileIO, table_path: str, name: str) -> None:
     """Delete the branch's directory: its snapshots, schemas and tags (as Paimon, the data files it
     wrote stay until orphan cleanup)."""
     check_branch_name(name)
@@ -112,7 +114,7 @@ def delete_branch(io, table_path: str, name: str) -> None:
     io.delete_tree(branch_path(table_path, name))
 
 
-def rename_branch(io, table_path: str, name: str, new_name: str) -> None:
+def rename_branch(io: FileIO, table_path: str, name: str, new_name: str) -> None:
     """Paimon's rename: the branch's directory moved to the new name (main cannot be renamed, the
     new name must be free and valid)."""
     check_branch_name(name)
@@ -125,7 +127,7 @@ def rename_branch(io, table_path: str, name: str, new_name: str) -> None:
     io.rename(branch_path(table_path, name), branch_path(table_path, new_name))
 
 
-def fast_forward(io, table_path: str, name: str) -> int:
+def fast_forward(io: FileIO, table_path: str, name: str) -> int:
     """Make branch ``name`` main's history; returns main's new latest snapshot id."""
     check_branch_name(name)
     if not branch_exists(io, table_path, name):

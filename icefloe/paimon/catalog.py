@@ -1,3 +1,4 @@
+# pyright: strict
 """Paimon's filesystem catalog: ``<warehouse>/<db>.db/<table>/`` directories.
 
 A database is a directory named ``<db>.db``; a table is a directory in it with a

@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from typing import Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from icefloe.core.retry import RetryPolicy
 from icefloe.errors import AfterCommitError, CommitFailedError
@@ -30,8 +30,9 @@ from icefloe.paimon import manifest as mf
 from icefloe.paimon import row_tracking, table_hooks
 from icefloe.paimon.binary_row import BinaryRow, decode_row
 from icefloe.paimon.commit_changes import (
-    AddFiles, OverwritePartitions, PaimonCommit, Requirement, SetIndexFiles, SetStatistics, message_changes,
+    AddFiles, BucketKey, OverwritePartitions, PaimonCommit, Requirement, SetIndexFiles, SetStatistics, message_changes,
 )
+from icefloe.paimon.dynamic_bucket import IndexFile
 from icefloe.paimon.consumer import expire_consumers
 from icefloe.paimon.data_file import CommitMessage as CommitMessage  # defined beside the files it lists
 from icefloe.paimon.options import parse_duration_ms
@@ -54,8 +55,8 @@ class _LostRace(Exception):
 
 
 # --------------------------------------------------------------------------- 2. compact
-def compact_manifests(store: FileStore, manifests: list, created: list, target_size: int,
-                      min_count: int, full_threshold: int) -> list:
+def compact_manifests(store: FileStore, manifests: list[mf.ManifestFileMeta], created: list[str], target_size: int,
+                      min_count: int, full_threshold: int) -> list[mf.ManifestFileMeta]:
     """Manifest compaction as Paimon's commit does it: full compaction if it triggers, else minor."""
     full = try_full_compaction(store, manifests, created, target_size, full_threshold)
     if full is not None:
@@ -63,24 +64,25 @@ def compact_manifests(store: FileStore, manifests: list, created: list, target_s
     return minor_compaction(store, manifests, created, target_size, min_count)
 
 
-def try_full_compaction(store: FileStore, manifests: list, created: list, target_size: int,
-                        threshold: int) -> Optional[list]:
+def try_full_compaction(store: FileStore, manifests: list[mf.ManifestFileMeta], created: list[str], target_size: int,
+                        threshold: int) -> Optional[list[mf.ManifestFileMeta]]:
     """A manifest without DELETE entries of at least the target size is *base*; every
     other one is *delta*. Once the delta manifests total ``threshold`` bytes, all
     DELETEs are applied: delta manifests and the base manifests holding a deleted
     file are rewritten without the deleted files (and without DELETE entries);
     untouched base manifests are kept as they are. None if it does not trigger."""
-    def is_delta(m) -> bool:
+    def is_delta(m: mf.ManifestFileMeta) -> bool:
         return m.num_deleted_files > 0 or m.file_size < target_size
 
     if sum(m.file_size for m in manifests if is_delta(m)) < threshold:
         return None
-    deleted: set = set()
+    deleted: set[mf.FileIdentifier] = set()
     for m in manifests:
         if m.num_deleted_files > 0:
             deleted.update(e.identifier() for e in store.read_manifest(m.file_name, m.file_size) if e.kind == mf.DELETE)
     delete_partitions = {ident[0] for ident in deleted}
-    result, to_merge = [], []
+    result: list[mf.ManifestFileMeta] = []
+    to_merge: list[mf.ManifestFileMeta] = []
     for m in manifests:
         if is_delta(m) or (deleted and _may_contain(store, m, delete_partitions)):
             to_merge.append(m)
@@ -88,11 +90,11 @@ def try_full_compaction(store: FileStore, manifests: list, created: list, target
             result.append(m)
     if len(to_merge) <= 1:
         return None
-    kept: list = []
-    seen: set = set()
+    kept: list[mf.ManifestEntry] = []
+    seen: set[mf.FileIdentifier] = set()
     for m in to_merge:
         rewrite = is_delta(m)
-        survivors = []
+        survivors: list[mf.ManifestEntry] = []
         for e in store.read_manifest(m.file_name, m.file_size):
             if e.kind == mf.DELETE:
                 continue
@@ -114,7 +116,7 @@ def try_full_compaction(store: FileStore, manifests: list, created: list, target
     return result
 
 
-def _may_contain(store: FileStore, m: mf.ManifestFileMeta, partitions: set) -> bool:
+def _may_contain(store: FileStore, m: mf.ManifestFileMeta, partitions: set[bytes]) -> bool:
     """Whether a manifest's partition statistics admit one of the given partitions."""
     types = store.partition_types
     if not types:
@@ -135,15 +137,15 @@ def _may_contain(store: FileStore, m: mf.ManifestFileMeta, partitions: set) -> b
     return False
 
 
-def minor_compaction(store: FileStore, manifests: list, created: list, target_size: int,
-                     min_count: int) -> list:
+def minor_compaction(store: FileStore, manifests: list[mf.ManifestFileMeta], created: list[str], target_size: int,
+                     min_count: int) -> list[mf.ManifestFileMeta]:
     """Walk the manifests in order collecting a run; once the run totals the target size
     it is merged into new manifests (a run of one -- a manifest already at least the
     target size -- is kept as it is). A leftover run is merged only if it has at least
     ``manifest.merge-min-count`` manifests. Order is kept, so every DELETE stays after
     the ADD it cancels."""
-    result: list = []
-    run: list = []
+    result: list[mf.ManifestFileMeta] = []
+    run: list[mf.ManifestFileMeta] = []
     size = 0
     for m in manifests:
         run.append(m)
@@ -158,11 +160,12 @@ def minor_compaction(store: FileStore, manifests: list, created: list, target_si
     return result
 
 
-def _merge_run(store: FileStore, run: list, result: list, created: list) -> None:
+def _merge_run(store: FileStore, run: list[mf.ManifestFileMeta], result: list[mf.ManifestFileMeta],
+               created: list[str]) -> None:
     if len(run) == 1:
         result.append(run[0])
         return
-    merged: dict = {}
+    merged: dict[mf.FileIdentifier, mf.ManifestEntry] = {}
     for m in run:
         mf.merge_entries(store.read_manifest(m.file_name, m.file_size), merged)
     if merged:
@@ -182,7 +185,8 @@ class FileStoreCommit:
         self.commit_identifier = commit_identifier
 
     def commit(self, messages: Sequence[CommitMessage], overwrite: bool = False,
-               properties: Optional[dict] = None, overwrite_partitions=None,
+               properties: Optional[dict[str, str]] = None,
+               overwrite_partitions: Optional[Callable[[tuple[Any, ...]], bool]] = None,
                requirements: Sequence[Requirement] = ()) -> Optional[Snapshot]:
         """Commit the messages as one snapshot (APPEND, or OVERWRITE replacing every live
         file). An append without files commits nothing and returns None.
@@ -230,10 +234,12 @@ class FileStoreCommit:
                                    f"keeps other views of the table in step after a commit failed: {e}") from e
         return snapshot
 
-    def _try_commit_once(self, latest: Optional[Snapshot], changes: list, kind: str,
-                         properties: Optional[dict], full_manifest_compaction: "bool | ManifestSort" = False,
-                         index_files: Optional[dict] = None, changelog: Sequence = (),
-                         vectors: Optional[dict] = None, statistics: Optional[str] = None) -> Snapshot:
+    def _try_commit_once(self, latest: Optional[Snapshot], changes: list[mf.ManifestEntry], kind: str,
+                         properties: Optional[dict[str, str]], full_manifest_compaction: "bool | ManifestSort" = False,
+                         index_files: Optional[dict[BucketKey, IndexFile]] = None,
+                         changelog: Sequence[mf.ManifestEntry] = (),
+                         vectors: Optional[dict[BucketKey, Optional[IndexFile]]] = None,
+                         statistics: Optional[str] = None) -> Snapshot:
         store = self.store
         co = store.options
         new_id = latest.id + 1 if latest is not None else 1
@@ -330,7 +336,7 @@ class FileStoreCommit:
             return False
         return data == snapshot.to_json().encode("utf-8")
 
-    def _clean_up(self, created: list) -> None:
+    def _clean_up(self, created: list[str]) -> None:
         for name in created:
             try:
                 self.store.delete_manifest_file(name)

@@ -32,16 +32,24 @@ data change cannot be one atomic Paimon commit: there is no multi-change transac
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Optional, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Optional, Protocol, Sequence
 
 from icefloe.errors import CommitConflictError
 from icefloe.paimon import manifest as mf
+from icefloe.core.types import IcebergType
 from icefloe.paimon.binary_row import encode_row
+from icefloe.paimon.data_file import DataFileMeta
 from icefloe.paimon.deletion_vectors import bucket_vectors
-from icefloe.paimon.dynamic_bucket import check_index_base
+from icefloe.paimon.dynamic_bucket import IndexFile, check_index_base
 from icefloe.paimon.manifest_sort import ManifestSort
 from icefloe.paimon.snapshot import Snapshot
 from icefloe.paimon.streaming import not_committed_check
+
+if TYPE_CHECKING:
+    from icefloe.paimon.file_store import FileStore
+
+# (partition bytes, bucket): one bucket of a table
+BucketKey = tuple[bytes, int]
 
 NO_TRANSACTION = ("a Paimon snapshot has one commit kind, and a schema or option change is not part of any "
                   "snapshot but the atomic creation of its own schema/schema-N file, visible at once; so "
@@ -52,28 +60,28 @@ NO_TRANSACTION = ("a Paimon snapshot has one commit kind, and a schema or option
 class Resolved:
     """What a commit's changes come to on one snapshot: the data manifest entries (in order),
     the changelog entries, the index files and deletion vectors swapped in, a statistics file."""
-    entries: list = field(default_factory=list)
-    changelog: list = field(default_factory=list)
-    index_files: dict = field(default_factory=dict)
-    vectors: dict = field(default_factory=dict)
+    entries: list[mf.ManifestEntry] = field(default_factory=list[mf.ManifestEntry])
+    changelog: list[mf.ManifestEntry] = field(default_factory=list[mf.ManifestEntry])
+    index_files: dict[BucketKey, IndexFile] = field(default_factory=dict[BucketKey, IndexFile])
+    vectors: dict[BucketKey, Optional[IndexFile]] = field(default_factory=dict[BucketKey, Optional[IndexFile]])
     statistics: Optional[str] = None
 
 
 class Change(Protocol):
-    def resolve(self, store, latest: Optional[Snapshot], into: Resolved) -> None: ...
+    def resolve(self, store: FileStore, latest: Optional[Snapshot], into: Resolved) -> None: ...
 
 
 class Requirement(Protocol):
-    def check(self, store, latest: Optional[Snapshot]) -> None: ...
+    def check(self, store: FileStore, latest: Optional[Snapshot]) -> None: ...
 
 
 # --------------------------------------------------------------------------- changes
 @dataclass(frozen=True)
 class AddFiles:
     """New data files: their ADD entries."""
-    entries: tuple
+    entries: tuple[mf.ManifestEntry, ...]
 
-    def resolve(self, store, latest, into: Resolved) -> None:
+    def resolve(self, store: FileStore, latest: Optional[Snapshot], into: Resolved) -> None:
         into.entries.extend(self.entries)
 
 
@@ -82,10 +90,10 @@ class DeleteFiles:
     """Data files no longer read: DELETE entries of the given entries. With ``only_live`` those no
     longer live at the commit are skipped (forgetting missing files); else pair it with
     ``FilesLive`` so that a file deleted by another commit is a conflict."""
-    entries: tuple
+    entries: tuple[mf.ManifestEntry, ...]
     only_live: bool = False
 
-    def resolve(self, store, latest, into: Resolved) -> None:
+    def resolve(self, store: FileStore, latest: Optional[Snapshot], into: Resolved) -> None:
         entries = self.entries
         if self.only_live:
             live = {e.identifier() for e in store.live_entries(latest)}
@@ -97,9 +105,9 @@ class DeleteFiles:
 class OverwritePartitions:
     """Every live file of the snapshot the commit follows deleted; with ``accept`` (a predicate on
     a partition's values) only the files of the partitions it accepts."""
-    accept: Optional[Callable] = None
+    accept: Optional[Callable[[tuple[Any, ...]], bool]] = None
 
-    def resolve(self, store, latest, into: Resolved) -> None:
+    def resolve(self, store: FileStore, latest: Optional[Snapshot], into: Resolved) -> None:
         if latest is None:
             return
         live = store.live_entries(latest)
@@ -111,18 +119,18 @@ class OverwritePartitions:
 @dataclass(frozen=True)
 class AddChangelog:
     """Changelog files (ADD entries): the snapshot's changelog manifest list."""
-    entries: tuple
+    entries: tuple[mf.ManifestEntry, ...]
 
-    def resolve(self, store, latest, into: Resolved) -> None:
+    def resolve(self, store: FileStore, latest: Optional[Snapshot], into: Resolved) -> None:
         into.changelog.extend(self.entries)
 
 
 @dataclass(frozen=True)
 class SetIndexFiles:
     """Dynamic-bucket HASH index files replacing their buckets' ((partition bytes, bucket) -> IndexFile)."""
-    files: dict
+    files: dict[BucketKey, IndexFile]
 
-    def resolve(self, store, latest, into: Resolved) -> None:
+    def resolve(self, store: FileStore, latest: Optional[Snapshot], into: Resolved) -> None:
         into.index_files.update(self.files)
 
 
@@ -130,9 +138,9 @@ class SetIndexFiles:
 class SetDeletionVectors:
     """Deletion-vector index files replacing their buckets' ((partition bytes, bucket) -> IndexFile, or
     None to drop a bucket's)."""
-    vectors: dict
+    vectors: dict[BucketKey, Optional[IndexFile]]
 
-    def resolve(self, store, latest, into: Resolved) -> None:
+    def resolve(self, store: FileStore, latest: Optional[Snapshot], into: Resolved) -> None:
         into.vectors.update(self.vectors)
 
 
@@ -141,7 +149,7 @@ class SetStatistics:
     """A statistics file (``statistics/stat-<uuid>``) the snapshot names."""
     name: str
 
-    def resolve(self, store, latest, into: Resolved) -> None:
+    def resolve(self, store: FileStore, latest: Optional[Snapshot], into: Resolved) -> None:
         into.statistics = self.name
 
 
@@ -150,12 +158,12 @@ class SetStatistics:
 class FilesLive:
     """The files a change deletes are all live in the latest snapshot (Paimon's file deletion
     conflict check): a commit since ``base_id`` that removed one makes this commit a conflict."""
-    entries: tuple
+    entries: tuple[mf.ManifestEntry, ...]
     operation: str
     base_id: Optional[int]
     verb: str = "rewrites"
 
-    def check(self, store, latest) -> None:
+    def check(self, store: FileStore, latest: Optional[Snapshot]) -> None:
         if not self.entries:
             return
         live = {e.identifier() for e in store.live_entries(latest)}
@@ -170,10 +178,10 @@ class FilesLive:
 class SequenceAfter:
     """A primary-key write's records are numbered after everything committed in their buckets:
     ``firsts`` maps (partition bytes, bucket) to the first sequence number the write used."""
-    firsts: dict
+    firsts: dict[BucketKey, int]
     table_name: str
 
-    def check(self, store, latest) -> None:
+    def check(self, store: FileStore, latest: Optional[Snapshot]) -> None:
         if latest is None or not self.firsts:
             return
         for e in store.live_entries(latest):
@@ -190,9 +198,9 @@ class IndexBase:
     """The dynamic-bucket index of ``partitions`` is as it was at snapshot ``base_id`` (the one the
     bucket assignment read)."""
     base_id: Optional[int]
-    partitions: frozenset
+    partitions: frozenset[bytes]
 
-    def check(self, store, latest) -> None:
+    def check(self, store: FileStore, latest: Optional[Snapshot]) -> None:
         check_index_base(store, latest, self.base_id, set(self.partitions))
 
 
@@ -200,11 +208,11 @@ class IndexBase:
 class VectorsUnchanged:
     """The deletion vectors of some buckets are those a compaction read ((partition bytes, bucket) ->
     index file name, or None)."""
-    before: dict
+    before: dict[BucketKey, Optional[str]]
     operation: str
     base_id: Optional[int]
 
-    def check(self, store, latest) -> None:
+    def check(self, store: FileStore, latest: Optional[Snapshot]) -> None:
         if not self.before:
             return
         now = bucket_vectors(store, latest)
@@ -220,7 +228,7 @@ class NotCommitted:
     commit_user: Optional[str]
     identifier: int
 
-    def check(self, store, latest) -> None:
+    def check(self, store: FileStore, latest: Optional[Snapshot]) -> None:
         not_committed_check(store, self.commit_user, self.identifier)(latest)
 
 
@@ -230,16 +238,16 @@ class PaimonCommit:
     """One snapshot to commit: its kind, its changes (applied in order), the requirements checked
     on every attempt, the snapshot's properties, and whether every manifest is merged."""
     kind: str
-    changes: tuple = ()
-    requirements: tuple = ()
-    properties: Optional[dict] = None
+    changes: tuple[Change, ...] = ()
+    requirements: tuple[Requirement, ...] = ()
+    properties: Optional[dict[str, str]] = None
     full_manifest_compaction: bool | ManifestSort = False     # a ManifestSort: merged sorted by a field
 
-    def check(self, store, latest: Optional[Snapshot]) -> None:
+    def check(self, store: FileStore, latest: Optional[Snapshot]) -> None:
         for r in self.requirements:
             r.check(store, latest)
 
-    def resolve(self, store, latest: Optional[Snapshot]) -> Resolved:
+    def resolve(self, store: FileStore, latest: Optional[Snapshot]) -> Resolved:
         out = Resolved()
         for c in self.changes:
             c.resolve(store, latest, out)
@@ -251,10 +259,30 @@ def as_deletes(entries: Sequence[mf.ManifestEntry]) -> list[mf.ManifestEntry]:
     return [mf.ManifestEntry(mf.DELETE, e.partition, e.bucket, e.total_buckets, e.file) for e in entries]
 
 
-def message_changes(messages: Sequence, partition_types) -> tuple[list, list]:
+class WrittenBucket(Protocol):
+    """What a commit reads of one commit message (``commit.CommitMessage``): one bucket's new files."""
+    @property
+    def partition(self) -> Sequence[Any]: ...
+    @property
+    def bucket(self) -> int: ...
+    @property
+    def total_buckets(self) -> int: ...
+    @property
+    def new_files(self) -> Sequence[DataFileMeta]: ...
+    @property
+    def index_files(self) -> Sequence[IndexFile]: ...
+    @property
+    def index_base(self) -> Optional[int]: ...
+
+
+def message_changes(messages: Sequence[WrittenBucket], partition_types: Sequence[IcebergType]
+                    ) -> tuple[list[Change], list[Requirement]]:
     """The changes and requirements of commit messages: their files' ADD entries (the same file twice
     is an error), changelog files, HASH index files and the index each bucket assignment read."""
-    adds, changelog, index_files, bases = [], [], {}, {}
+    adds: list[mf.ManifestEntry] = []
+    changelog: list[mf.ManifestEntry] = []
+    index_files: dict[BucketKey, IndexFile] = {}
+    bases: dict[Optional[int], set[bytes]] = {}
     for m in messages:
         part = encode_row(list(m.partition), partition_types)
         adds.extend(mf.ManifestEntry(mf.ADD, part, m.bucket, m.total_buckets, f) for f in m.new_files)
@@ -264,20 +292,20 @@ def message_changes(messages: Sequence, partition_types) -> tuple[list, list]:
             index_files[(part.to_bytes(), m.bucket)] = f
             bases.setdefault(m.index_base, set()).add(part.to_bytes())
     mf.merge_entries(adds, {})  # raises DuplicateFileError on a repeated ADD
-    changes: list = []
+    changes: list[Change] = []
     if adds:
         changes.append(AddFiles(tuple(adds)))
     if changelog:
         changes.append(AddChangelog(tuple(changelog)))
     if index_files:
         changes.append(SetIndexFiles(index_files))
-    requirements = [IndexBase(base, frozenset(bases[base])) for base in bases]
+    requirements: list[Requirement] = [IndexBase(base, frozenset(bases[base])) for base in bases]
     return changes, requirements
 
 
-def sequence_firsts(messages: Sequence, partition_types) -> dict:
+def sequence_firsts(messages: Sequence[WrittenBucket], partition_types: Sequence[IcebergType]) -> dict[BucketKey, int]:
     """(partition bytes, bucket) -> the first sequence number the messages' files use there."""
-    firsts: dict = {}
+    firsts: dict[BucketKey, int] = {}
     for m in messages:
         part = encode_row(list(m.partition), partition_types).data
         for f in m.new_files:

@@ -109,17 +109,30 @@ class DataFileNamer:
 
 
 @dataclass
+class IndexFile:
+    """A new index file a writer wrote for its (partition, bucket) (a dynamic-bucket table's HASH index,
+    or a file of deletion vectors)."""
+    index_type: str
+    file_name: str
+    file_size: int
+    row_count: int
+    file_path: Optional[str] = field(default=None, compare=False)
+    # deletion vectors: (data file name, offset, size, cardinality) per vector in the file
+    dv_ranges: Optional[list[tuple[str, int, int, int]]] = field(default=None, compare=False)
+
+
+@dataclass
 class CommitMessage:
     """What one writer task produced for one (partition, bucket): picklable plain data. It
     lives here, beside the files it lists, so that a Spark task writing files does not import the
     commit."""
-    partition: tuple
+    partition: tuple[Any, ...]
     bucket: int
     total_buckets: int
-    new_files: list = field(default_factory=list)   # DataFileMeta, with file_path set
+    new_files: list[DataFileMeta] = field(default_factory=list["DataFileMeta"])   # with file_path set
     # dynamic-bucket tables: the bucket's new complete HASH index file, and the snapshot id
     # whose index the bucket assignment read (None: no snapshot yet)
-    index_files: list = field(default_factory=list)  # dynamic_bucket.IndexFile
+    index_files: list[IndexFile] = field(default_factory=list["IndexFile"])
     index_base: Optional[int] = None
     # the bucket's changelog files (changelog-producer input: the records as written)
-    changelog_files: list = field(default_factory=list)  # DataFileMeta
+    changelog_files: list[DataFileMeta] = field(default_factory=list["DataFileMeta"])

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import io as _io
 import uuid
-from dataclasses import dataclass, field
 from typing import Optional
 
 import fastavro
@@ -30,6 +29,7 @@ from icefloe.errors import CommitConflictError, CorruptMetadataError, SchemaErro
 from icefloe.paimon import manifest as mf
 from icefloe.paimon.binary_row import encode_row
 from icefloe.paimon.bucket import hashes_of_columns
+from icefloe.paimon.data_file import IndexFile  # noqa: F401 (its home is beside the commit message that carries it)
 
 HASH = "HASH"
 INDEX_DIR = "index"
@@ -55,18 +55,6 @@ INDEX_MANIFEST_SCHEMA = fastavro.parse_schema({
          "default": None},
         {"name": "_EXTERNAL_PATH", "type": ["null", "string"], "default": None},
         {"name": "_GLOBAL_INDEX", "type": ["null", _GLOBAL], "default": None}]})
-
-
-@dataclass
-class IndexFile:
-    """A new index file a writer wrote for its (partition, bucket)."""
-    index_type: str
-    file_name: str
-    file_size: int
-    row_count: int
-    file_path: Optional[str] = field(default=None, compare=False)
-    # deletion vectors: (data file name, offset, size, cardinality) per vector in the file
-    dv_ranges: Optional[list] = field(default=None, compare=False)
 
 
 def target_rows(options: dict) -> int:

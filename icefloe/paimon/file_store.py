@@ -1,3 +1,4 @@
+# pyright: strict
 """The I/O edge of one Paimon table directory: manifests, manifest lists, data file paths.
 
 The spec modules (``manifest``, ``snapshot``, ``binary_row``...) encode and decode
@@ -8,18 +9,35 @@ scan and snapshot expiration all go through it.
 from __future__ import annotations
 
 import threading
-from typing import Optional, Sequence
+from typing import Any, Callable, Iterable, Optional, Protocol, Sequence
 
 from icefloe.core.first_reads import FirstReads
 from icefloe.core.io import FileIO, strip_scheme
 from icefloe.errors import CorruptMetadataError
 from icefloe.paimon import manifest as mf
 from icefloe.paimon.binary_row import BinaryRow, decode_row
+from icefloe.paimon.data_file import DataFileMeta, SimpleStats
 from icefloe.paimon.partition import bucket_path, partition_path
 from icefloe.paimon.schema import TableSchema
 from icefloe.paimon.snapshot import Snapshot, SnapshotManager
 
 MANIFEST_DIR = "manifest"
+
+# A predicate on a partition's row bytes (without the arity prefix), on an ADD's raw Avro file
+# record, and on a manifest block's partition statistics and row count
+KeepPartition = Callable[[bytes], bool]
+KeepFile = Callable[[mf.AvroRecord], bool]
+KeepStats = Callable[[SimpleStats, int], bool]
+
+
+class WrittenFiles(Protocol):
+    """What ``delete_uncommitted`` reads of a commit message: where its new files went."""
+    @property
+    def partition(self) -> Sequence[Any]: ...
+    @property
+    def bucket(self) -> int: ...
+    @property
+    def new_files(self) -> Sequence[DataFileMeta]: ...
 
 
 class FileStore:
@@ -34,8 +52,8 @@ class FileStore:
         self.snapshots = SnapshotManager(io, self.meta_path)
         self.manifest_dir = f"{self.table_path}/{MANIFEST_DIR}"
         self.partition_types = schema.partition_types
-        self._cache: dict = {}       # manifest name -> its entries
-        self._raw_cache: dict = {}   # manifest name -> its Avro records (read by pruned scans only)
+        self._cache: dict[str, list[mf.ManifestEntry]] = {}       # manifest name -> its entries
+        self._raw_cache: dict[str, list[mf.AvroRecord]] = {}   # manifest name -> its Avro records (read by pruned scans only)
         self._pruned_once = FirstReads()   # manifests a pruned scan read once, without keeping them
         self._lock = threading.Lock()
 
@@ -70,7 +88,8 @@ class FileStore:
 
     # ------------------------------------------------------------------ manifests
     def read_manifest(self, name: str, expected_size: Optional[int] = None,
-                      keep_partition=None, keep_file=None, keep_stats=None) -> list[mf.ManifestEntry]:
+                      keep_partition: Optional[KeepPartition] = None, keep_file: Optional[KeepFile] = None,
+                      keep_stats: Optional[KeepStats] = None) -> list[mf.ManifestEntry]:
         """The entries of manifest ``name``; ``expected_size`` as in ``read_manifest_list``
         (the size its manifest list recorded). With ``keep_partition`` (a predicate on a
         partition's row bytes) only the entries of the partitions it keeps: a pruned scan
@@ -115,13 +134,13 @@ class FileStore:
         return entries
 
     def write_manifests(self, entries: Sequence[mf.ManifestEntry],
-                        created: Optional[list] = None) -> list[mf.ManifestFileMeta]:
+                        created: Optional[list[str]] = None) -> list[mf.ManifestFileMeta]:
         """Write entries as manifest files rolled at ``manifest.target-file-size``.
         Names of written files are appended to ``created`` as they are written."""
         if not entries:
             return []
         base = mf.new_manifest_name()
-        metas = []
+        metas: list[mf.ManifestFileMeta] = []
         codec = mf.avro_codec(self.options.manifest_compression)
         for i, (data, chunk) in enumerate(mf.encode_manifests(entries, self.options.manifest_target_file_size,
                                                                 codec, self.partition_types)):
@@ -139,18 +158,20 @@ class FileStore:
             self._raw_cache.pop(name, None)
 
     # ------------------------------------------------------------------ live files
-    def entries(self, manifests: Sequence[mf.ManifestFileMeta], keep_partition=None,
-                keep_file=None, keep_stats=None) -> list[mf.ManifestEntry]:
+    def entries(self, manifests: Sequence[mf.ManifestFileMeta], keep_partition: Optional[KeepPartition] = None,
+                keep_file: Optional[KeepFile] = None, keep_stats: Optional[KeepStats] = None) -> list[mf.ManifestEntry]:
         """The entries of ``manifests``, in their order; on an object store the manifests are read
         concurrently (each read is a request with its own latency)."""
         if self.io.parallel_reads > 1 and len(manifests) > 1:
             from concurrent.futures import ThreadPoolExecutor
 
+            def read(m: mf.ManifestFileMeta) -> list[mf.ManifestEntry]:
+                return self.read_manifest(m.file_name, m.file_size, keep_partition, keep_file, keep_stats)
+
             with ThreadPoolExecutor(max_workers=min(self.io.parallel_reads, len(manifests))) as pool:
-                parts = list(pool.map(lambda m: self.read_manifest(m.file_name, m.file_size, keep_partition, keep_file, keep_stats),
-                                      manifests))
+                parts = list(pool.map(read, manifests))
             return [e for part in parts for e in part]
-        out: list = []
+        out: list[mf.ManifestEntry] = []
         for m in manifests:
             out.extend(self.read_manifest(m.file_name, m.file_size, keep_partition, keep_file, keep_stats))
         return out
@@ -159,24 +180,24 @@ class FileStore:
         """ADD entries of a snapshot minus its DELETEs: the data files a reader uses."""
         return self.merge_live(self.entries(self.data_manifests(snapshot)))
 
-    def merge_live(self, entries) -> list[mf.ManifestEntry]:
+    def merge_live(self, entries: Iterable[mf.ManifestEntry]) -> list[mf.ManifestEntry]:
         try:
             return mf.live_files(entries)
         except mf.DuplicateFileError as e:  # on a read this is a broken table, not a failed commit
             raise CorruptMetadataError(self.manifest_dir, str(e)) from None
 
     # ------------------------------------------------------------------ data file paths
-    def partition_values(self, partition: BinaryRow) -> tuple:
+    def partition_values(self, partition: BinaryRow) -> tuple[Any, ...]:
         return decode_row(partition, self.partition_types) if self.partition_types else ()
 
-    def partition_dir(self, values: Sequence) -> str:
+    def partition_dir(self, values: Sequence[Any]) -> str:
         return partition_path(self.schema.partition_keys, self.partition_types, values,
                               self.options.partition_default_name, self.options.partition_legacy_name)
 
-    def bucket_dir(self, values: Sequence, bucket: int) -> str:
+    def bucket_dir(self, values: Sequence[Any], bucket: int) -> str:
         return bucket_path(self.table_path, self.partition_dir(values), bucket)
 
-    def delete_uncommitted(self, messages) -> None:
+    def delete_uncommitted(self, messages: Iterable[WrittenFiles]) -> None:
         """Delete the data and changelog files (and dynamic-bucket index files) of uncommitted commit
         messages. Messages whose files the latest snapshot reads were committed after all (a failure
         after the snapshot became visible): nothing of them is deleted."""

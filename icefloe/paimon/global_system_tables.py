@@ -1,3 +1,4 @@
+# pyright: strict
 """Paimon's global system tables: database ``sys`` of a catalog (``sys.tables``, ``sys.partitions``,
 ``sys.all_table_options``, ``sys.catalog_options``), as Arrow tables with Paimon's columns.
 

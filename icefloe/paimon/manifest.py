@@ -1,3 +1,4 @@
+# pyright: strict
 """Manifest files and manifest lists (Avro), and the rules for merging their entries.
 
 A manifest file (``manifest/manifest-<uuid>-<n>``) holds ``ManifestEntry`` records,
@@ -23,15 +24,17 @@ and a DELETE whose ADD is not among the merged entries is kept.
 """
 from __future__ import annotations
 
+import importlib
 import io as _io
 import uuid
 from dataclasses import dataclass
-from typing import Iterable, Optional, Sequence
+from typing import Any, Callable, Iterable, Optional, Sequence, cast
 
 import fastavro
 from fastavro import write as fastavro_write
 
 from icefloe.core.avro import read_records
+from icefloe.core.types import IcebergType
 from icefloe.errors import CorruptMetadataError
 from icefloe.paimon.binary_row import BinaryRow, decode_row, encode_row
 from icefloe.paimon import manifest_blocks
@@ -43,6 +46,13 @@ DELETE = 1
 MANIFEST_VERSION = 2
 _NS = "org.apache.paimon.avro.generated"
 
+# One Avro record as fastavro reads and writes it (field name -> value), and one Avro schema
+AvroRecord = dict[str, Any]
+AvroSchema = dict[str, Any]
+# What identifies one data file in merges: partition bytes, bucket, level, name, extra files,
+# embedded index, external path
+FileIdentifier = tuple[bytes, int, int, str, tuple[str, ...], Optional[bytes], Optional[str]]
+
 
 # --------------------------------------------------------------------------- records
 @dataclass
@@ -53,7 +63,7 @@ class ManifestEntry:
     total_buckets: int
     file: DataFileMeta
 
-    def identifier(self) -> tuple:
+    def identifier(self) -> FileIdentifier:
         f = self.file
         return (self.partition.to_bytes(), self.bucket, f.level, f.file_name,
                 tuple(f.extra_files or ()), f.embedded_index, f.external_path)
@@ -74,15 +84,15 @@ class ManifestFileMeta:
     min_row_id: Optional[int] = None
     max_row_id: Optional[int] = None
     total_buckets: Optional[int] = None
-    extra_files: Optional[tuple] = None
+    extra_files: Optional[tuple[str, ...]] = None
 
 
 # --------------------------------------------------------------------------- Avro schemas
-def _nullable(t):
+def _nullable(t: object) -> list[object]:
     return ["null", t]
 
 
-def _stats_schema(name: str) -> dict:
+def _stats_schema(name: str) -> AvroSchema:
     return {"type": "record", "name": name, "namespace": _NS, "fields": [
         {"name": "_MIN_VALUES", "type": "bytes"},
         {"name": "_MAX_VALUES", "type": "bytes"},
@@ -91,11 +101,11 @@ def _stats_schema(name: str) -> dict:
     ]}
 
 
-def _opt(name: str, t) -> dict:
+def _opt(name: str, t: object) -> dict[str, object]:
     return {"name": name, "type": _nullable(t), "default": None}
 
 
-DATA_FILE_SCHEMA = {"type": "record", "name": "record__FILE", "namespace": _NS, "fields": [
+DATA_FILE_SCHEMA: AvroSchema = {"type": "record", "name": "record__FILE", "namespace": _NS, "fields": [
     {"name": "_FILE_NAME", "type": "string"},
     {"name": "_FILE_SIZE", "type": "long"},
     {"name": "_ROW_COUNT", "type": "long"},
@@ -119,7 +129,7 @@ DATA_FILE_SCHEMA = {"type": "record", "name": "record__FILE", "namespace": _NS, 
     _opt("_WRITE_COLS_SEQUENCES", {"type": "array", "items": "long"}),
 ]}
 
-MANIFEST_ENTRY_SCHEMA = {"type": "record", "name": "record", "namespace": _NS, "fields": [
+MANIFEST_ENTRY_SCHEMA: AvroSchema = {"type": "record", "name": "record", "namespace": _NS, "fields": [
     {"name": "_VERSION", "type": "int"},
     {"name": "_KIND", "type": "int"},
     {"name": "_PARTITION", "type": "bytes"},
@@ -128,7 +138,7 @@ MANIFEST_ENTRY_SCHEMA = {"type": "record", "name": "record", "namespace": _NS, "
     {"name": "_FILE", "type": DATA_FILE_SCHEMA},
 ]}
 
-MANIFEST_FILE_META_SCHEMA = {"type": "record", "name": "record", "namespace": _NS, "fields": [
+MANIFEST_FILE_META_SCHEMA: AvroSchema = {"type": "record", "name": "record", "namespace": _NS, "fields": [
     {"name": "_VERSION", "type": "int"},
     {"name": "_FILE_NAME", "type": "string"},
     {"name": "_FILE_SIZE", "type": "long"},
@@ -157,26 +167,26 @@ def avro_codec(compression: str) -> str:
 
 
 # --------------------------------------------------------------------------- record <-> dict
-def _stats_to_avro(s: SimpleStats) -> dict:
+def _stats_to_avro(s: SimpleStats) -> AvroRecord:
     return {"_MIN_VALUES": s.min_values.to_bytes(), "_MAX_VALUES": s.max_values.to_bytes(),
             "_NULL_COUNTS": list(s.null_counts) if s.null_counts is not None else None}
 
 
-def _stats_from_avro(d: dict) -> SimpleStats:
+def _stats_from_avro(d: AvroRecord) -> SimpleStats:
     counts = d.get("_NULL_COUNTS")
     return SimpleStats(BinaryRow.from_bytes(d["_MIN_VALUES"]), BinaryRow.from_bytes(d["_MAX_VALUES"]),
                        tuple(counts) if counts is not None else None)
 
 
-def _opt_list(v):
+def _opt_list(v: Optional[Iterable[Any]]) -> Optional[list[Any]]:
     return list(v) if v is not None else None
 
 
-def _opt_tuple(v):
+def _opt_tuple(v: Optional[Iterable[Any]]) -> Optional[tuple[Any, ...]]:
     return tuple(v) if v is not None else None
 
 
-def data_file_to_avro(f: DataFileMeta) -> dict:
+def data_file_to_avro(f: DataFileMeta) -> AvroRecord:
     return {
         "_FILE_NAME": f.file_name, "_FILE_SIZE": f.file_size, "_ROW_COUNT": f.row_count,
         "_MIN_KEY": f.min_key.to_bytes(), "_MAX_KEY": f.max_key.to_bytes(),
@@ -191,7 +201,7 @@ def data_file_to_avro(f: DataFileMeta) -> dict:
     }
 
 
-def _millis(v) -> Optional[int]:
+def _millis(v: Any) -> Optional[int]:
     if v is None or isinstance(v, int):
         return v
     import datetime as _dt
@@ -201,7 +211,7 @@ def _millis(v) -> Optional[int]:
     return int(v.timestamp() * 1000)
 
 
-def data_file_from_avro(d: dict) -> DataFileMeta:
+def data_file_from_avro(d: AvroRecord) -> DataFileMeta:
     return DataFileMeta(
         file_name=d["_FILE_NAME"], file_size=d["_FILE_SIZE"], row_count=d["_ROW_COUNT"],
         min_key=BinaryRow.from_bytes(d["_MIN_KEY"]), max_key=BinaryRow.from_bytes(d["_MAX_KEY"]),
@@ -216,17 +226,17 @@ def data_file_from_avro(d: dict) -> DataFileMeta:
     )
 
 
-def entry_to_avro(e: ManifestEntry) -> dict:
+def entry_to_avro(e: ManifestEntry) -> AvroRecord:
     return {"_VERSION": MANIFEST_VERSION, "_KIND": e.kind, "_PARTITION": e.partition.to_bytes(),
             "_BUCKET": e.bucket, "_TOTAL_BUCKETS": e.total_buckets, "_FILE": data_file_to_avro(e.file)}
 
 
-def entry_from_avro(d: dict) -> ManifestEntry:
+def entry_from_avro(d: AvroRecord) -> ManifestEntry:
     return ManifestEntry(d["_KIND"], BinaryRow.from_bytes(d["_PARTITION"]), d["_BUCKET"],
                          d["_TOTAL_BUCKETS"], data_file_from_avro(d["_FILE"]))
 
 
-def file_meta_to_avro(m: ManifestFileMeta) -> dict:
+def file_meta_to_avro(m: ManifestFileMeta) -> AvroRecord:
     return {
         "_VERSION": MANIFEST_VERSION, "_FILE_NAME": m.file_name, "_FILE_SIZE": m.file_size,
         "_NUM_ADDED_FILES": m.num_added_files, "_NUM_DELETED_FILES": m.num_deleted_files,
@@ -237,7 +247,7 @@ def file_meta_to_avro(m: ManifestFileMeta) -> dict:
     }
 
 
-def file_meta_from_avro(d: dict) -> ManifestFileMeta:
+def file_meta_from_avro(d: AvroRecord) -> ManifestFileMeta:
     return ManifestFileMeta(
         d["_FILE_NAME"], d["_FILE_SIZE"], d["_NUM_ADDED_FILES"], d["_NUM_DELETED_FILES"],
         _stats_from_avro(d["_PARTITION_STATS"]), d["_SCHEMA_ID"], d.get("_MIN_BUCKET"),
@@ -249,11 +259,12 @@ def file_meta_from_avro(d: dict) -> ManifestFileMeta:
 # --------------------------------------------------------------------------- encode / decode
 def encode_manifest_list(metas: Sequence[ManifestFileMeta], codec: str = "zstandard") -> bytes:
     buf = _io.BytesIO()
-    fastavro.writer(buf, _PARSED_META, [file_meta_to_avro(m) for m in metas], codec=codec)
+    cast(Any, fastavro).writer(buf, _PARSED_META,  # Any: one overload of fastavro's writer is partly untyped
+                                [file_meta_to_avro(m) for m in metas], codec=codec)
     return buf.getvalue()
 
 
-def index_types(data: bytes, path: str) -> set:
+def index_types(data: bytes, path: str) -> set[str]:
     """The index types (``HASH``, ``DELETION_VECTORS``...) an index manifest adds (its
     entries are at ``_VERSION`` 1)."""
     try:
@@ -263,17 +274,17 @@ def index_types(data: bytes, path: str) -> set:
     return {str(r.get("_INDEX_TYPE")) for r in records if r.get("_KIND", 0) == 0}
 
 
-def _check_version(path: str, version) -> None:
+def _check_version(path: str, version: object) -> None:
     if version != MANIFEST_VERSION:
         raise CorruptMetadataError(path, f"unsupported _VERSION {version!r} (expected 2)")
 
 
-def _check_partition(path: str, partition) -> None:
+def _check_partition(path: str, partition: object) -> None:
     if not isinstance(partition, bytes) or len(partition) < 4:
         raise CorruptMetadataError(path, f"bad manifest entry: _PARTITION {partition!r}")
 
 
-def _read_avro(data: bytes, path: str) -> list:
+def _read_avro(data: bytes, path: str) -> list[AvroRecord]:
     try:
         records = read_records(data)
     except Exception as e:  # fastavro raises assorted errors on garbage
@@ -294,7 +305,7 @@ def decode_manifest(data: bytes, path: str = "<manifest>") -> list[ManifestEntry
     return entries_from_records(_read_avro(data, path), path)
 
 
-def read_manifest_records(data: bytes, path: str = "<manifest>") -> list:
+def read_manifest_records(data: bytes, path: str = "<manifest>") -> list[AvroRecord]:
     """The raw Avro records of a manifest (checked), for :func:`entries_from_records`."""
     records = _read_avro(data, path)
     for r in records:
@@ -302,16 +313,24 @@ def read_manifest_records(data: bytes, path: str = "<manifest>") -> list:
     return records
 
 
-try:        # fastavro's own decoders of one value, as pypaimon uses them to skip entries undecoded
-    from fastavro._read import read_bytes as _avro_bytes, read_long as _avro_long  # pyright: ignore[reportAttributeAccessIssue]  (fastavro's _read.pyi leaves out these decoders)
-    from fastavro._read import read_record as _avro_record, skip_record as _avro_skip  # pyright: ignore[reportAttributeAccessIssue]  (fastavro's _read.pyi leaves out these decoders)
-except ImportError:  # pragma: no cover - fastavro is pinned to a version that has them
-    _avro_record = None
+# fastavro's own decoders of one value, as pypaimon uses them to skip entries undecoded (typed Any:
+# fastavro's _read.pyi leaves them out); None where fastavro lacks them
+_avro_bytes: Any
+_avro_long: Any
+_avro_record: Any
+_avro_skip: Any
+try:
+    _fastavro_read: Any = importlib.import_module("fastavro._read")
+    _avro_bytes, _avro_long = _fastavro_read.read_bytes, _fastavro_read.read_long
+    _avro_record, _avro_skip = _fastavro_read.read_record, _fastavro_read.skip_record
+except (ImportError, AttributeError):  # pragma: no cover - fastavro is pinned to a version that has them
+    _avro_bytes = _avro_long = _avro_record = _avro_skip = None
 
 _ENTRY_FIELDS = ("_VERSION", "_KIND", "_PARTITION", "_BUCKET", "_TOTAL_BUCKETS", "_FILE")
 
 
-def read_kept_records(data: bytes, path: str, keep_partition, keep_stats=None) -> Optional[list]:
+def read_kept_records(data: bytes, path: str, keep_partition: Callable[[bytes], bool],
+                      keep_stats: Optional[Callable[[SimpleStats, int], bool]] = None) -> Optional[list[AvroRecord]]:
     """The records of a manifest whose partitions ``keep_partition`` keeps (checked as
     ``read_manifest_records`` checks them), the others' ``_FILE`` skipped without being decoded;
     None where the file is not laid out as Paimon writes manifests (its fields in that order, the
@@ -321,8 +340,10 @@ def read_kept_records(data: bytes, path: str, keep_partition, keep_stats=None) -
     if read_record is None:
         return None
     try:
-        blocks = fastavro.block_reader(_io.BytesIO(data))
-        fields = blocks.writer_schema.get("fields") if isinstance(blocks.writer_schema, dict) else None
+        blocks: Any = fastavro.block_reader(_io.BytesIO(data))  # Any: fastavro's Block stub omits bytes_
+        writer_schema: object = blocks.writer_schema
+        fields: Optional[list[dict[str, Any]]] = (cast("dict[str, Any]", writer_schema).get("fields")
+                                                  if isinstance(writer_schema, dict) else None)
         if (not fields or tuple(f.get("name") for f in fields) != _ENTRY_FIELDS
                 or tuple(f.get("type") for f in fields[:5]) != ("int", "int", "bytes", "int", "int")):
             return None
@@ -332,11 +353,11 @@ def read_kept_records(data: bytes, path: str, keep_partition, keep_stats=None) -
             blocks = list(blocks)
             if [n for n, _ in index] != [b.num_records for b in blocks]:
                 index = None   # not the blocks it describes: read them all
-        out = []
+        out: list[AvroRecord] = []
         for b, block in enumerate(blocks):
             if index is not None and keep_stats is not None and not keep_stats(index[b][1], index[b][0]):
                 continue
-            stream = block.bytes_  # pyright: ignore[reportAttributeAccessIssue]  (in fastavro's Block, not its stub)
+            stream = block.bytes_
             for _ in range(block.num_records):
                 version, kind, partition = _avro_long(stream), _avro_long(stream), _avro_bytes(stream)
                 bucket, total = _avro_long(stream), _avro_long(stream)
@@ -354,8 +375,9 @@ def read_kept_records(data: bytes, path: str, keep_partition, keep_stats=None) -
         raise CorruptMetadataError(path, f"not a readable Avro file: {e}") from None
 
 
-def entries_from_records(records: list, path: str = "<manifest>", keep_partition=None,
-                         keep_file=None) -> list[ManifestEntry]:
+def entries_from_records(records: Sequence[AvroRecord], path: str = "<manifest>",
+                         keep_partition: Optional[Callable[[bytes], bool]] = None,
+                         keep_file: Optional[Callable[[AvroRecord], bool]] = None) -> list[ManifestEntry]:
     """Entries of raw manifest records; with ``keep_partition`` (a predicate on a partition's
     row bytes, without the arity prefix) only those of the partitions it keeps are built; with
     ``keep_file`` (a predicate on an ADD record's raw ``_FILE``) only the ADDs it keeps. DELETEs
@@ -371,12 +393,13 @@ def entries_from_records(records: list, path: str = "<manifest>", keep_partition
 
 
 def encode_manifests(entries: Sequence[ManifestEntry], target_size: int,
-                     codec: str = "zstandard", partition_types: Sequence = ()) -> list[tuple[bytes, list[ManifestEntry]]]:
+                     codec: str = "zstandard", partition_types: Sequence[IcebergType] = ()
+                     ) -> list[tuple[bytes, list[ManifestEntry]]]:
     """Encode entries as one or more manifest files, rolling to a new file once a file
     has reached ``target_size`` bytes (measured on the written, compressed blocks). With
     ``partition_types`` (a partitioned table's) and more than a block's worth of entries, the
     entries are grouped by partition and each file indexes its blocks (``manifest_blocks``)."""
-    out = []
+    out: list[tuple[bytes, list[ManifestEntry]]] = []
     sync = max(256, min(16000, target_size // 4))
     i = 0
     if partition_types and len(entries) > manifest_blocks.MIN_BLOCK_ENTRIES:
@@ -390,7 +413,7 @@ def encode_manifests(entries: Sequence[ManifestEntry], target_size: int,
         return out
     while i < len(entries):
         buf = _io.BytesIO()
-        w = fastavro_write.Writer(buf, _PARSED_ENTRY, codec=codec, sync_interval=sync)
+        w: Any = fastavro_write.Writer(buf, _PARSED_ENTRY, codec=codec, sync_interval=sync)  # its write is partly untyped
         start = i
         while i < len(entries):
             w.write(entry_to_avro(entries[i]))
@@ -403,7 +426,8 @@ def encode_manifests(entries: Sequence[ManifestEntry], target_size: int,
 
 
 # --------------------------------------------------------------------------- merge rules
-def merge_entries(entries: Iterable[ManifestEntry], into: dict) -> dict:
+def merge_entries(entries: Iterable[ManifestEntry], into: dict[FileIdentifier, ManifestEntry]
+                  ) -> dict[FileIdentifier, ManifestEntry]:
     """Apply entries in order to ``into`` (identifier -> entry): the merge rules above."""
     for e in entries:
         ident = e.identifier()
@@ -425,13 +449,13 @@ def live_files(entries: Iterable[ManifestEntry]) -> list[ManifestEntry]:
 
 
 # --------------------------------------------------------------------------- ManifestFileMeta of entries
-def partition_stats(entries: Sequence[ManifestEntry], partition_types: Sequence) -> SimpleStats:
+def partition_stats(entries: Sequence[ManifestEntry], partition_types: Sequence[IcebergType]) -> SimpleStats:
     """Min/max/null count of each partition field over the entries."""
     n = len(partition_types)
-    mins: list = [None] * n
-    maxs: list = [None] * n
+    mins: list[Any] = [None] * n
+    maxs: list[Any] = [None] * n
     nulls = [0] * n
-    decoded: dict = {}
+    decoded: dict[bytes, tuple[Any, ...]] = {}
     for e in entries:
         values = decoded.get(e.partition.data)
         if values is None:
@@ -448,7 +472,7 @@ def partition_stats(entries: Sequence[ManifestEntry], partition_types: Sequence)
 
 
 def file_meta_of(file_name: str, file_size: int, entries: Sequence[ManifestEntry],
-                 partition_types: Sequence, default_schema_id: int) -> ManifestFileMeta:
+                 partition_types: Sequence[IcebergType], default_schema_id: int) -> ManifestFileMeta:
     added = sum(1 for e in entries if e.kind == ADD)
     low, high = row_id_range(entries)
     totals = {e.total_buckets for e in entries}

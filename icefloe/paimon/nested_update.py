@@ -1,3 +1,4 @@
+# pyright: strict
 """Changes to nested fields of a Paimon schema, by dotted path as Paimon's Spark ALTER TABLE names
 them: ``s.f`` (field ``f`` of struct column ``s``), ``points.element.z`` (a field of an array's
 element row), ``pm.value.b`` (a field of a map's value row). Every change rebuilds the column's type
@@ -6,14 +7,18 @@ highest, so files written before read the field as null (readers match row field
 """
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Callable, Optional, Sequence, TypeVar
 
 from icefloe.core import types as core
 from icefloe.errors import SchemaError
 from icefloe.paimon.types import DataField
 
+F = TypeVar("F", bound=core.NestedField)
+# what ``change`` does to the row a path leads to: (its fields, the path's last part) -> new fields
+RowEdit = Callable[[list[DataField], str], list[DataField]]
 
-def _find(fields, name: str):
+
+def _find(fields: Sequence[F], name: str) -> Optional[F]:
     exact = [f for f in fields if f.name == name]
     if exact:
         return exact[0]
@@ -21,11 +26,11 @@ def _find(fields, name: str):
     return lowered[0] if len(lowered) == 1 else None
 
 
-def as_data_field(f) -> DataField:
+def as_data_field(f: core.NestedField) -> DataField:
     return f if isinstance(f, DataField) else DataField(f.field_id, f.name, f.field_type, f.doc, not f.required)
 
 
-def path_of(fields, name) -> Optional[list]:
+def path_of(fields: Sequence[core.NestedField], name: object) -> Optional[list[str]]:
     """The parts of a dotted name whose first part is a nested column (None: a top-level name)."""
     if not isinstance(name, str) or "." not in name or any(f.name == name for f in fields):
         return None
@@ -36,16 +41,16 @@ def path_of(fields, name) -> Optional[list]:
     return parts
 
 
-def change(fields: list, parts: list, table: str, edit: Callable[[list, str], list]) -> list:
+def change(fields: list[DataField], parts: list[str], table: str, edit: RowEdit) -> list[DataField]:
     """``fields`` with the row ``parts[:-1]`` leads to replaced by ``edit(its fields, parts[-1])``."""
     shown = ".".join(parts)
 
-    def walk(t, rest, at):
+    def walk(t: core.IcebergType, rest: list[str], at: list[str]) -> core.IcebergType:
         if not rest:
             if not isinstance(t, core.StructType):
                 raise SchemaError(f"table {table}: {'.'.join(at)} is not a row type, so it has no field "
                                   f"{parts[-1]!r} ({shown})")
-            return core.StructType(edit([as_data_field(f) for f in t.fields], parts[-1]))
+            return core.StructType(list(edit([as_data_field(f) for f in t.fields], parts[-1])))
         step = rest[0]
         if isinstance(t, core.StructType):
             f = _find(t.fields, step)
@@ -69,11 +74,11 @@ def change(fields: list, parts: list, table: str, edit: Callable[[list, str], li
     return [f.copy(type=walk(f.type, parts[1:-1], [f.name])) if f is top else f for f in fields]
 
 
-def field_at(fields: list, parts: list, table: str):
+def field_at(fields: list[DataField], parts: list[str], table: str) -> DataField:
     """The nested field a path names (its row's field ``parts[-1]``)."""
-    found = []
+    found: list[DataField] = []
 
-    def look(row, last):
+    def look(row: list[DataField], last: str) -> list[DataField]:
         f = _find(row, last)
         if f is None:
             raise SchemaError(f"table {table} has no nested field {'.'.join(parts)!r}; the row has "
@@ -84,7 +89,8 @@ def field_at(fields: list, parts: list, table: str):
     return found[0]
 
 
-def place(row: list, f: DataField, first: bool, after: Optional[str], before: Optional[str], table: str) -> list:
+def place(row: list[DataField], f: DataField, first: bool, after: Optional[str], before: Optional[str],
+          table: str) -> list[DataField]:
     """``row`` with field ``f`` inserted: at the end, first, after or before a sibling."""
     out = list(row)
     sibling = after if after is not None else before
@@ -101,7 +107,7 @@ def place(row: list, f: DataField, first: bool, after: Optional[str], before: Op
     return out
 
 
-def check_new_name(row: list, name: str, table: str, ignore_id: Optional[int] = None) -> None:
+def check_new_name(row: Sequence[core.NestedField], name: str, table: str, ignore_id: Optional[int] = None) -> None:
     if not name or not name.strip():
         raise SchemaError(f"table {table}: a field name must be a non-empty string")
     for f in row:

@@ -1,3 +1,4 @@
+# pyright: strict
 """Row tracking of Paimon append tables (``row-tracking.enabled``): every row has a ``_ROW_ID``,
 unique in the table and kept for the row's life, and a ``_SEQUENCE_NUMBER``, the snapshot that
 last wrote it.

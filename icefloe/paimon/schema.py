@@ -1,3 +1,4 @@
+# pyright: strict
 """Schema files: ``<table>/schema/schema-N``, one JSON document per schema version.
 
     {

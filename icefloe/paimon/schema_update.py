@@ -1,3 +1,4 @@
+# pyright: strict
 """Schema evolution of Paimon tables: each change is a new ``schema/schema-N`` file.
 
 ``with table.update_schema() as u:`` records changes and, on a clean exit, writes
@@ -39,9 +40,10 @@ applies (say, both add a column ``x``) fails with ``SchemaError`` and writes not
 from __future__ import annotations
 
 import time
-from typing import Optional
+from types import TracebackType
+from typing import Any, Callable, Iterable, Optional, Protocol, cast
 
-from icefloe.core.io import FileAlreadyExistsError
+from icefloe.core.io import FileAlreadyExistsError, FileIO
 from icefloe.errors import CommitConflictError, NoSuchTableError, SchemaError
 from icefloe.paimon import nested_update as nested
 from icefloe.paimon import row_tracking
@@ -66,7 +68,7 @@ _EXACT_IN_FLOAT = {"FLOAT": ("TINYINT", "SMALLINT"), "DOUBLE": ("TINYINT", "SMAL
 
 
 # --------------------------------------------------------------------------- types
-def as_paimon_type(t) -> tuple[core.IcebergType, bool]:
+def as_paimon_type(t: object) -> tuple[core.IcebergType, bool]:
     """(type, nullable) from a Paimon type string (``BIGINT NOT NULL``, ``DECIMAL(12, 2)``,
     ``TIMESTAMP(6) WITH LOCAL TIME ZONE``), schema-file JSON, a Spark/icefloe type string
     for what Paimon strings cannot say (``struct<a: int>``, ``array<string>``, ``long``),
@@ -78,7 +80,7 @@ def as_paimon_type(t) -> tuple[core.IcebergType, bool]:
         return counter[0]
 
     if isinstance(t, dict):
-        return pt.parse_type(t)
+        return pt.parse_type(cast("dict[str, Any]", t))
     if isinstance(t, str):
         try:
             return pt.parse_atomic_nullable(t)
@@ -99,10 +101,10 @@ def spark_sql_type(text: str) -> core.IcebergType:
     return as_paimon_type(core.parse_type(text))[0]
 
 
-def _with_fresh_ids(t: core.IcebergType, next_id) -> core.IcebergType:
+def _with_fresh_ids(t: core.IcebergType, next_id: Callable[[], int]) -> core.IcebergType:
     """``t`` with new ids for its nested ROW fields (parents before children, as Paimon)."""
     if isinstance(t, core.StructType):
-        fields = []
+        fields: list[core.NestedField] = []
         for f in t.fields:
             fid = next_id()
             fields.append(DataField(fid, f.name, _with_fresh_ids(f.field_type, next_id), f.doc, not f.required))
@@ -117,7 +119,7 @@ def _with_fresh_ids(t: core.IcebergType, next_id) -> core.IcebergType:
     return t
 
 
-def _shape(t: core.IcebergType):
+def _shape(t: core.IcebergType) -> object:
     """A type without nullability and field ids: what two nested types must share to be the same."""
     if isinstance(t, core.StructType):
         return ("ROW", tuple((f.name, _shape(f.field_type)) for f in t.fields))
@@ -196,7 +198,7 @@ class _Builder:
 
     # -- lookups
     def _index(self, name: str) -> int:
-        if not isinstance(name, str):
+        if not isinstance(name, str):  # pyright: ignore[reportUnnecessaryIsInstance] - callers pass user input
             raise SchemaError(f"a column name must be a string, got {name!r}")
         for i, f in enumerate(self.fields):
             if f.name == name:
@@ -221,7 +223,7 @@ class _Builder:
         return [k for k in self.primary_keys if k not in self.base.partition_keys]
 
     def _check_new_name(self, name: str, ignore: Optional[int] = None) -> None:
-        if not isinstance(name, str) or not name.strip():
+        if not isinstance(name, str) or not name.strip():  # pyright: ignore[reportUnnecessaryIsInstance] - user input
             raise SchemaError(f"table {self.table}: a column name must be a non-empty string, got {name!r}")
         for i, f in enumerate(self.fields):
             if i != ignore and f.name.lower() == name.lower():
@@ -236,7 +238,7 @@ class _Builder:
             raise SchemaError(f"table {self.table}: cannot {what} bucket-key column {f.name!r} "
                               "(rows are placed in buckets by the hash of its values)")
 
-    def _type(self, t, column: str) -> tuple[core.IcebergType, bool]:
+    def type_of(self, t: object, column: str) -> tuple[core.IcebergType, bool]:
         try:
             return as_paimon_type(t)
         except SchemaError as e:
@@ -247,34 +249,34 @@ class _Builder:
         return self.highest
 
     # -- changes
-    def _nested_change(self, parts: list, edit) -> None:
+    def _nested_change(self, parts: list[str], edit: nested.RowEdit) -> None:
         """Apply ``edit(row fields, last name)`` to the row a nested path leads to."""
         top = self._field(parts[0])
         self._refuse_key(top, f"change nested field {'.'.join(parts)!r} of")
         self.fields = nested.change(self.fields, parts, self.table, edit)
         self.changed = True
 
-    def add_column(self, name: str, field_type, comment: Optional[str] = None, after: Optional[str] = None,
+    def add_column(self, name: str, field_type: object, comment: Optional[str] = None, after: Optional[str] = None,
                    first: bool = False, before: Optional[str] = None) -> None:
         parts = nested.path_of(self.fields, name)
         if parts is not None:              # a field of a row inside a column (s.f, a.element.f, m.value.f)
-            t, nullable = self._type(field_type, name)
+            t, nullable = self.type_of(field_type, name)
             if not nullable:
                 raise SchemaError(f"table {self.table}: new field {name!r} cannot be NOT NULL "
                                   "(the rows already written have no value for it)")
 
-            def add(row, last):
+            def add(row: list[DataField], last: str) -> list[DataField]:
                 nested.check_new_name(row, last, self.table)
                 fid = self._next_id()
                 f = DataField(fid, last, _with_fresh_ids(t, self._next_id), comment)
                 return nested.place(row, f, first, after, before, self.table)
             return self._nested_change(parts, add)
-        if isinstance(name, str) and "." in name and any(f.name.lower() == name.split(".", 1)[0].lower()
-                                                         for f in self.fields):
+        if isinstance(name, str) and "." in name and any(  # pyright: ignore[reportUnnecessaryIsInstance] - user input
+                f.name.lower() == name.split(".", 1)[0].lower() for f in self.fields):
             raise SchemaError(f"table {self.table}: column {name.split('.', 1)[0]!r} is not a row, array of rows "
                               f"or map of rows, so {name!r} names no nested field")
         self._check_new_name(name)
-        t, nullable = self._type(field_type, name)
+        t, nullable = self.type_of(field_type, name)
         if not nullable:
             raise SchemaError(f"table {self.table}: new column {name!r} cannot be NOT NULL "
                               "(the rows already written have no value for it)")
@@ -304,7 +306,7 @@ class _Builder:
             if f.name == new_name:
                 return
 
-            def rename(row, last):
+            def rename(row: list[DataField], last: str) -> list[DataField]:
                 nested.check_new_name(row, new_name, self.table, ignore_id=f.field_id)
                 return [x.copy(name=new_name) if x.field_id == f.field_id else x for x in row]
             return self._nested_change(parts, rename)
@@ -328,7 +330,7 @@ class _Builder:
         if parts is not None:
             gone = nested.field_at(self.fields, parts, self.table)
 
-            def drop(row, last):
+            def drop(row: list[DataField], last: str) -> list[DataField]:
                 if len(row) == 1:
                     raise SchemaError(f"table {self.table}: cannot drop {name!r}, the last field of its row")
                 return [x for x in row if x.field_id != gone.field_id]
@@ -340,11 +342,11 @@ class _Builder:
         del self.fields[i]
         self.changed = True
 
-    def update_column_type(self, name: str, new_type) -> None:
+    def update_column_type(self, name: str, new_type: object) -> None:
         parts = nested.path_of(self.fields, name)
         if parts is not None:
             old = nested.field_at(self.fields, parts, self.table)
-            t, nullable = self._type(new_type, name)
+            t, nullable = self.type_of(new_type, name)
             if _shape(t) == _shape(old.field_type):
                 return
             if not old.field_type.is_primitive or not can_widen(old.field_type, t):
@@ -355,7 +357,7 @@ class _Builder:
                 x.copy(type=t) if x.field_id == old.field_id else x for x in row])
         i = self._index(name)
         f = self.fields[i]
-        t, nullable = self._type(new_type, f.name)
+        t, nullable = self.type_of(new_type, f.name)
         old = f.type
         if not nullable and f.nullable:
             raise SchemaError(f"table {self.table}: cannot change column {f.name!r} from {_shown(old)} to "
@@ -406,7 +408,7 @@ class _Builder:
         if parts is not None:           # within its row: first, last, after or before a sibling
             f = nested.field_at(self.fields, parts, self.table)
 
-            def move(row, last):
+            def move(row: list[DataField], last: str) -> list[DataField]:
                 rest = [x for x in row if x.field_id != f.field_id]
                 moved = next(x for x in row if x.field_id == f.field_id)
                 if other is not None and other.rsplit(".", 1)[-1].lower() == f.name.lower():
@@ -434,7 +436,7 @@ class _Builder:
         if [x.name for x in self.fields] != before:
             self.changed = True
 
-    def set_option(self, key: str, value) -> None:
+    def set_option(self, key: str, value: object) -> None:
         key, value = str(key), str(value)
         self._check_option(key)
         if self.options.get(key) != value:
@@ -465,9 +467,9 @@ class _Builder:
 
 
 def _check_ids(schema: TableSchema, table: str) -> None:
-    seen: set = set()
+    seen: set[int] = set()
 
-    def walk(fields):
+    def walk(fields: Iterable[core.NestedField]) -> None:
         for f in fields:
             if f.field_id in seen:
                 raise SchemaError(f"table {table}: field id {f.field_id} would be used twice")  # pragma: no cover
@@ -482,6 +484,18 @@ def _check_ids(schema: TableSchema, table: str) -> None:
 
 
 # --------------------------------------------------------------------------- the user-facing update
+class SchemaTable(Protocol):
+    """What a schema update reads of its table (a ``FileStoreTable``)."""
+    @property
+    def io(self) -> FileIO: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def location(self) -> str: ...
+    @property
+    def meta_location(self) -> str: ...
+
+
 class UpdateSchema:
     """``with table.update_schema() as u:`` -- Paimon schema changes, committed on a clean
     exit as one new ``schema-N`` file (nothing is written when the block raises).
@@ -491,23 +505,23 @@ class UpdateSchema:
     The Iceberg-style names the SQL layer uses (``delete_column``, ``update_column``)
     are accepted too.
     """
-    def __init__(self, table):
+    def __init__(self, table: SchemaTable):
         self._table = table
-        self._calls: list[tuple[str, tuple, dict]] = []
+        self._calls: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = []
         base = latest_schema(table.io, table.meta_location)
         if base is None:
             raise SchemaError(f"table {table.name} has no schema at {table.location}")
         self._preview = _Builder(base, table.name)
         self.committed: Optional[TableSchema] = None
 
-    def _record(self, method: str, *args, **kwargs) -> "UpdateSchema":
+    def _record(self, method: str, *args: Any, **kwargs: Any) -> "UpdateSchema":
         getattr(self._preview, method)(*args, **kwargs)
         self._calls.append((method, args, kwargs))
         return self
 
     # -- Paimon's SchemaChange operations
-    def add_column(self, name: str, type=None, comment: Optional[str] = None, after: Optional[str] = None,
-                   first: bool = False, before: Optional[str] = None, *, field_type=None,
+    def add_column(self, name: str, type: object = None, comment: Optional[str] = None, after: Optional[str] = None,
+                   first: bool = False, before: Optional[str] = None, *, field_type: object = None,
                    doc: Optional[str] = None, required: bool = False) -> "UpdateSchema":
         """Add a nullable column (at the end, or ``first``, ``after``/``before`` a column)."""
         t = type if type is not None else field_type
@@ -515,7 +529,7 @@ class UpdateSchema:
             raise SchemaError(f"add_column({name!r}) needs a type")
         if required:
             # as NOT NULL schema-file JSON: refused by the rule on NOT NULL columns
-            t = pt.type_to_json(self._preview._type(t, name)[0], nullable=False)
+            t = pt.type_to_json(self._preview.type_of(t, name)[0], nullable=False)
         return self._record("add_column", name, t, comment if comment is not None else doc, after=after,
                             first=first, before=before)
 
@@ -527,7 +541,7 @@ class UpdateSchema:
 
     delete_column = drop_column
 
-    def update_column_type(self, name: str, new_type) -> "UpdateSchema":
+    def update_column_type(self, name: str, new_type: object) -> "UpdateSchema":
         return self._record("update_column_type", name, new_type)
 
     def update_column_nullability(self, name: str, nullable: bool = True) -> "UpdateSchema":
@@ -540,7 +554,7 @@ class UpdateSchema:
         """The table's comment."""
         return self._record("update_comment", comment)
 
-    def set_option(self, key: str, value) -> "UpdateSchema":
+    def set_option(self, key: str, value: object) -> "UpdateSchema":
         """Paimon's SetOption: a table option (``snapshot.num-retained.max``, ...) takes effect
         for every later commit and read."""
         return self._record("set_option", key, value)
@@ -549,7 +563,7 @@ class UpdateSchema:
         """Paimon's RemoveOption: the option falls back to its default."""
         return self._record("remove_option", key)
 
-    def update_column(self, name: str, field_type=None, required: Optional[bool] = None,
+    def update_column(self, name: str, field_type: object = None, required: Optional[bool] = None,
                       doc: Optional[str] = None) -> "UpdateSchema":
         """Type, nullability and comment in one call (the SQL layer's ALTER COLUMN)."""
         if field_type is not None:
@@ -614,14 +628,16 @@ class UpdateSchema:
             raise CommitConflictError(f"schema change of {table.name} lost the race for the next schema file "
                                       f"{retries + 1} times; nothing was written") from None
         self.committed = result
-        if hasattr(table, "refresh"):
-            table.refresh()
+        refresh = getattr(table, "refresh", None)    # a table that caches its schema reloads it
+        if refresh is not None:
+            refresh()
         return result
 
     def __enter__(self) -> "UpdateSchema":
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> bool:
+    def __exit__(self, exc_type: Optional[type[BaseException]], exc: Optional[BaseException],
+                 tb: Optional[TracebackType]) -> bool:
         if exc_type is None:
             self.commit()
         return False

@@ -19,7 +19,7 @@ import datetime as _dt
 import decimal
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence, cast
 
 from icefloe.core.parquet import string_upper_bound
 from icefloe.core.types import IcebergType as DataType
@@ -101,17 +101,17 @@ def stats_from_arrow(table: pa.Table, fields: Sequence[DataField]) -> list[Colum
 _UNITS = {"s": "seconds", "ms": "milliseconds", "us": "microseconds"}
 
 
-def _py_value(scalar):
+def _py_value(scalar: pa.Scalar[Any]) -> Any:
     """An Arrow scalar's Python value. A timestamp with a time zone (as Spark hands its rows to
     Python) is converted here exactly as pyarrow converts it, because pyarrow's own conversion
     imports pandas first, to ask whether it is there: a second or more in each new Spark worker."""
-    t = scalar.type
+    t: Any = scalar.type
     unit = getattr(t, "unit", None)
     if getattr(t, "tz", None) and unit in _UNITS and scalar.is_valid:
-        from pyarrow.lib import string_to_tzinfo
+        from pyarrow.lib import string_to_tzinfo  # pyright: ignore[reportUnknownVariableType]  # untyped in pyarrow
 
-        utc = _dt.datetime(1970, 1, 1) + _dt.timedelta(**{_UNITS[unit]: scalar.value})
-        return utc.replace(tzinfo=_dt.timezone.utc).astimezone(string_to_tzinfo(t.tz, prefer_zoneinfo=True))
+        utc = _dt.datetime(1970, 1, 1) + _dt.timedelta(**{_UNITS[unit]: int(scalar.value)})
+        return utc.replace(tzinfo=_dt.timezone.utc).astimezone(cast(_dt.tzinfo, string_to_tzinfo(t.tz, prefer_zoneinfo=True)))
     return scalar.as_py()
 
 

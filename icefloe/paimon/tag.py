@@ -1,3 +1,4 @@
+# pyright: strict
 """Paimon tags: named snapshots that outlive snapshot expiration.
 
 A tag is a file ``<table>/tag/tag-<name>`` holding the JSON of the snapshot it names:
@@ -37,13 +38,17 @@ import json
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
-from typing import Iterable, Optional
+from typing import TYPE_CHECKING, Any, Iterable, Optional, cast
 
-from icefloe.core.io import FileAlreadyExistsError
+from icefloe.core.io import FileAlreadyExistsError, FileIO
 from icefloe.core.progress import track
 from icefloe.errors import CorruptMetadataError, InvalidNameError, NoSuchSnapshotError
 from icefloe.paimon.snapshot import Snapshot
 from icefloe.errors import TagError, TagAlreadyExistsError, NoSuchTagError  # noqa: F401 - defined in icefloe.errors, importable here too
+
+if TYPE_CHECKING:
+    from icefloe.paimon.file_store import FileStore
+    from icefloe.paimon.manifest import ManifestEntry
 
 TAG_DIR = "tag"
 TAG_PREFIX = "tag-"
@@ -51,7 +56,7 @@ MAX_NAME_BYTES = 200
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
-def check_tag_name(name) -> str:
+def check_tag_name(name: object) -> str:
     """``name`` if it can name a tag file; else :class:`InvalidNameError`."""
     if not isinstance(name, str) or not name.strip():
         raise InvalidNameError(f"invalid tag name {name!r}: a tag name must not be blank")
@@ -93,14 +98,15 @@ class Tag:
             snap.delta_manifest_list == self.snapshot.delta_manifest_list
 
 
-def _create_time(value, path: str) -> Optional[_dt.datetime]:
+def _create_time(value: object, path: str) -> Optional[_dt.datetime]:
     if value is None:
         return None
     try:
         if isinstance(value, list):
-            parts = [int(v) for v in value] + [0] * (7 - len(value))
-            if len(value) < 3 or len(parts) > 7:
-                raise ValueError(f"{len(value)} parts")
+            items = cast("list[Any]", value)      # JSON values, each checked by int()
+            parts = [int(v) for v in items] + [0] * (7 - len(items))
+            if len(items) < 3 or len(parts) > 7:
+                raise ValueError(f"{len(items)} parts")
             y, mo, d, h, mi, s, nanos = parts
             return _dt.datetime(y, mo, d, h, mi, s, nanos // 1000)
         if isinstance(value, str):
@@ -113,7 +119,7 @@ def _create_time(value, path: str) -> Optional[_dt.datetime]:
 _ISO_DURATION = re.compile(r"^(-)?P(?:(\d+)D)?(?:T(?:(-?\d+)H)?(?:(-?\d+)M)?(?:(-?\d+(?:\.\d+)?)S)?)?$")
 
 
-def _time_retained(value, path: str) -> Optional[_dt.timedelta]:
+def _time_retained(value: object, path: str) -> Optional[_dt.timedelta]:
     if value is None:
         return None
     try:
@@ -166,7 +172,7 @@ def duration_text(td: Optional[_dt.timedelta]) -> Optional[str]:
 class TagManager:
     """Finds, reads and writes the tag files of one table directory."""
 
-    def __init__(self, io, table_path: str):
+    def __init__(self, io: FileIO, table_path: str):
         self.io = io
         self.table_path = table_path.rstrip("/")
         self.tag_dir = f"{self.table_path}/{TAG_DIR}"
@@ -200,7 +206,7 @@ class TagManager:
     def tags(self) -> list[Tag]:
         """Every tag, ordered by snapshot id then name. A tag file that cannot be read is an
         error: what it keeps alive is unknown."""
-        out = []
+        out: list[Tag] = []
         for name in self.names():
             t = self.get(name)
             if t is not None:     # deleted since listing
@@ -221,9 +227,9 @@ class TagManager:
 @dataclass
 class Reach:
     """Files some snapshots reach: manifest lists, manifests, data files (with extra files)."""
-    lists: set = field(default_factory=set)
-    manifests: set = field(default_factory=set)
-    data: set = field(default_factory=set)
+    lists: set[str] = field(default_factory=set[str])
+    manifests: set[str] = field(default_factory=set[str])
+    data: set[str] = field(default_factory=set[str])
 
     def update(self, other: "Reach") -> "Reach":
         self.lists |= other.lists
@@ -232,7 +238,7 @@ class Reach:
         return self
 
 
-def reach(store, snapshots: Iterable[Snapshot], data: bool = True, description: Optional[str] = None) -> Reach:
+def reach(store: FileStore, snapshots: Iterable[Snapshot], data: bool = True, description: Optional[str] = None) -> Reach:
     """What ``snapshots`` reach; with ``data=False`` manifest lists and manifests only."""
     import os
 
@@ -259,7 +265,7 @@ def reach(store, snapshots: Iterable[Snapshot], data: bool = True, description: 
     return out
 
 
-def data_paths(store, entry) -> list[str]:
+def data_paths(store: FileStore, entry: ManifestEntry) -> list[str]:
     """A data file's path and its extra files' paths."""
     import os
 
@@ -268,7 +274,7 @@ def data_paths(store, entry) -> list[str]:
 
 
 # --------------------------------------------------------------------------- operations
-def _snapshot_bytes(store, snapshot_id: Optional[int]) -> tuple[Snapshot, bytes]:
+def _snapshot_bytes(store: FileStore, snapshot_id: Optional[int]) -> tuple[Snapshot, bytes]:
     snaps = store.snapshots
     if snapshot_id is None:
         sid = snaps.latest_id()
@@ -297,7 +303,7 @@ def _snapshot_bytes(store, snapshot_id: Optional[int]) -> tuple[Snapshot, bytes]
     return snap, data
 
 
-def _check_still_there(store, mgr: TagManager, name: str, snap: Snapshot, restore: Optional[bytes]) -> None:
+def _check_still_there(store: FileStore, mgr: TagManager, name: str, snap: Snapshot, restore: Optional[bytes]) -> None:
     """After writing tag ``name`` of ``snap``: if an expiration deleted the snapshot meanwhile,
     the files it reaches may be gone too; undo the tag write and fail."""
     if store.io.exists(store.snapshots.snapshot_path(snap.id)):
@@ -335,7 +341,7 @@ def tag_json(snapshot_json: bytes, time_retained: Optional[_dt.timedelta],
     return (text[:-1].rstrip() + extra).encode("utf-8")
 
 
-def create_tag(store, name: str, snapshot_id: Optional[int] = None,
+def create_tag(store: FileStore, name: str, snapshot_id: Optional[int] = None,
                time_retained: Optional[_dt.timedelta] = None) -> Tag:
     """Tag ``snapshot_id`` (default: the latest snapshot) as ``name``, kept for ``time_retained``
     when given (recorded in the tag file, as Paimon does)."""
@@ -350,7 +356,7 @@ def create_tag(store, name: str, snapshot_id: Optional[int] = None,
     return parse_tag(name, data, mgr.tag_path(name))
 
 
-def replace_tag(store, name: str, snapshot_id: Optional[int] = None,
+def replace_tag(store: FileStore, name: str, snapshot_id: Optional[int] = None,
                 time_retained: Optional[_dt.timedelta] = None, keep_files: bool = False) -> Tag:
     """Point tag ``name`` at ``snapshot_id`` (default: the latest snapshot) with retention
     ``time_retained`` (none when not given, as Paimon's replace); the files only its old
@@ -371,7 +377,7 @@ def replace_tag(store, name: str, snapshot_id: Optional[int] = None,
     return parse_tag(name, data, mgr.tag_path(name))
 
 
-def rename_tag(store, name: str, new_name: str) -> Tag:
+def rename_tag(store: FileStore, name: str, new_name: str) -> Tag:
     """Rename tag ``name`` to ``new_name`` (the tag file moves; its snapshot and files stay)."""
     mgr = TagManager(store.io, store.meta_path)
     check_tag_name(new_name)
@@ -382,7 +388,7 @@ def rename_tag(store, name: str, new_name: str) -> Tag:
     return Tag(new_name, tag.snapshot, tag.create_time, tag.time_retained, tag.raw)
 
 
-def delete_tag(store, name: str, keep_files: bool = False) -> list[str]:
+def delete_tag(store: FileStore, name: str, keep_files: bool = False) -> list[str]:
     """Delete tag ``name`` and the files only it kept alive (none with ``keep_files``: a branch
     uses them); returns their paths."""
     mgr = TagManager(store.io, store.meta_path)
@@ -392,7 +398,7 @@ def delete_tag(store, name: str, keep_files: bool = False) -> list[str]:
     return _delete(store, plan)
 
 
-def _exclusive_files(store, mgr: TagManager, tag: Tag, extra_keep: Iterable[Snapshot] = ()) -> Optional[Reach]:
+def _exclusive_files(store: FileStore, mgr: TagManager, tag: Tag, extra_keep: Iterable[Snapshot] = ()) -> Optional[Reach]:
     """The files only ``tag`` keeps alive, or None when nothing may be deleted with it: its
     snapshot (or another tag of the same snapshot) still exists, or its snapshot lies inside
     the retained range without a snapshot file (a damaged table: nothing is judged)."""
@@ -411,11 +417,11 @@ def _exclusive_files(store, mgr: TagManager, tag: Tag, extra_keep: Iterable[Snap
     return Reach(mine.lists - keep.lists, mine.manifests - keep.manifests, mine.data - keep.data)
 
 
-def _delete(store, plan: Optional[Reach]) -> list[str]:
+def _delete(store: FileStore, plan: Optional[Reach]) -> list[str]:
     """Data files, then manifests, then manifest lists (each only after what refers to it)."""
     if plan is None:
         return []
-    deleted = []
+    deleted: list[str] = []
     for path in track(sorted(plan.data), "deleting data files"):
         store.io.delete(path)
         deleted.append(path)
@@ -425,7 +431,7 @@ def _delete(store, plan: Optional[Reach]) -> list[str]:
     return deleted
 
 
-def tags_reach(store, tags: Iterable[Tag], data_below: Optional[int] = None) -> Reach:
+def tags_reach(store: FileStore, tags: Iterable[Tag], data_below: Optional[int] = None) -> Reach:
     """What ``tags`` keep alive: every tag's manifest lists and manifests, and the live data
     files of the tags whose snapshot id is below ``data_below`` (all if None)."""
     tags = list(tags)

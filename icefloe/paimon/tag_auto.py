@@ -1,3 +1,4 @@
+# pyright: strict
 """Automatic tags, made and expired after a commit as Paimon's writers do (Paimon's
 ``TagAutoManager``: ``TagAutoCreation``, ``TagBatchCreation``, ``TagTimeExpire``).
 
@@ -25,27 +26,32 @@ as ``tag.delete_tag`` does (none for a branch's tag, or a tag branches were made
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from icefloe.errors import TagError
 from icefloe.paimon import branches
 from icefloe.paimon.tag import TagManager, create_tag, delete_tag
 from icefloe.paimon.tag_period import AutoTagOptions, auto_tag_options, local_time
 
+if TYPE_CHECKING:
+    from icefloe.paimon.file_store import FileStore
+
 BATCH_PREFIX = "batch-write-"
+# what one run did: {"created": [tag names], "deleted": [tag names]}
+TagChanges = dict[str, list[str]]
 
 
-def _delete(store, mgr: TagManager, name: str) -> None:
+def _delete(store: FileStore, mgr: TagManager, name: str) -> None:
     shared = store.meta_path != store.table_path or \
         bool(branches.branches_from_tag(store.io, store.table_path, name))
     delete_tag(store, name, keep_files=shared)
 
 
-def run(store, after_commit: bool = True, now: Optional[_dt.datetime] = None) -> dict:
+def run(store: FileStore, after_commit: bool = True, now: Optional[_dt.datetime] = None) -> TagChanges:
     """Steps 1-3 for ``store``'s table (or branch); returns ``{"created": [...], "deleted": [...]}``."""
     opts = auto_tag_options(store.schema.options)
     mgr = TagManager(store.io, store.meta_path)
-    out: dict = {"created": [], "deleted": []}
+    out: TagChanges = {"created": [], "deleted": []}
     if opts.mode in ("process-time", "watermark"):
         _time_tags(store, mgr, opts, out)
     elif opts.mode == "batch" and after_commit:
@@ -55,7 +61,7 @@ def run(store, after_commit: bool = True, now: Optional[_dt.datetime] = None) ->
     return out
 
 
-def _time_tags(store, mgr: TagManager, opts: AutoTagOptions, out: dict) -> None:
+def _time_tags(store: FileStore, mgr: TagManager, opts: AutoTagOptions, out: TagChanges) -> None:
     handler, snapshot_time = opts.handler, opts.snapshot_time()
     snaps = store.snapshots
     if snapshot_time is None:       # pragma: no cover - run() calls this for the time-driven modes only
@@ -88,8 +94,8 @@ def _time_tags(store, mgr: TagManager, opts: AutoTagOptions, out: dict) -> None:
             _retain_auto(store, mgr, opts, out)
 
 
-def _retain_auto(store, mgr: TagManager, opts: AutoTagOptions, out: dict) -> None:
-    by_snapshot: dict = {}
+def _retain_auto(store: FileStore, mgr: TagManager, opts: AutoTagOptions, out: TagChanges) -> None:
+    by_snapshot: dict[int, list[str]] = {}
     for tag in mgr.tags():
         if opts.handler.is_auto_tag(tag.name):
             by_snapshot.setdefault(tag.snapshot.id, []).append(tag.name)
@@ -102,7 +108,7 @@ def _retain_auto(store, mgr: TagManager, opts: AutoTagOptions, out: dict) -> Non
         out["deleted"].append(names[0])
 
 
-def _batch_tag(store, mgr: TagManager, opts: AutoTagOptions, out: dict) -> None:
+def _batch_tag(store: FileStore, mgr: TagManager, opts: AutoTagOptions, out: TagChanges) -> None:
     latest = store.snapshots.latest()
     if latest is None:
         return
@@ -121,7 +127,7 @@ def _batch_tag(store, mgr: TagManager, opts: AutoTagOptions, out: dict) -> None:
         out["deleted"].append(tag.name)
 
 
-def _expire(store, mgr: TagManager, now: _dt.datetime, out: dict) -> None:
+def _expire(store: FileStore, mgr: TagManager, now: _dt.datetime, out: TagChanges) -> None:
     for tag in mgr.tags():
         created, retained = tag.create_time, tag.time_retained
         if created is None or retained is None:

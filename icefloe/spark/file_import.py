@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import pickle
 import re
-from typing import Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional, Sequence, TypeVar
 
 from icefloe import errors
 from icefloe.core.io import FileIO
@@ -18,6 +18,7 @@ from icefloe.spark import connect
 
 TASK_FILES = 64           # footers one task reads, at most (a bound on a task's work)
 _MAX_SLICES = 10_000
+T = TypeVar("T")
 
 
 def parquet_files(io: FileIO, location: str) -> list[str]:
@@ -38,7 +39,8 @@ def parquet_files(io: FileIO, location: str) -> list[str]:
     return sorted(out)
 
 
-def describe_files(spark, paths: list, io: FileIO, describe: Callable, parallelism: Optional[int] = None) -> list:
+def describe_files(spark: Any, paths: Sequence[str], io: FileIO, describe: Callable[[str, int, Any], T],
+                   parallelism: Optional[int] = None) -> list[T]:
     """``describe(path, size, footer)`` of each of ``paths`` (``footer``: a pyarrow
     ``FileMetaData``), run in Spark tasks (``parallelism`` of them, by default enough for the
     session's cores and at most ``TASK_FILES`` files each); the results in the order of

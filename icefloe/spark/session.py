@@ -13,10 +13,14 @@ import shutil
 import subprocess
 import sys
 import threading
+from typing import TYPE_CHECKING, Any, Optional
 
 from icefloe.errors import JavaMissingError, WorkerPythonError
 from icefloe.spark import connect, jvm, scans
 from icefloe.spark.source import IcefloeDataSource
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 _lock = threading.Lock()
 _session = None
@@ -149,7 +153,7 @@ def embedded_started() -> bool:
     return _session is not None
 
 
-def app_summary(spark) -> dict:
+def app_summary(spark: Any) -> dict[str, str]:
     """The snapshot summary properties naming the Spark application that writes (Iceberg's
     ``spark.app.id``, ``engine-name``, ``engine-version``); empty without a session."""
     if spark is None:
@@ -161,7 +165,7 @@ def app_summary(spark) -> dict:
         return {}
 
 
-def get_spark(spark=None):
+def get_spark(spark: Optional[SparkSession] = None) -> SparkSession:
     """Return ``spark`` (configured for icefloe) or the embedded local session."""
     global _session
     if spark is not None:

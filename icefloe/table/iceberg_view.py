@@ -32,12 +32,14 @@ import re
 import uuid
 import warnings
 from dataclasses import dataclass, replace
-from typing import Optional
+from typing import Any, Callable, Iterable, Optional, Protocol
 
 from pyroaring import BitMap64
 
 from icefloe.core.io import FileAlreadyExistsError, FileIO
-from icefloe.core.types.model import ListType, MapType, NestedField, Schema, StructType, widen_to_common_types
+from icefloe.core.reports import Report
+from icefloe.core.types.model import (IcebergType, ListType, MapType, NestedField, Schema, StructType,
+                                      widen_to_common_types)
 from icefloe.core.values import to_internal
 from icefloe.errors import CorruptMetadataError, IcebergViewError, IcebergViewWarning, IcefloeError, NoSuchSnapshotError
 from icefloe.iceberg import conversions
@@ -56,9 +58,11 @@ from icefloe.paimon import deletion_vectors as dv
 from icefloe.paimon import table_hooks
 from icefloe.paimon.binary_row import decode_row
 from icefloe.paimon.data_file import DataFileMeta
+from icefloe.paimon.file_store import FileStore
 from icefloe.paimon.iceberg_options import DISABLED, IcebergCompat, check_types, compat_of, storage_of
 from icefloe.paimon.kv_compact import max_level
-from icefloe.paimon.schema import latest_schema, load_schema
+from icefloe.paimon.schema import TableSchema, latest_schema, load_schema
+from icefloe.paimon.snapshot import Snapshot as PaimonSnapshot
 from icefloe.paimon.tag import TagManager
 from icefloe.table import iceberg_view_catalog
 
@@ -69,17 +73,35 @@ _VERSION_RE = re.compile(r"^v(\d+)\.metadata\.json$")
 PARTITION_FIELD_START = 1000
 
 
+class ViewedTable(Protocol):
+    """What the view's check and description need of the Paimon table (``PaimonTable``)."""
+
+    @property
+    def location(self) -> str: ...
+
+    @property
+    def io(self) -> FileIO: ...
+
+    @property
+    def table_schema(self) -> TableSchema: ...
+
+    @property
+    def store(self) -> FileStore: ...
+
+    def current_snapshot(self) -> Optional[PaimonSnapshot]: ...
+
+
 @dataclass
 class _Visible:
     path: str
-    partition: tuple          # Iceberg internal values
+    partition: tuple[Any, ...]          # Iceberg internal values
     file: DataFileMeta        # the Paimon data file
     partition_bytes: bytes = b""
     bucket: int = 0
 
 
 # --------------------------------------------------------------------------- schema and spec
-def iceberg_schema(paimon_schema, format_version: int) -> Schema:
+def iceberg_schema(paimon_schema: TableSchema, format_version: int) -> Schema:
     """A Paimon schema as Iceberg's: the same field ids and schema id, Paimon's types mapped."""
     check_types(paimon_schema.fields, format_version)
     fields = [NestedField(f.field_id, f.name, _with_nested_ids(widen_to_common_types(f.field_type), f.field_id, 0),
@@ -92,7 +114,7 @@ def iceberg_schema(paimon_schema, format_version: int) -> Schema:
 STRUCTURED_ID_BASE, STRUCTURED_DEPTH_LIMIT = 2**31 // 4, 1 << 10
 
 
-def _with_nested_ids(t, field_id: int, depth: int):
+def _with_nested_ids(t: IcebergType, field_id: int, depth: int) -> IcebergType:
     if isinstance(t, ListType):
         return ListType(STRUCTURED_ID_BASE + field_id * STRUCTURED_DEPTH_LIMIT + depth + 1,
                         _with_nested_ids(t.element_type, field_id, depth + 1), t.element_required)
@@ -107,7 +129,7 @@ def _with_nested_ids(t, field_id: int, depth: int):
     return t
 
 
-def iceberg_spec(paimon_schema) -> PartitionSpec:
+def iceberg_spec(paimon_schema: TableSchema) -> PartitionSpec:
     by_name = {f.name: f for f in paimon_schema.fields}
     return PartitionSpec([PartitionField(by_name[k].field_id, PARTITION_FIELD_START + i, IdentityTransform(), k)
                           for i, k in enumerate(paimon_schema.partition_keys)], spec_id=0)
@@ -118,7 +140,7 @@ KEY_FIELD_ID_START = 2**31 // 2
 SEQUENCE_NUMBER_ID, VALUE_KIND_ID = 2**31 - 2, 2**31 - 3
 
 
-def _name_mapping(schema: Schema, primary_key: bool) -> list:
+def _name_mapping(schema: Schema, primary_key: bool) -> list[dict[str, Any]]:
     """Iceberg's name mapping, for data files written without field ids (Paimon before 1.0, and a
     primary-key table's files): the columns by name, and a key-value file's ``_KEY_<name>``,
     ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND`` under Paimon's ids for them, so that a reader that
@@ -133,7 +155,7 @@ def _name_mapping(schema: Schema, primary_key: bool) -> list:
 
 
 # --------------------------------------------------------------------------- data files
-def _bound(t, value) -> Optional[bytes]:
+def _bound(t: IcebergType, value: Any) -> Optional[bytes]:
     if value is None or not t.is_primitive:
         return None
     try:
@@ -142,11 +164,13 @@ def _bound(t, value) -> Optional[bytes]:
         return None
 
 
-def _data_file(v: _Visible, schema: Schema, file_schema) -> DataFile:
+def _data_file(v: _Visible, schema: Schema, file_schema: TableSchema) -> DataFile:
     """The Iceberg ``data_file`` of a Paimon data file: counts, and Paimon's value statistics as
     bounds where the column's type is the same in the file's schema and the current one."""
     f = v.file
-    lowers, uppers, nulls = {}, {}, {}
+    lowers: dict[int, bytes] = {}
+    uppers: dict[int, bytes] = {}
+    nulls: dict[int, int] = {}
     stats = f.value_stats
     fields = file_schema.fields
     if f.value_stats_cols is not None:
@@ -175,14 +199,15 @@ def _data_file(v: _Visible, schema: Schema, file_schema) -> DataFile:
                     lower_bounds=lowers or None, upper_bounds=uppers or None)
 
 
-def visible_files(store, paimon_schema, snapshot, spec: PartitionSpec, schema: Schema) -> list[_Visible]:
+def visible_files(store: FileStore, paimon_schema: TableSchema, snapshot: Optional[PaimonSnapshot], spec: PartitionSpec,
+                  schema: Schema) -> list[_Visible]:
     """The live files of a Paimon snapshot an Iceberg reader can read alone (module docstring)."""
     options = paimon_schema.options
     pk = bool(paimon_schema.primary_keys)
     top = max_level(options) if pk else None
     vectors = pk and dv.enabled(options)
     ptypes = [f.field_type for f in spec.partition_type(schema).fields]
-    out = []
+    out: list[_Visible] = []
     for e in store.live_entries(snapshot):
         if pk and (e.file.level == 0 if vectors else e.file.level != top):
             continue
@@ -216,7 +241,7 @@ def _last_updated(io: FileIO, path: str, base: Optional[TableMetadata]) -> int:
     return meta.last_updated_ms
 
 
-def _matches(meta: Optional[TableMetadata], snap) -> bool:
+def _matches(meta: Optional[TableMetadata], snap: PaimonSnapshot) -> bool:
     """Whether Iceberg metadata stands for this Paimon snapshot: the same id and, for icefloe's,
     the same commit (time, user, identifier, which icefloe keeps in the Iceberg summary); Paimon's
     Java engine records only the time it wrote the metadata, at or after its commit. Metadata of an
@@ -239,14 +264,16 @@ def _delete(io: FileIO, path: str) -> None:
         pass
 
 
-def _live_entries(io: FileIO, meta: TableMetadata, schema: Schema) -> tuple[list, dict, dict]:
+def _live_entries(io: FileIO, meta: TableMetadata, schema: Schema) -> tuple[
+        list[ManifestFile], dict[str, tuple[ManifestFile, ManifestEntry]], dict[Optional[str], ManifestEntry]]:
     """The data manifests of ``meta``'s current snapshot, its live data entries by path and its live
     deletion vectors by the data file they belong to (first row ids inherited, format v3)."""
     cur = meta.current_snapshot
     if cur is None:
         return [], {}, {}
     manifests = read_manifest_list(io, cur.manifest_list)
-    live, vectors = {}, {}
+    live: dict[str, tuple[ManifestFile, ManifestEntry]] = {}
+    vectors: dict[Optional[str], ManifestEntry] = {}
     for m in manifests:
         for e in load_manifest_entries(io, meta, m):
             if e.status == DELETED:
@@ -258,14 +285,18 @@ def _live_entries(io: FileIO, meta: TableMetadata, schema: Schema) -> tuple[list
     return [m for m in manifests if m.content == DATA_MANIFEST], live, vectors
 
 
-def _vector_files(store, snap, visible: list, base_live: dict, base_vectors: dict, mdir: str, uid) -> tuple:
+def _vector_files(store: FileStore, snap: PaimonSnapshot, visible: list[_Visible],
+                  base_live: dict[str, tuple[ManifestFile, ManifestEntry]],
+                  base_vectors: dict[Optional[str], ManifestEntry], mdir: str,
+                  uid: uuid.UUID) -> tuple[list[ManifestEntry], list[DataFile], list[ManifestEntry]]:
     """The Iceberg deletion vectors of the Paimon snapshot's vectors on ``visible`` files: those of
     an unchanged Paimon index file are the base's (the Puffin file is named after it), the others
     are written to a new Puffin file per Paimon index file. Returns (entries of the kept and new
     vectors, the base's vectors no longer current)."""
     by_bucket = dv.bucket_vectors(store, snap)
-    kept, added = [], []
-    todo: dict = {}
+    kept: list[ManifestEntry] = []
+    added: list[DataFile] = []
+    todo: dict[str, tuple[Any, list[_Visible]]] = {}
     for v in visible:
         bv = by_bucket.get((v.partition_bytes, v.bucket))
         if bv is None or v.file.file_name not in bv.ranges:
@@ -293,7 +324,7 @@ def _vector_files(store, snap, visible: list, base_live: dict, base_vectors: dic
 
 
 # --------------------------------------------------------------------------- sync
-def sync(store, snapshot=None) -> Optional[int]:
+def sync(store: FileStore, snapshot: Optional[PaimonSnapshot] = None) -> Optional[int]:
     """Bring the Iceberg view of the Paimon table of ``store`` up to its latest snapshot (or
     ``snapshot``); returns the Iceberg version now current, None when the view is disabled or the
     table has no snapshot. Failures raise ``IcebergViewError`` (the Paimon change stays)."""
@@ -320,10 +351,10 @@ def sync(store, snapshot=None) -> Optional[int]:
                                "writes it") from e
 
 
-def _sync(store, paimon_schema, compat: IcebergCompat, snap) -> int:
+def _sync(store: FileStore, paimon_schema: TableSchema, compat: IcebergCompat, snap: PaimonSnapshot) -> int:
     io, mdir, n = store.io, compat.metadata_dir, snap.id
     versions = _versions(io, mdir)
-    path_of = lambda v: f"{mdir}/v{v}.metadata.json"  # noqa: E731
+    path_of: Callable[[int], str] = lambda v: f"{mdir}/v{v}.metadata.json"  # noqa: E731
     if n in versions:
         current = _load(io, path_of(n))
         if current is not None and _matches(current, snap):
@@ -368,8 +399,8 @@ def _register(io: FileIO, compat: IcebergCompat, path: str) -> None:
         iceberg_view_catalog.publish(io, compat, meta)
 
 
-def _build(store, paimon_schema, compat: IcebergCompat, snap, base: Optional[TableMetadata],
-           base_version: Optional[int], versions: list) -> TableMetadata:
+def _build(store: FileStore, paimon_schema: TableSchema, compat: IcebergCompat, snap: PaimonSnapshot,
+           base: Optional[TableMetadata], base_version: Optional[int], versions: list[int]) -> TableMetadata:
     io, mdir, n = store.io, compat.metadata_dir, snap.id
     fv = compat.format_version
     if base is not None and base.format_version > fv:
@@ -384,9 +415,9 @@ def _build(store, paimon_schema, compat: IcebergCompat, snap, base: Optional[Tab
     wanted = {v.path: v for v in visible}
     removed = {p for p in base_live if p not in wanted}
     added = [v for v in visible if v.path not in base_live]
-    schema_cache: dict = {}
+    schema_cache: dict[int, TableSchema] = {}
 
-    def file_schema(sid: int):
+    def file_schema(sid: int) -> TableSchema:
         if sid not in schema_cache:
             schema_cache[sid] = load_schema(store.io, store.table_path, sid)
         return schema_cache[sid]
@@ -394,20 +425,20 @@ def _build(store, paimon_schema, compat: IcebergCompat, snap, base: Optional[Tab
     uid = uuid.uuid4()
     count = [0]
 
-    def new_manifest(entries: list, content: int = DATA) -> ManifestFile:
+    def new_manifest(entries: list[ManifestEntry], content: int = DATA) -> ManifestFile:
         count[0] += 1
         path = f"{mdir}/{uid}-m{count[0] - 1}.avro"
         length = write_manifest(io, path, schema, spec, entries, content=content, format_version=fv)
         return manifest_file_for(path, length, spec.spec_id, content, n, n, entries, ptype)
 
-    manifests = []
-    removed_files = []
+    manifests: list[ManifestFile] = []
+    removed_files: list[DataFile] = []
     for m in base_manifests:
         mine = [(p, e) for p, (mm, e) in base_live.items() if mm.manifest_path == m.manifest_path]
         if not mine:
             continue                  # nothing live in it any more
         if any(p in removed for p, _ in mine):
-            entries = []
+            entries: list[ManifestEntry] = []
             for p, e in mine:
                 if p in removed:
                     entries.append(ManifestEntry(DELETED, n, e.sequence_number, e.file_sequence_number, e.data_file))
@@ -482,7 +513,7 @@ def _build(store, paimon_schema, compat: IcebergCompat, snap, base: Optional[Tab
 TAG_MAX_REF_AGE_MS = 2**63 - 1
 
 
-def tag_refs(store, snapshot_ids) -> dict:
+def tag_refs(store: FileStore, snapshot_ids: Iterable[int]) -> dict[str, SnapshotRef]:
     """Paimon's tags as Iceberg tag refs, those of a snapshot the view keeps (an Iceberg ref to a
     snapshot the metadata lacks would make every read fail), as Paimon's ``IcebergCommitCallback``
     writes them."""
@@ -490,7 +521,9 @@ def tag_refs(store, snapshot_ids) -> dict:
             for t in TagManager(store.io, store.meta_path).tags() if t.snapshot_id in snapshot_ids}
 
 
-def _compact(io, compat: IcebergCompat, store, manifests: list, base, new_manifest) -> list:
+def _compact(io: FileIO, compat: IcebergCompat, store: FileStore, manifests: list[ManifestFile],
+             base: Optional[TableMetadata], new_manifest: Callable[[list[ManifestEntry]], ManifestFile]
+             ) -> list[ManifestFile]:
     """Paimon's rule: manifests under 2/3 of the target size are candidates; merged into one when
     there are ``min.file-num`` of them and either ``max.file-num`` or the target size in total."""
     target = store.options.manifest_target_file_size
@@ -501,7 +534,7 @@ def _compact(io, compat: IcebergCompat, store, manifests: list, base, new_manife
         return manifests
     if base is None:
         return manifests
-    entries = []
+    entries: list[ManifestEntry] = []
     for m in small:
         for e in load_manifest_entries(io, base, m):
             if e.status != DELETED:
@@ -511,7 +544,8 @@ def _compact(io, compat: IcebergCompat, store, manifests: list, base, new_manife
     return keep + ([new_manifest(entries)] if entries else [])
 
 
-def _refresh(io: FileIO, compat: IcebergCompat, store, meta: TableMetadata, path: str, versions: list) -> None:
+def _refresh(io: FileIO, compat: IcebergCompat, store: FileStore, meta: TableMetadata, path: str,
+             versions: list[int]) -> None:
     """The current version brought up to date in place (it still stands for the same Paimon
     snapshot): the snapshots Paimon has expired since it was written are dropped (their data files
     may be gone), and its tag refs are Paimon's tags now (Paimon rewrites the latest metadata file
@@ -539,7 +573,8 @@ def _refresh(io: FileIO, compat: IcebergCompat, store, meta: TableMetadata, path
         _delete(io, f)
 
 
-def _finish(io: FileIO, compat: IcebergCompat, n: int, versions: list, dropped_from=None) -> None:
+def _finish(io: FileIO, compat: IcebergCompat, n: int, versions: list[int],
+            dropped_from: Optional[TableMetadata] = None) -> None:
     """The hint, then old versions and the manifests no kept snapshot reaches."""
     mdir = compat.metadata_dir
     io.write_hint(f"{mdir}/{HINT_FILE}", str(n).encode())
@@ -551,7 +586,7 @@ def _finish(io: FileIO, compat: IcebergCompat, n: int, versions: list, dropped_f
     if not doomed:
         return
     current = _load(io, f"{mdir}/v{n}.metadata.json")
-    reach = _reachable(io, current) | set()
+    reach = set(_reachable(io, current))
     for v in keep:
         reach |= _reachable(io, _load(io, f"{mdir}/v{v}.metadata.json"))
     for v in doomed:
@@ -563,10 +598,10 @@ def _finish(io: FileIO, compat: IcebergCompat, n: int, versions: list, dropped_f
         _delete(io, path)
 
 
-def _reachable(io: FileIO, meta: Optional[TableMetadata]) -> set:
+def _reachable(io: FileIO, meta: Optional[TableMetadata]) -> set[str]:
     """The manifest lists, manifests and deletion-vector Puffin files of every snapshot of ``meta``
     (the data files are Paimon's: its expiry deletes them)."""
-    out: set = set()
+    out: set[str] = set()
     if meta is None:
         return out
     for s in meta.snapshots:
@@ -586,7 +621,7 @@ def _reachable(io: FileIO, meta: Optional[TableMetadata]) -> set:
     return out
 
 
-def _sync_hook(store) -> None:
+def _sync_hook(store: FileStore) -> None:
     """After a Paimon change: the Paimon snapshot is the commit, so a failure to write its Iceberg
     metadata must not look like a failed commit (a writer would delete the committed files): it is
     logged and warned about, ``check`` reports the lagging view, and the next commit (or
@@ -604,12 +639,12 @@ table_hooks.register(_sync_hook)
 
 
 # --------------------------------------------------------------------------- check and describe
-def _current(paimon_table, compat: IcebergCompat) -> Optional[TableMetadata]:
+def _current(paimon_table: ViewedTable, compat: IcebergCompat) -> Optional[TableMetadata]:
     versions = _versions(paimon_table.io, compat.metadata_dir)
     return _load(paimon_table.io, f"{compat.metadata_dir}/v{versions[-1]}.metadata.json") if versions else None
 
 
-def check_view(paimon_table, report, check_iceberg_table) -> None:
+def check_view(paimon_table: ViewedTable, report: Report, check_iceberg_table: Callable[[str], Report]) -> None:
     """Add to ``report`` what is wrong with the Iceberg view of a Paimon table: missing, behind
     Paimon's latest snapshot, other files than the Paimon snapshot's readable ones, other field
     ids; and the Iceberg table's own check (``check_iceberg_table(root)`` gives its report)."""
@@ -638,7 +673,7 @@ def check_view(paimon_table, report, check_iceberg_table) -> None:
         _, live, _vectors = _live_entries(paimon_table.io, meta, schema)
     except (IcefloeError, OSError) as e:
         report.add("iceberg view", where, f"the Iceberg snapshot's files cannot be read: {e}")
-        live, want = {}, {}
+        live, want = dict[str, tuple[ManifestFile, ManifestEntry]](), dict[str, _Visible]()
     report.checked["iceberg view files"] = len(live)
     report.checked["iceberg view rows"] = sum(e.data_file.record_count for _, e in live.values())
     for p in sorted(set(live) - set(want)):
@@ -661,7 +696,7 @@ def check_view(paimon_table, report, check_iceberg_table) -> None:
         report.add("iceberg view: " + p.kind, p.path, p.message)
 
 
-def _check_catalog(compat: IcebergCompat, meta: TableMetadata, report) -> None:
+def _check_catalog(compat: IcebergCompat, meta: TableMetadata, report: Report) -> None:
     """``rest-catalog``: the catalog's table stands for the view's current snapshot."""
     target = compat.rest
     if target is None:
@@ -696,7 +731,7 @@ def _catalog_info(compat: IcebergCompat, meta: Optional[TableMetadata]) -> list[
     return out + [("Iceberg Catalog In Step", "yes" if step else f"no (at snapshot {registered.current_snapshot_id})")]
 
 
-def view_info(paimon_table) -> list[tuple[str, str]]:
+def view_info(paimon_table: ViewedTable) -> list[tuple[str, str]]:
     """``describe``'s lines on the Iceberg view of a Paimon table (none without one)."""
     compat = compat_of(paimon_table.location, paimon_table.table_schema.options)
     if compat is None:
@@ -719,7 +754,7 @@ def view_info(paimon_table) -> list[tuple[str, str]]:
     return out
 
 
-def iceberg_root_of(paimon_table) -> Optional[str]:
+def iceberg_root_of(paimon_table: ViewedTable) -> Optional[str]:
     """Where the Iceberg view of a Paimon table is (its ``metadata/``'s parent), None if it has none."""
     compat = compat_of(paimon_table.location, paimon_table.table_schema.options)
     return compat.root if compat is not None else None

@@ -1,3 +1,4 @@
+# pyright: strict
 """The Iceberg view of a Paimon table registered in an Iceberg REST catalog
 (``metadata.iceberg.storage = rest-catalog``), as Paimon's REST metadata committer keeps it.
 

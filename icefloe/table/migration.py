@@ -1,3 +1,4 @@
+# pyright: strict
 """Moving tables between formats without rewriting data.
 
 Into Iceberg, as Iceberg's Spark procedures define them (spark-procedures, "Table migration"):

@@ -1,3 +1,4 @@
+# pyright: strict
 """How a file moved into a Paimon table is read: the names its columns have in it, matched to the
 table's columns by the field ids in its footer (an Iceberg source's, or through its name mapping),
 and the Paimon schema of those names it gets (Paimon reads a data file by the names of the schema

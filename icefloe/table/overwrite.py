@@ -112,7 +112,7 @@ def _static(t: OverwrittenTable, data: Any, partition: Mapping[str, Any], branch
                     "(CALL system.rewrite_data_files) or use DELETE and INSERT")
             remove.add(f.file_path)
     files = t.write_files(data)
-    change = Overwrite.by_filter(  # pyright: ignore[reportUnknownMemberType]  (row_filter unannotated there)
+    change = Overwrite.by_filter(
         files, remove, snap.snapshot_id if snap else None, where, "INSERT OVERWRITE ... PARTITION")
     return t.write_target(branch).commit(change, branch)
 
@@ -125,13 +125,11 @@ def _dynamic(t: OverwrittenTable, data: Any, branch: str) -> Optional[Snapshot]:
     t.refresh()
     if t.spec.is_unpartitioned:
         return t.commit(files, overwrite=True, branch=branch)
-    # DataFile.partition is a bare tuple in iceberg/manifest.py, hence the two ignores below
-    written: set[tuple[int, tuple[Any, ...]]] = {
-        (f.spec_id, f.partition) for f in files}  # pyright: ignore[reportUnknownMemberType]
+    written: set[tuple[int, tuple[Any, ...]]] = {(f.spec_id, f.partition) for f in files}
     remove: set[str] = set()
     if snap is not None:
         remove = {task.file.file_path for task in t.plan_tasks(snapshot_id=snap.snapshot_id)
-                  if (task.file.spec_id, task.file.partition) in written}  # pyright: ignore[reportUnknownMemberType]
-    change = Overwrite.replace_partitions(  # pyright: ignore[reportUnknownMemberType]  (partitions: a bare set)
+                  if (task.file.spec_id, task.file.partition) in written}
+    change = Overwrite.replace_partitions(
         files, remove, snap.snapshot_id if snap else None, written, "INSERT OVERWRITE (dynamic partition overwrite)")
     return t.write_target(branch).commit(change, branch)

@@ -337,7 +337,26 @@ def test_pyiceberg_manifests_as_columns(tmp_path, monkeypatch, where):
         assert len(fast) == len({task.file.file_path for task in py_tbl.scan().plan_files()}) == 40
 
 
-def test_columnar_plan_builds_only_the_files_it_keeps(table, monkeypatch):
+@pytest.fixture
+def files_table(tmp_path):
+    """A metadata-only table (no Spark): 3 commits of 20 files, ``id`` bounds of 10 values per file,
+    partitioned by ``p`` (the file number modulo 4)."""
+    import struct
+
+    cat = icefloe.Catalog(str(tmp_path / "wh"))
+    t = cat.create_table("db.f", "id bigint not null, p int not null", partitioned_by=["p"])
+    loc = t.location.rstrip("/")
+    for c in range(3):
+        t.commit_files([mf.DataFile(
+            file_path=f"{loc}/data/f{i:04d}.parquet", file_format="PARQUET", partition=(i % 4,), record_count=10,
+            file_size_in_bytes=100, value_counts={1: 10, 2: 10}, null_value_counts={1: 0, 2: 0},
+            lower_bounds={1: struct.pack("<q", i * 10), 2: struct.pack("<i", i % 4)},
+            upper_bounds={1: struct.pack("<q", i * 10 + 9), 2: struct.pack("<i", i % 4)})
+            for i in range(c * 20, c * 20 + 20)])
+    return cat.load_table("db.f")
+
+
+def test_columnar_plan_builds_only_the_files_it_keeps(files_table, monkeypatch):
     """Judged as columns, a filtered plan builds a file object for each file it keeps and no other;
     the files are plain ``DataFile`` values when copied or pickled."""
     from icefloe.iceberg import manifest_arrow
@@ -350,23 +369,28 @@ def test_columnar_plan_builds_only_the_files_it_keeps(table, monkeypatch):
         built.append(len(out))
         return out
 
+    table = files_table
     monkeypatch.setattr(manifest_arrow.ManifestColumns, "data_files", spy)
     _clear()
     tasks = scan_mod.plan_files(table.io, table.metadata, table.current_snapshot(), "id = 137")
-    assert sum(built) == len(tasks) == 3
+    assert sum(built) == len(tasks) == 1 and tasks[0].path.endswith("f0013.parquet")
+    assert tasks[0].file.partition == (1,) and tasks[0].file.spec_id == 0
     f = tasks[0].file
     assert isinstance(f, manifest_arrow.ColumnarDataFile) and "_columns" in f.__dict__
     plain = pickle.loads(pickle.dumps(f))
     assert type(plain) is mf.DataFile and plain == f and plain.lower_bounds == f.lower_bounds
     assert copy.deepcopy(f) == plain and f.metrics_of(1) == plain.metrics_of(1)
     _clear()
+    assert _plan_both(monkeypatch, table.io, table.metadata, table.current_snapshot(), "id = 137 OR p = 2")[0] == \
+        _plan_both(monkeypatch, table.io, table.metadata, table.current_snapshot(), "id = 137 OR p = 2")[1]
 
 
 @pytest.mark.parametrize("damage", ["garbage", "truncated"])
-def test_corrupt_manifest_is_named_when_judged_as_columns(table, damage):
+def test_corrupt_manifest_is_named_when_judged_as_columns(files_table, damage):
     """A damaged data manifest gives ``CorruptMetadataError`` naming it, not a plan without its files."""
     from icefloe.errors import CorruptMetadataError
 
+    table = files_table
     snap = table.current_snapshot()
     m = next(m for m in manifest_reader.snapshot_manifests(table.io, snap) if m.content == 0 and m.added_files_count)
     path = m.manifest_path.replace("file://", "").replace("file:", "")
