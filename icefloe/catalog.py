@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 from functools import partial
-from typing import Optional
+from typing import Optional, cast
 
 import pyarrow as pa
 
@@ -19,7 +19,7 @@ from icefloe.paimon import global_system_tables
 from icefloe.paimon.catalog import DEFAULT_DATABASE, PaimonCatalog
 from icefloe.spark.session import get_spark
 from icefloe.sql import SqlError, SqlSession
-from icefloe.table import IcebergTable, PaimonTable, migration
+from icefloe.table import IcebergTable, PaimonTable, Table, migration
 from icefloe.table.iceberg import write_files_for
 
 FORMATS = ("iceberg", "paimon")
@@ -136,7 +136,7 @@ class Catalog:
         self._spark = get_spark(self._spark)
         return self._spark
 
-    def create_table(self, name: str, schema, partitioned_by=None, properties: Optional[dict] = None):
+    def create_table(self, name: str, schema, partitioned_by=None, properties: Optional[dict] = None) -> Table:
         """Create a table.
 
         Args:
@@ -155,7 +155,7 @@ class Catalog:
             TableAlreadyExistsError: the table exists.
             SchemaError: the schema or a partition term cannot be used.
         """
-        return self._impl.create_table(name, schema, partitioned_by=partitioned_by, properties=properties)
+        return cast(Table, self._impl.create_table(name, schema, partitioned_by, properties))
 
     def table_location(self, name: str) -> str:
         """The directory a table has (or would have) in this warehouse.
@@ -168,7 +168,7 @@ class Catalog:
         """
         return self._impl.table_location(name)
 
-    def load_table(self, name: str):
+    def load_table(self, name: str) -> Table:
         """A table of this catalog.
 
         Args:
@@ -180,7 +180,7 @@ class Catalog:
         Raises:
             NoSuchTableError: there is no such table.
         """
-        return self._impl.load_table(name)
+        return cast(Table, self._impl.load_table(name))   # the backend's table factory
 
     def table_exists(self, name: str) -> bool:
         """Whether a table exists.
@@ -443,7 +443,7 @@ class Catalog:
         """
         if isinstance(self._impl, PaimonCatalog):
             # Paimon's replace: truncate, then the next schema-N; earlier snapshots stay (time travel)
-            t = self._impl.replace_table(name, schema, partitioned_by, properties, create_if_missing)
+            t = cast(PaimonTable, self._impl.replace_table(name, schema, partitioned_by, properties, create_if_missing))
             if data is not None:
                 t.append(data)
             return t
@@ -746,7 +746,7 @@ class Catalog:
         return sessions[key].sql(text)
 
 
-def load_table(location: str, spark=None, io: Optional[FileIO] = None):
+def load_table(location: str, spark=None, io: Optional[FileIO] = None) -> Table:
     """A table by its directory, its format detected (like Delta's ``forPath``).
 
     Args:

@@ -3,6 +3,8 @@
 data source uses too."""
 from __future__ import annotations
 
+from typing import Any
+
 from icefloe.catalog import Catalog
 from icefloe.core.config import (  # noqa: F401
     ENV_PREFIX, KEYS, SERVE_KEYS, ConfigError, catalog_properties, config_path, serve_properties,
@@ -32,6 +34,7 @@ def load_catalog(name: str = "default", spark=None, **overrides):
                           f"{ENV_PREFIX}{name.upper()}__WAREHOUSE")
     rest_auth = {k: str(props[k]) for k in ("credential", "token") if props.get(k)}
     warehouse = str(props["warehouse"]) if props.get("warehouse") else None
+    # catalog properties, passed on as Catalog's **properties
+    extra: dict[str, Any] = {**rest_auth, **storage_properties(props)}
     return Catalog(warehouse, format=str(props.get("format", "iceberg")), spark=spark, type=props.get("type"),
-                   uri=props.get("uri"), name=str(props.get("name", "default")), **rest_auth,
-                   **storage_properties(props))
+                   uri=props.get("uri"), name=str(props.get("name", "default")), **extra)

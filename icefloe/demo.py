@@ -16,6 +16,7 @@ from rich.tree import Tree
 
 from icefloe.catalog import Catalog
 from icefloe.core.io import LOCAL, FileIO
+from icefloe.table import IcebergTable
 
 SCHEMA = "id bigint not null, name string, ts timestamp not null"
 
@@ -69,6 +70,7 @@ def run(warehouse: str, fresh: bool = True, console: Console | None = None) -> d
     console.rule("[bold]icefloe demo: an Iceberg table on a fresh warehouse")
     console.print(f"warehouse: {cat.warehouse}   Spark {spark.version} ({spark.sparkContext.master})")
     t = cat.create_table("db.tb01", SCHEMA, partitioned_by=["year(ts)"])
+    assert isinstance(t, IcebergTable)          # the demo's catalog is an Iceberg one
     console.print("CREATE TABLE db.tb01 (id bigint not null, name string, ts timestamp not null) "
                   "PARTITIONED BY (year(ts))")
 

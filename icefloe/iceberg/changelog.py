@@ -1,3 +1,4 @@
+# pyright: strict
 """Planning a changelog scan: the row changes of a range of snapshots.
 
 The range is the ancestors of the end snapshot (default: the current one) after the

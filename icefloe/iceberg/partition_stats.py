@@ -1,3 +1,4 @@
+# pyright: strict
 """Partition statistics files (table spec, "Partition Statistics"): one Parquet row per partition
 of a snapshot, in the unified partition type of all the table's specs, sorted by partition.
 

@@ -1,3 +1,4 @@
+# pyright: strict
 """Streaming commits and streaming reads of an Iceberg table.
 
 A streaming write commits each micro-batch as one snapshot whose summary records
@@ -17,10 +18,13 @@ from __future__ import annotations
 
 from typing import Iterable, Optional
 
+from icefloe.core.io import FileIO
 from icefloe.iceberg.append import Append
-from icefloe.iceberg.manifest import ADDED, DATA
+from icefloe.iceberg.manifest import ADDED, DATA, DataFile
+from icefloe.iceberg.manifest_list import ManifestFile
 from icefloe.iceberg.manifest_reader import entries_written_by
 from icefloe.iceberg.overwrite import Overwrite
+from icefloe.iceberg.snapshot_producer import PendingSnapshot, SnapshotProducer
 from icefloe.iceberg.snapshot import APPEND, DELETE, OVERWRITE, REPLACE, Snapshot
 from icefloe.iceberg.table_metadata import MAIN_BRANCH, TableMetadata
 from icefloe.errors import BatchAlreadyCommitted, StreamStopped
@@ -54,21 +58,22 @@ def last_committed_epoch(meta: TableMetadata, query_id: str, branch: str = MAIN_
     return None
 
 
-class _Once:
+class _Once(SnapshotProducer):
     """Mixin: refuse the commit when the query committed this epoch (or a later one) already."""
 
     query_id: str
     epoch: int
 
-    def apply(self, pending):
+    def apply(self, pending: PendingSnapshot) -> tuple[list[ManifestFile], dict[str, str]]:
         last = last_committed_epoch(pending.base, self.query_id, pending.branch)
         if last is not None and self.epoch <= last:
             raise BatchAlreadyCommitted(f"query {self.query_id} committed epoch {last}; epoch {self.epoch} is a replay")
-        return super().apply(pending)  # pyright: ignore[reportAttributeAccessIssue]  (a mixin: the producer after it in the MRO has apply)
+        return super().apply(pending)     # the producer after this mixin in the MRO
 
 
 class StreamingAppend(_Once, Append):
-    def __init__(self, files: Iterable, query_id: str, epoch: int, summary_extra: Optional[dict] = None):
+    def __init__(self, files: Iterable[DataFile], query_id: str, epoch: int,
+                 summary_extra: Optional[dict[str, str]] = None):
         super().__init__(files, summary_extra={**(summary_extra or {}), QUERY_ID: query_id, EPOCH_ID: str(epoch)})
         self.query_id, self.epoch = query_id, epoch
 
@@ -76,7 +81,8 @@ class StreamingAppend(_Once, Append):
 class StreamingOverwrite(_Once, Overwrite):
     """``complete`` output mode: each batch replaces the whole table."""
 
-    def __init__(self, files: Iterable, query_id: str, epoch: int, summary_extra: Optional[dict] = None):
+    def __init__(self, files: Iterable[DataFile], query_id: str, epoch: int,
+                 summary_extra: Optional[dict[str, str]] = None):
         super().__init__(files, remove_all=True,
                          summary_extra={**(summary_extra or {}), QUERY_ID: query_id, EPOCH_ID: str(epoch)})
         self.query_id, self.epoch = query_id, epoch
@@ -95,14 +101,14 @@ def snapshots_after(meta: TableMetadata, after: Optional[int], branch: str = MAI
     return list(reversed(history[:ids.index(after)]))
 
 
-def added_data_files(io, meta: TableMetadata, snap: Snapshot) -> list:
+def added_data_files(io: FileIO, meta: TableMetadata, snap: Snapshot) -> list[tuple[DataFile, int]]:
     """(data file, data sequence number) for each data file ``snap`` added, in manifest order."""
     return [(e.data_file, e.sequence_number or 0) for e in entries_written_by(io, meta, snap, data_only=True)
             if e.status == ADDED and e.data_file.content == DATA]
 
 
-def stream_files(io, meta: TableMetadata, snap: Snapshot, skip_deletes: bool = False,
-                 skip_overwrites: bool = False) -> list:
+def stream_files(io: FileIO, meta: TableMetadata, snap: Snapshot, skip_deletes: bool = False,
+                 skip_overwrites: bool = False) -> list[tuple[DataFile, int]]:
     """The data files a stream takes from ``snap``: what an append added; nothing from a
     rewrite; a delete or overwrite stops the stream unless the matching skip is asked."""
     op = snap.operation

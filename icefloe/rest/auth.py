@@ -390,9 +390,10 @@ def _body_namespaces(action: Action, body: bytes) -> Optional[list]:
         if not isinstance(changes, list) or not changes:
             return None
         idents = [c.get("identifier") if isinstance(c, dict) else None for c in changes]
-        if not all(isinstance(i, dict) and name(i.get("namespace")) for i in idents):
+        named = [i for i in idents if isinstance(i, dict) and name(i.get("namespace"))]
+        if len(named) != len(idents):
             return None
-        return [("write", name(i.get("namespace"))) for i in idents]
+        return [("write", name(i.get("namespace"))) for i in named]
     if action.route in ("/v1/tables/rename", "/v1/views/rename"):
         out = []
         for key, privilege in (("source", "drop"), ("destination", "create")):

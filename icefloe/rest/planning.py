@@ -202,7 +202,8 @@ def _incremental(table, meta, start: Optional[int], end: int, bound) -> list:
         if snap.operation != APPEND:
             continue
         for f, seq in added_data_files(table.io, meta, snap):
-            if bound is not None and (not parts[f.spec_id].eval(f.partition) or not metrics.may_match(f)):
+            if bound is not None and (not parts[f.spec_id].eval(f.partition)
+                                      or (metrics is not None and not metrics.may_match(f))):
                 continue
             tasks.append(FileScanTask(f, seq))
     attach_identity_values(tasks, specs)

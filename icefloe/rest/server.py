@@ -18,7 +18,7 @@ import os
 import re
 from dataclasses import dataclass
 from dataclasses import replace as dc_replace
-from typing import Optional
+from typing import Optional, TypeVar
 
 from icefloe.errors import (
     CorruptMetadataError, IcefloeError, LocationError, NamespaceAlreadyExistsError,
@@ -43,6 +43,7 @@ from icefloe.iceberg.view_metadata import (
 from icefloe.rest.auth import Authenticator, Guard, request_may, visible_namespaces
 from icefloe.rest.planning import PLAN_TASK_FILES, ScanPlans
 
+_T = TypeVar("_T")     # the kind of a commit's update a create transaction takes (take)
 SEPARATOR = "\x1f"          # namespace levels in a URL path
 # the routes this server offers, as the config response lists them (the REST spec's ``endpoints``)
 ENDPOINTS = [f"{m} /v1/{{prefix}}/{p}" for m, p in (
@@ -460,10 +461,11 @@ class RestCatalogApp:
         metadata, the updates after them apply to it, and it is committed as a new table."""
         updates = list(changes.updates)
 
-        def take(kind):
+        def take(kind: type[_T]) -> Optional[_T]:
             for i, u in enumerate(updates):
                 if isinstance(u, kind):
-                    return updates.pop(i)
+                    del updates[i]
+                    return u
             return None
         add_schema = take(AddSchema)
         if add_schema is None:

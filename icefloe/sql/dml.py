@@ -9,7 +9,7 @@ for its row-level API (``delete``, ``update``, ``merge``).
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import AbstractSet, Optional
 
 from sqlglot import exp
 
@@ -283,7 +283,8 @@ def _target(sess, table: exp.Table, statement: str):
     return t, quals
 
 
-def _check_columns(sess, node, t, quals, other_quals=frozenset(), other_known=frozenset()):
+def _check_columns(sess, node, t, quals, other_quals: AbstractSet[str] = frozenset(),
+                   other_known: AbstractSet[str] = frozenset()):
     if node is None:
         return
     names = {n for n, _f in t.schema.all_fields()}

@@ -31,7 +31,7 @@ class TableRef:
             (f".{self.metadata}" if self.metadata else "")
 
 
-def _ref_part(part: str) -> Optional[tuple]:
+def _ref_part(part: str) -> Optional[tuple[str, str]]:
     """(kind, name) of Iceberg's ``branch_<name>`` / ``tag_<name>`` table-name suffix."""
     for kind in ("branch", "tag"):
         if part.lower().startswith(kind + "_") and len(part) > len(kind) + 1:
@@ -55,22 +55,22 @@ def resolve_parts(parts: list, catalog_name: str, exists) -> tuple[Optional[Tabl
             return None, ours
     low = [p.lower() for p in parts]
     cat = catalog_name.lower()
-    if len(parts) in (4, 5) and low[-1] in METADATA_TABLES and _ref_part(parts[-2]) and \
+    if len(parts) in (4, 5) and low[-1] in METADATA_TABLES and (ref_part := _ref_part(parts[-2])) and \
             (len(parts) == 4) != (low[0] == cat):
         # a branch's or tag's metadata table, db.t.`branch_b`.files: the metadata table as of the
         # ref's head, as Iceberg's path identifiers (``<table>#files,branch_b``) select it
         name = f"{parts[-4]}.{parts[-3]}"
         if not exists(name):
             return None, len(parts) == 5
-        kind, ref = _ref_part(parts[-2])
+        kind, ref = ref_part
         return TableRef(name, low[-1], len(parts) == 5, ref=ref, ref_kind=kind), True
     if len(parts) == 4 and low[0] == cat and low[3] in METADATA_TABLES:
         name = f"{parts[1]}.{parts[2]}"
         return (TableRef(name, low[3], True) if exists(name) else None), True
-    if len(parts) in (3, 4) and _ref_part(parts[-1]) and (len(parts) == 3 or low[0] == cat):
+    if len(parts) in (3, 4) and (ref_part := _ref_part(parts[-1])) and (len(parts) == 3 or low[0] == cat):
         name = f"{parts[-3]}.{parts[-2]}"
         if exists(name):
-            kind, ref = _ref_part(parts[-1])
+            kind, ref = ref_part
             return TableRef(name, None, len(parts) == 4, ref=ref, ref_kind=kind), True
         if len(parts) == 4:
             return None, True

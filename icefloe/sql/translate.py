@@ -5,7 +5,7 @@ predicates without the target table's qualifier, literal values.
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import AbstractSet, Any, Optional
 
 from sqlglot import exp
 
@@ -74,7 +74,7 @@ def _int(node: exp.Expression, where: exp.Expression) -> int:
     raise SqlError(f"expected an integer in {where.sql('spark')}", line, col)
 
 
-def literal_value(node: exp.Expression):
+def literal_value(node: exp.Expression) -> Any:
     """The Python value of a literal (numbers, strings, booleans, NULL, -n), else raise ValueError."""
     if isinstance(node, exp.Literal):
         if node.is_string:
@@ -109,8 +109,8 @@ def strip_qualifier(node: exp.Expression, qualifiers: set) -> exp.Expression:
     return node.copy().transform(fix)
 
 
-def unknown_columns(node: exp.Expression, known: set, qualifiers: set, other_qualifiers: set = frozenset(),
-                    other_known: set = frozenset()) -> list:
+def unknown_columns(node: exp.Expression, known: AbstractSet[str], qualifiers: AbstractSet[str],
+                    other_qualifiers: AbstractSet[str] = frozenset(), other_known: AbstractSet[str] = frozenset()) -> list:
     """Column nodes (outside subqueries) that name nothing: for errors before anything runs."""
     bad = []
     low_known = {k.lower() for k in known}
