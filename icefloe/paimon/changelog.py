@@ -1,3 +1,4 @@
+# pyright: strict
 """Changelog producers of primary-key tables: what a stream (or ``changes``) reads of each commit.
 
 ``changelog-producer`` says where a snapshot's changes come from:

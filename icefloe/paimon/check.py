@@ -1,3 +1,4 @@
+# pyright: strict
 """Verify a Paimon table end to end, without Spark (``Table.check``, ``icefloe check``).
 
 The ``EARLIEST``/``LATEST`` hints, where present, agree with the snapshot files; snapshot ids are

@@ -1,3 +1,4 @@
+# pyright: strict
 """Paimon's commit: commit messages -> manifests -> manifest lists -> a snapshot.
 
 1. *Check and collect the changes*: the commit's requirements are checked against the latest

@@ -1,3 +1,4 @@
+# pyright: strict
 """A Paimon commit as typed changes plus the requirements that must still hold.
 
 Every producer of a Paimon snapshot (a write's commit messages, an overwrite, a copy-on-write

@@ -1,3 +1,4 @@
+# pyright: strict
 """Paimon's ``copy`` procedure: a table's files copied into another table, as Paimon's Spark
 ``CopyFilesProcedure`` copies them.
 

@@ -1,3 +1,4 @@
+# pyright: strict
 """Snapshot expiration: keep a window of snapshots, delete what only older ones used.
 
 Retention (Paimon's options): the newest ``snapshot.num-retained.min`` snapshots

@@ -1,3 +1,4 @@
+# pyright: strict
 """Rewriting the file indexes of existing data files (Paimon's ``rewrite_file_index`` procedure).
 
 Each live data file (of the partitions ``where`` selects) gets the indexes the table's

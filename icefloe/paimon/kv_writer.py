@@ -1,3 +1,4 @@
+# pyright: strict
 """Writing primary-key tables: records as level-0 key-value data files.
 
 Every row written is a record of its key: an insert/update (+I) or, for deletes, a -D

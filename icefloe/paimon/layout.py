@@ -1,3 +1,4 @@
+# pyright: strict
 """A Paimon table's metadata as a tree people read: snapshot -> base/delta (and changelog)
 manifest lists -> manifests -> ADD/DELETE data file entries (the spec's "Snapshot" and
 "Manifest" sections)."""

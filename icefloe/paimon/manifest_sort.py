@@ -1,3 +1,4 @@
+# pyright: strict
 """Manifest sort rewrite (Paimon's ``manifest-sort.*`` options, ``CALL sys.compact_manifest(...,
 manifest_sort_enabled => true)``): the live entries of a snapshot's manifests written again in the
 order of one partition field (``manifest-sort.partition-field``, default the first), so that each

@@ -1,3 +1,4 @@
+# pyright: strict
 """Orphan-file removal for a Paimon table directory.
 
 A crash (or a failed cleanup) can leave files no snapshot refers to: data files of a

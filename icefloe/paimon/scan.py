@@ -1,3 +1,4 @@
+# pyright: strict
 """Scan planning: the data files a read of one snapshot uses, after pruning.
 
 The snapshot's base and delta manifest lists name every manifest up to it; their

@@ -1,3 +1,4 @@
+# pyright: strict
 """Streaming commits and streaming reads of a Paimon table.
 
 A streaming write is one ``commitUser`` (stable for the life of the query, across

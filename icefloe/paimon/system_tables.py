@@ -1,3 +1,4 @@
+# pyright: strict
 """Paimon's system tables (``t$snapshots``, ``t$files``...) as Arrow tables, with Paimon's column names.
 
 In SQL they are ``db.t.snapshots`` or ``db.`t$snapshots```; ``t.metadata_table(name)`` gives them

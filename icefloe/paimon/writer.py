@@ -1,3 +1,4 @@
+# pyright: strict
 """Writing Arrow data as Paimon data files (no Spark): the task side of a write.
 
 ``write_arrow_files(table, record_batches)`` fits the batches to the table schema,

@@ -1,3 +1,4 @@
+# pyright: strict
 """The user-facing tables: one contract (``Table``) over both formats."""
 from icefloe.table.base import Table
 from icefloe.table.iceberg import IcebergTable
