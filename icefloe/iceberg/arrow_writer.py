@@ -1,3 +1,4 @@
+# pyright: strict
 """Writing Arrow data as Iceberg data files (used for pyarrow input and in Spark tasks).
 
 Rows are split by partition tuple (transforms applied with Arrow compute), each
@@ -7,7 +8,7 @@ footer plus exact NaN counts give the file metrics.
 from __future__ import annotations
 
 import uuid
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from icefloe.core.arrow import dictionary_columns, fit_array
 from icefloe.core.io import FileIO, staged_files
@@ -26,8 +27,13 @@ from icefloe.core.ranges import arrow_out_of_range, out_of_range_message
 from icefloe.iceberg.sort_order import writer_sort_columns
 from icefloe.iceberg.transforms import BucketTransform, TruncateTransform, VoidTransform
 
+if TYPE_CHECKING:
+    import pyarrow as pa
 
-def align_arrow(table, schema: Schema, table_name: str = "table"):
+    from icefloe.core.parquet import FileMetrics
+
+
+def align_arrow(table: pa.Table, schema: Schema, table_name: str = "table") -> pa.Table:
     """Project and cast an Arrow table to ``schema``; reject what does not fit."""
     import pyarrow as pa
 
@@ -37,7 +43,7 @@ def align_arrow(table, schema: Schema, table_name: str = "table"):
     if extra:
         raise SchemaMismatchError(f"data has columns that table {table_name} does not: {sorted(extra)}; "
                                   f"table columns are {schema.column_names}")
-    arrays = []
+    arrays: list[Any] = []
     for f, af in zip(schema.fields, target):
         src = names.get(f.name.lower())
         if src is None:
@@ -69,10 +75,10 @@ def align_arrow(table, schema: Schema, table_name: str = "table"):
     return pa.Table.from_arrays(arrays, schema=target)
 
 
-def _uuid_bytes(col, name: str, table_name: str):
+def _uuid_bytes(col: pa.ChunkedArray, name: str, table_name: str) -> pa.Array:
     import pyarrow as pa
 
-    out = []
+    out: list[Optional[bytes]] = []
     for v in col.to_pylist():
         try:
             out.append(None if v is None else uuid.UUID(v).bytes)
@@ -81,7 +87,7 @@ def _uuid_bytes(col, name: str, table_name: str):
     return pa.array(out, pa.binary(16))
 
 
-def _check_arrow_cast(src, dst, name: str) -> None:
+def _check_arrow_cast(src: pa.DataType, dst: pa.DataType, name: str) -> None:
     import pyarrow.types as pt
 
     ok = (
@@ -119,8 +125,8 @@ def estimate_records_per_file(meta: Optional[TableMetadata], target_bytes: int, 
     return max(1000, int(target_bytes / max(per_row, 0.1)))
 
 
-def write_arrow(io: FileIO, table, schema: Schema, spec: PartitionSpec, location: str,
-                properties: Optional[dict] = None, task_id: int = 0, write_id: Optional[str] = None,
+def write_arrow(io: FileIO, table: pa.Table, schema: Schema, spec: PartitionSpec, location: str,
+                properties: Optional[dict[str, str]] = None, task_id: int = 0, write_id: Optional[str] = None,
                 meta: Optional[TableMetadata] = None, first_counter: int = 0) -> list[DataFile]:
     """Write an already aligned Arrow table; returns uncommitted DataFiles. File names count on
     from ``first_counter`` (a writer calling again with the same task and write id)."""
@@ -166,7 +172,7 @@ def write_arrow(io: FileIO, table, schema: Schema, spec: PartitionSpec, location
     return out
 
 
-def _write_parquet(table, sink, variants: list[tuple], **options) -> None:
+def _write_parquet(table: pa.Table, sink: Any, variants: list[tuple[str, ...]], **options: Any) -> None:
     """``table`` as one Parquet file into ``sink``. Arrow writes a variant as a plain group of its
     two byte strings: the footer is given the VARIANT annotation the spec requires on its way out
     (``parquet_footer``), the data pages pass through as they are."""
@@ -184,7 +190,7 @@ def _write_parquet(table, sink, variants: list[tuple], **options) -> None:
     patching.finish()
 
 
-def stored_arrow(table, schema: Schema):
+def stored_arrow(table: pa.Table, schema: Schema) -> pa.Table:
     """``table`` (aligned to ``schema``) as data files hold it (``schema.stored_schema``): no
     field of type ``unknown`` at any depth, the rest as they are."""
     import pyarrow as pa
@@ -197,7 +203,7 @@ def stored_arrow(table, schema: Schema):
                                 schema=target)
 
 
-def _add_nan_counts(m, table, schema: Schema) -> None:
+def _add_nan_counts(m: FileMetrics, table: pa.Table, schema: Schema) -> None:
     import pyarrow.compute as pc
 
     for f in schema.fields:
@@ -212,14 +218,15 @@ def _add_nan_counts(m, table, schema: Schema) -> None:
                 m.upper_bounds[f.field_id] = hi
 
 
-def _split_by_partition(table, schema: Schema, spec: PartitionSpec):
+def _split_by_partition(table: pa.Table, schema: Schema,
+                        spec: PartitionSpec) -> list[tuple[tuple[Any, ...], pa.Table]]:
     import pyarrow as pa
 
     if spec.is_unpartitioned:
         return [((), table)]
 
-    keys = []
-    for i, pf in enumerate(spec.fields):
+    keys: list[Any] = []
+    for pf in spec.fields:
         src = schema.find_field(pf.source_id)
         col = table.column(src.name).combine_chunks()
         if not isinstance(pf.transform, (BucketTransform, TruncateTransform, VoidTransform)):
@@ -232,7 +239,7 @@ def _split_by_partition(table, schema: Schema, spec: PartitionSpec):
     for n, k in zip(key_names, keys):
         with_keys = with_keys.append_column(n, k)
     grouped = with_keys.group_by(key_names, use_threads=False).aggregate([("__row", "list")])
-    result = []
+    result: list[tuple[tuple[Any, ...], pa.Table]] = []
     rtypes = spec.result_types(schema)
     for row in grouped.to_pylist():
         partition = tuple(conversions.to_internal(t, row[n]) for n, t in zip(key_names, rtypes))
@@ -241,9 +248,10 @@ def _split_by_partition(table, schema: Schema, spec: PartitionSpec):
     return result
 
 
-def data_file_from_metrics(path: str, size: int, partition: tuple, spec_id: int, schema: Schema, m) -> DataFile:
+def data_file_from_metrics(path: str, size: int, partition: tuple[Any, ...], spec_id: int, schema: Schema,
+                           m: FileMetrics) -> DataFile:
     """A DataFile (content DATA) from a written file's metrics; bounds serialized per the spec."""
-    def enc(bounds: dict) -> dict:
+    def enc(bounds: dict[int, Any]) -> dict[int, bytes]:
         return {fid: conversions.to_bytes(schema.find_field(fid).field_type, v) for fid, v in bounds.items()}
 
     return DataFile(

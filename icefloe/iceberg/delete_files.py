@@ -1,3 +1,4 @@
+# pyright: strict
 """Delete files (Iceberg spec, "Row-level Deletes"): writing them and applying them with Arrow.
 
 * Position delete files hold ``file_path`` (field id 2147483546) and ``pos``
@@ -15,7 +16,7 @@ meet the delete files already chosen for it.
 from __future__ import annotations
 
 import uuid
-from typing import Iterable, Optional
+from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 from icefloe.core.arrow import dictionary_columns
 from icefloe.core.io import FileIO, staged_files
@@ -26,6 +27,12 @@ from icefloe.iceberg.arrow_writer import data_file_from_metrics
 from icefloe.iceberg.manifest import EQUALITY_DELETES, POSITION_DELETES, DataFile
 from icefloe.iceberg.puffin import vector_positions
 from icefloe.iceberg.partitioning import PartitionSpec
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from numpy.typing import NDArray
 
 # Reserved field ids (spec, "Reserved Field IDs")
 FILE_PATH_ID = 2147483546
@@ -43,13 +50,13 @@ def equality_delete_schema(schema: Schema, equality_ids: Iterable[int]) -> Schem
     return Schema([f for f in schema.fields if f.field_id in ids])
 
 
-def _delete_path(location: str, spec: PartitionSpec, schema: Schema, partition: tuple, kind: str,
+def _delete_path(location: str, spec: PartitionSpec, schema: Schema, partition: tuple[Any, ...], kind: str,
                  write_id: str, n: int) -> str:
     sub = spec.partition_path(schema, partition) if spec.fields else ""
     return f"{location.rstrip('/')}/data/{sub + '/' if sub else ''}{n:05d}-{write_id}-{kind}-deletes.parquet"
 
 
-def _write(io: FileIO, path: str, table, file_schema: Schema, codec: str):
+def _write(io: FileIO, path: str, table: pa.Table, file_schema: Schema, codec: str) -> pq.FileMetaData:
     import pyarrow.parquet as pq
 
     with io.open_write(path) as sink:
@@ -60,7 +67,8 @@ def _write(io: FileIO, path: str, table, file_schema: Schema, codec: str):
         return pq.read_metadata(fh)
 
 
-def describe_delete_file(path: str, size: int, footer, file_schema: Schema, partition: tuple, spec_id: int,
+def describe_delete_file(path: str, size: int, footer: pq.FileMetaData, file_schema: Schema,
+                         partition: tuple[Any, ...], spec_id: int,
                          content: int) -> DataFile:
     """A delete file's DataFile from its Parquet footer (``file_schema``'s columns): its bounds
     kept whole, not truncated, so readers can tell which data files it may touch."""
@@ -72,7 +80,8 @@ def describe_delete_file(path: str, size: int, footer, file_schema: Schema, part
 
 
 def write_position_deletes(io: FileIO, location: str, schema: Schema, spec: PartitionSpec,
-                           deletes_by_partition: dict, properties: Optional[dict] = None,
+                           deletes_by_partition: dict[tuple[Any, ...], Any],
+                           properties: Optional[dict[str, str]] = None,
                            write_id: Optional[str] = None) -> list[DataFile]:
     """One position delete file per partition (``write_id`` in each file's name; new if not given).
 
@@ -108,7 +117,7 @@ def write_position_deletes(io: FileIO, location: str, schema: Schema, spec: Part
     return out
 
 
-def delete_granularity(properties: dict) -> str:
+def delete_granularity(properties: dict[str, str]) -> str:
     """``write.delete.granularity``: ``file`` (the default, as Iceberg's runtime writes them) or
     ``partition``; anything else is refused, naming the property."""
     value = str(properties.get("write.delete.granularity", "file")).strip().lower()
@@ -118,8 +127,8 @@ def delete_granularity(properties: dict) -> str:
 
 
 def write_equality_deletes(io: FileIO, location: str, schema: Schema, spec: PartitionSpec,
-                           keys_by_partition: dict, equality_ids: list[int],
-                           properties: Optional[dict] = None) -> list[DataFile]:
+                           keys_by_partition: dict[tuple[Any, ...], pa.Table], equality_ids: list[int],
+                           properties: Optional[dict[str, str]] = None) -> list[DataFile]:
     """One equality delete file per partition, holding the key columns ``equality_ids``."""
     codec = (properties or {}).get("write.parquet.compression-codec", "zstd").lower()
     file_schema = equality_delete_schema(schema, equality_ids)
@@ -141,19 +150,21 @@ def write_equality_deletes(io: FileIO, location: str, schema: Schema, spec: Part
 
 
 # --------------------------------------------------------------------------- reading
-def _read_by_ids(io: FileIO, path: str, fields: list[NestedField]):
+def _read_by_ids(io: FileIO, path: str, fields: list[NestedField]) -> pa.Table:
     """Read the columns with these field ids from a Parquet file (by ``PARQUET:field_id``)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     with io.open_read(path) as fh:
         t = pq.read_table(fh)
-    by_id = {}
+    by_id: dict[int, int] = {}
     for i, f in enumerate(t.schema):
-        fid = (f.metadata or {}).get(b"PARQUET:field_id")
+        field_meta: dict[bytes, bytes] = f.metadata or {}
+        fid = field_meta.get(b"PARQUET:field_id")
         if fid is not None:
             by_id[int(fid)] = i
-    cols, names = [], []
+    cols: list[Any] = []
+    names: list[str] = []
     for f in fields:
         i = by_id.get(f.field_id)
         if i is None:  # files written without ids: fall back to the column name
@@ -163,7 +174,7 @@ def _read_by_ids(io: FileIO, path: str, fields: list[NestedField]):
     return pa.Table.from_arrays(cols, names=names)
 
 
-def referenced_data_files(io: FileIO, delete_file: DataFile) -> set:
+def referenced_data_files(io: FileIO, delete_file: DataFile) -> set[str]:
     """The data files a position delete file points at (from its bounds when they pin one file)."""
     if delete_file.referenced_data_file is not None and delete_file.content == POSITION_DELETES:
         return {delete_file.referenced_data_file}
@@ -175,21 +186,21 @@ def referenced_data_files(io: FileIO, delete_file: DataFile) -> set:
     return set(t.column(0).unique().to_pylist())
 
 
-def deleted_positions(io: FileIO, data_path: str, delete_files: Iterable[DataFile]) -> set:
+def deleted_positions(io: FileIO, data_path: str, delete_files: Iterable[DataFile]) -> set[int]:
     return set(positions_by_data_file(io, {data_path: list(delete_files)})[data_path].tolist())
 
 
-def positions_by_data_file(io: FileIO, deletes_of: dict) -> dict:
+def positions_by_data_file(io: FileIO, deletes_of: dict[str, list[DataFile]]) -> dict[str, NDArray[np.int64]]:
     """For each data file (its path -> the delete files applying to it), the positions its position
     delete files and deletion vectors delete, as an int64 numpy array: a vector read from its
     Puffin blob, each position delete file read once and split by the data file its rows name."""
     import numpy as np
     import pyarrow.compute as pc
 
-    split: dict = {}
-    out: dict = {}
+    split: dict[str, dict[Any, Any]] = {}
+    out: dict[str, NDArray[np.int64]] = {}
     for path, deletes in deletes_of.items():
-        parts = []
+        parts: list[NDArray[np.int64]] = []
         for d in deletes:
             if d.content != POSITION_DELETES:
                 continue
@@ -209,7 +220,7 @@ def positions_by_data_file(io: FileIO, deletes_of: dict) -> dict:
     return out
 
 
-def _read_position_file(io: FileIO, path: str):
+def _read_position_file(io: FileIO, path: str) -> pa.Table:
     """A position delete file's (file_path, pos) rows; a missing or unreadable file is named."""
     import pyarrow as pa
 
@@ -221,7 +232,8 @@ def _read_position_file(io: FileIO, path: str):
         raise CorruptDataFileError(path, f"not a readable position delete file ({type(e).__name__}: {e})") from None
 
 
-def apply_deletes_arrow(table, data_path: str, delete_files: list, schema: Schema, io: FileIO):
+def apply_deletes_arrow(table: pa.Table, data_path: str, delete_files: list[DataFile], schema: Schema,
+                        io: FileIO) -> pa.Table:
     """Drop the rows of one data file's Arrow table (rows in file order) that its delete files delete.
 
     ``table`` has the columns of ``schema`` (at least those the equality deletes use).
