@@ -1,3 +1,4 @@
+# pyright: strict
 """Reading a snapshot's manifests (Iceberg spec, "Manifest Lists", "Manifests").
 
 Entries come back with inherited snapshot ids and sequence numbers applied
@@ -15,7 +16,7 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Iterable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, cast
 
 from icefloe.core.io import FileIO
 from icefloe.errors import CorruptMetadataError, IcefloeError
@@ -26,7 +27,13 @@ from icefloe.iceberg.manifest_list import DATA_MANIFEST, ManifestFile, read_mani
 from icefloe.iceberg.snapshot import Snapshot
 from icefloe.iceberg.table_metadata import TableMetadata
 
-_LIST_CACHE: "OrderedDict[str, list]" = OrderedDict()
+if TYPE_CHECKING:
+    from icefloe.iceberg.file_columns import FileColumns
+
+# a scan's filter on an entry's file before the entry is built (``manifest_avro.read_kept_entries``)
+FileFilter = Callable[[manifest_avro.EncodedFile], bool]
+
+_LIST_CACHE: "OrderedDict[str, list[ManifestFile]]" = OrderedDict()
 _CACHE_MAX = 4096
 
 # Iceberg's manifest cache properties (CatalogProperties in the Java runtime, where they set up a
@@ -52,7 +59,7 @@ class CacheSettings:
     max_content_length: int = 8 * 1024 * 1024
 
     @classmethod
-    def of(cls, properties: dict) -> "CacheSettings":
+    def of(cls, properties: dict[str, str]) -> "CacheSettings":
         def number(key: str, default: int, least: int) -> int:
             raw = properties.get(key)
             if raw is None:
@@ -78,12 +85,13 @@ class ManifestCache:
     """Decoded manifests by (path, length, inherited values), process-wide and thread-safe. A
     manifest's weight is its file's length, as the Java runtime's content cache counts it."""
 
-    def __init__(self):
-        self._items: "OrderedDict[tuple, tuple]" = OrderedDict()    # key -> (value, weight, last used)
+    def __init__(self) -> None:
+        # key -> (value, weight, last used)
+        self._items: "OrderedDict[tuple[Any, ...], tuple[object, int, float]]" = OrderedDict()
         self._total = 0
         self._lock = threading.Lock()
 
-    def get(self, key: tuple, settings: CacheSettings):
+    def get(self, key: tuple[Any, ...], settings: CacheSettings) -> object:
         if not settings.enabled:
             return None
         now = time.monotonic()
@@ -104,7 +112,7 @@ class ManifestCache:
     def would_hold(weight: int, settings: CacheSettings) -> bool:
         return settings.enabled and weight <= settings.max_content_length and weight <= settings.max_total_bytes
 
-    def put(self, key: tuple, value, weight: int, settings: CacheSettings) -> bool:
+    def put(self, key: tuple[Any, ...], value: object, weight: int, settings: CacheSettings) -> bool:
         if not self.would_hold(weight, settings):
             return False
         with self._lock:
@@ -134,7 +142,7 @@ class ManifestCache:
 MANIFESTS = ManifestCache()
 
 
-def _cache_put(cache: OrderedDict, key, value):
+def _cache_put(cache: "OrderedDict[str, list[ManifestFile]]", key: str, value: list[ManifestFile]) -> None:
     cache[key] = value
     if len(cache) > _CACHE_MAX:
         cache.popitem(last=False)
@@ -147,7 +155,7 @@ def clear_manifest_cache() -> None:
     manifest_codegen.clear_decoders()
 
 
-def cache_key(m: ManifestFile) -> tuple:
+def cache_key(m: ManifestFile) -> tuple[Any, ...]:
     """What names a manifest's decoded entries: its path and length (a file rewritten in place has
     another length), and what its entries inherit from the manifest list (a retried commit lists
     the same manifest with a new sequence number)."""
@@ -162,7 +170,7 @@ def load_manifest_list(io: FileIO, path: str) -> list[ManifestFile]:
     return hit
 
 
-def load_manifest_entries(io: FileIO, meta: TableMetadata, m: ManifestFile, keep=None) -> list[ManifestEntry]:
+def load_manifest_entries(io: FileIO, meta: TableMetadata, m: ManifestFile, keep: Optional[FileFilter] = None) -> list[ManifestEntry]:
     """Entries of manifest ``m`` with inherited snapshot ids and sequence numbers applied.
 
     ``keep`` (a scan's filter, a predicate on a ``manifest_avro.EncodedFile``) may drop entries,
@@ -174,12 +182,12 @@ def load_manifest_entries(io: FileIO, meta: TableMetadata, m: ManifestFile, keep
     return load_manifest(io, meta, m, keep).entries
 
 
-def load_manifest(io: FileIO, meta: TableMetadata, m: ManifestFile, keep=None) -> "ManifestContent":
+def load_manifest(io: FileIO, meta: TableMetadata, m: ManifestFile, keep: Optional[FileFilter] = None) -> "ManifestContent":
     """``load_manifest_entries``' entries as a ``ManifestContent``: ``cached`` when they are the
     cache's (every entry, with its columnar view for a plan's filter), else a filtered read's."""
     key = cache_key(m)
     settings = CacheSettings.of(meta.properties)
-    hit = MANIFESTS.get(key, settings)
+    hit = cast(Optional[ManifestContent], MANIFESTS.get(key, settings))
     if hit is None and keep is not None and (m.first_row_id is None or m.content != DATA_MANIFEST) \
             and not MANIFESTS.would_hold(m.manifest_length or 0, settings):   # (v3 row ids count every entry)
         return ManifestContent(_read(io, meta, m, keep), cached=False)
@@ -203,7 +211,7 @@ def load_manifest_columns(io: FileIO, meta: TableMetadata, m: ManifestFile) -> O
     settings = CacheSettings.of(meta.properties)
     hit = MANIFESTS.get(key, settings)
     if hit is not None:
-        return None if hit is _NOT_COLUMNAR else hit
+        return None if hit is _NOT_COLUMNAR else cast(ManifestColumns, hit)
     cols = _read_columns(io, meta, m)
     if cols is not None:
         _check_entry_count(m, len(cols))
@@ -238,13 +246,14 @@ class ManifestContent:
 
     __slots__ = ("entries", "cached", "columns")
 
-    def __init__(self, entries: list, cached: bool):
+    def __init__(self, entries: list[ManifestEntry], cached: bool) -> None:
         self.entries = entries
         self.cached = cached
-        self.columns = None
+        self.columns: Optional[FileColumns] = None
 
 
-def _read(io: FileIO, meta: TableMetadata, m: ManifestFile, keep=None) -> list:
+def _read(io: FileIO, meta: TableMetadata, m: ManifestFile,
+          keep: Optional[FileFilter] = None) -> list[ManifestEntry]:
     """The entries of ``m`` (those ``keep`` keeps), their number checked against its manifest-list
     entry's counts."""
     spec = meta.specs_by_id().get(m.partition_spec_id)
@@ -258,8 +267,9 @@ def _read(io: FileIO, meta: TableMetadata, m: ManifestFile, keep=None) -> list:
                                    f"{m.partition_spec_id}: {e}") from e
     # metrics maps are decoded on first access (see ``manifest_avro.read_manifest_entries``)
     try:
-        got, n = manifest_avro.read_kept_entries(io, m.manifest_path, ptype, m.partition_spec_id,
-                                                 m.added_snapshot_id, m.sequence_number, keep)
+        # (its ``keep`` parameter is not annotated yet)
+        got, n = manifest_avro.read_kept_entries(  # pyright: ignore[reportUnknownMemberType]
+            io, m.manifest_path, ptype, m.partition_spec_id, m.added_snapshot_id, m.sequence_number, keep)
     except CorruptMetadataError as e:
         if not m.manifest_list or e.path != m.manifest_path:
             raise
@@ -268,7 +278,7 @@ def _read(io: FileIO, meta: TableMetadata, m: ManifestFile, keep=None) -> list:
     return got
 
 
-def _inherit_first_row_ids(entries: list, next_row_id: int) -> None:
+def _inherit_first_row_ids(entries: list[ManifestEntry], next_row_id: int) -> None:
     """Format v3 ("First Row ID Inheritance"): a live data file without a first row id takes the
     manifest's, moved on by the rows of the files before it that had none."""
     for e in entries:
@@ -352,7 +362,8 @@ def entries_written_by(io: FileIO, meta: TableMetadata, snap: Snapshot,
 
 def files_changed_by(io: FileIO, meta: TableMetadata, snap: Snapshot) -> tuple[list[DataFile], list[DataFile]]:
     """(files added, files deleted) by ``snap`` itself (see ``entries_written_by``)."""
-    added, deleted = [], []
+    added: list[DataFile] = []
+    deleted: list[DataFile] = []
     for e in entries_written_by(io, meta, snap):
         if e.status == ADDED:
             added.append(e.data_file)

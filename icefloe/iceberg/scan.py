@@ -1,3 +1,4 @@
+# pyright: strict
 """Scan planning (Iceberg spec, "Scan Planning").
 
 Pruning goes from coarse to fine: the manifest list's partition summaries
@@ -11,7 +12,7 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Optional, Protocol
+from typing import Any, Optional, Protocol, cast
 
 import numpy as np
 
@@ -20,11 +21,15 @@ from icefloe.core.gc_pause import collection_paused
 from icefloe.core.io import FileIO
 from icefloe.errors import CorruptMetadataError, IcefloeError
 from icefloe.iceberg import evaluators as ev
-from icefloe.iceberg.manifest import DATA, DELETED, EQUALITY_DELETES, POSITION_DELETES, DataFile
-from icefloe.iceberg.manifest_list import DELETE_MANIFEST
+from icefloe.iceberg import manifest_avro
+from icefloe.iceberg.manifest import DATA, DELETED, EQUALITY_DELETES, POSITION_DELETES, DataFile, ManifestEntry
+from icefloe.iceberg.manifest_list import DELETE_MANIFEST, ManifestFile
 from icefloe.iceberg.file_columns import FileColumns, may_match as vectorised_may_match
 from icefloe.iceberg.columnar_filter import metrics_mask, partition_mask
-from icefloe.iceberg.manifest_reader import load_manifest, load_manifest_columns, snapshot_manifests
+from icefloe.iceberg.manifest_reader import (
+    FileFilter, ManifestContent, load_manifest, load_manifest_columns, snapshot_manifests,
+)
+from icefloe.iceberg.partitioning import PartitionSpec
 from icefloe.iceberg.snapshot import Snapshot
 from icefloe.iceberg.table_metadata import TableMetadata
 from icefloe.iceberg.transforms import IdentityTransform
@@ -34,27 +39,27 @@ from icefloe.iceberg.transforms import IdentityTransform
 class FileScanTask:
     file: DataFile
     data_sequence_number: int
-    deletes: list = field(default_factory=list)   # DataFiles with content 1 or 2
+    deletes: list[DataFile] = field(default_factory=list[DataFile])   # DataFiles with content 1 or 2
     # data sequence number of each attached delete file, by its path (readers in Spark
     # re-check the spec's rules per row, so they need the numbers, not only the files)
-    delete_sequence_numbers: dict = field(default_factory=dict)
+    delete_sequence_numbers: dict[str, int] = field(default_factory=dict[str, int])
     # source field id -> partition value of each identity partition field of the file's spec:
     # what a column the file lacks reads as (spec, "Column Projection": the value from partition
     # metadata when an identity transform exists for the field), e.g. for files imported from
     # Hive-style directories, which hold partition columns only in their paths
-    identity_values: dict = field(default_factory=dict)
+    identity_values: dict[int, Any] = field(default_factory=dict[int, Any])
 
     @property
     def path(self) -> str:
         return self.file.file_path
 
     @property
-    def partition_key(self) -> tuple:
+    def partition_key(self) -> tuple[int, tuple[Any, ...]]:
         """(spec id, partition tuple): the unit position and equality deletes are scoped to."""
         return (self.file.spec_id, self.file.partition)
 
 
-def bind_row_filter(meta: TableMetadata, where):
+def bind_row_filter(meta: TableMetadata, where: Any) -> Optional[ex.Expr]:
     """Bind ``where`` (Spark SQL text, an expression or a Spark Column) against the current
     schema; None when there is no filter, or a Column whose SQL text cannot be had."""
     if where is None:
@@ -70,7 +75,7 @@ def bind_row_filter(meta: TableMetadata, where):
     return ex.bind(expr, meta.schema)
 
 
-def _is_spark_column(value) -> bool:
+def _is_spark_column(value: object) -> bool:
     """Whether ``value`` is a PySpark Column of any session kind (pyspark.sql.Column is the base
     of the classic and the Spark Connect one)."""
     return any(c.__name__ == "Column" and c.__module__.startswith("pyspark.sql") for c in type(value).__mro__)
@@ -95,12 +100,16 @@ class RemotePlanner(Protocol):
 
     def setting(self, key: str) -> Optional[str]:
         """A session setting that overrides a table property (None: not set, or no session)."""
+        ...
 
     def parallelism(self) -> int:
         """How many manifests the session can plan at once (0: no session running)."""
+        ...
 
-    def run(self, io: FileIO, meta: TableMetadata, bound, manifests: list) -> list:
+    def run(self, io: FileIO, meta: TableMetadata, bound: Optional[ex.Expr],
+            manifests: list[ManifestFile]) -> list[ManifestMatches]:
         """``plan_manifests(io, meta, bound, manifests)``, run in Spark tasks: one result per manifest, in order."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -109,7 +118,7 @@ class PlanningModes:
     delete: str = "auto"
 
     @classmethod
-    def of(cls, properties: dict, remote: Optional[RemotePlanner] = None) -> "PlanningModes":
+    def of(cls, properties: dict[str, str], remote: Optional[RemotePlanner] = None) -> "PlanningModes":
         """The modes a table's properties (and a session's settings, which win) choose; an unknown
         mode is an error naming the setting."""
         def mode(prop: str, session_key: str) -> str:
@@ -131,19 +140,19 @@ class PlanningModes:
 class ManifestMatches:
     """What one manifest gives a plan: the tasks of its data files that may match, and its delete
     entries that may apply (matched to data files once every manifest is read)."""
-    tasks: list = field(default_factory=list)
-    deletes: list = field(default_factory=list)
+    tasks: list[FileScanTask] = field(default_factory=list[FileScanTask])
+    deletes: list[ManifestEntry] = field(default_factory=list[ManifestEntry])
 
 
 class _PlanFilter:
     """A plan's filter bound to each partition spec: manifests by their partition summaries, entries
     by their partition values, data files by their column metrics."""
 
-    def __init__(self, meta: TableMetadata, bound):
+    def __init__(self, meta: TableMetadata, bound: Optional[ex.Expr]) -> None:
         self.bound = bound
-        self.manifest_evals: dict = {}
-        self.part_evals: dict = {}
-        self.metrics_eval = None
+        self.manifest_evals: dict[int, ev.ManifestEvaluator] = {}
+        self.part_evals: dict[int, ev.PartitionEvaluator] = {}
+        self.metrics_eval: Optional[ev.MetricsEvaluator] = None
         if bound is not None:
             schema = meta.schema
             self.metrics_eval = ev.MetricsEvaluator(schema, bound)
@@ -153,11 +162,11 @@ class _PlanFilter:
                 self.manifest_evals[spec_id] = ev.ManifestEvaluator(ptype, projected)
                 self.part_evals[spec_id] = ev.PartitionEvaluator(ptype, projected)
 
-    def may_match(self, m) -> bool:
+    def may_match(self, m: ManifestFile) -> bool:
         return self.bound is None or m.partitions is None or self.manifest_evals[m.partition_spec_id].may_match(m.partitions)
 
 
-def plan_files(io: FileIO, meta: TableMetadata, snapshot: Optional[Snapshot], where=None,
+def plan_files(io: FileIO, meta: TableMetadata, snapshot: Optional[Snapshot], where: Any = None,
                remote: Optional[RemotePlanner] = None) -> list[FileScanTask]:
     """The scan tasks of ``snapshot`` that may match ``where``. With ``remote``, the data and delete
     manifests are planned in Spark tasks where the planning modes say so (``PlanningModes``); the
@@ -170,7 +179,7 @@ def plan_files(io: FileIO, meta: TableMetadata, snapshot: Optional[Snapshot], wh
         manifests = snapshot_manifests(io, snapshot)
         specs = meta.specs_by_id()
         plan_filter = _PlanFilter(meta, bound)
-        to_open = []
+        to_open: list[ManifestFile] = []
         for m in manifests:
             if not m.has_added_or_existing():
                 continue
@@ -182,8 +191,8 @@ def plan_files(io: FileIO, meta: TableMetadata, snapshot: Optional[Snapshot], wh
         deletes = [i for i, m in enumerate(to_open) if m.content == DELETE_MANIFEST]
         data = [i for i, m in enumerate(to_open) if m.content != DELETE_MANIFEST]
         equality = bool(deletes) and _may_have_equality_deletes(snapshot)
-        found: list = [None] * len(to_open)
-        local: list = []
+        found: list[Optional[ManifestMatches]] = [None] * len(to_open)
+        local: list[int] = []
         for group, mode in ((data, modes.data), (deletes, modes.delete)):
             if remote is not None and _distributed(mode, [to_open[i] for i in group], remote, equality):
                 for i, got in zip(group, remote.run(io, meta, bound, [to_open[i] for i in group])):
@@ -193,15 +202,16 @@ def plan_files(io: FileIO, meta: TableMetadata, snapshot: Optional[Snapshot], wh
         local.sort()
         for i, got in zip(local, _plan_manifests(io, meta, plan_filter, [to_open[i] for i in local])):
             found[i] = got
-        data_tasks: list[FileScanTask] = [t for got in found for t in got.tasks]
-        delete_entries = [e for got in found for e in got.deletes]
+        planned = cast(list[ManifestMatches], found)     # every manifest planned, here or remotely
+        data_tasks: list[FileScanTask] = [t for got in planned for t in got.tasks]
+        delete_entries = [e for got in planned for e in got.deletes]
         if delete_entries:
             _attach_deletes(data_tasks, delete_entries, specs)
         attach_identity_values(data_tasks, specs)
     return data_tasks
 
 
-def _distributed(mode: str, manifests: list, remote: RemotePlanner, equality_deletes: bool) -> bool:
+def _distributed(mode: str, manifests: list[ManifestFile], remote: RemotePlanner, equality_deletes: bool) -> bool:
     """Whether ``manifests`` (one kind) are planned in Spark tasks: always in ``distributed`` mode
     (when there are any), never in ``local``; in ``auto``, when the session can plan more at once
     than this process, there are many large manifests, and no equality deletes may apply (their
@@ -224,25 +234,30 @@ def _may_have_equality_deletes(snapshot: Snapshot) -> bool:
         return True
 
 
-def plan_manifests(io: FileIO, meta: TableMetadata, bound, manifests: list) -> list[ManifestMatches]:
+def plan_manifests(io: FileIO, meta: TableMetadata, bound: Optional[ex.Expr],
+                   manifests: list[ManifestFile]) -> list[ManifestMatches]:
     """Each manifest's ``ManifestMatches`` under the bound filter ``bound`` (None: every file), in
     order: the part of a plan that reads manifests, the same in this process and in a Spark task."""
     with collection_paused():
         return _plan_manifests(io, meta, _PlanFilter(meta, bound), manifests)
 
 
-def _plan_manifests(io: FileIO, meta: TableMetadata, plan_filter: _PlanFilter, manifests: list) -> list:
+def _plan_manifests(io: FileIO, meta: TableMetadata, plan_filter: _PlanFilter,
+                    manifests: list[ManifestFile]) -> list[ManifestMatches]:
     """Each manifest's matches, in order. Manifests are read and decoded concurrently (a data
     manifest's columns are decoded outside the interpreter's lock, and where reads are requests,
     their latencies overlap)."""
     workers = min(len(manifests), max(os.cpu_count() or 1, io.parallel_reads))
     if workers <= 1:
         return [_plan_manifest(io, meta, plan_filter, m) for m in manifests]
+    def plan(m: ManifestFile) -> ManifestMatches:
+        return _plan_manifest(io, meta, plan_filter, m)
+
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(lambda m: _plan_manifest(io, meta, plan_filter, m), manifests))
+        return list(pool.map(plan, manifests))
 
 
-def _plan_manifest(io: FileIO, meta: TableMetadata, plan_filter: _PlanFilter, m) -> ManifestMatches:
+def _plan_manifest(io: FileIO, meta: TableMetadata, plan_filter: _PlanFilter, m: ManifestFile) -> ManifestMatches:
     got = ManifestMatches()
     metrics_eval = plan_filter.metrics_eval
     pe = plan_filter.part_evals.get(m.partition_spec_id)
@@ -250,7 +265,7 @@ def _plan_manifest(io: FileIO, meta: TableMetadata, plan_filter: _PlanFilter, m)
     if not delete_manifest:
         cols = load_manifest_columns(io, meta, m)
         if cols is not None:        # judged as columns; objects only for the files kept
-            mask = cols.live.copy()
+            mask = np.copy(cols.live)
             if pe is not None:
                 mask &= partition_mask(cols, pe)
             if metrics_eval is not None and mask.any():
@@ -258,7 +273,8 @@ def _plan_manifest(io: FileIO, meta: TableMetadata, plan_filter: _PlanFilter, m)
             rows = np.flatnonzero(mask)
             got.tasks = [FileScanTask(f, seq or 0) for f, seq in zip(cols.data_files(rows), cols.sequence_numbers(rows))]
             return got
-    keep = None if plan_filter.bound is None else _file_filter(pe, metrics_eval, delete_manifest)
+    keep = None if plan_filter.bound is None else \
+        _file_filter(pe, cast(ev.MetricsEvaluator, metrics_eval), delete_manifest)   # set with a bound
     content = load_manifest(io, meta, m, keep)
     if plan_filter.bound is not None and content.cached:       # judged as columns: the entries that may match
         for e in _matching(content, pe, metrics_eval, delete_manifest):
@@ -282,7 +298,7 @@ def _plan_manifest(io: FileIO, meta: TableMetadata, plan_filter: _PlanFilter, m)
     return got
 
 
-def attach_identity_values(tasks: list, specs: dict) -> None:
+def attach_identity_values(tasks: list[FileScanTask], specs: dict[int, PartitionSpec]) -> None:
     """Set each task's ``identity_values`` from its file's partition (``specs``: by spec id)."""
     identity = {sid: [(i, f.source_id) for i, f in enumerate(spec.fields) if isinstance(f.transform, IdentityTransform)]
                 for sid, spec in specs.items()}
@@ -295,7 +311,8 @@ def attach_identity_values(tasks: list, specs: dict) -> None:
             t.identity_values = {source: part[i] for i, source in fields if i < len(part)}
 
 
-def _matching(content, pe, metrics_eval, delete_manifest: bool) -> list:
+def _matching(content: ManifestContent, pe: Optional[ev.PartitionEvaluator], metrics_eval: Optional[ev.MetricsEvaluator],
+              delete_manifest: bool) -> list[ManifestEntry]:
     """The live entries of a cached manifest that the partition filter ``pe`` keeps and, for data
     files, whose metrics may match (``metrics_eval``), judged over the manifest's columns
     (``file_columns``); the same entries the checks in ``plan_files`` keep one by one."""
@@ -303,7 +320,7 @@ def _matching(content, pe, metrics_eval, delete_manifest: bool) -> list:
     cols = content.columns
     if cols is None:
         cols = content.columns = FileColumns(entries)
-    mask = cols.live.copy()
+    mask = np.copy(cols.live)
     if pe is not None:
         mask &= np.fromiter((pe.eval(f.partition) for f in cols.files), bool, len(cols))
     if metrics_eval is not None and not delete_manifest:
@@ -311,23 +328,25 @@ def _matching(content, pe, metrics_eval, delete_manifest: bool) -> list:
     return [entries[i] for i in np.flatnonzero(mask)]
 
 
-def _file_filter(pe, metrics_eval, delete_manifest: bool):
+def _file_filter(pe: Optional[ev.PartitionEvaluator], metrics_eval: ev.MetricsEvaluator,
+                 delete_manifest: bool) -> FileFilter:
     """The checks below as a predicate on an entry's file before it is built (a
     ``manifest_avro.EncodedFile``): its partition, and a data file's metrics."""
-    def keep(f) -> bool:
+    def keep(f: manifest_avro.EncodedFile) -> bool:
         if pe is not None and not pe.eval(f.partition):
             return False
         return delete_manifest or f.content != DATA or metrics_eval.may_match(f)
     return keep
 
 
-def _attach_deletes(tasks: list[FileScanTask], delete_entries: list, specs: dict) -> None:
+def _attach_deletes(tasks: list[FileScanTask], delete_entries: list[ManifestEntry],
+                    specs: dict[int, PartitionSpec]) -> None:
     """Spec rules: a position delete applies to data files in the same partition with a data
     sequence number <= its own; an equality delete to those strictly less (unpartitioned
     equality deletes apply to every partition)."""
-    by_partition: dict = {}
-    by_target: dict = {}     # deletion vectors and position delete files scoped to one data file
-    global_eq: list = []
+    by_partition: dict[tuple[int, tuple[Any, ...]], list[ManifestEntry]] = {}
+    by_target: dict[str, list[ManifestEntry]] = {}     # deletion vectors and position delete files scoped to one data file
+    global_eq: list[ManifestEntry] = []
     for e in delete_entries:
         f = e.data_file
         if f.content == POSITION_DELETES and f.referenced_data_file is not None:
@@ -352,6 +371,6 @@ def _attach_deletes(tasks: list[FileScanTask], delete_entries: list, specs: dict
                 _attach(t, e)
 
 
-def _attach(task: FileScanTask, e) -> None:
+def _attach(task: FileScanTask, e: ManifestEntry) -> None:
     task.deletes.append(e.data_file)
     task.delete_sequence_numbers[e.data_file.delete_key] = e.sequence_number or 0
