@@ -1,3 +1,4 @@
+# pyright: strict
 """Server-side scan planning in the Iceberg REST protocol: the JSON of its requests and results.
 
 The REST spec (``PlanTableScanRequest``, ``FileScanTask``, ``ContentFile``, ``Predicate``) sends a
@@ -27,15 +28,22 @@ import datetime as _dt
 import decimal
 import uuid as _uuid
 from graphlib import CycleError, TopologicalSorter
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, cast
 
 from icefloe.core import expressions as ex
-from icefloe.core.types import BinaryType, DecimalType, FixedType, StructType
+from icefloe.core.types import BinaryType, DecimalType, FixedType, IcebergType, StructType
 from icefloe.core.values import days_to_date, micros_to_datetime, to_internal
 from icefloe.errors import ExpressionError, IcefloeError
 from icefloe.iceberg.manifest import DATA, EQUALITY_DELETES, POSITION_DELETES, DataFile
 from icefloe.iceberg.scan import FileScanTask, attach_identity_values
 from icefloe.iceberg.schema import Schema
+
+if TYPE_CHECKING:
+    from icefloe.iceberg.partitioning import PartitionSpec
+    from icefloe.iceberg.table_metadata import TableMetadata
+
+# a JSON object of the protocol, read field by field
+JsonObject = dict[str, Any]
 
 CONTENT_NAMES = {DATA: "data", POSITION_DELETES: "position-deletes", EQUALITY_DELETES: "equality-deletes"}
 CONTENTS = {v: k for k, v in CONTENT_NAMES.items()}
@@ -44,7 +52,7 @@ _COMPARISONS = {"eq": ex.EqualTo, "not-eq": ex.NotEqualTo, "lt": ex.LessThan, "l
                 "not-starts-with": ex.NotStartsWith}
 _UNARY = {"is-null": ex.IsNull, "not-null": ex.NotNull, "is-nan": ex.IsNaN, "not-nan": ex.NotNaN}
 _SETS = {"in": ex.In, "not-in": ex.NotIn}
-_NAMES = {**{v: k for k, v in _COMPARISONS.items()}, **{v: k for k, v in _UNARY.items()},
+_NAMES: dict[type[ex.Predicate], str] = {**{v: k for k, v in _COMPARISONS.items()}, **{v: k for k, v in _UNARY.items()},
           **{v: k for k, v in _SETS.items()}}
 _METRICS = (("column-sizes", "column_sizes"), ("value-counts", "value_counts"),
             ("null-value-counts", "null_value_counts"), ("nan-value-counts", "nan_value_counts"))
@@ -65,9 +73,10 @@ def filter_from_json(doc: Any, schema: Schema, case_sensitive: bool = True) -> e
 def _expr(doc: Any, schema: Schema, case_sensitive: bool) -> ex.Expr:
     if isinstance(doc, bool):
         return ex.AlwaysTrue() if doc else ex.AlwaysFalse()
-    if not isinstance(doc, dict) or not isinstance(doc.get("type"), str):
+    if not isinstance(doc, dict) or not isinstance(cast(JsonObject, doc).get("type"), str):
         raise PlanningError(f"a filter must be true, false or an object with a 'type', not {_short(doc)}")
-    kind = doc["type"].lower()
+    doc = cast(JsonObject, doc)
+    kind: str = doc["type"].lower()
     if kind in ("true", "false"):
         return ex.AlwaysTrue() if kind == "true" else ex.AlwaysFalse()
     if kind == "literal" and isinstance(doc.get("value"), bool):
@@ -88,14 +97,14 @@ def _expr(doc: Any, schema: Schema, case_sensitive: bool) -> ex.Expr:
         value = doc["value"] if "value" in doc else _need(doc, "right", kind)
         return _COMPARISONS[kind](term, _literal(_unwrap(value, kind), ref, kind))
     values = _need(doc, "values", kind)
-    if isinstance(values, dict) and values.get("type") == "literals":
-        values = values.get("values")
+    if isinstance(values, dict) and cast(JsonObject, values).get("type") == "literals":
+        values = cast(JsonObject, values).get("values")
     if not isinstance(values, list):
         raise PlanningError(f"a {kind!r} filter's values must be an array, not {_short(values)}")
-    return _SETS[kind](term, [_literal(_unwrap(v, kind), ref, kind) for v in values])
+    return _SETS[kind](term, [_literal(_unwrap(v, kind), ref, kind) for v in cast(list[Any], values)])
 
 
-def _need(doc: dict, key: str, kind: str):
+def _need(doc: JsonObject, key: str, kind: str) -> Any:
     if key not in doc:
         raise PlanningError(f"a {kind!r} filter lacks {key!r}")
     return doc[key]
@@ -105,13 +114,13 @@ def _term(t: Any, kind: str) -> str:
     """The column a predicate names: a bare name (the spec's deprecated ``term``) or a reference."""
     if isinstance(t, str):
         return t
-    if isinstance(t, dict) and t.get("type") == "reference":
-        name = t.get("name", t.get("term"))
+    if isinstance(t, dict) and cast(JsonObject, t).get("type") == "reference":
+        name = cast(JsonObject, t).get("name", cast(JsonObject, t).get("term"))
         if isinstance(name, str):
             return name
         if "id" in t:
             raise PlanningError(f"a {kind!r} filter names a field by id; name it (a NamedReference)")
-    if isinstance(t, dict) and t.get("type") in ("transform", "apply"):
+    if isinstance(t, dict) and cast(JsonObject, t).get("type") in ("transform", "apply"):
         raise PlanningError(f"a {kind!r} filter applies a function or transform to its column; icefloe plans "
                             "with filters on columns only")
     raise PlanningError(f"a {kind!r} filter must name a column, not {_short(t)}")
@@ -125,8 +134,8 @@ def _resolve(name: str, schema: Schema, case_sensitive: bool) -> ex.BoundReferen
 
 def _unwrap(v: Any, kind: str) -> Any:
     if isinstance(v, dict):
-        if v.get("type") == "literal" and "value" in v:
-            return v["value"]
+        if cast(JsonObject, v).get("type") == "literal" and "value" in v:
+            return cast(JsonObject, v)["value"]
         raise PlanningError(f"a {kind!r} filter compares with {_short(v)}; icefloe plans with literal values only")
     return v
 
@@ -178,7 +187,7 @@ def _to_json(e: ex.Expr) -> Any:
     if isinstance(e, ex.Not):
         return {"type": "not", "child": _to_json(e.child)}
     if isinstance(e, ex.Predicate) and type(e) in _NAMES and isinstance(e.term, ex.BoundReference):
-        doc: dict = {"type": _NAMES[type(e)], "term": e.term.name}
+        doc: JsonObject = {"type": _NAMES[type(e)], "term": e.term.name}
         t = e.term.field_type
         if isinstance(e, ex.SetPredicate):
             doc["values"] = [value_to_json(t, v) for v in e.literals]
@@ -189,7 +198,7 @@ def _to_json(e: ex.Expr) -> Any:
 
 
 # ---------------------------------------------------------------------------- single values
-def value_to_json(t, v: Any) -> Any:
+def value_to_json(t: IcebergType, v: Any) -> Any:
     """A value in icefloe's internal form as the spec's single-value JSON for type ``t``."""
     if v is None:
         return None
@@ -206,13 +215,13 @@ def value_to_json(t, v: Any) -> Any:
     if s == "uuid":
         return str(v if isinstance(v, _uuid.UUID) else _uuid.UUID(bytes=bytes(v)))
     if isinstance(v, (bytes, bytearray, memoryview)):
-        return bytes(v).hex().upper()
+        return bytes(cast("bytes | bytearray | memoryview[int]", v)).hex().upper()
     if isinstance(v, float) and v != v:
         return "NaN"
     return v
 
 
-def value_from_json(t, v: Any) -> Any:
+def value_from_json(t: IcebergType, v: Any) -> Any:
     """The spec's single-value JSON for type ``t`` in icefloe's internal form."""
     if v is None:
         return None
@@ -227,9 +236,9 @@ def value_from_json(t, v: Any) -> Any:
 
 
 # ---------------------------------------------------------------------------- content files
-def content_file_to_json(f: DataFile, partition_type: StructType) -> dict:
+def content_file_to_json(f: DataFile, partition_type: StructType) -> JsonObject:
     """A data or delete file as the spec's ``ContentFile`` document."""
-    doc: dict = {"spec-id": f.spec_id, "content": CONTENT_NAMES[f.content], "file-path": f.file_path,
+    doc: JsonObject = {"spec-id": f.spec_id, "content": CONTENT_NAMES[f.content], "file-path": f.file_path,
                  "file-format": f.file_format.lower(),
                  "partition": [value_to_json(pf.field_type, v)
                                for pf, v in zip(partition_type.fields, f.partition)],
@@ -256,19 +265,20 @@ def content_file_to_json(f: DataFile, partition_type: StructType) -> dict:
     return doc
 
 
-def content_file_from_json(doc: Any, partition_types: dict) -> DataFile:
+def content_file_from_json(doc: Any, partition_types: dict[int, StructType]) -> DataFile:
     """The spec's ``ContentFile`` document as a ``DataFile`` (``partition_types``: each spec id's
     partition struct)."""
     if not isinstance(doc, dict):
         raise PlanningError(f"a content file must be an object, not {_short(doc)}")
+    doc = cast(JsonObject, doc)
     try:
         spec_id = doc["spec-id"]
         if spec_id not in partition_types:
             raise PlanningError(f"a content file names partition spec {spec_id!r}, which the table does not have")
         ptype = partition_types[spec_id]
-        raw = doc.get("partition") or []
+        raw: Any = doc.get("partition") or []
         if isinstance(raw, dict):        # Java's parser also reads the partition as an object by field name
-            raw = [raw.get(pf.name) for pf in ptype.fields]
+            raw = [cast(JsonObject, raw).get(pf.name) for pf in ptype.fields]
         if len(raw) != len(ptype.fields):
             raise PlanningError(f"{doc['file-path']}: {len(raw)} partition values for spec {spec_id}'s "
                                 f"{len(ptype.fields)} fields")
@@ -276,11 +286,11 @@ def content_file_from_json(doc: Any, partition_types: dict) -> DataFile:
         if content is None:
             raise PlanningError(f"{doc['file-path']}: unknown content {doc['content']!r}")
 
-        def counts(key):
+        def counts(key: str) -> Optional[dict[int, int]]:
             m = doc.get(key)
             return None if m is None else dict(zip(m["keys"], m["values"]))
 
-        def bounds(key):
+        def bounds(key: str) -> Optional[dict[int, bytes]]:
             m = doc.get(key)
             return None if m is None else {k: bytes.fromhex(v) for k, v in zip(m["keys"], m["values"])}
         key_metadata = doc.get("key-metadata")
@@ -310,10 +320,10 @@ def _key_metadata(v: str) -> bytes:
 
 
 # ---------------------------------------------------------------------------- scan tasks
-def partition_types(meta) -> dict:
+def partition_types(meta: TableMetadata) -> dict[int, StructType]:
     """Each partition spec's partition struct, by spec id (bound to the newest schema that holds
     its source columns)."""
-    out = {}
+    out: dict[int, StructType] = {}
     for spec_id, spec in meta.specs_by_id().items():
         for schema in [meta.schema, *reversed(meta.schemas)]:
             try:
@@ -324,31 +334,32 @@ def partition_types(meta) -> dict:
     return out
 
 
-def tasks_to_json(tasks: list, partition_types: dict, residual: Any = True) -> dict:
+def tasks_to_json(tasks: list[FileScanTask], partition_types: dict[int, StructType], residual: Any = True) -> JsonObject:
     """Scan tasks as the spec's ``file-scan-tasks`` and the ``delete-files`` they reference by
     index (each delete file listed once); ``residual``: the filter document each task carries."""
-    deletes: list = []
-    index: dict = {}
-    out = []
+    deletes: list[JsonObject] = []
+    index: dict[str, int] = {}
+    out: list[JsonObject] = []
     for t in tasks:
-        refs = []
+        refs: list[int] = []
         for d in t.deletes:
             if d.delete_key not in index:
                 index[d.delete_key] = len(deletes)
                 deletes.append(content_file_to_json(d, partition_types[d.spec_id]))
             refs.append(index[d.delete_key])
-        doc = {"data-file": content_file_to_json(t.file, partition_types[t.file.spec_id]), "residual-filter": residual}
+        doc: JsonObject = {"data-file": content_file_to_json(t.file, partition_types[t.file.spec_id]), "residual-filter": residual}
         if refs:
             doc["delete-file-references"] = refs
         out.append(doc)
     return {"file-scan-tasks": out, "delete-files": deletes}
 
 
-def tasks_from_json(docs: list, partition_types: dict, specs: dict) -> list:
+def tasks_from_json(docs: list[Any], partition_types: dict[int, StructType],
+                    specs: dict[int, PartitionSpec]) -> list[FileScanTask]:
     """The ``file-scan-tasks`` of a planning result's answers (each ``ScanTasks`` document with its
     own ``delete-files``) as ``FileScanTask``s with their delete files, numbered so the spec's
     sequence-number rules attach exactly these deletes (module doc)."""
-    tasks: list = []
+    tasks: list[FileScanTask] = []
     for doc in docs:
         tasks.extend(_tasks(doc, partition_types))
     sequence_order(tasks, specs)
@@ -356,33 +367,35 @@ def tasks_from_json(docs: list, partition_types: dict, specs: dict) -> list:
     return tasks
 
 
-def _tasks(doc: dict, partition_types: dict) -> list:
-    raw_deletes = doc.get("delete-files") or []
-    raw_tasks = doc.get("file-scan-tasks") or []
+def _tasks(doc: JsonObject, partition_types: dict[int, StructType]) -> list[FileScanTask]:
+    raw_deletes: Any = doc.get("delete-files") or []
+    raw_tasks: Any = doc.get("file-scan-tasks") or []
     if not isinstance(raw_deletes, list) or not isinstance(raw_tasks, list):
         raise PlanningError("file-scan-tasks and delete-files must be arrays")
-    deletes = [content_file_from_json(d, partition_types) for d in raw_deletes]
-    tasks = []
-    for i, t in enumerate(raw_tasks):
+    deletes = [content_file_from_json(d, partition_types) for d in cast(list[Any], raw_deletes)]
+    tasks: list[FileScanTask] = []
+    for i, t in enumerate(cast(list[Any], raw_tasks)):
         if not isinstance(t, dict) or "data-file" not in t:
             raise PlanningError(f"file-scan-tasks[{i}] lacks its data-file")
+        t = cast(JsonObject, t)
         f = content_file_from_json(t["data-file"], partition_types)
-        refs = t.get("delete-file-references") or []
-        if not isinstance(refs, list) or not all(isinstance(r, int) and 0 <= r < len(deletes) for r in refs):
+        refs: Any = t.get("delete-file-references") or []
+        if not isinstance(refs, list) or \
+                not all(isinstance(r, int) and 0 <= r < len(deletes) for r in cast(list[Any], refs)):
             raise PlanningError(f"file-scan-tasks[{i}]: delete-file-references {_short(refs)} are not indexes of "
                                 f"the {len(deletes)} delete files")
-        tasks.append(FileScanTask(f, 0, [deletes[r] for r in refs]))
+        tasks.append(FileScanTask(f, 0, [deletes[r] for r in cast(list[int], refs)]))
     return tasks
 
 
-def sequence_order(tasks: list, specs: dict) -> None:
+def sequence_order(tasks: list[FileScanTask], specs: dict[int, PartitionSpec]) -> None:
     """Give ``tasks`` data and delete sequence numbers under which the spec's rules (an equality
     delete applies to the data files of its partition, or of every partition when unpartitioned,
     with a smaller data sequence number; a position delete to those with a smaller or equal one)
     attach exactly the delete files each task lists. An equality delete that some file of its
     scope lacks is newer than that file; the deletes are ordered so every file's attached deletes
     come after its unattached ones, and each file numbered between them."""
-    equality: dict = {}
+    equality: dict[str, DataFile] = {}
     for t in tasks:
         for d in t.deletes:
             if d.content == EQUALITY_DELETES:
@@ -390,8 +403,8 @@ def sequence_order(tasks: list, specs: dict) -> None:
 
     def in_scope(d: DataFile, t: FileScanTask) -> bool:
         return specs[d.spec_id].is_unpartitioned or (d.spec_id, d.partition) == t.partition_key
-    order: TopologicalSorter = TopologicalSorter({k: () for k in equality})
-    attached = []
+    order: TopologicalSorter[str] = TopologicalSorter({k: () for k in equality})
+    attached: list[set[str]] = []
     for t in tasks:
         mine = {d.delete_key for d in t.deletes if d.content == EQUALITY_DELETES}
         attached.append(mine)
