@@ -408,6 +408,9 @@ class _Finders:
         return cast(Optional[Finder], f)
 
 
+# the decoders of one writer schema, as other modules name them in annotations
+EntryDecoder = _EntryDecoder
+
 # generated decoders by writer schema (JSON text); None for a schema only fastavro can read
 _DECODERS: dict[str, Optional[_EntryDecoder]] = {}
 
