@@ -1,3 +1,4 @@
+# pyright: strict
 """The Avro encoding of manifests (Iceberg spec, "Manifests" and "Appendix A: Format-specific
 Requirements", Avro): writing a manifest file, and decoding one into ``ManifestEntry`` values.
 
@@ -13,7 +14,7 @@ import io
 import json
 import uuid
 import zlib
-from typing import Iterable, Optional
+from typing import Any, Callable, Iterable, Optional, cast
 
 import fastavro
 
@@ -24,24 +25,33 @@ from icefloe.errors import CorruptMetadataError
 from icefloe.iceberg import conversions
 from icefloe.iceberg.avro_schemas import avro_name, manifest_entry_schema
 from icefloe.iceberg.manifest import ADDED, DATA, DELETED, METRIC_FIELDS, DataFile, ManifestEntry
-from icefloe.iceberg.manifest_codegen import entry_decoder, read_long
+from icefloe.iceberg.manifest_codegen import EntryDecoder, entry_decoder, read_long
 from icefloe.iceberg.partitioning import PartitionSpec
 from icefloe.iceberg.schema import schema_to_json
 
-def _map_to_avro(d: Optional[dict]):
+# A record as fastavro (or the generated decoder) reads and writes it: a JSON-like object
+AvroRecord = dict[str, Any]
+# ``DataFile.metrics_of``: (value count, null count, NaN count, lower bound, upper bound)
+Metrics = tuple[Optional[int], Optional[int], Optional[int], Optional[bytes], Optional[bytes]]
+# what a ``ManifestDataFile`` keeps of its entry until its metrics maps are read: the decompressed
+# block, each metrics map's offset in it (None where the schema lacks the map) and the decoder
+Lazy = tuple[bytes, tuple[Optional[int], ...], EntryDecoder]
+
+
+def _map_to_avro(d: Optional[dict[int, Any]]) -> Optional[list[AvroRecord]]:
     if d is None:
         return None
     return [{"key": k, "value": v} for k, v in sorted(d.items())]
 
 
-def _map_from_avro(a) -> Optional[dict]:
+def _map_from_avro(a: Optional[list[AvroRecord]]) -> Optional[dict[Any, Any]]:
     if a is None:
         return None
     return {kv["key"]: kv["value"] for kv in a}
 
 
-def _partition_to_avro(partition_type: StructType, values: tuple) -> dict:
-    out = {}
+def _partition_to_avro(partition_type: StructType, values: tuple[Any, ...]) -> AvroRecord:
+    out: AvroRecord = {}
     for f, v in zip(partition_type.fields, values):
         if v is not None and isinstance(f.field_type, UUIDType):
             v = v.bytes
@@ -49,8 +59,8 @@ def _partition_to_avro(partition_type: StructType, values: tuple) -> dict:
     return out
 
 
-def _partition_from_avro(partition_type: StructType, rec: dict) -> tuple:
-    out = []
+def _partition_from_avro(partition_type: StructType, rec: AvroRecord) -> tuple[Any, ...]:
+    out: list[Any] = []
     for f in partition_type.fields:
         v = rec.get(avro_name(f.name), rec.get(f.name))
         if v is not None:
@@ -61,9 +71,9 @@ def _partition_from_avro(partition_type: StructType, rec: dict) -> tuple:
     return tuple(out)
 
 
-def entry_to_avro(e: ManifestEntry, partition_type: StructType, format_version: int = 2) -> dict:
+def entry_to_avro(e: ManifestEntry, partition_type: StructType, format_version: int = 2) -> AvroRecord:
     f = e.data_file
-    rec = {
+    rec: AvroRecord = {
         "status": e.status,
         "snapshot_id": e.snapshot_id,
         "sequence_number": e.sequence_number,
@@ -99,7 +109,7 @@ def write_manifest(io_: FileIO, path: str, schema: Schema, spec: PartitionSpec,
     """Write a manifest file; returns its length in bytes."""
     ptype = spec.partition_type(schema)
     avro_schema = manifest_entry_schema(ptype, format_version)
-    metadata = {
+    metadata: dict[str, str] = {
         "schema": json.dumps(schema_to_json(schema), separators=(",", ":")),
         "schema-id": str(schema.schema_id),
         "partition-spec": json.dumps(spec.fields_json(), separators=(",", ":")),
@@ -109,13 +119,15 @@ def write_manifest(io_: FileIO, path: str, schema: Schema, spec: PartitionSpec,
     }
     buf = io.BytesIO()
     records = [entry_to_avro(e, ptype, format_version) for e in entries]
-    fastavro.writer(buf, fastavro.parse_schema(avro_schema), records, codec="deflate", metadata=metadata)
+    # fastavro's stub leaves the file parameter of its writer as IO[Unknown]
+    fastavro.writer(buf, fastavro.parse_schema(avro_schema), records,  # pyright: ignore[reportUnknownMemberType]
+                    codec="deflate", metadata=metadata)
     data = buf.getvalue()
     io_.write_bytes(path, data, overwrite=False)
     return len(data)
 
 
-def read_manifest_raw(io_: FileIO, path: str) -> tuple[dict, list[dict]]:
+def read_manifest_raw(io_: FileIO, path: str) -> tuple[dict[str, Any], list[AvroRecord]]:
     """Read a manifest's key/value metadata and raw records; errors name the file."""
     try:
         data = io_.read_bytes(path)
@@ -125,16 +137,18 @@ def read_manifest_raw(io_: FileIO, path: str) -> tuple[dict, list[dict]]:
         raise CorruptMetadataError(path, f"manifest file cannot be read ({type(e).__name__}: {e})") from e
     try:
         reader = fastavro.reader(io.BytesIO(data))
-        meta = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in reader.metadata.items()}
+        # fastavro's stub types the reader's metadata partly unknown: it is the header's str -> bytes map
+        header = cast("dict[str, Any]", reader.metadata)  # pyright: ignore[reportUnknownMemberType]
+        meta = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in header.items()}
         records = as_records(reader)
     except Exception as e:
         raise CorruptMetadataError(path, f"not a readable Avro manifest ({type(e).__name__}: {e})") from e
     return meta, records
 
 
-def entries_from_records(records: list[dict], partition_type: StructType, spec_id: int,
+def entries_from_records(records: list[AvroRecord], partition_type: StructType, spec_id: int,
                          inherited_snapshot_id: int, inherited_sequence_number: int) -> list[ManifestEntry]:
-    out = []
+    out: list[ManifestEntry] = []
     for r in records:
         df = r["data_file"]
         status = r["status"]
@@ -170,12 +184,12 @@ def entries_from_records(records: list[dict], partition_type: StructType, spec_i
     return out
 
 
-def _container_header(data: bytes) -> tuple[dict, bytes, int]:
+def _container_header(data: bytes) -> tuple[dict[str, bytes], bytes, int]:
     """(metadata, sync marker, offset of the first block) of an Avro object container file."""
     if data[:4] != b"Obj\x01":
         raise ValueError("not an Avro object container file")
     p = 4
-    meta = {}
+    meta: dict[str, bytes] = {}
     while True:
         n, p = read_long(data, p)
         if n == 0:
@@ -217,14 +231,14 @@ def container_record_count(data: bytes) -> int:
     return total
 
 
-def _container_blocks(data: bytes):
+def _container_blocks(data: bytes) -> Optional[tuple[dict[str, bytes], list[tuple[bytes, int]]]]:
     """(metadata, [(decompressed block, record count)]) of an Avro object container file,
     or None for a codec handled only by fastavro."""
     meta, sync, p = _container_header(data)
     codec = meta.get("avro.codec", b"null").decode() or "null"
     if codec not in ("null", "deflate"):
         return None
-    blocks = []
+    blocks: list[tuple[bytes, int]] = []
     end = len(data)
     while p < end:
         count, p = read_long(data, p)
@@ -252,14 +266,14 @@ class _DeferredMetrics:
 
     __slots__ = ("name",)
 
-    def __init__(self, name: str):
+    def __init__(self, name: str) -> None:
         self.name = name
 
-    def __get__(self, obj, owner=None):
+    def __get__(self, obj: Optional[object], owner: Optional[type] = None) -> Any:
         if obj is None:
             return self
-        d = obj.__dict__
-        lazy = d.pop("_lazy", None)
+        d: dict[str, Any] = obj.__dict__
+        lazy: Optional[Lazy] = d.pop("_lazy", None)
         if lazy is not None:
             buf, offsets, dec = lazy
             for k, v in dec.read_metrics(buf, offsets).items():
@@ -285,14 +299,14 @@ class ManifestDataFile(DataFile):
     lower_bounds = _DeferredMetrics("lower_bounds")  # pyright: ignore[reportAssignmentType]  (a descriptor: reads give the dict)
     upper_bounds = _DeferredMetrics("upper_bounds")  # pyright: ignore[reportAssignmentType]  (a descriptor: reads give the dict)
 
-    def metrics_of(self, field_id: int) -> tuple:
+    def metrics_of(self, field_id: int) -> Metrics:
         """``DataFile.metrics_of``, found in the encoded maps while they are not decoded: a
         filter's evaluation reads the columns it names, not all six maps of every column."""
         d = self.__dict__
-        lazy = d.get("_lazy")
+        lazy: Optional[Lazy] = d.get("_lazy")
         if lazy is None:
             return DataFile.metrics_of(self, field_id)
-        found = d.get("_found")             # a cached manifest's files are planned again: kept
+        found: Optional[dict[int, Metrics]] = d.get("_found")             # a cached manifest's files are planned again: kept
         if found is None or any(n in d for n in METRIC_FIELDS):     # (not past a map assigned since)
             found = d["_found"] = {}
         elif field_id in found:
@@ -301,39 +315,41 @@ class ManifestDataFile(DataFile):
         found[field_id] = out = _find_metrics(buf, offsets, dec, field_id, d)
         return out
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         if not isinstance(other, DataFile):
             return NotImplemented
         return all(getattr(self, n) == getattr(other, n) for n in _FIELD_NAMES)
 
     __hash__ = None   # as DataFile's: mutable, compared by value
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[DataFile], tuple[Any, ...]]:
         return DataFile, tuple(getattr(self, n) for n in _FIELD_NAMES)
 
 
-def _find_metrics(buf, offsets, dec, field_id: int, assigned: dict) -> tuple:
+def _find_metrics(buf: bytes, offsets: tuple[Optional[int], ...], dec: EntryDecoder, field_id: int,
+                  assigned: dict[str, Any]) -> Metrics:
     """``DataFile.metrics_of`` from the encoded maps of an entry (those in ``assigned`` from there)."""
-    out = []
+    out: list[Any] = []
     for k in range(1, len(METRIC_FIELDS)):
         name = METRIC_FIELDS[k]
         if name in assigned:                                # assigned since it was read
-            out.append((assigned[name] or {}).get(field_id))
+            given: Optional[dict[int, Any]] = assigned[name]
+            out.append((given or {}).get(field_id))
         else:
             find, at = dec.find_metric[k], offsets[k]
             out.append(None if find is None or at is None else find(buf, at, field_id))
-    return tuple(out)
+    return cast(Metrics, tuple(out))
 
 
-def metric_columns(files: list, field_id: int, kinds: tuple) -> list:
+def metric_columns(files: list[DataFile], field_id: int, kinds: tuple[int, ...]) -> list[list[Any]]:
     """For each metric of ``kinds`` (indexes into ``METRIC_FIELDS``), the list of field
     ``field_id``'s values over ``files``, read from the encoded maps where they still are (one
     generated finder call per file and metric, no per-file bookkeeping): a plan's columnar view of a
     cached manifest (``file_columns``)."""
-    out = [[] for _ in kinds]
+    out: list[list[Any]] = [[] for _ in kinds]
     for f in files:
         d = f.__dict__
-        lazy = d.get("_lazy")
+        lazy: Optional[Lazy] = d.get("_lazy")
         if lazy is None or any(n in d for n in METRIC_FIELDS[1:]):
             metrics = f.metrics_of(field_id)
             for col, k in zip(out, kinds):
@@ -352,9 +368,16 @@ class EncodedFile:
 
     __slots__ = ("content", "partition", "record_count", "_buf", "_offsets", "_dec")
 
-    _NONE: dict = {}
+    content: int
+    partition: tuple[Any, ...]
+    record_count: int
+    _buf: bytes
+    _offsets: tuple[Optional[int], ...]
+    _dec: EntryDecoder
 
-    def metrics_of(self, field_id: int) -> tuple:
+    _NONE: dict[str, Any] = {}
+
+    def metrics_of(self, field_id: int) -> Metrics:
         return _find_metrics(self._buf, self._offsets, self._dec, field_id, self._NONE)
 
 
@@ -372,7 +395,7 @@ def read_manifest_entries(io_: FileIO, path: str, partition_type: StructType, sp
 
 def read_kept_entries(io_: FileIO, path: str, partition_type: StructType, spec_id: int,
                       inherited_snapshot_id: int, inherited_sequence_number: int,
-                      keep=None) -> tuple[list[ManifestEntry], int]:
+                      keep: Optional[Callable[[EncodedFile], bool]] = None) -> tuple[list[ManifestEntry], int]:
     """``read_manifest_entries`` and the number of entries the manifest holds. With ``keep`` (a
     predicate on an :class:`EncodedFile`), only the live entries whose file it keeps are built:
     a scan's filter judges each file from the encoded entry, and the rest cost no objects."""
@@ -384,7 +407,8 @@ def read_kept_entries(io_: FileIO, path: str, partition_type: StructType, spec_i
         raise CorruptMetadataError(path, f"manifest file cannot be read ({type(e).__name__}: {e})") from e
     try:
         parsed = _container_blocks(data)
-        dec = None
+        dec: Optional[EntryDecoder] = None
+        blocks: list[tuple[bytes, int]] = []
         if parsed is not None:
             meta, blocks = parsed
             dec = entry_decoder(meta["avro.schema"].decode())
@@ -397,15 +421,15 @@ def read_kept_entries(io_: FileIO, path: str, partition_type: StructType, spec_i
         return out, len(out)
     # partition conversion: identity for the common case (the raw value is already internal)
     pfields = partition_type.fields
-    wnames = set()
+    wnames: set[str] = set()
     ps = dec.partition_schema
     if isinstance(ps, dict):
-        wnames = {f["name"] for f in ps.get("fields", [])}
+        wnames = {f["name"] for f in cast("dict[str, Any]", ps).get("fields", [])}
     simple = all(f.field_type in _IDENTITY_PARTITION_TYPES for f in pfields)
     keys = tuple(avro_name(f.name) if avro_name(f.name) in wnames else f.name for f in pfields)
-    converted: dict = {}        # a manifest's files share few partitions: each converted once
+    converted: dict[tuple[Any, ...], tuple[Any, ...]] = {}   # a manifest's files share few partitions: each converted once
 
-    def convert(prec: dict) -> tuple:
+    def convert(prec: AvroRecord) -> tuple[Any, ...]:
         raw = tuple(map(prec.get, keys))
         try:
             hit = converted.get(raw)
@@ -419,16 +443,18 @@ def read_kept_entries(io_: FileIO, path: str, partition_type: StructType, spec_i
     if skim is None:   # not an entry schema to judge by (no status or data file): every entry is built
         keep = None
     inherit_all = inherited_sequence_number == 0
-    out = []
+    out: list[ManifestEntry] = []
     append = out.append
     new = object.__new__
     n = 0
     view = EncodedFile()
-    view._dec = dec
+    # the reader fills its one view in place, entry by entry (the module's own class, on a hot path)
+    view._dec = dec  # pyright: ignore[reportPrivateUsage]
+    prec: AvroRecord
     try:
         for buf, count in blocks:
             p = 0
-            view._buf = buf
+            view._buf = buf  # pyright: ignore[reportPrivateUsage]
             n += count
             for _ in range(count):
                 if keep is not None and skim is not None:   # judged from the skimmed entry; only a kept one is read whole
@@ -438,7 +464,8 @@ def read_kept_entries(io_: FileIO, path: str, partition_type: StructType, spec_i
                         continue
                     prec = prec or {}
                     view.partition = tuple([prec.get(k) for k in keys]) if simple else convert(prec)
-                    view.content, view.record_count, view._offsets = content or 0, rows, offsets
+                    view.content, view.record_count, view._offsets = (  # pyright: ignore[reportPrivateUsage]
+                        content or 0, rows, offsets)
                     if not keep(view):
                         continue
                     r = read_entry(buf, start)[0]

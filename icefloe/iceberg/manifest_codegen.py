@@ -1,3 +1,4 @@
+# pyright: strict
 """Decoders generated from a manifest's Avro writer schema (see ``manifest_avro.read_manifest_entries``).
 
 Scan planning reads every entry of every surviving manifest, but only needs the six metrics maps
@@ -13,20 +14,38 @@ from __future__ import annotations
 
 import json
 import struct
-from typing import Any, Optional
+from typing import Any, Callable, Optional, TypeGuard, cast
 
-from fastavro.read import LOGICAL_READERS
+import fastavro.read
 
 from icefloe.iceberg.manifest import METRIC_FIELDS
 
 _METRIC_SET = frozenset(METRIC_FIELDS)
+
+# fastavro's readers of logical types by "<type>-<logicalType>"; its module leaves the dict untyped
+_LOGICAL_READERS = cast("dict[str, Callable[..., Any]]",
+                        fastavro.read.LOGICAL_READERS)  # pyright: ignore[reportUnknownMemberType]
+
+# The generated functions (their source is built below; ``b`` is the manifest's bytes, ``p`` an offset):
+# read_entry(b, p) -> (entry record, next offset); skim_entry(b, p) -> (status, content, record count,
+# partition, metrics offsets, next offset); read_metrics(b, offsets) -> {metric name: map or None};
+# find(b, p, field id) -> that column's value in one metrics map, or None
+ReadEntry = Callable[[bytes, int], "tuple[dict[str, Any], int]"]
+SkimEntry = Callable[[bytes, int], "tuple[Any, ...]"]
+ReadMetrics = Callable[[bytes, "tuple[Optional[int], ...]"], "dict[str, Any]"]
+Finder = Callable[[bytes, int, int], Any]
 
 
 class _Unsupported(Exception):
     pass
 
 
-def _varint_rest(b, p, x):
+def _is_record(s: Any) -> TypeGuard[dict[str, Any]]:
+    """Whether the (resolved) Avro schema ``s`` is a record's JSON object."""
+    return isinstance(s, dict) and cast("dict[str, Any]", s).get("type") == "record"
+
+
+def _varint_rest(b: bytes, p: int, x: int) -> tuple[int, int]:
     """Continue a multi-byte varint whose first byte ``x`` (with its 0x80 bit) was read already."""
     x &= 0x7F
     shift = 7
@@ -42,23 +61,23 @@ def _varint_rest(b, p, x):
 class _CodeGen:
     _PRIMS = {"null", "boolean", "int", "long", "float", "double", "bytes", "string"}
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.lines: list[str] = []
         self.n = 0
-        self.consts: dict = {"_unpack_from": struct.unpack_from}
-        self.names: dict = {}
+        self.consts: dict[str, Any] = {"_unpack_from": struct.unpack_from}
+        self.names: dict[str, Any] = {}   # named Avro types (JSON objects) by full and short name
 
     def var(self) -> str:
         self.n += 1
         return f"v{self.n}"
 
-    def const(self, value) -> str:
+    def const(self, value: object) -> str:
         self.n += 1
         name = f"C{self.n}"
         self.consts[name] = value
         return name
 
-    def emit(self, ind: int, line: str):
+    def emit(self, ind: int, line: str) -> None:
         self.lines.append("    " * ind + line)
 
     def resolve(self, s: Any, ns: str = "") -> Any:   # an Avro schema in JSON: a name, a union's list or an object
@@ -72,7 +91,7 @@ class _CodeGen:
                 return self.names[s]
             raise _Unsupported(f"unknown type {s}")
         if isinstance(s, list):
-            return s
+            return cast("list[Any]", s)
         t = s.get("type")
         if t in ("record", "enum", "fixed", "error"):
             name = s["name"]
@@ -88,7 +107,7 @@ class _CodeGen:
             return self.resolve(t, ns)
         return s
 
-    def varint(self, ind: int, out: str):
+    def varint(self, ind: int, out: str) -> None:
         # the continuation inline: a call per multi-byte varint (snapshot ids, sizes) costs more
         c, sh = self.var(), self.var()
         self.emit(ind, f"{out} = b[p]; p += 1")
@@ -100,19 +119,19 @@ class _CodeGen:
         self.emit(ind + 2, f"{sh} += 7")
         self.emit(ind, f"{out} = ({out} >> 1) ^ -({out} & 1)")
 
-    def logical(self, s_d, t: str, out: str, ind: int):
+    def logical(self, s_d: dict[str, Any], t: str, out: str, ind: int) -> None:
         """Apply fastavro's reader for a logical type, as a fastavro decode would."""
-        if not isinstance(s_d, dict) or not s_d.get("logicalType"):
+        if not s_d.get("logicalType"):
             return
-        fn = LOGICAL_READERS.get(f"{t}-{s_d['logicalType']}")
+        fn = _LOGICAL_READERS.get(f"{t}-{s_d['logicalType']}")
         if fn is None:
             return
         w = {k: v for k, v in s_d.items() if k != "__ns"}
         fc, sc = self.const(fn), self.const(w)
         self.emit(ind, f"{out} = {fc}({out}, {sc}, {sc})")
 
-    def read(self, s, out: str, ind: int, ns: str = "", as_map: bool = False, skip: bool = False,
-             find: Optional[str] = None):
+    def read(self, s: Any, out: str, ind: int, ns: str = "", as_map: bool = False, skip: bool = False,
+             find: Optional[str] = None) -> None:
         """Emit code that decodes a value of schema ``s`` at ``p`` into ``out`` (or skips it).
         ``find`` (with ``as_map``): the name of a key; the code returns that key's value from the
         map as soon as it reads it, decoding no other value."""
@@ -170,8 +189,7 @@ class _CodeGen:
             kv = False
             if t == "array" and as_map:
                 items = self.resolve(s_d["items"], ns)
-                if not (isinstance(items, dict) and items.get("type") == "record"
-                        and [f["name"] for f in items["fields"]] == ["key", "value"]):
+                if not (_is_record(items) and [f["name"] for f in items["fields"]] == ["key", "value"]):
                     raise _Unsupported("map-like array")
                 kv = True
             if not skip and not (kv and find):
@@ -221,7 +239,7 @@ class _CodeGen:
                 if not skip:
                     self.emit(ind, f"{out}[{f['name']!r}] = {v}")
         elif t == "union":
-            branches = s
+            branches = cast("list[Any]", s)
             if len(branches) > 63:
                 raise _Unsupported("union too wide")
             i = self.var()
@@ -238,10 +256,10 @@ class _CodeGen:
         else:
             raise _Unsupported(f"type {t}")
 
-    def compile(self, name: str):
+    def compile(self, name: str) -> Any:
         src = "\n".join(self.lines)
         code = compile(src, f"<manifest decoder {name}>", "exec")
-        ns = dict(self.consts)
+        ns: dict[str, Any] = dict(self.consts)
         exec(code, ns)
         return ns[name]
 
@@ -253,40 +271,43 @@ class _EntryDecoder:
         schema = json.loads(schema_json)
         gen = _CodeGen()
         top = gen.resolve(schema)
-        if not (isinstance(top, dict) and top.get("type") == "record"):
+        if not _is_record(top):
             raise _Unsupported("manifest entry is not a record")
-        ns = top.get("__ns", "")
-        self.partition_schema = None
-        self._metric_types: dict = {}
+        ns: str = top.get("__ns", "")
+        self.partition_schema: Any = None
+        self._metric_types: dict[str, tuple[Any, str]] = {}   # metrics map name -> (Avro type, namespace)
         gen.emit(0, "def read_entry(b, p):")
         top_vars, file_var, file_vars = self._walk_entry(gen, top, ns)
         if file_var is not None:
             gen.emit(1, f"{file_var} = {{" + "".join(f"{n!r}: {v}, " for n, v in file_vars.items())
                      + f"'@': {self._offsets()}}}")
         gen.emit(1, "return {" + ", ".join(f"{n!r}: {v}" for n, v in top_vars.items()) + "}, p")
-        self.read_entry = gen.compile("read_entry")
-        self.skim_entry = self._skimmer(top, ns, gen.names)
+        self.read_entry: ReadEntry = gen.compile("read_entry")
+        self.skim_entry: Optional[SkimEntry] = self._skimmer(top, ns, gen.names)
         # the metrics decoders are compiled when first used (a filtered plan may need two finders,
         # a partition-pruned one none): compiling them all took as long as decoding 500 entries
         self._names = gen.names
-        self._read_metrics = None
+        self._read_metrics: Optional[ReadMetrics] = None
         self.find_metric = _Finders(self)
 
-    def _walk_entry(self, gen: _CodeGen, top: dict, ns: str, decoded: Optional[set] = None):
+    def _walk_entry(self, gen: _CodeGen, top: dict[str, Any], ns: str, decoded: Optional[set[str]] = None
+                    ) -> tuple[dict[str, str], Optional[str], dict[str, str]]:
         """Emit the walk over one entry: each field decoded into a variable (with ``decoded``, only
         the fields it names and the data file's partition; the rest skipped), the data file's
         metrics maps skipped with their offsets kept in ``o_<name>``. Returns the top-level fields'
         variables, the data file record's variable (None where it is not a record) and its
         fields' variables; notes the metrics maps' types and the partition schema on the way."""
-        top_vars, file_var, file_vars = {}, None, {}
+        top_vars: dict[str, str] = {}
+        file_var: Optional[str] = None
+        file_vars: dict[str, str] = {}
         for f in top["fields"]:
             v = gen.var()
             ft = gen.resolve(f["type"], ns)
-            if f["name"] == "data_file" and isinstance(ft, dict) and ft.get("type") == "record":
-                dns = ft.get("__ns", ns)
+            if f["name"] == "data_file" and _is_record(ft):
+                dns: str = ft.get("__ns", ns)
                 file_var = top_vars[f["name"]] = v
                 for df in ft["fields"]:
-                    dv, name = gen.var(), df["name"]
+                    dv, name = gen.var(), cast(str, df["name"])
                     if name in _METRIC_SET:
                         gen.emit(1, f"o_{name} = p")
                         gen.read(df["type"], dv, 1, dns, skip=True)
@@ -312,7 +333,7 @@ class _EntryDecoder:
         map the schema lacks), as generated code."""
         return "(" + ", ".join(f"o_{n}" if n in self._metric_types else "None" for n in METRIC_FIELDS) + ")"
 
-    def _skimmer(self, top: dict, ns: str, names: dict):
+    def _skimmer(self, top: dict[str, Any], ns: str, names: dict[str, Any]) -> Optional[SkimEntry]:
         """``skim_entry(b, p)`` (None for a schema without a status and a data file record): what
         a filtered plan judges an entry by -- (status, content, record count, partition record,
         the metrics maps' offsets, the next entry's offset) -- with every other field skipped, not
@@ -329,14 +350,14 @@ class _EntryDecoder:
         return sg.compile("skim_entry")
 
     @property
-    def read_metrics(self):
+    def read_metrics(self) -> ReadMetrics:
         """One lazy decoder for all six metrics maps (each from its own offset), sharing the named
         types of the entry's schema; an absent map is None."""
         if self._read_metrics is None:
             mg = _CodeGen()
             mg.names = self._names
             mg.emit(0, "def read_metrics(b, offs):")
-            outs = []
+            outs: list[str] = []
             for k, name in enumerate(METRIC_FIELDS):
                 out = f"m{k}"
                 outs.append(out)
@@ -347,10 +368,11 @@ class _EntryDecoder:
                 mg.emit(1, f"p = offs[{k}]")
                 mg.read(ftype, out, 1, dns, as_map=True)
             mg.emit(1, "return {" + ", ".join(f"{n!r}: {o}" for n, o in zip(METRIC_FIELDS, outs)) + "}")
-            self._read_metrics = mg.compile("read_metrics")
+            made: ReadMetrics = mg.compile("read_metrics")
+            self._read_metrics = made
         return self._read_metrics
 
-    def compile_finder(self, k: int):
+    def compile_finder(self, k: int) -> Optional[Finder]:
         """The finder of metrics map ``k`` (of ``METRIC_FIELDS``): one column's value, scanned for
         from the map's offset; None where the schema has no such map."""
         name = METRIC_FIELDS[k]
@@ -364,8 +386,8 @@ class _EntryDecoder:
         fg.emit(1, "return None")
         return fg.compile("find")
 
-    def _emit_partition(self, gen: _CodeGen, ps, out: str, ind: int, ns: str):
-        if not (isinstance(ps, dict) and ps.get("type") == "record"):
+    def _emit_partition(self, gen: _CodeGen, ps: Any, out: str, ind: int, ns: str) -> None:
+        if not _is_record(ps):
             raise _Unsupported("partition is not a record")
         gen.read(ps, out, ind, ns)
 
@@ -375,19 +397,22 @@ class _Finders:
 
     _UNSET = object()
 
-    def __init__(self, dec: _EntryDecoder):
+    def __init__(self, dec: _EntryDecoder) -> None:
         self._dec = dec
-        self._made = [self._UNSET] * len(METRIC_FIELDS)
+        self._made: list[object] = [self._UNSET] * len(METRIC_FIELDS)
 
-    def __getitem__(self, k: int):
+    def __getitem__(self, k: int) -> Optional[Finder]:
         f = self._made[k]
         if f is self._UNSET:
             f = self._made[k] = self._dec.compile_finder(k)
-        return f
+        return cast(Optional[Finder], f)
 
+
+# the decoders of one writer schema, as other modules name them in annotations
+EntryDecoder = _EntryDecoder
 
 # generated decoders by writer schema (JSON text); None for a schema only fastavro can read
-_DECODERS: dict = {}
+_DECODERS: dict[str, Optional[_EntryDecoder]] = {}
 
 
 def clear_decoders() -> None:
@@ -397,7 +422,7 @@ def clear_decoders() -> None:
 
 def entry_decoder(schema_json: str) -> Optional[_EntryDecoder]:
     """The generated decoders of a manifest writer schema (JSON text), kept; None where only fastavro can read it."""
-    d = _DECODERS.get(schema_json, False)
+    d: Optional[_EntryDecoder] | bool = _DECODERS.get(schema_json, False)
     if d is False:
         try:
             d = _EntryDecoder(schema_json)
@@ -406,10 +431,10 @@ def entry_decoder(schema_json: str) -> Optional[_EntryDecoder]:
         if len(_DECODERS) > 256:
             _DECODERS.clear()
         _DECODERS[schema_json] = d
-    return d
+    return cast(Optional[_EntryDecoder], d)
 
 
-def read_long(b, p):
+def read_long(b: bytes, p: int) -> tuple[int, int]:
     """The zigzag varint at ``p`` and the offset after it."""
     x = b[p]
     p += 1
