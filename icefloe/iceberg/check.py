@@ -1,3 +1,4 @@
+# pyright: strict
 """Verify an Iceberg table end to end, without Spark (``Table.check``, ``icefloe check``).
 
 Spec sections in brackets:
@@ -15,27 +16,38 @@ Spec sections in brackets:
 from __future__ import annotations
 
 import os
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
+from icefloe.core.io import FileIO
 from icefloe.core.progress import track
 from icefloe.core.reports import Report
 from icefloe.errors import CorruptDataFileError, IcefloeError
 from icefloe.iceberg.hadoop import HINT_FILE
-from icefloe.iceberg.manifest import ADDED, DATA, DELETED, POSITION_DELETES
-from icefloe.iceberg.manifest_avro import entries_from_records, read_manifest_raw
-from icefloe.iceberg.manifest_list import read_manifest_list
-from icefloe.iceberg.snapshot import content_size
-from icefloe.iceberg.puffin import DV_BLOB_TYPE, read_footer, vector_positions
+from icefloe.iceberg.manifest import ADDED, DATA, DELETED, POSITION_DELETES, DataFile, ManifestEntry
+# manifest_avro's record dicts are not parameterised yet
+from icefloe.iceberg.manifest_avro import (
+    entries_from_records,  # pyright: ignore[reportUnknownVariableType]
+    read_manifest_raw,  # pyright: ignore[reportUnknownVariableType]
+)
+from icefloe.iceberg.manifest_list import ManifestFile, read_manifest_list
+from icefloe.iceberg.snapshot import Snapshot, content_size
+from icefloe.iceberg.puffin import DV_BLOB_TYPE, BlobMetadata, read_footer, vector_positions
+from icefloe.iceberg.table_metadata import TableMetadata
+
+if TYPE_CHECKING:
+    from icefloe.iceberg.operations import TableOperations
+    from icefloe.iceberg.partitioning import PartitionSpec
+    from icefloe.iceberg.table import BaseTable
 
 
-def check_iceberg(table, progress: Optional[Callable[[str], None]] = None) -> Report:
+def check_iceberg(table: BaseTable, progress: Optional[Callable[[str], None]] = None) -> Report:
     ops = table.ops
     io = table.io
     report = Report(table.name, table.location)
-    say = progress or (lambda msg: None)
+    say: Callable[[str], None] = progress or (lambda msg: None)
 
     # -- version hint and metadata files
-    versions = ops._list_versions()
+    versions = _versions(ops)
     latest = versions[-1] if versions else None
     hint_path = f"{ops.metadata_dir}/{HINT_FILE}"
     try:
@@ -61,12 +73,12 @@ def check_iceberg(table, progress: Optional[Callable[[str], None]] = None) -> Re
     meta_path = table.metadata_location
 
     # -- snapshots, refs, sequence numbers
-    by_id = {}
+    by_id: dict[int, Snapshot] = {}
     for s in meta.snapshots:
         if s.snapshot_id in by_id:
             report.add("snapshot", meta_path, f"snapshot id {s.snapshot_id} appears twice")
         by_id[s.snapshot_id] = s
-    seqs = {}
+    seqs: dict[int, int] = {}
     for s in meta.snapshots:
         if s.sequence_number > meta.last_sequence_number:
             report.add("sequence", meta_path, f"snapshot {s.snapshot_id} has sequence number {s.sequence_number} "
@@ -95,10 +107,10 @@ def check_iceberg(table, progress: Optional[Callable[[str], None]] = None) -> Re
     report.count("snapshots", len(meta.snapshots))
 
     # -- manifests and files, per snapshot
-    seen_files: dict = {}
-    seen_manifests: dict = {}
-    footer_checked: set = set()
-    vectors: dict = {}
+    seen_files: dict[str, bool] = {}
+    seen_manifests: dict[str, Optional[list[ManifestEntry]]] = {}
+    footer_checked: set[str] = set()
+    vectors: dict[Any, Any] = {}
     specs = meta.specs_by_id()
     for s in track(meta.snapshots, "checking snapshots"):
         say(f"snapshot {s.snapshot_id}")
@@ -120,7 +132,9 @@ def check_iceberg(table, progress: Optional[Callable[[str], None]] = None) -> Re
                                                         f"than snapshot {s.snapshot_id} ({s.sequence_number})")
             entries = seen_manifests.get(m.manifest_path)
             if entries is None:
-                entries = _read_manifest(report, io, meta, m, specs, entries_from_records, read_manifest_raw)
+                entries = _read_manifest(report, io, meta, m, specs,
+                                         entries_from_records,  # pyright: ignore[reportUnknownArgumentType]
+                                         read_manifest_raw)  # pyright: ignore[reportUnknownArgumentType]
                 seen_manifests[m.manifest_path] = entries
             if entries is None:
                 continue
@@ -146,7 +160,7 @@ def check_iceberg(table, progress: Optional[Callable[[str], None]] = None) -> Re
                     live["pos" if f.content == POSITION_DELETES else "eq"] += f.record_count
                 live["size"] += content_size(f)
                 _check_file(report, io, f, seen_files, footer_checked, vectors)
-            expected = {"added": (m.added_files_count, m.added_rows_count, counts[1]),
+            expected: dict[str, tuple[Optional[int], Optional[int], list[int]]] = {"added": (m.added_files_count, m.added_rows_count, counts[1]),
                         "existing": (m.existing_files_count, m.existing_rows_count, counts[0]),
                         "deleted": (m.deleted_files_count, m.deleted_rows_count, counts[2])}
             for label, (nfiles, nrows, (afiles, arows)) in expected.items():
@@ -162,7 +176,10 @@ def check_iceberg(table, progress: Optional[Callable[[str], None]] = None) -> Re
     return report
 
 
-def _read_manifest(report, io, meta, m, specs, entries_from_records, read_manifest_raw):
+def _read_manifest(report: Report, io: FileIO, meta: TableMetadata, m: ManifestFile, specs: dict[int, PartitionSpec],
+                   entries_from_records: Callable[..., list[ManifestEntry]],
+                   read_manifest_raw: Callable[[FileIO, str], tuple[dict[str, Any], list[dict[str, Any]]]]
+                   ) -> Optional[list[ManifestEntry]]:
     if not io.exists(m.manifest_path):
         report.add("manifest", m.manifest_path, "missing")
         return None
@@ -182,7 +199,8 @@ def _read_manifest(report, io, meta, m, specs, entries_from_records, read_manife
         return None
 
 
-def _check_file(report, io, f, seen: dict, footer_checked: set, vectors: Optional[dict] = None) -> None:
+def _check_file(report: Report, io: FileIO, f: DataFile, seen: dict[str, bool], footer_checked: set[str],
+                vectors: Optional[dict[Any, Any]] = None) -> None:
     path = f.file_path
     if f.is_deletion_vector and vectors is not None and io.exists(path):
         _check_vector(report, io, f, vectors)
@@ -209,7 +227,7 @@ def _check_file(report, io, f, seen: dict, footer_checked: set, vectors: Optiona
             report.add("file", path, f"unreadable Parquet footer: {e}")
 
 
-def _check_vector(report, io, f, vectors: dict) -> None:
+def _check_vector(report: Report, io: FileIO, f: DataFile, vectors: dict[Any, Any]) -> None:
     """A deletion vector's offset and length name a blob of its Puffin file's footer, for its data
     file, holding as many positions as the manifest records [Deletion Vectors]. ``vectors`` holds
     what was checked and the footers read."""
@@ -217,7 +235,7 @@ def _check_vector(report, io, f, vectors: dict) -> None:
     if key in vectors:
         return
     vectors[key] = True
-    footers = vectors.setdefault("footers", {})
+    footers: dict[str, dict[tuple[Optional[int], Optional[int]], BlobMetadata]] = vectors.setdefault("footers", {})
     where = f"{f.file_path} (deletion vector at offset {f.content_offset})"
     try:
         if f.file_path not in footers:
@@ -237,7 +255,7 @@ def _check_vector(report, io, f, vectors: dict) -> None:
         report.add("file", where, e.reason)
 
 
-def _check_summary(report, meta_path, s, live) -> None:
+def _check_summary(report: Report, meta_path: str, s: Snapshot, live: dict[str, int]) -> None:
     sm = s.summary or {}
     checks = (("total-records", live["records"]), ("total-data-files", live["data"]),
               ("total-delete-files", live["delete"]), ("total-files-size", live["size"]),
@@ -252,3 +270,9 @@ def _check_summary(report, meta_path, s, live) -> None:
             if recorded != actual:
                 report.add("summary", meta_path, f"snapshot {s.snapshot_id}: {key} is {recorded} but its live "
                                                   f"files add up to {actual}")
+
+
+def _versions(ops: TableOperations) -> list[int]:
+    """The table's metadata versions, oldest first: every catalog's operations list them, outside
+    the ``TableOperations`` protocol."""
+    return ops._list_versions()  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportUnknownVariableType]

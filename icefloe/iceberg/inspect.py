@@ -240,7 +240,7 @@ class MetadataTables:
         return tuple(out)
 
     # ------------------------------------------------------------------ tables
-    def snapshots(self):
+    def snapshots(self) -> pa.Table:
         meta = self._meta()
         rows = [(_ts(s.timestamp_ms), s.snapshot_id, s.parent_snapshot_id, s.operation or None,
                  s.manifest_list, dict(s.summary)) for s in meta.snapshots]
@@ -249,7 +249,7 @@ class MetadataTables:
             _field("parent_id", LONG), _field("operation", STRING),
             _field("manifest_list", STRING), _field("summary", _map(STRING, STRING))])
 
-    def history(self):
+    def history(self) -> pa.Table:
         meta = self._meta()
         current = {s.snapshot_id for s in ancestors(meta, meta.current_snapshot_id)}
         parents = {s.snapshot_id: s.parent_snapshot_id for s in meta.snapshots}
@@ -259,7 +259,7 @@ class MetadataTables:
             _field("made_current_at", TIMESTAMP, False), _field("snapshot_id", LONG, False),
             _field("parent_id", LONG), _field("is_current_ancestor", BOOL, False)])
 
-    def metadata_log_entries(self):
+    def metadata_log_entries(self) -> pa.Table:
         meta = self._meta()
         entries = [(e["timestamp-ms"], e["metadata-file"]) for e in meta.metadata_log]
         entries.append((meta.last_updated_ms, self._table.metadata_location))
@@ -278,7 +278,7 @@ class MetadataTables:
             _field("latest_snapshot_id", LONG), _field("latest_schema_id", INT),
             _field("latest_sequence_number", LONG)])
 
-    def refs(self):
+    def refs(self) -> pa.Table:
         meta = self._meta()
         rows = [(name, r.type.upper(), r.snapshot_id, r.max_ref_age_ms, r.min_snapshots_to_keep,
                  r.max_snapshot_age_ms) for name, r in sorted(meta.refs.items())]
@@ -295,7 +295,7 @@ class MetadataTables:
                 seen.setdefault(m.manifest_path, m)
         return list(seen.values())
 
-    def _files(self, contents: tuple, snapshot_id: Optional[int], every_snapshot: bool = False):
+    def _files(self, contents: tuple, snapshot_id: Optional[int], every_snapshot: bool = False) -> pa.Table:
         meta = self._meta()
         unified = self._unified(meta)
         io = self._table.io
@@ -311,17 +311,17 @@ class MetadataTables:
         fields = _data_file_fields(unified) + [_field("readable_metrics", _readable_metrics_type(meta))]
         return self._df(rows, fields)
 
-    def all_files(self):
+    def all_files(self) -> pa.Table:
         """The data and delete files of every snapshot (each once)."""
         return self._files((DATA, POSITION_DELETES, EQUALITY_DELETES), None, every_snapshot=True)
 
-    def all_data_files(self):
+    def all_data_files(self) -> pa.Table:
         return self._files((DATA,), None, every_snapshot=True)
 
-    def all_delete_files(self):
+    def all_delete_files(self) -> pa.Table:
         return self._files((POSITION_DELETES, EQUALITY_DELETES), None, every_snapshot=True)
 
-    def position_deletes(self, snapshot_id: Optional[int] = None):
+    def position_deletes(self, snapshot_id: Optional[int] = None) -> pa.Table:
         """The rows of the live position delete files: the data file and position each deletes,
         with the delete file's partition, spec id and path."""
         import pyarrow.parquet as pq
@@ -351,17 +351,17 @@ class MetadataTables:
         fields += [_field("spec_id", INT, False), _field("delete_file_path", STRING, False)]
         return self._df(rows, fields)
 
-    def files(self, snapshot_id: Optional[int] = None):
+    def files(self, snapshot_id: Optional[int] = None) -> pa.Table:
         """Live data and delete files of the current (or given) snapshot."""
         return self._files((DATA, POSITION_DELETES, EQUALITY_DELETES), snapshot_id)
 
-    def data_files(self, snapshot_id: Optional[int] = None):
+    def data_files(self, snapshot_id: Optional[int] = None) -> pa.Table:
         return self._files((DATA,), snapshot_id)
 
-    def delete_files(self, snapshot_id: Optional[int] = None):
+    def delete_files(self, snapshot_id: Optional[int] = None) -> pa.Table:
         return self._files((POSITION_DELETES, EQUALITY_DELETES), snapshot_id)
 
-    def entries(self, snapshot_id: Optional[int] = None, every_snapshot: bool = False):
+    def entries(self, snapshot_id: Optional[int] = None, every_snapshot: bool = False) -> pa.Table:
         """Every manifest entry of the snapshot, deleted ones included (status 0/1/2)."""
         meta = self._meta()
         unified = self._unified(meta)
@@ -380,7 +380,7 @@ class MetadataTables:
             _field("data_file", pa.struct(_data_file_fields(unified)), False),
             _field("readable_metrics", _readable_metrics_type(meta))])
 
-    def all_entries(self):
+    def all_entries(self) -> pa.Table:
         """The entries of every manifest any snapshot lists (each manifest once)."""
         return self.entries(every_snapshot=True)
 
@@ -427,13 +427,13 @@ class MetadataTables:
                 0 if data else count(m.existing_files_count), 0 if data else count(m.deleted_files_count),
                 summaries)
 
-    def manifests(self, snapshot_id: Optional[int] = None):
+    def manifests(self, snapshot_id: Optional[int] = None) -> pa.Table:
         meta = self._meta()
         rows = [self._manifest_row(meta, m)
                 for m in snapshot_manifests(self._table.io, self._snapshot(meta, snapshot_id))]
         return self._df(rows, self._manifest_fields(False))
 
-    def all_manifests(self):
+    def all_manifests(self) -> pa.Table:
         """The manifests of every snapshot, once per snapshot that lists them."""
         meta = self._meta()
         rows = []
@@ -443,7 +443,7 @@ class MetadataTables:
                 rows.append(self._manifest_row(meta, m) + (snap.snapshot_id, key))
         return self._df(rows, self._manifest_fields(True))
 
-    def partitions(self, snapshot_id: Optional[int] = None):
+    def partitions(self, snapshot_id: Optional[int] = None) -> pa.Table:
         """Per partition (in the unified partition type): counts and sizes of live files."""
         meta = self._meta()
         unified = self._unified(meta)

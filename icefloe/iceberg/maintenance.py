@@ -1,3 +1,4 @@
+# pyright: strict
 """Table maintenance: snapshot expiry and orphan-file removal, plus property updates.
 
 Expiry follows the spec's "Snapshot Retention Policy" for every ref:
@@ -22,24 +23,30 @@ commit leaves orphans, never a dangling reference; ``remove_orphan_files`` colle
 from __future__ import annotations
 
 import os
-from typing import Iterable, Optional
+from typing import Any, Iterable, Mapping, Optional
 
 from icefloe.core.io import is_remote, prune_empty_dirs, strip_scheme
 from icefloe.core.progress import track
 from icefloe.core.reports import ExpireReport
-from icefloe.core.timetravel import to_epoch_ms
+from icefloe.core.timetravel import AsOf, to_epoch_ms
 from icefloe.errors import MaintenanceError  # noqa: F401 - defined in icefloe.errors, importable here too
 from icefloe.iceberg.hadoop import HINT_FILE
 from icefloe.iceberg.locations import OUTSIDE, check_table_alone, deletion_root, inside_any
 from icefloe.iceberg.manifest import DATA, DELETED
-from icefloe.iceberg.manifest_reader import load_manifest_entries, snapshot_manifests
-from icefloe.iceberg.metadata_builder import (
-    RemoveProperties, RemoveSnapshotRef, RemoveSnapshots, SetProperties, UpgradeFormatVersion,
+from icefloe.iceberg.manifest_list import ManifestFile
+# manifest_reader.load_manifest_entries's ``keep`` parameter is not annotated yet
+from icefloe.iceberg.manifest_reader import (
+    load_manifest_entries,  # pyright: ignore[reportUnknownVariableType]
+    snapshot_manifests,
 )
-from icefloe.iceberg.metadata_commit import commit_metadata
+from icefloe.iceberg.metadata_builder import (
+    RemoveProperties, RemoveSnapshotRef, RemoveSnapshots, SetProperties, TableUpdate, UpgradeFormatVersion,
+)
+from icefloe.iceberg.metadata_commit import MetadataChange, commit_metadata
 from icefloe.iceberg.operations import TableOperations
 from icefloe.iceberg.orphan_paths import PathEquivalence, find_orphans
 from icefloe.iceberg.refs import BRANCH, ancestors
+from icefloe.iceberg.snapshot import Snapshot, SnapshotRef
 from icefloe.iceberg.table_metadata import (
     MAIN_BRANCH,
     TableMetadata,
@@ -65,9 +72,9 @@ def _check_gc(meta: TableMetadata, what: str) -> None:
 
 # --------------------------------------------------------------------------- retention
 def retained(meta: TableMetadata, now: int, expire_older_than: int, min_snapshots: int,
-             max_ref_age_ms: int) -> tuple[set, dict]:
+             max_ref_age_ms: int) -> tuple[set[int], dict[str, SnapshotRef]]:
     """(snapshot ids to keep, refs to keep) under the retention policy."""
-    refs = {}
+    refs: dict[str, SnapshotRef] = {}
     for name, ref in meta.refs.items():
         if name == MAIN_BRANCH:
             refs[name] = ref
@@ -77,7 +84,7 @@ def retained(meta: TableMetadata, now: int, expire_older_than: int, min_snapshot
         if snap is not None and now - snap.timestamp_ms <= limit:
             refs[name] = ref
     keep = {ref.snapshot_id for ref in refs.values()}
-    on_branches: set = set()
+    on_branches: set[int] = set()
     for ref in refs.values():
         if ref.type != BRANCH:
             on_branches.add(ref.snapshot_id)
@@ -99,12 +106,12 @@ def retained(meta: TableMetadata, now: int, expire_older_than: int, min_snapshot
     return keep, refs
 
 
-def _ms(value) -> int:
+def _ms(value: AsOf) -> int:
     return to_epoch_ms(value)
 
 
-def expire_snapshots(ops: TableOperations, older_than=None, retain_last: Optional[int] = None,
-                     clean_files: bool = True, snapshot_ids=()) -> ExpireReport:
+def expire_snapshots(ops: TableOperations, older_than: Optional[AsOf] = None, retain_last: Optional[int] = None,
+                     clean_files: bool = True, snapshot_ids: Optional[Iterable[int]] = ()) -> ExpireReport:
     """Expire snapshots under the retention policy, and ``snapshot_ids`` whatever their age (none
     may be the head of a branch or tag); commit, then delete unreachable files."""
     snapshot_ids = {int(i) for i in snapshot_ids or ()}
@@ -116,7 +123,7 @@ def expire_snapshots(ops: TableOperations, older_than=None, retain_last: Optiona
         deletion_root(ops, current)
         check_table_alone(ops, current)
 
-    def change(base: TableMetadata) -> Optional[list]:
+    def change(base: TableMetadata) -> Optional[list[TableUpdate]]:
         _check_gc(base, "expire snapshots")
         if not base.snapshots:
             return None
@@ -135,7 +142,7 @@ def expire_snapshots(ops: TableOperations, older_than=None, retain_last: Optiona
                 raise MaintenanceError(f"cannot expire snapshot {i}: {heads[i]!r} still refers to it")
         keep = keep - snapshot_ids
         gone = sorted({s.snapshot_id for s in base.snapshots} - keep)
-        out: list = [RemoveSnapshotRef(n) for n in sorted(base.refs) if n not in refs]
+        out: list[TableUpdate] = [RemoveSnapshotRef(n) for n in sorted(base.refs) if n not in refs]
         return out + ([RemoveSnapshots(gone)] if gone else []) or None
 
     result = commit_metadata(ops, change)
@@ -149,7 +156,7 @@ def expire_snapshots(ops: TableOperations, older_than=None, retain_last: Optiona
     return report
 
 
-def _clean_expired(ops: TableOperations, before: TableMetadata, expired: list,
+def _clean_expired(ops: TableOperations, before: TableMetadata, expired: list[Snapshot],
                    report: ExpireReport) -> None:
     """Delete what only the expired snapshots reached, all or nothing: if any manifest list or
     manifest cannot be read, or a file to delete lies outside the table's location, nothing is
@@ -159,16 +166,16 @@ def _clean_expired(ops: TableOperations, before: TableMetadata, expired: list,
     try:
         # what is reachable now: a commit may have landed since ours (Java re-reads, too)
         latest = ops.load()[1]
-        retained_manifests = {}
+        retained_manifests: dict[str, ManifestFile] = {}
         for snap in latest.snapshots:
             for m in snapshot_manifests(io, snap):
                 retained_manifests[m.manifest_path] = m
-        candidates = {}
+        candidates: dict[str, ManifestFile] = {}
         for snap in track(expired, "reading expired snapshots"):
             for m in snapshot_manifests(io, snap):
                 if m.manifest_path not in retained_manifests:
                     candidates[m.manifest_path] = m
-        doomed: dict = {}
+        doomed: dict[str, int] = {}
         for m in candidates.values():
             for e in load_manifest_entries(io, before, m):
                 if e.status != DELETED:
@@ -208,7 +215,7 @@ def _norm(path: str) -> str:
     return os.path.realpath(p) if os.path.isabs(p) else os.path.normpath(p)
 
 
-def referenced_files(ops: TableOperations, version: int, meta: TableMetadata, with_data: bool = True) -> set:
+def referenced_files(ops: TableOperations, version: int, meta: TableMetadata, with_data: bool = True) -> set[str]:
     """Every file the table's metadata refers to (normalized paths).
 
     The current and all logged metadata versions, the version hint, every snapshot's
@@ -232,12 +239,12 @@ def referenced_files(ops: TableOperations, version: int, meta: TableMetadata, wi
     return out
 
 
-def _newer_versions(ops: TableOperations, version: int) -> set:
+def _newer_versions(ops: TableOperations, version: int) -> set[str]:
     import re
 
     # v<N>.metadata.json (Hadoop tables) or <NNNNN>-<uuid>.metadata.json (catalog tables)
     pattern = re.compile(r"^(?:v(\d+)|(\d+)-[0-9a-fA-F-]+)\.metadata\.json$")
-    out = set()
+    out: set[str] = set()
     for name in ops.io.list_dir(ops.metadata_dir):
         m = pattern.match(name)
         if m and int(m.group(1) or m.group(2)) >= version:
@@ -245,7 +252,7 @@ def _newer_versions(ops: TableOperations, version: int) -> set:
     return out
 
 
-def _hidden(path: str, roots: list) -> bool:
+def _hidden(path: str, roots: list[str]) -> bool:
     root = next((r for r in roots if path.startswith(r + os.sep)), None)
     parts = os.path.relpath(path, root).split(os.sep) if root else [os.path.basename(path)]
     if any(p.startswith(".staging-") for p in parts[:-1]):
@@ -253,8 +260,8 @@ def _hidden(path: str, roots: list) -> bool:
     return any(p.startswith((".", "_")) and "=" not in p for p in parts)
 
 
-def remove_orphan_files(ops: TableOperations, older_than=None, dry_run: bool = False,
-                        location: Optional[str] = None, listing: Optional[list] = None,
+def remove_orphan_files(ops: TableOperations, older_than: Optional[AsOf] = None, dry_run: bool = False,
+                        location: Optional[str] = None, listing: Optional[list[tuple[str, int]]] = None,
                         equivalence: Optional[PathEquivalence] = None) -> list[str]:
     """Delete files under the table location that no metadata refers to; returns them sorted.
 
@@ -285,8 +292,8 @@ def remove_orphan_files(ops: TableOperations, older_than=None, dry_run: bool = F
         if _norm(location) not in roots and inside_any(_norm(location), roots) is None:
             raise ValueError(f"location {location} is not inside the table's location {roots[0]}")
         roots = [_norm(location)]
-    listed = []
-    mtimes: dict = {}
+    listed: list[str] = []
+    mtimes: dict[str, int] = {}
     if listing is not None:
         for path, mtime in listing:
             if inside_any(_norm(path), roots) is None:
@@ -319,12 +326,12 @@ def remove_orphan_files(ops: TableOperations, older_than=None, dry_run: bool = F
 
 
 # --------------------------------------------------------------------------- properties
-def update_properties(ops: TableOperations, set: Optional[dict] = None,
+def update_properties(ops: TableOperations, set: Optional[Mapping[str, Any]] = None,
                       remove: Optional[Iterable[str]] = None) -> TableMetadata:
     """Set and remove table properties in one metadata commit (``comment`` is the table comment)."""
     updates = {str(k): str(v) for k, v in (set or {}).items()}
     removals = [str(k) for k in (remove or [])]
-    version = None
+    version: Optional[str] = None
     if "format-version" in updates:             # reserved: the version, not a stored property
         version = updates.pop("format-version")
         check_format_version_property(version, ops.location)
@@ -337,10 +344,11 @@ def update_properties(ops: TableOperations, set: Optional[dict] = None,
     return commit_metadata(ops, properties_change(ops.location, updates, removals, version)).new
 
 
-def properties_change(location: str, updates: dict, removals: list, version: Optional[str] = None):
+def properties_change(location: str, updates: dict[str, str], removals: list[str],
+                      version: Optional[str] = None) -> MetadataChange:
     """The change setting and removing properties (and upgrading to format ``version``)."""
-    def change(base: TableMetadata) -> Optional[list]:
-        out: list = []
+    def change(base: TableMetadata) -> Optional[list[TableUpdate]]:
+        out: list[TableUpdate] = []
         if version is not None:
             v = check_format_version_property(version, location, base.format_version)
             if v > base.format_version:
@@ -357,14 +365,14 @@ def properties_change(location: str, updates: dict, removals: list, version: Opt
 
 
 # --------------------------------------------------------------------------- purge
-def version_files(ops) -> list[str]:
+def version_files(ops: TableOperations) -> list[str]:
     """The catalog's own metadata versions of the table (``v<N>.metadata.json`` or
     ``<NNNNN>-<uuid>.metadata.json`` in its metadata directory) and its version hint."""
     return sorted(_newer_versions(ops, 0) | ({_norm(f"{ops.metadata_dir}/{HINT_FILE}")}
                                              if ops.io.exists(f"{ops.metadata_dir}/{HINT_FILE}") else set()))
 
 
-def purge_table_files(ops, version: int, meta: TableMetadata) -> list[str]:
+def purge_table_files(ops: TableOperations, version: int, meta: TableMetadata) -> list[str]:
     """Delete the files the table's metadata refers to (every metadata version, manifest list,
     manifest, data and delete file, statistics file) that lie inside the table's location, then
     the directories this leaves empty; never a directory tree, never a file it does not name.
@@ -393,7 +401,7 @@ def purge_table_files(ops, version: int, meta: TableMetadata) -> list[str]:
     return doomed
 
 
-def drop_versions(ops) -> None:
+def drop_versions(ops: TableOperations) -> None:
     """Forget a directory-catalog table without purging: only its metadata versions and hint go
     (the table is gone, its data, manifests and statistics stay)."""
     for p in version_files(ops):

@@ -1,3 +1,4 @@
+# pyright: strict
 """The ``replace`` snapshots: table contents unchanged (spec "Snapshots", operation ``replace``).
 
 Compaction (``RewriteFiles``): data files are grouped by partition; a group is
@@ -20,21 +21,25 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Iterable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Mapping, Optional, Sequence
 
-from icefloe.iceberg.manifest import DATA, DELETED, DataFile, as_existing
+from icefloe.iceberg.manifest import DATA, DELETED, DataFile, ManifestEntry, as_existing
 from icefloe.iceberg.manifest_list import ManifestFile
 from icefloe.iceberg.snapshot import REPLACE, Snapshot, build_summary
 from icefloe.iceberg.snapshot_producer import FileChangeProducer, PendingSnapshot, SnapshotProducer, \
     target_manifest_size
 from icefloe.iceberg.validate import SNAPSHOT, Validation
 
+if TYPE_CHECKING:
+    from icefloe.iceberg.partitioning import PartitionSpec
+    from icefloe.iceberg.scan import FileScanTask
+
 
 # --------------------------------------------------------------------------- compaction
 @dataclass
 class CompactionPlan:
-    rewrite: list = field(default_factory=list)          # FileScanTasks whose files are rewritten
-    drop_delete_files: list = field(default_factory=list)  # DataFiles of delete files that no longer apply
+    rewrite: list[FileScanTask] = field(default_factory=list["FileScanTask"])  # FileScanTasks whose files are rewritten
+    drop_delete_files: list[DataFile] = field(default_factory=list[DataFile])  # DataFiles of delete files that no longer apply
 
     @property
     def empty(self) -> bool:
@@ -45,11 +50,12 @@ TARGET_FILE_SIZE = "write.target-file-size-bytes"
 _MAX_INT = 2 ** 31 - 1
 # options of Iceberg's rewrite procedures about how the job runs, not what it writes, each to the one
 # value icefloe carries out (None: any value): every file group is rewritten by one job, committed once
-RUN_OPTIONS = {"max-concurrent-file-group-rewrites": None, "partial-progress.max-commits": None,
+RUN_OPTIONS: dict[str, Optional[str]] = {"max-concurrent-file-group-rewrites": None, "partial-progress.max-commits": None,
                "rewrite-job-order": None, "partial-progress.enabled": "false"}
 
 
-def check_run_option(procedure: str, key: str, value, run_options: dict, known: Iterable[str]) -> None:
+def check_run_option(procedure: str, key: str, value: object, run_options: dict[str, Optional[str]],
+                     known: Iterable[str]) -> None:
     """Raise ValueError unless ``key`` is one of ``procedure``'s run options with a value icefloe
     carries out (``known``: every option name of the procedure, for the message)."""
     if key not in run_options:
@@ -79,16 +85,16 @@ class BinPack:
     delete_ratio_threshold: float = 0.3
 
     # the option names of Iceberg's procedure, each to its field and type
-    OPTIONS = {"target-file-size-bytes": ("target_file_size", int), "min-file-size-bytes": ("min_file_size", int),
+    OPTIONS: ClassVar[dict[str, tuple[str, type]]] = {"target-file-size-bytes": ("target_file_size", int), "min-file-size-bytes": ("min_file_size", int),
                "max-file-size-bytes": ("max_file_size", int), "min-input-files": ("min_input_files", int),
                "rewrite-all": ("rewrite_all", bool), "max-file-group-size-bytes": ("max_file_group_size", int),
                "delete-file-threshold": ("delete_file_threshold", int),
                "delete-ratio-threshold": ("delete_ratio_threshold", float)}
 
     @classmethod
-    def from_options(cls, options: dict, properties: dict) -> "BinPack":
+    def from_options(cls, options: Mapping[str, Any], properties: Mapping[str, Any]) -> "BinPack":
         """Iceberg's option names (already checked to be known) over the table's target size."""
-        values = {}
+        values: dict[str, Any] = {}
         for key, raw in options.items():
             name, kind = cls.OPTIONS[key]
             values[name] = str(raw).strip().lower() == "true" if kind is bool else kind(raw)
@@ -105,27 +111,29 @@ class BinPack:
             raise ValueError("min-input-files and delete-file-threshold must be at least 1")
         return plan
 
-    def too_many_deletes(self, task) -> bool:
-        if not task.deletes:
+    def too_many_deletes(self, task: FileScanTask) -> bool:
+        deletes = _deletes(task)
+        if not deletes:
             return False
-        if len(task.deletes) >= self.delete_file_threshold:
+        if len(deletes) >= self.delete_file_threshold:
             return True
-        scoped = sum(d.record_count for d in task.deletes if d.referenced_data_file == task.path)
+        scoped = sum(d.record_count for d in deletes if d.referenced_data_file == task.path)
         return min(scoped, task.file.record_count) >= self.delete_ratio_threshold * max(task.file.record_count, 1)
 
-    def candidate(self, task) -> bool:
+    def candidate(self, task: FileScanTask) -> bool:
         size = task.file.file_size_in_bytes
         return self.rewrite_all or not (self.min_file_size <= size <= self.max_file_size) or \
             self.too_many_deletes(task)
 
-    def worth_rewriting(self, group: list) -> bool:
+    def worth_rewriting(self, group: list[FileScanTask]) -> bool:
         size = sum(t.file.file_size_in_bytes for t in group)
         return self.rewrite_all or (len(group) > 1 and (len(group) >= self.min_input_files or
                                                         size > self.target_file_size)) or \
             size > self.max_file_group_size or any(self.too_many_deletes(t) for t in group)
 
 
-def plan_compaction(candidates: list, all_tasks: list, live_delete_files: Iterable, default_spec_id: int,
+def plan_compaction(candidates: list[FileScanTask], all_tasks: list[FileScanTask], live_delete_files: Iterable[DataFile],
+                    default_spec_id: int,
                     binpack: Optional[BinPack] = None) -> CompactionPlan:
     """Choose what to rewrite among ``candidates`` (tasks matching the filter): per partition, the
     files ``binpack`` selects (default: every partition with two files or more, or with deletes);
@@ -134,21 +142,33 @@ def plan_compaction(candidates: list, all_tasks: list, live_delete_files: Iterab
     ``all_tasks`` are every live data file's tasks (with deletes attached) and
     ``live_delete_files`` every live delete file of the snapshot.
     """
-    groups: dict = {}
+    groups: dict[tuple[int, tuple[Any, ...]], list[FileScanTask]] = {}
     for t in candidates:
-        if binpack is None or binpack.candidate(t) or t.partition_key[0] != default_spec_id:
-            groups.setdefault(t.partition_key, []).append(t)
-    rewrite = []
+        if binpack is None or binpack.candidate(t) or _key(t)[0] != default_spec_id:
+            groups.setdefault(_key(t), []).append(t)
+    rewrite: list[FileScanTask] = []
     for key in sorted(groups, key=repr):
         tasks = groups[key]
         wanted = binpack.worth_rewriting(tasks) if binpack is not None else \
-            len(tasks) >= 2 or any(t.deletes for t in tasks)
+            len(tasks) >= 2 or any(_deletes(t) for t in tasks)
         if wanted or key[0] != default_spec_id:
             rewrite.extend(tasks)
     rewritten = {t.path for t in rewrite}
-    still_used = {d.file_path for t in all_tasks if t.path not in rewritten for d in t.deletes}
+    still_used = {d.file_path for t in all_tasks if t.path not in rewritten for d in _deletes(t)}
     drop = [d for d in live_delete_files if d.content != DATA and d.file_path not in still_used]
     return CompactionPlan(rewrite, drop)
+
+
+def _deletes(task: FileScanTask) -> list[DataFile]:
+    """The delete files attached to ``task``."""
+    # scan.FileScanTask declares the field as a bare list
+    return task.deletes  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+
+
+def _key(task: FileScanTask) -> tuple[int, tuple[Any, ...]]:
+    """``task``'s (spec id, partition tuple)."""
+    # scan.FileScanTask declares the property as a bare tuple
+    return task.partition_key  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
 
 
 class RewriteFiles(FileChangeProducer):
@@ -158,7 +178,7 @@ class RewriteFiles(FileChangeProducer):
     operation = REPLACE
 
     def __init__(self, read_snapshot: Snapshot, rewritten: Iterable[DataFile], added: Iterable[DataFile],
-                 dropped_deletes: Iterable[DataFile] = (), summary_extra: Optional[dict] = None):
+                 dropped_deletes: Iterable[DataFile] = (), summary_extra: Optional[dict[str, str]] = None):
         rewritten = list(rewritten)
         rewritten_paths = {f.file_path for f in rewritten}
         validation = Validation(read_snapshot_id=read_snapshot.snapshot_id, isolation=SNAPSHOT,
@@ -175,13 +195,13 @@ class RewriteManifests(SnapshotProducer):
 
     operation = REPLACE
 
-    def __init__(self, summary_extra: Optional[dict] = None, spec_id: Optional[int] = None,
+    def __init__(self, summary_extra: Optional[dict[str, str]] = None, spec_id: Optional[int] = None,
                  sort_by: Optional[Sequence[str]] = None):
         super().__init__(summary_extra=summary_extra)
         self.spec_id = spec_id
-        self.sort_by = list(sort_by) if sort_by else []
+        self.sort_by: list[str] = list(sort_by) if sort_by else []
 
-    def _order(self, spec) -> list:
+    def _order(self, spec: PartitionSpec) -> list[int]:
         """Positions in ``spec``'s partition tuple of the fields ``sort_by`` names (Iceberg's
         ``sortBy``: the rewritten manifests are clustered by them first)."""
         names = [f.name for f in spec.fields]
@@ -191,15 +211,15 @@ class RewriteManifests(SnapshotProducer):
                              f"{', '.join(unknown)}; its fields are {', '.join(names) or 'none'}")
         return [names.index(n) for n in self.sort_by]
 
-    def apply(self, pending: PendingSnapshot) -> tuple[list[ManifestFile], dict]:
+    def apply(self, pending: PendingSnapshot) -> tuple[list[ManifestFile], dict[str, str]]:
         target = target_manifest_size(pending.base.properties)
         live = [m for m in pending.parent_manifests() if m.has_added_or_existing()]
         if self.spec_id is not None:
             pending.base.spec_by_id(int(self.spec_id))       # an unknown spec id is an error
         old = [m for m in live if self.spec_id is None or m.partition_spec_id == int(self.spec_id)]
         kept = [m for m in live if m not in old]
-        groups: "OrderedDict[tuple, list]" = OrderedDict()
-        sizes: dict = {}
+        groups: OrderedDict[tuple[int, int], list[ManifestEntry]] = OrderedDict()
+        sizes: dict[tuple[int, int], float] = {}
         for m in old:
             entries = [as_existing(e) for e in pending.entries(m) if e.status != DELETED]
             key = (m.partition_spec_id, m.content)
