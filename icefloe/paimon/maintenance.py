@@ -50,7 +50,7 @@ from icefloe.paimon.schema import TableSchema, evolve_arrow
 from icefloe.paimon.store_table import StoreTable
 from icefloe.paimon.tag import Tag, TagError, TagManager, data_paths, reach
 from icefloe.paimon.types import DataField
-from icefloe.paimon.writer import _write_one
+from icefloe.paimon.writer import write_one
 
 
 # --------------------------------------------------------------------------- compaction
@@ -171,7 +171,7 @@ def rewrite_group(io: FileIO, schema: TableSchema, group: AppendGroup, target: i
         seq = group.first_sequence
         for start in range(0, data.num_rows, per_file):
             chunk = data.slice(start, per_file)
-            meta = replace(_write_one(io, schema, chunk, group.directory, namer, written), file_source=FILE_SOURCE_COMPACT)
+            meta = replace(write_one(io, schema, chunk, group.directory, namer, written), file_source=FILE_SOURCE_COMPACT)
             if group.total_buckets > 0:       # fixed buckets: rows keep their sequence numbers
                 meta = meta.with_sequence_numbers(seq)
                 seq += chunk.num_rows
