@@ -1,3 +1,4 @@
+# pyright: strict
 """Maintenance of Paimon tables: compaction, manifest rewrite, rollback.
 
 * ``compact``: primary-key tables get a full compaction (``kv_compact``). Append tables:
@@ -44,7 +45,7 @@ from icefloe.core.io import FileAlreadyExistsError
 from icefloe.paimon.commit import FileStoreCommit
 from icefloe.paimon.commit_changes import AddFiles, DeleteFiles, FilesLive, PaimonCommit
 from icefloe.paimon.ownership import check_owns_files
-from icefloe.paimon.kv_compact import compact_table
+from icefloe.paimon.kv_compact import CompactTable, compact_table
 from icefloe.paimon.manifest_sort import ManifestSort
 from icefloe.paimon.schema import TableSchema, evolve_arrow
 from icefloe.paimon.store_table import StoreTable
@@ -58,7 +59,7 @@ from icefloe.paimon.writer import write_one
 Rewrite = Callable[[list["AppendGroup"], int], Iterable[list[mf.ManifestEntry]]]
 
 
-def compact(table: StoreTable, where: Any = None, target_file_size: Optional[int] = None,
+def compact(table: CompactTable, where: Any = None, target_file_size: Optional[int] = None,
             rewrite: Optional[Rewrite] = None, buckets: Optional[Collection[tuple[bytes, int]]] = None,
             minor: bool = False) -> Optional[Snapshot]:
     """Rewrite small data files (of the files a read with ``where`` would use, of the
