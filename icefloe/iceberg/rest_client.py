@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from icefloe.core.io import FileIO, LOCAL
 from icefloe.core.names import check_name_part, split_name
@@ -27,6 +27,9 @@ from icefloe.iceberg.table import BaseTable
 from icefloe.iceberg.table_metadata import TableMetadata
 from icefloe.iceberg.view_metadata import AssertViewUuid, ViewMetadata
 from icefloe.iceberg.view_store import LoadedView
+
+if TYPE_CHECKING:
+    import requests
 
 
 _ERRORS = {"NoSuchViewException": NoSuchViewError, "NoSuchTableException": NoSuchTableError, "NoSuchNamespaceException": NoSuchNamespaceError,
@@ -86,7 +89,8 @@ class _Http:
         # fetch the next one a little before this one expires (a tenth of its life, at most a minute)
         self._expires_at = started + lifetime - min(60.0, lifetime / 10) if isinstance(lifetime, int) else None
 
-    def call(self, method: str, path: str, body=None, ok=(200,)):
+    def call(self, method: str, path: str, body: Any = None, ok: tuple[int, ...] = (200,)) -> Any:
+        """The JSON document the server answered (None for an empty answer)."""
         import requests
 
         if self._expires_at is not None and time.time() >= self._expires_at:
@@ -120,14 +124,14 @@ class _Http:
         raise cls(f"{msg} ({kind or 'error'}, HTTP {r.status_code})")
 
 
-def _json(r):
+def _json(r: requests.Response) -> Any:
     try:
         return r.json()
     except ValueError:
         return None
 
 
-def _not_rest(r) -> str:
+def _not_rest(r: requests.Response) -> str:
     """What a response that is not the protocol's looks like, for an error message."""
     kind = r.headers.get("content-type", "no content type").split(";")[0]
     text = " ".join(r.text.split())[:120]
@@ -140,11 +144,11 @@ class RestTableOperations:
     uses_version_hint = False
 
     def __init__(self, http: _Http, io: FileIO, namespace: str, table: str, planning: Optional[str] = None,
-                 endpoints: frozenset = frozenset()):
+                 endpoints: frozenset[str] = frozenset()):
         self.http, self.io = http, io
         self.path = f"/v1/namespaces/{namespace}/tables/{table}"
         self.name = f"{namespace}.{table}"
-        self._paths: dict = {}
+        self._paths: dict[int, str] = {}
         self._version = 0
         self.location = self.metadata_dir = ""
         self.planning, self.endpoints = planning, endpoints

@@ -21,7 +21,7 @@ import os
 import re
 import uuid
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence, cast
 
 from icefloe.core.io import FileAlreadyExistsError, FileIO, is_remote
 from icefloe.core.names import check_name_part, split_name
@@ -34,7 +34,8 @@ from icefloe.errors import (
 from icefloe.iceberg.catalog import HadoopCatalog, read_registered_metadata
 from icefloe.iceberg.locations import check_no_overlap, check_table_alone, normalize, read_regular_file
 from icefloe.iceberg.maintenance import purge_table_files
-from icefloe.iceberg.operations import SwapCommits, apply_commit
+from icefloe.iceberg.operations import SwapCommits, TableOperations, apply_commit
+from icefloe.iceberg.table import BaseTable
 from icefloe.iceberg.table_metadata import TableMetadata, with_metadata_log
 from icefloe.iceberg.view_metadata import AssertViewUuid, ViewMetadata, apply_view_updates
 from icefloe.iceberg.transaction import TableCommit
@@ -61,6 +62,7 @@ class _Schema:
 
     def __init__(self, engine: sa.Engine):
         import sqlalchemy as sa
+        from sqlalchemy import exc as sa_exc
 
         self.engine = engine
         md = sa.MetaData()
@@ -82,22 +84,23 @@ class _Schema:
             md.create_all(engine)          # only what is missing
             with engine.connect() as c:
                 c.execute(sa.select(self.tables.c.metadata_location).limit(1)).fetchall()
-        except sa.exc.SQLAlchemyError as e:
+        except sa_exc.SQLAlchemyError as e:
             raise CatalogDatabaseError(f"catalog database {engine.url.render_as_string(hide_password=True)}: "
                                        f"{str(e).splitlines()[0]}") from None
         self.typed = self._has_type_column()
 
     def _has_type_column(self) -> bool:
         import sqlalchemy as sa
+        from sqlalchemy import exc as sa_exc
 
         try:
             with self.engine.connect() as c:
                 c.execute(sa.text(f"SELECT iceberg_type FROM {TABLES} WHERE 1 = 0")).fetchall()
             return True
-        except sa.exc.SQLAlchemyError:     # a catalog made before views (Iceberg's v0 schema)
+        except sa_exc.SQLAlchemyError:     # a catalog made before views (Iceberg's v0 schema)
             return False
 
-    def table_filter(self):
+    def table_filter(self) -> Optional[sa.ColumnElement[bool]]:
         c = self.tables.c
         return (c.iceberg_type == TABLE_TYPE) | c.iceberg_type.is_(None) if self.typed else None
 
@@ -116,7 +119,7 @@ class SqlTableOperations(SwapCommits):
         self._db, self._key = schema, (catalog_name, namespace, table)
         self._paths: dict[int, str] = {}
 
-    def _where(self):
+    def _where(self) -> sa.ColumnElement[bool]:
         c = self._db.tables.c
         cond = (c.catalog_name == self._key[0]) & (c.table_namespace == self._key[1]) & (c.table_name == self._key[2])
         f = self._db.table_filter()
@@ -162,13 +165,13 @@ class SqlTableOperations(SwapCommits):
     def commit(self, base_version: Optional[int], base: Optional[TableMetadata], new: TableMetadata) -> int:
         """Write ``new`` as version base_version+1 and swap the row to it; ``VersionConflict``
         when the row no longer names the version the commit read."""
-        import sqlalchemy as sa
+        from sqlalchemy import exc as sa_exc
 
         staged = self.stage(base_version, base, new)
         try:
             with self._db.engine.begin() as conn:
                 self.swap(conn, staged)
-        except sa.exc.IntegrityError:
+        except sa_exc.IntegrityError:
             self.io.delete(staged.path)
             raise VersionConflict(f"table {'.'.join(self._key[1:])} was created by another writer") from None
         except BaseException:
@@ -231,8 +234,10 @@ class SqlCatalog(HadoopCatalog):
     ``<warehouse>/<db>/<table>`` unless registered elsewhere."""
 
     def __init__(self, warehouse: str, uri: Optional[str] = None, catalog_name: str = "default",
-                 io: Optional[FileIO] = None, table_type=None, **kwargs):
+                 io: Optional[FileIO] = None, table_type: Optional[Callable[[str, TableOperations], BaseTable]] = None,
+                 **kwargs: object):
         import sqlalchemy as sa
+        from sqlalchemy import exc as sa_exc
 
         super().__init__(warehouse, io, **({"table_type": table_type} if table_type else {}))
         if uri is None and is_remote(self.warehouse):
@@ -244,11 +249,12 @@ class SqlCatalog(HadoopCatalog):
             os.makedirs(os.path.dirname(os.path.abspath(self.uri[len("sqlite:///"):])) or ".", exist_ok=True)
         try:
             engine = sa.create_engine(self.uri)
-        except (sa.exc.ArgumentError, ImportError) as e:
+        except (sa_exc.ArgumentError, ImportError) as e:
             raise CatalogDatabaseError(redact(f"catalog uri {self.uri!r}: {e}")) from None
         self.db = _Schema(engine)
 
-    def _ops(self, name: str) -> SqlTableOperations:
+    # the Hadoop catalog's operations are file-based ones; a SQL catalog's table goes through its row
+    def _ops(self, name: str) -> SqlTableOperations:  # pyright: ignore[reportIncompatibleMethodOverride]
         db, tbl = split_name(name)
         ops = SqlTableOperations(self.io, self.table_location(name), self.db, self.catalog_name, db, tbl)
         ops.other_table_locations = lambda: self.other_table_locations(name)
@@ -273,7 +279,7 @@ class SqlCatalog(HadoopCatalog):
         return [os.path.dirname(os.path.dirname(str(loc))) for ns, t, loc in self._rows()
                 if loc and f"{ns}.{t}" != name]
 
-    def _rows(self, *where):
+    def _rows(self, *where: sa.ColumnElement[bool]) -> Sequence[sa.Row[Any, Any, Any]]:
         import sqlalchemy as sa
 
         t = self.db.tables
@@ -297,6 +303,7 @@ class SqlCatalog(HadoopCatalog):
     def register_table(self, name: str, metadata_location: str):
         """Adopt a table written elsewhere: its row names ``metadata_location``; nothing is copied."""
         import sqlalchemy as sa
+        from sqlalchemy import exc as sa_exc
 
         db, tbl = split_name(name)
         meta = read_registered_metadata(self.io, metadata_location)   # validate first
@@ -315,7 +322,7 @@ class SqlCatalog(HadoopCatalog):
         try:
             with self.db.engine.begin() as conn:
                 conn.execute(sa.insert(self.db.tables).values(**values))
-        except sa.exc.IntegrityError:
+        except sa_exc.IntegrityError:
             raise TableAlreadyExistsError(f"table {name} already exists") from None
         return self.load_table(name)
 
@@ -328,19 +335,20 @@ class SqlCatalog(HadoopCatalog):
         table's row is swapped in ONE database transaction, each only if it still names its base.
         Any failure (a requirement, a rule of the builder, another writer first) commits nothing and
         deletes the files written. Returns the new metadata by table name."""
-        import sqlalchemy as sa
+        from sqlalchemy import exc as sa_exc
 
-        staged: list[tuple[str, Any, StagedVersion]] = []
+        staged: list[tuple[str, SqlTableOperations, StagedVersion]] = []
         try:
             for name, ops, version, base, changes in entries:
-                staged.append((name, ops, ops.stage(version, base, apply_commit(base, changes))))
+                sql_ops = cast(SqlTableOperations, ops)       # the tables of this catalog
+                staged.append((name, sql_ops, sql_ops.stage(version, base, apply_commit(base, changes))))
             with self.db.engine.begin() as conn:
                 for _name, ops, sv in staged:
                     ops.swap(conn, sv)
         except BaseException as e:
             for _name, ops, sv in staged:
                 ops.io.delete(sv.path)
-            if isinstance(e, sa.exc.IntegrityError):
+            if isinstance(e, sa_exc.IntegrityError):
                 raise VersionConflict("a table of the transaction was created by another writer") from None
             raise
         return {name: ops.load(ops.swapped(sv))[1] for name, ops, sv in staged}
@@ -438,7 +446,8 @@ class SqlCatalog(HadoopCatalog):
             check_table_alone(t.ops, meta)
             purge_table_files(t.ops, version, meta)
         with self.db.engine.begin() as conn:
-            gone = conn.execute(sa.delete(self.db.tables).where(t.ops._where())).rowcount
+            gone = conn.execute(sa.delete(self.db.tables).where(
+                cast(SqlTableOperations, t.ops)._where())).rowcount  # pyright: ignore[reportPrivateUsage] (same module)
         if not gone:
             raise NoSuchTableError(f"table {name} does not exist")
 
@@ -446,6 +455,7 @@ class SqlCatalog(HadoopCatalog):
         """Rename: the row gets the new name; the files stay where they are (their paths are in
         the metadata), as Iceberg's JDBC catalog renames."""
         import sqlalchemy as sa
+        from sqlalchemy import exc as sa_exc
 
         old = self.load_table(name)
         db, tbl = split_name(new_name)
@@ -455,9 +465,10 @@ class SqlCatalog(HadoopCatalog):
             raise TableAlreadyExistsError(f"cannot rename table {name} to {new_name}: a view of that name exists")
         try:
             with self.db.engine.begin() as conn:
-                done = conn.execute(sa.update(self.db.tables).where(old.ops._where())
+                done = conn.execute(sa.update(self.db.tables).where(
+                    cast(SqlTableOperations, old.ops)._where())  # pyright: ignore[reportPrivateUsage] (same module)
                                     .values(table_namespace=db, table_name=tbl)).rowcount
-        except sa.exc.IntegrityError:
+        except sa_exc.IntegrityError:
             raise TableAlreadyExistsError(f"table {new_name} already exists") from None
         if done != 1:
             raise NoSuchTableError(f"table {name} does not exist")
@@ -470,7 +481,7 @@ class SqlCatalog(HadoopCatalog):
             raise NotSupportedError("views", reason=f"the catalog database {redact(self.uri)} has Iceberg's older "
                                     "JDBC schema without the iceberg_type column; views need schema V1")
 
-    def _view_where(self, name: str):
+    def _view_where(self, name: str) -> sa.ColumnElement[bool]:
         db, tbl = split_name(name)
         c = self.db.tables.c
         return ((c.catalog_name == self.catalog_name) & (c.table_namespace == db) & (c.table_name == tbl)
@@ -506,7 +517,8 @@ class SqlCatalog(HadoopCatalog):
                 & (c.iceberg_type == VIEW_TYPE))).fetchall()
         return sorted(f"{namespace}.{r[0]}" for r in rows)
 
-    def load_view(self, name: str) -> LoadedView:
+    # (the Hadoop catalog refuses every view call, whatever its arguments; this one has views)
+    def load_view(self, name: str) -> LoadedView:  # pyright: ignore[reportIncompatibleMethodOverride]
         path = self._view_location(name)
         if path is None:
             raise NoSuchViewError(f"view {name} does not exist in catalog {self.catalog_name!r}")
@@ -515,12 +527,12 @@ class SqlCatalog(HadoopCatalog):
         except FileNotFoundError:
             raise NoSuchViewError(f"view {name}: its metadata file {path} is missing") from None
 
-    def create_view(self, name: str, meta: ViewMetadata) -> LoadedView:
+    def create_view(self, name: str, meta: ViewMetadata) -> LoadedView:  # pyright: ignore[reportIncompatibleMethodOverride]
         """Register a new view whose first metadata is ``meta`` (``ViewAlreadyExistsError`` when a
         view or a table has the name)."""
         return self._add_view(name, meta, None)
 
-    def register_view(self, name: str, metadata_location: str) -> LoadedView:
+    def register_view(self, name: str, metadata_location: str) -> LoadedView:  # pyright: ignore[reportIncompatibleMethodOverride]
         """Adopt a view whose metadata file is ``metadata_location`` (read and checked first): its
         row names that file; nothing is copied (``ViewAlreadyExistsError`` as ``create_view``)."""
         self._need_views()
@@ -529,6 +541,7 @@ class SqlCatalog(HadoopCatalog):
     def _add_view(self, name: str, meta: ViewMetadata, registered: Optional[str]) -> LoadedView:
         """The view's row, naming ``registered`` or else a first metadata file written here."""
         import sqlalchemy as sa
+        from sqlalchemy import exc as sa_exc
 
         self._need_views()
         db, tbl = split_name(name)
@@ -546,7 +559,7 @@ class SqlCatalog(HadoopCatalog):
                 conn.execute(sa.insert(self.db.tables).values(
                     catalog_name=self.catalog_name, table_namespace=db, table_name=tbl, metadata_location=path,
                     previous_metadata_location=None, iceberg_type=VIEW_TYPE))
-        except sa.exc.IntegrityError:
+        except sa_exc.IntegrityError:
             if not registered:
                 self.io.delete(path)
             raise ViewAlreadyExistsError(f"cannot {verb} view {name}: the name was taken meanwhile") from None
@@ -556,7 +569,8 @@ class SqlCatalog(HadoopCatalog):
             raise
         return LoadedView(name, path, meta)
 
-    def commit_view(self, name: str, updates: list, requirements: list = ()) -> LoadedView:
+    def commit_view(self, name: str, updates: Sequence[object],  # pyright: ignore[reportIncompatibleMethodOverride]
+                    requirements: Sequence[AssertViewUuid] = ()) -> LoadedView:
         """Apply ``updates`` to the view's current metadata (after checking ``requirements``) and
         make the result current by swapping the row from the file read to the new one; another
         writer first means the updates are checked and applied again on its version."""
@@ -581,7 +595,7 @@ class SqlCatalog(HadoopCatalog):
             self.io.delete(path)
         raise VersionConflict(f"view {name}: lost the race for a new metadata version 10 times")
 
-    def replace_view(self, name: str, updates: list, view_uuid: str) -> LoadedView:
+    def replace_view(self, name: str, updates: Sequence[object], view_uuid: str) -> LoadedView:  # pyright: ignore[reportIncompatibleMethodOverride]
         return self.commit_view(name, updates, [AssertViewUuid(view_uuid)])
 
     def drop_view(self, name: str) -> None:
@@ -597,6 +611,7 @@ class SqlCatalog(HadoopCatalog):
 
     def rename_view(self, name: str, new_name: str) -> None:
         import sqlalchemy as sa
+        from sqlalchemy import exc as sa_exc
 
         if not self.view_exists(name):
             raise NoSuchViewError(f"view {name} does not exist in catalog {self.catalog_name!r}")
@@ -609,7 +624,7 @@ class SqlCatalog(HadoopCatalog):
             with self.db.engine.begin() as conn:
                 done = conn.execute(sa.update(self.db.tables).where(self._view_where(name))
                                     .values(table_namespace=db, table_name=tbl)).rowcount
-        except sa.exc.IntegrityError:
+        except sa_exc.IntegrityError:
             raise ViewAlreadyExistsError(f"cannot rename view {name} to {new_name}: {new_name} exists") from None
         if done != 1:
             raise NoSuchViewError(f"view {name} does not exist in catalog {self.catalog_name!r}")

@@ -1,3 +1,4 @@
+# pyright: strict
 """Table replication: a table's metadata rewritten with another location prefix (Iceberg's
 ``rewrite_table_path`` action), so a copy of its files at the new prefix is a working table.
 
@@ -28,7 +29,7 @@ import io as _io
 import json
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Optional, cast
 
 import fastavro
 
@@ -44,6 +45,14 @@ EQUALITY_DELETES = 2
 DELETE_FILE_PATH_ID = 2147483546      # the file_path column of position delete files (spec, "Position Delete Files")
 PATH_PROPERTIES = ("write.data.path", "write.metadata.path", "write.object-storage.path", "write.folder-storage.path")
 LIVE = (0, 1)                          # manifest entry status EXISTING, ADDED
+
+Json = dict[str, Any]                  # a JSON document (metadata.json, a Puffin footer) or an Avro record
+
+
+def _entries(doc: Json, key: str) -> list[Json]:
+    """The list of objects under ``key`` (none when it is absent or null)."""
+    entries: list[Json] = doc.get(key) or []
+    return entries
 
 
 def with_separator(path: str) -> str:
@@ -72,11 +81,11 @@ class TablePathResult:
     latest_version: str
     staging_location: str
     file_list_location: str
-    copy_plan: list = field(default_factory=list)       # (source, target) pairs
+    copy_plan: list[tuple[str, str]] = field(default_factory=list[tuple[str, str]])       # (source, target) pairs
     rewritten_manifests: int = 0
     rewritten_delete_files: int = 0
 
-    def as_row(self) -> dict:
+    def as_row(self) -> dict[str, str | int]:
         return {"latest_version": self.latest_version, "file_list_location": self.file_list_location,
                 "rewritten_manifest_file_paths_count": self.rewritten_manifests,
                 "rewritten_delete_file_paths_count": self.rewritten_delete_files}
@@ -87,8 +96,8 @@ class _Rewrite:
 
     def __init__(self, io: FileIO, source: str, target: str, staging: str):
         self.io, self.source, self.target, self.staging = io, source, target, staging
-        self.plan: dict = {}                   # source file -> target path
-        self.written: list = []                # the files this run wrote
+        self.plan: dict[str, str] = {}                   # source file -> target path
+        self.written: list[str] = []                # the files this run wrote
 
     def write(self, path: str, data: bytes) -> None:
         self.io.write_bytes(path, data, overwrite=True)
@@ -121,7 +130,7 @@ def rewrite_table_path(io: FileIO, current_metadata_file: str, source_prefix: st
     if source_prefix == target_prefix:
         raise ValueError(f"source_prefix and target_prefix are the same ({source_prefix})")
     current = _load(io, current_metadata_file)
-    known = [current_metadata_file] + [e["metadata-file"] for e in current.get("metadata-log") or []]
+    known = [current_metadata_file] + [e["metadata-file"] for e in _entries(current, "metadata-log")]
     end_file = _version(io, known, end_version, "end_version") if end_version else current_metadata_file
     start_file = _version(io, known, start_version, "start_version") if start_version else None
     if staging_location is None:
@@ -132,7 +141,7 @@ def rewrite_table_path(io: FileIO, current_metadata_file: str, source_prefix: st
     end = _load(io, end_file)
     start = _load(io, start_file) if start_file else None
     run.path(end["location"], "table location")        # refused before anything is written
-    for entry in end.get("metadata-log") or []:
+    for entry in _entries(end, "metadata-log"):
         run.path(entry["metadata-file"], "metadata file")
     try:
         return _rewrite(run, end_file, end, start_file, start, create_file_list)
@@ -142,27 +151,28 @@ def rewrite_table_path(io: FileIO, current_metadata_file: str, source_prefix: st
         raise
 
 
-def _rewrite(run: _Rewrite, end_file: str, end: dict, start_file: Optional[str], start: Optional[dict],
+def _rewrite(run: _Rewrite, end_file: str, end: Json, start_file: Optional[str], start: Optional[Json],
              create_file_list: bool) -> TablePathResult:
     io, staging = run.io, run.staging
     # the versions to rewrite: end_version and the ones before it, back to start_version (not included)
-    versions = [(end_file, end)]
-    for entry in reversed(end.get("metadata-log") or []):
+    versions: list[tuple[str, Json]] = [(end_file, end)]
+    for entry in reversed(_entries(end, "metadata-log")):
         if entry["metadata-file"] == start_file:
             break
         if not io.exists(entry["metadata-file"]):
             raise ValueError(f"metadata file {entry['metadata-file']} of the metadata log does not exist")
         versions.append((entry["metadata-file"], _load(io, entry["metadata-file"])))
-    old_ids = {s["snapshot-id"] for s in (start or {}).get("snapshots") or []}
-    delta_ids = {s["snapshot-id"] for _, meta in versions for s in meta.get("snapshots") or []} - old_ids
-    snapshots = [s for s in end.get("snapshots") or [] if s["snapshot-id"] not in old_ids]
+    old_ids: set[int] = {s["snapshot-id"] for s in _entries(start or {}, "snapshots")}
+    delta_ids: set[int] = {s["snapshot-id"] for _, meta in versions for s in _entries(meta, "snapshots")} - old_ids
+    snapshots = [s for s in _entries(end, "snapshots") if s["snapshot-id"] not in old_ids]
     for s in snapshots:
         if "manifest-list" not in s:
             raise ValueError(f"snapshot {s['snapshot-id']} lists its manifests inline (format v1 without a manifest "
                              "list), which rewrite_table_path does not rewrite")
-    lists = {s["manifest-list"]: s for s in snapshots}
+    lists: dict[str, Json] = {s["manifest-list"]: s for s in snapshots}
     manifests = _manifests_of(io, list(lists))
-    lengths, deletes = {}, 0
+    lengths: dict[str, int] = {}
+    deletes = 0
     for path, record in manifests.items():
         copied = record["added_snapshot_id"] in delta_ids
         lengths[path], n = _rewrite_manifest(run, path, record, delta_ids, write=copied)
@@ -185,14 +195,15 @@ def _rewrite(run: _Rewrite, end_file: str, end: dict, start_file: Optional[str],
 
 
 # --------------------------------------------------------------------------- metadata.json
-def _load(io: FileIO, path: str) -> dict:
+def _load(io: FileIO, path: str) -> Json:
     data = read_regular_file(io, path, what=f"metadata file {path}")
     if path.endswith(".gz.metadata.json") or data[:2] == b"\x1f\x8b":
         data = gzip.decompress(data)
-    return json.loads(data)
+    doc: Json = json.loads(data)
+    return doc
 
 
-def _version(io: FileIO, known: list, name: str, what: str) -> str:
+def _version(io: FileIO, known: list[str], name: str, what: str) -> str:
     """The metadata file named ``name`` (its file name, or its whole path) among ``known``."""
     hits = [p for p in known if file_name(p) == name or p == name]
     if not hits:
@@ -203,22 +214,22 @@ def _version(io: FileIO, known: list, name: str, what: str) -> str:
     return hits[0]
 
 
-def _write_metadata(run: _Rewrite, path: str, meta: dict, delta_ids: set) -> None:
+def _write_metadata(run: _Rewrite, path: str, meta: Json, delta_ids: set[int]) -> None:
     """One metadata.json with every path replaced; its statistics files join the copy plan."""
     out = copy.deepcopy(meta)
     out["location"] = run.path(meta["location"], "table location")
-    props = out.get("properties") or {}
+    props: dict[str, str] = out.get("properties") or {}
     for key in PATH_PROPERTIES:
         if key in props:
             props[key] = run.path(props[key], f"table property {key}")
-    for s in out.get("snapshots") or []:
+    for s in _entries(out, "snapshots"):
         if "manifest-list" in s:
             s["manifest-list"] = run.path(s["manifest-list"], "manifest list")
-    for e in out.get("metadata-log") or []:
+    for e in _entries(out, "metadata-log"):
         e["metadata-file"] = run.path(e["metadata-file"], "metadata file")
     for key in ("statistics", "partition-statistics"):
-        for stats in out.get(key) or []:
-            original = stats["statistics-path"]
+        for stats in _entries(out, key):
+            original: str = stats["statistics-path"]
             stats["statistics-path"] = run.path(original, "statistics file")
             if stats.get("snapshot-id") in delta_ids:       # Puffin and Parquet statistics hold no paths
                 run.copy(original, stats["statistics-path"])
@@ -232,40 +243,44 @@ def _write_metadata(run: _Rewrite, path: str, meta: dict, delta_ids: set) -> Non
 def _strip_logical(schema: Any) -> Any:
     """The Avro schema without logical types: values are read and written back as stored."""
     if isinstance(schema, dict):
-        return {k: _strip_logical(v) for k, v in schema.items() if k != "logicalType"}
+        return {k: _strip_logical(v) for k, v in cast(Json, schema).items() if k != "logicalType"}
     if isinstance(schema, list):
-        return [_strip_logical(s) for s in schema]
+        return [_strip_logical(s) for s in cast(list[Any], schema)]
     return schema
 
 
-def _read_avro(io: FileIO, path: str, what: str) -> tuple[dict, list, dict, str]:
+def _read_avro(io: FileIO, path: str, what: str) -> tuple[Json, list[Json], dict[str, str], str]:
     """(writer schema, records as stored, key/value metadata, codec) of an Avro file."""
     try:
         data = io.read_bytes(path)
     except FileNotFoundError:
         raise ValueError(f"{what} {path} does not exist") from None
     reader = fastavro.reader(_io.BytesIO(data))
-    schema = json.loads(reader.metadata["avro.schema"])
-    codec = str(reader.metadata.get("avro.codec") or "null")
-    records = list(fastavro.reader(_io.BytesIO(data), reader_schema=_strip_logical(schema)))
-    meta = {k: (v.decode("utf-8") if isinstance(v, bytes) else v) for k, v in reader.metadata.items()
-            if not k.startswith("avro.")}
+    # fastavro types the header loosely
+    header = cast(dict[str, Any], reader.metadata)  # pyright: ignore[reportUnknownMemberType]
+    schema: Json = json.loads(header["avro.schema"])
+    codec = str(header.get("avro.codec") or "null")
+    records = cast(list[Json], list(fastavro.reader(_io.BytesIO(data), reader_schema=_strip_logical(schema))))
+    meta: dict[str, str] = {k: (v.decode("utf-8") if isinstance(v, bytes) else v) for k, v in header.items()
+                            if not k.startswith("avro.")}
     return schema, records, meta, codec
 
 
-def _avro_bytes(schema: dict, records: list, meta: dict, codec: str) -> bytes:
+def _avro_bytes(schema: Json, records: list[Json], meta: dict[str, str], codec: str) -> bytes:
     buf = _io.BytesIO()
     try:
-        fastavro.writer(buf, fastavro.parse_schema(schema), records, codec=codec, metadata=meta)
+        fastavro.writer(buf, fastavro.parse_schema(schema), records, codec=codec,  # pyright: ignore[reportUnknownMemberType]
+                        metadata=meta)                  # (fastavro's writer is loosely typed)
     except ValueError:          # a codec this writer lacks (snappy): the file is written with deflate
         buf = _io.BytesIO()
-        fastavro.writer(buf, fastavro.parse_schema(schema), records, codec="deflate", metadata=meta)
+        fastavro.writer(buf, fastavro.parse_schema(schema), records, codec="deflate",  # pyright: ignore[reportUnknownMemberType]
+                        metadata=meta)
     return buf.getvalue()
 
 
-def _manifests_of(io: FileIO, lists: list) -> dict:
+def _manifests_of(io: FileIO, lists: list[str]) -> dict[str, Json]:
     """{manifest path: its manifest list record} over the manifest lists."""
-    out: dict = {}
+    out: dict[str, Json] = {}
     for path in lists:
         _schema, records, _meta, _codec = _read_avro(io, path, "manifest list")
         for r in records:
@@ -273,7 +288,7 @@ def _manifests_of(io: FileIO, lists: list) -> dict:
     return out
 
 
-def _rewrite_manifest_list(run: _Rewrite, path: str, lengths: dict) -> None:
+def _rewrite_manifest_list(run: _Rewrite, path: str, lengths: dict[str, int]) -> None:
     schema, records, meta, codec = _read_avro(run.io, path, "manifest list")
     for r in records:
         original = r["manifest_path"]
@@ -282,7 +297,7 @@ def _rewrite_manifest_list(run: _Rewrite, path: str, lengths: dict) -> None:
     run.write(run.staged(path), _avro_bytes(schema, records, meta, codec))
 
 
-def _rewrite_manifest(run: _Rewrite, path: str, listed: dict, delta_ids: set, write: bool) -> tuple[int, int]:
+def _rewrite_manifest(run: _Rewrite, path: str, listed: Json, delta_ids: set[int], write: bool) -> tuple[int, int]:
     """Rewrite one manifest (written to staging when ``write``, else only measured: an earlier
     copy holds it); returns its new length and the number of position delete files rewritten.
     The live files that snapshots after ``start_version`` added join the copy plan."""
@@ -299,7 +314,7 @@ def _rewrite_manifest(run: _Rewrite, path: str, listed: dict, delta_ids: set, wr
             f["referenced_data_file"] = run.path(f["referenced_data_file"], "referenced data file")
         if f.get("content") == POSITION_DELETES:
             for key in ("lower_bounds", "upper_bounds"):
-                for kv in f.get(key) or []:
+                for kv in _entries(f, key):
                     if kv["key"] == DELETE_FILE_PATH_ID and kv["value"].decode("utf-8").startswith(run.source):
                         kv["value"] = run.path(kv["value"].decode("utf-8"), "data file").encode("utf-8")
             if entry["status"] in LIVE and run.io.exists(original):
@@ -316,7 +331,7 @@ def _rewrite_manifest(run: _Rewrite, path: str, listed: dict, delta_ids: set, wr
 
 
 # --------------------------------------------------------------------------- position deletes
-def _rewrite_position_deletes(run: _Rewrite, path: str, f: dict, write: bool) -> int:
+def _rewrite_position_deletes(run: _Rewrite, path: str, f: Json, write: bool) -> int:
     """A position delete file (Parquet) or deletion vector file (Puffin) with its data file paths
     replaced; returns its new size (written to staging when ``write``)."""
     if str(f.get("file_format", "")).upper() == "PUFFIN":
@@ -339,16 +354,16 @@ def _puffin_bytes(run: _Rewrite, path: str) -> bytes:
     start = len(data) - 12 - size
     if flags & 1:
         raise ValueError(f"Puffin file {path} has a compressed footer, which icefloe does not rewrite")
-    footer = json.loads(data[start:start + size])
-    for blob in footer.get("blobs") or []:
-        props = blob.get("properties") or {}
+    footer: Json = json.loads(data[start:start + size])
+    for blob in _entries(footer, "blobs"):
+        props: dict[str, str] = blob.get("properties") or {}
         if props.get("referenced-data-file", "").startswith(run.source):
             props["referenced-data-file"] = run.path(props["referenced-data-file"], "referenced data file")
     payload = json.dumps(footer, separators=(",", ":")).encode("utf-8")
     return data[:start] + payload + struct.pack("<i", len(payload)) + data[-8:-4] + MAGIC
 
 
-def _parquet_bytes(run: _Rewrite, path: str, f: dict) -> bytes:
+def _parquet_bytes(run: _Rewrite, path: str, f: Json) -> bytes:
     import pyarrow as pa
     import pyarrow.parquet as pq
 

@@ -1,3 +1,4 @@
+# pyright: strict
 """Iceberg view metadata (the view spec, ``format/view-spec.md``): the JSON document, its
 validation, and the updates that make a view's next version.
 
@@ -20,7 +21,7 @@ import json
 import time
 import uuid
 from dataclasses import dataclass, field, replace
-from typing import Optional
+from typing import Any, Callable, Iterable, Optional, Sequence, cast
 
 from icefloe.core.types import Schema
 from icefloe.errors import CorruptMetadataError, IcefloeError, SchemaError, VersionConflict
@@ -32,6 +33,8 @@ SQL = "sql"
 HISTORY_SIZE = "version.history.num-entries"
 HISTORY_SIZE_DEFAULT = 10
 LAST_ADDED = -1
+
+Json = dict[str, Any]       # a JSON object of the view spec or the REST spec
 
 
 class ViewUpdateError(IcefloeError):
@@ -45,14 +48,14 @@ class SqlRepresentation:
     sql: str
     dialect: str
 
-    def to_json(self) -> dict:
+    def to_json(self) -> Json:
         return {"type": SQL, "sql": self.sql, "dialect": self.dialect}
 
 
-def duplicate_dialect(representations) -> Optional[str]:
+def duplicate_dialect(representations: Iterable[SqlRepresentation]) -> Optional[str]:
     """The first dialect (lower case) that more than one of ``representations`` is in, if any
     (a view version has at most one query per dialect, compared without case)."""
-    seen = set()
+    seen: set[str] = set()
     for r in representations:
         d = r.dialect.lower()
         if d in seen:
@@ -66,9 +69,9 @@ class ViewVersion:
     version_id: int
     timestamp_ms: int
     schema_id: int
-    summary: dict
-    representations: tuple
-    default_namespace: tuple
+    summary: dict[str, str]
+    representations: tuple[SqlRepresentation, ...]
+    default_namespace: tuple[str, ...]
     default_catalog: Optional[str] = None
 
     def sql_for(self, dialect: str) -> Optional[str]:
@@ -80,8 +83,8 @@ class ViewVersion:
                 and self.default_catalog == other.default_catalog
                 and self.default_namespace == other.default_namespace and self.schema_id == other.schema_id)
 
-    def to_json(self) -> dict:
-        d = {"version-id": self.version_id, "timestamp-ms": self.timestamp_ms, "schema-id": self.schema_id,
+    def to_json(self) -> Json:
+        d: Json = {"version-id": self.version_id, "timestamp-ms": self.timestamp_ms, "schema-id": self.schema_id,
              "summary": dict(self.summary), "representations": [r.to_json() for r in self.representations]}
         if self.default_catalog is not None:
             d["default-catalog"] = self.default_catalog
@@ -89,23 +92,25 @@ class ViewVersion:
         return d
 
     @staticmethod
-    def from_json(obj, bad=None) -> "ViewVersion":
+    def from_json(obj: object, bad: Optional[Callable[[str], Exception]] = None) -> "ViewVersion":
         bad = bad or (lambda reason: ViewUpdateError(f"view version: {reason}"))
         if not isinstance(obj, dict):
             raise bad(f"a view version must be a JSON object, not {type(obj).__name__}")
+        obj = cast(Json, obj)
         for key in ("version-id", "timestamp-ms", "schema-id"):
             if type(obj.get(key)) is not int:
                 raise bad(f"view version: {key!r} must be an integer, not {obj.get(key)!r}")
-        summary = obj.get("summary")
-        if not isinstance(summary, dict) or not all(isinstance(v, str) for v in summary.values()):
+        summary: object = obj.get("summary")
+        if not isinstance(summary, dict) or not all(isinstance(v, str) for v in cast(Json, summary).values()):
             raise bad(f"view version {obj['version-id']}: 'summary' must be a JSON object of strings")
-        reps = obj.get("representations")
+        reps: object = obj.get("representations")
         if not isinstance(reps, list):
             raise bad(f"view version {obj['version-id']}: 'representations' must be a JSON array")
-        out = []
-        for r in reps:
-            if not isinstance(r, dict) or r.get("type") != SQL:
+        out: list[SqlRepresentation] = []
+        for r in cast(list[object], reps):
+            if not isinstance(r, dict) or cast(Json, r).get("type") != SQL:
                 raise bad(f"view version {obj['version-id']}: unknown representation {r!r} (the spec has type 'sql')")
+            r = cast(Json, r)
             if not isinstance(r.get("sql"), str) or not isinstance(r.get("dialect"), str):
                 raise bad(f"view version {obj['version-id']}: a sql representation needs the strings 'sql' and "
                           "'dialect'")
@@ -113,25 +118,25 @@ class ViewVersion:
         twice = duplicate_dialect(out)
         if twice:
             raise bad(f"Invalid view version: Cannot add multiple queries for dialect {twice}")
-        ns = obj.get("default-namespace")
-        if not isinstance(ns, list) or not all(isinstance(p, str) for p in ns):
+        ns: object = obj.get("default-namespace")
+        if not isinstance(ns, list) or not all(isinstance(p, str) for p in cast(list[object], ns)):
             raise bad(f"view version {obj['version-id']}: 'default-namespace' must be a JSON array of strings")
         cat = obj.get("default-catalog")
         if cat is not None and not isinstance(cat, str):
             raise bad(f"view version {obj['version-id']}: 'default-catalog' must be a string")
-        return ViewVersion(obj["version-id"], obj["timestamp-ms"], obj["schema-id"], dict(summary), tuple(out),
-                           tuple(ns), cat)
+        return ViewVersion(obj["version-id"], obj["timestamp-ms"], obj["schema-id"],
+                           dict(cast(dict[str, str], summary)), tuple(out), tuple(cast(list[str], ns)), cat)
 
 
 @dataclass(frozen=True)
 class ViewMetadata:
     view_uuid: str
     location: str
-    schemas: tuple
+    schemas: tuple[Schema, ...]
     current_version_id: int
-    versions: tuple
-    version_log: tuple                # ((timestamp-ms, version-id), ...)
-    properties: dict = field(default_factory=dict)
+    versions: tuple[ViewVersion, ...]
+    version_log: tuple[tuple[int, int], ...]                # ((timestamp-ms, version-id), ...)
+    properties: dict[str, str] = field(default_factory=dict[str, str])
     format_version: int = VIEW_FORMAT_VERSION
 
     # ------------------------------------------------------------------ lookups
@@ -153,7 +158,7 @@ class ViewMetadata:
         return s
 
     # ------------------------------------------------------------------ JSON
-    def to_json(self) -> dict:
+    def to_json(self) -> Json:
         return {"view-uuid": self.view_uuid, "format-version": self.format_version, "location": self.location,
                 "schemas": [schema_to_json(s) for s in self.schemas],
                 "current-version-id": self.current_version_id,
@@ -169,7 +174,7 @@ class ViewMetadata:
         return ViewMetadata.from_json(metadata_json(data, path, "view"), path)
 
     @staticmethod
-    def from_json(obj, path: str = "<memory>") -> "ViewMetadata":
+    def from_json(obj: object, path: str = "<memory>") -> "ViewMetadata":
         """The metadata of ``obj``, checked by the spec's rules; ``CorruptMetadataError`` naming
         ``path`` and what is wrong."""
         def bad(reason: str) -> CorruptMetadataError:
@@ -177,6 +182,7 @@ class ViewMetadata:
 
         if not isinstance(obj, dict):
             raise bad(f"view metadata must be a JSON object, not {type(obj).__name__}")
+        obj = cast(Json, obj)
         fv = obj.get("format-version")
         if fv != VIEW_FORMAT_VERSION:
             raise bad(f"view format-version {fv!r} is not supported (the view spec has version 1)")
@@ -190,15 +196,17 @@ class ViewMetadata:
         except (KeyError, TypeError, ValueError, AttributeError, SchemaError) as e:
             raise bad(f"a schema is malformed ({type(e).__name__}: {e})") from None
         versions = tuple(ViewVersion.from_json(v, bad) for v in obj["versions"])
-        log = obj.get("version-log")
-        if not isinstance(log, list) or not all(isinstance(e, dict) and type(e.get("timestamp-ms")) is int
-                                                and type(e.get("version-id")) is int for e in log):
+        log: object = obj.get("version-log")
+        if not isinstance(log, list) or not all(isinstance(e, dict) and type(cast(Json, e).get("timestamp-ms")) is int
+                                                and type(cast(Json, e).get("version-id")) is int
+                                                for e in cast(list[object], log)):
             raise bad("'version-log' must be a JSON array of {timestamp-ms, version-id}")
-        props = obj.get("properties") or {}
-        if not isinstance(props, dict) or not all(isinstance(v, str) for v in props.values()):
+        props: object = obj.get("properties") or {}
+        if not isinstance(props, dict) or not all(isinstance(v, str) for v in cast(Json, props).values()):
             raise bad("'properties' must be a JSON object of strings")
-        meta = ViewMetadata(obj["view-uuid"], obj["location"], schemas, obj.get("current-version-id"), versions,
-                            tuple((e["timestamp-ms"], e["version-id"]) for e in log), dict(props), fv)
+        meta = ViewMetadata(obj["view-uuid"], obj["location"], schemas, cast(int, obj.get("current-version-id")), versions,
+                            tuple((e["timestamp-ms"], e["version-id"]) for e in cast(list[Json], log)),
+                            dict(cast(dict[str, str], props)), fv)
         problem = meta.problem()
         if problem:
             raise bad(problem)
@@ -227,14 +235,14 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def new_version(sql: str, schema_id: int, default_namespace, default_catalog: Optional[str],
-                summary: dict, dialect: str = "spark") -> ViewVersion:
+def new_version(sql: str, schema_id: int, default_namespace: Iterable[str], default_catalog: Optional[str],
+                summary: dict[str, str], dialect: str = "spark") -> ViewVersion:
     """A version to add (its id is given when it is added)."""
     return ViewVersion(LAST_ADDED, now_ms(), schema_id, dict(summary), (SqlRepresentation(sql, dialect),),
                        tuple(default_namespace), default_catalog)
 
 
-def new_view_metadata(location: str, schema: Schema, version: ViewVersion, properties: Optional[dict] = None,
+def new_view_metadata(location: str, schema: Schema, version: ViewVersion, properties: Optional[dict[str, str]] = None,
                       view_uuid: Optional[str] = None) -> ViewMetadata:
     """The first metadata of a new view: ``schema`` as schema 0, ``version`` as version 1."""
     empty = ViewMetadata(view_uuid or str(uuid.uuid4()), location.rstrip("/"), (), LAST_ADDED, (), (), {})
@@ -247,7 +255,7 @@ def new_view_metadata(location: str, schema: Schema, version: ViewVersion, prope
 class AssignViewUuid:
     uuid: str
 
-    def to_json(self) -> dict:
+    def to_json(self) -> Json:
         return {"action": "assign-uuid", "uuid": self.uuid}
 
 
@@ -255,7 +263,7 @@ class AssignViewUuid:
 class UpgradeViewFormatVersion:
     format_version: int
 
-    def to_json(self) -> dict:
+    def to_json(self) -> Json:
         return {"action": "upgrade-format-version", "format-version": self.format_version}
 
 
@@ -263,7 +271,7 @@ class UpgradeViewFormatVersion:
 class AddViewSchema:
     schema: Schema
 
-    def to_json(self) -> dict:
+    def to_json(self) -> Json:
         return {"action": "add-schema", "schema": schema_to_json(self.schema)}
 
 
@@ -271,23 +279,23 @@ class AddViewSchema:
 class SetViewLocation:
     location: str
 
-    def to_json(self) -> dict:
+    def to_json(self) -> Json:
         return {"action": "set-location", "location": self.location}
 
 
 @dataclass(frozen=True)
 class SetViewProperties:
-    updates: dict
+    updates: dict[str, str]
 
-    def to_json(self) -> dict:
+    def to_json(self) -> Json:
         return {"action": "set-properties", "updates": dict(self.updates)}
 
 
 @dataclass(frozen=True)
 class RemoveViewProperties:
-    removals: tuple
+    removals: tuple[str, ...]
 
-    def to_json(self) -> dict:
+    def to_json(self) -> Json:
         return {"action": "remove-properties", "removals": list(self.removals)}
 
 
@@ -295,7 +303,7 @@ class RemoveViewProperties:
 class AddViewVersion:
     version: ViewVersion
 
-    def to_json(self) -> dict:
+    def to_json(self) -> Json:
         return {"action": "add-view-version", "view-version": self.version.to_json()}
 
 
@@ -303,7 +311,7 @@ class AddViewVersion:
 class SetCurrentViewVersion:
     version_id: int
 
-    def to_json(self) -> dict:
+    def to_json(self) -> Json:
         return {"action": "set-current-view-version", "view-version-id": self.version_id}
 
 
@@ -312,7 +320,7 @@ class AssertViewUuid:
     """The requirement of a view commit: the view is still the one the client loaded."""
     uuid: str
 
-    def to_json(self) -> dict:
+    def to_json(self) -> Json:
         return {"type": "assert-view-uuid", "uuid": self.uuid}
 
     def check(self, meta: ViewMetadata) -> None:
@@ -321,17 +329,19 @@ class AssertViewUuid:
                                   "(it was replaced)")
 
 
-def _strings(obj, key: str, what: str) -> dict:
-    v = obj.get(key)
-    if not isinstance(v, dict) or not all(isinstance(k, str) and isinstance(x, str) for k, x in v.items()):
+def _strings(obj: Json, key: str, what: str) -> dict[str, str]:
+    v: object = obj.get(key)
+    if not isinstance(v, dict) or not all(isinstance(k, str) and isinstance(x, str)
+                                          for k, x in cast(dict[object, object], v).items()):
         raise ViewUpdateError(f"{what}: {key!r} must be a JSON object of strings")
-    return v
+    return cast(dict[str, str], v)
 
 
-def view_update_from_json(obj) -> object:
+def view_update_from_json(obj: object) -> object:
     """One update of the REST spec's ``ViewUpdate`` (``ViewUpdateError`` for anything else)."""
     if not isinstance(obj, dict):
         raise ViewUpdateError(f"a view update must be a JSON object, not {type(obj).__name__}")
+    obj = cast(Json, obj)
     action = obj.get("action")
     if action == "assign-uuid" and isinstance(obj.get("uuid"), str):
         return AssignViewUuid(obj["uuid"])
@@ -347,10 +357,10 @@ def view_update_from_json(obj) -> object:
     if action == "set-properties":
         return SetViewProperties(_strings(obj, "updates", action))
     if action == "remove-properties":
-        rem = obj.get("removals")
-        if not isinstance(rem, list) or not all(isinstance(k, str) for k in rem):
+        rem: object = obj.get("removals")
+        if not isinstance(rem, list) or not all(isinstance(k, str) for k in cast(list[object], rem)):
             raise ViewUpdateError("remove-properties: 'removals' must be a JSON array of strings")
-        return RemoveViewProperties(tuple(rem))
+        return RemoveViewProperties(tuple(cast(list[str], rem)))
     if action == "add-view-version":
         return AddViewVersion(ViewVersion.from_json(obj.get("view-version")))
     if action == "set-current-view-version" and type(obj.get("view-version-id")) is int:
@@ -362,10 +372,13 @@ def view_update_from_json(obj) -> object:
     raise ViewUpdateError(f"unknown view update {str(action)[:60]!r} (a view takes {', '.join(known)})")
 
 
-def view_requirement_from_json(obj) -> AssertViewUuid:
-    if isinstance(obj, dict) and obj.get("type") == "assert-view-uuid" and isinstance(obj.get("uuid"), str):
-        return AssertViewUuid(obj["uuid"])
-    raise ViewUpdateError(f"unknown view requirement {str(obj)[:80]} (a view takes assert-view-uuid)")
+def view_requirement_from_json(obj: object) -> AssertViewUuid:
+    if isinstance(obj, dict):
+        doc = cast(Json, obj)
+        if doc.get("type") == "assert-view-uuid" and isinstance(doc.get("uuid"), str):
+            return AssertViewUuid(doc["uuid"])
+    text = str(cast(object, obj))
+    raise ViewUpdateError(f"unknown view requirement {text[:80]} (a view takes assert-view-uuid)")
 
 
 def _same_schema(a: Schema, b: Schema) -> bool:
@@ -375,15 +388,18 @@ def _same_schema(a: Schema, b: Schema) -> bool:
     return ja == jb
 
 
-def apply_view_updates(meta: ViewMetadata, updates: list, creating: bool = False) -> ViewMetadata:
+def apply_view_updates(meta: ViewMetadata, updates: Sequence[object], creating: bool = False) -> ViewMetadata:
     """``meta`` with ``updates`` applied in order, by the rules of the module doc; the result is
     checked (``ViewUpdateError`` when a rule is broken)."""
-    schemas, versions = list(meta.schemas), list(meta.versions)
-    log, props = list(meta.version_log), dict(meta.properties)
-    current, location, fv, view_uuid = meta.current_version_id, meta.location, meta.format_version, meta.view_uuid
+    schemas: list[Schema] = list(meta.schemas)
+    versions: list[ViewVersion] = list(meta.versions)
+    log: list[tuple[int, int]] = list(meta.version_log)
+    props = dict(meta.properties)
+    current: int = meta.current_version_id
+    location, fv, view_uuid = meta.location, meta.format_version, meta.view_uuid
     last_schema: Optional[int] = None
     last_version: Optional[int] = None
-    added: set = set()
+    added: set[int] = set()
     for u in updates:
         if isinstance(u, AssignViewUuid):
             if not creating and u.uuid != view_uuid:
@@ -410,7 +426,7 @@ def apply_view_updates(meta: ViewMetadata, updates: list, creating: bool = False
             for k in u.removals:
                 props.pop(k, None)
         elif isinstance(u, AddViewVersion):
-            v = u.version
+            v: ViewVersion = u.version
             if v.schema_id == LAST_ADDED:
                 if last_schema is None:
                     raise ViewUpdateError("add-view-version: schema-id -1 (the last added schema) but no schema "
@@ -430,12 +446,12 @@ def apply_view_updates(meta: ViewMetadata, updates: list, creating: bool = False
             last_version = v.version_id
             added.add(v.version_id)
         elif isinstance(u, SetCurrentViewVersion):
-            vid = u.version_id
+            vid: int = u.version_id
             if vid == LAST_ADDED:
                 if last_version is None:
                     raise ViewUpdateError("set-current-view-version -1 (the last added version) but no version "
                                           "was added")
-                vid = last_version
+                vid = cast(int, last_version)     # (an int: pyright loses the type around the loop)
             target = next((o for o in versions if o.version_id == vid), None)
             if target is None:
                 raise ViewUpdateError(f"set-current-view-version: unknown version {vid}")

@@ -1,3 +1,4 @@
+# pyright: strict
 """Apache Paimon tables (append-only and primary-key) in Paimon's filesystem-catalog layout.
 
 Spec sections, pure encoding over plain data:
@@ -17,11 +18,19 @@ Operations, with I/O at the edge (``file_store``):
 * ``catalog``, ``table`` -- the filesystem catalog and ``FileStoreTable`` (the user-facing table,
   with Spark, is ``icefloe.table.PaimonTable``)
 """
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:       # what the lazily loaded names below stand for, to type checkers
+    from icefloe.paimon.catalog import PaimonCatalog as PaimonCatalog
+    from icefloe.paimon.commit import CommitMessage as CommitMessage
+    from icefloe.paimon.table import FileStoreTable as FileStoreTable
+    from icefloe.paimon.writer import write_arrow_files as write_arrow_files
+
 _LAZY = {"PaimonCatalog": "icefloe.paimon.catalog", "CommitMessage": "icefloe.paimon.commit",
          "FileStoreTable": "icefloe.paimon.table", "write_arrow_files": "icefloe.paimon.writer"}
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     # loaded on first use: a module of the package imported on its own (as a Spark task's code
     # is) does not bring in the catalog and the table
     if name in _LAZY:

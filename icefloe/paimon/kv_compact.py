@@ -1,3 +1,4 @@
+# pyright: strict
 """Full compaction of primary-key tables: every file of a bucket merged into the highest LSM level.
 
 A primary-key table's writes add level-0 files, one sorted run each; a read merges all runs
@@ -17,7 +18,7 @@ runs with higher sequence numbers. The table's rows do not change.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Any, Collection, Iterable, Mapping, Optional, Protocol, Sequence, Union
 
 from icefloe.core.io import staged_files
 from icefloe.errors import AfterCommitError
@@ -35,9 +36,44 @@ from icefloe.paimon.dv_compact import compact_bucket_dv
 from icefloe.paimon.file_store import FileStore
 from icefloe.paimon.kv_writer import write_merged_file
 from icefloe.paimon.snapshot import COMPACT, Snapshot
+from icefloe.paimon.store_table import StoreTable
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from icefloe.core.io import FileIO
+    from icefloe.paimon.data_file import DataFileMeta
+    from icefloe.paimon.dynamic_bucket import IndexFile
+    from icefloe.paimon.schema import TableSchema
+    from icefloe.paimon.types import DataField
 
 
-def max_level(options: dict) -> int:
+class CompactTable(StoreTable, Protocol):
+    """What compaction reads of a Paimon table beyond ``StoreTable``."""
+
+    @property
+    def io(self) -> FileIO: ...
+    @property
+    def location(self) -> str: ...
+
+    def check_mergeable(self, schema: TableSchema) -> None: ...
+    def snapshots(self) -> list[Snapshot]: ...
+
+
+PartBucket = tuple[bytes, int]                          # (partition bytes, bucket)
+FileRef = tuple[str, Sequence["DataField"], str]        # (path, fields written with, file name)
+KeyFile = tuple[str, Sequence["DataField"]]             # (path, fields written with)
+# what ``compact_bucket`` takes as ``vectors``: (files left out, the bucket's vectors, the merged
+# files' levels, whether the table's changelog is made by lookup)
+VectorsSpec = tuple[list[FileRef], Optional["dv.BucketVectors"], list[int], bool]
+VectorsOut = tuple[Optional["IndexFile"], bool]         # (the bucket's new vector index file, changed)
+# a compacted bucket: (task, new file metas[, changelog file metas[, vectors out]])
+Done = Union[tuple["BucketCompaction", Sequence["DataFileMeta"]],
+             tuple["BucketCompaction", Sequence["DataFileMeta"], Sequence["DataFileMeta"]],
+             tuple["BucketCompaction", Sequence["DataFileMeta"], Sequence["DataFileMeta"], Sequence[VectorsOut]]]
+
+
+def max_level(options: Mapping[str, Any]) -> int:
     """The highest LSM level: ``num-levels`` - 1, by default the compaction trigger."""
     if options.get("num-levels"):
         return max(1, int(options["num-levels"]) - 1)
@@ -52,24 +88,25 @@ class BucketCompaction:
     partition: BinaryRow
     bucket: int
     total_buckets: int
-    entries: list
+    entries: list[mf.ManifestEntry]
     level: Optional[int] = None
     drop_deletes: bool = True
     changelog: Optional[cl.CompactionChangelog] = None   # the changelog this compaction produces
     # deletion vectors: the bucket's files left out ((path, fields, file name)) and its vectors
     vectors_mode: bool = False
-    exclude: list = field(default_factory=list)       # first-row: (path, fields) whose keys the output drops
+    exclude: list[KeyFile] = field(default_factory=list[KeyFile])       # first-row: (path, fields) whose keys the output drops
     lookup_changelog: bool = False
-    others: list = field(default_factory=list)
+    others: list[FileRef] = field(default_factory=list[FileRef])
     vectors: Optional[dv.BucketVectors] = None
 
-    def vectors_spec(self) -> Optional[tuple]:
+    def vectors_spec(self) -> Optional[VectorsSpec]:
         """What ``compact_bucket`` takes as ``vectors`` (None without deletion vectors)."""
         if not self.vectors_mode:
             return None
         return (self.others, self.vectors, [e.file.level for e in self.entries], self.lookup_changelog)
 
-    def with_vectors(self, table, bucket_entries, snapshot) -> "BucketCompaction":
+    def with_vectors(self, table: StoreTable, bucket_entries: Sequence[mf.ManifestEntry],
+                     snapshot: Optional[Snapshot]) -> "BucketCompaction":
         """A table with deletion vectors: what the compaction needs to look keys up and mark them.
         A first-row table without vectors: the files left out, whose keys the merged runs drop
         (the first row of a key is the one already above level 0, so each key stays once there,
@@ -78,7 +115,7 @@ class BucketCompaction:
         if not dv.enabled(options):
             if mg.merge_engine(options) == "first-row":
                 picked = {e.file.file_name for e in self.entries}
-                self.exclude = [(e.file.file_path, table.schema_by_id(e.file.schema_id).fields)
+                self.exclude = [(e.file.path, table.schema_by_id(e.file.schema_id).fields)
                                 for e in bucket_entries if e.file.file_name not in picked and e.file.level > 0]
             return self
         picked = {e.file.file_name for e in self.entries}
@@ -86,12 +123,12 @@ class BucketCompaction:
         self.drop_deletes = True
         self.lookup_changelog = cl.producer(table.table_schema) == cl.LOOKUP
         self.changelog = None          # computed inside the compaction (dv_compact)
-        self.others = [(e.file.file_path, table.schema_by_id(e.file.schema_id).fields, e.file.file_name)
+        self.others = [(e.file.path, table.schema_by_id(e.file.schema_id).fields, e.file.file_name)
                        for e in bucket_entries if e.file.file_name not in picked]
         self.vectors = dv.bucket_vectors(table.store, snapshot).get((self.partition.to_bytes(), self.bucket))
         return self
 
-    def changelog_for(self, table, bucket_entries) -> "BucketCompaction":
+    def changelog_for(self, table: StoreTable, bucket_entries: Sequence[mf.ManifestEntry]) -> "BucketCompaction":
         """Attach the changelog the table's producer makes of this compaction (lookup: always;
         full-compaction: when it merges every run into the highest level)."""
         mode = cl.producer(table.table_schema)
@@ -101,14 +138,14 @@ class BucketCompaction:
                 mode, bucket_entries, lambda e: table.schema_by_id(e.file.schema_id).fields, top)
         return self
 
-    def paths(self) -> list:
-        return [e.file.file_path for e in self.entries]
+    def paths(self) -> list[str]:
+        return [e.file.path for e in self.entries]
 
-    def levels(self) -> list:
+    def levels(self) -> list[int]:
         return [e.file.level for e in self.entries]
 
 
-def plan(table, where=None, buckets=None) -> list[BucketCompaction]:
+def plan(table: StoreTable, where: Any = None, buckets: Optional[Iterable[PartBucket]] = None) -> list[BucketCompaction]:
     """The buckets a full compaction rewrites: those with more than one live file, or one
     not yet at the highest level or holding delete records. ``where`` chooses buckets (any
     bucket with a file it reads), and so do ``buckets`` ((partition bytes, bucket) pairs); a
@@ -118,12 +155,12 @@ def plan(table, where=None, buckets=None) -> list[BucketCompaction]:
     chosen = {(e.partition.to_bytes(), e.bucket) for e in table.plan(where)} if where is not None else None
     if buckets is not None:
         chosen = set(buckets) if chosen is None else chosen & set(buckets)
-    groups: dict = {}
+    groups: dict[PartBucket, list[mf.ManifestEntry]] = {}
     for e in every:
         key = (e.partition.to_bytes(), e.bucket)
         if chosen is None or key in chosen:
             groups.setdefault(key, []).append(e)
-    out = []
+    out: list[BucketCompaction] = []
     for entries in groups.values():
         if len(entries) == 1 and entries[0].file.level == top and not entries[0].file.delete_row_count:
             continue
@@ -134,12 +171,14 @@ def plan(table, where=None, buckets=None) -> list[BucketCompaction]:
     return out
 
 
-def compact_bucket(io, location: str, schema, paths: Sequence[str], file_fields: Sequence, partition,
+def compact_bucket(io: FileIO, location: str, schema: TableSchema, paths: Sequence[str],
+                   file_fields: Sequence[Sequence[DataField]], partition: BinaryRow,
                    bucket: int, table: str = "table", target_file_size: Optional[int] = None,
                    level: Optional[int] = None, drop_deletes: bool = True,
-                   changelog: Optional[cl.CompactionChangelog] = None, changelog_out: Optional[list] = None,
-                   vectors: Optional[tuple] = None, vectors_out: Optional[list] = None,
-                   exclude: Sequence = (), levels: Optional[Sequence[int]] = None) -> list:
+                   changelog: Optional[cl.CompactionChangelog] = None,
+                   changelog_out: Optional[list[DataFileMeta]] = None,
+                   vectors: Optional[VectorsSpec] = None, vectors_out: Optional[list[VectorsOut]] = None,
+                   exclude: Sequence[KeyFile] = (), levels: Optional[Sequence[int]] = None) -> list[DataFileMeta]:
     """Merge files of one bucket and write the result at ``level`` (default the highest);
     returns the new files' metadata (the files are deleted again if anything fails). Without
     ``drop_deletes`` a key whose merged record deletes it keeps that record, for the older runs
@@ -157,11 +196,11 @@ def compact_bucket(io, location: str, schema, paths: Sequence[str], file_fields:
     level = max_level(schema.options) if level is None else level
     namer = DataFileNamer(co.data_file_prefix, co.file_format)
     directory = store.bucket_dir(store.partition_values(partition), bucket)
-    metas: list = []
-    pending: list = []
+    metas: list[DataFileMeta] = []
+    pending: list[pa.Table] = []
     size = 0
 
-    def flush():
+    def flush() -> None:
         nonlocal pending, size
         if pending:
             merged = pa.concat_tables(pending)
@@ -184,6 +223,7 @@ def compact_bucket(io, location: str, schema, paths: Sequence[str], file_fields:
             vectors_out.append((index, changed))
         return metas
     taken = None
+    keys: list[str] = []
     if exclude:
         keys = mg.trimmed_primary_keys(schema.primary_keys, schema.partition_keys)
         taken = mg.keys_of_files(io, exclude, schema.fields, keys)
@@ -210,8 +250,8 @@ def compact_bucket(io, location: str, schema, paths: Sequence[str], file_fields:
     return metas
 
 
-def write_changelog(store, schema, records, directory: str, namer, written: list, level: int,
-                    out: Optional[list]) -> None:
+def write_changelog(store: FileStore, schema: TableSchema, records: Optional[pa.Table], directory: str,
+                    namer: DataFileNamer, written: list[str], level: int, out: Optional[list[DataFileMeta]]) -> None:
     """A bucket's changelog records (None: none) as a changelog file (the data files' layout,
     named by ``namer``'s sibling), its metadata appended to ``out``."""
     if records is None or records.num_rows == 0:
@@ -222,20 +262,32 @@ def write_changelog(store, schema, records, directory: str, namer, written: list
         out.append(meta)
 
 
-def commit(table, base: Snapshot, done: Sequence[tuple]) -> Optional[Snapshot]:
+def _parts(done: Done) -> tuple[BucketCompaction, Sequence[DataFileMeta], Sequence[DataFileMeta], Sequence[VectorsOut]]:
+    """A compacted bucket's (task, new file metas, changelog file metas, vectors out)."""
+    if len(done) == 2:
+        return done[0], done[1], (), ()
+    if len(done) == 3:
+        return done[0], done[1], done[2], ()
+    return done
+
+
+def commit(table: CompactTable, base: Snapshot, done: Sequence[Done]) -> Optional[Snapshot]:
     """Commit compacted buckets, ``done`` = [(BucketCompaction, new file metas[, changelog file
     metas])], as one COMPACT snapshot; on any failure the new files are deleted."""
     store = table.store
-    removed, added, changelog, vectors = [], [], [], {}
-    for task, metas, *rest in done:
+    removed: list[mf.ManifestEntry] = []
+    added: list[mf.ManifestEntry] = []
+    changelog: list[mf.ManifestEntry] = []
+    vectors: dict[PartBucket, Optional[IndexFile]] = {}
+    for task, metas, changelog_metas, vectors_out in map(_parts, done):
         removed.extend(task.entries)
         added.extend(mf.ManifestEntry(mf.ADD, task.partition, task.bucket, task.total_buckets, m) for m in metas)
-        for m in (rest[0] if rest else ()):
+        for m in changelog_metas:
             changelog.append(mf.ManifestEntry(mf.ADD, task.partition, task.bucket, task.total_buckets, m))
-        for index, changed in (rest[1] if len(rest) > 1 else ()):
+        for index, changed in vectors_out:
             if changed:
                 vectors[(task.partition.to_bytes(), task.bucket)] = index
-    before = {k: (t.vectors.file_name if t.vectors else None) for t, *_ in done if t.vectors_mode
+    before = {k: (t.vectors.file_name if t.vectors else None) for t in (d[0] for d in done) if t.vectors_mode
               for k in [(t.partition.to_bytes(), t.bucket)]}
 
     operation = f"compaction of {table.name}"
@@ -255,22 +307,22 @@ def commit(table, base: Snapshot, done: Sequence[tuple]) -> Optional[Snapshot]:
         raise
 
 
-def _all_metas(done: Sequence) -> list:
-    out = []
-    for _task, metas, *rest in done:
+def _all_metas(done: Sequence[Done]) -> list[Union[DataFileMeta, IndexFile]]:
+    out: list[Union[DataFileMeta, IndexFile]] = []
+    for _task, metas, changelog_metas, vectors_out in map(_parts, done):
         out.extend(metas)
-        out.extend(rest[0] if rest else ())
-        out.extend(index for index, _changed in (rest[1] if len(rest) > 1 else ()) if index is not None)
+        out.extend(changelog_metas)
+        out.extend(index for index, _changed in vectors_out if index is not None)
     return out
 
 
-def abort(table, metas: Sequence) -> None:
+def abort(table: CompactTable, metas: Sequence[Union[DataFileMeta, IndexFile]]) -> None:
     for m in metas:
         if m.file_path:
             table.io.delete(m.file_path)
 
 
-def compact_table(table, where=None, target_file_size: Optional[int] = None) -> Optional[Snapshot]:
+def compact_table(table: CompactTable, where: Any = None, target_file_size: Optional[int] = None) -> Optional[Snapshot]:
     """Full compaction on the caller (no Spark): bucket after bucket, one COMPACT snapshot."""
     table.refresh()
     table.check_writable()
@@ -279,7 +331,7 @@ def compact_table(table, where=None, target_file_size: Optional[int] = None) -> 
         return None
     schema = table.table_schema
     table.check_mergeable(schema)
-    done: list = []
+    done: list[Done] = []
     try:
         for task in plan(table, where):
             done.append(run_task(table, task, target_file_size))
@@ -289,11 +341,12 @@ def compact_table(table, where=None, target_file_size: Optional[int] = None) -> 
     return commit(table, base, done)
 
 
-def run_task(table, task: BucketCompaction, target_file_size: Optional[int] = None) -> tuple:
+def run_task(table: CompactTable, task: BucketCompaction, target_file_size: Optional[int] = None
+             ) -> tuple[BucketCompaction, list[DataFileMeta], list[DataFileMeta], list[VectorsOut]]:
     """Compact one bucket on the caller: ``(task, new file metas, changelog file metas)``."""
     fields = [table.schema_by_id(e.file.schema_id).fields for e in task.entries]
-    changelog: list = []
-    vectors: list = []
+    changelog: list[DataFileMeta] = []
+    vectors: list[VectorsOut] = []
     metas = compact_bucket(table.io, table.location, table.table_schema, task.paths(), fields, task.partition,
                            task.bucket, table.name, target_file_size, task.level, task.drop_deletes,
                            task.changelog, changelog, task.vectors_spec(), vectors, task.exclude, task.levels())
@@ -310,18 +363,21 @@ def run_task(table, task: BucketCompaction, target_file_size: Optional[int] = No
 # Merged runs go to the level just above the first run left out, never level 0; when every run
 # is merged the output goes to the highest level.
 
-def _opt_int(options: dict, key: str, default: int) -> int:
+def _opt_int(options: Mapping[str, Any], key: str, default: int) -> int:
     v = options.get(key)
     return int(v) if v not in (None, "") else default
 
 
-def sorted_runs(entries: Sequence) -> list[tuple[int, list]]:
+SortedRun = tuple[int, list[mf.ManifestEntry]]           # (level, entries)
+
+
+def sorted_runs(entries: Sequence[mf.ManifestEntry]) -> list[SortedRun]:
     """A bucket's live entries as its sorted runs ``(level, entries)``, newest first."""
-    runs: list = []
+    runs: list[SortedRun] = []
     level0 = sorted((e for e in entries if e.file.level == 0),
                     key=lambda e: (e.file.max_sequence_number, e.file.min_sequence_number), reverse=True)
     runs.extend((0, [e]) for e in level0)
-    by_level: dict = {}
+    by_level: dict[int, list[mf.ManifestEntry]] = {}
     for e in entries:
         if e.file.level > 0:
             by_level.setdefault(e.file.level, []).append(e)
@@ -329,23 +385,23 @@ def sorted_runs(entries: Sequence) -> list[tuple[int, list]]:
     return runs
 
 
-def _size(run) -> int:
+def _size(run: SortedRun) -> int:
     return sum(e.file.file_size for e in run[1])
 
 
-def stalled_buckets(table) -> set:
+def stalled_buckets(table: StoreTable) -> set[PartBucket]:
     """The (partition bytes, bucket) pairs holding more sorted runs than
     ``num-sorted-run.stop-trigger`` (default the compaction trigger + 3): Paimon's writers wait for
     their compaction before writing more (runs pile up only when compactions failed)."""
     options = table.table_schema.options
     stop = _opt_int(options, "num-sorted-run.stop-trigger", _opt_int(options, "num-sorted-run.compaction-trigger", 5) + 3)
-    groups: dict = {}
+    groups: dict[PartBucket, list[mf.ManifestEntry]] = {}
     for e in table.plan():
         groups.setdefault((e.partition.to_bytes(), e.bucket), []).append(e)
     return {key for key, entries in groups.items() if len(sorted_runs(entries)) > stop}
 
 
-def pick_universal(runs: Sequence, options: dict) -> Optional[tuple[int, int]]:
+def pick_universal(runs: Sequence[SortedRun], options: Mapping[str, Any]) -> Optional[tuple[int, int]]:
     """Which runs universal compaction merges now: ``(count of the newest runs, output level)``,
     or None. ``runs`` as ``sorted_runs`` gives them."""
     trigger = _opt_int(options, "num-sorted-run.compaction-trigger", 5)
@@ -364,7 +420,8 @@ def pick_universal(runs: Sequence, options: dict) -> Optional[tuple[int, int]]:
     return None
 
 
-def _by_size_ratio(runs: Sequence, count: int, options: dict, top: int, force: bool = False):
+def _by_size_ratio(runs: Sequence[SortedRun], count: int, options: Mapping[str, Any], top: int,
+                   force: bool = False) -> Optional[tuple[int, int]]:
     ratio = _opt_int(options, "compaction.size-ratio", 1)
     size = sum(_size(r) for r in runs[:count])
     while count < len(runs):
@@ -384,7 +441,7 @@ def _by_size_ratio(runs: Sequence, count: int, options: dict, top: int, force: b
     return (count, top) if count == len(runs) else (count, level)
 
 
-def full_compaction_due(table) -> bool:
+def full_compaction_due(table: CompactTable) -> bool:
     """``full-compaction.delta-commits`` = N: a full compaction is due once N commits that write
     data followed the last compaction."""
     n = _opt_int(table.table_schema.options, "full-compaction.delta-commits",
@@ -399,7 +456,7 @@ def full_compaction_due(table) -> bool:
     return commits >= n
 
 
-def plan_universal(table, buckets=None) -> list[BucketCompaction]:
+def plan_universal(table: CompactTable, buckets: Optional[Collection[PartBucket]] = None) -> list[BucketCompaction]:
     """The buckets universal compaction merges now (``buckets``: the (partition bytes, bucket)
     pairs to look at, default all), each with the runs it merges and their output level; every
     run of each, to the top level, when ``full-compaction.delta-commits`` says a full compaction
@@ -407,7 +464,7 @@ def plan_universal(table, buckets=None) -> list[BucketCompaction]:
     if full_compaction_due(table):
         return [t for t in plan(table) if buckets is None or (t.partition.to_bytes(), t.bucket) in buckets]
     options = table.table_schema.options
-    groups: dict = {}
+    groups: dict[PartBucket, list[mf.ManifestEntry]] = {}
     for e in table.plan():
         key = (e.partition.to_bytes(), e.bucket)
         if buckets is None or key in buckets:
@@ -420,7 +477,7 @@ def plan_universal(table, buckets=None) -> list[BucketCompaction]:
     # the same in both (a partial merge written to a middle level would not)
     whole = (cl.producer(table.table_schema) == cl.LOOKUP and not dv.enabled(options)
              and str(options.get("merge-engine", "deduplicate")).lower() in ("partial-update", "aggregation"))
-    out = []
+    out: list[BucketCompaction] = []
     for entries in groups.values():
         runs = sorted_runs(entries)
         picked = pick_universal(runs, options)
@@ -443,19 +500,22 @@ def plan_universal(table, buckets=None) -> list[BucketCompaction]:
     return out
 
 
-def compact_universal(table, buckets) -> Optional[Snapshot]:
+def compact_universal(table: CompactTable, buckets: Optional[Collection[PartBucket]]) -> Optional[Snapshot]:
     """Universal compaction of ``buckets`` on the caller (no Spark): one COMPACT snapshot."""
     base = table.current_snapshot()
-    done: list = []
+    done: list[Done] = []
     try:
         for task in plan_universal(table, buckets):
             done.append(run_task(table, task))
     except BaseException:
         abort(table, _all_metas(done))
         raise
-    return commit(table, base, done) if done else None
+    if not done:
+        return None
+    assert base is not None                 # buckets were planned from a snapshot
+    return commit(table, base, done)
 
 
-__all__ = ["plan", "plan_universal", "stalled_buckets", "compact_universal", "pick_universal", "sorted_runs", "compact_bucket", "commit",
+__all__ = ["CompactTable", "plan", "plan_universal", "stalled_buckets", "compact_universal", "pick_universal", "sorted_runs", "compact_bucket", "commit",
            "compact_table", "run_task",
            "max_level", "BucketCompaction"]

@@ -1,3 +1,4 @@
+# pyright: strict
 """Maintenance of Paimon tables: compaction, manifest rewrite, rollback.
 
 * ``compact``: primary-key tables get a full compaction (``kv_compact``). Append tables:
@@ -44,13 +45,13 @@ from icefloe.core.io import FileAlreadyExistsError
 from icefloe.paimon.commit import FileStoreCommit
 from icefloe.paimon.commit_changes import AddFiles, DeleteFiles, FilesLive, PaimonCommit
 from icefloe.paimon.ownership import check_owns_files
-from icefloe.paimon.kv_compact import compact_table
+from icefloe.paimon.kv_compact import CompactTable, compact_table
 from icefloe.paimon.manifest_sort import ManifestSort
 from icefloe.paimon.schema import TableSchema, evolve_arrow
 from icefloe.paimon.store_table import StoreTable
 from icefloe.paimon.tag import Tag, TagError, TagManager, data_paths, reach
 from icefloe.paimon.types import DataField
-from icefloe.paimon.writer import _write_one
+from icefloe.paimon.writer import write_one
 
 
 # --------------------------------------------------------------------------- compaction
@@ -58,7 +59,7 @@ from icefloe.paimon.writer import _write_one
 Rewrite = Callable[[list["AppendGroup"], int], Iterable[list[mf.ManifestEntry]]]
 
 
-def compact(table: StoreTable, where: Any = None, target_file_size: Optional[int] = None,
+def compact(table: CompactTable, where: Any = None, target_file_size: Optional[int] = None,
             rewrite: Optional[Rewrite] = None, buckets: Optional[Collection[tuple[bytes, int]]] = None,
             minor: bool = False) -> Optional[Snapshot]:
     """Rewrite small data files (of the files a read with ``where`` would use, of the
@@ -171,7 +172,7 @@ def rewrite_group(io: FileIO, schema: TableSchema, group: AppendGroup, target: i
         seq = group.first_sequence
         for start in range(0, data.num_rows, per_file):
             chunk = data.slice(start, per_file)
-            meta = replace(_write_one(io, schema, chunk, group.directory, namer, written), file_source=FILE_SOURCE_COMPACT)
+            meta = replace(write_one(io, schema, chunk, group.directory, namer, written), file_source=FILE_SOURCE_COMPACT)
             if group.total_buckets > 0:       # fixed buckets: rows keep their sequence numbers
                 meta = meta.with_sequence_numbers(seq)
                 seq += chunk.num_rows

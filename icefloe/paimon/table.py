@@ -1,3 +1,4 @@
+# pyright: strict
 """A Paimon table over its directory: schema, snapshots, planning, commits, tags, maintenance.
 
 ``FileStoreTable`` (Paimon's name for a table backed by its file store) is the format's
@@ -406,7 +407,8 @@ class FileStoreTable:
         self.refresh()
         matches = [self.static_partition_match(p) for p in partitions]
         store = self._store
-        live = {store.partition_values(e.partition) for e in self.plan()} if self.current_snapshot() else set()
+        live: set[tuple[Any, ...]] = ({store.partition_values(e.partition) for e in self.plan()}
+                                      if self.current_snapshot() else set())
         missing = [p for p, m in zip(partitions, matches) if not any(m(v) for v in live)]
         if missing and not if_exists:
             raise SchemaMismatchError(f"table {self.name} has no partition {missing[0]}; nothing was dropped")
@@ -534,8 +536,12 @@ class FileStoreTable:
         self.refresh()
         store = self._store
         live = store.live_entries(self.current_snapshot())
+
+        def exists(e: mf.ManifestEntry) -> bool:
+            return self.io.exists(store.data_file_path(e))
+
         with ThreadPoolExecutor(max_workers=max(1, parallelism or 8)) as pool:
-            found = list(pool.map(lambda e: self.io.exists(store.data_file_path(e)), live))
+            found = list(pool.map(exists, live))
         missing = [e for e, there in zip(live, found) if not there]
         if missing and not dry_run:
             FileStoreCommit(store, self.commit_user).apply(

@@ -237,7 +237,7 @@ def write_arrow_table(store: FileStore, schema: TableSchema, data: pa.Table, tab
             per_file = max(1, int(part_data.num_rows * target / max(part_data.nbytes, 1)))
             for start in range(0, part_data.num_rows, per_file):
                 chunk = part_data.slice(start, per_file)
-                meta = _write_one(store.io, schema, chunk, directory, namer, written)
+                meta = write_one(store.io, schema, chunk, directory, namer, written)
                 files.append(meta.with_sequence_numbers(next_seq))
                 if total_buckets > 0:
                     next_seq += chunk.num_rows
@@ -245,8 +245,10 @@ def write_arrow_table(store: FileStore, schema: TableSchema, data: pa.Table, tab
     return messages
 
 
-def _write_one(io: FileIO, schema: TableSchema, chunk: pa.Table, directory: str, namer: DataFileNamer,
-               written: list[str]) -> DataFileMeta:
+def write_one(io: FileIO, schema: TableSchema, chunk: pa.Table, directory: str, namer: DataFileNamer,
+              written: list[str]) -> DataFileMeta:
+    """Write ``chunk`` as one data file in ``directory`` (its path appended to ``written``); its meta,
+    sequence numbers from 0."""
     co = schema.core_options
     name = namer.next()
     path = f"{directory}/{name}"

@@ -66,7 +66,7 @@ def _retention(max_ref_age_ms: Optional[int],
     return _dt.timedelta(milliseconds=int(max_ref_age_ms)) if max_ref_age_ms is not None else time_retained
 
 
-class PaimonTable(FileStoreTable, Table):
+class PaimonTable(FileStoreTable, Table):  # pyright: ignore[reportIncompatibleMethodOverride] - to_arrow: FileStoreTable's (text where, columns) serves Table's
     """A Paimon table, append or primary-key: every operation of ``Table``, plus ``tag=`` on reads."""
 
     format = "paimon"
@@ -361,8 +361,9 @@ class PaimonTable(FileStoreTable, Table):
         self.spark  # noqa: B018 - make sure the session has the settings the write relies on
         return write_data_files(data, self)
 
-    def commit(self, messages: Sequence[CommitMessage], overwrite: bool = False,
-               overwrite_partitions: Optional[Callable[[Any], bool]] = None, branch: Optional[str] = None) -> Optional[Snapshot]:
+    def commit(  # pyright: ignore[reportIncompatibleMethodOverride] - Table's signature, not FileStoreTable's
+            self, messages: Sequence[CommitMessage], overwrite: bool = False,
+            overwrite_partitions: Optional[Callable[[Any], bool]] = None, branch: Optional[str] = None) -> Optional[Snapshot]:
         if (other := self._on_branch(branch)) is not None:
             return other.commit(messages, overwrite, overwrite_partitions)
         snap = FileStoreTable.commit(self, messages, overwrite=overwrite, overwrite_partitions=overwrite_partitions)
@@ -568,9 +569,10 @@ class PaimonTable(FileStoreTable, Table):
         return paimon_compact(self.spark, self, where, partitions, strategy, partition_idle_ms, order_strategy,
                               order_by, target_file_size)
 
-    def expire_snapshots(self, older_than: Optional[AsOf] = None, retain_last: Optional[int] = None,
-                         now_ms: Optional[int] = None, snapshot_ids: Iterable[int] = (), retain_max: Optional[int] = None,
-                         max_deletes: Optional[int] = None) -> ExpireReport:
+    def expire_snapshots(  # pyright: ignore[reportIncompatibleMethodOverride] - Table's signature, not FileStoreTable's
+            self, older_than: Optional[AsOf] = None, retain_last: Optional[int] = None,
+            now_ms: Optional[int] = None, snapshot_ids: Iterable[int] = (), retain_max: Optional[int] = None,
+            max_deletes: Optional[int] = None) -> ExpireReport:
         """Expire snapshots per the retention options (``older_than`` replaces
         ``snapshot.time-retained``, ``retain_last`` the retained minimum, ``retain_max`` the
         maximum; ``max_deletes`` caps the snapshots expired at once)."""
@@ -580,9 +582,10 @@ class PaimonTable(FileStoreTable, Table):
         expired = FileStoreTable.expire_snapshots(self, now_ms, older_than, retain_last, retain_max, max_deletes)
         return ExpireReport(expired_snapshot_ids=expired, files_reported=False)
 
-    def rewrite_manifests(self, branch: Optional[str] = None, spec_id: Optional[int] = None,
-                          sort_field: Optional[str] = None, sort_max_size: Optional[int] = None,
-                          sort: bool = False) -> Optional[Snapshot]:
+    def rewrite_manifests(  # pyright: ignore[reportIncompatibleMethodOverride] - Table's signature, not FileStoreTable's
+            self, branch: Optional[str] = None, spec_id: Optional[int] = None,
+            sort_field: Optional[str] = None, sort_max_size: Optional[int] = None,
+            sort: bool = False) -> Optional[Snapshot]:
         """Merge the latest snapshot's manifests; ``sort``: Paimon's manifest sort (entries ordered
         by partition field ``sort_field``, default the first, up to ``sort_max_size`` bytes)."""
         if (other := self._on_branch(branch)) is not None:
@@ -592,20 +595,23 @@ class PaimonTable(FileStoreTable, Table):
             raise self.unsupported("rewrite_manifests with spec_id", "Paimon tables have no partition specs")
         return FileStoreTable.rewrite_manifests(self, sort_field, sort_max_size, sort)
 
-    def create_tag(self, name: str, snapshot_id: Optional[int] = None, max_ref_age_ms: Optional[int] = None,
-                   time_retained: Optional[_dt.timedelta] = None) -> Tag:
+    def create_tag(  # pyright: ignore[reportIncompatibleMethodOverride] - Table's signature, not FileStoreTable's
+            self, name: str, snapshot_id: Optional[int] = None, max_ref_age_ms: Optional[int] = None,
+            time_retained: Optional[_dt.timedelta] = None) -> Tag:
         """Tag a snapshot; a retention (``max_ref_age_ms`` or ``time_retained``, a ``timedelta``) is
         written into the tag file as Paimon's ``tagTimeRetained``."""
         return FileStoreTable.create_tag(self, name, snapshot_id, _retention(max_ref_age_ms, time_retained))
 
-    def replace_tag(self, name: str, snapshot_id: Optional[int] = None, max_ref_age_ms: Optional[int] = None,
-                    time_retained: Optional[_dt.timedelta] = None) -> Tag:
+    def replace_tag(  # pyright: ignore[reportIncompatibleMethodOverride] - Table's signature, not FileStoreTable's
+            self, name: str, snapshot_id: Optional[int] = None, max_ref_age_ms: Optional[int] = None,
+            time_retained: Optional[_dt.timedelta] = None) -> Tag:
         return FileStoreTable.replace_tag(self, name, snapshot_id, _retention(max_ref_age_ms, time_retained))
 
     # ------------------------------------------------------------------ branches (Paimon's)
-    def create_branch(self, name: str, snapshot_id: Optional[int] = None, min_snapshots_to_keep: Optional[int] = None,
-                      max_snapshot_age_ms: Optional[int] = None, max_ref_age_ms: Optional[int] = None,
-                      tag: Optional[str] = None):
+    def create_branch(  # pyright: ignore[reportIncompatibleMethodOverride] - Table's signature, not FileStoreTable's
+            self, name: str, snapshot_id: Optional[int] = None, min_snapshots_to_keep: Optional[int] = None,
+            max_snapshot_age_ms: Optional[int] = None, max_ref_age_ms: Optional[int] = None,
+            tag: Optional[str] = None):
         """Create Paimon branch ``name`` from tag ``tag`` (its snapshot is the branch's first), or an
         empty branch with the table's latest schema; returns the branch as a table. Paimon branches
         start from a tag: a ``snapshot_id`` or Iceberg's retention arguments are refused."""
@@ -621,7 +627,8 @@ class PaimonTable(FileStoreTable, Table):
         """``delete_branch`` under the Iceberg table API's name."""
         self.delete_branch(name)
 
-    def fast_forward(self, branch: str, source: Optional[str] = None):
+    def fast_forward(  # pyright: ignore[reportIncompatibleMethodOverride] - Table's signature, not FileStoreTable's
+            self, branch: str, source: Optional[str] = None):
         """Paimon's fast-forward of main to ``branch`` (``fast_forward('b')``); Iceberg's form
         ``fast_forward('main', 'b')`` does the same. Main's snapshots, schemas and tags from the
         branch's first snapshot on are replaced by the branch's."""
@@ -708,7 +715,7 @@ class PaimonTable(FileStoreTable, Table):
         paths: what a commit wrote and compacted (``paimon/commit.py``), where the system table merges them."""
         snap = self.current_snapshot()
         store = self.store
-        rows = []
+        rows: list[dict[str, Any]] = []
         for kind, lst in (manifest_lists(snap) if snap is not None else []):
             for m in store.read_manifest_list(lst):
                 rows.append({"manifest_list": lst, "list_kind": kind, "file_name": m.file_name,
