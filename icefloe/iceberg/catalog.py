@@ -1,3 +1,4 @@
+# pyright: strict
 """The Hadoop catalog: ``<warehouse>/<db>/<table>/`` directories with Iceberg metadata.
 
 Replacing a table (``CREATE OR REPLACE TABLE``, ``REPLACE TABLE ... AS SELECT``)

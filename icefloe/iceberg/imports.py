@@ -1,3 +1,4 @@
+# pyright: strict
 """Existing Parquet files as data files of an Iceberg table, without rewriting them (what
 Iceberg's ``add_files``, ``snapshot`` and ``migrate`` procedures do).
 

@@ -1,3 +1,4 @@
+# pyright: strict
 """The SQL catalog: Iceberg tables whose current metadata file is a row in a database.
 
 The tables and columns are those of Iceberg's JDBC catalog and pyiceberg's ``SqlCatalog``, so

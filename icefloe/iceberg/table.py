@@ -1,3 +1,4 @@
+# pyright: strict
 """An Iceberg table's state and its metadata operations, without a data plane.
 
 ``BaseTable`` (Iceberg's name for a table over ``TableOperations``) loads the current

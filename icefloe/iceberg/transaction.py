@@ -1,3 +1,4 @@
+# pyright: strict
 """Transactions: several changes of one table committed as ONE new metadata version, and several
 tables committed all-or-nothing.
 

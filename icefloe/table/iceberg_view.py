@@ -1,3 +1,4 @@
+# pyright: strict
 """The Iceberg view of a Paimon table (Paimon's Iceberg compatibility, ``metadata.iceberg.storage``).
 
 After every change of a Paimon table's snapshots that icefloe makes (a commit of any kind, an
