@@ -1,3 +1,4 @@
+# pyright: strict
 """Iceberg's metadata tables (spec: Snapshots, Manifests, Manifest Lists, Snapshot References),
 built once, as Arrow tables, with the columns Iceberg's Spark integration shows.
 
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import uuid as _uuid
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import pyarrow as pa
 
@@ -26,14 +27,17 @@ from icefloe.core.types import (
     UUIDType, is_micros, is_nanos,
 )
 from icefloe.iceberg import conversions
-from icefloe.iceberg.manifest import DATA, DELETED, EQUALITY_DELETES, POSITION_DELETES
+from icefloe.iceberg.manifest import DATA, DELETED, EQUALITY_DELETES, POSITION_DELETES, DataFile
 from icefloe.iceberg.puffin import vector_positions
 from icefloe.iceberg.manifest_reader import load_manifest_entries, snapshot_manifests
-from icefloe.iceberg.manifest_list import DATA_MANIFEST
+from icefloe.iceberg.manifest_list import DATA_MANIFEST, ManifestFile
 from icefloe.iceberg.refs import ancestors
 from icefloe.iceberg.snapshot import Snapshot
 from icefloe.iceberg.table_metadata import TableMetadata
-from icefloe.iceberg.transforms import VoidTransform
+from icefloe.iceberg.transforms import Transform, VoidTransform
+
+if TYPE_CHECKING:
+    from icefloe.iceberg.table import BaseTable
 
 UTC = _dt.timezone.utc
 
@@ -76,7 +80,7 @@ def _bound(t: IcebergType, raw: Optional[bytes]) -> Any:
 def unified_partition_type(meta: TableMetadata) -> StructType:
     """All partition fields of all specs: by field id, named as in the newest spec having them."""
     schema = meta.schema
-    fields: dict = {}
+    fields: dict[int, tuple[str, Transform, IcebergType]] = {}
     for spec in sorted(meta.partition_specs, key=lambda s: s.spec_id, reverse=True):
         for f in spec.fields:
             if f.field_id in fields and not isinstance(fields[f.field_id][1], VoidTransform):
@@ -89,7 +93,7 @@ def unified_partition_type(meta: TableMetadata) -> StructType:
     return StructType([NestedField(fid, fields[fid][0], fields[fid][2], False) for fid in sorted(live)])
 
 
-def _coerce(meta: TableMetadata, unified: StructType, spec_id: int, values: tuple) -> tuple:
+def _coerce(meta: TableMetadata, unified: StructType, spec_id: int, values: tuple[Any, ...]) -> tuple[Any, ...]:
     spec = meta.spec_by_id(spec_id)
     by_id = {f.field_id: v for f, v in zip(spec.fields, values)}
     return tuple(spark_value(f.field_type, by_id.get(f.field_id)) for f in unified.fields)
@@ -141,26 +145,26 @@ def _relaxed(t: pa.DataType) -> pa.DataType:
     return t
 
 
-def _array(values: list, t: pa.DataType) -> pa.Array:
+def _array(values: list[Any], t: pa.DataType) -> pa.Array:
     loose = _relaxed(t)
     arr = pa.array(values, type=loose)
     return arr if loose == t else arr.view(t)
 
 
-def arrow_table(rows: list, fields: list) -> pa.Table:
+def arrow_table(rows: list[tuple[Any, ...]], fields: list[pa.Field]) -> pa.Table:
     """Rows (tuples in field order, nested structs as tuples) as an Arrow table of ``fields``."""
     schema = pa.schema(fields)
-    columns = list(zip(*rows)) if rows else [[] for _ in fields]
+    columns: list[tuple[Any, ...]] = list(zip(*rows)) if rows else [() for _ in fields]
     return pa.Table.from_arrays([_array(list(c), f.type) for c, f in zip(columns, fields)], schema=schema)
 
 
-def _readable_columns(meta: TableMetadata) -> list:
+def _readable_columns(meta: TableMetadata) -> list[tuple[str, NestedField]]:
     """(dotted name, field) of every primitive column, sorted by name (as Java's readable_metrics)."""
     return sorted(((n, f) for n, f in meta.schema.all_fields() if f.field_type.is_primitive), key=lambda x: x[0])
 
 
-def _readable_metrics_type(meta: TableMetadata):
-    cols = []
+def _readable_metrics_type(meta: TableMetadata) -> pa.DataType:
+    cols: list[pa.Field] = []
     for name, f in _readable_columns(meta):
         vt = value_type(f.field_type)
         cols.append(_field(name, pa.struct([
@@ -170,7 +174,7 @@ def _readable_metrics_type(meta: TableMetadata):
     return pa.struct(cols)
 
 
-def _data_file_fields(unified: Optional[StructType]) -> list:
+def _data_file_fields(unified: Optional[StructType]) -> list[pa.Field]:
     int_long = _map(INT, LONG)
     fields = [_field("content", INT, False), _field("file_path", STRING, False),
               _field("file_format", STRING, False), _field("spec_id", INT, False)]
@@ -191,21 +195,21 @@ def _data_file_fields(unified: Optional[StructType]) -> list:
     return fields
 
 
-def _bytes_map(d: Optional[dict]) -> Optional[dict]:
+def _bytes_map(d: Optional[dict[int, bytes]]) -> Optional[dict[int, bytearray]]:
     return None if d is None else {k: bytearray(v) for k, v in d.items()}
 
 
 class MetadataTables:
     """Iceberg's metadata tables of one table (a ``BaseTable``), read at call time, as Arrow."""
 
-    def __init__(self, table):
+    def __init__(self, table: BaseTable):
         self._table = table
 
     # ------------------------------------------------------------------ plumbing
     def _meta(self) -> TableMetadata:
         return self._table.refresh().metadata
 
-    def _df(self, rows: list, fields: list) -> pa.Table:
+    def _df(self, rows: list[tuple[Any, ...]], fields: list[pa.Field]) -> pa.Table:
         return arrow_table(rows, fields)
 
     def _unified(self, meta: TableMetadata) -> Optional[StructType]:
@@ -215,8 +219,8 @@ class MetadataTables:
     def _snapshot(self, meta: TableMetadata, snapshot_id: Optional[int]) -> Optional[Snapshot]:
         return meta.snapshot_by_id(int(snapshot_id)) if snapshot_id is not None else meta.current_snapshot
 
-    def _file_row(self, meta, unified, f) -> list:
-        row = [f.content, f.file_path, f.file_format.upper(), f.spec_id]
+    def _file_row(self, meta: TableMetadata, unified: Optional[StructType], f: DataFile) -> list[Any]:
+        row: list[Any] = [f.content, f.file_path, f.file_format.upper(), f.spec_id]
         if unified is not None:
             row.append(_coerce(meta, unified, f.spec_id, f.partition))
         row += [f.record_count, f.file_size_in_bytes, f.column_sizes, f.value_counts, f.null_value_counts,
@@ -226,12 +230,12 @@ class MetadataTables:
                 f.content_offset, f.content_size_in_bytes]
         return row
 
-    def _readable_metrics(self, meta, f) -> tuple:
-        out = []
+    def _readable_metrics(self, meta: TableMetadata, f: DataFile) -> tuple[Any, ...]:
+        out: list[tuple[Any, ...]] = []
         for _name, col in _readable_columns(meta):
             fid = col.field_id
 
-            def get(d):
+            def get(d: Optional[dict[int, Any]]) -> Any:
                 return None if d is None else d.get(fid)
 
             out.append((get(f.column_sizes), get(f.value_counts), get(f.null_value_counts),
@@ -264,13 +268,13 @@ class MetadataTables:
         entries = [(e["timestamp-ms"], e["metadata-file"]) for e in meta.metadata_log]
         entries.append((meta.last_updated_ms, self._table.metadata_location))
         by_id = {s.snapshot_id: s for s in meta.snapshots}
-        rows = []
+        rows: list[tuple[Any, ...]] = []
         for ts, path in entries:
             sid = None
             for e in meta.snapshot_log:
                 if e["timestamp-ms"] <= ts:
                     sid = e["snapshot-id"]
-            snap = by_id.get(sid)
+            snap = by_id.get(sid) if sid is not None else None
             rows.append((_ts(ts), path, sid, snap.schema_id if snap else None,
                          snap.sequence_number if snap else None))
         return self._df(rows, [
@@ -287,21 +291,22 @@ class MetadataTables:
             _field("snapshot_id", LONG, False), _field("max_reference_age_in_ms", LONG),
             _field("min_snapshots_to_keep", INT), _field("max_snapshot_age_in_ms", LONG)])
 
-    def _all_manifests(self, meta: TableMetadata) -> list:
+    def _all_manifests(self, meta: TableMetadata) -> list[ManifestFile]:
         """Each manifest any snapshot lists, once."""
-        seen: dict = {}
+        seen: dict[str, ManifestFile] = {}
         for snap in meta.snapshots:
             for m in snapshot_manifests(self._table.io, snap):
                 seen.setdefault(m.manifest_path, m)
         return list(seen.values())
 
-    def _files(self, contents: tuple, snapshot_id: Optional[int], every_snapshot: bool = False) -> pa.Table:
+    def _files(self, contents: tuple[int, ...], snapshot_id: Optional[int], every_snapshot: bool = False) -> pa.Table:
         meta = self._meta()
         unified = self._unified(meta)
         io = self._table.io
         manifests = self._all_manifests(meta) if every_snapshot else \
             snapshot_manifests(io, self._snapshot(meta, snapshot_id))
-        rows, seen = [], set()
+        rows: list[tuple[Any, ...]] = []
+        seen: set[str] = set()
         for m in manifests:
             for e in load_manifest_entries(io, meta, m):
                 f = e.data_file
@@ -329,7 +334,7 @@ class MetadataTables:
         meta = self._meta()
         unified = self._unified(meta)
         io = self._table.io
-        rows = []
+        rows: list[tuple[Any, ...]] = []
         for m in snapshot_manifests(io, self._snapshot(meta, snapshot_id)):
             for e in load_manifest_entries(io, meta, m):
                 f = e.data_file
@@ -366,7 +371,7 @@ class MetadataTables:
         meta = self._meta()
         unified = self._unified(meta)
         io = self._table.io
-        rows = []
+        rows: list[tuple[Any, ...]] = []
         manifests = self._all_manifests(meta) if every_snapshot else \
             snapshot_manifests(io, self._snapshot(meta, snapshot_id))
         for m in manifests:
@@ -384,7 +389,7 @@ class MetadataTables:
         """The entries of every manifest any snapshot lists (each manifest once)."""
         return self.entries(every_snapshot=True)
 
-    def _manifest_fields(self, all_manifests: bool) -> list:
+    def _manifest_fields(self, all_manifests: bool) -> list[pa.Field]:
         summary = pa.struct([
             _field("contains_null", BOOL, False), _field("contains_nan", BOOL),
             _field("lower_bound", STRING), _field("upper_bound", STRING)])
@@ -403,14 +408,14 @@ class MetadataTables:
             fields += [_field("reference_snapshot_id", LONG, False), _field("key_metadata", BINARY)]
         return fields
 
-    def _manifest_row(self, meta: TableMetadata, m) -> tuple:
+    def _manifest_row(self, meta: TableMetadata, m: ManifestFile) -> tuple[Any, ...]:
         spec = meta.spec_by_id(m.partition_spec_id)
-        summaries = []
+        summaries: list[tuple[Any, ...]] = []
         for f, s in zip(spec.fields, m.partitions or []):
             src = meta.schema.find_field_or_none(f.source_id)
             rt = f.transform.result_type(src.field_type) if src is not None else None
 
-            def human(raw):
+            def human(raw: Optional[bytes]) -> Optional[str]:
                 if raw is None or rt is None or src is None:
                     return None
                 return f.transform.human(src.field_type, conversions.from_bytes(rt, raw))
@@ -418,7 +423,7 @@ class MetadataTables:
             summaries.append((bool(s.contains_null), s.contains_nan, human(s.lower_bound), human(s.upper_bound)))
         data = m.content == DATA_MANIFEST
 
-        def count(n):
+        def count(n: Optional[int]) -> int:
             return n or 0
 
         return (m.content, m.manifest_path, m.manifest_length, m.partition_spec_id, m.added_snapshot_id,
@@ -436,7 +441,7 @@ class MetadataTables:
     def all_manifests(self) -> pa.Table:
         """The manifests of every snapshot, once per snapshot that lists them."""
         meta = self._meta()
-        rows = []
+        rows: list[tuple[Any, ...]] = []
         for snap in meta.snapshots:
             for m in snapshot_manifests(self._table.io, snap):
                 key = None if m.key_metadata is None else bytearray(m.key_metadata)
@@ -448,7 +453,7 @@ class MetadataTables:
         meta = self._meta()
         unified = self._unified(meta)
         by_id = {s.snapshot_id: s for s in meta.snapshots}
-        stats: dict = {}
+        stats: dict[tuple[Any, ...], dict[str, Any]] = {}
         for m in snapshot_manifests(self._table.io, self._snapshot(meta, snapshot_id)):
             for e in load_manifest_entries(self._table.io, meta, m):
                 if e.status == DELETED:
@@ -460,7 +465,7 @@ class MetadataTables:
                 p = stats.setdefault(group, {"key": key, "spec_id": f.spec_id, "records": 0, "files": 0, "size": 0,
                                            "pos_records": 0, "pos_files": 0, "eq_records": 0, "eq_files": 0,
                                            "updated_at": None, "updated_by": None})
-                snap = by_id.get(e.snapshot_id)
+                snap = by_id.get(e.snapshot_id) if e.snapshot_id is not None else None
                 if snap is not None and (p["updated_at"] is None or snap.timestamp_ms > p["updated_at"]):
                     p["updated_at"], p["updated_by"] = snap.timestamp_ms, snap.snapshot_id
                 p["spec_id"] = f.spec_id
@@ -474,9 +479,9 @@ class MetadataTables:
                 else:
                     p["eq_records"] += f.record_count
                     p["eq_files"] += 1
-        rows = []
+        rows: list[tuple[Any, ...]] = []
         for p in stats.values():
-            row = [p["key"], p["spec_id"]] if unified is not None else []
+            row: list[Any] = [p["key"], p["spec_id"]] if unified is not None else []
             row += [p["records"], p["files"], p["size"], p["pos_records"], p["pos_files"], p["eq_records"],
                     p["eq_files"], _ts(p["updated_at"]), p["updated_by"]]
             rows.append(tuple(row))
@@ -501,7 +506,7 @@ TABLE_LEVEL = ("snapshots", "history", "metadata_log_entries", "refs", "all_mani
                "all_data_files", "all_delete_files", "all_entries")
 
 
-def metadata_table(table, name: str, snapshot_id: Optional[int] = None) -> pa.Table:
+def metadata_table(table: BaseTable, name: str, snapshot_id: Optional[int] = None) -> pa.Table:
     """Metadata table ``name`` of ``table`` (of the current or the given snapshot) as Arrow."""
-    build = getattr(MetadataTables(table), name)
+    build: Callable[..., pa.Table] = getattr(MetadataTables(table), name)
     return build() if name in TABLE_LEVEL else build(snapshot_id=snapshot_id)

@@ -1,3 +1,4 @@
+# pyright: strict
 """A client of the Iceberg REST catalog protocol: ``icefloe.Catalog(type="rest", uri=...)``.
 
 Tables are loaded from the server (their metadata location and document); a commit sends the
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Mapping, NoReturn, Optional, Protocol, Sequence, cast
 
 from icefloe.core.io import FileIO, LOCAL
 from icefloe.core.names import check_name_part, split_name
@@ -30,6 +31,18 @@ from icefloe.iceberg.view_store import LoadedView
 
 if TYPE_CHECKING:
     import requests
+
+    from icefloe.iceberg.scan import FileScanTask
+    from icefloe.iceberg.snapshot import Snapshot
+    from icefloe.iceberg.transaction import TableCommit
+
+Json = dict[str, Any]       # a JSON object of the REST spec's answers
+
+
+class _ToJson(Protocol):
+    """An update or requirement the REST spec's request bodies carry as JSON."""
+
+    def to_json(self) -> Any: ...
 
 
 _ERRORS = {"NoSuchViewException": NoSuchViewError, "NoSuchTableException": NoSuchTableError, "NoSuchNamespaceException": NoSuchNamespaceError,
@@ -67,7 +80,8 @@ class _Http:
     def _fetch_token(self) -> None:
         import requests
 
-        client_id, _, secret = self.credential.partition(":") if ":" in self.credential else ("", "", self.credential)
+        credential = self.credential or ""
+        client_id, _, secret = credential.partition(":") if ":" in credential else ("", "", credential)
         form = {"grant_type": "client_credentials", "client_secret": secret, "scope": self.scope}
         if client_id:
             form["client_id"] = client_id
@@ -76,16 +90,16 @@ class _Http:
             r = requests.post(f"{self.base}{TOKEN_PATH}", data=form, timeout=60)
         except requests.RequestException as e:
             raise RestCatalogError(f"REST catalog {self.base} cannot be reached: {e}") from None
-        doc = _json(r)
-        if r.status_code != 200 or not isinstance(doc, dict) or not doc.get("access_token"):
-            if isinstance(doc, dict) and isinstance(doc.get("error"), str):     # RFC 6749 section 5.2
-                detail = doc["error"] + (f": {doc['error_description']}" if doc.get("error_description") else "")
+        doc = _object(_json(r))
+        if r.status_code != 200 or doc is None or not doc.get("access_token"):
+            if doc is not None and isinstance(doc.get("error"), str):     # RFC 6749 section 5.2
+                detail = str(doc["error"]) + (f": {doc['error_description']}" if doc.get("error_description") else "")
             else:
                 detail = _not_rest(r)
             raise NotAuthorizedError(f"REST catalog {self.base}: no token for the credential: {detail} "
                                      f"(HTTP {r.status_code})")
         self.session.headers["Authorization"] = f"Bearer {doc['access_token']}"
-        lifetime = doc.get("expires_in")
+        lifetime: Any = doc.get("expires_in")
         # fetch the next one a little before this one expires (a tenth of its life, at most a minute)
         self._expires_at = started + lifetime - min(60.0, lifetime / 10) if isinstance(lifetime, int) else None
 
@@ -95,6 +109,7 @@ class _Http:
 
         if self._expires_at is not None and time.time() >= self._expires_at:
             self._fetch_token()
+        r = None
         for attempt in (1, 2):
             try:
                 r = self.session.request(method, f"{self.base}{path}", json=body, timeout=60)
@@ -104,15 +119,16 @@ class _Http:
                 self._fetch_token()                      # the token expired or the server restarted
                 continue
             break
+        assert r is not None
         if r.status_code in ok:
             doc = _json(r) if r.content else None
             if r.content and doc is None:
                 raise RestCatalogError(f"{self.base} is not an Iceberg REST catalog: {method} {path} answered "
                                        f"{_not_rest(r)}")
             return doc
-        doc = _json(r)
-        err = doc.get("error") if isinstance(doc, dict) else None
-        if not isinstance(err, dict):
+        doc = _object(_json(r))
+        err = _object(doc.get("error")) if doc is not None else None
+        if err is None:
             if r.status_code == 404 and method == "HEAD":      # HEAD answers carry no body
                 kind = NoSuchTableError if "/tables/" in path else NoSuchViewError if "/views/" in path \
                     else NoSuchNamespaceError
@@ -129,6 +145,11 @@ def _json(r: requests.Response) -> Any:
         return r.json()
     except ValueError:
         return None
+
+
+def _object(doc: Any) -> Optional[Json]:
+    """``doc`` if it is a JSON object, else None."""
+    return cast(Json, doc) if isinstance(doc, dict) else None
 
 
 def _not_rest(r: requests.Response) -> str:
@@ -162,10 +183,11 @@ class RestTableOperations:
             return False
 
     def load(self, version: Optional[int] = None) -> tuple[int, TableMetadata]:
-        res = self.http.call("GET", self.path)
-        loc = res["metadata-location"]
+        res: Json = self.http.call("GET", self.path)
+        loc: str = res["metadata-location"]
         v = self._loaded(res)
-        self._table_planning = (res.get("config") or {}).get(SCAN_PLANNING_MODE)
+        config: Json = res.get("config") or {}
+        self._table_planning = config.get(SCAN_PLANNING_MODE)
         meta = TableMetadata.from_json(res["metadata"], loc)
         self.location = meta.location.rstrip("/")
         self.metadata_dir = os.path.dirname(loc)
@@ -190,10 +212,11 @@ class RestTableOperations:
         ``VersionConflict``: the producer runs again on the newer metadata)."""
         if self._paths.get(base_version) is None:
             raise VersionConflict(f"{self.name}: unknown base version")
-        res = self.http.call("POST", self.path, changes_body(changes))
+        res: Json = self.http.call("POST", self.path, changes_body(changes))
         return Committed(self._loaded(res), TableMetadata.from_json(res["metadata"], res["metadata-location"]))
 
-    def plan_scan(self, meta: TableMetadata, snapshot, where=None) -> Optional[list]:
+    def plan_scan(self, meta: TableMetadata, snapshot: Optional[Snapshot],
+                  where: Any = None) -> Optional[list[FileScanTask]]:
         """The scan tasks of ``snapshot`` that may match ``where``, planned by the server when
         server-side planning is on (the table's config from the server decides, else the catalog's
         ``scan-planning-mode``, as Java's ``RESTCatalog`` chooses); None: plan here."""
@@ -210,8 +233,8 @@ class RestTableOperations:
             return []
         body = {"snapshot-id": snapshot.snapshot_id, "filter": filter_to_json(scan_mod.bind_row_filter(meta, where)),
                 "case-sensitive": True}
-        answer = self.http.call("POST", f"{self.path}/plan", body)
-        plan_id = answer.get("plan-id")
+        answer: Json = self.http.call("POST", f"{self.path}/plan", body)
+        plan_id: Optional[str] = answer.get("plan-id")
         deadline = time.monotonic() + PLAN_POLL_SECONDS
         delay = 0.2
         while answer.get("status") == "submitted":
@@ -223,13 +246,14 @@ class RestTableOperations:
             delay = min(delay * 2, 5.0)
             answer = self.http.call("GET", f"{self.path}/plan/{plan_id}")
         if answer.get("status") != "completed":
-            error = answer.get("error") if isinstance(answer.get("error"), dict) else {}
+            error = _object(answer.get("error")) or {}
             raise RestCatalogError(f"table {self.name}: the server's scan planning {answer.get('status')!r}: "
                                    f"{error.get('message', '(no message)')}")
-        docs, pending = [answer], list(answer.get("plan-tasks") or [])
+        docs: list[Json] = [answer]
+        pending: list[Any] = list(answer.get("plan-tasks") or [])
         try:
             while pending:
-                doc = self.http.call("POST", f"{self.path}/tasks", {"plan-task": pending.pop(0)})
+                doc: Json = self.http.call("POST", f"{self.path}/tasks", {"plan-task": pending.pop(0)})
                 docs.append(doc)
                 pending.extend(doc.get("plan-tasks") or [])
         finally:
@@ -244,8 +268,8 @@ class RestTableOperations:
             except RestCatalogError:
                 pass
 
-    def _loaded(self, res: dict) -> int:
-        loc = res["metadata-location"]
+    def _loaded(self, res: Json) -> int:
+        loc: str = res["metadata-location"]
         if loc not in self._paths.values():
             self._version += 1
             self._paths[self._version] = loc
@@ -258,7 +282,7 @@ def _planning_mode(mode: str, what: str) -> str:
     return str(mode).lower()
 
 
-def changes_body(changes: Changes) -> dict:
+def changes_body(changes: Changes) -> Json:
     """The spec's ``CommitTableRequest`` body of one table's changes."""
     return {"requirements": [r.to_json() for r in changes.requirements],
             "updates": [u.to_json() for u in changes.updates]}
@@ -267,7 +291,7 @@ def changes_body(changes: Changes) -> dict:
 class RestCatalog:
     """Iceberg tables of a REST catalog server (see the module doc)."""
 
-    def __init__(self, uri: str, io: Optional[FileIO] = None, table_type=BaseTable, warehouse: str = "",
+    def __init__(self, uri: str, io: Optional[FileIO] = None, table_type: type[BaseTable] = BaseTable, warehouse: str = "",
                  credential: Optional[str] = None, token: Optional[str] = None,
                  scan_planning_mode: Optional[str] = None):
         """``scan_planning_mode``: ``"server"`` plans reads on the server (the REST spec's
@@ -278,14 +302,18 @@ class RestCatalog:
         self.io = io or LOCAL
         self.table_type = table_type
         self.warehouse = warehouse
-        config = self.http.call("GET", "/v1/config")
-        if not (isinstance(config, dict) and isinstance(config.get("defaults"), dict)
+        raw = self.http.call("GET", "/v1/config")
+        config = _object(raw)
+        if not (config is not None and isinstance(config.get("defaults"), dict)
                 and isinstance(config.get("overrides"), dict)):
             raise RestCatalogError(f"{uri} is not an Iceberg REST catalog: GET /v1/config answered "
-                                   f"{str(config)[:120]} (the protocol's config has 'defaults' and 'overrides')")
-        self.endpoints = frozenset(e for e in config.get("endpoints") or () if isinstance(e, str))
+                                   f"{str(raw)[:120]} (the protocol's config has 'defaults' and 'overrides')")
+        listed: list[Any] = config.get("endpoints") or []
+        self.endpoints = frozenset(e for e in listed if isinstance(e, str))
         if self.planning is None:
-            self.planning = config["overrides"].get(SCAN_PLANNING_MODE) or config["defaults"].get(SCAN_PLANNING_MODE)
+            overrides: Json = config["overrides"]
+            defaults: Json = config["defaults"]
+            self.planning = overrides.get(SCAN_PLANNING_MODE) or defaults.get(SCAN_PLANNING_MODE)
         if self.planning == "server" and PLAN_ENDPOINT not in self.endpoints:
             raise IcefloeError(f"{SCAN_PLANNING_MODE}=server: the REST server {uri} does not offer server-side scan "
                                f"planning (its config lists no {PLAN_ENDPOINT})")
@@ -304,13 +332,14 @@ class RestCatalog:
     def table_exists(self, name: str) -> bool:
         return self._ops(name).exists()
 
-    def load_table(self, name: str):
+    def load_table(self, name: str) -> BaseTable:
         ops = self._ops(name)
         if not ops.exists():
             raise NoSuchTableError(f"table {name} does not exist in the REST catalog {self.uri}")
         return self.table_type(name, ops)
 
-    def create_table(self, name: str, schema, partitioned_by=None, properties: Optional[dict] = None):
+    def create_table(self, name: str, schema: object, partitioned_by: Optional[Sequence[str]] = None,
+                     properties: Optional[Mapping[Any, Any]] = None) -> BaseTable:
         from icefloe.core.schema_input import to_schema
         from icefloe.core.types import widen_schema_small_ints
         from icefloe.iceberg.partitioning import build_spec
@@ -323,7 +352,7 @@ class RestCatalog:
                         "properties": {str(k): str(v) for k, v in (properties or {}).items()}})
         return self.load_table(name)
 
-    def register_table(self, name: str, metadata_location: str):
+    def register_table(self, name: str, metadata_location: str) -> BaseTable:
         db, tbl = split_name(name)
         self.http.call("POST", f"/v1/namespaces/{db}/register", {"name": tbl, "metadata-location": metadata_location})
         return self.load_table(name)
@@ -342,7 +371,7 @@ class RestCatalog:
 
     atomic_multi_table = True
 
-    def commit_transaction(self, entries: list) -> dict:
+    def commit_transaction(self, entries: list[TableCommit]) -> dict[str, TableMetadata]:
         """Send several tables' changes as one ``POST /v1/transactions/commit``: the server commits
         all of them or none (a failed requirement of any table is a 409, ``VersionConflict``)."""
         body = {"table-changes": [
@@ -351,7 +380,7 @@ class RestCatalog:
         self.http.call("POST", "/v1/transactions/commit", body, ok=(200, 204))
         return {name: ops.load()[1] for name, ops, _version, _base, _changes in entries}
 
-    def replace_table(self, *args, **kwargs):
+    def replace_table(self, *args: object, **kwargs: object) -> NoReturn:
         raise IcefloeError("REPLACE TABLE through a REST catalog is not supported yet")
 
     # ------------------------------------------------------------------ namespaces
@@ -388,7 +417,7 @@ class RestCatalog:
         db, view = split_name(name)
         return f"/v1/namespaces/{db}/views/{view}"
 
-    def _loaded_view(self, name: str, res: dict) -> LoadedView:
+    def _loaded_view(self, name: str, res: Json) -> LoadedView:
         return LoadedView(name, res["metadata-location"], ViewMetadata.from_json(res["metadata"],
                                                                                   res["metadata-location"]))
 
@@ -424,14 +453,14 @@ class RestCatalog:
                              {"name": view, "metadata-location": metadata_location})
         return self._loaded_view(name, res)
 
-    def commit_view(self, name: str, updates: list, requirements: list = ()) -> LoadedView:
+    def commit_view(self, name: str, updates: Sequence[_ToJson], requirements: Sequence[_ToJson] = ()) -> LoadedView:
         db, view = split_name(name)
         res = self.http.call("POST", self._view_path(name), {
             "identifier": {"namespace": [db], "name": view},
             "requirements": [r.to_json() for r in requirements], "updates": [u.to_json() for u in updates]})
         return self._loaded_view(name, res)
 
-    def replace_view(self, name: str, updates: list, view_uuid: str) -> LoadedView:
+    def replace_view(self, name: str, updates: Sequence[_ToJson], view_uuid: str) -> LoadedView:
         return self.commit_view(name, updates, [AssertViewUuid(view_uuid)])
 
     def drop_view(self, name: str) -> None:
