@@ -22,7 +22,7 @@ import json
 import re
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Protocol
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Protocol, cast
 
 from icefloe.core.io import FileAlreadyExistsError, FileIO
 from icefloe.errors import CorruptMetadataError, SchemaError, TableAlreadyExistsError
@@ -84,6 +84,9 @@ class TableSchema:
     def from_json(text: str, path: str = "<schema>") -> "TableSchema":
         try:
             doc = json.loads(text)
+            if not isinstance(doc, dict):
+                raise ValueError(f"a JSON {type(doc).__name__}, not an object")
+            doc = cast(dict[str, Any], doc)
             options: Mapping[Any, Any] = doc.get("options") or {}
             return TableSchema(
                 id=int(doc["id"]),
