@@ -26,8 +26,8 @@ from icefloe.iceberg.hadoop import HINT_FILE
 from icefloe.iceberg.manifest import ADDED, DATA, DELETED, POSITION_DELETES, DataFile, ManifestEntry
 # manifest_avro's record dicts are not parameterised yet
 from icefloe.iceberg.manifest_avro import (
-    entries_from_records,  # pyright: ignore[reportUnknownVariableType]
-    read_manifest_raw,  # pyright: ignore[reportUnknownVariableType]
+    entries_from_records,
+    read_manifest_raw,
 )
 from icefloe.iceberg.manifest_list import ManifestFile, read_manifest_list
 from icefloe.iceberg.snapshot import Snapshot, content_size
@@ -133,8 +133,8 @@ def check_iceberg(table: BaseTable, progress: Optional[Callable[[str], None]] = 
             entries = seen_manifests.get(m.manifest_path)
             if entries is None:
                 entries = _read_manifest(report, io, meta, m, specs,
-                                         entries_from_records,  # pyright: ignore[reportUnknownArgumentType]
-                                         read_manifest_raw)  # pyright: ignore[reportUnknownArgumentType]
+                                         entries_from_records,
+                                         read_manifest_raw)
                 seen_manifests[m.manifest_path] = entries
             if entries is None:
                 continue

@@ -40,7 +40,7 @@ _VALUE_COUNTS, _NULL_COUNTS, _NAN_COUNTS, _LOWER, _UPPER = 1, 2, 3, 4, 5
 
 def partition_mask(cols: ManifestColumns, evaluator: PartitionEvaluator) -> Mask:
     """``evaluator.eval(partition)`` of every file of ``cols``."""
-    judge: Callable[[tuple[Any, ...]], bool] = evaluator.eval  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]  (evaluators is not annotated yet)
+    judge: Callable[[tuple[Any, ...]], bool] = evaluator.eval
     verdicts = np.fromiter((judge(p) for p in cols.partitions), bool, len(cols.partitions))
     return verdicts[cols.partition_index]
 
@@ -197,7 +197,7 @@ def _file_by_file(p: Predicate, cols: ManifestColumns, evaluator: MetricsEvaluat
     """``p`` judged by ``MetricsEvaluator`` for each file, from the statistics of its column."""
     fid = p.ref.field_id
     stats = [cols.metric_values(kind, fid) for kind in (_VALUE_COUNTS, _NULL_COUNTS, _NAN_COUNTS, _LOWER, _UPPER)]
-    judge: Callable[[_OneColumn], bool] = MetricsEvaluator(evaluator.schema, p).may_match  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    judge: Callable[[_OneColumn], bool] = MetricsEvaluator(evaluator.schema, p).may_match
     one = _OneColumn()
     out = np.zeros(len(cols), bool)
     for i, metrics in enumerate(zip(*stats)):

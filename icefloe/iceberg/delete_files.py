@@ -61,8 +61,8 @@ def _write(io: FileIO, path: str, table: pa.Table, file_schema: Schema, codec: s
 
     with io.open_write(path) as sink:
         # pyarrow takes None (no compression) and a list of columns to dictionary-encode, beyond its annotations
-        pq.write_table(table, sink, compression=None if codec == "uncompressed" else codec, store_schema=False,  # pyright: ignore[reportArgumentType]
-                       use_dictionary=dictionary_columns(table), write_page_checksum=True)  # pyright: ignore[reportArgumentType]
+        pq.write_table(table, sink, compression=None if codec == "uncompressed" else codec, store_schema=False,
+                       use_dictionary=dictionary_columns(table), write_page_checksum=True)
     with io.open_read(path) as fh:
         return pq.read_metadata(fh)
 

@@ -25,15 +25,10 @@ from icefloe.core.expressions import (
 from icefloe.core.types.model import is_floating
 from icefloe.iceberg import manifest_avro
 from icefloe.iceberg.evaluators import BoundReader, MetricsEvaluator, bound_reader, file_stats, stats_may_match
-from icefloe.iceberg.manifest import DATA, DELETED, DataFile, ManifestEntry
+from icefloe.iceberg.manifest import DATA, DELETED, ManifestEntry
 
 Mask = NDArray[np.bool_]
 
-
-def _metric_columns(files: list[DataFile], field_id: int, kinds: tuple[int, ...]) -> list[list[Any]]:
-    """For each metric of ``kinds`` (indexes into ``manifest.METRIC_FIELDS``), its values of one field
-    over the files (``manifest_avro.metric_columns``, typed here: its module is not annotated yet)."""
-    return manifest_avro.metric_columns(files, field_id, kinds)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
 
 # types whose bounds are whole numbers that fit 64 bits
 _WHOLE = frozenset({"int", "long", "date", "time", "timestamp", "timestamptz", "timestamp_ns", "timestamptz_ns"})
@@ -79,7 +74,7 @@ class FileColumns:
             return hit
         n = len(self.files)
         # value counts, null counts, lower and upper bounds (NaN counts mean nothing to whole numbers)
-        vcs, ncs, lows, highs = _metric_columns(self.files, field_id, (1, 2, 4, 5))
+        vcs, ncs, lows, highs = manifest_avro.metric_columns(self.files, field_id, (1, 2, 4, 5))
         vc_known = np.fromiter((v is not None for v in vcs), bool, n)
         nc_known = np.fromiter((v is not None for v in ncs), bool, n)
         vc = np.fromiter((v or 0 for v in vcs), np.int64, n)

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 
 from icefloe.core.tree import Node
 from icefloe.errors import IcefloeError
-from icefloe.iceberg.manifest_reader import (  # its ``keep`` parameter is not annotated yet
-    load_manifest_entries,  # pyright: ignore[reportUnknownVariableType]
+from icefloe.iceberg.manifest_reader import (
+    load_manifest_entries,
     snapshot_manifests,
 )
 

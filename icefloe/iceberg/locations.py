@@ -22,8 +22,8 @@ from typing import Iterable, Optional
 from icefloe.core.io import FileIO, is_remote, strip_scheme
 from icefloe.errors import LocationError
 from icefloe.iceberg.manifest import ADDED
-from icefloe.iceberg.manifest_reader import (  # its ``keep`` parameter is not annotated yet
-    load_manifest_entries,  # pyright: ignore[reportUnknownVariableType]
+from icefloe.iceberg.manifest_reader import (
+    load_manifest_entries,
     snapshot_manifests,
 )
 from icefloe.iceberg.operations import TableOperations

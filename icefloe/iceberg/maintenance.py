@@ -34,9 +34,8 @@ from icefloe.iceberg.hadoop import HINT_FILE
 from icefloe.iceberg.locations import OUTSIDE, check_table_alone, deletion_root, inside_any
 from icefloe.iceberg.manifest import DATA, DELETED
 from icefloe.iceberg.manifest_list import ManifestFile
-# manifest_reader.load_manifest_entries's ``keep`` parameter is not annotated yet
 from icefloe.iceberg.manifest_reader import (
-    load_manifest_entries,  # pyright: ignore[reportUnknownVariableType]
+    load_manifest_entries,
     snapshot_manifests,
 )
 from icefloe.iceberg.metadata_builder import (

@@ -267,8 +267,7 @@ def _read(io: FileIO, meta: TableMetadata, m: ManifestFile,
                                    f"{m.partition_spec_id}: {e}") from e
     # metrics maps are decoded on first access (see ``manifest_avro.read_manifest_entries``)
     try:
-        # (its ``keep`` parameter is not annotated yet)
-        got, n = manifest_avro.read_kept_entries(  # pyright: ignore[reportUnknownMemberType]
+        got, n = manifest_avro.read_kept_entries(
             io, m.manifest_path, ptype, m.partition_spec_id, m.added_snapshot_id, m.sequence_number, keep)
     except CorruptMetadataError as e:
         if not m.manifest_list or e.path != m.manifest_path:

@@ -112,7 +112,7 @@ class BinPack:
         return plan
 
     def too_many_deletes(self, task: FileScanTask) -> bool:
-        deletes = _deletes(task)
+        deletes = task.deletes
         if not deletes:
             return False
         if len(deletes) >= self.delete_file_threshold:
@@ -144,31 +144,19 @@ def plan_compaction(candidates: list[FileScanTask], all_tasks: list[FileScanTask
     """
     groups: dict[tuple[int, tuple[Any, ...]], list[FileScanTask]] = {}
     for t in candidates:
-        if binpack is None or binpack.candidate(t) or _key(t)[0] != default_spec_id:
-            groups.setdefault(_key(t), []).append(t)
+        if binpack is None or binpack.candidate(t) or t.partition_key[0] != default_spec_id:
+            groups.setdefault(t.partition_key, []).append(t)
     rewrite: list[FileScanTask] = []
     for key in sorted(groups, key=repr):
         tasks = groups[key]
         wanted = binpack.worth_rewriting(tasks) if binpack is not None else \
-            len(tasks) >= 2 or any(_deletes(t) for t in tasks)
+            len(tasks) >= 2 or any(t.deletes for t in tasks)
         if wanted or key[0] != default_spec_id:
             rewrite.extend(tasks)
     rewritten = {t.path for t in rewrite}
-    still_used = {d.file_path for t in all_tasks if t.path not in rewritten for d in _deletes(t)}
+    still_used = {d.file_path for t in all_tasks if t.path not in rewritten for d in t.deletes}
     drop = [d for d in live_delete_files if d.content != DATA and d.file_path not in still_used]
     return CompactionPlan(rewrite, drop)
-
-
-def _deletes(task: FileScanTask) -> list[DataFile]:
-    """The delete files attached to ``task``."""
-    # scan.FileScanTask declares the field as a bare list
-    return task.deletes  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-
-
-def _key(task: FileScanTask) -> tuple[int, tuple[Any, ...]]:
-    """``task``'s (spec id, partition tuple)."""
-    # scan.FileScanTask declares the property as a bare tuple
-    return task.partition_key  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
 
 
 class RewriteFiles(FileChangeProducer):

@@ -38,8 +38,8 @@ from icefloe.iceberg.manifest_list import (
     manifest_file_for,
     write_manifest_list,
 )
-from icefloe.iceberg.manifest_reader import (  # its ``keep`` parameter is not annotated yet
-    load_manifest_entries,  # pyright: ignore[reportUnknownVariableType]
+from icefloe.iceberg.manifest_reader import (
+    load_manifest_entries,
     snapshot_manifests,
 )
 from icefloe.iceberg.metadata_builder import AddSnapshot, TableUpdate, set_ref_update

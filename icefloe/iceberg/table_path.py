@@ -386,6 +386,6 @@ def _parquet_bytes(run: _Rewrite, path: str, f: Json) -> bytes:
     column = pa.array([new_path(p, run.source, run.target) for p in paths], pa.string())
     table = table.set_column(index, table.schema.field(index), column)
     buf = _io.BytesIO()
-    pq.write_table(table, buf, compression=None if codec == "UNCOMPRESSED" else codec.lower(),  # pyright: ignore[reportArgumentType]
+    pq.write_table(table, buf, compression=None if codec == "UNCOMPRESSED" else codec.lower(),
                    store_schema=False, write_page_checksum=True)
     return buf.getvalue()

@@ -36,7 +36,7 @@ from icefloe.errors import CommitConflictError
 from icefloe.iceberg import evaluators as ev
 from icefloe.iceberg.manifest import DATA, EQUALITY_DELETES, DataFile
 from icefloe.iceberg.manifest_reader import files_changed_by
-from icefloe.iceberg.scan import bind_row_filter  # pyright: ignore[reportUnknownVariableType] - its where is not annotated
+from icefloe.iceberg.scan import bind_row_filter
 from icefloe.iceberg.snapshot import Snapshot
 from icefloe.iceberg.table_metadata import TableMetadata
 

@@ -183,8 +183,8 @@ def write_parquet_bytes(data: pa.Table, compression: str = "zstd") -> bytes:
 
     buf = _io.BytesIO()
     # pyarrow takes None (no compression) and a list of columns to dictionary-encode, beyond its annotations
-    pq.write_table(data, buf, compression=None if compression in ("none", "uncompressed") else compression,  # pyright: ignore[reportArgumentType]
-                   use_compliant_nested_type=True, use_dictionary=dictionary_columns(data),  # pyright: ignore[reportArgumentType]
+    pq.write_table(data, buf, compression=None if compression in ("none", "uncompressed") else compression,
+                   use_compliant_nested_type=True, use_dictionary=dictionary_columns(data),
                    write_page_checksum=True)  # readers can catch bit rot
     return buf.getvalue()
 
