@@ -45,11 +45,17 @@ import secrets
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Iterable, Optional
 from urllib.parse import parse_qs
 
 from icefloe.core.redact import redact
 from icefloe.errors import AuthConfigError, Unauthenticated
+
+if TYPE_CHECKING:
+    from typing import Awaitable
+
+    from anyio import CapacityLimiter
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 PRIVILEGES = ("read", "write", "create", "drop", "admin")
 TOKEN_PATH = "/v1/oauth/tokens"
@@ -89,10 +95,10 @@ def new_static_token() -> tuple[str, str]:
 class Principal:
     name: str
     secret_hash: Optional[str] = None
-    grants: tuple = ()              # ((namespace pattern, frozenset of privileges), ...)
+    grants: tuple[tuple[str, frozenset[str]], ...] = ()     # ((namespace pattern, privileges), ...)
 
-    def privileges(self, namespace: str) -> set:
-        found: set = set()
+    def privileges(self, namespace: str) -> set[str]:
+        found: set[str] = set()
         for pattern, privs in self.grants:
             if fnmatch.fnmatchcase(namespace, pattern):
                 found |= privs
@@ -110,17 +116,17 @@ class Principal:
 class AuthSettings:
     """The auth file, read (see the module doc)."""
 
-    principals: dict = field(default_factory=dict)
-    tokens: dict = field(default_factory=dict)          # static token digest -> principal name
+    principals: dict[str, Principal] = field(default_factory=dict[str, Principal])
+    tokens: dict[str, str] = field(default_factory=dict[str, str])     # static token digest -> principal name
     key: bytes = b""
     lifetime: int = 3600
     source: str = ""
 
 
-def _grants(where: str, raw) -> tuple:
+def _grants(where: str, raw: object) -> tuple[tuple[str, frozenset[str]], ...]:
     if not isinstance(raw, dict):
         raise AuthConfigError(f"{where}: grants must map a namespace (or pattern) to a list of {', '.join(PRIVILEGES)}")
-    out = []
+    out: list[tuple[str, frozenset[str]]] = []
     for pattern, privs in raw.items():
         privs = [privs] if isinstance(privs, str) else privs
         if not isinstance(privs, list) or not privs:
@@ -212,7 +218,7 @@ class Authenticator:
         self._dummy = self._hasher.hash(secrets.token_hex(16))   # unknown clients cost the same as known ones
 
     # ------------------------------------------------------------------ bearer tokens
-    def issue(self, principal: str, lifetime: Optional[int] = None) -> dict:
+    def issue(self, principal: str, lifetime: Optional[int] = None) -> dict[str, Any]:
         import jwt
 
         now = int(time.time())
@@ -255,10 +261,11 @@ class Authenticator:
         return found if ok and hashed is not self._dummy else None
 
     # ------------------------------------------------------------------ the token endpoint
-    def token_response(self, form: dict, basic: Optional[tuple]) -> tuple[int, dict]:
+    def token_response(self, form: dict[str, str],
+                       basic: Optional[tuple[str, str]]) -> tuple[int, dict[str, Any]]:
         """(status, body) of ``POST /v1/oauth/tokens`` for the form's fields (RFC 6749 section 4.4,
         RFC 8693; errors as RFC 6749 section 5.2's ``error``/``error_description``)."""
-        def oauth_error(status: int, error: str, description: str):
+        def oauth_error(status: int, error: str, description: str) -> tuple[int, dict[str, Any]]:
             return status, {"error": error, "error_description": description}
 
         grant = form.get("grant_type", "")
@@ -357,22 +364,22 @@ def classify(method: str, path: str) -> Action:
     return Action("(unrouted)", None)
 
 
-def request_may(scope, privilege: str, namespace: str) -> bool:
+def request_may(scope: Scope, privilege: str, namespace: str) -> bool:
     """Whether the request's principal holds ``privilege`` on ``namespace`` (always, without auth):
     for a grant the route alone does not decide (a commit that creates its table needs ``create``)."""
-    principal = scope.get("icefloe.principal")
+    principal: Optional[Principal] = scope.get("icefloe.principal")
     return principal is None or principal.may(privilege, namespace)
 
 
-def visible_namespaces(scope, namespaces):
+def visible_namespaces(scope: Scope, namespaces: Iterable[str]) -> list[str]:
     """The namespaces of a list the request's principal may read (all of them without auth)."""
-    principal = scope.get("icefloe.principal")
+    principal: Optional[Principal] = scope.get("icefloe.principal")
     if principal is None:
         return list(namespaces)
     return [n for n in namespaces if principal.may("read", n)]
 
 
-def _body_namespaces(action: Action, body: bytes) -> Optional[list]:
+def _body_namespaces(action: Action, body: bytes) -> Optional[list[tuple[str, str]]]:
     """(privilege, namespace) pairs a create-namespace or rename body asks for; None if the body
     names no namespace where it must."""
     try:
@@ -382,7 +389,7 @@ def _body_namespaces(action: Action, body: bytes) -> Optional[list]:
     if not isinstance(doc, dict):
         return None
 
-    def name(levels) -> Optional[str]:
+    def name(levels: object) -> Optional[str]:
         return ".".join(str(x) for x in levels) if isinstance(levels, list) and levels else None
 
     if action.route == "/v1/transactions/commit":
@@ -390,24 +397,27 @@ def _body_namespaces(action: Action, body: bytes) -> Optional[list]:
         if not isinstance(changes, list) or not changes:
             return None
         idents = [c.get("identifier") if isinstance(c, dict) else None for c in changes]
-        named = [i for i in idents if isinstance(i, dict) and name(i.get("namespace"))]
+        named = [ns for i in idents if isinstance(i, dict) and (ns := name(i.get("namespace")))]
         if len(named) != len(idents):
             return None
-        return [("write", name(i.get("namespace"))) for i in named]
+        return [("write", ns) for ns in named]
     if action.route in ("/v1/tables/rename", "/v1/views/rename"):
-        out = []
+        out: list[tuple[str, str]] = []
         for key, privilege in (("source", "drop"), ("destination", "create")):
             ident = doc.get(key)
-            if not isinstance(ident, dict) or not name(ident.get("namespace")):
+            ns = name(ident.get("namespace")) if isinstance(ident, dict) else None
+            if not ns:
                 return None
-            out.append((privilege, name(ident.get("namespace"))))
+            out.append((privilege, ns))
         return out
-    return [("create", name(doc.get("namespace")))] if name(doc.get("namespace")) else None
+    ns = name(doc.get("namespace"))
+    return [("create", ns)] if ns else None
 
 
 # ---------------------------------------------------------------------- the guard (ASGI)
-async def _read_body(receive, limit: int) -> Optional[bytes]:
-    chunks, size = [], 0
+async def _read_body(receive: Receive, limit: int) -> Optional[bytes]:
+    chunks: list[bytes] = []
+    size = 0
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
@@ -421,10 +431,10 @@ async def _read_body(receive, limit: int) -> Optional[bytes]:
             return b"".join(chunks)
 
 
-def _replay(body: bytes):
+def _replay(body: bytes) -> Receive:
     sent = False
 
-    async def receive():
+    async def receive() -> Message:
         nonlocal sent
         if not sent:
             sent = True
@@ -433,7 +443,8 @@ def _replay(body: bytes):
     return receive
 
 
-async def _send_json(send, status: int, doc: dict, headers: tuple = ()) -> None:
+async def _send_json(send: Send, status: int, doc: dict[str, Any],
+                     headers: tuple[tuple[bytes, bytes], ...] = ()) -> None:
     body = json.dumps(doc).encode()
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
@@ -441,11 +452,11 @@ async def _send_json(send, status: int, doc: dict, headers: tuple = ()) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-def _error_model(status: int, kind: str, message: str) -> dict:
+def _error_model(status: int, kind: str, message: str) -> dict[str, Any]:
     return {"error": {"message": message, "type": kind, "code": status}}
 
 
-def _basic(header: str) -> Optional[tuple]:
+def _basic(header: str) -> Optional[tuple[str, str]]:
     if not header.lower().startswith("basic "):
         return None
     try:
@@ -459,21 +470,21 @@ class Guard:
     """The ASGI app in front of the catalog's routes: the token endpoint, authentication, grant
     checks and the access log. ``auth`` None serves everyone (loopback or ``--insecure``)."""
 
-    def __init__(self, app, auth: Optional[Authenticator]):
+    def __init__(self, app: ASGIApp, auth: Optional[Authenticator]) -> None:
         self.app, self.auth = app, auth
-        self._hashing = None            # made in the server's event loop, on the first token request
+        self._hashing: Optional[CapacityLimiter] = None     # made in the server's event loop, on the first token request
 
-    async def __call__(self, scope, receive, send):
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         started = time.monotonic()
         method, path = scope["method"], scope["path"]
         action = Action(TOKEN_PATH, None) if path.rstrip("/") == TOKEN_PATH else classify(method, path)
-        outcome = {"status": 500, "principal": "-"}
-        held: dict = {}
+        outcome: dict[str, Any] = {"status": 500, "principal": "-"}
+        held: dict[str, Any] = {}
 
-        async def send_status(message):
+        async def send_status(message: Message) -> None:
             """Note the status; an error's body is redacted (``icefloe.core.redact``) before it leaves."""
             if message["type"] == "http.response.start":
                 outcome["status"] = message["status"]
@@ -498,7 +509,8 @@ class Guard:
                             action.table or (action.namespace or "-"), outcome["status"],
                             (time.monotonic() - started) * 1000)
 
-    async def _handle(self, scope, receive, send, action: Action, outcome: dict) -> None:
+    async def _handle(self, scope: Scope, receive: Receive, send: Send, action: Action,
+                      outcome: dict[str, Any]) -> None:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         if action.route == TOKEN_PATH:
             if scope["method"] != "POST":
@@ -544,10 +556,10 @@ class Guard:
         scope = dict(scope, **{"icefloe.principal": principal})
         await self.app(scope, receive, send)
 
-    async def _token(self, receive, send, headers: dict, outcome: dict) -> None:
+    async def _token(self, receive: Receive, send: Send, headers: dict[str, str], outcome: dict[str, Any]) -> None:
         import anyio
 
-        def reply(status, doc):
+        def reply(status: int, doc: dict[str, Any]) -> Awaitable[None]:
             return _send_json(send, status, doc, ((b"cache-control", b"no-store"),))
         if self.auth is None:
             await reply(400, {"error": "invalid_request", "error_description":

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any, Optional
 
 import click
 
@@ -33,7 +34,7 @@ _LIMITS = ("max_body_bytes", "max_json_depth", "max_property_bytes")
 @click.option("--max-json-depth", type=int, default=None, help="deepest JSON nesting of a request (413 past it)")
 @click.option("--max-property-bytes", type=int, default=None, help="largest table or namespace property")
 @click.pass_context
-def serve(ctx, **options):
+def serve(ctx: click.Context, **options: Any) -> None:
     """Serve the warehouse's Iceberg tables over the Iceberg REST catalog protocol.
 
     Settings not given here come from the `serve:` section of .icefloe.yaml."""
@@ -41,7 +42,7 @@ def serve(ctx, **options):
 
     from icefloe.config import serve_properties
     from icefloe.core.io import normalize_location
-    from icefloe.rest.server import ServerSettings
+    from icefloe.rest.server import ServerSettings, check_servable
     from icefloe.rest.server import serve as run_server
 
     conf = serve_properties()
@@ -61,6 +62,7 @@ def serve(ctx, **options):
                               allowed_locations=tuple(normalize_location(str(a)) for a in allowed), **limits)
     check_exposure(host, options["auth_file"], options["insecure"])     # before the warehouse is opened
     cat = ctx.obj["open_catalog"]("iceberg")
+    check_servable(cat)                                                  # before it is announced
     scheme = "https" if options["ssl_certfile"] else "http"
     mode = f"auth from {options['auth_file']}" if options["auth_file"] else "no authentication"
     click.echo(f"icefloe REST catalog on {scheme}://{host}:{port} ({cat.warehouse}, {cat.type} catalog, {mode})",
@@ -69,24 +71,25 @@ def serve(ctx, **options):
 
 
 @click.group()
-def auth():
+def auth() -> None:
     """Credentials for `icefloe serve --auth FILE`."""
 
 
 @auth.command("hash-secret")
 @click.option("--secret", default=None, help="the secret (else asked for unechoed, or read from a pipe)")
-def hash_secret_cmd(secret):
+def hash_secret_cmd(secret: Optional[str]) -> None:
     """Print the argon2 hash of a client secret, for a principal's `secret:` in the auth file."""
     if secret is None:
         if sys.stdin.isatty():
-            secret = click.prompt("secret", hide_input=True, confirmation_prompt=True)
+            secret = str(click.prompt("secret", hide_input=True, confirmation_prompt=True))
         else:
-            secret = sys.stdin.readline().rstrip("\n")
+            line: str = sys.stdin.readline()
+            secret = line.rstrip("\n")
     click.echo(hash_secret(secret))
 
 
 @auth.command("new-token")
-def new_token_cmd():
+def new_token_cmd() -> None:
     """Make a static bearer token: the token (give it to the script; it is shown once) and its
     digest (for a principal's `tokens:` in the auth file)."""
     token, digest = new_static_token()

@@ -23,7 +23,7 @@ from __future__ import annotations
 import secrets
 import threading
 from collections import OrderedDict
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, TypeVar
 
 from icefloe.core import expressions as ex
 from icefloe.core.types import ListType, MapType, StructType
@@ -35,6 +35,15 @@ from icefloe.iceberg.rest_scan import PlanningError, filter_from_json, partition
 from icefloe.iceberg.scan import FileScanTask, attach_identity_values
 from icefloe.iceberg.snapshot import APPEND
 from icefloe.iceberg.streaming import added_data_files
+
+if TYPE_CHECKING:
+    from icefloe.core.types import IcebergType, Schema
+    from icefloe.iceberg.table import BaseTable
+    from icefloe.iceberg.table_metadata import TableMetadata
+
+Json = dict[str, Any]           # a request's or an answer's JSON object (the REST spec's bodies)
+_K = TypeVar("_K")
+_D = TypeVar("_D")
 
 MAX_PLANS = 1000
 PLAN_TASK_FILES = 1000          # file scan tasks per answer (the rest in plan tasks)
@@ -53,11 +62,12 @@ class ScanPlans:
     def __init__(self, plan_task_files: int = PLAN_TASK_FILES, max_plans: int = MAX_PLANS):
         self.plan_task_files = max(1, plan_task_files)
         self.max_plans = max_plans
-        self._plans: OrderedDict = OrderedDict()     # plan id -> (table name, {plan task: JSON of its tasks})
+        # plan id -> (table name, {plan task: JSON of its tasks})
+        self._plans: OrderedDict[str, tuple[str, dict[str, Json]]] = OrderedDict()
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ routes
-    def plan(self, table, name: str, body: dict) -> dict:
+    def plan(self, table: BaseTable, name: str, body: Json) -> Json:
         """``POST .../plan``: the ``completed`` answer for ``body`` (a ``PlanTableScanRequest``)."""
         unknown = sorted(set(body) - _KEYS)
         if unknown:
@@ -92,7 +102,7 @@ class ScanPlans:
             tasks = scan_mod.plan_files(table.io, meta, snap, bound)
         return self._answer(name, meta, tasks, body.get("filter", True))
 
-    def fetch(self, name: str, plan_id: str) -> dict:
+    def fetch(self, name: str, plan_id: str) -> Json:
         """``GET .../plan/{plan-id}``: planning is done when a plan is submitted, so a known plan
         is ``completed``, with the plan tasks not fetched yet."""
         with self._lock:
@@ -109,7 +119,7 @@ class ScanPlans:
                 raise _no_plan(plan_id, name)
             del self._plans[plan_id]
 
-    def tasks(self, name: str, body: dict) -> dict:
+    def tasks(self, name: str, body: Json) -> Json:
         """``POST .../tasks``: the file scan tasks of one plan task (each handed out once)."""
         task = body.get("plan-task")
         if not isinstance(task, str):
@@ -124,7 +134,7 @@ class ScanPlans:
             return plan[1].pop(task)
 
     # ------------------------------------------------------------------ plans
-    def _answer(self, name: str, meta, tasks: list, residual: Any) -> dict:
+    def _answer(self, name: str, meta: TableMetadata, tasks: list[FileScanTask], residual: Any) -> Json:
         types = partition_types(meta)
         n = self.plan_task_files
         chunks = [tasks[i:i + n] for i in range(0, len(tasks), n)] or [[]]
@@ -135,7 +145,7 @@ class ScanPlans:
             while len(self._plans) > self.max_plans:
                 self._plans.popitem(last=False)
         first = tasks_to_json(chunks[0], types, residual)
-        answer: dict = {"status": "completed", "plan-id": plan_id}
+        answer: Json = {"status": "completed", "plan-id": plan_id}
         if first["file-scan-tasks"]:
             answer["file-scan-tasks"] = first["file-scan-tasks"]
         if first["delete-files"]:
@@ -150,7 +160,7 @@ def _no_plan(plan_id: str, name: str) -> RequestError:
                                                       "(cancelled, forgotten or never planned)")
 
 
-def _typed(body: dict, key: str, kind, default):
+def _typed(body: Json, key: str, kind: type[_K], default: _D) -> _K | _D:
     v = body.get(key)
     if v is None:
         return default
@@ -160,19 +170,19 @@ def _typed(body: dict, key: str, kind, default):
     return v
 
 
-def _check_column(schema, name: str, case_sensitive: bool, what: str) -> None:
+def _check_column(schema: Schema, name: str, case_sensitive: bool, what: str) -> None:
     fields = _column_names(schema)
     if name in fields or (not case_sensitive and name.lower() in {f.lower() for f in fields}):
         return
     raise _bad(f"{what}: no column {name!r} in the table")
 
 
-def _column_names(schema) -> set:
+def _column_names(schema: Schema) -> set[str]:
     """Every column's full name (``a.b`` for a struct's field; ``key``/``value``/``element`` inside
     maps and lists, as Java's ``Schema.findColumnName`` names them)."""
-    out: set = set()
+    out: set[str] = set()
 
-    def walk(t, prefix: str) -> None:
+    def walk(t: IcebergType, prefix: str) -> None:
         if isinstance(t, StructType):
             for f in t.fields:
                 out.add(prefix + f.name)
@@ -188,16 +198,17 @@ def _column_names(schema) -> set:
     return out
 
 
-def _incremental(table, meta, start: Optional[int], end: int, bound) -> list:
+def _incremental(table: BaseTable, meta: TableMetadata, start: Optional[int], end: int,
+                 bound: Optional[ex.Expr]) -> list[FileScanTask]:
     """The data files the ``append`` snapshots after ``start`` up to ``end`` added, pruned by ``bound``."""
     specs = meta.specs_by_id()
     metrics = ev.MetricsEvaluator(meta.schema, bound) if bound is not None else None
-    parts = {}
+    parts: dict[int, ev.PartitionEvaluator] = {}
     if bound is not None:
         for spec_id, spec in specs.items():
             parts[spec_id] = ev.PartitionEvaluator(spec.partition_type(meta.schema),
                                                    ev.project_inclusive(bound, spec, meta.schema))
-    tasks = []
+    tasks: list[FileScanTask] = []
     for snap in snapshot_range(meta, start, end):
         if snap.operation != APPEND:
             continue

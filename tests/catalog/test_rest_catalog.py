@@ -121,6 +121,40 @@ def test_the_serve_command(tmp_path):
         proc.wait(timeout=30)
 
 
+def test_serve_refuses_a_catalog_it_cannot_place_tables_in(tmp_path, monkeypatch, capsys):
+    """The server puts a new table in its warehouse and checks every file a commit names against
+    the table's location; a REST catalog's tables, locations and commits belong to its own server,
+    so serving one is refused by name before anything listens (it used to start, then answer a
+    create with a 500: the server's ``Catalog.check_new_location`` met a REST catalog, which has
+    none). A Paimon catalog is refused as before."""
+    from icefloe.cli import main
+    from icefloe.errors import IcefloeError, NotSupportedError
+    from icefloe.rest import server
+
+    cat = icefloe.Catalog(str(tmp_path / "wh"))
+    cat.create_namespace("db")
+    with serve_catalog(cat) as uri:
+        upstream = icefloe.Catalog(uri=uri)
+        with pytest.raises(NotSupportedError, match="icefloe serve over a REST catalog is not supported: .*connect "
+                                                    "clients to that server directly"):
+            server.RestCatalogApp(upstream)
+
+        def started(*args, **kwargs):
+            raise AssertionError("the server was started over a REST catalog")
+        monkeypatch.setattr(server, "serve", started)
+        for key, value in (("WAREHOUSE", str(tmp_path / "other")), ("TYPE", "rest"), ("URI", uri)):
+            monkeypatch.setenv(f"ICEFLOE_CATALOG__UP__{key}", value)
+        with pytest.raises(SystemExit) as e:
+            main(["--catalog", "up", "serve", "--port", str(_free_port())])
+        assert e.value.code == 2
+        err = capsys.readouterr().err
+        assert "icefloe serve over a REST catalog is not supported" in err and "REST catalog on" not in err
+    assert cat.list_tables("db") == []
+    paimon = icefloe.Catalog(str(tmp_path / "pw"), format="paimon")
+    with pytest.raises(IcefloeError, match="the REST catalog serves Iceberg tables"):
+        server.RestCatalogApp(paimon)
+
+
 def test_namespace_properties_in_the_sql_catalog(tmp_path):
     cat = icefloe.Catalog(str(tmp_path / "wh"), type="sql", uri=f"sqlite:///{tmp_path / 'c.db'}")
     with serve_catalog(cat) as uri:
