@@ -45,7 +45,7 @@ import secrets
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Iterable, Optional, TypedDict
 from urllib.parse import parse_qs
 
 from icefloe.core.redact import redact
@@ -466,6 +466,12 @@ def _basic(header: str) -> Optional[tuple[str, str]]:
     return client_id, secret          # as Java sends them: the credential itself, base64-encoded
 
 
+class Outcome(TypedDict):
+    """What the access log says of a request: its status and its principal (``-`` before sign-in)."""
+    status: int
+    principal: str
+
+
 class Guard:
     """The ASGI app in front of the catalog's routes: the token endpoint, authentication, grant
     checks and the access log. ``auth`` None serves everyone (loopback or ``--insecure``)."""
@@ -481,7 +487,7 @@ class Guard:
         started = time.monotonic()
         method, path = scope["method"], scope["path"]
         action = Action(TOKEN_PATH, None) if path.rstrip("/") == TOKEN_PATH else classify(method, path)
-        outcome: dict[str, Any] = {"status": 500, "principal": "-"}
+        outcome: Outcome = {"status": 500, "principal": "-"}
         held: dict[str, Any] = {}
 
         async def send_status(message: Message) -> None:
@@ -510,7 +516,7 @@ class Guard:
                             (time.monotonic() - started) * 1000)
 
     async def _handle(self, scope: Scope, receive: Receive, send: Send, action: Action,
-                      outcome: dict[str, Any]) -> None:
+                      outcome: Outcome) -> None:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         if action.route == TOKEN_PATH:
             if scope["method"] != "POST":
@@ -556,7 +562,7 @@ class Guard:
         scope = dict(scope, **{"icefloe.principal": principal})
         await self.app(scope, receive, send)
 
-    async def _token(self, receive: Receive, send: Send, headers: dict[str, str], outcome: dict[str, Any]) -> None:
+    async def _token(self, receive: Receive, send: Send, headers: dict[str, str], outcome: Outcome) -> None:
         import anyio
 
         def reply(status: int, doc: dict[str, Any]) -> Awaitable[None]:

@@ -107,6 +107,24 @@ async def read_body(request: Request, settings: ServerSettings) -> Json:
     return body
 
 
+# a JSON object's field is a Json, an array's elements are JSON values of any kind (Any)
+@overload
+def field(body: Json, key: str, kind: type[dict[Any, Any]], required: Literal[True] = True, what: str = "") -> Json: ...
+
+
+@overload
+def field(body: Json, key: str, kind: type[dict[Any, Any]], required: bool, what: str = "") -> Optional[Json]: ...
+
+
+@overload
+def field(body: Json, key: str, kind: type[list[Any]], required: Literal[True] = True,
+          what: str = "") -> list[Any]: ...
+
+
+@overload
+def field(body: Json, key: str, kind: type[list[Any]], required: bool, what: str = "") -> Optional[list[Any]]: ...
+
+
 @overload
 def field(body: Json, key: str, kind: type[_K], required: Literal[True] = True, what: str = "") -> _K: ...
 
@@ -115,7 +133,7 @@ def field(body: Json, key: str, kind: type[_K], required: Literal[True] = True, 
 def field(body: Json, key: str, kind: type[_K], required: bool, what: str = "") -> Optional[_K]: ...
 
 
-def field(body: Json, key: str, kind: type[_K], required: bool = True, what: str = "") -> Optional[_K]:
+def field(body: Json, key: str, kind: type[Any], required: bool = True, what: str = "") -> Any:
     """``body[key]`` of JSON kind ``kind`` (``int`` excludes booleans); a missing or null field is
     None unless ``required``; otherwise a 400 naming the field (``what``: whose field it is)."""
     v = body.get(key)

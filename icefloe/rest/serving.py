@@ -6,11 +6,17 @@ from __future__ import annotations
 import ipaddress
 import logging
 import sys
-from typing import Optional
+from typing import Optional, TypedDict
 
 from icefloe.core.redact import RedactingFilter
 from icefloe.errors import IcefloeError, UnsafeServeError
 from icefloe.rest.auth import ACCESS_LOG, Authenticator, load_auth
+
+
+class TlsOptions(TypedDict, total=False):
+    """uvicorn's TLS options: a certificate and its key (PEM files), or neither (plain HTTP)."""
+    ssl_certfile: str
+    ssl_keyfile: str
 
 
 def is_loopback(host: str) -> bool:
@@ -33,7 +39,7 @@ def check_exposure(host: str, auth_file: Optional[str], insecure: bool) -> None:
 
 
 def prepare(host: str, auth_file: Optional[str], insecure: bool, ssl_certfile: Optional[str],
-            ssl_keyfile: Optional[str]) -> tuple[Optional[Authenticator], dict]:
+            ssl_keyfile: Optional[str]) -> tuple[Optional[Authenticator], TlsOptions]:
     """The authenticator (None without ``auth_file``) and uvicorn's TLS options; refuses an unsafe
     combination with an error that says what to give instead."""
     if bool(ssl_certfile) != bool(ssl_keyfile):
@@ -50,5 +56,7 @@ def prepare(host: str, auth_file: Optional[str], insecure: bool, ssl_certfile: O
     if auth is not None and not ssl_certfile and not is_loopback(host):
         print(f"warning: serving {host} over plain HTTP: secrets and bearer tokens cross the network unencrypted; "
               "give --ssl-certfile and --ssl-keyfile, or put a TLS proxy in front", file=sys.stderr)
-    tls = {"ssl_certfile": ssl_certfile, "ssl_keyfile": ssl_keyfile} if ssl_certfile else {}
+    tls: TlsOptions = {}
+    if ssl_certfile and ssl_keyfile:            # both or neither (checked above)
+        tls = {"ssl_certfile": ssl_certfile, "ssl_keyfile": ssl_keyfile}
     return auth, tls
