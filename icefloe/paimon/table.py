@@ -9,6 +9,8 @@ adds Spark reads and writes on top.
 """
 from __future__ import annotations
 
+import copy
+import dataclasses
 import json
 import time
 import uuid
@@ -60,6 +62,8 @@ _T = TypeVar("_T")
 
 class FileStoreTable:
     format = "paimon"
+    # a rescale's writer: the table with this bucket number in place of its 'bucket' option (``with_buckets``)
+    _write_buckets: Optional[int] = None
 
     def __init__(self, name: str, location: str, io: Optional[FileIO] = None, branch: Optional[str] = None):
         self.name = name
@@ -78,9 +82,19 @@ class FileStoreTable:
                 raise NoSuchTableError(f"table {self.name} has no branch {self.branch!r} (no schema under "
                                        f"{self._meta})")
             raise NoSuchTableError(f"no Paimon table at {self._location}")
+        if self._write_buckets is not None:
+            schema = dataclasses.replace(schema, options={**schema.options, "bucket": str(self._write_buckets)})
         self._schema = schema
         self._store = FileStore(self.io, self._location, schema, self._meta)
         return self
+
+    def with_buckets(self, buckets: int) -> "FileStoreTable":
+        """This table as Paimon's rescale writes it: a copy whose writes put rows in ``buckets``
+        buckets (files whose manifest entries say so), whatever its 'bucket' option; the option
+        itself is not changed."""
+        out = copy.copy(self)
+        out._write_buckets = buckets
+        return out.refresh()
 
     def __getstate__(self) -> dict[str, Any]:  # picklable for Spark tasks: no caches
         state = dict(self.__dict__)
