@@ -43,6 +43,8 @@ def rescale(table: Any, bucket_num: Optional[int] = None, where: Optional[str] =
     table has no data file to rewrite. Bad input raises ``MaintenanceError`` with the table unchanged."""
     from pyspark.sql import functions as F
 
+    if where is not None and partitions is not None:
+        raise MaintenanceError("rescale: partitions and where cannot be used together")
     table.refresh()
     schema = table.table_schema
     if schema.num_buckets <= 0:

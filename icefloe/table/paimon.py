@@ -572,11 +572,24 @@ class PaimonTable(FileStoreTable, Table):  # pyright: ignore[reportIncompatibleM
 
     def rescale(self, bucket_num: Optional[int] = None, where: Optional[str] = None,
                 partitions: Optional[Sequence[dict[str, Any]]] = None) -> Optional[Snapshot]:
-        """Paimon's rescale (``CALL sys.rescale``): the partitions ``where`` (a partition predicate) or
-        ``partitions`` (dicts of key -> value) choose, all by default, rewritten into ``bucket_num``
-        buckets (the 'bucket' option's number by default) as one OVERWRITE snapshot; the option
-        itself stays (``ALTER TABLE ... SET TBLPROPERTIES ('bucket' = 'N')`` sets it). Returns the
-        snapshot, or None when there was no data file to rewrite."""
+        """Paimon's rescale (``CALL sys.rescale``): partitions of a fixed-bucket table rewritten into
+        another number of buckets as one OVERWRITE snapshot, every row (a primary-key table's merged
+        rows) kept. The 'bucket' option is not changed: set it first with ``ALTER TABLE ... SET
+        TBLPROPERTIES ('bucket' = 'N')`` (``update_properties``), as Paimon's rescale goes.
+
+        Args:
+            bucket_num: The new number of buckets (the 'bucket' option's number by default).
+            where: A predicate on partition columns choosing the partitions.
+            partitions: Dicts of partition key -> value choosing the partitions (not with ``where``).
+                All partitions (the whole table when unpartitioned) by default.
+
+        Returns:
+            The OVERWRITE snapshot, or None when the table has no data file to rewrite.
+
+        Raises:
+            MaintenanceError: a table with bucket -1, ``bucket_num`` <= 0, a choice of no partition with
+                data files, or no snapshot; nothing is changed.
+        """
         return paimon_rescale(self, bucket_num, where, partitions)
 
     def expire_snapshots(  # pyright: ignore[reportIncompatibleMethodOverride] - Table's signature, not FileStoreTable's
