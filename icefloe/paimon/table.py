@@ -38,7 +38,8 @@ from icefloe.paimon.arrow_read import read_data_file
 from icefloe.paimon.data_file import DataFileMeta
 from icefloe.paimon.commit import CommitMessage, FileStoreCommit
 from icefloe.paimon.commit_changes import (
-    DeleteFiles, FilesLive, NotCommitted, PaimonCommit, Requirement, SequenceAfter, message_changes, sequence_firsts,
+    BucketsKeepSame, DeleteFiles, FilesLive, NotCommitted, PaimonCommit, Requirement, SequenceAfter, message_changes,
+    sequence_firsts, written_totals,
 )
 from icefloe.paimon.expire import expire_snapshots
 from icefloe.paimon.file_store import FileStore
@@ -367,7 +368,9 @@ class FileStoreTable:
             gone = tuple(removed)
             return FileStoreCommit(self._store, self.commit_user).apply(PaimonCommit(
                 OVERWRITE, (DeleteFiles(gone), *changes),
-                (FilesLive(gone, f"{operation} on {self.name}", base_id), *requirements)))
+                (FilesLive(gone, f"{operation} on {self.name}", base_id), *requirements,
+                 # rows rewritten into a partition still in another bucket number: refused, as Paimon's writers do
+                 BucketsKeepSame(written_totals(messages, self._store.partition_types), tuple(self.partition_keys)))))
         except AfterCommitError:        # committed: the files are the table's
             raise
         except BaseException:

@@ -147,6 +147,9 @@ def test_rescale_bucketed_append_table_unpartitioned(pcat):
     pcat.sql("ALTER TABLE default.ra SET TBLPROPERTIES ('bucket' = '4')")
     with pytest.raises(Exception, match="Try to write table with a new bucket num 4, but the previous bucket num is 2"):
         t.append(_data(k=[6], v=["f"]))
+    with pytest.raises(Exception, match="new bucket num 4, but the previous bucket num is 2"):   # copy-on-write too
+        pcat.sql("DELETE FROM default.ra WHERE k = 1")
+    assert _arrow_rows(t) == rows and _totals(t) == {(): {2}}
     assert _rows(pcat.sql("CALL sys.rescale(table => 'default.ra', bucket_num => 4)")) == [(True,)]
     assert _totals(t) == {(): {4}}
     _keys_in_right_buckets(t, "k")
