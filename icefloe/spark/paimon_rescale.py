@@ -10,11 +10,15 @@ bucket number per partition).
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional, Sequence
+import functools
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 from icefloe.errors import CommitConflictError, MaintenanceError
 from icefloe.paimon.snapshot import Snapshot
 from icefloe.spark.paimon_compact import chosen_entries
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column
 
 
 def _bucket_count(value: object) -> Optional[int]:
@@ -76,14 +80,11 @@ def rescale(table: Any, bucket_num: Optional[int] = None, where: Optional[str] =
     df = table.to_spark(snapshot_id=latest.id)
     keys = list(table.partition_keys)
     if keys and (where is not None or specs is not None):
-        cond = None
+        conds: list[Column] = []
         for values in chosen:
-            one = None
-            for k, v in zip(keys, values):
-                c = F.col(f"`{k}`").eqNullSafe(F.lit(v))
-                one = c if one is None else one & c
-            cond = one if cond is None else cond | one
-        df = df.filter(cond)
+            parts = [F.col(f"`{k}`").eqNullSafe(F.lit(v)) for k, v in zip(keys, values)]
+            conds.append(functools.reduce(lambda a, b: a & b, parts))
+        df = df.filter(functools.reduce(lambda a, b: a | b, conds))
     writer = table.with_buckets(buckets)
     messages = writer.write(df)
     now = table.refresh().current_snapshot()
