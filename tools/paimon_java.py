@@ -157,9 +157,11 @@ class PaimonJava:
         return [[tuple(r) for r in plan] for plan in plans]
 
     # ---------------------------------------------------------------- writes and maintenance
-    def write(self, table: str, rows: list[tuple], kinds: Optional[list[str]] = None) -> Optional[int]:
-        """One batch commit of ``rows`` (every column, in order); the snapshot id after it."""
-        return self.request("write", table=table, rows=[list(r) for r in rows], kinds=kinds)
+    def write(self, table: str, rows: list[tuple], kinds: Optional[list[str]] = None,
+              overwrite: Optional[dict[str, str]] = None) -> Optional[int]:
+        """One batch commit of ``rows`` (every column, in order); the snapshot id after it. ``overwrite``:
+        an INSERT OVERWRITE of the partitions it names (``{}``: of the whole table)."""
+        return self.request("write", table=table, rows=[list(r) for r in rows], kinds=kinds, overwrite=overwrite)
 
     def compact(self, table: str, full: bool = True, options: Optional[dict[str, str]] = None) -> Optional[int]:
         """Compaction of every bucket (``full``: into one sorted run), committed as one snapshot, with

@@ -31,7 +31,8 @@ from icefloe.paimon import manifest as mf
 from icefloe.paimon import row_tracking, table_hooks
 from icefloe.paimon.binary_row import BinaryRow, decode_row
 from icefloe.paimon.commit_changes import (
-    AddFiles, BucketKey, OverwritePartitions, PaimonCommit, Requirement, SetIndexFiles, SetStatistics, message_changes,
+    AddFiles, BucketKey, BucketsKeepSame, OverwritePartitions, PaimonCommit, Requirement, SetIndexFiles, SetStatistics,
+    message_changes, written_totals,
 )
 from icefloe.paimon.dynamic_bucket import IndexFile
 from icefloe.paimon.consumer import expire_consumers
@@ -199,6 +200,9 @@ class FileStoreCommit:
             return None
         if overwrite:
             changes.insert(0, OverwritePartitions(overwrite_partitions))
+        else:
+            own.append(BucketsKeepSame(written_totals(messages, self.store.partition_types),
+                                       tuple(self.store.schema.partition_keys)))
         return self.apply(PaimonCommit(OVERWRITE if overwrite else APPEND, tuple(changes),
                                        (*requirements, *own), properties))
 

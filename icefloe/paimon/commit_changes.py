@@ -35,7 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Optional, Protocol, Sequence
 
-from icefloe.errors import CommitConflictError
+from icefloe.errors import CommitConflictError, CommitFailedError
 from icefloe.paimon import manifest as mf
 from icefloe.core.types import IcebergType
 from icefloe.paimon.binary_row import encode_row
@@ -224,6 +224,31 @@ class VectorsUnchanged:
 
 
 @dataclass(frozen=True)
+class BucketsKeepSame:
+    """Without an overwrite, a partition's files keep one total bucket number (Paimon's writers and
+    commits refuse another): ``written`` maps each partition (bytes) a write adds fixed-bucket files
+    to to their total bucket number. After ``'bucket'`` changed, an old partition takes rows again
+    once INSERT OVERWRITE or ``CALL sys.rescale`` rewrote it."""
+    written: dict[bytes, int]
+    partition_keys: tuple[str, ...]
+
+    def check(self, store: FileStore, latest: Optional[Snapshot]) -> None:
+        if latest is None or not self.written or store.schema.id == 0:    # schema 0: 'bucket' never changed
+            return
+        wanted = set(self.written)
+        for e in store.merge_live(store.entries(store.data_manifests(latest), lambda data: data in wanted)):
+            new = self.written.get(e.partition.data)
+            if new is None or e.total_buckets <= 0 or e.total_buckets == new:
+                continue
+            where = ("table" if not self.partition_keys else "partition {" + ", ".join(
+                f"{k}={v}" for k, v in zip(self.partition_keys, store.partition_values(e.partition))) + "}")
+            raise CommitFailedError(
+                f"Try to write {where} with a new bucket num {new}, but the previous bucket num is "
+                f"{e.total_buckets}: its files were written with {e.total_buckets} buckets before 'bucket' "
+                f"changed; rewrite it with INSERT OVERWRITE or CALL sys.rescale first; nothing was written")
+
+
+@dataclass(frozen=True)
 class NotCommitted:
     """A streaming batch: ``commit_user`` has not committed batch ``identifier`` or a later one."""
     commit_user: Optional[str]
@@ -304,6 +329,15 @@ def message_changes(messages: Sequence[WrittenBucket], partition_types: Sequence
     return changes, requirements
 
 
+def written_totals(messages: Sequence[WrittenBucket], partition_types: Sequence[IcebergType]) -> dict[bytes, int]:
+    """Partition bytes -> the total bucket number of the fixed-bucket files the messages add there."""
+    out: dict[bytes, int] = {}
+    for m in messages:
+        if m.total_buckets > 0 and m.new_files:
+            out[encode_row(list(m.partition), partition_types).data] = m.total_buckets
+    return out
+
+
 def sequence_firsts(messages: Sequence[WrittenBucket], partition_types: Sequence[IcebergType]) -> dict[BucketKey, int]:
     """(partition bytes, bucket) -> the first sequence number the messages' files use there."""
     firsts: dict[BucketKey, int] = {}
@@ -315,6 +349,6 @@ def sequence_firsts(messages: Sequence[WrittenBucket], partition_types: Sequence
     return firsts
 
 
-__all__ = ["AddChangelog", "AddFiles", "Change", "DeleteFiles", "FilesLive", "IndexBase", "NO_TRANSACTION", "NotCommitted",
+__all__ = ["AddChangelog", "AddFiles", "BucketsKeepSame", "Change", "DeleteFiles", "FilesLive", "IndexBase", "NO_TRANSACTION", "NotCommitted",
            "OverwritePartitions", "PaimonCommit", "Requirement", "Resolved", "SequenceAfter", "SetDeletionVectors",
-           "SetIndexFiles", "SetStatistics", "VectorsUnchanged", "as_deletes", "message_changes", "sequence_firsts"]
+           "SetIndexFiles", "SetStatistics", "VectorsUnchanged", "as_deletes", "message_changes", "sequence_firsts", "written_totals"]

@@ -23,8 +23,8 @@ from icefloe.core import expressions as ex
 from icefloe.paimon import file_index as fi
 from icefloe.paimon import manifest as mf
 from icefloe.paimon import predicate as pr
-from icefloe.paimon.binary_row import BinaryRow, decode_field, null_bits_size
-from icefloe.paimon.bucket import bucket_of
+from icefloe.paimon.binary_row import BinaryRow, decode_field, encode_row, null_bits_size
+from icefloe.paimon.bucket import bucket_of_hash
 from icefloe.paimon.file_store import FileStore
 from icefloe.paimon.merge import trimmed_primary_keys
 from icefloe.paimon.snapshot import Snapshot
@@ -109,7 +109,7 @@ def plan(store: FileStore, snapshot: Optional[Snapshot], where: object = None, s
             ranges = {k: pr.ColumnRange(v, v, 1 if v is None else 0, 1) for k, v in zip(part_keys, values)}
             if not pr.may_match(pred, ranges):
                 continue
-            if buckets is not None and e.total_buckets == schema.num_buckets and e.bucket not in buckets \
+            if buckets is not None and e.total_buckets > 0 and e.bucket not in buckets(e.total_buckets) \
                     and _same_bucket_keys(schemas, e.file.schema_id, schema):
                 continue
             # a primary-key table's file may hold the newer record of a key whose older record
@@ -339,12 +339,12 @@ def _same_bucket_keys(schemas: Schemas, schema_id: int, schema: TableSchema) -> 
             return None
 
     mine = keys(schema)
-    return mine is not None and keys(other) == mine and other.num_buckets == schema.num_buckets
+    return mine is not None and keys(other) == mine and other.num_buckets > 0
 
 
-def _selected_buckets(pred: ex.Expr, schema: TableSchema) -> Optional[set[int]]:
-    """Buckets that can hold rows matching ``pred`` when it fixes every bucket key by
-    equality (``k = v`` or ``k IN (...)`` in the top-level AND); else None."""
+def _selected_buckets(pred: ex.Expr, schema: TableSchema) -> Optional[Callable[[int], set[int]]]:
+    """When ``pred`` fixes every bucket key by equality (``k = v`` or ``k IN (...)`` in the top-level
+    AND): the buckets that can hold matching rows, given a file's total bucket number; else None."""
     if schema.num_buckets <= 0:
         return None
     keys = schema.bucket_key_fields
@@ -373,4 +373,11 @@ def _selected_buckets(pred: ex.Expr, schema: TableSchema) -> Optional[set[int]]:
         if len(combos) > 1000:
             return None
     types = [k.type for k in keys]
-    return {bucket_of(c, types, schema.num_buckets) for c in combos}
+    hashes = [encode_row(list(c), types).hash_code() for c in combos]
+    by_total: dict[int, set[int]] = {}
+
+    def of_total(total: int) -> set[int]:     # each file's own total bucket number (a rescaled table mixes them)
+        if total not in by_total:
+            by_total[total] = {bucket_of_hash(h, total) for h in hashes}
+        return by_total[total]
+    return of_total

@@ -59,6 +59,8 @@ from icefloe.core import types as core
 from icefloe.core.retry import RetryPolicy
 
 BUCKET_KEY = "bucket-key"
+BUCKET = "bucket"
+POSTPONE_BUCKET = -2
 SEQUENCE_FIELD = "sequence.field"
 ADD_BEFORE_PARTITION = "add-column-before-partition"
 
@@ -170,9 +172,8 @@ def _shown(t: core.IcebergType, nullable: bool = True) -> str:
 
 
 # Options whose change would reinterpret data already written (Paimon keeps them, or the
-# table's identity, fixed after creation; a bucket change needs a rescale that rewrites data).
+# table's identity, fixed after creation). 'bucket' changes on fixed-bucket tables (``_check_bucket``).
 FIXED_OPTIONS = {
-    "bucket": "changing the bucket count needs every file rewritten into the new buckets",
     "bucket-key": "rows already written are bucketed by the old key",
     "primary-key": "the primary key is part of the schema",
     "partition": "the partition keys are part of the schema",
@@ -439,6 +440,8 @@ class _Builder:
     def set_option(self, key: str, value: object) -> None:
         key, value = str(key), str(value)
         self._check_option(key)
+        if key == BUCKET:
+            value = self._check_bucket(value)
         if self.options.get(key) != value:
             self.options[key] = value
             self.changed = True
@@ -446,9 +449,35 @@ class _Builder:
     def remove_option(self, key: str) -> None:
         key = str(key)
         self._check_option(key)
+        if key == BUCKET:
+            raise SchemaError(f"table {self.table}: Cannot reset bucket (set another bucket number instead); "
+                              "nothing was changed")
         if key in self.options:
             del self.options[key]
             self.changed = True
+
+    def _check_bucket(self, value: str) -> str:
+        """Paimon's rules for a new 'bucket': a fixed-bucket table takes another positive number (the
+        files already written keep theirs until rewritten: INSERT OVERWRITE or CALL sys.rescale); a
+        table with bucket -1 keeps it, and no table changes to -1."""
+        try:
+            new = int(value.strip())
+        except ValueError:
+            raise SchemaError(f"table {self.table}: option 'bucket' must be a whole number, got {value!r}") from None
+        old = int(self.options.get(BUCKET, "-1").strip() or "-1")
+        if old == -1:
+            raise SchemaError(f"table {self.table}: Cannot change bucket when it is -1 (a dynamic-bucket or "
+                              "bucket-unaware table keeps its bucket mode; nothing was changed)")
+        if new == -1:
+            raise SchemaError(f"table {self.table}: Cannot change bucket to -1 (a fixed-bucket table keeps fixed "
+                              "buckets; nothing was changed)")
+        if old == POSTPONE_BUCKET or new == POSTPONE_BUCKET:
+            raise SchemaError(f"table {self.table}: cannot change 'bucket' from {old} to {new}: icefloe does not "
+                              "write postpone-bucket tables (bucket -2); nothing was changed")
+        if new < 1:
+            raise SchemaError(f"table {self.table}: The number of buckets needs to be greater than 0 "
+                              f"('bucket' = {value!r}); nothing was changed")
+        return str(new)
 
     def _check_option(self, key: str) -> None:
         if key in FIXED_OPTIONS:

@@ -9,6 +9,8 @@ adds Spark reads and writes on top.
 """
 from __future__ import annotations
 
+import copy
+import dataclasses
 import json
 import time
 import uuid
@@ -36,7 +38,8 @@ from icefloe.paimon.arrow_read import read_data_file
 from icefloe.paimon.data_file import DataFileMeta
 from icefloe.paimon.commit import CommitMessage, FileStoreCommit
 from icefloe.paimon.commit_changes import (
-    DeleteFiles, FilesLive, NotCommitted, PaimonCommit, Requirement, SequenceAfter, message_changes, sequence_firsts,
+    BucketsKeepSame, DeleteFiles, FilesLive, NotCommitted, PaimonCommit, Requirement, SequenceAfter, message_changes,
+    sequence_firsts, written_totals,
 )
 from icefloe.paimon.expire import expire_snapshots
 from icefloe.paimon.file_store import FileStore
@@ -60,6 +63,8 @@ _T = TypeVar("_T")
 
 class FileStoreTable:
     format = "paimon"
+    # a rescale's writer: the table with this bucket number in place of its 'bucket' option (``with_buckets``)
+    _write_buckets: Optional[int] = None
 
     def __init__(self, name: str, location: str, io: Optional[FileIO] = None, branch: Optional[str] = None):
         self.name = name
@@ -78,9 +83,19 @@ class FileStoreTable:
                 raise NoSuchTableError(f"table {self.name} has no branch {self.branch!r} (no schema under "
                                        f"{self._meta})")
             raise NoSuchTableError(f"no Paimon table at {self._location}")
+        if self._write_buckets is not None:
+            schema = dataclasses.replace(schema, options={**schema.options, "bucket": str(self._write_buckets)})
         self._schema = schema
         self._store = FileStore(self.io, self._location, schema, self._meta)
         return self
+
+    def with_buckets(self, buckets: int) -> "FileStoreTable":
+        """This table as Paimon's rescale writes it: a copy whose writes put rows in ``buckets``
+        buckets (files whose manifest entries say so), whatever its 'bucket' option; the option
+        itself is not changed."""
+        out = copy.copy(self)
+        out._write_buckets = buckets
+        return out.refresh()
 
     def __getstate__(self) -> dict[str, Any]:  # picklable for Spark tasks: no caches
         state = dict(self.__dict__)
@@ -353,7 +368,9 @@ class FileStoreTable:
             gone = tuple(removed)
             return FileStoreCommit(self._store, self.commit_user).apply(PaimonCommit(
                 OVERWRITE, (DeleteFiles(gone), *changes),
-                (FilesLive(gone, f"{operation} on {self.name}", base_id), *requirements)))
+                (FilesLive(gone, f"{operation} on {self.name}", base_id), *requirements,
+                 # rows rewritten into a partition still in another bucket number: refused, as Paimon's writers do
+                 BucketsKeepSame(written_totals(messages, self._store.partition_types), tuple(self.partition_keys)))))
         except AfterCommitError:        # committed: the files are the table's
             raise
         except BaseException:

@@ -152,8 +152,4 @@ REFUSED = {
                          "icefloe's writers write none to drop",
     "compact_chain_table": "chain tables (chain-table.enabled: a snapshot branch and a delta branch read as one) "
                            "are not implemented by icefloe",
-    "rescale": "Paimon's rescale rewrites partitions into bucket_num buckets and keeps the table's 'bucket' option, "
-               "and its writers then write each partition with the bucket number of its files; icefloe's writers "
-               "write every partition with the table's one bucket number, so a rescaled partition would get rows "
-               "in buckets its readers do not look in",
 }

@@ -66,17 +66,17 @@ def _partitions(text) -> Optional[list]:
     return partition_specs(text, "compact", "p=0;p=1")
 
 
-def _partition_predicate(t, where: str) -> str:
+def _partition_predicate(t, where: str, procedure: str = "compact") -> str:
     """``where`` as given, once it is known to read partition keys only (Paimon's ``where`` of
     ``compact`` is a partition predicate)."""
     try:
         tree = sqlglot.parse_one(where, read="spark")
     except ParseError as e:
-        raise SqlError(f"compact: where {where!r} is not a condition: {str(e).splitlines()[0]}") from None
+        raise SqlError(f"{procedure}: where {where!r} is not a condition: {str(e).splitlines()[0]}") from None
     keys = {k.lower() for k in t.partition_keys}
     other = sorted({c.name for c in tree.find_all(exp.Column) if c.name.lower() not in keys})
     if other:
-        raise SqlError(f"compact: where must be a partition predicate; {', '.join(other)} "
+        raise SqlError(f"{procedure}: where must be a partition predicate; {', '.join(other)} "
                        f"{'is not a partition key' if len(other) == 1 else 'are not partition keys'} of {t.name} "
                        f"(partition keys: {', '.join(t.partition_keys) or 'none'})")
     return where
@@ -119,6 +119,22 @@ def compact(t, args):
         raise SqlError(f"compact on {t.name}: {e}") from None
     except NotImplementedError as e:
         raise NotSupportedYetError(f"CALL sys.compact on {t.name}: {e}") from None
+    return [(True,)]
+
+
+def rescale(t, args) -> list[tuple[bool]]:
+    """``rescale(table, bucket_num, partitions, where)``: see ``PaimonTable.rescale``; row: true."""
+    partitions, where = args.get("partitions"), args.get("where")
+    if not _blank(partitions) and not _blank(where):
+        raise SqlError("rescale: partitions and where cannot be used together")
+    bucket_num = args.get("bucket_num")
+    if bucket_num is not None and (isinstance(bucket_num, bool) or not isinstance(bucket_num, int)):
+        raise SqlError(f"rescale: argument 'bucket_num' must be a whole number of buckets, got {bucket_num!r}")
+    chosen = None if _blank(partitions) else partition_specs(partitions, "rescale", "dt=20250217,hh=08;dt=20250218,hh=08")
+    try:
+        t.rescale(bucket_num, None if _blank(where) else _partition_predicate(t, str(where), "rescale"), chosen)
+    except ValueError as e:
+        raise SqlError(f"rescale on {t.name}: {e}; nothing was changed") from None
     return [(True,)]
 
 

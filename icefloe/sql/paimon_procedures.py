@@ -258,6 +258,8 @@ PROCEDURES = {
     "compact": PaimonProcedure(("table", "partitions", "compact_strategy", "order_strategy", "order_by", "where",
                                 "options", "partition_idle_time", "buckets"), ("table",), "result boolean",
                                compact_procs.compact),
+    "rescale": PaimonProcedure(("table", "bucket_num", "partitions", "where"), ("table",), "result boolean",
+                               compact_procs.rescale),
     "compact_manifest": PaimonProcedure(("table", "options", "dry_run", "manifest_sort_enabled",
                                          "manifest_sort_partition_field", "manifest_sort_max_rewrite_size"),
                                         ("table",), "result boolean", compact_procs.compact_manifest),

@@ -44,6 +44,7 @@ from icefloe.spark.paimon_changes import audit_log_df, changes_df
 from icefloe.spark.paimon_read import read_files, read_merged, read_with_vectors
 from icefloe.spark.paimon_compact import compact as paimon_compact
 from icefloe.spark.paimon_compact import compact_append_table, compact_primary_key_table
+from icefloe.spark.paimon_rescale import rescale as paimon_rescale
 from icefloe.spark.paimon_write import write_data_files, write_kv_files
 from icefloe.spark.session import get_spark
 from icefloe.table import iceberg_view, migration
@@ -568,6 +569,28 @@ class PaimonTable(FileStoreTable, Table):  # pyright: ignore[reportIncompatibleM
         writers' own compaction picks). Returns the new snapshot, or None when nothing was to do."""
         return paimon_compact(self.spark, self, where, partitions, strategy, partition_idle_ms, order_strategy,
                               order_by, target_file_size)
+
+    def rescale(self, bucket_num: Optional[int] = None, where: Optional[str] = None,
+                partitions: Optional[Sequence[dict[str, Any]]] = None) -> Optional[Snapshot]:
+        """Paimon's rescale (``CALL sys.rescale``): partitions of a fixed-bucket table rewritten into
+        another number of buckets as one OVERWRITE snapshot, every row (a primary-key table's merged
+        rows) kept. The 'bucket' option is not changed: set it first with ``ALTER TABLE ... SET
+        TBLPROPERTIES ('bucket' = 'N')`` (``update_properties``), as Paimon's rescale goes.
+
+        Args:
+            bucket_num: The new number of buckets (the 'bucket' option's number by default).
+            where: A predicate on partition columns choosing the partitions.
+            partitions: Dicts of partition key -> value choosing the partitions (not with ``where``).
+                All partitions (the whole table when unpartitioned) by default.
+
+        Returns:
+            The OVERWRITE snapshot, or None when the table has no data file to rewrite.
+
+        Raises:
+            MaintenanceError: a table with bucket -1, ``bucket_num`` <= 0, a choice of no partition with
+                data files, or no snapshot; nothing is changed.
+        """
+        return paimon_rescale(self, bucket_num, where, partitions)
 
     def expire_snapshots(  # pyright: ignore[reportIncompatibleMethodOverride] - Table's signature, not FileStoreTable's
             self, older_than: Optional[AsOf] = None, retain_last: Optional[int] = None,

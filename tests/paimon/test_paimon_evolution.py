@@ -548,8 +548,12 @@ def test_table_options_change_through_new_schema_files(paimon_catalog, pypaimon_
     assert pypaimon_catalog.get_table("db.opt").table_schema.options["snapshot.time-retained"] == "1 ms"
     assert "manifest.merge-min-count" not in t.update_properties(remove=["manifest.merge-min-count"])
     assert t.table_schema.id == 2
-    for key in ("bucket", "bucket-key", "partition"):
+    for key in ("bucket-key", "partition"):
         with pytest.raises(SchemaError, match="cannot change after the table is created"):
             t.update_properties(set={key: "id"})
+    with pytest.raises(SchemaError, match="'bucket' must be a whole number"):
+        t.update_properties(set={"bucket": "id"})
+    with pytest.raises(SchemaError, match="Cannot change bucket when it is -1"):
+        t.update_properties(set={"bucket": "4"})
     assert t.refresh().table_schema.id == 2                  # refused changes write nothing
     assert sorted(t.to_arrow()["id"].to_pylist()) == [0, 1, 2]

@@ -99,7 +99,6 @@ def test_compact_database_compacts_the_tables_the_patterns_select(pcat, warehous
     ("create_global_index(table => 'default.rf', index_column => 'id', index_type => 'btree')", "row-tracking"),
     ("drop_global_index(table => 'default.rf', index_column => 'id', index_type => 'btree')", "row-tracking"),
     ("compact_chain_table(table => 'default.rf', partition => 'dt=\"1\"')", "chain tables"),
-    ("rescale(table => 'default.rf', bucket_num => 4)", "each partition with the bucket number of its files"),
 ])
 def test_refused_procedures_say_why(pcat, call, reason):
     with pytest.raises(NotSupportedYetError, match=reason):

@@ -401,6 +401,17 @@ public final class PaimonReferee {
         FileStoreTable table = fileTable(r);
         RowType type = table.rowType();
         BatchWriteBuilder builder = table.newBatchWriteBuilder();
+        if (r.hasNonNull("overwrite")) {
+            // INSERT OVERWRITE: of the partitions the map names (every one when it is empty), written with the
+            // table's current bucket number (Paimon's rescale by overwrite)
+            Map<String, String> partition = new HashMap<>();
+            Iterator<Map.Entry<String, JsonNode>> fields = r.get("overwrite").fields();
+            while (fields.hasNext()) {
+                Map.Entry<String, JsonNode> e = fields.next();
+                partition.put(e.getKey(), e.getValue().asText());
+            }
+            builder = builder.withOverwrite(partition);
+        }
         JsonNode kinds = r.get("kinds");
         try (BatchTableWrite write = builder.newWrite().withIOManager(IO); BatchTableCommit commit = builder.newCommit()) {
             // a dynamic-bucket table: each key's bucket from the hash index, as Paimon's writers assign them
