@@ -122,8 +122,8 @@ def _to_avro(m: ManifestFile) -> dict[str, Any]:
         "sequence_number": m.sequence_number, "min_sequence_number": m.min_sequence_number,
         "added_snapshot_id": m.added_snapshot_id, "added_files_count": m.added_files_count,
         "existing_files_count": m.existing_files_count, "deleted_files_count": m.deleted_files_count,
-        # the list written is v2-shaped, where the counts are required: a v1 list's unknown ones
-        # are carried as 0, as they were before they were kept as unknown
+        # the list written is v2-shaped, where the counts are required: a commit counts a v1 list's
+        # missing ones first (manifest_reader.with_counts); elsewhere an unknown one is written as 0
         "added_rows_count": m.added_rows_count or 0, "existing_rows_count": m.existing_rows_count or 0,
         "deleted_rows_count": m.deleted_rows_count or 0,
         "partitions": None if m.partitions is None else [

@@ -39,3 +39,15 @@ def test_a_v1_manifest_list_without_row_counts_is_not_a_count_problem(tmp_path):
     report = t.check()
     assert report.problems == [] and report.checked["manifests"] == 1
     assert t.to_arrow().column("id").to_pylist() == [1, 2, 3]
+
+
+def test_a_commit_over_such_a_list_writes_the_counts_it_finds_in_the_manifest(tmp_path):
+    t = _v1_table_without_row_counts(tmp_path)
+    t.append(pa.table({"id": pa.array([4], pa.int64())}))
+    report = t.check()
+    assert report.problems == [] and report.checked["snapshots"] == 2
+    path = t.current_snapshot().manifest_list.removeprefix("file://")
+    with open(path, "rb") as f:
+        carried = [r for r in fastavro.reader(f) if r["added_rows_count"] == 3]
+    assert len(carried) == 1 and carried[0]["added_files_count"] == 1   # pyiceberg's manifest: 3 rows, 1 file
+    assert sorted(t.to_arrow().column("id").to_pylist()) == [1, 2, 3, 4]
