@@ -4,8 +4,10 @@ The API's names load on first use (``icefloe.Catalog``, ``icefloe.load_table``,
 ``icefloe.load_catalog``, ``icefloe.sql``): a module of icefloe imported on its own (as Spark's
 Python workers import the code of their tasks) does not bring in the catalogs, SQL and both
 formats with it, which took half a second per new worker."""
+from __future__ import annotations
+
 import sys as _sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 import icefloe.sql as _sql_package  # noqa: F401 - loaded first, so ``sql`` below stays the function
 from icefloe.errors import (
@@ -24,6 +26,8 @@ __all__ = [
 
 
 if TYPE_CHECKING:       # what the names below stand for, to type checkers and the API reference
+    from pyspark.sql import DataFrame, SparkSession
+
     from icefloe.catalog import Catalog, load_table as load_table
     from icefloe.config import load_catalog as load_catalog
     from icefloe.spark.session import configure_spark as configure_spark
@@ -47,11 +51,12 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'icefloe' has no attribute {name!r}")
 
 
-def sql(*args, **kwargs):
+def sql(spark: SparkSession, text: str, warehouse: Optional[str] = None, catalog: Optional[Catalog] = None,
+        format: str = "iceberg", catalog_name: str = "local") -> DataFrame:
     """SQL over a warehouse: ``icefloe.sql(spark, text, warehouse=...)`` (see ``icefloe.catalog.sql``)."""
     from icefloe.catalog import sql as run
 
-    return run(*args, **kwargs)
+    return run(spark, text, warehouse, catalog, format, catalog_name)
 
 
 def _attach_to_active_session() -> None:

@@ -2,27 +2,32 @@
 from __future__ import annotations
 
 import os
-from functools import partial
-from typing import Optional, cast
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union, cast
 
 import pyarrow as pa
 
-from icefloe.core.io import FileIO, is_remote, normalize_location, prune_empty_dirs
-from icefloe.core.object_store import ObjectStoreIO, file_io_for
+from icefloe import catalog_namespaces as namespaces
+from icefloe.catalog_backend import FORMATS, CatalogBackend, IcebergBackend, open_backend
+from icefloe.core.io import FileIO
 from icefloe.core.schema_input import to_schema
-from icefloe.errors import (
-    IcefloeError, MigrationError, NamespaceAlreadyExistsError, NamespaceNotEmptyError, NoSuchNamespaceError, NoSuchTableError,
-    NotSupportedError,
-)
+from icefloe.errors import MigrationError, NoSuchNamespaceError, NoSuchTableError, NotSupportedError
 from icefloe.iceberg.catalog import HadoopCatalog
+from icefloe.iceberg.sql_catalog import SqlCatalog
 from icefloe.paimon import global_system_tables
-from icefloe.paimon.catalog import DEFAULT_DATABASE, PaimonCatalog
+from icefloe.paimon.catalog import PaimonCatalog
 from icefloe.spark.session import get_spark
 from icefloe.sql import SqlError, SqlSession
 from icefloe.table import IcebergTable, PaimonTable, Table, migration
 from icefloe.table.iceberg import write_files_for
 
-FORMATS = ("iceberg", "paimon")
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from icefloe.iceberg.operations import TableOperations
+    from icefloe.iceberg.table_metadata import TableMetadata
+    from icefloe.iceberg.transaction import CatalogTransaction, TableCommit
+    from icefloe.iceberg.view_metadata import ViewMetadata
+    from icefloe.iceberg.view_store import LoadedView
 
 __all__ = ["Catalog", "FORMATS", "sql", "to_schema"]
 
@@ -38,9 +43,9 @@ class Catalog:
         ```
     """
 
-    def __init__(self, warehouse: Optional[str] = None, format: str = "iceberg", spark=None,
+    def __init__(self, warehouse: Optional[str] = None, format: str = "iceberg", spark: Optional[SparkSession] = None,
                  io: Optional[FileIO] = None, type: Optional[str] = None, uri: Optional[str] = None,
-                 name: str = "default", **properties):
+                 name: str = "default", **properties: object) -> None:
         """Open or create the catalog.
 
         Args:
@@ -71,56 +76,13 @@ class Catalog:
             IcefloeError: an unknown format or catalog type, or a combination that does not exist.
             ObjectStoreError: the object store cannot be reached with these settings.
         """
-        fmt = (format or "iceberg").lower()
-        if fmt not in FORMATS:
-            raise IcefloeError(f"unknown table format {format!r}; expected one of {FORMATS}")
-        kind = (type or ("rest" if uri and uri.startswith(("http://", "https://")) else "sql" if uri
-                         else "hadoop")).lower()
-        if kind not in ("hadoop", "sql", "rest"):
-            raise IcefloeError(f"unknown catalog type {type!r}; expected 'hadoop', 'sql' or 'rest'")
-        if kind in ("sql", "rest") and fmt != "iceberg":
-            raise IcefloeError(f"the {kind.upper()} catalog holds Iceberg tables; Paimon tables use the warehouse "
-                               "directories")
-        if kind == "rest" and not uri:
-            raise IcefloeError("a REST catalog needs uri='http://host:port'")
-        if warehouse is None and kind != "rest":
-            raise IcefloeError("a warehouse directory is needed (icefloe.Catalog('warehouse'))")
-        self.warehouse = normalize_location(warehouse) if warehouse is not None else None
-        self.properties = {str(k): str(v) for k, v in properties.items() if v is not None}
-        rest_auth = {k: self.properties.pop(k) for k in ("credential", "token") if k in self.properties}
-        if rest_auth and kind != "rest":
-            raise IcefloeError(f"{' and '.join(rest_auth)} authenticate to a REST catalog; this is a {kind} catalog")
-        if "scan-planning-mode" in self.properties:
-            if kind != "rest":
-                raise IcefloeError(f"scan-planning-mode chooses where a REST catalog plans reads; this is a {kind} "
-                                   "catalog")
-            rest_auth["scan_planning_mode"] = self.properties.pop("scan-planning-mode")
-        if io is None and self.warehouse is not None:
-            io = file_io_for(self.warehouse, self.properties)
-            if is_remote(self.warehouse):
-                io.check_location(self.warehouse)
-        self.format = fmt
-        self.type = kind
-        self._spark = spark
-        if kind == "rest":
-            from icefloe.iceberg.rest_client import RestCatalog
-
-            if io is None and self.properties:   # the server's tables are on an object store: reach it with these
-                io = ObjectStoreIO(self.properties)
-            self._impl = RestCatalog(uri, io, table_type=partial(IcebergTable, spark=spark),
-                                     warehouse=self.warehouse or "", **rest_auth)
-            return
-        if kind == "sql":
-            from icefloe.iceberg.sql_catalog import SqlCatalog
-
-            self._impl = SqlCatalog(self.warehouse, uri, name, io, table_type=partial(IcebergTable, spark=spark))
-        elif fmt == "iceberg":
-            self._impl = HadoopCatalog(self.warehouse, io, table_type=partial(IcebergTable, spark=spark))
-        else:
-            self._impl = PaimonCatalog(self.warehouse, io, table_type=partial(PaimonTable, spark=spark))
-        self._impl.io.makedirs(self.warehouse)
-        if fmt == "paimon":     # a Paimon catalog has database `default` (<warehouse>/default.db), as Paimon's do
-            self._impl.io.makedirs(self._impl.database_path(DEFAULT_DATABASE))
+        backend = open_backend(warehouse, format, spark, io, type, uri, name, properties)
+        self.warehouse: Optional[str] = backend.warehouse
+        self.properties: dict[str, str] = backend.properties
+        self.format: str = backend.format
+        self.type: str = backend.type
+        self._spark: Optional[SparkSession] = spark
+        self._impl: CatalogBackend = backend.impl
 
     @property
     def io(self) -> FileIO:
@@ -131,12 +93,13 @@ class Catalog:
         return f"Catalog({self.warehouse!r}, format={self.format!r})"
 
     @property
-    def spark(self):
+    def spark(self) -> SparkSession:
         """The SparkSession this catalog's tables use (the embedded one unless one was given)."""
         self._spark = get_spark(self._spark)
         return self._spark
 
-    def create_table(self, name: str, schema, partitioned_by=None, properties: Optional[dict] = None) -> Table:
+    def create_table(self, name: str, schema: object, partitioned_by: Optional[Sequence[str]] = None,
+                     properties: Optional[dict[str, str]] = None) -> Table:
         """Create a table.
 
         Args:
@@ -221,9 +184,7 @@ class Catalog:
         Returns:
             bool: True if it exists.
         """
-        if hasattr(self._impl, "namespace_exists"):
-            return self._impl.namespace_exists(namespace)
-        return self.io.is_dir(self._impl.namespace_path(namespace))
+        return namespaces.namespace_exists(self._impl, self.io, namespace)
 
     @property
     def keeps_empty_namespaces(self) -> bool:
@@ -255,9 +216,10 @@ class Catalog:
         Raises:
             NoSuchTableError: the catalog's ``sys`` has no such table, or the catalog has no ``sys``.
         """
-        if not self.has_system_database:
+        impl = self._impl
+        if not self.has_system_database or not isinstance(impl, PaimonCatalog):
             raise NoSuchTableError(f"sys.{name}: a {self.format} catalog has no system database sys")
-        return global_system_tables.system_table(self._impl, name, self.warehouse, self.properties)
+        return global_system_tables.system_table(impl, name, self.warehouse, self.properties)
 
     @property
     def keeps_namespace_properties(self) -> bool:
@@ -265,7 +227,7 @@ class Catalog:
         namespace is a directory, with nothing to keep them in)."""
         return self.type == "sql"
 
-    def namespace_properties(self, namespace: str) -> dict:
+    def namespace_properties(self, namespace: str) -> dict[str, str]:
         """A namespace's properties (empty where the catalog keeps none).
 
         Args:
@@ -279,10 +241,12 @@ class Catalog:
         """
         if not self.namespace_exists(namespace):
             raise NoSuchNamespaceError(f"namespace {namespace} does not exist")
-        return self._impl.namespace_properties(namespace) if self.keeps_namespace_properties else {}
+        impl = self._impl
+        return impl.namespace_properties(namespace) if isinstance(impl, SqlCatalog) else {}
 
-    def update_namespace_properties(self, namespace: str, updates: Optional[dict] = None,
-                                    removals: Optional[list] = None) -> tuple[list, list, list]:
+    def update_namespace_properties(self, namespace: str, updates: Optional[Mapping[str, object]] = None,
+                                    removals: Optional[list[str]] = None
+                                    ) -> tuple[list[str], list[str], list[str]]:
         """Set and remove properties of a namespace in one change (the SQL catalog keeps them).
 
         Args:
@@ -297,17 +261,16 @@ class Catalog:
             NotSupportedError: properties to set on a catalog that keeps none.
             NoSuchNamespaceError: the namespace does not exist.
         """
-        if not self.keeps_namespace_properties:
+        impl = self._impl
+        if not isinstance(impl, SqlCatalog):        # the SQL catalog is the one that keeps them
             if updates:
-                raise NotSupportedError(f"properties of namespace {namespace}", reason=(
-                    f"namespace properties are kept by the SQL catalog only (a {self.type} catalog's "
-                    "namespace is a directory)"))
+                raise namespaces.no_namespace_properties(namespace, self.type)
             if not self.namespace_exists(namespace):
                 raise NoSuchNamespaceError(f"namespace {namespace} does not exist")
             return [], [], list(removals or [])
-        return self._impl.update_namespace_properties(namespace, updates, removals)
+        return impl.update_namespace_properties(namespace, updates, removals)
 
-    def table_operations(self, name: str):
+    def table_operations(self, name: str) -> TableOperations:
         """The operations of an Iceberg table (load and commit its metadata, its file I/O), for a
         service that commits changes it received (the REST server).
 
@@ -320,9 +283,10 @@ class Catalog:
         Raises:
             NotSupportedError: a Paimon catalog.
         """
-        if self.format != "iceberg":
+        impl = self._impl
+        if isinstance(impl, PaimonCatalog):
             raise NotSupportedError("table operations", name, self.format, "an Iceberg catalog's")
-        return self._impl.table_operations(name)
+        return impl.table_operations(name)
 
     def check_new_location(self, name: str, location: str) -> None:
         """Refuse a new table's location when another table of the catalog uses it.
@@ -333,10 +297,17 @@ class Catalog:
 
         Raises:
             IcefloeError: another table of the catalog has its files there.
+            NotSupportedError: a REST catalog (its server places tables) or a Paimon catalog (which
+                places each table itself).
         """
-        self._impl.check_new_location(name, location)
+        impl = self._impl
+        if not isinstance(impl, HadoopCatalog):
+            raise NotSupportedError("checking a new table's location", name, self.format,
+                                    f"the {self.type} catalog places its tables itself")
+        impl.check_new_location(name, location)
 
-    def create_namespace(self, namespace: str, exist_ok: bool = False, properties: Optional[dict] = None) -> None:
+    def create_namespace(self, namespace: str, exist_ok: bool = False,
+                         properties: Optional[Mapping[str, object]] = None) -> None:
         """Create a namespace (database): its directory in the warehouse (Paimon: ``<name>.db``).
 
         Args:
@@ -348,20 +319,7 @@ class Catalog:
             NamespaceAlreadyExistsError: it exists and ``exist_ok`` is false.
             NotSupportedError: ``properties`` on a catalog that keeps none.
         """
-        if properties:
-            if not self.keeps_namespace_properties:
-                raise NotSupportedError(f"properties of namespace {namespace}", reason=(
-                    f"namespace properties are kept by the SQL catalog only (a {self.type} catalog's "
-                    "namespace is a directory)"))
-            return self._impl.create_namespace(namespace, exist_ok, properties=properties)
-        if hasattr(self._impl, "create_namespace"):
-            return self._impl.create_namespace(namespace, exist_ok)
-        path = self._impl.namespace_path(namespace)
-        if self.io.is_dir(path):
-            if exist_ok:
-                return
-            raise NamespaceAlreadyExistsError(f"namespace {namespace} already exists in {self.warehouse}")
-        self.io.makedirs(path)
+        namespaces.create_namespace(self._impl, self.io, namespace, exist_ok, properties, self.type, self.warehouse)
 
     def drop_namespace(self, namespace: str, cascade: bool = False, missing_ok: bool = False) -> None:
         """Drop a namespace.
@@ -378,29 +336,16 @@ class Catalog:
         if not self.namespace_exists(namespace):
             if missing_ok:
                 return
-            raise NoSuchNamespaceError(f"namespace {namespace} does not exist in "
-                                       f"{self.warehouse or getattr(self._impl, 'uri', 'the catalog')}")
+            raise namespaces.missing_namespace(self._impl, namespace, self.warehouse)
         tables = self.list_tables(namespace)
         views = self.list_views(namespace)
-        if (tables or views) and not cascade:
-            held = [f"{len(names)} {kind}(s) ({', '.join(names[:5])}{', ...' if len(names) > 5 else ''})"
-                    for kind, names in (("table", tables), ("view", views)) if names]
-            raise NamespaceNotEmptyError(f"namespace {namespace} holds {' and '.join(held)}; "
-                                         "drop them first or use CASCADE")
+        if not cascade:
+            namespaces.refuse_non_empty(namespace, tables, views)
         for name in views:
             self.drop_view(name)
         for name in tables:
             self.drop_table(name)
-        remove = getattr(self._impl, "remove_namespace", None)    # a catalog that records namespaces
-        if remove is not None:
-            remove(namespace)
-            return
-        # A warehouse namespace is its directory: it goes only when nothing but empty directories
-        # is left in it (Java's HadoopCatalog rule), so plain files beside the tables stay.
-        path = self._impl.namespace_path(namespace)
-        if not prune_empty_dirs(self.io, path):
-            raise NamespaceNotEmptyError(f"namespace {namespace} holds files that belong to no table of the "
-                                         f"catalog ({path}); nothing of them was deleted")
+        namespaces.remove_namespace(self._impl, self.io, namespace)
 
     def drop_table(self, name: str, purge: Optional[bool] = None) -> None:
         """Drop a table.
@@ -419,8 +364,9 @@ class Catalog:
         """
         self._impl.drop_table(name, purge=purge)
 
-    def replace_table(self, name: str, schema, partitioned_by=None, properties: Optional[dict] = None,
-                      data=None, create_if_missing: bool = False):
+    def replace_table(self, name: str, schema: object, partitioned_by: Optional[Sequence[str]] = None,
+                      properties: Optional[dict[str, str]] = None, data: object = None,
+                      create_if_missing: bool = False) -> Table:
         """Replace a table's definition (and data), keeping its history.
 
         Iceberg's ``REPLACE TABLE`` / ``CREATE OR REPLACE TABLE [AS SELECT]``; on a Paimon catalog,
@@ -453,9 +399,10 @@ class Catalog:
         impl = self._impl
         write = None if data is None else (
             lambda meta: write_files_for(meta, data, impl.io, name, lambda: self.spark))
-        return impl.replace_table(name, to_schema(schema), partitioned_by, properties, write, create_if_missing)
+        return cast(Table, impl.replace_table(name, to_schema(schema), partitioned_by, properties, write,
+                                              create_if_missing))
 
-    def transaction(self):
+    def transaction(self) -> CatalogTransaction:
         """Changes of several Iceberg tables committed all-or-nothing.
 
         ``with catalog.transaction() as ctx:`` then ``ctx.table("db.a").append(data)``,
@@ -474,12 +421,17 @@ class Catalog:
         """
         from icefloe.iceberg.transaction import CatalogTransaction
 
-        if self.format != "iceberg":
+        impl = self._impl
+        if isinstance(impl, PaimonCatalog):
             raise NotSupportedError("catalog transactions", format=self.format,
                                     reason="Paimon tables commit one table at a time")
-        return CatalogTransaction(self._impl, lambda name: self.load_table(name).transaction())
+        return CatalogTransaction(impl, lambda name: self._iceberg_table(name).transaction())
 
-    def commit_transaction(self, entries: list) -> dict:
+    def _iceberg_table(self, name: str) -> IcebergTable:
+        # an Iceberg catalog's table factory makes IcebergTables (the backends are built with it)
+        return cast(IcebergTable, self.load_table(name))
+
+    def commit_transaction(self, entries: list[TableCommit]) -> dict[str, TableMetadata]:
         """Commit several Iceberg tables' changes all-or-nothing, for a service that received them
         (the REST server's ``POST /v1/transactions/commit``); ``transaction()`` is the way to stage them.
 
@@ -495,10 +447,11 @@ class Catalog:
             MultiTableCommitUnsupported: several tables on a Hadoop or object-store catalog.
             VersionConflict: a table moved on since its base (nothing committed).
         """
-        if self.format != "iceberg":
+        impl = self._impl
+        if isinstance(impl, PaimonCatalog):
             raise NotSupportedError("catalog transactions", format=self.format,
                                     reason="Paimon tables commit one table at a time")
-        return self._impl.commit_transaction(entries)
+        return impl.commit_transaction(entries)
 
     def rename_table(self, name: str, new_name: str) -> None:
         """Rename a table.
@@ -515,11 +468,12 @@ class Catalog:
         self._impl.rename_table(name, new_name)
 
     # ------------------------------------------------------------------ views (Iceberg's view spec)
-    def _views(self, what: str):
-        if self.format != "iceberg":
+    def _views(self, what: str) -> IcebergBackend:
+        impl = self._impl
+        if isinstance(impl, PaimonCatalog):
             raise NotSupportedError(what, format=self.format, reason="icefloe's Paimon catalog has no views; "
                                     "views are Iceberg's (a SQL or REST catalog)")
-        return self._impl
+        return impl
 
     def view_exists(self, name: str) -> bool:
         """Whether an Iceberg view exists (always False where there are no views).
@@ -527,7 +481,8 @@ class Catalog:
         Args:
             name: The view's ``"db.view"`` name.
         """
-        return self.format == "iceberg" and self._impl.view_exists(name)
+        impl = self._impl
+        return not isinstance(impl, PaimonCatalog) and impl.view_exists(name)
 
     def list_views(self, namespace: str) -> list[str]:
         """The ``"db.view"`` names of a namespace's Iceberg views.
@@ -535,9 +490,9 @@ class Catalog:
         Args:
             namespace: The namespace (database).
         """
-        return self._views("SHOW VIEWS").list_views(namespace) if self.format == "iceberg" else []
+        return [] if isinstance(self._impl, PaimonCatalog) else self._views("SHOW VIEWS").list_views(namespace)
 
-    def load_view(self, name: str):
+    def load_view(self, name: str) -> LoadedView:
         """A view's ``LoadedView`` (``name``, ``metadata_location``, ``metadata``: its ``ViewMetadata``).
 
         Args:
@@ -556,7 +511,7 @@ class Catalog:
         """
         return self._views(f"CREATE VIEW {name}").view_location(name)
 
-    def create_view(self, name: str, metadata):
+    def create_view(self, name: str, metadata: ViewMetadata) -> LoadedView:
         """Create a view (SQL's ``CREATE VIEW`` is the usual way).
 
         Args:
@@ -569,7 +524,7 @@ class Catalog:
         """
         return self._views(f"CREATE VIEW {name}").create_view(name, metadata)
 
-    def register_view(self, name: str, metadata_location: str):
+    def register_view(self, name: str, metadata_location: str) -> LoadedView:
         """Adopt an Iceberg view whose metadata file was written elsewhere; nothing is copied.
 
         Args:
@@ -582,7 +537,7 @@ class Catalog:
         """
         return self._views(f"registering view {name}").register_view(name, metadata_location)
 
-    def replace_view(self, name: str, updates: list, view_uuid: str):
+    def replace_view(self, name: str, updates: Sequence[Any], view_uuid: str) -> LoadedView:
         """Commit view updates if the view is still the one read.
 
         Args:
@@ -592,7 +547,7 @@ class Catalog:
         """
         return self._views(f"changing view {name}").replace_view(name, updates, view_uuid)
 
-    def commit_view(self, name: str, updates: list, requirements: list = ()):
+    def commit_view(self, name: str, updates: Sequence[Any], requirements: Sequence[Any] = ()) -> LoadedView:
         """Commit view updates once the requirements hold (the REST commit).
 
         Args:
@@ -619,7 +574,7 @@ class Catalog:
         """
         self._views(f"ALTER VIEW {name} RENAME").rename_view(name, new_name)
 
-    def register_table(self, name: str, metadata_location: str):
+    def register_table(self, name: str, metadata_location: str) -> Table:
         """Adopt an Iceberg table written elsewhere; nothing is copied.
 
         Args:
@@ -635,11 +590,11 @@ class Catalog:
         if not isinstance(self._impl, HadoopCatalog):
             raise NotSupportedError("register_table", format=self.format,
                                     reason="Paimon tables are adopted by pointing a catalog at their warehouse")
-        return self._impl.register_table(name, metadata_location)
+        return cast(Table, self._impl.register_table(name, metadata_location))   # the backend's table factory
 
-    def snapshot_table(self, source, name: str, source_catalog: Optional["Catalog"] = None,
-                       location: Optional[str] = None, properties: Optional[dict] = None,
-                       parallelism: Optional[int] = None) -> dict:
+    def snapshot_table(self, source: Union[str, Table], name: str, source_catalog: Optional[Catalog] = None,
+                       location: Optional[str] = None, properties: Optional[dict[str, Any]] = None,
+                       parallelism: Optional[int] = None) -> dict[str, int]:
         """A new Iceberg table over another table's files, the source untouched (Iceberg's ``snapshot``).
 
         The new table does not own the files: it is created with ``gc.enabled=false``, and icefloe
@@ -664,10 +619,10 @@ class Catalog:
         return migration.snapshot(self, self._source(source, source_catalog), name, location, properties,
                                   parallelism=parallelism)
 
-    def migrate_table(self, source: str, name: Optional[str] = None, source_catalog: Optional["Catalog"] = None,
-                      properties: Optional[dict] = None, drop_backup: bool = False,
+    def migrate_table(self, source: str, name: Optional[str] = None, source_catalog: Optional[Catalog] = None,
+                      properties: Optional[dict[str, Any]] = None, drop_backup: bool = False,
                       backup_table_name: Optional[str] = None, delete_origin: bool = True,
-                      parallelism: Optional[int] = None):
+                      parallelism: Optional[int] = None) -> Union[dict[str, int], bool]:
         """Replace a table of the other format by one of this catalog's, over the same data files.
 
         On an Iceberg catalog, Iceberg's ``migrate``: ``source`` is a Paimon append table of
@@ -710,9 +665,10 @@ class Catalog:
                                            properties, delete_origin, source_catalog,
                                            source if source_catalog is not None else None, parallelism=parallelism)
 
-    def _source(self, source, source_catalog):
+    def _source(self, source: Union[str, Table], source_catalog: Optional[Catalog]
+                ) -> Union[Table, migration.ParquetDirectory]:
         if source_catalog is not None:
-            return source_catalog.load_table(source)
+            return source_catalog.load_table(cast(str, source))     # a table name of source_catalog
         if isinstance(source, str):
             return migration.ParquetDirectory.at(source, self.io)
         return source
@@ -721,7 +677,8 @@ class Catalog:
         if self.format != fmt:
             raise NotSupportedError(what, format=self.format, reason=f"it creates {fmt.capitalize()} tables")
 
-    def sql(self, text: str, catalog_name: str = "local", catalogs: Optional[dict] = None):
+    def sql(self, text: str, catalog_name: str = "local", catalogs: Optional[dict[str, Catalog]] = None
+            ) -> DataFrame:
         """Run Spark SQL over this catalog's tables: ``SELECT``, ``INSERT``, ``MERGE``, DDL, ``CALL``.
 
         Use this rather than ``spark.sql``: Spark's own catalogs do not see icefloe's tables (see [Your
@@ -739,14 +696,15 @@ class Catalog:
         Raises:
             SqlError: the statement cannot run; names the line and column.
         """
-        sessions = self.__dict__.setdefault("_sql_sessions", {})
+        sessions: dict[tuple[str, tuple[tuple[str, int], ...]], SqlSession] = \
+            self.__dict__.setdefault("_sql_sessions", {})
         key = (catalog_name, tuple(sorted((str(k), id(v)) for k, v in (catalogs or {}).items())))
         if key not in sessions:
             sessions[key] = SqlSession(self, self.spark, catalog_name, catalogs)
-        return sessions[key].sql(text)
+        return cast("DataFrame", sessions[key].sql(text))
 
 
-def load_table(location: str, spark=None, io: Optional[FileIO] = None) -> Table:
+def load_table(location: str, spark: Optional[SparkSession] = None, io: Optional[FileIO] = None) -> Table:
     """A table by its directory, its format detected (like Delta's ``forPath``).
 
     Args:
@@ -775,8 +733,8 @@ def load_table(location: str, spark=None, io: Optional[FileIO] = None) -> Table:
                            "metadata/, a Paimon table directory schema/)")
 
 
-def sql(spark, text: str, warehouse: Optional[str] = None, catalog: Optional[Catalog] = None,
-        format: str = "iceberg", catalog_name: str = "local"):
+def sql(spark: SparkSession, text: str, warehouse: Optional[str] = None, catalog: Optional[Catalog] = None,
+        format: str = "iceberg", catalog_name: str = "local") -> DataFrame:
     """Run SQL over the icefloe tables of a warehouse or catalog; see ``Catalog.sql``.
 
     Args:
@@ -795,6 +753,6 @@ def sql(spark, text: str, warehouse: Optional[str] = None, catalog: Optional[Cat
             raise SqlError("icefloe.sql needs a warehouse directory or a catalog")
         catalog = Catalog(warehouse, format=format, spark=spark)
     session = SqlSession(catalog, spark, catalog_name)
-    result = session.sql(text)
+    result = cast("DataFrame", session.sql(text))
     session.finish()            # a transaction left open is rolled back, and an error
     return result

@@ -3,7 +3,7 @@
 data source uses too."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Optional
 
 from icefloe.catalog import Catalog
 from icefloe.core.config import (  # noqa: F401
@@ -11,8 +11,11 @@ from icefloe.core.config import (  # noqa: F401
     storage_properties,
 )
 
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
-def load_catalog(name: str = "default", spark=None, **overrides):
+
+def load_catalog(name: str = "default", spark: Optional[SparkSession] = None, **overrides: object) -> Catalog:
     """A catalog configured by name in ``.icefloe.yaml`` or ``ICEFLOE_CATALOG__<NAME>__<KEY>`` variables.
 
     Args:

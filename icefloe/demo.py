@@ -16,7 +16,7 @@ from rich.tree import Tree
 
 from icefloe.catalog import Catalog
 from icefloe.core.io import LOCAL, FileIO
-from icefloe.table import IcebergTable
+from icefloe.table import IcebergTable, Table
 
 SCHEMA = "id bigint not null, name string, ts timestamp not null"
 
@@ -47,7 +47,7 @@ def file_tree(location: str, io: FileIO = LOCAL) -> Tree:
     return tree
 
 
-def snapshot_table(table) -> RichTable:
+def snapshot_table(table: Table) -> RichTable:
     rt = RichTable(title=f"snapshots of {table.name}")
     for col in ("seq", "snapshot id", "parent", "op", "+files", "+rows", "rows", "files", "committed"):
         rt.add_column(col, no_wrap=col in ("snapshot id", "parent", "committed"))

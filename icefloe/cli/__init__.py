@@ -9,6 +9,7 @@ found problems), 2 a capability icefloe does not have yet.
 from __future__ import annotations
 
 import sys
+from typing import NoReturn, Optional, Sequence
 
 import click
 
@@ -34,7 +35,7 @@ def _version() -> str:
               help="a catalog configured in .icefloe.yaml or ICEFLOE_CATALOG__<NAME>__* (its warehouse and format; "
                    "--warehouse and --format override them)")
 @click.pass_context
-def cli(ctx, warehouse, fmt, catalog_name, verbose, catalog):
+def cli(ctx: click.Context, warehouse: str, fmt: str, catalog_name: str, verbose: bool, catalog: Optional[str]) -> None:
     """icefloe: Iceberg and Paimon tables with Spark as the data plane."""
     if catalog:
         from click.core import ParameterSource
@@ -80,7 +81,7 @@ def _register_rest_commands() -> None:
 _register_rest_commands()
 
 
-def main(argv=None):
+def main(argv: Optional[Sequence[str]] = None) -> NoReturn:
     """The console entry (``icefloe``): friendly errors and exit codes; ``--verbose`` adds the
     full trace of an error."""
     args = list(sys.argv[1:] if argv is None else argv)

@@ -7,6 +7,8 @@ import datetime as dt
 import json
 import os
 import sys
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Collection, Iterable, Iterator, Optional, Sequence, Union
 
 import click
 from rich.console import Console
@@ -17,6 +19,13 @@ from icefloe.core import progress
 from icefloe.core.io import is_remote
 from icefloe.core.redact import redact_properties
 from icefloe.errors import NoSuchTableError, WarehouseError
+from icefloe.table import Table
+
+if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
+    from pyspark.sql import DataFrame
+    from rich.progress import TaskID
 
 EXIT_ERROR = 1
 EXIT_NOT_SUPPORTED = 2
@@ -38,26 +47,25 @@ def make_console() -> Console:
     return Console(width=width)
 
 
-def open_catalog(ctx, fmt=None, create: bool = True):
+def open_catalog(ctx: click.Context, fmt: Optional[str] = None, create: bool = True) -> Catalog:
     """The warehouse's catalog (of ``fmt``, default the --format). ``create``: a missing
     warehouse directory is made (SQL may create the first table); else it is an error,
     since a mistyped --warehouse would otherwise look like an empty one."""
     wh = ctx.obj["warehouse"]
-    fmt = fmt or ctx.obj["format"]
+    chosen: str = fmt or ctx.obj["format"]
     if is_remote(wh):
-        extra = (ctx.obj.get("sql_catalog") or {}) if fmt == "iceberg" else {}
-        return Catalog(wh, format=fmt, **extra, **(ctx.obj.get("storage") or {}))
+        extra = (ctx.obj.get("sql_catalog") or {}) if chosen == "iceberg" else {}
+        return Catalog(wh, format=chosen, **extra, **(ctx.obj.get("storage") or {}))
     if os.path.exists(wh) and not os.path.isdir(wh):
         raise WarehouseError(f"--warehouse {wh} is a file; it must name the directory that holds the tables")
     if not create and not os.path.isdir(wh):
         raise WarehouseError(f"warehouse {wh} does not exist (--warehouse names the directory that holds the "
                              f"tables; the current directory is {os.getcwd()})")
-    fmt = fmt or ctx.obj["format"]
-    extra = (ctx.obj.get("sql_catalog") or {}) if fmt == "iceberg" else {}
-    return Catalog(wh, format=fmt, **extra)
+    extra = (ctx.obj.get("sql_catalog") or {}) if chosen == "iceberg" else {}
+    return Catalog(wh, format=chosen, **extra)
 
 
-def load(ctx, name):
+def load(ctx: click.Context, name: str) -> Table:
     """The table ``name`` in whichever format the warehouse holds it (the --format one first)."""
     parts = name.split(".")
     if len(parts) == 3 and parts[0] == ctx.obj["catalog_name"]:
@@ -73,17 +81,17 @@ def load(ctx, name):
             raise e from None
 
 
-def ms(ms) -> str:
+def ms(ms: Optional[int]) -> str:
     if ms is None:
         return ""
     return dt.datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
 
 
-def echo_json(obj) -> None:
+def echo_json(obj: object) -> None:
     click.echo(json.dumps(obj, indent=2, default=json_default))
 
 
-def json_default(v):
+def json_default(v: object) -> str:
     if isinstance(v, (bytes, bytearray)):
         return v.hex()
     if isinstance(v, (dt.datetime, dt.date)):
@@ -91,11 +99,12 @@ def json_default(v):
     return str(v)
 
 
-def cell(v) -> str:
+def cell(v: object) -> str:
     return "" if v is None else (v.hex() if isinstance(v, (bytes, bytearray)) else str(v))
 
 
-def rows_table(title, columns, rows, no_wrap=()):
+def rows_table(title: Optional[str], columns: Sequence[str], rows: Iterable[Sequence[object]],
+               no_wrap: Collection[str] = ()) -> Union[RichTable, PlainRows]:
     """A rich table on a terminal; piped, plain tab-separated lines (a header, then one line per
     row; tabs and newlines inside values escaped), which ``print`` writes as they are."""
     if piped() and not os.environ.get("ICEFLOE_CLI_WIDTH"):
@@ -109,11 +118,11 @@ def rows_table(title, columns, rows, no_wrap=()):
 
 
 class PlainRows:
-    def __init__(self, columns, rows):
+    def __init__(self, columns: Iterable[str], rows: Iterable[Sequence[object]]) -> None:
         self.columns, self.rows = list(columns), list(rows)
 
-    def lines(self):
-        def esc(v):
+    def lines(self) -> Iterator[str]:
+        def esc(v: object) -> str:
             return cell(v).replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n")
 
         yield "\t".join(self.columns)
@@ -121,7 +130,7 @@ class PlainRows:
             yield "\t".join(esc(v) for v in r)
 
 
-def show(renderable) -> None:
+def show(renderable: object) -> None:
     """Print a table: plain lines as they are, anything else through rich."""
     if isinstance(renderable, PlainRows):
         for line in renderable.lines():
@@ -130,7 +139,7 @@ def show(renderable) -> None:
     make_console().print(renderable)
 
 
-def metadata_rows(table, name):
+def metadata_rows(table: Table, name: str) -> tuple[list[str], list[tuple[Any, ...]]]:
     """(column names, rows) of a metadata table, built without Spark."""
     arrow = table.metadata_table(name)
     return arrow.column_names, [tuple(r.values()) for r in arrow.to_pylist()]
@@ -139,7 +148,7 @@ def metadata_rows(table, name):
 class Bars:
     """Progress bars on stderr: one per loop icefloe reports (:mod:`icefloe.core.progress`),
     and one for the Spark job running, if any (its stages' tasks, polled)."""
-    def __init__(self, title: str):
+    def __init__(self, title: str) -> None:
         import threading
 
         from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn,
@@ -151,21 +160,21 @@ class Bars:
         self.title = title
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._poll_spark, daemon=True)
-        self._spark_task = None
+        self._spark_task: Optional[TaskID] = None
 
     # the Reporter protocol
-    def start(self, description, total):
+    def start(self, description: str, total: Optional[int]) -> TaskID:
         return self.progress.add_task(description, total=total)
 
-    def advance(self, handle, n=1):
+    def advance(self, handle: TaskID, n: int = 1) -> None:
         self.progress.advance(handle, n)
 
-    def finish(self, handle):
+    def finish(self, handle: TaskID) -> None:
         task = self.progress.tasks[handle] if handle < len(self.progress.tasks) else None
         if task is not None and task.total is None:
             self.progress.update(handle, total=task.completed)
 
-    def _poll_spark(self):
+    def _poll_spark(self) -> None:
         """Tasks done / tasks in the active stages of the running Spark job."""
         while not self._stop.wait(0.25):
             try:
@@ -189,21 +198,22 @@ class Bars:
             except Exception:  # progress is best effort; never break the work it reports on
                 continue
 
-    def __enter__(self):
+    def __enter__(self) -> Bars:
         self.progress.start()
         self._main = self.progress.add_task(self.title, total=None)
         self._thread.start()
-        self._ctx = progress.reporting(self)
+        self._ctx: AbstractContextManager[object] = progress.reporting(self)
         self._ctx.__enter__()
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, exc_type: Optional[type[BaseException]], exc: Optional[BaseException],
+                 tb: Optional[TracebackType]) -> bool:
         self._stop.set()
         self._thread.join(timeout=1)
         if self._spark_task is not None:
             task = self.progress.tasks[self._spark_task]
             self.progress.update(self._spark_task, completed=task.total or task.completed)
-        self._ctx.__exit__(*exc)
+        self._ctx.__exit__(exc_type, exc, tb)
         self.progress.update(self._main, total=1, completed=1)
         self.progress.stop()
         return False
@@ -213,13 +223,13 @@ class Bars:
 SECRET_MAP_COLUMNS = frozenset({"summary", "properties", "options"})
 
 
-def redacted_maps(row: dict, columns) -> dict:
+def redacted_maps(row: dict[str, Any], columns: Collection[str]) -> dict[str, Any]:
     """``row`` with the values of secret-named keys in its map ``columns`` masked (a snapshot
     summary may hold a writer's password): the same rule as ``snapshots --json``."""
     return {k: redact_properties(v) if k in columns and isinstance(v, dict) else v for k, v in row.items()}
 
 
-def print_df(df, as_json: bool, limit: int) -> None:
+def print_df(df: Optional[DataFrame], as_json: bool, limit: int) -> None:
     """A statement's result: its rows (at most ``limit``, 0 for all, with a warning on standard
     error when rows were left out), or OK for a statement without rows."""
     if df is None or not df.columns:

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from typing import Any, Callable, Optional
 
 import click
 
 from icefloe.cli.common import Bars, echo_json, json_default, load
+from icefloe.table import Table
 
 
-def _maintain(ctx, table, capability, call):
+def _maintain(ctx: click.Context, table: str, capability: str, call: Callable[[Table], object]
+              ) -> tuple[Table, object]:
     """``call(table)`` under progress bars; a format's refusal is a not-supported exit."""
     t = load(ctx, table)
     with Bars(f"{capability} on {t.name}"):
@@ -18,7 +21,7 @@ def _maintain(ctx, table, capability, call):
     return t, result
 
 
-def _report(result, as_json: bool) -> None:
+def _report(result: Any, as_json: bool) -> None:
     if hasattr(result, "to_json"):
         result = result.to_json()
         if isinstance(result, str):       # a Paimon snapshot: its snapshot-N JSON text
@@ -31,9 +34,13 @@ def _report(result, as_json: bool) -> None:
         click.echo(json.dumps(result, default=json_default) if result is not None else "OK")
 
 
-def _older_than(value):
+def _older_than(value: Optional[str]) -> Optional[int]:
     if value is None:
         return None
+    return _epoch_ms(value)
+
+
+def _epoch_ms(value: str) -> int:
     try:
         return int(dt.datetime.fromisoformat(value).timestamp() * 1000)
     except ValueError:
@@ -46,7 +53,8 @@ def _older_than(value):
 @click.option("--retain-last", type=int, default=None, help="keep at least this many snapshots")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
-def expire(ctx, table, older_than, retain_last, as_json):
+def expire(ctx: click.Context, table: str, older_than: Optional[str], retain_last: Optional[int],
+           as_json: bool) -> None:
     """Expire old snapshots and delete the files only they used."""
     _t, r = _maintain(ctx, table, "expire snapshots",
                       lambda t: t.expire_snapshots(older_than=_older_than(older_than), retain_last=retain_last))
@@ -59,7 +67,8 @@ def expire(ctx, table, older_than, retain_last, as_json):
 @click.option("--dry-run", is_flag=True, default=None)
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
-def remove_orphans(ctx, table, older_than, dry_run, as_json):
+def remove_orphans(ctx: click.Context, table: str, older_than: Optional[str], dry_run: Optional[bool],
+                   as_json: bool) -> None:
     """Delete files in the table directory that no metadata references."""
     _t, r = _maintain(ctx, table, "remove orphan files",
                       lambda t: t.remove_orphan_files(older_than=_older_than(older_than), dry_run=bool(dry_run)))
@@ -72,7 +81,8 @@ def remove_orphans(ctx, table, older_than, dry_run, as_json):
 @click.option("--target-file-size", type=int, default=None)
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
-def compact(ctx, table, where, target_file_size, as_json):
+def compact(ctx: click.Context, table: str, where: Optional[str], target_file_size: Optional[int],
+            as_json: bool) -> None:
     """Rewrite small data files (and fold delete files in)."""
     _t, r = _maintain(ctx, table, "compaction (rewrite data files)",
                       lambda t: t.rewrite_data_files(where=where, target_file_size=target_file_size))
@@ -83,7 +93,7 @@ def compact(ctx, table, where, target_file_size, as_json):
 @click.argument("table")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
-def rewrite_manifests(ctx, table, as_json):
+def rewrite_manifests(ctx: click.Context, table: str, as_json: bool) -> None:
     """Regroup manifests to the target manifest size."""
     _t, r = _maintain(ctx, table, "rewrite manifests", lambda t: t.rewrite_manifests())
     _report(r, as_json)
@@ -95,7 +105,8 @@ def rewrite_manifests(ctx, table, as_json):
 @click.option("--to-time", default=None, help="ISO timestamp: the snapshot current at that time")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
-def rollback(ctx, table, snapshot_id, to_time, as_json):
+def rollback(ctx: click.Context, table: str, snapshot_id: Optional[int], to_time: Optional[str],
+             as_json: bool) -> None:
     """Make an earlier snapshot current again."""
     if (snapshot_id is None) == (to_time is None):
         raise click.UsageError("give exactly one of --snapshot or --to-time")
@@ -103,5 +114,6 @@ def rollback(ctx, table, snapshot_id, to_time, as_json):
     if snapshot_id is not None:
         r = t.rollback_to_snapshot(snapshot_id)
     else:
-        r = t.rollback_to_timestamp(_older_than(to_time))
+        assert to_time is not None      # exactly one of the two, checked above
+        r = t.rollback_to_timestamp(_epoch_ms(to_time))
     _report(r, as_json)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from typing import Any, Optional
 
 import click
 from rich.markup import escape
@@ -21,7 +22,7 @@ from icefloe.errors import NoSuchNamespaceError
 from icefloe.sql.ddl import describe_rows, list_tables
 
 
-def _namespace_exists(ctx, namespace: str) -> bool:
+def _namespace_exists(ctx: click.Context, namespace: str) -> bool:
     wh = ctx.obj["warehouse"]
     return os.path.isdir(os.path.join(wh, namespace)) or os.path.isdir(os.path.join(wh, f"{namespace}.db"))
 
@@ -30,9 +31,9 @@ def _namespace_exists(ctx, namespace: str) -> bool:
 @click.argument("namespace", required=False)
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
-def tables(ctx, namespace, as_json):
+def tables(ctx: click.Context, namespace: Optional[str], as_json: bool) -> None:
     """List the tables (of one namespace, or all)."""
-    found: list = []
+    found: list[str] = []
     for fmt in (ctx.obj["format"], "paimon" if ctx.obj["format"] == "iceberg" else "iceberg"):
         try:
             found += [f"{ns}.{t}" for ns, t in list_tables(open_catalog(ctx, fmt, create=False), namespace)]
@@ -52,7 +53,7 @@ def tables(ctx, namespace, as_json):
 @click.argument("table")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
-def describe(ctx, table, as_json):
+def describe(ctx: click.Context, table: str, as_json: bool) -> None:
     """Columns, partitioning and table information."""
     t = load(ctx, table)
     rows = describe_rows(t, extended=True)
@@ -66,7 +67,7 @@ def describe(ctx, table, as_json):
 @click.argument("table")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
-def snapshots(ctx, table, as_json):
+def snapshots(ctx: click.Context, table: str, as_json: bool) -> None:
     """List a table's snapshots."""
     t = load(ctx, table)
     snaps = t.snapshots()
@@ -81,7 +82,7 @@ def snapshots(ctx, table, as_json):
     cols = ("seq", "snapshot id", "parent", "operation", "+files", "-files", "+rows", "-rows", "rows", "files",
             "committed")
     current = t.current_snapshot()
-    rows = []
+    rows: list[tuple[object, ...]] = []
     for s in snaps:
         sm = s.summary
         mark = " *" if current is not None and s.snapshot_id == current.snapshot_id else ""
@@ -99,7 +100,7 @@ def snapshots(ctx, table, as_json):
 @click.option("--where", default=None, help="Spark SQL predicate used for pruning")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
-def files(ctx, table, where, as_json):
+def files(ctx: click.Context, table: str, where: Optional[str], as_json: bool) -> None:
     """List the data files a read would use."""
     t = load(ctx, table)
     rows = t.data_files(where=where)
@@ -115,7 +116,7 @@ def files(ctx, table, where, as_json):
 @click.argument("table")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
-def manifests(ctx, table, as_json):
+def manifests(ctx: click.Context, table: str, as_json: bool) -> None:
     """List the manifests of the current snapshot."""
     t = load(ctx, table)
     rows = t.manifest_files()
@@ -144,11 +145,11 @@ def rich_tree(node: Node) -> Tree:
 @click.option("--no-disk", is_flag=True, help="leave out the files on disk")
 @click.option("--json", "as_json", is_flag=True, help="the metadata tree as nested JSON ({label, children})")
 @click.pass_context
-def tree(ctx, table, current, no_disk, as_json):
+def tree(ctx: click.Context, table: str, current: bool, no_disk: bool, as_json: bool) -> None:
     """Draw snapshot -> manifest list -> manifests -> data files, then the files on disk."""
     t = load(ctx, table)
     if as_json:
-        def doc(node: Node) -> dict:
+        def doc(node: Node) -> dict[str, Any]:
             return {"label": redact(node.text), "children": [doc(c) for c in node.children]}
         echo_json(doc(t.metadata_tree(all_snapshots=not current)))
         return
@@ -162,7 +163,7 @@ def tree(ctx, table, current, no_disk, as_json):
 @click.argument("table")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
-def check(ctx, table, as_json):
+def check(ctx: click.Context, table: str, as_json: bool) -> None:
     """Verify a table end to end; exit 1 with a report when something is wrong."""
     t = load(ctx, table)
     console = make_console()

@@ -5,14 +5,15 @@ formats' tables (Iceberg's at ``<db>/<table>``, Paimon's at ``<db>.db/<table>``)
 from __future__ import annotations
 
 import json
+from typing import Iterable, Optional
 
 import click
 
 from icefloe.table import migration
 
 
-def _pairs(values, what: str) -> dict:
-    out = {}
+def _pairs(values: Optional[Iterable[str]], what: str) -> dict[str, str]:
+    out: dict[str, str] = {}
     for v in values or ():
         if "=" not in v:
             raise click.BadParameter(f"{v!r} is not key=value", param_hint=what)
@@ -21,7 +22,7 @@ def _pairs(values, what: str) -> dict:
     return out
 
 
-def _echo(result: dict, as_json: bool) -> None:
+def _echo(result: object, as_json: bool) -> None:
     click.echo(json.dumps(result, indent=2 if as_json else None))
 
 
@@ -34,7 +35,8 @@ def _echo(result: dict, as_json: bool) -> None:
 @click.option("--parallelism", type=int, default=None, help="Spark tasks reading the footers")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
-def add_files(ctx, table, source, partitions, allow_duplicates, from_paimon, parallelism, as_json):
+def add_files(ctx: click.Context, table: str, source: str, partitions: tuple[str, ...], allow_duplicates: bool,
+              from_paimon: bool, parallelism: Optional[int], as_json: bool) -> None:
     """Add the Parquet files of SOURCE (a file or a directory, Hive-style key=value/ partition
     directories below it) to the Iceberg TABLE where they are, without rewriting them."""
     t = ctx.obj["open_catalog"]("iceberg").load_table(table)
@@ -50,7 +52,8 @@ def add_files(ctx, table, source, partitions, allow_duplicates, from_paimon, par
 @click.option("--parallelism", type=int, default=None, help="Spark tasks reading the footers")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
-def snapshot(ctx, source, table, from_paimon, properties, parallelism, as_json):
+def snapshot(ctx: click.Context, source: str, table: str, from_paimon: bool, properties: tuple[str, ...],
+             parallelism: Optional[int], as_json: bool) -> None:
     """Create the Iceberg TABLE over SOURCE's files (a Parquet directory, or a Paimon table with
     --from-paimon), leaving SOURCE untouched."""
     cat = ctx.obj["open_catalog"]("iceberg")
@@ -71,8 +74,9 @@ def snapshot(ctx, source, table, from_paimon, properties, parallelism, as_json):
 @click.option("--parallelism", type=int, default=None, help="Spark tasks reading the footers")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
-def migrate(ctx, source, target_format, target, drop_backup, backup_name, keep_origin, properties, parallelism,
-            as_json):
+def migrate(ctx: click.Context, source: str, target_format: str, target: Optional[str], drop_backup: bool,
+            backup_name: Optional[str], keep_origin: bool, properties: tuple[str, ...], parallelism: Optional[int],
+            as_json: bool) -> None:
     """Replace SOURCE by a table of the other format over the same data files: a Paimon append
     table by an Iceberg table (--to iceberg), or an Iceberg table or a Parquet directory by a
     Paimon append table (--to paimon; the files are moved into it, not rewritten)."""

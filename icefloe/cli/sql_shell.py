@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import os
 import sys
+from types import ModuleType
+from typing import Optional
 
 import click
 from rich.console import Console
@@ -16,14 +18,14 @@ from icefloe.sql.ddl import list_tables
 @click.command()
 @click.option("--fresh/--keep", default=True, help="drop db.tb01 first")
 @click.pass_context
-def demo(ctx, fresh):
+def demo(ctx: click.Context, fresh: bool) -> None:
     """Replay the demo session on the warehouse (what `make demo` runs)."""
     from icefloe.demo import run
 
     run(ctx.obj["warehouse"], fresh=fresh)
 
 
-def _spark_started(session) -> None:
+def _spark_started(session: SqlSession) -> None:
     """Start Spark for ``session`` if it is not running, with a line on a terminal's standard
     error while it starts (it takes seconds; without the line the shell would seem stuck)."""
     from icefloe.spark import session as spark_session
@@ -38,7 +40,7 @@ def _spark_started(session) -> None:
         session.spark  # noqa: B018
 
 
-def _run_script(session, text: str, as_json: bool, limit: int) -> None:
+def _run_script(session: SqlSession, text: str, as_json: bool, limit: int) -> None:
     """Every statement of ``text`` in order, each result printed; the first failure stops the
     script (the error goes to standard error and the exit code says so)."""
     first = True
@@ -58,7 +60,8 @@ def _run_script(session, text: str, as_json: bool, limit: int) -> None:
 @click.option("--limit", default=1000, show_default=True, help="rows to print per statement (0: all)")
 @click.option("-i", "--interactive", is_flag=True, help="the shell, even when standard input is not a terminal")
 @click.pass_context
-def sql(ctx, text, path, as_json, limit, interactive):
+def sql(ctx: click.Context, text: Optional[str], path: Optional[str], as_json: bool, limit: int,
+        interactive: bool) -> None:
     """Run SQL: TEXT, a file (-f), standard input when it is not a terminal, or else an
     interactive shell. Statements are separated by ';' (the last may omit it); each result is
     printed; the first failing statement stops the run with exit code 1."""
@@ -88,7 +91,7 @@ Statements end with ';' and may span lines (the prompt turns to '...>' until the
 Tab completes table names. Results show at most --limit rows."""
 
 
-def _shell(session, as_json: bool, limit: int) -> None:
+def _shell(session: SqlSession, as_json: bool, limit: int) -> None:
     history = os.path.expanduser(os.environ.get("ICEFLOE_HISTORY", "~/.icefloe_history"))
     try:
         import readline
@@ -104,7 +107,7 @@ def _shell(session, as_json: bool, limit: int) -> None:
         _complete_tables(readline, session)
     console.print(f"icefloe SQL on {session.catalog.warehouse} ({session.catalog.format}); "
                   "end statements with ';', 'help' for help, quit with \\q or Ctrl-D", markup=False, highlight=False)
-    buf = []
+    buf: list[str] = []
     while True:
         try:
             line = input("icefloe> " if not buf else "     ...> ")
@@ -142,18 +145,18 @@ def _shell(session, as_json: bool, limit: int) -> None:
             pass
 
 
-def _complete_tables(readline, session) -> None:
+def _complete_tables(readline: ModuleType, session: SqlSession) -> None:
     """Tab completion of table names (db.t) and SQL keywords in the shell."""
     words = ["SELECT", "FROM", "WHERE", "INSERT", "INTO", "VALUES", "UPDATE", "DELETE", "MERGE", "CREATE", "TABLE",
              "DROP", "ALTER", "DESCRIBE", "SHOW", "TABLES", "CALL", "system."]
 
-    def names():
+    def names() -> list[str]:
         try:
             return [f"{ns}.{t}" for ns, t in list_tables(session.catalog, None)]
         except Exception:
             return []
 
-    def complete(text, state):
+    def complete(text: str, state: int) -> Optional[str]:
         options = [w for w in names() + words if w.lower().startswith(text.lower())]
         return options[state] if state < len(options) else None
 

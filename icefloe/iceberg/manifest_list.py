@@ -44,9 +44,9 @@ class ManifestFile:
     added_files_count: Optional[int]   # optional in format v1
     existing_files_count: Optional[int]   # optional in format v1
     deleted_files_count: Optional[int]   # optional in format v1
-    added_rows_count: int
-    existing_rows_count: int
-    deleted_rows_count: int
+    added_rows_count: Optional[int]   # optional in format v1: None is unknown, not 0
+    existing_rows_count: Optional[int]   # optional in format v1
+    deleted_rows_count: Optional[int]   # optional in format v1
     partitions: Optional[list[FieldSummary]] = None
     key_metadata: Optional[bytes] = None
     # format v3: the row id the manifest's data files without one inherit from (field 520)
@@ -122,8 +122,10 @@ def _to_avro(m: ManifestFile) -> dict[str, Any]:
         "sequence_number": m.sequence_number, "min_sequence_number": m.min_sequence_number,
         "added_snapshot_id": m.added_snapshot_id, "added_files_count": m.added_files_count,
         "existing_files_count": m.existing_files_count, "deleted_files_count": m.deleted_files_count,
-        "added_rows_count": m.added_rows_count, "existing_rows_count": m.existing_rows_count,
-        "deleted_rows_count": m.deleted_rows_count,
+        # the list written is v2-shaped, where the counts are required: a commit counts a v1 list's
+        # missing ones first (manifest_reader.with_counts); elsewhere an unknown one is written as 0
+        "added_rows_count": m.added_rows_count or 0, "existing_rows_count": m.existing_rows_count or 0,
+        "deleted_rows_count": m.deleted_rows_count or 0,
         "partitions": None if m.partitions is None else [
             {"contains_null": p.contains_null, "contains_nan": p.contains_nan,
              "lower_bound": p.lower_bound, "upper_bound": p.upper_bound} for p in m.partitions],
@@ -200,9 +202,9 @@ def read_manifest_list(io_: FileIO, path: str) -> list[ManifestFile]:
                 added_files_count=_first(r, "added_files_count", "added_data_files_count"),
                 existing_files_count=_first(r, "existing_files_count", "existing_data_files_count"),
                 deleted_files_count=_first(r, "deleted_files_count", "deleted_data_files_count"),
-                added_rows_count=r.get("added_rows_count") or 0,
-                existing_rows_count=r.get("existing_rows_count") or 0,
-                deleted_rows_count=r.get("deleted_rows_count") or 0,
+                added_rows_count=r.get("added_rows_count"),
+                existing_rows_count=r.get("existing_rows_count"),
+                deleted_rows_count=r.get("deleted_rows_count"),
                 partitions=None if parts is None else [
                     FieldSummary(p["contains_null"], p.get("contains_nan"), p.get("lower_bound"),
                                  p.get("upper_bound")) for p in parts],

@@ -15,14 +15,14 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, cast
 
 from icefloe.core.io import FileIO
 from icefloe.errors import CorruptMetadataError, IcefloeError
 from icefloe.iceberg import manifest_avro, manifest_codegen
 from icefloe.iceberg.manifest_arrow import ManifestColumns, decode as decode_columns
-from icefloe.iceberg.manifest import ADDED, DELETED, DataFile, ManifestEntry
+from icefloe.iceberg.manifest import ADDED, DELETED, EXISTING, DataFile, ManifestEntry
 from icefloe.iceberg.manifest_list import DATA_MANIFEST, ManifestFile, read_manifest_list
 from icefloe.iceberg.snapshot import Snapshot
 from icefloe.iceberg.table_metadata import TableMetadata
@@ -275,6 +275,22 @@ def _read(io: FileIO, meta: TableMetadata, m: ManifestFile,
         raise CorruptMetadataError(e.path, f"{e.reason} (listed in manifest list {m.manifest_list})") from e
     _check_entry_count(m, n)
     return got
+
+
+def with_counts(io: FileIO, meta: TableMetadata, m: ManifestFile) -> ManifestFile:
+    """``m`` with the entry and row counts a format v1 manifest list may leave out counted from its
+    entries: a manifest list written here is v2-shaped, where they are required [Manifest Lists]."""
+    if None not in (m.added_files_count, m.existing_files_count, m.deleted_files_count,
+                    m.added_rows_count, m.existing_rows_count, m.deleted_rows_count):
+        return m
+    files = {ADDED: 0, EXISTING: 0, DELETED: 0}
+    rows = {ADDED: 0, EXISTING: 0, DELETED: 0}
+    for e in load_manifest_entries(io, meta, m):
+        files[e.status] += 1
+        rows[e.status] += e.data_file.record_count
+    return replace(m, added_files_count=files[ADDED], existing_files_count=files[EXISTING],
+                   deleted_files_count=files[DELETED], added_rows_count=rows[ADDED],
+                   existing_rows_count=rows[EXISTING], deleted_rows_count=rows[DELETED])
 
 
 def _inherit_first_row_ids(entries: list[ManifestEntry], next_row_id: int) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import TYPE_CHECKING, Any, Mapping, NoReturn, Optional, Protocol, Sequence, cast
+from typing import TYPE_CHECKING, Any, Callable, Mapping, NoReturn, Optional, Protocol, Sequence, cast
 
 from icefloe.core.io import FileIO, LOCAL
 from icefloe.core.names import check_name_part, split_name
@@ -291,7 +291,8 @@ def changes_body(changes: Changes) -> Json:
 class RestCatalog:
     """Iceberg tables of a REST catalog server (see the module doc)."""
 
-    def __init__(self, uri: str, io: Optional[FileIO] = None, table_type: type[BaseTable] = BaseTable, warehouse: str = "",
+    def __init__(self, uri: str, io: Optional[FileIO] = None,
+                 table_type: Callable[[str, RestTableOperations], BaseTable] = BaseTable, warehouse: str = "",
                  credential: Optional[str] = None, token: Optional[str] = None,
                  scan_planning_mode: Optional[str] = None):
         """``scan_planning_mode``: ``"server"`` plans reads on the server (the REST spec's

@@ -41,6 +41,7 @@ from icefloe.iceberg.manifest_list import (
 from icefloe.iceberg.manifest_reader import (
     load_manifest_entries,
     snapshot_manifests,
+    with_counts,
 )
 from icefloe.iceberg.metadata_builder import AddSnapshot, TableUpdate, set_ref_update
 from icefloe.iceberg.operations import Changes, TableOperations, commit_with_retry
@@ -136,6 +137,7 @@ class PendingSnapshot:
         self.written.append(list_path)
         base = self.base
         first_row_id = added_rows = None
+        manifests = [with_counts(self.io, base, m) for m in manifests]     # a v1 list's may be missing
         if base.format_version >= 3:        # row lineage: data manifests without a first row id get one
             first_row_id = base.next_row_id or 0
             manifests, added_rows = assign_first_row_ids(manifests, first_row_id)

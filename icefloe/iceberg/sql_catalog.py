@@ -235,8 +235,8 @@ class SqlCatalog(HadoopCatalog):
     ``<warehouse>/<db>/<table>`` unless registered elsewhere."""
 
     def __init__(self, warehouse: str, uri: Optional[str] = None, catalog_name: str = "default",
-                 io: Optional[FileIO] = None, table_type: Optional[Callable[[str, TableOperations], BaseTable]] = None,
-                 **kwargs: object):
+                 io: Optional[FileIO] = None, table_type: Optional[Callable[[str, TableOperations], BaseTable]] = None
+                 ) -> None:
         import sqlalchemy as sa
         from sqlalchemy import exc as sa_exc
 

@@ -188,3 +188,11 @@ def test_drop_keeps_the_files_unless_purge_is_asked(sql_cat, spark, tmp_path):
     gone = files(directory, "db.t")
     directory.drop_table("db.t")
     assert not directory.table_exists("db.t") and not any(os.path.exists(p) for p in gone)
+
+
+def test_an_unknown_keyword_of_the_sql_catalog_is_refused_by_name(tmp_path):
+    from icefloe.iceberg.sql_catalog import SqlCatalog
+
+    with pytest.raises(TypeError, match="'echo'"):
+        SqlCatalog(str(tmp_path / "wh"), f"sqlite:///{tmp_path / 'cat.db'}", echo=True)
+    assert not (tmp_path / "cat.db").exists()
