@@ -12,10 +12,17 @@ goes to ``spark.sql`` unchanged. Modules by concern:
   contract (a format's ``NotSupportedError`` becomes the statement's ``NotSupportedYetError``)
 * ``metadata_tables``: ``snapshots``, ``history``, ``files``... as rows
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from icefloe.sql.errors import NotSupportedYetError, SqlError
 
+if TYPE_CHECKING:
+    from icefloe.sql.session import SqlSession
 
-def __getattr__(name: str):
+
+def __getattr__(name: str) -> type[SqlSession]:
     if name == "SqlSession":        # loaded on first use: it brings in the parser and both formats
         from icefloe.sql.session import SqlSession
 

@@ -13,7 +13,7 @@ expression (``1 + 1``, ``DATE '2024-01-01'``), evaluated once here; one evaluate
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from sqlglot import exp
 
@@ -22,7 +22,14 @@ from icefloe.core.types.model import Schema
 from icefloe.errors import SchemaError
 from icefloe.iceberg.schema import default_json
 from icefloe.iceberg.table_metadata import DEFAULT_FORMAT_VERSION
-from icefloe.sql.errors import SqlError
+from icefloe.sql.errors import NotSupportedYetError, SqlError
+
+if TYPE_CHECKING:
+    from icefloe.core.types.model import NestedField
+    from icefloe.sql.statement_context import StatementSession
+
+    #: a DEFAULT clause of CREATE TABLE: (its expression, the column's Spark type as written)
+    Written = tuple[exp.Expression, Optional[str]]
 
 # Spark functions whose value depends on when or where they run: not a value a schema can hold
 _PER_WRITE = (exp.CurrentDate, exp.CurrentTimestamp, exp.CurrentTime, exp.CurrentUser, exp.Rand, exp.Randn,
@@ -51,7 +58,7 @@ def without_default(c: exp.ColumnDef) -> tuple[exp.ColumnDef, Optional[exp.Expre
     return c, node
 
 
-def value_of(sess, node: exp.Expression, spark_type: str, column: str) -> Any:
+def value_of(sess: StatementSession, node: exp.Expression, spark_type: str, column: str) -> Any:
     """The value of a ``DEFAULT`` expression, cast to the column's Spark type (None for NULL)."""
     for n in node.walk():
         if isinstance(n, (exp.Column, exp.Subquery, exp.Select)):
@@ -61,10 +68,10 @@ def value_of(sess, node: exp.Expression, spark_type: str, column: str) -> Any:
         if isinstance(n, _PER_WRITE) or name in _PER_WRITE_NAMES:
             raise sess.error(f"DEFAULT of column {column}: {node.sql('spark')} changes from write to write; "
                              "Iceberg's write-default is a single value kept in the schema (give a constant)", node)
-    return sess.run_spark(f"SELECT CAST(({node.sql('spark')}) AS {spark_type})").first()[0]
+    return sess.run_spark(f"SELECT CAST(({node.sql('spark')}) AS {spark_type})").collect()[0][0]
 
 
-def check_format(sess, version: int, what: str, node=None) -> None:
+def check_format(sess: StatementSession, version: int, what: str, node: Optional[exp.Expression] = None) -> None:
     if version < 3:
         raise sess.error(f"{what}: column default values are Iceberg format v3's (initial-default, write-default); "
                          f"this table is format version {version} (create it with TBLPROPERTIES "
@@ -72,10 +79,12 @@ def check_format(sess, version: int, what: str, node=None) -> None:
                          "('format-version'='3'))", node)
 
 
-def created_defaults(sess, cols: list, properties: dict, paimon: bool, node=None) -> tuple[list, dict]:
+def created_defaults(sess: StatementSession, cols: list[exp.ColumnDef], properties: dict[str, str], paimon: bool,
+                     node: Optional[exp.Expression] = None) -> tuple[list[exp.ColumnDef], dict[str, Any]]:
     """``CREATE TABLE``'s columns without their ``DEFAULT`` clauses, and the defaults' values by
     column name (refused on Paimon tables and before format version 3)."""
-    stripped, defaults = [], {}
+    stripped: list[exp.ColumnDef] = []
+    defaults: dict[str, Written] = {}
     for c in cols:
         c, default = without_default(c)
         stripped.append(c)
@@ -87,10 +96,15 @@ def created_defaults(sess, cols: list, properties: dict, paimon: bool, node=None
         raise refuse_paimon(sess, node)
     version = str(properties.get("format-version", DEFAULT_FORMAT_VERSION))
     check_format(sess, int(version) if version.isdigit() else 0, "CREATE TABLE with DEFAULT", node)
-    return stripped, {name: value_of(sess, d, kind, name) for name, (d, kind) in defaults.items()}
+    values: dict[str, Any] = {}
+    for name, (d, kind) in defaults.items():
+        if kind is None:        # sqlglot reads a column without a type; its DEFAULT has no type to be cast to
+            raise sess.error(f"column {name} has a DEFAULT but no type (write {name} <type> DEFAULT ...)", d)
+        values[name] = value_of(sess, d, kind, name)
+    return stripped, values
 
 
-def added_default(sess, c: exp.ColumnDef, path: str, paimon: bool) -> tuple[exp.ColumnDef, Any]:
+def added_default(sess: StatementSession, c: exp.ColumnDef, path: str, paimon: bool) -> tuple[exp.ColumnDef, Any]:
     """``ADD COLUMN``'s column without its ``DEFAULT`` clause, and the default's value (None: none)."""
     c, default = without_default(c)
     if default is None:
@@ -100,13 +114,14 @@ def added_default(sess, c: exp.ColumnDef, path: str, paimon: bool) -> tuple[exp.
     return c, value_of(sess, default, c.args["kind"].sql("spark"), path)
 
 
-def refuse_paimon(sess, node=None):
+def refuse_paimon(sess: StatementSession, node: Optional[exp.Expression] = None) -> NotSupportedYetError:
     return sess.not_supported("column DEFAULT on Paimon tables (Paimon keeps a column's default in the table "
                               "option 'fields.<column>.default-value': TBLPROPERTIES "
                               "('fields.c.default-value' = '0'))", node)
 
 
-def set_default(sess, u, field, name: str, node: Optional[exp.Expression], at) -> None:
+def set_default(sess: StatementSession, u: Any, field: NestedField, name: str, node: Optional[exp.Expression],
+                at: tuple[Optional[int], Optional[int]]) -> None:
     """``ALTER COLUMN name SET DEFAULT node`` (``node`` None: ``DROP DEFAULT``) on schema update ``u``."""
     value = None if node is None else value_of(sess, node, to_spark_ddl_type(field.field_type), name)
     try:
@@ -115,7 +130,8 @@ def set_default(sess, u, field, name: str, node: Optional[exp.Expression], at) -
         raise SqlError(str(e), *at) from None
 
 
-def with_write_defaults(sess, schema, defaults: dict, node=None):
+def with_write_defaults(sess: StatementSession, schema: Schema, defaults: dict[str, Any],
+                        node: Optional[exp.Expression] = None) -> Schema:
     """``schema`` with each top-level column of ``defaults`` (name -> value) given that write default."""
     fields = []
     for f in schema.fields:

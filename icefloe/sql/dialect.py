@@ -428,8 +428,9 @@ class Icefloe(Spark):
                 return self._parse_column_changes()
             if self._accept("WRITE"):
                 return self._parse_write_order()
-            if self._word() in ("SET", "DROP") and self._word(1) == "IDENTIFIER":
-                action = self._word().lower()
+            word = self._word()
+            if word in ("SET", "DROP") and self._word(1) == "IDENTIFIER":
+                action = word.lower()
                 self._advance(2)
                 self._expect("FIELDS")
                 names = [self._dotted()]
@@ -479,8 +480,9 @@ class Icefloe(Spark):
                 to = self._ident().text
                 self._done()
                 return RefChange(action="rename", kind="tag", this=exp.to_identifier(ref), to=exp.to_identifier(to))
-            if self._word() in ("DROP", "DELETE") and self._word(1) in ("BRANCH", "TAG"):   # DELETE TAG: Paimon's
-                kind = self._word(1).lower()
+            kind_word = self._word(1)
+            if self._word() in ("DROP", "DELETE") and kind_word in ("BRANCH", "TAG"):   # DELETE TAG: Paimon's
+                kind = kind_word.lower()
                 self._advance(2)
                 if_exists = self._accept("IF", "EXISTS")
                 ref = self._ident().text
@@ -517,10 +519,11 @@ class Icefloe(Spark):
                 action = "create"
             elif self._accept("REPLACE"):
                 action = "replace"
-            if action is None or self._word() not in ("BRANCH", "TAG"):
+            kind_word = self._word()
+            if action is None or kind_word not in ("BRANCH", "TAG"):
                 self._fail("expected ADD|DROP|REPLACE PARTITION FIELD, CREATE|REPLACE|DROP BRANCH|TAG "
                            "or ALTER COLUMN")
-            kind = self._word().lower()
+            kind = kind_word.lower()
             self._advance()
             if_not_exists = self._accept("IF", "NOT", "EXISTS")
             ref = self._ident().text

@@ -9,7 +9,7 @@ for its row-level API (``delete``, ``update``, ``merge``).
 """
 from __future__ import annotations
 
-from typing import AbstractSet, Optional
+from typing import TYPE_CHECKING, AbstractSet, Callable, Optional
 
 from sqlglot import exp
 
@@ -24,9 +24,22 @@ from icefloe.sql.overwrite import overwrite
 from icefloe.sql.parser import node_position
 from icefloe.sql.subqueries import with_subqueries
 
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+    from pyspark.sql.types import DataType
+
+    from icefloe.core.types.model import NestedField, Schema
+    from icefloe.sql.names import TableRef
+    from icefloe.sql.overwrite import StaticColumns
+    from icefloe.sql.statement_context import StatementSession
+    from icefloe.table.base import Table
+
+    #: a struct column's assigned fields: {field path: (value SQL, the SET target)}
+    Assigned = dict[tuple[str, ...], tuple[str, exp.Expression]]
+
 
 # --------------------------------------------------------------------------- INSERT
-def _store_assignable(src, dst) -> bool:
+def _store_assignable(src: DataType, dst: DataType) -> bool:
     from pyspark.sql import types as T
 
     if src == dst or isinstance(src, T.NullType):
@@ -48,7 +61,8 @@ def _store_assignable(src, dst) -> bool:
     return False
 
 
-def _check_assignable(sess, src_type, f, node):
+def _check_assignable(sess: StatementSession, src_type: DataType, f: NestedField,
+                      node: Optional[exp.Expression]) -> DataType:
     dst = to_spark_type(f.field_type)
     if not _store_assignable(src_type, dst):
         raise sess.error(f"type mismatch: cannot write {src_type.simpleString()} value to column "
@@ -56,14 +70,15 @@ def _check_assignable(sess, src_type, f, node):
     return dst
 
 
-def _static_columns(sess, static: dict) -> list:
+def _static_columns(sess: StatementSession, static: StaticColumns) -> list[Column]:
     """Spark columns of the PARTITION clause's values (already cast to their columns' types)."""
     from pyspark.sql import functions as F
 
     return [F.expr(value_sql).alias(f.name) for f, _node, value_sql in static.values()]
 
 
-def fit_by_position(sess, df, schema, columns: Optional[list], node, static: Optional[dict] = None):
+def fit_by_position(sess: StatementSession, df: DataFrame, schema: Schema, columns: Optional[list[str]],
+                    node: Optional[exp.Expression], static: Optional[StaticColumns] = None) -> DataFrame:
     """Name and cast ``df``'s columns for the table, by position (Spark's INSERT semantics).
 
     ``static``: the PARTITION clause's constant columns (name -> (field, value node, type)); the
@@ -100,7 +115,8 @@ def fit_by_position(sess, df, schema, columns: Optional[list], node, static: Opt
     return df.select(*[given[f.name] for f in schema.fields if f.name in given])
 
 
-def fit_by_name(sess, df, schema, node, static: Optional[dict] = None):
+def fit_by_name(sess: StatementSession, df: DataFrame, schema: Schema, node: Optional[exp.Expression],
+                static: Optional[StaticColumns] = None) -> DataFrame:
     """``INSERT ... BY NAME``: the query's columns matched to the table's by name (case-insensitive);
     columns the query leaves out are null (an error for required columns)."""
     from pyspark.sql import functions as F
@@ -136,27 +152,27 @@ def fit_by_name(sess, df, schema, node, static: Optional[dict] = None):
     return df.select(*out)
 
 
-def _source_df(sess, query: exp.Expression):
+def _source_df(sess: StatementSession, query: exp.Expression) -> DataFrame:
     if isinstance(query, exp.Values):
         return sess.query_df(exp.select("*").from_(query.copy()))
     return sess.query_df(query)
 
 
-def partition_columns(t) -> list:
+def partition_columns(t: Table) -> list[str]:
     """The columns a PARTITION clause may name (identity partition sources, Paimon partition keys):
     other transforms (days(ts), bucket(16, id)) have no column to set."""
     return t.partition_columns()
 
 
-def _partition_clause(sess, t, partition) -> dict:
+def _partition_clause(sess: StatementSession, t: Table, partition: Optional[exp.Expression]) -> StaticColumns:
     """PARTITION (p = 'x', q): {name: (field, value node, Spark type of the value)} of the static
     columns, after checking every named column is a partition column of ``t``."""
     if partition is None:
         return {}
     allowed = partition_columns(t)
     lowered = {c.lower(): c for c in allowed}
-    static: dict = {}
-    seen: set = set()
+    static: StaticColumns = {}
+    seen: set[str] = set()
     for item in partition.expressions:
         col, value = (item.this, item.expression) if isinstance(item, exp.EQ) else (item, None)
         if not isinstance(col, (exp.Column, exp.Identifier)) or (isinstance(col, exp.Column) and col.table):
@@ -185,7 +201,7 @@ def _partition_clause(sess, t, partition) -> dict:
     return static
 
 
-def _partition_value_sql(sess, f, value, node) -> str:
+def _partition_value_sql(sess: StatementSession, f: NestedField, value: exp.Expression, node: exp.Expression) -> str:
     """A PARTITION clause value as Spark gives it to a column: the constant's text cast to the
     column's type (``day = '2024-05-01'`` for a date). A value that does not cast is an error."""
     ddl = to_spark_ddl_type(f.field_type)
@@ -195,7 +211,7 @@ def _partition_value_sql(sess, f, value, node) -> str:
     cast = f"CAST(CAST(({text}) AS STRING) AS {ddl})"
     try:
         row = sess.spark.range(1).selectExpr(f"try_cast(CAST(({text}) AS STRING) AS {ddl}) AS v",
-                                             f"({text}) IS NULL AS n").first()
+                                             f"({text}) IS NULL AS n").collect()[0]
     except Exception as e:
         raise sess.spark_error(e, text) from e
     if row.v is None and not row.n:
@@ -203,7 +219,7 @@ def _partition_value_sql(sess, f, value, node) -> str:
     return cast
 
 
-def insert(sess, tree: exp.Insert):
+def insert(sess: StatementSession, tree: exp.Insert) -> DataFrame:
     target = tree.this
     columns = None
     if isinstance(target, exp.Schema):
@@ -245,7 +261,7 @@ def insert(sess, tree: exp.Insert):
     return sess.empty()
 
 
-def _merge_schema(sess, t, ref, df, node):
+def _merge_schema(sess: StatementSession, t: Table, ref: TableRef, df: DataFrame, node: exp.Expression) -> Table:
     """Paimon's ``write.merge-schema`` (``SET spark.paimon.write.merge-schema = true``): the query's
     columns the table lacks are added to it (nullable, at the end) before ``INSERT ... BY NAME``
     writes, as Paimon's Spark writer does; the table as it is without the setting."""
@@ -262,7 +278,7 @@ def _merge_schema(sess, t, ref, df, node):
     return t.refresh()
 
 
-def _narrow_small_ints(df, t):
+def _narrow_small_ints(df: DataFrame, t: Table) -> DataFrame:
     """Paimon TINYINT/SMALLINT columns (the shared schema widens them to int): INSERT stores
     values into them as Spark does, and a value out of range fails the statement."""
     small = t.narrow_column_types()
@@ -275,7 +291,7 @@ def _narrow_small_ints(df, t):
 
 
 # --------------------------------------------------------------------------- DELETE / UPDATE
-def _target(sess, table: exp.Table, statement: str):
+def _target(sess: StatementSession, table: exp.Table, statement: str) -> tuple[Table, set[str]]:
     ref = sess.resolve_or_fail(table, allow_ref=True)
     t = wap.write_target(sess, sess.load(ref), ref, statement, table)
     alias = table.alias or None
@@ -283,8 +299,8 @@ def _target(sess, table: exp.Table, statement: str):
     return t, quals
 
 
-def _check_columns(sess, node, t, quals, other_quals: AbstractSet[str] = frozenset(),
-                   other_known: AbstractSet[str] = frozenset()):
+def _check_columns(sess: StatementSession, node: Optional[exp.Expression], t: Table, quals: AbstractSet[str],
+                   other_quals: AbstractSet[str] = frozenset(), other_known: AbstractSet[str] = frozenset()) -> None:
     if node is None:
         return
     names = {n for n, _f in t.schema.all_fields()}
@@ -297,7 +313,7 @@ def _check_columns(sess, node, t, quals, other_quals: AbstractSet[str] = frozens
                          f"{', '.join(t.schema.column_names)}", c)
 
 
-def delete(sess, tree: exp.Delete):
+def delete(sess: StatementSession, tree: exp.Delete) -> DataFrame:
     table = tree.this
     if not isinstance(table, exp.Table):
         return sess.query_statement(tree)
@@ -313,7 +329,7 @@ def delete(sess, tree: exp.Delete):
     return sess.empty()
 
 
-def update(sess, tree: exp.Update):
+def update(sess: StatementSession, tree: exp.Update) -> DataFrame:
     table = tree.this
     if not isinstance(table, exp.Table):
         return sess.query_statement(tree)
@@ -332,11 +348,13 @@ def update(sess, tree: exp.Update):
     return sess.empty()
 
 
-def _assignments(sess, eqs, t, quals, source_quals=frozenset()) -> dict:
+def _assignments(sess: StatementSession, eqs: list[exp.Expression], t: Table, quals: set[str],
+                 source_quals: AbstractSet[str] = frozenset()) -> dict[str, str]:
     """``SET a = expr, t.b = expr, s.f = expr`` -> {"a": "expr", "b": "expr", "s": "named_struct(...)"}
     after checking the targets; a struct's fields (``s.f``, ``t.s.f``) are set by rebuilding the struct
     with the other fields as they were (as Iceberg's Spark runtime aligns nested assignments)."""
-    out, nested = {}, {}
+    out: dict[str, str] = {}
+    nested: dict[str, Assigned] = {}
     low_quals = {q.lower() for q in quals if q}
     for eq in eqs:
         if not isinstance(eq, exp.EQ) or not isinstance(eq.this, exp.Column):
@@ -363,7 +381,7 @@ def _assignments(sess, eqs, t, quals, source_quals=frozenset()) -> dict:
     return out
 
 
-def _struct_with(sess, field, base: str, assigned: dict) -> str:
+def _struct_with(sess: StatementSession, field: NestedField, base: str, assigned: Assigned) -> str:
     """SQL of struct column ``field`` (read as ``base``) with the fields of ``assigned``
     ({path: (value, node)}) replaced."""
     struct = field.field_type
@@ -388,12 +406,13 @@ def _struct_with(sess, field, base: str, assigned: dict) -> str:
     return f"named_struct({', '.join(items)})"
 
 
-def _sql(node: exp.Expression, quals) -> str:
+def _sql(node: exp.Expression, quals: AbstractSet[str]) -> str:
     return strip_qualifier(node, set(quals)).sql("spark")
 
 
 # --------------------------------------------------------------------------- MERGE
-def _one_side(sess, kind: str, quals, squals, target_alias: str, source_alias: str, t, source_cols):
+def _one_side(sess: StatementSession, kind: str, quals: AbstractSet[str], squals: AbstractSet[str], target_alias: str,
+              source_alias: str, t: Table, source_cols: AbstractSet[str]) -> Callable[[exp.Expression], exp.Expression]:
     """For a clause that sees one side's row only (``WHEN NOT MATCHED``: the source's; ``WHEN NOT
     MATCHED BY SOURCE``: the target's), a function qualifying its unqualified columns with that side's
     alias (so a name both sides have is not ambiguous); a column of the other side is an error."""
@@ -408,7 +427,7 @@ def _one_side(sess, kind: str, quals, squals, target_alias: str, source_alias: s
     low_names = {n.lower() for n in names}
     all_quals = {q.lower() for q in (*quals, *squals) if q}
 
-    def sided(node):
+    def sided(node: exp.Expression) -> exp.Expression:
         node = node.copy()
         for c in list(node.find_all(exp.Column)):
             if isinstance(c.this, exp.Star) or not _outside_queries(c, node):
@@ -431,7 +450,7 @@ def _one_side(sess, kind: str, quals, squals, target_alias: str, source_alias: s
     return sided
 
 
-def _merge_set_path(sess, col: exp.Column, t, target_alias: str) -> list:
+def _merge_set_path(sess: StatementSession, col: exp.Column, t: Table, target_alias: str) -> list[str]:
     """The target column (and struct fields) a MERGE ``SET`` names: ``c``, ``t.c``, ``s.f`` (field
     ``f`` of struct column ``s``), ``t.s.f``; a qualifier other than the target's is an error."""
     path = [p.name for p in col.parts]
@@ -442,7 +461,7 @@ def _merge_set_path(sess, col: exp.Column, t, target_alias: str) -> list:
     return path
 
 
-def _outside_queries(c, root) -> bool:
+def _outside_queries(c: exp.Expression, root: exp.Expression) -> bool:
     n = c.parent
     while n is not None and n is not root:
         if isinstance(n, (exp.Select, exp.Subquery)):
@@ -451,16 +470,19 @@ def _outside_queries(c, root) -> bool:
     return True
 
 
-def merge(sess, tree: exp.Merge):
+def merge(sess: StatementSession, tree: exp.Merge) -> DataFrame:
     table = tree.this
     if not isinstance(table, exp.Table):
         return sess.query_statement(tree)
     ref, ours = sess.resolve(table)
     if ref is None and not ours:
         return sess.query_statement(tree)
+    on = tree.args.get("on")
+    if not isinstance(on, exp.Expression):      # sqlglot reads MERGE without ON; Spark's grammar requires it
+        raise sess.error("MERGE INTO needs ON <condition> (which target rows each source row matches)", tree)
     t, quals = _target(sess, table, "MERGE INTO")
     target_alias = table.alias or table.name
-    using = tree.args.get("using")
+    using = tree.args["using"]          # the grammar's USING source: always there
     source_alias = using.alias or (using.name if isinstance(using, exp.Table) else None)
     if isinstance(using, exp.Subquery):
         source_df = sess.query_df(using.this)
@@ -474,7 +496,6 @@ def merge(sess, tree: exp.Merge):
         raise sess.error("MERGE needs an alias for its source (USING ... AS s)", using)
     source_cols = set(source_df.columns)
     squals = {source_alias}
-    on = tree.args.get("on")
     _check_columns(sess, on, t, quals, squals, source_cols)
 
     clauses = []

@@ -9,7 +9,7 @@ catalog that does not exist is an error.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Optional
 
 from sqlglot import exp
 
@@ -39,7 +39,7 @@ def _ref_part(part: str) -> Optional[tuple[str, str]]:
     return None
 
 
-def resolve_parts(parts: list, catalog_name: str, exists) -> tuple[Optional[TableRef], bool]:
+def resolve_parts(parts: list[str], catalog_name: str, exists: Callable[[str], bool]) -> tuple[Optional[TableRef], bool]:
     """(ref, ours): ``ref`` for an existing icefloe table; ``ours`` when the name is in our catalog.
 
     ``exists(name)`` tells whether ``db.table`` is an icefloe table.
@@ -89,7 +89,7 @@ def resolve_parts(parts: list, catalog_name: str, exists) -> tuple[Optional[Tabl
     return None, False
 
 
-def table_parts(table: exp.Table) -> list:
+def table_parts(table: exp.Table) -> list[str]:
     parts = []
     for key in ("catalog", "db", "this"):
         v = table.args.get(key)

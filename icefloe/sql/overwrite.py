@@ -19,15 +19,27 @@ commit's OVERWRITE snapshot for Paimon).
 from __future__ import annotations
 
 import datetime as _dt
+from typing import TYPE_CHECKING, Any
 
 from icefloe.core.types import TimestamptzType
 from icefloe.errors import NotSupportedError
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+    from sqlglot import exp
+
+    from icefloe.core.types.model import NestedField
+    from icefloe.sql.statement_context import StatementSession
+    from icefloe.table.base import Table
+
+    #: the PARTITION clause's constant columns: {name: (field, value node, value cast to the column's type, as SQL)}
+    StaticColumns = dict[str, tuple[NestedField, exp.Expression, str]]
 
 STATIC, DYNAMIC = "static", "dynamic"
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 
 
-def overwrite_mode(sess) -> str:
+def overwrite_mode(sess: StatementSession) -> str:
     try:
         mode = sess.spark.conf.get("spark.sql.sources.partitionOverwriteMode", STATIC)
     except Exception:
@@ -35,16 +47,16 @@ def overwrite_mode(sess) -> str:
     return (mode or STATIC).lower()
 
 
-def _value(sess, f, value_sql: str):
+def _value(sess: StatementSession, f: NestedField, value_sql: str) -> Any:
     """The PARTITION clause's value (``value_sql``, already cast to column ``f``'s type) as a
     Python value; an instant (timestamptz) as an aware UTC datetime, whatever the session zone."""
     if f.field_type == TimestamptzType():
-        micros = sess.run_spark(f"SELECT unix_micros(CAST(({value_sql}) AS TIMESTAMP)) AS v").first()[0]
+        micros = sess.run_spark(f"SELECT unix_micros(CAST(({value_sql}) AS TIMESTAMP)) AS v").collect()[0][0]
         return None if micros is None else _EPOCH + _dt.timedelta(microseconds=micros)
-    return sess.run_spark(f"SELECT ({value_sql}) AS v").first()[0]
+    return sess.run_spark(f"SELECT ({value_sql}) AS v").collect()[0][0]
 
 
-def overwrite(sess, t, df, static: dict, node):
+def overwrite(sess: StatementSession, t: Table, df: DataFrame, static: StaticColumns, node: exp.Expression) -> None:
     """Replace the part of ``t`` that ``static`` (PARTITION clause constants) and the mode select."""
     mode = overwrite_mode(sess)
     try:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from dataclasses import dataclass, field
-from typing import Optional, Union
+from typing import Iterable, Optional, Union, cast
 
 import sqlglot
 from sqlglot import exp
@@ -55,9 +55,9 @@ def node_position(node: Optional[exp.Expression]) -> tuple[Optional[int], Option
 @dataclass
 class Name:
     """A dotted name as written, with where it starts."""
-    parts: list
-    line: int
-    column: int
+    parts: list[str]
+    line: Optional[int]
+    column: Optional[int]
 
     def __str__(self) -> str:
         return ".".join(self.parts)
@@ -267,7 +267,8 @@ def _parse_statement(stmt: Statement, before: str, body: str, tokens: list[Token
     padded = _blank(before) + body
     try:
         with _quiet_sqlglot():
-            tree = sqlglot.parse_one(padded, read=DIALECT)
+            # sqlglot types its result as its base class Expr; every statement node is an Expression
+            tree = cast(exp.Expression, sqlglot.parse_one(padded, read=DIALECT))
     except ParseError as e:
         if first.text.upper() in ("SET", "RESET"):
             # Spark's own settings statements (``RESET spark.wap.branch``, ``SET k=`` with an empty
@@ -356,9 +357,9 @@ def _extension(tree: exp.Expression) -> Optional[Extension]:
     return None
 
 
-def partition_spec(eqs) -> dict:
+def partition_spec(eqs: Iterable[exp.Expression]) -> dict[str, Union[str, int, float]]:
     """``k = v, ...`` of a PARTITION clause -> {k: v} (values as literals)."""
-    out = {}
+    out: dict[str, Union[str, int, float]] = {}
     for eq in eqs:
         if not isinstance(eq, exp.EQ) or not isinstance(eq.expression, exp.Literal):
             line, col = node_position(eq)

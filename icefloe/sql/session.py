@@ -17,7 +17,7 @@ import contextlib
 import dataclasses
 
 import hashlib
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Protocol, Sequence, cast
 
 from sqlglot import exp
 
@@ -33,34 +33,47 @@ from icefloe.table.capabilities import (
     AUDIT_LOG, BRANCH_TABLES, PAIMON_DYNAMIC_OPTIONS, metadata_column_reads, row_tables,
 )
 from icefloe.sql import (
-    cache_statements, catalog_statements as cs, commands, ddl, dml, metadata_columns, parser as p,
+    alter_table, cache_statements, catalog_statements as cs, commands, ddl, dml, metadata_columns, parser as p,
     paimon_incremental, paimon_options, procedures, spark_messages, system_database, system_functions, transactions,
     views, wap,
 )
 
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from icefloe.sql.statement_context import StatementCatalog
+    from icefloe.table.base import Table
+
 VIEW_PREFIX = views.INTERNAL_PREFIX
+
+
+class _BranchTables(Protocol):
+    """A table with branches of its own (``BRANCH_TABLES``: Paimon's)."""
+
+    def branches(self) -> list[str]: ...
 
 
 class SqlSession:
     """SQL over one catalog. ``catalog_name`` is the name that qualifies its tables (``local``)."""
-    def __init__(self, catalog, spark=None, catalog_name: str = "local", catalogs: Optional[dict] = None):
+    def __init__(self, catalog: StatementCatalog, spark: Optional[SparkSession] = None, catalog_name: str = "local",
+                 catalogs: Optional[Mapping[str, StatementCatalog]] = None):
         self.catalog = catalog
         self._spark = spark
         self.catalog_name = catalog_name
         # more catalogs, by the name that qualifies their tables (other.db.t), in the same statements
-        self.catalogs = {str(k).lower(): v for k, v in (catalogs or {}).items() if str(k).lower() != catalog_name.lower()}
-        self._subsessions: dict = {}
-        self._views: dict = {}   # view name -> display name, to translate Spark's messages back
+        self.catalogs: dict[str, StatementCatalog] = {str(k).lower(): v for k, v in (catalogs or {}).items() if str(k).lower() != catalog_name.lower()}
+        self._subsessions: dict[str, SqlSession] = {}
+        self._views: dict[str, str] = {}   # view name -> display name, to translate Spark's messages back
         self._stmt: Optional[Statement] = None
         self._text = ""
         self.namespace: Optional[str] = None   # USE db: where one-part table names are looked up
-        self.expanding_views: tuple = ()        # the views whose queries are being read (a cycle is an error)
-        self.views_read: list = []              # every view read (nested ones too), for CREATE VIEW's cycle check
-        self.cached_tables: dict = {}           # CACHE TABLE: str(ref) -> cache_statements.CachedTable
+        self.expanding_views: tuple[str, ...] = ()        # the views whose queries are being read (a cycle is an error)
+        self.views_read: list[str] = []            # every view read (nested ones too), for CREATE VIEW's cycle check
+        self.cached_tables: dict[str, cache_statements.CachedTable] = {}           # CACHE TABLE: str(ref) -> cache_statements.CachedTable
         self.transaction: Optional[transactions.SqlTransaction] = None   # between BEGIN and COMMIT/ROLLBACK
 
     @property
-    def spark(self):
+    def spark(self) -> SparkSession:
         if self._spark is None:
             self._spark = self.catalog.spark
         return self._spark
@@ -76,23 +89,22 @@ class SqlSession:
         return self._stmt
 
     # ------------------------------------------------------------------ entry point
-    def sql(self, text: str):
+    def sql(self, text: str) -> DataFrame:
         """Run every statement of ``text``; return the DataFrame of the last one."""
         statements = split(text)
         self._text = text
         if not statements:
             raise SqlError("no SQL statement given")
-        result = None
-        for stmt in statements:
-            result = self.execute(stmt)
-        return result
+        for stmt in statements[:-1]:
+            self.execute(stmt)
+        return self.execute(statements[-1])
 
     def finish(self) -> None:
         """End SQL run on a session of its own: a transaction still open is rolled back, and a
         ``SqlError`` says so (``BEGIN`` without ``COMMIT``)."""
         transactions.finish(self)
 
-    def sql_each(self, text: str):
+    def sql_each(self, text: str) -> Iterator[tuple[str, DataFrame]]:
         """Run the statements of ``text`` one by one, yielding (statement text, DataFrame)
         after each (a failing statement raises; the ones after it are not run)."""
         statements = split(text)
@@ -106,8 +118,9 @@ class SqlSession:
         """The other catalog a DDL statement's target names (``CREATE TABLE other.db.t``), if any."""
         parts = None
         ext, tree = stmt.ext, stmt.tree
-        if ext is not None and hasattr(ext, "table") and hasattr(ext.table, "parts"):
-            parts = list(ext.table.parts)
+        named = getattr(ext, "table", None) if ext is not None else None
+        if isinstance(named, p.Name):
+            parts = list(named.parts)
         elif isinstance(tree, (exp.Create, exp.Drop, exp.Alter, exp.Describe)):
             target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
             if isinstance(tree, exp.Drop) and tree.args.get("tables"):
@@ -118,14 +131,14 @@ class SqlSession:
             return parts[0].lower()
         return None
 
-    def _session_for(self, name: str) -> "SqlSession":
+    def _session_for(self, name: str) -> SqlSession:
         """A session of catalog ``name`` that sees this session's catalogs under their names."""
         if name not in self._subsessions:
             others = {self.catalog_name: self.catalog, **{k: v for k, v in self.catalogs.items() if k != name}}
             self._subsessions[name] = SqlSession(self.catalogs[name], self._spark, name, others)
         return self._subsessions[name]
 
-    def execute(self, stmt: Statement):
+    def execute(self, stmt: Statement) -> DataFrame:
         """Run one statement; between ``BEGIN`` and ``COMMIT`` staged on the session's transaction
         (``icefloe.sql.transactions``)."""
         if self.transaction is not None or transactions.control(stmt) is not None:
@@ -133,7 +146,7 @@ class SqlSession:
             return transactions.execute(self, stmt, self._execute)
         return self._execute(stmt)
 
-    def _execute(self, stmt: Statement):
+    def _execute(self, stmt: Statement) -> DataFrame:
         other = self.other_catalog(stmt)
         if other is not None:
             sub = self._session_for(other)
@@ -162,22 +175,30 @@ class SqlSession:
             if isinstance(ext, (p.AlterPartitionField, p.AlterRef, p.AlterDropPartitions, p.AlterColumns,
                                 p.AlterColumn, p.AlterWriteOrder,
                                 p.AlterIdentifierFields)):
-                return ddl.alter_extension(self, ext)
+                return alter_table.alter_extension(self, ext)
             done = namespace_statements.statement(self, stmt.text)
             if done is not None:
                 return done
             tree = stmt.tree
-            system_database.refuse_change(self, tree)
+            if tree is not None:
+                system_database.refuse_change(self, tree)
             kind = str(tree.args.get("kind") or "").upper() if isinstance(tree, (exp.Create, exp.Drop)) else ""
             if kind in ("NAMESPACE", "DATABASE", "SCHEMA"):
-                return (cs.create_namespace if isinstance(tree, exp.Create) else cs.drop_namespace)(self, tree)
+                if isinstance(tree, exp.Create):
+                    return cs.create_namespace(self, tree)
+                if isinstance(tree, exp.Drop):
+                    return cs.drop_namespace(self, tree)
             if isinstance(tree, exp.Use):
                 return cs.use(self, tree)
             if isinstance(tree, exp.TruncateTable):
                 return cs.truncate(self, tree)
             if kind == "VIEW" or (isinstance(tree, exp.Alter) and str(tree.args.get("kind") or "").upper() == "VIEW"):
-                return (views.create if isinstance(tree, exp.Create) else views.drop if isinstance(tree, exp.Drop)
-                        else views.alter)(self, tree)
+                if isinstance(tree, exp.Create):
+                    return views.create(self, tree)
+                if isinstance(tree, exp.Drop):
+                    return views.drop(self, tree)
+                if isinstance(tree, exp.Alter):
+                    return views.alter(self, tree)
             if isinstance(tree, exp.Command) and str(tree.this).upper() == "ALTER":
                 done = cs.alter_namespace(self, stmt.text)
                 if done is not None:
@@ -199,7 +220,7 @@ class SqlSession:
                                           ("EXTENDED", "FORMATTED"))
                 return ddl.describe(self, tree)
             if isinstance(tree, exp.Alter):
-                return ddl.alter(self, tree)
+                return alter_table.alter(self, tree)
             if isinstance(tree, exp.Set) or (isinstance(tree, exp.Command) and str(tree.this).upper() in ("SET", "RESET")):
                 done = paimon_options.set_or_reset(self.spark, stmt.text)    # spark.paimon.<key>
                 if done is not None:
@@ -238,22 +259,22 @@ class SqlSession:
             raise
 
     @staticmethod
-    def _error_args(e: SqlError, stmt: Statement):
+    def _error_args(e: SqlError, stmt: Statement) -> tuple[str, int, int, str]:
         if isinstance(e, NotSupportedYetError):
             return e.capability, stmt.line, stmt.column, stmt.text
         return e.reason, stmt.line, stmt.column, stmt.text
 
     # ------------------------------------------------------------------ errors
-    def error(self, reason: str, node=None) -> SqlError:
+    def error(self, reason: str, node: Optional[exp.Expression] = None) -> SqlError:
         line, col = node_position(node) if node is not None else (None, None)
         return SqlError(reason, line, col, self._stmt.text if self._stmt else None)
 
-    def not_supported(self, capability: str, node=None) -> NotSupportedYetError:
+    def not_supported(self, capability: str, node: Optional[exp.Expression] = None) -> NotSupportedYetError:
         line, col = node_position(node) if node is not None else (None, None)
         return NotSupportedYetError(capability, line, col, self._stmt.text if self._stmt else None)
 
     @contextlib.contextmanager
-    def refused_as(self, capability: str, node=None):
+    def refused_as(self, capability: str, node: Optional[exp.Expression] = None) -> Iterator[None]:
         """Run a statement's calls into the table contract: a ``NotSupportedError`` they raise becomes
         the statement's not-supported error, naming the statement, the table and its format."""
         try:
@@ -276,7 +297,8 @@ class SqlSession:
         line = col = None
         stmt = self._stmt
         try:
-            contexts = e.getQueryContext() if hasattr(e, "getQueryContext") else []
+            query_context = getattr(e, "getQueryContext", None)
+            contexts = query_context() if query_context is not None else []
         except Exception:
             contexts = []
         for ctx in contexts or []:
@@ -295,7 +317,7 @@ class SqlSession:
             line, col = stmt.line, stmt.column
         return SqlError(first, line, col, stmt.text if stmt else None)
 
-    def run_spark(self, sql_text: str):
+    def run_spark(self, sql_text: str) -> DataFrame:
         from pyspark.errors import PySparkException
 
         try:
@@ -303,7 +325,7 @@ class SqlSession:
         except PySparkException as e:
             raise self.spark_error(e, sql_text) from e
 
-    def empty(self):
+    def empty(self) -> DataFrame:
         from pyspark.sql.types import StructType
 
         return self.spark.createDataFrame([], StructType([]))
@@ -315,7 +337,7 @@ class SqlSession:
         except IcefloeError:
             return False
 
-    def qualify(self, parts: list) -> list:
+    def qualify(self, parts: list[str]) -> list[str]:
         """A one-part table name under the namespace of ``USE`` (unchanged without one)."""
         return [self.namespace, *parts] if len(parts) == 1 and self.namespace else parts
 
@@ -356,16 +378,18 @@ class SqlSession:
                                      "writes branches with INSERT INTO and the API's branch= arguments)", table)
         return ref
 
-    def catalog_for(self, ref: TableRef):
+    def catalog_for(self, ref: TableRef) -> StatementCatalog:
         return self.catalogs[ref.catalog] if ref.catalog else self.catalog
 
-    def load(self, ref: TableRef):
+    def load(self, ref: TableRef) -> Table:
         if self.transaction is not None and not ref.catalog:
-            return self.transaction.table(ref.name)     # as the transaction left it
+            # as the transaction left it: a stand-in that forwards what it does not stage to the table
+            return cast("Table", self.transaction.table(ref.name))
         return self.catalog_for(ref).load_table(ref.name)
 
     # ------------------------------------------------------------------ reads
-    def ref_read_kwargs(self, t, ref: TableRef, version, node) -> dict:
+    def ref_read_kwargs(self, t: Table, ref: TableRef, version: Optional[exp.Version],
+                        node: Optional[exp.Expression]) -> dict[str, Any]:
         """``read_kwargs`` of a reference that may name a branch or tag (``db.t.branch_b``): then the
         read is as of the ref's head, and a VERSION or TIMESTAMP AS OF beside it is an error."""
         kwargs = self.read_kwargs(t, version, node)
@@ -377,7 +401,8 @@ class SqlSession:
             raise self.error(f"table {t.name} has no {ref.ref_kind} {ref.ref!r}", node)
         return {"ref": ref.ref}
 
-    def read_kwargs(self, table_obj, version: Optional[exp.Version], node=None) -> dict:
+    def read_kwargs(self, table_obj: Table, version: Optional[exp.Version],
+                    node: Optional[exp.Expression] = None) -> dict[str, Any]:
         """``to_spark`` keyword arguments for a reference's ``VERSION``/``TIMESTAMP AS OF``."""
         if version is None:
             return {}
@@ -397,7 +422,7 @@ class SqlSession:
                     return {"ref": v}
                 if v.isdigit():
                     return {"snapshot_id": int(v)}
-                if v in (table_obj.branches() if table_obj.supports(BRANCH_TABLES) else ()):
+                if v in (cast(_BranchTables, table_obj).branches() if table_obj.supports(BRANCH_TABLES) else ()):
                     db, _, tbl = table_obj.name.rpartition(".")
                     raise self.error(f"{v!r} is a Paimon branch of {table_obj.name}, not a tag or snapshot: read it "
                                      f"as {db}.`{tbl}$branch_{v}`", node)
@@ -406,19 +431,20 @@ class SqlSession:
                 return {"snapshot_id": v}
             raise self.error(f"VERSION AS OF needs a snapshot id, tag or branch, got {v!r}", node)
         if kind == "TIMESTAMP":
-            micros = self.run_spark(f"SELECT unix_micros(CAST(({expr.sql('spark')}) AS TIMESTAMP))").first()[0]
+            micros = self.run_spark(f"SELECT unix_micros(CAST(({expr.sql('spark')}) AS TIMESTAMP))").collect()[0][0]
             if micros is None:
                 raise self.error(f"TIMESTAMP AS OF {expr.sql('spark')} is null", node)
             return {"as_of": micros // 1000}
         raise self.error(f"unsupported time travel {version.sql('spark')}", node)
 
-    def table_df(self, ref: TableRef, version: Optional[exp.Version] = None, node=None, hidden: tuple = ()):
+    def table_df(self, ref: TableRef, version: Optional[exp.Version] = None, node: Optional[exp.Expression] = None,
+                 hidden: tuple[str, ...] = ()) -> DataFrame:
         """A DataFrame of a table or metadata table reference; with the ``hidden`` metadata columns
         (those the table has) after its own."""
         t = self.load(ref)
         if ref.metadata:
             return self.metadata_df(t, ref, version, node)
-        kwargs = self.ref_read_kwargs(t, ref, version, node)
+        kwargs: dict[str, Any] = self.ref_read_kwargs(t, ref, version, node)
         if not kwargs and t.supports(PAIMON_DYNAMIC_OPTIONS):
             kwargs = self.dynamic_read_kwargs(t, ref)
         elif not kwargs and (branch := wap.read_branch(self, t)) is not None:
@@ -432,7 +458,7 @@ class SqlSession:
             return cached                 # CACHE TABLE, the table unchanged since
         return t.to_spark(**kwargs)
 
-    def dynamic_read_kwargs(self, t, ref: TableRef) -> dict:
+    def dynamic_read_kwargs(self, t: Table, ref: TableRef) -> dict[str, Any]:
         """Where a Paimon read starts, per the session's ``spark.paimon.`` options (scan.snapshot-id...)."""
         confs = {k: v for k, v in self.spark.conf.getAll.items() if k.lower().startswith(paimon_options.PREFIX)}
         if not confs:
@@ -447,7 +473,8 @@ class SqlSession:
                 raise self.error(f"dynamic option scan.version of {ref.name}: no tag or snapshot {version!r}")
         return kwargs
 
-    def metadata_df(self, t, ref: TableRef, version=None, node=None):
+    def metadata_df(self, t: Table, ref: TableRef, version: Optional[exp.Version] = None,
+                    node: Optional[exp.Expression] = None) -> DataFrame:
         name = ref.metadata
         if name == "audit_log" and t.supports(AUDIT_LOG):     # rows, not metadata: read in Spark
             return t.audit_log(**self.read_kwargs(t, version, node))
@@ -474,12 +501,12 @@ class SqlSession:
             raise self.error(str(e), node) from None
         return metadata_tables.to_spark(self.spark, table)
 
-    def view_for(self, ref: TableRef, table: exp.Table, named: frozenset = frozenset()) -> tuple[str, list]:
+    def view_for(self, ref: TableRef, table: exp.Table, named: frozenset[str] = frozenset()) -> tuple[str, list[str]]:
         """Register a temporary view for one reference; its name, and the table's own columns when
         the view has metadata columns after them (those of ``named`` the table has)."""
         version = table.args.get("version")
         t = self.load(ref)
-        hidden: tuple = ()
+        hidden: tuple[str, ...] = ()
         if named and not ref.metadata and (reads := metadata_column_reads(t)) is not None:
             own = {c.lower() for c in t.schema.column_names}
             hidden = tuple(n for n in reads.metadata_column_names() if n.lower() in named and n.lower() not in own)
@@ -491,7 +518,7 @@ class SqlSession:
         self._views[view] = str(ref)
         return view, (df.columns[:-len(hidden)] if hidden else [])
 
-    def temp_view(self, df, key: str, shown: str) -> str:
+    def temp_view(self, df: DataFrame, key: str, shown: str) -> str:
         """Register ``df`` as a temporary view for this session's rewritten queries; its name."""
         view = VIEW_PREFIX + "".join(c if c.isalnum() else "_" for c in key) + "_" + \
             hashlib.sha1(f"{key}|{id(df)}".encode()).hexdigest()[:12]
@@ -499,7 +526,7 @@ class SqlSession:
         self._views[view] = shown
         return view
 
-    def view_session(self, default_catalog: Optional[str], default_namespace, view: str) -> "SqlSession":
+    def view_session(self, default_catalog: Optional[str], default_namespace: Sequence[str], view: str) -> SqlSession:
         """A session reading view ``view``'s query: in the view's default catalog (one of this
         session's by name, else the view's own) and namespace."""
         name = (default_catalog or "").lower()
@@ -561,13 +588,14 @@ class SqlSession:
             metadata_columns.expand_stars(tree, hidden)
         return tree, count + system_functions.rewrite(self, tree)
 
-    def query_df(self, tree: exp.Expression):
+    def query_df(self, tree: exp.Expression) -> DataFrame:
         """Run a query tree (with icefloe references) on Spark."""
         rewritten, _ = self.rewrite(tree)
         return self.run_spark(rewritten.sql("spark"))
 
-    def query_statement(self, tree: Optional[exp.Expression]):
+    def query_statement(self, tree: Optional[exp.Expression]) -> DataFrame:
         stmt = self._stmt
+        assert stmt is not None, "a statement's query runs while the statement does"
         if tree is None or isinstance(tree, exp.Command):
             return self.run_spark(stmt.text)
         rewritten, count = self.rewrite(tree)

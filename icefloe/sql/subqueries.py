@@ -9,16 +9,21 @@ through a projection that renames the column, so the bare name still means the t
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, AbstractSet
+
 from sqlglot import exp
 
 from icefloe.sql.names import table_parts
 
+if TYPE_CHECKING:
+    from icefloe.sql.statement_context import StatementSession
+
 INNER_PREFIX = "__icefloe_inner_"
 
 
-def _outermost_selects(node: exp.Expression) -> list:
+def _outermost_selects(node: exp.Expression) -> list[exp.Select]:
     """The queries of ``node`` not inside another query of it."""
-    out = []
+    out: list[exp.Select] = []
     for s in node.find_all(exp.Select):
         p = s.parent
         while p is not None and p is not node and not isinstance(p, exp.Select):
@@ -28,7 +33,7 @@ def _outermost_selects(node: exp.Expression) -> list:
     return out
 
 
-def with_subqueries(sess, node: exp.Expression, quals: set) -> exp.Expression:
+def with_subqueries(sess: StatementSession, node: exp.Expression, quals: AbstractSet[str]) -> exp.Expression:
     """A copy of ``node`` whose subqueries read icefloe tables through views, and whose references
     qualified by the target (``quals``; none for MERGE, whose rows keep their aliases) are bare."""
     node = node.copy()
@@ -40,14 +45,14 @@ def with_subqueries(sess, node: exp.Expression, quals: set) -> exp.Expression:
     return node
 
 
-def _columns(sess, table: exp.Table) -> list:
+def _columns(sess: StatementSession, table: exp.Table) -> list[str]:
     try:
         return list(sess.spark.table(".".join(f"`{p}`" for p in table_parts(table))).columns)
     except Exception:       # a CTE name or a table Spark reports itself when the statement runs
         return []
 
 
-def _correlated(sess, select: exp.Expression, quals: set) -> exp.Expression:
+def _correlated(sess: StatementSession, select: exp.Expression, quals: AbstractSet[str]) -> exp.Expression:
     tables = [t for t in select.find_all(exp.Table) if t.name]
     quals = quals - {t.alias_or_name.lower() for t in tables}    # an inner table of that name hides the target
     outer = [c for c in select.find_all(exp.Column)
@@ -56,7 +61,7 @@ def _correlated(sess, select: exp.Expression, quals: set) -> exp.Expression:
         return select
     outer_ids = {id(c) for c in outer}
     names = {c.name.lower() for c in outer}
-    clashing = {}
+    clashing: dict[int, tuple[exp.Table, list[str]]] = {}
     for t in tables:
         cols = _columns(sess, t)
         if any(c.lower() in names for c in cols):

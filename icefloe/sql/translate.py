@@ -95,11 +95,11 @@ def literal_value(node: exp.Expression) -> Any:
     raise ValueError(node.sql("spark"))
 
 
-def strip_qualifier(node: exp.Expression, qualifiers: set) -> exp.Expression:
+def strip_qualifier(node: exp.Expression, qualifiers: AbstractSet[str]) -> exp.Expression:
     """A copy of ``node`` whose columns qualified by the target table lose the qualifier."""
     low = {q.lower() for q in qualifiers if q}
 
-    def fix(n):
+    def fix(n: exp.Expression) -> exp.Expression:
         if isinstance(n, exp.Column) and n.table and n.table.lower() in low and not n.args.get("db"):
             return exp.column(n.this.copy())
         if isinstance(n, exp.Column) and n.args.get("db") and n.db.lower() in low and not n.args.get("catalog"):

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from typing import Optional
+from types import TracebackType
+from typing import TYPE_CHECKING, Optional
 
 from sqlglot import exp
 
@@ -36,6 +37,13 @@ from icefloe.iceberg.view_metadata import (
 )
 from icefloe.sql.errors import SqlError
 from icefloe.sql.names import table_parts
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from icefloe.core.types.model import NestedField, Schema
+    from icefloe.iceberg.view_metadata import ViewVersion
+    from icefloe.sql.statement_context import StatementSession
 
 QUERY_COLUMN_NAMES = "spark.query-column-names"
 INTERNAL_PREFIX = "__icefloe_"      # the temporary views icefloe makes for a statement (never shown)
@@ -51,7 +59,7 @@ def _strip(s: str) -> str:
     return s[1:-1].replace("``", "`") if s.startswith("`") and s.endswith("`") else s
 
 
-def view_name(sess, parts: list) -> Optional[str]:
+def view_name(sess: StatementSession, parts: list[str]) -> Optional[str]:
     """``db.v`` when ``parts`` (as written) name a view of the session's catalog, else None."""
     name = _our_name(sess, parts)
     if name is None:
@@ -62,7 +70,7 @@ def view_name(sess, parts: list) -> Optional[str]:
         return None
 
 
-def _our_name(sess, parts: list) -> Optional[str]:
+def _our_name(sess: StatementSession, parts: list[str]) -> Optional[str]:
     """``db.v`` of a name in the session's catalog (``v`` after USE, ``db.v``, ``<catalog>.db.v``)."""
     parts = sess.qualify([str(p) for p in parts])
     if len(parts) == 3 and parts[0].lower() == sess.catalog_name.lower():
@@ -70,7 +78,7 @@ def _our_name(sess, parts: list) -> Optional[str]:
     return ".".join(parts) if len(parts) == 2 else None
 
 
-def _target(sess, table: exp.Table) -> Optional[str]:
+def _target(sess: StatementSession, table: exp.Table) -> Optional[str]:
     """The ``db.v`` a CREATE VIEW names in this catalog; None when it is Spark's (a one-part name
     without USE, a namespace the catalog does not have)."""
     parts = table_parts(table)
@@ -84,7 +92,7 @@ def _target(sess, table: exp.Table) -> Optional[str]:
     return name
 
 
-def _namespace_exists(sess, ns: str) -> bool:
+def _namespace_exists(sess: StatementSession, ns: str) -> bool:
     try:
         return sess.catalog.namespace_exists(ns)
     except IcefloeError:
@@ -92,10 +100,10 @@ def _namespace_exists(sess, ns: str) -> bool:
 
 
 # --------------------------------------------------------------------------- CREATE / ALTER ... AS
-def _query_text(sess, query: exp.Expression) -> str:
+def _query_text(sess: StatementSession, query: exp.Expression) -> str:
     """The query as the user wrote it (its text in the statement), else as sqlglot prints it."""
     stmt = sess.statement
-    starts = [n._meta["start"] for n in query.walk() if getattr(n, "_meta", None) and "start" in n._meta]
+    starts = [meta["start"] for n in query.walk() if (meta := getattr(n, "_meta", None)) and "start" in meta]
     if stmt is None or not starts:
         return query.sql("spark")
     offset = min(starts) - stmt.start
@@ -106,7 +114,7 @@ def _query_text(sess, query: exp.Expression) -> str:
     return stmt.text[m.end():].strip() if m is not None else query.sql("spark")
 
 
-def _analyzed(sess, query, node, name: str):
+def _analyzed(sess: StatementSession, query: exp.Expression, node: exp.Expression, name: str) -> DataFrame:
     """The query's DataFrame (not run); refused when it reads view ``name`` itself, directly or
     through other views (Spark's recursive view)."""
     sess.views_read.clear()
@@ -119,9 +127,9 @@ def _analyzed(sess, query, node, name: str):
     return df
 
 
-def _columns(tree_this) -> list:
+def _columns(tree_this: Optional[exp.Expression]) -> list[tuple[str, Optional[str]]]:
     """(name, comment) of a CREATE VIEW's column list."""
-    out = []
+    out: list[tuple[str, Optional[str]]] = []
     for c in tree_this.expressions if isinstance(tree_this, exp.Schema) else []:
         comment = None
         for con in c.args.get("constraints") or [] if isinstance(c, exp.ColumnDef) else []:
@@ -131,7 +139,8 @@ def _columns(tree_this) -> list:
     return out
 
 
-def _view_schema(sess, df, columns: list, node):
+def _view_schema(sess: StatementSession, df: DataFrame, columns: list[tuple[str, Optional[str]]],
+                 node: Optional[exp.Expression]) -> Schema:
     from pyspark.sql import types as T
 
     fields = list(df.schema.fields)
@@ -152,19 +161,20 @@ def _view_schema(sess, df, columns: list, node):
         raise sess.error(f"the view's columns: {e}", node) from None
 
 
-def _summary(sess) -> dict:
+def _summary(sess: StatementSession) -> dict[str, str]:
     return {"engine-name": "spark", "engine-version": sess.spark.version}
 
 
-def _version(sess, sql: str, schema_id: int):
+def _version(sess: StatementSession, sql: str, schema_id: int) -> ViewVersion:
     # no default-catalog: the view's own catalog, whatever another engine names it (as Iceberg's
     # Spark runtime stores a view made in its current catalog)
     return new_version(sql, schema_id, [sess.namespace or "default"], None, _summary(sess))
 
 
-def _properties(sess, tree: exp.Create) -> dict:
-    props = {}
-    for prop in (tree.args.get("properties").expressions if tree.args.get("properties") else []):
+def _properties(sess: StatementSession, tree: exp.Create) -> dict[str, str]:
+    props: dict[str, str] = {}
+    properties = tree.args.get("properties")
+    for prop in (properties.expressions if properties else []):
         if isinstance(prop, exp.SchemaCommentProperty):
             props[COMMENT] = prop.this.name
         elif type(prop) is exp.Property:
@@ -174,7 +184,7 @@ def _properties(sess, tree: exp.Create) -> dict:
     return props
 
 
-def create(sess, tree: exp.Create):
+def create(sess: StatementSession, tree: exp.Create) -> DataFrame:
     """CREATE [OR REPLACE] VIEW [IF NOT EXISTS] of this catalog; anything else goes to Spark."""
     props = tree.args.get("properties")
     temporary = props is not None and any(isinstance(p, exp.TemporaryProperty) for p in props.expressions)
@@ -220,13 +230,14 @@ def create(sess, tree: exp.Create):
 class _errors:
     """Catalog errors of a view statement as the statement's errors (at ``node``)."""
 
-    def __init__(self, sess, node):
+    def __init__(self, sess: StatementSession, node: Optional[exp.Expression]) -> None:
         self.sess, self.node = sess, node
 
-    def __enter__(self):
+    def __enter__(self) -> _errors:
         return self
 
-    def __exit__(self, kind, e, tb):
+    def __exit__(self, kind: Optional[type[BaseException]], e: Optional[BaseException],
+                 tb: Optional[TracebackType]) -> bool:
         if e is not None and isinstance(e, IcefloeError) and not isinstance(e, SqlError):
             from icefloe.errors import NotSupportedError
 
@@ -237,7 +248,12 @@ class _errors:
 
 
 # --------------------------------------------------------------------------- ALTER VIEW / DROP VIEW
-def _existing(sess, table: exp.Table, what: str) -> str:
+def _is_query(node: exp.Expression) -> bool:
+    """Whether an ALTER VIEW action is ``AS <query>`` (a SELECT, a set operation, a subquery)."""
+    return isinstance(node, exp.Query)
+
+
+def _existing(sess: StatementSession, table: exp.Table, what: str) -> str:
     parts = table_parts(table)
     name = view_name(sess, parts)
     if name is None:
@@ -249,13 +265,13 @@ def _existing(sess, table: exp.Table, what: str) -> str:
     return name
 
 
-def _is_temporary(sess, parts: list) -> bool:
+def _is_temporary(sess: StatementSession, parts: list[str]) -> bool:
     """Whether a one-part name is one of Spark's temporary views (which one-part names mean first)."""
     return len(parts) == 1 and any(t.isTemporary and t.name.lower() == parts[0].lower()
                                    for t in sess.spark.catalog.listTables())
 
 
-def _is_view_target(sess, table) -> bool:
+def _is_view_target(sess: StatementSession, table: exp.Table) -> bool:
     """Whether a statement about ``table`` is about this catalog (so a missing view is an error here)."""
     parts = table_parts(table)
     if _is_temporary(sess, parts):
@@ -263,7 +279,7 @@ def _is_view_target(sess, table) -> bool:
     return _target(sess, table) is not None or (len(parts) == 3 and parts[0].lower() == sess.catalog_name.lower())
 
 
-def alter(sess, tree: exp.Alter):
+def alter(sess: StatementSession, tree: exp.Alter) -> DataFrame:
     table = tree.this
     if not isinstance(table, exp.Table) or not _is_view_target(sess, table):
         return sess.query_statement(tree)
@@ -271,7 +287,7 @@ def alter(sess, tree: exp.Alter):
     actions = tree.args.get("actions") or []
     if len(actions) != 1:
         raise sess.error("ALTER VIEW takes one change", tree)
-    action = actions[0]
+    action: exp.Expression = actions[0]
     with _errors(sess, table):
         loaded = sess.catalog.load_view(name)
         base = loaded.metadata
@@ -294,7 +310,7 @@ def alter(sess, tree: exp.Alter):
                                  action)
             sess.catalog.replace_view(name, [SetViewProperties(props)], base.view_uuid)
             return sess.empty()
-        if isinstance(action, (exp.Select, exp.Union, exp.Subquery)) or isinstance(action, exp.Query):
+        if _is_query(action):
             df = _analyzed(sess, action, action, name)
             schema = _view_schema(sess, df, [], action)
             sql = _query_text(sess, action)
@@ -305,7 +321,7 @@ def alter(sess, tree: exp.Alter):
     raise sess.not_supported(f"ALTER VIEW {action.sql('spark')}", action)
 
 
-def alter_unset(sess, text: str):
+def alter_unset(sess: StatementSession, text: str) -> Optional[DataFrame]:
     """``ALTER VIEW v UNSET TBLPROPERTIES [IF EXISTS] ('k', ...)`` (a command to sqlglot), or None."""
     m = _UNSET.match(text)
     if m is None:
@@ -334,11 +350,13 @@ def alter_unset(sess, text: str):
     return sess.empty()
 
 
-def drop(sess, tree: exp.Drop):
+def drop(sess: StatementSession, tree: exp.Drop) -> DataFrame:
     tables = tree.args.get("tables") or ([tree.this] if tree.this is not None else [])
     table = tables[0] if len(tables) == 1 else None
     if not isinstance(table, exp.Table) or not _is_view_target(sess, table):
-        return sess.run_spark(sess.statement.text)
+        stmt = sess.statement
+        assert stmt is not None, "DROP VIEW runs as a statement"
+        return sess.run_spark(stmt.text)
     name = view_name(sess, table_parts(table))
     if name is None:
         ours = _our_name(sess, table_parts(table))
@@ -352,7 +370,7 @@ def drop(sess, tree: exp.Drop):
     return sess.empty()
 
 
-def refuse_drop_table_of_view(sess, tree: exp.Drop) -> None:
+def refuse_drop_table_of_view(sess: StatementSession, tree: exp.Drop) -> None:
     """DROP TABLE naming a view: Spark's rule, use DROP VIEW."""
     tables = tree.args.get("tables") or []
     if len(tables) == 1 and isinstance(tables[0], exp.Table):
@@ -362,7 +380,7 @@ def refuse_drop_table_of_view(sess, tree: exp.Drop) -> None:
 
 
 # --------------------------------------------------------------------------- SHOW / DESCRIBE
-def show(sess, text: str):
+def show(sess: StatementSession, text: str) -> Optional[DataFrame]:
     """``SHOW VIEWS [IN|FROM ns] [[LIKE] 'pattern']``, or None when ``text`` is not one."""
     m = _SHOW.match(text)
     if m is None:
@@ -393,7 +411,7 @@ def show(sess, text: str):
     return sess.spark.createDataFrame(rows, "namespace string, viewName string, isTemporary boolean")
 
 
-def describe(sess, name: str, extended: bool):
+def describe(sess: StatementSession, name: str, extended: bool) -> DataFrame:
     meta = sess.catalog.load_view(name).metadata
     rows = [(f.name, _type_name(f), f.doc or "") for f in meta.schema.fields]
     if extended:
@@ -410,7 +428,7 @@ def describe(sess, name: str, extended: bool):
     return sess.spark.createDataFrame(rows, "col_name string, data_type string, comment string")
 
 
-def _type_name(f) -> str:
+def _type_name(f: NestedField) -> str:
     return to_spark_type(f.field_type).simpleString()
 
 
@@ -418,7 +436,7 @@ def _quote(s: str) -> str:
     return "'" + s.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-def show_create(sess, name: str):
+def show_create(sess: StatementSession, name: str) -> DataFrame:
     meta = sess.catalog.load_view(name).metadata
     cols = ",\n".join(f"  {f.name}" + (f" COMMENT {_quote(f.doc)}" if f.doc else "") for f in meta.schema.fields)
     lines = [f"CREATE VIEW {sess.catalog_name}.{name} (", cols + ")"]
@@ -432,7 +450,7 @@ def show_create(sess, name: str):
     return sess.spark.createDataFrame([("\n".join(lines) + "\n",)], "createtab_stmt string")
 
 
-def show_properties(sess, name: str, key: Optional[str]):
+def show_properties(sess: StatementSession, name: str, key: Optional[str]) -> DataFrame:
     props = sess.catalog.load_view(name).metadata.properties
     if key is not None:
         rows = [(key, props.get(key, f"View {sess.catalog_name}.{name} does not have property: {key}"))]
@@ -442,7 +460,7 @@ def show_properties(sess, name: str, key: Optional[str]):
 
 
 # --------------------------------------------------------------------------- reading
-def read(sess, name: str):
+def read(sess: StatementSession, name: str) -> DataFrame:
     """The rows of view ``name``: its query run where it was written, renamed and cast to its schema."""
     from pyspark.sql import functions as F
 
