@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from sqlglot import exp
 
     from icefloe.core.io import FileIO
+    from icefloe.iceberg.transaction import CatalogTransaction
     from icefloe.sql.errors import NotSupportedYetError, SqlError
     from icefloe.sql.names import TableRef
     from icefloe.sql.parser import Statement
@@ -46,7 +47,12 @@ class SqlCatalog(Protocol):
 
     def table_location(self, name: str) -> str: ...
 
+    def create_table(self, name: str, schema: Any, partitioned_by: Any = None,
+                     properties: Optional[dict[str, Any]] = None) -> Table: ...
+
     def drop_table(self, name: str, purge: Optional[bool] = None) -> None: ...
+
+    def rename_table(self, name: str, new_name: str) -> None: ...
 
     def register_table(self, name: str, metadata_location: str) -> Any: ...
 
@@ -69,7 +75,7 @@ class SqlCatalog(Protocol):
 
     def system_table(self, name: str) -> pa.Table: ...
 
-    def transaction(self) -> Any: ...
+    def transaction(self) -> CatalogTransaction: ...
 
 
 class SqlContext(Protocol):
