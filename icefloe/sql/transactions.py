@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from icefloe.core.types.model import IcebergType, Schema
     from icefloe.iceberg.partitioning import PartitionSpec
     from icefloe.iceberg.schema_update import UpdateSchema
-    from icefloe.iceberg.transaction import Transaction
+    from icefloe.iceberg.transaction import CatalogTransaction, Transaction
     from icefloe.sql.context import SqlCatalog
     from icefloe.sql.parser import Statement
     from icefloe.table.base import Table
@@ -66,7 +66,7 @@ class SqlTransaction:
 
     def __init__(self, catalog: SqlCatalog):
         self.catalog = catalog
-        self.staged = catalog.transaction()     # NotSupportedError for a Paimon catalog
+        self.staged: CatalogTransaction = catalog.transaction()     # NotSupportedError for a Paimon catalog
         self.tables: dict[str, StagedTable] = {}
 
     def table(self, name: str) -> "StagedTable":
