@@ -12,9 +12,18 @@ frees it. ``CACHE TABLE name AS SELECT ...`` and Spark's own tables are Spark's 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Optional, Protocol
 
 from sqlglot import exp
+
+from icefloe.sql.context import SqlContext
+
+if TYPE_CHECKING:
+    from pyspark import StorageLevel
+    from pyspark.sql import DataFrame
+
+    from icefloe.sql.names import TableRef
+    from icefloe.table.base import Table
 
 STORAGE_LEVELS = ("NONE", "DISK_ONLY", "DISK_ONLY_2", "DISK_ONLY_3", "MEMORY_ONLY", "MEMORY_ONLY_2",
                   "MEMORY_AND_DISK", "MEMORY_AND_DISK_2", "OFF_HEAP", "MEMORY_AND_DISK_DESER")
@@ -23,19 +32,25 @@ STORAGE_LEVELS = ("NONE", "DISK_ONLY", "DISK_ONLY_2", "DISK_ONLY_3", "MEMORY_ONL
 @dataclass
 class CachedTable:
     state: str          # the table's current snapshot and schema when it was cached
-    df: Any             # the persisted DataFrame
+    df: DataFrame       # the persisted DataFrame
 
 
-def table_state(t) -> str:
+class CachingSession(SqlContext, Protocol):
+    """A session with the tables ``CACHE TABLE`` cached, by ``str(ref)``."""
+
+    cached_tables: dict[str, CachedTable]
+
+
+def table_state(t: Table) -> str:
     """What a cached read depends on: the snapshot reads see and the schema they read with."""
     return repr((t.current_snapshot(), t.schema))
 
 
-def _storage_level(sess, options: Optional[list], node):
+def _storage_level(sess: SqlContext, options: Optional[list[exp.Expression]], node: exp.Expression) -> StorageLevel:
     from pyspark import StorageLevel
 
     pairs = list(options or [])
-    given = {}
+    given: dict[str, str] = {}
     for k, v in zip(pairs[::2], pairs[1::2]):
         given[str(k.name)] = str(v.name)
     unknown = sorted(k for k in given if k.lower() != "storagelevel")
@@ -48,7 +63,7 @@ def _storage_level(sess, options: Optional[list], node):
     return getattr(StorageLevel, level)
 
 
-def statement(sess, tree: exp.Expression):
+def statement(sess: CachingSession, tree: exp.Expression) -> Optional[DataFrame]:
     """The result of ``CACHE``/``UNCACHE TABLE`` naming an icefloe table; None for other statements
     (Spark's own tables, ``CACHE TABLE v AS SELECT``)."""
     if isinstance(tree, exp.Cache) and tree.expression is None and isinstance(tree.this, exp.Table):
@@ -84,7 +99,7 @@ def statement(sess, tree: exp.Expression):
     return None
 
 
-def cached_read(sess, ref, t):
+def cached_read(sess: CachingSession, ref: TableRef, t: Table) -> Optional[DataFrame]:
     """The cached rows of a plain read of ``ref`` (table ``t``), or None when it is not cached or
     the table changed since (then the stale cache is freed)."""
     entry = sess.cached_tables.get(str(ref))

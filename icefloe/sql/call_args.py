@@ -4,22 +4,32 @@ named ones (names are lower-cased by the parser); at most as many as there are p
 twice, none unknown, every required one present."""
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+from sqlglot import exp
 
 from icefloe.sql.errors import SqlError
 from icefloe.sql.parser import Call, node_position
 
+if TYPE_CHECKING:
+    from icefloe.sql.context import SqlContext
 
-def _err(reason: str, node) -> SqlError:
+#: a procedure's arguments, evaluated, by name
+Args = Mapping[str, Any]
+#: a procedure's output rows, in its result's columns
+Rows = list[tuple[Any, ...]]
+
+
+def _err(reason: str, node: exp.Expression) -> SqlError:
     line, col = node_position(node)
     return SqlError(reason, line, col)
 
 
-def bind_args(call: Call, params: Sequence[str], required: Sequence[str] = ()) -> dict:
+def bind_args(call: Call, params: Sequence[str], required: Sequence[str] = ()) -> dict[str, exp.Expression]:
     """``call``'s arguments as {parameter name: sqlglot expression}, for a procedure whose
     parameters are ``params`` (in positional order), of which ``required`` must be given."""
     name = call.procedure.parts[-1]
-    out: dict = {}
+    out: dict[str, exp.Expression] = {}
     seen_named = False
     for i, (key, value) in enumerate(call.args):
         if key is None:
@@ -43,14 +53,20 @@ def bind_args(call: Call, params: Sequence[str], required: Sequence[str] = ()) -
     return out
 
 
-def partition_specs(text, procedure: str, example: str) -> list:
+def spark_value(sess: SqlContext, sql_text: str) -> Any:
+    """The value of ``SELECT <sql_text>`` (one row), as Spark evaluates it: an argument that is an
+    expression rather than a literal."""
+    return sess.run_spark(f"SELECT {sql_text}").collect()[0][0]
+
+
+def partition_specs(text: object, procedure: str, example: str) -> list[dict[str, str]]:
     """Paimon's ``partitions`` argument (``'p=0;p=1'``, ``'dt=01,h=02'``: ``;`` separates partitions,
     ``,`` their keys) as one dict per partition; a piece that is not ``k=v`` is an error of ``procedure``."""
-    specs = []
+    specs: list[dict[str, str]] = []
     for part in str(text or "").split(";"):
         if not part.strip():
             continue
-        spec = {}
+        spec: dict[str, str] = {}
         for item in part.split(","):
             key, eq, value = item.partition("=")
             if not eq or not key.strip():
@@ -60,4 +76,4 @@ def partition_specs(text, procedure: str, example: str) -> list:
     return specs
 
 
-__all__ = ["partition_specs", "bind_args"]
+__all__ = ["partition_specs", "bind_args", "spark_value"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from sqlglot import exp
 
@@ -16,15 +16,28 @@ from icefloe.paimon.global_system_tables import SYSTEM_DATABASE
 from icefloe.sql.errors import SqlError
 from icefloe.sql.names import table_parts
 
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from icefloe.sql.context import SqlContext
+    from icefloe.table.base import Table
+
 DISTRIBUTION_MODE = "write.distribution-mode"
 
 
-def _at(name: Optional[p.Name]) -> tuple:
+def _at(name: Optional[p.Name]) -> tuple[Optional[int], Optional[int]]:
     return (name.line, name.column) if name is not None else (None, None)
 
 
+def _by_spark(sess: SqlContext) -> DataFrame:
+    """The statement run by Spark as written (it names none of the session's catalogs)."""
+    stmt = sess.statement
+    assert stmt is not None, "a statement is answered while it runs"
+    return sess.run_spark(stmt.text)
+
+
 # --------------------------------------------------------------------------- namespaces
-def _namespace(sess, parts: list, node=None) -> Optional[str]:
+def _namespace(sess: SqlContext, parts: list[str], node: Optional[exp.Expression] = None) -> Optional[str]:
     """The icefloe namespace ``parts`` names (``db`` or ``<catalog>.db``); None when the name
     belongs to another catalog."""
     if len(parts) == 2 and parts[0].lower() == sess.catalog_name.lower():
@@ -41,7 +54,7 @@ _ALTER_NAMESPACE = re.compile(
     r"(?P<action>SET|UNSET)\s+(?P<what>DBPROPERTIES|PROPERTIES|LOCATION)\b(?P<rest>.*)$", re.I | re.S)
 
 
-def alter_namespace(sess, text: str):
+def alter_namespace(sess: SqlContext, text: str) -> Optional[DataFrame]:
     """``ALTER DATABASE|SCHEMA|NAMESPACE ns SET|UNSET DBPROPERTIES|PROPERTIES (...)`` and ``SET LOCATION`` on a
     namespace of the session's catalogs, or None when ``text`` is not one of those (Spark's own database)."""
     m = _ALTER_NAMESPACE.match(text)
@@ -84,9 +97,9 @@ def alter_namespace(sess, text: str):
     return sess.empty()
 
 
-def show_namespaces(sess, stmt: p.ShowNamespaces):
+def show_namespaces(sess: SqlContext, stmt: p.ShowNamespaces) -> DataFrame:
     if stmt.catalog is not None and ".".join(stmt.catalog.parts).lower() != sess.catalog_name.lower():
-        return sess.run_spark(sess.statement.text)
+        return _by_spark(sess)
     names = sorted(sess.catalog.list_namespaces())
     if stmt.pattern:   # Spark's SHOW ... LIKE: '*' any characters, '|' alternatives, case-insensitive
         alts = [re.compile(fnmatch.translate(a.strip().replace(".*", "*").lower())) for a in stmt.pattern.split("|")]
@@ -94,11 +107,11 @@ def show_namespaces(sess, stmt: p.ShowNamespaces):
     return sess.spark.createDataFrame([(n,) for n in names], "namespace string")
 
 
-def create_namespace(sess, tree: exp.Create):
+def create_namespace(sess: SqlContext, tree: exp.Create) -> DataFrame:
     parts = table_parts(tree.this)
     ns = _namespace(sess, parts, tree.this)
     if ns is None:
-        return sess.run_spark(sess.statement.text)
+        return _by_spark(sess)
     props = tree.args.get("properties")
     if props is not None and props.expressions:
         raise sess.not_supported("namespace properties, comments and locations (a warehouse namespace is "
@@ -110,11 +123,11 @@ def create_namespace(sess, tree: exp.Create):
     return sess.empty()
 
 
-def drop_namespace(sess, tree: exp.Drop):
+def drop_namespace(sess: SqlContext, tree: exp.Drop) -> DataFrame:
     for table in tree.args.get("tables") or [tree.this]:
         ns = _namespace(sess, table_parts(table), table)
         if ns is None:
-            return sess.run_spark(sess.statement.text)
+            return _by_spark(sess)
         try:
             sess.catalog.drop_namespace(ns, cascade=bool(tree.args.get("cascade")),
                                         missing_ok=bool(tree.args.get("exists")))
@@ -125,7 +138,7 @@ def drop_namespace(sess, tree: exp.Drop):
     return sess.empty()
 
 
-def use(sess, tree: exp.Use):
+def use(sess: SqlContext, tree: exp.Use) -> DataFrame:
     target = tree.this
     parts = table_parts(target) if isinstance(target, exp.Table) else [target.name]
     alias = target.args.get("alias") if isinstance(target, exp.Table) else None
@@ -144,11 +157,11 @@ def use(sess, tree: exp.Use):
     if len(parts) == 2 and parts[0].lower() == sess.catalog_name.lower():
         raise sess.error(f"namespace {ns} does not exist in {sess.catalog.warehouse}", target)
     sess.namespace = None                          # Spark's own database
-    return sess.run_spark(sess.statement.text)
+    return _by_spark(sess)
 
 
 # --------------------------------------------------------------------------- one table's definition
-def _table(sess, name: p.Name):
+def _table(sess: SqlContext, name: p.Name) -> Optional[Table]:
     ref, ours = sess.resolve_name(list(name.parts))
     if ref is None and not ours:
         return None
@@ -165,11 +178,11 @@ def _ident(s: str) -> str:
     return s if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", s) else "`" + s.replace("`", "``") + "`"
 
 
-def show_create_table(sess, stmt: p.ShowCreateTable):
+def show_create_table(sess: SqlContext, stmt: p.ShowCreateTable) -> DataFrame:
     t = _table(sess, stmt.table)
     if t is None:
-        return sess.run_spark(sess.statement.text)
-    cols = []
+        return _by_spark(sess)
+    cols: list[str] = []
     for name, dtype, comment in t.describe_columns():
         col = f"  {_ident(name)} {dtype.replace(' not null', '').upper()}" + (" NOT NULL" if "not null" in dtype else "")
         cols.append(col + (f" COMMENT {_quote(comment)}" if comment else ""))
@@ -186,10 +199,10 @@ def show_create_table(sess, stmt: p.ShowCreateTable):
     return sess.spark.createDataFrame([("\n".join(lines) + "\n",)], "createtab_stmt string")
 
 
-def show_tblproperties(sess, stmt: p.ShowTblProperties):
+def show_tblproperties(sess: SqlContext, stmt: p.ShowTblProperties) -> DataFrame:
     t = _table(sess, stmt.table)
     if t is None:
-        return sess.run_spark(sess.statement.text)
+        return _by_spark(sess)
     props = t.shown_properties()
     if stmt.key is not None:
         value = props.get(stmt.key, f"Table {sess.catalog_name}.{t.name} does not have property: {stmt.key}")
@@ -199,34 +212,37 @@ def show_tblproperties(sess, stmt: p.ShowTblProperties):
     return sess.spark.createDataFrame(rows, "key string, value string")
 
 
-def show_tags(sess, stmt: p.ShowTags):
+def show_tags(sess: SqlContext, stmt: p.ShowTags) -> DataFrame:
     """Paimon's ``SHOW TAGS t``: the tag names, sorted (column ``tag``)."""
     t = _table(sess, stmt.table)
     if t is None:
         raise SqlError(f"unknown table {stmt.table}", *_at(stmt.table))
-    if not callable(getattr(t, "tags", None)):
+    tags: Optional[Callable[[], list[str]]] = getattr(t, "tags", None)     # Paimon's tables list their tags
+    if not callable(tags):
         raise sess.not_supported(f"SHOW TAGS on {t.format} tables (a Paimon statement; Iceberg's tags are in "
                                  f"{t.name}.refs)")
-    return sess.spark.createDataFrame([(n,) for n in sorted(t.tags())], "tag string")
+    return sess.spark.createDataFrame([(n,) for n in sorted(tags())], "tag string")
 
 
-def truncate(sess, tree: exp.TruncateTable):
+def truncate(sess: SqlContext, tree: exp.TruncateTable) -> DataFrame:
     """``TRUNCATE TABLE t``: every row removed in one snapshot (the files are dropped, none read)."""
     partition = tree.args.get("partition")
-    tables = []
+    tables: list[Table] = []
     for table in tree.expressions:
         ref, ours = sess.resolve(table)
         if ref is None and not ours:
-            return sess.run_spark(sess.statement.text)
+            return _by_spark(sess)
         if ref is None or ref.metadata:
             raise sess.error(f"unknown table {'.'.join(table_parts(table))}", table)
         tables.append(wap.write_target(sess, sess.load(ref), None, "TRUNCATE TABLE", table))
     if partition is not None:          # Paimon's TRUNCATE TABLE t PARTITION (...): the partition's files dropped
-        if len(tables) != 1 or not callable(getattr(tables[0], "drop_partitions", None)):
+        # Paimon's tables drop partitions
+        drop: Optional[Callable[..., Any]] = getattr(tables[0], "drop_partitions", None) if len(tables) == 1 else None
+        if not callable(drop):
             raise sess.not_supported("TRUNCATE TABLE ... PARTITION" + (f" on {tables[0].format} tables" if tables
                                      else "") + " (use DELETE FROM t WHERE <partition condition>)", partition)
         try:
-            tables[0].drop_partitions([p.partition_spec(partition.expressions)], if_exists=True)
+            drop([p.partition_spec(partition.expressions)], if_exists=True)
         except IcefloeError as e:
             raise sess.error(str(e), partition) from None
         return sess.empty()
@@ -237,7 +253,7 @@ def truncate(sess, tree: exp.TruncateTable):
 
 
 # --------------------------------------------------------------------------- Iceberg extensions
-def write_order(sess, t, stmt: p.AlterWriteOrder):
+def write_order(sess: SqlContext, t: Table, stmt: p.AlterWriteOrder) -> DataFrame:
     """``WRITE [LOCALLY] ORDERED BY`` / ``UNORDERED`` / ``DISTRIBUTED BY PARTITION``: the sort
     order, and ``write.distribution-mode`` as Iceberg's Spark extensions set it."""
     with sess.refused_as("ALTER TABLE ... WRITE ORDERED BY"):
@@ -249,7 +265,7 @@ def write_order(sess, t, stmt: p.AlterWriteOrder):
     return sess.empty()
 
 
-def identifier_fields(sess, t, stmt: p.AlterIdentifierFields):
+def identifier_fields(sess: SqlContext, t: Table, stmt: p.AlterIdentifierFields) -> DataFrame:
     with sess.refused_as(f"ALTER TABLE ... {stmt.action.upper()} IDENTIFIER FIELDS"):
         u = t.update_schema()
         if not hasattr(u, "set_identifier_fields"):

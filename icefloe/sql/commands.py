@@ -4,7 +4,7 @@ its own catalog and report it missing, so they are answered here or refused by n
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import TYPE_CHECKING, Optional, cast
 
 from sqlglot import exp
 
@@ -14,19 +14,28 @@ from icefloe.sql.show_extended import show_table_extended
 from icefloe.sql.show_partitions import show_partitions
 from icefloe.table.capabilities import BRANCH_TABLES, SHOW_PARTITIONS, TableStatistics
 
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from icefloe.sql.context import SqlContext
+    from icefloe.sql.names import TableRef
+    from icefloe.table.paimon import PaimonTable
+
 _NAME = r"((?:`[^`]+`|[A-Za-z_][\w$]*)(?:\.(?:`[^`]+`|[A-Za-z_][\w$]*))*)"
 _SHOW_COLUMNS = re.compile(rf"^\s*SHOW\s+COLUMNS\s+(?:FROM|IN)\s+{_NAME}(?:\s+(?:FROM|IN)\s+{_NAME})?\s*$", re.I)
 _SHOW_PARTITIONS = re.compile(rf"^\s*SHOW\s+PARTITIONS\s+{_NAME}", re.I)
 _SHOW_EXTENDED = re.compile(r"^\s*SHOW\s+TABLE\s+EXTENDED\b", re.I)
 
 
-def _parts(name: str) -> list:
+def _parts(name: str) -> list[str]:
     return [p.strip("`") for p in re.findall(r"`[^`]+`|[^.]+", name)]
 
 
-def command(sess, tree) -> Optional[object]:
+def command(sess: SqlContext, tree: Optional[exp.Expression]) -> Optional[DataFrame]:
     """The result of a command about an icefloe table; None when it is not about one."""
-    text = sess.statement.text
+    stmt = sess.statement
+    assert stmt is not None, "a command is answered while its statement runs"
+    text = stmt.text
     if isinstance(tree, (exp.Refresh, exp.Analyze)):
         tables = [tree.this] if isinstance(tree, exp.Refresh) else list(tree.args.get("tables") or [])
         table = tables[0] if tables else None
@@ -59,7 +68,8 @@ def command(sess, tree) -> Optional[object]:
         if ref is None and not ours:
             return None
         if ref is not None and not ref.metadata and sess.load(ref).supports(SHOW_PARTITIONS):
-            return show_partitions(sess, sess.load(ref), text[m.end():])
+            # SHOW_PARTITIONS is a capability of Paimon tables only
+            return show_partitions(sess, cast("PaimonTable", sess.load(ref)), text[m.end():])
         raise sess.not_supported(f"SHOW PARTITIONS on icefloe table {'.'.join(_parts(m.group(1)))} "
                                  "(read its partitions metadata table: SELECT * FROM db.t.partitions)")
     if _SHOW_EXTENDED.match(text):
@@ -67,7 +77,7 @@ def command(sess, tree) -> Optional[object]:
     return None
 
 
-def analyze(sess, tree: exp.Analyze, ref):
+def analyze(sess: SqlContext, tree: exp.Analyze, ref: TableRef) -> DataFrame:
     """``ANALYZE TABLE t COMPUTE STATISTICS [FOR COLUMNS a, b | FOR ALL COLUMNS]`` on a table whose
     format keeps table statistics (Paimon's statistics file); refused by name on the others."""
     t = sess.load(ref)
@@ -99,7 +109,7 @@ def analyze(sess, tree: exp.Analyze, ref):
     return sess.empty()
 
 
-def missing_metadata_table(sess, table: exp.Table) -> Optional[str]:
+def missing_metadata_table(sess: SqlContext, table: exp.Table) -> Optional[str]:
     """The error for ``db.t.xyz`` / ``db.`t$xyz``` naming an icefloe table's metadata table that does not
     exist (Spark would report a namespace or table of its own catalog); None for other names."""
     parts = table_parts(table)
@@ -114,7 +124,8 @@ def missing_metadata_table(sess, table: exp.Table) -> Optional[str]:
             t = sess.load(ref)
             if t.supports(BRANCH_TABLES) and suffix.lower().startswith("branch_") and "$" in parts[-1]:
                 return (f"table {ref} has no branch {suffix[len('branch_'):]!r} (branches: "
-                        f"{', '.join(t.branches()) or 'none'}; CALL sys.create_branch creates one)")
+                        f"{', '.join(cast('PaimonTable', t).branches()) or 'none'}; "   # BRANCH_TABLES: Paimon's
+                        "CALL sys.create_branch creates one)")
             return (f"table {ref} has no metadata table {suffix}; {t.format} tables have "
                     f"{', '.join(t.metadata_table_names())}")
     return None

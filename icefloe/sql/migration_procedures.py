@@ -9,19 +9,34 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Mapping, Optional, cast
 
 from icefloe.errors import IcefloeError, NotSupportedError
-from icefloe.sql.call_args import bind_args
+from icefloe.sql.call_args import bind_args, spark_value
 from icefloe.sql.errors import NotSupportedYetError, SqlError
 from icefloe.sql.parser import Call, node_position
 from icefloe.sql.translate import literal_value
 from icefloe.table import migration
 
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+    from sqlglot import exp
+
+    from icefloe.core.io import FileIO
+    from icefloe.sql.context import SqlCatalog, SqlContext
+    from icefloe.table.iceberg import IcebergTable
+    from icefloe.table.migration import TableCatalog
+
+#: a procedure's arguments, evaluated, by name
+Args = Mapping[str, Any]
+#: a migration source: a Parquet directory or a table, its catalog and its name (None, None: a directory)
+Source = tuple[Any, Optional["TableCatalog"], Optional[str]]
+
 
 @dataclass(frozen=True)
 class Spec:
-    params: tuple          # in positional order
-    required: tuple
+    params: tuple[str, ...]     # in positional order
+    required: tuple[str, ...]
     result: str            # Spark DDL of the output row
 
 
@@ -40,22 +55,22 @@ PROCEDURES = {
 SOURCE_TYPES = ("parquet", "iceberg")
 
 
-def _err(reason: str, node=None) -> SqlError:
+def _err(reason: str, node: Optional[exp.Expression] = None) -> SqlError:
     line, col = node_position(node) if node is not None else (None, None)
     return SqlError(reason, line, col)
 
 
-def _values(sess, nodes: dict) -> dict:
-    out = {}
+def _values(sess: SqlContext, nodes: Mapping[str, exp.Expression]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
     for key, node in nodes.items():
         try:
             out[key] = literal_value(node)
         except ValueError:
-            out[key] = sess.run_spark(f"SELECT {node.sql('spark')}").first()[0]
+            out[key] = spark_value(sess, node.sql('spark'))
     return out
 
 
-def _bool(v, key: str):
+def _bool(v: object, key: str) -> Optional[bool]:
     if v is None or isinstance(v, bool):
         return v
     text = str(v).strip().lower()
@@ -64,11 +79,11 @@ def _bool(v, key: str):
     return text == "true"
 
 
-def _catalogs(sess) -> dict:
+def _catalogs(sess: SqlContext) -> dict[str, SqlCatalog]:
     return {sess.catalog_name.lower(): sess.catalog, **sess.catalogs}
 
 
-def _table_name(sess, text: str):
+def _table_name(sess: SqlContext, text: object) -> tuple[SqlCatalog, str]:
     """(catalog, db.table) of a table name of the session's catalogs."""
     parts = str(text).split(".")
     cats = _catalogs(sess)
@@ -81,7 +96,7 @@ def _table_name(sess, text: str):
     return sess.catalog, str(text)
 
 
-def call(sess, stmt: Call, name: str):
+def call(sess: SqlContext, stmt: Call, name: str) -> DataFrame:
     spec = PROCEDURES[name]
     args = _values(sess, bind_args(stmt, spec.params, spec.required))
     capability = f"CALL system.{name}" if name in ("add_files", "snapshot", "migrate") else f"CALL sys.{name}"
@@ -103,16 +118,17 @@ def call(sess, stmt: Call, name: str):
     return sess.spark.createDataFrame([row], spec.result)
 
 
-def _source(sess, text, io):
+def _source(sess: SqlContext, text: object, io: FileIO) -> Source:
     if not isinstance(text, str):
         raise _err(f"source must be a string (a table name or `parquet`.`/path`), got {text!r}")
     spark_table = _spark_table(sess, text)
     if spark_table is not None:
         return migration.ParquetDirectory.at(spark_table, io), None, None
-    return migration.load_source(text, _catalogs(sess), io, sess.catalog)
+    catalogs: dict[str, TableCatalog] = dict(_catalogs(sess))
+    return migration.load_source(text, catalogs, io, sess.catalog)
 
 
-def _spark_table(sess, text: str):
+def _spark_table(sess: SqlContext, text: str) -> Optional[str]:
     """The directory of Spark's own table ``text`` (``spark_catalog.db.t``, or ``db.t`` when no catalog of the
     session has it) when it is a Parquet table; None when ``text`` names no Spark table. A Spark table of
     another format is refused: icefloe imports Parquet files."""
@@ -140,13 +156,14 @@ def _spark_table(sess, text: str):
     return info["Location"]
 
 
-def _run(sess, name: str, a: dict, parallelism):
+def _run(sess: SqlContext, name: str, a: Args, parallelism: Optional[int]) -> tuple[Any, ...]:
     if name == "add_files":
         cat, target = _table_name(sess, a["table"])
-        table = cat.load_table(target)
-        if not migration.holds(table, "iceberg"):
-            raise _err(f"add_files adds files to Iceberg tables; {a['table']} is a {table.format} table "
+        loaded = cat.load_table(target)
+        if not migration.holds(loaded, "iceberg"):
+            raise _err(f"add_files adds files to Iceberg tables; {a['table']} is a {loaded.format} table "
                        "(Paimon: CALL sys.migrate_file)")
+        table = cast("IcebergTable", loaded)        # an Iceberg table: holds(..., "iceberg")
         source, _c, _n = _source(sess, a["source_table"], table.io)
         dupes = _bool(a.get("check_duplicate_files"), "check_duplicate_files")
         out = migration.add_files(table, source, a.get("partition_filter"), True if dupes is None else dupes,
@@ -193,7 +210,7 @@ def _run(sess, name: str, a: dict, parallelism):
     return (done,)
 
 
-def _migrate_spark_table(sess, text: str, a: dict, parallelism) -> int:
+def _migrate_spark_table(sess: SqlContext, text: str, a: Args, parallelism: Optional[int]) -> int:
     """Iceberg's ``migrate`` of Spark's own Parquet table ``db.t``: an Iceberg table ``db.t`` of
     icefloe's catalog over its files, Spark's table renamed to the backup (``t_BACKUP_`` or
     ``backup_table_name``, in its database), or dropped with ``drop_backup`` (an external table
@@ -236,12 +253,12 @@ def _migrate_spark_table(sess, text: str, a: dict, parallelism) -> int:
     return out["imported_files_count"]
 
 
-def _spark_table_type(sess, db: str, name: str) -> str:
+def _spark_table_type(sess: SqlContext, db: str, name: str) -> str:
     rows = sess.spark.sql(f"DESCRIBE TABLE EXTENDED spark_catalog.`{db}`.`{name}`").collect()
     return next((str(r[1]).strip().upper() for r in rows if r[0] and str(r[0]).strip() == "Type"), "")
 
 
-def _paimon_source(sess, source_type: str, text):
+def _paimon_source(sess: SqlContext, source_type: str, text: object) -> Source:
     if source_type == "parquet":
         path = migration.parse_source(str(text)) or str(text)
         return migration.ParquetDirectory.at(path, sess.catalog.io), None, None
@@ -252,7 +269,7 @@ def _paimon_source(sess, source_type: str, text):
     return table, cat, name
 
 
-def _iceberg_catalog(cat, name: str) -> None:
+def _iceberg_catalog(cat: SqlCatalog, name: str) -> None:
     if not migration.holds(cat, "iceberg"):
         raise _err(f"{name} creates an Iceberg table; its catalog holds {cat.format} tables")
 

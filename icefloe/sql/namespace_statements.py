@@ -9,9 +9,14 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from icefloe.errors import IcefloeError, NotSupportedError
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from icefloe.sql.context import SqlContext
 
 _KIND = r"(?:NAMESPACE|DATABASE|SCHEMA)"
 _NAME = r"((?:`[^`]+`|[A-Za-z_]\w*)(?:\.(?:`[^`]+`|[A-Za-z_]\w*))?)"
@@ -26,18 +31,19 @@ def _unquote(text: str) -> str:
     return text.replace("\\'", "'").replace("\\\\", "\\")
 
 
-def _namespace(sess, name: str) -> Optional[str]:
+def _namespace(sess: SqlContext, name: str) -> Optional[str]:
     parts = [p.strip("`") for p in re.findall(r"`[^`]+`|[^.]+", name)]
     if len(parts) == 2 and parts[0].lower() == sess.catalog_name.lower():
         return parts[1]
     return parts[0] if len(parts) == 1 else None
 
 
-def _pairs(sess, text: str, what: str) -> dict:
+def _pairs(sess: SqlContext, text: str, what: str) -> dict[str, str]:
     inner = text.strip()
     if not (inner.startswith("(") and inner.endswith(")")):
         raise sess.error(f"{what}: expected ('key' = 'value', ...), got {text.strip()!r}")
-    inner, out, at = inner[1:-1], {}, 0
+    out: dict[str, str] = {}
+    inner, at = inner[1:-1], 0
     while at < len(inner.rstrip()):
         m = _PAIR.match(inner, at)
         if not m:
@@ -47,7 +53,7 @@ def _pairs(sess, text: str, what: str) -> dict:
     return out
 
 
-def statement(sess, text: str):
+def statement(sess: SqlContext, text: str) -> Optional[DataFrame]:
     """The result of a namespace statement with properties on an icefloe namespace; None when the
     text is not one of them (or names another catalog's namespace)."""
     m = _DESCRIBE.match(text)
@@ -65,8 +71,8 @@ def statement(sess, text: str):
     return None   # ALTER NAMESPACE: catalog_statements.alter_namespace
 
 
-def _create(sess, ns: str, exist_ok: bool, rest: str):
-    props: dict = {}
+def _create(sess: SqlContext, ns: str, exist_ok: bool, rest: str) -> DataFrame:
+    props: dict[str, str] = {}
     clauses = re.compile(rf"\s*(?:COMMENT\s+{_STR}|LOCATION\s+{_STR}|WITH\s+(?:DB)?PROPERTIES\s*(\((?:[^()']|{_STR})*\)))",
                          re.I | re.S)
     at = 0
@@ -92,7 +98,7 @@ def _create(sess, ns: str, exist_ok: bool, rest: str):
     return sess.empty()
 
 
-def _describe(sess, ns: str, extended: bool):
+def _describe(sess: SqlContext, ns: str, extended: bool) -> DataFrame:
     props = dict(sess.catalog.namespace_properties(ns))
     location = props.pop("location", None) or os.path.dirname(sess.catalog.table_location(f"{ns}.t"))
     rows = [("Catalog Name", sess.catalog_name), ("Namespace Name", ns), ("Comment", props.pop("comment", "")),

@@ -8,26 +8,31 @@ They are entries of ``paimon_procedures.PROCEDURES`` (Paimon's argument names an
 from __future__ import annotations
 
 import datetime as _dt
+from typing import TYPE_CHECKING
 
 from icefloe.errors import IcefloeError
 from icefloe.sql.errors import SqlError
 
+if TYPE_CHECKING:
+    from icefloe.sql.call_args import Args, Rows
+    from icefloe.table.paimon import PaimonTable
 
-def _name(args, key: str) -> str:
+
+def _name(args: Args, key: str) -> str:
     value = args.get(key)
     if not isinstance(value, str) or not value.strip():
         raise SqlError(f"argument {key!r} must be a name")
     return value.strip()
 
 
-def create_branch(t, args):
+def create_branch(t: PaimonTable, args: Args) -> Rows:
     """``create_branch(table, branch[, tag])``: from the tag's snapshot, or empty."""
     tag = args.get("tag")
     t.create_branch(_name(args, "branch"), tag=None if tag is None else _name(args, "tag"))
     return [(True,)]
 
 
-def delete_branch(t, args):
+def delete_branch(t: PaimonTable, args: Args) -> Rows:
     """``delete_branch(table, branch)``: several when ``branch`` is comma-separated."""
     names = [n.strip() for n in _name(args, "branch").split(",") if n.strip()]
     missing = [n for n in names if n not in t.branches()]
@@ -39,13 +44,13 @@ def delete_branch(t, args):
     return [(True,)]
 
 
-def fast_forward(t, args):
+def fast_forward(t: PaimonTable, args: Args) -> Rows:
     """``fast_forward(table, branch)``: main becomes the branch's history."""
     t.fast_forward(_name(args, "branch"))
     return [(True,)]
 
 
-def merge_branch(t, args):
+def merge_branch(t: PaimonTable, args: Args) -> Rows:
     """``merge_branch(table, source_branch[, target_branch])``: the source's files the target
     (main by default) lacks, appended to it."""
     target = args.get("target_branch")
@@ -56,17 +61,17 @@ def merge_branch(t, args):
     return [(True,)]
 
 
-def rename_branch(t, args):
+def rename_branch(t: PaimonTable, args: Args) -> Rows:
     """``rename_branch(table, from_branch, to_branch)``."""
     t.rename_branch(_name(args, "from_branch"), _name(args, "to_branch"))
     return [(True,)]
 
 
-def repair_earliest_snapshot(t, args):
+def repair_earliest_snapshot(t: PaimonTable, args: Args) -> Rows:
     """``repair_earliest_snapshot(table, snapshot_id)``: the EARLIEST hint names ``snapshot_id``
     (the first snapshot after a gap); row: the earliest snapshot id before, and now."""
     sid = args.get("snapshot_id")
-    if isinstance(sid, bool) or not str(sid).strip().isdigit():
+    if sid is None or isinstance(sid, bool) or not str(sid).strip().isdigit():
         raise SqlError(f"argument 'snapshot_id' must be a snapshot id, got {sid!r}")
     try:
         previous = t.repair_earliest_snapshot(int(sid))
@@ -75,7 +80,7 @@ def repair_earliest_snapshot(t, args):
     return [(previous, int(sid))]
 
 
-def _local_time(value) -> _dt.datetime:
+def _local_time(value: object) -> _dt.datetime:
     """``older_than``: a local wall-clock time (Paimon's tag create times are local), a
     ``TIMESTAMP`` value or epoch milliseconds."""
     if isinstance(value, _dt.datetime):
@@ -88,7 +93,7 @@ def _local_time(value) -> _dt.datetime:
         raise SqlError(f"argument 'older_than' must be a time like '2024-09-06 11:00:00', got {value!r}") from None
 
 
-def rewrite_file_index(t, args):
+def rewrite_file_index(t: PaimonTable, args: Args) -> Rows:
     """``rewrite_file_index(table[, where])``: the live files (of the partitions ``where`` selects)
     get the table's configured file indexes; row: partitions written, files given a new index."""
     where = args.get("where")
@@ -97,14 +102,14 @@ def rewrite_file_index(t, args):
     return [t.rewrite_file_index(where)]
 
 
-def expire_tags(t, args):
+def expire_tags(t: PaimonTable, args: Args) -> Rows:
     """Paimon's tag expiry: a tag goes when its ``time_retained`` has passed since it was created,
     or (``older_than``) when it was created before that time; a tag without a create time counts
     from its file's modification time for ``older_than``. Rows: the expired tags' names."""
     older = args.get("older_than")
     older = None if older is None else _local_time(older)
     now = _dt.datetime.now()
-    expired = []
+    expired: list[str] = []
     for name, tag in sorted(t.tags().items()):
         created = tag.create_time
         if created is not None and created.tzinfo is not None:
@@ -121,7 +126,7 @@ def expire_tags(t, args):
     return [(n,) for n in expired] or [("No expired tags.",)]
 
 
-def trigger_tag_automatic_creation(t, args):
+def trigger_tag_automatic_creation(t: PaimonTable, args: Args) -> Rows:
     """``trigger_tag_automatic_creation(table)``: the automatic tags the table's snapshots call for
     (``tag.automatic-creation`` process-time or watermark) and the expiry of tags past their
     retention, as a commit makes them."""

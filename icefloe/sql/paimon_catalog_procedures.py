@@ -13,49 +13,59 @@ says how many succeeded and failed.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, Any, Mapping, Optional, cast
 
 from icefloe.errors import IcefloeError
 from icefloe.paimon.copy_files import check_compatible, copy_files, create_like
-from icefloe.sql.call_args import bind_args
+from icefloe.sql.call_args import bind_args, spark_value
 from icefloe.sql.errors import SqlError
 from icefloe.sql.paimon_compact_procedures import compaction_target
 from icefloe.sql.parser import Call
 from icefloe.sql.translate import literal_value
 from icefloe.table.capabilities import PAIMON_PROCEDURES
 
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+    from sqlglot import exp
+
+    from icefloe.sql.context import SqlContext
+    from icefloe.table.paimon import PaimonTable
+
 PARAMS = ("including_databases", "including_tables", "excluding_tables", "options")
 PROCEDURES = ("compact_database", "copy")
 COPY_PARAMS = ("source_table", "target_table", "where")
+_ANY = re.compile(".*")
 
 
-def _text(sess, node):
+def _text(sess: SqlContext, node: exp.Expression) -> Any:
     try:
         return literal_value(node)
     except ValueError:
-        return sess.run_spark(f"SELECT {node.sql('spark')}").first()[0]
+        return spark_value(sess, node.sql('spark'))
 
 
-def _pattern(sess, args: dict, key: str, default):
+def _pattern(sess: SqlContext, args: Mapping[str, exp.Expression], key: str) -> Optional[re.Pattern[str]]:
+    """The regular expression argument ``key`` holds; None when it is not given or blank."""
     node = args.get(key)
     if node is None:
-        return default
+        return None
     text = _text(sess, node)
     if text is None or not str(text).strip():
-        return default
+        return None
     try:
         return re.compile(str(text))
     except re.error as e:
         raise SqlError(f"compact_database: argument {key!r} is not a regular expression: {e}") from None
 
 
-def compact_database(sess, call: Call):
+def compact_database(sess: SqlContext, call: Call) -> DataFrame:
     """Compact the catalog's tables the arguments select; one row: Paimon's result message."""
     args = bind_args(call, PARAMS)
     options = args.get("options")
     target = None if options is None else compaction_target(_text(sess, options), "compact_database")
-    databases = _pattern(sess, args, "including_databases", re.compile(".*"))
-    including = _pattern(sess, args, "including_tables", re.compile(".*"))
-    excluding = _pattern(sess, args, "excluding_tables", None)
+    databases = _pattern(sess, args, "including_databases") or _ANY
+    including = _pattern(sess, args, "including_tables") or _ANY
+    excluding = _pattern(sess, args, "excluding_tables")
     success = failed = 0
     for db in sess.catalog.list_namespaces():
         if not databases.fullmatch(db):
@@ -75,7 +85,7 @@ def compact_database(sess, call: Call):
                                       "result string")
 
 
-def call(sess, stmt: Call, name: str):
+def call(sess: SqlContext, stmt: Call, name: str) -> DataFrame:
     try:
         return copy(sess, stmt) if name == "copy" else compact_database(sess, stmt)
     except SqlError:
@@ -84,7 +94,7 @@ def call(sess, stmt: Call, name: str):
         raise SqlError(f"CALL sys.{name}: {e}") from None
 
 
-def _name(sess, args: dict, key: str) -> str:
+def _name(sess: SqlContext, args: Mapping[str, exp.Expression], key: str) -> str:
     node = args.get(key)
     value = None if node is None else literal_value(node)
     if not isinstance(value, str) or not value.strip():
@@ -92,7 +102,7 @@ def _name(sess, args: dict, key: str) -> str:
     return value.strip()
 
 
-def copy(sess, stmt: Call):
+def copy(sess: SqlContext, stmt: Call) -> DataFrame:
     """``CALL sys.copy(source_table, target_table[, where])``: the source's files copied into the
     target (created like the source when missing), as Paimon's copy; one row ``result``."""
     args = bind_args(stmt, COPY_PARAMS)
@@ -103,22 +113,24 @@ def copy(sess, stmt: Call):
     ref, _ours = sess.resolve_name(source_name.split("."))
     if ref is None or ref.metadata:
         raise SqlError(f"copy: unknown table {source_name}")
-    source = sess.load(ref)
-    if not source.supports(PAIMON_PROCEDURES):
-        raise SqlError(f"copy copies Paimon tables; {source.name} is an {source.format} table")
+    loaded = sess.load(ref)
+    if not loaded.supports(PAIMON_PROCEDURES):
+        raise SqlError(f"copy copies Paimon tables; {loaded.name} is an {loaded.format} table")
+    source = cast("PaimonTable", loaded)        # PAIMON_PROCEDURES: a Paimon table
     target_ref, _ours = sess.resolve_name(target_name.split("."))
     created = None
     if target_ref is not None and not target_ref.metadata:
-        target = sess.load(target_ref)
-        if not target.supports(PAIMON_PROCEDURES):
-            raise SqlError(f"copy copies into Paimon tables; {target.name} is an {target.format} table")
+        found = sess.load(target_ref)
+        if not found.supports(PAIMON_PROCEDURES):
+            raise SqlError(f"copy copies into Paimon tables; {found.name} is an {found.format} table")
+        target = cast("PaimonTable", found)
         check_compatible(source.table_schema, target.table_schema, target.name)
     else:
         full = target_name if "." in target_name else f"{sess.namespace or 'default'}.{target_name}"
         sess.catalog.create_namespace(full.rsplit(".", 1)[0], exist_ok=True)
         create_like(sess.catalog.io, sess.catalog.table_location(full), source.table_schema)
         created = full
-        target = sess.catalog.load_table(full)
+        target = cast("PaimonTable", sess.catalog.load_table(full))     # created like the source
     try:
         copy_files(source, target, where)
     except BaseException:

@@ -8,7 +8,7 @@ refuses any other key by name.
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import sqlglot
 from sqlglot.errors import ParseError
@@ -19,15 +19,19 @@ from icefloe.paimon.options import parse_duration_ms, parse_memory_size
 from icefloe.sql.call_args import partition_specs
 from icefloe.sql.errors import NotSupportedYetError, SqlError
 
+if TYPE_CHECKING:
+    from icefloe.sql.call_args import Args, Rows
+    from icefloe.table.paimon import PaimonTable
+
 TARGET_FILE_SIZE = "target-file-size"
 COMPACT_OPTIONS = (TARGET_FILE_SIZE,)
 ORPHAN_DEFAULT_AGE = _dt.timedelta(days=1)      # Paimon's procedure keeps files younger than a day
 ORPHAN_MODES = ("local", "distributed")
 
 
-def parse_options(text, procedure: str) -> dict:
+def parse_options(text: object, procedure: str) -> dict[str, str]:
     """``'k1=v1,k2=v2'`` (Paimon's form of dynamic options) as a dict."""
-    out: dict = {}
+    out: dict[str, str] = {}
     for item in str(text or "").split(","):
         if not item.strip():
             continue
@@ -38,7 +42,7 @@ def parse_options(text, procedure: str) -> dict:
     return out
 
 
-def compaction_target(text, procedure: str) -> Optional[int]:
+def compaction_target(text: object, procedure: str) -> Optional[int]:
     """The target file size the ``options`` of a compaction set (None: the table's own); any
     option icefloe's compaction does not act on is refused by name."""
     options = parse_options(text, procedure)
@@ -59,14 +63,14 @@ def compaction_target(text, procedure: str) -> Optional[int]:
     return value
 
 
-def _partitions(text) -> Optional[list]:
+def _partitions(text: object) -> Optional[list[dict[str, str]]]:
     """``'p=0;p=1'``, ``'dt=01,h=02'``: ``;`` separates partitions (OR), ``,`` their keys (AND)."""
     if text is None or not str(text).strip():
         return None
     return partition_specs(text, "compact", "p=0;p=1")
 
 
-def _partition_predicate(t, where: str, procedure: str = "compact") -> str:
+def _partition_predicate(t: PaimonTable, where: str, procedure: str = "compact") -> str:
     """``where`` as given, once it is known to read partition keys only (Paimon's ``where`` of
     ``compact`` is a partition predicate)."""
     try:
@@ -82,11 +86,11 @@ def _partition_predicate(t, where: str, procedure: str = "compact") -> str:
     return where
 
 
-def _blank(value) -> bool:
+def _blank(value: object) -> bool:
     return value is None or (isinstance(value, str) and not value.strip())
 
 
-def compact(t, args):
+def compact(t: PaimonTable, args: Args) -> Rows:
     """``compact(table, partitions, compact_strategy, order_strategy, order_by, where, options,
     partition_idle_time)``: see ``PaimonTable.compact``; row: true."""
     if not _blank(args.get("buckets")):
@@ -122,7 +126,7 @@ def compact(t, args):
     return [(True,)]
 
 
-def rescale(t, args) -> list[tuple[bool]]:
+def rescale(t: PaimonTable, args: Args) -> list[tuple[bool]]:
     """``rescale(table, bucket_num, partitions, where)``: see ``PaimonTable.rescale``; row: true."""
     partitions, where = args.get("partitions"), args.get("where")
     if not _blank(partitions) and not _blank(where):
@@ -138,7 +142,7 @@ def rescale(t, args) -> list[tuple[bool]]:
     return [(True,)]
 
 
-def _flag(args, key: str) -> Optional[bool]:
+def _flag(args: Args, key: str) -> Optional[bool]:
     value = args.get(key)
     if value is None or isinstance(value, bool):
         return value
@@ -153,7 +157,7 @@ _SORT_ARGS = (("manifest_sort_enabled", "manifest-sort.enabled"),
               ("manifest_sort_max_rewrite_size", "manifest-sort.max-rewrite-size"))
 
 
-def compact_manifest(t, args):
+def compact_manifest(t: PaimonTable, args: Args) -> Rows:
     """``compact_manifest(table, options, dry_run, manifest_sort_enabled,
     manifest_sort_partition_field, manifest_sort_max_rewrite_size)``: the latest snapshot's
     manifests merged (a COMPACT snapshot); with manifest sort (the argument, else the option in
@@ -186,7 +190,7 @@ def compact_manifest(t, args):
     return [(True,)]
 
 
-def remove_orphan_files(t, args):
+def remove_orphan_files(t: PaimonTable, args: Args) -> Rows:
     """``remove_orphan_files(table, older_than, dry_run, parallelism, mode)``: row
     (deletedFileCount, deletedFileTotalLenInBytes), as Paimon's procedure reports them."""
     mode = "distributed" if _blank(args.get("mode")) else str(args["mode"]).strip().lower()
@@ -200,7 +204,7 @@ def remove_orphan_files(t, args):
     older_than = args.get("older_than")
     if older_than is None:
         older_than = int((_dt.datetime.now(_dt.timezone.utc) - ORPHAN_DEFAULT_AGE).timestamp() * 1000)
-    sizes: dict = {}
+    sizes: dict[str, int] = {}
     found = t.remove_orphan_files(older_than=older_than, dry_run=bool(_flag(args, "dry_run")),
                                   parallelism=None if parallelism is None else int(parallelism), sizes=sizes)
     return [(len(found), sum(sizes.get(p, 0) for p in found))]

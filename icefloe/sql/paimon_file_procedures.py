@@ -8,10 +8,15 @@ from __future__ import annotations
 
 import re
 import time
+from typing import TYPE_CHECKING, Optional
 
 from icefloe.errors import SchemaError
 from icefloe.paimon.options import parse_duration_ms
 from icefloe.sql.errors import SqlError
+
+if TYPE_CHECKING:
+    from icefloe.sql.call_args import Args, Rows
+    from icefloe.table.paimon import PaimonTable
 
 # the retention options an ``options => 'k=v,...'`` argument of expire_snapshots may set
 _SNAPSHOT_OPTIONS = ("snapshot.num-retained.min", "snapshot.num-retained.max", "snapshot.time-retained",
@@ -19,7 +24,7 @@ _SNAPSHOT_OPTIONS = ("snapshot.num-retained.min", "snapshot.num-retained.max", "
 _DEFAULT_EXPIRE_LIMIT = 50      # Paimon's snapshot.expire.limit
 
 
-def _count(args, key: str):
+def _count(args: Args, key: str) -> Optional[int]:
     value = args.get(key)
     if value is None:
         return None
@@ -30,9 +35,9 @@ def _count(args, key: str):
     return int(value)
 
 
-def _dynamic_options(text, known: tuple, procedure: str) -> dict:
+def _dynamic_options(text: object, known: tuple[str, ...], procedure: str) -> dict[str, str]:
     """``'k1=v1,k2=v2'`` as a dict; a key the procedure does not honour is an error naming it."""
-    out = {}
+    out: dict[str, str] = {}
     for item in str(text or "").split(","):
         if not item.strip():
             continue
@@ -47,7 +52,7 @@ def _dynamic_options(text, known: tuple, procedure: str) -> dict:
     return out
 
 
-def expire_snapshots(t, args):
+def expire_snapshots(t: PaimonTable, args: Args) -> Rows:
     """Paimon's ``expire_snapshots(table, retain_max, retain_min, older_than, max_deletes, options)``:
     the table's retention with these overrides; at most ``max_deletes`` (``snapshot.expire.limit``,
     50 by default) snapshots at once. Row: how many snapshots were deleted."""
@@ -79,7 +84,7 @@ def expire_snapshots(t, args):
     return [(len(report.expired_snapshot_ids),)]
 
 
-def expire_changelogs(t, args):
+def expire_changelogs(t: PaimonTable, args: Args) -> Rows:
     """``expire_changelogs(table, retain_max, retain_min, older_than, max_deletes, delete_all)``:
     the changelogs kept past their snapshots; row: how many expired (or, with ``delete_all``,
     Paimon's message)."""
@@ -93,14 +98,14 @@ def expire_changelogs(t, args):
     return [(str(len(expired)),)]
 
 
-def purge_files(t, args):
+def purge_files(t: PaimonTable, args: Args) -> Rows:
     """``purge_files(table)``: every branch, tag, consumer, changelog and row gone; the table
     stays, with its schema and one empty snapshot."""
     t.purge_files()
     return [("Success",)]
 
 
-def remove_unexisting_files(t, args):
+def remove_unexisting_files(t: PaimonTable, args: Args) -> Rows:
     """``remove_unexisting_files(table, dry_run, parallelism)``: the live data files whose file is
     gone, dropped from the table by one commit (listed only with ``dry_run``); rows: their paths."""
     dry_run = args.get("dry_run")
@@ -109,7 +114,7 @@ def remove_unexisting_files(t, args):
     return [(p,) for p in t.remove_unexisting_files(dry_run=bool(dry_run), parallelism=_count(args, "parallelism"))]
 
 
-def reset_consumer(t, args):
+def reset_consumer(t: PaimonTable, args: Args) -> Rows:
     """``reset_consumer(table, consumerId, nextSnapshotId)``: the consumer's next snapshot (which
     must exist) set, or the consumer deleted without ``nextSnapshotId``."""
     cid = args.get("consumerId")
@@ -119,7 +124,7 @@ def reset_consumer(t, args):
     return [(True,)]
 
 
-def clear_consumers(t, args):
+def clear_consumers(t: PaimonTable, args: Args) -> Rows:
     """``clear_consumers(table, includingConsumers, excludingConsumers)``: the consumers whose id
     matches the first regular expression (all without it) and not the second, deleted."""
     for key in ("includingConsumers", "excludingConsumers"):

@@ -16,36 +16,43 @@ them. Each call becomes a temporary view of those rows, in the table's columns.
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Iterator, Optional, cast
 
 from sqlglot import exp
 
 from icefloe.errors import IcefloeError, NotSupportedError
+from icefloe.sql.call_args import spark_value
 from icefloe.sql.translate import literal_value
 from icefloe.table.capabilities import INCREMENTAL_QUERIES
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from icefloe.sql.context import SqlContext
+    from icefloe.table.paimon import PaimonTable
 
 FUNCTIONS = ("paimon_incremental_query", "paimon_incremental_between_timestamp", "paimon_incremental_to_auto_tag")
 _KEEP = ("INSERT", "UPDATE_AFTER")
 
 
-def _arg(sess, node, what: str):
+def _arg(sess: SqlContext, node: exp.Expression, what: str) -> Any:
     try:
         return literal_value(node)
     except ValueError:
         raise sess.error(f"{what} must be a literal, got {node.sql('spark')}", node) from None
 
 
-def _snapshot_arg(sess, t, value, node) -> int:
+def _snapshot_arg(sess: SqlContext, t: PaimonTable, value: object, node: exp.Expression) -> int:
     if isinstance(value, bool) or value is None:
         raise sess.error(f"paimon_incremental_query: {value!r} is not a snapshot id", node)
     if isinstance(value, int) or str(value).strip().isdigit():
-        return int(value)
+        return int(str(value))
     raise sess.error(f"paimon_incremental_query: {value!r} is neither a tag of {t.name} (tags: "
                      f"{', '.join(t.tags()) or 'none'}) nor a snapshot id; give two tags or two snapshot ids", node)
 
 
 @contextmanager
-def _as_sql_error(sess, name: str, node):
+def _as_sql_error(sess: SqlContext, name: str, node: exp.Expression) -> Iterator[None]:
     """A table's refusal of the arguments (a tag that is no automatic tag, tags out of order) as the
     query's error."""
     try:
@@ -56,7 +63,7 @@ def _as_sql_error(sess, name: str, node):
         raise sess.error(f"{name}: {e}", node) from None
 
 
-def _both_tags(t, start, end) -> bool:
+def _both_tags(t: PaimonTable, start: object, end: object) -> bool:
     """Paimon's rule: when both arguments name tags, the query is between the tags (a tag named
     like a number is a tag first)."""
     if start is None or end is None or isinstance(start, bool) or isinstance(end, bool):
@@ -65,22 +72,21 @@ def _both_tags(t, start, end) -> bool:
     return str(start) in tags and str(end) in tags
 
 
-def _time_arg(sess, value, node) -> int:
+def _time_arg(sess: SqlContext, value: object, node: exp.Expression) -> int:
     if isinstance(value, int) or (isinstance(value, str) and value.strip().isdigit()):
         return int(value)
-    micros = sess.run_spark(f"SELECT unix_micros(CAST({exp.Literal.string(str(value)).sql('spark')} AS TIMESTAMP))") \
-        .first()[0]
+    micros = spark_value(sess, f"unix_micros(CAST({exp.Literal.string(str(value)).sql('spark')} AS TIMESTAMP))")
     if micros is None:
         raise sess.error(f"paimon_incremental_between_timestamp: {value!r} is not a time", node)
     return micros // 1000
 
 
-def _at_or_before(t, millis: int) -> Optional[int]:
+def _at_or_before(t: PaimonTable, millis: int) -> Optional[int]:
     ids = [s.id for s in t.snapshots() if s.time_millis <= millis]
     return max(ids) if ids else None
 
 
-def incremental_df(sess, fn: exp.Anonymous):
+def incremental_df(sess: SqlContext, fn: exp.Anonymous) -> DataFrame:
     """The rows of one incremental function call."""
     name = fn.name.lower()
     args = list(fn.expressions)
@@ -93,10 +99,11 @@ def incremental_df(sess, fn: exp.Anonymous):
     ref, _ours = sess.resolve_name(str(table_name).split("."))
     if ref is None or ref.metadata:
         raise sess.error(f"{name}: unknown table {table_name}", args[0])
-    t = sess.load(ref)
-    if not t.supports(INCREMENTAL_QUERIES):
-        raise sess.error(f"{name} reads Paimon tables; {t.name} is an {t.format} table (Iceberg: CALL "
+    loaded = sess.load(ref)
+    if not loaded.supports(INCREMENTAL_QUERIES):
+        raise sess.error(f"{name} reads Paimon tables; {loaded.name} is an {loaded.format} table (Iceberg: CALL "
                          "system.create_changelog_view)", fn)
+    t = cast("PaimonTable", loaded)          # INCREMENTAL_QUERIES: a Paimon table
     if name == "paimon_incremental_to_auto_tag":
         end_tag = _arg(sess, args[1], "the end tag")
         with sess.refused_as(name, fn), _as_sql_error(sess, name, fn):
@@ -119,7 +126,7 @@ def incremental_df(sess, fn: exp.Anonymous):
     return _changes(sess, t, lo, hi, fn)
 
 
-def _changes(sess, t, lo: int, hi: int, node):
+def _changes(sess: SqlContext, t: PaimonTable, lo: int, hi: int, node: exp.Expression) -> DataFrame:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -141,7 +148,7 @@ def _changes(sess, t, lo: int, hi: int, node):
     return df.select(*[F.col(f"`{c}`") for c in columns])
 
 
-def rewrite(sess, tree: exp.Expression) -> int:
+def rewrite(sess: SqlContext, tree: exp.Expression) -> int:
     """Replace each incremental function call in ``tree``'s FROM clauses by a view of its rows."""
     count = 0
     for table in list(tree.find_all(exp.Table)):

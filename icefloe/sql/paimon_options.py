@@ -11,10 +11,16 @@ never a setting silently ignored.
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 from icefloe.paimon.options import ACCEPTED, REFUSED, audit
 from icefloe.sql.errors import SqlError
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+#: the tables a table-scoped option names: (catalog, db, table), each may be ``*``
+Scope = tuple[str, str, str]
 
 PREFIX = "spark.paimon."
 SCAN_KEYS = ("scan.snapshot-id", "scan.tag-name", "scan.timestamp-millis", "scan.timestamp", "scan.version")
@@ -32,7 +38,7 @@ def _taken(key: str) -> bool:
     return key in SCAN_KEYS or key in WRITE_KEYS or (found is not None and found[0] == ACCEPTED)
 
 
-def split_key(conf_key: str) -> tuple[Optional[tuple], str]:
+def split_key(conf_key: str) -> tuple[Optional[Scope], str]:
     """``spark.paimon.[<catalog>.<db>.<table>.]<key>`` -> (scope or None, key); an option icefloe
     does not honour is a :class:`SqlError` naming it and why (the audit of Paimon's options)."""
     rest = conf_key[len(PREFIX):]
@@ -59,7 +65,7 @@ def split_key(conf_key: str) -> tuple[Optional[tuple], str]:
                    "spark.paimon.<catalog>.<db>.<table>.<key>, each part may be *)")
 
 
-def set_or_reset(spark, text: str):
+def set_or_reset(spark: SparkSession, text: str) -> Optional[DataFrame]:
     """``SET spark.paimon.<key> = v`` and ``RESET spark.paimon.<key>`` (Spark's own SET refuses the
     ``*`` of Paimon's table patterns): a key icefloe would not honour is refused; the DataFrame
     Spark's SET returns, or None for any other SET/RESET (Spark runs those)."""
@@ -76,15 +82,16 @@ def set_or_reset(spark, text: str):
     return None
 
 
-def _matches(scope: tuple, catalog: str, db: str, table: str) -> bool:
+def _matches(scope: Scope, catalog: str, db: str, table: str) -> bool:
     return all(p == "*" or p.lower() == want.lower() for p, want in zip(scope, (catalog, db, table)))
 
 
-def table_options(confs: dict, catalog: str, name: str) -> dict:
+def table_options(confs: Mapping[str, str], catalog: str, name: str) -> dict[str, str]:
     """The dynamic options of table ``name`` (``db.table``) of ``catalog``: global ones, overridden by
     those naming the table."""
     db, _, table = name.rpartition(".")
-    out, own = {}, {}
+    out: dict[str, str] = {}
+    own: dict[str, str] = {}
     for conf_key, value in confs.items():
         if not conf_key.lower().startswith(PREFIX):
             continue
@@ -97,7 +104,7 @@ def table_options(confs: dict, catalog: str, name: str) -> dict:
     return out
 
 
-def read_kwargs(options: dict, table_name: str) -> dict:
+def read_kwargs(options: Mapping[str, str], table_name: str) -> dict[str, Any]:
     """The ``to_spark`` arguments of a read's starting point from its scan options."""
     given = {k: v for k, v in options.items() if k in SCAN_KEYS and v not in (None, "")}
     if not given:
@@ -121,7 +128,7 @@ def read_kwargs(options: dict, table_name: str) -> dict:
     return {"version": value}                 # scan.version: a tag name, else a snapshot id
 
 
-def merge_schema(confs: dict, catalog: str, name: str) -> bool:
+def merge_schema(confs: Mapping[str, str], catalog: str, name: str) -> bool:
     """Whether ``SET spark.paimon.[<catalog>.<db>.<table>.]write.merge-schema = true`` holds for table
     ``name`` of ``catalog``."""
     value = table_options(confs, catalog, name).get(MERGE_SCHEMA)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as _dt
 import re
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 
 from icefloe.errors import IcefloeError, NotSupportedError, SchemaError
 from icefloe.paimon.options import parse_duration_ms
@@ -19,29 +19,37 @@ from icefloe.paimon.snapshot import NO_WATERMARK
 from icefloe.sql import paimon_branch_procedures as branch_procs
 from icefloe.sql import paimon_compact_procedures as compact_procs
 from icefloe.sql import paimon_file_procedures as file_procs
-from icefloe.sql.call_args import partition_specs
+from icefloe.sql.call_args import partition_specs, spark_value
 from icefloe.sql.errors import NotSupportedYetError, SqlError
 from icefloe.sql.parser import node_position
 from icefloe.sql.translate import literal_value
 
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+    from sqlglot import exp
+
+    from icefloe.sql.call_args import Args, Rows
+    from icefloe.sql.context import SqlContext
+    from icefloe.table.paimon import PaimonTable
+
 
 @dataclass(frozen=True)
 class PaimonProcedure:
-    params: tuple          # Paimon's parameter names, in positional order
-    required: tuple
-    result: str            # Spark DDL of the result rows
-    run: Callable          # (table, {name: python value}) -> result rows
-    times: tuple = ()      # parameters holding epoch milliseconds
+    params: tuple[str, ...]      # Paimon's parameter names, in positional order
+    required: tuple[str, ...]
+    result: str                  # Spark DDL of the result rows
+    run: Callable[[PaimonTable, Args], Rows]     # (table, {name: python value}) -> result rows
+    times: tuple[str, ...] = ()  # parameters holding epoch milliseconds
 
 
-def _check_one(args: dict, names: tuple, procedure: str) -> None:
+def _check_one(args: Args, names: tuple[str, ...], procedure: str) -> None:
     given = [n for n in names if args.get(n) is not None]
     if len(given) != 1:
         raise SqlError(f"{procedure} needs exactly one of {', '.join(names)}"
                        + (f" (got {', '.join(given)})" if given else ""))
 
 
-def _rollback(t, args):
+def _rollback(t: PaimonTable, args: Args) -> Rows:
     """Paimon's ``rollback``: ``version`` (a snapshot id when all digits, else a tag name), or
     ``snapshot``, or ``tag``; rows (previous latest snapshot id, snapshot id rolled back to)."""
     _check_one(args, ("version", "snapshot", "tag"), "rollback")
@@ -58,12 +66,12 @@ def _rollback(t, args):
     return [(latest, target.id)]
 
 
-def _rollback_to_watermark(t, args):
+def _rollback_to_watermark(t: PaimonTable, args: Args) -> Rows:
     """Roll back to the latest snapshot whose watermark (a streaming writer's, epoch ms) is at or
     before ``watermark``; snapshots without one are passed over."""
     latest = _latest(t, "rollback_to_watermark")
     mark = args.get("watermark")
-    if isinstance(mark, bool) or not str(mark).strip().lstrip("-").isdigit():
+    if mark is None or isinstance(mark, bool) or not str(mark).strip().lstrip("-").isdigit():
         raise SqlError(f"argument 'watermark' must be a number (epoch milliseconds), got {mark!r}")
     marked = [s for s in t.snapshots() if s.watermark is not None and s.watermark != NO_WATERMARK
               and s.watermark <= int(mark)]
@@ -75,7 +83,7 @@ def _rollback_to_watermark(t, args):
     return [(latest, target.id)]
 
 
-def _rollback_to_timestamp(t, args):
+def _rollback_to_timestamp(t: PaimonTable, args: Args) -> Rows:
     """Roll back to the latest snapshot committed at or before ``timestamp`` (epoch ms)."""
     latest = _latest(t, "rollback_to_timestamp")
     millis = args["timestamp"]
@@ -87,7 +95,7 @@ def _rollback_to_timestamp(t, args):
     return [(latest, target.id)]
 
 
-def _latest(t, procedure: str) -> int:
+def _latest(t: PaimonTable, procedure: str) -> int:
     snap = t.refresh().current_snapshot()
     if snap is None:
         raise SqlError(f"{procedure}: table {t.name} has no snapshot to roll back")
@@ -98,25 +106,25 @@ def _show_ms(millis: int) -> str:
     return _dt.datetime.fromtimestamp(millis / 1000, _dt.timezone.utc).isoformat(timespec="milliseconds")
 
 
-def _retained(args):
+def _retained(args: Args) -> Optional[_dt.timedelta]:
     value = args.get("time_retained")
     return None if value is None else _dt.timedelta(milliseconds=duration_ms(value))
 
 
-def _create_tag(t, args):
+def _create_tag(t: PaimonTable, args: Args) -> Rows:
     """``create_tag(table, tag, snapshot, time_retained)``: the latest snapshot unless ``snapshot``."""
     snapshot = args.get("snapshot")
     t.create_tag(_tag_name(args), int(snapshot) if snapshot is not None else None, time_retained=_retained(args))
     return [(True,)]
 
 
-def _replace_tag(t, args):
+def _replace_tag(t: PaimonTable, args: Args) -> Rows:
     snapshot = args.get("snapshot")
     t.replace_tag(_tag_name(args), int(snapshot) if snapshot is not None else None, time_retained=_retained(args))
     return [(True,)]
 
 
-def _create_tag_from_timestamp(t, args):
+def _create_tag_from_timestamp(t: PaimonTable, args: Args) -> Rows:
     """A tag of the first snapshot committed at or after ``timestamp`` (epoch ms); a tag of an
     expired snapshot counts when it is earlier than that snapshot, as in Paimon."""
     millis = args.get("timestamp")
@@ -137,12 +145,12 @@ def _create_tag_from_timestamp(t, args):
     return [(name, snap.id, snap.time_millis, None if watermark is None else str(watermark))]
 
 
-def _rename_tag(t, args):
+def _rename_tag(t: PaimonTable, args: Args) -> Rows:
     t.rename_tag(_tag_name(args), _tag_name(args, "target_tag"))
     return [(True,)]
 
 
-def _delete_tag(t, args):
+def _delete_tag(t: PaimonTable, args: Args) -> Rows:
     """``delete_tag(table, tag)``: several tags when ``tag`` is comma-separated, as in Paimon."""
     names = [n.strip() for n in _tag_name(args).split(",") if n.strip()]
     missing = [n for n in names if n not in t.tags()]
@@ -153,7 +161,7 @@ def _delete_tag(t, args):
     return [(True,)]
 
 
-def _tag_name(args, key: str = "tag") -> str:
+def _tag_name(args: Args, key: str = "tag") -> str:
     name = args.get(key)
     if not isinstance(name, str) or not name.strip():
         raise SqlError(f"argument {key!r} must be a tag name")
@@ -180,14 +188,14 @@ def _partition_time(text: str, formatter: Optional[str]) -> _dt.datetime:
     return _dt.datetime.strptime(text, fmt)
 
 
-def _expire_partitions(t, args):
+def _expire_partitions(t: PaimonTable, args: Args) -> Rows:
     """``expire_partitions``: drop (one OVERWRITE snapshot) the partitions whose time, read from
     their values (``values-time``), is older than ``expiration_time`` before now."""
     strategy = str(args.get("expire_strategy") or "values-time").lower()
     if strategy != "values-time":
         raise SqlError(f"expire_partitions expire_strategy {strategy!r}: icefloe expires by partition values "
                        "('values-time'); 'update-time' is not supported")
-    options = {}
+    options: dict[str, str] = {}
     for item in str(args.get("options") or "").split(","):
         if item.strip():
             k, _, v = item.partition("=")
@@ -206,7 +214,7 @@ def _expire_partitions(t, args):
     pattern, formatter = args.get("timestamp_pattern"), args.get("timestamp_formatter")
     store = t.refresh().store
     live = sorted({store.partition_values(e.partition) for e in t.plan()}) if t.current_snapshot() else []
-    expired = []
+    expired: list[tuple[_dt.datetime, tuple[Any, ...]]] = []
     for values in live:
         texts = ["null" if v is None else str(v) for v in values]
         text = texts[0]
@@ -230,7 +238,7 @@ def _expire_partitions(t, args):
     return [(", ".join(f"{k}={v}" for k, v in zip(keys, values)),) for _, values in expired]
 
 
-def _mark_partition_done(t, args):
+def _mark_partition_done(t: PaimonTable, args: Args) -> Rows:
     """``mark_partition_done(table, partitions => 'dt=2024-07-01;dt=2024-07-02')``."""
     specs = partition_specs(args.get("partitions"), "mark_partition_done", "dt=2024-07-01;dt=2024-07-02")
     if not specs:
@@ -318,7 +326,7 @@ _MAIN_ONLY = ("delete_branch", "fast_forward", "rename_branch", "purge_files", "
 REFUSED = branch_procs.REFUSED
 
 
-def _epoch_ms(sess, name: str, node) -> int:
+def _epoch_ms(sess: SqlContext, name: str, node: exp.Expression) -> int:
     """A time argument: epoch milliseconds (Paimon's unit), or a timestamp expression."""
     try:
         value = literal_value(node)
@@ -328,7 +336,7 @@ def _epoch_ms(sess, name: str, node) -> int:
         value = None
     if isinstance(value, int) or (isinstance(value, str) and value.strip().isdigit()):
         return int(value)
-    micros = sess.run_spark(f"SELECT unix_micros(CAST(({node.sql('spark')}) AS TIMESTAMP))").first()[0]
+    micros = spark_value(sess, f"unix_micros(CAST(({node.sql('spark')}) AS TIMESTAMP))")
     if micros is None:
         line, col = node_position(node)
         raise SqlError(f"argument {name!r} must be epoch milliseconds or a timestamp, got {node.sql('spark')}",
@@ -336,14 +344,14 @@ def _epoch_ms(sess, name: str, node) -> int:
     return micros // 1000
 
 
-def _plain(sess, node):
+def _plain(sess: SqlContext, node: exp.Expression) -> Any:
     try:
         return literal_value(node)
     except ValueError:
-        return sess.run_spark(f"SELECT {node.sql('spark')}").first()[0]
+        return spark_value(sess, node.sql('spark'))
 
 
-def duration_ms(text, name: str = "time_retained") -> int:
+def duration_ms(text: object, name: str = "time_retained") -> int:
     """A Paimon duration argument (``'1 d'``, ``'12 h'``, ``'30 min'``; a bare number: ms)."""
     try:
         return parse_duration_ms(str(text))
@@ -351,12 +359,12 @@ def duration_ms(text, name: str = "time_retained") -> int:
         raise SqlError(f"argument {name!r}: {e}") from None
 
 
-def _values(sess, proc: PaimonProcedure, bound: dict) -> dict:
+def _values(sess: SqlContext, proc: PaimonProcedure, bound: Mapping[str, exp.Expression]) -> dict[str, Any]:
     return {key: _epoch_ms(sess, key, node) if key in proc.times else _plain(sess, node)
             for key, node in bound.items() if key != "table"}
 
 
-def _run(t, name: str, proc: PaimonProcedure, args: dict) -> list:
+def _run(t: PaimonTable, name: str, proc: PaimonProcedure, args: Args) -> Rows:
     try:
         return proc.run(t, args)
     except SqlError:
@@ -367,7 +375,7 @@ def _run(t, name: str, proc: PaimonProcedure, args: dict) -> list:
         raise SqlError(f"CALL sys.{name} on {t.name}: {e}") from None
 
 
-def call(sess, t, name: str, bound: dict):
+def call(sess: SqlContext, t: PaimonTable, name: str, bound: Mapping[str, exp.Expression]) -> DataFrame:
     """Run Paimon procedure ``name`` on table ``t`` with the bound arguments ({name: node})."""
     proc = PROCEDURES[name]
     if t.branch is not None and name in _MAIN_ONLY:
@@ -375,7 +383,8 @@ def call(sess, t, name: str, bound: dict):
     return sess.spark.createDataFrame(_run(t, name, proc, _values(sess, proc, bound)), proc.result)
 
 
-def call_database(sess, name: str, database: str, bound: dict, tables: list):
+def call_database(sess: SqlContext, name: str, database: str, bound: Mapping[str, exp.Expression],
+                  tables: list[PaimonTable]) -> DataFrame:
     """``table => 'db.*'``: procedure ``name`` on each of ``tables`` (the Paimon tables of the
     database) with the same arguments; one row, each column summed over the tables."""
     proc = PROCEDURES[name]

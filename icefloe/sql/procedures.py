@@ -7,29 +7,38 @@ job and returns the rows Iceberg's procedure returns.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Optional, cast
 
 from sqlglot import exp
 
 from icefloe.core.reports import ExpireReport
 from icefloe.errors import CommitFailedError, IcefloeError, NoSuchSnapshotError, NotSupportedError
 from icefloe.sql import migration_procedures, paimon_catalog_procedures, paimon_procedures
-from icefloe.sql.call_args import bind_args
+from icefloe.sql.call_args import bind_args, spark_value
 from icefloe.sql.errors import NotSupportedYetError, SqlError, refusal
 from icefloe.sql.parser import Call, node_position
 from icefloe.sql.snapshot_procedures import REGISTER_TABLE, SNAPSHOT_PROCEDURES, register_table
 from icefloe.sql.translate import literal_value
 from icefloe.table.capabilities import PAIMON_PROCEDURES
 
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from icefloe.sql.call_args import Rows
+    from icefloe.sql.context import SqlContext
+    from icefloe.table.base import Table
+    from icefloe.table.paimon import PaimonTable
+
 
 @dataclass(frozen=True)
 class Procedure:
-    params: tuple          # Iceberg's parameter names, in positional order
-    required: tuple
+    params: tuple[str, ...]     # Iceberg's parameter names, in positional order
+    required: tuple[str, ...]
     method: str            # table API method
     capability: str
     result: str            # Spark DDL of the result rows
-    passed: tuple = ()     # arguments handed to the table method under the same name
-    ignored: tuple = ()    # arguments accepted with no effect here (tuning knobs of the JVM runtime)
+    passed: tuple[str, ...] = ()     # arguments handed to the table method under the same name
+    ignored: tuple[str, ...] = ()    # arguments accepted with no effect here (tuning knobs of the JVM runtime)
 
 
 PROCEDURES = {
@@ -104,12 +113,12 @@ PROCEDURES.update({name: Procedure(spec.params, spec.required, spec.method, f"CA
                    for name, spec in {**SNAPSHOT_PROCEDURES, "register_table": REGISTER_TABLE}.items()})
 
 
-def _err(reason, node, stmt_text=None):
+def _err(reason: str, node: Optional[exp.Expression], stmt_text: Optional[str] = None) -> SqlError:
     line, col = node_position(node) if node is not None else (None, None)
     return SqlError(reason, line, col, stmt_text)
 
 
-def _table_only(call: Call) -> dict:
+def _table_only(call: Call) -> dict[str, exp.Expression]:
     """The ``table`` argument of a call (named, or the first positional one)."""
     for i, (name, value) in enumerate(call.args):
         if name == "table" or (name is None and i == 0):
@@ -117,21 +126,21 @@ def _table_only(call: Call) -> dict:
     raise SqlError(f"{call.procedure.parts[-1]} needs argument 'table'", call.procedure.line, call.procedure.column)
 
 
-def _value(sess, node):
+def _value(sess: SqlContext, node: exp.Expression) -> Any:
     try:
         return literal_value(node)
     except ValueError:
-        return sess.run_spark(f"SELECT {node.sql('spark')}").first()[0]
+        return spark_value(sess, node.sql('spark'))
 
 
-def _timestamp_ms(sess, node) -> int:
-    micros = sess.run_spark(f"SELECT unix_micros(CAST(({node.sql('spark')}) AS TIMESTAMP))").first()[0]
+def _timestamp_ms(sess: SqlContext, node: exp.Expression) -> int:
+    micros = spark_value(sess, f"unix_micros(CAST(({node.sql('spark')}) AS TIMESTAMP))")
     if micros is None:
         raise _err(f"{node.sql('spark')} is not a timestamp", node)
     return micros // 1000
 
 
-def call(sess, stmt: Call):
+def call(sess: SqlContext, stmt: Call) -> DataFrame:
     parts = [p.lower() for p in stmt.procedure.parts]
     if len(parts) == 3 and parts[0] == sess.catalog_name.lower():
         parts = parts[1:]
@@ -157,7 +166,7 @@ def call(sess, stmt: Call):
     table_name = _value(sess, table_node)
     if not isinstance(table_name, str):
         raise _err("argument 'table' must be a string like 'db.table'", table_node)
-    if parts[1] == "register_table":
+    if parts[1] == "register_table" and proc is not None:
         return _register(sess, stmt, proc, table_name, bind_args(stmt, proc.params, proc.required))
     if paimon is not None and parts[1] in paimon_procedures.DATABASE_WIDE and table_name.endswith(".*"):
         return _database_wide(sess, stmt, parts[1], table_name[:-2], table_node)
@@ -172,7 +181,9 @@ def call(sess, stmt: Call):
         if proc is not None and paimon is not None and parts[1] in paimon_procedures.SHARED_FORMS else set()
     if paimon is not None and t.supports(PAIMON_PROCEDURES) and \
             not {(n or "").lower() for n, _ in stmt.args} & shared_names:
-        return paimon_procedures.call(sess, t, parts[1], bind_args(stmt, paimon.params, paimon.required))
+        # PAIMON_PROCEDURES: a Paimon table
+        return paimon_procedures.call(sess, cast("PaimonTable", t), parts[1],
+                                      bind_args(stmt, paimon.params, paimon.required))
     if proc is None:
         raise _err(f"{parts[1]} is a procedure of Paimon tables; {table_name} is an {t.format} table", table_node)
     args = bind_args(stmt, proc.params, proc.required)
@@ -182,7 +193,7 @@ def call(sess, stmt: Call):
         raise NotSupportedYetError(proc.capability, line, col)
     before = t.current_snapshot() if hasattr(t, "current_snapshot") else None
     name = parts[1]
-    kwargs = {}
+    kwargs: dict[str, Any] = {}
     for key, node in args.items():
         if key == "table":
             continue
@@ -193,21 +204,25 @@ def call(sess, stmt: Call):
         elif key in ("identifier_columns", "columns", "sort_by") and isinstance(node, exp.Array):
             kwargs[key] = [str(_value(sess, e)) for e in node.expressions]
         elif key in ("options", "equal_schemes", "equal_authorities") and isinstance(node, exp.Map):
-            kwargs[key] = dict(zip((_value(sess, k) for k in node.keys), (_value(sess, v) for v in node.values)))
+            # sqlglot types a map's keys and values as its base class; the parser makes Expressions
+            keys, values = cast("list[exp.Expression]", node.keys), cast("list[exp.Expression]", node.values)
+            kwargs[key] = dict(zip((_value(sess, k) for k in keys), (_value(sess, v) for v in values)))
         else:
             kwargs[key] = _value(sess, node)
     if name == "remove_orphan_files":
         _orphan_listing(sess, stmt, kwargs)
     if name in SNAPSHOT_PROCEDURES:
+        run = SNAPSHOT_PROCEDURES[name].run
+        assert run is not None, "a snapshot procedure runs on its table"
         with sess.refused_as(proc.capability):
             try:
-                rows = SNAPSHOT_PROCEDURES[name].run(t, kwargs)
+                rows = run(t, kwargs)
             except (SqlError, NotSupportedError, NoSuchSnapshotError):
                 raise
             except IcefloeError as e:
                 raise SqlError(f"{proc.capability}: {e}", stmt.procedure.line, stmt.procedure.column) from None
         return sess.spark.createDataFrame(rows, proc.result)
-    manifests_before = {m["path"] for m in t.manifest_files()} if name == "rewrite_manifests" else None
+    manifests_before = {m["path"] for m in t.manifest_files()} if name == "rewrite_manifests" else set[str]()
     try:
         result = _run(t, name, fn, kwargs)
         if name == "rewrite_manifests":      # what the procedure reports: manifests replaced and written
@@ -228,7 +243,7 @@ def call(sess, stmt: Call):
     return _result_df(sess, t, name, proc, result, before, kwargs)
 
 
-def _database_wide(sess, stmt: Call, name: str, database: str, table_node):
+def _database_wide(sess: SqlContext, stmt: Call, name: str, database: str, table_node: exp.Expression) -> DataFrame:
     """Paimon's ``table => 'db.*'``: the procedure on every Paimon table of database ``db``."""
     paimon = paimon_procedures.PROCEDURES[name]
     parts = database.split(".")
@@ -237,12 +252,12 @@ def _database_wide(sess, stmt: Call, name: str, database: str, table_node):
     db = ".".join(parts)
     if not db or db not in sess.catalog.list_namespaces():
         raise _err(f"{name}: unknown database {db or database!r} in table => '{database}.*'", table_node)
-    tables = [t for t in (sess.catalog.load_table(n) for n in sess.catalog.list_tables(db))
-              if t.supports(PAIMON_PROCEDURES)]
+    tables = [cast("PaimonTable", t) for t in (sess.catalog.load_table(n) for n in sess.catalog.list_tables(db))
+              if t.supports(PAIMON_PROCEDURES)]      # PAIMON_PROCEDURES: Paimon tables
     return paimon_procedures.call_database(sess, name, db, bind_args(stmt, paimon.params, paimon.required), tables)
 
 
-def _orphan_listing(sess, stmt: Call, kwargs: dict) -> None:
+def _orphan_listing(sess: SqlContext, stmt: Call, kwargs: dict[str, Any]) -> None:
     """remove_orphan_files' ``file_list_view`` as the listing the table takes (its ``file_path``
     and ``last_modified`` columns)."""
     view = kwargs.pop("file_list_view", None)
@@ -257,7 +272,8 @@ def _orphan_listing(sess, stmt: Call, kwargs: dict) -> None:
     kwargs["listing"] = [(r[0], r[1]) for r in rows]
 
 
-def _register(sess, stmt: Call, proc: Procedure, table_name: str, args: dict):
+def _register(sess: SqlContext, stmt: Call, proc: Procedure, table_name: str,
+              args: dict[str, exp.Expression]) -> DataFrame:
     """``register_table(table, metadata_file)``: the table must not exist yet."""
     parts = table_name.split(".")
     if len(parts) == 3 and parts[0].lower() == sess.catalog_name.lower():
@@ -275,7 +291,7 @@ def _register(sess, stmt: Call, proc: Procedure, table_name: str, args: dict):
     return sess.spark.createDataFrame(rows, proc.result)
 
 
-def _run(t, name, fn, kwargs):
+def _run(t: Table, name: str, fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
     if name == "rollback_to_snapshot":
         return fn(int(kwargs["snapshot_id"]))
     if name == "rollback_to_timestamp":
@@ -319,7 +335,7 @@ def _run(t, name, fn, kwargs):
     return fn(**given)
 
 
-def _rewrite_data_files(t, fn, kwargs):
+def _rewrite_data_files(t: Table, fn: Callable[..., Any], kwargs: dict[str, Any]) -> dict[str, int]:
     """Iceberg's output: data files rewritten and added, the bytes rewritten, files that failed
     (none: one commit or nothing), delete files removed; from the live files before and after."""
     before = _live_files(t)
@@ -338,7 +354,7 @@ def _rewrite_data_files(t, fn, kwargs):
             "removed_delete_files_count": sum(1 for p in removed if before[p][0] != 0)}
 
 
-def _live_files(t) -> dict:
+def _live_files(t: Table) -> dict[str, tuple[int, int]]:
     """{path: (content, size)} of the table's live files (content 0: data)."""
     return {r["file_path"]: (r.get("content") or 0, r["file_size_in_bytes"])
             for r in t.metadata_table("files").to_pylist()}
@@ -347,7 +363,7 @@ def _live_files(t) -> dict:
 _CHANGELOG_OPTIONS = ("start-snapshot-id", "end-snapshot-id", "start-timestamp", "end-timestamp")
 
 
-def _changelog(t, fn, kwargs):
+def _changelog(t: Table, fn: Callable[..., Any], kwargs: dict[str, Any]) -> tuple[DataFrame, str]:
     """The changelog DataFrame and the name of the view to register it as."""
     options = {str(k).lower(): v for k, v in (kwargs.get("options") or {}).items()}
     unknown = sorted(k for k in options if k not in _CHANGELOG_OPTIONS)
@@ -369,13 +385,13 @@ def _changelog(t, fn, kwargs):
     return df, view
 
 
-def _bool(v):
+def _bool(v: object) -> Optional[bool]:
     if v is None or isinstance(v, bool):
         return v
     return str(v).strip().lower() in ("true", "1")
 
 
-def _snapshot_before(t, millis: int, strict: bool = False):
+def _snapshot_before(t: Table, millis: int, strict: bool = False) -> Optional[int]:
     """The newest snapshot committed at or before ``millis`` (``strict``: before it; None: none was)."""
     best = None
     for s in t.snapshots():
@@ -384,7 +400,8 @@ def _snapshot_before(t, millis: int, strict: bool = False):
     return best.snapshot_id if best is not None else None
 
 
-def _result_df(sess, t, name, proc, result, before, kwargs):
+def _result_df(sess: SqlContext, t: Table, name: str, proc: Procedure, result: Any, before: Any,
+               kwargs: dict[str, Any]) -> DataFrame:
     if name == "create_changelog_view":
         df, view = result
         df.createOrReplaceTempView(view)
@@ -409,7 +426,7 @@ def _result_df(sess, t, name, proc, result, before, kwargs):
     return sess.spark.createDataFrame(rows, proc.result)
 
 
-def _expire_counts(report: ExpireReport) -> tuple:
+def _expire_counts(report: ExpireReport) -> tuple[Optional[int], Optional[int], Optional[int]]:
     """expire_snapshots' row: the data files, manifests and manifest lists deleted (None where the
     table's expiry does not report the files it deleted)."""
     if not report.files_reported:
@@ -417,7 +434,7 @@ def _expire_counts(report: ExpireReport) -> tuple:
     return (len(report.deleted_data_files), len(report.deleted_manifests), len(report.deleted_manifest_lists))
 
 
-def _rows_from(result, ddl: str):
+def _rows_from(result: Any, ddl: str) -> Rows:
     """Fit whatever the API returned (dict, list of paths, dataclass) to the procedure's result row."""
     cols = [c.strip().split(" ")[0] for c in ddl.split(",")]
     if result is None:
@@ -427,7 +444,7 @@ def _rows_from(result, ddl: str):
     if not isinstance(result, dict):
         result = getattr(result, "__dict__", {}) or {}
     aliases = {c: (c, c.replace("_count", ""), c.replace("_count", "s")) for c in cols}
-    row = []
+    row: list[Any] = []
     for c in cols:
         v = None
         for k in aliases[c]:

@@ -13,12 +13,21 @@ does not, so the partition form is refused there by name, as Spark refuses it.
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from icefloe.core.redact import redact_properties
-from icefloe.core.types.spark import to_spark_type
+from icefloe.core.types.spark import to_spark_schema
 from icefloe.errors import IcefloeError
 from icefloe.table.capabilities import SHOW_PARTITIONS
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from icefloe.sql.context import SqlContext
+    from icefloe.table.base import Table
+
+#: a row of the statement: namespace, tableName, isTemporary, information
+Row = tuple[Any, Any, bool, Any]
 
 _NAME = r"((?:`[^`]+`|[A-Za-z_][\w$]*)(?:\.(?:`[^`]+`|[A-Za-z_][\w$]*))*)"
 _STATEMENT = re.compile(rf"^\s*SHOW\s+TABLE\s+EXTENDED\s+(?:(?:IN|FROM)\s+{_NAME}\s+)?LIKE\s+"
@@ -28,7 +37,7 @@ _ITEM = re.compile(r"""^\s*`?([A-Za-z_]\w*)`?\s*=\s*(?:'((?:[^'\\]|\\.)*)'|"((?:
 _COLUMNS = "namespace string, tableName string, isTemporary boolean, information string"
 
 
-def _parts(name: str) -> list:
+def _parts(name: str) -> list[str]:
     return [p.strip("`") for p in re.findall(r"`[^`]+`|[^.]+", name)]
 
 
@@ -41,7 +50,7 @@ def matches(pattern: str, name: str) -> bool:
     return False
 
 
-def show_table_extended(sess, text: str):
+def show_table_extended(sess: SqlContext, text: str) -> Optional[DataFrame]:
     """The DataFrame of the statement when it names an icefloe namespace; None when not (Spark
     answers it for its own catalog)."""
     m = _STATEMENT.match(text)
@@ -56,7 +65,7 @@ def show_table_extended(sess, text: str):
     pattern = next(g for g in (m.group(2), m.group(3)) if g is not None)
     if m.group(4):
         return _partition(sess, namespace, pattern, m.group(4))
-    rows = []
+    rows: list[Row] = []
     for name in sorted(sess.catalog.list_tables(namespace)):
         table_name = name.split(".", 1)[1]
         if matches(pattern, table_name):
@@ -66,8 +75,8 @@ def show_table_extended(sess, text: str):
     return sess.spark.createDataFrame(rows, _COLUMNS)
 
 
-def _information(sess, namespace: str, name: str, t) -> str:
-    details = [("Catalog", sess.catalog_name), ("Namespace", namespace), ("Table", name), ("Type", "MANAGED"),
+def _information(sess: SqlContext, namespace: str, name: str, t: Table) -> str:
+    details: list[tuple[str, object]] = [("Catalog", sess.catalog_name), ("Namespace", namespace), ("Table", name), ("Type", "MANAGED"),
                ("Provider", t.format), ("Location", t.location)]
     props = redact_properties(dict(t.properties or {}))      # shown, never a secret's value
     if props.get("comment"):
@@ -78,11 +87,11 @@ def _information(sess, namespace: str, name: str, t) -> str:
     if t.supports(SHOW_PARTITIONS) and t.partitioning():      # a catalog that manages partitions (Paimon's)
         details.append(("Partition Provider", "Catalog"))
         details.append(("Partition Columns", "[" + ", ".join(f"`{c}`" for c in t.partitioning()) + "]"))
-    details.append(("Schema", to_spark_type(t.schema.struct, with_ids=False).treeString()))
+    details.append(("Schema", to_spark_schema(t.schema, with_ids=False).treeString()))
     return "\n".join(f"{k}: {v}" for k, v in details)
 
 
-def _temporary_views(sess, pattern: str) -> list:
+def _temporary_views(sess: SqlContext, pattern: str) -> list[Row]:
     """Spark's rows for the session's temporary views matching ``pattern``."""
     try:
         rows = sess.spark.sql("SHOW TABLE EXTENDED IN default LIKE " + _quote(pattern)).collect()
@@ -95,9 +104,9 @@ def _quote(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-def _spec(sess, text: str) -> dict:
+def _spec(sess: SqlContext, text: str) -> dict[str, str]:
     inner = text[text.index("(") + 1:text.rindex(")")]
-    out = {}
+    out: dict[str, str] = {}
     for item in inner.split(","):
         im = _ITEM.match(item)
         if not im:
@@ -106,7 +115,7 @@ def _spec(sess, text: str) -> dict:
     return out
 
 
-def _partition(sess, namespace: str, name: str, spec_text: str):
+def _partition(sess: SqlContext, namespace: str, name: str, spec_text: str) -> DataFrame:
     """The row of ``SHOW TABLE EXTENDED ... LIKE 'table' PARTITION (k = v, ...)``."""
     full = f"{namespace}.{name}"
     try:
@@ -124,7 +133,7 @@ def _partition(sess, namespace: str, name: str, spec_text: str):
     if sorted(wanted) != sorted(k.lower() for k in keys):
         raise sess.error(f"SHOW TABLE EXTENDED ... PARTITION: the spec ({', '.join(wanted)}) must name every "
                          f"partition key of {full} ({', '.join(keys)})")
-    found: Optional[dict] = None
+    found: Optional[dict[str, str]] = None
     for part in t.metadata_table("partitions").column("partition").to_pylist():
         values = dict(p.split("=", 1) for p in part.split("/"))
         if all(values.get(k) == wanted[k.lower()] for k in keys):

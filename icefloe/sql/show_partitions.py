@@ -4,19 +4,25 @@ partition's directory name). A ``PARTITION`` spec keeps the partitions matching 
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from icefloe.sql.errors import SqlError
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from icefloe.sql.context import SqlContext
+    from icefloe.table.paimon import PaimonTable
 
 _SPEC = re.compile(r"^\s*PARTITION\s*\((.*)\)\s*$", re.I | re.S)
 _ITEM = re.compile(r"""^\s*`?([A-Za-z_][\w]*)`?\s*=\s*(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)"|([^,\s]+))\s*$""")
 
 
-def _spec(text: str) -> dict:
+def _spec(text: str) -> dict[str, str]:
     m = _SPEC.match(text)
     if not m:
         raise SqlError(f"SHOW PARTITIONS: expected PARTITION (key = value, ...) after the table name, got {text.strip()!r}")
-    out = {}
+    out: dict[str, str] = {}
     for item in m.group(1).split(","):
         im = _ITEM.match(item)
         if not im:
@@ -26,7 +32,7 @@ def _spec(text: str) -> dict:
     return out
 
 
-def show_partitions(sess, t, rest: Optional[str]):
+def show_partitions(sess: SqlContext, t: PaimonTable, rest: Optional[str]) -> DataFrame:
     """The DataFrame of ``SHOW PARTITIONS`` for Paimon table ``t``; ``rest`` is what follows the name."""
     from pyspark.sql.types import StringType, StructField, StructType
 
@@ -38,7 +44,7 @@ def show_partitions(sess, t, rest: Optional[str]):
     if unknown:
         raise SqlError(f"SHOW PARTITIONS: {', '.join(unknown)} is not a partition key of {t.name} (keys: "
                        f"{', '.join(keys)})")
-    rows = []
+    rows: list[tuple[str]] = []
     for part in t.metadata_table("partitions").column("partition").to_pylist():
         values = dict(p.split("=", 1) for p in part.split("/"))
         if all(values.get(k) == v for k, v in ((x, wanted.get(x.lower())) for x in keys) if v is not None):

@@ -9,45 +9,54 @@ output, in its columns.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 
 from icefloe.sql.errors import SqlError
+
+if TYPE_CHECKING:
+    from icefloe.sql.context import SqlCatalog
+    from icefloe.table.base import Table
+
+#: a procedure's output rows, in its result's columns
+Rows = list[tuple[Any, ...]]
+#: a procedure's arguments, evaluated, by name
+Args = Mapping[str, Any]
 
 
 @dataclass(frozen=True)
 class Spec:
-    params: tuple          # Iceberg's parameter names, in positional order
-    required: tuple
+    params: tuple[str, ...]     # Iceberg's parameter names, in positional order
+    required: tuple[str, ...]
     method: str            # the table API method the procedure needs
     result: str            # Spark DDL of the output rows
-    run: Callable          # (table, arguments) -> rows
+    run: Optional[Callable[[Table, Args], Rows]]   # (table, arguments) -> rows; None: run by the catalog
 
 
-def _current(t):
+def _current(t: Table) -> Optional[int]:
     snap = t.current_snapshot()
     return snap.snapshot_id if snap is not None else None
 
 
-def _cherrypick(t, a: dict) -> list:
+def _cherrypick(t: Table, a: Args) -> Rows:
     snapshot_id = int(a["snapshot_id"])
     t.cherry_pick(snapshot_id)
     return [(snapshot_id, _current(t))]
 
 
-def _publish(t, a: dict) -> list:
+def _publish(t: Table, a: Args) -> Rows:
     staged = t.publish_changes(str(a["wap_id"]))
     return [(staged.snapshot_id, _current(t))]
 
 
-def _fast_forward(t, a: dict) -> list:
+def _fast_forward(t: Table, a: Args) -> Rows:
     branch, to = str(a["branch"]), str(a["to"])
     before = t.refs().get(branch)
     t.fast_forward(branch, to)
-    after = t.refs().get(branch)
+    after = t.refs()[branch]              # fast_forward leaves it there
     return [(branch, before.snapshot_id if before is not None else None, after.snapshot_id)]
 
 
-def _set_current(t, a: dict) -> list:
+def _set_current(t: Table, a: Args) -> Rows:
     """Any snapshot of the table becomes current (not only an ancestor, unlike a rollback):
     by ``snapshot_id``, or the one branch or tag ``ref`` names."""
     snapshot_id, ref = a.get("snapshot_id"), a.get("ref")
@@ -57,13 +66,15 @@ def _set_current(t, a: dict) -> list:
         refs = t.refs()
         if str(ref) not in refs:
             raise SqlError(f"table {t.name} has no branch or tag {ref!r}; refs are {', '.join(sorted(refs))}")
-        snapshot_id = refs[str(ref)].snapshot_id
+        target = int(refs[str(ref)].snapshot_id)
+    else:
+        target = int(a["snapshot_id"])      # given (it is not None without ref)
     before = _current(t)
-    t.set_current_snapshot(int(snapshot_id))
+    t.set_current_snapshot(target)
     return [(before, _current(t))]
 
 
-def _ancestors(t, a: dict) -> list:
+def _ancestors(t: Table, a: Args) -> Rows:
     snapshot_id = a.get("snapshot_id")
     return [(s.snapshot_id, s.timestamp_ms) for s in t.ancestors(int(snapshot_id) if snapshot_id is not None
                                                                   else None)]
@@ -87,7 +98,7 @@ REGISTER_TABLE = Spec(("table", "metadata_file"), ("table", "metadata_file"), "r
                       None)
 
 
-def register_table(catalog, name: str, metadata_file: str) -> list:
+def register_table(catalog: SqlCatalog, name: str, metadata_file: str) -> Rows:
     """``register_table``: ``name`` (db.table, which must not exist) adopts the table whose metadata
     file is ``metadata_file``; the output counts come from its current snapshot's summary."""
     t = catalog.register_table(name, metadata_file)

@@ -15,19 +15,38 @@ so ``BEGIN`` on a Paimon catalog is refused.
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Protocol, Sequence, cast
 
 from sqlglot import exp
 
 from icefloe.errors import NotSupportedError, NotSupportedYetError, SqlError
 from icefloe.sql import wap
+from icefloe.sql.context import SqlContext
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from icefloe.core.types.model import IcebergType, Schema
+    from icefloe.iceberg.partitioning import PartitionSpec
+    from icefloe.iceberg.schema_update import UpdateSchema
+    from icefloe.iceberg.transaction import CatalogTransaction, Transaction
+    from icefloe.sql.context import SqlCatalog
+    from icefloe.sql.parser import Statement
+    from icefloe.table.base import Table
+    from icefloe.table.iceberg import IcebergTable
+
+    # a StagedTable stands in for its table wherever the session hands out tables (``load``): to the
+    # type checker it is a Table; at run time what it does not stage goes to the table (``__getattr__``)
+    _TableStandIn = Table
+else:
+    _TableStandIn = object
 
 STAGED = ("INSERT INTO, ALTER TABLE ... ADD/RENAME/DROP/ALTER COLUMN, ALTER TABLE ... SET TBLPROPERTIES "
           "and queries")
 _ALTER_ACTIONS = (exp.Schema, exp.ColumnDef, exp.RenameColumn, exp.AlterColumn, exp.AlterSet)
 
 
-def control(stmt) -> Optional[str]:
+def control(stmt: Statement) -> Optional[str]:
     """``BEGIN``, ``COMMIT`` or ``ROLLBACK`` when the statement is one of them, else None."""
     tree = stmt.tree
     if stmt.ext is not None or tree is None:
@@ -45,15 +64,16 @@ class SqlTransaction:
     """The open transaction of a SQL session: one ``CatalogTransaction`` and, per table it touched,
     the table as the statements see it (``StagedTable``)."""
 
-    def __init__(self, catalog):
+    def __init__(self, catalog: SqlCatalog):
         self.catalog = catalog
-        self.staged = catalog.transaction()     # NotSupportedError for a Paimon catalog
+        self.staged: CatalogTransaction = catalog.transaction()     # NotSupportedError for a Paimon catalog
         self.tables: dict[str, StagedTable] = {}
 
     def table(self, name: str) -> "StagedTable":
         """Table ``name`` inside this transaction."""
         if name not in self.tables:
-            self.tables[name] = StagedTable(self.catalog.load_table(name), self)
+            # an open transaction's catalog is an Iceberg one (BEGIN on a Paimon catalog was refused)
+            self.tables[name] = StagedTable(cast("IcebergTable", self.catalog.load_table(name)), self)
         return self.tables[name]
 
     def commit(self) -> None:
@@ -63,15 +83,15 @@ class SqlTransaction:
         self.staged.abandon()
 
 
-class StagedTable:
+class StagedTable(_TableStandIn):
     """A table inside a SQL transaction: its schema and properties as the transaction left them,
     its changes staged on the transaction. Until it has a staged change it reads as the table;
     after one, what is not staged here (reads, other writes) is refused, naming it."""
 
-    def __init__(self, table, tx: SqlTransaction):
+    def __init__(self, table: IcebergTable, tx: SqlTransaction):
         self._table = table
         self._tx = tx
-        self._staged = None         # the table's iceberg Transaction, once a change was staged
+        self._staged: Optional[Transaction] = None         # the table's iceberg Transaction, once a change was staged
 
     # ------------------------------------------------------------------ as the transaction left it
     @property
@@ -87,15 +107,15 @@ class StagedTable:
         return self._staged is not None
 
     @property
-    def schema(self):
+    def schema(self) -> Schema:
         return self._staged.staged.schema if self._staged is not None else self._table.schema
 
     @property
-    def spec(self):
+    def spec(self) -> PartitionSpec:
         return self._staged.staged.spec if self._staged is not None else self._table.spec
 
     @property
-    def properties(self) -> dict:
+    def properties(self) -> dict[str, str]:
         return dict(self._staged.staged.properties) if self._staged is not None else self._table.properties
 
     def refresh(self) -> "StagedTable":
@@ -104,35 +124,36 @@ class StagedTable:
     def supports(self, capability: str) -> bool:
         return self._table.supports(capability)
 
-    def parse_column_type(self, text: str):
+    def parse_column_type(self, text: str) -> IcebergType:
         return self._table.parse_column_type(text)
 
-    def narrow_column_types(self) -> dict:
+    def narrow_column_types(self) -> dict[str, str]:
         return self._table.narrow_column_types()
 
-    def refs(self) -> dict:
+    def refs(self) -> dict[str, Any]:
         return self._table.refs()
 
     # ------------------------------------------------------------------ staged changes
-    def _transaction(self):
+    def _transaction(self) -> Transaction:
         if self._staged is None:
             self._staged = self._tx.staged.table(self._table.name)
         return self._staged
 
-    def append(self, data, branch: Optional[str] = None):
+    def append(self, data: Any, branch: Optional[str] = None) -> None:
         if branch is not None:
             raise NotSupportedYetError(f"writing branch {branch!r} of {self.name} inside a transaction (icefloe "
                                        "stages writes to a table's main branch)")
         self._transaction().append(data)
 
-    def update_schema(self):
+    def update_schema(self) -> UpdateSchema:
         return self._transaction().update_schema()
 
-    def update_properties(self, set: Optional[dict] = None, remove=None) -> dict:
+    def update_properties(self, set: Optional[Mapping[str, Any]] = None,
+                          remove: Optional[Sequence[str]] = None) -> dict[str, str]:
         self._transaction().update_properties(set=set, remove=remove)
         return self.properties
 
-    def __getattr__(self, attr: str):
+    def __getattr__(self, attr: str) -> Any:
         if attr.startswith("_"):
             raise AttributeError(attr)
         if self._staged is not None:
@@ -142,7 +163,13 @@ class StagedTable:
         return getattr(self._table, attr)
 
 
-def refusal(sess, stmt) -> Optional[str]:
+class TransactionSession(SqlContext, Protocol):
+    """A session with its open transaction (None between transactions)."""
+
+    transaction: Optional[SqlTransaction]
+
+
+def refusal(sess: SqlContext, stmt: Statement) -> Optional[str]:
     """Why ``stmt`` cannot run inside a transaction (None: it can)."""
     tree = stmt.tree
     first = stmt.text.split(None, 1)[0].upper() if stmt.text.strip() else "statement"
@@ -177,7 +204,7 @@ def refusal(sess, stmt) -> Optional[str]:
     return f"{first} ... inside a transaction"
 
 
-def execute(sess, stmt, run):
+def execute(sess: TransactionSession, stmt: Statement, run: Callable[[Statement], DataFrame]) -> DataFrame:
     """Run ``stmt`` with the session's transaction in mind: ``BEGIN``/``COMMIT``/``ROLLBACK``, or a
     statement inside the open transaction (``run`` runs it as the session does)."""
     at = (stmt.line, stmt.column, stmt.text)
@@ -198,7 +225,7 @@ def execute(sess, stmt, run):
     if kind == "ROLLBACK":
         _roll_back(sess)
         return sess.empty()
-    if kind == "COMMIT":
+    if kind == "COMMIT" and tx is not None:     # (without one: refused above)
         sess.transaction = None
         tx.commit()               # a failure abandons everything staged
         return sess.empty()
@@ -215,7 +242,7 @@ def execute(sess, stmt, run):
         raise
 
 
-def finish(sess) -> None:
+def finish(sess: TransactionSession) -> None:
     """The end of SQL run on a session of its own (a script, the shell): a transaction still open is
     rolled back, and that is an error (its ``COMMIT`` never came)."""
     if sess.transaction is None:
@@ -225,7 +252,7 @@ def finish(sess) -> None:
                    "nothing of it was committed")
 
 
-def _roll_back(sess) -> None:
+def _roll_back(sess: TransactionSession) -> None:
     tx, sess.transaction = sess.transaction, None
     if tx is not None:
         tx.rollback()

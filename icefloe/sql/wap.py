@@ -15,7 +15,14 @@ the write instead: a write meant for an audit branch never lands on main unnotic
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:
+    from sqlglot import exp
+
+    from icefloe.sql.context import SqlContext
+    from icefloe.sql.names import TableRef
+    from icefloe.table.base import Table
 
 WAP_BRANCH = "spark.wap.branch"
 WAP_ID = "spark.wap.id"
@@ -25,7 +32,7 @@ WAP_ENABLED = "write.wap.enabled"
 _SET = re.compile(r"\s*SET\s+(spark\.wap\.(?:branch|id))\s*=(.*)", re.IGNORECASE | re.DOTALL)
 
 
-def check_set(sess, text: str, node=None) -> None:
+def check_set(sess: SqlContext, text: str, node: Optional[exp.Expression] = None) -> None:
     """Refuse ``SET spark.wap.branch|id = <value>`` whose value runs over a line break or a space:
     Spark's SET takes everything to the end of the statement, so a missing ``;`` would make the
     next statement part of the branch name (or id) instead of running it."""
@@ -35,21 +42,22 @@ def check_set(sess, text: str, node=None) -> None:
                          f"name or WAP id is one word, and a statement after SET needs a ';' before it", node)
 
 
-def settings(sess) -> tuple[Optional[str], Optional[str]]:
+def settings(sess: SqlContext) -> tuple[Optional[str], Optional[str]]:
     """(WAP branch, WAP id) of the session; an empty value is no value."""
     conf = sess.spark.conf
     return (conf.get(WAP_BRANCH, None) or None), (conf.get(WAP_ID, None) or None)
 
 
-def enabled(t) -> bool:
+def enabled(t: Table) -> bool:
     return str((t.properties or {}).get(WAP_ENABLED, "false")).strip().lower() == "true"
 
 
-def write_target(sess, t, ref, statement: str, node=None):
+def write_target(sess: SqlContext, t: Table, ref: Optional[TableRef], statement: str,
+                 node: Optional[exp.Expression] = None) -> Table:
     """The table ``statement`` writes: ``t`` itself, or ``t`` writing to the branch its name gives
     (``ref``), to the session's WAP branch, or staged under the session's WAP id."""
     branch = ref.ref if ref is not None and ref.ref else None
-    if branch is not None and ref.ref_kind != "branch":
+    if branch is not None and ref is not None and ref.ref_kind != "branch":   # a branch comes from ref
         raise sess.error(f"{statement} on {ref}: a tag names one snapshot and takes no writes", node)
     if branch is not None and branch not in (t.refs() or {}):
         raise sess.error(f"{statement}: table {t.name} has no branch {branch!r} (ALTER TABLE {t.name} "
@@ -71,12 +79,13 @@ def write_target(sess, t, ref, statement: str, node=None):
     return _writing_to(sess, t, statement, node, branch=branch or wap_branch, wap_id=wap_id)
 
 
-def _writing_to(sess, t, statement: str, node, **target):
+def _writing_to(sess: SqlContext, t: Table, statement: str, node: Optional[exp.Expression],
+                branch: Optional[str] = None, wap_id: Optional[str] = None) -> Table:
     with sess.refused_as(statement, node):
-        return t.writing_to(**target)
+        return t.writing_to(branch=branch, wap_id=wap_id)
 
 
-def read_branch(sess, t) -> Optional[str]:
+def read_branch(sess: SqlContext, t: Table) -> Optional[str]:
     """The branch a plain read of ``t`` sees: the session's WAP branch once it exists on a table
     with write-audit-publish enabled (as Iceberg's runtime reads), else None (main)."""
     wap_branch, _wap_id = settings(sess)
