@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Optional, Protocol
 
 from sqlglot import exp
 
-from icefloe.sql.context import SqlContext
+from icefloe.sql.statement_context import StatementSession
 
 if TYPE_CHECKING:
     from pyspark import StorageLevel
@@ -35,7 +35,7 @@ class CachedTable:
     df: DataFrame       # the persisted DataFrame
 
 
-class CachingSession(SqlContext, Protocol):
+class CachingSession(StatementSession, Protocol):
     """A session with the tables ``CACHE TABLE`` cached, by ``str(ref)``."""
 
     cached_tables: dict[str, CachedTable]
@@ -46,7 +46,7 @@ def table_state(t: Table) -> str:
     return repr((t.current_snapshot(), t.schema))
 
 
-def _storage_level(sess: SqlContext, options: Optional[list[exp.Expression]], node: exp.Expression) -> StorageLevel:
+def _storage_level(sess: StatementSession, options: Optional[list[exp.Expression]], node: exp.Expression) -> StorageLevel:
     from pyspark import StorageLevel
 
     pairs = list(options or [])

@@ -12,7 +12,7 @@ from icefloe.sql.errors import SqlError
 from icefloe.sql.parser import Call, node_position
 
 if TYPE_CHECKING:
-    from icefloe.sql.context import SqlContext
+    from icefloe.sql.statement_context import StatementSession
 
 #: a procedure's arguments, evaluated, by name
 Args = Mapping[str, Any]
@@ -53,7 +53,7 @@ def bind_args(call: Call, params: Sequence[str], required: Sequence[str] = ()) -
     return out
 
 
-def spark_value(sess: SqlContext, sql_text: str) -> Any:
+def spark_value(sess: StatementSession, sql_text: str) -> Any:
     """The value of ``SELECT <sql_text>`` (one row), as Spark evaluates it: an argument that is an
     expression rather than a literal."""
     return sess.run_spark(f"SELECT {sql_text}").collect()[0][0]

@@ -19,7 +19,7 @@ from icefloe.sql.names import table_parts
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-    from icefloe.sql.context import SqlContext
+    from icefloe.sql.statement_context import StatementSession
     from icefloe.table.base import Table
 
 DISTRIBUTION_MODE = "write.distribution-mode"
@@ -29,7 +29,7 @@ def _at(name: Optional[p.Name]) -> tuple[Optional[int], Optional[int]]:
     return (name.line, name.column) if name is not None else (None, None)
 
 
-def _by_spark(sess: SqlContext) -> DataFrame:
+def _by_spark(sess: StatementSession) -> DataFrame:
     """The statement run by Spark as written (it names none of the session's catalogs)."""
     stmt = sess.statement
     assert stmt is not None, "a statement is answered while it runs"
@@ -37,7 +37,7 @@ def _by_spark(sess: SqlContext) -> DataFrame:
 
 
 # --------------------------------------------------------------------------- namespaces
-def _namespace(sess: SqlContext, parts: list[str], node: Optional[exp.Expression] = None) -> Optional[str]:
+def _namespace(sess: StatementSession, parts: list[str], node: Optional[exp.Expression] = None) -> Optional[str]:
     """The icefloe namespace ``parts`` names (``db`` or ``<catalog>.db``); None when the name
     belongs to another catalog."""
     if len(parts) == 2 and parts[0].lower() == sess.catalog_name.lower():
@@ -54,7 +54,7 @@ _ALTER_NAMESPACE = re.compile(
     r"(?P<action>SET|UNSET)\s+(?P<what>DBPROPERTIES|PROPERTIES|LOCATION)\b(?P<rest>.*)$", re.I | re.S)
 
 
-def alter_namespace(sess: SqlContext, text: str) -> Optional[DataFrame]:
+def alter_namespace(sess: StatementSession, text: str) -> Optional[DataFrame]:
     """``ALTER DATABASE|SCHEMA|NAMESPACE ns SET|UNSET DBPROPERTIES|PROPERTIES (...)`` and ``SET LOCATION`` on a
     namespace of the session's catalogs, or None when ``text`` is not one of those (Spark's own database)."""
     m = _ALTER_NAMESPACE.match(text)
@@ -97,7 +97,7 @@ def alter_namespace(sess: SqlContext, text: str) -> Optional[DataFrame]:
     return sess.empty()
 
 
-def show_namespaces(sess: SqlContext, stmt: p.ShowNamespaces) -> DataFrame:
+def show_namespaces(sess: StatementSession, stmt: p.ShowNamespaces) -> DataFrame:
     if stmt.catalog is not None and ".".join(stmt.catalog.parts).lower() != sess.catalog_name.lower():
         return _by_spark(sess)
     names = sorted(sess.catalog.list_namespaces())
@@ -107,7 +107,7 @@ def show_namespaces(sess: SqlContext, stmt: p.ShowNamespaces) -> DataFrame:
     return sess.spark.createDataFrame([(n,) for n in names], "namespace string")
 
 
-def create_namespace(sess: SqlContext, tree: exp.Create) -> DataFrame:
+def create_namespace(sess: StatementSession, tree: exp.Create) -> DataFrame:
     parts = table_parts(tree.this)
     ns = _namespace(sess, parts, tree.this)
     if ns is None:
@@ -123,7 +123,7 @@ def create_namespace(sess: SqlContext, tree: exp.Create) -> DataFrame:
     return sess.empty()
 
 
-def drop_namespace(sess: SqlContext, tree: exp.Drop) -> DataFrame:
+def drop_namespace(sess: StatementSession, tree: exp.Drop) -> DataFrame:
     for table in tree.args.get("tables") or [tree.this]:
         ns = _namespace(sess, table_parts(table), table)
         if ns is None:
@@ -138,7 +138,7 @@ def drop_namespace(sess: SqlContext, tree: exp.Drop) -> DataFrame:
     return sess.empty()
 
 
-def use(sess: SqlContext, tree: exp.Use) -> DataFrame:
+def use(sess: StatementSession, tree: exp.Use) -> DataFrame:
     target = tree.this
     parts = table_parts(target) if isinstance(target, exp.Table) else [target.name]
     alias = target.args.get("alias") if isinstance(target, exp.Table) else None
@@ -161,7 +161,7 @@ def use(sess: SqlContext, tree: exp.Use) -> DataFrame:
 
 
 # --------------------------------------------------------------------------- one table's definition
-def _table(sess: SqlContext, name: p.Name) -> Optional[Table]:
+def _table(sess: StatementSession, name: p.Name) -> Optional[Table]:
     ref, ours = sess.resolve_name(list(name.parts))
     if ref is None and not ours:
         return None
@@ -178,7 +178,7 @@ def _ident(s: str) -> str:
     return s if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", s) else "`" + s.replace("`", "``") + "`"
 
 
-def show_create_table(sess: SqlContext, stmt: p.ShowCreateTable) -> DataFrame:
+def show_create_table(sess: StatementSession, stmt: p.ShowCreateTable) -> DataFrame:
     t = _table(sess, stmt.table)
     if t is None:
         return _by_spark(sess)
@@ -199,7 +199,7 @@ def show_create_table(sess: SqlContext, stmt: p.ShowCreateTable) -> DataFrame:
     return sess.spark.createDataFrame([("\n".join(lines) + "\n",)], "createtab_stmt string")
 
 
-def show_tblproperties(sess: SqlContext, stmt: p.ShowTblProperties) -> DataFrame:
+def show_tblproperties(sess: StatementSession, stmt: p.ShowTblProperties) -> DataFrame:
     t = _table(sess, stmt.table)
     if t is None:
         return _by_spark(sess)
@@ -212,7 +212,7 @@ def show_tblproperties(sess: SqlContext, stmt: p.ShowTblProperties) -> DataFrame
     return sess.spark.createDataFrame(rows, "key string, value string")
 
 
-def show_tags(sess: SqlContext, stmt: p.ShowTags) -> DataFrame:
+def show_tags(sess: StatementSession, stmt: p.ShowTags) -> DataFrame:
     """Paimon's ``SHOW TAGS t``: the tag names, sorted (column ``tag``)."""
     t = _table(sess, stmt.table)
     if t is None:
@@ -224,7 +224,7 @@ def show_tags(sess: SqlContext, stmt: p.ShowTags) -> DataFrame:
     return sess.spark.createDataFrame([(n,) for n in sorted(tags())], "tag string")
 
 
-def truncate(sess: SqlContext, tree: exp.TruncateTable) -> DataFrame:
+def truncate(sess: StatementSession, tree: exp.TruncateTable) -> DataFrame:
     """``TRUNCATE TABLE t``: every row removed in one snapshot (the files are dropped, none read)."""
     partition = tree.args.get("partition")
     tables: list[Table] = []
@@ -253,7 +253,7 @@ def truncate(sess: SqlContext, tree: exp.TruncateTable) -> DataFrame:
 
 
 # --------------------------------------------------------------------------- Iceberg extensions
-def write_order(sess: SqlContext, t: Table, stmt: p.AlterWriteOrder) -> DataFrame:
+def write_order(sess: StatementSession, t: Table, stmt: p.AlterWriteOrder) -> DataFrame:
     """``WRITE [LOCALLY] ORDERED BY`` / ``UNORDERED`` / ``DISTRIBUTED BY PARTITION``: the sort
     order, and ``write.distribution-mode`` as Iceberg's Spark extensions set it."""
     with sess.refused_as("ALTER TABLE ... WRITE ORDERED BY"):
@@ -265,7 +265,7 @@ def write_order(sess: SqlContext, t: Table, stmt: p.AlterWriteOrder) -> DataFram
     return sess.empty()
 
 
-def identifier_fields(sess: SqlContext, t: Table, stmt: p.AlterIdentifierFields) -> DataFrame:
+def identifier_fields(sess: StatementSession, t: Table, stmt: p.AlterIdentifierFields) -> DataFrame:
     with sess.refused_as(f"ALTER TABLE ... {stmt.action.upper()} IDENTIFIER FIELDS"):
         u = t.update_schema()
         if not hasattr(u, "set_identifier_fields"):

@@ -17,7 +17,7 @@ from icefloe.table.capabilities import BRANCH_TABLES, SHOW_PARTITIONS, TableStat
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-    from icefloe.sql.context import SqlContext
+    from icefloe.sql.statement_context import StatementSession
     from icefloe.sql.names import TableRef
     from icefloe.table.paimon import PaimonTable
 
@@ -31,7 +31,7 @@ def _parts(name: str) -> list[str]:
     return [p.strip("`") for p in re.findall(r"`[^`]+`|[^.]+", name)]
 
 
-def command(sess: SqlContext, tree: Optional[exp.Expression]) -> Optional[DataFrame]:
+def command(sess: StatementSession, tree: Optional[exp.Expression]) -> Optional[DataFrame]:
     """The result of a command about an icefloe table; None when it is not about one."""
     stmt = sess.statement
     assert stmt is not None, "a command is answered while its statement runs"
@@ -77,7 +77,7 @@ def command(sess: SqlContext, tree: Optional[exp.Expression]) -> Optional[DataFr
     return None
 
 
-def analyze(sess: SqlContext, tree: exp.Analyze, ref: TableRef) -> DataFrame:
+def analyze(sess: StatementSession, tree: exp.Analyze, ref: TableRef) -> DataFrame:
     """``ANALYZE TABLE t COMPUTE STATISTICS [FOR COLUMNS a, b | FOR ALL COLUMNS]`` on a table whose
     format keeps table statistics (Paimon's statistics file); refused by name on the others."""
     t = sess.load(ref)
@@ -109,7 +109,7 @@ def analyze(sess: SqlContext, tree: exp.Analyze, ref: TableRef) -> DataFrame:
     return sess.empty()
 
 
-def missing_metadata_table(sess: SqlContext, table: exp.Table) -> Optional[str]:
+def missing_metadata_table(sess: StatementSession, table: exp.Table) -> Optional[str]:
     """The error for ``db.t.xyz`` / ``db.`t$xyz``` naming an icefloe table's metadata table that does not
     exist (Spark would report a namespace or table of its own catalog); None for other names."""
     parts = table_parts(table)

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from sqlglot import exp
 
     from icefloe.core.io import FileIO
-    from icefloe.sql.context import SqlCatalog, SqlContext
+    from icefloe.sql.statement_context import StatementCatalog, StatementSession
     from icefloe.table.iceberg import IcebergTable
     from icefloe.table.migration import TableCatalog
 
@@ -60,7 +60,7 @@ def _err(reason: str, node: Optional[exp.Expression] = None) -> SqlError:
     return SqlError(reason, line, col)
 
 
-def _values(sess: SqlContext, nodes: Mapping[str, exp.Expression]) -> dict[str, Any]:
+def _values(sess: StatementSession, nodes: Mapping[str, exp.Expression]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, node in nodes.items():
         try:
@@ -79,11 +79,11 @@ def _bool(v: object, key: str) -> Optional[bool]:
     return text == "true"
 
 
-def _catalogs(sess: SqlContext) -> dict[str, SqlCatalog]:
+def _catalogs(sess: StatementSession) -> dict[str, StatementCatalog]:
     return {sess.catalog_name.lower(): sess.catalog, **sess.catalogs}
 
 
-def _table_name(sess: SqlContext, text: object) -> tuple[SqlCatalog, str]:
+def _table_name(sess: StatementSession, text: object) -> tuple[StatementCatalog, str]:
     """(catalog, db.table) of a table name of the session's catalogs."""
     parts = str(text).split(".")
     cats = _catalogs(sess)
@@ -96,7 +96,7 @@ def _table_name(sess: SqlContext, text: object) -> tuple[SqlCatalog, str]:
     return sess.catalog, str(text)
 
 
-def call(sess: SqlContext, stmt: Call, name: str) -> DataFrame:
+def call(sess: StatementSession, stmt: Call, name: str) -> DataFrame:
     spec = PROCEDURES[name]
     args = _values(sess, bind_args(stmt, spec.params, spec.required))
     capability = f"CALL system.{name}" if name in ("add_files", "snapshot", "migrate") else f"CALL sys.{name}"
@@ -118,7 +118,7 @@ def call(sess: SqlContext, stmt: Call, name: str) -> DataFrame:
     return sess.spark.createDataFrame([row], spec.result)
 
 
-def _source(sess: SqlContext, text: object, io: FileIO) -> Source:
+def _source(sess: StatementSession, text: object, io: FileIO) -> Source:
     if not isinstance(text, str):
         raise _err(f"source must be a string (a table name or `parquet`.`/path`), got {text!r}")
     spark_table = _spark_table(sess, text)
@@ -128,7 +128,7 @@ def _source(sess: SqlContext, text: object, io: FileIO) -> Source:
     return migration.load_source(text, catalogs, io, sess.catalog)
 
 
-def _spark_table(sess: SqlContext, text: str) -> Optional[str]:
+def _spark_table(sess: StatementSession, text: str) -> Optional[str]:
     """The directory of Spark's own table ``text`` (``spark_catalog.db.t``, or ``db.t`` when no catalog of the
     session has it) when it is a Parquet table; None when ``text`` names no Spark table. A Spark table of
     another format is refused: icefloe imports Parquet files."""
@@ -156,7 +156,7 @@ def _spark_table(sess: SqlContext, text: str) -> Optional[str]:
     return info["Location"]
 
 
-def _run(sess: SqlContext, name: str, a: Args, parallelism: Optional[int]) -> tuple[Any, ...]:
+def _run(sess: StatementSession, name: str, a: Args, parallelism: Optional[int]) -> tuple[Any, ...]:
     if name == "add_files":
         cat, target = _table_name(sess, a["table"])
         loaded = cat.load_table(target)
@@ -210,7 +210,7 @@ def _run(sess: SqlContext, name: str, a: Args, parallelism: Optional[int]) -> tu
     return (done,)
 
 
-def _migrate_spark_table(sess: SqlContext, text: str, a: Args, parallelism: Optional[int]) -> int:
+def _migrate_spark_table(sess: StatementSession, text: str, a: Args, parallelism: Optional[int]) -> int:
     """Iceberg's ``migrate`` of Spark's own Parquet table ``db.t``: an Iceberg table ``db.t`` of
     icefloe's catalog over its files, Spark's table renamed to the backup (``t_BACKUP_`` or
     ``backup_table_name``, in its database), or dropped with ``drop_backup`` (an external table
@@ -253,12 +253,12 @@ def _migrate_spark_table(sess: SqlContext, text: str, a: Args, parallelism: Opti
     return out["imported_files_count"]
 
 
-def _spark_table_type(sess: SqlContext, db: str, name: str) -> str:
+def _spark_table_type(sess: StatementSession, db: str, name: str) -> str:
     rows = sess.spark.sql(f"DESCRIBE TABLE EXTENDED spark_catalog.`{db}`.`{name}`").collect()
     return next((str(r[1]).strip().upper() for r in rows if r[0] and str(r[0]).strip() == "Type"), "")
 
 
-def _paimon_source(sess: SqlContext, source_type: str, text: object) -> Source:
+def _paimon_source(sess: StatementSession, source_type: str, text: object) -> Source:
     if source_type == "parquet":
         path = migration.parse_source(str(text)) or str(text)
         return migration.ParquetDirectory.at(path, sess.catalog.io), None, None
@@ -269,7 +269,7 @@ def _paimon_source(sess: SqlContext, source_type: str, text: object) -> Source:
     return table, cat, name
 
 
-def _iceberg_catalog(cat: SqlCatalog, name: str) -> None:
+def _iceberg_catalog(cat: StatementCatalog, name: str) -> None:
     if not migration.holds(cat, "iceberg"):
         raise _err(f"{name} creates an Iceberg table; its catalog holds {cat.format} tables")
 

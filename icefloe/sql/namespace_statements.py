@@ -16,7 +16,7 @@ from icefloe.errors import IcefloeError, NotSupportedError
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-    from icefloe.sql.context import SqlContext
+    from icefloe.sql.statement_context import StatementSession
 
 _KIND = r"(?:NAMESPACE|DATABASE|SCHEMA)"
 _NAME = r"((?:`[^`]+`|[A-Za-z_]\w*)(?:\.(?:`[^`]+`|[A-Za-z_]\w*))?)"
@@ -31,14 +31,14 @@ def _unquote(text: str) -> str:
     return text.replace("\\'", "'").replace("\\\\", "\\")
 
 
-def _namespace(sess: SqlContext, name: str) -> Optional[str]:
+def _namespace(sess: StatementSession, name: str) -> Optional[str]:
     parts = [p.strip("`") for p in re.findall(r"`[^`]+`|[^.]+", name)]
     if len(parts) == 2 and parts[0].lower() == sess.catalog_name.lower():
         return parts[1]
     return parts[0] if len(parts) == 1 else None
 
 
-def _pairs(sess: SqlContext, text: str, what: str) -> dict[str, str]:
+def _pairs(sess: StatementSession, text: str, what: str) -> dict[str, str]:
     inner = text.strip()
     if not (inner.startswith("(") and inner.endswith(")")):
         raise sess.error(f"{what}: expected ('key' = 'value', ...), got {text.strip()!r}")
@@ -53,7 +53,7 @@ def _pairs(sess: SqlContext, text: str, what: str) -> dict[str, str]:
     return out
 
 
-def statement(sess: SqlContext, text: str) -> Optional[DataFrame]:
+def statement(sess: StatementSession, text: str) -> Optional[DataFrame]:
     """The result of a namespace statement with properties on an icefloe namespace; None when the
     text is not one of them (or names another catalog's namespace)."""
     m = _DESCRIBE.match(text)
@@ -71,7 +71,7 @@ def statement(sess: SqlContext, text: str) -> Optional[DataFrame]:
     return None   # ALTER NAMESPACE: catalog_statements.alter_namespace
 
 
-def _create(sess: SqlContext, ns: str, exist_ok: bool, rest: str) -> DataFrame:
+def _create(sess: StatementSession, ns: str, exist_ok: bool, rest: str) -> DataFrame:
     props: dict[str, str] = {}
     clauses = re.compile(rf"\s*(?:COMMENT\s+{_STR}|LOCATION\s+{_STR}|WITH\s+(?:DB)?PROPERTIES\s*(\((?:[^()']|{_STR})*\)))",
                          re.I | re.S)
@@ -98,7 +98,7 @@ def _create(sess: SqlContext, ns: str, exist_ok: bool, rest: str) -> DataFrame:
     return sess.empty()
 
 
-def _describe(sess: SqlContext, ns: str, extended: bool) -> DataFrame:
+def _describe(sess: StatementSession, ns: str, extended: bool) -> DataFrame:
     props = dict(sess.catalog.namespace_properties(ns))
     location = props.pop("location", None) or os.path.dirname(sess.catalog.table_location(f"{ns}.t"))
     rows = [("Catalog Name", sess.catalog_name), ("Namespace Name", ns), ("Comment", props.pop("comment", "")),

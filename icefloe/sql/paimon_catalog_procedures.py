@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
     from sqlglot import exp
 
-    from icefloe.sql.context import SqlContext
+    from icefloe.sql.statement_context import StatementSession
     from icefloe.table.paimon import PaimonTable
 
 PARAMS = ("including_databases", "including_tables", "excluding_tables", "options")
@@ -37,14 +37,14 @@ COPY_PARAMS = ("source_table", "target_table", "where")
 _ANY = re.compile(".*")
 
 
-def _text(sess: SqlContext, node: exp.Expression) -> Any:
+def _text(sess: StatementSession, node: exp.Expression) -> Any:
     try:
         return literal_value(node)
     except ValueError:
         return spark_value(sess, node.sql('spark'))
 
 
-def _pattern(sess: SqlContext, args: Mapping[str, exp.Expression], key: str) -> Optional[re.Pattern[str]]:
+def _pattern(sess: StatementSession, args: Mapping[str, exp.Expression], key: str) -> Optional[re.Pattern[str]]:
     """The regular expression argument ``key`` holds; None when it is not given or blank."""
     node = args.get(key)
     if node is None:
@@ -58,7 +58,7 @@ def _pattern(sess: SqlContext, args: Mapping[str, exp.Expression], key: str) -> 
         raise SqlError(f"compact_database: argument {key!r} is not a regular expression: {e}") from None
 
 
-def compact_database(sess: SqlContext, call: Call) -> DataFrame:
+def compact_database(sess: StatementSession, call: Call) -> DataFrame:
     """Compact the catalog's tables the arguments select; one row: Paimon's result message."""
     args = bind_args(call, PARAMS)
     options = args.get("options")
@@ -85,7 +85,7 @@ def compact_database(sess: SqlContext, call: Call) -> DataFrame:
                                       "result string")
 
 
-def call(sess: SqlContext, stmt: Call, name: str) -> DataFrame:
+def call(sess: StatementSession, stmt: Call, name: str) -> DataFrame:
     try:
         return copy(sess, stmt) if name == "copy" else compact_database(sess, stmt)
     except SqlError:
@@ -94,7 +94,7 @@ def call(sess: SqlContext, stmt: Call, name: str) -> DataFrame:
         raise SqlError(f"CALL sys.{name}: {e}") from None
 
 
-def _name(sess: SqlContext, args: Mapping[str, exp.Expression], key: str) -> str:
+def _name(sess: StatementSession, args: Mapping[str, exp.Expression], key: str) -> str:
     node = args.get(key)
     value = None if node is None else literal_value(node)
     if not isinstance(value, str) or not value.strip():
@@ -102,7 +102,7 @@ def _name(sess: SqlContext, args: Mapping[str, exp.Expression], key: str) -> str
     return value.strip()
 
 
-def copy(sess: SqlContext, stmt: Call) -> DataFrame:
+def copy(sess: StatementSession, stmt: Call) -> DataFrame:
     """``CALL sys.copy(source_table, target_table[, where])``: the source's files copied into the
     target (created like the source when missing), as Paimon's copy; one row ``result``."""
     args = bind_args(stmt, COPY_PARAMS)

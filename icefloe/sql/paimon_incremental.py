@@ -28,21 +28,21 @@ from icefloe.table.capabilities import INCREMENTAL_QUERIES
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-    from icefloe.sql.context import SqlContext
+    from icefloe.sql.statement_context import StatementSession
     from icefloe.table.paimon import PaimonTable
 
 FUNCTIONS = ("paimon_incremental_query", "paimon_incremental_between_timestamp", "paimon_incremental_to_auto_tag")
 _KEEP = ("INSERT", "UPDATE_AFTER")
 
 
-def _arg(sess: SqlContext, node: exp.Expression, what: str) -> Any:
+def _arg(sess: StatementSession, node: exp.Expression, what: str) -> Any:
     try:
         return literal_value(node)
     except ValueError:
         raise sess.error(f"{what} must be a literal, got {node.sql('spark')}", node) from None
 
 
-def _snapshot_arg(sess: SqlContext, t: PaimonTable, value: object, node: exp.Expression) -> int:
+def _snapshot_arg(sess: StatementSession, t: PaimonTable, value: object, node: exp.Expression) -> int:
     if isinstance(value, bool) or value is None:
         raise sess.error(f"paimon_incremental_query: {value!r} is not a snapshot id", node)
     if isinstance(value, int) or str(value).strip().isdigit():
@@ -52,7 +52,7 @@ def _snapshot_arg(sess: SqlContext, t: PaimonTable, value: object, node: exp.Exp
 
 
 @contextmanager
-def _as_sql_error(sess: SqlContext, name: str, node: exp.Expression) -> Iterator[None]:
+def _as_sql_error(sess: StatementSession, name: str, node: exp.Expression) -> Iterator[None]:
     """A table's refusal of the arguments (a tag that is no automatic tag, tags out of order) as the
     query's error."""
     try:
@@ -72,7 +72,7 @@ def _both_tags(t: PaimonTable, start: object, end: object) -> bool:
     return str(start) in tags and str(end) in tags
 
 
-def _time_arg(sess: SqlContext, value: object, node: exp.Expression) -> int:
+def _time_arg(sess: StatementSession, value: object, node: exp.Expression) -> int:
     if isinstance(value, int) or (isinstance(value, str) and value.strip().isdigit()):
         return int(value)
     micros = spark_value(sess, f"unix_micros(CAST({exp.Literal.string(str(value)).sql('spark')} AS TIMESTAMP))")
@@ -86,7 +86,7 @@ def _at_or_before(t: PaimonTable, millis: int) -> Optional[int]:
     return max(ids) if ids else None
 
 
-def incremental_df(sess: SqlContext, fn: exp.Anonymous) -> DataFrame:
+def incremental_df(sess: StatementSession, fn: exp.Anonymous) -> DataFrame:
     """The rows of one incremental function call."""
     name = fn.name.lower()
     args = list(fn.expressions)
@@ -126,7 +126,7 @@ def incremental_df(sess: SqlContext, fn: exp.Anonymous) -> DataFrame:
     return _changes(sess, t, lo, hi, fn)
 
 
-def _changes(sess: SqlContext, t: PaimonTable, lo: int, hi: int, node: exp.Expression) -> DataFrame:
+def _changes(sess: StatementSession, t: PaimonTable, lo: int, hi: int, node: exp.Expression) -> DataFrame:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -148,7 +148,7 @@ def _changes(sess: SqlContext, t: PaimonTable, lo: int, hi: int, node: exp.Expre
     return df.select(*[F.col(f"`{c}`") for c in columns])
 
 
-def rewrite(sess: SqlContext, tree: exp.Expression) -> int:
+def rewrite(sess: StatementSession, tree: exp.Expression) -> int:
     """Replace each incremental function call in ``tree``'s FROM clauses by a view of its rows."""
     count = 0
     for table in list(tree.find_all(exp.Table)):

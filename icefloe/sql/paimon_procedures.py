@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from sqlglot import exp
 
     from icefloe.sql.call_args import Args, Rows
-    from icefloe.sql.context import SqlContext
+    from icefloe.sql.statement_context import StatementSession
     from icefloe.table.paimon import PaimonTable
 
 
@@ -326,7 +326,7 @@ _MAIN_ONLY = ("delete_branch", "fast_forward", "rename_branch", "purge_files", "
 REFUSED = branch_procs.REFUSED
 
 
-def _epoch_ms(sess: SqlContext, name: str, node: exp.Expression) -> int:
+def _epoch_ms(sess: StatementSession, name: str, node: exp.Expression) -> int:
     """A time argument: epoch milliseconds (Paimon's unit), or a timestamp expression."""
     try:
         value = literal_value(node)
@@ -344,7 +344,7 @@ def _epoch_ms(sess: SqlContext, name: str, node: exp.Expression) -> int:
     return micros // 1000
 
 
-def _plain(sess: SqlContext, node: exp.Expression) -> Any:
+def _plain(sess: StatementSession, node: exp.Expression) -> Any:
     try:
         return literal_value(node)
     except ValueError:
@@ -359,7 +359,7 @@ def duration_ms(text: object, name: str = "time_retained") -> int:
         raise SqlError(f"argument {name!r}: {e}") from None
 
 
-def _values(sess: SqlContext, proc: PaimonProcedure, bound: Mapping[str, exp.Expression]) -> dict[str, Any]:
+def _values(sess: StatementSession, proc: PaimonProcedure, bound: Mapping[str, exp.Expression]) -> dict[str, Any]:
     return {key: _epoch_ms(sess, key, node) if key in proc.times else _plain(sess, node)
             for key, node in bound.items() if key != "table"}
 
@@ -375,7 +375,7 @@ def _run(t: PaimonTable, name: str, proc: PaimonProcedure, args: Args) -> Rows:
         raise SqlError(f"CALL sys.{name} on {t.name}: {e}") from None
 
 
-def call(sess: SqlContext, t: PaimonTable, name: str, bound: Mapping[str, exp.Expression]) -> DataFrame:
+def call(sess: StatementSession, t: PaimonTable, name: str, bound: Mapping[str, exp.Expression]) -> DataFrame:
     """Run Paimon procedure ``name`` on table ``t`` with the bound arguments ({name: node})."""
     proc = PROCEDURES[name]
     if t.branch is not None and name in _MAIN_ONLY:
@@ -383,7 +383,7 @@ def call(sess: SqlContext, t: PaimonTable, name: str, bound: Mapping[str, exp.Ex
     return sess.spark.createDataFrame(_run(t, name, proc, _values(sess, proc, bound)), proc.result)
 
 
-def call_database(sess: SqlContext, name: str, database: str, bound: Mapping[str, exp.Expression],
+def call_database(sess: StatementSession, name: str, database: str, bound: Mapping[str, exp.Expression],
                   tables: list[PaimonTable]) -> DataFrame:
     """``table => 'db.*'``: procedure ``name`` on each of ``tables`` (the Paimon tables of the
     database) with the same arguments; one row, each column summed over the tables."""

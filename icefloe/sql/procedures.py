@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
     from icefloe.sql.call_args import Rows
-    from icefloe.sql.context import SqlContext
+    from icefloe.sql.statement_context import StatementSession
     from icefloe.table.base import Table
     from icefloe.table.paimon import PaimonTable
 
@@ -126,21 +126,21 @@ def _table_only(call: Call) -> dict[str, exp.Expression]:
     raise SqlError(f"{call.procedure.parts[-1]} needs argument 'table'", call.procedure.line, call.procedure.column)
 
 
-def _value(sess: SqlContext, node: exp.Expression) -> Any:
+def _value(sess: StatementSession, node: exp.Expression) -> Any:
     try:
         return literal_value(node)
     except ValueError:
         return spark_value(sess, node.sql('spark'))
 
 
-def _timestamp_ms(sess: SqlContext, node: exp.Expression) -> int:
+def _timestamp_ms(sess: StatementSession, node: exp.Expression) -> int:
     micros = spark_value(sess, f"unix_micros(CAST(({node.sql('spark')}) AS TIMESTAMP))")
     if micros is None:
         raise _err(f"{node.sql('spark')} is not a timestamp", node)
     return micros // 1000
 
 
-def call(sess: SqlContext, stmt: Call) -> DataFrame:
+def call(sess: StatementSession, stmt: Call) -> DataFrame:
     parts = [p.lower() for p in stmt.procedure.parts]
     if len(parts) == 3 and parts[0] == sess.catalog_name.lower():
         parts = parts[1:]
@@ -243,7 +243,7 @@ def call(sess: SqlContext, stmt: Call) -> DataFrame:
     return _result_df(sess, t, name, proc, result, before, kwargs)
 
 
-def _database_wide(sess: SqlContext, stmt: Call, name: str, database: str, table_node: exp.Expression) -> DataFrame:
+def _database_wide(sess: StatementSession, stmt: Call, name: str, database: str, table_node: exp.Expression) -> DataFrame:
     """Paimon's ``table => 'db.*'``: the procedure on every Paimon table of database ``db``."""
     paimon = paimon_procedures.PROCEDURES[name]
     parts = database.split(".")
@@ -257,7 +257,7 @@ def _database_wide(sess: SqlContext, stmt: Call, name: str, database: str, table
     return paimon_procedures.call_database(sess, name, db, bind_args(stmt, paimon.params, paimon.required), tables)
 
 
-def _orphan_listing(sess: SqlContext, stmt: Call, kwargs: dict[str, Any]) -> None:
+def _orphan_listing(sess: StatementSession, stmt: Call, kwargs: dict[str, Any]) -> None:
     """remove_orphan_files' ``file_list_view`` as the listing the table takes (its ``file_path``
     and ``last_modified`` columns)."""
     view = kwargs.pop("file_list_view", None)
@@ -272,7 +272,7 @@ def _orphan_listing(sess: SqlContext, stmt: Call, kwargs: dict[str, Any]) -> Non
     kwargs["listing"] = [(r[0], r[1]) for r in rows]
 
 
-def _register(sess: SqlContext, stmt: Call, proc: Procedure, table_name: str,
+def _register(sess: StatementSession, stmt: Call, proc: Procedure, table_name: str,
               args: dict[str, exp.Expression]) -> DataFrame:
     """``register_table(table, metadata_file)``: the table must not exist yet."""
     parts = table_name.split(".")
@@ -400,7 +400,7 @@ def _snapshot_before(t: Table, millis: int, strict: bool = False) -> Optional[in
     return best.snapshot_id if best is not None else None
 
 
-def _result_df(sess: SqlContext, t: Table, name: str, proc: Procedure, result: Any, before: Any,
+def _result_df(sess: StatementSession, t: Table, name: str, proc: Procedure, result: Any, before: Any,
                kwargs: dict[str, Any]) -> DataFrame:
     if name == "create_changelog_view":
         df, view = result

@@ -23,7 +23,7 @@ from icefloe.table.capabilities import SHOW_PARTITIONS
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-    from icefloe.sql.context import SqlContext
+    from icefloe.sql.statement_context import StatementSession
     from icefloe.table.base import Table
 
 #: a row of the statement: namespace, tableName, isTemporary, information
@@ -50,7 +50,7 @@ def matches(pattern: str, name: str) -> bool:
     return False
 
 
-def show_table_extended(sess: SqlContext, text: str) -> Optional[DataFrame]:
+def show_table_extended(sess: StatementSession, text: str) -> Optional[DataFrame]:
     """The DataFrame of the statement when it names an icefloe namespace; None when not (Spark
     answers it for its own catalog)."""
     m = _STATEMENT.match(text)
@@ -75,7 +75,7 @@ def show_table_extended(sess: SqlContext, text: str) -> Optional[DataFrame]:
     return sess.spark.createDataFrame(rows, _COLUMNS)
 
 
-def _information(sess: SqlContext, namespace: str, name: str, t: Table) -> str:
+def _information(sess: StatementSession, namespace: str, name: str, t: Table) -> str:
     details: list[tuple[str, object]] = [("Catalog", sess.catalog_name), ("Namespace", namespace), ("Table", name), ("Type", "MANAGED"),
                ("Provider", t.format), ("Location", t.location)]
     props = redact_properties(dict(t.properties or {}))      # shown, never a secret's value
@@ -91,7 +91,7 @@ def _information(sess: SqlContext, namespace: str, name: str, t: Table) -> str:
     return "\n".join(f"{k}: {v}" for k, v in details)
 
 
-def _temporary_views(sess: SqlContext, pattern: str) -> list[Row]:
+def _temporary_views(sess: StatementSession, pattern: str) -> list[Row]:
     """Spark's rows for the session's temporary views matching ``pattern``."""
     try:
         rows = sess.spark.sql("SHOW TABLE EXTENDED IN default LIKE " + _quote(pattern)).collect()
@@ -104,7 +104,7 @@ def _quote(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-def _spec(sess: SqlContext, text: str) -> dict[str, str]:
+def _spec(sess: StatementSession, text: str) -> dict[str, str]:
     inner = text[text.index("(") + 1:text.rindex(")")]
     out: dict[str, str] = {}
     for item in inner.split(","):
@@ -115,7 +115,7 @@ def _spec(sess: SqlContext, text: str) -> dict[str, str]:
     return out
 
 
-def _partition(sess: SqlContext, namespace: str, name: str, spec_text: str) -> DataFrame:
+def _partition(sess: StatementSession, namespace: str, name: str, spec_text: str) -> DataFrame:
     """The row of ``SHOW TABLE EXTENDED ... LIKE 'table' PARTITION (k = v, ...)``."""
     full = f"{namespace}.{name}"
     try:

@@ -11,7 +11,7 @@ from icefloe.sql.errors import SqlError
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-    from icefloe.sql.context import SqlContext
+    from icefloe.sql.statement_context import StatementSession
     from icefloe.table.paimon import PaimonTable
 
 _SPEC = re.compile(r"^\s*PARTITION\s*\((.*)\)\s*$", re.I | re.S)
@@ -32,7 +32,7 @@ def _spec(text: str) -> dict[str, str]:
     return out
 
 
-def show_partitions(sess: SqlContext, t: PaimonTable, rest: Optional[str]) -> DataFrame:
+def show_partitions(sess: StatementSession, t: PaimonTable, rest: Optional[str]) -> DataFrame:
     """The DataFrame of ``SHOW PARTITIONS`` for Paimon table ``t``; ``rest`` is what follows the name."""
     from pyspark.sql.types import StringType, StructField, StructType
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 from icefloe.sql.errors import SqlError
 
 if TYPE_CHECKING:
-    from icefloe.sql.context import SqlCatalog
+    from icefloe.sql.statement_context import StatementCatalog
     from icefloe.table.base import Table
 
 #: a procedure's output rows, in its result's columns
@@ -98,7 +98,7 @@ REGISTER_TABLE = Spec(("table", "metadata_file"), ("table", "metadata_file"), "r
                       None)
 
 
-def register_table(catalog: SqlCatalog, name: str, metadata_file: str) -> Rows:
+def register_table(catalog: StatementCatalog, name: str, metadata_file: str) -> Rows:
     """``register_table``: ``name`` (db.table, which must not exist) adopts the table whose metadata
     file is ``metadata_file``; the output counts come from its current snapshot's summary."""
     t = catalog.register_table(name, metadata_file)

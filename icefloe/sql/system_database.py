@@ -17,10 +17,10 @@ from icefloe.sql.metadata_tables import to_spark
 from icefloe.sql.names import table_parts
 
 if TYPE_CHECKING:
-    from icefloe.sql.context import SqlCatalog, SqlContext
+    from icefloe.sql.statement_context import StatementCatalog, StatementSession
 
 
-def is_system_database(sess: SqlContext, parts: list[str]) -> bool:
+def is_system_database(sess: StatementSession, parts: list[str]) -> bool:
     """Whether ``parts`` (``sys`` or ``<catalog>.sys``) name the session catalog's system database."""
     low = [str(p).lower() for p in parts]
     if low[:1] == [sess.catalog_name.lower()]:
@@ -28,7 +28,7 @@ def is_system_database(sess: SqlContext, parts: list[str]) -> bool:
     return low == [SYSTEM_DATABASE] and sess.catalog.has_system_database
 
 
-def _catalog_of(sess: SqlContext, parts: list[str]) -> Optional[tuple[SqlCatalog, str, str]]:
+def _catalog_of(sess: StatementSession, parts: list[str]) -> Optional[tuple[StatementCatalog, str, str]]:
     """(catalog, its name, the table's name in sys) when ``parts`` name a table of a ``sys`` database."""
     low = [str(p).lower() for p in parts]
     if len(low) == 1 and sess.namespace is not None and sess.namespace.lower() == SYSTEM_DATABASE:
@@ -44,7 +44,7 @@ def _catalog_of(sess: SqlContext, parts: list[str]) -> Optional[tuple[SqlCatalog
     return None
 
 
-def system_table(sess: SqlContext, table: exp.Table) -> Optional[str]:
+def system_table(sess: StatementSession, table: exp.Table) -> Optional[str]:
     """The temporary view of the global system table ``table`` names, or None when it names none.
 
     Raises SqlError for a table ``sys`` does not have and for time travel (the tables describe the
@@ -63,12 +63,12 @@ def system_table(sess: SqlContext, table: exp.Table) -> Optional[str]:
     return sess.temp_view(to_spark(sess.spark, rows), f"sys_{name}", f"{catalog_name}.sys.{name}")
 
 
-def table_names(sess: SqlContext) -> list[str]:
+def table_names(sess: StatementSession) -> list[str]:
     """The tables ``SHOW TABLES`` lists in the session catalog's ``sys``."""
     return list(names(catalog_options(sess.catalog.warehouse, sess.catalog.properties)))
 
 
-def refuse_change(sess: SqlContext, tree: exp.Expression) -> None:
+def refuse_change(sess: StatementSession, tree: exp.Expression) -> None:
     """Refuse a statement that would change or drop a table of ``sys`` (Paimon's global system tables
     are views of the catalog: they are read, never written)."""
     if not isinstance(tree, (exp.Insert, exp.Delete, exp.Update, exp.Merge, exp.Drop, exp.Alter, exp.TruncateTable,

@@ -17,7 +17,7 @@ from icefloe.iceberg.snapshot import icefloe_version
 from icefloe.spark import iceberg_functions
 
 if TYPE_CHECKING:
-    from icefloe.sql.context import SqlContext
+    from icefloe.sql.statement_context import StatementSession
 
 _ARITY = {"bucket": 2, "truncate": 2, "years": 1, "months": 1, "days": 1, "hours": 1, "iceberg_version": 0}
 
@@ -30,7 +30,7 @@ def _prefix(node: exp.Expression) -> list[str]:
     return []
 
 
-def rewrite(sess: SqlContext, tree: exp.Expression) -> int:
+def rewrite(sess: StatementSession, tree: exp.Expression) -> int:
     """Replace the ``system.*`` calls of ``tree`` (in place); how many were replaced."""
     count = 0
     for dot in list(tree.find_all(exp.Dot)):
@@ -50,7 +50,7 @@ def rewrite(sess: SqlContext, tree: exp.Expression) -> int:
     return count
 
 
-def _replacement(sess: SqlContext, name: str, args: list[exp.Expression], node: exp.Expression) -> exp.Expression:
+def _replacement(sess: StatementSession, name: str, args: list[exp.Expression], node: exp.Expression) -> exp.Expression:
     if name == "iceberg_version":
         return exp.Literal.string(f"icefloe {icefloe_version()}")
     if name == "truncate":
@@ -62,7 +62,7 @@ def _replacement(sess: SqlContext, name: str, args: list[exp.Expression], node: 
     return exp.Anonymous(this=iceberg_functions.PREFIX + name, expressions=head + typed)
 
 
-def _truncate(sess: SqlContext, width: exp.Expression, value: exp.Expression, node: exp.Expression) -> exp.Expression:
+def _truncate(sess: StatementSession, width: exp.Expression, value: exp.Expression, node: exp.Expression) -> exp.Expression:
     """The spec's truncation as a Spark expression for the type of ``value``."""
     if not isinstance(width, exp.Literal) or width.is_string or int(width.name) <= 0:
         raise sess.error(f"system.truncate needs a positive integer width, got {width.sql('spark')}", node)
@@ -83,7 +83,7 @@ def _truncate(sess: SqlContext, width: exp.Expression, value: exp.Expression, no
     return exp.maybe_parse(text, dialect="spark")
 
 
-def _type_of(sess: SqlContext, value: exp.Expression, node: exp.Expression) -> str:
+def _type_of(sess: StatementSession, value: exp.Expression, node: exp.Expression) -> str:
     """Spark's type of ``value`` where it stands: analysed (no job runs) over the FROM clause of
     the query it is in."""
     select = node.find_ancestor(exp.Select)

@@ -21,7 +21,7 @@ from sqlglot import exp
 
 from icefloe.errors import NotSupportedError, NotSupportedYetError, SqlError
 from icefloe.sql import wap
-from icefloe.sql.context import SqlContext
+from icefloe.sql.statement_context import StatementSession
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from icefloe.iceberg.partitioning import PartitionSpec
     from icefloe.iceberg.schema_update import UpdateSchema
     from icefloe.iceberg.transaction import CatalogTransaction, Transaction
-    from icefloe.sql.context import SqlCatalog
+    from icefloe.sql.statement_context import StatementCatalog
     from icefloe.sql.parser import Statement
     from icefloe.table.base import Table
     from icefloe.table.iceberg import IcebergTable
@@ -64,7 +64,7 @@ class SqlTransaction:
     """The open transaction of a SQL session: one ``CatalogTransaction`` and, per table it touched,
     the table as the statements see it (``StagedTable``)."""
 
-    def __init__(self, catalog: SqlCatalog):
+    def __init__(self, catalog: StatementCatalog):
         self.catalog = catalog
         self.staged: CatalogTransaction = catalog.transaction()     # NotSupportedError for a Paimon catalog
         self.tables: dict[str, StagedTable] = {}
@@ -163,13 +163,13 @@ class StagedTable(_TableStandIn):
         return getattr(self._table, attr)
 
 
-class TransactionSession(SqlContext, Protocol):
+class TransactionSession(StatementSession, Protocol):
     """A session with its open transaction (None between transactions)."""
 
     transaction: Optional[SqlTransaction]
 
 
-def refusal(sess: SqlContext, stmt: Statement) -> Optional[str]:
+def refusal(sess: StatementSession, stmt: Statement) -> Optional[str]:
     """Why ``stmt`` cannot run inside a transaction (None: it can)."""
     tree = stmt.tree
     first = stmt.text.split(None, 1)[0].upper() if stmt.text.strip() else "statement"

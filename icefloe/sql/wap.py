@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Optional
 if TYPE_CHECKING:
     from sqlglot import exp
 
-    from icefloe.sql.context import SqlContext
+    from icefloe.sql.statement_context import StatementSession
     from icefloe.sql.names import TableRef
     from icefloe.table.base import Table
 
@@ -32,7 +32,7 @@ WAP_ENABLED = "write.wap.enabled"
 _SET = re.compile(r"\s*SET\s+(spark\.wap\.(?:branch|id))\s*=(.*)", re.IGNORECASE | re.DOTALL)
 
 
-def check_set(sess: SqlContext, text: str, node: Optional[exp.Expression] = None) -> None:
+def check_set(sess: StatementSession, text: str, node: Optional[exp.Expression] = None) -> None:
     """Refuse ``SET spark.wap.branch|id = <value>`` whose value runs over a line break or a space:
     Spark's SET takes everything to the end of the statement, so a missing ``;`` would make the
     next statement part of the branch name (or id) instead of running it."""
@@ -42,7 +42,7 @@ def check_set(sess: SqlContext, text: str, node: Optional[exp.Expression] = None
                          f"name or WAP id is one word, and a statement after SET needs a ';' before it", node)
 
 
-def settings(sess: SqlContext) -> tuple[Optional[str], Optional[str]]:
+def settings(sess: StatementSession) -> tuple[Optional[str], Optional[str]]:
     """(WAP branch, WAP id) of the session; an empty value is no value."""
     conf = sess.spark.conf
     return (conf.get(WAP_BRANCH, None) or None), (conf.get(WAP_ID, None) or None)
@@ -52,7 +52,7 @@ def enabled(t: Table) -> bool:
     return str((t.properties or {}).get(WAP_ENABLED, "false")).strip().lower() == "true"
 
 
-def write_target(sess: SqlContext, t: Table, ref: Optional[TableRef], statement: str,
+def write_target(sess: StatementSession, t: Table, ref: Optional[TableRef], statement: str,
                  node: Optional[exp.Expression] = None) -> Table:
     """The table ``statement`` writes: ``t`` itself, or ``t`` writing to the branch its name gives
     (``ref``), to the session's WAP branch, or staged under the session's WAP id."""
@@ -79,13 +79,13 @@ def write_target(sess: SqlContext, t: Table, ref: Optional[TableRef], statement:
     return _writing_to(sess, t, statement, node, branch=branch or wap_branch, wap_id=wap_id)
 
 
-def _writing_to(sess: SqlContext, t: Table, statement: str, node: Optional[exp.Expression],
+def _writing_to(sess: StatementSession, t: Table, statement: str, node: Optional[exp.Expression],
                 branch: Optional[str] = None, wap_id: Optional[str] = None) -> Table:
     with sess.refused_as(statement, node):
         return t.writing_to(branch=branch, wap_id=wap_id)
 
 
-def read_branch(sess: SqlContext, t: Table) -> Optional[str]:
+def read_branch(sess: StatementSession, t: Table) -> Optional[str]:
     """The branch a plain read of ``t`` sees: the session's WAP branch once it exists on a table
     with write-audit-publish enabled (as Iceberg's runtime reads), else None (main)."""
     wap_branch, _wap_id = settings(sess)
