@@ -77,7 +77,8 @@ def _iceberg_exists(location: str, io: FileIO = LOCAL) -> bool:
     return HadoopTableOperations(io, _local(location)).exists()
 
 
-def _create_iceberg_table(location: str, schema: str | StructType, partitioned_by: Optional[str], io: FileIO = LOCAL) -> None:
+def _create_iceberg_table(location: str, schema: str | StructType, partitioned_by: Optional[str],
+                          io: FileIO = LOCAL) -> None:
     """Create a table at ``location`` (schema: DDL text or Spark StructType; terms separated by ';')."""
     from icefloe.iceberg.hadoop import HadoopTableOperations
     from icefloe.iceberg.partitioning import build_spec
@@ -94,7 +95,8 @@ def _create_iceberg_table(location: str, schema: str | StructType, partitioned_b
             raise
 
 
-def _create_paimon_table(location: str, spark_schema: StructType, options: Mapping[str, str], io: FileIO = LOCAL) -> None:
+def _create_paimon_table(location: str, spark_schema: StructType, options: Mapping[str, str],
+                         io: FileIO = LOCAL) -> None:
     """A new Paimon table at ``<warehouse>/<db>.db/<table>`` (Paimon's filesystem-catalog layout)."""
     from icefloe.paimon.catalog import PaimonCatalog
 

@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 
     from icefloe.core.types import NestedField, Schema
 
+    # a joined row's conditions: in the target, matched, not matched, not matched by source
+    Marks = tuple[Column, Column, Column, Column]
+
 T_MARK, S_MARK, CLAUSE = "_icefloe_in_target", "_icefloe_in_source", "_icefloe_clause"
 SOURCE_ID = "_icefloe_source_row"
 BROADCAST_SOURCE_BYTES = 256 << 20     # a MERGE source up to this size (estimated from its rows) is broadcast
@@ -217,7 +220,7 @@ class MergeClauses:
         self.not_matched_by_source.append(Clause("delete", condition, None, When.NOT_MATCHED_BY_SOURCE))
         return self
 
-    def join(self, target: DataFrame, need_target: bool) -> tuple[DataFrame, Callable[[str], Column], tuple[Column, Column, Column, Column]]:
+    def join(self, target: DataFrame, need_target: bool) -> tuple[DataFrame, Callable[[str], Column], Marks]:
         """The target rows (a DataFrame of the table's columns) joined with the source on the ON
         condition: an outer join on the sides whose unmatched rows a clause takes (the target's
         when ``need_target``, the source's when there is a NOT MATCHED clause). Returns the
@@ -321,7 +324,7 @@ class MergeClauses:
         return empty_target.withColumn(T_MARK, F.lit(True)).alias(self.ta).join(
             source.withColumn(S_MARK, F.lit(True)).alias(self.sa), on, "right_outer")
 
-    def marks(self) -> tuple[Column, Column, Column, Column]:
+    def marks(self) -> Marks:
         """The conditions on a joined row: (in target, matched, not matched, not matched by source)."""
         from pyspark.sql import functions as F
 
@@ -329,7 +332,8 @@ class MergeClauses:
         in_s = F.col(f"{self.sa}.`{S_MARK}`").isNotNull()
         return in_t, in_t & in_s, in_s & ~in_t, in_t & ~in_s
 
-    def matches_checked(self, matched: DataFrame, file_col: str, pos_col: str, source_col: str, describe: Callable[[tuple], str]) -> DataFrame:
+    def matches_checked(self, matched: DataFrame, file_col: str, pos_col: str, source_col: str,
+                        describe: Callable[[tuple], str]) -> DataFrame:
         """``matched`` (the rows of a join that streams the target past the broadcast source: all
         of a target row's matches are made in the task that reads it), checkpointed, with SQL's
         cardinality rule checked by the JVM in the job that makes them (no job of its own); where
@@ -347,7 +351,8 @@ class MergeClauses:
             self.check_cardinality(out, F.lit(True), [file_col, pos_col], describe)
         return out
 
-    def joined_checked(self, target: DataFrame, need_target: bool, equal_keys: bool, file_col: str, pos_col: str) -> tuple[DataFrame, Callable[[str], Column], tuple[Column, Column, Column, Column], bool]:
+    def joined_checked(self, target: DataFrame, need_target: bool, equal_keys: bool, file_col: str,
+                       pos_col: str) -> tuple[DataFrame, Callable[[str], Column], Marks, bool]:
         """:meth:`join`, with SQL's cardinality rule checked by the JVM in whichever job reads the
         joined rows (no job of its own) where that is sound: a MATCHED clause, the target on a
         preserved side of the join (``need_target``: a left or full outer join), an ON condition
@@ -390,7 +395,8 @@ class MergeClauses:
             f"MERGE into {self.table.name}: {row} matched more than one source row; "
             "make the source unique on the join keys. Nothing was committed.")
 
-    def check_cardinality(self, joined: DataFrame, matched: Column, row_id: list, describe: Callable[[tuple], str]) -> None:
+    def check_cardinality(self, joined: DataFrame, matched: Column, row_id: list, describe: Callable[[tuple],
+                          str]) -> None:
         """SQL's MERGE rule: a target row (identified by the ``row_id`` columns) that more than one
         source row matches is an error, checked only when a MATCHED clause exists. ``describe``
         names the offending row from its id values."""
@@ -402,7 +408,8 @@ class MergeClauses:
         if dup:
             raise self._cardinality_error(describe(tuple(dup[0])[:-1]))
 
-    def clause_column(self, matched: Column, not_matched: Column, by_source: Column) -> tuple[Column, dict[int, Clause]]:
+    def clause_column(self, matched: Column, not_matched: Column,
+                      by_source: Column) -> tuple[Column, dict[int, Clause]]:
         """The number of the clause each joined row takes (null for none), and the clauses by
         number: each row's first clause, in the order written, whose ``When`` holds for the row
         (``matched``, ``not_matched``, ``by_source``: the Columns saying which does) and whose
@@ -420,7 +427,8 @@ class MergeClauses:
             clauses[n] = c
         return (chain if chain is not None else F.lit(None).cast("int")), clauses
 
-    def clause_values(self, fields: Iterable[NestedField], clause: Column, clauses: dict, tcol: Callable[[str], Column], resolve: Callable[[str], str], table_name: str,
+    def clause_values(self, fields: Iterable[NestedField], clause: Column, clauses: dict, tcol: Callable[[str],
+                      Column], resolve: Callable[[str], str], table_name: str,
                       check_update: Optional[Callable[[list[str]], None]] = None) -> list:
         """For each target field (``.name``, ``.field_type``), the value of the clause each joined
         row takes (``clause``: the column from ``clause_column``), the target's own value when

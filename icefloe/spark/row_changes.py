@@ -73,7 +73,8 @@ def updated_columns(fields: Iterable[NestedField], sets: dict, hit: Optional[Col
     return out
 
 
-def check_resolvable(spark: SparkSession, schema: Schema, sets: dict, table_name: str, condition: Optional[str | Column] = None, hidden: Sequence[str] = ()) -> None:
+def check_resolvable(spark: SparkSession, schema: Schema, sets: dict, table_name: str,
+                     condition: Optional[str | Column] = None, hidden: Sequence[str] = ()) -> None:
     """Analyse UPDATE's values and condition against the table's own columns (no job runs), so a
     name that is no column is reported as such, and never with icefloe's internal columns as
     suggestions. A bare word where a string was meant gets the hint to quote it. ``hidden``: BIGINT
@@ -125,7 +126,8 @@ def checkpointed(df: DataFrame) -> DataFrame:
         raise typed from None
 
 
-def file_stats(changes: DataFrame, file_col: str, checkpoint: bool = True) -> tuple[DataFrame, dict[str, Row], dict[str, int]]:
+def file_stats(changes: DataFrame, file_col: str,
+               checkpoint: bool = True) -> tuple[DataFrame, dict[str, Row], dict[str, int]]:
     """Labelled rows (an ``ACTION`` column, the data file in ``file_col``), checkpointed so the
     counts and the writes see the same rows (unless ``checkpoint`` is False: the caller then
     computes its writes again from the same immutable files), with each file's counts (n, upd,
@@ -154,7 +156,8 @@ def file_stats(changes: DataFrame, file_col: str, checkpoint: bool = True) -> tu
     return changes, by_file, counts
 
 
-def replacement_rows(spark: SparkSession, data: Any, aligned_fn: Callable[[DataFrame], DataFrame], where: str, table_name: str) -> DataFrame:
+def replacement_rows(spark: SparkSession, data: Any, aligned_fn: Callable[[DataFrame], DataFrame], where: str,
+                     table_name: str) -> DataFrame:
     """``overwrite(data, where=...)``: ``data`` (Spark or Arrow) fitted to the table by
     ``aligned_fn``, every row of it checked to match ``where`` (Delta's replaceWhere rule: rows
     that would not be replaced are not written), labelled INSERT with no source file."""

@@ -67,8 +67,9 @@ def _scans_method(spark: SparkSession, name: str):
     return hit[1]
 
 
-def file_scan(spark: SparkSession, paths: Sequence[str], schema: StructType, options: Optional[Mapping[str, str]] = None,
-              fmt: str = "parquet", whole: Sequence[str] = ()) -> DataFrame:
+def file_scan(spark: SparkSession, paths: Sequence[str], schema: StructType,
+              options: Optional[Mapping[str, str]] = None, fmt: str = "parquet",
+              whole: Sequence[str] = ()) -> DataFrame:
     """``spark.read.format(fmt).options(options).schema(schema).load(paths)``: a DataFrame of
     ``paths`` (at least one) read with ``schema`` (a StructType). A table's files are never
     skipped, even in a session set to skip unreadable or missing files

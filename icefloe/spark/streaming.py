@@ -360,7 +360,8 @@ def _limits(limit: ReadLimit) -> tuple[Optional[int], Optional[int]]:
     return files, rows
 
 
-def read_stream_partition(location: str, changelog_rows: bool, schema: StructType, partition: StreamPartition, options: Optional[Mapping[str, str]] = None) -> Iterator[pa.RecordBatch]:
+def read_stream_partition(location: str, changelog_rows: bool, schema: StructType, partition: StreamPartition,
+                          options: Optional[Mapping[str, str]] = None) -> Iterator[pa.RecordBatch]:
     """Arrow batches of one stream partition in Spark's read schema (``options``: the stream's,
     for an object store's settings); ``changelog_rows``: the table's stream may carry each row's
     kind (a first column ``ROWKIND``) and change records (units of kind "delta")."""
