@@ -18,18 +18,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from icefloe.core.ranges import MAX_DAYS, MAX_MICROS, MIN_DAYS, MIN_MICROS
 from icefloe.core.types import (
-    DecimalType,
-    DoubleType,
-    FixedType,
-    FloatType,
-    IcebergType,
-    IntegerType,
-    ListType,
-    LongType,
-    MapType,
-    Schema,
-    StructType,
-    to_spark_type,
+    DecimalType, DoubleType, FixedType, FloatType, IcebergType, IntegerType, ListType, LongType, MapType, Schema,
+    StructType, to_spark_type,
 )
 from icefloe.errors import RequiredFieldNullError, SchemaMismatchError
 from icefloe.iceberg.schema import default_value, stored_type

@@ -28,13 +28,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
 
 from icefloe.core.types import (
-    IcebergType,
-    ListType,
-    MapType,
-    Schema,
-    StructType,
-    to_spark_field,
-    to_spark_type,
+    IcebergType, ListType, MapType, Schema, StructType, to_spark_field, to_spark_type,
 )
 from icefloe.core.types.model import contains_nanos, type_names
 from icefloe.errors import IcefloeError

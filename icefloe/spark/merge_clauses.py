@@ -13,15 +13,7 @@ from icefloe.errors import MergeCardinalityError
 from icefloe.spark import jvm
 from icefloe.spark.align import check_assignable, checked_cast, fitted_column, restructured
 from icefloe.spark.row_changes import (
-    DELETE_ROW,
-    INSERT,
-    KEEP,
-    NOTHING,
-    UPDATE,
-    checkpointed,
-    column_name,
-    predicate,
-    value,
+    DELETE_ROW, INSERT, KEEP, NOTHING, UPDATE, checkpointed, column_name, predicate, value,
 )
 
 if TYPE_CHECKING:
