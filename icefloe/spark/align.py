@@ -14,16 +14,21 @@ from __future__ import annotations
 import datetime
 import uuid
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
+from icefloe.core.ranges import MAX_DAYS, MAX_MICROS, MIN_DAYS, MIN_MICROS
 from icefloe.core.types import (
     DecimalType, DoubleType, FixedType, FloatType, IcebergType, IntegerType, ListType, LongType, MapType, Schema,
     StructType, to_spark_type,
 )
-from icefloe.core.ranges import MAX_DAYS, MAX_MICROS, MIN_DAYS, MIN_MICROS
-from icefloe.errors import SchemaMismatchError
-from icefloe.errors import RequiredFieldNullError
+from icefloe.errors import RequiredFieldNullError, SchemaMismatchError
 from icefloe.iceberg.schema import default_value, stored_type
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+    from pyspark.sql import types as T
+
+    from icefloe.core.types import NestedField
 
 NULL_MARKER = "ICEFLOE_REQUIRED_NULL"
 RANGE_MARKER = "ICEFLOE_OUT_OF_RANGE"
@@ -35,7 +40,7 @@ _WIDENINGS = {
 }
 
 
-def _spark_to_name(dt) -> str:
+def _spark_to_name(dt: T.DataType) -> str:
     from pyspark.sql import types as T
 
     if isinstance(dt, (T.ByteType, T.ShortType, T.IntegerType)):
@@ -65,7 +70,7 @@ def _spark_to_name(dt) -> str:
     return dt.simpleString()
 
 
-def _compatible(src, target: IcebergType, path: str) -> None:
+def _compatible(src: T.DataType, target: IcebergType, path: str) -> None:
     """Raise unless Spark type ``src`` can be written to ``target`` without loss."""
     from pyspark.sql import types as T
 
@@ -104,7 +109,7 @@ def _compatible(src, target: IcebergType, path: str) -> None:
         return
     if s == "binary" and t.startswith("fixed["):       # Spark has no fixed type: lengths checked per value
         return
-    if s.startswith("decimal") and t.startswith("decimal"):
+    if s.startswith("decimal") and isinstance(src, T.DecimalType) and isinstance(target, DecimalType):
         sp, ss = src.precision, src.scale
         if ss == target.scale and sp <= target.precision:
             return
@@ -120,13 +125,13 @@ class Target:
     (``accepts(source_spark_type, path)`` raises ``SchemaMismatchError`` naming the column)."""
     name: str
     field_id: int
-    spark_type: object
+    spark_type: T.DataType
     required: bool
-    accepts: Callable[[object, str], None]
+    accepts: Callable[[T.DataType, str], None]
     default: object = None       # the value a row without this column gets (Iceberg v3 write-default)
 
 
-def fit_dataframe(df, targets: list, table_name: str = "table"):
+def fit_dataframe(df: DataFrame, targets: list, table_name: str = "table") -> DataFrame:
     """``df`` projected, cast and checked to the ``targets`` (field-id metadata on every column):
     columns matched by name case-insensitively, missing optional columns as nulls, a missing
     required column or one the table does not have refused, a null in a required column failing
@@ -168,7 +173,7 @@ def fit_dataframe(df, targets: list, table_name: str = "table"):
     return df.select(*cols)
 
 
-def restructured(src, target) -> bool:
+def restructured(src: T.DataType, target: T.DataType) -> bool:
     """Whether Spark type ``src`` reaches ``target`` only field by field: somewhere a struct's
     fields differ from the target's in names or order (Spark's cast pairs them by position)."""
     from pyspark.sql import types as T
@@ -184,7 +189,7 @@ def restructured(src, target) -> bool:
     return False
 
 
-def fitted_column(c, src, target):
+def fitted_column(c: Column, src: T.DataType, target: T.DataType) -> Column:
     """Column ``c`` of Spark type ``src`` as Spark type ``target``: struct fields matched by name
     (case-insensitively) at any depth, a field ``target`` lacks left out, one ``src`` lacks null
     (the caller has checked that it may be), lists and maps element by element; the rest cast."""
@@ -193,7 +198,7 @@ def fitted_column(c, src, target):
 
     if not restructured(src, target):
         return c if src == target else c.cast(target)
-    if isinstance(target, T.StructType):
+    if isinstance(target, T.StructType) and isinstance(src, T.StructType):
         by_name = {f.name.lower(): f for f in src.fields}
         parts = []
         for tf in target.fields:
@@ -202,16 +207,17 @@ def fitted_column(c, src, target):
                     else fitted_column(c.getField(sf.name), sf.dataType, tf.dataType))
             parts.append(part.alias(tf.name))
         return F.when(c.isNull(), F.lit(None)).otherwise(F.struct(*parts)).cast(target)
-    if isinstance(target, T.ArrayType):
+    if isinstance(target, T.ArrayType) and isinstance(src, T.ArrayType):
         return F.transform(c, lambda x: fitted_column(x, src.elementType, target.elementType)).cast(target)
-    if restructured(src.keyType, target.keyType):
-        c = F.transform_keys(c, lambda k, _v: fitted_column(k, src.keyType, target.keyType))
-    if restructured(src.valueType, target.valueType):
-        c = F.transform_values(c, lambda _k, v: fitted_column(v, src.valueType, target.valueType))
+    if isinstance(target, T.MapType) and isinstance(src, T.MapType):     # restructured: both are maps
+        if restructured(src.keyType, target.keyType):
+            c = F.transform_keys(c, lambda k, _v: fitted_column(k, src.keyType, target.keyType))
+        if restructured(src.valueType, target.valueType):
+            c = F.transform_values(c, lambda _k, v: fitted_column(v, src.valueType, target.valueType))
     return c.cast(target)
 
 
-def stored_columns(df, schema: Schema):
+def stored_columns(df: DataFrame, schema: Schema) -> DataFrame:
     """``df`` (fitted to ``schema``) as data files hold it: no column or struct field of type
     ``unknown`` at any depth (``schema.stored_type``), the rest as they are."""
     from pyspark.sql import functions as F
@@ -232,7 +238,7 @@ def stored_columns(df, schema: Schema):
     return df.select(*cols, *[c for c in df.columns if c.lower() not in table_columns]) if changed else df
 
 
-def spark_default(field_type, value):
+def spark_default(field_type: IcebergType, value: Any) -> Any:
     """A field default (JSON single-value form) as a value Spark's ``lit`` takes and casts to the
     column's type: UUIDs and naive timestamps as text, so no session time zone applies."""
     if value is None:
@@ -243,12 +249,12 @@ def spark_default(field_type, value):
     return out
 
 
-def _write_default(f):
+def _write_default(f: NestedField):
     """A field's write default as a value Spark's ``lit`` takes."""
     return spark_default(f.field_type, f.write_default)
 
 
-def align_dataframe(df, schema: Schema, table_name: str = "table"):
+def align_dataframe(df: DataFrame, schema: Schema, table_name: str = "table") -> DataFrame:
     """``df`` fitted to an Iceberg table's ``schema`` (only safe widening is implicit); a value of
     a ``fixed[N]`` column that is not N bytes long fails the job (``SchemaMismatchError``)."""
     from pyspark.sql import functions as F
@@ -272,7 +278,7 @@ def align_dataframe(df, schema: Schema, table_name: str = "table"):
     return fitted.select(*cols)
 
 
-def check_partition_ranges(df, columns, table_name: str = "table"):
+def check_partition_ranges(df: DataFrame, columns: Iterable[str], table_name: str = "table") -> DataFrame:
     """``df`` with each named date/timestamp column checked to lie in the range partition
     values can take (``icefloe.core.ranges``); a value outside fails the Spark job, and the write."""
     from pyspark.sql import functions as F
@@ -303,14 +309,15 @@ def check_partition_ranges(df, columns, table_name: str = "table"):
     return df.select(*cols)
 
 
-def checked_cast(value, target: IcebergType, column: str, table_name: str = "table"):
+def checked_cast(value: Column, target: IcebergType, column: str, table_name: str = "table") -> Column:
     """``value`` (a Column) cast to ``target`` for an UPDATE or MERGE assignment: a non-null
     value the cast cannot represent (overflow, unparsable text) fails the Spark job whether
     or not ANSI mode is on, instead of turning into null or wrapping around."""
     return checked_cast_to(value, to_spark_type(target), str(target), column, table_name)
 
 
-def checked_cast_to(value, spark_type, type_label: str, column: str, table_name: str = "table"):
+def checked_cast_to(value: Column, spark_type: T.DataType, type_label: str, column: str,
+                    table_name: str = "table") -> Column:
     """``value`` cast to Spark type ``spark_type`` (``type_label`` names it in the error); a
     non-null value the cast cannot represent fails the Spark job, ANSI mode or not."""
     from pyspark.sql import functions as F
@@ -321,7 +328,7 @@ def checked_cast_to(value, spark_type, type_label: str, column: str, table_name:
     return F.when(value.isNotNull() & cast.isNull(), F.raise_error(msg).cast(spark_type)).otherwise(cast)
 
 
-def check_assignable(src, target: IcebergType, path: str) -> None:
+def check_assignable(src: T.DataType, target: IcebergType, path: str) -> None:
     """Raise unless Spark type ``src`` may be assigned to ``target`` by MERGE's ``*`` clauses:
     what an append accepts, plus numeric narrowing (checked per value by ``checked_cast``)."""
     from pyspark.sql import types as T

@@ -11,12 +11,17 @@ Python; the constants avoid the join's per-row probe and copy.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 from icefloe.spark import connect
 
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+    from pyspark.sql import Column
 
-def bitmap_words(positions, row_count: int):
+
+def bitmap_words(positions: npt.ArrayLike, row_count: int) -> npt.NDArray[np.uint64]:
     """``positions`` (deleted row positions of a file of ``row_count`` rows) as numpy uint64
     words; positions outside the file are ignored."""
     import numpy as np
@@ -47,7 +52,7 @@ def bit_is_clear(words: str, word: str, bit: str) -> str:
 MAX_LITERAL_ELEMENTS = 1 << 18     # words and positions written into a plan: 2 MB of numbers at most
 
 
-def literal_filter(files, key_col: str, row_col: str):
+def literal_filter(files: Iterable[tuple[int | str, npt.ArrayLike]], key_col: str, row_col: str) -> Optional[Column]:
     """A Column that keeps a row unless its file's bitmap marks it, with the bitmaps as constants:
     ``files`` are ``(key, words)`` (the value the column named ``key_col`` holds for the file's
     rows, an int or a string; its bitmap words), ``row_col`` names the column of each row's
@@ -100,7 +105,7 @@ def literal_filter(files, key_col: str, row_col: str):
     return keep
 
 
-def long_array_constant(values):
+def long_array_constant(values: npt.ArrayLike):
     """A Column holding ``values`` (numpy int64) as one constant ``array<bigint>``: built in the
     JVM as a primitive array from the values' bytes (one transfer, no per-element calls, element
     reads without boxing), else, where the session gives no JVM access, as a JSON string Spark
@@ -135,14 +140,14 @@ def long_array_constant(values):
         return F.from_json(F.lit(json.dumps(values.tolist())), "array<bigint>")
 
 
-def _case(key_col: str, branches) -> str:
+def _case(key_col: str, branches: Iterable[tuple[int | str, int]]) -> str:
     """SQL mapping the column ``key_col`` to a number by ``branches`` ((key, number) pairs); null
     for other keys."""
     whens = " ".join(f"WHEN {_sql_literal(key)} THEN {number}" for key, number in branches)
     return f"CASE `{key_col}` {whens} END"
 
 
-def _sql_literal(value) -> str:
+def _sql_literal(value: int | str) -> str:
     if isinstance(value, str):
         return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
     return str(int(value))

@@ -11,13 +11,17 @@ from __future__ import annotations
 
 import os
 import re
+from typing import TYPE_CHECKING
 
 from icefloe.errors import GatewayRequiredError
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
 
 _parallelism: dict = {}         # id(session) -> (the session, its default parallelism)
 
 
-def is_connect(spark) -> bool:
+def is_connect(spark: SparkSession) -> bool:
     """Whether ``spark`` is a Spark Connect session (no JVM in this process to reach). Told by its
     class's module, so that a classic session never imports the Connect client (gRPC)."""
     return type(spark).__module__.startswith("pyspark.sql.connect.")
@@ -33,14 +37,14 @@ def connect_mode() -> bool:
     return is_remote()
 
 
-def require_gateway(spark, what: str, alternative: str) -> None:
+def require_gateway(spark: SparkSession, what: str, alternative: str) -> None:
     """Refuse ``what`` on a Spark Connect session, naming ``alternative``; nothing on a classic one."""
     if is_connect(spark):
         raise GatewayRequiredError(f"{what} needs the JVM of a classic SparkSession, which a Spark Connect "
                                    f"session does not expose; {alternative}")
 
 
-def default_parallelism(spark) -> int:
+def default_parallelism(spark: SparkSession) -> int:
     """The session's default parallelism (``SparkContext.defaultParallelism``). Over Spark Connect:
     ``spark.default.parallelism`` if set, else the cores of a ``local[N]`` master, else the
     shuffle partitions."""
@@ -64,7 +68,7 @@ def default_parallelism(spark) -> int:
     return max(1, n)
 
 
-def task_frame(spark, rows: list, schema: str, slices: int):
+def task_frame(spark: SparkSession, rows: list, schema: str, slices: int) -> DataFrame:
     """A DataFrame of ``rows`` (tuples of ``schema``, a DDL string) in ``slices`` partitions: the
     input of Python tasks (``mapInArrow``) that each take a share of the rows. A classic session
     parallelizes them as an RDD; a Connect session sends them in the plan and deals them out round

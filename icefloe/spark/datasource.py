@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import uuid
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Sequence
 
 from pyspark.sql.datasource import (
     DataSource,
@@ -23,18 +23,24 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
-from icefloe.core.io import LOCAL, FileIO, normalize_location
-from icefloe.core.object_store import ObjectStoreIO, file_io_for
 from icefloe.core import expressions as ex
 from icefloe.core.config import catalog_properties, storage_properties
-from icefloe.core.io import strip_scheme
+from icefloe.core.io import LOCAL, FileIO, normalize_location, strip_scheme
+from icefloe.core.object_store import ObjectStoreIO, file_io_for
 from icefloe.core.schema_input import to_schema
 from icefloe.core.types import to_arrow_schema, to_spark_schema
 from icefloe.errors import CorruptDataFileError, IcefloeError, InvalidNameError, NotSupportedError, StreamingSetupError
 from icefloe.paimon import types as pt
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql.datasource import Filter
+    from pyspark.sql.types import StructType
+
+    from icefloe.iceberg.manifest import DataFile
     from icefloe.iceberg.table import BaseTable
+    from icefloe.iceberg.table_metadata import TableMetadata
+    from icefloe.paimon.table import FileStoreTable
 
 # Spark's Python workers import this module to unpickle the data source, its reader and its writer
 # (each new worker once; Spark reuses its workers between micro-batches): the Iceberg side (its
@@ -42,7 +48,7 @@ if TYPE_CHECKING:
 # where they are used, so a task that writes a Paimon table's files does not load them.
 
 
-def paimon_table(location: str, io: FileIO = LOCAL):
+def paimon_table(location: str, io: FileIO = LOCAL) -> FileStoreTable:
     from icefloe.spark.paimon_read import _table as of_location
 
     return of_location(location, io)
@@ -59,7 +65,7 @@ def _local(location: str) -> str:
     return normalize_location(location)
 
 
-def io_for(options, location: str = "") -> FileIO:
+def io_for(options: Mapping[str, str], location: str = "") -> FileIO:
     """The FileIO of a table the data source reads or writes: the local file system, or the object
     store of ``location`` configured by the options' storage settings (``s3.endpoint``, ...)."""
     return file_io_for(location or "", storage_properties(dict(options)))
@@ -71,7 +77,8 @@ def _iceberg_exists(location: str, io: FileIO = LOCAL) -> bool:
     return HadoopTableOperations(io, _local(location)).exists()
 
 
-def _create_iceberg_table(location: str, schema, partitioned_by, io: FileIO = LOCAL) -> None:
+def _create_iceberg_table(location: str, schema: str | StructType, partitioned_by: Optional[str],
+                          io: FileIO = LOCAL) -> None:
     """Create a table at ``location`` (schema: DDL text or Spark StructType; terms separated by ';')."""
     from icefloe.iceberg.hadoop import HadoopTableOperations
     from icefloe.iceberg.partitioning import build_spec
@@ -88,7 +95,8 @@ def _create_iceberg_table(location: str, schema, partitioned_by, io: FileIO = LO
             raise
 
 
-def _create_paimon_table(location: str, spark_schema, options, io: FileIO = LOCAL) -> None:
+def _create_paimon_table(location: str, spark_schema: StructType, options: Mapping[str, str],
+                         io: FileIO = LOCAL) -> None:
     """A new Paimon table at ``<warehouse>/<db>.db/<table>`` (Paimon's filesystem-catalog layout)."""
     from icefloe.paimon.catalog import PaimonCatalog
 
@@ -114,12 +122,12 @@ def _iceberg_table(location: str, io: FileIO = LOCAL):
 CATALOG_OPTION = "catalog"
 
 
-def _uses_catalog(options) -> bool:
+def _uses_catalog(options: Mapping[str, str]) -> bool:
     return bool(options.get(CATALOG_OPTION)) or any(str(k).lower().startswith(CATALOG_OPTION + ".")
                                                     for k in options)
 
 
-def _catalog_table(options) -> BaseTable:
+def _catalog_table(options: Mapping[str, str]) -> BaseTable:
     """The Iceberg table ``.option("catalog", <name>).load("<db>.<table>")`` names: a catalog
     configured in .icefloe.yaml / ICEFLOE_CATALOG__* (as Spark's Python workers see them), with
     ``catalog.<key>`` options (warehouse, type, uri, name) over it or instead of it."""
@@ -138,7 +146,7 @@ def _catalog_table(options) -> BaseTable:
     kind = str(props.get("type", "hadoop")).lower()
     storage = storage_properties(props)
     if kind == "rest":
-        return RestCatalog(props["uri"], io=ObjectStoreIO(storage) if storage else None).load_table(table)
+        return RestCatalog(props["uri"], io=ObjectStoreIO(storage) if storage else None).load_table(_named(table))
     if not props.get("warehouse"):
         raise ValueError(f"catalog {name or ''!r} has no warehouse: configure it where Spark's Python workers "
                          "see it (.icefloe.yaml in the home or working directory, ICEFLOE_CATALOG__* set before "
@@ -146,8 +154,16 @@ def _catalog_table(options) -> BaseTable:
     io = file_io_for(str(props["warehouse"]), storage)
     if kind == "sql":
         return SqlCatalog(str(props["warehouse"]), props.get("uri"), str(props.get("name", "default")), io=io) \
-            .load_table(table)
-    return HadoopCatalog(str(props["warehouse"]), io=io).load_table(table)
+            .load_table(_named(table))
+    return HadoopCatalog(str(props["warehouse"]), io=io).load_table(_named(table))
+
+
+def _named(table: Optional[str]) -> str:
+    """The table name a catalog read or write was given (``.load("<db>.<table>")``)."""
+    if table is None:
+        raise InvalidNameError("the icefloe data source with option catalog needs a table name: "
+                               ".load('<db>.<table>') / .save('<db>.<table>')")
+    return table
 
 
 class _StaticOperations:
@@ -162,8 +178,11 @@ class _StaticOperations:
         self.location = self._meta.location.rstrip("/")
         self.metadata_dir = metadata_location.rsplit("/", 1)[0]
 
-    def load(self, version=None):
+    def load(self, version: Optional[int] = None) -> tuple[int, TableMetadata]:
         return 1, self._meta
+
+    def current(self) -> TableMetadata:
+        return self._meta
 
     def metadata_path(self, version: int) -> str:
         return self._path
@@ -171,7 +190,10 @@ class _StaticOperations:
     def exists(self) -> bool:
         return True
 
-    def commit(self, *args, **kwargs):   # pragma: no cover - tasks never commit
+    def commit(self, *args: Any, **kwargs: Any) -> int:   # pragma: no cover - tasks never commit
+        raise NotSupportedError("commit from a task", self.location, "iceberg", "the driver commits")
+
+    def commit_changes(self, *args: Any, **kwargs: Any) -> Any:   # pragma: no cover - tasks never commit
         raise NotSupportedError("commit from a task", self.location, "iceberg", "the driver commits")
 
 
@@ -185,7 +207,7 @@ LOCATION_KEY = "icefloe.location"
 ROWKIND = "rowkind"   # the first column of a Paimon read with option read.changelog
 
 
-def _location(options, schema=None) -> str:
+def _location(options: Mapping[str, str], schema: Optional[StructType] = None) -> str:
     """The table location: the ``path`` option, or (for tables in Spark's session catalog,
     whose options Spark does not hand to Python data sources) the location recorded in the
     table schema's field metadata when the catalog entry was created."""
@@ -210,7 +232,7 @@ class BatchDataSource(DataSource):
     def name(cls):
         return "icefloe"
 
-    def schema(self):
+    def schema(self) -> StructType:
         from pyspark.sql import types as T
 
         if _uses_catalog(self.options):
@@ -227,8 +249,9 @@ class BatchDataSource(DataSource):
             return T.StructType(kind + [
                 T.StructField(f.name, pt.to_spark_type(f.type, False), f.nullable, {LOCATION_KEY: loc})
                 for f in paimon_table(loc, io).table_schema.fields])
-        if self.options.get("columns") and not _iceberg_exists(loc, io):
-            _create_iceberg_table(loc, self.options.get("columns"), self.options.get("partitioned_by"), io)
+        columns = self.options.get("columns")
+        if columns and not _iceberg_exists(loc, io):
+            _create_iceberg_table(loc, columns, self.options.get("partitioned_by"), io)
         t = _iceberg_table(loc, io)
         snap = t.snapshot_for(_opt_int(self.options, "snapshot-id"), self.options.get("as-of-timestamp"))
         # Record the location in the field metadata: Spark keeps it in its catalog entry and hands it
@@ -237,13 +260,13 @@ class BatchDataSource(DataSource):
                   for f in to_spark_schema(t.schema_for(snap)).fields]
         return T.StructType(fields)
 
-    def reader(self, schema):
+    def reader(self, schema: StructType) -> IcefloePushdownReader:
         if any(str(k).lower() in ("consumer-id", "consumer.mode", "consumer.ignore-progress") for k in self.options):
             raise StreamingSetupError("option consumer-id records a streaming read's progress (Paimon's consumers); "
                                       "a batch read has none: read with spark.readStream")
         return IcefloePushdownReader(dict(self.options), schema)
 
-    def writer(self, schema, overwrite: bool):
+    def writer(self, schema: StructType, overwrite: bool) -> IcefloeWriter:
         return IcefloeWriter(dict(self.options), schema, overwrite)
 
 
@@ -256,7 +279,7 @@ def _paimon_tag_files(location: str, tag: str, io: FileIO = LOCAL) -> list:
     return partitions_of(table, table.plan(ref=tag), ref=tag)
 
 
-def _opt_int(options, key):
+def _opt_int(options: Mapping[str, str], key: str):
     v = options.get(key)
     return int(v) if v not in (None, "") else None
 
@@ -264,16 +287,23 @@ def _opt_int(options, key):
 @dataclass
 class FilePartition(InputPartition):
     path: str
+    # an Iceberg data file's delete files (merge-on-read: applied with Arrow in ``read``); and, of a
+    # catalog's table, the metadata the driver planned with and its FileIO (the tasks read those)
+    deletes: Optional[list[DataFile]] = None
+    metadata_location: Optional[str] = None
+    io: Optional[FileIO] = None
 
 
 # Spark filter classes -> our predicate AST (only used for pruning; Spark re-applies every filter)
-def _to_predicate(f):
+def _to_predicate(f: Filter):
     from pyspark.sql import datasource as ds
 
-    def col(attr):
+    spark_filter: Any = f       # each of Spark's filter classes has its own fields (attribute, value)
+
+    def col(attr: Sequence[str]):
         return ".".join(attr)
 
-    def lit(v):
+    def lit(v: Any):
         # Spark hands timestamp filter values over as naive local-time datetimes; make the
         # instant explicit so binding does not read them as UTC wall-clock times.
         import datetime as _dt
@@ -287,22 +317,22 @@ def _to_predicate(f):
     for cls_name, node in pairs:
         cls = getattr(ds, cls_name, None)
         if cls is not None and isinstance(f, cls):
-            return node(col(f.attribute), lit(f.value))
+            return node(col(spark_filter.attribute), lit(spark_filter.value))
     if isinstance(f, getattr(ds, "In", ())) :
-        return ex.In(col(f.attribute), [lit(v) for v in f.value])
+        return ex.In(col(spark_filter.attribute), [lit(v) for v in spark_filter.value])
     if isinstance(f, getattr(ds, "IsNull", ())):
-        return ex.IsNull(col(f.attribute))
+        return ex.IsNull(col(spark_filter.attribute))
     if isinstance(f, getattr(ds, "IsNotNull", ())):
-        return ex.NotNull(col(f.attribute))
+        return ex.NotNull(col(spark_filter.attribute))
     if isinstance(f, getattr(ds, "StringStartsWith", ())):
-        return ex.StartsWith(col(f.attribute), f.value)
+        return ex.StartsWith(col(spark_filter.attribute), spark_filter.value)
     return None
 
 
 class IcefloeReader(DataSourceReader):
     """A batch read: one input partition per data file."""
 
-    def __init__(self, options: dict, schema):
+    def __init__(self, options: dict, schema: StructType):
         self.options = options
         self.schema = schema
         self.predicates: list = []
@@ -316,7 +346,7 @@ class IcefloeReader(DataSourceReader):
             expr = ex.And(expr, p)
         return expr
 
-    def partitions(self):
+    def partitions(self) -> list[FilePartition]:
         from icefloe.spark.paimon_read import paimon_partitions
 
         catalog_table = _catalog_table(self.options) if _uses_catalog(self.options) else None
@@ -342,7 +372,7 @@ class IcefloeReader(DataSourceReader):
             parts.append(part)
         return parts or [FilePartition("")]
 
-    def read(self, partition):
+    def read(self, partition: FilePartition) -> Iterator[pa.RecordBatch]:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
@@ -415,7 +445,7 @@ class IcefloePushdownReader(IcefloeReader):
     by icefloe enable ``spark.sql.python.filterPushdown.enabled``; Spark refuses a reader that
     takes filters in a session where it is off)."""
 
-    def pushFilters(self, filters):
+    def pushFilters(self, filters: list[Filter]) -> Iterator[Filter]:
         # each planning pushes its own filters: Spark may plan several queries with one reader
         # (a DataFrame read, then filtered, then read whole), so none may keep an earlier query's
         self.predicates = []
@@ -429,14 +459,14 @@ class IcefloePushdownReader(IcefloeReader):
             yield f  # pruning is inclusive: Spark still evaluates every filter on rows
 
 
-def _arrow_target(spark_schema):
+def _arrow_target(spark_schema: StructType):
     """The Arrow schema Spark expects for ``spark_schema`` (same names, types and nullability)."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
     return to_arrow_schema(spark_schema, timezone="UTC")
 
 
-def _project_batch(table, with_ids):
+def _project_batch(table: pa.Table, with_ids: pa.Schema):
     from icefloe.iceberg.arrow_read import read_by_field_id
 
     return read_by_field_id(table, with_ids)
@@ -451,7 +481,7 @@ class _IcebergFiles:
     """An Iceberg table's side of a batch write: each task's Arrow batches become data files, and
     the driver commits them all as one snapshot (or deletes them on abort)."""
 
-    def __init__(self, options: dict, location: str, io: FileIO, metadata_location, write_id: str):
+    def __init__(self, options: dict, location: str, io: FileIO, metadata_location: Optional[str], write_id: str):
         self.options, self.location, self.io = options, location, io
         self.metadata_location, self.write_id = metadata_location, write_id
 
@@ -482,7 +512,7 @@ class _PaimonFiles:
     """A Paimon table's side of a batch write: each task's batches become data files of their
     buckets (primary-key rows numbered on from ``restored``), committed as one snapshot."""
 
-    def __init__(self, location: str, io: FileIO, restored):
+    def __init__(self, location: str, io: FileIO, restored: Optional[dict[tuple[bytes, int], int]]):
         self.location, self.io, self.restored = location, io, restored
 
     def write(self, batches: list, task_id: int) -> list:
@@ -502,7 +532,7 @@ class _PaimonFiles:
 
 
 class IcefloeWriter(DataSourceArrowWriter):
-    def __init__(self, options: dict, schema, overwrite: bool):
+    def __init__(self, options: dict, schema: StructType, overwrite: bool):
         self.options = options
         self.overwrite = overwrite
         self.write_id = uuid.uuid4().hex
@@ -528,16 +558,16 @@ class IcefloeWriter(DataSourceArrowWriter):
         self.files = _PaimonFiles(self.location, io, _paimon_restored(self.location, io)) \
             if self.format == "paimon" else _IcebergFiles(options, self.location, io, None, self.write_id)
 
-    def write(self, iterator):
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> FilesMessage:
         from pyspark import TaskContext
 
         ctx = TaskContext.get()
         return FilesMessage(self.files.write(list(iterator), ctx.partitionId() if ctx else 0))
 
-    def commit(self, messages):
+    def commit(self, messages: Sequence[Optional[FilesMessage]]) -> None:
         self.files.commit([f for m in messages if m is not None for f in m.files], self.overwrite)
 
-    def abort(self, messages):
+    def abort(self, messages: Sequence[Optional[FilesMessage]]) -> None:
         self.files.abort([f for m in messages if m is not None for f in m.files])
 
 

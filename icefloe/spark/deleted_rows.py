@@ -26,10 +26,14 @@ from __future__ import annotations
 import base64
 import threading
 from collections import OrderedDict
-from typing import Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 from icefloe.spark import jvm
 from icefloe.spark.jvm import jar_path  # noqa: F401 - its documented name before icefloe.spark.jvm
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+    from pyspark.sql import DataFrameReader, SparkSession
 
 CLASS = "icefloe.jvm.DeletedRowsParquetFormat"
 OPTION = "icefloe.deleted-rows"
@@ -46,7 +50,7 @@ PAIMON_VECTOR = "paimon-dv"         # Paimon deletion vector of an index file, a
 MAX_ENCODED_BYTES = 64 << 20        # the positions of one scan, as they travel in its plan
 
 
-def encode(positions) -> str:
+def encode(positions: npt.ArrayLike) -> str:
     """``positions`` (any order, repeats allowed) as base64 of their ascending deltas in LEB128."""
     import numpy as np
 
@@ -76,14 +80,14 @@ def encode(positions) -> str:
     return base64.b64encode(out.tobytes()).decode("ascii")
 
 
-def reader(spark, deleted: dict):
+def reader(spark: SparkSession, deleted: dict) -> Optional[DataFrameReader]:
     """``spark.read`` with the format and each file's deleted positions (``path -> positions``), or
     None when the class is not loadable or the positions are too many to travel in the plan."""
     options = scan_options(spark, deleted)
     return None if options is None else spark.read.format(CLASS).options(**options)
 
 
-def scan_options(spark, deleted: dict) -> Optional[dict]:
+def scan_options(spark: SparkSession, deleted: dict) -> Optional[dict]:
     """The options of a scan in the format (``CLASS``) that drops each file's deleted positions
     (``path -> positions``), or None when the class is not loadable or the positions are too many to
     travel in the plan."""
@@ -107,7 +111,8 @@ _remembered: "OrderedDict[tuple, dict]" = OrderedDict()
 _remembered_lock = threading.Lock()
 
 
-def remembered_scan_options(spark, deletes_of: dict, read, exists) -> tuple:
+def remembered_scan_options(spark: SparkSession, deletes_of: dict, read: Callable[[dict], dict],
+                            exists: Callable[[str], bool]) -> tuple:
     """(scan options, positions) for data files whose deletes the driver reads: ``deletes_of`` maps
     a data file's path to the delete files applying to it (each with ``delete_key`` and
     ``file_path``), ``read(deletes_of)`` gives each data file's positions, and the options are
@@ -137,7 +142,7 @@ def remembered_scan_options(spark, deletes_of: dict, read, exists) -> tuple:
     return options, positions
 
 
-def source_options(spark, sources: dict, positions: int) -> Optional[dict]:
+def source_options(spark: SparkSession, sources: dict, positions: int) -> Optional[dict]:
     """The options of a scan in the format (``CLASS``) whose tasks read each data file's deleted
     positions where they are kept: ``sources`` maps a data file's path (as the table's metadata names
     it) to ``(kind, file, offset, length)`` tuples, ``kind`` one of ``POSITION_FILE``,

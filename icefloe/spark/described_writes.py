@@ -12,19 +12,28 @@ from __future__ import annotations
 
 import os
 import struct
+from typing import TYPE_CHECKING, Any
+
 from icefloe.spark import jvm
+
+if TYPE_CHECKING:
+    import pyarrow.parquet as pq
+    from pyspark.sql import DataFrameWriter, SparkSession
+
+    from icefloe.core.io import FileIO
 
 CLASS = "icefloe.jvm.DescribedParquetFormat"
 OPTION = "icefloe.write-id"
 
 
-def save(spark, writer, staging: str, write_id: str) -> dict:
+def save(spark: SparkSession, writer: DataFrameWriter, staging: str, write_id: str) -> dict:
     """``writer.parquet(staging)``; returns each written file's ``(size, footer)`` (a pyarrow
     ``FileMetaData``) by ``staged_key`` of its path, or ``{}`` when the tasks cannot describe them."""
     if not jvm.available(spark):
         writer.parquet(staging)
         return {}
-    cls = spark._jvm.icefloe.jvm.DescribedParquetFormat
+    gateway: Any = spark._jvm       # py4j's view of the JVM: its classes are known at run time
+    cls = gateway.icefloe.jvm.DescribedParquetFormat
     cls.open(spark._jsparkSession, write_id)
     try:
         writer.format(CLASS).option(OPTION, write_id).save(staging)
@@ -48,7 +57,7 @@ def parse(frames: bytes) -> dict:
     return out
 
 
-def parse_footer(footer: bytes):
+def parse_footer(footer: bytes) -> pq.FileMetaData:
     """A Parquet footer's bytes (as a task read them back) as a pyarrow ``FileMetaData``."""
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -67,7 +76,7 @@ def staged_key(path: str) -> str:
     return f"{parent}/{name}" if "=" in parent else name
 
 
-def footers(described: dict, io, paths: list) -> list:
+def footers(described: dict, io: FileIO, paths: list) -> list:
     """``(size, FileMetaData)`` of each staged file of ``paths``: as its task gave it, else read from
     the file (several at once)."""
     out = [described.get(staged_key(p)) for p in paths]
@@ -75,7 +84,7 @@ def footers(described: dict, io, paths: list) -> list:
     if missing:
         import pyarrow.parquet as pq
 
-        def read(path):
+        def read(path: str):
             with io.open_read(path) as fh:
                 return io.size(path), pq.read_metadata(fh)
 

@@ -10,11 +10,15 @@ from __future__ import annotations
 import os
 import pickle
 import re
-from typing import Any, Callable, Iterator, Optional, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional, Sequence, TypeVar
 
 from icefloe import errors
 from icefloe.core.io import FileIO
 from icefloe.spark import connect
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import SparkSession
 
 TASK_FILES = 64           # footers one task reads, at most (a bound on a task's work)
 _MAX_SLICES = 10_000
@@ -39,7 +43,7 @@ def parquet_files(io: FileIO, location: str) -> list[str]:
     return sorted(out)
 
 
-def describe_files(spark: Any, paths: Sequence[str], io: FileIO, describe: Callable[[str, int, Any], T],
+def describe_files(spark: SparkSession, paths: Sequence[str], io: FileIO, describe: Callable[[str, int, Any], T],
                    parallelism: Optional[int] = None) -> list[T]:
     """``describe(path, size, footer)`` of each of ``paths`` (``footer``: a pyarrow
     ``FileMetaData``), run in Spark tasks (``parallelism`` of them, by default enough for the
@@ -52,7 +56,7 @@ def describe_files(spark: Any, paths: Sequence[str], io: FileIO, describe: Calla
     slices = max(1, min(_MAX_SLICES, len(paths), slices))
     indexed = list(enumerate(paths))
 
-    def run(items: Iterator) -> Iterator:  # in the Python workers
+    def run(items: Iterable[tuple[int, str]]) -> Iterator[tuple[int, bytes]]:  # in the Python workers
         import pyarrow.parquet as pq
 
         for i, path in items:
@@ -78,9 +82,10 @@ def describe_files(spark: Any, paths: Sequence[str], io: FileIO, describe: Calla
     return [pickle.loads(blob) for _i, blob in out]
 
 
-def _arrow_tasks(run: Callable) -> Callable:
+def _arrow_tasks(run: Callable[[Iterable[tuple[int, str]]], Iterator[tuple[int, bytes]]]
+                 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """``run`` (a partition's ``(index, path)`` pairs to ``(index, blob)`` pairs) over Arrow batches."""
-    def over_batches(batches: Iterator) -> Iterator:     # in the Python workers
+    def over_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:     # in the Python workers
         import pyarrow as pa
 
         for batch in batches:

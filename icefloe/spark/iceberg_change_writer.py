@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import struct
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from icefloe.core.types import FixedType, ListType, MapType, StructType, UUIDType, VariantType
 from icefloe.core.types.model import UnknownType
@@ -31,11 +31,16 @@ from icefloe.spark.iceberg_evolved_read import has_nanos, schema_has_uuid
 from icefloe.spark.iceberg_read import delete_sources
 from icefloe.spark.iceberg_write import decode_partition_key, describe_files, partition_key_expr
 
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from icefloe.core.io import FileIO
+
 KEY = "_icefloe_partition_key"      # the partition key column of a keyed write
 _NOT_STORED_BY_SPARK = (UnknownType, VariantType, FixedType, UUIDType)
 
 
-def usable(spark, meta: TableMetadata, io, row_meta: Optional[TableMetadata] = None,
+def usable(spark: SparkSession, meta: TableMetadata, io: FileIO, row_meta: Optional[TableMetadata] = None,
            previous: Optional[dict] = None) -> bool:
     """Whether ``ChangeWriter`` can write this change: the class loads, Spark reaches the table's
     files, delete files are written one per data file (or as vectors, each data file's ``previous``
@@ -60,8 +65,8 @@ def usable(spark, meta: TableMetadata, io, row_meta: Optional[TableMetadata] = N
     return not any(isinstance(f.field_type, _NOT_STORED_BY_SPARK) for f in schema.fields)
 
 
-def write(clustered, meta: TableMetadata, io, partition_of: dict, previous: dict, job_id: str, marker: str,
-          deleting: tuple, writing: tuple, row_meta: Optional[TableMetadata] = None) -> tuple:
+def write(clustered: DataFrame, meta: TableMetadata, io: FileIO, partition_of: dict, previous: dict, job_id: str,
+          marker: str, deleting: tuple, writing: tuple, row_meta: Optional[TableMetadata] = None) -> tuple:
     """Run ``ChangeWriter`` over ``clustered`` (``row_meta``'s columns to write, if given, then the
     data file's path, the position and the kind, as ints); returns (files written, positions per
     (data file, kind)). ``previous`` maps a data file to its earlier position deletes and vectors,
@@ -78,7 +83,7 @@ def write(clustered, meta: TableMetadata, io, partition_of: dict, previous: dict
         lines.append(("block-size", props["write.parquet.row-group-size-bytes"]))
     if row_meta is not None:
         target = int(props.get("write.target-file-size-bytes", 512 * 1024 * 1024))
-        lines.append(("max-records", estimate_records_per_file(meta, target, row_meta.schema)))
+        lines.append(("max-records", str(estimate_records_per_file(meta, target, row_meta.schema))))
     fault = getattr(io, "task_fault", None)      # a test's FileIO that fails the tasks' writes
     if fault:
         lines.append(("fail-at", fault))
@@ -87,10 +92,15 @@ def write(clustered, meta: TableMetadata, io, partition_of: dict, previous: dict
         lines.append(("keyed", "true"))
     if meta.format_version >= 3:
         for path, deletes in previous.items():
-            for kind, file, offset, length in delete_sources(path, deletes):
+            sources = delete_sources(path, deletes)
+            if sources is None:     # ``usable`` refuses such a change: the tasks never see one
+                raise ValueError(f"the change writer cannot merge the earlier deletes of {path}")
+            for kind, file, offset, length in sources:
                 lines.append(("previous", f"{path}\t{kind}\t{file}\t{int(offset)}\t{int(length)}"))
     settings = "\n".join(f"{k}\t{v}" for k, v in lines)
-    frames = bytes(spark._jvm.icefloe.jvm.ChangeWriter.write(spark._jsparkSession, clustered._jdf, settings))
+    gateway: Any = spark._jvm       # py4j's view of the JVM: its classes are known at run time
+    jdf: Any = clustered._jdf
+    frames = bytes(gateway.icefloe.jvm.ChangeWriter.write(spark._jsparkSession, jdf, settings))
     files, counts = _parse(frames, meta, partition_of, row_meta)
     if keyed:       # each partition's files into its directory, as every other write places them
         data_dir = f"{meta.location.rstrip('/')}/data"
@@ -102,19 +112,22 @@ def write(clustered, meta: TableMetadata, io, partition_of: dict, previous: dict
     return files, counts
 
 
-def in_scan_order(rows) -> bool:
+def in_scan_order(rows: DataFrame) -> bool:
     """Whether ``rows`` reach their tasks as one file scan reads them, each task holding every row of
     each data file it reads, in position order (``ScanOrder.java``): then they are already clustered
     as ``write`` takes them, and no exchange is needed. An UPDATE's or DELETE's rows on a table
     whose data files hold one row group each (``iceberg_read.whole_files``) come so; a MERGE's come
     from a join."""
-    return bool(rows.sparkSession._jvm.icefloe.jvm.ScanOrder.keepsFilesWhole(rows._jdf))
+    gateway: Any = rows.sparkSession._jvm
+    jdf: Any = rows._jdf
+    return bool(gateway.icefloe.jvm.ScanOrder.keepsFilesWhole(jdf))
 
 
 _MAPPED_FILES = 2000         # data files whose first row ids a plan's map may hold
 
 
-def rows_for(row_meta: TableMetadata, tasks: Optional[list], file_col: str, pos_col: str, kind_col: str):
+def rows_for(row_meta: TableMetadata, tasks: Optional[list], file_col: str, pos_col: str,
+             kind_col: str) -> Optional[Callable[[DataFrame], DataFrame]]:
     """A function of the change's rows (the table's columns, its stored lineage when ``tasks``
     is given, ``file_col``, ``pos_col`` and ``kind_col``) giving what ``write`` takes: ``row_meta``'s
     columns, the lineage of new rows computed (a row id inherited from its file's first row id and
@@ -129,7 +142,7 @@ def rows_for(row_meta: TableMetadata, tasks: Optional[list], file_col: str, pos_
     if tasks is not None and len(tasks) > _MAPPED_FILES:
         return None
 
-    def build(df):
+    def build(df: DataFrame):
         out = []
         for f in row_meta.schema.fields:
             if tasks is not None and f.name == ROW_ID.name:
@@ -168,6 +181,8 @@ def _parse(frames: bytes, meta: TableMetadata, partition_of: dict, row_meta: Opt
         tag = frames[pos:pos + 1]
         pos += 1
         if tag in (b"D", b"K"):     # a data file; a keyed write's names its partition by its rows' key
+            if row_meta is None:
+                raise ValueError("a data file from the change writer of a change that writes no rows")
             path = string()
             size, md = footer()
             partition = decode_partition_key(string(), meta.spec, meta.schema) if tag == b"K" else ()

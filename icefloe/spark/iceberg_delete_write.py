@@ -22,22 +22,27 @@ from __future__ import annotations
 import os
 import pickle
 import uuid
-from typing import Optional
+from typing import TYPE_CHECKING, Callable, Iterator, Optional, TypeVar
 
 from icefloe.core.io import FileIO, staged_files
 from icefloe.iceberg.delete_files import delete_granularity, positions_by_data_file, write_position_deletes
 from icefloe.iceberg.manifest import DATA, POSITION_DELETES, DataFile
 from icefloe.iceberg.puffin import write_vectors
 from icefloe.iceberg.table_metadata import TableMetadata
-from icefloe.spark import iceberg_change_writer
-from icefloe.spark import connect
+from icefloe.spark import connect, iceberg_change_writer
 from icefloe.spark.align import explain_spark_error
 from icefloe.spark.iceberg_read import FILE_COL, POS_COL
 from icefloe.spark.iceberg_write import arrow_rows_to_files, task_input
 from icefloe.spark.jobs import clean_up_failed_job
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import DataFrame, SparkSession
 
-def write_position_deletes_in_tasks(positions, meta: TableMetadata, io: FileIO, partition_of: dict,
+_R = TypeVar("_R")
+
+
+def write_position_deletes_in_tasks(positions: DataFrame, meta: TableMetadata, io: FileIO, partition_of: dict,
                                     previous: Optional[dict] = None, counts: Optional[dict] = None,
                                     rows_of: Optional[dict] = None) -> list:
     """Position delete files for ``positions`` (a DataFrame of FILE_COL, POS_COL), written by tasks.
@@ -80,9 +85,10 @@ def write_position_deletes_in_tasks(positions, meta: TableMetadata, io: FileIO, 
     return out
 
 
-def write_changes_in_tasks(changes, meta: TableMetadata, io: FileIO, partition_of: dict, previous: dict,
+def write_changes_in_tasks(changes: DataFrame, meta: TableMetadata, io: FileIO, partition_of: dict, previous: dict,
                            counts: dict, deleting: tuple, writing: tuple, row_meta: TableMetadata,
-                           prepare=None, rows_of: Optional[dict] = None, jvm_rows=None) -> tuple:
+                           prepare: Optional[Callable[[pa.Table], pa.Table]] = None, rows_of: Optional[dict] = None,
+                           jvm_rows: Optional[Callable[[DataFrame], DataFrame]] = None) -> tuple:
     """A merge-on-read change written by one Spark job, as the JVM runtime writes it: ``changes``
     holds FILE_COL, POS_COL, KIND_COL and ``row_meta``'s columns. A row whose kind is in
     ``deleting`` names a position to delete; one whose kind is in ``writing`` is a row to write.
@@ -113,7 +119,7 @@ def write_changes_in_tasks(changes, meta: TableMetadata, io: FileIO, partition_o
     task_io = io.for_tasks()
     columns = [f.name for f in row_meta.schema.fields]
 
-    def run(batches):  # in the Python workers
+    def run(batches: Iterator[pa.RecordBatch]):  # in the Python workers
         import pyarrow as pa
         import pyarrow.compute as pc
         from pyspark import TaskContext
@@ -160,14 +166,16 @@ def write_changes_in_tasks(changes, meta: TableMetadata, io: FileIO, partition_o
 ROWS_PER_FLUSH = 1_000_000      # rows a task writing changes holds before it writes them out
 
 
-def _run_job(clustered, run, io: FileIO, meta: TableMetadata, job_id: str, marker: str) -> list:
+def _run_job(clustered: DataFrame, run: Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]], io: FileIO,
+             meta: TableMetadata, job_id: str, marker: str) -> list:
     """Run the writing tasks (``run`` over ``clustered``): each task's (files written, counts)."""
     rows = _guarded(lambda: clustered.mapInArrow(run, "files binary").collect(), clustered.sparkSession, io, meta,
                     job_id, marker)
     return [pickle.loads(r["files"]) for r in rows]
 
 
-def _guarded(job, spark, io: FileIO, meta: TableMetadata, job_id: str, marker: str, python_workers: bool = True):
+def _guarded(job: Callable[[], _R], spark: SparkSession, io: FileIO, meta: TableMetadata, job_id: str, marker: str,
+             python_workers: bool = True) -> _R:
     """``job()``, a Spark job writing files named with ``job_id`` (in Python workers, or, with
     ``python_workers`` False, in the JVM alone: ``ChangeWriter``). A failed job leaves nothing: the
     abort marker stops tasks still running, and the job's files go."""
@@ -186,7 +194,7 @@ _ANY_KIND = tuple(range(16))     # the kinds a job writing positions alone delet
 _MAX_PLACED_FILES = 64       # data files placed on tasks one by one (a lookup per row), beyond that hashed
 
 
-def _clustered(rows, parallelism: int, rows_of: dict, inserts: bool):
+def _clustered(rows: DataFrame, parallelism: int, rows_of: dict, inserts: bool):
     """``rows`` (``file_path``, ``pos``...) in ``parallelism`` partitions, each data file's in one,
     sorted by file and position. The data files are placed by their record counts, the largest
     first on the least loaded task (a hash of the path may put the two large files of a table on
@@ -215,7 +223,7 @@ def _clustered(rows, parallelism: int, rows_of: dict, inserts: bool):
     return placed.sortWithinPartitions("file_path", "pos")
 
 
-def _clustered_for_jvm(rows, parallelism: int, rows_of: dict, inserts: bool):
+def _clustered_for_jvm(rows: DataFrame, parallelism: int, rows_of: dict, inserts: bool):
     """``rows`` as the JVM writer takes them: as they are where they come as one scan reads them,
     no data file cut across tasks (``iceberg_change_writer.in_scan_order``), else ``_clustered``."""
     if iceberg_change_writer.in_scan_order(rows):
@@ -223,7 +231,7 @@ def _clustered_for_jvm(rows, parallelism: int, rows_of: dict, inserts: bool):
     return _clustered(rows, parallelism, rows_of, inserts)
 
 
-def _task_count(spark, files: int) -> int:
+def _task_count(spark: SparkSession, files: int) -> int:
     """How many tasks write the delete files of ``files`` data files."""
     return max(1, min(files, connect.default_parallelism(spark)))
 
@@ -231,7 +239,7 @@ def _task_count(spark, files: int) -> int:
 def _task(io: FileIO, meta: TableMetadata, partition_of: dict, previous: dict, job_id: str, marker: str):
     write = _deletes_writer(io, meta, partition_of, previous, job_id)
 
-    def run(batches):  # in the Python workers
+    def run(batches: Iterator[pa.RecordBatch]):  # in the Python workers
         got = task_input(batches)
         if got is None:
             return
@@ -253,7 +261,7 @@ def _deletes_writer(io: FileIO, meta: TableMetadata, partition_of: dict, previou
     specs = {spec_id: meta.spec_by_id(spec_id) for spec_id, _ in set(partition_of.values())}
     by_file = delete_granularity(props) == "file"
 
-    def write(table, task: int) -> list:
+    def write(table: pa.Table, task: int) -> list:
         import pyarrow as pa
         import pyarrow.compute as pc
 
@@ -279,7 +287,7 @@ def _deletes_writer(io: FileIO, meta: TableMetadata, partition_of: dict, previou
 def _vector_writer(io: FileIO, meta: TableMetadata, partition_of: dict, previous: dict, job_id: str):
     location = meta.location.rstrip("/")
 
-    def write(table, task: int) -> list:
+    def write(table: pa.Table, task: int) -> list:
         import pyarrow.compute as pc
         from pyroaring import BitMap64
 
@@ -311,7 +319,7 @@ def _vector_writer(io: FileIO, meta: TableMetadata, partition_of: dict, previous
 KIND_COL = "_icefloe_kind"      # an optional column of the positions: counted per (data file, kind)
 
 
-def _counts(table) -> dict:
+def _counts(table: pa.Table) -> dict:
     """A task's count of positions per data file, or per (data file, kind) with a kind column."""
     keys = ["file_path"] + ([KIND_COL] if KIND_COL in table.column_names else [])
     grouped = table.group_by(keys).aggregate([("pos", "count")])

@@ -11,7 +11,7 @@ committed since the read snapshot (``icefloe.iceberg.validate``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
 
 from icefloe.core import expressions as ex
 from icefloe.core.reports import RowChanges
@@ -30,6 +30,11 @@ from icefloe.spark.iceberg_read import FILE_COL, POS_COL, read_tasks
 from icefloe.spark.iceberg_write import write_data_files
 from icefloe.spark.row_changes import ACTION, KEEP, file_stats
 from icefloe.spark.target import WriteTarget, branch_head
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+
+    from icefloe.iceberg.scan import FileScanTask
 
 COPY_ON_WRITE, MERGE_ON_READ = "copy-on-write", "merge-on-read"
 
@@ -104,7 +109,7 @@ class Written:
     referenced: set
 
 
-def plan_target(table: WriteTarget, where) -> TargetRead:
+def plan_target(table: WriteTarget, where: Any) -> TargetRead:
     """The files of the table's write branch a statement with condition ``where`` reads."""
     meta = table.refresh().metadata
     snap = branch_head(meta, table.branch)
@@ -126,7 +131,8 @@ def plan_target_within(table: WriteTarget, ranges: dict) -> TargetRead:
         return plan_target(table, None)
 
 
-def read_target(table: WriteTarget, meta, file_tasks, nanos_raw: bool = False):
+def read_target(table: WriteTarget, meta: TableMetadata, file_tasks: list[FileScanTask],
+                nanos_raw: bool = False) -> DataFrame:
     """The live rows of ``file_tasks`` with each row's data file and position (and on a format v3
     table each row's id and last sequence number, ``iceberg_lineage``); ``nanos_raw``: nanosecond
     timestamps as their raw ``long`` nanoseconds (``read_tasks``)."""
@@ -138,7 +144,7 @@ def read_target(table: WriteTarget, meta, file_tasks, nanos_raw: bool = False):
     return lineage_mod.as_stored(rows) if lineage else rows
 
 
-def lineage_cols(meta, col=None) -> list:
+def lineage_cols(meta: TableMetadata, col: Optional[Callable[[str], Column]] = None) -> list:
     """The lineage columns a labelled row carries on a v3 table (none below v3)."""
     from pyspark.sql import functions as F
 
@@ -149,7 +155,7 @@ def lineage_cols(meta, col=None) -> list:
             col(lineage_mod.LAST_SEQ_COL).alias(lineage_mod.LAST_SEQ_COL)]
 
 
-def fewest_live_rows(task) -> int:
+def fewest_live_rows(task: FileScanTask) -> int:
     """A lower bound of a file task's live rows: its record count less every row its position
     delete files hold (0 when an equality delete applies: one such row may delete many)."""
     if any(d.content != POSITION_DELETES for d in task.deletes):
@@ -157,12 +163,12 @@ def fewest_live_rows(task) -> int:
     return task.file.record_count - sum(d.record_count for d in task.deletes)
 
 
-def record_counts(task_by_path: dict, paths=None) -> dict:
+def record_counts(task_by_path: dict, paths: Optional[Iterable[str]] = None) -> dict:
     """Each data file's record count (of ``paths``, default all): how its changes are spread over tasks."""
     return {p: task_by_path[p].file.record_count for p in (task_by_path if paths is None else paths)}
 
 
-def counted_per_file(labelled, task_by_path: dict) -> tuple:
+def counted_per_file(labelled: DataFrame, task_by_path: dict) -> tuple:
     """``file_stats`` of every live row of the files read (``labelled``), counting only the rows
     that change, and the kept ones of files with earlier deletes: a file without deletes has as
     many live rows as its record count, so its ``n`` comes from the metadata. Grouping every row by
@@ -184,8 +190,8 @@ def counted_per_file(labelled, task_by_path: dict) -> tuple:
     return changes, by_file, counts
 
 
-def write_rows(rows, meta, table: WriteTarget, cols: list, tasks: list, nanos_raw: bool = False,
-               origins: Optional[list] = None, clustered: bool = False) -> list:
+def write_rows(rows: DataFrame, meta: TableMetadata, table: WriteTarget, cols: list, tasks: list,
+               nanos_raw: bool = False, origins: Optional[list] = None, clustered: bool = False) -> list:
     """Write labelled ``rows`` (of ``tasks``' files, or inserted) as new data files (v3: with their lineage),
     ``clustered`` as ``write_data_files`` takes it. ``nanos_raw``: ``rows`` hold raw nanoseconds (``read_target``);
     else the rows of ``origins``' files (default ``tasks``) get their nanoseconds back (``with_raw_nanos``)."""

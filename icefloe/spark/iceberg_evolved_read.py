@@ -25,7 +25,7 @@ see :func:`read_parquet_by_name`.
 """
 from __future__ import annotations
 
-from typing import Iterable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
 
 from icefloe.core.types import (
     IcebergType, ListType, MapType, Schema, StructType, to_spark_field, to_spark_type,
@@ -34,6 +34,13 @@ from icefloe.core.types.model import contains_nanos, type_names
 from icefloe.errors import IcefloeError
 from icefloe.iceberg.schema_update import update_name_mapping
 from icefloe.spark.scans import file_scan
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql import types as T
+
+    from icefloe.core.types import NestedField
 
 ALIAS_PREFIX = "__icefloe_fid_"
 
@@ -61,7 +68,7 @@ def ambiguous_columns(schema: Schema, history: Iterable[Schema]) -> set:
     return out
 
 
-def spark_read_schema(schema: Schema, history: Iterable[Schema] = ()):
+def spark_read_schema(schema: Schema, history: Iterable[Schema] = ()) -> T.StructType:
     """The Spark schema to hand ``spark.read.schema(...)``: field ids on every column,
     ambiguous top-level columns renamed to an alias (see :func:`restore_column_names`)."""
     from pyspark.sql import types as T
@@ -76,7 +83,7 @@ def spark_read_schema(schema: Schema, history: Iterable[Schema] = ()):
     return T.StructType(fields)
 
 
-def restore_column_names(df, schema: Schema):
+def restore_column_names(df: DataFrame, schema: Schema) -> DataFrame:
     """Give aliased columns their names back and uuid columns their string form;
     other columns (e.g. ``_metadata`` selections) stay."""
     columns = set(df.columns)           # one round trip to the JVM, not one per field
@@ -92,7 +99,7 @@ def _has_uuid(t: IcebergType) -> bool:
     return "uuid" in type_names(t)
 
 
-def has_nanos(schema) -> bool:
+def has_nanos(schema: Schema) -> bool:
     """Whether a column (at any depth) is a format v3 nanosecond timestamp: Spark's Parquet reader
     and writer know only microseconds, so those tables are read and written by Arrow in tasks."""
     return contains_nanos(schema.struct)
@@ -102,7 +109,7 @@ def schema_has_uuid(schema: Schema) -> bool:
     return any(_has_uuid(f.field_type) for f in schema.fields)
 
 
-def uuid_string(col):
+def uuid_string(col: Column) -> Column:
     """16 uuid bytes as the canonical string; anything else (uuids stored as text) cast to string."""
     from pyspark.sql import functions as F
 
@@ -110,7 +117,7 @@ def uuid_string(col):
     return F.when(F.length(col) == 16, canonical).otherwise(col.cast("string"))
 
 
-def _uuid_to_string(col, t: IcebergType):
+def _uuid_to_string(col: Column, t: IcebergType):
     from pyspark.sql import functions as F
 
     if not _has_uuid(t):
@@ -129,7 +136,7 @@ def _uuid_to_string(col, t: IcebergType):
     return uuid_string(col)
 
 
-def uuid_columns_to_strings(df, schema: Schema):
+def uuid_columns_to_strings(df: DataFrame, schema: Schema) -> DataFrame:
     """Columns of ``schema`` read with uuids as binary (see ``spark_read_schema``) -> uuid strings."""
     if not schema_has_uuid(schema):
         return df
@@ -148,7 +155,7 @@ def mapping_from_history(schema: Schema, history: Iterable[Schema] = ()) -> list
     return mapping
 
 
-def _entries_by_id(entries) -> dict:
+def _entries_by_id(entries: Optional[list[dict[str, Any]]]) -> dict:
     return {e["field-id"]: e for e in (entries or []) if e.get("field-id") is not None}
 
 
@@ -156,7 +163,8 @@ def _missing_name(field_id: int) -> str:
     return f"__icefloe_missing_{field_id}"
 
 
-def _mapped_type(t: IcebergType, arrow_type, entries, path: str, file_path: str):
+def _mapped_type(t: IcebergType, arrow_type: Optional[pa.DataType], entries: Optional[list[dict[str, Any]]],
+                 path: str, file_path: str):
     """The Spark type to request for ``t`` from a file column of ``arrow_type``, with the
     file's own (nested) names; struct fields the file lacks get a name it does not have."""
     import pyarrow.types as pt
@@ -175,15 +183,15 @@ def _mapped_type(t: IcebergType, arrow_type, entries, path: str, file_path: str)
     if isinstance(t, MapType):
         by_id = _entries_by_id(entries)
         is_map = arrow_type is not None and pt.is_map(arrow_type)
-        kt = _mapped_type(t.key_type, arrow_type.key_type if is_map else None,
+        kt = _mapped_type(t.key_type, arrow_type.key_type if is_map and arrow_type is not None else None,
                           by_id.get(t.key_id, {}).get("fields"), f"{path}.key", file_path)
-        vt = _mapped_type(t.value_type, arrow_type.item_type if is_map else None,
+        vt = _mapped_type(t.value_type, arrow_type.item_type if is_map and arrow_type is not None else None,
                           by_id.get(t.value_id, {}).get("fields"), f"{path}.value", file_path)
         return T.MapType(kt, vt, valueContainsNull=True)
     return to_spark_type(t, uuid_as_binary=True)
 
 
-def _mapped_field(f, file_fields: dict, by_id: dict, path: str, file_path: str):
+def _mapped_field(f: NestedField, file_fields: dict, by_id: dict, path: str, file_path: str):
     """A StructField named as the file names ``f`` (by the mapping), or a name the file lacks."""
     from pyspark.sql import types as T
 
@@ -200,7 +208,8 @@ def _mapped_field(f, file_fields: dict, by_id: dict, path: str, file_path: str):
     return T.StructField(name, _mapped_type(f.field_type, at, entry.get("fields"), path, file_path), True)
 
 
-def name_read_plan(schema: Schema, file_schema, mapping: list, file_path: str):
+def name_read_plan(schema: Schema, file_schema: pa.Schema, mapping: list,
+                   file_path: str) -> tuple[T.StructType, list[Optional[str]]]:
     """For a file without field ids (``file_schema``: its Arrow schema): the Spark schema to
     request by name and, per table column, the file's column name (None: not in the file)."""
     from pyspark.sql import types as T
@@ -220,7 +229,7 @@ def name_read_plan(schema: Schema, file_schema, mapping: list, file_path: str):
     return T.StructType(requested), names
 
 
-def _without_ids(dt):
+def _without_ids(dt: T.DataType):
     """``dt`` with no ``parquet.field.id`` anywhere (Spark insists on ids in the file otherwise)."""
     from pyspark.sql import types as T
 
@@ -233,7 +242,7 @@ def _without_ids(dt):
     return dt
 
 
-def _plain_spark_type(arrow_type):
+def _plain_spark_type(arrow_type: pa.DataType):
     from pyspark.sql import types as T
 
     try:
@@ -244,8 +253,8 @@ def _plain_spark_type(arrow_type):
         return T.BinaryType()
 
 
-def read_parquet_by_name(spark, paths: list, schema: Schema, read_schema, names: list,
-                         extra_cols: Optional[list] = None, constants: Optional[dict] = None):
+def read_parquet_by_name(spark: SparkSession, paths: list, schema: Schema, read_schema: T.StructType, names: list,
+                         extra_cols: Optional[list] = None, constants: Optional[dict] = None) -> DataFrame:
     """Files without field ids (all sharing the plan of :func:`name_read_plan`) as ``schema``'s
     columns under their current names; ``extra_cols`` (e.g. ``_metadata`` selections) are added.
     ``constants`` (column name -> internal value): what columns the files lack read as (their
@@ -269,7 +278,7 @@ def read_parquet_by_name(spark, paths: list, schema: Schema, read_schema, names:
     return uuid_columns_to_strings(df.select(*cols, *(extra_cols or [])), schema)
 
 
-def _python_value(t, value):
+def _python_value(t: IcebergType, value: Any):
     """An internal value (days, microseconds...) as the Python value Spark takes as a literal."""
     import pyarrow as pa
 
@@ -278,8 +287,8 @@ def _python_value(t, value):
     return pa.array([value], to_arrow_type(t, with_ids=False)).to_pylist()[0]
 
 
-def read_parquet_by_field_id(spark, paths: list, schema: Schema, history: Iterable[Schema] = (),
-                             whole: Sequence[str] = ()):
+def read_parquet_by_field_id(spark: SparkSession, paths: list, schema: Schema, history: Iterable[Schema] = (),
+                             whole: Sequence[str] = ()) -> DataFrame:
     """``spark.read.parquet(paths)`` projected onto ``schema`` by field id, safe under schema evolution
     (``whole``: as ``scans.file_scan``'s)."""
     df = file_scan(spark, paths, spark_read_schema(schema, history), whole=whole)

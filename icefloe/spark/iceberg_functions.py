@@ -12,11 +12,16 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from icefloe.core.types import primitive_from_string
 from icefloe.core.types.model import DecimalType
 from icefloe.iceberg.transforms import BucketTransform, DayTransform, HourTransform, MonthTransform, YearTransform
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from icefloe.iceberg.transforms import Transform
 
 PREFIX = "__icefloe_system_"
 _EPOCH = _dt.datetime(1970, 1, 1)
@@ -48,7 +53,7 @@ def iceberg_value(value: Any, spark_type: str) -> tuple[Any, Any]:
     return source, value
 
 
-def _apply(transform, value, spark_type: str):
+def _apply(transform: Transform, value: Any, spark_type: str):
     if value is None:
         return None
     source, v = iceberg_value(value, spark_type)
@@ -57,24 +62,24 @@ def _apply(transform, value, spark_type: str):
     return transform.apply(source, v)
 
 
-def bucket(n: int, value, spark_type: str) -> Optional[int]:
+def bucket(n: int, value: Any, spark_type: str) -> Optional[int]:
     return _apply(BucketTransform(int(n)), value, spark_type)
 
 
-def years(value, spark_type: str) -> Optional[int]:
+def years(value: Any, spark_type: str) -> Optional[int]:
     return _apply(YearTransform(), value, spark_type)
 
 
-def months(value, spark_type: str) -> Optional[int]:
+def months(value: Any, spark_type: str) -> Optional[int]:
     return _apply(MonthTransform(), value, spark_type)
 
 
-def days(value, spark_type: str) -> Optional[_dt.date]:
+def days(value: Any, spark_type: str) -> Optional[_dt.date]:
     d = _apply(DayTransform(), value, spark_type)
     return None if d is None else _EPOCH_DAY + _dt.timedelta(days=d)
 
 
-def hours(value, spark_type: str) -> Optional[int]:
+def hours(value: Any, spark_type: str) -> Optional[int]:
     return _apply(HourTransform(), value, spark_type)
 
 
@@ -83,10 +88,10 @@ UDFS = {"bucket": (bucket, "int"), "years": (years, "int"), "months": (months, "
         "hours": (hours, "int")}
 
 
-def register(spark) -> None:
+def register(spark: SparkSession) -> None:
     """Register the UDFs in ``spark`` (once a session; the names are icefloe's own)."""
     if getattr(spark, "_icefloe_system_functions", False):
         return
     for name, (fn, returns) in UDFS.items():
         spark.udf.register(PREFIX + name, fn, returns)
-    spark._icefloe_system_functions = True
+    setattr(spark, "_icefloe_system_functions", True)  # a mark on the session: registered once

@@ -8,16 +8,24 @@ by leaf inside structs, lists and maps.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Callable, Optional
+
 from icefloe.core.types import ListType, MapType, StructType, TimestamptzType, contains_nanos, is_nanos, to_spark_type
 from icefloe.core.types.model import IcebergType, nested_fields
 from icefloe.iceberg.schema import nanos_type_as_long
 from icefloe.spark.iceberg_read import FILE_COL, POS_COL
 
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from icefloe.core.types import NestedField
+    from icefloe.iceberg.table_metadata import TableMetadata
+
 RAW = "_icefloe_raw_nanos_"
 RAW_HIT = "_icefloe_raw_hit"
 
 
-def with_raw_nanos(rows, meta, raw):
+def with_raw_nanos(rows: DataFrame, meta: TableMetadata, raw: Optional[DataFrame]) -> DataFrame:
     """``rows`` (labelled: FILE_COL and POS_COL name where each came from, null for new rows) with
     every nanosecond timestamp, at any depth, as raw ``long`` nanoseconds, for the Arrow writer.
 
@@ -45,7 +53,7 @@ def with_raw_nanos(rows, meta, raw):
     return rows.drop(RAW_HIT, *raw_name.values())
 
 
-def _ns_restored(mine: str, theirs: str, t, depth: int = 0) -> str:
+def _ns_restored(mine: str, theirs: str, t: IcebergType, depth: int = 0) -> str:
     """SQL for the raw nanoseconds to write of value ``mine`` (Spark's, type ``t``) given ``theirs``
     (the file's raw value of the same row, null for a new row): leaf by leaf, struct fields by name,
     list elements by position, map values by key (a map keyed by timestamps compared whole)."""
@@ -69,10 +77,10 @@ def _ns_restored(mine: str, theirs: str, t, depth: int = 0) -> str:
     return f"IF({same}, {theirs}, {_ns_rebuilt(mine, t, _nanos)})"
 
 
-def _struct_sql(sql: str, t, value) -> str:
+def _struct_sql(sql: str, t: StructType, value: Callable[[NestedField, Callable[[str], str]], str]) -> str:
     """SQL of struct ``sql`` (of type ``t``) rebuilt field by field: ``value(field, of)`` gives a
     field's SQL, ``of(struct_sql)`` naming that field of a struct; null stays null."""
-    def part(f) -> str:
+    def part(f: NestedField) -> str:
         def of(struct_sql: str) -> str:
             return f"{struct_sql}.`{f.name.replace('`', '``')}`"
         return f"'{f.name.replace(chr(39), chr(92) + chr(39))}', {value(f, of)}"
@@ -80,21 +88,22 @@ def _struct_sql(sql: str, t, value) -> str:
     return f"IF({sql} IS NULL, NULL, named_struct({', '.join(part(f) for f in t.fields)}))"
 
 
-def _micros(sql: str, t) -> str:
+def _micros(sql: str, t: IcebergType) -> str:
     if isinstance(t, TimestamptzType):
         return f"unix_micros({sql})"
     return f"timestampdiff(MICROSECOND, TIMESTAMP_NTZ'1970-01-01 00:00:00', {sql})"
 
 
-def _nanos(sql: str, t) -> str:
+def _nanos(sql: str, t: IcebergType) -> str:
     return f"({_micros(sql, t)} * 1000)"
 
 
-def _floored(sql: str, _t) -> str:
+def _floored(sql: str, _t: IcebergType) -> str:
     return f"(({sql} - pmod({sql}, 1000)) div 1000)"
 
 
-def _ns_rebuilt(sql: str, t, leaf, comparable: bool = False, depth: int = 0) -> str:
+def _ns_rebuilt(sql: str, t: IcebergType, leaf: Callable[[str, IcebergType], str], comparable: bool = False,
+                depth: int = 0) -> str:
     """SQL rebuilding the value ``sql`` of type ``t`` with each nanosecond timestamp in it replaced
     by ``leaf(sql, type)``; ``comparable``: maps as their entries (Spark cannot compare maps)."""
     if not isinstance(t, (StructType, ListType, MapType)):

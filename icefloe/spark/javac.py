@@ -14,13 +14,16 @@ import subprocess
 import tempfile
 import zipfile
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
-try:
+if TYPE_CHECKING:
     from icefloe.errors import JavacError
-except ImportError:      # loaded on its own by setup.py, where icefloe is not importable yet
-    class JavacError(RuntimeError):  # type: ignore[no-redef]
-        """``javac`` is missing, or the sources did not compile (the message holds its output)."""
+else:
+    try:
+        from icefloe.errors import JavacError
+    except ImportError:      # loaded on its own by setup.py, where icefloe is not importable yet
+        class JavacError(RuntimeError):
+            """``javac`` is missing, or the sources did not compile (the message holds its output)."""
 
 
 def find_javac() -> Optional[str]:

@@ -19,10 +19,13 @@ import subprocess
 import threading
 import warnings
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from icefloe.spark import connect
 from icefloe.spark.javac import JavacError, compile_jar, extension_jar_name, extension_sources, find_javac, spark_jars
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, SparkSession
 
 # a class of the extension, asked for to tell whether a session can load the jar
 PROBE_CLASS = "icefloe.jvm.DeletedRowsParquetFormat"
@@ -75,7 +78,7 @@ FIX = ("create the session with icefloe.configure_spark(SparkSession.builder...)
 _warned: list = []
 
 
-def _loadable(jvm) -> bool:
+def _loadable(jvm: Any) -> bool:
     try:
         loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
         jvm.java.lang.Class.forName(PROBE_CLASS, False, loader)
@@ -84,7 +87,7 @@ def _loadable(jvm) -> bool:
         return False
 
 
-def _load_into(spark) -> str:
+def _load_into(spark: SparkSession) -> str:
     """Add the extension's jar to a running session that was created without it: to the driver's
     class loader (Spark's ``MutableURLClassLoader``, shared by the threads py4j calls on, and the
     parent of a local executor's) and, through ``SparkContext.addJar``, to every executor's. Spark's
@@ -94,18 +97,19 @@ def _load_into(spark) -> str:
     if jar is None:
         return "its jar is not in the package and could not be compiled here (no javac)"
     try:
-        jvm = spark._jvm
+        jvm: Any = spark._jvm       # py4j's view of the JVM: its classes are known at run time
         loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
         if loader.getClass().getName() != "org.apache.spark.util.MutableURLClassLoader":
             return f"the driver's class loader ({loader.getClass().getName()}) takes no jar once started"
         loader.addURL(jvm.java.io.File(jar).toURI().toURL())
-        spark._jsc.addJar(jar)
+        jsc: Any = spark._jsc
+        jsc.addJar(jar)
     except Exception as e:
         return f"adding {jar} failed: {str(e).splitlines()[0] if str(e) else type(e).__name__}"
     return "" if _loadable(jvm) else f"{PROBE_CLASS} is still not loadable after adding {jar}"
 
 
-def available(spark) -> bool:
+def available(spark: SparkSession) -> bool:
     """Whether ``spark`` can load the extension's classes (checked once per SparkContext). A session
     created without the extension's jar gets it added (``_load_into``); where that fails, a
     warning, once per process, names why and the fix, and the callers take the slower paths."""
@@ -135,9 +139,10 @@ def available(spark) -> bool:
     return hit[1]
 
 
-def jvm_column(build):
-    """The Column ``build(spark)`` makes in the JVM (given the active session), as a PySpark Column;
-    None where that session cannot load icefloe's classes (Spark Connect, no jar)."""
+def jvm_column(build: Callable[[Any], Any]) -> Optional[Column]:
+    """The Column ``build(spark)`` makes in the JVM (given the active classic session, whose py4j
+    gateway is untyped), as a PySpark Column; None where that session cannot load icefloe's classes
+    (Spark Connect, no jar)."""
     from pyspark.sql import SparkSession
 
     try:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import re
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
 
 from icefloe.core.types import to_spark_type
 from icefloe.errors import MergeCardinalityError
@@ -15,6 +15,15 @@ from icefloe.spark.align import check_assignable, checked_cast, fitted_column, r
 from icefloe.spark.row_changes import (
     DELETE_ROW, INSERT, KEEP, NOTHING, UPDATE, checkpointed, column_name, predicate, value,
 )
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+    from pyspark.sql import types as T
+
+    from icefloe.core.types import NestedField, Schema
+
+    # a joined row's conditions: in the target, matched, not matched, not matched by source
+    Marks = tuple[Column, Column, Column, Column]
 
 T_MARK, S_MARK, CLAUSE = "_icefloe_in_target", "_icefloe_in_source", "_icefloe_clause"
 SOURCE_ID = "_icefloe_source_row"
@@ -31,7 +40,7 @@ class When(enum.Enum):
 @dataclasses.dataclass
 class Clause:
     kind: str                  # "update", "update_all", "delete", "insert", "insert_all"
-    condition: object = None
+    condition: Optional[str | Column] = None
     values: Optional[dict] = None
     when: When = When.MATCHED
 
@@ -40,7 +49,7 @@ class Clause:
 _CARDINALITY_FAILURE = re.compile("icefloe-merge-cardinality:([^\x00]*)\x00([0-9]+)")
 
 
-def _width(t) -> int:
+def _width(t: T.DataType) -> int:
     """A rough width in bytes of a value of Spark type ``t`` (a string or binary counted as 32)."""
     from pyspark.sql import types as T
 
@@ -53,7 +62,7 @@ def _width(t) -> int:
     return 16 if isinstance(t, T.DecimalType) else 8
 
 
-def action_column(clauses: dict, in_target):
+def action_column(clauses: dict, in_target: Column) -> Column:
     """The ACTION of each joined row from the clause it takes: DELETE_ROW, INSERT (not matched),
     UPDATE; KEEP for a target row no clause takes, NOTHING for a source row none takes."""
     from pyspark.sql import functions as F
@@ -84,7 +93,7 @@ class MergeClauses:
         ```
     """
 
-    def __init__(self, table, source, on, target_alias: str = "t", source_alias: str = "s",
+    def __init__(self, table: Any, source: Any, on: str | Column, target_alias: str = "t", source_alias: str = "s",
                  isolation: Optional[str] = None):
         """Start a MERGE (``table.merge(...)`` calls this).
 
@@ -103,7 +112,7 @@ class MergeClauses:
         self.not_matched: list[Clause] = []
         self.not_matched_by_source: list[Clause] = []
 
-    def when_matched_update(self, set: dict, condition=None) -> "MergeClauses":
+    def when_matched_update(self, set: dict, condition: Optional[str | Column] = None) -> "MergeClauses":
         """``WHEN MATCHED [AND condition] THEN UPDATE SET ...``.
 
         Args:
@@ -118,7 +127,7 @@ class MergeClauses:
         self.matched.append(Clause("update", condition, set))
         return self
 
-    def when_matched_update_all(self, condition=None) -> "MergeClauses":
+    def when_matched_update_all(self, condition: Optional[str | Column] = None) -> "MergeClauses":
         """``WHEN MATCHED [AND condition] THEN UPDATE SET *``: every column from the source's column of that name.
 
         Args:
@@ -131,7 +140,7 @@ class MergeClauses:
         self.matched.append(Clause("update_all", condition))
         return self
 
-    def when_matched_delete(self, condition=None) -> "MergeClauses":
+    def when_matched_delete(self, condition: Optional[str | Column] = None) -> "MergeClauses":
         """``WHEN MATCHED [AND condition] THEN DELETE``.
 
         Args:
@@ -144,7 +153,7 @@ class MergeClauses:
         self.matched.append(Clause("delete", condition))
         return self
 
-    def when_not_matched_insert(self, values: dict, condition=None) -> "MergeClauses":
+    def when_not_matched_insert(self, values: dict, condition: Optional[str | Column] = None) -> "MergeClauses":
         """``WHEN NOT MATCHED [AND condition] THEN INSERT (...) VALUES (...)``.
 
         Args:
@@ -159,7 +168,7 @@ class MergeClauses:
         self.not_matched.append(Clause("insert", condition, values, When.NOT_MATCHED))
         return self
 
-    def when_not_matched_insert_all(self, condition=None) -> "MergeClauses":
+    def when_not_matched_insert_all(self, condition: Optional[str | Column] = None) -> "MergeClauses":
         """``WHEN NOT MATCHED [AND condition] THEN INSERT *``: the source row, column by column name.
 
         Args:
@@ -172,7 +181,7 @@ class MergeClauses:
         self.not_matched.append(Clause("insert_all", condition, None, When.NOT_MATCHED))
         return self
 
-    def when_not_matched_by_source_update(self, set: dict, condition=None) -> "MergeClauses":
+    def when_not_matched_by_source_update(self, set: dict, condition: Optional[str | Column] = None) -> "MergeClauses":
         """``WHEN NOT MATCHED BY SOURCE [AND condition] THEN UPDATE SET ...``: target rows no source row matches.
 
         A clause of this kind reads every file of the table.
@@ -188,7 +197,7 @@ class MergeClauses:
         self.not_matched_by_source.append(Clause("update", condition, set, When.NOT_MATCHED_BY_SOURCE))
         return self
 
-    def when_not_matched_by_source_delete(self, condition=None) -> "MergeClauses":
+    def when_not_matched_by_source_delete(self, condition: Optional[str | Column] = None) -> "MergeClauses":
         """``WHEN NOT MATCHED BY SOURCE [AND condition] THEN DELETE``.
 
         A clause of this kind reads every file of the table.
@@ -203,7 +212,7 @@ class MergeClauses:
         self.not_matched_by_source.append(Clause("delete", condition, None, When.NOT_MATCHED_BY_SOURCE))
         return self
 
-    def join(self, target, need_target: bool):
+    def join(self, target: DataFrame, need_target: bool) -> tuple[DataFrame, Callable[[str], Column], Marks]:
         """The target rows (a DataFrame of the table's columns) joined with the source on the ON
         condition: an outer join on the sides whose unmatched rows a clause takes (the target's
         when ``need_target``, the source's when there is a NOT MATCHED clause). Returns the
@@ -217,14 +226,14 @@ class MergeClauses:
         joined = target.withColumn(T_MARK, F.lit(True)).alias(self.ta).join(
             self.source.withColumn(S_MARK, F.lit(True)).alias(self.sa), on, how)
 
-        def tcol(name):
+        def tcol(name: str):
             return F.col(f"{self.ta}.`{name}`")
 
         in_t = tcol(T_MARK).isNotNull()
         in_s = F.col(f"{self.sa}.`{S_MARK}`").isNotNull()
         return joined, tcol, (in_t, in_t & in_s, in_s & ~in_t, in_t & ~in_s)
 
-    def small_source(self, keys: Optional[dict] = None):
+    def small_source(self, keys: Optional[dict] = None) -> Optional[DataFrame]:
         """The source, checkpointed with a row id (SOURCE_ID), if it is small enough to broadcast
         to every target task (its rows times Spark's estimate of a row's width); else None. Not
         when the session turned broadcast joins off (``autoBroadcastJoinThreshold`` -1).
@@ -239,19 +248,20 @@ class MergeClauses:
             return None
         width = sum(_width(f.dataType) for f in self.source.schema.fields) + 16
         source = self.source.withColumn(SOURCE_ID, F.monotonically_increasing_id()).localCheckpoint()
-        pairs = list((keys or {}).items())
+        found = keys if keys is not None else {}
+        pairs = list(found.items())
         row = source.agg(F.count(F.lit(1)), *[f(F.col(f"`{s}`")) for _t, s in pairs for f in (F.min, F.max)]).first()
         if row[0] * width > BROADCAST_SOURCE_BYTES:
             return None
         for i, (target, _s) in enumerate(pairs):
             low, high = row[1 + 2 * i], row[2 + 2 * i]
             if low is None:
-                del keys[target]
+                del found[target]
             else:
-                keys[target] = (low, high)
+                found[target] = (low, high)
         return source
 
-    def join_keys(self, schema) -> dict:
+    def join_keys(self, schema: Schema) -> dict:
         """The ON condition's equalities between a target column and a source column (ANDed at its
         top), as {target column: source column}, for the types whose file bounds a range prunes
         exactly (integers, strings, dates): a target row with no value in the source column's
@@ -259,12 +269,13 @@ class MergeClauses:
         import sqlglot
         from pyspark.sql import types as T
         from sqlglot import expressions as exp
+        from sqlglot.errors import SqlglotError
 
         if not isinstance(self.on, str):      # a Spark 4 Column gives no SQL text to read
             return {}
         try:
             tree = sqlglot.parse_one(self.on, read="spark")
-        except sqlglot.errors.SqlglotError:
+        except SqlglotError:
             return {}
         source_types = {f.name.lower(): (f.name, f.dataType) for f in self.source.schema.fields}
         # the source types a target column compares with as itself (no wider cast, no collation)
@@ -274,7 +285,7 @@ class MergeClauses:
         tree = tree.unnest() if tree is not None else None
         conjuncts = list(tree.flatten()) if isinstance(tree, exp.And) else [tree]
         for c in (c.unnest() for c in conjuncts if c is not None):
-            if not isinstance(c, exp.EQ) or not all(isinstance(side, exp.Column) for side in (c.left, c.right)):
+            if not isinstance(c, exp.EQ) or not isinstance(c.left, exp.Column) or not isinstance(c.right, exp.Column):
                 continue
             sides = {side.table.lower(): side.name for side in (c.left, c.right)}
             if set(sides) != {self.ta.lower(), self.sa.lower()}:
@@ -282,12 +293,12 @@ class MergeClauses:
             field = schema.find_field_or_none(sides[self.ta.lower()])
             src = source_types.get(sides[self.sa.lower()].lower())
             family = families.get(str(field.field_type)) if field is not None else None
-            if (family is not None and src is not None and isinstance(src[1], family)
+            if (field is not None and family is not None and src is not None and isinstance(src[1], family)
                     and getattr(src[1], "collation", "UTF8_BINARY") == "UTF8_BINARY"):
                 out[field.name] = src[0]
         return out
 
-    def broadcast_join(self, target, source, how: str):
+    def broadcast_join(self, target: DataFrame, source: DataFrame, how: str) -> DataFrame:
         """``target`` joined (``inner`` or ``left_outer``) with the broadcast ``source`` on the ON
         condition: the target is not shuffled. Same columns and aliases as ``join``."""
         from pyspark.sql import functions as F
@@ -296,7 +307,7 @@ class MergeClauses:
         return target.withColumn(T_MARK, F.lit(True)).alias(self.ta).join(
             F.broadcast(source.withColumn(S_MARK, F.lit(True))).alias(self.sa), on, how)
 
-    def unmatched_source_rows(self, empty_target, source):
+    def unmatched_source_rows(self, empty_target: DataFrame, source: DataFrame) -> DataFrame:
         """``source`` rows as a join of an empty target and them (every target column null):
         the NOT MATCHED side of a broadcast MERGE, with the same columns and aliases as ``join``."""
         from pyspark.sql import functions as F
@@ -305,7 +316,7 @@ class MergeClauses:
         return empty_target.withColumn(T_MARK, F.lit(True)).alias(self.ta).join(
             source.withColumn(S_MARK, F.lit(True)).alias(self.sa), on, "right_outer")
 
-    def marks(self):
+    def marks(self) -> Marks:
         """The conditions on a joined row: (in target, matched, not matched, not matched by source)."""
         from pyspark.sql import functions as F
 
@@ -313,7 +324,8 @@ class MergeClauses:
         in_s = F.col(f"{self.sa}.`{S_MARK}`").isNotNull()
         return in_t, in_t & in_s, in_s & ~in_t, in_t & ~in_s
 
-    def matches_checked(self, matched, file_col: str, pos_col: str, source_col: str, describe):
+    def matches_checked(self, matched: DataFrame, file_col: str, pos_col: str, source_col: str,
+                        describe: Callable[[tuple], str]) -> DataFrame:
         """``matched`` (the rows of a join that streams the target past the broadcast source: all
         of a target row's matches are made in the task that reads it), checkpointed, with SQL's
         cardinality rule checked by the JVM in the job that makes them (no job of its own); where
@@ -331,7 +343,8 @@ class MergeClauses:
             self.check_cardinality(out, F.lit(True), [file_col, pos_col], describe)
         return out
 
-    def joined_checked(self, target, need_target: bool, equal_keys: bool, file_col: str, pos_col: str):
+    def joined_checked(self, target: DataFrame, need_target: bool, equal_keys: bool, file_col: str,
+                       pos_col: str) -> tuple[DataFrame, Callable[[str], Column], Marks, bool]:
         """:meth:`join`, with SQL's cardinality rule checked by the JVM in whichever job reads the
         joined rows (no job of its own) where that is sound: a MATCHED clause, the target on a
         preserved side of the join (``need_target``: a left or full outer join), an ON condition
@@ -356,13 +369,13 @@ class MergeClauses:
         return joined.where(F.when(marks[1], check).otherwise(F.lit(True))), tcol, marks, True
 
     @staticmethod
-    def _jvm_check(file, pos, source):
+    def _jvm_check(file: Column, pos: Column, source: Column):
         """``icefloe.jvm.MergeCardinality.check`` over these columns (a target row's data file and
         position, and a source column), or None where icefloe's classes are not loaded."""
         return jvm.jvm_column(
             lambda spark: spark._jvm.icefloe.jvm.MergeCardinality.check(file._jc, pos._jc, source._jc))
 
-    def raise_cardinality_failure(self, error: BaseException, describe) -> None:
+    def raise_cardinality_failure(self, error: BaseException, describe: Callable[[tuple], str]) -> None:
         """Raise ``MergeCardinalityError`` for a job that a JVM cardinality check failed (its
         message names the row's file and position; ``describe`` names the row); else return."""
         found = _CARDINALITY_FAILURE.search(str(error))
@@ -374,7 +387,8 @@ class MergeClauses:
             f"MERGE into {self.table.name}: {row} matched more than one source row; "
             "make the source unique on the join keys. Nothing was committed.")
 
-    def check_cardinality(self, joined, matched, row_id: list, describe) -> None:
+    def check_cardinality(self, joined: DataFrame, matched: Column, row_id: list, describe: Callable[[tuple],
+                          str]) -> None:
         """SQL's MERGE rule: a target row (identified by the ``row_id`` columns) that more than one
         source row matches is an error, checked only when a MATCHED clause exists. ``describe``
         names the offending row from its id values."""
@@ -386,7 +400,8 @@ class MergeClauses:
         if dup:
             raise self._cardinality_error(describe(tuple(dup[0])[:-1]))
 
-    def clause_column(self, matched, not_matched, by_source):
+    def clause_column(self, matched: Column, not_matched: Column,
+                      by_source: Column) -> tuple[Column, dict[int, Clause]]:
         """The number of the clause each joined row takes (null for none), and the clauses by
         number: each row's first clause, in the order written, whose ``When`` holds for the row
         (``matched``, ``not_matched``, ``by_source``: the Columns saying which does) and whose
@@ -404,8 +419,9 @@ class MergeClauses:
             clauses[n] = c
         return (chain if chain is not None else F.lit(None).cast("int")), clauses
 
-    def clause_values(self, fields, clause, clauses: dict, tcol, resolve, table_name: str,
-                      check_update=None) -> list:
+    def clause_values(self, fields: Iterable[NestedField], clause: Column, clauses: dict, tcol: Callable[[str],
+                      Column], resolve: Callable[[str], str], table_name: str,
+                      check_update: Optional[Callable[[list[str]], None]] = None) -> list:
         """For each target field (``.name``, ``.field_type``), the value of the clause each joined
         row takes (``clause``: the column from ``clause_column``), the target's own value when
         the clause does not set it. ``resolve(name)`` maps an assigned name (alias stripped) to
@@ -416,7 +432,7 @@ class MergeClauses:
         ta, sa = self.ta, self.sa
         source_fields = {sf.name.lower(): sf for sf in self.source.schema.fields}
 
-        def scol(name):
+        def scol(name: str):
             sf = source_fields.get(name.lower())
             return None if sf is None else F.col(f"{sa}.`{sf.name}`")
 
@@ -444,11 +460,12 @@ class MergeClauses:
                 if c.kind == "update":
                     v, exact = (value(sets[f.name]), False) if f.name in sets else (tcol(f.name), True)
                 elif c.kind == "update_all":
-                    v, exact = (scol(f.name), exact) if source is not None else (tcol(f.name), True)
+                    v, exact = (F.col(f"{sa}.`{source.name}`"), exact) if source is not None else (tcol(f.name), True)
                 elif c.kind == "insert":
                     v, exact = (value(sets[f.name]), False) if f.name in sets else (F.lit(None).cast(spark_type), True)
                 else:  # insert_all
-                    v, exact = (scol(f.name), exact) if source is not None else (F.lit(None).cast(spark_type), True)
+                    v, exact = ((F.col(f"{sa}.`{source.name}`"), exact) if source is not None
+                                else (F.lit(None).cast(spark_type), True))
                 if c.kind in ("update_all", "insert_all") and source is not None and not exact \
                         and restructured(source.dataType, spark_type):
                     # struct fields by name, not position (the checked cast below then pairs them right)

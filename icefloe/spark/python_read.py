@@ -12,13 +12,20 @@ columns by field id (``iceberg.arrow_read``), applies the file's deletes and del
 from __future__ import annotations
 
 import pickle
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Iterator, Optional, Sequence
 
-from icefloe.core.io import FileIO
+from icefloe.core.io import LOCAL, FileIO
 from icefloe.core.types import Schema, UUIDType, to_spark_schema
 from icefloe.core.types.arrow import to_arrow_schema
 from icefloe.iceberg.schema import default_value, nanos_as_long
 from icefloe.spark import connect
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql.types import StructType
+
+    from icefloe.iceberg.arrow_read import NameMapping
 
 FILE_COL = "_icefloe_file"
 POS_COL = "_icefloe_pos"
@@ -26,9 +33,10 @@ _BATCH_ROWS = 65536
 _MAX_SLICES = 10_000
 
 
-def read_tasks_in_python(spark, tasks: list, schema: Schema, where=None, columns: Optional[Sequence[str]] = None,
-                         with_positions: bool = False, name_mapping=None, io: Optional[FileIO] = None,
-                         nanos_raw: bool = False):
+def read_tasks_in_python(spark: SparkSession, tasks: list, schema: Schema, where: Optional[str | Column] = None,
+                         columns: Optional[Sequence[str]] = None, with_positions: bool = False,
+                         name_mapping: Optional[NameMapping] = None, io: FileIO = LOCAL,
+                         nanos_raw: bool = False) -> DataFrame:
     """A DataFrame of the planned ``tasks`` (deletes applied), each file read by one Python task.
     ``nanos_raw``: top-level nanosecond timestamp columns as ``long`` raw nanoseconds (a rewrite
     carries them unchanged) rather than Spark's microseconds."""
@@ -51,11 +59,12 @@ def read_tasks_in_python(spark, tasks: list, schema: Schema, where=None, columns
     return df
 
 
-def _reader(schema: Schema, spark_schema, with_positions: bool, name_mapping, io: FileIO):
+def _reader(schema: Schema, spark_schema: StructType, with_positions: bool, name_mapping: Optional[NameMapping],
+            io: FileIO):
     defaults = {f.field_id: default_value(f.field_type, f.initial_default) for f in schema.fields
                 if f.initial_default is not None}
 
-    def run(batches):  # in the Python workers
+    def run(batches: Iterator[pa.RecordBatch]):  # in the Python workers
         import pyarrow as pa
         from pyspark.sql.pandas.types import to_arrow_schema as spark_arrow_schema
 
@@ -82,7 +91,7 @@ def _reader(schema: Schema, spark_schema, with_positions: bool, name_mapping, io
     return run
 
 
-def _as_spark(table, wanted, schema: Schema):
+def _as_spark(table: pa.Table, wanted: pa.Schema, schema: Schema):
     """``table`` (the Iceberg schema's Arrow types) in the Arrow types Spark expects: uuid as its
     text form, everything else cast."""
     import uuid
@@ -101,7 +110,7 @@ def _as_spark(table, wanted, schema: Schema):
     return pa.Table.from_arrays(cols, schema=wanted)
 
 
-def _spark_nanos(col, wanted):
+def _spark_nanos(col: pa.Array | pa.ChunkedArray, wanted: pa.DataType):
     """An array with every nanosecond timestamp in it (itself, or inside a struct, list or map) as
     ``wanted`` holds it: its raw nanoseconds where ``wanted`` has an integer, else floored to
     microseconds."""
@@ -127,7 +136,7 @@ def _spark_nanos(col, wanted):
     return col
 
 
-def _floor_to_micros(col):
+def _floor_to_micros(col: pa.Array | pa.ChunkedArray):
     """Nanosecond timestamps as microseconds, floored (as Iceberg converts them, also before 1970)."""
     import numpy as np
     import pyarrow as pa
@@ -139,7 +148,7 @@ def _floor_to_micros(col):
     return pa.array(np.floor_divide(nanos, 1000), pa.int64(), mask=mask).cast(pa.timestamp("us", col.type.tz))
 
 
-def position_rows(spark, delete_files: list, io: FileIO):
+def position_rows(spark: SparkSession, delete_files: list, io: FileIO) -> DataFrame:
     """A DataFrame of (FILE_COL, POS_COL): the rows ``delete_files`` delete, position delete files
     and deletion vectors alike, each file read by a Python task through ``io`` (the driver holds the
     file list only)."""
@@ -150,7 +159,7 @@ def position_rows(spark, delete_files: list, io: FileIO):
         return spark.createDataFrame([], out)
     task_io = io.for_tasks()
 
-    def run(batches):  # in the Python workers
+    def run(batches: Iterator[pa.RecordBatch]):  # in the Python workers
         import numpy as np
         import pyarrow as pa
 

@@ -5,7 +5,7 @@ rows checked against their condition. MERGE's clauses build on these (``merge_cl
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence
 
 from icefloe.core.arrow import as_arrow_table, is_arrow_data
 from icefloe.core.types import to_spark_schema
@@ -13,12 +13,17 @@ from icefloe.errors import ExpressionError, SchemaMismatchError
 from icefloe.spark.align import checked_cast, explain_spark_error
 from icefloe.spark.scans import empty_frame
 
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, Row, SparkSession
+
+    from icefloe.core.types import NestedField, Schema
+
 # what happens to each row a copy-on-write or merge-on-read statement reads or joins
 ACTION = "_icefloe_action"
 NOTHING, KEEP, UPDATE, DELETE_ROW, INSERT = -1, 0, 1, 2, 3
 
 
-def predicate(cond):
+def predicate(cond: Optional[str | Column]) -> Column:
     """A condition (Spark SQL text or a Column) as a Column; None is true."""
     from pyspark.sql import functions as F
 
@@ -27,7 +32,7 @@ def predicate(cond):
     return F.expr(cond) if isinstance(cond, str) else cond
 
 
-def value(v):
+def value(v: Any) -> Column:
     """A value to write: a Column, Spark SQL text, or a literal."""
     from pyspark.sql import Column
     from pyspark.sql import functions as F
@@ -47,12 +52,12 @@ def column_name(key: str, alias: str = "t") -> str:
     return key
 
 
-def resolve_assignments(schema, values: dict, alias: str = "t") -> dict:
+def resolve_assignments(schema: Schema, values: dict, alias: str = "t") -> dict:
     """UPDATE's ``{column: value}`` keyed by the schema's own column names (an unknown one raises)."""
     return {schema.find_field(column_name(k, alias)).name: v for k, v in (values or {}).items()}
 
 
-def updated_columns(fields, sets: dict, hit, table_name: str) -> list:
+def updated_columns(fields: Iterable[NestedField], sets: dict, hit: Optional[Column], table_name: str) -> list:
     """UPDATE's new row: each field (``.name``, ``.field_type``) its assigned value, cast and
     checked, where ``hit`` (the condition) holds, else its own value; with ``hit`` None (rows
     already filtered by the condition) the assigned value alone, so an overwritten column is not read."""
@@ -68,7 +73,8 @@ def updated_columns(fields, sets: dict, hit, table_name: str) -> list:
     return out
 
 
-def check_resolvable(spark, schema, sets: dict, table_name: str, condition=None, hidden: Sequence[str] = ()) -> None:
+def check_resolvable(spark: SparkSession, schema: Schema, sets: dict, table_name: str,
+                     condition: Optional[str | Column] = None, hidden: Sequence[str] = ()) -> None:
     """Analyse UPDATE's values and condition against the table's own columns (no job runs), so a
     name that is no column is reported as such, and never with icefloe's internal columns as
     suggestions. A bare word where a string was meant gets the hint to quote it. ``hidden``: BIGINT
@@ -88,7 +94,7 @@ def check_resolvable(spark, schema, sets: dict, table_name: str, condition=None,
         empty = empty.select("*", *[F.lit(None).cast("long").alias(n) for n in hidden])
     columns = ", ".join(f.name for f in schema.fields)
 
-    def column(what, v):
+    def column(what: str, v: Any):
         return predicate(v) if what == "condition" else value(v)
 
     try:        # all in one analysis; one at a time only to name the one that fails
@@ -108,7 +114,7 @@ def check_resolvable(spark, schema, sets: dict, table_name: str, condition=None,
             raise ExpressionError(f"{what} {v!r}: {reason.split(' SQLSTATE')[0]}") from None
 
 
-def checkpointed(df):
+def checkpointed(df: DataFrame) -> DataFrame:
     """``df.localCheckpoint()``; a value an assignment or clause cannot store raises its typed
     error here (nothing is written yet)."""
     try:
@@ -120,7 +126,8 @@ def checkpointed(df):
         raise typed from None
 
 
-def file_stats(changes, file_col: str, checkpoint: bool = True):
+def file_stats(changes: DataFrame, file_col: str,
+               checkpoint: bool = True) -> tuple[DataFrame, dict[str, Row], dict[str, int]]:
     """Labelled rows (an ``ACTION`` column, the data file in ``file_col``), checkpointed so the
     counts and the writes see the same rows (unless ``checkpoint`` is False: the caller then
     computes its writes again from the same immutable files), with each file's counts (n, upd,
@@ -149,7 +156,8 @@ def file_stats(changes, file_col: str, checkpoint: bool = True):
     return changes, by_file, counts
 
 
-def replacement_rows(spark, data, aligned_fn, where: str, table_name: str):
+def replacement_rows(spark: SparkSession, data: Any, aligned_fn: Callable[[DataFrame], DataFrame], where: str,
+                     table_name: str) -> DataFrame:
     """``overwrite(data, where=...)``: ``data`` (Spark or Arrow) fitted to the table by
     ``aligned_fn``, every row of it checked to match ``where`` (Delta's replaceWhere rule: rows
     that would not be replaced are not written), labelled INSERT with no source file."""

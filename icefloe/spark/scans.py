@@ -9,9 +9,13 @@ without the jar) through PySpark's reader, with the same result.
 """
 from __future__ import annotations
 
-from typing import Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 from icefloe.spark import deleted_rows, jvm
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
 
 SEP = "\u0000"          # between the items of a list sent as one string (no path or option holds it)
 _members: dict = {}     # (id(JavaSparkContext), name) -> (the context, the static method of Scans)
@@ -25,24 +29,25 @@ ORC_CLASS = "org.apache.spark.sql.execution.datasources.orc.OrcFileFormat"   # S
 WHOLE_FILES_OPTION = "icefloe.whole-files"
 
 
-def empty_frame(spark, schema):
+def empty_frame(spark: SparkSession, schema: StructType):
     """An empty DataFrame of ``schema`` (a ``StructType``) that starts no Python worker when a job
     reads it: PySpark's ``createDataFrame([], schema)`` is a Python RDD whose empty partitions each
     start a worker (most of a second in a session's first Python job: a MERGE that inserts joined
     its source with one). Built in the JVM where the session is PySpark's classic one."""
     try:
-        jspark = spark._jsparkSession
+        jspark: Any = spark._jsparkSession      # py4j: the JVM's SparkSession
     except AttributeError:          # Spark Connect: no JVM here
         jspark = None
     if jspark is None:
         return spark.createDataFrame([], schema)
     from pyspark.sql import DataFrame
 
-    return DataFrame(jspark.createDataFrame(spark._jvm.java.util.ArrayList(), jspark.parseDataType(schema.json())),
+    gateway: Any = spark._jvm
+    return DataFrame(jspark.createDataFrame(gateway.java.util.ArrayList(), jspark.parseDataType(schema.json())),
                      spark)
 
 
-def local_frame(spark, columns: dict):
+def local_frame(spark: SparkSession, columns: dict):
     """A small DataFrame of ``columns`` (name -> (values, Arrow type name)) made from Arrow: from a
     list of tuples PySpark makes a Python RDD, whose reading starts Python workers."""
     import pyarrow as pa
@@ -51,18 +56,20 @@ def local_frame(spark, columns: dict):
                                            for name, (values, kind) in columns.items()}))
 
 
-def _scans_method(spark, name: str):
+def _scans_method(spark: SparkSession, name: str):
     if not jvm.available(spark):
         return None
     jsc = spark._jsc
     hit = _members.get((id(jsc), name))
     if hit is None or hit[0] is not jsc:
-        hit = _members[(id(jsc), name)] = (jsc, getattr(spark._jvm.icefloe.jvm.Scans, name))
+        gateway: Any = spark._jvm
+        hit = _members[(id(jsc), name)] = (jsc, getattr(gateway.icefloe.jvm.Scans, name))
     return hit[1]
 
 
-def file_scan(spark, paths: Sequence[str], schema, options: Optional[Mapping[str, str]] = None,
-              fmt: str = "parquet", whole: Sequence[str] = ()):
+def file_scan(spark: SparkSession, paths: Sequence[str], schema: StructType,
+              options: Optional[Mapping[str, str]] = None, fmt: str = "parquet",
+              whole: Sequence[str] = ()) -> DataFrame:
     """``spark.read.format(fmt).options(options).schema(schema).load(paths)``: a DataFrame of
     ``paths`` (at least one) read with ``schema`` (a StructType). A table's files are never
     skipped, even in a session set to skip unreadable or missing files
@@ -96,7 +103,7 @@ def file_scan(spark, paths: Sequence[str], schema, options: Optional[Mapping[str
     return reader.schema(schema).load(list(paths))
 
 
-def ensure_conf(spark, settings: Mapping[str, str]) -> None:
+def ensure_conf(spark: SparkSession, settings: Mapping[str, str]) -> None:
     """Set each of ``settings`` the session holds otherwise; a static setting of a running session,
     which cannot change, is left as it is."""
     ensure = _scans_method(spark, "ensureConf")

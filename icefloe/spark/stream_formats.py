@@ -10,7 +10,7 @@ changelogs, ``commitUser`` and ``commitIdentifier``).
 """
 from __future__ import annotations
 
-from typing import Optional, Protocol
+from typing import TYPE_CHECKING, Iterable, Mapping, Optional, Protocol
 
 from icefloe.core.io import LOCAL, FileIO, normalize_location
 from icefloe.errors import NoSuchSnapshotError, StreamingSetupError
@@ -19,6 +19,9 @@ from icefloe.iceberg.table_metadata import MAIN_BRANCH
 from icefloe.paimon import changelog as paimon_changelog
 from icefloe.paimon import consumer as paimon_consumer
 from icefloe.paimon import streaming as paimon_stream
+
+if TYPE_CHECKING:
+    from icefloe.iceberg.manifest import DataFile
 
 PAIMON, ICEBERG = "paimon", "iceberg"
 
@@ -29,7 +32,7 @@ class Unit:
 
     __slots__ = ("path", "rows", "deletes", "kind")
 
-    def __init__(self, path: str, rows: int, deletes=(), kind: str = "file"):
+    def __init__(self, path: str, rows: int, deletes: Iterable[DataFile] = (), kind: str = "file"):
         self.path, self.rows, self.deletes, self.kind = path, rows, list(deletes), kind
 
 
@@ -92,14 +95,14 @@ def _name(loc: str) -> str:
     return loc.rstrip("/").rsplit("/", 1)[-1]
 
 
-def _opt(options, key: str, default=None):
+def _opt(options: Mapping[str, str], key: str, default: Optional[str] = None) -> Optional[str]:
     for k, v in options.items():
         if k.lower() == key.lower():
             return v
     return default
 
 
-def flag(options, key: str) -> bool:
+def flag(options: Mapping[str, str], key: str) -> bool:
     """A boolean option of the stream (``true``, ``1``, ``yes``), case-insensitive in its key."""
     return str(_opt(options, key, "false")).strip().lower() in ("true", "1", "yes")
 

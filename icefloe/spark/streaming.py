@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Optional, Sequence
 
 from pyspark.sql import DataFrame
 from pyspark.sql.datasource import DataSourceStreamArrowWriter, DataSourceStreamReader, InputPartition
@@ -31,8 +31,17 @@ from icefloe.errors import GatewayRequiredError, NoSuchSnapshotError, StreamingS
 from icefloe.spark import connect
 from icefloe.spark.datasource import ROWKIND
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql.streaming.datasource import ReadLimit
+    from pyspark.sql.types import StructType
 
-def stream_format(location: str, io, fmt: Optional[str] = None):
+    from icefloe.core.io import FileIO
+    from icefloe.spark.datasource import FilesMessage
+    from icefloe.spark.stream_formats import StreamFormat
+
+
+def stream_format(location: str, io: Optional[FileIO], fmt: Optional[str] = None) -> StreamFormat:
     """The table format's streaming side (``icefloe.spark.stream_formats``), imported when a
     commit or a read needs it: a Spark worker unpickling the sink to write a task's files does not."""
     from icefloe.spark.stream_formats import stream_format as of_table
@@ -43,14 +52,14 @@ _KINDS = ("+I", "-U", "+U", "-D")
 DONE = -1    # an offset's file count when the whole snapshot was consumed
 
 
-def _opt(options, key: str, default=None):
+def _opt(options: Mapping[str, str], key: str, default: Optional[str] = None) -> Optional[str]:
     for k, v in options.items():
         if k.lower() == key.lower():
             return v
     return default
 
 
-def stream_query_id(options) -> str:
+def stream_query_id(options: Mapping[str, str]) -> str:
     """The streaming query's id: an explicit ``commit-user`` option, else the id Spark keeps in
     the checkpoint's ``metadata`` file (the same after every restart of the query)."""
     explicit = _opt(options, "commit-user") or _opt(options, "commitUser")
@@ -73,35 +82,35 @@ class IcefloeStreamWriter(DataSourceStreamArrowWriter):
     """Each micro-batch: files written by the tasks, one idempotent commit on the driver.
     ``overwrite`` (output mode ``complete``) replaces the whole table each batch."""
 
-    def __init__(self, options: dict, schema, overwrite: bool):
+    def __init__(self, options: dict, schema: StructType, overwrite: bool):
         from icefloe.spark.datasource import IcefloeWriter
 
         self.batch_writer = IcefloeWriter(options, schema, overwrite)
         self.options = options
         self.overwrite = overwrite
 
-    def write(self, iterator):
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> FilesMessage:
         return self.batch_writer.write(iterator)
 
-    def commit(self, messages, batchId: int) -> None:
+    def commit(self, messages: Sequence[Optional[FilesMessage]], batchId: int) -> None:
         w = self.batch_writer
         files = [f for m in messages if m is not None for f in m.files]
         commit_batch(w.location, w.format, files, stream_query_id(self.options), int(batchId), self.overwrite,
                      io=w.io)
 
-    def abort(self, messages, batchId: int) -> None:
+    def abort(self, messages: Sequence[Optional[FilesMessage]], batchId: int) -> None:
         self.batch_writer.abort(messages)
 
 
 def commit_batch(location: str, fmt: str, files: list, query_id: str, batch_id: int, overwrite: bool = False,
-                 io=None) -> bool:
+                 io: Optional[FileIO] = None) -> bool:
     """Commit one micro-batch's files as one snapshot unless the query committed this batch
     already (then the files are deleted). Returns whether a snapshot was committed. ``io``:
     the FileIO of the table (tests inject faults through it)."""
     return stream_format(location, io, fmt).commit_batch(files, query_id, batch_id, overwrite)
 
 
-def last_committed_batch(location: str, fmt: str, query_id: str, io=None) -> Optional[int]:
+def last_committed_batch(location: str, fmt: str, query_id: str, io: Optional[FileIO] = None) -> Optional[int]:
     """The highest batch id the query committed to the table (None: none)."""
     return stream_format(location, io, fmt).last_committed_batch(query_id)
 
@@ -152,7 +161,7 @@ class IcefloeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     units consumed. A snapshot's units are the whole table as of it (``full``) or the files
     it added. ``snapshot`` -1 is the empty table before the first snapshot."""
 
-    def __init__(self, options: dict, schema):
+    def __init__(self, options: dict, schema: StructType):
         from icefloe.spark.datasource import _location, detect_format, io_for
 
         self.options = options
@@ -227,7 +236,7 @@ class IcefloeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         # "files" -1: everything of that snapshot consumed (the stream starts after it)
         return {"snapshot": sid, "files": 0 if full else DONE, "full": full}
 
-    def getDefaultReadLimit(self):
+    def getDefaultReadLimit(self) -> ReadLimit:
         from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
 
         try:
@@ -240,7 +249,7 @@ class IcefloeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             return ReadMaxRows(self.max_rows)
         return ReadAllAvailable()
 
-    def latestOffset(self, start: dict, limit) -> dict:
+    def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
         max_files, max_rows = _limits(limit)
         sid, n, full = int(start["snapshot"]), int(start["files"]), bool(start.get("full", False))
         taken_files = taken_rows = 0
@@ -264,7 +273,7 @@ class IcefloeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             sid, n, full = queue.pop(0), 0, False
             pos = {"snapshot": sid, "files": DONE, "full": False} if not self._units_of(sid, False) else pos
 
-    def partitions(self, start: dict, end: dict):
+    def partitions(self, start: dict, end: dict) -> list[StreamPartition]:
         out = []
         for sid, full, lo, hi in self._ranges(start, end):
             for u in self._units_of(sid, full)[lo:hi]:
@@ -291,7 +300,7 @@ class IcefloeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         raise NoSuchSnapshotError(f"the stream's end offset names snapshot {end_sid}, which {self.location} "
                                   "no longer has in its history")
 
-    def read(self, partition):
+    def read(self, partition: StreamPartition) -> Iterator[pa.RecordBatch]:
         yield from read_stream_partition(self.location, self.stream.changelog_rows, self.schema, partition,
                                          self.options)
 
@@ -311,7 +320,7 @@ class IcefloeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 _CONSUMER_MODES = ("exactly-once", "at-least-once")
 
 
-def _consumer_id(options) -> Optional[str]:
+def _consumer_id(options: Mapping[str, str]) -> Optional[str]:
     """The stream's ``consumer-id`` (None without one); ``consumer.mode`` must be one of Paimon's
     (both record progress the same way in a Spark query, as in Paimon's Spark source)."""
     cid = _opt(options, "consumer-id")
@@ -328,7 +337,7 @@ def _consumer_id(options) -> Optional[str]:
     return cid
 
 
-def _int_opt(options, *keys) -> Optional[int]:
+def _int_opt(options: Mapping[str, str], *keys: str) -> Optional[int]:
     for k in keys:
         v = _opt(options, k)
         if v not in (None, ""):
@@ -339,7 +348,7 @@ def _int_opt(options, *keys) -> Optional[int]:
     return None
 
 
-def _limits(limit) -> tuple[Optional[int], Optional[int]]:
+def _limits(limit: ReadLimit) -> tuple[Optional[int], Optional[int]]:
     """(max files, max rows) of a Spark read limit."""
     files = getattr(limit, "max_files", None)
     rows = getattr(limit, "max_rows", None)
@@ -351,7 +360,8 @@ def _limits(limit) -> tuple[Optional[int], Optional[int]]:
     return files, rows
 
 
-def read_stream_partition(location: str, changelog_rows: bool, schema, partition, options=None):
+def read_stream_partition(location: str, changelog_rows: bool, schema: StructType, partition: StreamPartition,
+                          options: Optional[Mapping[str, str]] = None) -> Iterator[pa.RecordBatch]:
     """Arrow batches of one stream partition in Spark's read schema (``options``: the stream's,
     for an object store's settings); ``changelog_rows``: the table's stream may carry each row's
     kind (a first column ``ROWKIND``) and change records (units of kind "delta")."""
@@ -364,9 +374,8 @@ def read_stream_partition(location: str, changelog_rows: bool, schema, partition
     if partition.kind == "delta":
         yield from _read_delta(location, schema, partition.path, with_kind, io_for(options, location))
         return
-    from pyspark.sql import types as T
-
     import pyarrow as pa
+    from pyspark.sql import types as T
 
     inner = T.StructType(schema.fields[1:]) if with_kind else schema
     reader = IcefloeReader({**options, "path": location}, inner)
@@ -382,7 +391,7 @@ def read_stream_partition(location: str, changelog_rows: bool, schema, partition
         yield batch
 
 
-def _read_delta(location: str, schema, spec: str, with_kind: bool, io=LOCAL):
+def _read_delta(location: str, schema: StructType, spec: str, with_kind: bool, io: FileIO = LOCAL):
     """A primary-key table's key-value file as rows: the value columns and, with
     ``read.changelog``, each record's kind; without it, only the records that insert or
     update (``+I``, ``+U``): the table's upserts."""

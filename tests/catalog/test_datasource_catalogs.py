@@ -47,3 +47,13 @@ def test_a_missing_catalog_table_is_named(catalogs, spark):
         spark.read.format("icefloe").options(**catalogs["shared"]).load("db.nope").collect()
     with pytest.raises(Exception, match="has no warehouse"):
         spark.read.format("icefloe").option("catalog", "not-configured-anywhere").load("db.t").collect()
+
+
+def test_a_catalog_write_without_a_table_name_says_so(tmp_path):
+    from icefloe.errors import InvalidNameError
+    from icefloe.spark.datasource import IcefloeWriter
+
+    for kind in ("hadoop", "sql"):
+        options = {"catalog.warehouse": str(tmp_path), "catalog.type": kind, "catalog.uri": f"sqlite:///{tmp_path}/c.db"}
+        with pytest.raises(InvalidNameError, match=r"needs a table name: \.load\('<db>\.<table>'\)"):
+            IcefloeWriter(options, None, False)
