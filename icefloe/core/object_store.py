@@ -34,7 +34,7 @@ from icefloe.core.io import LOCAL, FileIO, is_remote
 from icefloe.errors import FileAlreadyExistsError, ObjectStoreError
 
 if TYPE_CHECKING:       # the configurations are TypedDicts of obstore's stubs, not importable at run time
-    from obstore._list import ListResult, ListStream, ObjectMeta
+    from obstore._list import ListResult, ListStream, ObjectMeta  # pyright: ignore[reportMissingModuleSource]  (obstore ships this module as stubs only)
     from obstore.store import AzureConfig, ClientConfig, GCSConfig, ObjectStore, RetryConfig, S3Config  # noqa: F401
 
 T = TypeVar("T")

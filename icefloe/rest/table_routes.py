@@ -224,6 +224,8 @@ class TableRoutes:
             raise refused from None
         except CorruptMetadataError:
             raise bad("metadata-location is not valid Iceberg table metadata") from None
+        if not isinstance(t, BaseTable):   # the served catalog is an Iceberg one (RestCatalogApp serves no other)
+            raise IcefloeError(f"table {name} is not an Iceberg table: the REST catalog serves Iceberg tables")
         return table_result(t)
 
     @route

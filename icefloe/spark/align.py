@@ -316,7 +316,7 @@ def checked_cast(value: Column, target: IcebergType, column: str, table_name: st
     return checked_cast_to(value, to_spark_type(target), str(target), column, table_name)
 
 
-def checked_cast_to(value: Column, spark_type: T.DataType, type_label: str, column: str,
+def checked_cast_to(value: Column, spark_type: T.DataType | str, type_label: str, column: str,
                     table_name: str = "table") -> Column:
     """``value`` cast to Spark type ``spark_type`` (``type_label`` names it in the error); a
     non-null value the cast cannot represent fails the Spark job, ANSI mode or not."""
