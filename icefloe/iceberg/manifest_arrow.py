@@ -23,12 +23,13 @@ import importlib
 import os
 import tempfile
 import threading
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from icefloe.core.lazy import Deferred
 from icefloe.core.types import StructType
 from icefloe.iceberg.avro_schemas import avro_name
 from icefloe.iceberg.manifest import ADDED, DATA, DELETED, METRIC_FIELDS, DataFile
@@ -333,42 +334,19 @@ def _partitions(files: pa.StructArray, file_names: set[str],
     return tuples, np.ravel(np.asarray(index, dtype=np.int64))
 
 
-class _ColumnMetrics:
-    """A metrics-map attribute of ``ColumnarDataFile``: the six maps of its entry are read from the
-    manifest's columns on first use. A non-data descriptor: once the maps are in the instance's
-    ``__dict__`` (or one is assigned), the instance value wins and this is not consulted again."""
-
-    __slots__ = ("name",)
-
-    def __init__(self, name: str):
-        self.name = name
-
-    def __get__(self, obj: Any, owner: Any = None) -> Any:
-        if obj is None:
-            return self
-        d: dict[str, Any] = obj.__dict__
-        cols, row = d["_columns"]
-        for k, v in cols.metrics_row(row).items():
-            d.setdefault(k, v)      # keep a value assigned since
-        return d[self.name]
+def _column_metrics(d: dict[str, Any], name: str) -> Any:
+    """A metrics map of a ``ColumnarDataFile``: the six maps of its entry are read from the
+    manifest's columns together (a map assigned since is kept)."""
+    cols, row = d["_columns"]
+    for k, v in cols.metrics_row(row).items():
+        d.setdefault(k, v)
+    return d[name]
 
 
-class _ColumnField:
-    """A scalar attribute of ``ColumnarDataFile`` read from the manifest's columns on first use
-    (a non-data descriptor, as ``_ColumnMetrics``)."""
-
-    __slots__ = ("name",)
-
-    def __init__(self, name: str):
-        self.name = name
-
-    def __get__(self, obj: Any, owner: Any = None) -> Any:
-        if obj is None:
-            return self
-        d: dict[str, Any] = obj.__dict__
-        cols, row = d["_columns"]
-        value = d[self.name] = cols.scalar(self.name)[row]
-        return value
+def _column_field(d: dict[str, Any], name: str) -> Any:
+    """A scalar field of a ``ColumnarDataFile``, read from the manifest's columns."""
+    cols, row = d["_columns"]
+    return cols.scalar(name)[row]
 
 
 _FIELD_NAMES = tuple(DataFile.__dataclass_fields__)
@@ -380,24 +358,27 @@ class ColumnarDataFile(DataFile):
     are held as columns). Equal to the plain ``DataFile`` with the same values; copies and pickles
     are plain."""
 
-    column_sizes = _ColumnMetrics("column_sizes")  # pyright: ignore[reportAssignmentType]  (a descriptor: reads give the dict)
-    value_counts = _ColumnMetrics("value_counts")  # pyright: ignore[reportAssignmentType]  (a descriptor: reads give the dict)
-    null_value_counts = _ColumnMetrics("null_value_counts")  # pyright: ignore[reportAssignmentType]  (a descriptor: reads give the dict)
-    nan_value_counts = _ColumnMetrics("nan_value_counts")  # pyright: ignore[reportAssignmentType]  (a descriptor: reads give the dict)
-    lower_bounds = _ColumnMetrics("lower_bounds")  # pyright: ignore[reportAssignmentType]  (a descriptor: reads give the dict)
-    upper_bounds = _ColumnMetrics("upper_bounds")  # pyright: ignore[reportAssignmentType]  (a descriptor: reads give the dict)
-    file_path = _ColumnField("file_path")  # pyright: ignore[reportAssignmentType]  (a descriptor: reads give the value)
-    file_format = _ColumnField("file_format")  # pyright: ignore[reportAssignmentType]  (a descriptor: reads give the value)
-    record_count = _ColumnField("record_count")  # pyright: ignore[reportAssignmentType]  (a descriptor: reads give the value)
-    file_size_in_bytes = _ColumnField("file_size_in_bytes")  # pyright: ignore[reportAssignmentType]  (a descriptor: reads give the value)
-    key_metadata = _ColumnField("key_metadata")  # pyright: ignore[reportAssignmentType]  (a descriptor: reads give the value)
-    split_offsets = _ColumnField("split_offsets")  # pyright: ignore[reportAssignmentType]  (a descriptor: reads give the value)
-    equality_ids = _ColumnField("equality_ids")  # pyright: ignore[reportAssignmentType]  (a descriptor: reads give the value)
-    sort_order_id = _ColumnField("sort_order_id")  # pyright: ignore[reportAssignmentType]  (a descriptor: reads give the value)
-    referenced_data_file = _ColumnField("referenced_data_file")  # pyright: ignore[reportAssignmentType]  (a descriptor: reads give the value)
-    first_row_id = _ColumnField("first_row_id")  # pyright: ignore[reportAssignmentType]  (a descriptor: reads give the value)
-    content_offset = _ColumnField("content_offset")  # pyright: ignore[reportAssignmentType]  (a descriptor: reads give the value)
-    content_size_in_bytes = _ColumnField("content_size_in_bytes")  # pyright: ignore[reportAssignmentType]  (a descriptor: reads give the value)
+    # Read through DataFile's declarations, so the checker sees each field as its value type;
+    # at run time a Deferred in the class makes the value on first read.
+    if not TYPE_CHECKING:
+        column_sizes = Deferred(_column_metrics)
+        value_counts = Deferred(_column_metrics)
+        null_value_counts = Deferred(_column_metrics)
+        nan_value_counts = Deferred(_column_metrics)
+        lower_bounds = Deferred(_column_metrics)
+        upper_bounds = Deferred(_column_metrics)
+        file_path = Deferred(_column_field)
+        file_format = Deferred(_column_field)
+        record_count = Deferred(_column_field)
+        file_size_in_bytes = Deferred(_column_field)
+        key_metadata = Deferred(_column_field)
+        split_offsets = Deferred(_column_field)
+        equality_ids = Deferred(_column_field)
+        sort_order_id = Deferred(_column_field)
+        referenced_data_file = Deferred(_column_field)
+        first_row_id = Deferred(_column_field)
+        content_offset = Deferred(_column_field)
+        content_size_in_bytes = Deferred(_column_field)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, DataFile):

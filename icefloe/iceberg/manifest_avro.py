@@ -14,12 +14,13 @@ import io
 import json
 import uuid
 import zlib
-from typing import Any, Callable, Iterable, Optional, cast
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, cast
 
 import fastavro
 
 from icefloe.core.avro import as_records
 from icefloe.core.io import FileIO
+from icefloe.core.lazy import Deferred
 from icefloe.core.types import BooleanType, IntegerType, LongType, Schema, StringType, StructType, UUIDType
 from icefloe.errors import CorruptMetadataError
 from icefloe.iceberg import conversions
@@ -257,31 +258,15 @@ def _container_blocks(data: bytes) -> Optional[tuple[dict[str, bytes], list[tupl
 
 
 
-class _DeferredMetrics:
-    """A metrics-map attribute of ``ManifestDataFile`` decoded on first read.
-
-    A non-data descriptor: once the maps are decoded into the instance's ``__dict__``
-    (or one is assigned), the instance value wins and this is not consulted again.
-    """
-
-    __slots__ = ("name",)
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __get__(self, obj: Optional[object], owner: Optional[type] = None) -> Any:
-        if obj is None:
-            return self
-        d: dict[str, Any] = obj.__dict__
-        lazy: Optional[Lazy] = d.pop("_lazy", None)
-        if lazy is not None:
-            buf, offsets, dec = lazy
-            for k, v in dec.read_metrics(buf, offsets).items():
-                d.setdefault(k, v)   # keep a value assigned since
-        try:
-            return d[self.name]
-        except KeyError:
-            raise AttributeError(f"{type(obj).__name__!r} object has no attribute {self.name!r}") from None
+def _decoded_metrics(d: dict[str, Any], name: str) -> Any:
+    """A metrics map of a ``ManifestDataFile``: the six maps are decoded together on the first
+    read of any of them (a map assigned since is kept)."""
+    lazy: Optional[Lazy] = d.pop("_lazy", None)
+    if lazy is not None:
+        buf, offsets, dec = lazy
+        for k, v in dec.read_metrics(buf, offsets).items():
+            d.setdefault(k, v)
+    return d[name]
 
 
 _FIELD_NAMES = tuple(DataFile.__dataclass_fields__)
@@ -292,12 +277,15 @@ class ManifestDataFile(DataFile):
     ``_lazy``: the decompressed block, each map's offset and the decoder) until first read.
     Equal to the plain ``DataFile`` with the same values; copies and pickles are plain."""
 
-    column_sizes = _DeferredMetrics("column_sizes")  # pyright: ignore[reportAssignmentType]  (a descriptor: reads give the dict)
-    value_counts = _DeferredMetrics("value_counts")  # pyright: ignore[reportAssignmentType]  (a descriptor: reads give the dict)
-    null_value_counts = _DeferredMetrics("null_value_counts")  # pyright: ignore[reportAssignmentType]  (a descriptor: reads give the dict)
-    nan_value_counts = _DeferredMetrics("nan_value_counts")  # pyright: ignore[reportAssignmentType]  (a descriptor: reads give the dict)
-    lower_bounds = _DeferredMetrics("lower_bounds")  # pyright: ignore[reportAssignmentType]  (a descriptor: reads give the dict)
-    upper_bounds = _DeferredMetrics("upper_bounds")  # pyright: ignore[reportAssignmentType]  (a descriptor: reads give the dict)
+    # Read through DataFile's declarations, so the checker sees each field as its value type;
+    # at run time a Deferred in the class makes the value on first read.
+    if not TYPE_CHECKING:
+        column_sizes = Deferred(_decoded_metrics)
+        value_counts = Deferred(_decoded_metrics)
+        null_value_counts = Deferred(_decoded_metrics)
+        nan_value_counts = Deferred(_decoded_metrics)
+        lower_bounds = Deferred(_decoded_metrics)
+        upper_bounds = Deferred(_decoded_metrics)
 
     def metrics_of(self, field_id: int) -> Metrics:
         """``DataFile.metrics_of``, found in the encoded maps while they are not decoded: a
