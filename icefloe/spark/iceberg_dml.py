@@ -26,7 +26,7 @@ from typing import Optional
 from icefloe.core.io import staged_files
 from icefloe.core.reports import RowChanges
 from icefloe.core.types import to_arrow_schema
-from icefloe.iceberg.arrow_writer import _split_by_partition
+from icefloe.iceberg.arrow_writer import split_by_partition
 from icefloe.iceberg.delete_files import equality_delete_schema, write_equality_deletes
 from icefloe.iceberg.manifest import DATA
 from icefloe.iceberg.manifest_reader import live_entries
@@ -350,7 +350,7 @@ def delete_by_key(table: WriteTarget, keys):
     if spec.is_unpartitioned:
         by_spec[spec.spec_id] = {(): arrow}
     elif all(eq_schema.find_field_or_none(pf.source_id) is not None for pf in spec.fields):
-        by_spec[spec.spec_id] = dict(_split_by_partition(arrow, schema, spec))
+        by_spec[spec.spec_id] = dict(split_by_partition(arrow, schema, spec))
     else:
         for e in live_entries(table.io, meta, snap):
             if e.data_file.content == DATA:

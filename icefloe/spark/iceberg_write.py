@@ -44,7 +44,7 @@ from icefloe.errors import SchemaMismatchError
 from icefloe.iceberg.arrow_writer import align_arrow, write_arrow
 from icefloe.iceberg.schema import nanos_as_long
 from icefloe.iceberg.sort_order import writer_sort_columns
-from icefloe.spark.iceberg_evolved_read import _has_uuid, has_nanos, schema_has_uuid
+from icefloe.spark.iceberg_evolved_read import has_uuid, has_nanos, schema_has_uuid
 
 KEY_COL = "__icefloe_partition"
 _PART_RE = re.compile(r"part-(\d+)-")
@@ -450,7 +450,7 @@ def uuid_strings_to_bytes(arr, t, path: str):
     """An Arrow array of ``t`` with uuid strings (anywhere inside) as 16-byte fixed binaries."""
     import pyarrow as pa
 
-    if not _has_uuid(t):
+    if not has_uuid(t):
         return arr
     if isinstance(t, StructType):
         children = [uuid_strings_to_bytes(arr.field(i), f.field_type, f"{path}.{f.name}")
