@@ -8,12 +8,15 @@ application) to the snapshot summary, so nothing here reaches into a table's pri
 """
 from __future__ import annotations
 
-from typing import Any, Optional, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Optional, Protocol, runtime_checkable
 
 from icefloe.core.io import FileIO
 from icefloe.iceberg.snapshot import Snapshot
 from icefloe.iceberg.snapshot_producer import SnapshotProducer
 from icefloe.iceberg.table_metadata import TableMetadata
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 
 @runtime_checkable
@@ -33,7 +36,7 @@ class WriteTarget(Protocol):
         ...
 
     @property
-    def spark(self) -> Any:
+    def spark(self) -> SparkSession:
         """The Spark session the writes run in (started when none runs)."""
         ...
 
