@@ -8,7 +8,7 @@ application) to the snapshot summary, so nothing here reaches into a table's pri
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Optional, Protocol, Union, runtime_checkable
 
 from icefloe.core.io import FileIO
 from icefloe.iceberg.snapshot import Snapshot
@@ -16,7 +16,10 @@ from icefloe.iceberg.snapshot_producer import SnapshotProducer
 from icefloe.iceberg.table_metadata import TableMetadata
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import Column, SparkSession
+
+#: a statement's row filter: Spark SQL predicate text or a Spark ``Column`` (None: every row)
+RowFilter = Union[str, "Column", None]
 
 
 @runtime_checkable
