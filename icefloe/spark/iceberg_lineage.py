@@ -15,7 +15,7 @@ unchanged keeps both, an updated row keeps its id and takes the new commit's seq
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence, Union
 
 from icefloe.core.types import PRIMITIVES_BY_NAME, NestedField, Schema
 from icefloe.spark.scans import local_frame
@@ -112,13 +112,13 @@ def written_in_task(tasks: Sequence[FileScanTask], file_col: str,
 
 
 def stored(spark: SparkSession, rows: DataFrame, tasks: Sequence[FileScanTask], columns: Sequence[str], file_col: str,
-           pos_col: str, action_col: str, keep: str) -> DataFrame:
+           pos_col: str, action_col: str, keep: Union[int, str]) -> DataFrame:
     """``rows`` (stored lineage as ``as_stored`` gives it, and each row's file and position) as the
     ``columns`` a new data file stores, then the lineage (``computed``, ``stored_lineage``)."""
     return computed(spark, rows, tasks, file_col, pos_col).select(*columns, *stored_lineage(action_col, keep))
 
 
-def stored_lineage(action_col: str, keep: str) -> list[Column]:
+def stored_lineage(action_col: str, keep: Union[int, str]) -> list[Column]:
     """The lineage columns a new data file stores for a ``computed`` row: its id always (null for
     inserted rows), its last sequence number only when the row is carried over unchanged
     (``keep``)."""
