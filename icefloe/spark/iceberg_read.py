@@ -33,7 +33,7 @@ import contextvars
 import json
 import os
 import re
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Optional, Sequence, Union, cast
 
 from icefloe.core.io import FileIO
 
@@ -409,7 +409,7 @@ def _deletes_read_in_scan(spark: SparkSession, tasks: list[FileScanTask]) -> Opt
     positions = sum(d.record_count for d in {d.delete_key: d for t in tasks for d in t.deletes}.values())
     if positions <= deleted_rows.DRIVER_READ_POSITIONS:        # the common case: nothing to build
         return None
-    sources: dict[str, list[tuple[str, str, Optional[int], Optional[int]]]] = {}
+    sources: dict[str, list[tuple[str, str, int, int]]] = {}
     files: set[str] = set()
     for t in tasks:
         items = delete_sources(t.path, t.deletes)
@@ -426,15 +426,17 @@ def _deletes_read_in_scan(spark: SparkSession, tasks: list[FileScanTask]) -> Opt
     return options
 
 
-def delete_sources(path: str, deletes: Sequence[DataFile]) -> Optional[list[tuple[str, str, Optional[int], Optional[int]]]]:
+def delete_sources(path: str, deletes: Sequence[DataFile]) -> Optional[list[tuple[str, str, int, int]]]:
     """``(kind, file, offset, length)`` of each position delete file and deletion vector of
     ``deletes`` that applies to data file ``path``, as ``DeleteSources`` reads them (a vector only
     deletes from the data file it names); None when one is not Parquet (it cannot read that)."""
-    out: list[tuple[str, str, Optional[int], Optional[int]]] = []
+    out: list[tuple[str, str, int, int]] = []
     for d in deletes:
         if d.is_deletion_vector:
             if d.referenced_data_file == path:
-                out.append((deleted_rows.ICEBERG_VECTOR, d.file_path, d.content_offset, d.content_size_in_bytes))
+                # the blob's offset and length: a deletion vector's manifest entry has both (the spec requires them)
+                out.append((deleted_rows.ICEBERG_VECTOR, d.file_path, cast(int, d.content_offset),
+                            cast(int, d.content_size_in_bytes)))
         elif d.file_format.upper() == "PARQUET":
             kind = deleted_rows.POSITION_FILE_OF_ONE if _names_only(d, path) else deleted_rows.POSITION_FILE
             out.append((kind, d.file_path, 0, 0))
