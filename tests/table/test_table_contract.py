@@ -53,6 +53,35 @@ def test_every_contract_method_keeps_the_contract_signature(cls):
                     f"{cls.__name__}.{name}: parameter {p.name!r} is not where the contract has it"
 
 
+@pytest.mark.parametrize("cls", [IcebergTable, PaimonTable])
+def test_contract_parameters_keep_their_positions(cls):
+    # a call written against the contract with positional arguments means the same on every format:
+    # a format's own options come after the contract's (keyword-only where they would shift them)
+    for name in PUBLIC:
+        ours = getattr(Table, name)
+        if isinstance(ours, property):
+            continue
+        positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        want = [p.name for p in inspect.signature(ours).parameters.values() if p.kind in positional]
+        got = [p.name for p in inspect.signature(getattr(cls, name)).parameters.values() if p.kind in positional]
+        assert got[:len(want)] == want, f"{cls.__name__}.{name}{tuple(got)} moves the contract's {tuple(want)}"
+
+
+def test_paimon_to_arrow_takes_the_contract_arguments(tables, spark):
+    from pyspark.sql import functions as F
+
+    from icefloe.errors import UnsupportedFilterError
+
+    _, pai = tables
+    pai.append(_rows([1, 2]))
+    pai.create_tag("t1")
+    pai.append(_rows([3]))
+    assert sorted(pai.to_arrow(None, None, "id > 1", "t1").column("id").to_pylist()) == [2]   # ref 4th
+    assert pai.to_arrow(where="id = 3", columns=["name"]).to_pylist() == [{"name": "n3"}]
+    with pytest.raises(UnsupportedFilterError, match="Spark Column"):
+        pai.to_arrow(where=F.col("id") > 1)
+
+
 def test_both_formats_are_tables_with_one_shape(tables):
     for t in tables:
         assert isinstance(t, Table)
