@@ -50,7 +50,7 @@ from icefloe.spark.target import RowFilter, WriteTarget, branch_head
 
 if TYPE_CHECKING:
     import pyarrow as pa
-    from pyspark.sql import Column, DataFrame, Row
+    from pyspark.sql import Column, DataFrame
 
     from icefloe.iceberg.scan import FileScanTask
     from icefloe.iceberg.snapshot import Snapshot
@@ -271,7 +271,7 @@ class MergeBuilder(MergeClauses):
             raise
 
     @staticmethod
-    def _describe_row(row: Row) -> str:
+    def _describe_row(row: tuple[Any, ...]) -> str:
         return f"a target row (file {row[0]}, position {row[1]})"
 
     def _matched_plan(self, meta: TableMetadata, tasks: list[FileScanTask], source: DataFrame, mode: str,

@@ -28,7 +28,7 @@ from icefloe.spark.paimon_read import read_files
 from icefloe.spark.paimon_write import align_dataframe, write_data_files
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame, Row
+    from pyspark.sql import Column, DataFrame
 
     from icefloe.paimon.commit import CommitMessage
     from icefloe.paimon.manifest import ManifestEntry
@@ -186,7 +186,7 @@ class AppendMerge(MergeClauses):
         table = self.table
         base, entries = _target(table, None)
         schema = table.schema
-        def describe(row: Row) -> str:
+        def describe(row: tuple[Any, ...]) -> str:
             return f"a target row (file {row[0]}, position {row[1]})"
 
         # the cardinality rule checked in the job that joins and counts, where it can be
