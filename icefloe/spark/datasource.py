@@ -111,7 +111,7 @@ def _create_paimon_table(location: str, spark_schema: StructType, options: Mappi
                                           properties=props or None)
 
 
-def iceberg_table_at(location: str, io: FileIO = LOCAL):
+def iceberg_table_at(location: str, io: FileIO = LOCAL) -> BaseTable:
     """The Iceberg table whose directory is ``location`` (its version-hint and metadata files)."""
     from icefloe.iceberg.hadoop import HadoopTableOperations
     from icefloe.iceberg.table import BaseTable
@@ -460,7 +460,7 @@ class IcefloePushdownReader(IcefloeReader):
             yield f  # pruning is inclusive: Spark still evaluates every filter on rows
 
 
-def arrow_target(spark_schema: StructType):
+def arrow_target(spark_schema: StructType) -> pa.Schema:
     """The Arrow schema Spark expects for ``spark_schema`` (same names, types and nullability)."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
