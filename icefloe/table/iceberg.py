@@ -368,10 +368,7 @@ class IcebergTable(BaseTable, Table):
             return None
         if all(not spec.fields for spec in meta.partition_specs):
             raise ValueError(f"compute_partition_stats: table {self.name} is not partitioned")
-        if meta.format_version >= 3:
-            raise NotImplementedError("partition statistics of format v3 tables (dv_count) are not implemented "
-                                      "in icefloe")
-        rows = partition_stats.stats_table(self.metadata_table("partitions", snapshot_id=snap.snapshot_id), meta)
+        rows = partition_stats.snapshot_rows(self, meta, snap.snapshot_id)
         stats = partition_stats.write_partition_stats(self.io, self.ops.metadata_dir, snap.snapshot_id, rows)
         commit_metadata(self.ops, lambda base: [SetPartitionStatistics(stats)])
         return stats["statistics-path"]
