@@ -55,7 +55,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check icefloe tests bench tools
 	$(BIN)/python tools/module_size.py icefloe
 	$(BIN)/python tools/private_reach.py icefloe
-	PYRIGHT_PYTHON_IGNORE_WARNINGS=1 $(BIN)/pyright
+	PYRIGHT_PYTHON_IGNORE_WARNINGS=1 $(BIN)/pyright --warnings
 
 # The wheel, in dist/, with icefloe's JVM extension compiled into it (setup.py): built in the venv,
 # whose pyspark the extension is compiled against (pyspark is too large for an isolated build).

@@ -584,10 +584,14 @@ class Catalog:
         Returns:
             IcebergTable: the table.
 
+        On a REST catalog the server registers it (the REST spec's ``register`` route; ``icefloe
+        serve`` adopts only a metadata file inside its warehouse or its allowed locations).
+
         Raises:
             NotSupportedError: on a Paimon catalog.
+            TableAlreadyExistsError: a table or view of that name exists.
         """
-        if not isinstance(self._impl, HadoopCatalog):
+        if isinstance(self._impl, PaimonCatalog):
             raise NotSupportedError("register_table", format=self.format,
                                     reason="Paimon tables are adopted by pointing a catalog at their warehouse")
         return cast(Table, self._impl.register_table(name, metadata_location))   # the backend's table factory

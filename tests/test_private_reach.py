@@ -1,5 +1,6 @@
 """The seams rule (``tools/private_reach.py``, run by ``make lint``): no module reaches into a
-table's, a SQL session's or a catalog's private attributes from outside the module that owns them."""
+table's, a SQL session's or a catalog's private attributes from outside the module that owns them,
+nor imports another icefloe module's private name."""
 import os
 import pathlib
 import sys
@@ -36,6 +37,17 @@ def test_a_private_reach_is_found_and_an_owned_name_is_not(tmp_path):
     assert [text for _line, text in private_reach.reaches(module)] == [
         "table._commit", "t._app_summary", "sess._stmt", "catalog._impl", "catalog._impl._ops", "obj.inner._spark"]
     assert private_reach.main(["private_reach", str(tmp_path)]) == 1
+    module.write_text(textwrap.dedent("""
+        from __future__ import annotations
+        from json import _default_decoder
+        from icefloe.core.names import split_name as _split_name
+        from icefloe.spark.datasource import _location, detect_format
+
+        def f():
+            from .helpers import _arrow_target, __version__
+    """))
+    assert [text for _line, text in private_reach.reaches(module)] == [
+        "from icefloe.spark.datasource import _location", "from .helpers import _arrow_target"]
     module.write_text("def fine(table):\n    return table.commit(1, table.branch)\n")
     assert private_reach.main(["private_reach", str(tmp_path)]) == 0
 

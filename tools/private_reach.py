@@ -8,7 +8,9 @@ catalog: ``table``, ``t``, ``tbl``, ``target``, ``sess``, ``session``, ``catalog
 attribute is one of the seam's private names (``_impl``, ``_stmt``, ``_spark``, ``_ops``,
 ``_commit``, ``_app_summary``, ``_session``), unless the module defines that name itself
 (``self._name = ...``, ``def _name``, a class or module attribute ``_name``): a class may
-touch the private state of another instance of itself.
+touch the private state of another instance of itself. Flagged too: ``from icefloe.x import _name``
+(or a relative ``from .x import _name``): a module's private function or constant is its own; what
+another module needs of it gets a public name.
 """
 from __future__ import annotations
 
@@ -54,6 +56,11 @@ def reaches(path: pathlib.Path) -> list[tuple[int, str]]:
     own = _defined_names(tree)
     out = []
     for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").split(".")[0] == "icefloe"):
+            source = "." * node.level + (node.module or "")
+            out.extend((node.lineno, 0, f"from {source} import {a.name}") for a in node.names
+                       if a.name.startswith("_") and not a.name.startswith("__"))
+            continue
         if not isinstance(node, ast.Attribute):
             continue
         attr = node.attr

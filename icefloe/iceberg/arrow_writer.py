@@ -147,7 +147,7 @@ def write_arrow(io: FileIO, table: pa.Table, schema: Schema, spec: PartitionSpec
     if sort_cols:  # the table's sort order within each file, each key's nulls where its field says
         table = table.sort_by([(c, "ascending" if asc else "descending", "at_start" if nulls_first else "at_end")
                                for c, asc, nulls_first in sort_cols])
-    groups = [(p, chunk) for p, t in _split_by_partition(table, schema, spec)
+    groups = [(p, chunk) for p, t in split_by_partition(table, schema, spec)
               for chunk in (t.slice(o, max_rows) for o in range(0, t.num_rows, max_rows))]
     counter = first_counter
     variants = variant_paths(stored_schema(schema))
@@ -218,7 +218,7 @@ def _add_nan_counts(m: FileMetrics, table: pa.Table, schema: Schema) -> None:
                 m.upper_bounds[f.field_id] = hi
 
 
-def _split_by_partition(table: pa.Table, schema: Schema,
+def split_by_partition(table: pa.Table, schema: Schema,
                         spec: PartitionSpec) -> list[tuple[tuple[Any, ...], pa.Table]]:
     import pyarrow as pa
 

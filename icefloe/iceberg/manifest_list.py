@@ -115,17 +115,26 @@ def manifest_file_for(path: str, length: int, spec_id: int, content: int, snapsh
     )
 
 
+_COUNTS = ("added_files_count", "existing_files_count", "deleted_files_count",
+           "added_rows_count", "existing_rows_count", "deleted_rows_count")
+
+
 def _to_avro(m: ManifestFile) -> dict[str, Any]:
+    # the list written is v2-shaped, where the counts are required [Manifest Lists]: a format v1
+    # list's unknown ones are counted from the manifest first (manifest_reader.with_counts), never
+    # written as a 0 that would claim the manifest holds no files or rows
+    unknown = [c for c in _COUNTS if getattr(m, c) is None]
+    if unknown:
+        raise ValueError(f"manifest {m.manifest_path}: {', '.join(unknown)} unknown; count them from the "
+                         "manifest's entries before writing a manifest list")
     return {
         "manifest_path": m.manifest_path, "manifest_length": m.manifest_length,
         "partition_spec_id": m.partition_spec_id, "content": m.content,
         "sequence_number": m.sequence_number, "min_sequence_number": m.min_sequence_number,
         "added_snapshot_id": m.added_snapshot_id, "added_files_count": m.added_files_count,
         "existing_files_count": m.existing_files_count, "deleted_files_count": m.deleted_files_count,
-        # the list written is v2-shaped, where the counts are required: a commit counts a v1 list's
-        # missing ones first (manifest_reader.with_counts); elsewhere an unknown one is written as 0
-        "added_rows_count": m.added_rows_count or 0, "existing_rows_count": m.existing_rows_count or 0,
-        "deleted_rows_count": m.deleted_rows_count or 0,
+        "added_rows_count": m.added_rows_count, "existing_rows_count": m.existing_rows_count,
+        "deleted_rows_count": m.deleted_rows_count,
         "partitions": None if m.partitions is None else [
             {"contains_null": p.contains_null, "contains_nan": p.contains_nan,
              "lower_bound": p.lower_bound, "upper_bound": p.upper_bound} for p in m.partitions],

@@ -6,7 +6,7 @@ import dataclasses
 import datetime
 import decimal
 import uuid
-from typing import Any, Optional, cast, overload
+from typing import Any, Optional, Union, cast, overload
 
 from icefloe.core.types import (
     BinaryType, BooleanType, DateType, DecimalType, DoubleType, FixedType, FloatType, IcebergType, IntegerType,
@@ -182,7 +182,7 @@ _PLAIN_DEFAULTS = ((BooleanType, (bool,), "a boolean"), ((IntegerType, LongType)
                    (StringType, (str,), "a string"), ((FloatType, DoubleType), (int, float), "a number"))
 
 
-def default_value(t: IcebergType, value: Any):
+def default_value(t: IcebergType, value: Any) -> Any:
     """A field default in the spec's JSON single-value form ("Appendix C") as the value icefloe
     holds for type ``t`` (dates, timestamps, decimals, UUIDs and bytes as Python objects)."""
     if value is None:
@@ -220,7 +220,7 @@ def _as_timestamp(t: IcebergType, ts: datetime.datetime) -> datetime.datetime:
     return ts.replace(tzinfo=None)
 
 
-def default_json(t: IcebergType, value: Any, column: str = "the column"):
+def default_json(t: IcebergType, value: Any, column: str = "the column") -> Union[int, float, str]:
     """``value`` (a Python value, or its JSON single-value text) as a default of type ``t`` in the
     spec's JSON form; a value that does not fit the type is a ``SchemaError`` naming the column."""
     try:

@@ -292,7 +292,7 @@ class SqlCatalog(HadoopCatalog):
             return conn.execute(sa.select(t.c.table_namespace, t.c.table_name, t.c.metadata_location)
                                 .where(cond if f is None else cond & f)).fetchall()
 
-    def load_table(self, name: str):
+    def load_table(self, name: str) -> BaseTable:
         ops = self._ops(name)
         loc = ops.current_location()
         if loc is None:
@@ -301,7 +301,7 @@ class SqlCatalog(HadoopCatalog):
         ops.metadata_dir = f"{ops.location}/metadata"
         return self.table_type(name, ops)
 
-    def register_table(self, name: str, metadata_location: str):
+    def register_table(self, name: str, metadata_location: str) -> BaseTable:
         """Adopt a table written elsewhere: its row names ``metadata_location``; nothing is copied."""
         import sqlalchemy as sa
         from sqlalchemy import exc as sa_exc

@@ -61,6 +61,8 @@ from icefloe.iceberg.spec_update import UpdateSpec
 from icefloe.iceberg.table_metadata import MAIN_BRANCH, TableMetadata
 
 if TYPE_CHECKING:
+    from typing_extensions import Self
+
     from icefloe.iceberg.transaction import Transaction
 
 
@@ -226,7 +228,7 @@ class BaseTable:
         """The branch this table object's writes go to (``main`` unless ``writing_to`` said otherwise)."""
         return self._write_branch
 
-    def writing_to(self, branch: Optional[str] = None, wap_id: Optional[str] = None) -> "BaseTable":
+    def writing_to(self, branch: Optional[str] = None, wap_id: Optional[str] = None) -> Self:
         """This table with its writes going to ``branch`` (created from main's head by the first
         write when missing), and with ``wap_id`` staged: each write's snapshot is added with
         summary ``wap.id`` and no branch moves (Iceberg's write-audit-publish, published later
@@ -250,12 +252,14 @@ class BaseTable:
         return meta.snapshot_by_id(change.snapshot_id if change.snapshot_id is not None
                                    else meta.refs[branch].snapshot_id)
 
-    def commit_files(self, files: Sequence[DataFile], overwrite: bool = False, branch: str = MAIN_BRANCH,
+    def commit_files(self, files: Sequence[DataFile], overwrite: bool = False, branch: Optional[str] = None,
                      summary: Optional[Mapping[str, str]] = None) -> Snapshot:
-        """Commit data files written elsewhere (e.g. by Spark tasks of the data source); ``summary``:
-        properties the writer adds to the snapshot summary (the engine that wrote, its application id)."""
+        """Commit data files written elsewhere (e.g. by Spark tasks of the data source) to ``branch``
+        (``main`` by default); ``summary``: properties the writer adds to the snapshot summary (the
+        engine that wrote, its application id)."""
         produce = Overwrite.replace_all if overwrite else Append
-        return self._commit(produce(list(files), summary_extra=dict(summary or {})), branch)
+        return self._commit(produce(list(files), summary_extra=dict(summary or {})),
+                            MAIN_BRANCH if branch is None else branch)
 
     def commit_existing_files(self, files: Sequence[DataFile], summary_extra: Optional[Mapping[str, str]] = None,
                               branch: str = MAIN_BRANCH) -> Snapshot:
@@ -273,9 +277,9 @@ class BaseTable:
         deleted when the commit fails. The seam the data plane commits through."""
         return self._commit(change, branch)
 
-    def rewrite_manifests(self, branch: str = MAIN_BRANCH, spec_id: Optional[int] = None,
-                          summary: Optional[Mapping[str, str]] = None,
-                          sort_by: Optional[Sequence[str]] = None) -> Snapshot:
+    def rewrite_manifests(self, branch: str = MAIN_BRANCH, spec_id: Optional[int] = None, *,
+                          sort_by: Optional[Sequence[str]] = None,
+                          summary: Optional[Mapping[str, str]] = None) -> Snapshot:
         """Regroup the live manifest entries into manifests of commit.manifest.target-size-bytes
         (with ``spec_id``: only the manifests of that partition spec), clustered by the partition
         fields ``sort_by`` names first (all of them, in spec order, by default)."""
@@ -339,11 +343,13 @@ class BaseTable:
         self.refresh()
         return meta.refs[name]
 
-    def replace_tag(self, name: str, snapshot_id: Union[int, str, None],
+    def replace_tag(self, name: str, snapshot_id: Union[int, str, None] = None,
                     max_ref_age_ms: Optional[int] = None) -> Optional[SnapshotRef]:
-        """Point tag ``name`` at ``snapshot_id`` (or at the snapshot of the ref named so)."""
+        """Point tag ``name`` at ``snapshot_id`` (or at the snapshot of the ref named so; by default
+        the current snapshot, main's head)."""
 
-        return self._ref_change(replace_ref_change(name, TAG, snapshot_id, max_ref_age_ms=max_ref_age_ms), name)
+        target = MAIN_BRANCH if snapshot_id is None else snapshot_id
+        return self._ref_change(replace_ref_change(name, TAG, target, max_ref_age_ms=max_ref_age_ms), name)
 
     def replace_branch(self, name: str, snapshot_id: Union[int, str, None],
                        min_snapshots_to_keep: Optional[int] = None, max_snapshot_age_ms: Optional[int] = None,
@@ -419,10 +425,12 @@ class BaseTable:
         return staged
 
     def expire_snapshots(self, older_than: Optional[AsOf] = None, retain_last: Optional[int] = None,
-                         snapshot_ids: Iterable[int] = ()) -> ExpireReport:
-        """Expire snapshots by the retention policy of every ref, and ``snapshot_ids``; returns an ExpireReport."""
+                         now_ms: Optional[int] = None, snapshot_ids: Iterable[int] = ()) -> ExpireReport:
+        """Expire snapshots by the retention policy of every ref, and ``snapshot_ids``; returns an
+        ExpireReport. ``now_ms`` without ``older_than``: the snapshots older than that time."""
 
-        report = expire_snapshots(self.ops, older_than, retain_last, snapshot_ids=snapshot_ids)
+        report = expire_snapshots(self.ops, older_than if older_than is not None else now_ms, retain_last,
+                                  snapshot_ids=snapshot_ids)
         self.refresh()
         return report
 

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 
 
 def paimon_table(location: str, io: FileIO = LOCAL) -> FileStoreTable:
-    from icefloe.spark.paimon_read import _table as of_location
+    from icefloe.spark.paimon_read import paimon_table_at as of_location
 
     return of_location(location, io)
 
@@ -111,7 +111,8 @@ def _create_paimon_table(location: str, spark_schema: StructType, options: Mappi
                                           properties=props or None)
 
 
-def _iceberg_table(location: str, io: FileIO = LOCAL):
+def iceberg_table_at(location: str, io: FileIO = LOCAL) -> BaseTable:
+    """The Iceberg table whose directory is ``location`` (its version-hint and metadata files)."""
     from icefloe.iceberg.hadoop import HadoopTableOperations
     from icefloe.iceberg.table import BaseTable
 
@@ -207,7 +208,7 @@ LOCATION_KEY = "icefloe.location"
 ROWKIND = "rowkind"   # the first column of a Paimon read with option read.changelog
 
 
-def _location(options: Mapping[str, str], schema: Optional[StructType] = None) -> str:
+def location_of(options: Mapping[str, str], schema: Optional[StructType] = None) -> str:
     """The table location: the ``path`` option, or (for tables in Spark's session catalog,
     whose options Spark does not hand to Python data sources) the location recorded in the
     table schema's field metadata when the catalog entry was created."""
@@ -239,7 +240,7 @@ class BatchDataSource(DataSource):
             t = _catalog_table(self.options)
             snap = t.snapshot_for(_opt_int(self.options, "snapshot-id"), self.options.get("as-of-timestamp"))
             return to_spark_schema(t.schema_for(snap))
-        loc = _location(self.options)
+        loc = location_of(self.options)
         io = io_for(self.options, loc)
         if detect_format(loc, io) == "paimon":
             # read.changelog (a stream of a primary-key table): each row's kind first, as Paimon's
@@ -252,7 +253,7 @@ class BatchDataSource(DataSource):
         columns = self.options.get("columns")
         if columns and not _iceberg_exists(loc, io):
             _create_iceberg_table(loc, columns, self.options.get("partitioned_by"), io)
-        t = _iceberg_table(loc, io)
+        t = iceberg_table_at(loc, io)
         snap = t.snapshot_for(_opt_int(self.options, "snapshot-id"), self.options.get("as-of-timestamp"))
         # Record the location in the field metadata: Spark keeps it in its catalog entry and hands it
         # back to reader() and writer(), the one channel that reaches them for SQL tables.
@@ -350,7 +351,7 @@ class IcefloeReader(DataSourceReader):
         from icefloe.spark.paimon_read import paimon_partitions
 
         catalog_table = _catalog_table(self.options) if _uses_catalog(self.options) else None
-        loc = catalog_table.location if catalog_table is not None else _location(self.options, self.schema)
+        loc = catalog_table.location if catalog_table is not None else location_of(self.options, self.schema)
         io = catalog_table.io if catalog_table is not None else io_for(self.options, loc)
         if catalog_table is None and detect_format(loc, io) == "paimon":
 
@@ -359,7 +360,7 @@ class IcefloeReader(DataSourceReader):
             if self.options.get("tag"):
                 return [FilePartition(p) for p in _paimon_tag_files(loc, self.options["tag"], io)]
             return [FilePartition(p) for p in paimon_partitions(loc, self.options, self._where(), io)]
-        t = catalog_table if catalog_table is not None else _iceberg_table(loc, io)
+        t = catalog_table if catalog_table is not None else iceberg_table_at(loc, io)
         tasks = t.plan_tasks(self._where(), _opt_int(self.options, "snapshot-id"),
                              self.options.get("as-of-timestamp"), self.options.get("branch") or self.options.get("tag"))
         parts = []
@@ -378,11 +379,11 @@ class IcefloeReader(DataSourceReader):
 
         from icefloe.spark.paimon_read import MERGE_PREFIX, paimon_read_bucket, paimon_read_file
 
-        target = _arrow_target(self.schema)
+        target = arrow_target(self.schema)
         if not partition.path:
             return
         static = getattr(partition, "metadata_location", None)
-        loc = static or _location(self.options, self.schema)
+        loc = static or location_of(self.options, self.schema)
         io = getattr(partition, "io", LOCAL) if static else io_for(self.options, loc)
         if not static and detect_format(loc, io) == "paimon":
             if len(target) and target.field(0).name == ROWKIND:   # read.changelog: each row's kind first
@@ -398,7 +399,7 @@ class IcefloeReader(DataSourceReader):
             return
         from icefloe.iceberg.delete_files import apply_deletes_arrow
 
-        t = _static_table(static, io) if static else _iceberg_table(loc, io)
+        t = _static_table(static, io) if static else iceberg_table_at(loc, io)
         snap = t.snapshot_for(_opt_int(self.options, "snapshot-id"), self.options.get("as-of-timestamp"))
         with_ids = to_arrow_schema(t.schema_for(snap))
         deletes = getattr(partition, "deletes", None)
@@ -459,7 +460,7 @@ class IcefloePushdownReader(IcefloeReader):
             yield f  # pruning is inclusive: Spark still evaluates every filter on rows
 
 
-def _arrow_target(spark_schema: StructType):
+def arrow_target(spark_schema: StructType) -> pa.Schema:
     """The Arrow schema Spark expects for ``spark_schema`` (same names, types and nullability)."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
@@ -493,14 +494,14 @@ class _IcebergFiles:
         if not batches:
             return []
         t = _static_table(self.metadata_location, self.io) if self.metadata_location \
-            else _iceberg_table(self.location, self.io)
+            else iceberg_table_at(self.location, self.io)
         meta = t.metadata
         data = align_arrow(pa.Table.from_batches(batches), meta.schema, t.name)
         return write_arrow(t.io, data, meta.schema, meta.spec, meta.location, meta.properties,
                            task_id=task_id, write_id=self.write_id, meta=meta)
 
     def commit(self, files: list, overwrite: bool) -> None:
-        t = _catalog_table(self.options) if self.metadata_location else _iceberg_table(self.location, self.io)
+        t = _catalog_table(self.options) if self.metadata_location else iceberg_table_at(self.location, self.io)
         t.commit_files(files, overwrite=overwrite)
 
     def abort(self, files: list) -> None:
@@ -541,7 +542,7 @@ class IcefloeWriter(DataSourceArrowWriter):
             self.location, self.format, self.io = t.location, "iceberg", t.io
             self.files = _IcebergFiles(options, t.location, t.io, t.metadata_location, self.write_id)
             return
-        self.location = _location(options, schema)
+        self.location = location_of(options, schema)
         self.io = io = io_for(options, self.location)
         self.format = detect_format(self.location, io)
         wanted = (options.get("format") or options.get("table_format") or "").lower()

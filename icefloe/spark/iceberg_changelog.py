@@ -17,23 +17,30 @@ Then, as Iceberg's Spark runtime does:
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
 from icefloe.core.types import to_spark_schema
 from icefloe.errors import SchemaError
-from icefloe.iceberg.changelog import plan_changelog
+from icefloe.iceberg.changelog import SnapshotChanges, plan_changelog
 from icefloe.iceberg.scan import FileScanTask, attach_identity_values, plan_files
 from icefloe.spark.iceberg_read import FILE_COL, POS_COL, read_tasks
 from icefloe.spark.python_read import position_rows
 from icefloe.spark.scans import empty_frame
 
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, SparkSession
+
+    from icefloe.core.types import Schema
+    from icefloe.iceberg.table import BaseTable
+    from icefloe.iceberg.table_metadata import TableMetadata
+
 CHANGE_TYPE, CHANGE_ORDINAL, COMMIT_SNAPSHOT_ID = "_change_type", "_change_ordinal", "_commit_snapshot_id"
 _ROW, _RN, _ID = "_icefloe_row", "_icefloe_rn", "_icefloe_id"
 
 
-def changelog_df(spark, table, start_snapshot_id: Optional[int] = None, end_snapshot_id: Optional[int] = None,
+def changelog_df(spark: SparkSession, table: BaseTable, start_snapshot_id: Optional[int] = None, end_snapshot_id: Optional[int] = None,
                  identifier_columns: Optional[Sequence[str]] = None, compute_updates: Optional[bool] = None,
-                 net_changes: bool = False):
+                 net_changes: bool = False) -> DataFrame:
     from pyspark.sql import functions as F
 
     meta = table.refresh().metadata
@@ -56,7 +63,7 @@ def changelog_df(spark, table, start_snapshot_id: Optional[int] = None, end_snap
 
     history = meta.schemas
     mapping = meta.properties.get("schema.name-mapping.default")
-    parts = []
+    parts: list[DataFrame] = []
     for ch in plan_changelog(table.io, meta, start_snapshot_id, end_snapshot_id, table.name):
         tag = (F.lit(ch.ordinal).cast("int"), F.lit(ch.snapshot.snapshot_id).cast("bigint"))
         for kind, files in (("INSERT", ch.added), ("DELETE", ch.removed)):
@@ -84,18 +91,19 @@ def changelog_df(spark, table, start_snapshot_id: Optional[int] = None, end_snap
     return df.select(*[F.col(f"`{n}`") for n in names], CHANGE_TYPE, CHANGE_ORDINAL, COMMIT_SNAPSHOT_ID)
 
 
-def _tagged(df, names, kind, tag):
+def _tagged(df: DataFrame, names: Sequence[str], kind: str, tag: tuple[Column, Column]) -> DataFrame:
     from pyspark.sql import functions as F
 
     return df.select(*[F.col(f"`{n}`") for n in names], F.lit(kind).alias(CHANGE_TYPE),
                      tag[0].alias(CHANGE_ORDINAL), tag[1].alias(COMMIT_SNAPSHOT_ID))
 
 
-def _deleted_by_positions(spark, table, meta, ch, schema, history, mapping):
+def _deleted_by_positions(spark: SparkSession, table: BaseTable, meta: TableMetadata, ch: SnapshotChanges,
+                          schema: Schema, history: Sequence[Schema], mapping: Optional[str]) -> DataFrame:
     """The rows the snapshot's position delete files name, read from their data files."""
     import pyarrow.parquet as pq
 
-    targets: set = set()
+    targets: set[str] = set()
     for d in ch.position_deletes:   # which data files they point at: one small column per delete file
         if d.referenced_data_file is not None:       # a deletion vector, or a file scoped to one data file
             targets.add(d.referenced_data_file)
@@ -111,7 +119,7 @@ def _deleted_by_positions(spark, table, meta, ch, schema, history, mapping):
     return data.join(positions, [FILE_COL, POS_COL], "left_semi").drop(FILE_COL, POS_COL)
 
 
-def _cancel_pairs(df, names, per_snapshot: bool):
+def _cancel_pairs(df: DataFrame, names: Sequence[str], per_snapshot: bool) -> DataFrame:
     """Remove DELETE/INSERT pairs of identical rows: within one snapshot (carry-overs), or
     across the range (net changes). The k-th copy of a row deleted pairs with its k-th
     re-insert, so duplicates cancel one for one."""
@@ -129,7 +137,7 @@ def _cancel_pairs(df, names, per_snapshot: bool):
     return kept.drop(_ROW, _RN)
 
 
-def _updates(df, ids):
+def _updates(df: DataFrame, ids: Sequence[str]) -> DataFrame:
     """A DELETE and an INSERT of one identifier in one snapshot: UPDATE_BEFORE / UPDATE_AFTER."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F

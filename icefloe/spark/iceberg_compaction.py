@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
+
+import pyarrow as pa
 
 from icefloe.iceberg import scan as scan_mod
 from icefloe.iceberg import rewrite as rewrite_mod
@@ -29,7 +31,14 @@ from icefloe.spark import iceberg_lineage as lineage_mod
 from icefloe.spark.iceberg_evolved_read import has_nanos
 from icefloe.spark.iceberg_read import FILE_COL, POS_COL, read_tasks
 from icefloe.spark.iceberg_write import write_data_files
-from icefloe.spark.target import WriteTarget, branch_head
+from icefloe.spark.target import RowFilter, WriteTarget, branch_head
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+
+    from icefloe.iceberg.manifest import DataFile
+    from icefloe.iceberg.snapshot import Snapshot
+    from icefloe.iceberg.table_metadata import TableMetadata
 
 BINPACK, SORT = "binpack", "sort"
 KEEP = "keep"
@@ -74,7 +83,7 @@ def sort_terms(text: str) -> list:
     return [t for t in terms if t]
 
 
-def _write_meta(meta, binpack: BinPack, strategy: str, sort_order: Optional[str]):
+def _write_meta(meta: TableMetadata, binpack: BinPack, strategy: str, sort_order: Optional[str]) -> TableMetadata:
     """The metadata the new files are written with: the target size, and for ``sort`` the order."""
     out = dataclasses.replace(meta, properties={**meta.properties, TARGET_FILE_SIZE: str(binpack.target_file_size)})
     if strategy == BINPACK:
@@ -92,7 +101,7 @@ def _write_meta(meta, binpack: BinPack, strategy: str, sort_order: Optional[str]
     return with_sort_order(out, parse_sort_terms(meta.schema, sort_terms(sort_order)))
 
 
-def zorder_columns(sort_order: Optional[str]) -> Optional[list]:
+def zorder_columns(sort_order: Optional[str]) -> Optional[list[str]]:
     """The columns of ``'zorder(c1, c2)'`` (None for any other sort order)."""
     if sort_order is None or "zorder(" not in sort_order.lower().replace(" ", ""):
         return None
@@ -117,7 +126,7 @@ _Z_KINDS = {"int": zorder.WHOLE, "long": zorder.WHOLE, "date": zorder.WHOLE, "ti
             "binary": zorder.BINARY, "boolean": zorder.BOOLEAN}
 
 
-def _z_input(name: str, type_name: str):
+def _z_input(name: str, type_name: str) -> Column:
     """The Spark column the z-value takes from column ``name``: whole numbers as longs (dates
     as days, timestamps as whole seconds since the epoch, as Iceberg's job casts them), floats as
     doubles, the rest as they are."""
@@ -139,7 +148,8 @@ def _z_input(name: str, type_name: str):
     return c
 
 
-def zorder_arrangement(meta, names: list, options: dict):
+def zorder_arrangement(meta: TableMetadata, names: list[str],
+                       options: Mapping[str, Any]) -> Callable[[DataFrame, Optional[str], int], DataFrame]:
     """How a z-order rewrite spreads its rows: a function (rows, partition key column or None,
     number of files) -> rows range-partitioned over that many tasks by (partition, z-value),
     sorted within them.
@@ -149,7 +159,8 @@ def zorder_arrangement(meta, names: list, options: dict):
 
     identity_sources = {pf.source_id for pf in meta.spec.fields if str(pf.transform) == "identity"}
     by_name = {f.name.lower(): f for f in meta.schema.fields}
-    used, kinds = [], []
+    used: list[Column] = []
+    kinds: list[str] = []
     for name in names:
         field = by_name.get(name.lower())
         if field is None:
@@ -168,12 +179,15 @@ def zorder_arrangement(meta, names: list, options: dict):
     var_length = int(options.get("var-length-contribution", zorder.PRIMITIVE_SIZE))
     max_output = int(options["max-output-size"]) if "max-output-size" in options else None
 
-    def z_value(*arrays):  # runs in the Python workers, on Arrow batches
+    # runs in the Python workers, on Arrow batches; Spark reads its kind (scalar) from the type hints,
+    # which need ``pa`` among the module's names
+    def z_value(*arrays: pa.Array) -> pa.Array:
         return zorder.z_values(list(arrays), kinds, var_length, max_output)
 
-    z_udf = F.arrow_udf(z_value, returnType="binary")
+    # the kind comes from the hints: PySpark's stubs list only the calls that name it
+    z_udf = F.arrow_udf(z_value, returnType="binary")  # pyright: ignore[reportCallIssue, reportArgumentType]
 
-    def arrange(rows, key_col, files: int):
+    def arrange(rows: DataFrame, key_col: Optional[str], files: int) -> DataFrame:
         keys = ([F.col(key_col)] if key_col else []) + [F.col(Z_COL)]
         rows = rows.withColumn(Z_COL, z_udf(*used))
         return rows.repartitionByRange(files, *keys).sortWithinPartitions(*keys).drop(Z_COL)
@@ -181,9 +195,9 @@ def zorder_arrangement(meta, names: list, options: dict):
     return arrange
 
 
-def rewrite_data_files(table: WriteTarget, where=None, target_file_size: Optional[int] = None,
-                       options: Optional[dict] = None, strategy: Optional[str] = None,
-                       sort_order: Optional[str] = None):
+def rewrite_data_files(table: WriteTarget, where: RowFilter = None, target_file_size: Optional[int] = None,
+                       options: Optional[Mapping[str, Any]] = None, strategy: Optional[str] = None,
+                       sort_order: Optional[str] = None) -> Optional[Snapshot]:
     """Compact the data files ``where`` selects (all without it); one ``replace`` snapshot,
     contents unchanged (None when nothing needs rewriting). With ``options`` (``{}`` for the
     defaults), ``strategy`` or ``sort_order``, by the bin-pack rules of Iceberg's procedure;
@@ -212,7 +226,7 @@ def rewrite_data_files(table: WriteTarget, where=None, target_file_size: Optiona
                            binpack if icebergs_rules else None)
     if plan.empty:
         return None
-    added: list = []
+    added: list[DataFile] = []
     if plan.rewrite:
         lineage = lineage_mod.tracks_lineage(meta)
         schema = lineage_mod.with_lineage_fields(meta.schema) if lineage else meta.schema

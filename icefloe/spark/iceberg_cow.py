@@ -8,14 +8,19 @@ their order within each file (``clustered``).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from icefloe.core.io import staged_files
 from icefloe.spark.iceberg_dml_plan import ChangeRequest, Written, write_rows
 from icefloe.spark.iceberg_read import FILE_COL
 from icefloe.spark.row_changes import ACTION, INSERT, KEEP, UPDATE
 from icefloe.spark.target import WriteTarget
 
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
 
-def write_counted(table: WriteTarget, req: ChangeRequest, changes, counts: dict, touched: set,
+
+def write_counted(table: WriteTarget, req: ChangeRequest, changes: DataFrame, counts: dict, touched: set,
                   whole: set) -> Written:
     """Rewrite the ``touched`` data files but the ``whole`` ones (every live row deleted: removed
     alone) with their kept and updated rows, plus the inserted rows (from ``changes``, or a MERGE's
@@ -24,7 +29,7 @@ def write_counted(table: WriteTarget, req: ChangeRequest, changes, counts: dict,
 
     task_by_path = req.read.task_by_path
     rewrite = sorted(touched - whole)
-    parts = []
+    parts: list[DataFrame] = []
     if rewrite:
         kept = req.labelled([task_by_path[p] for p in rewrite])
         parts.append(kept.where(F.col(ACTION).isin(KEEP, UPDATE) & F.col(FILE_COL).isNotNull()))

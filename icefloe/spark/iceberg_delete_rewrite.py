@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import pickle
 import uuid
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Optional
 
 from icefloe.iceberg import scan as scan_mod
 from icefloe.iceberg.delete_files import write_position_deletes
@@ -34,7 +34,14 @@ from icefloe.spark.align import explain_spark_error
 from icefloe.spark.iceberg_delete_write import write_position_deletes_in_tasks
 from icefloe.spark.iceberg_read import FILE_COL, POS_COL
 from icefloe.spark.python_read import position_rows
-from icefloe.spark.target import WriteTarget, branch_head
+from icefloe.spark.target import RowFilter, WriteTarget, branch_head
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from icefloe.iceberg.manifest import DataFile
+    from icefloe.iceberg.snapshot import Snapshot
+    from icefloe.iceberg.table_metadata import TableMetadata
 
 DELETE_TARGET_FILE_SIZE = "write.delete.target-file-size-bytes"
 DELETE_TARGET_DEFAULT = 64 * 1024 * 1024
@@ -71,7 +78,8 @@ def plan_groups(delete_files: list, rules: BinPack) -> list:
     return groups
 
 
-def rewrite_position_delete_files(table: WriteTarget, where=None, options: Optional[dict] = None) -> dict:
+def rewrite_position_delete_files(table: WriteTarget, where: RowFilter = None,
+                                  options: Optional[Mapping[str, Any]] = None) -> dict[str, int]:
     """Compact the table's position delete files (those that apply to the data files ``where``
     selects, all without it); returns Iceberg's output counts."""
     options = {str(k).lower(): v for k, v in (options or {}).items()}
@@ -93,7 +101,7 @@ def rewrite_position_delete_files(table: WriteTarget, where=None, options: Optio
     if not groups:
         return dict(EMPTY)
     rewritten = [d for _, _, files in groups for d in files]
-    replaced: list = []
+    replaced: list[DataFile] = []
     if meta.format_version >= 3:
         added, replaced = _write_vectors(table, meta, snap, rewritten)
     else:
@@ -107,7 +115,7 @@ def rewrite_position_delete_files(table: WriteTarget, where=None, options: Optio
             "added_bytes_count": sum(d.file_size_in_bytes for d in added)}
 
 
-def _write_groups(table: WriteTarget, meta, groups: list, data_files: list) -> list:
+def _write_groups(table: WriteTarget, meta: TableMetadata, groups: list, data_files: list[DataFile]) -> list[DataFile]:
     """Each group's live positions as one position delete file, written by Spark tasks."""
     from pyspark.sql import functions as F
 
@@ -126,7 +134,7 @@ def _write_groups(table: WriteTarget, meta, groups: list, data_files: list) -> l
     schema, location, properties = meta.schema, meta.location, dict(meta.properties)
     write_id = uuid.uuid4().hex
 
-    def run(batches):  # in the Python workers
+    def run(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:  # in the Python workers
         import pyarrow as pa
         import pyarrow.compute as pc
 
@@ -152,13 +160,16 @@ def _write_groups(table: WriteTarget, meta, groups: list, data_files: list) -> l
     return [f for r in out for f in pickle.loads(r["files"])]
 
 
-def _write_vectors(table: WriteTarget, meta, snap, group_files: list) -> tuple[list, list]:
+def _write_vectors(table: WriteTarget, meta: TableMetadata, snap: Snapshot,
+                   group_files: list[DataFile]) -> tuple[list[DataFile], list[DataFile]]:
     """Deletion vectors for the live data files the ``group_files`` apply to, written by Spark
     tasks (``iceberg_delete_write``); returns (vectors added, earlier vectors they replace)."""
     from pyspark.sql import functions as F
 
     in_group = {d.delete_key for d in group_files}
-    partition_of, previous, replaced = {}, {}, []
+    partition_of: dict[str, tuple[int, Any]] = {}
+    previous: dict[str, list[DataFile]] = {}
+    replaced: list[DataFile] = []
     for task in scan_mod.plan_files(table.io, meta, snap):
         applying = [d for d in task.deletes if d.content == POSITION_DELETES]
         if not any(d.delete_key in in_group for d in applying):

@@ -21,12 +21,12 @@ validated against commits made since the read snapshot (``icefloe.iceberg.row_de
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Union
 
 from icefloe.core.io import staged_files
 from icefloe.core.reports import RowChanges
 from icefloe.core.types import to_arrow_schema
-from icefloe.iceberg.arrow_writer import _split_by_partition
+from icefloe.iceberg.arrow_writer import split_by_partition
 from icefloe.iceberg.delete_files import equality_delete_schema, write_equality_deletes
 from icefloe.iceberg.manifest import DATA
 from icefloe.iceberg.manifest_reader import live_entries
@@ -46,7 +46,18 @@ from icefloe.spark.row_changes import (
     ACTION, DELETE_ROW, INSERT, KEEP, UPDATE, check_resolvable, file_stats, predicate, replacement_rows,
     resolve_assignments, updated_columns,
 )
-from icefloe.spark.target import WriteTarget, branch_head
+from icefloe.spark.target import RowFilter, WriteTarget, branch_head
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import Column, DataFrame
+
+    from icefloe.iceberg.scan import FileScanTask
+    from icefloe.iceberg.snapshot import Snapshot
+    from icefloe.iceberg.table_metadata import TableMetadata
+
+    #: a statement's rows of some file tasks of the table, labelled (``ChangeRequest.labelled``)
+    Labelled = Callable[[list[FileScanTask]], DataFrame]
 
 __all__ = ["COPY_ON_WRITE", "MERGE_ON_READ", "ChangeRequest", "MergeBuilder", "commit_changes", "delete_by_key",
            "delete_rows", "replace_where", "update_rows", "write_mode"]
@@ -88,7 +99,7 @@ def commit_changes(table: WriteTarget, req: ChangeRequest) -> RowChanges:
         changes, by_file, counts = counted_per_file(req.labelled(read.tasks), task_by_path)
     touched = {f for f, r in by_file.items() if r["upd"] + r["dele"] > 0}
 
-    def every_row_deleted(f) -> bool:
+    def every_row_deleted(f: str) -> bool:
         r = by_file[f]
         if r["upd"] or r["dele"] != r["n"]:
             return False
@@ -115,7 +126,7 @@ def commit_changes(table: WriteTarget, req: ChangeRequest) -> RowChanges:
     return commit_row_delta(table, req, written, counts)
 
 
-def delete_rows(table: WriteTarget, condition, isolation: Optional[str] = None) -> RowChanges:
+def delete_rows(table: WriteTarget, condition: RowFilter, isolation: Optional[str] = None) -> RowChanges:
     """``DELETE FROM t WHERE condition``; returns the counts and the new snapshot id."""
     from pyspark.sql import functions as F
 
@@ -126,14 +137,14 @@ def delete_rows(table: WriteTarget, condition, isolation: Optional[str] = None) 
         return RowChanges()
     hit = F.coalesce(predicate(condition), F.lit(False))
 
-    def labelled(file_tasks):
+    def labelled(file_tasks: list[FileScanTask]) -> DataFrame:
         rows = read_target(table, meta, file_tasks)
         return rows.withColumn(ACTION, F.when(hit, F.lit(DELETE_ROW)).otherwise(F.lit(KEEP)))
 
     return commit_changes(table, ChangeRequest("delete", read, labelled, isolation, conflict_filter=where))
 
 
-def replace_where(table: WriteTarget, data, where: str, isolation: Optional[str] = None) -> RowChanges:
+def replace_where(table: WriteTarget, data: Any, where: str, isolation: Optional[str] = None) -> RowChanges:
     """``overwrite(data, where=...)``: the rows matching ``where`` replaced by ``data`` (every row
     of which must match it) in one snapshot; files with matching rows are rewritten or dropped."""
     from pyspark.sql import functions as F
@@ -150,7 +161,7 @@ def replace_where(table: WriteTarget, data, where: str, isolation: Optional[str]
         new = lineage_mod.empty_lineage(new)
     hit = F.coalesce(predicate(where), F.lit(False))
 
-    def labelled(file_tasks):
+    def labelled(file_tasks: list[FileScanTask]) -> DataFrame:
         if not file_tasks:
             return new
         rows = read_target(table, meta, file_tasks)
@@ -160,7 +171,8 @@ def replace_where(table: WriteTarget, data, where: str, isolation: Optional[str]
                                                 inserting=True))
 
 
-def update_rows(table: WriteTarget, assignments: dict, condition=None, isolation: Optional[str] = None) -> RowChanges:
+def update_rows(table: WriteTarget, assignments: dict[str, Any], condition: RowFilter = None,
+                isolation: Optional[str] = None) -> RowChanges:
     """``UPDATE t SET col = expr, ... WHERE condition``."""
     from pyspark.errors import AnalysisException
     from pyspark.sql import functions as F
@@ -178,7 +190,7 @@ def update_rows(table: WriteTarget, assignments: dict, condition=None, isolation
         out = updated_columns(meta.schema.fields, sets, None if only_updated else hit, table.name)
         action = F.lit(UPDATE) if only_updated else F.when(hit, F.lit(UPDATE)).otherwise(F.lit(KEEP))
 
-        def labelled(file_tasks):
+        def labelled(file_tasks: list[FileScanTask]) -> DataFrame:
             rows = read_target(table, meta, file_tasks)
             return (rows.where(hit) if only_updated else rows).select(
                 *out, FILE_COL, POS_COL, action.alias(ACTION), *lineage_cols(meta))
@@ -216,7 +228,8 @@ class MergeBuilder(MergeClauses):
         mode = write_mode(meta.properties, "merge")
         need_target = mode == COPY_ON_WRITE or bool(self.not_matched_by_source)
 
-        def label(joined, tcol, marks, extra=()):
+        def label(joined: DataFrame, tcol: Callable[[str], Column], marks: Sequence[Column],
+                  extra: Sequence[Column] = ()) -> DataFrame:
             in_t, matched, not_matched, by_source = marks
             # which clause handles each row (its number), and the clauses by number
             chain, clauses = self.clause_column(matched, not_matched, by_source)
@@ -226,7 +239,7 @@ class MergeBuilder(MergeClauses):
             return joined.select(*values, tcol(FILE_COL).alias(FILE_COL), tcol(POS_COL).alias(POS_COL),
                                  action_column(clauses, in_t).alias(ACTION), *lineage_cols(meta, tcol), *extra)
 
-        def tcol(name):
+        def tcol(name: str) -> Column:
             return F.col(f"{self.ta}.`{name}`")
 
         if source is not None and not self.not_matched_by_source:
@@ -239,10 +252,12 @@ class MergeBuilder(MergeClauses):
             # a large source: the join's own jobs check the cardinality rule where they can
             equal_keys = bool(keys or self.join_keys(schema))
 
-            def labelled(file_tasks):
+            def joined_labelled(file_tasks: list[FileScanTask]) -> DataFrame:
                 joined, tcol_, marks, _ = self.joined_checked(read_target(table, meta, file_tasks), need_target,
                                                               equal_keys, FILE_COL, POS_COL)
                 return label(joined, tcol_, marks)
+
+            labelled = joined_labelled
 
             joined, _, marks, checked = self.joined_checked(read_target(table, meta, tasks), need_target,
                                                             equal_keys, FILE_COL, POS_COL)
@@ -256,10 +271,12 @@ class MergeBuilder(MergeClauses):
             raise
 
     @staticmethod
-    def _describe_row(row) -> str:
+    def _describe_row(row: tuple[Any, ...]) -> str:
         return f"a target row (file {row[0]}, position {row[1]})"
 
-    def _matched_plan(self, meta, tasks, source, mode: str, label, tcol):
+    def _matched_plan(self, meta: TableMetadata, tasks: list[FileScanTask], source: DataFrame, mode: str,
+                      label: Callable[..., DataFrame], tcol: Callable[[str], Column]
+                      ) -> tuple[Labelled, DataFrame, Optional[DataFrame]]:
         """MERGE with a small source and no NOT MATCHED BY SOURCE clause: only matched target rows
         and unmatched source rows can change anything. One pass joins every target task with the
         broadcast source and keeps the matched rows (labelled; with copy-on-write only their file,
@@ -286,13 +303,14 @@ class MergeBuilder(MergeClauses):
         if inserts is not None:
             changed = changed.unionByName(inserts.select(*changed.columns))
 
-        def labelled(file_tasks):      # copy-on-write: the touched files' rows, matched or not
+        def labelled(file_tasks: list[FileScanTask]) -> DataFrame:      # copy-on-write: the touched files' rows, matched or not
             return label(self.broadcast_join(read_target(table, meta, file_tasks), source, "left_outer"),
                          tcol, self.marks())
 
         return labelled, changed, inserts
 
-    def _broadcast_plan(self, meta, tasks, source, need_target: bool, label, tcol):
+    def _broadcast_plan(self, meta: TableMetadata, tasks: list[FileScanTask], source: DataFrame, need_target: bool,
+                        label: Callable[..., DataFrame], tcol: Callable[[str], Column]) -> Labelled:
         """MERGE with a small source: every join is the target's tasks against the broadcast
         source, so the target is never shuffled. One pass over the target's join columns finds
         the matched (file, position, source row) triples -- a small set, checkpointed -- which
@@ -311,7 +329,7 @@ class MergeBuilder(MergeClauses):
             unmatched = self.unmatched_source_rows(
                 read_target(table, meta, []), source.join(pairs.select(SOURCE_ID), SOURCE_ID, "left_anti"))
 
-        def labelled(file_tasks):
+        def labelled(file_tasks: list[FileScanTask]) -> DataFrame:
             joined = self.broadcast_join(read_target(table, meta, file_tasks), source,
                                          "left_outer" if need_target else "inner")
             out = label(joined, tcol, self.marks())
@@ -323,7 +341,7 @@ class MergeBuilder(MergeClauses):
 
 
 # --------------------------------------------------------------------------- equality deletes
-def delete_by_key(table: WriteTarget, keys):
+def delete_by_key(table: WriteTarget, keys: Union[DataFrame, pa.Table]) -> Optional[Snapshot]:
     """Equality deletes for the rows whose key columns equal a row of ``keys`` (merge-on-read).
 
     ``keys`` is a Spark DataFrame or pyarrow Table whose columns are the key
@@ -335,7 +353,7 @@ def delete_by_key(table: WriteTarget, keys):
 
     meta = table.refresh().metadata
     schema = meta.schema
-    arrow = keys if isinstance(keys, pa.Table) else keys.toArrow()
+    arrow: pa.Table = keys if isinstance(keys, pa.Table) else keys.toArrow()
     fields = [schema.find_field(n) for n in arrow.column_names]
     eq_schema = equality_delete_schema(schema, [f.field_id for f in fields])
     target = to_arrow_schema(eq_schema)
@@ -345,12 +363,12 @@ def delete_by_key(table: WriteTarget, keys):
     if arrow.num_rows == 0 or snap is None:
         return None
     ids = [f.field_id for f in eq_schema.fields]
-    by_spec: dict = {}
+    by_spec: dict[int, dict[Any, pa.Table]] = {}
     spec = meta.spec
     if spec.is_unpartitioned:
         by_spec[spec.spec_id] = {(): arrow}
     elif all(eq_schema.find_field_or_none(pf.source_id) is not None for pf in spec.fields):
-        by_spec[spec.spec_id] = dict(_split_by_partition(arrow, schema, spec))
+        by_spec[spec.spec_id] = dict(split_by_partition(arrow, schema, spec))
     else:
         for e in live_entries(table.io, meta, snap):
             if e.data_file.content == DATA:

@@ -95,7 +95,7 @@ def restore_column_names(df: DataFrame, schema: Schema) -> DataFrame:
 
 
 # --------------------------------------------------------------------------- uuid
-def _has_uuid(t: IcebergType) -> bool:
+def has_uuid(t: IcebergType) -> bool:
     return "uuid" in type_names(t)
 
 
@@ -106,7 +106,7 @@ def has_nanos(schema: Schema) -> bool:
 
 
 def schema_has_uuid(schema: Schema) -> bool:
-    return any(_has_uuid(f.field_type) for f in schema.fields)
+    return any(has_uuid(f.field_type) for f in schema.fields)
 
 
 def uuid_string(col: Column) -> Column:
@@ -120,7 +120,7 @@ def uuid_string(col: Column) -> Column:
 def _uuid_to_string(col: Column, t: IcebergType):
     from pyspark.sql import functions as F
 
-    if not _has_uuid(t):
+    if not has_uuid(t):
         return col
     if isinstance(t, StructType):
         fields = [_uuid_to_string(col.getField(f.name), f.field_type).alias(f.name) for f in t.fields]
@@ -128,9 +128,9 @@ def _uuid_to_string(col: Column, t: IcebergType):
     if isinstance(t, ListType):
         return F.transform(col, lambda x: _uuid_to_string(x, t.element_type))
     if isinstance(t, MapType):
-        if _has_uuid(t.key_type):
+        if has_uuid(t.key_type):
             col = F.transform_keys(col, lambda k, v: _uuid_to_string(k, t.key_type))
-        if _has_uuid(t.value_type):
+        if has_uuid(t.value_type):
             col = F.transform_values(col, lambda k, v: _uuid_to_string(v, t.value_type))
         return col
     return uuid_string(col)
@@ -142,7 +142,7 @@ def uuid_columns_to_strings(df: DataFrame, schema: Schema) -> DataFrame:
         return df
     present = set(df.columns)
     conv = {f.name: _uuid_to_string(df[f"`{f.name}`"], f.field_type) for f in schema.fields
-            if f.name in present and _has_uuid(f.field_type)}
+            if f.name in present and has_uuid(f.field_type)}
     return df.withColumns(conv) if conv else df
 
 

@@ -15,9 +15,17 @@ unchanged keeps both, an updated row keeps its id and takes the new commit's seq
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING, Callable, Sequence, Union
 
 from icefloe.core.types import PRIMITIVES_BY_NAME, NestedField, Schema
 from icefloe.spark.scans import local_frame
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import Column, DataFrame, SparkSession
+
+    from icefloe.iceberg.scan import FileScanTask
+    from icefloe.iceberg.table_metadata import TableMetadata
 
 ROW_ID = NestedField(2147483540, "_row_id", PRIMITIVES_BY_NAME["long"], False)
 LAST_UPDATED = NestedField(2147483539, "_last_updated_sequence_number", PRIMITIVES_BY_NAME["long"], False)
@@ -27,7 +35,7 @@ _FIRST = "_icefloe_first_row_id"
 _DSEQ = "_icefloe_data_seq"
 
 
-def tracks_lineage(meta) -> bool:
+def tracks_lineage(meta: TableMetadata) -> bool:
     return meta.format_version >= 3
 
 
@@ -37,20 +45,21 @@ def with_lineage_fields(schema: Schema) -> Schema:
                   identifier_field_ids=schema.identifier_field_ids)
 
 
-def writing_lineage(meta):
+def writing_lineage(meta: TableMetadata) -> TableMetadata:
     """``meta`` whose current schema also holds the lineage fields: new data files store them."""
     current = meta.schema
     return replace(meta, schemas=[with_lineage_fields(s) if s.schema_id == current.schema_id else s
                                   for s in meta.schemas])
 
 
-def as_stored(rows):
+def as_stored(rows: DataFrame) -> DataFrame:
     """``rows`` read with ``with_lineage_fields``: the stored lineage columns as ``ROW_ID_COL``
     and ``LAST_SEQ_COL`` (null where the file stores none)."""
     return rows.withColumnsRenamed({ROW_ID.name: ROW_ID_COL, LAST_UPDATED.name: LAST_SEQ_COL})
 
 
-def computed(spark, rows, tasks, file_col: str, pos_col: str):
+def computed(spark: SparkSession, rows: DataFrame, tasks: Sequence[FileScanTask], file_col: str,
+             pos_col: str) -> DataFrame:
     """``rows`` (stored lineage as ``as_stored`` gives it, and each row's file and position) with
     ``ROW_ID_COL`` and ``LAST_SEQ_COL`` inherited where null: the file's first row id plus the
     row's position, and the file's data sequence number (from ``tasks``, joined by file; rows of
@@ -68,14 +77,15 @@ def computed(spark, rows, tasks, file_col: str, pos_col: str):
                            for c in joined.columns if c not in (_FIRST, _DSEQ)])
 
 
-def empty_lineage(df):
+def empty_lineage(df: DataFrame) -> DataFrame:
     """``df`` with null lineage columns (rows that are new)."""
     from pyspark.sql import functions as F
 
     return df.withColumn(ROW_ID_COL, F.lit(None).cast("long")).withColumn(LAST_SEQ_COL, F.lit(None).cast("long"))
 
 
-def written_in_task(tasks, file_col: str, pos_col: str):
+def written_in_task(tasks: Sequence[FileScanTask], file_col: str,
+                    pos_col: str) -> Callable[[pa.Table], pa.Table]:
     """For rows a task writes as new data (updated or inserted; never carried over): a function
     of the task's Arrow table (stored lineage as ``as_stored`` gives it, each row's file and
     position) giving the lineage a new data file stores, computed in the task with no join: the row
@@ -83,9 +93,9 @@ def written_in_task(tasks, file_col: str, pos_col: str):
     the last sequence number null (the new commit's)."""
     paths = [t.path for t in tasks]
     firsts = [t.file.first_row_id for t in tasks]
-    lookup: list = []           # (paths, first row ids) as Arrow arrays, built once per task
+    lookup: list[pa.Array] = []           # (paths, first row ids) as Arrow arrays, built once per task
 
-    def lineage(table):
+    def lineage(table: pa.Table) -> pa.Table:
         import pyarrow as pa
         import pyarrow.compute as pc
 
@@ -101,13 +111,14 @@ def written_in_task(tasks, file_col: str, pos_col: str):
     return lineage
 
 
-def stored(spark, rows, tasks, columns: list, file_col: str, pos_col: str, action_col: str, keep: str):
+def stored(spark: SparkSession, rows: DataFrame, tasks: Sequence[FileScanTask], columns: Sequence[str], file_col: str,
+           pos_col: str, action_col: str, keep: Union[int, str]) -> DataFrame:
     """``rows`` (stored lineage as ``as_stored`` gives it, and each row's file and position) as the
     ``columns`` a new data file stores, then the lineage (``computed``, ``stored_lineage``)."""
     return computed(spark, rows, tasks, file_col, pos_col).select(*columns, *stored_lineage(action_col, keep))
 
 
-def stored_lineage(action_col: str, keep) -> list:
+def stored_lineage(action_col: str, keep: Union[int, str]) -> list[Column]:
     """The lineage columns a new data file stores for a ``computed`` row: its id always (null for
     inserted rows), its last sequence number only when the row is carried over unchanged
     (``keep``)."""

@@ -8,7 +8,7 @@ removed whole instead of referenced).
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from icefloe.core.io import staged_files
 from icefloe.iceberg.manifest import POSITION_DELETES
@@ -26,6 +26,11 @@ from icefloe.core.types import to_spark_type
 from icefloe.spark.iceberg_write import has_fixed, range_checked
 from icefloe.spark.row_changes import ACTION, DELETE_ROW, INSERT, UPDATE, checkpointed
 from icefloe.spark.target import WriteTarget
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from icefloe.iceberg.table_metadata import TableMetadata
 
 
 def write_in_tasks(table: WriteTarget, req: ChangeRequest) -> Optional[tuple[Written, dict]]:
@@ -73,7 +78,7 @@ def write_in_tasks(table: WriteTarget, req: ChangeRequest) -> Optional[tuple[Wri
     return _written(added, by_kind), _change_counts(by_kind, data)
 
 
-def _write_in_one_job(table: WriteTarget, meta, tasks: list, changes, cols: list, kinds: tuple,
+def _write_in_one_job(table: WriteTarget, meta: TableMetadata, tasks: list, changes: DataFrame, cols: list, kinds: tuple,
                       partition_of: dict, previous: dict) -> tuple[Written, dict]:
     """``write_in_tasks`` in one Spark job: the tasks that write a data file's delete
     file (or vector) also write the updated and inserted rows they receive (with Arrow), so the
@@ -105,7 +110,7 @@ def _written(added: list, by_kind: dict) -> Written:
     return Written(added, set(), {p for (p, _k), n in by_kind.items() if n})
 
 
-def _fitted_for_writing(rows, meta, kinds: tuple, table_name: str):
+def _fitted_for_writing(rows: DataFrame, meta: TableMetadata, kinds: tuple, table_name: str) -> DataFrame:
     """``rows`` (the table's columns, then others: FILE_COL, POS_COL, KIND_COL...) with the table's columns
     fitted as ``align_dataframe`` fits a write: its type rules applied now, its casts taken, and a
     null in a required column of a row to write (its kind in ``kinds``) failing the job; partition
@@ -137,7 +142,7 @@ def _fitted_for_writing(rows, meta, kinds: tuple, table_name: str):
     return check_partition_ranges(rows, ranged, table_name)
 
 
-def _refuse_emptied(table: WriteTarget, meta, task_by_path: dict, by_kind: dict) -> None:
+def _refuse_emptied(table: WriteTarget, meta: TableMetadata, task_by_path: dict, by_kind: dict) -> None:
     """Raise ``_FileEmptied`` when the deletes counted (per data file and kind) may leave a data
     file without live rows; earlier delete files may name other data files too, so those files'
     live rows are counted."""
@@ -162,7 +167,7 @@ class _FileEmptied(Exception):
     """A statement deletes every live row of a data file (the file is dropped, not referenced)."""
 
 
-def write_counted(table: WriteTarget, req: ChangeRequest, changes, counts: dict, touched: set,
+def write_counted(table: WriteTarget, req: ChangeRequest, changes: DataFrame, counts: dict, touched: set,
                   whole: set) -> Written:
     """Merge-on-read from rows counted per data file (``changes``, labelled): the data files that
     lose every live row (``whole``) are removed, the other ``touched`` ones get position deletes

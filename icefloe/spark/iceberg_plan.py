@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import marshal
 import pickle
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional
 
 from icefloe.core.io import FileIO
 from icefloe.iceberg import scan as scan_mod
@@ -17,15 +17,24 @@ from icefloe.iceberg.table_metadata import TableMetadata
 from icefloe.spark import connect
 from icefloe.spark.align import explain_spark_error
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import SparkSession
+
+    from icefloe.core import expressions as ex
+    from icefloe.iceberg.manifest_list import ManifestFile
+
 
 class SparkPlanner:
     """``scan.RemotePlanner`` over a Spark session. ``session`` gives the session to run tasks in
     (it may start one); ``running`` the session already running, if any: settings and the
-    ``auto`` mode's parallelism are read from it alone, so a plan never starts Spark to decide."""
+    ``auto`` mode's parallelism are read from it alone, so a plan never starts Spark to decide
+    (by default the session active in this thread, ``running_session``)."""
 
-    def __init__(self, session, running=None):
+    def __init__(self, session: Callable[[], SparkSession],
+                 running: Optional[Callable[[], Optional[SparkSession]]] = None):
         self._session = session
-        self._running = running
+        self._running: Callable[[], Optional[SparkSession]] = running if running is not None else running_session
 
     def setting(self, key: str) -> Optional[str]:
         spark = self._running()
@@ -39,11 +48,12 @@ class SparkPlanner:
             return 0
         return _parallelism(spark)
 
-    def run(self, io: FileIO, meta: TableMetadata, bound, manifests: list) -> list:
+    def run(self, io: FileIO, meta: TableMetadata, bound: Optional[ex.Expr],
+            manifests: list[ManifestFile]) -> list[ManifestMatches]:
         return plan_in_tasks(self._session(), io, meta, bound, manifests)
 
 
-def running_session(spark=None):
+def running_session(spark: Optional[SparkSession] = None) -> Optional[SparkSession]:
     """``spark``, else the session running in this thread (None: none is)."""
     if spark is not None:
         return spark
@@ -52,11 +62,12 @@ def running_session(spark=None):
     return SparkSession.getActiveSession()
 
 
-def _parallelism(spark) -> int:
+def _parallelism(spark: SparkSession) -> int:
     return connect.default_parallelism(spark)      # (a Spark Connect session's, from its settings)
 
 
-def plan_in_tasks(spark, io: FileIO, meta: TableMetadata, bound, manifests: list) -> list:
+def plan_in_tasks(spark: SparkSession, io: FileIO, meta: TableMetadata, bound: Optional[ex.Expr],
+                  manifests: list[ManifestFile]) -> list[ManifestMatches]:
     """``scan.plan_manifests(io, meta, bound, manifests)`` with the manifests spread over Spark
     tasks: one ``ManifestMatches`` per manifest, in order. An error in a task (a corrupt manifest:
     ``CorruptMetadataError`` naming it) is raised here as it would be locally."""
@@ -67,7 +78,7 @@ def plan_in_tasks(spark, io: FileIO, meta: TableMetadata, bound, manifests: list
     shared = pickle.dumps((io, meta, bound))      # in the task's closure (Spark broadcasts a large one)
     out_schema = pa.schema([("i", pa.int64()), ("matches", pa.binary())])
 
-    def run(batches):
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         task_io, task_meta, task_bound = pickle.loads(shared)
         for batch in batches:
             order = batch.column(0).to_pylist()
@@ -89,7 +100,7 @@ def plan_in_tasks(spark, io: FileIO, meta: TableMetadata, bound, manifests: list
         done = df.mapInArrow(run, "i long, matches binary").collect()
     except Exception as e:
         raise explain_spark_error(e) from None
-    found: list = [None] * len(manifests)
+    found: list[Any] = [None] * len(manifests)        # each filled below, from its answer
     for r in done:
         kind, value = _decoded(r["matches"])
         if kind == "error":
@@ -106,7 +117,7 @@ _FIELDS = tuple(f.name for f in dataclasses.fields(DataFile))
 
 
 def _encoded(got: ManifestMatches) -> bytes:
-    def file_values(f) -> tuple:
+    def file_values(f: DataFile) -> tuple[Any, ...]:
         return tuple(getattr(f, n) for n in _FIELDS)
 
     plain = ([(file_values(t.file), t.data_sequence_number) for t in got.tasks],
@@ -118,7 +129,7 @@ def _encoded(got: ManifestMatches) -> bytes:
         return b"p" + pickle.dumps(("ok", got))
 
 
-def _decoded(data: bytes) -> tuple:
+def _decoded(data: bytes) -> tuple[str, Any]:
     if data[:1] == b"p":
         return pickle.loads(data[1:])
     tasks, deletes = marshal.loads(data[1:])
@@ -128,12 +139,12 @@ def _decoded(data: bytes) -> tuple:
                                   for status, snap, seq, fseq, values in deletes])
 
 
-def _portable(e: Exception) -> tuple:
+def _portable(e: Exception) -> tuple[type[Exception], str, dict[str, Any]]:
     """An exception as picklable parts (icefloe's errors take arguments their ``args`` do not hold)."""
     return type(e), str(e), dict(e.__dict__)
 
 
-def _restored(parts: tuple) -> Exception:
+def _restored(parts: tuple[type[Exception], str, dict[str, Any]]) -> Exception:
     cls, message, attributes = parts
     e = cls.__new__(cls)
     e.args = (message,)

@@ -33,7 +33,9 @@ import contextvars
 import json
 import os
 import re
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Optional, Sequence, Union, cast
+
+from icefloe.core.io import FileIO
 
 from icefloe.core.io import LOCAL
 from icefloe.core.types import Schema, to_spark_field, to_spark_schema, to_spark_type
@@ -51,7 +53,19 @@ from icefloe.spark import connect
 from icefloe.spark.scans import empty_frame, file_scan, local_frame
 from icefloe.spark.bitmaps import bit_is_clear, bit_of, bitmap_words, literal_filter, word_of
 from icefloe.spark.python_read import FILE_COL, POS_COL, read_tasks_in_python
+from icefloe.spark.target import RowFilter
 from icefloe.spark.iceberg_evolved_read import has_nanos, mapping_from_history, name_read_plan, read_parquet_by_field_id, read_parquet_by_name, restore_column_names, spark_read_schema
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import Column, DataFrame, SparkSession
+
+    from icefloe.core.types import NestedField
+    from icefloe.iceberg.manifest import DataFile
+    from icefloe.iceberg.scan import FileScanTask
+
+#: a table's name mapping (``schema.name-mapping.default``): its JSON text, or parsed
+NameMapping = Union[str, list[Any], None]
 
 _SEQ_COL = "_icefloe_seq"
 _PART_COL = "_icefloe_part"
@@ -60,20 +74,20 @@ BROADCAST_ROWS = 2_000_000
 
 # data files icefloe writes: <task>-<n>-<32 hex write id>-<counter>.parquet, always with field ids
 _ICEFLOE_FILE = re.compile(r"^\d{5}-\d+-[0-9a-f]{32}-\d{5}\.parquet$")
-_FOOTERS: dict = {}   # path -> (its top-level field ids, its Arrow schema if it has none)
+_FOOTERS: dict[str, tuple[frozenset[int], Optional[pa.Schema]]] = {}   # path -> (its top-level field ids, its Arrow schema if it has none)
 _READ_IO = contextvars.ContextVar("icefloe_read_io", default=LOCAL)
 _FOOTERS_MAX = 200_000
 
 
-def _io():
+def _io() -> FileIO:
     """The FileIO the driver reads the table's files through during ``read_tasks`` (footers, sizes,
     delete files): the table's, else the local file system."""
     return _READ_IO.get()
 
 
-def read_tasks(spark, tasks: list, schema: Schema, where=None, columns: Optional[Sequence[str]] = None,
-               with_positions: bool = False, history: Sequence[Schema] = (), name_mapping=None, io=None,
-               nanos_raw: bool = False):
+def read_tasks(spark: SparkSession, tasks: list[FileScanTask], schema: Schema, where: RowFilter = None,
+               columns: Optional[Sequence[str]] = None, with_positions: bool = False, history: Sequence[Schema] = (),
+               name_mapping: NameMapping = None, io: Optional[FileIO] = None, nanos_raw: bool = False) -> DataFrame:
     """A DataFrame of the planned ``tasks`` (deletes applied).
 
     ``with_positions`` adds FILE_COL and POS_COL, which row-level writes need to
@@ -93,7 +107,9 @@ def read_tasks(spark, tasks: list, schema: Schema, where=None, columns: Optional
         _READ_IO.reset(token)
 
 
-def _read_tasks_with_io(spark, tasks, schema, where, columns, with_positions, history, name_mapping, io, nanos_raw):
+def _read_tasks_with_io(spark: SparkSession, tasks: list[FileScanTask], schema: Schema, where: RowFilter,
+                        columns: Optional[Sequence[str]], with_positions: bool, history: Sequence[Schema],
+                        name_mapping: NameMapping, io: Optional[FileIO], nanos_raw: bool) -> DataFrame:
     stored = schema
     if "unknown" in type_names(schema.struct):
         try:
@@ -110,7 +126,7 @@ def _read_tasks_with_io(spark, tasks, schema, where, columns, with_positions, hi
 
         df = read_tasks(spark, tasks, stored, None, None, with_positions, history, name_mapping, io)
         kept = {f.field_id for f in stored.fields}
-        cols = []
+        cols: list[Column] = []
         for f in schema.fields:
             if f.field_id not in kept:
                 cols.append(F.lit(None).alias(f.name))
@@ -131,7 +147,7 @@ def _read_tasks_with_io(spark, tasks, schema, where, columns, with_positions, hi
         if groups is None:
             return _read_tasks(spark, tasks, schema, where, columns, with_positions, history,
                                name_mapping)
-        parts = []
+        parts: list[DataFrame] = []
         for missing, group in groups.items():
             df = _read_tasks(spark, group, schema, None, None, with_positions, history, name_mapping)
             parts.append(_with_defaults(df, [schema.find_field(i) for i in missing]))
@@ -147,26 +163,27 @@ def _read_tasks_with_io(spark, tasks, schema, where, columns, with_positions, hi
         raise
 
 
-def _by_missing_defaults(tasks: list, schema: Schema):
+def _by_missing_defaults(tasks: list[FileScanTask],
+                         schema: Schema) -> Optional[dict[tuple[int, ...], list[FileScanTask]]]:
     """Format v3 ``initial-default``: the tasks grouped by which of the table's top-level fields
     with an initial default their file lacks (those rows read the default, not null); None when
     no field has one, or no file lacks one."""
     fields = [f for f in schema.fields if f.initial_default is not None]
     if not fields or not tasks:
         return None
-    groups: dict = {}
+    groups: dict[tuple[int, ...], list[FileScanTask]] = {}
     for t in tasks:
         ids = _file_field_ids(t.path)
         groups.setdefault(tuple(f.field_id for f in fields if f.field_id not in ids), []).append(t)
     return None if list(groups) == [()] else groups
 
 
-def _file_field_ids(path: str) -> frozenset:
+def _file_field_ids(path: str) -> frozenset[int]:
     """The top-level field ids of a Parquet file."""
     return _footer(path)[0]
 
 
-def _with_defaults(df, fields: list):
+def _with_defaults(df: DataFrame, fields: list[NestedField]) -> DataFrame:
     """``df`` with each of ``fields`` (which its files lack) set to its initial default."""
     from pyspark.sql import functions as F
 
@@ -191,7 +208,9 @@ def raise_if_missing(err: Exception, paths: Sequence[str], what: str = "data fil
         raise CorruptDataFileError(missing[0], f"{what} referenced by the snapshot is missing{more}") from err
 
 
-def _read_tasks(spark, tasks: list, schema: Schema, where, columns, with_positions: bool, history, name_mapping):
+def _read_tasks(spark: SparkSession, tasks: list[FileScanTask], schema: Schema, where: RowFilter,
+                columns: Optional[Sequence[str]], with_positions: bool, history: Sequence[Schema],
+                name_mapping: NameMapping) -> DataFrame:
     spark_schema = to_spark_schema(schema)
     has_deletes = any(t.deletes for t in tasks)
     if not tasks:
@@ -236,13 +255,13 @@ def _read_tasks(spark, tasks: list, schema: Schema, where, columns, with_positio
     return df
 
 
-def whole_files(tasks: list) -> list:
+def whole_files(tasks: list[FileScanTask]) -> list[str]:
     """The paths of ``tasks``' data files that hold one row group (one split offset), which a scan
     reads each in one task (``scans.file_scan``)."""
     return [t.path for t in tasks if len(t.file.split_offsets or ()) == 1]
 
 
-def table_path_of(col):
+def table_path_of(col: Column) -> Column:
     """Spark's ``file:`` URI of a file (percent-encoded) back to the plain path the metadata holds."""
     from pyspark.sql import functions as F
 
@@ -250,11 +269,12 @@ def table_path_of(col):
     return F.url_decode(F.replace(no_scheme, F.lit("+"), F.lit("%2B")))
 
 
-def _read_with_positions(spark, tasks: list, schema: Schema, history: Sequence[Schema] = (), name_mapping=None):
+def _read_with_positions(spark: SparkSession, tasks: list[FileScanTask], schema: Schema, history: Sequence[Schema] = (),
+                         name_mapping: NameMapping = None) -> DataFrame:
     from pyspark.sql import functions as F
 
     with_ids, without_ids = _split_by_field_ids(tasks)
-    parts = []
+    parts: list[DataFrame] = []
     if with_ids:
         df = file_scan(spark, [t.path for t in with_ids], spark_read_schema(schema, history),
                        whole=whole_files(with_ids))
@@ -272,7 +292,7 @@ def _read_with_positions(spark, tasks: list, schema: Schema, history: Sequence[S
 _PLAIN_PATH = re.compile(r"^/[A-Za-z0-9/_.=+,:@~-]+$")
 
 
-def _only_position_deletes_by_raw_path(tasks: list) -> bool:
+def _only_position_deletes_by_raw_path(tasks: list[FileScanTask]) -> bool:
     """Whether every delete is a position delete and every data file's path is plain
     (``_PLAIN_PATH``), with field ids: then rows are matched to deletes on Spark's own
     ``_metadata.file_path``, with no per-row path decoding and no per-file join."""
@@ -283,14 +303,14 @@ def _only_position_deletes_by_raw_path(tasks: list) -> bool:
     return not _split_by_field_ids(tasks)[1]
 
 
-def _table_path(raw, plain: bool):
+def _table_path(raw: Column, plain: bool) -> Column:
     """The table's path of a file from Spark's ``_metadata.file_path``: with plain paths
     (``_PLAIN_PATH``) Spark's form is ``file:`` + the path, so a substring is enough."""
     return raw.substr(6, 1 << 30) if plain else table_path_of(raw)
 
 
-def _read_minus_position_deletes(spark, tasks: list, schema: Schema, history: Sequence[Schema],
-                                 with_positions: bool = False):
+def _read_minus_position_deletes(spark: SparkSession, tasks: list[FileScanTask], schema: Schema,
+                                 history: Sequence[Schema], with_positions: bool = False) -> DataFrame:
     """The rows of ``tasks`` less their position deletes, by one anti join on (Spark's path of
     the data file, position). The delete rows are narrowed, on the small side, to the data
     files their delete file is attached to (the planner applied the sequence-number rule
@@ -309,7 +329,7 @@ def _read_minus_position_deletes(spark, tasks: list, schema: Schema, history: Se
     # a deletion vector names one data file, and is attached to it (else it is not here)
     vectors = [d for d in everything.values() if d.is_deletion_vector]
     pschema = to_spark_schema(POSITION_DELETE_SCHEMA)
-    pdf = file_scan(spark, files, pschema) if files else None
+    pdf = file_scan(spark, list(files), pschema) if files else None
     unattached = _unattached_pairs(tasks, files.values())
     if len(unattached) <= _MAX_FILTER_PAIRS and all(_PLAIN_PATH.match(d) for d in unattached):
         # each delete file applies to every data file of its partition read here but those in
@@ -320,10 +340,12 @@ def _read_minus_position_deletes(spark, tasks: list, schema: Schema, history: Se
             for dfile, targets in unattached.items():
                 one = (F.col("_metadata.file_path") == F.lit("file:" + dfile)) & F.col("file_path").isin(sorted(targets))
                 named = one if named is None else named | one
+            assert pdf is not None and named is not None      # the pairs are of delete files in ``files``
             pdf = pdf.where(~named)
         if vectors:
             vdf = vector_rows(spark, vectors)
             pdf = vdf if pdf is None else pdf.select("file_path", "pos").unionByName(vdf)
+        assert pdf is not None                # position delete files, or vectors (the tasks have deletes)
         sizes = _sizes_if_distinct(tasks)
         if sizes is not None:
             # no two data files read here have the same size: the size names the file, and the
@@ -338,6 +360,7 @@ def _read_minus_position_deletes(spark, tasks: list, schema: Schema, history: Se
             pdf = pdf.select(F.concat(F.lit("file:"), F.col("file_path")).alias(_RAW_PATH),
                              F.col("pos").alias(POS_COL))
     else:
+        assert pdf is not None                # unattached pairs: position delete files in ``files``
         att = spark.createDataFrame([(data, dfile, "file:" + data) for data, dfile in attached if dfile in files],
                                     f"_d_target string, _d_file string, {_RAW_PATH} string")
         pdf = (pdf.select(F.col("file_path").alias("_d_target"), F.col("pos").alias(POS_COL),
@@ -371,13 +394,13 @@ _KEY = "_icefloe_file_key"
 _ROW = "_icefloe_row_index"
 
 
-def _fits_a_filter(tasks: list) -> bool:
+def _fits_a_filter(tasks: list[FileScanTask]) -> bool:
     return (sum(t.file.record_count for t in tasks if t.deletes) <= _MAX_FILTER_ROWS
             and sum(d.record_count for d in {d.delete_key: d for t in tasks for d in t.deletes}.values())
             <= BROADCAST_ROWS)
 
 
-def _deletes_read_in_scan(spark, tasks: list) -> Optional[dict]:
+def _deletes_read_in_scan(spark: SparkSession, tasks: list[FileScanTask]) -> Optional[dict[str, str]]:
     """The options of a scan whose tasks read each data file's position deletes and deletion
     vectors themselves (``deleted_rows.source_options``), or None where they cannot (the format's
     class not loadable, a delete file not Parquet) or the driver reads them
@@ -386,8 +409,8 @@ def _deletes_read_in_scan(spark, tasks: list) -> Optional[dict]:
     positions = sum(d.record_count for d in {d.delete_key: d for t in tasks for d in t.deletes}.values())
     if positions <= deleted_rows.DRIVER_READ_POSITIONS:        # the common case: nothing to build
         return None
-    sources: dict = {}
-    files: set = set()
+    sources: dict[str, list[tuple[str, str, int, int]]] = {}
+    files: set[str] = set()
     for t in tasks:
         items = delete_sources(t.path, t.deletes)
         if items is None:
@@ -403,15 +426,17 @@ def _deletes_read_in_scan(spark, tasks: list) -> Optional[dict]:
     return options
 
 
-def delete_sources(path: str, deletes: list) -> Optional[list]:
+def delete_sources(path: str, deletes: Sequence[DataFile]) -> Optional[list[tuple[str, str, int, int]]]:
     """``(kind, file, offset, length)`` of each position delete file and deletion vector of
     ``deletes`` that applies to data file ``path``, as ``DeleteSources`` reads them (a vector only
     deletes from the data file it names); None when one is not Parquet (it cannot read that)."""
-    out = []
+    out: list[tuple[str, str, int, int]] = []
     for d in deletes:
         if d.is_deletion_vector:
             if d.referenced_data_file == path:
-                out.append((deleted_rows.ICEBERG_VECTOR, d.file_path, d.content_offset, d.content_size_in_bytes))
+                # the blob's offset and length: a deletion vector's manifest entry has both (the spec requires them)
+                out.append((deleted_rows.ICEBERG_VECTOR, d.file_path, cast(int, d.content_offset),
+                            cast(int, d.content_size_in_bytes)))
         elif d.file_format.upper() == "PARQUET":
             kind = deleted_rows.POSITION_FILE_OF_ONE if _names_only(d, path) else deleted_rows.POSITION_FILE
             out.append((kind, d.file_path, 0, 0))
@@ -420,7 +445,7 @@ def delete_sources(path: str, deletes: list) -> Optional[list]:
     return out
 
 
-def _names_only(delete_file, path: str) -> bool:
+def _names_only(delete_file: DataFile, path: str) -> bool:
     """Whether every row of a position delete file names the data file ``path``: it says so
     (``referenced_data_file``), or its ``file_path`` bounds are both that path."""
     if delete_file.referenced_data_file == path:
@@ -429,8 +454,9 @@ def _names_only(delete_file, path: str) -> bool:
     return lower is not None and lower == (delete_file.upper_bounds or {}).get(FILE_PATH_ID) == path.encode("utf-8")
 
 
-def _read_with_position_filter(spark, tasks: list, schema: Schema, history: Sequence[Schema],
-                               with_positions: bool = False, in_scan: Optional[dict] = None):
+def _read_with_position_filter(spark: SparkSession, tasks: list[FileScanTask], schema: Schema,
+                               history: Sequence[Schema], with_positions: bool = False,
+                               in_scan: Optional[dict[str, str]] = None) -> DataFrame:
     """The rows of ``tasks`` less their position deletes: inside the scan, its tasks reading the
     deletes (``in_scan``, from ``_deletes_read_in_scan``) or given the positions the driver read,
     else by a bitmap filter (see above); tasks without deletes are read in the same scan (no
@@ -451,6 +477,7 @@ def _read_with_position_filter(spark, tasks: list, schema: Schema, history: Sequ
             df = df.select("*", F.col("_metadata.file_path").alias(_RAW_PATH),
                            F.col("_metadata.row_index").alias(POS_COL))
         return _with_names(restore_column_names(df, schema), schema, with_positions)
+    assert positions is not None             # read just now: options not remembered
     bitmaps = {t.path: bitmap_words(positions[t.path], t.file.record_count) for t in dirty}
     sizes = _sizes_if_distinct(tasks)      # every file read: a clean file must not share a size
     if sizes is not None:
@@ -482,7 +509,7 @@ def _read_with_position_filter(spark, tasks: list, schema: Schema, history: Sequ
     return _with_names(restore_column_names(df, schema), schema, with_positions)
 
 
-def _with_names(df, schema: Schema, with_positions: bool):
+def _with_names(df: DataFrame, schema: Schema, with_positions: bool) -> DataFrame:
     from pyspark.sql import functions as F
 
     if with_positions:
@@ -499,12 +526,12 @@ _SIZE = "_icefloe_file_size"
 _MAX_SIZED_FILES = 100_000
 
 
-def _sizes_if_distinct(tasks: list):
+def _sizes_if_distinct(tasks: list[FileScanTask]) -> Optional[dict[str, int]]:
     """Each data file's size on disk (as Spark's ``_metadata.file_size`` reports it), if no two
     of them share a size; else None."""
     if len(tasks) > _MAX_SIZED_FILES:
         return None
-    sizes: dict = {}
+    sizes: dict[str, int] = {}
     for t in tasks:
         try:
             sizes[t.path] = _io().size(t.path)
@@ -513,16 +540,16 @@ def _sizes_if_distinct(tasks: list):
     return sizes if len(set(sizes.values())) == len(sizes) else None
 
 
-def _unattached_pairs(tasks: list, deletes) -> dict:
+def _unattached_pairs(tasks: list[FileScanTask], deletes: Iterable[DataFile]) -> dict[str, set[str]]:
     """For each delete file, the data files of its partition read here that it is not attached to
     (a position delete names data files of its own partition only): the sequence-number rule
     keeps a delete file from files added after it, and from a file added again after it."""
-    by_part: dict = {}
-    by_path: dict = {}
+    by_part: dict[Any, list[FileScanTask]] = {}
+    by_path: dict[str, FileScanTask] = {}
     for t in tasks:
         by_part.setdefault(t.partition_key, []).append(t)
         by_path[t.path] = t
-    out: dict = {}
+    out: dict[str, set[str]] = {}
     for d in deletes:
         # a delete file scoped to one data file names no other
         scoped = d.referenced_data_file is not None
@@ -534,7 +561,7 @@ def _unattached_pairs(tasks: list, deletes) -> dict:
     return out
 
 
-def _union(parts: list):
+def _union(parts: list[DataFrame]) -> DataFrame:
     df = parts[0]
     for p in parts[1:]:
         df = df.unionByName(p)
@@ -542,7 +569,7 @@ def _union(parts: list):
 
 
 # --------------------------------------------------------------------------- files without field ids
-def _footer(path: str, io=None):
+def _footer(path: str, io: Optional[FileIO] = None) -> tuple[frozenset[int], Optional[pa.Schema]]:
     """``path``'s footer: its top-level field ids (empty when it has none) and its Arrow schema when
     it has none (else None), read once per path (files are immutable), through ``io`` (else
     ``_io()``)."""
@@ -567,12 +594,13 @@ def _footer(path: str, io=None):
     return hit
 
 
-def _footer_without_ids(path: str, io=None):
+def _footer_without_ids(path: str, io: Optional[FileIO] = None) -> Optional[pa.Schema]:
     """The Arrow schema of ``path`` if its footer has no field ids, else None."""
     return _footer(path, io)[1]
 
 
-def _split_by_field_ids(tasks: list):
+def _split_by_field_ids(
+        tasks: list[FileScanTask]) -> tuple[list[FileScanTask], list[tuple[FileScanTask, pa.Schema]]]:
     """(tasks whose files have field ids, [(task, Arrow schema)] of files that have none).
     icefloe's own files are not opened; any other file's footer is read once."""
     others = [t for t in tasks if not _ICEFLOE_FILE.match(os.path.basename(t.path))]
@@ -592,15 +620,14 @@ def _split_by_field_ids(tasks: list):
     return [t for t in tasks if id(t) not in missing], [(t, missing[id(t)]) for t in tasks if id(t) in missing]
 
 
-def _read_without_ids(spark, items: list, schema: Schema, history: Sequence[Schema], name_mapping,
-                      with_positions: bool) -> list:
+def _read_without_ids(spark: SparkSession, items: list[tuple[FileScanTask, pa.Schema]], schema: Schema,
+                      history: Sequence[Schema], name_mapping: NameMapping, with_positions: bool) -> list[DataFrame]:
     """DataFrames of files without field ids, read by name; files sharing a column layout share a read."""
     from pyspark.sql import functions as F
 
-    if isinstance(name_mapping, str):
-        name_mapping = json.loads(name_mapping)
-    mapping = name_mapping if name_mapping is not None else mapping_from_history(schema, history)
-    groups: dict = {}
+    parsed = json.loads(name_mapping) if isinstance(name_mapping, str) else name_mapping
+    mapping = parsed if parsed is not None else mapping_from_history(schema, history)
+    groups: dict[tuple[Any, ...], tuple[Any, list[Optional[str]], tuple[tuple[str, Any], ...], list[str]]] = {}
     for t, file_schema in items:
         read_schema, names = name_read_plan(schema, file_schema, mapping, t.path)
         # columns the file lacks that an identity partition gives (imported Hive-style files)
@@ -608,7 +635,7 @@ def _read_without_ids(spark, items: list, schema: Schema, history: Sequence[Sche
                           if n is None and f.field_id in t.identity_values)
         key = (read_schema.json(), tuple(names), constants)
         groups.setdefault(key, (read_schema, names, constants, []))[3].append(t.path)
-    out = []
+    out: list[DataFrame] = []
     for read_schema, names, constants, paths in groups.values():
         extra = [F.col("_metadata.file_path").alias(_RAW_PATH), F.col("_metadata.row_index").alias(POS_COL)] \
             if with_positions else []
@@ -619,7 +646,7 @@ def _read_without_ids(spark, items: list, schema: Schema, history: Sequence[Sche
     return out
 
 
-def _hint(df, rows: int):
+def _hint(df: DataFrame, rows: int) -> DataFrame:
     """Broadcast a delete side of at most BROADCAST_ROWS rows (a broadcast passes through the
     driver), unless the session turned broadcast joins off (``autoBroadcastJoinThreshold`` -1)."""
     from pyspark.sql import functions as F
@@ -629,7 +656,7 @@ def _hint(df, rows: int):
     return F.broadcast(df)
 
 
-def vector_rows(spark, vectors: list, seqs: Optional[dict] = None):
+def vector_rows(spark: SparkSession, vectors: list[DataFile], seqs: Optional[dict[Any, int]] = None) -> DataFrame:
     """A DataFrame of (file_path, pos) rows: the positions deletion ``vectors`` hold, each read by a
     Spark task from its Puffin file; with ``seqs`` (by delete key) also each vector's ``seq``."""
     import pyarrow as pa
@@ -643,7 +670,7 @@ def vector_rows(spark, vectors: list, seqs: Optional[dict] = None):
     with_seq = seqs is not None
     io = _io().for_tasks()
 
-    def read(batches):  # in the Python workers
+    def read(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:  # in the Python workers
         import numpy as np
 
         from icefloe.iceberg.puffin import read_vector
@@ -662,7 +689,7 @@ def vector_rows(spark, vectors: list, seqs: Optional[dict] = None):
     return spark.createDataFrame(desc).repartition(slices).mapInArrow(read, schema)
 
 
-def _apply_deletes(spark, df, tasks: list, schema: Schema):
+def _apply_deletes(spark: SparkSession, df: DataFrame, tasks: list[FileScanTask], schema: Schema) -> DataFrame:
     from pyspark.sql import functions as F
 
     # per data file: its data sequence number and partition (as a small integer id)

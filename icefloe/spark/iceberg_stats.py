@@ -6,23 +6,29 @@ Each task hashes its rows' values and sends back one small sketch per column (at
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Iterator, Sequence
+
 from icefloe.iceberg import theta
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import DataFrame
 
 RESULT = "col int, sketch binary"
 
 
-def column_sketches(rows, columns: list) -> list:
+def column_sketches(rows: DataFrame, columns: Sequence[tuple[str, str]]) -> list[tuple[bytes, float]]:
     """``rows`` (a DataFrame) and ``columns`` ``[(name, Iceberg type name)]`` -> each column's
     ``(serialized compact theta sketch, estimate)``."""
     seed_hash = theta.seed_hash()
     names = [n for n, _ in columns]
     types = [t for _, t in columns]
 
-    def run(batches):  # in the Python workers
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:  # in the Python workers
         import numpy as np
         import pyarrow as pa
 
-        hashes: list = [[] for _ in names]
+        hashes: list[list[theta.Words]] = [[] for _ in names]
         for batch in batches:
             for i, name in enumerate(names):
                 values = theta.single_value_bytes(batch.column(name), types[i])
@@ -35,7 +41,7 @@ def column_sketches(rows, columns: list) -> list:
                                                  names=["col", "sketch"])
 
     selected = rows.select(*[f"`{n}`" for n in names])
-    found: dict = {i: [] for i in range(len(names))}
+    found: dict[int, list[bytes]] = {i: [] for i in range(len(names))}
     for r in selected.mapInArrow(run, RESULT).collect():
         found[r["col"]].append(bytes(r["sketch"]))
     return [theta.union(found[i]) for i in range(len(names))]

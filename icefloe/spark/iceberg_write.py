@@ -20,6 +20,7 @@ import binascii
 import os
 import re
 import uuid
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional, cast
 
 from icefloe.core.io import FileIO, staged_files
 from icefloe.core.parquet import metrics_from_footer
@@ -44,14 +45,24 @@ from icefloe.errors import SchemaMismatchError
 from icefloe.iceberg.arrow_writer import align_arrow, write_arrow
 from icefloe.iceberg.schema import nanos_as_long
 from icefloe.iceberg.sort_order import writer_sort_columns
-from icefloe.spark.iceberg_evolved_read import _has_uuid, has_nanos, schema_has_uuid
+from icefloe.spark.iceberg_evolved_read import has_uuid, has_nanos, schema_has_uuid
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import Column, DataFrame
+
+    from icefloe.core.types import IcebergType, NestedField
+    from icefloe.iceberg.transforms import Transform
+
+    #: how a rewrite spreads its rows over the writing tasks: (rows, partition key column or None) -> rows
+    Arrange = Callable[[DataFrame, Optional[str]], DataFrame]
 
 KEY_COL = "__icefloe_partition"
 _PART_RE = re.compile(r"part-(\d+)-")
 
 
 # --------------------------------------------------------------------------- partition values in Spark
-def _internal_expr(col, t):
+def _internal_expr(col: Column, t: IcebergType) -> Column:
     """A Spark expression giving the internal (JSON-friendly) form of a source value."""
     from pyspark.sql import functions as F
 
@@ -68,13 +79,13 @@ def _internal_expr(col, t):
     return col
 
 
-def _ntz_micros(col):
+def _ntz_micros(col: Column) -> Column:
     from pyspark.sql import functions as F
 
     return F.timestamp_diff("MICROSECOND", F.lit("1970-01-01 00:00:00").cast("timestamp_ntz"), col)
 
 
-def _utc_micros(col, t):
+def _utc_micros(col: Column, t: IcebergType) -> Column:
     if t == TimestamptzType():
         from pyspark.sql import functions as F
 
@@ -82,7 +93,7 @@ def _utc_micros(col, t):
     return _ntz_micros(col)
 
 
-def _days_expr(col, t):
+def _days_expr(col: Column, t: IcebergType) -> Column:
     from pyspark.sql import functions as F
 
     if isinstance(t, DateType):
@@ -90,7 +101,7 @@ def _days_expr(col, t):
     return F.floor(_utc_micros(col, t) / F.lit(86_400_000_000)).cast("int")
 
 
-def transform_expr(transform, col, t):
+def transform_expr(transform: Transform, col: Column, t: IcebergType) -> Column:
     """Spark expression for an Iceberg transform; values match the spec's (see tests)."""
     from pyspark.sql import functions as F
 
@@ -130,7 +141,7 @@ _JVM_BUCKET_KINDS = {"int": "long", "long": "long", "date": "long", "time": "lon
                      "timestamptz": "long", "string": "string", "uuid": "uuid", "binary": "binary"}
 
 
-def _jvm_bucket(n: int, col, t):
+def _jvm_bucket(n: int, col: Column, t: IcebergType) -> Optional[Column]:
     """The bucket transform run in the JVM tasks (``jvm/IcebergBucket.java``), or None where the
     session has no JVM with icefloe's classes (Spark Connect) or the type has no JVM form (nanosecond
     timestamps): then a Python UDF computes it."""
@@ -143,14 +154,17 @@ def _jvm_bucket(n: int, col, t):
     return jvm.jvm_column(lambda spark: spark._jvm.icefloe.jvm.IcebergBucket.of(value._jc, kind, n, scale))
 
 
-def _bucket_udf(n: int, t):
+def _bucket_udf(n: int, t: IcebergType) -> Callable[[Column], Column]:
     """Bucket in a vectorised UDF over the value's internal form (zone-free longs for times)."""
     from pyspark.sql.functions import pandas_udf
 
     type_str = str(t)
 
-    @pandas_udf("int")
-    def bucket(values):  # runs in the Python workers
+    # PySpark reads a pandas UDF's kind from its type hints, resolved in this module's names: without
+    # any it is the scalar kind, and the driver need not import pandas to annotate ``values`` (a
+    # pandas Series); PySpark's stubs list only the calls that name the kind
+    @pandas_udf("int")  # pyright: ignore[reportCallIssue, reportArgumentType, reportUntypedFunctionDecorator]
+    def bucket(values):  # noqa: ANN001  # runs in the Python workers
         import binascii
         import decimal
 
@@ -170,19 +184,21 @@ def _bucket_udf(n: int, t):
             conv = uuid.UUID
         else:
             conv = str
-        out = [None if v is None or (isinstance(v, float) and v != v) else tr.apply(src, conv(v))
+        # each value in its internal form (text or a whole number); a float is only pandas' NaN for a missing one
+        out = [None if v is None or (isinstance(v, float) and v != v)
+               else tr.apply(src, conv(v))  # pyright: ignore[reportArgumentType]
                for v in values.astype(object).where(values.notna(), None)]
         return pd.Series(out, dtype="Int32")
 
-    return bucket
+    return cast("Callable[[Column], Column]", bucket)     # a UDF: the decorator made it one (see above)
 
 
-def partition_key_expr(spec: PartitionSpec, schema: Schema):
+def partition_key_expr(spec: PartitionSpec, schema: Schema) -> Column:
     """One string column naming a row's partition (``partition_key``): each field's transform
     result, text results (strings, uuids) keyed by the hex of their bytes."""
     from pyspark.sql import functions as F
 
-    parts = []
+    parts: list[Column] = []
     for pf, rt in zip(spec.fields, spec.result_types(schema)):
         src = schema.find_field(pf.source_id)
         value = transform_expr(pf.transform, F.col(f"`{src.name}`"), src.field_type)
@@ -218,8 +234,8 @@ def decode_partition_key(key: str, spec: PartitionSpec, schema: Schema) -> tuple
 
 
 # --------------------------------------------------------------------------- the write
-def write_data_files(df, meta: TableMetadata, io: FileIO, table_name: str, nanos_raw: bool = False,
-                     clustered: bool = False, arrange=None) -> list[DataFile]:
+def write_data_files(df: DataFrame, meta: TableMetadata, io: FileIO, table_name: str, nanos_raw: bool = False,
+                     clustered: bool = False, arrange: Optional[Arrange] = None) -> list[DataFile]:
     """Write ``df`` as data files of the table's default spec; return them uncommitted.
     ``nanos_raw``: ``df`` holds the nanosecond timestamps, at any depth, as their raw ``long``
     nanoseconds (``read_tasks(nanos_raw=True)``), written back exactly. ``clustered``: ``df`` holds
@@ -281,7 +297,7 @@ def write_data_files(df, meta: TableMetadata, io: FileIO, table_name: str, nanos
         io.delete_tree(staging)
 
 
-def range_checked(spec: PartitionSpec, schema: Schema) -> list:
+def range_checked(spec: PartitionSpec, schema: Schema) -> list[str]:
     """The columns whose values must lie in the range partition values can take: sources of the
     partition fields whose transform keeps order (``check_partition_ranges``)."""
     return [schema.find_field(pf.source_id).name for pf in spec.fields
@@ -315,7 +331,7 @@ def _collect_staged(io: FileIO, staging: str, location: str, spec: PartitionSpec
     return out
 
 
-def _sort_col(name: str, ascending: bool, nulls_first: bool):
+def _sort_col(name: str, ascending: bool, nulls_first: bool) -> Column:
     from pyspark.sql import functions as F
 
     c = F.col(f"`{name}`")
@@ -334,16 +350,17 @@ def describe_files(files: list, schema: Schema, spec: PartitionSpec) -> list[Dat
 
 
 # --------------------------------------------------------------------------- tables with uuid columns
-def has_fixed(schema) -> bool:
+def has_fixed(schema: Schema) -> bool:
     return any(n.startswith("fixed[") for n in type_names(schema.struct))
 
 
-def without_shuffle(rows) -> bool:
+def without_shuffle(rows: DataFrame) -> bool:
     """Whether no shuffle lies between ``rows`` and the file scans they come from
     (``jvm/ScanOrder.java``): each task holds rows of the file ranges it reads. False where the
     session has no JVM with icefloe's classes."""
     try:
-        return bool(rows.sparkSession._jvm.icefloe.jvm.ScanOrder.withoutShuffle(rows._jdf))
+        gateway: Any = rows.sparkSession._jvm       # py4j: icefloe's JVM classes, untyped
+        return bool(gateway.icefloe.jvm.ScanOrder.withoutShuffle(rows._jdf))
     except Exception:  # noqa: BLE001 - Spark Connect, or the classes not loaded
         return False
 
@@ -354,8 +371,9 @@ def _distribution(props: dict, clustered: bool) -> str:
     return "none" if clustered else props.get("write.distribution-mode", "hash")
 
 
-def _write_with_arrow(aligned, meta: TableMetadata, io: FileIO, write_id: str,
-                      nanos_raw: bool = False, clustered: bool = False, arrange=None) -> list[DataFile]:
+def _write_with_arrow(aligned: DataFrame, meta: TableMetadata, io: FileIO, write_id: str,
+                      nanos_raw: bool = False, clustered: bool = False,
+                      arrange: Optional[Arrange] = None) -> list[DataFile]:
     """Write ``aligned`` with Arrow inside the tasks (uuid as fixed[16]); DataFiles come back pickled."""
     import pickle
 
@@ -385,7 +403,7 @@ def _write_with_arrow(aligned, meta: TableMetadata, io: FileIO, write_id: str,
     return _drop_empty(io, [f for r in rows for f in pickle.loads(r["files"])])
 
 
-def _drop_empty(io: FileIO, files: list) -> list:
+def _drop_empty(io: FileIO, files: list[DataFile]) -> list[DataFile]:
     """The files that hold rows; the empty ones (Spark writes one for an empty task) deleted."""
     for f in files:
         if f.record_count == 0:
@@ -393,7 +411,7 @@ def _drop_empty(io: FileIO, files: list) -> list:
     return [f for f in files if f.record_count > 0]
 
 
-def task_input(batches):
+def task_input(batches: Iterable[pa.RecordBatch]) -> Optional[tuple[pa.Table, int]]:
     """A Python task's Arrow batches as one table, with the task's partition id; None when the
     task got no rows."""
     import pyarrow as pa
@@ -409,8 +427,9 @@ def task_input(batches):
     return table, (ctx.partitionId() if ctx is not None else 0)
 
 
-def _arrow_task(io: FileIO, meta: TableMetadata, write_id: str, nanos_raw: bool = False):
-    def run(batches):  # runs in the Python workers
+def _arrow_task(io: FileIO, meta: TableMetadata, write_id: str,
+                nanos_raw: bool = False) -> Callable[[Iterable[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    def run(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:  # runs in the Python workers
         import pickle
 
         import pyarrow as pa
@@ -426,7 +445,7 @@ def _arrow_task(io: FileIO, meta: TableMetadata, write_id: str, nanos_raw: bool 
     return run
 
 
-def arrow_rows_to_files(io: FileIO, meta: TableMetadata, write_id: str, table, task_id: int,
+def arrow_rows_to_files(io: FileIO, meta: TableMetadata, write_id: str, table: pa.Table, task_id: int,
                         first_counter: int = 0, nanos_raw: bool = False) -> list[DataFile]:
     """In a task: ``table`` (Arrow, the table's columns as Spark gives them) fitted to the table's
     schema and written as data files of its default spec; returns their DataFiles. ``nanos_raw``:
@@ -435,7 +454,7 @@ def arrow_rows_to_files(io: FileIO, meta: TableMetadata, write_id: str, table, t
 
     schema = meta.schema
 
-    def column(f):
+    def column(f: NestedField) -> pa.Array:
         col = uuid_strings_to_bytes(table.column(f.name).combine_chunks(), f.field_type, f.name)
         if nanos_raw and contains_nanos(f.field_type):      # raw nanoseconds (longs) at any depth
             return col.cast(to_arrow_type(f.field_type, with_ids=False))
@@ -446,11 +465,11 @@ def arrow_rows_to_files(io: FileIO, meta: TableMetadata, write_id: str, table, t
                        task_id=task_id, write_id=write_id, meta=meta, first_counter=first_counter)
 
 
-def uuid_strings_to_bytes(arr, t, path: str):
+def uuid_strings_to_bytes(arr: pa.Array, t: IcebergType, path: str) -> pa.Array:
     """An Arrow array of ``t`` with uuid strings (anywhere inside) as 16-byte fixed binaries."""
     import pyarrow as pa
 
-    if not _has_uuid(t):
+    if not has_uuid(t):
         return arr
     if isinstance(t, StructType):
         children = [uuid_strings_to_bytes(arr.field(i), f.field_type, f"{path}.{f.name}")
@@ -463,13 +482,13 @@ def uuid_strings_to_bytes(arr, t, path: str):
         keys = uuid_strings_to_bytes(arr.keys, t.key_type, f"{path}.key")
         items = uuid_strings_to_bytes(arr.items, t.value_type, f"{path}.value")
         return pa.MapArray.from_arrays(arr.offsets, keys, items, mask=arr.is_null())
-    out = []
+    out: list[Optional[bytes]] = []
     for v in arr.to_pylist():
         if v is None or isinstance(v, bytes) and len(v) == 16:
             out.append(v)
             continue
         try:
-            out.append(uuid.UUID(v).bytes)
+            out.append(uuid.UUID(cast(str, v)).bytes)      # else an error, raised below
         except (ValueError, TypeError, AttributeError):
 
             raise SchemaMismatchError(f"column {path!r}: {v!r} is not a uuid") from None

@@ -325,7 +325,7 @@ class MergeClauses:
         return in_t, in_t & in_s, in_s & ~in_t, in_t & ~in_s
 
     def matches_checked(self, matched: DataFrame, file_col: str, pos_col: str, source_col: str,
-                        describe: Callable[[tuple], str]) -> DataFrame:
+                        describe: Callable[[tuple[Any, ...]], str]) -> DataFrame:
         """``matched`` (the rows of a join that streams the target past the broadcast source: all
         of a target row's matches are made in the task that reads it), checkpointed, with SQL's
         cardinality rule checked by the JVM in the job that makes them (no job of its own); where
@@ -375,7 +375,7 @@ class MergeClauses:
         return jvm.jvm_column(
             lambda spark: spark._jvm.icefloe.jvm.MergeCardinality.check(file._jc, pos._jc, source._jc))
 
-    def raise_cardinality_failure(self, error: BaseException, describe: Callable[[tuple], str]) -> None:
+    def raise_cardinality_failure(self, error: BaseException, describe: Callable[[tuple[Any, ...]], str]) -> None:
         """Raise ``MergeCardinalityError`` for a job that a JVM cardinality check failed (its
         message names the row's file and position; ``describe`` names the row); else return."""
         found = _CARDINALITY_FAILURE.search(str(error))
@@ -387,7 +387,7 @@ class MergeClauses:
             f"MERGE into {self.table.name}: {row} matched more than one source row; "
             "make the source unique on the join keys. Nothing was committed.")
 
-    def check_cardinality(self, joined: DataFrame, matched: Column, row_id: list, describe: Callable[[tuple],
+    def check_cardinality(self, joined: DataFrame, matched: Column, row_id: list, describe: Callable[[tuple[Any, ...]],
                           str]) -> None:
         """SQL's MERGE rule: a target row (identified by the ``row_id`` columns) that more than one
         source row matches is an error, checked only when a MATCHED clause exists. ``describe``

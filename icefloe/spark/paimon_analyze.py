@@ -12,16 +12,24 @@ from __future__ import annotations
 import datetime as _dt
 import math
 from decimal import Decimal
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence, cast
 
 from icefloe.core import types as core
 from icefloe.errors import IcefloeError
 from icefloe.paimon.statistics import ColStats, Statistics
 
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+    from pyspark.sql.types import DataType
+
+    from icefloe.paimon.types import DataField
+    from icefloe.spark.paimon_target import SparkPaimonTable
+
 _EPOCH_DAY = _dt.date(1970, 1, 1)
 
 
-def _spark_types():
+def _spark_types() -> tuple[Any, tuple[type, ...], tuple[type, ...]]:
+    """``pyspark.sql.types``, the types with min and max statistics, and every type ANALYZE takes."""
     from pyspark.sql import types as T
 
     integral = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
@@ -72,9 +80,10 @@ def _wall_text(micros: int, precision: int) -> str:
     return t.strftime("%Y-%m-%d %H:%M:%S") + (f".{fraction}" if fraction else "")
 
 
-def _default_size(t) -> int:
+def _default_size(t: DataType) -> int:
     """Spark's ``DataType.defaultSize``: what its statistics give as a fixed-width column's length."""
-    T = _spark_types()[0]
+    from pyspark.sql import types as T
+
     if isinstance(t, T.DecimalType):
         return 8 if t.precision <= 18 else 16
     sizes = ((T.ByteType, 1), (T.BooleanType, 1), (T.ShortType, 2), (T.IntegerType, 4), (T.FloatType, 4),
@@ -83,8 +92,9 @@ def _default_size(t) -> int:
     return next(n for cls, n in sizes if isinstance(t, cls))
 
 
-def _bound_text(value, spark_type, field) -> Optional[str]:
-    T = _spark_types()[0]
+def _bound_text(value: Any, spark_type: DataType, field: DataField) -> Optional[str]:
+    from pyspark.sql import types as T
+
     if value is None:
         return None
     if isinstance(spark_type, T.BooleanType):
@@ -106,7 +116,8 @@ def _bound_text(value, spark_type, field) -> Optional[str]:
     return str(int(value))
 
 
-def column_statistics(df, fields: Sequence, names: Sequence[str], max_error: float):
+def column_statistics(df: DataFrame, fields: Sequence[DataField], names: Sequence[str],
+                      max_error: float) -> tuple[int, dict[str, ColStats]]:
     """(row count, {name: ColStats}) of the DataFrame ``df`` for the columns ``names``;
     ``fields`` are the table's fields (for their ids and precisions)."""
     from pyspark.sql import functions as F
@@ -132,7 +143,7 @@ def column_statistics(df, fields: Sequence, names: Sequence[str], max_error: flo
         if isinstance(t, (T.StringType, T.BinaryType)):
             aggs += [F.ceil(F.avg(F.length(col))).alias(f"avg{i}"), F.max(F.length(col)).alias(f"maxlen{i}")]
     row = df.agg(*aggs).collect()[0]
-    stats = {}
+    stats: dict[str, ColStats] = {}
     for i, name in enumerate(names):
         t = spark_types[name]
         size = _default_size(t)
@@ -141,14 +152,15 @@ def column_statistics(df, fields: Sequence, names: Sequence[str], max_error: flo
         longest = size if fixed or row[f"maxlen{i}"] is None else int(row[f"maxlen{i}"])
         lo = hi = None
         if isinstance(t, with_min_max):
-            lo = _bound_text(row[f"min{i}"], t, by_name.get(name))
-            hi = _bound_text(row[f"max{i}"], t, by_name.get(name))
+            lo = _bound_text(row[f"min{i}"], t, by_name[name])
+            hi = _bound_text(row[f"max{i}"], t, by_name[name])
         stats[name] = ColStats(col_id=by_name[name].id, distinct_count=int(row[f"ndv{i}"]), min=lo, max=hi,
                                null_count=int(row[f"nulls{i}"]), avg_len=avg, max_len=longest)
     return int(row["__rows"]), stats
 
 
-def analyze(table, columns: Optional[Sequence[str]] = None, all_columns: bool = False) -> Optional[Statistics]:
+def analyze(table: SparkPaimonTable, columns
+: Optional[Sequence[str]] = None, all_columns: bool = False) -> Optional[Statistics]:
     """The statistics of the latest snapshot of ``table`` (a PaimonTable): the merged row count
     and size, and column statistics of ``columns`` (or every column with ``all_columns``); None
     when the table has no snapshot."""
@@ -168,7 +180,7 @@ def analyze(table, columns: Optional[Sequence[str]] = None, all_columns: bool = 
             raise IcefloeError(f"ANALYZE TABLE: table {table.name} has no column {', '.join(missing)} "
                                f"(columns: {', '.join(known.values())})")
         names = [known[c.lower()] for c in columns or ()]
-    max_error = float(table.spark.conf.get("spark.sql.statistics.ndv.maxError", "0.05"))
+    max_error = float(cast(str, table.spark.conf.get("spark.sql.statistics.ndv.maxError", "0.05")))
     rows, col_stats = column_statistics(df, schema.fields, names, max_error)
     total_size = sum(f.file_size for f in (e.file for e in table.plan(snapshot_id=snapshot.id)))
     total_rows = snapshot.total_record_count

@@ -14,6 +14,8 @@ files and adds the new ones; a commit since the read that removed one of them ma
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Optional, Sequence
+
 from icefloe.core.reports import RowChanges
 from icefloe.spark.merge_clauses import CLAUSE, MergeClauses, action_column
 from icefloe.spark.row_changes import (
@@ -25,20 +27,28 @@ from icefloe.spark.paimon_metadata_columns import read_tracked
 from icefloe.spark.paimon_read import read_files
 from icefloe.spark.paimon_write import align_dataframe, write_data_files
 
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+
+    from icefloe.paimon.commit import CommitMessage
+    from icefloe.paimon.manifest import ManifestEntry
+    from icefloe.paimon.snapshot import Snapshot
+    from icefloe.spark.paimon_target import SparkPaimonTable, Where
+
 FILE_COL, POS_COL = "_icefloe_file", "_icefloe_pos"
 ROW_ID, SEQUENCE_NUMBER = row_tracking.NAMES
 
 
-def _tracks(table) -> bool:
+def _tracks(table: SparkPaimonTable) -> bool:
     return row_tracking.enabled(table.table_schema.options)
 
 
-def _hidden(table) -> tuple:
+def _hidden(table: SparkPaimonTable) -> tuple[str, ...]:
     """The columns a condition may name besides the table's: a row-tracking table's two."""
     return row_tracking.NAMES if _tracks(table) else ()
 
 
-def _tracked_after(table, seq_of_changed, changed):
+def _tracked_after(table: SparkPaimonTable, seq_of_changed: Column, changed: Column) -> list[Column]:
     """A row-tracking table's ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` columns for rewritten rows: both
     kept, but a changed row's sequence number null (the new snapshot's, given at commit)."""
     from pyspark.sql import functions as F
@@ -49,7 +59,7 @@ def _tracked_after(table, seq_of_changed, changed):
     return [F.col(ROW_ID), seq.alias(SEQUENCE_NUMBER)]
 
 
-def _target(table, condition):
+def _target(table: SparkPaimonTable, condition: Where) -> tuple[Optional[Snapshot], list[ManifestEntry]]:
     """The latest snapshot and the manifest entries of the files ``condition`` may touch."""
     table.refresh()
     table.check_writable()
@@ -58,18 +68,19 @@ def _target(table, condition):
     return base, (table.plan(where) if base is not None else [])
 
 
-def _read(table, entries):
+def _read(table: SparkPaimonTable, entries: Sequence[ManifestEntry]) -> DataFrame:
     """The rows of ``entries`` with their file and position (and a row-tracking table's ``_ROW_ID``
     and ``_SEQUENCE_NUMBER`` after its columns)."""
     if _tracks(table):
         return read_tracked(table, table.table_schema, entries, FILE_COL, POS_COL)
     fields = table.table_schema.fields
-    return read_files(table.spark, [e.file.file_path for e in entries], fields,
+    return read_files(table.spark, [e.file.path for e in entries], fields,
                       file_fields=[table.schema_by_id(e.file.schema_id).fields for e in entries],
                       file_col=FILE_COL, pos_col=POS_COL, io=table.io)
 
 
-def _apply(table, operation: str, base, entries, changes) -> dict:
+def _apply(table: SparkPaimonTable, operation: str, base: Optional[Snapshot], entries: Sequence[ManifestEntry],
+           changes: DataFrame) -> RowChanges:
     """Write and commit labelled rows (the table's columns, FILE_COL, ACTION; every row of
     each file read is there, KEEP for those no change takes)."""
     from pyspark.sql import functions as F
@@ -82,7 +93,7 @@ def _apply(table, operation: str, base, entries, changes) -> dict:
     rewrite = sorted(touched - whole)
     in_rewrite = F.col(FILE_COL).isin(rewrite) if rewrite else F.lit(False)
     new_rows = changes.where((F.col(ACTION) == INSERT) | (in_rewrite & F.col(ACTION).isin(KEEP, UPDATE)))
-    messages = []
+    messages: list[CommitMessage] = []
     columns = [f"`{f.name}`" for f in table.table_schema.fields]
     if _tracks(table):       # moved rows keep their ids, as columns of their new files; new rows get theirs at commit
         if counts["inserted"]:
@@ -92,7 +103,7 @@ def _apply(table, operation: str, base, entries, changes) -> dict:
             messages += write_data_files(moved.select(*columns, ROW_ID, SEQUENCE_NUMBER), table, tracked=True)
     elif counts["inserted"] or rewrite:
         messages = write_data_files(new_rows.select(*columns), table)
-    by_path = {e.file.file_path: e for e in entries}
+    by_path = {e.file.path: e for e in entries}
     removed = [by_path[f] for f in sorted(touched)]
     if not removed:                      # a MERGE that only inserts: an append
         snap = table.commit(messages)
@@ -101,7 +112,7 @@ def _apply(table, operation: str, base, entries, changes) -> dict:
     return RowChanges.of(counts, snap.id if snap else None)
 
 
-def delete_rows(table, condition) -> RowChanges:
+def delete_rows(table: SparkPaimonTable, condition: Where) -> RowChanges:
     """``DELETE FROM t WHERE condition`` (no condition: every row)."""
     from pyspark.sql import functions as F
 
@@ -117,7 +128,7 @@ def delete_rows(table, condition) -> RowChanges:
     return _apply(table, "delete", base, entries, rows)
 
 
-def replace_where(table, data, where: str) -> dict:
+def replace_where(table: SparkPaimonTable, data: Any, where: str) -> RowChanges:
     """``overwrite(data, where=...)`` on an append table: the rows matching ``where`` replaced by
     ``data`` (every row of which must match it) in one snapshot."""
     from pyspark.sql import functions as F
@@ -138,7 +149,7 @@ def replace_where(table, data, where: str) -> dict:
     return _apply(table, "overwrite", base, entries, changes)
 
 
-def update_rows(table, assignments: dict, condition=None) -> RowChanges:
+def update_rows(table: SparkPaimonTable, assignments: dict[str, Any], condition: Where = None) -> RowChanges:
     """``UPDATE t SET col = expr, ... WHERE condition``."""
     from pyspark.sql import functions as F
 
@@ -175,7 +186,7 @@ class AppendMerge(MergeClauses):
         table = self.table
         base, entries = _target(table, None)
         schema = table.schema
-        def describe(row):
+        def describe(row: tuple[Any, ...]) -> str:
             return f"a target row (file {row[0]}, position {row[1]})"
 
         # the cardinality rule checked in the job that joins and counts, where it can be

@@ -9,7 +9,7 @@ has (``_change_type``, ``_change_ordinal``, ``_commit_snapshot_id`` after the ta
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Iterable, Iterator, Optional
 
 from icefloe.errors import NoSuchSnapshotError
 from icefloe.paimon import changelog as cl
@@ -18,12 +18,20 @@ from icefloe.spark import connect
 from icefloe.spark.paimon_read import paimon_read_bucket, partitions_of
 from icefloe.spark.scans import empty_frame
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import DataFrame, SparkSession
+
+    from icefloe.core.timetravel import AsOf
+    from icefloe.paimon.snapshot import Snapshot
+    from icefloe.spark.paimon_target import PaimonStore, SparkPaimonTable
+
 ROWKIND = "rowkind"
 _ORD, _SNAP = "_change_ordinal", "_commit_snapshot_id"
 _CHANGE_TYPES = ("INSERT", "UPDATE_BEFORE", "UPDATE_AFTER", "DELETE")
 
 
-def _range(table, start: Optional[int], end: Optional[int]) -> list:
+def _range(table: PaimonStore, start: Optional[int], end: Optional[int]) -> list[Snapshot]:
     live = table.snapshots()
     ids_live = {s.id for s in live}
     kept = cl.kept_changelogs(table.store) if cl.decoupled(table.store) else []
@@ -41,7 +49,8 @@ def _range(table, start: Optional[int], end: Optional[int]) -> list:
     return [s for s in snaps if lo < s.id <= end]
 
 
-def changes_df(spark, table, start: Optional[int] = None, end: Optional[int] = None, iceberg_shape: bool = False):
+def changes_df(spark: SparkSession, table: PaimonStore, start: Optional[int] = None, end: Optional[int] = None,
+               iceberg_shape: bool = False) -> DataFrame:
     """The records of the snapshots in ``(start, end]`` (``start`` None: from the first)."""
     import pickle
 
@@ -52,10 +61,10 @@ def changes_df(spark, table, start: Optional[int] = None, end: Optional[int] = N
     fields = schema.fields
     mode = cl.producer(schema)
     keyed = bool(schema.primary_keys)
-    tasks = []
+    tasks: list[tuple[bytes]] = []
     for ordinal, snap in enumerate(_range(table, start, end)):
         for e in cl.snapshot_changes(table.store, snap, mode):
-            tasks.append((pickle.dumps((e.file.file_path, list(table.schema_by_id(e.file.schema_id).fields),
+            tasks.append((pickle.dumps((e.file.path, list(table.schema_by_id(e.file.schema_id).fields),
                                         ordinal, snap.id)),))
     values = pt.to_spark_schema(fields, with_ids=False)
     if iceberg_shape:
@@ -69,7 +78,7 @@ def changes_df(spark, table, start: Optional[int] = None, end: Optional[int] = N
     task_io = table.io.for_tasks()
     labels = _CHANGE_TYPES if iceberg_shape else cl.KIND_LABELS
 
-    def run(batches):  # in the Python workers
+    def run(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:  # in the Python workers
         import pyarrow as pa
         import pyarrow.compute as pc
         from pyspark.sql.pandas.types import to_arrow_schema as spark_arrow_schema
@@ -102,7 +111,8 @@ def changes_df(spark, table, start: Optional[int] = None, end: Optional[int] = N
     return connect.task_frame(spark, tasks, "task binary", 10_000).mapInArrow(run, out)
 
 
-def audit_log_df(spark, table, snapshot_id: Optional[int] = None, as_of=None, ref: Optional[str] = None):
+def audit_log_df(spark: SparkSession, table: SparkPaimonTable, snapshot_id: Optional[int] = None,
+                 as_of: Optional[AsOf] = None, ref: Optional[str] = None) -> DataFrame:
     """Paimon's ``audit_log`` of a snapshot: ``rowkind`` then the table's columns. A primary-key
     table's rows are merged keeping each key's row kind (+I, +U; -D where the merge retracts a key
     whose older records a compaction has not yet dropped), one Spark task per (partition, bucket);
@@ -123,7 +133,7 @@ def audit_log_df(spark, table, snapshot_id: Optional[int] = None, as_of=None, re
         return empty_frame(spark, out)
     location, task_io = table.location, table.io.for_tasks()
 
-    def run(batches):  # in the Python workers
+    def run(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:  # in the Python workers
         wanted = to_arrow_schema(out, timezone="UTC")
         for batch in batches:
             for spec in batch.column(0).to_pylist():

@@ -17,7 +17,7 @@ entries. The driver holds no row.
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Iterator, Mapping, Optional, Sequence, TypeVar
 
 from icefloe.paimon import kv_compact, maintenance
 from icefloe.paimon.data_file import local_now_millis
@@ -25,13 +25,36 @@ from icefloe.spark import connect
 from icefloe.spark.align import explain_spark_error
 from icefloe.spark.paimon_sort_compact import NONE, check_sortable, sort_compact
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import SparkSession
 
-def _in_tasks(spark, specs: list, work) -> list:
+    from icefloe.paimon import changelog as cl
+    from icefloe.paimon.binary_row import BinaryRow
+    from icefloe.paimon.data_file import DataFileMeta
+    from icefloe.paimon.manifest import ManifestEntry
+    from icefloe.paimon.snapshot import Snapshot
+    from icefloe.paimon.types import DataField
+    from icefloe.spark.paimon_target import PaimonStore, SparkPaimonTable
+
+    #: what a primary-key compaction task gets: ``kv_compact.compact_bucket``'s arguments for one bucket
+    #: (paths, each file's fields, partition, bucket, level, drop_deletes, changelog, vectors, exclude, levels)
+    BucketSpec = tuple[list[str], list[list[DataField]], BinaryRow, int, Optional[int], bool,
+                       Optional[cl.CompactionChangelog], Optional[kv_compact.VectorsSpec], list[kv_compact.KeyFile],
+                       list[int]]
+    #: what it returns: the new files, the changelog files, the bucket's new vectors
+    BucketDone = tuple[list[DataFileMeta], list[DataFileMeta], list[kv_compact.VectorsOut]]
+
+_Spec = TypeVar("_Spec")
+_Out = TypeVar("_Out")
+
+
+def _in_tasks(spark: SparkSession, specs: Sequence[_Spec], work: Callable[[_Spec], _Out]) -> list[_Out]:
     """``work(spec)`` (picklable answers) for each of ``specs``, each run in a Spark task, in
     ``specs``' order; a task's error surfaces as ``explain_spark_error`` makes it."""
     import pickle
 
-    def run(batches):
+    def run(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         import pyarrow as pa
 
         for batch in batches:
@@ -49,8 +72,10 @@ def _in_tasks(spark, specs: list, work) -> list:
     return [pickle.loads(r.out) for r in sorted(done, key=lambda r: r.task)]
 
 
-def compact_primary_key_table(spark, table, where=None, target_file_size: Optional[int] = None,
-                              buckets=None, full: Optional[bool] = None):
+def compact_primary_key_table(spark: SparkSession, table: PaimonStore, where: Any = None,
+                              target_file_size: Optional[int] = None,
+                              buckets: Optional[Collection[tuple[bytes, int]]] = None,
+                              full: Optional[bool] = None) -> Optional[Snapshot]:
     """Full compaction (``buckets`` None, or ``full``: of those buckets), or the universal
     compaction Paimon's writers run after a commit, of those (partition bytes, bucket) pairs (all
     when None): only the sorted runs it picks, written to the level it picks."""
@@ -66,15 +91,15 @@ def compact_primary_key_table(spark, table, where=None, target_file_size: Option
     tasks = kv_compact.plan(table, where, buckets) if full else kv_compact.plan_universal(table, buckets)
     if not tasks:
         return None
-    specs = [(task.paths(), [table.schema_by_id(e.file.schema_id).fields for e in task.entries], task.partition,
+    specs: list[BucketSpec] = [(task.paths(), [table.schema_by_id(e.file.schema_id).fields for e in task.entries], task.partition,
               task.bucket, task.level, task.drop_deletes, task.changelog, task.vectors_spec(), task.exclude,
               task.levels()) for task in tasks]
     io, location, name = table.io.for_tasks(), table.location, table.name
 
-    def compact_one(spec) -> tuple:
+    def compact_one(spec: BucketSpec) -> BucketDone:
         paths, fields, partition, bucket, level, drop_deletes, changelog, vectors, exclude, levels = spec
-        changelog_metas: list = []
-        vectors_out: list = []
+        changelog_metas: list[DataFileMeta] = []
+        vectors_out: list[kv_compact.VectorsOut] = []
         metas = kv_compact.compact_bucket(io, location, schema, paths, fields, partition, bucket, name,
                                           target_file_size, level, drop_deletes, changelog, changelog_metas,
                                           vectors, vectors_out, exclude, levels)
@@ -84,14 +109,16 @@ def compact_primary_key_table(spark, table, where=None, target_file_size: Option
     return kv_compact.commit(table, base, done)
 
 
-def compact_append_table(spark, table, where=None, target_file_size: Optional[int] = None, buckets=None,
-                         minor: bool = False):
+def compact_append_table(spark: SparkSession, table: PaimonStore, where: Any = None,
+                         target_file_size: Optional[int] = None,
+                         buckets: Optional[Collection[tuple[bytes, int]]] = None,
+                         minor: bool = False) -> Optional[Snapshot]:
     """An append table's small files of each (partition, bucket) rewritten together (``minor``:
     the files a writer's compaction picks), each group by a Spark task; a COMPACT snapshot, or
     None when no group has two or more files to merge."""
     io, schema = table.io.for_tasks(), table.table_schema
 
-    def rewrite(groups: list, target: int) -> list:
+    def rewrite(groups: list[maintenance.AppendGroup], target: int) -> list[list[ManifestEntry]]:
         return _in_tasks(spark, groups, lambda group: maintenance.rewrite_group(io, schema, group, target))
 
     return maintenance.compact(table, where, target_file_size, rewrite=rewrite, buckets=buckets, minor=minor)
@@ -100,7 +127,8 @@ def compact_append_table(spark, table, where=None, target_file_size: Optional[in
 FULL, MINOR = "full", "minor"
 
 
-def chosen_entries(table, where=None, partitions=None, idle_ms: Optional[int] = None) -> list:
+def chosen_entries(table: PaimonStore, where: Any = None, partitions: Optional[Iterable[Mapping[str, Any]]] = None,
+                   idle_ms: Optional[int] = None) -> list[ManifestEntry]:
     """The live files of the partitions a compaction takes: those with a file a read with ``where``
     uses, matching one of ``partitions`` (dicts of key -> value text), and (``idle_ms``) whose
     newest file was written that long ago or longer (Paimon's ``partition_idle_time``; file
@@ -115,7 +143,7 @@ def chosen_entries(table, where=None, partitions=None, idle_ms: Optional[int] = 
         keep = {e.partition.to_bytes() for e in every if e.partition.to_bytes() in keep
                 and any(m(store.partition_values(e.partition)) for m in matches)}
     if idle_ms is not None:
-        newest: dict = {}
+        newest: dict[bytes, int] = {}
         for e in every:
             key = e.partition.to_bytes()
             newest[key] = max(newest.get(key, 0), e.file.creation_time or 0)
@@ -124,8 +152,10 @@ def chosen_entries(table, where=None, partitions=None, idle_ms: Optional[int] = 
     return [e for e in every if e.partition.to_bytes() in keep]
 
 
-def compact(spark, table, where=None, partitions=None, strategy: Optional[str] = None, idle_ms: Optional[int] = None,
-            order_strategy: Optional[str] = None, order_by=(), target_file_size: Optional[int] = None):
+def compact(spark: SparkSession, table: SparkPaimonTable, where: Any = None,
+            partitions: Optional[Iterable[Mapping[str, Any]]] = None, strategy: Optional[str] = None,
+            idle_ms: Optional[int] = None, order_strategy: Optional[str] = None, order_by: Sequence[str] = (),
+            target_file_size: Optional[int] = None) -> Optional[Snapshot]:
     """Paimon's ``compact`` procedure: a sort compaction (``order_strategy`` order, zorder or
     hilbert over ``order_by``) of an append table's partitions chosen, or a compaction of their
     buckets, ``full`` (the default: primary-key buckets merged into the highest level, append

@@ -7,11 +7,16 @@ records of the target row, written together by Spark tasks per bucket
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Optional, Sequence
+
 from icefloe.core.reports import RowChanges
 from icefloe.paimon.merge import DELETE, INSERT, UPDATE_AFTER, row_level_refusal
 from icefloe.spark.merge_clauses import CLAUSE, MergeClauses, When
 from icefloe.spark.paimon_write import write_kv_files
 from icefloe.paimon.writer import restored_sequence_numbers
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column
 
 KIND_COL = "__icefloe_row_kind"
 
@@ -44,7 +49,7 @@ class PrimaryKeyMerge(MergeClauses):
         clause = F.col(CLAUSE)
         key_names = {k.lower() for k in keys}
 
-        def check_update(names):
+        def check_update(names: Sequence[str]) -> None:
             if any(n.lower() in key_names for n in names):
                 raise table.unsupported("MERGE updating a primary-key column",
                                         "a new key is a new row: delete the old key and insert the new one")
@@ -54,7 +59,7 @@ class PrimaryKeyMerge(MergeClauses):
             reason = row_level_refusal("delete", schema.options)
             if reason:
                 raise table.unsupported("MERGE with a DELETE clause", reason)
-        kind = None
+        kind: Optional[Column] = None
         for idx, c in clauses.items():
             k = DELETE if c.kind == "delete" else INSERT if c.when is When.NOT_MATCHED else UPDATE_AFTER
             kind = F.when(clause == idx, F.lit(k)) if kind is None else kind.when(clause == idx, F.lit(k))

@@ -11,12 +11,20 @@ The files are read by Spark's Parquet reader, which gives each row's file and po
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
 from icefloe.errors import NotSupportedError
 from icefloe.paimon import deletion_vectors as dv
 from icefloe.paimon import row_tracking
 from icefloe.spark.paimon_read import raw_buckets, read_files, read_merged
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from icefloe.paimon.manifest import ManifestEntry
+    from icefloe.paimon.schema import TableSchema
+    from icefloe.paimon.snapshot import Snapshot
+    from icefloe.spark.paimon_target import SparkPaimonTable
 
 FILE_PATH = "__paimon_file_path"
 ROW_INDEX = "__paimon_row_index"
@@ -25,7 +33,8 @@ BUCKET = "__paimon_bucket"
 NAMES = (FILE_PATH, ROW_INDEX, PARTITION, BUCKET)
 
 
-def read_with_metadata(table, schema, snapshot, entries, names: Sequence[str]):
+def read_with_metadata(table: SparkPaimonTable, schema: TableSchema, snapshot: Optional[Snapshot],
+                       entries: Sequence[ManifestEntry], names: Sequence[str]) -> DataFrame:
     """The rows of ``entries`` (a planned snapshot of ``table``, whose schema is ``schema``) with
     the table's columns, then the metadata columns ``names``."""
     from pyspark.sql import functions as F
@@ -47,11 +56,11 @@ def read_with_metadata(table, schema, snapshot, entries, names: Sequence[str]):
         return df.select(*[F.col(f"`{f.name}`") for f in schema.fields], *[F.col(n) for n in names])
     if schema.primary_keys:
         entries = _stored_rows(table, schema, snapshot, entries, names)
-    df = read_files(spark, [e.file.file_path for e in entries], schema.fields,
+    df = read_files(spark, [e.file.path for e in entries], schema.fields,
                     file_fields=[table.schema_by_id(e.file.schema_id).fields for e in entries],
                     file_col=FILE_PATH, pos_col=ROW_INDEX, io=table.io)
     if BUCKET in names:
-        buckets = spark.createDataFrame(sorted({(e.file.file_path, e.bucket) for e in entries}),
+        buckets = spark.createDataFrame(sorted({(e.file.path, e.bucket) for e in entries}),
                                         f"`{FILE_PATH}_of` string, `{BUCKET}` int")
         df = df.join(F.broadcast(buckets), df[FILE_PATH] == buckets[f"{FILE_PATH}_of"], "left") \
             .drop(f"{FILE_PATH}_of")
@@ -60,7 +69,8 @@ def read_with_metadata(table, schema, snapshot, entries, names: Sequence[str]):
     return df.select(*[F.col(f"`{f.name}`") for f in schema.fields], *[F.col(n) for n in names])
 
 
-def _stored_rows(table, schema, snapshot, entries, names: Sequence[str]) -> list:
+def _stored_rows(table: SparkPaimonTable, schema: TableSchema, snapshot: Optional[Snapshot],
+                 entries: Sequence[ManifestEntry], names: Sequence[str]) -> list[ManifestEntry]:
     """The entries of a primary-key table whose stored records are its rows, as they are; a
     refusal naming the columns asked for when some rows exist only merged."""
     if dv.enabled(schema.options):
@@ -84,7 +94,8 @@ def _stored_rows(table, schema, snapshot, entries, names: Sequence[str]) -> list
     return raw
 
 
-def read_tracked(table, schema, entries, file_col: str, pos_col: str, bucket_col: Optional[str] = None):
+def read_tracked(table: SparkPaimonTable, schema: TableSchema, entries: Sequence[ManifestEntry], file_col: str,
+                 pos_col: str, bucket_col: Optional[str] = None) -> DataFrame:
     """The rows of an append table's ``entries`` with ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` after its
     columns (``row_tracking``: the file's own columns where it has them, else its first row id + the
     row's position and its highest sequence number), then each row's file and position (and bucket)."""
@@ -92,12 +103,12 @@ def read_tracked(table, schema, entries, file_col: str, pos_col: str, bucket_col
 
     spark = table.spark
     fields = list(schema.fields) + list(row_tracking.FIELDS)
-    df = read_files(spark, [e.file.file_path for e in entries], fields,
+    df = read_files(spark, [e.file.path for e in entries], fields,
                     file_fields=[list(table.schema_by_id(e.file.schema_id).fields) + list(row_tracking.FIELDS)
                                  for e in entries],
                     file_col=file_col, pos_col=pos_col, io=table.io)
     facts = spark.createDataFrame(
-        sorted({(e.file.file_path, e.file.first_row_id, e.file.max_sequence_number, e.bucket) for e in entries}),
+        sorted({(e.file.path, e.file.first_row_id, e.file.max_sequence_number, e.bucket) for e in entries}),
         "`_icefloe_of` string, `_icefloe_first` long, `_icefloe_seq` long, `_icefloe_bucket` int")
     df = df.join(F.broadcast(facts), df[file_col] == facts["_icefloe_of"], "left")
     row_id = F.coalesce(F.col(f"`{row_tracking.ROW_ID}`"), F.col("_icefloe_first") + F.col(pos_col))
@@ -107,7 +118,8 @@ def read_tracked(table, schema, entries, file_col: str, pos_col: str, bucket_col
                      *([F.col("_icefloe_bucket").alias(bucket_col)] if bucket_col else []))
 
 
-def _read_tracked(table, schema, entries, names: Sequence[str]):
+def _read_tracked(table: SparkPaimonTable, schema: TableSchema, entries: Sequence[ManifestEntry],
+                  names: Sequence[str]) -> DataFrame:
     """A row-tracking table's rows with the metadata columns ``names``."""
     from pyspark.sql import functions as F
 

@@ -14,7 +14,7 @@ directories. The filter is applied again on rows.
 from __future__ import annotations
 
 import re
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Optional, Sequence
 
 from icefloe.paimon import deletion_vectors as dv
 from icefloe.paimon import merge as mg
@@ -32,10 +32,27 @@ from icefloe.paimon.table import FileStoreTable
 from icefloe.spark.bitmaps import bit_is_clear, bit_of, bitmap_words, literal_filter, word_of
 from icefloe.spark.iceberg_read import raise_if_missing, table_path_of
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import Column, DataFrame, SparkSession
 
-def read_files(spark, paths: Sequence[str], fields, where=None, columns: Optional[Sequence[str]] = None,
-               file_fields: Optional[Sequence] = None, file_col: Optional[str] = None, pos_col: Optional[str] = None,
-               io=None, extra: Optional[dict] = None, deleted: Optional[dict] = None):
+    from icefloe.core.io import FileIO
+    from icefloe.core.timetravel import AsOf
+    from icefloe.paimon.deletion_vectors import BucketVectors
+    from icefloe.paimon.manifest import ManifestEntry
+    from icefloe.paimon.schema import TableSchema
+    from icefloe.paimon.snapshot import Snapshot
+    from icefloe.paimon.types import DataField
+    from icefloe.spark.paimon_target import PaimonStore, Where
+
+    #: a marked file: its manifest entry and its bucket's deletion vectors
+    Marked = tuple[ManifestEntry, BucketVectors]
+
+
+def read_files(spark: SparkSession, paths: Sequence[str], fields: Sequence[DataField], where: Where = None,
+               columns: Optional[Sequence[str]] = None, file_fields: Optional[Sequence[Sequence[DataField]]] = None,
+               file_col: Optional[str] = None, pos_col: Optional[str] = None, io: Optional[FileIO] = None,
+               extra: Optional[Mapping[str, str]] = None, deleted: Optional[Mapping[str, str]] = None) -> DataFrame:
     """A DataFrame of the given data files under the table's (Paimon) fields.
     ``file_fields[i]``, if given, are the fields of the schema ``paths[i]`` was written
     with (default: ``fields``). ``file_col`` adds a column of that name holding each row's
@@ -56,7 +73,7 @@ def read_files(spark, paths: Sequence[str], fields, where=None, columns: Optiona
                 df = df.withColumn(pos_col, F.lit(None).cast("long"))
     else:
 
-        groups: dict = {}
+        groups: dict[tuple[Any, ...], tuple[Sequence[DataField], list[str]]] = {}
         for i, path in enumerate(paths):
             ff = file_fields[i] if file_fields is not None else fields
             key = (layout(ff), tuple((str(f.type), f.nullable) for f in ff), is_orc(path))
@@ -78,8 +95,9 @@ def read_files(spark, paths: Sequence[str], fields, where=None, columns: Optiona
     return df
 
 
-def _read_in_python(spark, paths: Sequence[str], file_fields: Sequence, fields, file_col: Optional[str],
-                    pos_col: Optional[str], io):
+def _read_in_python(spark: SparkSession, paths: Sequence[str], file_fields: Sequence[Sequence[DataField]],
+                    fields: Sequence[DataField], file_col: Optional[str], pos_col: Optional[str],
+                    io: FileIO) -> DataFrame:
     """One Python task per data file: read through ``io`` with pyarrow, evolved to ``fields`` by
     field id (the driver holds only the paths)."""
     import pickle
@@ -92,7 +110,7 @@ def _read_in_python(spark, paths: Sequence[str], file_fields: Sequence, fields, 
     out = StructType(list(out.fields) + extra)
     task_io = io.for_tasks()
 
-    def run(batches):  # in the Python workers
+    def run(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:  # in the Python workers
         import pyarrow as pa
         from pyspark.sql.pandas.types import to_arrow_schema as spark_arrow_schema
 
@@ -100,7 +118,7 @@ def _read_in_python(spark, paths: Sequence[str], file_fields: Sequence, fields, 
         for batch in batches:
             for blob in batch.column(0).to_pylist():
                 path, ff = pickle.loads(blob)
-                data = evolve_arrow(read_data_file(path, task_io), ff, fields)
+                data = evolve_arrow(read_data_file(path, task_io), ff, list(fields))
                 if file_col:
                     data = data.append_column(file_col, pa.array([path] * data.num_rows, pa.string()))
                 if pos_col:
@@ -112,8 +130,10 @@ def _read_in_python(spark, paths: Sequence[str], file_fields: Sequence, fields, 
     return connect.task_frame(spark, payload, "task binary", 10_000).mapInArrow(run, out)
 
 
-def _read_group(spark, paths: Sequence[str], file_fields, fields, file_col: Optional[str] = None,
-                pos_col: Optional[str] = None, extra_columns: Optional[dict] = None, deleted: Optional[dict] = None):
+def _read_group(spark: SparkSession, paths: Sequence[str], file_fields: Sequence[DataField],
+                fields: Sequence[DataField], file_col: Optional[str] = None, pos_col: Optional[str] = None,
+                extra_columns: Optional[Mapping[str, str]] = None,
+                deleted: Optional[Mapping[str, str]] = None) -> DataFrame:
     """Files written with ``file_fields`` as a DataFrame of ``fields`` (by field id)."""
     read_schema = pt.to_spark_schema(fields, with_ids=False)
     file_schema = pt.to_spark_schema(file_fields, with_ids=False)
@@ -136,7 +156,7 @@ def _read_group(spark, paths: Sequence[str], file_fields, fields, file_col: Opti
         return df.select("*", *extra) if extra else df
 
     by_id = {f.id: f for f in file_fields}
-    cols = []
+    cols: list[Column] = []
     for rf in fields:
         target = pt.to_spark_type(rf.type, False)
         ff = by_id.get(rf.id)
@@ -152,7 +172,7 @@ def _quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def _evolve_expr(c, ftype, rtype):
+def _evolve_expr(c: Column, ftype: core.IcebergType, rtype: core.IcebergType) -> Column:
     """A Spark column of Paimon type ``ftype`` as ``rtype``: ROW fields matched by id."""
     from pyspark.sql import functions as F
 
@@ -161,7 +181,7 @@ def _evolve_expr(c, ftype, rtype):
         return c if pt.to_spark_type(ftype, False) == target else c.cast(target)
     if isinstance(ftype, core.StructType) and isinstance(rtype, core.StructType):
         by_id = {f.field_id: f for f in ftype.fields}
-        parts = []
+        parts: list[Column] = []
         for rf in rtype.fields:
             ff = by_id.get(rf.field_id)
             v = (F.lit(None).cast(pt.to_spark_type(rf.field_type, False)) if ff is None
@@ -179,7 +199,7 @@ def _evolve_expr(c, ftype, rtype):
 
 
 # --------------------------------------------------------------------------- Python data source hooks
-def _table(location: str, io=LOCAL):
+def _table(location: str, io: FileIO = LOCAL) -> FileStoreTable:
     loc = normalize_location(location)
     return FileStoreTable(loc.rstrip("/").rsplit("/", 1)[-1], loc, io)
 
@@ -187,7 +207,7 @@ def _table(location: str, io=LOCAL):
 paimon_table_at = _table
 
 
-def paimon_schema_ddl(location: str, io=LOCAL) -> str:
+def paimon_schema_ddl(location: str, io: FileIO = LOCAL) -> str:
     """The Spark DDL of a Paimon table's columns (for ``DataSource.schema``)."""
     table = _table(location, io)
     return ", ".join(
@@ -199,7 +219,8 @@ def paimon_schema_ddl(location: str, io=LOCAL) -> str:
 _PARTITION_RE = re.compile(r"^(?P<path>.*)#schema=(?P<file>\d+),(?P<read>\d+)$", re.S)
 
 
-def paimon_partitions(location: str, options: dict, where=None, io=LOCAL) -> list[str]:
+def paimon_partitions(location: str, options: Mapping[str, Optional[str]], where: Any = None,
+                      io: FileIO = LOCAL) -> list[str]:
     """The data files a read uses (``snapshot-id`` / ``as-of-timestamp`` options), each as
     ``<path>#schema=<file schema id>,<table schema id>`` so the task reading it can match
     its columns by field id (a data file's path ends in its format's extension, never so)."""
@@ -212,7 +233,8 @@ def paimon_partitions(location: str, options: dict, where=None, io=LOCAL) -> lis
     return partitions_of(table, entries, sid, as_of, options.get("tag") or None)
 
 
-def partitions_of(table, entries, snapshot_id=None, as_of=None, ref=None) -> list[str]:
+def partitions_of(table: PaimonStore, entries: Sequence[ManifestEntry], snapshot_id: Optional[int] = None,
+                  as_of: Optional[AsOf] = None, ref: Optional[str] = None) -> list[str]:
     """What each read task of the data source gets: a data file (append tables), or a whole
     (partition, bucket) to merge (``merge:`` and its files, primary-key tables)."""
     import json
@@ -222,28 +244,29 @@ def partitions_of(table, entries, snapshot_id=None, as_of=None, ref=None) -> lis
         options = table.table_schema.options
         if dv.skips_level0(options):                   # as Paimon's batch reads (see deletion_vectors)
             entries = dv.readable(entries)
-        vectors: dict = {}
+        vectors: dict[str, list[Any]] = {}
         if dv.enabled(options):                        # each file's vector travels with its task
             bvs = dv.bucket_vectors(table.store, table.snapshot_for(snapshot_id, as_of, ref))
             for e in entries:
                 bv = bvs.get((e.partition.to_bytes(), e.bucket))
                 if bv is not None and e.file.file_name in bv.ranges:
                     off, size, _card = bv.ranges[e.file.file_name]
-                    vectors[e.file.file_path] = [bv.path, off, size]
-        ids = {e.file.file_path: e.file.schema_id for e in entries}
-        levels = {e.file.file_path: e.file.level for e in entries}
+                    vectors[e.file.path] = [bv.path, off, size]
+        ids = {e.file.path: e.file.schema_id for e in entries}
+        levels = {e.file.path: e.file.level for e in entries}
         return [MERGE_PREFIX + json.dumps({"paths": paths, "schema_ids": [ids[p] for p in paths],
                                            "levels": [levels[p] for p in paths],
                                            "vectors": {p: vectors[p] for p in paths if p in vectors}})
                 for paths, _ in table.buckets_of(entries)]
     current = table.table_schema.id
-    return [f"{e.file.file_path}#schema={e.file.schema_id},{current}" for e in entries]
+    return [f"{e.file.path}#schema={e.file.schema_id},{current}" for e in entries]
 
 
 MERGE_PREFIX = "merge:"
 
 
-def paimon_read_bucket(location: str, spec: str, target, io=LOCAL, kind_col: Optional[str] = None):
+def paimon_read_bucket(location: str, spec: str, target: pa.Schema, io: FileIO = LOCAL,
+                       kind_col: Optional[str] = None) -> Iterator[pa.RecordBatch]:
     """Arrow batches of one merged (partition, bucket) of a primary-key table, cast to ``target``.
     With ``kind_col`` (a column of ``target``) each row carries its row kind (+I, +U, -D, ...), and
     a key whose merge retracts it stays as its retraction, as Paimon's ``audit_log`` reads it."""
@@ -257,7 +280,7 @@ def paimon_read_bucket(location: str, spec: str, target, io=LOCAL, kind_col: Opt
     schema = table.table_schema
     fields = [table.schema_by_id(i).fields for i in task["schema_ids"]]
     if dv.enabled(schema.options):          # each key once above level 0: the files minus their vectors
-        parts = []
+        parts: list[pa.Table] = []
         for path, ff in zip(task["paths"], fields):
             deleted = None
             if path in task.get("vectors", {}):
@@ -272,7 +295,7 @@ def paimon_read_bucket(location: str, spec: str, target, io=LOCAL, kind_col: Opt
                                     keep_deletes=kind_col is not None)
     for merged in stream:
         names = {n.lower(): n for n in merged.column_names}
-        cols = []
+        cols: list[Any] = []
         for f in target:
             if f.name == kind_col:
                 kinds = merged.column(mg.VALUE_KIND).cast(pa.int32())
@@ -283,7 +306,8 @@ def paimon_read_bucket(location: str, spec: str, target, io=LOCAL, kind_col: Opt
         yield from pa.Table.from_arrays(cols, schema=target).to_batches()
 
 
-def paimon_read_file(location: str, path: str, target, io=LOCAL):
+def paimon_read_file(location: str, path: str, target: pa.Schema,
+                     io: FileIO = LOCAL) -> Iterator[pa.RecordBatch]:
     """Arrow batches of one data file, cast to ``target`` (Spark's read schema: the table's
     columns by name). With the schema ids ``paimon_partitions`` appends, columns are
     matched by field id; a bare path matches them by name."""
@@ -297,7 +321,7 @@ def paimon_read_file(location: str, path: str, target, io=LOCAL):
     if m is not None:
         path = m.group("path")
 
-    def batches():
+    def batches() -> Iterator[Any]:     # the file's column names, then its record batches
         # errors name the file: this runs in a Python worker, where pyarrow's message alone
         # ("Parquet magic bytes not found in footer") would not say which file
         local = strip_scheme(path)
@@ -325,7 +349,7 @@ def paimon_read_file(location: str, path: str, target, io=LOCAL):
         return
     names = {n.lower(): n for n in file_names}
     for batch in it:
-        cols = []
+        cols: list[Any] = []
         for f in target:
             src = names.get(f.name.lower())
             if src is None:
@@ -336,13 +360,14 @@ def paimon_read_file(location: str, path: str, target, io=LOCAL):
         yield pa.RecordBatch.from_arrays(cols, schema=target)
 
 
-def _read_by_id(location: str, batches, file_schema_id: int, read_schema_id: int, target, io=LOCAL):
+def _read_by_id(location: str, batches: Iterable[pa.RecordBatch], file_schema_id: int, read_schema_id: int,
+                target: pa.Schema, io: FileIO = LOCAL) -> Iterator[pa.RecordBatch]:
     import pyarrow as pa
 
     schemas = SchemaHistory(io, normalize_location(location))
     file_fields = schemas.get(file_schema_id).fields
     table_fields = schemas.get(read_schema_id).fields
-    read_fields = []
+    read_fields: list[DataField] = []
     for f in target:
         match = [x for x in table_fields if x.name == f.name] or \
             [x for x in table_fields if x.name.lower() == f.name.lower()]
@@ -358,8 +383,9 @@ def _read_by_id(location: str, batches, file_schema_id: int, read_schema_id: int
 
 
 # --------------------------------------------------------------------------- primary-key tables
-def read_merged(spark, table, schema, entries, where=None, columns: Optional[Sequence[str]] = None,
-                bucket_col: Optional[str] = None):
+def read_merged(spark: SparkSession, table: PaimonStore, schema: TableSchema, entries: Sequence[ManifestEntry],
+                where: Where = None, columns: Optional[Sequence[str]] = None,
+                bucket_col: Optional[str] = None) -> DataFrame:
     """A primary-key table's merged rows as a DataFrame: one Spark task per (partition,
     bucket) reads that bucket's files and merges its records by key with the table's merge
     engine (``icefloe.paimon.merge``); the driver only plans. ``where`` applies to the
@@ -376,24 +402,24 @@ def read_merged(spark, table, schema, entries, where=None, columns: Optional[Seq
         out_schema = StructType(list(out_schema.fields) + [StructField(bucket_col, IntegerType(), False)])
     raw, entries = raw_buckets(entries)
     buckets = table.buckets_of(entries)
-    bucket_of = {e.file.file_path: e.bucket for e in entries}
+    bucket_of = {e.file.path: e.bucket for e in entries}
     plain = None
     if raw:                  # buckets that need no merge: Spark's own Parquet reader, as an append table
         file_col = "__icefloe_file" if bucket_col else None
-        plain = read_files(spark, [e.file.file_path for e in raw], schema.fields,
+        plain = read_files(spark, [e.file.path for e in raw], schema.fields,
                            file_fields=[table.schema_by_id(e.file.schema_id).fields for e in raw], io=table.io,
                            file_col=file_col)
-        if bucket_col:
-            of = spark.createDataFrame(sorted({(e.file.file_path, e.bucket) for e in raw}),
+        if bucket_col and file_col is not None:
+            of = spark.createDataFrame(sorted({(e.file.path, e.bucket) for e in raw}),
                                        f"__icefloe_of string, `{bucket_col}` int")
             plain = plain.join(F.broadcast(of), plain[file_col] == of["__icefloe_of"], "left") \
                 .drop(file_col, "__icefloe_of")
     if not buckets:
         df = plain if plain is not None else empty_frame(spark, out_schema)
     else:
-        by_id = {}
-        tasks = []
-        levels = {e.file.file_path: e.file.level for e in entries}
+        by_id: dict[int, list[DataField]] = {}
+        tasks: list[tuple[str]] = []
+        levels = {e.file.path: e.file.level for e in entries}
         for paths, _ in buckets:
             ids = [_schema_id_of(table, p, entries) for p in paths]
             for i in ids:
@@ -403,7 +429,7 @@ def read_merged(spark, table, schema, entries, where=None, columns: Optional[Seq
         arrow_out = to_arrow_schema(out_schema, timezone="UTC")
         io, name = table.io, table.name
 
-        def merge_buckets(batches):
+        def merge_buckets(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             import pyarrow as pa
 
             for batch in batches:
@@ -426,7 +452,9 @@ def read_merged(spark, table, schema, entries, where=None, columns: Optional[Seq
     return _where_and_columns(df, where, columns)
 
 
-def read_with_vectors(spark, table, schema, snapshot, entries, where=None, columns: Optional[Sequence[str]] = None):
+def read_with_vectors(spark: SparkSession, table: PaimonStore, schema: TableSchema, snapshot: Optional[Snapshot],
+                      entries: Sequence[ManifestEntry], where: Where = None,
+                      columns: Optional[Sequence[str]] = None) -> DataFrame:
     """A table with deletion vectors: its files above level 0 as they are (each key has one live
     record there), minus the rows their vectors mark. Spark's own Parquet reader scans all the
     files; the vectors (index metadata, read on the driver as Paimon's readers plan with them) are
@@ -436,16 +464,20 @@ def read_with_vectors(spark, table, schema, snapshot, entries, where=None, colum
     read the paths) Python tasks read the marked files and drop their rows."""
     vectors = dv.bucket_vectors(table.store, snapshot)
     readable = dv.readable(entries)
-    plain, marked = [], []
+    plain: list[tuple[ManifestEntry, Optional[BucketVectors]]] = []
+    marked: list[Marked] = []
     for e in readable:
         bv = vectors.get((e.partition.to_bytes(), e.bucket))
-        (marked if bv is not None and e.file.file_name in bv.ranges else plain).append((e, bv))
-    fields_of: dict = {}
+        if bv is not None and e.file.file_name in bv.ranges:
+            marked.append((e, bv))
+        else:
+            plain.append((e, bv))
+    fields_of: dict[int, list[DataField]] = {}
 
-    def fields(e):
+    def fields(e: ManifestEntry) -> list[DataField]:
         return fields_of.setdefault(e.file.schema_id, table.schema_by_id(e.file.schema_id).fields)
 
-    frames = []
+    frames: list[DataFrame] = []
     sizes = [e.file.file_size for e in readable]
     distinct = len(set(sizes)) == len(sizes)        # the SQL filter names files by size
     by_bitmap = bool(marked) and table.io.spark_native and (distinct or jvm.available(spark))
@@ -455,7 +487,7 @@ def read_with_vectors(spark, table, schema, snapshot, entries, where=None, colum
         if took_unmarked:
             plain = []
     if plain or not marked:
-        frames.append(read_files(spark, [e.file.file_path for e, _ in plain], schema.fields,
+        frames.append(read_files(spark, [e.file.path for e, _ in plain], schema.fields,
                                  file_fields=[fields(e) for e, _ in plain], io=table.io))
     if marked and not by_bitmap:
         frames.append(_read_marked_in_python(spark, table, schema, [(e, bv, fields(e)) for e, bv in marked]))
@@ -465,8 +497,10 @@ def read_with_vectors(spark, table, schema, snapshot, entries, where=None, colum
     return _where_and_columns(df, where, columns)
 
 
-def _marked_by_bitmap(spark, table, schema, marked: list, fields, unmarked: Sequence = (),
-                      by_size: bool = True) -> tuple:
+def _marked_by_bitmap(spark: SparkSession, table: PaimonStore, schema: TableSchema, marked: Sequence[Marked],
+                      fields: Callable[[ManifestEntry], list[DataField]],
+                      unmarked: Sequence[tuple[ManifestEntry, Optional[BucketVectors]]] = (),
+                      by_size: bool = True) -> tuple[DataFrame, bool]:
     """The marked files' rows by Spark's reader less the positions their vectors mark: dropped
     inside the scan (``deleted_rows``; the ``unmarked`` files join the same scan, returned as
     ``(frame, True)``), else a row kept when its bit is clear, the vectors as constants of the filter
@@ -481,16 +515,16 @@ def _marked_by_bitmap(spark, table, schema, marked: list, fields, unmarked: Sequ
                                                       "_icefloe_bit", "_icefloe_words")
     in_scan = _vectors_read_in_scan(spark, table, marked)
     if in_scan is None:
-        loaded: dict = {}
-        positions = []
+        loaded: dict[str, dict[str, Any]] = {}
+        positions: list[Any] = []
         for e, bv in marked:
             if bv.path not in loaded:
                 loaded[bv.path] = bv.load(table.io)
             positions.append(loaded[bv.path][e.file.file_name].to_array())
-        in_scan = deleted_rows.scan_options(spark, {e.file.file_path: p for (e, _), p in zip(marked, positions)})
+        in_scan = deleted_rows.scan_options(spark, {e.file.path: p for (e, _), p in zip(marked, positions)})
     if in_scan is not None:          # the vectors applied inside the Parquet scan
-        both = list(marked) + list(unmarked)
-        return read_files(spark, [e.file.file_path for e, _ in both], schema.fields,
+        both = [*marked, *unmarked]
+        return read_files(spark, [e.file.path for e, _ in both], schema.fields,
                           file_fields=[fields(e) for e, _ in both], deleted=in_scan), True
     if not by_size:                 # two files share a size: the filter cannot name them
         return _read_marked_in_python(spark, table, schema, [(e, bv, fields(e)) for e, bv in marked]), False
@@ -498,11 +532,11 @@ def _marked_by_bitmap(spark, table, schema, marked: list, fields, unmarked: Sequ
     extra = {key_col: "_metadata.file_size", row_col: "_metadata.row_index"}
     constants = literal_filter([(e.file.file_size, w) for (e, _), w in zip(marked, words)], key_col, row_col)
     if constants is not None:
-        both = list(marked) + list(unmarked)
-        df = read_files(spark, [e.file.file_path for e, _ in both], schema.fields,
+        both = [*marked, *unmarked]
+        df = read_files(spark, [e.file.path for e, _ in both], schema.fields,
                         file_fields=[fields(e) for e, _ in both], extra=extra)
         return df.where(constants).drop(key_col, row_col), True
-    df = read_files(spark, [e.file.file_path for e, _ in marked], schema.fields,
+    df = read_files(spark, [e.file.path for e, _ in marked], schema.fields,
                     file_fields=[fields(e) for e, _ in marked], extra=extra)
     table_words = spark.createDataFrame(pa.table({key_col: pa.array([e.file.file_size for e, _ in marked], pa.int64()),
                                                   words_col: pa.array(words, pa.list_(pa.int64()))}))
@@ -512,18 +546,18 @@ def _marked_by_bitmap(spark, table, schema, marked: list, fields, unmarked: Sequ
             .drop(key_col, row_col, word_col, bit_col, words_col)), False
 
 
-def _vectors_read_in_scan(spark, table, marked: list) -> Optional[dict]:
+def _vectors_read_in_scan(spark: SparkSession, table: PaimonStore, marked: Sequence[Marked]) -> Optional[dict[str, str]]:
     """The options of a scan whose tasks read each marked file's vector from its index file
     (``deleted_rows.source_options``): the driver reads no vector. None where the scan's class
     is not loadable, or where the driver reads the vectors (their cardinalities, as the index
     manifest gives them, at most ``deleted_rows.DRIVER_READ_POSITIONS``). A missing index file is
     named now."""
-    sources = {}
+    sources: dict[str, list[tuple[str, str, int, int]]] = {}
     positions = 0
     for e, bv in marked:
         offset, size, cardinality = bv.ranges[e.file.file_name]
         positions += cardinality if cardinality is not None else deleted_rows.DRIVER_READ_POSITIONS + 1
-        sources[e.file.file_path] = [(deleted_rows.PAIMON_VECTOR, bv.path, offset, size)]
+        sources[e.file.path] = [(deleted_rows.PAIMON_VECTOR, bv.path, offset, size)]
     options = deleted_rows.source_options(spark, sources, positions)
     if options is not None:
         for path in sorted({bv.path for _e, bv in marked}):
@@ -532,7 +566,7 @@ def _vectors_read_in_scan(spark, table, marked: list) -> Optional[dict]:
     return options
 
 
-def _where_and_columns(df, where, columns: Optional[Sequence[str]]):
+def _where_and_columns(df: DataFrame, where: Where, columns: Optional[Sequence[str]]) -> DataFrame:
     """The merged (or vector-filtered) rows, filtered by ``where``, then the ``columns`` asked for."""
     if where is not None:
         df = df.where(where)
@@ -541,7 +575,8 @@ def _where_and_columns(df, where, columns: Optional[Sequence[str]]):
     return df
 
 
-def _read_marked_in_python(spark, table, schema, marked: list):
+def _read_marked_in_python(spark: SparkSession, table: PaimonStore, schema: TableSchema,
+                           marked: Sequence[tuple[ManifestEntry, BucketVectors, Sequence[DataField]]]) -> DataFrame:
     """One Python task per marked file: read it and drop the rows its vector marks."""
     import pickle
 
@@ -550,9 +585,9 @@ def _read_marked_in_python(spark, table, schema, marked: list):
     out_schema = pt.to_spark_schema(schema.fields, with_ids=False)
     arrow_out = to_arrow_schema(out_schema, timezone="UTC")
     io, fields = table.io.for_tasks(), schema.fields
-    tasks = [(pickle.dumps((e.file.file_path, ff, bv.path, bv.ranges[e.file.file_name])),) for e, bv, ff in marked]
+    tasks = [(pickle.dumps((e.file.path, ff, bv.path, bv.ranges[e.file.file_name])),) for e, bv, ff in marked]
 
-    def read_marked(batches):
+    def read_marked(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         import pyarrow as pa
 
         for batch in batches:
@@ -566,16 +601,17 @@ def _read_marked_in_python(spark, table, schema, marked: list):
     return spark.createDataFrame(tasks, "task binary").repartition(parallelism).mapInArrow(read_marked, out_schema)
 
 
-def raw_buckets(entries) -> tuple[list, list]:
+def raw_buckets(entries: Iterable[ManifestEntry]) -> tuple[list[ManifestEntry], list[ManifestEntry]]:
     """``entries`` split into those of buckets whose rows need no merge and the rest. A bucket needs
     none when all its files are one sorted run written by a compaction (one level above 0, so each
     key once, in key order across the files) and none holds a record that deletes a key: its
     stored rows are the table's rows, as Paimon's readers take such buckets without merging (a file
     whose delete count is unknown is merged)."""
-    groups: dict = {}
+    groups: dict[tuple[bytes, int], list[ManifestEntry]] = {}
     for e in entries:
         groups.setdefault((e.partition.data, e.bucket), []).append(e)
-    raw, rest = [], []
+    raw: list[ManifestEntry] = []
+    rest: list[ManifestEntry] = []
     for group in groups.values():
         levels = {e.file.level for e in group}
         if len(levels) == 1 and min(levels) > 0 and all(e.file.delete_row_count == 0 for e in group):
@@ -585,8 +621,8 @@ def raw_buckets(entries) -> tuple[list, list]:
     return raw, rest
 
 
-def _schema_id_of(table, path: str, entries) -> int:
+def _schema_id_of(table: PaimonStore, path: str, entries: Iterable[ManifestEntry]) -> int:
     for e in entries:
-        if e.file.file_path == path:
+        if e.file.path == path:
             return e.file.schema_id
     return table.table_schema.id  # pragma: no cover - every path comes from the entries

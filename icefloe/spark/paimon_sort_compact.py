@@ -19,7 +19,9 @@ order over the whole partition can be written.
 from __future__ import annotations
 
 import math
-from typing import Optional
+from typing import TYPE_CHECKING, Callable, Optional, Sequence
+
+import pyarrow as pa   # (loaded with paimon_write anyway) resolves the curve UDF's type hints at runtime
 
 from icefloe.core import hilbert, zorder
 from icefloe.spark.paimon_read import read_files
@@ -30,8 +32,16 @@ STRATEGIES = (ORDER, ZORDER, HILBERT)
 SORT_COL = "__icefloe_sort_value"
 VAR_LENGTH_OPTION = "zorder.var-length-contribution"     # Paimon's option: string bytes in a z-value
 
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+    from pyspark.sql.types import DataType
 
-def check_sortable(table, strategy: str, columns: list) -> list:
+    from icefloe.paimon.manifest import ManifestEntry
+    from icefloe.paimon.snapshot import Snapshot
+    from icefloe.spark.paimon_target import SparkPaimonTable
+
+
+def check_sortable(table: SparkPaimonTable, strategy: str, columns: Sequence[str]) -> list[str]:
     """The table's names of ``columns``; ValueError (Paimon's rules) when the table cannot be
     sorted so: not a bucket-unaware append table, no column, an unknown or a partition column."""
     schema = table.table_schema
@@ -46,7 +56,7 @@ def check_sortable(table, strategy: str, columns: list) -> list:
     if not columns:
         raise ValueError(f"order_strategy {strategy!r} needs order_by columns (order_by => 'a,b')")
     by_name = {f.name.lower(): f.name for f in schema.fields}
-    names = []
+    names: list[str] = []
     for c in columns:
         name = by_name.get(c.strip().lower())
         if name is None:
@@ -61,7 +71,7 @@ def check_sortable(table, strategy: str, columns: list) -> list:
     return names
 
 
-def _curve_input(name: str, dtype, strategy: str):
+def _curve_input(name: str, dtype: DataType, strategy: str) -> tuple[Column, str]:
     """The Spark column and the byte form (zorder) or coordinate (hilbert) kind for column ``name``."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
@@ -91,14 +101,15 @@ def _curve_input(name: str, dtype, strategy: str):
     raise ValueError(f"cannot {strategy}-order by column {name} of type {dtype.simpleString()}")
 
 
-def _arrangement(table, strategy: str, names: list, files: int):
+def _arrangement(table: SparkPaimonTable, strategy: str, names: Sequence[str],
+                 files: int) -> Callable[[DataFrame, Optional[str]], DataFrame]:
     """(rows, key column or None) -> rows range-partitioned over ``files`` tasks by (key, sort
     value) and sorted within them; the sort value column is dropped again."""
     from pyspark.sql import functions as F
 
     var_length = int(table.table_schema.options.get(VAR_LENGTH_OPTION, zorder.PRIMITIVE_SIZE))
 
-    def arrange(rows, key_col: Optional[str]):
+    def arrange(rows: DataFrame, key_col: Optional[str]) -> DataFrame:
         keys = [F.col(key_col)] if key_col else []
         if strategy == ORDER:
             keys += [F.col(f"`{n}`") for n in names]
@@ -107,12 +118,13 @@ def _arrangement(table, strategy: str, names: list, files: int):
         inputs = [_curve_input(n, types[n], strategy) for n in names]
         kinds = [k for _, k in inputs]
 
-        def value(*arrays):  # runs in the Python workers, on Arrow batches
+        def value(*arrays: pa.Array) -> pa.Array:  # runs in the Python workers, on Arrow batches
             if strategy == ZORDER:
                 return zorder.z_values(list(arrays), kinds, var_length)
             return hilbert.hilbert_values(list(arrays), kinds)
 
-        udf = F.arrow_udf(value, returnType="binary")
+        # (pyspark's stubs list only the forms naming a functionType; Spark takes it from the hints: scalar)
+        udf = F.arrow_udf(value, returnType="binary")  # pyright: ignore[reportCallIssue, reportArgumentType]
         keys.append(F.col(SORT_COL))
         rows = rows.withColumn(SORT_COL, udf(*[c for c, _ in inputs]))
         return rows.repartitionByRange(files, *keys).sortWithinPartitions(*keys).drop(SORT_COL)
@@ -120,7 +132,8 @@ def _arrangement(table, strategy: str, names: list, files: int):
     return arrange
 
 
-def sort_compact(table, entries: list, strategy: str, columns: list, target_file_size: Optional[int] = None):
+def sort_compact(table: SparkPaimonTable, entries: Sequence[ManifestEntry], strategy: str, columns: Sequence[str],
+                 target_file_size: Optional[int] = None) -> Optional[Snapshot]:
     """Rewrite the live files ``entries`` (every file of the partitions chosen) with their rows
     sorted by ``strategy`` over ``columns``; one OVERWRITE snapshot (None when there is no file)."""
     strategy = strategy.lower()
@@ -133,7 +146,8 @@ def sort_compact(table, entries: list, strategy: str, columns: list, target_file
         raise NotImplementedError(f"sort compaction of {table.name}: icefloe does not yet sort tables with "
                                   "deletion vectors (deletion-vectors.enabled)")
     # the curve's value is computed for the types the rows have in Spark: fail before reading on one it cannot take
-    rows = read_files(table.spark, [e.file.file_path for e in entries], schema.fields,
+    rows = read_files(table.spark, [e.file.path for e in entries]
+, schema.fields,
                       file_fields=[table.schema_by_id(e.file.schema_id).fields for e in entries], io=table.io)
     if strategy != ORDER:
         types = {f.name: f.dataType for f in rows.schema.fields}

@@ -9,9 +9,15 @@ table's task needs the table's schema and Paimon's file writer, not the table AP
 from __future__ import annotations
 
 import os
-from typing import Optional
+from typing import TYPE_CHECKING, Iterable, Optional
 
 from icefloe.core.io import FileIO, normalize_location
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from icefloe.paimon.commit import CommitMessage
+    from icefloe.paimon.snapshot import Snapshot
 
 # the sequence numbers of the data source's task ``i`` start ``i << TASK_SEQUENCE_BITS`` past the
 # bucket's highest committed number: tasks write disjoint ranges, in the order of their partitions
@@ -22,8 +28,9 @@ def _name(location: str) -> str:
     return os.path.basename(location.rstrip("/"))
 
 
-def paimon_write_batches(location: str, batches, restored: Optional[dict] = None, task: int = 0,
-                         io: Optional[FileIO] = None) -> list:
+def paimon_write_batches(location: str, batches: Iterable[Optional[pa.RecordBatch]],
+                         restored: Optional[dict[tuple[bytes, int], int]] = None, task: int = 0,
+                         io: Optional[FileIO] = None) -> list[CommitMessage]:
     """Task side of ``df.write.format("icefloe")`` for a Paimon table: the batches as
     data files, returned as commit messages (nothing committed). A primary-key table's rows
     are upserts: key-value files numbered on from ``restored`` (the highest committed
@@ -50,7 +57,8 @@ def paimon_write_batches(location: str, batches, restored: Optional[dict] = None
     return write_arrow_table(FileStore(io, path, schema, path), schema, pa.Table.from_batches(parts), _name(path))
 
 
-def _write_upserts(path: str, batches, restored: Optional[dict], task: int, io: FileIO) -> list:
+def _write_upserts(path: str, batches: Iterable[Optional[pa.RecordBatch]],
+                   restored: Optional[dict[tuple[bytes, int], int]], task: int, io: FileIO) -> list[CommitMessage]:
     import pyarrow as pa
 
     from icefloe.paimon.kv_writer import write_kv_table
@@ -65,7 +73,8 @@ def _write_upserts(path: str, batches, restored: Optional[dict], task: int, io: 
                           seq_offset=task << TASK_SEQUENCE_BITS)
 
 
-def paimon_commit(location: str, messages, overwrite: bool = False, io: Optional[FileIO] = None):
+def paimon_commit(location: str, messages: Iterable[Optional[CommitMessage]], overwrite: bool = False,
+                  io: Optional[FileIO] = None) -> Optional[Snapshot]:
     """Driver side: commit the tasks' messages as one snapshot (their files are deleted
     if the commit fails)."""
     from icefloe.paimon.table import FileStoreTable
@@ -74,7 +83,7 @@ def paimon_commit(location: str, messages, overwrite: bool = False, io: Optional
     return table.commit([m for m in messages if m is not None], overwrite=overwrite)
 
 
-def paimon_abort(location: str, messages, io: Optional[FileIO] = None) -> None:
+def paimon_abort(location: str, messages: Iterable[Optional[CommitMessage]], io: Optional[FileIO] = None) -> None:
     """Driver side of a failed write: delete the data files the tasks wrote."""
     from icefloe.paimon.table import FileStoreTable
 

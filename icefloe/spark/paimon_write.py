@@ -22,7 +22,9 @@ import datetime as _dt
 import decimal
 import os
 import uuid
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional, Sequence, cast
+
+import pyarrow as pa   # (loaded with paimon.writer anyway) resolves the bucket UDF's type hints at runtime
 
 from icefloe.errors import NotSupportedError, SchemaMismatchError
 from icefloe.spark.jobs import clean_up_failed_job
@@ -42,12 +44,24 @@ from icefloe.paimon.kv_writer import write_kv_table
 from icefloe.paimon.writer import restored_sequence_numbers, write_arrow_table
 from icefloe.spark.iceberg_write import task_input
 
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql.types import DataType
+
+    from icefloe.paimon.schema import TableSchema
+    from icefloe.core.types import IcebergType as PaimonType
+    from icefloe.paimon.types import DataField
+    from icefloe.spark.paimon_target import PaimonStore
+
+    #: how a sort compaction spreads rows over tasks: (rows, key column or None) -> arranged rows
+    Arrange = Callable[[DataFrame, Optional[str]], DataFrame]
+
 KEY_COL = "__icefloe_paimon_key"
 _EPOCH = _dt.datetime(1970, 1, 1)
 
 
 # --------------------------------------------------------------------------- fitting the DataFrame
-def _int_rank(dt) -> Optional[int]:
+def _int_rank(dt: DataType) -> Optional[int]:
     from pyspark.sql import types as T
 
     for i, cls in enumerate((T.ByteType, T.ShortType, T.IntegerType, T.LongType)):
@@ -56,7 +70,7 @@ def _int_rank(dt) -> Optional[int]:
     return None
 
 
-def _check_compatible(src, dst, path: str) -> None:
+def _check_compatible(src: DataType, dst: DataType, path: str) -> None:
     """Raise unless Spark type ``src`` can be written as ``dst`` without loss."""
     from pyspark.sql import types as T
 
@@ -98,20 +112,20 @@ def _check_compatible(src, dst, path: str) -> None:
         "cast it explicitly (only wider integers, float->double and wider decimals are implicit)")
 
 
-def align_dataframe(df, fields, table_name: str = "table"):
+def align_dataframe(df: DataFrame, fields: Sequence[DataField], table_name: str = "table") -> DataFrame:
     """``df`` fitted to a Paimon table's ``fields`` (Paimon's types; wider integers, float to
     double, wider decimals and char/varchar to string are implicit), with the one fitting both
     formats use (``spark.align.fit_dataframe``)."""
-    targets = []
+    targets: list[Target] = []
     for f in fields:
         spark_type = pt.to_spark_type(f.type)
         targets.append(Target(f.name, f.id, spark_type, not f.nullable,
-                              lambda src, path, dst=spark_type: _check_compatible(src, dst, path)))
+                              lambda src, path, dst=spark_type: _check_compatible(cast("DataType", src), dst, path)))
     return fit_dataframe(df, targets, table_name)
 
 
 # --------------------------------------------------------------------------- the key column
-def _internal(col, t):
+def _internal(col: Column, t: PaimonType) -> Column:
     """A Spark expression of a partition value in a form its text decodes exactly from."""
     from pyspark.sql import functions as F
 
@@ -129,7 +143,7 @@ _TEXT_ROOTS = ("CHAR", "VARCHAR", "STRING")
 _INT_ROOTS = ("TINYINT", "SMALLINT", "INT", "BIGINT")
 
 
-def _decode(v, t):
+def _decode(v: Optional[str], t: PaimonType) -> Any:
     if v is None:
         return None
     r = pt.root(t)
@@ -152,11 +166,12 @@ def _decode(v, t):
     return v
 
 
-def _bucket_udf(key_types: list, num_buckets: int):
+def _bucket_udf(key_types: list[PaimonType], num_buckets: int) -> Callable[..., Column]:
     from pyspark.sql.functions import arrow_udf
 
-    @arrow_udf("int")
-    def paimon_bucket(*columns):  # runs in the Python workers
+    # (pyspark's stubs list only the forms naming a functionType; Spark takes it from the hints: scalar)
+    @arrow_udf("int")  # pyright: ignore[reportCallIssue]
+    def paimon_bucket(*columns: pa.Array) -> pa.Array:  # runs in the Python workers
         import pyarrow as pa
 
         return pa.array(buckets_of_columns(list(columns), key_types, num_buckets), type=pa.int32())
@@ -171,16 +186,16 @@ _JVM_BUCKET_KINDS = {"BOOLEAN": "boolean", "TINYINT": "byte", "SMALLINT": "short
                      "TIMESTAMP_LTZ": "timestamp"}
 
 
-def _jvm_bucket(keys, num_buckets: int):
+def _jvm_bucket(keys: Sequence[DataField], num_buckets: int) -> Optional[Column]:
     """The bucket of each row computed in the JVM tasks (``jvm/PaimonBucket.java``), or None where
     the session has no JVM with icefloe's classes (Spark Connect) or a key type has no JVM form
     (TIME): then a Python UDF computes it."""
     from pyspark.sql import functions as F
 
-    kinds = [_JVM_BUCKET_KINDS.get(pt.root(k.type)) for k in keys]
+    kinds = [_JVM_BUCKET_KINDS.get(pt.root(k.type) or "") for k in keys]
     if None in kinds:
         return None
-    values = []
+    values: list[Column] = []
     for i, k in enumerate(keys):
         col = F.col(f"`{k.name}`")
         values.append((_internal(col, k.type) if pt.root(k.type) in ("DATE", "TIMESTAMP", "TIMESTAMP_LTZ")
@@ -188,10 +203,11 @@ def _jvm_bucket(keys, num_buckets: int):
     precisions = [getattr(k.type, "precision", 0) or 0 for k in keys]
     scales = [getattr(k.type, "scale", 0) or 0 for k in keys]
 
-    def build(spark):
-        gateway, jvm = spark.sparkContext._gateway, spark._jvm
+    def build(spark: SparkSession) -> Any:       # a py4j JavaObject (the JVM Column)
+        gateway: Any = spark.sparkContext._gateway     # py4j: untyped
+        jvm: Any = spark._jvm
 
-        def array(of, items):
+        def array(of: Any, items: Sequence[Any]) -> Any:
             out = gateway.new_array(of, len(items))
             for i, x in enumerate(items):
                 out[i] = x
@@ -203,11 +219,11 @@ def _jvm_bucket(keys, num_buckets: int):
     return jvm.jvm_column(build)
 
 
-def key_column(schema):
+def key_column(schema: TableSchema) -> Optional[Column]:
     """``<bucket>_<partition key>`` (``partition_key``; None if neither is needed)."""
     from pyspark.sql import functions as F
 
-    parts = []
+    parts: list[Column] = []
     if schema.num_buckets > 0:
         keys = schema.bucket_key_fields
         bucket = _jvm_bucket(keys, schema.num_buckets)
@@ -223,14 +239,14 @@ def key_column(schema):
     return partition_key.key_of(parts)
 
 
-def decode_key(key: str, schema) -> tuple[tuple, int]:
+def decode_key(key: str, schema: TableSchema) -> tuple[tuple[Any, ...], int]:
     bucket_text, _, fields = key.partition(partition_key.SEP)
     texts = partition_key.field_texts(fields, len(schema.partition_fields)) if schema.partition_keys else []
     return tuple(_decode(v, f.type) for v, f in zip(texts, schema.partition_fields)), int(bucket_text)
 
 
 # --------------------------------------------------------------------------- the write
-def _records_per_file(schema, target_bytes: int) -> int:
+def _records_per_file(schema: TableSchema, target_bytes: int) -> int:
     per_row = 0.0
     for f in schema.fields:
         r = pt.root(f.type) or "NESTED"
@@ -239,8 +255,8 @@ def _records_per_file(schema, target_bytes: int) -> int:
     return max(1000, int(target_bytes / max(per_row, 0.1)))
 
 
-def write_data_files(df, table, arrange=None, target_file_size: Optional[int] = None,
-                     tracked: bool = False) -> list[CommitMessage]:
+def write_data_files(df: DataFrame, table: PaimonStore, arrange: Optional[Arrange] = None,
+                     target_file_size: Optional[int] = None, tracked: bool = False) -> list[CommitMessage]:
     """Write ``df`` as data files of ``table`` (a PaimonTable); return commit messages.
     ``arrange(rows, key column or None)``, if given, spreads the aligned rows over the tasks and
     orders them within each (sort compaction), in place of the shuffle by partition and bucket;
@@ -294,14 +310,14 @@ def write_data_files(df, table, arrange=None, target_file_size: Optional[int] = 
         store.io.delete_tree(staging)
 
 
-def _write_in_python(aligned, table) -> list[CommitMessage]:
+def _write_in_python(aligned: DataFrame, table: PaimonStore) -> list[CommitMessage]:
     """Each task writes its rows with Arrow through the table's FileIO (all rows of a partition and
     bucket are in one task) and returns its commit messages; the driver gets only those."""
     import pickle
 
     io, location, schema, name = table.store.io.for_tasks(), table.store.table_path, table.table_schema, table.name
 
-    def run(batches):  # in the Python workers
+    def run(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:  # in the Python workers
         import pyarrow as pa
 
         got = task_input(batches)
@@ -317,13 +333,13 @@ def _write_in_python(aligned, table) -> list[CommitMessage]:
     return [m for r in rows for m in pickle.loads(r["messages"])]
 
 
-def _collect(store, schema, staging: str, keyed: bool, moved: list, footers: dict,
-             write_cols: Optional[tuple] = None) -> list[CommitMessage]:
+def _collect(store: FileStore, schema: TableSchema, staging: str, keyed: bool, moved: list[str],
+             footers: dict[str, Any], write_cols: Optional[tuple[str, ...]] = None) -> list[CommitMessage]:
     """Move staged files into place and describe them (their footers as the writing tasks gave
     them, ``described_writes``, or read here), grouped per (partition, bucket)."""
     co = schema.core_options
     namer = DataFileNamer(co.data_file_prefix, co.file_format)
-    staged = []
+    staged: list[tuple[str, tuple[Any, ...], int]] = []
     for path in sorted(store.io.walk_files(staging)):
         name = os.path.basename(path)
         if not name.endswith(".parquet") or name.startswith((".", "_")):
@@ -338,7 +354,7 @@ def _collect(store, schema, staging: str, keyed: bool, moved: list, footers: dic
     described = list(zip(staged, described_writes.footers(footers, store.io, [p for p, _, _ in staged])))
     total_buckets = schema.num_buckets if schema.num_buckets > 0 else -1
     restored = restored_sequence_numbers(store) if total_buckets > 0 else {}
-    groups: dict = {}
+    groups: dict[tuple[tuple[Any, ...], int], list[DataFileMeta]] = {}
     for (path, partition, bucket), (size, md) in described:
         if md.num_rows == 0:
             store.io.delete(path)
@@ -382,8 +398,8 @@ def _local(location: str) -> str:
 ARRIVAL_COL = "__icefloe_arrival"
 
 
-def write_kv_files(df, table, restored: dict, kind: Optional[int] = None,
-                   kind_column: Optional[str] = None) -> list[CommitMessage]:
+def write_kv_files(df: DataFrame, table: PaimonStore, restored: dict[tuple[bytes, int], int],
+                   kind: Optional[int] = None, kind_column: Optional[str] = None) -> list[CommitMessage]:
     """Upserts into a primary-key table: rows go to one Spark task per group of (partition,
     bucket)s (dynamic buckets: per group of partitions, whose task assigns the buckets), in
     the order ``df`` holds them, and each task numbers and writes its buckets' records
@@ -410,7 +426,7 @@ def write_kv_files(df, table, restored: dict, kind: Optional[int] = None,
     job = str(uuid.uuid4())[:24]          # every file of this write is named data-/index-<job>...
     marker = abort_marker(table.store.table_path, job)
 
-    def write_buckets(batches):
+    def write_buckets(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         import pyarrow as pa
         from pyspark import TaskContext
 
@@ -459,7 +475,7 @@ def job_uuid(job: str, task: int) -> str:
     return f"{job}{task:012x}"
 
 
-def remove_job_files(store, *prefixes: str) -> None:
+def remove_job_files(store: FileStore, *prefixes: str) -> None:
     """Delete the data and index files of a failed write (their names start with ``prefixes``)."""
     for path in list(store.io.walk_files(store.table_path)):
         rel = os.path.relpath(path, store.table_path).split(os.sep)

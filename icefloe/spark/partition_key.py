@@ -8,13 +8,16 @@ write relies on. It only ever names staging directories: the driver decodes it a
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column
 
 SEP = "_"
 NULL = "n"
 
 
-def field_text(value, text: bool):
+def field_text(value: Column, text: bool) -> Column:
     """The key's part for one field: ``value`` (a Spark Column) as ``v<text>``, or ``n`` for null.
     ``text``: ``value`` is a string, keyed by the hex of its bytes."""
     from pyspark.sql import functions as F
@@ -23,7 +26,7 @@ def field_text(value, text: bool):
     return F.coalesce(F.concat(F.lit("v"), shown), F.lit(NULL))
 
 
-def key_of(parts: Sequence):
+def key_of(parts: Sequence[Column]) -> Column:
     """The key column from the fields' parts (``field_text``), in order."""
     from pyspark.sql import functions as F
 

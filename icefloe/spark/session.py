@@ -20,10 +20,11 @@ from icefloe.spark import connect, jvm, scans
 from icefloe.spark.source import IcefloeDataSource
 
 if TYPE_CHECKING:
+    from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
 _lock = threading.Lock()
-_session = None
+_session: Optional[SparkSession] = None
 
 # Settings every session used with icefloe needs, for correctness.
 REQUIRED_CONF = {
@@ -34,7 +35,7 @@ REQUIRED_CONF = {
 }
 
 
-def configure_spark(builder):
+def configure_spark(builder: SparkSession.Builder) -> SparkSession.Builder:
     """``builder`` (a ``SparkSession.builder``) set up for icefloe, returned for chaining:
     ``icefloe.configure_spark(SparkSession.builder.master(...)).getOrCreate()``, as delta-spark's
     ``configure_spark_with_delta_pip``. It adds icefloe's JVM extension (``jvm.jar_path()``)
@@ -76,14 +77,14 @@ def check_java() -> None:
         raise JavaMissingError(f"Spark 4 needs Java 17 or newer; {java} is version {m.group(1)}")
 
 
-def apply_required_conf(spark) -> None:
+def apply_required_conf(spark: SparkSession) -> None:
     scans.ensure_conf(spark, REQUIRED_CONF)
 
 
-_checked_workers: dict = {}
+_checked_workers: dict[str, Optional[str]] = {}
 
 
-def worker_python(spark) -> str:
+def worker_python(spark: SparkSession) -> str:
     """The interpreter Spark starts for Python workers: ``spark.pyspark.python``, else the
     ``PYSPARK_PYTHON`` the session was created with (Spark's default: ``python3`` on the PATH)."""
     sc = _context(spark)
@@ -94,7 +95,7 @@ def worker_python(spark) -> str:
     return conf or getattr(sc, "pythonExec", None) or os.environ.get("PYSPARK_PYTHON", "python3")
 
 
-def _context(spark):
+def _context(spark: SparkSession) -> Optional[SparkContext]:
     """The SparkContext behind ``spark``. Over Spark Connect: the one in this process when the
     server runs here (``remote("local")`` starts it so), else None."""
     if connect.is_connect(spark):
@@ -104,7 +105,7 @@ def _context(spark):
     return spark.sparkContext
 
 
-def check_worker_python(spark) -> None:
+def check_worker_python(spark: SparkSession) -> None:
     """Refuse, with the fix, a local session whose Python workers would run an interpreter
     that cannot import icefloe (a script run with a virtualenv's python, the virtualenv not
     activated: Spark starts ``python3`` from the PATH). Checked once per interpreter; a
@@ -136,10 +137,10 @@ def check_worker_python(spark) -> None:
             f"SparkSession is created (or the Spark setting spark.pyspark.python), or activate the virtualenv.")
 
 
-_workers_checked: dict = {}      # id(session) -> the session: its workers' interpreter checked (reads the whole conf)
+_workers_checked: dict[int, SparkSession] = {}      # id(session) -> the session: its workers' interpreter checked (reads the whole conf)
 
 
-def _set_up(spark):
+def _set_up(spark: SparkSession) -> SparkSession:
     if _workers_checked.get(id(spark)) is not spark:
         check_worker_python(spark)
         _workers_checked[id(spark)] = spark
@@ -234,10 +235,10 @@ def get_spark(spark: Optional[SparkSession] = None) -> SparkSession:
         return _session
 
 
-_registered: set = set()
+_registered: set[int] = set()
 
 
-def attach_data_source(spark) -> None:
+def attach_data_source(spark: SparkSession) -> None:
     """Register the pruning ``icefloe`` data source in ``spark`` and turn on the Python filter
     pushdown it needs; nothing else in the session changes."""
     key = "spark.sql.python.filterPushdown.enabled"
@@ -249,7 +250,7 @@ def attach_data_source(spark) -> None:
     _register_data_source(spark)
 
 
-def _register_data_source(spark) -> None:
+def _register_data_source(spark: SparkSession) -> None:
     key = id(spark)
     if key in _registered:
         return

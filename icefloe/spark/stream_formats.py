@@ -118,9 +118,9 @@ class IcebergStream:
         self.location, self.io = location, io
 
     def _table(self):
-        from icefloe.spark.datasource import _iceberg_table
+        from icefloe.spark.datasource import iceberg_table_at
 
-        return _iceberg_table(self.location, self.io)
+        return iceberg_table_at(self.location, self.io)
 
     def latest_id(self) -> int:
         snap = self._table().current_snapshot()

@@ -162,11 +162,11 @@ class IcefloeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     it added. ``snapshot`` -1 is the empty table before the first snapshot."""
 
     def __init__(self, options: dict, schema: StructType):
-        from icefloe.spark.datasource import _location, detect_format, io_for
+        from icefloe.spark.datasource import location_of, detect_format, io_for
 
         self.options = options
         self.schema = schema
-        self.location = _location(options, schema)
+        self.location = location_of(options, schema)
         self.io = io_for(options, self.location)
         self.stream = stream_format(self.location, self.io, detect_format(self.location, self.io))
         self._units: dict = {}
@@ -381,9 +381,9 @@ def read_stream_partition(location: str, changelog_rows: bool, schema: StructTyp
     reader = IcefloeReader({**options, "path": location}, inner)
     part = FilePartition(partition.path)
     part.deletes = list(partition.deletes)
-    from icefloe.spark.datasource import _arrow_target
+    from icefloe.spark.datasource import arrow_target
 
-    target = _arrow_target(schema)
+    target = arrow_target(schema)
     for batch in reader.read(part):
         if with_kind:
             kinds = pa.array(["+I"] * batch.num_rows, pa.string())
@@ -399,11 +399,11 @@ def _read_delta(location: str, schema: StructType, spec: str, with_kind: bool, i
     import pyarrow.compute as pc
     from pyspark.sql import types as T
 
-    from icefloe.spark.datasource import _arrow_target
+    from icefloe.spark.datasource import arrow_target
     from icefloe.spark.paimon_read import paimon_read_file
 
     value_schema = T.StructType([f for f in schema.fields if f.name != ROWKIND]) if with_kind else schema
-    target = _arrow_target(value_schema)
+    target = arrow_target(value_schema)
     path = spec.split("#schema=")[0]
     import pyarrow.parquet as pq
 
@@ -415,7 +415,7 @@ def _read_delta(location: str, schema: StructType, spec: str, with_kind: bool, i
         offset += batch.num_rows
         if with_kind:
             labels = pc.take(pa.array(_KINDS, pa.string()), k.cast(pa.int32()))
-            yield pa.RecordBatch.from_arrays([labels, *batch.columns], schema=_arrow_target(schema))
+            yield pa.RecordBatch.from_arrays([labels, *batch.columns], schema=arrow_target(schema))
         else:
             keep = pc.or_(pc.equal(k, 0), pc.equal(k, 2))
             yield batch.filter(keep)

@@ -8,12 +8,18 @@ application) to the snapshot summary, so nothing here reaches into a table's pri
 """
 from __future__ import annotations
 
-from typing import Any, Optional, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Optional, Protocol, Union, runtime_checkable
 
 from icefloe.core.io import FileIO
 from icefloe.iceberg.snapshot import Snapshot
 from icefloe.iceberg.snapshot_producer import SnapshotProducer
 from icefloe.iceberg.table_metadata import TableMetadata
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, SparkSession
+
+#: a statement's row filter: Spark SQL predicate text or a Spark ``Column`` (None: every row)
+RowFilter = Union[str, "Column", None]
 
 
 @runtime_checkable
@@ -33,7 +39,7 @@ class WriteTarget(Protocol):
         ...
 
     @property
-    def spark(self) -> Any:
+    def spark(self) -> SparkSession:
         """The Spark session the writes run in (started when none runs)."""
         ...
 

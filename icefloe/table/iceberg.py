@@ -1,15 +1,16 @@
+# pyright: strict
 """The user-facing Iceberg table: the format's ``BaseTable`` with Spark as its data plane."""
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Sequence
 
 import pyarrow as pa
 
 from icefloe.core.arrow import as_arrow_table, is_arrow_data
 from icefloe.core.io import FileIO
 from icefloe.core.timetravel import AsOf
-from icefloe.core.reports import ExpireReport, Report, RowChanges
+from icefloe.core.reports import Report, RowChanges
 from icefloe.core.tree import Node
 from icefloe.core.types import IcebergType, NestedField, parse_type, to_spark_ddl_type, widen_small_ints
 from icefloe.iceberg import inspect as metadata
@@ -46,6 +47,8 @@ from icefloe.table.overwrite import iceberg_partition_overwrite
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+
+    from icefloe.iceberg.transaction import Transaction
 
 
 def write_files_for(meta: TableMetadata, data: WriteData, io: FileIO, name: str,
@@ -91,13 +94,17 @@ class IcebergTable(BaseTable, Table):
         when one runs; none is started for it)."""
         return app_summary(self._spark)
 
+    def writing_to(self, branch: Optional[str] = None, wap_id: Optional[str] = None) -> IcebergTable:
+        """This table with its writes going to ``branch``, or staged under ``wap_id`` (see ``Table.writing_to``)."""
+        return super().writing_to(branch, wap_id)
+
     def write_target(self, branch: Optional[str] = None) -> WriteTarget:
         """This table as the Spark layer's writes see it (``spark.target.WriteTarget``): writes go to
         ``branch``, by default this table object's write branch."""
         return IcebergWriteTarget(self, branch or self.write_branch)
 
     # ------------------------------------------------------------------ reads
-    def plan_snapshot(self, snap: Optional[Snapshot], where: Where = None) -> list[FileScanTask]:
+    def plan_snapshot(self, snap: Optional[Snapshot], where: object = None) -> list[FileScanTask]:
         """Scan tasks of ``snap`` that may match ``where``, their manifests read here or in Spark
         tasks as the planning modes say (``read.data-planning-mode``, ``read.delete-planning-mode``);
         by the REST catalog's server when server-side planning is on (``served_plan``)."""
@@ -165,7 +172,7 @@ class IcebergTable(BaseTable, Table):
         """
         return write_files_for(self.refresh()._meta, data, self.io, self.name, lambda: self.spark)
 
-    def transaction(self):
+    def transaction(self) -> Transaction:
         """``with t.transaction() as tx:`` -- changes committed as one metadata version (see
         ``BaseTable.transaction``); ``tx.append(data)`` writes ``data`` under the schema and spec
         as the transaction left them."""
@@ -361,24 +368,21 @@ class IcebergTable(BaseTable, Table):
             return None
         if all(not spec.fields for spec in meta.partition_specs):
             raise ValueError(f"compute_partition_stats: table {self.name} is not partitioned")
-        if meta.format_version >= 3:
-            raise NotImplementedError("partition statistics of format v3 tables (dv_count) are not implemented "
-                                      "in icefloe")
-        rows = partition_stats.stats_table(self.metadata_table("partitions", snapshot_id=snap.snapshot_id), meta)
+        rows = partition_stats.snapshot_rows(self, meta, snap.snapshot_id)
         stats = partition_stats.write_partition_stats(self.io, self.ops.metadata_dir, snap.snapshot_id, rows)
         commit_metadata(self.ops, lambda base: [SetPartitionStatistics(stats)])
         return stats["statistics-path"]
 
-    def rewrite_manifests(self, branch: Optional[str] = None, spec_id: Optional[int] = None,
-                          sort_by: Optional[Sequence[str]] = None) -> Snapshot:
-        return BaseTable.rewrite_manifests(self, branch or self.write_branch, spec_id, summary=self.app_summary(),
-                                           sort_by=sort_by)
+    def rewrite_manifests(self, branch: Optional[str] = None, spec_id: Optional[int] = None, *,
+                          sort_by: Optional[Sequence[str]] = None,
+                          summary: Optional[Mapping[str, str]] = None) -> Snapshot:
+        """Regroup the manifests of ``branch``'s head (this table object's write branch by default)
+        into manifests of ``commit.manifest.target-size-bytes``, clustered by the partition fields
+        ``sort_by`` names first; ``summary``: properties added to the snapshot summary, after the
+        Spark application's."""
+        return BaseTable.rewrite_manifests(self, branch or self.write_branch, spec_id,
+                                           summary={**self.app_summary(), **(summary or {})}, sort_by=sort_by)
 
-    # ------------------------------------------------------------------ maintenance and metadata
-    def expire_snapshots(self, older_than: Optional[AsOf] = None, retain_last: Optional[int] = None,
-                         now_ms: Optional[int] = None, snapshot_ids: Iterable[int] = ()) -> ExpireReport:
-        return BaseTable.expire_snapshots(self, older_than if older_than is not None else now_ms, retain_last,
-                                          snapshot_ids)
 
 
     # ------------------------------------------------------------------ description (SQL, CLI, check)

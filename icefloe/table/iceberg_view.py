@@ -47,7 +47,7 @@ from icefloe.iceberg import conversions
 from icefloe.iceberg import puffin
 from icefloe.iceberg.manifest import ADDED, DATA, DELETED, EXISTING, POSITION_DELETES, DataFile, ManifestEntry
 from icefloe.iceberg.manifest_avro import write_manifest
-from icefloe.iceberg.manifest_reader import load_manifest_entries
+from icefloe.iceberg.manifest_reader import load_manifest_entries, with_counts
 from icefloe.iceberg.manifest_list import (DATA_MANIFEST, ManifestFile, assign_first_row_ids, manifest_file_for,
                                             read_manifest_list, write_manifest_list)
 from icefloe.iceberg.partitioning import PartitionField, PartitionSpec
@@ -272,7 +272,8 @@ def _live_entries(io: FileIO, meta: TableMetadata, schema: Schema) -> tuple[
     cur = meta.current_snapshot
     if cur is None:
         return [], {}, {}
-    manifests = read_manifest_list(io, cur.manifest_list)
+    # the base's manifests are listed again in the new list: one without counts is counted first
+    manifests = [with_counts(io, meta, m) for m in read_manifest_list(io, cur.manifest_list)]
     live: dict[str, tuple[ManifestFile, ManifestEntry]] = {}
     vectors: dict[Optional[str], ManifestEntry] = {}
     for m in manifests:

@@ -1,3 +1,4 @@
+# pyright: strict
 """The user-facing Paimon table: the format's ``FileStoreTable`` with Spark as its data plane.
 
 Writes go tasks -> commit messages -> one commit (``paimon/commit.py``); reads plan on the driver and
@@ -7,7 +8,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
-from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, NoReturn, Optional, Sequence
 
 import pyarrow as pa
 
@@ -17,7 +18,7 @@ from icefloe.core.timetravel import AsOf
 from icefloe.core.reports import ExpireReport, Report, RowChanges
 from icefloe.core.tree import Node
 from icefloe.core.types import IcebergType
-from icefloe.errors import CommitConflictError, CommitFailedError, IcefloeError
+from icefloe.errors import CommitConflictError, CommitFailedError, IcefloeError, UnsupportedFilterError
 from icefloe.paimon import deletion_vectors as dv
 from icefloe.paimon import kv_compact
 from icefloe.paimon import row_tracking
@@ -39,6 +40,7 @@ from icefloe.paimon.writer import restored_sequence_numbers, write_arrow_table
 from icefloe.spark import paimon_analyze
 from icefloe.spark import paimon_metadata_columns as metadata_columns
 from icefloe.spark import paimon_append_dml as append_dml
+from icefloe.spark.merge_clauses import MergeClauses
 from icefloe.spark.paimon_dml import PrimaryKeyMerge
 from icefloe.spark.paimon_changes import audit_log_df, changes_df
 from icefloe.spark.paimon_read import read_files, read_merged, read_with_vectors
@@ -57,6 +59,8 @@ from icefloe.table.capabilities import (
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+    from icefloe.table.iceberg import IcebergTable
+
 MAIN = "main"
 
 
@@ -67,7 +71,7 @@ def _retention(max_ref_age_ms: Optional[int],
     return _dt.timedelta(milliseconds=int(max_ref_age_ms)) if max_ref_age_ms is not None else time_retained
 
 
-class PaimonTable(FileStoreTable, Table):  # pyright: ignore[reportIncompatibleMethodOverride] - to_arrow: FileStoreTable's (text where, columns) serves Table's
+class PaimonTable(FileStoreTable, Table):
     """A Paimon table, append or primary-key: every operation of ``Table``, plus ``tag=`` on reads."""
 
     format = "paimon"
@@ -107,7 +111,7 @@ class PaimonTable(FileStoreTable, Table):  # pyright: ignore[reportIncompatibleM
         return self._spark
 
     # ------------------------------------------------------------------ the Iceberg view
-    def iceberg(self):
+    def iceberg(self) -> IcebergTable:
         """The table as Iceberg readers see it, through the Iceberg metadata Paimon's
         ``metadata.iceberg.storage`` option has every commit write (``<table>/metadata`` or
         ``<warehouse>/iceberg/<db>/<table>/metadata``).
@@ -148,6 +152,31 @@ class PaimonTable(FileStoreTable, Table):  # pyright: ignore[reportIncompatibleM
         return other
 
     # ------------------------------------------------------------------ reads
+    def to_arrow(  # pyright: ignore[reportIncompatibleMethodOverride] - Table's signature, not FileStoreTable's
+            self, snapshot_id: Optional[int] = None, as_of: Optional[AsOf] = None, where: Where = None,
+            ref: Optional[str] = None, *, columns: Optional[Sequence[str]] = None,
+            tag: Optional[str] = None) -> pa.Table:
+        """The rows as a pyarrow Table, read in this process without Spark (a primary-key table's rows
+        merged by key).
+
+        Args:
+            snapshot_id: Read this snapshot (time travel by id).
+            as_of: Read the snapshot current at this time: a ``datetime`` or epoch milliseconds.
+            where: Spark SQL predicate text: comparisons, ``IN``, ``IS [NOT] NULL``, prefix ``LIKE``,
+                ``AND``, ``OR``; anything else (a Spark ``Column`` too) raises ``UnsupportedFilterError``
+                (use ``to_spark``).
+            ref: Read the head of this branch or tag.
+            columns: The columns to read (all by default).
+            tag: Read the snapshot this tag names (the same as ``ref``).
+
+        Returns:
+            pyarrow.Table: the rows.
+        """
+        if where is not None and not isinstance(where, str):
+            raise UnsupportedFilterError(f"cannot filter table {self.name} with a Spark Column without Spark: give "
+                                         "the condition as Spark SQL text, or read with to_spark")
+        return FileStoreTable.to_arrow(self, snapshot_id, as_of, where, columns, ref, tag)
+
     def to_spark(self, snapshot_id: Optional[int] = None, as_of: Optional[AsOf] = None, where: Where = None,
                  columns: Optional[Sequence[str]] = None, ref: Optional[str] = None,
                  tag: Optional[str] = None) -> DataFrame:
@@ -332,7 +361,7 @@ class PaimonTable(FileStoreTable, Table):  # pyright: ignore[reportIncompatibleM
         return self.diff_between_tags(max(earlier)[1], end_tag) if earlier else None
 
     # ------------------------------------------------------------------ writes
-    def transaction(self):
+    def transaction(self) -> NoReturn:
         """Refused: Paimon has no commit of several changes (``NO_TRANSACTION`` says why)."""
         raise self.unsupported("transaction", NO_TRANSACTION)
 
@@ -363,10 +392,12 @@ class PaimonTable(FileStoreTable, Table):  # pyright: ignore[reportIncompatibleM
         return write_data_files(data, self)
 
     def commit(  # pyright: ignore[reportIncompatibleMethodOverride] - Table's signature, not FileStoreTable's
-            self, messages: Sequence[CommitMessage], overwrite: bool = False,
-            overwrite_partitions: Optional[Callable[[Any], bool]] = None, branch: Optional[str] = None) -> Optional[Snapshot]:
+            self, messages: Sequence[CommitMessage], overwrite: bool = False, branch: Optional[str] = None, *,
+            overwrite_partitions: Optional[Callable[[Sequence[Any]], bool]] = None) -> Optional[Snapshot]:
+        """Commit files written elsewhere (``write``, Spark tasks) as one snapshot; ``overwrite_partitions``
+        (a predicate on partition values) limits an overwrite to those partitions."""
         if (other := self._on_branch(branch)) is not None:
-            return other.commit(messages, overwrite, overwrite_partitions)
+            return other.commit(messages, overwrite, overwrite_partitions=overwrite_partitions)
         snap = FileStoreTable.commit(self, messages, overwrite=overwrite, overwrite_partitions=overwrite_partitions)
         if snap is not None and self._schema.primary_keys:
             self._compact_after(snap, messages)
@@ -538,7 +569,7 @@ class PaimonTable(FileStoreTable, Table):  # pyright: ignore[reportIncompatibleM
         return RowChanges(updated=n, snapshot_id=snap.id if snap else None)
 
     def merge(self, source: WriteData, on: Any, target_alias: str = "t", source_alias: str = "s",
-              isolation_level: Optional[str] = None):
+              isolation_level: Optional[str] = None) -> MergeClauses:
         """``MERGE INTO t USING source s ON on``: add when_* clauses, then ``execute()``. A
         primary-key table's changed keys are written as upserts and DELETE records; an append
         table's files with matched rows are rewritten (copy-on-write), inserts appended."""
@@ -634,7 +665,7 @@ class PaimonTable(FileStoreTable, Table):  # pyright: ignore[reportIncompatibleM
     def create_branch(  # pyright: ignore[reportIncompatibleMethodOverride] - Table's signature, not FileStoreTable's
             self, name: str, snapshot_id: Optional[int] = None, min_snapshots_to_keep: Optional[int] = None,
             max_snapshot_age_ms: Optional[int] = None, max_ref_age_ms: Optional[int] = None,
-            tag: Optional[str] = None):
+            tag: Optional[str] = None) -> FileStoreTable:
         """Create Paimon branch ``name`` from tag ``tag`` (its snapshot is the branch's first), or an
         empty branch with the table's latest schema; returns the branch as a table. Paimon branches
         start from a tag: a ``snapshot_id`` or Iceberg's retention arguments are refused."""
@@ -651,7 +682,7 @@ class PaimonTable(FileStoreTable, Table):  # pyright: ignore[reportIncompatibleM
         self.delete_branch(name)
 
     def fast_forward(  # pyright: ignore[reportIncompatibleMethodOverride] - Table's signature, not FileStoreTable's
-            self, branch: str, source: Optional[str] = None):
+            self, branch: str, source: Optional[str] = None) -> Optional[Snapshot]:
         """Paimon's fast-forward of main to ``branch`` (``fast_forward('b')``); Iceberg's form
         ``fast_forward('main', 'b')`` does the same. Main's snapshots, schemas and tags from the
         branch's first snapshot on are replaced by the branch's."""

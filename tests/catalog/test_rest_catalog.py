@@ -168,3 +168,33 @@ def test_namespace_properties_in_the_sql_catalog(tmp_path):
 
         py = SqlCatalog("default", uri=f"sqlite:///{tmp_path / 'c.db'}", warehouse=f"file://{tmp_path}/py")
         assert py.load_namespace_properties("db")["owner"] == "bo"    # the JDBC catalog's table, shared
+
+
+def test_register_table_through_a_rest_catalog(tmp_path):
+    """``Catalog.register_table`` on a REST catalog asks the server (the spec's ``register`` route):
+    the table written elsewhere in the warehouse is adopted, nothing copied; a taken name or a
+    metadata file the server may not adopt is refused and registers nothing."""
+    from icefloe.errors import IcefloeError, NotSupportedError, TableAlreadyExistsError
+
+    wh = str(tmp_path / "wh")
+    plain = icefloe.Catalog(wh)                      # the table's files, written by another catalog
+    plain.create_namespace("db")
+    plain.create_table("db.n", "id bigint").append(pa.table({"id": pa.array([1, 2], pa.int64())}))
+    location = plain.load_table("db.n").metadata_location
+    server = icefloe.Catalog(wh, type="sql", uri=f"sqlite:///{tmp_path / 'c.db'}")
+    server.create_namespace("db")
+    with serve_catalog(server) as uri:
+        cat = icefloe.Catalog(type="rest", uri=uri)
+        t = cat.register_table("db.reg", location)
+        assert t.metadata_location == location and cat.list_tables("db") == ["db.reg"]
+        assert sorted(cat.load_table("db.reg").to_arrow().column("id").to_pylist()) == [1, 2]
+        with pytest.raises(TableAlreadyExistsError):
+            cat.register_table("db.reg", location)
+        outside = icefloe.Catalog(str(tmp_path / "other"))
+        outside.create_namespace("db")
+        outside.create_table("db.o", "id bigint")
+        with pytest.raises(IcefloeError, match="inside the warehouse or the server's allowed locations"):
+            cat.register_table("db.o", outside.load_table("db.o").metadata_location)
+        assert cat.list_tables("db") == ["db.reg"]
+    with pytest.raises(NotSupportedError, match="Paimon tables are adopted by pointing a catalog at their warehouse"):
+        icefloe.Catalog(str(tmp_path / "p"), format="paimon").register_table("db.x", location)

@@ -51,3 +51,43 @@ def test_a_commit_over_such_a_list_writes_the_counts_it_finds_in_the_manifest(tm
         carried = [r for r in fastavro.reader(f) if r["added_rows_count"] == 3]
     assert len(carried) == 1 and carried[0]["added_files_count"] == 1   # pyiceberg's manifest: 3 rows, 1 file
     assert sorted(t.to_arrow().column("id").to_pylist()) == [1, 2, 3, 4]
+
+
+def test_a_manifest_list_is_never_written_with_an_unknown_count_as_0(tmp_path):
+    from dataclasses import replace
+
+    import pytest
+
+    from icefloe.core.io import LOCAL
+    from icefloe.iceberg.manifest_list import read_manifest_list, write_manifest_list
+
+    t = _v1_table_without_row_counts(tmp_path)
+    listed = read_manifest_list(LOCAL, t.current_snapshot().manifest_list.removeprefix("file://"))
+    assert listed[0].added_rows_count is None                       # unknown, not 0
+    out = str(tmp_path / "list.avro")
+    with pytest.raises(ValueError, match="added_rows_count, existing_rows_count, deleted_rows_count unknown"):
+        write_manifest_list(LOCAL, out, listed, 7, None, 1, format_version=1)
+    assert not (tmp_path / "list.avro").exists()
+    write_manifest_list(LOCAL, out, [replace(listed[0], added_rows_count=3, existing_rows_count=0,
+                                             deleted_rows_count=0)], 7, None, 1, format_version=1)
+    with open(out, "rb") as f:
+        assert [r["added_rows_count"] for r in fastavro.reader(f)] == [3]
+
+
+def test_rewrite_table_path_keeps_the_absent_counts_absent(tmp_path):
+    from icefloe.core.io import LOCAL
+    from icefloe.iceberg.table_path import rewrite_table_path
+
+    t = _v1_table_without_row_counts(tmp_path)
+    source = t.current_snapshot().manifest_list
+    result = rewrite_table_path(LOCAL, t.metadata_location, f"file://{tmp_path}", "file:///elsewhere",
+                                staging_location=str(tmp_path / "stage"))
+    staged = [src for src, dst in result.copy_plan if dst.endswith(source.rsplit("/", 1)[1])]
+    assert len(staged) == 1
+    with open(staged[0], "rb") as f:
+        reader = fastavro.reader(f)
+        records = list(reader)
+        assert ["null", "long"] in [fld["type"] for fld in reader.writer_schema["fields"]
+                                    if fld["name"] == "added_rows_count"]
+    assert [(r["added_rows_count"], r["added_files_count"]) for r in records] == [(None, 1)]
+    assert records[0]["manifest_path"].startswith("file:///elsewhere/")

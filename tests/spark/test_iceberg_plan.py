@@ -235,3 +235,16 @@ def test_matches_travel_back_from_tasks_unchanged_whatever_their_values():
         kind, got = iceberg_plan._decoded(data)
         assert kind == "ok" and got == sent
         assert got.tasks[0].file.partition == partition and got.deletes[0].data_file.equality_ids == [1]
+
+
+def test_a_planner_without_a_running_session_reads_the_active_one(spark):
+    """``running`` is optional: without it the settings and parallelism come from the session active
+    in this thread (calling the missing function was a TypeError)."""
+    key = "spark.sql.iceberg.data-planning-mode"
+    spark.conf.set(key, "local")
+    try:
+        planner = iceberg_plan.SparkPlanner(lambda: spark)
+        assert planner.setting(key) == "local"
+        assert planner.parallelism() == spark.sparkContext.defaultParallelism
+    finally:
+        spark.conf.unset(key)

@@ -334,3 +334,81 @@ def test_compute_partition_stats_writes_the_specs_file(catalog):
         run("CREATE TABLE db.flat (id bigint) USING iceberg")
         run("INSERT INTO db.flat VALUES (1)")
         run("CALL system.compute_partition_stats(table => 'db.flat')")
+
+
+def test_compute_partition_stats_of_a_v3_table_counts_deletion_vectors(catalog):
+    import pyarrow.parquet as pq
+
+    run = catalog.sql
+    # v2 first: a position delete file in partition b; then v3: deletion vectors in b and c
+    run("CREATE TABLE db.ps3 (id bigint, k string) USING iceberg PARTITIONED BY (k) "
+        "TBLPROPERTIES ('write.delete.mode' = 'merge-on-read', 'format-version' = '2')")
+    run("INSERT INTO db.ps3 VALUES (1, 'b'), (2, 'a'), (3, 'b'), (4, 'c'), (5, 'c'), (6, 'c')")
+    run("INSERT INTO db.ps3 VALUES (7, 'b'), (8, 'd'), (9, 'b')")
+    run("DELETE FROM db.ps3 WHERE id = 3")
+    run("ALTER TABLE db.ps3 SET TBLPROPERTIES ('format-version' = '3')")
+    run("DELETE FROM db.ps3 WHERE id = 7")
+    run("DELETE FROM db.ps3 WHERE id IN (4, 5)")
+    t = catalog.load_table("db.ps3")
+    assert _meta(t)["format-version"] == 3
+    snap = t.current_snapshot()
+    [(path,)] = [tuple(r) for r in run("CALL system.compute_partition_stats('db.ps3')").collect()]
+    [entry] = _meta(t)["partition-statistics"]
+    assert entry["statistics-path"] == path and entry["snapshot-id"] == snap.snapshot_id
+    table = pq.read_table(t.io.open_read(path))
+    fields = {f.name: (int(f.metadata[b"PARQUET:field_id"]), f.nullable) for f in table.schema}
+    assert list(fields) == ["partition", "spec_id", "data_record_count", "data_file_count",
+                            "total_data_file_size_in_bytes", "position_delete_record_count",
+                            "position_delete_file_count", "equality_delete_record_count",
+                            "equality_delete_file_count", "total_record_count", "last_updated_at",
+                            "last_updated_snapshot_id", "dv_count"]
+    assert fields["dv_count"] == (13, False)
+    assert [fields[n] for n in ("position_delete_record_count", "position_delete_file_count",
+                                "equality_delete_record_count", "equality_delete_file_count")] == \
+        [(6, False), (7, False), (8, False), (9, False)]
+    assert fields["total_record_count"] == (10, True) and fields["partition"] == (1, False)
+
+    # what the table holds, from its own file listing
+    files = t.metadata_table("files").to_pylist()
+    held = {}
+    for f in files:
+        h = held.setdefault(f["partition"]["k"], {"data": [], "pos": [], "dv": []})
+        kind = "data" if f["content"] == 0 else "dv" if f["file_format"] == "PUFFIN" else "pos"
+        h[kind].append(f)
+    assert {k: (len(h["data"]), len(h["pos"]), len(h["dv"])) for k, h in held.items()} == \
+        {"a": (1, 0, 0), "b": (2, 1, 1), "c": (1, 0, 1), "d": (1, 0, 0)}
+    rows = table.to_pylist()
+    assert [r["partition"]["k"] for r in rows] == ["a", "b", "c", "d"]
+    for r in rows:
+        h = held[r["partition"]["k"]]
+        assert r["spec_id"] == 0
+        assert r["data_record_count"] == sum(f["record_count"] for f in h["data"])
+        assert r["data_file_count"] == len(h["data"])
+        assert r["total_data_file_size_in_bytes"] == sum(f["file_size_in_bytes"] for f in h["data"])
+        assert r["position_delete_record_count"] == sum(f["record_count"] for f in h["pos"] + h["dv"])
+        assert r["position_delete_file_count"] == len(h["pos"])
+        assert r["dv_count"] == len(h["dv"])
+        assert (r["equality_delete_record_count"], r["equality_delete_file_count"]) == (0, 0)
+    by_k = {r["partition"]["k"]: r for r in rows}
+    assert [(by_k[k]["data_record_count"], by_k[k]["position_delete_record_count"], by_k[k]["dv_count"])
+            for k in "abcd"] == [(1, 0, 0), (4, 2, 1), (3, 2, 1), (1, 0, 0)]
+    # the live count where metadata gives it: none for b (a position delete file needs reading data)
+    live = {k: len([1 for r in run(f"SELECT id FROM db.ps3 WHERE k = '{k}'").collect()]) for k in "acd"}
+    assert {k: by_k[k]["total_record_count"] for k in "abcd"} == {"a": live["a"], "b": None, "c": live["c"],
+                                                                   "d": live["d"]} == {"a": 1, "b": None, "c": 1,
+                                                                                       "d": 1}
+    assert by_k["c"]["last_updated_snapshot_id"] == snap.snapshot_id
+    assert by_k["c"]["last_updated_at"] == snap.timestamp_ms
+
+
+def test_partition_stats_rows_are_sorted_by_partition_nulls_first(catalog):
+    import pyarrow.parquet as pq
+
+    run = catalog.sql
+    run("CREATE TABLE db.ps_sort (id bigint, n int) USING iceberg PARTITIONED BY (n)")
+    run("INSERT INTO db.ps_sort VALUES (1, 10), (2, 9), (3, NULL), (4, 100)")
+    path = run("CALL system.compute_partition_stats('db.ps_sort')").collect()[0][0]
+    t = catalog.load_table("db.ps_sort")
+    rows = pq.read_table(t.io.open_read(path)).to_pylist()
+    assert [(r["partition"]["n"], r["data_record_count"], r["total_record_count"]) for r in rows] == \
+        [(None, 1, 1), (9, 1, 1), (10, 1, 1), (100, 1, 1)]

@@ -42,6 +42,44 @@ def test_every_contract_method_keeps_the_contract_signature(cls):
                 assert any(q.kind is q.VAR_POSITIONAL for q in got.values()), (cls.__name__, name)
                 continue
             assert p.name in got, f"{cls.__name__}.{name} lacks parameter {p.name!r} of the contract"
+            q = got[p.name]
+            if p.default is not p.empty:        # a call leaving it out works on every format
+                assert q.default is not q.empty, f"{cls.__name__}.{name}: parameter {p.name!r} has no default"
+            # and a call passing it by position means the same (Iceberg's; Paimon's commit and to_arrow
+            # still put options of their own before some of the contract's)
+            if p.kind is p.POSITIONAL_OR_KEYWORD and cls is IcebergTable:
+                assert q.kind is q.POSITIONAL_OR_KEYWORD and \
+                    [n for n in got if n != "self"].index(p.name) == want.index(p), \
+                    f"{cls.__name__}.{name}: parameter {p.name!r} is not where the contract has it"
+
+
+@pytest.mark.parametrize("cls", [IcebergTable, PaimonTable])
+def test_contract_parameters_keep_their_positions(cls):
+    # a call written against the contract with positional arguments means the same on every format:
+    # a format's own options come after the contract's (keyword-only where they would shift them)
+    for name in PUBLIC:
+        ours = getattr(Table, name)
+        if isinstance(ours, property):
+            continue
+        positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        want = [p.name for p in inspect.signature(ours).parameters.values() if p.kind in positional]
+        got = [p.name for p in inspect.signature(getattr(cls, name)).parameters.values() if p.kind in positional]
+        assert got[:len(want)] == want, f"{cls.__name__}.{name}{tuple(got)} moves the contract's {tuple(want)}"
+
+
+def test_paimon_to_arrow_takes_the_contract_arguments(tables, spark):
+    from pyspark.sql import functions as F
+
+    from icefloe.errors import UnsupportedFilterError
+
+    _, pai = tables
+    pai.append(_rows([1, 2]))
+    pai.create_tag("t1")
+    pai.append(_rows([3]))
+    assert sorted(pai.to_arrow(None, None, "id > 1", "t1").column("id").to_pylist()) == [2]   # ref 4th
+    assert pai.to_arrow(where="id = 3", columns=["name"]).to_pylist() == [{"name": "n3"}]
+    with pytest.raises(UnsupportedFilterError, match="Spark Column"):
+        pai.to_arrow(where=F.col("id") > 1)
 
 
 def test_both_formats_are_tables_with_one_shape(tables):
@@ -104,3 +142,22 @@ def test_iceberg_partition_overwrite_through_the_table_api(tmp_path, spark):
     assert t.current_snapshot().summary["operation"] == "overwrite"
     with pytest.raises(ValueError, match="not both"):
         t.overwrite(_rows([1]), partition={"p": "a"}, dynamic=True)
+
+
+def test_an_iceberg_tag_replaced_without_a_snapshot_takes_the_current_one(tables):
+    ice, _ = tables
+    ice.append(_rows([1]))
+    first = ice.current_snapshot().snapshot_id
+    ice.create_tag("v1")
+    ice.append(_rows([2]))
+    assert ice.refs()["v1"].snapshot_id == first
+    ice.replace_tag("v1")           # the contract's default: the current snapshot
+    assert ice.refs()["v1"].snapshot_id == ice.current_snapshot().snapshot_id != first
+
+
+def test_an_iceberg_manifest_rewrite_adds_the_summary_it_is_given(tables):
+    ice, _ = tables
+    ice.append(_rows([1]))
+    ice.append(_rows([2]))
+    snap = ice.rewrite_manifests(summary={"written-by": "nightly-job"})
+    assert snap.summary["written-by"] == "nightly-job" and snap.summary["operation"] == "replace"
