@@ -56,7 +56,7 @@ def snapshot_ids(table):
 def test_options_are_checked_as_paimon_checks_them(pc):
     base = _props(("dt",))
     cases = [
-        ({"bucket": "-1"}, "Bucket number must be greater than 0 for chain table"),
+        ({"bucket": "-1", "bucket-key": None}, "Bucket number must be greater than 0 for chain table"),
         ({"sequence.field": None}, "Sequence field is required for chain table"),
         ({"partition.timestamp-pattern": None}, "Partition timestamp pattern is required"),
         ({"partition.timestamp-formatter": None}, "Partition timestamp formatter is required"),

@@ -18,7 +18,8 @@ def _snapshots(pcat, name):
 
 
 def test_the_documented_chain_table(pcat):
-    pcat.sql("""CREATE TABLE default.t (`t1` string, `t2` string, `t3` string) PARTITIONED BY (`date` string)
+    # (the page declares the partition column in PARTITIONED BY with its type, which icefloe's DDL does not take)
+    pcat.sql("""CREATE TABLE default.t (`t1` string, `t2` string, `t3` string, `date` string) PARTITIONED BY (`date`)
                 TBLPROPERTIES ('chain-table.enabled' = 'true', 'primary-key' = 'date,t1', 'sequence.field' = 't2',
                                'bucket-key' = 't1', 'bucket' = '2', 'partition.timestamp-pattern' = '$date',
                                'partition.timestamp-formatter' = 'yyyyMMdd')""")
