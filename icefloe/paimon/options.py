@@ -154,7 +154,7 @@ AUDIT: dict[str, Audit] = {
         clustering.history-partition.idle-to-full-sort clustering.history-partition.limit clustering.incremental
         clustering.incremental.mode clustering.incremental.optimize-write clustering.strategy
         partition.expiration-batch-size partition.expiration-check-interval partition.expiration-strategy
-        partition.timestamp-format.strict partition.timestamp-formatter partition.timestamp-pattern
+        partition.timestamp-format.strict
         partition.mark-done-action.custom.class partition.mark-done-action.http.params
         partition.mark-done-action.http.url
         format-table.file.compression format-table.implementation
@@ -195,7 +195,6 @@ AUDIT: dict[str, Audit] = {
         key-value.sequence_number.enabled table-read.sequence-number.enabled sequence.field.sort-order
         record-level.expire-time record-level.time-field upsert-key pk-clustering-override bucket-function.type
         disable-explicit-type-casting lookup.remote-file.enabled
-        chain-table.enabled chain-table.chain-partition-keys scan.fallback-delta-branch scan.fallback-snapshot-branch
         scan.primary-branch consumer.changelog-only streaming-read-append-overwrite""",
              ("", "false", "default", "ascending")),
     **_group(REFUSED, "as a table option it would change where every read starts or what it skips; icefloe "
@@ -207,6 +206,11 @@ AUDIT: dict[str, Audit] = {
     **_group(REFUSED, "icefloe writes and reads Avro manifests only", "manifest.format", ("avro", "")),
     **_group(REFUSED, "icefloe's commits decide by their own rule whether a commit without files makes a "
              "snapshot", "snapshot.ignore-empty-commit", ("",)),
+    **_group(HONOURED, "a chain table's reads merge its snapshot and delta branches by them, its delta "
+             "overwrites truncate the snapshot branch, and its partition times step from an anchor to the partition "
+             "read, as Paimon's (icefloe.paimon.chain)", """
+        chain-table.enabled chain-table.chain-partition-keys scan.fallback-delta-branch scan.fallback-snapshot-branch
+        partition.timestamp-formatter partition.timestamp-pattern"""),
     **_group(HONOURED, "icefloe's rows carry row ids (_ROW_ID, _SEQUENCE_NUMBER) given at commit", "row-tracking.enabled"),
     **_group(HONOURED, "icefloe's commits create and expire automatic tags by it (tag_auto)", """
         tag.automatic-creation tag.automatic-completion tag.batch.customized-name tag.creation-delay

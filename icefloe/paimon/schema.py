@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Protocol, ca
 
 from icefloe.core.io import FileAlreadyExistsError, FileIO
 from icefloe.errors import CorruptMetadataError, SchemaError, TableAlreadyExistsError
+from icefloe.paimon import chain_options
 from icefloe.paimon import options as opt
 from icefloe.paimon.file_index import check_options as check_index_options
 from icefloe.paimon import row_tracking
@@ -237,6 +238,7 @@ def validate(schema: TableSchema) -> None:
                           "changes are its appended rows")
     check_vector_rules(schema)
     opt.check_honoured(schema.options)
+    chain_options.check_options(schema.options, schema.primary_keys, schema.partition_keys)
     check_index_options(schema.options, schema.fields)
     auto_tag_options(schema.options)      # the automatic-tag options parse (tag_period)
     row_tracking.check_schema(schema)

@@ -49,6 +49,7 @@ from icefloe.paimon import nested_update as nested
 from icefloe.paimon import row_tracking
 from icefloe.paimon import types as pt
 from icefloe.paimon.iceberg_options import check_schema
+from icefloe.paimon.chain_options import check_options as check_chain_options
 from icefloe.paimon.options import check_honoured
 from icefloe.paimon.file_index import PREFIX as INDEX_PREFIX, check_options as check_index_options
 from icefloe.paimon.tag_period import auto_tag_options
@@ -701,6 +702,7 @@ def _validate(schema: TableSchema, table: str) -> None:
     check_vector_rules(schema)
     check_schema(schema.options, schema.fields, schema.primary_keys)
     row_tracking.check_schema(schema)
+    check_chain_options(schema.options, schema.primary_keys, schema.partition_keys, table)
 
 
 __all__ = ["UpdateSchema", "can_widen", "as_paimon_type"]

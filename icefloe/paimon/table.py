@@ -26,6 +26,7 @@ from icefloe.core.types import Schema
 from icefloe.errors import AfterCommitError, NoSuchTableError, NotSupportedError, SchemaMismatchError
 from icefloe.paimon import branch_merge
 from icefloe.paimon import branches
+from icefloe.paimon import chain
 from icefloe.paimon import changelog
 from icefloe.paimon import consumer
 from icefloe.paimon import scan as scan_mod
@@ -268,6 +269,8 @@ class FileStoreTable:
             pyarrow.Table: the rows.
         """
         ref = FileStoreTable.one_ref(ref, tag)
+        if chain.active(self):      # main merged with the snapshot and delta branches
+            return chain.to_arrow(self, where, columns, (snapshot_id, as_of, ref) != (None, None, None))
         schema = self.table_schema_for(snapshot_id, as_of, ref)
         row_filter = to_arrow_expression(where, schema.fields) if where is not None else None
         target = pt.to_arrow_schema(schema.fields, with_ids=False)
@@ -347,13 +350,18 @@ class FileStoreTable:
                 requirements.append(NotCommitted(commit_user, commit_identifier))
             committer = FileStoreCommit(self._store, commit_user or self.commit_user,
                                         BATCH_COMMIT_IDENTIFIER if commit_identifier is None else commit_identifier)
-            return committer.commit(list(messages), overwrite=overwrite, overwrite_partitions=overwrite_partitions,
+            if overwrite and not messages:      # a chain table's snapshot branch keeps the anchors deltas need
+                chain.check_drop(self, overwrite_partitions)
+            snap = committer.commit(list(messages), overwrite=overwrite, overwrite_partitions=overwrite_partitions,
                                     requirements=requirements)
         except AfterCommitError:        # committed: the files are the table's
             raise
         except BaseException:
             self.abort(messages)
             raise
+        if overwrite and snap is not None:      # a chain table's delta branch: the snapshot branch truncated
+            chain.after_overwrite(self, snap)
+        return snap
 
     def replace_files(self, removed: Sequence[mf.ManifestEntry], messages: Sequence[CommitMessage], operation: str,
                       base_id: Optional[int]) -> Snapshot:

@@ -16,11 +16,12 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Optional, Sequence
 
+from icefloe.paimon import chain
 from icefloe.paimon import deletion_vectors as dv
 from icefloe.paimon import merge as mg
 from icefloe.paimon import types as pt
 from icefloe.core.io import LOCAL, normalize_location, strip_scheme
-from icefloe.errors import CorruptDataFileError, CorruptMetadataError
+from icefloe.errors import CorruptDataFileError, CorruptMetadataError, UnsupportedTableError
 from icefloe.core import types as core
 from icefloe.paimon.arrow_read import is_orc, iter_data_file, read_data_file
 from icefloe.paimon.changelog import KIND_LABELS
@@ -225,6 +226,10 @@ def paimon_partitions(location: str, options: Mapping[str, Optional[str]], where
     ``<path>#schema=<file schema id>,<table schema id>`` so the task reading it can match
     its columns by field id (a data file's path ends in its format's extension, never so)."""
     table = _table(location, io)
+    if chain.active(table):
+        raise UnsupportedTableError(f"Paimon table at {location} is a chain table: its rows are main's, its snapshot "
+                                    "branch's and its delta branch's merged, which this data source does not plan; "
+                                    "read it through a catalog (load_table(...).to_spark(), or SQL)")
     sid = options.get("snapshot-id")
     as_of = options.get("as-of-timestamp")
     sid = int(sid) if sid not in (None, "") else None

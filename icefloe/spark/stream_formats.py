@@ -13,9 +13,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterable, Mapping, Optional, Protocol
 
 from icefloe.core.io import LOCAL, FileIO, normalize_location
-from icefloe.errors import NoSuchSnapshotError, StreamingSetupError
+from icefloe.errors import NoSuchSnapshotError, StreamingSetupError, UnsupportedTableError
 from icefloe.iceberg import streaming as ice_stream
 from icefloe.iceberg.table_metadata import MAIN_BRANCH
+from icefloe.paimon import chain
 from icefloe.paimon import changelog as paimon_changelog
 from icefloe.paimon import consumer as paimon_consumer
 from icefloe.paimon import streaming as paimon_stream
@@ -233,6 +234,9 @@ class PaimonStream:
         from icefloe.spark.paimon_read import partitions_of
 
         table = self._table()
+        if chain.active(table):
+            raise UnsupportedTableError(f"Paimon table at {self.location} is a chain table: icefloe reads its merged "
+                                        "rows in batch reads only (Paimon streams chain tables with Flink)")
         store = table.store
         if not full:             # an expired snapshot's kept changelog still streams
             snap = paimon_changelog.changes_of(store, sid)

@@ -155,6 +155,4 @@ REFUSED = {
                            "icefloe's writers do not write or maintain them",
     "drop_global_index": "global indexes are built on tables with row-tracking.enabled, keyed by row id, and "
                          "icefloe's writers write none to drop",
-    "compact_chain_table": "chain tables (chain-table.enabled: a snapshot branch and a delta branch read as one) "
-                           "are not implemented by icefloe",
 }

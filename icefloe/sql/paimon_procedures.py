@@ -17,6 +17,7 @@ from icefloe.errors import IcefloeError, NotSupportedError, SchemaError
 from icefloe.paimon.options import parse_duration_ms
 from icefloe.paimon.snapshot import NO_WATERMARK
 from icefloe.sql import paimon_branch_procedures as branch_procs
+from icefloe.sql import paimon_chain_procedures as chain_procs
 from icefloe.sql import paimon_compact_procedures as compact_procs
 from icefloe.sql import paimon_file_procedures as file_procs
 from icefloe.sql.call_args import partition_specs, spark_value
@@ -254,6 +255,8 @@ PROCEDURES = {
                                      branch_procs.delete_branch),
     "fast_forward": PaimonProcedure(("table", "branch"), ("table", "branch"), "result boolean",
                                     branch_procs.fast_forward),
+    "compact_chain_table": PaimonProcedure(("table", "partition", "overwrite"), ("table", "partition"),
+                                           "result boolean", chain_procs.compact_chain_table),
     "merge_branch": PaimonProcedure(("table", "source_branch", "target_branch"), ("table", "source_branch"),
                                     "result boolean", branch_procs.merge_branch),
     "rename_branch": PaimonProcedure(("table", "from_branch", "to_branch"), ("table", "from_branch", "to_branch"),

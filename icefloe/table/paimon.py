@@ -19,6 +19,7 @@ from icefloe.core.reports import ExpireReport, Report, RowChanges
 from icefloe.core.tree import Node
 from icefloe.core.types import IcebergType
 from icefloe.errors import CommitConflictError, CommitFailedError, IcefloeError, UnsupportedFilterError
+from icefloe.paimon import chain
 from icefloe.paimon import deletion_vectors as dv
 from icefloe.paimon import kv_compact
 from icefloe.paimon import row_tracking
@@ -43,6 +44,7 @@ from icefloe.spark import paimon_append_dml as append_dml
 from icefloe.spark.merge_clauses import MergeClauses
 from icefloe.spark.paimon_dml import PrimaryKeyMerge
 from icefloe.spark.paimon_changes import audit_log_df, changes_df
+from icefloe.spark.paimon_chain_read import read_chain
 from icefloe.spark.paimon_read import read_files, read_merged, read_with_vectors
 from icefloe.spark.paimon_compact import compact as paimon_compact
 from icefloe.spark.paimon_compact import compact_append_table, compact_primary_key_table
@@ -194,6 +196,9 @@ class PaimonTable(FileStoreTable, Table):
             pyspark.sql.DataFrame: the rows, lazily read.
         """
         ref = self.one_ref(ref, tag)
+        if chain.active(self):      # main merged with the snapshot and delta branches
+            return read_chain(self.spark, self, chain.plan(self, where, (snapshot_id, as_of, ref) != (None, None, None)),
+                              where, columns)
         schema = self.table_schema_for(snapshot_id, as_of, ref)
         if schema.primary_keys and dv.enabled(schema.options):
             return read_with_vectors(self.spark, self, schema, self.snapshot_for(snapshot_id, as_of, ref),
@@ -219,6 +224,7 @@ class PaimonTable(FileStoreTable, Table):
                                as_of: Optional[AsOf] = None, ref: Optional[str] = None) -> DataFrame:
         """``to_spark`` with the metadata columns ``names`` after the table's columns (a row's data
         file, its position there, its partition as a struct, its bucket)."""
+        self._one_branch_read("reading metadata columns")
         if set(names) <= {metadata_columns.PARTITION}:      # the partition comes with every row
             from pyspark.sql import functions as F
 
@@ -287,6 +293,7 @@ class PaimonTable(FileStoreTable, Table):
         """Paimon's ``ro`` system table: a primary-key table's rows in its highest LSM level only
         (``num-levels`` - 1, what full compaction writes: keys unique, no merging needed), an append
         table's rows as they are."""
+        self._one_branch_read("system table ro")
         schema = self.table_schema_for(snapshot_id, as_of, ref)
         if not schema.primary_keys:
             return self.to_spark(snapshot_id=snapshot_id, as_of=as_of, ref=ref)
@@ -310,6 +317,7 @@ class PaimonTable(FileStoreTable, Table):
         """The rows with ``rowkind`` first, as Paimon's ``audit_log`` reads a snapshot: a
         primary-key table's merged rows with each key's row kind (+I, +U, -D for a retraction a
         compaction has not yet dropped), an append table's rows as +I."""
+        self._one_branch_read("system table audit_log")
         return audit_log_df(self.spark, self, snapshot_id, as_of, ref)
 
     def diff_between_tags(self, start_tag: str, end_tag: str) -> DataFrame:
@@ -517,11 +525,17 @@ class PaimonTable(FileStoreTable, Table):
         return messages
 
     # ------------------------------------------------------------------ row-level changes
+    def _one_branch_read(self, operation: str) -> None:
+        """Refuse on a chain table's merged read what icefloe does from one branch's files only."""
+        if chain.active(self):
+            raise self.unsupported(operation, chain.ONE_BRANCH)
+
     def _is_append_table(self, operation: str) -> bool:
         """True for an append table (row-level changes rewrite its files); a primary-key table
         whose merge engine cannot take ``operation`` is refused."""
         self.refresh()
         schema = self.table_schema
+        self._one_branch_read(operation)
         if not schema.primary_keys:
             return True
         reason = row_level_refusal(operation, schema.options)
