@@ -6,6 +6,9 @@ import pytest
 
 from icefloe.sql.errors import SqlError
 
+# the whole documented life of a chain table in one SQL session runs over a minute: the long suite
+pytestmark = pytest.mark.long
+
 FALLBACK = "('scan.fallback-snapshot-branch' = 'snapshot', 'scan.fallback-delta-branch' = 'delta')"
 
 
