@@ -11,6 +11,7 @@ import icefloe
 from icefloe.errors import CorruptMetadataError, SchemaError
 from icefloe.paimon import data_evolution as de
 from icefloe.paimon import manifest as mf
+from icefloe.paimon import system_tables
 from icefloe.paimon.binary_row import EMPTY_ROW
 from icefloe.paimon.data_file import CommitMessage, DataFileMeta, DataFileNamer
 from icefloe.paimon.types import DataField
@@ -63,6 +64,8 @@ def test_a_read_merges_a_ranges_files_column_by_column_newest_first(cat):
     snap = t.current_snapshot()
     assert (snap.commit_kind, snap.next_row_id) == ("APPEND", 5)        # no row is new
     assert _table_rows(t.to_arrow()) == [(1, 10, "c1"), (2, None, "c2"), (3, 30, "c3"), (4, 4, "c4"), (5, 5, "c5")]
+    stats = [(r["min_value_stats"], r["max_value_stats"]) for r in system_tables.files(t, t.current_snapshot()).to_pylist()]
+    assert ("{b=10}", "{b=30}") in stats                 # $files: a file of b has statistics of b only
     _update_columns(t, ["b", "c"], {0: pa.table({"b": pa.array([11, 12, 13], pa.int32()), "c": ["x", "y", "z"]})})
     _update_columns(t, ["c"], {0: pa.table({"c": ["X", "Y", "Z"]})})
     assert _table_rows(t.to_arrow()) == [(1, 11, "X"), (2, 12, "Y"), (3, 13, "Z"), (4, 4, "c4"), (5, 5, "c5")]

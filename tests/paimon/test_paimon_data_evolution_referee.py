@@ -9,6 +9,7 @@ import pyarrow as pa
 import pytest
 
 from icefloe.catalog import Catalog
+from icefloe.paimon.system_tables import files
 
 pytestmark = pytest.mark.long
 DE = {"row-tracking.enabled": "true", "data-evolution.enabled": "true"}
@@ -48,6 +49,8 @@ def test_icefloe_reads_the_column_files_paimon_writes(paimon_bundle, ice):
     assert _java_tracked(pj, "de_java") == want
     assert _ice_tracked(t) == want
     assert sorted(tuple(r.values()) for r in t.to_arrow().to_pylist()) == [w[:3] for w in want]
+    stats = [(r["min_value_stats"], r["max_value_stats"]) for r in files(t, t.current_snapshot()).to_pylist()]
+    assert ("{b=10}", "{b=30}") in stats and ("{c=x, b=11}", "{c=z, b=13}") in stats   # of its columns only
     assert sorted(tuple(r) for r in t.to_spark(where="b = 12").collect()) == [(2, 12, "Y")]
 
 
