@@ -163,6 +163,13 @@ class PaimonJava:
         an INSERT OVERWRITE of the partitions it names (``{}``: of the whole table)."""
         return self.request("write", table=table, rows=[list(r) for r in rows], kinds=kinds, overwrite=overwrite)
 
+    def write_columns(self, table: str, columns: tuple[str, ...], first_row_id: int, rows: list[tuple]) -> Optional[int]:
+        """A data-evolution table's update of ``columns`` as Paimon's Spark MERGE INTO writes it: one file of
+        those columns with a value for every row of the row-id range from ``first_row_id`` (``rows``, in
+        row-id order), committed as one APPEND snapshot (unpartitioned tables); the snapshot id after it."""
+        return self.request("write_columns", table=table, columns=list(columns), first_row_id=first_row_id,
+                            rows=[list(r) for r in rows])
+
     def compact(self, table: str, full: bool = True, options: Optional[dict[str, str]] = None) -> Optional[int]:
         """Compaction of every bucket (``full``: into one sorted run), committed as one snapshot, with
         ``options`` (e.g. ``compaction.min.file-num``) for this run; the snapshot id after it."""

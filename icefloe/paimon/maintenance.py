@@ -33,7 +33,7 @@ from icefloe.core.io import FileIO, staged_files
 from icefloe.core.progress import track
 from icefloe.paimon.arrow_read import read_data_file
 from icefloe.paimon.binary_row import BinaryRow
-from icefloe.errors import CommitConflictError, NoSuchSnapshotError
+from icefloe.errors import CommitConflictError, NoSuchSnapshotError, NotSupportedError
 from icefloe.paimon import manifest as mf
 from icefloe.paimon import row_tracking
 from icefloe.paimon.data_file import FILE_SOURCE_COMPACT, DataFileMeta, DataFileNamer
@@ -72,6 +72,12 @@ def compact(table: CompactTable, where: Any = None, target_file_size: Optional[i
     table.refresh()
     table.check_writable()
     store, schema = table.store, table.table_schema
+    if row_tracking.evolution_enabled(schema.options):
+        raise NotSupportedError("compaction", table.name, "paimon",
+                                "a data-evolution table (data-evolution.enabled) is compacted by Paimon's own "
+                                "data-evolution compaction, which merges each row-id range's files of some columns "
+                                "into one file keeping the row ids; icefloe's compaction rewrites whole files and "
+                                "does not (compact the table with Paimon)")
     if schema.primary_keys:             # merging records into the highest LSM level
         return compact_table(table, where, target_file_size)
     co = schema.core_options

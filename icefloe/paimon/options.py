@@ -149,7 +149,7 @@ AUDIT: dict[str, Audit] = {
         format-table.commit-hive-sync-url"""),
     **_group(ACCEPTED, "it only acts together with an option icefloe refuses (clustering.columns, "
              "partition.expiration-time, format or postpone-bucket tables, "
-             "data-evolution, global indexes, remote lookup files, BLOB, vector or shredded variant columns), so it has "
+             "global indexes, remote lookup files, BLOB, vector or shredded variant columns), so it has "
              "nothing to act on", """
         clustering.history-partition.idle-to-full-sort clustering.history-partition.limit clustering.incremental
         clustering.incremental.mode clustering.incremental.optimize-write clustering.strategy
@@ -219,8 +219,8 @@ AUDIT: dict[str, Audit] = {
     **_group(HONOURED, "icefloe's writers build the bloom-filter and bsi file indexes it asks for and its reads "
              "skip files by them (file_index checks each file-index.<type>.columns key)",
              "file-index.in-manifest-threshold file-index.read.enabled"),
-    **_group(REFUSED, "icefloe's writers do not write data-evolution files (files of some columns of rows kept by "
-             "row id; row-tracking.enabled alone is honoured)", "data-evolution.enabled", _OFF),
+    **_group(HONOURED, "icefloe's reads merge a row-id range's files column by column, and its UPDATE and MERGE "
+             "write files of the updated columns only (data_evolution)", "data-evolution.enabled"),
     **_group(REFUSED, "icefloe's automatic tags write no success file", "tag.create-success-file", _OFF),
     **_group(REFUSED, "icefloe runs no Java tag callback classes", "tag.callbacks tag.callback.#.param", ("",)),
 }

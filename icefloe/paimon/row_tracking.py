@@ -19,7 +19,8 @@ As Paimon 1.x records them:
   ``_MAX_ROW_ID`` in the manifest list.
 
 Only unaware-bucket append tables (no primary key, ``bucket`` = -1) track rows, and the option is
-fixed when the table is created.
+fixed when the table is created. So is ``data-evolution.enabled`` (files of some columns of rows
+matched by row id, ``data_evolution``), which needs row tracking and, in Paimon 1.4, no deletion vectors.
 """
 from __future__ import annotations
 
@@ -33,6 +34,8 @@ from icefloe.paimon.data_file import FILE_SOURCE_APPEND, DataFileMeta
 from icefloe.paimon.types import DataField
 
 ENABLED = "row-tracking.enabled"
+EVOLUTION = "data-evolution.enabled"
+_DELETION_VECTORS = "deletion-vectors.enabled"
 ROW_ID = "_ROW_ID"
 SEQUENCE_NUMBER = "_SEQUENCE_NUMBER"
 NAMES = (ROW_ID, SEQUENCE_NUMBER)
@@ -44,6 +47,11 @@ FIELDS = (ROW_ID_FIELD, SEQUENCE_NUMBER_FIELD)
 
 def enabled(options: Mapping[str, str]) -> bool:
     return str(options.get(ENABLED, "false")).strip().lower() == "true"
+
+
+def evolution_enabled(options: Mapping[str, str]) -> bool:
+    """Whether the table is a Data Evolution table (``data-evolution.enabled``)."""
+    return str(options.get(EVOLUTION, "false")).strip().lower() == "true"
 
 
 class TrackedSchema(Protocol):
@@ -60,7 +68,16 @@ class TrackedSchema(Protocol):
 
 def check_schema(schema: TrackedSchema) -> None:
     """The table shapes Paimon tracks rows of: an append table with ``bucket`` -1, whose columns
-    do not take the two hidden columns' names."""
+    do not take the two hidden columns' names; a data-evolution table is one of them, without
+    deletion vectors (Paimon 1.4's rule)."""
+    if evolution_enabled(schema.options):
+        if not enabled(schema.options):
+            raise SchemaError(f"{EVOLUTION} needs '{ENABLED}' = 'true': a data-evolution table matches the files "
+                              "of some columns to its rows by row id")
+        if str(schema.options.get(_DELETION_VECTORS, "false")).strip().lower() == "true":
+            raise SchemaError(f"{EVOLUTION} cannot be combined with '{_DELETION_VECTORS}' (Paimon 1.4 refuses the "
+                              "pair: its data-evolution reads merge files by row position and apply no deletion "
+                              "vectors)")
     if not enabled(schema.options):
         return
     if schema.primary_keys:
@@ -75,12 +92,16 @@ def check_schema(schema: TrackedSchema) -> None:
 
 
 def check_change(before: Mapping[str, str], after: Mapping[str, str], table: str = "") -> None:
-    """``row-tracking.enabled`` is fixed at CREATE (Paimon's immutable option): rows written before
-    would have no ids, and ids given out would be lost."""
+    """``row-tracking.enabled`` and ``data-evolution.enabled`` are fixed at CREATE (Paimon's immutable
+    options): rows written before would have no ids, ids given out would be lost, and files of some
+    columns would be read as rows of their own."""
+    where = f"table {table}: " if table else ""
     if enabled(before) != enabled(after):
-        where = f"table {table}: " if table else ""
         raise SchemaError(f"{where}option {ENABLED!r} cannot be changed after the table is created (rows are "
                           "given ids when written); create a new table with it and copy the rows")
+    if evolution_enabled(before) != evolution_enabled(after):
+        raise SchemaError(f"{where}option {EVOLUTION!r} cannot be changed after the table is created (its files "
+                          "are read by it); create a new table with it and copy the rows")
 
 
 def _has_row_id_column(f: DataFileMeta) -> bool:

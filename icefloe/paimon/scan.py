@@ -10,6 +10,9 @@ entries, merged in order (ADD minus DELETE), are the live files. With a filter:
 4. a file whose value statistics (min/max/null counts) cannot match is dropped;
 5. an append table's file whose file index (bloom filter) rules out an ``=`` / ``IN`` is dropped.
 
+Steps 4 and 5 skip no file of a data-evolution table (``data_evolution``): a row's columns may
+be in several files, and a file alone tells nothing about the merged rows.
+
 Dropping an ADD whose DELETE sat in a skipped manifest is safe: both are in the
 same partition, which the filter rejects either way.
 """
@@ -23,6 +26,7 @@ from icefloe.core import expressions as ex
 from icefloe.paimon import file_index as fi
 from icefloe.paimon import manifest as mf
 from icefloe.paimon import predicate as pr
+from icefloe.paimon import row_tracking
 from icefloe.paimon.binary_row import BinaryRow, decode_field, encode_row, null_bits_size
 from icefloe.paimon.bucket import bucket_of_hash
 from icefloe.paimon.file_store import FileStore
@@ -96,10 +100,12 @@ def plan(store: FileStore, snapshot: Optional[Snapshot], where: object = None, s
         def stats_kept(stats: SimpleStats, rows: int) -> bool:   # a block of an indexed manifest
             return _stats_may_match(pred, stats, rows, part_keys, part_types)
         keep_partition, keep_stats = partition_kept, stats_kept
-    keep_file = _raw_stats_filter(pred, schema, schemas) if pruning and not schema.primary_keys else None
+    # a data-evolution table's files are pruned by partition only (its rows merge files column by column)
+    per_file = pruning and not row_tracking.evolution_enabled(schema.options)
+    keep_file = _raw_stats_filter(pred, schema, schemas) if per_file and not schema.primary_keys else None
     live = store.merge_live(store.entries(manifests, keep_partition, keep_file, keep_stats))
     buckets = _selected_buckets(pred, schema) if pruning else None
-    index_kept = _index_filter(store, pred, schema, schemas) if pruning else None
+    index_kept = _index_filter(store, pred, schema, schemas) if per_file else None
     out: list[mf.ManifestEntry] = []
     for e in live:
         values = part_cache.get(e.partition.data)
@@ -114,7 +120,7 @@ def plan(store: FileStore, snapshot: Optional[Snapshot], where: object = None, s
                 continue
             # a primary-key table's file may hold the newer record of a key whose older record
             # matches: only a whole (partition, bucket) may be skipped, never one of its files
-            if not schema.primary_keys and not _file_may_match(pred, e.file, schema, ranges, schemas):
+            if per_file and not schema.primary_keys and not _file_may_match(pred, e.file, schema, ranges, schemas):
                 continue
             # 5. ... or whose file index (a bloom filter) proves an equality cannot match
             if index_kept is not None and not index_kept(e, values):

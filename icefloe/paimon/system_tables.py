@@ -154,9 +154,11 @@ def files(table: FileStoreTable, snapshot: Optional[Snapshot] = None) -> pa.Tabl
         maxs: Optional[Sequence[Any]] = None
         counts: Optional[Sequence[Any]] = None
         fields: list[DataField] = schemas[f.schema_id].fields if f.schema_id in schemas else []
-        if f.value_stats_cols is not None:
+        # a file of some columns (data evolution) has statistics of those columns, as Paimon reads them
+        cols = f.value_stats_cols if f.value_stats_cols is not None else f.write_cols
+        if cols is not None:
             by_name = {x.name: x for x in fields}
-            fields = [by_name[c] for c in f.value_stats_cols if c in by_name]
+            fields = [by_name[c] for c in cols if c in by_name]
         names = [x.name for x in fields]
         try:
             mins, maxs, counts = f.value_stats.decode([x.type for x in fields])

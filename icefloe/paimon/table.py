@@ -29,6 +29,7 @@ from icefloe.paimon import branches
 from icefloe.paimon import chain
 from icefloe.paimon import changelog
 from icefloe.paimon import consumer
+from icefloe.paimon import data_evolution as evolution
 from icefloe.paimon import scan as scan_mod
 from icefloe.paimon import table_hooks
 from icefloe.paimon import tag_auto
@@ -292,6 +293,10 @@ class FileStoreTable:
             levels = {e.file.file_path: e.file.level for e in entries}
             for paths, fields in self.buckets_of(entries):
                 parts.append(read_merged_bucket(self.io, paths, fields, schema, self.name, [levels[p] for p in paths]))
+        elif evolution.enabled(schema.options):     # a row-id range's files merged column by column
+            for group in evolution.groups(self.plan(where, snapshot_id, as_of, ref)):
+                files = evolution.group_files(group, lambda i: self.schema_by_id(i).fields)
+                parts.append(evolution.read_group(self.io, files, schema.fields))
         else:
             for f in self.plan_files(where, snapshot_id, as_of, ref):  # columns matched by field id
                 parts.append(evolve_arrow(read_data_file(f.path, self.io),
@@ -379,6 +384,22 @@ class FileStoreTable:
                 (FilesLive(gone, f"{operation} on {self.name}", base_id), *requirements,
                  # rows rewritten into a partition still in another bucket number: refused, as Paimon's writers do
                  BucketsKeepSame(written_totals(messages, self._store.partition_types), tuple(self.partition_keys)))))
+        except AfterCommitError:        # committed: the files are the table's
+            raise
+        except BaseException:
+            self.abort(messages)
+            raise
+
+    def commit_column_updates(self, messages: Sequence[CommitMessage], updated: Sequence[mf.ManifestEntry],
+                              operation: str, base_id: Optional[int]) -> Snapshot:
+        """Commit a data-evolution update (``data_evolution``) as one APPEND snapshot adding the
+        messages' files, removing none; a ``CommitConflictError`` (new files deleted) when a commit
+        since snapshot ``base_id`` removed a file of a row-id range it updates (``updated``)."""
+        self.refresh()
+        try:
+            changes, requirements = message_changes(messages, self._store.partition_types)
+            return FileStoreCommit(self._store, self.commit_user).apply(PaimonCommit(APPEND, tuple(changes), (
+                FilesLive(tuple(updated), f"{operation} on {self.name}", base_id, "updates rows of"), *requirements)))
         except AfterCommitError:        # committed: the files are the table's
             raise
         except BaseException:

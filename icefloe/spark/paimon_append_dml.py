@@ -11,6 +11,9 @@ inserted rows get new ids at commit (``icefloe.paimon.row_tracking``). A file al
 written for it. One OVERWRITE snapshot, as Paimon commits file deletions, removes the replaced
 files and adds the new ones; a commit since the read that removed one of them makes it a
 ``CommitConflictError`` with nothing committed (``FileStoreTable.replace_files``).
+
+A data-evolution table's UPDATE and MERGE write files of the updated columns beside its rows instead,
+and its DELETE is refused (``paimon_data_evolution``).
 """
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ from icefloe.spark.row_changes import (
     resolve_assignments, updated_columns,
 )
 from icefloe.paimon import row_tracking
+from icefloe.spark import paimon_data_evolution as evolution
 from icefloe.spark.paimon_metadata_columns import read_tracked
 from icefloe.spark.paimon_read import read_files
 from icefloe.spark.paimon_write import align_dataframe, write_data_files
@@ -80,10 +84,13 @@ def _read(table: SparkPaimonTable, entries: Sequence[ManifestEntry]) -> DataFram
 
 
 def _apply(table: SparkPaimonTable, operation: str, base: Optional[Snapshot], entries: Sequence[ManifestEntry],
-           changes: DataFrame) -> RowChanges:
+           changes: DataFrame, columns: Sequence[str] = ()) -> RowChanges:
     """Write and commit labelled rows (the table's columns, FILE_COL, ACTION; every row of
-    each file read is there, KEEP for those no change takes)."""
+    each file read is there, KEEP for those no change takes); ``columns``: those an update changes."""
     from pyspark.sql import functions as F
+
+    if evolution.enabled(table.table_schema.options):
+        return evolution.apply_updates(table, operation, base, entries, changes, columns, FILE_COL)
 
     changes, by_file, counts = file_stats(changes, FILE_COL)
     touched = {f for f, r in by_file.items() if r["upd"] + r["dele"] > 0}
@@ -116,6 +123,7 @@ def delete_rows(table: SparkPaimonTable, condition: Where) -> RowChanges:
     """``DELETE FROM t WHERE condition`` (no condition: every row)."""
     from pyspark.sql import functions as F
 
+    evolution.refuse_delete(table, "delete")
     if isinstance(condition, str) and not condition.strip():
         condition = None
     if condition is not None:
@@ -134,6 +142,7 @@ def replace_where(table: SparkPaimonTable, data: Any, where: str) -> RowChanges:
     from pyspark.sql import functions as F
 
 
+    evolution.refuse_delete(table, "overwrite with where")
     fields = table.table_schema.fields
     check_resolvable(table.spark, table.schema, {}, table.name, where, _hidden(table))
     base, entries = _target(table, where)
@@ -156,6 +165,7 @@ def update_rows(table: SparkPaimonTable, assignments: dict[str, Any], condition:
     schema = table.schema
     sets = resolve_assignments(schema, assignments)
     check_resolvable(table.spark, schema, sets, table.name, condition, _hidden(table))
+    columns = evolution.update_columns(table, sets)       # a data-evolution table's, checked
     base, entries = _target(table, condition)
     if not entries:
         return RowChanges()
@@ -164,7 +174,7 @@ def update_rows(table: SparkPaimonTable, assignments: dict[str, Any], condition:
     out = updated_columns(schema.fields, sets, hit, table.name)
     rows = rows.select(*out, *_tracked_after(table, F.col(SEQUENCE_NUMBER), hit), FILE_COL,
                        F.when(hit, F.lit(UPDATE)).otherwise(F.lit(KEEP)).alias(ACTION))
-    return _apply(table, "update", base, entries, rows)
+    return _apply(table, "update", base, entries, rows, columns)
 
 
 class AppendMerge(MergeClauses):
@@ -184,6 +194,9 @@ class AppendMerge(MergeClauses):
         from pyspark.sql import functions as F
 
         table = self.table
+        # a data-evolution table takes Paimon's clauses only, and its updates write the changed columns
+        columns = evolution.check_merge(self, table.table_schema) if evolution.enabled(table.table_schema.options) \
+            else []
         base, entries = _target(table, None)
         schema = table.schema
         def describe(row: tuple[Any, ...]) -> str:
@@ -207,7 +220,7 @@ class AppendMerge(MergeClauses):
         if not clauses:
             return RowChanges()
         try:
-            return _apply(table, "merge", base, entries, rows)
+            return _apply(table, "merge", base, entries, rows, columns)
         except Exception as e:
             self.raise_cardinality_failure(e, describe)
             raise

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable, Iterator, Optional
 
-from icefloe.errors import NoSuchSnapshotError
+from icefloe.errors import NoSuchSnapshotError, NotSupportedError
 from icefloe.paimon import changelog as cl
+from icefloe.paimon import row_tracking
 from icefloe.paimon import types as pt
 from icefloe.spark import connect
 from icefloe.spark.paimon_read import paimon_read_bucket, partitions_of
@@ -58,6 +59,10 @@ def changes_df(spark: SparkSession, table: PaimonStore, start: Optional[int] = N
 
     table.refresh()
     schema = table.table_schema
+    if row_tracking.evolution_enabled(schema.options):
+        raise NotSupportedError("the changes (a changelog or stream read)", table.name, "paimon",
+                                "a data-evolution table's update writes files of some columns of existing rows, "
+                                "which are no changed rows of their own; read its snapshots whole instead")
     fields = schema.fields
     mode = cl.producer(schema)
     keyed = bool(schema.primary_keys)

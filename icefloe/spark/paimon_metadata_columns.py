@@ -2,6 +2,8 @@
 data file a row is stored in), ``__paimon_row_index`` (its position in that file, from 0),
 ``__paimon_partition`` (a struct of the partition's values) and ``__paimon_bucket``; and of a
 row-tracking table (``icefloe.paimon.row_tracking``) ``_ROW_ID`` and ``_SEQUENCE_NUMBER``.
+A data-evolution table's row is merged from the files of its row-id range: its file is the range's
+oldest (where its rows were first written), its position the one there.
 
 Paimon gives the file and position of a row where the row is one stored record: an append table,
 a deletion-vector table (its files above level 0) or a primary-key table whose buckets are fully
@@ -16,6 +18,8 @@ from typing import TYPE_CHECKING, Optional, Sequence
 from icefloe.errors import NotSupportedError
 from icefloe.paimon import deletion_vectors as dv
 from icefloe.paimon import row_tracking
+from icefloe.spark import paimon_data_evolution as evolution
+from icefloe.spark.paimon_data_evolution import read_evolved
 from icefloe.spark.paimon_read import raw_buckets, read_files, read_merged
 
 if TYPE_CHECKING:
@@ -47,7 +51,7 @@ def read_with_metadata(table: SparkPaimonTable, schema: TableSchema, snapshot: O
         raise ValueError(f"{', '.join(tracked)}: table {table.name} does not track rows "
                          f"({row_tracking.ENABLED} is not set)")
     spark = table.spark
-    if tracked:
+    if tracked or evolution.enabled(schema.options):     # a data-evolution table's rows are merged by row id
         return _read_tracked(table, schema, entries, names)
     if schema.primary_keys and not dv.enabled(schema.options) and FILE_PATH not in names and ROW_INDEX not in names:
         df = read_merged(spark, table, schema, entries, bucket_col=BUCKET)      # partition and bucket only
@@ -101,6 +105,9 @@ def read_tracked(table: SparkPaimonTable, schema: TableSchema, entries: Sequence
     row's position and its highest sequence number), then each row's file and position (and bucket)."""
     from pyspark.sql import functions as F
 
+    if evolution.enabled(schema.options):        # a row-id range's files merged: the range's oldest file
+        return read_evolved(table, schema, entries, tracked=True, file_col=file_col, pos_col=pos_col,
+                            bucket_col=bucket_col)
     spark = table.spark
     fields = list(schema.fields) + list(row_tracking.FIELDS)
     df = read_files(spark, [e.file.path for e in entries], fields,

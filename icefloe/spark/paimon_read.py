@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Op
 from icefloe.paimon import chain
 from icefloe.paimon import deletion_vectors as dv
 from icefloe.paimon import merge as mg
+from icefloe.paimon import row_tracking
 from icefloe.paimon import types as pt
 from icefloe.core.io import LOCAL, normalize_location, strip_scheme
-from icefloe.errors import CorruptDataFileError, CorruptMetadataError, UnsupportedTableError
+from icefloe.errors import CorruptDataFileError, CorruptMetadataError, NotSupportedError, UnsupportedTableError
 from icefloe.core import types as core
 from icefloe.paimon.arrow_read import is_orc, iter_data_file, read_data_file
 from icefloe.paimon.changelog import KIND_LABELS
@@ -263,6 +264,10 @@ def partitions_of(table: PaimonStore, entries: Sequence[ManifestEntry], snapshot
                                            "levels": [levels[p] for p in paths],
                                            "vectors": {p: vectors[p] for p in paths if p in vectors}})
                 for paths, _ in table.buckets_of(entries)]
+    if row_tracking.evolution_enabled(table.table_schema.options):
+        raise NotSupportedError("a read file by file (the data source)", table.name, "paimon",
+                                "a data-evolution table's files of some columns are merged with the other files of "
+                                "their row-id range; read it through a catalog (SELECT, to_spark, to_arrow)")
     current = table.table_schema.id
     return [f"{e.file.path}#schema={e.file.schema_id},{current}" for e in entries]
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Callable, Optional, Sequence
 import pyarrow as pa   # (loaded with paimon_write anyway) resolves the curve UDF's type hints at runtime
 
 from icefloe.core import hilbert, zorder
+from icefloe.paimon import row_tracking
 from icefloe.spark.paimon_read import read_files
 from icefloe.spark.paimon_write import write_data_files
 
@@ -47,6 +48,10 @@ def check_sortable(table: SparkPaimonTable, strategy: str, columns: Sequence[str
     schema = table.table_schema
     if strategy not in STRATEGIES:
         raise ValueError(f"order_strategy {strategy!r}: Paimon's are 'order', 'zorder', 'hilbert' and 'none'")
+    if row_tracking.evolution_enabled(schema.options):
+        raise NotImplementedError(f"sort compaction ({strategy}) of {table.name}: Paimon does not sort a data-evolution "
+                                  "table (data-evolution.enabled): its rows' columns are matched across files by row "
+                                  "id, which a sort would reorder")
     if schema.primary_keys or schema.num_buckets != -1:
         kind = "a primary-key table" if schema.primary_keys else f"a table with {schema.num_buckets} fixed buckets"
         raise NotImplementedError(

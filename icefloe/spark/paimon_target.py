@@ -52,6 +52,16 @@ class PaimonStore(CompactTable, Protocol):
         """Commit a copy-on-write change: ``removed`` deleted, the messages' files added."""
         ...
 
+    def commit_column_updates(self, messages: Sequence[CommitMessage], updated: Sequence[mf.ManifestEntry],
+                              operation: str, base_id: Optional[int]) -> Snapshot:
+        """Commit a data-evolution update: the messages' files added, the files of the row-id
+        ranges it updates (``updated``) still live."""
+        ...
+
+    def abort(self, messages: Sequence[CommitMessage]) -> None:
+        """Delete the data files of uncommitted messages."""
+        ...
+
 
 class SparkPaimonTable(PaimonStore, Protocol):
     """A Paimon table with its Spark session: what row-level changes, changelogs and ANALYZE need."""

@@ -134,8 +134,6 @@ def trigger_tag_automatic_creation(t: PaimonTable, args: Args) -> Rows:
     return [(True,)]
 
 
-_DATA_EVOLUTION = ("icefloe does not write Data Evolution tables (data-evolution.enabled: files of some columns of "
-                   "rows matched by row id); it gives rows row ids with row-tracking.enabled alone")
 # Paimon's procedures icefloe does not run, and why (each refused by name)
 REFUSED = {
     "migrate_database": "Paimon migrates from a Hive metastore's tables; a filesystem warehouse has no metastore",
@@ -147,10 +145,12 @@ REFUSED = {
     "create_function": "a Paimon filesystem catalog has no functions (Paimon keeps them in a REST catalog)",
     "alter_function": "a Paimon filesystem catalog has no functions (Paimon keeps them in a REST catalog)",
     "drop_function": "a Paimon filesystem catalog has no functions (Paimon keeps them in a REST catalog)",
-    "materialize_deletion_vectors": "it applies to Data Evolution tables, whose rows are matched by row ids across "
-                                    "files (Paimon refuses it on other tables); " + _DATA_EVOLUTION,
-    "reassign_row_id": "it renumbers the row ids of Data Evolution tables whose partitions' row-id ranges overlap "
-                       "(Paimon refuses it on other tables, row-tracking ones included); " + _DATA_EVOLUTION,
+    "materialize_deletion_vectors": "it rewrites a Data Evolution table's files without the rows its deletion "
+                                    "vectors delete; icefloe's Data Evolution tables have no deletion vectors "
+                                    "(Paimon 1.4 refuses data-evolution.enabled with deletion-vectors.enabled), and "
+                                    "icefloe reads no table whose append files have them",
+    "reassign_row_id": "it renumbers the rows of a Data Evolution table whose partitions' row-id ranges overlap; "
+                       "icefloe gives each row a row id unique in the table when it commits, and renumbers none",
     "create_global_index": "global indexes are built on tables with row-tracking.enabled, keyed by row id, and "
                            "icefloe's writers do not write or maintain them",
     "drop_global_index": "global indexes are built on tables with row-tracking.enabled, keyed by row id, and "

@@ -41,6 +41,7 @@ from icefloe.paimon.writer import restored_sequence_numbers, write_arrow_table
 from icefloe.spark import paimon_analyze
 from icefloe.spark import paimon_metadata_columns as metadata_columns
 from icefloe.spark import paimon_append_dml as append_dml
+from icefloe.spark import paimon_data_evolution as evolution
 from icefloe.spark.merge_clauses import MergeClauses
 from icefloe.spark.paimon_dml import PrimaryKeyMerge
 from icefloe.spark.paimon_changes import audit_log_df, changes_df
@@ -209,6 +210,8 @@ class PaimonTable(FileStoreTable, Table):
             if dv.skips_level0(schema.options):         # first-row: level 0 waits for its compaction
                 entries = dv.readable(entries)
             return read_merged(self.spark, self, schema, entries, where, columns)
+        if evolution.enabled(schema.options):      # a row-id range's files merged column by column
+            return evolution.read_evolved(self, schema, self.plan(where, snapshot_id, as_of, ref), where, columns)
         files = self.plan_files(where, snapshot_id, as_of, ref)
         return read_files(self.spark, [f.path for f in files], schema.fields, where, columns,
                           file_fields=[self.schema_by_id(f.schema_id).fields for f in files], io=self.io)
@@ -341,6 +344,8 @@ class PaimonTable(FileStoreTable, Table):
         common = {ident(e) for e in before} & {ident(e) for e in after}
         before = [e for e in before if ident(e) not in common]
         after = [e for e in after if ident(e) not in common]
+        if evolution.enabled(schema.options):
+            raise self.unsupported("an incremental query of a data-evolution table", evolution.NO_INCREMENTAL)
         if not schema.primary_keys:
             return read_files(self.spark, [e.file.path for e in after], schema.fields, None, None,
                               file_fields=[self.schema_by_id(e.file.schema_id).fields for e in after], io=self.io)

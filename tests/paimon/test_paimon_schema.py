@@ -181,7 +181,7 @@ def test_through_the_shared_catalog_api(paimon_warehouse):
 
 
 def test_options_icefloe_does_not_honour_are_refused_by_alter_and_the_schema_stays(paimon_catalog, paimon_warehouse):
-    """An option asking writers for what icefloe's do not do (file indexes, tag success files, data evolution) is
+    """An option asking writers for what icefloe's do not do (file indexes, tag success files) is
     refused when set; its harmless values and the read-side switch pass; a table whose schema another
     engine wrote with such an option still takes other changes."""
     t = paimon_catalog.create_table("db.opts", "id bigint, dt string",
@@ -189,11 +189,13 @@ def test_options_icefloe_does_not_honour_are_refused_by_alter_and_the_schema_sta
                                                 "file-index.read.enabled": "false"})
     schema_dir = os.path.join(paimon_warehouse, "db.db", "opts", "schema")
     before = sorted(os.listdir(schema_dir))
-    for key, value in [("file-index.range-bitmap.columns", "dt"), ("tag.create-success-file", "true"),
-                       ("data-evolution.enabled", "true")]:
+    for key, value in [("file-index.range-bitmap.columns", "dt"), ("tag.create-success-file", "true")]:
         with pytest.raises(SchemaError, match=f"db.opts.*{key}.*not honoured"):
             with t.update_schema() as u:
                 u.set_option(key, value)
+    with pytest.raises(SchemaError, match="data-evolution.enabled.*row-tracking.enabled"):
+        with t.update_schema() as u:      # data evolution needs row tracking, both fixed at CREATE
+            u.set_option("data-evolution.enabled", "true")
     with pytest.raises(SchemaError, match="db.opts.*row-tracking.enabled.*cannot be changed"):
         with t.update_schema() as u:      # fixed at CREATE, as in Paimon
             u.set_option("row-tracking.enabled", "true")

@@ -39,6 +39,9 @@ import org.apache.paimon.data.InternalRow;
 import org.apache.paimon.data.Timestamp;
 import org.apache.paimon.disk.IOManager;
 import org.apache.paimon.index.HashBucketAssigner;
+import org.apache.paimon.io.CompactIncrement;
+import org.apache.paimon.io.DataFileMeta;
+import org.apache.paimon.io.DataIncrement;
 import org.apache.paimon.operation.BaseAppendFileStoreWrite;
 import org.apache.paimon.operation.CleanOrphanFilesResult;
 import org.apache.paimon.operation.LocalOrphanFilesClean;
@@ -59,6 +62,7 @@ import org.apache.paimon.table.sink.BatchTableCommit;
 import org.apache.paimon.table.sink.BatchTableWrite;
 import org.apache.paimon.table.sink.BatchWriteBuilder;
 import org.apache.paimon.table.sink.CommitMessage;
+import org.apache.paimon.table.sink.CommitMessageImpl;
 import org.apache.paimon.table.sink.RowKeyExtractor;
 import org.apache.paimon.table.sink.TableWriteImpl;
 import org.apache.paimon.table.source.DataSplit;
@@ -139,6 +143,8 @@ public final class PaimonReferee {
                 return rows(table(r), strings(r.get("columns")), r.path("kind").asBoolean(false));
             case "write":
                 return write(r);
+            case "write_columns":
+                return writeColumns(r);
             case "compact":
                 return compact(r);
             case "stream":
@@ -450,6 +456,44 @@ public final class PaimonReferee {
                 n++;
             }
             commit.commit(write.prepareCommit());
+        }
+        return latestSnapshot(table);
+    }
+
+    /**
+     * A data-evolution table's update of some columns, as Paimon's Spark MERGE INTO writes it: one file of the named
+     * columns only, with a value for every row of the row-id range that starts at {@code first_row_id} (in row-id
+     * order), given that first row id and committed as one APPEND snapshot. Unpartitioned tables only (the partition
+     * of a file of some columns is not in its rows).
+     */
+    private JsonNode writeColumns(JsonNode r) throws Exception {
+        FileStoreTable table = fileTable(r);
+        if (!table.partitionKeys().isEmpty()) {
+            throw new IllegalArgumentException("write_columns writes unpartitioned tables only");
+        }
+        RowType type = table.rowType().project(strings(r.get("columns")));
+        long firstRowId = r.get("first_row_id").asLong();
+        BatchWriteBuilder builder = table.newBatchWriteBuilder();
+        List<CommitMessage> assigned = new ArrayList<>();
+        try (BatchTableWrite write = builder.newWrite().withIOManager(IO).withWriteType(type);
+             BatchTableCommit commit = builder.newCommit()) {
+            for (JsonNode values : r.get("rows")) {
+                GenericRow row = new GenericRow(type.getFieldCount());
+                for (int i = 0; i < type.getFieldCount(); i++) {
+                    row.setField(i, fromJson(values.get(i), type.getTypeAt(i)));
+                }
+                write.write(row);
+            }
+            for (CommitMessage m : write.prepareCommit()) {
+                CommitMessageImpl message = (CommitMessageImpl) m;
+                List<DataFileMeta> files = new ArrayList<>();
+                for (DataFileMeta f : message.newFilesIncrement().newFiles()) {
+                    files.add(f.assignFirstRowId(firstRowId));
+                }
+                assigned.add(new CommitMessageImpl(message.partition(), message.bucket(), message.totalBuckets(),
+                        new DataIncrement(files, new ArrayList<>(), new ArrayList<>()), CompactIncrement.emptyIncrement()));
+            }
+            commit.commit(assigned);
         }
         return latestSnapshot(table);
     }
