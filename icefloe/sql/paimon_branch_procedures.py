@@ -151,10 +151,6 @@ REFUSED = {
                                     "files (Paimon refuses it on other tables); " + _DATA_EVOLUTION,
     "reassign_row_id": "it renumbers the row ids of Data Evolution tables whose partitions' row-id ranges overlap "
                        "(Paimon refuses it on other tables, row-tracking ones included); " + _DATA_EVOLUTION,
-    "create_global_index": "global indexes are built on tables with row-tracking.enabled, keyed by row id, and "
-                           "icefloe's writers do not write or maintain them",
-    "drop_global_index": "global indexes are built on tables with row-tracking.enabled, keyed by row id, and "
-                         "icefloe's writers write none to drop",
     "compact_chain_table": "chain tables (chain-table.enabled: a snapshot branch and a delta branch read as one) "
                            "are not implemented by icefloe",
 }
