@@ -197,10 +197,10 @@ class PaimonJava:
         out = self.request("global_index_rows", table=table, column=column, values=list(values))
         return None if out is None else sorted(out)
 
-    def build_global_index(self, table: str, column: str) -> list[str]:
-        """A ``bitmap`` global index of ``column`` of an unpartitioned row-tracking table, written and
-        committed by Paimon's own index writer over all rows as one row range; its file names."""
-        return self.request("build_global_index", table=table, column=column)
+    def build_global_index(self, table: str, column: str, index_type: str = "bitmap") -> list[str]:
+        """A ``bitmap`` or ``btree`` global index of ``column`` of an unpartitioned row-tracking table,
+        written and committed by Paimon's own index writer over all rows as one row range; its file names."""
+        return self.request("build_global_index", table=table, column=column, index_type=index_type)
 
     def close(self) -> None:
         if self._proc.poll() is None:

@@ -12,7 +12,10 @@ As Paimon 1.4 lays them out:
 - *Index files.* Under ``<table>/index/``, named ``<index type>-global-index-<uuid>.index``. A
   ``bitmap`` file holds exactly Paimon's ``bitmap`` file index (``file_index_bitmap``, version 2,
   options ``version`` and ``index-block-size``) of the range's values in row-id order, so a row's
-  position in it is its row id minus the range's start.
+  position in it is its row id minus the range's start. A ``btree`` index (``global_index_btree``)
+  is not cut into shards: each run of contiguous files of a partition is one row range, whose rows
+  in value order make one SST file per ``btree-index.records-per-range`` (times 1.2) rows, each
+  entry carrying the whole range and, as its meta bytes, the first and last value it holds.
 - *Metadata.* Each index file is an entry of the snapshot's index manifest (bucket 0 of its
   partition, ``_INDEX_TYPE`` the index type, ``_ROW_COUNT`` the rows it holds) whose
   ``_GLOBAL_INDEX`` record gives the row range (``_ROW_RANGE_START`` / ``_ROW_RANGE_END``,
@@ -29,20 +32,21 @@ As Paimon 1.4 lays them out:
   and a read with it returns what a full read returns. Reads of Data Evolution tables
   (``data-evolution.enabled``, whose files of some columns share row ids) do not use it, nor reads
   with ``global-index.enabled`` = false.
-- *Types.* ``bitmap`` is built here; ``btree`` (SST files with block compression and a bloom
-  filter) and the vector indexes (``lumina-vector-ann``, a native library) are read past -- a
-  table holding them is read in full -- and not built.
+- *Types.* ``bitmap`` and ``btree`` (of strings, integers, booleans and dates, uncompressed) are
+  built and read here; the vector indexes (``lumina-vector-ann``, a native library) are read past --
+  a read of a table holding one does not skip by it -- and not built.
 """
 from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 from icefloe.core import expressions as ex
 from icefloe.core.expressions.tree import literal_of
 from icefloe.errors import SchemaError
 from icefloe.paimon import file_index_bitmap as bmi
+from icefloe.paimon import global_index_btree as bt
 from icefloe.paimon import manifest as mf
 from icefloe.paimon import row_tracking
 from icefloe.paimon.arrow_read import read_data_file
@@ -69,13 +73,10 @@ DATA_EVOLUTION = "data-evolution.enabled"
 BITMAP_OPTIONS = bmi.OPTIONS
 # Paimon 1.4's other index types, and why icefloe does not build them
 NOT_BUILT = {
-    BTREE: "icefloe does not write Paimon's btree index files (SST blocks with block compression, a bloom "
-           "filter and a null bitmap); index_type => 'bitmap' builds a bitmap index, which answers "
-           "=, IN and IS NULL on the same column",
     "lumina-vector-ann": "it is a vector index built by Paimon's native Lumina (DiskANN) library, which has "
                          "no implementation outside Java and native code",
 }
-TYPES = (BITMAP, *NOT_BUILT)
+TYPES = (BITMAP, BTREE, *NOT_BUILT)
 
 
 def _flag(options: Mapping[str, str], key: str, default: bool) -> bool:
@@ -106,6 +107,7 @@ class GlobalIndexFile:
     range_end: int          # inclusive
     field_id: int
     path: str
+    index_meta: Optional[bytes] = None
 
     def covers(self, start: int, end: int) -> bool:
         return self.range_start <= end and start <= self.range_end
@@ -124,7 +126,7 @@ def files_of(store: FileStore, records: Iterable[IndexRecord]) -> list[GlobalInd
         path = r.get("_EXTERNAL_PATH") or f"{store.table_path}/{INDEX_DIR}/{r['_FILE_NAME']}"
         out.append(GlobalIndexFile(r["_PARTITION"], r["_INDEX_TYPE"], r["_FILE_NAME"], r["_FILE_SIZE"],
                                    r["_ROW_COUNT"], g["_ROW_RANGE_START"], g["_ROW_RANGE_END"],
-                                   g["_INDEX_FIELD_ID"], path))
+                                   g["_INDEX_FIELD_ID"], path, g.get("_INDEX_META")))
     return out
 
 
@@ -134,13 +136,13 @@ def global_files(store: FileStore, snapshot: Optional[Snapshot]) -> list[GlobalI
 
 
 def index_record(partition: bytes, index_type: str, file_name: str, file_size: int, row_count: int,
-                 range_start: int, range_end: int, field_id: int) -> IndexRecord:
+                 range_start: int, range_end: int, field_id: int, index_meta: Optional[bytes] = None) -> IndexRecord:
     """An index manifest entry (ADD) of a new global index file."""
     return {"_VERSION": 1, "_KIND": 0, "_PARTITION": partition, "_BUCKET": 0, "_INDEX_TYPE": index_type,
             "_FILE_NAME": file_name, "_FILE_SIZE": file_size, "_ROW_COUNT": row_count,
             "_DELETIONS_VECTORS_RANGES": None, "_EXTERNAL_PATH": None,
             "_GLOBAL_INDEX": {"_ROW_RANGE_START": range_start, "_ROW_RANGE_END": range_end,
-                              "_INDEX_FIELD_ID": field_id, "_EXTRA_FIELD_IDS": None, "_INDEX_META": None,
+                              "_INDEX_FIELD_ID": field_id, "_EXTRA_FIELD_IDS": None, "_INDEX_META": index_meta,
                               "_SOURCE_META": None}}
 
 
@@ -149,6 +151,9 @@ def check_build(index_type: str, field: DataField, options: Mapping[str, str]) -
     """Refuse an index type icefloe does not build, a column it cannot hold, or an option it does not take."""
     if index_type in NOT_BUILT:
         raise SchemaError(f"index type {index_type!r} is not built by icefloe: {NOT_BUILT[index_type]}")
+    if index_type == BTREE:
+        bt.check(field.name, field.type, options)
+        return
     if index_type != BITMAP:
         raise SchemaError(f"{index_type!r} is not a global index type of Paimon 1.4 (types: {', '.join(TYPES)})")
     r = root(field.type) if field.type.is_primitive else None
@@ -192,7 +197,10 @@ class ShardSpec:
 
 def shards(entries: Sequence[mf.ManifestEntry], per_shard: int, fields_of: Callable[[int], Sequence[DataField]],
            field: DataField, index_type: str, options: Mapping[str, str], index_dir: str) -> list[ShardSpec]:
-    """The row ranges of ``entries`` (live data files with paths) as Paimon's build cuts them."""
+    """The row ranges of ``entries`` (live data files with paths) as Paimon's build cuts them (a btree
+    index's ranges are not cut into shards)."""
+    if index_type == BTREE:
+        per_shard = 2**62
     by_part: dict[bytes, dict[int, list[mf.ManifestEntry]]] = {}
     for e in entries:
         if not positional(e):
@@ -252,14 +260,20 @@ def shard_keys(io: FileIO, spec: ShardSpec) -> list[Optional[bmi.Key]]:
     return bmi.column_keys(column, spec.field.type)
 
 
-def build_shard(io: FileIO, spec: ShardSpec) -> IndexRecord:
-    """Write the shard's index file; its index manifest entry."""
+def build_shard(io: FileIO, spec: ShardSpec) -> list[IndexRecord]:
+    """Write the row range's index files; their index manifest entries."""
     keys = shard_keys(io, spec)
-    raw, _certain = bmi.bitmap_bytes(keys, spec.field.type, dict(spec.options))
-    name = f"{spec.index_type}-global-index-{uuid.uuid4()}.index"
-    io.write_bytes(f"{spec.index_dir}/{name}", raw, overwrite=False)
-    return index_record(spec.partition, spec.index_type, name, len(raw), len(keys), spec.range_start,
-                        spec.range_end, spec.field.id)
+    if spec.index_type == BTREE:
+        built = [(f.raw, f.row_count, f.meta) for f in bt.files(keys, spec.field.type, dict(spec.options))]
+    else:
+        built = [(bmi.bitmap_bytes(keys, spec.field.type, dict(spec.options))[0], len(keys), None)]
+    out: list[IndexRecord] = []
+    for raw, count, meta in built:
+        name = f"{spec.index_type}-global-index-{uuid.uuid4()}.index"
+        io.write_bytes(f"{spec.index_dir}/{name}", raw, overwrite=False)
+        out.append(index_record(spec.partition, spec.index_type, name, len(raw), count, spec.range_start,
+                                spec.range_end, spec.field.id, meta))
+    return out
 
 
 # --------------------------------------------------------------------------- reading
@@ -280,38 +294,96 @@ def _indexed_fields(pred: ex.Expr) -> set[int]:
 
 
 class _Loaded:
-    """The bitmap index files of a read, opened once each."""
+    """The index files of a read, opened once each."""
 
     def __init__(self, io: FileIO):
         self.io = io
-        self.cache: dict[str, bmi.BitmapIndex] = {}
+        self.cache: dict[str, Union[bmi.BitmapIndex, bt.BTreeIndex]] = {}
 
-    def index(self, f: GlobalIndexFile, field: DataField) -> bmi.BitmapIndex:
+    def index(self, f: GlobalIndexFile, field: DataField) -> Union[bmi.BitmapIndex, bt.BTreeIndex]:
         got = self.cache.get(f.path)
         if got is None:
-            got = self.cache[f.path] = bmi.BitmapIndex(self.io.read_bytes(f.path), field.type,
-                                                      f"global index file {f.path}")
+            where = f"global index file {f.path}"
+            raw = self.io.read_bytes(f.path)
+            got = self.cache[f.path] = bmi.BitmapIndex(raw, field.type, where) if f.index_type == BITMAP \
+                else bt.BTreeIndex(raw, field.type, f.index_meta, where)
         return got
 
 
-def file_filter(store: FileStore, records: Sequence[IndexRecord], pred: ex.Expr, schema: TableSchema, file_type: Callable[[int, int], Optional[Any]]
-                ) -> Optional[Callable[[mf.ManifestEntry], bool]]:
-    """A test of a live data file: False only where the bitmap global indexes prove none of its rows
-    satisfies ``pred`` (bound to ``schema``). ``file_type(schema id, field id)`` is the type a field had
-    in the schema a file was written with. None when no index applies."""
+# a row range of an index: (first row id, last row id) -> its index files
+Ranges = dict[tuple[int, int], list[GlobalIndexFile]]
+
+
+def _ranges(files: Sequence[GlobalIndexFile]) -> Ranges:
+    """The files of one partition's index of one column, by row range; the ``bitmap`` index's files
+    where it has one, else the ``btree`` index's."""
+    kind = BITMAP if any(f.index_type == BITMAP for f in files) else BTREE
+    out: Ranges = {}
+    for f in sorted(files, key=lambda f: (f.range_start, f.range_end)):
+        if f.index_type == kind:
+            out.setdefault((f.range_start, f.range_end), []).append(f)
+    return out
+
+
+def _may_hold(f: GlobalIndexFile, key: Optional[bmi.Key], r: str) -> bool:
+    """Whether a btree file's meta (first and last value) admits ``key`` (None: any)."""
+    meta = f.index_meta
+    if f.index_type != BTREE or meta is None or key is None or r not in bt.ROOTS:
+        return True
+    try:
+        n = int.from_bytes(meta[0:4], "little")
+        first = meta[4:4 + n]
+        m = int.from_bytes(meta[4 + n:8 + n], "little")
+        last = meta[8 + n:8 + n + m]
+        if not first and not last:
+            return False                        # nulls only
+        k = bt.key_bytes(key, r) if not isinstance(key, float) else None
+        if k is None:
+            return True
+        lo, hi, got = (bt.decode_key(first, r), bt.decode_key(last, r), bt.decode_key(k, r))
+        return lo <= got <= hi  # pyright: ignore[reportOperatorIssue]
+    except Exception:
+        return True
+
+
+def file_filter(store: FileStore, records: Sequence[IndexRecord], pred: ex.Expr, schema: TableSchema,
+                file_type: Callable[[int, int], Optional[Any]]) -> Optional[Callable[[mf.ManifestEntry], bool]]:
+    """A test of a live data file: False only where the global indexes (bitmap, else btree) prove
+    none of its rows satisfies ``pred`` (bound to ``schema``). ``file_type(schema id, field id)`` is the
+    type a field had in the schema a file was written with. None when no index applies."""
     if not usable(schema):
         return None
     wanted = _indexed_fields(pred)
     fields = {f.id: f for f in schema.fields if f.id in wanted}
-    by_key: dict[tuple[bytes, int], list[GlobalIndexFile]] = {}
+    found_files: dict[tuple[bytes, int], list[GlobalIndexFile]] = {}
     for f in files_of(store, records):
-        if f.index_type == BITMAP and f.field_id in fields:
-            by_key.setdefault((f.partition, f.field_id), []).append(f)
-    if not by_key:
+        if f.index_type in (BITMAP, BTREE) and f.field_id in fields:
+            found_files.setdefault((f.partition, f.field_id), []).append(f)
+    if not found_files:
         return None
-    for files in by_key.values():
-        files.sort(key=lambda f: f.range_start)
+    by_key = {key: _ranges(files) for key, files in found_files.items()}
     loaded = _Loaded(store.io)
+
+    def leaf(node: ex.Expr, f: GlobalIndexFile, field: DataField) -> Optional[BitMap]:
+        from pyroaring import BitMap
+
+        if isinstance(node, ex.IsNull):
+            if f.index_type == BTREE and f.index_meta is not None and f.index_meta[-1:] == b"\x00":
+                return BitMap()
+            return loaded.index(f, field).null_rows()
+        assert isinstance(node, (ex.EqualTo, ex.In))
+        values = list(node.literals) if isinstance(node, ex.In) else [literal_of(node)]
+        found = BitMap()
+        r = root(field.type) or ""
+        for v in values:
+            key = bmi.literal_key(v, field.type) if r in bmi.ROOTS else None
+            if not _may_hold(f, key, r):
+                continue
+            got = loaded.index(f, field).rows_of(v, field.type)
+            if got is None:
+                return None
+            found |= got
+        return found
 
     def rows(node: ex.Expr, e: mf.ManifestEntry, start: int, end: int) -> Optional[BitMap]:
         """Positions (from ``start``) of the file's rows that may satisfy ``node``; None: any may."""
@@ -327,34 +399,26 @@ def file_filter(store: FileStore, records: Sequence[IndexRecord], pred: ex.Expr,
         field = fields.get(node.term.field_id)
         if field is None or file_type(e.file.schema_id, field.id) != field.type:
             return None
-        covering = [f for f in by_key.get((e.partition.to_bytes(), field.id), ()) if f.covers(start, end)]
+        ranges = by_key.get((e.partition.to_bytes(), field.id), {})
+        covering = [rng for rng in ranges if rng[0] <= end and start <= rng[1]]
         at = start
-        for f in covering:              # the ranges must cover the file's ids without a gap
-            if f.range_start > at:
+        for lo, hi in covering:             # the ranges must cover the file's ids without a gap
+            if lo > at:
                 return None
-            at = max(at, f.range_end + 1)
+            at = max(at, hi + 1)
         if at <= end:
             return None
         from pyroaring import BitMap
 
         out = BitMap()
-        for f in covering:
-            index = loaded.index(f, field)
-            if isinstance(node, ex.IsNull):
-                found = index.null_rows()
-            else:
-                values = list(node.literals) if isinstance(node, ex.In) else [literal_of(node)]
-                found = BitMap()
-                for v in values:
-                    got = index.rows_of(v, field.type)
-                    if got is None:
-                        return None
-                    found |= got
-            if found is None:
-                return None
-            lo, hi = max(start, f.range_start) - f.range_start, min(end, f.range_end) - f.range_start
-            part = found[found.rank(lo - 1) if lo > 0 else 0:found.rank(hi)]
-            out |= part.shift(f.range_start - start)
+        for rng in covering:
+            for f in ranges[rng]:
+                found = leaf(node, f, field)
+                if found is None:
+                    return None
+                lo, hi = max(start, f.range_start) - f.range_start, min(end, f.range_end) - f.range_start
+                part = found[found.rank(lo - 1) if lo > 0 else 0:found.rank(hi)]
+                out |= part.shift(f.range_start - start)
         return out
 
     def keep(e: mf.ManifestEntry) -> bool:

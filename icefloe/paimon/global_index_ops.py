@@ -39,7 +39,7 @@ def on_driver(io: FileIO, specs: Sequence[gi.ShardSpec]) -> list[IndexRecord]:
     done: list[IndexRecord] = []
     try:
         for spec in specs:
-            done.append(gi.build_shard(io, spec))
+            done.extend(gi.build_shard(io, spec))
     except BaseException:
         delete_files(io, specs[0].index_dir if specs else "", done)
         raise

@@ -50,10 +50,11 @@ def in_tasks(spark: SparkSession) -> Build:
         except Exception as e:
             # a failed task's files, and those of the tasks that finished, are referenced by no snapshot
             raise explain_spark_error(e) from None
-        records: list[IndexRecord] = [pickle.loads(r.out) for r in sorted(done, key=lambda r: r.task)]
-        if len(records) != len(specs):          # a task ran twice or not at all: keep the files of none
+        per_task: list[list[IndexRecord]] = [pickle.loads(r.out) for r in sorted(done, key=lambda r: r.task)]
+        records = [r for got in per_task for r in got]
+        if len(per_task) != len(specs):         # a task ran twice or not at all: keep the files of none
             delete_files(io, specs[0].index_dir, records)
-            raise RuntimeError(f"{len(specs)} global index tasks returned {len(records)} index files")
+            raise RuntimeError(f"{len(specs)} global index tasks returned {len(per_task)} answers")
         return records
     return build
 

@@ -5,15 +5,18 @@ bad input refused with the table unchanged."""
 import os
 import re
 import time
+import zlib
 
 import pyarrow as pa
 import pytest
 
 import icefloe
+from icefloe.core.io import strip_scheme
 from icefloe.core.types import StringType
 from icefloe.errors import IcefloeError, SchemaError
 from icefloe.paimon import file_index_bitmap as bmi
 from icefloe.paimon import global_index as gi
+from icefloe.paimon import global_index_btree as bt
 from icefloe.paimon import maintenance
 from icefloe.paimon.binary_row import BinaryRow
 from icefloe.paimon.global_index_ops import create_global_index, drop_global_index
@@ -61,8 +64,8 @@ def test_a_build_cuts_row_ranges_per_shard_and_writes_paimons_bitmap_bytes(cat):
     for f in files:
         assert f.index_type == "bitmap" and f.field_id == field_id and f.partition == files[0].partition
         assert re.fullmatch(r"bitmap-global-index-[0-9a-f-]{36}\.index", f.file_name)
-        assert f.path == f"{t.location}/index/{f.file_name}"
-        raw = open(f.path, "rb").read()
+        assert f.path == f"{t.store.table_path}/index/{f.file_name}"
+        raw = t.store.io.read_bytes(f.path)
         assert f.file_size == len(raw)
         keys = bmi.column_keys(pa.array(values[f.range_start:f.range_end + 1]), t.table_schema.fields[1].type)
         assert raw == bmi.bitmap_bytes(keys, t.table_schema.fields[1].type)[0]
@@ -101,10 +104,13 @@ def test_the_bitmap_reader_gives_each_values_rows():
     ("v = 'c' OR id = 7", [0, 5], [0, 5]),      # id has no index: the OR cannot skip
     ("v <> 'c'", [0, 5], [0, 5]),               # not a condition the index answers
 ])
-def test_reads_skip_files_the_index_rules_out_and_return_the_full_reads_rows(cat, where, before, files):
+@pytest.mark.parametrize("index_type, options", [("bitmap", {}), ("btree", {}),
+                                                 ("btree", {"btree-index.records-per-range": "2"})])
+def test_reads_skip_files_the_index_rules_out_and_return_the_full_reads_rows(cat, where, before, files, index_type,
+                                                                             options):
     t = _table(cat)
     assert _planned(t, where) == before
-    create_global_index(t, "v", "bitmap", {})
+    create_global_index(t, "v", index_type, options)
     assert _planned(t, where) == files
     got = sorted(t.refresh().to_arrow(where=where).column("id").to_pylist())
     assert got == sorted(r["id"] for r in t.to_arrow().to_pylist() if _matches(where, r))
@@ -158,7 +164,7 @@ def test_partitions_are_indexed_one_by_one_and_a_partition_filter_narrows_the_bu
 def test_drop_deletes_the_entries_and_expiry_the_files(cat):
     t = _table(cat)
     create_global_index(t, "v", "bitmap", {})
-    paths = [f.path for f in _index_files(t)]
+    paths = [strip_scheme(f.path) for f in _index_files(t)]
     snap = drop_global_index(t, "v", "BITMAP")
     assert snap.commit_kind == "APPEND" and _index_files(t) == []
     assert _planned(t, "v = 'c'") == [0, 5]
@@ -173,7 +179,7 @@ def test_drop_deletes_the_entries_and_expiry_the_files(cat):
 
 def _unchanged(t, run, error, match):
     before = t.refresh().current_snapshot().id
-    index_dir = os.path.join(t.location, "index")
+    index_dir = os.path.join(strip_scheme(t.store.table_path), "index")
     files = sorted(os.listdir(index_dir)) if os.path.isdir(index_dir) else []
     with pytest.raises(error, match=match):
         run()
@@ -183,7 +189,8 @@ def _unchanged(t, run, error, match):
 
 @pytest.mark.parametrize("args, match", [
     (("nope", "bitmap", {}), "column 'nope' does not exist"),
-    (("v", "btree", {}), "'btree' is not built by icefloe"),
+    (("v", "btree", {"btree-index.compression": "zstd"}), "uncompressed"),
+    (("v", "btree", {"version": "2"}), "'version' is not an option of the btree index"),
     (("v", "lumina-vector-ann", {}), "native Lumina"),
     (("v", "hash", {}), "not a global index type of Paimon 1.4"),
     (("v", "bitmap", {"index-block-size": "1kb", "fpp": "0.1"}), "'fpp' is not an option of the bitmap index"),
@@ -210,6 +217,40 @@ def test_an_index_over_the_same_rows_is_refused_until_it_is_dropped(cat):
     create_global_index(t, "id", "bitmap", {})                  # another column: its own index
     assert len(_index_files(t)) == 6
     assert _planned(t, "id = 7") == [5]
+
+
+def test_a_btree_index_is_one_row_range_per_run_of_files_cut_by_records_per_range(cat):
+    t = _table(cat)
+    create_global_index(t, "v", "btree", {"btree-index.records-per-range": "3"})   # 3 * 1.2: 3 rows a file
+    files = _index_files(t)
+    assert [(f.range_start, f.range_end, f.row_count) for f in files] == [(0, 9, 3), (0, 9, 3), (0, 9, 3), (0, 9, 1)]
+    assert all(re.fullmatch(r"btree-global-index-[0-9a-f-]{36}\.index", f.file_name) for f in files)
+    # rows in value order, nulls first: (null 3, null 9, a 0), (b 5, c 1, c 4), (d 6, d 8, e 2), (f 7)
+    metas = sorted(f.index_meta for f in files)
+    def meta(first, last, nulls):
+        return len(first).to_bytes(4, "little") + first + len(last).to_bytes(4, "little") + last + bytes([nulls])
+    assert metas == sorted([meta(b"a", b"a", 1), meta(b"b", b"c", 0), meta(b"d", b"e", 0), meta(b"f", b"f", 0)])
+    rows = sorted(table_indexes(t, t.current_snapshot()).to_pylist(), key=lambda r: r["row_count"])
+    assert [(r["index_type"], r["row_range_start"], r["row_range_end"], r["index_field_name"]) for r in rows] == \
+        [("btree", 0, 9, "v")] * 4
+    assert _planned(t, "v = 'c'") == [0] and _planned(t, "v IS NULL") == [0, 5] and _planned(t, "v = 'f'") == [5]
+
+
+def test_the_btree_file_layout():
+    # records (key, positions): a -> [0], b -> [2, 5], and row 1 null; one data block, aligned
+    raw = bt.write([(b"a", 0), (None, 1), (b"b", 5), (b"b", 2)], StringType()).raw
+    rec_a = b"\x01a" + b"\x02\x01\x00"          # key length, key, value length, value (count 1, row 0)
+    rec_b = b"\x01b" + b"\x03\x02\x02\x05"
+    block = rec_a + rec_b + (0).to_bytes(4, "little") + (5).to_bytes(4, "little") + (2).to_bytes(4, "little") + b"\x01"
+    assert raw.startswith(block + b"\x00" + zlib.crc32(block + b"\x00").to_bytes(4, "little"))
+    footer = raw[-52:]
+    assert footer[:20] == bytes(20)                                       # no bloom filter
+    assert footer[-8:] == (1).to_bytes(4, "little") + (0x50425449).to_bytes(4, "little")
+    index = bt.BTreeIndex(raw, StringType(), None)
+    assert list(index.rows_of("b", StringType())) == [2, 5] and list(index.null_rows()) == [1]
+    assert list(index.rows_of("zz", StringType())) == [] and list(index.rows_of("ab", StringType())) == []
+    same = bt.write([(b"a", 0), (b"b", 1)], StringType()).raw                 # records of one size: aligned
+    assert same[10:14] == (5).to_bytes(4, "little") and same[14] == 0
 
 
 def test_a_table_without_rows_gets_no_snapshot(cat):

@@ -330,8 +330,8 @@ public final class PaimonReferee {
         }
     }
 
-    // A bitmap global index of one column of an unpartitioned row-tracking table, built and committed by
-    // Paimon's own writer over all rows (one row range, from row id 0), as its Spark procedure builds a shard.
+    // A bitmap or btree global index of one column of an unpartitioned row-tracking table, built and committed
+    // by Paimon's own writer over all rows (one row range, from row id 0), as its Spark procedure builds one.
     private JsonNode buildGlobalIndex(JsonNode r) throws Exception {
         FileStoreTable table = fileTable(r);
         org.apache.paimon.types.DataField field = table.rowType().getField(r.get("column").asText());
@@ -350,18 +350,42 @@ public final class PaimonReferee {
         if (values.isEmpty() || values.firstKey() != 0 || values.lastKey() != values.size() - 1) {
             throw new IllegalArgumentException("row ids are not 0.." + (values.size() - 1) + ": " + values.keySet());
         }
-        org.apache.paimon.globalindex.GlobalIndexSingletonWriter writer =
-                (org.apache.paimon.globalindex.GlobalIndexSingletonWriter)
-                        org.apache.paimon.globalindex.GlobalIndexBuilderUtils.createIndexWriter(
-                                table, "bitmap", field, new Options());
-        for (Object v : values.values()) {
-            writer.write(v);
+        String indexType = r.path("index_type").asText("bitmap");
+        org.apache.paimon.globalindex.GlobalIndexWriter created =
+                org.apache.paimon.globalindex.GlobalIndexBuilderUtils.createIndexWriter(
+                        table, indexType, field, new Options());
+        List<org.apache.paimon.globalindex.ResultEntry> entries;
+        if (created instanceof org.apache.paimon.globalindex.GlobalIndexSingletonWriter) {
+            // bitmap: every row's value in row-id order
+            org.apache.paimon.globalindex.GlobalIndexSingletonWriter writer =
+                    (org.apache.paimon.globalindex.GlobalIndexSingletonWriter) created;
+            for (Object v : values.values()) {
+                writer.write(v);
+            }
+            entries = writer.finish();
+        } else {
+            // btree: (value, row id) in value order (nulls first, then row ids ascending), as its builder sorts
+            org.apache.paimon.globalindex.GlobalIndexParallelWriter writer =
+                    (org.apache.paimon.globalindex.GlobalIndexParallelWriter) created;
+            List<Map.Entry<Long, Object>> sorted = new ArrayList<>(values.entrySet());
+            sorted.sort((a, b) -> {
+                if (a.getValue() == null || b.getValue() == null) {
+                    return a.getValue() == null && b.getValue() == null ? Long.compare(a.getKey(), b.getKey())
+                            : a.getValue() == null ? -1 : 1;
+                }
+                @SuppressWarnings("unchecked")
+                int c = ((Comparable<Object>) a.getValue()).compareTo(b.getValue());
+                return c != 0 ? c : Long.compare(a.getKey(), b.getKey());
+            });
+            for (Map.Entry<Long, Object> e : sorted) {
+                writer.write(e.getValue(), e.getKey());
+            }
+            entries = writer.finish();
         }
         List<org.apache.paimon.index.IndexFileMeta> metas =
                 org.apache.paimon.globalindex.GlobalIndexBuilderUtils.toIndexFileMetas(
                         table.fileIO(), table.store().pathFactory().globalIndexFileFactory(), table.coreOptions(),
-                        new org.apache.paimon.utils.Range(0, values.size() - 1), field.id(), "bitmap",
-                        writer.finish());
+                        new org.apache.paimon.utils.Range(0, values.size() - 1), field.id(), indexType, entries);
         List<org.apache.paimon.table.sink.CommitMessage> messages = new ArrayList<>();
         messages.add(new org.apache.paimon.table.sink.CommitMessageImpl(BinaryRow.EMPTY_ROW, 0, null,
                 org.apache.paimon.io.DataIncrement.indexIncrement(metas),
