@@ -183,7 +183,7 @@ def positional(e: mf.ManifestEntry) -> bool:
 
 @dataclass(frozen=True)
 class ShardSpec:
-    """One index file to build (picklable, for a Spark task): the row range of a partition and its
+    """The index files of one row range to build (picklable, for a Spark task): the range of a partition and its
     data files (path, the fields of the file's schema, first row id, row count) in row-id order."""
     partition: bytes
     range_start: int
@@ -346,11 +346,28 @@ def _may_hold(f: GlobalIndexFile, key: Optional[bmi.Key], r: str) -> bool:
         return True
 
 
+def _shared_ids(live: Sequence[mf.ManifestEntry]) -> set[str]:
+    """The data files (by name) whose row ids another live file has too (a branch merged in after
+    both wrote rows): an index built from one says nothing of the other, so neither is skipped."""
+    spans = sorted(((e.file.first_row_id or 0), (e.file.first_row_id or 0) + e.file.row_count - 1, e.file.file_name)
+                   for e in live if positional(e))
+    out: set[str] = set()
+    reach, owner = -1, ""
+    for first, last, name in spans:
+        if first <= reach:
+            out.update((name, owner))
+        if last > reach:
+            reach, owner = last, name
+    return out
+
+
 def file_filter(store: FileStore, records: Sequence[IndexRecord], pred: ex.Expr, schema: TableSchema,
-                file_type: Callable[[int, int], Optional[Any]]) -> Optional[Callable[[mf.ManifestEntry], bool]]:
+                file_type: Callable[[int, int], Optional[Any]], live: Callable[[], Sequence[mf.ManifestEntry]]
+                ) -> Optional[Callable[[mf.ManifestEntry], bool]]:
     """A test of a live data file: False only where the global indexes (bitmap, else btree) prove
     none of its rows satisfies ``pred`` (bound to ``schema``). ``file_type(schema id, field id)`` is the
-    type a field had in the schema a file was written with. None when no index applies."""
+    type a field had in the schema a file was written with; ``live()`` every live file of the
+    snapshot. None when no index applies."""
     if not usable(schema):
         return None
     wanted = _indexed_fields(pred)
@@ -363,6 +380,7 @@ def file_filter(store: FileStore, records: Sequence[IndexRecord], pred: ex.Expr,
         return None
     by_key = {key: _ranges(files) for key, files in found_files.items()}
     loaded = _Loaded(store.io)
+    shared = _shared_ids(live())
 
     def leaf(node: ex.Expr, f: GlobalIndexFile, field: DataField) -> Optional[BitMap]:
         from pyroaring import BitMap
@@ -422,7 +440,7 @@ def file_filter(store: FileStore, records: Sequence[IndexRecord], pred: ex.Expr,
         return out
 
     def keep(e: mf.ManifestEntry) -> bool:
-        if not positional(e):
+        if not positional(e) or e.file.file_name in shared:
             return True
         start = e.file.first_row_id or 0
         end = start + e.file.row_count - 1

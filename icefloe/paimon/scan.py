@@ -108,7 +108,8 @@ def plan(store: FileStore, snapshot: Optional[Snapshot], where: object = None, s
 
     def field_type(schema_id: int, field_id: int) -> Optional[DataType]:
         return next((f.type for f in schemas(schema_id).fields if f.id == field_id), None)
-    global_kept = gi.file_filter(store, records, pred, schema, field_type) if pruning else None
+    global_kept = gi.file_filter(store, records, pred, schema, field_type,
+                                 lambda: store.live_entries(snapshot)) if pruning else None
     out: list[mf.ManifestEntry] = []
     for e in live:
         values = part_cache.get(e.partition.data)

@@ -253,6 +253,23 @@ def test_the_btree_file_layout():
     assert same[10:14] == (5).to_bytes(4, "little") and same[14] == 0
 
 
+def test_files_sharing_row_ids_after_a_branch_merge_are_never_skipped(cat):
+    t = cat.create_table("default.gb", "id int, v string", properties=TRACKED)
+    t.append(_batch([0, 1, 2, 3, 4], ["a", "b", "c", "d", "e"]))               # row ids 0-4
+    t = cat.load_table("default.gb")
+    t.create_tag("t1", 1)
+    t.create_branch("b", tag="t1")
+    t.append(_batch([5, 6, 7, 8, 9], ["x", "x", "x", "x", "x"]))               # main: row ids 5-9
+    t.append(_batch([15, 16, 17, 18, 19], ["y", "x", "y", "x", "y"]), branch="b")   # branch: row ids 5-9 too
+    t = cat.load_table("default.gb")
+    create_global_index(t, "v", "bitmap", {})                                   # from main's rows 5-9: all 'x'
+    t.merge_branch("b")
+    t = cat.load_table("default.gb")
+    assert sorted(t.to_arrow(where="v = 'y'").column("id").to_pylist()) == [15, 17, 19]
+    assert sorted(t.to_arrow(where="v = 'a'").column("id").to_pylist()) == [0]
+    assert _planned(t, "v = 'y'") == [5]        # the branch's file: its ids are main's too, so the index is no guide
+
+
 def test_a_table_without_rows_gets_no_snapshot(cat):
     t = cat.create_table("default.empty", "id int, v string", properties=TRACKED)
     assert create_global_index(t, "v", "bitmap", {}) is None and t.refresh().current_snapshot() is None
