@@ -161,6 +161,16 @@ def test_partitions_are_indexed_one_by_one_and_a_partition_filter_narrows_the_bu
     assert sorted(t.refresh().to_arrow(where="v = 'a'").column("id").to_pylist()) == [0, 2]
 
 
+def test_expiry_keeps_the_index_files_the_kept_snapshots_use(cat):
+    t = _table(cat)
+    create_global_index(t, "v", "bitmap", {})
+    t.append(_batch([10], ["c"]))
+    assert t.expire_snapshots(older_than=int(time.time() * 1000) + 60_000, retain_last=1) == [1, 2, 3]
+    assert all(os.path.exists(strip_scheme(f.path)) for f in _index_files(t))
+    assert _planned(t, "v = 'c'") == [0, 10]
+    assert sorted(t.refresh().to_arrow(where="v = 'c'").column("id").to_pylist()) == [1, 4, 10]
+
+
 def test_drop_deletes_the_entries_and_expiry_the_files(cat):
     t = _table(cat)
     create_global_index(t, "v", "bitmap", {})

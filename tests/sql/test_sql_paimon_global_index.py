@@ -38,6 +38,7 @@ def test_create_read_update_delete_and_drop(pcat):
                          "FROM default.`g$table_indexes` ORDER BY row_range_start"))
     assert got == [("bitmap", 0, 0, 3, "v", 4), ("bitmap", 0, 4, 7, "v", 4), ("bitmap", 0, 8, 9, "v", 2)]
     assert _ids(pcat, "v = 'c'") == [1, 4]
+    assert sorted(r.id for r in t.to_spark(where="v = 'c'").collect()) == [1, 4]     # files pruned by the index
     assert _ids(pcat, "v IN ('d', 'zz')") == [6, 8]
     assert _ids(pcat, "v IS NULL") == [3, 9]
     pcat.sql("UPDATE default.g SET v = 'c' WHERE id = 6")      # the index said 'd' for row id 6
