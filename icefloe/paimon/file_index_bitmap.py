@@ -497,6 +497,25 @@ class BitmapIndex:
         entry = self._entries.get(_canon(k, self.root))
         return BitMap() if entry is None else self._bitmap(*entry)
 
+    def rows_in(self, low: Optional[Key], low_inclusive: bool, high: Optional[Key], high_inclusive: bool
+                ) -> Optional[BitMap]:
+        """The rows whose value lies between ``low`` and ``high`` (keys as ``literal_key`` gives them;
+        None: unbounded); None where the index cannot tell (floats, whose keys are their bits here, or
+        a version 1 index)."""
+        from pyroaring import BitMap
+
+        if self.version != VERSION_2 or self.root in ("FLOAT", "DOUBLE"):
+            return None
+        out = BitMap()
+        for key, entry in self._entries.items():
+            k = cast(Any, key)
+            if low is not None and (k < low or (k == low and not low_inclusive)):
+                continue
+            if high is not None and (k > high or (k == high and not high_inclusive)):
+                continue
+            out |= self._bitmap(*entry)
+        return out
+
     def null_rows(self) -> Optional[BitMap]:
         """The rows holding null (None for a version 1 index)."""
         from pyroaring import BitMap

@@ -23,8 +23,8 @@ As Paimon 1.4 lays them out:
   The commit that adds them is an APPEND snapshot without data files. A new index file may not
   overlap a live one of the same column: an index is dropped (its entries deleted by a commit,
   ``drop_global_index``) before it is built again.
-- *Reads.* Rows with ids in an indexed range holding none of an ``=`` / ``IN`` / ``IS NULL``
-  condition's values (AND / OR followed) are not read. Here that skips whole data files: a file with
+- *Reads.* Rows with ids in an indexed range holding no value an ``=``, ``IN``, ``<``, ``<=``, ``>``,
+  ``>=`` or ``IS NULL`` condition asks for (AND / OR followed) are not read. Here that skips whole data files: a file with
   a first row id and rows at their positional ids (no ``_ROW_ID`` column), written with the
   column's current type, whose ids the indexed ranges cover. Such a file never changes; rows that
   later writes move (compaction, UPDATE, DELETE, MERGE) go to files without a first row id, which
@@ -284,10 +284,15 @@ def usable(schema: TableSchema) -> bool:
         and not _flag(o, DATA_EVOLUTION, False)
 
 
+# the comparisons an index answers besides = and IN
+_RANGES = (ex.LessThan, ex.LessThanOrEqual, ex.GreaterThan, ex.GreaterThanOrEqual)
+_ANSWERED = (ex.EqualTo, ex.In, ex.IsNull) + _RANGES
+
+
 def _indexed_fields(pred: ex.Expr) -> set[int]:
     if isinstance(pred, (ex.And, ex.Or)):
         return _indexed_fields(pred.left) | _indexed_fields(pred.right)
-    if isinstance(pred, (ex.EqualTo, ex.In, ex.IsNull)) and not isinstance(pred, ex.LikeEqualTo) \
+    if isinstance(pred, _ANSWERED) and not isinstance(pred, ex.LikeEqualTo) \
             and isinstance(pred.term, ex.BoundReference):
         return {pred.term.field_id}
     return set()
@@ -389,10 +394,17 @@ def file_filter(store: FileStore, records: Sequence[IndexRecord], pred: ex.Expr,
             if f.index_type == BTREE and f.index_meta is not None and f.index_meta[-1:] == b"\x00":
                 return BitMap()
             return loaded.index(f, field).null_rows()
+        r = root(field.type) or ""
+        if isinstance(node, _RANGES):
+            key = bmi.literal_key(literal_of(node), field.type) if r in bmi.ROOTS else None
+            if key is None:
+                return None
+            if isinstance(node, (ex.LessThan, ex.LessThanOrEqual)):
+                return loaded.index(f, field).rows_in(None, False, key, isinstance(node, ex.LessThanOrEqual))
+            return loaded.index(f, field).rows_in(key, isinstance(node, ex.GreaterThanOrEqual), None, False)
         assert isinstance(node, (ex.EqualTo, ex.In))
         values = list(node.literals) if isinstance(node, ex.In) else [literal_of(node)]
         found = BitMap()
-        r = root(field.type) or ""
         for v in values:
             key = bmi.literal_key(v, field.type) if r in bmi.ROOTS else None
             if not _may_hold(f, key, r):
@@ -411,7 +423,7 @@ def file_filter(store: FileStore, records: Sequence[IndexRecord], pred: ex.Expr,
         if isinstance(node, ex.Or):
             left, right = rows(node.left, e, start, end), rows(node.right, e, start, end)
             return None if left is None or right is None else left | right
-        if not isinstance(node, (ex.EqualTo, ex.In, ex.IsNull)) or isinstance(node, ex.LikeEqualTo) \
+        if not isinstance(node, _ANSWERED) or isinstance(node, ex.LikeEqualTo) \
                 or not isinstance(node.term, ex.BoundReference):
             return None
         field = fields.get(node.term.field_id)

@@ -316,6 +316,37 @@ class BTreeIndex:
         except (struct.error, ValueError, IndexError) as e:
             raise SchemaError(f"cannot read {self.where}: {e}") from None
 
+    def rows_in(self, low: Optional[Any], low_inclusive: bool, high: Optional[Any], high_inclusive: bool
+                ) -> Optional[BitMap]:
+        """The positions of the rows whose value lies between ``low`` and ``high`` (keys as
+        ``file_index_bitmap.literal_key`` gives them; None: unbounded): the blocks from the first
+        whose last value reaches ``low`` until one passes ``high``."""
+        from pyroaring import BitMap
+
+        if isinstance(low, float) or isinstance(high, float):
+            return None
+        out = BitMap()
+        try:
+            at = 0 if low is None else bisect.bisect_left(self.index_keys, low)
+            for last, handle in self.index[at:]:
+                offset, p = _read_varint(handle, 0)
+                size, _ = _read_varint(handle, p)
+                for raw, value in self._block(offset, size):
+                    k: Any = decode_key(raw, self.root)
+                    if low is not None and (k < low or (k == low and not low_inclusive)):
+                        continue
+                    if high is not None and (k > high or (k == high and not high_inclusive)):
+                        return out
+                    count, p = _read_varint(value, 0)
+                    for _ in range(count):
+                        row, p = _read_varint(value, p)
+                        out.add(row)
+                if high is not None and last >= high:  # pyright: ignore[reportOperatorIssue]
+                    return out
+            return out
+        except (struct.error, ValueError, IndexError) as e:
+            raise SchemaError(f"cannot read {self.where}: {e}") from None
+
     def null_rows(self) -> Optional[BitMap]:
         from pyroaring import BitMap, BitMap64
 

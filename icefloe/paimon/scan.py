@@ -9,8 +9,8 @@ entries, merged in order (ADD minus DELETE), are the live files. With a filter:
 3. with equality on every bucket-key column, only the buckets of those keys stay;
 4. a file whose value statistics (min/max/null counts) cannot match is dropped;
 5. an append table's file whose file index (bloom filter) rules out an ``=`` / ``IN`` is dropped;
-6. a row-tracking table's file whose rows the global indexes (``global_index``) prove hold none of
-   an ``=`` / ``IN`` / ``IS NULL``'s values is dropped.
+6. a row-tracking table's file whose rows the global indexes (``global_index``) prove hold no value
+   an ``=``, ``IN``, range or ``IS NULL`` asks for is dropped.
 
 Dropping an ADD whose DELETE sat in a skipped manifest is safe: both are in the
 same partition, which the filter rejects either way.

@@ -103,6 +103,9 @@ def test_the_bitmap_reader_gives_each_values_rows():
     ("v = 'a' OR v = 'e'", [0, 5], [0]),
     ("v = 'c' OR id = 7", [0, 5], [0, 5]),      # id has no index: the OR cannot skip
     ("v <> 'c'", [0, 5], [0, 5]),               # not a condition the index answers
+    ("v >= 'e' AND v < 'f'", [0, 5], [0]),      # ranges: file 2's values in [e, f) are none
+    ("v > 'c' AND v < 'd'", [0, 5], []),
+    ("v <= 'a' OR v > 'e'", [0, 5], [0, 5]),
 ])
 @pytest.mark.parametrize("index_type, options", [("bitmap", {}), ("btree", {}),
                                                  ("btree", {"btree-index.records-per-range": "2"})])
@@ -122,7 +125,9 @@ def _matches(where, r):
             "v IN ('a', 'e')": v in ("a", "e"), "v = 'cc'": False, "v IS NULL": v is None,
             "v = 'c' AND id >= 0": v == "c" and i >= 0, "v = 'c' OR v = 'b'": v in ("c", "b"),
             "v = 'a' OR v = 'e'": v in ("a", "e"), "v = 'c' OR id = 7": v == "c" or i == 7,
-            "v <> 'c'": v is not None and v != "c"}[where]
+            "v <> 'c'": v is not None and v != "c", "v >= 'e' AND v < 'f'": v is not None and "e" <= v < "f",
+            "v > 'c' AND v < 'd'": v is not None and "c" < v < "d",
+            "v <= 'a' OR v > 'e'": v is not None and (v <= "a" or v > "e")}[where]
 
 
 def test_later_appends_and_compaction_are_read_whole_and_the_answer_stays_right(cat):
@@ -244,6 +249,20 @@ def test_a_btree_index_is_one_row_range_per_run_of_files_cut_by_records_per_rang
     assert [(r["index_type"], r["row_range_start"], r["row_range_end"], r["index_field_name"]) for r in rows] == \
         [("btree", 0, 9, "v")] * 4
     assert _planned(t, "v = 'c'") == [0] and _planned(t, "v IS NULL") == [0, 5] and _planned(t, "v = 'f'") == [5]
+
+
+def test_range_lookups_walk_the_btree_blocks_and_the_bitmap_entries():
+    keys = [f"k{i:03d}".encode() for i in range(300)] + [None]
+    rows = [(k, i) for i, k in enumerate(keys)]
+    index = bt.BTreeIndex(bt.write(rows, StringType(), block_size=64).raw, StringType(), None)
+    assert len(index.index) > 10                                              # many small blocks
+    assert list(index.rows_in(b"k010", True, b"k013", False)) == [10, 11, 12]
+    assert list(index.rows_in(b"k298", False, None, False)) == [299]
+    assert list(index.rows_in(None, False, b"k001", True)) == [0, 1]
+    assert list(index.rows_in(b"zz", True, None, False)) == []
+    bitmap = bmi.BitmapIndex(bmi.bitmap_bytes(keys, StringType())[0], StringType())
+    assert list(bitmap.rows_in(b"k010", True, b"k013", False)) == [10, 11, 12]
+    assert list(bitmap.rows_in(None, False, b"k001", True)) == [0, 1]
 
 
 def test_the_btree_file_layout():
