@@ -182,6 +182,31 @@ def _with_trailer(block: bytes) -> bytes:
     return block + bytes([NONE]) + struct.pack("<I", zlib.crc32(block + bytes([NONE])))
 
 
+def _bitmap64(rows: Sequence[int]) -> bytes:
+    """A 64-bit Roaring bitmap in the portable format (Java's ``Roaring64NavigableMap.serializePortable``):
+    the count of 32-bit buckets (8), then each bucket's high 32 bits (4) and 32-bit portable bitmap."""
+    from pyroaring import BitMap
+
+    out = bytearray(struct.pack("<q", len({r >> 32 for r in rows})))
+    for high in sorted({r >> 32 for r in rows}):
+        bm = BitMap(r & 0xFFFFFFFF for r in rows if r >> 32 == high)
+        bm.run_optimize()
+        out += struct.pack("<I", high) + bm.serialize()
+    return bytes(out)
+
+
+def _read_bitmap64(raw: bytes) -> BitMap:
+    """The rows of ``_bitmap64``'s format (rows below 2**32: one bucket, of high bits 0)."""
+    from pyroaring import BitMap, BitMap64
+
+    (count,) = struct.unpack_from("<q", raw, 0)
+    if count == 0:
+        return BitMap()
+    if count == 1 and struct.unpack_from("<I", raw, 8)[0] == 0:
+        return BitMap.deserialize(raw[12:])
+    return BitMap(BitMap64.deserialize(raw))
+
+
 def _handle(offset: int, size: int) -> bytes:
     return _varint(offset) + _varint(size)
 
@@ -197,8 +222,6 @@ def write(rows: Sequence[tuple[Optional[Key], int]], data_type: IcebergType,
           block_size: int = DEFAULT_BLOCK_SIZE) -> BTreeFile:
     """The btree file of ``rows``: (key as ``bitmap``'s ``column_keys`` gives it, or None; the row's
     position, its row id minus the range's start)."""
-    from pyroaring import BitMap64
-
     r = _root(data_type)
     pairs = sorted((k, i) for k, i in rows if k is not None)
     nulls = sorted(i for k, i in rows if k is None)
@@ -230,9 +253,7 @@ def write(rows: Sequence[tuple[Optional[Key], int]], data_type: IcebergType,
     flush()
     null_handle = (0, 0)
     if nulls:
-        bm = BitMap64(nulls)
-        bm.run_optimize()
-        raw = bm.serialize()
+        raw = _bitmap64(nulls)
         null_handle = (len(out), len(raw))
         out.extend(raw + struct.pack("<I", zlib.crc32(raw)))
     index_offset, index_body = len(out), index.finish()
@@ -348,7 +369,7 @@ class BTreeIndex:
             raise SchemaError(f"cannot read {self.where}: {e}") from None
 
     def null_rows(self) -> Optional[BitMap]:
-        from pyroaring import BitMap, BitMap64
+        from pyroaring import BitMap
 
         offset, size = self.null_handle
         if size == 0:
@@ -357,7 +378,7 @@ class BTreeIndex:
         try:
             if zlib.crc32(raw) != struct.unpack_from("<I", self.raw, offset + size)[0]:
                 raise ValueError("the null bitmap fails its checksum")
-            return BitMap(BitMap64.deserialize(raw))
+            return _read_bitmap64(raw)
         except Exception as e:          # pyroaring raises ValueError (or others) on garbage
             raise SchemaError(f"cannot read {self.where}: {e}") from None
 
