@@ -459,7 +459,7 @@ class BitmapIndex:
                     for _ in range(count):
                         k, pos = key_at(pos)
                         keys.add(_canon(k, r))
-                        self._entries[_canon(k, r)] = cast(tuple[int, int], struct.unpack_from(">ii", raw, pos))
+                        self._entries[_canon(k, r)] = struct.unpack_from(">ii", raw, pos)
                         pos += 8
             if len(keys) != distinct:
                 raise ValueError(f"it names {distinct} values but holds {len(keys)}")

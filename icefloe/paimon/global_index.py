@@ -345,8 +345,10 @@ def _may_hold(f: GlobalIndexFile, key: Optional[bmi.Key], r: str) -> bool:
         k = bt.key_bytes(key, r) if not isinstance(key, float) else None
         if k is None:
             return True
-        lo, hi, got = (bt.decode_key(first, r), bt.decode_key(last, r), bt.decode_key(k, r))
-        return lo <= got <= hi  # pyright: ignore[reportOperatorIssue]
+        lo: Any = bt.decode_key(first, r)
+        hi: Any = bt.decode_key(last, r)
+        got: Any = bt.decode_key(k, r)
+        return bool(lo <= got <= hi)
     except Exception:
         return True
 

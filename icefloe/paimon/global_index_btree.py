@@ -97,7 +97,7 @@ def block_size(options: Mapping[str, str]) -> int:
     return parse_memory_size(options[BLOCK_SIZE]) if BLOCK_SIZE in options else DEFAULT_BLOCK_SIZE
 
 
-def files(keys: Sequence[Optional[Key]], data_type: IcebergType, options: Mapping[str, str]) -> list[BTreeFile]:
+def files(keys: Sequence[Any], data_type: IcebergType, options: Mapping[str, str]) -> list[BTreeFile]:
     """The btree files of a row range's ``keys`` (position = row id - range start): the rows in key
     order, nulls first, cut every ``records_per_file`` rows, as Paimon's builder cuts them."""
     ordered = [(None, i) for i, k in enumerate(keys) if k is None] + \
