@@ -35,7 +35,7 @@ def test_paimon_finds_rows_through_the_index_icefloe_builds(paimon_bundle, ice, 
     t = ice.create_table(name, "id bigint, v string", properties=TRACKED)
     t.append(_arrow(FIRST))
     t.append(_arrow(SECOND))
-    t = ice.load_table("db.gi_ice")
+    t = ice.load_table(name)
     create_global_index(t, "v", index_type, {"btree-index.records-per-range": "3"} if index_type == "btree" else {})
     ranges = {(f.range_start, f.range_end) for f in gi.global_files(t.store, t.refresh().current_snapshot())}
     assert ranges == ({(0, 3), (4, 7), (8, 9)} if index_type == "bitmap" else {(0, 9)})
