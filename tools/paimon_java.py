@@ -198,6 +198,17 @@ class PaimonJava:
         out = self.request("indexed_read", table=table, column=column, values=list(values), options=options or {})
         return {"files": out["files"], "rows": [tuple(r) for r in out["rows"]]}
 
+    def global_index_rows(self, table: str, column: str, values: list) -> Optional[list[int]]:
+        """The row ids Paimon's global index scanner finds for ``column IN values`` (sorted), or None
+        when no global index answers."""
+        out = self.request("global_index_rows", table=table, column=column, values=list(values))
+        return None if out is None else sorted(out)
+
+    def build_global_index(self, table: str, column: str, index_type: str = "bitmap") -> list[str]:
+        """A ``bitmap`` or ``btree`` global index of ``column`` of an unpartitioned row-tracking table,
+        written and committed by Paimon's own index writer over all rows as one row range; its file names."""
+        return self.request("build_global_index", table=table, column=column, index_type=index_type)
+
     def close(self) -> None:
         if self._proc.poll() is None:
             try:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Collection, Optional, Sequence
 
 from icefloe.core.retry import RetryPolicy
 from icefloe.errors import AfterCommitError, CommitFailedError
@@ -38,7 +38,7 @@ from icefloe.paimon.dynamic_bucket import IndexFile
 from icefloe.paimon.consumer import expire_consumers
 from icefloe.paimon.data_file import CommitMessage as CommitMessage  # defined beside the files it lists
 from icefloe.paimon.options import parse_duration_ms
-from icefloe.paimon.dynamic_bucket import write_index_manifest
+from icefloe.paimon.dynamic_bucket import IndexRecord, write_index_manifest
 from icefloe.paimon.file_store import FileStore
 from icefloe.paimon.manifest_sort import ManifestSort, sort_manifests
 from icefloe.paimon.ownership import check_owns_files
@@ -224,7 +224,7 @@ class FileStoreCommit:
             done = commit.resolve(self.store, latest)
             return self._try_commit_once(latest, done.entries, kind, commit.properties,
                                          commit.full_manifest_compaction, done.index_files, done.changelog,
-                                         done.vectors, done.statistics)
+                                         done.vectors, done.statistics, (done.global_added, done.global_removed))
 
         try:
             snapshot = policy.run(attempt, retry_on=(_LostRace,))
@@ -244,7 +244,8 @@ class FileStoreCommit:
                          index_files: Optional[dict[BucketKey, IndexFile]] = None,
                          changelog: Sequence[mf.ManifestEntry] = (),
                          vectors: Optional[dict[BucketKey, Optional[IndexFile]]] = None,
-                         statistics: Optional[str] = None) -> Snapshot:
+                         statistics: Optional[str] = None,
+                         global_indexes: tuple[Sequence[IndexRecord], Collection[str]] = ((), ())) -> Snapshot:
         store = self.store
         co = store.options
         new_id = latest.id + 1 if latest is not None else 1
@@ -278,10 +279,12 @@ class FileStoreCommit:
                 changelog_list, changelog_size = store.write_manifest_list(store.write_manifests(list(changelog),
                                                                                                   created))
                 created.append(changelog_list)
-            # 5. the index manifest: the latest one with the new HASH index files swapped in
+            # 5. the index manifest: the latest one with the new HASH index files, deletion vectors and
+            # global index files swapped in
             index_manifest = latest.index_manifest if latest is not None else None
-            if index_files or vectors:
-                index_manifest = write_index_manifest(store, index_manifest, index_files or {}, vectors)
+            if index_files or vectors or global_indexes[0] or global_indexes[1]:
+                index_manifest = write_index_manifest(store, index_manifest, index_files or {}, vectors,
+                                                      *global_indexes)
                 if index_manifest is not None:
                     created.append(index_manifest)
             # 6. the snapshot

@@ -41,7 +41,7 @@ from icefloe.core.types import IcebergType
 from icefloe.paimon.binary_row import encode_row
 from icefloe.paimon.data_file import DataFileMeta
 from icefloe.paimon.deletion_vectors import bucket_vectors
-from icefloe.paimon.dynamic_bucket import IndexFile, check_index_base
+from icefloe.paimon.dynamic_bucket import IndexFile, IndexRecord, check_index_base, read_index_manifest
 from icefloe.paimon.manifest_sort import ManifestSort
 from icefloe.paimon.snapshot import Snapshot
 from icefloe.paimon.streaming import not_committed_check
@@ -66,6 +66,8 @@ class Resolved:
     index_files: dict[BucketKey, IndexFile] = field(default_factory=dict[BucketKey, IndexFile])
     vectors: dict[BucketKey, Optional[IndexFile]] = field(default_factory=dict[BucketKey, Optional[IndexFile]])
     statistics: Optional[str] = None
+    global_added: list[IndexRecord] = field(default_factory=list[IndexRecord])
+    global_removed: set[str] = field(default_factory=set[str])
 
 
 class Change(Protocol):
@@ -143,6 +145,18 @@ class SetDeletionVectors:
 
     def resolve(self, store: FileStore, latest: Optional[Snapshot], into: Resolved) -> None:
         into.vectors.update(self.vectors)
+
+
+@dataclass(frozen=True)
+class SetGlobalIndexes:
+    """Global index files (``global_index``): new index manifest entries, and the file names of
+    live ones to drop."""
+    added: tuple[IndexRecord, ...] = ()
+    removed: frozenset[str] = frozenset()
+
+    def resolve(self, store: FileStore, latest: Optional[Snapshot], into: Resolved) -> None:
+        into.global_added.extend(self.added)
+        into.global_removed.update(self.removed)
 
 
 @dataclass(frozen=True)
@@ -249,6 +263,29 @@ class BucketsKeepSame:
 
 
 @dataclass(frozen=True)
+class GlobalIndexesFree:
+    """No live global index file of the same column overlaps the row range of one of ``added`` (Paimon
+    refuses to add one: the old index is dropped first)."""
+    added: tuple[IndexRecord, ...]
+    table_name: str
+
+    def check(self, store: FileStore, latest: Optional[Snapshot]) -> None:
+        live = read_index_manifest(store, latest.index_manifest if latest is not None else None)
+        for new in self.added:
+            g = new["_GLOBAL_INDEX"]
+            for r in live:
+                old = r.get("_GLOBAL_INDEX")
+                if old is not None and old["_INDEX_FIELD_ID"] == g["_INDEX_FIELD_ID"] \
+                        and r["_PARTITION"] == new["_PARTITION"] \
+                        and old["_ROW_RANGE_START"] <= g["_ROW_RANGE_END"] \
+                        and g["_ROW_RANGE_START"] <= old["_ROW_RANGE_END"]:
+                    raise CommitConflictError(
+                        f"table {self.table_name}: global index file {r['_FILE_NAME']} ({r['_INDEX_TYPE']}) of "
+                        f"field id {g['_INDEX_FIELD_ID']} already covers row ids {old['_ROW_RANGE_START']} to "
+                        f"{old['_ROW_RANGE_END']}; drop it first (CALL sys.drop_global_index); nothing was committed")
+
+
+@dataclass(frozen=True)
 class NotCommitted:
     """A streaming batch: ``commit_user`` has not committed batch ``identifier`` or a later one."""
     commit_user: Optional[str]
@@ -349,6 +386,7 @@ def sequence_firsts(messages: Sequence[WrittenBucket], partition_types: Sequence
     return firsts
 
 
-__all__ = ["AddChangelog", "AddFiles", "BucketsKeepSame", "Change", "DeleteFiles", "FilesLive", "IndexBase", "NO_TRANSACTION", "NotCommitted",
+__all__ = ["AddChangelog", "AddFiles", "BucketsKeepSame", "Change", "DeleteFiles", "FilesLive", "GlobalIndexesFree",
+           "IndexBase", "SetGlobalIndexes", "NO_TRANSACTION", "NotCommitted",
            "OverwritePartitions", "PaimonCommit", "Requirement", "Resolved", "SequenceAfter", "SetDeletionVectors",
            "SetIndexFiles", "SetStatistics", "VectorsUnchanged", "as_deletes", "message_changes", "sequence_firsts", "written_totals"]

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import io as _io
 import uuid
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Collection, Iterable, Mapping, Optional, Sequence
 
 import fastavro
 
@@ -110,18 +110,24 @@ def index_path(store: FileStore, file_name: str) -> str:
 
 
 def write_index_manifest(store: FileStore, base_name: Optional[str], replaced: Mapping[PartBucket, IndexFile],
-                         vectors: Optional[Mapping[PartBucket, Optional[IndexFile]]] = None) -> Optional[str]:
+                         vectors: Optional[Mapping[PartBucket, Optional[IndexFile]]] = None,
+                         global_added: Sequence[IndexRecord] = (), global_removed: Collection[str] = ()
+                         ) -> Optional[str]:
     """A new index manifest: ``base_name``'s entries with the HASH entries of the
     (partition bytes, bucket)s in ``replaced`` (-> IndexFile) swapped for the new files, and the
     DELETION_VECTORS entries of those in ``vectors`` (-> IndexFile, or None: the bucket has no
-    vectors any more) likewise."""
+    vectors any more) likewise; global index entries (``_GLOBAL_INDEX`` set) named in
+    ``global_removed`` dropped and those of ``global_added`` added."""
     vectors = vectors or {}
     kept = [r for r in read_index_manifest(store, base_name)
             if not (r["_INDEX_TYPE"] == HASH and (r["_PARTITION"], r["_BUCKET"]) in replaced)
-            and not (r["_INDEX_TYPE"] != HASH and (r["_PARTITION"], r["_BUCKET"]) in vectors)]
+            and not (r["_INDEX_TYPE"] != HASH and r.get("_GLOBAL_INDEX") is None
+                     and (r["_PARTITION"], r["_BUCKET"]) in vectors)
+            and not (r.get("_GLOBAL_INDEX") is not None and r["_FILE_NAME"] in global_removed)]
     new = [_index_record(part, bucket, f) for (part, bucket), f in sorted(replaced.items())]
     new += [_index_record(part, bucket, f) for (part, bucket), f in sorted(vectors.items(), key=lambda kv: kv[0])
             if f is not None]
+    new += list(global_added)
     records = [{**r, "_VERSION": r.get("_VERSION", 1), "_KIND": 0} for r in kept] + new
     buf = _io.BytesIO()
     # fastavro's stub leaves the file parameter of its writer as IO[Unknown]

@@ -32,12 +32,15 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Optional, Sequence, Union, cast
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence, Union, cast
 
 from icefloe.core.types import IcebergType, precision_of
 from icefloe.errors import SchemaError
 from icefloe.paimon.options import parse_memory_size
 from icefloe.paimon.types import root
+
+if TYPE_CHECKING:
+    from pyroaring import BitMap
 
 BITMAP = "bitmap"
 VERSION_1 = 1
@@ -421,10 +424,15 @@ class BitmapIndex:
             pos = 10
             if version not in (VERSION_1, VERSION_2):
                 raise ValueError(f"it is bitmap index version {version}; icefloe reads versions 1 and 2")
+            self.version, self._raw = version, raw
             self.has_values = distinct > 0
+            self._null: tuple[int, int] = (0, 0)
             if self.has_nulls:
+                if version == VERSION_2:
+                    self._null = struct.unpack_from(">ii", raw, pos)
                 pos += 4 if version == VERSION_1 else 8
             keys: set[Key] = set()
+            self._entries: dict[Key, tuple[int, int]] = {}     # version 2: key -> (offset, length)
 
             def key_at(p: int) -> tuple[Key, int]:
                 if r in _STRINGS:
@@ -451,10 +459,12 @@ class BitmapIndex:
                     for _ in range(count):
                         k, pos = key_at(pos)
                         keys.add(_canon(k, r))
+                        self._entries[_canon(k, r)] = struct.unpack_from(">ii", raw, pos)
                         pos += 8
             if len(keys) != distinct:
                 raise ValueError(f"it names {distinct} values but holds {len(keys)}")
             self.keys = keys
+            self._body = pos
         except (struct.error, ValueError) as e:
             raise SchemaError(f"cannot read {where}: {e}") from None
 
@@ -462,6 +472,57 @@ class BitmapIndex:
         """Whether some row may equal ``literal`` (icefloe's internal form of a filter value)."""
         k = literal_key(literal, data_type)
         return k is None or _canon(k, self.root) in self.keys
+
+    def _bitmap(self, offset: int, length: int) -> BitMap:
+        from pyroaring import BitMap
+
+        if offset < 0:                      # a value of one row: -1 - row
+            return BitMap([-1 - offset])
+        start = self._body + offset
+        if length <= 0 or start + length > len(self._raw):
+            raise SchemaError(f"bitmap index: a bitmap at {offset} of {length} bytes is outside the index")
+        try:
+            return BitMap.deserialize(self._raw[start:start + length])
+        except Exception as e:      # pyroaring raises ValueError (or others) on garbage
+            raise SchemaError(f"bitmap index: unreadable bitmap at {offset}: {e}") from None
+
+    def rows_of(self, literal: Any, data_type: IcebergType) -> Optional[BitMap]:
+        """The rows equal to ``literal``; None where the index cannot tell (a key it may hold
+        otherwise, or a version 1 index, whose bitmaps have no lengths)."""
+        from pyroaring import BitMap
+
+        k = literal_key(literal, data_type)
+        if k is None or self.version != VERSION_2:
+            return None
+        entry = self._entries.get(_canon(k, self.root))
+        return BitMap() if entry is None else self._bitmap(*entry)
+
+    def rows_in(self, low: Optional[Key], low_inclusive: bool, high: Optional[Key], high_inclusive: bool
+                ) -> Optional[BitMap]:
+        """The rows whose value lies between ``low`` and ``high`` (keys as ``literal_key`` gives them;
+        None: unbounded); None where the index cannot tell (floats, whose keys are their bits here, or
+        a version 1 index)."""
+        from pyroaring import BitMap
+
+        if self.version != VERSION_2 or self.root in ("FLOAT", "DOUBLE"):
+            return None
+        out = BitMap()
+        for key, entry in self._entries.items():
+            k = cast(Any, key)
+            if low is not None and (k < low or (k == low and not low_inclusive)):
+                continue
+            if high is not None and (k > high or (k == high and not high_inclusive)):
+                continue
+            out |= self._bitmap(*entry)
+        return out
+
+    def null_rows(self) -> Optional[BitMap]:
+        """The rows holding null (None for a version 1 index)."""
+        from pyroaring import BitMap
+
+        if self.version != VERSION_2:
+            return None
+        return self._bitmap(*self._null) if self.has_nulls else BitMap()
 
 
 def literal_key(value: Any, data_type: IcebergType) -> Optional[Key]:

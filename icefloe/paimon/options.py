@@ -121,7 +121,8 @@ AUDIT: dict[str, Audit] = {
         sort-spill-threshold source.split.open-file-cost source.split.target-size spill-compression
         spill-compression.zstd-level write-buffer-for-append write-buffer-size write-buffer-spill.max-disk-size
         write-buffer-spillable write-max-writers-to-spill write.batch-memory write.batch-size
-        global-index.build.max-parallelism global-index.thread-num snapshot.expire.execution-mode
+        global-index.build.max-parallelism global-index.build.max-shard global-index.thread-num
+        snapshot.expire.execution-mode
         postpone.batch-write-fixed-bucket.max-parallelism"""),
     **_group(ACCEPTED, "it chooses when Paimon's writers compact; icefloe compacts by its own plan (num-sorted-run "
              "triggers, CALL sys.compact) and the rows read are the same", """
@@ -149,8 +150,9 @@ AUDIT: dict[str, Audit] = {
         format-table.commit-hive-sync-url"""),
     **_group(ACCEPTED, "it only acts together with an option icefloe refuses (clustering.columns, "
              "partition.expiration-time, format or postpone-bucket tables, "
-             "global indexes, remote lookup files, BLOB, vector or shredded variant columns), so it has "
-             "nothing to act on", """
+             "a global index of a data-evolution table (global-index.column-update-action acts on its MERGE "
+             "INTO; icefloe builds global indexes on other tables only), remote lookup files, "
+             "BLOB, vector or shredded variant columns), so it has nothing to act on", """
         clustering.history-partition.idle-to-full-sort clustering.history-partition.limit clustering.incremental
         clustering.incremental.mode clustering.incremental.optimize-write clustering.strategy
         partition.expiration-batch-size partition.expiration-check-interval partition.expiration-strategy
@@ -159,8 +161,7 @@ AUDIT: dict[str, Audit] = {
         partition.mark-done-action.http.url
         format-table.file.compression format-table.implementation
         format-table.partition-path-only-value postpone.batch-write-fixed-bucket postpone.default-bucket-num
-        global-index.build.max-shard global-index.column-update-action global-index.enabled
-        global-index.external-path global-index.row-count-per-shard
+        global-index.column-update-action
         lookup.remote-file.level-threshold variant.shredding.maxInferBufferRow variant.shredding.maxSchemaDepth
         variant.shredding.maxSchemaWidth variant.shredding.minFieldCardinalityRatio blob.split-by-file-size
         blob.target-file-size vector.target-file-size"""),
@@ -212,6 +213,11 @@ AUDIT: dict[str, Audit] = {
         chain-table.enabled chain-table.chain-partition-keys scan.fallback-delta-branch scan.fallback-snapshot-branch
         partition.timestamp-formatter partition.timestamp-pattern"""),
     **_group(HONOURED, "icefloe's rows carry row ids (_ROW_ID, _SEQUENCE_NUMBER) given at commit", "row-tracking.enabled"),
+    **_group(HONOURED, "CALL sys.create_global_index cuts row ids into shards of this many rows, and reads skip "
+             "files by the table's global indexes unless global-index.enabled is false (global_index)",
+             "global-index.enabled global-index.row-count-per-shard"),
+    **_group(REFUSED, "icefloe writes global index files under the table's index directory", "global-index.external-path",
+             ("",)),
     **_group(HONOURED, "icefloe's commits create and expire automatic tags by it (tag_auto)", """
         tag.automatic-creation tag.automatic-completion tag.batch.customized-name tag.creation-delay
         tag.creation-period tag.creation-period-duration tag.num-retained-max tag.period-formatter

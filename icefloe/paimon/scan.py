@@ -8,7 +8,9 @@ entries, merged in order (ADD minus DELETE), are the live files. With a filter:
 2. a file whose exact partition value cannot match is dropped;
 3. with equality on every bucket-key column, only the buckets of those keys stay;
 4. a file whose value statistics (min/max/null counts) cannot match is dropped;
-5. an append table's file whose file index (bloom filter) rules out an ``=`` / ``IN`` is dropped.
+5. an append table's file whose file index (bloom filter) rules out an ``=`` / ``IN`` is dropped;
+6. a row-tracking table's file whose rows the global indexes (``global_index``) prove hold no value
+   an ``=``, ``IN``, range or ``IS NULL`` asks for is dropped.
 
 Steps 4 and 5 skip no file of a data-evolution table (``data_evolution``): a row's columns may
 be in several files, and a file alone tells nothing about the merged rows.
@@ -24,6 +26,8 @@ from typing import Any, Callable, Optional, Sequence
 
 from icefloe.core import expressions as ex
 from icefloe.paimon import file_index as fi
+from icefloe.paimon import global_index as gi
+from icefloe.paimon.dynamic_bucket import read_index_manifest
 from icefloe.paimon import manifest as mf
 from icefloe.paimon import predicate as pr
 from icefloe.paimon import row_tracking
@@ -66,10 +70,11 @@ def plan(store: FileStore, snapshot: Optional[Snapshot], where: object = None, s
     if schemas is None:
 
         schemas = SchemaHistory(store.io, store.meta_path, [schema, store.schema])
-    if snapshot.index_manifest:
-        # HASH indexes (dynamic bucket mode) only guide writers; deletion vectors change what a read sees
-        path = store.manifest_path(snapshot.index_manifest)
-        kinds = mf.index_types(store.io.read_bytes(path), path) - {"HASH"}
+    records = read_index_manifest(store, snapshot.index_manifest)
+    if records:
+        # HASH indexes (dynamic bucket mode) only guide writers, global indexes only let reads skip
+        # rows; deletion vectors change what a read sees
+        kinds = {str(r["_INDEX_TYPE"]) for r in records if not gi.is_global(r)} - {"HASH"}
         if kinds - {"DELETION_VECTORS"} or (kinds and not (schema.primary_keys and
                                                           schema.core_options.deletion_vectors_enabled)):
             raise UnsupportedTableError(f"snapshot {snapshot.id} of {store.table_path} has {', '.join(sorted(kinds))} "
@@ -106,6 +111,11 @@ def plan(store: FileStore, snapshot: Optional[Snapshot], where: object = None, s
     live = store.merge_live(store.entries(manifests, keep_partition, keep_file, keep_stats))
     buckets = _selected_buckets(pred, schema) if pruning else None
     index_kept = _index_filter(store, pred, schema, schemas) if per_file else None
+
+    def field_type(schema_id: int, field_id: int) -> Optional[DataType]:
+        return next((f.type for f in schemas(schema_id).fields if f.id == field_id), None)
+    global_kept = gi.file_filter(store, records, pred, schema, field_type,
+                                 lambda: store.live_entries(snapshot)) if per_file else None
     out: list[mf.ManifestEntry] = []
     for e in live:
         values = part_cache.get(e.partition.data)
@@ -124,6 +134,9 @@ def plan(store: FileStore, snapshot: Optional[Snapshot], where: object = None, s
                 continue
             # 5. ... or whose file index (a bloom filter) proves an equality cannot match
             if index_kept is not None and not index_kept(e, values):
+                continue
+            # 6. ... or whose rows the global indexes prove hold none of the values asked for
+            if global_kept is not None and not global_kept(e):
                 continue
             # ... unless the filter is on the key alone: a file whose key range cannot match holds
             # no record of a matching key, so every record a matching key's merge needs stays

@@ -151,8 +151,4 @@ REFUSED = {
                                     "icefloe reads no table whose append files have them",
     "reassign_row_id": "it renumbers the rows of a Data Evolution table whose partitions' row-id ranges overlap; "
                        "icefloe gives each row a row id unique in the table when it commits, and renumbers none",
-    "create_global_index": "global indexes are built on tables with row-tracking.enabled, keyed by row id, and "
-                           "icefloe's writers do not write or maintain them",
-    "drop_global_index": "global indexes are built on tables with row-tracking.enabled, keyed by row id, and "
-                         "icefloe's writers write none to drop",
 }

@@ -20,6 +20,7 @@ from icefloe.sql import paimon_branch_procedures as branch_procs
 from icefloe.sql import paimon_chain_procedures as chain_procs
 from icefloe.sql import paimon_compact_procedures as compact_procs
 from icefloe.sql import paimon_file_procedures as file_procs
+from icefloe.sql import paimon_index_procedures as index_procs
 from icefloe.sql.call_args import partition_specs, spark_value
 from icefloe.sql.errors import NotSupportedYetError, SqlError
 from icefloe.sql.parser import node_position
@@ -318,6 +319,12 @@ PROCEDURES = {
     "purge_files": PaimonProcedure(("table",), ("table",), "result string", file_procs.purge_files),
     "remove_unexisting_files": PaimonProcedure(("table", "dry_run", "parallelism"), ("table",), "fileName string",
                                                file_procs.remove_unexisting_files),
+    "create_global_index": PaimonProcedure(("table", "index_column", "index_type", "partitions", "options"),
+                                           ("table", "index_column", "index_type"), "result boolean",
+                                           index_procs.create_global_index),
+    "drop_global_index": PaimonProcedure(("table", "index_column", "index_type", "partitions"),
+                                         ("table", "index_column", "index_type"), "result boolean",
+                                         index_procs.drop_global_index),
 }
 
 

@@ -96,8 +96,6 @@ def test_compact_database_compacts_the_tables_the_patterns_select(pcat, warehous
 @pytest.mark.parametrize("call, reason", [
     ("materialize_deletion_vectors(table => 'default.rf')", "Data Evolution"),
     ("reassign_row_id(table => 'default.rf')", "renumbers none"),
-    ("create_global_index(table => 'default.rf', index_column => 'id', index_type => 'btree')", "row-tracking"),
-    ("drop_global_index(table => 'default.rf', index_column => 'id', index_type => 'btree')", "row-tracking"),
 ])
 def test_refused_procedures_say_why(pcat, call, reason):
     with pytest.raises(NotSupportedYetError, match=reason):

@@ -170,6 +170,10 @@ public final class PaimonReferee {
                 return removeOrphanFiles(r);
             case "indexed_read":
                 return indexedRead(r);
+            case "global_index_rows":
+                return globalIndexRows(r);
+            case "build_global_index":
+                return buildGlobalIndex(r);
             default:
                 throw new IllegalArgumentException("unknown op " + op);
         }
@@ -297,6 +301,107 @@ public final class PaimonReferee {
         out.put("files", files);
         out.set("rows", readSplits(read.newRead().withIOManager(IO), splits, type, false, NODES.arrayNode()));
         return out;
+    }
+
+    // ------------------------------------------------------------------ global indexes
+    // The row ids Paimon's global index scanner finds for "column IN values" (null: no index answers).
+    private JsonNode globalIndexRows(JsonNode r) throws Exception {
+        FileStoreTable table = fileTable(r);
+        RowType type = table.rowType();
+        int index = type.getFieldIndex(r.get("column").asText());
+        if (index < 0) {
+            throw new IllegalArgumentException(table.name() + " has no column " + r.get("column").asText());
+        }
+        List<Object> literals = new ArrayList<>();
+        for (JsonNode v : r.get("values")) {
+            literals.add(fromJson(v, type.getTypeAt(index)));
+        }
+        org.apache.paimon.predicate.Predicate filter =
+                new org.apache.paimon.predicate.PredicateBuilder(type).in(index, literals);
+        java.util.Optional<org.apache.paimon.globalindex.GlobalIndexScanner> scanner =
+                org.apache.paimon.globalindex.GlobalIndexScanner.create(table, null, filter);
+        if (!scanner.isPresent()) {
+            return NODES.nullNode();
+        }
+        try (org.apache.paimon.globalindex.GlobalIndexScanner s = scanner.get()) {
+            java.util.Optional<org.apache.paimon.globalindex.GlobalIndexResult> result = s.scan(filter);
+            if (!result.isPresent()) {
+                return NODES.nullNode();
+            }
+            ArrayNode ids = NODES.arrayNode();
+            for (long id : result.get().results()) {
+                ids.add(id);
+            }
+            return ids;
+        }
+    }
+
+    // A bitmap or btree global index of one column of an unpartitioned row-tracking table, built and committed
+    // by Paimon's own writer over all rows (one row range, from row id 0), as its Spark procedure builds one.
+    private JsonNode buildGlobalIndex(JsonNode r) throws Exception {
+        FileStoreTable table = fileTable(r);
+        org.apache.paimon.types.DataField field = table.rowType().getField(r.get("column").asText());
+        RowType readType = org.apache.paimon.table.SpecialFields.rowTypeWithRowId(
+                table.rowType().project(java.util.Collections.singletonList(field.name())));
+        ReadBuilder read = table.newReadBuilder().withReadType(readType);
+        java.util.TreeMap<Long, Object> values = new java.util.TreeMap<>();
+        InternalRow.FieldGetter getter = InternalRow.createFieldGetter(field.type(), 0);
+        try (RecordReaderIterator<InternalRow> it =
+                new RecordReaderIterator<>(read.newRead().createReader(read.newScan().plan().splits()))) {
+            while (it.hasNext()) {
+                InternalRow row = it.next();
+                values.put(row.getLong(1), getter.getFieldOrNull(row));
+            }
+        }
+        if (values.isEmpty() || values.firstKey() != 0 || values.lastKey() != values.size() - 1) {
+            throw new IllegalArgumentException("row ids are not 0.." + (values.size() - 1) + ": " + values.keySet());
+        }
+        String indexType = r.path("index_type").asText("bitmap");
+        org.apache.paimon.globalindex.GlobalIndexWriter created =
+                org.apache.paimon.globalindex.GlobalIndexBuilderUtils.createIndexWriter(
+                        table, indexType, field, new Options());
+        List<org.apache.paimon.globalindex.ResultEntry> entries;
+        if (created instanceof org.apache.paimon.globalindex.GlobalIndexSingletonWriter) {
+            // bitmap: every row's value in row-id order
+            org.apache.paimon.globalindex.GlobalIndexSingletonWriter writer =
+                    (org.apache.paimon.globalindex.GlobalIndexSingletonWriter) created;
+            for (Object v : values.values()) {
+                writer.write(v);
+            }
+            entries = writer.finish();
+        } else {
+            // btree: (value, row id) in value order (nulls first, then row ids ascending), as its builder sorts
+            org.apache.paimon.globalindex.GlobalIndexParallelWriter writer =
+                    (org.apache.paimon.globalindex.GlobalIndexParallelWriter) created;
+            List<Map.Entry<Long, Object>> sorted = new ArrayList<>(values.entrySet());
+            sorted.sort((a, b) -> {
+                if (a.getValue() == null || b.getValue() == null) {
+                    return a.getValue() == null && b.getValue() == null ? Long.compare(a.getKey(), b.getKey())
+                            : a.getValue() == null ? -1 : 1;
+                }
+                @SuppressWarnings("unchecked")
+                int c = ((Comparable<Object>) a.getValue()).compareTo(b.getValue());
+                return c != 0 ? c : Long.compare(a.getKey(), b.getKey());
+            });
+            for (Map.Entry<Long, Object> e : sorted) {
+                writer.write(e.getValue(), e.getKey());
+            }
+            entries = writer.finish();
+        }
+        List<org.apache.paimon.index.IndexFileMeta> metas =
+                org.apache.paimon.globalindex.GlobalIndexBuilderUtils.toIndexFileMetas(
+                        table.fileIO(), table.store().pathFactory().globalIndexFileFactory(), table.coreOptions(),
+                        new org.apache.paimon.utils.Range(0, values.size() - 1), field.id(), indexType, entries);
+        List<org.apache.paimon.table.sink.CommitMessage> messages = new ArrayList<>();
+        messages.add(new org.apache.paimon.table.sink.CommitMessageImpl(BinaryRow.EMPTY_ROW, 0, null,
+                org.apache.paimon.io.DataIncrement.indexIncrement(metas),
+                org.apache.paimon.io.CompactIncrement.emptyIncrement()));
+        try (BatchTableCommit commit = table.newBatchWriteBuilder().newCommit()) {
+            commit.commit(messages);
+        }
+        ArrayNode names = NODES.arrayNode();
+        metas.forEach(m -> names.add(m.fileName()));
+        return names;
     }
 
     private static ArrayNode readSplits(TableRead read, List<Split> splits, RowType type, boolean withKind,
