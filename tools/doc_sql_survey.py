@@ -796,7 +796,12 @@ PAGES = [
                  # a user trying each example: the snapshot made by the one before goes first
                  (r"'db\.snap', '/tmp/temptable/'", ["DROP TABLE prod.db.snap"]),
                  # migrate names its Iceberg table db.sample, which the page's other examples use: it goes
-                 (r"system\.migrate\(", ["DROP TABLE prod.db.sample PURGE"])]),
+                 (r"system\.migrate\(", ["DROP TABLE prod.db.sample PURGE"]),
+                 # the second migrate example: Spark's table as it was before the first (its backup back, the
+                 # Iceberg table over the backup's files dropped without them)
+                 (r"system\.migrate\('db\.sample'\)", ["DROP TABLE prod.db.sample",
+                                                       "spark:ALTER TABLE spark_catalog.db.sample_BACKUP_ RENAME TO "
+                                                       "db.sample"])]),
     Page("branching", "iceberg", ("docs/docs/branching.md",),
          subs=[ICEBERG_CATALOGS, (r"(?<![\w.])db\.table\b", "prod.db.table"),
                (r"VERSION AS OF 8109744798576441359", lambda r, m: f"VERSION AS OF {r.snapshot('prod.db.table', 0)}"),
@@ -897,6 +902,9 @@ PAGES = [
                 "CALL sys.create_tag(table => 'default.t', tag => 'my-tag', snapshot => 2)"],
          before=[(r"CREATE TABLE orders", [])]),
     Page("auxiliary", "paimon", ("docs/docs/spark/auxiliary.md", "docs/content/spark/auxiliary.md"),
+         before=[(r"PARTITION\(pt = '2024'\)", [        # this example's table is partitioned by pt
+             "DROP TABLE my_table", "CREATE TABLE my_table (id INT, v STRING, dt STRING, pt STRING) PARTITIONED BY (pt)",
+             "INSERT INTO my_table VALUES (1, 'a', '20230817', '2024')"])],
          subs=[(r"ON xxxx", "ON T1.id = T2.id"), (r"\bdb_name\b", "default"), (r"'table_name'", "'my_table'"),
                (r"(?<=REFRESH TABLE )table_identifier\b", "my_table"), (r"\bcol1\b", "id")],
          setup=[*PAIMON_DEFAULT, "USE paimon.default",
