@@ -479,11 +479,11 @@ class SqlSession:
     def _watermark_snapshot(self, table_obj: _PaimonSnapshots, version: str, node: Optional[exp.Expression]) -> int:
         """The snapshot Paimon reads for ``VERSION AS OF 'watermark-N'``: the first whose watermark is at
         or after N (a streaming writer's; batch commits, icefloe's and Spark's, carry none)."""
-        mark = int(version[len("watermark-"):])
+        mark = int(version[len("watermark-"):])        # -N too (scan.watermark)
         found = later_or_equal_watermark(table_obj.snapshots(), mark)
         if found is None:
-            raise self.error(f"table {table_obj.name} has no snapshot with a watermark at or after {mark} (VERSION AS "
-                             f"OF '{version}' reads the first such snapshot; batch commits, icefloe's and Spark's, "
+            raise self.error(f"table {table_obj.name} has no snapshot with a watermark at or after {mark} (a read as "
+                             "of a watermark reads the first such snapshot; batch commits, icefloe's and Spark's, "
                              "carry no watermark)", node)
         return found.id
 
@@ -516,9 +516,14 @@ class SqlSession:
         options = paimon_options.table_options(confs, ref.catalog or self.catalog_name, ref.name)
         kwargs = paimon_options.read_kwargs(options, ref.name)
         version = kwargs.pop("version", None)
+        if "watermark" in kwargs:           # scan.watermark: no tag of the name comes first, as in scan.version
+            return {"snapshot_id": self._watermark_snapshot(cast(_PaimonSnapshots, t),
+                                                            f"watermark-{kwargs['watermark']}", None)}
         if version is not None:
             kwargs = {"ref": version} if version in (t.refs() or {}) else \
-                {"snapshot_id": int(version)} if version.isdigit() else {}
+                {"snapshot_id": int(version)} if version.isdigit() else \
+                {"snapshot_id": self._watermark_snapshot(cast(_PaimonSnapshots, t), version, None)} \
+                if re.fullmatch(r"watermark-\d+", version) else {}
             if not kwargs:
                 raise self.error(f"dynamic option scan.version of {ref.name}: no tag or snapshot {version!r}")
         return kwargs

@@ -58,6 +58,16 @@ def test_version_as_of_a_watermark_reads_the_first_snapshot_at_or_after_it(pai):
     assert _rows(run("SELECT id FROM t VERSION AS OF 'watermark-1500'")) == [(1,), (2,), (3,)]
     assert _rows(run("SELECT id FROM t VERSION AS OF 'watermark-2000'")) == [(1,), (2,), (3,)]
     assert _rows(run("SELECT id FROM t VERSION AS OF 'watermark-5'")) == [(1,), (2,)]
+    # the same starting points as Paimon's dynamic options
+    try:
+        run("SET spark.paimon.scan.watermark = 1500")
+        assert _rows(run("SELECT id FROM t")) == [(1,), (2,), (3,)]
+        run("RESET spark.paimon.scan.watermark")
+        run("SET spark.paimon.*.default.t.scan.version = watermark-2001")
+        assert _rows(run("SELECT id FROM t")) == [(1,), (2,), (3,), (4,)]
+    finally:
+        run("RESET spark.paimon.scan.watermark")
+        run("RESET spark.paimon.*.default.t.scan.version")
     # a tag of that name comes first, as in Paimon
     run("CALL sys.create_tag(table => 'default.t', tag => 'watermark-2500', snapshot => 1)")
     assert _rows(run("SELECT id FROM t VERSION AS OF 'watermark-2500'")) == [(1,)]
