@@ -622,6 +622,15 @@ def _orphan_view(r: Run) -> None:
         .createOrReplaceTempView("files_view")
 
 
+def _metadata_files(r: Run, name: str) -> list:
+    """The names of a table's metadata files, oldest first (its metadata log, then the current one)."""
+    t = r.table(name)
+    if t is None:
+        raise LookupError(f"no table {name} to take metadata files from")
+    files = [e["metadata-file"] for e in t.metadata.metadata_log] + [t.metadata_location]
+    return [os.path.basename(f) for f in files]
+
+
 def _foreign_metadata(r: Run) -> None:
     """The metadata file of a table another catalog (a warehouse of its own) wrote, for register_table."""
     import icefloe
@@ -754,6 +763,13 @@ PAGES = [
                (r"'`parquet`\.`path/to/table`'", lambda r, m: f"'`parquet`.`{r.root}/parquet_dir`'"),
                (r"'path/to/metadata/file\.json'", lambda r, m: f"'{r.root}/registered.metadata.json'"),
                (r"'/tmp/temptable/'", lambda r, m: f"'{r.root}/temptable/'"),
+               # rewrite_table_path: the table's own location, copies under the run's directory, its metadata files
+               (r"'hdfs://nn:8020/path/to/source_table'|'s3a://bucketOne/prefix/db\.db/my_table'",
+                lambda r, m: f"'{r.table('prod.db.my_table').location}'"),
+               (r"'s3a://bucket(Two)?/prefix/db\.db/my_table'", lambda r, m: f"'{r.root}/copy{m.group(1) or ''}'"),
+               (r"'s3a://bucketStaging/my_table'", lambda r, m: f"'{r.root}/staging'"),
+               (r"'v2\.metadata\.json'", lambda r, m: f"'{_metadata_files(r, 'prod.db.my_table')[1]}'"),
+               (r"'v20\.metadata\.json'", lambda r, m: f"'{_metadata_files(r, 'prod.db.my_table')[-1]}'"),
                (r"register_table\(\s*table => 'db\.tbl'", "register_table(table => 'db.registered'"),
                (r"'start-snapshot-id','1','end-snapshot-id', '2'",
                 lambda r, m: f"'start-snapshot-id','{r.snapshot('prod.db.tbl', 0)}','end-snapshot-id', "
@@ -772,7 +788,7 @@ PAGES = [
                 "ALTER TABLE prod.db.sample ADD PARTITION FIELD bucket(4, id)",
                 "INSERT INTO prod.db.sample VALUES (5, 'n5', 'c1', 5, 5)",
                 "ALTER TABLE prod.db.sample CREATE TAG s1",
-                "CREATE TABLE prod.db.my_table (id bigint, col1 int, col2 int) USING iceberg "
+                "CREATE TABLE prod.db.my_table (id bigint, col1 int, col2 int) USING iceberg PARTITIONED BY (col1) "
                 "TBLPROPERTIES ('write.wap.enabled'='true')",
                 "INSERT INTO prod.db.my_table VALUES (1, 1, 1)",
                 "ALTER TABLE prod.db.my_table CREATE BRANCH `audit-branch`",
@@ -797,6 +813,10 @@ PAGES = [
                  (r"'db\.snap', '/tmp/temptable/'", ["DROP TABLE prod.db.snap"]),
                  # migrate names its Iceberg table db.sample, which the page's other examples use: it goes
                  (r"system\.migrate\(", ["DROP TABLE prod.db.sample PURGE"]),
+                 (r"partition_filter => map\('part_col_1', 'A'\)", [
+                     "ALTER TABLE prod.db.tbl ADD COLUMN part_col_1 string",
+                     "ALTER TABLE prod.db.tbl ADD PARTITION FIELD part_col_1"]),
+                 (r"`parquet`\.`path/to/table`", ["ALTER TABLE prod.db.tbl DROP PARTITION FIELD part_col_1"]),
                  # the second migrate example: Spark's table as it was before the first (its backup back, the
                  # Iceberg table over the backup's files dropped without them)
                  (r"system\.migrate\('db\.sample'\)", ["DROP TABLE prod.db.sample",
