@@ -14,6 +14,7 @@ from icefloe.errors import MigrationError, NoSuchNamespaceError, NoSuchTableErro
 from icefloe.iceberg.catalog import HadoopCatalog
 from icefloe.iceberg.sql_catalog import SqlCatalog
 from icefloe.paimon import global_system_tables
+from icefloe.paimon.catalog import NO_VIEWS as PAIMON_NO_VIEWS
 from icefloe.paimon.catalog import PaimonCatalog
 from icefloe.spark.session import get_spark
 from icefloe.sql import SqlError, SqlSession
@@ -202,9 +203,9 @@ class Catalog:
     @property
     def table_location_rule(self) -> str:
         """Where the catalog's tables live, which is why ``CREATE TABLE ... LOCATION`` is refused here
-        (Paimon's Spark catalog makes LOCATION a 'path' option, which only its Hive catalog takes)."""
+        (Paimon's Spark catalog makes LOCATION a 'path' option, which only its Hive and REST catalogs take)."""
         paimon = ("a Paimon filesystem catalog keeps each table at <warehouse>/<db>.db/<table> and refuses a "
-                  "table path: external tables need Paimon's Hive metastore catalog")
+                  "table path, as Paimon's own does: external tables need Paimon's Hive or REST catalog")
         return paimon if self.format == "paimon" else "tables live in the warehouse"
 
     def system_table(self, name: str) -> pa.Table:
@@ -471,8 +472,7 @@ class Catalog:
     def _views(self, what: str) -> IcebergBackend:
         impl = self._impl
         if isinstance(impl, PaimonCatalog):
-            raise NotSupportedError(what, format=self.format, reason="icefloe's Paimon catalog has no views; "
-                                    "views are Iceberg's (a SQL or REST catalog)")
+            raise NotSupportedError(what, format=self.format, reason=PAIMON_NO_VIEWS)
         return impl
 
     def view_exists(self, name: str) -> bool:

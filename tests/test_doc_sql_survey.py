@@ -99,3 +99,9 @@ def test_a_statement_that_is_silently_ignored_fails(spark, tmp_path):
     assert (t.to_arrow().num_rows, t.to_arrow(ref="audit").num_rows) == (1, 2)
     run.statement(survey.Example("RESET spark.wap.branch", 9))
     survey.reset_spark(spark)
+
+
+def test_a_procedure_syntax_template_is_out_of_scope():
+    assert survey.out_reason("CALL prod.system.procedure_name(arg_name_2 => arg_2, arg_name_1 => arg_1)") == \
+        "a syntax template (names of grammar parts)"
+    assert survey.out_reason("CALL prod.system.rollback_to_snapshot('db.sample', 1)") == ""

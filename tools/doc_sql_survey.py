@@ -268,7 +268,8 @@ TEMPLATE = [
     (re.compile(r"(?<![\w'\]])\[\s*(?:[A-Za-z_]+[ .\]]|<)[^'\]]*\]"), "a syntax template ([optional part])"),
     (re.compile(r"<[A-Za-z][\w .-]*>"), "a placeholder left unfilled (<name>)"),
     (re.compile(r"\.\.\.|…|\.{5}"), "a placeholder left unfilled (...)"),
-    (re.compile(r"\b(table_identifier|table_name|value_expr|part_spec|column_list|property_name)\b"),
+    (re.compile(r"\b(table_identifier|table_name|value_expr|part_spec|column_list|property_name|procedure_name|"
+                r"arg_name_\d+)\b"),
      "a syntax template (names of grammar parts)"),
 ]
 STATEMENT_START = re.compile(r"^\s*(" + "|".join(STATEMENT_WORDS) + r"|MSCK|LOAD|SHOW|LIST|ADD)\b", re.I)
@@ -298,6 +299,7 @@ class Page:
     setup: list = field(default_factory=list)     # statements run first (not counted)
     before: list = field(default_factory=list)    # (regex, [statements]) run before the first match
     procedure_table: bool = False
+    paimon_options: dict = field(default_factory=dict)    # options of the Paimon catalog the page asks for
 
     @property
     def catalog_name(self) -> str:
@@ -329,7 +331,7 @@ class Run:
         self.root = root
         self.ice = icefloe.Catalog(os.path.join(root, "iceberg"), type="sql",
                                    uri=f"sqlite:///{os.path.join(root, 'iceberg.db')}", spark=spark)
-        self.pai = icefloe.Catalog(os.path.join(root, "paimon"), format="paimon", spark=spark)
+        self.pai = icefloe.Catalog(os.path.join(root, "paimon"), format="paimon", spark=spark, **page.paimon_options)
         if page.project == "iceberg":
             self.session = SqlSession(self.ice, spark, "prod", {"paimon": self.pai})
         else:
@@ -620,6 +622,26 @@ def _orphan_view(r: Run) -> None:
         .createOrReplaceTempView("files_view")
 
 
+def _metadata_files(r: Run, name: str) -> list:
+    """The names of a table's metadata files, oldest first (its metadata log, then the current one)."""
+    t = r.table(name)
+    if t is None:
+        raise LookupError(f"no table {name} to take metadata files from")
+    files = [e["metadata-file"] for e in t.metadata.metadata_log] + [t.metadata_location]
+    return [os.path.basename(f) for f in files]
+
+
+def _foreign_metadata(r: Run) -> None:
+    """The metadata file of a table another catalog (a warehouse of its own) wrote, for register_table."""
+    import icefloe
+
+    other = icefloe.Catalog(os.path.join(r.root, "other"), spark=r.spark)
+    other.sql("CREATE NAMESPACE db")
+    other.sql("CREATE TABLE db.t (id bigint, name string) USING iceberg")
+    other.sql("INSERT INTO db.t VALUES (1, 'a')")
+    shutil.copy(other.load_table("db.t").metadata_location.replace("file:", ""), f"{r.root}/registered.metadata.json")
+
+
 ICEBERG_CATALOGS = (r"\b(catalog_name|my_catalog|local)\.(?=(system|db|my_app)\b)", "prod.")
 PAIMON_SYSTEM_TABLES = (r"(?<![`\w])(\w+\$\w+)", r"`\1`")
 PAIMON_DEFAULT: list = []      # Paimon catalogs have a database `default`
@@ -645,7 +667,8 @@ PAGES = [
                  (r"ADD COLUMN points map", ["ALTER TABLE prod.db.sample DROP COLUMN points"]),
                  (r"ADD COLUMN new_column bigint AFTER", ["ALTER TABLE prod.db.sample DROP COLUMN new_column"]),
                  (r"DROP TABLE prod\.db\.sample PURGE", ["CREATE TABLE prod.db.sample (id bigint) USING iceberg"]),
-                 (r"ADD PARTITION FIELD catalog", ["ALTER TABLE prod.db.sample ADD COLUMN catalog string",
+                 (r"ADD PARTITION FIELD catalog", ["ALTER TABLE prod.db.sample RENAME COLUMN payload TO data",
+                                                   "ALTER TABLE prod.db.sample ADD COLUMN catalog string",
                                                    "ALTER TABLE prod.db.sample ADD COLUMN id bigint"]),
                  (r"DROP IDENTIFIER FIELDS id, data", ["ALTER TABLE prod.db.sample SET IDENTIFIER FIELDS id, data"]),
                  (r"bucket\(16, id\) AS shard", ["ALTER TABLE prod.db.sample DROP PARTITION FIELD bucket(16, id)"]),
@@ -739,6 +762,14 @@ PAGES = [
                (r"'tablelocation/data'", lambda r, m: f"'{r.table('prod.db.sample').location}/data'"),
                (r"'`parquet`\.`path/to/table`'", lambda r, m: f"'`parquet`.`{r.root}/parquet_dir`'"),
                (r"'path/to/metadata/file\.json'", lambda r, m: f"'{r.root}/registered.metadata.json'"),
+               (r"'/tmp/temptable/'", lambda r, m: f"'{r.root}/temptable/'"),
+               # rewrite_table_path: the table's own location, copies under the run's directory, its metadata files
+               (r"'hdfs://nn:8020/path/to/source_table'|'s3a://bucketOne/prefix/db\.db/my_table'",
+                lambda r, m: f"'{r.table('prod.db.my_table').location}'"),
+               (r"'s3a://bucket(Two)?/prefix/db\.db/my_table'", lambda r, m: f"'{r.root}/copy{m.group(1) or ''}'"),
+               (r"'s3a://bucketStaging/my_table'", lambda r, m: f"'{r.root}/staging'"),
+               (r"'v2\.metadata\.json'", lambda r, m: f"'{_metadata_files(r, 'prod.db.my_table')[1]}'"),
+               (r"'v20\.metadata\.json'", lambda r, m: f"'{_metadata_files(r, 'prod.db.my_table')[-1]}'"),
                (r"register_table\(\s*table => 'db\.tbl'", "register_table(table => 'db.registered'"),
                (r"'start-snapshot-id','1','end-snapshot-id', '2'",
                 lambda r, m: f"'start-snapshot-id','{r.snapshot('prod.db.tbl', 0)}','end-snapshot-id', "
@@ -757,7 +788,7 @@ PAGES = [
                 "ALTER TABLE prod.db.sample ADD PARTITION FIELD bucket(4, id)",
                 "INSERT INTO prod.db.sample VALUES (5, 'n5', 'c1', 5, 5)",
                 "ALTER TABLE prod.db.sample CREATE TAG s1",
-                "CREATE TABLE prod.db.my_table (id bigint, col1 int, col2 int) USING iceberg "
+                "CREATE TABLE prod.db.my_table (id bigint, col1 int, col2 int) USING iceberg PARTITIONED BY (col1) "
                 "TBLPROPERTIES ('write.wap.enabled'='true')",
                 "INSERT INTO prod.db.my_table VALUES (1, 1, 1)",
                 "ALTER TABLE prod.db.my_table CREATE BRANCH `audit-branch`",
@@ -776,10 +807,21 @@ PAGES = [
                 "spark:INSERT INTO spark_catalog.db.src_tbl VALUES (7, 'g', 'A'), (8, 'h', 'B')",
                 lambda r: r.spark.range(3).selectExpr("id", "cast(id as string) AS name").write.parquet(
                     f"{r.root}/parquet_dir"),
-                lambda r: shutil.copy(r.table("prod.db.sample").metadata_location.replace("file:", ""),
-                                      f"{r.root}/registered.metadata.json"),
-                _orphan_view],
-         before=[(r"rewrite_data_files", ["INSERT INTO prod.db.sample VALUES (6, 'n6', 'c0', 6, 4)"])]),
+                _foreign_metadata, _orphan_view],
+         before=[(r"rewrite_data_files", ["INSERT INTO prod.db.sample VALUES (6, 'n6', 'c0', 6, 4)"]),
+                 # a user trying each example: the snapshot made by the one before goes first
+                 (r"'db\.snap', '/tmp/temptable/'", ["DROP TABLE prod.db.snap"]),
+                 # migrate names its Iceberg table db.sample, which the page's other examples use: it goes
+                 (r"system\.migrate\(", ["DROP TABLE prod.db.sample PURGE"]),
+                 (r"partition_filter => map\('part_col_1', 'A'\)", [
+                     "ALTER TABLE prod.db.tbl ADD COLUMN part_col_1 string",
+                     "ALTER TABLE prod.db.tbl ADD PARTITION FIELD part_col_1"]),
+                 (r"`parquet`\.`path/to/table`", ["ALTER TABLE prod.db.tbl DROP PARTITION FIELD part_col_1"]),
+                 # the second migrate example: Spark's table as it was before the first (its backup back, the
+                 # Iceberg table over the backup's files dropped without them)
+                 (r"system\.migrate\('db\.sample'\)", ["DROP TABLE prod.db.sample",
+                                                       "spark:ALTER TABLE spark_catalog.db.sample_BACKUP_ RENAME TO "
+                                                       "db.sample"])]),
     Page("branching", "iceberg", ("docs/docs/branching.md",),
          subs=[ICEBERG_CATALOGS, (r"(?<![\w.])db\.table\b", "prod.db.table"),
                (r"VERSION AS OF 8109744798576441359", lambda r, m: f"VERSION AS OF {r.snapshot('prod.db.table', 0)}"),
@@ -799,7 +841,10 @@ PAGES = [
                 "CREATE TABLE source_table (user_id BIGINT, item_id BIGINT, behavior STRING)",
                 "INSERT INTO source_table VALUES (1, 10, 'pv'), (2, 20, 'buy')",
                 "CREATE TABLE t1 (id INT, v STRING)"],
-         before=[(r"ALTER TABLE T CREATE TAG `TAG-1`", [
+         before=[(r"DELETE TAG `TAG-1,TAG-2`", ["ALTER TABLE T CREATE TAG IF NOT EXISTS `TAG-1`"]),
+                 (r"RENAME TAG `TAG-1` TO `TAG-2`", ["ALTER TABLE T CREATE TAG IF NOT EXISTS `TAG-1`",
+                                                     "ALTER TABLE T DELETE TAG IF EXISTS `TAG-2`"]),
+                 (r"ALTER TABLE T CREATE TAG `TAG-1`", [
              "CREATE TABLE T (id INT, v STRING)", "INSERT INTO T VALUES (1, 'a')", "INSERT INTO T VALUES (2, 'b')"]),
                  (r"ALTER TABLE my_table ADD PARTITION", ["INSERT INTO my_table VALUES (1, 1, 'pv', '2025-01-01', '10')"]),
                  (r"'bucket' = '2'", ["DROP TABLE IF EXISTS my_table"]),
@@ -877,6 +922,9 @@ PAGES = [
                 "CALL sys.create_tag(table => 'default.t', tag => 'my-tag', snapshot => 2)"],
          before=[(r"CREATE TABLE orders", [])]),
     Page("auxiliary", "paimon", ("docs/docs/spark/auxiliary.md", "docs/content/spark/auxiliary.md"),
+         before=[(r"PARTITION\(pt = '2024'\)", [        # this example's table is partitioned by pt
+             "DROP TABLE my_table", "CREATE TABLE my_table (id INT, v STRING, dt STRING, pt STRING) PARTITIONED BY (pt)",
+             "INSERT INTO my_table VALUES (1, 'a', '20230817', '2024')"])],
          subs=[(r"ON xxxx", "ON T1.id = T2.id"), (r"\bdb_name\b", "default"), (r"'table_name'", "'my_table'"),
                (r"(?<=REFRESH TABLE )table_identifier\b", "my_table"), (r"\bcol1\b", "id")],
          setup=[*PAIMON_DEFAULT, "USE paimon.default",
@@ -905,11 +953,15 @@ PAGES = [
                 "CREATE TABLE test_db.T (id INT, v STRING)",
                 *[f"INSERT INTO test_db.T VALUES ({i}, 'v{i}')" for i in range(1, 11)],
                 "CALL sys.create_tag(table => 'test_db.T', tag => 'my_tag', snapshot => 1)",
-                *[f"CALL sys.create_branch(table => 'test_db.T', branch => '{b}')"
+                # branches from a tag, as the page's create_branch makes them (with a snapshot: its merge and
+                # fast-forward examples need one; the tag is copied into the branch)
+                *[f"CALL sys.create_branch(table => 'test_db.T', branch => '{b}', tag => 'my_tag')"
                   for b in ("existBranchName", "branch1", "branch2")],
+                "INSERT INTO test_db.`T$branch_branch1` VALUES (100, 'b1')",
                 "CREATE TABLE mydb.myt (id INT)", "INSERT INTO mydb.myt VALUES (1)",
-                "CREATE TABLE t (id INT, day STRING)", "INSERT INTO t VALUES (1, '2025-08-17')",
-                "CREATE TABLE t1 (id INT, day STRING)", "INSERT INTO t1 VALUES (1, '2025-08-17')",
+                # where => "day = '...'" is a partition predicate (the page's words)
+                "CREATE TABLE t (id INT, day STRING) PARTITIONED BY (day)", "INSERT INTO t VALUES (1, '2025-08-17')",
+                "CREATE TABLE t1 (id INT, day STRING) PARTITIONED BY (day)", "INSERT INTO t1 VALUES (1, '2025-08-17')",
                 "CREATE TABLE db1.table1 (id INT)", "INSERT INTO db1.table1 VALUES (1)",
                 "CREATE TABLE db1.table2 (id INT)", "INSERT INTO db1.table2 VALUES (1)"],
          before=[(r"create_tag\(table => 'default\.T', tag => 'my_tag'\)$",
@@ -927,7 +979,8 @@ PAGES = [
                   ["CALL sys.delete_branch(table => 'test_db.T', branch => 'test_branch')"]),
                  (r"existBranchName", ["CALL sys.delete_branch(table => 'test_db.T', branch => 'test_branch')"]),
                  (r"rename_branch", ["CALL sys.create_branch(table => 'test_db.T', branch => 'test_branch')"]),
-                 (r"fast_forward", ["CALL sys.create_branch(table => 'test_db.T', branch => 'test_branch')"])]),
+                 (r"fast_forward", ["CALL sys.create_branch(table => 'test_db.T', branch => 'test_branch', "
+                                    "tag => 'my_tag')"])]),
     Page("system-tables", "paimon", ("docs/docs/concepts/system-tables.mdx", "docs/content/concepts/system-tables.md"),
          subs=[PAIMON_SYSTEM_TABLES, (r"my_catalog\.my_db\.", "paimon.default."),
                (r"snapshot_id=100\b", "snapshot_id=1")],
@@ -937,7 +990,14 @@ PAGES = [
                 "INSERT INTO my_table VALUES (1, 'a', 'x')", "INSERT INTO my_table VALUES (1, 'b', 'x')",
                 "CREATE TABLE T (id INT, v STRING) TBLPROPERTIES ('primary-key' = 'id', 'bucket' = '1')",
                 "INSERT INTO T VALUES (1, 'a')", "ANALYZE TABLE T COMPUTE STATISTICS",
-                "CALL sys.create_tag(table => 'default.my_table', tag => 'tag1', snapshot => 1)"]),
+                "CALL sys.create_tag(table => 'default.my_table', tag => 'tag1', snapshot => 1)"],
+         # the row tracking section's table is an append table with row-tracking.enabled (the page's note)
+         before=[(r"my_table\$row_tracking", [
+             "DROP TABLE my_table",
+             "CREATE TABLE my_table (id INT, data STRING) TBLPROPERTIES ('row-tracking.enabled' = 'true')",
+             "INSERT INTO my_table VALUES (11, 'a'), (22, 'b')"])],
+         # sys.catalog_options exists when the catalog sets catalog-options-table.enabled (the page's words)
+         paimon_options={"catalog-options-table.enabled": "true"}),
     Page("manage-tags", "paimon", ("docs/docs/maintenance/manage-tags.mdx", "docs/content/maintenance/manage-tags.md"),
          subs=[(r"'2023-07-25', '2023-07-26'", "'tag1', 'tag2'"), (r"VERSION AS OF '2023-07-26'", "VERSION AS OF 'tag2'"),
                (r"database_name\.table_name", "default.t"), (r"<snapshot-id>", "1"), (r"'tag_name'", "'tag3'")],
@@ -963,7 +1023,7 @@ PAGES = [
 def run_page(page: Page, text: str, spark, root: str) -> list[Outcome]:
     exs = examples(text, page.procedure_table)
     page = Page(page.name, page.project, page.paths, list(page.subs), list(page.setup), list(page.before),
-                page.procedure_table)
+                page.procedure_table, dict(page.paimon_options))
     run = Run(page, spark, root)
     for s in page.setup:
         run.quietly(s)

@@ -37,6 +37,16 @@ TableFactory = Callable[[str, str, FileIO], FileStoreTable]
 DB_SUFFIX = ".db"
 DEFAULT_DATABASE = "default"     # the database Paimon's Spark and Flink catalogs create when opened
 
+# What Paimon's own filesystem catalog refuses as well (its Hive, JDBC and REST catalogs differ): the
+# reasons icefloe gives when it refuses the same statements
+NO_VIEWS = ("a Paimon filesystem catalog has no views, as Paimon's own has none (Paimon keeps views in a Hive, "
+            "JDBC or REST catalog)")
+NO_ALTER_DATABASE = ("a Paimon filesystem catalog's database is the directory <warehouse>/<db>.db and keeps no "
+                     "properties or location of its own; Paimon's filesystem catalog refuses ALTER DATABASE too "
+                     "(a Hive, JDBC or REST catalog keeps them)")
+HIVE_MIGRATION = ("Paimon migrates the tables of a Hive metastore (source_type 'hive') only in a Paimon Hive catalog "
+                  "and refuses it in others ('Only support Hive Catalog'); a filesystem warehouse has no metastore")
+
 
 BRANCH_MARK = "$branch_"       # db.t$branch_b: branch b of table db.t, as Paimon's catalogs name it
 

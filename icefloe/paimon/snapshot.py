@@ -155,6 +155,19 @@ class Snapshot:
         return snap
 
 
+def has_watermark(snapshot: Snapshot) -> bool:
+    """Whether a snapshot carries a watermark (null and Long.MIN_VALUE both mean none: batch commits)."""
+    return snapshot.watermark is not None and snapshot.watermark != NO_WATERMARK
+
+
+def later_or_equal_watermark(snapshots: list[Snapshot], watermark: int) -> Optional[Snapshot]:
+    """The snapshot Paimon's time travel to a watermark reads (``VERSION AS OF 'watermark-N'``,
+    ``scan.watermark``): the first snapshot, by id, whose watermark is at or after ``watermark``;
+    snapshots without one are passed over. None when there is none."""
+    later = [s for s in snapshots if has_watermark(s) and int(s.watermark or 0) >= watermark]
+    return min(later, key=lambda s: s.id) if later else None
+
+
 class SnapshotManager:
     """Finds, reads and writes the snapshots of one table directory."""
 

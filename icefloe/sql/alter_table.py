@@ -273,10 +273,13 @@ def _alter_extension(sess: StatementSession, t: Table, stmt: AlterStatement) -> 
                 t.update_properties(remove=list(stmt.names))
         return sess.empty()
     if isinstance(stmt, p.AlterDropPartitions) and stmt.add:
+        paimon = (" (Paimon registers a partition ahead of its rows only in a metastore: a Hive or REST catalog with "
+                  "metastore.partitioned-table; in a filesystem catalog its ADD PARTITION does nothing)"
+                  if t.format == "paimon" else "")
         raise sess.not_supported(f"ALTER TABLE ... ADD PARTITION on {t.format} table {stmt.table}: a partition of "
                                  f"a {t.format} table exists through the data files written to it (its "
-                                 "metadata lists files, not partitions), so there is no empty partition to add; "
-                                 "INSERT its rows instead")
+                                 "metadata lists files, not partitions), so there is no empty partition to add"
+                                 f"{paimon}; INSERT its rows instead")
     if isinstance(stmt, p.AlterDropPartitions):
         return drop_partitions(sess, t, stmt)
     if isinstance(stmt, p.AlterPartitionField):

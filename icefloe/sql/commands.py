@@ -25,6 +25,15 @@ _NAME = r"((?:`[^`]+`|[A-Za-z_][\w$]*)(?:\.(?:`[^`]+`|[A-Za-z_][\w$]*))*)"
 _SHOW_COLUMNS = re.compile(rf"^\s*SHOW\s+COLUMNS\s+(?:FROM|IN)\s+{_NAME}(?:\s+(?:FROM|IN)\s+{_NAME})?\s*$", re.I)
 _SHOW_PARTITIONS = re.compile(rf"^\s*SHOW\s+PARTITIONS\s+{_NAME}", re.I)
 _SHOW_EXTENDED = re.compile(r"^\s*SHOW\s+TABLE\s+EXTENDED\b", re.I)
+_MSCK = re.compile(rf"^\s*(?:MSCK\s+)?REPAIR\s+TABLE\s+{_NAME}", re.I)
+# why there is nothing to repair: a table's partitions are those of its data files, registered nowhere else
+_NO_PARTITION_REGISTRY = {
+    "paimon": "a Paimon table's partitions are those of its snapshot's data files, and a filesystem catalog "
+              "registers none elsewhere, so there is nothing to repair (Paimon runs MSCK REPAIR TABLE only on "
+              "Format Tables whose partitions a REST catalog keeps, and refuses it on its own tables)",
+    "iceberg": "an Iceberg table's partitions are those of its manifests, registered nowhere else, so there is "
+               "nothing to repair (Iceberg's Spark runtime refuses MSCK REPAIR TABLE on its tables too)",
+}
 
 
 def _parts(name: str) -> list[str]:
@@ -74,6 +83,13 @@ def command(sess: StatementSession, tree: Optional[exp.Expression]) -> Optional[
                                  "(read its partitions metadata table: SELECT * FROM db.t.partitions)")
     if _SHOW_EXTENDED.match(text):
         return show_table_extended(sess, text)
+    m = _MSCK.match(text)
+    if m:
+        ref, _ours = sess.resolve_name(_parts(m.group(1)))
+        if ref is None:
+            return None                     # Spark's own table, or an error naming the catalogs
+        fmt = sess.load(ref).format
+        raise sess.not_supported(f"MSCK REPAIR TABLE {ref} ({_NO_PARTITION_REGISTRY.get(fmt, fmt)})")
     return None
 
 
@@ -87,7 +103,9 @@ def analyze(sess: StatementSession, tree: exp.Analyze, ref: TableRef) -> DataFra
                                  tree)
     if tree.args.get("partition") is not None:
         raise sess.not_supported(f"ANALYZE TABLE {ref} PARTITION (...) (Paimon's statistics describe the whole "
-                                 "table; analyze it without PARTITION)", tree)
+                                 "table, and Paimon refuses PARTITION on its tables too; it measures partitions only "
+                                 "of Format Tables whose partitions a REST catalog keeps; analyze it without "
+                                 "PARTITION)", tree)
     stats = tree.expression
     if not isinstance(stats, exp.AnalyzeStatistics) or str(stats.args.get("kind", "")).upper() != "COMPUTE":
         raise sess.not_supported(f"this form of ANALYZE TABLE on {ref} (COMPUTE STATISTICS [FOR COLUMNS ... | "

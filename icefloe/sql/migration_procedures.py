@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping, Optional, cast
 
 from icefloe.errors import IcefloeError, NotSupportedError
+from icefloe.paimon.catalog import HIVE_MIGRATION
 from icefloe.sql.call_args import bind_args, spark_value
 from icefloe.sql.errors import NotSupportedYetError, SqlError
 from icefloe.sql.parser import Call, node_position
@@ -189,6 +190,9 @@ def _run(sess: StatementSession, name: str, a: Args, parallelism: Optional[int])
                                 parallelism=parallelism)
         return (out["migrated_files_count"],)
     source_type = str(a["source_type"]).lower()
+    if source_type == "hive":
+        raise NotSupportedYetError(f"CALL sys.{name} with source_type 'hive' ({HIVE_MIGRATION}; icefloe migrates "
+                                   f"{' and '.join(SOURCE_TYPES)} sources)")
     if source_type not in SOURCE_TYPES:
         raise NotSupportedYetError(f"CALL sys.{name} with source_type {a['source_type']!r} (icefloe migrates "
                                    f"{' and '.join(SOURCE_TYPES)} sources)")

@@ -11,6 +11,7 @@ import datetime as _dt
 from typing import TYPE_CHECKING
 
 from icefloe.errors import IcefloeError
+from icefloe.paimon.catalog import HIVE_MIGRATION
 from icefloe.sql.errors import SqlError
 
 if TYPE_CHECKING:
@@ -136,12 +137,12 @@ def trigger_tag_automatic_creation(t: PaimonTable, args: Args) -> Rows:
 
 # Paimon's procedures icefloe does not run, and why (each refused by name)
 REFUSED = {
-    "migrate_database": "Paimon migrates from a Hive metastore's tables; a filesystem warehouse has no metastore",
-    "migrate_table": "Paimon migrates from a Hive metastore's tables; a filesystem warehouse has no metastore",
-    "repair": "Paimon's repair synchronizes a Hive metastore with the file system; a filesystem warehouse has "
-              "no metastore",
-    "alter_view_dialect": "a Paimon filesystem catalog has no views (Paimon keeps views in a Hive or REST "
-                          "catalog)",
+    "migrate_database": HIVE_MIGRATION,
+    "migrate_table": HIVE_MIGRATION,
+    "repair": "Paimon's repair registers the warehouse's databases and tables in the metastore of a Hive or JDBC "
+              "catalog (its filesystem catalog refuses it); a filesystem warehouse has no metastore",
+    "alter_view_dialect": "a Paimon filesystem catalog has no views (Paimon changes a view's dialects in a JDBC "
+                          "or REST catalog)",
     "create_function": "a Paimon filesystem catalog has no functions (Paimon keeps them in a REST catalog)",
     "alter_function": "a Paimon filesystem catalog has no functions (Paimon keeps them in a REST catalog)",
     "drop_function": "a Paimon filesystem catalog has no functions (Paimon keeps them in a REST catalog)",

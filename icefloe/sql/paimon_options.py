@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 Scope = tuple[str, str, str]
 
 PREFIX = "spark.paimon."
-SCAN_KEYS = ("scan.snapshot-id", "scan.tag-name", "scan.timestamp-millis", "scan.timestamp", "scan.version")
+SCAN_KEYS = ("scan.snapshot-id", "scan.tag-name", "scan.timestamp-millis", "scan.timestamp", "scan.version",
+             "scan.watermark")
 # Paimon's Spark write option: INSERT ... BY NAME adds the query's new columns to the table first
 MERGE_SCHEMA = "write.merge-schema"
 WRITE_KEYS = (MERGE_SCHEMA,)
@@ -119,13 +120,15 @@ def read_kwargs(options: Mapping[str, str], table_name: str) -> dict[str, Any]:
             return {"snapshot_id": int(value)}
         if key == "scan.timestamp-millis":
             return {"as_of": int(value)}
+        if key == "scan.watermark":
+            return {"watermark": int(value)}
     except ValueError:
         raise SqlError(f"dynamic option {key} of {table_name} must be a number, got {value!r}") from None
     if key == "scan.tag-name":
         return {"ref": value}
     if key == "scan.timestamp":
         return {"as_of": value}
-    return {"version": value}                 # scan.version: a tag name, else a snapshot id
+    return {"version": value}                 # scan.version: a tag name, a snapshot id or watermark-<ms>
 
 
 def merge_schema(confs: Mapping[str, str], catalog: str, name: str) -> bool:

@@ -17,11 +17,13 @@ import contextlib
 import dataclasses
 
 import hashlib
+import re
 from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Protocol, Sequence, cast
 
 from sqlglot import exp
 
 from icefloe.errors import IcefloeError, NoSuchSnapshotError, NoSuchTableError
+from icefloe.paimon.snapshot import later_or_equal_watermark
 from icefloe.sql import metadata_tables, namespace_statements
 from icefloe.errors import NotSupportedError
 from icefloe.sql.errors import refusal
@@ -41,6 +43,7 @@ from icefloe.sql import (
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+    from icefloe.paimon.snapshot import Snapshot as PaimonSnapshot
     from icefloe.sql.statement_context import StatementCatalog
     from icefloe.table.base import Table
 
@@ -51,6 +54,14 @@ class _BranchTables(Protocol):
     """A table with branches of its own (``BRANCH_TABLES``: Paimon's)."""
 
     def branches(self) -> list[str]: ...
+
+
+class _PaimonSnapshots(Protocol):
+    """A Paimon table's snapshots (watermark time travel)."""
+
+    name: str
+
+    def snapshots(self) -> list[PaimonSnapshot]: ...
 
 
 class SqlSession:
@@ -288,8 +299,8 @@ class SqlSession:
         """A Spark analysis/parse error as a SqlError at the matching place of the statement."""
         ours = spark_messages.in_our_words(e, spark_messages.Lookup(
             self.catalog_name, str(self.catalog.warehouse), self.namespace, tuple(self.catalogs),
-            lambda parts: self.resolve_name(parts)[0] is not None, self.catalog.has_system_database),
-            sql_text if self._stmt is None else self._stmt.text)
+            lambda parts: self.resolve_name(parts)[0] is not None, self.catalog.has_system_database,
+            self._case_twin), sql_text if self._stmt is None else self._stmt.text)
         msg = ours if ours is not None else str(e)
         for view, shown in self._views.items():
             msg = msg.replace(f"`{view}`", shown).replace(view, shown)
@@ -331,6 +342,32 @@ class SqlSession:
         return self.spark.createDataFrame([], StructType([]))
 
     # ------------------------------------------------------------------ tables
+    def _case_twin(self, parts: list) -> Optional[str]:
+        """``db.T`` (``db.`T$branch_b``` for a system or branch table) when ``parts`` name no table but
+        one of the catalog's tables differs from them only in case; else None."""
+        names = [str(x) for x in parts]
+        catalog, shown = self.catalog, ""
+        if len(names) == 3 and names[0].lower() in self.catalogs:
+            catalog, shown, names = self.catalogs[names[0].lower()], names[0] + ".", names[1:]
+        elif len(names) == 3 and names[0].lower() == self.catalog_name.lower():
+            names = names[1:]
+        names = self.qualify(names)
+        if len(names) != 2:
+            return None
+        ns, name = names
+        base, dollar, suffix = name.partition("$")
+        try:
+            spaces = [n for n in catalog.list_namespaces() if n.lower() == ns.lower()]
+            tables = [t for n in spaces for t in catalog.list_tables(n)]
+        except IcefloeError:
+            return None
+        want = f"{ns}.{base}".lower()
+        twin = next((t for t in tables if t.lower() == want and t != f"{ns}.{base}"), None)
+        if twin is None:
+            return None
+        db, _, table = twin.rpartition(".")
+        return f"{shown}{db}.`{table}{dollar}{suffix}`" if dollar else f"{shown}{twin}"
+
     def exists(self, name: str) -> bool:
         try:
             return self.catalog.table_exists(name)
@@ -422,6 +459,8 @@ class SqlSession:
                     return {"ref": v}
                 if v.isdigit():
                     return {"snapshot_id": int(v)}
+                if table_obj.format == "paimon" and re.fullmatch(r"watermark-\d+", v):
+                    return {"snapshot_id": self._watermark_snapshot(cast(_PaimonSnapshots, table_obj), v, node)}
                 if v in (cast(_BranchTables, table_obj).branches() if table_obj.supports(BRANCH_TABLES) else ()):
                     db, _, tbl = table_obj.name.rpartition(".")
                     raise self.error(f"{v!r} is a Paimon branch of {table_obj.name}, not a tag or snapshot: read it "
@@ -436,6 +475,17 @@ class SqlSession:
                 raise self.error(f"TIMESTAMP AS OF {expr.sql('spark')} is null", node)
             return {"as_of": micros // 1000}
         raise self.error(f"unsupported time travel {version.sql('spark')}", node)
+
+    def _watermark_snapshot(self, table_obj: _PaimonSnapshots, version: str, node: Optional[exp.Expression]) -> int:
+        """The snapshot Paimon reads for ``VERSION AS OF 'watermark-N'``: the first whose watermark is at
+        or after N (a streaming writer's; batch commits, icefloe's and Spark's, carry none)."""
+        mark = int(version[len("watermark-"):])        # -N too (scan.watermark)
+        found = later_or_equal_watermark(table_obj.snapshots(), mark)
+        if found is None:
+            raise self.error(f"table {table_obj.name} has no snapshot with a watermark at or after {mark} (a read as "
+                             "of a watermark reads the first such snapshot; batch commits, icefloe's and Spark's, "
+                             "carry no watermark)", node)
+        return found.id
 
     def table_df(self, ref: TableRef, version: Optional[exp.Version] = None, node: Optional[exp.Expression] = None,
                  hidden: tuple[str, ...] = ()) -> DataFrame:
@@ -466,9 +516,14 @@ class SqlSession:
         options = paimon_options.table_options(confs, ref.catalog or self.catalog_name, ref.name)
         kwargs = paimon_options.read_kwargs(options, ref.name)
         version = kwargs.pop("version", None)
+        if "watermark" in kwargs:           # scan.watermark: no tag of the name comes first, as in scan.version
+            return {"snapshot_id": self._watermark_snapshot(cast(_PaimonSnapshots, t),
+                                                            f"watermark-{kwargs['watermark']}", None)}
         if version is not None:
             kwargs = {"ref": version} if version in (t.refs() or {}) else \
-                {"snapshot_id": int(version)} if version.isdigit() else {}
+                {"snapshot_id": int(version)} if version.isdigit() else \
+                {"snapshot_id": self._watermark_snapshot(cast(_PaimonSnapshots, t), version, None)} \
+                if re.fullmatch(r"watermark-\d+", version) else {}
             if not kwargs:
                 raise self.error(f"dynamic option scan.version of {ref.name}: no tag or snapshot {version!r}")
         return kwargs

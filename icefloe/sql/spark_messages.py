@@ -22,6 +22,8 @@ class Lookup:
     catalogs: tuple                 # the names of the session's other catalogs
     is_table: Callable[[list], bool]    # whether a name (its parts) is an icefloe table of the session
     paimon: bool = False            # whether the session's own catalog is Paimon's (which has a database sys)
+    # the icefloe table a name would mean but for the case of its letters (db.T for t), if any
+    case_twin: Callable[[list], Optional[str]] = lambda parts: None
 
 
 ROW_TRACKING_COLUMNS = ("_row_id", "_sequence_number")
@@ -71,6 +73,10 @@ def in_our_words(e: Exception, at: Lookup, statement: str = "") -> Optional[str]
         if at.is_table(name.split(".")):
             return (f"{_kind(statement)} is not supported yet on icefloe table {name}: icefloe does not run this "
                     "statement on its tables, and Spark alone sees none of them")
+        twin = at.case_twin(name.split("."))
+        if twin is not None:
+            return (f"unknown table or view {name}: table names are case-sensitive in icefloe's catalogs (as in "
+                    f"Paimon's filesystem catalog, which keeps a name as it was created); the table is {twin}")
         return f"unknown table or view {name}: no icefloe table and no Spark table or view has that name; {_where(at)}"
     if condition == "SCHEMA_NOT_FOUND":
         name = _name(params.get("schemaName", ""))

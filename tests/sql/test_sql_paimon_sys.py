@@ -107,5 +107,5 @@ def test_create_table_location_is_refused_with_paimons_reason(pai, tmp_path):
                  f"CREATE TABLE shop.ext LIKE shop.orders LOCATION '{tmp_path / 'ext'}'"):
         with pytest.raises(NotSupportedError) as e:
             pai.sql(text)
-        assert "Paimon filesystem catalog keeps each table" in str(e.value) and "Hive metastore" in str(e.value)
+        assert "Paimon filesystem catalog keeps each table" in str(e.value) and "Hive or REST catalog" in str(e.value)
     assert not pai.table_exists("shop.ext") and not (tmp_path / "ext").exists()
