@@ -37,6 +37,22 @@ def read_data_file(path: str, io: FileIO = LOCAL, columns: Optional[Sequence[str
         raise CorruptDataFileError(local, f"not a readable {_kind(path)} file ({type(e).__name__}: {e})") from None
 
 
+def read_file_schema(path: str, io: FileIO = LOCAL) -> pa.Schema:
+    """A data file's Arrow schema, from its footer alone."""
+    local = strip_scheme(path)
+    try:
+        with io.open_read(path) as fh:
+            if is_orc(path):
+                import pyarrow.orc as po
+
+                return po.ORCFile(fh).schema
+            return pq.ParquetFile(fh).schema_arrow
+    except FileNotFoundError:
+        raise CorruptDataFileError(local, "data file referenced by the snapshot is missing") from None
+    except (pa.ArrowException, OSError) as e:
+        raise CorruptDataFileError(local, f"not a readable {_kind(path)} file ({type(e).__name__}: {e})") from None
+
+
 def _orc_batches(fh: BinaryIO, batch_rows: int) -> Iterator[pa.Table]:
     import pyarrow.orc as po
 

@@ -193,24 +193,20 @@ _ORC_CODECS = ("zstd", "lz4", "snappy", "zlib", "none", "uncompressed")
 
 
 def check_file_format(schema: TableSchema) -> None:
-    """``file.format``: parquet, or ORC on an append table (written with Arrow's ORC writer)."""
+    """``file.format``: parquet, or ORC (written with Arrow's ORC writer) on any table: append,
+    primary-key (its key-value and changelog files), deletion vectors, row tracking. Changelog
+    files are written in the table's format, and ``file.block-size`` (or the format's own key)
+    must be a size."""
     co = schema.core_options
     fmt = co.file_format
     if fmt not in _FORMATS:
-        raise SchemaError(f"file.format {fmt!r} is not supported; icefloe writes parquet, or orc on append tables")
-    if fmt == "parquet":
-        return
-    why = None
-    if schema.primary_keys:
-        why = "a primary-key table (icefloe's key-value files and merge reads are Parquet)"
-    elif co.deletion_vectors_enabled:
-        why = "'deletion-vectors.enabled' (icefloe's Spark reads apply deletion vectors to Parquet files only)"
-    elif row_tracking.enabled(schema.options):
-        why = "'row-tracking.enabled' (rows keep their _ROW_ID in Parquet files Spark writes)"
-    if why:
-        raise SchemaError(f"file.format 'orc' is supported on append tables only, not with {why}; "
-                          "use file.format 'parquet'")
-    if co.file_compression not in _ORC_CODECS:
+        raise SchemaError(f"file.format {fmt!r} is not supported; icefloe writes parquet or orc")
+    changelog = schema.options.get("changelog-file.format")
+    if changelog and str(changelog).strip().lower() != fmt:
+        raise SchemaError(f"changelog-file.format {changelog!r} is not supported on a table whose file.format is "
+                          f"{fmt!r}: icefloe writes changelog files in the table's file.format (leave it unset)")
+    co.block_size()                  # raises on a size that does not parse
+    if fmt == "orc" and co.file_compression not in _ORC_CODECS:
         raise SchemaError(f"file.compression {co.file_compression!r} is not an ORC codec icefloe writes; "
                           f"use one of {', '.join(_ORC_CODECS)}")
 
@@ -241,9 +237,6 @@ def validate(schema: TableSchema) -> None:
     auto_tag_options(schema.options)      # the automatic-tag options parse (tag_period)
     row_tracking.check_schema(schema)
     check_schema(schema.options, schema.fields, schema.primary_keys)
-    fmt = schema.options.get("changelog-file.format")
-    if fmt and str(fmt).lower() != "parquet":
-        raise SchemaError(f"changelog-file.format {fmt!r} is not supported; icefloe writes parquet")
     for k in schema.partition_keys:
         f = schema.field(k)
         if not f.type.is_primitive:

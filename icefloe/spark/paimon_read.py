@@ -461,7 +461,8 @@ def read_with_vectors(spark: SparkSession, table: PaimonStore, schema: TableSche
     applied inside that scan (``icefloe.spark.deleted_rows``) or, where its format cannot load, as
     bitmaps of a filter (``icefloe.spark.bitmaps``) keyed by file size: no shuffle, no Python. A
     file's size names it when no two files of the scan share one; otherwise (and where Spark cannot
-    read the paths) Python tasks read the marked files and drop their rows."""
+    read the paths) Python tasks read the marked files and drop their rows. ORC files: Spark's ORC
+    reader scans the unmarked ones, Python tasks the marked ones (Spark gives ORC rows no position)."""
     vectors = dv.bucket_vectors(table.store, snapshot)
     readable = dv.readable(entries)
     plain: list[tuple[ManifestEntry, Optional[BucketVectors]]] = []
@@ -478,7 +479,13 @@ def read_with_vectors(spark: SparkSession, table: PaimonStore, schema: TableSche
         return fields_of.setdefault(e.file.schema_id, table.schema_by_id(e.file.schema_id).fields)
 
     frames: list[DataFrame] = []
-    sizes = [e.file.file_size for e in readable]
+    # Spark's ORC reader gives no row positions: marked ORC files are read by Python tasks, and
+    # unmarked ones stay out of the Parquet scans that drop rows by position
+    in_python = [(e, bv) for e, bv in marked if is_orc(e.file.path)]
+    marked = [(e, bv) for e, bv in marked if not is_orc(e.file.path)]
+    other = [(e, bv) for e, bv in plain if is_orc(e.file.path)]
+    plain = [(e, bv) for e, bv in plain if not is_orc(e.file.path)]
+    sizes = [e.file.file_size for e in readable if not is_orc(e.file.path)]
     distinct = len(set(sizes)) == len(sizes)        # the SQL filter names files by size
     by_bitmap = bool(marked) and table.io.spark_native and (distinct or jvm.available(spark))
     if by_bitmap:
@@ -486,11 +493,14 @@ def read_with_vectors(spark: SparkSession, table: PaimonStore, schema: TableSche
         frames.append(frame)
         if took_unmarked:
             plain = []
-    if plain or not marked:
+    plain += other
+    if plain or not (marked or in_python):
         frames.append(read_files(spark, [e.file.path for e, _ in plain], schema.fields,
                                  file_fields=[fields(e) for e, _ in plain], io=table.io))
     if marked and not by_bitmap:
-        frames.append(_read_marked_in_python(spark, table, schema, [(e, bv, fields(e)) for e, bv in marked]))
+        in_python = marked + in_python
+    if in_python:
+        frames.append(_read_marked_in_python(spark, table, schema, [(e, bv, fields(e)) for e, bv in in_python]))
     df = frames[0]
     for other in frames[1:]:
         df = df.unionByName(other)
