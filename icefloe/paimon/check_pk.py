@@ -25,7 +25,7 @@ from icefloe.core.progress import track
 from icefloe.core.reports import Report
 from icefloe.errors import IcefloeError
 from icefloe.paimon import deletion_vectors as dv
-from icefloe.paimon.arrow_read import is_orc, read_data_file, read_file_schema
+from icefloe.paimon.arrow_read import format_name, read_data_file, read_file_schema
 from icefloe.paimon import dynamic_bucket as db
 from icefloe.paimon.binary_row import decode_row
 from icefloe.paimon.merge import KEY_PREFIX, SEQUENCE, VALUE_KIND, trimmed_primary_keys
@@ -68,8 +68,7 @@ def check_primary_key_files(report: Report, store: FileStore, io: FileIO, locati
                 continue
             data = read_data_file(path, io, columns=[SEQUENCE, VALUE_KIND, *cols])
         except Exception as ex:  # an unreadable file: say which, go on
-            kind = "ORC" if is_orc(path) else "Parquet"
-            report.add("file", path, f"not a readable {kind} file ({type(ex).__name__}: {ex})")
+            report.add("file", path, f"not a readable {format_name(path)} file ({type(ex).__name__}: {ex})")
             continue
         report.count("primary-key files")
         if data.num_rows != f.row_count:

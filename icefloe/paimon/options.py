@@ -105,12 +105,13 @@ AUDIT: dict[str, Audit] = {
         scan.fallback-branch scan.mode scan.snapshot-id scan.tag-name scan.timestamp scan.timestamp-millis
         scan.version sequence.field snapshot.expire.limit snapshot.num-retained.max snapshot.num-retained.min
         snapshot.time-retained streaming-read-overwrite target-file-size write-only"""),
-    **_group(HONOURED, "icefloe writes parquet or ORC data files, key-value and changelog files included "
-             "(avro and other formats are refused when the table is created)", "file.format"),
+    **_group(HONOURED, "icefloe writes parquet, ORC or Avro data files, key-value and changelog files included "
+             "(other formats are refused when the table is created)", "file.format"),
     **_group(HONOURED, "icefloe writes changelog files in the table's file.format (another format is refused "
              "when the table is created)", "changelog-file.format"),
     **_group(HONOURED, "icefloe's writers cut Parquet row groups (Spark's parquet.block.size; Arrow's by the "
-             "rows' in-memory size) and ORC stripes (Arrow's stripe_size) at this size", "file.block-size"),
+             "rows' in-memory size) and ORC stripes (Arrow's stripe_size) at this size (refused on Avro tables, "
+             "whose files have neither)", "file.block-size"),
     **_group(HONOURED, "icefloe writes the _SUCCESS file of a partition marked done; other actions are refused "
              "when a partition is marked", "partition.mark-done-action"),
     **_group(REFUSED, "icefloe's tables are Paimon data tables (type 'table'), not format or object tables", "type",

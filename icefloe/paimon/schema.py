@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Protocol, ca
 
 from icefloe.core.io import FileAlreadyExistsError, FileIO
 from icefloe.errors import CorruptMetadataError, SchemaError, TableAlreadyExistsError
+from icefloe.paimon import avro_data
 from icefloe.paimon import options as opt
 from icefloe.paimon.file_index import check_options as check_index_options
 from icefloe.paimon import row_tracking
@@ -188,19 +189,20 @@ def check_vector_rules(schema: TableSchema) -> None:
 FALLBACK_BRANCH = "scan.fallback-branch"
 
 
-_FORMATS = ("parquet", "orc")
+_FORMATS = ("parquet", "orc", "avro")
 _ORC_CODECS = ("zstd", "lz4", "snappy", "zlib", "none", "uncompressed")
 
 
 def check_file_format(schema: TableSchema) -> None:
-    """``file.format``: parquet, or ORC (written with Arrow's ORC writer) on any table: append,
-    primary-key (its key-value and changelog files), deletion vectors, row tracking. Changelog
-    files are written in the table's format, and ``file.block-size`` (or the format's own key)
-    must be a size."""
+    """``file.format``: parquet, ORC (written with Arrow's ORC writer) or Avro (fastavro,
+    ``avro_data``) on any table: append, primary-key (its key-value and changelog files),
+    deletion vectors, row tracking. Changelog files are written in the table's format, and
+    ``file.block-size`` (or the format's own key) must be a size; Avro files have no row groups
+    or stripes for it to size."""
     co = schema.core_options
     fmt = co.file_format
     if fmt not in _FORMATS:
-        raise SchemaError(f"file.format {fmt!r} is not supported; icefloe writes parquet or orc")
+        raise SchemaError(f"file.format {fmt!r} is not supported; icefloe writes parquet, orc or avro")
     changelog = schema.options.get("changelog-file.format")
     if changelog and str(changelog).strip().lower() != fmt:
         raise SchemaError(f"changelog-file.format {changelog!r} is not supported on a table whose file.format is "
@@ -209,6 +211,14 @@ def check_file_format(schema: TableSchema) -> None:
     if fmt == "orc" and co.file_compression not in _ORC_CODECS:
         raise SchemaError(f"file.compression {co.file_compression!r} is not an ORC codec icefloe writes; "
                           f"use one of {', '.join(_ORC_CODECS)}")
+    if fmt == "avro":
+        if co.file_compression not in avro_data.CODECS:
+            raise SchemaError(f"file.compression {co.file_compression!r} is not an Avro codec icefloe writes; "
+                              f"use one of {', '.join(avro_data.CODECS)}")
+        if str(schema.options.get(opt.FILE_BLOCK_SIZE) or "").strip():
+            raise SchemaError(f"option {opt.FILE_BLOCK_SIZE!r} sizes Parquet row groups and ORC stripes; an Avro "
+                              "data file has neither (Paimon's Avro writer does not take it): leave it unset")
+        avro_data.check_fields(schema.fields)
 
 
 def validate(schema: TableSchema) -> None:

@@ -2,7 +2,7 @@
 """Writing Arrow data as Paimon data files (no Spark): the task side of a write.
 
 ``write_arrow_files(table, record_batches)`` fits the batches to the table schema,
-splits the rows by partition and bucket, writes one file (Parquet, or ORC per ``file.format``) per
+splits the rows by partition and bucket, writes one file (Parquet, ORC or Avro per ``file.format``) per
 (partition, bucket) -- more when it exceeds ``target-file-size`` -- into
 ``<partition>/bucket-<N>/data-<uuid>-<n>.<format>`` and returns one
 ``CommitMessage`` per (partition, bucket). It runs inside Spark tasks (the
@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Protocol, S
 from icefloe.core.arrow import dictionary_columns, fit_array
 from icefloe.core.io import staged_files
 from icefloe.errors import RequiredFieldNullError, SchemaError, SchemaMismatchError
+from icefloe.paimon import avro_data
 from icefloe.paimon import file_index as fi
 from icefloe.paimon import row_tracking
 from icefloe.paimon import types as pt
@@ -219,14 +220,18 @@ def write_data_bytes(data: pa.Table, file_format: str, compression: str = "zstd"
     if file_format == "orc":
         return write_orc_bytes(data, compression, block_size)
     if file_format != "parquet":
-        raise SchemaError(f"file.format {file_format!r} is not supported; icefloe writes parquet or orc")
+        raise SchemaError(f"file.format {file_format!r} is not supported here; icefloe writes parquet or orc "
+                          "(avro through write_table_file, which knows the columns' Paimon types)")
     return write_parquet_bytes(data, compression, block_size)
 
 
 def write_table_file(data: pa.Table, schema: TableSchema) -> bytes:
     """``data`` as one data file of table ``schema`` (its ``file.format``, ``file.compression``
-    and ``file.block-size``)."""
+    and ``file.block-size``). An Avro file's schema comes from the columns' Paimon types."""
     co = schema.core_options
+    if co.file_format == "avro":
+        return avro_data.write_avro_bytes(data, avro_data.columns_of(data.schema, schema.fields),
+                                           co.file_compression)
     return write_data_bytes(data, co.file_format, co.file_compression, co.block_size())
 
 

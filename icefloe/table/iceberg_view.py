@@ -196,7 +196,7 @@ def _data_file(v: _Visible, schema: Schema, file_schema: TableSchema) -> DataFil
                 if b is not None:
                     out[x.field_id] = b
     # the format the file's name gives it, as Paimon's Iceberg commit callback records each file's
-    file_format = "ORC" if v.path.lower().endswith(".orc") else "PARQUET"
+    file_format = {"orc": "ORC", "avro": "AVRO"}.get(v.path.rsplit(".", 1)[-1].lower(), "PARQUET")
     return DataFile(file_path=v.path, file_format=file_format, partition=v.partition, record_count=f.row_count,
                     file_size_in_bytes=f.file_size, null_value_counts=nulls or None,
                     lower_bounds=lowers or None, upper_bounds=uppers or None)

@@ -110,7 +110,6 @@ def test_arrow_writer_without_spark_writes_orc_and_reads_it_back(paimon_catalog)
 
 
 @pytest.mark.parametrize("props, message", [
-    ({"file.format": "avro"}, "file.format 'avro' is not supported"),
     ({"file.format": "csv"}, "file.format 'csv' is not supported"),
     ({"file.format": "orc", "file.compression": "gzip"}, "not an ORC codec"),
     ({"file.format.per.level": "0:orc,1:parquet"}, "file.format.per.level"),

@@ -238,7 +238,7 @@ def test_spark_parquet_writer_takes_the_block_size(spark_catalog, paimon_spark):
     ({"file.block-size": "lots"}, "invalid memory size 'lots'"),
     ({"file.block-size": "0"}, "'file.block-size' must be a positive size"),
     ({"orc.stripe.size": "big", "file.format": "orc"}, "invalid memory size 'big'"),
-    ({"file.format": "avro"}, "file.format 'avro' is not supported"),
+    ({"file.format": "lance"}, "file.format 'lance' is not supported"),
     ({"file.format": "orc", "changelog-file.format": "parquet", "primary-key": "id", "bucket": "1"},
      "changelog-file.format 'parquet'"),
 ])
