@@ -157,6 +157,10 @@ def _epoch(unit: str) -> Callable[[Any], Any]:
     return convert
 
 
+def _same(v: Any) -> Any:
+    return v
+
+
 def _writer_of(schema: AvroSchema) -> Optional[Callable[[Any], Any]]:
     """A function turning Arrow's Python value into the datum of ``schema``; None when it is the same."""
     if isinstance(schema, list):
@@ -180,8 +184,8 @@ def _writer_of(schema: AvroSchema) -> Optional[Callable[[Any], Any]]:
             return None
         return lambda v: {n: (v[n] if w is None or v[n] is None else w(v[n])) for n, w in parts}
     if kind == "array" and logical == "map":
-        key_w = _writer_of(schema["items"]["fields"][0]["type"]) or (lambda x: x)
-        value_w = _writer_of(schema["items"]["fields"][1]["type"]) or (lambda x: x)
+        key_w = _writer_of(schema["items"]["fields"][0]["type"]) or _same
+        value_w = _writer_of(schema["items"]["fields"][1]["type"]) or _same
         return lambda v: [{"key": key_w(k), "value": None if x is None else value_w(x)} for k, x in v]
     if kind == "array":
         item = _writer_of(schema["items"])
@@ -270,8 +274,8 @@ def _reader_of(schema: AvroSchema) -> Optional[Callable[[Any], Any]]:
             return None
         return lambda v: {n: (v[n] if r is None or v[n] is None else r(v[n])) for n, r in parts}
     if kind == "array" and logical == "map":
-        key_r = _reader_of(schema["items"]["fields"][0]["type"]) or (lambda x: x)
-        value_r = _reader_of(schema["items"]["fields"][1]["type"]) or (lambda x: x)
+        key_r = _reader_of(schema["items"]["fields"][0]["type"]) or _same
+        value_r = _reader_of(schema["items"]["fields"][1]["type"]) or _same
         return lambda v: [(key_r(e["key"]), None if e["value"] is None else value_r(e["value"])) for e in v]
     if kind == "array":
         item = _reader_of(schema["items"])
