@@ -157,18 +157,28 @@ def _epoch(unit: str) -> Callable[[Any], Any]:
     return convert
 
 
+def _is_union(schema: Any) -> bool:
+    """A union (a JSON list); a plain bool, so the schema stays ``Any`` to the type checker."""
+    return isinstance(schema, list)
+
+
+def _is_complex(schema: Any) -> bool:
+    """A record, array, map or annotated type (a JSON object)."""
+    return isinstance(schema, dict)
+
+
 def _same(v: Any) -> Any:
     return v
 
 
 def _writer_of(schema: AvroSchema) -> Optional[Callable[[Any], Any]]:
     """A function turning Arrow's Python value into the datum of ``schema``; None when it is the same."""
-    if isinstance(schema, list):
+    if _is_union(schema):
         inner = _writer_of([s for s in schema if s != "null"][0])
         if inner is None:
             return None
         return lambda v: None if v is None else inner(v)
-    if not isinstance(schema, dict):
+    if not _is_complex(schema):
         return None
     logical = schema.get("logicalType", "")
     kind = schema["type"]
@@ -221,7 +231,7 @@ def arrow_type(schema: AvroSchema) -> tuple[pa.DataType, bool]:
     """The Arrow type of an Avro schema of a Paimon data file, and whether it is nullable."""
     import pyarrow as pa
 
-    if isinstance(schema, list):
+    if _is_union(schema):
         rest = [s for s in schema if s != "null"]
         if len(rest) != 1:
             raise SchemaError(f"an Avro union of {schema} is no Paimon column type")
@@ -255,17 +265,17 @@ def arrow_type(schema: AvroSchema) -> tuple[pa.DataType, bool]:
     if kind == "map":
         value, value_null = arrow_type(schema["values"])
         return pa.map_(pa.string(), pa.field("value", value, value_null)), False
-    if isinstance(kind, (dict, list, str)) and kind not in ("record", "array", "map"):
+    if (_is_complex(kind) or _is_union(kind) or isinstance(kind, str)) and kind not in ("record", "array", "map"):
         return arrow_type(kind)
     raise SchemaError(f"an Avro {kind!r} is no Paimon column type")
 
 
 def _reader_of(schema: AvroSchema) -> Optional[Callable[[Any], Any]]:
     """A function turning fastavro's datum into the Python value Arrow takes; None when the same."""
-    if isinstance(schema, list):
+    if _is_union(schema):
         inner = _reader_of([s for s in schema if s != "null"][0])
         return None if inner is None else (lambda v: None if v is None else inner(v))
-    if not isinstance(schema, dict):
+    if not _is_complex(schema):
         return None
     kind, logical = schema["type"], schema.get("logicalType", "")
     if kind == "record":
@@ -293,9 +303,9 @@ _EPOCH_TYPES = ("date", "time-millis", "timestamp-millis", "timestamp-micros", "
 def _as_numbers(schema: AvroSchema) -> AvroSchema:
     """``schema`` with its dates, times and timestamps read as the numbers they are stored as (Arrow
     takes epoch numbers for those types exactly, fastavro's datetimes would pass through time zones)."""
-    if isinstance(schema, list):
+    if _is_union(schema):
         return [_as_numbers(s) for s in schema]
-    if not isinstance(schema, dict):
+    if not _is_complex(schema):
         return schema
     if schema.get("logicalType") in _EPOCH_TYPES:
         return schema["type"]
@@ -306,7 +316,7 @@ def _as_numbers(schema: AvroSchema) -> AvroSchema:
         out["items"] = _as_numbers(out["items"])
     elif out["type"] == "map":
         out["values"] = _as_numbers(out["values"])
-    elif isinstance(out["type"], (dict, list)):
+    elif (_is_complex(out["type"]) or _is_union(out["type"])):
         out["type"] = _as_numbers(out["type"])
     return out
 
@@ -356,11 +366,11 @@ def iter_avro_tables(fh: IO[bytes], batch_rows: int = 65536,
     raw.seek(0)
     reader: Any = fastavro.reader(raw, reader_schema=_as_numbers(writer_schema))  # pyright: ignore[reportUnknownMemberType]
     if columns is not None:
-        keep = [schema.get_field_index(c) for c in columns]
+        keep: list[int] = [int(schema.get_field_index(c)) for c in columns]
         if -1 in keep:
             raise SchemaError(f"an Avro data file has no column {list(columns)[keep.index(-1)]!r}")
         schema = pa.schema([schema.field(i) for i in keep])
-        readers = [readers[i] for i in keep]
+        readers = [readers[i] for i in keep]      # (the columns asked for, in that order)
     rows: list[dict[str, Any]] = []
     empty = True
     for rec in reader:
