@@ -110,9 +110,12 @@ def _ms(value: AsOf) -> int:
 
 
 def expire_snapshots(ops: TableOperations, older_than: Optional[AsOf] = None, retain_last: Optional[int] = None,
-                     clean_files: bool = True, snapshot_ids: Optional[Iterable[int]] = ()) -> ExpireReport:
+                     clean_files: bool = True, snapshot_ids: Optional[Iterable[int]] = (),
+                     now: Optional[int] = None) -> ExpireReport:
     """Expire snapshots under the retention policy, and ``snapshot_ids`` whatever their age (none
-    may be the head of a branch or tag); commit, then delete unreachable files."""
+    may be the head of a branch or tag); commit, then delete unreachable files. ``now`` (epoch ms,
+    default the clock) is the time the table's age settings (``history.expire.max-snapshot-age-ms``,
+    ``max-ref-age-ms``) count back from."""
     snapshot_ids = {int(i) for i in snapshot_ids or ()}
     if retain_last is not None and int(retain_last) < 1:
         raise MaintenanceError(f"retain_last must be at least 1, got {retain_last}")
@@ -127,13 +130,13 @@ def expire_snapshots(ops: TableOperations, older_than: Optional[AsOf] = None, re
         if not base.snapshots:
             return None
         props = base.properties
-        now = now_ms()
+        clock = now_ms() if now is None else int(now)
         expire_before = _ms(older_than) if older_than is not None else \
-            now - int(props.get(MAX_SNAPSHOT_AGE_MS, DEFAULT_MAX_SNAPSHOT_AGE_MS))
+            clock - int(props.get(MAX_SNAPSHOT_AGE_MS, DEFAULT_MAX_SNAPSHOT_AGE_MS))
         min_keep = int(retain_last) if retain_last is not None else \
             int(props.get(MIN_SNAPSHOTS_TO_KEEP, DEFAULT_MIN_SNAPSHOTS_TO_KEEP))
         max_ref_age = int(props.get(MAX_REF_AGE_MS, DEFAULT_MAX_REF_AGE_MS))
-        keep, refs = retained(base, now, expire_before, min_keep, max_ref_age)
+        keep, refs = retained(base, clock, expire_before, min_keep, max_ref_age)
         heads = {r.snapshot_id: name for name, r in refs.items()}
         for i in sorted(snapshot_ids):
             base.snapshot_by_id(i)                         # NoSuchSnapshotError for an unknown id

@@ -427,10 +427,10 @@ class BaseTable:
     def expire_snapshots(self, older_than: Optional[AsOf] = None, retain_last: Optional[int] = None,
                          now_ms: Optional[int] = None, snapshot_ids: Iterable[int] = ()) -> ExpireReport:
         """Expire snapshots by the retention policy of every ref, and ``snapshot_ids``; returns an
-        ExpireReport. ``now_ms`` without ``older_than``: the snapshots older than that time."""
+        ExpireReport. ``now_ms``: the time the table's age settings count back from (default the
+        clock)."""
 
-        report = expire_snapshots(self.ops, older_than if older_than is not None else now_ms, retain_last,
-                                  snapshot_ids=snapshot_ids)
+        report = expire_snapshots(self.ops, older_than, retain_last, snapshot_ids=snapshot_ids, now=now_ms)
         self.refresh()
         return report
 

@@ -124,6 +124,22 @@ def test_age_defaults_come_from_table_properties(table):
     assert_exactly_the_retained_files(table)
 
 
+def test_now_ms_is_the_clock_the_age_settings_count_back_from(table):
+    for i in range(3):
+        _commit(table, [i])
+    snaps = table.snapshots()
+    last = max(s.timestamp_ms for s in snaps)
+    table.update_properties(set={"history.expire.max-snapshot-age-ms": "60000",
+                                 "history.expire.min-snapshots-to-keep": "1"})
+    # a minute after the last commit nothing is older than the table's one-minute age
+    assert table.expire_snapshots(now_ms=last + 1_000).expired_snapshot_ids == []
+    assert len(table.snapshots()) == 3
+    # two minutes after it every snapshot is, and min-snapshots-to-keep keeps the current one
+    report = table.expire_snapshots(now_ms=last + 120_000)
+    assert sorted(report.expired_snapshot_ids) == sorted(s.snapshot_id for s in snaps[:-1])
+    assert _ids(table) == [0, 1, 2]
+
+
 def test_every_ref_keeps_what_its_retention_needs(table):
     s1 = _commit(table, [1])
     table.create_tag("keep", s1.snapshot_id)

@@ -24,6 +24,13 @@ from icefloe.iceberg import scan as scan_mod
 from icefloe.iceberg.manifest import ADDED, DataFile, ManifestEntry
 from icefloe.iceberg.manifest_reader import CacheSettings, ManifestCache
 
+@pytest.fixture(autouse=True)
+def small_manifests_as_columns(monkeypatch):
+    """These tables' manifests are small: judge them as columns too (by default a manifest of fewer
+    than ``COLUMNS_MIN_ENTRIES`` entries is decoded entry by entry)."""
+    monkeypatch.setattr(manifest_reader, "COLUMNS_MIN_ENTRIES", 0)
+
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DAY_US = 86_400_000_000
 

@@ -143,6 +143,13 @@ def _assert_manifests_equal(io_, meta, snapshot):
     return n
 
 
+@pytest.fixture(autouse=True)
+def small_manifests_as_columns(monkeypatch):
+    """These tables' manifests are small: judge them as columns too (by default a manifest of fewer
+    than ``COLUMNS_MIN_ENTRIES`` entries is decoded entry by entry)."""
+    monkeypatch.setattr(manifest_reader, "COLUMNS_MIN_ENTRIES", 0)
+
+
 # --------------------------------------------------------------------------- icefloe-written tables
 @pytest.fixture
 def table(tmp_path):
@@ -407,3 +414,19 @@ def test_corrupt_manifest_is_named_when_judged_as_columns(files_table, damage):
         scan_mod.plan_files(table.io, table.metadata, snap, "id = 137")
     assert m.manifest_path in str(info.value) or path in str(info.value)
     _clear()
+
+
+def test_small_manifests_are_decoded_entry_by_entry(table, monkeypatch):
+    """Below ``COLUMNS_MIN_ENTRIES`` entries a data manifest is planned from its entries (the columns'
+    fixed cost per file would exceed the decoding it saves); at or above it, as columns; same plan."""
+    monkeypatch.setattr(manifest_reader, "COLUMNS_MIN_ENTRIES", 10_000)
+    decoded = []
+    real = manifest_reader.decode_columns
+    monkeypatch.setattr(manifest_reader, "decode_columns", lambda data: decoded.append(1) or real(data))
+    manifest_reader.clear_manifest_cache()
+    small = sorted(f.file_path for f in table.refresh().plan_files())
+    assert decoded == []
+    monkeypatch.setattr(manifest_reader, "COLUMNS_MIN_ENTRIES", 1)
+    manifest_reader.clear_manifest_cache()
+    assert sorted(f.file_path for f in table.refresh().plan_files()) == small
+    assert decoded
