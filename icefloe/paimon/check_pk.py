@@ -25,6 +25,7 @@ from icefloe.core.progress import track
 from icefloe.core.reports import Report
 from icefloe.errors import IcefloeError
 from icefloe.paimon import deletion_vectors as dv
+from icefloe.paimon.arrow_read import format_name, read_data_file, read_file_schema
 from icefloe.paimon import dynamic_bucket as db
 from icefloe.paimon.binary_row import decode_row
 from icefloe.paimon.merge import KEY_PREFIX, SEQUENCE, VALUE_KIND, trimmed_primary_keys
@@ -42,7 +43,6 @@ def check_primary_key_files(report: Report, store: FileStore, io: FileIO, locati
                             snapshot: Optional[Snapshot]) -> None:
     """The per-file checks above, for ``snapshot``'s live files."""
     import pyarrow.compute as pc
-    import pyarrow.parquet as pq
 
     if snapshot is None:
         return
@@ -60,17 +60,15 @@ def check_primary_key_files(report: Report, store: FileStore, io: FileIO, locati
         schemas[f.schema_id] = schema
         keys = trimmed_primary_keys(schema.primary_keys, schema.partition_keys)
         try:
-            with io.open_read(path) as fh:
-                pf = pq.ParquetFile(fh)
-                names = pf.schema_arrow.names
-                cols = [KEY_PREFIX + k if KEY_PREFIX + k in names else k for k in keys]
-                missing = [c for c in (SEQUENCE, VALUE_KIND, *cols) if c not in names]
-                if missing:
-                    report.add("file", path, f"data file of a primary-key table lacks {', '.join(missing)}")
-                    continue
-                data = pf.read(columns=[SEQUENCE, VALUE_KIND, *cols])
+            names = read_file_schema(path, io).names
+            cols = [KEY_PREFIX + k if KEY_PREFIX + k in names else k for k in keys]
+            missing = [c for c in (SEQUENCE, VALUE_KIND, *cols) if c not in names]
+            if missing:
+                report.add("file", path, f"data file of a primary-key table lacks {', '.join(missing)}")
+                continue
+            data = read_data_file(path, io, columns=[SEQUENCE, VALUE_KIND, *cols])
         except Exception as ex:  # an unreadable file: say which, go on
-            report.add("file", path, f"not a readable Parquet file ({type(ex).__name__}: {ex})")
+            report.add("file", path, f"not a readable {format_name(path)} file ({type(ex).__name__}: {ex})")
             continue
         report.count("primary-key files")
         if data.num_rows != f.row_count:

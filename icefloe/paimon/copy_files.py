@@ -79,6 +79,8 @@ def copy_files(source: FileStoreTable, target: FileStoreTable, where: Any = None
             values = sstore.partition_values(e.partition)
             directory = tstore.bucket_dir(values, e.bucket)
             name = namer.next()           # a new name in the target, as Paimon's copy names its files
+            if "." in e.file.file_name:   # ... with the suffix of the file's own format (bytes copied as they are)
+                name = f"{name.rsplit('.', 1)[0]}.{e.file.file_name.rsplit('.', 1)[1]}"
             dst = f"{directory}/{name}"
             with source.io.open_read(e.file.path) as fin, target.io.open_write(dst) as fout:
                 shutil.copyfileobj(fin, fout)

@@ -31,7 +31,7 @@ from icefloe.paimon.file_store import FileStore
 from icefloe.paimon.schema import TableSchema
 from icefloe.paimon.stats import SimpleStats, stats_from_arrow, value_stats
 from icefloe.paimon.writer import (align_arrow, check_partition_ranges, group_rows, put_data_file, write_file_index,
-                                   write_parquet_bytes)
+                                   write_table_file)
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -145,7 +145,7 @@ def _write_file(store: FileStore, schema: TableSchema, part: pa.Table, keys: Seq
     co = schema.core_options
     name = namer.next()
     path = f"{directory}/{name}"
-    raw = write_parquet_bytes(arrow, co.file_compression)
+    raw = write_table_file(arrow, schema)
     put_data_file(store.io, path, raw, written)
     key_types = [f.type for f in key_fields]
     key_cols = part.select(keys)

@@ -41,6 +41,10 @@ CHANGELOG_PRODUCERS = ("none", "input", "lookup", "full-compaction")
 CHANGELOG_FILE_PREFIX = "changelog-file.prefix"
 CHANGELOG_ROW_DEDUPLICATE = "changelog-producer.row-deduplicate"
 DELETION_VECTORS_ENABLED = "deletion-vectors.enabled"
+FILE_BLOCK_SIZE = "file.block-size"
+# the format's own key for the same size, as Paimon hands ``<format>.*`` options to its format writers
+# (``file.block-size`` wins where both are set, as in Paimon's ParquetFileFormat and OrcFileFormat)
+FORMAT_BLOCK_SIZE = {"parquet": "parquet.block.size", "orc": "orc.stripe.size"}
 
 DEFAULTS = {
     BUCKET: "-1",
@@ -101,10 +105,13 @@ AUDIT: dict[str, Audit] = {
         scan.fallback-branch scan.mode scan.snapshot-id scan.tag-name scan.timestamp scan.timestamp-millis
         scan.version sequence.field snapshot.expire.limit snapshot.num-retained.max snapshot.num-retained.min
         snapshot.time-retained streaming-read-overwrite target-file-size write-only"""),
-    **_group(HONOURED, "icefloe writes parquet files, or ORC files on append tables (avro, ORC on primary-key "
-             "tables and other formats are refused when the table is created)", "file.format"),
-    **_group(HONOURED, "icefloe writes parquet changelog files (other formats are refused when the table is "
-             "created)", "changelog-file.format"),
+    **_group(HONOURED, "icefloe writes parquet, ORC or Avro data files, key-value and changelog files included "
+             "(other formats are refused when the table is created)", "file.format"),
+    **_group(HONOURED, "icefloe writes changelog files in the table's file.format (another format is refused "
+             "when the table is created)", "changelog-file.format"),
+    **_group(HONOURED, "icefloe's writers cut Parquet row groups (Spark's parquet.block.size; Arrow's by the "
+             "rows' in-memory size) and ORC stripes (Arrow's stripe_size) at this size (refused on Avro tables, "
+             "whose files have neither)", "file.block-size"),
     **_group(HONOURED, "icefloe writes the _SUCCESS file of a partition marked done; other actions are refused "
              "when a partition is marked", "partition.mark-done-action"),
     **_group(REFUSED, "icefloe's tables are Paimon data tables (type 'table'), not format or object tables", "type",
@@ -178,10 +185,9 @@ AUDIT: dict[str, Audit] = {
         data-file.external-paths data-file.external-paths.specific-fs data-file.external-paths.strategy
         data-file.external-paths.weights data-file.path-directory index-file-in-data-file-dir
         file.suffix.include.compression""", ("", "none", "false")),
-    **_group(REFUSED, "icefloe's Parquet writers use one compression, format, statistics layout and row-group "
-             "size for every level (Spark's parquet.block.size for Spark's tasks, Arrow's 1,048,576 rows for "
-             "Arrow's), not these", """
-        file.block-size file.compression.per.level file.format.per.level file.compression.zstd-level
+    **_group(REFUSED, "icefloe's writers use one compression, format and statistics layout for every "
+             "level, not these", """
+        file.compression.per.level file.format.per.level file.compression.zstd-level
         changelog-file.compression changelog-file.stats-mode metadata.stats-mode.per.level
         metadata.stats-keep-first-n-columns parquet.enable.dictionary
         manifest.delete-file-drop-stats data-file.thin-mode deletion-vectors.bitmap64""", ("", "false")),
@@ -327,6 +333,20 @@ class CoreOptions:
     @property
     def file_format(self) -> str:
         return str(self.get(FILE_FORMAT)).lower()
+
+    def block_size(self, file_format: Optional[str] = None) -> Optional[int]:
+        """Bytes per Parquet row group or ORC stripe of ``file_format`` (default: the table's):
+        ``file.block-size``, else the format's own key (``parquet.block.size``, ``orc.stripe.size``);
+        None when neither is set (the writer's default)."""
+        fmt = (file_format or self.file_format).lower()
+        for key in (FILE_BLOCK_SIZE, FORMAT_BLOCK_SIZE.get(fmt)):
+            v = self.options.get(key) if key else None
+            if v is not None and str(v).strip():
+                size = parse_memory_size(v)
+                if size <= 0:
+                    raise SchemaError(f"option {key!r} must be a positive size, got {v!r}")
+                return size
+        return None
 
     @property
     def file_compression(self) -> str:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Protocol, ca
 
 from icefloe.core.io import FileAlreadyExistsError, FileIO
 from icefloe.errors import CorruptMetadataError, SchemaError, TableAlreadyExistsError
+from icefloe.paimon import avro_data
 from icefloe.paimon import chain_options
 from icefloe.paimon import options as opt
 from icefloe.paimon.file_index import check_options as check_index_options
@@ -189,31 +190,36 @@ def check_vector_rules(schema: TableSchema) -> None:
 FALLBACK_BRANCH = "scan.fallback-branch"
 
 
-_FORMATS = ("parquet", "orc")
+_FORMATS = ("parquet", "orc", "avro")
 _ORC_CODECS = ("zstd", "lz4", "snappy", "zlib", "none", "uncompressed")
 
 
 def check_file_format(schema: TableSchema) -> None:
-    """``file.format``: parquet, or ORC on an append table (written with Arrow's ORC writer)."""
+    """``file.format``: parquet, ORC (written with Arrow's ORC writer) or Avro (fastavro,
+    ``avro_data``) on any table: append, primary-key (its key-value and changelog files),
+    deletion vectors, row tracking. Changelog files are written in the table's format, and
+    ``file.block-size`` (or the format's own key) must be a size; Avro files have no row groups
+    or stripes for it to size."""
     co = schema.core_options
     fmt = co.file_format
     if fmt not in _FORMATS:
-        raise SchemaError(f"file.format {fmt!r} is not supported; icefloe writes parquet, or orc on append tables")
-    if fmt == "parquet":
-        return
-    why = None
-    if schema.primary_keys:
-        why = "a primary-key table (icefloe's key-value files and merge reads are Parquet)"
-    elif co.deletion_vectors_enabled:
-        why = "'deletion-vectors.enabled' (icefloe's Spark reads apply deletion vectors to Parquet files only)"
-    elif row_tracking.enabled(schema.options):
-        why = "'row-tracking.enabled' (rows keep their _ROW_ID in Parquet files Spark writes)"
-    if why:
-        raise SchemaError(f"file.format 'orc' is supported on append tables only, not with {why}; "
-                          "use file.format 'parquet'")
-    if co.file_compression not in _ORC_CODECS:
+        raise SchemaError(f"file.format {fmt!r} is not supported; icefloe writes parquet, orc or avro")
+    changelog = schema.options.get("changelog-file.format")
+    if changelog and str(changelog).strip().lower() != fmt:
+        raise SchemaError(f"changelog-file.format {changelog!r} is not supported on a table whose file.format is "
+                          f"{fmt!r}: icefloe writes changelog files in the table's file.format (leave it unset)")
+    co.block_size()                  # raises on a size that does not parse
+    if fmt == "orc" and co.file_compression not in _ORC_CODECS:
         raise SchemaError(f"file.compression {co.file_compression!r} is not an ORC codec icefloe writes; "
                           f"use one of {', '.join(_ORC_CODECS)}")
+    if fmt == "avro":
+        if co.file_compression not in avro_data.CODECS:
+            raise SchemaError(f"file.compression {co.file_compression!r} is not an Avro codec icefloe writes; "
+                              f"use one of {', '.join(avro_data.CODECS)}")
+        if str(schema.options.get(opt.FILE_BLOCK_SIZE) or "").strip():
+            raise SchemaError(f"option {opt.FILE_BLOCK_SIZE!r} sizes Parquet row groups and ORC stripes; an Avro "
+                              "data file has neither (Paimon's Avro writer does not take it): leave it unset")
+        avro_data.check_fields(schema.fields)
 
 
 def validate(schema: TableSchema) -> None:
@@ -243,9 +249,6 @@ def validate(schema: TableSchema) -> None:
     auto_tag_options(schema.options)      # the automatic-tag options parse (tag_period)
     row_tracking.check_schema(schema)
     check_schema(schema.options, schema.fields, schema.primary_keys)
-    fmt = schema.options.get("changelog-file.format")
-    if fmt and str(fmt).lower() != "parquet":
-        raise SchemaError(f"changelog-file.format {fmt!r} is not supported; icefloe writes parquet")
     for k in schema.partition_keys:
         f = schema.field(k)
         if not f.type.is_primitive:

@@ -645,7 +645,7 @@ class UpdateSchema:
                 check_index_options(new.options, new.fields, table.name)
             auto_tag_options(new.options)
             if any(base.options.get(k) != new.options.get(k) for k in _FORMAT_OPTIONS):
-                check_file_format(new)      # e.g. 'orc' set on a primary-key table
+                check_file_format(new)      # e.g. 'avro', or a block size that is no size
             row_tracking.check_change(base.options, new.options, table.name)
             io.write_bytes(schema_path(table.meta_location, new.id), new.to_json().encode("utf-8"), overwrite=False)
             return new
@@ -673,7 +673,8 @@ class UpdateSchema:
         return False
 
 
-_FORMAT_OPTIONS = ("file.format", "file.compression", "deletion-vectors.enabled")
+_FORMAT_OPTIONS = ("file.format", "file.compression", "deletion-vectors.enabled", "changelog-file.format",
+                   "file.block-size", "parquet.block.size", "orc.stripe.size")
 
 
 def _max_retries(schema: TableSchema) -> int:

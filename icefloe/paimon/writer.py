@@ -2,7 +2,7 @@
 """Writing Arrow data as Paimon data files (no Spark): the task side of a write.
 
 ``write_arrow_files(table, record_batches)`` fits the batches to the table schema,
-splits the rows by partition and bucket, writes one file (Parquet, or ORC per ``file.format``) per
+splits the rows by partition and bucket, writes one file (Parquet, ORC or Avro per ``file.format``) per
 (partition, bucket) -- more when it exceeds ``target-file-size`` -- into
 ``<partition>/bucket-<N>/data-<uuid>-<n>.<format>`` and returns one
 ``CommitMessage`` per (partition, bucket). It runs inside Spark tasks (the
@@ -17,12 +17,15 @@ after the largest sequence number already committed in that bucket.
 from __future__ import annotations
 
 import io as _io
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Protocol, Sequence
 
 from icefloe.core.arrow import dictionary_columns, fit_array
 from icefloe.core.io import staged_files
-from icefloe.errors import RequiredFieldNullError, SchemaMismatchError
+from icefloe.errors import RequiredFieldNullError, SchemaError, SchemaMismatchError
+from icefloe.paimon import avro_data
 from icefloe.paimon import file_index as fi
+from icefloe.paimon import row_tracking
 from icefloe.paimon import types as pt
 from icefloe.paimon.bucket import buckets_of_columns
 from icefloe.paimon.data_file import CommitMessage
@@ -178,31 +181,58 @@ def restored_sequence_numbers(store: FileStore) -> dict[tuple[bytes, int], int]:
 
 
 # --------------------------------------------------------------------------- writing
-def write_parquet_bytes(data: pa.Table, compression: str = "zstd") -> bytes:
+def rows_per_block(data: pa.Table, block_size: Optional[int]) -> Optional[int]:
+    """Rows per Parquet row group for ``file.block-size`` bytes (None: Arrow's default). Arrow
+    cuts row groups by rows, so the rows' in-memory size stands for their encoded size."""
+    if block_size is None or data.num_rows == 0:
+        return None
+    return max(1, int(block_size * data.num_rows / max(data.nbytes, 1)))
+
+
+def write_parquet_bytes(data: pa.Table, compression: str = "zstd", block_size: Optional[int] = None) -> bytes:
+    """``data`` as one Parquet file; ``block_size``: bytes per row group (``file.block-size``)."""
     import pyarrow.parquet as pq
 
     buf = _io.BytesIO()
     # pyarrow takes None (no compression) and a list of columns to dictionary-encode, beyond its annotations
     pq.write_table(data, buf, compression=None if compression in ("none", "uncompressed") else compression,
                    use_compliant_nested_type=True, use_dictionary=dictionary_columns(data),
+                   row_group_size=rows_per_block(data, block_size),
                    write_page_checksum=True)  # readers can catch bit rot
     return buf.getvalue()
 
 
-def write_orc_bytes(data: pa.Table, compression: str = "zstd") -> bytes:
-    """``data`` as one ORC file (Arrow's ORC writer; ``file.compression`` as its codec)."""
+def write_orc_bytes(data: pa.Table, compression: str = "zstd", block_size: Optional[int] = None) -> bytes:
+    """``data`` as one ORC file (Arrow's ORC writer; ``file.compression`` as its codec,
+    ``block_size`` as its stripe size in bytes, as Paimon sets ``orc.stripe.size``)."""
     import pyarrow.orc as po
 
     buf = _io.BytesIO()
-    po.write_table(data, buf, compression="uncompressed" if compression == "none" else compression)
+    po.write_table(data, buf, compression="uncompressed" if compression == "none" else compression,
+                   **({} if block_size is None else {"stripe_size": block_size}))
     return buf.getvalue()
 
 
-def write_data_bytes(data: pa.Table, file_format: str, compression: str = "zstd") -> bytes:
-    """``data`` as one data file of ``file.format`` (parquet or orc)."""
+def write_data_bytes(data: pa.Table, file_format: str, compression: str = "zstd",
+                     block_size: Optional[int] = None) -> bytes:
+    """``data`` as one data file of ``file.format`` (parquet or orc), row groups or stripes of
+    ``block_size`` bytes (None: the writer's default)."""
     if file_format == "orc":
-        return write_orc_bytes(data, compression)
-    return write_parquet_bytes(data, compression)
+        return write_orc_bytes(data, compression, block_size)
+    if file_format != "parquet":
+        raise SchemaError(f"file.format {file_format!r} is not supported here; icefloe writes parquet or orc "
+                          "(avro through write_table_file, which knows the columns' Paimon types)")
+    return write_parquet_bytes(data, compression, block_size)
+
+
+def write_table_file(data: pa.Table, schema: TableSchema) -> bytes:
+    """``data`` as one data file of table ``schema`` (its ``file.format``, ``file.compression``
+    and ``file.block-size``). An Avro file's schema comes from the columns' Paimon types."""
+    co = schema.core_options
+    if co.file_format == "avro":
+        return avro_data.write_avro_bytes(data, avro_data.columns_of(data.schema, schema.fields),
+                                           co.file_compression)
+    return write_data_bytes(data, co.file_format, co.file_compression, co.block_size())
 
 
 def put_data_file(io: FileIO, path: str, raw: bytes, written: list[str]) -> None:
@@ -215,9 +245,13 @@ def put_data_file(io: FileIO, path: str, raw: bytes, written: list[str]) -> None
 
 
 def write_arrow_table(store: FileStore, schema: TableSchema, data: pa.Table, table_name: str = "table",
-                      namer: Optional[DataFileNamer] = None) -> list[CommitMessage]:
-    """Write an Arrow table (any column order) as data files; return the commit messages."""
-    data = align_arrow(data, schema.fields, table_name)
+                      namer: Optional[DataFileNamer] = None, tracked: bool = False) -> list[CommitMessage]:
+    """Write an Arrow table (any column order) as data files; return the commit messages.
+    ``tracked``: ``data`` also has the rows' ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` (rows a
+    row-tracking table moves to new files), written as the files' last columns and named in
+    their ``_WRITE_COLS`` (``row_tracking``)."""
+    fields = list(schema.fields) + (list(row_tracking.FIELDS) if tracked else [])
+    data = align_arrow(data, fields, table_name)
     if data.num_rows == 0:
         return []
     check_partition_ranges(data, schema.partition_keys, table_name)
@@ -238,6 +272,8 @@ def write_arrow_table(store: FileStore, schema: TableSchema, data: pa.Table, tab
             for start in range(0, part_data.num_rows, per_file):
                 chunk = part_data.slice(start, per_file)
                 meta = write_one(store.io, schema, chunk, directory, namer, written)
+                if tracked:
+                    meta = replace(meta, write_cols=tuple(f.name for f in fields))
                 files.append(meta.with_sequence_numbers(next_seq))
                 if total_buckets > 0:
                     next_seq += chunk.num_rows
@@ -252,7 +288,7 @@ def write_one(io: FileIO, schema: TableSchema, chunk: pa.Table, directory: str, 
     co = schema.core_options
     name = namer.next()
     path = f"{directory}/{name}"
-    raw = write_data_bytes(chunk, co.file_format, co.file_compression)
+    raw = write_table_file(chunk, schema)
     put_data_file(io, path, raw, written)
     stats, stats_cols = value_stats(schema.fields, stats_from_arrow(chunk, schema.fields),
                                     co.stats_mode, co.stats_truncate_length)

@@ -24,7 +24,7 @@ from icefloe.paimon import types as pt
 from icefloe.core.io import LOCAL, normalize_location, strip_scheme
 from icefloe.errors import CorruptDataFileError, CorruptMetadataError, NotSupportedError, UnsupportedTableError
 from icefloe.core import types as core
-from icefloe.paimon.arrow_read import is_orc, iter_data_file, read_data_file
+from icefloe.paimon.arrow_read import is_avro, is_orc, is_parquet, iter_data_file, read_data_file
 from icefloe.paimon.changelog import KIND_LABELS
 from icefloe.paimon.merge import iter_merged_bucket
 from icefloe.spark import connect, deleted_rows, jvm
@@ -78,13 +78,14 @@ def read_files(spark: SparkSession, paths: Sequence[str], fields: Sequence[DataF
         groups: dict[tuple[Any, ...], tuple[Sequence[DataField], list[str]]] = {}
         for i, path in enumerate(paths):
             ff = file_fields[i] if file_fields is not None else fields
-            key = (layout(ff), tuple((str(f.type), f.nullable) for f in ff), is_orc(path))
+            key = (layout(ff), tuple((str(f.type), f.nullable) for f in ff), is_orc(path), is_avro(path))
             groups.setdefault(key, (ff, []))[1].append(path)
         # Spark's ORC reader has no ``_metadata.row_index``: ORC files whose row positions are
-        # wanted are read by Python tasks, which count them
+        # wanted are read by Python tasks, which count them; so are Avro files (Spark has no Avro
+        # reader of its own)
         frames = [_read_in_python(spark, group_paths, [ff] * len(group_paths), fields, file_col, pos_col,
                                   io or LOCAL)
-                  if pos_col and not extra and not deleted and is_orc(group_paths[0]) else
+                  if _in_python(group_paths[0], pos_col, extra, deleted) else
                   _read_group(spark, group_paths, ff, fields, file_col, pos_col, extra, deleted)
                   for ff, group_paths in groups.values()]
         df = frames[0]
@@ -95,6 +96,17 @@ def read_files(spark: SparkSession, paths: Sequence[str], fields: Sequence[DataF
     if columns:
         df = df.select(*[f"`{c}`" for c in columns] + [c for c in (file_col, pos_col) if c])
     return df
+
+
+def _in_python(path: str, pos_col: Optional[str], extra: Optional[Mapping[str, str]],
+               deleted: Optional[Mapping[str, str]]) -> bool:
+    """Whether files of ``path``'s format are read by Python tasks rather than Spark's reader."""
+    if is_avro(path):
+        if extra or deleted:       # (readers keep Avro files out of the scans that need them)
+            raise CorruptDataFileError(strip_scheme(path), "an Avro data file cannot join a scan of Spark's "
+                                       "Parquet reader")
+        return True
+    return bool(pos_col and not extra and not deleted and is_orc(path))
 
 
 def _read_in_python(spark: SparkSession, paths: Sequence[str], file_fields: Sequence[Sequence[DataField]],
@@ -335,7 +347,7 @@ def paimon_read_file(location: str, path: str, target: pa.Schema,
         # errors name the file: this runs in a Python worker, where pyarrow's message alone
         # ("Parquet magic bytes not found in footer") would not say which file
         local = strip_scheme(path)
-        if is_orc(path):
+        if not is_parquet(path):
             tables = iter_data_file(path, io)
             first = next(tables)
             yield first.column_names
@@ -471,7 +483,9 @@ def read_with_vectors(spark: SparkSession, table: PaimonStore, schema: TableSche
     applied inside that scan (``icefloe.spark.deleted_rows``) or, where its format cannot load, as
     bitmaps of a filter (``icefloe.spark.bitmaps``) keyed by file size: no shuffle, no Python. A
     file's size names it when no two files of the scan share one; otherwise (and where Spark cannot
-    read the paths) Python tasks read the marked files and drop their rows."""
+    read the paths) Python tasks read the marked files and drop their rows. ORC files: Spark's ORC
+    reader scans the unmarked ones, Python tasks the marked ones (Spark gives ORC rows no position);
+    Python tasks read Avro files."""
     vectors = dv.bucket_vectors(table.store, snapshot)
     readable = dv.readable(entries)
     plain: list[tuple[ManifestEntry, Optional[BucketVectors]]] = []
@@ -488,7 +502,13 @@ def read_with_vectors(spark: SparkSession, table: PaimonStore, schema: TableSche
         return fields_of.setdefault(e.file.schema_id, table.schema_by_id(e.file.schema_id).fields)
 
     frames: list[DataFrame] = []
-    sizes = [e.file.file_size for e in readable]
+    # Spark's ORC reader gives no row positions (and Spark reads no Avro): marked ORC and Avro files
+    # are read by Python tasks, and unmarked ones stay out of the Parquet scans that drop rows by position
+    in_python = [(e, bv) for e, bv in marked if not is_parquet(e.file.path)]
+    marked = [(e, bv) for e, bv in marked if is_parquet(e.file.path)]
+    other = [(e, bv) for e, bv in plain if not is_parquet(e.file.path)]
+    plain = [(e, bv) for e, bv in plain if is_parquet(e.file.path)]
+    sizes = [e.file.file_size for e in readable if is_parquet(e.file.path)]
     distinct = len(set(sizes)) == len(sizes)        # the SQL filter names files by size
     by_bitmap = bool(marked) and table.io.spark_native and (distinct or jvm.available(spark))
     if by_bitmap:
@@ -496,11 +516,14 @@ def read_with_vectors(spark: SparkSession, table: PaimonStore, schema: TableSche
         frames.append(frame)
         if took_unmarked:
             plain = []
-    if plain or not marked:
+    plain += other
+    if plain or not (marked or in_python):
         frames.append(read_files(spark, [e.file.path for e, _ in plain], schema.fields,
                                  file_fields=[fields(e) for e, _ in plain], io=table.io))
     if marked and not by_bitmap:
-        frames.append(_read_marked_in_python(spark, table, schema, [(e, bv, fields(e)) for e, bv in marked]))
+        in_python = marked + in_python
+    if in_python:
+        frames.append(_read_marked_in_python(spark, table, schema, [(e, bv, fields(e)) for e, bv in in_python]))
     df = frames[0]
     for other in frames[1:]:
         df = df.unionByName(other)

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional, S
 
 import pyarrow as pa   # (loaded with paimon.writer anyway) resolves the bucket UDF's type hints at runtime
 
-from icefloe.errors import NotSupportedError, SchemaMismatchError
+from icefloe.errors import SchemaMismatchError
 from icefloe.spark.jobs import clean_up_failed_job
 from icefloe.paimon import row_tracking
 from icefloe.paimon import types as pt
@@ -272,18 +272,11 @@ def write_data_files(df: DataFrame, table: PaimonStore, arrange: Optional[Arrang
     key = key_column(schema)
     # a store Spark cannot reach, a table with file indexes (built from the rows each task writes) or
     # an ORC table (Arrow's ORC writer, statistics from the task's rows): Python tasks write the
-    # files through the FileIO
+    # files through the FileIO (moved rows of a row-tracking table with their ids as columns)
     if not store.io.spark_native or not index_options(schema.options).empty or co.file_format != "parquet":
-        if tracked:
-            raise NotSupportedError("rewriting rows of a row-tracking table", table.name, "paimon",
-                                    "rows keep their _ROW_ID in files Spark writes itself, and Spark cannot write "
-                                    f"to {table.location} (add the session's connector for that store)"
-                                    if not store.io.spark_native else
-                                    "rows keep their _ROW_ID in files Spark writes itself, and a table with file "
-                                    "indexes is written by Python tasks")
         if arrange is not None:
-            return _write_in_python(arrange(aligned, None), table)
-        return _write_in_python(aligned if key is None else aligned.repartition(key), table)
+            return _write_in_python(arrange(aligned, None), table, tracked)
+        return _write_in_python(aligned if key is None else aligned.repartition(key), table, tracked)
     if arrange is not None:
         if key is not None:
             aligned = aligned.withColumn(KEY_COL, key)
@@ -296,6 +289,9 @@ def write_data_files(df: DataFrame, table: PaimonStore, arrange: Optional[Arrang
     writer = (aligned.write.mode("error")
               .option("compression", "none" if codec in ("none", "uncompressed") else codec)
               .option("maxRecordsPerFile", _records_per_file(schema, target_file_size or co.target_file_size)))
+    block_size = co.block_size()
+    if block_size is not None:          # file.block-size: Parquet's row-group size, as Paimon's writer takes it
+        writer = writer.option("parquet.block.size", str(block_size))
     if key is not None:
         writer = writer.partitionBy(KEY_COL)
     try:
@@ -310,9 +306,10 @@ def write_data_files(df: DataFrame, table: PaimonStore, arrange: Optional[Arrang
         store.io.delete_tree(staging)
 
 
-def _write_in_python(aligned: DataFrame, table: PaimonStore) -> list[CommitMessage]:
+def _write_in_python(aligned: DataFrame, table: PaimonStore, tracked: bool = False) -> list[CommitMessage]:
     """Each task writes its rows with Arrow through the table's FileIO (all rows of a partition and
-    bucket are in one task) and returns its commit messages; the driver gets only those."""
+    bucket are in one task) and returns its commit messages; the driver gets only those.
+    ``tracked``: the rows carry their ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` (``write_data_files``)."""
     import pickle
 
     io, location, schema, name = table.store.io.for_tasks(), table.store.table_path, table.table_schema, table.name
@@ -323,7 +320,7 @@ def _write_in_python(aligned: DataFrame, table: PaimonStore) -> list[CommitMessa
         got = task_input(batches)
         if got is None:
             return
-        messages = write_arrow_table(FileStore(io, location, schema), schema, got[0], name)
+        messages = write_arrow_table(FileStore(io, location, schema), schema, got[0], name, tracked=tracked)
         yield pa.RecordBatch.from_arrays([pa.array([pickle.dumps(messages)], pa.binary())], names=["messages"])
 
     try:

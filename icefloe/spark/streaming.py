@@ -404,11 +404,10 @@ def _read_delta(location: str, schema: StructType, spec: str, with_kind: bool, i
 
     value_schema = T.StructType([f for f in schema.fields if f.name != ROWKIND]) if with_kind else schema
     target = arrow_target(value_schema)
-    path = spec.split("#schema=")[0]
-    import pyarrow.parquet as pq
+    from icefloe.paimon.arrow_read import read_data_file
 
-    with io.open_read(path) as fh:
-        kinds = pq.read_table(fh, columns=["_VALUE_KIND"]).column(0).combine_chunks()
+    path = spec.split("#schema=")[0]
+    kinds = read_data_file(path, io, columns=["_VALUE_KIND"]).column(0).combine_chunks()   # any data file format
     offset = 0
     for batch in paimon_read_file(location, spec, target, io):
         k = kinds.slice(offset, batch.num_rows)

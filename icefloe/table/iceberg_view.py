@@ -195,7 +195,9 @@ def _data_file(v: _Visible, schema: Schema, file_schema: TableSchema) -> DataFil
                 b = _bound(t, val)
                 if b is not None:
                     out[x.field_id] = b
-    return DataFile(file_path=v.path, file_format="PARQUET", partition=v.partition, record_count=f.row_count,
+    # the format the file's name gives it, as Paimon's Iceberg commit callback records each file's
+    file_format = {"orc": "ORC", "avro": "AVRO"}.get(v.path.rsplit(".", 1)[-1].lower(), "PARQUET")
+    return DataFile(file_path=v.path, file_format=file_format, partition=v.partition, record_count=f.row_count,
                     file_size_in_bytes=f.file_size, null_value_counts=nulls or None,
                     lower_bounds=lowers or None, upper_bounds=uppers or None)
 

@@ -30,7 +30,7 @@ def test_every_core_option_is_classified_with_a_reason():
 
 
 @pytest.mark.parametrize("key,value", [("record-level.expire-time", "1 d"), ("data-file.external-paths", "s3://b/p"),
-                                        ("file.block-size", "512 mb"), ("type", "format-table"),
+                                        ("file.compression.per.level", "0:lz4"), ("type", "format-table"),
                                         ("incremental-between", "1,2"), ("variant.shreddingSchema", "{}")])
 def test_refused_options_fail_create_and_alter_naming_the_option(tmp_path, key, value):
     cat = PaimonCatalog(str(tmp_path / "wh"))

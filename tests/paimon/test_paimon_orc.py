@@ -1,7 +1,8 @@
 """``file.format = 'orc'`` on Paimon append tables: data files written as ORC (named ``.orc`` as Paimon
 names them) by SQL, Spark DataFrames and Arrow, read back by Spark and by pyarrow, their manifest
-statistics counted from their rows, compaction and DML keeping the format; the formats and tables
-icefloe cannot write in ORC refused at CREATE with the table left uncreated. Paimon 1.4's Java engine
+statistics counted from their rows, compaction and DML keeping the format; the formats icefloe cannot
+write refused at CREATE with the table left uncreated (primary-key, deletion-vector and row-tracking
+tables in ORC: ``test_paimon_orc_tables.py``). Paimon 1.4's Java engine
 reads icefloe's ORC tables and writes ORC tables icefloe reads (``make test-long``)."""
 import datetime as dt
 import decimal
@@ -109,11 +110,7 @@ def test_arrow_writer_without_spark_writes_orc_and_reads_it_back(paimon_catalog)
 
 
 @pytest.mark.parametrize("props, message", [
-    ({"file.format": "avro"}, "file.format 'avro' is not supported"),
     ({"file.format": "csv"}, "file.format 'csv' is not supported"),
-    ({"file.format": "orc", "primary-key": "id", "bucket": "1"}, "append tables only, not with a primary-key"),
-    ({"file.format": "orc", "deletion-vectors.enabled": "true"}, "deletion-vectors.enabled"),
-    ({"file.format": "orc", "row-tracking.enabled": "true"}, "row-tracking.enabled"),
     ({"file.format": "orc", "file.compression": "gzip"}, "not an ORC codec"),
     ({"file.format.per.level": "0:orc,1:parquet"}, "file.format.per.level"),
 ])
@@ -178,11 +175,3 @@ def test_switching_an_append_table_to_orc_keeps_its_parquet_files_readable(paimo
     assert [f.file_name.rsplit(".", 1)[1] for f in _live(t)] == ["orc"]
     assert [r[0] for r in _rows(t)] == [1, 2, 3, 4]
     _assert_orc_files(t)
-
-
-def test_a_primary_key_table_cannot_switch_to_orc(paimon_catalog):
-    t = paimon_catalog.create_table("db.pk", "id bigint not null, v string", properties={"primary-key": "id",
-                                                                                          "bucket": "1"})
-    with pytest.raises(SchemaError, match="append tables only"):
-        t.update_properties(set={"file.format": "orc"})
-    assert t.refresh().table_schema.core_options.file_format == "parquet"

@@ -144,7 +144,7 @@ def test_invalid_names(paimon_catalog, name):
     ({"bucket": "0"}, None, "bucket"),
     ({"bucket-key": "id"}, None, "bucket"),
     ({"primary-key": "id", "bucket": "-2"}, None, "fixed number of buckets"),
-    ({"file.format": "avro"}, None, "parquet, or orc on append tables"),
+    ({"file.format": "csv"}, None, "parquet, orc or avro"),
     ({"manifest.target-file-size": "8 lightyears"}, None, "memory size"),
     ({}, ["nope"], "nope"),
     ({}, ["year(dt)"], "column names"),

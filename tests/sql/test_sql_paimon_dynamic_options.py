@@ -24,7 +24,9 @@ def test_accepted_options_are_taken_and_refused_ones_give_the_audits_reason(pai,
     pai.sql("SET spark.paimon.write-buffer-size = 512 mb")
     assert spark.conf.get("spark.paimon.write-buffer-size") == "512 mb"
     assert pai.sql("SELECT count(*) FROM db.t").first()[0] == 2         # reads go on as before
-    with pytest.raises(SqlError, match="'file.block-size'.*row-group size"):
+    with pytest.raises(SqlError, match="'file.compression.per.level'.*every level"):
+        pai.sql("SET spark.paimon.file.compression.per.level=0:lz4")
+    with pytest.raises(SqlError, match="'file.block-size'.*as a table option"):
         pai.sql("SET spark.paimon.file.block-size=512M")
     with pytest.raises(SqlError, match="'bucket'.*as a table option"):
         pai.sql("SET spark.paimon.*.db.t.bucket = 4")
