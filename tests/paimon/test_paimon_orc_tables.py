@@ -80,6 +80,7 @@ def _play(tables, rounds, seed, delete=True):
     return sorted(model.values())
 
 
+@pytest.mark.long        # over ten seconds of Spark jobs
 def test_primary_key_orc_table_merges_and_compacts_as_its_parquet_twin(spark_catalog):
     pq_t, orc_t = _twins(spark_catalog, "kv", {"primary-key": "id", "bucket": "2"})
     want = _play([pq_t, orc_t], 5, seed=3)
@@ -113,6 +114,7 @@ def test_merge_engines_on_orc_read_as_on_parquet(paimon_catalog):
     _assert_orc_kv_files(orc_t)
 
 
+@pytest.mark.long        # over ten seconds of Spark jobs
 def test_deletion_vectors_apply_to_orc_files(spark_catalog):
     props = {"primary-key": "id", "bucket": "2", "deletion-vectors.enabled": "true"}
     pq_t, orc_t = _twins(spark_catalog, "dv", props)
