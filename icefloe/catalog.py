@@ -14,6 +14,7 @@ from icefloe.errors import MigrationError, NoSuchNamespaceError, NoSuchTableErro
 from icefloe.iceberg.catalog import HadoopCatalog
 from icefloe.iceberg.sql_catalog import SqlCatalog
 from icefloe.paimon import global_system_tables
+from icefloe.paimon.catalog import NO_ALTER_DATABASE as PAIMON_NO_ALTER_DATABASE
 from icefloe.paimon.catalog import NO_VIEWS as PAIMON_NO_VIEWS
 from icefloe.paimon.catalog import PaimonCatalog
 from icefloe.spark.session import get_spark
@@ -221,6 +222,18 @@ class Catalog:
         if not self.has_system_database or not isinstance(impl, PaimonCatalog):
             raise NoSuchTableError(f"sys.{name}: a {self.format} catalog has no system database sys")
         return global_system_tables.system_table(impl, name, self.warehouse, self.properties)
+
+    @property
+    def views_refused(self) -> Optional[str]:
+        """Why the catalog keeps no views (a Paimon filesystem catalog's: Paimon keeps views in a Hive,
+        JDBC or REST catalog), or None where it keeps them."""
+        return PAIMON_NO_VIEWS if self.format == "paimon" else None
+
+    @property
+    def alter_namespace_refused(self) -> Optional[str]:
+        """Why ``ALTER NAMESPACE`` is refused whatever it sets (Paimon's filesystem catalog refuses
+        ALTER DATABASE), or None."""
+        return PAIMON_NO_ALTER_DATABASE if self.format == "paimon" else None
 
     @property
     def keeps_namespace_properties(self) -> bool:

@@ -17,7 +17,7 @@ from icefloe.sql import catalog_statements as cs, column_defaults, parser as p
 from icefloe.sql.ddl import is_paimon
 from icefloe.sql.errors import SqlError
 from icefloe.sql.names import table_parts
-from icefloe.table.capabilities import BRANCH_TABLES, TAG_LISTS
+from icefloe.table.capabilities import BRANCH_TABLES, METASTORE_PARTITIONS, TAG_LISTS
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -275,7 +275,7 @@ def _alter_extension(sess: StatementSession, t: Table, stmt: AlterStatement) -> 
     if isinstance(stmt, p.AlterDropPartitions) and stmt.add:
         paimon = (" (Paimon registers a partition ahead of its rows only in a metastore: a Hive or REST catalog with "
                   "metastore.partitioned-table; in a filesystem catalog its ADD PARTITION does nothing)"
-                  if t.format == "paimon" else "")
+                  if t.supports(METASTORE_PARTITIONS) else "")
         raise sess.not_supported(f"ALTER TABLE ... ADD PARTITION on {t.format} table {stmt.table}: a partition of "
                                  f"a {t.format} table exists through the data files written to it (its "
                                  "metadata lists files, not partitions), so there is no empty partition to add"

@@ -12,7 +12,6 @@ from sqlglot import exp
 
 from icefloe.errors import IcefloeError, SchemaError
 from icefloe.sql import parser as p, system_database, wap
-from icefloe.paimon.catalog import NO_ALTER_DATABASE as PAIMON_NO_ALTER_DATABASE
 from icefloe.paimon.global_system_tables import SYSTEM_DATABASE
 from icefloe.sql.errors import SqlError
 from icefloe.sql.names import table_parts
@@ -75,9 +74,9 @@ def alter_namespace(sess: StatementSession, text: str) -> Optional[DataFrame]:
             raise sess.error(f"namespace {ns} does not exist in catalog {shown} ({catalog.warehouse})")
         return None                                      # Spark's own database
     action, what = m.group("action").upper(), m.group("what").upper()
-    if catalog.format == "paimon":
+    if (refused := catalog.alter_namespace_refused) is not None:
         raise sess.not_supported(f"ALTER NAMESPACE ... {action} {what} on namespace {ns} of catalog {shown}: "
-                                 f"{PAIMON_NO_ALTER_DATABASE}")
+                                 f"{refused}")
     if what == "LOCATION":
         raise sess.not_supported(f"ALTER NAMESPACE ... SET LOCATION on namespace {ns} of catalog {shown}: icefloe "
                                  f"places a namespace's tables under the warehouse ({catalog.warehouse}), and a "

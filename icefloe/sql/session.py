@@ -32,7 +32,7 @@ from icefloe.sql.names import TableRef, resolve_parts, table_parts
 from icefloe.sql.parser import Statement, node_position, position_of, split
 from icefloe.sql.translate import literal_value
 from icefloe.table.capabilities import (
-    AUDIT_LOG, BRANCH_TABLES, PAIMON_DYNAMIC_OPTIONS, metadata_column_reads, row_tables,
+    AUDIT_LOG, BRANCH_TABLES, PAIMON_DYNAMIC_OPTIONS, WATERMARK_TIME_TRAVEL, metadata_column_reads, row_tables,
 )
 from icefloe.sql import (
     alter_table, cache_statements, catalog_statements as cs, commands, ddl, dml, metadata_columns, parser as p,
@@ -459,7 +459,7 @@ class SqlSession:
                     return {"ref": v}
                 if v.isdigit():
                     return {"snapshot_id": int(v)}
-                if table_obj.format == "paimon" and re.fullmatch(r"watermark-\d+", v):
+                if table_obj.supports(WATERMARK_TIME_TRAVEL) and re.fullmatch(r"watermark-\d+", v):
                     return {"snapshot_id": self._watermark_snapshot(cast(_PaimonSnapshots, table_obj), v, node)}
                 if v in (cast(_BranchTables, table_obj).branches() if table_obj.supports(BRANCH_TABLES) else ()):
                     db, _, tbl = table_obj.name.rpartition(".")

@@ -31,7 +31,6 @@ from sqlglot import exp
 from icefloe.core.types import from_spark_schema
 from icefloe.core.types.spark import to_spark_type
 from icefloe.errors import IcefloeError
-from icefloe.paimon.catalog import NO_VIEWS as PAIMON_NO_VIEWS
 from icefloe.iceberg.view_metadata import (
     AddViewSchema, AddViewVersion, RemoveViewProperties, SetCurrentViewVersion, SetViewProperties, new_version,
     new_view_metadata,
@@ -365,8 +364,8 @@ def drop(sess: StatementSession, tree: exp.Drop) -> DataFrame:
             raise sess.error(f"{ours} is a table, not a view: use DROP TABLE", table)
         if tree.args.get("exists"):
             return sess.empty()
-        if sess.catalog.format == "paimon":
-            raise sess.not_supported(f"DROP VIEW {'.'.join(table_parts(table))}: {PAIMON_NO_VIEWS}", table)
+        if (refused := sess.catalog.views_refused) is not None:
+            raise sess.not_supported(f"DROP VIEW {'.'.join(table_parts(table))}: {refused}", table)
         raise sess.error(f"view {'.'.join(table_parts(table))} does not exist", table)
     with _errors(sess, table):
         sess.catalog.drop_view(name)

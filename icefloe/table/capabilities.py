@@ -30,6 +30,11 @@ BRANCH_TABLES = "branch-tables"
 INCREMENTAL_QUERIES = "incremental-queries"
 #: SHOW PARTITIONS lists the table's partitions (as its engine's Spark catalog answers it)
 SHOW_PARTITIONS = "show-partitions"
+#: ``VERSION AS OF 'watermark-<ms>'`` reads the first snapshot whose watermark is at or after it
+WATERMARK_TIME_TRAVEL = "watermark-time-travel"
+#: its engine registers a partition ahead of its rows only in a metastore (Paimon's ``ADD PARTITION``
+#: in a Hive or REST catalog; a no-op in a filesystem catalog)
+METASTORE_PARTITIONS = "metastore-partitions"
 
 
 @runtime_checkable

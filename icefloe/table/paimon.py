@@ -55,7 +55,8 @@ from icefloe.spark.session import get_spark
 from icefloe.table import iceberg_view, migration
 from icefloe.table.base import Table, Where, WriteData
 from icefloe.table.capabilities import (
-    AUDIT_LOG, BRANCH_TABLES, INCREMENTAL_QUERIES, PAIMON_DYNAMIC_OPTIONS, PAIMON_PROCEDURES, SHOW_PARTITIONS, TAG_LISTS,
+    AUDIT_LOG, BRANCH_TABLES, INCREMENTAL_QUERIES, METASTORE_PARTITIONS, PAIMON_DYNAMIC_OPTIONS, PAIMON_PROCEDURES,
+    SHOW_PARTITIONS, TAG_LISTS, WATERMARK_TIME_TRAVEL,
     FileRow,
 )
 
@@ -79,7 +80,7 @@ class PaimonTable(FileStoreTable, Table):
 
     format = "paimon"
     capabilities = frozenset({PAIMON_PROCEDURES, PAIMON_DYNAMIC_OPTIONS, AUDIT_LOG, TAG_LISTS, BRANCH_TABLES,
-                              INCREMENTAL_QUERIES, SHOW_PARTITIONS})
+                              INCREMENTAL_QUERIES, SHOW_PARTITIONS, WATERMARK_TIME_TRAVEL, METASTORE_PARTITIONS})
 
     def __init__(self, name: str, location: str, io: Optional[FileIO] = None, spark: Optional[SparkSession] = None,
                  branch: Optional[str] = None):
