@@ -68,19 +68,25 @@ def check(column: str, data_type: IcebergType, opts: Mapping[str, str], where: s
                           "booleans, dates, times, timestamps and strings)")
     for name, value in opts.items():
         key = f"file-index.bitmap.{column}.{name}"
-        if name == "version":
-            if str(value).strip() not in ("1", "2"):
-                raise SchemaError(f"{where}option {key!r} must be 1 or 2, not {value!r}")
-        elif name == "index-block-size":
-            try:
-                ok = parse_memory_size(value) > 0
-            except Exception:
-                ok = False
-            if not ok:
-                raise SchemaError(f"{where}option {key!r} must be a positive memory size, not {value!r}")
-        else:
+        if name not in ("version", "index-block-size"):
             raise SchemaError(f"{where}option {key!r} is not an option of the bitmap index "
                               "(it has 'version' and 'index-block-size')")
+        if (why := bad_option_value(name, value)) is not None:
+            raise SchemaError(f"{where}option {key!r} {why}")
+
+
+def bad_option_value(name: str, value: object) -> Optional[str]:
+    """Why ``value`` cannot be the bitmap index's option ``name`` (``version``: 1 or 2;
+    ``index-block-size``: a positive memory size), or None where it can."""
+    if name == "version":
+        return None if str(value).strip() in ("1", "2") else f"must be 1 or 2, not {value!r}"
+    if name == "index-block-size":
+        try:
+            ok = parse_memory_size(cast(str, value)) > 0
+        except Exception:
+            ok = False
+        return None if ok else f"must be a positive memory size, not {value!r}"
+    return None
 
 
 def _root(data_type: IcebergType) -> str:

@@ -51,7 +51,6 @@ from icefloe.paimon import manifest as mf
 from icefloe.paimon import row_tracking
 from icefloe.paimon.arrow_read import read_data_file
 from icefloe.paimon.dynamic_bucket import INDEX_DIR, IndexRecord, read_index_manifest
-from icefloe.paimon.options import parse_memory_size
 from icefloe.paimon.schema import evolve_arrow
 from icefloe.paimon.types import DataField, root
 
@@ -164,15 +163,8 @@ def check_build(index_type: str, field: DataField, options: Mapping[str, str]) -
         if key not in BITMAP_OPTIONS:
             raise SchemaError(f"option {key!r} is not an option of the bitmap index (it takes "
                               f"{', '.join(BITMAP_OPTIONS)})")
-        if key == "version" and str(value).strip() not in ("1", "2"):
-            raise SchemaError(f"option 'version' must be 1 or 2, not {value!r}")
-        if key == "index-block-size":
-            try:
-                ok = parse_memory_size(value) > 0
-            except Exception:
-                ok = False
-            if not ok:
-                raise SchemaError(f"option 'index-block-size' must be a positive memory size, not {value!r}")
+        if (why := bmi.bad_option_value(key, value)) is not None:
+            raise SchemaError(f"option {key!r} {why}")
 
 
 def positional(e: mf.ManifestEntry) -> bool:
