@@ -104,9 +104,11 @@ def fit_by_position(sess: StatementSession, df: DataFrame, schema: Schema, colum
         raise sess.error(f"INSERT gives {len(df.columns)} values per row but {what} {len(targets)} "
                          f"({', '.join(f.name for f in targets)})", node)
     given = {}
-    for src, f in zip(df.schema.fields, targets):
+    # by position: the query's columns may share a name (``SELECT id, cast(id AS string)`` names both ``id``)
+    df = df.toDF(*[f"_col{i}" for i in range(len(df.columns))])
+    for i, (src, f) in enumerate(zip(df.schema.fields, targets)):
         dst = _check_assignable(sess, src.dataType, f, node)
-        c = F.col(f"`{src.name}`")
+        c = F.col(f"_col{i}")
         if src.dataType != dst:
             c = c.cast(dst)
         given[f.name] = c.alias(f.name)

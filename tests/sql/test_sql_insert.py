@@ -161,3 +161,12 @@ def test_partition_clause_errors(catalog):
                                        r"clause's, 3 \(id, n, ts\)"):
         run("INSERT INTO db.e PARTITION (p = 'a', k = 1) SELECT 1, 2")
     assert catalog.load_table("db.e").ops.current_version() == version
+
+
+def test_insert_takes_query_columns_by_position_even_where_two_share_a_name(catalog):
+    # Spark names both of these columns ``id``: INSERT goes by position, so neither name is looked up
+    run = catalog.sql
+    run("CREATE TABLE db.dup (id bigint, s string, n bigint) USING iceberg")
+    run("INSERT INTO db.dup SELECT id, cast(id AS string), id * 2 FROM range(3)")
+    run("INSERT INTO db.dup (n, s, id) SELECT r.id, cast(r.id AS string), r.id + 10 FROM range(1) r")
+    assert _rows(run, "SELECT id, s, n FROM db.dup") == [(0, "0", 0), (1, "1", 2), (2, "2", 4), (10, "0", 0)]
