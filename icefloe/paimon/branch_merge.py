@@ -17,9 +17,11 @@ each an error naming the branch, with nothing changed:
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Optional, Protocol, Sequence
 
 from icefloe.errors import IcefloeError
+from icefloe.paimon import row_tracking
 from icefloe.paimon.commit import CommitMessage
 from icefloe.paimon.data_file import DataFileMeta
 from icefloe.paimon.file_store import FileStore
@@ -68,8 +70,7 @@ def _check_tables(source: BranchTable, target: BranchTable, names: tuple[str, st
                                f"primary key {', '.join(schema.primary_keys)}")
         if str(schema.options.get("data-evolution.enabled", "false")).lower() == "true":
             raise IcefloeError(f"cannot merge: branch {name!r} is a data-evolution table")
-    tracking = [str(t.table_schema.options.get("row-tracking.enabled", "false")).lower() == "true"
-                for t in (source, target)]
+    tracking = [row_tracking.enabled(t.table_schema.options) for t in (source, target)]
     if tracking[0] != tracking[1]:
         raise IcefloeError(f"cannot merge branch {names[0]!r} into {names[1]!r}: row-tracking settings differ "
                            f"(source={tracking[0]}, target={tracking[1]})")
@@ -102,10 +103,14 @@ def merge_branch(source: BranchTable, target: BranchTable, names: tuple[str, str
         if (theirs.fields, theirs.partition_keys, theirs.options) != (ours.fields, ours.partition_keys, ours.options):
             raise IcefloeError(f"cannot merge branch {names[0]!r} into {names[1]!r}: schema {schema_id} differs "
                                "between them")
+    # row tracking: the source gave its files row ids from its own range, which the target's may
+    # overlap; the merge clears them so the target's commit gives out fresh ones (as Paimon's does)
+    fresh_ids = row_tracking.enabled(target.table_schema.options)
     groups: dict[tuple[tuple[Any, ...], int, int], list[DataFileMeta]] = {}
     for e in missing:
         key = (tuple(source.store.partition_values(e.partition)), e.bucket, e.total_buckets)
-        groups.setdefault(key, []).append(e.file)
+        f = replace(e.file, first_row_id=None) if fresh_ids and e.file.first_row_id is not None else e.file
+        groups.setdefault(key, []).append(f)
     messages = [CommitMessage(p, b, total, files) for (p, b, total), files in groups.items()]
     return target.commit_existing_files(messages)     # the files are the source's too: never deleted here
 

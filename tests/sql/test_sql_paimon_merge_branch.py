@@ -61,3 +61,21 @@ def test_merge_branch_refusals_change_nothing(pcat):
         pcat.sql("CALL sys.merge_branch('default.c', 'late', 'b')")
     with pytest.raises(SqlError, match="no branch 'nope'"):
         pcat.sql("CALL sys.merge_branch('default.c', 'nope')")
+
+
+def test_merge_branch_gives_a_row_tracking_tables_merged_files_fresh_row_ids(pcat):
+    # both branches gave out row ids 1.. after the fork: the merged files get new ones from main's range
+    pcat.sql("CREATE TABLE default.rt (id bigint, v string) TBLPROPERTIES ('row-tracking.enabled' = 'true')")
+    pcat.sql("INSERT INTO default.rt VALUES (1, 'base')")
+    pcat.sql("CALL sys.create_tag('default.rt', 't1')")
+    pcat.sql("CALL sys.create_branch('default.rt', 'b', 't1')")
+    pcat.sql("INSERT INTO default.`rt$branch_b` VALUES (2, 'branch'), (3, 'branch')")
+    pcat.sql("INSERT INTO default.rt VALUES (4, 'main')")
+    pcat.sql("CALL sys.merge_branch('default.rt', 'b')")
+    ids = _rows(pcat.sql("SELECT _ROW_ID, id FROM default.rt"))
+    assert sorted(r[0] for r in ids) == [0, 1, 2, 3]            # one id per row, none given twice
+    assert dict((i, r) for r, i in ids)[1] == 0
+    t = pcat.load_table("default.rt")
+    assert t.current_snapshot().next_row_id == 4
+    pcat.sql("INSERT INTO default.rt VALUES (5, 'after')")      # the next commit starts past the merged rows
+    assert _rows(pcat.sql("SELECT _ROW_ID FROM default.rt WHERE id = 5")) == [(4,)]
