@@ -77,6 +77,8 @@ def test_create_read_update_delete_and_drop(pcat):
 BAD_CALLS = [
     ("create_global_index(table => 'default.g', index_column => 'v', index_type => 'lumina-vector-ann')",
      "native Lumina"),
+    ("create_global_index(table => 'default.g', index_column => 'v', index_type => 'full-text', "
+     "options => 'full-text.tokenizer=jieba')", "native full-text index library"),
     ("create_global_index(table => 'default.g', index_column => 'v', index_type => 'bitmap', options => 'x=1')",
      "'x' is not an option"),
     ("create_global_index(table => 'default.g', index_column => 'v', index_type => 'bitmap', "
