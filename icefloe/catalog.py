@@ -101,7 +101,7 @@ class Catalog:
         return self._spark
 
     def create_table(self, name: str, schema: object, partitioned_by: Optional[Sequence[str]] = None,
-                     properties: Optional[dict[str, str]] = None) -> Table:
+                     properties: Optional[dict[str, str]] = None, location: Optional[str] = None) -> Table:
         """Create a table.
 
         Args:
@@ -112,6 +112,8 @@ class Catalog:
                 partition column names.
             properties: Table properties (Iceberg, e.g. ``format-version``, ``write.delete.mode``) or
                 options (Paimon, e.g. ``primary-key``, ``bucket``, ``merge-engine``).
+            location: Where the table lives, on an Iceberg SQL catalog (which finds a table by its
+                row); a directory catalog's table is its directory ``<warehouse>/<db>/<table>``.
 
         Returns:
             IcebergTable | PaimonTable: the new table.
@@ -119,8 +121,14 @@ class Catalog:
         Raises:
             TableAlreadyExistsError: the table exists.
             SchemaError: the schema or a partition term cannot be used.
+            LocationError: ``location`` cannot be the table's here, or overlaps another table's.
         """
-        return cast(Table, self._impl.create_table(name, schema, partitioned_by, properties))
+        if location is None:
+            return cast(Table, self._impl.create_table(name, schema, partitioned_by, properties))
+        impl = self._impl
+        if isinstance(impl, PaimonCatalog):
+            raise NotSupportedError("creating a table at a location", name, self.format, self.table_location_rule)
+        return cast(Table, impl.create_table(name, schema, partitioned_by, properties, location=location))
 
     def table_location(self, name: str) -> str:
         """The directory a table has (or would have) in this warehouse.
@@ -207,7 +215,17 @@ class Catalog:
         (Paimon's Spark catalog makes LOCATION a 'path' option, which only its Hive and REST catalogs take)."""
         paimon = ("a Paimon filesystem catalog keeps each table at <warehouse>/<db>.db/<table> and refuses a "
                   "table path, as Paimon's own does: external tables need Paimon's Hive or REST catalog")
-        return paimon if self.format == "paimon" else "tables live in the warehouse"
+        hadoop = ("a directory (Hadoop) catalog's table is its directory <warehouse>/<db>/<table>: the path is the "
+                  "table's identity, so it cannot live elsewhere, as Iceberg's HadoopCatalog refuses a location too; "
+                  "an Iceberg SQL catalog takes one")
+        return paimon if self.format == "paimon" else hadoop
+
+    @property
+    def takes_table_locations(self) -> bool:
+        """Whether ``CREATE TABLE ... LOCATION`` places a table where it says: an Iceberg SQL catalog
+        (which finds a table by its row) does, a REST catalog's server decides; a directory catalog's
+        table is its directory (``table_location_rule``)."""
+        return self.format == "iceberg" and self.type in ("sql", "rest")
 
     def system_table(self, name: str) -> pa.Table:
         """A table of a Paimon catalog's ``sys`` database, as Arrow with Paimon's columns.

@@ -338,6 +338,8 @@ class Run:
             self.session = SqlSession(self.pai, spark, "paimon", {"prod": self.ice})
         self.wap_branch: Optional[str] = None
         self.wap_id: Optional[str] = None
+        self.page_text = ""
+        self.picked: set = set()
 
     # ---- the tables, for substitutions and checks
     def table(self, name: str):
@@ -385,8 +387,14 @@ class Run:
 
     # ---- executing
     def staged(self, name: str) -> str:
-        """The id of a snapshot staged by a write with ``spark.wap.id`` (not on main)."""
-        return str(next(s.snapshot_id for s in self.snapshots(name) if s.summary.get("wap.id")))
+        """The id of a snapshot staged by a write with ``spark.wap.id`` (not on main), one not picked
+        before and not one whose id the page publishes by name (``publish_changes``): a user trying each
+        cherry-pick picks a staged snapshot not yet published."""
+        named = set(re.findall(r"publish_changes\([^)]*'(wap_id_\d+)'", self.page_text))
+        found = next(s.snapshot_id for s in self.snapshots(name)
+                     if s.summary.get("wap.id") and s.summary["wap.id"] not in named and s.snapshot_id not in self.picked)
+        self.picked.add(found)
+        return str(found)
 
     def quietly(self, text) -> None:
         """A setup statement (SQL through the session, ``spark:`` SQL straight to Spark, or a function of
@@ -642,6 +650,31 @@ def _foreign_metadata(r: Run) -> None:
     shutil.copy(other.load_table("db.t").metadata_location.replace("file:", ""), f"{r.root}/registered.metadata.json")
 
 
+def _watermarks(name: str):
+    """Each snapshot of Paimon table ``name`` gets its commit time as its watermark, as a streaming
+    writer whose event time is its processing time commits them (batch commits carry none)."""
+    def run(r: Run) -> None:
+        from icefloe.paimon.snapshot import Snapshot
+
+        t = r.table(name)
+        for snap in t.snapshots():
+            path = os.path.join(t.location.replace("file:", ""), "snapshot", f"snapshot-{snap.snapshot_id}")
+            with open(path, encoding="utf-8") as f:
+                s = Snapshot.from_json(f.read())
+            s.watermark = snap.timestamp_ms
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(s.to_json())
+    return run
+
+
+def _snapshot_gap(name: str, snapshot_id: int):
+    """Paimon table ``name`` without the file of snapshot ``snapshot_id``: the gap an interrupted
+    expiry leaves, which ``repair_earliest_snapshot`` is for."""
+    def run(r: Run) -> None:
+        os.remove(os.path.join(r.table(name).location.replace("file:", ""), "snapshot", f"snapshot-{snapshot_id}"))
+    return run
+
+
 ICEBERG_CATALOGS = (r"\b(catalog_name|my_catalog|local)\.(?=(system|db|my_app)\b)", "prod.")
 PAIMON_SYSTEM_TABLES = (r"(?<![`\w])(\w+\$\w+)", r"`\1`")
 PAIMON_DEFAULT: list = []      # Paimon catalogs have a database `default`
@@ -708,7 +741,19 @@ PAGES = [
                (r"INSERT INTO prod\.db\.table SELECT \.\.\.", "INSERT INTO prod.db.table SELECT id, data FROM prod.db.src"),
                (r"SET spark\.wap\.branch = audit-branch", "SET spark.wap.branch = audit"),
                (r"USING \(SELECT \.\.\.\) s", "USING (SELECT id, data, 'increment' AS op FROM prod.db.src) s"),
-               (r"WHEN \.\.\.", "WHEN MATCHED THEN UPDATE SET t.data = s.data")],
+               (r"WHEN \.\.\.", "WHEN MATCHED THEN UPDATE SET t.data = s.data"),
+               # the page's clauses of MERGE, each put into the page's MERGE as a user would
+               (r"\A(WHEN MATCHED AND s\.op = 'delete')",
+                r"MERGE INTO prod.db.target t USING (SELECT id, data, 'increment' AS op FROM prod.db.src) s "
+                r"ON t.id = s.id \1"),
+               (r"\A(WHEN NOT MATCHED THEN INSERT \*)",
+                r"MERGE INTO prod.db.target t USING (SELECT id, data, 1 AS count, 'new' AS status FROM prod.db.src) s "
+                r"ON t.id = s.id \1"),
+               (r"\A(WHEN NOT MATCHED AND s\.event_time > )still_valid_threshold",
+                r"MERGE INTO prod.db.target t USING (SELECT id + 10 AS id, data, 10 AS event_time FROM prod.db.src) s "
+                r"ON t.id = s.id \g<1>5"),
+               (r"\A(WHEN NOT MATCHED BY SOURCE)",
+                r"MERGE INTO prod.db.target t USING (SELECT id, data FROM prod.db.src) s ON t.id = s.id \1")],
          setup=["CREATE NAMESPACE prod.db", "CREATE NAMESPACE prod.my_app",
                 "CREATE TABLE prod.db.table (id bigint, data string, c1 string, c2 string, ts timestamp, val string) "
                 "USING iceberg",
@@ -795,6 +840,8 @@ PAGES = [
                 "INSERT INTO prod.db.my_table.`branch_audit-branch` VALUES (2, 2, 2)",
                 "SET spark.wap.id = wap_id_1", "INSERT INTO prod.db.my_table VALUES (3, 3, 3)",
                 "SET spark.wap.id = wap_id_2", "INSERT INTO prod.db.my_table VALUES (4, 4, 4)",
+                "SET spark.wap.id = wap_id_3", "INSERT INTO prod.db.my_table VALUES (5, 5, 5)",
+                "SET spark.wap.id = wap_id_4", "INSERT INTO prod.db.my_table VALUES (6, 6, 6)",
                 "RESET spark.wap.id",
                 "CREATE TABLE prod.db.tbl (id bigint, name string) USING iceberg",
                 "INSERT INTO prod.db.tbl VALUES (1, 'a'), (2, 'b')", "INSERT INTO prod.db.tbl VALUES (3, 'c')",
@@ -809,6 +856,11 @@ PAGES = [
                     f"{r.root}/parquet_dir"),
                 _foreign_metadata, _orphan_view],
          before=[(r"rewrite_data_files", ["INSERT INTO prod.db.sample VALUES (6, 'n6', 'c0', 6, 4)"]),
+                 # fast_forward moves main to a branch that went on from it (main moved since by cherry-picks)
+                 (r"fast_forward\('my_table', 'main', 'audit-branch'\)", [
+                     "ALTER TABLE prod.db.my_table DROP BRANCH `audit-branch`",
+                     "ALTER TABLE prod.db.my_table CREATE BRANCH `audit-branch`",
+                     "INSERT INTO prod.db.my_table.`branch_audit-branch` VALUES (7, 7, 7)"]),
                  # a user trying each example: the snapshot made by the one before goes first
                  (r"'db\.snap', '/tmp/temptable/'", ["DROP TABLE prod.db.snap"]),
                  # migrate names its Iceberg table db.sample, which the page's other examples use: it goes
@@ -859,6 +911,7 @@ PAGES = [
                 "CREATE TABLE test1 (a INT)", "CREATE DATABASE my_database"],
          before=[(r"ADD COLUMNS \(\s*c1 INT", ["ALTER TABLE my_table_new RENAME TO my_table",
                                                 "ALTER TABLE my_table RENAME COLUMN c0 TO c0_old"]),
+                 (r"RENAME to catalog\.database\.test2", ["ALTER TABLE test2 RENAME TO test1"]),
                  (r"RENAME COLUMN c0 TO c1", ["ALTER TABLE my_table DROP COLUMN c1",
                                               "ALTER TABLE my_table RENAME COLUMN c0_old TO c0"]),
                  (r"ADD COLUMN v\.element\.f3", ["ALTER TABLE my_table DROP COLUMN v",
@@ -920,7 +973,7 @@ PAGES = [
                 "CREATE TABLE t (id INT, v STRING)",
                 *[f"INSERT INTO t VALUES ({i}, 'v{i}')" for i in range(1, 4)],
                 "CALL sys.create_tag(table => 'default.t', tag => 'my-tag', snapshot => 2)"],
-         before=[(r"CREATE TABLE orders", [])]),
+         before=[(r"CREATE TABLE orders", []), (r"'watermark-", [_watermarks("default.t")])]),
     Page("auxiliary", "paimon", ("docs/docs/spark/auxiliary.md", "docs/content/spark/auxiliary.md"),
          before=[(r"PARTITION\(pt = '2024'\)", [        # this example's table is partitioned by pt
              "DROP TABLE my_table", "CREATE TABLE my_table (id INT, v STRING, dt STRING, pt STRING) PARTITIONED BY (pt)",
@@ -940,7 +993,11 @@ PAGES = [
                (r"(?<=version => )10\b", "4"),
                (r"(?<=timestamp => )1730292023000\b|(?<=watermark => )1730292023000\b", _millis("default.T", 0)),
                (r"(?<=nextSnapshotId => )10\b", _snap("default.T")),
-               (r"mark_partition_done\(table => 'default\.T'", "mark_partition_done(table => 'default.Tday'")],
+               (r"mark_partition_done\(table => 'default\.T'", "mark_partition_done(table => 'default.Tday'"),
+               # the global index examples need a row-tracking table partitioned by pt; rescale a fixed-bucket
+               # table partitioned by dt and hh (the page's words)
+               (r"(?<=_global_index\(table => ')default\.T'", "default.GI'"),
+               (r"(?<=rescale\(table => ')default\.T'", "default.RS'")],
          setup=["USE paimon.default",
                 "CREATE TABLE T (k INT, v STRING, a INT, b INT, name STRING, tag STRING, content STRING, dt STRING, "
                 "p INT, h INT, day STRING) PARTITIONED BY (dt, p, h, day)",
@@ -963,7 +1020,13 @@ PAGES = [
                 "CREATE TABLE t (id INT, day STRING) PARTITIONED BY (day)", "INSERT INTO t VALUES (1, '2025-08-17')",
                 "CREATE TABLE t1 (id INT, day STRING) PARTITIONED BY (day)", "INSERT INTO t1 VALUES (1, '2025-08-17')",
                 "CREATE TABLE db1.table1 (id INT)", "INSERT INTO db1.table1 VALUES (1)",
-                "CREATE TABLE db1.table2 (id INT)", "INSERT INTO db1.table2 VALUES (1)"],
+                "CREATE TABLE db1.table2 (id INT)", "INSERT INTO db1.table2 VALUES (1)",
+                "CREATE TABLE GI (k INT, name STRING, tag STRING, content STRING, pt STRING) PARTITIONED BY (pt) "
+                "TBLPROPERTIES ('row-tracking.enabled' = 'true')",
+                "INSERT INTO GI VALUES (1, 'n1', 't1', 'hello world', 'p1'), (2, 'n2', 't2', 'good day', 'p2')",
+                "CREATE TABLE RS (k INT, v STRING, dt STRING, hh STRING) PARTITIONED BY (dt, hh) "
+                "TBLPROPERTIES ('primary-key' = 'k,dt,hh', 'bucket' = '2')",
+                "INSERT INTO RS VALUES (1, 'a', '20250217', '08'), (2, 'b', '20250217', '09'), (3, 'c', '20250218', '08')"],
          before=[(r"create_tag\(table => 'default\.T', tag => 'my_tag'\)$",
                   ["CALL sys.delete_tag(table => 'default.T', tag => 'my_tag')"]),
                  (r"create_tag_from_timestamp", ["CALL sys.delete_tag(table => 'default.T', tag => 'my_tag')"]),
@@ -980,7 +1043,9 @@ PAGES = [
                  (r"existBranchName", ["CALL sys.delete_branch(table => 'test_db.T', branch => 'test_branch')"]),
                  (r"rename_branch", ["CALL sys.create_branch(table => 'test_db.T', branch => 'test_branch')"]),
                  (r"fast_forward", ["CALL sys.create_branch(table => 'test_db.T', branch => 'test_branch', "
-                                    "tag => 'my_tag')"])]),
+                                    "tag => 'my_tag')"]),
+                 (r"rollback_to_watermark", [_watermarks("default.T")]),
+                 (r"repair_earliest_snapshot", [_snapshot_gap("test_db.T", 9)])]),
     Page("system-tables", "paimon", ("docs/docs/concepts/system-tables.mdx", "docs/content/concepts/system-tables.md"),
          subs=[PAIMON_SYSTEM_TABLES, (r"my_catalog\.my_db\.", "paimon.default."),
                (r"snapshot_id=100\b", "snapshot_id=1")],
@@ -1016,7 +1081,10 @@ PAGES = [
                 "INSERT INTO T VALUES (1, 'a')",
                 "CALL sys.create_tag(table => 'default.T', tag => 'tag1', snapshot => 1)"],
          before=[(r"create_branch\('default\.T', 'branch1'\)", ["CALL sys.delete_branch('default.T', 'branch1')"]),
-                 (r"SELECT \* FROM `t\$branch_branch1`", ["CALL sys.create_branch('default.T', 'branch1')"])]),
+                 (r"SELECT \* FROM `t\$branch_branch1`", ["CALL sys.create_branch('default.T', 'branch1')"]),
+                 # the page writes the branch as `t$branch_branch1`, which names no table (T is case-sensitive)
+                 (r"CALL sys\.fast_forward\('default\.T', 'branch1'\)",
+                  ["INSERT INTO `T$branch_branch1` VALUES (9, 'z')"])]),
 ]
 
 
@@ -1025,6 +1093,7 @@ def run_page(page: Page, text: str, spark, root: str) -> list[Outcome]:
     page = Page(page.name, page.project, page.paths, list(page.subs), list(page.setup), list(page.before),
                 page.procedure_table, dict(page.paimon_options))
     run = Run(page, spark, root)
+    run.page_text = text
     for s in page.setup:
         run.quietly(s)
     out = [run.statement(ex) for ex in exs]

@@ -27,6 +27,7 @@ from icefloe.core.types import Schema, widen_schema_small_ints
 from icefloe.errors import (  # noqa: F401 - defined in icefloe.errors, importable here too
     CommitConflictError,
     IcefloeError,
+    LocationError,
     NoSuchNamespaceError,
     NoSuchTableError,
     NoSuchViewError,
@@ -108,12 +109,16 @@ class HadoopCatalog:
         return self._ops(name).exists()
 
     def create_table(self, name: str, schema: object, partitioned_by: Optional[Sequence[str]] = None,
-                     properties: Optional[dict[str, str]] = None) -> BaseTable:
+                     properties: Optional[dict[str, str]] = None, location: Optional[str] = None) -> BaseTable:
         """A new table; ``schema`` is DDL text, an icefloe Schema, a pyarrow.Schema or a Spark
-        StructType (TINYINT and SMALLINT columns become int: Iceberg has no smaller integers)."""
+        StructType (TINYINT and SMALLINT columns become int: Iceberg has no smaller integers).
+        ``location``: where the table lives, if the catalog places tables where it is asked
+        (``place_new_table``)."""
         ops = self._ops(name)
         if ops.exists():
             raise TableAlreadyExistsError(f"table {name} already exists at {ops.location}")
+        if location is not None:
+            self.place_new_table(ops, name, location)
         schema = widen_schema_small_ints(to_schema(schema))
         spec = build_spec(schema, partitioned_by)
         meta = new_table_metadata(ops.location, schema, spec, properties or {})
@@ -125,6 +130,16 @@ class HadoopCatalog:
                 raise TableAlreadyExistsError(f"table {name} was created concurrently") from e
             raise
         return self.table_type(name, ops)
+
+    def place_new_table(self, ops: TableOperations, name: str, location: str) -> None:
+        """A directory catalog's table is the directory ``<warehouse>/<db>/<table>``: its path is its
+        identity (the catalog finds a table by it), so it cannot live elsewhere, as in Iceberg's own
+        HadoopCatalog. A location naming that directory is taken; any other is a ``LocationError``."""
+        if normalize(location, "location") != normalize(ops.location, "table location"):
+            raise LocationError(f"location of {name}: a directory (Hadoop) catalog keeps table {name} at "
+                                f"{ops.location} (the path is the table's identity, so another location ({location}) "
+                                "cannot be given, as Iceberg's HadoopCatalog refuses it too); a SQL or REST catalog "
+                                "places a table where it is asked")
 
     def load_table(self, name: str) -> BaseTable:
         ops = self._ops(name)

@@ -340,7 +340,7 @@ class RestCatalog:
         return self.table_type(name, ops)
 
     def create_table(self, name: str, schema: object, partitioned_by: Optional[Sequence[str]] = None,
-                     properties: Optional[Mapping[Any, Any]] = None) -> BaseTable:
+                     properties: Optional[Mapping[Any, Any]] = None, location: Optional[str] = None) -> BaseTable:
         from icefloe.core.schema_input import to_schema
         from icefloe.core.types import widen_schema_small_ints
         from icefloe.iceberg.partitioning import build_spec
@@ -348,9 +348,11 @@ class RestCatalog:
         db, tbl = split_name(name)
         sch = widen_schema_small_ints(to_schema(schema))
         spec = build_spec(sch, partitioned_by)
-        self.http.call("POST", f"/v1/namespaces/{db}/tables",
-                       {"name": tbl, "schema": schema_to_json(sch), "partition-spec": spec.to_json(),
-                        "properties": {str(k): str(v) for k, v in (properties or {}).items()}})
+        body: dict[str, Any] = {"name": tbl, "schema": schema_to_json(sch), "partition-spec": spec.to_json(),
+                                "properties": {str(k): str(v) for k, v in (properties or {}).items()}}
+        if location is not None:        # the server places the table, or refuses the location
+            body["location"] = location
+        self.http.call("POST", f"/v1/namespaces/{db}/tables", body)
         return self.load_table(name)
 
     def register_table(self, name: str, metadata_location: str) -> BaseTable:

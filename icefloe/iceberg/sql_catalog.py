@@ -30,7 +30,7 @@ from icefloe.core.redact import redact
 from icefloe.errors import (
     NamespaceAlreadyExistsError, NoSuchNamespaceError, NoSuchTableError, NoSuchViewError, NotSupportedError,
     TableAlreadyExistsError, VersionConflict, ViewAlreadyExistsError,
-    CatalogDatabaseError,
+    CatalogDatabaseError, IcefloeError, LocationError,
 )
 from icefloe.iceberg.catalog import HadoopCatalog, read_registered_metadata
 from icefloe.iceberg.locations import check_no_overlap, check_table_alone, normalize, read_regular_file
@@ -260,10 +260,35 @@ class SqlCatalog(HadoopCatalog):
         ops = SqlTableOperations(self.io, self.table_location(name), self.db, self.catalog_name, db, tbl)
         ops.other_table_locations = lambda: self.other_table_locations(name)
         loc = ops.current_location()
-        if loc is not None:         # a registered table's next metadata goes beside its current one
-            ops.location = os.path.dirname(os.path.dirname(loc))
+        if loc is not None:         # a table placed or registered elsewhere: its next metadata goes under its location
+            ops.location = self.table_dir(loc)
             ops.metadata_dir = f"{ops.location}/metadata"
         return ops
+
+    def table_dir(self, metadata_location: str) -> str:
+        """The location of the table whose current metadata file is ``metadata_location``: the
+        directory above it when the file is in a ``metadata`` directory (where every commit writes
+        it), else the location the metadata names (a file registered from anywhere, as Iceberg's
+        catalogs register one: the table lives where its metadata says)."""
+        parent = os.path.dirname(metadata_location)
+        if os.path.basename(parent) == "metadata":
+            return os.path.dirname(parent)
+        try:
+            return TableMetadata.loads(read_regular_file(self.io, metadata_location), metadata_location).location
+        except (OSError, IcefloeError, ValueError):
+            return os.path.dirname(parent)
+
+    def place_new_table(self, ops: TableOperations, name: str, location: str) -> None:
+        """A SQL catalog finds a table by its row, so a new table may live at ``location`` (Iceberg's
+        JDBC catalog takes a table location too): absolute, on the warehouse's file system, and
+        overlapping no other table (checked when the table is created)."""
+        where = normalize(location, "location")
+        if is_remote(where) != is_remote(self.warehouse) or \
+                (is_remote(where) and where.split("://")[0] != self.warehouse.split("://")[0]):
+            raise LocationError(f"location of {name}: {location} is not on the warehouse's file system "
+                                f"({self.warehouse}), which the catalog's file IO reaches")
+        ops.location = where.rstrip("/")
+        ops.metadata_dir = f"{ops.location}/metadata"
 
     def check_new_location(self, name: str, location: str) -> None:
         """``LocationError`` when a new table's directory overlaps a table the catalog has (one
@@ -277,8 +302,7 @@ class SqlCatalog(HadoopCatalog):
     def other_table_locations(self, name: Optional[str] = None) -> list[str]:
         """The locations of the catalog's tables other than ``name`` (the directory above each
         one's metadata directory)."""
-        return [os.path.dirname(os.path.dirname(str(loc))) for ns, t, loc in self._rows()
-                if loc and f"{ns}.{t}" != name]
+        return [self.table_dir(str(loc)) for ns, t, loc in self._rows() if loc and f"{ns}.{t}" != name]
 
     def _rows(self, *where: sa.ColumnElement[bool]) -> Sequence[sa.Row[Any, Any, Any]]:
         import sqlalchemy as sa
@@ -297,7 +321,7 @@ class SqlCatalog(HadoopCatalog):
         loc = ops.current_location()
         if loc is None:
             raise NoSuchTableError(f"table {name} does not exist in catalog {self.catalog_name!r} ({self.uri})")
-        ops.location = os.path.dirname(os.path.dirname(loc))     # a registered table lives where it was written
+        ops.location = self.table_dir(loc)      # a registered table lives where its metadata says
         ops.metadata_dir = f"{ops.location}/metadata"
         return self.table_type(name, ops)
 
@@ -314,7 +338,7 @@ class SqlCatalog(HadoopCatalog):
         metadata_location = normalize(metadata_location, "metadata-location") \
             if not is_remote(metadata_location) else metadata_location
         others = self.other_table_locations(name)
-        check_no_overlap(os.path.dirname(os.path.dirname(metadata_location)), others, f"table location of {name}")
+        check_no_overlap(self.table_dir(metadata_location), others, f"table location of {name}")
         check_no_overlap(meta.location, others, f"table location of {name}")
         values = dict(catalog_name=self.catalog_name, table_namespace=db, table_name=tbl,
                       metadata_location=metadata_location, previous_metadata_location=None)

@@ -70,10 +70,13 @@ DEFAULT_ROWS_PER_SHARD = 100_000
 DATA_EVOLUTION = "data-evolution.enabled"
 # the options a bitmap global index takes (those of Paimon's bitmap file index)
 BITMAP_OPTIONS = bmi.OPTIONS
-# Paimon 1.4's other index types, and why icefloe does not build them
+# Paimon's other index types (1.4's and later ones), and why icefloe does not build them
 NOT_BUILT = {
     "lumina-vector-ann": "it is a vector index built by Paimon's native Lumina (DiskANN) library, which has "
                          "no implementation outside Java and native code",
+    "full-text": "it is a full-text index written and searched by Paimon's standalone native full-text index "
+                 "library (its paimon-full-text module), whose file format has no implementation outside that "
+                 "native code",
 }
 TYPES = (BITMAP, BTREE, *NOT_BUILT)
 
@@ -154,7 +157,7 @@ def check_build(index_type: str, field: DataField, options: Mapping[str, str]) -
         bt.check(field.name, field.type, options)
         return
     if index_type != BITMAP:
-        raise SchemaError(f"{index_type!r} is not a global index type of Paimon 1.4 (types: {', '.join(TYPES)})")
+        raise SchemaError(f"{index_type!r} is not a global index type of Paimon 1.4 or later (types: {', '.join(TYPES)})")
     r = root(field.type) if field.type.is_primitive else None
     if r not in bmi.ROOTS:
         raise SchemaError(f"column {field.name!r} has type {field.type}, which a bitmap index cannot hold (it takes "

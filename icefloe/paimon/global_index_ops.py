@@ -114,23 +114,31 @@ def create_global_index(table: StoreTable, column: str, index_type: str, options
         raise
 
 
-def drop_global_index(table: StoreTable, column: str, index_type: str,
-                      accept: Optional[Accept] = None) -> Optional[Snapshot]:
-    """Drop the global index of ``column`` of ``index_type`` (see the module doc); the new snapshot, or None."""
+def global_index_files_to_drop(table: StoreTable, column: str, index_type: str,
+                               accept: Optional[Accept] = None) -> list[str]:
+    """The names of the index files ``drop_global_index`` would drop (a dry run's count)."""
     table.refresh()
-    table.check_writable()
     field = _field(table, column)
     index_type = index_type.strip().lower()
     latest = table.current_snapshot()
     if latest is None:
         raise SchemaError(f"table {table.name} has no snapshot")
     store = table.store
-    going = [f for f in gi.global_files(store, latest) if f.index_type == index_type and f.field_id == field.id
-             and (accept is None or accept(store.partition_values(BinaryRow.from_bytes(f.partition))))]
+    return [f.file_name for f in gi.global_files(store, latest) if f.index_type == index_type and f.field_id == field.id
+            and (accept is None or accept(store.partition_values(BinaryRow.from_bytes(f.partition))))]
+
+
+def drop_global_index(table: StoreTable, column: str, index_type: str,
+                      accept: Optional[Accept] = None) -> Optional[Snapshot]:
+    """Drop the global index of ``column`` of ``index_type`` (see the module doc); the new snapshot, or None."""
+    table.refresh()
+    table.check_writable()
+    going = global_index_files_to_drop(table, column, index_type, accept)
     if not going:
         return None
+    store = table.store
     return FileStoreCommit(store, table.commit_user).apply(
-        PaimonCommit(APPEND, (SetGlobalIndexes(removed=frozenset(f.file_name for f in going)),)))
+        PaimonCommit(APPEND, (SetGlobalIndexes(removed=frozenset(going)),)))
 
 
-__all__ = ["create_global_index", "drop_global_index", "on_driver", "delete_files"]
+__all__ = ["create_global_index", "drop_global_index", "global_index_files_to_drop", "on_driver", "delete_files"]

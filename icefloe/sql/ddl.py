@@ -127,6 +127,7 @@ def create(sess: StatementSession, tree: exp.Create) -> DataFrame:
         raise sess.error(f"table {name} does not exist, so REPLACE TABLE cannot replace it "
                          "(CREATE OR REPLACE TABLE creates it)", target)
     partitioned_by, properties = [], {}
+    location: Optional[str] = None
     clauses = tree.args.get("properties")
     for prop in (clauses.expressions if clauses else []):
         if isinstance(prop, exp.PartitionedByProperty):
@@ -135,7 +136,12 @@ def create(sess: StatementSession, tree: exp.Create) -> DataFrame:
         elif isinstance(prop, (exp.FileFormatProperty, exp.LocationProperty)):
             # checked before exp.Property, their base class: USING iceberg is not a table property
             if isinstance(prop, exp.LocationProperty):
-                raise _location_refused(sess, prop)
+                if not sess.catalog.takes_table_locations:
+                    raise _location_refused(sess, prop)
+                if replace:
+                    raise sess.not_supported(f"{verb} ... LOCATION (a replaced table keeps its location; "
+                                             "CREATE TABLE ... LOCATION places a new one)", prop)
+                location = prop.this.name
         elif isinstance(prop, exp.SchemaCommentProperty):
             properties["comment"] = prop.this.name      # the table comment, as Iceberg's Spark catalog keeps it
         elif isinstance(prop, exp.Property):
@@ -172,7 +178,7 @@ def create(sess: StatementSession, tree: exp.Create) -> DataFrame:
                      not replace_only, target)
         else:
             # Paimon keeps TINYINT/SMALLINT, which the shared schema widens: give it the DDL itself
-            _create(sess, name, ddl if is_paimon(sess) else schema, partitioned_by, properties, target)
+            _create(sess, name, ddl if is_paimon(sess) else schema, partitioned_by, properties, target, location)
         return sess.empty()
     if query is None:
         raise sess.error("CREATE TABLE needs a column list or AS SELECT", tree)
@@ -183,7 +189,7 @@ def create(sess: StatementSession, tree: exp.Create) -> DataFrame:
         _replace(sess, name, df.schema if is_paimon(sess) else schema, partitioned_by, properties, df,
                  not replace_only, target)
         return sess.empty()
-    t = _create(sess, name, df.schema if is_paimon(sess) else schema, partitioned_by, properties, target)
+    t = _create(sess, name, df.schema if is_paimon(sess) else schema, partitioned_by, properties, target, location)
     try:
         t.append(df)
     except Exception:
@@ -245,8 +251,11 @@ def is_paimon(sess: StatementSession) -> bool:
 
 
 def _create(sess: StatementSession, name: str, schema: Any, partitioned_by: list[Any], properties: dict[str, str],
-            node: exp.Expression) -> Table:
+            node: exp.Expression, location: Optional[str] = None) -> Table:
     try:
+        if location is not None:
+            return sess.catalog.create_table(name, schema, partitioned_by=partitioned_by or None,
+                                             properties=properties or None, location=location)
         return sess.catalog.create_table(name, schema, partitioned_by=partitioned_by or None,
                                          properties=properties or None)
     except SqlError:

@@ -1,7 +1,8 @@
 """Paimon's Spark procedures for global indexes: ``create_global_index(table, index_column, index_type,
-partitions, options)`` and ``drop_global_index(table, index_column, index_type, partitions)``
+partitions, options)`` and ``drop_global_index(table, index_column, index_type, partitions, dry_run)``
 (``paimon/global_index_ops.py``; the index itself: ``paimon/global_index.py``). Each returns one row,
-``result`` true, as Paimon's do.
+``result`` true (drop: and ``dropped_file_count``, the index files dropped, or with ``dry_run`` the
+ones it would drop, committing nothing), as Paimon's do.
 
 They are entries of ``paimon_procedures.PROCEDURES``.
 """
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from icefloe.paimon.global_index_ops import create_global_index as create
 from icefloe.paimon.global_index_ops import drop_global_index as drop
+from icefloe.paimon.global_index_ops import global_index_files_to_drop
 from icefloe.spark.paimon_global_index import builder
 from icefloe.sql.call_args import partition_specs
 from icefloe.sql.errors import SqlError
@@ -65,8 +67,14 @@ def create_global_index(t: PaimonTable, args: Args) -> Rows:
 def drop_global_index(t: PaimonTable, args: Args) -> Rows:
     column = _text(args, "index_column", "drop_global_index")
     index_type = _text(args, "index_type", "drop_global_index")
-    drop(t, column, index_type, _accept(t, args, "drop_global_index"))
-    return [(True,)]
+    dry_run = args.get("dry_run")
+    if dry_run is not None and not isinstance(dry_run, bool):
+        raise SqlError(f"drop_global_index: argument 'dry_run' must be true or false, got {dry_run!r}")
+    accept = _accept(t, args, "drop_global_index")
+    going = global_index_files_to_drop(t, column, index_type, accept)
+    if not dry_run and going:
+        drop(t, column, index_type, accept)
+    return [(True, len(going))]
 
 
 __all__ = ["create_global_index", "drop_global_index"]

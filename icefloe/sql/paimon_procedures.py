@@ -322,8 +322,9 @@ PROCEDURES = {
     "create_global_index": PaimonProcedure(("table", "index_column", "index_type", "partitions", "options"),
                                            ("table", "index_column", "index_type"), "result boolean",
                                            index_procs.create_global_index),
-    "drop_global_index": PaimonProcedure(("table", "index_column", "index_type", "partitions"),
-                                         ("table", "index_column", "index_type"), "result boolean",
+    "drop_global_index": PaimonProcedure(("table", "index_column", "index_type", "partitions", "dry_run"),
+                                         ("table", "index_column", "index_type"),
+                                         "result boolean, dropped_file_count bigint",
                                          index_procs.drop_global_index),
 }
 

@@ -69,7 +69,7 @@ class TableCatalog(Protocol):
     def load_table(self, name: str) -> Any: ...
 
     def create_table(self, name: str, schema: Any, partitioned_by: Any = None,
-                     properties: Optional[dict[str, Any]] = None) -> Any: ...
+                     properties: Optional[dict[str, Any]] = None, location: Optional[str] = None) -> Any: ...
 
     def drop_table(self, name: str, purge: Optional[bool] = None) -> None: ...
 
@@ -416,16 +416,13 @@ def snapshot(catalog: TableCatalog, source: Any, name: str, location: Optional[s
              parallelism: Optional[int] = None) -> dict[str, int]:
     """Iceberg's ``snapshot``: a new Iceberg table ``name`` of ``catalog`` over ``source``'s files
     (a Parquet directory or a Paimon append table), the source untouched. The new table does not
-    own the files (``gc.enabled=false`` unless ``properties`` say otherwise). ``location`` must be
-    the one the catalog gives the table (a directory catalog places each table itself)."""
+    own the files (``gc.enabled=false`` unless ``properties`` say otherwise). ``location``: where
+    the new table lives (a SQL catalog places it there; a directory catalog's table is its directory)."""
     if isinstance(source, str):
         source = ParquetDirectory.at(source, catalog.io)
     if catalog.table_exists(name):
         raise TableAlreadyExistsError(f"table {name} already exists")
-    own = catalog.table_location(name)
-    if location is not None and normalize_location(location).rstrip("/") != own.rstrip("/"):
-        raise MigrationError(f"location: the catalog places table {name} at {own}; another location "
-                             f"({location}) cannot be given here")
+    own = normalize_location(location) if location is not None else catalog.table_location(name)
     _check_file_source(source, "snapshot")
     schema, keys = _iceberg_layout(source, catalog.io)
     widened = widen_schema_small_ints(schema)
@@ -437,7 +434,8 @@ def snapshot(catalog: TableCatalog, source: Any, name: str, location: Optional[s
     props = {SNAPSHOT_PROPERTY: "false", **(properties or {})} if summary is None else dict(properties or {})
     if _is_paimon(source) and NAME_MAPPING not in props:
         props[NAME_MAPPING] = _mapping_with_old_names(widened, [fs for _p, _part, fs in entries])
-    table = catalog.create_table(name, schema, partitioned_by=keys or None, properties=props)
+    table = catalog.create_table(name, schema, partitioned_by=keys or None, properties=props, location=location) \
+        if location is not None else catalog.create_table(name, schema, partitioned_by=keys or None, properties=props)
     try:
         if not isinstance(source, ParquetDirectory):        # a Paimon table
             table = _add_file_schemas(table, [fs for _p, _part, fs in entries], source.table_schema.highest_id)

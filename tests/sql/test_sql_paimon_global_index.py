@@ -52,7 +52,16 @@ def test_create_read_update_delete_and_drop(pcat):
     with pytest.raises(SqlError, match="drop it first"):
         pcat.sql(call)
     drop = "CALL sys.drop_global_index(table => 'default.g', index_column => 'v', index_type => 'bitmap')"
-    assert _rows(pcat.sql(drop)) == [(True,)]
+    # a dry run (Paimon's procedures page) counts the index files and commits nothing
+    indexes = _rows(pcat.sql("SELECT * FROM default.`g$table_indexes`"))
+    snapshots = len(t.refresh().snapshots())
+    assert _rows(pcat.sql(drop.replace(")", ", dry_run => true)"))) == [(True, len(indexes))]
+    assert _rows(pcat.sql("SELECT * FROM default.`g$table_indexes`")) == indexes and len(indexes) == 3
+    assert len(t.refresh().snapshots()) == snapshots
+    assert _rows(pcat.sql(drop)) == [(True, 3)]
+    assert len(t.refresh().snapshots()) == snapshots + 1
+    assert _rows(pcat.sql(drop)) == [(True, 0)]                                   # nothing left: no commit
+    assert len(t.refresh().snapshots()) == snapshots + 1
     assert _rows(pcat.sql("SELECT * FROM default.`g$table_indexes`")) == []
     assert _ids(pcat, "v = 'c'") == [4, 6, 10]
     # Paimon's documented example: a btree index, then a query by IN
@@ -68,6 +77,8 @@ def test_create_read_update_delete_and_drop(pcat):
 BAD_CALLS = [
     ("create_global_index(table => 'default.g', index_column => 'v', index_type => 'lumina-vector-ann')",
      "native Lumina"),
+    ("create_global_index(table => 'default.g', index_column => 'v', index_type => 'full-text', "
+     "options => 'full-text.tokenizer=jieba')", "native full-text index library"),
     ("create_global_index(table => 'default.g', index_column => 'v', index_type => 'bitmap', options => 'x=1')",
      "'x' is not an option"),
     ("create_global_index(table => 'default.g', index_column => 'v', index_type => 'bitmap', "
