@@ -224,7 +224,8 @@ class FileStoreCommit:
             done = commit.resolve(self.store, latest)
             return self._try_commit_once(latest, done.entries, kind, commit.properties,
                                          commit.full_manifest_compaction, done.index_files, done.changelog,
-                                         done.vectors, done.statistics, (done.global_added, done.global_removed))
+                                         done.vectors, done.statistics, (done.global_added, done.global_removed),
+                                         done.next_row_id)
 
         try:
             snapshot = policy.run(attempt, retry_on=(_LostRace,))
@@ -245,7 +246,8 @@ class FileStoreCommit:
                          changelog: Sequence[mf.ManifestEntry] = (),
                          vectors: Optional[dict[BucketKey, Optional[IndexFile]]] = None,
                          statistics: Optional[str] = None,
-                         global_indexes: tuple[Sequence[IndexRecord], Collection[str]] = ((), ())) -> Snapshot:
+                         global_indexes: tuple[Sequence[IndexRecord], Collection[str]] = ((), ()),
+                         min_next_row_id: Optional[int] = None) -> Snapshot:
         store = self.store
         co = store.options
         new_id = latest.id + 1 if latest is not None else 1
@@ -269,6 +271,8 @@ class FileStoreCommit:
             next_row_id = latest.next_row_id if latest is not None else None
             if row_tracking.enabled(store.schema.options):
                 changes, next_row_id = row_tracking.assign(changes, new_id, next_row_id or 0)
+            if min_next_row_id is not None:        # row ids renumbered past the latest snapshot's next one
+                next_row_id = max(next_row_id or 0, min_next_row_id)
             # 4. new manifests and the delta manifest list
             delta_metas = store.write_manifests(changes, created)
             delta_list, delta_size = store.write_manifest_list(delta_metas)

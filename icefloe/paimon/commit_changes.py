@@ -68,6 +68,7 @@ class Resolved:
     statistics: Optional[str] = None
     global_added: list[IndexRecord] = field(default_factory=list[IndexRecord])
     global_removed: set[str] = field(default_factory=set[str])
+    next_row_id: Optional[int] = None       # the snapshot's next row id at least this (row ids renumbered)
 
 
 class Change(Protocol):
