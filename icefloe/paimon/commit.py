@@ -225,7 +225,7 @@ class FileStoreCommit:
             return self._try_commit_once(latest, done.entries, kind, commit.properties,
                                          commit.full_manifest_compaction, done.index_files, done.changelog,
                                          done.vectors, done.statistics, (done.global_added, done.global_removed),
-                                         done.next_row_id)
+                                         done.next_row_id, done.rewrite)
 
         try:
             snapshot = policy.run(attempt, retry_on=(_LostRace,))
@@ -247,7 +247,8 @@ class FileStoreCommit:
                          vectors: Optional[dict[BucketKey, Optional[IndexFile]]] = None,
                          statistics: Optional[str] = None,
                          global_indexes: tuple[Sequence[IndexRecord], Collection[str]] = ((), ()),
-                         min_next_row_id: Optional[int] = None) -> Snapshot:
+                         min_next_row_id: Optional[int] = None,
+                         rewrite: Optional[Callable[[mf.ManifestEntry], mf.ManifestEntry]] = None) -> Snapshot:
         store = self.store
         co = store.options
         new_id = latest.id + 1 if latest is not None else 1
@@ -256,6 +257,8 @@ class FileStoreCommit:
         try:
             # 2. compact the manifests of the latest snapshot
             before = store.data_manifests(latest)
+            if rewrite is not None:         # entries changed in place: their manifests written again
+                before = _rewritten(store, before, rewrite, created)
             after = None
             if isinstance(full_manifest_compaction, ManifestSort):     # sorted by a partition field
                 after = sort_manifests(store, before, created, full_manifest_compaction)
@@ -388,6 +391,18 @@ class FileStoreCommit:
         # what is kept in step with the snapshots (the Iceberg view): its failure is the caller's to see
         table_hooks.changed(self.store)
 
+
+
+def _rewritten(store: FileStore, metas: Sequence[mf.ManifestFileMeta], rewrite: Callable[[mf.ManifestEntry], mf.ManifestEntry],
+               created: list[str]) -> list[mf.ManifestFileMeta]:
+    """``metas`` with each manifest that has an entry ``rewrite`` changes written again with the new entries
+    (in order), in its place; the others as they are."""
+    out: list[mf.ManifestFileMeta] = []
+    for m in metas:
+        entries = store.read_manifest(m.file_name, m.file_size)
+        new = [rewrite(e) for e in entries]
+        out.extend([m] if all(a is b for a, b in zip(entries, new)) else store.write_manifests(new, created))
+    return out
 
 __all__ = ["CommitMessage", "FileStoreCommit", "compact_manifests", "try_full_compaction",
            "minor_compaction"]

@@ -232,9 +232,7 @@ AUDIT: dict[str, Audit] = {
              "skip files by them (file_index checks each file-index.<type>.columns key)",
              "file-index.in-manifest-threshold file-index.read.enabled"),
     **_group(HONOURED, "icefloe's reads merge a row-id range's files column by column, and its UPDATE and MERGE "
-             "write files of the updated columns only (data_evolution); CALL sys.reassign_row_id leaves runs of "
-             "more rows than the skip count as they are (row_id_reassign)",
-             "data-evolution.enabled data-evolution.reassign.skip-contiguous-row-count"),
+             "write files of the updated columns only (data_evolution)", "data-evolution.enabled"),
     **_group(REFUSED, "icefloe's automatic tags write no success file", "tag.create-success-file", _OFF),
     **_group(REFUSED, "icefloe runs no Java tag callback classes", "tag.callbacks tag.callback.#.param", ("",)),
 }

@@ -14,8 +14,9 @@ As Paimon lays it out (``DataEvolutionRowIdReassigner``):
 - They are taken in partition order, each range in row-id order, and given new ids from the
   snapshot's next row id on: a file keeps its place in its range. The snapshot's next row id moves
   past them; the data files are untouched, and the data is the same.
-- The commit is one OVERWRITE snapshot: each moved file's entry deleted and added again with its
-  new first row id.
+- The commit is one OVERWRITE snapshot whose data manifests are the latest's, those holding a moved
+  file written again with its new first row id (its entry keeps its place: Paimon's scans skip a
+  file once deleted, so it cannot be deleted and added again), and no delta.
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 from icefloe.errors import NotSupportedError, SchemaError
 from icefloe.paimon import manifest as mf
 from icefloe.paimon import row_tracking
-from icefloe.paimon.commit_changes import Resolved, as_deletes
+from icefloe.paimon.commit_changes import Resolved
 from icefloe.paimon.data_evolution import row_range
 from icefloe.paimon.file_store import FileStore
 from icefloe.paimon.global_index import global_files
@@ -141,25 +142,26 @@ class ReassignRowIds:
         if latest is None:
             return
         first = latest.next_row_id or 0
-        p = plan(store, store.live_entries(latest), self.accept, self.threshold, first)
-        moved: list[mf.ManifestEntry] = []
-        added: list[mf.ManifestEntry] = []
-        for e in store.live_entries(latest):
-            moves = p.moves.get(e.partition.to_bytes())
-            new = None if moves is None or e.file.row_count <= 0 else new_first_row_id(moves, *row_range(e.file))
-            if new is not None:
-                moved.append(e)
-                added.append(replace(e, file=replace(e.file, first_row_id=new)))
+        live = store.live_entries(latest)
+        p = plan(store, live, self.accept, self.threshold, first)
         for g in global_files(store, latest):
-            moves = p.moves.get(g.partition, [])
-            if any(g.covers(start, end) for start, end, _ in moves):
+            if any(g.covers(start, end) for start, end, _ in p.moves.get(g.partition, [])):
                 raise NotSupportedError(f"reassign_row_id on {self.table_name}: global index file {g.file_name} "
                                         f"covers row ids {g.range_start} to {g.range_end}, which would move; icefloe "
                                         "does not renumber global indexes (CALL sys.drop_global_index first)")
-        into.entries.extend([*as_deletes(moved), *added])
+
+        def moved(e: mf.ManifestEntry) -> mf.ManifestEntry:
+            moves = p.moves.get(e.partition.to_bytes())
+            if moves is None or e.file.first_row_id is None or e.file.row_count <= 0:
+                return e
+            new = new_first_row_id(moves, *row_range(e.file))
+            return e if new is None else replace(e, file=replace(e.file, first_row_id=new))
+
+        into.rewrite = moved if p.moves else None
         into.next_row_id = first + p.rows if p.rows else None
         self.report.clear()
-        self.report.update(files=len(added), rows=p.rows, first=first, next=first + p.rows)
+        self.report.update(files=sum(1 for e in live if moved(e) is not e), rows=p.rows, first=first,
+                           next=first + p.rows)
 
-
-__all__ = ["ReassignRowIds", "plan", "skip_contiguous", "SKIP_CONTIGUOUS"]
+__all__ = ["ReassignRowIds", "plan", "fragmented", "logical_ranges", "new_first_row_id", "skip_contiguous",
+           "DEFAULT_SKIP_CONTIGUOUS", "SKIP_CONTIGUOUS"]

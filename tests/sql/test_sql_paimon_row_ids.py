@@ -48,7 +48,7 @@ def test_reassign_row_id_makes_each_partitions_ids_contiguous(pcat, warehouse):
                      "row-id reassignment: snapshot 6 unchanged, nextRowId=10.")
     assert t.refresh().current_snapshot().id == 6
     # the table goes on from the new ids: an insert and a column update by row id
-    pcat.sql("INSERT INTO db.t VALUES (5, 'b')")
+    t.append(pa.table({"id": pa.array([5], pa.int32()), "pt": ["b"]}))
     pcat.sql("UPDATE db.t SET id = 20 WHERE id = 2")
     assert _tracked(pcat) == [(0, "a", 5), (1, "b", 8), (3, "b", 9), (4, "a", 7), (5, "b", 10), (20, "a", 6)]
 
