@@ -92,6 +92,16 @@ def test_session_file_options_write_the_files_and_leave_the_schema(pai, spark, t
     pai.sql("INSERT INTO db.t VALUES (7, '7')")
     new, seen = _new_files(root, seen)
     assert len(new) == 1 and new[0].endswith(".orc")
+    pai.sql("RESET spark.paimon.*.db.other.file.format")
+    pai.sql("SET spark.paimon.file.format = avro")                 # every table's writes, CREATE TABLE AS too
+    with pytest.raises(SqlError, match="'snappy' is not an Avro codec"):         # still set from above
+        pai.sql("CREATE TABLE db.c AS SELECT 1 AS x")
+    assert not pai.table_exists("db.c")                          # CTAS all or nothing
+    pai.sql("RESET spark.paimon.file.compression")
+    pai.sql("CREATE TABLE db.c AS SELECT 1 AS x")
+    assert [f.rsplit(".", 1)[-1] for f in glob.glob(os.path.join(root, "db.db", "c", "bucket-*", "data-*"))] == \
+        ["avro"]
+    assert pai.sql("SELECT x FROM db.c").first()[0] == 1 and pai.load_table("db.c").options.get("file.format") is None
     t = pai.load_table("db.t")
     assert t.table_schema.id == 0 and t.options == {}             # no schema written, no option kept
     assert json.loads(open(os.path.join(root, "db.db", "t", "schema", "schema-0")).read())["options"] == {}
