@@ -54,6 +54,11 @@ Values = tuple[Any, ...]
 ONE_BRANCH = ("a chain table's rows are main's, its snapshot branch's and its delta branch's merged, and icefloe "
               "does this from one branch's files only: use it on a branch, db.`t$branch_<name>` (writes go to "
               "the snapshot or delta branch)")
+# why icefloe refuses a chain table's changes (incremental queries, changelogs) read on main
+INCREMENTAL = ("a chain table's rows are merged from its main, snapshot and delta branches, whose snapshots are "
+               "numbered apart, so main's changes are not the table's and a range of main's snapshots names none of "
+               "the other two's; Paimon's docs read a chain table's increments from its delta branch: query "
+               "db.`t$branch_delta` (or another branch)")
 
 
 class ChainTable(Protocol):
@@ -402,5 +407,5 @@ def check_drop(table: ChainTable, overwrite_partitions: Optional[Callable[[Seque
                 "changed")
 
 
-__all__ = ["ONE_BRANCH", "MergeUnit", "active", "plan", "merged_rows", "to_arrow", "after_overwrite", "check_drop",
+__all__ = ["ONE_BRANCH", "INCREMENTAL", "MergeUnit", "active", "plan", "merged_rows", "to_arrow", "after_overwrite", "check_drop",
            "delta_partitions_between"]

@@ -224,7 +224,8 @@ class FileStoreCommit:
             done = commit.resolve(self.store, latest)
             return self._try_commit_once(latest, done.entries, kind, commit.properties,
                                          commit.full_manifest_compaction, done.index_files, done.changelog,
-                                         done.vectors, done.statistics, (done.global_added, done.global_removed))
+                                         done.vectors, done.statistics, (done.global_added, done.global_removed),
+                                         done.next_row_id, done.rewrite)
 
         try:
             snapshot = policy.run(attempt, retry_on=(_LostRace,))
@@ -245,7 +246,9 @@ class FileStoreCommit:
                          changelog: Sequence[mf.ManifestEntry] = (),
                          vectors: Optional[dict[BucketKey, Optional[IndexFile]]] = None,
                          statistics: Optional[str] = None,
-                         global_indexes: tuple[Sequence[IndexRecord], Collection[str]] = ((), ())) -> Snapshot:
+                         global_indexes: tuple[Sequence[IndexRecord], Collection[str]] = ((), ()),
+                         min_next_row_id: Optional[int] = None,
+                         rewrite: Optional[Callable[[mf.ManifestEntry], mf.ManifestEntry]] = None) -> Snapshot:
         store = self.store
         co = store.options
         new_id = latest.id + 1 if latest is not None else 1
@@ -254,6 +257,8 @@ class FileStoreCommit:
         try:
             # 2. compact the manifests of the latest snapshot
             before = store.data_manifests(latest)
+            if rewrite is not None:         # entries changed in place: their manifests written again
+                before = _rewritten(store, before, rewrite, created)
             after = None
             if isinstance(full_manifest_compaction, ManifestSort):     # sorted by a partition field
                 after = sort_manifests(store, before, created, full_manifest_compaction)
@@ -269,6 +274,8 @@ class FileStoreCommit:
             next_row_id = latest.next_row_id if latest is not None else None
             if row_tracking.enabled(store.schema.options):
                 changes, next_row_id = row_tracking.assign(changes, new_id, next_row_id or 0)
+            if min_next_row_id is not None:        # row ids renumbered past the latest snapshot's next one
+                next_row_id = max(next_row_id or 0, min_next_row_id)
             # 4. new manifests and the delta manifest list
             delta_metas = store.write_manifests(changes, created)
             delta_list, delta_size = store.write_manifest_list(delta_metas)
@@ -384,6 +391,18 @@ class FileStoreCommit:
         # what is kept in step with the snapshots (the Iceberg view): its failure is the caller's to see
         table_hooks.changed(self.store)
 
+
+
+def _rewritten(store: FileStore, metas: Sequence[mf.ManifestFileMeta], rewrite: Callable[[mf.ManifestEntry], mf.ManifestEntry],
+               created: list[str]) -> list[mf.ManifestFileMeta]:
+    """``metas`` with each manifest that has an entry ``rewrite`` changes written again with the new entries
+    (in order), in its place; the others as they are."""
+    out: list[mf.ManifestFileMeta] = []
+    for m in metas:
+        entries = store.read_manifest(m.file_name, m.file_size)
+        new = [rewrite(e) for e in entries]
+        out.extend([m] if all(a is b for a, b in zip(entries, new)) else store.write_manifests(new, created))
+    return out
 
 __all__ = ["CommitMessage", "FileStoreCommit", "compact_manifests", "try_full_compaction",
            "minor_compaction"]

@@ -68,6 +68,10 @@ class Resolved:
     statistics: Optional[str] = None
     global_added: list[IndexRecord] = field(default_factory=list[IndexRecord])
     global_removed: set[str] = field(default_factory=set[str])
+    # row ids renumbered: the snapshot's next row id at least ``next_row_id``; ``rewrite`` gives each entry of
+    # the data manifests its new form (the manifests whose entries it changes are written again in their place)
+    next_row_id: Optional[int] = None
+    rewrite: Optional[Callable[[mf.ManifestEntry], mf.ManifestEntry]] = None
 
 
 class Change(Protocol):

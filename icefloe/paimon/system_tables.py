@@ -15,7 +15,8 @@ from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
 import pyarrow as pa
 
 from icefloe.core.types import IcebergType
-from icefloe.errors import CorruptMetadataError
+from icefloe.errors import CorruptMetadataError, UnsupportedTableError
+from icefloe.paimon import chain_options
 from icefloe.paimon import file_index as fi
 from icefloe.paimon import manifest as mf
 from icefloe.paimon.binary_row import BinaryRow, decode_row
@@ -242,7 +243,26 @@ def partition_groups(table: FileStoreTable, snapshot: Optional[Snapshot]) -> lis
 
 
 def partitions(table: FileStoreTable, snapshot: Optional[Snapshot] = None) -> pa.Table:
-    return _table(PARTITIONS, _file_groups(table, snapshot, lambda e, part: part))
+    """Paimon's ``$partitions`` (and ``SHOW PARTITIONS``). A chain table read as one (main) lists main's
+    partitions, then the snapshot branch's and the delta branch's not listed yet, each branch's latest,
+    as Paimon's chain table lists its partitions (its ``$files`` lists main's files only)."""
+    rows = _file_groups(table, snapshot, lambda e, part: part)
+    chained = chain_options.branches(table.table_schema.options, table.branch)
+    if chained is None:
+        return _table(PARTITIONS, rows)
+    current = table.current_snapshot()
+    if (snapshot.id if snapshot else None) != (current.id if current else None):
+        raise UnsupportedTableError(f"the partitions of chain table {table.name} at an earlier snapshot: a chain "
+                                    "table's partitions are its main, snapshot and delta branches', and a snapshot of "
+                                    "main names none of the other two's; read them of a branch, db.`t$branch_<name>`")
+    seen = {r[0] for r in rows}
+    for name in chained:
+        branch = table.branch_table(name)
+        for r in _file_groups(branch, branch.current_snapshot(), lambda e, part: part):
+            if r[0] not in seen:
+                seen.add(r[0])
+                rows.append(r)
+    return _table(PARTITIONS, sorted(rows))
 
 
 def tags(table: FileStoreTable, snapshot: Optional[Snapshot] = None) -> pa.Table:

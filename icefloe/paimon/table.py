@@ -54,6 +54,7 @@ from icefloe.paimon import deletion_vectors as dv
 from icefloe.paimon.merge import check_engine_options, merge_engine, read_merged_bucket
 from icefloe.paimon.scan import UnsupportedTableError
 from icefloe.paimon.schema import FALLBACK_BRANCH, SchemaHistory, TableSchema, evolve_arrow, latest_schema
+from icefloe.paimon.schema import check_file_format
 from icefloe.paimon.schema_update import UpdateSchema
 from icefloe.paimon.snapshot import APPEND, BATCH_COMMIT_IDENTIFIER, OVERWRITE, Snapshot
 from icefloe.paimon.statistics import Statistics, read_statistics
@@ -65,8 +66,8 @@ _T = TypeVar("_T")
 
 class FileStoreTable:
     format = "paimon"
-    # a rescale's writer: the table with this bucket number in place of its 'bucket' option (``with_buckets``)
-    _write_buckets: Optional[int] = None
+    # options over the schema file's own for writes (``with_options``): a rescale's bucket, SET spark.paimon.<key>
+    _dynamic: Mapping[str, str] = {}
 
     def __init__(self, name: str, location: str, io: Optional[FileIO] = None, branch: Optional[str] = None):
         self.name = name
@@ -85,19 +86,25 @@ class FileStoreTable:
                 raise NoSuchTableError(f"table {self.name} has no branch {self.branch!r} (no schema under "
                                        f"{self._meta})")
             raise NoSuchTableError(f"no Paimon table at {self._location}")
-        if self._write_buckets is not None:
-            schema = dataclasses.replace(schema, options={**schema.options, "bucket": str(self._write_buckets)})
+        if self._dynamic:
+            schema = dataclasses.replace(schema, options={**schema.options, **self._dynamic})
         self._schema = schema
         self._store = FileStore(self.io, self._location, schema, self._meta)
         return self
 
     def with_buckets(self, buckets: int) -> "FileStoreTable":
-        """This table as Paimon's rescale writes it: a copy whose writes put rows in ``buckets``
-        buckets (files whose manifest entries say so), whatever its 'bucket' option; the option
-        itself is not changed."""
+        """This table as Paimon's rescale writes it: its writes put rows in ``buckets`` buckets."""
+        return self.with_options({"bucket": str(buckets)})
+
+    def with_options(self, options: Mapping[str, str]) -> "FileStoreTable":
+        """A copy whose writes take ``options`` over the table's own (Paimon's dynamic options), the schema
+        file unchanged; options its files cannot take (a format, a size that is none) are a ``SchemaError``."""
+        if not options:
+            return self
         out = copy.copy(self)
-        out._write_buckets = buckets
-        return out.refresh()
+        out._dynamic = {**self._dynamic, **options}
+        check_file_format(out.refresh()._schema)
+        return out
 
     def __getstate__(self) -> dict[str, Any]:  # picklable for Spark tasks: no caches
         state = dict(self.__dict__)
@@ -710,12 +717,10 @@ class FileStoreTable:
 
     def branch_table(self, name: str) -> "FileStoreTable":
         """Branch ``name`` as a table of its own: reads, writes, schema changes and tags there."""
-        if name in (None, branches.MAIN):
-            return self._with_branch(None)
-        if not branches.branch_exists(self.io, self._location, name):
+        if name not in (None, branches.MAIN) and not branches.branch_exists(self.io, self._location, name):
             raise branches.BranchError(f"table {self.name} has no branch {name!r}; branches are "
                                        f"{self.branches() or 'none'}")
-        return self._with_branch(name)
+        return self._with_branch(None if name == branches.MAIN else name).with_options(self._dynamic)
 
     def _with_branch(self, branch: Optional[str]) -> "FileStoreTable":
         """This table on another branch (None: main); subclasses keep what they add."""

@@ -12,7 +12,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterable, Iterator, Optional
 
 from icefloe.errors import NoSuchSnapshotError, NotSupportedError
+from icefloe.paimon import chain_options
 from icefloe.paimon import changelog as cl
+from icefloe.paimon.chain import INCREMENTAL
 from icefloe.paimon import row_tracking
 from icefloe.paimon import types as pt
 from icefloe.spark import connect
@@ -59,6 +61,9 @@ def changes_df(spark: SparkSession, table: PaimonStore, start: Optional[int] = N
 
     table.refresh()
     schema = table.table_schema
+    if chain_options.branches(schema.options, getattr(table, "branch", None)) is not None:
+        raise NotSupportedError("the changes (an incremental query or changelog)", table.name, "paimon",
+                                INCREMENTAL)
     if row_tracking.evolution_enabled(schema.options):
         raise NotSupportedError("the changes (a changelog or stream read)", table.name, "paimon",
                                 "a data-evolution table's update writes files of some columns of existing rows, "

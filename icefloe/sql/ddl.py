@@ -189,9 +189,9 @@ def create(sess: StatementSession, tree: exp.Create) -> DataFrame:
         _replace(sess, name, df.schema if is_paimon(sess) else schema, partitioned_by, properties, df,
                  not replace_only, target)
         return sess.empty()
-    t = _create(sess, name, df.schema if is_paimon(sess) else schema, partitioned_by, properties, target, location)
-    try:
-        t.append(df)
+    _create(sess, name, df.schema if is_paimon(sess) else schema, partitioned_by, properties, target, location)
+    try:        # written as the statement's writes are: with the session's Paimon file options
+        sess.load(sess.resolve_or_fail(target), write=True).append(df)
     except Exception:
         sess.catalog.drop_table(name, purge=True)   # CTAS is all or nothing: its own files go too
         raise

@@ -233,7 +233,7 @@ def insert(sess: StatementSession, tree: exp.Insert) -> DataFrame:
     if ref is None and not ours:
         return sess.query_statement(tree)
     ref = sess.resolve_or_fail(target, allow_ref=True)
-    t = sess.load(ref)
+    t = sess.load(ref, write=True)
     verb = f"INSERT {'OVERWRITE' if tree.args.get('overwrite') else 'INTO'}"
     if ref.ref and (ref.ref_kind != "branch" or tree.args.get("overwrite")):
         raise sess.not_supported(f"{verb} {ref} (icefloe appends to branches; a tag names one snapshot and "
@@ -295,7 +295,7 @@ def _narrow_small_ints(df: DataFrame, t: Table) -> DataFrame:
 # --------------------------------------------------------------------------- DELETE / UPDATE
 def _target(sess: StatementSession, table: exp.Table, statement: str) -> tuple[Table, set[str]]:
     ref = sess.resolve_or_fail(table, allow_ref=True)
-    t = wap.write_target(sess, sess.load(ref), ref, statement, table)
+    t = wap.write_target(sess, sess.load(ref, write=True), ref, statement, table)
     alias = table.alias or None
     quals = {table.name, alias} if alias else {table.name}
     return t, quals

@@ -146,10 +146,4 @@ REFUSED = {
     "create_function": "a Paimon filesystem catalog has no functions (Paimon keeps them in a REST catalog)",
     "alter_function": "a Paimon filesystem catalog has no functions (Paimon keeps them in a REST catalog)",
     "drop_function": "a Paimon filesystem catalog has no functions (Paimon keeps them in a REST catalog)",
-    "materialize_deletion_vectors": "it rewrites a Data Evolution table's files without the rows its deletion "
-                                    "vectors delete; icefloe's Data Evolution tables have no deletion vectors "
-                                    "(Paimon 1.4 refuses data-evolution.enabled with deletion-vectors.enabled), and "
-                                    "icefloe reads no table whose append files have them",
-    "reassign_row_id": "it renumbers the rows of a Data Evolution table whose partitions' row-id ranges overlap; "
-                       "icefloe gives each row a row id unique in the table when it commits, and renumbers none",
 }

@@ -3,7 +3,9 @@
 ``*``), the table's form winning over the global one -- as Paimon's Spark connector reads its
 session's ``spark.paimon.`` settings (Spark docs, "Auxiliary Statements: Set / Reset").
 
-icefloe honours the options of a batch read's starting point (:data:`SCAN_KEYS`) and takes the
+icefloe honours the options of a batch read's starting point (:data:`SCAN_KEYS`), the write options
+of :data:`WRITE_KEYS` (its file options: the statements writing a table write its files with them, as
+Paimon's connector copies the table with them; the schema is not changed) and takes the
 options Paimon's audit (``icefloe.paimon.options.AUDIT``) finds nothing to do for; any other key
 under ``spark.paimon.`` is an error naming it and why, when it is set and when a read would use it,
 never a setting silently ignored.
@@ -13,7 +15,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Mapping, Optional
 
-from icefloe.paimon.options import ACCEPTED, REFUSED, audit
+from icefloe.errors import SchemaError
+from icefloe.paimon.options import ACCEPTED, REFUSED, audit, parse_memory_size
 from icefloe.sql.errors import SqlError
 
 if TYPE_CHECKING:
@@ -27,7 +30,10 @@ SCAN_KEYS = ("scan.snapshot-id", "scan.tag-name", "scan.timestamp-millis", "scan
              "scan.watermark")
 # Paimon's Spark write option: INSERT ... BY NAME adds the query's new columns to the table first
 MERGE_SCHEMA = "write.merge-schema"
-WRITE_KEYS = (MERGE_SCHEMA,)
+# the table options a write takes from the session: its files' format, codec, row group or stripe and file sizes
+FILE_KEYS = ("file.format", "file.compression", "file.block-size", "parquet.block.size", "orc.stripe.size",
+             "target-file-size")
+WRITE_KEYS = (MERGE_SCHEMA, *FILE_KEYS)
 _SET = re.compile(r"^\s*SET\s+(.+?)\s*=\s*(.*?)\s*$", re.IGNORECASE | re.DOTALL)
 _RESET = re.compile(r"^\s*RESET\s+(\S+)\s*$", re.IGNORECASE)
 
@@ -73,7 +79,7 @@ def set_or_reset(spark: SparkSession, text: str) -> Optional[DataFrame]:
     m = _SET.match(text)
     if m and m.group(1).strip("`").lower().startswith(PREFIX):
         key, value = m.group(1).strip("`"), m.group(2).strip("`")
-        split_key(key)
+        _check_value(split_key(key)[1], value, key)
         spark.conf.set(key, value)
         return spark.createDataFrame([(key, value)], "key string, value string")
     m = _RESET.match(text)
@@ -81,6 +87,23 @@ def set_or_reset(spark: SparkSession, text: str) -> Optional[DataFrame]:
         spark.conf.unset(m.group(1).strip("`"))
         return spark.createDataFrame([], "key string, value string")
     return None
+
+
+def _check_value(key: str, value: str, conf_key: str) -> None:
+    """A file option's value that no table's files could take is an error at SET (the rest, such as a
+    codec the table's format lacks, at the statement writing the table)."""
+    try:
+        if key == "file.format" and value.strip().lower() not in ("parquet", "orc", "avro"):
+            raise SchemaError(f"file.format {value!r} is not supported; icefloe writes parquet, orc or avro")
+        if key in FILE_KEYS and key.endswith("size") and parse_memory_size(value) <= 0:
+            raise SchemaError(f"{key} must be a positive size, got {value!r}")
+    except SchemaError as e:
+        raise SqlError(f"SET {conf_key}: {e}") from None
+
+
+def file_options(confs: Mapping[str, str], catalog: str, name: str) -> dict[str, str]:
+    """The file options (:data:`FILE_KEYS`) the session sets for writes of table ``name`` of ``catalog``."""
+    return {k: v for k, v in table_options(confs, catalog, name).items() if k in FILE_KEYS}
 
 
 def _matches(scope: Scope, catalog: str, db: str, table: str) -> bool:

@@ -21,6 +21,7 @@ from icefloe.sql import paimon_chain_procedures as chain_procs
 from icefloe.sql import paimon_compact_procedures as compact_procs
 from icefloe.sql import paimon_file_procedures as file_procs
 from icefloe.sql import paimon_index_procedures as index_procs
+from icefloe.sql import paimon_row_id_procedures as row_id_procs
 from icefloe.sql.call_args import partition_specs, spark_value
 from icefloe.sql.errors import NotSupportedYetError, SqlError
 from icefloe.sql.parser import node_position
@@ -319,6 +320,10 @@ PROCEDURES = {
     "purge_files": PaimonProcedure(("table",), ("table",), "result string", file_procs.purge_files),
     "remove_unexisting_files": PaimonProcedure(("table", "dry_run", "parallelism"), ("table",), "fileName string",
                                                file_procs.remove_unexisting_files),
+    "reassign_row_id": PaimonProcedure(("table", "partitions"), ("table",), "result string",
+                                       row_id_procs.reassign_row_id),
+    "materialize_deletion_vectors": PaimonProcedure(("table", "partitions", "options", "where"), ("table",),
+                                                    "result boolean", row_id_procs.materialize_deletion_vectors),
     "create_global_index": PaimonProcedure(("table", "index_column", "index_type", "partitions", "options"),
                                            ("table", "index_column", "index_type"), "result boolean",
                                            index_procs.create_global_index),

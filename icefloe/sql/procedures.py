@@ -174,7 +174,7 @@ def call(sess: StatementSession, stmt: Call) -> DataFrame:
     if ref is None or ref.metadata:
         hint = " (name it db.table, or USE db first)" if "." not in table_name and not sess.namespace else ""
         raise _err(f"unknown table {table_name}{hint}", table_node)
-    t = sess.load(ref)
+    t = sess.load(ref, write=True)
     # Paimon's own procedure and arguments; an expire_snapshots call naming an argument only the
     # shared (Iceberg's) form has (retain_last) takes the shared form, which Paimon tables had first
     shared_names = set(proc.params) - set(paimon.params) \

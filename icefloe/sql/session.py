@@ -64,6 +64,12 @@ class _PaimonSnapshots(Protocol):
     def snapshots(self) -> list[PaimonSnapshot]: ...
 
 
+class _DynamicOptions(Protocol):
+    """A Paimon table whose writes take the session's options over its own (``PAIMON_DYNAMIC_OPTIONS``)."""
+
+    def with_options(self, options: Mapping[str, str]) -> object: ...
+
+
 class SqlSession:
     """SQL over one catalog. ``catalog_name`` is the name that qualifies its tables (``local``)."""
     def __init__(self, catalog: StatementCatalog, spark: Optional[SparkSession] = None, catalog_name: str = "local",
@@ -418,11 +424,21 @@ class SqlSession:
     def catalog_for(self, ref: TableRef) -> StatementCatalog:
         return self.catalogs[ref.catalog] if ref.catalog else self.catalog
 
-    def load(self, ref: TableRef) -> Table:
+    def load(self, ref: TableRef, write: bool = False) -> Table:
+        """The table ``ref`` names; ``write``: as the statement writing it writes its files, with the
+        session's Paimon file options (``SET spark.paimon.file.block-size``...) over its own."""
         if self.transaction is not None and not ref.catalog:
             # as the transaction left it: a stand-in that forwards what it does not stage to the table
             return cast("Table", self.transaction.table(ref.name))
-        return self.catalog_for(ref).load_table(ref.name)
+        t = self.catalog_for(ref).load_table(ref.name)
+        if not write or not t.supports(PAIMON_DYNAMIC_OPTIONS):
+            return t
+        confs = {k: v for k, v in self.spark.conf.getAll.items() if k.lower().startswith(paimon_options.PREFIX)}
+        options = paimon_options.file_options(confs, ref.catalog or self.catalog_name, ref.name) if confs else {}
+        try:
+            return cast("Table", cast(_DynamicOptions, t).with_options(options))
+        except IcefloeError as e:
+            raise self.error(f"the session's Paimon options {options} for writes of {ref.name}: {e}") from None
 
     # ------------------------------------------------------------------ reads
     def ref_read_kwargs(self, t: Table, ref: TableRef, version: Optional[exp.Version],

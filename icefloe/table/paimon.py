@@ -330,6 +330,8 @@ class PaimonTable(FileStoreTable, Table):
         each side's rows merged by key; a key's row on the end side is returned unless the start side
         has the same row. An append table: the rows of the files only ``end_tag`` has. Rows gone by
         ``end_tag`` are not returned (Paimon's batch reads drop ``-D``)."""
+        if chain.active(self):
+            raise self.unsupported("an incremental query", chain.INCREMENTAL)
         start, end = self.tag(start_tag), self.tag(end_tag)
         if end.snapshot.id < start.snapshot.id:
             raise IcefloeError(f"tag {end_tag!r} (snapshot {end.snapshot.id}) is older than tag {start_tag!r} "
@@ -361,8 +363,7 @@ class PaimonTable(FileStoreTable, Table):
         return new.exceptAll(old.select(*[f"`{c}`" for c in new.columns]))
 
     def diff_to_auto_tag(self, end_tag: str) -> Optional[DataFrame]:
-        """Paimon's ``incremental-to-auto-tag``: ``diff_between_tags`` from the newest automatic tag
-        of an earlier period to automatic tag ``end_tag``; None (no rows) when either is missing."""
+        """``incremental-to-auto-tag``: ``diff_between_tags`` from the newest earlier automatic tag; None: no rows."""
         handler = period_handler(self.options)
         end_time = handler.tag_to_time(end_tag)
         if end_time is None:

@@ -77,3 +77,27 @@ def test_paimon_java_reads_icefloe_chain_table_and_writes_it(paimon_bundle, paim
     assert _java(pj, "db.chain$branch_snapshot") == _ice(snap)
     assert ("CN", "20250811") not in {r[3:] for r in _ice(snap)}
     assert _java(pj, "db.chain") == _ice(t) == _spark(t)
+
+
+def test_paimon_java_lists_the_chain_tables_partitions_and_files_as_icefloe(paimon_bundle, paimon_spark):
+    """``$partitions`` of main: main's, then the snapshot and delta branches' not listed yet; ``$files``:
+    main's files only. Paimon Java's system tables of the chain table are the referee."""
+    pj = paimon_bundle
+    ice = Catalog(pj.warehouse, "paimon", paimon_spark)
+    t = ice.create_table("db.chain_ls", "t1 string not null, t2 string, t3 string, region string not null, "
+                         "dt string not null", partitioned_by=["region", "dt"], properties=PROPS)
+    t.create_branch("snapshot")
+    t.create_branch("delta")
+    for b in (t, t.branch_table("snapshot"), t.branch_table("delta")):
+        b.update_properties(set=BRANCHES)
+    t.refresh()
+    _put(t.branch_table("snapshot"), [("a", "1", "s", "CN", "20250810"), ("b", "1", "s", "CN", "20250810")])
+    _put(t.branch_table("delta"), [("c", "1", "d", "CN", "20250810"), ("d", "1", "d", "CN", "20250811")])
+    _put(t, [("m", "1", "main", "US", "20250813")])
+    java = sorted(pj.rows("db.chain_ls$partitions", columns=("partition", "record_count", "file_count")))
+    ice_parts = sorted((r["partition"], r["record_count"], r["file_count"])
+                       for r in t.refresh().metadata_table("partitions").to_pylist())
+    assert ice_parts == java and len(java) == 3
+    java_files = sorted(r[0].rsplit("/", 1)[-1] for r in pj.rows("db.chain_ls$files", columns=("file_path",)))
+    assert java_files == sorted(e.file.file_name for e in t.plan()) and len(java_files) == 1
+    assert sorted(r["file_path"].rsplit("/", 1)[-1] for r in t.metadata_table("files").to_pylist()) == java_files

@@ -73,3 +73,23 @@ def test_paimon_reads_icefloes_update_and_merge(paimon_bundle, ice, paimon_spark
     pj.write_columns("db.de_ice", ("c",), 4, [("N5",)])       # and updates a range icefloe wrote
     want = want[:4] + [(5, 0, "N5", 4, 6), (6, 6, "f", 5, 5)]
     assert _java_tracked(pj, "de_ice") == _ice_tracked(t) == want
+
+
+def test_paimon_reads_the_row_ids_icefloes_reassign_row_id_gives(paimon_bundle, ice):
+    """``CALL sys.reassign_row_id``: Paimon reads the renumbered row ids (its ``$row_tracking``), the data the
+    same, and goes on from the new next row id."""
+    pj = paimon_bundle
+    t = ice.create_table("db.de_re", "id int, pt string", partitioned_by=["pt"], properties=DE)
+    for i, pt in [(0, "a"), (1, "b"), (2, "a"), (3, "b"), (4, "a")]:
+        t.append(pa.table({"id": pa.array([i], pa.int32()), "pt": [pt]}))
+    out = ice.sql("CALL sys.reassign_row_id(table => 'db.de_re')").collect()[0][0]
+    assert out.startswith("Success.") and "nextRowId 5 -> 10" in out
+
+    def java():
+        return sorted(pj.rows("db.de_re$row_tracking", columns=("id", "pt", "_ROW_ID")))
+
+    assert java() == [(0, "a", 5), (1, "b", 8), (2, "a", 6), (3, "b", 9), (4, "a", 7)]
+    pj.write("db.de_re", [(5, "b")])
+    assert java()[-1] == (5, "b", 10)
+    assert sorted(tuple(r) for r in t.refresh().to_spark_with_metadata(["_ROW_ID"]).select("id", "pt", "_ROW_ID")
+                  .collect()) == java()

@@ -91,12 +91,3 @@ def test_compact_database_compacts_the_tables_the_patterns_select(pcat, warehous
         pcat.sql("CALL sys.compact_database(including_databases => '(')")
     assert _rows(pcat.sql("CALL sys.compact_database()")) == [("Compact database finished. Success: 3, Failed: 0",)]
     assert kinds("default.t3")[-1] == "COMPACT"
-
-
-@pytest.mark.parametrize("call, reason", [
-    ("materialize_deletion_vectors(table => 'default.rf')", "Data Evolution"),
-    ("reassign_row_id(table => 'default.rf')", "renumbers none"),
-])
-def test_refused_procedures_say_why(pcat, call, reason):
-    with pytest.raises(NotSupportedYetError, match=reason):
-        pcat.sql(f"CALL sys.{call}")

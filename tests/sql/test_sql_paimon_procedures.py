@@ -87,8 +87,8 @@ def test_dynamic_scan_options_per_table_and_global(pcat, reset_paimon_conf):
 
 def test_unknown_dynamic_option_is_an_error(pcat, spark, reset_paimon_conf):
     _three_snapshots(pcat)
-    with pytest.raises(SqlError, match="'file.block-size'.*not honoured"):
-        pcat.sql("SET spark.paimon.file.block-size=512M")
+    with pytest.raises(SqlError, match="'bucket'.*not honoured"):
+        pcat.sql("SET spark.paimon.bucket=4")
     with pytest.raises(SqlError, match="'scan.snapshot-idd'"):
         pcat.sql("SET spark.paimon.*.db.t.scan.snapshot-idd=1")
     assert not any(k.startswith("spark.paimon.") for k in spark.conf.getAll)
