@@ -268,6 +268,11 @@ def _replace(sess: StatementSession, name: str, schema: Any, partitioned_by: lis
              data: Optional[DataFrame], create_if_missing: bool, node: exp.Expression) -> Any:
     """Iceberg's replace: a new schema, spec and properties (and the data of AS SELECT as one new
     snapshot) in one metadata version; older snapshots, branches and tags stay."""
+    if data is not None and is_paimon(sess) and (opts := sess.paimon_file_options(sess.catalog_name, name)):
+        raise sess.error(f"CREATE OR REPLACE TABLE ... AS SELECT writes its rows with the table's own file options, "
+                         f"not the session's Paimon options {', '.join(f'{k}={v}' for k, v in sorted(opts.items()))} "
+                         "(SET spark.paimon.*): RESET them first, or replace the table without AS SELECT and "
+                         "INSERT the rows", node)
     try:
         with sess.refused_as("CREATE OR REPLACE TABLE", node):
             return sess.catalog.replace_table(name, schema, partitioned_by=partitioned_by or None,

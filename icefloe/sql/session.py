@@ -433,12 +433,17 @@ class SqlSession:
         t = self.catalog_for(ref).load_table(ref.name)
         if not write or not t.supports(PAIMON_DYNAMIC_OPTIONS):
             return t
-        confs = {k: v for k, v in self.spark.conf.getAll.items() if k.lower().startswith(paimon_options.PREFIX)}
-        options = paimon_options.file_options(confs, ref.catalog or self.catalog_name, ref.name) if confs else {}
+        options = self.paimon_file_options(ref.catalog or self.catalog_name, ref.name)
         try:
             return cast("Table", cast(_DynamicOptions, t).with_options(options))
         except IcefloeError as e:
             raise self.error(f"the session's Paimon options {options} for writes of {ref.name}: {e}") from None
+
+    def paimon_file_options(self, catalog: str, name: str) -> dict[str, str]:
+        """The Paimon file options the session sets (``SET spark.paimon.file.block-size``...) for writes
+        of table ``name`` (db.table) of ``catalog``."""
+        confs = {k: v for k, v in self.spark.conf.getAll.items() if k.lower().startswith(paimon_options.PREFIX)}
+        return paimon_options.file_options(confs, catalog, name) if confs else {}
 
     # ------------------------------------------------------------------ reads
     def ref_read_kwargs(self, t: Table, ref: TableRef, version: Optional[exp.Version],

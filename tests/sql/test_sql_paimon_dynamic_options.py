@@ -121,3 +121,15 @@ def test_session_file_options_that_no_file_takes_are_errors(pai, spark):
     pai.sql("RESET spark.paimon.*.db.t.file.block-size")
     pai.sql("INSERT INTO db.t VALUES (3, '3')")
     assert pai.sql("SELECT count(*) FROM db.t").first()[0] == 3
+
+
+def test_replace_as_select_refuses_the_session_file_options_it_cannot_apply(pai, spark):
+    pai.sql("SET spark.paimon.file.block-size = 1mb")
+    before = pai.sql("SELECT count(*) FROM db.`t$snapshots`").first()[0]
+    with pytest.raises(SqlError, match=r"session's Paimon options file.block-size=1mb"):
+        pai.sql("CREATE OR REPLACE TABLE db.t AS SELECT 9 AS a, 'x' AS b")
+    assert pai.sql("SELECT count(*) FROM db.`t$snapshots`").first()[0] == before
+    assert sorted(tuple(r) for r in pai.sql("SELECT * FROM db.t").collect()) == [(1, "1"), (2, "2")]
+    pai.sql("RESET spark.paimon.file.block-size")
+    pai.sql("CREATE OR REPLACE TABLE db.t AS SELECT 9 AS a, 'x' AS b")
+    assert [tuple(r) for r in pai.sql("SELECT * FROM db.t").collect()] == [(9, "x")]
