@@ -1,0 +1,6 @@
+# pyright: strict
+"""stub"""
+
+
+def clear_cache() -> None:
+    pass
