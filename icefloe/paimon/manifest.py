@@ -211,6 +211,11 @@ def _millis(v: Any) -> Optional[int]:
     return int(v.timestamp() * 1000)
 
 
+# what a decoder of manifests into columns (``manifest_columns``) builds entries with, as this module does
+millis = _millis
+opt_tuple = _opt_tuple
+
+
 def data_file_from_avro(d: AvroRecord) -> DataFileMeta:
     return DataFileMeta(
         file_name=d["_FILE_NAME"], file_size=d["_FILE_SIZE"], row_count=d["_ROW_COUNT"],
