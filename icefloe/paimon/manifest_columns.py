@@ -44,6 +44,11 @@ StatsMask = Callable[["ManifestColumns"], tuple[Mask, Mask]]
 
 # a manifest of fewer entries is read entry by entry (decoding into columns has a fixed cost)
 COLUMNS_MIN_ENTRIES = 500
+# manifests decoded at once (each by its own DuckDB cursor) on a local file system (an object store: its
+# parallel_reads); on two busy cores two threads were slower than one
+DECODE_THREADS = 1
+# entries kept built at most, over every cached manifest (a plan of every file then builds none)
+MAX_BUILT_ENTRIES = 300_000
 # entries held at most, over every cached manifest (the oldest manifests leave first)
 MAX_CACHED_ENTRIES = 4_000_000
 # whole-number types whose statistic is the slot's little-endian integer of this many bytes
@@ -103,6 +108,7 @@ class ManifestColumns:
         self.all_columns: Mask = (np.ones(self.n, dtype=bool) if cols is None else
                                   np.asarray(cols.is_null().to_numpy(zero_copy_only=False), dtype=bool))
         self._bounds: dict[tuple[int, int, int], tuple[Mask, Ints, Ints]] = {}
+        self._built: Optional[list[mf.ManifestEntry]] = None
         self._arity: Optional[tuple[Ints, Ints]] = None
         self._lock = threading.Lock()
 
@@ -166,16 +172,53 @@ class ManifestColumns:
         return out
 
     # ------------------------------------------------------------------ entries
+    @property
+    def built(self) -> bool:
+        return self._built is not None
+
     def entries(self, rows: Sequence[int]) -> list[mf.ManifestEntry]:
-        """The entries of ``rows`` (in that order), as ``manifest.entry_from_avro`` builds them."""
+        """The entries of ``rows`` (in that order), as ``manifest.entry_from_avro`` builds them.
+        Every entry of the manifest, once built, is kept while the process keeps fewer than
+        ``MAX_BUILT_ENTRIES`` so (the entries are never changed: a plan copies what it returns)."""
+        global _built_entries
         if len(rows) == 0:
             return []
+        built = self._built
+        if built is not None:
+            return [built[i] for i in rows]
+        out = self._build(rows)
+        if len(rows) == self.n:
+            with _cache_lock:
+                if _built_entries + self.n <= MAX_BUILT_ENTRIES and self._built is None:
+                    self._built = out
+                    _built_entries += self.n
+        return out
+
+    def _build(self, rows: Sequence[int]) -> list[mf.ManifestEntry]:
         idx = pa.array(rows, pa.int64())
         files = self.files.take(idx)
         names = set(self.file_fields)
 
         def col(name: str) -> list[Any]:
-            return files.field(name).to_pylist() if name in names else [None] * len(rows)
+            if name not in names:
+                return [None] * len(rows)
+            arr = files.field(name)
+            return [None] * len(rows) if arr.null_count == len(arr) else arr.to_pylist()
+
+        def millis() -> list[Optional[int]]:
+            """``manifest.millis`` of each creation time, vectorised (the same float steps)."""
+            if "_CREATION_TIME" not in names:
+                return [None] * len(rows)
+            arr = files.field("_CREATION_TIME")
+            if not pa.types.is_timestamp(arr.type) or arr.type.tz is not None:
+                return [mf.millis(v) for v in arr.to_pylist()]
+            micros = np.asarray(arr.cast(pa.timestamp("us")).cast(pa.int64()).fill_null(0).to_numpy(
+                zero_copy_only=False), dtype=np.int64)
+            ms: list[Optional[int]] = np.trunc(micros / 1e6 * 1000).astype(np.int64).tolist()
+            if arr.null_count:
+                valid = arr.is_valid().to_pylist()
+                ms = [m if ok else None for m, ok in zip(ms, valid)]
+            return ms
 
         def stats(name: str, row: Callable[[bytes], BinaryRow]) -> list[SimpleStats]:
             s = files.field(name)
@@ -191,7 +234,7 @@ class ManifestColumns:
         kind = self.kind[np.asarray(rows, dtype=np.int64)].tolist()
         bucket = self.table.column("_BUCKET").combine_chunks().take(idx).to_pylist()
         total = self.table.column("_TOTAL_BUCKETS").combine_chunks().take(idx).to_pylist()
-        created = [mf.millis(v) for v in col("_CREATION_TIME")]
+        created = millis()
         extra = col("_EXTRA_FILES")
         opt_tuple = mf.opt_tuple
         out: list[mf.ManifestEntry] = []
@@ -223,15 +266,16 @@ def _stats_row(raw: bytes) -> BinaryRow:
 # --------------------------------------------------------------------------- the process-wide cache
 _cache: "OrderedDict[str, Optional[ManifestColumns]]" = OrderedDict()
 _cached_entries = 0
+_built_entries = 0
 _cache_lock = threading.Lock()
 
 
 def clear_cache() -> None:
     """Forget every manifest's columns (a cold plan follows)."""
-    global _cached_entries
+    global _cached_entries, _built_entries
     with _cache_lock:
         _cache.clear()
-        _cached_entries = 0
+        _cached_entries = _built_entries = 0
 
 
 def available() -> bool:
@@ -240,7 +284,7 @@ def available() -> bool:
 
 def columns_of(store: FileStore, m: mf.ManifestFileMeta) -> Optional[ManifestColumns]:
     """The columns of manifest ``m`` (cached by its path); None where DuckDB cannot give them."""
-    global _cached_entries
+    global _cached_entries, _built_entries
     path = store.manifest_path(m.file_name)
     with _cache_lock:
         if path in _cache:
@@ -266,6 +310,7 @@ def columns_of(store: FileStore, m: mf.ManifestFileMeta) -> Optional[ManifestCol
             while _cached_entries > MAX_CACHED_ENTRIES and len(_cache) > 1:
                 _, old = _cache.popitem(last=False)
                 _cached_entries -= old.n if old is not None else 0
+                _built_entries -= old.n if old is not None and old.built else 0
     return cols
 
 
@@ -284,10 +329,11 @@ def entries(store: FileStore, manifests: Sequence[mf.ManifestFileMeta], keep_par
             return None
         return columns_of(store, m)
 
-    if store.io.parallel_reads > 1 and len(manifests) > 1:
+    workers = min(max(store.io.parallel_reads, DECODE_THREADS), len(manifests))
+    if workers > 1:       # DuckDB decodes outside the interpreter's lock: manifests at once
         from concurrent.futures import ThreadPoolExecutor
 
-        with ThreadPoolExecutor(max_workers=min(store.io.parallel_reads, len(manifests))) as pool:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
             found = list(pool.map(of, manifests))
     else:
         found = [of(m) for m in manifests]
