@@ -21,8 +21,6 @@ from typing import Any, Optional
 import fastavro
 import pyarrow as pa
 
-from icefloe.core import avro as _avro  # noqa: F401 - teaches fastavro the snappy codec
-
 _DUCKDB_CODECS = ("null", "deflate", "snappy")
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -83,7 +83,7 @@ class ManifestColumns:
             if name not in table.column_names:
                 raise ValueError(f"no {name} column")
         self.table = table
-        self.n = table.num_rows
+        self.n: int = len(table)
         files = table.column("_FILE").combine_chunks()
         if not isinstance(files, pa.StructArray):
             raise ValueError("_FILE is not a record")
@@ -152,9 +152,11 @@ class ManifestColumns:
             base = offsets[:-1] + 4
             safe = np.where(ok, base, 0)
             if len(data) == 0:
-                ok &= False
-                values.append(np.zeros(self.n, dtype=np.int64))
-                continue
+                empty: Ints = np.zeros(self.n, dtype=np.int64)
+                out0 = (np.zeros(self.n, dtype=bool), empty, empty)
+                with self._lock:
+                    self._bounds[key] = out0
+                return out0
             null = (data[np.minimum(safe + bit // 8, len(data) - 1)] >> (bit % 8)) & 1
             ok &= null == 0
             slot = safe + nb + 8 * position
@@ -229,9 +231,9 @@ class ManifestColumns:
 
         _row = BinaryRow.from_bytes     # rows that repeat (keys, partitions): shared objects
 
-        part_rows = [_row(p) for p in self.partitions]
-        pidx = self.partition_index[np.asarray(rows, dtype=np.int64)].tolist()
-        kind = self.kind[np.asarray(rows, dtype=np.int64)].tolist()
+        part_rows: list[BinaryRow] = [_row(p) for p in self.partitions]
+        pidx: list[int] = self.partition_index[np.asarray(rows, dtype=np.int64)].tolist()
+        kind: list[int] = self.kind[np.asarray(rows, dtype=np.int64)].tolist()
         bucket = self.table.column("_BUCKET").combine_chunks().take(idx).to_pylist()
         total = self.table.column("_TOTAL_BUCKETS").combine_chunks().take(idx).to_pylist()
         created = millis()
@@ -246,7 +248,7 @@ class ManifestColumns:
                 col("_LEVEL"), extra, created, col("_DELETE_ROW_COUNT"), col("_EMBEDDED_FILE_INDEX"),
                 col("_FILE_SOURCE"), col("_VALUE_STATS_COLS"), col("_EXTERNAL_PATH"), col("_FIRST_ROW_ID"),
                 col("_WRITE_COLS"), col("_WRITE_COLS_SEQUENCES")):
-            out.append(mf.ManifestEntry(k, part_rows[p], b, tb, DataFileMeta(
+            out.append(mf.ManifestEntry(cast(int, k), part_rows[cast(int, p)], b, tb, DataFileMeta(
                 file_name=name, file_size=size, row_count=count, min_key=min_key, max_key=max_key,
                 key_stats=key_stats, value_stats=value_stats, min_sequence_number=min_seq,
                 max_sequence_number=max_seq, schema_id=schema_id, level=level, extra_files=tuple(ex_files or ()),
@@ -294,7 +296,7 @@ def columns_of(store: FileStore, m: mf.ManifestFileMeta) -> Optional[ManifestCol
         data = store.io.read_bytes(path)
     except FileNotFoundError:
         raise CorruptMetadataError(path, "manifest referenced by a manifest list is missing") from None
-    if m.file_size is not None and len(data) < m.file_size:
+    if len(data) < m.file_size:
         return None          # truncated: the entry-by-entry read names it
     table = avro_columns.decode(data)
     cols: Optional[ManifestColumns] = None
@@ -347,13 +349,15 @@ def entries(store: FileStore, manifests: Sequence[mf.ManifestFileMeta], keep_par
             continue
         keep: Mask = np.ones(cols.n, dtype=bool)
         if keep_partition is not None:
-            verdicts = np.array([keep_partition(p[4:]) for p in cols.partitions], dtype=bool)
+            verdicts: Mask = np.array([keep_partition(p[4:]) for p in cols.partitions], dtype=bool)
             if len(verdicts):
                 keep &= verdicts[cols.partition_index]
         if stats_mask is not None:
             judged, may = stats_mask(cols)
-            keep &= ~((cols.kind == mf.ADD) & judged & ~may)
-        out.extend(cols.entries(np.flatnonzero(keep).tolist()))
+            adds: Mask = cols.kind == mf.ADD
+            keep &= ~(adds & judged & ~may)
+        kept: list[int] = np.flatnonzero(keep).tolist()
+        out.extend(cols.entries(kept))
     return out
 
 
@@ -363,8 +367,9 @@ def stats_mask(pred: ex.Expr, schema: TableSchema) -> Optional[StatsMask]:
     files written with ``schema`` whose statistics cover every column; None when ``pred`` names
     no such column. It never rules out a file the exact check would keep."""
     names = pr.referenced_columns(pred) - set(schema.partition_keys)
-    positions = {f.name: (i, _INT_BYTES[root_of(f.type)]) for i, f in enumerate(schema.fields)
-                 if f.name in names and root_of(f.type) in _INT_BYTES}
+    positions = {f.name: (i, _INT_BYTES.get(root_of(f.type) or "", 0)) for i, f in enumerate(schema.fields)
+                 if f.name in names}
+    positions = {k: v for k, v in positions.items() if v[1]}
     if not positions:
         return None
     arity = len(schema.fields)
@@ -381,7 +386,8 @@ def stats_mask(pred: ex.Expr, schema: TableSchema) -> Optional[StatsMask]:
             return bounds[name]
 
         may = _may_match(pred, bound, cols.n)
-        return judged, (np.ones(cols.n, dtype=bool) if may is None else may)
+        everywhere: Mask = np.ones(cols.n, dtype=bool)
+        return judged, (everywhere if may is None else may)
 
     return judge
 
@@ -416,4 +422,5 @@ def _may_match(node: ex.Expr, bound: Callable[[str], Optional[tuple[Mask, Ints, 
         v = values[0]
         hit = (lo < v if isinstance(node, ex.LessThan) else lo <= v if isinstance(node, ex.LessThanOrEqual)
                else hi > v if isinstance(node, ex.GreaterThan) else hi >= v)
-    return hit | ~known
+    out: Mask = hit | ~known
+    return out
