@@ -88,9 +88,10 @@ bench: $(STAMP) jvm paimon
 	$(BIN)/python -m bench.run
 
 # Planning at scale (not part of make bench): metadata-only tables of SCALE_FILES data files, planned
-# cold and warm by icefloe, Apache Iceberg's Java runtime and pyiceberg, each in its own process (bench/scale.py)
+# cold and warm by icefloe, Apache Iceberg's Java runtime and pyiceberg (Iceberg), Apache Paimon's Java engine
+# and pypaimon (Paimon), each in its own process (bench/scale.py, bench/scale_paimon.py)
 SCALE_FILES ?= 100000
-bench-scale: $(STAMP) jvm
+bench-scale: $(STAMP) jvm paimon
 	$(BIN)/python -m bench.scale --files $(SCALE_FILES)
 
 clean:

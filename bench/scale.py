@@ -292,9 +292,17 @@ def main(argv=None) -> int:
     ap.add_argument("--engines", default="icefloe,java,pyiceberg")
     ap.add_argument("--commits", type=int, default=5, help="one-file appends timed after planning (0: none)")
     ap.add_argument("--out", default=os.path.join("bench", "out", "scale.json"))
+    ap.add_argument("--format", choices=("iceberg", "paimon", "both"), default="both",
+                    help="the table format(s) planned (Paimon: bench/scale_paimon.py)")
+    ap.add_argument("--paimon-engines", default="icefloe,java,pypaimon")
     args = ap.parse_args(argv)
-    all_results = {}
-    for n in args.files:
+    all_results: dict = {}
+    if args.format in ("paimon", "both"):
+        from bench import scale_paimon
+
+        all_results["paimon"] = scale_paimon.run(args.files, args.warehouse, args.per_commit,
+                                                 tuple(args.paimon_engines.split(",")))
+    for n in args.files if args.format != "paimon" else ():
         wh = os.path.abspath(os.path.join(args.warehouse, f"n{n}"))
         marker = os.path.join(wh, "metadata-location")
         if os.path.exists(marker):

@@ -209,6 +209,12 @@ class PaimonJava:
         written and committed by Paimon's own index writer over all rows as one row range; its file names."""
         return self.request("build_global_index", table=table, column=column, index_type=index_type)
 
+    def plan(self, table: str, conditions: tuple[tuple[str, str, Any], ...] = ()) -> dict:
+        """A scan's plan timed alone in the JVM (the table loaded anew, then ``newScan().plan()``), filtered
+        by the AND of ``conditions`` (``(column, "=" | ">=" | "<", value)``; a date as days since the epoch):
+        ``{"files": data files of its splits, "seconds": the plan's time, "peak_rss_mb": the JVM's peak RSS}``."""
+        return self.request("plan", table=table, conditions=[list(c) for c in conditions])
+
     def close(self) -> None:
         if self._proc.poll() is None:
             try:

@@ -18,10 +18,6 @@ whose decoder names a corrupt file (``CorruptMetadataError``).
 """
 from __future__ import annotations
 
-import glob
-import importlib
-import os
-import tempfile
 import threading
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -29,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from icefloe.core.avro_columns import available as available, decode as decode
 from icefloe.core.lazy import Deferred
 from icefloe.core.types import StructType
 from icefloe.iceberg.avro_schemas import avro_name
@@ -48,71 +45,6 @@ _PARTITION_ARROW = {
 _SCALARS = ("file_path", "file_format", "record_count", "file_size_in_bytes", "key_metadata", "split_offsets",
             "equality_ids", "sort_order_id", "referenced_data_file", "first_row_id", "content_offset",
             "content_size_in_bytes")
-
-
-class _Duck:
-    """One DuckDB connection per process with the Avro extension loaded from its package (each
-    thread decodes through a cursor of its own); ``None`` where the packages are not installed."""
-
-    _lock = threading.Lock()
-    _con: Any = None
-    _tried = False
-    _local = threading.local()
-
-    @classmethod
-    def cursor(cls) -> Any:
-        cur = getattr(cls._local, "cursor", None)
-        if cur is not None:
-            return cur
-        with cls._lock:
-            if not cls._tried:
-                cls._tried = True
-                cls._con = _connect()
-        if cls._con is None:
-            return None
-        cur = cls._local.cursor = cls._con.cursor()
-        return cur
-
-
-def _connect() -> Any:
-    try:
-        duckdb = importlib.import_module("duckdb")
-        avro = importlib.import_module("duckdb_extension_avro")
-    except ImportError:
-        return None
-    found = glob.glob(os.path.join(os.path.dirname(str(avro.__file__)), "extensions", "*", "avro.duckdb_extension"))
-    if not found:
-        return None
-    con = duckdb.connect(config={"threads": 1})      # a manifest per cursor; manifests in parallel
-    con.execute(f"LOAD '{found[0]}'")
-    return con
-
-
-def available() -> bool:
-    """Whether manifests can be decoded into columns here (DuckDB and its Avro extension installed)."""
-    return _Duck.cursor() is not None
-
-
-# decoded through a file: DuckDB's table functions read paths, and tmpfs keeps it in memory
-_TMP = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
-
-
-def decode(data: bytes) -> Optional[pa.Table]:
-    """The records of an Avro manifest as an Arrow table, one row per entry in file order; None
-    where DuckDB is not installed or cannot read the file (the caller's decoder then judges it)."""
-    cur = _Duck.cursor()
-    if cur is None:
-        return None
-    fd, name = tempfile.mkstemp(suffix=".avro", prefix="icefloe-manifest-", dir=_TMP)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        table: pa.Table = cur.execute("SELECT * FROM read_avro(?)", [name]).to_arrow_table()
-        return table
-    except Exception:       # noqa: BLE001 -- any refusal: the entries decoder reads the file and names what is wrong
-        return None
-    finally:
-        os.unlink(name)
 
 
 def _numpy_ints(arr: pa.Array, default: int) -> Ints:

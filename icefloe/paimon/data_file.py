@@ -82,6 +82,14 @@ class DataFileMeta:
             raise ValueError(f"data file {self.file_name} has no path (not planned or written)")
         return self.file_path
 
+    def with_path(self, path: str) -> "DataFileMeta":
+        """The same file with ``file_path`` set (``dataclasses.replace``'s result, without its
+        per-field work: a plan makes one per file it keeps)."""
+        out = DataFileMeta.__new__(DataFileMeta)
+        out.__dict__.update(self.__dict__)
+        out.file_path = path
+        return out
+
     def with_sequence_numbers(self, start: int) -> "DataFileMeta":
         """The same file with rows numbered ``start .. start + row_count - 1``."""
         return replace(self, min_sequence_number=start, max_sequence_number=start + self.row_count - 1)

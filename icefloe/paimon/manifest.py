@@ -211,6 +211,11 @@ def _millis(v: Any) -> Optional[int]:
     return int(v.timestamp() * 1000)
 
 
+# what a decoder of manifests into columns (``manifest_columns``) builds entries with, as this module does
+millis = _millis
+opt_tuple = _opt_tuple
+
+
 def data_file_from_avro(d: AvroRecord) -> DataFileMeta:
     return DataFileMeta(
         file_name=d["_FILE_NAME"], file_size=d["_FILE_SIZE"], row_count=d["_ROW_COUNT"],
@@ -444,6 +449,9 @@ def merge_entries(entries: Iterable[ManifestEntry], into: dict[FileIdentifier, M
 
 def live_files(entries: Iterable[ManifestEntry]) -> list[ManifestEntry]:
     """The ADD entries left after merging (what a snapshot's reader sees)."""
+    entries = list(entries)
+    if all(e.kind == ADD for e in entries) and len({e.file.file_name for e in entries}) == len(entries):
+        return entries      # nothing to cancel, no file added twice: the merge would keep them all, in order
     merged = merge_entries(entries, {})
     return [e for e in merged.values() if e.kind == ADD]
 

@@ -21,14 +21,15 @@ same partition, which the filter rejects either way.
 from __future__ import annotations
 
 import decimal
-from dataclasses import replace
 from typing import Any, Callable, Optional, Sequence
 
 from icefloe.core import expressions as ex
+from icefloe.core.gc_pause import collection_paused
 from icefloe.paimon import file_index as fi
 from icefloe.paimon import global_index as gi
 from icefloe.paimon.dynamic_bucket import read_index_manifest
 from icefloe.paimon import manifest as mf
+from icefloe.paimon import manifest_columns as mc
 from icefloe.paimon import predicate as pr
 from icefloe.paimon import row_tracking
 from icefloe.paimon.binary_row import BinaryRow, decode_field, encode_row, null_bits_size
@@ -64,6 +65,12 @@ def plan(store: FileStore, snapshot: Optional[Snapshot], where: object = None, s
     ``file.file_path`` set to the data file's location. ``where`` is bound to ``schema``
     (the read schema; default: the store's); ``schemas`` looks up a schema by id (for
     the statistics of files written with other schemas)."""
+    with collection_paused():       # a plan of many files builds objects by the hundred thousand: see core.gc_pause
+        return _plan(store, snapshot, where, schema, schemas)
+
+
+def _plan(store: FileStore, snapshot: Optional[Snapshot], where: object, schema: Optional[TableSchema],
+          schemas: Optional[Schemas]) -> list[mf.ManifestEntry]:
     if snapshot is None:
         return []
     schema = schema if schema is not None else store.schema
@@ -108,7 +115,9 @@ def plan(store: FileStore, snapshot: Optional[Snapshot], where: object = None, s
     # a data-evolution table's files are pruned by partition only (its rows merge files column by column)
     per_file = pruning and not row_tracking.evolution_enabled(schema.options)
     keep_file = _raw_stats_filter(pred, schema, schemas) if per_file and not schema.primary_keys else None
-    live = store.merge_live(store.entries(manifests, keep_partition, keep_file, keep_stats))
+    # large manifests are judged as columns (manifest_columns): the same plan, objects built only for kept files
+    stats_mask = mc.stats_mask(pred, schema) if keep_file is not None else None
+    live = store.merge_live(mc.entries(store, manifests, keep_partition, keep_file, keep_stats, stats_mask))
     buckets = _selected_buckets(pred, schema) if pruning else None
     index_kept = _index_filter(store, pred, schema, schemas) if per_file else None
 
@@ -117,13 +126,21 @@ def plan(store: FileStore, snapshot: Optional[Snapshot], where: object = None, s
     global_kept = gi.file_filter(store, records, pred, schema, field_type,
                                  lambda: store.live_entries(snapshot)) if per_file else None
     out: list[mf.ManifestEntry] = []
+    # per partition: its values, its ranges and whether the filter admits it; per (partition, bucket): its directory
+    partitions: dict[bytes, tuple[tuple[Any, ...], dict[str, pr.ColumnRange], bool]] = {}
+    dirs: dict[tuple[bytes, int], str] = {}
     for e in live:
-        values = part_cache.get(e.partition.data)
-        if values is None:
-            values = part_cache[e.partition.data] = store.partition_values(e.partition)
-        if pruning:
+        data = e.partition.data
+        known = partitions.get(data)
+        if known is None:
+            values = part_cache.get(data)
+            if values is None:
+                values = part_cache[data] = store.partition_values(e.partition)
             ranges = {k: pr.ColumnRange(v, v, 1 if v is None else 0, 1) for k, v in zip(part_keys, values)}
-            if not pr.may_match(pred, ranges):
+            known = partitions[data] = (values, ranges, not pruning or pr.may_match(pred, ranges))
+        values, ranges, admitted = known
+        if pruning:
+            if not admitted:
                 continue
             if buckets is not None and e.total_buckets > 0 and e.bucket not in buckets(e.total_buckets) \
                     and _same_bucket_keys(schemas, e.file.schema_id, schema):
@@ -142,10 +159,14 @@ def plan(store: FileStore, snapshot: Optional[Snapshot], where: object = None, s
             # no record of a matching key, so every record a matching key's merge needs stays
             if schema.primary_keys and not _key_range_may_match(pred, e.file, schema, ranges, schemas):
                 continue
-        path = store.bucket_dir(values, e.bucket) + "/" + e.file.file_name if not e.file.external_path \
-            else store.data_file_path(e)
-        out.append(mf.ManifestEntry(e.kind, e.partition, e.bucket, e.total_buckets,
-                                    replace(e.file, file_path=path)))
+        if e.file.external_path:
+            path = store.data_file_path(e)
+        else:
+            directory = dirs.get((data, e.bucket))
+            if directory is None:
+                directory = dirs[(data, e.bucket)] = store.bucket_dir(values, e.bucket)
+            path = directory + "/" + e.file.file_name
+        out.append(mf.ManifestEntry(e.kind, e.partition, e.bucket, e.total_buckets, e.file.with_path(path)))
     return out
 
 

@@ -174,6 +174,8 @@ public final class PaimonReferee {
                 return globalIndexRows(r);
             case "build_global_index":
                 return buildGlobalIndex(r);
+            case "plan":
+                return plan(r);
             default:
                 throw new IllegalArgumentException("unknown op " + op);
         }
@@ -300,6 +302,50 @@ public final class PaimonReferee {
         ObjectNode out = NODES.objectNode();
         out.put("files", files);
         out.set("rows", readSplits(read.newRead().withIOManager(IO), splits, type, false, NODES.arrayNode()));
+        return out;
+    }
+
+    // ------------------------------------------------------------------ planning
+    // A scan's plan timed alone: the table loaded anew, then newScan().plan() with the AND of
+    // "conditions" ([column, "=" | ">=" | "<", value]); the data files of its splits, the seconds
+    // the plan took and the JVM's peak resident set (VmHWM) so far, in MB.
+    private JsonNode plan(JsonNode r) throws Exception {
+        Table table = table(r);
+        RowType type = table.rowType();
+        org.apache.paimon.predicate.PredicateBuilder pb = new org.apache.paimon.predicate.PredicateBuilder(type);
+        List<org.apache.paimon.predicate.Predicate> conditions = new ArrayList<>();
+        for (JsonNode c : r.path("conditions")) {
+            int index = type.getFieldIndex(c.get(0).asText());
+            if (index < 0) {
+                throw new IllegalArgumentException(table.name() + " has no column " + c.get(0).asText());
+            }
+            Object literal = fromJson(c.get(2), type.getTypeAt(index));
+            switch (c.get(1).asText()) {
+                case "=": conditions.add(pb.equal(index, literal)); break;
+                case ">=": conditions.add(pb.greaterOrEqual(index, literal)); break;
+                case "<": conditions.add(pb.lessThan(index, literal)); break;
+                default: throw new IllegalArgumentException("unknown comparison " + c.get(1).asText());
+            }
+        }
+        ReadBuilder read = table.newReadBuilder();
+        if (!conditions.isEmpty()) {
+            read = read.withFilter(org.apache.paimon.predicate.PredicateBuilder.and(conditions));
+        }
+        long started = System.nanoTime();
+        List<Split> splits = read.newScan().plan().splits();
+        int files = 0;
+        for (Split split : splits) {
+            files += ((DataSplit) split).dataFiles().size();
+        }
+        double seconds = (System.nanoTime() - started) / 1e9;
+        ObjectNode out = NODES.objectNode();
+        out.put("files", files);
+        out.put("seconds", seconds);
+        for (String line : java.nio.file.Files.readAllLines(java.nio.file.Paths.get("/proc/self/status"))) {
+            if (line.startsWith("VmHWM:")) {
+                out.put("peak_rss_mb", Long.parseLong(line.replaceAll("[^0-9]", "")) / 1024.0);
+            }
+        }
         return out;
     }
 
