@@ -23,6 +23,7 @@ import importlib
 import os
 import tempfile
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
@@ -33,6 +34,7 @@ from icefloe.core.lazy import Deferred
 from icefloe.core.types import StructType
 from icefloe.iceberg.avro_schemas import avro_name
 from icefloe.iceberg.manifest import ADDED, DATA, DELETED, METRIC_FIELDS, DataFile
+from icefloe.iceberg.manifest_avro import container_parts
 
 Mask = npt.NDArray[np.bool_]
 Ints = npt.NDArray[np.int64]
@@ -48,6 +50,9 @@ _PARTITION_ARROW = {
 _SCALARS = ("file_path", "file_format", "record_count", "file_size_in_bytes", "key_metadata", "split_offsets",
             "equality_ids", "sort_order_id", "referenced_data_file", "first_row_id", "content_offset",
             "content_size_in_bytes")
+# the fields of ``data_file`` a manifest's columns do not hold: its partition is held as indexes into
+# its distinct tuples, and its content is DATA (a manifest listing other files is not held as columns)
+_NOT_HELD = ("content", "partition")
 
 
 class _Duck:
@@ -97,9 +102,39 @@ def available() -> bool:
 _TMP = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
 
 
-def decode(data: bytes) -> Optional[pa.Table]:
+# A manifest of more entries than this is decoded in parts of about this many entries, several at
+# once (DuckDB decodes one file on one thread; a manifest merged up to its 8 MB target holds ~600,000
+# entries, where a whole decode was most of a cold plan). Tests lower it.
+PART_ENTRIES = 50_000
+
+
+def decode(data: bytes, part_entries: Optional[int] = None) -> Optional[pa.Table]:
     """The records of an Avro manifest as an Arrow table, one row per entry in file order; None
-    where DuckDB is not installed or cannot read the file (the caller's decoder then judges it)."""
+    where DuckDB is not installed or cannot read the file (the caller's decoder then judges it).
+    A file of more than ``part_entries`` records (default ``PART_ENTRIES``) is cut at its Avro
+    blocks into files of about that many, each the original header and a run of its blocks
+    (``manifest_avro.container_parts``), decoded concurrently and joined in order."""
+    if _Duck.cursor() is None:
+        return None
+    try:
+        parts = container_parts(data, part_entries or PART_ENTRIES)
+    except (ValueError, IndexError):
+        parts = [data]       # a damaged frame: the whole file, refused below or by the entries decoder
+    if len(parts) <= 1:
+        return _decode_file(data)
+    workers = min(len(parts), max(2, os.cpu_count() or 1))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        tables = list(pool.map(_decode_file, parts))
+    if any(t is None for t in tables):
+        return None
+    got = [t for t in tables if t is not None]
+    try:
+        return pa.concat_tables(got)
+    except pa.ArrowInvalid:       # parts typed apart (no value to infer from): the whole file at once
+        return _decode_file(data)
+
+
+def _decode_file(data: bytes) -> Optional[pa.Table]:
     cur = _Duck.cursor()
     if cur is None:
         return None
@@ -122,35 +157,31 @@ def _numpy_ints(arr: pa.Array, default: int) -> Ints:
     return np.asarray(arr.to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
-def _as_list(arr: pa.Array) -> list[Any]:
-    if arr.null_count == len(arr):
-        return [None] * len(arr)
-    return arr.to_pylist()
-
-
 class ManifestColumns:
-    """The entries of one data manifest as columns, with what they inherit applied."""
+    """The entries of one data manifest as columns, with what they inherit applied. Only what a
+    plan and its files read is held (this is what the manifest cache keeps): the entries' status,
+    sequence numbers, record counts and partitions as numpy arrays, and ``data_file``'s other
+    fields as Arrow columns; a plan's files take their own values from them (``KeptRows``)."""
 
-    def __init__(self, table: pa.Table, files: pa.StructArray, partitions: list[tuple[Any, ...]],
-                 partition_index: Ints, spec_id: int, inherited_snapshot_id: Optional[int],
-                 inherited_sequence_number: int, first_row_ids: Optional[Ints]):
-        self.table = table
+    def __init__(self, files: pa.StructArray, status: Ints, sequence_numbers: Optional[tuple[Ints, Mask]],
+                 partitions: list[tuple[Any, ...]], partition_index: Ints, spec_id: int,
+                 inherited_snapshot_id: Optional[int], inherited_sequence_number: int, first_row_ids: Optional[Ints]):
         self.files = files
         self.n = len(files)
-        self.status = _numpy_ints(table.column("status").combine_chunks(), 0)
+        self.status = status.astype(np.int8)
         self.live: Mask = self.status != DELETED
+        self._sequence_numbers = sequence_numbers    # each entry's own, and where it has one; None: none has
         record_count = files.field("record_count")
         self.record_count = _numpy_ints(record_count, 1)
         self.record_count_known: Mask = np.asarray(record_count.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
         self.partitions = partitions            # the distinct partition tuples (internal values)
-        self.partition_index = partition_index  # each entry's, an index into ``partitions``
+        self.partition_index = partition_index.astype(np.int32)  # each entry's, an index into ``partitions``
         self.spec_id = spec_id
         self.inherited_snapshot_id = inherited_snapshot_id
         self.inherited_sequence_number = inherited_sequence_number
         self.first_row_ids = first_row_ids
         self._maps: dict[str, Optional[pa.MapArray]] = {}
         self._values: dict[tuple[str, int], tuple[Ints, pa.Array]] = {}
-        self._scalars: dict[str, list[Any]] = {}
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -177,7 +208,17 @@ class ManifestColumns:
         parts = _partitions(files, file_names, partition_type)
         if parts is None:
             return None
-        out = cls(table, files, parts[0], parts[1], spec_id, inherited_snapshot_id, inherited_sequence_number, None)
+        status = _numpy_ints(table.column("status").combine_chunks(), 0)
+        seq: Optional[tuple[Ints, Mask]] = None
+        if "sequence_number" in names:
+            own = table.column("sequence_number").combine_chunks()
+            if own.null_count < len(own):
+                seq = (_numpy_ints(own, 0), np.asarray(own.is_valid().to_numpy(zero_copy_only=False), dtype=bool))
+        held = [i for i in range(files.type.num_fields) if files.type.field(i).name not in _NOT_HELD]
+        files = pa.StructArray.from_arrays([files.field(i) for i in held],
+                                           fields=[files.type.field(i) for i in held])
+        out = cls(files, status, seq, parts[0], parts[1], spec_id, inherited_snapshot_id, inherited_sequence_number,
+                  None)
         if first_row_id is not None:
             own = files.field("first_row_id") if "first_row_id" in file_names else pa.nulls(out.n, pa.int64())
             missing = out.live & ~np.asarray(own.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
@@ -245,47 +286,77 @@ class ManifestColumns:
         return out
 
     # ------------------------------------------------------------------ kept files
-    def scalar(self, name: str) -> list[Any]:
-        """Field ``name`` of ``data_file`` (one of ``_SCALARS``) of every entry, as Python values
-        (made on first use and kept: a plan's files read their fields from here)."""
-        hit = self._scalars.get(name)
-        if hit is None:
-            if name == "first_row_id" and self.first_row_ids is not None:
-                hit = self.first_row_ids.tolist()
-            else:
-                typ = self.files.type
-                present = any(typ.field(i).name == name for i in range(typ.num_fields))
-                hit = _as_list(self.files.field(name)) if present else [None] * self.n
-            with self._lock:
-                self._scalars[name] = hit
-        return hit
+    def kept(self, rows: Ints) -> "KeptRows":
+        """The entries ``rows`` a plan keeps, whose files read their fields from here."""
+        return KeptRows(self, rows)
 
     def data_files(self, rows: Ints) -> list[DataFile]:
-        """The data files of entries ``rows``: each holds its partition and spec id, and reads its
-        other fields from the columns when first used (a plan of a million files builds a million
-        small objects, not a million decoded entries)."""
-        parts = self.partitions
-        new = object.__new__
-        spec_id = self.spec_id
-        out: list[DataFile] = []
-        append = out.append
-        for row, part in zip(rows.tolist(), self.partition_index[rows].tolist()):
-            f = new(ColumnarDataFile)
-            f.__dict__ = {"partition": parts[part], "spec_id": spec_id, "_columns": (self, row)}
-            append(f)
-        return out
+        """The data files of entries ``rows`` (see ``KeptRows.file``)."""
+        kept = self.kept(rows)
+        return [kept.file(i) for i in range(len(rows))]
 
-    def sequence_numbers(self, rows: Ints) -> list[Optional[int]]:
-        """The data sequence number of entries ``rows``, inherited where the spec says so."""
+    def sequence_numbers(self, rows: Ints) -> list[int]:
+        """The data sequence number of entries ``rows``, inherited where the spec says so (0 where
+        an entry has none: an EXISTING entry of a manifest written before sequence numbers)."""
         inherited = self.inherited_sequence_number
-        if "sequence_number" not in self.table.column_names:
-            own: list[Any] = [None] * len(rows)
-        else:
-            own = _as_list(self.table.column("sequence_number").combine_chunks().take(pa.array(rows, pa.int64())))
-        status = self.status[rows].tolist()
-        inherit_all = inherited == 0
-        return [s if s is not None else (inherited if (st == ADDED or inherit_all) else None)
-                for s, st in zip(own, status)]
+        status = self.status[rows]
+        inherit: Mask = np.ones(len(rows), bool) if inherited == 0 else status == ADDED
+        if self._sequence_numbers is None:
+            return np.where(inherit, inherited, 0).tolist()
+        own, has = self._sequence_numbers
+        return np.where(has[rows], own[rows], np.where(inherit, inherited, 0)).tolist()
+
+    def scalars(self, name: str, rows: Ints) -> list[Any]:
+        """Field ``name`` of ``data_file`` (one of ``_SCALARS``) of entries ``rows``, as Python values."""
+        if name == "first_row_id" and self.first_row_ids is not None:
+            return self.first_row_ids[rows].tolist()
+        typ = self.files.type
+        if not any(typ.field(i).name == name for i in range(typ.num_fields)):
+            return [None] * len(rows)
+        col = self.files.field(name)
+        if col.null_count == len(col):
+            return [None] * len(rows)
+        if len(rows) == len(col):
+            return col.to_pylist()
+        return col.take(pa.array(rows, pa.int64())).to_pylist()
+
+
+class KeptRows:
+    """Entries of a ``ManifestColumns`` that a plan keeps: its files each hold this and their
+    index here, and read their fields as the kept rows' values, made on first use for all of
+    them at once and held only as long as the files are (never the whole manifest's)."""
+
+    __slots__ = ("columns", "rows", "_values", "_partitions")
+
+    def __init__(self, columns: ManifestColumns, rows: Ints) -> None:
+        self.columns = columns
+        self.rows = rows
+        self._values: dict[str, list[Any]] = {}
+        self._partitions: Optional[list[int]] = None
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def scalar(self, name: str) -> list[Any]:
+        hit = self._values.get(name)
+        if hit is None:
+            hit = self._values[name] = self.columns.scalars(name, self.rows)
+        return hit
+
+    def file(self, i: int) -> "ColumnarDataFile":
+        """The data file of kept row ``i``: it holds its partition and spec id, and reads its other
+        fields from the columns when first used (a plan of a million files builds a million small
+        objects, not a million decoded entries)."""
+        index = self._partitions
+        if index is None:
+            index = self._partitions = self.columns.partition_index[self.rows].tolist()
+        f = object.__new__(ColumnarDataFile)
+        f.__dict__ = {"partition": self.columns.partitions[index[i]], "spec_id": self.columns.spec_id,
+                      "_columns": (self, i)}
+        return f
+
+    def metrics_row(self, i: int) -> dict[str, Optional[dict[int, Any]]]:
+        return self.columns.metrics_row(int(self.rows[i]))
 
 
 def _partitions(files: pa.StructArray, file_names: set[str],
@@ -337,16 +408,16 @@ def _partitions(files: pa.StructArray, file_names: set[str],
 def _column_metrics(d: dict[str, Any], name: str) -> Any:
     """A metrics map of a ``ColumnarDataFile``: the six maps of its entry are read from the
     manifest's columns together (a map assigned since is kept)."""
-    cols, row = d["_columns"]
-    for k, v in cols.metrics_row(row).items():
+    kept, i = d["_columns"]
+    for k, v in kept.metrics_row(i).items():
         d.setdefault(k, v)
     return d[name]
 
 
 def _column_field(d: dict[str, Any], name: str) -> Any:
     """A scalar field of a ``ColumnarDataFile``, read from the manifest's columns."""
-    cols, row = d["_columns"]
-    return cols.scalar(name)[row]
+    kept, i = d["_columns"]
+    return kept.scalar(name)[i]
 
 
 _FIELD_NAMES = tuple(DataFile.__dataclass_fields__)
@@ -391,4 +462,4 @@ class ColumnarDataFile(DataFile):
         return DataFile, tuple(getattr(self, n) for n in _FIELD_NAMES)
 
 
-__all__ = ["ColumnarDataFile", "ManifestColumns", "available", "decode"]
+__all__ = ["ColumnarDataFile", "KeptRows", "ManifestColumns", "available", "decode"]
