@@ -24,7 +24,7 @@ import os
 import tempfile
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, Union, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -150,42 +150,58 @@ def _decode_file(data: bytes) -> Optional[pa.Table]:
         os.unlink(name)
 
 
-def _numpy_ints(arr: pa.Array, default: int) -> Ints:
+def _numpy_ints(arr: Union[pa.Array, pa.ChunkedArray], default: int) -> Ints:
     """An integer column as int64, nulls as ``default``."""
     if arr.null_count:
         arr = arr.fill_null(default)
     return np.asarray(arr.to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
+def _valid(arr: Union[pa.Array, pa.ChunkedArray]) -> Mask:
+    """Where a column holds a value."""
+    return np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+
+
 class ManifestColumns:
     """The entries of one data manifest as columns, with what they inherit applied. Only what a
     plan and its files read is held (this is what the manifest cache keeps): the entries' status,
     sequence numbers, record counts and partitions as numpy arrays, and ``data_file``'s other
-    fields as Arrow columns; a plan's files take their own values from them (``KeptRows``)."""
+    fields as Arrow columns, in the chunks DuckDB decoded them into (never copied into one: a
+    manifest of 600,000 entries is ~200 MB of columns); a plan's files take their own values from
+    them (``KeptRows``)."""
 
-    def __init__(self, files: pa.StructArray, status: Ints, sequence_numbers: Optional[tuple[Ints, Mask]],
+    def __init__(self, chunks: list[pa.StructArray], status: Ints, sequence_numbers: Optional[tuple[Ints, Mask]],
                  partitions: list[tuple[Any, ...]], partition_index: Ints, spec_id: int,
                  inherited_snapshot_id: Optional[int], inherited_sequence_number: int, first_row_ids: Optional[Ints]):
-        self.files = files
-        self.n = len(files)
+        self.chunks = chunks
+        self.type: pa.StructType = chunks[0].type
+        lengths = [len(c) for c in chunks]
+        self.starts: Ints = np.cumsum([0] + lengths, dtype=np.int64)     # each chunk's first entry, and n
+        self.n = int(self.starts[-1])
         self.status = status.astype(np.int8)
         self.live: Mask = self.status != DELETED
         self._sequence_numbers = sequence_numbers    # each entry's own, and where it has one; None: none has
-        record_count = files.field("record_count")
+        record_count = self.field("record_count")
         self.record_count = _numpy_ints(record_count, 1)
-        self.record_count_known: Mask = np.asarray(record_count.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+        self.record_count_known: Mask = _valid(record_count)
         self.partitions = partitions            # the distinct partition tuples (internal values)
         self.partition_index = partition_index.astype(np.int32)  # each entry's, an index into ``partitions``
         self.spec_id = spec_id
         self.inherited_snapshot_id = inherited_snapshot_id
         self.inherited_sequence_number = inherited_sequence_number
         self.first_row_ids = first_row_ids
-        self._maps: dict[str, Optional[pa.MapArray]] = {}
         self._values: dict[tuple[str, int], tuple[Ints, pa.Array]] = {}
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return self.n
+
+    def has_field(self, name: str) -> bool:
+        return self.type.get_field_index(name) >= 0
+
+    def field(self, name: str) -> pa.ChunkedArray:
+        """Field ``name`` of ``data_file`` of every entry."""
+        return pa.chunked_array([c.field(name) for c in self.chunks], self.type.field(name).type)
 
     @classmethod
     def of(cls, table: pa.Table, partition_type: StructType, spec_id: int, inherited_snapshot_id: Optional[int],
@@ -193,53 +209,49 @@ class ManifestColumns:
         """The columns of a decoded data manifest (``decode``); None where they cannot give its
         entries exactly (then its entries are read as before)."""
         names = set(table.column_names)
-        if "status" not in names or "data_file" not in names:
+        if "status" not in names or "data_file" not in names or table.num_rows == 0:
             return None
-        files = table.column("data_file").combine_chunks()
-        if not isinstance(files, pa.StructArray):
+        files = table.column("data_file")
+        if not pa.types.is_struct(files.type):
             return None
-        file_names = {files.type.field(i).name for i in range(files.type.num_fields)}
+        chunks = [cast(pa.StructArray, c) for c in files.chunks if len(c)]
+        typ = cast(pa.StructType, files.type)
+        file_names = {typ.field(i).name for i in range(typ.num_fields)}
         if not {"file_path", "file_format", "record_count", "file_size_in_bytes"} <= file_names:
             return None
         if "content" in file_names:
-            content = files.field("content")
-            if content.null_count or len(content) and int(np.max(_numpy_ints(content, 0))) != DATA:
+            content = pa.chunked_array([c.field("content") for c in chunks])
+            if content.null_count or int(np.max(_numpy_ints(content, 0))) != DATA:
                 return None      # a delete file listed in a data manifest: read entry by entry
-        parts = _partitions(files, file_names, partition_type)
+        parts = _partitions(chunks, file_names, partition_type)
         if parts is None:
             return None
-        status = _numpy_ints(table.column("status").combine_chunks(), 0)
+        status = _numpy_ints(table.column("status"), 0)
         seq: Optional[tuple[Ints, Mask]] = None
         if "sequence_number" in names:
-            own = table.column("sequence_number").combine_chunks()
+            own = table.column("sequence_number")
             if own.null_count < len(own):
-                seq = (_numpy_ints(own, 0), np.asarray(own.is_valid().to_numpy(zero_copy_only=False), dtype=bool))
-        held = [i for i in range(files.type.num_fields) if files.type.field(i).name not in _NOT_HELD]
-        files = pa.StructArray.from_arrays([files.field(i) for i in held],
-                                           fields=[files.type.field(i) for i in held])
-        out = cls(files, status, seq, parts[0], parts[1], spec_id, inherited_snapshot_id, inherited_sequence_number,
+                seq = (_numpy_ints(own, 0), _valid(own))
+        held = [i for i in range(typ.num_fields) if typ.field(i).name not in _NOT_HELD]
+        chunks = [pa.StructArray.from_arrays([c.field(i) for i in held], fields=[typ.field(i) for i in held])
+                  for c in chunks]
+        out = cls(chunks, status, seq, parts[0], parts[1], spec_id, inherited_snapshot_id, inherited_sequence_number,
                   None)
         if first_row_id is not None:
-            own = files.field("first_row_id") if "first_row_id" in file_names else pa.nulls(out.n, pa.int64())
-            missing = out.live & ~np.asarray(own.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+            own_ids = out.field("first_row_id") if "first_row_id" in file_names else pa.nulls(out.n, pa.int64())
+            missing = out.live & ~_valid(own_ids)
             rows = np.where(missing, out.record_count, 0)
-            ids: Ints = np.array(_numpy_ints(own, 0), dtype=np.int64)
+            ids: Ints = np.array(_numpy_ints(own_ids, 0), dtype=np.int64)
             ids[missing] = (first_row_id + np.cumsum(rows) - rows)[missing]
             out.first_row_ids = ids
         return out
 
     # ------------------------------------------------------------------ column metrics
-    def _map(self, name: str) -> Optional[pa.MapArray]:
-        if name not in self._maps:
-            found: Optional[pa.MapArray] = None
-            typ = self.files.type
-            for i in range(typ.num_fields):
-                if typ.field(i).name == name:
-                    col = self.files.field(i)
-                    if isinstance(col, pa.MapArray):
-                        found = col
-            self._maps[name] = found
-        return self._maps[name]
+    def _map(self, name: str) -> Optional[list[pa.MapArray]]:
+        """Metrics map ``name`` of each chunk; None where the manifest does not hold it as a map."""
+        if not self.has_field(name) or not pa.types.is_map(self.type.field(name).type):
+            return None
+        return [cast(pa.MapArray, c.field(name)) for c in self.chunks]
 
     def metric(self, kind: int, field_id: int) -> tuple[Ints, pa.Array]:
         """Metrics map ``kind`` (an index into ``METRIC_FIELDS``) at ``field_id``: the entries that
@@ -249,21 +261,26 @@ class ManifestColumns:
         hit = self._values.get(key)
         if hit is not None:
             return hit
-        col = self._map(name)
-        if col is None:
+        maps = self._map(name)
+        if maps is None:
             out: tuple[Ints, pa.Array] = (np.zeros(0, np.int64), pa.array([], pa.null()))
         else:
-            offsets = np.asarray(col.offsets.to_numpy(zero_copy_only=False), dtype=np.int64)
-            start, end = int(offsets[0]), int(offsets[-1])
-            valid = np.asarray(col.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-            lengths = np.where(valid, np.diff(offsets), 0)
-            parents = np.repeat(np.arange(self.n, dtype=np.int64), np.diff(offsets))
-            keys = np.asarray(col.keys.slice(start, end - start).to_numpy(zero_copy_only=False))
-            items = col.items.slice(start, end - start)
-            chosen = (keys == field_id) & np.repeat(lengths > 0, np.diff(offsets))
-            if items.null_count:
-                chosen &= np.asarray(items.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-            out = (parents[chosen], items.filter(pa.array(chosen)))
+            rows: list[Ints] = []
+            values: list[pa.Array] = []
+            for first, col in zip(self.starts.tolist(), maps):
+                offsets = np.asarray(col.offsets.to_numpy(zero_copy_only=False), dtype=np.int64)
+                start, end = int(offsets[0]), int(offsets[-1])
+                sizes = np.diff(offsets)
+                lengths = np.where(_valid(col), sizes, 0)
+                parents = np.repeat(np.arange(first, first + len(col), dtype=np.int64), sizes)
+                keys = np.asarray(col.keys.slice(start, end - start).to_numpy(zero_copy_only=False))
+                items = col.items.slice(start, end - start)
+                chosen = (keys == field_id) & np.repeat(lengths > 0, sizes)
+                if items.null_count:
+                    chosen &= _valid(items)
+                rows.append(parents[chosen])
+                values.append(items.filter(pa.array(chosen)))
+            out = (np.concatenate(rows), pa.concat_arrays(values))
         with self._lock:
             self._values[key] = out
         return out
@@ -278,10 +295,12 @@ class ManifestColumns:
 
     def metrics_row(self, row: int) -> dict[str, Optional[dict[int, Any]]]:
         """The six metrics maps of entry ``row``, as ``DataFile`` holds them."""
+        chunk = int(np.searchsorted(self.starts, row, side="right")) - 1
+        at = row - int(self.starts[chunk])
         out: dict[str, Optional[dict[int, Any]]] = {}
         for name in METRIC_FIELDS:
-            col = self._map(name)
-            pairs: Any = None if col is None else col[row].as_py()
+            maps = self._map(name)
+            pairs: Any = None if maps is None else maps[chunk][at].as_py()
             out[name] = None if pairs is None else dict(pairs)
         return out
 
@@ -310,10 +329,9 @@ class ManifestColumns:
         """Field ``name`` of ``data_file`` (one of ``_SCALARS``) of entries ``rows``, as Python values."""
         if name == "first_row_id" and self.first_row_ids is not None:
             return self.first_row_ids[rows].tolist()
-        typ = self.files.type
-        if not any(typ.field(i).name == name for i in range(typ.num_fields)):
+        if not self.has_field(name):
             return [None] * len(rows)
-        col = self.files.field(name)
+        col = self.field(name)
         if col.null_count == len(col):
             return [None] * len(rows)
         if len(rows) == len(col):
@@ -359,19 +377,20 @@ class KeptRows:
         return self.columns.metrics_row(int(self.rows[i]))
 
 
-def _partitions(files: pa.StructArray, file_names: set[str],
+def _partitions(chunks: list[pa.StructArray], file_names: set[str],
                 partition_type: StructType) -> Optional[tuple[list[tuple[Any, ...]], Ints]]:
     """The distinct partition tuples of a manifest's files and each file's index into them; None
     for a partition type whose columns are not exactly its internal values."""
-    n = len(files)
+    n = sum(len(c) for c in chunks)
     if not partition_type.fields:
         return [()], np.zeros(n, np.int64)
     if "partition" not in file_names:
         return None
-    record = files.field("partition")
-    if not isinstance(record, pa.StructArray) or record.null_count:
+    records = [c.field("partition") for c in chunks]
+    if not all(isinstance(r, pa.StructArray) and not r.null_count for r in records):
         return None
-    written = {record.type.field(i).name for i in range(record.type.num_fields)}
+    rtype = cast(pa.StructType, records[0].type)
+    written = {rtype.field(i).name for i in range(rtype.num_fields)}
     codes: list[Ints] = []
     dictionaries: list[list[Any]] = []
     for f in partition_type.fields:
@@ -383,7 +402,7 @@ def _partitions(files: pa.StructArray, file_names: set[str],
             codes.append(np.zeros(n, np.int64))
             dictionaries.append([None])
             continue
-        col = record.field(name)
+        col: pa.Array = pa.concat_arrays([cast(pa.StructArray, r).field(name) for r in records])
         arrow_type = col.type
         kind = str(arrow_type).split("[")[0]
         if kind not in accepted:
