@@ -31,6 +31,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from icefloe.core.lazy import Deferred
+from icefloe.core.native_memory import hold_mmap_threshold
 from icefloe.core.types import StructType
 from icefloe.iceberg.avro_schemas import avro_name
 from icefloe.iceberg.manifest import ADDED, DATA, DELETED, METRIC_FIELDS, DataFile
@@ -88,6 +89,7 @@ def _connect() -> Any:
     found = glob.glob(os.path.join(os.path.dirname(str(avro.__file__)), "extensions", "*", "avro.duckdb_extension"))
     if not found:
         return None
+    hold_mmap_threshold()      # decoded manifests' buffers go back to the system when freed
     con = duckdb.connect(config={"threads": 1})      # a manifest per cursor; manifests in parallel
     con.execute(f"LOAD '{found[0]}'")
     return con
