@@ -24,7 +24,7 @@ import os
 import tempfile
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, Optional, Union, cast
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -216,8 +216,8 @@ class ManifestColumns:
         files = table.column("data_file")
         if not pa.types.is_struct(files.type):
             return None
-        chunks = [cast(pa.StructArray, c) for c in files.chunks if len(c)]
-        typ = cast(pa.StructType, files.type)
+        chunks: list[pa.StructArray] = [c for c in files.chunks if len(c)]
+        typ: pa.StructType = files.type
         file_names = {typ.field(i).name for i in range(typ.num_fields)}
         if not {"file_path", "file_format", "record_count", "file_size_in_bytes"} <= file_names:
             return None
@@ -253,7 +253,7 @@ class ManifestColumns:
         """Metrics map ``name`` of each chunk; None where the manifest does not hold it as a map."""
         if not self.has_field(name) or not pa.types.is_map(self.type.field(name).type):
             return None
-        return [cast(pa.MapArray, c.field(name)) for c in self.chunks]
+        return [c.field(name) for c in self.chunks]
 
     def metric(self, kind: int, field_id: int) -> tuple[Ints, pa.Array]:
         """Metrics map ``kind`` (an index into ``METRIC_FIELDS``) at ``field_id``: the entries that
@@ -391,7 +391,7 @@ def _partitions(chunks: list[pa.StructArray], file_names: set[str],
     records = [c.field("partition") for c in chunks]
     if not all(isinstance(r, pa.StructArray) and not r.null_count for r in records):
         return None
-    rtype = cast(pa.StructType, records[0].type)
+    rtype: pa.StructType = records[0].type
     written = {rtype.field(i).name for i in range(rtype.num_fields)}
     codes: list[Ints] = []
     dictionaries: list[list[Any]] = []
@@ -404,7 +404,7 @@ def _partitions(chunks: list[pa.StructArray], file_names: set[str],
             codes.append(np.zeros(n, np.int64))
             dictionaries.append([None])
             continue
-        col: pa.Array = pa.concat_arrays([cast(pa.StructArray, r).field(name) for r in records])
+        col: pa.Array = pa.concat_arrays([r.field(name) for r in records])
         arrow_type = col.type
         kind = str(arrow_type).split("[")[0]
         if kind not in accepted:
