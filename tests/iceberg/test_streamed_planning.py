@@ -143,3 +143,14 @@ def test_a_damaged_frame_is_not_cut(big_manifest):
         manifest_avro.container_parts(data[:-5], 100)
     with pytest.raises(ValueError):
         manifest_avro.container_parts(data[:-20] + b"x" * 20, 100)
+
+
+def test_streamed_tasks_planned_in_spark_tasks_equal_the_local_plan(table, spark, tmp_path):
+    """With the data and delete manifests planned in Spark tasks (``distributed``), the streamed
+    tasks are the local plan's, deletes included."""
+    t = icefloe.Catalog(str(tmp_path / "wh"), spark=spark).load_table("db.t")
+    local = t.plan_tasks(where="id < 50 OR p = 7")
+    t.update_properties(set={"read.data-planning-mode": "distributed", "read.delete-planning-mode": "distributed"})
+    t = t.refresh()
+    streamed = list(t.iter_tasks(where="id < 50 OR p = 7"))
+    assert _describe(streamed) == _describe(local) and len(local) > 3
