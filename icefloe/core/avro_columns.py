@@ -21,6 +21,8 @@ from typing import Any, Optional
 import fastavro
 import pyarrow as pa
 
+from icefloe.core.native_memory import hold_mmap_threshold
+
 _DUCKDB_CODECS = ("null", "deflate", "snappy")
 
 
@@ -57,6 +59,7 @@ def _connect() -> Any:
     found = glob.glob(os.path.join(os.path.dirname(str(avro.__file__)), "extensions", "*", "avro.duckdb_extension"))
     if not found:
         return None
+    hold_mmap_threshold()      # decoded buffers go back to the system when freed
     con = duckdb.connect(config={"threads": 1})      # a manifest per cursor; manifests in parallel
     con.execute(f"LOAD '{found[0]}'")
     return con

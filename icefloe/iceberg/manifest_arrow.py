@@ -18,18 +18,22 @@ whose decoder names a corrupt file (``CorruptMetadataError``).
 """
 from __future__ import annotations
 
+import os
 import threading
-from typing import TYPE_CHECKING, Any, Optional
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from icefloe.core.avro_columns import available as available, decode as decode
+from icefloe.core import avro_columns
+from icefloe.core.avro_columns import available as available
 from icefloe.core.lazy import Deferred
 from icefloe.core.types import StructType
 from icefloe.iceberg.avro_schemas import avro_name
 from icefloe.iceberg.manifest import ADDED, DATA, DELETED, METRIC_FIELDS, DataFile
+from icefloe.iceberg.manifest_avro import container_parts
 
 Mask = npt.NDArray[np.bool_]
 Ints = npt.NDArray[np.int64]
@@ -45,48 +49,95 @@ _PARTITION_ARROW = {
 _SCALARS = ("file_path", "file_format", "record_count", "file_size_in_bytes", "key_metadata", "split_offsets",
             "equality_ids", "sort_order_id", "referenced_data_file", "first_row_id", "content_offset",
             "content_size_in_bytes")
+# the fields of ``data_file`` a manifest's columns do not hold: its partition is held as indexes into
+# its distinct tuples, and its content is DATA (a manifest listing other files is not held as columns)
+_NOT_HELD = ("content", "partition")
 
 
-def _numpy_ints(arr: pa.Array, default: int) -> Ints:
+# A manifest of more entries than this is decoded in parts of about this many entries, several at
+# once (DuckDB decodes one file on one thread; a manifest merged up to its 8 MB target holds ~600,000
+# entries, where a whole decode was most of a cold plan). Tests lower it.
+PART_ENTRIES = 50_000
+
+
+def decode(data: bytes, part_entries: Optional[int] = None) -> Optional[pa.Table]:
+    """The records of an Avro manifest as an Arrow table, one row per entry in file order; None
+    where DuckDB is not installed or cannot read the file (the caller's decoder then judges it).
+    A file of more than ``part_entries`` records (default ``PART_ENTRIES``) is cut at its Avro
+    blocks into files of about that many, each the original header and a run of its blocks
+    (``manifest_avro.container_parts``), decoded concurrently (``core.avro_columns``) and joined in order."""
+    if not available():
+        return None
+    try:
+        parts = container_parts(data, part_entries or PART_ENTRIES)
+    except (ValueError, IndexError):
+        parts = [data]       # a damaged frame: the whole file, refused below or by the entries decoder
+    if len(parts) <= 1:
+        return avro_columns.decode(data)
+    workers = min(len(parts), max(2, os.cpu_count() or 1))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        tables = list(pool.map(avro_columns.decode, parts))
+    if any(t is None for t in tables):
+        return None
+    got = [t for t in tables if t is not None]
+    try:
+        return pa.concat_tables(got)
+    except pa.ArrowInvalid:       # parts typed apart (no value to infer from): the whole file at once
+        return avro_columns.decode(data)
+
+
+def _numpy_ints(arr: Union[pa.Array, pa.ChunkedArray], default: int) -> Ints:
     """An integer column as int64, nulls as ``default``."""
     if arr.null_count:
         arr = arr.fill_null(default)
     return np.asarray(arr.to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
-def _as_list(arr: pa.Array) -> list[Any]:
-    if arr.null_count == len(arr):
-        return [None] * len(arr)
-    return arr.to_pylist()
+def _valid(arr: Union[pa.Array, pa.ChunkedArray]) -> Mask:
+    """Where a column holds a value."""
+    return np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
 
 
 class ManifestColumns:
-    """The entries of one data manifest as columns, with what they inherit applied."""
+    """The entries of one data manifest as columns, with what they inherit applied. Only what a
+    plan and its files read is held (this is what the manifest cache keeps): the entries' status,
+    sequence numbers, record counts and partitions as numpy arrays, and ``data_file``'s other
+    fields as Arrow columns, in the chunks DuckDB decoded them into (never copied into one: a
+    manifest of 600,000 entries is ~200 MB of columns); a plan's files take their own values from
+    them (``KeptRows``)."""
 
-    def __init__(self, table: pa.Table, files: pa.StructArray, partitions: list[tuple[Any, ...]],
-                 partition_index: Ints, spec_id: int, inherited_snapshot_id: Optional[int],
-                 inherited_sequence_number: int, first_row_ids: Optional[Ints]):
-        self.table = table
-        self.files = files
-        self.n = len(files)
-        self.status = _numpy_ints(table.column("status").combine_chunks(), 0)
+    def __init__(self, chunks: list[pa.StructArray], status: Ints, sequence_numbers: Optional[tuple[Ints, Mask]],
+                 partitions: list[tuple[Any, ...]], partition_index: Ints, spec_id: int,
+                 inherited_snapshot_id: Optional[int], inherited_sequence_number: int, first_row_ids: Optional[Ints]):
+        self.chunks = chunks
+        self.type: pa.StructType = chunks[0].type
+        lengths = [len(c) for c in chunks]
+        self.starts: Ints = np.cumsum([0] + lengths, dtype=np.int64)     # each chunk's first entry, and n
+        self.n = int(self.starts[-1])
+        self.status = status.astype(np.int8)
         self.live: Mask = self.status != DELETED
-        record_count = files.field("record_count")
+        self._sequence_numbers = sequence_numbers    # each entry's own, and where it has one; None: none has
+        record_count = self.field("record_count")
         self.record_count = _numpy_ints(record_count, 1)
-        self.record_count_known: Mask = np.asarray(record_count.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+        self.record_count_known: Mask = _valid(record_count)
         self.partitions = partitions            # the distinct partition tuples (internal values)
-        self.partition_index = partition_index  # each entry's, an index into ``partitions``
+        self.partition_index = partition_index.astype(np.int32)  # each entry's, an index into ``partitions``
         self.spec_id = spec_id
         self.inherited_snapshot_id = inherited_snapshot_id
         self.inherited_sequence_number = inherited_sequence_number
         self.first_row_ids = first_row_ids
-        self._maps: dict[str, Optional[pa.MapArray]] = {}
         self._values: dict[tuple[str, int], tuple[Ints, pa.Array]] = {}
-        self._scalars: dict[str, list[Any]] = {}
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return self.n
+
+    def has_field(self, name: str) -> bool:
+        return self.type.get_field_index(name) >= 0
+
+    def field(self, name: str) -> pa.ChunkedArray:
+        """Field ``name`` of ``data_file`` of every entry."""
+        return pa.chunked_array([c.field(name) for c in self.chunks], self.type.field(name).type)
 
     @classmethod
     def of(cls, table: pa.Table, partition_type: StructType, spec_id: int, inherited_snapshot_id: Optional[int],
@@ -94,43 +145,49 @@ class ManifestColumns:
         """The columns of a decoded data manifest (``decode``); None where they cannot give its
         entries exactly (then its entries are read as before)."""
         names = set(table.column_names)
-        if "status" not in names or "data_file" not in names:
+        if "status" not in names or "data_file" not in names or table.num_rows == 0:
             return None
-        files = table.column("data_file").combine_chunks()
-        if not isinstance(files, pa.StructArray):
+        files = table.column("data_file")
+        if not pa.types.is_struct(files.type):
             return None
-        file_names = {files.type.field(i).name for i in range(files.type.num_fields)}
+        chunks: list[pa.StructArray] = [c for c in files.chunks if len(c)]
+        typ: pa.StructType = files.type
+        file_names = {typ.field(i).name for i in range(typ.num_fields)}
         if not {"file_path", "file_format", "record_count", "file_size_in_bytes"} <= file_names:
             return None
         if "content" in file_names:
-            content = files.field("content")
-            if content.null_count or len(content) and int(np.max(_numpy_ints(content, 0))) != DATA:
+            content = pa.chunked_array([c.field("content") for c in chunks])
+            if content.null_count or int(np.max(_numpy_ints(content, 0))) != DATA:
                 return None      # a delete file listed in a data manifest: read entry by entry
-        parts = _partitions(files, file_names, partition_type)
+        parts = _partitions(chunks, file_names, partition_type)
         if parts is None:
             return None
-        out = cls(table, files, parts[0], parts[1], spec_id, inherited_snapshot_id, inherited_sequence_number, None)
+        status = _numpy_ints(table.column("status"), 0)
+        seq: Optional[tuple[Ints, Mask]] = None
+        if "sequence_number" in names:
+            own = table.column("sequence_number")
+            if own.null_count < len(own):
+                seq = (_numpy_ints(own, 0), _valid(own))
+        held = [i for i in range(typ.num_fields) if typ.field(i).name not in _NOT_HELD]
+        chunks = [pa.StructArray.from_arrays([c.field(i) for i in held], fields=[typ.field(i) for i in held])
+                  for c in chunks]
+        out = cls(chunks, status, seq, parts[0], parts[1], spec_id, inherited_snapshot_id, inherited_sequence_number,
+                  None)
         if first_row_id is not None:
-            own = files.field("first_row_id") if "first_row_id" in file_names else pa.nulls(out.n, pa.int64())
-            missing = out.live & ~np.asarray(own.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+            own_ids = out.field("first_row_id") if "first_row_id" in file_names else pa.nulls(out.n, pa.int64())
+            missing = out.live & ~_valid(own_ids)
             rows = np.where(missing, out.record_count, 0)
-            ids: Ints = np.array(_numpy_ints(own, 0), dtype=np.int64)
+            ids: Ints = np.array(_numpy_ints(own_ids, 0), dtype=np.int64)
             ids[missing] = (first_row_id + np.cumsum(rows) - rows)[missing]
             out.first_row_ids = ids
         return out
 
     # ------------------------------------------------------------------ column metrics
-    def _map(self, name: str) -> Optional[pa.MapArray]:
-        if name not in self._maps:
-            found: Optional[pa.MapArray] = None
-            typ = self.files.type
-            for i in range(typ.num_fields):
-                if typ.field(i).name == name:
-                    col = self.files.field(i)
-                    if isinstance(col, pa.MapArray):
-                        found = col
-            self._maps[name] = found
-        return self._maps[name]
+    def _map(self, name: str) -> Optional[list[pa.MapArray]]:
+        """Metrics map ``name`` of each chunk; None where the manifest does not hold it as a map."""
+        if not self.has_field(name) or not pa.types.is_map(self.type.field(name).type):
+            return None
+        return [c.field(name) for c in self.chunks]
 
     def metric(self, kind: int, field_id: int) -> tuple[Ints, pa.Array]:
         """Metrics map ``kind`` (an index into ``METRIC_FIELDS``) at ``field_id``: the entries that
@@ -140,21 +197,26 @@ class ManifestColumns:
         hit = self._values.get(key)
         if hit is not None:
             return hit
-        col = self._map(name)
-        if col is None:
+        maps = self._map(name)
+        if maps is None:
             out: tuple[Ints, pa.Array] = (np.zeros(0, np.int64), pa.array([], pa.null()))
         else:
-            offsets = np.asarray(col.offsets.to_numpy(zero_copy_only=False), dtype=np.int64)
-            start, end = int(offsets[0]), int(offsets[-1])
-            valid = np.asarray(col.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-            lengths = np.where(valid, np.diff(offsets), 0)
-            parents = np.repeat(np.arange(self.n, dtype=np.int64), np.diff(offsets))
-            keys = np.asarray(col.keys.slice(start, end - start).to_numpy(zero_copy_only=False))
-            items = col.items.slice(start, end - start)
-            chosen = (keys == field_id) & np.repeat(lengths > 0, np.diff(offsets))
-            if items.null_count:
-                chosen &= np.asarray(items.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-            out = (parents[chosen], items.filter(pa.array(chosen)))
+            rows: list[Ints] = []
+            values: list[pa.Array] = []
+            for first, col in zip(self.starts.tolist(), maps):
+                offsets = np.asarray(col.offsets.to_numpy(zero_copy_only=False), dtype=np.int64)
+                start, end = int(offsets[0]), int(offsets[-1])
+                sizes = np.diff(offsets)
+                lengths = np.where(_valid(col), sizes, 0)
+                parents = np.repeat(np.arange(first, first + len(col), dtype=np.int64), sizes)
+                keys = np.asarray(col.keys.slice(start, end - start).to_numpy(zero_copy_only=False))
+                items = col.items.slice(start, end - start)
+                chosen = (keys == field_id) & np.repeat(lengths > 0, sizes)
+                if items.null_count:
+                    chosen &= _valid(items)
+                rows.append(parents[chosen])
+                values.append(items.filter(pa.array(chosen)))
+            out = (np.concatenate(rows), pa.concat_arrays(values))
         with self._lock:
             self._values[key] = out
         return out
@@ -169,70 +231,102 @@ class ManifestColumns:
 
     def metrics_row(self, row: int) -> dict[str, Optional[dict[int, Any]]]:
         """The six metrics maps of entry ``row``, as ``DataFile`` holds them."""
+        chunk = int(np.searchsorted(self.starts, row, side="right")) - 1
+        at = row - int(self.starts[chunk])
         out: dict[str, Optional[dict[int, Any]]] = {}
         for name in METRIC_FIELDS:
-            col = self._map(name)
-            pairs: Any = None if col is None else col[row].as_py()
+            maps = self._map(name)
+            pairs: Any = None if maps is None else maps[chunk][at].as_py()
             out[name] = None if pairs is None else dict(pairs)
         return out
 
     # ------------------------------------------------------------------ kept files
-    def scalar(self, name: str) -> list[Any]:
-        """Field ``name`` of ``data_file`` (one of ``_SCALARS``) of every entry, as Python values
-        (made on first use and kept: a plan's files read their fields from here)."""
-        hit = self._scalars.get(name)
-        if hit is None:
-            if name == "first_row_id" and self.first_row_ids is not None:
-                hit = self.first_row_ids.tolist()
-            else:
-                typ = self.files.type
-                present = any(typ.field(i).name == name for i in range(typ.num_fields))
-                hit = _as_list(self.files.field(name)) if present else [None] * self.n
-            with self._lock:
-                self._scalars[name] = hit
-        return hit
+    def kept(self, rows: Ints) -> "KeptRows":
+        """The entries ``rows`` a plan keeps, whose files read their fields from here."""
+        return KeptRows(self, rows)
 
     def data_files(self, rows: Ints) -> list[DataFile]:
-        """The data files of entries ``rows``: each holds its partition and spec id, and reads its
-        other fields from the columns when first used (a plan of a million files builds a million
-        small objects, not a million decoded entries)."""
-        parts = self.partitions
-        new = object.__new__
-        spec_id = self.spec_id
-        out: list[DataFile] = []
-        append = out.append
-        for row, part in zip(rows.tolist(), self.partition_index[rows].tolist()):
-            f = new(ColumnarDataFile)
-            f.__dict__ = {"partition": parts[part], "spec_id": spec_id, "_columns": (self, row)}
-            append(f)
-        return out
+        """The data files of entries ``rows`` (see ``KeptRows.file``)."""
+        kept = self.kept(rows)
+        return [kept.file(i) for i in range(len(rows))]
 
-    def sequence_numbers(self, rows: Ints) -> list[Optional[int]]:
-        """The data sequence number of entries ``rows``, inherited where the spec says so."""
+    def sequence_numbers(self, rows: Ints) -> list[int]:
+        """The data sequence number of entries ``rows``, inherited where the spec says so (0 where
+        an entry has none: an EXISTING entry of a manifest written before sequence numbers)."""
         inherited = self.inherited_sequence_number
-        if "sequence_number" not in self.table.column_names:
-            own: list[Any] = [None] * len(rows)
-        else:
-            own = _as_list(self.table.column("sequence_number").combine_chunks().take(pa.array(rows, pa.int64())))
-        status = self.status[rows].tolist()
-        inherit_all = inherited == 0
-        return [s if s is not None else (inherited if (st == ADDED or inherit_all) else None)
-                for s, st in zip(own, status)]
+        status = self.status[rows]
+        inherit: Mask = np.ones(len(rows), bool) if inherited == 0 else status == ADDED
+        if self._sequence_numbers is None:
+            return np.where(inherit, inherited, 0).tolist()
+        own, has = self._sequence_numbers
+        return np.where(has[rows], own[rows], np.where(inherit, inherited, 0)).tolist()
+
+    def scalars(self, name: str, rows: Ints) -> list[Any]:
+        """Field ``name`` of ``data_file`` (one of ``_SCALARS``) of entries ``rows``, as Python values."""
+        if name == "first_row_id" and self.first_row_ids is not None:
+            return self.first_row_ids[rows].tolist()
+        if not self.has_field(name):
+            return [None] * len(rows)
+        col = self.field(name)
+        if col.null_count == len(col):
+            return [None] * len(rows)
+        if len(rows) == len(col):
+            return col.to_pylist()
+        return col.take(pa.array(rows, pa.int64())).to_pylist()
 
 
-def _partitions(files: pa.StructArray, file_names: set[str],
+class KeptRows:
+    """Entries of a ``ManifestColumns`` that a plan keeps: its files each hold this and their
+    index here, and read their fields as the kept rows' values, made on first use for all of
+    them at once and held only as long as the files are (never the whole manifest's)."""
+
+    __slots__ = ("columns", "rows", "_values", "_partitions")
+
+    def __init__(self, columns: ManifestColumns, rows: Ints) -> None:
+        self.columns = columns
+        self.rows = rows
+        self._values: dict[str, list[Any]] = {}
+        self._partitions: Optional[list[int]] = None
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def scalar(self, name: str) -> list[Any]:
+        hit = self._values.get(name)
+        if hit is None:
+            hit = self._values[name] = self.columns.scalars(name, self.rows)
+        return hit
+
+    def file(self, i: int) -> "ColumnarDataFile":
+        """The data file of kept row ``i``: it holds its partition and spec id, and reads its other
+        fields from the columns when first used (a plan of a million files builds a million small
+        objects, not a million decoded entries)."""
+        index = self._partitions
+        if index is None:
+            index = self._partitions = self.columns.partition_index[self.rows].tolist()
+        f = object.__new__(ColumnarDataFile)
+        f.__dict__ = {"partition": self.columns.partitions[index[i]], "spec_id": self.columns.spec_id,
+                      "_columns": (self, i)}
+        return f
+
+    def metrics_row(self, i: int) -> dict[str, Optional[dict[int, Any]]]:
+        return self.columns.metrics_row(int(self.rows[i]))
+
+
+def _partitions(chunks: list[pa.StructArray], file_names: set[str],
                 partition_type: StructType) -> Optional[tuple[list[tuple[Any, ...]], Ints]]:
     """The distinct partition tuples of a manifest's files and each file's index into them; None
     for a partition type whose columns are not exactly its internal values."""
-    n = len(files)
+    n = sum(len(c) for c in chunks)
     if not partition_type.fields:
         return [()], np.zeros(n, np.int64)
     if "partition" not in file_names:
         return None
-    record = files.field("partition")
-    if not isinstance(record, pa.StructArray) or record.null_count:
+    records = [c.field("partition") for c in chunks]
+    if not all(isinstance(r, pa.StructArray) and not r.null_count for r in records):
         return None
-    written = {record.type.field(i).name for i in range(record.type.num_fields)}
+    rtype: pa.StructType = records[0].type
+    written = {rtype.field(i).name for i in range(rtype.num_fields)}
     codes: list[Ints] = []
     dictionaries: list[list[Any]] = []
     for f in partition_type.fields:
@@ -244,7 +338,7 @@ def _partitions(files: pa.StructArray, file_names: set[str],
             codes.append(np.zeros(n, np.int64))
             dictionaries.append([None])
             continue
-        col = record.field(name)
+        col: pa.Array = pa.concat_arrays([r.field(name) for r in records])
         arrow_type = col.type
         kind = str(arrow_type).split("[")[0]
         if kind not in accepted:
@@ -269,16 +363,16 @@ def _partitions(files: pa.StructArray, file_names: set[str],
 def _column_metrics(d: dict[str, Any], name: str) -> Any:
     """A metrics map of a ``ColumnarDataFile``: the six maps of its entry are read from the
     manifest's columns together (a map assigned since is kept)."""
-    cols, row = d["_columns"]
-    for k, v in cols.metrics_row(row).items():
+    kept, i = d["_columns"]
+    for k, v in kept.metrics_row(i).items():
         d.setdefault(k, v)
     return d[name]
 
 
 def _column_field(d: dict[str, Any], name: str) -> Any:
     """A scalar field of a ``ColumnarDataFile``, read from the manifest's columns."""
-    cols, row = d["_columns"]
-    return cols.scalar(name)[row]
+    kept, i = d["_columns"]
+    return kept.scalar(name)[i]
 
 
 _FIELD_NAMES = tuple(DataFile.__dataclass_fields__)
@@ -323,4 +417,4 @@ class ColumnarDataFile(DataFile):
         return DataFile, tuple(getattr(self, n) for n in _FIELD_NAMES)
 
 
-__all__ = ["ColumnarDataFile", "ManifestColumns", "available", "decode"]
+__all__ = ["ColumnarDataFile", "KeptRows", "ManifestColumns", "available", "decode"]

@@ -232,6 +232,36 @@ def container_record_count(data: bytes) -> int:
     return total
 
 
+def container_parts(data: bytes, records: int) -> list[bytes]:
+    """An Avro object container file cut at its blocks into files of about ``records`` records
+    each (whole blocks: a part may hold more): each is the file's header (metadata and sync
+    marker) followed by a run of its blocks, so each is a container file of its own and together
+    they hold the file's records in order. One part, ``[data]``, when the file holds no more than
+    ``records``. A damaged frame raises ``ValueError``."""
+    _meta, sync, p = _container_header(data)
+    header, end = data[:p], len(data)
+    cuts: list[tuple[int, int]] = []      # (start, end) of each part's blocks
+    start, held = p, 0
+    while p < end:
+        count, p = read_long(data, p)
+        size, p = read_long(data, p)
+        if count < 0 or size < 0:
+            raise ValueError("bad block header")
+        p += size
+        if data[p:p + 16] != sync:
+            raise ValueError("sync marker mismatch")
+        p += 16
+        held += count
+        if held >= records:
+            cuts.append((start, p))
+            start, held = p, 0
+    if start < end:
+        cuts.append((start, end))
+    if len(cuts) <= 1:
+        return [data]
+    return [header + data[a:b] for a, b in cuts]
+
+
 def _container_blocks(data: bytes) -> Optional[tuple[dict[str, bytes], list[tuple[bytes, int]]]]:
     """(metadata, [(decompressed block, record count)]) of an Avro object container file,
     or None for a codec handled only by fastavro."""

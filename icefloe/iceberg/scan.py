@@ -12,13 +12,16 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Optional, Protocol, cast
+from collections import deque
+from typing import TYPE_CHECKING, Any, Iterator, Optional, Protocol, Union, cast
 
 import numpy as np
+import numpy.typing as npt
 
 from icefloe.core import expressions as ex
 from icefloe.core.gc_pause import collection_paused
 from icefloe.core.io import FileIO
+from icefloe.core.lazy import Deferred
 from icefloe.errors import CorruptMetadataError, IcefloeError
 from icefloe.iceberg import evaluators as ev
 from icefloe.iceberg import manifest_avro
@@ -26,6 +29,7 @@ from icefloe.iceberg.manifest import DATA, DELETED, EQUALITY_DELETES, POSITION_D
 from icefloe.iceberg.manifest_list import DELETE_MANIFEST, ManifestFile
 from icefloe.iceberg.file_columns import FileColumns, may_match as vectorised_may_match
 from icefloe.iceberg.columnar_filter import metrics_mask, partition_mask
+from icefloe.iceberg.manifest_arrow import KeptRows, ManifestColumns
 from icefloe.iceberg.manifest_reader import (
     FileFilter, ManifestContent, load_manifest, load_manifest_columns, snapshot_manifests,
 )
@@ -57,6 +61,59 @@ class FileScanTask:
     def partition_key(self) -> tuple[int, tuple[Any, ...]]:
         """(spec id, partition tuple): the unit position and equality deletes are scoped to."""
         return (self.file.spec_id, self.file.partition)
+
+
+def _kept_file(d: dict[str, Any], name: str) -> DataFile:
+    return cast(KeptRows, d["_kept"]).file(d["_i"])
+
+
+def _empty_list(d: dict[str, Any], name: str) -> list[Any]:
+    return []
+
+
+def _empty_dict(d: dict[str, Any], name: str) -> dict[Any, Any]:
+    return {}
+
+
+class ColumnarScanTask(FileScanTask):
+    """A ``FileScanTask`` a plan built from a manifest's columns: it holds its kept rows and its
+    index in them, and makes its file (and its empty lists of deletes) only when first read, so a
+    plan of a million files that a caller only counts or streams through builds a million small
+    objects. Equal to the plain task with the same values; copies and pickles are plain."""
+
+    if not TYPE_CHECKING:
+        file = Deferred(_kept_file)
+        deletes = Deferred(_empty_list)
+        delete_sequence_numbers = Deferred(_empty_dict)
+        identity_values = Deferred(_empty_dict)
+
+    def _values(self) -> tuple[Any, ...]:
+        return (self.file, self.data_sequence_number, self.deletes, self.delete_sequence_numbers,
+                self.identity_values)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, FileScanTask):
+            return NotImplemented
+        return self._values() == (other.file, other.data_sequence_number, other.deletes,
+                                  other.delete_sequence_numbers, other.identity_values)
+
+    __hash__ = None  # pyright: ignore[reportAssignmentType]  (as FileScanTask's: compared by value)
+
+    def __reduce__(self) -> tuple[type[FileScanTask], tuple[Any, ...]]:
+        return FileScanTask, self._values()
+
+
+def _columnar_tasks(cols: ManifestColumns, rows: npt.NDArray[np.int64]) -> list[FileScanTask]:
+    """The tasks of the entries ``rows`` of ``cols`` (``ColumnarScanTask``)."""
+    kept = cols.kept(rows)
+    new = object.__new__
+    out: list[FileScanTask] = []
+    append = out.append
+    for i, seq in enumerate(cols.sequence_numbers(rows)):
+        t = new(ColumnarScanTask)
+        t.__dict__ = {"_kept": kept, "_i": i, "data_sequence_number": seq}
+        append(t)
+    return out
 
 
 def bind_row_filter(meta: TableMetadata, where: Any) -> Optional[ex.Expr]:
@@ -166,6 +223,22 @@ class _PlanFilter:
         return self.bound is None or m.partitions is None or self.manifest_evals[m.partition_spec_id].may_match(m.partitions)
 
 
+def _manifests_to_open(meta: TableMetadata, snapshot: Snapshot, manifests: list[ManifestFile],
+                       plan_filter: _PlanFilter) -> list[ManifestFile]:
+    """The manifests of ``snapshot`` with live files whose partition summaries may match."""
+    specs = meta.specs_by_id()
+    to_open: list[ManifestFile] = []
+    for m in manifests:
+        if not m.has_added_or_existing():
+            continue
+        if m.partition_spec_id not in specs:
+            raise CorruptMetadataError(snapshot.manifest_list, f"the entry for manifest {m.manifest_path} names "
+                                       f"partition spec {m.partition_spec_id!r}, which the table metadata does not have")
+        if plan_filter.may_match(m):
+            to_open.append(m)
+    return to_open
+
+
 def plan_files(io: FileIO, meta: TableMetadata, snapshot: Optional[Snapshot], where: Any = None,
                remote: Optional[RemotePlanner] = None) -> list[FileScanTask]:
     """The scan tasks of ``snapshot`` that may match ``where``. With ``remote``, the data and delete
@@ -176,18 +249,9 @@ def plan_files(io: FileIO, meta: TableMetadata, snapshot: Optional[Snapshot], wh
         return []
     bound = bind_row_filter(meta, where)
     with collection_paused():       # millions of cached objects, no cycles: see ``core.gc_pause``
-        manifests = snapshot_manifests(io, snapshot)
         specs = meta.specs_by_id()
         plan_filter = _PlanFilter(meta, bound)
-        to_open: list[ManifestFile] = []
-        for m in manifests:
-            if not m.has_added_or_existing():
-                continue
-            if m.partition_spec_id not in specs:
-                raise CorruptMetadataError(snapshot.manifest_list, f"the entry for manifest {m.manifest_path} names "
-                                           f"partition spec {m.partition_spec_id!r}, which the table metadata does not have")
-            if plan_filter.may_match(m):
-                to_open.append(m)
+        to_open = _manifests_to_open(meta, snapshot, snapshot_manifests(io, snapshot), plan_filter)
         deletes = [i for i, m in enumerate(to_open) if m.content == DELETE_MANIFEST]
         data = [i for i, m in enumerate(to_open) if m.content != DELETE_MANIFEST]
         equality = bool(deletes) and _may_have_equality_deletes(snapshot)
@@ -206,9 +270,112 @@ def plan_files(io: FileIO, meta: TableMetadata, snapshot: Optional[Snapshot], wh
         data_tasks: list[FileScanTask] = [t for got in planned for t in got.tasks]
         delete_entries = [e for got in planned for e in got.deletes]
         if delete_entries:
-            _attach_deletes(data_tasks, delete_entries, specs)
+            _DeleteIndex(delete_entries, specs).attach(data_tasks)
         attach_identity_values(data_tasks, specs)
     return data_tasks
+
+
+# a streamed plan builds the tasks of a manifest's kept entries this many at a time
+STREAM_CHUNK = 65_536
+
+
+def iter_plan_files(io: FileIO, meta: TableMetadata, snapshot: Optional[Snapshot], where: Any = None,
+                    remote: Optional[RemotePlanner] = None) -> Iterator[FileScanTask]:
+    """``plan_files``' tasks, streamed: the delete manifests are planned first (every task needs
+    them), then the data manifests, a few at a time, each one's tasks handed out as they are built
+    (at most ``STREAM_CHUNK`` of a manifest at once), so a caller that does not keep them never
+    holds a task per file of the table. The same tasks as ``plan_files`` in the same order. A data
+    manifest that lists a delete file (which the spec does not allow; ``plan_files`` applies it to
+    every task) is an error here, as its tasks before it are already handed out. The filter and
+    the planning modes are checked, and the delete manifests read, before this returns."""
+    modes = PlanningModes.of(meta.properties, remote)
+    if snapshot is None:
+        return iter(())
+    bound = bind_row_filter(meta, where)
+    specs = meta.specs_by_id()
+    plan_filter = _PlanFilter(meta, bound)
+    to_open = _manifests_to_open(meta, snapshot, snapshot_manifests(io, snapshot), plan_filter)
+    delete_ms = [m for m in to_open if m.content == DELETE_MANIFEST]
+    data_ms = [m for m in to_open if m.content != DELETE_MANIFEST]
+    equality = bool(delete_ms) and _may_have_equality_deletes(snapshot)
+    with collection_paused():
+        if remote is not None and _distributed(modes.delete, delete_ms, remote, equality):
+            planned = remote.run(io, meta, bound, delete_ms)
+        else:
+            planned = _plan_manifests(io, meta, plan_filter, delete_ms)
+    delete_entries = [e for got in planned for e in got.deletes]
+    index = _DeleteIndex(delete_entries, specs) if delete_entries else None
+
+    distributed = remote is not None and _distributed(modes.data, data_ms, remote, equality)
+    return _streamed(io, meta, bound, plan_filter, data_ms, index, specs, remote if distributed else None)
+
+
+def _streamed(io: FileIO, meta: TableMetadata, bound: Optional[ex.Expr], plan_filter: _PlanFilter,
+              data_ms: list[ManifestFile], index: Optional["_DeleteIndex"], specs: dict[int, PartitionSpec],
+              remote: Optional[RemotePlanner]) -> Iterator[FileScanTask]:
+    """The tasks of data manifests ``data_ms``, with the deletes of ``index`` attached (``remote``:
+    planned there)."""
+    def handed(tasks: list[FileScanTask]) -> list[FileScanTask]:
+        if index is not None:
+            index.attach(tasks)
+        attach_identity_values(tasks, specs)
+        return tasks
+
+    if remote is not None:
+        with collection_paused():
+            found = remote.run(io, meta, bound, data_ms)
+        for m, got in zip(data_ms, found):
+            _no_deletes_listed(m, got)
+            yield from handed(got.tasks)
+        return
+    for m, judged in _judged_in_turn(io, meta, plan_filter, data_ms):
+        if isinstance(judged, ManifestMatches):
+            _no_deletes_listed(m, judged)
+            yield from handed(judged.tasks)
+            continue
+        cols, rows = judged
+        for start in range(0, len(rows), STREAM_CHUNK):
+            with collection_paused():
+                tasks = handed(_columnar_tasks(cols, rows[start:start + STREAM_CHUNK]))
+            yield from tasks
+
+
+def _no_deletes_listed(m: ManifestFile, got: ManifestMatches) -> None:
+    if got.deletes:
+        raise CorruptMetadataError(m.manifest_path, f"is a data manifest but lists delete file "
+                                   f"{got.deletes[0].data_file.file_path} (a data manifest lists data files only)")
+
+
+def _judged_in_turn(io: FileIO, meta: TableMetadata, plan_filter: _PlanFilter,
+                    manifests: list[ManifestFile]) -> Iterator[tuple[ManifestFile, "_Judged"]]:
+    """Each manifest with what ``_judge`` makes of it, in order: read and decoded a few ahead,
+    concurrently, and at most that many held at once."""
+    workers = min(len(manifests), max(os.cpu_count() or 1, io.parallel_reads))
+    if workers <= 1:
+        for m in manifests:
+            with collection_paused():
+                judged = _judge(io, meta, plan_filter, m)
+            yield m, judged
+        return
+
+    def judge(m: ManifestFile) -> _Judged:
+        with collection_paused():
+            return _judge(io, meta, plan_filter, m)
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        pending = iter(manifests)
+        ahead: deque[tuple[ManifestFile, Any]] = deque()
+        for m in pending:
+            ahead.append((m, pool.submit(judge, m)))
+            if len(ahead) >= workers:
+                break
+        while ahead:
+            m, future = ahead.popleft()
+            judged = future.result()
+            nxt = next(pending, None)
+            if nxt is not None:
+                ahead.append((nxt, pool.submit(judge, nxt)))
+            yield m, judged
 
 
 def _distributed(mode: str, manifests: list[ManifestFile], remote: RemotePlanner, equality_deletes: bool) -> bool:
@@ -257,7 +424,20 @@ def _plan_manifests(io: FileIO, meta: TableMetadata, plan_filter: _PlanFilter,
         return list(pool.map(plan, manifests))
 
 
+# what a manifest gives a plan: the kept entries of one held as columns (tasks built from them when
+# wanted), or the matches of one read entry by entry
+_Judged = Union[tuple[ManifestColumns, npt.NDArray[np.int64]], "ManifestMatches"]
+
+
 def _plan_manifest(io: FileIO, meta: TableMetadata, plan_filter: _PlanFilter, m: ManifestFile) -> ManifestMatches:
+    judged = _judge(io, meta, plan_filter, m)
+    if isinstance(judged, ManifestMatches):
+        return judged
+    cols, rows = judged
+    return ManifestMatches(tasks=_columnar_tasks(cols, rows))
+
+
+def _judge(io: FileIO, meta: TableMetadata, plan_filter: _PlanFilter, m: ManifestFile) -> _Judged:
     got = ManifestMatches()
     metrics_eval = plan_filter.metrics_eval
     pe = plan_filter.part_evals.get(m.partition_spec_id)
@@ -270,9 +450,7 @@ def _plan_manifest(io: FileIO, meta: TableMetadata, plan_filter: _PlanFilter, m:
                 mask &= partition_mask(cols, pe)
             if metrics_eval is not None and mask.any():
                 mask &= metrics_mask(cols, metrics_eval)
-            rows = np.flatnonzero(mask)
-            got.tasks = [FileScanTask(f, seq or 0) for f, seq in zip(cols.data_files(rows), cols.sequence_numbers(rows))]
-            return got
+            return cols, np.flatnonzero(mask)
     keep = None if plan_filter.bound is None else \
         _file_filter(pe, cast(ev.MetricsEvaluator, metrics_eval), delete_manifest)   # set with a bound
     content = load_manifest(io, meta, m, keep)
@@ -339,36 +517,41 @@ def _file_filter(pe: Optional[ev.PartitionEvaluator], metrics_eval: ev.MetricsEv
     return keep
 
 
-def _attach_deletes(tasks: list[FileScanTask], delete_entries: list[ManifestEntry],
-                    specs: dict[int, PartitionSpec]) -> None:
-    """Spec rules: a position delete applies to data files in the same partition with a data
-    sequence number <= its own; an equality delete to those strictly less (unpartitioned
-    equality deletes apply to every partition)."""
-    by_partition: dict[tuple[int, tuple[Any, ...]], list[ManifestEntry]] = {}
-    by_target: dict[str, list[ManifestEntry]] = {}     # deletion vectors and position delete files scoped to one data file
-    global_eq: list[ManifestEntry] = []
-    for e in delete_entries:
-        f = e.data_file
-        if f.content == POSITION_DELETES and f.referenced_data_file is not None:
-            by_target.setdefault(f.referenced_data_file, []).append(e)
-        elif f.content == EQUALITY_DELETES and specs[f.spec_id].is_unpartitioned:
-            global_eq.append(e)
-        else:
-            by_partition.setdefault((f.spec_id, f.partition), []).append(e)
-    for t in tasks:
-        seq = t.data_sequence_number
-        for e in by_target.get(t.path, ()):
-            if seq <= (e.sequence_number or 0):
-                _attach(t, e)
-        for e in by_partition.get((t.file.spec_id, t.file.partition), []):
-            dseq = e.sequence_number or 0
-            if e.data_file.content == POSITION_DELETES and seq <= dseq:
-                _attach(t, e)
-            elif e.data_file.content == EQUALITY_DELETES and seq < dseq:
-                _attach(t, e)
-        for e in global_eq:
-            if seq < (e.sequence_number or 0):
-                _attach(t, e)
+class _DeleteIndex:
+    """A plan's delete entries by what they apply to. Spec rules: a position delete applies to data
+    files in the same partition with a data sequence number <= its own; an equality delete to those
+    strictly less (unpartitioned equality deletes apply to every partition)."""
+
+    def __init__(self, delete_entries: list[ManifestEntry], specs: dict[int, PartitionSpec]) -> None:
+        self.by_partition: dict[tuple[int, tuple[Any, ...]], list[ManifestEntry]] = {}
+        self.by_target: dict[str, list[ManifestEntry]] = {}     # deletion vectors and position deletes of one file
+        self.global_eq: list[ManifestEntry] = []
+        for e in delete_entries:
+            f = e.data_file
+            if f.content == POSITION_DELETES and f.referenced_data_file is not None:
+                self.by_target.setdefault(f.referenced_data_file, []).append(e)
+            elif f.content == EQUALITY_DELETES and specs[f.spec_id].is_unpartitioned:
+                self.global_eq.append(e)
+            else:
+                self.by_partition.setdefault((f.spec_id, f.partition), []).append(e)
+
+    def attach(self, tasks: list[FileScanTask]) -> None:
+        by_target, by_partition, global_eq = self.by_target, self.by_partition, self.global_eq
+        for t in tasks:
+            seq = t.data_sequence_number
+            if by_target:
+                for e in by_target.get(t.path, ()):
+                    if seq <= (e.sequence_number or 0):
+                        _attach(t, e)
+            for e in by_partition.get((t.file.spec_id, t.file.partition), []):
+                dseq = e.sequence_number or 0
+                if e.data_file.content == POSITION_DELETES and seq <= dseq:
+                    _attach(t, e)
+                elif e.data_file.content == EQUALITY_DELETES and seq < dseq:
+                    _attach(t, e)
+            for e in global_eq:
+                if seq < (e.sequence_number or 0):
+                    _attach(t, e)
 
 
 def _attach(task: FileScanTask, e: ManifestEntry) -> None:

@@ -11,7 +11,7 @@ changes and Spark reads are the user-facing table's (``icefloe.table``).
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Optional, Sequence, Union
 
 import pyarrow as pa
 
@@ -143,6 +143,17 @@ class BaseTable:
     def plan_tasks(self, where: object = None, snapshot_id: Optional[int] = None, as_of: Optional[AsOf] = None,
                    ref: Optional[str] = None) -> list[FileScanTask]:
         return self.plan_snapshot(self.snapshot_for(snapshot_id, as_of, ref), where)
+
+    def iter_tasks(self, where: object = None, snapshot_id: Optional[int] = None, as_of: Optional[AsOf] = None,
+                   ref: Optional[str] = None) -> Iterator[FileScanTask]:
+        """``plan_tasks``' tasks, streamed (``scan.iter_plan_files``): for a caller that goes through
+        them once, without holding one per file of the table."""
+        return self.iter_snapshot(self.snapshot_for(snapshot_id, as_of, ref), where)
+
+    def iter_snapshot(self, snap: Optional[Snapshot], where: object = None) -> Iterator[FileScanTask]:
+        """``plan_snapshot``'s tasks, streamed where they are planned here."""
+        tasks = self.served_plan(snap, where)
+        return iter(tasks) if tasks is not None else scan_mod.iter_plan_files(self.io, self._meta, snap, where)
 
     def plan_snapshot(self, snap: Optional[Snapshot], where: object = None) -> list[FileScanTask]:
         """Scan tasks (data files with their delete files) of ``snap`` that may match ``where``:

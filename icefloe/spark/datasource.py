@@ -361,7 +361,7 @@ class IcefloeReader(DataSourceReader):
                 return [FilePartition(p) for p in _paimon_tag_files(loc, self.options["tag"], io)]
             return [FilePartition(p) for p in paimon_partitions(loc, self.options, self._where(), io)]
         t = catalog_table if catalog_table is not None else iceberg_table_at(loc, io)
-        tasks = t.plan_tasks(self._where(), _opt_int(self.options, "snapshot-id"),
+        tasks = t.iter_tasks(self._where(), _opt_int(self.options, "snapshot-id"),       # streamed: no list of tasks
                              self.options.get("as-of-timestamp"), self.options.get("branch") or self.options.get("tag"))
         parts = []
         for task in tasks:

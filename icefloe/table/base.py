@@ -11,7 +11,7 @@ changes a :class:`~icefloe.core.reports.RowChanges`, ``expire_snapshots`` an ``E
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional, Sequence, Union
 
 import pyarrow as pa
 from pyspark.sql import SparkSession
@@ -171,6 +171,24 @@ class Table(RefOperations):
             list: one entry per data file (``file_path``, ``record_count``, ``file_size_in_bytes``, ...).
         """
         raise self.unsupported("plan_files")
+
+    def iter_tasks(self, where: Where = None, snapshot_id: Optional[int] = None, as_of: Optional[AsOf] = None,
+                   ref: Optional[str] = None) -> Iterator[Any]:
+        """The scan tasks a read would use (each data file with the delete files that apply to it),
+        streamed as they are planned: for going through a large table's files once without holding
+        an object per file (``plan_files`` returns them all in a list).
+
+        Args:
+            where: Spark SQL predicate text; files that cannot hold a matching row are left out.
+            snapshot_id: Read this snapshot (time travel by id).
+            as_of: Read the snapshot current at this time: a ``datetime`` or epoch milliseconds.
+            ref: Read the head of this branch or tag.
+
+        Returns:
+            Iterator: one task per data file (``file``, ``deletes``, ``data_sequence_number``, ...).
+            The filter and settings are checked when it is returned, not when it is first read.
+        """
+        raise self.unsupported("iter_tasks")
 
     def to_spark(self, snapshot_id: Optional[int] = None, as_of: Optional[AsOf] = None, where: Where = None,
                  columns: Optional[Sequence[str]] = None, ref: Optional[str] = None) -> DataFrame:

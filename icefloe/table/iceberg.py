@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Optional, Sequence
 
 import pyarrow as pa
 
@@ -113,6 +113,14 @@ class IcebergTable(BaseTable, Table):
             return served
         return scan_mod.plan_files(self.io, self._meta, snap, where,
                                    remote=SparkPlanner(lambda: self.spark, lambda: running_session(self._spark)))
+
+    def iter_snapshot(self, snap: Optional[Snapshot], where: object = None) -> Iterator[FileScanTask]:
+        """``plan_snapshot``'s tasks, streamed (``scan.iter_plan_files``)."""
+        served = self.served_plan(snap, where)
+        if served is not None:
+            return iter(served)
+        return scan_mod.iter_plan_files(self.io, self._meta, snap, where,
+                                        remote=SparkPlanner(lambda: self.spark, lambda: running_session(self._spark)))
 
     def to_spark(self, snapshot_id: Optional[int] = None, as_of: Optional[AsOf] = None, where: Where = None,
                  columns: Optional[Sequence[str]] = None, ref: Optional[str] = None,
