@@ -163,11 +163,20 @@ def check_build(index_type: str, field: DataField, options: Mapping[str, str]) -
         raise SchemaError(f"column {field.name!r} has type {field.type}, which a bitmap index cannot hold (it takes "
                           "numbers other than decimals, booleans, dates, times, timestamps and strings)")
     for key, value in options.items():
+        if key == bt.SORTED_RECORDS_PER_RANGE:
+            bt.check_records_per_range(value)
+            continue
         if key not in BITMAP_OPTIONS:
             raise SchemaError(f"option {key!r} is not an option of the bitmap index (it takes "
-                              f"{', '.join(BITMAP_OPTIONS)})")
+                              f"{', '.join((*BITMAP_OPTIONS, bt.SORTED_RECORDS_PER_RANGE))})")
         if (why := bmi.bad_option_value(key, value)) is not None:
             raise SchemaError(f"option {key!r} {why}")
+
+
+def sorted_build(index_type: str, options: Mapping[str, str]) -> bool:
+    """Whether a build writes the row ranges in value order (a btree index; a bitmap index given
+    ``sorted-index.records-per-range``), rather than per shard of row ids."""
+    return index_type == BTREE or (index_type == BITMAP and bt.SORTED_RECORDS_PER_RANGE in options)
 
 
 def positional(e: mf.ManifestEntry) -> bool:
@@ -192,9 +201,9 @@ class ShardSpec:
 
 def shards(entries: Sequence[mf.ManifestEntry], per_shard: int, fields_of: Callable[[int], Sequence[DataField]],
            field: DataField, index_type: str, options: Mapping[str, str], index_dir: str) -> list[ShardSpec]:
-    """The row ranges of ``entries`` (live data files with paths) as Paimon's build cuts them (a btree
-    index's ranges are not cut into shards)."""
-    if index_type == BTREE:
+    """The row ranges of ``entries`` (live data files with paths) as Paimon's build cuts them (a sorted
+    build's ranges are not cut into shards)."""
+    if sorted_build(index_type, options):
         per_shard = 2**62
     by_part: dict[bytes, dict[int, list[mf.ManifestEntry]]] = {}
     for e in entries:
@@ -258,10 +267,20 @@ def shard_keys(io: FileIO, spec: ShardSpec) -> list[Optional[bmi.Key]]:
 def build_shard(io: FileIO, spec: ShardSpec) -> list[IndexRecord]:
     """Write the row range's index files; their index manifest entries."""
     keys = shard_keys(io, spec)
+    options = dict(spec.options)
     if spec.index_type == BTREE:
-        built = [(f.raw, f.row_count, f.meta) for f in bt.files(keys, spec.field.type, dict(spec.options))]
+        built = [(f.raw, f.row_count, f.meta) for f in bt.files(keys, spec.field.type, options)]
+    elif sorted_build(spec.index_type, options):
+        # the range's rows in value order (nulls first, then by row id), one bitmap file of the
+        # range's positions per records-per-range times 1.2 of them
+        ordered = [i for i, k in enumerate(keys) if k is None] + \
+            [i for _, i in sorted(((k, i) for i, k in enumerate(keys) if k is not None), key=lambda p: p[0])]
+        per = max(1, bt.records_per_file(options))
+        bitmap_options = {k: v for k, v in options.items() if k != bt.SORTED_RECORDS_PER_RANGE}
+        built = [(bmi.bitmap_bytes(keys, spec.field.type, bitmap_options, ordered[at:at + per])[0],
+                  len(ordered[at:at + per]), None) for at in range(0, len(ordered), per)]
     else:
-        built = [(bmi.bitmap_bytes(keys, spec.field.type, dict(spec.options))[0], len(keys), None)]
+        built = [(bmi.bitmap_bytes(keys, spec.field.type, options)[0], len(keys), None)]
     out: list[IndexRecord] = []
     for raw, count, meta in built:
         name = f"{spec.index_type}-global-index-{uuid.uuid4()}.index"

@@ -230,13 +230,65 @@ def test_a_table_without_row_tracking_or_a_decimal_column_is_refused(cat):
     _unchanged(d, lambda: create_global_index(d, "d", "bitmap", {}), SchemaError, "cannot hold")
 
 
-def test_an_index_over_the_same_rows_is_refused_until_it_is_dropped(cat):
+def _ids(t, where):
+    return sorted(t.refresh().to_arrow(where=where).column("id").to_pylist())
+
+
+@pytest.mark.parametrize("index_type, options", [("bitmap", {}), ("btree", {"btree-index.records-per-range": "2"})])
+def test_a_build_again_indexes_only_the_rows_not_yet_indexed(cat, index_type, options):
     t = _table(cat)
-    create_global_index(t, "v", "bitmap", {})
-    _unchanged(t, lambda: create_global_index(t, "v", "bitmap", {}), IcefloeError, "drop it first")
+    create_global_index(t, "v", index_type, options)
+    old = _index_files(t)
+    before = t.current_snapshot().id
+    assert create_global_index(t, "v", index_type, options) is None        # every row indexed: no snapshot
+    assert t.refresh().current_snapshot().id == before
+    t.append(_batch([10, 11, 12], ["c", "z", None]))                       # row ids 10-12
+    snap = create_global_index(t, "v", index_type, options)
+    assert snap is not None and snap.id == before + 2
+    files = _index_files(t)
+    assert set(old) <= set(files)                                           # the old index files stay
+    new = [f for f in files if f not in old]
+    # shards of 4 ids cut a bitmap build: [10, 11] (the rest of shard [8, 11]) and [12, 12]; btree: one range
+    assert sorted({(f.range_start, f.range_end) for f in new}) == \
+        ([(10, 11), (12, 12)] if index_type == "bitmap" else [(10, 12)])
+    assert sum(f.row_count for f in new) == 3
+    assert _planned(t, "v = 'z'") == [10] and _planned(t, "v = 'q'") == []   # the new rows' file skipped by it too
+    assert _ids(t, "v = 'c'") == [1, 4, 10]
+    assert _ids(t, "v = 'z'") == [11]
+    assert _ids(t, "v IS NULL") == [3, 9, 12]
+    assert _ids(t, "v IN ('d', 'z')") == [6, 8, 11]
+    other = "btree" if index_type == "bitmap" else "bitmap"                 # another type over the same rows
+    _unchanged(t, lambda: create_global_index(t, "v", other, {}), IcefloeError, "drop it first")
     create_global_index(t, "id", "bitmap", {})                  # another column: its own index
-    assert len(_index_files(t)) == 6
     assert _planned(t, "id = 7") == [5]
+
+
+def test_a_sorted_bitmap_build_cuts_a_range_in_value_order_by_records_per_range(cat):
+    t = _table(cat)
+    create_global_index(t, "v", "bitmap", {"sorted-index.records-per-range": "3"})   # 3 * 1.2: 3 rows a file
+    files = _index_files(t)
+    # not cut into shards of 4 ids: one range [0, 9] (both files, contiguous), its rows in value order
+    # (nulls first, then by row id): (null 3, null 9, a 0), (b 5, c 1, c 4), (d 6, d 8, e 2), (f 7)
+    assert sorted((f.range_start, f.range_end, f.row_count) for f in files) == \
+        [(0, 9, 1), (0, 9, 3), (0, 9, 3), (0, 9, 3)]
+    assert all(re.fullmatch(r"bitmap-global-index-[0-9a-f-]{36}\.index", f.file_name) for f in files)
+    v = t.table_schema.fields[1]
+    values = ["a", "c", "e", None, "c", "b", "d", "f", "d", None]
+    keys = bmi.column_keys(pa.array(values), v.type)
+    got = set()
+    for f in files:
+        raw = t.store.io.read_bytes(f.path)
+        index = bmi.BitmapIndex(raw, v.type)
+        held = {k: sorted(index.rows_of(k, v.type)) for k in "abcdef"}
+        rows = tuple(sorted(list(index.null_rows()) + [i for r in held.values() for i in r]))
+        got.add(rows)
+        # Paimon's bitmap bytes over the range's positions, holding the file's rows only
+        assert raw == bmi.bitmap_bytes(keys, v.type, None, [i for i in range(10) if i in rows])[0]
+    assert got == {(0, 3, 9), (1, 4, 5), (2, 6, 8), (7,)}
+    assert _planned(t, "v = 'c'") == [0] and _planned(t, "v IS NULL") == [0, 5] and _planned(t, "v = 'f'") == [5]
+    assert _ids(t, "v = 'c'") == [1, 4] and _ids(t, "v > 'd'") == [2, 7] and _ids(t, "v IS NULL") == [3, 9]
+    _unchanged(t, lambda: create_global_index(t, "id", "bitmap", {"sorted-index.records-per-range": "0"}),
+               SchemaError, "must be a positive count")
 
 
 def test_a_btree_index_is_one_row_range_per_run_of_files_cut_by_records_per_range(cat):
