@@ -351,23 +351,19 @@ def _roaring(rows: list[int]) -> bytes:
 
 
 def bitmap_bytes(keys: list[Optional[Key]], data_type: IcebergType,
-                 opts: Optional[Mapping[str, str]] = None,
-                 only: Optional[Sequence[int]] = None) -> tuple[bytes, bool]:
-    """The bitmap index of ``keys`` (``column_keys``; of the positions ``only``, in order, where given:
-    the other positions are in no bitmap), and whether its bytes are certainly Paimon's."""
+                 opts: Optional[Mapping[str, str]] = None) -> tuple[bytes, bool]:
+    """The bitmap index of ``keys`` (``column_keys``), and whether its bytes are certainly Paimon's."""
     opts = opts or {}
-    chosen = range(len(keys)) if only is None else only
     r = _root(data_type)
     version = int(str(opts.get("version", VERSION_2)).strip())
     limit = parse_memory_size(opts.get("index-block-size", DEFAULT_BLOCK_SIZE))
     if r in ("FLOAT", "DOUBLE"):
         # Java keys floats by their bits: -0.0 and 0.0 (and each NaN) are one key each
         keys = [None if k is None else (float("nan") if k != k else k) for k in keys]
-    order, certain = java_order([keys[i] for i in chosen], r)
+    order, certain = java_order(keys, r)
     rows: dict[Key, list[int]] = {}
     nulls: list[int] = []
-    for i in chosen:
-        k = keys[i]
+    for i, k in enumerate(keys):
         if k is None:
             nulls.append(i)
         else:

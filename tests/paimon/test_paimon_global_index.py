@@ -263,32 +263,29 @@ def test_a_build_again_indexes_only_the_rows_not_yet_indexed(cat, index_type, op
     assert _planned(t, "id = 7") == [5]
 
 
-def test_a_sorted_bitmap_build_cuts_a_range_in_value_order_by_records_per_range(cat):
+def test_a_bitmap_build_given_sorted_records_per_range_writes_one_file_per_that_many_row_ids(cat):
     t = _table(cat)
     create_global_index(t, "v", "bitmap", {"sorted-index.records-per-range": "3"})   # 3 * 1.2: 3 rows a file
     files = _index_files(t)
-    # not cut into shards of 4 ids: one range [0, 9] (both files, contiguous), its rows in value order
-    # (nulls first, then by row id): (null 3, null 9, a 0), (b 5, c 1, c 4), (d 6, d 8, e 2), (f 7)
-    assert sorted((f.range_start, f.range_end, f.row_count) for f in files) == \
-        [(0, 9, 1), (0, 9, 3), (0, 9, 3), (0, 9, 3)]
+    # the run of both files, [0, 9], is not cut into shards of 4 ids but into files of 3 row ids
+    assert [(f.range_start, f.range_end, f.row_count) for f in files] == [(0, 2, 3), (3, 5, 3), (6, 8, 3), (9, 9, 1)]
     assert all(re.fullmatch(r"bitmap-global-index-[0-9a-f-]{36}\.index", f.file_name) for f in files)
     v = t.table_schema.fields[1]
     values = ["a", "c", "e", None, "c", "b", "d", "f", "d", None]
-    keys = bmi.column_keys(pa.array(values), v.type)
-    got = set()
-    for f in files:
-        raw = t.store.io.read_bytes(f.path)
-        index = bmi.BitmapIndex(raw, v.type)
-        held = {k: sorted(index.rows_of(k, v.type)) for k in "abcdef"}
-        rows = tuple(sorted(list(index.null_rows()) + [i for r in held.values() for i in r]))
-        got.add(rows)
-        # Paimon's bitmap bytes over the range's positions, holding the file's rows only
-        assert raw == bmi.bitmap_bytes(keys, v.type, None, [i for i in range(10) if i in rows])[0]
-    assert got == {(0, 3, 9), (1, 4, 5), (2, 6, 8), (7,)}
+    for f in files:               # Paimon's bitmap bytes of the file's rows, as without the option
+        want = bmi.bitmap_bytes(bmi.column_keys(pa.array(values[f.range_start:f.range_end + 1]), v.type), v.type)[0]
+        assert t.store.io.read_bytes(f.path) == want
     assert _planned(t, "v = 'c'") == [0] and _planned(t, "v IS NULL") == [0, 5] and _planned(t, "v = 'f'") == [5]
     assert _ids(t, "v = 'c'") == [1, 4] and _ids(t, "v > 'd'") == [2, 7] and _ids(t, "v IS NULL") == [3, 9]
+    t.append(_batch([10, 11], ["c", "q"]))
+    create_global_index(t, "v", "bitmap", {"sorted-index.records-per-range": "3"})   # the new rows only
+    assert [(f.range_start, f.range_end, f.row_count) for f in _index_files(t)][4:] == [(10, 11, 2)]
     _unchanged(t, lambda: create_global_index(t, "id", "bitmap", {"sorted-index.records-per-range": "0"}),
                SchemaError, "must be a positive count")
+    # btree takes it as its records-per-range, before btree-index.records-per-range
+    create_global_index(t, "id", "btree", {"sorted-index.records-per-range": "5", "btree-index.records-per-range": "1"})
+    ranges = sorted((f.range_start, f.range_end, f.row_count) for f in _index_files(t) if f.index_type == "btree")
+    assert ranges == [(0, 11, 6), (0, 11, 6)]
 
 
 def test_a_btree_index_is_one_row_range_per_run_of_files_cut_by_records_per_range(cat):
