@@ -16,13 +16,20 @@ As Paimon 1.4 lays them out:
   is not cut into shards: each run of contiguous files of a partition is one row range, whose rows
   in value order make one SST file per ``btree-index.records-per-range`` (times 1.2) rows, each
   entry carrying the whole range and, as its meta bytes, the first and last value it holds.
+  ``sorted-index.records-per-range`` (current Paimon's name of that option; the btree one is its
+  fallback) sets it too, and given to a ``bitmap`` build it takes each run of contiguous files as one
+  range, as current Paimon's sorted build does, cut into one file per that many (times 1.2) row ids,
+  each file its own row range. (Current Paimon regroups a bitmap range's rows in value order into
+  files of a newer bitmap format, several a range; Paimon 1.4's bitmap reader, which reads the bytes
+  written here, takes one file a range.)
 - *Metadata.* Each index file is an entry of the snapshot's index manifest (bucket 0 of its
   partition, ``_INDEX_TYPE`` the index type, ``_ROW_COUNT`` the rows it holds) whose
   ``_GLOBAL_INDEX`` record gives the row range (``_ROW_RANGE_START`` / ``_ROW_RANGE_END``,
   inclusive), the indexed column's field id and the index's own meta bytes (none for bitmap).
-  The commit that adds them is an APPEND snapshot without data files. A new index file may not
-  overlap a live one of the same column: an index is dropped (its entries deleted by a commit,
-  ``drop_global_index``) before it is built again.
+  The commit that adds them is an APPEND snapshot without data files. A build again (as current
+  Paimon's incremental build) writes only the row ranges the column's index of that type does not
+  cover yet; a new index file may not overlap a live one of another type on the same column (that
+  one is dropped first, ``drop_global_index``).
 - *Reads.* Rows with ids in an indexed range holding no value an ``=``, ``IN``, ``<``, ``<=``, ``>``,
   ``>=`` or ``IS NULL`` condition asks for (AND / OR followed) are not read. Here that skips whole data files: a file with
   a first row id and rows at their positional ids (no ``_ROW_ID`` column), written with the
@@ -163,11 +170,21 @@ def check_build(index_type: str, field: DataField, options: Mapping[str, str]) -
         raise SchemaError(f"column {field.name!r} has type {field.type}, which a bitmap index cannot hold (it takes "
                           "numbers other than decimals, booleans, dates, times, timestamps and strings)")
     for key, value in options.items():
+        if key == bt.SORTED_RECORDS_PER_RANGE:
+            bt.check_records_per_range(value)
+            continue
         if key not in BITMAP_OPTIONS:
             raise SchemaError(f"option {key!r} is not an option of the bitmap index (it takes "
-                              f"{', '.join(BITMAP_OPTIONS)})")
+                              f"{', '.join((*BITMAP_OPTIONS, bt.SORTED_RECORDS_PER_RANGE))})")
         if (why := bmi.bad_option_value(key, value)) is not None:
             raise SchemaError(f"option {key!r} {why}")
+
+
+def sorted_build(index_type: str, options: Mapping[str, str]) -> bool:
+    """Whether a build takes each run of contiguous files as one range, as current Paimon's sorted
+    build does (a btree index; a bitmap index given ``sorted-index.records-per-range``), rather than
+    cutting it into shards of row ids."""
+    return index_type == BTREE or (index_type == BITMAP and bt.SORTED_RECORDS_PER_RANGE in options)
 
 
 def positional(e: mf.ManifestEntry) -> bool:
@@ -192,9 +209,9 @@ class ShardSpec:
 
 def shards(entries: Sequence[mf.ManifestEntry], per_shard: int, fields_of: Callable[[int], Sequence[DataField]],
            field: DataField, index_type: str, options: Mapping[str, str], index_dir: str) -> list[ShardSpec]:
-    """The row ranges of ``entries`` (live data files with paths) as Paimon's build cuts them (a btree
-    index's ranges are not cut into shards)."""
-    if index_type == BTREE:
+    """The row ranges of ``entries`` (live data files with paths) as Paimon's build cuts them (a sorted
+    build's ranges are not cut into shards)."""
+    if sorted_build(index_type, options):
         per_shard = 2**62
     by_part: dict[bytes, dict[int, list[mf.ManifestEntry]]] = {}
     for e in entries:
@@ -258,17 +275,32 @@ def shard_keys(io: FileIO, spec: ShardSpec) -> list[Optional[bmi.Key]]:
 def build_shard(io: FileIO, spec: ShardSpec) -> list[IndexRecord]:
     """Write the row range's index files; their index manifest entries."""
     keys = shard_keys(io, spec)
+    options = dict(spec.options)
     if spec.index_type == BTREE:
-        built = [(f.raw, f.row_count, f.meta) for f in bt.files(keys, spec.field.type, dict(spec.options))]
+        built = [(f.raw, f.row_count, f.meta) for f in bt.files(keys, spec.field.type, options)]
+    elif sorted_build(spec.index_type, options):
+        # one file per records-per-range times 1.2 row ids, each its own row range: Paimon 1.4's bitmap
+        # reader takes one file a range, so the rows are not regrouped in value order (see the module doc)
+        per = max(1, bt.records_per_file(options))
+        bitmap_options = {k: v for k, v in options.items() if k != bt.SORTED_RECORDS_PER_RANGE}
+        out: list[IndexRecord] = []
+        for at in range(0, len(keys), per):
+            chunk = keys[at:at + per]
+            out.extend(_write(io, spec, bmi.bitmap_bytes(chunk, spec.field.type, bitmap_options)[0], len(chunk),
+                              None, spec.range_start + at, spec.range_start + at + len(chunk) - 1))
+        return out
     else:
-        built = [(bmi.bitmap_bytes(keys, spec.field.type, dict(spec.options))[0], len(keys), None)]
-    out: list[IndexRecord] = []
-    for raw, count, meta in built:
-        name = f"{spec.index_type}-global-index-{uuid.uuid4()}.index"
-        io.write_bytes(f"{spec.index_dir}/{name}", raw, overwrite=False)
-        out.append(index_record(spec.partition, spec.index_type, name, len(raw), count, spec.range_start,
-                                spec.range_end, spec.field.id, meta))
-    return out
+        built = [(bmi.bitmap_bytes(keys, spec.field.type, options)[0], len(keys), None)]
+    return [r for raw, count, meta in built
+            for r in _write(io, spec, raw, count, meta, spec.range_start, spec.range_end)]
+
+
+def _write(io: FileIO, spec: ShardSpec, raw: bytes, count: int, meta: Optional[bytes], start: int,
+           end: int) -> list[IndexRecord]:
+    """Write one index file of rows ``start`` to ``end``; its index manifest entry."""
+    name = f"{spec.index_type}-global-index-{uuid.uuid4()}.index"
+    io.write_bytes(f"{spec.index_dir}/{name}", raw, overwrite=False)
+    return [index_record(spec.partition, spec.index_type, name, len(raw), count, start, end, spec.field.id, meta)]
 
 
 # --------------------------------------------------------------------------- reading

@@ -52,6 +52,8 @@ TRAILER = 5
 NONE = 0
 BLOCK_SIZE = "btree-index.block-size"
 RECORDS_PER_RANGE = "btree-index.records-per-range"
+# current Paimon's name of the option for its sorted (btree and bitmap) builds; the btree one is its fallback
+SORTED_RECORDS_PER_RANGE = "sorted-index.records-per-range"
 COMPRESSION = "btree-index.compression"
 DEFAULT_BLOCK_SIZE = 64 * 1024
 DEFAULT_RECORDS_PER_RANGE = 1_000_000
@@ -59,7 +61,7 @@ FLOATING = 1.2                  # a file takes up to records-per-range times thi
 # options of Paimon's btree index that tune its Java reader alone (cache) or its Spark job
 READER_OPTIONS = ("btree-index.cache-size", "btree-index.high-priority-pool-ratio",
                   "btree-index.build.max-parallelism", "btree-index.compression-level")
-OPTIONS = (BLOCK_SIZE, RECORDS_PER_RANGE, COMPRESSION, *READER_OPTIONS)
+OPTIONS = (BLOCK_SIZE, RECORDS_PER_RANGE, SORTED_RECORDS_PER_RANGE, COMPRESSION, *READER_OPTIONS)
 _FORMATS = {"TINYINT": "<b", "SMALLINT": "<h", "INT": "<i", "DATE": "<i", "TIME": "<i", "BIGINT": "<q",
             "BOOLEAN": "<?"}
 ROOTS = ("CHAR", "VARCHAR", *_FORMATS)
@@ -79,7 +81,7 @@ def check(column: str, data_type: IcebergType, options: Mapping[str, str]) -> No
         if key == COMPRESSION and str(value).strip().lower() != "none":
             raise SchemaError(f"option {COMPRESSION!r} = {value!r}: icefloe writes btree blocks uncompressed "
                               "('none', Paimon's default)")
-        if key in (BLOCK_SIZE, RECORDS_PER_RANGE):
+        if key in (BLOCK_SIZE, RECORDS_PER_RANGE, SORTED_RECORDS_PER_RANGE):
             try:
                 ok = (parse_memory_size(value) if key == BLOCK_SIZE else int(str(value).strip())) > 0
             except Exception:
@@ -90,7 +92,19 @@ def check(column: str, data_type: IcebergType, options: Mapping[str, str]) -> No
 
 
 def records_per_file(options: Mapping[str, str]) -> int:
-    return int(int(str(options.get(RECORDS_PER_RANGE, DEFAULT_RECORDS_PER_RANGE)).strip()) * FLOATING)
+    """The rows a file of a sorted build takes: ``sorted-index.records-per-range`` (else
+    ``btree-index.records-per-range``) times 1.2."""
+    text = options.get(SORTED_RECORDS_PER_RANGE, options.get(RECORDS_PER_RANGE, DEFAULT_RECORDS_PER_RANGE))
+    return int(int(str(text).strip()) * FLOATING)
+
+
+def check_records_per_range(value: str) -> None:
+    try:
+        ok = int(str(value).strip()) > 0
+    except ValueError:
+        ok = False
+    if not ok:
+        raise SchemaError(f"option {SORTED_RECORDS_PER_RANGE!r} must be a positive count, not {value!r}")
 
 
 def block_size(options: Mapping[str, str]) -> int:

@@ -5,8 +5,11 @@ sys.create_global_index`` and ``CALL sys.drop_global_index`` do, as Paimon 1.4's
 - *Create* checks the table (row tracking on, not a Data Evolution table), the column and the index
   type, cuts the live data files of the latest snapshot (of the chosen partitions) into row ranges,
   writes one index file per range (``build``: on the driver, or in Spark tasks the caller runs) and
-  commits them as one APPEND snapshot without data files. A range that overlaps a live index file of
-  the same column is refused before anything is written, and again at the commit (a concurrent build);
+  commits them as one APPEND snapshot without data files. As current Paimon's incremental build, the
+  row ids a live index file of the same type on the column already covers are left out: a build again
+  indexes only rows added since (none left: no snapshot). A range that overlaps a live index file of
+  another type on the same column is refused before anything is written, and any overlap again at the
+  commit (a concurrent build);
   a failed commit deletes the files it wrote. A table without rows to index gets no snapshot.
 - *Drop* deletes the index manifest entries of the column's index of that type (in the chosen
   partitions) by one such snapshot; their files go when no snapshot uses them any more (snapshot
@@ -14,6 +17,7 @@ sys.create_global_index`` and ``CALL sys.drop_global_index`` do, as Paimon 1.4's
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from icefloe.errors import IcefloeError, SchemaError
@@ -97,7 +101,13 @@ def create_global_index(table: StoreTable, column: str, index_type: str, options
                       index_dir)
     if not specs:
         return None
-    for old in gi.global_files(store, latest):        # refused before any file is written
+    olds = gi.global_files(store, latest)
+    # Paimon builds only the row ranges its index of this type on this column does not cover yet
+    specs = unindexed(specs, [(o.range_start, o.range_end) for o in olds
+                              if o.field_id == field.id and o.index_type == index_type])
+    if not specs:
+        return None
+    for old in olds:        # another type's index of the column: refused before any file is written
         for spec in specs:
             if old.field_id == field.id and old.partition == spec.partition \
                     and old.covers(spec.range_start, spec.range_end):
@@ -112,6 +122,28 @@ def create_global_index(table: StoreTable, column: str, index_type: str, options
     except IcefloeError:
         delete_files(store.io, index_dir, records)
         raise
+
+
+def unindexed(specs: Sequence[gi.ShardSpec], indexed: Sequence[tuple[int, int]]) -> list[gi.ShardSpec]:
+    """The parts of ``specs``' row ranges outside the ``indexed`` ones (row ids are unique across
+    partitions), each with the data files it reads."""
+    taken = sorted(indexed)
+    out: list[gi.ShardSpec] = []
+    for spec in specs:
+        parts: list[tuple[int, int]] = []
+        at = spec.range_start
+        for lo, hi in taken:
+            if hi < at or lo > spec.range_end:
+                continue
+            if lo > at:
+                parts.append((at, lo - 1))
+            at = max(at, hi + 1)
+        if at <= spec.range_end:
+            parts.append((at, spec.range_end))
+        for lo, hi in parts:
+            files = tuple(f for f in spec.files if f[2] <= hi and lo <= f[2] + f[3] - 1)
+            out.append(replace(spec, range_start=lo, range_end=hi, files=files))
+    return out
 
 
 def global_index_files_to_drop(table: StoreTable, column: str, index_type: str,
@@ -141,4 +173,5 @@ def drop_global_index(table: StoreTable, column: str, index_type: str,
         PaimonCommit(APPEND, (SetGlobalIndexes(removed=frozenset(going)),)))
 
 
-__all__ = ["create_global_index", "drop_global_index", "global_index_files_to_drop", "on_driver", "delete_files"]
+__all__ = ["create_global_index", "drop_global_index", "global_index_files_to_drop", "on_driver", "delete_files",
+           "unindexed"]

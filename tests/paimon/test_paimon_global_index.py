@@ -230,13 +230,62 @@ def test_a_table_without_row_tracking_or_a_decimal_column_is_refused(cat):
     _unchanged(d, lambda: create_global_index(d, "d", "bitmap", {}), SchemaError, "cannot hold")
 
 
-def test_an_index_over_the_same_rows_is_refused_until_it_is_dropped(cat):
+def _ids(t, where):
+    return sorted(t.refresh().to_arrow(where=where).column("id").to_pylist())
+
+
+@pytest.mark.parametrize("index_type, options", [("bitmap", {}), ("btree", {"btree-index.records-per-range": "2"})])
+def test_a_build_again_indexes_only_the_rows_not_yet_indexed(cat, index_type, options):
     t = _table(cat)
-    create_global_index(t, "v", "bitmap", {})
-    _unchanged(t, lambda: create_global_index(t, "v", "bitmap", {}), IcefloeError, "drop it first")
+    create_global_index(t, "v", index_type, options)
+    old = _index_files(t)
+    before = t.current_snapshot().id
+    assert create_global_index(t, "v", index_type, options) is None        # every row indexed: no snapshot
+    assert t.refresh().current_snapshot().id == before
+    t.append(_batch([10, 11, 12], ["c", "z", None]))                       # row ids 10-12
+    snap = create_global_index(t, "v", index_type, options)
+    assert snap is not None and snap.id == before + 2
+    files = _index_files(t)
+    assert set(old) <= set(files)                                           # the old index files stay
+    new = [f for f in files if f not in old]
+    # shards of 4 ids cut a bitmap build: [10, 11] (the rest of shard [8, 11]) and [12, 12]; btree: one range
+    assert sorted({(f.range_start, f.range_end) for f in new}) == \
+        ([(10, 11), (12, 12)] if index_type == "bitmap" else [(10, 12)])
+    assert sum(f.row_count for f in new) == 3
+    assert _planned(t, "v = 'z'") == [10] and _planned(t, "v = 'q'") == []   # the new rows' file skipped by it too
+    assert _ids(t, "v = 'c'") == [1, 4, 10]
+    assert _ids(t, "v = 'z'") == [11]
+    assert _ids(t, "v IS NULL") == [3, 9, 12]
+    assert _ids(t, "v IN ('d', 'z')") == [6, 8, 11]
+    other = "btree" if index_type == "bitmap" else "bitmap"                 # another type over the same rows
+    _unchanged(t, lambda: create_global_index(t, "v", other, {}), IcefloeError, "drop it first")
     create_global_index(t, "id", "bitmap", {})                  # another column: its own index
-    assert len(_index_files(t)) == 6
     assert _planned(t, "id = 7") == [5]
+
+
+def test_a_bitmap_build_given_sorted_records_per_range_writes_one_file_per_that_many_row_ids(cat):
+    t = _table(cat)
+    create_global_index(t, "v", "bitmap", {"sorted-index.records-per-range": "3"})   # 3 * 1.2: 3 rows a file
+    files = _index_files(t)
+    # the run of both files, [0, 9], is not cut into shards of 4 ids but into files of 3 row ids
+    assert [(f.range_start, f.range_end, f.row_count) for f in files] == [(0, 2, 3), (3, 5, 3), (6, 8, 3), (9, 9, 1)]
+    assert all(re.fullmatch(r"bitmap-global-index-[0-9a-f-]{36}\.index", f.file_name) for f in files)
+    v = t.table_schema.fields[1]
+    values = ["a", "c", "e", None, "c", "b", "d", "f", "d", None]
+    for f in files:               # Paimon's bitmap bytes of the file's rows, as without the option
+        want = bmi.bitmap_bytes(bmi.column_keys(pa.array(values[f.range_start:f.range_end + 1]), v.type), v.type)[0]
+        assert t.store.io.read_bytes(f.path) == want
+    assert _planned(t, "v = 'c'") == [0] and _planned(t, "v IS NULL") == [0, 5] and _planned(t, "v = 'f'") == [5]
+    assert _ids(t, "v = 'c'") == [1, 4] and _ids(t, "v > 'd'") == [2, 7] and _ids(t, "v IS NULL") == [3, 9]
+    t.append(_batch([10, 11], ["c", "q"]))
+    create_global_index(t, "v", "bitmap", {"sorted-index.records-per-range": "3"})   # the new rows only
+    assert [(f.range_start, f.range_end, f.row_count) for f in _index_files(t)][4:] == [(10, 11, 2)]
+    _unchanged(t, lambda: create_global_index(t, "id", "bitmap", {"sorted-index.records-per-range": "0"}),
+               SchemaError, "must be a positive count")
+    # btree takes it as its records-per-range, before btree-index.records-per-range
+    create_global_index(t, "id", "btree", {"sorted-index.records-per-range": "5", "btree-index.records-per-range": "1"})
+    ranges = sorted((f.range_start, f.range_end, f.row_count) for f in _index_files(t) if f.index_type == "btree")
+    assert ranges == [(0, 11, 6), (0, 11, 6)]
 
 
 def test_a_btree_index_is_one_row_range_per_run_of_files_cut_by_records_per_range(cat):

@@ -49,6 +49,29 @@ def test_paimon_finds_rows_through_the_index_icefloe_builds(paimon_bundle, ice, 
     assert pj.global_index_rows(name, "v", ["c"]) is None
 
 
+def test_paimon_finds_rows_through_sorted_bitmap_files_and_an_incremental_build(paimon_bundle, ice):
+    pj = paimon_bundle
+    name = "db.gi_ice_sorted"
+    t = ice.create_table(name, "id bigint, v string", properties=TRACKED)
+    t.append(_arrow(FIRST))
+    t.append(_arrow(SECOND))
+    t = ice.load_table(name)
+    create_global_index(t, "v", "bitmap", {"sorted-index.records-per-range": "3"})   # 4 files of 3 ids
+    files = gi.global_files(t.store, t.refresh().current_snapshot())
+    assert sorted((f.range_start, f.range_end, f.row_count) for f in files) == \
+        [(0, 2, 3), (3, 5, 3), (6, 8, 3), (9, 9, 1)]
+    assert pj.global_index_rows(name, "v", ["c"]) == [1, 4]
+    assert pj.global_index_rows(name, "v", ["d", "zz"]) == [6, 8]
+    assert pj.global_index_rows(name, "v", ["f", "a"]) == [0, 7]
+    pj.write(name, [(10, "c"), (11, "q")])                     # row ids 10-11
+    create_global_index(t, "v", "bitmap", {})                  # only [10, 11] built, by shard of 4 ids
+    new = [f for f in gi.global_files(t.store, t.refresh().current_snapshot()) if f not in files]
+    assert [(f.range_start, f.range_end, f.row_count) for f in new] == [(10, 11, 2)]
+    assert pj.global_index_rows(name, "v", ["c"]) == [1, 4, 10]
+    assert pj.global_index_rows(name, "v", ["q"]) == [11]
+    assert sorted(pj.rows(name), key=lambda r: r[0]) == FIRST + SECOND + [(10, "c"), (11, "q")]
+
+
 @pytest.mark.parametrize("index_type", ["bitmap", "btree"])
 def test_icefloe_reads_the_index_paimon_builds(paimon_bundle, ice, index_type):
     pj = paimon_bundle

@@ -49,16 +49,21 @@ def test_create_read_update_delete_and_drop(pcat):
     assert _ids(pcat, "v = 'c'") == [4, 6]
     pcat.sql("INSERT INTO default.g VALUES (10, 'c'), (11, 'e')")
     assert _ids(pcat, "v = 'c'") == [4, 6, 10]
-    with pytest.raises(SqlError, match="drop it first"):
-        pcat.sql(call)
+    indexed = "SELECT file_name, row_range_start, row_range_end FROM default.`g$table_indexes`"
+    old = set(_rows(pcat.sql(indexed)))
+    assert _rows(pcat.sql(call)) == [(True,)]                 # again: only the rows not yet indexed, 10 and 11
+    new = set(_rows(pcat.sql(indexed))) - old
+    assert old < set(_rows(pcat.sql(indexed))) and [(lo, hi) for _, lo, hi in new] == [(10, 11)]
+    assert _ids(pcat, "v = 'c'") == [4, 6, 10]
+    assert _ids(pcat, "v = 'e'") == [2, 11]
     drop = "CALL sys.drop_global_index(table => 'default.g', index_column => 'v', index_type => 'bitmap')"
     # a dry run (Paimon's procedures page) counts the index files and commits nothing
     indexes = _rows(pcat.sql("SELECT * FROM default.`g$table_indexes`"))
     snapshots = len(t.refresh().snapshots())
     assert _rows(pcat.sql(drop.replace(")", ", dry_run => true)"))) == [(True, len(indexes))]
-    assert _rows(pcat.sql("SELECT * FROM default.`g$table_indexes`")) == indexes and len(indexes) == 3
+    assert _rows(pcat.sql("SELECT * FROM default.`g$table_indexes`")) == indexes and len(indexes) == 4
     assert len(t.refresh().snapshots()) == snapshots
-    assert _rows(pcat.sql(drop)) == [(True, 3)]
+    assert _rows(pcat.sql(drop)) == [(True, 4)]
     assert len(t.refresh().snapshots()) == snapshots + 1
     assert _rows(pcat.sql(drop)) == [(True, 0)]                                   # nothing left: no commit
     assert len(t.refresh().snapshots()) == snapshots + 1
@@ -72,6 +77,42 @@ def test_create_read_update_delete_and_drop(pcat):
     assert not any(lo <= i <= hi for _, lo, hi in got for i in (1, 6))
     assert len(t.refresh().plan("v = 'd'")) < len(t.plan())          # statistics ('c' to 'e') keep it, the index not
     assert _ids(pcat, "v IN ('c', 'f')") == [4, 6, 7, 10]
+
+
+def test_a_build_again_over_partitions_indexes_only_the_new_rows_and_options_cut_the_files(pcat):
+    pcat.sql(f"CREATE TABLE default.gp (id INT, name STRING, pt STRING) PARTITIONED BY (pt) {PROPS}")
+    pcat.sql("INSERT INTO default.gp VALUES (0, 'n0', 'p1'), (1, 'n1', 'p1')")             # row ids 0-1
+    pcat.sql("INSERT INTO default.gp VALUES (2, 'n2', 'p2'), (3, 'n0', 'p2')")             # row ids 2-3
+    call = "CALL sys.create_global_index(table => 'default.gp', index_column => 'name', index_type => 'btree'{})"
+    indexed = "SELECT file_name, partition, row_range_start, row_range_end, row_count FROM default.`gp$table_indexes`"
+    assert _rows(pcat.sql(call.format(", partitions => 'pt=p1'"))) == [(True,)]
+    old = _rows(pcat.sql(indexed))
+    assert [r[1:] for r in old] == [("{p1}", 0, 1, 2)]
+    pcat.sql("INSERT INTO default.gp VALUES (4, 'n1', 'p1'), (5, 'n4', 'p1')")             # row ids 4-5
+    pcat.sql("INSERT INTO default.gp VALUES (6, 'n0', 'p2')")                              # row id 6
+    # Paimon's procedures page, again on the indexed column: only the rows not yet indexed are built
+    assert _rows(pcat.sql(call.format(", partitions => 'pt=p1;pt=p2'"))) == [(True,)]
+    got = _rows(pcat.sql(indexed))
+    assert set(old) <= set(got)
+    assert sorted(r[1:] for r in got if r not in old) == [("{p1}", 4, 5, 2), ("{p2}", 2, 3, 2), ("{p2}", 6, 6, 1)]
+    gp = pcat.load_table("default.gp")
+    assert len(gp.plan("name = 'n4'")) == 1 and len(gp.plan()) == 4               # three files ruled out
+    assert sorted(r.id for r in gp.to_spark(where="name = 'n0'").collect()) == [0, 3, 6]
+    assert _ids_of(pcat, "gp", "name IN ('n1', 'n4')") == [1, 4, 5]
+    assert _rows(pcat.sql(call.format(""))) == [(True,)]                          # nothing left: no commit
+    assert _rows(pcat.sql(indexed)) == got
+    # the page's bitmap example: sorted-index.records-per-range sets the rows of a file (times 1.2)
+    bitmap = "CALL sys.create_global_index(table => 'default.gp', index_column => 'id', index_type => 'bitmap', " \
+             "options => 'sorted-index.records-per-range=1')"
+    assert _rows(pcat.sql(bitmap)) == [(True,)]
+    files = [r for r in _rows(pcat.sql("SELECT index_type, row_range_start, row_range_end, row_count "
+                                       "FROM default.`gp$table_indexes`")) if r[0] == "bitmap"]
+    assert sorted(files) == [("bitmap", i, i, 1) for i in range(7)]
+    assert _ids_of(pcat, "gp", "id = 5") == [5]
+
+
+def _ids_of(pcat, table, where):
+    return sorted(r[0] for r in pcat.sql(f"SELECT id FROM default.{table} WHERE {where}").collect())
 
 
 BAD_CALLS = [
