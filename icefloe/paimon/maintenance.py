@@ -34,6 +34,7 @@ from icefloe.core.progress import track
 from icefloe.paimon.arrow_read import read_data_file
 from icefloe.paimon.binary_row import BinaryRow
 from icefloe.errors import CommitConflictError, NoSuchSnapshotError, NotSupportedError
+from icefloe.paimon import deletion_vectors as dv
 from icefloe.paimon import manifest as mf
 from icefloe.paimon import row_tracking
 from icefloe.paimon.data_file import FILE_SOURCE_COMPACT, DataFileMeta, DataFileNamer
@@ -43,7 +44,7 @@ from icefloe.paimon import changelog as cl
 from icefloe.paimon.expire import unused_index_files
 from icefloe.core.io import FileAlreadyExistsError
 from icefloe.paimon.commit import FileStoreCommit
-from icefloe.paimon.commit_changes import AddFiles, DeleteFiles, FilesLive, PaimonCommit
+from icefloe.paimon.commit_changes import AddFiles, DeleteFiles, FilesLive, PaimonCommit, VectorsUnchanged
 from icefloe.paimon.ownership import check_owns_files
 from icefloe.paimon.kv_compact import CompactTable, compact_table
 from icefloe.paimon.manifest_sort import ManifestSort
@@ -93,6 +94,11 @@ def compact(table: CompactTable, where: Any = None, target_file_size: Optional[i
             by_bucket.setdefault(key, []).append(e)
     groups: list[AppendGroup] = []
     removed: list[mf.ManifestEntry] = []
+    # deletion vectors: applied as the files are rewritten, dropped with them (the commit), and
+    # the buckets' vectors required unchanged since they were read
+    vectors = dv.bucket_vectors(store, base)
+    marks = dv.file_vectors(store, base) if vectors else {}
+    read_vectors: dict[tuple[bytes, int], Optional[str]] = {}
     for inputs in by_bucket.values():
         inputs = sorted(inputs, key=lambda e: (e.file.min_sequence_number, e.file.file_name))
         if minor:
@@ -104,8 +110,11 @@ def compact(table: CompactTable, where: Any = None, target_file_size: Optional[i
                 store.bucket_dir(store.partition_values(first.partition), first.bucket),
                 first.partition, first.bucket, first.total_buckets,
                 min(e.file.min_sequence_number for e in inputs),
-                [e.file for e in inputs] if row_tracking.enabled(schema.options) else None))
+                [e.file for e in inputs] if row_tracking.enabled(schema.options) else None,
+                [marks.get(e.file.file_name) for e in inputs] if marks else None))
             removed.extend(inputs)
+            key = (first.partition.to_bytes(), first.bucket)
+            read_vectors[key] = vectors[key].signature if key in vectors else None
     if not groups:
         return None
     if rewrite is None:
@@ -120,7 +129,8 @@ def compact(table: CompactTable, where: Any = None, target_file_size: Optional[i
         inputs = tuple(removed)
         return FileStoreCommit(store, table.commit_user).apply(PaimonCommit(
             COMPACT, (DeleteFiles(inputs), AddFiles(tuple(added))),
-            (FilesLive(inputs, f"compaction of {table.name}", base.id),)))
+            (FilesLive(inputs, f"compaction of {table.name}", base.id),
+             VectorsUnchanged(read_vectors if vectors else {}, f"compaction of {table.name}", base.id))))
 
 
 COMPACTION_MIN_FILE_NUM = "compaction.min.file-num"
@@ -154,6 +164,8 @@ class AppendGroup:
     first_sequence: int
     # a row-tracking table's: the files' metadata, whose row ids and sequence numbers the rows keep
     tracked: Optional[list[DataFileMeta]] = None
+    # each file's deletion vector (index file path, offset, size), or None: its marked rows are not rewritten
+    vectors: Optional[list[Optional[tuple[str, int, int]]]] = None
 
 
 def rewrite_group(io: FileIO, schema: TableSchema, group: AppendGroup, target: int) -> list[mf.ManifestEntry]:
@@ -168,12 +180,18 @@ def rewrite_group(io: FileIO, schema: TableSchema, group: AppendGroup, target: i
     added: list[mf.ManifestEntry] = []
     with staged_files(io) as written:
         # files written under older schemas are matched to the current one by field id
+        marks = group.vectors or [None] * len(group.files)
+
+        def unmarked(i: int, rows: pa.Table) -> pa.Table:     # the rows a file's deletion vector keeps
+            where = marks[i]
+            return rows if where is None else dv.without_positions(rows, dv.read_vector(io, *where))
         if group.tracked is not None:
-            data = pa.concat_tables([_with_row_tracking(read_data_file(path, io), fields, schema.fields, meta)
-                                     for (path, fields), meta in zip(group.files, group.tracked)])
+            data = pa.concat_tables([unmarked(i, _with_row_tracking(read_data_file(path, io), fields, schema.fields,
+                                                                    meta))
+                                     for i, ((path, fields), meta) in enumerate(zip(group.files, group.tracked))])
         else:
-            data = pa.concat_tables([evolve_arrow(read_data_file(path, io), fields, schema.fields)
-                                     for path, fields in group.files])
+            data = pa.concat_tables([unmarked(i, evolve_arrow(read_data_file(path, io), fields, schema.fields))
+                                     for i, (path, fields) in enumerate(group.files)])
         per_file = max(1, int(data.num_rows * target / max(data.nbytes, 1)))
         seq = group.first_sequence
         for start in range(0, data.num_rows, per_file):

@@ -298,9 +298,13 @@ class FileStoreTable:
                 files = evolution.group_files(group, lambda i: self.schema_by_id(i).fields)
                 parts.append(evolution.read_group(self.io, files, schema.fields))
         else:
+            # an append table's deletion vectors: each file's rows minus those its vector marks
+            marks = dv.file_vectors(self._store, self.snapshot_for(snapshot_id, as_of, ref))
             for f in self.plan_files(where, snapshot_id, as_of, ref):  # columns matched by field id
-                parts.append(evolve_arrow(read_data_file(f.path, self.io),
-                                          self.schema_by_id(f.schema_id).fields, schema.fields))
+                where_dv = marks.get(f.file_name)
+                parts.append(dv.without_positions(
+                    evolve_arrow(read_data_file(f.path, self.io), self.schema_by_id(f.schema_id).fields, schema.fields),
+                    dv.read_vector(self.io, *where_dv) if where_dv is not None else None))
         out = pa.concat_tables(parts) if parts else target.empty_table()
         if row_filter is not None:
             out = out.filter(row_filter)

@@ -213,6 +213,10 @@ class PaimonTable(FileStoreTable, Table):
             return read_merged(self.spark, self, schema, entries, where, columns)
         if evolution.enabled(schema.options):      # a row-id range's files merged column by column
             return evolution.read_evolved(self, schema, self.plan(where, snapshot_id, as_of, ref), where, columns)
+        snapshot = self.snapshot_for(snapshot_id, as_of, ref)
+        if dv.has_vectors(self.store, snapshot):    # an append table's files minus their vectors
+            return read_with_vectors(self.spark, self, schema, snapshot, self.plan(where, snapshot_id, as_of, ref),
+                                     where, columns)
         files = self.plan_files(where, snapshot_id, as_of, ref)
         return read_files(self.spark, [f.path for f in files], schema.fields, where, columns,
                           file_fields=[self.schema_by_id(f.schema_id).fields for f in files], io=self.io)
@@ -237,7 +241,7 @@ class PaimonTable(FileStoreTable, Table):
             return df.withColumn(metadata_columns.PARTITION, F.struct(*[F.col(f"`{k}`") for k in keys]))
         schema = self.table_schema_for(snapshot_id, as_of, ref)
         entries = self.plan(None, snapshot_id, as_of, ref)
-        if dv.skips_level0(schema.options):
+        if schema.primary_keys and dv.skips_level0(schema.options):     # an append table's files are all level 0
             entries = dv.readable(entries)
         return metadata_columns.read_with_metadata(self, schema, self.snapshot_for(snapshot_id, as_of, ref),
                                                    entries, names)
@@ -347,6 +351,8 @@ class PaimonTable(FileStoreTable, Table):
         after = [e for e in after if ident(e) not in common]
         if evolution.enabled(schema.options):
             raise self.unsupported("an incremental query of a data-evolution table", evolution.NO_INCREMENTAL)
+        if not schema.primary_keys and dv.has_vectors(self.store, end.snapshot):    # minus the end's vectors
+            return read_with_vectors(self.spark, self, schema, end.snapshot, after, None, None)
         if not schema.primary_keys:
             return read_files(self.spark, [e.file.path for e in after], schema.fields, None, None,
                               file_fields=[self.schema_by_id(e.file.schema_id).fields for e in after], io=self.io)
