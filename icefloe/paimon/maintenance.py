@@ -64,8 +64,9 @@ def compact(table: CompactTable, where: Any = None, target_file_size: Optional[i
             rewrite: Optional[Rewrite] = None, buckets: Optional[Collection[tuple[bytes, int]]] = None,
             minor: bool = False) -> Optional[Snapshot]:
     """Rewrite small data files (of the files a read with ``where`` would use, of the
-    ``buckets``, (partition bytes, bucket) pairs, if given); None if no (partition, bucket) has
-    two or more small files. ``minor`` (a fixed-bucket append table): in each bucket, the files a
+    ``buckets``, (partition bytes, bucket) pairs, if given), and every file with a deletion vector
+    (its marked rows left out); None if no (partition, bucket) has two or more small files or a file
+    with a vector. ``minor`` (a fixed-bucket append table): in each bucket, the files a
     Paimon writer's compaction picks (``pick_minor``) instead. ``rewrite(groups, target)`` runs
     ``rewrite_group`` over each of a list of ``AppendGroup`` and yields their answers in order: by
     default here, one after another as they are taken; icefloe's Spark layer runs them in Spark
@@ -87,23 +88,24 @@ def compact(table: CompactTable, where: Any = None, target_file_size: Optional[i
     if base is None:
         return None
     minor = minor and schema.num_buckets > 0        # bucket-unaware: Paimon's coordinator picks small files either way
-    by_bucket: dict[tuple[bytes, int], list[mf.ManifestEntry]] = {}
-    for e in table.plan(where):
-        key = (e.partition.to_bytes(), e.bucket)
-        if (minor or e.file.file_size < target) and (buckets is None or key in buckets):
-            by_bucket.setdefault(key, []).append(e)
-    groups: list[AppendGroup] = []
-    removed: list[mf.ManifestEntry] = []
     # deletion vectors: applied as the files are rewritten, dropped with them (the commit), and
-    # the buckets' vectors required unchanged since they were read
+    # the buckets' vectors required unchanged since they were read; as Paimon's full compaction, a
+    # file with a vector is rewritten whatever its size, alone if need be
     vectors = dv.bucket_vectors(store, base)
     marks = dv.file_vectors(store, base) if vectors else {}
     read_vectors: dict[tuple[bytes, int], Optional[str]] = {}
+    by_bucket: dict[tuple[bytes, int], list[mf.ManifestEntry]] = {}
+    for e in table.plan(where):
+        key = (e.partition.to_bytes(), e.bucket)
+        if (minor or e.file.file_size < target or e.file.file_name in marks) and (buckets is None or key in buckets):
+            by_bucket.setdefault(key, []).append(e)
+    groups: list[AppendGroup] = []
+    removed: list[mf.ManifestEntry] = []
     for inputs in by_bucket.values():
         inputs = sorted(inputs, key=lambda e: (e.file.min_sequence_number, e.file.file_name))
         if minor:
             inputs = pick_minor(inputs, int(schema.options.get(COMPACTION_MIN_FILE_NUM, 5)), target)
-        if len(inputs) > 1:
+        if len(inputs) > 1 or (inputs and not minor and inputs[0].file.file_name in marks):
             first = inputs[0]
             groups.append(AppendGroup(
                 [(e.file.path, table.schema_by_id(e.file.schema_id).fields) for e in inputs],

@@ -162,3 +162,54 @@ def test_paimon_java_reads_icefloes_vectors_and_compacts_them(paimon_bundle, pai
     assert java_rows() == want
     assert sorted((x["id"], x["p"], x["v"]) for x in t.to_spark().collect()) == want
     assert os.path.isdir(os.path.join(t.location, "index"))
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("props", ["'bucket'='-1'", "'bucket'='2', 'bucket-key'='id'"])
+def test_paimon_09_spark_deletes_icefloe_reads_deletes_and_compacts(paimon_java, paimon_spark, props):
+    """Paimon 0.9's Spark runtime DELETEs from an append table with deletion vectors (it marks rows);
+    icefloe reads it by every path, deletes and updates by marking, compacts, and Paimon reads each
+    result; Paimon deletes again after icefloe's compaction, and icefloe reads that."""
+    from icefloe.catalog import Catalog
+
+    pj = paimon_java
+    name = "dv_unaware" if "-1" in props else "dv_bucketed"
+    pj.sql(f"CREATE TABLE db.{name} (id BIGINT, s STRING, dt STRING) PARTITIONED BY (dt) TBLPROPERTIES "
+           f"('deletion-vectors.enabled'='true', {props})")
+    pj.sql(f"INSERT INTO db.{name} SELECT id, cast(id AS string), cast(id % 2 AS string) FROM range(20)")
+    pj.sql(f"DELETE FROM db.{name} WHERE id % 3 = 0")
+    model = {i: (str(i), str(i % 2)) for i in range(20) if i % 3}
+
+    def want():
+        return sorted((i, s, dt) for i, (s, dt) in model.items())
+
+    def java_rows():
+        return sorted(tuple(r) for r in pj.sql(f"SELECT id, s, dt FROM db.{name}"))
+
+    assert java_rows() == want()
+    ice = Catalog(str(pj.warehouse), "paimon", paimon_spark)
+    t = ice.load_table(f"db.{name}")
+    assert marked(t)                                  # Paimon marked the rows, rewrote no file
+    assert sorted((x["id"], x["s"], x["dt"]) for x in t.to_arrow().to_pylist()) == want()
+    assert sorted((x["id"], x["s"], x["dt"]) for x in t.to_spark().collect()) == want()
+    ds = paimon_spark.read.format("icefloe").load(t.location)
+    assert ids(ds) == sorted(model) and ds.count() == len(model)
+    q = lambda s: icefloe.sql(paimon_spark, s, warehouse=str(pj.warehouse), format="paimon",  # noqa: E731
+                              catalog_name="paimon")
+    assert ids(q(f"SELECT id FROM db.{name}")) == sorted(model)
+    assert ids(q(f"SELECT id FROM db.{name} VERSION AS OF 1")) == list(range(20))
+    files = live(t)
+    t.delete("id IN (1, 2)")
+    t.update({"s": "'u'"}, "id = 4")
+    model.pop(1)
+    model.pop(2)
+    model[4] = ("u", "0")
+    assert files <= live(t)                           # marked, not rewritten
+    assert java_rows() == want()
+    t.compact()
+    assert not (files & live(t)) and not marked(t)
+    assert java_rows() == want()
+    pj.sql(f"DELETE FROM db.{name} WHERE id = 5")
+    model.pop(5)
+    assert sorted((x["id"], x["s"], x["dt"]) for x in t.refresh().to_spark().collect()) == want()
+    assert sorted((x["id"], x["s"], x["dt"]) for x in t.to_arrow().to_pylist()) == want()
