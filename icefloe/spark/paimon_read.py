@@ -502,6 +502,17 @@ def read_merged(spark: SparkSession, table: PaimonStore, schema: TableSchema, en
     return _where_and_columns(df, where, columns)
 
 
+def read_append(spark: SparkSession, table: PaimonStore, schema: TableSchema, snapshot: Optional[Snapshot],
+                entries: Sequence[ManifestEntry], where: Where = None,
+                columns: Optional[Sequence[str]] = None) -> DataFrame:
+    """An append table's rows of ``entries`` (planned at ``snapshot``), less those the snapshot's
+    deletion vectors mark (``read_with_vectors``, where it has any)."""
+    if dv.has_vectors(table.store, snapshot):
+        return read_with_vectors(spark, table, schema, snapshot, entries, where, columns)
+    return read_files(spark, [e.file.path for e in entries], schema.fields, where, columns,
+                      file_fields=[table.schema_by_id(e.file.schema_id).fields for e in entries], io=table.io)
+
+
 def read_with_vectors(spark: SparkSession, table: PaimonStore, schema: TableSchema, snapshot: Optional[Snapshot],
                       entries: Sequence[ManifestEntry], where: Where = None,
                       columns: Optional[Sequence[str]] = None) -> DataFrame:

@@ -213,3 +213,24 @@ def test_paimon_09_spark_deletes_icefloe_reads_deletes_and_compacts(paimon_java,
     model.pop(5)
     assert sorted((x["id"], x["s"], x["dt"]) for x in t.refresh().to_spark().collect()) == want()
     assert sorted((x["id"], x["s"], x["dt"]) for x in t.to_arrow().to_pylist()) == want()
+
+
+def test_the_iceberg_view_carries_an_append_tables_vectors(spark_catalog):
+    """With Iceberg compatibility the marked rows are Iceberg v3 deletion vectors (format 3 is
+    required, as for primary-key tables: with 2 Iceberg readers would see the deleted rows)."""
+    from icefloe.errors import SchemaError
+
+    view = {**PROPS, "metadata.iceberg.storage": "table-location"}
+    with pytest.raises(SchemaError, match="deletion vectors needs metadata.iceberg.format-version = 3"):
+        spark_catalog.create_table("db.v2", DDL, properties=view)
+    t = spark_catalog.create_table("db.v3", DDL, partitioned_by=["p"],
+                                   properties={**view, "metadata.iceberg.format-version": "3"})
+    t.append(rows(0, 5, "x"))
+    t.delete("id IN (1, 3)")
+    it = t.iceberg()
+    assert it.metadata.format_version == 3
+    assert ids(it.to_arrow()) == [0, 2, 4] == ids(t.to_arrow())
+    assert it.current_snapshot().summary["total-delete-files"] == "1"
+    t.compact()                                      # the vectors applied and gone: no delete file left
+    assert t.iceberg().current_snapshot().summary["total-delete-files"] == "0"
+    assert ids(t.iceberg().to_arrow()) == [0, 2, 4]
