@@ -164,7 +164,7 @@ def read_rows(io: FileIO, path: str, file_fields: Sequence[DataField], read_fiel
         from icefloe.paimon.arrow_read import read_data_file
         from icefloe.paimon.schema import evolve_arrow
 
-        return without_positions(evolve_arrow(read_data_file(path, io), file_fields, read_fields), deleted)
+        return without_positions(evolve_arrow(read_data_file(path, io), file_fields, list(read_fields)), deleted)
     data = mg.read_kv_file(path, io, file_fields, read_fields).drop_columns(list(mg.SYSTEM_COLUMNS))
     return without_positions(data, deleted)
 
