@@ -97,6 +97,9 @@ def test_sql_system_tables_metadata_columns_and_streams_apply_the_vectors(spark_
           .queryName("appdv_stream").trigger(availableNow=True).start())
     sq.awaitTermination()
     assert ids(spark.sql("SELECT id FROM appdv_stream")) == want
+    t.create_tag("t1", 1)                   # incremental: the files only the end has, less its vectors
+    t.create_tag("t3", 3)
+    assert ids(t.diff_between_tags("t1", "t3")) == [5, 6, 8, 9]
 
 
 def test_update_merge_and_compaction_keep_the_vectors_consistent(spark_catalog, paimon_warehouse, paimon_spark):
