@@ -72,4 +72,15 @@ def commit_marks(store: FileStore, commit_user: str, base_id: Optional[int], ope
          *requirements)))
 
 
-__all__ = ["writes_vectors", "marked_vectors", "commit_marks"]
+def vectors_read(store: FileStore, base: Optional[Snapshot], entries: Sequence[mf.ManifestEntry],
+                 operation: str) -> VectorsUnchanged:
+    """The requirement of a commit that rewrote ``entries`` (read at ``base``, less their vectors):
+    the vectors of their buckets are still those it read (another writer's marks on a file it
+    removes would be lost with the vector the commit drops)."""
+    current = dv.bucket_vectors(store, base)
+    keys = {(e.partition.to_bytes(), e.bucket) for e in entries}
+    return VectorsUnchanged({k: (current[k].signature if k in current else None) for k in keys}
+                            if current else {}, operation, base.id if base is not None else None)
+
+
+__all__ = ["writes_vectors", "marked_vectors", "commit_marks", "vectors_read"]

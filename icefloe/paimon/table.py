@@ -373,7 +373,7 @@ class FileStoreTable:
         return snap
 
     def replace_files(self, removed: Sequence[mf.ManifestEntry], messages: Sequence[CommitMessage], operation: str,
-                      base_id: Optional[int]) -> Snapshot:
+                      base_id: Optional[int], also: Sequence[Requirement] = ()) -> Snapshot:
         """Commit a copy-on-write change of an append table as one OVERWRITE snapshot (as Paimon
         commits file deletions): the live files ``removed`` (manifest entries) are deleted and
         the messages' files added. Refused with ``CommitConflictError`` when another commit
@@ -385,7 +385,7 @@ class FileStoreTable:
             gone = tuple(removed)
             return FileStoreCommit(self._store, self.commit_user).apply(PaimonCommit(
                 OVERWRITE, (DeleteFiles(gone), *changes),
-                (FilesLive(gone, f"{operation} on {self.name}", base_id), *requirements,
+                (FilesLive(gone, f"{operation} on {self.name}", base_id), *requirements, *also,
                  # rows rewritten into a partition still in another bucket number: refused, as Paimon's writers do
                  BucketsKeepSame(written_totals(messages, self._store.partition_types), tuple(self.partition_keys)))))
         except AfterCommitError:        # committed: the files are the table's

@@ -120,8 +120,9 @@ def _apply(table: SparkPaimonTable, operation: str, base: Optional[Snapshot], en
     removed = [by_path[f] for f in sorted(touched)]
     if not removed:                      # a MERGE that only inserts: an append
         snap = table.commit(messages)
-    else:
-        snap = table.replace_files(removed, messages, operation.upper(), base.id if base else None)
+    else:       # the rows its vectors marked stay deleted: those vectors must be the ones read
+        snap = table.replace_files(removed, messages, operation.upper(), base.id if base else None,
+                                   (av.vectors_read(table.store, base, removed, f"{operation} on {table.name}"),))
     return RowChanges.of(counts, snap.id if snap else None)
 
 

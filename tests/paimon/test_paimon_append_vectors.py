@@ -139,10 +139,14 @@ def test_a_commit_removing_marked_files_drops_their_vectors(spark_catalog, paimo
     t.append(rows(5, 10, "y"))
     t.delete("id IN (1, 6)")
     assert len(marked(t)) == 2
-    t.overwrite(rows(100, 102, "y"), partition={"p": "y"})     # y's file goes: its vector with it
+    # a copy-on-write replace of x's rows 3 and 4: x's file is rewritten without its marked row
+    t.overwrite(rows(50, 51, "x"), where="p = 'x' AND id >= 3")
     left = marked(t)
     assert len(left) == 1 and set(left) <= live(t)
-    assert ids(t.to_arrow()) == [0, 2, 3, 4, 100, 101]
+    assert ids(t.to_arrow()) == [0, 2, 5, 7, 8, 9, 50]
+    t.overwrite(rows(100, 102, "y"), partition={"p": "y"})     # y's file goes: its vector with it
+    assert not marked(t)
+    assert ids(t.to_arrow()) == [0, 2, 50, 100, 101]
     t.overwrite(rows(200, 201, "x"))                            # every file goes: no vector left
     assert not marked(t) and ids(t.to_spark()) == [200]
     assert [r[0] for r in referee(paimon_warehouse)] == [200]
@@ -249,3 +253,25 @@ def test_the_iceberg_view_carries_an_append_tables_vectors(spark_catalog):
     t.compact()                                      # the vectors applied and gone: no delete file left
     assert t.iceberg().current_snapshot().summary["total-delete-files"] == "0"
     assert ids(t.iceberg().to_arrow()) == [0, 2, 4]
+
+
+def test_a_compaction_conflicts_with_marks_made_while_it_ran(spark_catalog):
+    """Rows another writer marks in a file a compaction is rewriting would come back with the new
+    file: the compaction's commit is refused, and nothing of it is committed."""
+    from icefloe.errors import CommitConflictError
+    from icefloe.paimon import maintenance
+
+    t = spark_catalog.create_table("db.a", DDL, properties=PROPS)
+    t.append(rows(0, 5, "x"))
+    t.append(rows(5, 10, "x"))
+    t.delete("id = 1")
+    other = spark_catalog.load_table("db.a")
+
+    def rewrite(groups, target):
+        done = [maintenance.rewrite_group(t.io, t.table_schema, g, target) for g in groups]
+        other.delete("id = 6")                  # a mark on a file being rewritten
+        return done
+
+    with pytest.raises(CommitConflictError, match="deletion vectors"):
+        maintenance.compact(t, rewrite=rewrite)
+    assert ids(t.refresh().to_arrow()) == [0, 2, 3, 4, 5, 7, 8, 9]
