@@ -27,6 +27,7 @@ from typing import Any, Callable, Collection, Optional, Sequence
 
 from icefloe.core.retry import RetryPolicy
 from icefloe.errors import AfterCommitError, CommitFailedError
+from icefloe.paimon import deletion_vectors as dv
 from icefloe.paimon import manifest as mf
 from icefloe.paimon import row_tracking, table_hooks
 from icefloe.paimon.binary_row import BinaryRow, decode_row
@@ -289,6 +290,10 @@ class FileStoreCommit:
             # 5. the index manifest: the latest one with the new HASH index files, deletion vectors and
             # global index files swapped in
             index_manifest = latest.index_manifest if latest is not None else None
+            # ... and no vector left marking a data file this commit removes
+            dropped = dv.dropped_with_files(store, latest, changes, vectors or {})
+            if dropped:
+                vectors = {**(vectors or {}), **dropped}
             if index_files or vectors or global_indexes[0] or global_indexes[1]:
                 index_manifest = write_index_manifest(store, index_manifest, index_files or {}, vectors,
                                                       *global_indexes)

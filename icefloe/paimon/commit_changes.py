@@ -226,7 +226,7 @@ class IndexBase:
 @dataclass(frozen=True)
 class VectorsUnchanged:
     """The deletion vectors of some buckets are those a compaction read ((partition bytes, bucket) ->
-    index file name, or None)."""
+    index file name (names: ``BucketVectors.signature``), or None)."""
     before: dict[BucketKey, Optional[str]]
     operation: str
     base_id: Optional[int]
@@ -236,7 +236,7 @@ class VectorsUnchanged:
             return
         now = bucket_vectors(store, latest)
         for key, name in self.before.items():
-            if (now[key].file_name if key in now else None) != name:
+            if (now[key].signature if key in now else None) != name:
                 raise CommitConflictError(f"{self.operation} conflicts with a commit after snapshot "
                                           f"{self.base_id}: the deletion vectors of a bucket it compacts changed")
 

@@ -15,13 +15,18 @@ above, where each key has at most one live record) and marks that record deleted
 keeps one live record and a read takes the files as they are, minus the vectors' rows, with no
 merge. Level-0 files, not yet compacted, are not read (as Paimon's batch reads do unless
 ``deletion-vectors.merge-on-read``).
+
+An append table (no primary key) with ``deletion-vectors.enabled`` keeps its files at level 0 and
+deletes rows by marking them: every file is read, minus its vector. Its vectors are keyed by
+(partition, bucket) too; a bucket-unaware table's (``bucket`` -1) are those of bucket 0, possibly
+in several index files of one partition. A commit that removes a data file drops its vector.
 """
 from __future__ import annotations
 
 import struct
 import uuid
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable, Mapping, Optional, Sequence
 
 from icefloe.errors import CorruptMetadataError
@@ -81,20 +86,41 @@ def deserialize(raw: bytes, offset: int, length: Optional[int], path: str) -> Bi
 
 @dataclass
 class BucketVectors:
-    """A bucket's vector index file and where each data file's vector sits in it."""
+    """A bucket's vector index file and where each data file's vector sits in it. A bucket may have
+    several index files (an append table's bucket-unaware partition: Paimon adds a file per commit
+    that deletes, and rewrites only those whose vectors change): ``paths`` names, per data file, the
+    index file holding its vector where that is not ``path``."""
     file_name: str
     path: str
     file_size: int
     ranges: dict[str, tuple[int, int, Optional[int]]]   # data file name -> (offset, size, cardinality)
+    paths: dict[str, str] = field(default_factory=dict[str, str])   # data file name -> its index file's path
+    others: list[str] = field(default_factory=list[str])            # the bucket's other index files' names
+
+    @property
+    def signature(self) -> str:
+        """The bucket's index file names (one: its name), which any change of its vectors changes."""
+        return self.file_name if not self.others else "|".join(sorted([self.file_name, *self.others]))
+
+    def index_path(self, data_file: str) -> str:
+        """The index file holding ``data_file``'s vector."""
+        return self.paths.get(data_file, self.path)
 
     def load(self, io: FileIO) -> dict[str, BitMap]:
         """data file name -> BitMap."""
-        raw = io.read_bytes(self.path)
-        return {name: deserialize(raw, off, size, self.path) for name, (off, size, _card) in self.ranges.items()}
+        raws: dict[str, bytes] = {}
+        out: dict[str, BitMap] = {}
+        for name, (off, size, _card) in self.ranges.items():
+            path = self.index_path(name)
+            if path not in raws:
+                raws[path] = io.read_bytes(path)
+            out[name] = deserialize(raws[path], off, size, path)
+        return out
 
 
 def bucket_vectors(store: FileStore, snapshot: Optional[Snapshot]) -> dict[db.PartBucket, BucketVectors]:
-    """(partition bytes, bucket) -> BucketVectors of ``snapshot``'s index manifest."""
+    """(partition bytes, bucket) -> BucketVectors of ``snapshot``'s index manifest (a bucket's
+    several index files, if any, as one)."""
     name = snapshot.index_manifest if snapshot is not None else None
     out: dict[db.PartBucket, BucketVectors] = {}
     for r in db.read_index_manifest(store, name):
@@ -102,14 +128,43 @@ def bucket_vectors(store: FileStore, snapshot: Optional[Snapshot]) -> dict[db.Pa
             continue
         ranges = {d["f0"]: (d["f1"], d["f2"], d.get("_CARDINALITY")) for d in r.get("_DELETIONS_VECTORS_RANGES") or ()}
         path = r.get("_EXTERNAL_PATH") or db.index_path(store, r["_FILE_NAME"])
-        out[(r["_PARTITION"], r["_BUCKET"])] = BucketVectors(r["_FILE_NAME"], path, r["_FILE_SIZE"], ranges)
+        key = (r["_PARTITION"], r["_BUCKET"])
+        seen = out.get(key)
+        if seen is None:
+            out[key] = BucketVectors(r["_FILE_NAME"], path, r["_FILE_SIZE"], ranges)
+            continue
+        seen.others.append(r["_FILE_NAME"])
+        for data_file, where in ranges.items():
+            seen.ranges[data_file] = where
+            seen.paths[data_file] = path
     return out
 
 
+def file_vectors(store: FileStore, snapshot: Optional[Snapshot]) -> dict[str, tuple[str, int, int]]:
+    """Data file name -> (index file path, offset, size) of its vector in ``snapshot`` (a data
+    file's name is unique in its table)."""
+    out: dict[str, tuple[str, int, int]] = {}
+    for bv in bucket_vectors(store, snapshot).values():
+        for data_file, (off, size, _card) in bv.ranges.items():
+            out[data_file] = (bv.index_path(data_file), off, size)
+    return out
+
+
+def has_vectors(store: FileStore, snapshot: Optional[Snapshot]) -> bool:
+    """Whether ``snapshot``'s index manifest lists deletion vectors."""
+    name = snapshot.index_manifest if snapshot is not None else None
+    return any(r["_INDEX_TYPE"] == DELETION_VECTORS for r in db.read_index_manifest(store, name))
+
+
 def read_rows(io: FileIO, path: str, file_fields: Sequence[DataField], read_fields: Sequence[DataField],
-              deleted: Optional[BitMap] = None) -> pa.Table:
-    """A primary-key data file's rows (the value columns of ``read_fields``) minus those the
-    vector ``deleted`` marks."""
+              deleted: Optional[BitMap] = None, kv: bool = True) -> pa.Table:
+    """A primary-key data file's rows (the value columns of ``read_fields``; with ``kv`` False an
+    append table's file, its columns matched by field id) minus those the vector ``deleted`` marks."""
+    if not kv:
+        from icefloe.paimon.arrow_read import read_data_file
+        from icefloe.paimon.schema import evolve_arrow
+
+        return without_positions(evolve_arrow(read_data_file(path, io), file_fields, list(read_fields)), deleted)
     data = mg.read_kv_file(path, io, file_fields, read_fields).drop_columns(list(mg.SYSTEM_COLUMNS))
     return without_positions(data, deleted)
 
@@ -135,7 +190,8 @@ def read_vector(io: FileIO, index_path: str, offset: int, size: int) -> BitMap:
 
 
 def readable(entries: Iterable[ManifestEntry]) -> list[ManifestEntry]:
-    """What a read of a table with vectors takes: the files above level 0."""
+    """What a read of a primary-key table with vectors takes: the files above level 0 (an append
+    table's files are all at level 0, all read, each minus its vector)."""
     return [e for e in entries if e.file.level > 0]
 
 
@@ -171,7 +227,36 @@ def write_index(store: FileStore, vectors: Mapping[str, BitMap], name: Optional[
     return db.IndexFile(DELETION_VECTORS, name, len(data), len(ranges), path, dv_ranges=ranges)
 
 
-__all__ = ["enabled", "serialize", "deserialize", "bucket_vectors", "write_index", "BucketVectors", "read_rows",
+def dropped_with_files(store: FileStore, latest: Optional[Snapshot], entries: Iterable[ManifestEntry],
+                       vectors: Mapping[db.PartBucket, object]) -> dict[db.PartBucket, Optional[db.IndexFile]]:
+    """The buckets whose vectors must change because a commit of ``entries`` (following ``latest``)
+    removes data files they mark, each -> its new index file without those files' vectors (None:
+    none left). A file removed and added again (moved to another level) keeps its vector; buckets
+    the commit already gives vectors (``vectors``) are left to it."""
+    from icefloe.paimon import manifest as mf
+
+    removed: dict[db.PartBucket, set[str]] = {}
+    added: set[tuple[db.PartBucket, str]] = set()
+    for e in entries:
+        key = (e.partition.to_bytes(), e.bucket)
+        if e.kind == mf.DELETE:
+            removed.setdefault(key, set()).add(e.file.file_name)
+        else:
+            added.add((key, e.file.file_name))
+    if not removed or latest is None or not latest.index_manifest:
+        return {}
+    current = bucket_vectors(store, latest)
+    out: dict[db.PartBucket, Optional[db.IndexFile]] = {}
+    for key, names in removed.items():
+        bv = current.get(key)
+        gone = {n for n in names if (key, n) not in added}
+        if key in vectors or bv is None or not gone & bv.ranges.keys():
+            continue
+        out[key] = write_index(store, {n: b for n, b in bv.load(store.io).items() if n not in gone})
+    return out
+
+
+__all__ = ["dropped_with_files", "enabled", "serialize", "deserialize", "bucket_vectors", "file_vectors", "has_vectors", "write_index", "BucketVectors", "read_rows",
            "read_vector", "without_positions",
            "readable", "skips_level0",
            "DELETION_VECTORS"]

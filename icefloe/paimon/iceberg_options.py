@@ -285,8 +285,8 @@ def check_schema(options: Mapping[str, str], fields: Iterable[NestedField], prim
         return
     check_types(fields, _int(options, FORMAT_VERSION, 2, 2))
     vectors = str(options.get("deletion-vectors.enabled", "false")).strip().lower() == "true"
-    if primary_keys and vectors and _int(options, FORMAT_VERSION, 2, 2) < 3:
-        raise SchemaError(f"{STORAGE} on a primary-key table with deletion vectors needs {FORMAT_VERSION} = 3: "
+    if vectors and _int(options, FORMAT_VERSION, 2, 2) < 3:     # append tables' vectors too
+        raise SchemaError(f"{STORAGE} on a table with deletion vectors needs {FORMAT_VERSION} = 3: "
                           "the vectors become Iceberg deletion vectors, which Iceberg has from format version 3 "
                           "(with 2, Iceberg readers would see the deleted rows)")
 

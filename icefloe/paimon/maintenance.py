@@ -34,6 +34,7 @@ from icefloe.core.progress import track
 from icefloe.paimon.arrow_read import read_data_file
 from icefloe.paimon.binary_row import BinaryRow
 from icefloe.errors import CommitConflictError, NoSuchSnapshotError, NotSupportedError
+from icefloe.paimon import deletion_vectors as dv
 from icefloe.paimon import manifest as mf
 from icefloe.paimon import row_tracking
 from icefloe.paimon.data_file import FILE_SOURCE_COMPACT, DataFileMeta, DataFileNamer
@@ -43,7 +44,7 @@ from icefloe.paimon import changelog as cl
 from icefloe.paimon.expire import unused_index_files
 from icefloe.core.io import FileAlreadyExistsError
 from icefloe.paimon.commit import FileStoreCommit
-from icefloe.paimon.commit_changes import AddFiles, DeleteFiles, FilesLive, PaimonCommit
+from icefloe.paimon.commit_changes import AddFiles, DeleteFiles, FilesLive, PaimonCommit, VectorsUnchanged
 from icefloe.paimon.ownership import check_owns_files
 from icefloe.paimon.kv_compact import CompactTable, compact_table
 from icefloe.paimon.manifest_sort import ManifestSort
@@ -63,8 +64,9 @@ def compact(table: CompactTable, where: Any = None, target_file_size: Optional[i
             rewrite: Optional[Rewrite] = None, buckets: Optional[Collection[tuple[bytes, int]]] = None,
             minor: bool = False) -> Optional[Snapshot]:
     """Rewrite small data files (of the files a read with ``where`` would use, of the
-    ``buckets``, (partition bytes, bucket) pairs, if given); None if no (partition, bucket) has
-    two or more small files. ``minor`` (a fixed-bucket append table): in each bucket, the files a
+    ``buckets``, (partition bytes, bucket) pairs, if given), and every file with a deletion vector
+    (its marked rows left out); None if no (partition, bucket) has two or more small files or a file
+    with a vector. ``minor`` (a fixed-bucket append table): in each bucket, the files a
     Paimon writer's compaction picks (``pick_minor``) instead. ``rewrite(groups, target)`` runs
     ``rewrite_group`` over each of a list of ``AppendGroup`` and yields their answers in order: by
     default here, one after another as they are taken; icefloe's Spark layer runs them in Spark
@@ -86,10 +88,16 @@ def compact(table: CompactTable, where: Any = None, target_file_size: Optional[i
     if base is None:
         return None
     minor = minor and schema.num_buckets > 0        # bucket-unaware: Paimon's coordinator picks small files either way
+    # deletion vectors: applied as the files are rewritten, dropped with them (the commit), and
+    # the buckets' vectors required unchanged since they were read; as Paimon's full compaction, a
+    # file with a vector is rewritten whatever its size, alone if need be
+    vectors = dv.bucket_vectors(store, base)
+    marks = dv.file_vectors(store, base) if vectors else {}
+    read_vectors: dict[tuple[bytes, int], Optional[str]] = {}
     by_bucket: dict[tuple[bytes, int], list[mf.ManifestEntry]] = {}
     for e in table.plan(where):
         key = (e.partition.to_bytes(), e.bucket)
-        if (minor or e.file.file_size < target) and (buckets is None or key in buckets):
+        if (minor or e.file.file_size < target or e.file.file_name in marks) and (buckets is None or key in buckets):
             by_bucket.setdefault(key, []).append(e)
     groups: list[AppendGroup] = []
     removed: list[mf.ManifestEntry] = []
@@ -97,15 +105,18 @@ def compact(table: CompactTable, where: Any = None, target_file_size: Optional[i
         inputs = sorted(inputs, key=lambda e: (e.file.min_sequence_number, e.file.file_name))
         if minor:
             inputs = pick_minor(inputs, int(schema.options.get(COMPACTION_MIN_FILE_NUM, 5)), target)
-        if len(inputs) > 1:
+        if len(inputs) > 1 or (inputs and not minor and inputs[0].file.file_name in marks):
             first = inputs[0]
             groups.append(AppendGroup(
                 [(e.file.path, table.schema_by_id(e.file.schema_id).fields) for e in inputs],
                 store.bucket_dir(store.partition_values(first.partition), first.bucket),
                 first.partition, first.bucket, first.total_buckets,
                 min(e.file.min_sequence_number for e in inputs),
-                [e.file for e in inputs] if row_tracking.enabled(schema.options) else None))
+                [e.file for e in inputs] if row_tracking.enabled(schema.options) else None,
+                [marks.get(e.file.file_name) for e in inputs] if marks else None))
             removed.extend(inputs)
+            key = (first.partition.to_bytes(), first.bucket)
+            read_vectors[key] = vectors[key].signature if key in vectors else None
     if not groups:
         return None
     if rewrite is None:
@@ -120,7 +131,8 @@ def compact(table: CompactTable, where: Any = None, target_file_size: Optional[i
         inputs = tuple(removed)
         return FileStoreCommit(store, table.commit_user).apply(PaimonCommit(
             COMPACT, (DeleteFiles(inputs), AddFiles(tuple(added))),
-            (FilesLive(inputs, f"compaction of {table.name}", base.id),)))
+            (FilesLive(inputs, f"compaction of {table.name}", base.id),
+             VectorsUnchanged(read_vectors if vectors else {}, f"compaction of {table.name}", base.id))))
 
 
 COMPACTION_MIN_FILE_NUM = "compaction.min.file-num"
@@ -154,6 +166,8 @@ class AppendGroup:
     first_sequence: int
     # a row-tracking table's: the files' metadata, whose row ids and sequence numbers the rows keep
     tracked: Optional[list[DataFileMeta]] = None
+    # each file's deletion vector (index file path, offset, size), or None: its marked rows are not rewritten
+    vectors: Optional[list[Optional[tuple[str, int, int]]]] = None
 
 
 def rewrite_group(io: FileIO, schema: TableSchema, group: AppendGroup, target: int) -> list[mf.ManifestEntry]:
@@ -168,12 +182,18 @@ def rewrite_group(io: FileIO, schema: TableSchema, group: AppendGroup, target: i
     added: list[mf.ManifestEntry] = []
     with staged_files(io) as written:
         # files written under older schemas are matched to the current one by field id
+        marks = group.vectors or [None] * len(group.files)
+
+        def unmarked(i: int, rows: pa.Table) -> pa.Table:     # the rows a file's deletion vector keeps
+            where = marks[i]
+            return rows if where is None else dv.without_positions(rows, dv.read_vector(io, *where))
         if group.tracked is not None:
-            data = pa.concat_tables([_with_row_tracking(read_data_file(path, io), fields, schema.fields, meta)
-                                     for (path, fields), meta in zip(group.files, group.tracked)])
+            data = pa.concat_tables([unmarked(i, _with_row_tracking(read_data_file(path, io), fields, schema.fields,
+                                                                    meta))
+                                     for i, ((path, fields), meta) in enumerate(zip(group.files, group.tracked))])
         else:
-            data = pa.concat_tables([evolve_arrow(read_data_file(path, io), fields, schema.fields)
-                                     for path, fields in group.files])
+            data = pa.concat_tables([unmarked(i, evolve_arrow(read_data_file(path, io), fields, schema.fields))
+                                     for i, (path, fields) in enumerate(group.files)])
         per_file = max(1, int(data.num_rows * target / max(data.nbytes, 1)))
         seq = group.first_sequence
         for start in range(0, data.num_rows, per_file):

@@ -81,12 +81,15 @@ def _plan(store: FileStore, snapshot: Optional[Snapshot], where: object, schema:
     if records:
         # HASH indexes (dynamic bucket mode) only guide writers, global indexes only let reads skip
         # rows; deletion vectors change what a read sees
+        # (of a primary-key table with 'deletion-vectors.enabled', or of any append table: its files
+        # are read minus their vectors)
         kinds = {str(r["_INDEX_TYPE"]) for r in records if not gi.is_global(r)} - {"HASH"}
-        if kinds - {"DELETION_VECTORS"} or (kinds and not (schema.primary_keys and
-                                                          schema.core_options.deletion_vectors_enabled)):
+        if kinds - {"DELETION_VECTORS"} or (kinds and schema.primary_keys
+                                            and not schema.core_options.deletion_vectors_enabled) \
+                or (kinds and row_tracking.evolution_enabled(schema.options)):
             raise UnsupportedTableError(f"snapshot {snapshot.id} of {store.table_path} has {', '.join(sorted(kinds))} "
                                         "index files icefloe cannot apply here (it reads deletion vectors of "
-                                        "primary-key tables with 'deletion-vectors.enabled')")
+                                        "append tables and of primary-key tables with 'deletion-vectors.enabled')")
     pred = bind_filter(where, schema.fields)
     pruning = not isinstance(pred, pr.Always)
     part_keys = schema.partition_keys

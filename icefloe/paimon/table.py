@@ -305,9 +305,13 @@ class FileStoreTable:
                 files = evolution.group_files(group, lambda i: self.schema_by_id(i).fields)
                 parts.append(evolution.read_group(self.io, files, schema.fields))
         else:
+            # an append table's deletion vectors: each file's rows minus those its vector marks
+            marks = dv.file_vectors(self._store, self.snapshot_for(snapshot_id, as_of, ref))
             for f in self.plan_files(where, snapshot_id, as_of, ref):  # columns matched by field id
-                parts.append(evolve_arrow(read_data_file(f.path, self.io),
-                                          self.schema_by_id(f.schema_id).fields, schema.fields))
+                where_dv = marks.get(f.file_name)
+                parts.append(dv.without_positions(
+                    evolve_arrow(read_data_file(f.path, self.io), self.schema_by_id(f.schema_id).fields, schema.fields),
+                    dv.read_vector(self.io, *where_dv) if where_dv is not None else None))
         out = pa.concat_tables(parts) if parts else target.empty_table()
         if row_filter is not None:
             out = out.filter(row_filter)
@@ -376,7 +380,7 @@ class FileStoreTable:
         return snap
 
     def replace_files(self, removed: Sequence[mf.ManifestEntry], messages: Sequence[CommitMessage], operation: str,
-                      base_id: Optional[int]) -> Snapshot:
+                      base_id: Optional[int], also: Sequence[Requirement] = ()) -> Snapshot:
         """Commit a copy-on-write change of an append table as one OVERWRITE snapshot (as Paimon
         commits file deletions): the live files ``removed`` (manifest entries) are deleted and
         the messages' files added. Refused with ``CommitConflictError`` when another commit
@@ -388,7 +392,7 @@ class FileStoreTable:
             gone = tuple(removed)
             return FileStoreCommit(self._store, self.commit_user).apply(PaimonCommit(
                 OVERWRITE, (DeleteFiles(gone), *changes),
-                (FilesLive(gone, f"{operation} on {self.name}", base_id), *requirements,
+                (FilesLive(gone, f"{operation} on {self.name}", base_id), *requirements, *also,
                  # rows rewritten into a partition still in another bucket number: refused, as Paimon's writers do
                  BucketsKeepSame(written_totals(messages, self._store.partition_types), tuple(self.partition_keys)))))
         except AfterCommitError:        # committed: the files are the table's

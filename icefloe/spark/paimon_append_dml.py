@@ -20,6 +20,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from icefloe.core.reports import RowChanges
+from icefloe.errors import AfterCommitError
+from icefloe.paimon import append_vectors as av
 from icefloe.spark.merge_clauses import CLAUSE, MergeClauses, action_column
 from icefloe.spark.row_changes import (
     ACTION, DELETE_ROW, INSERT, KEEP, UPDATE, check_resolvable, file_stats, predicate, replacement_rows,
@@ -27,7 +29,7 @@ from icefloe.spark.row_changes import (
 )
 from icefloe.paimon import row_tracking
 from icefloe.spark import paimon_data_evolution as evolution
-from icefloe.spark.paimon_metadata_columns import read_tracked
+from icefloe.spark.paimon_metadata_columns import read_tracked, without_marked
 from icefloe.spark.paimon_read import read_files
 from icefloe.spark.paimon_write import align_dataframe, write_data_files
 
@@ -72,15 +74,17 @@ def _target(table: SparkPaimonTable, condition: Where) -> tuple[Optional[Snapsho
     return base, (table.plan(where) if base is not None else [])
 
 
-def _read(table: SparkPaimonTable, entries: Sequence[ManifestEntry]) -> DataFrame:
+def _read(table: SparkPaimonTable, entries: Sequence[ManifestEntry], base: Optional[Snapshot] = None) -> DataFrame:
     """The rows of ``entries`` with their file and position (and a row-tracking table's ``_ROW_ID``
-    and ``_SEQUENCE_NUMBER`` after its columns)."""
+    and ``_SEQUENCE_NUMBER`` after its columns), less the rows ``base``'s deletion vectors mark."""
     if _tracks(table):
-        return read_tracked(table, table.table_schema, entries, FILE_COL, POS_COL)
-    fields = table.table_schema.fields
-    return read_files(table.spark, [e.file.path for e in entries], fields,
-                      file_fields=[table.schema_by_id(e.file.schema_id).fields for e in entries],
-                      file_col=FILE_COL, pos_col=POS_COL, io=table.io)
+        df = read_tracked(table, table.table_schema, entries, FILE_COL, POS_COL)
+    else:
+        fields = table.table_schema.fields
+        df = read_files(table.spark, [e.file.path for e in entries], fields,
+                        file_fields=[table.schema_by_id(e.file.schema_id).fields for e in entries],
+                        file_col=FILE_COL, pos_col=POS_COL, io=table.io)
+    return without_marked(table, df, entries, base, FILE_COL, POS_COL)
 
 
 def _apply(table: SparkPaimonTable, operation: str, base: Optional[Snapshot], entries: Sequence[ManifestEntry],
@@ -91,6 +95,8 @@ def _apply(table: SparkPaimonTable, operation: str, base: Optional[Snapshot], en
 
     if evolution.enabled(table.table_schema.options):
         return evolution.apply_updates(table, operation, base, entries, changes, columns, FILE_COL)
+    if POS_COL in changes.columns:
+        return _apply_marking(table, operation, base, entries, changes)
 
     changes, by_file, counts = file_stats(changes, FILE_COL)
     touched = {f for f, r in by_file.items() if r["upd"] + r["dele"] > 0}
@@ -114,8 +120,57 @@ def _apply(table: SparkPaimonTable, operation: str, base: Optional[Snapshot], en
     removed = [by_path[f] for f in sorted(touched)]
     if not removed:                      # a MERGE that only inserts: an append
         snap = table.commit(messages)
-    else:
-        snap = table.replace_files(removed, messages, operation.upper(), base.id if base else None)
+    else:       # the rows its vectors marked stay deleted: those vectors must be the ones read
+        snap = table.replace_files(removed, messages, operation.upper(), base.id if base else None,
+                                   (av.vectors_read(table.store, base, removed, f"{operation} on {table.name}"),))
+    return RowChanges.of(counts, snap.id if snap else None)
+
+
+def _marks(table: SparkPaimonTable) -> bool:
+    """Whether row-level changes mark the old rows in deletion vectors (Paimon's DELETE, UPDATE and
+    MERGE on an append table with 'deletion-vectors.enabled'), not rewrite their files; a
+    row-tracking table's rows keep their ids by a rewrite."""
+    schema = table.table_schema
+    return (av.writes_vectors(schema.options, schema.primary_keys) and not _tracks(table)
+            and not evolution.enabled(schema.options))
+
+
+def _apply_marking(table: SparkPaimonTable, operation: str, base: Optional[Snapshot],
+                   entries: Sequence[ManifestEntry], changes: DataFrame) -> RowChanges:
+    """``_apply`` on a table whose changes mark rows (``_marks``): labelled rows with FILE_COL and
+    POS_COL; the positions of deleted and updated rows are added to their files' deletion vectors,
+    updated and inserted rows written as new files, one APPEND snapshot (``append_vectors``)."""
+    from pyspark.sql import functions as F
+
+    changes, by_file, counts = file_stats(changes, FILE_COL)
+    touched = sorted(f for f, r in by_file.items() if r["upd"] + r["dele"] > 0)
+    if not touched and not counts["inserted"]:
+        return RowChanges.of(counts)
+    old = changes.where(F.col(FILE_COL).isin(touched) & F.col(ACTION).isin(DELETE_ROW, UPDATE)) if touched else None
+    positions = {} if old is None else {r[FILE_COL]: r["p"] for r in old.groupBy(FILE_COL).agg(
+        F.collect_list(POS_COL).alias("p")).collect()}
+    messages: list[CommitMessage] = []
+    if counts["inserted"] or counts["updated"]:
+        messages = write_data_files(changes.where(F.col(ACTION).isin(INSERT, UPDATE))
+                                    .select(*[f"`{f.name}`" for f in table.table_schema.fields]), table)
+    vectors: dict[Any, Any] = {}
+    try:
+        if not positions:                # a MERGE that only inserts: an append
+            snap = table.commit(messages)
+        else:
+            vectors, read = av.marked_vectors(table.store, base, entries, positions)
+            by_path = {e.file.path: e for e in entries}
+            snap = av.commit_marks(table.store, table.commit_user, base.id if base else None,
+                                   f"{operation} on {table.name}", vectors, read,
+                                   [by_path[p] for p in sorted(positions)], messages)
+    except AfterCommitError:
+        raise
+    except BaseException:
+        table.abort(messages)
+        for f in vectors.values():
+            if f is not None and f.file_path:
+                table.io.delete(f.file_path)
+        raise
     return RowChanges.of(counts, snap.id if snap else None)
 
 
@@ -132,7 +187,9 @@ def delete_rows(table: SparkPaimonTable, condition: Where) -> RowChanges:
     if not entries:
         return RowChanges()
     hit = F.coalesce(predicate(condition), F.lit(False))
-    rows = _read(table, entries).withColumn(ACTION, F.when(hit, F.lit(DELETE_ROW)).otherwise(F.lit(KEEP)))
+    rows = _read(table, entries, base).withColumn(ACTION, F.when(hit, F.lit(DELETE_ROW)).otherwise(F.lit(KEEP)))
+    if not _marks(table):
+        rows = rows.drop(POS_COL)
     return _apply(table, "delete", base, entries, rows)
 
 
@@ -153,7 +210,7 @@ def replace_where(table: SparkPaimonTable, data: Any, where: str) -> RowChanges:
     changes = new
     if entries:
         hit = F.coalesce(predicate(where), F.lit(False))
-        rows = _read(table, entries).drop(POS_COL)
+        rows = _read(table, entries, base).drop(POS_COL)
         changes = rows.withColumn(ACTION, F.when(hit, F.lit(DELETE_ROW)).otherwise(F.lit(KEEP))).unionByName(new)
     return _apply(table, "overwrite", base, entries, changes)
 
@@ -169,10 +226,11 @@ def update_rows(table: SparkPaimonTable, assignments: dict[str, Any], condition:
     base, entries = _target(table, condition)
     if not entries:
         return RowChanges()
-    rows = _read(table, entries)
+    rows = _read(table, entries, base)
     hit = F.coalesce(predicate(condition), F.lit(False))
     out = updated_columns(schema.fields, sets, hit, table.name)
     rows = rows.select(*out, *_tracked_after(table, F.col(SEQUENCE_NUMBER), hit), FILE_COL,
+                       *([POS_COL] if _marks(table) else []),
                        F.when(hit, F.lit(UPDATE)).otherwise(F.lit(KEEP)).alias(ACTION))
     return _apply(table, "update", base, entries, rows, columns)
 
@@ -204,7 +262,7 @@ class AppendMerge(MergeClauses):
 
         # the cardinality rule checked in the job that joins and counts, where it can be
         joined, tcol, (in_t, matched, not_matched, by_source), checked = self.joined_checked(
-            _read(table, entries), True, bool(self.join_keys(schema)), FILE_COL, POS_COL)
+            _read(table, entries, base), True, bool(self.join_keys(schema)), FILE_COL, POS_COL)
         if not checked:
             self.check_cardinality(joined, matched, [tcol(FILE_COL), tcol(POS_COL)], describe)
         chain, clauses = self.clause_column(matched, not_matched, by_source)
@@ -216,7 +274,8 @@ class AppendMerge(MergeClauses):
                                               row_tracking.NAMES)]
         if tracked:
             tracked[0] = tcol(ROW_ID).alias(ROW_ID)
-        rows = joined.select(*values, *tracked, tcol(FILE_COL).alias(FILE_COL), action.alias(ACTION))
+        rows = joined.select(*values, *tracked, tcol(FILE_COL).alias(FILE_COL),
+                             *([tcol(POS_COL).alias(POS_COL)] if _marks(table) else []), action.alias(ACTION))
         if not clauses:
             return RowChanges()
         try:

@@ -13,7 +13,7 @@ The files are read by Spark's Parquet reader, which gives each row's file and po
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from icefloe.errors import NotSupportedError
 from icefloe.paimon import deletion_vectors as dv
@@ -52,7 +52,7 @@ def read_with_metadata(table: SparkPaimonTable, schema: TableSchema, snapshot: O
                          f"({row_tracking.ENABLED} is not set)")
     spark = table.spark
     if tracked or evolution.enabled(schema.options):     # a data-evolution table's rows are merged by row id
-        return _read_tracked(table, schema, entries, names)
+        return _read_tracked(table, schema, snapshot, entries, names)
     if schema.primary_keys and not dv.enabled(schema.options) and FILE_PATH not in names and ROW_INDEX not in names:
         df = read_merged(spark, table, schema, entries, bucket_col=BUCKET)      # partition and bucket only
         if PARTITION in names:
@@ -63,6 +63,8 @@ def read_with_metadata(table: SparkPaimonTable, schema: TableSchema, snapshot: O
     df = read_files(spark, [e.file.path for e in entries], schema.fields,
                     file_fields=[table.schema_by_id(e.file.schema_id).fields for e in entries],
                     file_col=FILE_PATH, pos_col=ROW_INDEX, io=table.io)
+    if not schema.primary_keys:        # an append table's rows its deletion vectors mark are gone
+        df = without_marked(table, df, entries, snapshot, FILE_PATH, ROW_INDEX)
     if BUCKET in names:
         buckets = spark.createDataFrame(sorted({(e.file.path, e.bucket) for e in entries}),
                                         f"`{FILE_PATH}_of` string, `{BUCKET}` int")
@@ -125,12 +127,46 @@ def read_tracked(table: SparkPaimonTable, schema: TableSchema, entries: Sequence
                      *([F.col("_icefloe_bucket").alias(bucket_col)] if bucket_col else []))
 
 
-def _read_tracked(table: SparkPaimonTable, schema: TableSchema, entries: Sequence[ManifestEntry],
+def _read_tracked(table: SparkPaimonTable, schema: TableSchema, snapshot: Optional[Snapshot],
+                  entries: Sequence[ManifestEntry],
                   names: Sequence[str]) -> DataFrame:
     """A row-tracking table's rows with the metadata columns ``names``."""
     from pyspark.sql import functions as F
 
     df = read_tracked(table, schema, entries, FILE_PATH, ROW_INDEX, BUCKET)
+    if not evolution.enabled(schema.options):
+        df = without_marked(table, df, entries, snapshot, FILE_PATH, ROW_INDEX)
     if PARTITION in names:
         df = df.withColumn(PARTITION, F.struct(*[F.col(f"`{k}`") for k in schema.partition_keys]))
     return df.select(*[F.col(f"`{f.name}`") for f in schema.fields], *[F.col(f"`{n}`") for n in names])
+
+
+def without_marked(table: SparkPaimonTable, df: DataFrame, entries: Sequence[ManifestEntry],
+                   base: Optional[Snapshot], file_col: str, pos_col: str) -> DataFrame:
+    """``df`` (an append table's rows of ``entries`` with their file path ``file_col`` and position
+    ``pos_col``) less the positions ``base``'s deletion vectors mark: the marked (file, position)
+    pairs, read on the driver, joined away."""
+    import pyarrow as pa
+    from pyspark.sql import functions as F
+
+    vectors = dv.bucket_vectors(table.store, base) if base is not None else {}
+    files: list[str] = []
+    positions: list[Any] = []
+    loaded: dict[tuple[bytes, int], dict[str, Any]] = {}
+    for e in entries:
+        key = (e.partition.to_bytes(), e.bucket)
+        bv = vectors.get(key)
+        if bv is None or e.file.file_name not in bv.ranges:
+            continue
+        if key not in loaded:
+            loaded[key] = bv.load(table.io)
+        marked = loaded[key][e.file.file_name].to_array()
+        files += [e.file.path] * len(marked)
+        positions.append(marked)
+    if not files:
+        return df
+    import numpy as np
+
+    gone = table.spark.createDataFrame(pa.table({file_col: pa.array(files, pa.string()),
+                                                 pos_col: pa.array(np.concatenate(positions).astype(np.int64))}))
+    return df.join(F.broadcast(gone), [file_col, pos_col], "left_anti")

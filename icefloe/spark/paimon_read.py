@@ -230,7 +230,9 @@ def paimon_schema_ddl(location: str, io: FileIO = LOCAL) -> str:
         for f in table.table_schema.fields)
 
 
-_PARTITION_RE = re.compile(r"^(?P<path>.*)#schema=(?P<file>\d+),(?P<read>\d+)$", re.S)
+# ``#dv=<offset>,<size>,<index file>``: an append table's file and its deletion vector
+_PARTITION_RE = re.compile(r"^(?P<path>.*)#schema=(?P<file>\d+),(?P<read>\d+)"
+                           r"(?:#dv=(?P<offset>\d+),(?P<size>\d+),(?P<index>.*))?$", re.S)
 
 
 def paimon_partitions(location: str, options: Mapping[str, Optional[str]], where: Any = None,
@@ -269,7 +271,7 @@ def partitions_of(table: PaimonStore, entries: Sequence[ManifestEntry], snapshot
                 bv = bvs.get((e.partition.to_bytes(), e.bucket))
                 if bv is not None and e.file.file_name in bv.ranges:
                     off, size, _card = bv.ranges[e.file.file_name]
-                    vectors[e.file.path] = [bv.path, off, size]
+                    vectors[e.file.path] = [bv.index_path(e.file.file_name), off, size]
         ids = {e.file.path: e.file.schema_id for e in entries}
         levels = {e.file.path: e.file.level for e in entries}
         return [MERGE_PREFIX + json.dumps({"paths": paths, "schema_ids": [ids[p] for p in paths],
@@ -281,7 +283,13 @@ def partitions_of(table: PaimonStore, entries: Sequence[ManifestEntry], snapshot
                                 "a data-evolution table's files of some columns are merged with the other files of "
                                 "their row-id range; read it through a catalog (SELECT, to_spark, to_arrow)")
     current = table.table_schema.id
-    return [f"{e.file.path}#schema={e.file.schema_id},{current}" for e in entries]
+    # an append table's file with a deletion vector: the vector's place travels with its task
+    marks = dv.file_vectors(table.store, table.snapshot_for(snapshot_id, as_of, ref)) if entries else {}
+
+    def vector(e: ManifestEntry) -> str:
+        where = marks.get(e.file.file_name)
+        return "" if where is None else f"#dv={where[1]},{where[2]},{where[0]}"
+    return [f"{e.file.path}#schema={e.file.schema_id},{current}{vector(e)}" for e in entries]
 
 
 MERGE_PREFIX = "merge:"
@@ -366,6 +374,8 @@ def paimon_read_file(location: str, path: str, target: pa.Schema,
 
     it = batches()
     file_names = next(it)
+    if m is not None and m.group("index") is not None:      # rows an append table's vector marks dropped
+        it = _unmarked(it, dv.read_vector(io, m.group("index"), int(m.group("offset")), int(m.group("size"))))
     if m is not None:
         yield from _read_by_id(location, it, int(m.group("file")), int(m.group("read")), target, io)
         return
@@ -380,6 +390,24 @@ def paimon_read_file(location: str, path: str, target: pa.Schema,
                 col = batch.column(batch.schema.get_field_index(src))
                 cols.append(col.cast(f.type) if col.type != f.type else col)
         yield pa.RecordBatch.from_arrays(cols, schema=target)
+
+
+def _unmarked(batches: Iterable[pa.RecordBatch], deleted: Any) -> Iterator[pa.RecordBatch]:
+    """A file's batches (in file order) minus the positions the vector ``deleted`` marks."""
+    import numpy as np
+    import pyarrow as pa
+
+    marked = np.fromiter(deleted, dtype=np.int64)
+    start = 0
+    for batch in batches:
+        end = start + batch.num_rows
+        inside = marked[(marked >= start) & (marked < end)] - start
+        if len(inside):
+            keep = np.ones(batch.num_rows, dtype=bool)
+            keep[inside] = False
+            batch = batch.filter(pa.array(keep))
+        start = end
+        yield batch
 
 
 def _read_by_id(location: str, batches: Iterable[pa.RecordBatch], file_schema_id: int, read_schema_id: int,
@@ -474,11 +502,22 @@ def read_merged(spark: SparkSession, table: PaimonStore, schema: TableSchema, en
     return _where_and_columns(df, where, columns)
 
 
+def read_append(spark: SparkSession, table: PaimonStore, schema: TableSchema, snapshot: Optional[Snapshot],
+                entries: Sequence[ManifestEntry], where: Where = None,
+                columns: Optional[Sequence[str]] = None) -> DataFrame:
+    """An append table's rows of ``entries`` (planned at ``snapshot``), less those the snapshot's
+    deletion vectors mark (``read_with_vectors``, where it has any)."""
+    if dv.has_vectors(table.store, snapshot):
+        return read_with_vectors(spark, table, schema, snapshot, entries, where, columns)
+    return read_files(spark, [e.file.path for e in entries], schema.fields, where, columns,
+                      file_fields=[table.schema_by_id(e.file.schema_id).fields for e in entries], io=table.io)
+
+
 def read_with_vectors(spark: SparkSession, table: PaimonStore, schema: TableSchema, snapshot: Optional[Snapshot],
                       entries: Sequence[ManifestEntry], where: Where = None,
                       columns: Optional[Sequence[str]] = None) -> DataFrame:
     """A table with deletion vectors: its files above level 0 as they are (each key has one live
-    record there), minus the rows their vectors mark. Spark's own Parquet reader scans all the
+    record there; an append table: all its files), minus the rows their vectors mark. Spark's own Parquet reader scans all the
     files; the vectors (index metadata, read on the driver as Paimon's readers plan with them) are
     applied inside that scan (``icefloe.spark.deleted_rows``) or, where its format cannot load, as
     bitmaps of a filter (``icefloe.spark.bitmaps``) keyed by file size: no shuffle, no Python. A
@@ -487,7 +526,7 @@ def read_with_vectors(spark: SparkSession, table: PaimonStore, schema: TableSche
     reader scans the unmarked ones, Python tasks the marked ones (Spark gives ORC rows no position);
     Python tasks read Avro files."""
     vectors = dv.bucket_vectors(table.store, snapshot)
-    readable = dv.readable(entries)
+    readable = dv.readable(entries) if schema.primary_keys else list(entries)
     plain: list[tuple[ManifestEntry, Optional[BucketVectors]]] = []
     marked: list[Marked] = []
     for e in readable:
@@ -551,9 +590,10 @@ def _marked_by_bitmap(spark: SparkSession, table: PaimonStore, schema: TableSche
         loaded: dict[str, dict[str, Any]] = {}
         positions: list[Any] = []
         for e, bv in marked:
-            if bv.path not in loaded:
-                loaded[bv.path] = bv.load(table.io)
-            positions.append(loaded[bv.path][e.file.file_name].to_array())
+            key = bv.index_path(e.file.file_name)
+            if key not in loaded:
+                loaded[key] = bv.load(table.io)
+            positions.append(loaded[key][e.file.file_name].to_array())
         in_scan = deleted_rows.scan_options(spark, {e.file.path: p for (e, _), p in zip(marked, positions)})
     if in_scan is not None:          # the vectors applied inside the Parquet scan
         both = [*marked, *unmarked]
@@ -590,10 +630,10 @@ def _vectors_read_in_scan(spark: SparkSession, table: PaimonStore, marked: Seque
     for e, bv in marked:
         offset, size, cardinality = bv.ranges[e.file.file_name]
         positions += cardinality if cardinality is not None else deleted_rows.DRIVER_READ_POSITIONS + 1
-        sources[e.file.path] = [(deleted_rows.PAIMON_VECTOR, bv.path, offset, size)]
+        sources[e.file.path] = [(deleted_rows.PAIMON_VECTOR, bv.index_path(e.file.file_name), offset, size)]
     options = deleted_rows.source_options(spark, sources, positions)
     if options is not None:
-        for path in sorted({bv.path for _e, bv in marked}):
+        for path in sorted({bv.index_path(e.file.file_name) for e, bv in marked}):
             if not table.io.exists(path):
                 raise CorruptMetadataError(path, "deletion vector index file referenced by the snapshot is missing")
     return options
@@ -617,8 +657,9 @@ def _read_marked_in_python(spark: SparkSession, table: PaimonStore, schema: Tabl
 
     out_schema = pt.to_spark_schema(schema.fields, with_ids=False)
     arrow_out = to_arrow_schema(out_schema, timezone="UTC")
-    io, fields = table.io.for_tasks(), schema.fields
-    tasks = [(pickle.dumps((e.file.path, ff, bv.path, bv.ranges[e.file.file_name])),) for e, bv, ff in marked]
+    io, fields, kv = table.io.for_tasks(), schema.fields, bool(schema.primary_keys)
+    tasks = [(pickle.dumps((e.file.path, ff, bv.index_path(e.file.file_name), bv.ranges[e.file.file_name])),)
+             for e, bv, ff in marked]
 
     def read_marked(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         import pyarrow as pa
@@ -626,7 +667,7 @@ def _read_marked_in_python(spark: SparkSession, table: PaimonStore, schema: Tabl
         for batch in batches:
             for blob in batch.column(0).to_pylist():
                 path, ff, index_path, (offset, size, _card) = pickle.loads(blob)
-                rows = dv.read_rows(io, path, ff, fields, dv.read_vector(io, index_path, offset, size))
+                rows = dv.read_rows(io, path, ff, fields, dv.read_vector(io, index_path, offset, size), kv)
                 rows = pa.Table.from_arrays([c.cast(f.type) for c, f in zip(rows.columns, arrow_out)], schema=arrow_out)
                 yield from rows.to_batches()
 

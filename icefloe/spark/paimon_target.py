@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from icefloe.errors import NotSupportedError
     from icefloe.paimon import manifest as mf
     from icefloe.paimon.commit import CommitMessage
+    from icefloe.paimon.commit_changes import Requirement
     from icefloe.paimon.schema import TableSchema
     from icefloe.paimon.snapshot import Snapshot
     from icefloe.paimon.types import DataField
@@ -48,8 +49,9 @@ class PaimonStore(CompactTable, Protocol):
         ...
 
     def replace_files(self, removed: Sequence[mf.ManifestEntry], messages: Sequence[CommitMessage], operation: str,
-                      base_id: Optional[int]) -> Snapshot:
-        """Commit a copy-on-write change: ``removed`` deleted, the messages' files added."""
+                      base_id: Optional[int], also: Sequence[Requirement] = ()) -> Snapshot:
+        """Commit a copy-on-write change: ``removed`` deleted, the messages' files added (``also``:
+        further requirements of the commit)."""
         ...
 
     def commit_column_updates(self, messages: Sequence[CommitMessage], updated: Sequence[mf.ManifestEntry],

@@ -254,8 +254,9 @@ class PaimonStream:
         # a primary-key table with a changelog producer streams its changelog files
         entries = paimon_changelog.snapshot_changes(store, snap, paimon_changelog.producer(table.table_schema),
                                                     flag(options, "streaming-read-overwrite"))
-        if not table.table_schema.primary_keys:
-            return [Unit(p, e.file.row_count) for p, e in zip(partitions_of(table, entries), entries)]
+        if not table.table_schema.primary_keys:     # minus the deletion vectors of this snapshot (if kept)
+            at = sid if full or (entries and sid in store.snapshots.ids()) else None
+            return [Unit(p, e.file.row_count) for p, e in zip(partitions_of(table, entries, at), entries)]
         return [Unit(f"{e.file.file_path}#schema={e.file.schema_id},{table.table_schema.id}",
                      e.file.row_count, kind="delta") for e in entries]
 

@@ -305,12 +305,13 @@ def _vector_files(store: FileStore, snap: PaimonSnapshot, visible: list[_Visible
         bv = by_bucket.get((v.partition_bytes, v.bucket))
         if bv is None or v.file.file_name not in bv.ranges:
             continue
+        index_name = bv.index_path(v.file.file_name).rsplit("/", 1)[-1]     # a bucket may have several
         old = base_vectors.get(v.path)
         if old is not None and v.path in base_live \
-                and old.data_file.file_path.rsplit("/", 1)[-1].startswith(f"dv-{bv.file_name}-"):
+                and old.data_file.file_path.rsplit("/", 1)[-1].startswith(f"dv-{index_name}-"):
             kept.append(old)
         else:
-            todo.setdefault(bv.file_name, (bv, []))[1].append(v)
+            todo.setdefault(index_name, (bv, []))[1].append(v)
     for name, (bv, files) in todo.items():
         bitmaps = bv.load(store.io)
         path = f"{mdir}/dv-{name}-{uid}.puffin"
@@ -463,7 +464,7 @@ def _build(store: FileStore, paimon_schema: TableSchema, compat: IcebergCompat, 
         manifests, assigned = assign_first_row_ids(manifests, next_row_id)
     # deletion vectors (format v3): one delete manifest, written again whenever they change
     kept_dvs, new_dvs, gone_dvs = [], [], []
-    if fv >= 3 and paimon_schema.primary_keys and dv.enabled(paimon_schema.options):
+    if fv >= 3 and dv.enabled(paimon_schema.options):      # of primary-key and append tables
         kept_dvs, new_dvs, gone_dvs = _vector_files(store, snap, visible, base_live, base_vectors, mdir, uid)
     if kept_dvs or new_dvs or gone_dvs:
         entries = [ManifestEntry(EXISTING, e.snapshot_id, e.sequence_number, e.file_sequence_number, e.data_file)

@@ -46,7 +46,7 @@ from icefloe.spark.merge_clauses import MergeClauses
 from icefloe.spark.paimon_dml import PrimaryKeyMerge
 from icefloe.spark.paimon_changes import audit_log_df, changes_df
 from icefloe.spark.paimon_chain_read import read_chain
-from icefloe.spark.paimon_read import read_files, read_merged, read_with_vectors
+from icefloe.spark.paimon_read import read_append, read_merged, read_with_vectors
 from icefloe.spark.paimon_compact import compact as paimon_compact
 from icefloe.spark.paimon_compact import compact_append_table, compact_primary_key_table
 from icefloe.spark.paimon_rescale import rescale as paimon_rescale
@@ -213,9 +213,8 @@ class PaimonTable(FileStoreTable, Table):
             return read_merged(self.spark, self, schema, entries, where, columns)
         if evolution.enabled(schema.options):      # a row-id range's files merged column by column
             return evolution.read_evolved(self, schema, self.plan(where, snapshot_id, as_of, ref), where, columns)
-        files = self.plan_files(where, snapshot_id, as_of, ref)
-        return read_files(self.spark, [f.path for f in files], schema.fields, where, columns,
-                          file_fields=[self.schema_by_id(f.schema_id).fields for f in files], io=self.io)
+        return read_append(self.spark, self, schema, self.snapshot_for(snapshot_id, as_of, ref),
+                           self.plan(where, snapshot_id, as_of, ref), where, columns)
 
     def metadata_column_names(self) -> tuple[str, ...]:
         """Paimon's hidden columns (``SELECT *`` leaves them out): ``__paimon_file_path``,
@@ -237,7 +236,7 @@ class PaimonTable(FileStoreTable, Table):
             return df.withColumn(metadata_columns.PARTITION, F.struct(*[F.col(f"`{k}`") for k in keys]))
         schema = self.table_schema_for(snapshot_id, as_of, ref)
         entries = self.plan(None, snapshot_id, as_of, ref)
-        if dv.skips_level0(schema.options):
+        if schema.primary_keys and dv.skips_level0(schema.options):     # an append table's files are all level 0
             entries = dv.readable(entries)
         return metadata_columns.read_with_metadata(self, schema, self.snapshot_for(snapshot_id, as_of, ref),
                                                    entries, names)
@@ -349,9 +348,8 @@ class PaimonTable(FileStoreTable, Table):
         after = [e for e in after if ident(e) not in common]
         if evolution.enabled(schema.options):
             raise self.unsupported("an incremental query of a data-evolution table", evolution.NO_INCREMENTAL)
-        if not schema.primary_keys:
-            return read_files(self.spark, [e.file.path for e in after], schema.fields, None, None,
-                              file_fields=[self.schema_by_id(e.file.schema_id).fields for e in after], io=self.io)
+        if not schema.primary_keys:         # less the rows the end's deletion vectors mark
+            return read_append(self.spark, self, schema, end.snapshot, after)
         if dv.enabled(schema.options):
             raise self.unsupported("an incremental query between tags of a table with deletion vectors",
                                    "icefloe reads a deletion-vector table's merged rows per snapshot only")

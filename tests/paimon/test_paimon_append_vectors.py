@@ -1,0 +1,277 @@
+"""Deletion vectors of Paimon append tables ('deletion-vectors.enabled' without a primary key): icefloe's
+DELETE, UPDATE and MERGE mark the old rows in vectors (no file rewritten, one APPEND snapshot), every
+read path applies them (to_arrow, to_spark, SQL, the ``icefloe`` data source in batch and streaming,
+time travel, ``audit_log``/``ro``, the metadata columns, incremental queries), compaction applies and
+drops them, a commit removing a file drops its vector; pypaimon and Paimon 1.4's Java engine read
+what icefloe reads, and icefloe reads what Paimon's engines mark."""
+import os
+
+import pyarrow as pa
+import pytest
+
+import icefloe
+from icefloe.paimon import deletion_vectors as dv
+
+DDL = "id bigint not null, p string, v string"
+PROPS = {"deletion-vectors.enabled": "true", "bucket": "-1"}
+
+
+def rows(n0, n1, p, v="v"):
+    return pa.table({"id": pa.array(range(n0, n1), pa.int64()), "p": [p] * (n1 - n0),
+                     "v": [f"{v}{i}" for i in range(n0, n1)]})
+
+
+def referee(wh, name="db.a"):
+    from tools.pypaimon_env import remote_module
+    CatalogFactory = remote_module("pypaimon").CatalogFactory
+
+    t = CatalogFactory.create({"warehouse": wh}).get_table(name)
+    rb = t.new_read_builder()
+    return sorted((r["id"], r["p"], r["v"]) for r in rb.new_read().to_arrow(rb.new_scan().plan().splits()).to_pylist())
+
+
+def ids(df_or_table):
+    if isinstance(df_or_table, pa.Table):
+        return sorted(df_or_table.column("id").to_pylist())
+    return sorted(r["id"] for r in df_or_table.collect())
+
+
+def live(t):
+    return {e.file.file_name for e in t.refresh().plan()}
+
+
+def marked(t, snapshot=None):
+    """data file name -> the positions its vector marks, at ``snapshot`` (default: the latest)."""
+    snap = t.refresh().current_snapshot() if snapshot is None else snapshot
+    out = {}
+    for bv in dv.bucket_vectors(t.store, snap).values():
+        out.update({name: sorted(b) for name, b in bv.load(t.io).items()})
+    return out
+
+
+def _deleted(spark_catalog):
+    """db.a: ids 0-4 in x's file, 5-9 in y's, 1, 2 and 7 deleted (snapshot 3); its files before."""
+    t = spark_catalog.create_table("db.a", DDL, partitioned_by=["p"], properties=PROPS)
+    t.append(rows(0, 5, "x"))
+    t.append(rows(5, 10, "y"))
+    files = live(t)
+    return t, files, t.delete("id IN (1, 2, 7)")
+
+
+def test_delete_marks_rows_and_every_read_path_applies_the_vectors(spark_catalog, paimon_warehouse, paimon_spark):
+    spark = paimon_spark
+    t, files, r = _deleted(spark_catalog)
+    assert (r["deleted"], r["updated"], r["inserted"]) == (3, 0, 0)
+    snap = t.current_snapshot()
+    assert snap.id == r["snapshot_id"] == 3 and snap.commit_kind == "APPEND"
+    assert live(t) == files                      # no file rewritten: the rows are marked
+    assert sorted(sum(marked(t).values(), [])) == [1, 2, 2]     # positions 1, 2 of x's file, 2 of y's
+    want = sorted(set(range(10)) - {1, 2, 7})
+    assert ids(t.to_arrow()) == want
+    assert ids(t.to_arrow(where="id > 4")) == [i for i in want if i > 4]
+    assert ids(t.to_spark()) == want
+    assert ids(t.to_spark(where="p = 'y'")) == [5, 6, 8, 9]
+    ds = spark.read.format("icefloe").load(t.location)
+    assert ids(ds) == want and ds.count() == len(want)
+    assert ids(ds.where("id < 6")) == [0, 3, 4, 5]
+    assert ids(t.to_arrow(snapshot_id=2)) == list(range(10))    # time travel: before the delete
+    assert ids(t.to_spark(snapshot_id=2)) == list(range(10))
+    assert [r[0] for r in referee(paimon_warehouse)] == want
+
+
+def test_sql_system_tables_metadata_columns_and_streams_apply_the_vectors(spark_catalog, paimon_warehouse,
+                                                                         paimon_spark):
+    spark = paimon_spark
+    t, _files, _r = _deleted(spark_catalog)
+    want = sorted(set(range(10)) - {1, 2, 7})
+    q = lambda s: icefloe.sql(spark, s, warehouse=paimon_warehouse, format="paimon", catalog_name="paimon")  # noqa: E731
+    assert ids(q("SELECT id FROM db.a")) == want
+    assert q("SELECT count(*) AS n FROM db.a").collect()[0]["n"] == len(want)
+    assert ids(q("SELECT id FROM db.a VERSION AS OF 2")) == list(range(10))
+    assert q("SELECT rowkind, count(*) AS n FROM db.`a$audit_log` GROUP BY rowkind").collect()[0]["n"] == len(want)
+    assert q("SELECT count(*) AS n FROM db.`a$ro`").collect()[0]["n"] == len(want)
+    meta = t.to_spark_with_metadata(["__paimon_row_index"]).collect()
+    assert sorted(r["id"] for r in meta) == want
+    assert all(r["__paimon_row_index"] == r["id"] % 5 for r in meta)      # each row's own position
+    sq = (spark.readStream.format("icefloe").load(t.location).writeStream.format("memory")
+          .queryName("appdv_stream").trigger(availableNow=True).start())
+    sq.awaitTermination()
+    assert ids(spark.sql("SELECT id FROM appdv_stream")) == want
+    t.create_tag("t1", 1)                   # incremental: the files only the end has, less its vectors
+    t.create_tag("t3", 3)
+    assert ids(t.diff_between_tags("t1", "t3")) == [5, 6, 8, 9]
+
+
+def test_update_merge_and_compaction_keep_the_vectors_consistent(spark_catalog, paimon_warehouse, paimon_spark):
+    t = spark_catalog.create_table("db.a", DDL, partitioned_by=["p"], properties=PROPS)
+    t.append(rows(0, 5, "x"))
+    t.append(rows(5, 10, "x"))
+    model = {i: ("x", f"v{i}") for i in range(10)}
+    t.delete("id = 0")
+    model.pop(0)
+    files = live(t)
+    r = t.update({"v": "'u'"}, "id IN (3, 6)")
+    assert r["updated"] == 2 and t.current_snapshot().commit_kind == "APPEND"
+    assert files < live(t)                        # the old files stay, the new rows are a new file
+    model.update({3: ("x", "u"), 6: ("x", "u")})
+    assert sorted(sum(marked(t).values(), [])) == [0, 1, 3]      # the deleted row and both old versions
+    src = paimon_spark.createDataFrame([(4, "x", "m4"), (8, "x", "gone"), (20, "x", "new")],
+                                       "id bigint, p string, v string")
+    r = t.merge(src, "t.id = s.id").when_matched_delete("s.v = 'gone'").when_matched_update({"v": "s.v"}) \
+        .when_not_matched_insert_all().execute()
+    assert (r["updated"], r["deleted"], r["inserted"]) == (1, 1, 1)
+    model.update({4: ("x", "m4"), 20: ("x", "new")})
+    model.pop(8)
+    want = sorted((i, p, v) for i, (p, v) in model.items())
+    got = sorted((x["id"], x["p"], x["v"]) for x in t.to_arrow().to_pylist())
+    assert got == want
+    assert referee(paimon_warehouse) == want
+    before = live(t)
+    assert t.compact() is not None
+    assert not (before & live(t)) and not marked(t)     # the small files rewritten, their vectors gone
+    assert sorted((x["id"], x["p"], x["v"]) for x in t.to_spark().collect()) == want
+    assert referee(paimon_warehouse) == want
+
+
+def test_a_commit_removing_marked_files_drops_their_vectors(spark_catalog, paimon_warehouse):
+    t = spark_catalog.create_table("db.a", DDL, partitioned_by=["p"], properties=PROPS)
+    t.append(rows(0, 5, "x"))
+    t.append(rows(5, 10, "y"))
+    t.delete("id IN (1, 6)")
+    assert len(marked(t)) == 2
+    # a copy-on-write replace of x's rows 3 and 4: x's file is rewritten without its marked row
+    t.overwrite(rows(50, 51, "x"), where="p = 'x' AND id >= 3")
+    left = marked(t)
+    assert len(left) == 1 and set(left) <= live(t)
+    assert ids(t.to_arrow()) == [0, 2, 5, 7, 8, 9, 50]
+    t.overwrite(rows(100, 102, "y"), partition={"p": "y"})     # y's file goes: its vector with it
+    assert not marked(t)
+    assert ids(t.to_arrow()) == [0, 2, 50, 100, 101]
+    t.overwrite(rows(200, 201, "x"))                            # every file goes: no vector left
+    assert not marked(t) and ids(t.to_spark()) == [200]
+    assert [r[0] for r in referee(paimon_warehouse)] == [200]
+
+
+def test_paimon_java_reads_icefloes_vectors_and_compacts_them(paimon_bundle, paimon_spark):
+    """Paimon 1.4's Java engine (no Spark) reads the rows icefloe's DELETE and UPDATE marked, compacts
+    the table (applying the vectors), and icefloe reads that and deletes again."""
+    from icefloe.catalog import Catalog
+
+    pj = paimon_bundle
+    ice = Catalog(pj.warehouse, "paimon", paimon_spark)
+    t = ice.create_table("db.appdv", DDL, partitioned_by=["p"], properties=PROPS)
+    t.append(rows(0, 6, "x"))
+    t.append(rows(6, 9, "y"))
+    t.delete("id IN (0, 4, 7)")
+    t.update({"v": "'u'"}, "id = 5")
+    model = {i: ("x" if i < 6 else "y", f"v{i}") for i in range(9) if i not in (0, 4, 7)}
+    model[5] = ("x", "u")
+
+    def java_rows():
+        return sorted((r[0], r[1], r[2]) for r in pj.rows("db.appdv"))
+
+    want = sorted((i, p, v) for i, (p, v) in model.items())
+    assert java_rows() == want
+    pj.compact("db.appdv", full=True)
+    assert t.refresh().current_snapshot().commit_kind == "COMPACT"
+    assert sorted((x["id"], x["p"], x["v"]) for x in t.to_arrow().to_pylist()) == want
+    t.delete("id = 1")
+    model.pop(1)
+    want = sorted((i, p, v) for i, (p, v) in model.items())
+    assert java_rows() == want
+    assert sorted((x["id"], x["p"], x["v"]) for x in t.to_spark().collect()) == want
+    assert os.path.isdir(os.path.join(t.location, "index"))
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("props", ["'bucket'='-1'", "'bucket'='2', 'bucket-key'='id'"])
+def test_paimon_09_spark_deletes_icefloe_reads_deletes_and_compacts(paimon_java, paimon_spark, props):
+    """Paimon 0.9's Spark runtime DELETEs from an append table with deletion vectors (it marks rows);
+    icefloe reads it by every path, deletes and updates by marking, compacts, and Paimon reads each
+    result; Paimon deletes again after icefloe's compaction, and icefloe reads that."""
+    from icefloe.catalog import Catalog
+
+    pj = paimon_java
+    name = "dv_unaware" if "-1" in props else "dv_bucketed"
+    pj.sql(f"CREATE TABLE db.{name} (id BIGINT, s STRING, dt STRING) PARTITIONED BY (dt) TBLPROPERTIES "
+           f"('deletion-vectors.enabled'='true', {props})")
+    pj.sql(f"INSERT INTO db.{name} SELECT id, cast(id AS string), cast(id % 2 AS string) FROM range(20)")
+    pj.sql(f"DELETE FROM db.{name} WHERE id % 3 = 0")
+    model = {i: (str(i), str(i % 2)) for i in range(20) if i % 3}
+
+    def want():
+        return sorted((i, s, dt) for i, (s, dt) in model.items())
+
+    def java_rows():
+        return sorted(tuple(r) for r in pj.sql(f"SELECT id, s, dt FROM db.{name}"))
+
+    assert java_rows() == want()
+    ice = Catalog(str(pj.warehouse), "paimon", paimon_spark)
+    t = ice.load_table(f"db.{name}")
+    assert marked(t)                                  # Paimon marked the rows, rewrote no file
+    assert sorted((x["id"], x["s"], x["dt"]) for x in t.to_arrow().to_pylist()) == want()
+    assert sorted((x["id"], x["s"], x["dt"]) for x in t.to_spark().collect()) == want()
+    ds = paimon_spark.read.format("icefloe").load(t.location)
+    assert ids(ds) == sorted(model) and ds.count() == len(model)
+    q = lambda s: icefloe.sql(paimon_spark, s, warehouse=str(pj.warehouse), format="paimon",  # noqa: E731
+                              catalog_name="paimon")
+    assert ids(q(f"SELECT id FROM db.{name}")) == sorted(model)
+    assert ids(q(f"SELECT id FROM db.{name} VERSION AS OF 1")) == list(range(20))
+    files = live(t)
+    t.delete("id IN (1, 2)")
+    t.update({"s": "'u'"}, "id = 4")
+    model.pop(1)
+    model.pop(2)
+    model[4] = ("u", "0")
+    assert files <= live(t)                           # marked, not rewritten
+    assert java_rows() == want()
+    t.compact()
+    assert not (files & live(t)) and not marked(t)
+    assert java_rows() == want()
+    pj.sql(f"DELETE FROM db.{name} WHERE id = 5")
+    model.pop(5)
+    assert sorted((x["id"], x["s"], x["dt"]) for x in t.refresh().to_spark().collect()) == want()
+    assert sorted((x["id"], x["s"], x["dt"]) for x in t.to_arrow().to_pylist()) == want()
+
+
+def test_the_iceberg_view_carries_an_append_tables_vectors(spark_catalog):
+    """With Iceberg compatibility the marked rows are Iceberg v3 deletion vectors (format 3 is
+    required, as for primary-key tables: with 2 Iceberg readers would see the deleted rows)."""
+    from icefloe.errors import SchemaError
+
+    view = {**PROPS, "metadata.iceberg.storage": "table-location"}
+    with pytest.raises(SchemaError, match="deletion vectors needs metadata.iceberg.format-version = 3"):
+        spark_catalog.create_table("db.v2", DDL, properties=view)
+    t = spark_catalog.create_table("db.v3", DDL, partitioned_by=["p"],
+                                   properties={**view, "metadata.iceberg.format-version": "3"})
+    t.append(rows(0, 5, "x"))
+    t.delete("id IN (1, 3)")
+    it = t.iceberg()
+    assert it.metadata.format_version == 3
+    assert ids(it.to_arrow()) == [0, 2, 4] == ids(t.to_arrow())
+    assert it.current_snapshot().summary["total-delete-files"] == "1"
+    t.compact()                                      # the vectors applied and gone: no delete file left
+    assert t.iceberg().current_snapshot().summary["total-delete-files"] == "0"
+    assert ids(t.iceberg().to_arrow()) == [0, 2, 4]
+
+
+def test_a_compaction_conflicts_with_marks_made_while_it_ran(spark_catalog):
+    """Rows another writer marks in a file a compaction is rewriting would come back with the new
+    file: the compaction's commit is refused, and nothing of it is committed."""
+    from icefloe.errors import CommitConflictError
+    from icefloe.paimon import maintenance
+
+    t = spark_catalog.create_table("db.a", DDL, properties=PROPS)
+    t.append(rows(0, 5, "x"))
+    t.append(rows(5, 10, "x"))
+    t.delete("id = 1")
+    other = spark_catalog.load_table("db.a")
+
+    def rewrite(groups, target):
+        done = [maintenance.rewrite_group(t.io, t.table_schema, g, target) for g in groups]
+        other.delete("id = 6")                  # a mark on a file being rewritten
+        return done
+
+    with pytest.raises(CommitConflictError, match="deletion vectors"):
+        maintenance.compact(t, rewrite=rewrite)
+    assert ids(t.refresh().to_arrow()) == [0, 2, 3, 4, 5, 7, 8, 9]
