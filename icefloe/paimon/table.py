@@ -92,10 +92,6 @@ class FileStoreTable:
         self._store = FileStore(self.io, self._location, schema, self._meta)
         return self
 
-    def with_buckets(self, buckets: int) -> "FileStoreTable":
-        """This table as Paimon's rescale writes it: its writes put rows in ``buckets`` buckets."""
-        return self.with_options({"bucket": str(buckets)})
-
     def with_options(self, options: Mapping[str, str]) -> "FileStoreTable":
         """A copy whose writes take ``options`` over the table's own (Paimon's dynamic options), the schema
         file unchanged; options its files cannot take (a format, a size that is none) are a ``SchemaError``."""

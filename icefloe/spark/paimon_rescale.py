@@ -85,7 +85,7 @@ def rescale(table: Any, bucket_num: Optional[int] = None, where: Optional[str] =
             parts = [F.col(f"`{k}`").eqNullSafe(F.lit(v)) for k, v in zip(keys, values)]
             conds.append(functools.reduce(lambda a, b: a & b, parts))
         df = df.filter(functools.reduce(lambda a, b: a | b, conds))
-    writer = table.with_buckets(buckets)
+    writer = table.with_options({"bucket": str(buckets)})     # as Paimon's rescale writes
     messages = writer.write(df)
     now = table.refresh().current_snapshot()
     if now is None or now.id != latest.id:
