@@ -9,6 +9,7 @@ scan and snapshot expiration all go through it.
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from typing import Any, Callable, Iterable, Optional, Protocol, Sequence
 
 from icefloe.core.first_reads import FirstReads
@@ -179,6 +180,49 @@ class FileStore:
     def live_entries(self, snapshot: Optional[Snapshot]) -> list[mf.ManifestEntry]:
         """ADD entries of a snapshot minus its DELETEs: the data files a reader uses."""
         return self.merge_live(self.entries(self.data_manifests(snapshot)))
+
+    def bucket_entries(self, snapshot: Optional[Snapshot], buckets: Iterable[tuple[bytes, int]]) -> list[mf.ManifestEntry]:
+        """The live entries of some (partition row bytes, bucket) pairs of ``snapshot``, with
+        ``file.file_path`` set: only the manifests whose partition statistics and bucket range
+        admit one of them are read, and of those only the entries of their partitions are built.
+        A commit's reads of the buckets it writes grow with those buckets, not with the table."""
+        wanted = set(buckets)
+        out: list[mf.ManifestEntry] = []
+        for e in self.partition_entries(snapshot, {p for p, _b in wanted}, {b for _p, b in wanted}):
+            if (e.partition.data, e.bucket) in wanted:
+                out.append(mf.ManifestEntry(e.kind, e.partition, e.bucket, e.total_buckets,
+                                            replace(e.file, file_path=self.data_file_path(e))))
+        return out
+
+    def partition_entries(self, snapshot: Optional[Snapshot], partitions: Iterable[bytes],
+                          buckets: Optional[Iterable[int]] = None) -> list[mf.ManifestEntry]:
+        """The live entries of some partitions (row bytes) of ``snapshot``, reading only the
+        manifests whose partition statistics (and bucket range, given ``buckets``) admit one of
+        them; entries of other buckets of those partitions may be among them."""
+        parts = set(partitions)
+        if snapshot is None or not parts:
+            return []
+        values = [decode_row(BinaryRow(len(self.partition_types), p), self.partition_types) for p in parts] \
+            if self.partition_types else []
+        numbers = None if buckets is None else set(buckets)
+        manifests = [m for m in self.data_manifests(snapshot) if self._may_hold(m, values, numbers)]
+        return self.merge_live(self.entries(manifests, lambda data: data in parts))
+
+    def _may_hold(self, m: mf.ManifestFileMeta, partitions: Sequence[tuple[Any, ...]],
+                  buckets: Optional[set[int]]) -> bool:
+        """Whether manifest ``m`` may hold an entry of one of ``partitions`` (values) and ``buckets``
+        (None: any), by its bucket range and partition statistics (a manifest without them may)."""
+        if buckets is not None and m.min_bucket is not None and m.max_bucket is not None and \
+                not any(m.min_bucket <= b <= m.max_bucket for b in buckets):
+            return False
+        if not self.partition_types:
+            return True
+        mins, maxs, nulls = m.partition_stats.decode(self.partition_types)
+        for values in partitions:
+            if all((n is None or n > 0) if v is None else (lo is None or hi is None or lo <= v <= hi)
+                   for v, lo, hi, n in zip(values, mins, maxs, nulls)):
+                return True
+        return False
 
     def merge_live(self, entries: Iterable[mf.ManifestEntry]) -> list[mf.ManifestEntry]:
         try:

@@ -171,10 +171,13 @@ def group_rows(data: pa.Table, schema: TableSchema) -> RowGroups:
     return groups
 
 
-def restored_sequence_numbers(store: FileStore) -> dict[tuple[bytes, int], int]:
-    """Largest committed sequence number per (partition bytes, bucket) of the latest snapshot."""
+def restored_sequence_numbers(store: FileStore, buckets: Optional[Iterable[tuple[bytes, int]]] = None
+                              ) -> dict[tuple[bytes, int], int]:
+    """Largest committed sequence number per (partition bytes, bucket) of the latest snapshot: of
+    every bucket, or of ``buckets`` only (reading only the manifests that may hold them)."""
     out: dict[tuple[bytes, int], int] = {}
-    for e in store.live_entries(store.snapshots.latest()):
+    latest = store.snapshots.latest()
+    for e in store.live_entries(latest) if buckets is None else store.bucket_entries(latest, buckets):
         key = (e.partition.data, e.bucket)
         out[key] = max(out.get(key, -1), e.file.max_sequence_number)
     return out
