@@ -56,6 +56,8 @@ class FileStore:
         self._cache: dict[str, list[mf.ManifestEntry]] = {}       # manifest name -> its entries
         self._raw_cache: dict[str, list[mf.AvroRecord]] = {}   # manifest name -> its Avro records (read by pruned scans only)
         self._pruned_once = FirstReads()   # manifests a pruned scan read once, without keeping them
+        # (manifest name, partitions) -> the entries of those partitions (``partition_entries``)
+        self._kept: dict[tuple[str, frozenset[bytes]], list[mf.ManifestEntry]] = {}
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ manifest lists
@@ -157,6 +159,8 @@ class FileStore:
         with self._lock:
             self._cache.pop(name, None)
             self._raw_cache.pop(name, None)
+            for key in [k for k in self._kept if k[0] == name]:
+                del self._kept[key]
 
     # ------------------------------------------------------------------ live files
     def entries(self, manifests: Sequence[mf.ManifestFileMeta], keep_partition: Optional[KeepPartition] = None,
@@ -205,8 +209,25 @@ class FileStore:
         values = [decode_row(BinaryRow(len(self.partition_types), p), self.partition_types) for p in parts] \
             if self.partition_types else []
         numbers = None if buckets is None else set(buckets)
-        manifests = [m for m in self.data_manifests(snapshot) if self._may_hold(m, values, numbers)]
-        return self.merge_live(self.entries(manifests, lambda data: data in parts))
+        key = frozenset(parts)
+
+        def block_kept(stats: SimpleStats, _rows: int) -> bool:    # a block of a partition-grouped manifest
+            return self._admits(stats, values)
+        out: list[mf.ManifestEntry] = []
+        for m in self.data_manifests(snapshot):
+            if not self._may_hold(m, values, numbers):
+                continue
+            # the write, its checks and the compaction after it ask for the same partitions: one read
+            got = self._kept.get((m.file_name, key))
+            if got is None:
+                got = self.read_manifest(m.file_name, m.file_size, lambda data: data in parts, None,
+                                         block_kept if self.partition_types else None)
+                with self._lock:
+                    if len(self._kept) > 256:
+                        self._kept.clear()
+                    self._kept[(m.file_name, key)] = got
+            out.extend(got)
+        return self.merge_live(out)
 
     def _may_hold(self, m: mf.ManifestFileMeta, partitions: Sequence[tuple[Any, ...]],
                   buckets: Optional[set[int]]) -> bool:
@@ -215,9 +236,13 @@ class FileStore:
         if buckets is not None and m.min_bucket is not None and m.max_bucket is not None and \
                 not any(m.min_bucket <= b <= m.max_bucket for b in buckets):
             return False
+        return self._admits(m.partition_stats, partitions)
+
+    def _admits(self, stats: SimpleStats, partitions: Sequence[tuple[Any, ...]]) -> bool:
+        """Whether partition statistics admit one of ``partitions`` (values)."""
         if not self.partition_types:
             return True
-        mins, maxs, nulls = m.partition_stats.decode(self.partition_types)
+        mins, maxs, nulls = stats.decode(self.partition_types)
         for values in partitions:
             if all((n is None or n > 0) if v is None else (lo is None or hi is None or lo <= v <= hi)
                    for v, lo, hi, n in zip(values, mins, maxs, nulls)):
