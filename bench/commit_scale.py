@@ -25,9 +25,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import subprocess
 import sys
 import time
+import uuid
 
 from bench import scale
 
@@ -75,22 +77,30 @@ def _paimon_table(warehouse: str, kind: str):
     return icefloe.Catalog(warehouse, format="paimon").load_table(f"bench.{kind.replace('-', '_')}")
 
 
+def _targets(k: int) -> list:
+    """``k`` (partition, key) pairs of new keys in random partitions: every run of the bench adds
+    level-0 runs to other buckets, so that none piles up enough runs to be compacted (a compaction
+    would read the files the metadata only names)."""
+    rng = random.Random()
+    return [(rng.randrange(PARTITIONS), 10**12 + rng.randrange(10**12)) for _ in range(k)]
+
+
 def commits_icefloe_paimon(warehouse: str, n: int, k: int, kind: str) -> list:
     """Seconds of each of ``k`` one-file appends by icefloe (load included)."""
     import pyarrow as pa
 
     from icefloe.paimon.data_file import CommitMessage, DataFileMeta
 
+    run = uuid.uuid4().hex[:8]              # the table keeps the files of earlier runs
     times = []
-    for j in range(k):
+    for j, (p, key) in enumerate(_targets(k)):
         t0 = time.perf_counter()
         t = _paimon_table(warehouse, kind)
         if kind == "paimon-pk":
-            t.append(pa.table({"id": pa.array([10**12 + j], pa.int64()), "p": pa.array([j % PARTITIONS], pa.int32()),
-                               "v": ["x"]}))
+            t.append(pa.table({"id": pa.array([key], pa.int64()), "p": pa.array([p], pa.int32()), "v": ["x"]}))
         else:
-            meta = DataFileMeta(file_name=f"data-extra-{n + j:08d}.parquet", file_size=40_000, row_count=1000)
-            t.commit([CommitMessage((j % PARTITIONS,), 0, -1, [meta])])
+            meta = DataFileMeta(file_name=f"data-extra-{run}-{j}.parquet", file_size=40_000, row_count=1000)
+            t.commit([CommitMessage((p,), 0, -1, [meta])])
         times.append(time.perf_counter() - t0)
     return times
 
@@ -102,9 +112,9 @@ def commits_java_paimon(warehouse: str, n: int, k: int, kind: str) -> list:
     name = f"bench.{kind.replace('-', '_')}"
     times = []
     with PaimonJava(warehouse, heap="4g") as java:
-        for j in range(k):
+        for p, key in _targets(k):
             t0 = time.perf_counter()
-            java.write(name, [(2 * 10**12 + j, (j + PARTITIONS // 2) % PARTITIONS, "j")])
+            java.write(name, [(key, p, "j")])
             times.append(time.perf_counter() - t0)
     return times
 
