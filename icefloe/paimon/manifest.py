@@ -362,7 +362,13 @@ def read_kept_records(data: bytes, path: str, keep_partition: Callable[[bytes], 
         for b, block in enumerate(blocks):
             if index is not None and keep_stats is not None and not keep_stats(index[b][1], index[b][0]):
                 continue
-            count, stream = (block[0], block[1]()) if isinstance(block, tuple) else (block.num_records, block.bytes_)
+            count: int
+            stream: Any
+            if isinstance(block, tuple):
+                located_block = cast("tuple[int, Callable[[], Any]]", block)
+                count, stream = located_block[0], located_block[1]()
+            else:
+                count, stream = block.num_records, block.bytes_
             for _ in range(count):
                 version, kind, partition = _avro_long(stream), _avro_long(stream), _avro_bytes(stream)
                 bucket, total = _avro_long(stream), _avro_long(stream)
@@ -384,10 +390,10 @@ def _located_blocks(data: bytes, start: int, codec: str) -> Optional[list[tuple[
     """Each Avro block of ``data`` from ``start`` (just after the header): its record count and a
     function that decompresses it (a stream of its records); None for a codec fastavro's Python
     reader does not name, or bytes that are not a sequence of blocks."""
-    from fastavro import _read_py
     from fastavro.io.binary_decoder import BinaryDecoder
 
-    read_block: Any = _read_py.BLOCK_READERS.get(codec)
+    readers: dict[str, Any] = importlib.import_module("fastavro._read_py").BLOCK_READERS
+    read_block: Any = readers.get(codec)
     if read_block is None:
         return None
     fo = _io.BytesIO(data)
