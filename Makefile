@@ -89,10 +89,14 @@ bench: $(STAMP) jvm paimon
 
 # Planning at scale (not part of make bench): metadata-only tables of SCALE_FILES data files, planned
 # cold and warm by icefloe, Apache Iceberg's Java runtime and pyiceberg (Iceberg), Apache Paimon's Java engine
-# and pypaimon (Paimon), each in its own process (bench/scale.py, bench/scale_paimon.py)
+# and pypaimon (Paimon), each in its own process (bench/scale.py, bench/scale_paimon.py); then one-file commits to
+# Iceberg, Paimon append and Paimon primary-key tables of COMMIT_SCALE_FILES files, icefloe against the Java
+# runtimes (bench/commit_scale.py)
 SCALE_FILES ?= 100000
+COMMIT_SCALE_FILES ?= 10000 100000 1000000
 bench-scale: $(STAMP) jvm paimon
 	$(BIN)/python -m bench.scale --files $(SCALE_FILES)
+	$(BIN)/python -m bench.commit_scale --files $(COMMIT_SCALE_FILES)
 
 clean:
 	rm -rf $(VENV) build dist .venv-jvm .venv-paimon warehouse .pytest_cache site site-screenshots tools/azurite/node_modules

@@ -185,7 +185,9 @@ class FilesLive:
     def check(self, store: FileStore, latest: Optional[Snapshot]) -> None:
         if not self.entries:
             return
-        live = {e.identifier() for e in store.live_entries(latest)}
+        # only the manifests that may hold the buckets of the files are read
+        live = {e.identifier() for e in store.partition_entries(
+            latest, {e.partition.data for e in self.entries}, {e.bucket for e in self.entries})}
         for e in self.entries:
             if e.identifier() not in live:
                 raise CommitConflictError(
@@ -203,7 +205,7 @@ class SequenceAfter:
     def check(self, store: FileStore, latest: Optional[Snapshot]) -> None:
         if latest is None or not self.firsts:
             return
-        for e in store.live_entries(latest):
+        for e in store.partition_entries(latest, {p for p, _b in self.firsts}, {b for _p, b in self.firsts}):
             first = self.firsts.get((e.partition.data, e.bucket))
             if first is not None and e.file.max_sequence_number >= first:
                 raise CommitConflictError(
@@ -254,7 +256,7 @@ class BucketsKeepSame:
         if latest is None or not self.written or store.schema.id == 0:    # schema 0: 'bucket' never changed
             return
         wanted = set(self.written)
-        for e in store.merge_live(store.entries(store.data_manifests(latest), lambda data: data in wanted)):
+        for e in store.partition_entries(latest, wanted):
             new = self.written.get(e.partition.data)
             if new is None or e.total_buckets <= 0 or e.total_buckets == new:
                 continue

@@ -9,6 +9,7 @@ scan and snapshot expiration all go through it.
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from typing import Any, Callable, Iterable, Optional, Protocol, Sequence
 
 from icefloe.core.first_reads import FirstReads
@@ -55,6 +56,8 @@ class FileStore:
         self._cache: dict[str, list[mf.ManifestEntry]] = {}       # manifest name -> its entries
         self._raw_cache: dict[str, list[mf.AvroRecord]] = {}   # manifest name -> its Avro records (read by pruned scans only)
         self._pruned_once = FirstReads()   # manifests a pruned scan read once, without keeping them
+        # (manifest name, partitions) -> the entries of those partitions (``partition_entries``)
+        self._kept: dict[tuple[str, frozenset[bytes]], list[mf.ManifestEntry]] = {}
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ manifest lists
@@ -156,6 +159,8 @@ class FileStore:
         with self._lock:
             self._cache.pop(name, None)
             self._raw_cache.pop(name, None)
+            for key in [k for k in self._kept if k[0] == name]:
+                del self._kept[key]
 
     # ------------------------------------------------------------------ live files
     def entries(self, manifests: Sequence[mf.ManifestFileMeta], keep_partition: Optional[KeepPartition] = None,
@@ -179,6 +184,70 @@ class FileStore:
     def live_entries(self, snapshot: Optional[Snapshot]) -> list[mf.ManifestEntry]:
         """ADD entries of a snapshot minus its DELETEs: the data files a reader uses."""
         return self.merge_live(self.entries(self.data_manifests(snapshot)))
+
+    def bucket_entries(self, snapshot: Optional[Snapshot], buckets: Iterable[tuple[bytes, int]]) -> list[mf.ManifestEntry]:
+        """The live entries of some (partition row bytes, bucket) pairs of ``snapshot``, with
+        ``file.file_path`` set: only the manifests whose partition statistics and bucket range
+        admit one of them are read, and of those only the entries of their partitions are built.
+        A commit's reads of the buckets it writes grow with those buckets, not with the table."""
+        wanted = set(buckets)
+        out: list[mf.ManifestEntry] = []
+        for e in self.partition_entries(snapshot, {p for p, _b in wanted}, {b for _p, b in wanted}):
+            if (e.partition.data, e.bucket) in wanted:
+                out.append(mf.ManifestEntry(e.kind, e.partition, e.bucket, e.total_buckets,
+                                            replace(e.file, file_path=self.data_file_path(e))))
+        return out
+
+    def partition_entries(self, snapshot: Optional[Snapshot], partitions: Iterable[bytes],
+                          buckets: Optional[Iterable[int]] = None) -> list[mf.ManifestEntry]:
+        """The live entries of some partitions (row bytes) of ``snapshot``, reading only the
+        manifests whose partition statistics (and bucket range, given ``buckets``) admit one of
+        them; entries of other buckets of those partitions may be among them."""
+        parts = set(partitions)
+        if snapshot is None or not parts:
+            return []
+        values = [decode_row(BinaryRow(len(self.partition_types), p), self.partition_types) for p in parts] \
+            if self.partition_types else []
+        numbers = None if buckets is None else set(buckets)
+        key = frozenset(parts)
+
+        def block_kept(stats: SimpleStats, _rows: int) -> bool:    # a block of a partition-grouped manifest
+            return self._admits(stats, values)
+        out: list[mf.ManifestEntry] = []
+        for m in self.data_manifests(snapshot):
+            if not self._may_hold(m, values, numbers):
+                continue
+            # the write, its checks and the compaction after it ask for the same partitions: one read
+            got = self._kept.get((m.file_name, key))
+            if got is None:
+                got = self.read_manifest(m.file_name, m.file_size, lambda data: data in parts, None,
+                                         block_kept if self.partition_types else None)
+                with self._lock:
+                    if len(self._kept) > 256:
+                        self._kept.clear()
+                    self._kept[(m.file_name, key)] = got
+            out.extend(got)
+        return self.merge_live(out)
+
+    def _may_hold(self, m: mf.ManifestFileMeta, partitions: Sequence[tuple[Any, ...]],
+                  buckets: Optional[set[int]]) -> bool:
+        """Whether manifest ``m`` may hold an entry of one of ``partitions`` (values) and ``buckets``
+        (None: any), by its bucket range and partition statistics (a manifest without them may)."""
+        if buckets is not None and m.min_bucket is not None and m.max_bucket is not None and \
+                not any(m.min_bucket <= b <= m.max_bucket for b in buckets):
+            return False
+        return self._admits(m.partition_stats, partitions)
+
+    def _admits(self, stats: SimpleStats, partitions: Sequence[tuple[Any, ...]]) -> bool:
+        """Whether partition statistics admit one of ``partitions`` (values)."""
+        if not self.partition_types:
+            return True
+        mins, maxs, nulls = stats.decode(self.partition_types)
+        for values in partitions:
+            if all((n is None or n > 0) if v is None else (lo is None or hi is None or lo <= v <= hi)
+                   for v, lo, hi, n in zip(values, mins, maxs, nulls)):
+                return True
+        return False
 
     def merge_live(self, entries: Iterable[mf.ManifestEntry]) -> list[mf.ManifestEntry]:
         try:

@@ -26,12 +26,12 @@ from icefloe.paimon import changelog as cl
 from icefloe.paimon import deletion_vectors as dv
 from icefloe.paimon import manifest as mf
 from icefloe.paimon import merge as mg
-from icefloe.paimon.binary_row import BinaryRow
+from icefloe.paimon.binary_row import BinaryRow, encode_row
 from icefloe.paimon.commit import FileStoreCommit
 from icefloe.paimon.commit_changes import (
     AddChangelog, AddFiles, DeleteFiles, FilesLive, PaimonCommit, SetDeletionVectors, VectorsUnchanged,
 )
-from icefloe.paimon.data_file import DataFileNamer
+from icefloe.paimon.data_file import CommitMessage, DataFileNamer
 from icefloe.paimon.dv_compact import compact_bucket_dv
 from icefloe.paimon.file_store import FileStore
 from icefloe.paimon.kv_writer import write_merged_file
@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from icefloe.core.io import FileIO
+    from icefloe.core.types import IcebergType
     from icefloe.paimon.data_file import DataFileMeta
     from icefloe.paimon.dynamic_bucket import IndexFile
     from icefloe.paimon.schema import TableSchema
@@ -151,7 +152,7 @@ def plan(table: StoreTable, where: Any = None, buckets: Optional[Iterable[PartBu
     bucket with a file it reads), and so do ``buckets`` ((partition bytes, bucket) pairs); a
     chosen bucket is compacted whole."""
     top = max_level(table.table_schema.options)
-    every = table.plan()
+    every = table.plan() if buckets is None or where is not None else bucket_entries(table, buckets)
     chosen = {(e.partition.to_bytes(), e.bucket) for e in table.plan(where)} if where is not None else None
     if buckets is not None:
         chosen = set(buckets) if chosen is None else chosen & set(buckets)
@@ -169,6 +170,20 @@ def plan(table: StoreTable, where: Any = None, buckets: Optional[Iterable[PartBu
         out.append(BucketCompaction(first.partition, first.bucket, first.total_buckets, entries)
                    .changelog_for(table, entries).with_vectors(table, entries, table.current_snapshot()))
     return out
+
+
+def written_buckets(messages: Iterable[CommitMessage], partition_types: Sequence[IcebergType]) -> set[PartBucket]:
+    """The (partition bytes, bucket) pairs commit messages add data files to."""
+    return {(encode_row(list(m.partition), partition_types).to_bytes(), m.bucket) for m in messages if m.new_files}
+
+
+def bucket_entries(table: StoreTable, buckets: Optional[Iterable[PartBucket]]) -> list[mf.ManifestEntry]:
+    """The live entries of ``buckets`` ((partition bytes, bucket) pairs) of the table's current
+    snapshot, reading only the manifests that may hold them; every live entry when None."""
+    if buckets is None:
+        return table.plan()
+    return table.store.bucket_entries(table.current_snapshot(),
+                                      [(BinaryRow.from_bytes(p).data, b) for p, b in buckets])
 
 
 def compact_bucket(io: FileIO, location: str, schema: TableSchema, paths: Sequence[str],
@@ -389,14 +404,14 @@ def _size(run: SortedRun) -> int:
     return sum(e.file.file_size for e in run[1])
 
 
-def stalled_buckets(table: StoreTable) -> set[PartBucket]:
-    """The (partition bytes, bucket) pairs holding more sorted runs than
+def stalled_buckets(table: StoreTable, buckets: Optional[Collection[PartBucket]] = None) -> set[PartBucket]:
+    """The (partition bytes, bucket) pairs (of ``buckets``, default all) holding more sorted runs than
     ``num-sorted-run.stop-trigger`` (default the compaction trigger + 3): Paimon's writers wait for
     their compaction before writing more (runs pile up only when compactions failed)."""
     options = table.table_schema.options
     stop = _opt_int(options, "num-sorted-run.stop-trigger", _opt_int(options, "num-sorted-run.compaction-trigger", 5) + 3)
     groups: dict[PartBucket, list[mf.ManifestEntry]] = {}
-    for e in table.plan():
+    for e in bucket_entries(table, buckets):
         groups.setdefault((e.partition.to_bytes(), e.bucket), []).append(e)
     return {key for key, entries in groups.items() if len(sorted_runs(entries)) > stop}
 
@@ -448,11 +463,15 @@ def full_compaction_due(table: CompactTable) -> bool:
                  1 if cl.producer(table.table_schema) == cl.FULL_COMPACTION else 0)
     if n <= 0:
         return False
+    # the newest n snapshots at most are read, whatever the table's history
+    snaps = table.store.snapshots
+    sid, first = snaps.latest_id(), snaps.earliest_id()
     commits = 0
-    for s in reversed(table.snapshots()):
-        if s.commit_kind == COMPACT:
+    while sid is not None and first is not None and sid >= first and commits < n:
+        if snaps.snapshot(sid).commit_kind == COMPACT:
             break
         commits += 1
+        sid -= 1
     return commits >= n
 
 
@@ -462,10 +481,10 @@ def plan_universal(table: CompactTable, buckets: Optional[Collection[PartBucket]
     run of each, to the top level, when ``full-compaction.delta-commits`` says a full compaction
     is due."""
     if full_compaction_due(table):
-        return [t for t in plan(table) if buckets is None or (t.partition.to_bytes(), t.bucket) in buckets]
+        return plan(table, buckets=buckets)
     options = table.table_schema.options
     groups: dict[PartBucket, list[mf.ManifestEntry]] = {}
-    for e in table.plan():
+    for e in bucket_entries(table, buckets):
         key = (e.partition.to_bytes(), e.bucket)
         if buckets is None or key in buckets:
             groups.setdefault(key, []).append(e)
@@ -517,5 +536,5 @@ def compact_universal(table: CompactTable, buckets: Optional[Collection[PartBuck
 
 
 __all__ = ["CompactTable", "plan", "plan_universal", "stalled_buckets", "compact_universal", "pick_universal", "sorted_runs", "compact_bucket", "commit",
-           "compact_table", "run_task",
+           "compact_table", "run_task", "bucket_entries", "written_buckets",
            "max_level", "BucketCompaction"]

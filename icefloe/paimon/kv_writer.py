@@ -30,8 +30,8 @@ from icefloe.paimon.data_file import (FILE_SOURCE_APPEND, FILE_SOURCE_COMPACT, D
 from icefloe.paimon.file_store import FileStore
 from icefloe.paimon.schema import TableSchema
 from icefloe.paimon.stats import SimpleStats, stats_from_arrow, value_stats
-from icefloe.paimon.writer import (align_arrow, check_partition_ranges, group_rows, put_data_file, write_file_index,
-                                   write_table_file)
+from icefloe.paimon.writer import (align_arrow, check_partition_ranges, group_rows, put_data_file, restored_sequence_numbers,
+                                   write_file_index, write_table_file)
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -65,11 +65,12 @@ def row_kinds(data: pa.Table, schema: TableSchema, table_name: str, kinds: Any =
 
 
 def write_kv_table(store: FileStore, schema: TableSchema, data: pa.Table, table_name: str,
-                   restored: Mapping[tuple[bytes, int], int], kinds: Any = None, namer: Optional[DataFileNamer] = None, seq_offset: int = 0,
+                   restored: Optional[Mapping[tuple[bytes, int], int]], kinds: Any = None, namer: Optional[DataFileNamer] = None, seq_offset: int = 0,
                    index_base: Optional[int] = None) -> list[CommitMessage]:
     """Write ``data`` (a pyarrow Table in arrival order) as key-value files of a primary-key
     table. ``restored`` maps (partition bytes, bucket) to the highest committed sequence
-    number (``writer.restored_sequence_numbers``); ``seq_offset`` moves this writer's
+    number (``writer.restored_sequence_numbers``; None: those of the buckets written are read
+    here); ``seq_offset`` moves this writer's
     numbers past those of writers of the same commit with smaller offsets. Dynamic-bucket
     tables assign buckets from the HASH index of snapshot ``index_base`` (None: the latest;
     0: none yet) and write the index files of the buckets that gain keys."""
@@ -98,6 +99,9 @@ def write_kv_table(store: FileStore, schema: TableSchema, data: pa.Table, table_
         groups, changed = db.assign_buckets(store, schema, data, snap)
     else:
         groups, changed = group_rows(data, schema), {}
+    if restored is None:
+        restored = restored_sequence_numbers(store, [(encode_row(list(p), schema.partition_types).data, b)
+                                                     for p, b in groups])
     with staged_files(store.io) as written:
         for (partition, bucket), rows in groups.items():
             part = data if rows is None else data.take(rows)

@@ -345,7 +345,8 @@ def read_kept_records(data: bytes, path: str, keep_partition: Callable[[bytes], 
     if read_record is None:
         return None
     try:
-        blocks: Any = fastavro.block_reader(_io.BytesIO(data))  # Any: fastavro's Block stub omits bytes_
+        fo = _io.BytesIO(data)
+        blocks: Any = fastavro.block_reader(fo)  # Any: fastavro's Block stub omits bytes_
         writer_schema: object = blocks.writer_schema
         fields: Optional[list[dict[str, Any]]] = (cast("dict[str, Any]", writer_schema).get("fields")
                                                   if isinstance(writer_schema, dict) else None)
@@ -355,15 +356,25 @@ def read_kept_records(data: bytes, path: str, keep_partition: Callable[[bytes], 
         file_schema, named = fields[5]["type"], getattr(blocks, "_named_schemas", {})
         index = manifest_blocks.block_index(blocks.metadata) if keep_stats is not None else None
         if index is not None:
-            blocks = list(blocks)
-            if [n for n, _ in index] != [b.num_records for b in blocks]:
-                index = None   # not the blocks it describes: read them all
+            # the blocks located, none decompressed yet: those the index rules out never are
+            located = _located_blocks(data, fo.tell(), blocks.codec)
+            if located is None or [n for n, _ in index] != [n for n, _ in located]:
+                index, located = None, None   # not the blocks it describes: read them all
+                blocks = fastavro.block_reader(_io.BytesIO(data))
+            else:
+                blocks = located
         out: list[AvroRecord] = []
         for b, block in enumerate(blocks):
             if index is not None and keep_stats is not None and not keep_stats(index[b][1], index[b][0]):
                 continue
-            stream = block.bytes_
-            for _ in range(block.num_records):
+            count: int
+            stream: Any
+            if isinstance(block, tuple):
+                located_block = cast("tuple[int, Callable[[], Any]]", block)
+                count, stream = located_block[0], located_block[1]()
+            else:
+                count, stream = block.num_records, block.bytes_
+            for _ in range(count):
                 version, kind, partition = _avro_long(stream), _avro_long(stream), _avro_bytes(stream)
                 bucket, total = _avro_long(stream), _avro_long(stream)
                 _check_version(path, version)
@@ -378,6 +389,36 @@ def read_kept_records(data: bytes, path: str, keep_partition: Callable[[bytes], 
         raise
     except Exception as e:  # fastavro raises assorted errors on garbage
         raise CorruptMetadataError(path, f"not a readable Avro file: {e}") from None
+
+
+def _located_blocks(data: bytes, start: int, codec: str) -> Optional[list[tuple[int, Callable[[], Any]]]]:
+    """Each Avro block of ``data`` from ``start`` (just after the header): its record count and a
+    function that decompresses it (a stream of its records); None for a codec fastavro's Python
+    reader does not name, or bytes that are not a sequence of blocks."""
+    from fastavro.io.binary_decoder import BinaryDecoder
+
+    readers: dict[str, Any] = importlib.import_module("fastavro._read_py").BLOCK_READERS
+    read_block: Any = readers.get(codec)
+    if read_block is None:
+        return None
+    fo = _io.BytesIO(data)
+    fo.seek(start)
+    decoder = BinaryDecoder(fo)
+    out: list[tuple[int, Callable[[], Any]]] = []
+    while fo.tell() < len(data):
+        count = decoder.read_long()
+        at = fo.tell()
+        size = decoder.read_long()
+        if count < 0 or size < 0 or fo.tell() + size + 16 > len(data):
+            return None
+        fo.seek(fo.tell() + size + 16)        # the block's bytes, then the 16-byte sync marker
+
+        def block(at: int = at) -> Any:
+            f = _io.BytesIO(data)
+            f.seek(at)
+            return read_block(BinaryDecoder(f))
+        out.append((count, block))
+    return out
 
 
 def entries_from_records(records: Sequence[AvroRecord], path: str = "<manifest>",

@@ -171,10 +171,13 @@ def group_rows(data: pa.Table, schema: TableSchema) -> RowGroups:
     return groups
 
 
-def restored_sequence_numbers(store: FileStore) -> dict[tuple[bytes, int], int]:
-    """Largest committed sequence number per (partition bytes, bucket) of the latest snapshot."""
+def restored_sequence_numbers(store: FileStore, buckets: Optional[Iterable[tuple[bytes, int]]] = None
+                              ) -> dict[tuple[bytes, int], int]:
+    """Largest committed sequence number per (partition bytes, bucket) of the latest snapshot: of
+    every bucket, or of ``buckets`` only (reading only the manifests that may hold them)."""
     out: dict[tuple[bytes, int], int] = {}
-    for e in store.live_entries(store.snapshots.latest()):
+    latest = store.snapshots.latest()
+    for e in store.live_entries(latest) if buckets is None else store.bucket_entries(latest, buckets):
         key = (e.partition.data, e.bucket)
         out[key] = max(out.get(key, -1), e.file.max_sequence_number)
     return out
@@ -258,11 +261,14 @@ def write_arrow_table(store: FileStore, schema: TableSchema, data: pa.Table, tab
     co = schema.core_options
     namer = namer or DataFileNamer(co.data_file_prefix, co.file_format)
     total_buckets = schema.num_buckets if schema.num_buckets > 0 else -1
-    restored = restored_sequence_numbers(store) if total_buckets > 0 else {}
+    groups = group_rows(data, schema)
+    # the buckets written: only their sequence numbers are restored (and only their manifests read)
+    restored = restored_sequence_numbers(store, [(encode_row(list(p), schema.partition_types).data, b)
+                                                 for p, b in groups]) if total_buckets > 0 else {}
     target = co.target_file_size
     messages: list[CommitMessage] = []
     with staged_files(store.io) as written:
-        for (partition, bucket), rows in group_rows(data, schema).items():
+        for (partition, bucket), rows in groups.items():
             part_data = data if rows is None else data.take(rows)
             seq_key = (encode_row(list(partition), schema.partition_types).data, bucket)
             next_seq = restored.get(seq_key, -1) + 1

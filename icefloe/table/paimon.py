@@ -392,13 +392,11 @@ class PaimonTable(FileStoreTable, Table):
         """
         self.refresh()
         self.check_writable()
-        self._wait_for_compaction()
-        if self._schema.primary_keys:     # upserts: key-value records numbered per bucket
-            restored = restored_sequence_numbers(self._store)
+        if self._schema.primary_keys:     # upserts: key-value records numbered on from their buckets' own
             if is_arrow_data(data):
-                return write_kv_table(self._store, self._schema, as_arrow_table(data), self.name, restored)
+                return write_kv_table(self._store, self._schema, as_arrow_table(data), self.name, None)
             self.spark  # noqa: B018
-            return write_kv_files(data, self, restored)
+            return write_kv_files(data, self, restored_sequence_numbers(self._store))
         if is_arrow_data(data):
             return write_arrow_table(self._store, self._schema, as_arrow_table(data), self.name)
         self.spark  # noqa: B018 - make sure the session has the settings the write relies on
@@ -411,22 +409,23 @@ class PaimonTable(FileStoreTable, Table):
         (a predicate on partition values) limits an overwrite to those partitions."""
         if (other := self._on_branch(branch)) is not None:
             return other.commit(messages, overwrite, overwrite_partitions=overwrite_partitions)
+        buckets = kv_compact.written_buckets(messages, self._schema.partition_types)
+        if not overwrite:
+            self._wait_for_compaction(messages, buckets)
         snap = FileStoreTable.commit(self, messages, overwrite=overwrite, overwrite_partitions=overwrite_partitions)
         if snap is not None and self._schema.primary_keys:
-            self._compact_after(snap, messages)
+            self._compact_after(snap, buckets)
         return snap
 
-    def _compact_after(self, snap: Snapshot, messages: Sequence[CommitMessage]) -> None:
+    def _compact_after(self, snap: Snapshot, buckets: Collection[tuple[bytes, int]]) -> None:
         """What Paimon's writers do after a commit (unless the table is ``write-only``): universal
-        compaction of the buckets just written, as its own COMPACT snapshot (Spark tasks when the
-        table has a Spark session, else here). A conflict with a concurrent commit, or any failure
-        of the compaction (whose files are then deleted), leaves the runs for the next write to
-        compact: the write itself stands."""
+        compaction of the buckets just written (the commit messages name them: only their manifests
+        are read), as its own COMPACT snapshot (Spark tasks when the table has a Spark session,
+        else here). A conflict with a concurrent commit, or any failure of the compaction (whose
+        files are then deleted), leaves the runs for the next write to compact: the write stands."""
 
         if self._schema.core_options.write_only:
             return
-        written = {f.file_name for m in messages for f in m.new_files}
-        buckets = {(e.partition.to_bytes(), e.bucket) for e in self.plan() if e.file.file_name in written}
         if not buckets or not kv_compact.plan_universal(self, buckets):
             return
         try:
@@ -446,19 +445,20 @@ class PaimonTable(FileStoreTable, Table):
         else:
             kv_compact.compact_universal(self, buckets)
 
-    def _wait_for_compaction(self) -> None:
-        """Before a write, as Paimon's writers wait at ``num-sorted-run.stop-trigger``: buckets
-        whose runs piled up past it (their compactions failed) are compacted first; if that fails
-        the write is refused and the table stays as it was."""
+    def _wait_for_compaction(self, messages: Sequence[CommitMessage], buckets: Collection[tuple[bytes, int]]) -> None:
+        """Before a commit, as Paimon's writers wait at ``num-sorted-run.stop-trigger``: the written
+        buckets whose runs piled up past it (their compactions failed) are compacted first; if that
+        fails the written files are deleted, nothing is committed and the table stays as it was."""
 
         if not self._schema.primary_keys or self._schema.core_options.write_only:
             return
-        stalled = kv_compact.stalled_buckets(self)
+        stalled = kv_compact.stalled_buckets(self, buckets)
         if not stalled:
             return
         try:
             self._compact_buckets(stalled)
         except Exception as e:
+            self._store.delete_uncommitted(messages)
             raise CommitFailedError(
                 f"{self.name}: {len(stalled)} bucket(s) hold more sorted runs than num-sorted-run.stop-trigger and "
                 f"their compaction failed ({type(e).__name__}: {e}); nothing was written") from e
