@@ -997,7 +997,12 @@ PAGES = [
                # the global index examples need a row-tracking table partitioned by pt; rescale a fixed-bucket
                # table partitioned by dt and hh (the page's words)
                (r"(?<=_global_index\(table => ')default\.T'", "default.GI'"),
-               (r"(?<=rescale\(table => ')default\.T'", "default.RS'")],
+               (r"(?<=rescale\(table => ')default\.T'", "default.RS'"),
+               # reassign_row_id is for a Data Evolution table (DE, partitioned by dt, its partitions' row ids
+               # interleaved); compact_chain_table for a chain table partitioned by dt and hour, with its
+               # snapshot and delta branches (CH)
+               (r"(?<=reassign_row_id\(table => ')default\.T'", "default.DE'"),
+               (r"(?<=compact_chain_table\(table => ')default\.T'", "default.CH'")],
          setup=["USE paimon.default",
                 "CREATE TABLE T (k INT, v STRING, a INT, b INT, name STRING, tag STRING, content STRING, dt STRING, "
                 "p INT, h INT, day STRING) PARTITIONED BY (dt, p, h, day)",
@@ -1026,7 +1031,23 @@ PAGES = [
                 "INSERT INTO GI VALUES (1, 'n1', 't1', 'hello world', 'p1'), (2, 'n2', 't2', 'good day', 'p2')",
                 "CREATE TABLE RS (k INT, v STRING, dt STRING, hh STRING) PARTITIONED BY (dt, hh) "
                 "TBLPROPERTIES ('primary-key' = 'k,dt,hh', 'bucket' = '2')",
-                "INSERT INTO RS VALUES (1, 'a', '20250217', '08'), (2, 'b', '20250217', '09'), (3, 'c', '20250218', '08')"],
+                "INSERT INTO RS VALUES (1, 'a', '20250217', '08'), (2, 'b', '20250217', '09'), (3, 'c', '20250218', '08')",
+                "CREATE TABLE DE (id INT, v STRING, dt STRING) PARTITIONED BY (dt) "
+                "TBLPROPERTIES ('row-tracking.enabled' = 'true', 'data-evolution.enabled' = 'true')",
+                *[f"INSERT INTO DE VALUES ({i}, 'v{i}', '{d}')" for i, d in
+                  enumerate(("2026-05-19", "2026-05-20", "2026-05-19", "2026-05-20"))],
+                "CREATE TABLE CH (k STRING, v STRING, dt STRING, hour STRING) PARTITIONED BY (dt, hour) "
+                "TBLPROPERTIES ('chain-table.enabled' = 'true', 'primary-key' = 'dt,hour,k', 'sequence.field' = 'v', 'bucket-key' = 'k', "
+                "'bucket' = '1', 'partition.timestamp-pattern' = '$dt $hour:00:00', "
+                "'partition.timestamp-formatter' = 'yyyyMMdd HH:mm:ss')",
+                "CALL sys.create_branch('default.CH', 'snapshot')", "CALL sys.create_branch('default.CH', 'delta')",
+                *[f"ALTER TABLE {n} SET TBLPROPERTIES ('scan.fallback-snapshot-branch' = 'snapshot', "
+                  "'scan.fallback-delta-branch' = 'delta')"
+                  for n in ("default.CH", "default.`CH$branch_snapshot`", "default.`CH$branch_delta`")],
+                "INSERT OVERWRITE default.`CH$branch_snapshot` PARTITION (dt = '20250810', hour = '21') "
+                "VALUES ('a', '1')",
+                "INSERT OVERWRITE default.`CH$branch_delta` PARTITION (dt = '20250810', hour = '22') "
+                "VALUES ('b', '2')"],
          before=[(r"create_tag\(table => 'default\.T', tag => 'my_tag'\)$",
                   ["CALL sys.delete_tag(table => 'default.T', tag => 'my_tag')"]),
                  (r"create_tag_from_timestamp", ["CALL sys.delete_tag(table => 'default.T', tag => 'my_tag')"]),

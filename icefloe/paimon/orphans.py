@@ -23,8 +23,9 @@ An orphan is a file under the table directory that is
 
 Whatever cannot be read aborts the cleanup before anything is deleted. Directories are
 left in place, empty or not (a concurrent writer may be about to write into one). Tables
-with branches are refused: their snapshots live under ``branch/``, which this module does
-not follow.
+with branches are cleaned as one: their snapshots, tags and changelogs live under
+``branch/branch-<name>/`` and name manifests and data files in the table's own directories,
+so a file any branch reaches is kept; nothing under ``branch/`` is judged.
 """
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ import time
 
 from icefloe.core.io import is_remote, strip_scheme
 from icefloe.core.progress import track
+from icefloe.paimon.branches import branch_names, branch_path
 from icefloe.paimon.file_store import MANIFEST_DIR, FileStore
 from icefloe.paimon.ownership import check_owns_files
 from icefloe.paimon.snapshot import EARLIEST, LATEST, Snapshot
@@ -61,8 +63,8 @@ def _norm(path: str) -> str:
 
 
 def _metadata_snapshots(store: FileStore) -> list[Snapshot]:
-    """Every snapshot, tag and changelog the table keeps (each holds manifest lists)."""
-    io, root = store.io, store.table_path
+    """Every snapshot, tag and changelog the table (or branch) keeps (each holds manifest lists)."""
+    io, root = store.io, store.meta_path
     out = list(store.snapshots.iter_snapshots())
     for sub, pattern in (("tag", _METADATA_FILES["tag"]), ("changelog", re.compile(r"^changelog-\d+$"))):
         for name in io.list_dir(f"{root}/{sub}"):
@@ -76,12 +78,20 @@ def _metadata_snapshots(store: FileStore) -> list[Snapshot]:
     return out
 
 
+def _every_branch(store: FileStore) -> list[FileStore]:
+    """The stores of the table's main branch and of each of its branches (all share its manifests
+    and data files; each keeps its own snapshots, tags and changelogs)."""
+    root = store.table_path
+    return [FileStore(store.io, root, store.schema),
+            *(FileStore(store.io, root, store.schema, branch_path(root, b)) for b in branch_names(store.io, root))]
+
+
 def referenced_files(store: FileStore) -> set[str]:
     """Normalized paths of every manifest list, manifest and data file some snapshot,
-    tag or changelog reaches."""
+    tag or changelog of any branch of the table reaches."""
     out: set[str] = set()
     seen_manifests: set[str] = set()
-    snaps = _metadata_snapshots(store)
+    snaps = [snap for branch in _every_branch(store) for snap in _metadata_snapshots(branch)]
     for snap in track(snaps, "reading snapshots"):
         lists = [snap.base_manifest_list, snap.delta_manifest_list, snap.changelog_manifest_list]
         for lst in filter(None, lists):
@@ -133,9 +143,6 @@ def remove_orphan_files(store: FileStore, older_than: Optional[AsOf] = None, dry
     orphan's size in bytes (read before it is deleted)."""
     io, root = store.io, _norm(store.table_path)
     check_owns_files(store.schema.options, store.table_path, "remove orphan files")
-    if io.list_dir(f"{root}/branch"):
-        raise OrphanCleanupError(f"table {root} has branches; icefloe does not clean orphan files of "
-                                 "tables with branches (nothing was deleted)")
     cutoff = _cutoff(older_than)
     candidates: list[str] = []
     for path in io.walk_files(root):

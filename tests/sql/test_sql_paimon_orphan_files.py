@@ -53,3 +53,27 @@ def test_remove_orphan_files_of_a_database_dry_run_parallelism_and_mode(pcat, wa
     assert [tuple(r) for r in out.collect()] == [(1, 7)] and not os.path.exists(fresh)
     for t in tables.values():
         assert sorted(r["id"] for r in t.refresh().to_arrow().to_pylist()) == [1, 2]
+
+
+def test_a_table_with_branches_keeps_every_file_a_branch_reaches(pcat, warehouse):
+    t = _table(pcat, "ob")
+    t.create_tag("t1", 1)
+    t.create_branch("b", tag="t1")
+    pcat.sql("INSERT INTO default.`ob$branch_b` VALUES (3, 'branch only')")   # files only branch b names
+    pcat.load_table("default.ob").branch_table("b").create_tag("bt")                 # a tag of the branch
+    pcat.sql("INSERT INTO default.ob VALUES (4, 'main')")
+    old = _plant(warehouse, "ob", "data-orphan-b.parquet", b"q" * 11, 2 * 24 * 3600)
+    files_before = {os.path.join(d, f) for d, _, fs in os.walk(os.path.join(warehouse, "default.db", "ob"))
+                    for f in fs}
+    # everything older than a minute from now: only the planted file is no branch's
+    cutoff = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(time.time() + 60))
+    df = pcat.sql(f"CALL sys.remove_orphan_files(table => 'default.ob', older_than => '{cutoff}')")
+    assert [tuple(r) for r in df.collect()] == [(1, 11)]
+    files_after = {os.path.join(d, f) for d, _, fs in os.walk(os.path.join(warehouse, "default.db", "ob"))
+                   for f in fs}
+    assert files_before - files_after == {old}
+    assert sorted(tuple(r) for r in pcat.sql("SELECT * FROM default.`ob$branch_b`").collect()) == \
+        [(1, "a"), (2, "b"), (3, "branch only")]
+    assert sorted(tuple(r) for r in pcat.sql("SELECT * FROM default.ob").collect()) == [(1, "a"), (2, "b"), (4, "main")]
+    assert sorted(tuple(r) for r in pcat.sql("SELECT * FROM default.`ob$branch_b` VERSION AS OF 'bt'").collect()) == \
+        [(1, "a"), (2, "b"), (3, "branch only")]
