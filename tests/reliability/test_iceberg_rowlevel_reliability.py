@@ -682,14 +682,13 @@ def test_paimon_orphan_cleanup_keeps_what_tags_and_snapshots_need(tmp_path):
     assert all(os.path.exists(p) for p in foreign)
     assert rows_of(t.refresh()) == {10: ("n10", "b"), 11: ("n11", "b")}
     assert os.path.exists(f"{loc}/tag/tag-keep") and os.path.exists(f"{loc}/schema/schema-0")
-    # a table with branches is refused as a whole: their snapshots are not followed
-    from icefloe.paimon.orphans import OrphanCleanupError
-
+    # a table with branches: their snapshots are followed too, and nothing under branch/ is judged
     os.makedirs(f"{loc}/branch/branch-x/snapshot")
     open(f"{loc}/manifest/manifest-junk-1", "wb").close()
-    with pytest.raises(OrphanCleanupError, match="branches"):
-        t.remove_orphan_files(older_than=_future_ms())
-    assert os.path.exists(f"{loc}/manifest/manifest-junk-1")
+    open(f"{loc}/branch/branch-x/snapshot/.snapshot-1.5678.tmp", "wb").close()
+    assert t.remove_orphan_files(older_than=_future_ms()) == [os.path.normpath(f"{loc}/manifest/manifest-junk-1")]
+    assert os.path.exists(f"{loc}/branch/branch-x/snapshot/.snapshot-1.5678.tmp")
+    assert rows_of(t.refresh()) == {10: ("n10", "b"), 11: ("n11", "b")}
 
 
 # --------------------------------------------------------------------------- 4. bad writes
