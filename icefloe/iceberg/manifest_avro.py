@@ -14,7 +14,7 @@ import io
 import json
 import uuid
 import zlib
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, cast
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional, cast
 
 import fastavro
 
@@ -218,18 +218,24 @@ def container_record_count(data: bytes) -> int:
     marker checked (no block decompressed): what a decoder that does not check the framing itself
     must have read. A damaged frame raises ``ValueError``."""
     _meta, sync, p = _container_header(data)
-    total, end = 0, len(data)
+    return sum(count for count, _lo, _hi, _next in _framed_blocks(data, sync, p))
+
+
+def _framed_blocks(data: bytes, sync: bytes, p: int) -> Iterator[tuple[int, int, int, int]]:
+    """Each block of an Avro object container file from offset ``p`` (just past its header), its
+    frame checked: (record count, start and end of its bytes, offset past its sync marker). A
+    damaged frame raises ``ValueError``."""
+    end = len(data)
     while p < end:
         count, p = read_long(data, p)
         size, p = read_long(data, p)
         if count < 0 or size < 0:
             raise ValueError("bad block header")
-        p += size
+        lo, p = p, p + size
         if data[p:p + 16] != sync:
             raise ValueError("sync marker mismatch")
+        yield count, lo, p, p + 16
         p += 16
-        total += count
-    return total
 
 
 def container_parts(data: bytes, records: int) -> list[bytes]:
@@ -242,19 +248,11 @@ def container_parts(data: bytes, records: int) -> list[bytes]:
     header, end = data[:p], len(data)
     cuts: list[tuple[int, int]] = []      # (start, end) of each part's blocks
     start, held = p, 0
-    while p < end:
-        count, p = read_long(data, p)
-        size, p = read_long(data, p)
-        if count < 0 or size < 0:
-            raise ValueError("bad block header")
-        p += size
-        if data[p:p + 16] != sync:
-            raise ValueError("sync marker mismatch")
-        p += 16
+    for count, _lo, _hi, after in _framed_blocks(data, sync, p):
         held += count
         if held >= records:
-            cuts.append((start, p))
-            start, held = p, 0
+            cuts.append((start, after))
+            start, held = after, 0
     if start < end:
         cuts.append((start, end))
     if len(cuts) <= 1:
@@ -270,20 +268,9 @@ def _container_blocks(data: bytes) -> Optional[tuple[dict[str, bytes], list[tupl
     if codec not in ("null", "deflate"):
         return None
     blocks: list[tuple[bytes, int]] = []
-    end = len(data)
-    while p < end:
-        count, p = read_long(data, p)
-        size, p = read_long(data, p)
-        if count < 0 or size < 0:
-            raise ValueError("bad block header")
-        raw = data[p:p + size]
-        p += size
-        if data[p:p + 16] != sync:
-            raise ValueError("sync marker mismatch")
-        p += 16
-        if codec == "deflate":
-            raw = zlib.decompress(raw, -15)
-        blocks.append((raw, count))
+    for count, lo, hi, _next in _framed_blocks(data, sync, p):
+        raw = data[lo:hi]
+        blocks.append((zlib.decompress(raw, -15) if codec == "deflate" else raw, count))
     return meta, blocks
 
 
