@@ -26,7 +26,6 @@ import argparse
 import json
 import os
 import random
-import subprocess
 import sys
 import time
 import uuid
@@ -148,12 +147,8 @@ def _commits(table: str, engine: str, wh: str, n: int, k: int) -> list:
 
 def measure(table: str, engine: str, wh: str, n: int, k: int) -> list:
     """``k`` commits by ``engine`` in a process of its own; the seconds of each."""
-    proc = subprocess.run([sys.executable, "-m", "bench.commit_scale", "--child", table, engine, wh, str(n), str(k)],
-                          capture_output=True, text=True, timeout=3600)
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
-    if proc.returncode != 0 or not lines:
-        raise RuntimeError(f"{table} {engine} commits failed: {proc.stderr[-3000:]}")
-    return json.loads(lines[0][len("RESULT "):])
+    return scale.child_result([sys.executable, "-m", "bench.commit_scale", "--child", table, engine, wh, str(n),
+                               str(k)], f"{table} {engine} commits")
 
 
 def summary(times: list) -> dict:

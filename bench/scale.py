@@ -236,19 +236,30 @@ def _child(engine: str, metadata_location: str, n: int) -> None:
     print("RESULT " + json.dumps(out), flush=True)
 
 
+def child_result(cmd: list, what: str, timeout: int = 3600, **run_kw):
+    """Run one of the bench's child processes; the JSON of its ``RESULT`` line (an error naming
+    ``what``, with the end of its stderr, if it failed or printed none)."""
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **run_kw)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+    if proc.returncode != 0 or not lines:
+        raise RuntimeError(f"{what} failed: {proc.stderr[-3000:]}")
+    return json.loads(lines[0][len("RESULT "):])
+
+
+def check_plans(engine: str, result: dict, want_files: dict) -> None:
+    """A plan of the wrong size is an error: ``want_files`` is each filter's file count."""
+    for name, want in want_files.items():
+        if result[name]["files"] != want:
+            raise RuntimeError(f"{engine} planned {result[name]['files']} files for {name}, not {want}")
+
+
 def measure(metadata_location: str, n: int, engines=("icefloe", "pyiceberg")) -> dict:
     """Each engine's figures, each in a process of its own."""
     results = {}
     for engine in engines:
-        proc = subprocess.run([sys.executable, "-m", "bench.scale", "--child", engine, metadata_location, str(n)],
-                              capture_output=True, text=True, timeout=3600)
-        lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
-        if proc.returncode != 0 or not lines:
-            raise RuntimeError(f"{engine} failed: {proc.stderr[-3000:]}")
-        results[engine] = json.loads(lines[0][len("RESULT "):])
-        for name, want in expected(n).items():
-            if results[engine][name]["files"] != want:
-                raise RuntimeError(f"{engine} planned {results[engine][name]['files']} files for {name}, not {want}")
+        results[engine] = child_result([sys.executable, "-m", "bench.scale", "--child", engine, metadata_location,
+                                        str(n)], engine)
+        check_plans(engine, results[engine], expected(n))
     return results
 
 
@@ -258,12 +269,8 @@ def measure_commits(warehouse: str, n: int, k: int, engines=("icefloe", "java"))
     for engine in engines:
         if engine not in COMMITTERS:
             continue
-        proc = subprocess.run([sys.executable, "-m", "bench.scale", "--child", f"commits:{engine}:{k}", warehouse,
-                               str(n)], capture_output=True, text=True, timeout=3600)
-        lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
-        if proc.returncode != 0 or not lines:
-            raise RuntimeError(f"{engine} commits failed: {proc.stderr[-3000:]}")
-        results[engine] = json.loads(lines[0][len("RESULT "):])
+        results[engine] = child_result([sys.executable, "-m", "bench.scale", "--child", f"commits:{engine}:{k}",
+                                        warehouse, str(n)], f"{engine} commits")
     return results
 
 

@@ -22,9 +22,10 @@ import datetime as dt
 import json
 import os
 import resource
-import subprocess
 import sys
 import time
+
+from bench.scale import check_plans, child_result, report
 
 ROWS_PER_FILE = 1000
 DAYS = 200
@@ -170,21 +171,13 @@ def measure(warehouse: str, n: int, engines=("icefloe", "java", "pypaimon")) -> 
     results = {}
     for engine in engines:
         cmd, env = _command(engine, warehouse, n)
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=7200, cwd=ROOT, env=env)
-        lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
-        if proc.returncode != 0 or not lines:
-            raise RuntimeError(f"{engine} failed: {proc.stderr[-3000:]}")
-        results[engine] = json.loads(lines[0][len("RESULT "):])
-        for name, want in expected(n).items():
-            if results[engine][name]["files"] != want:
-                raise RuntimeError(f"{engine} planned {results[engine][name]['files']} files for {name}, not {want}")
+        results[engine] = child_result(cmd, engine, timeout=7200, cwd=ROOT, env=env)
+        check_plans(engine, results[engine], expected(n))
     return results
 
 
 def run(files: list[int], warehouse: str, per_commit: int, engines: tuple[str, ...]) -> dict:
     """Generate (once per size) and measure each table; the results by size, printed as they come."""
-    from bench.scale import report
-
     all_results = {}
     for n in files:
         wh = os.path.abspath(os.path.join(warehouse, f"paimon-n{n}"))
