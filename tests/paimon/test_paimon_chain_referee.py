@@ -34,20 +34,24 @@ def _spark(table):
     return sorted((tuple(r) for r in table.refresh().to_spark().collect()), key=repr)
 
 
+def _chain_table(ice, name):
+    """A chain table partitioned by region and dt, with its snapshot and delta branches."""
+    t = ice.create_table(name, "t1 string not null, t2 string, t3 string, region string not null, "
+                         "dt string not null", partitioned_by=["region", "dt"], properties=PROPS)
+    t.create_branch("snapshot")
+    t.create_branch("delta")
+    for b in (t, t.branch_table("snapshot"), t.branch_table("delta")):
+        b.update_properties(set=BRANCHES)
+    return t.refresh()
+
+
 def _java(pj, name):
     return sorted((tuple(r) for r in pj.rows(name)), key=repr)
 
 
 def test_paimon_java_reads_icefloe_chain_table_and_writes_it(paimon_bundle, paimon_spark):
     pj = paimon_bundle
-    ice = Catalog(pj.warehouse, "paimon", paimon_spark)
-    t = ice.create_table("db.chain", "t1 string not null, t2 string, t3 string, region string not null, "
-                         "dt string not null", partitioned_by=["region", "dt"], properties=PROPS)
-    t.create_branch("snapshot")
-    t.create_branch("delta")
-    for b in (t, t.branch_table("snapshot"), t.branch_table("delta")):
-        b.update_properties(set=BRANCHES)
-    t.refresh()
+    t = _chain_table(Catalog(pj.warehouse, "paimon", paimon_spark), "db.chain")
     snap, delta = t.branch_table("snapshot"), t.branch_table("delta")
     _put(snap, [("a", "5", "cn-full", "CN", "20250810"), ("b", "1", "us-full", "US", "20250808"),
                 ("z", "1", "cn-old", "CN", "20250801")])
@@ -83,14 +87,7 @@ def test_paimon_java_lists_the_chain_tables_partitions_and_files_as_icefloe(paim
     """``$partitions`` of main: main's, then the snapshot and delta branches' not listed yet; ``$files``:
     main's files only. Paimon Java's system tables of the chain table are the referee."""
     pj = paimon_bundle
-    ice = Catalog(pj.warehouse, "paimon", paimon_spark)
-    t = ice.create_table("db.chain_ls", "t1 string not null, t2 string, t3 string, region string not null, "
-                         "dt string not null", partitioned_by=["region", "dt"], properties=PROPS)
-    t.create_branch("snapshot")
-    t.create_branch("delta")
-    for b in (t, t.branch_table("snapshot"), t.branch_table("delta")):
-        b.update_properties(set=BRANCHES)
-    t.refresh()
+    t = _chain_table(Catalog(pj.warehouse, "paimon", paimon_spark), "db.chain_ls")
     _put(t.branch_table("snapshot"), [("a", "1", "s", "CN", "20250810"), ("b", "1", "s", "CN", "20250810")])
     _put(t.branch_table("delta"), [("c", "1", "d", "CN", "20250810"), ("d", "1", "d", "CN", "20250811")])
     _put(t, [("m", "1", "main", "US", "20250813")])
