@@ -31,8 +31,11 @@ from typing import TYPE_CHECKING, Iterable, Mapping, Optional, Sequence
 
 from icefloe.errors import CorruptMetadataError
 from icefloe.paimon import dynamic_bucket as db
+from icefloe.paimon import manifest as mf
+from icefloe.paimon.arrow_read import read_data_file
 from icefloe.paimon import merge as mg
 from icefloe.paimon.options import CoreOptions
+from icefloe.paimon.schema import evolve_arrow
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -161,9 +164,6 @@ def read_rows(io: FileIO, path: str, file_fields: Sequence[DataField], read_fiel
     """A primary-key data file's rows (the value columns of ``read_fields``; with ``kv`` False an
     append table's file, its columns matched by field id) minus those the vector ``deleted`` marks."""
     if not kv:
-        from icefloe.paimon.arrow_read import read_data_file
-        from icefloe.paimon.schema import evolve_arrow
-
         return without_positions(evolve_arrow(read_data_file(path, io), file_fields, list(read_fields)), deleted)
     data = mg.read_kv_file(path, io, file_fields, read_fields).drop_columns(list(mg.SYSTEM_COLUMNS))
     return without_positions(data, deleted)
@@ -233,8 +233,6 @@ def dropped_with_files(store: FileStore, latest: Optional[Snapshot], entries: It
     removes data files they mark, each -> its new index file without those files' vectors (None:
     none left). A file removed and added again (moved to another level) keeps its vector; buckets
     the commit already gives vectors (``vectors``) are left to it."""
-    from icefloe.paimon import manifest as mf
-
     removed: dict[db.PartBucket, set[str]] = {}
     added: set[tuple[db.PartBucket, str]] = set()
     for e in entries:
