@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import time
 import uuid
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
+from operator import attrgetter
 from typing import Any, Optional, Sequence
 
+from icefloe.core.io import strip_scheme
 from icefloe.core.types import IcebergType as DataType
 from icefloe.paimon.binary_row import EMPTY_ROW, BinaryRow, decode_row
 
@@ -49,8 +51,12 @@ def local_now_millis() -> int:
     return int((t + time.localtime(t).tm_gmtoff) * 1000)
 
 
-@dataclass
+@dataclass(slots=True)
 class DataFileMeta:
+    """One data file's metadata. Slotted (a plan of a million files holds a million of these);
+    ``manifest_columns.ColumnarFileMeta`` is the same with its fields read from a manifest's
+    columns on first use."""
+
     file_name: str
     file_size: int
     row_count: int
@@ -84,15 +90,29 @@ class DataFileMeta:
 
     def with_path(self, path: str) -> "DataFileMeta":
         """The same file with ``file_path`` set (``dataclasses.replace``'s result, without its
-        per-field work: a plan makes one per file it keeps)."""
+        per-field work), a plain ``DataFileMeta``."""
         out = DataFileMeta.__new__(DataFileMeta)
-        out.__dict__.update(self.__dict__)
+        for name, value in zip(FIELD_NAMES, _all_fields(self)):
+            setattr(out, name, value)
         out.file_path = path
         return out
+
+    def in_directory(self, directory: str) -> "DataFileMeta":
+        """This file as a plan returns it: ``file_path`` set to its external path (without a
+        scheme) if it has one, else to ``<directory>/<file_name>``, its bucket's directory. A copy
+        (the entries of a manifest read entry by entry are cached and shared);
+        ``ColumnarFileMeta``, built afresh for each plan, places itself."""
+        if self.external_path:
+            return self.with_path(strip_scheme(self.external_path))
+        return self.with_path(directory + "/" + self.file_name)
 
     def with_sequence_numbers(self, start: int) -> "DataFileMeta":
         """The same file with rows numbered ``start .. start + row_count - 1``."""
         return replace(self, min_sequence_number=start, max_sequence_number=start + self.row_count - 1)
+
+
+FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(DataFileMeta))
+_all_fields = attrgetter(*FIELD_NAMES)
 
 
 class DataFileNamer:

@@ -55,7 +55,7 @@ FileIdentifier = tuple[bytes, int, int, str, tuple[str, ...], Optional[bytes], O
 
 
 # --------------------------------------------------------------------------- records
-@dataclass
+@dataclass(slots=True)
 class ManifestEntry:
     kind: int
     partition: BinaryRow

@@ -7,7 +7,8 @@ files it keeps. Here a data manifest's Avro is decoded into columns by DuckDB
 rewritten under its name). A plan then judges the columns: a partition filter once per distinct
 partition of the manifest, value statistics of whole-number columns (``id = 7``, ``id < 10``...)
 compared as numpy arrays for the files written with the read schema; only the entries it keeps
-become ``ManifestEntry`` objects. The answer is the one the entry-by-entry read gives
+become ``ManifestEntry`` objects, and their files (``columnar_file.ColumnarFileMeta``) make each
+field from the columns when it is first read. The answer is the one the entry-by-entry read gives
 (``FileStore.entries`` with the same ``keep_partition`` and ``keep_file``): the vectorised bounds only
 ever keep more than ``keep_file`` would (the scan still checks every entry it gets), an ADD they
 cannot judge (another schema, a statistics column list, an unexpected layout) is judged by
@@ -20,11 +21,12 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import Any, Callable, Optional, Sequence, cast
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from icefloe.core import avro_columns
 from icefloe.core import expressions as ex
@@ -32,7 +34,8 @@ from icefloe.errors import CorruptMetadataError
 from icefloe.paimon import manifest as mf
 from icefloe.paimon import predicate as pr
 from icefloe.paimon.binary_row import HEADER_BITS, BinaryRow, null_bits_size
-from icefloe.paimon.data_file import DataFileMeta, SimpleStats
+from icefloe.paimon.columnar_file import ColumnarFileMeta
+from icefloe.paimon.data_file import SimpleStats
 from icefloe.paimon.file_store import FileStore, KeepFile, KeepPartition, KeepStats
 from icefloe.paimon.schema import TableSchema
 from icefloe.paimon.types import root as root_of
@@ -47,8 +50,6 @@ COLUMNS_MIN_ENTRIES = 500
 # manifests decoded at once (each by its own DuckDB cursor) on a local file system (an object store: its
 # parallel_reads); on two busy cores two threads were slower than one
 DECODE_THREADS = 1
-# entries kept built at most, over every cached manifest (a plan of every file then builds none)
-MAX_BUILT_ENTRIES = 300_000
 # entries held at most, over every cached manifest (the oldest manifests leave first)
 MAX_CACHED_ENTRIES = 4_000_000
 # whole-number types whose statistic is the slot's little-endian integer of this many bytes
@@ -108,7 +109,9 @@ class ManifestColumns:
         self.all_columns: Mask = (np.ones(self.n, dtype=bool) if cols is None else
                                   np.asarray(cols.is_null().to_numpy(zero_copy_only=False), dtype=bool))
         self._bounds: dict[tuple[int, int, int], tuple[Mask, Ints, Ints]] = {}
-        self._built: Optional[list[mf.ManifestEntry]] = None
+        self._parts: Optional[list[BinaryRow]] = None
+        self._entry_ints: dict[str, Ints] = {}
+        self._getters: dict[str, Callable[[int], Any]] = {}
         self._arity: Optional[tuple[Ints, Ints]] = None
         self._lock = threading.Lock()
 
@@ -174,89 +177,97 @@ class ManifestColumns:
         return out
 
     # ------------------------------------------------------------------ entries
-    @property
-    def built(self) -> bool:
-        return self._built is not None
-
     def entries(self, rows: Sequence[int]) -> list[mf.ManifestEntry]:
-        """The entries of ``rows`` (in that order), as ``manifest.entry_from_avro`` builds them.
-        Every entry of the manifest, once built, is kept while the process keeps fewer than
-        ``MAX_BUILT_ENTRIES`` so (the entries are never changed: a plan copies what it returns)."""
-        global _built_entries
+        """The entries of ``rows`` (in that order), equal to those ``manifest.entry_from_avro``
+        builds; each file a ``ColumnarFileMeta`` whose fields are made from these columns when first
+        read. Built afresh on each call (a plan places its files in their directories in place)."""
         if len(rows) == 0:
             return []
-        built = self._built
-        if built is not None:
-            return [built[i] for i in rows]
-        out = self._build(rows)
-        if len(rows) == self.n:
-            with _cache_lock:
-                if _built_entries + self.n <= MAX_BUILT_ENTRIES and self._built is None:
-                    self._built = out
-                    _built_entries += self.n
-        return out
+        at = np.asarray(rows, dtype=np.int64)
+        parts = self._partition_rows()
+        entry = mf.ManifestEntry
+        return [entry(k, parts[p], b, tb, f) for k, p, b, tb, f in zip(
+            self.kind[at].tolist(), self.partition_index[at].tolist(), self._ints_of("_BUCKET")[at].tolist(),
+            self._ints_of("_TOTAL_BUCKETS")[at].tolist(), ColumnarFileMeta.of(self, at.tolist()))]
 
-    def _build(self, rows: Sequence[int]) -> list[mf.ManifestEntry]:
-        idx = pa.array(rows, pa.int64())
-        files = self.files.take(idx)
-        names = set(self.file_fields)
+    def _partition_rows(self) -> list[BinaryRow]:
+        rows = self._parts
+        if rows is None:
+            rows = self._parts = [BinaryRow.from_bytes(p) for p in self.partitions]   # shared by the entries
+        return rows
 
-        def col(name: str) -> list[Any]:
-            if name not in names:
-                return [None] * len(rows)
-            arr = files.field(name)
-            return [None] * len(rows) if arr.null_count == len(arr) else arr.to_pylist()
+    def _ints_of(self, name: str) -> Ints:
+        """An entry column of whole numbers without nulls (``_BUCKET``, ``_TOTAL_BUCKETS``)."""
+        got = self._entry_ints.get(name)
+        if got is None:
+            got = self._entry_ints[name] = _ints(self.table.column(name).combine_chunks())
+        return got
 
-        def millis() -> list[Optional[int]]:
-            """``manifest.millis`` of each creation time, vectorised (the same float steps)."""
-            if "_CREATION_TIME" not in names:
-                return [None] * len(rows)
-            arr = files.field("_CREATION_TIME")
-            if not pa.types.is_timestamp(arr.type) or arr.type.tz is not None:
-                return [mf.millis(v) for v in arr.to_pylist()]
-            micros = np.asarray(arr.cast(pa.timestamp("us")).cast(pa.int64()).fill_null(0).to_numpy(
-                zero_copy_only=False), dtype=np.int64)
-            ms: list[Optional[int]] = np.trunc(micros / 1e6 * 1000).astype(np.int64).tolist()
-            if arr.null_count:
-                valid = arr.is_valid().to_pylist()
-                ms = [m if ok else None for m, ok in zip(ms, valid)]
-            return ms
+    def file_field(self, name: str, row: int) -> Any:
+        """The value of ``DataFileMeta`` field ``name`` of the file at ``row``, as
+        ``manifest.data_file_from_avro`` makes it (``ColumnarFileMeta``'s source)."""
+        get = self._getters.get(name)
+        if get is None:
+            with self._lock:
+                get = self._getters.get(name)
+                if get is None:
+                    get = self._getters[name] = self._getter(name)
+        return get(row)
 
-        def stats(name: str, row: Callable[[bytes], BinaryRow]) -> list[SimpleStats]:
-            s = files.field(name)
-            counts = s.field("_NULL_COUNTS").to_pylist()
-            return [SimpleStats(row(lo), row(hi), tuple(c) if c is not None else None)
-                    for lo, hi, c in zip(s.field("_MIN_VALUES").to_pylist(), s.field("_MAX_VALUES").to_pylist(),
-                                         counts)]
+    def _getter(self, name: str) -> Callable[[int], Any]:
+        column = _FILE_COLUMNS[name]
+        if column not in self.file_fields:
+            empty = () if name == "extra_files" else None
+            return lambda _row: empty
+        arr = self.files.field(column)
+        if name in ("min_key", "max_key"):
+            return lambda row: BinaryRow.from_bytes(arr[row].as_py())
+        if name in ("key_stats", "value_stats"):
+            lo, hi, counts = (arr.field(n) for n in ("_MIN_VALUES", "_MAX_VALUES", "_NULL_COUNTS"))
+            make = BinaryRow.from_bytes if name == "key_stats" else _stats_row     # key rows repeat
 
-        _row = BinaryRow.from_bytes     # rows that repeat (keys, partitions): shared objects
+            def stats(row: int) -> SimpleStats:
+                c = counts[row].as_py()
+                return SimpleStats(make(lo[row].as_py()), make(hi[row].as_py()), tuple(c) if c is not None else None)
+            return stats
+        if arr.null_count == len(arr):
+            empty = () if name == "extra_files" else None
+            return lambda _row: empty
+        if name == "creation_time":
+            ms, valid = self._millis(arr)
+            return lambda row: int(ms[row]) if valid is None or valid[row] else None
+        if name == "extra_files":
+            return lambda row: tuple(arr[row].as_py() or ())
+        if name in ("value_stats_cols", "write_cols", "write_cols_sequences"):
+            return lambda row: mf.opt_tuple(arr[row].as_py())
+        if pa.types.is_integer(arr.type) and not arr.null_count:
+            ints = _ints(arr)
+            return lambda row: int(ints[row])
+        return lambda row: arr[row].as_py()
 
-        part_rows: list[BinaryRow] = [_row(p) for p in self.partitions]
-        pidx: list[int] = self.partition_index[np.asarray(rows, dtype=np.int64)].tolist()
-        kind: list[int] = self.kind[np.asarray(rows, dtype=np.int64)].tolist()
-        bucket = self.table.column("_BUCKET").combine_chunks().take(idx).to_pylist()
-        total = self.table.column("_TOTAL_BUCKETS").combine_chunks().take(idx).to_pylist()
-        created = millis()
-        extra = col("_EXTRA_FILES")
-        opt_tuple = mf.opt_tuple
-        out: list[mf.ManifestEntry] = []
-        for (k, p, b, tb, name, size, count, min_key, max_key, key_stats, value_stats, min_seq, max_seq, schema_id,
-             level, ex_files, ct, deleted, index, source, stats_cols, ext, first_row, wcols, wseq) in zip(
-                kind, pidx, bucket, total, col("_FILE_NAME"), col("_FILE_SIZE"), col("_ROW_COUNT"),
-                [_row(x) for x in col("_MIN_KEY")], [_row(x) for x in col("_MAX_KEY")], stats("_KEY_STATS", _row),
-                stats("_VALUE_STATS", _stats_row), col("_MIN_SEQUENCE_NUMBER"), col("_MAX_SEQUENCE_NUMBER"), col("_SCHEMA_ID"),
-                col("_LEVEL"), extra, created, col("_DELETE_ROW_COUNT"), col("_EMBEDDED_FILE_INDEX"),
-                col("_FILE_SOURCE"), col("_VALUE_STATS_COLS"), col("_EXTERNAL_PATH"), col("_FIRST_ROW_ID"),
-                col("_WRITE_COLS"), col("_WRITE_COLS_SEQUENCES")):
-            out.append(mf.ManifestEntry(cast(int, k), part_rows[cast(int, p)], b, tb, DataFileMeta(
-                file_name=name, file_size=size, row_count=count, min_key=min_key, max_key=max_key,
-                key_stats=key_stats, value_stats=value_stats, min_sequence_number=min_seq,
-                max_sequence_number=max_seq, schema_id=schema_id, level=level, extra_files=tuple(ex_files or ()),
-                creation_time=ct, delete_row_count=deleted, embedded_index=index, file_source=source,
-                value_stats_cols=opt_tuple(stats_cols), external_path=ext, first_row_id=first_row,
-                write_cols=opt_tuple(wcols), write_cols_sequences=opt_tuple(wseq))))
-        return out
+    @staticmethod
+    def _millis(arr: pa.Array) -> tuple[Ints, Optional[Mask]]:
+        """``manifest.millis`` of each creation time, vectorised (the same float steps), and which are set."""
+        valid: Optional[Mask] = None if not arr.null_count else \
+            np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+        if not pa.types.is_timestamp(arr.type) or arr.type.tz is not None:
+            ms_list = [mf.millis(v) for v in arr.to_pylist()]
+            return np.asarray([0 if m is None else m for m in ms_list], dtype=np.int64), valid
+        micros = np.asarray(arr.cast(pa.timestamp("us")).cast(pa.int64()).fill_null(0).to_numpy(
+            zero_copy_only=False), dtype=np.int64)
+        return np.trunc(micros / 1e6 * 1000).astype(np.int64), valid
 
+
+# the manifest column of each DataFileMeta field
+_FILE_COLUMNS = {
+    "file_name": "_FILE_NAME", "file_size": "_FILE_SIZE", "row_count": "_ROW_COUNT", "min_key": "_MIN_KEY",
+    "max_key": "_MAX_KEY", "key_stats": "_KEY_STATS", "value_stats": "_VALUE_STATS",
+    "min_sequence_number": "_MIN_SEQUENCE_NUMBER", "max_sequence_number": "_MAX_SEQUENCE_NUMBER",
+    "schema_id": "_SCHEMA_ID", "level": "_LEVEL", "extra_files": "_EXTRA_FILES", "creation_time": "_CREATION_TIME",
+    "delete_row_count": "_DELETE_ROW_COUNT", "embedded_index": "_EMBEDDED_FILE_INDEX", "file_source": "_FILE_SOURCE",
+    "value_stats_cols": "_VALUE_STATS_COLS", "external_path": "_EXTERNAL_PATH", "first_row_id": "_FIRST_ROW_ID",
+    "write_cols": "_WRITE_COLS", "write_cols_sequences": "_WRITE_COLS_SEQUENCES",
+}
 
 def _stats_row(raw: bytes) -> BinaryRow:
     """A statistics row (most are each file's own: not interned as ``BinaryRow.from_bytes`` does)."""
@@ -268,16 +279,15 @@ def _stats_row(raw: bytes) -> BinaryRow:
 # --------------------------------------------------------------------------- the process-wide cache
 _cache: "OrderedDict[str, Optional[ManifestColumns]]" = OrderedDict()
 _cached_entries = 0
-_built_entries = 0
 _cache_lock = threading.Lock()
 
 
 def clear_cache() -> None:
     """Forget every manifest's columns (a cold plan follows)."""
-    global _cached_entries, _built_entries
+    global _cached_entries
     with _cache_lock:
         _cache.clear()
-        _cached_entries = _built_entries = 0
+        _cached_entries = 0
 
 
 def available() -> bool:
@@ -286,7 +296,7 @@ def available() -> bool:
 
 def columns_of(store: FileStore, m: mf.ManifestFileMeta) -> Optional[ManifestColumns]:
     """The columns of manifest ``m`` (cached by its path); None where DuckDB cannot give them."""
-    global _cached_entries, _built_entries
+    global _cached_entries
     path = store.manifest_path(m.file_name)
     with _cache_lock:
         if path in _cache:
@@ -312,20 +322,29 @@ def columns_of(store: FileStore, m: mf.ManifestFileMeta) -> Optional[ManifestCol
             while _cached_entries > MAX_CACHED_ENTRIES and len(_cache) > 1:
                 _, old = _cache.popitem(last=False)
                 _cached_entries -= old.n if old is not None else 0
-                _built_entries -= old.n if old is not None and old.built else 0
     return cols
 
 
 def entries(store: FileStore, manifests: Sequence[mf.ManifestFileMeta], keep_partition: Optional[KeepPartition],
             keep_file: Optional[KeepFile], keep_stats: Optional[KeepStats],
             stats_mask: Optional[StatsMask]) -> list[mf.ManifestEntry]:
+    return live_entries(store, manifests, keep_partition, keep_file, keep_stats, stats_mask)[0]
+
+
+def live_entries(store: FileStore, manifests: Sequence[mf.ManifestFileMeta], keep_partition: Optional[KeepPartition],
+                 keep_file: Optional[KeepFile], keep_stats: Optional[KeepStats],
+                 stats_mask: Optional[StatsMask]) -> tuple[list[mf.ManifestEntry], bool]:
     """The entries of ``manifests`` whose partitions ``keep_partition`` keeps (judged once per
     distinct partition of a manifest), less the ADDs ``stats_mask`` rules out; only kept entries
     are built. Where ``keep_file`` (``FileStore.entries``' early verdict on an ADD's record) drops
     an ADD, the scan's exact check of every entry it gets drops it too, and ``stats_mask`` keeps at
     least what that check keeps: after it, the plan is the one ``FileStore.entries`` gives. A
     manifest of fewer than ``COLUMNS_MIN_ENTRIES`` entries, or without columns, is read by
-    ``store.read_manifest`` with ``keep_partition``, ``keep_file`` and ``keep_stats``."""
+    ``store.read_manifest`` with ``keep_partition``, ``keep_file`` and ``keep_stats``.
+
+    With them, whether they are already live: every entry read from columns, each an ADD, no file
+    name twice (``manifest.live_files`` then keeps them all, in order), judged on the columns
+    without reading a field of each file."""
     def of(m: mf.ManifestFileMeta) -> Optional[ManifestColumns]:
         if m.num_added_files + m.num_deleted_files < COLUMNS_MIN_ENTRIES or not available():
             return None
@@ -340,12 +359,18 @@ def entries(store: FileStore, manifests: Sequence[mf.ManifestFileMeta], keep_par
     else:
         found = [of(m) for m in manifests]
     out: list[mf.ManifestEntry] = []
+    live = True
+    names: list[pa.Array] = []
     for m, cols in zip(manifests, found):
         if cols is None:
             out.extend(store.read_manifest(m.file_name, m.file_size, keep_partition, keep_file, keep_stats))
+            live = False
             continue
         if keep_partition is None and stats_mask is None:
             out.extend(cols.entries(range(cols.n)))
+            if live:
+                live = bool((cols.kind == mf.ADD).all())
+                names.append(cols.files.field("_FILE_NAME"))
             continue
         keep: Mask = np.ones(cols.n, dtype=bool)
         if keep_partition is not None:
@@ -356,9 +381,16 @@ def entries(store: FileStore, manifests: Sequence[mf.ManifestFileMeta], keep_par
             judged, may = stats_mask(cols)
             adds: Mask = cols.kind == mf.ADD
             keep &= ~(adds & judged & ~may)
-        kept: list[int] = np.flatnonzero(keep).tolist()
-        out.extend(cols.entries(kept))
-    return out
+        rows = np.flatnonzero(keep)
+        out.extend(cols.entries(rows.tolist()))
+        if live and len(rows):
+            live = bool((cols.kind[rows] == mf.ADD).all())
+            names.append(cols.files.field("_FILE_NAME").take(pa.array(rows)))
+    if live and names:
+        every = pa.chunked_array(names, pa.string()) if all(a.type == pa.string() for a in names) else None
+        live = every is not None and every.null_count == 0 and \
+            pc.count_distinct(every).as_py() == len(every)   # pyright: ignore[reportUnknownMemberType]
+    return out, live
 
 
 # --------------------------------------------------------------------------- vectorised value statistics

@@ -120,7 +120,8 @@ def _plan(store: FileStore, snapshot: Optional[Snapshot], where: object, schema:
     keep_file = _raw_stats_filter(pred, schema, schemas) if per_file and not schema.primary_keys else None
     # large manifests are judged as columns (manifest_columns): the same plan, objects built only for kept files
     stats_mask = mc.stats_mask(pred, schema) if keep_file is not None else None
-    live = store.merge_live(mc.entries(store, manifests, keep_partition, keep_file, keep_stats, stats_mask))
+    found, merged = mc.live_entries(store, manifests, keep_partition, keep_file, keep_stats, stats_mask)
+    live = found if merged else store.merge_live(found)
     buckets = _selected_buckets(pred, schema) if pruning else None
     index_kept = _index_filter(store, pred, schema, schemas) if per_file else None
 
@@ -162,14 +163,12 @@ def _plan(store: FileStore, snapshot: Optional[Snapshot], where: object, schema:
             # no record of a matching key, so every record a matching key's merge needs stays
             if schema.primary_keys and not _key_range_may_match(pred, e.file, schema, ranges, schemas):
                 continue
-        if e.file.external_path:
-            path = store.data_file_path(e)
-        else:
-            directory = dirs.get((data, e.bucket))
-            if directory is None:
-                directory = dirs[(data, e.bucket)] = store.bucket_dir(values, e.bucket)
-            path = directory + "/" + e.file.file_name
-        out.append(mf.ManifestEntry(e.kind, e.partition, e.bucket, e.total_buckets, e.file.with_path(path)))
+        directory = dirs.get((data, e.bucket))
+        if directory is None:
+            directory = dirs[(data, e.bucket)] = store.bucket_dir(values, e.bucket)
+        f = e.file
+        placed = f.in_directory(directory)     # a copy, or a file built for this plan placed in place
+        out.append(e if placed is f else mf.ManifestEntry(e.kind, e.partition, e.bucket, e.total_buckets, placed))
     return out
 
 
