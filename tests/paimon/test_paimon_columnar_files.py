@@ -1,0 +1,122 @@
+"""The files of a plan judged over a manifest's columns (``columnar_file.ColumnarFileMeta``): each
+field made from the columns on first read and then kept, equal to the file read entry by entry,
+copied and pickled as a plain ``DataFileMeta``, and a plan of every file holding a few hundred bytes
+of Python objects per file (``tests/paimon/test_paimon_planning_equivalence.py`` compares whole
+plans field by field)."""
+from __future__ import annotations
+
+import copy
+import dataclasses
+import pickle
+import tracemalloc
+
+import pyarrow as pa
+import pytest
+
+from icefloe.paimon import manifest_columns as mc
+from icefloe.paimon.columnar_file import ColumnarFileMeta
+from icefloe.paimon.data_file import FIELD_NAMES, DataFileMeta
+
+
+class _Fields:
+    """A source of one file's values, counting what is read."""
+
+    def __init__(self, values):
+        self.values = values
+        self.reads = []
+
+    def file_field(self, name, row):
+        self.reads.append((name, row))
+        return self.values[name]
+
+
+def _values(**changes):
+    plain = DataFileMeta("data-1.parquet", 10, 3, schema_id=2, level=1, extra_files=("a.index",))
+    return {n: changes.get(n, getattr(plain, n)) for n in FIELD_NAMES}
+
+
+def test_a_field_is_read_once_when_first_asked_for_and_an_assigned_one_is_never_read():
+    src = _Fields(_values())
+    [f] = ColumnarFileMeta.of(src, [7])
+    assert src.reads == []
+    assert f.row_count == 3 and f.row_count == 3 and f.level == 1
+    assert src.reads == [("row_count", 7), ("level", 7)]
+    f.file_size = 99
+    assert f.file_size == 99 and ("file_size", 7) not in src.reads
+
+
+def test_a_placed_file_has_its_directory_or_its_external_path():
+    src = _Fields(_values())
+    [f] = ColumnarFileMeta.of(src, [0])
+    assert f.file_path is None
+    with pytest.raises(ValueError, match="no path"):
+        _ = f.path
+    assert f.in_directory("/t/p=1/bucket-0") is f
+    assert f.path == "/t/p=1/bucket-0/data-1.parquet"
+    [g] = ColumnarFileMeta.of(_Fields(_values(external_path="file:/ext/data-1.parquet")), [0])
+    assert g.in_directory("/t/p=1/bucket-0").path == "/ext/data-1.parquet"
+    plain = DataFileMeta("data-1.parquet", 10, 3, external_path="file:/ext/data-1.parquet")
+    assert plain.in_directory("/t/p=1/bucket-0").path == g.path      # the same rule both ways
+    f.file_path = "/elsewhere/x.parquet"
+    assert f.path == "/elsewhere/x.parquet"
+
+
+def test_copies_pickles_and_replacements_are_plain_files_equal_to_it():
+    [f] = ColumnarFileMeta.of(_Fields(_values()), [0])
+    f.in_directory("/t/bucket-0")
+    plain = DataFileMeta(**{**_values(), "file_path": "/t/bucket-0/data-1.parquet"})
+    assert f == plain and plain == f
+    for other in (pickle.loads(pickle.dumps(f)), copy.copy(f), copy.deepcopy(f)):
+        assert type(other) is DataFileMeta and other == plain and other.file_path == plain.file_path
+    moved = dataclasses.replace(f, level=5)
+    assert moved.level == 5 and moved.file_name == "data-1.parquet" and moved.file_path == plain.file_path
+    assert f != dataclasses.replace(plain, level=5)
+    assert f.with_path("/x/y").path == "/x/y" and type(f.with_path("/x/y")) is DataFileMeta
+
+
+def test_a_plan_of_every_file_reads_no_file_field_and_a_filter_only_the_kept_file_s(paimon_catalog,
+                                                                                          monkeypatch):
+    t = paimon_catalog.create_table("db.t", "id bigint not null, p int not null", partitioned_by=["p"],
+                                    properties={"write-only": "true"})
+    for i in range(4):
+        t.append(pa.table({"id": pa.array(range(i * 10, i * 10 + 10), pa.int64()),
+                           "p": pa.array([i % 2] * 10, pa.int32())}))
+    t = paimon_catalog.load_table("db.t")
+    reads = []
+    real = mc.ManifestColumns.file_field
+
+    def counted(self, name, row):
+        reads.append(name)
+        return real(self, name, row)
+
+    monkeypatch.setattr(mc, "COLUMNS_MIN_ENTRIES", 0)
+    monkeypatch.setattr(mc.ManifestColumns, "file_field", counted)
+    mc.clear_cache()
+    files = t.plan_files()
+    assert len(files) == 4 and all(isinstance(f, ColumnarFileMeta) for f in files) and reads == []
+    assert sorted(f.path.rsplit("/", 3)[1] for f in files) == ["p=0", "p=0", "p=1", "p=1"]
+    assert sorted(r for f in files for r in range(f.row_count)) == sorted(list(range(10)) * 4)
+    reads.clear()
+    [one] = t.plan_files(where="id = 25")
+    # the file the vectorised bounds keep is judged by its statistics and file index: its fields, once each
+    assert one.value_stats.min_values.arity == 2 and "value_stats" in reads and len(reads) == len(set(reads))
+
+
+def test_a_plan_of_every_file_holds_a_few_hundred_bytes_per_file(tmp_path):
+    """Python objects a plan of 10,000 files keeps, per file (its columns are Arrow memory): a
+    built ``DataFileMeta`` with its statistics and path took ~3 KB."""
+    from bench.scale_paimon import TABLE, generate
+    from icefloe.catalog import Catalog
+
+    generate(str(tmp_path), 10_000, 2_500)
+    t = Catalog(str(tmp_path), "paimon").load_table(TABLE)
+    mc.clear_cache()
+    tracemalloc.start()
+    try:
+        files = t.plan_files()
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(files) == 10_000
+    assert held / len(files) < 450, held / len(files)
+    assert files[1234].path.endswith("/bucket-0/data-00001234-0.parquet")
