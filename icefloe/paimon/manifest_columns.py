@@ -65,6 +65,11 @@ def _ints(arr: pa.Array) -> Ints:
     return np.asarray(arr.to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
+def _whole(column: pa.ChunkedArray) -> pa.Array:
+    """A column as one array: its only chunk as it is (``combine_chunks`` copies even one chunk)."""
+    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+
+
 def _binary(arr: pa.Array) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint8]]:
     """A binary column's value offsets (n + 1) and data bytes, as numpy arrays."""
     arr = arr.cast(pa.large_binary())
@@ -85,17 +90,17 @@ class ManifestColumns:
                 raise ValueError(f"no {name} column")
         self.table = table
         self.n: int = len(table)
-        files = table.column("_FILE").combine_chunks()
+        files = _whole(table.column("_FILE"))
         if not isinstance(files, pa.StructArray):
             raise ValueError("_FILE is not a record")
         self.files: pa.StructArray = files
         self.file_fields = {files.type.field(i).name for i in range(files.type.num_fields)}
         if not set(_FILE_REQUIRED) <= self.file_fields:
             raise ValueError("a required _FILE field is missing")
-        self.kind = _ints(table.column("_KIND").combine_chunks())
+        self.kind = _ints(_whole(table.column("_KIND")))
         if len(self.kind) and (int(self.kind.min()) < mf.ADD or int(self.kind.max()) > mf.DELETE):
             raise ValueError("an entry kind that is neither ADD nor DELETE")
-        parts = table.column("_PARTITION").combine_chunks()
+        parts = _whole(table.column("_PARTITION"))
         if parts.null_count:
             raise ValueError("an entry without a partition")
         encoded = parts.dictionary_encode()
@@ -200,7 +205,7 @@ class ManifestColumns:
         """An entry column of whole numbers without nulls (``_BUCKET``, ``_TOTAL_BUCKETS``)."""
         got = self._entry_ints.get(name)
         if got is None:
-            got = self._entry_ints[name] = _ints(self.table.column(name).combine_chunks())
+            got = self._entry_ints[name] = _ints(_whole(self.table.column(name)))
         return got
 
     def file_field(self, name: str, row: int) -> Any:
