@@ -2,7 +2,7 @@
 """Paimon manifests held as Arrow columns: what a plan judges at scale.
 
 A plan of a large table reads every entry of every manifest it opens, but needs objects only for the
-files it keeps. Here a data manifest's Avro is decoded into columns by DuckDB
+files it keeps. Here a data manifest's Avro is decoded into columns by a compiled decoder
 (``core.avro_columns``) and kept in a process-wide cache by the manifest's path (a manifest is never
 rewritten under its name). A plan then judges the columns: a partition filter once per distinct
 partition of the manifest, value statistics of whole-number columns (``id = 7``, ``id < 10``...)
@@ -14,14 +14,14 @@ ever keep more than ``keep_file`` would (the scan still checks every entry it ge
 cannot judge (another schema, a statistics column list, an unexpected layout) is judged by
 ``keep_file`` on its record, and DELETE entries are kept as that read keeps them.
 
-A manifest DuckDB cannot decode (not installed, or a file it refuses) is read entry by entry as
+A manifest the decoder cannot decode (not installed, or a file it refuses) is read entry by entry as
 before, whose decoder names a corrupt file.
 """
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Iterable, Iterator, Optional, Sequence, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -47,7 +47,7 @@ StatsMask = Callable[["ManifestColumns"], tuple[Mask, Mask]]
 
 # a manifest of fewer entries is read entry by entry (decoding into columns has a fixed cost)
 COLUMNS_MIN_ENTRIES = 500
-# manifests decoded at once (each by its own DuckDB cursor) on a local file system (an object store: its
+# manifests decoded at once (each on a thread of its own) on a local file system (an object store: its
 # parallel_reads); on two busy cores two threads were slower than one
 DECODE_THREADS = 1
 # entries held at most, over every cached manifest (the oldest manifests leave first)
@@ -300,7 +300,7 @@ def available() -> bool:
 
 
 def columns_of(store: FileStore, m: mf.ManifestFileMeta) -> Optional[ManifestColumns]:
-    """The columns of manifest ``m`` (cached by its path); None where DuckDB cannot give them."""
+    """The columns of manifest ``m`` (cached by its path); None where the decoder cannot give them."""
     global _cached_entries
     path = store.manifest_path(m.file_name)
     with _cache_lock:
@@ -333,49 +333,48 @@ def columns_of(store: FileStore, m: mf.ManifestFileMeta) -> Optional[ManifestCol
 def entries(store: FileStore, manifests: Sequence[mf.ManifestFileMeta], keep_partition: Optional[KeepPartition],
             keep_file: Optional[KeepFile], keep_stats: Optional[KeepStats],
             stats_mask: Optional[StatsMask]) -> list[mf.ManifestEntry]:
-    return live_entries(store, manifests, keep_partition, keep_file, keep_stats, stats_mask)[0]
-
-
-def live_entries(store: FileStore, manifests: Sequence[mf.ManifestFileMeta], keep_partition: Optional[KeepPartition],
-                 keep_file: Optional[KeepFile], keep_stats: Optional[KeepStats],
-                 stats_mask: Optional[StatsMask]) -> tuple[list[mf.ManifestEntry], bool]:
     """The entries of ``manifests`` whose partitions ``keep_partition`` keeps (judged once per
     distinct partition of a manifest), less the ADDs ``stats_mask`` rules out; only kept entries
     are built. Where ``keep_file`` (``FileStore.entries``' early verdict on an ADD's record) drops
     an ADD, the scan's exact check of every entry it gets drops it too, and ``stats_mask`` keeps at
     least what that check keeps: after it, the plan is the one ``FileStore.entries`` gives. A
     manifest of fewer than ``COLUMNS_MIN_ENTRIES`` entries, or without columns, is read by
-    ``store.read_manifest`` with ``keep_partition``, ``keep_file`` and ``keep_stats``.
+    ``store.read_manifest`` with ``keep_partition``, ``keep_file`` and ``keep_stats``."""
+    return list(live_entries(store, manifests, keep_partition, keep_file, keep_stats, stats_mask)[0])
 
-    With them, whether they are already live: every entry read from columns, each an ADD, no file
-    name twice (``manifest.live_files`` then keeps them all, in order), judged on the columns
-    without reading a field of each file."""
+
+# entries built at once from a manifest's columns by ``live_entries``' iterator
+BUILD_BATCH = 4096
+
+
+def live_entries(store: FileStore, manifests: Sequence[mf.ManifestFileMeta], keep_partition: Optional[KeepPartition],
+                 keep_file: Optional[KeepFile], keep_stats: Optional[KeepStats],
+                 stats_mask: Optional[StatsMask]) -> tuple[Iterable[mf.ManifestEntry], bool]:
+    """``entries``' entries, and whether they are already live: every entry read from columns,
+    each an ADD, no file name twice (``manifest.live_files`` then keeps them all, in order), judged
+    on the columns without reading a field of each file. Every manifest is read and judged before
+    this returns; the entries of manifests held as columns are built as the iterable is read, a
+    batch at a time (a plan that keeps files, not entries, holds no entry per file)."""
     def of(m: mf.ManifestFileMeta) -> Optional[ManifestColumns]:
         if m.num_added_files + m.num_deleted_files < COLUMNS_MIN_ENTRIES or not available():
             return None
         return columns_of(store, m)
 
     workers = min(max(store.io.parallel_reads, DECODE_THREADS), len(manifests))
-    if workers > 1:       # DuckDB decodes outside the interpreter's lock: manifests at once
+    if workers > 1:       # the decoder runs outside the interpreter's lock: manifests at once
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(max_workers=workers) as pool:
             found = list(pool.map(of, manifests))
     else:
         found = [of(m) for m in manifests]
-    out: list[mf.ManifestEntry] = []
+    parts: list[Union[list[mf.ManifestEntry], tuple[ManifestColumns, Ints]]] = []
     live = True
     names: list[pa.Array] = []
     for m, cols in zip(manifests, found):
         if cols is None:
-            out.extend(store.read_manifest(m.file_name, m.file_size, keep_partition, keep_file, keep_stats))
+            parts.append(store.read_manifest(m.file_name, m.file_size, keep_partition, keep_file, keep_stats))
             live = False
-            continue
-        if keep_partition is None and stats_mask is None:
-            out.extend(cols.entries(range(cols.n)))
-            if live:
-                live = bool((cols.kind == mf.ADD).all())
-                names.append(cols.files.field("_FILE_NAME"))
             continue
         keep: Mask = np.ones(cols.n, dtype=bool)
         if keep_partition is not None:
@@ -386,16 +385,27 @@ def live_entries(store: FileStore, manifests: Sequence[mf.ManifestFileMeta], kee
             judged, may = stats_mask(cols)
             adds: Mask = cols.kind == mf.ADD
             keep &= ~(adds & judged & ~may)
-        rows = np.flatnonzero(keep)
-        out.extend(cols.entries(rows.tolist()))
+        rows: Ints = np.flatnonzero(keep)
+        parts.append((cols, rows))
         if live and len(rows):
             live = bool((cols.kind[rows] == mf.ADD).all())
-            names.append(cols.files.field("_FILE_NAME").take(pa.array(rows)))
+            every_row = len(rows) == cols.n
+            names.append(cols.files.field("_FILE_NAME") if every_row else
+                         cols.files.field("_FILE_NAME").take(pa.array(rows)))
     if live and names:
         every = pa.chunked_array(names, pa.string()) if all(a.type == pa.string() for a in names) else None
         live = every is not None and every.null_count == 0 and \
             pc.count_distinct(every).as_py() == len(every)   # pyright: ignore[reportUnknownMemberType]
-    return out, live
+
+    def built() -> Iterator[mf.ManifestEntry]:
+        for part in parts:
+            if isinstance(part, list):
+                yield from part
+                continue
+            cols, rows = part
+            for i in range(0, len(rows), BUILD_BATCH):
+                yield from cols.entries(rows[i:i + BUILD_BATCH].tolist())
+    return built(), live
 
 
 # --------------------------------------------------------------------------- vectorised value statistics

@@ -21,7 +21,7 @@ same partition, which the filter rejects either way.
 from __future__ import annotations
 
 import decimal
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 from icefloe.core import expressions as ex
 from icefloe.core.gc_pause import collection_paused
@@ -65,14 +65,23 @@ def plan(store: FileStore, snapshot: Optional[Snapshot], where: object = None, s
     ``file.file_path`` set to the data file's location. ``where`` is bound to ``schema``
     (the read schema; default: the store's); ``schemas`` looks up a schema by id (for
     the statistics of files written with other schemas)."""
+    return list(iter_plan(store, snapshot, where, schema, schemas))
+
+
+def iter_plan(store: FileStore, snapshot: Optional[Snapshot], where: object = None,
+              schema: Optional[TableSchema] = None, schemas: Optional[Schemas] = None) -> Iterator[mf.ManifestEntry]:
+    """``plan``'s entries in its order, made as they are read: the manifests are read and judged
+    at the first, the entries of those held as columns built as they go (a caller keeping the
+    files alone holds no entry per file). The cyclic collector waits until it is exhausted or
+    closed."""
     with collection_paused():       # a plan of many files builds objects by the hundred thousand: see core.gc_pause
-        return _plan(store, snapshot, where, schema, schemas)
+        yield from _plan(store, snapshot, where, schema, schemas)
 
 
 def _plan(store: FileStore, snapshot: Optional[Snapshot], where: object, schema: Optional[TableSchema],
-          schemas: Optional[Schemas]) -> list[mf.ManifestEntry]:
+          schemas: Optional[Schemas]) -> Iterator[mf.ManifestEntry]:
     if snapshot is None:
-        return []
+        return
     schema = schema if schema is not None else store.schema
     if schemas is None:
 
@@ -129,7 +138,6 @@ def _plan(store: FileStore, snapshot: Optional[Snapshot], where: object, schema:
         return next((f.type for f in schemas(schema_id).fields if f.id == field_id), None)
     global_kept = gi.file_filter(store, records, pred, schema, field_type,
                                  lambda: store.live_entries(snapshot)) if per_file else None
-    out: list[mf.ManifestEntry] = []
     # per partition: its values, its ranges and whether the filter admits it; per (partition, bucket): its directory
     partitions: dict[bytes, tuple[tuple[Any, ...], dict[str, pr.ColumnRange], bool]] = {}
     dirs: dict[tuple[bytes, int], str] = {}
@@ -168,8 +176,7 @@ def _plan(store: FileStore, snapshot: Optional[Snapshot], where: object, schema:
             directory = dirs[(data, e.bucket)] = store.bucket_dir(values, e.bucket)
         f = e.file
         placed = f.in_directory(directory)     # a copy, or a file built for this plan placed in place
-        out.append(e if placed is f else mf.ManifestEntry(e.kind, e.partition, e.bucket, e.total_buckets, placed))
-    return out
+        yield e if placed is f else mf.ManifestEntry(e.kind, e.partition, e.bucket, e.total_buckets, placed)
 
 
 def _index_filter(store: FileStore, pred: ex.Expr, schema: TableSchema, schemas: Schemas
