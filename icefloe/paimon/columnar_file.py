@@ -6,8 +6,8 @@ full, each held its statistics as objects (two ``BinaryRow`` of bounds, their by
 null counts, the key statistics alike) and its path as a string of its own: ~3 KB a file, most of a
 3 GB plan. A ``ColumnarFileMeta`` holds only where its values are (the manifest's
 ``ManifestColumns`` and its row) and, once planned, its directory (a string shared by the files of
-one bucket): each field is made from the columns when first read and then kept, and ``file_path``
-is its directory and name joined when read. It equals the plain ``DataFileMeta`` of the same values;
+one bucket): ~140 bytes. Each field is made from the columns when first read and then kept, and
+``file_path`` is its directory and name joined when read. It equals the plain ``DataFileMeta`` of the same values;
 copies and pickles (a Spark task's) are plain ``DataFileMeta``.
 """
 from __future__ import annotations
@@ -25,28 +25,34 @@ class FieldSource(Protocol):
 
 
 class _FromColumns:
-    """A data descriptor over one of ``DataFileMeta``'s slots: a value set (or read before) is the
-    slot's; an empty slot is filled from the instance's source on first read."""
+    """A data descriptor for one of ``DataFileMeta``'s fields: a value set (or read before) is kept
+    in the instance's ``values``; a field not yet there is made from its source on first read. The
+    instance's own ``__dict__`` stays empty: its class's shared keys never grow, so each new instance
+    stays small however many fields earlier ones read."""
 
-    __slots__ = ("slot", "name")
+    __slots__ = ("name",)
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self.slot: Any = DataFileMeta.__dict__[name]       # the base class's member descriptor
 
     def __get__(self, obj: Optional["ColumnarFileMeta"], owner: Optional[type] = None) -> Any:
         if obj is None:
             return self
         try:
-            return self.slot.__get__(obj, owner)
+            values = obj.values
         except AttributeError:
-            pass
-        value = obj.source_value(self.name)
-        self.slot.__set__(obj, value)
-        return value
+            values = obj.values = {}
+        try:
+            return values[self.name]
+        except KeyError:
+            value = values[self.name] = obj.source.file_field(self.name, obj.row)
+            return value
 
     def __set__(self, obj: "ColumnarFileMeta", value: Any) -> None:
-        self.slot.__set__(obj, value)
+        try:
+            obj.values[self.name] = value
+        except AttributeError:
+            obj.values = {self.name: value}
 
 
 class _Path(_FromColumns):
@@ -60,8 +66,8 @@ class _Path(_FromColumns):
         if obj is None:
             return self
         try:
-            return self.slot.__get__(obj, owner)
-        except AttributeError:
+            return obj.values["file_path"]
+        except (AttributeError, KeyError):
             pass
         try:
             directory = obj.directory
@@ -75,12 +81,13 @@ class ColumnarFileMeta(DataFileMeta):
     """A ``DataFileMeta`` of row ``row`` of a manifest's columns (``source``), its fields made on
     first read. Built afresh by each plan, so a plan may place it (``in_directory``) in place."""
 
-    __slots__ = ("source", "row", "directory")
+    __slots__ = ("source", "row", "directory", "values")
 
     if TYPE_CHECKING:
         source: FieldSource
         row: int
         directory: str      # unset until placed
+        values: dict[str, Any]      # unset until a field is read or set
 
     @staticmethod
     def of(source: FieldSource, rows: Iterable[int]) -> list["ColumnarFileMeta"]:
@@ -94,9 +101,6 @@ class ColumnarFileMeta(DataFileMeta):
             f.row = row
             out.append(f)
         return out
-
-    def source_value(self, name: str) -> Any:
-        return self.source.file_field(name, self.row)
 
     def in_directory(self, directory: str) -> DataFileMeta:
         self.directory = directory      # file_path: the external path, else directory and name

@@ -51,11 +51,10 @@ def local_now_millis() -> int:
     return int((t + time.localtime(t).tm_gmtoff) * 1000)
 
 
-@dataclass(slots=True)
+@dataclass
 class DataFileMeta:
-    """One data file's metadata. Slotted (a plan of a million files holds a million of these);
-    ``manifest_columns.ColumnarFileMeta`` is the same with its fields read from a manifest's
-    columns on first use."""
+    """One data file's metadata (``columnar_file.ColumnarFileMeta``: the same, its fields read from
+    a manifest's columns on first use)."""
 
     file_name: str
     file_size: int
@@ -92,8 +91,10 @@ class DataFileMeta:
         """The same file with ``file_path`` set (``dataclasses.replace``'s result, without its
         per-field work), a plain ``DataFileMeta``."""
         out = DataFileMeta.__new__(DataFileMeta)
-        for name, value in zip(FIELD_NAMES, _all_fields(self)):
-            setattr(out, name, value)
+        if type(self) is DataFileMeta:
+            out.__dict__.update(self.__dict__)
+        else:       # a subclass keeping its values elsewhere (ColumnarFileMeta)
+            out.__dict__.update(zip(FIELD_NAMES, _all_fields(self)))
         out.file_path = path
         return out
 

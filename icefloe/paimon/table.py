@@ -16,7 +16,7 @@ import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 import datetime as _dt
-from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequence, TypeVar
 
 import pyarrow as pa
 
@@ -60,11 +60,12 @@ from icefloe.paimon.snapshot import APPEND, BATCH_COMMIT_IDENTIFIER, OVERWRITE, 
 from icefloe.paimon.statistics import Statistics, read_statistics
 from icefloe.paimon.types import DataField
 from icefloe.paimon.tag import Tag, TagManager, create_tag, delete_tag, rename_tag, replace_tag
+from icefloe.paimon.table_plan import PlannedReads
 
 _T = TypeVar("_T")
 
 
-class FileStoreTable:
+class FileStoreTable(PlannedReads):
     format = "paimon"
     # options over the schema file's own for writes (``with_options``): a rescale's bucket, SET spark.paimon.<key>
     _dynamic: Mapping[str, str] = {}
@@ -236,10 +237,10 @@ class FileStoreTable:
         return self._schema if snap is None else self.schema_by_id(snap.schema_id)
 
     # ------------------------------------------------------------------ planning
-    def plan(self, where: Any = None, snapshot_id: Optional[int] = None, as_of: Optional[AsOf] = None,
-             ref: Optional[str] = None, tag: Optional[str] = None) -> list[mf.ManifestEntry]:
-        """Manifest entries (ADD) of the files a read would use, paths filled in. ``where``
-        is bound to the read schema (the snapshot's when time travelling)."""
+    def iter_plan(self, where: Any = None, snapshot_id: Optional[int] = None, as_of: Optional[AsOf] = None,
+                  ref: Optional[str] = None, tag: Optional[str] = None) -> Iterator[mf.ManifestEntry]:
+        """``plan``'s entries (``table_plan.PlannedReads``) made as they are read (``scan.iter_plan``),
+        the arguments checked at once."""
         ref = FileStoreTable.one_ref(ref, tag)
         if self._schema.options.get(FALLBACK_BRANCH):     # a table another engine set so
             raise UnsupportedTableError(f"table {self.name} sets '{FALLBACK_BRANCH}'; icefloe's reads do not fall "
@@ -247,12 +248,7 @@ class FileStoreTable:
         snap = self.snapshot_for(snapshot_id, as_of, ref)
         travel = (snapshot_id is not None or as_of is not None or ref is not None) and snap is not None
         schema = self.schema_by_id(snap.schema_id) if travel and snap is not None else self._schema
-        return scan_mod.plan(self._store, snap, where, schema, self.schema_by_id)
-
-    def plan_files(self, where: Any = None, snapshot_id: Optional[int] = None, as_of: Optional[AsOf] = None,
-                   ref: Optional[str] = None, tag: Optional[str] = None) -> list[DataFileMeta]:
-        """DataFileMetas of the files a read would use (``file_path`` filled in)."""
-        return [e.file for e in self.plan(where, snapshot_id, as_of, ref, tag)]
+        return scan_mod.iter_plan(self._store, snap, where, schema, self.schema_by_id)
 
     # ------------------------------------------------------------------ reads
     def to_arrow(self, snapshot_id: Optional[int] = None, as_of: Optional[AsOf] = None, where: Optional[str] = None,
