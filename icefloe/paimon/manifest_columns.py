@@ -32,6 +32,7 @@ from icefloe.core import avro_columns
 from icefloe.core import expressions as ex
 from icefloe.errors import CorruptMetadataError
 from icefloe.paimon import manifest as mf
+from icefloe.paimon import manifest_parts
 from icefloe.paimon import predicate as pr
 from icefloe.paimon.binary_row import HEADER_BITS, BinaryRow, null_bits_size
 from icefloe.paimon.columnar_file import ColumnarFileMeta
@@ -75,13 +76,35 @@ def _whole(column: pa.ChunkedArray) -> pa.Array:
 
 def _binary(arr: pa.Array) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint8]]:
     """A binary column's value offsets (n + 1) and data bytes, as numpy arrays."""
-    arr = arr.cast(pa.large_binary())
+    if not (pa.types.is_binary(arr.type) or pa.types.is_large_binary(arr.type)):
+        arr = arr.cast(pa.large_binary())
     bufs = arr.buffers()
     offsets_buf, data_buf = bufs[1], bufs[2]
     assert offsets_buf is not None
-    offsets = np.frombuffer(offsets_buf, dtype=np.int64)[arr.offset:arr.offset + len(arr) + 1]
+    width = np.int64 if pa.types.is_large_binary(arr.type) else np.int32       # binary: 32-bit offsets
+    offsets = np.frombuffer(offsets_buf, dtype=width)[arr.offset:arr.offset + len(arr) + 1].astype(np.int64)
     data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, dtype=np.uint8)
     return offsets, data
+
+
+def _slot_ints(data: npt.NDArray[np.uint8], slot: Ints, offsets: Ints, lengths: Ints, at: int, width: int) -> Ints:
+    """The signed little-endian integer of ``width`` bytes at each ``slot`` of ``data``. Rows all of
+    one length (statistics of fixed-width values) are read as one strided view, ``at`` bytes into
+    each; else byte by byte."""
+    n = len(slot)
+    if n and int(lengths.min()) == int(lengths.max()) and int(lengths[0]) >= at + width \
+            and int(offsets[0]) + at + (n - 1) * int(lengths[0]) + width <= len(data):
+        view: Ints = np.ndarray((n,), dtype=f"<i{width}", buffer=data, offset=int(offsets[0]) + at,
+                                strides=(int(lengths[0]),))
+        return view.astype(np.int64)
+    v = np.zeros(n, dtype=np.uint64)
+    for k in range(width):
+        v |= data[np.minimum(slot + k, len(data) - 1)].astype(np.uint64) << np.uint64(8 * k)
+    signed = v.astype(np.int64)
+    if width < 8:      # sign-extend
+        shift = 64 - 8 * width
+        signed = (signed << shift) >> shift
+    return signed
 
 
 class ManifestColumns:
@@ -171,14 +194,7 @@ class ManifestColumns:
             null = (data[np.minimum(safe + bit // 8, len(data) - 1)] >> (bit % 8)) & 1
             ok &= null == 0
             slot = safe + nb + 8 * position
-            v = np.zeros(self.n, dtype=np.uint64)
-            for k in range(width):
-                v |= data[np.minimum(slot + k, len(data) - 1)].astype(np.uint64) << np.uint64(8 * k)
-            signed = v.astype(np.int64)
-            if width < 8:      # sign-extend
-                shift = 64 - 8 * width
-                signed = (signed << shift) >> shift
-            values.append(signed)
+            values.append(_slot_ints(data, slot, offsets, lengths, nb + 8 * position + 4, width))
         out = (ok, values[0], values[1])
         with self._lock:
             self._bounds[key] = out
@@ -302,19 +318,36 @@ def available() -> bool:
     return avro_columns.available()
 
 
-def columns_of(store: FileStore, m: mf.ManifestFileMeta) -> Optional[ManifestColumns]:
-    """The columns of manifest ``m`` (cached by its path); None where the decoder cannot give them."""
-    global _cached_entries
+def columns_of(store: FileStore, m: mf.ManifestFileMeta,
+               keep_stats: Optional[KeepStats] = None) -> Optional[ManifestColumns]:
+    """The columns of manifest ``m`` (cached by its path); None where the decoder cannot give them.
+    With ``keep_stats`` (a partition filter's verdict on a block's statistics) and a manifest whose
+    header indexes its blocks (``manifest_parts``): the columns of the blocks it keeps, cached by
+    the path and those blocks (None when it keeps none: the entry-by-entry read skips them all)."""
     path = store.manifest_path(m.file_name)
     with _cache_lock:
         if path in _cache:
             _cache.move_to_end(path)
             return _cache[path]
-    try:
-        data = store.io.read_bytes(path)
-    except FileNotFoundError:
-        raise CorruptMetadataError(path, "manifest referenced by a manifest list is missing") from None
-    if len(data) < m.file_size:
+    key, data = path, None
+    if keep_stats is not None:
+        known, lay = manifest_parts.known_layout(path, m.file_size)
+        if not known:
+            data = _read(store, path, m)
+            lay = manifest_parts.layout(path, data) if data is not None else None
+        kept = lay.kept(keep_stats) if lay is not None else None
+        if lay is not None and kept is not None:
+            if not kept:
+                return None
+            key = f"{path}#blocks={','.join(map(str, kept))}"
+            with _cache_lock:
+                if key in _cache:
+                    _cache.move_to_end(key)
+                    return _cache[key]
+            data = data if data is not None else _read(store, path, m)
+            data = lay.container(data, kept) if data is not None else None
+    data = data if data is not None else _read(store, path, m)
+    if data is None:
         return None          # truncated: the entry-by-entry read names it
     table = avro_columns.decode(data)
     cols: Optional[ManifestColumns] = None
@@ -323,14 +356,28 @@ def columns_of(store: FileStore, m: mf.ManifestFileMeta) -> Optional[ManifestCol
             cols = ManifestColumns(table)
         except (ValueError, TypeError, KeyError, pa.ArrowException):
             cols = None
+    _keep(key, cols)
+    return cols
+
+
+def _read(store: FileStore, path: str, m: mf.ManifestFileMeta) -> Optional[bytes]:
+    """The manifest's bytes; None when shorter than the manifest list says."""
+    try:
+        data = store.io.read_bytes(path)
+    except FileNotFoundError:
+        raise CorruptMetadataError(path, "manifest referenced by a manifest list is missing") from None
+    return None if len(data) < m.file_size else data
+
+
+def _keep(key: str, cols: Optional[ManifestColumns]) -> None:
+    global _cached_entries
     with _cache_lock:
-        if path not in _cache:
-            _cache[path] = cols
+        if key not in _cache:
+            _cache[key] = cols
             _cached_entries += cols.n if cols is not None else 0
             while _cached_entries > MAX_CACHED_ENTRIES and len(_cache) > 1:
                 _, old = _cache.popitem(last=False)
                 _cached_entries -= old.n if old is not None else 0
-    return cols
 
 
 def entries(store: FileStore, manifests: Sequence[mf.ManifestFileMeta], keep_partition: Optional[KeepPartition],
@@ -361,7 +408,7 @@ def live_entries(store: FileStore, manifests: Sequence[mf.ManifestFileMeta], kee
     def of(m: mf.ManifestFileMeta) -> Optional[ManifestColumns]:
         if m.num_added_files + m.num_deleted_files < COLUMNS_MIN_ENTRIES or not available():
             return None
-        return columns_of(store, m)
+        return columns_of(store, m, keep_stats)
 
     workers = min(max(store.io.parallel_reads, DECODE_THREADS), len(manifests))
     if workers > 1:       # the decoder runs outside the interpreter's lock: manifests at once
