@@ -171,3 +171,39 @@ def test_whole_number_bounds_read_as_a_strided_view_equal_those_read_byte_by_byt
         uneven[0] += 1       # not one length: byte by byte
         bytewise = mc._slot_ints(data, offsets[:-1] + 5, offsets, uneven, 5, width)
         assert strided.tolist() == bytewise.tolist() == values.tolist()
+
+
+def test_a_partition_s_plan_decodes_only_the_manifest_blocks_its_index_keeps(tmp_path, monkeypatch):
+    """Manifests of 1,000 entries over 100 partitions, in blocks of four partitions each: a plan of
+    one day decodes one block, and equals the entry-by-entry plan."""
+    from bench.scale_paimon import TABLE, generate
+    from icefloe.catalog import Catalog
+    from icefloe.core import avro_columns
+
+    generate(str(tmp_path), 2_000, 1_000)
+    t = Catalog(str(tmp_path), "paimon").load_table(TABLE)
+    decoded = []
+    real = avro_columns.decode
+
+    def counted(data):
+        table = real(data)
+        decoded.append(len(table))
+        return table
+
+    monkeypatch.setattr(avro_columns, "decode", counted)
+    wheres = ["dt = DATE '2024-01-05'", "dt IN (DATE '2024-01-01', DATE '2024-07-01')", "dt > DATE '2024-07-15'",
+              "dt = DATE '2024-01-05' AND id = 45007", None]
+
+    def plans():
+        return [sorted((f.file_name, f.path, f.row_count) for f in t.plan_files(where=w)) for w in wheres]
+
+    mc.clear_cache()
+    columnar = plans()
+    # one block of four days each for the first three (one manifest, both, the second), the day again from
+    # the cache, every block of both for the whole table
+    assert decoded == [40, 40, 40, 40, 1000, 1000]
+    assert [len(p) for p in columnar] == [10, 20, 30, 1, 2000]
+    assert columnar == plans()                                             # again, from the cache
+    with monkeypatch.context() as m:
+        m.setattr(mc, "available", lambda: False)
+        assert plans() == columnar
