@@ -114,6 +114,10 @@ class ManifestColumns:
         for name in _REQUIRED:
             if name not in table.column_names:
                 raise ValueError(f"no {name} column")
+        if any(c.num_chunks > 1 for c in table.columns):
+            # one chunk a column: the decoder's chunks are let go (held beside a combined copy of
+            # the columns this reads, they doubled a cached manifest)
+            table = table.combine_chunks()
         self.table = table
         self.n: int = len(table)
         files = _whole(table.column("_FILE"))
