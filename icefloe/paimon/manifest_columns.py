@@ -63,14 +63,21 @@ _FILE_REQUIRED = ("_FILE_NAME", "_FILE_SIZE", "_ROW_COUNT", "_MIN_KEY", "_MAX_KE
                   "_MIN_SEQUENCE_NUMBER", "_MAX_SEQUENCE_NUMBER", "_SCHEMA_ID", "_LEVEL")
 
 
-def _ints(arr: pa.Array) -> Ints:
+def _ints(arr: Union[pa.Array, pa.ChunkedArray]) -> Ints:
     if arr.null_count:
         raise ValueError("a required integer column has nulls")
     return np.asarray(arr.to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
-def _whole(column: pa.ChunkedArray) -> pa.Array:
-    """A column as one array: its only chunk as it is (``combine_chunks`` copies even one chunk)."""
+def _child(column: pa.ChunkedArray, name: str) -> pa.ChunkedArray:
+    """Field ``name`` of a column of records, chunk by chunk (the decoder's chunks are kept as
+    they are: a copy of them as one array, beside them, doubled a cached manifest)."""
+    chunks = [c.field(name) for c in column.chunks]     # pyright: ignore[reportAttributeAccessIssue]
+    return pa.chunked_array(chunks, type=column.type.field(name).type)
+
+
+def _one(column: pa.ChunkedArray) -> pa.Array:
+    """A column as one array (a copy when it has several chunks), for a computation over it."""
     return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
 
 
@@ -114,33 +121,29 @@ class ManifestColumns:
         for name in _REQUIRED:
             if name not in table.column_names:
                 raise ValueError(f"no {name} column")
-        if any(c.num_chunks > 1 for c in table.columns):
-            # one chunk a column: the decoder's chunks are let go (held beside a combined copy of
-            # the columns this reads, they doubled a cached manifest)
-            table = table.combine_chunks()
         self.table = table
         self.n: int = len(table)
-        files = _whole(table.column("_FILE"))
-        if not isinstance(files, pa.StructArray):
+        files = table.column("_FILE")
+        if not pa.types.is_struct(files.type):
             raise ValueError("_FILE is not a record")
-        self.files: pa.StructArray = files
+        self.files: pa.ChunkedArray = files
         self.file_fields = {files.type.field(i).name for i in range(files.type.num_fields)}
         if not set(_FILE_REQUIRED) <= self.file_fields:
             raise ValueError("a required _FILE field is missing")
-        self.kind = _ints(_whole(table.column("_KIND")))
+        self.kind = _ints(table.column("_KIND"))
         if len(self.kind) and (int(self.kind.min()) < mf.ADD or int(self.kind.max()) > mf.DELETE):
             raise ValueError("an entry kind that is neither ADD nor DELETE")
-        parts = _whole(table.column("_PARTITION"))
+        parts = table.column("_PARTITION")
         if parts.null_count:
             raise ValueError("an entry without a partition")
-        encoded = parts.dictionary_encode()
-        self.partitions: list[bytes] = encoded.dictionary.to_pylist()   # distinct partition rows (with arity)
+        distinct = pc.unique(parts)        # pyright: ignore[reportUnknownMemberType]
+        self.partitions: list[bytes] = distinct.to_pylist()   # distinct partition rows (with arity), in order seen
         if any(len(p) < 4 for p in self.partitions):
             raise ValueError("a partition row shorter than its arity")
-        self.partition_index = _ints(encoded.indices)
-        self.schema_id = _ints(files.field("_SCHEMA_ID"))
-        self.row_count = _ints(files.field("_ROW_COUNT"))
-        cols = files.field("_VALUE_STATS_COLS") if "_VALUE_STATS_COLS" in self.file_fields else None
+        self.partition_index = _ints(pc.index_in(parts, value_set=distinct))   # pyright: ignore[reportUnknownMemberType]
+        self.schema_id = _ints(self.file_column("_SCHEMA_ID"))
+        self.row_count = _ints(self.file_column("_ROW_COUNT"))
+        cols = self.file_column("_VALUE_STATS_COLS") if "_VALUE_STATS_COLS" in self.file_fields else None
         self.all_columns: Mask = (np.ones(self.n, dtype=bool) if cols is None else
                                   np.asarray(cols.is_null().to_numpy(zero_copy_only=False), dtype=bool))
         self._bounds: dict[tuple[int, int, int], tuple[Mask, Ints, Ints]] = {}
@@ -150,14 +153,18 @@ class ManifestColumns:
         self._arity: Optional[tuple[Ints, Ints]] = None
         self._lock = threading.Lock()
 
+    def file_column(self, name: str) -> pa.ChunkedArray:
+        """Field ``name`` of the entries' ``_FILE`` records."""
+        return _child(self.files, name)
+
     # ------------------------------------------------------------------ value statistics
     def _stats_arity(self) -> tuple[Ints, Ints]:
         """Each file's value-statistics min and max row arity (-1: too short to hold one)."""
         if self._arity is None:
-            stats = self.files.field("_VALUE_STATS")
+            stats = self.file_column("_VALUE_STATS")
             out: list[Ints] = []
             for name in ("_MIN_VALUES", "_MAX_VALUES"):
-                offsets, data = _binary(stats.field(name))
+                offsets, data = _binary(_one(_child(stats, name)))
                 starts, lengths = offsets[:-1], np.diff(offsets)
                 arity = np.full(self.n, -1, dtype=np.int64)
                 ok = lengths >= 4
@@ -180,11 +187,11 @@ class ManifestColumns:
         lo_arity, hi_arity = self._stats_arity()
         nb = null_bits_size(arity)
         bit = position + HEADER_BITS
-        stats = self.files.field("_VALUE_STATS")
+        stats = self.file_column("_VALUE_STATS")
         ok: Mask = (lo_arity == arity) & (hi_arity == arity)
         values: list[Ints] = []
         for name in ("_MIN_VALUES", "_MAX_VALUES"):
-            offsets, data = _binary(stats.field(name))
+            offsets, data = _binary(_one(_child(stats, name)))
             lengths = np.diff(offsets)
             ok &= lengths >= 4 + nb + 8 * arity
             base = offsets[:-1] + 4
@@ -228,7 +235,7 @@ class ManifestColumns:
         """An entry column of whole numbers without nulls (``_BUCKET``, ``_TOTAL_BUCKETS``)."""
         got = self._entry_ints.get(name)
         if got is None:
-            got = self._entry_ints[name] = _ints(_whole(self.table.column(name)))
+            got = self._entry_ints[name] = _ints(self.table.column(name))
         return got
 
     def file_field(self, name: str, row: int) -> Any:
@@ -247,11 +254,11 @@ class ManifestColumns:
         if column not in self.file_fields:
             empty = () if name == "extra_files" else None
             return lambda _row: empty
-        arr = self.files.field(column)
+        arr = self.file_column(column)
         if name in ("min_key", "max_key"):
             return lambda row: BinaryRow.from_bytes(arr[row].as_py())
         if name in ("key_stats", "value_stats"):
-            lo, hi, counts = (arr.field(n) for n in ("_MIN_VALUES", "_MAX_VALUES", "_NULL_COUNTS"))
+            lo, hi, counts = (_child(arr, n) for n in ("_MIN_VALUES", "_MAX_VALUES", "_NULL_COUNTS"))
             make = BinaryRow.from_bytes if name == "key_stats" else _stats_row     # key rows repeat
 
             def stats(row: int) -> SimpleStats:
@@ -274,7 +281,7 @@ class ManifestColumns:
         return lambda row: arr[row].as_py()
 
     @staticmethod
-    def _millis(arr: pa.Array) -> tuple[Ints, Optional[Mask]]:
+    def _millis(arr: pa.ChunkedArray) -> tuple[Ints, Optional[Mask]]:
         """``manifest.millis`` of each creation time, vectorised (the same float steps), and which are set."""
         valid: Optional[Mask] = None if not arr.null_count else \
             np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
@@ -444,8 +451,8 @@ def live_entries(store: FileStore, manifests: Sequence[mf.ManifestFileMeta], kee
         if live and len(rows):
             live = bool((cols.kind[rows] == mf.ADD).all())
             every_row = len(rows) == cols.n
-            names.append(cols.files.field("_FILE_NAME") if every_row else
-                         cols.files.field("_FILE_NAME").take(pa.array(rows)))
+            file_names = cols.file_column("_FILE_NAME")
+            names.extend((file_names if every_row else file_names.take(pa.array(rows))).chunks)
     if live and names:
         every = pa.chunked_array(names, pa.string()) if all(a.type == pa.string() for a in names) else None
         live = every is not None and every.null_count == 0 and \

@@ -207,3 +207,30 @@ def test_a_partition_s_plan_decodes_only_the_manifest_blocks_its_index_keeps(tmp
     with monkeypatch.context() as m:
         m.setattr(mc, "available", lambda: False)
         assert plans() == columnar
+
+
+def test_columns_decoded_in_many_chunks_plan_as_one_chunk_does(tmp_path, monkeypatch):
+    """A decoder may hand a manifest over in chunks (they are kept as they are): every field of
+    every planned file, for filters on partitions, statistics and none, equals the entry-by-entry plan."""
+    from bench.scale_paimon import TABLE, generate
+    from icefloe.catalog import Catalog
+    from icefloe.core import avro_columns
+
+    generate(str(tmp_path), 1_200, 600)
+    t = Catalog(str(tmp_path), "paimon").load_table(TABLE)
+    real = avro_columns.decode
+    monkeypatch.setattr(avro_columns, "decode",
+                        lambda data: pa.Table.from_batches(real(data).to_batches(max_chunksize=37)))
+    wheres = [None, "id = 450007", "id < 3000 OR id > 1190000", "dt = DATE '2024-01-07'", "dt > DATE '2024-06-01'"]
+
+    def plans():
+        return [[(f.path, tuple(getattr(f, n) for n in FIELD_NAMES)) for f in t.plan_files(where=w)] for w in wheres]
+
+    mc.clear_cache()
+    chunked = plans()
+    cached = mc.columns_of(t.store, t.store.data_manifests(t.store.snapshots.latest())[0])
+    assert cached is not None and cached.files.num_chunks > 1
+    with monkeypatch.context() as m:
+        m.setattr(mc, "available", lambda: False)
+        assert plans() == chunked
+    assert [len(p) for p in chunked] == [1_200, 1, 3 + 10, 6, 47 * 6]
