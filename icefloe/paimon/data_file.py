@@ -94,7 +94,8 @@ class DataFileMeta:
         if type(self) is DataFileMeta:
             out.__dict__.update(self.__dict__)
         else:       # a subclass keeping its values elsewhere (ColumnarFileMeta)
-            out.__dict__.update(zip(FIELD_NAMES, _all_fields(self)))
+            values: tuple[Any, ...] = _all_fields(self)
+            out.__dict__.update({n: v for n, v in zip(FIELD_NAMES, values)})
         out.file_path = path
         return out
 

@@ -221,9 +221,12 @@ class ManifestColumns:
         at = np.asarray(rows, dtype=np.int64)
         parts = self._partition_rows()
         entry = mf.ManifestEntry
+        kinds: list[int] = self.kind[at].tolist()
+        pidx: list[int] = self.partition_index[at].tolist()
+        buckets: list[int] = self._ints_of("_BUCKET")[at].tolist()
+        totals: list[int] = self._ints_of("_TOTAL_BUCKETS")[at].tolist()
         return [entry(k, parts[p], b, tb, f) for k, p, b, tb, f in zip(
-            self.kind[at].tolist(), self.partition_index[at].tolist(), self._ints_of("_BUCKET")[at].tolist(),
-            self._ints_of("_TOTAL_BUCKETS")[at].tolist(), ColumnarFileMeta.of(self, at.tolist()))]
+            kinds, pidx, buckets, totals, ColumnarFileMeta.of(self, at.tolist()))]
 
     def _partition_rows(self) -> list[BinaryRow]:
         rows = self._parts

@@ -38,7 +38,8 @@ def _header(data: bytes) -> tuple[dict[str, bytes], bytes, int]:
     """(metadata, sync marker, offset of the first block) of an Avro container file."""
     if data[:4] != _MAGIC:
         raise ValueError("not an Avro container file")
-    p, meta = 4, {}
+    p = 4
+    meta: dict[str, bytes] = {}
     while True:
         n, p = _long(data, p)
         if n == 0:
