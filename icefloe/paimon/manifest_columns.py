@@ -374,6 +374,12 @@ def columns_of(store: FileStore, m: mf.ManifestFileMeta,
     return cols
 
 
+def _no_block_kept(store: FileStore, m: mf.ManifestFileMeta, keep_stats: KeepStats) -> bool:
+    """Whether ``m``'s block index (read by ``columns_of``) rules out each of its blocks."""
+    known, lay = manifest_parts.known_layout(store.manifest_path(m.file_name), m.file_size)
+    return known and lay is not None and lay.kept(keep_stats) == ()
+
+
 def _read(store: FileStore, path: str, m: mf.ManifestFileMeta) -> Optional[bytes]:
     """The manifest's bytes; None when shorter than the manifest list says."""
     try:
@@ -437,6 +443,8 @@ def live_entries(store: FileStore, manifests: Sequence[mf.ManifestFileMeta], kee
     names: list[pa.Array] = []
     for m, cols in zip(manifests, found):
         if cols is None:
+            if keep_stats is not None and _no_block_kept(store, m, keep_stats):
+                continue        # its index rules out every block: no entry (as the entry-by-entry read gives)
             parts.append(store.read_manifest(m.file_name, m.file_size, keep_partition, keep_file, keep_stats))
             live = False
             continue

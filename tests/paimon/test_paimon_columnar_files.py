@@ -207,6 +207,12 @@ def test_a_partition_s_plan_decodes_only_the_manifest_blocks_its_index_keeps(tmp
     with monkeypatch.context() as m:
         m.setattr(mc, "available", lambda: False)
         assert plans() == columnar
+    # the manifest's statistics admit a date strictly between two days, none of its blocks do: no entry is read
+    between = "dt > DATE '2024-01-04' AND dt < DATE '2024-01-05'"
+    decoded.clear()
+    with monkeypatch.context() as m:
+        m.setattr(type(t.store), "read_manifest", lambda *a, **k: pytest.fail("read entry by entry"))
+        assert t.plan_files(where=between) == [] and decoded == []
 
 
 def test_columns_decoded_in_many_chunks_plan_as_one_chunk_does(tmp_path, monkeypatch):
