@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from icefloe.paimon import manifest_blocks
 from icefloe.paimon.data_file import SimpleStats
@@ -77,19 +77,22 @@ def _blocks(data: bytes, sync: bytes, p: int) -> list[tuple[int, int, int]]:
 
 class Layout:
     """Where an indexed manifest's blocks are: the header's end, each block's (record count, frame
-    start, frame end), and the index's (record count, partition statistics) of each."""
+    start, frame end), and the index's entry of each (record count, partition statistics, and
+    whatever else ``manifest_blocks.block_index`` gives after them)."""
 
     __slots__ = ("header_end", "blocks", "index")
 
     def __init__(self, header_end: int, blocks: list[tuple[int, int, int]],
-                 index: list[tuple[int, SimpleStats]]) -> None:
+                 index: Sequence[tuple[Any, ...]]) -> None:
         self.header_end, self.blocks, self.index = header_end, blocks, index
 
     def kept(self, keep_stats: KeepStats) -> Optional[tuple[int, ...]]:
         """The blocks ``keep_stats`` keeps (None: all of them); blocks of equal statistics judged once."""
         verdicts: dict[tuple[bytes, bytes, Optional[tuple[Optional[int], ...]], int], bool] = {}
         kept: list[int] = []
-        for n, (count, stats) in enumerate(self.index):
+        for n, row in enumerate(self.index):
+            count: int = row[0]
+            stats: SimpleStats = row[1]
             k = (stats.min_values.data, stats.max_values.data, stats.null_counts, count)
             ok = verdicts.get(k)
             if ok is None:
