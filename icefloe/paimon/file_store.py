@@ -60,6 +60,17 @@ class FileStore:
         self._kept: dict[tuple[str, frozenset[bytes]], list[mf.ManifestEntry]] = {}
         self._lock = threading.Lock()
 
+    @classmethod
+    def renewed(cls, store: Optional["FileStore"], io: FileIO, table_path: str, schema: TableSchema,
+                meta_path: Optional[str] = None) -> "FileStore":
+        """``store`` itself if it is the store of the same table, branch and schema (a table's refresh
+        keeps what it has read: manifests never change under their names, so a write and its commit
+        read those of the buckets they touch once), else a new store."""
+        if store is not None and store.io is io and store.schema == schema and \
+                store.table_path == table_path.rstrip("/") and store.meta_path == (meta_path or table_path).rstrip("/"):
+            return store
+        return cls(io, table_path, schema, meta_path)
+
     # ------------------------------------------------------------------ manifest lists
     def manifest_path(self, name: str) -> str:
         return f"{self.manifest_dir}/{name}"
@@ -208,26 +219,50 @@ class FileStore:
             return []
         values = [decode_row(BinaryRow(len(self.partition_types), p), self.partition_types) for p in parts] \
             if self.partition_types else []
-        numbers = None if buckets is None else set(buckets)
-        key = frozenset(parts)
+        numbers = None if buckets is None else frozenset(buckets)
+        key = (frozenset(parts), numbers)
+        judged: dict[int, bool] = {}      # the blocks of one partition share their statistics: judged once
 
         def block_kept(stats: SimpleStats, _rows: int) -> bool:    # a block of a partition-grouped manifest
-            return self._admits(stats, values)
+            kept = judged.get(id(stats))
+            if kept is None:
+                kept = judged[id(stats)] = self._admits(stats, values)
+            return kept
         out: list[mf.ManifestEntry] = []
         for m in self.data_manifests(snapshot):
             if not self._may_hold(m, values, numbers):
                 continue
-            # the write, its checks and the compaction after it ask for the same partitions: one read
+            # the write, its checks and the compaction after it ask for the same buckets: one read
             got = self._kept.get((m.file_name, key))
             if got is None:
-                got = self.read_manifest(m.file_name, m.file_size, lambda data: data in parts, None,
-                                         block_kept if self.partition_types else None)
+                got = self._read_buckets(m, parts, numbers, block_kept if self.partition_types else None)
                 with self._lock:
                     if len(self._kept) > 256:
                         self._kept.clear()
                     self._kept[(m.file_name, key)] = got
             out.extend(got)
         return self.merge_live(out)
+
+    def _read_buckets(self, m: mf.ManifestFileMeta, parts: set[bytes], buckets: Optional[frozenset[int]],
+                      keep_stats: Optional[KeepStats]) -> list[mf.ManifestEntry]:
+        """The entries of manifest ``m`` in ``parts`` (and ``buckets``, None: any), for a commit: always
+        a pruned read of the blocks that may hold them (a scan's second read of a manifest decodes and
+        keeps it whole; a table's commits ask for other buckets each time, and would pay for all)."""
+        with self._lock:
+            cached = self._cache.get(m.file_name)
+        if cached is not None:
+            return [e for e in cached if e.partition.data in parts and (buckets is None or e.bucket in buckets)]
+        path = self.manifest_path(m.file_name)
+        try:
+            data = self.io.read_bytes(path)
+        except FileNotFoundError:
+            raise CorruptMetadataError(path, "manifest referenced by a manifest list is missing") from None
+        kept = mf.read_kept_records(data, path, parts.__contains__, keep_stats, buckets)
+        _check_size(path, data, m.file_size, "its manifest list")
+        if kept is None:      # not laid out as Paimon writes manifests: decoded whole
+            return [e for e in mf.entries_from_records(mf.read_manifest_records(data, path), path, parts.__contains__)
+                    if buckets is None or e.bucket in buckets]
+        return mf.entries_from_records(kept, path)
 
     def _may_hold(self, m: mf.ManifestFileMeta, partitions: Sequence[tuple[Any, ...]],
                   buckets: Optional[set[int]]) -> bool:

@@ -28,7 +28,7 @@ import importlib
 import io as _io
 import uuid
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Optional, Sequence, cast
+from typing import AbstractSet, Any, Callable, Iterable, Optional, Sequence, cast
 
 import fastavro
 from fastavro import write as fastavro_write
@@ -335,12 +335,15 @@ _ENTRY_FIELDS = ("_VERSION", "_KIND", "_PARTITION", "_BUCKET", "_TOTAL_BUCKETS",
 
 
 def read_kept_records(data: bytes, path: str, keep_partition: Callable[[bytes], bool],
-                      keep_stats: Optional[Callable[[SimpleStats, int], bool]] = None) -> Optional[list[AvroRecord]]:
+                      keep_stats: Optional[Callable[[SimpleStats, int], bool]] = None,
+                      buckets: Optional[AbstractSet[int]] = None) -> Optional[list[AvroRecord]]:
     """The records of a manifest whose partitions ``keep_partition`` keeps (checked as
     ``read_manifest_records`` checks them), the others' ``_FILE`` skipped without being decoded;
     None where the file is not laid out as Paimon writes manifests (its fields in that order, the
     first five ints and bytes). ``keep_stats(stats, rows)`` judges a block of a manifest that
-    indexes its blocks (``manifest_blocks``): a block it rules out is not read at all."""
+    indexes its blocks (``manifest_blocks``): a block it rules out is not read at all. With
+    ``buckets`` only the records of those buckets are kept, and an indexed block whose bucket
+    range holds none of them is not read."""
     read_record = _avro_record
     if read_record is None:
         return None
@@ -358,14 +361,16 @@ def read_kept_records(data: bytes, path: str, keep_partition: Callable[[bytes], 
         if index is not None:
             # the blocks located, none decompressed yet: those the index rules out never are
             located = _located_blocks(data, fo.tell(), blocks.codec)
-            if located is None or [n for n, _ in index] != [n for n, _ in located]:
+            if located is None or [b[0] for b in index] != [n for n, _ in located]:
                 index, located = None, None   # not the blocks it describes: read them all
                 blocks = fastavro.block_reader(_io.BytesIO(data))
             else:
                 blocks = located
         out: list[AvroRecord] = []
         for b, block in enumerate(blocks):
-            if index is not None and keep_stats is not None and not keep_stats(index[b][1], index[b][0]):
+            if index is not None and keep_stats is not None and (not keep_stats(index[b][1], index[b][0]) or (
+                    buckets is not None and (span := index[b][2]) is not None
+                    and not any(span[0] <= n <= span[1] for n in buckets))):
                 continue
             count: int
             stream: Any
@@ -379,7 +384,7 @@ def read_kept_records(data: bytes, path: str, keep_partition: Callable[[bytes], 
                 bucket, total = _avro_long(stream), _avro_long(stream)
                 _check_version(path, version)
                 _check_partition(path, partition)
-                if not keep_partition(partition[4:]):
+                if not keep_partition(partition[4:]) or (buckets is not None and bucket not in buckets):
                     _avro_skip(stream, file_schema, named)
                     continue
                 out.append({"_VERSION": version, "_KIND": kind, "_PARTITION": partition, "_BUCKET": bucket,
