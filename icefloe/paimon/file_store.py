@@ -57,7 +57,9 @@ class FileStore:
         self._raw_cache: dict[str, list[mf.AvroRecord]] = {}   # manifest name -> its Avro records (read by pruned scans only)
         self._pruned_once = FirstReads()   # manifests a pruned scan read once, without keeping them
         # (manifest name, partitions) -> the entries of those partitions (``partition_entries``)
-        self._kept: dict[tuple[str, frozenset[bytes]], list[mf.ManifestEntry]] = {}
+        self._kept: dict[tuple[str, Any], list[mf.ManifestEntry]] = {}
+        # (snapshot's manifest lists, (partition bytes, bucket) pairs) -> their live entries (``bucket_entries``)
+        self._buckets: dict[tuple[Optional[tuple[str, str]], frozenset[tuple[bytes, int]]], list[mf.ManifestEntry]] = {}
         self._lock = threading.Lock()
 
     @classmethod
@@ -201,13 +203,24 @@ class FileStore:
         ``file.file_path`` set: only the manifests whose partition statistics and bucket range
         admit one of them are read, and of those only the entries of their partitions are built.
         A commit's reads of the buckets it writes grow with those buckets, not with the table."""
-        wanted = set(buckets)
+        wanted = frozenset(buckets)
+        # a write, its commit and the compaction check after it ask for the same buckets of a snapshot
+        # (named by its manifest lists: an id is taken again after a rollback, a list's name never is)
+        key = ((snapshot.base_manifest_list, snapshot.delta_manifest_list) if snapshot is not None else None, wanted)
+        with self._lock:
+            got = self._buckets.get(key)
+        if got is not None:
+            return list(got)
         out: list[mf.ManifestEntry] = []
         for e in self.partition_entries(snapshot, {p for p, _b in wanted}, {b for _p, b in wanted}):
             if (e.partition.data, e.bucket) in wanted:
                 out.append(mf.ManifestEntry(e.kind, e.partition, e.bucket, e.total_buckets,
                                             replace(e.file, file_path=self.data_file_path(e))))
-        return out
+        with self._lock:
+            if len(self._buckets) > 64:
+                self._buckets.clear()
+            self._buckets[key] = out
+        return list(out)
 
     def partition_entries(self, snapshot: Optional[Snapshot], partitions: Iterable[bytes],
                           buckets: Optional[Iterable[int]] = None) -> list[mf.ManifestEntry]:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import importlib
 import io as _io
+import threading
 import uuid
 from dataclasses import dataclass
 from typing import AbstractSet, Any, Callable, Iterable, Optional, Sequence, cast
@@ -334,6 +335,16 @@ except (ImportError, AttributeError):  # pragma: no cover - fastavro is pinned t
 _ENTRY_FIELDS = ("_VERSION", "_KIND", "_PARTITION", "_BUCKET", "_TOTAL_BUCKETS", "_FILE")
 
 
+# The layout of indexed manifests read lately, process-wide: (path, size, sync marker) -> the
+# ``_FILE`` schema, its named types, the codec, the block index and where each block starts. A
+# manifest never changes under its name; the key's sync marker (16 random bytes a writer picks per
+# file, its last 16 bytes) tells a file written again under the same name apart all the same.
+_Layout = tuple[Any, Any, str, list[manifest_blocks.Block], list[int]]
+_LAYOUTS: dict[tuple[str, int, bytes], _Layout] = {}
+_LAYOUTS_LIMIT = 64
+_LAYOUTS_LOCK = threading.Lock()
+
+
 def read_kept_records(data: bytes, path: str, keep_partition: Callable[[bytes], bool],
                       keep_stats: Optional[Callable[[SimpleStats, int], bool]] = None,
                       buckets: Optional[AbstractSet[int]] = None) -> Optional[list[AvroRecord]]:
@@ -343,11 +354,17 @@ def read_kept_records(data: bytes, path: str, keep_partition: Callable[[bytes], 
     first five ints and bytes). ``keep_stats(stats, rows)`` judges a block of a manifest that
     indexes its blocks (``manifest_blocks``): a block it rules out is not read at all. With
     ``buckets`` only the records of those buckets are kept, and an indexed block whose bucket
-    range holds none of them is not read."""
+    range holds none of them is not read. The header and block positions of an indexed manifest
+    are kept (``_LAYOUTS``): reading it again costs the blocks it keeps, not a walk of them all."""
     read_record = _avro_record
     if read_record is None:
         return None
     try:
+        key = (path, len(data), data[-16:])
+        with _LAYOUTS_LOCK:
+            layout = _LAYOUTS.get(key) if keep_stats is not None else None
+        if layout is not None:
+            return _kept_in_blocks(data, path, layout, keep_partition, keep_stats, buckets)
         fo = _io.BytesIO(data)
         blocks: Any = fastavro.block_reader(fo)  # Any: fastavro's Block stub omits bytes_
         writer_schema: object = blocks.writer_schema
@@ -361,34 +378,17 @@ def read_kept_records(data: bytes, path: str, keep_partition: Callable[[bytes], 
         if index is not None:
             # the blocks located, none decompressed yet: those the index rules out never are
             located = _located_blocks(data, fo.tell(), blocks.codec)
-            if located is None or [b[0] for b in index] != [n for n, _ in located]:
-                index, located = None, None   # not the blocks it describes: read them all
-                blocks = fastavro.block_reader(_io.BytesIO(data))
-            else:
-                blocks = located
+            if located is not None and [b[0] for b in index] == [n for n, _ in located]:
+                layout = (file_schema, named, blocks.codec, index, [at for _n, at in located])
+                with _LAYOUTS_LOCK:
+                    if len(_LAYOUTS) >= _LAYOUTS_LIMIT:
+                        _LAYOUTS.clear()
+                    _LAYOUTS[key] = layout
+                return _kept_in_blocks(data, path, layout, keep_partition, keep_stats, buckets)
+            blocks = fastavro.block_reader(_io.BytesIO(data))   # not the blocks it describes: read them all
         out: list[AvroRecord] = []
-        for b, block in enumerate(blocks):
-            if index is not None and keep_stats is not None and (not keep_stats(index[b][1], index[b][0]) or (
-                    buckets is not None and (span := index[b][2]) is not None
-                    and not any(span[0] <= n <= span[1] for n in buckets))):
-                continue
-            count: int
-            stream: Any
-            if isinstance(block, tuple):
-                located_block = cast("tuple[int, Callable[[], Any]]", block)
-                count, stream = located_block[0], located_block[1]()
-            else:
-                count, stream = block.num_records, block.bytes_
-            for _ in range(count):
-                version, kind, partition = _avro_long(stream), _avro_long(stream), _avro_bytes(stream)
-                bucket, total = _avro_long(stream), _avro_long(stream)
-                _check_version(path, version)
-                _check_partition(path, partition)
-                if not keep_partition(partition[4:]) or (buckets is not None and bucket not in buckets):
-                    _avro_skip(stream, file_schema, named)
-                    continue
-                out.append({"_VERSION": version, "_KIND": kind, "_PARTITION": partition, "_BUCKET": bucket,
-                            "_TOTAL_BUCKETS": total, "_FILE": read_record(stream, file_schema, named)})
+        for block in blocks:
+            _kept_records(path, block.num_records, block.bytes_, file_schema, named, keep_partition, buckets, out)
         return out
     except CorruptMetadataError:
         raise
@@ -396,20 +396,57 @@ def read_kept_records(data: bytes, path: str, keep_partition: Callable[[bytes], 
         raise CorruptMetadataError(path, f"not a readable Avro file: {e}") from None
 
 
-def _located_blocks(data: bytes, start: int, codec: str) -> Optional[list[tuple[int, Callable[[], Any]]]]:
-    """Each Avro block of ``data`` from ``start`` (just after the header): its record count and a
-    function that decompresses it (a stream of its records); None for a codec fastavro's Python
-    reader does not name, or bytes that are not a sequence of blocks."""
+def _kept_in_blocks(data: bytes, path: str, layout: _Layout, keep_partition: Callable[[bytes], bool],
+                    keep_stats: Optional[Callable[[SimpleStats, int], bool]],
+                    buckets: Optional[AbstractSet[int]]) -> list[AvroRecord]:
+    """``read_kept_records`` of a manifest whose blocks its index describes (``layout``)."""
+    from fastavro.io.binary_decoder import BinaryDecoder
+
+    file_schema, named, codec, index, starts = layout
+    read_block: Any = importlib.import_module("fastavro._read_py").BLOCK_READERS[codec]
+    out: list[AvroRecord] = []
+    for (count, stats, span), at in zip(index, starts):
+        if keep_stats is not None and not keep_stats(stats, count):
+            continue
+        if buckets is not None and span is not None and not any(span[0] <= n <= span[1] for n in buckets):
+            continue
+        f = _io.BytesIO(data)
+        f.seek(at)
+        _kept_records(path, count, read_block(BinaryDecoder(f)), file_schema, named, keep_partition, buckets, out)
+    return out
+
+
+def _kept_records(path: str, count: int, stream: Any, file_schema: Any, named: Any,
+                  keep_partition: Callable[[bytes], bool], buckets: Optional[AbstractSet[int]],
+                  out: list[AvroRecord]) -> None:
+    """The ``count`` records of one block's ``stream`` that ``keep_partition`` and ``buckets``
+    keep, appended to ``out``; the others' ``_FILE`` skipped undecoded."""
+    for _ in range(count):
+        version, kind, partition = _avro_long(stream), _avro_long(stream), _avro_bytes(stream)
+        bucket, total = _avro_long(stream), _avro_long(stream)
+        _check_version(path, version)
+        _check_partition(path, partition)
+        if not keep_partition(partition[4:]) or (buckets is not None and bucket not in buckets):
+            _avro_skip(stream, file_schema, named)
+            continue
+        out.append({"_VERSION": version, "_KIND": kind, "_PARTITION": partition, "_BUCKET": bucket,
+                    "_TOTAL_BUCKETS": total, "_FILE": _avro_record(stream, file_schema, named)})
+
+
+def _located_blocks(data: bytes, start: int, codec: str) -> Optional[list[tuple[int, int]]]:
+    """Each Avro block of ``data`` from ``start`` (just after the header): its record count and
+    where its size begins (``fastavro``'s block reader of the codec decompresses it from there);
+    None for a codec fastavro's Python reader does not name, or bytes that are not a sequence of
+    blocks."""
     from fastavro.io.binary_decoder import BinaryDecoder
 
     readers: dict[str, Any] = importlib.import_module("fastavro._read_py").BLOCK_READERS
-    read_block: Any = readers.get(codec)
-    if read_block is None:
+    if readers.get(codec) is None:
         return None
     fo = _io.BytesIO(data)
     fo.seek(start)
     decoder = BinaryDecoder(fo)
-    out: list[tuple[int, Callable[[], Any]]] = []
+    out: list[tuple[int, int]] = []
     while fo.tell() < len(data):
         count = decoder.read_long()
         at = fo.tell()
@@ -417,12 +454,7 @@ def _located_blocks(data: bytes, start: int, codec: str) -> Optional[list[tuple[
         if count < 0 or size < 0 or fo.tell() + size + 16 > len(data):
             return None
         fo.seek(fo.tell() + size + 16)        # the block's bytes, then the 16-byte sync marker
-
-        def block(at: int = at) -> Any:
-            f = _io.BytesIO(data)
-            f.seek(at)
-            return read_block(BinaryDecoder(f))
-        out.append((count, block))
+        out.append((count, at))
     return out
 
 

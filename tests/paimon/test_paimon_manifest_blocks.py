@@ -103,6 +103,7 @@ def test_plans_equal_plans_read_without_the_index(paimon_catalog, monkeypatch):
         with_index[w] = _plan(paimon_catalog, w)
         skips[w] = len(skipped)
     monkeypatch.setattr(mb, "block_index", lambda metadata: None)
+    monkeypatch.setattr(mf, "_LAYOUTS", {})     # the layouts read with the index are forgotten
     without, skips_without = {}, {}
     for w in WHERE:
         skipped.clear()
@@ -230,6 +231,7 @@ def test_pypaimon_commits_over_indexed_manifests_and_icefloe_merges_theirs(paimo
     filters = ("p = 3", "p = 13", "p = 42", "p IS NULL", "q = 'b' AND p > 10")
     fresh = {w: _plan(paimon_catalog, w) for w in filters}
     monkeypatch.setattr(mb, "block_index", lambda metadata: None)
+    monkeypatch.setattr(mf, "_LAYOUTS", {})     # the layouts read with the index are forgotten
     assert fresh == {w: _plan(paimon_catalog, w) for w in filters}
     assert all(fresh.values())
     pt = pypaimon_catalog.get_table(NAME)
