@@ -8,8 +8,8 @@ scan and snapshot expiration all go through it.
 """
 from __future__ import annotations
 
+import copy
 import threading
-from dataclasses import replace
 from typing import Any, Callable, Iterable, Optional, Protocol, Sequence
 
 from icefloe.core.first_reads import FirstReads
@@ -212,10 +212,19 @@ class FileStore:
         if got is not None:
             return list(got)
         out: list[mf.ManifestEntry] = []
+        dirs: dict[tuple[bytes, int], str] = {}       # a bucket's directory, worked out once
         for e in self.partition_entries(snapshot, {p for p, _b in wanted}, {b for _p, b in wanted}):
             if (e.partition.data, e.bucket) in wanted:
-                out.append(mf.ManifestEntry(e.kind, e.partition, e.bucket, e.total_buckets,
-                                            replace(e.file, file_path=self.data_file_path(e))))
+                f = copy.copy(e.file)        # a copy of what was read and checked: nothing to check again
+                if f.external_path:
+                    f.file_path = strip_scheme(f.external_path)
+                else:
+                    where = dirs.get((e.partition.data, e.bucket))
+                    if where is None:
+                        where = dirs[(e.partition.data, e.bucket)] = self.bucket_dir(
+                            self.partition_values(e.partition), e.bucket)
+                    f.file_path = f"{where}/{f.file_name}"
+                out.append(mf.ManifestEntry(e.kind, e.partition, e.bucket, e.total_buckets, f))
         with self._lock:
             if len(self._buckets) > 64:
                 self._buckets.clear()
@@ -270,7 +279,7 @@ class FileStore:
             data = self.io.read_bytes(path)
         except FileNotFoundError:
             raise CorruptMetadataError(path, "manifest referenced by a manifest list is missing") from None
-        kept = mf.read_kept_records(data, path, parts.__contains__, keep_stats, buckets)
+        kept = mf.read_kept_records(data, path, parts.__contains__, keep_stats, buckets, rows_judged=False)
         _check_size(path, data, m.file_size, "its manifest list")
         if kept is None:      # not laid out as Paimon writes manifests: decoded whole
             return [e for e in mf.entries_from_records(mf.read_manifest_records(data, path), path, parts.__contains__)

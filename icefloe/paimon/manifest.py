@@ -339,7 +339,7 @@ _ENTRY_FIELDS = ("_VERSION", "_KIND", "_PARTITION", "_BUCKET", "_TOTAL_BUCKETS",
 # ``_FILE`` schema, its named types, the codec, the block index and where each block starts. A
 # manifest never changes under its name; the key's sync marker (16 random bytes a writer picks per
 # file, its last 16 bytes) tells a file written again under the same name apart all the same.
-_Layout = tuple[Any, Any, str, list[manifest_blocks.Block], list[int]]
+_Layout = tuple[Any, Any, str, list[manifest_blocks.Block], list[int], dict[int, list[int]]]
 _LAYOUTS: dict[tuple[str, int, bytes], _Layout] = {}
 _LAYOUTS_LIMIT = 64
 _LAYOUTS_LOCK = threading.Lock()
@@ -347,7 +347,8 @@ _LAYOUTS_LOCK = threading.Lock()
 
 def read_kept_records(data: bytes, path: str, keep_partition: Callable[[bytes], bool],
                       keep_stats: Optional[Callable[[SimpleStats, int], bool]] = None,
-                      buckets: Optional[AbstractSet[int]] = None) -> Optional[list[AvroRecord]]:
+                      buckets: Optional[AbstractSet[int]] = None, rows_judged: bool = True
+                      ) -> Optional[list[AvroRecord]]:
     """The records of a manifest whose partitions ``keep_partition`` keeps (checked as
     ``read_manifest_records`` checks them), the others' ``_FILE`` skipped without being decoded;
     None where the file is not laid out as Paimon writes manifests (its fields in that order, the
@@ -355,7 +356,9 @@ def read_kept_records(data: bytes, path: str, keep_partition: Callable[[bytes], 
     indexes its blocks (``manifest_blocks``): a block it rules out is not read at all. With
     ``buckets`` only the records of those buckets are kept, and an indexed block whose bucket
     range holds none of them is not read. The header and block positions of an indexed manifest
-    are kept (``_LAYOUTS``): reading it again costs the blocks it keeps, not a walk of them all."""
+    are kept (``_LAYOUTS``): reading it again costs the blocks it keeps, not a walk of them all.
+    Without ``rows_judged`` (``keep_stats`` ignores its row count) the blocks that share their
+    partition statistics (a partition's) are judged together, once."""
     read_record = _avro_record
     if read_record is None:
         return None
@@ -364,7 +367,7 @@ def read_kept_records(data: bytes, path: str, keep_partition: Callable[[bytes], 
         with _LAYOUTS_LOCK:
             layout = _LAYOUTS.get(key) if keep_stats is not None else None
         if layout is not None:
-            return _kept_in_blocks(data, path, layout, keep_partition, keep_stats, buckets)
+            return _kept_in_blocks(data, path, layout, keep_partition, keep_stats, buckets, rows_judged)
         fo = _io.BytesIO(data)
         blocks: Any = fastavro.block_reader(fo)  # Any: fastavro's Block stub omits bytes_
         writer_schema: object = blocks.writer_schema
@@ -379,12 +382,15 @@ def read_kept_records(data: bytes, path: str, keep_partition: Callable[[bytes], 
             # the blocks located, none decompressed yet: those the index rules out never are
             located = _located_blocks(data, fo.tell(), blocks.codec)
             if located is not None and [b[0] for b in index] == [n for n, _ in located]:
-                layout = (file_schema, named, blocks.codec, index, [at for _n, at in located])
+                shared: dict[int, list[int]] = {}     # id of a statistics object -> the blocks of it
+                for b, block in enumerate(index):
+                    shared.setdefault(id(block[1]), []).append(b)
+                layout = (file_schema, named, blocks.codec, index, [at for _n, at in located], shared)
                 with _LAYOUTS_LOCK:
                     if len(_LAYOUTS) >= _LAYOUTS_LIMIT:
                         _LAYOUTS.clear()
                     _LAYOUTS[key] = layout
-                return _kept_in_blocks(data, path, layout, keep_partition, keep_stats, buckets)
+                return _kept_in_blocks(data, path, layout, keep_partition, keep_stats, buckets, rows_judged)
             blocks = fastavro.block_reader(_io.BytesIO(data))   # not the blocks it describes: read them all
         out: list[AvroRecord] = []
         for block in blocks:
@@ -398,20 +404,25 @@ def read_kept_records(data: bytes, path: str, keep_partition: Callable[[bytes], 
 
 def _kept_in_blocks(data: bytes, path: str, layout: _Layout, keep_partition: Callable[[bytes], bool],
                     keep_stats: Optional[Callable[[SimpleStats, int], bool]],
-                    buckets: Optional[AbstractSet[int]]) -> list[AvroRecord]:
+                    buckets: Optional[AbstractSet[int]], rows_judged: bool) -> list[AvroRecord]:
     """``read_kept_records`` of a manifest whose blocks its index describes (``layout``)."""
     from fastavro.io.binary_decoder import BinaryDecoder
 
-    file_schema, named, codec, index, starts = layout
+    file_schema, named, codec, index, starts, shared = layout
     read_block: Any = importlib.import_module("fastavro._read_py").BLOCK_READERS[codec]
+    if keep_stats is not None and not rows_judged:     # a partition's blocks judged together
+        numbers = sorted(b for group in shared.values() if keep_stats(index[group[0]][1], index[group[0]][0])
+                         for b in group)
+    else:
+        numbers = [b for b, (count, stats, _span) in enumerate(index)
+                   if keep_stats is None or keep_stats(stats, count)]
     out: list[AvroRecord] = []
-    for (count, stats, span), at in zip(index, starts):
-        if keep_stats is not None and not keep_stats(stats, count):
-            continue
+    for b in numbers:
+        count, _stats, span = index[b]
         if buckets is not None and span is not None and not any(span[0] <= n <= span[1] for n in buckets):
             continue
         f = _io.BytesIO(data)
-        f.seek(at)
+        f.seek(starts[b])
         _kept_records(path, count, read_block(BinaryDecoder(f)), file_schema, named, keep_partition, buckets, out)
     return out
 
