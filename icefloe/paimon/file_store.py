@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import threading
-from typing import Any, Callable, Iterable, Optional, Protocol, Sequence
+from typing import AbstractSet, Any, Callable, Iterable, Optional, Protocol, Sequence
 
 from icefloe.core.first_reads import FirstReads
 from icefloe.core.io import FileIO, strip_scheme
@@ -287,7 +287,7 @@ class FileStore:
         return mf.entries_from_records(kept, path)
 
     def _may_hold(self, m: mf.ManifestFileMeta, partitions: Sequence[tuple[Any, ...]],
-                  buckets: Optional[set[int]]) -> bool:
+                  buckets: Optional[AbstractSet[int]]) -> bool:
         """Whether manifest ``m`` may hold an entry of one of ``partitions`` (values) and ``buckets``
         (None: any), by its bucket range and partition statistics (a manifest without them may)."""
         if buckets is not None and m.min_bucket is not None and m.max_bucket is not None and \
