@@ -65,13 +65,16 @@ class FileStore:
     @classmethod
     def renewed(cls, store: Optional["FileStore"], io: FileIO, table_path: str, schema: TableSchema,
                 meta_path: Optional[str] = None) -> "FileStore":
-        """``store`` itself if it is the store of the same table, branch and schema (a table's refresh
-        keeps what it has read: manifests never change under their names, so a write and its commit
-        read those of the buckets they touch once), else a new store."""
+        """A new store; one of the same table, branch and schema as ``store`` takes over the entries
+        ``store`` read for commits (``partition_entries``, ``bucket_entries``): manifests never change
+        under their names, so a table's write and its commit (each refreshing the table) read the
+        manifests of the buckets they touch once. What scans read is not taken over: a scan after a
+        refresh reads as a first scan does."""
+        out = cls(io, table_path, schema, meta_path)
         if store is not None and store.io is io and store.schema == schema and \
-                store.table_path == table_path.rstrip("/") and store.meta_path == (meta_path or table_path).rstrip("/"):
-            return store
-        return cls(io, table_path, schema, meta_path)
+                store.table_path == out.table_path and store.meta_path == out.meta_path:
+            out._lock, out._kept, out._buckets = store._lock, store._kept, store._buckets
+        return out
 
     # ------------------------------------------------------------------ manifest lists
     def manifest_path(self, name: str) -> str:
