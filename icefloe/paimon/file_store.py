@@ -279,6 +279,16 @@ class FileStore:
             return [e for e in cached if e.partition.data in parts and (buckets is None or e.bucket in buckets)]
         path = self.manifest_path(m.file_name)
         try:
+            if keep_stats is not None and mf.has_layout(path, m.file_size):
+                # read before in this process: only the blocks of the buckets asked for are read
+                with self.io.open_read(path) as f:
+                    def read_range(lo: int, hi: int) -> bytes:
+                        f.seek(lo)
+                        return f.read(hi - lo)
+                    ranged = mf.read_kept_ranges(read_range, path, m.file_size, parts.__contains__, keep_stats,
+                                                 buckets, rows_judged=False)
+                if ranged is not None:
+                    return mf.entries_from_records(ranged, path)
             data = self.io.read_bytes(path)
         except FileNotFoundError:
             raise CorruptMetadataError(path, "manifest referenced by a manifest list is missing") from None

@@ -335,12 +335,24 @@ except (ImportError, AttributeError):  # pragma: no cover - fastavro is pinned t
 _ENTRY_FIELDS = ("_VERSION", "_KIND", "_PARTITION", "_BUCKET", "_TOTAL_BUCKETS", "_FILE")
 
 
-# The layout of indexed manifests read lately, process-wide: (path, size, sync marker) -> the
-# ``_FILE`` schema, its named types, the codec, the block index and where each block starts. A
-# manifest never changes under its name; the key's sync marker (16 random bytes a writer picks per
-# file, its last 16 bytes) tells a file written again under the same name apart all the same.
-_Layout = tuple[Any, Any, str, list[manifest_blocks.Block], list[int], dict[int, list[int]]]
-_LAYOUTS: dict[tuple[str, int, bytes], _Layout] = {}
+# The layout of indexed manifests read lately, process-wide, by path and size: the ``_FILE`` schema,
+# its named types, the codec, the block index, where each block starts (its size, after its record
+# count) and ends (after its sync marker), the blocks of each shared statistics object, and the sync
+# marker. A manifest never changes under its name; the sync marker (16 random bytes a writer picks per
+# file, ending every block) tells a file written again under the same name apart all the same.
+@dataclass(frozen=True)
+class _Layout:
+    file_schema: Any
+    named: Any
+    codec: str
+    index: list[manifest_blocks.Block]
+    starts: list[int]
+    ends: list[int]
+    shared: dict[int, list[int]]
+    sync: bytes
+
+
+_LAYOUTS: dict[tuple[str, int], _Layout] = {}
 _LAYOUTS_LIMIT = 64
 _LAYOUTS_LOCK = threading.Lock()
 
@@ -356,18 +368,18 @@ def read_kept_records(data: bytes, path: str, keep_partition: Callable[[bytes], 
     indexes its blocks (``manifest_blocks``): a block it rules out is not read at all. With
     ``buckets`` only the records of those buckets are kept, and an indexed block whose bucket
     range holds none of them is not read. The header and block positions of an indexed manifest
-    are kept (``_LAYOUTS``): reading it again costs the blocks it keeps, not a walk of them all.
-    Without ``rows_judged`` (``keep_stats`` ignores its row count) the blocks that share their
-    partition statistics (a partition's) are judged together, once."""
-    read_record = _avro_record
-    if read_record is None:
+    are kept (``_LAYOUTS``): reading it again costs the blocks it keeps, not a walk of them all
+    (``read_kept_ranges`` reads only those). Without ``rows_judged`` (``keep_stats`` ignores its
+    row count) the blocks that share their partition statistics (a partition's) are judged
+    together, once."""
+    if _avro_record is None:
         return None
     try:
-        key = (path, len(data), data[-16:])
         with _LAYOUTS_LOCK:
-            layout = _LAYOUTS.get(key) if keep_stats is not None else None
-        if layout is not None:
-            return _kept_in_blocks(data, path, layout, keep_partition, keep_stats, buckets, rows_judged)
+            layout = _LAYOUTS.get((path, len(data))) if keep_stats is not None else None
+        if layout is not None and layout.sync == data[-16:]:
+            return _kept_in_blocks(lambda lo, hi: data[lo:hi], path, layout, keep_partition, keep_stats, buckets,
+                                   rows_judged)
         fo = _io.BytesIO(data)
         blocks: Any = fastavro.block_reader(fo)  # Any: fastavro's Block stub omits bytes_
         writer_schema: object = blocks.writer_schema
@@ -381,16 +393,18 @@ def read_kept_records(data: bytes, path: str, keep_partition: Callable[[bytes], 
         if index is not None:
             # the blocks located, none decompressed yet: those the index rules out never are
             located = _located_blocks(data, fo.tell(), blocks.codec)
-            if located is not None and [b[0] for b in index] == [n for n, _ in located]:
+            if located is not None and [b[0] for b in index] == [n for n, _at, _end in located]:
                 shared: dict[int, list[int]] = {}     # id of a statistics object -> the blocks of it
                 for b, block in enumerate(index):
                     shared.setdefault(id(block[1]), []).append(b)
-                layout = (file_schema, named, blocks.codec, index, [at for _n, at in located], shared)
+                layout = _Layout(file_schema, named, blocks.codec, index, [at for _n, at, _e in located],
+                                 [e for _n, _a, e in located], shared, data[-16:])
                 with _LAYOUTS_LOCK:
                     if len(_LAYOUTS) >= _LAYOUTS_LIMIT:
                         _LAYOUTS.clear()
-                    _LAYOUTS[key] = layout
-                return _kept_in_blocks(data, path, layout, keep_partition, keep_stats, buckets, rows_judged)
+                    _LAYOUTS[(path, len(data))] = layout
+                return _kept_in_blocks(lambda lo, hi: data[lo:hi], path, layout, keep_partition, keep_stats,
+                                       buckets, rows_judged)
             blocks = fastavro.block_reader(_io.BytesIO(data))   # not the blocks it describes: read them all
         out: list[AvroRecord] = []
         for block in blocks:
@@ -402,28 +416,68 @@ def read_kept_records(data: bytes, path: str, keep_partition: Callable[[bytes], 
         raise CorruptMetadataError(path, f"not a readable Avro file: {e}") from None
 
 
-def _kept_in_blocks(data: bytes, path: str, layout: _Layout, keep_partition: Callable[[bytes], bool],
-                    keep_stats: Optional[Callable[[SimpleStats, int], bool]],
+def has_layout(path: str, size: int) -> bool:
+    """Whether the layout of manifest ``path`` of ``size`` bytes is kept (``read_kept_ranges``)."""
+    with _LAYOUTS_LOCK:
+        return (path, size) in _LAYOUTS
+
+
+def read_kept_ranges(read_range: Callable[[int, int], bytes], path: str, size: int,
+                     keep_partition: Callable[[bytes], bool], keep_stats: Callable[[SimpleStats, int], bool],
+                     buckets: Optional[AbstractSet[int]] = None, rows_judged: bool = True
+                     ) -> Optional[list[AvroRecord]]:
+    """``read_kept_records`` of the manifest ``path`` of ``size`` bytes whose layout an earlier read
+    in this process kept, reading only the blocks it keeps (``read_range(start, end)``: those bytes
+    of the file); None when no layout of it is kept. A range that ends short or without the file's
+    sync marker is a ``CorruptMetadataError``."""
+    with _LAYOUTS_LOCK:
+        layout = _LAYOUTS.get((path, size))
+    if layout is None or _avro_record is None:
+        return None
+    try:
+        return _kept_in_blocks(read_range, path, layout, keep_partition, keep_stats, buckets, rows_judged)
+    except CorruptMetadataError:
+        raise
+    except Exception as e:  # fastavro raises assorted errors on garbage
+        raise CorruptMetadataError(path, f"not a readable Avro file: {e}") from None
+
+
+def _kept_in_blocks(read_range: Callable[[int, int], bytes], path: str, layout: _Layout,
+                    keep_partition: Callable[[bytes], bool], keep_stats: Optional[Callable[[SimpleStats, int], bool]],
                     buckets: Optional[AbstractSet[int]], rows_judged: bool) -> list[AvroRecord]:
-    """``read_kept_records`` of a manifest whose blocks its index describes (``layout``)."""
+    """The kept records of the blocks of a manifest its index describes (``layout``), runs of
+    neighbouring blocks read as one range."""
     from fastavro.io.binary_decoder import BinaryDecoder
 
-    file_schema, named, codec, index, starts, shared = layout
-    read_block: Any = importlib.import_module("fastavro._read_py").BLOCK_READERS[codec]
+    index, starts, ends = layout.index, layout.starts, layout.ends
+    read_block: Any = importlib.import_module("fastavro._read_py").BLOCK_READERS[layout.codec]
     if keep_stats is not None and not rows_judged:     # a partition's blocks judged together
-        numbers = sorted(b for group in shared.values() if keep_stats(index[group[0]][1], index[group[0]][0])
+        numbers = sorted(b for group in layout.shared.values() if keep_stats(index[group[0]][1], index[group[0]][0])
                          for b in group)
     else:
         numbers = [b for b, (count, stats, _span) in enumerate(index)
                    if keep_stats is None or keep_stats(stats, count)]
+    if buckets is not None:
+        numbers = [b for b in numbers if (span := index[b][2]) is None or any(span[0] <= n <= span[1] for n in buckets)]
     out: list[AvroRecord] = []
-    for b in numbers:
-        count, _stats, span = index[b]
-        if buckets is not None and span is not None and not any(span[0] <= n <= span[1] for n in buckets):
-            continue
-        f = _io.BytesIO(data)
-        f.seek(starts[b])
-        _kept_records(path, count, read_block(BinaryDecoder(f)), file_schema, named, keep_partition, buckets, out)
+    i = 0
+    while i < len(numbers):
+        j = i + 1
+        while j < len(numbers) and numbers[j] == numbers[j - 1] + 1:
+            j += 1
+        lo, hi = starts[numbers[i]], ends[numbers[j - 1]]
+        chunk = read_range(lo, hi)
+        if len(chunk) != hi - lo:
+            raise CorruptMetadataError(path, f"truncated: bytes {lo} to {hi} of a block are not all there")
+        for b in numbers[i:j]:
+            if chunk[ends[b] - lo - 16:ends[b] - lo] != layout.sync:
+                raise CorruptMetadataError(path, "a block does not end with the file's sync marker: the file "
+                                                 "changed since its layout was read")
+            f = _io.BytesIO(chunk)
+            f.seek(starts[b] - lo)
+            _kept_records(path, index[b][0], read_block(BinaryDecoder(f)), layout.file_schema, layout.named,
+                          keep_partition, buckets, out)
+        i = j
     return out
 
 
@@ -444,11 +498,11 @@ def _kept_records(path: str, count: int, stream: Any, file_schema: Any, named: A
                     "_TOTAL_BUCKETS": total, "_FILE": _avro_record(stream, file_schema, named)})
 
 
-def _located_blocks(data: bytes, start: int, codec: str) -> Optional[list[tuple[int, int]]]:
-    """Each Avro block of ``data`` from ``start`` (just after the header): its record count and
-    where its size begins (``fastavro``'s block reader of the codec decompresses it from there);
-    None for a codec fastavro's Python reader does not name, or bytes that are not a sequence of
-    blocks."""
+def _located_blocks(data: bytes, start: int, codec: str) -> Optional[list[tuple[int, int, int]]]:
+    """Each Avro block of ``data`` from ``start`` (just after the header): its record count, where
+    its size begins (``fastavro``'s block reader of the codec decompresses it from there) and where
+    it ends (after its sync marker); None for a codec fastavro's Python reader does not name, or
+    bytes that are not a sequence of blocks."""
     from fastavro.io.binary_decoder import BinaryDecoder
 
     readers: dict[str, Any] = importlib.import_module("fastavro._read_py").BLOCK_READERS
@@ -457,7 +511,7 @@ def _located_blocks(data: bytes, start: int, codec: str) -> Optional[list[tuple[
     fo = _io.BytesIO(data)
     fo.seek(start)
     decoder = BinaryDecoder(fo)
-    out: list[tuple[int, int]] = []
+    out: list[tuple[int, int, int]] = []
     while fo.tell() < len(data):
         count = decoder.read_long()
         at = fo.tell()
@@ -465,7 +519,7 @@ def _located_blocks(data: bytes, start: int, codec: str) -> Optional[list[tuple[
         if count < 0 or size < 0 or fo.tell() + size + 16 > len(data):
             return None
         fo.seek(fo.tell() + size + 16)        # the block's bytes, then the 16-byte sync marker
-        out.append((count, at))
+        out.append((count, at, fo.tell()))
     return out
 
 

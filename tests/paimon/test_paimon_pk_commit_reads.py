@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 
 from icefloe.core.types import LongType
-from icefloe.errors import CommitConflictError
+from icefloe.errors import CommitConflictError, CorruptMetadataError
 from icefloe.paimon import kv_compact
 from icefloe.paimon import manifest as mf
 from icefloe.paimon.binary_row import encode_row
@@ -95,3 +95,41 @@ def test_a_write_numbers_after_its_bucket_and_a_concurrent_one_conflicts(paimon_
     seqs = sorted(e.file.max_sequence_number for e in t.store.live_entries(t.store.snapshots.latest())
                   if (e.partition.data, e.bucket) == key)
     assert seqs[-2:] == [before + 1, before + 2]
+
+
+def test_a_manifest_read_again_in_the_process_reads_only_its_kept_blocks(paimon_catalog, monkeypatch):
+    """Once a manifest's layout is known, a commit's read of a bucket reads the byte ranges of that
+    bucket's blocks, not the file; a file cut short since is corrupt, not silently fewer entries."""
+    t = _table(paimon_catalog)
+    latest = t.store.snapshots.latest()
+    key = _key(t.store, 2, 3)
+    first = sorted(e.file.file_name for e in paimon_catalog.load_table(NAME).store.bucket_entries(latest, [key]))
+    (m,) = t.store.data_manifests(latest)
+    path = t.store.manifest_path(m.file_name)
+    store = paimon_catalog.load_table(NAME).store
+    whole, ranges = [], []
+    real_read, real_open = store.io.read_bytes, store.io.open_read
+
+    def read_bytes(p):
+        whole.append(p)
+        return real_read(p)
+
+    def open_read(p):
+        f = real_open(p)
+        real_f_read = f.read
+
+        def read(n=-1):
+            ranges.append(n)
+            return real_f_read(n)
+        f.read = read
+        return f
+    monkeypatch.setattr(store.io, "read_bytes", read_bytes)
+    monkeypatch.setattr(store.io, "open_read", open_read)
+    again = sorted(e.file.file_name for e in store.bucket_entries(latest, [key]))
+    assert again == first and len(first) == PER_BUCKET
+    assert path not in whole and ranges and sum(ranges) < m.file_size / 4
+    monkeypatch.undo()
+    with open(path, "r+b") as f:
+        f.truncate(m.file_size - 100)
+    with pytest.raises(CorruptMetadataError, match="truncated"):
+        paimon_catalog.load_table(NAME).store.bucket_entries(latest, [_key(t.store, 2, 3)])
