@@ -39,7 +39,7 @@ from icefloe.core.types import IcebergType
 from icefloe.errors import CorruptMetadataError
 from icefloe.paimon.binary_row import BinaryRow, decode_row, encode_row
 from icefloe.paimon import manifest_blocks
-from icefloe.paimon.data_file import DataFileMeta, SimpleStats
+from icefloe.paimon.data_file import EMPTY_STATS, DataFileMeta, SimpleStats
 from icefloe.errors import DuplicateFileError  # noqa: F401 - defined in icefloe.errors, importable here too
 
 ADD = 0
@@ -339,17 +339,20 @@ _ENTRY_FIELDS = ("_VERSION", "_KIND", "_PARTITION", "_BUCKET", "_TOTAL_BUCKETS",
 # its named types, the codec, the block index, where each block starts (its size, after its record
 # count) and ends (after its sync marker), the blocks of each shared statistics object, and the sync
 # marker. A manifest never changes under its name; the sync marker (16 random bytes a writer picks per
-# file, ending every block) tells a file written again under the same name apart all the same.
+# file, ending every block) tells a file written again under the same name apart all the same. A
+# manifest without an index (another writer's) gets one of its own on its first read: each block's
+# partitions (row bytes) and bucket range, as found in its records.
 @dataclass(frozen=True)
 class _Layout:
     file_schema: Any
     named: Any
     codec: str
-    index: list[manifest_blocks.Block]
+    index: list[manifest_blocks.Block]      # the header's index or, without one, the blocks' own (no statistics)
     starts: list[int]
     ends: list[int]
     shared: dict[int, list[int]]
     sync: bytes
+    partitions: Optional[list[frozenset[bytes]]] = None     # each block's, when found by reading it
 
 
 _LAYOUTS: dict[tuple[str, int], _Layout] = {}
@@ -406,6 +409,11 @@ def read_kept_records(data: bytes, path: str, keep_partition: Callable[[bytes], 
                 return _kept_in_blocks(lambda lo, hi: data[lo:hi], path, layout, keep_partition, keep_stats,
                                        buckets, rows_judged)
             blocks = fastavro.block_reader(_io.BytesIO(data))   # not the blocks it describes: read them all
+        elif keep_stats is not None:      # no index: every block read, and what each holds kept for next time
+            located = _located_blocks(data, fo.tell(), blocks.codec)
+            if located is not None:
+                return _indexed_by_reading(data, path, file_schema, named, blocks.codec, located, keep_partition,
+                                           buckets)
         out: list[AvroRecord] = []
         for block in blocks:
             _kept_records(path, block.num_records, block.bytes_, file_schema, named, keep_partition, buckets, out)
@@ -451,7 +459,9 @@ def _kept_in_blocks(read_range: Callable[[int, int], bytes], path: str, layout: 
 
     index, starts, ends = layout.index, layout.starts, layout.ends
     read_block: Any = importlib.import_module("fastavro._read_py").BLOCK_READERS[layout.codec]
-    if keep_stats is not None and not rows_judged:     # a partition's blocks judged together
+    if layout.partitions is not None:     # an index found by reading: a block's partitions themselves judged
+        numbers = [b for b, held in enumerate(layout.partitions) if any(keep_partition(p) for p in held)]
+    elif keep_stats is not None and not rows_judged:     # a partition's blocks judged together
         numbers = sorted(b for group in layout.shared.values() if keep_stats(index[group[0]][1], index[group[0]][0])
                          for b in group)
     else:
@@ -481,16 +491,49 @@ def _kept_in_blocks(read_range: Callable[[int, int], bytes], path: str, layout: 
     return out
 
 
+def _indexed_by_reading(data: bytes, path: str, file_schema: Any, named: Any, codec: str,
+                        located: list[tuple[int, int, int]], keep_partition: Callable[[bytes], bool],
+                        buckets: Optional[AbstractSet[int]]) -> list[AvroRecord]:
+    """The kept records of a manifest without an index, every block read; the partitions and bucket
+    range each block holds are kept as its layout (``_LAYOUTS``), for the reads after."""
+    from fastavro.io.binary_decoder import BinaryDecoder
+
+    read_block: Any = importlib.import_module("fastavro._read_py").BLOCK_READERS[codec]
+    out: list[AvroRecord] = []
+    index: list[manifest_blocks.Block] = []
+    partitions: list[frozenset[bytes]] = []
+    for count, at, _end in located:
+        f = _io.BytesIO(data)
+        f.seek(at)
+        held: set[bytes] = set()
+        numbers: set[int] = set()
+        _kept_records(path, count, read_block(BinaryDecoder(f)), file_schema, named, keep_partition, buckets, out,
+                      (held, numbers))
+        partitions.append(frozenset(held))
+        index.append((count, EMPTY_STATS, (min(numbers), max(numbers)) if numbers else None))
+    layout = _Layout(file_schema, named, codec, index, [at for _n, at, _e in located], [e for _n, _a, e in located],
+                     {}, data[-16:], partitions)
+    with _LAYOUTS_LOCK:
+        if len(_LAYOUTS) >= _LAYOUTS_LIMIT:
+            _LAYOUTS.clear()
+        _LAYOUTS[(path, len(data))] = layout
+    return out
+
+
 def _kept_records(path: str, count: int, stream: Any, file_schema: Any, named: Any,
                   keep_partition: Callable[[bytes], bool], buckets: Optional[AbstractSet[int]],
-                  out: list[AvroRecord]) -> None:
+                  out: list[AvroRecord], seen: Optional[tuple[set[bytes], set[int]]] = None) -> None:
     """The ``count`` records of one block's ``stream`` that ``keep_partition`` and ``buckets``
-    keep, appended to ``out``; the others' ``_FILE`` skipped undecoded."""
+    keep, appended to ``out``; the others' ``_FILE`` skipped undecoded. ``seen`` collects the
+    partitions (row bytes) and buckets of all of them."""
     for _ in range(count):
         version, kind, partition = _avro_long(stream), _avro_long(stream), _avro_bytes(stream)
         bucket, total = _avro_long(stream), _avro_long(stream)
         _check_version(path, version)
         _check_partition(path, partition)
+        if seen is not None:
+            seen[0].add(partition[4:])
+            seen[1].add(bucket)
         if not keep_partition(partition[4:]) or (buckets is not None and bucket not in buckets):
             _avro_skip(stream, file_schema, named)
             continue

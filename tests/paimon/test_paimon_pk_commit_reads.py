@@ -133,3 +133,34 @@ def test_a_manifest_read_again_in_the_process_reads_only_its_kept_blocks(paimon_
         f.truncate(m.file_size - 100)
     with pytest.raises(CorruptMetadataError, match="truncated"):
         paimon_catalog.load_table(NAME).store.bucket_entries(latest, [_key(t.store, 2, 3)])
+
+
+def test_a_manifest_without_an_index_gets_one_from_its_first_read(paimon_catalog, monkeypatch):
+    """Another writer's manifest (here: its index ignored) is read whole once; what each block holds
+    is kept, and the next read of a bucket decodes that bucket's blocks only, with the same entries."""
+    from icefloe.paimon import manifest_blocks as mb
+
+    t = _table(paimon_catalog)
+    latest = t.store.snapshots.latest()
+    full = t.store.live_entries(latest)
+    with monkeypatch.context() as m:
+        m.setattr(mb, "block_index", lambda metadata: None)
+        m.setattr(mf, "_LAYOUTS", {})
+        key = _key(t.store, 0, 0)
+        first = paimon_catalog.load_table(NAME).store.bucket_entries(latest, [key])
+        decoded = []
+        real = mf._avro_record
+
+        def counting(*a):
+            decoded.append(1)
+            return real(*a)
+        m.setattr(mf, "_avro_record", counting)
+        for p in range(PARTS):
+            for b in range(BUCKETS):
+                key = _key(t.store, p, b)
+                decoded.clear()
+                got = paimon_catalog.load_table(NAME).store.bucket_entries(latest, [key])
+                assert len(decoded) == PER_BUCKET
+                assert sorted(e.file.file_name for e in got) == sorted(
+                    e.file.file_name for e in full if (e.partition.data, e.bucket) == key)
+    assert len(first) == PER_BUCKET
