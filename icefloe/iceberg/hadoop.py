@@ -110,10 +110,15 @@ class HadoopTableOperations(SwapCommits):
             max_log = int(new.properties.get("write.metadata.previous-versions-max", "100"))
             new = with_metadata_log(new, self.metadata_path(base_version), base.last_updated_ms, max_log)
         path = self.metadata_path(version)
+        data = new.dumps()
         try:
-            self.io.write_bytes(path, new.dumps(), overwrite=False)
+            self.io.write_bytes(path, data, overwrite=False)
         except FileAlreadyExistsError as e:
             raise VersionConflict(f"version {version} of {self.location} was committed by another writer") from e
+        with _PARSED_LOCK:      # what the next load of this version reads back, if the bytes are these
+            if len(_PARSED) >= _PARSED_LIMIT:
+                _PARSED.clear()
+            _PARSED[path] = (data, new)
         self._write_hint(version)
         self.last_written = new
         return version
