@@ -60,12 +60,14 @@ class FileStore:
         self._kept: dict[tuple[str, Any], list[mf.ManifestEntry]] = {}
         # (snapshot's manifest lists, (partition bytes, bucket) pairs) -> their live entries (``bucket_entries``)
         self._buckets: dict[tuple[Optional[tuple[str, str]], frozenset[tuple[bytes, int]]], list[mf.ManifestEntry]] = {}
+        # partition statistics (min row bytes, max row bytes, null counts) -> their values (``_admits``)
+        self._decoded: dict[tuple[bytes, bytes, Any], tuple[tuple[Any, ...], tuple[Any, ...], tuple[Optional[int], ...]]] = {}
         self._lock = threading.Lock()
 
     @classmethod
     def renewed(cls, store: Optional["FileStore"], io: FileIO, table_path: str, schema: TableSchema,
                 meta_path: Optional[str] = None) -> "FileStore":
-        """A new store; one of the same table, branch and schema as ``store`` takes over the entries
+        """A new store; one of the same table, branch and schema as ``store`` takes over the entries (and decoded statistics)
         ``store`` read for commits (``partition_entries``, ``bucket_entries``): manifests never change
         under their names, so a table's write and its commit (each refreshing the table) read the
         manifests of the buckets they touch once. What scans read is not taken over: a scan after a
@@ -73,7 +75,7 @@ class FileStore:
         out = cls(io, table_path, schema, meta_path)
         if store is not None and store.io is io and store.schema == schema and \
                 store.table_path == out.table_path and store.meta_path == out.meta_path:
-            out._lock, out._kept, out._buckets = store._lock, store._kept, store._buckets
+            out._lock, out._kept, out._buckets, out._decoded = store._lock, store._kept, store._buckets, store._decoded
         return out
 
     # ------------------------------------------------------------------ manifest lists
@@ -312,7 +314,16 @@ class FileStore:
         """Whether partition statistics admit one of ``partitions`` (values)."""
         if not self.partition_types:
             return True
-        mins, maxs, nulls = stats.decode(self.partition_types)
+        # a table's blocks and manifests share few statistics (a partition's): each decoded once
+        key = (stats.min_values.data, stats.max_values.data, stats.null_counts)
+        decoded = self._decoded.get(key)
+        if decoded is None:
+            decoded = stats.decode(self.partition_types)
+            with self._lock:
+                if len(self._decoded) > 65536:
+                    self._decoded.clear()
+                self._decoded[key] = decoded
+        mins, maxs, nulls = decoded
         for values in partitions:
             if all((n is None or n > 0) if v is None else (lo is None or hi is None or lo <= v <= hi)
                    for v, lo, hi, n in zip(values, mins, maxs, nulls)):
