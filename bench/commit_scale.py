@@ -14,7 +14,12 @@ data files behind it:
 - ``paimon-pk``: a Paimon primary-key table partitioned by ``p``, 4 buckets, every bucket's files one
   sorted run at the top level with disjoint key ranges; a commit is a one-row write and commit to
   the next partition (so that no bucket piles up enough runs to be compacted), the compaction
-  check after it included.
+  check after it included. Its buckets grow with the table (1,250 files each at 1M files): a
+  writer restores the files of the bucket it writes (Paimon's Java writer as icefloe's), so this
+  commit cannot stay flat.
+- ``paimon-pk-wide``: the same with as many buckets as keep each at about 25 files
+  (``BUCKET_FILES``; 4 buckets at 10k files, 200 at 1M), as a table whose bucket count was sized
+  for its data: the files a commit must restore stay the same, the table around them grows.
 
 A commit whose time grows with N reads or rewrites metadata in proportion to the table; the target is
 latency at the largest size within 1.5x of the smallest. Each engine runs in a process of its own.
@@ -34,31 +39,33 @@ from bench import scale
 
 PARTITIONS = 200
 PK_BUCKETS = 4
+BUCKET_FILES = 25
 PER_COMMIT = 50_000
-TABLES = ("iceberg", "paimon-append", "paimon-pk")
+TABLES = ("iceberg", "paimon-append", "paimon-pk", "paimon-pk-wide")
 DDL = "id bigint not null, p int not null, v string"
 
 
 # --------------------------------------------------------------------------- Paimon tables
 def generate_paimon(warehouse: str, n: int, kind: str) -> None:
     """Table ``bench.<kind>`` of ``n`` data files (metadata only) in a Paimon warehouse: file ``i``
-    in partition ``i % 200`` (and bucket ``(i // 200) % 4`` for the primary-key table), ids
-    ``[i*1000, i*1000+999]``; the primary-key table's files at the top level, numbered like its ids."""
+    in partition ``i % 200`` (and bucket ``(i // 200) % buckets`` for the primary-key tables), ids
+    ``[i*1000, i*1000+999]``; the primary-key tables' files at the top level, numbered like their ids."""
     import icefloe
     from icefloe.core.types import LongType
     from icefloe.paimon.binary_row import encode_row
     from icefloe.paimon.commit import FileStoreCommit
     from icefloe.paimon.data_file import CommitMessage, DataFileMeta
 
-    pk = kind == "paimon-pk"
-    props = {"primary-key": "id,p", "bucket": str(PK_BUCKETS)} if pk else {}
+    pk = kind.startswith("paimon-pk")
+    buckets = pk_buckets(kind, n)
+    props = {"primary-key": "id,p", "bucket": str(buckets)} if pk else {}
     t = icefloe.Catalog(warehouse, format="paimon").create_table(f"bench.{kind.replace('-', '_')}", DDL,
                                                                   partitioned_by=["p"], properties=props)
     top = 5                                   # num-sorted-run.compaction-trigger's default: the top level
     for start in range(0, n, PER_COMMIT):
         groups: dict[tuple[int, int], list] = {}
         for i in range(start, min(n, start + PER_COMMIT)):
-            p, bucket = i % PARTITIONS, ((i // PARTITIONS) % PK_BUCKETS if pk else 0)
+            p, bucket = i % PARTITIONS, ((i // PARTITIONS) % buckets if pk else 0)
             lo, hi = i * 1000, i * 1000 + 999
             meta = DataFileMeta(file_name=f"data-bench-{i:08d}.parquet", file_size=40_000, row_count=1000)
             if pk:
@@ -68,7 +75,13 @@ def generate_paimon(warehouse: str, n: int, kind: str) -> None:
                     min_sequence_number=lo, max_sequence_number=hi, level=top)
             groups.setdefault((p, bucket), []).append(meta)
         FileStoreCommit(t.store, t.commit_user).commit(
-            [CommitMessage((p,), b, PK_BUCKETS if pk else -1, files) for (p, b), files in groups.items()])
+            [CommitMessage((p,), b, buckets if pk else -1, files) for (p, b), files in groups.items()])
+
+
+def pk_buckets(kind: str, n: int) -> int:
+    """Buckets of table ``kind`` at ``n`` files: ``paimon-pk``'s 4, or as many as keep
+    ``paimon-pk-wide``'s buckets at ``BUCKET_FILES`` files (at least 4)."""
+    return max(PK_BUCKETS, n // (PARTITIONS * BUCKET_FILES)) if kind == "paimon-pk-wide" else PK_BUCKETS
 
 
 def _paimon_table(warehouse: str, kind: str):
@@ -95,7 +108,7 @@ def commits_icefloe_paimon(warehouse: str, n: int, k: int, kind: str) -> list:
     for j, (p, key) in enumerate(_targets(k)):
         t0 = time.perf_counter()
         t = _paimon_table(warehouse, kind)
-        if kind == "paimon-pk":
+        if kind.startswith("paimon-pk"):
             t.append(pa.table({"id": pa.array([key], pa.int64()), "p": pa.array([p], pa.int32()), "v": ["x"]}))
         else:
             meta = DataFileMeta(file_name=f"data-extra-{run}-{j}.parquet", file_size=40_000, row_count=1000)

@@ -16,6 +16,7 @@ so a reader never blocks or runs out of memory on it.
 from __future__ import annotations
 
 import re
+import threading
 from typing import Optional
 
 from icefloe.core.io import FileAlreadyExistsError, FileIO
@@ -29,6 +30,12 @@ HINT_FILE = "version-hint.text"
 _VERSION_RE = re.compile(r"^v([0-9]+)\.metadata\.json$")
 _HINT_RE = re.compile(r"^[0-9]{1,18}$")
 _HINT_MAX_BYTES = 64  # 18 digits and surrounding whitespace; anything larger is garbage
+# The metadata files parsed lately, process-wide: path -> (its bytes, what they parse to). A table
+# load, the refresh before its commit and the commit's own read of the latest version read the same
+# file: parsed once, as long as the bytes are the same (a table's metadata grows with its snapshots).
+_PARSED: dict[str, tuple[bytes, TableMetadata]] = {}
+_PARSED_LIMIT = 32
+_PARSED_LOCK = threading.Lock()
 
 
 class HadoopTableOperations(SwapCommits):
@@ -83,7 +90,16 @@ class HadoopTableOperations(SwapCommits):
             data = read_regular_file(self.io, path, what=f"metadata file {path}")
         except FileNotFoundError as e:
             raise NoSuchTableError(f"metadata file {path} is missing") from e
-        return v, TableMetadata.loads(data, path)
+        with _PARSED_LOCK:
+            seen = _PARSED.get(path)
+        if seen is not None and seen[0] == data:
+            return v, seen[1]
+        meta = TableMetadata.loads(data, path)
+        with _PARSED_LOCK:
+            if len(_PARSED) >= _PARSED_LIMIT:
+                _PARSED.clear()
+            _PARSED[path] = (data, meta)
+        return v, meta
 
     # ------------------------------------------------------------------ commit
     def commit(self, base_version: Optional[int], base: Optional[TableMetadata],
@@ -94,10 +110,15 @@ class HadoopTableOperations(SwapCommits):
             max_log = int(new.properties.get("write.metadata.previous-versions-max", "100"))
             new = with_metadata_log(new, self.metadata_path(base_version), base.last_updated_ms, max_log)
         path = self.metadata_path(version)
+        data = new.dumps()
         try:
-            self.io.write_bytes(path, new.dumps(), overwrite=False)
+            self.io.write_bytes(path, data, overwrite=False)
         except FileAlreadyExistsError as e:
             raise VersionConflict(f"version {version} of {self.location} was committed by another writer") from e
+        with _PARSED_LOCK:      # what the next load of this version reads back, if the bytes are these
+            if len(_PARSED) >= _PARSED_LIMIT:
+                _PARSED.clear()
+            _PARSED[path] = (data, new)
         self._write_hint(version)
         self.last_written = new
         return version

@@ -8,9 +8,9 @@ scan and snapshot expiration all go through it.
 """
 from __future__ import annotations
 
+import copy
 import threading
-from dataclasses import replace
-from typing import Any, Callable, Iterable, Optional, Protocol, Sequence
+from typing import AbstractSet, Any, Callable, Iterable, Optional, Protocol, Sequence
 
 from icefloe.core.first_reads import FirstReads
 from icefloe.core.io import FileIO, strip_scheme
@@ -57,8 +57,26 @@ class FileStore:
         self._raw_cache: dict[str, list[mf.AvroRecord]] = {}   # manifest name -> its Avro records (read by pruned scans only)
         self._pruned_once = FirstReads()   # manifests a pruned scan read once, without keeping them
         # (manifest name, partitions) -> the entries of those partitions (``partition_entries``)
-        self._kept: dict[tuple[str, frozenset[bytes]], list[mf.ManifestEntry]] = {}
+        self._kept: dict[tuple[str, Any], list[mf.ManifestEntry]] = {}
+        # (snapshot's manifest lists, (partition bytes, bucket) pairs) -> their live entries (``bucket_entries``)
+        self._buckets: dict[tuple[Optional[tuple[str, str]], frozenset[tuple[bytes, int]]], list[mf.ManifestEntry]] = {}
+        # partition statistics (min row bytes, max row bytes, null counts) -> their values (``_admits``)
+        self._decoded: dict[tuple[bytes, bytes, Any], tuple[tuple[Any, ...], tuple[Any, ...], tuple[Optional[int], ...]]] = {}
         self._lock = threading.Lock()
+
+    @classmethod
+    def renewed(cls, store: Optional["FileStore"], io: FileIO, table_path: str, schema: TableSchema,
+                meta_path: Optional[str] = None) -> "FileStore":
+        """A new store; one of the same table, branch and schema as ``store`` takes over the entries (and decoded statistics)
+        ``store`` read for commits (``partition_entries``, ``bucket_entries``): manifests never change
+        under their names, so a table's write and its commit (each refreshing the table) read the
+        manifests of the buckets they touch once. What scans read is not taken over: a scan after a
+        refresh reads as a first scan does."""
+        out = cls(io, table_path, schema, meta_path)
+        if store is not None and store.io is io and store.schema == schema and \
+                store.table_path == out.table_path and store.meta_path == out.meta_path:
+            out._lock, out._kept, out._buckets, out._decoded = store._lock, store._kept, store._buckets, store._decoded
+        return out
 
     # ------------------------------------------------------------------ manifest lists
     def manifest_path(self, name: str) -> str:
@@ -190,13 +208,33 @@ class FileStore:
         ``file.file_path`` set: only the manifests whose partition statistics and bucket range
         admit one of them are read, and of those only the entries of their partitions are built.
         A commit's reads of the buckets it writes grow with those buckets, not with the table."""
-        wanted = set(buckets)
+        wanted = frozenset(buckets)
+        # a write, its commit and the compaction check after it ask for the same buckets of a snapshot
+        # (named by its manifest lists: an id is taken again after a rollback, a list's name never is)
+        key = ((snapshot.base_manifest_list, snapshot.delta_manifest_list) if snapshot is not None else None, wanted)
+        with self._lock:
+            got = self._buckets.get(key)
+        if got is not None:
+            return list(got)
         out: list[mf.ManifestEntry] = []
+        dirs: dict[tuple[bytes, int], str] = {}       # a bucket's directory, worked out once
         for e in self.partition_entries(snapshot, {p for p, _b in wanted}, {b for _p, b in wanted}):
             if (e.partition.data, e.bucket) in wanted:
-                out.append(mf.ManifestEntry(e.kind, e.partition, e.bucket, e.total_buckets,
-                                            replace(e.file, file_path=self.data_file_path(e))))
-        return out
+                f = copy.copy(e.file)        # a copy of what was read and checked: nothing to check again
+                if f.external_path:
+                    f.file_path = strip_scheme(f.external_path)
+                else:
+                    where = dirs.get((e.partition.data, e.bucket))
+                    if where is None:
+                        where = dirs[(e.partition.data, e.bucket)] = self.bucket_dir(
+                            self.partition_values(e.partition), e.bucket)
+                    f.file_path = f"{where}/{f.file_name}"
+                out.append(mf.ManifestEntry(e.kind, e.partition, e.bucket, e.total_buckets, f))
+        with self._lock:
+            if len(self._buckets) > 64:
+                self._buckets.clear()
+            self._buckets[key] = out
+        return list(out)
 
     def partition_entries(self, snapshot: Optional[Snapshot], partitions: Iterable[bytes],
                           buckets: Optional[Iterable[int]] = None) -> list[mf.ManifestEntry]:
@@ -208,20 +246,23 @@ class FileStore:
             return []
         values = [decode_row(BinaryRow(len(self.partition_types), p), self.partition_types) for p in parts] \
             if self.partition_types else []
-        numbers = None if buckets is None else set(buckets)
-        key = frozenset(parts)
+        numbers = None if buckets is None else frozenset(buckets)
+        key = (frozenset(parts), numbers)
+        judged: dict[int, bool] = {}      # the blocks of one partition share their statistics: judged once
 
         def block_kept(stats: SimpleStats, _rows: int) -> bool:    # a block of a partition-grouped manifest
-            return self._admits(stats, values)
+            kept = judged.get(id(stats))
+            if kept is None:
+                kept = judged[id(stats)] = self._admits(stats, values)
+            return kept
         out: list[mf.ManifestEntry] = []
         for m in self.data_manifests(snapshot):
             if not self._may_hold(m, values, numbers):
                 continue
-            # the write, its checks and the compaction after it ask for the same partitions: one read
+            # the write, its checks and the compaction after it ask for the same buckets: one read
             got = self._kept.get((m.file_name, key))
             if got is None:
-                got = self.read_manifest(m.file_name, m.file_size, lambda data: data in parts, None,
-                                         block_kept if self.partition_types else None)
+                got = self._read_buckets(m, parts, numbers, block_kept if self.partition_types else None)
                 with self._lock:
                     if len(self._kept) > 256:
                         self._kept.clear()
@@ -229,8 +270,39 @@ class FileStore:
             out.extend(got)
         return self.merge_live(out)
 
+    def _read_buckets(self, m: mf.ManifestFileMeta, parts: set[bytes], buckets: Optional[frozenset[int]],
+                      keep_stats: Optional[KeepStats]) -> list[mf.ManifestEntry]:
+        """The entries of manifest ``m`` in ``parts`` (and ``buckets``, None: any), for a commit: always
+        a pruned read of the blocks that may hold them (a scan's second read of a manifest decodes and
+        keeps it whole; a table's commits ask for other buckets each time, and would pay for all)."""
+        with self._lock:
+            cached = self._cache.get(m.file_name)
+        if cached is not None:
+            return [e for e in cached if e.partition.data in parts and (buckets is None or e.bucket in buckets)]
+        path = self.manifest_path(m.file_name)
+        try:
+            if keep_stats is not None and mf.has_layout(path, m.file_size):
+                # read before in this process: only the blocks of the buckets asked for are read
+                with self.io.open_read(path) as f:
+                    def read_range(lo: int, hi: int) -> bytes:
+                        f.seek(lo)
+                        return f.read(hi - lo)
+                    ranged = mf.read_kept_ranges(read_range, path, m.file_size, parts.__contains__, keep_stats,
+                                                 buckets, rows_judged=False)
+                if ranged is not None:
+                    return mf.entries_from_records(ranged, path)
+            data = self.io.read_bytes(path)
+        except FileNotFoundError:
+            raise CorruptMetadataError(path, "manifest referenced by a manifest list is missing") from None
+        kept = mf.read_kept_records(data, path, parts.__contains__, keep_stats, buckets, rows_judged=False)
+        _check_size(path, data, m.file_size, "its manifest list")
+        if kept is None:      # not laid out as Paimon writes manifests: decoded whole
+            return [e for e in mf.entries_from_records(mf.read_manifest_records(data, path), path, parts.__contains__)
+                    if buckets is None or e.bucket in buckets]
+        return mf.entries_from_records(kept, path)
+
     def _may_hold(self, m: mf.ManifestFileMeta, partitions: Sequence[tuple[Any, ...]],
-                  buckets: Optional[set[int]]) -> bool:
+                  buckets: Optional[AbstractSet[int]]) -> bool:
         """Whether manifest ``m`` may hold an entry of one of ``partitions`` (values) and ``buckets``
         (None: any), by its bucket range and partition statistics (a manifest without them may)."""
         if buckets is not None and m.min_bucket is not None and m.max_bucket is not None and \
@@ -242,7 +314,16 @@ class FileStore:
         """Whether partition statistics admit one of ``partitions`` (values)."""
         if not self.partition_types:
             return True
-        mins, maxs, nulls = stats.decode(self.partition_types)
+        # a table's blocks and manifests share few statistics (a partition's): each decoded once
+        key = (stats.min_values.data, stats.max_values.data, stats.null_counts)
+        decoded = self._decoded.get(key)
+        if decoded is None:
+            decoded = stats.decode(self.partition_types)
+            with self._lock:
+                if len(self._decoded) > 65536:
+                    self._decoded.clear()
+                self._decoded[key] = decoded
+        mins, maxs, nulls = decoded
         for values in partitions:
             if all((n is None or n > 0) if v is None else (lo is None or hi is None or lo <= v <= hi)
                    for v, lo, hi, n in zip(values, mins, maxs, nulls)):

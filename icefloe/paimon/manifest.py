@@ -26,9 +26,10 @@ from __future__ import annotations
 
 import importlib
 import io as _io
+import threading
 import uuid
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Optional, Sequence, cast
+from typing import AbstractSet, Any, Callable, Iterable, Optional, Sequence, cast
 
 import fastavro
 from fastavro import write as fastavro_write
@@ -38,7 +39,7 @@ from icefloe.core.types import IcebergType
 from icefloe.errors import CorruptMetadataError
 from icefloe.paimon.binary_row import BinaryRow, decode_row, encode_row
 from icefloe.paimon import manifest_blocks
-from icefloe.paimon.data_file import DataFileMeta, SimpleStats
+from icefloe.paimon.data_file import EMPTY_STATS, DataFileMeta, SimpleStats
 from icefloe.errors import DuplicateFileError  # noqa: F401 - defined in icefloe.errors, importable here too
 
 ADD = 0
@@ -334,17 +335,54 @@ except (ImportError, AttributeError):  # pragma: no cover - fastavro is pinned t
 _ENTRY_FIELDS = ("_VERSION", "_KIND", "_PARTITION", "_BUCKET", "_TOTAL_BUCKETS", "_FILE")
 
 
+# The layout of indexed manifests read lately, process-wide, by path and size: the ``_FILE`` schema,
+# its named types, the codec, the block index, where each block starts (its size, after its record
+# count) and ends (after its sync marker), the blocks of each shared statistics object, and the sync
+# marker. A manifest never changes under its name; the sync marker (16 random bytes a writer picks per
+# file, ending every block) tells a file written again under the same name apart all the same. A
+# manifest without an index (another writer's) gets one of its own on its first read: each block's
+# partitions (row bytes) and bucket range, as found in its records.
+@dataclass(frozen=True)
+class _Layout:
+    file_schema: Any
+    named: Any
+    codec: str
+    index: list[manifest_blocks.Block]      # the header's index or, without one, the blocks' own (no statistics)
+    starts: list[int]
+    ends: list[int]
+    shared: dict[int, list[int]]
+    sync: bytes
+    partitions: Optional[list[frozenset[bytes]]] = None     # each block's, when found by reading it
+
+
+_LAYOUTS: dict[tuple[str, int], _Layout] = {}
+_LAYOUTS_LIMIT = 64
+_LAYOUTS_LOCK = threading.Lock()
+
+
 def read_kept_records(data: bytes, path: str, keep_partition: Callable[[bytes], bool],
-                      keep_stats: Optional[Callable[[SimpleStats, int], bool]] = None) -> Optional[list[AvroRecord]]:
+                      keep_stats: Optional[Callable[[SimpleStats, int], bool]] = None,
+                      buckets: Optional[AbstractSet[int]] = None, rows_judged: bool = True
+                      ) -> Optional[list[AvroRecord]]:
     """The records of a manifest whose partitions ``keep_partition`` keeps (checked as
     ``read_manifest_records`` checks them), the others' ``_FILE`` skipped without being decoded;
     None where the file is not laid out as Paimon writes manifests (its fields in that order, the
     first five ints and bytes). ``keep_stats(stats, rows)`` judges a block of a manifest that
-    indexes its blocks (``manifest_blocks``): a block it rules out is not read at all."""
-    read_record = _avro_record
-    if read_record is None:
+    indexes its blocks (``manifest_blocks``): a block it rules out is not read at all. With
+    ``buckets`` only the records of those buckets are kept, and an indexed block whose bucket
+    range holds none of them is not read. The header and block positions of an indexed manifest
+    are kept (``_LAYOUTS``): reading it again costs the blocks it keeps, not a walk of them all
+    (``read_kept_ranges`` reads only those). Without ``rows_judged`` (``keep_stats`` ignores its
+    row count) the blocks that share their partition statistics (a partition's) are judged
+    together, once."""
+    if _avro_record is None:
         return None
     try:
+        with _LAYOUTS_LOCK:
+            layout = _LAYOUTS.get((path, len(data))) if keep_stats is not None else None
+        if layout is not None and layout.sync == data[-16:]:
+            return _kept_in_blocks(lambda lo, hi: data[lo:hi], path, layout, keep_partition, keep_stats, buckets,
+                                   rows_judged)
         fo = _io.BytesIO(data)
         blocks: Any = fastavro.block_reader(fo)  # Any: fastavro's Block stub omits bytes_
         writer_schema: object = blocks.writer_schema
@@ -358,32 +396,27 @@ def read_kept_records(data: bytes, path: str, keep_partition: Callable[[bytes], 
         if index is not None:
             # the blocks located, none decompressed yet: those the index rules out never are
             located = _located_blocks(data, fo.tell(), blocks.codec)
-            if located is None or [n for n, _ in index] != [n for n, _ in located]:
-                index, located = None, None   # not the blocks it describes: read them all
-                blocks = fastavro.block_reader(_io.BytesIO(data))
-            else:
-                blocks = located
+            if located is not None and [b[0] for b in index] == [n for n, _at, _end in located]:
+                shared: dict[int, list[int]] = {}     # id of a statistics object -> the blocks of it
+                for b, block in enumerate(index):
+                    shared.setdefault(id(block[1]), []).append(b)
+                layout = _Layout(file_schema, named, blocks.codec, index, [at for _n, at, _e in located],
+                                 [e for _n, _a, e in located], shared, data[-16:])
+                with _LAYOUTS_LOCK:
+                    if len(_LAYOUTS) >= _LAYOUTS_LIMIT:
+                        _LAYOUTS.clear()
+                    _LAYOUTS[(path, len(data))] = layout
+                return _kept_in_blocks(lambda lo, hi: data[lo:hi], path, layout, keep_partition, keep_stats,
+                                       buckets, rows_judged)
+            blocks = fastavro.block_reader(_io.BytesIO(data))   # not the blocks it describes: read them all
+        elif keep_stats is not None:      # no index: every block read, and what each holds kept for next time
+            located = _located_blocks(data, fo.tell(), blocks.codec)
+            if located is not None:
+                return _indexed_by_reading(data, path, file_schema, named, blocks.codec, located, keep_partition,
+                                           buckets)
         out: list[AvroRecord] = []
-        for b, block in enumerate(blocks):
-            if index is not None and keep_stats is not None and not keep_stats(index[b][1], index[b][0]):
-                continue
-            count: int
-            stream: Any
-            if isinstance(block, tuple):
-                located_block = cast("tuple[int, Callable[[], Any]]", block)
-                count, stream = located_block[0], located_block[1]()
-            else:
-                count, stream = block.num_records, block.bytes_
-            for _ in range(count):
-                version, kind, partition = _avro_long(stream), _avro_long(stream), _avro_bytes(stream)
-                bucket, total = _avro_long(stream), _avro_long(stream)
-                _check_version(path, version)
-                _check_partition(path, partition)
-                if not keep_partition(partition[4:]):
-                    _avro_skip(stream, file_schema, named)
-                    continue
-                out.append({"_VERSION": version, "_KIND": kind, "_PARTITION": partition, "_BUCKET": bucket,
-                            "_TOTAL_BUCKETS": total, "_FILE": read_record(stream, file_schema, named)})
+        for block in blocks:
+            _kept_records(path, block.num_records, block.bytes_, file_schema, named, keep_partition, buckets, out)
         return out
     except CorruptMetadataError:
         raise
@@ -391,20 +424,137 @@ def read_kept_records(data: bytes, path: str, keep_partition: Callable[[bytes], 
         raise CorruptMetadataError(path, f"not a readable Avro file: {e}") from None
 
 
-def _located_blocks(data: bytes, start: int, codec: str) -> Optional[list[tuple[int, Callable[[], Any]]]]:
-    """Each Avro block of ``data`` from ``start`` (just after the header): its record count and a
-    function that decompresses it (a stream of its records); None for a codec fastavro's Python
-    reader does not name, or bytes that are not a sequence of blocks."""
+def has_layout(path: str, size: int) -> bool:
+    """Whether the layout of manifest ``path`` of ``size`` bytes is kept (``read_kept_ranges``)."""
+    with _LAYOUTS_LOCK:
+        return (path, size) in _LAYOUTS
+
+
+def read_kept_ranges(read_range: Callable[[int, int], bytes], path: str, size: int,
+                     keep_partition: Callable[[bytes], bool], keep_stats: Callable[[SimpleStats, int], bool],
+                     buckets: Optional[AbstractSet[int]] = None, rows_judged: bool = True
+                     ) -> Optional[list[AvroRecord]]:
+    """``read_kept_records`` of the manifest ``path`` of ``size`` bytes whose layout an earlier read
+    in this process kept, reading only the blocks it keeps (``read_range(start, end)``: those bytes
+    of the file); None when no layout of it is kept. A range that ends short or without the file's
+    sync marker is a ``CorruptMetadataError``."""
+    with _LAYOUTS_LOCK:
+        layout = _LAYOUTS.get((path, size))
+    if layout is None or _avro_record is None:
+        return None
+    try:
+        return _kept_in_blocks(read_range, path, layout, keep_partition, keep_stats, buckets, rows_judged)
+    except CorruptMetadataError:
+        raise
+    except Exception as e:  # fastavro raises assorted errors on garbage
+        raise CorruptMetadataError(path, f"not a readable Avro file: {e}") from None
+
+
+def _kept_in_blocks(read_range: Callable[[int, int], bytes], path: str, layout: _Layout,
+                    keep_partition: Callable[[bytes], bool], keep_stats: Optional[Callable[[SimpleStats, int], bool]],
+                    buckets: Optional[AbstractSet[int]], rows_judged: bool) -> list[AvroRecord]:
+    """The kept records of the blocks of a manifest its index describes (``layout``), runs of
+    neighbouring blocks read as one range."""
+    from fastavro.io.binary_decoder import BinaryDecoder
+
+    index, starts, ends = layout.index, layout.starts, layout.ends
+    read_block: Any = importlib.import_module("fastavro._read_py").BLOCK_READERS[layout.codec]
+    if layout.partitions is not None:     # an index found by reading: a block's partitions themselves judged
+        numbers = [b for b, held in enumerate(layout.partitions) if any(keep_partition(p) for p in held)]
+    elif keep_stats is not None and not rows_judged:     # a partition's blocks judged together
+        numbers = sorted(b for group in layout.shared.values() if keep_stats(index[group[0]][1], index[group[0]][0])
+                         for b in group)
+    else:
+        numbers = [b for b, (count, stats, _span) in enumerate(index)
+                   if keep_stats is None or keep_stats(stats, count)]
+    if buckets is not None:
+        numbers = [b for b in numbers if (span := index[b][2]) is None or any(span[0] <= n <= span[1] for n in buckets)]
+    out: list[AvroRecord] = []
+    i = 0
+    while i < len(numbers):
+        j = i + 1
+        while j < len(numbers) and numbers[j] == numbers[j - 1] + 1:
+            j += 1
+        lo, hi = starts[numbers[i]], ends[numbers[j - 1]]
+        chunk = read_range(lo, hi)
+        if len(chunk) != hi - lo:
+            raise CorruptMetadataError(path, f"truncated: bytes {lo} to {hi} of a block are not all there")
+        for b in numbers[i:j]:
+            if chunk[ends[b] - lo - 16:ends[b] - lo] != layout.sync:
+                raise CorruptMetadataError(path, "a block does not end with the file's sync marker: the file "
+                                                 "changed since its layout was read")
+            f = _io.BytesIO(chunk)
+            f.seek(starts[b] - lo)
+            _kept_records(path, index[b][0], read_block(BinaryDecoder(f)), layout.file_schema, layout.named,
+                          keep_partition, buckets, out)
+        i = j
+    return out
+
+
+def _indexed_by_reading(data: bytes, path: str, file_schema: Any, named: Any, codec: str,
+                        located: list[tuple[int, int, int]], keep_partition: Callable[[bytes], bool],
+                        buckets: Optional[AbstractSet[int]]) -> list[AvroRecord]:
+    """The kept records of a manifest without an index, every block read; the partitions and bucket
+    range each block holds are kept as its layout (``_LAYOUTS``), for the reads after."""
+    from fastavro.io.binary_decoder import BinaryDecoder
+
+    read_block: Any = importlib.import_module("fastavro._read_py").BLOCK_READERS[codec]
+    out: list[AvroRecord] = []
+    index: list[manifest_blocks.Block] = []
+    partitions: list[frozenset[bytes]] = []
+    for count, at, _end in located:
+        f = _io.BytesIO(data)
+        f.seek(at)
+        held: set[bytes] = set()
+        numbers: set[int] = set()
+        _kept_records(path, count, read_block(BinaryDecoder(f)), file_schema, named, keep_partition, buckets, out,
+                      (held, numbers))
+        partitions.append(frozenset(held))
+        index.append((count, EMPTY_STATS, (min(numbers), max(numbers)) if numbers else None))
+    layout = _Layout(file_schema, named, codec, index, [at for _n, at, _e in located], [e for _n, _a, e in located],
+                     {}, data[-16:], partitions)
+    with _LAYOUTS_LOCK:
+        if len(_LAYOUTS) >= _LAYOUTS_LIMIT:
+            _LAYOUTS.clear()
+        _LAYOUTS[(path, len(data))] = layout
+    return out
+
+
+def _kept_records(path: str, count: int, stream: Any, file_schema: Any, named: Any,
+                  keep_partition: Callable[[bytes], bool], buckets: Optional[AbstractSet[int]],
+                  out: list[AvroRecord], seen: Optional[tuple[set[bytes], set[int]]] = None) -> None:
+    """The ``count`` records of one block's ``stream`` that ``keep_partition`` and ``buckets``
+    keep, appended to ``out``; the others' ``_FILE`` skipped undecoded. ``seen`` collects the
+    partitions (row bytes) and buckets of all of them."""
+    for _ in range(count):
+        version, kind, partition = _avro_long(stream), _avro_long(stream), _avro_bytes(stream)
+        bucket, total = _avro_long(stream), _avro_long(stream)
+        _check_version(path, version)
+        _check_partition(path, partition)
+        if seen is not None:
+            seen[0].add(partition[4:])
+            seen[1].add(bucket)
+        if not keep_partition(partition[4:]) or (buckets is not None and bucket not in buckets):
+            _avro_skip(stream, file_schema, named)
+            continue
+        out.append({"_VERSION": version, "_KIND": kind, "_PARTITION": partition, "_BUCKET": bucket,
+                    "_TOTAL_BUCKETS": total, "_FILE": _avro_record(stream, file_schema, named)})
+
+
+def _located_blocks(data: bytes, start: int, codec: str) -> Optional[list[tuple[int, int, int]]]:
+    """Each Avro block of ``data`` from ``start`` (just after the header): its record count, where
+    its size begins (``fastavro``'s block reader of the codec decompresses it from there) and where
+    it ends (after its sync marker); None for a codec fastavro's Python reader does not name, or
+    bytes that are not a sequence of blocks."""
     from fastavro.io.binary_decoder import BinaryDecoder
 
     readers: dict[str, Any] = importlib.import_module("fastavro._read_py").BLOCK_READERS
-    read_block: Any = readers.get(codec)
-    if read_block is None:
+    if readers.get(codec) is None:
         return None
     fo = _io.BytesIO(data)
     fo.seek(start)
     decoder = BinaryDecoder(fo)
-    out: list[tuple[int, Callable[[], Any]]] = []
+    out: list[tuple[int, int, int]] = []
     while fo.tell() < len(data):
         count = decoder.read_long()
         at = fo.tell()
@@ -412,12 +562,7 @@ def _located_blocks(data: bytes, start: int, codec: str) -> Optional[list[tuple[
         if count < 0 or size < 0 or fo.tell() + size + 16 > len(data):
             return None
         fo.seek(fo.tell() + size + 16)        # the block's bytes, then the 16-byte sync marker
-
-        def block(at: int = at) -> Any:
-            f = _io.BytesIO(data)
-            f.seek(at)
-            return read_block(BinaryDecoder(f))
-        out.append((count, block))
+        out.append((count, at, fo.tell()))
     return out
 
 

@@ -89,8 +89,8 @@ class FileStoreTable(PlannedReads):
             raise NoSuchTableError(f"no Paimon table at {self._location}")
         if self._dynamic:
             schema = dataclasses.replace(schema, options={**schema.options, **self._dynamic})
+        self._store = FileStore.renewed(getattr(self, "_store", None), self.io, self._location, schema, self._meta)
         self._schema = schema
-        self._store = FileStore(self.io, self._location, schema, self._meta)
         return self
 
     def with_options(self, options: Mapping[str, str]) -> "FileStoreTable":

@@ -28,12 +28,17 @@ def _table(tmp_path):
 def _counting(monkeypatch):
     """The manifest files read (by name) from now on, cached or not."""
     read: list[str] = []
-    real = FileStore.read_manifest
+    real, real_buckets = FileStore.read_manifest, FileStore._read_buckets
 
     def counted(self, name, *a, **k):
         read.append(name)
         return real(self, name, *a, **k)
+
+    def counted_buckets(self, m, *a, **k):     # a commit's pruned read of the buckets it writes
+        read.append(m.file_name)
+        return real_buckets(self, m, *a, **k)
     monkeypatch.setattr(FileStore, "read_manifest", counted)
+    monkeypatch.setattr(FileStore, "_read_buckets", counted_buckets)
     return read
 
 

@@ -64,9 +64,15 @@ def test_merged_manifests_hold_blocks_their_statistics_describe(paimon_catalog):
     for m, index, blocks in indexed:
         assert len(index) == len(blocks) >= 2
         seen_partitions: list = []
-        for (count, stats), records in zip(index, blocks):
+        seen_buckets: list = []
+        for (count, stats, buckets), records in zip(index, blocks):
             blocks_seen += 1
             assert count == len(records)
+            assert buckets == (min(r["_BUCKET"] for r in records), max(r["_BUCKET"] for r in records))
+            for r in records:   # each bucket's entries are together
+                if not seen_buckets or seen_buckets[-1] != (r["_PARTITION"], r["_BUCKET"]):
+                    assert (r["_PARTITION"], r["_BUCKET"]) not in seen_buckets
+                    seen_buckets.append((r["_PARTITION"], r["_BUCKET"]))
             mins, maxs, nulls = stats.decode(types)
             values = [decode_row(mf.BinaryRow.from_bytes(r["_PARTITION"]), types) for r in records]
             for i in range(len(types)):
@@ -77,7 +83,7 @@ def test_merged_manifests_hold_blocks_their_statistics_describe(paimon_catalog):
                 if not seen_partitions or seen_partitions[-1] != r["_PARTITION"]:
                     assert r["_PARTITION"] not in seen_partitions
                     seen_partitions.append(r["_PARTITION"])
-        assert sum(c for c, _ in index) == m.num_added_files + m.num_deleted_files
+        assert sum(c for c, _s, _b in index) == m.num_added_files + m.num_deleted_files
     assert blocks_seen >= 4
 
 
@@ -97,6 +103,8 @@ def test_plans_equal_plans_read_without_the_index(paimon_catalog, monkeypatch):
         with_index[w] = _plan(paimon_catalog, w)
         skips[w] = len(skipped)
     monkeypatch.setattr(mb, "block_index", lambda metadata: None)
+    monkeypatch.setattr(mf, "_LAYOUTS", {})     # the layouts read with the index are forgotten
+    monkeypatch.setattr(mf, "_located_blocks", lambda *a: None)    # and none is found by reading
     without, skips_without = {}, {}
     for w in WHERE:
         skipped.clear()
@@ -150,6 +158,10 @@ def test_an_index_that_does_not_describe_the_blocks_is_ignored(paimon_catalog):
     assert len(mf.read_kept_records(data, "m", lambda data: True, nothing)) == 0
     assert mb.block_index({mb.INDEX_KEY: "not json"}) is None
     assert mb.block_index({mb.INDEX_KEY: '[[-1, "", "", []]]'}) is None
+    assert mb.block_index({mb.INDEX_KEY: '[[1, "00", "00", [0], 2]]'}) is None     # half a bucket range
+    # an index written before bucket ranges: blocks judged by their partitions only
+    legacy = mb.block_index({mb.INDEX_KEY: '[[3, "00", "00", [0]], [2, "00", "00", [0], 1, 3]]'})
+    assert [(n, b) for n, _s, b in legacy] == [(3, None), (2, (1, 3))]
 
 
 def test_files_roll_at_the_target_size_each_with_its_own_index(paimon_catalog):
@@ -165,7 +177,7 @@ def test_files_roll_at_the_target_size_each_with_its_own_index(paimon_catalog):
         got = [r["_FILE"]["_FILE_NAME"] for b in reader for r in b]
         assert got == [e.file.file_name for e in chunk]
         if index is not None:
-            assert sum(c for c, _ in index) == len(chunk)
+            assert sum(c for c, _s, _b in index) == len(chunk)
     unpartitioned = mf.encode_manifests(entries, 8 << 20, "zstandard", ())
     assert mb.block_index(fastavro.block_reader(io.BytesIO(unpartitioned[0][0])).metadata) is None
 
@@ -220,6 +232,7 @@ def test_pypaimon_commits_over_indexed_manifests_and_icefloe_merges_theirs(paimo
     filters = ("p = 3", "p = 13", "p = 42", "p IS NULL", "q = 'b' AND p > 10")
     fresh = {w: _plan(paimon_catalog, w) for w in filters}
     monkeypatch.setattr(mb, "block_index", lambda metadata: None)
+    monkeypatch.setattr(mf, "_LAYOUTS", {})     # the layouts read with the index are forgotten
     assert fresh == {w: _plan(paimon_catalog, w) for w in filters}
     assert all(fresh.values())
     pt = pypaimon_catalog.get_table(NAME)
