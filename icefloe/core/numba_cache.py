@@ -21,7 +21,7 @@ _lock = threading.Lock()
 _kernel: Optional[ModuleType] = None
 
 
-def _writable(path: str) -> bool:
+def writable(path: str) -> bool:
     """Whether ``path`` is (or can be made) a writable directory."""
     try:
         os.makedirs(path, exist_ok=True)
@@ -36,12 +36,12 @@ def cache_dir() -> Optional[str]:
     if os.environ.get("NUMBA_CACHE_DIR"):
         return None
     here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "__pycache__")
-    if _writable(here):
+    if writable(here):
         return None
     home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     for candidate in (os.path.join(home, "icefloe", "numba"),
                       os.path.join(tempfile.gettempdir(), f"icefloe-numba-{os.getuid()}")):
-        if _writable(candidate):
+        if writable(candidate):
             return candidate
     return None
 
