@@ -10,7 +10,7 @@ flat integer pools: whole numbers and a float's bits as they are, a string or by
 start and length in the decompressed buffer, an array or map as its item count. The pools become
 Arrow arrays without a pass in Python per value: numbers are views or casts of a pool's column,
 strings are gathered into one data buffer by the kernel, lists and maps take their offsets from
-the counts. A field named in ``decode``'s ``drop`` is read past but not kept.
+the counts. A field named in ``decode``'s ``drop`` is read past but not kept (a projection).
 
 Types: ``null`` unions of two branches (``["null", T]``, ``[T, "null"]``) are nullable ``T``;
 records are structs; arrays are lists, and an array of ``key``/``value`` records with the logical
@@ -93,11 +93,12 @@ class Program:
         self.has_lens = np.array([n.kind in (STRING, BYTES) for n in self.slots], np.bool_)
 
     def _drop(self, path: str) -> None:
+        """Field ``path`` (dotted) read past, not kept; nothing where the schema has no such field."""
         node = self.root
         for part in path.split("."):
             found = [c for c in node.children if c.name == part] if node.kind == RECORD else []
             if not found:
-                raise Unsupported(f"no field {path} to drop")
+                return
             node = found[0]
         node.kept = False
 
@@ -348,7 +349,8 @@ class _Pools:
 
 def decode(data: bytes, drop: Sequence[str] = ()) -> pa.Table:
     """The records of the container file ``data`` as an Arrow table, one row per record, its
-    columns the top-level fields of the writer's schema (less ``drop``: dotted field paths)."""
+    columns the top-level fields of the writer's schema less those ``drop`` names (dotted paths
+    of fields read past, not kept: a projection, so one the schema does not have is no error)."""
     buf, starts, ends, counts, meta = blocks(data)
     try:
         schema = json.loads(meta["avro.schema"])
@@ -358,7 +360,9 @@ def decode(data: bytes, drop: Sequence[str] = ()) -> pa.Table:
     kernel = numba_cache.kernel()
     records = int(counts.sum())
     biggest = int((ends - starts).max()) if len(starts) else 0
-    pools = _Pools(prog, records, min(records, 4096) + biggest + 1)
+    # room for four items a record in each array or map (Iceberg's metrics maps hold one per column);
+    # more grows the pools (untouched room costs address space only)
+    pools = _Pools(prog, records, 4 * records + biggest + 1)
     b = 0
     while True:
         b = kernel.decode_blocks(buf, starts, ends, counts, b, prog.kind, prog.end, prog.nullbr, prog.slot,
@@ -399,8 +403,9 @@ def _array(node: Node, pools: _Pools, buf: np.ndarray, kernel: Any) -> pa.Array:
     bitmap, nulls = _bitmap(valid)
     k = node.kind
     if k in (INT, LONG, FLOAT, DOUBLE):
-        data = {INT: lambda: vals.astype(np.int32), LONG: lambda: vals,
-                FLOAT: lambda: vals.astype(np.uint32).view(np.float32), DOUBLE: lambda: vals.view(np.float64)}[k]()
+        # copies, never views of the pools (an array holds its buffer: a view would hold them all)
+        data = {INT: lambda: vals.astype(np.int32), LONG: lambda: vals.copy(),
+                FLOAT: lambda: vals.astype(np.uint32).view(np.float32), DOUBLE: lambda: vals.view(np.float64).copy()}[k]()
         typ = node.arrow or {INT: pa.int32(), LONG: pa.int64(), FLOAT: pa.float32(), DOUBLE: pa.float64()}[k]
         return pa.Array.from_buffers(typ, n, [bitmap, pa.py_buffer(np.ascontiguousarray(data))], nulls)
     if k == BOOLEAN:

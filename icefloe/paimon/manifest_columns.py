@@ -2,7 +2,7 @@
 """Paimon manifests held as Arrow columns: what a plan judges at scale.
 
 A plan of a large table reads every entry of every manifest it opens, but needs objects only for the
-files it keeps. Here a data manifest's Avro is decoded into columns by DuckDB
+files it keeps. Here a data manifest's Avro is decoded into columns by a compiled decoder
 (``core.avro_columns``) and kept in a process-wide cache by the manifest's path (a manifest is never
 rewritten under its name). A plan then judges the columns: a partition filter once per distinct
 partition of the manifest, value statistics of whole-number columns (``id = 7``, ``id < 10``...)
@@ -13,7 +13,7 @@ ever keep more than ``keep_file`` would (the scan still checks every entry it ge
 cannot judge (another schema, a statistics column list, an unexpected layout) is judged by
 ``keep_file`` on its record, and DELETE entries are kept as that read keeps them.
 
-A manifest DuckDB cannot decode (not installed, or a file it refuses) is read entry by entry as
+A manifest the decoder cannot decode (not installed, or a file it refuses) is read entry by entry as
 before, whose decoder names a corrupt file.
 """
 from __future__ import annotations
@@ -44,7 +44,7 @@ StatsMask = Callable[["ManifestColumns"], tuple[Mask, Mask]]
 
 # a manifest of fewer entries is read entry by entry (decoding into columns has a fixed cost)
 COLUMNS_MIN_ENTRIES = 500
-# manifests decoded at once (each by its own DuckDB cursor) on a local file system (an object store: its
+# manifests decoded at once (each on a thread of its own) on a local file system (an object store: its
 # parallel_reads); on two busy cores two threads were slower than one
 DECODE_THREADS = 1
 # entries kept built at most, over every cached manifest (a plan of every file then builds none)
@@ -285,7 +285,7 @@ def available() -> bool:
 
 
 def columns_of(store: FileStore, m: mf.ManifestFileMeta) -> Optional[ManifestColumns]:
-    """The columns of manifest ``m`` (cached by its path); None where DuckDB cannot give them."""
+    """The columns of manifest ``m`` (cached by its path); None where the decoder cannot give them."""
     global _cached_entries, _built_entries
     path = store.manifest_path(m.file_name)
     with _cache_lock:
@@ -332,7 +332,7 @@ def entries(store: FileStore, manifests: Sequence[mf.ManifestFileMeta], keep_par
         return columns_of(store, m)
 
     workers = min(max(store.io.parallel_reads, DECODE_THREADS), len(manifests))
-    if workers > 1:       # DuckDB decodes outside the interpreter's lock: manifests at once
+    if workers > 1:       # the decoder runs outside the interpreter's lock: manifests at once
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(max_workers=workers) as pool:
