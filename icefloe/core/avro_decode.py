@@ -1,4 +1,4 @@
-# pyright: basic
+# pyright: strict
 """Avro object container files decoded into Arrow columns by a compiled loop (``core.avro_kernel``).
 
 The writer's schema (Avro spec, "Schema Declaration") is flattened into a ``Program``: one node per
@@ -28,14 +28,18 @@ import json
 import lzma
 import zlib
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence, cast
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 
 from icefloe.core import numba_cache
 
 _MAGIC = b"Obj\x01"
+Ints = npt.NDArray[np.int64]
+Bytes = npt.NDArray[np.uint8]
+Mask = npt.NDArray[np.bool_]
 
 
 class Unsupported(ValueError):
@@ -61,7 +65,7 @@ _LONG_LOGICAL = {"time-micros": pa.time64("us"), "timestamp-millis": pa.timestam
 class Node:
     kind: int
     name: str = ""
-    children: list["Node"] = field(default_factory=list)
+    children: list["Node"] = field(default_factory=lambda: list[Node]())
     nullable: int = -1          # the branch index of ``null`` in a two-branch union; -1: not nullable
     size: int = 0               # a fixed's
     arrow: Optional[pa.DataType] = None     # a logical type's Arrow type
@@ -86,10 +90,12 @@ class Program:
         self.nodes: list[Node] = []
         self._flatten(self.root, True)
         self.slots: list[Node] = [n for n in self.nodes if n.slot >= 0]
-        arr = lambda attr: np.array([getattr(n, attr) for n in self.nodes], np.int64)   # noqa: E731
+        def arr(attr: str) -> Ints:
+            return np.array([getattr(n, attr) for n in self.nodes], np.int64)
+
         self.kind, self.end, self.nullbr, self.slot, self.fsize = (
             arr("kind"), arr("end"), arr("nullable"), arr("slot"), arr("size"))
-        self.top_level = np.array([n.top_level for n in self.slots], np.bool_)
+        self.top_level: Mask = np.array([n.top_level for n in self.slots], np.bool_)
         self.has_lens = np.array([n.kind in (STRING, BYTES) for n in self.slots], np.bool_)
 
     def _drop(self, path: str) -> None:
@@ -104,7 +110,7 @@ class Program:
 
     def _node(self, s: Any, name: str, namespace: str, seen: set[str]) -> Node:
         if isinstance(s, list):
-            branches: list[Any] = s
+            branches = cast(list[Any], s)
             nulls = [i for i, b in enumerate(branches) if b == "null"]
             if len(branches) != 2 or len(nulls) != 1:
                 raise Unsupported(f"union {json.dumps(s)}")
@@ -125,25 +131,28 @@ class Program:
             return self._node(target, name, namespace, seen)
         if not isinstance(s, dict):
             raise Unsupported(f"schema {s!r}")
+        s = cast(dict[str, Any], s)
         t = s.get("type")
         logical = s.get("logicalType")
         if t in _PRIMITIVES:
             node = Node(_PRIMITIVES[t], name)
             if t == "int":
-                node.arrow = _INT_LOGICAL.get(logical)
+                node.arrow = _INT_LOGICAL.get(str(logical))
             elif t == "long":
-                node.arrow = _LONG_LOGICAL.get(logical)
+                node.arrow = _LONG_LOGICAL.get(str(logical))
             return node
         if t in ("record", "error", "fixed", "enum"):
-            ns = s.get("namespace", namespace)
-            full = s["name"] if "." in s["name"] or not ns else f"{ns}.{s['name']}"
+            ns = str(s.get("namespace", namespace))
+            own = str(s["name"])
+            full = own if "." in own or not ns else f"{ns}.{own}"
             self.named[full] = s
             if t == "enum":
                 raise Unsupported("enum")
             if t == "fixed":
                 return Node(FIXED, name, size=int(s["size"]))
             inner = seen | {full}
-            kids = [self._node(f["type"], f["name"], ns, inner) for f in s["fields"]]
+            fields = cast(list[dict[str, Any]], s["fields"])
+            kids = [self._node(f["type"], str(f["name"]), ns, inner) for f in fields]
             return Node(RECORD, name, kids)
         if t == "array":
             item = self._node(s["items"], "item", namespace, seen)
@@ -297,8 +306,8 @@ def blocks(data: bytes) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[s
     except (zlib.error, lzma.LZMAError, OSError) as e:
         raise Corrupt(f"a block does not decompress: {e}") from None
     buf = data if decompress is None else b"".join(parts)
-    as_ints = lambda xs: np.array(xs, np.int64)     # noqa: E731
-    return np.frombuffer(buf, np.uint8), as_ints(starts), as_ints(ends), as_ints(counts), meta
+    return (np.frombuffer(buf, np.uint8), np.array(starts, np.int64), np.array(ends, np.int64),
+            np.array(counts, np.int64), meta)
 
 
 # ---------------------------------------------------------------------- decode
@@ -308,12 +317,14 @@ class _Pools:
 
     def __init__(self, prog: Program, records: int, nested: int):
         self.prog = prog
-        self.cap = np.array([records if t else nested for t in prog.top_level], np.int64)
-        self.cnt = np.zeros(len(prog.slots), np.int64)
+        self.vbase: Ints
+        self.lbase: Ints
+        self.cap: Ints = np.array([records if t else nested for t in prog.top_level], np.int64)
+        self.cnt: Ints = np.zeros(len(prog.slots), np.int64)
         self._layout()
-        self.vals = np.empty(int(self.cap.sum()), np.int64)
-        self.valid = np.ones(int(self.cap.sum()), np.uint8)
-        self.lens = np.empty(int(self.cap[prog.has_lens].sum()), np.int64)
+        self.vals: Ints = np.empty(int(self.cap.sum()), np.int64)
+        self.valid: Bytes = np.ones(int(self.cap.sum()), np.uint8)
+        self.lens: Ints = np.empty(int(self.cap[prog.has_lens].sum()), np.int64)
 
     def _layout(self) -> None:
         self.vbase = np.concatenate([[0], np.cumsum(self.cap)[:-1]]).astype(np.int64)
@@ -323,7 +334,8 @@ class _Pools:
     def grow(self, room: int, done: int, records: int) -> None:
         """Room for ``room`` more values in each nested slot short of it, and for as many values
         per record in the rest of the file as in the ``done`` records decoded so far."""
-        old = (self.vals, self.valid, self.lens, self.vbase.copy(), self.lbase.copy())
+        old_vals, old_valid, old_lens = self.vals, self.valid, self.lens
+        old_vbase, old_lbase = np.array(self.vbase, np.int64), np.array(self.lbase, np.int64)
         short = ~self.prog.top_level & (self.cnt + room > self.cap)
         expect = (self.cnt * records) // max(done, 1) + room
         self.cap[short] = np.maximum(np.maximum(self.cap[short] * 2, self.cnt[short] + room), expect[short])
@@ -332,18 +344,18 @@ class _Pools:
         valid = np.ones(int(self.cap.sum()), np.uint8)
         lens = np.empty(int(self.cap[self.prog.has_lens].sum()), np.int64)
         for s in range(len(self.cap)):
-            n, a, b = int(self.cnt[s]), int(old[3][s]), int(self.vbase[s])
-            vals[b:b + n] = old[0][a:a + n]
-            valid[b:b + n] = old[1][a:a + n]
+            n, a, b = int(self.cnt[s]), int(old_vbase[s]), int(self.vbase[s])
+            vals[b:b + n] = old_vals[a:a + n]
+            valid[b:b + n] = old_valid[a:a + n]
             if self.lbase[s] >= 0:
-                la, lb = int(old[4][s]), int(self.lbase[s])
-                lens[lb:lb + n] = old[2][la:la + n]
+                la, lb = int(old_lbase[s]), int(self.lbase[s])
+                lens[lb:lb + n] = old_lens[la:la + n]
         self.vals, self.valid, self.lens = vals, valid, lens
 
-    def column(self, slot: int) -> tuple[np.ndarray, np.ndarray, Optional[np.ndarray]]:
+    def column(self, slot: int) -> tuple[Ints, Mask, Optional[Ints]]:
         n, b = int(self.cnt[slot]), int(self.vbase[slot])
         lb = int(self.lbase[slot])
-        return (self.vals[b:b + n], self.valid[b:b + n].view(np.bool_),
+        return (self.vals[b:b + n], self.valid[b:b + n] != 0,
                 self.lens[lb:lb + n] if lb >= 0 else None)
 
 
@@ -404,8 +416,15 @@ def _array(node: Node, pools: _Pools, buf: np.ndarray, kernel: Any) -> pa.Array:
     k = node.kind
     if k in (INT, LONG, FLOAT, DOUBLE):
         # copies, never views of the pools (an array holds its buffer: a view would hold them all)
-        data = {INT: lambda: vals.astype(np.int32), LONG: lambda: vals.copy(),
-                FLOAT: lambda: vals.astype(np.uint32).view(np.float32), DOUBLE: lambda: vals.view(np.float64).copy()}[k]()
+        data: npt.NDArray[Any]
+        if k == INT:
+            data = vals.astype(np.int32)
+        elif k == LONG:
+            data = np.array(vals, np.int64)
+        elif k == FLOAT:
+            data = np.frombuffer(vals.astype(np.uint32).tobytes(), np.float32)
+        else:
+            data = np.frombuffer(vals.tobytes(), np.float64)
         typ = node.arrow or {INT: pa.int32(), LONG: pa.int64(), FLOAT: pa.float32(), DOUBLE: pa.float64()}[k]
         return pa.Array.from_buffers(typ, n, [bitmap, pa.py_buffer(np.ascontiguousarray(data))], nulls)
     if k == BOOLEAN:

@@ -1,4 +1,4 @@
-# pyright: basic
+# pyright: strict
 """The compiled loops of ``core.avro_decode``: an Avro record decoder driven by a small program (the
 writer's schema flattened in preorder, ``avro_decode.Program``), compiled by numba once and cached on
 disk (``cache=True``), and run without the GIL, so manifests or parts of one decode on several cores.
@@ -16,8 +16,14 @@ caller grows the pools and calls again from there.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
 from numba import njit
+
+Bytes = npt.NDArray[np.uint8]
+Ints = npt.NDArray[np.int64]
 
 # node kinds
 NULL, BOOLEAN, INT, LONG, FLOAT, DOUBLE, BYTES, STRING, FIXED, RECORD, ARRAY, MAP = range(12)
@@ -27,14 +33,14 @@ CORRUPT = -1
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _varint(buf, p, e):
+def _varint(buf: Bytes, p: Any, e: Any) -> tuple[Any, Any]:
     """The zig-zag varint at ``p`` (below ``e``) and the position after it; position -1 where
     the buffer ends first or the varint runs past ten bytes."""
     if p < e and buf[p] < 0x80:
-        b = np.int64(buf[p])
+        b: Any = np.int64(buf[p])
         return ((b >> 1) ^ -(b & 1)), p + 1
     shift = 0
-    acc = np.int64(0)
+    acc: Any = np.int64(0)
     while True:
         if p >= e or shift > 63:
             return np.int64(0), np.int64(-1)
@@ -48,7 +54,8 @@ def _varint(buf, p, e):
 
 
 @njit(cache=True, nogil=True)
-def _null_fill(q, stop, kind, end, slot, cnt, vals, valid, vbase, lbase, lens, nbase):
+def _null_fill(q: Any, stop: Any, kind: Ints, end: Ints, slot: Ints, cnt: Ints, vals: Ints, valid: Bytes,
+               vbase: Ints, lbase: Ints, lens: Ints, nbase: Ints) -> None:
     """Null values for the kept slots of subtree ``[q, stop)`` at its own level (an array's items
     are not visited: the null array holds none)."""
     while q < stop:
@@ -67,8 +74,9 @@ def _null_fill(q, stop, kind, end, slot, cnt, vals, valid, vbase, lbase, lens, n
 
 
 @njit(cache=True, nogil=True)
-def decode_blocks(buf, starts, ends, counts, first, kind, end, nullbr, slot, fsize, top_level, cap, cnt,
-                  vbase, lbase, nbase, vals, lens, valid):
+def decode_blocks(buf: Bytes, starts: Ints, ends: Ints, counts: Ints, first: int, kind: Ints, end: Ints,
+                  nullbr: Ints, slot: Ints, fsize: Ints, top_level: npt.NDArray[np.bool_], cap: Ints, cnt: Ints,
+                  vbase: Ints, lbase: Ints, nbase: Ints, vals: Ints, lens: Ints, valid: Bytes) -> int:
     """Decode blocks ``first..`` of ``buf`` (block ``b`` holds ``counts[b]`` records in
     ``buf[starts[b]:ends[b]]``) into the pools; returns the number of blocks (all decoded), the
     index of a block the pools have no room for, or ``CORRUPT``."""
@@ -196,9 +204,9 @@ def decode_blocks(buf, starts, ends, counts, first, kind, end, nullbr, slot, fsi
                         if k == FIXED:
                             vals[vbase[s] + i] = p
                         else:
-                            v = np.int64(0)
+                            v: Any = np.int64(0)
                             for j in range(w):
-                                v |= np.int64(buf[p + j]) << (8 * j)
+                                v = v | (np.int64(buf[p + j]) << (8 * j))  # pyright: ignore[reportUnknownVariableType]  (numba: an int64)
                             vals[vbase[s] + i] = v
                         cnt[s] = i + 1
                     p += w
@@ -216,7 +224,7 @@ def decode_blocks(buf, starts, ends, counts, first, kind, end, nullbr, slot, fsi
 
 
 @njit(cache=True, nogil=True)
-def gather(buf, starts, lens, offsets, out):
+def gather(buf: Bytes, starts: Ints, lens: Ints, offsets: Ints, out: Bytes) -> None:
     """``out[offsets[i]:offsets[i + 1]] = buf[starts[i]:starts[i] + lens[i]]`` for every ``i``."""
     for i in range(starts.shape[0]):
         a = starts[i]

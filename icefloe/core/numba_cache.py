@@ -1,4 +1,4 @@
-# pyright: basic
+# pyright: strict
 """The compiled Avro kernel (``core.avro_kernel``), imported on first use with an on-disk cache
 that works wherever the package is installed.
 
@@ -56,6 +56,6 @@ def kernel() -> ModuleType:
             where = cache_dir()
             if where is not None:
                 config = importlib.import_module("numba.core.config")
-                config.CACHE_DIR = where
+                setattr(config, "CACHE_DIR", where)      # read when a cached function is first called
             _kernel = importlib.import_module("icefloe.core.avro_kernel")
     return _kernel

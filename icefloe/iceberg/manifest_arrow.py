@@ -77,9 +77,12 @@ def decode(data: bytes, part_entries: Optional[int] = None) -> Optional[pa.Table
         parts = [data]       # a damaged frame: the whole file, refused below or by the entries decoder
     if len(parts) <= 1:
         return avro_columns.decode(data, _SKIPPED)
+    def columns(part: bytes) -> Optional[pa.Table]:
+        return avro_columns.decode(part, _SKIPPED)
+
     workers = min(len(parts), max(2, os.cpu_count() or 1))
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        tables = list(pool.map(lambda part: avro_columns.decode(part, _SKIPPED), parts))
+        tables = list(pool.map(columns, parts))
     if any(t is None for t in tables):
         return None
     got = [t for t in tables if t is not None]
