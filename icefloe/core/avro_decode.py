@@ -312,6 +312,11 @@ def blocks(data: bytes) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[s
 
 # ---------------------------------------------------------------------- decode
 
+# records decoded into one chunk of the table's columns (one set of pools, reused): a whole manifest
+# at once is slower (its pools are as large as its columns)
+CHUNK_RECORDS = 32_768
+
+
 class _Pools:
     """Each slot's columns of values, lengths (strings and bytes) and validity."""
 
@@ -325,6 +330,11 @@ class _Pools:
         self.vals: Ints = np.empty(int(self.cap.sum()), np.int64)
         self.valid: Bytes = np.ones(int(self.cap.sum()), np.uint8)
         self.lens: Ints = np.empty(int(self.cap[prog.has_lens].sum()), np.int64)
+
+    def reset(self) -> None:
+        """Empty columns, for the next run of blocks (what was decoded has been copied out)."""
+        self.cnt[:] = 0
+        self.valid[:] = 1
 
     def _layout(self) -> None:
         self.vbase = np.concatenate([[0], np.cumsum(self.cap)[:-1]]).astype(np.int64)
@@ -370,24 +380,44 @@ def decode(data: bytes, drop: Sequence[str] = ()) -> pa.Table:
         raise Corrupt("no readable avro.schema in the header") from None
     prog = Program(schema, drop)
     kernel = numba_cache.kernel()
-    records = int(counts.sum())
+    groups = _groups(counts)
+    most = max(n for _, _, n in groups)
     biggest = int((ends - starts).max()) if len(starts) else 0
     # room for four items a record in each array or map (Iceberg's metrics maps hold one per column);
-    # more grows the pools (untouched room costs address space only)
-    pools = _Pools(prog, records, 4 * records + biggest + 1)
-    b = 0
-    while True:
-        b = kernel.decode_blocks(buf, starts, ends, counts, b, prog.kind, prog.end, prog.nullbr, prog.slot,
-                                 prog.fsize, prog.top_level, pools.cap, pools.cnt, pools.vbase, pools.lbase,
-                                 pools.vbase, pools.vals, pools.lens, pools.valid)
-        if b == kernel.CORRUPT:
-            raise Corrupt("a block's records do not decode with the file's schema")
-        if b >= len(starts):
-            break
-        pools.grow(int(ends[b] - starts[b]) + 1, int(counts[:b].sum()), records)
+    # more grows the pools
+    pools = _Pools(prog, most, 4 * most + biggest + 1)
     kept = [c for c in prog.root.children if c.kept]
-    arrays = [_array(c, pools, buf, kernel) for c in kept]
-    return pa.Table.from_arrays(arrays, names=[c.name for c in kept])
+    batches: list[pa.RecordBatch] = []
+    for first, last, records in groups:
+        pools.reset()
+        b = first
+        while True:
+            b = kernel.decode_blocks(buf, starts, ends, counts, b, last, prog.kind, prog.end, prog.nullbr,
+                                     prog.slot, prog.fsize, prog.top_level, pools.cap, pools.cnt, pools.vbase,
+                                     pools.lbase, pools.vbase, pools.vals, pools.lens, pools.valid)
+            if b == kernel.CORRUPT:
+                raise Corrupt("a block's records do not decode with the file's schema")
+            if b >= last:
+                break
+            pools.grow(int(ends[b] - starts[b]) + 1, int(counts[first:b].sum()), records)
+        batches.append(pa.RecordBatch.from_arrays([_array(c, pools, buf, kernel) for c in kept],
+                                                  names=[c.name for c in kept]))
+    return pa.Table.from_batches(batches)
+
+
+def _groups(counts: Ints) -> list[tuple[int, int, int]]:
+    """The file's blocks in runs of about ``CHUNK_RECORDS`` records: (first block, block after the
+    last, records); one run of no blocks for a file of none."""
+    out: list[tuple[int, int, int]] = []
+    first = held = 0
+    for b, n in enumerate(counts.tolist()):
+        held += n
+        if held >= CHUNK_RECORDS:
+            out.append((first, b + 1, held))
+            first, held = b + 1, 0
+    if held or not out:
+        out.append((first, len(counts), held))
+    return out
 
 
 def _bitmap(valid: np.ndarray) -> tuple[Optional[pa.Buffer], int]:

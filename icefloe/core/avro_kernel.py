@@ -74,18 +74,18 @@ def _null_fill(q: Any, stop: Any, kind: Ints, end: Ints, slot: Ints, cnt: Ints, 
 
 
 @njit(cache=True, nogil=True)
-def decode_blocks(buf: Bytes, starts: Ints, ends: Ints, counts: Ints, first: int, kind: Ints, end: Ints,
+def decode_blocks(buf: Bytes, starts: Ints, ends: Ints, counts: Ints, first: int, last: int, kind: Ints, end: Ints,
                   nullbr: Ints, slot: Ints, fsize: Ints, top_level: npt.NDArray[np.bool_], cap: Ints, cnt: Ints,
                   vbase: Ints, lbase: Ints, nbase: Ints, vals: Ints, lens: Ints, valid: Bytes) -> int:
-    """Decode blocks ``first..`` of ``buf`` (block ``b`` holds ``counts[b]`` records in
-    ``buf[starts[b]:ends[b]]``) into the pools; returns the number of blocks (all decoded), the
-    index of a block the pools have no room for, or ``CORRUPT``."""
+    """Decode blocks ``first`` to ``last`` (not included) of ``buf`` (block ``b`` holds ``counts[b]``
+    records in ``buf[starts[b]:ends[b]]``) into the pools; returns ``last`` (all decoded), the index
+    of a block the pools have no room for, or ``CORRUPT``."""
     n_nodes = kind.shape[0]
     n_slots = cap.shape[0]
     stack_node = np.empty(n_nodes + 1, np.int64)
     stack_left = np.empty(n_nodes + 1, np.int64)
     stack_items = np.empty(n_nodes + 1, np.int64)
-    for b in range(first, starts.shape[0]):
+    for b in range(first, last):
         p = starts[b]
         e = ends[b]
         records = counts[b]
@@ -220,7 +220,7 @@ def decode_blocks(buf: Bytes, starts: Ints, ends: Ints, counts: Ints, first: int
                     pc += 1
         if p != e:
             return CORRUPT
-    return starts.shape[0]
+    return last
 
 
 @njit(cache=True, nogil=True)

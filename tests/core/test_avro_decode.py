@@ -131,13 +131,13 @@ def _as_fastavro(schema: Any, v: Any, arrow: bool = True) -> Any:
 
 
 CASES = st.tuples(TYPES, st.integers(0, 25), st.sampled_from(["null", "deflate", "snappy", "zstandard"]),
-                  st.sampled_from([1, 64, 4096]))
+                  st.sampled_from([1, 64, 4096]), st.sampled_from([1, 7, avro_decode.CHUNK_RECORDS]))
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(case=CASES, data=st.data())
-def test_decoder_equals_fastavro(case: tuple[Any, int, str, int], data: st.DataObject) -> None:
-    body, n, codec, sync_interval = case
+def test_decoder_equals_fastavro(case: tuple[Any, int, str, int, int], data: st.DataObject) -> None:
+    body, n, codec, sync_interval, chunk = case
     fields = body["fields"] if isinstance(body, dict) and body["type"] == "record" else [body]
     schema = _named({"type": "record", "fields": fields}, itertools.count())
     rows = data.draw(st.lists(_values(schema), min_size=n, max_size=n))
@@ -145,7 +145,12 @@ def test_decoder_equals_fastavro(case: tuple[Any, int, str, int], data: st.DataO
     fastavro.writer(out, fastavro.parse_schema(schema), rows, codec=codec, sync_interval=sync_interval)
     raw = out.getvalue()
     expected = [_as_fastavro(schema, r, arrow=False) for r in fastavro.reader(io.BytesIO(raw))]
-    table = avro_decode.decode(raw)
+    default = avro_decode.CHUNK_RECORDS
+    avro_decode.CHUNK_RECORDS = chunk       # runs of blocks decoded into chunks of their own
+    try:
+        table = avro_decode.decode(raw)
+    finally:
+        avro_decode.CHUNK_RECORDS = default
     assert table.num_rows == n
     assert table.column_names == [f["name"] for f in schema["fields"]]
     got = [_as_fastavro(schema, r) for r in table.to_pylist()]
@@ -184,11 +189,14 @@ def test_arrow_types_of_a_manifest() -> None:
     assert table.column("snapshot_id").null_count == 5
 
 
-def test_pools_grow_for_many_items() -> None:
-    """Items beyond the first guess of room (many per record, thousands of records) are all kept."""
+def test_pools_grow_for_many_items(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Items beyond the first guess of room (many per record, thousands of records) are all kept,
+    in each chunk of the columns."""
+    monkeypatch.setattr(avro_decode, "CHUNK_RECORDS", 6_000)
     schema = {"type": "record", "name": "r", "fields": [{"name": "xs", "type": {"type": "array", "items": "long"}}]}
     rows = [{"xs": list(range(i % 50))} for i in range(20_000)]
     table = avro_decode.decode(_file(schema, rows, sync_interval=16_000))
+    assert table.column("xs").num_chunks >= 3
     assert table.column("xs").to_pylist() == [r["xs"] for r in rows]
 
 
