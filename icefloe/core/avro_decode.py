@@ -8,9 +8,11 @@ record over the file's decompressed blocks (codecs ``null``, ``deflate``, ``snap
 ``bzip2``, ``xz``; decompressed here, block by block) and writes each kept node's values into
 flat integer pools: whole numbers and a float's bits as they are, a string or bytes value as its
 start and length in the decompressed buffer, an array or map as its item count. The pools become
-Arrow arrays without a pass in Python per value: numbers are views or casts of a pool's column,
+Arrow arrays without a pass in Python per value: numbers are copies or casts of a pool's column,
 strings are gathered into one data buffer by the kernel, lists and maps take their offsets from
-the counts. A field named in ``decode``'s ``drop`` is read past but not kept (a projection).
+the counts. A file is decoded in runs of blocks of about ``CHUNK_RECORDS`` records, each a chunk of
+the table's columns, through one set of pools. A field named in ``decode``'s ``drop`` is read past
+but not kept (a projection).
 
 Types: ``null`` unions of two branches (``["null", T]``, ``[T, "null"]``) are nullable ``T``;
 records are structs; arrays are lists, and an array of ``key``/``value`` records with the logical
@@ -273,16 +275,14 @@ def _codec(name: str) -> Optional[Callable[[bytes], bytes]]:
     raise Unsupported(f"codec {name}")
 
 
-def blocks(data: bytes) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, bytes]]:
-    """The decompressed records of a container file: (buffer, each block's start and end in it,
-    each block's record count, metadata)."""
+def frames(data: bytes) -> tuple[dict[str, bytes], Optional[Callable[[Any], bytes]], Ints, Ints, Ints]:
+    """The blocks of a container file: (metadata, the codec's decompress, None for ``null``, each
+    block's start and end in ``data``, each block's record count)."""
     meta, sync, p = header(data)
     decompress = _codec(meta.get("avro.codec", b"null").decode() or "null")
     starts: list[int] = []
     ends: list[int] = []
     counts: list[int] = []
-    parts: list[bytes] = []
-    at = 0
     end = len(data)
     try:
         while p < end:
@@ -290,31 +290,51 @@ def blocks(data: bytes) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[s
             size, p = _varint(data, p)
             if count < 0 or size < 0 or p + size + 16 > end or data[p + size:p + size + 16] != sync:
                 raise Corrupt("a block does not end at the sync marker")
-            if decompress is None:
-                starts.append(p)
-                ends.append(p + size)
-            else:
-                raw = decompress(data[p:p + size])
-                parts.append(raw)
-                starts.append(at)
-                at += len(raw)
-                ends.append(at)
+            starts.append(p)
+            ends.append(p + size)
             counts.append(count)
             p += size + 16
     except IndexError:
         raise Corrupt("the file ends inside a block's frame") from None
-    except (zlib.error, lzma.LZMAError, OSError) as e:
-        raise Corrupt(f"a block does not decompress: {e}") from None
-    buf = data if decompress is None else b"".join(parts)
-    return (np.frombuffer(buf, np.uint8), np.array(starts, np.int64), np.array(ends, np.int64),
-            np.array(counts, np.int64), meta)
+    return meta, decompress, np.array(starts, np.int64), np.array(ends, np.int64), np.array(counts, np.int64)
+
+
+class _Inflated:
+    """Runs of a file's blocks decompressed into one buffer, reused from run to run (fresh memory
+    for each would cost the system's page faults again)."""
+
+    def __init__(self, data: bytes, decompress: Callable[[Any], bytes]):
+        self.view = memoryview(data)
+        self.decompress = decompress
+        self.buf: Bytes = np.empty(0, np.uint8)
+
+    def run(self, starts: Ints, ends: Ints) -> tuple[Bytes, Ints, Ints]:
+        """Blocks ``starts``/``ends`` decompressed: (buffer, each block's start and end in it)."""
+        try:
+            raws = [self.decompress(self.view[a:b]) for a, b in zip(starts.tolist(), ends.tolist())]
+        except Unsupported:
+            raise
+        except Exception as e:      # noqa: BLE001 -- each codec's own error: the file is damaged
+            raise Corrupt(f"a block does not decompress: {e}") from None
+        sizes = np.array([len(r) for r in raws], np.int64)
+        out_ends = np.cumsum(sizes)
+        out_starts = out_ends - sizes
+        total = int(out_ends[-1]) if len(raws) else 0
+        if len(self.buf) < total:
+            self.buf = np.empty(max(total, 2 * len(self.buf)), np.uint8)
+        for raw, at in zip(raws, out_starts.tolist()):
+            self.buf[at:at + len(raw)] = np.frombuffer(raw, np.uint8)
+        out = self.buf[:total]
+        out.flags.writeable = False     # read-only, as a file's own buffer: one compiled signature
+        return out, out_starts, out_ends
 
 
 # ---------------------------------------------------------------------- decode
 
-# records decoded into one chunk of the table's columns (one set of pools, reused): a whole manifest
-# at once is slower (its pools are as large as its columns)
-CHUNK_RECORDS = 32_768
+# records decoded into one chunk of the table's columns (one set of pools and one buffer, reused): a
+# whole manifest at once was slower (pools as large as its columns, fresh memory; a cold plan of
+# bench.scale's 1M files: 0.5-0.6 s CPU at 8,192 records, 0.7-0.8 s at 32,768, more for the whole)
+CHUNK_RECORDS = 8_192
 
 
 class _Pools:
@@ -373,7 +393,7 @@ def decode(data: bytes, drop: Sequence[str] = ()) -> pa.Table:
     """The records of the container file ``data`` as an Arrow table, one row per record, its
     columns the top-level fields of the writer's schema less those ``drop`` names (dotted paths
     of fields read past, not kept: a projection, so one the schema does not have is no error)."""
-    buf, starts, ends, counts, meta = blocks(data)
+    meta, decompress, starts, ends, counts = frames(data)
     try:
         schema = json.loads(meta["avro.schema"])
     except (KeyError, ValueError):
@@ -386,20 +406,25 @@ def decode(data: bytes, drop: Sequence[str] = ()) -> pa.Table:
     # room for four items a record in each array or map (Iceberg's metrics maps hold one per column);
     # more grows the pools
     pools = _Pools(prog, most, 4 * most + biggest + 1)
+    inflated = None if decompress is None else _Inflated(data, decompress)
+    whole: Bytes = np.frombuffer(data, np.uint8)
     kept = [c for c in prog.root.children if c.kept]
     batches: list[pa.RecordBatch] = []
     for first, last, records in groups:
+        buf, run_starts, run_ends = ((whole, starts[first:last], ends[first:last]) if inflated is None
+                                     else inflated.run(starts[first:last], ends[first:last]))
+        run_counts = counts[first:last]
         pools.reset()
-        b = first
+        b = 0
         while True:
-            b = kernel.decode_blocks(buf, starts, ends, counts, b, last, prog.kind, prog.end, prog.nullbr,
-                                     prog.slot, prog.fsize, prog.top_level, pools.cap, pools.cnt, pools.vbase,
-                                     pools.lbase, pools.vbase, pools.vals, pools.lens, pools.valid)
+            b = kernel.decode_blocks(buf, run_starts, run_ends, run_counts, b, len(run_counts), prog.kind, prog.end,
+                                     prog.nullbr, prog.slot, prog.fsize, prog.top_level, pools.cap, pools.cnt,
+                                     pools.vbase, pools.lbase, pools.vbase, pools.vals, pools.lens, pools.valid)
             if b == kernel.CORRUPT:
                 raise Corrupt("a block's records do not decode with the file's schema")
-            if b >= last:
+            if b >= len(run_counts):
                 break
-            pools.grow(int(ends[b] - starts[b]) + 1, int(counts[first:b].sum()), records)
+            pools.grow(int(run_ends[b] - run_starts[b]) + 1, int(run_counts[:b].sum()), records)
         batches.append(pa.RecordBatch.from_arrays([_array(c, pools, buf, kernel) for c in kept],
                                                   names=[c.name for c in kept]))
     return pa.Table.from_batches(batches)
