@@ -506,8 +506,8 @@ def _array(node: Node, pools: _Pools, buf: np.ndarray, kernel: Any) -> pa.Array:
     if k == RECORD:
         kids = [c for c in node.children if c.kept]
         arrays = [_array(c, pools, buf, kernel) for c in kids]
-        if not arrays:
-            return pa.StructArray.from_arrays([], fields=[], mask=_mask(valid)) if n else pa.array([], pa.struct([]))
+        if not arrays:      # a record of no fields (an unpartitioned table's partition), or none kept
+            return pa.Array.from_buffers(pa.struct([]), n, [bitmap], nulls, children=[])
         return pa.StructArray.from_arrays(arrays, names=[c.name for c in kids], mask=_mask(valid))
     offsets, large = _offsets(vals)
     if large:

@@ -210,6 +210,18 @@ def test_dropped_fields_are_read_past() -> None:
         "status", "snapshot_id", "data_file"]       # a projection: what the schema does not have is not there
 
 
+def test_records_of_no_fields() -> None:
+    """An unpartitioned Iceberg table's partition: a record of no fields, a row of each entry."""
+    schema = {"type": "record", "name": "e", "fields": [
+        {"name": "partition", "type": {"type": "record", "name": "p", "fields": []}},
+        {"name": "maybe", "type": ["null", {"type": "record", "name": "q", "fields": []}]},
+        {"name": "n", "type": "int"}]}
+    rows = [{"partition": {}, "maybe": None if i % 2 else {}, "n": i} for i in range(5)]
+    table = avro_decode.decode(_file(schema, rows))
+    assert table.to_pylist() == rows
+    assert avro_decode.decode(_file(schema, rows), drop=["n"]).num_rows == 5
+
+
 def test_empty_file() -> None:
     table = avro_decode.decode(_file(MANIFESTISH, []))
     assert table.num_rows == 0 and table.column_names == ["status", "snapshot_id", "data_file"]
