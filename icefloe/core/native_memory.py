@@ -1,6 +1,6 @@
 """Large native buffers given back to the system when freed (glibc's allocator).
 
-A cold plan of a large Iceberg table decodes its manifests with DuckDB into Arrow buffers of a few
+A cold plan of a large Iceberg table decodes its manifests (``core.avro_columns``) into Arrow buffers of a few
 hundred kilobytes to a few megabytes each, held by the manifest cache and freed when it lets them go.
 glibc serves such a buffer from a fresh mapping only while it is larger than its mmap threshold, and
 raises that threshold to the size of each mapped buffer freed: after the first manifests are freed,

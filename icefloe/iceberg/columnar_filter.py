@@ -172,9 +172,15 @@ def _bounds(cols: ManifestColumns, kind: int, field_id: int, widths: tuple[int, 
         chosen = lengths == width
         if not chosen.any():
             continue
-        starts = offsets[:-1][chosen]
-        raw = data[starts[:, None] + np.arange(width)[None, :]]
-        decoded: Ints = np.frombuffer(raw.tobytes(), dtype=np.dtype("<i8" if width == 8 else "<i4")).astype(np.int64)
+        dtype = np.dtype("<i8" if width == 8 else "<i4")
+        first = int(offsets[0])
+        if chosen.all() and int(offsets[-1]) - first == width * len(chosen):
+            # every bound this width, back to back: the data buffer is the array of them
+            decoded: Ints = np.frombuffer(data, dtype=dtype, count=len(chosen), offset=first).astype(np.int64)
+        else:
+            starts = offsets[:-1][chosen]
+            raw = data[starts[:, None] + np.arange(width)[None, :]]
+            decoded = np.frombuffer(raw.tobytes(), dtype=dtype).astype(np.int64)
         out[rows[chosen]] = decoded
         known[rows[chosen]] = True
     return out, known

@@ -2,17 +2,16 @@
 """A data manifest held as Arrow columns (Iceberg spec, "Manifests"): what a plan judges at scale.
 
 A plan of a large table reads every entry of every manifest it opens, but builds a file's objects
-only for the files it keeps. The manifest's Avro is decoded into columns by DuckDB's ``read_avro``
-(the ``duckdb-extension-avro`` package, loaded from its wheel: no download), native code that
-decodes a manifest in a fraction of the time of the generated pure-Python decoder
+only for the files it keeps. The manifest's Avro is decoded into columns by a compiled decoder
+(``core.avro_columns``, numba), in a fraction of the time of the generated pure-Python decoder
 (``manifest_codegen``); the columns stay in the process-wide manifest cache, and the scan's filters
 are judged over them (``columnar_filter``). The values a file's entry inherits are applied as in
 ``manifest_avro``: a null snapshot id, and for ADDED entries a null sequence number, take the
 manifest list's ("Sequence Number Inheritance"); in format v3 a live data file without a first row
 id takes the manifest's, moved on by the rows of the files before it ("First Row ID Inheritance").
 
-A manifest whose columns this module cannot give exactly (no DuckDB, a partition type outside the
-whole numbers, strings and booleans, a delete file in it, or a file DuckDB refuses) is not held
+A manifest whose columns this module cannot give exactly (no numba, a partition type outside the
+whole numbers, strings and booleans, a delete file in it, or a file the decoder refuses) is not held
 here: ``ManifestColumns.of`` returns None and the plan reads that manifest's entries as before,
 whose decoder names a corrupt file (``CorruptMetadataError``).
 """
@@ -39,7 +38,7 @@ Mask = npt.NDArray[np.bool_]
 Ints = npt.NDArray[np.int64]
 
 # partition field types whose Avro value is the internal value (date: days, time and timestamps:
-# microseconds), and the Arrow types DuckDB decodes them into
+# microseconds), and the Arrow types the decoder gives them (``core.avro_decode``)
 _PARTITION_ARROW = {
     "int": ("int32",), "long": ("int64",), "string": ("string", "large_string"), "boolean": ("bool",),
     "date": ("date32", "int32"), "time": ("time64", "int64"),
@@ -55,14 +54,18 @@ _NOT_HELD = ("content", "partition")
 
 
 # A manifest of more entries than this is decoded in parts of about this many entries, several at
-# once (DuckDB decodes one file on one thread; a manifest merged up to its 8 MB target holds ~600,000
-# entries, where a whole decode was most of a cold plan). Tests lower it.
+# once (the decoder runs one file on one thread, outside the interpreter's lock; a manifest merged up
+# to its 8 MB target holds ~600,000 entries, where a whole decode was most of a cold plan). Tests lower it.
 PART_ENTRIES = 50_000
+# fields of a manifest entry the columns do not hold: read past, not decoded into columns
+_SKIPPED = ("snapshot_id", "file_sequence_number")
 
 
 def decode(data: bytes, part_entries: Optional[int] = None) -> Optional[pa.Table]:
     """The records of an Avro manifest as an Arrow table, one row per entry in file order; None
-    where DuckDB is not installed or cannot read the file (the caller's decoder then judges it).
+    where the decoder is not installed or cannot read the file (the caller's decoder then judges it).
+    The entries' ``snapshot_id`` and ``file_sequence_number``, which ``ManifestColumns`` does not
+    hold, are read past (``_SKIPPED``).
     A file of more than ``part_entries`` records (default ``PART_ENTRIES``) is cut at its Avro
     blocks into files of about that many, each the original header and a run of its blocks
     (``manifest_avro.container_parts``), decoded concurrently (``core.avro_columns``) and joined in order."""
@@ -73,17 +76,20 @@ def decode(data: bytes, part_entries: Optional[int] = None) -> Optional[pa.Table
     except (ValueError, IndexError):
         parts = [data]       # a damaged frame: the whole file, refused below or by the entries decoder
     if len(parts) <= 1:
-        return avro_columns.decode(data)
+        return avro_columns.decode(data, _SKIPPED)
+    def columns(part: bytes) -> Optional[pa.Table]:
+        return avro_columns.decode(part, _SKIPPED)
+
     workers = min(len(parts), max(2, os.cpu_count() or 1))
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        tables = list(pool.map(avro_columns.decode, parts))
+        tables = list(pool.map(columns, parts))
     if any(t is None for t in tables):
         return None
     got = [t for t in tables if t is not None]
     try:
         return pa.concat_tables(got)
     except pa.ArrowInvalid:       # parts typed apart (no value to infer from): the whole file at once
-        return avro_columns.decode(data)
+        return avro_columns.decode(data, _SKIPPED)
 
 
 def _numpy_ints(arr: Union[pa.Array, pa.ChunkedArray], default: int) -> Ints:
@@ -102,7 +108,7 @@ class ManifestColumns:
     """The entries of one data manifest as columns, with what they inherit applied. Only what a
     plan and its files read is held (this is what the manifest cache keeps): the entries' status,
     sequence numbers, record counts and partitions as numpy arrays, and ``data_file``'s other
-    fields as Arrow columns, in the chunks DuckDB decoded them into (never copied into one: a
+    fields as Arrow columns, in the chunks they were decoded into (never copied into one: a
     manifest of 600,000 entries is ~200 MB of columns); a plan's files take their own values from
     them (``KeptRows``)."""
 

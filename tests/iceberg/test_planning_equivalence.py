@@ -363,6 +363,31 @@ def files_table(tmp_path):
     return cat.load_table("db.f")
 
 
+@pytest.mark.parametrize("bounds", ["all eight bytes", "widths mixed"])
+@pytest.mark.parametrize("where", ["id = 137", "id < 30 OR id >= 230", "id > 40 AND id <= 57"])
+def test_whole_number_bounds_of_every_width(tmp_path, monkeypatch, bounds, where):
+    """``id`` bounds judged as columns: all eight bytes back to back (read as one array), or mixed with
+    files bounded in four bytes (as an int promoted to long writes them), in three, or not at all."""
+    import struct
+
+    cat = icefloe.Catalog(str(tmp_path / "wh"))
+    t = cat.create_table("db.w", "id bigint not null", partitioned_by=[])
+    loc = t.location.rstrip("/")
+
+    def bound(v, i):
+        if bounds == "all eight bytes" or i % 4 == 0:
+            return {1: struct.pack("<q", v)}
+        return {1: struct.pack("<i", v)} if i % 4 == 1 else ({1: b"abc"} if i % 4 == 2 else {})
+
+    t.commit_files([mf.DataFile(
+        file_path=f"{loc}/data/f{i:04d}.parquet", file_format="PARQUET", partition=(), record_count=10,
+        file_size_in_bytes=100, value_counts={1: 10}, null_value_counts={1: 0},
+        lower_bounds=bound(i * 10, i), upper_bounds=bound(i * 10 + 9, i)) for i in range(30)])
+    t = cat.load_table("db.w")
+    fast, full = _plan_both(monkeypatch, t.io, t.metadata, t.current_snapshot(), where)
+    assert fast == full and 0 < len(fast) < 30
+
+
 def test_columnar_plan_builds_only_the_files_it_keeps(files_table, monkeypatch):
     """Judged as columns, a filtered plan builds a file object for each file it keeps and no other;
     the files are plain ``DataFile`` values when copied or pickled."""
