@@ -91,12 +91,16 @@ bench: $(STAMP) jvm paimon
 # cold and warm by icefloe, Apache Iceberg's Java runtime and pyiceberg (Iceberg), Apache Paimon's Java engine
 # and pypaimon (Paimon), each in its own process (bench/scale.py, bench/scale_paimon.py); then one-file commits to
 # Iceberg, Paimon append and Paimon primary-key tables of COMMIT_SCALE_FILES files, icefloe against the Java
-# runtimes (bench/commit_scale.py)
+# runtimes (bench/commit_scale.py); then MERGE, DELETE, UPDATE and the read after them on tables of
+# ROWLEVEL_ROWS rows (copy-on-write, merge-on-read v2 and v3), icefloe against Iceberg's Java runtime with the
+# same driver memory, each side's peak RSS reported (bench/rowlevel_scale.py; 100M rows take hours on 2 cores)
 SCALE_FILES ?= 100000
 COMMIT_SCALE_FILES ?= 10000 100000 1000000
+ROWLEVEL_ROWS ?= 100000000
 bench-scale: $(STAMP) jvm paimon
 	$(BIN)/python -m bench.scale --files $(SCALE_FILES)
 	$(BIN)/python -m bench.commit_scale --files $(COMMIT_SCALE_FILES)
+	$(BIN)/python -m bench.rowlevel_scale --rows $(ROWLEVEL_ROWS)
 
 clean:
 	rm -rf $(VENV) build dist .venv-jvm .venv-paimon warehouse .pytest_cache site site-screenshots tools/azurite/node_modules

@@ -8,8 +8,8 @@ too): MERGE (1% matched updates + 0.1% inserts), DELETE of 1%, UPDATE of 1%, the
 aggregate; both engines must give the same answers. Each figure is one run (best of 1: at 100M
 rows a run takes most of an hour on 2 cores); each table is dropped after its mode's work.
 
-Each engine runs in a process of its own, one after the other (the Java runtime's worker, then an
-icefloe child process), both ``local[2]`` with the same driver memory (``--memory``: in local mode
+Each engine runs in a process of its own, one after the other (for each mode, the Java runtime's
+worker, then an icefloe child process), both ``local[2]`` with the same driver memory (``--memory``: in local mode
 the driver's JVM is the executor too, so that is all the heap Spark has). While one runs, the bench
 samples every second each process of its tree: the driver (Python), its JVM and the Python workers
 Spark starts, and reports each role's peak resident set (the kernel's ``VmHWM``) and the peak of the
@@ -178,31 +178,34 @@ def child(rows: int, root: str, modes) -> None:
     print("RESULT " + json.dumps({"t": t, "spark": spark.version}), flush=True)
 
 
-def measure(rows: int, memory: str, modes, base_dir: str | None = None) -> dict:
-    root = tempfile.mkdtemp(prefix="icefloe-bench-rowlevel-scale-", dir=base_dir)
-    try:
-        java = run_java(rows, root, memory, modes)
-        print(f"  Java runtime done in {java['wall_s']} s", flush=True)
-        ours = run_icefloe(rows, root, memory, modes)
-        print(f"  icefloe done in {ours['wall_s']} s", flush=True)
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
-    # both engines must have computed the same answers, or the timings compare different work
+def measure(rows: int, memory: str, modes, base_dir: str | None = None, progress=None) -> dict:
+    """Each mode's figures: the Java runtime's process, then icefloe's, one pair per mode (so that a
+    change of the machine's load between the two sides is as short as one mode's work)."""
+    figures, sides, versions = {}, {}, {}
     for mode in modes:
+        root = tempfile.mkdtemp(prefix="icefloe-bench-rowlevel-scale-", dir=base_dir)
+        try:
+            java = run_java(rows, root, memory, [mode])
+            print(f"  {mode}: Java runtime done in {java['wall_s']} s", flush=True)
+            ours = run_icefloe(rows, root, memory, [mode])
+            print(f"  {mode}: icefloe done in {ours['wall_s']} s", flush=True)
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+        # both engines must have computed the same answers, or the timings compare different work
         a, b = ours["t"][f"{mode}:result"], java["t"][f"{mode}:result"]
         if a != b:
             raise AssertionError(f"icefloe and the Java runtime disagree on {mode}'s read after: {a} vs {b}")
-    figures = {}
-    for mode in modes:
         for w in WORK:
             key = f"{mode}:{w}"
-            a, b = ours["t"][key], java["t"][key]
-            figures[key] = {"icefloe_s": round(a, 2), "jvm_s": round(b, 2), "ratio": round(a / b, 2)}
-    strip = ("t",)
-    return {"rows": rows, "memory": memory, "runs": 1, "iceberg": java["version"], "jvm_spark": java["spark"],
-            "icefloe_spark": ours["spark"], "figures": figures,
-            "icefloe": {k: v for k, v in ours.items() if k not in strip and k != "spark"},
-            "java": {k: v for k, v in java.items() if k not in strip + ("version", "spark")}}
+            x, y = ours["t"][key], java["t"][key]
+            figures[key] = {"icefloe_s": round(x, 2), "jvm_s": round(y, 2), "ratio": round(x / y, 2)}
+        versions = {"iceberg": java["version"], "jvm_spark": java["spark"], "icefloe_spark": ours["spark"]}
+        sides[mode] = {"icefloe": {k: v for k, v in ours.items() if k not in ("t", "spark")},
+                       "java": {k: v for k, v in java.items() if k not in ("t", "version", "spark")}}
+        if progress is not None:        # each mode's figures as soon as it is done (a run of hours may be cut short)
+            progress({"rows": rows, "memory": memory, "runs": 1, **versions, "figures": figures, "sides": sides,
+                      "partial": mode != modes[-1]})
+    return {"rows": rows, "memory": memory, "runs": 1, **versions, "figures": figures, "sides": sides}
 
 
 def report_lines(res: dict) -> list[str]:
@@ -213,11 +216,12 @@ def report_lines(res: dict) -> list[str]:
     for key, f in res["figures"].items():
         lines.append(f"  {key:32s}{f['icefloe_s']:9.2f}s{f['jvm_s']:13.2f}s{f['ratio']:8.2f}  "
                      f"{'<= 1.0 ' + ('met' if f['ratio'] <= 1.0 else 'NOT met')}")
-    for side in ("icefloe", "java"):
-        s = res[side]
-        roles = ", ".join(f"{r} {mb:,} MB" for r, mb in s["peak_rss_mb"].items())
-        lines.append(f"  {side}: peak RSS {roles}; tree {s['peak_tree_rss_mb']:,} MB; wall {s['wall_s']} s; "
-                     f"load (1 min) mean {s['load_1min']['mean']}, max {s['load_1min']['max']}")
+    for mode, sides in res["sides"].items():
+        for side in ("icefloe", "java"):
+            s = sides[side]
+            roles = ", ".join(f"{r} {mb:,} MB" for r, mb in s["peak_rss_mb"].items())
+            lines.append(f"  {mode}, {side}: peak RSS {roles}; tree {s['peak_tree_rss_mb']:,} MB; wall {s['wall_s']} s; "
+                         f"load (1 min) mean {s['load_1min']['mean']}, max {s['load_1min']['max']}")
     return lines
 
 
@@ -235,15 +239,18 @@ def main(argv=None) -> int:
     if args.child:
         child(args.rows[0], args.root, args.modes)
         return 0
-    results = []
+    results: list[dict] = []
+
+    def save(res: dict) -> None:
+        print("\n".join(report_lines(res)), flush=True)
+        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+        with open(args.out, "w") as f:
+            json.dump(results + [res], f, indent=2)
+
     for rows in args.rows:
         print(f"rows={rows:,}", flush=True)
-        res = measure(rows, args.memory, args.modes, args.dir)
+        res = measure(rows, args.memory, args.modes, args.dir, progress=save)
         results.append(res)
-        print("\n".join(report_lines(res)), flush=True)
-        os.makedirs(os.path.dirname(args.out), exist_ok=True)
-        with open(args.out, "w") as f:
-            json.dump(results, f, indent=2)
     return 0
 
 
