@@ -128,7 +128,7 @@ def run_java(rows: int, root: str, memory: str, modes) -> dict:
     start = time.perf_counter()
     jvm = JvmRuntime(os.path.join(root, "jvm-wh"),
                      conf={"spark.driver.memory": memory, "spark.driver.extraJavaOptions": f"-Xms{memory}"})
-    with jvm, TreeSampler(jvm._proc.pid) as sampler:      # noqa: SLF001 - the worker's pid, to sample
+    with jvm, TreeSampler(jvm.pid) as sampler:
         t = jvm.run(JVM_PRELUDE + JVM_DATA + JVM_MODES + "result = t\n",
                     **jvm_params(rows, os.path.join(root, "jvm-pq"), modes=modes, read=ONE_READ,
                                  time_mode_append=True, drop_after=True))
