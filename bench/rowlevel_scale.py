@@ -26,6 +26,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import textwrap
 import threading
 import time
 
@@ -129,7 +130,10 @@ def run_java(rows: int, root: str, memory: str, modes) -> dict:
     jvm = JvmRuntime(os.path.join(root, "jvm-wh"),
                      conf={"spark.driver.memory": memory, "spark.driver.extraJavaOptions": f"-Xms{memory}"})
     with jvm, TreeSampler(jvm.pid) as sampler:
-        t = jvm.run(JVM_PRELUDE + JVM_DATA + JVM_MODES + "result = t\n",
+        # a statement that fails (a JVM out of memory) ends the mode's work, its figures so far kept
+        t = jvm.run(JVM_PRELUDE + JVM_DATA + "try:\n" + textwrap.indent(JVM_MODES, "    ") +
+                    "\nexcept Exception as e:\n    t['error'] = (type(e).__name__ + ': ' + str(e)).splitlines()[:3]\n"
+                    "result = t\n",
                     **jvm_params(rows, os.path.join(root, "jvm-pq"), modes=modes, read=ONE_READ,
                                  time_mode_append=True, drop_after=True))
         sampler.sample()
@@ -173,8 +177,13 @@ def child(rows: int, root: str, modes) -> None:
         os.sync()
 
     cat = Catalog(os.path.join(root, "icefloe-wh"), spark=spark)
-    t = icefloe_modes(spark, cat, rows, Timer(quiesce, *ONE_READ), modes=modes, time_mode_append=True,
-                      compare_compacted=False, drop_after=True)
+    clock = Timer(quiesce, *ONE_READ)
+    try:        # a statement that fails ends the mode's work, its figures so far kept
+        icefloe_modes(spark, cat, rows, clock, modes=modes, time_mode_append=True, compare_compacted=False,
+                      drop_after=True)
+    except Exception as e:  # noqa: BLE001 - reported beside the figures
+        clock.t["error"] = (type(e).__name__ + ": " + str(e)).splitlines()[:3]
+    t = clock.t
     print("RESULT " + json.dumps({"t": t, "spark": spark.version}), flush=True)
 
 
@@ -192,36 +201,46 @@ def measure(rows: int, memory: str, modes, base_dir: str | None = None, progress
         finally:
             shutil.rmtree(root, ignore_errors=True)
         # both engines must have computed the same answers, or the timings compare different work
-        a, b = ours["t"][f"{mode}:result"], java["t"][f"{mode}:result"]
-        if a != b:
+        a, b = ours["t"].get(f"{mode}:result"), java["t"].get(f"{mode}:result")
+        if a is not None and b is not None and a != b:
             raise AssertionError(f"icefloe and the Java runtime disagree on {mode}'s read after: {a} vs {b}")
         for w in WORK:
             key = f"{mode}:{w}"
-            x, y = ours["t"][key], java["t"][key]
-            figures[key] = {"icefloe_s": round(x, 2), "jvm_s": round(y, 2), "ratio": round(x / y, 2)}
+            x, y = ours["t"].get(key), java["t"].get(key)
+            figures[key] = {"icefloe_s": None if x is None else round(x, 2), "jvm_s": None if y is None else round(y, 2),
+                            "ratio": None if x is None or y is None else round(x / y, 2)}
+        errors = {side: r["t"]["error"] for side, r in (("icefloe", ours), ("java", java)) if "error" in r["t"]}
         versions = {"iceberg": java["version"], "jvm_spark": java["spark"], "icefloe_spark": ours["spark"]}
         sides[mode] = {"icefloe": {k: v for k, v in ours.items() if k not in ("t", "spark")},
                        "java": {k: v for k, v in java.items() if k not in ("t", "version", "spark")}}
+        for side, error in errors.items():
+            sides[mode][side]["error"] = error
         if progress is not None:        # each mode's figures as soon as it is done (a run of hours may be cut short)
             progress({"rows": rows, "memory": memory, "runs": 1, **versions, "figures": figures, "sides": sides,
-                      "partial": mode != modes[-1]})
-    return {"rows": rows, "memory": memory, "runs": 1, **versions, "figures": figures, "sides": sides}
+                      "java_tool_options": os.environ.get("JAVA_TOOL_OPTIONS", ""), "partial": mode != modes[-1]})
+    return {"rows": rows, "memory": memory, "runs": 1, **versions, "figures": figures, "sides": sides,
+            "java_tool_options": os.environ.get("JAVA_TOOL_OPTIONS", "")}
 
 
 def report_lines(res: dict) -> list[str]:
     lines = [f"row-level changes at {res['rows']:,} rows: icefloe on Spark {res['icefloe_spark']} vs Apache "
              f"Iceberg {res['iceberg']} (Java) on Spark {res['jvm_spark']}, both local[2] with a {res['memory']} "
-             f"driver, best of 1",
+             f"driver{' (' + res['java_tool_options'] + ')' if res.get('java_tool_options') else ''}, best of 1",
              f"{'work':34s}{'icefloe':>10s}{'Iceberg Java':>14s}{'ratio':>8s}"]
+    def secs(v, width):
+        return f"{v:{width - 1}.2f}s" if v is not None else f"{'failed':>{width}s}"
+
     for key, f in res["figures"].items():
-        lines.append(f"  {key:32s}{f['icefloe_s']:9.2f}s{f['jvm_s']:13.2f}s{f['ratio']:8.2f}  "
-                     f"{'<= 1.0 ' + ('met' if f['ratio'] <= 1.0 else 'NOT met')}")
+        ratio = f"{f['ratio']:8.2f}  <= 1.0 {'met' if f['ratio'] <= 1.0 else 'NOT met'}" if f["ratio"] is not None else ""
+        lines.append(f"  {key:32s}{secs(f['icefloe_s'], 10)}{secs(f['jvm_s'], 14)}{ratio}")
     for mode, sides in res["sides"].items():
         for side in ("icefloe", "java"):
             s = sides[side]
             roles = ", ".join(f"{r} {mb:,} MB" for r, mb in s["peak_rss_mb"].items())
             lines.append(f"  {mode}, {side}: peak RSS {roles}; tree {s['peak_tree_rss_mb']:,} MB; wall {s['wall_s']} s; "
                          f"load (1 min) mean {s['load_1min']['mean']}, max {s['load_1min']['max']}")
+            if "error" in s:
+                lines.append(f"    {side} failed: {' '.join(s['error'])[:300]}")
     return lines
 
 
@@ -229,6 +248,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.rowlevel_scale", description=__doc__.split("\n\n")[0])
     ap.add_argument("--rows", type=int, nargs="+", default=[100_000_000], help="table sizes (rows)")
     ap.add_argument("--memory", default="2g", help="driver memory of both engines (default 2g)")
+    ap.add_argument("--direct-memory", help="both JVMs' limit of direct (off-heap) buffers, e.g. 6g (default: "
+                                             "the JVM's, the heap's size); set through JAVA_TOOL_OPTIONS")
     ap.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES)
     ap.add_argument("--dir", help="where the warehouses go (default: the temporary directory)")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "out",
@@ -239,6 +260,9 @@ def main(argv=None) -> int:
     if args.child:
         child(args.rows[0], args.root, args.modes)
         return 0
+    if args.direct_memory:     # every JVM started from here on, both engines' alike
+        os.environ["JAVA_TOOL_OPTIONS"] = (os.environ.get("JAVA_TOOL_OPTIONS", "") +
+                                           f" -XX:MaxDirectMemorySize={args.direct_memory}").strip()
     results: list[dict] = []
 
     def save(res: dict) -> None:
