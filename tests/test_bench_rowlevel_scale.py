@@ -31,13 +31,17 @@ def test_report_names_every_figure_its_ratio_and_each_sides_memory():
             "load_1min": {"mean": 3.5, "max": 4.0}}
     res = {"rows": 1000, "memory": "2g", "icefloe_spark": "4", "iceberg": "1.10", "jvm_spark": "3.5",
            "figures": {"merge-on-read:merge": {"icefloe_s": 1.0, "jvm_s": 2.0, "ratio": 0.5},
-                       "merge-on-read:update": {"icefloe_s": 3.0, "jvm_s": 2.0, "ratio": 1.5}},
-           "sides": {"merge-on-read": {"icefloe": side, "java": side}}}
+                       "merge-on-read:update": {"icefloe_s": 3.0, "jvm_s": 2.0, "ratio": 1.5},
+                       "merge-on-read:scan_after": {"icefloe_s": 3.0, "jvm_s": None, "ratio": None}},
+           "sides": {"merge-on-read": {"icefloe": side, "java": {**side, "error": ["OutOfMemoryError: direct"]}}}}
     text = "\n".join(rowlevel_scale.report_lines(res))
     assert "merge-on-read:merge" in text and "0.50  <= 1.0 met" in text
     assert "1.50  <= 1.0 NOT met" in text
     assert "merge-on-read, icefloe: peak RSS driver 200 MB, jvm 2,400 MB; tree 2,700 MB" in text
     assert "load (1 min) mean 3.5, max 4.0" in text
+    # a side whose statement failed: no time, no ratio, and its error named
+    assert [ln for ln in text.splitlines() if "scan_after" in ln][0].split()[1:] == ["3.00s", "failed"]
+    assert "java failed: OutOfMemoryError: direct" in text
 
 
 def test_section_h_snippet_keeps_its_statements_in_order():
