@@ -242,8 +242,13 @@ def _read_positions(io: FileIO, path: str) -> NDArray[np.int64]:
     try:
         with io.open_read(path) as fh:
             f = pq.ParquetFile(fh)
-            names = [x.name for x in f.schema_arrow
-                     if (x.metadata or {}).get(b"PARQUET:field_id") == str(POS_ID).encode()] or ["pos"]
+            pos_id = str(POS_ID).encode()
+            names: list[str] = []
+            for x in f.schema_arrow:
+                field_meta: dict[bytes, bytes] = x.metadata or {}
+                if field_meta.get(b"PARQUET:field_id") == pos_id:
+                    names.append(x.name)
+            names = names or ["pos"]
             column = f.read(columns=names[:1]).column(0)
     except FileNotFoundError:
         raise CorruptDataFileError(path, "delete file referenced by the snapshot is missing") from None
