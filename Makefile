@@ -91,12 +91,19 @@ bench: $(STAMP) jvm paimon
 # cold and warm by icefloe, Apache Iceberg's Java runtime and pyiceberg (Iceberg), Apache Paimon's Java engine
 # and pypaimon (Paimon), each in its own process (bench/scale.py, bench/scale_paimon.py); then one-file commits to
 # Iceberg, Paimon append and Paimon primary-key tables of COMMIT_SCALE_FILES files, icefloe against the Java
-# runtimes (bench/commit_scale.py)
+# runtimes (bench/commit_scale.py); then MERGE, DELETE, UPDATE and the read after them on tables of
+# ROWLEVEL_ROWS rows (copy-on-write, merge-on-read v2 and v3), icefloe against Iceberg's Java runtime with the
+# same driver memory and the same off-heap limit (ROWLEVEL_DIRECT_MEMORY: with the default, the heap's 2g, the
+# Java runtime's v3 MERGE of 100M rows runs out of direct buffers), each side's peak RSS reported
+# (bench/rowlevel_scale.py; 100M rows took 40 minutes on a busy 2-core machine)
 SCALE_FILES ?= 100000
 COMMIT_SCALE_FILES ?= 10000 100000 1000000
+ROWLEVEL_ROWS ?= 100000000
+ROWLEVEL_DIRECT_MEMORY ?= 6g
 bench-scale: $(STAMP) jvm paimon
 	$(BIN)/python -m bench.scale --files $(SCALE_FILES)
 	$(BIN)/python -m bench.commit_scale --files $(COMMIT_SCALE_FILES)
+	$(BIN)/python -m bench.rowlevel_scale --rows $(ROWLEVEL_ROWS) --direct-memory $(ROWLEVEL_DIRECT_MEMORY)
 
 clean:
 	rm -rf $(VENV) build dist .venv-jvm .venv-paimon warehouse .pytest_cache site site-screenshots tools/azurite/node_modules

@@ -61,8 +61,10 @@ WORK = ("merge", "delete", "update", "scan_after")
 
 # Runs inside the runtime's worker: the same work through Iceberg's Spark SQL, timed there by the
 # shared prelude (``bench.timing``), as icefloe's side is by ``Timer``.
-JVM_RUN = JVM_PRELUDE + """
-data = spark.sql(DATA_SQL.format(n=n))
+# Runs inside the runtime's worker: the same work through Iceberg's Spark SQL, timed there by the
+# shared prelude (``bench.timing``), as icefloe's side is by ``Timer``. ``JVM_BASE``: the plain
+# Parquet write and scan, the append and the scan; ``JVM_MODES``: each of ``MODES`` on a fresh table.
+JVM_BASE = """
 timed('parquet_write', lambda: data.write.mode('overwrite').option('compression', 'zstd').parquet(parquet_dir))
 read_timed('parquet_scan', lambda: spark.read.parquet(parquet_dir).createOrReplaceTempView('pq') or
       spark.sql(SCAN_SQL.format(table='pq')).collect())
@@ -71,6 +73,8 @@ spark.sql("CREATE TABLE jvm.bench.base (id bigint, name string, v double, ts tim
           "TBLPROPERTIES ('format-version'='2', 'write.parquet.compression-codec'='zstd')")
 timed('append', lambda: data.writeTo('jvm.bench.base').append())
 t['scan_result'] = read_timed('scan', lambda: [list(r) for r in spark.sql(SCAN_SQL.format(table='jvm.bench.base')).collect()])
+"""
+JVM_MODES = """
 for mode in MODES:
     name = 'jvm.bench.' + mode.replace('-', '_')
     how, version, bucketed = MODE_SETTINGS[mode]
@@ -80,43 +84,80 @@ for mode in MODES:
               "TBLPROPERTIES ('format-version'='" + version + "', 'write.parquet.compression-codec'='zstd', "
               "'write.merge.mode'='" + how + "', 'write.delete.mode'='" + how + "', "
               "'write.update.mode'='" + how + "')")
-    data.writeTo(name).append()
+    if TIME_MODE_APPEND:
+        timed(mode + ':append', lambda: data.writeTo(name).append())
+    else:
+        data.writeTo(name).append()
     src = SOURCE_SQL.format(data=DATA_SQL.format(n=n), n=n)
     timed(mode + ':merge', lambda: spark.sql(MERGE_SQL.format(table=name, source=src)).collect())
     timed(mode + ':delete', lambda: spark.sql('DELETE FROM ' + name + ' WHERE ' + DELETE_WHERE).collect())
     timed(mode + ':update', lambda: spark.sql("UPDATE " + name + " SET name = 'updated' WHERE " + UPDATE_WHERE).collect())
     t[mode + ':result'] = read_timed(mode + ':scan_after',
                                 lambda: [list(r) for r in spark.sql(SCAN_SQL.format(table=name)).collect()])
-result = t
+    if DROP_AFTER:
+        spark.sql('DROP TABLE ' + name + ' PURGE')
 """
+JVM_DATA = "\ndata = spark.sql(DATA_SQL.format(n=n))\n"
+JVM_RUN = JVM_PRELUDE + JVM_DATA + JVM_BASE + JVM_MODES + "result = t\n"
+
+
+def jvm_params(n: int, parquet_dir: str, modes=MODES, read=None, time_mode_append: bool = False,
+               drop_after: bool = False) -> dict:
+    """The parameters ``JVM_RUN`` (or a part of it) takes: the statements, ``modes`` and the read
+    repeats (``read``: ``(READ_MIN, READ_SECONDS, READ_RUNS)``); ``time_mode_append`` times each mode's
+    append (``<mode>:append``), ``drop_after`` drops each mode's table after its reads."""
+    read_min, read_seconds, read_runs = read or (READ_MIN, READ_SECONDS, READ_RUNS)
+    return dict(n=n, parquet_dir=parquet_dir, DATA_SQL=DATA_SQL, SOURCE_SQL=SOURCE_SQL, SCAN_SQL=SCAN_SQL,
+                MERGE_SQL=MERGE_SQL, DELETE_WHERE=DELETE_WHERE, UPDATE_WHERE=UPDATE_WHERE,
+                MODES=list(modes), BUCKETS=BUCKETS, MODE_SETTINGS={m: mode_settings(m) for m in modes},
+                READ_SECONDS=read_seconds, READ_RUNS=read_runs, READ_MIN=read_min,
+                TIME_MODE_APPEND=time_mode_append, DROP_AFTER=drop_after)
 
 
 def _icefloe_run(spark, cat, n: int, parquet_dir: str, quiesce) -> dict:
     clock = Timer(quiesce, READ_MIN, READ_SECONDS, READ_RUNS)
-    t, timed, read_timed, read_once = clock.t, clock.timed, clock.read_timed, clock.read_once
-
     data = spark.sql(DATA_SQL.format(n=n))
+    _icefloe_base(spark, cat, data, parquet_dir, clock)
+    return icefloe_modes(spark, cat, n, clock, data)
+
+
+def _icefloe_base(spark, cat, data, parquet_dir: str, clock: Timer) -> None:
+    t, timed, read_timed = clock.t, clock.timed, clock.read_timed
     timed("parquet_write", lambda: data.write.mode("overwrite").option("compression", "zstd").parquet(parquet_dir))
     read_timed("parquet_scan", lambda: spark.read.parquet(parquet_dir).createOrReplaceTempView("pq") or
           spark.sql(SCAN_SQL.format(table="pq")).collect())
-    schema = "id bigint, name string, v double, ts timestamp"
-    props = {"write.parquet.compression-codec": "zstd"}
     if cat.table_exists("bench.base"):
         cat.drop_table("bench.base")
-    base = cat.create_table("bench.base", schema, properties=props)
+    base = cat.create_table("bench.base", SCHEMA, properties=PROPS)
     timed("append", lambda: base.append(data))
     base.to_spark().createOrReplaceTempView("base")
     t["scan_result"] = read_timed("scan", lambda: [list(r) for r in spark.sql(SCAN_SQL.format(table="base")).collect()])
-    for mode in MODES:
+
+
+SCHEMA = "id bigint, name string, v double, ts timestamp"
+PROPS = {"write.parquet.compression-codec": "zstd"}
+
+
+def icefloe_modes(spark, cat, n: int, clock: Timer, data=None, modes=MODES, time_mode_append: bool = False,
+                  compare_compacted: bool = True, drop_after: bool = False, after_mode=None) -> dict:
+    """icefloe's side of ``JVM_MODES`` (the same parameters as ``jvm_params``); with
+    ``compare_compacted`` the merge-on-read tables are also read after a compaction (the ratios of
+    ``summarise``); ``after_mode(mode)`` is called after each mode's work. Returns ``clock.t``."""
+    t, timed, read_timed, read_once = clock.t, clock.timed, clock.read_timed, clock.read_once
+    data = data if data is not None else spark.sql(DATA_SQL.format(n=n))
+    for mode in modes:
         name = "bench." + mode.replace("-", "_")
         if cat.table_exists(name):
             cat.drop_table(name)
         how, version, bucketed = mode_settings(mode)
-        table = cat.create_table(name, schema, partitioned_by=[f"bucket({BUCKETS}, id)"] if bucketed else None,
+        table = cat.create_table(name, SCHEMA, partitioned_by=[f"bucket({BUCKETS}, id)"] if bucketed else None,
                                  properties={
-            **props, "format-version": version, "write.merge.mode": how, "write.delete.mode": how,
+            **PROPS, "format-version": version, "write.merge.mode": how, "write.delete.mode": how,
             "write.update.mode": how})
-        table.append(data)
+        if time_mode_append:
+            timed(f"{mode}:append", lambda: table.append(data))
+        else:
+            table.append(data)
         src = spark.sql(SOURCE_SQL.format(data=DATA_SQL.format(n=n), n=n))
         timed(f"{mode}:merge", lambda: table.merge(src, "t.id = s.id").when_matched_update_all()
               .when_not_matched_insert_all().execute())
@@ -128,7 +169,7 @@ def _icefloe_run(spark, cat, n: int, parquet_dir: str, quiesce) -> dict:
             return [list(r) for r in spark.sql(SCAN_SQL.format(table="changed")).collect()]
 
         t[f"{mode}:result"] = read_timed(f"{mode}:scan_after", scan)
-        if mode in ("merge-on-read", "merge-on-read-v3"):     # (the ratios below)
+        if compare_compacted and mode in ("merge-on-read", "merge-on-read-v3"):     # (the ratios below)
             changed = table.refresh().current_snapshot().snapshot_id
             table.rewrite_data_files()
             # the changed snapshot and the compacted one read in turns: each read measured after
@@ -136,6 +177,10 @@ def _icefloe_run(spark, cat, n: int, parquet_dir: str, quiesce) -> dict:
             for _ in range(READ_MIN + 1):
                 read_once(f"{mode}:scan_changed", lambda: scan(changed))
                 read_once(f"{mode}:scan_compacted", scan)
+        if after_mode is not None:
+            after_mode(mode)
+        if drop_after:
+            cat.drop_table(name, purge=True)
     return t
 
 
@@ -160,12 +205,7 @@ def bench_jvm(spark, rows: int, runs: int, quiesce) -> dict:
             ours: list[dict] = []
             theirs: list[dict] = []
             for _ in range(runs):
-                theirs.append(jvm.run(JVM_RUN, n=rows, parquet_dir=os.path.join(root, "jvm-pq"),
-                                      DATA_SQL=DATA_SQL, SOURCE_SQL=SOURCE_SQL, SCAN_SQL=SCAN_SQL,
-                                      MERGE_SQL=MERGE_SQL, DELETE_WHERE=DELETE_WHERE, UPDATE_WHERE=UPDATE_WHERE,
-                                      MODES=list(MODES), BUCKETS=BUCKETS,
-                                      MODE_SETTINGS={m: mode_settings(m) for m in MODES},
-                                      READ_SECONDS=READ_SECONDS, READ_RUNS=READ_RUNS, READ_MIN=READ_MIN))
+                theirs.append(jvm.run(JVM_RUN, **jvm_params(rows, os.path.join(root, "jvm-pq"))))
                 ours.append(_icefloe_run(spark, cat, rows, os.path.join(root, "icefloe-pq"), quiesce))
             # both engines must have computed the same answers, or the timings compare different work
             for key in ["scan_result"] + [f"{m}:result" for m in MODES]:

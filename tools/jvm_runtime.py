@@ -151,6 +151,11 @@ class JvmRuntime:
         self.version = ready["version"]
         self.warehouse = str(warehouse)
 
+    @property
+    def pid(self) -> int:
+        """The worker process's id (its Spark driver's JVM is a child of it)."""
+        return self._proc.pid
+
     def use_warehouse(self, warehouse: str | os.PathLike) -> "JvmRuntime":
         """Point the ``jvm`` catalog at another warehouse, as a runtime started over it would have it
         (the catalog is loaded again, with nothing of the last one cached): a test module's own

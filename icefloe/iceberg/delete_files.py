@@ -208,6 +208,9 @@ def positions_by_data_file(io: FileIO, deletes_of: dict[str, list[DataFile]]) ->
                 if d.referenced_data_file == path:
                     parts.append(np.asarray(vector_positions(io, d).to_array(), dtype=np.int64))
                 continue
+            if names_only(d, path):      # every row names this data file: its positions alone are read
+                parts.append(_read_positions(io, d.file_path))
+                continue
             if d.file_path not in split:
                 t = _read_position_file(io, d.file_path)
                 targets = t.column(0)
@@ -218,6 +221,42 @@ def positions_by_data_file(io: FileIO, deletes_of: dict[str, list[DataFile]]) ->
                 parts.append(np.asarray(hit, dtype=np.int64))
         out[path] = np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
     return out
+
+
+def names_only(delete_file: DataFile, path: str) -> bool:
+    """Whether every row of a position delete file names the data file ``path``: it says so
+    (``referenced_data_file``), or its ``file_path`` bounds are both that path (whole, not truncated)."""
+    if delete_file.referenced_data_file is not None:
+        return delete_file.referenced_data_file == path
+    lower = (delete_file.lower_bounds or {}).get(FILE_PATH_ID)
+    return lower is not None and lower == (delete_file.upper_bounds or {}).get(FILE_PATH_ID) == path.encode("utf-8")
+
+
+def _read_positions(io: FileIO, path: str) -> NDArray[np.int64]:
+    """The ``pos`` column alone of a position delete file whose rows all name one data file: its
+    ``file_path`` strings (most of its bytes once decoded) are not read. Found by field id, else by name."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        with io.open_read(path) as fh:
+            f = pq.ParquetFile(fh)
+            pos_id = str(POS_ID).encode()
+            names: list[str] = []
+            for x in f.schema_arrow:
+                field_meta: dict[bytes, bytes] = x.metadata or {}
+                if field_meta.get(b"PARQUET:field_id") == pos_id:
+                    names.append(x.name)
+            names = names or ["pos"]
+            column = f.read(columns=names[:1]).column(0)
+    except FileNotFoundError:
+        raise CorruptDataFileError(path, "delete file referenced by the snapshot is missing") from None
+    except (pa.ArrowException, OSError, KeyError) as e:
+        raise CorruptDataFileError(path, f"not a readable position delete file ({type(e).__name__}: {e})") from None
+    if column.null_count:
+        raise CorruptDataFileError(path, "not a readable position delete file (a row has no pos)")
+    return np.asarray(column.to_numpy(), dtype=np.int64)
 
 
 def _read_position_file(io: FileIO, path: str) -> pa.Table:
