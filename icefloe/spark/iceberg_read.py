@@ -44,7 +44,7 @@ from icefloe.iceberg.manifest import EQUALITY_DELETES, POSITION_DELETES
 from icefloe.iceberg.schema import stored_schema
 from icefloe.errors import UnsupportedFeatureError  # noqa: F401 - defined in icefloe.errors, importable here too
 from icefloe.errors import CorruptDataFileError
-from icefloe.iceberg.delete_files import FILE_PATH_ID, POSITION_DELETE_SCHEMA, positions_by_data_file
+from icefloe.iceberg.delete_files import POSITION_DELETE_SCHEMA, names_only, positions_by_data_file
 from icefloe.spark.align import fitted_column, spark_default
 # FILE_COL: the data file a row was read from (the path as the table's metadata has it); POS_COL: the
 # row's 0-based position in that file
@@ -438,20 +438,11 @@ def delete_sources(path: str, deletes: Sequence[DataFile]) -> Optional[list[tupl
                 out.append((deleted_rows.ICEBERG_VECTOR, d.file_path, cast(int, d.content_offset),
                             cast(int, d.content_size_in_bytes)))
         elif d.file_format.upper() == "PARQUET":
-            kind = deleted_rows.POSITION_FILE_OF_ONE if _names_only(d, path) else deleted_rows.POSITION_FILE
+            kind = deleted_rows.POSITION_FILE_OF_ONE if names_only(d, path) else deleted_rows.POSITION_FILE
             out.append((kind, d.file_path, 0, 0))
         else:
             return None
     return out
-
-
-def _names_only(delete_file: DataFile, path: str) -> bool:
-    """Whether every row of a position delete file names the data file ``path``: it says so
-    (``referenced_data_file``), or its ``file_path`` bounds are both that path."""
-    if delete_file.referenced_data_file == path:
-        return True
-    lower = (delete_file.lower_bounds or {}).get(FILE_PATH_ID)
-    return lower is not None and lower == (delete_file.upper_bounds or {}).get(FILE_PATH_ID) == path.encode("utf-8")
 
 
 def _read_with_position_filter(spark: SparkSession, tasks: list[FileScanTask], schema: Schema,
