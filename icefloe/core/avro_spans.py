@@ -39,11 +39,14 @@ def _skip_varint(buf: Bytes, p: Any, e: Any) -> tuple[Any, Any]:
 
 @njit(cache=True, nogil=True)
 def record_spans(buf: Bytes, starts: Ints, ends: Ints, counts: Ints, kind: Ints, end: Ints, nullbr: Ints,
-                 fsize: Ints, split: int, at_split: Ints, rec_end: Ints) -> int:
+                 fsize: Ints, marks: Ints, at: Ints, rec_end: Ints) -> int:
     """Walk every record of the blocks (block ``b``: ``counts[b]`` records in
-    ``buf[starts[b]:ends[b]]``) by the program's nodes; record ``r``'s node ``split`` starts at
-    ``at_split[r]`` and the record ends at ``rec_end[r]``. Returns the records walked, or ``CORRUPT``."""
+    ``buf[starts[b]:ends[b]]``) by the program's nodes; in record ``r`` node ``marks[j]`` (one
+    outside any array or map; ``len(kind)``: the record's end) starts at ``at[r, j]``, and the
+    record ends at ``rec_end[r]``. Returns the records walked, or ``CORRUPT`` (a mark not met
+    included)."""
     n_nodes = kind.shape[0]
+    n_marks = marks.shape[0]
     stack_node = np.empty(n_nodes + 1, np.int64)
     stack_left = np.empty(n_nodes + 1, np.int64)
     r = 0
@@ -53,7 +56,8 @@ def record_spans(buf: Bytes, starts: Ints, ends: Ints, counts: Ints, kind: Ints,
         for _i in range(counts[b]):
             pc = 0
             top = 0
-            at_split[r] = -1
+            for j in range(n_marks):
+                at[r, j] = -1
             while True:
                 stop = n_nodes if top == 0 else end[stack_node[top - 1]]
                 if pc == stop:
@@ -80,8 +84,10 @@ def record_spans(buf: Bytes, starts: Ints, ends: Ints, counts: Ints, kind: Ints,
                     top = t
                     pc = end[node]
                     continue
-                if pc == split and top == 0:
-                    at_split[r] = p
+                if top == 0:
+                    for j in range(n_marks):
+                        if marks[j] == pc:
+                            at[r, j] = p
                 k = kind[pc]
                 nb = nullbr[pc]
                 if nb >= 0:
@@ -135,8 +141,11 @@ def record_spans(buf: Bytes, starts: Ints, ends: Ints, counts: Ints, kind: Ints,
                     pc += 1
                 else:          # NULL
                     pc += 1
-            if at_split[r] < 0:
-                return CORRUPT
+            for j in range(n_marks):
+                if marks[j] == n_nodes:
+                    at[r, j] = p
+                elif at[r, j] < 0:
+                    return CORRUPT
             rec_end[r] = p
             r += 1
         if p != e:
@@ -156,27 +165,37 @@ def _put_varint(out: Bytes, o: Any, v: Any) -> Any:
 
 
 @njit(cache=True, nogil=True)
-def assemble(buf: Bytes, tail_start: Ints, tail_end: Ints, lead: Ints, lead_null: Bytes, lead_union: Ints,
-             out: Bytes, offsets: Ints) -> int:
-    """Record ``i``: its leading fields (``lead[i, j]``; field ``j`` a whole number, or with
-    ``lead_union[j] >= 0`` a union whose null branch that is, null where ``lead_null[i, j]``)
-    followed by the bytes ``buf[tail_start[i]:tail_end[i]]``, written one after another into
-    ``out`` (record ``i`` from ``offsets[i]``); returns the bytes written."""
+def assemble(buf: Bytes, segs: Ints, lead: Ints, lead_null: Bytes, lead_union: Ints, out: Bytes,
+             offsets: Ints) -> int:
+    """Record ``i`` written into ``out`` from ``offsets[i]``, one after another: its leading field
+    ``lead[i, 0]``, then for each segment ``s`` the bytes ``buf[segs[i, 2s]:segs[i, 2s + 1]]``
+    followed (but the last) by field ``lead[i, s + 1]``. A field ``j`` is a whole number, or with
+    ``lead_union[j] >= 0`` a union whose null branch that is, null where ``lead_null[i, j]``.
+    Fields before the first segment: ``len(lead_union) - segments + 1``. Returns the bytes written."""
     o = 0
     k = lead_union.shape[0]
-    for i in range(tail_start.shape[0]):
+    n_segs = segs.shape[1] // 2
+    first = k - n_segs + 1
+    for i in range(segs.shape[0]):
         offsets[i] = o
-        for j in range(k):
-            u = lead_union[j]
-            if u >= 0:
-                if lead_null[i, j]:
-                    o = _put_varint(out, o, np.int64(u))
-                    continue
-                o = _put_varint(out, o, np.int64(1 - u))
-            o = _put_varint(out, o, lead[i, j])
-        a = tail_start[i]
-        for x in range(tail_end[i] - a):
-            out[o + x] = buf[a + x]
-        o += tail_end[i] - a
-    offsets[tail_start.shape[0]] = o
+        j = 0
+        for s in range(n_segs + 1):
+            stop = first if s == 0 else first + s
+            while j < stop and j < k:
+                u = lead_union[j]
+                if u >= 0:
+                    if lead_null[i, j]:
+                        o = _put_varint(out, o, np.int64(u))
+                        j += 1
+                        continue
+                    o = _put_varint(out, o, np.int64(1 - u))
+                o = _put_varint(out, o, lead[i, j])
+                j += 1
+            if s < n_segs:
+                a = segs[i, 2 * s]
+                w = segs[i, 2 * s + 1] - a
+                for x in range(w):
+                    out[o + x] = buf[a + x]
+                o += w
+    offsets[segs.shape[0]] = o
     return o

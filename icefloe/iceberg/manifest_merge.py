@@ -114,9 +114,8 @@ class _Source:
     """One source manifest's kept entries: their leading fields and the spans of their data files."""
 
     buf: npt.NDArray[np.uint8]
-    tail_start: Ints
-    tail_end: Ints
-    lead: Ints             # (entries, 4): status, snapshot id, sequence numbers
+    segs: Ints             # (entries, 2 * segments): the spans of its data file's bytes copied
+    lead: Ints             # (entries, 3 + segments): status, snapshot id, sequence numbers; first row id
     lead_null: npt.NDArray[np.uint8]
     record_count: Ints
     partitions: list[pa.Array]   # each partition field's column (internal values), kept entries
@@ -178,12 +177,17 @@ def _read_source(io: FileIO, m: ManifestFile, target_shape: Any, ptype: StructTy
         bends = np.cumsum(sizes).astype(np.int64)
         bstarts = (bends - sizes).astype(np.int64)
         buf = np.frombuffer(b"".join(raws), np.uint8)
-    split = next(c.index for c in prog.root.children if c.name == "data_file")
-    tail_start = np.empty(n, np.int64)
-    tail_end = np.empty(n, np.int64)
+    data_file = next(c for c in prog.root.children if c.name == "data_file")
+    row_id_node = next((c for c in data_file.children if c.name == "first_row_id"), None)
+    # a v3 data manifest's files that inherit first row ids get them written out: the data file's
+    # bytes are copied around its first_row_id
+    inherits = m.first_row_id is not None and m.content == DATA_MANIFEST and row_id_node is not None
+    marks = [data_file.index] + ([row_id_node.index, row_id_node.end] if inherits and row_id_node else [])
+    at = np.empty((n, len(marks)), np.int64)
+    rec_end = np.empty(n, np.int64)
     spans = numba_cache.spans()
     walked = spans.record_spans(buf, bstarts, bends, counts, prog.kind, prog.end, prog.nullbr, prog.fsize,
-                                split, tail_start, tail_end)
+                                np.array(marks, np.int64), at, rec_end)
     if walked != n:
         return None
     files = table.column("data_file")
@@ -205,19 +209,27 @@ def _read_source(io: FileIO, m: ManifestFile, target_shape: Any, ptype: StructTy
     fseq_null &= ~inherit
     mine = (snap == snapshot_id) & ((status == ADDED) | (status == DELETED))
     keep = mine | (status != DELETED)
-    if m.first_row_id is not None and m.content == DATA_MANIFEST:
-        _, row_id_null = _column(flat, "first_row_id", n)
-        if (row_id_null & (status != DELETED) & keep).any():
-            return None          # first row ids inherited: written out by the entry-by-entry merge
     new_status = np.where(mine, status, EXISTING)
-    lead = np.stack([new_status, snap, seq, fseq], axis=1)[keep]
-    lead_null = np.stack([np.zeros(n, np.bool_), np.zeros(n, np.bool_), seq_null, fseq_null],
-                         axis=1)[keep].astype(np.uint8)
+    lead_cols = [new_status, snap, seq, fseq]
+    null_cols = [np.zeros(n, np.bool_), np.zeros(n, np.bool_), seq_null, fseq_null]
+    if inherits:      # as ``manifest_reader`` inherits them: live files without one, in file order
+        assert m.first_row_id is not None
+        ids, ids_null = _column(flat, "first_row_id", n)
+        missing = ids_null & (status != DELETED)
+        add = np.where(missing, rows, 0)
+        ids[missing] = (m.first_row_id + np.cumsum(add) - add)[missing]
+        lead_cols.append(ids)
+        null_cols.append(ids_null & ~missing)
+        segs = np.stack([at[:, 0], at[:, 1], at[:, 2], rec_end], axis=1)
+    else:
+        segs = np.stack([at[:, 0], rec_end], axis=1)
+    lead = np.stack(lead_cols, axis=1)[keep]
+    lead_null = np.stack(null_cols, axis=1)[keep].astype(np.uint8)
     parts = _partition_columns(files, ptype)
     if parts is None:
         return None
     index = pa.array(np.flatnonzero(keep))
-    return _Source(buf, tail_start[keep], tail_end[keep], np.ascontiguousarray(lead), np.ascontiguousarray(lead_null),
+    return _Source(buf, np.ascontiguousarray(segs[keep]), np.ascontiguousarray(lead), np.ascontiguousarray(lead_null),
                    rows[keep], [p.take(index) for p in parts])
 
 
@@ -298,13 +310,15 @@ def merge(io: FileIO, manifests: list[ManifestFile], path: str, schema: Schema, 
     from icefloe.core import numba_cache
 
     spans = numba_cache.spans()
-    lead_union = np.array([-1, 0, 0, 0], np.int64)        # status an int; the others ["null", "long"]
     pieces: list[tuple[npt.NDArray[np.uint8], Ints]] = []
     for s in sources:
-        size = int((s.tail_end - s.tail_start).sum()) + 4 * 11 * len(s.tail_start)
+        # status an int; the sequence numbers and a first row id ["null", "long"]
+        lead_union = np.array([-1] + [0] * (s.lead.shape[1] - 1), np.int64)
+        n = s.segs.shape[0]
+        size = int((s.segs[:, 1::2] - s.segs[:, 0::2]).sum()) + s.lead.shape[1] * 11 * n
         out = np.empty(size, np.uint8)
-        offsets = np.empty(len(s.tail_start) + 1, np.int64)
-        used = spans.assemble(s.buf, s.tail_start, s.tail_end, s.lead, s.lead_null, lead_union, out, offsets)
+        offsets = np.empty(n + 1, np.int64)
+        used = spans.assemble(s.buf, s.segs, s.lead, s.lead_null, lead_union, out, offsets)
         pieces.append((out[:used], offsets))
     records = np.concatenate([p[0] for p in pieces]) if pieces else np.empty(0, np.uint8)
     shift = np.cumsum([0] + [int(p[1][-1]) for p in pieces])
