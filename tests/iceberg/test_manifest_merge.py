@@ -189,3 +189,69 @@ def test_manifests_of_another_writer_merge_the_same(tmp_path, monkeypatch, versi
     ignore = {"manifest_path": "", "manifest_length": 0}
     assert replace(fast[0], **ignore) == replace(slow[0], **ignore)
     assert _records(t, fast[0].manifest_path) == _records(t, slow[0].manifest_path)
+
+
+_JAVA_READ_AND_APPEND = """
+tables = spark._jvm.org.apache.iceberg.hadoop.HadoopTables(spark._jsc.hadoopConfiguration())
+t = tables.load(location)
+def live():
+    it = t.newScan().planFiles().iterator()
+    out = []
+    while it.hasNext():
+        f = it.next().file()
+        out.append([str(f.path()), f.recordCount(), f.firstRowId() if version >= 3 else None])
+    return sorted(out)
+before = live()
+entries = sorted((r[0], r[1]) for r in rows(spark.read.format('iceberg').load(location + '#entries')
+                                           .selectExpr('status', 'data_file.file_path')))
+t.updateProperties().set('commit.manifest.min-count-to-merge', '2').commit()
+f = (spark._jvm.org.apache.iceberg.DataFiles.builder(t.spec()).withPath(location + '/data/java.parquet')
+     .withFormat('PARQUET').withFileSizeInBytes(10).withRecordCount(7).withPartitionPath('p=3').build())
+t.newAppend().appendFile(f).commit()
+t.refresh()
+result = {"before": before, "entries": entries, "after": len(live()), "manifests": t.currentSnapshot().allManifests(t.io()).size()}
+"""
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("version", [2, 3])
+def test_the_java_runtime_reads_and_merges_a_copying_merge(tmp_path, monkeypatch, iceberg_runtime, version):
+    """Apache Iceberg's Java runtime plans the files of manifests merged by copying (statuses,
+    sequence numbers, v3 first row ids written out), and merges them again itself."""
+    from icefloe.iceberg.manifest import DELETED
+    from icefloe.iceberg.manifest_reader import live_entries
+
+    taken = []
+    real = manifest_merge.merge
+
+    def counting(*a, **kw):
+        got = real(*a, **kw)
+        taken.append(got is not None)
+        return got
+
+    monkeypatch.setattr(manifest_merge, "merge", counting)
+    rng = random.Random(version)
+    t = icefloe.Catalog(str(tmp_path / "wh")).create_table(
+        "db.t", "id bigint not null, p int", partitioned_by=["p"],
+        properties={"format-version": str(version), "commit.manifest.min-count-to-merge": "3"})
+    loc = t.location.rstrip("/")
+    for c in range(7):
+        files = [_file(loc, f"f{c}-{i}", (rng.randint(0, 4),), rng) for i in range(5)]
+        if c == 4:
+            t = t.refresh()
+            gone = [e.data_file.file_path for e in live_entries(t.io, t.metadata, t.current_snapshot())][:2]
+            Overwrite(files, removed_paths=gone).commit(t.ops)
+        else:
+            Append(files).commit(t.ops)
+    assert any(taken)
+    t = t.refresh()
+    ours = sorted([e.data_file.file_path, e.data_file.record_count, e.data_file.first_row_id]
+                  for e in live_entries(t.io, t.metadata, t.current_snapshot()))
+    assert len(ours) == 7 * 5 - 2
+    jvm = iceberg_runtime(None, tmp_path / "jvm")
+    got = jvm.run(_JAVA_READ_AND_APPEND, location=loc, version=version)
+    assert [[p.removeprefix("file:"), n, r] for p, n, r in got["before"]] == ours
+    assert sorted(p.removeprefix("file:") for s, p in got["entries"] if s != DELETED) == [o[0] for o in ours]
+    assert got["after"] == len(ours) + 1
+    t = t.refresh()
+    assert len(list(live_entries(t.io, t.metadata, t.current_snapshot()))) == len(ours) + 1
