@@ -28,7 +28,7 @@ def _skip_varint(buf: Bytes, p: Any, e: Any) -> tuple[Any, Any]:
     while True:
         if p >= e or shift > 63:
             return np.int64(0), np.int64(-1)
-        b = np.int64(buf[p])
+        b: Any = np.int64(buf[p])
         p += 1
         acc |= (b & 0x7F) << shift
         if b < 0x80:
@@ -155,7 +155,7 @@ def record_spans(buf: Bytes, starts: Ints, ends: Ints, counts: Ints, kind: Ints,
 
 @njit(cache=True, nogil=True, inline="always")
 def _put_varint(out: Bytes, o: Any, v: Any) -> Any:
-    z = np.uint64((v << 1) ^ (v >> 63))
+    z: Any = np.uint64((v << 1) ^ (v >> 63))  # pyright: ignore[reportUnknownArgumentType]  (numba: an int64)
     while z >= 0x80:
         out[o] = np.uint8((z & np.uint64(0x7F)) | np.uint64(0x80))
         z = z >> np.uint64(7)

@@ -27,7 +27,7 @@ import os
 import zlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Optional, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -102,7 +102,7 @@ def _entry_shape(entry_schema: Any) -> tuple[Optional[Any], int]:
     """The shape of an entry schema's ``data_file`` and its index among the entry's fields."""
     if not isinstance(entry_schema, dict):
         return None, -1
-    fields: list[dict[str, Any]] = entry_schema.get("fields") or []  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    fields = cast(list[dict[str, Any]], entry_schema.get("fields") or [])  # pyright: ignore[reportUnknownMemberType]
     for i, f in enumerate(fields):
         if f.get("name") == "data_file":
             return shape(f["type"]), i
@@ -280,7 +280,7 @@ def _container(schema_json: str, metadata: dict[str, str], records: npt.NDArray[
     cuts = [0]
     while cuts[-1] < n:
         a = cuts[-1]
-        b = int(np.searchsorted(offsets, offsets[a] + BLOCK_BYTES, side="right")) - 1
+        b = int(np.searchsorted(offsets, int(offsets[a]) + BLOCK_BYTES, side="right")) - 1
         cuts.append(min(n, max(b, a + 1)))
     raw = [records[int(offsets[a]):int(offsets[b])].tobytes() for a, b in zip(cuts, cuts[1:])]
     with ThreadPoolExecutor(max_workers=min(4, max(1, os.cpu_count() or 1))) as pool:
