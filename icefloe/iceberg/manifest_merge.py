@@ -301,17 +301,15 @@ def merge(io: FileIO, manifests: list[ManifestFile], path: str, schema: Schema, 
     ptype = spec.partition_type(schema)
     entry_schema = manifest_entry_schema(ptype, format_version)
     target_shape, _ = _entry_shape(entry_schema)
-    sources: list[_Source] = []
-    for m in manifests:
-        src = _read_source(io, m, target_shape, ptype, snapshot_id)
-        if src is None:
-            return None
-        sources.append(src)
     from icefloe.core import numba_cache
 
     spans = numba_cache.spans()
+    sources: list[_Source] = []
     pieces: list[tuple[npt.NDArray[np.uint8], Ints]] = []
-    for s in sources:
+    for m in manifests:      # one source's blocks held at a time: its kept entries are copied out first
+        s = _read_source(io, m, target_shape, ptype, snapshot_id)
+        if s is None:
+            return None
         # status an int; the sequence numbers and a first row id ["null", "long"]
         lead_union = np.array([-1] + [0] * (s.lead.shape[1] - 1), np.int64)
         n = s.segs.shape[0]
@@ -320,6 +318,8 @@ def merge(io: FileIO, manifests: list[ManifestFile], path: str, schema: Schema, 
         offsets = np.empty(n + 1, np.int64)
         used = spans.assemble(s.buf, s.segs, s.lead, s.lead_null, lead_union, out, offsets)
         pieces.append((out[:used], offsets))
+        s.buf = np.empty(0, np.uint8)
+        sources.append(s)
     records = np.concatenate([p[0] for p in pieces]) if pieces else np.empty(0, np.uint8)
     shift = np.cumsum([0] + [int(p[1][-1]) for p in pieces])
     offsets = np.concatenate([p[1][:-1] + shift[i] for i, p in enumerate(pieces)] + [np.array([shift[-1]], np.int64)])
