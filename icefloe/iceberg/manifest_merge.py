@@ -153,7 +153,10 @@ def _partition_columns(files: pa.ChunkedArray, ptype: StructType) -> Optional[li
 def _read_source(io: FileIO, m: ManifestFile, target_shape: Any, ptype: StructType, snapshot_id: int) -> Optional[_Source]:
     from icefloe.core import avro_decode, numba_cache
 
-    data = io.read_bytes(m.manifest_path)
+    try:
+        data = io.read_bytes(m.manifest_path)
+    except (OSError, ValueError):
+        return None          # the entry reader names what is wrong
     try:
         meta, decompress, starts, ends, counts = avro_decode.frames(data)
         schema = json.loads(meta["avro.schema"])
@@ -172,7 +175,10 @@ def _read_source(io: FileIO, m: ManifestFile, target_shape: Any, ptype: StructTy
         buf = np.frombuffer(data, np.uint8)
         bstarts, bends = starts, ends
     else:
-        raws = [decompress(data[a:b]) for a, b in zip(starts.tolist(), ends.tolist())]
+        try:
+            raws = [decompress(data[a:b]) for a, b in zip(starts.tolist(), ends.tolist())]
+        except Exception:      # noqa: BLE001 -- each codec's own error: the entry reader names it
+            return None
         sizes = np.array([len(r) for r in raws], np.int64)
         bends = np.cumsum(sizes).astype(np.int64)
         bstarts = (bends - sizes).astype(np.int64)

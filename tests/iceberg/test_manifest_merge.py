@@ -256,3 +256,18 @@ def test_the_java_runtime_reads_and_merges_a_copying_merge(tmp_path, monkeypatch
     assert got["after"] == len(ours) + 1
     t = t.refresh()
     assert len(list(live_entries(t.io, t.metadata, t.current_snapshot()))) == len(ours) + 1
+
+
+def test_a_damaged_manifest_is_named_as_before(tmp_path, monkeypatch):
+    from icefloe.errors import CorruptMetadataError
+    from icefloe.iceberg.manifest_reader import clear_manifest_cache, snapshot_manifests
+
+    t, rng = _table(tmp_path, 2, 11)
+    victim = snapshot_manifests(t.io, t.current_snapshot())[-1].manifest_path
+    data = t.io.read_bytes(victim)
+    with open(victim, "wb") as f:
+        f.write(data[: len(data) - 40])
+    clear_manifest_cache()
+    with pytest.raises(CorruptMetadataError) as e:
+        _merge(t, rng, True, monkeypatch, 10**15, "fast")
+    assert victim in str(e.value)
