@@ -3,9 +3,10 @@ Iceberg table of N files with ``commit.manifest.min-count-to-merge`` set low, so
 manifest, the small ones after the last merge and the large merged manifest (~500k entries at 1M
 files) are merged into one.
 
-``python -m bench.manifest_merge SOURCE_WAREHOUSE [--runs 3] [--java]``: each run copies the
-warehouse (its ``bench/scale`` table) afresh and times one append from loading the table (icefloe,
-in this process; with ``--java`` Apache Iceberg's Java runtime the same merge, ``newAppend()``).
+``python -m bench.manifest_merge SOURCE_WAREHOUSE [--runs 3] [--java] [--entry-merge]``: each run
+copies the warehouse (its ``bench/scale`` table) afresh and times one append from loading the table
+(icefloe, in this process; with ``--java`` Apache Iceberg's Java runtime the same merge,
+``newAppend()``; with ``--entry-merge`` icefloe merges entry by entry, as before the copying merge).
 The machine may be shared: compare ratios of one run (the load average is reported).
 """
 from __future__ import annotations
@@ -57,7 +58,12 @@ def main(argv=None) -> int:
     ap.add_argument("--files", type=int, default=1_000_000)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--java", action="store_true")
+    ap.add_argument("--entry-merge", action="store_true")
     a = ap.parse_args(argv)
+    if a.entry_merge:
+        from icefloe.iceberg import snapshot_producer
+
+        snapshot_producer.FAST_MERGE = False
     out: dict = {"load": os.getloadavg()[0], "icefloe": [], "java": []}
     for _ in range(a.runs):
         for engine in (["icefloe", "java"] if a.java else ["icefloe"]):
