@@ -59,3 +59,17 @@ def kernel() -> ModuleType:
                 setattr(config, "CACHE_DIR", where)      # read when a cached function is first called
             _kernel = importlib.import_module("icefloe.core.avro_kernel")
     return _kernel
+
+
+_spans: Optional[ModuleType] = None
+
+
+def spans() -> ModuleType:
+    """``core.avro_spans``, loaded as ``kernel`` loads ``core.avro_kernel`` (its cache directory)."""
+    global _spans
+    if _spans is None:
+        kernel()        # points numba at the cache directory first
+        with _lock:
+            if _spans is None:
+                _spans = importlib.import_module("icefloe.core.avro_spans")
+    return _spans

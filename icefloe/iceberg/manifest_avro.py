@@ -105,12 +105,9 @@ def entry_to_avro(e: ManifestEntry, partition_type: StructType, format_version: 
     return rec
 
 
-def write_manifest(io_: FileIO, path: str, schema: Schema, spec: PartitionSpec,
-                   entries: Iterable[ManifestEntry], content: int = DATA, format_version: int = 2) -> int:
-    """Write a manifest file; returns its length in bytes."""
-    ptype = spec.partition_type(schema)
-    avro_schema = manifest_entry_schema(ptype, format_version)
-    metadata: dict[str, str] = {
+def manifest_metadata(schema: Schema, spec: PartitionSpec, content: int, format_version: int) -> dict[str, str]:
+    """The key/value metadata of a manifest's Avro header (spec "Manifests")."""
+    return {
         "schema": json.dumps(schema_to_json(schema), separators=(",", ":")),
         "schema-id": str(schema.schema_id),
         "partition-spec": json.dumps(spec.fields_json(), separators=(",", ":")),
@@ -118,6 +115,14 @@ def write_manifest(io_: FileIO, path: str, schema: Schema, spec: PartitionSpec,
         "format-version": str(max(format_version, 2)),
         "content": "data" if content == DATA else "deletes",
     }
+
+
+def write_manifest(io_: FileIO, path: str, schema: Schema, spec: PartitionSpec,
+                   entries: Iterable[ManifestEntry], content: int = DATA, format_version: int = 2) -> int:
+    """Write a manifest file; returns its length in bytes."""
+    ptype = spec.partition_type(schema)
+    avro_schema = manifest_entry_schema(ptype, format_version)
+    metadata = manifest_metadata(schema, spec, content, format_version)
     buf = io.BytesIO()
     records = [entry_to_avro(e, ptype, format_version) for e in entries]
     # fastavro's stub leaves the file parameter of its writer as IO[Unknown]

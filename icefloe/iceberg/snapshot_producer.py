@@ -29,6 +29,7 @@ from icefloe.errors import CorruptMetadataError
 from icefloe.iceberg.manifest import (
     ADDED, DATA, DELETED, POSITION_DELETES, DataFile, ManifestEntry, as_deleted, as_existing,
 )
+from icefloe.iceberg import manifest_merge
 from icefloe.iceberg.manifest_avro import write_manifest
 from icefloe.iceberg.manifest_list import (
     DATA_MANIFEST,
@@ -116,13 +117,18 @@ class PendingSnapshot:
     def entries(self, m: ManifestFile) -> list[ManifestEntry]:
         return load_manifest_entries(self.io, self.base, m)
 
+    def new_manifest_path(self) -> str:
+        """The path of this snapshot's next manifest (deleted if the attempt fails)."""
+        path = f"{self.ops.metadata_dir}/{self.commit_uuid}-m{self.manifest_count}.avro"
+        self.manifest_count += 1
+        self.written.append(path)
+        return path
+
     def write_manifest(self, entries: list[ManifestEntry], spec_id: int, content: int) -> ManifestFile:
         """A manifest of this snapshot holding ``entries``; ``content`` is the manifest-list kind."""
         schema = self.base.schema
         spec = self.base.spec_by_id(spec_id)
-        path = f"{self.ops.metadata_dir}/{self.commit_uuid}-m{self.manifest_count}.avro"
-        self.manifest_count += 1
-        self.written.append(path)
+        path = self.new_manifest_path()
         length = write_manifest(self.io, path, schema, spec, entries,
                                 content=DATA if content == DATA_MANIFEST else POSITION_DELETES,
                                 format_version=self.base.format_version)
@@ -317,6 +323,24 @@ class FileChangeProducer(SnapshotProducer):
 
 
 # --------------------------------------------------------------------------- manifest merging
+# merge by copying each kept entry's encoded data file (``manifest_merge``) where it can; tests turn
+# it off to compare with the entry-by-entry merge
+FAST_MERGE = True
+
+
+def _merge_copying(pending: PendingSnapshot, bin_: list[ManifestFile], spec_id: int,
+                   content: int) -> Optional[ManifestFile]:
+    """``bin_`` merged by ``manifest_merge.merge``; None (nothing left written) where it cannot."""
+    path = pending.new_manifest_path()     # listed as written first: deleted if the attempt fails
+    base = pending.base
+    got = manifest_merge.merge(pending.io, bin_, path, base.schema, base.spec_by_id(spec_id), content,
+                               base.format_version, pending.snapshot_id, pending.sequence_number)
+    if got is None:            # not written: the path goes to the entry-by-entry merge
+        pending.written.remove(path)
+        pending.manifest_count -= 1
+    return got
+
+
 def _pack(manifests: list[ManifestFile], target: int) -> list[list[ManifestFile]]:
     """Bins of consecutive manifests (newest first) up to ``target`` bytes each."""
     bins: list[list[ManifestFile]] = []
@@ -351,6 +375,10 @@ def merge_manifests(pending: PendingSnapshot, manifests: list[ManifestFile], min
         for bin_ in _pack(group, target):
             if len(bin_) == 1 or (first in bin_ and len(bin_) < min_count):
                 out.extend(bin_)
+                continue
+            merged = _merge_copying(pending, bin_, spec_id, content) if FAST_MERGE else None
+            if merged is not None:
+                out.append(merged)
                 continue
             entries: list[ManifestEntry] = []
             for m in bin_:
