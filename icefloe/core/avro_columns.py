@@ -12,8 +12,11 @@ and names what is wrong.
 from __future__ import annotations
 
 import importlib.util
-from typing import Optional, Sequence
+import json
+from typing import Any, Optional, Sequence, cast
 
+import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 
 from icefloe.core import avro_decode
@@ -25,14 +28,44 @@ def available() -> bool:
     return importlib.util.find_spec("numba") is not None
 
 
-def decode(data: bytes, drop: Sequence[str] = ()) -> Optional[pa.Table]:
+def decode(data: bytes, drop: Sequence[str] = (),
+           blocks: Optional[npt.NDArray[np.int64]] = None) -> Optional[pa.Table]:
     """The records of an Avro file as an Arrow table, one row per record in file order, less the
-    fields ``drop`` names (dotted paths); None where the file cannot be decoded into columns (the
-    caller's decoder then judges it)."""
+    fields ``drop`` names (dotted paths); only those of the file's blocks ``blocks`` (indexes, in
+    order) where given. None where the file cannot be decoded into columns (the caller's decoder
+    then judges it)."""
     if not available():
         return None
     hold_mmap_threshold()      # decoded buffers go back to the system when freed
     try:
-        return avro_decode.decode(data, drop)
+        return avro_decode.decode(data, drop, blocks)
     except (avro_decode.Unsupported, avro_decode.Corrupt):
         return None
+
+
+def block_counts(data: bytes) -> Optional[npt.NDArray[np.int64]]:
+    """The record count of each of an Avro file's blocks, in order (what ``decode``'s ``blocks``
+    index); None where the file does not frame or its codec is not read here."""
+    try:
+        return avro_decode.frames(data)[4]
+    except (avro_decode.Unsupported, avro_decode.Corrupt):
+        return None
+
+
+def record_fields(data: bytes, field: str) -> Optional[list[str]]:
+    """The names of the fields of top-level record field ``field`` of an Avro file's writer's
+    schema (declared in place); None where it has no such record field or the header does not read."""
+    try:
+        schema = json.loads(avro_decode.header(data)[0]["avro.schema"])
+    except (KeyError, ValueError, IndexError, avro_decode.Corrupt):
+        return None
+    if not isinstance(schema, dict):
+        return None
+    for f in cast(list[Any], cast(dict[str, Any], schema).get("fields") or []):
+        if isinstance(f, dict) and cast(dict[str, Any], f).get("name") == field:
+            typ = cast(dict[str, Any], f).get("type")
+            if isinstance(typ, dict) and isinstance(cast(dict[str, Any], typ).get("fields"), list):
+                return [str(cast(dict[str, Any], g).get("name")) for g in cast(list[Any], cast(dict[str, Any], typ)["fields"])
+                        if isinstance(g, dict)]
+            return None
+    return None

@@ -443,7 +443,7 @@ def _judge(io: FileIO, meta: TableMetadata, plan_filter: _PlanFilter, m: Manifes
     pe = plan_filter.part_evals.get(m.partition_spec_id)
     delete_manifest = m.content == DELETE_MANIFEST
     if not delete_manifest:
-        cols = load_manifest_columns(io, meta, m)
+        cols = load_manifest_columns(io, meta, m) if pe is None else load_manifest_columns(io, meta, m, pe.eval)
         if cols is not None:        # judged as columns; objects only for the files kept
             mask = np.copy(cols.live)
             if pe is not None:
