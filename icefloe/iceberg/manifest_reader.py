@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, cast
 
 import numpy as np
 
+from icefloe.core import avro_columns
 from icefloe.core.io import FileIO
 from icefloe.errors import CorruptMetadataError, IcefloeError
 from icefloe.iceberg import manifest_avro, manifest_codegen
@@ -206,11 +207,25 @@ _NOT_COLUMNAR = "not held as columns"
 
 
 # A data manifest of fewer entries than this is decoded entry by entry: decoding as columns has a fixed
-# cost per file (the Arrow columns' set-up) that the entries decoder only reaches at several hundred
-# entries (measured with DuckDB's query: 10 entries 0.7 ms by entries, 14 ms as columns; 1,000 entries
-# about even; the compiled decoder since, ``core.avro_decode``: ~0.6 ms for 90 entries, not re-tuned).
-# Tests lower it to judge small manifests as columns.
-COLUMNS_MIN_ENTRIES = 500
+# cost per file (the Arrow columns' set-up) that the entries decoder only reaches at some entries.
+# With DuckDB's query (5-15 ms a file) that was ~1,000 entries; with the compiled decoder
+# (``core.avro_decode``, ~1-1.5 ms a file) a cold plan of one manifest of bench.scale's files takes
+# as long either way at 150-200 entries (100: entries 0.9 ms, columns 1.1-1.7; 300: 6.8 against 3.7;
+# 1,000: 23 against 9). Tests lower it to judge small manifests as columns.
+COLUMNS_MIN_ENTRIES = 200
+
+
+def warm_decoder(snap: Optional[Snapshot]) -> None:
+    """Start loading the columns' decoder in the background (``avro_columns.warm_up``) where a plan
+    of ``snap`` would decode manifests as columns: its summary counts at least
+    ``COLUMNS_MIN_ENTRIES`` data files (a table loaded, or a plan begun)."""
+    total = (snap.summary or {}).get("total-data-files") if snap is not None else None
+    try:
+        many = total is not None and int(total) >= COLUMNS_MIN_ENTRIES
+    except (TypeError, ValueError):
+        many = False
+    if many:
+        avro_columns.warm_up()
 
 
 def _entry_count(m: ManifestFile) -> int:
