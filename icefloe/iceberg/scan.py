@@ -445,7 +445,8 @@ def _judge(io: FileIO, meta: TableMetadata, plan_filter: _PlanFilter, m: Manifes
     pe = plan_filter.part_evals.get(m.partition_spec_id)
     delete_manifest = m.content == DELETE_MANIFEST
     if not delete_manifest:
-        cols = load_manifest_columns(io, meta, m) if pe is None else load_manifest_columns(io, meta, m, pe.eval)
+        partition_keeps = None if pe is None or isinstance(pe.expr, ex.AlwaysTrue) else pe.eval   # (a filter on partitions)
+        cols = load_manifest_columns(io, meta, m, partition_keeps)
         if cols is not None:        # judged as columns; objects only for the files kept
             mask = np.copy(cols.live)
             if pe is not None:

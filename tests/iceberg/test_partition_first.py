@@ -115,3 +115,17 @@ def test_only_the_blocks_holding_kept_entries_are_decoded(table, monkeypatch):
     monkeypatch.setattr(manifest_reader, "PARTITION_FIRST_MIN_ENTRIES", 10**9)
     assert _plan(table, m, "p = 4") == got
     manifest_reader.clear_manifest_cache()
+
+
+def test_a_filter_on_no_partition_column_decodes_no_partition_pass(table, monkeypatch):
+    """``id < 2000`` says nothing of the partitions: the manifest is decoded whole, with no first pass."""
+    m = _manifest(table, _entries(600, np.random.default_rng(2), clustered=False), "unclustered")
+    passes = []
+    real = manifest_reader.PartitionPass.of
+    monkeypatch.setattr(manifest_reader.PartitionPass, "of", staticmethod(lambda *a: passes.append(1) or real(*a)))
+    monkeypatch.setattr(manifest_reader, "PARTITION_FIRST_MIN_ENTRIES", 0)
+    assert _plan(table, m, "id < 2000")
+    assert passes == []
+    assert _plan(table, m, "p = 2")
+    assert passes == [1]
+    manifest_reader.clear_manifest_cache()
