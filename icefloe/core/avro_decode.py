@@ -389,11 +389,17 @@ class _Pools:
                 self.lens[lb:lb + n] if lb >= 0 else None)
 
 
-def decode(data: bytes, drop: Sequence[str] = ()) -> pa.Table:
+def decode(data: bytes, drop: Sequence[str] = (), blocks: Optional[Ints] = None) -> pa.Table:
     """The records of the container file ``data`` as an Arrow table, one row per record, its
     columns the top-level fields of the writer's schema less those ``drop`` names (dotted paths
-    of fields read past, not kept: a projection, so one the schema does not have is no error)."""
+    of fields read past, not kept: a projection, so one the schema does not have is no error).
+    ``blocks`` (indexes into the file's blocks, ``frames``' order, ascending) decodes the records
+    of those blocks only, in order; None: every block."""
     meta, decompress, starts, ends, counts = frames(data)
+    if blocks is not None:
+        if len(blocks) and (int(blocks.min()) < 0 or int(blocks.max()) >= len(starts)):
+            raise ValueError(f"blocks {blocks.tolist()} are not all among the file's {len(starts)}")
+        starts, ends, counts = starts[blocks], ends[blocks], counts[blocks]
     try:
         schema = json.loads(meta["avro.schema"])
     except (KeyError, ValueError):

@@ -61,7 +61,7 @@ PART_ENTRIES = 50_000
 _SKIPPED = ("snapshot_id", "file_sequence_number")
 
 
-def decode(data: bytes, part_entries: Optional[int] = None) -> Optional[pa.Table]:
+def decode(data: bytes, part_entries: Optional[int] = None, drop: tuple[str, ...] = _SKIPPED) -> Optional[pa.Table]:
     """The records of an Avro manifest as an Arrow table, one row per entry in file order; None
     where the decoder is not installed or cannot read the file (the caller's decoder then judges it).
     The entries' ``snapshot_id`` and ``file_sequence_number``, which ``ManifestColumns`` does not
@@ -76,9 +76,9 @@ def decode(data: bytes, part_entries: Optional[int] = None) -> Optional[pa.Table
     except (ValueError, IndexError):
         parts = [data]       # a damaged frame: the whole file, refused below or by the entries decoder
     if len(parts) <= 1:
-        return avro_columns.decode(data, _SKIPPED)
+        return avro_columns.decode(data, drop)
     def columns(part: bytes) -> Optional[pa.Table]:
-        return avro_columns.decode(part, _SKIPPED)
+        return avro_columns.decode(part, drop)
 
     workers = min(len(parts), max(2, os.cpu_count() or 1))
     with ThreadPoolExecutor(max_workers=workers) as pool:
@@ -89,7 +89,67 @@ def decode(data: bytes, part_entries: Optional[int] = None) -> Optional[pa.Table
     try:
         return pa.concat_tables(got)
     except pa.ArrowInvalid:       # parts typed apart (no value to infer from): the whole file at once
-        return avro_columns.decode(data, _SKIPPED)
+        return avro_columns.decode(data, drop)
+
+
+class PartitionPass:
+    """A data manifest's entries decoded for their status and partition only (every other field
+    read past): what a plan with a partition filter judges first, to decode in full only the
+    Avro blocks holding entries it keeps (``blocks_keeping``; ``decode_blocks``)."""
+
+    __slots__ = ("status", "partitions", "partition_index", "block_counts", "n")
+
+    def __init__(self, status: Ints, partitions: list[tuple[Any, ...]], partition_index: Ints, block_counts: Ints):
+        self.status = status.astype(np.int8)
+        self.partitions = partitions
+        self.partition_index = partition_index.astype(np.int32)
+        self.block_counts = block_counts
+        self.n = len(self.status)
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.status.nbytes + self.partition_index.nbytes + self.block_counts.nbytes) + 64 * len(self.partitions)
+
+    @classmethod
+    def of(cls, data: bytes, partition_type: StructType) -> Optional["PartitionPass"]:
+        """The pass over manifest ``data``; None where its columns could not be held exactly (as
+        ``ManifestColumns.of``: a delete file in it, a partition type outside those held, a file
+        the decoder refuses), or it holds no entry."""
+        fields = avro_columns.record_fields(data, "data_file")
+        counts = avro_columns.block_counts(data)
+        if fields is None or counts is None or not {"file_path", "partition"} <= set(fields):
+            return None
+        drop = _SKIPPED + ("sequence_number",) + tuple(
+            f"data_file.{f}" for f in fields if f not in ("partition", "content"))
+        table = decode(data, drop=drop)
+        if table is None or table.num_rows == 0 or table.num_rows != int(counts.sum()):
+            return None
+        if "status" not in table.column_names or "data_file" not in table.column_names:
+            return None
+        files = table.column("data_file")
+        if not pa.types.is_struct(files.type):
+            return None
+        chunks: list[pa.StructArray] = [c for c in files.chunks if len(c)]
+        typ: pa.StructType = files.type
+        names = {typ.field(i).name for i in range(typ.num_fields)}
+        if "content" in names:
+            content = pa.chunked_array([c.field("content") for c in chunks])
+            if content.null_count or int(np.max(_numpy_ints(content, 0))) != DATA:
+                return None
+        parts = _partitions(chunks, names, partition_type)
+        if parts is None:
+            return None
+        return cls(_numpy_ints(table.column("status"), 0), parts[0], parts[1], counts)
+
+    def blocks_keeping(self, keep: Mask) -> Ints:
+        """The blocks (indexes, ascending) holding an entry ``keep`` (over every entry) keeps."""
+        block_of = np.repeat(np.arange(len(self.block_counts), dtype=np.int64), self.block_counts)
+        return np.unique(block_of[keep])
+
+
+def decode_blocks(data: bytes, blocks: Ints) -> Optional[pa.Table]:
+    """``decode``'s table of the entries of the manifest's blocks ``blocks`` only (indexes, in order)."""
+    return avro_columns.decode(data, _SKIPPED, blocks)
 
 
 def _numpy_ints(arr: Union[pa.Array, pa.ChunkedArray], default: int) -> Ints:
@@ -423,4 +483,4 @@ class ColumnarDataFile(DataFile):
         return DataFile, tuple(getattr(self, n) for n in _FIELD_NAMES)
 
 
-__all__ = ["ColumnarDataFile", "KeptRows", "ManifestColumns", "available", "decode"]
+__all__ = ["ColumnarDataFile", "KeptRows", "ManifestColumns", "PartitionPass", "available", "decode", "decode_blocks"]

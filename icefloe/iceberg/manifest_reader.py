@@ -18,10 +18,13 @@ from collections import OrderedDict
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, cast
 
+import numpy as np
+
+from icefloe.core import avro_columns
 from icefloe.core.io import FileIO
 from icefloe.errors import CorruptMetadataError, IcefloeError
 from icefloe.iceberg import manifest_avro, manifest_codegen
-from icefloe.iceberg.manifest_arrow import ManifestColumns, decode as decode_columns
+from icefloe.iceberg.manifest_arrow import ManifestColumns, PartitionPass, decode as decode_columns, decode_blocks
 from icefloe.iceberg.manifest import ADDED, DELETED, EXISTING, DataFile, ManifestEntry
 from icefloe.iceberg.manifest_list import DATA_MANIFEST, ManifestFile, read_manifest_list
 from icefloe.iceberg.snapshot import Snapshot
@@ -204,11 +207,25 @@ _NOT_COLUMNAR = "not held as columns"
 
 
 # A data manifest of fewer entries than this is decoded entry by entry: decoding as columns has a fixed
-# cost per file (the Arrow columns' set-up) that the entries decoder only reaches at several hundred
-# entries (measured with DuckDB's query: 10 entries 0.7 ms by entries, 14 ms as columns; 1,000 entries
-# about even; the compiled decoder since, ``core.avro_decode``: ~0.6 ms for 90 entries, not re-tuned).
-# Tests lower it to judge small manifests as columns.
-COLUMNS_MIN_ENTRIES = 500
+# cost per file (the Arrow columns' set-up) that the entries decoder only reaches at some entries.
+# With DuckDB's query (5-15 ms a file) that was ~1,000 entries; with the compiled decoder
+# (``core.avro_decode``, ~1-1.5 ms a file) a cold plan of one manifest of bench.scale's files takes
+# as long either way at 150-200 entries (100: entries 0.9 ms, columns 1.1-1.7; 300: 6.8 against 3.7;
+# 1,000: 23 against 9). Tests lower it to judge small manifests as columns.
+COLUMNS_MIN_ENTRIES = 200
+
+
+def warm_decoder(snap: Optional[Snapshot]) -> None:
+    """Start loading the columns' decoder in the background (``avro_columns.warm_up``) where a plan
+    of ``snap`` would decode manifests as columns: its summary counts at least
+    ``COLUMNS_MIN_ENTRIES`` data files (a table loaded, or a plan begun)."""
+    total = (snap.summary or {}).get("total-data-files") if snap is not None else None
+    try:
+        many = total is not None and int(total) >= COLUMNS_MIN_ENTRIES
+    except (TypeError, ValueError):
+        many = False
+    if many:
+        avro_columns.warm_up()
 
 
 def _entry_count(m: ManifestFile) -> int:
@@ -220,10 +237,19 @@ def _entry_count(m: ManifestFile) -> int:
     return sum(c or 0 for c in counts)
 
 
-def load_manifest_columns(io: FileIO, meta: TableMetadata, m: ManifestFile) -> Optional[ManifestColumns]:
+def load_manifest_columns(io: FileIO, meta: TableMetadata, m: ManifestFile,
+                          partition_keeps: Optional[Callable[[tuple[Any, ...]], bool]] = None) -> Optional[ManifestColumns]:
     """Data manifest ``m`` as columns (``manifest_arrow``), held in the manifest cache beside its
     entries (the same key, tagged); None where it is not held as columns (then its entries are
-    read with ``load_manifest``, which names a corrupt file)."""
+    read with ``load_manifest``, which names a corrupt file). With ``partition_keeps`` (a plan's
+    partition filter, a judge of a partition tuple), a large manifest not cached as columns may
+    give the entries of only the blocks holding those it keeps (``_partition_first``)."""
+    if partition_keeps is not None:
+        return _partition_first(io, meta, m, partition_keeps)
+    return _whole_columns(io, meta, m)
+
+
+def _whole_columns(io: FileIO, meta: TableMetadata, m: ManifestFile) -> Optional[ManifestColumns]:
     if _entry_count(m) < COLUMNS_MIN_ENTRIES:
         return None
     key = ("columns",) + cache_key(m)
@@ -237,6 +263,63 @@ def load_manifest_columns(io: FileIO, meta: TableMetadata, m: ManifestFile) -> O
     MANIFESTS.put(key, _NOT_COLUMNAR if cols is None else cols,
                   0 if cols is None else (m.manifest_length or 0), settings)
     return cols
+
+
+# A data manifest of at least this many entries, planned with a partition filter and not already
+# held as columns, is judged by partition first (``_partition_first``). Tests lower it.
+PARTITION_FIRST_MIN_ENTRIES = 20_000
+# ... and decoded whole instead where the blocks holding kept entries hold more than this share of them
+PARTITION_FIRST_MAX_SHARE = 0.5
+
+
+def _partition_first(io: FileIO, meta: TableMetadata, m: ManifestFile,
+                     keeps: Callable[[tuple[Any, ...]], bool]) -> Optional[ManifestColumns]:
+    """Data manifest ``m`` as columns for a plan whose partition filter is ``keeps`` (a judge of a
+    partition tuple): every entry (``_whole_columns``) where the cache holds them or the
+    manifest is small; else the entries of only the Avro blocks that hold a live entry of a kept
+    partition (at least one block), found by a pass that decodes each entry's status and partition
+    alone (``manifest_arrow.PartitionPass``, held in the manifest cache; the partial columns are
+    not). The caller judges what it gets as it judges whole columns: the entries it keeps are the
+    same, in the same order. None as ``load_manifest_columns``."""
+    settings = CacheSettings.of(meta.properties)
+    key = cache_key(m)
+    if _entry_count(m) < max(COLUMNS_MIN_ENTRIES, PARTITION_FIRST_MIN_ENTRIES) or m.first_row_id is not None \
+            or m.content != DATA_MANIFEST or MANIFESTS.get(("columns",) + key, settings) is not None:
+        return _whole_columns(io, meta, m)       # (v3 row ids are inherited over every entry)
+    spec = meta.specs_by_id().get(m.partition_spec_id)
+    if spec is None:
+        return None
+    data: Optional[bytes] = None
+    found = MANIFESTS.get(("partitions",) + key, settings)
+    if found is None:
+        try:
+            ptype = spec.partition_type(meta.schema)
+            data = io.read_bytes(m.manifest_path)
+        except Exception:       # noqa: BLE001 -- the entries reader reads it again and names what is wrong
+            return None
+        found = PartitionPass.of(data, ptype) or _NOT_COLUMNAR
+        if isinstance(found, PartitionPass):
+            _check_entry_count(m, found.n)
+        MANIFESTS.put(("partitions",) + key, found,
+                      found.nbytes if isinstance(found, PartitionPass) else 0, settings)
+    if not isinstance(found, PartitionPass):
+        return _whole_columns(io, meta, m)
+    verdicts = np.fromiter((keeps(p) for p in found.partitions), bool, len(found.partitions))
+    keep = verdicts[found.partition_index] & (found.status != DELETED)
+    blocks = found.blocks_keeping(keep)
+    if int(found.block_counts[blocks].sum()) > PARTITION_FIRST_MAX_SHARE * found.n:
+        return _whole_columns(io, meta, m)
+    if not len(blocks):         # none kept: the first block with entries, for columns to judge
+        blocks = np.flatnonzero(found.block_counts)[:1]
+    try:
+        data = data if data is not None else io.read_bytes(m.manifest_path)
+    except Exception:       # noqa: BLE001
+        return None
+    table = decode_blocks(data, blocks)
+    if table is None or table.num_rows != int(found.block_counts[blocks].sum()):
+        return _whole_columns(io, meta, m)
+    return ManifestColumns.of(table, spec.partition_type(meta.schema), m.partition_spec_id, m.added_snapshot_id,
+                              m.sequence_number, None)
 
 
 def _read_columns(io: FileIO, meta: TableMetadata, m: ManifestFile) -> Optional[ManifestColumns]:

@@ -31,7 +31,7 @@ from icefloe.iceberg.file_columns import FileColumns, may_match as vectorised_ma
 from icefloe.iceberg.columnar_filter import metrics_mask, partition_mask
 from icefloe.iceberg.manifest_arrow import KeptRows, ManifestColumns
 from icefloe.iceberg.manifest_reader import (
-    FileFilter, ManifestContent, load_manifest, load_manifest_columns, snapshot_manifests,
+    FileFilter, ManifestContent, load_manifest, load_manifest_columns, snapshot_manifests, warm_decoder,
 )
 from icefloe.iceberg.partitioning import PartitionSpec
 from icefloe.iceberg.snapshot import Snapshot
@@ -247,6 +247,7 @@ def plan_files(io: FileIO, meta: TableMetadata, snapshot: Optional[Snapshot], wh
     modes = PlanningModes.of(meta.properties, remote)
     if snapshot is None:
         return []
+    warm_decoder(snapshot)
     bound = bind_row_filter(meta, where)
     with collection_paused():       # millions of cached objects, no cycles: see ``core.gc_pause``
         specs = meta.specs_by_id()
@@ -291,6 +292,7 @@ def iter_plan_files(io: FileIO, meta: TableMetadata, snapshot: Optional[Snapshot
     modes = PlanningModes.of(meta.properties, remote)
     if snapshot is None:
         return iter(())
+    warm_decoder(snapshot)
     bound = bind_row_filter(meta, where)
     specs = meta.specs_by_id()
     plan_filter = _PlanFilter(meta, bound)
@@ -443,7 +445,8 @@ def _judge(io: FileIO, meta: TableMetadata, plan_filter: _PlanFilter, m: Manifes
     pe = plan_filter.part_evals.get(m.partition_spec_id)
     delete_manifest = m.content == DELETE_MANIFEST
     if not delete_manifest:
-        cols = load_manifest_columns(io, meta, m)
+        partition_keeps = None if pe is None or isinstance(pe.expr, ex.AlwaysTrue) else pe.eval   # (a filter on partitions)
+        cols = load_manifest_columns(io, meta, m, partition_keeps)
         if cols is not None:        # judged as columns; objects only for the files kept
             mask = np.copy(cols.live)
             if pe is not None:

@@ -22,6 +22,7 @@ from icefloe.core.types import Schema
 from icefloe.core.types import to_arrow_schema
 from icefloe.errors import NoSuchSnapshotError
 from icefloe.iceberg import scan as scan_mod
+from icefloe.iceberg.manifest_reader import warm_decoder
 from icefloe.iceberg.append import Append
 from icefloe.iceberg.arrow_read import read_by_field_id, read_data_file
 from icefloe.iceberg.delete_files import apply_deletes_arrow
@@ -78,10 +79,12 @@ class BaseTable:
         self.ops = ops
         self.io: FileIO = ops.io
         self._version, self._meta = ops.load()
+        warm_decoder(self._meta.current_snapshot)      # a plan is likely next: its decoder loads meanwhile
 
     # ------------------------------------------------------------------ state
     def refresh(self) -> "BaseTable":
         self._version, self._meta = self.ops.load()
+        warm_decoder(self._meta.current_snapshot)
         return self
 
     @property
