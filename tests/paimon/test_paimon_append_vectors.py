@@ -363,3 +363,24 @@ def test_vectors_equal_those_the_positions_collected_on_the_driver_made(spark_ca
     assert sum(len(v) for v in a.values()) > 1000
     assert sorted((x["id"], x["p"], x["v"]) for x in copies[0].to_arrow().to_pylist()) == \
         sorted((x["id"], x["p"], x["v"]) for x in copies[1].to_arrow().to_pylist())
+
+
+def test_sql_delete_update_and_merge_mark_rows(spark_catalog):
+    """SQL's DELETE, UPDATE and MERGE INTO on an append table with vectors mark the rows (one APPEND
+    snapshot each, no file rewritten), in several buckets of two partitions."""
+    spark_catalog.sql("CREATE TABLE default.s (id bigint not null, p string, v string) PARTITIONED BY (p) "
+                      "TBLPROPERTIES ('deletion-vectors.enabled' = 'true', 'bucket' = '2', 'bucket-key' = 'id')")
+    t = spark_catalog.load_table("default.s")
+    t.append(pa.table({"id": pa.array(range(40), pa.int64()), "p": ["x" if i % 2 else "y" for i in range(40)],
+                       "v": [f"v{i}" for i in range(40)]}))
+    files = live(t)
+    spark_catalog.sql("DELETE FROM default.s WHERE id % 4 = 0")
+    spark_catalog.sql("UPDATE default.s SET v = 'u' WHERE id % 4 = 1")
+    spark_catalog.sql("MERGE INTO default.s t USING (SELECT id, 'm' AS v FROM range(38, 42)) s ON t.id = s.id "
+                      "WHEN MATCHED THEN DELETE WHEN NOT MATCHED THEN INSERT (id, p, v) VALUES (s.id, 'x', s.v)")
+    assert files <= live(t) and t.current_snapshot().commit_kind == "APPEND"
+    assert sum(len(v) for f, v in marked(t).items() if f in files) == 10 + 10 + 2
+    want = {i: f"v{i}" for i in range(38) if i % 4 != 0}
+    want.update({i: "u" for i in want if i % 4 == 1})
+    want.update({40: "m", 41: "m"})
+    assert {x["id"]: x["v"] for x in t.to_arrow().to_pylist()} == want
