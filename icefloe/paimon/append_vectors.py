@@ -37,11 +37,12 @@ def writes_vectors(options: Mapping[str, str], primary_keys: Sequence[str]) -> b
 
 
 def marked_vectors(store: FileStore, base: Optional[Snapshot], entries: Sequence[mf.ManifestEntry],
-                   positions: Mapping[str, Iterable[int]]
+                   positions: Mapping[str, BitMap | Iterable[int]]
                    ) -> tuple[dict[PartBucket, Optional[IndexFile]], dict[PartBucket, Optional[str]]]:
     """The new index files of the buckets whose files ``positions`` (data file path -> positions to
-    mark) names, each with the bucket's vectors of ``base`` plus the new marks, and what each bucket's
-    vectors were (``BucketVectors.signature``, None: none), for the commit's conflict check."""
+    mark: a bitmap, or any iterable of them) names, each with the bucket's vectors of ``base`` plus
+    the new marks, and what each bucket's vectors were (``BucketVectors.signature``, None: none), for
+    the commit's conflict check."""
     from pyroaring import BitMap
 
     current = dv.bucket_vectors(store, base)
@@ -54,7 +55,10 @@ def marked_vectors(store: FileStore, base: Optional[Snapshot], entries: Sequence
             bv = current.get(key)
             marks[key] = bv.load(store.io) if bv is not None else {}
         bitmap = marks[key].setdefault(e.file.file_name, BitMap())
-        bitmap.update(int(r) for r in rows)
+        if isinstance(rows, BitMap):
+            bitmap |= rows
+        else:
+            bitmap.update(int(r) for r in rows)
     read = {key: (current[key].signature if key in current else None) for key in marks}
     return {key: dv.write_index(store, vectors) for key, vectors in marks.items()}, read
 

@@ -32,6 +32,7 @@ from icefloe.spark import paimon_data_evolution as evolution
 from icefloe.spark.paimon_metadata_columns import read_tracked, without_marked
 from icefloe.spark.paimon_read import read_files
 from icefloe.spark.paimon_write import align_dataframe, write_data_files
+from icefloe.spark.position_bitmaps import position_bitmaps
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -138,17 +139,19 @@ def _marks(table: SparkPaimonTable) -> bool:
 def _apply_marking(table: SparkPaimonTable, operation: str, base: Optional[Snapshot],
                    entries: Sequence[ManifestEntry], changes: DataFrame) -> RowChanges:
     """``_apply`` on a table whose changes mark rows (``_marks``): labelled rows with FILE_COL and
-    POS_COL; the positions of deleted and updated rows are added to their files' deletion vectors,
-    updated and inserted rows written as new files, one APPEND snapshot (``append_vectors``)."""
+    POS_COL; the positions of deleted and updated rows are added to their files' deletion vectors
+    (as bitmaps Spark tasks build, ``position_bitmaps``), updated and inserted rows written as new
+    files, one APPEND snapshot (``append_vectors``)."""
     from pyspark.sql import functions as F
 
     changes, by_file, counts = file_stats(changes, FILE_COL)
     touched = sorted(f for f, r in by_file.items() if r["upd"] + r["dele"] > 0)
     if not touched and not counts["inserted"]:
         return RowChanges.of(counts)
-    old = changes.where(F.col(FILE_COL).isin(touched) & F.col(ACTION).isin(DELETE_ROW, UPDATE)) if touched else None
-    positions = {} if old is None else {r[FILE_COL]: r["p"] for r in old.groupBy(FILE_COL).agg(
-        F.collect_list(POS_COL).alias("p")).collect()}
+    # each touched file's deleted and updated positions as one bitmap, built in tasks: the driver
+    # holds no positions (only the rows of touched files are labelled so)
+    positions = position_bitmaps(changes.where(F.col(ACTION).isin(DELETE_ROW, UPDATE)), FILE_COL, POS_COL,
+                                 len(touched)) if touched else {}
     messages: list[CommitMessage] = []
     if counts["inserted"] or counts["updated"]:
         messages = write_data_files(changes.where(F.col(ACTION).isin(INSERT, UPDATE))

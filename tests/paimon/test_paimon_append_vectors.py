@@ -275,3 +275,112 @@ def test_a_compaction_conflicts_with_marks_made_while_it_ran(spark_catalog):
     with pytest.raises(CommitConflictError, match="deletion vectors"):
         maintenance.compact(t, rewrite=rewrite)
     assert ids(t.refresh().to_arrow()) == [0, 2, 3, 4, 5, 7, 8, 9]
+
+
+def test_the_driver_receives_one_bitmap_per_marked_file_never_positions(spark_catalog, paimon_spark, monkeypatch):
+    """DELETE and UPDATE marking thousands of rows: every result the driver collects is small (no
+    row per position, no list of positions, no position column); the bitmaps come as one row per
+    file marked, and the marks are exact (a file with a vector already, two partitions)."""
+    import numbers
+
+    t = spark_catalog.create_table("db.a", DDL, partitioned_by=["p"], properties=PROPS)
+    t.append(rows(0, 3000, "x"))
+    t.append(rows(3000, 6000, "y"))
+    t.delete("id = 1")                               # a vector there before the statements below
+    cls = type(paimon_spark.range(1))
+    real = cls.collect
+    seen = []
+
+    def spy(self):
+        got = real(self)
+        seen.append((list(self.columns), got))
+        return got
+
+    monkeypatch.setattr(cls, "collect", spy)
+    r = t.delete("id % 3 = 0 OR id = 1")             # id 1 is marked already: not read, not counted
+    assert r.deleted == 2000
+    r = t.update({"v": "'u'"}, "id % 3 = 1 AND p = 'x'")
+    assert r.updated == 999                           # 0..2999 less id 1
+    monkeypatch.setattr(cls, "collect", real)
+    bitmaps = [got for cols, got in seen if cols == ["file", "bitmap"]]
+    assert [len(b) for b in bitmaps] == [2, 1]        # one row per file marked
+    for cols, got in seen:
+        assert "_icefloe_pos" not in cols and len(got) <= 64
+        for row in got:
+            assert all(isinstance(v, (str, bytes, bytearray, numbers.Number, type(None))) for v in row)
+    by_file = marked(t)
+    assert sum(len(v) for v in by_file.values()) == 1 + 2000 + 999
+    assert ids(t.to_arrow()) == sorted(i for i in range(6000) if i % 3 != 0 and i != 1)
+    assert all(x["v"] == "u" for x in t.to_arrow().to_pylist() if x["id"] % 3 == 1 and x["p"] == "x")
+
+
+def _old_positions(rows, file_col, pos_col, files):
+    """The marking path as it was: every position collected to the driver, per file."""
+    from pyspark.sql import functions as F
+
+    return {r[file_col]: r["p"] for r in rows.groupBy(file_col).agg(F.collect_list(pos_col).alias("p")).collect()}
+
+
+def test_vectors_equal_those_the_positions_collected_on_the_driver_made(spark_catalog, paimon_spark, monkeypatch):
+    """The same DELETE, MERGE and UPDATE on two copies of a random table (two partitions, two buckets,
+    vectors already there), one marking by bitmaps built in tasks, the other by the positions
+    collected on the driver (the old path): the same vectors, file by file, and the same rows."""
+    import random
+    import shutil
+
+    from icefloe.catalog import Catalog
+    from icefloe.spark import paimon_append_dml
+
+    rnd = random.Random(51)
+    props = {"deletion-vectors.enabled": "true", "bucket": "2", "bucket-key": "id"}
+    t = spark_catalog.create_table("db.a", DDL, partitioned_by=["p"], properties=props)
+    for n in range(3):
+        t.append(pa.table({"id": pa.array([n * 1000 + i for i in range(1000)], pa.int64()),
+                           "p": [rnd.choice("xy") for _ in range(1000)], "v": [f"v{i}" for i in range(1000)]}))
+    t.delete(f"id % 7 = {rnd.randrange(7)}")
+    base = t.location.rstrip("/").rsplit("/", 2)[0]
+    copies = []
+    for side in ("tasks", "driver"):
+        shutil.copytree(base, f"{base}-{side}")
+        copies.append(Catalog(f"{base}-{side}", "paimon", paimon_spark).load_table("db.a"))
+    src = paimon_spark.createDataFrame([(i, "x", f"m{i}") for i in rnd.sample(range(3000), 300)] +
+                                       [(5000 + i, "y", "new") for i in range(20)], "id bigint, p string, v string")
+    k, m = rnd.randrange(5), rnd.randrange(11)
+    results = []
+    for side, c in zip(("tasks", "driver"), copies):
+        if side == "driver":
+            monkeypatch.setattr(paimon_append_dml, "position_bitmaps", _old_positions)
+        # the UPDATE takes rows of the first files only (the new files' row order is Spark's to choose)
+        got = [c.delete(f"id % 5 = {k} AND id < 2500"),
+               c.merge(src, "t.id = s.id").when_matched_update({"v": "s.v"}).when_not_matched_insert_all().execute(),
+               c.update({"v": "'u'"}, f"id % 11 = {m} AND v LIKE 'v%'")]
+        results.append([(r.deleted, r.updated, r.inserted) for r in got])
+    monkeypatch.undo()
+    assert results[0] == results[1]
+    a, b = (marked(c) for c in copies)
+    old = live(t)                                    # the files both copies share, by name
+    assert a == b and set(a) <= old
+    assert sum(len(v) for v in a.values()) > 1000
+    assert sorted((x["id"], x["p"], x["v"]) for x in copies[0].to_arrow().to_pylist()) == \
+        sorted((x["id"], x["p"], x["v"]) for x in copies[1].to_arrow().to_pylist())
+
+
+def test_sql_delete_update_and_merge_mark_rows(spark_catalog):
+    """SQL's DELETE, UPDATE and MERGE INTO on an append table with vectors mark the rows (one APPEND
+    snapshot each, no file rewritten), in several buckets of two partitions."""
+    spark_catalog.sql("CREATE TABLE default.s (id bigint not null, p string, v string) PARTITIONED BY (p) "
+                      "TBLPROPERTIES ('deletion-vectors.enabled' = 'true', 'bucket' = '2', 'bucket-key' = 'id')")
+    t = spark_catalog.load_table("default.s")
+    t.append(pa.table({"id": pa.array(range(40), pa.int64()), "p": ["x" if i % 2 else "y" for i in range(40)],
+                       "v": [f"v{i}" for i in range(40)]}))
+    files = live(t)
+    spark_catalog.sql("DELETE FROM default.s WHERE id % 4 = 0")
+    spark_catalog.sql("UPDATE default.s SET v = 'u' WHERE id % 4 = 1")
+    spark_catalog.sql("MERGE INTO default.s t USING (SELECT id, 'm' AS v FROM range(38, 42)) s ON t.id = s.id "
+                      "WHEN MATCHED THEN DELETE WHEN NOT MATCHED THEN INSERT (id, p, v) VALUES (s.id, 'x', s.v)")
+    assert files <= live(t) and t.current_snapshot().commit_kind == "APPEND"
+    assert sum(len(v) for f, v in marked(t).items() if f in files) == 10 + 10 + 2
+    want = {i: f"v{i}" for i in range(38) if i % 4 != 0}
+    want.update({i: "u" for i in want if i % 4 == 1})
+    want.update({40: "m", 41: "m"})
+    assert {x["id"]: x["v"] for x in t.to_arrow().to_pylist()} == want
