@@ -29,6 +29,7 @@ from icefloe.core.retry import RetryPolicy
 from icefloe.errors import AfterCommitError, CommitFailedError
 from icefloe.paimon import deletion_vectors as dv
 from icefloe.paimon import manifest as mf
+from icefloe.paimon import manifest_merge
 from icefloe.paimon import row_tracking, table_hooks
 from icefloe.paimon.binary_row import BinaryRow, decode_row
 from icefloe.paimon.commit_changes import (
@@ -168,11 +169,21 @@ def _merge_run(store: FileStore, run: list[mf.ManifestFileMeta], result: list[mf
     if len(run) == 1:
         result.append(run[0])
         return
+    fast = manifest_merge.merge_run(store, run, created)
+    if fast is not None:
+        result.extend(fast)
+        return
+    result.extend(merge_run_entries(store, run, created))
+
+
+def merge_run_entries(store: FileStore, run: Sequence[mf.ManifestFileMeta], created: list[str]
+                      ) -> list[mf.ManifestFileMeta]:
+    """A run of manifests merged entry by entry (``manifest.merge_entries``) and written again:
+    what ``manifest_merge.merge_run`` does from columns and record bytes, for any manifest."""
     merged: dict[mf.FileIdentifier, mf.ManifestEntry] = {}
     for m in run:
         mf.merge_entries(store.read_manifest(m.file_name, m.file_size), merged)
-    if merged:
-        result.extend(store.write_manifests(list(merged.values()), created))
+    return store.write_manifests(list(merged.values()), created) if merged else []
 
 
 # --------------------------------------------------------------------------- the commit
