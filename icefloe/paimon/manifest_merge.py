@@ -213,19 +213,38 @@ def _grouped(parts: _Partitions, buckets: Ints) -> Optional[Ints]:
     return np.lexsort((np.arange(n), first, buckets, rank[parts.codes])).astype(np.int64)
 
 
-def merge_run(store: Any, run: Sequence[mf.ManifestFileMeta], created: list[str]
-              ) -> Optional[list[mf.ManifestFileMeta]]:
-    """The manifests ``commit``'s entry-by-entry merge of ``run`` writes (same records, order,
-    files and metadata), or None where a manifest is not in the entry schema icefloe writes."""
+@dataclass
+class _Run:
+    """Manifests read for a merge: their decompressed records in one buffer, each record's span in
+    it, the columns a merge reads, and which manifest each record came from."""
+    buf: npt.NDArray[np.uint8]
+    starts: Ints
+    ends: Ints
+    cols: pa.Table
+    source: Ints
+
+    def identities(self) -> Ints:
+        return _identities(self.cols, self.cols.column("_FILE"))
+
+    def kinds(self) -> Ints:
+        return np.asarray(self.cols.column("_KIND").to_numpy(), np.int64)
+
+    def names(self) -> pa.ChunkedArray:
+        return _field(self.cols.column("_FILE"), "_FILE_NAME")
+
+
+def _load(store: Any, metas: Sequence[mf.ManifestFileMeta]) -> Optional[_Run]:
+    """The manifests read and decoded for a merge; None where one is not in icefloe's entry schema
+    (or not of the size its list records: the entry-by-entry path reports that)."""
     parts: list[_Part] = []
-    for m in run:
+    for m in metas:
         path = store.manifest_path(m.file_name)
         try:
             data = store.io.read_bytes(path)
         except FileNotFoundError:
             raise CorruptMetadataError(path, "manifest referenced by a manifest list is missing") from None
-        if m.file_size is not None and len(data) != m.file_size:
-            return None     # the entry-by-entry path reports it
+        if len(data) != m.file_size:
+            return None
         try:
             part = _read_part(data, path)
         except avro_decode.Unsupported:
@@ -239,17 +258,52 @@ def merge_run(store: Any, run: Sequence[mf.ManifestFileMeta], created: list[str]
     buf = np.concatenate([p.buf for p in parts]) if parts else np.empty(0, np.uint8)
     starts = np.concatenate([p.spans[0] + o for p, o in zip(parts, offsets)])
     ends = np.concatenate([p.spans[1] + o for p, o in zip(parts, offsets)])
-    cols = pa.concat_tables([p.cols for p in parts])
-    del parts
-    f = cols.column("_FILE")
-    kinds = np.asarray(cols.column("_KIND").to_numpy(), np.int64)
-    kept = _merged(kinds, _identities(cols, f), _field(f, "_FILE_NAME"))
+    source = np.concatenate([np.full(len(p.spans[0]), k, np.int64) for k, p in enumerate(parts)])
+    return _Run(buf, starts, ends, pa.concat_tables([p.cols for p in parts]), source)
+
+
+def merge_run(store: Any, run: Sequence[mf.ManifestFileMeta], created: list[str]
+              ) -> Optional[list[mf.ManifestFileMeta]]:
+    """The manifests ``commit``'s entry-by-entry merge of ``run`` writes (same records, order,
+    files and metadata), or None where a manifest is not in the entry schema icefloe writes."""
+    loaded = _load(store, run)
+    if loaded is None:
+        return None
+    return _write_kept(store, loaded, _merged(loaded.kinds(), loaded.identities(), loaded.names()), created)
+
+
+def full_compaction(store: Any, to_merge: Sequence[mf.ManifestFileMeta], delta: Sequence[bool], created: list[str]
+                    ) -> Optional[tuple[list[mf.ManifestFileMeta], list[mf.ManifestFileMeta]]]:
+    """``commit.try_full_compaction``'s rewrite of the manifests ``to_merge`` (``delta``: which of
+    them are delta manifests; every manifest holding a DELETE is among them): every DELETE applied
+    and dropped. Returns the manifests kept as they are (base manifests without a deleted file) and
+    those written, or None where a manifest is not in icefloe's entry schema."""
+    loaded = _load(store, to_merge)
+    if loaded is None:
+        return None
+    kinds, ids = loaded.kinds(), loaded.identities()
+    is_delete = kinds == mf.DELETE
+    hit = np.isin(ids, np.unique(ids[is_delete])) & ~is_delete
+    rewrite = np.array(delta, np.bool_)
+    rewrite[np.unique(loaded.source[hit])] = True
+    kept = np.flatnonzero(rewrite[loaded.source] & ~is_delete & ~hit)
+    _u, first, counts = np.unique(ids[kept], return_index=True, return_counts=True)
+    if bool((counts > 1).any()):
+        twice = np.setdiff1d(np.arange(len(kept)), first)
+        raise DuplicateFileError(f"trying to add file {loaded.names()[int(kept[twice.min()])].as_py()} "
+                                 "which is already added")
+    untouched = [m for m, r in zip(to_merge, rewrite.tolist()) if not r]
+    written = _write_kept(store, loaded, kept.astype(np.int64), created)
+    return None if written is None else (untouched, written)
+
+
+def _write_kept(store: Any, run: _Run, kept: Ints, created: list[str]) -> Optional[list[mf.ManifestFileMeta]]:
+    """The records ``kept`` (in that order) written as ``FileStore.write_manifests`` writes entries."""
     if len(kept) == 0:
         return []
     types = store.partition_types
-    cols = cols.take(pa.array(kept))
-    starts, ends = starts[kept], ends[kept]
-    f = cols.column("_FILE")
+    cols = run.cols.take(pa.array(kept))
+    starts, ends = run.starts[kept], run.ends[kept]
     partitions = _Partitions(cols.column("_PARTITION"), types)
     buckets = np.asarray(cols.column("_BUCKET").to_numpy(), np.int64)
     grouped = bool(types) and len(kept) > manifest_blocks.MIN_BLOCK_ENTRIES
@@ -260,8 +314,7 @@ def merge_run(store: Any, run: Sequence[mf.ManifestFileMeta], created: list[str]
         cols = cols.take(pa.array(order))
         starts, ends, buckets = starts[order], ends[order], buckets[order]
         partitions.codes = partitions.codes[order]
-        f = cols.column("_FILE")
-    return _write(store, buf, starts, ends, cols, f, partitions, buckets, grouped, created)
+    return _write(store, run.buf, starts, ends, cols, cols.column("_FILE"), partitions, buckets, grouped, created)
 
 
 def _write(store: Any, buf: npt.NDArray[np.uint8], starts: Ints, ends: Ints, cols: pa.Table, f: pa.ChunkedArray,
@@ -353,3 +406,13 @@ class _Block:
     def __init__(self, num_records: int, data: bytes):
         self.num_records = num_records
         self.bytes_ = _io.BytesIO(data)
+
+
+def deleted_partitions(store: Any, metas: Sequence[mf.ManifestFileMeta]) -> Optional[set[bytes]]:
+    """The partitions (``_PARTITION`` bytes) of the DELETE entries of ``metas``; None where a
+    manifest is not in icefloe's entry schema."""
+    loaded = _load(store, metas)
+    if loaded is None:
+        return None
+    deletes = loaded.cols.filter(pc.equal(loaded.cols.column("_KIND"), mf.DELETE))
+    return set(pc.unique(deletes.column("_PARTITION")).to_pylist())
