@@ -134,7 +134,8 @@ def _identities(cols: pa.Table, f: pa.ChunkedArray) -> Ints:
         radix *= max(card, 1)
     if radix == 0:      # too many values for one integer: rows of codes made unique
         matrix = np.stack([_codes(c)[0] for c in columns], axis=1)
-        key = np.unique(matrix, axis=0, return_inverse=True)[1].astype(np.int64).reshape(-1)
+        inverse: Ints = np.asarray(np.unique(matrix, axis=0, return_inverse=True)[1], np.int64)
+        key = np.ravel(inverse)
     return key
 
 
@@ -177,8 +178,10 @@ class _Partitions:
         maxs: list[Any] = [None] * n
         nulls = [0] * n
         present, counts = np.unique(codes, return_counts=True)
-        for c, cnt in zip(present.tolist(), counts.tolist()):
-            for i, v in enumerate(self.values[c]):
+        pairs: list[tuple[int, int]] = list(zip(present.tolist(), counts.tolist()))
+        for c, cnt in pairs:
+            values: tuple[Any, ...] = self.values[c]
+            for i, v in enumerate(values):
                 if v is None:
                     nulls[i] += cnt
                 else:
@@ -209,7 +212,7 @@ def _grouped(parts: _Partitions, buckets: Ints) -> Optional[Ints]:
         if pos and keyed[j] != keyed[order[pos - 1]]:
             r += 1
         rank[j] = r
-    first = first_idx[inverse.reshape(-1)]
+    first = first_idx[np.ravel(inverse)]
     return np.lexsort((np.arange(n), first, buckets, rank[parts.codes])).astype(np.int64)
 
 
@@ -352,7 +355,7 @@ def _write(store: Any, buf: npt.NDArray[np.uint8], starts: Ints, ends: Ints, col
         while i < n:
             lo = i
             # the first record after which the block holds ``sync`` bytes
-            hi = int(np.searchsorted(cum, cum[lo] + sync, side="left"))
+            hi = int(np.searchsorted(cum, int(cum[lo]) + sync, side="left"))
             hi = max(hi, lo + 1)
             if grouped:
                 k = int(np.searchsorted(cuts, lo + manifest_blocks.MIN_BLOCK_ENTRIES, side="left"))
