@@ -48,24 +48,50 @@ _DROP = tuple(f"_FILE.{n}" for n in (
     "_MAX_SEQUENCE_NUMBER", "_CREATION_TIME", "_DELETE_ROW_COUNT", "_FILE_SOURCE", "_VALUE_STATS_COLS",
     "_WRITE_COLS", "_WRITE_COLS_SEQUENCES"))
 
-_CANONICAL: dict[bytes, bool] = {}
+# the fields of ``_FILE`` a merge keeps as columns, and their Arrow types
+_FILE_COLUMNS = (("_FILE_NAME", pa.string()), ("_ROW_COUNT", pa.int64()), ("_SCHEMA_ID", pa.int64()),
+                 ("_LEVEL", pa.int32()), ("_EXTRA_FILES", pa.list_(pa.string())), ("_EMBEDDED_FILE_INDEX", pa.binary()),
+                 ("_EXTERNAL_PATH", pa.string()), ("_FIRST_ROW_ID", pa.int64()))
+_CANONICAL: dict[bytes, Optional[int]] = {}
+_FORMS: list[str] = []
 
 
-def _same_schema(text: Optional[bytes]) -> bool:
-    """Whether a manifest's ``avro.schema`` writes records as icefloe's entry schema does (the same
-    Parsing Canonical Form: names, types and field order; defaults and docs aside)."""
+def _forms() -> list[str]:
+    """The Parsing Canonical Forms of icefloe's entry schema (item 0) and of it without the last
+    ``k`` fields of ``_FILE`` (item ``k``, while those are nullable with null first: fields older
+    writers did not have, read as null)."""
+    if not _FORMS:
+        fields = list(mf.DATA_FILE_SCHEMA["fields"])
+        k = 0
+        while True:
+            file_schema = {**mf.DATA_FILE_SCHEMA, "fields": fields[:len(fields) - k]}
+            entry = {**mf.MANIFEST_ENTRY_SCHEMA, "fields": [
+                f if f["name"] != "_FILE" else {**f, "type": file_schema} for f in mf.MANIFEST_ENTRY_SCHEMA["fields"]]}
+            _FORMS.append(to_parsing_canonical_form(entry))
+            k += 1
+            t = fields[len(fields) - k]["type"] if k < len(fields) else None
+            if not (isinstance(t, list) and t and t[0] == "null"):
+                break
+    return _FORMS
+
+
+def _padding(text: Optional[bytes]) -> Optional[int]:
+    """How many trailing fields of ``_FILE`` a manifest's ``avro.schema`` lacks against icefloe's entry
+    schema (``_forms``; each a null written as one byte, the union's branch 0): 0 for the same schema
+    (the same Parsing Canonical Form: names, types and field order; defaults and docs aside); None for
+    any other schema."""
     if text is None:
-        return False
-    same = _CANONICAL.get(text)
-    if same is None:
+        return None
+    if text not in _CANONICAL:
         try:
-            same = to_parsing_canonical_form(json.loads(text)) == to_parsing_canonical_form(mf.MANIFEST_ENTRY_SCHEMA)
+            form = to_parsing_canonical_form(json.loads(text))
+            pad = _forms().index(form) if form in _forms() else None
         except (ValueError, TypeError, KeyError, SchemaParseException):
-            same = False
+            pad = None
         if len(_CANONICAL) > 64:
             _CANONICAL.clear()
-        _CANONICAL[text] = same
-    return same
+        _CANONICAL[text] = pad
+    return _CANONICAL[text]
 
 
 @dataclass
@@ -78,7 +104,8 @@ class _Part:
 
 def _read_part(data: bytes, path: str) -> Optional[_Part]:
     meta, decompress, starts, ends, counts = avro_decode.frames(data)
-    if not _same_schema(meta.get("avro.schema")):
+    pad = _padding(meta.get("avro.schema"))
+    if pad is None:
         return None
     view = memoryview(data)
     raws = [view[a:b] if decompress is None else decompress(view[a:b]) for a, b in zip(starts.tolist(), ends.tolist())]
@@ -98,12 +125,25 @@ def _read_part(data: bytes, path: str) -> Optional[_Part]:
     cols = avro_decode.decode(data, _DROP)
     if cols.num_rows != total:
         raise CorruptMetadataError(path, "the file's blocks and records do not agree")
+    if pad:     # the fields an older writer did not write: nulls, so that every manifest's columns concatenate
+        f = cols.column("_FILE").combine_chunks()
+        have = {f.type.field(i).name for i in range(f.type.num_fields)}
+        arrays = [f.field(name) if name in have else pa.nulls(total, typ) for name, typ in _FILE_COLUMNS]
+        cols = cols.set_column(cols.schema.get_field_index("_FILE"), "_FILE",
+                               pa.StructArray.from_arrays(arrays, names=[n for n, _ in _FILE_COLUMNS]))
     versions = cols.column("_VERSION").to_numpy()
     if total and not bool((versions == mf.MANIFEST_VERSION).all()):
         bad = versions[versions != mf.MANIFEST_VERSION][0]
         raise CorruptMetadataError(path, f"unsupported _VERSION {int(bad)!r} (expected 2)")
     if total and int(pc.min(pc.binary_length(cols.column("_PARTITION"))).as_py()) < 4:
         raise CorruptMetadataError(path, "bad manifest entry: a _PARTITION shorter than its arity")
+    if pad:     # each record followed by its missing fields' nulls
+        lens = out_end - out_start
+        at = np.zeros(total + 1, np.int64)
+        np.cumsum(lens + pad, out=at[1:])
+        padded = np.zeros(int(at[-1]), np.uint8)
+        kernel.gather(buf, out_start, lens, at, padded)
+        buf, out_start, out_end = padded, at[:-1], at[1:]
     return _Part(buf, (out_start, out_end), cols)
 
 

@@ -165,24 +165,43 @@ def test_a_file_added_twice_is_an_error_both_ways(paimon_catalog):
         manifest_merge.merge_run(store, run, [])
 
 
+def _rewritten(store, meta, name, drop=(), extra=None):
+    """Manifest ``meta``'s records written again as ``name`` in the entry schema less the ``_FILE``
+    fields ``drop`` (each record without them) or with one more last field ``extra``."""
+    schema = dict(mf.MANIFEST_ENTRY_SCHEMA)
+    file_schema = dict(mf.DATA_FILE_SCHEMA)
+    file_schema["fields"] = [f for f in file_schema["fields"] if f["name"] not in drop] + (
+        [{"name": extra, "type": ["null", "long"], "default": None}] if extra else [])
+    schema["fields"] = [f if f["name"] != "_FILE" else {"name": "_FILE", "type": file_schema} for f in schema["fields"]]
+    records = [r for recs, _i, _c in _records(store, [meta]) for r in recs]
+    for r in records:
+        for d in drop:
+            r["_FILE"].pop(d)
+    buf = io.BytesIO()
+    fastavro.writer(buf, fastavro.parse_schema(schema), records, codec="zstandard")
+    store.io.write_bytes(store.manifest_path(name), buf.getvalue(), overwrite=False)
+    return dataclasses.replace(meta, file_name=name, file_size=len(buf.getvalue()))
+
+
+@pytest.mark.parametrize("drop", [("_WRITE_COLS_SEQUENCES",), ("_FIRST_ROW_ID", "_WRITE_COLS", "_WRITE_COLS_SEQUENCES")])
+def test_manifests_of_older_writers_are_merged_from_bytes_too(paimon_catalog, drop):
+    """A manifest written without the last fields of ``_FILE`` (nullable ones older writers did not
+    have) is merged from bytes, each record given those fields' nulls: as the entry-by-entry merge."""
+    t = _table(paimon_catalog, "pk-one")
+    store = t.store
+    run = _run(store, random.Random(5), manifests=3, per=60)
+    run[0] = _rewritten(store, run[0], "manifest-old-0", drop)
+    run[2] = _rewritten(store, run[2], "manifest-old-2", drop)
+    _same(store, run)
+
+
 def test_manifests_in_another_entry_schema_are_merged_entry_by_entry(paimon_catalog):
-    """A manifest written without the last field of ``_FILE`` (as older writers did) is not merged
-    from bytes; the commit's merge still merges it, entry by entry."""
+    """A manifest in another entry schema (here one more field) is not merged from bytes; the
+    commit's merge still merges it, entry by entry."""
     t = _table(paimon_catalog, "append-one")
     store = t.store
-    rnd = random.Random(5)
-    run = _run(store, rnd, manifests=2, per=40)
-    old = dict(mf.MANIFEST_ENTRY_SCHEMA)
-    file_schema = dict(mf.DATA_FILE_SCHEMA)
-    file_schema["fields"] = [f for f in file_schema["fields"] if f["name"] != "_WRITE_COLS_SEQUENCES"]
-    old["fields"] = [f if f["name"] != "_FILE" else {"name": "_FILE", "type": file_schema} for f in old["fields"]]
-    records = [r for recs, _i, _c in _records(store, run[:1]) for r in recs]
-    for r in records:
-        r["_FILE"].pop("_WRITE_COLS_SEQUENCES")
-    buf = io.BytesIO()
-    fastavro.writer(buf, fastavro.parse_schema(old), records, codec="zstandard")
-    store.io.write_bytes(store.manifest_path("manifest-old-0"), buf.getvalue(), overwrite=False)
-    run[0] = dataclasses.replace(run[0], file_name="manifest-old-0", file_size=len(buf.getvalue()))
+    run = _run(store, random.Random(5), manifests=2, per=40)
+    run[0] = _rewritten(store, run[0], "manifest-other-0", extra="_SOMETHING_ELSE")
     assert manifest_merge.merge_run(store, run, []) is None
     merged = pc.minor_compaction(store, run, [], 10**9, 2)      # one run of both, merged entry by entry
     assert _records(store, merged) == _records(store, pc.merge_run_entries(store, run, []))
