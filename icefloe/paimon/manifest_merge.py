@@ -14,9 +14,10 @@ boundaries at a bucket or partition change once ``MIN_BLOCK_ENTRIES`` long or at
 interval, a new file at the target size), compressed by the same Avro writer, with the same block
 index and the same ``ManifestFileMeta``.
 
-Only manifests written with the exact entry schema icefloe writes are merged so (their records'
-bytes are then valid records of the new file); for any other, ``merge_run`` returns None and the
-caller merges entry by entry.
+Only manifests in the entry schema icefloe writes are merged so (their records' bytes are then
+valid records of the new file), or in it without the last nullable fields of ``_FILE`` (older
+writers'; each record is given those fields' nulls, one byte each); for any other, ``merge_run``
+returns None and the caller merges entry by entry.
 """
 from __future__ import annotations
 
