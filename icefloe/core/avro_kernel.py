@@ -231,3 +231,107 @@ def gather(buf: Bytes, starts: Ints, lens: Ints, offsets: Ints, out: Bytes) -> N
         o = offsets[i]
         for j in range(lens[i]):
             out[o + j] = buf[a + j]
+
+
+@njit(cache=True, nogil=True)
+def record_spans(buf: Bytes, starts: Ints, ends: Ints, counts: Ints, kind: Ints, end: Ints, nullbr: Ints,
+                 fsize: Ints, out_start: Ints, out_end: Ints) -> int:
+    """Each record's byte span in a run of decompressed blocks (block ``b`` holds ``counts[b]``
+    records in ``buf[starts[b]:ends[b]]``), walked by the program without keeping a value: record
+    ``r`` (counted over the whole run) is ``buf[out_start[r]:out_end[r]]``. Returns the number of
+    records, or ``CORRUPT`` where a block does not frame its records."""
+    n_nodes = kind.shape[0]
+    stack_node = np.empty(n_nodes + 1, np.int64)
+    stack_left = np.empty(n_nodes + 1, np.int64)
+    r = 0
+    for b in range(starts.shape[0]):
+        p = starts[b]
+        e = ends[b]
+        for _r in range(counts[b]):
+            out_start[r] = p
+            pc = 0
+            top = 0
+            while True:
+                stop = n_nodes if top == 0 else end[stack_node[top - 1]]
+                if pc == stop:
+                    if top == 0:
+                        break
+                    t = top - 1
+                    stack_left[t] -= 1
+                    node = stack_node[t]
+                    if stack_left[t] > 0:
+                        pc = node + 1
+                        continue
+                    n, p = _varint(buf, p, e)
+                    if p < 0:
+                        return CORRUPT
+                    if n < 0:
+                        n = -n
+                        _size, p = _varint(buf, p, e)
+                        if p < 0:
+                            return CORRUPT
+                    if n > 0:
+                        stack_left[t] = n
+                        pc = node + 1
+                        continue
+                    top = t
+                    pc = end[node]
+                    continue
+                k = kind[pc]
+                nb = nullbr[pc]
+                if nb >= 0:
+                    br, p = _varint(buf, p, e)
+                    if p < 0:
+                        return CORRUPT
+                    if br == nb:
+                        pc = end[pc]
+                        continue
+                    if br != 1 - nb:
+                        return CORRUPT
+                if k == INT or k == LONG:
+                    _v, p = _varint(buf, p, e)
+                    if p < 0:
+                        return CORRUPT
+                    pc += 1
+                elif k == STRING or k == BYTES:
+                    n, p = _varint(buf, p, e)
+                    if p < 0 or n < 0 or p + n > e:
+                        return CORRUPT
+                    p += n
+                    pc += 1
+                elif k == RECORD:
+                    pc += 1
+                elif k == ARRAY or k == MAP:
+                    n, p = _varint(buf, p, e)
+                    if p < 0:
+                        return CORRUPT
+                    if n < 0:
+                        n = -n
+                        _size, p = _varint(buf, p, e)
+                        if p < 0:
+                            return CORRUPT
+                    if n == 0:
+                        pc = end[pc]
+                    else:
+                        stack_node[top] = pc
+                        stack_left[top] = n
+                        top += 1
+                        pc += 1
+                elif k == BOOLEAN:
+                    if p >= e:
+                        return CORRUPT
+                    p += 1
+                    pc += 1
+                elif k == FLOAT or k == DOUBLE or k == FIXED:
+                    w = 4 if k == FLOAT else (8 if k == DOUBLE else fsize[pc])
+                    if p + w > e:
+                        return CORRUPT
+                    p += w
+                    pc += 1
+                else:          # NULL
+                    pc += 1
+            out_end[r] = p
+            r += 1
+        if p != e:
+            return CORRUPT
+    return r

@@ -29,6 +29,7 @@ from icefloe.core.retry import RetryPolicy
 from icefloe.errors import AfterCommitError, CommitFailedError
 from icefloe.paimon import deletion_vectors as dv
 from icefloe.paimon import manifest as mf
+from icefloe.paimon import manifest_merge
 from icefloe.paimon import row_tracking, table_hooks
 from icefloe.paimon.binary_row import BinaryRow, decode_row
 from icefloe.paimon.commit_changes import (
@@ -79,20 +80,28 @@ def try_full_compaction(store: FileStore, manifests: list[mf.ManifestFileMeta], 
 
     if sum(m.file_size for m in manifests if is_delta(m)) < threshold:
         return None
-    deleted: set[mf.FileIdentifier] = set()
-    for m in manifests:
-        if m.num_deleted_files > 0:
-            deleted.update(e.identifier() for e in store.read_manifest(m.file_name, m.file_size) if e.kind == mf.DELETE)
-    delete_partitions = {ident[0] for ident in deleted}
+    deleting = [m for m in manifests if m.num_deleted_files > 0]
+    # from columns where every manifest is in icefloe's entry schema (``manifest_merge``), else entry by entry
+    delete_partitions = manifest_merge.deleted_partitions(store, deleting) if deleting else set[bytes]()
+    deleted: Optional[set[mf.FileIdentifier]] = None
+    if delete_partitions is None:
+        deleted = _deleted(store, deleting)
+        delete_partitions = {ident[0] for ident in deleted}
     result: list[mf.ManifestFileMeta] = []
     to_merge: list[mf.ManifestFileMeta] = []
     for m in manifests:
-        if is_delta(m) or (deleted and _may_contain(store, m, delete_partitions)):
+        if is_delta(m) or (delete_partitions and _may_contain(store, m, delete_partitions)):
             to_merge.append(m)
         else:
             result.append(m)
     if len(to_merge) <= 1:
         return None
+    fast = None if deleted is not None else manifest_merge.full_compaction(
+        store, to_merge, [is_delta(m) for m in to_merge], created)
+    if fast is not None:
+        return result + fast[0] + fast[1]
+    if deleted is None:
+        deleted = _deleted(store, deleting)
     kept: list[mf.ManifestEntry] = []
     seen: set[mf.FileIdentifier] = set()
     for m in to_merge:
@@ -117,6 +126,12 @@ def try_full_compaction(store: FileStore, manifests: list[mf.ManifestFileMeta], 
             result.append(m)
     result.extend(store.write_manifests(kept, created))
     return result
+
+
+def _deleted(store: FileStore, manifests: Sequence[mf.ManifestFileMeta]) -> set[mf.FileIdentifier]:
+    """The files the DELETE entries of ``manifests`` delete."""
+    return {e.identifier() for m in manifests for e in store.read_manifest(m.file_name, m.file_size)
+            if e.kind == mf.DELETE}
 
 
 def _may_contain(store: FileStore, m: mf.ManifestFileMeta, partitions: set[bytes]) -> bool:
@@ -168,11 +183,21 @@ def _merge_run(store: FileStore, run: list[mf.ManifestFileMeta], result: list[mf
     if len(run) == 1:
         result.append(run[0])
         return
+    fast = manifest_merge.merge_run(store, run, created)
+    if fast is not None:
+        result.extend(fast)
+        return
+    result.extend(merge_run_entries(store, run, created))
+
+
+def merge_run_entries(store: FileStore, run: Sequence[mf.ManifestFileMeta], created: list[str]
+                      ) -> list[mf.ManifestFileMeta]:
+    """A run of manifests merged entry by entry (``manifest.merge_entries``) and written again:
+    what ``manifest_merge.merge_run`` does from columns and record bytes, for any manifest."""
     merged: dict[mf.FileIdentifier, mf.ManifestEntry] = {}
     for m in run:
         mf.merge_entries(store.read_manifest(m.file_name, m.file_size), merged)
-    if merged:
-        result.extend(store.write_manifests(list(merged.values()), created))
+    return store.write_manifests(list(merged.values()), created) if merged else []
 
 
 # --------------------------------------------------------------------------- the commit

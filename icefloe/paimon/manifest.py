@@ -159,6 +159,7 @@ MANIFEST_FILE_META_SCHEMA: AvroSchema = {"type": "record", "name": "record", "na
 
 _PARSED_ENTRY = fastavro.parse_schema(MANIFEST_ENTRY_SCHEMA)
 _PARSED_META = fastavro.parse_schema(MANIFEST_FILE_META_SCHEMA)
+MANIFEST_ENTRY_SCHEMA_PARSED = _PARSED_ENTRY      # what a writer of raw entry records (``manifest_merge``) writes
 
 
 def avro_codec(compression: str) -> str:
