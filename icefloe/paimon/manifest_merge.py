@@ -4,7 +4,7 @@
 A compaction (``commit.minor_compaction``'s merge of a run of manifests) keeps every entry as it
 is except the ADD/DELETE pairs that cancel, so the kept records need not be decoded into objects
 and encoded again: here each source manifest is decompressed once, the compiled walker
-(``avro_kernel.record_spans``) gives each record's byte span, and the columnar decoder
+(``avro_spans.record_spans``) gives each record's byte span, and the columnar decoder
 (``avro_decode.decode``, statistics read past) gives the columns that identify a file (partition,
 bucket, level, name, extra files, embedded index, external path) and those the manifest list
 records. Cancelling pairs are found on integer identities; the kept records' bytes are gathered in
@@ -116,11 +116,11 @@ def _read_part(data: bytes, path: str) -> Optional[_Part]:
     buf = np.frombuffer(b"".join(raws), np.uint8)
     total = int(counts.sum())
     prog = avro_decode.Program(json.loads(meta["avro.schema"]))
-    out_start = np.empty(total, np.int64)
+    at = np.empty((total, 1), np.int64)        # where each record's first field (node 0) starts: its start
     out_end = np.empty(total, np.int64)
-    kernel = numba_cache.kernel()
-    n = kernel.record_spans(buf, run_starts, run_ends, counts, prog.kind, prog.end, prog.nullbr, prog.fsize,
-                            out_start, out_end)
+    n = numba_cache.spans().record_spans(buf, run_starts, run_ends, counts, prog.kind, prog.end, prog.nullbr,
+                                         prog.fsize, np.zeros(1, np.int64), at, out_end)
+    out_start = at[:, 0]
     if n != total:
         raise CorruptMetadataError(path, "a block's records do not decode with the file's schema")
     cols = avro_decode.decode(data, _DROP)
@@ -143,7 +143,7 @@ def _read_part(data: bytes, path: str) -> Optional[_Part]:
         at = np.zeros(total + 1, np.int64)
         np.cumsum(lens + pad, out=at[1:])
         padded = np.zeros(int(at[-1]), np.uint8)
-        kernel.gather(buf, out_start, lens, at, padded)
+        numba_cache.kernel().gather(buf, out_start, lens, at, padded)
         buf, out_start, out_end = padded, at[:-1], at[1:]
     return _Part(buf, (out_start, out_end), cols)
 
