@@ -381,7 +381,7 @@ def test_the_documented_auth_file_and_serve_settings_work(tmp_path, monkeypatch)
     yaml_blocks = re.findall(r"```yaml\n(.*?)```", open(page).read(), re.S)
     auth_doc = next(b for b in yaml_blocks if "principals:" in b)
     serve_doc = next(b for b in yaml_blocks if b.startswith("serve:"))
-    (tmp_path / "token.key").write_bytes(os.urandom(32))
+    (tmp_path / "token.key").write_text(os.urandom(32).hex() + "\n")     # as the page says: `openssl rand -hex 32`
     (tmp_path / "auth.yaml").write_text(auth_doc)
     settings = load_auth(str(tmp_path / "auth.yaml"))
     etl, report = settings.principals["etl"], settings.principals["nightly-report"]
