@@ -218,21 +218,28 @@ def header(data: bytes) -> tuple[dict[str, bytes], bytes, int]:
     if data[:4] != _MAGIC:
         raise Corrupt("not an Avro object container file")
     meta: dict[str, bytes] = {}
-    p = 4
-    while True:
-        n, p = _varint(data, p)
-        if n == 0:
-            break
-        if n < 0:
-            n = -n
-            _, p = _varint(data, p)
-        for _ in range(n):
-            k, p = _varint(data, p)
-            key = data[p:p + k].decode()
-            p += k
-            v, p = _varint(data, p)
-            meta[key] = data[p:p + v]
-            p += v
+    p, end = 4, len(data)
+    try:
+        while True:
+            n, p = _varint(data, p)
+            if n == 0:
+                break
+            if n < 0:
+                n = -n
+                _, p = _varint(data, p)
+            for _ in range(n):
+                k, p = _varint(data, p)
+                if k < 0 or p + k > end:        # a damaged length must not walk backwards (or loop)
+                    raise Corrupt("a bad length in the file's metadata")
+                key = data[p:p + k].decode()
+                p += k
+                v, p = _varint(data, p)
+                if v < 0 or p + v > end:
+                    raise Corrupt("a bad length in the file's metadata")
+                meta[key] = data[p:p + v]
+                p += v
+    except IndexError:
+        raise Corrupt("the header ends early") from None
     sync = data[p:p + 16]
     if len(sync) != 16:
         raise Corrupt("the header ends early")

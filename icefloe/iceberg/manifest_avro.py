@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional, c
 
 import fastavro
 
+from icefloe.core import avro_decode
 from icefloe.core.avro import as_records
 from icefloe.core.io import FileIO
 from icefloe.core.lazy import Deferred
@@ -190,39 +191,11 @@ def entries_from_records(records: list[AvroRecord], partition_type: StructType, 
     return out
 
 
-def _container_header(data: bytes) -> tuple[dict[str, bytes], bytes, int]:
-    """(metadata, sync marker, offset of the first block) of an Avro object container file."""
-    if data[:4] != b"Obj\x01":
-        raise ValueError("not an Avro object container file")
-    p = 4
-    meta: dict[str, bytes] = {}
-    while True:
-        n, p = read_long(data, p)
-        if n == 0:
-            break
-        if n < 0:
-            n = -n
-            _, p = read_long(data, p)
-        for _ in range(n):
-            kl, p = read_long(data, p)
-            if kl < 0 or p + kl > len(data):        # damaged lengths must not walk backwards (or loop)
-                raise ValueError("bad length in the file's metadata")
-            k = data[p:p + kl].decode()
-            p += kl
-            vl, p = read_long(data, p)
-            if vl < 0 or p + vl > len(data):
-                raise ValueError("bad length in the file's metadata")
-            meta[k] = data[p:p + vl]
-            p += vl
-    sync = data[p:p + 16]
-    return meta, sync, p + 16
-
-
 def container_record_count(data: bytes) -> int:
     """The records an Avro object container file holds, by its block headers, every block's sync
     marker checked (no block decompressed): what a decoder that does not check the framing itself
     must have read. A damaged frame raises ``ValueError``."""
-    _meta, sync, p = _container_header(data)
+    _meta, sync, p = avro_decode.header(data)
     return sum(count for count, _lo, _hi, _next in _framed_blocks(data, sync, p))
 
 
@@ -249,7 +222,7 @@ def container_parts(data: bytes, records: int) -> list[bytes]:
     marker) followed by a run of its blocks, so each is a container file of its own and together
     they hold the file's records in order. One part, ``[data]``, when the file holds no more than
     ``records``. A damaged frame raises ``ValueError``."""
-    _meta, sync, p = _container_header(data)
+    _meta, sync, p = avro_decode.header(data)
     header, end = data[:p], len(data)
     cuts: list[tuple[int, int]] = []      # (start, end) of each part's blocks
     start, held = p, 0
@@ -268,7 +241,7 @@ def container_parts(data: bytes, records: int) -> list[bytes]:
 def _container_blocks(data: bytes) -> Optional[tuple[dict[str, bytes], list[tuple[bytes, int]]]]:
     """(metadata, [(decompressed block, record count)]) of an Avro object container file,
     or None for a codec handled only by fastavro."""
-    meta, sync, p = _container_header(data)
+    meta, sync, p = avro_decode.header(data)
     codec = meta.get("avro.codec", b"null").decode() or "null"
     if codec not in ("null", "deflate"):
         return None

@@ -13,11 +13,10 @@ import threading
 from collections import OrderedDict
 from typing import Any, Optional, Sequence
 
+from icefloe.core import avro_decode
 from icefloe.paimon import manifest_blocks
 from icefloe.paimon.data_file import SimpleStats
 from icefloe.paimon.file_store import KeepStats
-
-_MAGIC = b"Obj\x01"
 
 
 def _long(data: bytes, p: int) -> tuple[int, int]:
@@ -32,33 +31,6 @@ def _long(data: bytes, p: int) -> tuple[int, int]:
         if not b & 0x80:
             return (n >> 1) ^ -(n & 1), p
         shift += 7
-
-
-def _header(data: bytes) -> tuple[dict[str, bytes], bytes, int]:
-    """(metadata, sync marker, offset of the first block) of an Avro container file."""
-    if data[:4] != _MAGIC:
-        raise ValueError("not an Avro container file")
-    p = 4
-    meta: dict[str, bytes] = {}
-    while True:
-        n, p = _long(data, p)
-        if n == 0:
-            break
-        if n < 0:
-            n = -n
-            _, p = _long(data, p)
-        for _ in range(n):
-            kl, p = _long(data, p)
-            if kl < 0 or p + kl > len(data):
-                raise ValueError("bad metadata length")
-            key = data[p:p + kl].decode()
-            p += kl
-            vl, p = _long(data, p)
-            if vl < 0 or p + vl > len(data):
-                raise ValueError("bad metadata length")
-            meta[key] = data[p:p + vl]
-            p += vl
-    return meta, data[p:p + 16], p + 16
 
 
 def _blocks(data: bytes, sync: bytes, p: int) -> list[tuple[int, int, int]]:
@@ -128,7 +100,7 @@ def layout(path: str, data: bytes) -> Optional[Layout]:
         return lay
     lay = None
     try:
-        meta, sync, p = _header(data)
+        meta, sync, p = avro_decode.header(data)
         raw = meta.get(manifest_blocks.INDEX_KEY)
         index = manifest_blocks.block_index({manifest_blocks.INDEX_KEY: raw.decode()} if raw is not None else None)
         if index is not None:
