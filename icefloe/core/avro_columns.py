@@ -77,18 +77,8 @@ _warm_lock = threading.Lock()
 _warming: Optional[threading.Thread] = None
 
 
-def _varint(n: int) -> bytes:
-    z = (n << 1) ^ (n >> 63)
-    out = bytearray()
-    while z >= 0x80:
-        out.append((z & 0x7F) | 0x80)
-        z >>= 7
-    out.append(z)
-    return bytes(out)
-
-
 def _text(s: bytes) -> bytes:
-    return _varint(len(s)) + s
+    return avro_decode.encode_long(len(s)) + s
 
 
 def _tiny_file() -> bytes:
@@ -100,12 +90,12 @@ def _tiny_file() -> bytes:
             "type": "record", "name": "kv", "fields": [{"name": "key", "type": "int"},
                                                        {"name": "value", "type": "bytes"}]}}}]}
     sync = bytes(range(16))
-    head = (b"Obj\x01" + _varint(2) + _text(b"avro.schema") + _text(json.dumps(schema).encode())
-            + _text(b"avro.codec") + _text(b"deflate") + _varint(0) + sync)
-    record = _text(b"a") + _varint(1) + _varint(5) + _varint(1) + _varint(3) + _text(b"x") + _varint(0)
+    head = avro_decode.encode_header({"avro.schema": json.dumps(schema).encode(), "avro.codec": b"deflate"}, sync)
+    long = avro_decode.encode_long
+    record = _text(b"a") + long(1) + long(5) + long(1) + long(3) + _text(b"x") + long(0)
     packer = zlib.compressobj(wbits=-15)
     block = packer.compress(record) + packer.flush()
-    return head + _varint(1) + _varint(len(block)) + block + sync
+    return head + long(1) + long(len(block)) + block + sync
 
 
 def _warm() -> None:

@@ -213,6 +213,26 @@ def _varint(data: bytes, p: int) -> tuple[int, int]:
             raise Corrupt("a varint longer than ten bytes")
 
 
+def encode_long(n: int) -> bytes:
+    """Avro's zig-zag varint of ``n``."""
+    z = (n << 1) ^ (n >> 63)
+    out = bytearray()
+    while z >= 0x80:
+        out.append((z & 0x7F) | 0x80)
+        z >>= 7
+    out.append(z)
+    return bytes(out)
+
+
+def encode_header(meta: dict[str, bytes], sync: bytes) -> bytes:
+    """A container file's header: the magic, the metadata ``meta`` and the sync marker."""
+    out = bytearray(_MAGIC + encode_long(len(meta)))
+    for k, v in meta.items():
+        key = k.encode()
+        out += encode_long(len(key)) + key + encode_long(len(v)) + v
+    return bytes(out + encode_long(0) + sync)
+
+
 def header(data: bytes) -> tuple[dict[str, bytes], bytes, int]:
     """The metadata, sync marker and first block's position of a container file."""
     if data[:4] != _MAGIC:

@@ -34,6 +34,7 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from icefloe.core import avro_decode, numba_cache
 from icefloe.core.io import FileIO
 from icefloe.core.types import Schema, StructType
 from icefloe.iceberg import conversions
@@ -151,8 +152,6 @@ def _partition_columns(files: pa.ChunkedArray, ptype: StructType) -> Optional[li
 
 
 def _read_source(io: FileIO, m: ManifestFile, target_shape: Any, ptype: StructType, snapshot_id: int) -> Optional[_Source]:
-    from icefloe.core import avro_decode, numba_cache
-
     try:
         data = io.read_bytes(m.manifest_path)
     except (OSError, ValueError):
@@ -261,27 +260,13 @@ def _compress(raw: bytes) -> bytes:
     return c.compress(raw) + c.flush()
 
 
-def _varint(v: int) -> bytes:
-    z = (v << 1) ^ (v >> 63)
-    out = bytearray()
-    while z >= 0x80:
-        out.append((z & 0x7F) | 0x80)
-        z >>= 7
-    out.append(z)
-    return bytes(out)
-
-
 def _container(schema_json: str, metadata: dict[str, str], records: npt.NDArray[np.uint8], offsets: Ints) -> bytes:
     """An Avro object container file (deflate) of the encoded records (record ``i`` at
     ``records[offsets[i]:offsets[i + 1]]``), in blocks of about ``BLOCK_BYTES``."""
     sync = os.urandom(16)
     meta = {"avro.schema": schema_json.encode(), "avro.codec": b"deflate",
             **{k: v.encode() for k, v in metadata.items()}}
-    head = bytearray(b"Obj\x01")
-    head += _varint(len(meta))
-    for k, v in meta.items():
-        head += _varint(len(k.encode())) + k.encode() + _varint(len(v)) + v
-    head += _varint(0) + sync
+    head = avro_decode.encode_header(meta, sync)
     n = len(offsets) - 1
     cuts = [0]
     while cuts[-1] < n:
@@ -291,9 +276,9 @@ def _container(schema_json: str, metadata: dict[str, str], records: npt.NDArray[
     raw = [records[int(offsets[a]):int(offsets[b])].tobytes() for a, b in zip(cuts, cuts[1:])]
     with ThreadPoolExecutor(max_workers=min(4, max(1, os.cpu_count() or 1))) as pool:
         packed = list(pool.map(_compress, raw))
-    parts = [bytes(head)]
+    parts = [head]
     for (a, b), z in zip(zip(cuts, cuts[1:]), packed):
-        parts.append(_varint(b - a) + _varint(len(z)) + z + sync)
+        parts.append(avro_decode.encode_long(b - a) + avro_decode.encode_long(len(z)) + z + sync)
     return b"".join(parts)
 
 
@@ -307,8 +292,6 @@ def merge(io: FileIO, manifests: list[ManifestFile], path: str, schema: Schema, 
     ptype = spec.partition_type(schema)
     entry_schema = manifest_entry_schema(ptype, format_version)
     target_shape, _ = _entry_shape(entry_schema)
-    from icefloe.core import numba_cache
-
     spans = numba_cache.spans()
     sources: list[_Source] = []
     pieces: list[tuple[npt.NDArray[np.uint8], Ints]] = []
