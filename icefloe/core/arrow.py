@@ -2,6 +2,9 @@
 arrays fitted to a table's nested types."""
 from __future__ import annotations
 
+from typing import Union
+
+import numpy as np
 import pyarrow as pa
 
 from icefloe.errors import SchemaMismatchError
@@ -101,3 +104,46 @@ def _leaf_paths(t: pa.DataType, prefix: str) -> list[str]:
     if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
         return _leaf_paths(t.value_type, f"{prefix}.list.element")
     return [prefix]
+
+
+# pyarrow imports pandas on the first ``pa.array`` of a NumPy array or list and the first
+# ``to_numpy`` (~0.3 s); a cold plan's columns are moved between NumPy and Arrow by their buffers
+# instead, so planning in a fresh process never pays for pandas.
+_INTS = {(8, True): np.int8, (16, True): np.int16, (32, True): np.int32, (64, True): np.int64,
+         (8, False): np.uint8, (16, False): np.uint16, (32, False): np.uint32, (64, False): np.uint64}
+
+
+def numpy_of(arr: Union[pa.Array, pa.ChunkedArray]) -> np.ndarray:
+    """A boolean or integer Arrow array (or chunked array) without nulls as NumPy, read from its
+    buffers (a copy for booleans and chunked arrays, else a read-only view)."""
+    if isinstance(arr, pa.ChunkedArray):
+        parts = [numpy_of(c) for c in arr.chunks]
+        return np.concatenate(parts) if parts else numpy_of(pa.Array.from_buffers(arr.type, 0, [None, None]))
+    if arr.null_count:
+        raise ValueError(f"numpy_of: {arr.null_count} nulls in a column of {arr.type}")
+    t = arr.type
+    data = arr.buffers()[1]
+    if pa.types.is_boolean(t):
+        if len(arr) == 0 or data is None:
+            return np.zeros(0, np.bool_)
+        bits = np.unpackbits(np.frombuffer(data, np.uint8), count=arr.offset + len(arr), bitorder="little")
+        return bits[arr.offset:].astype(np.bool_)
+    if not pa.types.is_integer(t):
+        raise TypeError(f"numpy_of: {t} is not an integer or boolean type")
+    dtype = np.dtype(_INTS[(t.bit_width, pa.types.is_signed_integer(t))])
+    if len(arr) == 0 or data is None:
+        return np.zeros(0, dtype)
+    return np.frombuffer(data, dtype, count=len(arr), offset=arr.offset * dtype.itemsize)
+
+
+def arrow_of(values: np.ndarray) -> pa.Array:
+    """A one-dimensional NumPy array of booleans or integers as an Arrow array without nulls, made
+    from its buffer."""
+    if values.dtype == np.bool_:
+        bits = pa.py_buffer(np.packbits(values, bitorder="little"))
+        return pa.Array.from_buffers(pa.bool_(), len(values), [None, bits])
+    data = np.ascontiguousarray(values)
+    typ = pa.from_numpy_dtype(data.dtype)
+    if not pa.types.is_integer(typ):
+        raise TypeError(f"arrow_of: {data.dtype} is not an integer or boolean type")
+    return pa.Array.from_buffers(typ, len(data), [None, pa.py_buffer(data)])

@@ -37,6 +37,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from icefloe.core import numba_cache
+from icefloe.core.arrow import arrow_of
 
 _MAGIC = b"Obj\x01"
 Ints = npt.NDArray[np.int64]
@@ -486,7 +487,7 @@ def _bitmap(valid: np.ndarray) -> tuple[Optional[pa.Buffer], int]:
 
 
 def _mask(valid: np.ndarray) -> Optional[pa.Array]:
-    return None if bool(valid.all()) else pa.array(~valid)
+    return None if bool(valid.all()) else arrow_of(~valid.astype(np.bool_))
 
 
 def _offsets(sizes: np.ndarray) -> tuple[np.ndarray, bool]:
@@ -548,6 +549,6 @@ def _array(node: Node, pools: _Pools, buf: np.ndarray, kernel: Any) -> pa.Array:
     if k == MAP or node.iceberg_map:
         kv = node.children if k == MAP else node.children[0].children
         keys, items = (_array(c, pools, buf, kernel) for c in kv)
-        return pa.MapArray.from_arrays(pa.array(offsets), keys, items, mask=_mask(valid))
+        return pa.MapArray.from_arrays(arrow_of(offsets), keys, items, mask=_mask(valid))
     item = _array(node.children[0], pools, buf, kernel)
-    return pa.ListArray.from_arrays(pa.array(offsets), item, mask=_mask(valid))
+    return pa.ListArray.from_arrays(arrow_of(offsets), item, mask=_mask(valid))

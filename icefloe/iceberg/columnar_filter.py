@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from icefloe.core.arrow import numpy_of
 from icefloe.core import expressions as ex
 from icefloe.core.expressions import (
     AlwaysFalse, And, BoundReference, EqualTo, Expr, GreaterThan, GreaterThanOrEqual, In, IsNaN, IsNull, LessThan,
@@ -150,7 +151,7 @@ def _counts(cols: ManifestColumns, kind: int, field_id: int) -> tuple[Ints, Mask
     out = np.zeros(len(cols), np.int64)
     known = np.zeros(len(cols), bool)
     if len(rows):
-        out[rows] = np.asarray(values.cast(pa.int64()).to_numpy(zero_copy_only=False), dtype=np.int64)
+        out[rows] = numpy_of(values.cast(pa.int64()))
         known[rows] = True
     return out, known
 
@@ -165,7 +166,7 @@ def _bounds(cols: ManifestColumns, kind: int, field_id: int, widths: tuple[int, 
         return out, known
     blobs = values.cast(pa.large_binary())
     offsets = np.frombuffer(blobs.buffers()[1], dtype=np.int64)[blobs.offset:blobs.offset + len(blobs) + 1]
-    lengths = np.where(np.asarray(blobs.is_valid().to_numpy(zero_copy_only=False), dtype=bool), np.diff(offsets), -1)
+    lengths = np.where(numpy_of(blobs.is_valid()), np.diff(offsets), -1)
     data_buffer = blobs.buffers()[2]
     data = np.frombuffer(data_buffer, dtype=np.uint8) if data_buffer is not None else np.zeros(0, np.uint8)
     for width in widths:

@@ -20,13 +20,14 @@ from __future__ import annotations
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, Union, cast
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
 from icefloe.core import avro_columns
+from icefloe.core.arrow import arrow_of, numpy_of
 from icefloe.core.avro_columns import available as available
 from icefloe.core.lazy import Deferred
 from icefloe.core.types import StructType
@@ -59,6 +60,8 @@ _NOT_HELD = ("content", "partition")
 PART_ENTRIES = 50_000
 # fields of a manifest entry the columns do not hold: read past, not decoded into columns
 _SKIPPED = ("snapshot_id", "file_sequence_number")
+# ... and, for a plan that judges no column metrics, the metrics maps (decoded when first read)
+WITHOUT_METRICS = _SKIPPED + tuple(f"data_file.{name}" for name in METRIC_FIELDS)
 
 
 def decode(data: bytes, part_entries: Optional[int] = None, drop: tuple[str, ...] = _SKIPPED) -> Optional[pa.Table]:
@@ -156,12 +159,12 @@ def _numpy_ints(arr: Union[pa.Array, pa.ChunkedArray], default: int) -> Ints:
     """An integer column as int64, nulls as ``default``."""
     if arr.null_count:
         arr = arr.fill_null(default)
-    return np.asarray(arr.to_numpy(zero_copy_only=False), dtype=np.int64)
+    return numpy_of(arr).astype(np.int64)
 
 
 def _valid(arr: Union[pa.Array, pa.ChunkedArray]) -> Mask:
     """Where a column holds a value."""
-    return np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    return numpy_of(arr.is_valid())
 
 
 class ManifestColumns:
@@ -174,7 +177,8 @@ class ManifestColumns:
 
     def __init__(self, chunks: list[pa.StructArray], status: Ints, sequence_numbers: Optional[tuple[Ints, Mask]],
                  partitions: list[tuple[Any, ...]], partition_index: Ints, spec_id: int,
-                 inherited_snapshot_id: Optional[int], inherited_sequence_number: int, first_row_ids: Optional[Ints]):
+                 inherited_snapshot_id: Optional[int], inherited_sequence_number: int, first_row_ids: Optional[Ints],
+                 metrics_source: Optional[bytes] = None):
         self.chunks = chunks
         self.type: pa.StructType = chunks[0].type
         lengths = [len(c) for c in chunks]
@@ -194,6 +198,10 @@ class ManifestColumns:
         self.first_row_ids = first_row_ids
         self._values: dict[tuple[str, int], tuple[Ints, pa.Array]] = {}
         self._lock = threading.Lock()
+        # the manifest, where ``chunks`` were decoded without its metrics maps (``WITHOUT_METRICS``):
+        # they are decoded from it when first read (``_later_maps``), and it is let go then
+        self._metrics_source = metrics_source
+        self._later: Optional[dict[str, list[pa.Array]]] = None
 
     def __len__(self) -> int:
         return self.n
@@ -207,9 +215,12 @@ class ManifestColumns:
 
     @classmethod
     def of(cls, table: pa.Table, partition_type: StructType, spec_id: int, inherited_snapshot_id: Optional[int],
-           inherited_sequence_number: int, first_row_id: Optional[int]) -> Optional["ManifestColumns"]:
+           inherited_sequence_number: int, first_row_id: Optional[int],
+           metrics_source: Optional[bytes] = None) -> Optional["ManifestColumns"]:
         """The columns of a decoded data manifest (``decode``); None where they cannot give its
-        entries exactly (then its entries are read as before)."""
+        entries exactly (then its entries are read as before). ``metrics_source``: the manifest
+        ``table`` was decoded from without its metrics maps (``WITHOUT_METRICS``), to decode them
+        from when first read."""
         names = set(table.column_names)
         if "status" not in names or "data_file" not in names or table.num_rows == 0:
             return None
@@ -238,7 +249,7 @@ class ManifestColumns:
         chunks = [pa.StructArray.from_arrays([c.field(i) for i in held], fields=[typ.field(i) for i in held])
                   for c in chunks]
         out = cls(chunks, status, seq, parts[0], parts[1], spec_id, inherited_snapshot_id, inherited_sequence_number,
-                  None)
+                  None, metrics_source)
         if first_row_id is not None:
             own_ids = out.field("first_row_id") if "first_row_id" in file_names else pa.nulls(out.n, pa.int64())
             missing = out.live & ~_valid(own_ids)
@@ -251,9 +262,35 @@ class ManifestColumns:
     # ------------------------------------------------------------------ column metrics
     def _map(self, name: str) -> Optional[list[pa.MapArray]]:
         """Metrics map ``name`` of each chunk; None where the manifest does not hold it as a map."""
+        if self._metrics_source is not None or self._later is not None:
+            got = self._later_maps().get(name)
+            return None if got is None or not pa.types.is_map(got[0].type) else got
         if not self.has_field(name) or not pa.types.is_map(self.type.field(name).type):
             return None
         return [c.field(name) for c in self.chunks]
+
+    def _later_maps(self) -> dict[str, list[pa.Array]]:
+        """The metrics maps of a manifest decoded without them, decoded now (once), cut into
+        ``chunks``' runs of entries."""
+        with self._lock:
+            if self._later is not None:
+                return self._later
+            data = cast(bytes, self._metrics_source)
+            fields = avro_columns.record_fields(data, "data_file") or []
+            drop = _SKIPPED + ("status", "sequence_number") + tuple(
+                f"data_file.{f}" for f in fields if f not in METRIC_FIELDS)
+            table = decode(data, drop=drop)
+            if table is None or table.num_rows != self.n or "data_file" not in table.column_names:
+                raise ValueError("a manifest's column metrics do not decode as its other fields did")
+            files = table.column("data_file")
+            maps: dict[str, list[pa.Array]] = {}
+            typ: pa.StructType = files.type
+            for i in range(typ.num_fields):
+                whole = pa.concat_arrays([c.field(i) for c in files.chunks])
+                maps[typ.field(i).name] = [whole.slice(a, b - a) for a, b in
+                                           zip(self.starts[:-1].tolist(), self.starts[1:].tolist())]
+            self._later, self._metrics_source = maps, None
+            return maps
 
     def metric(self, kind: int, field_id: int) -> tuple[Ints, pa.Array]:
         """Metrics map ``kind`` (an index into ``METRIC_FIELDS``) at ``field_id``: the entries that
@@ -265,23 +302,23 @@ class ManifestColumns:
             return hit
         maps = self._map(name)
         if maps is None:
-            out: tuple[Ints, pa.Array] = (np.zeros(0, np.int64), pa.array([], pa.null()))
+            out: tuple[Ints, pa.Array] = (np.zeros(0, np.int64), pa.nulls(0))
         else:
             rows: list[Ints] = []
             values: list[pa.Array] = []
             for first, col in zip(self.starts.tolist(), maps):
-                offsets = np.asarray(col.offsets.to_numpy(zero_copy_only=False), dtype=np.int64)
+                offsets = numpy_of(col.offsets).astype(np.int64)
                 start, end = int(offsets[0]), int(offsets[-1])
                 sizes = np.diff(offsets)
                 lengths = np.where(_valid(col), sizes, 0)
                 parents = np.repeat(np.arange(first, first + len(col), dtype=np.int64), sizes)
-                keys = np.asarray(col.keys.slice(start, end - start).to_numpy(zero_copy_only=False))
+                keys = numpy_of(col.keys.slice(start, end - start))
                 items = col.items.slice(start, end - start)
                 chosen = (keys == field_id) & np.repeat(lengths > 0, sizes)
                 if items.null_count:
                     chosen &= _valid(items)
                 rows.append(parents[chosen])
-                values.append(items.filter(pa.array(chosen)))
+                values.append(items.filter(arrow_of(chosen)))
             out = (np.concatenate(rows), pa.concat_arrays(values))
         with self._lock:
             self._values[key] = out
@@ -338,7 +375,7 @@ class ManifestColumns:
             return [None] * len(rows)
         if len(rows) == len(col):
             return col.to_pylist()
-        return col.take(pa.array(rows, pa.int64())).to_pylist()
+        return col.take(arrow_of(np.asarray(rows, np.int64))).to_pylist()
 
 
 class KeptRows:
@@ -416,7 +453,7 @@ def _partitions(chunks: list[pa.StructArray], file_names: set[str],
                 return None
             col = col.view(pa.int64())
         encoded: Any = col.dictionary_encode(null_encoding="encode")
-        codes.append(np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64))
+        codes.append(numpy_of(encoded.indices).astype(np.int64))
         dictionaries.append(encoded.dictionary.to_pylist())
     if len(codes) == 1:
         return [(v,) for v in dictionaries[0]], codes[0]

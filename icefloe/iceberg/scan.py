@@ -63,8 +63,15 @@ class FileScanTask:
         return (self.file.spec_id, self.file.partition)
 
 
-def _kept_file(d: dict[str, Any], name: str) -> DataFile:
-    return cast(KeptRows, d["_kept"]).file(d["_i"])
+class _KeptFile:
+    """``ColumnarScanTask.file``: made from the task's kept rows on first read, then held in the
+    instance's dictionary (a non-data descriptor: the instance's value wins from then on)."""
+
+    def __get__(self, obj: Optional["ColumnarScanTask"], owner: Optional[type] = None) -> Any:
+        if obj is None:
+            return self
+        value = obj.__dict__["file"] = obj.kept.file(obj.index)
+        return value
 
 
 def _empty_list(d: dict[str, Any], name: str) -> list[Any]:
@@ -77,12 +84,17 @@ def _empty_dict(d: dict[str, Any], name: str) -> dict[Any, Any]:
 
 class ColumnarScanTask(FileScanTask):
     """A ``FileScanTask`` a plan built from a manifest's columns: it holds its kept rows and its
-    index in them, and makes its file (and its empty lists of deletes) only when first read, so a
-    plan of a million files that a caller only counts or streams through builds a million small
-    objects. Equal to the plain task with the same values; copies and pickles are plain."""
+    index in them (slots: no dictionary until a field is read), and makes its file (and its empty
+    lists of deletes) only when first read, so a plan of a million files that a caller only counts
+    or streams through builds a million small objects. Equal to the plain task with the same
+    values; copies and pickles are plain."""
+
+    __slots__ = ("kept", "index", "data_sequence_number")
+    kept: KeptRows
+    index: int
 
     if not TYPE_CHECKING:
-        file = Deferred(_kept_file)
+        file = _KeptFile()
         deletes = Deferred(_empty_list)
         delete_sequence_numbers = Deferred(_empty_dict)
         identity_values = Deferred(_empty_dict)
@@ -111,7 +123,9 @@ def _columnar_tasks(cols: ManifestColumns, rows: npt.NDArray[np.int64]) -> list[
     append = out.append
     for i, seq in enumerate(cols.sequence_numbers(rows)):
         t = new(ColumnarScanTask)
-        t.__dict__ = {"_kept": kept, "_i": i, "data_sequence_number": seq}
+        t.kept = kept
+        t.index = i
+        t.data_sequence_number = seq
         append(t)
     return out
 
@@ -446,7 +460,7 @@ def _judge(io: FileIO, meta: TableMetadata, plan_filter: _PlanFilter, m: Manifes
     delete_manifest = m.content == DELETE_MANIFEST
     if not delete_manifest:
         partition_keeps = None if pe is None or isinstance(pe.expr, ex.AlwaysTrue) else pe.eval   # (a filter on partitions)
-        cols = load_manifest_columns(io, meta, m, partition_keeps)
+        cols = load_manifest_columns(io, meta, m, partition_keeps, metrics_eval is not None)
         if cols is not None:        # judged as columns; objects only for the files kept
             mask = np.copy(cols.live)
             if pe is not None:

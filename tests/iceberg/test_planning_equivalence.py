@@ -21,7 +21,7 @@ import pytest
 
 import icefloe
 from icefloe.iceberg import manifest as mf
-from icefloe.iceberg import manifest_avro
+from icefloe.iceberg import manifest_arrow, manifest_avro
 from icefloe.iceberg import manifest_reader
 from icefloe.iceberg import scan as scan_mod
 
@@ -446,7 +446,7 @@ def test_small_manifests_are_decoded_entry_by_entry(table, monkeypatch):
     monkeypatch.setattr(manifest_reader, "COLUMNS_MIN_ENTRIES", 10_000)
     decoded = []
     real = manifest_reader.decode_columns
-    monkeypatch.setattr(manifest_reader, "decode_columns", lambda data: decoded.append(1) or real(data))
+    monkeypatch.setattr(manifest_reader, "decode_columns", lambda data, **kw: decoded.append(1) or real(data, **kw))
     manifest_reader.clear_manifest_cache()
     small = sorted(f.file_path for f in table.refresh().plan_files())
     assert decoded == []
@@ -454,3 +454,35 @@ def test_small_manifests_are_decoded_entry_by_entry(table, monkeypatch):
     manifest_reader.clear_manifest_cache()
     assert sorted(f.file_path for f in table.refresh().plan_files()) == small
     assert decoded
+
+
+@pytest.mark.parametrize("where", ["id = 137", "s = 's0101'", "v IS NAN", "s IS NULL"])
+def test_a_filtered_plan_after_a_plan_of_everything_decodes_the_metrics_then(table, monkeypatch, where):
+    """A plan of no filter holds the manifests as columns without their metrics maps; a filtered
+    plan after it, from those cached columns, decodes the maps from the manifest when it first
+    judges them (once per manifest) and plans exactly what a fresh filtered plan does."""
+    io_, meta, snap = table.io, table.metadata, table.current_snapshot()
+    _clear()
+    fresh = _describe(scan_mod.plan_files(io_, meta, snap, where))
+    drops = []
+    real = manifest_arrow.decode
+
+    def spy(data, part_entries=None, drop=manifest_arrow.WITHOUT_METRICS[:2]):
+        drops.append(drop)
+        return real(data, part_entries, drop)
+
+    _clear()
+    monkeypatch.setattr(manifest_arrow, "decode", spy)
+    monkeypatch.setattr(manifest_reader, "decode_columns", spy)
+    everything = scan_mod.plan_files(io_, meta, snap, None)
+    assert drops and all("data_file.lower_bounds" in d for d in drops), "a plan of no filter decoded metrics"
+    first = len(drops)
+    after = _describe(scan_mod.plan_files(io_, meta, snap, where))
+    maps_only = drops[first:]
+    assert maps_only and all("data_file.lower_bounds" not in d and "data_file.file_path" in d for d in maps_only)
+    assert after == fresh
+    again = _describe(scan_mod.plan_files(io_, meta, snap, where))
+    assert again == fresh and len(drops) == first + len(maps_only)      # decoded once
+    # the files of the first plan read their metrics from the same maps
+    assert _describe(everything) == _describe(scan_mod.plan_files(io_, meta, snap, None))
+    _clear()
