@@ -28,6 +28,7 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from icefloe.core.arrow import arrow_of, numpy_of
 from icefloe.core import avro_columns
 from icefloe.core import expressions as ex
 from icefloe.errors import CorruptMetadataError
@@ -66,7 +67,7 @@ _FILE_REQUIRED = ("_FILE_NAME", "_FILE_SIZE", "_ROW_COUNT", "_MIN_KEY", "_MAX_KE
 def _ints(arr: Union[pa.Array, pa.ChunkedArray]) -> Ints:
     if arr.null_count:
         raise ValueError("a required integer column has nulls")
-    return np.asarray(arr.to_numpy(zero_copy_only=False), dtype=np.int64)
+    return numpy_of(arr).astype(np.int64)
 
 
 def _child(column: pa.ChunkedArray, name: str) -> pa.ChunkedArray:
@@ -145,7 +146,7 @@ class ManifestColumns:
         self.row_count = _ints(self.file_column("_ROW_COUNT"))
         cols = self.file_column("_VALUE_STATS_COLS") if "_VALUE_STATS_COLS" in self.file_fields else None
         self.all_columns: Mask = (np.ones(self.n, dtype=bool) if cols is None else
-                                  np.asarray(cols.is_null().to_numpy(zero_copy_only=False), dtype=bool))
+                                  numpy_of(cols.is_null()))
         self._bounds: dict[tuple[int, int, int], tuple[Mask, Ints, Ints]] = {}
         self._parts: Optional[list[BinaryRow]] = None
         self._entry_ints: dict[str, Ints] = {}
@@ -287,12 +288,11 @@ class ManifestColumns:
     def _millis(arr: pa.ChunkedArray) -> tuple[Ints, Optional[Mask]]:
         """``manifest.millis`` of each creation time, vectorised (the same float steps), and which are set."""
         valid: Optional[Mask] = None if not arr.null_count else \
-            np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+            numpy_of(arr.is_valid())
         if not pa.types.is_timestamp(arr.type) or arr.type.tz is not None:
             ms_list = [mf.millis(v) for v in arr.to_pylist()]
             return np.asarray([0 if m is None else m for m in ms_list], dtype=np.int64), valid
-        micros = np.asarray(arr.cast(pa.timestamp("us")).cast(pa.int64()).fill_null(0).to_numpy(
-            zero_copy_only=False), dtype=np.int64)
+        micros = numpy_of(arr.cast(pa.timestamp("us")).cast(pa.int64()).fill_null(0)).astype(np.int64)
         return np.trunc(micros / 1e6 * 1000).astype(np.int64), valid
 
 
@@ -463,7 +463,7 @@ def live_entries(store: FileStore, manifests: Sequence[mf.ManifestFileMeta], kee
             live = bool((cols.kind[rows] == mf.ADD).all())
             every_row = len(rows) == cols.n
             file_names = cols.file_column("_FILE_NAME")
-            names.extend((file_names if every_row else file_names.take(pa.array(rows))).chunks)
+            names.extend((file_names if every_row else file_names.take(arrow_of(rows))).chunks)
     if live and names:
         every = pa.chunked_array(names, pa.string()) if all(a.type == pa.string() for a in names) else None
         live = every is not None and every.null_count == 0 and \

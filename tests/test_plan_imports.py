@@ -56,3 +56,29 @@ def test_numpy_of_and_arrow_of_agree_with_pyarrow(typ):
         assert back.to_pylist() == part.to_pylist()
     with pytest.raises(ValueError, match="nulls"):
         numpy_of(pa.array([1, None], typ if not pa.types.is_boolean(typ) else pa.int8()))
+
+
+PAIMON_PLAN = textwrap.dedent("""
+    import sys
+    import icefloe
+    from icefloe.paimon import manifest_columns
+    manifest_columns.COLUMNS_MIN_ENTRIES = 1
+    t = icefloe.Catalog(sys.argv[1], format="paimon").load_table("db.t")
+    counts = [len(t.plan_files(where=where)) for where in (None, "p = 3")]
+    print(counts, "pandas" in sys.modules, flush=True)
+""")
+
+
+def test_a_paimon_plan_in_a_fresh_process_does_not_import_pandas(tmp_path):
+    import icefloe
+    from icefloe.paimon.data_file import CommitMessage, DataFileMeta
+
+    cat = icefloe.Catalog(str(tmp_path / "wh"), format="paimon")
+    t = cat.create_table("db.t", "id bigint, p int", partitioned_by=["p"])
+    t.commit([CommitMessage((i % 5,), 0, -1, [DataFileMeta(file_name=f"data-{i}.parquet", file_size=4000,
+                                                            row_count=100)]) for i in range(30)])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.getcwd(), os.environ.get("PYTHONPATH", "")]))
+    out = subprocess.run([sys.executable, "-c", PAIMON_PLAN, str(tmp_path / "wh")], capture_output=True, text=True,
+                         env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["[30,", "6]", "False"], out.stdout
