@@ -52,7 +52,6 @@ _SCALARS = ("file_path", "file_format", "record_count", "file_size_in_bytes", "k
 # the fields of ``data_file`` a manifest's columns do not hold: its partition is held as indexes into
 # its distinct tuples, and its content is DATA (a manifest listing other files is not held as columns)
 _NOT_HELD = ("content", "partition")
-_FILE_REQUIRED = {"file_path", "file_format", "record_count", "file_size_in_bytes"}
 
 
 # A manifest of more entries than this is decoded in parts of about this many entries, several at
@@ -147,70 +146,8 @@ class PartitionPass:
 
     def blocks_keeping(self, keep: Mask) -> Ints:
         """The blocks (indexes, ascending) holding an entry ``keep`` (over every entry) keeps."""
-        return blocks_keeping(self.block_counts, keep)
-
-
-def blocks_keeping(block_counts: Ints, keep: Mask) -> Ints:
-    """The blocks (indexes, ascending) of a file of ``block_counts`` records a block holding an
-    entry ``keep`` (over every entry) keeps."""
-    block_of = np.repeat(np.arange(len(block_counts), dtype=np.int64), block_counts)
-    return np.unique(block_of[keep])
-
-
-# the fields of ``data_file`` a judge of column metrics reads (``MetricsPass``)
-_JUDGED = ("content", "partition", "record_count", "value_counts", "null_value_counts", "nan_value_counts",
-           "lower_bounds", "upper_bounds")
-
-
-class MetricsPass:
-    """A data manifest's entries decoded for what a judge of their column metrics reads (their
-    status, sequence numbers, partitions, record counts and the metrics maps but column sizes; the
-    file paths and the rest read past): what a plan with a filter on data columns judges first, to
-    decode in full only the Avro blocks holding entries it keeps, or, where it keeps many, to decode
-    the other fields and join them to these (``whole``)."""
-
-    __slots__ = ("columns", "block_counts")
-
-    def __init__(self, columns: "ManifestColumns", block_counts: Ints):
-        self.columns = columns
-        self.block_counts = block_counts
-
-    @classmethod
-    def of(cls, data: bytes, partition_type: StructType, spec_id: int, inherited_snapshot_id: Optional[int],
-           inherited_sequence_number: int) -> Optional["MetricsPass"]:
-        """The pass over manifest ``data``; None where its columns could not be held exactly (as
-        ``ManifestColumns.of``) or it holds no entry."""
-        fields = avro_columns.record_fields(data, "data_file")
-        counts = avro_columns.block_counts(data)
-        if fields is None or counts is None or not _FILE_REQUIRED <= set(fields):
-            return None
-        table = decode(data, drop=_SKIPPED + tuple(f"data_file.{f}" for f in fields if f not in _JUDGED))
-        if table is None or table.num_rows != int(counts.sum()):
-            return None
-        cols = ManifestColumns.of(table, partition_type, spec_id, inherited_snapshot_id, inherited_sequence_number,
-                                  None, partial=True)
-        return None if cols is None else cls(cols, counts)
-
-    def whole(self, data: bytes) -> Optional["ManifestColumns"]:
-        """The columns of every field of the manifest ``data`` this pass was decoded from: the
-        fields it read past decoded now and joined to its own, chunk by chunk (both decodes cut the
-        file alike); None where they do not line up."""
-        other = decode(data, drop=_SKIPPED + ("status", "sequence_number") + tuple(f"data_file.{f}" for f in _JUDGED))
-        if other is None or other.num_rows != self.columns.n or "data_file" not in other.column_names:
-            return None
-        theirs: list[pa.StructArray] = [c for c in other.column("data_file").chunks if len(c)]
-        mine = self.columns.chunks
-        if [len(c) for c in theirs] != [len(c) for c in mine]:
-            return None
-        joined: list[pa.StructArray] = []
-        for a, b in zip(mine, theirs):
-            names = [a.type.field(i).name for i in range(a.type.num_fields)] + \
-                    [b.type.field(i).name for i in range(b.type.num_fields)]
-            arrays = [a.field(i) for i in range(a.type.num_fields)] + [b.field(i) for i in range(b.type.num_fields)]
-            joined.append(pa.StructArray.from_arrays(arrays, names=names))
-        c = self.columns
-        return ManifestColumns(joined, c.status, c.own_sequence_numbers, c.partitions, c.partition_index, c.spec_id,
-                               c.inherited_snapshot_id, c.inherited_sequence_number, None)
+        block_of = np.repeat(np.arange(len(self.block_counts), dtype=np.int64), self.block_counts)
+        return np.unique(block_of[keep])
 
 
 def decode_blocks(data: bytes, blocks: Ints) -> Optional[pa.Table]:
@@ -238,9 +175,8 @@ class ManifestColumns:
     manifest of 600,000 entries is ~200 MB of columns); a plan's files take their own values from
     them (``KeptRows``)."""
 
-    def __init__(self, chunks: list[pa.StructArray], status: npt.NDArray[np.integer[Any]],
-                 sequence_numbers: Optional[tuple[Ints, Mask]],
-                 partitions: list[tuple[Any, ...]], partition_index: npt.NDArray[np.integer[Any]], spec_id: int,
+    def __init__(self, chunks: list[pa.StructArray], status: Ints, sequence_numbers: Optional[tuple[Ints, Mask]],
+                 partitions: list[tuple[Any, ...]], partition_index: Ints, spec_id: int,
                  inherited_snapshot_id: Optional[int], inherited_sequence_number: int, first_row_ids: Optional[Ints],
                  metrics_source: Optional[bytes] = None):
         self.chunks = chunks
@@ -250,7 +186,7 @@ class ManifestColumns:
         self.n = int(self.starts[-1])
         self.status = status.astype(np.int8)
         self.live: Mask = self.status != DELETED
-        self.own_sequence_numbers = sequence_numbers    # each entry's own, and where it has one; None: none has
+        self._sequence_numbers = sequence_numbers    # each entry's own, and where it has one; None: none has
         record_count = self.field("record_count")
         self.record_count = _numpy_ints(record_count, 1)
         self.record_count_known: Mask = _valid(record_count)
@@ -280,12 +216,11 @@ class ManifestColumns:
     @classmethod
     def of(cls, table: pa.Table, partition_type: StructType, spec_id: int, inherited_snapshot_id: Optional[int],
            inherited_sequence_number: int, first_row_id: Optional[int],
-           metrics_source: Optional[bytes] = None, partial: bool = False) -> Optional["ManifestColumns"]:
+           metrics_source: Optional[bytes] = None) -> Optional["ManifestColumns"]:
         """The columns of a decoded data manifest (``decode``); None where they cannot give its
         entries exactly (then its entries are read as before). ``metrics_source``: the manifest
         ``table`` was decoded from without its metrics maps (``WITHOUT_METRICS``), to decode them
-        from when first read. ``partial``: ``table`` holds only what a judge of the entries reads
-        (``MetricsPass``), not a file's path, format and size."""
+        from when first read."""
         names = set(table.column_names)
         if "status" not in names or "data_file" not in names or table.num_rows == 0:
             return None
@@ -295,7 +230,7 @@ class ManifestColumns:
         chunks: list[pa.StructArray] = [c for c in files.chunks if len(c)]
         typ: pa.StructType = files.type
         file_names = {typ.field(i).name for i in range(typ.num_fields)}
-        if not (_FILE_REQUIRED if not partial else {"record_count"}) <= file_names:
+        if not {"file_path", "file_format", "record_count", "file_size_in_bytes"} <= file_names:
             return None
         if "content" in file_names:
             content = pa.chunked_array([c.field("content") for c in chunks])
@@ -424,9 +359,9 @@ class ManifestColumns:
         inherited = self.inherited_sequence_number
         status = self.status[rows]
         inherit: Mask = np.ones(len(rows), bool) if inherited == 0 else status == ADDED
-        if self.own_sequence_numbers is None:
+        if self._sequence_numbers is None:
             return np.where(inherit, inherited, 0).tolist()
-        own, has = self.own_sequence_numbers
+        own, has = self._sequence_numbers
         return np.where(has[rows], own[rows], np.where(inherit, inherited, 0)).tolist()
 
     def scalars(self, name: str, rows: Ints) -> list[Any]:

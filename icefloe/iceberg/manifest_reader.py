@@ -25,8 +25,7 @@ from icefloe.core.io import FileIO
 from icefloe.errors import CorruptMetadataError, IcefloeError
 from icefloe.iceberg import manifest_avro, manifest_codegen
 from icefloe.iceberg.manifest_arrow import (
-    WITHOUT_METRICS, ManifestColumns, Mask, MetricsPass, PartitionPass, blocks_keeping, decode as decode_columns,
-    decode_blocks,
+    WITHOUT_METRICS, ManifestColumns, PartitionPass, decode as decode_columns, decode_blocks,
 )
 from icefloe.iceberg.manifest import ADDED, DELETED, EXISTING, DataFile, ManifestEntry
 from icefloe.iceberg.manifest_list import DATA_MANIFEST, ManifestFile, read_manifest_list
@@ -242,22 +241,16 @@ def _entry_count(m: ManifestFile) -> int:
 
 def load_manifest_columns(io: FileIO, meta: TableMetadata, m: ManifestFile,
                           partition_keeps: Optional[Callable[[tuple[Any, ...]], bool]] = None,
-                          metrics: bool = True,
-                          entries_keep: Optional[Callable[[ManifestColumns], Mask]] = None) -> Optional[ManifestColumns]:
+                          metrics: bool = True) -> Optional[ManifestColumns]:
     """Data manifest ``m`` as columns (``manifest_arrow``), held in the manifest cache beside its
     entries (the same key, tagged); None where it is not held as columns (then its entries are
     read with ``load_manifest``, which names a corrupt file). With ``partition_keeps`` (a plan's
     partition filter, a judge of a partition tuple), a large manifest not cached as columns may
     give the entries of only the blocks holding those it keeps (``_partition_first``). A plan that
     judges no column metrics (``metrics`` false) decodes a manifest not cached as columns without
-    its metrics maps, which the columns decode when something first reads them. With
-    ``entries_keep`` instead (a plan's judge of entries by their column metrics, over columns), a
-    large manifest not cached as columns may likewise give the entries of only the blocks holding
-    those it keeps (``_metrics_first``)."""
+    its metrics maps, which the columns decode when something first reads them."""
     if partition_keeps is not None:
         return _partition_first(io, meta, m, partition_keeps, metrics)
-    if entries_keep is not None:
-        return _metrics_first(io, meta, m, entries_keep)
     return _whole_columns(io, meta, m, metrics)
 
 
@@ -330,67 +323,6 @@ def _partition_first(io: FileIO, meta: TableMetadata, m: ManifestFile,
     table = decode_blocks(data, blocks)
     if table is None or table.num_rows != int(found.block_counts[blocks].sum()):
         return _whole_columns(io, meta, m, metrics)
-    return ManifestColumns.of(table, spec.partition_type(meta.schema), m.partition_spec_id, m.added_snapshot_id,
-                              m.sequence_number, None)
-
-
-# A data manifest of at least this many entries, planned with a filter on data columns (none on
-# partitions) and not already held as columns, is judged by its column metrics first
-# (``_metrics_first``); where the blocks holding kept entries hold more than this share of them, the
-# other fields are decoded and joined to the pass's instead. Tests lower them.
-METRICS_FIRST_MIN_ENTRIES = 20_000
-METRICS_FIRST_MAX_SHARE = 0.5
-
-
-def _metrics_first(io: FileIO, meta: TableMetadata, m: ManifestFile,
-                   keep: Callable[[ManifestColumns], Mask]) -> Optional[ManifestColumns]:
-    """Data manifest ``m`` as columns for a plan whose judge of entries is ``keep`` (by partitions
-    and column metrics, over columns): every entry (``_whole_columns``) where the cache holds them
-    or the manifest is small; else a pass decodes what ``keep`` reads (``MetricsPass``, held in the
-    manifest cache), and gives the entries of only the Avro blocks holding those it keeps (at least
-    one block; not cached), or, where those blocks hold more than ``METRICS_FIRST_MAX_SHARE`` of
-    them, every entry, the pass's columns joined with the other fields decoded now (cached as the
-    manifest's columns). The caller judges what it gets as it judges whole columns. None as
-    ``load_manifest_columns``."""
-    settings = CacheSettings.of(meta.properties)
-    key = cache_key(m)
-    if _entry_count(m) < max(COLUMNS_MIN_ENTRIES, METRICS_FIRST_MIN_ENTRIES) or m.first_row_id is not None \
-            or m.content != DATA_MANIFEST or MANIFESTS.get(("columns",) + key, settings) is not None:
-        return _whole_columns(io, meta, m)       # (v3 row ids are inherited over every entry)
-    spec = meta.specs_by_id().get(m.partition_spec_id)
-    if spec is None:
-        return None
-    data: Optional[bytes] = None
-    found = MANIFESTS.get(("metrics",) + key, settings)
-    if found is None:
-        try:
-            ptype = spec.partition_type(meta.schema)
-            data = io.read_bytes(m.manifest_path)
-        except Exception:       # noqa: BLE001 -- the entries reader reads it again and names what is wrong
-            return None
-        found = MetricsPass.of(data, ptype, m.partition_spec_id, m.added_snapshot_id, m.sequence_number) \
-            or _NOT_COLUMNAR
-        if isinstance(found, MetricsPass):
-            _check_entry_count(m, len(found.columns))
-    if not isinstance(found, MetricsPass):
-        return _whole_columns(io, meta, m)
-    blocks = blocks_keeping(found.block_counts, keep(found.columns))
-    try:
-        data = data if data is not None else io.read_bytes(m.manifest_path)
-    except Exception:       # noqa: BLE001
-        return None
-    if int(found.block_counts[blocks].sum()) > METRICS_FIRST_MAX_SHARE * len(found.columns):
-        whole = found.whole(data)
-        if whole is None:
-            return _whole_columns(io, meta, m)
-        MANIFESTS.put(("columns",) + key, whole, m.manifest_length or 0, settings)
-        return whole
-    MANIFESTS.put(("metrics",) + key, found, m.manifest_length or 0, settings)
-    if not len(blocks):         # none kept: the first block with entries, for columns to judge
-        blocks = np.flatnonzero(found.block_counts)[:1]
-    table = decode_blocks(data, blocks)
-    if table is None or table.num_rows != int(found.block_counts[blocks].sum()):
-        return _whole_columns(io, meta, m)
     return ManifestColumns.of(table, spec.partition_type(meta.schema), m.partition_spec_id, m.added_snapshot_id,
                               m.sequence_number, None)
 

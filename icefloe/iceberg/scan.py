@@ -460,19 +460,14 @@ def _judge(io: FileIO, meta: TableMetadata, plan_filter: _PlanFilter, m: Manifes
     delete_manifest = m.content == DELETE_MANIFEST
     if not delete_manifest:
         partition_keeps = None if pe is None or isinstance(pe.expr, ex.AlwaysTrue) else pe.eval   # (a filter on partitions)
-
-        def entries_keep(cols: ManifestColumns) -> npt.NDArray[np.bool_]:
+        cols = load_manifest_columns(io, meta, m, partition_keeps, metrics_eval is not None)
+        if cols is not None:        # judged as columns; objects only for the files kept
             mask = np.copy(cols.live)
             if pe is not None:
                 mask &= partition_mask(cols, pe)
             if metrics_eval is not None and mask.any():
                 mask &= metrics_mask(cols, metrics_eval)
-            return mask
-
-        metrics_first = entries_keep if partition_keeps is None and metrics_eval is not None else None
-        cols = load_manifest_columns(io, meta, m, partition_keeps, metrics_eval is not None, metrics_first)
-        if cols is not None:        # judged as columns; objects only for the files kept
-            return cols, np.flatnonzero(entries_keep(cols))
+            return cols, np.flatnonzero(mask)
     keep = None if plan_filter.bound is None else \
         _file_filter(pe, cast(ev.MetricsEvaluator, metrics_eval), delete_manifest)   # set with a bound
     content = load_manifest(io, meta, m, keep)

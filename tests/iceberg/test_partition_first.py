@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import icefloe
-from icefloe.core import avro_columns, avro_decode
+from icefloe.core import avro_columns
 from icefloe.iceberg import manifest as mf
-from icefloe.iceberg import manifest_arrow, manifest_avro, manifest_reader
+from icefloe.iceberg import manifest_avro, manifest_reader
 from icefloe.iceberg import scan as scan_mod
 from icefloe.iceberg.manifest_list import DATA_MANIFEST, manifest_file_for
 
@@ -128,79 +128,4 @@ def test_a_filter_on_no_partition_column_decodes_no_partition_pass(table, monkey
     assert passes == []
     assert _plan(table, m, "p = 2")
     assert passes == [1]
-    manifest_reader.clear_manifest_cache()
-
-
-# --------------------------------------------------------------------------- column metrics first
-METRIC_WHERES = ["id = 4570", "id < 900", "id >= 3000", "id > 100", "id >= 500 AND id < 1300", "id IN (15, 9999)",
-                 "id = -1", "id IS NULL", "id IS NOT NULL", "id = 620 OR id = 14000"]
-
-
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(n=st.integers(1, 1500), seed=st.integers(0, 2**32 - 1), clustered=st.booleans(),
-       where=st.sampled_from(METRIC_WHERES), share=st.sampled_from([0.0, 0.5, 1.0]))
-def test_metrics_first_plan_equals_whole_manifest_plan(table, monkeypatch, n, seed, clustered, where, share):
-    """A filter on data columns only: the plan that judges a large manifest by its column metrics
-    first (decoding the kept blocks, or joining the other fields where it keeps many) equals the
-    plan over the whole manifest's columns and the plan over its entries."""
-    rng = np.random.default_rng(seed)
-    entries = _entries(n, rng, clustered)
-    m = _manifest(table, entries, f"mm-{seed}-{n}-{int(clustered)}")
-    with monkeypatch.context() as mp:
-        mp.setattr(avro_decode, "CHUNK_RECORDS", 97)      # columns in many chunks, which the join must line up
-        mp.setattr(manifest_reader, "COLUMNS_MIN_ENTRIES", 0)
-        mp.setattr(manifest_reader, "METRICS_FIRST_MIN_ENTRIES", 10**9)      # whole manifests
-        whole = _plan(table, m, where)
-        mp.setattr(manifest_reader, "METRICS_FIRST_MIN_ENTRIES", 0)
-        mp.setattr(manifest_reader, "METRICS_FIRST_MAX_SHARE", share)
-        first = _plan(table, m, where)
-        mp.setattr(scan_mod, "load_manifest_columns", lambda *args: None)     # entry by entry
-        by_entries = _plan(table, m, where)
-    assert first == whole
-    assert sorted(first) == sorted(by_entries)
-    manifest_reader.clear_manifest_cache()
-
-
-def test_metrics_first_decodes_the_kept_blocks_or_joins_the_rest(table, monkeypatch):
-    """``id = v`` keeps one file of 3,000: the full decode reads only its block, and the pass is
-    cached, so the next plan decodes no pass; ``id > 100`` keeps nearly all: the fields the pass
-    read past are decoded once and joined, and those columns are cached as the manifest's."""
-    entries = _entries(3000, np.random.default_rng(3), clustered=False)
-    m = _manifest(table, entries, "metrics-first")
-    drops, blocks = [], []
-    real_decode, real_blocks = manifest_arrow.decode, manifest_reader.decode_blocks
-
-    def spy(data, part_entries=None, drop=manifest_arrow.WITHOUT_METRICS[:2]):
-        drops.append(drop)
-        return real_decode(data, part_entries, drop)
-
-    def spy_blocks(data, which):
-        blocks.append(which.tolist())
-        return real_blocks(data, which)
-
-    monkeypatch.setattr(manifest_arrow, "decode", spy)
-    monkeypatch.setattr(manifest_reader, "decode_columns", spy)
-    monkeypatch.setattr(manifest_reader, "decode_blocks", spy_blocks)
-    monkeypatch.setattr(manifest_reader, "METRICS_FIRST_MIN_ENTRIES", 0)
-    live = [e for e in entries if e.status != mf.DELETED]
-    target = live[len(live) // 2].data_file
-    v = struct.unpack("<q", target.lower_bounds[1])[0] + 3
-    bound = scan_mod.bind_row_filter(table.metadata, f"id = {v}")
-    manifest_reader.clear_manifest_cache()
-    got = scan_mod.plan_manifests(table.io, table.metadata, bound, [m])[0].tasks
-    assert [t.file.file_path for t in got] == [target.file_path]
-    assert len(drops) == 1 and "data_file.file_path" in drops[0] and "data_file.lower_bounds" not in drops[0]
-    per_block = avro_columns.block_counts(table.io.read_bytes(m.manifest_path))
-    assert per_block is not None and len(per_block) > 4 and len(blocks) == 1 and len(blocks[0]) == 1
-    again = scan_mod.plan_manifests(table.io, table.metadata, bound, [m])[0].tasks
-    assert [t.file.file_path for t in again] == [target.file_path] and len(drops) == 1 and len(blocks) == 2
-    broad = scan_mod.bind_row_filter(table.metadata, "id > 100")
-    many = scan_mod.plan_manifests(table.io, table.metadata, broad, [m])[0].tasks
-    assert len(drops) == 2 and "data_file.lower_bounds" in drops[1] and "data_file.file_path" not in drops[1]
-    assert sorted(t.file.file_path for t in many) == sorted(
-        e.data_file.file_path for e in live if struct.unpack("<q", e.data_file.upper_bounds[1])[0] > 100)
-    everything = scan_mod.plan_manifests(table.io, table.metadata, None, [m])[0].tasks   # the joined columns, cached
-    assert len(drops) == 2 and len(everything) == len(live)
-    assert [tuple(getattr(t.file, n) for n in FIELDS) for t in everything] == \
-        [tuple(getattr(e.data_file, n) for n in FIELDS) for e in live]
     manifest_reader.clear_manifest_cache()
