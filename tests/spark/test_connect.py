@@ -130,6 +130,20 @@ def foreach_batch():    # a Paimon table read as a stream, each batch committed 
     return rows(dst.to_spark()) == rows(tables["paimon"].to_spark())
 
 step("foreach_batch", foreach_batch)
+
+def paimon_dv():    # a Paimon append table with deletion vectors: changes mark positions, bitmaps built in tasks
+    cat = cats["paimon"]
+    t = cat.create_table("db.dv", "id bigint not null, v string",
+                         properties={"deletion-vectors.enabled": "true", "bucket": "-1"})
+    t.append(spark.range(20).selectExpr("id", "cast(id as string) as v"))
+    cat.sql("DELETE FROM db.dv WHERE id % 3 = 0")
+    cat.sql("UPDATE db.dv SET v = 'u' WHERE id = 4")
+    spark.createDataFrame([(5, "m"), (40, "n")], "id bigint, v string").createOrReplaceTempView("dv_src")
+    cat.sql("MERGE INTO db.dv t USING dv_src s ON t.id = s.id "
+            "WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT *")
+    return {"rows": rows(t.to_spark())}
+
+step("paimon_dv", paimon_dv)
 # what needs the gateway: the id Spark gives a streaming query, which a Connect foreachBatch cannot see
 step("foreach_batch_unnamed", lambda: tables["iceberg"].foreach_batch()(spark.range(1), 0))
 print("RESULT " + json.dumps(out, default=str), flush=True)
@@ -233,3 +247,12 @@ def test_what_needs_the_gateway_says_so_and_names_the_alternative(connect_run):
     unnamed = connect_run["foreach_batch_unnamed"]
     assert unnamed["error"] == "GatewayRequiredError", unnamed
     assert "foreach_batch(query_id=" in unnamed["message"] and "writeStream.format('icefloe')" in unnamed["message"]
+
+
+def test_paimon_append_table_with_deletion_vectors(connect_run):
+    """DELETE, UPDATE and MERGE on a Paimon append table with deletion vectors over Connect: the
+    deleted positions are gathered into bitmaps by Spark tasks, with no gateway."""
+    got = _ok(connect_run["paimon_dv"])
+    kept = [i for i in range(20) if i % 3]
+    expected = sorted([[i, {4: "u", 5: "m"}.get(i, str(i))] for i in kept] + [[40, "n"]])
+    assert got["rows"] == expected
