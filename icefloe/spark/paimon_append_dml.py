@@ -29,7 +29,7 @@ from icefloe.spark.row_changes import (
 )
 from icefloe.paimon import row_tracking
 from icefloe.spark import paimon_data_evolution as evolution
-from icefloe.spark.paimon_metadata_columns import read_tracked, without_marked
+from icefloe.spark.paimon_metadata_columns import read_tracked, vectors_in_scan, without_marked
 from icefloe.spark.paimon_read import read_files
 from icefloe.spark.paimon_write import align_dataframe, write_data_files
 from icefloe.spark.position_bitmaps import position_bitmaps
@@ -78,14 +78,15 @@ def _target(table: SparkPaimonTable, condition: Where) -> tuple[Optional[Snapsho
 def _read(table: SparkPaimonTable, entries: Sequence[ManifestEntry], base: Optional[Snapshot] = None) -> DataFrame:
     """The rows of ``entries`` with their file and position (and a row-tracking table's ``_ROW_ID``
     and ``_SEQUENCE_NUMBER`` after its columns), less the rows ``base``'s deletion vectors mark."""
+    deleted = vectors_in_scan(table, entries, base)      # dropped by the scan, else joined away
     if _tracks(table):
-        df = read_tracked(table, table.table_schema, entries, FILE_COL, POS_COL)
+        df = read_tracked(table, table.table_schema, entries, FILE_COL, POS_COL, deleted=deleted or None)
     else:
         fields = table.table_schema.fields
         df = read_files(table.spark, [e.file.path for e in entries], fields,
                         file_fields=[table.schema_by_id(e.file.schema_id).fields for e in entries],
-                        file_col=FILE_COL, pos_col=POS_COL, io=table.io)
-    return without_marked(table, df, entries, base, FILE_COL, POS_COL)
+                        file_col=FILE_COL, pos_col=POS_COL, io=table.io, deleted=deleted or None)
+    return without_marked(table, df, entries, base, FILE_COL, POS_COL) if deleted is None else df
 
 
 def _apply(table: SparkPaimonTable, operation: str, base: Optional[Snapshot], entries: Sequence[ManifestEntry],

@@ -20,7 +20,8 @@ from icefloe.paimon import deletion_vectors as dv
 from icefloe.paimon import row_tracking
 from icefloe.spark import paimon_data_evolution as evolution
 from icefloe.spark.paimon_data_evolution import read_evolved
-from icefloe.spark.paimon_read import raw_buckets, read_files, read_merged
+from icefloe.spark.paimon_read import raw_buckets, read_files, read_merged, unmarking_scan
+from icefloe.paimon.arrow_read import is_parquet
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -60,10 +61,12 @@ def read_with_metadata(table: SparkPaimonTable, schema: TableSchema, snapshot: O
         return df.select(*[F.col(f"`{f.name}`") for f in schema.fields], *[F.col(n) for n in names])
     if schema.primary_keys:
         entries = _stored_rows(table, schema, snapshot, entries, names)
+    # an append table's rows its deletion vectors mark are gone: dropped by the scan, else joined away
+    deleted = vectors_in_scan(table, entries, snapshot) if not schema.primary_keys else {}
     df = read_files(spark, [e.file.path for e in entries], schema.fields,
                     file_fields=[table.schema_by_id(e.file.schema_id).fields for e in entries],
-                    file_col=FILE_PATH, pos_col=ROW_INDEX, io=table.io)
-    if not schema.primary_keys:        # an append table's rows its deletion vectors mark are gone
+                    file_col=FILE_PATH, pos_col=ROW_INDEX, io=table.io, deleted=deleted or None)
+    if deleted is None:
         df = without_marked(table, df, entries, snapshot, FILE_PATH, ROW_INDEX)
     if BUCKET in names:
         buckets = spark.createDataFrame(sorted({(e.file.path, e.bucket) for e in entries}),
@@ -101,10 +104,12 @@ def _stored_rows(table: SparkPaimonTable, schema: TableSchema, snapshot: Optiona
 
 
 def read_tracked(table: SparkPaimonTable, schema: TableSchema, entries: Sequence[ManifestEntry], file_col: str,
-                 pos_col: str, bucket_col: Optional[str] = None) -> DataFrame:
+                 pos_col: str, bucket_col: Optional[str] = None,
+                 deleted: Optional[dict[str, str]] = None) -> DataFrame:
     """The rows of an append table's ``entries`` with ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` after its
     columns (``row_tracking``: the file's own columns where it has them, else its first row id + the
-    row's position and its highest sequence number), then each row's file and position (and bucket)."""
+    row's position and its highest sequence number), then each row's file and position (and bucket).
+    ``deleted``: the options of a scan that drops marked positions (``vectors_in_scan``)."""
     from pyspark.sql import functions as F
 
     if evolution.enabled(schema.options):        # a row-id range's files merged: the range's oldest file
@@ -115,7 +120,7 @@ def read_tracked(table: SparkPaimonTable, schema: TableSchema, entries: Sequence
     df = read_files(spark, [e.file.path for e in entries], fields,
                     file_fields=[list(table.schema_by_id(e.file.schema_id).fields) + list(row_tracking.FIELDS)
                                  for e in entries],
-                    file_col=file_col, pos_col=pos_col, io=table.io)
+                    file_col=file_col, pos_col=pos_col, io=table.io, deleted=deleted)
     facts = spark.createDataFrame(
         sorted({(e.file.path, e.file.first_row_id, e.file.max_sequence_number, e.bucket) for e in entries}),
         "`_icefloe_of` string, `_icefloe_first` long, `_icefloe_seq` long, `_icefloe_bucket` int")
@@ -131,14 +136,41 @@ def _read_tracked(table: SparkPaimonTable, schema: TableSchema, snapshot: Option
                   entries: Sequence[ManifestEntry],
                   names: Sequence[str]) -> DataFrame:
     """A row-tracking table's rows with the metadata columns ``names``."""
+
+    if evolution.enabled(schema.options):
+        return _with_names(read_tracked(table, schema, entries, FILE_PATH, ROW_INDEX, BUCKET), schema, names)
+    deleted = vectors_in_scan(table, entries, snapshot)
+    df = read_tracked(table, schema, entries, FILE_PATH, ROW_INDEX, BUCKET, deleted or None)
+    if deleted is None:
+        df = without_marked(table, df, entries, snapshot, FILE_PATH, ROW_INDEX)
+    return _with_names(df, schema, names)
+
+
+def _with_names(df: DataFrame, schema: TableSchema, names: Sequence[str]) -> DataFrame:
     from pyspark.sql import functions as F
 
-    df = read_tracked(table, schema, entries, FILE_PATH, ROW_INDEX, BUCKET)
-    if not evolution.enabled(schema.options):
-        df = without_marked(table, df, entries, snapshot, FILE_PATH, ROW_INDEX)
     if PARTITION in names:
         df = df.withColumn(PARTITION, F.struct(*[F.col(f"`{k}`") for k in schema.partition_keys]))
     return df.select(*[F.col(f"`{f.name}`") for f in schema.fields], *[F.col(f"`{n}`") for n in names])
+
+
+def vectors_in_scan(table: SparkPaimonTable, entries: Sequence[ManifestEntry],
+                    base: Optional[Snapshot]) -> Optional[dict[str, str]]:
+    """The options of a Parquet scan of an append table's ``entries`` that drops the positions
+    ``base``'s deletion vectors mark (``paimon_read.unmarking_scan``): the driver holds no marked
+    position where they are many. ``{}`` where no file is marked; None where the scan cannot drop
+    them (the session lacks the scan's format, Spark does not read the table's paths, or a file is
+    not Parquet, whose rows Spark gives no position): ``without_marked`` then joins them away."""
+    if base is None:
+        return {}
+    vectors = dv.bucket_vectors(table.store, base)
+    marked = [(e, bv) for e in entries
+              if (bv := vectors.get((e.partition.to_bytes(), e.bucket))) is not None and e.file.file_name in bv.ranges]
+    if not marked:
+        return {}
+    if not table.io.spark_native or not all(is_parquet(e.file.path) for e in entries):
+        return None
+    return unmarking_scan(table.spark, table, marked)
 
 
 def without_marked(table: SparkPaimonTable, df: DataFrame, entries: Sequence[ManifestEntry],

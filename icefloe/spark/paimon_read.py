@@ -619,6 +619,26 @@ def _marked_by_bitmap(spark: SparkSession, table: PaimonStore, schema: TableSche
             .drop(key_col, row_col, word_col, bit_col, words_col)), False
 
 
+def unmarking_scan(spark: SparkSession, table: PaimonStore, marked: Sequence[Marked]) -> Optional[dict[str, str]]:
+    """The options of a Parquet scan (``deleted_rows``) that drops the positions the vectors of the
+    ``marked`` files mark: read by the scan's tasks, or, where they hold few positions, read here and
+    sent in the options (as ``read_with_vectors`` does); None where the session cannot load the
+    scan's format or the positions cannot travel in its options."""
+    if not marked or not jvm.available(spark):
+        return None
+    options = _vectors_read_in_scan(spark, table, marked)
+    if options is not None:
+        return options
+    loaded: dict[str, dict[str, Any]] = {}
+    positions: dict[str, Any] = {}
+    for e, bv in marked:
+        key = bv.index_path(e.file.file_name)
+        if key not in loaded:
+            loaded[key] = bv.load(table.io)
+        positions[e.file.path] = loaded[key][e.file.file_name].to_array()
+    return deleted_rows.scan_options(spark, positions)
+
+
 def _vectors_read_in_scan(spark: SparkSession, table: PaimonStore, marked: Sequence[Marked]) -> Optional[dict[str, str]]:
     """The options of a scan whose tasks read each marked file's vector from its index file
     (``deleted_rows.source_options``): the driver reads no vector. None where the scan's class

@@ -384,3 +384,47 @@ def test_sql_delete_update_and_merge_mark_rows(spark_catalog):
     want.update({i: "u" for i in want if i % 4 == 1})
     want.update({40: "m", 41: "m"})
     assert {x["id"]: x["v"] for x in t.to_arrow().to_pylist()} == want
+
+
+def test_marked_rows_are_dropped_by_the_scan_or_else_joined_away(spark_catalog, paimon_spark, monkeypatch):
+    """DELETE and UPDATE on files that carry vectors, and their metadata columns: the rows already
+    marked are dropped inside the Parquet scan (no marked position read into a join on the driver);
+    where the scan cannot drop them, joining them away gives the same marks, counts and rows."""
+    from icefloe.spark import paimon_append_dml
+    from icefloe.spark import paimon_metadata_columns as pmc
+
+    joined = []
+    real = pmc.without_marked
+
+    def spy(*args, **kwargs):
+        joined.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(paimon_append_dml, "without_marked", spy)
+    monkeypatch.setattr(pmc, "without_marked", spy)
+
+    def run(name):
+        t = spark_catalog.create_table(name, DDL, partitioned_by=["p"], properties=PROPS)
+        t.append(rows(0, 300, "x"))
+        t.append(rows(300, 600, "y"))
+        first = t.delete("id % 5 = 0")
+        second = t.delete("id % 7 = 0")          # every file marked already
+        third = t.update({"v": "'u'"}, "id % 11 = 0")
+        meta = sorted((r["id"], r["__paimon_row_index"]) for r in
+                      t.to_spark_with_metadata(["__paimon_row_index"]).collect())
+        return ((first.deleted, second.deleted, third.updated), sorted(sorted(v) for v in marked(t).values()),
+                sorted((r["id"], r["p"], r["v"]) for r in t.to_arrow().to_pylist()), meta)
+
+    in_scan = run("db.scan")
+    assert joined == []
+    monkeypatch.setattr(paimon_append_dml, "vectors_in_scan", lambda *args: None)
+    monkeypatch.setattr(pmc, "vectors_in_scan", lambda *args: None)
+    by_join = run("db.join")
+    assert joined
+    assert in_scan == by_join
+    counts, _marks, kept, meta = in_scan
+    assert counts == (120, len([i for i in range(600) if i % 7 == 0 and i % 5]),
+                      len([i for i in range(600) if i % 11 == 0 and i % 5 and i % 7]))
+    assert [r[0] for r in kept] == [i for i in range(600) if i % 5 and i % 7]
+    assert all(i % 11 != 0 or i in {r[0] for r in kept if r[2] == "u"} for i, _ in meta)
+    assert [i for i, _ in meta] == [i for i in range(600) if i % 5 and i % 7]
