@@ -23,7 +23,7 @@ import io as _io
 import importlib
 from itertools import chain
 from dataclasses import dataclass, field
-from typing import AbstractSet, Any, Callable, Iterable, Optional, Sequence
+from typing import AbstractSet, Any, Callable, Iterable, Optional, Sequence, cast
 
 from icefloe.errors import DuplicateFileError
 from icefloe.paimon import manifest as mf
@@ -34,6 +34,7 @@ IdentTail = tuple[tuple[str, ...], Optional[bytes], Optional[str]]       # extra
 _read: Any = importlib.import_module("fastavro._read")
 _long, _bytes, _utf8 = _read.read_long, _read.read_bytes, _read.read_utf8
 _skip_record, _record = _read.skip_record, _read.read_record
+_skip_bytes, _skip_utf8 = _read.skip_bytes, _read.skip_utf8
 
 # the leading fields of ``_FILE`` as Paimon's writers (and icefloe's) lay them out: read one by one
 _PREFIX = (("_FILE_NAME", ("string",)), ("_FILE_SIZE", ("long",)), ("_ROW_COUNT", ("long",)),
@@ -42,13 +43,105 @@ _PREFIX = (("_FILE_NAME", ("string",)), ("_FILE_SIZE", ("long",)), ("_ROW_COUNT"
            ("_LEVEL", ("int", "long")))
 
 
+def _shape(t: Any) -> Any:
+    """An Avro type as what its encoding depends on: names, namespaces, defaults and logical types left out."""
+    if isinstance(t, list):
+        return tuple(_shape(x) for x in t)      # pyright: ignore[reportUnknownVariableType]
+    if isinstance(t, dict):
+        kind: Any = t.get("type")
+        if kind == "record":
+            return ("record", tuple((f.get("name"), _shape(f.get("type"))) for f in t.get("fields") or ()))  # pyright: ignore
+        if kind == "array":
+            return ("array", _shape(t.get("items")))
+        if kind == "map":
+            return ("map", _shape(t.get("values")))
+        if kind in ("enum", "fixed"):
+            return (kind, t.get("size"), tuple(t.get("symbols") or ()))  # pyright: ignore
+        return _shape(kind)
+    return t
+
+
+# the fields of ``_FILE`` from ``_ROW_COUNT`` to ``_VALUE_STATS``, and after ``_LEVEL``, as icefloe's and Paimon's
+# writers lay them out: skipped by the hand-written loops below; another shape by fastavro's skip
+_FILE_FIELDS: Any = cast(Any, mf.MANIFEST_ENTRY_SCHEMA)["fields"][5]["type"]["fields"]
+_MIDDLE_SHAPE = _shape({"type": "record", "fields": _FILE_FIELDS[2:7]})
+_TAIL_SHAPE = _shape({"type": "record", "fields": _FILE_FIELDS[11:]})
+
+
+def _skip_stats(stream: Any) -> None:
+    """A ``SimpleStats`` record: min and max rows, then a nullable array of nullable longs."""
+    long = _long
+    _skip_bytes(stream)
+    _skip_bytes(stream)
+    if long(stream):
+        count = long(stream)
+        while count:
+            if count < 0:
+                count = -count
+                long(stream)            # the block's size in bytes
+            for _ in range(count):
+                if long(stream):
+                    long(stream)
+            count = long(stream)
+
+
+def _skip_middle(stream: Any, _schema: Any, _named: Any) -> None:
+    long = _long
+    long(stream)                        # row count
+    _skip_bytes(stream)                 # min key
+    _skip_bytes(stream)                 # max key
+    _skip_stats(stream)
+    _skip_stats(stream)
+
+
+def _skip_array(stream: Any, item: Callable[[Any], Any], count: Optional[int] = None) -> None:
+    """An array's blocks of items (``count``: the first block's count, already read)."""
+    long = _long
+    if count is None:
+        count = long(stream)
+    while count:
+        if count < 0:
+            count = -count
+            long(stream)
+        for _ in range(count):
+            item(stream)
+        count = long(stream)
+
+
+def _skip_tail(stream: Any, _schema: Any, _named: Any) -> None:
+    long = _long
+    count = long(stream)                # extra files (an empty array: one zero)
+    if count:
+        _skip_array(stream, _skip_utf8, count)
+    if long(stream):                    # creation time
+        long(stream)
+    if long(stream):                    # delete row count
+        long(stream)
+    if long(stream):                    # embedded file index
+        _skip_bytes(stream)
+    if long(stream):                    # file source
+        long(stream)
+    if long(stream):                    # value statistics columns
+        _skip_array(stream, _skip_utf8)
+    if long(stream):                    # external path
+        _skip_utf8(stream)
+    if long(stream):                    # first row id
+        long(stream)
+    if long(stream):                    # write columns
+        _skip_array(stream, _skip_utf8)
+    if long(stream):                    # write columns' sequences
+        _skip_array(stream, long)
+
+
 @dataclass(frozen=True)
 class _Plan:
     """How the records of one ``_FILE`` schema are read: the fields from ``_ROW_COUNT`` to
     ``_VALUE_STATS`` skipped as one record, and the fields after ``_LEVEL`` (a record of their own),
-    or None: read whole (another layout)."""
+    each by a loop of its own where it has the usual shape; None: read whole (another layout)."""
     middle: Any
     tail: Any
+    skip_middle: Callable[[Any, Any, Any], None]
+    skip_tail: Callable[[Any, Any, Any], None]
 
 
 _PLANS: dict[int, tuple[Any, Optional[_Plan]]] = {}
@@ -70,8 +163,10 @@ def _plan(file_schema: Any) -> Optional[_Plan]:
                 ok = False
                 break
         if ok:
-            plan = _Plan({"type": "record", "name": "icefloe_file_middle", "fields": shaped[2:7]},
-                         {"type": "record", "name": "icefloe_file_tail", "fields": shaped[len(_PREFIX):]})
+            middle = {"type": "record", "name": "icefloe_file_middle", "fields": shaped[2:7]}
+            tail = {"type": "record", "name": "icefloe_file_tail", "fields": shaped[len(_PREFIX):]}
+            plan = _Plan(middle, tail, _skip_middle if _shape(middle) == _MIDDLE_SHAPE else _skip_record,
+                         _skip_tail if _shape(tail) == _TAIL_SHAPE else _skip_record)
     if len(_PLANS) > 64:
         _PLANS.clear()
     _PLANS[id(file_schema)] = (file_schema, plan)
@@ -147,8 +242,9 @@ class Rows:
         block_of, offset_of = self.block_of, self.offset_of
         long, tell = _long, stream.tell
         middle = tail = None
+        skip_middle = skip_tail = _skip_record
         if plan is not None:
-            middle, tail = plan.middle, plan.tail
+            middle, tail, skip_middle, skip_tail = plan.middle, plan.tail, plan.skip_middle, plan.skip_tail
         for _ in range(count):
             version, kind, partition = long(stream), long(stream), _bytes(stream)
             bucket, _total = long(stream), long(stream)
@@ -177,14 +273,14 @@ class Rows:
                 continue
             names.append(_utf8(stream))
             sizes.append(long(stream))
-            _skip_record(stream, middle, named)       # row count, key range, key and value statistics
+            skip_middle(stream, middle, named)        # row count, key range, key and value statistics
             min_seqs.append(long(stream))
             max_seqs.append(long(stream))
             long(stream)                              # schema id
             levels.append(long(stream))
             block_of.append(block)
             offset_of.append(tell())
-            _skip_record(stream, tail, named)
+            skip_tail(stream, tail, named)
 
 
 @dataclass(frozen=True)

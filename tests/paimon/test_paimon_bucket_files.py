@@ -215,3 +215,60 @@ def test_a_duplicate_in_the_table_is_corrupt(paimon_catalog):
                     base_manifest_list=store.write_manifest_list([])[0], base_manifest_list_size=None)
     with pytest.raises(CorruptMetadataError, match="already added"):
         store.bucket_files(twice, [(encode_row([0], store.partition_types).data, 0)])
+
+
+def test_every_optional_field_is_skipped_in_step():
+    """Records whose statistics hold nulls or no null counts and whose later fields are all set
+    (extra files, embedded index, statistics columns, external path, row ids, write columns) are
+    read in step: every record's columns and identifier are its own, for the usual layout and for
+    an older writer's (without the last two fields), whose rest fastavro skips."""
+    from icefloe.paimon.data_file import SimpleStats
+
+    part = encode_row([3], [LongType()])
+    entries = []
+    for i in range(6):
+        f = _meta(f"f-{i}" * (i + 1), 100 * i, level=i % 4, size=10**9 + i)
+        if i % 2:
+            f.key_stats = SimpleStats(encode_row([None], [LongType()]), encode_row([None], [LongType()]), (1,))
+            f.value_stats = SimpleStats(encode_row([1, None], [LongType(), LongType()]),
+                                        encode_row([2, None], [LongType(), LongType()]), None)
+            f.extra_files = tuple(f"extra-{j}" for j in range(70))      # a count of two bytes
+            f.embedded_index = b"\x01\x02"
+            f.value_stats_cols = ("a", "b")
+            f.external_path = f"/ext/f-{i}"
+            f.first_row_id = 10**12 + i
+            f.write_cols = ("id", "v")
+            f.write_cols_sequences = (5, 6)
+            f.delete_row_count = 3
+            f.creation_time = 1700000000000 + i
+        entries.append(mf.ManifestEntry(mf.ADD if i != 4 else mf.DELETE, part, i % 2, 2, f))
+    older = dict(mf.MANIFEST_ENTRY_SCHEMA)
+    file_schema = dict(older["fields"][5]["type"])
+    file_schema["fields"] = file_schema["fields"][:-2]
+    older["fields"] = [*older["fields"][:5], {**older["fields"][5], "type": file_schema}]
+    for schema, fast in ((mf.MANIFEST_ENTRY_SCHEMA, True), (older, False)):
+        s = fastavro.parse_schema(schema)
+        file_type = s["fields"][5]["type"]
+        plan = bf._plan(file_type)
+        assert plan is not None and (plan.skip_tail is bf._skip_tail) == fast and plan.skip_middle is bf._skip_middle
+        written = entries if fast else [mf.ManifestEntry(e.kind, e.partition, e.bucket, e.total_buckets, _older(e.file))
+                                        for e in entries]
+        rows = bf.Rows()
+        rows.take("m", len(written), _records(written, s), file_type, {}, lambda p: True, {0, 1}, None)
+        assert rows.names == [e.file.file_name for e in written]
+        assert rows.kinds == [e.kind for e in written] and rows.buckets == [e.bucket for e in written]
+        assert rows.sizes == [e.file.file_size for e in written]
+        assert rows.levels == [e.file.level for e in written]
+        assert rows.min_seqs == [e.file.min_sequence_number for e in written]
+        assert rows.max_seqs == [e.file.max_sequence_number for e in written]
+        assert [rows.tail(i) for i in range(len(written))] == [
+            (tuple(e.file.extra_files or ()), e.file.embedded_index, e.file.external_path) for e in written]
+        # only bucket 1 kept: the others skipped whole, in step
+        rows = bf.Rows()
+        rows.take("m", len(written), _records(written, s), file_type, {}, lambda p: True, {1}, None)
+        assert rows.names == [e.file.file_name for e in written if e.bucket == 1]
+
+
+def _older(f):
+    from dataclasses import replace
+    return replace(f, write_cols=None, write_cols_sequences=None)
