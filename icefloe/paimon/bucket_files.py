@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import io as _io
 import importlib
-from itertools import chain
+from itertools import chain, repeat
 from dataclasses import dataclass, field
 from typing import AbstractSet, Any, Callable, Iterable, Optional, Sequence, cast
 
+from icefloe.core import numba_cache
 from icefloe.errors import DuplicateFileError
 from icefloe.paimon import manifest as mf
 
@@ -195,6 +196,10 @@ class Rows:
     blocks: list[tuple[bytes, Any, Any]] = field(default_factory=lambda: [])      # (block bytes, tail schema, named)
     block_of: list[int] = field(default_factory=lambda: [])
     offset_of: list[int] = field(default_factory=lambda: [])
+    # blocks taken but not yet decoded (``finish``): (path, count, block bytes, _FILE schema, named,
+    # keep_partition, buckets)
+    pending: list[tuple[str, int, bytes, Any, Any, Callable[[bytes], bool], Optional[AbstractSet[int]]]] = \
+        field(default_factory=lambda: [])
 
     @classmethod
     def of_entries(cls, entries: Iterable[mf.ManifestEntry]) -> "Rows":
@@ -233,6 +238,60 @@ class Rows:
         keep, as ``manifest.TakeRecords`` takes them: their columns appended, checked as the
         record reader checks them."""
         plan = _plan(file_schema) if hasattr(stream, "getvalue") else None
+        if plan is not None and seen is None and numba_cache.loaded() and \
+                (self.pending or count >= COMPILED_MIN_RECORDS):      # once one waits, the rest wait: in order
+            # the compiled decoder is loaded (a manifest merge or a plan of this process did): ``finish``
+            # decodes the blocks taken at once
+            self.pending.append((path, count, stream.getvalue(), file_schema, named, keep_partition, buckets))
+            return
+        self._take(path, count, stream, file_schema, named, keep_partition, buckets, seen, plan)
+
+    def finish(self) -> "Rows":
+        """The blocks ``take`` left for the compiled decoder decoded (in their order, after the rows
+        taken so far); where it cannot decode them, read field by field as ``take`` reads them."""
+        pending, self.pending = self.pending, []
+        if not pending:
+            return self
+        decoded = _compiled(pending)
+        if decoded is None:
+            for path, count, data, file_schema, named, keep_partition, buckets in pending:
+                self._take(path, count, _io.BytesIO(data), file_schema, named, keep_partition, buckets, None,
+                           _plan(file_schema))
+            return self
+        path = pending[0][0]
+        versions, kinds, partitions, bucket_col, names, sizes, min_seqs, max_seqs, levels, tails = decoded
+        for version in set(versions) - {mf.MANIFEST_VERSION}:
+            mf.check_version(path, version)
+        for partition in partitions if min(map(len, partitions), default=4) < 4 else ():
+            mf.check_partition(path, partition)
+        keep_partition, buckets = pending[0][5], pending[0][6]
+        stripped = {p: p[4:] for p in set(partitions)}
+        kept_parts = {p for p, data in stripped.items() if keep_partition(data)}
+        rows = [i for i, (p, b) in enumerate(zip(partitions, bucket_col))
+                if p in kept_parts and (buckets is None or b in buckets)]
+        start = len(self.names)
+        if len(rows) < len(partitions):
+            def pick(col: list[Any]) -> list[Any]:
+                return [col[i] for i in rows]
+            kinds, partitions, bucket_col, names, sizes = pick(kinds), pick(partitions), pick(bucket_col), pick(names), pick(sizes)
+            min_seqs, max_seqs, levels = pick(min_seqs), pick(max_seqs), pick(levels)
+            tails = None if tails is None else pick(tails)
+        self.kinds.extend(kinds)
+        self.partitions.extend(stripped[p] for p in partitions)
+        self.buckets.extend(bucket_col)
+        self.levels.extend(levels)
+        self.names.extend(names)
+        self.sizes.extend(sizes)
+        self.min_seqs.extend(min_seqs)
+        self.max_seqs.extend(max_seqs)
+        self.block_of.extend([-1] * len(names))
+        self.offset_of.extend([-1] * len(names))
+        self.tails.update(zip(range(start, len(self.names)), tails if tails is not None else repeat(_NO_TAIL)))
+        return self
+
+    def _take(self, path: str, count: int, stream: Any, file_schema: Any, named: Any,
+              keep_partition: Callable[[bytes], bool], buckets: Optional[AbstractSet[int]],
+              seen: Optional[tuple[set[bytes], set[int]]], plan: Optional[_Plan]) -> None:
         block = -1
         if plan is not None:
             block = len(self.blocks)
@@ -281,6 +340,76 @@ class Rows:
             block_of.append(block)
             offset_of.append(tell())
             skip_tail(stream, tail, named)
+
+
+_NO_TAIL: IdentTail = ((), None, None)
+# blocks of fewer records are read field by field even where the compiled decoder is loaded
+COMPILED_MIN_RECORDS = 64
+# the fields of an entry the compiled decoder reads past
+_DROPPED = tuple(f"_FILE.{f['name']}" for f in _FILE_FIELDS
+                 if f["name"] not in ("_FILE_NAME", "_FILE_SIZE", "_MIN_SEQUENCE_NUMBER", "_MAX_SEQUENCE_NUMBER",
+                                      "_LEVEL", "_EXTRA_FILES", "_EMBEDDED_FILE_INDEX", "_EXTERNAL_PATH"))
+
+
+# an uncompressed container's header by the ``_FILE`` schema its entries are of (``_compiled``), and its sync marker
+_HEADERS: dict[int, tuple[Any, bytes]] = {}
+_SYNC = b"icefloe-blocks-0"
+
+
+def _plain(schema: Any) -> Any:
+    """A parsed schema as plain JSON (fastavro's markers left out)."""
+    if isinstance(schema, dict):
+        return {k: _plain(v) for k, v in schema.items() if not str(k).startswith("__")}   # pyright: ignore
+    if isinstance(schema, list):
+        return [_plain(v) for v in schema]      # pyright: ignore[reportUnknownVariableType]
+    return schema
+
+
+def _compiled(pending: Sequence[tuple[str, int, bytes, Any, Any, Callable[[bytes], bool], Optional[AbstractSet[int]]]]
+              ) -> Optional[tuple[list[int], list[int], list[bytes], list[int], list[str], list[int], list[int], list[int],
+                                  list[int], Optional[list[IdentTail]]]]:
+    """The records of decompressed blocks of one manifest (``pending``, one ``_FILE`` schema and
+    predicate) decoded by the compiled decoder (``core.avro_decode``) as one uncompressed container
+    of those blocks: (versions, kinds, partitions, buckets, names, sizes, min and max sequence
+    numbers, levels, and the rest of each identifier, None where every one is empty). None where
+    the blocks are of several schemas or predicates, or the decoder refuses them."""
+    first = pending[0]
+    if any(p[3] is not first[3] or p[5] is not first[5] or p[6] is not first[6] for p in pending):
+        return None
+    import json
+
+    import pyarrow.compute as pc
+
+    from icefloe.core import avro_decode
+
+    got = _HEADERS.get(id(first[3]))
+    if got is None or got[0] is not first[3]:
+        schema = {"type": "record", "name": "icefloe_manifest_entry", "fields": [
+            {"name": "_VERSION", "type": "int"}, {"name": "_KIND", "type": "int"}, {"name": "_PARTITION", "type": "bytes"},
+            {"name": "_BUCKET", "type": "int"}, {"name": "_TOTAL_BUCKETS", "type": "int"},
+            {"name": "_FILE", "type": _plain(first[3])}]}
+        got = (first[3], avro_decode.encode_header({"avro.schema": json.dumps(schema).encode(), "avro.codec": b"null"},
+                                                   _SYNC))
+        if len(_HEADERS) > 64:
+            _HEADERS.clear()
+        _HEADERS[id(first[3])] = got
+    encode = avro_decode.encode_long
+    data = got[1] + b"".join(encode(count) + encode(len(raw)) + raw + _SYNC for _p, count, raw, *_rest in pending)
+    try:
+        table = avro_decode.decode(data, _DROPPED + ("_TOTAL_BUCKETS",))
+        file: Any = table.column("_FILE").combine_chunks()
+        extra, embedded, external = (file.field(n) for n in ("_EXTRA_FILES", "_EMBEDDED_FILE_INDEX", "_EXTERNAL_PATH"))
+        plain = (extra.null_count == 0 and pc.max(pc.list_value_length(extra)).as_py() in (None, 0)
+                 and embedded.null_count == len(embedded) and external.null_count == len(external))
+        tails = None if plain else [(tuple(x or ()), y, z) for x, y, z in zip(
+            extra.to_pylist(), embedded.to_pylist(), external.to_pylist())]
+        return (table.column("_VERSION").to_pylist(), table.column("_KIND").to_pylist(),
+                table.column("_PARTITION").to_pylist(), table.column("_BUCKET").to_pylist(),
+                file.field("_FILE_NAME").to_pylist(), file.field("_FILE_SIZE").to_pylist(),
+                file.field("_MIN_SEQUENCE_NUMBER").to_pylist(), file.field("_MAX_SEQUENCE_NUMBER").to_pylist(),
+                file.field("_LEVEL").to_pylist(), tails)
+    except (avro_decode.Unsupported, avro_decode.Corrupt, KeyError, ValueError, TypeError):
+        return None
 
 
 @dataclass(frozen=True)

@@ -344,7 +344,7 @@ class FileStore:
                         return f.read(hi - lo)
                     if mf.read_kept_ranges(read_range, path, m.file_size, parts.__contains__, keep_stats, buckets,
                                            rows_judged=False, take=rows.take) is not None:
-                        return rows
+                        return rows.finish()
                     rows = bf.Rows()
             data = self.io.read_bytes(path)
         except FileNotFoundError:
@@ -355,7 +355,7 @@ class FileStore:
         if kept is None:      # not laid out as Paimon writes manifests: decoded whole
             return bf.Rows.of_entries(e for e in mf.entries_from_records(mf.read_manifest_records(data, path), path,
                                                                          parts.__contains__) if e.bucket in buckets)
-        return rows
+        return rows.finish()
 
     def _read_buckets(self, m: mf.ManifestFileMeta, parts: set[bytes], buckets: Optional[frozenset[int]],
                       keep_stats: Optional[KeepStats]) -> list[mf.ManifestEntry]:

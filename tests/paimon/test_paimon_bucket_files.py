@@ -272,3 +272,41 @@ def test_every_optional_field_is_skipped_in_step():
 def _older(f):
     from dataclasses import replace
     return replace(f, write_cols=None, write_cols_sequences=None)
+
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_the_compiled_decoder_reads_what_the_field_reader_reads(paimon_catalog, monkeypatch, compiled):
+    """Where the compiled decoder is loaded in the process, a bucket's blocks of 64+ records are decoded
+    by it at once: the same columns, and the same merge of a DELETE whose identifier holds an external
+    path; where it refuses the blocks they are read field by field, with the same result."""
+    from icefloe.core import avro_columns, numba_cache
+    from icefloe.paimon.commit_changes import DeleteFiles, PaimonCommit
+
+    if compiled:
+        avro_columns._warm()
+        assert numba_cache.loaded()
+    else:
+        monkeypatch.setattr(bf.numba_cache, "loaded", lambda: True)
+        monkeypatch.setattr(bf, "_compiled", lambda pending: None)      # refused: read field by field
+    t = _metadata_table(paimon_catalog, buckets=2)
+    commit = FileStoreCommit(t.store, t.commit_user)
+    metas = {(p, b): [_meta(f"data-{p}-{b}-{i}.parquet", 1000 * b + 10 * i, level=5 - i % 2) for i in range(300)]
+             for p in (0, 1) for b in (0, 1)}
+    metas[(0, 1)][7].external_path = "/elsewhere/data-0-1-7.parquet"
+    commit.commit([CommitMessage((p,), b, 2, files) for (p, b), files in metas.items()])
+    latest = t.store.snapshots.latest()
+    key01 = (encode_row([0], t.store.partition_types).data, 1)
+    gone = [e for e in t.store.bucket_entries(latest, [key01]) if e.file.file_name == "data-0-1-7.parquet"]
+    commit.apply(PaimonCommit("APPEND", (DeleteFiles(tuple(gone)),)))
+    latest = t.store.snapshots.latest()
+    full = _full(t.store, latest)
+    assert len(full[key01]) == 299
+    used = []
+    if compiled:
+        real = bf._compiled
+        monkeypatch.setattr(bf, "_compiled", lambda pending: used.append(len(pending)) or real(pending))
+    for key in full:
+        got = paimon_catalog.load_table(NAME).store.bucket_files(latest, [key])
+        assert _cols(got[key]) == full[key]
+    assert bool(used) == compiled
