@@ -47,17 +47,18 @@ _PREFIX = (("_FILE_NAME", ("string",)), ("_FILE_SIZE", ("long",)), ("_ROW_COUNT"
 def _shape(t: Any) -> Any:
     """An Avro type as what its encoding depends on: names, namespaces, defaults and logical types left out."""
     if isinstance(t, list):
-        return tuple(_shape(x) for x in t)      # pyright: ignore[reportUnknownVariableType]
+        return tuple(_shape(x) for x in cast(list[Any], t))
     if isinstance(t, dict):
-        kind: Any = t.get("type")
+        d = cast(dict[str, Any], t)
+        kind: Any = d.get("type")
         if kind == "record":
-            return ("record", tuple((f.get("name"), _shape(f.get("type"))) for f in t.get("fields") or ()))  # pyright: ignore
+            return ("record", tuple((f.get("name"), _shape(f.get("type"))) for f in d.get("fields") or ()))
         if kind == "array":
-            return ("array", _shape(t.get("items")))
+            return ("array", _shape(d.get("items")))
         if kind == "map":
-            return ("map", _shape(t.get("values")))
+            return ("map", _shape(d.get("values")))
         if kind in ("enum", "fixed"):
-            return (kind, t.get("size"), tuple(t.get("symbols") or ()))  # pyright: ignore
+            return (kind, d.get("size"), tuple(d.get("symbols") or ()))
         return _shape(kind)
     return t
 
@@ -153,14 +154,16 @@ def _plan(file_schema: Any) -> Optional[_Plan]:
     if got is not None and got[0] is file_schema:
         return got[1]
     plan = None
-    fields: Any = file_schema.get("fields") if isinstance(file_schema, dict) else None
-    if isinstance(fields, list) and len(fields) >= len(_PREFIX) and all(isinstance(f, dict) for f in fields):  # pyright: ignore[reportUnknownVariableType]
-        shaped: list[dict[str, Any]] = list(fields)     # pyright: ignore[reportUnknownArgumentType]
+    schema: Any = file_schema
+    fields: Any = cast(dict[str, Any], schema).get("fields") if isinstance(schema, dict) else None
+    if isinstance(fields, list) and len(cast(list[Any], fields)) >= len(_PREFIX) and \
+            all(isinstance(f, dict) for f in cast(list[Any], fields)):
+        shaped = cast(list[dict[str, Any]], fields)
         ok = True
         for f, (name, types) in zip(shaped, _PREFIX):
-            t = f.get("type")
+            t: Any = f.get("type")
             if f.get("name") != name or (t not in types if types else
-                                         not (isinstance(t, dict) and t.get("type") == "record")):   # pyright: ignore[reportUnknownMemberType]
+                                         not (isinstance(t, dict) and cast(dict[str, Any], t).get("type") == "record")):
                 ok = False
                 break
         if ok:
