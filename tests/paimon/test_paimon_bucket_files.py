@@ -310,3 +310,24 @@ def test_the_compiled_decoder_reads_what_the_field_reader_reads(paimon_catalog, 
         got = paimon_catalog.load_table(NAME).store.bucket_files(latest, [key])
         assert _cols(got[key]) == full[key]
     assert bool(used) == compiled
+
+
+def test_blocks_holding_several_partitions_are_judged_by_their_ranges(paimon_catalog):
+    """Partitions too small for a block of their own share blocks (their statistics a range of
+    partitions): a bucket read after the manifest's layout is known finds every file of each."""
+    t = _metadata_table(paimon_catalog)
+    messages = [CommitMessage((p,), 0, 1, [_meta(f"data-{p}-{i}.parquet", 100 * p + 10 * i) for i in range(p % 7 + 1)])
+                for p in range(60)]
+    FileStoreCommit(t.store, t.commit_user).commit(messages)
+    latest = t.store.snapshots.latest()
+    (m,) = t.store.data_manifests(latest)
+    full = _full(t.store, latest)
+    first = paimon_catalog.load_table(NAME).store       # its read keeps the manifest's layout
+    key0 = (encode_row([0], first.partition_types).data, 0)
+    assert _cols(first.bucket_files(latest, [key0])[key0]) == full[key0]
+    path = first.manifest_path(m.file_name)
+    groups = mf.layout_statistics(path, m.file_size)
+    assert groups and any(g.min_values.data != g.max_values.data for g in groups), "no block holds several partitions"
+    for key, files in full.items():
+        got = paimon_catalog.load_table(NAME).store.bucket_files(latest, [key])
+        assert _cols(got[key]) == files
