@@ -61,6 +61,12 @@ def kernel() -> ModuleType:
     return _kernel
 
 
+def loaded() -> bool:
+    """Whether ``kernel`` has been loaded in this process (a caller with a cheaper path for small
+    inputs takes the compiled one only where its fixed cost is paid already)."""
+    return _kernel is not None
+
+
 _spans: Optional[ModuleType] = None
 
 

@@ -205,12 +205,13 @@ class SequenceAfter:
     def check(self, store: FileStore, latest: Optional[Snapshot]) -> None:
         if latest is None or not self.firsts:
             return
-        for e in store.partition_entries(latest, {p for p, _b in self.firsts}, {b for _p, b in self.firsts}):
-            first = self.firsts.get((e.partition.data, e.bucket))
-            if first is not None and e.file.max_sequence_number >= first:
+        # the buckets' largest sequence numbers, from their files' columns (what the write restored)
+        for (partition, bucket), files in store.bucket_files(latest, self.firsts).items():
+            first, newest = self.firsts[(partition, bucket)], files.max_sequence_number()
+            if newest >= first:
                 raise CommitConflictError(
-                    f"table {self.table_name}: bucket {e.bucket} got records numbered up to "
-                    f"{e.file.max_sequence_number} from another commit (snapshot {latest.id}) while this "
+                    f"table {self.table_name}: bucket {bucket} got records numbered up to "
+                    f"{newest} from another commit (snapshot {latest.id}) while this "
                     f"write numbered its records from {first}; write the data again")
 
 

@@ -15,6 +15,7 @@ from typing import AbstractSet, Any, Callable, Iterable, Optional, Protocol, Seq
 from icefloe.core.first_reads import FirstReads
 from icefloe.core.io import FileIO, strip_scheme
 from icefloe.errors import CorruptMetadataError
+from icefloe.paimon import bucket_files as bf
 from icefloe.paimon import manifest as mf
 from icefloe.paimon.binary_row import BinaryRow, decode_row
 from icefloe.paimon.data_file import DataFileMeta, SimpleStats
@@ -41,6 +42,15 @@ class WrittenFiles(Protocol):
     def new_files(self) -> Sequence[DataFileMeta]: ...
 
 
+# partition statistics (partition types, min row bytes, max row bytes, null counts) -> their values
+# (``FileStore._admits``), process-wide: statistics decode the same for every table of those types
+_DECODED: dict[tuple[Any, bytes, bytes, Any], tuple[tuple[Any, ...], tuple[Any, ...], tuple[Optional[int], ...]]] = {}
+_DECODED_LOCK = threading.Lock()
+# (manifest path, size, partition types) -> the statistics of its kept layout's block groups
+# (``manifest.layout_statistics``), the ids of those of one partition each by its values, and the others
+_BY_VALUE: dict[tuple[str, int, Any], tuple[list[SimpleStats], dict[tuple[Any, ...], list[int]], list[SimpleStats]]] = {}
+
+
 class FileStore:
     def __init__(self, io: FileIO, table_path: str, schema: TableSchema, meta_path: Optional[str] = None):
         self.io = io
@@ -60,14 +70,18 @@ class FileStore:
         self._kept: dict[tuple[str, Any], list[mf.ManifestEntry]] = {}
         # (snapshot's manifest lists, (partition bytes, bucket) pairs) -> their live entries (``bucket_entries``)
         self._buckets: dict[tuple[Optional[tuple[str, str]], frozenset[tuple[bytes, int]]], list[mf.ManifestEntry]] = {}
-        # partition statistics (min row bytes, max row bytes, null counts) -> their values (``_admits``)
-        self._decoded: dict[tuple[bytes, bytes, Any], tuple[tuple[Any, ...], tuple[Any, ...], tuple[Optional[int], ...]]] = {}
+        # the same as columns (``bucket_files``): (manifest name, partitions, buckets) -> its kept entries, and
+        # (snapshot's manifest lists, (partition bytes, bucket) pairs) -> their live files
+        self._light: dict[tuple[str, Any], bf.Rows] = {}
+        self._light_buckets: dict[tuple[Optional[tuple[str, str]], frozenset[tuple[bytes, int]]],
+                                  dict[tuple[bytes, int], bf.BucketFiles]] = {}
+        self._types_key = tuple(self.partition_types)     # what decodes partition statistics (``_admits``)
         self._lock = threading.Lock()
 
     @classmethod
     def renewed(cls, store: Optional["FileStore"], io: FileIO, table_path: str, schema: TableSchema,
                 meta_path: Optional[str] = None) -> "FileStore":
-        """A new store; one of the same table, branch and schema as ``store`` takes over the entries (and decoded statistics)
+        """A new store; one of the same table, branch and schema as ``store`` takes over the entries (and columns)
         ``store`` read for commits (``partition_entries``, ``bucket_entries``): manifests never change
         under their names, so a table's write and its commit (each refreshing the table) read the
         manifests of the buckets they touch once. What scans read is not taken over: a scan after a
@@ -75,7 +89,8 @@ class FileStore:
         out = cls(io, table_path, schema, meta_path)
         if store is not None and store.io is io and store.schema == schema and \
                 store.table_path == out.table_path and store.meta_path == out.meta_path:
-            out._lock, out._kept, out._buckets, out._decoded = store._lock, store._kept, store._buckets, store._decoded
+            out._lock, out._kept, out._buckets = store._lock, store._kept, store._buckets
+            out._light, out._light_buckets = store._light, store._light_buckets
         return out
 
     # ------------------------------------------------------------------ manifest lists
@@ -179,6 +194,8 @@ class FileStore:
             self._raw_cache.pop(name, None)
             for key in [k for k in self._kept if k[0] == name]:
                 del self._kept[key]
+            for key in [k for k in self._light if k[0] == name]:
+                del self._light[key]
 
     # ------------------------------------------------------------------ live files
     def entries(self, manifests: Sequence[mf.ManifestFileMeta], keep_partition: Optional[KeepPartition] = None,
@@ -244,10 +261,28 @@ class FileStore:
         parts = set(partitions)
         if snapshot is None or not parts:
             return []
-        values = [decode_row(BinaryRow(len(self.partition_types), p), self.partition_types) for p in parts] \
-            if self.partition_types else []
         numbers = None if buckets is None else frozenset(buckets)
         key = (frozenset(parts), numbers)
+        out: list[mf.ManifestEntry] = []
+        for m, block_kept in self._holding(snapshot, parts, numbers):
+            # the write, its checks and the compaction after it ask for the same buckets: one read
+            got = self._kept.get((m.file_name, key))
+            if got is None:
+                got = self._read_buckets(m, parts, numbers, block_kept)
+                with self._lock:
+                    if len(self._kept) > 256:
+                        self._kept.clear()
+                    self._kept[(m.file_name, key)] = got
+            out.extend(got)
+        return self.merge_live(out)
+
+    def _holding(self, snapshot: Snapshot, parts: set[bytes], numbers: Optional[frozenset[int]]
+                 ) -> list[tuple[mf.ManifestFileMeta, Optional[KeepStats]]]:
+        """The data manifests of ``snapshot`` whose partition statistics (and bucket range, given
+        ``numbers``) admit one of ``parts``, each with its judge of a block's partition statistics
+        (None for an unpartitioned table)."""
+        values = [decode_row(BinaryRow(len(self.partition_types), p), self.partition_types) for p in parts] \
+            if self.partition_types else []
         judged: dict[int, bool] = {}      # the blocks of one partition share their statistics: judged once
 
         def block_kept(stats: SimpleStats, _rows: int) -> bool:    # a block of a partition-grouped manifest
@@ -255,20 +290,72 @@ class FileStore:
             if kept is None:
                 kept = judged[id(stats)] = self._admits(stats, values)
             return kept
-        out: list[mf.ManifestEntry] = []
-        for m in self.data_manifests(snapshot):
-            if not self._may_hold(m, values, numbers):
-                continue
-            # the write, its checks and the compaction after it ask for the same buckets: one read
-            got = self._kept.get((m.file_name, key))
-            if got is None:
-                got = self._read_buckets(m, parts, numbers, block_kept if self.partition_types else None)
+        return [(m, block_kept if self.partition_types else None) for m in self.data_manifests(snapshot)
+                if self._may_hold(m, values, numbers)]
+
+    def bucket_files(self, snapshot: Optional[Snapshot], buckets: Iterable[tuple[bytes, int]]
+                     ) -> dict[tuple[bytes, int], bf.BucketFiles]:
+        """The live files of some (partition row bytes, bucket) pairs of ``snapshot`` as columns
+        (``bucket_files``: names, levels, sizes, sequence ranges), read from the manifests
+        ``bucket_entries`` reads, without making an entry of each file; buckets without a file are
+        left out. What a primary-key write restores, its commit checks and the compaction trigger
+        after it reads."""
+        wanted = frozenset(buckets)
+        key = ((snapshot.base_manifest_list, snapshot.delta_manifest_list) if snapshot is not None else None, wanted)
+        with self._lock:
+            got = self._light_buckets.get(key)
+        if got is not None:
+            return dict(got)
+        parts = {p for p, _b in wanted}
+        numbers = frozenset(b for _p, b in wanted)
+        mkey = (frozenset(parts), numbers)
+        found: list[bf.Rows] = []
+        for m, block_kept in (self._holding(snapshot, parts, numbers) if snapshot is not None and parts else []):
+            rows = self._light.get((m.file_name, mkey))
+            if rows is None:
+                kept = self._kept.get((m.file_name, mkey))
+                rows = bf.Rows.of_entries(kept) if kept is not None else self._read_rows(m, parts, numbers, block_kept)
                 with self._lock:
-                    if len(self._kept) > 256:
-                        self._kept.clear()
-                    self._kept[(m.file_name, key)] = got
-            out.extend(got)
-        return self.merge_live(out)
+                    if len(self._light) > 256:
+                        self._light.clear()
+                    self._light[(m.file_name, mkey)] = rows
+            found.append(rows)
+        try:
+            out = bf.live(found, wanted)
+        except mf.DuplicateFileError as e:  # as ``merge_live``: a broken table
+            raise CorruptMetadataError(self.manifest_dir, str(e)) from None
+        with self._lock:
+            if len(self._light_buckets) > 64:
+                self._light_buckets.clear()
+            self._light_buckets[key] = out
+        return dict(out)
+
+    def _read_rows(self, m: mf.ManifestFileMeta, parts: set[bytes], buckets: frozenset[int],
+                   keep_stats: Optional[KeepStats]) -> bf.Rows:
+        """``_read_buckets`` of manifest ``m`` as columns (``bucket_files.Rows``)."""
+        rows = bf.Rows()
+        path = self.manifest_path(m.file_name)
+        try:
+            if keep_stats is not None and mf.has_layout(path, m.file_size):
+                keep_stats = self._blocks_by_value(path, m.file_size, parts) or keep_stats
+                with self.io.open_read(path) as f:
+                    def read_range(lo: int, hi: int) -> bytes:
+                        f.seek(lo)
+                        return f.read(hi - lo)
+                    if mf.read_kept_ranges(read_range, path, m.file_size, parts.__contains__, keep_stats, buckets,
+                                           rows_judged=False, take=rows.take) is not None:
+                        return rows.finish()
+                    rows = bf.Rows()
+            data = self.io.read_bytes(path)
+        except FileNotFoundError:
+            raise CorruptMetadataError(path, "manifest referenced by a manifest list is missing") from None
+        kept = mf.read_kept_records(data, path, parts.__contains__, keep_stats, buckets, rows_judged=False,
+                                    take=rows.take)
+        _check_size(path, data, m.file_size, "its manifest list")
+        if kept is None:      # not laid out as Paimon writes manifests: decoded whole
+            return bf.Rows.of_entries(e for e in mf.entries_from_records(mf.read_manifest_records(data, path), path,
+                                                                         parts.__contains__) if e.bucket in buckets)
+        return rows.finish()
 
     def _read_buckets(self, m: mf.ManifestFileMeta, parts: set[bytes], buckets: Optional[frozenset[int]],
                       keep_stats: Optional[KeepStats]) -> list[mf.ManifestEntry]:
@@ -310,20 +397,61 @@ class FileStore:
             return False
         return self._admits(m.partition_stats, partitions)
 
+    def _blocks_by_value(self, path: str, size: int, parts: set[bytes]) -> Optional[KeepStats]:
+        """``_admits`` of the block groups of manifest ``path``'s kept layout, for partitions ``parts``
+        (row bytes), as a judge of a group's statistics: the groups of one partition each (every
+        field's minimum its maximum, no nulls: they admit exactly the partition of those values) found
+        by its values, the others judged one by one. None without a kept layout."""
+        groups = mf.layout_statistics(path, size)
+        if not groups or not self.partition_types:
+            return None
+        key = (path, size, self._types_key)
+        got = _BY_VALUE.get(key)
+        if got is None or got[0][0] is not groups[0]:       # a layout read again has new statistics
+            single: dict[tuple[Any, ...], list[int]] = {}
+            others: list[SimpleStats] = []
+            try:
+                for stats in groups:
+                    mins, maxs, nulls = self._decoded_stats(stats)
+                    if len(nulls) == len(mins) and all(n == 0 for n in nulls) and \
+                            all(lo is not None and lo == hi for lo, hi in zip(mins, maxs)):
+                        single.setdefault(tuple(mins), []).append(id(stats))
+                    else:
+                        others.append(stats)
+            except TypeError:       # values that do not hash: every group judged by ``_admits``
+                return None
+            got = (groups, single, others)
+            with _DECODED_LOCK:
+                if len(_BY_VALUE) > 256:
+                    _BY_VALUE.clear()
+                _BY_VALUE[key] = got
+        _groups, single, others = got
+        values = [decode_row(BinaryRow(len(self.partition_types), p), self.partition_types) for p in parts]
+        admitted: set[int] = set()
+        for v in values:
+            admitted.update(single.get(tuple(v), ()))
+        admitted.update(id(stats) for stats in others if self._admits(stats, values))
+        return lambda stats, _rows: id(stats) in admitted
+
+    def _decoded_stats(self, stats: SimpleStats) -> tuple[tuple[Any, ...], tuple[Any, ...], tuple[Optional[int], ...]]:
+        """Partition statistics' minimums, maximums and null counts, decoded."""
+        # a table's blocks and manifests share few statistics (a partition's): each decoded once, for every
+        # load of the table in this process (a commit's table is loaded afresh, its manifests are not)
+        key = (self._types_key, stats.min_values.data, stats.max_values.data, stats.null_counts)
+        decoded = _DECODED.get(key)
+        if decoded is None:
+            decoded = stats.decode(self.partition_types)
+            with _DECODED_LOCK:
+                if len(_DECODED) > 65536:
+                    _DECODED.clear()
+                _DECODED[key] = decoded
+        return decoded
+
     def _admits(self, stats: SimpleStats, partitions: Sequence[tuple[Any, ...]]) -> bool:
         """Whether partition statistics admit one of ``partitions`` (values)."""
         if not self.partition_types:
             return True
-        # a table's blocks and manifests share few statistics (a partition's): each decoded once
-        key = (stats.min_values.data, stats.max_values.data, stats.null_counts)
-        decoded = self._decoded.get(key)
-        if decoded is None:
-            decoded = stats.decode(self.partition_types)
-            with self._lock:
-                if len(self._decoded) > 65536:
-                    self._decoded.clear()
-                self._decoded[key] = decoded
-        mins, maxs, nulls = decoded
+        mins, maxs, nulls = self._decoded_stats(stats)
         for values in partitions:
             if all((n is None or n > 0) if v is None else (lo is None or hi is None or lo <= v <= hi)
                    for v, lo, hi, n in zip(values, mins, maxs, nulls)):

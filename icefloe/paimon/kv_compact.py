@@ -27,6 +27,7 @@ from icefloe.paimon import deletion_vectors as dv
 from icefloe.paimon import manifest as mf
 from icefloe.paimon import merge as mg
 from icefloe.paimon.binary_row import BinaryRow, encode_row
+from icefloe.paimon.bucket_files import BucketFiles
 from icefloe.paimon.commit import FileStoreCommit
 from icefloe.paimon.commit_changes import (
     AddChangelog, AddFiles, DeleteFiles, FilesLive, PaimonCommit, SetDeletionVectors, VectorsUnchanged,
@@ -410,22 +411,39 @@ def stalled_buckets(table: StoreTable, buckets: Optional[Collection[PartBucket]]
     their compaction before writing more (runs pile up only when compactions failed)."""
     options = table.table_schema.options
     stop = _opt_int(options, "num-sorted-run.stop-trigger", _opt_int(options, "num-sorted-run.compaction-trigger", 5) + 3)
+    if buckets is not None:       # the buckets' files as columns: their runs counted, no entry made
+        return {key for key, files in _bucket_files(table, buckets).items() if len(files.runs()) > stop}
     groups: dict[PartBucket, list[mf.ManifestEntry]] = {}
     for e in bucket_entries(table, buckets):
         groups.setdefault((e.partition.to_bytes(), e.bucket), []).append(e)
     return {key for key, entries in groups.items() if len(sorted_runs(entries)) > stop}
 
 
+def _bucket_files(table: StoreTable, buckets: Collection[PartBucket]) -> dict[PartBucket, BucketFiles]:
+    """The live files of ``buckets`` of the table's current snapshot as columns (``FileStore.bucket_files``),
+    by the (partition bytes, bucket) pairs asked for."""
+    asked = {(BinaryRow.from_bytes(p).data, b): (p, b) for p, b in buckets}
+    return {asked[key]: files for key, files in table.store.bucket_files(table.current_snapshot(), asked).items()}
+
+
+RunSize = tuple[int, int]           # a sorted run as (level, total size of its files)
+
+
 def pick_universal(runs: Sequence[SortedRun], options: Mapping[str, Any]) -> Optional[tuple[int, int]]:
     """Which runs universal compaction merges now: ``(count of the newest runs, output level)``,
     or None. ``runs`` as ``sorted_runs`` gives them."""
+    return _pick([(r[0], _size(r)) for r in runs], options)
+
+
+def _pick(runs: Sequence[RunSize], options: Mapping[str, Any]) -> Optional[tuple[int, int]]:
+    """``pick_universal`` of runs given by their levels and sizes (all it reads of them)."""
     trigger = _opt_int(options, "num-sorted-run.compaction-trigger", 5)
     top = max_level(options)
     if len(runs) < trigger:
         return None
     amplification = _opt_int(options, "compaction.max-size-amplification-percent", 200)
-    newer = sum(_size(r) for r in runs[:-1])
-    if newer * 100 > amplification * _size(runs[-1]):
+    newer = sum(size for _lvl, size in runs[:-1])
+    if newer * 100 > amplification * runs[-1][1]:
         return len(runs), top
     picked = _by_size_ratio(runs, 1, options, top)
     if picked is not None:
@@ -435,12 +453,12 @@ def pick_universal(runs: Sequence[SortedRun], options: Mapping[str, Any]) -> Opt
     return None
 
 
-def _by_size_ratio(runs: Sequence[SortedRun], count: int, options: Mapping[str, Any], top: int,
+def _by_size_ratio(runs: Sequence[RunSize], count: int, options: Mapping[str, Any], top: int,
                    force: bool = False) -> Optional[tuple[int, int]]:
     ratio = _opt_int(options, "compaction.size-ratio", 1)
-    size = sum(_size(r) for r in runs[:count])
+    size = sum(s for _lvl, s in runs[:count])
     while count < len(runs):
-        nxt = _size(runs[count])
+        nxt = runs[count][1]
         if size * (100.0 + ratio) / 100.0 < nxt:
             break
         size += nxt
@@ -483,11 +501,6 @@ def plan_universal(table: CompactTable, buckets: Optional[Collection[PartBucket]
     if full_compaction_due(table):
         return plan(table, buckets=buckets)
     options = table.table_schema.options
-    groups: dict[PartBucket, list[mf.ManifestEntry]] = {}
-    for e in bucket_entries(table, buckets):
-        key = (e.partition.to_bytes(), e.bucket)
-        if buckets is None or key in buckets:
-            groups.setdefault(key, []).append(e)
     # lookup changelog, deletion vectors, first-row: every new run is merged up after each write
     lookup = cl.producer(table.table_schema) == cl.LOOKUP or dv.skips_level0(options)
     # lookup changelog of a partial-update or aggregation table without vectors: every run,
@@ -496,16 +509,22 @@ def plan_universal(table: CompactTable, buckets: Optional[Collection[PartBucket]
     # the same in both (a partial merge written to a middle level would not)
     whole = (cl.producer(table.table_schema) == cl.LOOKUP and not dv.enabled(options)
              and str(options.get("merge-engine", "deduplicate")).lower() in ("partial-update", "aggregation"))
+    if buckets is not None:
+        # the pick reads the runs' levels and sizes only: judged on the buckets' columns, and entries
+        # made only of the buckets it compacts
+        buckets = {key for key, files in _bucket_files(table, buckets).items()
+                   if _picked(files.runs(), options, lookup, whole) is not None}
+        if not buckets:
+            return []
+    groups: dict[PartBucket, list[mf.ManifestEntry]] = {}
+    for e in bucket_entries(table, buckets):
+        key = (e.partition.to_bytes(), e.bucket)
+        if buckets is None or key in buckets:
+            groups.setdefault(key, []).append(e)
     out: list[BucketCompaction] = []
     for entries in groups.values():
         runs = sorted_runs(entries)
-        picked = pick_universal(runs, options)
-        level0 = sum(1 for lvl, _run in runs if lvl == 0)
-        if whole and level0:
-            picked = (len(runs), max_level(options))
-        elif lookup and level0 and (picked is None or picked[0] < level0):
-            # lookup: every new run is merged up (and its changes emitted) after each write
-            picked = _by_size_ratio(runs, level0, options, max_level(options), force=True)
+        picked = _picked([(r[0], _size(r)) for r in runs], options, lookup, whole)
         if picked is None:
             continue
         count, level = picked
@@ -517,6 +536,20 @@ def plan_universal(table: CompactTable, buckets: Optional[Collection[PartBucket]
                                     drop_deletes=not left or level >= max(left)).changelog_for(table, entries)
                    .with_vectors(table, entries, table.current_snapshot()))
     return out
+
+
+def _picked(runs: Sequence[RunSize], options: Mapping[str, Any], lookup: bool, whole: bool) -> Optional[tuple[int, int]]:
+    """What universal compaction merges of a bucket's runs (``(count of the newest runs, output
+    level)``, or None): ``pick_universal``'s choice, or every run (``whole``) or at least every
+    level-0 run (``lookup``) when there is one."""
+    picked = _pick(runs, options)
+    level0 = sum(1 for lvl, _size in runs if lvl == 0)
+    if whole and level0:
+        return len(runs), max_level(options)
+    if lookup and level0 and (picked is None or picked[0] < level0):
+        # lookup: every new run is merged up (and its changes emitted) after each write
+        return _by_size_ratio(runs, level0, options, max_level(options), force=True)
+    return picked
 
 
 def compact_universal(table: CompactTable, buckets: Optional[Collection[PartBucket]]) -> Optional[Snapshot]:

@@ -291,6 +291,11 @@ def _check_partition(path: str, partition: object) -> None:
         raise CorruptMetadataError(path, f"bad manifest entry: _PARTITION {partition!r}")
 
 
+# what a reader of records of its own (``bucket_files``) checks as this module does
+check_version = _check_version
+check_partition = _check_partition
+
+
 def _read_avro(data: bytes, path: str) -> list[AvroRecord]:
     try:
         records = read_records(data)
@@ -335,6 +340,12 @@ except (ImportError, AttributeError):  # pragma: no cover - fastavro is pinned t
 
 _ENTRY_FIELDS = ("_VERSION", "_KIND", "_PARTITION", "_BUCKET", "_TOTAL_BUCKETS", "_FILE")
 
+# What takes the records of one block: ``(path, count, stream, _FILE schema, named types, keep_partition,
+# buckets, seen)``, as ``_kept_records`` takes them into a list of records; a reader that keeps other
+# things of them (``bucket_files``: columns) passes its own to the readers below
+TakeRecords = Callable[[str, int, Any, Any, Any, Callable[[bytes], bool], Optional[AbstractSet[int]],
+                        Optional[tuple[set[bytes], set[int]]]], None]
+
 
 # The layout of indexed manifests read lately, process-wide, by path and size: the ``_FILE`` schema,
 # its named types, the codec, the block index, where each block starts (its size, after its record
@@ -363,8 +374,8 @@ _LAYOUTS_LOCK = threading.Lock()
 
 def read_kept_records(data: bytes, path: str, keep_partition: Callable[[bytes], bool],
                       keep_stats: Optional[Callable[[SimpleStats, int], bool]] = None,
-                      buckets: Optional[AbstractSet[int]] = None, rows_judged: bool = True
-                      ) -> Optional[list[AvroRecord]]:
+                      buckets: Optional[AbstractSet[int]] = None, rows_judged: bool = True,
+                      take: Optional[TakeRecords] = None) -> Optional[list[AvroRecord]]:
     """The records of a manifest whose partitions ``keep_partition`` keeps (checked as
     ``read_manifest_records`` checks them), the others' ``_FILE`` skipped without being decoded;
     None where the file is not laid out as Paimon writes manifests (its fields in that order, the
@@ -375,15 +386,18 @@ def read_kept_records(data: bytes, path: str, keep_partition: Callable[[bytes], 
     are kept (``_LAYOUTS``): reading it again costs the blocks it keeps, not a walk of them all
     (``read_kept_ranges`` reads only those). Without ``rows_judged`` (``keep_stats`` ignores its
     row count) the blocks that share their partition statistics (a partition's) are judged
-    together, once."""
+    together, once. ``take`` takes each block's records instead (the list returned is then empty)."""
     if _avro_record is None:
         return None
+    out: list[AvroRecord] = []
+    put = take or _taker(out)
     try:
         with _LAYOUTS_LOCK:
             layout = _LAYOUTS.get((path, len(data))) if keep_stats is not None else None
         if layout is not None and layout.sync == data[-16:]:
-            return _kept_in_blocks(lambda lo, hi: data[lo:hi], path, layout, keep_partition, keep_stats, buckets,
-                                   rows_judged)
+            _kept_in_blocks(lambda lo, hi: data[lo:hi], path, layout, keep_partition, keep_stats, buckets,
+                            rows_judged, put)
+            return out
         fo = _io.BytesIO(data)
         blocks: Any = fastavro.block_reader(fo)  # Any: fastavro's Block stub omits bytes_
         writer_schema: object = blocks.writer_schema
@@ -407,17 +421,18 @@ def read_kept_records(data: bytes, path: str, keep_partition: Callable[[bytes], 
                     if len(_LAYOUTS) >= _LAYOUTS_LIMIT:
                         _LAYOUTS.clear()
                     _LAYOUTS[(path, len(data))] = layout
-                return _kept_in_blocks(lambda lo, hi: data[lo:hi], path, layout, keep_partition, keep_stats,
-                                       buckets, rows_judged)
+                _kept_in_blocks(lambda lo, hi: data[lo:hi], path, layout, keep_partition, keep_stats,
+                                buckets, rows_judged, put)
+                return out
             blocks = fastavro.block_reader(_io.BytesIO(data))   # not the blocks it describes: read them all
         elif keep_stats is not None:      # no index: every block read, and what each holds kept for next time
             located = _located_blocks(data, fo.tell(), blocks.codec)
             if located is not None:
-                return _indexed_by_reading(data, path, file_schema, named, blocks.codec, located, keep_partition,
-                                           buckets)
-        out: list[AvroRecord] = []
+                _indexed_by_reading(data, path, file_schema, named, blocks.codec, located, keep_partition,
+                                    buckets, put)
+                return out
         for block in blocks:
-            _kept_records(path, block.num_records, block.bytes_, file_schema, named, keep_partition, buckets, out)
+            put(path, block.num_records, block.bytes_, file_schema, named, keep_partition, buckets, None)
         return out
     except CorruptMetadataError:
         raise
@@ -431,10 +446,21 @@ def has_layout(path: str, size: int) -> bool:
         return (path, size) in _LAYOUTS
 
 
+def layout_statistics(path: str, size: int) -> Optional[list[SimpleStats]]:
+    """The partition statistics of the kept layout of manifest ``path`` of ``size`` bytes, once per
+    group of blocks sharing them (a partition's): the objects ``read_kept_ranges`` gives its
+    ``keep_stats`` without ``rows_judged``. None when no layout with statistics is kept."""
+    with _LAYOUTS_LOCK:
+        layout = _LAYOUTS.get((path, size))
+    if layout is None or layout.partitions is not None:
+        return None
+    return [layout.index[group[0]][1] for group in layout.shared.values()]
+
+
 def read_kept_ranges(read_range: Callable[[int, int], bytes], path: str, size: int,
                      keep_partition: Callable[[bytes], bool], keep_stats: Callable[[SimpleStats, int], bool],
-                     buckets: Optional[AbstractSet[int]] = None, rows_judged: bool = True
-                     ) -> Optional[list[AvroRecord]]:
+                     buckets: Optional[AbstractSet[int]] = None, rows_judged: bool = True,
+                     take: Optional[TakeRecords] = None) -> Optional[list[AvroRecord]]:
     """``read_kept_records`` of the manifest ``path`` of ``size`` bytes whose layout an earlier read
     in this process kept, reading only the blocks it keeps (``read_range(start, end)``: those bytes
     of the file); None when no layout of it is kept. A range that ends short or without the file's
@@ -443,8 +469,10 @@ def read_kept_ranges(read_range: Callable[[int, int], bytes], path: str, size: i
         layout = _LAYOUTS.get((path, size))
     if layout is None or _avro_record is None:
         return None
+    out: list[AvroRecord] = []
     try:
-        return _kept_in_blocks(read_range, path, layout, keep_partition, keep_stats, buckets, rows_judged)
+        _kept_in_blocks(read_range, path, layout, keep_partition, keep_stats, buckets, rows_judged, take or _taker(out))
+        return out
     except CorruptMetadataError:
         raise
     except Exception as e:  # fastavro raises assorted errors on garbage
@@ -453,9 +481,9 @@ def read_kept_ranges(read_range: Callable[[int, int], bytes], path: str, size: i
 
 def _kept_in_blocks(read_range: Callable[[int, int], bytes], path: str, layout: _Layout,
                     keep_partition: Callable[[bytes], bool], keep_stats: Optional[Callable[[SimpleStats, int], bool]],
-                    buckets: Optional[AbstractSet[int]], rows_judged: bool) -> list[AvroRecord]:
-    """The kept records of the blocks of a manifest its index describes (``layout``), runs of
-    neighbouring blocks read as one range."""
+                    buckets: Optional[AbstractSet[int]], rows_judged: bool, take: TakeRecords) -> None:
+    """The kept records of the blocks of a manifest its index describes (``layout``), given to
+    ``take``; runs of neighbouring blocks read as one range."""
     from fastavro.io.binary_decoder import BinaryDecoder
 
     index, starts, ends = layout.index, layout.starts, layout.ends
@@ -470,7 +498,6 @@ def _kept_in_blocks(read_range: Callable[[int, int], bytes], path: str, layout: 
                    if keep_stats is None or keep_stats(stats, count)]
     if buckets is not None:
         numbers = [b for b in numbers if (span := index[b][2]) is None or any(span[0] <= n <= span[1] for n in buckets)]
-    out: list[AvroRecord] = []
     i = 0
     while i < len(numbers):
         j = i + 1
@@ -486,21 +513,20 @@ def _kept_in_blocks(read_range: Callable[[int, int], bytes], path: str, layout: 
                                                  "changed since its layout was read")
             f = _io.BytesIO(chunk)
             f.seek(starts[b] - lo)
-            _kept_records(path, index[b][0], read_block(BinaryDecoder(f)), layout.file_schema, layout.named,
-                          keep_partition, buckets, out)
+            take(path, index[b][0], read_block(BinaryDecoder(f)), layout.file_schema, layout.named,
+                 keep_partition, buckets, None)
         i = j
-    return out
 
 
 def _indexed_by_reading(data: bytes, path: str, file_schema: Any, named: Any, codec: str,
                         located: list[tuple[int, int, int]], keep_partition: Callable[[bytes], bool],
-                        buckets: Optional[AbstractSet[int]]) -> list[AvroRecord]:
-    """The kept records of a manifest without an index, every block read; the partitions and bucket
-    range each block holds are kept as its layout (``_LAYOUTS``), for the reads after."""
+                        buckets: Optional[AbstractSet[int]], take: TakeRecords) -> None:
+    """The kept records of a manifest without an index, every block read, given to ``take``; the
+    partitions and bucket range each block holds are kept as its layout (``_LAYOUTS``), for the
+    reads after."""
     from fastavro.io.binary_decoder import BinaryDecoder
 
     read_block: Any = importlib.import_module("fastavro._read_py").BLOCK_READERS[codec]
-    out: list[AvroRecord] = []
     index: list[manifest_blocks.Block] = []
     partitions: list[frozenset[bytes]] = []
     for count, at, _end in located:
@@ -508,8 +534,7 @@ def _indexed_by_reading(data: bytes, path: str, file_schema: Any, named: Any, co
         f.seek(at)
         held: set[bytes] = set()
         numbers: set[int] = set()
-        _kept_records(path, count, read_block(BinaryDecoder(f)), file_schema, named, keep_partition, buckets, out,
-                      (held, numbers))
+        take(path, count, read_block(BinaryDecoder(f)), file_schema, named, keep_partition, buckets, (held, numbers))
         partitions.append(frozenset(held))
         index.append((count, EMPTY_STATS, (min(numbers), max(numbers)) if numbers else None))
     layout = _Layout(file_schema, named, codec, index, [at for _n, at, _e in located], [e for _n, _a, e in located],
@@ -518,7 +543,14 @@ def _indexed_by_reading(data: bytes, path: str, file_schema: Any, named: Any, co
         if len(_LAYOUTS) >= _LAYOUTS_LIMIT:
             _LAYOUTS.clear()
         _LAYOUTS[(path, len(data))] = layout
-    return out
+
+
+def _taker(out: list[AvroRecord]) -> TakeRecords:
+    """What takes a block's kept records into ``out`` as records (``_kept_records``)."""
+    def take(path: str, count: int, stream: Any, file_schema: Any, named: Any, keep_partition: Callable[[bytes], bool],
+             buckets: Optional[AbstractSet[int]], seen: Optional[tuple[set[bytes], set[int]]]) -> None:
+        _kept_records(path, count, stream, file_schema, named, keep_partition, buckets, out, seen)
+    return take
 
 
 def _kept_records(path: str, count: int, stream: Any, file_schema: Any, named: Any,

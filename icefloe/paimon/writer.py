@@ -174,10 +174,13 @@ def group_rows(data: pa.Table, schema: TableSchema) -> RowGroups:
 def restored_sequence_numbers(store: FileStore, buckets: Optional[Iterable[tuple[bytes, int]]] = None
                               ) -> dict[tuple[bytes, int], int]:
     """Largest committed sequence number per (partition bytes, bucket) of the latest snapshot: of
-    every bucket, or of ``buckets`` only (reading only the manifests that may hold them)."""
+    every bucket, or of ``buckets`` only (reading only the manifests that may hold them, and of their
+    files only the columns a restore needs: ``FileStore.bucket_files``)."""
     out: dict[tuple[bytes, int], int] = {}
     latest = store.snapshots.latest()
-    for e in store.live_entries(latest) if buckets is None else store.bucket_entries(latest, buckets):
+    if buckets is not None:
+        return {key: files.max_sequence_number() for key, files in store.bucket_files(latest, buckets).items()}
+    for e in store.live_entries(latest):
         key = (e.partition.data, e.bucket)
         out[key] = max(out.get(key, -1), e.file.max_sequence_number)
     return out
