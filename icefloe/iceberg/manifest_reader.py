@@ -19,8 +19,10 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, cast
 
 import numpy as np
+import pyarrow as pa
 
 from icefloe.core import avro_columns
+from icefloe.core.arrow import arrow_of, numpy_of
 from icefloe.core.io import FileIO
 from icefloe.errors import CorruptMetadataError, IcefloeError
 from icefloe.iceberg import manifest_avro, manifest_codegen
@@ -325,6 +327,37 @@ def _partition_first(io: FileIO, meta: TableMetadata, m: ManifestFile,
         return _whole_columns(io, meta, m, metrics)
     return ManifestColumns.of(table, spec.partition_type(meta.schema), m.partition_spec_id, m.added_snapshot_id,
                               m.sequence_number, None)
+
+
+def live_files(io: FileIO, meta: TableMetadata, m: ManifestFile) -> tuple[pa.Array, "np.ndarray[Any, np.dtype[np.int64]]"]:
+    """The paths and contents of the files manifest ``m`` lists live (ADDED or EXISTING), decoded
+    as columns (each entry's status, path and content only; no object per entry), else read
+    entry by entry (``load_manifest_entries``, which names a damaged manifest)."""
+    data = io.read_bytes(m.manifest_path)
+    fields = avro_columns.record_fields(data, "data_file")
+    table = None
+    if fields is not None and "file_path" in fields:
+        drop = ("snapshot_id", "sequence_number", "file_sequence_number") + tuple(
+            f"data_file.{f}" for f in fields if f not in ("file_path", "content"))
+        table = decode_columns(data, drop=drop)
+    try:
+        framed = manifest_avro.container_record_count(data)
+    except (ValueError, IndexError):
+        framed = -1
+    if table is None or table.num_rows != framed or not {"status", "data_file"} <= set(table.column_names):
+        entries = [e for e in load_manifest_entries(io, meta, m) if e.status != DELETED]
+        return (pa.array([e.data_file.file_path for e in entries], pa.string()),
+                np.array([e.data_file.content for e in entries], np.int64))
+    files = table.column("data_file")
+    chunks = [c for c in files.chunks if len(c)]
+    if not chunks:
+        return pa.array([], pa.string()), np.zeros(0, np.int64)
+    live = numpy_of(table.column("status").fill_null(ADDED)) != DELETED
+    paths = pa.concat_arrays([c.field("file_path") for c in chunks]).filter(arrow_of(live))
+    names = {files.type.field(i).name for i in range(files.type.num_fields)}
+    content = numpy_of(pa.concat_arrays([c.field("content") for c in chunks]).fill_null(0)).astype(np.int64)[live] \
+        if "content" in names else np.zeros(len(paths), np.int64)
+    return paths, content
 
 
 def _read_columns(io: FileIO, meta: TableMetadata, m: ManifestFile, metrics: bool) -> Optional[ManifestColumns]:

@@ -138,7 +138,10 @@ def expire_snapshots(store: FileStore, now_ms: Optional[int] = None, older_than_
             continue
         deleted: list[str] = []
         added: set[str] = set()
-        for m in store.read_manifest_list(s.delta_manifest_list, s.delta_manifest_list_size):
+        delta = store.read_manifest_list(s.delta_manifest_list, s.delta_manifest_list_size)
+        if not any(m.num_deleted_files for m in delta):
+            continue        # a delta of additions only (every append): no file of it to delete, none read
+        for m in delta:
             for e in store.read_manifest(m.file_name, m.file_size):
                 if e.kind == mf.DELETE:
                     deleted.extend(data_paths(store, e))

@@ -272,3 +272,37 @@ def test_update_properties_and_comment(table):
     assert table.ops.current_version() == version + 2
     with pytest.raises(MaintenanceError, match="both set and removed"):
         table.update_properties(set={"a": "1"}, remove=["a"])
+
+
+def test_the_live_files_expiry_reads_as_columns_equal_the_entries(catalog):
+    """Expiry finds what is unreachable from each manifest's live files read as columns (paths and
+    contents only): the same files, in the same order, as the manifests' entries give, for data and
+    delete manifests with added, existing and deleted entries; and the expiry of such a table leaves
+    exactly what its retained snapshots reach."""
+    from icefloe.iceberg.manifest_reader import live_files
+
+    t = catalog.create_table("db.cols", "id bigint not null, v string",
+                             properties={"write.delete.mode": "merge-on-read", "commit.manifest.min-count-to-merge": "3"})
+    for start in range(0, 12, 3):
+        _commit(t, range(start, start + 3))
+    t.delete("id IN (1, 4)")                       # position delete files: a delete manifest
+    _commit(t, range(20, 22), overwrite=True)       # deleted entries
+    _commit(t, range(30, 32))
+    meta = t.refresh().metadata
+    seen = 0
+    kinds = set()
+    for s in meta.snapshots:
+        for m in load_manifest_list(t.io, s.manifest_list):
+            entries = load_manifest_entries(t.io, meta, m)
+            paths, content = live_files(t.io, meta, m)
+            want = [(e.data_file.file_path, e.data_file.content) for e in entries if e.status != DELETED]
+            assert list(zip(paths.to_pylist(), content.tolist())) == want
+            kinds |= {(m.content, e.status) for e in entries}
+            seen += 1
+    assert seen and {(0, 0), (0, 1), (0, 2), (1, 1)} <= kinds          # existing, added, deleted; deletes
+    table_files = _on_disk(t)
+    report = t.expire_snapshots(older_than=_now_ms() + 1, retain_last=1)
+    assert report.expired_snapshot_ids and report.deleted_data_files and report.deleted_delete_files
+    assert_exactly_the_retained_files(t)
+    assert set(report.deleted_files) == set().union(*table_files) - set().union(*_on_disk(t))
+    assert _ids(t) == [20, 21, 30, 31]

@@ -176,3 +176,40 @@ def test_rollback_to_timestamp_and_expire_arguments(paimon_catalog):
     t.append(rows(5, 1))
     assert t.expire_snapshots(older_than=t.current_snapshot().time_millis + 1, retain_last=2).expired_snapshot_ids == [1, 2]
     assert [s.id for s in t.snapshots()] == [3, 4] and ids_of(t.to_arrow()) == [0, 1, 4, 5]
+
+
+def test_expiry_reads_no_manifest_of_an_append_only_delta(paimon_catalog, monkeypatch):
+    """Expiring snapshots whose deltas only add files reads none of their manifests (their list's
+    counts say so); a delta that deletes files (a compaction, an overwrite) is read and the files
+    it deleted go, while every file a kept snapshot reads stays."""
+    from icefloe.paimon.file_store import FileStore
+
+    t = paimon_catalog.create_table("db.x", "id bigint not null, name string, p int",
+                                    properties={"write-only": "true"})
+    for i in range(4):
+        t.append(rows(i * 10, 10))
+    t.compact()
+    for i in range(4, 6):
+        t.append(rows(i * 10, 10))
+    before = data_files_on_disk(t)
+    reads = []
+    real = FileStore.read_manifest
+
+    def spy(self, name, *args, **kwargs):
+        reads.append(name)
+        return real(self, name, *args, **kwargs)
+
+    monkeypatch.setattr(FileStore, "read_manifest", spy)
+    kinds = {s.id: s.commit_kind for s in t.snapshots()}
+    latest = t.current_snapshot()
+    expired = t.expire_snapshots(older_than=latest.time_millis + 1, retain_last=1).expired_snapshot_ids
+    monkeypatch.setattr(FileStore, "read_manifest", real)
+    assert expired == sorted(kinds)[:-1]
+    assert sorted(kinds.values()) == ["APPEND"] * 6 + ["COMPACT"]
+    after = data_files_on_disk(t)
+    assert ids_of(t.to_arrow()) == list(range(60))
+    gone = before - after
+    assert len(gone) == 4                          # the four appended files the compaction replaced
+    live = {e.file.file_name for e in t.plan()}
+    assert {os.path.basename(p) for p in after} >= live
+    assert 0 < len(reads) <= 2, reads                # the compaction's delta only, of the five expired
