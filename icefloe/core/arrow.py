@@ -127,7 +127,7 @@ def numpy_of(arr: Union[pa.Array, pa.ChunkedArray]) -> np.ndarray:
         if len(arr) == 0 or data is None:
             return np.zeros(0, np.bool_)
         bits = np.unpackbits(np.frombuffer(data, np.uint8), count=arr.offset + len(arr), bitorder="little")
-        return bits[arr.offset:].astype(np.bool_)
+        return bits[arr.offset:].view(np.bool_)     # (0s and 1s: booleans as they are)
     if not pa.types.is_integer(t):
         raise TypeError(f"numpy_of: {t} is not an integer or boolean type")
     dtype = np.dtype(_INTS[(t.bit_width, pa.types.is_signed_integer(t))])

@@ -166,7 +166,7 @@ def _bounds(cols: ManifestColumns, kind: int, field_id: int, widths: tuple[int, 
         return out, known
     blobs = values.cast(pa.large_binary())
     offsets = np.frombuffer(blobs.buffers()[1], dtype=np.int64)[blobs.offset:blobs.offset + len(blobs) + 1]
-    lengths = np.where(numpy_of(blobs.is_valid()), np.diff(offsets), -1)
+    lengths = np.where((numpy_of(blobs.is_valid()) if blobs.null_count else np.ones(len(blobs), bool)), np.diff(offsets), -1)
     data_buffer = blobs.buffers()[2]
     data = np.frombuffer(data_buffer, dtype=np.uint8) if data_buffer is not None else np.zeros(0, np.uint8)
     for width in widths:

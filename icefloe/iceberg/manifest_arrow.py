@@ -164,7 +164,7 @@ def _numpy_ints(arr: Union[pa.Array, pa.ChunkedArray], default: int) -> Ints:
 
 def _valid(arr: Union[pa.Array, pa.ChunkedArray]) -> Mask:
     """Where a column holds a value."""
-    return numpy_of(arr.is_valid())
+    return numpy_of(arr.is_valid()) if arr.null_count else np.ones(len(arr), bool)
 
 
 class ManifestColumns:
