@@ -126,8 +126,8 @@ def numpy_of(arr: Union[pa.Array, pa.ChunkedArray]) -> np.ndarray:
     if pa.types.is_boolean(t):
         if len(arr) == 0 or data is None:
             return np.zeros(0, np.bool_)
-        bits = np.unpackbits(np.frombuffer(data, np.uint8), count=arr.offset + len(arr), bitorder="little")
-        return bits[arr.offset:].view(np.bool_)     # (0s and 1s: booleans as they are)
+        bits: np.ndarray = np.unpackbits(np.frombuffer(data, np.uint8), count=arr.offset + len(arr), bitorder="little")
+        return np.frombuffer(bits[arr.offset:].tobytes() if arr.offset else bits.data, np.bool_)   # (0s and 1s)
     if not pa.types.is_integer(t):
         raise TypeError(f"numpy_of: {t} is not an integer or boolean type")
     dtype = np.dtype(_INTS[(t.bit_width, pa.types.is_signed_integer(t))])
