@@ -22,7 +22,8 @@ import org.apache.spark.sql.vectorized.ColumnVector;
 
 /**
  * Moves a batch's kept rows down to the front of the reader's own vectors (row {@code kept[k]} to
- * row {@code k}; {@code kept} ascends, so every row is read before it is overwritten). The reader
+ * row {@code k}; {@code kept} ascends, so every row is read before it is overwritten), from the
+ * first row that moves ({@code from}: the rows before it are kept where they are). The reader
  * rewrites its vectors for each batch, so nothing outlives the batch. Values of variable length
  * (strings, binaries, arrays, maps) move as their offset and length; dictionary-encoded columns move
  * their ids. Returns false, changing nothing, for a vector it cannot rewrite (a constant, an
@@ -32,11 +33,11 @@ final class Compaction {
   private Compaction() {
   }
 
-  static boolean compact(ColumnVector vector, int[] kept, int count) {
+  static boolean compact(ColumnVector vector, int[] kept, int from, int count) {
     if (!(vector instanceof WritableColumnVector) || !canCompact((WritableColumnVector) vector)) {
       return false;
     }
-    move((WritableColumnVector) vector, kept, count);
+    move((WritableColumnVector) vector, kept, from, count);
     return true;
   }
 
@@ -61,13 +62,13 @@ final class Compaction {
         || t instanceof ArrayType || t instanceof MapType;
   }
 
-  private static void move(WritableColumnVector v, int[] kept, int count) {
+  private static void move(WritableColumnVector v, int[] kept, int from, int count) {
     if (v.isAllNull()) {
       return;
     }
     boolean nulls = v.hasNull();
     if (nulls) {
-      for (int k = 0; k < count; k++) {
+      for (int k = from; k < count; k++) {
         if (v.isNullAt(kept[k])) {
           v.putNull(k);
         } else {
@@ -77,7 +78,7 @@ final class Compaction {
     }
     if (v.hasDictionary()) {
       WritableColumnVector ids = v.getDictionaryIds();
-      for (int k = 0; k < count; k++) {
+      for (int k = from; k < count; k++) {
         ids.putInt(k, ids.getInt(kept[k]));
       }
       return;
@@ -85,40 +86,40 @@ final class Compaction {
     DataType t = v.dataType();
     if (t instanceof StructType) {
       for (int i = 0; i < ((StructType) t).length(); i++) {
-        move(v.getChild(i), kept, count);
+        move(v.getChild(i), kept, from, count);
       }
     } else if (t instanceof BooleanType) {
-      for (int k = 0; k < count; k++) {
+      for (int k = from; k < count; k++) {
         v.putBoolean(k, v.getBoolean(kept[k]));
       }
     } else if (t instanceof ByteType) {
-      for (int k = 0; k < count; k++) {
+      for (int k = from; k < count; k++) {
         v.putByte(k, v.getByte(kept[k]));
       }
     } else if (t instanceof ShortType) {
-      for (int k = 0; k < count; k++) {
+      for (int k = from; k < count; k++) {
         v.putShort(k, v.getShort(kept[k]));
       }
     } else if (t instanceof IntegerType || t instanceof DateType
         || (t instanceof DecimalType && ((DecimalType) t).precision() <= 9)) {
-      for (int k = 0; k < count; k++) {
+      for (int k = from; k < count; k++) {
         v.putInt(k, v.getInt(kept[k]));
       }
     } else if (t instanceof LongType || t instanceof TimestampType || t instanceof TimestampNTZType
         || (t instanceof DecimalType && ((DecimalType) t).precision() <= 18)) {
-      for (int k = 0; k < count; k++) {
+      for (int k = from; k < count; k++) {
         v.putLong(k, v.getLong(kept[k]));
       }
     } else if (t instanceof FloatType) {
-      for (int k = 0; k < count; k++) {
+      for (int k = from; k < count; k++) {
         v.putFloat(k, v.getFloat(kept[k]));
       }
     } else if (t instanceof DoubleType) {
-      for (int k = 0; k < count; k++) {
+      for (int k = from; k < count; k++) {
         v.putDouble(k, v.getDouble(kept[k]));
       }
     } else {        // strings, binaries, wide decimals, arrays, maps: offset and length
-      for (int k = 0; k < count; k++) {
+      for (int k = from; k < count; k++) {
         int src = kept[k];
         v.putArray(k, v.getArrayOffset(src), v.getArrayLength(src));
       }

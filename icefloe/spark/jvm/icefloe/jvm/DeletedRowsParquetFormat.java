@@ -327,20 +327,27 @@ public class DeletedRowsParquetFormat extends TableParquetFormat {
       return projection.apply(row);
     }
 
+    private int[] keptRows = new int[0];     // reused from batch to batch: a selection takes a copy
+
     private ColumnarBatch batch(ColumnarBatch in) {
       int n = in.numRows();
       ColumnVector positions = rowIndex < 0 ? null : in.column(rowIndex);
       long base = position;
       position += n;
       int[] kept = null;
+      int first = n;        // the first deleted row: the rows before it stay where they are
       int count = 0;
       for (int r = 0; r < n; r++) {
         boolean gone = isDeleted(positions == null ? base + r : positions.getLong(r));
         if (gone && kept == null) {
-          kept = new int[n];
+          if (keptRows.length < n) {
+            keptRows = new int[Math.max(n, 4096)];
+          }
+          kept = keptRows;
           for (int k = 0; k < r; k++) {
             kept[k] = k;
           }
+          first = r;
           count = r;
         } else if (!gone && kept != null) {
           kept[count++] = r;
@@ -357,9 +364,9 @@ public class DeletedRowsParquetFormat extends TableParquetFormat {
         }
         ColumnVector v = in.column(c);
         // kept rows moved down in the reader's own vectors where their type allows (a constant
-        // vector holds for any rows), else read through a selection
-        columns[j++] = kept == null || v instanceof ConstantColumnVector || Compaction.compact(v, kept, count)
-            ? v : new SelectedRowsVector(v, kept);
+        // vector holds for any rows), else read through a selection of exactly the kept rows
+        columns[j++] = kept == null || v instanceof ConstantColumnVector || Compaction.compact(v, kept, first, count)
+            ? v : new SelectedRowsVector(v, java.util.Arrays.copyOf(kept, count));
       }
       return new ColumnarBatch(columns, kept == null ? n : count);
     }
