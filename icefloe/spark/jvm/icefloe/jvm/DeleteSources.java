@@ -107,6 +107,27 @@ final class DeleteSources {
     }
   }
 
+  /** {@code words} with every one of {@code positions} set (grown once, to the largest). */
+  static long[] setAll(long[] words, long[] positions) {
+    long top = -1;
+    for (long p : positions) {
+      if (p < 0) {
+        throw new IllegalStateException("negative position " + p);
+      }
+      top = Math.max(top, p);
+    }
+    if (top >= 0 && (top >>> 6) >= words.length) {
+      if ((top >>> 6) >= Integer.MAX_VALUE) {
+        throw new IllegalStateException("deleted position " + top + " is beyond any file's rows");
+      }
+      words = java.util.Arrays.copyOf(words, (int) (top >>> 6) + 1);
+    }
+    for (long p : positions) {
+      words[(int) (p >>> 6)] |= 1L << (p & 63);
+    }
+    return words;
+  }
+
   static long[] set(long[] words, long pos) {
     if (pos < 0) {
       throw new IllegalStateException("negative position " + pos);
@@ -258,9 +279,11 @@ final class DeleteSources {
       if (bytes.remaining() != 8L * count) {
         throw new IOException("a page of " + count + " positions holds " + bytes.remaining() + " bytes");
       }
-      for (int i = 0; i < count; i++) {
-        words = set(words, bytes.getLong());
-      }
+      // one bulk copy, then a loop over plain longs: cheap even before the JIT has compiled it (a
+      // task reads its deletes once, and early)
+      long[] positions = new long[count];
+      bytes.asLongBuffer().get(positions);
+      words = setAll(words, positions);
       seen += count;
     }
     if (seen != rows) {
