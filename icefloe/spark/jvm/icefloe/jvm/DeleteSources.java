@@ -8,8 +8,9 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
-import org.apache.parquet.column.ColumnDescriptor;
+import org.apache.parquet.HadoopReadOptions;
 import org.apache.parquet.bytes.BytesInput;
+import org.apache.parquet.column.ColumnDescriptor;
 import org.apache.parquet.column.ColumnReader;
 import org.apache.parquet.column.Encoding;
 import org.apache.parquet.column.impl.ColumnReadStoreImpl;
@@ -18,6 +19,7 @@ import org.apache.parquet.column.page.DataPageV1;
 import org.apache.parquet.column.page.DataPageV2;
 import org.apache.parquet.column.page.PageReadStore;
 import org.apache.parquet.column.page.PageReader;
+import org.apache.parquet.filter2.compat.FilterCompat;
 import org.apache.parquet.hadoop.ParquetFileReader;
 import org.apache.parquet.hadoop.metadata.BlockMetaData;
 import org.apache.parquet.hadoop.metadata.ColumnChunkMetaData;
@@ -172,7 +174,11 @@ final class DeleteSources {
   private static long[] markPositionFile(long[] words, Source s, boolean all, Configuration conf) throws IOException {
     ParquetFileReader reader;
     try {
-      reader = ParquetFileReader.open(HadoopInputFile.fromPath(new Path(s.file), conf));
+      // the reader's options from the task's settings, no filter (every row group read): without
+      // options, Parquet builds its defaults from a new Hadoop configuration, which parses the
+      // configuration files again for every delete file opened
+      reader = ParquetFileReader.open(HadoopInputFile.fromPath(new Path(s.file), conf),
+          HadoopReadOptions.builder(conf).withRecordFilter(FilterCompat.NOOP).build());
     } catch (IOException | RuntimeException e) {
       throw new IOException("not a position delete file: " + e.getMessage(), e);
     }
