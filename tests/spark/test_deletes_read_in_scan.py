@@ -142,6 +142,33 @@ def test_plain_position_files_of_one_data_file_drop_exactly_their_positions(spar
         assert _ids(_scan(spark, [f], {f: sources[f]})) == _kept([f], gone)
 
 
+@pytest.mark.parametrize("dictionary", [True, False])
+def test_kept_rows_of_every_column_type_move_down_in_runs(spark, tmp_path, dictionary):
+    """Deleted rows taken out of the vectorized reader's batches, the kept rows moved down run by
+    run in each vector's own arrays: every column type (nulls among them, strings dictionary-encoded
+    or not) keeps exactly the values of its rows, against Spark's plain read of the same file."""
+    out = str(tmp_path / "typed")
+    (spark.range(0, 9000, 1, 1).selectExpr(
+        "id", "cast(id % 7 AS int) AS i", "cast(id AS double) / 3 AS d", "cast(id AS float) AS f",
+        "id % 3 = 0 AS b", "cast(id % 100 AS tinyint) AS t", "cast(id % 1000 AS smallint) AS sh",
+        "date_add(date'2020-01-01', cast(id % 500 AS int)) AS dt", "timestamp_seconds(id) AS ts",
+        "cast(id AS decimal(9, 2)) AS d9", "cast(id AS decimal(18, 3)) AS d18", "cast(id AS decimal(30, 4)) AS d30",
+        "IF(id % 5 = 0, NULL, concat('v', cast(id % 13 AS string))) AS s",
+        "IF(id % 11 = 0, NULL, id * 2) AS n", "cast(id AS string) AS u")
+     .write.option("parquet.enable.dictionary", str(dictionary).lower()).parquet(out))
+    [data] = [f"{out}/{f}" for f in os.listdir(out) if f.endswith(".parquet")]
+    rng = np.random.default_rng(3)
+    # sparse single rows, a run of 300, the first and the last rows
+    gone = set(rng.choice(9000, 400, replace=False).tolist()) | set(range(4000, 4300)) | {0, 8999}
+    pos = _position_file(str(tmp_path / "pos.parquet"), [(data, p) for p in gone])
+    got = _scan(spark, [data], {data: [(deleted_rows.POSITION_FILE_OF_ONE, pos, 0, 0)]})
+    plain = spark.read.parquet(data)
+    expected = (plain.select("*", "_metadata.row_index").where(~plain["id"].isin(sorted(gone)))
+                .drop("row_index"))
+    assert sorted(map(tuple, got.collect())) == sorted(map(tuple, expected.collect()))
+    assert got.count() == 9000 - len(gone)
+
+
 def _failure(spark, files, source) -> str:
     with pytest.raises(Exception) as info:
         _scan(spark, files[:1], {files[0]: [source]}).collect()

@@ -1,5 +1,6 @@
 package icefloe.jvm;
 
+import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector;
 import org.apache.spark.sql.execution.vectorized.WritableColumnVector;
 import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.BinaryType;
@@ -34,11 +35,121 @@ final class Compaction {
   }
 
   static boolean compact(ColumnVector vector, int[] kept, int from, int count) {
+    return compact(vector, kept, from, count, null);
+  }
+
+  /** As {@link #compact(ColumnVector, int[], int, int)}, with the kept rows' {@link #runs} (or null). */
+  static boolean compact(ColumnVector vector, int[] kept, int from, int count, int[] runs) {
     if (!(vector instanceof WritableColumnVector) || !canCompact((WritableColumnVector) vector)) {
       return false;
     }
-    move((WritableColumnVector) vector, kept, from, count);
+    if (runs == null || !moveRuns((WritableColumnVector) vector, runs)) {
+      move((WritableColumnVector) vector, kept, from, count);
+    }
     return true;
+  }
+
+  /**
+   * The kept rows from {@code from} as runs of consecutive rows: {@code [n, source, destination,
+   * length, ...]} for n runs. Deletes are mostly sparse, so a batch's kept rows are a few long runs,
+   * each moved by one array copy per array of a vector rather than a value at a time.
+   */
+  static int[] runs(int[] kept, int from, int count) {
+    int[] out = new int[1 + 3 * 8];
+    int n = 0;
+    for (int k = from; k < count; ) {
+      int start = k;
+      while (k + 1 < count && kept[k + 1] == kept[k] + 1) {
+        k++;
+      }
+      k++;
+      if (3 * n + 4 > out.length) {
+        out = java.util.Arrays.copyOf(out, out.length * 2);
+      }
+      out[1 + 3 * n] = kept[start];
+      out[2 + 3 * n] = start;
+      out[3 + 3 * n] = k - start;
+      n++;
+    }
+    out[0] = n;
+    return out;
+  }
+
+  // Spark's on-heap vector keeps its values in arrays: a run moves as one copy within each
+  private static final java.lang.reflect.Field[] ON_HEAP = onHeapFields("nulls", "byteData", "shortData", "intData",
+      "longData", "floatData", "doubleData", "arrayOffsets", "arrayLengths");
+
+  private static java.lang.reflect.Field[] onHeapFields(String... names) {
+    java.lang.reflect.Field[] out = new java.lang.reflect.Field[names.length];
+    try {
+      for (int i = 0; i < names.length; i++) {
+        out[i] = OnHeapColumnVector.class.getDeclaredField(names[i]);
+        out[i].setAccessible(true);
+      }
+      return out;
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      return null;        // another Spark: values move one at a time
+    }
+  }
+
+  /** The arrays (by {@link #ON_HEAP} index) holding the values of an on-heap vector of this type, or
+   * null when they are not known here (the caller moves values one at a time). */
+  private static int[] valueArrays(DataType t) {
+    if (t instanceof BooleanType || t instanceof ByteType) {
+      return new int[] {1};
+    } else if (t instanceof ShortType) {
+      return new int[] {2};
+    } else if (t instanceof IntegerType || t instanceof DateType
+        || (t instanceof DecimalType && ((DecimalType) t).precision() <= 9)) {
+      return new int[] {3};
+    } else if (t instanceof LongType || t instanceof TimestampType || t instanceof TimestampNTZType
+        || (t instanceof DecimalType && ((DecimalType) t).precision() <= 18)) {
+      return new int[] {4};
+    } else if (t instanceof FloatType) {
+      return new int[] {5};
+    } else if (t instanceof DoubleType) {
+      return new int[] {6};
+    } else if (t instanceof StringType || t instanceof BinaryType) {
+      return new int[] {7, 8};
+    }
+    return null;
+  }
+
+  /** Moves the runs within an on-heap vector's own arrays (its nulls, and its values or, when
+   * dictionary-encoded, its ids); false, having changed nothing, for any other vector. */
+  private static boolean moveRuns(WritableColumnVector v, int[] runs) {
+    if (ON_HEAP == null || v.getClass() != OnHeapColumnVector.class) {
+      return false;
+    }
+    if (v.isAllNull()) {
+      return true;
+    }
+    WritableColumnVector values = v.hasDictionary() ? v.getDictionaryIds() : v;
+    int[] which = v.hasDictionary() ? new int[] {3} : valueArrays(v.dataType());
+    if (which == null || values.getClass() != OnHeapColumnVector.class) {
+      return false;
+    }
+    try {
+      Object[] arrays = new Object[which.length + 1];
+      for (int i = 0; i < which.length; i++) {
+        arrays[i] = ON_HEAP[which[i]].get(values);
+        if (arrays[i] == null) {
+          return false;
+        }
+      }
+      arrays[which.length] = v.hasNull() ? ON_HEAP[0].get(v) : null;
+      for (Object array : arrays) {
+        if (array == null) {
+          continue;
+        }
+        for (int r = 0; r < runs[0]; r++) {
+          System.arraycopy(array, runs[1 + 3 * r], array, runs[2 + 3 * r], runs[3 + 3 * r]);
+        }
+      }
+      return true;
+    } catch (IllegalAccessException e) {
+      return false;
+    }
   }
 
   private static boolean canCompact(WritableColumnVector v) {

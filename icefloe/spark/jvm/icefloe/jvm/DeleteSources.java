@@ -37,7 +37,9 @@ import org.roaringbitmap.RoaringBitmap;
 /**
  * The deleted positions of one data file, read in the task that reads the file, from where a table
  * format keeps them: an Iceberg position delete file (Parquet rows of {@code file_path}, {@code pos},
- * the columns the spec names; only the rows naming the data file count; read with Parquet's column readers),
+ * the columns the spec names; only the rows naming the data file count; read with Parquet's column readers,
+ * or, for a file whose rows all name the data file and whose {@code pos} is required and PLAIN, straight
+ * from its pages),
  * an Iceberg {@code deletion-vector-v1} blob of a Puffin file, or a Paimon deletion vector in an
  * index file. Each source is one line of the {@code icefloe.deleted-rows-in} option:
  * {@code data-file TAB kind TAB file TAB offset TAB length}. A source that cannot be read fails the

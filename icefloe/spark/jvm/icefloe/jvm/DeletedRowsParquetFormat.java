@@ -358,6 +358,7 @@ public class DeletedRowsParquetFormat extends TableParquetFormat {
         return in;
       }
       ColumnVector[] columns = new ColumnVector[width];
+      int[] runs = kept == null ? null : Compaction.runs(kept, first, count);
       for (int c = 0, j = 0; c < in.numCols(); c++) {
         if (drop && c == rowIndex) {
           continue;
@@ -365,7 +366,8 @@ public class DeletedRowsParquetFormat extends TableParquetFormat {
         ColumnVector v = in.column(c);
         // kept rows moved down in the reader's own vectors where their type allows (a constant
         // vector holds for any rows), else read through a selection of exactly the kept rows
-        columns[j++] = kept == null || v instanceof ConstantColumnVector || Compaction.compact(v, kept, first, count)
+        columns[j++] = kept == null || v instanceof ConstantColumnVector
+            || Compaction.compact(v, kept, first, count, runs)
             ? v : new SelectedRowsVector(v, java.util.Arrays.copyOf(kept, count));
       }
       return new ColumnarBatch(columns, kept == null ? n : count);
