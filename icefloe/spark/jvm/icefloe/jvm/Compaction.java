@@ -35,44 +35,20 @@ final class Compaction {
   }
 
   static boolean compact(ColumnVector vector, int[] kept, int from, int count) {
-    return compact(vector, kept, from, count, null);
-  }
-
-  /** As {@link #compact(ColumnVector, int[], int, int)}, with the kept rows' {@link #runs} (or null). */
-  static boolean compact(ColumnVector vector, int[] kept, int from, int count, int[] runs) {
     if (!(vector instanceof WritableColumnVector) || !canCompact((WritableColumnVector) vector)) {
       return false;
     }
-    if (runs == null || !moveRuns((WritableColumnVector) vector, runs)) {
-      move((WritableColumnVector) vector, kept, from, count);
-    }
+    move((WritableColumnVector) vector, kept, from, count);
     return true;
   }
 
-  /**
-   * The kept rows from {@code from} as runs of consecutive rows: {@code [n, source, destination,
-   * length, ...]} for n runs. Deletes are mostly sparse, so a batch's kept rows are a few long runs,
-   * each moved by one array copy per array of a vector rather than a value at a time.
-   */
-  static int[] runs(int[] kept, int from, int count) {
-    int[] out = new int[1 + 3 * 8];
-    int n = 0;
-    for (int k = from; k < count; ) {
-      int start = k;
-      while (k + 1 < count && kept[k + 1] == kept[k] + 1) {
-        k++;
-      }
-      k++;
-      if (3 * n + 4 > out.length) {
-        out = java.util.Arrays.copyOf(out, out.length * 2);
-      }
-      out[1 + 3 * n] = kept[start];
-      out[2 + 3 * n] = start;
-      out[3 + 3 * n] = k - start;
-      n++;
-    }
-    out[0] = n;
-    return out;
+  /** As {@link #compact}, the kept rows given as {@code runs} of consecutive rows, {@code [n, source,
+   * destination, length, ...]} for n runs: each moved by one array copy per array of an on-heap
+   * vector (deletes are mostly sparse: a batch's kept rows are a few long runs) rather than a value
+   * at a time. False, changing nothing, for any other vector (the caller moves it by {@link #compact}). */
+  static boolean compactRuns(ColumnVector vector, int[] runs) {
+    return vector instanceof WritableColumnVector && canCompact((WritableColumnVector) vector)
+        && moveRuns((WritableColumnVector) vector, runs);
   }
 
   // Spark's on-heap vector keeps its values in arrays: a run moves as one copy within each
