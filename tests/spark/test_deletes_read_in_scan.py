@@ -108,6 +108,67 @@ def test_a_file_split_across_tasks_reads_its_deletes_in_each(spark, files, tmp_p
         spark.conf.set(key, old)
 
 
+@pytest.mark.parametrize("page_version", ["1.0", "2.0"])
+def test_plain_position_files_of_one_data_file_drop_exactly_their_positions(spark, files, tmp_path, page_version):
+    """Position delete files whose rows all name one data file, ``pos`` required and PLAIN (no
+    dictionary: as Spark writes a large one), in several row groups of several pages each, are read
+    straight from their pages; one with ``pos`` optional, or dictionary-encoded, through the column
+    reader. Each data file loses exactly the positions of its own files, none of another's."""
+    rng = np.random.default_rng(5)
+    gone = {f: set(rng.choice(4000, n, replace=False).tolist()) for f, n in zip(files, (1500, 9, 2200))}
+    gone[files[1]] |= {0, 3999}           # the first and the last row
+    sources: dict = {}
+    for k, f in enumerate(files):
+        positions = sorted(gone[f])
+        halves = (positions[::2], positions[1::2])       # two files for each data file, interleaved
+        for h, part in enumerate(halves):
+            required = not (k == 2 and h == 1)            # one optional pos: the column reader's path
+            plain = not (k == 0 and h == 1)               # one dictionary-encoded: the column reader's path
+            schema = pa.schema([
+                pa.field("file_path", pa.string(), False, {b"PARQUET:field_id": str(PATH_ID).encode()}),
+                pa.field("pos", pa.int64(), not required, {b"PARQUET:field_id": str(POS_ID).encode()})])
+            path = str(tmp_path / f"pos-{k}-{h}.parquet")
+            pq.write_table(pa.table({"file_path": [f] * len(part), "pos": part}, schema=schema), path,
+                           row_group_size=300, data_page_size=512, compression="zstd",
+                           use_dictionary=["file_path"] if plain else True, data_page_version=page_version)
+            meta = pq.ParquetFile(path).metadata
+            chunk = meta.row_group(0).column(1)
+            assert chunk.has_dictionary_page == (not plain), chunk
+            assert meta.num_row_groups > 1 or len(part) <= 300
+            sources.setdefault(f, []).append((deleted_rows.POSITION_FILE_OF_ONE, path, 0, 0))
+    df = _scan(spark, files, sources)
+    assert _ids(df) == _kept(files, gone)
+    for f in files:         # each data file alone: only its own sources apply to it
+        assert _ids(_scan(spark, [f], {f: sources[f]})) == _kept([f], gone)
+
+
+@pytest.mark.parametrize("dictionary", [True, False])
+def test_kept_rows_of_every_column_type_move_down_in_runs(spark, tmp_path, dictionary):
+    """Deleted rows taken out of the vectorized reader's batches, the kept rows moved down run by
+    run in each vector's own arrays: every column type (nulls among them, strings dictionary-encoded
+    or not) keeps exactly the values of its rows, against Spark's plain read of the same file."""
+    out = str(tmp_path / "typed")
+    (spark.range(0, 9000, 1, 1).selectExpr(
+        "id", "cast(id % 7 AS int) AS i", "cast(id AS double) / 3 AS d", "cast(id AS float) AS f",
+        "id % 3 = 0 AS b", "cast(id % 100 AS tinyint) AS t", "cast(id % 1000 AS smallint) AS sh",
+        "date_add(date'2020-01-01', cast(id % 500 AS int)) AS dt", "timestamp_seconds(id) AS ts",
+        "cast(id AS decimal(9, 2)) AS d9", "cast(id AS decimal(18, 3)) AS d18", "cast(id AS decimal(30, 4)) AS d30",
+        "IF(id % 5 = 0, NULL, concat('v', cast(id % 13 AS string))) AS s",
+        "IF(id % 11 = 0, NULL, id * 2) AS n", "cast(id AS string) AS u")
+     .write.option("parquet.enable.dictionary", str(dictionary).lower()).parquet(out))
+    [data] = [f"{out}/{f}" for f in os.listdir(out) if f.endswith(".parquet")]
+    rng = np.random.default_rng(3)
+    # sparse single rows, a run of 300, the first and the last rows
+    gone = set(rng.choice(9000, 400, replace=False).tolist()) | set(range(4000, 4300)) | {0, 8999}
+    pos = _position_file(str(tmp_path / "pos.parquet"), [(data, p) for p in gone])
+    got = _scan(spark, [data], {data: [(deleted_rows.POSITION_FILE_OF_ONE, pos, 0, 0)]})
+    plain = spark.read.parquet(data)
+    expected = (plain.select("*", "_metadata.row_index").where(~plain["id"].isin(sorted(gone)))
+                .drop("row_index"))
+    assert sorted(map(tuple, got.collect())) == sorted(map(tuple, expected.collect()))
+    assert got.count() == 9000 - len(gone)
+
+
 def _failure(spark, files, source) -> str:
     with pytest.raises(Exception) as info:
         _scan(spark, files[:1], {files[0]: [source]}).collect()

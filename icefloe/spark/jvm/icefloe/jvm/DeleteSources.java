@@ -8,10 +8,18 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
+import org.apache.parquet.HadoopReadOptions;
+import org.apache.parquet.bytes.BytesInput;
 import org.apache.parquet.column.ColumnDescriptor;
 import org.apache.parquet.column.ColumnReader;
+import org.apache.parquet.column.Encoding;
 import org.apache.parquet.column.impl.ColumnReadStoreImpl;
+import org.apache.parquet.column.page.DataPage;
+import org.apache.parquet.column.page.DataPageV1;
+import org.apache.parquet.column.page.DataPageV2;
 import org.apache.parquet.column.page.PageReadStore;
+import org.apache.parquet.column.page.PageReader;
+import org.apache.parquet.filter2.compat.FilterCompat;
 import org.apache.parquet.hadoop.ParquetFileReader;
 import org.apache.parquet.hadoop.metadata.BlockMetaData;
 import org.apache.parquet.hadoop.metadata.ColumnChunkMetaData;
@@ -29,7 +37,9 @@ import org.roaringbitmap.RoaringBitmap;
 /**
  * The deleted positions of one data file, read in the task that reads the file, from where a table
  * format keeps them: an Iceberg position delete file (Parquet rows of {@code file_path}, {@code pos},
- * the columns the spec names; only the rows naming the data file count; read with Parquet's column readers),
+ * the columns the spec names; only the rows naming the data file count; read with Parquet's column readers,
+ * or, for a file whose rows all name the data file and whose {@code pos} is required and PLAIN, straight
+ * from its pages),
  * an Iceberg {@code deletion-vector-v1} blob of a Puffin file, or a Paimon deletion vector in an
  * index file. Each source is one line of the {@code icefloe.deleted-rows-in} option:
  * {@code data-file TAB kind TAB file TAB offset TAB length}. A source that cannot be read fails the
@@ -101,6 +111,27 @@ final class DeleteSources {
     }
   }
 
+  /** {@code words} with every one of {@code positions} set (grown once, to the largest). */
+  static long[] setAll(long[] words, long[] positions) {
+    long top = -1;
+    for (long p : positions) {
+      if (p < 0) {
+        throw new IllegalStateException("negative position " + p);
+      }
+      top = Math.max(top, p);
+    }
+    if (top >= 0 && (top >>> 6) >= words.length) {
+      if ((top >>> 6) >= Integer.MAX_VALUE) {
+        throw new IllegalStateException("deleted position " + top + " is beyond any file's rows");
+      }
+      words = java.util.Arrays.copyOf(words, (int) (top >>> 6) + 1);
+    }
+    for (long p : positions) {
+      words[(int) (p >>> 6)] |= 1L << (p & 63);
+    }
+    return words;
+  }
+
   static long[] set(long[] words, long pos) {
     if (pos < 0) {
       throw new IllegalStateException("negative position " + pos);
@@ -145,7 +176,11 @@ final class DeleteSources {
   private static long[] markPositionFile(long[] words, Source s, boolean all, Configuration conf) throws IOException {
     ParquetFileReader reader;
     try {
-      reader = ParquetFileReader.open(HadoopInputFile.fromPath(new Path(s.file), conf));
+      // the reader's options from the task's settings, no filter (every row group read): without
+      // options, Parquet builds its defaults from a new Hadoop configuration, which parses the
+      // configuration files again for every delete file opened
+      reader = ParquetFileReader.open(HadoopInputFile.fromPath(new Path(s.file), conf),
+          HadoopReadOptions.builder(conf).withRecordFilter(FilterCompat.NOOP).build());
     } catch (IOException | RuntimeException e) {
       throw new IOException("not a position delete file: " + e.getMessage(), e);
     }
@@ -165,6 +200,10 @@ final class DeleteSources {
           continue;
         }
         PageReadStore rows = r.readNextRowGroup();
+        if (all && plainValues(block, posColumn)) {
+          words = markPlainPositions(words, rows.getPageReader(posColumn), rows.getRowCount());
+          continue;
+        }
         ColumnReadStoreImpl store = new ColumnReadStoreImpl(rows, NO_RECORDS, read, r.getFileMetaData().getCreatedBy());
         ColumnReader pos = store.getColumnReader(posColumn);
         ColumnReader paths = all ? null : store.getColumnReader(pathColumn);
@@ -186,6 +225,77 @@ final class DeleteSources {
           }
         }
       }
+    }
+    return words;
+  }
+
+  /** Whether a row group's chunk of {@code column} (of no definition or repetition levels: required,
+   * not nested) holds its values in PLAIN pages only: no dictionary, no other encoding of values. */
+  private static boolean plainValues(BlockMetaData block, ColumnDescriptor column) {
+    if (column.getMaxDefinitionLevel() != 0 || column.getMaxRepetitionLevel() != 0) {
+      return false;
+    }
+    for (ColumnChunkMetaData chunk : block.getColumns()) {
+      if (java.util.Arrays.equals(chunk.getPath().toArray(), column.getPath())) {
+        if (chunk.hasDictionaryPage()) {
+          return false;
+        }
+        for (Encoding e : chunk.getEncodings()) {
+          // BIT_PACKED and RLE are the levels' encodings (none here); an INT64 value is never RLE
+          if (e != Encoding.PLAIN && e != Encoding.BIT_PACKED && e != Encoding.RLE) {
+            return false;
+          }
+        }
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Sets the positions of a required INT64 column chunk whose pages are all PLAIN ({@link #plainValues}):
+   * each page's values are its bytes, eight little-endian bytes a value, read straight into the bitmap
+   * rather than through a column reader a value at a time. The pages must hold {@code rows} values. */
+  private static long[] markPlainPositions(long[] words, PageReader pages, long rows) throws IOException {
+    if (pages.readDictionaryPage() != null) {
+      throw new IOException("a dictionary page in a column chunk its metadata says has none");
+    }
+    long seen = 0;
+    for (DataPage page = pages.readPage(); page != null; page = pages.readPage()) {
+      BytesInput values;
+      Encoding encoding;
+      int count;
+      if (page instanceof DataPageV1) {
+        DataPageV1 v1 = (DataPageV1) page;
+        values = v1.getBytes();
+        encoding = v1.getValueEncoding();
+        count = v1.getValueCount();
+      } else if (page instanceof DataPageV2) {
+        DataPageV2 v2 = (DataPageV2) page;
+        if (v2.getNullCount() != 0) {
+          throw new IOException("a row has no pos");
+        }
+        values = v2.getData();
+        encoding = v2.getDataEncoding();
+        count = v2.getValueCount();
+      } else {
+        throw new IOException("a data page of an unknown kind: " + page.getClass().getName());
+      }
+      if (encoding != Encoding.PLAIN) {
+        throw new IOException("a page of pos encoded " + encoding + " in a column chunk its metadata says is PLAIN");
+      }
+      ByteBuffer bytes = ByteBuffer.wrap(values.toByteArray()).order(ByteOrder.LITTLE_ENDIAN);
+      if (bytes.remaining() != 8L * count) {
+        throw new IOException("a page of " + count + " positions holds " + bytes.remaining() + " bytes");
+      }
+      // one bulk copy, then a loop over plain longs: cheap even before the JIT has compiled it (a
+      // task reads its deletes once, and early)
+      long[] positions = new long[count];
+      bytes.asLongBuffer().get(positions);
+      words = setAll(words, positions);
+      seen += count;
+    }
+    if (seen != rows) {
+      throw new IOException("a row group of " + rows + " rows holds " + seen + " positions");
     }
     return words;
   }

@@ -327,29 +327,82 @@ public class DeletedRowsParquetFormat extends TableParquetFormat {
       return projection.apply(row);
     }
 
+    private int[] goneRows = new int[0];     // each batch's deleted rows, ascending; reused
+    private int[] keptRuns = new int[1];     // the kept rows' runs (Compaction's form); reused
+    private int[] keptRows = new int[0];     // the kept rows, built only where a vector needs them
+
+    /** The batch's deleted rows into {@link #goneRows}, ascending; returns how many. Counted
+     * positions (consecutive from {@code base}) are found word by word in the bitmap, 64 rows at a
+     * time; the reader's row index is tested row by row. */
+    private int deletedRows(ColumnVector positions, long base, int n) {
+      if (goneRows.length < n) {
+        goneRows = new int[Math.max(n, 4096)];
+      }
+      int m = 0;
+      if (positions != null) {
+        for (int r = 0; r < n; r++) {
+          if (isDeleted(positions.getLong(r))) {
+            goneRows[m++] = r;
+          }
+        }
+        return m;
+      }
+      long end = base + n;          // exclusive
+      for (long w = base >>> 6; w < words.length && (w << 6) < end; w++) {
+        long bits = words[(int) w];
+        if (bits == 0) {
+          continue;
+        }
+        long lo = w << 6;
+        if (lo < base) {
+          bits &= -1L << (base - lo);
+        }
+        if (end - lo < 64) {
+          bits &= (1L << (end - lo)) - 1;
+        }
+        while (bits != 0) {
+          goneRows[m++] = (int) (lo + Long.numberOfTrailingZeros(bits) - base);
+          bits &= bits - 1;
+        }
+      }
+      return m;
+    }
+
     private ColumnarBatch batch(ColumnarBatch in) {
       int n = in.numRows();
       ColumnVector positions = rowIndex < 0 ? null : in.column(rowIndex);
       long base = position;
       position += n;
-      int[] kept = null;
-      int count = 0;
-      for (int r = 0; r < n; r++) {
-        boolean gone = isDeleted(positions == null ? base + r : positions.getLong(r));
-        if (gone && kept == null) {
-          kept = new int[n];
-          for (int k = 0; k < r; k++) {
-            kept[k] = k;
-          }
-          count = r;
-        } else if (!gone && kept != null) {
-          kept[count++] = r;
-        }
-      }
-      int width = in.numCols() - (drop ? 1 : 0);
-      if (kept == null && !drop) {
+      int m = deletedRows(positions, base, n);
+      if (m == 0 && !drop) {
         return in;
       }
+      // the kept rows after the first deleted one, as runs between the deleted rows
+      int first = m == 0 ? n : goneRows[0];       // the rows before it stay where they are
+      int count = n - m;
+      int[] runs = null;
+      if (m > 0) {
+        if (keptRuns.length < 1 + 3 * (m + 1)) {
+          keptRuns = new int[1 + 3 * Math.max(m + 1, 256)];
+        }
+        runs = keptRuns;
+        int runCount = 0;
+        int to = first;
+        for (int i = 0; i < m; i++) {
+          int from = goneRows[i] + 1;
+          int until = i + 1 < m ? goneRows[i + 1] : n;
+          if (until > from) {
+            runs[1 + 3 * runCount] = from;
+            runs[2 + 3 * runCount] = to;
+            runs[3 + 3 * runCount] = until - from;
+            runCount++;
+            to += until - from;
+          }
+        }
+        runs[0] = runCount;
+      }
+      int[] kept = null;
+      int width = in.numCols() - (drop ? 1 : 0);
       ColumnVector[] columns = new ColumnVector[width];
       for (int c = 0, j = 0; c < in.numCols(); c++) {
         if (drop && c == rowIndex) {
@@ -357,11 +410,36 @@ public class DeletedRowsParquetFormat extends TableParquetFormat {
         }
         ColumnVector v = in.column(c);
         // kept rows moved down in the reader's own vectors where their type allows (a constant
-        // vector holds for any rows), else read through a selection
-        columns[j++] = kept == null || v instanceof ConstantColumnVector || Compaction.compact(v, kept, count)
-            ? v : new SelectedRowsVector(v, kept);
+        // vector holds for any rows), by runs where it can, else one at a time; otherwise read
+        // through a selection of exactly the kept rows
+        if (runs == null || v instanceof ConstantColumnVector || Compaction.compactRuns(v, runs)) {
+          columns[j++] = v;
+          continue;
+        }
+        if (kept == null) {
+          kept = keptRows(runs, first, count);
+        }
+        columns[j++] = Compaction.compact(v, kept, first, count)
+            ? v : new SelectedRowsVector(v, java.util.Arrays.copyOf(kept, count));
       }
-      return new ColumnarBatch(columns, kept == null ? n : count);
+      return new ColumnarBatch(columns, count);
+    }
+
+    /** The kept rows (row {@code kept[k]} becomes row {@code k}) from the rows before {@code first}
+     * and the runs after it. */
+    private int[] keptRows(int[] runs, int first, int count) {
+      if (keptRows.length < count) {
+        keptRows = new int[Math.max(count, 4096)];
+      }
+      for (int k = 0; k < first; k++) {
+        keptRows[k] = k;
+      }
+      for (int r = 0, k = first; r < runs[0]; r++) {
+        for (int i = 0; i < runs[3 + 3 * r]; i++) {
+          keptRows[k++] = runs[1 + 3 * r] + i;
+        }
+      }
+      return keptRows;
     }
   }
 }
