@@ -159,7 +159,7 @@ def _numpy_ints(arr: Union[pa.Array, pa.ChunkedArray], default: int) -> Ints:
     """An integer column as int64, nulls as ``default``."""
     if arr.null_count:
         arr = arr.fill_null(default)
-    return numpy_of(arr).astype(np.int64)
+    return np.asarray(numpy_of(arr), dtype=np.int64)      # (a view where it is int64 already)
 
 
 def _valid(arr: Union[pa.Array, pa.ChunkedArray]) -> Mask:

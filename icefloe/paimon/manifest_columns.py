@@ -67,7 +67,7 @@ _FILE_REQUIRED = ("_FILE_NAME", "_FILE_SIZE", "_ROW_COUNT", "_MIN_KEY", "_MAX_KE
 def _ints(arr: Union[pa.Array, pa.ChunkedArray]) -> Ints:
     if arr.null_count:
         raise ValueError("a required integer column has nulls")
-    return numpy_of(arr).astype(np.int64)
+    return np.asarray(numpy_of(arr), dtype=np.int64)      # (a view where it is int64 already)
 
 
 def _child(column: pa.ChunkedArray, name: str) -> pa.ChunkedArray:
