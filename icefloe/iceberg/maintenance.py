@@ -26,6 +26,8 @@ import os
 from typing import Any, Iterable, Mapping, Optional
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from icefloe.core.arrow import arrow_of, numpy_of
 from icefloe.core.io import FileIO, is_remote, prune_empty_dirs, strip_scheme
@@ -208,9 +210,6 @@ def _unreachable(io: FileIO, meta: TableMetadata, candidates: list[ManifestFile]
                  retained: list[ManifestFile]) -> dict[str, int]:
     """The files the ``candidates`` manifests list live that no ``retained`` manifest lists live,
     with their content: read as columns of paths (``live_files``), a million in seconds."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
     found = [live_files(io, meta, m) for m in candidates]
     if not any(len(paths) for paths, _ in found):
         return {}

@@ -125,20 +125,12 @@ class PartitionPass:
         drop = _SKIPPED + ("sequence_number",) + tuple(
             f"data_file.{f}" for f in fields if f not in ("partition", "content"))
         table = decode(data, drop=drop)
-        if table is None or table.num_rows == 0 or table.num_rows != int(counts.sum()):
+        if table is None or table.num_rows != int(counts.sum()):
             return None
-        if "status" not in table.column_names or "data_file" not in table.column_names:
+        found = _data_files(table)
+        if found is None:
             return None
-        files = table.column("data_file")
-        if not pa.types.is_struct(files.type):
-            return None
-        chunks: list[pa.StructArray] = [c for c in files.chunks if len(c)]
-        typ: pa.StructType = files.type
-        names = {typ.field(i).name for i in range(typ.num_fields)}
-        if "content" in names:
-            content = pa.chunked_array([c.field("content") for c in chunks])
-            if content.null_count or int(np.max(_numpy_ints(content, 0))) != DATA:
-                return None
+        chunks, _typ, names = found
         parts = _partitions(chunks, names, partition_type)
         if parts is None:
             return None
@@ -148,6 +140,25 @@ class PartitionPass:
         """The blocks (indexes, ascending) holding an entry ``keep`` (over every entry) keeps."""
         block_of = np.repeat(np.arange(len(self.block_counts), dtype=np.int64), self.block_counts)
         return np.unique(block_of[keep])
+
+
+def _data_files(table: pa.Table) -> Optional[tuple[list[pa.StructArray], pa.StructType, set[str]]]:
+    """The non-empty chunks of a decoded data manifest's ``data_file`` column, its type and its
+    field names; None where the table holds no entry, no ``status`` or no record ``data_file``, or
+    lists a file that is not a data file (a delete file in a data manifest: read entry by entry)."""
+    if table.num_rows == 0 or "status" not in table.column_names or "data_file" not in table.column_names:
+        return None
+    files = table.column("data_file")
+    if not pa.types.is_struct(files.type):
+        return None
+    chunks: list[pa.StructArray] = [c for c in files.chunks if len(c)]
+    typ: pa.StructType = files.type
+    names = {typ.field(i).name for i in range(typ.num_fields)}
+    if "content" in names:
+        content = pa.chunked_array([c.field("content") for c in chunks])
+        if content.null_count or int(np.max(_numpy_ints(content, 0))) != DATA:
+            return None
+    return chunks, typ, names
 
 
 def decode_blocks(data: bytes, blocks: Ints) -> Optional[pa.Table]:
@@ -222,20 +233,12 @@ class ManifestColumns:
         ``table`` was decoded from without its metrics maps (``WITHOUT_METRICS``), to decode them
         from when first read."""
         names = set(table.column_names)
-        if "status" not in names or "data_file" not in names or table.num_rows == 0:
+        found = _data_files(table)
+        if found is None:
             return None
-        files = table.column("data_file")
-        if not pa.types.is_struct(files.type):
-            return None
-        chunks: list[pa.StructArray] = [c for c in files.chunks if len(c)]
-        typ: pa.StructType = files.type
-        file_names = {typ.field(i).name for i in range(typ.num_fields)}
+        chunks, typ, file_names = found
         if not {"file_path", "file_format", "record_count", "file_size_in_bytes"} <= file_names:
             return None
-        if "content" in file_names:
-            content = pa.chunked_array([c.field("content") for c in chunks])
-            if content.null_count or int(np.max(_numpy_ints(content, 0))) != DATA:
-                return None      # a delete file listed in a data manifest: read entry by entry
         parts = _partitions(chunks, file_names, partition_type)
         if parts is None:
             return None

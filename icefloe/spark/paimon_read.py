@@ -587,13 +587,7 @@ def _marked_by_bitmap(spark: SparkSession, table: PaimonStore, schema: TableSche
                                                       "_icefloe_bit", "_icefloe_words")
     in_scan = _vectors_read_in_scan(spark, table, marked)
     if in_scan is None:
-        loaded: dict[str, dict[str, Any]] = {}
-        positions: list[Any] = []
-        for e, bv in marked:
-            key = bv.index_path(e.file.file_name)
-            if key not in loaded:
-                loaded[key] = bv.load(table.io)
-            positions.append(loaded[key][e.file.file_name].to_array())
+        positions = _marked_positions(table, marked)
         in_scan = deleted_rows.scan_options(spark, {e.file.path: p for (e, _), p in zip(marked, positions)})
     if in_scan is not None:          # the vectors applied inside the Parquet scan
         both = [*marked, *unmarked]
@@ -629,14 +623,20 @@ def unmarking_scan(spark: SparkSession, table: PaimonStore, marked: Sequence[Mar
     options = _vectors_read_in_scan(spark, table, marked)
     if options is not None:
         return options
+    return deleted_rows.scan_options(spark, {e.file.path: p for (e, _), p in zip(marked, _marked_positions(table, marked))})
+
+
+def _marked_positions(table: PaimonStore, marked: Sequence[Marked]) -> list[Any]:
+    """The positions each of the ``marked`` files' vectors marks, in order, read here (each index
+    file read once)."""
     loaded: dict[str, dict[str, Any]] = {}
-    positions: dict[str, Any] = {}
+    out: list[Any] = []
     for e, bv in marked:
         key = bv.index_path(e.file.file_name)
         if key not in loaded:
             loaded[key] = bv.load(table.io)
-        positions[e.file.path] = loaded[key][e.file.file_name].to_array()
-    return deleted_rows.scan_options(spark, positions)
+        out.append(loaded[key][e.file.file_name].to_array())
+    return out
 
 
 def _vectors_read_in_scan(spark: SparkSession, table: PaimonStore, marked: Sequence[Marked]) -> Optional[dict[str, str]]:
