@@ -130,6 +130,7 @@ class SparkStandalone:
                                            stdin=subprocess.DEVNULL, cwd=self.base))
 
     def _wait_for_workers(self, timeout: float) -> None:
+        import http.client
         import json
 
         deadline = time.time() + timeout
@@ -139,8 +140,8 @@ class SparkStandalone:
                     alive = [w for w in json.load(r).get("workers", []) if w.get("state") == "ALIVE"]
                 if len(alive) >= self.workers:
                     return
-            except OSError:
-                pass
+            except (OSError, ValueError, http.client.HTTPException):
+                pass  # the master's web UI is not up yet, or answered before it had a page to give
             dead = [p for p in self.procs if p.poll() is not None]
             if dead or time.time() > deadline:
                 raise ClusterUnavailable(f"the Spark cluster did not start: {self.log_tail()}")
