@@ -64,16 +64,22 @@ _SKIPPED = ("snapshot_id", "file_sequence_number")
 WITHOUT_METRICS = _SKIPPED + tuple(f"data_file.{name}" for name in METRIC_FIELDS)
 
 
-def decode(data: bytes, part_entries: Optional[int] = None, drop: tuple[str, ...] = _SKIPPED) -> Optional[pa.Table]:
+def decode(data: bytes, part_entries: Optional[int] = None, drop: tuple[str, ...] = _SKIPPED,
+           split: bool = True) -> Optional[pa.Table]:
     """The records of an Avro manifest as an Arrow table, one row per entry in file order; None
     where the decoder is not installed or cannot read the file (the caller's decoder then judges it).
     The entries' ``snapshot_id`` and ``file_sequence_number``, which ``ManifestColumns`` does not
     hold, are read past (``_SKIPPED``).
     A file of more than ``part_entries`` records (default ``PART_ENTRIES``) is cut at its Avro
     blocks into files of about that many, each the original header and a run of its blocks
-    (``manifest_avro.container_parts``), decoded concurrently (``core.avro_columns``) and joined in order."""
+    (``manifest_avro.container_parts``), decoded concurrently (``core.avro_columns``) and joined in order.
+    Not ``split``: decoded whole in this thread, for a caller that decodes other manifests beside it
+    on the other cores (two manifests of bench.scale's 1M-file table each cut into parts on a 2-core
+    machine took a third more CPU, and longer, than the two decoded whole side by side)."""
     if not available():
         return None
+    if not split:
+        return avro_columns.decode(data, drop)
     try:
         parts = container_parts(data, part_entries or PART_ENTRIES)
     except (ValueError, IndexError):

@@ -243,20 +243,22 @@ def _entry_count(m: ManifestFile) -> int:
 
 def load_manifest_columns(io: FileIO, meta: TableMetadata, m: ManifestFile,
                           partition_keeps: Optional[Callable[[tuple[Any, ...]], bool]] = None,
-                          metrics: bool = True) -> Optional[ManifestColumns]:
+                          metrics: bool = True, split: bool = True) -> Optional[ManifestColumns]:
     """Data manifest ``m`` as columns (``manifest_arrow``), held in the manifest cache beside its
     entries (the same key, tagged); None where it is not held as columns (then its entries are
     read with ``load_manifest``, which names a corrupt file). With ``partition_keeps`` (a plan's
     partition filter, a judge of a partition tuple), a large manifest not cached as columns may
     give the entries of only the blocks holding those it keeps (``_partition_first``). A plan that
     judges no column metrics (``metrics`` false) decodes a manifest not cached as columns without
-    its metrics maps, which the columns decode when something first reads them."""
+    its metrics maps, which the columns decode when something first reads them. ``split``: as
+    ``manifest_arrow.decode``'s (false where the caller decodes other manifests beside this one)."""
     if partition_keeps is not None:
-        return _partition_first(io, meta, m, partition_keeps, metrics)
-    return _whole_columns(io, meta, m, metrics)
+        return _partition_first(io, meta, m, partition_keeps, metrics, split)
+    return _whole_columns(io, meta, m, metrics, split)
 
 
-def _whole_columns(io: FileIO, meta: TableMetadata, m: ManifestFile, metrics: bool = True) -> Optional[ManifestColumns]:
+def _whole_columns(io: FileIO, meta: TableMetadata, m: ManifestFile, metrics: bool = True,
+                   split: bool = True) -> Optional[ManifestColumns]:
     if _entry_count(m) < COLUMNS_MIN_ENTRIES:
         return None
     key = ("columns",) + cache_key(m)
@@ -264,7 +266,7 @@ def _whole_columns(io: FileIO, meta: TableMetadata, m: ManifestFile, metrics: bo
     hit = MANIFESTS.get(key, settings)
     if hit is not None:
         return None if hit is _NOT_COLUMNAR else cast(ManifestColumns, hit)
-    cols = _read_columns(io, meta, m, metrics)
+    cols = _read_columns(io, meta, m, metrics, split)
     if cols is not None:
         _check_entry_count(m, len(cols))
     MANIFESTS.put(key, _NOT_COLUMNAR if cols is None else cols,
@@ -280,7 +282,8 @@ PARTITION_FIRST_MAX_SHARE = 0.5
 
 
 def _partition_first(io: FileIO, meta: TableMetadata, m: ManifestFile,
-                     keeps: Callable[[tuple[Any, ...]], bool], metrics: bool = True) -> Optional[ManifestColumns]:
+                     keeps: Callable[[tuple[Any, ...]], bool], metrics: bool = True,
+                     split: bool = True) -> Optional[ManifestColumns]:
     """Data manifest ``m`` as columns for a plan whose partition filter is ``keeps`` (a judge of a
     partition tuple): every entry (``_whole_columns``) where the cache holds them or the
     manifest is small; else the entries of only the Avro blocks that hold a live entry of a kept
@@ -292,7 +295,7 @@ def _partition_first(io: FileIO, meta: TableMetadata, m: ManifestFile,
     key = cache_key(m)
     if _entry_count(m) < max(COLUMNS_MIN_ENTRIES, PARTITION_FIRST_MIN_ENTRIES) or m.first_row_id is not None \
             or m.content != DATA_MANIFEST or MANIFESTS.get(("columns",) + key, settings) is not None:
-        return _whole_columns(io, meta, m, metrics)       # (v3 row ids are inherited over every entry)
+        return _whole_columns(io, meta, m, metrics, split)       # (v3 row ids are inherited over every entry)
     spec = meta.specs_by_id().get(m.partition_spec_id)
     if spec is None:
         return None
@@ -310,12 +313,12 @@ def _partition_first(io: FileIO, meta: TableMetadata, m: ManifestFile,
         MANIFESTS.put(("partitions",) + key, found,
                       found.nbytes if isinstance(found, PartitionPass) else 0, settings)
     if not isinstance(found, PartitionPass):
-        return _whole_columns(io, meta, m, metrics)
+        return _whole_columns(io, meta, m, metrics, split)
     verdicts = np.fromiter((keeps(p) for p in found.partitions), bool, len(found.partitions))
     keep = verdicts[found.partition_index] & (found.status != DELETED)
     blocks = found.blocks_keeping(keep)
     if int(found.block_counts[blocks].sum()) > PARTITION_FIRST_MAX_SHARE * found.n:
-        return _whole_columns(io, meta, m, metrics)
+        return _whole_columns(io, meta, m, metrics, split)
     if not len(blocks):         # none kept: the first block with entries, for columns to judge
         blocks = np.flatnonzero(found.block_counts)[:1]
     try:
@@ -324,7 +327,7 @@ def _partition_first(io: FileIO, meta: TableMetadata, m: ManifestFile,
         return None
     table = decode_blocks(data, blocks)
     if table is None or table.num_rows != int(found.block_counts[blocks].sum()):
-        return _whole_columns(io, meta, m, metrics)
+        return _whole_columns(io, meta, m, metrics, split)
     return ManifestColumns.of(table, spec.partition_type(meta.schema), m.partition_spec_id, m.added_snapshot_id,
                               m.sequence_number, None)
 
@@ -360,7 +363,8 @@ def live_files(io: FileIO, meta: TableMetadata, m: ManifestFile) -> tuple[pa.Arr
     return paths, content
 
 
-def _read_columns(io: FileIO, meta: TableMetadata, m: ManifestFile, metrics: bool) -> Optional[ManifestColumns]:
+def _read_columns(io: FileIO, meta: TableMetadata, m: ManifestFile, metrics: bool,
+                  split: bool = True) -> Optional[ManifestColumns]:
     spec = meta.specs_by_id().get(m.partition_spec_id)
     if spec is None or m.content != DATA_MANIFEST:
         return None
@@ -373,7 +377,7 @@ def _read_columns(io: FileIO, meta: TableMetadata, m: ManifestFile, metrics: boo
         framed = manifest_avro.container_record_count(data)
     except (ValueError, IndexError):
         return None
-    table = decode_columns(data) if metrics else decode_columns(data, drop=WITHOUT_METRICS)
+    table = decode_columns(data, split=split) if metrics else decode_columns(data, drop=WITHOUT_METRICS, split=split)
     if table is None or table.num_rows != framed:
         return None
     return ManifestColumns.of(table, ptype, m.partition_spec_id, m.added_snapshot_id, m.sequence_number,

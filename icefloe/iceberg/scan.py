@@ -373,10 +373,11 @@ def _judged_in_turn(io: FileIO, meta: TableMetadata, plan_filter: _PlanFilter,
                 judged = _judge(io, meta, plan_filter, m)
             yield m, judged
         return
+    split = workers < (os.cpu_count() or 1)     # as many manifests at once as cores: each decoded whole
 
     def judge(m: ManifestFile) -> _Judged:
         with collection_paused():
-            return _judge(io, meta, plan_filter, m)
+            return _judge(io, meta, plan_filter, m, split)
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
         pending = iter(manifests)
@@ -433,8 +434,10 @@ def _plan_manifests(io: FileIO, meta: TableMetadata, plan_filter: _PlanFilter,
     workers = min(len(manifests), max(os.cpu_count() or 1, io.parallel_reads))
     if workers <= 1:
         return [_plan_manifest(io, meta, plan_filter, m) for m in manifests]
+    split = workers < (os.cpu_count() or 1)
+
     def plan(m: ManifestFile) -> ManifestMatches:
-        return _plan_manifest(io, meta, plan_filter, m)
+        return _plan_manifest(io, meta, plan_filter, m, split)
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
         return list(pool.map(plan, manifests))
@@ -445,22 +448,25 @@ def _plan_manifests(io: FileIO, meta: TableMetadata, plan_filter: _PlanFilter,
 _Judged = Union[tuple[ManifestColumns, npt.NDArray[np.int64]], "ManifestMatches"]
 
 
-def _plan_manifest(io: FileIO, meta: TableMetadata, plan_filter: _PlanFilter, m: ManifestFile) -> ManifestMatches:
-    judged = _judge(io, meta, plan_filter, m)
+def _plan_manifest(io: FileIO, meta: TableMetadata, plan_filter: _PlanFilter, m: ManifestFile,
+                   split: bool = True) -> ManifestMatches:
+    judged = _judge(io, meta, plan_filter, m, split)
     if isinstance(judged, ManifestMatches):
         return judged
     cols, rows = judged
     return ManifestMatches(tasks=_columnar_tasks(cols, rows))
 
 
-def _judge(io: FileIO, meta: TableMetadata, plan_filter: _PlanFilter, m: ManifestFile) -> _Judged:
+def _judge(io: FileIO, meta: TableMetadata, plan_filter: _PlanFilter, m: ManifestFile, split: bool = True) -> _Judged:
+    """What a plan makes of manifest ``m``. ``split``: a large manifest's decode may use the other
+    cores (false where other manifests are judged beside it)."""
     got = ManifestMatches()
     metrics_eval = plan_filter.metrics_eval
     pe = plan_filter.part_evals.get(m.partition_spec_id)
     delete_manifest = m.content == DELETE_MANIFEST
     if not delete_manifest:
         partition_keeps = None if pe is None or isinstance(pe.expr, ex.AlwaysTrue) else pe.eval   # (a filter on partitions)
-        cols = load_manifest_columns(io, meta, m, partition_keeps, metrics_eval is not None)
+        cols = load_manifest_columns(io, meta, m, partition_keeps, metrics_eval is not None, split)
         if cols is not None:        # judged as columns; objects only for the files kept
             mask = np.copy(cols.live)
             if pe is not None:

@@ -467,9 +467,9 @@ def test_a_filtered_plan_after_a_plan_of_everything_decodes_the_metrics_then(tab
     drops = []
     real = manifest_arrow.decode
 
-    def spy(data, part_entries=None, drop=manifest_arrow.WITHOUT_METRICS[:2]):
+    def spy(data, part_entries=None, drop=manifest_arrow.WITHOUT_METRICS[:2], split=True):
         drops.append(drop)
-        return real(data, part_entries, drop)
+        return real(data, part_entries, drop, split)
 
     _clear()
     monkeypatch.setattr(manifest_arrow, "decode", spy)

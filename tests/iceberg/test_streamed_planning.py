@@ -15,6 +15,7 @@ from icefloe.errors import IcefloeError
 from icefloe.iceberg import manifest as mf
 from icefloe.iceberg import manifest_arrow, manifest_avro, manifest_reader
 from icefloe.iceberg import scan as scan_mod
+from icefloe.iceberg.manifest_list import DATA_MANIFEST
 
 
 def _describe(tasks):
@@ -132,6 +133,39 @@ def test_parts_decode_equals_whole_decode(big_manifest, monkeypatch):
         assert all(isinstance(x.file, manifest_arrow.ColumnarDataFile) for x in t.plan_tasks())
     assert plans["whole"] == plans["parts"]
     assert [len(p) for p in plans["parts"]] == [1200, 1, len([i for i in range(400) if i % 7 == 3])]
+
+
+@pytest.mark.parametrize("cores", [1, 2, 4, 16])
+def test_manifests_judged_side_by_side_are_each_decoded_whole(table, monkeypatch, cores):
+    """A plan judging as many manifests at once as there are cores decodes each whole in its own
+    thread (cutting each into parts as well cost more CPU than it saved); with cores to spare, a
+    manifest's decode may use them. Either way the same tasks."""
+    import os
+
+    monkeypatch.setattr(manifest_reader, "COLUMNS_MIN_ENTRIES", 0)
+    monkeypatch.setattr(os, "cpu_count", lambda: cores)
+    monkeypatch.setattr(table.io, "parallel_reads", 1)
+    real = manifest_arrow.decode
+    splits = []
+
+    def spy(data, part_entries=None, drop=manifest_arrow.WITHOUT_METRICS[:2], split=True):
+        splits.append(split)
+        return real(data, part_entries, drop, split)
+
+    monkeypatch.setattr(manifest_reader, "decode_columns", spy)
+    expected = _describe(scan_mod.plan_files(table.io, table.metadata, table.current_snapshot(), "id < 100"))
+    for plan in (lambda w: list(table.iter_tasks(w)), table.plan_tasks):
+        for where in (None, "id < 100"):
+            manifest_reader.clear_manifest_cache()
+            splits.clear()
+            got = plan(where)
+            data_manifests = [m for m in manifest_reader.snapshot_manifests(table.io, table.current_snapshot())
+                              if m.content == DATA_MANIFEST]
+            assert len(splits) == len(data_manifests) >= 8
+            # one core: judged one at a time (a decode may cut); 2 and 4: the manifests fill them; 16: spare
+            assert set(splits) == {cores in (1, 16)}
+            if where is not None:
+                assert _describe(got) == expected
 
 
 def test_a_damaged_frame_is_not_cut(big_manifest):
