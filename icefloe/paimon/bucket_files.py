@@ -26,10 +26,13 @@ from dataclasses import dataclass, field
 from typing import AbstractSet, Any, Callable, Iterable, Optional, Sequence, cast
 
 from icefloe.core import numba_cache
-from icefloe.errors import DuplicateFileError
+from icefloe.errors import CorruptMetadataError, DuplicateFileError
 from icefloe.paimon import manifest as mf
 
 BucketKey = tuple[bytes, int]         # (partition row bytes without the arity prefix, bucket)
+# a block ``Rows.take`` left for ``Rows.finish``: (path, count, block bytes, _FILE schema, named,
+# keep_partition, buckets)
+_Pending = tuple[str, int, bytes, Any, Any, Callable[[bytes], bool], Optional[AbstractSet[int]]]
 IdentTail = tuple[tuple[str, ...], Optional[bytes], Optional[str]]       # extra files, embedded index, external path
 
 _read: Any = importlib.import_module("fastavro._read")
@@ -201,8 +204,7 @@ class Rows:
     offset_of: list[int] = field(default_factory=lambda: [])
     # blocks taken but not yet decoded (``finish``): (path, count, block bytes, _FILE schema, named,
     # keep_partition, buckets)
-    pending: list[tuple[str, int, bytes, Any, Any, Callable[[bytes], bool], Optional[AbstractSet[int]]]] = \
-        field(default_factory=lambda: [])
+    pending: list[_Pending] = field(default_factory=lambda: [])
 
     @classmethod
     def of_entries(cls, entries: Iterable[mf.ManifestEntry]) -> "Rows":
@@ -241,10 +243,11 @@ class Rows:
         keep, as ``manifest.TakeRecords`` takes them: their columns appended, checked as the
         record reader checks them."""
         plan = _plan(file_schema) if hasattr(stream, "getvalue") else None
-        if plan is not None and seen is None and numba_cache.loaded() and \
-                (self.pending or count >= COMPILED_MIN_RECORDS):      # once one waits, the rest wait: in order
-            # the compiled decoder is loaded (a manifest merge or a plan of this process did): ``finish``
-            # decodes the blocks taken at once
+        if plan is not None and seen is None and \
+                (self.pending or _usual(plan) or (numba_cache.loaded() and count >= COMPILED_MIN_RECORDS)):
+            # ``finish`` reads the blocks taken at once (once one waits, the rest wait: in order): entries
+            # of the usual layout by the compiled entry reader where it pays, others by the compiled
+            # decoder where it is loaded (a manifest merge or a plan of this process did)
             self.pending.append((path, count, stream.getvalue(), file_schema, named, keep_partition, buckets))
             return
         self._take(path, count, stream, file_schema, named, keep_partition, buckets, seen, plan)
@@ -255,11 +258,25 @@ class Rows:
         pending, self.pending = self.pending, []
         if not pending:
             return self
-        decoded = _compiled(pending)
+        first = pending[0]
+        plan = _plan(first[3])
+        alike = all(p[3] is first[3] and p[5] is first[5] and p[6] is first[6] for p in pending)
+        decoded = None
+        if plan is not None and _usual(plan) and alike:
+            kernel = _entry_kernel(sum(p[1] for p in pending))
+            if kernel is not None and self._take_compiled(kernel, pending, plan):
+                return self
+        elif alike and numba_cache.loaded():
+            decoded = _compiled(pending)
         if decoded is None:
             for path, count, data, file_schema, named, keep_partition, buckets in pending:
-                self._take(path, count, _io.BytesIO(data), file_schema, named, keep_partition, buckets, None,
-                           _plan(file_schema))
+                try:
+                    self._take(path, count, _io.BytesIO(data), file_schema, named, keep_partition, buckets, None,
+                               _plan(file_schema))
+                except CorruptMetadataError:
+                    raise
+                except Exception as e:      # noqa: BLE001 -- fastavro raises assorted errors on garbage
+                    raise CorruptMetadataError(path, f"not a readable Avro file: {e}") from None
             return self
         path = pending[0][0]
         versions, kinds, partitions, bucket_col, names, sizes, min_seqs, max_seqs, levels, tails = decoded
@@ -291,6 +308,54 @@ class Rows:
         self.offset_of.extend([-1] * len(names))
         self.tails.update(zip(range(start, len(self.names)), tails if tails is not None else repeat(_NO_TAIL)))
         return self
+
+    def _take_compiled(self, kernel: Any, pending: Sequence[_Pending], plan: _Plan) -> bool:
+        """The entries of blocks ``pending`` (one schema and predicate, the usual layout) read by the
+        compiled entry reader (``entry_kernel``) and the kept ones appended, as ``_take`` appends
+        them; False (nothing appended) where it finds the bytes are not such entries."""
+        import numpy as np
+
+        path, keep_partition, buckets = pending[0][0], pending[0][5], pending[0][6]
+        raws = [p[2] for p in pending]
+        joined = b"".join(raws)
+        sizes = np.fromiter(map(len, raws), np.int64, len(raws))
+        ends = np.cumsum(sizes)
+        starts = ends - sizes
+        counts = np.fromiter((p[1] for p in pending), np.int64, len(pending))
+        total = int(counts.sum())
+        out = np.empty((total, kernel.COLUMNS), np.int64)
+        if kernel.light_entries(np.frombuffer(joined, np.uint8), starts, ends, counts, out) != total:
+            return False
+        block_at = np.repeat(np.arange(len(raws), dtype=np.int64), counts)
+        for row in np.flatnonzero(out[:, kernel.VERSION] != mf.MANIFEST_VERSION)[:1].tolist():
+            mf.check_version(path, int(out[row, kernel.VERSION]))
+        for row in np.flatnonzero(out[:, kernel.PARTITION_LEN] < 4)[:1].tolist():
+            at = int(out[row, kernel.PARTITION_AT])
+            mf.check_partition(path, joined[at:at + int(out[row, kernel.PARTITION_LEN])])
+        chosen = np.isin(out[:, kernel.BUCKET], np.fromiter(buckets, np.int64, len(buckets))) \
+            if buckets is not None else np.ones(total, bool)
+        first_block = len(self.blocks)
+        self.blocks.extend((raw, plan.tail, pending[0][4]) for raw in raws)
+        picked = np.flatnonzero(chosen)
+        at, length = out[picked, kernel.PARTITION_AT].tolist(), out[picked, kernel.PARTITION_LEN].tolist()
+        parts = [joined[i + 4:i + n] for i, n in zip(at, length)]
+        verdicts = {part: keep_partition(part) for part in set(parts)}
+        kept_mask = np.fromiter((verdicts[part] for part in parts), bool, len(parts))
+        kept = picked[kept_mask]
+        cols = out[kept]
+        blocks = block_at[kept]
+        self.kinds.extend(cols[:, kernel.KIND].tolist())
+        self.partitions.extend(part for part, k in zip(parts, kept_mask.tolist()) if k)
+        self.buckets.extend(cols[:, kernel.BUCKET].tolist())
+        self.levels.extend(cols[:, kernel.LEVEL].tolist())
+        self.names.extend(joined[i:i + n].decode() for i, n in zip(cols[:, kernel.NAME_AT].tolist(),
+                                                                   cols[:, kernel.NAME_LEN].tolist()))
+        self.sizes.extend(cols[:, kernel.SIZE].tolist())
+        self.min_seqs.extend(cols[:, kernel.MIN_SEQ].tolist())
+        self.max_seqs.extend(cols[:, kernel.MAX_SEQ].tolist())
+        self.block_of.extend((blocks + first_block).tolist())
+        self.offset_of.extend((cols[:, kernel.TAIL_AT] - starts[blocks]).tolist())
+        return True
 
     def _take(self, path: str, count: int, stream: Any, file_schema: Any, named: Any,
               keep_partition: Callable[[bytes], bool], buckets: Optional[AbstractSet[int]],
@@ -345,6 +410,29 @@ class Rows:
             skip_tail(stream, tail, named)
 
 
+def _usual(plan: _Plan) -> bool:
+    """Whether entries read by ``plan`` are laid out as ``entry_kernel`` reads them."""
+    return plan.skip_middle is _skip_middle and plan.skip_tail is _skip_tail
+
+
+_kernel_module: Any = None
+# the compiled entry reader is loaded (numba's fixed cost, about half a second) by a read of at least
+# this many entries; once loaded, every read of the usual layout takes it
+ENTRY_KERNEL_MIN_RECORDS = 512
+
+
+def _entry_kernel(records: int) -> Any:
+    """``entry_kernel`` where it is loaded or a read of ``records`` entries pays for loading it;
+    None: read field by field."""
+    global _kernel_module
+    if _kernel_module is None:
+        if records < ENTRY_KERNEL_MIN_RECORDS and not numba_cache.loaded():
+            return None
+        numba_cache.kernel()        # numba pointed at its cache directory first
+        _kernel_module = importlib.import_module("icefloe.paimon.entry_kernel")
+    return _kernel_module
+
+
 _NO_TAIL: IdentTail = ((), None, None)
 # blocks of fewer records are read field by field even where the compiled decoder is loaded
 COMPILED_MIN_RECORDS = 64
@@ -368,8 +456,7 @@ def _plain(schema: Any) -> Any:
     return schema
 
 
-def _compiled(pending: Sequence[tuple[str, int, bytes, Any, Any, Callable[[bytes], bool], Optional[AbstractSet[int]]]]
-              ) -> Optional[tuple[list[int], list[int], list[bytes], list[int], list[str], list[int], list[int], list[int],
+def _compiled(pending: Sequence[_Pending]) -> Optional[tuple[list[int], list[int], list[bytes], list[int], list[str], list[int], list[int], list[int],
                                   list[int], Optional[list[IdentTail]]]]:
     """The records of decompressed blocks of one manifest (``pending``, one ``_FILE`` schema and
     predicate) decoded by the compiled decoder (``core.avro_decode``) as one uncompressed container

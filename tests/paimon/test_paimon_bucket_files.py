@@ -178,6 +178,7 @@ def test_a_file_layout_of_another_order_is_read_whole():
         assert (bf._plan(file_type) is None) == reorder
         rows = bf.Rows()
         rows.take("m", len(entries), _records(entries, s), file_type, {}, lambda p: True, None, None)
+        rows.finish()
         assert rows.names == [e.file.file_name for e in entries]
         assert rows.levels == [e.file.level for e in entries]
         assert rows.max_seqs == [e.file.max_sequence_number for e in entries]
@@ -217,12 +218,47 @@ def test_a_duplicate_in_the_table_is_corrupt(paimon_catalog):
         store.bucket_files(twice, [(encode_row([0], store.partition_types).data, 0)])
 
 
-def test_every_optional_field_is_skipped_in_step():
+def _readers(monkeypatch, reader):
+    """Blocks read field by field (``fields``), or by the compiled readers however few their entries
+    (``compiled``: the entry reader for the usual layout, the compiled decoder for another); which
+    compiled ones read, as a list to look at."""
+    from icefloe.core import avro_columns, numba_cache
+
+    used = []
+    if reader == "fields":
+        monkeypatch.setattr(bf, "_entry_kernel", lambda records: None)
+        monkeypatch.setattr(bf.numba_cache, "loaded", lambda: False)
+        return used
+    avro_columns._warm()
+    assert numba_cache.loaded()
+    monkeypatch.setattr(bf, "COMPILED_MIN_RECORDS", 0)
+    monkeypatch.setattr(bf, "ENTRY_KERNEL_MIN_RECORDS", 0)
+    real_entries, real_compiled = bf.Rows._take_compiled, bf._compiled
+    def entries(self, *a):      # the entry reader read them (not refused: read field by field)
+        read = real_entries(self, *a)
+        used.extend(["entries"] if read else [])
+        return read
+
+    def decoder(pending):
+        read = real_compiled(pending)
+        used.extend(["decoder"] if read is not None else [])
+        return read
+
+    monkeypatch.setattr(bf.Rows, "_take_compiled", entries)
+    monkeypatch.setattr(bf, "_compiled", decoder)
+    return used
+
+
+@pytest.mark.parametrize("reader", ["fields", "compiled"])
+def test_every_optional_field_is_skipped_in_step(monkeypatch, reader):
     """Records whose statistics hold nulls or no null counts and whose later fields are all set
     (extra files, embedded index, statistics columns, external path, row ids, write columns) are
     read in step: every record's columns and identifier are its own, for the usual layout and for
-    an older writer's (without the last two fields), whose rest fastavro skips."""
+    an older writer's (without the last two fields), whose rest fastavro skips; read field by field
+    or by the compiled readers."""
     from icefloe.paimon.data_file import SimpleStats
+
+    used = _readers(monkeypatch, reader)
 
     part = encode_row([3], [LongType()])
     entries = []
@@ -254,7 +290,10 @@ def test_every_optional_field_is_skipped_in_step():
         written = entries if fast else [mf.ManifestEntry(e.kind, e.partition, e.bucket, e.total_buckets, _older(e.file))
                                         for e in entries]
         rows = bf.Rows()
+        used.clear()
         rows.take("m", len(written), _records(written, s), file_type, {}, lambda p: True, {0, 1}, None)
+        rows.finish()
+        assert used == ([] if reader == "fields" else ["entries" if fast else "decoder"])
         assert rows.names == [e.file.file_name for e in written]
         assert rows.kinds == [e.kind for e in written] and rows.buckets == [e.bucket for e in written]
         assert rows.sizes == [e.file.file_size for e in written]
@@ -266,7 +305,28 @@ def test_every_optional_field_is_skipped_in_step():
         # only bucket 1 kept: the others skipped whole, in step
         rows = bf.Rows()
         rows.take("m", len(written), _records(written, s), file_type, {}, lambda p: True, {1}, None)
+        rows.finish()
         assert rows.names == [e.file.file_name for e in written if e.bucket == 1]
+        assert [rows.tail(i) for i in range(len(rows.names))] == [
+            (tuple(e.file.extra_files or ()), e.file.embedded_index, e.file.external_path)
+            for e in written if e.bucket == 1]
+
+
+@pytest.mark.parametrize("reader", ["fields", "compiled"])
+def test_a_block_that_is_not_entries_is_corrupt(monkeypatch, reader):
+    """A block whose bytes end early, or that holds fewer entries than its count, is a ``CorruptMetadataError``
+    naming the manifest, whichever reader reads it."""
+    _readers(monkeypatch, reader)
+    part = encode_row([3], [LongType()])
+    entries = [mf.ManifestEntry(mf.ADD, part, 0, 1, _meta(f"f-{i}", 10 * i)) for i in range(4)]
+    s = fastavro.parse_schema(mf.MANIFEST_ENTRY_SCHEMA)
+    file_type = s["fields"][5]["type"]
+    good = _records(entries, s).getvalue()
+    for data, count in ((good[:-3], 4), (good, 5)):
+        rows = bf.Rows()
+        rows.take("the-manifest", count, io.BytesIO(data), file_type, {}, lambda p: True, None, None)
+        with pytest.raises(CorruptMetadataError, match="the-manifest"):
+            rows.finish()
 
 
 def _older(f):
@@ -276,22 +336,17 @@ def _older(f):
 
 
 @pytest.mark.parametrize("compiled", [False, True])
-def test_the_compiled_decoder_reads_what_the_field_reader_reads(paimon_catalog, monkeypatch, compiled):
-    """Where the compiled decoder is loaded in the process, a bucket's blocks of 64+ records are decoded
-    by it at once: the same columns, and the same merge of a DELETE whose identifier holds an external
-    path; where it refuses the blocks they are read field by field, with the same result."""
-    from icefloe.core import avro_columns, numba_cache
+def test_the_compiled_reader_reads_what_the_field_reader_reads(paimon_catalog, monkeypatch, compiled):
+    """A bucket of 600 files is restored by the compiled entry reader (``entry_kernel``, loaded for a
+    read of 512+ entries): the same columns as field by field, and the same merge of a DELETE
+    whose identifier holds an external path."""
     from icefloe.paimon.commit_changes import DeleteFiles, PaimonCommit
 
-    if compiled:
-        avro_columns._warm()
-        assert numba_cache.loaded()
-    else:
-        monkeypatch.setattr(bf.numba_cache, "loaded", lambda: True)
-        monkeypatch.setattr(bf, "_compiled", lambda pending: None)      # refused: read field by field
+    if not compiled:
+        monkeypatch.setattr(bf, "_entry_kernel", lambda records: None)      # read field by field
     t = _metadata_table(paimon_catalog, buckets=2)
     commit = FileStoreCommit(t.store, t.commit_user)
-    metas = {(p, b): [_meta(f"data-{p}-{b}-{i}.parquet", 1000 * b + 10 * i, level=5 - i % 2) for i in range(300)]
+    metas = {(p, b): [_meta(f"data-{p}-{b}-{i}.parquet", 10_000 * b + 10 * i, level=5 - i % 2) for i in range(600)]
              for p in (0, 1) for b in (0, 1)}
     metas[(0, 1)][7].external_path = "/elsewhere/data-0-1-7.parquet"
     commit.commit([CommitMessage((p,), b, 2, files) for (p, b), files in metas.items()])
@@ -301,15 +356,14 @@ def test_the_compiled_decoder_reads_what_the_field_reader_reads(paimon_catalog, 
     commit.apply(PaimonCommit("APPEND", (DeleteFiles(tuple(gone)),)))
     latest = t.store.snapshots.latest()
     full = _full(t.store, latest)
-    assert len(full[key01]) == 299
+    assert len(full[key01]) == 599
     used = []
-    if compiled:
-        real = bf._compiled
-        monkeypatch.setattr(bf, "_compiled", lambda pending: used.append(len(pending)) or real(pending))
+    real = bf.Rows._take_compiled
+    monkeypatch.setattr(bf.Rows, "_take_compiled", lambda self, *a: used.append(real(self, *a)) or used[-1])
     for key in full:
         got = paimon_catalog.load_table(NAME).store.bucket_files(latest, [key])
         assert _cols(got[key]) == full[key]
-    assert bool(used) == compiled
+    assert used == ([True] * len(used) if compiled else []) and bool(used) == compiled
 
 
 def test_blocks_holding_several_partitions_are_judged_by_their_ranges(paimon_catalog):
