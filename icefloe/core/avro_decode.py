@@ -287,6 +287,12 @@ def _snappy(raw: bytes) -> bytes:
     return out
 
 
+def decompressor(name: str) -> Optional[Callable[[bytes], bytes]]:
+    """The function inflating a block of Avro codec ``name`` (None: ``null``, blocks as they are);
+    ``Unsupported`` for a codec this cannot read."""
+    return _codec(name)
+
+
 def _codec(name: str) -> Optional[Callable[[bytes], bytes]]:
     if name == "null":
         return None

@@ -13,7 +13,6 @@ from __future__ import annotations
 import io
 import json
 import uuid
-import zlib
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional, cast
 
 import fastavro
@@ -27,6 +26,8 @@ from icefloe.errors import CorruptMetadataError
 from icefloe.iceberg import conversions
 from icefloe.iceberg.avro_schemas import avro_name, manifest_entry_schema
 from icefloe.iceberg.manifest import ADDED, DATA, DELETED, METRIC_FIELDS, DataFile, ManifestEntry
+from icefloe.iceberg.manifest_codec import DEFAULT as DEFAULT_CODEC
+from icefloe.iceberg.manifest_codec import ManifestCodec
 from icefloe.iceberg.manifest_codegen import EntryDecoder, entry_decoder, read_long
 from icefloe.iceberg.partitioning import PartitionSpec
 from icefloe.iceberg.schema import schema_to_json
@@ -119,8 +120,10 @@ def manifest_metadata(schema: Schema, spec: PartitionSpec, content: int, format_
 
 
 def write_manifest(io_: FileIO, path: str, schema: Schema, spec: PartitionSpec,
-                   entries: Iterable[ManifestEntry], content: int = DATA, format_version: int = 2) -> int:
-    """Write a manifest file; returns its length in bytes."""
+                   entries: Iterable[ManifestEntry], content: int = DATA, format_version: int = 2,
+                   codec: ManifestCodec = DEFAULT_CODEC) -> int:
+    """Write a manifest file compressed by ``codec`` (the table's ``ManifestCodec.of``); returns its
+    length in bytes."""
     ptype = spec.partition_type(schema)
     avro_schema = manifest_entry_schema(ptype, format_version)
     metadata = manifest_metadata(schema, spec, content, format_version)
@@ -128,7 +131,7 @@ def write_manifest(io_: FileIO, path: str, schema: Schema, spec: PartitionSpec,
     records = [entry_to_avro(e, ptype, format_version) for e in entries]
     # fastavro's stub leaves the file parameter of its writer as IO[Unknown]
     fastavro.writer(buf, fastavro.parse_schema(avro_schema), records,  # pyright: ignore[reportUnknownMemberType]
-                    codec="deflate", metadata=metadata)
+                    codec=codec.avro, codec_compression_level=codec.avro_level, metadata=metadata)
     data = buf.getvalue()
     io_.write_bytes(path, data, overwrite=False)
     return len(data)
@@ -243,12 +246,16 @@ def _container_blocks(data: bytes) -> Optional[tuple[dict[str, bytes], list[tupl
     or None for a codec handled only by fastavro."""
     meta, sync, p = avro_decode.header(data)
     codec = meta.get("avro.codec", b"null").decode() or "null"
-    if codec not in ("null", "deflate"):
+    if codec not in ("null", "deflate", "zstandard", "snappy"):
+        return None
+    try:
+        inflate = avro_decode.decompressor(codec)
+    except avro_decode.Unsupported:
         return None
     blocks: list[tuple[bytes, int]] = []
     for count, lo, hi, _next in _framed_blocks(data, sync, p):
         raw = data[lo:hi]
-        blocks.append((zlib.decompress(raw, -15) if codec == "deflate" else raw, count))
+        blocks.append((inflate(raw) if inflate is not None else raw, count))
     return meta, blocks
 
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import os
-import zlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Optional, cast
@@ -40,6 +39,8 @@ from icefloe.core.types import Schema, StructType
 from icefloe.iceberg import conversions
 from icefloe.iceberg.avro_schemas import avro_name, manifest_entry_schema
 from icefloe.iceberg.manifest import ADDED, DATA, DELETED, EXISTING, POSITION_DELETES
+from icefloe.iceberg.manifest_codec import DEFAULT as DEFAULT_CODEC
+from icefloe.iceberg.manifest_codec import ManifestCodec
 from icefloe.iceberg.manifest_avro import manifest_metadata
 from icefloe.iceberg.manifest_list import DATA_MANIFEST, FieldSummary, ManifestFile
 from icefloe.iceberg.partitioning import PartitionSpec
@@ -255,16 +256,12 @@ def _summaries(ptype: StructType, columns: list[list[pa.Array]]) -> list[FieldSu
     return out
 
 
-def _compress(raw: bytes) -> bytes:
-    c = zlib.compressobj(-1, zlib.DEFLATED, -15)
-    return c.compress(raw) + c.flush()
-
-
-def _container(schema_json: str, metadata: dict[str, str], records: npt.NDArray[np.uint8], offsets: Ints) -> bytes:
-    """An Avro object container file (deflate) of the encoded records (record ``i`` at
+def _container(schema_json: str, metadata: dict[str, str], records: npt.NDArray[np.uint8], offsets: Ints,
+               codec: ManifestCodec) -> bytes:
+    """An Avro object container file (compressed by ``codec``) of the encoded records (record ``i`` at
     ``records[offsets[i]:offsets[i + 1]]``), in blocks of about ``BLOCK_BYTES``."""
     sync = os.urandom(16)
-    meta = {"avro.schema": schema_json.encode(), "avro.codec": b"deflate",
+    meta = {"avro.schema": schema_json.encode(), "avro.codec": codec.avro.encode(),
             **{k: v.encode() for k, v in metadata.items()}}
     head = avro_decode.encode_header(meta, sync)
     n = len(offsets) - 1
@@ -275,7 +272,7 @@ def _container(schema_json: str, metadata: dict[str, str], records: npt.NDArray[
         cuts.append(min(n, max(b, a + 1)))
     raw = [records[int(offsets[a]):int(offsets[b])].tobytes() for a, b in zip(cuts, cuts[1:])]
     with ThreadPoolExecutor(max_workers=min(4, max(1, os.cpu_count() or 1))) as pool:
-        packed = list(pool.map(_compress, raw))
+        packed = list(pool.map(codec.compress, raw))
     parts = [head]
     for (a, b), z in zip(zip(cuts, cuts[1:]), packed):
         parts.append(avro_decode.encode_long(b - a) + avro_decode.encode_long(len(z)) + z + sync)
@@ -283,10 +280,11 @@ def _container(schema_json: str, metadata: dict[str, str], records: npt.NDArray[
 
 
 def merge(io: FileIO, manifests: list[ManifestFile], path: str, schema: Schema, spec: PartitionSpec,
-          content: int, format_version: int, snapshot_id: int, sequence_number: int) -> Optional[ManifestFile]:
+          content: int, format_version: int, snapshot_id: int, sequence_number: int,
+          codec: ManifestCodec = DEFAULT_CODEC) -> Optional[ManifestFile]:
     """Manifests ``manifests`` (of one spec and content kind) merged into a new manifest at
-    ``path`` written by ``snapshot_id``; its manifest-list entry, or None (nothing written) where
-    this cannot copy them exactly."""
+    ``path`` written by ``snapshot_id`` and compressed by ``codec``; its manifest-list entry, or
+    None (nothing written) where this cannot copy them exactly."""
     if not available():
         return None
     ptype = spec.partition_type(schema)
@@ -313,7 +311,8 @@ def merge(io: FileIO, manifests: list[ManifestFile], path: str, schema: Schema, 
     shift = np.cumsum([0] + [int(p[1][-1]) for p in pieces])
     offsets = np.concatenate([p[1][:-1] + shift[i] for i, p in enumerate(pieces)] + [np.array([shift[-1]], np.int64)])
     data = _container(json.dumps(entry_schema), manifest_metadata(schema, spec, DATA if content == DATA_MANIFEST else POSITION_DELETES,
-                                                                   format_version), records, offsets.astype(np.int64))
+                                                                   format_version), records, offsets.astype(np.int64),
+                      codec)
     io.write_bytes(path, data, overwrite=False)
     status = np.concatenate([s.lead[:, 0] for s in sources]) if sources else np.empty(0, np.int64)
     rows = np.concatenate([s.record_count for s in sources]) if sources else np.empty(0, np.int64)

@@ -30,6 +30,8 @@ from icefloe.iceberg.manifest import (
     ADDED, DATA, DELETED, POSITION_DELETES, DataFile, ManifestEntry, as_deleted, as_existing,
 )
 from icefloe.iceberg import manifest_merge
+from icefloe.iceberg.manifest_codec import DEFAULT as DEFAULT_CODEC
+from icefloe.iceberg.manifest_codec import ManifestCodec
 from icefloe.iceberg.manifest_avro import write_manifest
 from icefloe.iceberg.manifest_list import (
     DATA_MANIFEST,
@@ -89,6 +91,7 @@ class PendingSnapshot:
     attempt: int
     written: list[str] = field(default_factory=list[str])   # paths, deleted if the attempt fails
     manifest_count: int = 0
+    codec: ManifestCodec = DEFAULT_CODEC       # the table's manifest codec (``write.manifest.compression-*``)
 
     @classmethod
     def start(cls, ops: TableOperations, base: TableMetadata, branch: str, commit_uuid: str,
@@ -101,7 +104,7 @@ class PendingSnapshot:
         while snapshot_id in existing_ids:
             snapshot_id = new_snapshot_id()
         return cls(ops.io, ops, base, branch, parent, snapshot_id, base.last_sequence_number + 1,
-                   commit_uuid, attempt, written)
+                   commit_uuid, attempt, written, codec=ManifestCodec.of(base.properties))
 
     @property
     def parent_id(self) -> Optional[int]:
@@ -131,7 +134,7 @@ class PendingSnapshot:
         path = self.new_manifest_path()
         length = write_manifest(self.io, path, schema, spec, entries,
                                 content=DATA if content == DATA_MANIFEST else POSITION_DELETES,
-                                format_version=self.base.format_version)
+                                format_version=self.base.format_version, codec=self.codec)
         return manifest_file_for(path, length, spec_id, content, self.snapshot_id, self.sequence_number,
                                  entries, spec.partition_type(schema))
 
@@ -334,7 +337,7 @@ def _merge_copying(pending: PendingSnapshot, bin_: list[ManifestFile], spec_id: 
     path = pending.new_manifest_path()     # listed as written first: deleted if the attempt fails
     base = pending.base
     got = manifest_merge.merge(pending.io, bin_, path, base.schema, base.spec_by_id(spec_id), content,
-                               base.format_version, pending.snapshot_id, pending.sequence_number)
+                               base.format_version, pending.snapshot_id, pending.sequence_number, pending.codec)
     if got is None:            # not written: the path goes to the entry-by-entry merge
         pending.written.remove(path)
         pending.manifest_count -= 1
