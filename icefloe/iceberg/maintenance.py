@@ -38,6 +38,7 @@ from icefloe.errors import MaintenanceError  # noqa: F401 - defined in icefloe.e
 from icefloe.iceberg.hadoop import HINT_FILE
 from icefloe.iceberg.locations import OUTSIDE, check_table_alone, deletion_root, inside_any
 from icefloe.iceberg.manifest import DATA
+from icefloe.iceberg import unhonoured
 from icefloe.iceberg.manifest_codec import CODEC_PROPERTY, LEVEL_PROPERTY, ManifestCodec
 from icefloe.iceberg.manifest_list import ManifestFile
 from icefloe.iceberg.manifest_reader import (
@@ -376,8 +377,11 @@ def properties_change(location: str, updates: dict[str, str], removals: list[str
         if changed:
             out.append(SetProperties(changed))
         gone = [k for k in removals if k in base.properties]
+        after = {k: v for k, v in {**base.properties, **changed}.items() if k not in gone}
         if {CODEC_PROPERTY, LEVEL_PROPERTY} & (set(changed) | set(gone)):     # refused before it is stored
-            ManifestCodec.of({k: v for k, v in {**base.properties, **changed}.items() if k not in gone})
+            ManifestCodec.of(after)
+        if set(unhonoured.KEYS) & set(changed):
+            unhonoured.check(after, location)
         if gone:
             out.append(RemoveProperties(gone))
         return out or None

@@ -30,6 +30,7 @@ from icefloe.iceberg.manifest import (
     ADDED, DATA, DELETED, POSITION_DELETES, DataFile, ManifestEntry, as_deleted, as_existing,
 )
 from icefloe.iceberg import manifest_merge
+from icefloe.iceberg import unhonoured
 from icefloe.iceberg.manifest_codec import DEFAULT as DEFAULT_CODEC
 from icefloe.iceberg.manifest_codec import ManifestCodec
 from icefloe.iceberg.manifest_avro import write_manifest
@@ -96,6 +97,7 @@ class PendingSnapshot:
     @classmethod
     def start(cls, ops: TableOperations, base: TableMetadata, branch: str, commit_uuid: str,
               attempt: int, written: list[str]) -> "PendingSnapshot":
+        unhonoured.check(base.properties, ops.location)      # before anything is written
         # a write to a branch that does not exist yet starts from main's head, as Iceberg does
         ref = base.refs.get(branch) or base.refs.get(MAIN_BRANCH)
         parent = base.snapshot_by_id(ref.snapshot_id) if ref is not None else None

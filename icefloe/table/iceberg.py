@@ -13,6 +13,7 @@ from icefloe.core.timetravel import AsOf
 from icefloe.core.reports import Report, RowChanges
 from icefloe.core.tree import Node
 from icefloe.core.types import IcebergType, NestedField, parse_type, to_spark_ddl_type, widen_small_ints
+from icefloe.iceberg import unhonoured
 from icefloe.iceberg import inspect as metadata
 from icefloe.iceberg.append import Append
 from icefloe.iceberg.arrow_writer import align_arrow, write_arrow
@@ -55,7 +56,9 @@ def write_files_for(meta: TableMetadata, data: WriteData, io: FileIO, name: str,
                     spark: Callable[[], object]) -> list[DataFile]:
     """``data`` (a Spark DataFrame, or Arrow/pandas data) written as data files of the table
     whose metadata is ``meta``; nothing committed. ``spark()`` gives the session, configured
-    for the write, when ``data`` needs Spark."""
+    for the write, when ``data`` needs Spark. A table whose properties ask for what icefloe does not
+    do (``iceberg.unhonoured``) is refused before anything is written."""
+    unhonoured.check(meta.properties, name)
     if is_arrow_data(data):
         aligned = align_arrow(as_arrow_table(data), meta.schema, name)
         return write_arrow(io, aligned, meta.schema, meta.spec, meta.location, meta.properties, meta=meta)
@@ -463,6 +466,7 @@ class IcebergWriteTarget:
     session, and commit through it to ``branch``, the snapshot summary naming the Spark application."""
 
     def __init__(self, table: IcebergTable, branch: str):
+        unhonoured.check(table.metadata.properties, table.name)      # before a write's tasks write anything
         self.table = table
         self.name = table.name
         self.io = table.io
