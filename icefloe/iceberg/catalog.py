@@ -36,6 +36,8 @@ from icefloe.errors import (  # noqa: F401 - defined in icefloe.errors, importab
     ReplaceNotSupportedError,
     TableAlreadyExistsError,
 )
+from icefloe.iceberg import unhonoured
+from icefloe.iceberg.manifest_codec import ManifestCodec
 from icefloe.iceberg.append import Append
 from icefloe.iceberg.hadoop import HadoopTableOperations, VersionConflict
 from icefloe.iceberg.locations import check_no_overlap, normalize, read_regular_file
@@ -114,6 +116,7 @@ class HadoopCatalog:
         StructType (TINYINT and SMALLINT columns become int: Iceberg has no smaller integers).
         ``location``: where the table lives, if the catalog places tables where it is asked
         (``place_new_table``)."""
+        writable_properties(properties or {}, name)
         ops = self._ops(name)
         if ops.exists():
             raise TableAlreadyExistsError(f"table {name} already exists at {ops.location}")
@@ -194,6 +197,7 @@ class HadoopCatalog:
             raise NoSuchTableError(f"table {name} does not exist, so it cannot be replaced "
                                    "(CREATE OR REPLACE TABLE creates it)")
         props = properties or {}
+        writable_properties(props, name)
         existed = ops.exists()
         target = replacement_metadata(ops.current(), schema, partitioned_by, props) if existed else \
             new_table_metadata(ops.location, schema, build_spec(schema, partitioned_by), props)
@@ -290,6 +294,14 @@ class HadoopCatalog:
             version, meta = ops.load()
             purge_table_files(ops, version, meta)
         drop_versions(ops)
+
+
+def writable_properties(properties: Mapping[str, str], table: str) -> None:
+    """A table icefloe creates (or replaces) is one it can write: a manifest codec it cannot honour
+    (``ManifestCodec.of``) or a property asking for what it does not do (``unhonoured``) is refused
+    naming the property. (A catalog serving other engines, ``icefloe serve``, stores what they ask.)"""
+    ManifestCodec.of(properties)
+    unhonoured.check(properties, table)
 
 
 def read_registered_metadata(io: FileIO, metadata_location: str) -> TableMetadata:

@@ -345,6 +345,9 @@ class RestCatalog:
         from icefloe.core.types import widen_schema_small_ints
         from icefloe.iceberg.partitioning import build_spec
 
+        from icefloe.iceberg.catalog import writable_properties
+
+        writable_properties({str(k): str(v) for k, v in (properties or {}).items()}, name)
         db, tbl = split_name(name)
         sch = widen_schema_small_ints(to_schema(schema))
         spec = build_spec(sch, partitioned_by)

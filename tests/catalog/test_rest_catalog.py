@@ -198,3 +198,23 @@ def test_register_table_through_a_rest_catalog(tmp_path):
         assert cat.list_tables("db") == ["db.reg"]
     with pytest.raises(NotSupportedError, match="Paimon tables are adopted by pointing a catalog at their warehouse"):
         icefloe.Catalog(str(tmp_path / "p"), format="paimon").register_table("db.x", location)
+
+
+def test_serve_stores_what_other_engines_ask_and_icefloe_does_not_write_it(served, spark):
+    """A table whose properties ask for what icefloe does not do (ORC data files) is created through
+    ``icefloe serve`` by another engine (pyiceberg) and kept as asked; icefloe reads it, but refuses to
+    write it or, as a REST client, to create one, naming the property."""
+    from icefloe.errors import IcefloeError
+
+    cat, uri = served
+    rc = _rest(uri)
+    rc.create_namespace("db")
+    rc.create_table("db.orc", schema=SCHEMA, properties={"write.format.default": "orc"})
+    t = cat.load_table("db.orc")
+    assert t.properties["write.format.default"] == "orc" and t.to_arrow().num_rows == 0
+    with pytest.raises(IcefloeError, match="write.format.default"):
+        t.append(pa.table({"id": pa.array([1], pa.int64()), "s": ["a"]}))
+    client = icefloe.Catalog(uri=uri, type="rest", spark=spark)
+    with pytest.raises(IcefloeError, match="write.format.default"):
+        client.create_table("db.orc2", "id bigint, s string", properties={"write.format.default": "orc"})
+    assert rc.list_tables("db") == [("db", "orc")]
