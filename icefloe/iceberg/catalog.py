@@ -122,6 +122,7 @@ class HadoopCatalog:
             raise TableAlreadyExistsError(f"table {name} already exists at {ops.location}")
         if location is not None:
             self.place_new_table(ops, name, location)
+        unhonoured.check(properties or {}, name, ops.location)
         schema = widen_schema_small_ints(to_schema(schema))
         spec = build_spec(schema, partitioned_by)
         meta = new_table_metadata(ops.location, schema, spec, properties or {})
@@ -199,6 +200,7 @@ class HadoopCatalog:
         props = properties or {}
         writable_properties(props, name)
         existed = ops.exists()
+        unhonoured.check(props, name, ops.location)
         target = replacement_metadata(ops.current(), schema, partitioned_by, props) if existed else \
             new_table_metadata(ops.location, schema, build_spec(schema, partitioned_by), props)
         files = write_files(target) if write_files is not None else []

@@ -381,7 +381,7 @@ def properties_change(location: str, updates: dict[str, str], removals: list[str
         if {CODEC_PROPERTY, LEVEL_PROPERTY} & (set(changed) | set(gone)):     # refused before it is stored
             ManifestCodec.of(after)
         if set(unhonoured.KEYS) & set(changed):
-            unhonoured.check(after, location)
+            unhonoured.check(after, location, base.location)
         if gone:
             out.append(RemoveProperties(gone))
         return out or None

@@ -97,7 +97,7 @@ class PendingSnapshot:
     @classmethod
     def start(cls, ops: TableOperations, base: TableMetadata, branch: str, commit_uuid: str,
               attempt: int, written: list[str]) -> "PendingSnapshot":
-        unhonoured.check(base.properties, ops.location)      # before anything is written
+        unhonoured.check(base.properties, ops.location, base.location)      # before anything is written
         # a write to a branch that does not exist yet starts from main's head, as Iceberg does
         ref = base.refs.get(branch) or base.refs.get(MAIN_BRANCH)
         parent = base.snapshot_by_id(ref.snapshot_id) if ref is not None else None

@@ -10,7 +10,10 @@ transaction) and every snapshot commit to a table that has one (set by another e
   delete files as Parquet only;
 - ``write.location-provider.impl``: a Java class choosing data file locations;
 - ``write.object-storage.enabled=true``: the Java runtime's hashed object-storage layout of data files;
-- ``encryption.key-id``: table encryption (icefloe writes no encrypted file).
+- ``encryption.key-id``: table encryption (icefloe writes no encrypted file);
+- ``write.data.path``, ``write.metadata.path`` (and the older ``write.folder-storage.path``,
+  ``write.object-storage.path``) other than the table's own ``data`` and ``metadata`` directories: icefloe
+  keeps every file of a table inside its location (the rule its catalogs and ``icefloe serve`` enforce).
 """
 from __future__ import annotations
 
@@ -23,12 +26,16 @@ DELETE_FORMAT_DEFAULT = "write.delete.format.default"
 LOCATION_PROVIDER = "write.location-provider.impl"
 OBJECT_STORAGE = "write.object-storage.enabled"
 ENCRYPTION_KEY = "encryption.key-id"
-KEYS = (FORMAT_DEFAULT, DELETE_FORMAT_DEFAULT, LOCATION_PROVIDER, OBJECT_STORAGE, ENCRYPTION_KEY)
+# where the Java runtime writes a table's files, each with the directory of the table it must name
+PATHS = {"write.data.path": "data", "write.folder-storage.path": "data", "write.object-storage.path": "data",
+         "write.metadata.path": "metadata"}
+KEYS = (FORMAT_DEFAULT, DELETE_FORMAT_DEFAULT, LOCATION_PROVIDER, OBJECT_STORAGE, ENCRYPTION_KEY, *PATHS)
 
 
-def refusal(properties: Mapping[str, str]) -> Optional[str]:
+def refusal(properties: Mapping[str, str], location: Optional[str] = None) -> Optional[str]:
     """Why icefloe does not write a table of these properties, naming the first property it cannot
-    honour; None: none."""
+    honour; None: none. The path properties are judged against the table's ``location`` (None: not
+    judged, the location is not known yet)."""
     for key in (FORMAT_DEFAULT, DELETE_FORMAT_DEFAULT):
         value = properties.get(key)
         if value is not None and str(value).strip().lower() != "parquet":
@@ -42,12 +49,29 @@ def refusal(properties: Mapping[str, str]) -> Optional[str]:
                 f"the default layout only, not the Java runtime's hashed object-storage layout")
     if ENCRYPTION_KEY in properties:
         return f"table property {ENCRYPTION_KEY} asks for table encryption, which icefloe does not do"
+    if location is not None:
+        for key, directory in PATHS.items():
+            value = properties.get(key)
+            own = f"{location.rstrip('/')}/{directory}"
+            if value is not None and not _same(str(value), own):
+                return (f"table property {key}={value!r}: icefloe writes a table's files inside its location "
+                        f"only ({own})")
     return None
 
 
-def check(properties: Mapping[str, str], table: str) -> None:
-    """``IcefloeError`` naming the property where ``refusal`` finds one (``table``: its name or location)."""
-    why = refusal(properties)
+def _same(a: str, b: str) -> bool:
+    """Whether locations ``a`` and ``b`` name one directory (compared as the catalogs compare them)."""
+    from icefloe.iceberg.locations import normalize
+
+    try:
+        return normalize(a) == normalize(b)
+    except IcefloeError:
+        return False
+
+
+def check(properties: Mapping[str, str], table: str, location: Optional[str] = None) -> None:
+    """``IcefloeError`` naming the property where ``refusal`` finds one (``table``: its name)."""
+    why = refusal(properties, location)
     if why is not None:
         raise IcefloeError(f"{table}: {why}")
 

@@ -58,7 +58,7 @@ def write_files_for(meta: TableMetadata, data: WriteData, io: FileIO, name: str,
     whose metadata is ``meta``; nothing committed. ``spark()`` gives the session, configured
     for the write, when ``data`` needs Spark. A table whose properties ask for what icefloe does not
     do (``iceberg.unhonoured``) is refused before anything is written."""
-    unhonoured.check(meta.properties, name)
+    unhonoured.check(meta.properties, name, meta.location)
     if is_arrow_data(data):
         aligned = align_arrow(as_arrow_table(data), meta.schema, name)
         return write_arrow(io, aligned, meta.schema, meta.spec, meta.location, meta.properties, meta=meta)
@@ -466,7 +466,8 @@ class IcebergWriteTarget:
     session, and commit through it to ``branch``, the snapshot summary naming the Spark application."""
 
     def __init__(self, table: IcebergTable, branch: str):
-        unhonoured.check(table.metadata.properties, table.name)      # before a write's tasks write anything
+        meta = table.metadata
+        unhonoured.check(meta.properties, table.name, meta.location)      # before a write's tasks write anything
         self.table = table
         self.name = table.name
         self.io = table.io

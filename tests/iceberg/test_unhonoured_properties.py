@@ -22,6 +22,10 @@ REFUSED = [
     ("write.location-provider.impl", "com.example.MyLocations"),
     ("write.object-storage.enabled", "true"),
     ("encryption.key-id", "kms-key-1"),
+    ("write.data.path", "/elsewhere/data"),
+    ("write.metadata.path", "s3://other-bucket/meta"),
+    ("write.folder-storage.path", "/elsewhere/folders"),
+    ("write.object-storage.path", "/elsewhere/objects"),
 ]
 
 
@@ -49,16 +53,19 @@ def test_create_and_set_are_refused_naming_the_property(tmp_path, key, value):
 
 
 def test_the_values_icefloe_honours_are_taken(tmp_path):
-    """Parquet, said outright, and the default layout are what icefloe writes: accepted."""
+    """Parquet, said outright, the default layout and the table's own data and metadata directories
+    (however the location is spelled) are what icefloe writes: accepted."""
     props = {"write.format.default": "Parquet", "write.delete.format.default": "parquet",
              "write.object-storage.enabled": "false"}
-    t = icefloe.Catalog(str(tmp_path / "wh")).create_table("db.t", "id bigint, s string", properties=props)
+    cat = icefloe.Catalog(str(tmp_path / "wh"))
+    t = cat.create_table("db.t", "id bigint, s string", properties=props)
     t.append(_batch(range(3)))
-    t.update_properties(set={"write.format.default": "parquet"})
+    t.update_properties(set={"write.format.default": "parquet", "write.data.path": f"file:{t.location}/data/",
+                             "write.metadata.path": f"{t.location}/metadata"})
     assert sorted(t.refresh().to_arrow().column("id").to_pylist()) == [0, 1, 2]
 
 
-@pytest.mark.parametrize("key,value", REFUSED[::2] + [REFUSED[5]])
+@pytest.mark.parametrize("key,value", REFUSED[::2] + [REFUSED[5], REFUSED[6]])
 def test_a_table_another_engine_configured_so_is_not_written(catalog, spark, monkeypatch, key, value):
     t = catalog.create_table(f"db.other_{abs(hash((key, value))) % 10**6}", "id bigint, s string")
     t.append(_batch(range(3)))
