@@ -29,7 +29,8 @@ def _ids(t):
 
 
 def _metadata_files(location):
-    return sorted(n for n in os.listdir(os.path.join(location, "metadata")) if "metadata.json" in n)
+    return sorted(n for n in os.listdir(os.path.join(location, "metadata"))
+                  if "metadata.json" in n and not n.startswith("."))     # not Hadoop's .crc sidecars
 
 
 def _is_gzip(path):
@@ -125,6 +126,27 @@ def test_a_metadata_file_is_read_by_its_bytes_and_inflated_within_the_limit(tmp_
     assert os.path.getsize(v2) < MAX_METADATA_BYTES // 100
     with pytest.raises(CorruptMetadataError, match=rf"v2\.metadata\.json.*more than {MAX_METADATA_BYTES} bytes"):
         icefloe.load_table(t.location)
+
+
+def test_two_hadoop_writers_of_different_codecs_never_both_commit_a_version(tmp_path):
+    """Create-if-absent decides a race only between writers of one name: a writer that finds the
+    version under the other codec's name once its own file is written withdraws it."""
+    from dataclasses import replace
+
+    from icefloe.core.io import FileIO
+    from icefloe.errors import VersionConflict
+    from icefloe.iceberg.hadoop import HadoopTableOperations
+
+    cat = icefloe.Catalog(str(tmp_path / "wh"))
+    cat.create_namespace("db")
+    t = cat.create_table("db.t", "id bigint, s string")
+    a, b = HadoopTableOperations(FileIO(), t.location), HadoopTableOperations(FileIO(), t.location)
+    version, base = a.load()
+    a.commit(version, base, replace(base, properties={**base.properties, "owner": "a"}))
+    with pytest.raises(VersionConflict):
+        b.commit(version, base, replace(base, properties={**base.properties, CODEC: "gzip"}))
+    assert _metadata_files(t.location) == ["v1.metadata.json", "v2.metadata.json"]
+    assert b.load()[1].properties["owner"] == "a"
 
 
 @pytest.mark.parametrize("layout", ["hadoop", "sql"])
