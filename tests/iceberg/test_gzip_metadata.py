@@ -232,3 +232,33 @@ def test_the_java_runtime_and_icefloe_read_each_others_gzip_metadata(jvm, tmp_pa
     # pyiceberg reads icefloe's compressed metadata too
     py = StaticTable.from_metadata(cat_table.metadata_location)
     assert sorted(py.scan().to_arrow().column("id").to_pylist()) == [7, 8]
+
+
+def test_icefloe_serve_writes_gzip_metadata_and_refuses_an_unknown_codec(tmp_path):
+    from pyiceberg.catalog.rest import RestCatalog
+    from pyiceberg.exceptions import BadRequestError
+
+    from tests.interop_util import served
+
+    cat = icefloe.Catalog(str(tmp_path / "wh"), type="sql", uri=f"sqlite:///{tmp_path / 'c.db'}")
+    with served(cat) as uri:
+        rc = RestCatalog("rest", uri=uri)
+        rc.create_namespace("db")
+        schema = pa.schema([pa.field("id", pa.int64(), False), ("s", pa.string())])
+        with pytest.raises(BadRequestError, match=rf"{re.escape(CODEC)}='brotli'"):
+            rc.create_table("db.bad", schema=schema, properties={CODEC: "brotli"})
+        pt = rc.create_table("db.t", schema=schema, properties={CODEC: "gzip"})
+        pt.append(pa.table({"id": pa.array([1, 2], pa.int64()), "s": ["a", "b"]}, schema=schema))
+        client = icefloe.Catalog(type="rest", uri=uri)
+        t = client.load_table("db.t")
+        t.append(_rows([3], "c"))
+        location = cat.load_table("db.t").location
+        assert len(_metadata_files(location)) == 3
+        assert all(n.endswith(".gz.metadata.json") for n in _metadata_files(location))
+        before = cat.load_table("db.t").metadata_location
+        with pytest.raises(Exception, match=rf"{re.escape(CODEC)}='zip'"):
+            with rc.load_table("db.t").transaction() as tx:
+                tx.set_properties({CODEC: "zip"})
+        assert cat.load_table("db.t").metadata_location == before and len(_metadata_files(location)) == 3
+        assert sorted(rc.load_table("db.t").scan().to_arrow().column("id").to_pylist()) == [1, 2, 3]
+        assert not rc.table_exists("db.bad")
