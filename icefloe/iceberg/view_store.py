@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from icefloe.core.io import FileAlreadyExistsError, FileIO
 from icefloe.errors import VersionConflict
 from icefloe.iceberg.locations import read_regular_file
+from icefloe.iceberg.metadata_files import encode_metadata, metadata_suffix
 from icefloe.iceberg.view_metadata import ViewMetadata
 
 VIEWS_NEED_A_CATALOG = (
@@ -35,10 +36,13 @@ class LoadedView:
 
 
 def write_view_metadata(io: FileIO, meta: ViewMetadata, version: int) -> str:
-    """Write ``meta`` as the file of version ``version`` (never over another file); its path."""
-    path = f"{meta.location}/metadata/{version:05d}-{uuid.uuid4()}.metadata.json"
+    """Write ``meta`` as the file of version ``version`` (never over another file); its path.
+    Compressed (``.gz.metadata.json``) when the view's ``write.metadata.compression-codec`` is
+    ``gzip``; plain when it is ``none`` or not set; another value is refused before writing."""
+    suffix = metadata_suffix(meta.properties, f"view at {meta.location}")
+    path = f"{meta.location}/metadata/{version:05d}-{uuid.uuid4()}{suffix}"
     try:
-        io.write_bytes(path, meta.dumps(), overwrite=False)
+        io.write_bytes(path, encode_metadata(meta.dumps(), path), overwrite=False)
     except FileAlreadyExistsError as e:      # pragma: no cover - a fresh uuid
         raise VersionConflict(f"metadata file {path} exists") from e
     return path

@@ -262,3 +262,29 @@ def test_icefloe_serve_writes_gzip_metadata_and_refuses_an_unknown_codec(tmp_pat
         assert cat.load_table("db.t").metadata_location == before and len(_metadata_files(location)) == 3
         assert sorted(rc.load_table("db.t").scan().to_arrow().column("id").to_pylist()) == [1, 2, 3]
         assert not rc.table_exists("db.bad")
+
+
+def test_a_view_honours_the_codec_property_of_its_own(tmp_path):
+    from icefloe.core.schema_input import to_schema
+    from icefloe.iceberg.view_metadata import SetViewProperties, new_version, new_view_metadata
+
+    cat = icefloe.Catalog(str(tmp_path / "wh"), type="sql", uri=f"sqlite:///{tmp_path / 'c.db'}")
+    cat.create_namespace("db")
+    location = str(tmp_path / "wh" / "db" / "v")
+
+    def meta(props):
+        return new_view_metadata(location, to_schema("a int"), new_version("SELECT 1 AS a", 0, ["db"], None, {}),
+                                 props)
+
+    with pytest.raises(BadUpdate, match=rf"{re.escape(CODEC)}='xz'"):
+        cat.create_view("db.bad", meta({CODEC: "xz"}))
+    assert not os.path.exists(os.path.join(location, "metadata"))
+    v = cat.create_view("db.v", meta({CODEC: "gzip"}))
+    assert v.metadata_location.endswith(".gz.metadata.json") and _is_gzip(v.metadata_location)
+    assert cat.load_view("db.v").metadata == v.metadata
+    v2 = cat.replace_view("db.v", [SetViewProperties({CODEC: "none"})], v.metadata.view_uuid)
+    assert v2.metadata_location.endswith(".metadata.json") and not _is_gzip(v2.metadata_location)
+    with pytest.raises(BadUpdate, match=rf"{re.escape(CODEC)}='xz'"):
+        cat.replace_view("db.v", [SetViewProperties({CODEC: "xz"})], v.metadata.view_uuid)
+    assert cat.load_view("db.v").metadata_location == v2.metadata_location
+    assert len(os.listdir(os.path.join(location, "metadata"))) == 2
