@@ -36,7 +36,6 @@ from icefloe.core.reports import ExpireReport
 from icefloe.core.timetravel import AsOf, to_epoch_ms
 from icefloe.errors import MaintenanceError  # noqa: F401 - defined in icefloe.errors, importable here too
 from icefloe.iceberg.hadoop import HINT_FILE
-from icefloe.iceberg.metadata_files import is_metadata_file_name, metadata_codec
 from icefloe.iceberg.locations import OUTSIDE, check_table_alone, deletion_root, inside_any
 from icefloe.iceberg.manifest import DATA
 from icefloe.iceberg.manifest_list import ManifestFile
@@ -48,6 +47,7 @@ from icefloe.iceberg.manifest_reader import (
 from icefloe.iceberg.metadata_builder import (
     RemoveProperties, RemoveSnapshotRef, RemoveSnapshots, SetProperties, TableUpdate, UpgradeFormatVersion,
 )
+from icefloe.iceberg.metadata_files import is_metadata_file_name, metadata_codec
 from icefloe.iceberg.metadata_commit import MetadataChange, commit_metadata
 from icefloe.iceberg.operations import TableOperations
 from icefloe.iceberg.orphan_paths import PathEquivalence, find_orphans
