@@ -61,8 +61,8 @@ def check_iceberg(table: BaseTable, progress: Optional[Callable[[str], None]] = 
     elif not hint_text.isdigit():
         report.add("hint", hint_path, f"holds {hint_text!r}, not a version number (latest is {latest})")
     elif int(hint_text) != latest:
-        report.add("hint", hint_path, f"says version {hint_text} but the latest metadata file is "
-                                      f"v{latest}.metadata.json")
+        latest_file = ops.metadata_path(latest).rsplit("/", 1)[-1] if latest is not None else "none"
+        report.add("hint", hint_path, f"says version {hint_text} but the latest metadata file is {latest_file}")
     report.count("metadata files", len(versions))
     try:
         table.refresh()

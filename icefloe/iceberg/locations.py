@@ -26,6 +26,7 @@ from icefloe.iceberg.manifest_reader import (
     load_manifest_entries,
     snapshot_manifests,
 )
+from icefloe.iceberg.metadata_files import MAX_METADATA_BYTES
 from icefloe.iceberg.operations import TableOperations
 from icefloe.iceberg.table_metadata import TableMetadata
 
@@ -114,9 +115,6 @@ def inside_any(path: str, roots: list[str]) -> Optional[str]:
     except LocationError:
         return None
     return p if any(is_inside(p, r) for r in roots) else None
-
-
-MAX_METADATA_BYTES = 128 * 1024 * 1024
 
 
 def read_regular_file(io: FileIO, location: str, max_bytes: int = MAX_METADATA_BYTES, what: str = "metadata file") -> bytes:

@@ -49,6 +49,7 @@ from icefloe.iceberg.manifest_reader import (
 from icefloe.iceberg.metadata_builder import (
     RemoveProperties, RemoveSnapshotRef, RemoveSnapshots, SetProperties, TableUpdate, UpgradeFormatVersion,
 )
+from icefloe.iceberg.metadata_files import is_metadata_file_name, metadata_codec
 from icefloe.iceberg.metadata_commit import MetadataChange, commit_metadata
 from icefloe.iceberg.operations import TableOperations
 from icefloe.iceberg.orphan_paths import PathEquivalence, find_orphans
@@ -262,8 +263,9 @@ def referenced_files(ops: TableOperations, version: int, meta: TableMetadata, wi
 def _newer_versions(ops: TableOperations, version: int) -> set[str]:
     import re
 
-    # v<N>.metadata.json (Hadoop tables) or <NNNNN>-<uuid>.metadata.json (catalog tables)
-    pattern = re.compile(r"^(?:v(\d+)|(\d+)-[0-9a-fA-F-]+)\.metadata\.json$")
+    # v<N>.metadata.json (Hadoop tables) or <NNNNN>-<uuid>.metadata.json (catalog tables), or either
+    # gzip-compressed: .gz.metadata.json (and .metadata.json.gz, an older Java runtime's name)
+    pattern = re.compile(r"^(?:v(\d+)|(\d+)-[0-9a-fA-F-]+)(?:\.gz)?\.metadata\.json(?:\.gz)?$")
     out: set[str] = set()
     for name in ops.io.list_dir(ops.metadata_dir):
         m = pattern.match(name)
@@ -329,7 +331,7 @@ def remove_orphan_files(ops: TableOperations, older_than: Optional[AsOf] = None,
     candidates = sorted({p for p in listed if not _hidden(p, roots)
                          and (mtimes[p] if p in mtimes else io.mtime_ms(p)) < cutoff
                          # another catalog's metadata files (a registered table) are its business
-                         and (p.startswith(own_metadata) or not p.endswith(".metadata.json"))})
+                         and (p.startswith(own_metadata) or not is_metadata_file_name(p))})
     if not candidates:
         return []
     referenced = referenced_files(ops, version, meta)
@@ -366,7 +368,9 @@ def update_properties(ops: TableOperations, set: Optional[Mapping[str, Any]] = N
 
 def properties_change(location: str, updates: dict[str, str], removals: list[str],
                       version: Optional[str] = None) -> MetadataChange:
-    """The change setting and removing properties (and upgrading to format ``version``)."""
+    """The change setting and removing properties (and upgrading to format ``version``); a
+    metadata codec no writer knows is refused at once."""
+    metadata_codec(updates, location)
     def change(base: TableMetadata) -> Optional[list[TableUpdate]]:
         out: list[TableUpdate] = []
         if version is not None:

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Iterator, Optional, Sequence
 
 from icefloe.errors import BadUpdate, CorruptMetadataError, IcefloeError
+from icefloe.iceberg.metadata_files import metadata_codec
 from icefloe.iceberg.partitioning import PartitionSpec
 from icefloe.core.types import Schema
 from icefloe.iceberg.schema import schema_from_json
@@ -497,6 +498,7 @@ class SetProperties(TableUpdate):
         return {"action": self.action, "updates": dict(self.updates)}
 
     def apply(self, b: MetadataBuilder) -> None:
+        metadata_codec(self.updates, str(b.doc.get("location", "the table")))   # refused here, not at the write
         b.doc["properties"].update(self.updates)
 
 

@@ -10,7 +10,8 @@ each of them opens the tables the others create in the same database:
   namespaces made without a table (``exists = true``) and their properties.
 
 A commit writes ``<location>/metadata/<NNNNN>-<uuid>.metadata.json`` (the version number first,
-as the other implementations name them), then swaps the row's ``metadata_location`` from the one
+as the other implementations name them; ``.gz.metadata.json`` when the table's
+``write.metadata.compression-codec`` is ``gzip``), then swaps the row's ``metadata_location`` from the one
 the commit read to the new one in one ``UPDATE ... WHERE metadata_location = <read>``: of two
 writers that read the same version exactly one changes the row; the other gets
 ``VersionConflict`` and its file is deleted. SQLite (a file next to the warehouse) is the embedded
@@ -35,6 +36,7 @@ from icefloe.errors import (
 from icefloe.iceberg.catalog import HadoopCatalog, read_registered_metadata
 from icefloe.iceberg.locations import check_no_overlap, check_table_alone, normalize, read_regular_file
 from icefloe.iceberg.maintenance import purge_table_files
+from icefloe.iceberg.metadata_files import encode_metadata, is_metadata_file_name, metadata_suffix
 from icefloe.iceberg.operations import SwapCommits, TableOperations, apply_commit
 from icefloe.iceberg.table import BaseTable
 from icefloe.iceberg.table_metadata import TableMetadata, with_metadata_log
@@ -47,12 +49,13 @@ if TYPE_CHECKING:
 
 TABLES, NAMESPACES = "iceberg_tables", "iceberg_namespace_properties"
 TABLE_TYPE, VIEW_TYPE = "TABLE", "VIEW"
-_NAME_RE = re.compile(r"^(\d+)-[0-9a-fA-F-]{36}\.metadata\.json$")
-_V_RE = re.compile(r"^v(\d+)\.metadata\.json$")
+_NAME_RE = re.compile(r"^(\d+)-[0-9a-fA-F-]{36}(?:\.gz)?\.metadata\.json(?:\.gz)?$")
+_V_RE = re.compile(r"^v(\d+)(?:\.gz)?\.metadata\.json(?:\.gz)?$")
 
 
 def version_of(path: str) -> int:
-    """The version number a metadata file name starts with (``00003-<uuid>`` or ``v3``); 0 if none."""
+    """The version number a metadata file name starts with (``00003-<uuid>`` or ``v3``, compressed
+    or not); 0 if none."""
     name = os.path.basename(path)
     m = _NAME_RE.match(name) or _V_RE.match(name)
     return int(m.group(1)) if m else 0
@@ -137,12 +140,12 @@ class SqlTableOperations(SwapCommits):
         if version in self._paths:
             return self._paths[version]
         for name in self.io.list_dir(self.metadata_dir):
-            if version_of(name) == version and name.endswith(".metadata.json"):
+            if version_of(name) == version and is_metadata_file_name(name):
                 return f"{self.metadata_dir}/{name}"
         return f"{self.metadata_dir}/{version:05d}-missing.metadata.json"
 
     def _list_versions(self) -> list[int]:
-        return sorted({version_of(n) for n in self.io.list_dir(self.metadata_dir) if n.endswith(".metadata.json")})
+        return sorted({version_of(n) for n in self.io.list_dir(self.metadata_dir) if is_metadata_file_name(n)})
 
     def current_version(self) -> Optional[int]:
         loc = self.current_location()
@@ -184,14 +187,15 @@ class SqlTableOperations(SwapCommits):
     def stage(self, base_version: Optional[int], base: Optional[TableMetadata], new: TableMetadata) -> "StagedVersion":
         """Write ``new`` as the file of version base_version+1, not yet current (``swap`` makes it so)."""
         version = (base_version or 0) + 1
+        suffix = metadata_suffix(new.properties, ".".join(self._key[1:]))   # an unknown codec: nothing written
         base_path = self._paths.get(base_version) if base_version is not None else None
         if base is not None and base_version is not None:
             base_path = base_path or self.current_location()
             max_log = int(new.properties.get("write.metadata.previous-versions-max", "100"))
             new = with_metadata_log(new, base_path, base.last_updated_ms, max_log)
-        path = f"{self.metadata_dir}/{version:05d}-{uuid.uuid4()}.metadata.json"
+        path = f"{self.metadata_dir}/{version:05d}-{uuid.uuid4()}{suffix}"
         try:
-            self.io.write_bytes(path, new.dumps(), overwrite=False)
+            self.io.write_bytes(path, encode_metadata(new.dumps(), path), overwrite=False)
         except FileAlreadyExistsError as e:   # pragma: no cover - a fresh uuid
             raise VersionConflict(f"metadata file {path} exists") from e
         return StagedVersion(version, path, base_path, base is None, new)

@@ -16,6 +16,7 @@ from icefloe.core.types import Schema, StructType, widen_schema_small_ints
 from icefloe.core.types.model import UnknownType, VariantType
 from icefloe.core.types.model import V3_TYPE_NAMES, nested_fields, type_names
 from icefloe.errors import CorruptMetadataError, NoSuchSnapshotError, SchemaError, UnsupportedFormatVersionError
+from icefloe.iceberg.metadata_files import inflate_metadata, metadata_codec
 from icefloe.iceberg.partitioning import PARTITION_DATA_ID_START, PartitionSpec
 from icefloe.iceberg.schema import name_mapping, schema_from_json, schema_to_json
 from icefloe.iceberg.snapshot import Snapshot, SnapshotRef
@@ -272,8 +273,10 @@ def is_json_object(value: object) -> TypeGuard[dict[str, Any]]:
 
 
 def metadata_json(data: bytes, path: str, kind: str) -> dict[str, Any]:
-    """The JSON object of a metadata file (``kind``: "table" or "view"); ``CorruptMetadataError``
-    naming ``path`` when it is not JSON or not an object."""
+    """The JSON object of a metadata file (``kind``: "table" or "view"), gzip-compressed or not
+    (``metadata_files.inflate_metadata``); ``CorruptMetadataError`` naming ``path`` when it is not
+    JSON or not an object."""
+    data = inflate_metadata(data, path)
     try:
         obj = json.loads(data)
     except (ValueError, UnicodeDecodeError, RecursionError) as e:
@@ -344,6 +347,7 @@ def new_table_metadata(location: str, schema: Schema, spec: PartitionSpec, prope
     schema = widen_schema_small_ints(schema)      # Iceberg has no TINYINT/SMALLINT: they are int
     props = {"write.parquet.compression-codec": "zstd"}
     props.update(properties or {})
+    metadata_codec(props, location)       # an unknown metadata codec is refused before anything is written
     version = DEFAULT_FORMAT_VERSION
     if FORMAT_VERSION in props:
         version = check_format_version_property(props.pop(FORMAT_VERSION), location)

@@ -24,7 +24,6 @@ manifest lists, then metadata.json), so each records the true length of what it 
 from __future__ import annotations
 
 import copy
-import gzip
 import io as _io
 import json
 import uuid
@@ -35,7 +34,9 @@ import fastavro
 
 from icefloe.core.io import FileIO
 from icefloe.iceberg.locations import read_regular_file
+from icefloe.iceberg.metadata_files import encode_metadata
 from icefloe.iceberg.puffin import MAGIC
+from icefloe.iceberg.table_metadata import metadata_json
 
 SEPARATOR = "/"
 FILE_LIST = "file-list"
@@ -196,11 +197,7 @@ def _rewrite(run: _Rewrite, end_file: str, end: Json, start_file: Optional[str],
 
 # --------------------------------------------------------------------------- metadata.json
 def _load(io: FileIO, path: str) -> Json:
-    data = read_regular_file(io, path, what=f"metadata file {path}")
-    if path.endswith(".gz.metadata.json") or data[:2] == b"\x1f\x8b":
-        data = gzip.decompress(data)
-    doc: Json = json.loads(data)
-    return doc
+    return metadata_json(read_regular_file(io, path, what=f"metadata file {path}"), path, "table")
 
 
 def _version(io: FileIO, known: list[str], name: str, what: str) -> str:
@@ -234,9 +231,7 @@ def _write_metadata(run: _Rewrite, path: str, meta: Json, delta_ids: set[int]) -
             if stats.get("snapshot-id") in delta_ids:       # Puffin and Parquet statistics hold no paths
                 run.copy(original, stats["statistics-path"])
     data = json.dumps(out, separators=(",", ":")).encode("utf-8")
-    if path.endswith(".gz.metadata.json"):
-        data = gzip.compress(data)
-    run.write(run.staged(path), data)
+    run.write(run.staged(path), encode_metadata(data, path))
 
 
 # --------------------------------------------------------------------------- Avro files

@@ -13,12 +13,12 @@ from __future__ import annotations
 import os
 import re
 import uuid
-import zlib
 from dataclasses import dataclass
 
 from icefloe.core.io import FileAlreadyExistsError, FileIO
-from icefloe.errors import CorruptMetadataError, VersionConflict
-from icefloe.iceberg.locations import MAX_METADATA_BYTES, read_regular_file
+from icefloe.errors import VersionConflict
+from icefloe.iceberg.locations import read_regular_file
+from icefloe.iceberg.metadata_files import encode_metadata, metadata_suffix
 from icefloe.iceberg.view_metadata import ViewMetadata
 
 VIEWS_NEED_A_CATALOG = (
@@ -36,10 +36,13 @@ class LoadedView:
 
 
 def write_view_metadata(io: FileIO, meta: ViewMetadata, version: int) -> str:
-    """Write ``meta`` as the file of version ``version`` (never over another file); its path."""
-    path = f"{meta.location}/metadata/{version:05d}-{uuid.uuid4()}.metadata.json"
+    """Write ``meta`` as the file of version ``version`` (never over another file); its path.
+    Compressed (``.gz.metadata.json``) when the view's ``write.metadata.compression-codec`` is
+    ``gzip``; plain when it is ``none`` or not set; another value is refused before writing."""
+    suffix = metadata_suffix(meta.properties, f"view at {meta.location}")
+    path = f"{meta.location}/metadata/{version:05d}-{uuid.uuid4()}{suffix}"
     try:
-        io.write_bytes(path, meta.dumps(), overwrite=False)
+        io.write_bytes(path, encode_metadata(meta.dumps(), path), overwrite=False)
     except FileAlreadyExistsError as e:      # pragma: no cover - a fresh uuid
         raise VersionConflict(f"metadata file {path} exists") from e
     return path
@@ -56,14 +59,6 @@ def view_version_of(path: str) -> int:
 
 def read_view_metadata(io: FileIO, path: str) -> ViewMetadata:
     """The view metadata in ``path``, gzip-compressed or not (Iceberg's Java catalogs compress view
-    metadata by default: ``.gz.metadata.json``), never inflated past the metadata size limit."""
-    data = read_regular_file(io, path)
-    if data[:2] == b"\x1f\x8b":
-        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        try:
-            data = inflater.decompress(data, MAX_METADATA_BYTES)
-        except zlib.error as e:
-            raise CorruptMetadataError(path, f"not valid gzip ({e})") from None
-        if inflater.unconsumed_tail:
-            raise CorruptMetadataError(path, f"inflates to more than {MAX_METADATA_BYTES} bytes")
-    return ViewMetadata.loads(data, path)
+    metadata by default: ``.gz.metadata.json``), never inflated past the metadata size limit
+    (``metadata_files.inflate_metadata``, which ``ViewMetadata.loads`` applies)."""
+    return ViewMetadata.loads(read_regular_file(io, path), path)
