@@ -27,15 +27,28 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional, Protocol, Sequence
 
 from icefloe.core.parquet import FileMetrics, truncate_lower_bound, truncate_upper_bound
 from icefloe.core.types import ListType, MapType, NestedField, Schema, StructType
 from icefloe.errors import IcefloeError
 from icefloe.iceberg.transforms import parse_transform
 
-if TYPE_CHECKING:
-    from icefloe.iceberg.table_metadata import TableMetadata
+
+class TableMetadata(Protocol):
+    """What ``for_table`` reads of a table's metadata (``table_metadata.TableMetadata``)."""
+
+    @property
+    def properties(self) -> Mapping[str, str]: ...
+
+    @property
+    def schema(self) -> Schema: ...
+
+    @property
+    def sort_orders(self) -> Sequence[Mapping[str, Any]]: ...
+
+    @property
+    def default_sort_order_id(self) -> int: ...
 
 METRICS_PREFIX = "write.metadata.metrics."
 DEFAULT_PROPERTY = "write.metadata.metrics.default"
@@ -244,3 +257,18 @@ def apply_modes(m: FileMetrics, config: MetricsConfig, schema: Schema) -> FileMe
                 for stats in (m.column_sizes, m.value_counts, m.null_value_counts, m.nan_value_counts):
                     stats.pop(fid, None)
     return m
+
+
+def follow_schema_change(properties: Mapping[str, str], old: Schema, new: Schema) -> dict[str, str]:
+    """``properties`` with each column's metrics mode following its column from ``old`` to ``new``:
+    renamed with it, removed with it (as Iceberg's schema updates carry them)."""
+    out = dict(properties)
+    for key in [k for k in properties if k.startswith(COLUMN_PREFIX)]:
+        f = old.find_field_or_none(key[len(COLUMN_PREFIX):])
+        if f is None or old.name_of(f.field_id) != key[len(COLUMN_PREFIX):]:
+            continue                            # named no column before either: left as it was
+        now = new.name_of(f.field_id)
+        value = out.pop(key)
+        if now is not None:
+            out[COLUMN_PREFIX + now] = value
+    return out

@@ -179,3 +179,20 @@ def test_added_files_take_the_tables_modes(catalog, tmp_path):
     (f,) = list(t.plan_files())
     assert f.value_counts == {1: 2, 2: 2}
     assert set(f.lower_bounds) == {2} and bytes(f.lower_bounds[2]) == b"abc" and bytes(f.upper_bounds[2]) == b"b"
+
+
+def test_column_modes_follow_renamed_and_dropped_columns(catalog):
+    t = catalog.create_table("db.evolve", "id bigint, name string, s struct<x: string>, gone string",
+                             properties={"write.metadata.metrics.default": "counts",
+                                         "write.metadata.metrics.column.name": "truncate(2)",
+                                         "write.metadata.metrics.column.s.x": "full",
+                                         "write.metadata.metrics.column.gone": "full"})
+    t.update_schema().rename_column("name", "title").rename_column("s", "t").delete_column("gone").commit()
+    props = t.refresh().properties
+    assert {k: v for k, v in props.items() if k.startswith("write.metadata.metrics.column.")} == {
+        "write.metadata.metrics.column.title": "truncate(2)", "write.metadata.metrics.column.t.x": "full"}
+    t.append(pa.table({"id": pa.array([1], pa.int64()), "title": ["abcd"], "t": [{"x": "y" * 20}]}))
+    (f,) = list(t.plan_files())
+    fid = {n: t.schema.find_field(n).field_id for n in ("title", "t.x")}
+    assert bytes(f.upper_bounds[fid["title"]]) == b"ac" and bytes(f.upper_bounds[fid["t.x"]]) == b"y" * 20
+    assert set(f.lower_bounds) == set(fid.values())
