@@ -4,8 +4,10 @@ Both write paths (Spark's own Parquet writer and the Arrow writer) end here:
 the footer gives, per leaf column, the compressed size, value count, null
 count and min/max, which become the file's metrics keyed by field id. String
 and binary bounds are truncated to 16 units like Iceberg's default metrics
-mode ``truncate(16)``: the lower bound is a prefix, the upper bound a prefix
-whose last unit is incremented, so both stay valid bounds.
+mode ``truncate(16)``, or kept whole (``truncate=None``) for a table's own
+metrics modes to cut (``icefloe.iceberg.metrics_modes``): the lower bound is a
+prefix, the upper bound a prefix whose last unit is incremented, so both stay
+valid bounds.
 """
 from __future__ import annotations
 
