@@ -79,3 +79,16 @@ def test_icefloe_writes_the_metrics_the_runtime_writes(jvm, catalog, spark, i):
         t = catalog.create_table(f"db.ours{i}_{via}", SCHEMA, properties=props)
         t.append(data)
         assert _metrics(t) == theirs, (props, via)
+
+
+def test_an_upper_bound_that_cannot_be_incremented_is_left_out_as_the_runtime_does(jvm, catalog):
+    values = [TOP * 3, TOP + "a"]
+    jvm.sql("CREATE TABLE jvm.db.top (name string) USING iceberg "
+            "TBLPROPERTIES ('write.metadata.metrics.default' = 'truncate(2)')")
+    jvm.run("spark.createDataFrame([(v,) for v in values], 'name string').coalesce(1).writeTo(table).append()\n"
+            "result = 1", table="jvm.db.top", values=values)
+    theirs = _metrics(icefloe.load_table(jvm.table_location("db.top")))
+    assert theirs["lower_bounds"] == {1: (TOP + "a").encode()} and theirs["upper_bounds"] == {}
+    t = catalog.create_table("db.top", "name string", properties={"write.metadata.metrics.default": "truncate(2)"})
+    t.append(pa.table({"name": values}))
+    assert _metrics(t) == theirs
