@@ -137,7 +137,11 @@ def test_unusable_values_are_refused_naming_the_property(catalog, spark):
         t.update_properties(set={"write.metadata.metrics.column.id": "truncate()"})
     with pytest.raises(IcefloeError, match=r"write\.metadata\.metrics\.column\.nope"):
         t.update_properties(set={"write.metadata.metrics.column.nope": "full"})
-    assert "write.metadata.metrics.column.id" not in t.refresh().properties
+    with pytest.raises(Exception, match=r"write\.metadata\.metrics\.default"):
+        catalog.sql("ALTER TABLE db.ok SET TBLPROPERTIES ('write.metadata.metrics.default' = 'truncate(0)')")
+    with pytest.raises(Exception, match=r"write\.metadata\.metrics\.default"):
+        catalog.sql("CREATE TABLE db.bad (id bigint) TBLPROPERTIES ('write.metadata.metrics.default' = 'bogus')")
+    assert not [k for k in t.refresh().properties if k.startswith("write.metadata.metrics.")]
     # a value another engine stored is refused by every write before it writes anything
     meta = t.ops.current()
     from dataclasses import replace
