@@ -4,8 +4,10 @@ Both write paths (Spark's own Parquet writer and the Arrow writer) end here:
 the footer gives, per leaf column, the compressed size, value count, null
 count and min/max, which become the file's metrics keyed by field id. String
 and binary bounds are truncated to 16 units like Iceberg's default metrics
-mode ``truncate(16)``: the lower bound is a prefix, the upper bound a prefix
-whose last unit is incremented, so both stay valid bounds.
+mode ``truncate(16)``, or kept whole (``truncate=None``) for a table's own
+metrics modes to cut (``icefloe.iceberg.metrics_modes``): the lower bound is a
+prefix, the upper bound a prefix whose last unit is incremented, so both stay
+valid bounds.
 """
 from __future__ import annotations
 
@@ -108,7 +110,8 @@ def _variant_part(variants: dict[str, NestedField], path: str) -> Optional[Neste
     return None
 
 
-def _truncate_lower(t: IcebergType, v: Any, n: int) -> Any:
+def truncate_lower_bound(t: IcebergType, v: Any, n: int) -> Any:
+    """A lower bound of ``t`` cut to ``n`` code points (string) or bytes (binary); others whole."""
     if t == StringType() and isinstance(v, str):
         return v[:n]
     if t == BinaryType() and isinstance(v, (bytes, bytearray)):
@@ -132,7 +135,9 @@ def string_upper_bound(v: str, n: int) -> Optional[str]:
     return None
 
 
-def _truncate_upper(t: IcebergType, v: Any, n: int) -> Optional[Any]:
+def truncate_upper_bound(t: IcebergType, v: Any, n: int) -> Optional[Any]:
+    """An upper bound of ``t`` cut to ``n`` code points (string) or bytes (binary), its last unit
+    that can be incremented so (None when none can); other types' bounds whole."""
     s = str(t)
     if s == "string" and isinstance(v, str):
         return string_upper_bound(v, n)
@@ -171,9 +176,12 @@ def _stat_value(t: IcebergType, v: Any) -> Any:
     return to_internal(t, v)
 
 
-def metrics_from_footer(parquet_metadata: pq.FileMetaData, schema: Schema, truncate: int = DEFAULT_TRUNCATE,
+def metrics_from_footer(parquet_metadata: pq.FileMetaData, schema: Schema, truncate: Optional[int] = DEFAULT_TRUNCATE,
                         skip_float_bounds: bool = False) -> FileMetrics:
     """Metrics of one Parquet file from its footer (``pyarrow.parquet.FileMetaData``).
+
+    ``truncate``: string and binary bounds cut to that many units; None keeps them whole (a
+    table's metrics modes then choose: ``icefloe.iceberg.metrics_modes``).
 
     ``skip_float_bounds``: writers that may have seen NaN without recording it in
     the footer statistics cannot give trustworthy float bounds.
@@ -233,9 +241,12 @@ def metrics_from_footer(parquet_metadata: pq.FileMetaData, schema: Schema, trunc
     for fid, lo in lows.items():
         if not bounds_ok.get(fid, True):
             continue
+        if truncate is None:
+            m.lower_bounds[fid], m.upper_bounds[fid] = lo, highs[fid]
+            continue
         t = _field_type(leaves, fid)
-        m.lower_bounds[fid] = _truncate_lower(t, lo, truncate)
-        hi = _truncate_upper(t, highs[fid], truncate)
+        m.lower_bounds[fid] = truncate_lower_bound(t, lo, truncate)
+        hi = truncate_upper_bound(t, highs[fid], truncate)
         if hi is not None:
             m.upper_bounds[fid] = hi
     m.split_offsets.sort()

@@ -20,6 +20,7 @@ from icefloe.errors import RequiredFieldNullError, SchemaMismatchError
 from icefloe.iceberg import conversions
 from icefloe.iceberg.schema import default_value, stored_schema
 from icefloe.iceberg.manifest import DataFile
+from icefloe.iceberg.metrics_modes import apply_modes, for_table, metrics_config
 from icefloe.iceberg.table_metadata import TableMetadata
 from icefloe.iceberg.partitioning import PartitionSpec
 from icefloe.iceberg.transforms import apply_arrow
@@ -137,6 +138,8 @@ def write_arrow(io: FileIO, table: pa.Table, schema: Schema, spec: PartitionSpec
     codec = props.get("write.parquet.compression-codec", "zstd").lower()
     max_rows = estimate_records_per_file(meta, int(props.get("write.target-file-size-bytes", 512 * 1024 * 1024)),
                                          schema)
+    # the columns' metrics modes, refused (naming the property) before anything is written
+    modes = for_table(meta, props) if meta is not None else metrics_config(props, schema)
     out: list[DataFile] = []
     if table.num_rows == 0:
         return out
@@ -164,8 +167,9 @@ def write_arrow(io: FileIO, table: pa.Table, schema: Schema, spec: PartitionSpec
                                store_schema=False, write_page_checksum=True)  # readers can catch bit rot
             with io.open_read(path) as fh:
                 md = pq.read_metadata(fh)
-            m = metrics_from_footer(md, schema)
+            m = metrics_from_footer(md, schema, truncate=None)
             _add_nan_counts(m, part_table, schema)
+            apply_modes(m, modes, schema)
             df = _to_data_file(path, io.size(path), partition, spec.spec_id, schema, m)
             df.sort_order_id = order_id
             out.append(df)

@@ -41,6 +41,7 @@ from icefloe.iceberg.manifest import DATA
 from icefloe.iceberg import unhonoured
 from icefloe.iceberg.manifest_codec import CODEC_PROPERTY, LEVEL_PROPERTY, ManifestCodec
 from icefloe.iceberg.manifest_list import ManifestFile
+from icefloe.iceberg.metrics_modes import METRICS_PREFIX, check_metrics_properties
 from icefloe.iceberg.manifest_reader import (
     live_files,
     load_manifest_entries,
@@ -386,10 +387,18 @@ def properties_change(location: str, updates: dict[str, str], removals: list[str
             ManifestCodec.of(after)
         if set(unhonoured.KEYS) & set(changed):
             unhonoured.check(after, location, base.location)
+        _check_metrics_change(base, changed, gone)
         if gone:
             out.append(RemoveProperties(gone))
         return out or None
     return change
+
+
+def _check_metrics_change(base: TableMetadata, changed: dict[str, str], gone: list[str]) -> None:
+    """Metrics modes set that icefloe cannot honour (``metrics_modes``) refused before they are stored."""
+    if any(k.startswith(METRICS_PREFIX) for k in changed):
+        check_metrics_properties({k: v for k, v in {**base.properties, **changed}.items() if k not in gone},
+                                 base.schema)
 
 
 

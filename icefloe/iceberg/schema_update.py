@@ -33,7 +33,8 @@ from icefloe.core.types import (
 )
 from icefloe.core.types.model import DoubleType, FloatType, PrimitiveType, VariantType
 from icefloe.errors import SchemaError
-from icefloe.iceberg.metadata_builder import AddSchema, SetCurrentSchema, SetProperties, TableUpdate
+from icefloe.iceberg.metadata_builder import AddSchema, RemoveProperties, SetCurrentSchema, SetProperties, TableUpdate
+from icefloe.iceberg.metrics_modes import follow_schema_change
 from icefloe.iceberg.schema import default_json, schema_to_json
 from icefloe.iceberg.table_metadata import TableMetadata, check_types_for_version
 from icefloe.iceberg.metadata_commit import ChangeStager, commit_metadata
@@ -302,7 +303,7 @@ def with_schema(meta: TableMetadata, struct: StructType, last_column_id: int,
         schema = Schema(struct.fields, schema_id=max(s.schema_id for s in schemas) + 1,
                         identifier_field_ids=identifier_ids)
         schemas.append(schema)
-    props = dict(meta.properties)
+    props = follow_schema_change(meta.properties, meta.schema, schema)     # metrics modes follow their columns
     if NAME_MAPPING_PROPERTY in props:
         props[NAME_MAPPING_PROPERTY] = json.dumps(update_name_mapping(
             json.loads(props[NAME_MAPPING_PROPERTY]), schema))
@@ -323,6 +324,9 @@ def schema_updates(base: TableMetadata, new: Optional[TableMetadata]) -> Optiona
     changed = {k: v for k, v in new.properties.items() if base.properties.get(k) != v}
     if changed:
         out.append(SetProperties(changed))
+    gone = [k for k in base.properties if k not in new.properties]
+    if gone:
+        out.append(RemoveProperties(gone))
     return out
 
 

@@ -24,6 +24,7 @@ from icefloe.core.types.model import UnknownType
 from icefloe.iceberg.arrow_writer import estimate_records_per_file
 from icefloe.iceberg.delete_files import POSITION_DELETE_SCHEMA, delete_granularity, describe_delete_file
 from icefloe.iceberg.manifest import DATA, POSITION_DELETES, DataFile
+from icefloe.iceberg.metrics_modes import MetricsConfig, for_table
 from icefloe.iceberg.sort_order import writer_sort_columns
 from icefloe.iceberg.table_metadata import TableMetadata
 from icefloe.spark import described_writes, jvm
@@ -73,6 +74,8 @@ def write(clustered: DataFrame, meta: TableMetadata, io: FileIO, partition_of: d
     merged into its new vector on a v3 table."""
     spark = clustered.sparkSession
     props = dict(meta.properties)
+    # the data files' metrics modes, refused (naming the property) before anything is written
+    modes = for_table(row_meta, props) if row_meta is not None else None
     codec = props.get("write.parquet.compression-codec", "zstd").lower()
     lines = [("job", job_id), ("data-dir", f"{meta.location.rstrip('/')}/data"), ("marker", marker),
              ("field-ids", ",".join(str(f.field_id) for f in row_meta.schema.fields) if row_meta else ""),
@@ -101,7 +104,7 @@ def write(clustered: DataFrame, meta: TableMetadata, io: FileIO, partition_of: d
     gateway: Any = spark._jvm       # py4j's view of the JVM: its classes are known at run time
     jdf: Any = clustered._jdf
     frames = bytes(gateway.icefloe.jvm.ChangeWriter.write(spark._jsparkSession, jdf, settings))
-    files, counts = _parse(frames, meta, partition_of, row_meta)
+    files, counts = _parse(frames, meta, partition_of, row_meta, modes)
     if keyed:       # each partition's files into its directory, as every other write places them
         data_dir = f"{meta.location.rstrip('/')}/data"
         for f in files:
@@ -160,7 +163,8 @@ def rows_for(row_meta: TableMetadata, tasks: Optional[list], file_col: str, pos_
     return build
 
 
-def _parse(frames: bytes, meta: TableMetadata, partition_of: dict, row_meta: Optional[TableMetadata]) -> tuple:
+def _parse(frames: bytes, meta: TableMetadata, partition_of: dict, row_meta: Optional[TableMetadata],
+           modes: Optional[MetricsConfig] = None) -> tuple:
     files: list = []
     counts: dict = {}
     pos = 0
@@ -181,12 +185,12 @@ def _parse(frames: bytes, meta: TableMetadata, partition_of: dict, row_meta: Opt
         tag = frames[pos:pos + 1]
         pos += 1
         if tag in (b"D", b"K"):     # a data file; a keyed write's names its partition by its rows' key
-            if row_meta is None:
+            if row_meta is None or modes is None:
                 raise ValueError("a data file from the change writer of a change that writes no rows")
             path = string()
             size, md = footer()
             partition = decode_partition_key(string(), meta.spec, meta.schema) if tag == b"K" else ()
-            (f,) = describe_files([(path, partition, size, md)], row_meta.schema, meta.spec)
+            (f,) = describe_files([(path, partition, size, md)], row_meta.schema, meta.spec, modes)
             f.sort_order_id = 0
             files.append(f)
         elif tag == b"P":

@@ -31,6 +31,7 @@ from icefloe.core.types import (
 from icefloe.iceberg import conversions
 from icefloe.iceberg.arrow_writer import data_file_from_metrics, estimate_records_per_file
 from icefloe.iceberg.manifest import DataFile
+from icefloe.iceberg.metrics_modes import MetricsConfig, apply_modes, for_table
 from icefloe.iceberg.partitioning import PartitionSpec
 from icefloe.iceberg.table_metadata import TableMetadata
 from icefloe.iceberg.transforms import (
@@ -251,6 +252,7 @@ def write_data_files(df: DataFrame, meta: TableMetadata, io: FileIO, table_name:
     fit = nanos_as_long(schema) if nanos_raw else schema
     aligned = check_partition_ranges(align_dataframe(df, fit, table_name), range_checked(spec, schema), table_name)
     write_id = uuid.uuid4().hex
+    modes = for_table(meta)           # metrics modes, refused (naming the property) before anything is written
 
     # Arrow writes in the tasks: Parquet's fixed_len_byte_array (uuid, fixed), and stores Spark cannot reach
     if schema_has_uuid(schema) or has_fixed(schema) or has_nanos(schema) or not io.spark_native:
@@ -289,7 +291,7 @@ def write_data_files(df: DataFrame, meta: TableMetadata, io: FileIO, table_name:
             except Exception as e:  # a failed Spark job: our null check or anything else
                 raise explain_spark_error(e) from None
             files = _collect_staged(io, staging, location, spec, schema, write_id, moved, footers)
-            described = _drop_empty(io, describe_files(files, schema, spec))
+            described = _drop_empty(io, describe_files(files, schema, spec, modes))
             for f in described:
                 f.sort_order_id = order_id
             return described
@@ -340,11 +342,12 @@ def _sort_col(name: str, ascending: bool, nulls_first: bool) -> Column:
     return c.desc_nulls_first() if nulls_first else c.desc_nulls_last()
 
 
-def describe_files(files: list, schema: Schema, spec: PartitionSpec) -> list[DataFile]:
-    """DataFiles of written Parquet files: ``(path, partition, size, footer)`` each."""
+def describe_files(files: list, schema: Schema, spec: PartitionSpec, modes: MetricsConfig) -> list[DataFile]:
+    """DataFiles of written Parquet files: ``(path, partition, size, footer)`` each, their metrics
+    as the table's metrics ``modes`` keep them."""
     out = []
     for path, partition, size, md in files:
-        m = metrics_from_footer(md, schema, skip_float_bounds=True)
+        m = apply_modes(metrics_from_footer(md, schema, truncate=None, skip_float_bounds=True), modes, schema)
         out.append(data_file_from_metrics(path, size, partition, spec.spec_id, schema, m))
     return out
 

@@ -30,7 +30,7 @@ from icefloe.core.io import FileIO, normalize_location, prune_empty_dirs
 from icefloe.core.parquet import FileMetrics, metrics_from_footer
 from icefloe.core.types import IcebergType, Schema, from_arrow_schema, widen_schema_small_ints
 from icefloe.errors import MigrationError, NoSuchTableError, TableAlreadyExistsError
-from icefloe.iceberg import imports
+from icefloe.iceberg import imports, metrics_modes
 from icefloe.iceberg.manifest import DataFile
 from icefloe.iceberg.operations import TableOperations
 from icefloe.iceberg.partitioning import PartitionSpec, build_spec
@@ -178,7 +178,7 @@ def _describe_for_iceberg(schema: Schema, file_schema: Optional[Schema], by_name
                                  "was written); readers would misread it")
     if file_schema is not None:
         _check_evolved_types(path, file_schema, schema)
-    metrics = metrics_from_footer(footer, fs, skip_float_bounds=True)
+    metrics = metrics_from_footer(footer, fs, truncate=None, skip_float_bounds=True)     # bounds whole
     if file_schema is not None:              # columns dropped since the file was written have no stats
         for stats in (metrics.column_sizes, metrics.value_counts, metrics.null_value_counts,
                       metrics.nan_value_counts, metrics.lower_bounds, metrics.upper_bounds):
@@ -279,6 +279,7 @@ def _iceberg_data_files(spark: Any, io: FileIO, entries: Sequence[Entry], meta: 
     """Data files of ``entries`` ((path, partition, the file's schema or None)) for the table of
     ``meta``; the files of each schema described in one Spark job."""
     schema, spec = meta.schema, meta.spec
+    modes = metrics_modes.for_table(meta)       # the table's metrics modes, as Iceberg's add_files applies them
     by_name = _name_ids(meta.properties, schema)
     groups: dict[Optional[int], tuple[Optional[Schema], list[int]]] = {}
     for i, (_p, _part, fs) in enumerate(entries):
@@ -289,7 +290,8 @@ def _iceberg_data_files(spark: Any, io: FileIO, entries: Sequence[Entry], meta: 
             spark, [entries[i][0] for i in idxs], io, partial(_describe_for_iceberg, schema, fs, by_name), parallelism)
         for i, d in zip(idxs, out):
             described[i] = d
-    return [imports.data_file(p, size, part, spec, schema, m) for (p, part, _fs), (size, m) in zip(entries, described)]
+    return [imports.data_file(p, size, part, spec, schema, metrics_modes.apply_modes(m, modes, schema))
+            for (p, part, _fs), (size, m) in zip(entries, described)]
 
 
 def holds(obj: object, fmt: str) -> bool:
