@@ -38,6 +38,7 @@ from icefloe.errors import MaintenanceError  # noqa: F401 - defined in icefloe.e
 from icefloe.iceberg.hadoop import HINT_FILE
 from icefloe.iceberg.locations import OUTSIDE, check_table_alone, deletion_root, inside_any
 from icefloe.iceberg.manifest import DATA
+from icefloe.iceberg import parquet_props
 from icefloe.iceberg.manifest_codec import CODEC_PROPERTY, LEVEL_PROPERTY, ManifestCodec
 from icefloe.iceberg.manifest_list import ManifestFile
 from icefloe.iceberg.manifest_reader import (
@@ -378,6 +379,8 @@ def properties_change(location: str, updates: dict[str, str], removals: list[str
         gone = [k for k in removals if k in base.properties]
         if {CODEC_PROPERTY, LEVEL_PROPERTY} & (set(changed) | set(gone)):     # refused before it is stored
             ManifestCodec.of({k: v for k, v in {**base.properties, **changed}.items() if k not in gone})
+        parquet_props.check({k: v for k, v in {**base.properties, **changed}.items() if k not in gone},
+                            set(changed) | set(gone))       # Parquet write settings, likewise
         if gone:
             out.append(RemoveProperties(gone))
         return out or None

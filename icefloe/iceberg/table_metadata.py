@@ -16,6 +16,7 @@ from icefloe.core.types import Schema, StructType, widen_schema_small_ints
 from icefloe.core.types.model import UnknownType, VariantType
 from icefloe.core.types.model import V3_TYPE_NAMES, nested_fields, type_names
 from icefloe.errors import CorruptMetadataError, NoSuchSnapshotError, SchemaError, UnsupportedFormatVersionError
+from icefloe.iceberg import parquet_props
 from icefloe.iceberg.manifest_codec import ManifestCodec
 from icefloe.iceberg.partitioning import PARTITION_DATA_ID_START, PartitionSpec
 from icefloe.iceberg.schema import name_mapping, schema_from_json, schema_to_json
@@ -350,6 +351,7 @@ def new_table_metadata(location: str, schema: Schema, spec: PartitionSpec, prope
         version = check_format_version_property(props.pop(FORMAT_VERSION), location)
     check_types_for_version(schema.struct, version, location)
     ManifestCodec.of(props)        # a manifest codec icefloe cannot honour is refused now, not at the first commit
+    parquet_props.check(props)     # so are Parquet write settings
     props.setdefault("schema.name-mapping.default", json.dumps(name_mapping(schema)))
     ts = now_ms()
     return TableMetadata(
