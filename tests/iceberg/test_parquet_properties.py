@@ -239,3 +239,56 @@ def test_change_writer_takes_data_and_delete_settings(tmp_path, spark, monkeypat
         assert max(data_pages(_local(p), 0)) <= 500
     assert sorted(r["s"] for r in t.to_arrow().to_pylist() if r["id"] in (0, 1)) == ["value-00000000-u",
                                                                                       "value-00000001"]
+
+
+def test_brotli_tables_are_written_by_arrow_where_spark_has_no_brotli(tmp_path, spark):
+    """Spark's Parquet writer has no brotli: a Spark append to a brotli table is written by the
+    Arrow writers in the tasks, at the table's level, rather than failing or taking another codec."""
+    t = icefloe.Catalog(str(tmp_path / "wh"), spark=spark).create_table(
+        "db.t", "id bigint, s string", properties={P + "compression-codec": "brotli", P + "compression-level": "3",
+                                                   P + "page-row-limit": "900"})
+    t.append(spark.createDataFrame(_rows(5_000).to_pandas()).coalesce(1))
+    [path] = _paths(t, 0)
+    md = pq.read_metadata(_local(path))
+    assert md.row_group(0).column(0).compression == "BROTLI" and max(data_pages(_local(path), 0)) <= 900
+    assert sorted(t.to_arrow().column("id").to_pylist()) == list(range(5_000))
+
+
+@pytest.fixture(scope="module")
+def jvm(tmp_path_factory, iceberg_runtime):
+    from tools.jvm_runtime import newest_iceberg_version
+
+    return iceberg_runtime(newest_iceberg_version(), tmp_path_factory.mktemp("jvm-parquet"))
+
+
+def test_the_java_runtime_reads_the_properties_alike(jvm, spark):
+    """One table, the same properties: the Java runtime's files and icefloe's (data files by the
+    Arrow writer, position delete files by the JVM change writer) carry the same codecs, page row
+    limits and row group cuts, and the runtime reads icefloe's rows."""
+    props = {P + "compression-codec": "zstd", P + "compression-level": "9", P + "page-row-limit": "700",
+             P + "row-group-size-bytes": "30000", D + "compression-codec": "gzip", D + "page-row-limit": "250"}
+    name = "db.pqprops"
+    listed = ", ".join(f"'{k}'='{v}'" for k, v in {**props, **MOR, "format-version": "2"}.items())
+    jvm.sql(f"CREATE TABLE jvm.{name} (id bigint, s string) USING iceberg TBLPROPERTIES ({listed})")
+    jvm.sql(f"INSERT INTO jvm.{name} SELECT id, concat('value-', lpad(cast(id % 2000 as string), 8, '0')) "
+            "FROM range(0, 30000, 1, 1)")
+    jvm.sql(f"DELETE FROM jvm.{name} WHERE id % 10 = 1")
+    t = icefloe.load_table(jvm.table_location(name))
+    theirs = {0: set(map(_local, _paths(t, 0))), 1: set(map(_local, _paths(t, 1)))}
+    t.append(pa.table({"id": pa.array(range(30_000, 60_000), pa.int64()),
+                       "s": [f"value-{i % 2000:08d}" for i in range(30_000, 60_000)]}))
+    t = icefloe.load_table(jvm.table_location(name), spark=spark)
+    t.delete("id % 10 = 3")
+    ours = {k: set(map(_local, _paths(t, k))) - theirs[k] for k in (0, 1)}
+    assert theirs[0] and theirs[1] and ours[0] and ours[1]
+    for files, codec, limit in ((theirs[0] | ours[0], "ZSTD", 700), (theirs[1] | ours[1], "GZIP", 250)):
+        for path in files:
+            md = pq.read_metadata(path)
+            assert {md.row_group(g).column(0).compression for g in range(md.num_row_groups)} == {codec}, path
+            assert max(data_pages(path, 0)) <= limit, path
+    for path in theirs[0] | ours[0]:        # both cut row groups at about 30 kB
+        assert pq.read_metadata(path).num_row_groups >= 3, path
+    jvm.sql(f"REFRESH TABLE jvm.{name}")
+    # the runtime's delete came before icefloe's append
+    expected = [i for i in range(60_000) if i % 10 != 3 and (i % 10 != 1 or i >= 30_000)]
+    assert [list(r) for r in jvm.sql(f"SELECT count(*), sum(id) FROM jvm.{name}")] == [[len(expected), sum(expected)]]
