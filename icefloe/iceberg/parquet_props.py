@@ -42,9 +42,8 @@ _ZLIB = {1: "BEST_SPEED", 2: "TWO", 3: "THREE", 4: "FOUR", 5: "FIVE", 6: "SIX", 
 
 @dataclass(frozen=True)
 class ParquetSettings:
-    """The settings of one kind of file (data or delete). ``sources`` names, for each setting, the
-    property it came from (for error messages); a setting that is None was not set: the writer's
-    own default applies."""
+    """The settings of one kind of file (data or delete); a size or limit that is None was not set
+    (the writer's own default applies). ``codec_property`` names the property the codec came from."""
     codec: str = DEFAULT_CODEC
     level: Optional[int] = None
     row_group_bytes: Optional[int] = None
@@ -69,7 +68,7 @@ class ParquetSettings:
         if codec not in CODECS:
             raise IcefloeError(f"table property {codec_prop}={codec_raw!r} is not a Parquet codec icefloe writes: "
                                f"use one of {', '.join(CODECS)}")
-        sizes = {}
+        sizes: dict[str, Optional[int]] = {}
         for key in _SIZES:
             value, prop = raw(key)
             sizes[key] = None if value is None else _positive(prop, value)
