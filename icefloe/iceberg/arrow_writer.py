@@ -136,6 +136,7 @@ def write_arrow(io: FileIO, table: pa.Table, schema: Schema, spec: PartitionSpec
     props = properties or {}
     write_id = write_id or uuid.uuid4().hex
     settings = ParquetSettings.of(props)     # the table's write.parquet.*, refused before anything is written
+    options = settings.arrow_options()
     max_rows = estimate_records_per_file(meta, int(props.get("write.target-file-size-bytes", 512 * 1024 * 1024)),
                                          schema)
     out: list[DataFile] = []
@@ -163,7 +164,7 @@ def write_arrow(io: FileIO, table: pa.Table, schema: Schema, spec: PartitionSpec
                 stored = stored_arrow(part_table, schema)
                 _write_parquet(stored, sink, variants, rows_per_group(stored, settings),
                                store_schema=False, write_page_checksum=True,  # readers can catch bit rot
-                               **settings.arrow_options())
+                               **options)
             with io.open_read(path) as fh:
                 md = pq.read_metadata(fh)
             m = metrics_from_footer(md, schema)

@@ -96,6 +96,7 @@ def write_position_deletes(io: FileIO, location: str, schema: Schema, spec: Part
     import pyarrow as pa
 
     settings = ParquetSettings.of(properties, delete=True)     # refused before anything is written
+    settings.arrow_options()
     target = to_arrow_schema(POSITION_DELETE_SCHEMA)
     write_id = write_id or uuid.uuid4().hex
     out: list[DataFile] = []
@@ -134,6 +135,7 @@ def write_equality_deletes(io: FileIO, location: str, schema: Schema, spec: Part
                            properties: Optional[dict[str, str]] = None) -> list[DataFile]:
     """One equality delete file per partition, holding the key columns ``equality_ids``."""
     settings = ParquetSettings.of(properties, delete=True)     # refused before anything is written
+    settings.arrow_options()
     file_schema = equality_delete_schema(schema, equality_ids)
     target = to_arrow_schema(file_schema)
     write_id = uuid.uuid4().hex

@@ -13,13 +13,15 @@ The sizes and limits are positive integers of Java's ``int`` range. A level is a
 codec's range (``gzip`` 1 to 9, ``zstd`` -131072 to 22, ``brotli`` 0 to 11); as in the Java runtime,
 the codecs that take no level (``snappy``, ``lz4``, ``lz4_raw``, ``uncompressed``) leave one set beside
 them unused, so a table another engine configured stays writable. ``lzo`` is refused: neither
-writer here has it.
+writer here has it; so is ``lz4`` where the Arrow writers write (pyarrow has only ``LZ4_RAW``), and
+``brotli`` goes to the Arrow writers where Spark's would write (Spark has no brotli).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Optional
 
+from icefloe.core.arrow import dictionary_columns
 from icefloe.errors import IcefloeError
 
 PREFIX = "write.parquet."
@@ -89,7 +91,11 @@ class ParquetSettings:
 
     def arrow_options(self) -> dict[str, Any]:
         """pyarrow's ``ParquetWriter`` options for these settings (the row group size aside: it is
-        in rows there, :func:`rows_per_group`)."""
+        in rows there, :func:`rows_per_group`). ``lz4`` is refused: pyarrow writes it as ``LZ4_RAW``,
+        not as the Hadoop-framed ``LZ4`` the property names."""
+        if self.codec == "lz4":
+            raise IcefloeError(f"table property {self.codec_property}=lz4: icefloe's Arrow writer has only Parquet's "
+                               "LZ4_RAW codec (the Hadoop-framed LZ4 is deprecated in Parquet); set it to lz4_raw")
         out: dict[str, Any] = {"compression": None if self.codec == "uncompressed" else self.codec}
         if self.level is not None:
             out["compression_level"] = self.level
@@ -154,7 +160,8 @@ def rows_per_group(table: Any, settings: ParquetSettings, sample_rows: int = 10_
 
     sample = table.slice(0, min(table.num_rows, sample_rows))
     buf = io.BytesIO()
-    pq.write_table(sample, buf, store_schema=False, **settings.arrow_options())
+    pq.write_table(sample, buf, store_schema=False, use_dictionary=dictionary_columns(sample),
+                   **settings.arrow_options())
     md = pq.read_metadata(io.BytesIO(buf.getvalue()))
     written = sum(md.row_group(i).column(c).total_compressed_size
                   for i in range(md.num_row_groups) for c in range(md.num_columns))

@@ -257,6 +257,7 @@ def write_data_files(df: DataFrame, meta: TableMetadata, io: FileIO, table_name:
     # Arrow writes in the tasks: Parquet's fixed_len_byte_array (uuid, fixed), and stores Spark cannot reach
     if (schema_has_uuid(schema) or has_fixed(schema) or has_nanos(schema) or not io.spark_native
             or not parquet.spark_writable()):       # a codec Spark's Parquet writer lacks (brotli)
+        parquet.arrow_options()         # one the Arrow writers lack (lz4) refused here, not in the tasks
         return _write_with_arrow(aligned, meta, io, write_id, nanos_raw, clustered, arrange)
     staging = f"{location}/data/.staging-{write_id}"
     partitioned = not spec.is_unpartitioned

@@ -47,6 +47,15 @@ def pages(path: str, column: int = 0) -> list[tuple[int, int, int]]:
     return out
 
 
+def codecs(path: str) -> set[int]:
+    """The codec of each column chunk as the footer holds it (parquet.thrift's ``CompressionCodec``:
+    5 is the Hadoop-framed LZ4, 7 LZ4_RAW), read from the Thrift itself: pyarrow names 5 UNKNOWN."""
+    data = open(path, "rb").read()
+    size = int.from_bytes(data[-8:-4], "little")
+    footer, _ = decode_struct(data, len(data) - 8 - size)
+    return {chunk.get(3).get(4) for group in footer.get(4).items for chunk in group.get(1).items}
+
+
 def data_pages(path: str, column: int = 0) -> list[int]:
     """The number of values of each data page of the column."""
     return [v for kind, v, _ in pages(path, column) if kind in (0, 3)]
@@ -252,6 +261,25 @@ def test_brotli_tables_are_written_by_arrow_where_spark_has_no_brotli(tmp_path, 
     md = pq.read_metadata(_local(path))
     assert md.row_group(0).column(0).compression == "BROTLI" and max(data_pages(_local(path), 0)) <= 900
     assert sorted(t.to_arrow().column("id").to_pylist()) == list(range(5_000))
+
+
+def test_lz4_is_written_by_spark_and_refused_by_arrow(tmp_path, spark):
+    """``lz4`` names Parquet's Hadoop-framed LZ4, which Spark's writer writes and pyarrow does not
+    (it writes LZ4_RAW): an Arrow write of an ``lz4`` table is refused naming the property, before
+    any file is written; ``lz4_raw`` is written by both."""
+    cat = icefloe.Catalog(str(tmp_path / "wh"), spark=spark)
+    t = cat.create_table("db.t", "id bigint, s string", properties={P + "compression-codec": "lz4"})
+    t.append(spark.createDataFrame(_rows(1_000).to_pandas()).coalesce(1))
+    [path] = _paths(t, 0)
+    assert codecs(_local(path)) == {5}
+    assert sorted(t.to_arrow().column("id").to_pylist()) == list(range(1_000))
+    with pytest.raises(IcefloeError, match=f"{P}compression-codec=lz4.*lz4_raw"):
+        t.append(_rows(10))
+    assert _paths(t, 0) == [path] and len(glob.glob(os.path.join(t.location, "data", "*.parquet"))) == 1
+    raw = cat.create_table("db.r", "id bigint, s string", properties={P + "compression-codec": "lz4_raw"})
+    raw.append(_rows(10))
+    raw.append(spark.createDataFrame(_rows(1_000).to_pandas()).coalesce(1))
+    assert set().union(*(codecs(_local(p)) for p in _paths(raw, 0))) == {7}
 
 
 @pytest.fixture(scope="module")
