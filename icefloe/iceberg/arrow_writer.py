@@ -21,6 +21,7 @@ from icefloe.iceberg import conversions
 from icefloe.iceberg.schema import default_value, stored_schema
 from icefloe.iceberg.manifest import DataFile
 from icefloe.iceberg.metrics_modes import apply_modes, for_table, metrics_config
+from icefloe.iceberg.parquet_props import ParquetSettings, rows_per_group
 from icefloe.iceberg.table_metadata import TableMetadata
 from icefloe.iceberg.partitioning import PartitionSpec
 from icefloe.iceberg.transforms import apply_arrow
@@ -135,7 +136,8 @@ def write_arrow(io: FileIO, table: pa.Table, schema: Schema, spec: PartitionSpec
 
     props = properties or {}
     write_id = write_id or uuid.uuid4().hex
-    codec = props.get("write.parquet.compression-codec", "zstd").lower()
+    settings = ParquetSettings.of(props)     # the table's write.parquet.*, refused before anything is written
+    options = settings.arrow_options()
     max_rows = estimate_records_per_file(meta, int(props.get("write.target-file-size-bytes", 512 * 1024 * 1024)),
                                          schema)
     # the columns' metrics modes, refused (naming the property) before anything is written
@@ -162,9 +164,10 @@ def write_arrow(io: FileIO, table: pa.Table, schema: Schema, spec: PartitionSpec
             path = f"{location.rstrip('/')}/data/{sub + '/' if sub else ''}{name}"
             written.append(path)
             with io.open_write(path) as sink:          # unknown fields are never stored (the spec)
-                _write_parquet(stored_arrow(part_table, schema), sink, variants,
-                               compression=None if codec == "uncompressed" else codec,
-                               store_schema=False, write_page_checksum=True)  # readers can catch bit rot
+                stored = stored_arrow(part_table, schema)
+                _write_parquet(stored, sink, variants, rows_per_group(stored, settings),
+                               store_schema=False, write_page_checksum=True,  # readers can catch bit rot
+                               **options)
             with io.open_read(path) as fh:
                 md = pq.read_metadata(fh)
             m = metrics_from_footer(md, schema, truncate=None)
@@ -176,19 +179,21 @@ def write_arrow(io: FileIO, table: pa.Table, schema: Schema, spec: PartitionSpec
     return out
 
 
-def _write_parquet(table: pa.Table, sink: Any, variants: list[tuple[str, ...]], **options: Any) -> None:
-    """``table`` as one Parquet file into ``sink``. Arrow writes a variant as a plain group of its
+def _write_parquet(table: pa.Table, sink: Any, variants: list[tuple[str, ...]], group_rows: Optional[int] = None,
+                   **options: Any) -> None:
+    """``table`` as one Parquet file into ``sink``, its row groups of ``group_rows`` rows (None:
+    pyarrow's default). Arrow writes a variant as a plain group of its
     two byte strings: the footer is given the VARIANT annotation the spec requires on its way out
     (``parquet_footer``), the data pages pass through as they are."""
     import pyarrow.parquet as pq
 
     options = {"use_dictionary": dictionary_columns(table), **options}
     if not variants:
-        pq.write_table(table, sink, **options)
+        pq.write_table(table, sink, row_group_size=group_rows, **options)
         return
     patching = FooterPatchingSink(sink, lambda footer: annotate_variants(footer, variants))
     writer = pq.ParquetWriter(patching, table.schema, **options)
-    writer.write_table(table)
+    writer.write_table(table, row_group_size=group_rows)
     patching.hold()
     writer.close()
     patching.finish()

@@ -25,6 +25,7 @@ from icefloe.core.types import PRIMITIVES_BY_NAME, NestedField, Schema, to_arrow
 from icefloe.errors import CorruptDataFileError
 from icefloe.iceberg.arrow_writer import data_file_from_metrics
 from icefloe.iceberg.manifest import EQUALITY_DELETES, POSITION_DELETES, DataFile
+from icefloe.iceberg.parquet_props import ParquetSettings, rows_per_group
 from icefloe.iceberg.puffin import vector_positions
 from icefloe.iceberg.partitioning import PartitionSpec
 
@@ -56,13 +57,15 @@ def _delete_path(location: str, spec: PartitionSpec, schema: Schema, partition: 
     return f"{location.rstrip('/')}/data/{sub + '/' if sub else ''}{n:05d}-{write_id}-{kind}-deletes.parquet"
 
 
-def _write(io: FileIO, path: str, table: pa.Table, file_schema: Schema, codec: str) -> pq.FileMetaData:
+def _write(io: FileIO, path: str, table: pa.Table, file_schema: Schema, settings: ParquetSettings) -> pq.FileMetaData:
     import pyarrow.parquet as pq
 
     with io.open_write(path) as sink:
-        # pyarrow takes None (no compression) and a list of columns to dictionary-encode, beyond its annotations
-        pq.write_table(table, sink, compression=None if codec == "uncompressed" else codec, store_schema=False,
-                       use_dictionary=dictionary_columns(table), write_page_checksum=True)
+        # pyarrow takes a list of columns to dictionary-encode, beyond its annotations; the table's
+        # write.delete.parquet.* settings (falling back to write.parquet.*)
+        pq.write_table(table, sink, store_schema=False, use_dictionary=dictionary_columns(table),
+                       write_page_checksum=True, row_group_size=rows_per_group(table, settings),
+                       **settings.arrow_options())
     with io.open_read(path) as fh:
         return pq.read_metadata(fh)
 
@@ -92,7 +95,8 @@ def write_position_deletes(io: FileIO, location: str, schema: Schema, spec: Part
     """
     import pyarrow as pa
 
-    codec = (properties or {}).get("write.parquet.compression-codec", "zstd").lower()
+    settings = ParquetSettings.of(properties, delete=True)     # refused before anything is written
+    settings.arrow_options()
     target = to_arrow_schema(POSITION_DELETE_SCHEMA)
     write_id = write_id or uuid.uuid4().hex
     out: list[DataFile] = []
@@ -107,7 +111,7 @@ def write_position_deletes(io: FileIO, location: str, schema: Schema, spec: Part
             rows = rows.sort_by([("file_path", "ascending"), ("pos", "ascending")])
             path = _delete_path(location, spec, schema, partition, "pos", write_id, n)
             written.append(path)
-            md = _write(io, path, rows, POSITION_DELETE_SCHEMA, codec)
+            md = _write(io, path, rows, POSITION_DELETE_SCHEMA, settings)
             df = describe_delete_file(path, io.size(path), md, POSITION_DELETE_SCHEMA, partition, spec.spec_id,
                                       POSITION_DELETES)
             targets = rows.column("file_path")
@@ -130,7 +134,8 @@ def write_equality_deletes(io: FileIO, location: str, schema: Schema, spec: Part
                            keys_by_partition: dict[tuple[Any, ...], pa.Table], equality_ids: list[int],
                            properties: Optional[dict[str, str]] = None) -> list[DataFile]:
     """One equality delete file per partition, holding the key columns ``equality_ids``."""
-    codec = (properties or {}).get("write.parquet.compression-codec", "zstd").lower()
+    settings = ParquetSettings.of(properties, delete=True)     # refused before anything is written
+    settings.arrow_options()
     file_schema = equality_delete_schema(schema, equality_ids)
     target = to_arrow_schema(file_schema)
     write_id = uuid.uuid4().hex
@@ -142,7 +147,7 @@ def write_equality_deletes(io: FileIO, location: str, schema: Schema, spec: Part
                 continue
             path = _delete_path(location, spec, schema, partition, "eq", write_id, n)
             written.append(path)
-            md = _write(io, path, keys, file_schema, codec)
+            md = _write(io, path, keys, file_schema, settings)
             df = describe_delete_file(path, io.size(path), md, file_schema, partition, spec.spec_id, EQUALITY_DELETES)
             df.equality_ids = sorted(f.field_id for f in file_schema.fields)
             out.append(df)

@@ -39,6 +39,7 @@ from icefloe.iceberg.hadoop import HINT_FILE
 from icefloe.iceberg.locations import OUTSIDE, check_table_alone, deletion_root, inside_any
 from icefloe.iceberg.manifest import DATA
 from icefloe.iceberg import unhonoured
+from icefloe.iceberg import parquet_props
 from icefloe.iceberg.manifest_codec import CODEC_PROPERTY, LEVEL_PROPERTY, ManifestCodec
 from icefloe.iceberg.manifest_list import ManifestFile
 from icefloe.iceberg.metrics_modes import METRICS_PREFIX, check_metrics_properties
@@ -388,6 +389,7 @@ def properties_change(location: str, updates: dict[str, str], removals: list[str
         if set(unhonoured.KEYS) & set(changed):
             unhonoured.check(after, location, base.location)
         _check_metrics_change(base, changed, gone)
+        parquet_props.check(after, set(changed) | set(gone))       # Parquet write settings, likewise
         if gone:
             out.append(RemoveProperties(gone))
         return out or None

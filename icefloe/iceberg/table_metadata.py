@@ -18,6 +18,7 @@ from icefloe.core.types.model import V3_TYPE_NAMES, nested_fields, type_names
 from icefloe.errors import CorruptMetadataError, NoSuchSnapshotError, SchemaError, UnsupportedFormatVersionError
 from icefloe.iceberg.metadata_files import inflate_metadata, metadata_codec
 from icefloe.iceberg.metrics_modes import check_metrics_properties
+from icefloe.iceberg import parquet_props
 from icefloe.iceberg.partitioning import PARTITION_DATA_ID_START, PartitionSpec
 from icefloe.iceberg.schema import name_mapping, schema_from_json, schema_to_json
 from icefloe.iceberg.snapshot import Snapshot, SnapshotRef
@@ -354,6 +355,7 @@ def new_table_metadata(location: str, schema: Schema, spec: PartitionSpec, prope
         version = check_format_version_property(props.pop(FORMAT_VERSION), location)
     check_types_for_version(schema.struct, version, location)
     check_metrics_properties(props, schema)     # metrics modes icefloe cannot honour are refused now
+    parquet_props.check(props)     # so are Parquet write settings
     props.setdefault("schema.name-mapping.default", json.dumps(name_mapping(schema)))
     ts = now_ms()
     return TableMetadata(

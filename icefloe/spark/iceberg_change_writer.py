@@ -25,6 +25,7 @@ from icefloe.iceberg.arrow_writer import estimate_records_per_file
 from icefloe.iceberg.delete_files import POSITION_DELETE_SCHEMA, delete_granularity, describe_delete_file
 from icefloe.iceberg.manifest import DATA, POSITION_DELETES, DataFile
 from icefloe.iceberg.metrics_modes import MetricsConfig, for_table
+from icefloe.iceberg.parquet_props import ParquetSettings
 from icefloe.iceberg.sort_order import writer_sort_columns
 from icefloe.iceberg.table_metadata import TableMetadata
 from icefloe.spark import described_writes, jvm
@@ -52,6 +53,8 @@ def usable(spark: SparkSession, meta: TableMetadata, io: FileIO, row_meta: Optio
         return False
     if meta.format_version < 3 and delete_granularity(dict(meta.properties)) != "file":
         return False
+    if not all(ParquetSettings.of(meta.properties, delete=d).spark_writable() for d in (False, True)):
+        return False        # a codec Spark's Parquet writer lacks (brotli): the Arrow writers have it
     if meta.format_version >= 3 and any(delete_sources(p, ds) is None for p, ds in (previous or {}).items()):
         return False
     if row_meta is None:
@@ -76,14 +79,15 @@ def write(clustered: DataFrame, meta: TableMetadata, io: FileIO, partition_of: d
     props = dict(meta.properties)
     # the data files' metrics modes, refused (naming the property) before anything is written
     modes = for_table(row_meta, props) if row_meta is not None else None
-    codec = props.get("write.parquet.compression-codec", "zstd").lower()
+    data_options = ParquetSettings.of(props).hadoop_options()      # refused before anything is written
+    delete_options = ParquetSettings.of(props, delete=True).hadoop_options()
     lines = [("job", job_id), ("data-dir", f"{meta.location.rstrip('/')}/data"), ("marker", marker),
              ("field-ids", ",".join(str(f.field_id) for f in row_meta.schema.fields) if row_meta else ""),
              ("deleting", ",".join(str(int(k)) for k in deleting)),
-             ("writing", ",".join(str(int(k)) for k in writing)), ("vectors", str(meta.format_version >= 3).lower()),
-             ("compression", "none" if codec == "uncompressed" else codec)]
-    if "write.parquet.row-group-size-bytes" in props:
-        lines.append(("block-size", props["write.parquet.row-group-size-bytes"]))
+             ("writing", ",".join(str(int(k)) for k in writing)), ("vectors", str(meta.format_version >= 3).lower())]
+    # Spark's Parquet writer options of each kind of file: the table's write.parquet.* and write.delete.parquet.*
+    lines += [("data-option", f"{k}={v}") for k, v in data_options.items()]
+    lines += [("delete-option", f"{k}={v}") for k, v in delete_options.items()]
     if row_meta is not None:
         target = int(props.get("write.target-file-size-bytes", 512 * 1024 * 1024))
         lines.append(("max-records", str(estimate_records_per_file(meta, target, row_meta.schema))))

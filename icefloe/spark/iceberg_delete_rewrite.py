@@ -29,6 +29,7 @@ from icefloe.iceberg import scan as scan_mod
 from icefloe.iceberg.delete_files import write_position_deletes
 from icefloe.iceberg.manifest import DATA, POSITION_DELETES
 from icefloe.iceberg.manifest_reader import live_entries
+from icefloe.iceberg.parquet_props import ParquetSettings
 from icefloe.iceberg.rewrite import RUN_OPTIONS, TARGET_FILE_SIZE, BinPack, RewriteFiles, check_run_option
 from icefloe.spark.align import explain_spark_error
 from icefloe.spark.iceberg_delete_write import write_position_deletes_in_tasks
@@ -132,6 +133,7 @@ def _write_groups(table: WriteTarget, meta: TableMetadata, groups: list, data_fi
     task_io = table.io.for_tasks()
     places = [(meta.spec_by_id(spec_id), partition) for spec_id, partition, _ in groups]
     schema, location, properties = meta.schema, meta.location, dict(meta.properties)
+    ParquetSettings.of(properties, delete=True).arrow_options()      # refused here, not in the tasks
     write_id = uuid.uuid4().hex
 
     def run(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:  # in the Python workers

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, Optional, TypeVar
 from icefloe.core.io import FileIO, staged_files
 from icefloe.iceberg.delete_files import delete_granularity, positions_by_data_file, write_position_deletes
 from icefloe.iceberg.manifest import DATA, POSITION_DELETES, DataFile
+from icefloe.iceberg.parquet_props import ParquetSettings
 from icefloe.iceberg.puffin import write_vectors
 from icefloe.iceberg.table_metadata import TableMetadata
 from icefloe.spark import connect, iceberg_change_writer
@@ -75,6 +76,8 @@ def write_position_deletes_in_tasks(positions: DataFrame, meta: TableMetadata, i
                 key = (path, k) if kind else path
                 counts[key] = counts.get(key, 0) + n
         return files
+    if meta.format_version < 3:     # the tasks' Arrow writer: a delete codec it lacks refused here, not in them
+        ParquetSettings.of(meta.properties, delete=True).arrow_options()
     run = _task(io.for_tasks(), meta, partition_of, previous or {}, job_id, marker)
     out = []
     for written, task_counts in _run_job(_clustered(named, parallelism, rows_of, False), run, io, meta, job_id, marker):
@@ -113,6 +116,9 @@ def write_changes_in_tasks(changes: DataFrame, meta: TableMetadata, io: FileIO, 
         for key, n in by_kind.items():
             counts[key] = counts.get(key, 0) + n
         return [f for f in files if f.content != DATA], [f for f in files if f.content == DATA]
+    ParquetSettings.of(meta.properties).arrow_options()     # as above, for the rows and (v2) the deletes
+    if meta.format_version < 3:
+        ParquetSettings.of(meta.properties, delete=True).arrow_options()
     renamed = changes.withColumnsRenamed({FILE_COL: "file_path", POS_COL: "pos"})
     clustered = _clustered(renamed, parallelism, rows_of or dict.fromkeys(partition_of, 1), True)
     write_deletes = _deletes_writer(io.for_tasks(), meta, partition_of, previous, job_id)

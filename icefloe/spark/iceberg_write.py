@@ -32,6 +32,7 @@ from icefloe.iceberg import conversions
 from icefloe.iceberg.arrow_writer import data_file_from_metrics, estimate_records_per_file
 from icefloe.iceberg.manifest import DataFile
 from icefloe.iceberg.metrics_modes import MetricsConfig, apply_modes, for_table
+from icefloe.iceberg.parquet_props import ParquetSettings
 from icefloe.iceberg.partitioning import PartitionSpec
 from icefloe.iceberg.table_metadata import TableMetadata
 from icefloe.iceberg.transforms import (
@@ -254,8 +255,11 @@ def write_data_files(df: DataFrame, meta: TableMetadata, io: FileIO, table_name:
     write_id = uuid.uuid4().hex
     modes = for_table(meta)           # metrics modes, refused (naming the property) before anything is written
 
+    parquet = ParquetSettings.of(props)     # the table's write.parquet.*, refused before anything is written
     # Arrow writes in the tasks: Parquet's fixed_len_byte_array (uuid, fixed), and stores Spark cannot reach
-    if schema_has_uuid(schema) or has_fixed(schema) or has_nanos(schema) or not io.spark_native:
+    if (schema_has_uuid(schema) or has_fixed(schema) or has_nanos(schema) or not io.spark_native
+            or not parquet.spark_writable()):       # a codec Spark's Parquet writer lacks (brotli)
+        parquet.arrow_options()         # one the Arrow writers lack (lz4) refused here, not in the tasks
         return _write_with_arrow(aligned, meta, io, write_id, nanos_raw, clustered, arrange)
     staging = f"{location}/data/.staging-{write_id}"
     partitioned = not spec.is_unpartitioned
@@ -275,13 +279,9 @@ def write_data_files(df: DataFrame, meta: TableMetadata, io: FileIO, table_name:
         aligned = aligned.sortWithinPartitions(*([KEY_COL] if partitioned else []),
                                                *[_sort_col(c, asc, nulls_first) for c, asc, nulls_first in sort_cols])
     target = int(props.get("write.target-file-size-bytes", 512 * 1024 * 1024))
-    codec = props.get("write.parquet.compression-codec", "zstd").lower()
     aligned = stored_columns(aligned, schema)      # unknown fields are never stored (the spec)
-    writer = (aligned.write.mode("error")
-              .option("compression", "none" if codec == "uncompressed" else codec)
+    writer = (aligned.write.mode("error").options(**parquet.hadoop_options())   # codec, level, sizes, limits
               .option("maxRecordsPerFile", estimate_records_per_file(meta, target, schema)))
-    if "write.parquet.row-group-size-bytes" in props:
-        writer = writer.option("parquet.block.size", props["write.parquet.row-group-size-bytes"])
     if partitioned:
         writer = writer.partitionBy(KEY_COL)
     try:

@@ -85,8 +85,10 @@ public final class ChangeWriter {
    * Runs the job over {@code rows} and returns every task's frames, concatenated. {@code settings}
    * holds lines of {@code key TAB value}: {@code job}, {@code data-dir}, {@code marker},
    * {@code field-ids} (the data columns' field ids), {@code deleting} and {@code writing} (kinds),
-   * each comma-separated, {@code vectors} ({@code true} for deletion vectors), {@code compression}, {@code block-size}
-   * (optional), {@code max-records}, {@code fail-at} (a test's fault: a task fails opening a file
+   * each comma-separated, {@code vectors} ({@code true} for deletion vectors), any number of
+   * {@code data-option} and {@code delete-option} lines (each {@code name=value}: an option of Spark's
+   * Parquet writer for the data files, or for the position delete files, such as {@code compression} or
+   * {@code parquet.page.size}), {@code max-records}, {@code fail-at} (a test's fault: a task fails opening a file
    * whose name holds it), and any number of {@code previous} lines, each a {@link DeleteSources} line.
    */
   public static byte[] write(SparkSession spark, Dataset<Row> rows, String settings) throws IOException {
@@ -98,14 +100,9 @@ public final class ChangeWriter {
       dataFields[i] = new StructField(f.name(), f.dataType(), f.nullable(), fieldId(s.fieldIds[i]));
     }
     StructType dataSchema = new StructType(dataFields);
-    Map<String, String> options = new HashMap<>();
-    options.put("compression", s.compression);
-    if (s.blockSize != null) {
-      options.put("parquet.block.size", s.blockSize);
-    }
     Path target = new Path(s.dataDir);
-    Writers data = s.dataColumns == 0 ? null : Writers.prepare(spark, options, dataSchema, target);
-    Writers deletes = s.vectors ? null : Writers.prepare(spark, options, positionDeleteSchema(), target);
+    Writers data = s.dataColumns == 0 ? null : Writers.prepare(spark, s.dataOptions, dataSchema, target);
+    Writers deletes = s.vectors ? null : Writers.prepare(spark, s.deleteOptions, positionDeleteSchema(), target);
     // local files through LocalFiles; a writer's settings serve the other files too (one conf less to ship)
     SerializableConfiguration conf = data != null ? data.conf : deletes != null ? deletes.conf
         : new SerializableConfiguration(Writers.writing(spark.sessionState().newHadoopConf(), target));
@@ -146,8 +143,8 @@ public final class ChangeWriter {
     boolean[] deleting = new boolean[0];
     boolean[] writing = new boolean[0];
     boolean vectors;
-    String compression = "zstd";
-    String blockSize;
+    final HashMap<String, String> dataOptions = new HashMap<>();
+    final HashMap<String, String> deleteOptions = new HashMap<>();
     long maxRecords = Long.MAX_VALUE;
     boolean keyed;
     String failAt;
@@ -178,8 +175,8 @@ public final class ChangeWriter {
           case "deleting": s.deleting = kinds(value); break;
           case "writing": s.writing = kinds(value); break;
           case "vectors": s.vectors = Boolean.parseBoolean(value); break;
-          case "compression": s.compression = value; break;
-          case "block-size": s.blockSize = value; break;
+          case "data-option": option(s.dataOptions, value); break;
+          case "delete-option": option(s.deleteOptions, value); break;
           case "max-records": s.maxRecords = Math.max(1L, Long.parseLong(value)); break;
           case "fail-at": s.failAt = value; break;
           case "keyed": s.keyed = Boolean.parseBoolean(value); break;
@@ -199,6 +196,14 @@ public final class ChangeWriter {
         throw new IllegalArgumentException("a change write needs its job, data directory and abort marker");
       }
       return s;
+    }
+
+    private static void option(Map<String, String> into, String value) {
+      int eq = value.indexOf('=');
+      if (eq <= 0) {
+        throw new IllegalArgumentException("not an option of a change write (name=value): " + value);
+      }
+      into.put(value.substring(0, eq), value.substring(eq + 1));
     }
 
     private static boolean[] kinds(String value) {
