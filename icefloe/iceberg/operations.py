@@ -124,6 +124,9 @@ class SwapCommits:
     other_table_locations: Optional[Callable[[], list[str]]] = None
 
     if TYPE_CHECKING:    # what the implementations define (the TableOperations protocol's)
+        io: FileIO
+        location: str
+
         def load(self, version: Optional[int] = None) -> tuple[int, TableMetadata]: ...
 
         def commit(self, base_version: Optional[int], base: Optional[TableMetadata],
@@ -133,6 +136,7 @@ class SwapCommits:
         new = apply_commit(base, changes)
         version = self.commit(base_version, base, new)
         written = self.last_written if self.last_written is not None else self.load(version)[1]
+        delete_dropped_metadata(self.io, base, written, self.location)
         return Committed(version, written)
 
     def current(self) -> TableMetadata:
@@ -173,6 +177,34 @@ class InMemoryTableOperations(SwapCommits):
         self._versions.append(copy.deepcopy(new))
         self.last_written = new
         return len(self._versions)
+
+
+DELETE_AFTER_COMMIT = "write.metadata.delete-after-commit.enabled"
+
+
+def delete_dropped_metadata(io: FileIO, base: TableMetadata, new: TableMetadata, location: str) -> list[str]:
+    """After a commit of ``new`` on ``base``: where ``new``'s ``write.metadata.delete-after-commit.enabled``
+    is true, the metadata files ``base``'s metadata log lists and ``new``'s no longer does (those
+    ``write.metadata.previous-versions-max`` let go) deleted, as Iceberg's catalogs delete them. Only
+    files inside the table's ``location``; a delete that fails is left (the commit stands, a later
+    ``remove_orphan_files`` finds the file). The files deleted."""
+    if str(new.properties.get(DELETE_AFTER_COMMIT, "false")).strip().lower() != "true":
+        return []
+    from icefloe.iceberg.locations import inside_any, normalize
+
+    kept = {e.get("metadata-file") for e in new.metadata_log}
+    root = [normalize(location)]
+    deleted: list[str] = []
+    for entry in base.metadata_log:
+        path = entry.get("metadata-file")
+        if not isinstance(path, str) or path in kept or inside_any(path, root) is None:
+            continue
+        try:
+            io.delete(path)
+        except Exception:       # noqa: BLE001 -- the commit stands; the file is an orphan now
+            continue
+        deleted.append(path)
+    return deleted
 
 
 # --------------------------------------------------------------------------- the retried commit
