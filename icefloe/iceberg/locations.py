@@ -17,7 +17,7 @@ files inside the table's location, and refuses a table whose location overlaps a
 from __future__ import annotations
 
 import os
-from typing import Iterable, Optional
+from typing import Iterable, Optional, Protocol
 
 from icefloe.core.io import FileIO, is_remote, strip_scheme
 from icefloe.errors import LocationError
@@ -27,7 +27,6 @@ from icefloe.iceberg.manifest_reader import (
     snapshot_manifests,
 )
 from icefloe.iceberg.metadata_files import MAX_METADATA_BYTES
-from icefloe.iceberg.operations import TableOperations
 from icefloe.iceberg.table_metadata import TableMetadata
 
 RELATIVE = "a location must be absolute (a relative path would be resolved against the server's working directory)"
@@ -84,7 +83,12 @@ def check_no_overlap(location: str, others: Iterable[str], what: str = "table lo
             raise LocationError(f"{what}: {OVERLAP}")
 
 
-def deletion_root(ops: TableOperations, meta: TableMetadata) -> str:
+class Located(Protocol):
+    """What these checks read of a table's operations (``operations.TableOperations``): its directory."""
+    location: str
+
+
+def deletion_root(ops: Located, meta: TableMetadata) -> str:
     """The one directory whose files maintenance may delete: the table's own directory in its
     catalog (normalised). A table whose metadata names a location outside that directory (one
     registered from elsewhere, or moved by a commit) is refused (``LocationError``): its files
@@ -97,7 +101,7 @@ def deletion_root(ops: TableOperations, meta: TableMetadata) -> str:
     return own
 
 
-def check_table_alone(ops: TableOperations, meta: TableMetadata) -> None:
+def check_table_alone(ops: Located, meta: TableMetadata) -> None:
     """Refuse (``LocationError``) a table whose location overlaps another table's of its catalog,
     before anything of it is deleted. ``ops.other_table_locations`` (set by the catalog) lists the
     others; without it the table is checked against nothing."""
