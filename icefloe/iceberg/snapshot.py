@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from icefloe.iceberg.manifest import DATA, EQUALITY_DELETES, POSITION_DELETES, DataFile
 
@@ -111,8 +111,39 @@ def content_size(f: DataFile) -> int:
     return f.file_size_in_bytes
 
 
+# the figures of one partition's summary (``partitions.<path>``), in the order Iceberg's Java runtime writes them
+_PARTITION_FIGURES = ("added-data-files", "deleted-data-files", "added-equality-delete-files",
+                      "removed-equality-delete-files", "added-position-delete-files", "removed-position-delete-files",
+                      "added-delete-files", "removed-delete-files", "added-dvs", "removed-dvs", "added-records",
+                      "deleted-records", "added-files-size", "removed-files-size", "added-position-deletes",
+                      "removed-position-deletes", "added-equality-deletes", "removed-equality-deletes")
+
+
+def _partition_figures(added: list[DataFile], removed: list[DataFile]) -> str:
+    """One partition's changes as ``key=value`` pairs joined by commas (the figures that are not 0)."""
+    n: dict[str, int] = dict.fromkeys(_PARTITION_FIGURES, 0)
+    for files, add in ((added, True), (removed, False)):
+        for f in files:
+            n["added-files-size" if add else "removed-files-size"] += content_size(f)
+            if f.content == DATA:
+                n["added-data-files" if add else "deleted-data-files"] += 1
+                n["added-records" if add else "deleted-records"] += f.record_count
+                continue
+            n["added-delete-files" if add else "removed-delete-files"] += 1
+            if f.content == POSITION_DELETES:
+                key = ("added-dvs" if add else "removed-dvs") if f.is_deletion_vector else \
+                    ("added-position-delete-files" if add else "removed-position-delete-files")
+                n[key] += 1
+                n["added-position-deletes" if add else "removed-position-deletes"] += f.record_count
+            else:
+                n["added-equality-delete-files" if add else "removed-equality-delete-files"] += 1
+                n["added-equality-deletes" if add else "removed-equality-deletes"] += f.record_count
+    return ",".join(f"{k}={v}" for k, v in n.items() if v)
+
+
 def build_summary(operation: str, added: list[DataFile], removed: list[DataFile],
-                  previous: Optional[dict[str, str]], extra: Optional[dict[str, str]] = None) -> dict[str, str]:
+                  previous: Optional[dict[str, str]], extra: Optional[dict[str, str]] = None,
+                  partition_paths: Optional[Callable[[DataFile], str]] = None, partition_limit: int = 0) -> dict[str, str]:
     """Summary map with the spec's optional summary figures ("Snapshot Summary"), derived from added and removed DataFiles
     and the parent snapshot's summary (``previous``; None where there is no parent),
     and the engine that wrote the snapshot (``engine-name``/``engine-version``: Spark's when a
@@ -148,6 +179,18 @@ def build_summary(operation: str, added: list[DataFile], removed: list[DataFile]
     put("removed-equality-deletes", sum(f.record_count for f in rm_del if f.content == EQUALITY_DELETES))
     parts = {(f.spec_id, f.partition) for f in added + removed}
     s["changed-partition-count"] = str(len(parts))
+    if partition_paths is not None and partition_limit > 0:
+        # ``write.summary.partition-limit``: each changed partition's figures (by its path; an unpartitioned
+        # table's is empty and not written), where no more partitions changed, as the Java runtime writes them
+        by_path: dict[str, tuple[list[DataFile], list[DataFile]]] = {}
+        for files, i in ((added, 0), (removed, 1)):
+            for f in files:
+                by_path.setdefault(partition_paths(f), ([], []))[i].append(f)
+        if 0 < len(by_path) <= partition_limit:
+            s["partition-summaries-included"] = "true"
+            for path, (a, r) in by_path.items():
+                if path:
+                    s[f"partitions.{path}"] = _partition_figures(a, r)
 
     def total(key: str, delta: int) -> None:
         # a total continues the parent's; where the parent has a snapshot without it (a writer that

@@ -25,7 +25,7 @@ from typing import Iterable, Mapping, Optional
 
 from icefloe.core.io import FileIO
 from icefloe.core.retry import RetryPolicy
-from icefloe.errors import CorruptMetadataError
+from icefloe.errors import CorruptMetadataError, IcefloeError
 from icefloe.iceberg.manifest import (
     ADDED, DATA, DELETED, POSITION_DELETES, DataFile, ManifestEntry, as_deleted, as_existing,
 )
@@ -66,6 +66,20 @@ def merge_enabled(props: Mapping[str, str]) -> bool:
 
 def min_count_to_merge(props: Mapping[str, str]) -> int:
     return int(props.get(MIN_COUNT_TO_MERGE, 100))
+
+
+PARTITION_SUMMARY_LIMIT = "write.summary.partition-limit"
+
+
+def partition_summary_limit(props: Mapping[str, str]) -> int:
+    """``write.summary.partition-limit``: a commit changing at most this many partitions lists each in its
+    snapshot summary (0, the default: none); an ``IcefloeError`` naming it for a value that is no count."""
+    raw = props.get(PARTITION_SUMMARY_LIMIT, "0")
+    try:
+        limit = int(str(raw).strip())
+    except ValueError:
+        raise IcefloeError(f"table property {PARTITION_SUMMARY_LIMIT}={raw!r} is not an integer") from None
+    return max(limit, 0)
 
 
 def target_manifest_size(props: Mapping[str, str]) -> int:
@@ -253,6 +267,7 @@ class FileChangeProducer(SnapshotProducer):
         self.vector_targets: set[Optional[str]] = {f.referenced_data_file for f in self.added if f.is_deletion_vector}
 
     def apply(self, pending: PendingSnapshot) -> tuple[list[ManifestFile], dict[str, str]]:
+        limit = partition_summary_limit(pending.base.properties)      # a bad value refused before anything is written
         if self.validation is not None:
             validate_concurrent_commits(pending.io, pending.base, pending.parent_id, self.validation)
         kept, removed = self.carry_over(pending)
@@ -262,7 +277,9 @@ class FileChangeProducer(SnapshotProducer):
             manifests = merge_manifests(pending, manifests, min_count_to_merge(base.properties),
                                         target_manifest_size(base.properties))
         summary = build_summary(self.operation, list(self.added), removed, pending.parent_summary,
-                                extra=self.summary_extra)
+                                extra=self.summary_extra, partition_limit=limit,
+                                partition_paths=(lambda f: base.spec_by_id(f.spec_id).partition_path(base.schema, f.partition))
+                                if limit > 0 else None)
         return manifests, summary
 
     def removes(self, f: DataFile) -> bool:
