@@ -53,6 +53,10 @@ def _varint(buf: Bytes, p: Any, e: Any) -> tuple[Any, Any]:
     return ((acc >> 1) & 0x7FFFFFFFFFFFFFFF) ^ -(acc & 1), p
 
 
+# the varint reader, for other compiled loops over Avro bytes (``paimon.entry_kernel``)
+read_varint = _varint
+
+
 @njit(cache=True, nogil=True)
 def _null_fill(q: Any, stop: Any, kind: Ints, end: Ints, slot: Ints, cnt: Ints, vals: Ints, valid: Bytes,
                vbase: Ints, lbase: Ints, lens: Ints, nbase: Ints) -> None:

@@ -3,7 +3,8 @@
 decompressed manifest blocks (kind, partition, bucket, file name, size, sequence range, level and
 where the rest of its identifier starts), read past everything else, for entries laid out as Paimon's
 writers and icefloe's lay them out (``bucket_files`` checks the layout before it calls this; the
-same fields its loops read one by one). Loaded as ``core.avro_kernel`` is (``numba_cache.load``)."""
+same fields its loops read one by one). Loaded by ``bucket_files`` once numba points at its cache directory
+(``numba_cache.kernel``); varints are read by ``core.avro_kernel``'s reader."""
 from __future__ import annotations
 
 from typing import Any
@@ -11,6 +12,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 from numba import njit
+
+from icefloe.core.avro_kernel import read_varint as _varint
 
 Bytes = npt.NDArray[np.uint8]
 Ints = npt.NDArray[np.int64]
@@ -22,24 +25,6 @@ CORRUPT = -1
 (VERSION, KIND, PARTITION_AT, PARTITION_LEN, BUCKET, NAME_AT, NAME_LEN, SIZE, MIN_SEQ, MAX_SEQ, LEVEL,
  TAIL_AT) = range(12)
 COLUMNS = 12
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _varint(buf: Bytes, p: Any, e: Any) -> tuple[Any, Any]:
-    """The zig-zag varint at ``p`` (below ``e``) and the position after it; position -1 where it
-    runs past ``e`` or ten bytes."""
-    shift = 0
-    acc: Any = np.int64(0)
-    while True:
-        if p >= e or shift > 63:
-            return np.int64(0), np.int64(-1)
-        b: Any = np.int64(buf[p])
-        p += 1
-        acc |= (b & 0x7F) << shift
-        if b < 0x80:
-            break
-        shift += 7
-    return ((acc >> 1) & 0x7FFFFFFFFFFFFFFF) ^ -(acc & 1), p
 
 
 @njit(cache=True, nogil=True, inline="always")
