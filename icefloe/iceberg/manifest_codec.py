@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
 from icefloe.errors import IcefloeError
+from icefloe.iceberg.property_values import codec_level
 
 CODEC_PROPERTY = "write.manifest.compression-codec"
 LEVEL_PROPERTY = "write.manifest.compression-level"
@@ -44,19 +45,7 @@ class ManifestCodec:
         if name not in _AVRO:
             raise IcefloeError(f"table property {CODEC_PROPERTY}={raw!r} is not a manifest codec: use one of "
                                f"{', '.join(_AVRO)}")
-        level_raw = properties.get(LEVEL_PROPERTY)
-        level: Optional[int] = None
-        if level_raw is not None:
-            try:
-                level = int(str(level_raw).strip())
-            except ValueError:
-                raise IcefloeError(f"table property {LEVEL_PROPERTY}={level_raw!r} is not an integer") from None
-            allowed = _LEVELS.get(name)
-            if allowed is None:
-                level = None        # snappy and uncompressed take no level (the Java runtime leaves it unused)
-            elif level not in allowed:
-                raise IcefloeError(f"table property {LEVEL_PROPERTY}={level} is out of range for {name} "
-                                   f"({allowed.start} to {allowed.stop - 1})")
+        level = codec_level(LEVEL_PROPERTY, properties.get(LEVEL_PROPERTY), name, CODEC_PROPERTY, _LEVELS)
         return cls(name, level)
 
     @property

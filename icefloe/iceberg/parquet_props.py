@@ -23,6 +23,7 @@ from typing import Any, Iterable, Mapping, Optional
 
 from icefloe.core.arrow import dictionary_columns
 from icefloe.errors import IcefloeError
+from icefloe.iceberg.property_values import codec_level, integer
 
 PREFIX = "write.parquet."
 DELETE_PREFIX = "write.delete.parquet."
@@ -75,18 +76,7 @@ class ParquetSettings:
             value, prop = raw(key)
             sizes[key] = None if value is None else _positive(prop, value)
         level_raw, level_prop = raw(LEVEL)
-        level: Optional[int] = None
-        if level_raw is not None:
-            try:
-                level = int(str(level_raw).strip())
-            except ValueError:
-                raise IcefloeError(f"table property {level_prop}={level_raw!r} is not an integer") from None
-            allowed = _LEVELS.get(codec)
-            if allowed is None:
-                level = None        # snappy, lz4, uncompressed take no level (the Java runtime leaves it unused)
-            elif level not in allowed:
-                raise IcefloeError(f"table property {level_prop}={level} is out of range for the {codec} codec of "
-                                   f"{codec_prop} ({allowed.start} to {allowed.stop - 1})")
+        level = codec_level(level_prop, level_raw, codec, codec_prop, _LEVELS)
         return cls(codec, level, sizes[ROW_GROUP], sizes[PAGE_SIZE], sizes[PAGE_ROWS], sizes[DICT_SIZE], codec_prop)
 
     def arrow_options(self) -> dict[str, Any]:
@@ -136,10 +126,7 @@ class ParquetSettings:
 
 
 def _positive(prop: str, value: Any) -> int:
-    try:
-        n = int(str(value).strip())
-    except ValueError:
-        raise IcefloeError(f"table property {prop}={value!r} is not an integer") from None
+    n = integer(prop, value)
     if not 0 < n <= _INT_MAX:
         raise IcefloeError(f"table property {prop}={n} must be a positive integer of at most {_INT_MAX}")
     return n

@@ -25,7 +25,7 @@ from typing import Iterable, Mapping, Optional
 
 from icefloe.core.io import FileIO
 from icefloe.core.retry import RetryPolicy
-from icefloe.errors import CorruptMetadataError, IcefloeError
+from icefloe.errors import CorruptMetadataError
 from icefloe.iceberg.manifest import (
     ADDED, DATA, DELETED, POSITION_DELETES, DataFile, ManifestEntry, as_deleted, as_existing,
 )
@@ -49,6 +49,7 @@ from icefloe.iceberg.manifest_reader import (
 )
 from icefloe.iceberg.metadata_builder import AddSnapshot, TableUpdate, set_ref_update
 from icefloe.iceberg.operations import Changes, TableOperations, commit_with_retry
+from icefloe.iceberg.property_values import integer
 from icefloe.iceberg.snapshot import Snapshot, SnapshotRef, build_summary, new_snapshot_id
 from icefloe.iceberg.table_metadata import MAIN_BRANCH, TableMetadata, now_ms
 from icefloe.iceberg.table_requirements import requirements_for
@@ -74,12 +75,7 @@ PARTITION_SUMMARY_LIMIT = "write.summary.partition-limit"
 def partition_summary_limit(props: Mapping[str, str]) -> int:
     """``write.summary.partition-limit``: a commit changing at most this many partitions lists each in its
     snapshot summary (0, the default: none); an ``IcefloeError`` naming it for a value that is no count."""
-    raw = props.get(PARTITION_SUMMARY_LIMIT, "0")
-    try:
-        limit = int(str(raw).strip())
-    except ValueError:
-        raise IcefloeError(f"table property {PARTITION_SUMMARY_LIMIT}={raw!r} is not an integer") from None
-    return max(limit, 0)
+    return max(integer(PARTITION_SUMMARY_LIMIT, props.get(PARTITION_SUMMARY_LIMIT, "0")), 0)
 
 
 def target_manifest_size(props: Mapping[str, str]) -> int:
